@@ -1,0 +1,107 @@
+package catalog
+
+// Category is one catalog of the API, named by its path after /v1/ (the diff uses
+// the same names).
+type Category int
+
+// The categories, in the order diffs list them.
+const (
+	Weapons Category = iota
+	WeaponSkins
+	WeaponSkinChromas
+	WeaponSkinLevels
+	Buddies
+	BuddyLevels
+	Maps
+	Seasons
+	CompetitiveSeasons
+	CompetitiveTiers
+	PlayerTitles
+	Themes
+	Currencies
+	LevelBorders
+	Flex
+	Events
+	GameModes
+	GameModeEquippables
+	PremierConferences
+	PremierLogos
+	NumCategories
+)
+
+type categoryInfo struct {
+	name   string // path after /v1/
+	schema string // component schema of one item in openapi.yaml
+	noun   string // for messages
+	source Category
+}
+
+// categories: a derived category (skins, chromas, levels, buddy levels) has the
+// catalog it is flattened from as its source; the others are their own source and
+// have a file in a snapshot.
+var categories = [NumCategories]categoryInfo{
+	Weapons:             {"weapons", "Weapon", "weapon", Weapons},
+	WeaponSkins:         {"weapons/skins", "WeaponSkin", "weapon skin", Weapons},
+	WeaponSkinChromas:   {"weapons/skinchromas", "SkinChroma", "skin chroma", Weapons},
+	WeaponSkinLevels:    {"weapons/skinlevels", "SkinLevel", "skin level", Weapons},
+	Buddies:             {"buddies", "Buddy", "buddy", Buddies},
+	BuddyLevels:         {"buddies/levels", "BuddyLevel", "buddy level", Buddies},
+	Maps:                {"maps", "Map", "map", Maps},
+	Seasons:             {"seasons", "Season", "season", Seasons},
+	CompetitiveSeasons:  {"seasons/competitive", "CompetitiveSeason", "competitive season", CompetitiveSeasons},
+	CompetitiveTiers:    {"competitivetiers", "CompetitiveTierSet", "competitive tier set", CompetitiveTiers},
+	PlayerTitles:        {"playertitles", "PlayerTitle", "player title", PlayerTitles},
+	Themes:              {"themes", "Theme", "theme", Themes},
+	Currencies:          {"currencies", "Currency", "currency", Currencies},
+	LevelBorders:        {"levelborders", "LevelBorder", "level border", LevelBorders},
+	Flex:                {"flex", "FlexItem", "flex item", Flex},
+	Events:              {"events", "GameEvent", "event", Events},
+	GameModes:           {"gamemodes", "GameMode", "game mode", GameModes},
+	GameModeEquippables: {"gamemodes/equippables", "GameModeEquippable", "game mode equippable", GameModeEquippables},
+	PremierConferences:  {"premier/conferences", "PremierConference", "premier conference", PremierConferences},
+	PremierLogos:        {"premier/logos", "PremierLogo", "premier team logo", PremierLogos},
+}
+
+// Name is the category's path after /v1/, e.g. "weapons/skins".
+func (c Category) Name() string { return categories[c].name }
+
+// Noun names one item of the category in messages, e.g. "weapon skin".
+func (c Category) Noun() string { return categories[c].noun }
+
+// Schema is the component schema of one item in openapi.yaml.
+func (c Category) Schema() string { return categories[c].schema }
+
+// IsSource reports whether the category has its own file in a snapshot; the others
+// are flattened from their parent's nested arrays.
+func (c Category) IsSource() bool { return categories[c].source == c }
+
+// File is the snapshot file name of a source category: the name with "/" as "-".
+func (c Category) File() string {
+	b := []byte(c.Name())
+	for i := range b {
+		if b[i] == '/' {
+			b[i] = '-'
+		}
+	}
+	return string(b) + ".json"
+}
+
+// Categories lists every category in diff order.
+func Categories() []Category {
+	cs := make([]Category, NumCategories)
+	for i := range cs {
+		cs[i] = Category(i)
+	}
+	return cs
+}
+
+// SourceCategories lists the categories that have a file in a snapshot.
+func SourceCategories() []Category {
+	var cs []Category
+	for _, c := range Categories() {
+		if c.IsSource() {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}

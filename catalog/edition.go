@@ -1,0 +1,355 @@
+package catalog
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/refdata/refdata/gen"
+)
+
+// Body is one response body rendered at load time, with the header values that
+// belong to it, so a handler only looks it up and writes it.
+type Body struct {
+	JSON          []byte
+	ETag          string // strong, quoted, derived from the bytes
+	Lang          string // Content-Language; "" for bodies without localized text
+	ContentLength string
+}
+
+func newBody(b []byte, lang string) *Body {
+	sum := sha256.Sum256(b)
+	return &Body{
+		JSON:          b,
+		ETag:          `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
+		Lang:          lang,
+		ContentLength: strconv.Itoa(len(b)),
+	}
+}
+
+type table struct {
+	list  [NumLocales]*Body
+	items map[UUID]*[NumLocales]*Body
+	order []UUID // as the source lists them
+}
+
+// Edition is one game version rendered: every body of every route in every locale.
+// It is immutable once built; a server swaps whole editions, so a response never
+// mixes two versions.
+type Edition struct {
+	ManifestID string
+	Version    gen.Version
+	// Fills counts the defaults filled in where the source lacked a field.
+	Fills map[Fill]int
+
+	version    *Body
+	tables     [NumCategories]table
+	locresList *Body
+	locres     [NumLocales]*Body
+}
+
+// List is the body of /v1/<category> in locale loc.
+func (e *Edition) List(c Category, loc int) *Body { return e.tables[c].list[loc] }
+
+// Item is the body of /v1/<category>/<uuid> in locale loc, or nil.
+func (e *Edition) Item(c Category, u UUID, loc int) *Body {
+	if b := e.tables[c].items[u]; b != nil {
+		return b[loc]
+	}
+	return nil
+}
+
+// UUIDs lists the items of a category in source order.
+func (e *Edition) UUIDs(c Category) []UUID { return e.tables[c].order }
+
+// VersionBody is the body of /v1/version.
+func (e *Edition) VersionBody() *Body { return e.version }
+
+// LocresList is the body of /v1/locres.
+func (e *Edition) LocresList() *Body { return e.locresList }
+
+// Locres is the body of /v1/locres/{locale}.
+func (e *Edition) Locres(loc int) *Body { return e.locres[loc] }
+
+// rendered is one item's JSON (without the envelope) and its UUID.
+type rendered struct {
+	uuid string
+	json []byte
+}
+
+// Build normalizes a snapshot and renders it into an Edition. Categories whose file
+// the snapshot lacks are empty. The snapshot is modified (normalized in place).
+func Build(s *Snapshot) (*Edition, error) {
+	e := &Edition{Fills: map[Fill]int{}}
+	if err := normalizeVersion(s.Version, e.Fills); err != nil {
+		return nil, err
+	}
+	if err := decodeInto(s.Version, &e.Version); err != nil {
+		return nil, fmt.Errorf("version record: %w", err)
+	}
+	e.ManifestID = e.Version.ManifestId
+	vb, err := encode(e.Version)
+	if err != nil {
+		return nil, err
+	}
+	e.version = newBody(itemEnvelope(vb), "")
+
+	for _, src := range SourceCategories() {
+		items := s.Sources[src]
+		if items == nil {
+			items = []any{}
+		}
+		if err := normalizeItems(src, items, e.Fills); err != nil {
+			return nil, err
+		}
+		en, err := renderSource(src, items)
+		if err != nil {
+			return nil, fmt.Errorf("render %s: %w", src.Name(), err)
+		}
+		for c, rs := range en {
+			if err := e.setDefault(c, rs); err != nil {
+				return nil, err
+			}
+		}
+		for loc := range Locales {
+			over := s.Overlays[Locales[loc]][src]
+			if loc == DefaultLocale || over == nil {
+				for c := range en {
+					e.shareDefault(c, loc)
+				}
+				continue
+			}
+			tr, err := renderSource(src, mergeOverlay(items, over))
+			if err != nil {
+				return nil, fmt.Errorf("render %s in %s: %w", src.Name(), Locales[loc], err)
+			}
+			for c, rs := range tr {
+				e.setLocale(c, loc, rs)
+			}
+		}
+	}
+	return e, e.buildLocres(s.Locres)
+}
+
+func (e *Edition) setDefault(c Category, rs []rendered) error {
+	t := &e.tables[c]
+	t.items = make(map[UUID]*[NumLocales]*Body, len(rs))
+	t.order = make([]UUID, 0, len(rs))
+	for _, r := range rs {
+		u, ok := ParseUUID(r.uuid)
+		if !ok {
+			return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), r.uuid)
+		}
+		if t.items[u] != nil {
+			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), r.uuid)
+		}
+		var bodies [NumLocales]*Body
+		bodies[DefaultLocale] = newBody(itemEnvelope(r.json), Locales[DefaultLocale])
+		t.items[u] = &bodies
+		t.order = append(t.order, u)
+	}
+	t.list[DefaultLocale] = newBody(listEnvelope(rs), Locales[DefaultLocale])
+	return nil
+}
+
+func (e *Edition) shareDefault(c Category, loc int) {
+	t := &e.tables[c]
+	t.list[loc] = t.list[DefaultLocale]
+	for _, b := range t.items {
+		b[loc] = b[DefaultLocale]
+	}
+}
+
+// setLocale keeps a translated body only where it differs from en-US; an
+// untranslated body is the en-US one, Content-Language included.
+func (e *Edition) setLocale(c Category, loc int, rs []rendered) {
+	t := &e.tables[c]
+	lang := Locales[loc]
+	for _, r := range rs {
+		u, _ := ParseUUID(r.uuid)
+		b := t.items[u]
+		if b == nil {
+			continue // mergeOverlay never adds items
+		}
+		if body := itemEnvelope(r.json); bytes.Equal(body, b[DefaultLocale].JSON) {
+			b[loc] = b[DefaultLocale]
+		} else {
+			b[loc] = newBody(body, lang)
+		}
+	}
+	if list := listEnvelope(rs); bytes.Equal(list, t.list[DefaultLocale].JSON) {
+		t.list[loc] = t.list[DefaultLocale]
+	} else {
+		t.list[loc] = newBody(list, lang)
+	}
+}
+
+func (e *Edition) buildLocres(tables map[string]map[string]map[string]string) error {
+	summary := make([]gen.LocaleSummary, 0, NumLocales)
+	for i, loc := range Locales {
+		t := tables[loc]
+		if t == nil {
+			t = map[string]map[string]string{}
+		}
+		n := 0
+		for _, ns := range t {
+			n += len(ns)
+		}
+		summary = append(summary, gen.LocaleSummary{Locale: loc, Tables: len(t), Entries: n})
+		b, err := encode(t)
+		if err != nil {
+			return fmt.Errorf("render locres %s: %w", loc, err)
+		}
+		e.locres[i] = newBody(itemEnvelope(b), loc)
+	}
+	b, err := encode(summary)
+	if err != nil {
+		return fmt.Errorf("render locres list: %w", err)
+	}
+	e.locresList = newBody(itemEnvelope(b), "")
+	return nil
+}
+
+// renderSource renders the items of a source category and of the categories
+// flattened from it, through gen's types so the bytes have the spec's shape.
+func renderSource(src Category, items []any) (map[Category][]rendered, error) {
+	out := map[Category][]rendered{}
+	var err error
+	switch src {
+	case Weapons:
+		var ws []gen.Weapon
+		if err = decodeInto(items, &ws); err != nil {
+			return nil, err
+		}
+		var skins []gen.WeaponSkin
+		for _, w := range ws {
+			skins = append(skins, w.Skins...)
+		}
+		var chromas []gen.SkinChroma
+		var levels []gen.SkinLevel
+		for _, s := range skins {
+			chromas = append(chromas, s.Chromas...)
+			levels = append(levels, s.Levels...)
+		}
+		if out[Weapons], err = each(ws, func(w *gen.Weapon) string { return w.Uuid }); err != nil {
+			return nil, err
+		}
+		if out[WeaponSkins], err = each(skins, func(s *gen.WeaponSkin) string { return s.Uuid }); err != nil {
+			return nil, err
+		}
+		if out[WeaponSkinChromas], err = each(chromas, func(s *gen.SkinChroma) string { return s.Uuid }); err != nil {
+			return nil, err
+		}
+		out[WeaponSkinLevels], err = each(levels, func(s *gen.SkinLevel) string { return s.Uuid })
+	case Buddies:
+		var bs []gen.Buddy
+		if err = decodeInto(items, &bs); err != nil {
+			return nil, err
+		}
+		var levels []gen.BuddyLevel
+		for _, b := range bs {
+			levels = append(levels, b.Levels...)
+		}
+		if out[Buddies], err = each(bs, func(b *gen.Buddy) string { return b.Uuid }); err != nil {
+			return nil, err
+		}
+		out[BuddyLevels], err = each(levels, func(b *gen.BuddyLevel) string { return b.Uuid })
+	case Maps:
+		out[src], err = decodeEach(items, func(x *gen.Map) string { return x.Uuid })
+	case Seasons:
+		out[src], err = decodeEach(items, func(x *gen.Season) string { return x.Uuid })
+	case CompetitiveSeasons:
+		out[src], err = decodeEach(items, func(x *gen.CompetitiveSeason) string { return x.Uuid })
+	case CompetitiveTiers:
+		out[src], err = decodeEach(items, func(x *gen.CompetitiveTierSet) string { return x.Uuid })
+	case PlayerTitles:
+		out[src], err = decodeEach(items, func(x *gen.PlayerTitle) string { return x.Uuid })
+	case Themes:
+		out[src], err = decodeEach(items, func(x *gen.Theme) string { return x.Uuid })
+	case Currencies:
+		out[src], err = decodeEach(items, func(x *gen.Currency) string { return x.Uuid })
+	case LevelBorders:
+		out[src], err = decodeEach(items, func(x *gen.LevelBorder) string { return x.Uuid })
+	case Flex:
+		out[src], err = decodeEach(items, func(x *gen.FlexItem) string { return x.Uuid })
+	case Events:
+		out[src], err = decodeEach(items, func(x *gen.GameEvent) string { return x.Uuid })
+	case GameModes:
+		out[src], err = decodeEach(items, func(x *gen.GameMode) string { return x.Uuid })
+	case GameModeEquippables:
+		out[src], err = decodeEach(items, func(x *gen.GameModeEquippable) string { return x.Uuid })
+	case PremierConferences:
+		out[src], err = decodeEach(items, func(x *gen.PremierConference) string { return x.Uuid })
+	case PremierLogos:
+		out[src], err = decodeEach(items, func(x *gen.PremierLogo) string { return x.Uuid })
+	default:
+		return nil, fmt.Errorf("%s is not a source category", src.Name())
+	}
+	return out, err
+}
+
+func decodeEach[T any](items []any, id func(*T) string) ([]rendered, error) {
+	var xs []T
+	if err := decodeInto(items, &xs); err != nil {
+		return nil, err
+	}
+	return each(xs, id)
+}
+
+func each[T any](xs []T, id func(*T) string) ([]rendered, error) {
+	out := make([]rendered, 0, len(xs))
+	for i := range xs {
+		b, err := encode(&xs[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rendered{uuid: id(&xs[i]), json: b})
+	}
+	return out, nil
+}
+
+// decodeInto converts decoded JSON values into a gen type.
+func decodeInto(v any, into any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
+
+// encode marshals without HTML escaping, so text such as "R&D" keeps its bytes.
+func encode(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+func itemEnvelope(item []byte) []byte {
+	b := make([]byte, 0, len(item)+24)
+	b = append(b, `{"status":200,"data":`...)
+	b = append(b, item...)
+	return append(b, '}')
+}
+
+func listEnvelope(rs []rendered) []byte {
+	n := 24
+	for _, r := range rs {
+		n += len(r.json) + 1
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"status":200,"data":[`...)
+	for i, r := range rs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, r.json...)
+	}
+	return append(b, "]}"...)
+}
