@@ -14,20 +14,28 @@ import (
 // Body is one response body rendered at load time, with the header values that
 // belong to it, so a handler only looks it up and writes it.
 type Body struct {
-	JSON          []byte
-	ETag          string // strong, quoted, derived from the bytes
-	Lang          string // Content-Language; "" for bodies without localized text
-	ContentLength string
+	JSON []byte
+	ETag string // strong, quoted, derived from the bytes
+	Lang string // Content-Language; "" for bodies without localized text
+
+	// Header values as net/http wants them, made once so writing allocates nothing.
+	ETagHeader, LangHeader, LengthHeader []string
 }
 
-func newBody(b []byte, lang string) *Body {
+// NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
+func NewBody(b []byte, lang string) *Body {
 	sum := sha256.Sum256(b)
-	return &Body{
-		JSON:          b,
-		ETag:          `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
-		Lang:          lang,
-		ContentLength: strconv.Itoa(len(b)),
+	body := &Body{
+		JSON:         b,
+		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
+		Lang:         lang,
+		LengthHeader: []string{strconv.Itoa(len(b))},
 	}
+	body.ETagHeader = []string{body.ETag}
+	if lang != "" {
+		body.LangHeader = []string{lang}
+	}
+	return body
 }
 
 type table struct {
@@ -41,6 +49,8 @@ type table struct {
 // mixes two versions.
 type Edition struct {
 	ManifestID string
+	// ManifestHeader is ManifestID as a header value, made once.
+	ManifestHeader []string
 	Version    gen.Version
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
@@ -91,11 +101,12 @@ func Build(s *Snapshot) (*Edition, error) {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	e.ManifestID = e.Version.ManifestId
+	e.ManifestHeader = []string{e.ManifestID}
 	vb, err := encode(e.Version)
 	if err != nil {
 		return nil, err
 	}
-	e.version = newBody(itemEnvelope(vb), "")
+	e.version = NewBody(itemEnvelope(vb), "")
 
 	for _, src := range SourceCategories() {
 		items := s.Sources[src]
@@ -147,11 +158,11 @@ func (e *Edition) setDefault(c Category, rs []rendered) error {
 			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), r.uuid)
 		}
 		var bodies [NumLocales]*Body
-		bodies[DefaultLocale] = newBody(itemEnvelope(r.json), Locales[DefaultLocale])
+		bodies[DefaultLocale] = NewBody(itemEnvelope(r.json), Locales[DefaultLocale])
 		t.items[u] = &bodies
 		t.order = append(t.order, u)
 	}
-	t.list[DefaultLocale] = newBody(listEnvelope(rs), Locales[DefaultLocale])
+	t.list[DefaultLocale] = NewBody(listEnvelope(rs), Locales[DefaultLocale])
 	return nil
 }
 
@@ -177,13 +188,13 @@ func (e *Edition) setLocale(c Category, loc int, rs []rendered) {
 		if body := itemEnvelope(r.json); bytes.Equal(body, b[DefaultLocale].JSON) {
 			b[loc] = b[DefaultLocale]
 		} else {
-			b[loc] = newBody(body, lang)
+			b[loc] = NewBody(body, lang)
 		}
 	}
 	if list := listEnvelope(rs); bytes.Equal(list, t.list[DefaultLocale].JSON) {
 		t.list[loc] = t.list[DefaultLocale]
 	} else {
-		t.list[loc] = newBody(list, lang)
+		t.list[loc] = NewBody(list, lang)
 	}
 }
 
@@ -203,13 +214,13 @@ func (e *Edition) buildLocres(tables map[string]map[string]map[string]string) er
 		if err != nil {
 			return fmt.Errorf("render locres %s: %w", loc, err)
 		}
-		e.locres[i] = newBody(itemEnvelope(b), loc)
+		e.locres[i] = NewBody(itemEnvelope(b), loc)
 	}
 	b, err := encode(summary)
 	if err != nil {
 		return fmt.Errorf("render locres list: %w", err)
 	}
-	e.locresList = newBody(itemEnvelope(b), "")
+	e.locresList = NewBody(itemEnvelope(b), "")
 	return nil
 }
 

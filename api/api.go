@@ -1,0 +1,89 @@
+package api
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/refdata/refdata"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/impl"
+)
+
+// New builds the service's handler. Every error it writes is the spec's JSON
+// envelope, including the ones the generated parameter binding and the router
+// produce.
+func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
+	specJSON, err := specAsJSON()
+	if err != nil {
+		return nil, err
+	}
+	r := chi.NewRouter()
+	r.Use(recoverer(logger))
+	r.Use(observe(logger, m))
+	r.Use(middleware.GetHead)
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		impl.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", r.URL.Path))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Allow", "GET, HEAD")
+		impl.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; this API is read-only: use GET or HEAD", r.Method))
+	})
+	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
+	r.Get("/openapi.json", document("application/json", specJSON))
+	r.Group(func(r chi.Router) {
+		r.Use(requireUserAgent)
+		gen.HandlerWithOptions(srv, gen.ChiServerOptions{
+			BaseRouter:       r,
+			ErrorHandlerFunc: paramError,
+		})
+	})
+	return r, nil
+}
+
+// requireUserAgent enforces the contract's one credential: a non-blank User-Agent.
+func requireUserAgent(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ua := r.Header["User-Agent"]
+		if len(ua) == 0 || strings.TrimSpace(ua[0]) == "" {
+			impl.WriteError(w, http.StatusBadRequest, "a User-Agent header is required; identify your client as AppName/Version (+URL), e.g. 'MyBot/1.0 (+https://example.com)'")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// paramError replaces oapi-codegen's text/plain parameter errors.
+func paramError(w http.ResponseWriter, r *http.Request, err error) {
+	impl.WriteError(w, http.StatusBadRequest, "bad request parameter: "+err.Error())
+}
+
+func document(contentType string, body []byte) http.HandlerFunc {
+	etag := catalog.NewBody(body, "").ETag
+	return func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Type", contentType)
+		h.Set("ETag", etag)
+		h.Set("Cache-Control", impl.CacheControl)
+		h.Set("Access-Control-Allow-Origin", "*")
+		_, _ = w.Write(body)
+	}
+}
+
+func specAsJSON() ([]byte, error) {
+	doc, err := catalog.Spec()
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("render openapi.json: %w", err)
+	}
+	return b, nil
+}

@@ -1,0 +1,170 @@
+// Command refdata serves game reference data over HTTP and imports new versions.
+// main only parses flags and wires packages together.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/impl"
+)
+
+const usage = `usage:
+  refdata serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API (env REFDATA_ADDR, REFDATA_DATA)
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "serve":
+		err = serve(ctx, args[1:], stderr, nil)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "refdata: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "refdata %s: %v\n", args[0], err)
+		return 1
+	}
+	return 0
+}
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+func newLogger(w io.Writer, level slog.Level) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: level}
+	if f, ok := w.(*os.File); ok && isTerminal(f) {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// serve runs the HTTP server until ctx ends. ready, when set, receives the bound
+// address (tests listen on :0).
+func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", env("REFDATA_ADDR", "127.0.0.1:8080"), "listen address (env REFDATA_ADDR)")
+	data := fs.String("data", env("REFDATA_DATA", ""), "version store directory (env REFDATA_DATA); empty serves the embedded sample data")
+	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := newLogger(stderr, level)
+
+	if *data != "" {
+		return fmt.Errorf("--data %s: the version store is not available in this build; run without --data to serve the embedded sample data", *data)
+	}
+	repo, err := embeddedRepository()
+	if err != nil {
+		return err
+	}
+
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	handler, err := api.New(srv, logger, api.NewHTTPMetrics(reg))
+	if err != nil {
+		return err
+	}
+	return listenAndServe(ctx, *addr, handler, logger, ready)
+}
+
+// embeddedRepository serves the newest embedded sample version.
+func embeddedRepository() (impl.Repository, error) {
+	versions := fixtures.Versions()
+	if len(versions) == 0 {
+		return nil, errors.New("no embedded sample data")
+	}
+	newest := versions[len(versions)-1]
+	snap, err := catalog.LoadSnapshot(fixtures.FS, newest)
+	if err != nil {
+		return nil, fmt.Errorf("load embedded %s: %w", newest, err)
+	}
+	ed, err := catalog.Build(snap)
+	if err != nil {
+		return nil, fmt.Errorf("build embedded %s: %w", newest, err)
+	}
+	return impl.Static{Edition: ed}, nil
+}
+
+func listenAndServe(ctx context.Context, addr string, h http.Handler, logger *slog.Logger, ready chan<- string) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	logger.Info("serving", "addr", ln.Addr().String())
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := hs.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,169 @@
+package impl
+
+import (
+	"net/http"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+)
+
+// The catalog routes: each names its category and hands over to list or item.
+
+func (s *Server) ListBuddies(w http.ResponseWriter, r *http.Request, p gen.ListBuddiesParams) {
+	s.list(w, r, catalog.Buddies, p.Language)
+}
+
+func (s *Server) ListBuddyLevels(w http.ResponseWriter, r *http.Request, p gen.ListBuddyLevelsParams) {
+	s.list(w, r, catalog.BuddyLevels, p.Language)
+}
+
+func (s *Server) GetBuddyLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBuddyLevelParams) {
+	s.item(w, r, catalog.BuddyLevels, uuid, p.Language)
+}
+
+func (s *Server) GetBuddy(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBuddyParams) {
+	s.item(w, r, catalog.Buddies, uuid, p.Language)
+}
+
+func (s *Server) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, p gen.ListCompetitiveTierSetsParams) {
+	s.list(w, r, catalog.CompetitiveTiers, p.Language)
+}
+
+func (s *Server) GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveTierSetParams) {
+	s.item(w, r, catalog.CompetitiveTiers, uuid, p.Language)
+}
+
+func (s *Server) ListCurrencies(w http.ResponseWriter, r *http.Request, p gen.ListCurrenciesParams) {
+	s.list(w, r, catalog.Currencies, p.Language)
+}
+
+func (s *Server) GetCurrency(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCurrencyParams) {
+	s.item(w, r, catalog.Currencies, uuid, p.Language)
+}
+
+func (s *Server) ListEvents(w http.ResponseWriter, r *http.Request, p gen.ListEventsParams) {
+	s.list(w, r, catalog.Events, p.Language)
+}
+
+func (s *Server) GetEvent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetEventParams) {
+	s.item(w, r, catalog.Events, uuid, p.Language)
+}
+
+func (s *Server) ListFlex(w http.ResponseWriter, r *http.Request, p gen.ListFlexParams) {
+	s.list(w, r, catalog.Flex, p.Language)
+}
+
+func (s *Server) GetFlex(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetFlexParams) {
+	s.item(w, r, catalog.Flex, uuid, p.Language)
+}
+
+func (s *Server) ListGameModes(w http.ResponseWriter, r *http.Request, p gen.ListGameModesParams) {
+	s.list(w, r, catalog.GameModes, p.Language)
+}
+
+func (s *Server) ListGameModeEquippables(w http.ResponseWriter, r *http.Request, p gen.ListGameModeEquippablesParams) {
+	s.list(w, r, catalog.GameModeEquippables, p.Language)
+}
+
+func (s *Server) GetGameModeEquippable(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGameModeEquippableParams) {
+	s.item(w, r, catalog.GameModeEquippables, uuid, p.Language)
+}
+
+func (s *Server) GetGameMode(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGameModeParams) {
+	s.item(w, r, catalog.GameModes, uuid, p.Language)
+}
+
+func (s *Server) ListLevelBorders(w http.ResponseWriter, r *http.Request, p gen.ListLevelBordersParams) {
+	s.list(w, r, catalog.LevelBorders, p.Language)
+}
+
+func (s *Server) GetLevelBorder(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetLevelBorderParams) {
+	s.item(w, r, catalog.LevelBorders, uuid, p.Language)
+}
+
+func (s *Server) ListMaps(w http.ResponseWriter, r *http.Request, p gen.ListMapsParams) {
+	s.list(w, r, catalog.Maps, p.Language)
+}
+
+func (s *Server) GetMap(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetMapParams) {
+	s.item(w, r, catalog.Maps, uuid, p.Language)
+}
+
+func (s *Server) ListPlayerTitles(w http.ResponseWriter, r *http.Request, p gen.ListPlayerTitlesParams) {
+	s.list(w, r, catalog.PlayerTitles, p.Language)
+}
+
+func (s *Server) GetPlayerTitle(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPlayerTitleParams) {
+	s.item(w, r, catalog.PlayerTitles, uuid, p.Language)
+}
+
+func (s *Server) ListPremierConferences(w http.ResponseWriter, r *http.Request, p gen.ListPremierConferencesParams) {
+	s.list(w, r, catalog.PremierConferences, p.Language)
+}
+
+func (s *Server) GetPremierConference(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPremierConferenceParams) {
+	s.item(w, r, catalog.PremierConferences, uuid, p.Language)
+}
+
+func (s *Server) ListPremierLogos(w http.ResponseWriter, r *http.Request, p gen.ListPremierLogosParams) {
+	s.list(w, r, catalog.PremierLogos, p.Language)
+}
+
+func (s *Server) GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPremierLogoParams) {
+	s.item(w, r, catalog.PremierLogos, uuid, p.Language)
+}
+
+func (s *Server) ListSeasons(w http.ResponseWriter, r *http.Request, p gen.ListSeasonsParams) {
+	s.list(w, r, catalog.Seasons, p.Language)
+}
+
+func (s *Server) ListCompetitiveSeasons(w http.ResponseWriter, r *http.Request, p gen.ListCompetitiveSeasonsParams) {
+	s.list(w, r, catalog.CompetitiveSeasons, p.Language)
+}
+
+func (s *Server) GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveSeasonParams) {
+	s.item(w, r, catalog.CompetitiveSeasons, uuid, p.Language)
+}
+
+func (s *Server) GetSeason(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSeasonParams) {
+	s.item(w, r, catalog.Seasons, uuid, p.Language)
+}
+
+func (s *Server) ListThemes(w http.ResponseWriter, r *http.Request, p gen.ListThemesParams) {
+	s.list(w, r, catalog.Themes, p.Language)
+}
+
+func (s *Server) GetTheme(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetThemeParams) {
+	s.item(w, r, catalog.Themes, uuid, p.Language)
+}
+
+func (s *Server) ListWeapons(w http.ResponseWriter, r *http.Request, p gen.ListWeaponsParams) {
+	s.list(w, r, catalog.Weapons, p.Language)
+}
+
+func (s *Server) ListWeaponSkinChromas(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinChromasParams) {
+	s.list(w, r, catalog.WeaponSkinChromas, p.Language)
+}
+
+func (s *Server) GetWeaponSkinChroma(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinChromaParams) {
+	s.item(w, r, catalog.WeaponSkinChromas, uuid, p.Language)
+}
+
+func (s *Server) ListWeaponSkinLevels(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinLevelsParams) {
+	s.list(w, r, catalog.WeaponSkinLevels, p.Language)
+}
+
+func (s *Server) GetWeaponSkinLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinLevelParams) {
+	s.item(w, r, catalog.WeaponSkinLevels, uuid, p.Language)
+}
+
+func (s *Server) ListWeaponSkins(w http.ResponseWriter, r *http.Request, p gen.ListWeaponSkinsParams) {
+	s.list(w, r, catalog.WeaponSkins, p.Language)
+}
+
+func (s *Server) GetWeaponSkin(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponSkinParams) {
+	s.item(w, r, catalog.WeaponSkins, uuid, p.Language)
+}
+func (s *Server) GetWeapon(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponParams) {
+	s.item(w, r, catalog.Weapons, uuid, p.Language)
+}

@@ -1,0 +1,21 @@
+package impl
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/refdata/refdata/gen"
+)
+
+// WriteError writes the spec's error envelope. Errors are rare, so this one body
+// is marshaled per request.
+func WriteError(w http.ResponseWriter, status int, msg string) {
+	b, _ := json.Marshal(gen.Error{Status: status, Error: msg})
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Del("Content-Length")
+	h.Del("ETag")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}

@@ -1,0 +1,139 @@
+package impl
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+)
+
+// Server answers the API's routes from a Repository.
+type Server struct {
+	Repo Repository
+	// Metrics serves /v1/metrics.
+	Metrics http.Handler
+}
+
+var _ gen.ServerInterface = (*Server)(nil)
+
+// locale resolves the language parameter, writing a 400 when it is not supported.
+func locale(w http.ResponseWriter, lang *string) (int, bool) {
+	if lang == nil || *lang == "" {
+		return catalog.DefaultLocale, true
+	}
+	if loc, ok := catalog.ParseLocale(*lang); ok {
+		return loc, true
+	}
+	WriteError(w, http.StatusBadRequest, fmt.Sprintf("language %q is not supported; use one of %s (any letter case), or leave it out for en-US", *lang, catalog.SupportedLocales))
+	return 0, false
+}
+
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *string) {
+	loc, ok := locale(w, lang)
+	if !ok {
+		return
+	}
+	ed := s.Repo.Active()
+	writeBody(w, r, ed, ed.List(c, loc))
+}
+
+func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *string) {
+	u, ok := catalog.ParseUUID(id)
+	if !ok {
+		WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
+		return
+	}
+	loc, ok := locale(w, lang)
+	if !ok {
+		return
+	}
+	ed := s.Repo.Active()
+	b := ed.Item(c, u, loc)
+	if b == nil {
+		w.Header()["X-Data-Version"] = ed.ManifestHeader
+		WriteError(w, http.StatusNotFound, fmt.Sprintf("no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
+		return
+	}
+	writeBody(w, r, ed, b)
+}
+
+// GetVersion serves the active version record.
+func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request) {
+	ed := s.Repo.Active()
+	writeBody(w, r, ed, ed.VersionBody())
+}
+
+// ListLocres serves the locale summary.
+func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
+	ed := s.Repo.Active()
+	writeBody(w, r, ed, ed.LocresList())
+}
+
+// GetLocres serves one string table. The segment is only compared with the list of
+// supported codes; it never reaches the filesystem.
+func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string) {
+	loc, ok := catalog.ParseLocale(locale)
+	if !ok {
+		WriteError(w, http.StatusNotFound, fmt.Sprintf("no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
+		return
+	}
+	ed := s.Repo.Active()
+	writeBody(w, r, ed, ed.Locres(loc))
+}
+
+// GetLatestDiff serves the diff that came with the active version.
+func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
+	ed := s.Repo.Active()
+	b, err := s.Repo.LatestDiff()
+	s.writeDiff(w, r, ed, b, err)
+}
+
+// GetDiff serves the diff between two retained versions.
+func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion) {
+	for _, v := range []string{from, to} {
+		if !IsManifestID(v) {
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/version's manifestId gives them, e.g. 05E83EB5E32657B9", v))
+			return
+		}
+	}
+	ed := s.Repo.Active()
+	b, err := s.Repo.Diff(from, to)
+	s.writeDiff(w, r, ed, b, err)
+}
+
+func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, err error) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		WriteError(w, http.StatusNotFound, "no diff: "+err.Error())
+	case err != nil:
+		WriteError(w, http.StatusInternalServerError, "the stored diff cannot be read ("+err.Error()+"); the catalog routes are unaffected, retry after the next import")
+	default:
+		writeBody(w, r, ed, b)
+	}
+}
+
+// IsManifestID reports whether s is 16 hexadecimal digits, the only shape a
+// version name may have (so it can never form a path).
+func IsManifestID(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// GetMetrics serves the Prometheus scrape.
+func (s *Server) GetMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.Metrics == nil {
+		WriteError(w, http.StatusInternalServerError, "metrics are not configured")
+		return
+	}
+	s.Metrics.ServeHTTP(w, r)
+}
