@@ -51,7 +51,7 @@ type Edition struct {
 	ManifestID string
 	// ManifestHeader is ManifestID as a header value, made once.
 	ManifestHeader []string
-	Version    gen.Version
+	Version        gen.Version
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
 
