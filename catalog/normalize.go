@@ -6,7 +6,7 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata"
 )
 
 // Fill records one default filled in where a source record lacked a field the
@@ -17,15 +17,20 @@ type Fill struct {
 	Value  any
 }
 
+// spec parses openapi.yaml itself, not gen's embedded copy: oapi-codegen rewrites
+// operationIds in that one, and clients must see the document as written.
 var spec = sync.OnceValues(func() (*openapi3.T, error) {
-	doc, err := gen.GetSwagger()
+	doc, err := openapi3.NewLoader().LoadFromData(refdata.OpenAPIYAML)
 	if err != nil {
-		return nil, fmt.Errorf("load embedded openapi.yaml: %w", err)
+		return nil, fmt.Errorf("load openapi.yaml: %w", err)
+	}
+	if err := doc.Validate(openapi3.NewLoader().Context); err != nil {
+		return nil, fmt.Errorf("openapi.yaml is invalid: %w", err)
 	}
 	return doc, nil
 })
 
-// Spec returns the parsed openapi.yaml embedded in gen.
+// Spec returns the parsed openapi.yaml; callers must not modify it.
 func Spec() (*openapi3.T, error) { return spec() }
 
 func componentSchema(name string) (*openapi3.Schema, error) {

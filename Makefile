@@ -1,0 +1,52 @@
+# refdata — see README.md. Every target works on a fresh machine with Go and npm.
+GO       ?= go
+OAPI     := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
+ADDR     ?= 127.0.0.1:8080
+REDOCLY  := .lint/node_modules/.bin/redocly
+
+.PHONY: all generate check-generate build run test vet lint bench clean
+
+all: test
+
+## generate: rewrite gen/ from openapi.yaml
+generate:
+	cd gen && $(OAPI) -config config.yaml ../openapi.yaml
+
+## check-generate: fail when gen/ differs from what openapi.yaml generates
+check-generate:
+	@tmp=$$(mktemp -d) && trap 'rm -rf $$tmp' EXIT && \
+	sed "s#^output:.*#output: $$tmp/refdata.gen.go#" gen/config.yaml > $$tmp/config.yaml && \
+	$(OAPI) -config $$tmp/config.yaml openapi.yaml && \
+	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go; then echo "gen/ is up to date"; \
+	else echo "gen/ is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
+
+build:
+	$(GO) build -o bin/refdata ./cmd/refdata
+
+## run: serve the embedded sample data on $(ADDR)
+run:
+	$(GO) run ./cmd/refdata serve --addr $(ADDR)
+
+vet:
+	$(GO) vet ./...
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+
+## test: generated code in sync, vet, every test (race detector on)
+test: check-generate vet
+	$(GO) test -race -count=1 ./...
+
+$(REDOCLY): .lint/package.json .lint/package-lock.json
+	cd .lint && npm ci --no-audit --no-fund
+	@touch $@
+
+## lint: go vet plus redocly (pinned in .lint/package.json) on openapi.yaml
+lint: vet $(REDOCLY)
+	$(REDOCLY) lint openapi.yaml
+
+## bench: the Go benchmarks (the nginx comparison is in BENCHMARKS.md)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+clean:
+	rm -rf bin

@@ -1,0 +1,236 @@
+package api_test
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/impl"
+)
+
+const ua = "refdata-test/1.0 (+http://localhost)"
+
+var newest = sync.OnceValues(func() (*catalog.Edition, error) {
+	vs := fixtures.Versions()
+	s, err := catalog.LoadSnapshot(fixtures.FS, vs[len(vs)-1])
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Build(s)
+})
+
+func edition(t testing.TB) *catalog.Edition {
+	t.Helper()
+	ed, err := newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed
+}
+
+// repo is a Repository whose diff answers a test chooses.
+type repo struct {
+	ed      *catalog.Edition
+	diff    *catalog.Body
+	diffErr error
+	panics  bool
+}
+
+func (r repo) Active() *catalog.Edition {
+	if r.panics {
+		panic("repository exploded")
+	}
+	return r.ed
+}
+func (r repo) LatestDiff() (*catalog.Body, error) { return r.diff, r.diffErr }
+func (r repo) Diff(from, to string) (*catalog.Body, error) {
+	if from != r.ed.ManifestID || to != r.ed.ManifestID {
+		return nil, impl.NotFound("version not retained")
+	}
+	return r.diff, r.diffErr
+}
+
+func handler(t testing.TB, r impl.Repository, metrics http.Handler) http.Handler {
+	t.Helper()
+	reg := prometheus.NewRegistry()
+	if metrics == nil {
+		metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	}
+	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// sampleDiff is a diff body built through gen's types, as the pipeline renders one.
+func sampleDiff(t testing.TB, ed *catalog.Edition) *catalog.Body {
+	t.Helper()
+	empty := gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{}}
+	var cats gen.DiffCategories
+	b, _ := json.Marshal(cats)
+	var m map[string]gen.CategoryDiff
+	_ = json.Unmarshal(b, &m)
+	for k := range m {
+		m[k] = empty
+	}
+	m["weapons"] = gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{{Uuid: "63e6c2b6-4a8e-869c-3d4c-e38355226584", Fields: []string{"skins"}}}}
+	b, _ = json.Marshal(m)
+	if err := json.Unmarshal(b, &cats); err != nil {
+		t.Fatal(err)
+	}
+	d := gen.DiffBody{Status: 200, Data: gen.Diff{FromVersion: "376A04CC95974716", ToVersion: ed.ManifestID, GeneratedAt: "2026-11-22T00:00:00Z", Categories: cats, Summary: gen.DiffSummary{TotalChanged: 1}}}
+	body, err := json.Marshal(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return catalog.NewBody(body, "")
+}
+
+func get(path string, header ...string) *http.Request {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Header.Set("User-Agent", ua)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i+1] == "" {
+			req.Header.Del(header[i])
+			continue
+		}
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+// categoryOf maps a spec path to the catalog it serves: /v1/weapons/skins/{uuid}
+// → weapons/skins.
+func categoryOf(path string) (catalog.Category, bool) {
+	name := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}")
+	for _, c := range catalog.Categories() {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// TestEveryOperation walks every operation of openapi.yaml against the real router
+// and fails if any status an operation documents was never produced.
+func TestEveryOperation(t *testing.T) {
+	ed := edition(t)
+	check := apitest.New(t)
+	h := handler(t, repo{ed: ed, diff: sampleDiff(t, ed)}, nil)
+	noDiff := handler(t, impl.Static{Edition: ed}, nil)
+	corrupt := handler(t, repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)
+	broken := handler(t, repo{ed: ed, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
+
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths := doc.Paths.InMatchingOrder()
+	sort.Strings(paths)
+	for _, path := range paths {
+		op := doc.Paths.Find(path).Get
+		if op == nil {
+			t.Fatalf("%s has no GET", path)
+		}
+		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+			c, isCatalog := categoryOf(path)
+			byUUID := strings.Contains(path, "{uuid}")
+			url := path
+			if byUUID {
+				uuids := ed.UUIDs(c)
+				if len(uuids) == 0 {
+					t.Fatalf("%s: the sample data has no %s", path, c.Noun())
+				}
+				url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
+			}
+			url = strings.Replace(url, "{locale}", "de-de", 1)
+			url = strings.Replace(url, "{from}", ed.ManifestID, 1)
+			url = strings.Replace(url, "{to}", ed.ManifestID, 1)
+
+			res := check.Do(t, h, get(url))
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s = %d", url, res.StatusCode)
+			}
+			if path != "/v1/metrics" {
+				etag := res.Header.Get("ETag")
+				if res := check.Do(t, h, get(url, "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+					t.Errorf("If-None-Match %s = %d, want 304", etag, res.StatusCode)
+				}
+				head := get(url)
+				head.Method = http.MethodHead
+				if res := check.Do(t, h, head); res.StatusCode != http.StatusOK {
+					t.Errorf("HEAD %s = %d", url, res.StatusCode)
+				}
+			}
+			if isCatalog {
+				// Every locale, in any letter case.
+				for _, loc := range catalog.Locales {
+					res := check.Do(t, h, get(url+"?language="+strings.ToLower(loc)))
+					if res.StatusCode != http.StatusOK {
+						t.Errorf("language=%s: %d", loc, res.StatusCode)
+					}
+				}
+				if res := check.Do(t, h, get(url+"?language=xx-XX")); res.StatusCode != http.StatusBadRequest {
+					t.Errorf("language=xx-XX: %d, want 400", res.StatusCode)
+				}
+			}
+			if byUUID {
+				if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
+					t.Errorf("unknown uuid: %d, want 404", res.StatusCode)
+				}
+				if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
+					t.Errorf("malformed uuid: %d, want 400", res.StatusCode)
+				}
+			}
+			switch path {
+			case "/v1/locres/{locale}":
+				if res := check.Do(t, h, get("/v1/locres/xx-XX")); res.StatusCode != http.StatusNotFound {
+					t.Errorf("unsupported locale: %d, want 404", res.StatusCode)
+				}
+			case "/v1/diff/latest":
+				if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+					t.Errorf("no diff: %d, want 404", res.StatusCode)
+				}
+				if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
+					t.Errorf("corrupt diff: %d, want 500", res.StatusCode)
+				}
+			case "/v1/diff/{from}/{to}":
+				if res := check.Do(t, h, get("/v1/diff/"+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
+					t.Errorf("unknown version: %d, want 404", res.StatusCode)
+				}
+				if res := check.Do(t, h, get("/v1/diff/"+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
+					t.Errorf("malformed version: %d, want 400", res.StatusCode)
+				}
+			}
+			if res := check.Do(t, h, get(url, "User-Agent", "")); res.StatusCode != http.StatusBadRequest {
+				t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
+			}
+			if res := check.Do(t, broken, get(url)); res.StatusCode != http.StatusInternalServerError {
+				t.Errorf("panicking repository: %d, want 500", res.StatusCode)
+			}
+		})
+	}
+	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
+		return // a filtered run exercises only part of the spec
+	}
+	if missing := check.Unexercised(); len(missing) > 0 {
+		t.Errorf("documented statuses never exercised:\n%s", strings.Join(missing, "\n"))
+	}
+}

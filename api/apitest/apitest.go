@@ -1,0 +1,188 @@
+// Package apitest is the one place tests check HTTP traffic against openapi.yaml:
+// every request a test makes goes through Checker.Do, which validates the request
+// and the response with kin-openapi's openapi3filter and records which operation
+// answered with which status, so a test can fail when part of the spec was never
+// exercised.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// Checker validates traffic against the spec and remembers what it saw.
+type Checker struct {
+	doc    *openapi3.T
+	router routers.Router
+
+	mu   sync.Mutex
+	seen map[string]map[int]bool // operationId → statuses answered
+}
+
+// New loads the embedded spec. Servers are cleared so the router matches the
+// test requests' host.
+func New(t testing.TB) *Checker {
+	t.Helper()
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The router must not see servers, and the spec is shared: copy the top level.
+	cp := *doc
+	cp.Servers = nil
+	r, err := gorillamux.NewRouter(&cp)
+	if err != nil {
+		t.Fatalf("router from openapi.yaml: %v", err)
+	}
+	return &Checker{doc: &cp, router: r, seen: map[string]map[int]bool{}}
+}
+
+// userAgentRule is the spec's one security scheme: a non-blank User-Agent.
+func userAgentRule(_ context.Context, in *openapi3filter.AuthenticationInput) error {
+	ua := in.RequestValidationInput.Request.Header.Values("User-Agent")
+	if len(ua) == 0 || strings.TrimSpace(ua[0]) == "" {
+		return errors.New("no User-Agent")
+	}
+	return nil
+}
+
+// Do serves req with h and validates both sides. A request the spec rejects
+// (no User-Agent, say) must get a 4xx; every response must match the operation's
+// listed statuses, headers and schemas exactly. Requests to paths outside the spec
+// must answer 404 or 405 with the Error schema.
+func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	res := rec.Result()
+	body := rec.Body.Bytes()
+	res.Body = readCloser{bytes.NewReader(body)}
+
+	method := req.Method
+	lookup := req.Clone(context.Background())
+	if method == http.MethodHead {
+		lookup.Method = http.MethodGet
+		if len(body) != 0 {
+			t.Errorf("%s %s: HEAD answered with a %d-byte body", method, req.URL, len(body))
+		}
+	}
+	route, pathParams, err := c.router.FindRoute(lookup)
+	if err != nil {
+		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s: outside the spec (%v) but answered %d", method, req.URL, err, res.StatusCode)
+		}
+		c.checkError(t, req, res.StatusCode, body)
+		return res
+	}
+	in := &openapi3filter.RequestValidationInput{
+		Request:    lookup,
+		PathParams: pathParams,
+		Route:      route,
+		Options: &openapi3filter.Options{
+			AuthenticationFunc: userAgentRule,
+			MultiError:         true,
+		},
+	}
+	if err := openapi3filter.ValidateRequest(context.Background(), in); err != nil {
+		if res.StatusCode < 400 || res.StatusCode >= 500 {
+			t.Errorf("%s %s: the spec rejects this request (%v) but it answered %d", method, req.URL, err, res.StatusCode)
+		}
+	}
+	out := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: in,
+		Status:                 res.StatusCode,
+		Header:                 res.Header,
+		Body:                   readCloser{bytes.NewReader(body)},
+		Options: &openapi3filter.Options{
+			IncludeResponseStatus: true,
+			MultiError:            true,
+			ExcludeResponseBody:   method == http.MethodHead || res.StatusCode == http.StatusNotModified,
+		},
+	}
+	if err := openapi3filter.ValidateResponse(context.Background(), out); err != nil {
+		t.Errorf("%s %s: response %d does not match openapi.yaml: %v\nbody: %.300s", method, req.URL, res.StatusCode, err, body)
+	}
+	if res.StatusCode >= 400 {
+		c.checkError(t, req, res.StatusCode, body)
+	}
+	if res.StatusCode == http.StatusNotModified && len(body) != 0 {
+		t.Errorf("%s %s: 304 with a body", method, req.URL)
+	}
+	c.mu.Lock()
+	id := route.Operation.OperationID
+	if c.seen[id] == nil {
+		c.seen[id] = map[int]bool{}
+	}
+	c.seen[id][res.StatusCode] = true
+	c.mu.Unlock()
+	return res
+}
+
+// checkError validates an error body against the Error schema and its status
+// field against the response's.
+func (c *Checker) checkError(t testing.TB, req *http.Request, status int, body []byte) {
+	t.Helper()
+	if req.Method == http.MethodHead {
+		return
+	}
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		t.Errorf("%s %s: error body is not JSON: %v: %q", req.Method, req.URL, err, body)
+		return
+	}
+	if err := c.doc.Components.Schemas["Error"].Value.VisitJSON(v); err != nil {
+		t.Errorf("%s %s: error body does not match Error: %v", req.Method, req.URL, err)
+	}
+	var e struct {
+		Status int    `json:"status"`
+		Error  string `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	if e.Status != status || e.Error == "" {
+		t.Errorf("%s %s: error body %s does not carry status %d and a message", req.Method, req.URL, body, status)
+	}
+}
+
+// Unexercised lists "operationId status" for every status an operation of the spec
+// documents that no request through this Checker has produced.
+func (c *Checker) Unexercised() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var missing []string
+	for path, item := range c.doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			for code := range op.Responses.Map() {
+				var status int
+				if _, err := fmt.Sscanf(code, "%d", &status); err != nil {
+					missing = append(missing, fmt.Sprintf("%s %s: status %q is not a number", method, path, code))
+					continue
+				}
+				if !c.seen[op.OperationID][status] {
+					missing = append(missing, fmt.Sprintf("%s %d", op.OperationID, status))
+				}
+			}
+		}
+	}
+	sort.Strings(missing)
+	return missing
+}
+
+type readCloser struct{ *bytes.Reader }
+
+func (readCloser) Close() error { return nil }

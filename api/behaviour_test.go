@@ -1,0 +1,274 @@
+package api_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/impl"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+func errorOf(t *testing.T, res *http.Response) string {
+	t.Helper()
+	var e struct{ Error string }
+	if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
+		t.Fatalf("error body: %v", err)
+	}
+	return e.Error
+}
+
+func TestUserAgentRule(t *testing.T) {
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	for _, tc := range []struct {
+		name, ua string
+		want     int
+	}{
+		{"missing", "", http.StatusBadRequest},
+		{"blank", "   ", http.StatusBadRequest},
+		{"contract form", "MyApp/1.0 (+https://example.com)", http.StatusOK},
+		{"any non-blank", "curl/8.0", http.StatusOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := get("/v1/version")
+			req.Header.Del("User-Agent")
+			if tc.ua != "" {
+				req.Header.Set("User-Agent", tc.ua)
+			}
+			res := check.Do(t, h, req)
+			if res.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.want)
+			}
+			if tc.want == http.StatusBadRequest && !strings.Contains(errorOf(t, res), "User-Agent") {
+				t.Error("the message does not say what is missing")
+			}
+		})
+	}
+}
+
+func TestErrorMessagesSayWhatToDo(t *testing.T) {
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	for _, tc := range []struct {
+		path   string
+		status int
+		says   []string
+	}{
+		{"/v1/weapons?language=xx-XX", 400, append([]string{`"xx-XX"`}, catalog.Locales[:]...)},
+		{"/v1/weapons/skins/zzz", 400, []string{`"zzz"`, "8-4-4-4-12"}},
+		{"/v1/themes/00000000-0000-0000-0000-000000000000", 404, []string{"no theme", "/v1/themes"}},
+		{"/v1/locres/../../etc/passwd", 404, []string{"no route"}},
+		{"/v1/locres/xx", 404, []string{`"xx"`, "de-DE"}},
+		{"/v1/diff/../../x/y", 404, []string{"no route"}},
+		{"/v1/nope", 404, []string{"/openapi.yaml"}},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			res := check.Do(t, h, get(tc.path))
+			if res.StatusCode != tc.status {
+				t.Fatalf("status %d, want %d", res.StatusCode, tc.status)
+			}
+			msg := errorOf(t, res)
+			for _, s := range tc.says {
+				if !strings.Contains(msg, s) {
+					t.Errorf("message %q does not mention %q", msg, s)
+				}
+			}
+		})
+	}
+}
+
+func TestContentLanguage(t *testing.T) {
+	ed := edition(t)
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: ed}, nil)
+	const classic = "29a0cfab-485b-f5d5-779a-b59f85e204a8" // translated in ja-JP by the fixtures
+	for _, tc := range []struct {
+		path, lang string
+		translated bool
+	}{
+		{"/v1/weapons/" + classic, "", false},
+		{"/v1/weapons/" + classic, "ja-JP", true},
+		{"/v1/weapons/" + classic, "JA-jp", true},
+		{"/v1/weapons", "de-DE", true},
+		{"/v1/buddies", "ja-JP", false}, // no buddy is translated: the en-US body
+		{"/v1/locres/ja-jp", "", true},
+	} {
+		t.Run(tc.path+"?"+tc.lang, func(t *testing.T) {
+			url := tc.path
+			if tc.lang != "" {
+				url += "?language=" + tc.lang
+			}
+			res := check.Do(t, h, get(url))
+			body, _ := io.ReadAll(res.Body)
+			en := check.Do(t, h, get(tc.path))
+			enBody, _ := io.ReadAll(en.Body)
+			want := "en-US"
+			if tc.translated {
+				want, _ = strings.CutPrefix(strings.ToLower(tc.lang), "")
+				if loc, ok := catalog.ParseLocale(tc.lang); ok {
+					want = catalog.Locales[loc]
+				}
+				if strings.HasPrefix(tc.path, "/v1/locres/") {
+					want = "ja-JP"
+				}
+			}
+			if got := res.Header.Get("Content-Language"); got != want {
+				t.Errorf("Content-Language %q, want %q", got, want)
+			}
+			if tc.lang != "" && tc.translated == bytes.Equal(body, enBody) {
+				t.Errorf("translated=%v but body equal to en-US: %v", tc.translated, bytes.Equal(body, enBody))
+			}
+		})
+	}
+	// The translated text is there, and untranslated fields fall back to en-US.
+	res := check.Do(t, h, get("/v1/weapons/"+classic+"?language=ja-JP"))
+	var w struct {
+		Data struct{ DisplayName, Category string }
+	}
+	_ = json.NewDecoder(res.Body).Decode(&w)
+	if w.Data.DisplayName == "Classic" || w.Data.DisplayName == "" || w.Data.Category != "EEquippableCategory::Sidearm" {
+		t.Errorf("ja-JP Classic = %+v", w.Data)
+	}
+}
+
+func TestSampleCounts(t *testing.T) {
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	for _, tc := range []struct {
+		path string
+		want int
+	}{
+		{"/v1/weapons/skins", 392}, // every real skin of version 15
+		{"/v1/weapons", 18},
+		{"/v1/weapons/skinchromas", 781},
+		{"/v1/weapons/skinlevels", 679},
+		{"/v1/buddies/levels", 181},
+		{"/v1/maps", 8},
+		{"/v1/locres", 18},
+		{"/v1/weapons/skins?language=ja-JP&responseOptions=ignore_null", 392}, // unknown parameters are ignored
+	} {
+		res := check.Do(t, h, get(tc.path))
+		var body struct{ Data []json.RawMessage }
+		if err := json.NewDecoder(res.Body).Decode(&body); err != nil {
+			t.Fatalf("%s: %v", tc.path, err)
+		}
+		if len(body.Data) != tc.want {
+			t.Errorf("%s: %d items, want %d", tc.path, len(body.Data), tc.want)
+		}
+	}
+}
+
+func TestLocres(t *testing.T) {
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	res := check.Do(t, h, get("/v1/locres"))
+	var list struct {
+		Data []struct {
+			Locale          string
+			Tables, Entries int
+		}
+	}
+	_ = json.NewDecoder(res.Body).Decode(&list)
+	if len(list.Data) != catalog.NumLocales {
+		t.Fatalf("%d locales, want %d", len(list.Data), catalog.NumLocales)
+	}
+	for i, l := range list.Data {
+		if l.Locale != catalog.Locales[i] {
+			t.Errorf("locale %d is %s, want %s", i, l.Locale, catalog.Locales[i])
+		}
+		res := check.Do(t, h, get("/v1/locres/"+strings.ToUpper(l.Locale)))
+		var table struct{ Data map[string]map[string]string }
+		_ = json.NewDecoder(res.Body).Decode(&table)
+		entries := 0
+		for _, ns := range table.Data {
+			entries += len(ns)
+		}
+		if len(table.Data) != l.Tables || entries != l.Entries {
+			t.Errorf("%s: table has %d tables/%d entries, summary says %d/%d", l.Locale, len(table.Data), entries, l.Tables, l.Entries)
+		}
+	}
+}
+
+// panicky panics on one route and serves the others.
+type panicky struct{ impl.Static }
+
+func (p panicky) LatestDiff() (*catalog.Body, error) { panic("boom") }
+
+func TestRecovery(t *testing.T) {
+	check := apitest.New(t)
+	var logs bytes.Buffer
+	h, err := api.New(&impl.Server{Repo: panicky{impl.Static{Edition: edition(t)}}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := check.Do(t, h, get("/v1/diff/latest")); res.StatusCode != http.StatusInternalServerError {
+		t.Fatalf("panic gave %d, want 500", res.StatusCode)
+	}
+	if !strings.Contains(logs.String(), "boom") {
+		t.Error("the panic was not logged")
+	}
+	if res := check.Do(t, h, get("/v1/version")); res.StatusCode != http.StatusOK {
+		t.Fatalf("after a panic: %d", res.StatusCode)
+	}
+}
+
+func TestSpecDocuments(t *testing.T) {
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	for _, path := range []string{"/openapi.yaml", "/openapi.json"} {
+		rec := newRecorder(h, get(path, "User-Agent", ""))
+		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte("listWeapons")) {
+			t.Errorf("%s: %d, %d bytes", path, rec.Code, rec.Body.Len())
+		}
+	}
+}
+
+// TestGolden pins a few bodies byte for byte: the version record (aliases, filled
+// fields), a map (callouts converted to minimap positions) and a translated weapon.
+func TestGolden(t *testing.T) {
+	check := apitest.New(t)
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	for name, path := range map[string]string{
+		"version.json":        "/v1/version",
+		"map-ascent.json":     "/v1/maps/7eaecc1b-4337-bbf6-6ab9-04b8f06b3319",
+		"weapon-ja-JP.json":   "/v1/weapons/29a0cfab-485b-f5d5-779a-b59f85e204a8?language=ja-JP",
+		"theme.json":          "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716",
+		"gamemode-fr-FR.json": "/v1/gamemodes?language=fr-FR",
+	} {
+		t.Run(name, func(t *testing.T) {
+			res := check.Do(t, h, get(path))
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d", path, res.StatusCode)
+			}
+			got, _ := io.ReadAll(res.Body)
+			var pretty bytes.Buffer
+			if err := json.Indent(&pretty, got, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join("testdata", name)
+			if *update {
+				if err := os.WriteFile(file, pretty.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run go test ./api -update to create it)", err)
+			}
+			if !bytes.Equal(pretty.Bytes(), want) {
+				t.Errorf("%s differs from %s; if the change is intended, run go test ./api -update", path, file)
+			}
+		})
+	}
+}

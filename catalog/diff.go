@@ -1,0 +1,146 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+
+	"github.com/refdata/refdata/gen"
+)
+
+// Diff compares two editions item by item (contract 2.24). An item has changed
+// when the rendered JSON of one of its top-level fields differs in any locale;
+// the bodies are rendered through gen's types, so numbers are already in one
+// spelling and compare by value. Every category is present, empty ones included.
+func Diff(from, to *Edition, generatedAt time.Time) (gen.Diff, error) {
+	d := gen.Diff{
+		FromVersion: from.ManifestID,
+		ToVersion:   to.ManifestID,
+		GeneratedAt: generatedAt.UTC().Format(time.RFC3339),
+	}
+	cats := categoryFields(&d.Categories)
+	for _, c := range Categories() {
+		cd, err := diffCategory(from, to, c)
+		if err != nil {
+			return gen.Diff{}, fmt.Errorf("diff %s: %w", c.Name(), err)
+		}
+		*cats[c] = cd
+		d.Summary.TotalAdded += len(cd.Added)
+		d.Summary.TotalRemoved += len(cd.Removed)
+		d.Summary.TotalChanged += len(cd.Changed)
+	}
+	return d, nil
+}
+
+// DiffBody renders a diff as the body of /v1/diff/… with its ETag.
+func DiffBody(d gen.Diff) (*Body, error) {
+	b, err := encode(gen.DiffBody{Status: 200, Data: d})
+	if err != nil {
+		return nil, fmt.Errorf("render diff: %w", err)
+	}
+	return NewBody(b, ""), nil
+}
+
+// categoryFields maps each category to its field of gen.DiffCategories, by the
+// JSON name, so a category added to the spec and the enum cannot be missed.
+func categoryFields(dc *gen.DiffCategories) [NumCategories]*gen.CategoryDiff {
+	var out [NumCategories]*gen.CategoryDiff
+	rv := reflect.ValueOf(dc).Elem()
+	rt := rv.Type()
+	byName := map[string]*gen.CategoryDiff{}
+	for i := 0; i < rt.NumField(); i++ {
+		byName[rt.Field(i).Tag.Get("json")] = rv.Field(i).Addr().Interface().(*gen.CategoryDiff)
+	}
+	for _, c := range Categories() {
+		p := byName[c.Name()]
+		if p == nil {
+			panic("gen.DiffCategories has no field for " + c.Name())
+		}
+		out[c] = p
+	}
+	return out
+}
+
+func diffCategory(from, to *Edition, c Category) (gen.CategoryDiff, error) {
+	cd := gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{}}
+	old := map[UUID]bool{}
+	for _, u := range from.UUIDs(c) {
+		old[u] = true
+	}
+	for _, u := range to.UUIDs(c) {
+		if !old[u] {
+			cd.Added = append(cd.Added, u.String())
+			continue
+		}
+		fields, err := changedFields(from, to, c, u)
+		if err != nil {
+			return cd, fmt.Errorf("uuid %s: %w", u, err)
+		}
+		if len(fields) > 0 {
+			cd.Changed = append(cd.Changed, gen.ChangedItem{Uuid: u.String(), Fields: fields})
+		}
+		delete(old, u)
+	}
+	for u := range old {
+		cd.Removed = append(cd.Removed, u.String())
+	}
+	sort.Strings(cd.Added)
+	sort.Strings(cd.Removed)
+	sort.Slice(cd.Changed, func(i, j int) bool { return cd.Changed[i].Uuid < cd.Changed[j].Uuid })
+	return cd, nil
+}
+
+// changedFields returns the sorted top-level fields of one item whose rendered
+// JSON differs in any locale. A locale whose body is the en-US one on both sides
+// adds nothing beyond en-US, so it is skipped.
+func changedFields(from, to *Edition, c Category, u UUID) ([]string, error) {
+	set := map[string]bool{}
+	for loc := range Locales {
+		a, b := from.Item(c, u, loc), to.Item(c, u, loc)
+		if loc != DefaultLocale && a == from.Item(c, u, DefaultLocale) && b == to.Item(c, u, DefaultLocale) {
+			continue
+		}
+		if bytes.Equal(a.JSON, b.JSON) {
+			continue
+		}
+		fa, err := itemFields(a.JSON)
+		if err != nil {
+			return nil, err
+		}
+		fb, err := itemFields(b.JSON)
+		if err != nil {
+			return nil, err
+		}
+		for k, va := range fa {
+			if vb, ok := fb[k]; !ok || !bytes.Equal(va, vb) {
+				set[k] = true
+			}
+		}
+		for k := range fb {
+			if _, ok := fa[k]; !ok {
+				set[k] = true
+			}
+		}
+	}
+	fields := make([]string, 0, len(set))
+	for k := range set {
+		fields = append(fields, k)
+	}
+	sort.Strings(fields)
+	return fields, nil
+}
+
+// itemFields splits an item body {"status":200,"data":{…}} into its top-level
+// fields' raw JSON. Bodies are our own rendering, so the bytes are canonical.
+func itemFields(body []byte) (map[string]json.RawMessage, error) {
+	var env struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, fmt.Errorf("split item body: %w", err)
+	}
+	return env.Data, nil
+}

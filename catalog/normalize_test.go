@@ -1,0 +1,66 @@
+package catalog
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+)
+
+func TestMergeOverlay(t *testing.T) {
+	parse := func(s string) []any {
+		var v []any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	for _, tc := range []struct{ name, base, over, want string }{
+		{"by uuid, other fields kept",
+			`[{"uuid":"a","displayName":"A","x":1},{"uuid":"b","displayName":"B"}]`,
+			`[{"uuid":"b","displayName":"Be"}]`,
+			`[{"uuid":"a","displayName":"A","x":1},{"uuid":"b","displayName":"Be"}]`},
+		{"nested by uuid",
+			`[{"uuid":"w","skins":[{"uuid":"s1","displayName":"S1"},{"uuid":"s2","displayName":"S2"}]}]`,
+			`[{"uuid":"w","skins":[{"uuid":"s2","displayName":"Ess2"}]}]`,
+			`[{"uuid":"w","skins":[{"uuid":"s1","displayName":"S1"},{"uuid":"s2","displayName":"Ess2"}]}]`},
+		{"tiers by tier",
+			`[{"uuid":"t","tiers":[{"tier":0,"tierName":"U"},{"tier":3,"tierName":"I"}]}]`,
+			`[{"uuid":"t","tiers":[{"tier":3,"tierName":"Eisen"}]}]`,
+			`[{"uuid":"t","tiers":[{"tier":0,"tierName":"U"},{"tier":3,"tierName":"Eisen"}]}]`},
+		{"callouts by position",
+			`[{"uuid":"m","callouts":[{"regionName":"A"},{"regionName":"B"}]}]`,
+			`[{"uuid":"m","callouts":[{},{"regionName":"Be"}]}]`,
+			`[{"uuid":"m","callouts":[{"regionName":"A"},{"regionName":"Be"}]}]`},
+		{"unknown uuid adds nothing",
+			`[{"uuid":"a","displayName":"A"}]`,
+			`[{"uuid":"zz","displayName":"Z"}]`,
+			`[{"uuid":"a","displayName":"A"}]`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := parse(tc.base)
+			got := mergeOverlay(base, parse(tc.over))
+			if want := parse(tc.want); !reflect.DeepEqual(got, want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+			if !reflect.DeepEqual(base, parse(tc.base)) {
+				t.Error("the en-US items were modified")
+			}
+		})
+	}
+}
+
+func TestFillDefaultsNeverInventsIdentity(t *testing.T) {
+	sc, err := componentSchema("Theme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := map[string]any{"displayName": "X", "assetPath": "p"}
+	fills := map[Fill]int{}
+	fillDefaults(sc, "Theme", item, fills)
+	if _, ok := item["uuid"]; ok {
+		t.Error("a missing uuid was filled in")
+	}
+	if item["displayIcon"] != nil || fills[Fill{"Theme", "displayIcon", "<nil>"}] != 1 {
+		t.Errorf("nullable displayIcon not filled with null: %v %v", item, fills)
+	}
+}

@@ -1,0 +1,378 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// Problem is one finding about a snapshot, located well enough to fix the source:
+// the file, the item's uuid (when it has one), a JSON pointer into the file's data
+// (the envelope's "data", or the bare value) and the reason.
+type Problem struct {
+	File    string `json:"file"`
+	UUID    string `json:"uuid,omitempty"`
+	Pointer string `json:"pointer"`
+	Reason  string `json:"reason"`
+}
+
+func (p Problem) String() string {
+	var b strings.Builder
+	b.WriteString(p.File)
+	if p.UUID != "" {
+		b.WriteString(" uuid ")
+		b.WriteString(p.UUID)
+	}
+	b.WriteString(" at ")
+	if p.Pointer == "" {
+		b.WriteString("/")
+	} else {
+		b.WriteString(p.Pointer)
+	}
+	b.WriteString(": ")
+	b.WriteString(p.Reason)
+	return b.String()
+}
+
+// Validation is what Validate found. Rejections make a version unfit to publish;
+// Unknown fields are not: games add fields every patch, and rendering through
+// gen's types leaves them out of the bodies.
+type Validation struct {
+	Rejections []Problem
+	Unknown    []Problem
+	// Fills counts the defaults the normalizer filled in, as Build will.
+	Fills map[Fill]int
+}
+
+// Repair removes null elements from the nested arrays of objects of the en-US
+// items (a skin's levels and chromas, a buddy's levels, …) and returns one Problem
+// per removal. Real captures have such nulls (versions 01–05 of 2021); the public
+// API's flattened endpoints leave them out, so dropping them is what upstream does.
+// Call it before Validate and Build; it is idempotent.
+func Repair(s *Snapshot) []Problem {
+	var notes []Problem
+	for _, c := range SourceCategories() {
+		file := "en-US/" + c.File()
+		for i, it := range s.Sources[c] {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			id, _ := m["uuid"].(string)
+			repairNulls(m, "/"+strconv.Itoa(i), func(ptr string) {
+				notes = append(notes, Problem{File: file, UUID: id, Pointer: ptr, Reason: "null array element removed"})
+			})
+		}
+	}
+	return notes
+}
+
+func repairNulls(v any, ptr string, note func(string)) {
+	switch x := v.(type) {
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			p := ptr + "/" + escapePointer(k)
+			arr, ok := x[k].([]any)
+			if !ok {
+				repairNulls(x[k], p, note)
+				continue
+			}
+			objects, nulls := 0, 0
+			for _, e := range arr {
+				switch e.(type) {
+				case map[string]any:
+					objects++
+				case nil:
+					nulls++
+				}
+			}
+			if nulls > 0 && objects > 0 && objects+nulls == len(arr) {
+				kept := arr[:0:0]
+				for j, e := range arr {
+					if e == nil {
+						note(p + "/" + strconv.Itoa(j))
+						continue
+					}
+					kept = append(kept, e)
+				}
+				x[k] = kept
+				arr = kept
+			}
+			for j, e := range arr {
+				repairNulls(e, p+"/"+strconv.Itoa(j), note)
+			}
+		}
+	case []any:
+		for j, e := range x {
+			repairNulls(e, ptr+"/"+strconv.Itoa(j), note)
+		}
+	}
+}
+
+// Validate checks every item of a snapshot against its component schema in
+// openapi.yaml after the same normalization Build applies (on copies: s is not
+// modified), and checks identities: every item and nested element that the API
+// serves on its own has a unique, well-formed uuid; translations name existing
+// items. It returns an error only when the schemas themselves cannot be loaded.
+func Validate(s *Snapshot) (*Validation, error) {
+	v := &Validation{Fills: map[Fill]int{}}
+
+	ver := deepCopy(s.Version).(map[string]any)
+	if err := normalizeVersion(ver, v.Fills); err != nil {
+		return nil, err
+	}
+	sc, err := componentSchema("Version")
+	if err != nil {
+		return nil, err
+	}
+	v.check(sc, ver, "version.json", "", "")
+
+	for _, c := range SourceCategories() {
+		raw, ok := s.Sources[c]
+		if !ok {
+			continue
+		}
+		file := "en-US/" + c.File()
+		items := deepCopy(raw).([]any)
+		if err := normalizeItems(c, items, v.Fills); err != nil {
+			return nil, err
+		}
+		sc, err := componentSchema(c.Schema())
+		if err != nil {
+			return nil, err
+		}
+		for i, it := range items {
+			ptr := "/" + strconv.Itoa(i)
+			m, ok := it.(map[string]any)
+			if !ok {
+				v.reject(file, "", ptr, fmt.Sprintf("item is %s, want an object", jsonKind(it)))
+				continue
+			}
+			id, _ := m["uuid"].(string)
+			v.check(sc, m, file, id, ptr)
+		}
+		v.checkIdentities(c, file, items)
+	}
+
+	for _, loc := range Locales {
+		for _, c := range SourceCategories() {
+			over, ok := s.Overlays[loc][c]
+			if !ok {
+				continue
+			}
+			v.checkOverlay(c, path.Join(loc, c.File()), s.Sources[c], over)
+		}
+	}
+	return v, nil
+}
+
+func (v *Validation) reject(file, id, ptr, reason string) {
+	v.Rejections = append(v.Rejections, Problem{File: file, UUID: id, Pointer: ptr, Reason: reason})
+}
+
+// check validates one value; "property not allowed" errors are unknown fields,
+// everything else a rejection.
+func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
+	err := sc.VisitJSON(val, openapi3.MultiErrors())
+	if err == nil {
+		return
+	}
+	for _, se := range flattenSchemaErrors(err) {
+		p := ptr + pointer(se.JSONPointer())
+		if strings.HasPrefix(se.Reason, "property ") && strings.HasSuffix(se.Reason, " is unsupported") {
+			v.Unknown = append(v.Unknown, Problem{File: file, UUID: id, Pointer: p, Reason: "unknown field (kept out of the bodies)"})
+			continue
+		}
+		reason := se.Reason
+		if reason == "" {
+			reason = se.Error()
+		}
+		v.reject(file, id, p, reason)
+	}
+}
+
+// flattenSchemaErrors reaches the leaf errors of kin-openapi's MultiError and of
+// allOf wrappers (nullable references are allOf), so each problem is reported
+// where it is and unknown fields inside a nested object are recognized as such.
+func flattenSchemaErrors(err error) []*openapi3.SchemaError {
+	var out []*openapi3.SchemaError
+	var walk func(error)
+	walk = func(err error) {
+		var me openapi3.MultiError
+		if m, ok := err.(openapi3.MultiError); ok {
+			me = m
+		}
+		if me != nil {
+			for _, e := range me {
+				walk(e)
+			}
+			return
+		}
+		var se *openapi3.SchemaError
+		if !errors.As(err, &se) {
+			out = append(out, &openapi3.SchemaError{Reason: err.Error()})
+			return
+		}
+		if se.Origin != nil {
+			for o := se.Origin; o != nil; o = errors.Unwrap(o) {
+				if m, ok := o.(openapi3.MultiError); ok {
+					walk(m)
+					return
+				}
+			}
+		}
+		out = append(out, se)
+	}
+	walk(err)
+	return out
+}
+
+// checkIdentities rejects missing, malformed and duplicate uuids in a source
+// category and in the categories flattened from it (skins, chromas, skin levels,
+// buddy levels), since each is served by uuid.
+func (v *Validation) checkIdentities(c Category, file string, items []any) {
+	seen := map[Category]map[UUID]string{}
+	add := func(cat Category, it any, ptr string) {
+		m, ok := it.(map[string]any)
+		if !ok {
+			return
+		}
+		raw, present := m["uuid"]
+		id, isString := raw.(string)
+		switch {
+		case !present:
+			if cat != c { // the schema check already reports a top-level missing uuid
+				v.reject(file, "", ptr, "missing uuid")
+			}
+			return
+		case !isString:
+			return // the schema check reports the type
+		}
+		u, ok := ParseUUID(id)
+		if !ok {
+			v.reject(file, id, ptr+"/uuid", fmt.Sprintf("uuid %q is not 8-4-4-4-12 hexadecimal digits", id))
+			return
+		}
+		if seen[cat] == nil {
+			seen[cat] = map[UUID]string{}
+		}
+		if first, dup := seen[cat][u]; dup {
+			v.reject(file, id, ptr+"/uuid", fmt.Sprintf("duplicate %s uuid (first at %s)", cat.Noun(), first))
+			return
+		}
+		seen[cat][u] = ptr
+	}
+	for i, it := range items {
+		ptr := "/" + strconv.Itoa(i)
+		add(c, it, ptr)
+		m, _ := it.(map[string]any)
+		switch c {
+		case Weapons:
+			for j, sk := range arrayField(m, "skins") {
+				sp := ptr + "/skins/" + strconv.Itoa(j)
+				add(WeaponSkins, sk, sp)
+				skm, _ := sk.(map[string]any)
+				for k, ch := range arrayField(skm, "chromas") {
+					add(WeaponSkinChromas, ch, sp+"/chromas/"+strconv.Itoa(k))
+				}
+				for k, lv := range arrayField(skm, "levels") {
+					add(WeaponSkinLevels, lv, sp+"/levels/"+strconv.Itoa(k))
+				}
+			}
+		case Buddies:
+			for j, lv := range arrayField(m, "levels") {
+				add(BuddyLevels, lv, ptr+"/levels/"+strconv.Itoa(j))
+			}
+		}
+	}
+}
+
+// checkOverlay checks a translation file: partial items with a uuid of an en-US
+// item, and the merged items still valid against the schema.
+func (v *Validation) checkOverlay(c Category, file string, base, over []any) {
+	byID := map[string]any{}
+	for _, it := range base {
+		if m, ok := it.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				byID[id] = m
+			}
+		}
+	}
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		v.reject(file, "", "", err.Error())
+		return
+	}
+	for i, it := range over {
+		ptr := "/" + strconv.Itoa(i)
+		m, ok := it.(map[string]any)
+		if !ok {
+			v.reject(file, "", ptr, fmt.Sprintf("partial item is %s, want an object", jsonKind(it)))
+			continue
+		}
+		id, _ := m["uuid"].(string)
+		b, ok := byID[id]
+		if !ok {
+			v.reject(file, id, ptr+"/uuid", "translation names no en-US item of this version")
+			continue
+		}
+		merged := mergeOverlay([]any{b}, []any{m})
+		if err := normalizeItems(c, merged, map[Fill]int{}); err != nil {
+			v.reject(file, id, ptr, err.Error())
+			continue
+		}
+		before := len(v.Unknown)
+		v.check(sc, merged[0], file, id, ptr)
+		v.Unknown = v.Unknown[:before] // en-US reports its unknown fields once
+	}
+}
+
+func arrayField(m map[string]any, k string) []any {
+	a, _ := m[k].([]any)
+	return a
+}
+
+func pointer(tokens []string) string {
+	var b strings.Builder
+	for _, t := range tokens {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(t))
+	}
+	return b.String()
+}
+
+func escapePointer(s string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case bool:
+		return "a boolean"
+	case float64:
+		return "a number"
+	case string:
+		return "a string"
+	case []any:
+		return "an array"
+	case map[string]any:
+		return "an object"
+	}
+	return fmt.Sprintf("%T", v)
+}
+
+func sortedKeys(m map[string]any) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
