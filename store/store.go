@@ -1,0 +1,410 @@
+// Package store keeps game versions on disk: each version in the snapshot layout
+// with a manifest of sha256 checksums, the diffs between versions, and the active
+// pointer. Every write goes to a temporary name, is fsynced and renamed into place
+// (and its directory fsynced), so a crash at any instant leaves the old or the new
+// active version, never half of one.
+//
+// Layout of a store directory:
+//
+//	ACTIVE                        the active pointer (JSON): manifestId, previous, manifest checksum
+//	LOCK                          flock'ed by writers, so two imports never interleave
+//	versions/<ID>/MANIFEST.json   seq, publishedAt, version fields, sha256 of every file
+//	versions/<ID>/…               the snapshot: version.json, en-US/*.json, <locale>/*.json, locres/*.json
+//	diffs/<FROM>-<TO>.json        "sha256:<hex>\n" then the /v1/diff body
+//	tmp/                          staging; leftovers of a crash are removed by the next writer
+//
+// Version directories are found by listing versions/, never by joining a name a
+// client sent: Lookup maps a manifest ID to the listed entry.
+package store
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing/fstest"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// ErrNotFound is wrapped by errors for versions or diffs the store does not hold.
+var ErrNotFound = errors.New("not found")
+
+// ErrCorrupt is wrapped by errors for files that fail their checksum or do not parse.
+var ErrCorrupt = errors.New("corrupt")
+
+const (
+	activeFile   = "ACTIVE"
+	lockFile     = "LOCK"
+	manifestFile = "MANIFEST.json"
+	versionsDir  = "versions"
+	diffsDir     = "diffs"
+	tmpDir       = "tmp"
+)
+
+// Store is one store directory. Its methods are safe for concurrent use by
+// readers; writers serialize through Lock.
+type Store struct {
+	dir string
+	// Trace, when set, is called with every file or directory the store opens,
+	// relative to the store directory. Tests use it to prove a request touched no file.
+	Trace func(name string)
+
+	pauseAt int64 // crash tests: pause before this write step (REFDATA_TEST_PAUSE_AT)
+	steps   atomic.Int64
+}
+
+// Manifest describes one stored version.
+type Manifest struct {
+	ManifestID  string            `json:"manifestId"`
+	Version     string            `json:"version"`
+	Branch      string            `json:"branch"`
+	Seq         int64             `json:"seq"`
+	PublishedAt time.Time         `json:"publishedAt"`
+	Files       map[string]string `json:"files"` // snapshot path → sha256 hex
+}
+
+// Pointer is the content of ACTIVE.
+type Pointer struct {
+	ManifestID string `json:"manifestId"`
+	// Previous is the version that was active before; the latest diff is Previous → ManifestID.
+	Previous string `json:"previous,omitempty"`
+	// ManifestSHA256 is the checksum of the version's MANIFEST.json, chaining the
+	// pointer to every file of the version.
+	ManifestSHA256 string    `json:"manifestSha256"`
+	PublishedAt    time.Time `json:"publishedAt"`
+}
+
+// Open opens (creating when needed) a store directory.
+func Open(dir string) (*Store, error) {
+	for _, d := range []string{dir, filepath.Join(dir, versionsDir), filepath.Join(dir, diffsDir), filepath.Join(dir, tmpDir)} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("open store: %w", err)
+		}
+	}
+	s := &Store{dir: dir, pauseAt: -1}
+	if v := os.Getenv("REFDATA_TEST_PAUSE_AT"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err == nil {
+			s.pauseAt = n
+		}
+	}
+	return s, nil
+}
+
+// Dir is the store directory.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) trace(name string) {
+	if s.Trace != nil {
+		s.Trace(name)
+	}
+}
+
+// step marks one durable write step. Crash tests set REFDATA_TEST_PAUSE_AT=N so
+// the process announces step N on stderr and stops there until it is killed.
+func (s *Store) step(what string) {
+	n := s.steps.Add(1)
+	if n == s.pauseAt {
+		fmt.Fprintf(os.Stderr, "REFDATA_PAUSED %d %s\n", n, what)
+		select {}
+	}
+}
+
+// Steps is the number of write steps taken so far (crash tests size their runs by it).
+func (s *Store) Steps() int64 { return s.steps.Load() }
+
+// Lock takes the writer lock; blocking. The returned func releases it.
+func (s *Store) Lock() (func(), error) { return s.lock(true) }
+
+// TryLock takes the writer lock if it is free.
+func (s *Store) TryLock() (func(), bool) {
+	unlock, err := s.lock(false)
+	return unlock, err == nil
+}
+
+func (s *Store) lock(block bool) (func(), error) {
+	f, err := os.OpenFile(filepath.Join(s.dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("lock store: %w", err)
+	}
+	how := syscall.LOCK_EX
+	if !block {
+		how |= syscall.LOCK_NB
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("lock store: %w", err)
+	}
+	return func() {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+	}, nil
+}
+
+// IsManifestID reports whether id is a manifest ID as the store names versions:
+// 16 uppercase hexadecimal digits.
+func IsManifestID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// Lookup finds a stored version by manifest ID in any letter case, by listing
+// versions/: the returned ID is the directory's own name, never the input.
+func (s *Store) Lookup(id string) (string, error) {
+	names, err := s.versionNames()
+	if err != nil {
+		return "", err
+	}
+	for _, n := range names {
+		if strings.EqualFold(n, id) {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("version %s: %w", id, ErrNotFound)
+}
+
+func (s *Store) versionNames() ([]string, error) {
+	s.trace(versionsDir)
+	entries, err := os.ReadDir(filepath.Join(s.dir, versionsDir))
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && IsManifestID(e.Name()) {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// Versions lists the stored versions whose manifest parses, oldest first (by
+// import sequence). It does not verify file checksums; Verify does.
+func (s *Store) Versions() ([]Manifest, error) {
+	names, err := s.versionNames()
+	if err != nil {
+		return nil, err
+	}
+	var out []Manifest
+	for _, n := range names {
+		m, _, err := s.manifest(n)
+		if err != nil {
+			continue
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
+	return out, nil
+}
+
+// manifest reads a listed version's manifest and its checksum.
+func (s *Store) manifest(id string) (Manifest, string, error) {
+	name := path.Join(versionsDir, id, manifestFile)
+	s.trace(name)
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if err != nil {
+		return Manifest{}, "", fmt.Errorf("read %s: %w", name, err)
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return Manifest{}, "", fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+	}
+	if m.ManifestID != id {
+		return Manifest{}, "", fmt.Errorf("%s names version %q: %w", name, m.ManifestID, ErrCorrupt)
+	}
+	return m, sum(b), nil
+}
+
+// ReadVersion reads every file of a stored version and checks each against the
+// manifest; a mismatch is an error wrapping ErrCorrupt.
+func (s *Store) ReadVersion(id string) (Manifest, map[string][]byte, error) {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	m, _, err := s.manifest(id)
+	if err != nil {
+		return Manifest{}, nil, err
+	}
+	files := make(map[string][]byte, len(m.Files))
+	for name, want := range m.Files {
+		if !fs.ValidPath(name) || name == manifestFile {
+			return m, nil, fmt.Errorf("version %s: manifest lists %q: %w", id, name, ErrCorrupt)
+		}
+		rel := path.Join(versionsDir, id, name)
+		s.trace(rel)
+		b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return m, nil, fmt.Errorf("version %s: %w: %v", id, ErrCorrupt, err)
+		}
+		if got := sum(b); got != want {
+			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
+		}
+		files[name] = b
+	}
+	return m, files, nil
+}
+
+// LoadEdition reads a version (checksums verified) and builds its edition.
+func (s *Store) LoadEdition(id string) (*catalog.Edition, Manifest, error) {
+	m, files, err := s.ReadVersion(id)
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := BuildFiles(files)
+	if err != nil {
+		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
+	}
+	return ed, m, nil
+}
+
+// BuildFiles builds an edition from snapshot files held in memory, with the
+// repairs an import applies.
+func BuildFiles(files map[string][]byte) (*catalog.Edition, error) {
+	fsys := fstest.MapFS{}
+	for name, b := range files {
+		fsys[name] = &fstest.MapFile{Data: b}
+	}
+	snap, err := catalog.LoadSnapshot(fsys, ".")
+	if err != nil {
+		return nil, err
+	}
+	catalog.Repair(snap)
+	return catalog.Build(snap)
+}
+
+// Active reads the active pointer. The raw bytes let a poller notice a change
+// cheaply. A store without one returns an error wrapping ErrNotFound.
+func (s *Store) Active() (Pointer, []byte, error) {
+	s.trace(activeFile)
+	b, err := os.ReadFile(filepath.Join(s.dir, activeFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return Pointer{}, nil, fmt.Errorf("active pointer: %w", ErrNotFound)
+	}
+	if err != nil {
+		return Pointer{}, nil, fmt.Errorf("read active pointer: %w", err)
+	}
+	var p Pointer
+	if err := json.Unmarshal(b, &p); err != nil || !IsManifestID(p.ManifestID) {
+		return Pointer{}, b, fmt.Errorf("active pointer: %w", ErrCorrupt)
+	}
+	return p, b, nil
+}
+
+// Verify checks a version against the pointer's manifest checksum (when given)
+// and every file against the manifest.
+func (s *Store) Verify(id, manifestSHA string) error {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return err
+	}
+	_, got, err := s.manifest(id)
+	if err != nil {
+		return err
+	}
+	if manifestSHA != "" && got != manifestSHA {
+		return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
+	}
+	_, _, err = s.ReadVersion(id)
+	return err
+}
+
+// Resolve picks the version to serve at start-up: the one the pointer names when
+// it is intact, else the newest intact version. why explains a fallback ("" when
+// none was needed). It returns an error wrapping ErrNotFound when no version is
+// intact.
+func (s *Store) Resolve() (Pointer, string, error) {
+	p, _, perr := s.Active()
+	if perr == nil {
+		if perr = s.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
+			return p, "", nil
+		}
+	}
+	vs, err := s.Versions()
+	if err != nil {
+		return Pointer{}, "", err
+	}
+	why := perr.Error()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].ManifestID == p.ManifestID {
+			continue // just failed
+		}
+		if err := s.Verify(vs[i].ManifestID, ""); err != nil {
+			why += "; " + err.Error()
+			continue
+		}
+		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
+	}
+	return Pointer{}, "", fmt.Errorf("no intact version in %s (%s): %w", s.dir, why, ErrNotFound)
+}
+
+// ReadDiff reads the stored diff between two stored versions and verifies its
+// checksum. A diff never made wraps ErrNotFound; a damaged one wraps ErrCorrupt.
+func (s *Store) ReadDiff(from, to string) ([]byte, error) {
+	f, err := s.Lookup(from)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Lookup(to)
+	if err != nil {
+		return nil, err
+	}
+	name := path.Join(diffsDir, f+"-"+t+".json")
+	s.trace(name)
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("diff %s → %s: %w", f, t, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read diff %s → %s: %w: %v", f, t, ErrCorrupt, err)
+	}
+	return decodeDiffFile(b)
+}
+
+func encodeDiffFile(body []byte) []byte {
+	out := make([]byte, 0, len(body)+72)
+	out = append(out, "sha256:"...)
+	out = append(out, sum(body)...)
+	out = append(out, '\n')
+	return append(out, body...)
+}
+
+func decodeDiffFile(b []byte) ([]byte, error) {
+	head, body, ok := bytes.Cut(b, []byte("\n"))
+	if !ok || !bytes.HasPrefix(head, []byte("sha256:")) {
+		return nil, fmt.Errorf("diff file has no checksum line: %w", ErrCorrupt)
+	}
+	if got := sum(body); got != string(head[len("sha256:"):]) {
+		return nil, fmt.Errorf("diff file fails its checksum: %w", ErrCorrupt)
+	}
+	if !json.Valid(body) {
+		return nil, fmt.Errorf("diff file is not JSON: %w", ErrCorrupt)
+	}
+	return body, nil
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

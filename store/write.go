@@ -1,0 +1,249 @@
+package store
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Publication is one version to publish: its snapshot files and, when a version
+// was active before, the diff from it.
+type Publication struct {
+	ManifestID string
+	Version    string
+	Branch     string
+	Files      map[string][]byte // snapshot path ("en-US/weapons.json") → bytes
+	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
+	Previous string
+	DiffBody []byte
+	Retain   int // versions to keep, the new one included; < 1 keeps all
+	Now      time.Time
+}
+
+// Publish persists a version and makes it active; the caller holds Lock. Order:
+// version directory (staged, fsynced, renamed), diff file, active pointer, then
+// pruning. A crash before the pointer's rename leaves the old version active and
+// at most an unreferenced new directory, which is a complete, valid version.
+// It returns the manifest IDs pruned.
+func (s *Store) Publish(p Publication) ([]string, error) {
+	if !IsManifestID(p.ManifestID) {
+		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	}
+	if _, err := s.Lookup(p.ManifestID); err == nil {
+		return nil, fmt.Errorf("publish: version %s is already stored", p.ManifestID)
+	}
+	vs, err := s.Versions()
+	if err != nil {
+		return nil, err
+	}
+	var seq int64 = 1
+	if len(vs) > 0 {
+		seq = vs[len(vs)-1].Seq + 1
+	}
+	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
+		PublishedAt: p.Now.UTC(), Files: map[string]string{}}
+
+	stage := filepath.Join(s.dir, tmpDir, p.ManifestID+"."+randomSuffix())
+	if err := os.Mkdir(stage, 0o755); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	names := make([]string, 0, len(p.Files))
+	for name := range p.Files {
+		if !fs.ValidPath(name) || name == manifestFile || strings.HasPrefix(name, ".") {
+			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	dirs := map[string]bool{stage: true}
+	for _, name := range names {
+		full := filepath.Join(stage, filepath.FromSlash(name))
+		if d := filepath.Dir(full); !dirs[d] {
+			if err := os.MkdirAll(d, 0o755); err != nil {
+				return nil, fmt.Errorf("publish: %w", err)
+			}
+			dirs[d] = true
+		}
+		if err := s.writeSynced(full, p.Files[name]); err != nil {
+			return nil, err
+		}
+		m.Files[name] = sum(p.Files[name])
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	if err := s.writeSynced(filepath.Join(stage, manifestFile), mb); err != nil {
+		return nil, err
+	}
+	for d := range dirs {
+		if err := s.syncDir(d); err != nil {
+			return nil, err
+		}
+	}
+	s.step("rename version into versions/")
+	if err := os.Rename(stage, filepath.Join(s.dir, versionsDir, p.ManifestID)); err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
+		return nil, err
+	}
+
+	if p.Previous != "" && p.DiffBody != nil {
+		if err := s.writeDiff(p.Previous, p.ManifestID, p.DiffBody); err != nil {
+			return nil, err
+		}
+	}
+
+	ptr := Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: sum(mb), PublishedAt: m.PublishedAt}
+	pb, err := json.MarshalIndent(ptr, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("publish: %w", err)
+	}
+	if err := s.replace(activeFile, pb); err != nil {
+		return nil, fmt.Errorf("publish active pointer: %w", err)
+	}
+	return s.prune(p.Retain, p.ManifestID)
+}
+
+// WriteDiff stores a diff computed on demand; the caller holds the lock.
+func (s *Store) WriteDiff(from, to string, body []byte) error {
+	f, err := s.Lookup(from)
+	if err != nil {
+		return err
+	}
+	t, err := s.Lookup(to)
+	if err != nil {
+		return err
+	}
+	return s.writeDiff(f, t, body)
+}
+
+func (s *Store) writeDiff(from, to string, body []byte) error {
+	if !IsManifestID(from) || !IsManifestID(to) {
+		return fmt.Errorf("write diff: bad version names %q, %q", from, to)
+	}
+	return s.replace(path.Join(diffsDir, from+"-"+to+".json"), encodeDiffFile(body))
+}
+
+// replace writes name (relative to the store) atomically: temp file in tmp/,
+// fsync, rename, fsync of the target directory.
+func (s *Store) replace(name string, b []byte) error {
+	tmp := filepath.Join(s.dir, tmpDir, path.Base(name)+"."+randomSuffix())
+	if err := s.writeSynced(tmp, b); err != nil {
+		return err
+	}
+	full := filepath.Join(s.dir, filepath.FromSlash(name))
+	s.step("rename " + name)
+	if err := os.Rename(tmp, full); err != nil {
+		return fmt.Errorf("replace %s: %w", name, err)
+	}
+	return s.syncDir(filepath.Dir(full))
+}
+
+func (s *Store) writeSynced(name string, b []byte) error {
+	s.step("write " + filepath.Base(name))
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	s.step("fsync " + filepath.Base(name))
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("fsync %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *Store) syncDir(dir string) error {
+	s.step("fsync dir " + filepath.Base(dir))
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("fsync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// prune removes the oldest versions beyond retain (never the active one) and
+// every diff that names a removed version. A version leaves by one rename
+// into tmp/ first, so a crash mid-removal never leaves half a version listed.
+func (s *Store) prune(retain int, active string) ([]string, error) {
+	if retain < 1 {
+		return nil, nil
+	}
+	vs, err := s.Versions()
+	if err != nil {
+		return nil, err
+	}
+	var gone []string
+	for i := 0; i < len(vs)-retain; i++ {
+		id := vs[i].ManifestID
+		if id == active {
+			continue
+		}
+		trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
+		s.step("prune " + id)
+		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+			return gone, fmt.Errorf("prune %s: %w", id, err)
+		}
+		gone = append(gone, id)
+	}
+	if len(gone) == 0 {
+		return nil, nil
+	}
+	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
+		return gone, err
+	}
+	entries, err := os.ReadDir(filepath.Join(s.dir, diffsDir))
+	if err != nil {
+		return gone, fmt.Errorf("prune diffs: %w", err)
+	}
+	for _, e := range entries {
+		for _, id := range gone {
+			if strings.Contains(e.Name(), id) {
+				_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
+			}
+		}
+	}
+	return gone, s.CleanTmp()
+}
+
+// CleanTmp removes staging leftovers (of a crash, or pruned versions); the caller
+// holds the lock.
+func (s *Store) CleanTmp() error {
+	entries, err := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	if err != nil {
+		return fmt.Errorf("clean tmp: %w", err)
+	}
+	var errs []error
+	for _, e := range entries {
+		errs = append(errs, os.RemoveAll(filepath.Join(s.dir, tmpDir, e.Name())))
+	}
+	return errors.Join(errs...)
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
