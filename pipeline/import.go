@@ -1,0 +1,341 @@
+// Package pipeline ingests game versions into the store: load a snapshot (either
+// layout), validate it against openapi.yaml, diff it against the active version,
+// render the bodies to publish, and publish them atomically. It reports progress,
+// a report per import, and its own Prometheus metrics; Watch runs imports for
+// folders dropped into an inbox.
+package pipeline
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"sort"
+	"strings"
+	"testing/fstest"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/store"
+)
+
+// Stage is a step of an import, as metrics and progress name it.
+type Stage string
+
+// The stages, in order; Idle is between imports.
+const (
+	Idle     Stage = "idle"
+	Load     Stage = "load"
+	Validate Stage = "validate"
+	Diff     Stage = "diff"
+	Render   Stage = "render"
+	Publish  Stage = "publish"
+)
+
+// Stages lists every stage, idle first.
+var Stages = []Stage{Idle, Load, Validate, Diff, Render, Publish}
+
+// ErrRejected is wrapped by Import's error when the snapshot is unfit to publish;
+// the Report says why.
+var ErrRejected = errors.New("snapshot rejected")
+
+// DefaultRetain is how many versions a store keeps unless told otherwise.
+const DefaultRetain = 10
+
+// Options tune an import. The zero value works: retain DefaultRetain, no progress,
+// no metrics.
+type Options struct {
+	Retain int
+	// Progress, when set, is told each stage as it starts, with counts.
+	Progress func(s Stage, detail string)
+	Metrics  *Metrics
+	Now      func() time.Time
+}
+
+// Import reads the snapshot in dir and, when it is valid and new, publishes it as
+// the active version of st. It returns a report in every case; the error wraps
+// ErrRejected when the snapshot was refused (the store is untouched).
+func Import(st *store.Store, dir string, opt Options) (*Report, error) {
+	if opt.Retain == 0 {
+		opt.Retain = DefaultRetain
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	r := &Report{Source: dir}
+	im := &importer{st: st, opt: opt, r: r}
+	err := im.run(dir)
+	opt.Metrics.setStage(Idle)
+	if err != nil {
+		opt.Metrics.failed(im.stage)
+		if r.Outcome == "" {
+			r.Outcome = "failed"
+		}
+		return r, err
+	}
+	opt.Metrics.succeeded(opt.Now())
+	return r, nil
+}
+
+type importer struct {
+	st    *store.Store
+	opt   Options
+	r     *Report
+	stage Stage
+}
+
+func (im *importer) enter(s Stage, format string, args ...any) {
+	im.stage = s
+	im.opt.Metrics.setStage(s)
+	start := time.Now()
+	im.r.Timings = append(im.r.Timings, StageTiming{Stage: s, Start: start})
+	if im.opt.Progress != nil {
+		im.opt.Progress(s, fmt.Sprintf(format, args...))
+	}
+}
+
+func (im *importer) reject(ps []catalog.Problem, format string, args ...any) error {
+	im.r.Outcome = "rejected"
+	im.r.NumRejections = len(ps)
+	im.r.Rejections = capProblems(ps)
+	return fmt.Errorf("%s: %w: %s", im.stage, ErrRejected, fmt.Sprintf(format, args...))
+}
+
+func (im *importer) run(dir string) error {
+	r := im.r
+	im.enter(Load, "reading %s", dir)
+	unlock, err := im.st.Lock()
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if err := im.st.CleanTmp(); err != nil {
+		return err
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return im.reject([]catalog.Problem{{File: dir, Reason: "not a directory"}}, "%s is not a directory", dir)
+	}
+	fsys := os.DirFS(dir)
+	if r.Layout, err = detectLayout(fsys); err != nil {
+		return im.reject([]catalog.Problem{{File: dir, Reason: err.Error()}}, "%s: %v", dir, err)
+	}
+	var files map[string][]byte
+	var problems []catalog.Problem
+	switch r.Layout {
+	case CaptureLayout:
+		files, problems, err = captureFiles(fsys, r)
+	default:
+		files, r.Ignored, err = readSnapshotFiles(fsys)
+	}
+	if err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	problems = append(problems, checkFiles(files)...)
+	if _, ok := files["version.json"]; !ok {
+		problems = append(problems, catalog.Problem{File: "version.json", Reason: "missing: a snapshot needs its version record"})
+	}
+	if len(problems) > 0 {
+		return im.reject(problems, "%d files cannot be read", len(problems))
+	}
+	r.ManifestID = rawManifestID(files["version.json"])
+	if store.IsManifestID(r.ManifestID) {
+		if _, err := im.st.Lookup(r.ManifestID); err == nil {
+			r.Outcome = "already stored"
+			return nil
+		}
+	}
+
+	base, why, err := im.st.Resolve()
+	var baseFiles map[string][]byte
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+	case err != nil:
+		return err
+	default:
+		if why != "" {
+			r.note("the active pointer is not usable (%s); diffing against and carrying over from %s, the newest intact version", why, base.ManifestID)
+		}
+		if _, baseFiles, err = im.st.ReadVersion(base.ManifestID); err != nil {
+			return fmt.Errorf("read active version: %w", err)
+		}
+	}
+	im.carryOver(files, baseFiles, base.ManifestID)
+
+	snap, err := catalog.LoadSnapshot(mapFS(files), ".")
+	if err != nil {
+		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
+	}
+
+	items := 0
+	for _, it := range snap.Sources {
+		items += len(it)
+	}
+	im.enter(Validate, "%d items in %d catalogs", items, len(snap.Sources))
+	repairs := catalog.Repair(snap)
+	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
+	val, err := catalog.Validate(snap)
+	if err != nil {
+		return err
+	}
+	r.NumUnknown, r.Unknown = len(val.Unknown), capProblems(val.Unknown)
+	r.Fills = val.Fills
+	if len(val.Rejections) > 0 {
+		return im.reject(val.Rejections, "%d problems", len(val.Rejections))
+	}
+	ed, err := catalog.Build(snap)
+	if err != nil {
+		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
+	}
+	r.ManifestID = ed.ManifestID
+	r.Version = ed.Version.Version
+
+	var diffBody []byte
+	if baseFiles != nil {
+		im.enter(Diff, "%s → %s", base.ManifestID, ed.ManifestID)
+		old, err := store.BuildFiles(baseFiles)
+		if err != nil {
+			return fmt.Errorf("diff: build active version %s: %w", base.ManifestID, err)
+		}
+		d, err := catalog.Diff(old, ed, im.opt.Now())
+		if err != nil {
+			return err
+		}
+		r.Previous = base.ManifestID
+		r.Summary = &d.Summary
+		im.enter(Render, "diff body and %d files", len(files))
+		body, err := catalog.DiffBody(d)
+		if err != nil {
+			return err
+		}
+		diffBody = body.JSON
+	} else {
+		im.enter(Render, "%d files", len(files))
+	}
+
+	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Dir())
+	r.Pruned, err = im.st.Publish(store.Publication{
+		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
+		Files: files, Previous: r.Previous, DiffBody: diffBody,
+		Retain: im.opt.Retain, Now: im.opt.Now(),
+	})
+	if err != nil {
+		return err
+	}
+	r.Outcome = "published"
+	return nil
+}
+
+// carryOver fills in the catalogs the snapshot lacks from the active version's
+// files: the en-US file with its translations, and the string tables when the
+// snapshot has none.
+func (im *importer) carryOver(files, base map[string][]byte, baseID string) {
+	var missing []string
+	for _, c := range catalog.SourceCategories() {
+		en := path.Join("en-US", c.File())
+		if _, ok := files[en]; ok {
+			continue
+		}
+		missing = append(missing, c.Name())
+		for _, loc := range catalog.Locales {
+			name := path.Join(loc, c.File())
+			if b, ok := base[name]; ok {
+				files[name] = b
+			}
+		}
+	}
+	hasLocres := false
+	for name := range files {
+		if strings.HasPrefix(name, "locres/") {
+			hasLocres = true
+		}
+	}
+	if !hasLocres {
+		missing = append(missing, "locres")
+		for name, b := range base {
+			if strings.HasPrefix(name, "locres/") {
+				files[name] = b
+			}
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	im.r.CarriedOver = missing
+	if base == nil {
+		im.r.note("not in the snapshot and no active version to carry over from, so empty: %s", strings.Join(missing, ", "))
+		return
+	}
+	im.r.note("carried over from the active version %s (not in the snapshot): %s", baseID, strings.Join(missing, ", "))
+}
+
+// checkFiles finds every file that is not JSON, is truncated or has the wrong
+// envelope, so a report lists them all rather than the first.
+func checkFiles(files map[string][]byte) []catalog.Problem {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var ps []catalog.Problem
+	for _, n := range names {
+		b := files[n]
+		switch {
+		case n == "version.json":
+			var v any
+			if err := json.Unmarshal(b, &v); err != nil {
+				ps = append(ps, catalog.Problem{File: n, Reason: jsonReason(err)})
+				continue
+			}
+			if m, ok := v.(map[string]any); ok {
+				if d, ok := m["data"]; ok {
+					v = d
+				}
+			}
+			if _, ok := v.(map[string]any); !ok {
+				ps = append(ps, catalog.Problem{File: n, Reason: "wrong envelope: the version record is not an object"})
+			}
+		case strings.HasPrefix(n, "locres/"):
+			var t map[string]map[string]string
+			if err := json.Unmarshal(b, &t); err != nil {
+				ps = append(ps, catalog.Problem{File: n, Reason: "not a string table: " + jsonReason(err)})
+			}
+		default:
+			if _, p := decodeItems(n, b); p != nil {
+				ps = append(ps, *p)
+			}
+		}
+	}
+	return ps
+}
+
+func rawManifestID(b []byte) string {
+	var v struct {
+		ManifestID string `json:"manifestId"`
+		Data       struct {
+			ManifestID string `json:"manifestId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(b, &v)
+	if v.Data.ManifestID != "" {
+		return v.Data.ManifestID
+	}
+	return v.ManifestID
+}
+
+func problemOf(err error) catalog.Problem {
+	var fe *catalog.FileError
+	if errors.As(err, &fe) {
+		return catalog.Problem{File: fe.File, Reason: fe.Err.Error()}
+	}
+	return catalog.Problem{File: "(snapshot)", Reason: err.Error()}
+}
+
+func mapFS(files map[string][]byte) fstest.MapFS {
+	m := fstest.MapFS{}
+	for n, b := range files {
+		m[n] = &fstest.MapFile{Data: b}
+	}
+	return m
+}

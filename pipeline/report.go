@@ -1,0 +1,118 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+)
+
+// MaxListed caps each list of problems in a report; the counts stay exact.
+const MaxListed = 25
+
+// Report is what one import did and found.
+type Report struct {
+	Source     string
+	Layout     Layout
+	ManifestID string
+	Version    string
+	// Outcome is "published", "already stored", "rejected" or "failed".
+	Outcome string
+
+	Rejections    []catalog.Problem // capped at MaxListed
+	NumRejections int
+	Unknown       []catalog.Problem // fields the schema does not know: reported, not fatal
+	NumUnknown    int
+	Repairs       []catalog.Problem // null array elements dropped
+	NumRepairs    int
+	Fills         map[catalog.Fill]int
+	Notes         []string // carry-over, capture disagreements, fallbacks
+	Ignored       []string // files the layout does not name
+	CarriedOver   []string // categories taken from the active version
+
+	Previous string // the version diffed against
+	Summary  *gen.DiffSummary
+	Pruned   []string
+	Timings  []StageTiming
+}
+
+// StageTiming is when a stage started.
+type StageTiming struct {
+	Stage Stage
+	Start time.Time
+}
+
+func (r *Report) note(format string, args ...any) {
+	r.Notes = append(r.Notes, fmt.Sprintf(format, args...))
+}
+
+func capProblems(ps []catalog.Problem) []catalog.Problem {
+	if len(ps) > MaxListed {
+		return ps[:MaxListed:MaxListed]
+	}
+	return ps
+}
+
+// Write prints the report for people: outcome first, then every list with its
+// count.
+func (r *Report) Write(w io.Writer) {
+	fmt.Fprintf(w, "import %s (%s layout): %s", r.Source, r.Layout, r.Outcome)
+	if r.ManifestID != "" {
+		fmt.Fprintf(w, " — manifestId %s", r.ManifestID)
+		if r.Version != "" {
+			fmt.Fprintf(w, " (version %s)", r.Version)
+		}
+	}
+	fmt.Fprintln(w)
+	if r.Outcome == "already stored" {
+		fmt.Fprintf(w, "  version %s is already in the store; nothing to do\n", r.ManifestID)
+	}
+	list := func(title string, n int, ps []catalog.Problem) {
+		if n == 0 {
+			return
+		}
+		fmt.Fprintf(w, "  %s: %d\n", title, n)
+		for _, p := range ps {
+			fmt.Fprintf(w, "    %s\n", p)
+		}
+		if n > len(ps) {
+			fmt.Fprintf(w, "    … and %d more\n", n-len(ps))
+		}
+	}
+	list("rejected because of", r.NumRejections, r.Rejections)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if len(r.Ignored) > 0 {
+		fmt.Fprintf(w, "  ignored files (not part of the layout): %s\n", strings.Join(r.Ignored, ", "))
+	}
+	list("unknown fields (kept out of the bodies, not an error)", r.NumUnknown, r.Unknown)
+	list("null array elements removed", r.NumRepairs, r.Repairs)
+	if len(r.Fills) > 0 {
+		type kv struct {
+			k string
+			n int
+		}
+		var fs []kv
+		for f, n := range r.Fills {
+			fs = append(fs, kv{fmt.Sprintf("%s.%s=%v", f.Schema, f.Field, f.Value), n})
+		}
+		sort.Slice(fs, func(i, j int) bool { return fs[i].k < fs[j].k })
+		fmt.Fprintf(w, "  defaults filled for fields the source lacks:")
+		for _, f := range fs {
+			fmt.Fprintf(w, " %s ×%d;", f.k, f.n)
+		}
+		fmt.Fprintln(w)
+	}
+	if r.Summary != nil {
+		fmt.Fprintf(w, "  diff %s → %s: %d added, %d removed, %d changed\n", r.Previous, r.ManifestID,
+			r.Summary.TotalAdded, r.Summary.TotalRemoved, r.Summary.TotalChanged)
+	}
+	if len(r.Pruned) > 0 {
+		fmt.Fprintf(w, "  pruned by retention: %s\n", strings.Join(r.Pruned, ", "))
+	}
+}
