@@ -27,7 +27,10 @@ import (
 )
 
 const usage = `usage:
-  refdata serve [--addr 127.0.0.1:8080] [--data DIR]   serve the API (env REFDATA_ADDR, REFDATA_DATA)
+  refdata serve [--addr 127.0.0.1:8080] [--data DIR [--watch INBOX] [--poll 1s]]
+                                                      serve the API (env REFDATA_ADDR, REFDATA_DATA, REFDATA_WATCH)
+  refdata import [--data DIR] [--retain N] SNAPSHOT_DIR
+                                                      validate a snapshot and publish it as the active version
 `
 
 func main() {
@@ -45,6 +48,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "serve":
 		err = serve(ctx, args[1:], stderr, nil)
+	case "import":
+		err = importCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -89,6 +94,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", env("REFDATA_ADDR", "127.0.0.1:8080"), "listen address (env REFDATA_ADDR)")
 	data := fs.String("data", env("REFDATA_DATA", ""), "version store directory (env REFDATA_DATA); empty serves the embedded sample data")
+	inbox := fs.String("watch", env("REFDATA_WATCH", ""), "with --data: import snapshot folders dropped into this directory once they hold a READY file (env REFDATA_WATCH)")
+	poll := fs.Duration("poll", time.Second, "with --data: how often to check the active pointer and the inbox")
+	retain := fs.Int("retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -99,16 +107,21 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	}
 	logger := newLogger(stderr, level)
 
-	if *data != "" {
-		return fmt.Errorf("--data %s: the version store is not available in this build; run without --data to serve the embedded sample data", *data)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var repo impl.Repository
+	var err error
+	switch {
+	case *data != "":
+		repo, err = storeRepository(ctx, dataOptions{dir: *data, inbox: *inbox, poll: *poll, retain: *retain}, reg, logger)
+	case *inbox != "":
+		err = errors.New("--watch needs --data: imports go into a version store")
+	default:
+		repo, err = embeddedRepository()
 	}
-	repo, err := embeddedRepository()
 	if err != nil {
 		return err
 	}
-
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	handler, err := api.New(srv, logger, api.NewHTTPMetrics(reg))
 	if err != nil {
@@ -119,6 +132,15 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 
 // embeddedRepository serves the newest embedded sample version.
 func embeddedRepository() (impl.Repository, error) {
+	ed, err := embeddedEdition()
+	if err != nil {
+		return nil, err
+	}
+	return impl.Static{Edition: ed}, nil
+}
+
+// embeddedEdition builds the newest embedded sample version.
+func embeddedEdition() (*catalog.Edition, error) {
 	versions := fixtures.Versions()
 	if len(versions) == 0 {
 		return nil, errors.New("no embedded sample data")
@@ -132,7 +154,7 @@ func embeddedRepository() (impl.Repository, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build embedded %s: %w", newest, err)
 	}
-	return impl.Static{Edition: ed}, nil
+	return ed, nil
 }
 
 func listenAndServe(ctx context.Context, addr string, h http.Handler, logger *slog.Logger, ready chan<- string) error {

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/store"
+)
+
+// dataOptions are serve's flags for the version store.
+type dataOptions struct {
+	dir    string        // --data
+	inbox  string        // --watch
+	poll   time.Duration // --poll
+	retain int           // --retain, for imports from the inbox
+}
+
+// storeRepository serves the store in opts.dir: it polls the active pointer and,
+// with an inbox, imports the folders dropped there. Goroutines end with ctx.
+func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (impl.Repository, error) {
+	metrics := pipeline.NewMetrics(reg, processStart)
+	st, err := store.Open(opts.dir)
+	if err != nil {
+		return nil, err
+	}
+	fallback, err := embeddedEdition()
+	if err != nil {
+		return nil, err
+	}
+	repo, err := live.Open(st, logger, metrics, fallback)
+	if err != nil {
+		return nil, err
+	}
+	go repo.Poll(ctx, opts.poll)
+	if opts.inbox != "" {
+		go func() {
+			opt := pipeline.Options{Retain: opts.retain, Metrics: metrics}
+			reload := func() { _, _ = repo.Reload() }
+			if err := pipeline.Watch(ctx, opts.inbox, st, opt, opts.poll, logger, reload); err != nil {
+				logger.Error("inbox watcher stopped", "inbox", opts.inbox, "err", err)
+			}
+		}()
+	}
+	return repo, nil
+}
+
+var processStart = time.Now()
