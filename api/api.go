@@ -25,6 +25,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		return nil, err
 	}
 	r := chi.NewRouter()
+	r.Use(cors)
 	r.Use(recoverer(logger))
 	r.Use(observe(logger, m))
 	r.Use(middleware.GetHead)
@@ -32,8 +33,8 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		impl.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", r.URL.Path))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Allow", "GET, HEAD")
-		impl.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; this API is read-only: use GET or HEAD", r.Method))
+		w.Header()["Allow"] = hAllowMethods
+		impl.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; this API is read-only: use GET or HEAD (OPTIONS for CORS preflights)", r.Method))
 	})
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
@@ -59,6 +60,34 @@ func requireUserAgent(next http.Handler) http.Handler {
 	})
 }
 
+// CORS header values, allocated once.
+var (
+	hAllowOrigin   = []string{"*"}
+	hExposeHeaders = []string{"ETag, X-Data-Version, Content-Language"}
+	hAllowMethods  = []string{"GET, HEAD, OPTIONS"}
+	hAllowHeaders  = []string{"If-None-Match, Accept-Encoding, Content-Type"}
+	hMaxAge        = []string{"86400"}
+)
+
+// cors lets browser apps read every response (errors included) and answers
+// preflights on any path: the API is public, read-only and uses no cookies.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h["Access-Control-Allow-Origin"] = hAllowOrigin
+		h["Access-Control-Expose-Headers"] = hExposeHeaders
+		if r.Method == http.MethodOptions {
+			h["Access-Control-Allow-Methods"] = hAllowMethods
+			h["Access-Control-Allow-Headers"] = hAllowHeaders
+			h["Access-Control-Max-Age"] = hMaxAge
+			h["Allow"] = hAllowMethods
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // paramError replaces oapi-codegen's text/plain parameter errors.
 func paramError(w http.ResponseWriter, r *http.Request, err error) {
 	impl.WriteError(w, http.StatusBadRequest, "bad request parameter: "+err.Error())
@@ -70,8 +99,7 @@ func document(contentType string, body []byte) http.HandlerFunc {
 		h := w.Header()
 		h.Set("Content-Type", contentType)
 		h.Set("ETag", etag)
-		h.Set("Cache-Control", impl.CacheControl)
-		h.Set("Access-Control-Allow-Origin", "*")
+		h.Set("Cache-Control", impl.CacheCatalog)
 		_, _ = w.Write(body)
 	}
 }

@@ -32,7 +32,12 @@ var newest = sync.OnceValues(func() (*catalog.Edition, error) {
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Build(s)
+	ed, err := catalog.Build(s)
+	if err != nil {
+		return nil, err
+	}
+	ed.Compress()
+	return ed, nil
 })
 
 func edition(t testing.TB) *catalog.Edition {
@@ -177,6 +182,17 @@ func TestEveryOperation(t *testing.T) {
 				head.Method = http.MethodHead
 				if res := check.Do(t, h, head); res.StatusCode != http.StatusOK {
 					t.Errorf("HEAD %s = %d", url, res.StatusCode)
+				}
+			}
+			for _, enc := range []string{"gzip", "br", "gzip;q=0.5, br;q=0.1", "identity"} {
+				res := check.Do(t, h, get(url, "Accept-Encoding", enc))
+				want := strings.Split(enc, ";")[0]
+				if path == "/v1/metrics" || want == "identity" {
+					continue
+				}
+				// Bodies too small to gain are sent as identity.
+				if got := res.Header.Get("Content-Encoding"); got != want && got != "" {
+					t.Errorf("Accept-Encoding %s: Content-Encoding %q", enc, got)
 				}
 			}
 			if isCatalog {

@@ -2,11 +2,9 @@ package catalog
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"strconv"
+	"sync/atomic"
 
 	"github.com/refdata/refdata/gen"
 )
@@ -14,24 +12,20 @@ import (
 // Body is one response body rendered at load time, with the header values that
 // belong to it, so a handler only looks it up and writes it.
 type Body struct {
+	// Representation is the identity encoding; JSON is its bytes.
+	Representation
 	JSON []byte
-	ETag string // strong, quoted, derived from the bytes
 	Lang string // Content-Language; "" for bodies without localized text
 
-	// Header values as net/http wants them, made once so writing allocates nothing.
-	ETagHeader, LangHeader, LengthHeader []string
+	// LangHeader is Lang as a header value, made once so writing allocates nothing.
+	LangHeader []string
+
+	enc atomic.Pointer[compressed] // set by Compress
 }
 
 // NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
 func NewBody(b []byte, lang string) *Body {
-	sum := sha256.Sum256(b)
-	body := &Body{
-		JSON:         b,
-		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
-		Lang:         lang,
-		LengthHeader: []string{strconv.Itoa(len(b))},
-	}
-	body.ETagHeader = []string{body.ETag}
+	body := &Body{Representation: *newRepresentation(b, ""), JSON: b, Lang: lang}
 	if lang != "" {
 		body.LangHeader = []string{lang}
 	}

@@ -5720,14 +5720,24 @@ type ClientWithResponsesInterface interface {
 
 // ListBuddiesResponse200Headers the declared response headers of an HTTP 200 response for ListBuddies
 type ListBuddiesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListBuddiesResponse304Headers the declared response headers of an HTTP 304 response for ListBuddies
 type ListBuddiesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListBuddiesResponse struct {
@@ -5791,14 +5801,24 @@ func (r ListBuddiesResponse) ContentType() string {
 
 // ListBuddyLevelsResponse200Headers the declared response headers of an HTTP 200 response for ListBuddyLevels
 type ListBuddyLevelsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListBuddyLevelsResponse304Headers the declared response headers of an HTTP 304 response for ListBuddyLevels
 type ListBuddyLevelsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListBuddyLevelsResponse struct {
@@ -5862,14 +5882,24 @@ func (r ListBuddyLevelsResponse) ContentType() string {
 
 // GetBuddyLevelResponse200Headers the declared response headers of an HTTP 200 response for GetBuddyLevel
 type GetBuddyLevelResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetBuddyLevelResponse304Headers the declared response headers of an HTTP 304 response for GetBuddyLevel
 type GetBuddyLevelResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetBuddyLevelResponse struct {
@@ -5940,14 +5970,24 @@ func (r GetBuddyLevelResponse) ContentType() string {
 
 // GetBuddyResponse200Headers the declared response headers of an HTTP 200 response for GetBuddy
 type GetBuddyResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetBuddyResponse304Headers the declared response headers of an HTTP 304 response for GetBuddy
 type GetBuddyResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetBuddyResponse struct {
@@ -6018,14 +6058,24 @@ func (r GetBuddyResponse) ContentType() string {
 
 // ListCompetitiveTierSetsResponse200Headers the declared response headers of an HTTP 200 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListCompetitiveTierSetsResponse304Headers the declared response headers of an HTTP 304 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListCompetitiveTierSetsResponse struct {
@@ -6089,14 +6139,24 @@ func (r ListCompetitiveTierSetsResponse) ContentType() string {
 
 // GetCompetitiveTierSetResponse200Headers the declared response headers of an HTTP 200 response for GetCompetitiveTierSet
 type GetCompetitiveTierSetResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetCompetitiveTierSetResponse304Headers the declared response headers of an HTTP 304 response for GetCompetitiveTierSet
 type GetCompetitiveTierSetResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetCompetitiveTierSetResponse struct {
@@ -6167,14 +6227,24 @@ func (r GetCompetitiveTierSetResponse) ContentType() string {
 
 // ListCurrenciesResponse200Headers the declared response headers of an HTTP 200 response for ListCurrencies
 type ListCurrenciesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListCurrenciesResponse304Headers the declared response headers of an HTTP 304 response for ListCurrencies
 type ListCurrenciesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListCurrenciesResponse struct {
@@ -6238,14 +6308,24 @@ func (r ListCurrenciesResponse) ContentType() string {
 
 // GetCurrencyResponse200Headers the declared response headers of an HTTP 200 response for GetCurrency
 type GetCurrencyResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetCurrencyResponse304Headers the declared response headers of an HTTP 304 response for GetCurrency
 type GetCurrencyResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetCurrencyResponse struct {
@@ -6316,13 +6396,23 @@ func (r GetCurrencyResponse) ContentType() string {
 
 // GetLatestDiffResponse200Headers the declared response headers of an HTTP 200 response for GetLatestDiff
 type GetLatestDiffResponse200Headers struct {
-	ETag         string
-	XDataVersion string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetLatestDiffResponse304Headers the declared response headers of an HTTP 304 response for GetLatestDiff
 type GetLatestDiffResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetLatestDiffResponse struct {
@@ -6393,13 +6483,23 @@ func (r GetLatestDiffResponse) ContentType() string {
 
 // GetDiffResponse200Headers the declared response headers of an HTTP 200 response for GetDiff
 type GetDiffResponse200Headers struct {
-	ETag         string
-	XDataVersion string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetDiffResponse304Headers the declared response headers of an HTTP 304 response for GetDiff
 type GetDiffResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetDiffResponse struct {
@@ -6470,14 +6570,24 @@ func (r GetDiffResponse) ContentType() string {
 
 // ListEventsResponse200Headers the declared response headers of an HTTP 200 response for ListEvents
 type ListEventsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListEventsResponse304Headers the declared response headers of an HTTP 304 response for ListEvents
 type ListEventsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListEventsResponse struct {
@@ -6541,14 +6651,24 @@ func (r ListEventsResponse) ContentType() string {
 
 // GetEventResponse200Headers the declared response headers of an HTTP 200 response for GetEvent
 type GetEventResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetEventResponse304Headers the declared response headers of an HTTP 304 response for GetEvent
 type GetEventResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetEventResponse struct {
@@ -6619,14 +6739,24 @@ func (r GetEventResponse) ContentType() string {
 
 // ListFlexResponse200Headers the declared response headers of an HTTP 200 response for ListFlex
 type ListFlexResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListFlexResponse304Headers the declared response headers of an HTTP 304 response for ListFlex
 type ListFlexResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListFlexResponse struct {
@@ -6690,14 +6820,24 @@ func (r ListFlexResponse) ContentType() string {
 
 // GetFlexResponse200Headers the declared response headers of an HTTP 200 response for GetFlex
 type GetFlexResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetFlexResponse304Headers the declared response headers of an HTTP 304 response for GetFlex
 type GetFlexResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetFlexResponse struct {
@@ -6768,14 +6908,24 @@ func (r GetFlexResponse) ContentType() string {
 
 // ListGameModesResponse200Headers the declared response headers of an HTTP 200 response for ListGameModes
 type ListGameModesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListGameModesResponse304Headers the declared response headers of an HTTP 304 response for ListGameModes
 type ListGameModesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListGameModesResponse struct {
@@ -6839,14 +6989,24 @@ func (r ListGameModesResponse) ContentType() string {
 
 // ListGameModeEquippablesResponse200Headers the declared response headers of an HTTP 200 response for ListGameModeEquippables
 type ListGameModeEquippablesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListGameModeEquippablesResponse304Headers the declared response headers of an HTTP 304 response for ListGameModeEquippables
 type ListGameModeEquippablesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListGameModeEquippablesResponse struct {
@@ -6910,14 +7070,24 @@ func (r ListGameModeEquippablesResponse) ContentType() string {
 
 // GetGameModeEquippableResponse200Headers the declared response headers of an HTTP 200 response for GetGameModeEquippable
 type GetGameModeEquippableResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetGameModeEquippableResponse304Headers the declared response headers of an HTTP 304 response for GetGameModeEquippable
 type GetGameModeEquippableResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetGameModeEquippableResponse struct {
@@ -6988,14 +7158,24 @@ func (r GetGameModeEquippableResponse) ContentType() string {
 
 // GetGameModeResponse200Headers the declared response headers of an HTTP 200 response for GetGameMode
 type GetGameModeResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetGameModeResponse304Headers the declared response headers of an HTTP 304 response for GetGameMode
 type GetGameModeResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetGameModeResponse struct {
@@ -7066,14 +7246,24 @@ func (r GetGameModeResponse) ContentType() string {
 
 // ListLevelBordersResponse200Headers the declared response headers of an HTTP 200 response for ListLevelBorders
 type ListLevelBordersResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListLevelBordersResponse304Headers the declared response headers of an HTTP 304 response for ListLevelBorders
 type ListLevelBordersResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListLevelBordersResponse struct {
@@ -7137,14 +7327,24 @@ func (r ListLevelBordersResponse) ContentType() string {
 
 // GetLevelBorderResponse200Headers the declared response headers of an HTTP 200 response for GetLevelBorder
 type GetLevelBorderResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetLevelBorderResponse304Headers the declared response headers of an HTTP 304 response for GetLevelBorder
 type GetLevelBorderResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetLevelBorderResponse struct {
@@ -7215,13 +7415,23 @@ func (r GetLevelBorderResponse) ContentType() string {
 
 // ListLocresResponse200Headers the declared response headers of an HTTP 200 response for ListLocres
 type ListLocresResponse200Headers struct {
-	ETag         string
-	XDataVersion string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListLocresResponse304Headers the declared response headers of an HTTP 304 response for ListLocres
 type ListLocresResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListLocresResponse struct {
@@ -7285,14 +7495,24 @@ func (r ListLocresResponse) ContentType() string {
 
 // GetLocresResponse200Headers the declared response headers of an HTTP 200 response for GetLocres
 type GetLocresResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetLocresResponse304Headers the declared response headers of an HTTP 304 response for GetLocres
 type GetLocresResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetLocresResponse struct {
@@ -7363,14 +7583,24 @@ func (r GetLocresResponse) ContentType() string {
 
 // ListMapsResponse200Headers the declared response headers of an HTTP 200 response for ListMaps
 type ListMapsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListMapsResponse304Headers the declared response headers of an HTTP 304 response for ListMaps
 type ListMapsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListMapsResponse struct {
@@ -7434,14 +7664,24 @@ func (r ListMapsResponse) ContentType() string {
 
 // GetMapResponse200Headers the declared response headers of an HTTP 200 response for GetMap
 type GetMapResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetMapResponse304Headers the declared response headers of an HTTP 304 response for GetMap
 type GetMapResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetMapResponse struct {
@@ -7560,14 +7800,24 @@ func (r GetMetricsResponse) ContentType() string {
 
 // ListPlayerTitlesResponse200Headers the declared response headers of an HTTP 200 response for ListPlayerTitles
 type ListPlayerTitlesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListPlayerTitlesResponse304Headers the declared response headers of an HTTP 304 response for ListPlayerTitles
 type ListPlayerTitlesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListPlayerTitlesResponse struct {
@@ -7631,14 +7881,24 @@ func (r ListPlayerTitlesResponse) ContentType() string {
 
 // GetPlayerTitleResponse200Headers the declared response headers of an HTTP 200 response for GetPlayerTitle
 type GetPlayerTitleResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetPlayerTitleResponse304Headers the declared response headers of an HTTP 304 response for GetPlayerTitle
 type GetPlayerTitleResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetPlayerTitleResponse struct {
@@ -7709,14 +7969,24 @@ func (r GetPlayerTitleResponse) ContentType() string {
 
 // ListPremierConferencesResponse200Headers the declared response headers of an HTTP 200 response for ListPremierConferences
 type ListPremierConferencesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListPremierConferencesResponse304Headers the declared response headers of an HTTP 304 response for ListPremierConferences
 type ListPremierConferencesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListPremierConferencesResponse struct {
@@ -7780,14 +8050,24 @@ func (r ListPremierConferencesResponse) ContentType() string {
 
 // GetPremierConferenceResponse200Headers the declared response headers of an HTTP 200 response for GetPremierConference
 type GetPremierConferenceResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetPremierConferenceResponse304Headers the declared response headers of an HTTP 304 response for GetPremierConference
 type GetPremierConferenceResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetPremierConferenceResponse struct {
@@ -7858,14 +8138,24 @@ func (r GetPremierConferenceResponse) ContentType() string {
 
 // ListPremierLogosResponse200Headers the declared response headers of an HTTP 200 response for ListPremierLogos
 type ListPremierLogosResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListPremierLogosResponse304Headers the declared response headers of an HTTP 304 response for ListPremierLogos
 type ListPremierLogosResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListPremierLogosResponse struct {
@@ -7929,14 +8219,24 @@ func (r ListPremierLogosResponse) ContentType() string {
 
 // GetPremierLogoResponse200Headers the declared response headers of an HTTP 200 response for GetPremierLogo
 type GetPremierLogoResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetPremierLogoResponse304Headers the declared response headers of an HTTP 304 response for GetPremierLogo
 type GetPremierLogoResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetPremierLogoResponse struct {
@@ -8007,14 +8307,24 @@ func (r GetPremierLogoResponse) ContentType() string {
 
 // ListSeasonsResponse200Headers the declared response headers of an HTTP 200 response for ListSeasons
 type ListSeasonsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListSeasonsResponse304Headers the declared response headers of an HTTP 304 response for ListSeasons
 type ListSeasonsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListSeasonsResponse struct {
@@ -8078,14 +8388,24 @@ func (r ListSeasonsResponse) ContentType() string {
 
 // ListCompetitiveSeasonsResponse200Headers the declared response headers of an HTTP 200 response for ListCompetitiveSeasons
 type ListCompetitiveSeasonsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListCompetitiveSeasonsResponse304Headers the declared response headers of an HTTP 304 response for ListCompetitiveSeasons
 type ListCompetitiveSeasonsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListCompetitiveSeasonsResponse struct {
@@ -8149,14 +8469,24 @@ func (r ListCompetitiveSeasonsResponse) ContentType() string {
 
 // GetCompetitiveSeasonResponse200Headers the declared response headers of an HTTP 200 response for GetCompetitiveSeason
 type GetCompetitiveSeasonResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetCompetitiveSeasonResponse304Headers the declared response headers of an HTTP 304 response for GetCompetitiveSeason
 type GetCompetitiveSeasonResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetCompetitiveSeasonResponse struct {
@@ -8227,14 +8557,24 @@ func (r GetCompetitiveSeasonResponse) ContentType() string {
 
 // GetSeasonResponse200Headers the declared response headers of an HTTP 200 response for GetSeason
 type GetSeasonResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetSeasonResponse304Headers the declared response headers of an HTTP 304 response for GetSeason
 type GetSeasonResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetSeasonResponse struct {
@@ -8305,14 +8645,24 @@ func (r GetSeasonResponse) ContentType() string {
 
 // ListThemesResponse200Headers the declared response headers of an HTTP 200 response for ListThemes
 type ListThemesResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListThemesResponse304Headers the declared response headers of an HTTP 304 response for ListThemes
 type ListThemesResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListThemesResponse struct {
@@ -8376,14 +8726,24 @@ func (r ListThemesResponse) ContentType() string {
 
 // GetThemeResponse200Headers the declared response headers of an HTTP 200 response for GetTheme
 type GetThemeResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetThemeResponse304Headers the declared response headers of an HTTP 304 response for GetTheme
 type GetThemeResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetThemeResponse struct {
@@ -8454,13 +8814,23 @@ func (r GetThemeResponse) ContentType() string {
 
 // GetVersionResponse200Headers the declared response headers of an HTTP 200 response for GetVersion
 type GetVersionResponse200Headers struct {
-	ETag         string
-	XDataVersion string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetVersionResponse304Headers the declared response headers of an HTTP 304 response for GetVersion
 type GetVersionResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetVersionResponse struct {
@@ -8524,14 +8894,24 @@ func (r GetVersionResponse) ContentType() string {
 
 // ListWeaponsResponse200Headers the declared response headers of an HTTP 200 response for ListWeapons
 type ListWeaponsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListWeaponsResponse304Headers the declared response headers of an HTTP 304 response for ListWeapons
 type ListWeaponsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListWeaponsResponse struct {
@@ -8595,14 +8975,24 @@ func (r ListWeaponsResponse) ContentType() string {
 
 // ListWeaponSkinChromasResponse200Headers the declared response headers of an HTTP 200 response for ListWeaponSkinChromas
 type ListWeaponSkinChromasResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListWeaponSkinChromasResponse304Headers the declared response headers of an HTTP 304 response for ListWeaponSkinChromas
 type ListWeaponSkinChromasResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListWeaponSkinChromasResponse struct {
@@ -8666,14 +9056,24 @@ func (r ListWeaponSkinChromasResponse) ContentType() string {
 
 // GetWeaponSkinChromaResponse200Headers the declared response headers of an HTTP 200 response for GetWeaponSkinChroma
 type GetWeaponSkinChromaResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetWeaponSkinChromaResponse304Headers the declared response headers of an HTTP 304 response for GetWeaponSkinChroma
 type GetWeaponSkinChromaResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetWeaponSkinChromaResponse struct {
@@ -8744,14 +9144,24 @@ func (r GetWeaponSkinChromaResponse) ContentType() string {
 
 // ListWeaponSkinLevelsResponse200Headers the declared response headers of an HTTP 200 response for ListWeaponSkinLevels
 type ListWeaponSkinLevelsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListWeaponSkinLevelsResponse304Headers the declared response headers of an HTTP 304 response for ListWeaponSkinLevels
 type ListWeaponSkinLevelsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListWeaponSkinLevelsResponse struct {
@@ -8815,14 +9225,24 @@ func (r ListWeaponSkinLevelsResponse) ContentType() string {
 
 // GetWeaponSkinLevelResponse200Headers the declared response headers of an HTTP 200 response for GetWeaponSkinLevel
 type GetWeaponSkinLevelResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetWeaponSkinLevelResponse304Headers the declared response headers of an HTTP 304 response for GetWeaponSkinLevel
 type GetWeaponSkinLevelResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetWeaponSkinLevelResponse struct {
@@ -8893,14 +9313,24 @@ func (r GetWeaponSkinLevelResponse) ContentType() string {
 
 // ListWeaponSkinsResponse200Headers the declared response headers of an HTTP 200 response for ListWeaponSkins
 type ListWeaponSkinsResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // ListWeaponSkinsResponse304Headers the declared response headers of an HTTP 304 response for ListWeaponSkins
 type ListWeaponSkinsResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type ListWeaponSkinsResponse struct {
@@ -8964,14 +9394,24 @@ func (r ListWeaponSkinsResponse) ContentType() string {
 
 // GetWeaponSkinResponse200Headers the declared response headers of an HTTP 200 response for GetWeaponSkin
 type GetWeaponSkinResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetWeaponSkinResponse304Headers the declared response headers of an HTTP 304 response for GetWeaponSkin
 type GetWeaponSkinResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetWeaponSkinResponse struct {
@@ -9042,14 +9482,24 @@ func (r GetWeaponSkinResponse) ContentType() string {
 
 // GetWeaponResponse200Headers the declared response headers of an HTTP 200 response for GetWeapon
 type GetWeaponResponse200Headers struct {
-	ContentLanguage string
-	ETag            string
-	XDataVersion    string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
 }
 
 // GetWeaponResponse304Headers the declared response headers of an HTTP 304 response for GetWeapon
 type GetWeaponResponse304Headers struct {
-	ETag string
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
 }
 
 type GetWeaponResponse struct {
@@ -9783,6 +10233,34 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListBuddiesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9797,6 +10275,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9807,12 +10292,47 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListBuddiesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -9863,6 +10383,34 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListBuddyLevelsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9877,6 +10425,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9887,12 +10442,47 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListBuddyLevelsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -9950,6 +10540,34 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetBuddyLevelResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9964,6 +10582,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -9974,12 +10599,47 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetBuddyLevelResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10037,6 +10697,34 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetBuddyResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10051,6 +10739,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10061,12 +10756,47 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetBuddyResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10117,6 +10847,34 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCompetitiveTierSetsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10131,6 +10889,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10141,12 +10906,47 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListCompetitiveTierSetsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10204,6 +11004,34 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCompetitiveTierSetResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10218,6 +11046,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10228,12 +11063,47 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCompetitiveTierSetResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10284,6 +11154,34 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCurrenciesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10298,6 +11196,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10308,12 +11213,47 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListCurrenciesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10371,6 +11311,34 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCurrencyResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10385,6 +11353,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10395,12 +11370,47 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCurrencyResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10458,12 +11468,47 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetLatestDiffResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
@@ -10475,12 +11520,47 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetLatestDiffResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10538,12 +11618,47 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetDiffResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
@@ -10555,12 +11670,47 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetDiffResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10611,6 +11761,34 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListEventsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10625,6 +11803,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10635,12 +11820,47 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListEventsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10698,6 +11918,34 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetEventResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10712,6 +11960,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10722,12 +11977,47 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetEventResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10778,6 +12068,34 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListFlexResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10792,6 +12110,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10802,12 +12127,47 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListFlexResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10865,6 +12225,34 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetFlexResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10879,6 +12267,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10889,12 +12284,47 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetFlexResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -10945,6 +12375,34 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListGameModesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10959,6 +12417,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -10969,12 +12434,47 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListGameModesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11025,6 +12525,34 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListGameModeEquippablesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11039,6 +12567,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11049,12 +12584,47 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListGameModeEquippablesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11112,6 +12682,34 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetGameModeEquippableResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11126,6 +12724,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11136,12 +12741,47 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetGameModeEquippableResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11199,6 +12839,34 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetGameModeResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11213,6 +12881,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11223,12 +12898,47 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetGameModeResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11279,6 +12989,34 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListLevelBordersResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11293,6 +13031,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11303,12 +13048,47 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListLevelBordersResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11366,6 +13146,34 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetLevelBorderResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11380,6 +13188,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11390,12 +13205,47 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetLevelBorderResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11446,12 +13296,47 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListLocresResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
@@ -11463,12 +13348,47 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListLocresResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11526,6 +13446,34 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetLocresResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11540,6 +13488,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11550,12 +13505,47 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetLocresResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11606,6 +13596,34 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListMapsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11620,6 +13638,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11630,12 +13655,47 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListMapsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11693,6 +13753,34 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetMapResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11707,6 +13795,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11717,12 +13812,47 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetMapResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11806,6 +13936,34 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPlayerTitlesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11820,6 +13978,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11830,12 +13995,47 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPlayerTitlesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11893,6 +14093,34 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPlayerTitleResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11907,6 +14135,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11917,12 +14152,47 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetPlayerTitleResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -11973,6 +14243,34 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPremierConferencesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11987,6 +14285,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -11997,12 +14302,47 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPremierConferencesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12060,6 +14400,34 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPremierConferenceResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12074,6 +14442,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12084,12 +14459,47 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetPremierConferenceResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12140,6 +14550,34 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListPremierLogosResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12154,6 +14592,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12164,12 +14609,47 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListPremierLogosResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12227,6 +14707,34 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetPremierLogoResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12241,6 +14749,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12251,12 +14766,47 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetPremierLogoResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12307,6 +14857,34 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListSeasonsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12321,6 +14899,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12331,12 +14916,47 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListSeasonsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12387,6 +15007,34 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListCompetitiveSeasonsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12401,6 +15049,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12411,12 +15066,47 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListCompetitiveSeasonsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12474,6 +15164,34 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetCompetitiveSeasonResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12488,6 +15206,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12498,12 +15223,47 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCompetitiveSeasonResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12561,6 +15321,34 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetSeasonResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12575,6 +15363,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12585,12 +15380,47 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetSeasonResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12641,6 +15471,34 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListThemesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12655,6 +15513,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12665,12 +15530,47 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListThemesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12728,6 +15628,34 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetThemeResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12742,6 +15670,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12752,12 +15687,47 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetThemeResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12808,12 +15778,47 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetVersionResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
@@ -12825,12 +15830,47 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetVersionResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12881,6 +15921,34 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWeaponsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12895,6 +15963,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12905,12 +15980,47 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListWeaponsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -12961,6 +16071,34 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWeaponSkinChromasResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12975,6 +16113,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -12985,12 +16130,47 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListWeaponSkinChromasResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13048,6 +16228,34 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetWeaponSkinChromaResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13062,6 +16270,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13072,12 +16287,47 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetWeaponSkinChromaResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13128,6 +16378,34 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWeaponSkinLevelsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13142,6 +16420,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13152,12 +16437,47 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListWeaponSkinLevelsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13215,6 +16535,34 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetWeaponSkinLevelResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13229,6 +16577,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13239,12 +16594,47 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetWeaponSkinLevelResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13295,6 +16685,34 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 	switch {
 	case rsp.StatusCode == 200:
 		var headers ListWeaponSkinsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13309,6 +16727,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13319,12 +16744,47 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers ListWeaponSkinsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13382,6 +16842,34 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetWeaponSkinResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13396,6 +16884,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13406,12 +16901,47 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetWeaponSkinResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -13469,6 +16999,34 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 	switch {
 	case rsp.StatusCode == 200:
 		var headers GetWeaponResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13483,6 +17041,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			}
 			headers.ETag = value
 		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
 		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -13493,12 +17058,47 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetWeaponResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			}
 			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
 		}
 		response.Headers304 = &headers
 	}
@@ -15814,192 +19414,208 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3pcuM4tiD8Kgh9NyLtvpS8pNPlsqN/eMtq305nZniprP7aNSOIPJLQJgEWAFpWZTiif80DTEzEvEG/",
-	"yLxJP8kEFpIgRUmkU1bJqanuqLIkrGfDwcFZvrZ8FsWMApWidfi1NQQcANd/njIqgcoPmA4SPAD1VQDC",
-	"5ySWhNHWYetmCChkPg4BySGgHgvGbwSS8CgREYhQtCHA/HT8+QI5fTc7La/F4beEcAhah5In4LWEP4QI",
-	"q1ngEUdxCK3DFtD27XXLa8lxrD4KyQkdtJ6evNYZlvhn4EKvpLywS0xJH4REF2eI9fUKBjgC9GA6ZKtF",
-	"vvq2z1lUd0Hb784P3p6fvDt/u7v/7oeTHyvXdn6DB5OLupac0QF6wCEJsGTcrIwIxCHmIIBKrFp6KABO",
-	"HiDQ60JECtQbSxBHSAANEJGoh/17Bd3uRb/9kVFoX2LpD7t1t3DXevvbbvuH0V2rYvFPXivGHEcgLRG8",
-	"5yxqAucMxAwpwsLcwBdt7OyjITziAHwS4RAFZECk0IRA1FAxlsOW16I4UutRXZ6PkQg/fgA6kMPW4f5e",
-	"FYKmk/QHQ852M5qU+wTCQHiIUf095u3jc4Wk9tm5hzSBeghE+9z85/IXD/V5+/2Vh0jQvjjz7iiR7Ysb",
-	"D/0Dt//rs4fuWfuvVx6Kw/bnDx6KZfvkykM8aV/dekgO2zd/8ZDk7ZsrDz2Q9s8fPfT7sH1q/nPzxVN4",
-	"x3R8R0OQEjjysYAOOoM+TkJpVtNBx3Qsh4QOEIQCFCvubW937mgK6t8S4OMc1mEKDBe+gRnRYcEc4nrr",
-	"dcB8w76RciRrSDeSvSDV3CYkqBaCREL0RqDb24szDx209/T/dnYrFm7xh1z0VW8lUbPV28z+W9j3d3v7",
-	"7T18AO2D/R/99ttgz2/D24O3797t7u6/O9ibv8EnNZmIGRWgOf8EB1fwWwJCqk++OQzUnziOQ+JrYbX1",
-	"D2Gwmy3maws4Z9yhK/Tm8bH9yy9vFCFSJpFI4phxCcERSgTMZKt///NfiiolloloHe5tbz+5APgPDv3W",
-	"Yev/28pPsC3zq9g614vQm5pEFzfbUguKcNhnPIIAbVCGbgXw9vEAqPRQQrOFonQrntNeIRsxjqKckjc7",
-	"rSevdZIEwfhCQlQDbPU2o0c8YcG4akOfKKCeaqBlg8y3p9atpZkisMljve0KwarZbZetshrgHHCzuuk2",
-	"T17rl7Y6qtuOJJjVyz3W9Wb13j/AA4SLB6kedi5cUaiafe/Q/UBq8XlT6Kphp0H4/AH42IVxehJgX5KH",
-	"7ED4niG/eKDXhPcaQfqURTFIojZ6DVgwulBBMjH6LHni542R0K3XBOQLJfTK0WcT/STg15QDbgjwa5Av",
-	"xQJ2+Lo8IAlwJECuC9hfig2c4evzQQr8teKEhHOg/mLV83TQmVRv23zfYF0sfTuDzqFq23KdKPmM9PsL",
-	"pWI14DQwH6OA9PuoB3IEQJEcsYI9VZQguUQwvA/hUYFhoaBIB53F0P0QHrXd5/skrxQEC+Vod9DZHJ1B",
-	"d51Y+iccwfkD0MVqZ9mos6hZczM8aMPXdw3ahdJzYdTZBJ0DeN0o+pIFcP5bQuIY90JYOGkXh59L4xEL",
-	"AEHWfl3AvnCynxy+Bv2XgL+OnPAi9F+L6r9vuL4IgTch6zWi5QsqgVMcmje2Z70NEjsE0l8cIQ6Sj1GI",
-	"JXDnwe/doh78BPAH4KiPSQjBkcZIBELgASCBxwKNhlh6+mvVkviAhFTfJ7F+0bPvRDwAvlD+dcadxcLm",
-	"baSn232fFOUAYqGMXBp3Ni+7YF4ndjYuL9dJFGG+WAvOxMjTEKB4dOcAOQ/uuqdAIyKHhi/J76mMJRwZ",
-	"nwUklRbxBxofLnG8UHlwieNZciDC8fdJgZc4Xijd2fFms3uE43Xi8o9MvmcJDZ53XlOGRoBjRg1HJgkJ",
-	"0Lb9p13xr/QfBcrUr6vscnWEQiKkgnSEsERbDztbZg5R8PnZ+3YV4CNDIvGH1lxnkOll62JcWzf1Sf+R",
-	"yUsWkD6BKZ5eRV9NRHEEQYUvJiICCUnC0Nqm5RGiTLucPltaqW19DvEY+A2RC75IO+POEkCxboakavd9",
-	"cokDiIVKpNK4syWTC+Z1ElGfOUQE+CmjfeBA/QXTeHn0mZRuGiM/a70mIF8s1VeNPof2JwC/hhzwgQ3Y",
-	"S9C+GrcO1UvAEQrZgH33UH4Jck/HrUfoGazXic5fwA9vvvPd9+xw9wJednVd69bPne76ntDTIWcRXiwF",
-	"Z8POpOJ7QpGvm33v0F0sOReGnUPSOYzXja4XH2mRjTqXqr/jOIsMCAun6ZpRFjmA14qitZ34ZuGOB864",
-	"s0zarplagZ1R+B6gejOEaLHw1CPOkg9SNfg+aVTvfaFiIRtxtkjQMF0naWA/LJRy7ZizpIAFresw+8c9",
-	"WX3RFvaFgsAMOYt7jVn/+yQqs/uF8m8+5GwGti8ya8TBBjJK7XkBClbDzqdirUl979B9AXJOh61F0lpb",
-	"XRu6zh449cqPA3EtsUnGg4OAKPjg8DNnMXBJQLQO+zgU4LVi56uvrV7ChTxlicFWn/EIy9ZhK2BJL4Q8",
-	"0QtNoh5wteQ+4XCFJdRvLuRJEoYgj30/4dgf1+zJE3odAwSXSShJHBLgNTv+zljUsNOTmzDj7+URnE1X",
-	"LstzoVi95V+zKVnvH+BLtc5jwk9Uv2ej7YwIialfFxViyOQgoZ9Braw+ykuwqRjFKy2ncrOhvDY9n73d",
-	"BlT30lvVS6napg6mn7u5cpSUia3fsFLMH2IebRqPCSKFuX5rd6UiULAQID9jOZx0OUhdLbX22AY6IBSQ",
-	"bo9iLIcd9CnGvyVa+JXSuXitgIg4xOMLf7pASkX0LQ+dHh91AprKzEjkdwi000PljET8hQQB0Iv+RyY/",
-	"jWiVE4VpkUpxIRkHNBoC1alhmOrjDN1jLARM1dgGeGo8IiES9TNQqM52OMw5HuvP6upTnc7nCvrABZIM",
-	"YaQvUmiju/Wws6W7iK2vSUKCp+7mEaJJGJqV62xiGvNDLBBlVENH/a4u/mningloJXb+PI/PD9s/7r/F",
-	"+0F7713vh/ZBP9hr+/sYt/d3e7s77979sPMO48qEYy6x27xBLi4rMeNCoUgsnkORGeCnMok+0JtJgQDL",
-	"etkstAiwnkBV3jh/ubn5jEwD5Gsf993t7Y6brGp3eztbOKESBlXiwczgmXVN3aihpmYiIXffZX2EDZXM",
-	"EQATdKLFSDZ5ybMpiYATX8dyq3FriNTli4UhCaCGSChJgTSpmeZFDVzVgpt8goIl3NcP1gGWIPR3Ok9b",
-	"tfBIWa0W5zjwnlh7ma+msc1sInpJlslk3mrxTab6P2/bC5D5qwOPZYFiVaFwisOQJbKxdmWcLTkMiLF6",
-	"YBTheFKaqvugJPOlm13Gh7S53ocau1rQvVfn/VQZJ5IY+NWM7p8xBypRiHsQduYe4s5CJsf28i3OAO8H",
-	"BwwNwPxRnSBGoEeEkgjHKGaCmMyklEWE4jAcK/3t79se2vn1EEXmAjVGvbGJrLHdSIQH8Ebc0REJ5BBh",
-	"GqAhkMFQKoE+UBoseVT6MDplUZyomzyWKGQ4QJLYrKyOrH8j0IjxMLijPmM8IFTL/Sw+IMLxG5EuhQAX",
-	"Xv4bfgSBxAjHsZpD5OlgAwbi8I4+oj+bsTtj9H/+N3rMb4ToP9HjtY9DzG/YcRB4aJw1fVRNx4WmY6dp",
-	"544eoz6MEAccIt+gRKCQAPpHIiRSn0hgDjMNKA2fPg5DJEIFpHCctTGANgk8i6T+WPMaNX7OremxpTpW",
-	"U5iEAePjM9LvN5RiOAiqVIBrE/Zxe3txJpD1sEaMGkJTMKIwAu6azzMxOMGKZZHnDzEdVE16oYZQE/SY",
-	"HKLRkAkd/0Us+T/gMAHtGq4uBGneTus8LsyCe2PtC19Y0EyZY9airZcVS+UQsYdnwYeFwfPgU0K6wU++",
-	"khx8lYTgbKcZHZikulM3KlncNnqzbqjlrpiHog1DyCJLH9sbmxabzQimkbZoN1IJnXKesoaiWMcbYHoP",
-	"ARoRGrCRPvQowr7U0kJnKE6TOBGK+oz70PR2YeLdKjBxhem9jYYTCDCnhtxHhApDdERY36/yXdh6hLmX",
-	"4XrMMZlKT82uVjnlMp3zeDEXlqi+2/8XU4uXDJ1WpMGqPNaBBjek6ji/uP6EDva3d9DtzelRiiV1FUB+",
-	"yIQxYuQCF0toq0NtYgqv9dgesPakOqH3P2cXBkhow1rJN6sVE4m5bLoHFgP95j00YqN8mTnQC2CYguOc",
-	"gOddv6oTNS7+FjbJ9auidk9hr6ZqOM8FA8IjzAOlVfWl+oSMBFZySsmJprKouWkiTM0idWzJEQ7DBmNP",
-	"oV+vpbZ2lYG+uWJlST60JobCcGWTQr7oxvS9jHtmJbGv5J2zKDyaPltg/37AWUKDUxaanAfFrRy0/SHm",
-	"2FdccPXTyTEawmNhF600IrJKRvv1Bz1CAWexPmZDLKROxZa1EkoFUE2LU/ftP9WPBA+kOkP/OU2i1INN",
-	"R09igbrnDhzPbNfDw4urTx+7nVnDz7EdVvYNMR9AA35VcumGE0wHIZyxEX1m19u4QcemMkVa2ivCYRsR",
-	"gRJqTuAjFDJ11yHC/qG+rmnbVcM3B3WJmaR5Cs3GcoikhNCUcr0JBikKrhyTU7BUiYEabHwNza1Iobri",
-	"6CNKzSmOEC6og0bleCNQt0rf6NqbiFFz52rdn/TCU4xMUPjs01AhoEJqflIHb1odJiUatKHV2O1NpRfq",
-	"ewGLM8JpKsm1gPzWe1F5/8VHJbO3ehh+eT0tJaXVPKvcxL7LOcodeKzkWW7TvTZlfYoIbWvDX5owdo6C",
-	"OvcJd8FvaZ/DhOPQ2JhmP6k5w1wTOkhCXHGspL/UGbDxYQtK8//M4YHA6NuV6jpv2FV7LqvLhZNmYolz",
-	"VWg3kfMLSJyUbleMj5YiXZy9r6JMOcMRHsAVpsZVsMndgAVj07vmPXQIOGjUIYRBo/Zc7eKcBpdZEbe6",
-	"na4l5rJBt/KrVXmMibUUdu+5sHO3WYmgOm8NRfr5MsQSWfO1UZcYLZQZw5TJoXGcKOLUNw8c9tO8rNmn",
-	"eesnT5eua1L2zFjuBQmqBfMAKHAsITiWk8N9SU2uOj33CBvTt35L27i9Od38ViukydxVBwY2yZdm70ZV",
-	"38zDzpTtl+jLBa07TxFKnou+fBPTiOqFhL2m11URbkUibe7CBFTyMYp1wTqJQzbw7GN8b6w9G2Msh9YG",
-	"qJ3lukcITGZ++1KobrP22cpDEMVyrHhRIEL9MAnMrbTsKRoENfiv8BT55KXdtnJ3wSa9nStfdvtq1N+c",
-	"cs9Yt04N3bhXP4THpn2UAhyxoPkSs45beQrfxoNovDhvTk36Rjhu3MfkUtKplJr3NSk6tvJcNM8eImQD",
-	"1rizMUU8t9uWQ8xNhzDOrk17pdnbntdtS9wTaoLuv2mI53G+O0LDziVxnOewK45ZvdHKtWdirDUh0CwX",
-	"5MRRje8KUVbihQzJBalVYlArYTLx5EqPaQKhmm/KrDDtmLrOVY4GB7JkEofHqWtJ+bz0zO+nuR/IlBZX",
-	"ufvFnDPXmbDUtzRZ1T6zvMkNfQF0xWrWt0crZbS9+/iI0pqtk0copPNUqMUjoBKNdEFqTAOdAFlpxAFD",
-	"uMcSiYic9ppcW5tx9Zi97b36eoxZdxXk0gIiTZ2OFvzq+K0O0d9uBKllziiUsVm8hpshY0W03InqMi9o",
-	"znD3vormjKwyyfNtpFrkH6Xhl6MhsVX+bUJTdHtzahw1QwIiKw2V+XFosWI9OZ7pBzCHv45QhMeoB+Y+",
-	"Mc9951uuwUPG5dmi1lRwyFmWe01RiExsaJr/zWz5UqwstHgBkxPxqnHVMkRMYferKmMu1Tnf9AU2K5rR",
-	"QTeOv3g/xANtJ0h6IRFDCFBCA+DGO1c/u3oIhyM8VtuigggJVB7e0S4Rl2YIE0ikky8b09LAZGlmfZQ3",
-	"Og5DNoKg66E+CcPUMjgaEn+oFCvV847a+KIhFlVu11gNIU4TIVmkoHAFipNc51In9sg01mmhFVexRE5r",
-	"OFsmukCcrnM439cKQly+8hMkHMsp1kHpD9MzJSIy9SslcqhUUoyGmAfINzEfc3cGPqMsGt/o76fG1ULu",
-	"5eIh6Aw6qHt+zEGc570PD68lpgHmQbfWxIq83wOWCYdPD8A5sbaWcuRe6jJLGQWE4zgcFx7rmzhTm9mm",
-	"+hkoXoYqoivbV51x0l5VnD/PG1dB4CoJ4YSxcEkg4En47fvPBvmWzZcFTTWzl2TWtEY3gKOfGfFh5mAh",
-	"EfJn+8h5g8OwJicz3stC6ksyukdCIseI8Z5AjKYRNjW9kLQfkPgM/C847Nd8fpKAoysWTiWTPuPqTNNs",
-	"qM8OMdunfx6WvuUK5qzOEWdFiVMt9ytRWkEyk/ThYKsMYG/qeeSCdYpcmsasEw/rZRKroxxmtcleRjfU",
-	"yseKKUN5Tbxn3LwkRAg/YBKahIE2vEfE4JM+8Q3Zow19SmH96Y1AEYQAiHGELc8ae+Jm4yhza9Os6wia",
-	"bzS1hh4eXqq1dFckGcU9CcNryQFHy3FPyQBYZp3SQuoyTqmo5cuxkEOyK8tMy7pwTcJjlW9ey4TKysKC",
-	"k+CzDVBuCAefhUlE6/rHsNGzXGLYyLhJq5mq1u+UqGvuyuxUrOugY1s45o1Io3PsPVgp11kw9IADliAk",
-	"6mqTD6EDvYLuHQ1BqPZYV0SC3xIcps7E2bjY95UKYiauvBkvwK43w0lRTfvRALpaTSQU4TB0TAiKbqrV",
-	"1ikaout2lc12HMeAeZqiq25cgCn6c4p50Ly/i5sK/dzFg2PAMKmIbGhWHIfEqMk1yPtbrImFtRaxNA2K",
-	"syA074AsV81c/Mno8uSKiLmqSpYvKPVLEFhFwV8oLvkMn6ZysckspDotNUmkKGTwrnhgpTJ1qJpIy2TD",
-	"IO0AtiXCPmdCaBmVF6+cfI02KyomBwugfXZeJRVl5ogzbRGmBdrQRtQY+yA2q+YtocAuIpvAy/Y7Fx1L",
-	"IdEC/leUSC9x3PhUj3Cc5wxMM4c0v86ZfhVk4WTREdbE2mdcTSsyW2uWsMTcNqXJRDAoZVKokV2nXvB+",
-	"ltClIu0O8Q3k2gKkOmbQANiA43hIfOT0XFFrt2s3qRvT/DxrXoRj9dfsFJIma2TVQqlChw7rrPXQkOd8",
-	"qJORbS5irHPQSRZGeBHNSNpbVpbiEIthbc1qrDfwvKkk9iXxcVgPSEg/tCLrgZwZT/TbVH5CEAliweCc",
-	"Grr+WMynW3IMYjwM0L//x//MnuTyfEpHiOaJobKESWhOwqSayqfbpSLgsd8XIJHOTGOdjNN1mQxXNWcZ",
-	"L2TvWQYoNC8DVM1VLWHvdbT4Sv6vJviixJ5lKa42HFt+nc6LU+VBMYjUSrwiVRfxXKKtEridY3LK4f1C",
-	"FwylFqyOhrIMbc3ueBV1NKc2b2NdzS3V23lZa8hcoV+dfXnytVAv9gYe5axZJTxKdXyNqPXCwOle1XqO",
-	"bAyH0ht7Iab3BgLpMUaoSXunQK7bYJ0Kz7T5lgOsjiDLtzcl7fFs60K5FPbimd+lt9VjgWUIgxIEVlIo",
-	"lEsXNxcNE5WMO0s2l5L6dw4irpO4Si+64QlYFpYsbussE+pEjrVZRAdYMioxoQLpWEpnu+IoT9tMXaWW",
-	"RepmW/Awd8TTPVS8QV6bGmokACpJX9fNVXMHDIROGW2iPFPzSoylP1TzJwIQkYhQIQEHStt2YKq39Q+d",
-	"TA3TQKeix4OFO2yr7VhU5GCeK4Qqa5W/gCiaoPJVZb+liKUqaKywcPrABuzZYimrO91BF4obdQ7aRIBA",
-	"Eeb3mpFDxsWhOt/9e3QPEKOE2mhqD/XCBBBLZEgoeHeUQ4BiTtQ110MDrj3BwWc0wHzcQTdqLjMe8lkE",
-	"2oNg4+rPnY73k/rXifrX8Z87nc2usXwB9od3ejIKYZ5r+EhJlwfgOlTloN0jEl39dKK5N9K+g3bpJrGw",
-	"GUrJrRD0ywLqYRrc0Q1MJWnjkGABAYJgACYvb+rCbgfRMiHh+vahhJ1Z/+azX72WWYfDn5ZxKzMGqSaO",
-	"OH1ppSxbUbMIlnLd+heTgJqVVo+7lyj1Ugisorx7VvbcY4ogJoIFgDa0zaSNfYli4IQFm9phymTS3eAs",
-	"GQzDMRLksT0CuC/m3N1cttZWK+XsNyZ2iHUy+ur0sre3eXIG0y6F45FOecY02IRnrnosg3K9i13NdLTf",
-	"uD+ZXubLDuZ5bM6R3qC5xtpHumblRcr5o8uTGT9yQ7rGjfzYl11FeJO/nBsQdp3nmBSqji9DD/rMLtBk",
-	"xR5hYYMYigkfq2Zexq07Bc60cCKH7OZJ/hdN0btaeXmXl611tVO0Xg9ZfGa3s7DgXh/TE7jhWDHQ5PbO",
-	"ODOefihIzEO/LuU1RvEQC6i+n7qOslO9aOeZ1yzzTC0H4rV8JipG+MyJD0ohzjLZcQiIrOvlMyg7y4Xh",
-	"p37r8O9zXADdXk+/lg/aKzbSyrJxcksLEigoqunKyeFtbTxi7u22sWo44/jIaYQ0eKujMLp4RvPdWu1L",
-	"1K2xVfABLlBCCfIlsky35SzZXc5cUXlP6KlOJ9H4MqjvNEiHVoxDQA+YE0ylqa0j7gntrMhVxwQK9rAA",
-	"ZBJnmJuqPqrvCbU2aW2AEgjHMdAA4Ww7msnyFOUwUpfWSqbrJ2F4BdT6YtZ6TeaAIwh+JgGwun1G6q66",
-	"tHyJ9qLlbC1bQnn99SntpQ7mnJRX5VDKVrSUA7qw/5U8pO8JfU4hxGOKknjAcWALbmQixkMJDZlvLly6",
-	"TFTWsGaW1uUaXBwVHecFnvLSrnOVbN00TWIyJdJNptLOOFqjn3GY5NnSCtE3GULUkIeHP7//peuh7uHh",
-	"MSWR9hAwH98Tqi4R3Hy6ZgkNzvt98KUw39xwTIXRILI+fyVhqEPO0m43LH7P8cB8uKAiBl8e00C1U1cX",
-	"GJlyO0InQcDao7fmpbC5FP0GwZhjYKLaQmNx+JL1HHNeWzXmX5YsXOlijtea5G5mx/pN/35aGap8gtLW",
-	"9D0lc+HVvkob1nJxD2P9OSy837tOvpXLfim6dQCzIrjSlZwbq8c6Q9pR9rApIpDEF4iDfR9CROqnjKyQ",
-	"crez8m8DuuK2DQNu5Pq4ME20YgXzJK1G3wtRqyGNVaLTZUjXbNerKFkr/ZiPe4KFiQR0e/XBFsIzj5aM",
-	"owd1XmeJCiAgGA2ZkFk2JqWBFE2kQyljcbi1pRt3HnDIOKayjWPS8Vm0lSZl3H8L+/5ub7+9hw+gfbD/",
-	"o99+G+z5bXh78Pbdu93d/XcHe1uWvInPaCfWVunMFJNwUkcBchImN8wJaNNzaVtQWv0RdTlh8jQkQKUd",
-	"ubvlfHeSkDDoIswBmVdQgVj/jnZTSzMvdy39YPsrRdXXX4jsvUA19NHx54vOHX2vKyMqNd9Y0wMSaJuP",
-	"HQ1tsDBAHHzGA4GG+AEQZagLdEAopHOjbI472lPTbupll033VY+yPY6puWbnWOcQAhbQ3n7b2amsxKTn",
-	"OLPZQorQ1rtGAZb6+Tqzyh+i7t/+9re/tS8v22dnXfuulD1lZE8XRerb3d7dae/stHd3b7a3D/X///+p",
-	"y5maTTst/q5bpR7lWEPcQKUw586P1a9NDrgrj6jI5uy+qKqgmvvjWAowuZ3SNN8bO/soiWPgvrrMDOER",
-	"B+CTCIcoIAMiTRiSUyPr3fnB2/OTd+dvd/ff/XDyo34ykBK4muu//X27/eNx+/2vX3f2n/6jai9VZFq5",
-	"pWpCn0EqbTEkcUzooL3zY3v/7Y+7+2+rFlBisQoZpthNgapqqZ3ZQ04lg2mD/pwXg50Y9qFqy3qrne3t",
-	"zrQdlgS5Qxleym750CXqLZPaVCxMwWMVKCYh7nJw1clie76QKpGua0WO0S/6EGus9VoLfRaCpiYSHhJD",
-	"FhuPXu0Zc/+M+o6LyDHyF8AP4yk5RqCPk1Cqi+PttACYV5KHRLhvYbUeabLXs8kHmsysZLUa67eJqTqN",
-	"e4B6LBkMZa33lyw9di0l0xCgwkeDcmJpRuxrRXb19//F6TQDBEZBDCF9iKqx66bJX0pU2CAdTHHrDhWk",
-	"gJ/O5S8k0awIWSmBtozrUb7vVbwfOXz1TOGuX83yIGOTjB5tEBrAI9pOE4doEzTOMjNsaslvTN1ow+Se",
-	"2NEOnSLPL6JGbp58Kk/7v4B3Ep9RCVTeEODVLk5XmBM51g8RjjnfMm5+tK1iOHFW3ODbbaiZ1aoCQKAL",
-	"6kuGMNKWArSh67qYkgFbX5UMfOpuNvGV91ojHIYxjmu+rdZyOsp2MIn0stjNZy9K3LwQg4XtbIZ7UTmb",
-	"npSrJWOWJ2+naQorBI9MKWngoBSIhrrMcdpjiiKjnWkwidoBG9G2IIOhFKaEcJbUpJY2hwk/SbiQTZdX",
-	"6DZD2YqYkKnSWW9BoXxPOFTn7P1YSAYcakd2CahPeL34SBzK6yGTg6Spanlc6jhjx5TRtjBt6+04yOsO",
-	"1hfrbrHCCnbR1VhuSATXOgSjbgVAm/23VuFTBfQ09/e8bK04kSzCkvj1UaUaXlVa4a506lNdiswEmNT0",
-	"fOsTLuRJEoYgj30/4divijKLOWC3AHfEOCCs20uoOVOEB/h3QuGa/F67YCOEDAfNMcYTeh0DBLMSG1xB",
-	"qMP61WGu9bmIPUAEVCKhutbclKXpz6AAOCVp8E4lB9QYXB3Nn4GCnJYYvNo68KXYzdYzMA7PlxCQJOrW",
-	"KCmYUloJcZXArWCtKuRVU1slECc3n/Ohw2VFyejlR8qkVCtL9ZKI+bXqeivAT5RGfO1ndb9uBfDjAVTh",
-	"+SOTCCvu4yAPbTEipR12kQIsCImiRMg0uMgUCDQ2/DQiS9GIDhu/o101UVvP1PVUHxyGY9Q9jmOl46UW",
-	"NbTxn7dXHza7HfTFyn9GzSsApsLy6t72tnkGULciXWZUY4xqVbuVT5OTBI7JX2HcelIgILTPTE5IKrGv",
-	"d217cugH5g6e8NB5ORoQOUx6+rXINkn/O/l2fwU4aOt8vvnbsTalaTcoHYqXJtpAYsiYBI7+/c//lRls",
-	"bGoywjNjnLqj3FENz/T2ll/OPGSrhnl5VqcspZNnS9wLDzk1wvRlSHh3NI0PVMvzTBEYM7SWhWpRWKD/",
-	"uv70ERGKdg5s8jThoThMhKn++JA+3uhwO/1VQPr9rX//819dJBhSWovxtEE+9ocgUB+kPzQJj0du0dY0",
-	"JM993hKdO3pH//SnU0bV4tQ3f/qT/gqda1rUixOJ74MQpmYWEaj79c4qeXetQ6UieuhOK3vq47//+a+n",
-	"rGSlrj6V9rujqNT1LtnefusrTVP/BWoc3UX/2DI/RyAEHtgWd62nbpZczv6CBB4Lp+pWJ19+BSv5mPOx",
-	"yzeokm30YqdwzlGmOU3jnD+hbojpIMED6KINTMcoBCl1yU8BaW2EANoBdDeRgBB8KfRg9uVn52AipZ44",
-	"UkvC1FVMjYuYnXYCLCER0vr1Zh18HVyEjk1OCh35ooY1dged+1KnJzMAy9P5ZR7nmtGGWCAiPePLMSIC",
-	"TE+g7dvrjgbcqblAtj9kQNC+NnoIO6RMi7ARgQg9LM2r06ymk6pmatgh02+gdJxmFFSbcJfR1Uvoog13",
-	"cJkOo380X/fG0oSsqz82NcJu6T1lI4p+SxThxJjjSJdZ1m+kZEAZhwBtaAfF9KFWAA0QPEqORXqU6t2n",
-	"VeQ+aZEl/mx6/3elqXXNZCfjtg4N4yyRIFLyUUg0vpARDtVZDwHSzTYok+igvaf/t7OLhvBoH/08DQ5F",
-	"VZuGPAK0t71nRxlBGLbdcWT+yJ1Wbs6i/of4ARzOMUFRGBk12dISEWnRGFt/9si0s1KRMkuQhse6esOa",
-	"IM4U2UwEX2E7CzwSjfQBSGF7oY1Ur7Uz6ChDTYHGsqRGzYK33gi3VouhNWcvKT4cInSFoCYlTdi+zmSg",
-	"aJlQ1P2lrZbdTp/P1YwbOH+PvTjbPELYGVxXvInIo5pixFwRmy7k9uqD3bL1pTCbPcwoSglyaWWncchQ",
-	"XbBALDYXZHMqh8QHKsA5WC8vbiYOVRaDrb3TYXywZTuJLdU2j+tLz2R9HGmwFI9V5xXysLXT2e5s63IX",
-	"MVAck9Zh621nu/PWPC4Ptbajjiin4PAAtAKgLvFaKbsIWoctbQbJynLmzDb1+pg32Uplir46ptDXU+1u",
-	"b0+77WXtttS0Oqem2sbb7b35PT4yeckC0icQqD57tWbBwZURZqrLuzpd0nByU9HyyS0ZruGV6iFow9qd",
-	"/SHmkdjUicUGwkbOGLe61q+qv4MJp4bzTISMP6SlUf8ApKTesK8SM+PUmJ8VFdXfNsGOtQU7SCprvjLh",
-	"1Aiwk3xKJb8g7JtTwlQQ15HGuom2Kxdx/RM4qG6MaW0QfvKWRxFpacglUcRezWnes4QGCyGhn8Aokg4V",
-	"1aOaCXKpxvNKo3i9sDsbr1UV86dK69O88Q0Bfg1y6VJ7cgmvUnqXb+5IGFimmEqrg0/FUw1GnATVqnLl",
-	"5ErXhkWrCGEmHeS13mdyqlsSfrkMaoP+XidbumBLcRAR4VchoA4LWmCsLOPZ9a0Pu+UIqUavNnSGusLO",
-	"VJ14b3svNxSVbBtDLBBlSA2DNojUKV6MzYALmd/+I2Mb86yFQZttHwhLRNZEdYx5Ql3ThR5V/RDhADaP",
-	"0LvtbSc5o9TmIt2GiDuaUA44MJXoOPIZ50kszV1+gk4/6A2fkX6/9RwyUh2/exL6UmXY1kETZdSlRlFL",
-	"GoyCQ26piaZEcl/7nEVPW18lm34XOyc6kM2UBxoxfi/QRlf16yIKI5NTk6KuZF1rmuqBQANG6AD1sH+/",
-	"2UHXwB/SislYE50CQyJTutHEpPhEm8eEa+fMGqa5NiHoaOuh7mOWcUcZN/Pb9CAF09URyhgHzE6yVhwk",
-	"JorU0xCYajK1BNpMlL7nLModu+c2v2FZ41//Hy804oURm0CkmEn55nVqpiJzbposWYkpFIp/dVpMmlsI",
-	"UthVH3Xm5xpajKliv6IqTIaqtdFhCuidit1+CI8zOeu9arBkvlJzKjy9SrZSEEXGv2umSUW1q8FVz4L/",
-	"kpgqxdPa8FSG29moVXynqzjP5Ky05OofcmyldWVfHXuZyFMLtkym6c+T8N+CLLSsHi7OnfZ/EFaK1ZBf",
-	"L34QFGDZBFU1xGJFFecV1jyKK10bcVlFC3VIoT76Vx3p64fq6fjVz4emavFsYexUpV26FC4V4H114tet",
-	"FT5HAXXxUYPl3FrBK8p1zhLXhvFchM/BN/P5HDXog2nyLNiXCwO/OtaZ5t2aBb1qv2xO6KBtyhQJ8ntB",
-	"tbFp2YyDfwnsW1/NaNPNtl3TQBtFdZkTCNAGoajkoruJ8AATWrVe7UF7pDrIIaGDOwqhsC64eya1roCB",
-	"jgkhwvoEJgICk0umT2zauWm2/5Q0Spw/WXF7uqOwWaFX3lIn9eaPTaymdRzMClPngRwmjsg4flaXzY7w",
-	"4wegAzlsHe7vTUaFPEusOInu1kKsmGeivCK6wqgWNXml8FkEH+FYzKDyzO8ah4JlqQxtudy0Oql5HElj",
-	"JZwhxKTTmGLeSzXnklUFW1Lz1cm5yVgRV2dTgCygsoZqcInjVVUJLnG8NqpApNEwBZMgudIGpvHlZ84i",
-	"kENITOgCgsfYprFHJrTvEMUkhpBQJRvwADzU5yCGFITwTDCNDdfUP97RJJYkAq/q8XuD0D5DZkUm2YSO",
-	"7k5jYYLEUJdAvbEJQ7ijEqI4xBLMMWa6Wp95zE08CQRpmYGr8+Ozy/Mp59ilBUQ1Mdn0AjqxATzKrTjE",
-	"JvtGfuaUj5SJKLC5oOz8UezvrCzKwJDSSwYph2pMLVhT0LWOSM+leddJ4WDCorpZxdZutQx3yoUuXZaX",
-	"KqO+OpnuFiiec+1zcVpDtrtFXFdUxjtLXBtZ7yJ8Dr5NpOeWU7F15h1wojzm8pmxqiro62PJicLALmPa",
-	"X2eiqQ53TtQyXVUeLS90fTh1gg7qkEHIBqwWn37QDf8YDk1rV75a3syq44raOKnPlLrU5mqzo1ri2jFi",
-	"hvRZOE896mdx4LVts2TmywsJvjq+s1BFG1nZS3UzwL4sxIpORDPYL9zolroBSH8QjiZW8OrDj0QGyCZo",
-	"ahZ/ZAtXrn74kVnoWkYfiRRHc8lgPupXG99rhuT5iJVZ2qipkvfGNFmytM3KqbzGN8donsGmkI11FjuZ",
-	"Yi8ryk16cWvDTNKiYgZandoM1RZ5FoZIDok4RDgLoujmxRi6Huq6pRdMzfGsLkIXCTKgOBSmFuodjbH0",
-	"h0cm5xAHHKBuKZCtO8Vi7pRhaIx123fJeF/YK2hF2Z2ZkSo2kdtMEfnFtlmyjMyTqr86IZmmx9NvltPL",
-	"VDiYSfFQRsyWauhkIZ+DpDz/+PIveYWCtK/vondPaJaxMEs7o76dLRQr8FTj4Ctja2U1ymyF66NV5oRQ",
-	"H/M1MkI5ecv/kLRQhRqpr5M9y0mhmnHntLxQM5hzpbM6FQosrw9r1sjp5GK9LlP+QepNWsfglao4Ro/J",
-	"OdJ82wA7jdhxVTkxX+HasKKD/nrYrovn1cbxmuG3+oLiJGbXCHJSsv/9VwVdAfyh2tv6Zgi6AC5STbS7",
-	"7pAIFDA/0V7eGzqZMzZeWaibZlPV43URo2goZXy4taV/V+McHmwfbOu0jCZd65bGrl3zZKFUm3vclV1e",
-	"ZZpyY8Hyil5KXjFWxXMCpzu5E3jOA4ooiyv4MnEvNJfB9GroDJPCe3KQywlvWKeb9qGc7HNuX688/XTl",
-	"Vb2TGAfmNGWbM2RqVZ0c9acsstVJBK8+m5TyTnyku0IdYzU52OdJ7xMzavbi7QySvn5ODpMnCNO9iykj",
-	"3GUQ4Vd0v8Ij5DqJF9zK3f4FT/LJcaaUQNZrCki/L7LsIllq43zszExTBaWyQ6TOT22EKePuKI575NOv",
-	"T/83AAD//w==",
+	"7H3vchs5kuerZPA2oqXeokTZssYtxXyQJblbu5btkOTumRv1HcGqJIlRFVANoESxHY6YT/cAFxdxb7Av",
+	"cm8yT3KBP1UFFotkUaLU9JizGzOWBKCAzF8mEkD++dwKeZJyhkzJ1uHn1hBJhML88zgMUcoTzpTg8XEc",
+	"89EHQQeU6b9FKENBU0U5ax22Tj5cXkGfC+gJPpIogKSpPAISj8hYQvf77k4raAn8LaMCo9ahEhkGLRkO",
+	"MSF6MLwnSRpj67D1fStoqXGq/ymVoGzQ+vIlmJzI2X3KJf5UTnN6KkcQo5ITkwGBJILu2TUZdAPo/qV9",
+	"ShRp/4xCUs66QFgEXf0BZKr9jrBBRgbYeNZ61AAmxwygOlzt0k5IOES3sprFEEViPpDQTbNeTMMAEnLf",
+	"JgP888tOJwCpSIzt0ZDG2BZ4R2IaEYV/Puh0j6C7e7e3e+et74aZX0W039+NiUKpuuWwjLdDPZMubJUD",
+	"Ad6hGIOiCR4BgZedfaASwiGSdPvIH+5zX/Dky+5nxb90a6a69+rlQUfPlyZJpkgvxu7ODWtI2+UWXk9j",
+	"y4gzFvJI/26KzN2e6AIX0B38TtMujIbIQA0RejwamyXzJBUoJUawFQ65RAa9MXQ1LFPVzsftwm/tOxJn",
+	"KAMNPRVT6FMhFXAGBBTF7SMgPYlMGVGhETJF1ViDzFs4y5LW4d9aPdEKWno6rV/nLKmA1tSSrocIMQ9J",
+	"jMVKvpOg8F7pBVEGWxLtn44/noPXd7sp6JG1P13V0luLgZOC6YldEEb7KBWcnwLvmxkMSILgoFrSPdS/",
+	"1cBqOqHOq7PXL8/evDp7+eLg1Z/e/FA7Ny2q05O6UoKzATggcWFnRrXW0IxHpohuCVtIwiGElvhg2Q5D",
+	"IoEqCXzEtoMbFqGgdxiZqZvf98YK5aHjd0hi+wu4RUzNaqVeqJ4XkFBwKXNSyJ0bdoUsAqqgR8JbzbXu",
+	"eb/9njNsXxAVDrugOAxQWeFsLlM3Lda5G1xg5/ffX/2SvP15/GN2RRW7/ZO4adVS7WcixtNUO3bqvSoH",
+	"TRlW6Vfz5S9BKyWCJKicrn8reLIMtApUcSPERFhIwdbeAQzxnkQY0oTEENEBVdJgX+9vrZSoYStoMZLo",
+	"+eguDwdhQu7fIRuoYevwYL+OurOl+J2VYLcYI719inEkA+DM/J6I9vFZABG2T88CMDIZAMr2mf2fi78E",
+	"0Bftt5cB0Kh9fhrcMKra59cB/J20/+NjALe8/Z+XAaRx++O7AFLVfnMZgMjal58CUMP29U8BKNG+vgzg",
+	"jrZ/fh/A78P2if2f618CDUnCxjcsRqVQQEgk7sAp9kkWKzubHThmYzXUgoKxRK199jsdi1VD6t8yFOOS",
+	"1nG5W5b0jeyIntYpKW6W3oTM1/yRyFF8Sdwo/oSo+ZTRqF7vU4XJdxI+fTo/DeB1e9/8396Lmok7/oHP",
+	"vvqlZPprzRZz8BIPwhe9g/Y+eY3t1wc/hO2X0X7YxpevX7569eLFwavX+4sX+EV/TKacSTSS/4ZEl/hb",
+	"hlLpn5wK1v8kaRrT0Ojn3b9Ly91iMp9bKAQXHq7gu/v79l/+8p0GIuMKZJamXCiMjiCTOFes/vmP/9Ko",
+	"VERlsnW43+l88QnwbwL7rcPWf9st7eld+1e5e2YmYRY1zS5hl6UnlJC4z0Wi7QzG4ZNE0T4eIFMBZKyY",
+	"KORLCbz2mtnahElKJG/vtL4ErTdZFI3PFSYNyNZsMWbENzwa1y3oA0Po6QZGN6hyeXreRptpgE0dMtrO",
+	"BG6bY0a7PGfUTcT13p15PimODMWw9tDQ9k4NjQeePG/kJnvbs9nnDTVh35eGW9s3Ruf2r9iu3hD+ttFg",
+	"iKK5ZwXN62baeHv/vLamzZegNXkEWtTLtxMNlAyy3uEdxqsHrBl2IWoh1s022N1g9+HYfUcb7VHLYlcP",
+	"Owu/Z+ag7iE4t2JIqOhdYcxscL3B9cNwvXpIN0TzBscbHK8Exyc8SVFRDaMrJJKzlZoYU6PPszTCsjFI",
+	"03oD6A2gHw3olSrp2tHnK+xpWG+09wbsKwf7NUVxheqp1Lcbvqn+VhQFSFQbUG9A/XhQP5UK94ZvrsNz",
+	"aG+0+AbwKwJ8JgSycLXX0fmgczW2a7MB7Qa0DwXtanWzN+gCjexabrTwBtCrAfQp7fdXqoH1gLNAfAwR",
+	"7fehh2qEyECN+IS7j9zg9JE4XVOQvY3xXoNspUDLB5231fdjvDceEBvVuFGND0XtSvd6f9D5e32B3c1m",
+	"v0H0ahD9I0nw7A7Zau/LilHnaWKzz+OdcV/aAHcD3AcCd6W6eGLU+cq4hO9GG29AvTpQX/AIz37LaJqS",
+	"XowrV8uTwy/UzwmPELBovwH1BtSPB/XKVfb08A10dwXaGy2+AfxqAf8kuruRxt6gdoPah6L2SZTzMip5",
+	"o4c3iF4Jos+ZQsFIbKOrHhQVRt0QYH5xBAKVGENMFAov1OvVqkK9JIo7FNAnNMboyOA9QSnJAEGSsYTR",
+	"kKjABgWjuKMhglT691lqYrlcDIuIUKx07/HGnbf92MiCnmm3kdeNvC4rrx7MVroJVcadvw/5IN5sRRto",
+	"rwjaBiBXWZIQsVpPkamRZ8Fb7y97r8ELEzY9JYyoGto9hf6eW19UgI20BpOPZfMM/y/6DH9B0pVaChck",
+	"nWchJCTdaM+N9nwASleqM9148w2BhKSb/X+D4NUg+D1Xb3nGooedQhmHEZKUM7tXZxmNoOP+0675r/w/",
+	"Gqh5nppqCpkjiKlUGscJEAW7d3u79htyIofJ/uMPtu85yCwcOqcrKypBMS8ujAegOb++5+qCR7RPcUbm",
+	"mkq6LUYSjOrSXlEJUtE4dt6x6ggYN1nDNiK6lnaMBs3HmIxRXFO14kdPb9x5pklqmoHS7TYafqPhl9Xw",
+	"HsxWaqtUxp1vs/gg3hgvG2ivCNoCE4rihLM+CmThivVzdfS5Wto2hrBovQH0BtCPBvRqNXbd6Av09hSs",
+	"N9p7A/aVgv0dH/Cn0Nt63CYaWyFJIOYDvsHwBsOPwPBTqOp83GZKukDyRkdv8L0afD9BxrHFacY2qcU2",
+	"cH0MXFeqiZsmEdskDttAeaVQvqXsZCh4QlarfYth52rgW8ogNM022N1g9+HYXa0qnhh2gTouEbzRyRtc",
+	"rw7Xq8/yX4y6UCNvcvxvgPs44K5cHzfM8F/Cd6ONN6BeEaiNH/D1yoPRvXHnuSz7bsga1JzhBrMbzM7H",
+	"7PUQk9Wi1Yw4z3JQusFGv26w+iCsrtRgKEacbywYxG7shA2OV4Nj98NKta4bc5594IDrJw3dgPRfM1jp",
+	"F+OfvlKA2SHn7evWKX6jEDcK8WFwXenOXg45f2t30SKbvX0D5RVC+eqWPoX21cMu1sDmbmuD3Q12H47d",
+	"J1DF+bCN1LG5nd3o5A2uV4DrIizT4iKSV4oo828SRVSjj8QfBU9RKIqyddgnscSglXq/+tzqZUKqE55Z",
+	"WehzkRDVOmxFPOvF2Cpq7rMs6aHQU+5TgZdEYfPmUr3J4hjVcRhmgoTjhj1Fxq5SxOgiixVNY4qiYcff",
+	"OU+W7KQ/h79lVGDUOvxbdQRv0bXTCnwq1i/51+KTvPd3DJUROSre6H4PZtsplYqwsCkr5JCrQcY+op5Z",
+	"c5ZXaFMzSlCZTu1iY3Vlez54uUug7qmXaqZSt0xTuHjh4qr1T2wd4y23R4RDIpJtG+dNlbSPeSb9yiRR",
+	"iJSoPhI1nA6UztOemTuRNrIBZQimPaREDXfgQ0p+y8zW4pZg31j0EiIq05iMz8PZCinfAD+J2OvxniQ4",
+	"PRWTnIb+jpEJ1a79IpU/0ShCdt5/z9WHEasL/bYt8j1SKi4QRkNkwLgCrvt4Q/c4j5GYfc0ST49HFSay",
+	"eS113dkNR4QgRl2b69JPGa2Z3yX2UUhQHAiYy1fY6u7e7e2aLnL3c5bR6Et3+whYFsd25nohlvNDIoFx",
+	"Zqij/040Og+VyLCGWpn7fpEkoPWnzg8HL8lB1N5/1ftT+3U/2m+HB4S0D170Xuy9evWnvVeETNO9AnYz",
+	"7CQvaznjU2ESLIGHyILwM4XEmEvLaYGIqGaVw40KcPkL6nII/HR9/RFsAwhNrtQXnY4mfkHTF51OMXHK",
+	"FA7q1IP9QmDnNXOhFk3LqYQylR7vA7EoWaAApnBi1Ejx8Uo+hixBQUNTv1GP20ClPr9aGNIIG6iEihaA",
+	"U+yTLFZGFg1xdQuBVm/wTIQmICkiCqX5XZ9iPEN55KLWSHI8ek/NvSpXs8RmPoieUmQKnbdeclMcrB62",
+	"7BXo/PWhx3ORYl2pcELimGdqaevKpogROKD2PpRAQtJpbapP24ou1m5uGu/y5mYdeux6RfdW7/czdZzM",
+	"UhSXc7p/JAKZgpj0MN5ZuIl7E5keOyiXOIe87zwyLEHm93oHsQo9oYwmJIWUS9M7AMYTykgcj7X99rdO",
+	"AHu/HkJiD1Bj6I1tllvXjSZkgN/JGzaikRoCYREMkQ6GSiv0gbZg6b22h+GEJ2mmMAKiIOYkAkUThL7g",
+	"iafrv5Mw4iKObljIuYgoM3q/yHeYkPQ7mU+FopBB+TdyjxLkiKSp/obdLMwbY8RRHt6we/izHXtnDP/v",
+	"/8J9eSKEf4f7q5DERFzz4ygKYFw0vddNxxNNx17TnRt2DH0cgUASQ2hZIiGmCH/PpAL9E43sZmYIZejT",
+	"J3EMMtZEisdFG0vonRs2BfX7hseo8UNOTfct3bEeYQoHXIxPab+/pBYjUVRnAlzZNJafPp2fSnB5oYAz",
+	"CzRNI4YjFP6jcKEGp0SxqvLCIWGDuo+e6yH0B3pcDWE05NLkYqYO/nckztAktNIHAsqAsHGR8kraCffG",
+	"JoPXxITm6hw7F3PzXjNVgQm/exB9eBw9jD4Vplv+lDMpyVcLBG85y+HAGGty5kIVT9vWbjYNjd6Vi1i0",
+	"ZYEsTWVzIlBzx7TYXg4wS1mLbiG11CkLrNuQuCVVscmSRtgtRjCiLOIjs+kxIKEy2kLzvSjcThn0uQhx",
+	"2dOFzY5cw4lLwm5d7mQJSASzcB9RJi3oqHQRfNWzsIvr8w/DzYSjSi+b51nPcsZhupTxyfr3sv5s/x9c",
+	"T15xOKkpfV+7rSOLrmnddn5+9QFeH3T24NP1yVHOJX0UgDDm0l5ilAqXKGzrTW3qE0Hrvj3g7Wlzwqx/",
+	"wSoskWDLvUFs1xsmigi17Bp4iuzRa1hKjMpplkSfIMMMHpcAXnT8qkHXk5zCpqV+XczuGeK1rBkuSsUA",
+	"ZEREpK2qvtI/gdXAWk9pPbGsLlr+aiLOr0Wa3CUnJI6XGHsGfoOWXtplQfrlDSsH+dhdMUwMV71SKCe9",
+	"NL6f45xZC/a1PHNOKo9lny1IeDsQPGPRCY9t/ZHJpbxuh0MiSKil4PLHN8cwxPuJVbTyPK51OjpsPugR",
+	"RIKnZpuNiVSmyHrRSmoTQDed/HTf/af+keCO5k+WleduliV5xIbJ+UokdM88Op66roeH55cf3nd35g2/",
+	"4O6wtm9MxACXkFetl64FJWwQ4ykfsQd2/ZQu0XFZnaIc9ibp0AEqIWN2Bz6CmOuzDpXuH/rXDe929fDL",
+	"k7oiTMo+hRZjeSCpMDRHbjAlIJOKq+TkDC7VcqCBGF/h8rdIsT7imC1Kf1MeAZkwB63J8Z2Ebp290XUn",
+	"EWvmLrS6P5iJ5xyZQvj83VAzoEZrftAbL0b2fiQHDWwZM7azre1Ccy7gaQGcZTW5UZCPPRdV1z/5qGTX",
+	"1ozDT2+n5VBaz73qCtUzb+UePdZyLzeJwMOln+cZUNY2F3+hG2GBgbrwCXfFb2kf40yQ2N4xzX9S84a5",
+	"omyQxaRmW8n/0mTApTdb1Jb/R4F3FEePN6qbvGHXrblqLk/sNFNTXGhCO1g8lcbJcbtmcvQs2sVb+zrq",
+	"lFOSkAFeEmbdCpc5G/BobHs3PIcOkURLdYhxsFR7oVdxxqILVM6CaNrpShGhluhWfbWqjjE1l4nVBz7t",
+	"/GXWMqjJW8Mkfn4ZEgXu+tqaS5wVbrrGw4dxNbSOE5M8De0Dh/tpHq71tE7K1l+Clv6Q5wc6OaULwmgf",
+	"pYLz09x72N7cSxrVK+YBMhREYXSspof7Jb9yjWi/DyNir77NW9rWp+uT7cfeQtpKZE1o4IqWGfHmyyzf",
+	"PuzMWH4FXz5p/e9MUinw2VcuYhaonkjZG7yui3KbBOnyLkzIlBhDigJCokjMB4F7jO+NjWdjStTQ3QEa",
+	"Z7nuEaDxlnecGOvTrHu2CgCTVI21LEqgLIyzyJ5Kq56iUdRA/iaeIr8Eebfd0l1wmd7eka84fS3V3+5y",
+	"D5g33uk/L9urH+P9sn20AZzwaPkpFh13y0L7Sw9i+OK9OS3TNyHp0n1sFQ1TRGP5vjZJ8G6Zyf3BQ8R8",
+	"wJfubK8iHtpt1wPzskNYZ9dle+U1px7WbVfeUmbTzz1qiIdJvj/Ckp0r6risvDU5Zv1Ca+deqLHWlEJz",
+	"UlCCo57fNaqsIgsFkye0VkVAnYYp1JOvPWYphHq5qYrCrG3qqjQ5ltiQFVckPs5dS6r7ZWD/flL6gcxo",
+	"cVm6XyzYc70PVvpWPla3zqKG+ZK+ANpa1maT3VoZZ+0X9/cgUGr81FxBYv6dGrN4hEzBSHA2MK4EI/07",
+	"xSHiQHo8U0DVrNfkxtaMb8fsd/ab2zF23nWUexvj/QOcTVb96vhYh+jHX4I0us7IqfVEFm7BjDWxcvP5",
+	"PMd1hr/2dbzO+JEkeHaXB8Y+6I7UqPyjPLh1NKSx9VZ0ZRjh0/WJddSMKUrooRohMij8OIxacZ4cD/QD",
+	"WCBfR5CQMfTQnicWue885hg85EKdrmpOEw45z+VeM6lEphY0y/9mvn4pQPZECqYE8bpJ1XOomInVr6uO",
+	"udD7/LIvsEa9aMNxB649f/F+TAbmniDrxVQOMYKMRSisd655dg2AxCMy1stikkqFTB3esC6VF3YIG0hk",
+	"Ssbaq6WBrS3L+1A2MvHyGHUD6NM4zm8GR0MaDrVhpXveMBdfNCSyzu2a6CHkSSYVTzQVLlFLku9c6sUe",
+	"2cammK2WKp6pWQ3n60SfiLNtDu/3jYIQn9/4iTJB1IzbQRUO8z0loSr3K6VqqE1SAkMiIghtzMfClWHI",
+	"GU/G1+b3M+NqsfRyCQB3BjvQPTsWKM/K3oeHV4qwiIio2+jDGt5vkahM4Ic7FIK6u5Zq5F7uMss4QyBp",
+	"Go8nHuuXcaa2X5vpZ6BlGetAV71f9cbJe9VJ/iJvXE2ByyzGN5zHz0QCkcWPX38xyGMWX1U09cJe0Vmz",
+	"Gl0jSX7mNMS5g8VUqp/dI+c1ieOGksxFrwipr+joHo2pGgMXPQmc5RE2Db2QjB+Q/IjiJxL3Gz4/KSTJ",
+	"JY9nwqTPhd7TjBiavUPO9+lfxKXHHMG82XnqbFLj1Ov9WpbWQGYaHx63qgQOZu5HPlln6KVZwjr1sF6F",
+	"WBPjUFsHT2gbGuNjzYyhs+Im7AEnL4UJkDtCY5sg24X3yBRD2qehhT1smV2KmJ++k5BgjAhcAHEya+8T",
+	"t5eOMnd3mk0dQcuF5rehh4cXei7dNUlGcUvj+EoJJMnzuKcUBKyKTmUiTQWnJPATi5AH2bUVpuc6cE3T",
+	"Y51PXs9JlbWlhaDRRxegvCQdQh5nCWvqH8NHD3KJ4SPrJq2/VDd/lxDiQZE4NkLSPtbswDHYB57vZB6d",
+	"487B2rgugqEHAolCqaBrrnwoG5gZdG9YjFK3J0zvJvhbRuLcmbgYl4ShNkHsh2tPxiu415vjpKg/+94S",
+	"ut5MpAxIHHtXCBo39WbrDAvRd7sqvnacpkhEnqKraVzAR0O2EyKi5fv7vKmxz30+eBcYNhWRC81K05ha",
+	"M7kBvB9zmzgx10kuzaLiPAot2iA9iXmindGXyTVRc96UnkPrVyiwjorf6Ats+l5cUx4sS1MbbG5j+ouQ",
+	"akl/N6UUqJITFWtqHliZyh2qptIyuTBIN4BrCSQUXEqjo8yY0tNz3mu0ndFkcrAI26dndVpRFY44syZh",
+	"W8CWuURNSYhyu+67FRa4SRQfCIr1LmTHs0B0gv9rCtILki69qyckLXMG5plDlj/O2X41sPCy6Eh3xdrn",
+	"Qn9WFnetRcISe9pUNhPBoJJJoUF2nWbB+0VCl5q0OzS0lGtLVHqbgQHygSDpkIbg9VzT227/3qRpTPPD",
+	"bvMSkup/zU8habNG1k2UaXaYsM5GDw1lzocmGdkWMsY5B70pwgjPkzkJfqvGUhoTOWxsWY3NAh72KUVC",
+	"RUMSNyMSmIdWcB7IxeWJeZsqdwiqUK6YnDND1+8n8+lWHIO4iCP45//638WTXJlP6QhYmRiqSJgECxIm",
+	"NTQ+/S41AY/9vkQFJjONczLO52UzXDX8ynglay8yQMGiDFANZ/UMa29ixdfKfz3gJzX2vJvi+otjJ6+z",
+	"ZXGmPpgMInUabxLVk3yuYKtCbm+bnLF5P9EBQ5sF62OhPIe15la8jjaaPYReU7X8nb27GQHjU7vztLch",
+	"C5V+ffbl6ddCM9lrvFfzvqrwXunta8ScFwbJ16rnc+RiOLTd2IsJu7UUyLcxymzaO01y04aYVHi2zWM2",
+	"sCaKrFzejLTH828XPDQ8kfD7eFs/EXgOZVChwFoqBbsBnRQu7MurBjsClF7wO898XUqbnzmovMrSOrvo",
+	"WmToRFjxtG2yTOgdOTXXIibAkjNFKJNgYim95cqjMm0z841anuiT7YSHuaeebrHmDfLK1gymETJF+9S4",
+	"aRFlEnialNE2yjO/XkmJCof6+5lEoAookwpJpK1tj6ZmWX83ydQIi0wqejJYucO2Xo5jRUnmhUqoir6n",
+	"UkVTKF9X8XsWtVRHjTVWTu/4gD9YLSkkCcR8wHfgXEujyUGbSZSQEHFrBDnmQh7q/T28hVvEFDLmoqkD",
+	"6MUZAs9UTBkGN0xgBKmg+pgbwEAYT3AMOYuIGO/Atf6WHQ9CnqDxINi6/PPOTvCj/q83+r+O/7yzs921",
+	"N19IwuGN+RjDuMw1fKS1yx0KE6ryut2jCi5/fGOkNzG+g27qNrGwHUrrrRjNywL0CItu2BZhirZJTInE",
+	"CDAaoM3Lm7uwu0GMTsiEOX1oZWfnv/3gV6/nrMMRzsq4VVwG6SaeOn1qo6yY0XIRLB7Qn1YDGlFaP+l+",
+	"Rq2XU2Ad9d2DsuceM8CUSh4hbJk7kzYJFaQoKI+2jcOUzaS7JXg2GMZjkPS+PUK8ncy5u/3cVlujlLOP",
+	"TOyQmmT09ellP30qkzPYdjkdj0zKM27IJgN71OMFlZsd7Bqmo33k+lR+mK86mJexOUdmgfYY6x7plisv",
+	"Us0fXf2Y9SO30LVu5Meh6mrgTf/lzJKw6z3H5FT1fBl62OdugjYr9ohIF8QwmfCx7svPcerOiTMrnMiD",
+	"3SLN/6QpetcrL+/zZWtd7xStV0OenrrlrCy4NyTsDV4LogVoenmngltPP4gy+9BvSnmNIR0SifXnU99R",
+	"dqYX7aLrNSc8M8uBBK2Qy5oRPgoaojaIi0x2AiOqmnr5DKrOcnH8od86/NsCF0C/15dfqxvtJR8ZY9k6",
+	"ueUFCTQV9eeqyeFdbTxqz+2usW44Z/soMUKXeKtjODp/QPMXjdpX0G24NeEDPIGECuUrsMyX5U3Zn85C",
+	"VXlL2YlJJ7H0YdCcacCEVoxjhDsiKGHK1taRt5TtrMlRxwYK9ohEsIkz7EnVbNW3lLk7aXMBJYGkKbII",
+	"SLEcI2RlinIc6UNrrdD1szi+ROZ8MRu9JgskCUY/0wh50z4jfVZ9tnyJ7qDlLa2YQnX+zZH2VBtzCeV1",
+	"2ZSKGT3LBj2x/rXcpG8pe0ghxGMGWToQJHIFNwoVE0DGYh7aA5cpE1U0bJil9XkvXDwTnZQFnsrSrguN",
+	"bNM0T2IyI9JN5drOOlrDzyTOymxpE9E3BUP0kIeHP7/9SzeA7uHhMaOJ8RCwP76lTB8ihP3pimcsOuv3",
+	"MVTS/uZaECatBVH0+U8axybkLO92zdO3ggzsD+dMphiqYxbpdvrogiNbbkeaJAjEePQ2PBQur0UfoRhL",
+	"DkxVW1haHT5lPcdS1tZN+J9LF651MccrA7nr+bF+s38/qwxV+YHK0sw5pXDhNb5KW+7m4hbH5ud44v3e",
+	"d/KtnfZT4dYjzJrwylRyXto8NhnSjoqHTZmgoqEEge59CKgyTxlFIeXuztq/DZiK2y4MeCnXx5VZojUz",
+	"WKRpDfueCK0WGuuE0+fQrsWq11Gz1voxH/ckjzOF8OnynSuEZx8tuYA7vV8XiQowogSGXKoiG5O2QCav",
+	"SIdKpfJwd9c03rkjMReEqTZJ6U7Ik908KePBSzwIX/QO2vvkNbZfH/wQtl9G+2EbX75++erVixcHr17v",
+	"7zp405CzndTcShdXMZmgTQwgL2HykjkBXXoucxeUV3+ErqBcncQUmXIjd3e9373JaBx1gQgE+woqgfdv",
+	"WDe/aRbVrpU/uP7aUA3NL2TxXqAbhnD88Xznhr01lRG1mW9v0yMamTsfNxps8TgCgSEXkYQhuUNgHLrI",
+	"BpRh/m0ovnHDevqz22ba1av7ukfZniDMHrNLrguMkUhsd17u7NVWYjLfOHXZQiapbVYNEVHm+bq4lT+E",
+	"7l//+te/ti8u2qenXfeuVDxlFE8Xk+h70Xmx197ba794cd3pHJr//+8zpzMzm3Ze/N20yj3KiaG4pcrE",
+	"N/d+qH9t8shdu0UlLmf3eV0F1dIfxyHA5nbK03xv7R1AlqYoQn2YGeI9iTCkCYkhogOqbBiSVyPr1dnr",
+	"l2dvXp29fHHw6k9vfjBPBkqh0N/6H3/rtH84br/99fPewZd/q1tLHUxrl1QP9DlQacshTVPKBu29H9oH",
+	"L394cfCybgIVEavRYVrcNKnqprozf8iZMJg16M9lMdipYe/qlmyWutPp7MxaYUWRe8gIcnErh66gtwq1",
+	"mVyYwcc6UkxT3Jfgup3F9XwiUyKf15pso7+YTWxpq9fd0BchaPpDMgA55Kn16DWeMbcPqO+4ihwjPyG5",
+	"G8/IMYJ9ksVKHxw/zQqA+UrykEj/LazRI03xejb9QFNcKzmrxvltEqZ34x5Cj2eDoWr0/lKkx25kZFoA",
+	"an4sUU4sz4h9pWHXfP2/eJ3mkMAaiDHmD1ENVr1s8pcKCpdIBzO5dA8FOeFnS/kTaTSnQtZKoT3H8ahc",
+	"9zqejzy5eqByN69mZZCxTUYPW5RFeA+dPHGIuYImRWaGbaP57VU3bNncE3vGoVOW+UX0yMsnnyrT/q/g",
+	"nSTkTCFT1xRFvYvTJRFUjc1DhHed7wS33NrWMZy4KG7w+DvU4taqhkBoCuorDgTMTQFsmboutmTA7met",
+	"A790t5fxlQ9aIxLHKUkbvq02cjoqVjDN9KraLb8+qXHLQgyOtvMF7kn1bL5TrpeOeT59O8tSWCN6FEbJ",
+	"Eg5KkVzSljnOe8wwZIwzDaFJO+Ij1pZ0MFTSlhAukpo0suYIFW8yIdWy05voNsfYSrhUudHZbEKxeksF",
+	"1ufsfT+RDDg2juwKoU9Fs/hIEqurIVeDbFnT8rjScc6KGWdtads2W3FU1h1srtb9YoU14mKqsVzTBK9M",
+	"CEbTCoAu+2+jwqea6Hnu70XZWkmmeEIUDZuzSje8rL2FuzSpT00pMhtg0tDzrU+FVG+yOEZ1HIaZIGFd",
+	"lFkqkPgFuBMuEIhpr7DhlxIyIL9Thlf098YFGzHmJFqeYyJjVyliNC+xwSXGJqxfb+bGnkv4HSbIFEjd",
+	"teGiHKY/oibgjKTBe7US0GBwvTV/RIZqVmLw+tuBXya7uXoG1uH5AiOaJd0GJQVzpFUYV0vcGtGqY149",
+	"2mqJOL34Ug49KZvUjEG5pUxrtapWr6iYX+uOtxLDTFvEV2FR9+uTRHE8wDo+v+cKiJY+gerQFSPS1mEX",
+	"NGFRKkgyqfLgIlsg0N7h5xFZGiMmbPyGdfWH2uZL3UD3IXE8hu5xmmobL79Rg61//3T5bru7A784/c+Z",
+	"fQUgTDpZ3e907DOAPhWZMqOGY8yY2q3yMyUkSEr/E8etL5oElPW5zQnJFAnNql1Pgf3InsEzEXsvRwOq",
+	"hlnPvBa5Jvn/Tr/dXyKJ2iafb/l2bK7SjBuUCcXLE22AHHKuUMA///F/igsbl5qMiuIyTp9RbpihZ356",
+	"Kw9nAbiqYUGZ1alI6RS4EvcyAK9GmDkMyeCG5fGBenqBLQJjhza6UE+KSPiPqw/vgTLYe+2Sp8kA0jiT",
+	"tvrjXf54Y8LtzK8i2u/v/vMf/9UFyUFbLdbTBkISDlFCH1U4tAmPR37R1jwkz3/ekjs37IZ9//0JZ3py",
+	"+jfff29+BWcGi2ZyMgtDlNLWzKISup9vnJF30zrUJmIAN8bY0z/+8x//9aUoWWmqT+X9bhhUut5knc7L",
+	"UFua5l+oxzFdzB9b9s8JSkkGrsVN60u3SC7n/gKSjKVXdWunnH6NKIVEiLEvN1ArNmayMyTnqLCcZknO",
+	"99CNCRtkZIBd2CJsDDEqZUp+SsxrI0TYjrC7DRJjDJU0g7mXn73XUyn15JGeEmG+YWpdxNxnp8gSU6mc",
+	"X2/RITTBRXBsc1KYyBc9rL13MLkvTXoyS7AynV/hcW4EbUgkUBVYX44RlWh7Imt/utoxhDuxB8j2u4II",
+	"xtfGDOGGVHkRNiqBssPKd02a1fyjupkedsjNGygb5xkF9SL8aXTNFLqw5Q+u8mHMH+2ve2NlQ9b1P7YN",
+	"wz6xW8ZHDH7LNHBSIkhiyiybN1I6YFxgBFvGQTF/qJXIIsB7JYjMt1Kz+ryK3AejsuSfbe//qS21rv3Y",
+	"m3HbhIYJnimUOXw0E60vZEJivddjBKbZFuMKXrf3zf/tvYAh3rtHv8CQQ6Nq28Ijgv3OvhtlhHHc9sdR",
+	"5SN3Xrm5iPofkjv0JMcGRRGwZrLDEpV50RhXf/bItnNakXEHSCtjXbNgA4hTDZup4CvivoL31DB9gEq6",
+	"XrCV27XuCybK0CDQ3izpUYvgre+kX6vFYs1bS84PD4S+EjRQMsAOTSYDjWXKoPuXtp52O38+11/cIuV7",
+	"7Pnp9hEQb3BT8Sah9/oTI+6r2Hwiny7fuSU7Xwq72MMCUVqRK6c7rUOG7kIk8NQekC16eGTyXwoTVac3",
+	"HoFSanh2e8a7dPA7Tbv2hjEccokMetoOCENMVfuMhTyibNCF39rWxdRoFnSkcpy1xX6G+Qs4ZwM4uyaD",
+	"ALrn/fZ7zrBtqjF0YUDvUMLLzn4A3Z/Ojk+7MOLiVmszb1QNczP1kw+XV4fFtxzl9FfM7KRsa80heNw2",
+	"1RvaHwQdaOXwvVX6eJ9yidpevSaDbmCErcIl025a/xxpzdn98PH6/MP7q64mWz/WR30TgcnGtuiyxp8e",
+	"80VnH0wZCG0jd388uw5AryyAvL+1jWIaIpPomTcX59dTpg1P0VVA2uFisOs6yV3dtoyuzC0jYxQYcE4a",
+	"N95b8GFrb6ez0zFFR1JkJKWtw9bLnc7OS/vEPzQ2pzYUvLLPAzRmGE/RmsbnUeuwZS6jiuKopcqbeYgv",
+	"m+zmlDUH+JyT5lMvOp1ZZ+6i3a7+rMlsqpfxsrO/uMd7ri54RPsUI91nv9FXSHRptxTd5VWTLnlQv60r",
+	"+sUv3G7olVuDsOVu/8MhEYncNundBtLFL1nnxtavur/HCa+S9lyGjN/lBWr/AKbkPslfJWfG+ZNKUdrV",
+	"/HYZ7rgbeY9J1fOHygSz28ib8pN6F8G4b/dqW8fdxHubJuZ2f5LXP6LH6qU5ba7lvwTPh4i8QOczIWK/",
+	"4Wfe8oxFK4HQj2jNeQ9FzVAzBZd6Pq81i78t7s7n61Sx73na+qRsfE1RXKF6dq09PYWvUntX709AWlrm",
+	"nMprtM/kUwNBnCbVukrl9Ey/GRGtA8JcHJQV9+dKql+Y/3kF1IVefp1i6ZMt50FCZVjHgCYi6IixtoLn",
+	"5vftiFvJkHr2muvm2NQ5mmkT73f2y+u6yg2TPt0zDnoY2KLKJNqxNzdCqvIOJrE3lIG75zGX53eUZ7Jo",
+	"ojumImP+BZIZVf8hIRFuH8GrTsdLkanMpZ1pQ+UNy5hAEtl6gAJCLkSWKnuWn8LpO7PgU9rvtx4CI93x",
+	"Xx5Cv9Q9L5jQlSrr8qtpBw3O0INbflFWgdznvuDJl93Pis8+i51RE05oizTZe6etru7XBYYjm9mUQVfx",
+	"rrsg7KGEAadsAD0S3m7vwBWKu7xuNTGg02TIVI4bAyYtJ+aSUvq3zUXDPOMpRjvmDtf0sdO4YVzY77sk",
+	"LRMXiEdQCA7alRStBCpCNdTzQKR6mDqALqdK3wqelO71C5tf86LxrxtZWEoWRnyKkXIu8u0b4VxD5sw2",
+	"eWYjZqJc/1dnxeQZnjCnXf1WZ//cwIoxlFhXE6Zg1Tdjw0ywdyZ3+zHez5Wst7rBM8uV/qbm01cpVpqi",
+	"YL3s5l6p6HYNpOpB9H8mocr59M3IVMHb+azVcmdqac+VrLzw7R+ybeXVfb868bLxv45shU4zP0/TfxeL",
+	"AL9mvDjz2v9BXJmsSf318gdwgpbLsKqBWqyppb3GlsfkTL8ZdVmHhSZQaM7+dWf6t8fq2fw1z4e2dvR8",
+	"ZezVBn52LVwpg/zVqV+/YvsCA9TnRwOR8ys2r6nUeVP8ZgTPZ/gCfvNQLDCD3tkmD6J9tTzzVyc6s3yM",
+	"i9Bj4x0vKBu0bbEoSX+fMG1ccjwbZlEh++5nO9rsa9uubWAuRU2xGYxgi1pPPM9RehvIgFBWN1/jx3yk",
+	"O6ghZYMbhrF0jtD7NsGxxIGJzKHSeWZmEiOb0adPXfK/WXf/OTQqkj9d93y2u7adYVBd0k4eU5HaiFnn",
+	"OFiUBy/DaWw0l3W/rS9enpD7d8gGatg6PNifjs15kFrx0g1+E2rFPhOVdek1R42qKeu1zwN8QlI5B+WF",
+	"9zuJJS8SSrqixXmNWPs4kkeseEPIaacxLbwX+pvPbCq4wqZfnZ6bjtjxbTZNyAlWNjANLki6ribBBUm/",
+	"GVMgMWyYwUlUQlsDs+Tyo+AJqiFmNoDEepWbAHSwAZaHkNIUY8q0biADDKAvUA4ZShnYkCYXNGv+eMOy",
+	"VNEEg7rH7y3K+hzsjKxDvomxzyOSosyiS0LPecnfMIVJGhOFdhuzXV3kAhE2qgejvNjD5dnx6cXZjH3s",
+	"whGiHkwuyYNJL4H3ajeNic2BUu451S1lKhZvISl3/ijx92aWFGTI8VJQykONrchry+o2UemlNu96iTRc",
+	"/EFRN7dbr8O9oq3Prssr9Wm/Op3ul4lecOzzedpAt/uldNdUx3tT/GZ0vc/wBfy28ba7Xt3cuWfAqSKl",
+	"zy+MdbVZvz6RnCrP7Aum++tcNjWRzqmKsusqo9WJfjuSOoWDJjCI+YA3ktN3puEfI6F5BdGvVjaLGsWy",
+	"MU+aC6UpeLre4qin+M0JYsH0eTzPPernSeCVa/PMwleWc/zq5M5RFbaK4qP6ZEBCNRErOhXN4H7hR7c0",
+	"DUD6g3g0NYOvPvxIFoRchk3LxR+58qHrH35kJ/pNRh/JnEcLYbCY9evN72+MyYsZq4rkXTM177Vt8sza",
+	"tihq8zW+OSaLLmwmcuLOEydbcmdNpclM7psRJuVYMYetXoWM+ht5HseghlQeAimCKLplSYxuAF2/AIat",
+	"/F5Up+iCpANGYmkr0t6wlKhweGQzPwkkEXQrgWzdGTfmXjGMpbnu+j4z31f2ClpT/GhupIpLpzdXRf7i",
+	"2jyzjixT2391SjJPUmjeLGcXC/E4k/Ohyphd3dDLBb+ASWUW+Oc/5E2UBf76Dnq3lBV5I4u0M/q385Vi",
+	"DZ8abHxVbq2tRVnM8NuxKksgNOd8g4xQXvb4PyQt1ESl2q9TPKtJoZaTzll5oeYI51pndZooc/3tiGaD",
+	"nE4+15sK5R9k3uTVJL5SE8faMaVE2t8uwZ2lxHFdJbGc4Tcjih77m3G7KZ/Xm8ffGH/rDyheenzDIC8x",
+	"/t9+1dSVKO7qva2vh2jKEINuYtx1h1RCxMPMeHlvmZTaxHplQTfPpmrG6wJnMFQqPdzdNX/X4xy+7rzu",
+	"mLSMNl3rruGum/N0uVqXAd7XXUFtsnh7gxVMeikFk7EqgRc4vVM6gZcyoEE5OYNfps6F9jCYHw29YXJ6",
+	"Tw9yMeUN63UzPpTTfc7c61Vgnq6CuncS68Ccp2zzhsxvVadH/bGIbPXS8eufbWJ/Lz7Sn6GJsZoe7OO0",
+	"94kdtXjx9gbJXz+nhykThJnekykj/GlQGdZ0vyQj8J3EJ9zK/f4TnuTT48woRG3mFNF+XxbZRYoE0+XY",
+	"xTVNHZWqDpEmS7hVplz4o3jukV9+/fL/AwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

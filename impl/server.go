@@ -36,7 +36,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		return
 	}
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.List(c, loc))
+	writeBody(w, r, ed, ed.List(c, loc), hCacheCatalog)
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *string) {
@@ -56,19 +56,19 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		WriteError(w, http.StatusNotFound, fmt.Sprintf("no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
 		return
 	}
-	writeBody(w, r, ed, b)
+	writeBody(w, r, ed, b, hCacheCatalog)
 }
 
 // GetVersion serves the active version record.
 func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.VersionBody())
+	writeBody(w, r, ed, ed.VersionBody(), hCacheSignal)
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.LocresList())
+	writeBody(w, r, ed, ed.LocresList(), hCacheCatalog)
 }
 
 // GetLocres serves one string table. The segment is only compared with the list of
@@ -80,14 +80,14 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		return
 	}
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.Locres(loc))
+	writeBody(w, r, ed, ed.Locres(loc), hCacheCatalog)
 }
 
 // GetLatestDiff serves the diff that came with the active version.
 func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	b, err := s.Repo.LatestDiff()
-	s.writeDiff(w, r, ed, b, err)
+	s.writeDiff(w, r, ed, b, err, hCacheSignal)
 }
 
 // GetDiff serves the diff between two retained versions.
@@ -100,17 +100,17 @@ func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVe
 	}
 	ed := s.Repo.Active()
 	b, err := s.Repo.Diff(from, to)
-	s.writeDiff(w, r, ed, b, err)
+	s.writeDiff(w, r, ed, b, err, hCacheImmutable)
 }
 
-func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, err error) {
+func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, err error, cache []string) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		WriteError(w, http.StatusNotFound, "no diff: "+err.Error())
 	case err != nil:
 		WriteError(w, http.StatusInternalServerError, "the stored diff cannot be read ("+err.Error()+"); the catalog routes are unaffected, retry after the next import")
 	default:
-		writeBody(w, r, ed, b)
+		writeBody(w, r, ed, b, cache)
 	}
 }
 

@@ -7,10 +7,12 @@ package apitest
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sort"
@@ -18,6 +20,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/andybalholm/brotli"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
@@ -75,6 +78,10 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	res.Body = readCloser{bytes.NewReader(body)}
 
 	method := req.Method
+	if method == http.MethodOptions {
+		c.checkPreflight(t, req, res, body)
+		return res
+	}
 	lookup := req.Clone(context.Background())
 	if method == http.MethodHead {
 		lookup.Method = http.MethodGet
@@ -104,11 +111,18 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 			t.Errorf("%s %s: the spec rejects this request (%v) but it answered %d", method, req.URL, err, res.StatusCode)
 		}
 	}
+	decoded := body
+	if enc := res.Header.Get("Content-Encoding"); enc != "" && method != http.MethodHead && res.StatusCode == http.StatusOK {
+		decoded = decode(t, enc, body)
+		if !acceptable(req.Header.Values("Accept-Encoding"), enc) {
+			t.Errorf("%s %s: Content-Encoding %s not asked for by Accept-Encoding %q", method, req.URL, enc, req.Header.Values("Accept-Encoding"))
+		}
+	}
 	out := &openapi3filter.ResponseValidationInput{
 		RequestValidationInput: in,
 		Status:                 res.StatusCode,
 		Header:                 res.Header,
-		Body:                   readCloser{bytes.NewReader(body)},
+		Body:                   readCloser{bytes.NewReader(decoded)},
 		Options: &openapi3filter.Options{
 			IncludeResponseStatus: true,
 			MultiError:            true,
@@ -181,6 +195,65 @@ func (c *Checker) Unexercised() []string {
 	}
 	sort.Strings(missing)
 	return missing
+}
+
+// checkPreflight holds a CORS preflight to the policy openapi.yaml's description
+// states: 204, no body, any origin, GET/HEAD/OPTIONS.
+func (c *Checker) checkPreflight(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	if res.StatusCode != http.StatusNoContent || len(body) != 0 {
+		t.Errorf("OPTIONS %s: %d with %d bytes, want 204 and no body", req.URL, res.StatusCode, len(body))
+	}
+	for name, want := range map[string]string{
+		"Access-Control-Allow-Origin":  "*",
+		"Access-Control-Allow-Methods": "GET, HEAD, OPTIONS",
+	} {
+		if got := res.Header.Get(name); got != want {
+			t.Errorf("OPTIONS %s: %s = %q, want %q", req.URL, name, got, want)
+		}
+	}
+	if !strings.Contains(c.doc.Info.Description, "OPTIONS") {
+		t.Error("openapi.yaml does not document the CORS preflight")
+	}
+}
+
+// decode undoes a content coding, failing the test when the bytes are not valid.
+func decode(t testing.TB, enc string, body []byte) []byte {
+	t.Helper()
+	var r io.Reader
+	switch enc {
+	case "gzip":
+		zr, err := gzip.NewReader(bytes.NewReader(body))
+		if err != nil {
+			t.Errorf("gzip body: %v", err)
+			return nil
+		}
+		r = zr
+	case "br":
+		r = brotli.NewReader(bytes.NewReader(body))
+	default:
+		t.Errorf("unknown Content-Encoding %q", enc)
+		return nil
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		t.Errorf("%s body: %v", enc, err)
+	}
+	return out
+}
+
+// acceptable reports whether Accept-Encoding names the coding (or *) without q=0.
+func acceptable(values []string, enc string) bool {
+	for _, v := range values {
+		for _, item := range strings.Split(v, ",") {
+			name, params, _ := strings.Cut(strings.TrimSpace(item), ";")
+			name = strings.TrimSpace(name)
+			if strings.EqualFold(name, enc) || name == "*" {
+				return !strings.Contains(strings.ReplaceAll(params, " ", ""), "q=0") || strings.Contains(params, "q=0.")
+			}
+		}
+	}
+	return false
 }
 
 type readCloser struct{ *bytes.Reader }

@@ -1,0 +1,289 @@
+package catalog
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"encoding/base64"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/andybalholm/brotli"
+)
+
+// Representation is one encoding of a body, with its header values made once.
+type Representation struct {
+	Bytes []byte
+	ETag  string // strong, quoted, derived from these bytes
+
+	ETagHeader, LengthHeader []string
+	EncodingHeader           []string // Content-Encoding; nil for identity
+}
+
+func newRepresentation(b []byte, encoding string) *Representation {
+	sum := sha256.Sum256(b)
+	r := &Representation{
+		Bytes:        b,
+		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
+		LengthHeader: []string{strconv.Itoa(len(b))},
+	}
+	r.ETagHeader = []string{r.ETag}
+	if encoding != "" {
+		r.EncodingHeader = []string{encoding}
+	}
+	return r
+}
+
+// compressed holds a body's gzip and brotli representations; nil where the
+// encoding would not make the body smaller.
+type compressed struct{ gzip, br *Representation }
+
+// minCompress: below this, compression saves less than its headers cost.
+const minCompress = 256
+
+// Compress makes the body's gzip (level 9, standard library) and brotli (level 9,
+// andybalholm/brotli) representations. Brotli's level 11 is some 13 % smaller but
+// 28 times slower, too slow to run over every body of a version at load time.
+// Safe to call while the body is being served: readers see either no compressed
+// representations or both.
+func (b *Body) Compress() {
+	if b.enc.Load() != nil {
+		return
+	}
+	c := &compressed{}
+	if len(b.JSON) >= minCompress {
+		z := compressors.Get().(*compressor)
+		if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
+			c.gzip = newRepresentation(out, "gzip")
+		}
+		if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
+			c.br = newRepresentation(out, "br")
+		}
+		compressors.Put(z)
+	}
+	b.enc.Store(c)
+}
+
+// compressor keeps the encoders' large internal tables between bodies: making
+// them anew for each of thousands of small bodies costs more than compressing.
+type compressor struct {
+	buf bytes.Buffer
+	gz  *gzip.Writer
+}
+
+var compressors = sync.Pool{New: func() any {
+	z := &compressor{}
+	z.gz, _ = gzip.NewWriterLevel(&z.buf, gzip.BestCompression)
+	return z
+}}
+
+func (z *compressor) gzip(b []byte) []byte {
+	z.buf.Reset()
+	z.gz.Reset(&z.buf)
+	_, _ = z.gz.Write(b)
+	_ = z.gz.Close()
+	return bytes.Clone(z.buf.Bytes())
+}
+
+// brotli sizes the window to the body (at least 2^16, at most 2^22 bytes), so
+// small bodies do not pay for a 4 MiB window.
+func (z *compressor) brotli(b []byte) []byte {
+	lgwin := 16
+	for lgwin < 22 && 1<<lgwin < len(b) {
+		lgwin++
+	}
+	z.buf.Reset()
+	w := brotli.NewWriterOptions(&z.buf, brotli.WriterOptions{Quality: 9, LGWin: lgwin})
+	_, _ = w.Write(b)
+	_ = w.Close()
+	return bytes.Clone(z.buf.Bytes())
+}
+
+// Pick chooses the representation for an Accept-Encoding request header: the
+// acceptable coding with the highest q-value (brotli before gzip on a tie), else
+// identity. It allocates nothing.
+func (b *Body) Pick(acceptEncoding []string) *Representation {
+	c := b.enc.Load()
+	if c == nil || len(acceptEncoding) == 0 {
+		return &b.Representation
+	}
+	qgz, qbr := acceptQ(acceptEncoding)
+	switch {
+	case c.br != nil && qbr > 0 && qbr >= qgz:
+		return c.br
+	case c.gzip != nil && qgz > 0:
+		return c.gzip
+	case c.br != nil && qbr > 0:
+		return c.br
+	}
+	return &b.Representation
+}
+
+// Representations lists the identity and compressed representations that exist.
+func (b *Body) Representations() []*Representation {
+	reps := []*Representation{&b.Representation}
+	if c := b.enc.Load(); c != nil {
+		for _, r := range []*Representation{c.gzip, c.br} {
+			if r != nil {
+				reps = append(reps, r)
+			}
+		}
+	}
+	return reps
+}
+
+// acceptQ returns the q-values (in thousandths) Accept-Encoding gives gzip and br;
+// "*" stands for any coding not named.
+func acceptQ(values []string) (gz, br int) {
+	gz, br, star := -1, -1, -1
+	for _, v := range values {
+		for len(v) > 0 {
+			var item string
+			if i := strings.IndexByte(v, ','); i >= 0 {
+				item, v = v[:i], v[i+1:]
+			} else {
+				item, v = v, ""
+			}
+			name, q := parseCoding(item)
+			switch {
+			case equalFold(name, "gzip") || equalFold(name, "x-gzip"):
+				gz = q
+			case equalFold(name, "br"):
+				br = q
+			case name == "*":
+				star = q
+			}
+		}
+	}
+	if gz < 0 {
+		gz = max(star, 0)
+	}
+	if br < 0 {
+		br = max(star, 0)
+	}
+	return gz, br
+}
+
+// parseCoding splits "gzip;q=0.8" into the name and q in thousandths (1000 when
+// absent; 0 when malformed, which refuses the coding).
+func parseCoding(item string) (string, int) {
+	name, params := trim(item), ""
+	for i := 0; i < len(item); i++ {
+		if item[i] == ';' {
+			name, params = trim(item[:i]), item[i+1:]
+			break
+		}
+	}
+	q := 1000
+	params = trim(params)
+	if len(params) >= 2 && (params[0] == 'q' || params[0] == 'Q') && params[1] == '=' {
+		q = parseQ(trim(params[2:]))
+	}
+	return name, q
+}
+
+func parseQ(s string) int {
+	if s == "" || (s[0] != '0' && s[0] != '1') {
+		return 0
+	}
+	q := int(s[0]-'0') * 1000
+	if len(s) > 1 {
+		if s[1] != '.' {
+			return 0
+		}
+		scale := 100
+		for i := 2; i < len(s) && i < 5; i++ {
+			if s[i] < '0' || s[i] > '9' {
+				return 0
+			}
+			q += int(s[i]-'0') * scale
+			scale /= 10
+		}
+	}
+	return min(q, 1000)
+}
+
+func trim(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		c := a[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Bodies lists every distinct body of the edition (shared ones once).
+func (e *Edition) Bodies() []*Body {
+	seen := map[*Body]bool{}
+	var out []*Body
+	add := func(b *Body) {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	add(e.version)
+	add(e.locresList)
+	for _, b := range e.locres {
+		add(b)
+	}
+	for c := range e.tables {
+		t := &e.tables[c]
+		for _, b := range t.list {
+			add(b)
+		}
+		for _, u := range t.order {
+			for _, b := range t.items[u] {
+				add(b)
+			}
+		}
+	}
+	return out
+}
+
+// Compress makes the compressed representations of every body, in parallel on
+// GOMAXPROCS goroutines. The edition may be served meanwhile: until a body is done
+// it is served as identity.
+func (e *Edition) Compress() {
+	CompressAll(e.Bodies())
+}
+
+// CompressAll compresses bodies in parallel, bounded by GOMAXPROCS.
+func CompressAll(bodies []*Body) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(bodies) {
+					return
+				}
+				bodies[i].Compress()
+			}
+		}()
+	}
+	wg.Wait()
+}
