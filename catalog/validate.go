@@ -184,8 +184,8 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 	}
 	for _, se := range flattenSchemaErrors(err) {
 		p := ptr + pointer(se.JSONPointer())
-		if strings.HasPrefix(se.Reason, "property ") && strings.HasSuffix(se.Reason, " is unsupported") {
-			v.Unknown = append(v.Unknown, Problem{File: file, UUID: id, Pointer: p, Reason: "unknown field (kept out of the bodies)"})
+		if name, ok := unknownProperty(se.Reason); ok {
+			v.Unknown = append(v.Unknown, Problem{File: file, UUID: id, Pointer: p + "/" + escapePointer(name), Reason: "unknown field (kept out of the bodies)"})
 			continue
 		}
 		reason := se.Reason
@@ -194,6 +194,21 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 		}
 		v.reject(file, id, p, reason)
 	}
+}
+
+// unknownProperty recognizes kin-openapi's additionalProperties: false error,
+// `property "name" is unsupported`, and returns the name.
+func unknownProperty(reason string) (string, bool) {
+	q, ok := strings.CutPrefix(reason, "property ")
+	if !ok {
+		return "", false
+	}
+	q, ok = strings.CutSuffix(q, " is unsupported")
+	if !ok {
+		return "", false
+	}
+	name, err := strconv.Unquote(q)
+	return name, err == nil
 }
 
 // flattenSchemaErrors reaches the leaf errors of kin-openapi's MultiError and of

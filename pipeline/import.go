@@ -140,14 +140,20 @@ func (im *importer) run(dir string) error {
 		return im.reject(problems, "%d files cannot be read", len(problems))
 	}
 	r.ManifestID = rawManifestID(files["version.json"])
+	base, why, err := im.st.Resolve()
 	if store.IsManifestID(r.ManifestID) {
-		if _, err := im.st.Lookup(r.ManifestID); err == nil {
-			r.Outcome = "already stored"
-			return nil
+		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
+			if !im.interrupted(r.ManifestID, base) {
+				r.Outcome = "already stored"
+				return nil
+			}
+			r.note("version %s was left unpublished by an interrupted import; importing it again", r.ManifestID)
+			if err := im.st.Discard(r.ManifestID); err != nil {
+				return err
+			}
+			base, why, err = im.st.Resolve()
 		}
 	}
-
-	base, why, err := im.st.Resolve()
 	var baseFiles map[string][]byte
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -225,6 +231,23 @@ func (im *importer) run(dir string) error {
 	}
 	r.Outcome = "published"
 	return nil
+}
+
+// interrupted reports whether a stored version is the leftover of a publish
+// that crashed before switching the pointer: newer than the active one, not it.
+func (im *importer) interrupted(id string, active store.Pointer) bool {
+	if active.ManifestID == "" || active.ManifestID == id {
+		return false
+	}
+	vs, err := im.st.Versions()
+	if err != nil {
+		return false
+	}
+	seq := map[string]int64{}
+	for _, v := range vs {
+		seq[v.ManifestID] = v.Seq
+	}
+	return seq[id] > seq[active.ManifestID]
 }
 
 // carryOver fills in the catalogs the snapshot lacks from the active version's

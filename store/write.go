@@ -214,18 +214,40 @@ func (s *Store) prune(retain int, active string) ([]string, error) {
 	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
 		return gone, err
 	}
-	entries, err := os.ReadDir(filepath.Join(s.dir, diffsDir))
+	s.removeDiffs(gone)
+	return gone, s.CleanTmp()
+}
+
+// Discard removes a stored version that is not active, with the diffs naming
+// it; the caller holds the lock.
+func (s *Store) Discard(id string) error {
+	id, err := s.Lookup(id)
 	if err != nil {
-		return gone, fmt.Errorf("prune diffs: %w", err)
+		return err
 	}
+	if p, _, err := s.Active(); err == nil && p.ManifestID == id {
+		return fmt.Errorf("discard %s: it is the active version", id)
+	}
+	trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
+	if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+		return fmt.Errorf("discard %s: %w", id, err)
+	}
+	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
+		return err
+	}
+	s.removeDiffs([]string{id})
+	return s.CleanTmp()
+}
+
+func (s *Store) removeDiffs(ids []string) {
+	entries, _ := os.ReadDir(filepath.Join(s.dir, diffsDir))
 	for _, e := range entries {
-		for _, id := range gone {
+		for _, id := range ids {
 			if strings.Contains(e.Name(), id) {
 				_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
 			}
 		}
 	}
-	return gone, s.CleanTmp()
 }
 
 // CleanTmp removes staging leftovers (of a crash, or pruned versions); the caller
