@@ -52,9 +52,9 @@ func TestRejections(t *testing.T) {
 	good := fixtureDir(t, "15")
 
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(t *testing.T, dir string)
-		want  string // in the report
+		want   string // in the report
 	}{
 		{"malformed JSON", func(t *testing.T, d string) { write(t, d, "en-US/maps.json", `{"status":200,"data":[{]}`) }, "en-US/maps.json at /: malformed JSON"},
 		{"truncated file", func(t *testing.T, d string) {
