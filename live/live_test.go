@@ -1,0 +1,419 @@
+package live_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/store"
+)
+
+const (
+	id14   = "376A04CC95974716"
+	id15   = "05E83EB5E32657B9"
+	vandal = "9c82e19d-4575-0200-1a81-3eacf00cf872"
+)
+
+// fixtureDir copies an embedded sample version ("14" or "15") to a temp dir.
+func fixtureDir(t testing.TB, nn string) string {
+	t.Helper()
+	for _, v := range fixtures.Versions() {
+		if strings.HasPrefix(path.Base(v), nn+"_") {
+			dst := filepath.Join(t.TempDir(), path.Base(v))
+			sub, _ := fs.Sub(fixtures.FS, v)
+			if err := os.CopyFS(dst, sub); err != nil {
+				t.Fatal(err)
+			}
+			return dst
+		}
+	}
+	t.Fatalf("no embedded version %s", nn)
+	return ""
+}
+
+// syntheticVersion derives a new version from 15: another manifest ID and a
+// renamed Vandal, so its bodies differ.
+func syntheticVersion(t testing.TB, id string) string {
+	t.Helper()
+	dir := fixtureDir(t, "15")
+	rewrite := func(file string, f func(data any)) {
+		p := filepath.Join(dir, file)
+		b, _ := os.ReadFile(p)
+		var env map[string]any
+		if err := json.Unmarshal(b, &env); err != nil {
+			t.Fatal(err)
+		}
+		f(env["data"])
+		b, _ = json.Marshal(env)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rewrite("version.json", func(d any) { d.(map[string]any)["manifestId"] = id })
+	rewrite("en-US/weapons.json", func(d any) {
+		for _, w := range d.([]any) {
+			if m := w.(map[string]any); m["uuid"] == vandal {
+				m["displayName"] = "Vandal " + id
+			}
+		}
+	})
+	return dir
+}
+
+type env struct {
+	dir     string
+	st      *store.Store
+	repo    *live.Repository
+	h       http.Handler
+	check   *apitest.Checker
+	logs    *bytes.Buffer
+	imports int
+}
+
+func newEnv(t *testing.T, versions ...string) *env {
+	t.Helper()
+	e := &env{dir: t.TempDir(), logs: new(bytes.Buffer)}
+	e.st, _ = store.Open(e.dir)
+	for _, v := range versions {
+		e.importDir(t, v)
+	}
+	e.open(t)
+	return e
+}
+
+func (e *env) importDir(t *testing.T, dir string) {
+	t.Helper()
+	if _, err := pipeline.Import(e.st, dir, pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (e *env) open(t *testing.T) {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil))
+	reg := prometheus.NewRegistry()
+	repo, err := live.Open(e.st, logger, pipeline.NewMetrics(reg, time.Now()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(&impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, api.NewHTTPMetrics(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.repo, e.h, e.check = repo, h, apitest.New(t)
+}
+
+// get serves one request through the spec-validating checker.
+func (e *env) get(t *testing.T, target string) (*http.Response, []byte) {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodGet, target, nil)
+	req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+	res := e.check.Do(t, e.h, req)
+	b, _ := io.ReadAll(res.Body)
+	return res, b
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func decodeDiff(t *testing.T, b []byte) gen.Diff {
+	t.Helper()
+	var d gen.DiffBody
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatalf("diff body: %v", err)
+	}
+	return d.Data
+}
+
+func TestLatestDiff(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"))
+	if res, b := e.get(t, "/v1/diff/latest"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("first version: /v1/diff/latest = %d %s, want 404", res.StatusCode, b)
+	}
+	e.importDir(t, fixtureDir(t, "15"))
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload = %v, %v", swapped, err)
+	}
+	res, b := e.get(t, "/v1/diff/latest")
+	if res.StatusCode != http.StatusOK || res.Header.Get("X-Data-Version") != id15 {
+		t.Fatalf("/v1/diff/latest = %d (%s)", res.StatusCode, res.Header.Get("X-Data-Version"))
+	}
+	d := decodeDiff(t, b)
+	if d.FromVersion != id14 || d.ToVersion != id15 || d.Summary.TotalAdded == 0 {
+		t.Errorf("latest diff %s → %s, %+v", d.FromVersion, d.ToVersion, d.Summary)
+	}
+}
+
+// TestCorruptDiff: a damaged stored diff is a 500 JSON error; the catalog keeps
+// being served.
+func TestCorruptDiff(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"), fixtureDir(t, "15"))
+	p := filepath.Join(e.dir, "diffs", id14+"-"+id15+".json")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-20] ^= 1
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, body := e.get(t, "/v1/diff/latest")
+	if res.StatusCode != http.StatusInternalServerError || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("corrupt diff: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), body)
+	}
+	if res, _ := e.get(t, "/v1/weapons/"+vandal); res.StatusCode != http.StatusOK {
+		t.Errorf("catalog after a diff error: %d", res.StatusCode)
+	}
+	// The ad-hoc route recomputes a damaged file rather than failing.
+	if res, _ := e.get(t, "/v1/diff/"+id14+"/"+id15); res.StatusCode != http.StatusOK {
+		t.Errorf("/v1/diff/{from}/{to} over a damaged file: %d", res.StatusCode)
+	}
+}
+
+func TestDiffBetweenVersions(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"), fixtureDir(t, "15"), syntheticVersion(t, "0000000000000003"))
+	_, latest := e.get(t, "/v1/diff/latest")
+	if d := decodeDiff(t, latest); d.FromVersion != id15 {
+		t.Fatalf("latest diff from %s", d.FromVersion)
+	}
+	res, fwd := e.get(t, "/v1/diff/"+id14+"/"+id15)
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("14→15: %d %s", res.StatusCode, fwd)
+	}
+	_, back := e.get(t, "/v1/diff/"+strings.ToLower(id15)+"/"+id14)
+	f, b := decodeDiff(t, fwd), decodeDiff(t, back)
+	if f.Summary.TotalAdded != b.Summary.TotalRemoved || f.Summary.TotalRemoved != b.Summary.TotalAdded || f.Summary.TotalChanged != b.Summary.TotalChanged {
+		t.Errorf("15→14 is not 14→15 reversed: %+v vs %+v", f.Summary, b.Summary)
+	}
+	if _, err := e.st.ReadDiff(id15, id14); err != nil {
+		t.Errorf("the computed diff was not stored: %v", err)
+	}
+	_, skip := e.get(t, "/v1/diff/"+id14+"/0000000000000003")
+	if d := decodeDiff(t, skip); d.Categories.Weapons.Changed == nil || d.ToVersion != "0000000000000003" {
+		t.Errorf("14→synthetic: %+v", d.Summary)
+	}
+	if res, _ := e.get(t, "/v1/diff/"+id14+"/0123456789ABCDEF"); res.StatusCode != http.StatusNotFound {
+		t.Errorf("unknown version: %d, want 404", res.StatusCode)
+	}
+}
+
+// TestTraversal: path segments that try to leave the API give 400/404 and the
+// store opens no file for them; a sentinel a traversal would name stays untouched.
+func TestTraversal(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"), fixtureDir(t, "15"))
+	sentinel := filepath.Join(e.dir, "versions", "SENTINEL.json")
+	if err := os.WriteFile(sentinel, []byte(`{"secret":true}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(sentinel)
+	var mu sync.Mutex
+	var opened []string
+	e.st.Trace = func(name string) { mu.Lock(); opened = append(opened, name); mu.Unlock() }
+	for _, target := range []string{
+		"/v1/diff/..%2F..%2FACTIVE/" + id15,
+		"/v1/diff/" + id14 + "/..%2Fversions%2FSENTINEL",
+		"/v1/diff/..%2Fversions%2FSENTINEL.json/" + id15,
+		"/v1/diff/%2e%2e/%2e%2e",
+		"/v1/diff/" + id14 + "%2F..%2F..%2F/" + id15,
+		"/v1/locres/..%2F..%2Fversions%2FSENTINEL",
+		"/v1/locres/..%2Fen-US",
+		"/v1/locres/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+	} {
+		res, body := e.get(t, target)
+		if res.StatusCode != http.StatusBadRequest && res.StatusCode != http.StatusNotFound {
+			t.Errorf("%s: %d %s, want 400 or 404", target, res.StatusCode, body)
+		}
+		if bytes.Contains(body, []byte("secret")) {
+			t.Errorf("%s leaked the sentinel", target)
+		}
+	}
+	if len(opened) != 0 {
+		t.Errorf("traversal requests opened %q", opened)
+	}
+	after, err := os.Stat(sentinel)
+	if err != nil || !after.ModTime().Equal(before.ModTime()) || after.Size() != before.Size() {
+		t.Errorf("sentinel changed: %v", err)
+	}
+}
+
+// TestFallbackOnDamagedActive: a version failing its checksum at start-up is
+// not served; the newest intact one is, and the log says why.
+func TestFallbackOnDamagedActive(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"), fixtureDir(t, "15"))
+	p := filepath.Join(e.dir, "versions", id15, "en-US", "maps.json")
+	b, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, append(b, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e.open(t)
+	if got := e.repo.Active().ManifestID; got != id14 {
+		t.Fatalf("serving %s, want the intact %s", got, id14)
+	}
+	if !strings.Contains(e.logs.String(), "fails its checks") || !strings.Contains(e.logs.String(), "maps.json") {
+		t.Errorf("the log does not say why:\n%s", e.logs.String())
+	}
+	if res, _ := e.get(t, "/v1/version"); res.Header.Get("X-Data-Version") != id14 {
+		t.Errorf("X-Data-Version %s", res.Header.Get("X-Data-Version"))
+	}
+}
+
+// TestHotSwap: readers hammer list and by-uuid routes while five versions are
+// published; every response is 200 and its body is exactly the one of the
+// version its X-Data-Version header names.
+func TestHotSwap(t *testing.T) {
+	dirs := []string{fixtureDir(t, "14"), fixtureDir(t, "15")}
+	for i := 3; i <= 5; i++ {
+		dirs = append(dirs, syntheticVersion(t, fmt.Sprintf("%016X", i)))
+	}
+	e := newEnv(t, dirs[0])
+	targets := []string{"/v1/weapons", "/v1/weapons/" + vandal, "/v1/weapons/skins", "/v1/version", "/v1/buddies?language=de-DE", "/v1/weapons/" + vandal + "?language=ja-JP"}
+
+	var want sync.Map // manifest ID → map[target][]byte
+	record := func(id string) {
+		bodies := map[string][]byte{}
+		for _, target := range targets {
+			_, b := e.get(t, target)
+			bodies[target] = b
+		}
+		want.Store(id, bodies)
+	}
+	record(e.repo.Active().ManifestID)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var requests, failures atomic.Int64
+	seen := sync.Map{}
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				target := targets[(g+i)%len(targets)]
+				req := httptest.NewRequest(http.MethodGet, target, nil)
+				req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+				rec := httptest.NewRecorder()
+				e.h.ServeHTTP(rec, req)
+				requests.Add(1)
+				ver := rec.Header().Get("X-Data-Version")
+				seen.Store(ver, true)
+				bodies, ok := want.Load(ver)
+				if rec.Code != http.StatusOK || !ok || !bytes.Equal(rec.Body.Bytes(), bodies.(map[string][]byte)[target]) {
+					if failures.Add(1) <= 5 {
+						t.Errorf("%s: %d from version %q (known: %v) does not match that version's body", target, rec.Code, ver, ok)
+					}
+				}
+			}
+		}(g)
+	}
+	for _, dir := range dirs[1:] {
+		time.Sleep(20 * time.Millisecond)
+		// Record the new version's bodies from the store before it is served, so a
+		// reader can never meet a version without its expectation.
+		e.importDir(t, dir)
+		p, _, _ := e.st.Active()
+		ed, _, err := e.st.LoadEdition(p.ManifestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		probe := &env{h: mustHandler(t, impl.Static{Edition: ed}), check: e.check}
+		bodies := map[string][]byte{}
+		for _, target := range targets {
+			_, b := probe.get(t, target)
+			bodies[target] = b
+		}
+		want.Store(p.ManifestID, bodies)
+		if swapped, err := e.repo.Reload(); !swapped || err != nil {
+			t.Fatalf("Reload after %s: %v %v", p.ManifestID, swapped, err)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	n := 0
+	seen.Range(func(_, _ any) bool { n++; return true })
+	if failures.Load() != 0 || n < 5 {
+		t.Errorf("%d of %d requests failed; %d versions seen", failures.Load(), requests.Load(), n)
+	}
+	t.Logf("%d requests over %d versions", requests.Load(), n)
+	// Every route still answers per the spec after the swaps.
+	for _, target := range targets {
+		e.get(t, target)
+	}
+}
+
+func mustHandler(t *testing.T, repo impl.Repository) http.Handler {
+	h, err := api.New(&impl.Server{Repo: repo}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// TestMetrics: the scrape passes promtool's linter and names every metric the
+// README lists.
+func TestMetrics(t *testing.T) {
+	e := newEnv(t, fixtureDir(t, "14"))
+	e.get(t, "/v1/weapons")
+	res, body := e.get(t, "/v1/metrics")
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("/v1/metrics: %d", res.StatusCode)
+	}
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatalf("parse scrape: %v", err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	for _, name := range []string{
+		`refdata_pipeline_stage{stage="idle"} 1`,
+		`refdata_pipeline_errors_total{stage="validate"} 0`,
+		"refdata_data_age_seconds ",
+		"refdata_data_published_timestamp_seconds ",
+		"refdata_last_success_timestamp_seconds ",
+		"refdata_uptime_seconds ",
+		`refdata_active_version_info{branch="release-03.10",manifest_id="376A04CC95974716",version="03.10.00.637823"} 1`,
+		`refdata_http_request_duration_seconds_count{code="200",route="/v1/weapons"} 1`,
+	} {
+		if !bytes.Contains(body, []byte(name)) {
+			t.Errorf("scrape lacks %s", name)
+		}
+	}
+}
