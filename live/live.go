@@ -80,6 +80,9 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 }
 
 func (r *Repository) swap(s *state, publishedAt time.Time) {
+	// Serve at once; bodies switch to their compressed representations as they
+	// are made (Body.Pick reads them atomically).
+	go s.ed.Compress()
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
@@ -156,6 +159,7 @@ func (r *Repository) LatestDiff() (*catalog.Body, error) {
 		return nil, err
 	}
 	b := catalog.NewBody(body, "")
+	go b.Compress()
 	s.latest.Store(b)
 	return b, nil
 }
@@ -185,6 +189,7 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	switch {
 	case err == nil:
 		b := catalog.NewBody(body, "")
+		go b.Compress()
 		r.diffCache.Store(key, b)
 		return b, nil
 	case errors.Is(err, store.ErrCorrupt):
@@ -196,6 +201,7 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	if err != nil {
 		return nil, err
 	}
+	go b.Compress()
 	r.diffCache.Store(key, b)
 	if unlock, ok := r.st.TryLock(); ok {
 		if err := r.st.WriteDiff(f, t, b.JSON); err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/pipeline"
 )
 
 const usage = `usage:
@@ -118,6 +119,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		err = errors.New("--watch needs --data: imports go into a version store")
 	default:
 		repo, err = embeddedRepository()
+		if err == nil {
+			// The same metric names with or without a store, so dashboards need no cases.
+			pipeline.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
+		}
 	}
 	if err != nil {
 		return err
