@@ -159,6 +159,9 @@ func embeddedEdition() (*catalog.Edition, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build embedded %s: %w", newest, err)
 	}
+	// Serve at once; bodies switch to their compressed representations as they are
+	// made (Body.Pick reads them atomically).
+	go ed.Compress()
 	return ed, nil
 }
 

@@ -1,0 +1,46 @@
+package api_test
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/impl"
+)
+
+// sink is a ResponseWriter that allocates nothing, so the figures are the
+// router's, middleware's and handler's alone (not net/http's connection code).
+type sink struct{ h http.Header }
+
+func (s *sink) Header() http.Header         { return s.h }
+func (s *sink) Write(b []byte) (int, error) { return len(b), nil }
+func (s *sink) WriteHeader(int)             {}
+
+// BenchmarkRouter measures a whole request through the real handler: CORS,
+// recovery, metrics, routing, the generated parameter binding, the User-Agent rule,
+// lookup and write.
+func BenchmarkRouter(b *testing.B) {
+	ed := edition(b)
+	h := handler(b, impl.Static{Edition: ed}, nil)
+	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
+	etag := ed.List(catalog.Currencies, catalog.DefaultLocale).ETag
+	for _, bc := range []struct{ name, path, inm string }{
+		{"version", "/v1/version", ""},
+		{"list", "/v1/currencies", ""},
+		{"list-ja", "/v1/weapons?language=ja-JP", ""},
+		{"uuid", "/v1/weapons/skins/" + skin, ""},
+		{"304", "/v1/currencies", etag},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			req := get(bc.path, "Accept-Encoding", "gzip", "If-None-Match", bc.inm)
+			w := &sink{h: http.Header{}}
+			b.ReportAllocs()
+			for b.Loop() {
+				clear(w.h)
+				h.ServeHTTP(w, req)
+			}
+		})
+	}
+	_ = httptest.NewRecorder
+}
