@@ -1,9 +1,12 @@
 package api
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/catalog"
 )
 
 // HTTPMetrics are the request metrics, labelled by route template (never the raw
@@ -28,4 +31,34 @@ func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
 
 func (m *HTTPMetrics) observe(route string, status int, d time.Duration) {
 	m.duration.WithLabelValues(route, statusLabel(status)).Observe(d.Seconds())
+}
+
+// RegisterEditionMetrics exposes the size of the active edition's rendered bodies
+// by encoding, so operators can relate memory to data. The sum is cached per
+// edition and per completed compression.
+func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Edition) {
+	var (
+		mu     sync.Mutex
+		cached *catalog.Edition
+		sizes  [3]int
+	)
+	size := func(i int) func() float64 {
+		return func() float64 {
+			mu.Lock()
+			defer mu.Unlock()
+			if ed := active(); ed != cached || sizes[1] == 0 {
+				cached = ed
+				sizes[0], sizes[1], sizes[2] = ed.RenderedBytes()
+			}
+			return float64(sizes[i])
+		}
+	}
+	for i, enc := range []string{"identity", "gzip", "br"} {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace:   "refdata",
+			Name:        "rendered_bytes",
+			Help:        "Bytes of the active version's pre-rendered response bodies, by content coding.",
+			ConstLabels: prometheus.Labels{"encoding": enc},
+		}, size(i)))
+	}
 }

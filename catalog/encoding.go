@@ -287,3 +287,20 @@ func CompressAll(bodies []*Body) {
 	}
 	wg.Wait()
 }
+
+// RenderedBytes sums the bytes of every distinct representation of the edition:
+// identity, gzip and brotli.
+func (e *Edition) RenderedBytes() (identity, gzip, br int) {
+	for _, b := range e.Bodies() {
+		identity += len(b.JSON)
+		if c := b.enc.Load(); c != nil {
+			if c.gzip != nil {
+				gzip += len(c.gzip.Bytes)
+			}
+			if c.br != nil {
+				br += len(c.br.Bytes)
+			}
+		}
+	}
+	return identity, gzip, br
+}

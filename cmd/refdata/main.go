@@ -127,6 +127,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	if err != nil {
 		return err
 	}
+	api.RegisterEditionMetrics(reg, repo.Active)
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	handler, err := api.New(srv, logger, api.NewHTTPMetrics(reg))
 	if err != nil {

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Start-up and memory of `refdata serve --data` on one snapshot (BENCHMARKS.md):
+# imports SNAPSHOT into a fresh store, starts the server, and reports the time from
+# process start to the first 200 on /v1/version, the rendered bytes (identity +
+# compressed, from /v1/metrics) once compression has finished, and the RSS then.
+#
+#   go build -o bin/refdata ./cmd/refdata
+#   go run ./tools/synth18 -from fixtures/versions/15_… -out /tmp/synth18
+#   bench/startup.sh /tmp/synth18
+set -euo pipefail
+snapshot=${1:?usage: bench/startup.sh SNAPSHOT_DIR}
+bin=${BIN:-bin/refdata}
+port=${PORT:-18123}
+ua='bench/1.0 (+http://localhost)'
+tmp=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+
+"$bin" import --data "$tmp/store" "$snapshot" >/dev/null 2>&1
+start=$(date +%s%N)
+"$bin" serve --data "$tmp/store" --addr "127.0.0.1:$port" 2>/dev/null &
+pid=$!
+until curl -sf -o /dev/null -A "$ua" "http://127.0.0.1:$port/v1/version"; do sleep 0.005; done
+first=$(date +%s%N)
+
+metric() { curl -s -A "$ua" "http://127.0.0.1:$port/v1/metrics" | awk -v m="$1" '$1==m {printf "%d\n", $2}'; }
+prev=-1
+while :; do
+  gz=$(metric 'refdata_rendered_bytes{encoding="gzip"}')
+  [ "$gz" = "$prev" ] && [ "$gz" != 0 ] && break
+  prev=$gz; sleep 1
+done
+done_at=$(date +%s%N)
+identity=$(metric 'refdata_rendered_bytes{encoding="identity"}')
+br=$(metric 'refdata_rendered_bytes{encoding="br"}')
+rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+rendered=$((identity + gz + br))
+printf 'start to first 200:      %d ms\n' $(((first - start) / 1000000))
+printf 'compression finished:    ~%d ms after start (polled each second)\n' $(((done_at - start) / 1000000))
+printf 'rendered bytes:          %d (identity %d, gzip %d, br %d)\n' "$rendered" "$identity" "$gz" "$br"
+printf 'RSS:                     %d bytes (%.2f x rendered)\n' $((rss_kb * 1024)) "$(echo "$rss_kb*1024/$rendered" | bc -l)"
