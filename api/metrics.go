@@ -1,7 +1,6 @@
 package api
 
 import (
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,31 +33,19 @@ func (m *HTTPMetrics) observe(route string, status int, d time.Duration) {
 }
 
 // RegisterEditionMetrics exposes the size of the active edition's rendered bodies
-// by encoding, so operators can relate memory to data. The sum is cached per
-// edition and per completed compression.
+// by encoding, so operators can relate memory to data. Summed at each scrape:
+// compression runs in the background after a swap, so the figure grows until done.
 func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Edition) {
-	var (
-		mu     sync.Mutex
-		cached *catalog.Edition
-		sizes  [3]int
-	)
-	size := func(i int) func() float64 {
-		return func() float64 {
-			mu.Lock()
-			defer mu.Unlock()
-			if ed := active(); ed != cached || sizes[1] == 0 {
-				cached = ed
-				sizes[0], sizes[1], sizes[2] = ed.RenderedBytes()
-			}
-			return float64(sizes[i])
-		}
-	}
 	for i, enc := range []string{"identity", "gzip", "br"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace:   "refdata",
 			Name:        "rendered_bytes",
 			Help:        "Bytes of the active version's pre-rendered response bodies, by content coding.",
 			ConstLabels: prometheus.Labels{"encoding": enc},
-		}, size(i)))
+		}, func() float64 {
+			sizes := [3]int{}
+			sizes[0], sizes[1], sizes[2] = active().RenderedBytes()
+			return float64(sizes[i])
+		}))
 	}
 }

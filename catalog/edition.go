@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"runtime"
 	"sync/atomic"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/refdata/refdata/gen"
 )
@@ -119,19 +122,36 @@ func Build(s *Snapshot) (*Edition, error) {
 				return nil, err
 			}
 		}
+		// Translations render in parallel (they are independent); their results are
+		// applied in locale order, so the edition is the same whatever the timing.
+		var translated [NumLocales]map[Category][]rendered
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
 		for loc := range Locales {
 			over := s.Overlays[Locales[loc]][src]
 			if loc == DefaultLocale || over == nil {
+				continue
+			}
+			g.Go(func() error {
+				tr, err := renderSource(src, mergeOverlay(items, over))
+				if err != nil {
+					return fmt.Errorf("render %s in %s: %w", src.Name(), Locales[loc], err)
+				}
+				translated[loc] = tr
+				return nil
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, err
+		}
+		for loc := range Locales {
+			if translated[loc] == nil {
 				for c := range en {
 					e.shareDefault(c, loc)
 				}
 				continue
 			}
-			tr, err := renderSource(src, mergeOverlay(items, over))
-			if err != nil {
-				return nil, fmt.Errorf("render %s in %s: %w", src.Name(), Locales[loc], err)
-			}
-			for c, rs := range tr {
+			for c, rs := range translated[loc] {
 				e.setLocale(c, loc, rs)
 			}
 		}
