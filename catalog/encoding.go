@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -303,4 +304,12 @@ func (e *Edition) RenderedBytes() (identity, gzip, br int) {
 		}
 	}
 	return identity, gzip, br
+}
+
+// CompressAndRelease compresses the edition, then hands the memory that loading
+// and compressing left behind back to the operating system: a version is loaded
+// rarely, and without this the process keeps its load-time peak as RSS.
+func CompressAndRelease(e *Edition) {
+	e.Compress()
+	debug.FreeOSMemory()
 }

@@ -82,7 +82,7 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 func (r *Repository) swap(s *state, publishedAt time.Time) {
 	// Serve at once; bodies switch to their compressed representations as they
 	// are made (Body.Pick reads them atomically).
-	go s.ed.Compress()
+	go catalog.CompressAndRelease(s.ed)
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)

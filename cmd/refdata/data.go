@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
@@ -29,11 +31,17 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	if err != nil {
 		return nil, err
 	}
-	fallback, err := embeddedEdition()
-	if err != nil {
-		return nil, err
+	// The embedded sample data is built only for a store with no intact version:
+	// building (and compressing) it beside the real one would slow start-up and
+	// hold memory for nothing.
+	repo, err := live.Open(st, logger, metrics, nil)
+	if errors.Is(err, store.ErrNotFound) {
+		var fallback *catalog.Edition
+		if fallback, err = embeddedEdition(); err != nil {
+			return nil, err
+		}
+		repo, err = live.Open(st, logger, metrics, fallback)
 	}
-	repo, err := live.Open(st, logger, metrics, fallback)
 	if err != nil {
 		return nil, err
 	}

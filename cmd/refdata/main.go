@@ -162,7 +162,7 @@ func embeddedEdition() (*catalog.Edition, error) {
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
-	go ed.Compress()
+	go catalog.CompressAndRelease(ed)
 	return ed, nil
 }
 
