@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"syscall"
@@ -98,6 +99,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	inbox := fs.String("watch", env("REFDATA_WATCH", ""), "with --data: import snapshot folders dropped into this directory once they hold a READY file (env REFDATA_WATCH)")
 	poll := fs.Duration("poll", time.Second, "with --data: how often to check the active pointer and the inbox")
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
+	pprofAddr := fs.String("pprof", env("REFDATA_PPROF", ""), "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060 (env REFDATA_PPROF); off when empty")
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -133,7 +135,25 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	if err != nil {
 		return err
 	}
+	if *pprofAddr != "" {
+		go servePprof(ctx, *pprofAddr, logger)
+	}
 	return listenAndServe(ctx, *addr, handler, logger, ready)
+}
+
+// servePprof exposes the profiler on its own listener, never on the API's.
+func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	hs := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { <-ctx.Done(); _ = hs.Close() }()
+	logger.Info("pprof", "addr", addr)
+	if err := hs.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("pprof listener stopped", "err", err)
+	}
 }
 
 // embeddedRepository serves the newest embedded sample version.
