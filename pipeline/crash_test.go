@@ -70,9 +70,13 @@ func TestCrashSafety(t *testing.T) {
 
 	// Every step near the end (rename, diff, pointer, prune), spread points
 	// before, and random delays.
+	spread, randoms := 14, 8
+	if raceOn {
+		spread, randoms = 4, 4
+	}
 	var points []int
 	for n := 1; n <= steps; n++ {
-		if n > steps-14 || n%max(1, steps/14) == 0 {
+		if n > steps-14 || n%max(1, steps/spread) == 0 {
 			points = append(points, n)
 		}
 	}
@@ -116,7 +120,7 @@ func TestCrashSafety(t *testing.T) {
 		})
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < 8; i++ {
+	for i := 0; i < randoms; i++ {
 		runs++
 		d := time.Duration(rng.IntN(600)) * time.Millisecond
 		t.Run(fmt.Sprintf("after%v", d), func(t *testing.T) {
