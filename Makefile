@@ -34,7 +34,7 @@ vet:
 
 ## test: generated code in sync, vet, every test (race detector on)
 test: check-generate vet
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 
 $(REDOCLY): .lint/package.json .lint/package-lock.json
 	cd .lint && npm ci --no-audit --no-fund
