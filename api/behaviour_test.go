@@ -115,14 +115,12 @@ func TestContentLanguage(t *testing.T) {
 			en := check.Do(t, h, get(tc.path))
 			enBody, _ := io.ReadAll(en.Body)
 			want := "en-US"
-			if tc.translated {
-				want, _ = strings.CutPrefix(strings.ToLower(tc.lang), "")
-				if loc, ok := catalog.ParseLocale(tc.lang); ok {
-					want = catalog.Locales[loc]
-				}
-				if strings.HasPrefix(tc.path, "/v1/locres/") {
-					want = "ja-JP"
-				}
+			switch {
+			case strings.HasPrefix(tc.path, "/v1/locres/"):
+				want = "ja-JP"
+			case tc.translated:
+				loc, _ := catalog.ParseLocale(tc.lang)
+				want = catalog.Locales[loc]
 			}
 			if got := res.Header.Get("Content-Language"); got != want {
 				t.Errorf("Content-Language %q, want %q", got, want)

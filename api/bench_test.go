@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
@@ -42,5 +41,4 @@ func BenchmarkRouter(b *testing.B) {
 			}
 		})
 	}
-	_ = httptest.NewRecorder
 }
