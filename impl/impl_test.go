@@ -17,14 +17,7 @@ import (
 	"github.com/refdata/refdata/impl"
 )
 
-var newest = sync.OnceValues(func() (*catalog.Edition, error) {
-	vs := fixtures.Versions()
-	s, err := catalog.LoadSnapshot(fixtures.FS, vs[len(vs)-1])
-	if err != nil {
-		return nil, err
-	}
-	return catalog.Build(s)
-})
+var newest = sync.OnceValues(fixtures.Newest)
 
 func server(t testing.TB) (*impl.Server, *catalog.Edition) {
 	t.Helper()

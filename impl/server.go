@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
@@ -93,7 +94,7 @@ func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
 // GetDiff serves the diff between two retained versions.
 func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion) {
 	for _, v := range []string{from, to} {
-		if !IsManifestID(v) {
+		if !catalog.IsManifestID(strings.ToUpper(v)) {
 			WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/version's manifestId gives them, e.g. 05E83EB5E32657B9", v))
 			return
 		}
@@ -112,21 +113,6 @@ func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.E
 	default:
 		writeBody(w, r, ed, b, cache)
 	}
-}
-
-// IsManifestID reports whether s is 16 hexadecimal digits, the only shape a
-// version name may have (so it can never form a path).
-func IsManifestID(s string) bool {
-	if len(s) != 16 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F' || 'a' <= c && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // GetMetrics serves the Prometheus scrape.

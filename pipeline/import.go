@@ -141,7 +141,7 @@ func (im *importer) run(dir string) error {
 	}
 	r.ManifestID = rawManifestID(files["version.json"])
 	base, why, err := im.st.Resolve()
-	if store.IsManifestID(r.ManifestID) {
+	if catalog.IsManifestID(r.ManifestID) {
 		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
 			if !im.interrupted(r.ManifestID, base) {
 				r.Outcome = "already stored"

@@ -154,21 +154,6 @@ func (s *Store) lock(block bool) (func(), error) {
 	}, nil
 }
 
-// IsManifestID reports whether id is a manifest ID as the store names versions:
-// 16 uppercase hexadecimal digits.
-func IsManifestID(id string) bool {
-	if len(id) != 16 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
-
 // Lookup finds a stored version by manifest ID in any letter case, by listing
 // versions/: the returned ID is the directory's own name, never the input.
 func (s *Store) Lookup(id string) (string, error) {
@@ -192,7 +177,7 @@ func (s *Store) versionNames() ([]string, error) {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() && IsManifestID(e.Name()) {
+		if e.IsDir() && catalog.IsManifestID(e.Name()) {
 			names = append(names, e.Name())
 		}
 	}
@@ -306,7 +291,7 @@ func (s *Store) Active() (Pointer, []byte, error) {
 		return Pointer{}, nil, fmt.Errorf("read active pointer: %w", err)
 	}
 	var p Pointer
-	if err := json.Unmarshal(b, &p); err != nil || !IsManifestID(p.ManifestID) {
+	if err := json.Unmarshal(b, &p); err != nil || !catalog.IsManifestID(p.ManifestID) {
 		return Pointer{}, b, fmt.Errorf("active pointer: %w", ErrCorrupt)
 	}
 	return p, b, nil

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/refdata/refdata/catalog"
 )
 
 // Publication is one version to publish: its snapshot files and, when a version
@@ -35,7 +37,7 @@ type Publication struct {
 // at most an unreferenced new directory, which is a complete, valid version.
 // It returns the manifest IDs pruned.
 func (s *Store) Publish(p Publication) ([]string, error) {
-	if !IsManifestID(p.ManifestID) {
+	if !catalog.IsManifestID(p.ManifestID) {
 		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
 	}
 	if _, err := s.Lookup(p.ManifestID); err == nil {
@@ -129,7 +131,7 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 }
 
 func (s *Store) writeDiff(from, to string, body []byte) error {
-	if !IsManifestID(from) || !IsManifestID(to) {
+	if !catalog.IsManifestID(from) || !catalog.IsManifestID(to) {
 		return fmt.Errorf("write diff: bad version names %q, %q", from, to)
 	}
 	return s.replace(path.Join(diffsDir, from+"-"+to+".json"), encodeDiffFile(body))

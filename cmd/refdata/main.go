@@ -167,18 +167,9 @@ func embeddedRepository() (impl.Repository, error) {
 
 // embeddedEdition builds the newest embedded sample version.
 func embeddedEdition() (*catalog.Edition, error) {
-	versions := fixtures.Versions()
-	if len(versions) == 0 {
-		return nil, errors.New("no embedded sample data")
-	}
-	newest := versions[len(versions)-1]
-	snap, err := catalog.LoadSnapshot(fixtures.FS, newest)
+	ed, err := fixtures.Newest()
 	if err != nil {
-		return nil, fmt.Errorf("load embedded %s: %w", newest, err)
-	}
-	ed, err := catalog.Build(snap)
-	if err != nil {
-		return nil, fmt.Errorf("build embedded %s: %w", newest, err)
+		return nil, err
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).

@@ -1,0 +1,17 @@
+package catalog
+
+// IsManifestID reports whether id is a manifest ID in its canonical form, as the
+// version record's schema has it (^[0-9A-F]{16}$) and the store names versions.
+// Having one shape, a manifest ID can never form a path.
+func IsManifestID(id string) bool {
+	if len(id) != 16 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
