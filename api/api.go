@@ -52,7 +52,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 func requireUserAgent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ua := r.Header["User-Agent"]
-		if len(ua) == 0 || strings.TrimSpace(ua[0]) == "" {
+		if len(ua) == 0 || !UserAgentOK(ua[0]) {
 			impl.WriteError(w, http.StatusBadRequest, "a User-Agent header is required; identify your client as AppName/Version (+URL), e.g. 'MyBot/1.0 (+https://example.com)'")
 			return
 		}
@@ -60,10 +60,19 @@ func requireUserAgent(next http.Handler) http.Handler {
 	})
 }
 
+// The CORS headers every response carries.
+const (
+	AllowOrigin   = "*"
+	ExposeHeaders = "ETag, X-Data-Version, Content-Language"
+)
+
+// UserAgentOK is the User-Agent rule: any non-blank value.
+func UserAgentOK(v string) bool { return strings.TrimSpace(v) != "" }
+
 // CORS header values, allocated once.
 var (
-	hAllowOrigin   = []string{"*"}
-	hExposeHeaders = []string{"ETag, X-Data-Version, Content-Language"}
+	hAllowOrigin   = []string{AllowOrigin}
+	hExposeHeaders = []string{ExposeHeaders}
 	hAllowMethods  = []string{"GET, HEAD, OPTIONS"}
 	hAllowHeaders  = []string{"If-None-Match, Accept-Encoding, Content-Type"}
 	hMaxAge        = []string{"86400"}

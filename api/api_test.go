@@ -128,15 +128,18 @@ func categoryOf(path string) (catalog.Category, bool) {
 	return 0, false
 }
 
-// TestEveryOperation walks every operation of openapi.yaml against the real router
-// and fails if any status an operation documents was never produced.
-func TestEveryOperation(t *testing.T) {
+// TestEveryOperation walks every operation of openapi.yaml against the real router,
+// directly and through the edge server, and fails if any status an operation
+// documents was never produced.
+func TestEveryOperation(t *testing.T) { viaBoth(t, everyOperation) }
+
+func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
 	ed := edition(t)
 	check := apitest.New(t)
-	h := handler(t, repo{ed: ed, diff: sampleDiff(t, ed)}, nil)
-	noDiff := handler(t, impl.Static{Edition: ed}, nil)
-	corrupt := handler(t, repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)
-	broken := handler(t, repo{ed: ed, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
+	h := handler(repo{ed: ed, diff: sampleDiff(t, ed)}, nil)
+	noDiff := handler(impl.Static{Edition: ed}, nil)
+	corrupt := handler(repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)
+	broken := handler(repo{ed: ed, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
 
 	doc, err := catalog.Spec()
 	if err != nil {

@@ -14,9 +14,11 @@ import (
 // TestConditionalRequests follows RFC 9110 §13.1.2 (If-None-Match, weak
 // comparison), §15.4.5 (a 304 carries ETag, Cache-Control and Vary, no body) and
 // §9.3.2 (HEAD: the GET headers without the body).
-func TestConditionalRequests(t *testing.T) {
+func TestConditionalRequests(t *testing.T) { viaBoth(t, conditionalRequests) }
+
+func conditionalRequests(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(impl.Static{Edition: edition(t)}, nil)
 	const path = "/v1/weapons"
 	plain := check.Do(t, h, get(path))
 	zipped := check.Do(t, h, get(path, "Accept-Encoding", "gzip"))
@@ -75,9 +77,11 @@ func TestConditionalRequests(t *testing.T) {
 	}
 }
 
-func TestCORS(t *testing.T) {
+func TestCORS(t *testing.T) { viaBoth(t, cors) }
+
+func cors(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(impl.Static{Edition: edition(t)}, nil)
 	pre := get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
 	pre.Method = http.MethodOptions
 	check.Do(t, h, pre)

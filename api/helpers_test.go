@@ -1,12 +1,83 @@
 package api_test
 
 import (
+	"context"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"testing"
+
+	"github.com/valyala/fasthttp/fasthttputil"
+
+	"github.com/refdata/refdata/edge"
+	"github.com/refdata/refdata/impl"
 )
 
 func newRecorder(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	return rec
+}
+
+// throughEdge serves router behind an edge server on an in-memory listener and
+// returns a handler that forwards each request to it over a connection, so tests
+// written against an http.Handler exercise the real server.
+func throughEdge(t testing.TB, router http.Handler, r impl.Repository) http.Handler {
+	t.Helper()
+	ln := fasthttputil.NewInmemoryListener()
+	es := edge.New(edge.Config{Router: router, Active: r.Active})
+	go func() { _ = es.Serve(ln) }()
+	t.Cleanup(func() {
+		_ = es.Shutdown(context.Background())
+		_ = ln.Close()
+	})
+	client := &http.Client{Transport: &http.Transport{
+		DialContext:        func(context.Context, string, string) (net.Conn, error) { return ln.Dial() },
+		DisableCompression: true, // the test's Accept-Encoding, or none, goes as written
+	}}
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		out, err := http.NewRequest(req.Method, "http://edge"+req.URL.RequestURI(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Header = req.Header.Clone()
+		if _, ok := out.Header["User-Agent"]; !ok {
+			out.Header["User-Agent"] = []string{""} // send none, not Go's default
+		}
+		res, err := client.Do(out)
+		if err != nil {
+			t.Errorf("%s %s through the edge: %v", req.Method, req.URL, err)
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		for k, v := range res.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(res.StatusCode)
+		if _, err := io.Copy(w, res.Body); err != nil {
+			t.Errorf("%s %s through the edge: body: %v", req.Method, req.URL, err)
+		}
+	})
+}
+
+// viaBoth runs a test against the router itself and through the edge server (over a
+// connection, where the first request for a target is routed and the rest are
+// answered from the edge's memo): both must behave the same and satisfy the spec.
+// The test builds its handlers with the function it is given.
+func viaBoth(t *testing.T, test func(*testing.T, func(impl.Repository, http.Handler) http.Handler)) {
+	for _, via := range []struct {
+		name string
+		wrap func(testing.TB, http.Handler, impl.Repository) http.Handler
+	}{
+		{"router", func(_ testing.TB, h http.Handler, _ impl.Repository) http.Handler { return h }},
+		{"edge", throughEdge},
+	} {
+		t.Run(via.name, func(t *testing.T) {
+			test(t, func(r impl.Repository, metrics http.Handler) http.Handler {
+				return via.wrap(t, handler(t, r, metrics), r)
+			})
+		})
+	}
 }

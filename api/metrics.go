@@ -29,7 +29,13 @@ func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
 }
 
 func (m *HTTPMetrics) observe(route string, status int, d time.Duration) {
-	m.duration.WithLabelValues(route, statusLabel(status)).Observe(d.Seconds())
+	m.Observer(route, status).Observe(d.Seconds())
+}
+
+// Observer is the duration series of one route and status, for a server in front of
+// the router that answers some requests itself and looks the series up once.
+func (m *HTTPMetrics) Observer(route string, status int) prometheus.Observer {
+	return m.duration.WithLabelValues(route, statusLabel(status))
 }
 
 // RegisterEditionMetrics exposes the size of the active edition's rendered bodies

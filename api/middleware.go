@@ -78,6 +78,9 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 				route = rc.RoutePattern()
 			}
+			if c := impl.CaptureFrom(r.Context()); c != nil {
+				c.Route = route
+			}
 			elapsed := time.Since(start)
 			if m != nil {
 				m.observe(route, status, elapsed)

@@ -10,7 +10,7 @@ import (
 // WriteError writes the spec's error envelope. Errors are rare, so this one body
 // is marshaled per request.
 func WriteError(w http.ResponseWriter, status int, msg string) {
-	b, _ := json.Marshal(gen.Error{Status: status, Error: msg})
+	b := ErrorJSON(status, msg)
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
@@ -18,4 +18,10 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
+}
+
+// ErrorJSON is the error envelope's body, for writers that are not net/http's.
+func ErrorJSON(status int, msg string) []byte {
+	b, _ := json.Marshal(gen.Error{Status: status, Error: msg})
+	return b
 }

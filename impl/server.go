@@ -37,7 +37,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		return
 	}
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.List(c, loc), hCacheCatalog)
+	serve(w, r, ed, ed.List(c, loc), hCacheCatalog)
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *string) {
@@ -57,19 +57,19 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		WriteError(w, http.StatusNotFound, fmt.Sprintf("no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
 		return
 	}
-	writeBody(w, r, ed, b, hCacheCatalog)
+	serve(w, r, ed, b, hCacheCatalog)
 }
 
 // GetVersion serves the active version record.
 func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.VersionBody(), hCacheSignal)
+	serve(w, r, ed, ed.VersionBody(), hCacheSignal)
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.LocresList(), hCacheCatalog)
+	serve(w, r, ed, ed.LocresList(), hCacheCatalog)
 }
 
 // GetLocres serves one string table. The segment is only compared with the list of
@@ -81,7 +81,7 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		return
 	}
 	ed := s.Repo.Active()
-	writeBody(w, r, ed, ed.Locres(loc), hCacheCatalog)
+	serve(w, r, ed, ed.Locres(loc), hCacheCatalog)
 }
 
 // GetLatestDiff serves the diff that came with the active version.

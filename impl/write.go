@@ -41,7 +41,7 @@ func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *c
 	if b.LangHeader != nil {
 		h["Content-Language"] = b.LangHeader
 	}
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && etagMatch(inm, rep.ETag) {
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && ETagMatch(inm, rep.ETag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}
@@ -55,9 +55,9 @@ func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *c
 	}
 }
 
-// etagMatch applies RFC 9110's weak comparison for If-None-Match: "*" or any listed
+// ETagMatch applies RFC 9110's weak comparison for If-None-Match: "*" or any listed
 // tag whose opaque part equals ours.
-func etagMatch(values []string, etag string) bool {
+func ETagMatch(values []string, etag string) bool {
 	for _, v := range values {
 		for v != "" {
 			var tag string

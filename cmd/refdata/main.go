@@ -23,6 +23,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
@@ -131,14 +132,16 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	}
 	api.RegisterEditionMetrics(reg, repo.Active)
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
-	handler, err := api.New(srv, logger, api.NewHTTPMetrics(reg))
+	httpMetrics := api.NewHTTPMetrics(reg)
+	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {
 		return err
 	}
 	if *pprofAddr != "" {
 		go servePprof(ctx, *pprofAddr, logger)
 	}
-	return listenAndServe(ctx, *addr, handler, logger, ready)
+	es := edge.New(edge.Config{Router: router, Active: repo.Active, Metrics: httpMetrics, Logger: logger})
+	return listenAndServe(ctx, *addr, es, logger, ready)
 }
 
 // servePprof exposes the profiler on its own listener, never on the API's.
@@ -177,26 +180,17 @@ func embeddedEdition() (*catalog.Edition, error) {
 	return ed, nil
 }
 
-func listenAndServe(ctx context.Context, addr string, h http.Handler, logger *slog.Logger, ready chan<- string) error {
+func listenAndServe(ctx context.Context, addr string, es *edge.Server, logger *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
-	}
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       10 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    16 << 10,
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	logger.Info("serving", "addr", ln.Addr().String())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- es.Serve(ln) }()
 	select {
 	case err := <-errc:
 		return err
@@ -205,7 +199,7 @@ func listenAndServe(ctx context.Context, addr string, h http.Handler, logger *sl
 	logger.Info("shutting down")
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(shutdownCtx); err != nil {
+	if err := es.Shutdown(shutdownCtx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
 	}
 	return nil

@@ -1,0 +1,334 @@
+// Package edge owns the listening socket. It serves HTTP/1.1 with fasthttp and keeps
+// a memo of request targets the router has answered from an edition's pre-rendered
+// bodies, so the next request for the same target is answered from memory without
+// routing, parameter binding or handler. Everything else — the first request for a
+// target, errors, diffs, metrics, preflights — goes to the router (package api),
+// which stays the one place where the API's behaviour is decided.
+//
+// Why not net/http: a by-UUID lookup through net/http costs about twice the CPU of
+// nginx sending the same file (per-request allocations, a background-read goroutine,
+// a 4 KiB write buffer that splits a 4.4 KB body into two sends); fasthttp, with a
+// write buffer that holds the whole response, sends it in one. BENCHMARKS.md has the
+// figures.
+package edge
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/impl"
+)
+
+// Config wires a Server.
+type Config struct {
+	// Router answers every request the memo cannot: api.New's handler.
+	Router http.Handler
+	// Active returns the edition being served; the memo belongs to one edition
+	// and is dropped when another becomes active.
+	Active func() *catalog.Edition
+	// Metrics records the requests the memo answers (the router records its own);
+	// nil records nothing.
+	Metrics *api.HTTPMetrics
+	Logger  *slog.Logger
+	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
+	MemoLimit int
+}
+
+// DefaultMemoLimit is enough for every list and item of a large version in every
+// locale (the synthetic 18-locale variant of version 15 has about 23,000 targets);
+// targets beyond it are still answered, by the router.
+const DefaultMemoLimit = 1 << 16
+
+// Request limits: the API takes no request bodies, and 16 KiB of headers is what
+// net/http allowed before.
+const (
+	maxHeaderBytes = 16 << 10
+	maxBodyBytes   = 64 << 10
+	// writeBuffer holds a whole response of up to 64 KiB, headers included, so it
+	// leaves in one write; larger bodies go out in 64 KiB writes.
+	writeBuffer = 64 << 10
+)
+
+// Server is the HTTP server.
+type Server struct {
+	cfg    Config
+	router fasthttp.RequestHandler
+	memo   atomic.Pointer[memo]
+	http   *fasthttp.Server
+	limit  int
+	logger *slog.Logger
+}
+
+// New builds a Server; Serve starts it.
+func New(cfg Config) *Server {
+	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(cfg.Router), limit: cfg.MemoLimit, logger: cfg.Logger}
+	if s.limit <= 0 {
+		s.limit = DefaultMemoLimit
+	}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.memo.Store(&memo{})
+	s.http = &fasthttp.Server{
+		Handler:               s.handle,
+		ErrorHandler:          s.badRequest,
+		Logger:                logAdapter{s.logger},
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          60 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		ReadBufferSize:        maxHeaderBytes,
+		WriteBufferSize:       writeBuffer,
+		MaxRequestBodySize:    maxBodyBytes,
+		NoDefaultServerHeader: true,
+		NoDefaultContentType:  true,
+		CloseOnShutdown:       true,
+	}
+	return s
+}
+
+// Serve answers connections from ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
+
+// Shutdown stops accepting, lets requests in flight finish, and returns when they
+// have or ctx ends.
+func (s *Server) Shutdown(ctx context.Context) error { return s.http.ShutdownWithContext(ctx) }
+
+// Handler is the request handler, for tests that drive it without a socket.
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
+
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	defer s.recover(ctx)
+	if s.fromMemo(ctx) {
+		return
+	}
+	s.route(ctx)
+}
+
+// memo is one edition's request targets.
+type memo struct {
+	ed      *catalog.Edition
+	mu      sync.RWMutex
+	entries map[string]*entry
+}
+
+// entry is what the router decided for one request target, with its header values
+// as bytes for fasthttp.
+type entry struct {
+	body                 *catalog.Body
+	route                string
+	cache, version, lang []byte
+	ok, notModified      prometheus.Observer
+}
+
+// Header names in canonical form, and the values every memo answer shares.
+var (
+	hCacheControl   = []byte("Cache-Control")
+	hVary           = []byte("Vary")
+	hETag           = []byte("Etag")
+	hDataVersion    = []byte("X-Data-Version")
+	hAllowOrigin    = []byte("Access-Control-Allow-Origin")
+	hExposeHeaders  = []byte("Access-Control-Expose-Headers")
+	hLanguage       = []byte("Content-Language")
+	hEncoding       = []byte("Content-Encoding")
+	vJSON           = []byte("application/json")
+	vAcceptEncoding = []byte("Accept-Encoding")
+	vAllowOrigin    = []byte(api.AllowOrigin)
+	vExposeHeaders  = []byte(api.ExposeHeaders)
+)
+
+func (m *memo) get(target []byte) *entry {
+	m.mu.RLock()
+	e := m.entries[string(target)]
+	m.mu.RUnlock()
+	return e
+}
+
+// fromMemo answers a GET or HEAD whose target the router has answered from the
+// active edition before. It does what writeBody and the CORS middleware do, and
+// TestMemoMatchesRouter holds the two to the same bytes.
+func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsGet() && !ctx.IsHead() {
+		return false
+	}
+	m := s.memo.Load()
+	if m.ed == nil {
+		return false
+	}
+	e := m.get(ctx.RequestURI())
+	if e == nil || !api.UserAgentOK(str(ctx.Request.Header.UserAgent())) || m.ed != s.cfg.Active() {
+		return false // the router answers: the User-Agent rule, or a new edition
+	}
+	var aeBuf, inmBuf [4]string
+	ae, ok1 := values(&ctx.Request.Header, "Accept-Encoding", &aeBuf)
+	inm, ok2 := values(&ctx.Request.Header, "If-None-Match", &inmBuf)
+	if !ok1 || !ok2 {
+		return false // more header lines than the memo reads: the router reads them all
+	}
+	start := time.Now()
+	rep := e.body.Pick(ae)
+	h := &ctx.Response.Header
+	h.SetContentTypeBytes(vJSON)
+	h.SetCanonical(hCacheControl, e.cache)
+	h.SetCanonical(hVary, vAcceptEncoding)
+	h.SetCanonical(hETag, bytesOf(rep.ETag))
+	h.SetCanonical(hDataVersion, e.version)
+	h.SetCanonical(hAllowOrigin, vAllowOrigin)
+	h.SetCanonical(hExposeHeaders, vExposeHeaders)
+	if e.lang != nil {
+		h.SetCanonical(hLanguage, e.lang)
+	}
+	status, obs := fasthttp.StatusOK, e.ok
+	if len(inm) > 0 && impl.ETagMatch(inm, rep.ETag) {
+		status, obs = fasthttp.StatusNotModified, e.notModified
+		ctx.SetStatusCode(status)
+	} else {
+		if rep.EncodingHeader != nil {
+			h.SetCanonical(hEncoding, bytesOf(rep.EncodingHeader[0]))
+		}
+		ctx.Response.SetBodyRaw(rep.Bytes) // HEAD: fasthttp sends the length, not the body
+	}
+	elapsed := time.Since(start)
+	if obs != nil {
+		obs.Observe(elapsed.Seconds())
+	}
+	if s.logger.Enabled(context.Background(), slog.LevelDebug) {
+		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
+			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
+			slog.String("route", e.route), slog.Int("status", status),
+			slog.Duration("duration", elapsed), slog.String("user_agent", string(ctx.UserAgent())),
+			slog.Bool("memo", true))
+	}
+	return true
+}
+
+// route hands the request to the router and remembers what it answered, when it
+// answered from the edition's bodies.
+func (s *Server) route(ctx *fasthttp.RequestCtx) {
+	c := &impl.Capture{}
+	ctx.SetUserValue(impl.CaptureKey, c)
+	s.router(ctx)
+	ctx.RemoveUserValue(impl.CaptureKey)
+	if c.Body == nil || !memoizable(ctx) {
+		return
+	}
+	switch ctx.Response.StatusCode() {
+	case fasthttp.StatusOK, fasthttp.StatusNotModified:
+		s.remember(string(ctx.RequestURI()), c)
+	}
+}
+
+// memoizable: GET or HEAD, and a query that is empty or the language alone. Other
+// queries are answered too, by the router, but never fill the memo: unknown
+// parameters are ignored, so their variety is endless.
+func memoizable(ctx *fasthttp.RequestCtx) bool {
+	if !ctx.IsGet() && !ctx.IsHead() {
+		return false
+	}
+	uri := ctx.RequestURI()
+	i := bytes.IndexByte(uri, '?')
+	if i < 0 {
+		return true
+	}
+	q := uri[i+1:]
+	return bytes.HasPrefix(q, []byte("language=")) && bytes.IndexByte(q, '&') < 0
+}
+
+func (s *Server) remember(target string, c *impl.Capture) {
+	m := s.memo.Load()
+	if m.ed != c.Edition {
+		if c.Edition != s.cfg.Active() {
+			return // answered from an edition that is no longer active
+		}
+		next := &memo{ed: c.Edition, entries: map[string]*entry{}}
+		if !s.memo.CompareAndSwap(m, next) {
+			return // another request started it; the next miss fills this target
+		}
+		m = next
+	}
+	e := &entry{body: c.Body, route: c.Route, cache: []byte(c.Cache), version: []byte(c.Edition.ManifestID)}
+	if c.Body.LangHeader != nil {
+		e.lang = []byte(c.Body.LangHeader[0])
+	}
+	if s.cfg.Metrics != nil {
+		e.ok = s.cfg.Metrics.Observer(c.Route, http.StatusOK)
+		e.notModified = s.cfg.Metrics.Observer(c.Route, http.StatusNotModified)
+	}
+	m.mu.Lock()
+	if len(m.entries) < s.limit {
+		m.entries[target] = e
+	}
+	m.mu.Unlock()
+}
+
+// values returns a request header's values as strings that alias the request's
+// buffer (valid until the handler returns), without allocating; false when there are
+// more lines of it than buf holds.
+func values(h *fasthttp.RequestHeader, key string, buf *[4]string) ([]string, bool) {
+	all := h.PeekAll(key)
+	if len(all) > len(buf) {
+		return nil, false
+	}
+	for i, v := range all {
+		buf[i] = str(v)
+	}
+	return buf[:len(all)], true
+}
+
+// bytesOf views s as bytes without copying; fasthttp copies header values, and
+// nothing writes to them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// str views b as a string without copying; b must not change while it is used.
+func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// badRequest answers a request fasthttp could not read, in the error envelope.
+func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
+	status, msg := http.StatusBadRequest, "the request could not be read as HTTP/1.1: "+err.Error()
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case errors.As(err, &small):
+		status, msg = http.StatusRequestHeaderFieldsTooLarge, fmt.Sprintf("request headers exceed %d bytes; send fewer or shorter headers", maxHeaderBytes)
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
+	}
+	writeError(ctx, status, msg)
+}
+
+func (s *Server) recover(ctx *fasthttp.RequestCtx) {
+	if v := recover(); v != nil {
+		s.logger.Error("panic serving request", "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
+		ctx.Response.Reset()
+		writeError(ctx, http.StatusInternalServerError, "internal error; it has been logged, retry later")
+	}
+}
+
+func writeError(ctx *fasthttp.RequestCtx, status int, msg string) {
+	h := &ctx.Response.Header
+	ctx.SetStatusCode(status)
+	h.SetContentType("application/json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Access-Control-Allow-Origin", api.AllowOrigin)
+	h.Set("Access-Control-Expose-Headers", api.ExposeHeaders)
+	ctx.SetBody(impl.ErrorJSON(status, msg))
+}
+
+// logAdapter sends fasthttp's own messages (rare: accept errors and the like) to slog.
+type logAdapter struct{ l *slog.Logger }
+
+func (a logAdapter) Printf(format string, args ...any) { a.l.Warn(fmt.Sprintf(format, args...)) }

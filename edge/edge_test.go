@@ -1,0 +1,524 @@
+package edge
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/impl"
+)
+
+const ua = "refdata-test/1.0 (+http://localhost)"
+
+// editions are the two embedded sample versions, uncompressed.
+var editions = sync.OnceValues(func() ([]*catalog.Edition, error) {
+	var out []*catalog.Edition
+	for _, v := range fixtures.Versions() {
+		snap, err := catalog.LoadSnapshot(fixtures.FS, v)
+		if err != nil {
+			return nil, err
+		}
+		ed, err := catalog.Build(snap)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ed)
+	}
+	return out, nil
+})
+
+// compressNewest compresses the newest version once, as a server has it.
+var compressNewest sync.Once
+
+// newest is the served sample version, compressed.
+func newest(t testing.TB) *catalog.Edition {
+	ed := loadEditions(t)[1]
+	compressNewest.Do(ed.Compress)
+	return ed
+}
+
+func loadEditions(t testing.TB) []*catalog.Edition {
+	t.Helper()
+	eds, err := editions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eds) < 2 {
+		t.Fatalf("want two sample versions, have %d", len(eds))
+	}
+	return eds
+}
+
+// swappable is a Repository whose active edition a test changes.
+type swappable struct {
+	ed atomic.Pointer[catalog.Edition]
+}
+
+func (s *swappable) Active() *catalog.Edition           { return s.ed.Load() }
+func (s *swappable) LatestDiff() (*catalog.Body, error) { return nil, impl.NotFound("no diff") }
+func (s *swappable) Diff(string, string) (*catalog.Body, error) {
+	return nil, impl.NotFound("no diff")
+}
+
+func router(t testing.TB, repo impl.Repository) http.Handler {
+	t.Helper()
+	h, err := api.New(&impl.Server{Repo: repo}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}
+
+// harness is an edge server on a loopback port and a client for it.
+type harness struct {
+	es     *Server
+	addr   string
+	client *http.Client
+}
+
+func start(t testing.TB, cfg Config) *harness {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{es: New(cfg), addr: ln.Addr().String()}
+	go func() { _ = h.es.Serve(ln) }()
+	t.Cleanup(func() { _ = h.es.Shutdown(context.Background()) })
+	h.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	return h
+}
+
+// response is what a client sees, with the Date header left out.
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (h *harness) do(t testing.TB, req *http.Request) response {
+	t.Helper()
+	out, err := http.NewRequest(req.Method, "http://"+h.addr+req.URL.RequestURI(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Header = req.Header.Clone()
+	if _, ok := out.Header["User-Agent"]; !ok {
+		out.Header["User-Agent"] = []string{""}
+	}
+	res, err := h.client.Do(out)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Header.Del("Date")
+	return response{res.StatusCode, res.Header, body}
+}
+
+// direct is the router's answer, with the Content-Length net/http would add on the
+// wire to a body whose handler did not set one.
+func direct(h http.Handler, req *http.Request) response {
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Header().Get("Content-Length") == "" && req.Method != http.MethodHead && rec.Code != http.StatusNoContent && rec.Code != http.StatusNotModified {
+		rec.Header().Set("Content-Length", strconv.Itoa(rec.Body.Len()))
+	}
+	return response{rec.Code, rec.Header(), rec.Body.Bytes()}
+}
+
+func (h *harness) memoized(target string) bool {
+	m := h.es.memo.Load()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.entries[target] != nil
+}
+
+func (h *harness) memoSize() int {
+	m := h.es.memo.Load()
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return len(m.entries)
+}
+
+func request(method, target string, header ...string) *http.Request {
+	req := httptest.NewRequest(method, target, nil)
+	req.Header.Set("User-Agent", ua)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	return req
+}
+
+func same(t *testing.T, what string, got, want response) {
+	t.Helper()
+	if got.status != want.status {
+		t.Errorf("%s: status %d, the router says %d", what, got.status, want.status)
+	}
+	if !bytes.Equal(got.body, want.body) {
+		t.Errorf("%s: %d-byte body, the router sends %d bytes", what, len(got.body), len(want.body))
+	}
+	for _, k := range union(got.header, want.header) {
+		if g, w := strings.Join(got.header.Values(k), ", "), strings.Join(want.header.Values(k), ", "); g != w {
+			t.Errorf("%s: %s %q, the router says %q", what, k, g, w)
+		}
+	}
+}
+
+func union(a, b http.Header) []string {
+	seen := map[string]bool{}
+	var keys []string
+	for _, h := range []http.Header{a, b} {
+		for k := range h {
+			if k = http.CanonicalHeaderKey(k); !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	return keys
+}
+
+// targets are the request targets the memo serves: every GET path of the spec that
+// answers from an edition's bodies, with the first UUID of its catalog, with and
+// without a language.
+func targets(t *testing.T, ed *catalog.Edition) []string {
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, path := range doc.Paths.InMatchingOrder() {
+		if strings.HasPrefix(path, "/v1/diff") || path == "/v1/metrics" {
+			continue
+		}
+		p := strings.Replace(path, "{locale}", "de-DE", 1)
+		if strings.Contains(p, "{uuid}") {
+			name := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}")
+			c, ok := categoryNamed(name)
+			if !ok {
+				t.Fatalf("%s: no catalog %s", path, name)
+			}
+			p = strings.Replace(p, "{uuid}", ed.UUIDs(c)[0].String(), 1)
+		}
+		out = append(out, p)
+		if op := doc.Paths.Find(path).Get; op.Parameters.GetByInAndName("query", "language") != nil {
+			out = append(out, p+"?language=JA-jp")
+		}
+	}
+	return out
+}
+
+func categoryNamed(name string) (catalog.Category, bool) {
+	for _, c := range catalog.Categories() {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
+// TestMemoMatchesRouter holds the memo to the router: for every target and every
+// way of asking (encodings, conditional, HEAD), the answer from the memo is the
+// router's, byte for byte and header for header (Date aside).
+func TestMemoMatchesRouter(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	r := router(t, repo)
+	h := start(t, Config{Router: r, Active: repo.Active})
+	for _, target := range targets(t, ed) {
+		etag := direct(r, request("GET", target)).header.Get("ETag")
+		gzETag := direct(r, request("GET", target, "Accept-Encoding", "gzip")).header.Get("ETag")
+		for _, tc := range []struct {
+			method string
+			header []string
+		}{
+			{"GET", nil},
+			{"GET", []string{"Accept-Encoding", "gzip"}},
+			{"GET", []string{"Accept-Encoding", "br"}},
+			{"GET", []string{"Accept-Encoding", "gzip;q=0.5, br;q=0.1"}},
+			{"GET", []string{"Accept-Encoding", "br;q=0, gzip;q=0"}},
+			{"GET", []string{"If-None-Match", etag}},
+			{"GET", []string{"If-None-Match", `"other", W/` + gzETag, "Accept-Encoding", "gzip"}},
+			{"GET", []string{"If-None-Match", gzETag}},
+			{"GET", []string{"Origin", "https://app.example"}},
+			{"HEAD", nil},
+			{"HEAD", []string{"Accept-Encoding", "br"}},
+		} {
+			what := fmt.Sprintf("%s %s %q", tc.method, target, tc.header)
+			want := direct(r, request(tc.method, target, tc.header...))
+			if want.status != http.StatusOK && want.status != http.StatusNotModified {
+				t.Fatalf("%s: the router answers %d", what, want.status)
+			}
+			same(t, what+" (routed)", h.do(t, request(tc.method, target, tc.header...)), want)
+			if !h.memoized(target) {
+				t.Fatalf("%s: not in the memo after the router answered it", what)
+			}
+			same(t, what+" (memo)", h.do(t, request(tc.method, target, tc.header...)), want)
+		}
+	}
+}
+
+// TestMemoFollowsActiveEdition swaps the active edition under concurrent readers:
+// every answer must be the body of the version its X-Data-Version names, and after
+// a swap the new version's.
+func TestMemoFollowsActiveEdition(t *testing.T) {
+	eds := loadEditions(t)
+	repo := &swappable{}
+	repo.ed.Store(eds[0])
+	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+	byID := map[string]*catalog.Edition{}
+	for _, ed := range eds {
+		byID[ed.ManifestID] = ed
+	}
+	const target = "/v1/currencies?language=de-DE"
+	de, _ := catalog.ParseLocale("de-DE")
+	check := func(t *testing.T, res response) string {
+		ed := byID[res.header.Get("X-Data-Version")]
+		if res.status != http.StatusOK || ed == nil {
+			t.Fatalf("status %d, X-Data-Version %q", res.status, res.header.Get("X-Data-Version"))
+		}
+		if !bytes.Equal(res.body, ed.List(catalog.Currencies, de).JSON) {
+			t.Fatalf("the body is not %s's", ed.ManifestID)
+		}
+		return ed.ManifestID
+	}
+	for i := 0; i < 6; i++ {
+		ed := eds[i%2]
+		repo.ed.Store(ed)
+		for j := 0; j < 3; j++ {
+			if got := check(t, h.do(t, request("GET", target))); got != ed.ManifestID {
+				t.Fatalf("after the swap to %s, request %d answered from %s", ed.ManifestID, j, got)
+			}
+		}
+	}
+
+	var wg sync.WaitGroup
+	var stop atomic.Bool
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				check(t, h.do(t, request("GET", target)))
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		repo.ed.Store(eds[i%2])
+		check(t, h.do(t, request("GET", target)))
+	}
+	stop.Store(true)
+	wg.Wait()
+}
+
+// TestMemoHoldsOnlyPlainTargets: the router answers everything; the memo keeps
+// targets whose query is empty or the language alone, up to its limit.
+func TestMemoHoldsOnlyPlainTargets(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	r := router(t, repo)
+	h := start(t, Config{Router: r, Active: repo.Active, MemoLimit: 4})
+	for _, tc := range []struct {
+		target string
+		memo   bool
+	}{
+		{"/v1/weapons", true},
+		{"/v1/weapons?language=de-de", true},
+		{"/v1/weapons?x=1", false},
+		{"/v1/weapons?language=de-DE&x=1", false},
+		{"/v1/weapons?language=xx-XX", false},
+		{"/v1/weapons/00000000-0000-0000-0000-000000000000", false},
+		{"/v1/diff/latest", false},
+		{"/openapi.json", false},
+		{"/v1/version", true},
+		{"/v1/currencies", true},
+		{"/v1/maps", false}, // over the limit of 4
+		{"/v1/maps?language=fr-FR", false},
+	} {
+		want := direct(r, request("GET", tc.target))
+		for i := 0; i < 2; i++ {
+			same(t, tc.target, h.do(t, request("GET", tc.target)), want)
+		}
+		if got := h.memoized(tc.target); got != tc.memo {
+			t.Errorf("%s: memoized %v, want %v", tc.target, got, tc.memo)
+		}
+	}
+	if n := h.memoSize(); n != 4 {
+		t.Errorf("memo holds %d targets, want its limit of 4", n)
+	}
+}
+
+// lines sets a header as several header lines.
+func lines(req *http.Request, key string, values ...string) *http.Request {
+	req.Header[key] = values
+	return req
+}
+
+// TestMemoKeepsTheRules: a memoized target still needs a User-Agent, and other
+// methods still get the router's 405.
+func TestMemoKeepsTheRules(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	r := router(t, repo)
+	h := start(t, Config{Router: r, Active: repo.Active})
+	const target = "/v1/currencies"
+	h.do(t, request("GET", target))
+	if !h.memoized(target) {
+		t.Fatal("not memoized")
+	}
+	for _, req := range []*http.Request{
+		func() *http.Request { r := request("GET", target); r.Header.Del("User-Agent"); return r }(),
+		request("GET", target, "User-Agent", "   "),
+		request("POST", target),
+		request("DELETE", target),
+		request("OPTIONS", target, "Origin", "https://app.example", "Access-Control-Request-Method", "GET"),
+		lines(request("GET", target), "Accept-Encoding", "br;q=0", "gzip"),
+		lines(request("GET", target), "Accept-Encoding", "identity", "identity", "identity", "identity", "gzip"),
+		lines(request("GET", target, "Accept-Encoding", "gzip"), "If-None-Match", `"a"`, `"b"`, `"c"`, `"d"`, "*"),
+	} {
+		same(t, fmt.Sprint(req.Method, " ", req.Header), h.do(t, req), direct(r, req))
+	}
+}
+
+// TestUnreadableRequests: what fasthttp cannot read gets the error envelope.
+func TestUnreadableRequests(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+	for _, tc := range []struct {
+		name, raw string
+		status    int
+	}{
+		{"garbage", "NOT HTTP\r\n\r\n", 400},
+		{"huge header", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431},
+		{"body", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("a", 100000), 413},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", h.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			go func() { _, _ = io.WriteString(conn, tc.raw) }()
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			var e struct {
+				Status int    `json:"status"`
+				Error  string `json:"error"`
+			}
+			if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
+				t.Fatalf("status %d, body not the error envelope: %v", res.StatusCode, err)
+			}
+			if res.StatusCode != tc.status || e.Status != tc.status || e.Error == "" || res.Header.Get("Content-Type") != "application/json" {
+				t.Errorf("status %d, envelope %+v, Content-Type %q; want %d", res.StatusCode, e, res.Header.Get("Content-Type"), tc.status)
+			}
+		})
+	}
+}
+
+// TestPanicLeavesServerUp: a panic that escapes the router becomes a 500 in the
+// envelope, and the server answers the next request.
+func TestPanicLeavesServerUp(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	r := router(t, repo)
+	h := start(t, Config{Router: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		if req.URL.Path == "/boom" {
+			panic(http.ErrAbortHandler) // the one panic the router's recoverer passes on
+		}
+		r.ServeHTTP(w, req)
+	}), Active: repo.Active})
+	if res := h.do(t, request("GET", "/boom")); res.status != http.StatusInternalServerError || !bytes.Contains(res.body, []byte(`"status":500`)) {
+		t.Errorf("panic: %d %s", res.status, res.body)
+	}
+	if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
+		t.Errorf("after a panic: %d", res.status)
+	}
+}
+
+// memoCtx is a request the memo answers, driven without a connection.
+func memoCtx(t testing.TB, s *Server, target string, header ...string) *fasthttp.RequestCtx {
+	var req fasthttp.Request
+	req.SetRequestURI(target)
+	req.Header.Set("User-Agent", ua)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Init(&req, nil, nil)
+	s.handle(ctx) // routed, and remembered
+	if code := ctx.Response.StatusCode(); code != http.StatusOK && code != http.StatusNotModified {
+		t.Fatalf("%s: %d", target, ctx.Response.StatusCode())
+	}
+	return ctx
+}
+
+func memoServer(t testing.TB) *Server {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	return New(Config{Router: router(t, repo), Active: repo.Active, Metrics: api.NewHTTPMetrics(prometheus.NewRegistry())})
+}
+
+// The request paths the benchmarks and the allocation test use.
+var hot = []struct {
+	name, target string
+	header       []string
+}{
+	{"list", "/v1/currencies", nil},
+	{"uuid", "/v1/weapons/skins/d67b929f-4431-61c0-286e-3ebf3d11c4af", []string{"Accept-Encoding", "gzip, br"}},
+	{"304", "/v1/weapons", []string{"If-None-Match", `"nope", *`}},
+}
+
+// TestMemoDoesNotAllocate: answering from the memo allocates nothing, metrics
+// included.
+func TestMemoDoesNotAllocate(t *testing.T) {
+	s := memoServer(t)
+	for _, tc := range hot {
+		ctx := memoCtx(t, s, tc.target, tc.header...)
+		if n := testing.AllocsPerRun(100, func() {
+			ctx.Response.Reset()
+			s.handle(ctx)
+		}); n != 0 {
+			t.Errorf("%s: %.1f allocations per request", tc.name, n)
+		}
+	}
+}
+
+func BenchmarkMemo(b *testing.B) {
+	s := memoServer(b)
+	for _, tc := range hot {
+		b.Run(tc.name, func(b *testing.B) {
+			ctx := memoCtx(b, s, tc.target, tc.header...)
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx.Response.Reset()
+				s.handle(ctx)
+			}
+		})
+	}
+}
