@@ -2,7 +2,8 @@
 # Start-up and memory of `refdata serve --data` on one snapshot (BENCHMARKS.md):
 # imports SNAPSHOT into a fresh store, starts the server, and reports the time from
 # process start to the first 200 on /v1/version, the rendered bytes (identity +
-# compressed, from /v1/metrics) once compression has finished, and the RSS then.
+# compressed, from /v1/metrics) once compression has finished, and the RSS then;
+# then fills the edge memo with every target and reports the RSS again.
 #
 #   go build -o bin/refdata ./cmd/refdata
 #   go run ./tools/synth18 -from fixtures/versions/15_… -out /tmp/synth18
@@ -38,3 +39,14 @@ printf 'start to first 200:      %d ms\n' $(((first - start) / 1000000))
 printf 'compression finished:    ~%d ms after start (polled each second)\n' $(((done_at - start) / 1000000))
 printf 'rendered bytes:          %d (identity %d, gzip %d, br %d)\n' "$rendered" "$identity" "$gz" "$br"
 printf 'RSS:                     %d bytes (%.2f x rendered)\n' $((rss_kb * 1024)) "$(echo "$rss_kb*1024/$rendered" | bc -l)"
+
+# Then every target the edge memo can hold (bench/targets.py), requested about three
+# times over by one wrk connection, and the RSS with the memo full.
+bench_dir=$(dirname "$0")
+"$bench_dir/targets.py" "http://127.0.0.1:$port" > "$tmp/targets.txt"
+n=$(wc -l < "$tmp/targets.txt")
+TARGETS="$tmp/targets.txt" wrk -t1 -c1 -d"${FILL_SECONDS:-20}s" -s "$bench_dir/cycle.lua" "http://127.0.0.1:$port" > "$tmp/wrk.txt"
+requests=$(awk '/requests in/ {print $1}' "$tmp/wrk.txt")
+rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+printf 'memo filled:             %d targets, %d requests\n' "$n" "$requests"
+printf 'RSS with the memo full:  %d bytes (%.2f x rendered)\n' $((rss_kb * 1024)) "$(echo "$rss_kb*1024/$rendered" | bc -l)"

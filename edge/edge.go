@@ -50,9 +50,10 @@ type Config struct {
 	MemoLimit int
 }
 
-// DefaultMemoLimit is enough for every list and item of a large version in every
-// locale (the synthetic 18-locale variant of version 15 has about 23,000 targets);
-// targets beyond it are still answered, by the router.
+// DefaultMemoLimit holds every target of a version as large as the newest sample:
+// 2,530 lists and items, 48,070 targets with the 19 ways of naming a language (none,
+// or one of 18), at roughly 250 bytes each. Targets beyond it are still answered,
+// by the router.
 const DefaultMemoLimit = 1 << 16
 
 // Request limits: the API takes no request bodies, and 16 KiB of headers is what
@@ -123,17 +124,33 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 // memo is one edition's request targets.
 type memo struct {
 	ed      *catalog.Edition
+	version []byte // X-Data-Version
 	mu      sync.RWMutex
 	entries map[string]*entry
+	values  map[string][]byte // header values, one copy each
+}
+
+func newMemo(ed *catalog.Edition) *memo {
+	return &memo{ed: ed, version: []byte(ed.ManifestID), entries: map[string]*entry{}, values: map[string][]byte{}}
+}
+
+// value returns v's one copy; m.mu must be held.
+func (m *memo) value(v string) []byte {
+	b, ok := m.values[v]
+	if !ok {
+		b = []byte(v)
+		m.values[v] = b
+	}
+	return b
 }
 
 // entry is what the router decided for one request target, with its header values
 // as bytes for fasthttp.
 type entry struct {
-	body                 *catalog.Body
-	route                string
-	cache, version, lang []byte
-	ok, notModified      prometheus.Observer
+	body            *catalog.Body
+	route           string
+	cache, lang     []byte
+	ok, notModified prometheus.Observer
 }
 
 // Header names in canonical form, and the values every memo answer shares.
@@ -187,7 +204,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	h.SetCanonical(hCacheControl, e.cache)
 	h.SetCanonical(hVary, vAcceptEncoding)
 	h.SetCanonical(hETag, bytesOf(rep.ETag))
-	h.SetCanonical(hDataVersion, e.version)
+	h.SetCanonical(hDataVersion, m.version)
 	h.SetCanonical(hAllowOrigin, vAllowOrigin)
 	h.SetCanonical(hExposeHeaders, vExposeHeaders)
 	if e.lang != nil {
@@ -255,25 +272,27 @@ func (s *Server) remember(target string, c *impl.Capture) {
 		if c.Edition != s.cfg.Active() {
 			return // answered from an edition that is no longer active
 		}
-		next := &memo{ed: c.Edition, entries: map[string]*entry{}}
+		next := newMemo(c.Edition)
 		if !s.memo.CompareAndSwap(m, next) {
 			return // another request started it; the next miss fills this target
 		}
 		m = next
 	}
-	e := &entry{body: c.Body, route: c.Route, cache: []byte(c.Cache), version: []byte(c.Edition.ManifestID)}
-	if c.Body.LangHeader != nil {
-		e.lang = []byte(c.Body.LangHeader[0])
-	}
+	e := &entry{body: c.Body, route: c.Route}
 	if s.cfg.Metrics != nil {
 		e.ok = s.cfg.Metrics.Observer(c.Route, http.StatusOK)
 		e.notModified = s.cfg.Metrics.Observer(c.Route, http.StatusNotModified)
 	}
 	m.mu.Lock()
-	if len(m.entries) < s.limit {
-		m.entries[target] = e
+	defer m.mu.Unlock()
+	if len(m.entries) >= s.limit {
+		return
 	}
-	m.mu.Unlock()
+	e.cache = m.value(c.Cache)
+	if c.Body.LangHeader != nil {
+		e.lang = m.value(c.Body.LangHeader[0])
+	}
+	m.entries[target] = e
 }
 
 // values returns a request header's values as strings that alias the request's
