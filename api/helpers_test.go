@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/impl"
 )
@@ -34,32 +34,9 @@ func throughEdge(t testing.TB, router http.Handler, r impl.Repository) http.Hand
 	})
 	client := &http.Client{Transport: &http.Transport{
 		DialContext:        func(context.Context, string, string) (net.Conn, error) { return ln.Dial() },
-		DisableCompression: true, // the test's Accept-Encoding, or none, goes as written
+		DisableCompression: true,
 	}}
-	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		out, err := http.NewRequest(req.Method, "http://edge"+req.URL.RequestURI(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out.Header = req.Header.Clone()
-		if _, ok := out.Header["User-Agent"]; !ok {
-			out.Header["User-Agent"] = []string{""} // send none, not Go's default
-		}
-		res, err := client.Do(out)
-		if err != nil {
-			t.Errorf("%s %s through the edge: %v", req.Method, req.URL, err)
-			w.WriteHeader(http.StatusBadGateway)
-			return
-		}
-		defer res.Body.Close()
-		for k, v := range res.Header {
-			w.Header()[k] = v
-		}
-		w.WriteHeader(res.StatusCode)
-		if _, err := io.Copy(w, res.Body); err != nil {
-			t.Errorf("%s %s through the edge: body: %v", req.Method, req.URL, err)
-		}
-	})
+	return apitest.Forward(t, client, "http://edge")
 }
 
 // viaBoth runs a test against the router itself and through the edge server (over a

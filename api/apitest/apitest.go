@@ -259,3 +259,35 @@ func acceptable(values []string, enc string) bool {
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
+
+// Forward returns a handler that sends each request to the server at base (say
+// "http://127.0.0.1:8080") over a real connection and copies its answer back, so Do
+// can check a running server. The client must not decompress (set
+// DisableCompression): the test's Accept-Encoding, or none, goes as written, and so
+// does a missing User-Agent.
+func Forward(t testing.TB, client *http.Client, base string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out.Header = req.Header.Clone()
+		if _, ok := out.Header["User-Agent"]; !ok {
+			out.Header["User-Agent"] = []string{""} // send none, not Go's default
+		}
+		res, err := client.Do(out)
+		if err != nil {
+			t.Errorf("%s %s: %v", req.Method, out.URL, err)
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		defer res.Body.Close()
+		for k, v := range res.Header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(res.StatusCode)
+		if _, err := io.Copy(w, res.Body); err != nil {
+			t.Errorf("%s %s: body: %v", req.Method, out.URL, err)
+		}
+	})
+}

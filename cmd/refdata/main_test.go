@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/refdata/refdata/api/apitest"
+)
+
+// TestServe runs `serve` on the embedded sample data as main wires it — edge server,
+// router, metrics — checks its answers against the spec over a real connection,
+// that requests answered from the edge's memo are counted like routed ones, and that
+// it stops cleanly when its context ends.
+func TestServe(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, io.Discard, ready) }()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+
+	check := apitest.New(t)
+	h := apitest.Forward(t, &http.Client{Transport: &http.Transport{DisableCompression: true}}, "http://"+addr)
+	get := func(method, target string, header ...string) *http.Response {
+		req := httptest.NewRequest(method, target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		return check.Do(t, h, req)
+	}
+	first := get("GET", "/v1/weapons") // routed, then remembered
+	etag := first.Header.Get("ETag")
+	for _, tc := range []struct {
+		method string
+		header []string
+		want   int
+	}{
+		{"GET", nil, 200},
+		{"HEAD", nil, 200},
+		{"GET", []string{"Accept-Encoding", "gzip"}, 200},
+		{"GET", []string{"If-None-Match", etag}, 304},
+	} {
+		if res := get(tc.method, "/v1/weapons", tc.header...); res.StatusCode != tc.want {
+			t.Errorf("%s /v1/weapons %q: %d, want %d", tc.method, tc.header, res.StatusCode, tc.want)
+		}
+	}
+
+	res := get("GET", "/v1/metrics")
+	body, _ := io.ReadAll(res.Body)
+	for _, want := range []string{
+		`refdata_http_request_duration_seconds_count{code="200",route="/v1/weapons"} 4`,
+		`refdata_http_request_duration_seconds_count{code="304",route="/v1/weapons"} 1`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve after its context ended: %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("serve did not return after its context ended")
+	}
+}
