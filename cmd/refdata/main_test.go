@@ -21,7 +21,9 @@ func TestServe(t *testing.T) {
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	go func() { done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, io.Discard, ready) }()
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, io.Discard, ready)
+	}()
 	var addr string
 	select {
 	case addr = <-ready:
