@@ -75,14 +75,21 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 		r.badPtr = raw
 		raw = nil
 	}
-	r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
+	r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt, true)
 	return r, nil
 }
 
-func (r *Repository) swap(s *state, publishedAt time.Time) {
-	// Serve at once; bodies switch to their compressed representations as they
-	// are made (Body.Pick reads them atomically).
-	go catalog.CompressAndRelease(s.ed)
+// swap makes s the served state. At start-up (first) the edition is served at once
+// and its bodies switch to their compressed representations as they are made
+// (Body.Pick reads them atomically), so the first answer comes fast. Later swaps
+// compress first, while the previous version is still served, so gzip and brotli
+// clients never get a version's identity bodies in between.
+func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
+	if first {
+		go catalog.CompressAndRelease(s.ed)
+	} else {
+		catalog.CompressAndRelease(s.ed)
+	}
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
@@ -116,7 +123,7 @@ func (r *Repository) Reload() (bool, error) {
 		}
 		if err == nil {
 			r.badPtr = nil
-			r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
+			r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt, false)
 			r.metrics.Succeeded(time.Now())
 			return true, nil
 		}

@@ -431,6 +431,12 @@ func TestHotSwap(t *testing.T) {
 		if swapped, err := e.repo.Reload(); !swapped || err != nil {
 			t.Fatalf("Reload after %s: %v %v", v.ManifestID, swapped, err)
 		}
+		// A swapped-in version is served compressed from its first request.
+		for _, b := range e.repo.Active().Bodies() {
+			if len(b.JSON) >= 4096 && b.Pick([]string{"gzip"}).EncodingHeader == nil {
+				t.Fatalf("after the swap to %s, a %d-byte body has no gzip representation", v.ManifestID, len(b.JSON))
+			}
+		}
 	}
 	time.Sleep(20 * time.Millisecond)
 	close(stop)
