@@ -110,9 +110,6 @@ func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
 // have or ctx ends.
 func (s *Server) Shutdown(ctx context.Context) error { return s.http.ShutdownWithContext(ctx) }
 
-// Handler is the request handler, for tests that drive it without a socket.
-func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
-
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)
 	if s.fromMemo(ctx) {
