@@ -119,13 +119,7 @@ func get(path string, header ...string) *http.Request {
 // categoryOf maps a spec path to the catalog it serves: /v1/weapons/skins/{uuid}
 // → weapons/skins.
 func categoryOf(path string) (catalog.Category, bool) {
-	name := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}")
-	for _, c := range catalog.Categories() {
-		if c.Name() == name {
-			return c, true
-		}
-	}
-	return 0, false
+	return catalog.CategoryNamed(strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}"))
 }
 
 // TestEveryOperation walks every operation of openapi.yaml against the real router,

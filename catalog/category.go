@@ -95,6 +95,17 @@ func Categories() []Category {
 	return cs
 }
 
+// CategoryNamed returns the category whose name (its path after /v1/, e.g.
+// "weapons/skins") is name.
+func CategoryNamed(name string) (Category, bool) {
+	for _, c := range Categories() {
+		if c.Name() == name {
+			return c, true
+		}
+	}
+	return 0, false
+}
+
 // SourceCategories lists the categories that have a file in a snapshot.
 func SourceCategories() []Category {
 	var cs []Category

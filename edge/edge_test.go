@@ -21,6 +21,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
@@ -116,25 +117,10 @@ type response struct {
 
 func (h *harness) do(t testing.TB, req *http.Request) response {
 	t.Helper()
-	out, err := http.NewRequest(req.Method, "http://"+h.addr+req.URL.RequestURI(), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out.Header = req.Header.Clone()
-	if _, ok := out.Header["User-Agent"]; !ok {
-		out.Header["User-Agent"] = []string{""}
-	}
-	res, err := h.client.Do(out)
-	if err != nil {
-		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Header.Del("Date")
-	return response{res.StatusCode, res.Header, body}
+	rec := httptest.NewRecorder()
+	apitest.Forward(t, h.client, "http://"+h.addr).ServeHTTP(rec, req)
+	rec.Header().Del("Date")
+	return response{rec.Code, rec.Header(), rec.Body.Bytes()}
 }
 
 // direct is the router's answer, with the Content-Length net/http would add on the
@@ -216,7 +202,7 @@ func targets(t *testing.T, ed *catalog.Edition) []string {
 		p := strings.Replace(path, "{locale}", "de-DE", 1)
 		if strings.Contains(p, "{uuid}") {
 			name := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}")
-			c, ok := categoryNamed(name)
+			c, ok := catalog.CategoryNamed(name)
 			if !ok {
 				t.Fatalf("%s: no catalog %s", path, name)
 			}
@@ -228,15 +214,6 @@ func targets(t *testing.T, ed *catalog.Edition) []string {
 		}
 	}
 	return out
-}
-
-func categoryNamed(name string) (catalog.Category, bool) {
-	for _, c := range catalog.Categories() {
-		if c.Name() == name {
-			return c, true
-		}
-	}
-	return 0, false
 }
 
 // TestMemoMatchesRouter holds the memo to the router: for every target and every
