@@ -2,6 +2,7 @@ package live_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -418,7 +419,7 @@ func TestHotSwap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		unlock, err := e.st.Lock()
+		unlock, err := e.st.Lock(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

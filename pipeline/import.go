@@ -6,6 +6,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -51,7 +52,30 @@ type Options struct {
 	Progress func(s Stage, detail string)
 	Metrics  *Metrics
 	Now      func() time.Time
+
+	// Context cancels the import (SIGINT, SIGTERM, a deadline): every stage checks
+	// it, and the store is left untouched. nil means context.Background.
+	Context context.Context
+	// LockTimeout bounds the wait for another import's store lock;
+	// 0 means DefaultLockTimeout.
+	LockTimeout time.Duration
+	// MaxFileBytes and MaxSnapshotBytes bound what is read (0: the defaults);
+	// MaxJSONDepth bounds nesting in any file (0: DefaultMaxJSONDepth).
+	MaxFileBytes, MaxSnapshotBytes int64
+	MaxJSONDepth                   int
+	// AllowShrink publishes a version that empties a catalog or removes more
+	// than ShrinkLimit of its items (0: DefaultShrinkLimit); without it such a
+	// version is rejected, since that is what an upstream outage looks like.
+	AllowShrink bool
+	ShrinkLimit float64
 }
+
+// DefaultLockTimeout is how long an import waits for another's store lock.
+const DefaultLockTimeout = time.Minute
+
+// DefaultShrinkLimit is the share of a catalog's items a version may remove
+// before the shrink guard refuses it.
+const DefaultShrinkLimit = 0.20
 
 // Import reads the snapshot in dir and, when it is valid and new, publishes it as
 // the active version of st. It returns a report in every case; the error wraps
@@ -63,8 +87,17 @@ func Import(st *store.Store, dir string, opt Options) (*Report, error) {
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
+	if opt.Context == nil {
+		opt.Context = context.Background()
+	}
+	if opt.LockTimeout <= 0 {
+		opt.LockTimeout = DefaultLockTimeout
+	}
+	if opt.ShrinkLimit <= 0 {
+		opt.ShrinkLimit = DefaultShrinkLimit
+	}
 	r := &Report{Source: dir}
-	im := &importer{st: st, opt: opt, r: r}
+	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
 	err := im.run(dir)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
@@ -83,6 +116,34 @@ type importer struct {
 	opt   Options
 	r     *Report
 	stage Stage
+	ctx   context.Context
+}
+
+// lock takes the store's writer lock, saying whose it is while it waits, for at
+// most LockTimeout.
+func (im *importer) lock() (func(), error) {
+	if unlock, ok := im.st.TryLock(); ok {
+		return unlock, nil
+	}
+	holder := im.st.LockHolder()
+	if holder == "" {
+		holder = "another process"
+	}
+	if im.opt.Progress != nil {
+		im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
+	}
+	ctx, cancel := context.WithTimeoutCause(im.ctx, im.opt.LockTimeout,
+		fmt.Errorf("gave up after --lock-timeout %s waiting for the store lock held by %s", im.opt.LockTimeout, holder))
+	defer cancel()
+	return im.st.Lock(ctx)
+}
+
+// checkpoint ends the import when its context has: SIGINT, SIGTERM or deadline.
+func (im *importer) checkpoint() error {
+	if err := context.Cause(im.ctx); err != nil {
+		return fmt.Errorf("%s: import stopped, store untouched: %w", im.stage, err)
+	}
+	return nil
 }
 
 func (im *importer) enter(s Stage, format string, args ...any) {
@@ -105,7 +166,7 @@ func (im *importer) reject(ps []catalog.Problem, format string, args ...any) err
 func (im *importer) run(dir string) error {
 	r := im.r
 	im.enter(Load, "reading %s", dir)
-	unlock, err := im.st.Lock()
+	unlock, err := im.lock()
 	if err != nil {
 		return err
 	}
@@ -117,22 +178,33 @@ func (im *importer) run(dir string) error {
 	if err != nil || !st.IsDir() {
 		return im.reject([]catalog.Problem{{File: dir, Reason: "not a directory"}}, "%s is not a directory", dir)
 	}
-	fsys := os.DirFS(dir)
-	if r.Layout, err = detectLayout(fsys); err != nil {
+	sf, err := openSnapshot(dir, im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", dir, err)
+	}
+	defer sf.Close()
+	if r.Layout, err = detectLayout(sf.FS()); err != nil {
 		return im.reject([]catalog.Problem{{File: dir, Reason: err.Error()}}, "%s: %v", dir, err)
 	}
 	var files map[string][]byte
 	var problems []catalog.Problem
 	switch r.Layout {
 	case CaptureLayout:
-		files, problems, err = captureFiles(fsys, r)
+		files, problems, err = captureFiles(sf, r)
 	default:
-		files, r.Ignored, err = readSnapshotFiles(fsys)
+		files, r.Ignored, err = readSnapshotFiles(sf)
+	}
+	var fe *catalog.FileError
+	if errors.As(err, &fe) {
+		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
 	}
 	if err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
-	problems = append(problems, checkFiles(files)...)
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
+	problems = append(problems, checkFiles(files, im.opt.MaxJSONDepth)...)
 	if _, ok := files["version.json"]; !ok {
 		problems = append(problems, catalog.Problem{File: "version.json", Reason: "missing: a snapshot needs its version record"})
 	}
@@ -178,6 +250,9 @@ func (im *importer) run(dir string) error {
 	for _, it := range snap.Sources {
 		items += len(it)
 	}
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
 	im.enter(Validate, "%d items in %d catalogs", items, len(snap.Sources))
 	repairs := catalog.Repair(snap)
 	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
@@ -210,6 +285,17 @@ func (im *importer) run(dir string) error {
 		}
 		r.Previous = base.ManifestID
 		r.Summary = &d.Summary
+		if err := im.checkpoint(); err != nil {
+			return err
+		}
+		if ps := shrinkage(old, ed, im.opt.ShrinkLimit); len(ps) > 0 {
+			if !im.opt.AllowShrink {
+				return im.reject(ps, "shrink guard: %d catalogs lose too many items (publish anyway with --allow-shrink)", len(ps))
+			}
+			for _, p := range ps {
+				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
+			}
+		}
 		im.enter(Render, "diff body and %d files", len(files))
 		body, err := catalog.DiffBody(d)
 		if err != nil {
@@ -220,6 +306,9 @@ func (im *importer) run(dir string) error {
 		im.enter(Render, "%d files", len(files))
 	}
 
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
 	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Dir())
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
@@ -295,7 +384,10 @@ func (im *importer) carryOver(files, base map[string][]byte, baseID string) {
 
 // checkFiles finds every file that is not JSON, is truncated or has the wrong
 // envelope, so a report lists them all rather than the first.
-func checkFiles(files map[string][]byte) []catalog.Problem {
+func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
+	if maxDepth <= 0 {
+		maxDepth = DefaultMaxJSONDepth
+	}
 	names := make([]string, 0, len(files))
 	for n := range files {
 		names = append(names, n)
@@ -304,6 +396,10 @@ func checkFiles(files map[string][]byte) []catalog.Problem {
 	var ps []catalog.Problem
 	for _, n := range names {
 		b := files[n]
+		if why := checkJSONText(b, maxDepth); why != "" {
+			ps = append(ps, catalog.Problem{File: n, Reason: why})
+			continue
+		}
 		switch {
 		case n == "version.json":
 			var v any

@@ -45,7 +45,7 @@ func detectLayout(fsys fs.FS) (Layout, error) {
 
 // readSnapshotFiles collects the files of a snapshot-layout directory that the
 // format names; anything else is listed in ignored.
-func readSnapshotFiles(fsys fs.FS) (files map[string][]byte, ignored []string, err error) {
+func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []string, err error) {
 	known := map[string]bool{"version.json": true}
 	for _, loc := range catalog.Locales {
 		for _, c := range catalog.SourceCategories() {
@@ -54,7 +54,7 @@ func readSnapshotFiles(fsys fs.FS) (files map[string][]byte, ignored []string, e
 		known[path.Join("locres", loc+".json")] = true
 	}
 	files = map[string][]byte{}
-	err = fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+	err = fs.WalkDir(sf.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -70,9 +70,9 @@ func readSnapshotFiles(fsys fs.FS) (files map[string][]byte, ignored []string, e
 			}
 			return nil
 		}
-		b, err := fs.ReadFile(fsys, name)
+		b, err := sf.ReadFile(name)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", name, err)
+			return err
 		}
 		files[name] = b
 		return nil
@@ -90,10 +90,10 @@ func readSnapshotFiles(fsys fs.FS) (files map[string][]byte, ignored []string, e
 // streamedVideo URLs the nested copies lack). Each skin nested in a weapon is
 // replaced by the skins.json entry with its uuid; the disagreement is reported
 // (count and uuids). skinchromas.json and skinlevels.json are only compared.
-func captureFiles(fsys fs.FS, r *Report) (map[string][]byte, []catalog.Problem, error) {
+func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Problem, error) {
 	files := map[string][]byte{}
 	var rejections []catalog.Problem
-	entries, err := fs.ReadDir(fsys, ".")
+	entries, err := fs.ReadDir(sf.FS(), ".")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -107,13 +107,13 @@ func captureFiles(fsys fs.FS, r *Report) (map[string][]byte, []catalog.Problem, 
 		switch {
 		case e.IsDir() || name == readyFile || strings.HasPrefix(name, "."):
 		case name == "version.json":
-			b, err := fs.ReadFile(fsys, name)
+			b, err := sf.ReadFile(name)
 			if err != nil {
 				return nil, nil, err
 			}
 			files[name] = b
 		case bySource[name]:
-			b, err := fs.ReadFile(fsys, name)
+			b, err := sf.ReadFile(name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -127,7 +127,7 @@ func captureFiles(fsys fs.FS, r *Report) (map[string][]byte, []catalog.Problem, 
 	if !ok {
 		return files, nil, nil
 	}
-	skinsRaw, err := fs.ReadFile(fsys, "skins.json")
+	skinsRaw, err := sf.ReadFile("skins.json")
 	if errors.Is(err, fs.ErrNotExist) {
 		return files, nil, nil // nested skins as they are
 	}
@@ -184,7 +184,7 @@ func captureFiles(fsys fs.FS, r *Report) (map[string][]byte, []catalog.Problem, 
 		r.note("skins.json has %d skins no weapon lists; they cannot be placed and were left out: %s", len(orphans), capList(orphans))
 	}
 	for _, f := range []struct{ file, field string }{{"skinchromas.json", "chromas"}, {"skinlevels.json", "levels"}} {
-		raw, err := fs.ReadFile(fsys, f.file)
+		raw, err := sf.ReadFile(f.file)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}

@@ -19,6 +19,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -126,13 +127,41 @@ func (s *Store) step(what string) {
 // Steps is the number of write steps taken so far (crash tests size their runs by it).
 func (s *Store) Steps() int64 { return s.steps.Load() }
 
-// Lock takes the writer lock; blocking. The returned func releases it.
-func (s *Store) Lock() (func(), error) { return s.lock(true) }
+// Lock takes the writer lock, waiting until it is free or ctx ends (then it
+// returns ctx's error and holds nothing). flock cannot be interrupted, so the wait
+// polls. The holder's pid and start time are written into the lock file, for
+// LockHolder; the returned func clears them and releases the lock.
+func (s *Store) Lock(ctx context.Context) (func(), error) {
+	for {
+		unlock, err := s.lock(false)
+		if err == nil {
+			return unlock, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("lock store: %w", context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
 
 // TryLock takes the writer lock if it is free.
 func (s *Store) TryLock() (func(), bool) {
 	unlock, err := s.lock(false)
 	return unlock, err == nil
+}
+
+// LockHolder says who holds the writer lock ("pid 123 since …"), as its holder
+// wrote it; "" when unknown.
+func (s *Store) LockHolder() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, lockFile))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
 }
 
 func (s *Store) lock(block bool) (func(), error) {
@@ -148,7 +177,10 @@ func (s *Store) lock(block bool) (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("lock store: %w", err)
 	}
+	_ = f.Truncate(0)
+	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))), 0)
 	return func() {
+		_ = f.Truncate(0)
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil

@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/refdata/refdata/pipeline"
@@ -20,8 +23,15 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	data := fs.String("data", env("REFDATA_DATA", "data"), "version store directory (env REFDATA_DATA)")
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep, the new one included (env REFDATA_RETAIN)")
+	lockTimeout := fs.Duration("lock-timeout", pipeline.DefaultLockTimeout, "how long to wait for another import's store lock")
+	timeout := fs.Duration("timeout", 0, "give up the whole import after this long, store untouched (0: no deadline)")
+	maxFile := fs.Int64("max-file-bytes", pipeline.DefaultMaxFileBytes, "largest snapshot file read")
+	maxSnap := fs.Int64("max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes read from one snapshot")
+	maxDepth := fs.Int("max-json-depth", pipeline.DefaultMaxJSONDepth, "deepest JSON nesting accepted in a snapshot file")
+	allowShrink := fs.Bool("allow-shrink", false, "publish even when a catalog is emptied or loses more than --shrink-limit of its items")
+	shrinkLimit := fs.Float64("shrink-limit", pipeline.DefaultShrinkLimit, "share of a catalog's items a version may remove (0.2 = 20%)")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: refdata import [--data DIR] [--retain N] SNAPSHOT_DIR")
+		fmt.Fprintln(stderr, "usage: refdata import [--data DIR] [--retain N] [--lock-timeout D] [--allow-shrink] [--max-file-bytes N] … SNAPSHOT_DIR")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -38,7 +48,18 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{Retain: *retain, Progress: progress(stderr)})
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{
+		Retain: *retain, Progress: progress(stderr), Context: ctx,
+		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit,
+	})
 	endProgress(stderr)
 	out := stdout
 	if err != nil {
