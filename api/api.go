@@ -24,8 +24,12 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	if err != nil {
 		return nil, err
 	}
+	if srv.Logger == nil {
+		srv.Logger = logger
+	}
 	r := chi.NewRouter()
 	r.Use(cors)
+	r.Use(wellFormed)
 	r.Use(recoverer(logger))
 	r.Use(observe(logger, m))
 	r.Use(middleware.GetHead)
@@ -34,7 +38,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Allow"] = hAllowMethods
-		impl.WriteError(w, http.StatusMethodNotAllowed, fmt.Sprintf("method %s is not allowed; this API is read-only: use GET or HEAD (OPTIONS for CORS preflights)", r.Method))
+		impl.WriteError(w, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
 	})
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
@@ -46,6 +50,50 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		})
 	})
 	return r, nil
+}
+
+// wellFormed answers 405 to methods the API does not have, on any path, and 400
+// to a target whose percent-escapes are broken: net/http and the generated
+// binding would otherwise drop a bad query pair (?language=%zz answering en-US).
+func wellFormed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			w.Header()["Allow"] = hAllowMethods
+			impl.WriteError(w, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
+			return
+		}
+		if !EscapesOK(r.URL.RawQuery) || (r.URL.RawPath != "" && !EscapesOK(r.URL.RawPath)) {
+			impl.WriteError(w, http.StatusBadRequest, BadEscapeMessage)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Messages shared with the edge, which answers the same requests before routing.
+const (
+	MethodNotAllowedMessage = "this API is read-only: use GET or HEAD (OPTIONS for CORS preflights)"
+	BadEscapeMessage        = "the request target has a malformed percent-escape; encode '%' as %25 and use two hexadecimal digits after each '%'"
+)
+
+// EscapesOK reports whether every '%' in s starts a %XX escape; it does not
+// allocate.
+func EscapesOK(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '%' {
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
 // requireUserAgent enforces the contract's one credential: a non-blank User-Agent.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"runtime/debug"
@@ -23,8 +24,7 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path, "panic", v, "stack", string(debug.Stack()))
-					impl.WriteError(w, http.StatusInternalServerError, "internal error; it has been logged, retry later")
+					impl.WriteInternal(w, r, logger, http.StatusInternalServerError, "internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
 				}
 			}()
 			next.ServeHTTP(w, r)

@@ -112,10 +112,54 @@ func (s *Server) Shutdown(ctx context.Context) error { return s.http.ShutdownWit
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)
+	if !s.wellFormed(ctx) {
+		return
+	}
 	if s.fromMemo(ctx) {
 		return
 	}
 	s.route(ctx)
+}
+
+var (
+	http10 = []byte("HTTP/1.0")
+	http11 = []byte("HTTP/1.1")
+)
+
+// wellFormed answers what fasthttp reads but the router must not see: a request
+// line that is not HTTP/1.0 or 1.1 (400, the connection closed), a method the API
+// does not have (405), and a broken percent-escape, which the net/http adaptor
+// would answer with a text/plain 500 (400). The router applies the same method
+// and escape rules (api.wellFormed) for servers without the edge.
+func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
+	if p := ctx.Request.Header.Protocol(); !bytes.Equal(p, http11) && !bytes.Equal(p, http10) {
+		ctx.SetConnectionClose()
+		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
+		return false
+	}
+	switch {
+	case ctx.IsGet(), ctx.IsHead(), ctx.IsOptions():
+	default:
+		ctx.Response.Header.Set("Allow", "GET, HEAD, OPTIONS")
+		s.reject(ctx, http.StatusMethodNotAllowed, api.MethodNotAllowedMessage)
+		return false
+	}
+	if !api.EscapesOK(str(ctx.RequestURI())) {
+		s.reject(ctx, http.StatusBadRequest, api.BadEscapeMessage)
+		return false
+	}
+	return true
+}
+
+// reject answers an error decided at the edge, logged once, as the router logs
+// its 4xx.
+func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
+	writeError(ctx, status, msg)
+	if s.logger.Enabled(context.Background(), slog.LevelInfo) {
+		s.logger.LogAttrs(context.Background(), slog.LevelInfo, "request",
+			slog.String("method", string(ctx.Method())), slog.String("target", string(ctx.RequestURI())),
+			slog.String("route", "edge"), slog.Int("status", status), slog.String("user_agent", string(ctx.UserAgent())))
+	}
 }
 
 // memo is one edition's request targets.
@@ -238,6 +282,13 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	ctx.SetUserValue(impl.CaptureKey, c)
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.CaptureKey)
+	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
+		// The adaptor could not turn the request into a net/http one (it logs
+		// why): the request is at fault, and the answer is still the envelope.
+		ctx.Response.Reset()
+		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
+		return
+	}
 	if c.Body == nil || !memoizable(ctx) {
 		return
 	}
@@ -328,9 +379,11 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 
 func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 	if v := recover(); v != nil {
-		s.logger.Error("panic serving request", "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
+		id := impl.NewRequestID()
+		s.logger.Error("panic serving request", "request_id", id, "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
 		ctx.Response.Reset()
-		writeError(ctx, http.StatusInternalServerError, "internal error; it has been logged, retry later")
+		ctx.Response.Header.Set("X-Request-Id", id)
+		writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later")
 	}
 }
 

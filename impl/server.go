@@ -3,6 +3,7 @@ package impl
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -15,6 +16,8 @@ type Server struct {
 	Repo Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
+	// Logger records the errors behind 5xx answers; api.New sets it when nil.
+	Logger *slog.Logger
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
@@ -109,7 +112,7 @@ func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.E
 	case errors.Is(err, ErrNotFound):
 		WriteError(w, http.StatusNotFound, "no diff: "+err.Error())
 	case err != nil:
-		WriteError(w, http.StatusInternalServerError, "the stored diff cannot be read ("+err.Error()+"); the catalog routes are unaffected, retry after the next import")
+		WriteInternal(w, r, s.Logger, http.StatusInternalServerError, "the stored diff cannot be read; the catalog routes are unaffected", err)
 	default:
 		writeBody(w, r, ed, b, cache)
 	}
