@@ -291,3 +291,13 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 		}
 	})
 }
+
+// CheckError validates an error answer that no route of the spec describes (a
+// request refused before routing): JSON in the Error schema, with the status.
+func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
+	}
+	c.checkError(t, req, res.StatusCode, body)
+}
