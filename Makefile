@@ -4,7 +4,7 @@ OAPI     := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 ADDR     ?= 127.0.0.1:8080
 REDOCLY  := .lint/node_modules/.bin/redocly
 
-.PHONY: all generate check-generate build run test vet lint bench clean
+.PHONY: all generate check-generate build run test vet lint bench fuzz clean
 
 all: test
 
@@ -43,6 +43,11 @@ $(REDOCLY): .lint/package.json .lint/package-lock.json
 ## lint: go vet plus redocly (pinned in .lint/package.json) on openapi.yaml
 lint: vet $(REDOCLY)
 	$(REDOCLY) lint openapi.yaml
+
+## fuzz: explore raw request bytes against the edge (the seed corpus runs in every go test)
+FUZZTIME ?= 60s
+fuzz:
+	$(GO) test ./edge -run '^$$' -fuzz FuzzRequest -fuzztime $(FUZZTIME)
 
 ## bench: the Go benchmarks (the nginx comparison is in BENCHMARKS.md)
 bench:

@@ -74,6 +74,8 @@ type Server struct {
 	http   *fasthttp.Server
 	limit  int
 	logger *slog.Logger
+	// draining is set by Shutdown.
+	draining atomic.Bool
 }
 
 // New builds a Server; Serve starts it.
@@ -104,11 +106,64 @@ func New(cfg Config) *Server {
 }
 
 // Serve answers connections from ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.http.Serve(ln) }
+func (s *Server) Serve(ln net.Listener) error {
+	return s.http.Serve(drainListener{ln, &s.draining})
+}
 
-// Shutdown stops accepting, lets requests in flight finish, and returns when they
-// have or ctx ends.
-func (s *Server) Shutdown(ctx context.Context) error { return s.http.ShutdownWithContext(ctx) }
+// Shutdown stops accepting, answers every request already received, and returns
+// when they are answered or ctx ends. Each connection's last answer carries
+// Connection: close (fasthttp's CloseOnShutdown).
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	return s.http.ShutdownWithContext(ctx)
+}
+
+// drainGrace is how long a keep-alive connection that looks idle at shutdown
+// still reads: a request the client has sent may be in the socket's buffer,
+// unread. It is answered (with Connection: close) rather than dropped.
+const drainGrace = time.Second
+
+// drainListener hands out connections that, while the server shuts down, turn
+// fasthttp's close of an idle connection into a short read deadline. fasthttp
+// closes every connection that is between requests at once, including those
+// whose next request has arrived but not been read yet: those clients got no
+// answer at all.
+type drainListener struct {
+	net.Listener
+	draining *atomic.Bool
+}
+
+func (l drainListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &drainConn{Conn: c, draining: l.draining}, nil
+}
+
+type drainConn struct {
+	net.Conn
+	draining *atomic.Bool
+	graced   atomic.Bool
+	once     sync.Once
+}
+
+// Close: the first close while draining only bounds the next read (the server's
+// own close follows when it is done); a timer makes sure the socket closes.
+func (c *drainConn) Close() error {
+	if c.draining.Load() && c.graced.CompareAndSwap(false, true) {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(drainGrace))
+		time.AfterFunc(drainGrace+5*time.Second, func() { _ = c.close() })
+		return nil
+	}
+	return c.close()
+}
+
+func (c *drainConn) close() error {
+	err := net.ErrClosed
+	c.once.Do(func() { err = c.Conn.Close() })
+	return err
+}
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)

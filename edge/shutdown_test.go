@@ -1,0 +1,78 @@
+package edge
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"testing"
+
+	"github.com/refdata/refdata/impl"
+)
+
+// TestShutdownAnswersKeepAlive: requests a client has sent on keep-alive
+// connections when shutdown begins are answered, the last with Connection: close.
+func TestShutdownAnswersKeepAlive(t *testing.T) {
+	repo := impl.Static{Edition: newest(t)}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Router: router(t, repo), Active: repo.Active})
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ln) }()
+
+	const req = "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: t/1\r\n\r\n"
+	const n = 8
+	readers := make([]*bufio.Reader, n)
+	conns := make([]net.Conn, n)
+	for i := range readers {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		readers[i] = bufio.NewReader(c)
+		// One answered request makes the connection idle between requests.
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(readers[i], nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		conns[i] = c
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(context.Background()) }()
+	for !s.draining.Load() {
+		runtime.Gosched()
+	}
+	// Shutdown has begun and fasthttp closes idle connections: requests that
+	// arrive now are the ones that used to get no answer.
+	for _, c := range conns {
+		if _, err := io.WriteString(c, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, br := range readers {
+		res, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Errorf("connection %d: the request sent before shutdown got no answer: %v", i, err)
+			continue
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		if res.StatusCode != http.StatusOK || !res.Close {
+			t.Errorf("connection %d: status %d, Connection %q; want 200 and close", i, res.StatusCode, res.Header.Get("Connection"))
+		}
+	}
+	if err := <-done; err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	if err := <-served; err != nil {
+		t.Errorf("serve: %v", err)
+	}
+}
