@@ -14,13 +14,13 @@ import (
 
 // Default limits on what an import reads; Options raise them.
 const (
-	// DefaultMaxFileBytes is the largest snapshot file read: the largest real
-	// catalog file (weapons.json with its skins) is about 20 MB.
+	// DefaultMaxFileBytes is the largest snapshot file read: over ten times the
+	// largest real capture file (weapons.json with its skins, 1.4 MB).
 	DefaultMaxFileBytes = 64 << 20
 	// DefaultMaxSnapshotBytes bounds all the files of one snapshot together: 18
 	// locales of every catalog stay well under it.
 	DefaultMaxSnapshotBytes = 1 << 30
-	// DefaultMaxJSONDepth bounds nesting: the deepest real item is under 10 levels.
+	// DefaultMaxJSONDepth bounds nesting: real items nest a handful of levels.
 	DefaultMaxJSONDepth = 64
 )
 
