@@ -60,7 +60,11 @@ func capProblems(ps []catalog.Problem) []catalog.Problem {
 // Write prints the report for people: outcome first, then every list with its
 // count.
 func (r *Report) Write(w io.Writer) {
-	fmt.Fprintf(w, "import %s (%s layout): %s", r.Source, r.Layout, r.Outcome)
+	if r.Layout != "" {
+		fmt.Fprintf(w, "import %s (%s layout): %s", r.Source, r.Layout, r.Outcome)
+	} else {
+		fmt.Fprintf(w, "import %s: %s", r.Source, r.Outcome)
+	}
 	if r.ManifestID != "" {
 		fmt.Fprintf(w, " — manifestId %s", r.ManifestID)
 		if r.Version != "" {
