@@ -3,6 +3,7 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"io"
 	"log/slog"
@@ -211,11 +212,17 @@ func TestRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res := check.Do(t, h, get("/v1/diff/latest")); res.StatusCode != http.StatusInternalServerError {
+	res := check.Do(t, h, get("/v1/diff/latest"))
+	if res.StatusCode != http.StatusInternalServerError {
 		t.Fatalf("panic gave %d, want 500", res.StatusCode)
 	}
-	if !strings.Contains(logs.String(), "boom") {
-		t.Error("the panic was not logged")
+	body, _ := io.ReadAll(res.Body)
+	id := res.Header.Get("X-Request-Id")
+	if id == "" || !strings.Contains(string(body), id) || strings.Contains(string(body), "boom") {
+		t.Errorf("500 body %s with X-Request-Id %q: want the id, not the panic", body, id)
+	}
+	if !strings.Contains(logs.String(), "boom") || !strings.Contains(logs.String(), id) {
+		t.Error("the panic was not logged with the request id")
 	}
 	if res := check.Do(t, h, get("/v1/version")); res.StatusCode != http.StatusOK {
 		t.Fatalf("after a panic: %d", res.StatusCode)
@@ -268,5 +275,32 @@ func TestGolden(t *testing.T) {
 				t.Errorf("%s differs from %s; if the change is intended, run go test ./api -update", path, file)
 			}
 		})
+	}
+}
+
+// brokenDiff fails to read its stored diff with an error that names a file.
+type brokenDiff struct{ impl.Static }
+
+func (brokenDiff) LatestDiff() (*catalog.Body, error) {
+	return nil, errors.New("read /var/lib/refdata/diffs/A-B.json: checksum mismatch")
+}
+
+// TestInternalErrorsStayInside: a 5xx names a request id, never the error's text;
+// the log has the text under that id.
+func TestInternalErrorsStayInside(t *testing.T) {
+	check := apitest.New(t)
+	var logs bytes.Buffer
+	h, err := api.New(&impl.Server{Repo: brokenDiff{impl.Static{Edition: edition(t)}}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := check.Do(t, h, get("/v1/diff/latest"))
+	body, _ := io.ReadAll(res.Body)
+	id := res.Header.Get("X-Request-Id")
+	if res.StatusCode != http.StatusInternalServerError || id == "" || !strings.Contains(string(body), id) || strings.Contains(string(body), "/var/lib") {
+		t.Errorf("%d %s (X-Request-Id %q): want 500 naming the id and no path", res.StatusCode, body, id)
+	}
+	if !strings.Contains(logs.String(), "/var/lib/refdata/diffs/A-B.json") || !strings.Contains(logs.String(), id) {
+		t.Errorf("log lacks the error under the id: %s", logs.String())
 	}
 }
