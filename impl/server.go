@@ -15,6 +15,8 @@ type Server struct {
 	Repo Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
+	// Pages renders /, /docs and /changes; nil answers them 500.
+	Pages Pages
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
