@@ -45,7 +45,8 @@ var previous = sync.OnceValues(func() (*catalog.Edition, error) {
 })
 
 // retaining is a repo serving the newest sample version with the one before it
-// retained, as the embedded default does, and /v1/versions listing both.
+// retained, as the embedded default does: /v1/versions lists both, no diff is
+// stored.
 func retaining(t testing.TB) repo {
 	t.Helper()
 	ed := edition(t)
@@ -57,7 +58,7 @@ func retaining(t testing.TB) repo {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return repo{ed: ed, older: st.Older, versions: st.List}
+	return repo{ed: ed, older: st.Older, versions: st.List, diffErr: impl.NotFound("no diff stored")}
 }
 
 func edition(t testing.TB) *catalog.Edition {
@@ -177,7 +178,7 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 	ed := edition(t)
 	check := apitest.New(t)
 	full := retaining(t)
-	full.diff = sampleDiff(t, ed)
+	full.diff, full.diffErr = sampleDiff(t, ed), nil
 	h := handler(full, nil)
 	noDiff := handler(impl.Static{Edition: ed}, nil)
 	corrupt := handler(repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)

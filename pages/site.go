@@ -48,8 +48,9 @@ type Site struct {
 	home   atomic.Pointer[homePage]
 	latest atomic.Pointer[latestPair]
 
-	mu    sync.Mutex // one changelog render at a time; guards pairs and order
-	pairs map[pairKey]*[catalog.NumLocales]*catalog.Body
+	rendering sync.Mutex // one changelog render at a time: each loads two editions
+	mu        sync.Mutex // guards pairs and order; never held while rendering
+	pairs     map[pairKey]*[catalog.NumLocales]*catalog.Body
 	order []pairKey // oldest render first
 }
 
@@ -139,10 +140,13 @@ func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
 		}
 	}
 	key := pairKey{from, to}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if bodies := s.pairs[key]; bodies != nil {
+	if bodies := s.kept(key); bodies != nil {
 		return bodies[loc], nil
+	}
+	s.rendering.Lock()
+	defer s.rendering.Unlock()
+	if bodies := s.kept(key); bodies != nil {
+		return bodies[loc], nil // rendered while this request waited
 	}
 	bodies, err := s.renderChanges(from, to)
 	if err != nil {
@@ -151,6 +155,8 @@ func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
 		}
 		return nil, err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if len(s.order) >= maxPairs {
 		delete(s.pairs, s.order[0])
 		s.order = s.order[1:]
@@ -158,6 +164,12 @@ func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
 	s.pairs[key] = bodies
 	s.order = append(s.order, key)
 	return bodies[loc], nil
+}
+
+func (s *Site) kept(key pairKey) *[catalog.NumLocales]*catalog.Body {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pairs[key]
 }
 
 // render executes a template into a page body whose Content-Language is lang.
