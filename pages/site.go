@@ -51,7 +51,7 @@ type Site struct {
 	rendering sync.Mutex // one changelog render at a time: each loads two editions
 	mu        sync.Mutex // guards pairs and order; never held while rendering
 	pairs     map[pairKey]*[catalog.NumLocales]*catalog.Body
-	order []pairKey // oldest render first
+	order     []pairKey // oldest render first
 }
 
 var _ impl.Pages = (*Site)(nil)
