@@ -90,8 +90,10 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*catalog.Bod
 		}
 		out[loc] = body
 	}
-	bodies := out[:]
-	go catalog.CompressAll(bodies)
+	// Compressed before they are kept, so a changelog is never served as identity
+	// to a client that asked for br or gzip (and every answer for one target is
+	// the same bytes).
+	catalog.CompressAll(out[:])
 	return &out, nil
 }
 
