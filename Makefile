@@ -55,3 +55,28 @@ bench:
 
 clean:
 	rm -rf bin
+
+# Pages and clients, the npm-based tiers (issue 13). Each pins its tools in its own
+# package.json + package-lock.json and installs them with npm ci.
+.PHONY: test-browser test-ts redoc
+
+browser/node_modules/.installed: browser/package.json browser/package-lock.json
+	cd browser && npm ci --no-audit --no-fund
+	@touch $@
+
+## test-browser: the pages in Debian's chromium (apt-get install chromium), driven by playwright-core with axe-core; screenshots in browser/out/
+test-browser: build browser/node_modules/.installed
+	@test -x /usr/bin/chromium || { echo "test-browser needs /usr/bin/chromium: apt-get install chromium (never a downloaded browser)"; exit 1; }
+	cd browser && REFDATA_BIN=$(CURDIR)/bin/refdata npm test
+
+examples/ts/node_modules/.installed: examples/ts/package.json examples/ts/package-lock.json
+	cd examples/ts && npm ci --no-audit --no-fund
+	@touch $@
+
+## test-ts: TypeScript types from openapi.yaml (openapi-typescript) and tsc --strict on examples/ts
+test-ts: examples/ts/node_modules/.installed
+	cd examples/ts && npm run check
+
+## redoc: refresh the embedded Redoc bundle from npm (pinned in pages/vendor/redoc/VERSION)
+redoc:
+	pages/vendor/redoc/refresh.sh

@@ -14,11 +14,12 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/pages"
 )
 
 // New builds the service's handler. Every error it writes is the spec's JSON
 // envelope, including the ones the generated parameter binding and the router
-// produce.
+// produce. A server without Pages gets package pages' over its repository.
 func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
 	specJSON, err := specAsJSON()
 	if err != nil {
@@ -26,6 +27,13 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	}
 	if srv.Logger == nil {
 		srv.Logger = logger
+	}
+	if srv.Pages == nil {
+		site, err := pages.New(srv.Repo, logger)
+		if err != nil {
+			return nil, err
+		}
+		srv.Pages = site
 	}
 	r := chi.NewRouter()
 	r.Use(cors)
@@ -42,6 +50,9 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	})
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
+	r.Get(pages.RedocPath, func(w http.ResponseWriter, r *http.Request) {
+		impl.WriteAsset(w, r, pages.Redoc(), hJavaScript)
+	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
 		gen.HandlerWithOptions(srv, gen.ChiServerOptions{
@@ -96,9 +107,15 @@ func isHex(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
 }
 
-// requireUserAgent enforces the contract's one credential: a non-blank User-Agent.
+// requireUserAgent enforces the contract's one credential on /v1 routes: a
+// non-blank User-Agent. The pages (/, /docs, /changes) are for people in browsers
+// and have no such rule (the spec gives them `security: []`).
 func requireUserAgent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/v1/") {
+			next.ServeHTTP(w, r)
+			return
+		}
 		ua := r.Header["User-Agent"]
 		if len(ua) == 0 || !UserAgentOK(ua[0]) {
 			impl.WriteError(w, http.StatusBadRequest, "a User-Agent header is required; identify your client as AppName/Version (+URL), e.g. 'MyBot/1.0 (+https://example.com)'")
@@ -124,6 +141,7 @@ var (
 	hAllowMethods  = []string{"GET, HEAD, OPTIONS"}
 	hAllowHeaders  = []string{"If-None-Match, Accept-Encoding, Content-Type"}
 	hMaxAge        = []string{"86400"}
+	hJavaScript    = []string{"text/javascript; charset=utf-8"}
 )
 
 // cors lets browser apps read every response (errors included) and answers

@@ -35,6 +35,32 @@ var newest = sync.OnceValues(func() (*catalog.Edition, error) {
 	return ed, err
 })
 
+// previous is the sample version before the newest, retained beside it.
+var previous = sync.OnceValues(func() (*catalog.Edition, error) {
+	eds, err := fixtures.All()
+	if err != nil {
+		return nil, err
+	}
+	return eds[1], nil
+})
+
+// retaining is a repo serving the newest sample version with the one before it
+// retained, as the embedded default does: /v1/versions lists both, no diff is
+// stored.
+func retaining(t testing.TB) repo {
+	t.Helper()
+	ed := edition(t)
+	old, err := previous()
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := impl.NewStatic(ed, old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo{ed: ed, older: st.Older, versions: st.List, diffErr: impl.NotFound("no diff stored")}
+}
+
 func edition(t testing.TB) *catalog.Edition {
 	t.Helper()
 	ed, err := newest()
@@ -46,10 +72,12 @@ func edition(t testing.TB) *catalog.Edition {
 
 // repo is a Repository whose diff answers a test chooses.
 type repo struct {
-	ed      *catalog.Edition
-	diff    *catalog.Body
-	diffErr error
-	panics  bool
+	ed       *catalog.Edition
+	older    []*catalog.Edition
+	versions *impl.VersionList
+	diff     *catalog.Body
+	diffErr  error
+	panics   bool
 }
 
 func (r repo) Active() *catalog.Edition {
@@ -59,9 +87,28 @@ func (r repo) Active() *catalog.Edition {
 	return r.ed
 }
 func (r repo) LatestDiff() (*catalog.Body, error) { return r.diff, r.diffErr }
+func (r repo) Versions() *impl.VersionList {
+	if r.panics {
+		panic("repository exploded")
+	}
+	return r.versions
+}
+func (r repo) RetainedEdition(id string) (*catalog.Edition, error) {
+	if r.panics {
+		panic("repository exploded")
+	}
+	for _, ed := range append([]*catalog.Edition{r.ed}, r.older...) {
+		if ed.ManifestID == id {
+			return ed, nil
+		}
+	}
+	return nil, impl.NotFound("version " + id + " not retained")
+}
 func (r repo) Diff(from, to string) (*catalog.Body, error) {
-	if from != r.ed.ManifestID || to != r.ed.ManifestID {
-		return nil, impl.NotFound("version not retained")
+	for _, id := range []string{from, to} {
+		if _, err := r.RetainedEdition(id); err != nil {
+			return nil, err
+		}
 	}
 	return r.diff, r.diffErr
 }
@@ -130,7 +177,9 @@ func TestEveryOperation(t *testing.T) { viaBoth(t, everyOperation) }
 func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
 	ed := edition(t)
 	check := apitest.New(t)
-	h := handler(repo{ed: ed, diff: sampleDiff(t, ed)}, nil)
+	full := retaining(t)
+	full.diff, full.diffErr = sampleDiff(t, ed), nil
+	h := handler(full, nil)
 	noDiff := handler(impl.Static{Edition: ed}, nil)
 	corrupt := handler(repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)
 	broken := handler(repo{ed: ed, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
@@ -158,8 +207,9 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
 			}
 			url = strings.Replace(url, "{locale}", "de-de", 1)
-			url = strings.Replace(url, "{from}", ed.ManifestID, 1)
+			url = strings.Replace(url, "{from}", full.older[0].ManifestID, 1)
 			url = strings.Replace(url, "{to}", ed.ManifestID, 1)
+			page := op.Security != nil && len(*op.Security) == 0 // no User-Agent rule
 
 			res := check.Do(t, h, get(url))
 			if res.StatusCode != http.StatusOK {
@@ -187,7 +237,7 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					t.Errorf("Accept-Encoding %s: Content-Encoding %q", enc, got)
 				}
 			}
-			if isCatalog {
+			if isCatalog || op.Parameters.GetByInAndName("query", "language") != nil {
 				// Every locale, in any letter case.
 				for _, loc := range catalog.Locales {
 					res := check.Do(t, h, get(url+"?language="+strings.ToLower(loc)))
@@ -219,15 +269,25 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
 					t.Errorf("corrupt diff: %d, want 500", res.StatusCode)
 				}
-			case "/v1/diff/{from}/{to}":
-				if res := check.Do(t, h, get("/v1/diff/"+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
+			case "/v1/diff/{from}/{to}", "/changes/{from}/{to}":
+				prefix := strings.TrimSuffix(path, "{from}/{to}")
+				if res := check.Do(t, h, get(prefix+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
 					t.Errorf("unknown version: %d, want 404", res.StatusCode)
 				}
-				if res := check.Do(t, h, get("/v1/diff/"+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
+				if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
 					t.Errorf("malformed version: %d, want 400", res.StatusCode)
 				}
+			case "/changes":
+				if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+					t.Errorf("no earlier version: %d, want 404", res.StatusCode)
+				}
+				if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
+					t.Errorf("corrupt latest diff: %d, want 500", res.StatusCode)
+				}
 			}
-			if res := check.Do(t, h, get(url, "User-Agent", "")); res.StatusCode != http.StatusBadRequest {
+			if res := check.Do(t, h, get(url, "User-Agent", "")); page && res.StatusCode != http.StatusOK {
+				t.Errorf("page without a User-Agent: %d, want 200", res.StatusCode)
+			} else if !page && res.StatusCode != http.StatusBadRequest {
 				t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
 			}
 			if res := check.Do(t, broken, get(url)); res.StatusCode != http.StatusInternalServerError {

@@ -51,6 +51,9 @@ type Edition struct {
 	Version        gen.Version
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
+	// ContentHash is the version's ContentHash, set by the loader that knows its
+	// files (fixtures, store); "" when unknown.
+	ContentHash string
 
 	version    *Body
 	tables     [NumCategories]table

@@ -2,8 +2,10 @@
 // a memo of request targets the router has answered from an edition's pre-rendered
 // bodies, so the next request for the same target is answered from memory without
 // routing, parameter binding or handler. Everything else — the first request for a
-// target, errors, diffs, metrics, preflights — goes to the router (package api),
-// which stays the one place where the API's behaviour is decided.
+// target, errors, diffs, metrics, /v1/versions, the HTML pages, preflights — goes
+// to the router (package api), which stays the one place where the API's behaviour
+// is decided. The one rule: the memo keeps only what impl captured, and impl
+// captures only bodies an edition owns.
 //
 // Why not net/http: a by-UUID lookup through net/http costs about twice the CPU of
 // nginx sending the same file (per-request allocations, a background-read goroutine,

@@ -907,6 +907,46 @@ type PremierLogoListBody struct {
 	Status int `json:"status"`
 }
 
+// RetainedVersion One version the server retains.
+type RetainedVersion struct {
+	// Active Whether this is the version being served.
+	Active bool `json:"active"`
+
+	// Branch Example: release-03.10
+	Branch string `json:"branch"`
+
+	// ContentHash SHA-256 over the version's snapshot files: one line `<path> <sha256 of the file>\n`
+	// per file, sorted by path (the `files` of the store's MANIFEST.json). The same
+	// files give the same hash on any server; different files under one manifestId
+	// give a different one.
+	//
+	//
+	// Example: sha256:9f2c0c6bd5c1d0e0f2e1c8f4b7a3d2e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5
+	ContentHash string `json:"contentHash"`
+
+	// ManifestId Example: 05E83EB5E32657B9
+	ManifestId string `json:"manifestId"`
+
+	// PublishedAt When the version was published into this server's store (UTC); null for the embedded sample data.
+	PublishedAt *string `json:"publishedAt"`
+
+	// Version The game version, as `/v1/version` has it.
+	//
+	// Example: 03.10.00.639263
+	Version string `json:"version"`
+}
+
+// RetainedVersionListBody defines model for RetainedVersionListBody.
+type RetainedVersionListBody struct {
+	// Data Newest first (by import order).
+	Data []RetainedVersion `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // Season An episode (multi-act period) or an act (roughly six-week ranked window).
 type Season struct {
 	AssetPath string `json:"assetPath"`
@@ -1469,6 +1509,9 @@ type ThemeList = ThemeListBody
 // VersionItem defines model for VersionItem.
 type VersionItem = VersionBody
 
+// VersionListItem defines model for VersionListItem.
+type VersionListItem = RetainedVersionListBody
+
 // WeaponItem defines model for WeaponItem.
 type WeaponItem = WeaponBody
 
@@ -1480,6 +1523,22 @@ type WeaponSkinItem = WeaponSkinBody
 
 // WeaponSkinList defines model for WeaponSkinList.
 type WeaponSkinList = WeaponSkinListBody
+
+// GetChangesPageParams defines parameters for GetChangesPage.
+type GetChangesPageParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetChangesBetweenPageParams defines parameters for GetChangesBetweenPage.
+type GetChangesBetweenPageParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
 
 // ListBuddiesParams defines parameters for ListBuddies.
 type ListBuddiesParams struct {
@@ -1875,6 +1934,41 @@ func WithRequestEditorFn(fn RequestEditorFn) ClientOption {
 // The interface specification for the client above.
 type ClientInterface interface {
 
+	// GetHomePage Landing page
+	//
+	// The version served, when it was published, the versions retained, and links to the docs, the changelog, the metrics and the spec.
+	//
+	// Corresponds with GET / (the `GetHomePage` operationId).
+	GetHomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetChangesPage What changed in the active version, for people
+	//
+	// The changelog of the latest version pair: the version before the active one → the
+	// active one (as `/v1/diff/latest` compares them). 404 when the server retains no
+	// earlier version.
+	//
+	// Corresponds with GET /changes (the `GetChangesPage` operationId).
+	GetChangesPage(ctx context.Context, params *GetChangesPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetChangesBetweenPage What changed between two retained versions, for people
+	//
+	// Per catalog: the items added and removed, by name with their icon, and the items
+	// changed with the fields that changed (before → after for text, numbers and
+	// booleans). Names are in the `language` chosen (picker on the page), each item links
+	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
+	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	//
+	// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
+	GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetDocsPage This API reference, rendered
+	//
+	// Redoc (pinned, served from the binary at `/docs/redoc.standalone.js`; no CDN) renders
+	// `/openapi.json`. Needs JavaScript; `/openapi.yaml` is the same document as text.
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBuddies List buddies (weapon charms)
 	//
 	// Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -2089,6 +2183,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
 	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListVersions The retained versions, newest first
+	//
+	// Every version this server retains, newest first (by import order), with when it was
+	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
+	// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
+	// `publishedAt` null (they were never published into a store).
+	//
+	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
+	ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWeapons List weapons with stats, shop data and skins
 	//
 	// Corresponds with GET /v1/weapons (the `ListWeapons` operationId).
@@ -2128,6 +2232,81 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/weapons/{uuid} (the `GetWeapon` operationId).
 	GetWeapon(ctx context.Context, uuid Uuid, params *GetWeaponParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+}
+
+// GetHomePage Landing page
+//
+// The version served, when it was published, the versions retained, and links to the docs, the changelog, the metrics and the spec.
+//
+// Corresponds with GET / (the `GetHomePage` operationId).
+func (c *Client) GetHomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHomePageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetChangesPage What changed in the active version, for people
+//
+// The changelog of the latest version pair: the version before the active one → the
+// active one (as `/v1/diff/latest` compares them). 404 when the server retains no
+// earlier version.
+//
+// Corresponds with GET /changes (the `GetChangesPage` operationId).
+func (c *Client) GetChangesPage(ctx context.Context, params *GetChangesPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetChangesPageRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetChangesBetweenPage What changed between two retained versions, for people
+//
+// Per catalog: the items added and removed, by name with their icon, and the items
+// changed with the fields that changed (before → after for text, numbers and
+// booleans). Names are in the `language` chosen (picker on the page), each item links
+// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
+// `from` or `to` is not a manifest ID, 404 when either is not retained.
+//
+// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
+func (c *Client) GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetChangesBetweenPageRequest(c.Server, from, to, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetDocsPage This API reference, rendered
+//
+// Redoc (pinned, served from the binary at `/docs/redoc.standalone.js`; no CDN) renders
+// `/openapi.json`. Needs JavaScript; `/openapi.yaml` is the same document as text.
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *Client) GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetDocsPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
 }
 
 // ListBuddies List buddies (weapon charms)
@@ -2724,6 +2903,26 @@ func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// ListVersions The retained versions, newest first
+//
+// Every version this server retains, newest first (by import order), with when it was
+// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
+// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
+// `publishedAt` null (they were never published into a store).
+//
+// Corresponds with GET /v1/versions (the `ListVersions` operationId).
+func (c *Client) ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListVersionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListWeapons List weapons with stats, shop data and skins
 //
 // Corresponds with GET /v1/weapons (the `ListWeapons` operationId).
@@ -2842,6 +3041,182 @@ func (c *Client) GetWeapon(ctx context.Context, uuid Uuid, params *GetWeaponPara
 		return nil, err
 	}
 	return c.Client.Do(req)
+}
+
+// NewGetHomePageRequest constructs an http.Request for the GetHomePage method
+func NewGetHomePageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetChangesPageRequest constructs an http.Request for the GetChangesPage method
+func NewGetChangesPageRequest(server string, params *GetChangesPageParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/changes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetChangesBetweenPageRequest constructs an http.Request for the GetChangesBetweenPage method
+func NewGetChangesBetweenPageRequest(server string, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "from", from, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "to", to, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/changes/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetDocsPageRequest constructs an http.Request for the GetDocsPage method
+func NewGetDocsPageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
 }
 
 // NewListBuddiesRequest constructs an http.Request for the ListBuddies method
@@ -4867,6 +5242,33 @@ func NewGetVersionRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListVersionsRequest constructs an http.Request for the ListVersions method
+func NewListVersionsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/versions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWeaponsRequest constructs an http.Request for the ListWeapons method
 func NewListWeaponsRequest(server string, params *ListWeaponsParams) (*http.Request, error) {
 	var err error
@@ -5371,6 +5773,49 @@ func WithBaseURL(baseURL string) ClientOption {
 // ClientWithResponsesInterface is the interface specification for the client with responses above.
 type ClientWithResponsesInterface interface {
 
+	// GetHomePageWithResponse Landing page
+	//
+	// The version served, when it was published, the versions retained, and links to the docs, the changelog, the metrics and the spec.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET / (the `GetHomePage` operationId).
+	GetHomePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHomePageResponse, error)
+
+	// GetChangesPageWithResponse What changed in the active version, for people
+	//
+	// The changelog of the latest version pair: the version before the active one → the
+	// active one (as `/v1/diff/latest` compares them). 404 when the server retains no
+	// earlier version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /changes (the `GetChangesPage` operationId).
+	GetChangesPageWithResponse(ctx context.Context, params *GetChangesPageParams, reqEditors ...RequestEditorFn) (*GetChangesPageResponse, error)
+
+	// GetChangesBetweenPageWithResponse What changed between two retained versions, for people
+	//
+	// Per catalog: the items added and removed, by name with their icon, and the items
+	// changed with the fields that changed (before → after for text, numbers and
+	// booleans). Names are in the `language` chosen (picker on the page), each item links
+	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
+	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
+	GetChangesBetweenPageWithResponse(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*GetChangesBetweenPageResponse, error)
+
+	// GetDocsPageWithResponse This API reference, rendered
+	//
+	// Redoc (pinned, served from the binary at `/docs/redoc.standalone.js`; no CDN) renders
+	// `/openapi.json`. Needs JavaScript; `/openapi.yaml` is the same document as text.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /docs (the `GetDocsPage` operationId).
+	GetDocsPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error)
+
 	// ListBuddiesWithResponse List buddies (weapon charms)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5661,6 +6106,18 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
 	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
 
+	// ListVersionsWithResponse The retained versions, newest first
+	//
+	// Every version this server retains, newest first (by import order), with when it was
+	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
+	// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
+	// `publishedAt` null (they were never published into a store).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
+	ListVersionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVersionsResponse, error)
+
 	// ListWeaponsWithResponse List weapons with stats, shop data and skins
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5716,6 +6173,310 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/weapons/{uuid} (the `GetWeapon` operationId).
 	GetWeaponWithResponse(ctx context.Context, uuid Uuid, params *GetWeaponParams, reqEditors ...RequestEditorFn) (*GetWeaponResponse, error)
+}
+
+// GetHomePageResponse200Headers the declared response headers of an HTTP 200 response for GetHomePage
+type GetHomePageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetHomePageResponse304Headers the declared response headers of an HTTP 304 response for GetHomePage
+type GetHomePageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetHomePageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHomePageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetHomePageResponse304Headers
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetHomePageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHomePageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHomePageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHomePageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHomePageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetChangesPageResponse200Headers the declared response headers of an HTTP 200 response for GetChangesPage
+type GetChangesPageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetChangesPageResponse304Headers the declared response headers of an HTTP 304 response for GetChangesPage
+type GetChangesPageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetChangesPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetChangesPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetChangesPageResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetChangesPageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetChangesPageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetChangesPageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetChangesPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetChangesPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetChangesPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetChangesPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetChangesBetweenPageResponse200Headers the declared response headers of an HTTP 200 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetChangesBetweenPageResponse304Headers the declared response headers of an HTTP 304 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetChangesBetweenPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetChangesBetweenPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetChangesBetweenPageResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetChangesBetweenPageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetChangesBetweenPageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetChangesBetweenPageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetChangesBetweenPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetChangesBetweenPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetChangesBetweenPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetChangesBetweenPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetDocsPageResponse200Headers the declared response headers of an HTTP 200 response for GetDocsPage
+type GetDocsPageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetDocsPageResponse304Headers the declared response headers of an HTTP 304 response for GetDocsPage
+type GetDocsPageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetDocsPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetDocsPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetDocsPageResponse304Headers
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetDocsPageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetDocsPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetDocsPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetDocsPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetDocsPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
 }
 
 // ListBuddiesResponse200Headers the declared response headers of an HTTP 200 response for ListBuddies
@@ -8892,6 +9653,86 @@ func (r GetVersionResponse) ContentType() string {
 	return ""
 }
 
+// ListVersionsResponse200Headers the declared response headers of an HTTP 200 response for ListVersions
+type ListVersionsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListVersionsResponse304Headers the declared response headers of an HTTP 304 response for ListVersions
+type ListVersionsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *VersionListItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListVersionsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListVersionsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListVersionsResponse) GetJSON200() *VersionListItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListVersionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListVersionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListVersionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWeaponsResponse200Headers the declared response headers of an HTTP 200 response for ListWeapons
 type ListWeaponsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -9568,6 +10409,73 @@ func (r GetWeaponResponse) ContentType() string {
 	return ""
 }
 
+// GetHomePageWithResponse Landing page
+//
+// The version served, when it was published, the versions retained, and links to the docs, the changelog, the metrics and the spec.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET / (the `GetHomePage` operationId).
+func (c *ClientWithResponses) GetHomePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHomePageResponse, error) {
+	rsp, err := c.GetHomePage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHomePageResponse(rsp)
+}
+
+// GetChangesPageWithResponse What changed in the active version, for people
+//
+// The changelog of the latest version pair: the version before the active one → the
+// active one (as `/v1/diff/latest` compares them). 404 when the server retains no
+// earlier version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /changes (the `GetChangesPage` operationId).
+func (c *ClientWithResponses) GetChangesPageWithResponse(ctx context.Context, params *GetChangesPageParams, reqEditors ...RequestEditorFn) (*GetChangesPageResponse, error) {
+	rsp, err := c.GetChangesPage(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetChangesPageResponse(rsp)
+}
+
+// GetChangesBetweenPageWithResponse What changed between two retained versions, for people
+//
+// Per catalog: the items added and removed, by name with their icon, and the items
+// changed with the fields that changed (before → after for text, numbers and
+// booleans). Names are in the `language` chosen (picker on the page), each item links
+// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
+// `from` or `to` is not a manifest ID, 404 when either is not retained.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
+func (c *ClientWithResponses) GetChangesBetweenPageWithResponse(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*GetChangesBetweenPageResponse, error) {
+	rsp, err := c.GetChangesBetweenPage(ctx, from, to, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetChangesBetweenPageResponse(rsp)
+}
+
+// GetDocsPageWithResponse This API reference, rendered
+//
+// Redoc (pinned, served from the binary at `/docs/redoc.standalone.js`; no CDN) renders
+// `/openapi.json`. Needs JavaScript; `/openapi.yaml` is the same document as text.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /docs (the `GetDocsPage` operationId).
+func (c *ClientWithResponses) GetDocsPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error) {
+	rsp, err := c.GetDocsPage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetDocsPageResponse(rsp)
+}
+
 // ListBuddiesWithResponse List buddies (weapon charms)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10086,6 +10994,24 @@ func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEdi
 	return ParseGetVersionResponse(rsp)
 }
 
+// ListVersionsWithResponse The retained versions, newest first
+//
+// Every version this server retains, newest first (by import order), with when it was
+// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
+// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
+// `publishedAt` null (they were never published into a store).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/versions (the `ListVersions` operationId).
+func (c *ClientWithResponses) ListVersionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVersionsResponse, error) {
+	rsp, err := c.ListVersions(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListVersionsResponse(rsp)
+}
+
 // ListWeaponsWithResponse List weapons with stats, shop data and skins
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10188,6 +11114,634 @@ func (c *ClientWithResponses) GetWeaponWithResponse(ctx context.Context, uuid Uu
 		return nil, err
 	}
 	return ParseGetWeaponResponse(rsp)
+}
+
+// ParseGetHomePageResponse parses an HTTP response from a GetHomePageWithResponse call
+func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHomePageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHomePageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetHomePageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetChangesPageResponse parses an HTTP response from a GetChangesPageWithResponse call
+func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetChangesPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetChangesPageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetChangesPageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetChangesBetweenPageResponse parses an HTTP response from a GetChangesBetweenPageWithResponse call
+func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetChangesBetweenPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetChangesBetweenPageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetChangesBetweenPageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetDocsPageResponse parses an HTTP response from a GetDocsPageWithResponse call
+func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetDocsPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetDocsPageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetDocsPageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
 }
 
 // ParseListBuddiesResponse parses an HTTP response from a ListBuddiesWithResponse call
@@ -15878,6 +17432,149 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 	return response, nil
 }
 
+// ParseListVersionsResponse parses an HTTP response from a ListVersionsWithResponse call
+func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest VersionListItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListVersionsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListVersionsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWeaponsResponse parses an HTTP response from a ListWeaponsWithResponse call
 func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17108,6 +18805,18 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 
 // ServerInterface represents all server handlers.
 type ServerInterface interface {
+	// GetHomePage Landing page
+	// (GET /)
+	GetHomePage(w http.ResponseWriter, r *http.Request)
+	// GetChangesPage What changed in the active version, for people
+	// (GET /changes)
+	GetChangesPage(w http.ResponseWriter, r *http.Request, params GetChangesPageParams)
+	// GetChangesBetweenPage What changed between two retained versions, for people
+	// (GET /changes/{from}/{to})
+	GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from FromVersion, to ToVersion, params GetChangesBetweenPageParams)
+	// GetDocsPage This API reference, rendered
+	// (GET /docs)
+	GetDocsPage(w http.ResponseWriter, r *http.Request)
 	// ListBuddies List buddies (weapon charms)
 	// (GET /v1/buddies)
 	ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams)
@@ -17222,6 +18931,9 @@ type ServerInterface interface {
 	// GetVersion Get the active game version
 	// (GET /v1/version)
 	GetVersion(w http.ResponseWriter, r *http.Request)
+	// ListVersions The retained versions, newest first
+	// (GET /v1/versions)
+	ListVersions(w http.ResponseWriter, r *http.Request)
 	// ListWeapons List weapons with stats, shop data and skins
 	// (GET /v1/weapons)
 	ListWeapons(w http.ResponseWriter, r *http.Request, params ListWeaponsParams)
@@ -17251,6 +18963,30 @@ type ServerInterface interface {
 // Unimplemented server implementation that returns http.StatusNotImplemented for each endpoint.
 
 type Unimplemented struct{}
+
+// GetHomePage Landing page
+// (GET /)
+func (_ Unimplemented) GetHomePage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetChangesPage What changed in the active version, for people
+// (GET /changes)
+func (_ Unimplemented) GetChangesPage(w http.ResponseWriter, r *http.Request, params GetChangesPageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetChangesBetweenPage What changed between two retained versions, for people
+// (GET /changes/{from}/{to})
+func (_ Unimplemented) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from FromVersion, to ToVersion, params GetChangesBetweenPageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetDocsPage This API reference, rendered
+// (GET /docs)
+func (_ Unimplemented) GetDocsPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
 
 // ListBuddies List buddies (weapon charms)
 // (GET /v1/buddies)
@@ -17480,6 +19216,12 @@ func (_ Unimplemented) GetVersion(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListVersions The retained versions, newest first
+// (GET /v1/versions)
+func (_ Unimplemented) ListVersions(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListWeapons List weapons with stats, shop data and skins
 // (GET /v1/weapons)
 func (_ Unimplemented) ListWeapons(w http.ResponseWriter, r *http.Request, params ListWeaponsParams) {
@@ -17536,6 +19278,118 @@ type ServerInterfaceWrapper struct {
 }
 
 type MiddlewareFunc func(http.Handler) http.Handler
+
+// GetHomePage operation middleware
+func (siw *ServerInterfaceWrapper) GetHomePage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetHomePage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetChangesPage operation middleware
+func (siw *ServerInterfaceWrapper) GetChangesPage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetChangesPageParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetChangesPage(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetChangesBetweenPage operation middleware
+func (siw *ServerInterfaceWrapper) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "from" -------------
+	var from FromVersion
+
+	err = runtime.BindStyledParameterWithOptions("simple", "from", chi.URLParam(r, "from"), &from, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "from", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "to" -------------
+	var to ToVersion
+
+	err = runtime.BindStyledParameterWithOptions("simple", "to", chi.URLParam(r, "to"), &to, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "to", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetChangesBetweenPageParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetChangesBetweenPage(w, r, from, to, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetDocsPage operation middleware
+func (siw *ServerInterfaceWrapper) GetDocsPage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetDocsPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
 
 // ListBuddies operation middleware
 func (siw *ServerInterfaceWrapper) ListBuddies(w http.ResponseWriter, r *http.Request) {
@@ -18854,6 +20708,20 @@ func (siw *ServerInterfaceWrapper) GetVersion(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListVersions operation middleware
+func (siw *ServerInterfaceWrapper) ListVersions(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListVersions(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListWeapons operation middleware
 func (siw *ServerInterfaceWrapper) ListWeapons(w http.ResponseWriter, r *http.Request) {
 
@@ -19403,7 +21271,22 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/diff/{from}/{to}", wrapper.GetDiff)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/versions", wrapper.ListVersions)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/metrics", wrapper.GetMetrics)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/", wrapper.GetHomePage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/docs", wrapper.GetDocsPage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/changes", wrapper.GetChangesPage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/changes/{from}/{to}", wrapper.GetChangesBetweenPage)
 	})
 
 	return r
@@ -19414,210 +21297,237 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7H3rchs5suarZHBPREt9irpYssYtxfyQJblbZyzbIcntmR31LsGqJIlRFVANoETRDkfMr32AjY3YNzgv",
-	"sm8yT7KBS1WBxSJZlCg1fcyeiW6RxD2/TCSAvHxphTxJOUOmZOvwS2uAJEJh/jwOQ5TyhDMleHwcx3z4",
-	"XtA+Zfq3CGUoaKooZ63D1sn7yyvocQFdwYcSBZA0lUdA4iEZSej82NlqBS2Bv2dUYNQ6VCLDoCXDASZE",
-	"N4b3JEljbB22fmwFLTVK9Z9SCcr6ra9fg/GBnN2nXOIv5TAnh3IEMSo5NhgQSCLonF2TfieAzl/bp0SR",
-	"9q8oJOWsA4RF0NEdIFPtt4T1M9LHxqPWrQYw3mYA1eZqp3ZCwgG6mdVMhigS876ETpp1YxoGkJD7Nunj",
-	"n/d2dgKQisTYHg5ojG2BdySmEVH454OdzhF0tu92t++8+d0w81VEe73tmCiUqlM2y3g71CPpwEbZEOAd",
-	"ihEomuARENjb2QcqIRwgSTeP/Oa+9ARPvm5/Ufxrp2aouy/3Dnb0eGmSZIp0Y+xs3bCGa7vYxOvX2BLi",
-	"jIU80t9NLHOnKzrABXT6n2nageEAGagBQpdHIzNlnqQCpcQINsIBl8igO4KOhmWq2nm7Hfi9fUfiDGWg",
-	"oadiCj0qpALOgICiuHkEpCuRKcMqNEKmqBppkHkTZ1nSOvx7qytaQUsPp/XbjCkV0JqY0vUAIeYhibGY",
-	"yQ8SFN4rPSHKYEOi/en4wzl4dTebgh5Z++NV7XprNnBcMDmwC8JoD6WC81PgPTOCPkkQHFTLdQ/1txpY",
-	"TQe08/Ls1d7Z65dney8OXv7p9U+1Y9OsOjmoKyU464MDEhd2ZFRLDU14ZIrokrCBJBxAaBcfLNlhQCRQ",
-	"JYEP2WZwwyIU9A4jM3TzfXekUB46eocktl/ALWJqZiv1RPW4gISCS5kvhdy6YVfIIqAKuiS81VTrnPfa",
-	"7zjD9gVR4aADikMflWXO5jx102I7d/0L3Pn8+eWn5M2vo5+zK6rY7Z/ETat21X4lYjS5asdOvFf5oCnB",
-	"KvVqev4atFIiSILKyfo3gieLQKtAFTdMTISFFGzsHsAA70mEIU1IDBHtUyUN9vX+1kqJGrSCFiOJHo+u",
-	"8nAQJuT+LbK+GrQOD/brVnc6F7+1HOwmY7i3RzGOZACcme+JaB+fBRBh+/QsAMOTAaBsn9n/XPw1gJ5o",
-	"v7kMgEbt89PghlHVPr8O4B+k/R8fArjl7b9cBpDG7Q9vA0hV+/VlACJrX34MQA3a178EoET7+jKAO9r+",
-	"9V0AnwftE/uf60+BhiRhoxsWo1IoICQSt+AUeySLlR3NFhyzkRpoRsFYopY++zs7FqtmqX/PUIzKtY7L",
-	"3bJc38i26EmdcsXN1Jss8zV/JHIUXxA3ij8haj5mNKqX+1Rh8oOEjx/PTwN41d43/9t9UTNwRz/wyVc/",
-	"lUz31mwyB3t4EL7oHrT3yStsvzr4KWzvRfthG/de7b18+eLFwctX+/Mn+FV3JlPOJBrOf02iS/w9Q6n0",
-	"JyeC9Z8kTWMaGvm8/Q9pqVsM5ksLheDCwxX8cH/f/utff9BAZFyBzNKUC4XREWQSZ7LVv/75nxqViqhM",
-	"tg73d3a++gvwbwJ7rcPWf9su9elt+6vcPjODMJOaJJew09IDSkjc4yLRegbj8FGiaB/3kakAMlYMFPKp",
-	"BF55TWytwiQlkje3Wl+D1ussikbnCpMGy9ZsMqbF1zwa1U3oPUPo6gJGNqhyenrcRpppgE0cMtpOBW6b",
-	"Y0a7PGfUDcTV3p56PimODEWz9tDQ9k4NjRseP2/kKnvb09lnNTWm35eKW9tXRmfWr+iuXhP+ttGgiaK4",
-	"pwXNqmbKeHv/rLKmzNegNX4EmlfL1xMNlAyy3uIdxssHrGl2Lmoh1sXW2F1j9+HYfUsb7VGLYlc3Ow2/",
-	"Z+ag7iE412JIqOhdocyscb3G9cNwvXxIN0TzGsdrHC8Fxyc8SVFRDaMrJJKzpaoYE63P0jTCsjBIU3oN",
-	"6DWgHw3opQrp2tZnC+xJWK+l9xrsSwf7NUVxheqpxLdrvqn8VhQFSFRrUK9B/XhQP5UI95pvLsNzaK+l",
-	"+BrwSwJ8JgSycLnX0XmjMyW2K7MG7Rq0DwXtcmWz1+gciexKrqXwGtDLAfQp7fWWKoF1g9NAfAwR7fWg",
-	"i2qIyEAN+Zi5j1zj9JE4XVGQvYnxXoNsqUDLG5211fdivDcWEGvRuBaND0XtUvd6v9HZe32B3fVmv0b0",
-	"chD9M0nw7A7Zcu/LilZnSWKzz+OdMV9aA3cN3AcCd6myeKzV2cK4hO9aGq9BvTxQX/AIz37PaJqSboxL",
-	"F8vjzc+VzwmPELAovwb1GtSPB/XSRfZk8w1kdwXaaym+BvxyAf8ksruRxF6jdo3ah6L2SYTzIiJ5LYfX",
-	"iF4Kos+ZQsFIbL2rHuQVRl0TYL44AoFKjCAmCoXn6vVyWa5eEsUdCugRGmN0ZPCeoJSkjyDJSMJwQFRg",
-	"nYJR3NEQQSr9fZYaXy7nwyIiFEvde7x2Z20/1rOga8qt+XXNr4vyqwezpW5ClXZn70M+iNdb0RraS4K2",
-	"AchVliRELNdSZKLlafDW+8vuK/DchE1NCUOqBnZPoZ9z7YsKsJ7WYOKxrJ/h/4s+w1+QdKmawgVJZ2kI",
-	"CUnX0nMtPR+A0qXKTNfebEUgIel6/18jeDkIfsfVG56x6GGnUMZhiCTlzO7VWUYj2HH/tGv+lf+jgZrH",
-	"qamGkDmCmEqlcZwAUbB9t7tt+5BjMUz2H3+wfcdBZuHAGV1ZVgmKcXFhLADN+fUdVxc8oj2KUyLXVMJt",
-	"MZJgVBf2ikqQisaxs45VR8C4iRq2ZtGV1GM0aD7EZITimqolP3p67c5STVJTDJQut5bwawm/qIT3YLZU",
-	"XaXS7mydxQfxWnlZQ3tJ0BaYUBQnnPVQIAuXLJ+rrc+U0rYwhEXpNaDXgH40oJcrsetanyO3J2C9lt5r",
-	"sC8V7G95nz+F3NbtNpHYCkkCMe/zNYbXGH4Ehp9CVOftNhPSBZLXMnqN7+Xg+wkijs0PM7YOLbaG62Pg",
-	"ulRJ3DSI2Dpw2BrKS4XyLWUnA8ETslzpWzQ7UwLfUgahKbbG7hq7D8fuckXxWLNzxHGJ4LVMXuN6ebhe",
-	"fpT/otW5Enkd438N3McBd+nyuGGE/xK+a2m8BvWSQG3sgK+X7ozutTvLZNk3Q9ag5gzXmF1jdjZmrweY",
-	"LBetpsVZmoPSBdbydY3VB2F1qQpD0eJsZcEgdq0nrHG8HBy7D0uVuq7NWfqBA64fNHQN0v+azkqfjH36",
-	"UgFmm5y1r1uj+LVAXAvEh8F1qTt72eTsrd15i6z39jWUlwjlq1v6FNJXNztfApu7rTV219h9OHafQBTn",
-	"zTYSx+Z2di2T17heAq4Lt0yLi0heKaLM3ySKqEYfiT8InqJQFGXrsEdiiUEr9b760upmQqoTnlle6HGR",
-	"ENU6bEU868bYKnLusyzpotBD7lGBl0Rh8+JSvc7iGNVxGGaChKOGNUXGrlLE6CKLFU1jiqJhxc+cJwtW",
-	"0t3h7xkVGLUO/15twZt07bACfxXrp/xb0SXv/gNDZViOite63oPJdkqlIixsSgo54KqfsQ+oR9ac5JW1",
-	"qWklqAyndrKxurI1HzzdBVD31FM1Q6mbpklcPHdy1fwnNo/xhtsjwgERyab186ZK2sc8E35lfFGIlKg+",
-	"EDWYdJTOw56ZO5E2sj5lCKY8pEQNtuB9Sn7PzNbipmDfWPQUIirTmIzOw+kCKd8AP4rYq/GOJDg5FBOc",
-	"hn7GyLhq1/ZI5S80ipCd995x9X7I6ly/bYl8j5SKC4ThABkwroDrOl7TXc5jJGZfs4un26MKE9k8l7qu",
-	"7JojQhAjrs116ceM1ozvEnsoJCgOBMzlK2x0tu92t00Vuf0ly2j0tbN5BCyLYztyPRFL+QGRwDgzq6N/",
-	"Jxqdh0pkWLNameu/CBLQ+tPOTwd75CBq77/s/qn9qhftt8MDQtoHL7ovdl++/NPuS0Im170CdtPsOC1r",
-	"KeOvwjhYAg+RxcJPZRKjLi0mBSKimmUONyLAxS+oiyHwy/X1B7AFIDSxUl/s7OjFL9b0xc5OMXDKFPbr",
-	"xIPtIbDjmjpRi6bFREIZSo/3gFiUzBEAEzgxYqTovBKPIUtQ0NDkb9TtNhCpzy8WBjTCBiKhIgXgFHsk",
-	"i5XhRbO4uoRAKzd4JkLjkBQRhdJ816MYTxEeOas14hxvvSfGXuWraWwzG0RPyTKFzFstvikOVg+b9hJk",
-	"/uqsx3MtxaquwgmJY56phbUrGyJGYJ/a+1ACCUknpak+bSs6X7q5YbzNi5t56LbrBd0bvd9PlXEyS1Fc",
-	"zqj+gQhkCmLSxXhr7ibuDWSy7aCc4ozlfestwwLL/E7vIFagJ5TRhKSQcmlqB8B4QhmJ45HW3/6+E8Du",
-	"b4eQ2APUCLojG+XWVaMJ6eMP8oYNaaQGQFgEA6T9gdICva81WHqv9WE44UmaKYyAKIg5iUDRBKEneOLJ",
-	"+h8kDLmIoxsWci4iyozcL+IdJiT9QeZDoShkUP5G7lGCHJI01X3YzcK8MUYc5eENu4c/27a3RvD//i/c",
-	"lydC+He4vwpJTMQ1P46iAEZF0XtddDRWdOQV3bphx9DDIQgkMYSWJBJiivCPTCrQn2hkNzOzUGZ9eiSO",
-	"QcZ6keJRUcYu9NYNm4D6fcNj1Oghp6b7lq5YjzCFfS5Gp7TXW1CKkSiqUwGubBjLjx/PTyW4uFDAmQWa",
-	"XiOGQxT+o3AhBidYsSrywgFh/bpOz3UTuoMuVwMYDrg0sZipg/8diTM0Aa30gYAyIGxUhLySdsDdkYng",
-	"NTagmTLHjsXcvNcMVWDC7x60PjyOHrY+FaJb+pQjKZevFgjedBbDgVHW5NSJKp62rd5sChq5K+eRaMMC",
-	"WZrM5kSgpo4psbkYYBbSFt1EalenTLBuXeIWFMUmShphtxjBkLKID82mx4CEykgLTfcicTtl0OMixEVP",
-	"FzY6cg0lLgm7dbGTJSARzMJ9SJm0oKPSefBVz8LOr88/DDdjjup62TjPepRTDtMlj4/nv5f1Z/v/4Hrw",
-	"isNJTer72m0dWXRN67bz86v38OpgZxc+Xp8c5VTSRwEIYy7tJUYpcInCtt7UJroIWvftPm9PqhNm/nNm",
-	"YRcJNtwbxGa9YqKIUIvOgafIHj2HhdioHGa56GPLMIXGJYDnHb9q0PUkp7BJrl8VtXsKey2qhotSMAAZ",
-	"EhFpraqn9CewEljLKS0nFpVFi19NxPm1SJO75ITE8QJtT8Fv0NJTuyyWfnHFykE+dlcMY81VrxTKQS+M",
-	"7+c4Z9aCfSXPnOPCY9FnCxLe9gXPWHTCY5t/ZHwqr9rhgAgSai64/Pn1MQzwfmwWrTyOa52MDps3egSR",
-	"4KnZZmMilUmyXpSSWgXQRce77rl/6h8J7mj+ZFl57mZZkntsmJivRELnzFvHU1f18PD88v27ztas5ufc",
-	"HdbWjYno4wL8quXStaCE9WM85UP2wKof0wUqLipTlMPe+DrsAJWQMbsDH0HM9VmHSveH/rrh3a5ufvGl",
-	"rjCTsk+hRVseSCoEzZEbTDDIuOAqKTmFSrUUaMDGV7j4LVKsjzhmi9J9yiMgY+qgVTl+kNCp0zc67iRi",
-	"1dy5Wvd7M/CcIhMIn70bagLUSM33euPFyN6P5KCBDaPG7mxqvdCcC3haAGdRSW4E5GPPRdX5jz8q2bk1",
-	"o/DT62k5lFZzr7pC9cxbubceK7mXm0Dg4cLP8wwoa5uLv9C1MEdBnfuEu+S3tA9xJkhs75hmP6l5zVxR",
-	"1s9iUrOt5L80aXDhzRa15v9B4B3F4eOV6iZv2HVzrqrLYzvNxBDnqtAOFk8lcXLcrhgfPYt08ea+ijLl",
-	"lCSkj5eEWbPCRc4GPBrZ2g3PoQMk0UIVYuwvVF7oWZyx6AKV0yCaVrpSRKgFqlVfraptTIxlbPaBv3b+",
-	"NGsJ1OStYRw/nwZEgbu+tuoSZ4WZrrHwYVwNrOHEOE1D+8DhPs3CtR7WSVn6a9DSHXl2oONDuiCM9lAq",
-	"OD/NrYftzb2kUb1g7iNDQRRGx2qyuU/5lWtEez0YEnv1bd7SNj5en2w+9hbSZiJrsgYuaZlhb77I9O3D",
-	"zpTpV/DlL63fz/gqBT75yklMA9UTCXuD11URbuMgXdyECZkSI0hRQEgUiXk/cI/x3ZGxbEyJGrg7QGMs",
-	"1zkCNNbyjhIjfZp1z1YBYJKqkeZFCZSFcRbZU2nVUjSKGvDf2FPk1yCvtl2aCy5S2zvyFaevherbXe4B",
-	"48Y7/fOitXox3i9aRyvACY8WH2JRcbtMtL9wI4Yu3pvTInUTki5cx2bRMEk0Fq9rgwRvl5HcH9xEzPt8",
-	"4cr2KuKh1bY9MC/ahDV2XbRWnnPqYdW25S1lNvzco5p4GOf7LSxYuSKOy8xb423WT7R27IUYa00INMcF",
-	"JTjq6V0jyiq8UBB5TGpVGNRJmEI8+dJjmkCo55sqK0zbpq5KlWOBDVlxReLj3LSkul8G9veT0g5kSonL",
-	"0vxizp7rdVipW+msbp5FDvMFbQG0tqzVJru1Ms7aL+7vQaDU+Km5gsS8nxq1eIhMwVBw1jemBEP9neIQ",
-	"cSBdnimgatprcmNtxtdj9nf2m+sxdtx1K/cmxvsHGJss+9XxsQbRj78EaXSdka/WE2m4BTFWRMvNx/Mc",
-	"1xn+3FfxOuNnkuDZXe4Y+6A7UiPyj3Ln1uGAxtZa0aVhhI/XJ9ZQM6YooYtqiMigsOMwYsVZcjzQDmAO",
-	"fx1BQkbQRXuemGe+85hj8IALdbqsMY0Z5DyXec24EJmY0DT7m9nypQDZEwmYEsSrxlXPIWLGZr+qMuZC",
-	"7/OLvsAa8aIVxy249uzFezHpm3uCrBtTOcAIMhahsNa55tk1ABIPyUhPi0kqFTJ1eMM6VF7YJqwjkUkZ",
-	"a6+W+ja3LO9BWcj4y2PUCaBH4zi/GRwOaDjQipWuecOcf9GAyDqza6KbkCeZVDzRq3CJmpN841LP98gW",
-	"NslsNVfxTE0rOFsm+os4Xefwvm/khPj8yk+UCaKm3A6qcJDvKQlVuV0pVQOtkhIYEBFBaH0+5s4MQ854",
-	"Mro230/1q8XSyiUA3OpvQefsWKA8K2sfHl4pwiIiok6jjjW83yBRmcD3dygEdXctVc+93GSWcYZA0jQe",
-	"jT3WL2JMbXubamegeRnrQFe9X/XayWvVcf48a1y9ApdZjK85j59pCUQWP37+RSOPmXxV0NQze0VmTSt0",
-	"jST5ldMQZzYWU6l+dY+c1ySOG3IyF93Cpb4io7s0pmoEXHQlcJZ72DS0QjJ2QPIDil9I3Gv4/KSQJJc8",
-	"ngqTHhd6TzNsaPYOOdumfx6VHnME80bnibNxiVMv92tJWgOZSXx41KoucDB1P/KXdYpcmsasEw/rVYg1",
-	"UQ61dvCEuqFRPlZMGTorbsIecPJSmAC5IzS2AbKde49MMaQ9GlrYw4bZpYj59IOEBGNE4AKI41l7n7i5",
-	"sJe5u9NsaghaTjS/DT08vNBj6axIMIpbGsdXSiBJnsc8pVjAKutUBtKUccoFfmIW8iC7ssz0XAeuyfVY",
-	"5ZPXc67Kyq6FoNEH56C84DqEPM4S1tQ+hg8fZBLDh9ZMWvdUN34XEOJBnjjWQ9I+1mzBMdgHnh9k7p3j",
-	"zsFauS6cofsCiUKpoGOufCjrmxF0bliMUpcnTO8m+HtG4tyYuGiXhKFWQWzHtSfjJdzrzTBS1N2+swtd",
-	"ryZSBiSOvSsEjZt6tXWKhuibXRW9HacpEpGH6GrqF/DBLNsJEdHi9X3a1OjnPh28Cwwbisi5ZqVpTK2a",
-	"3ADej7lNHBvrOJWmreKsFZq3QXoc80Q7o8+TKyLmvCE9h9SvrMAqCn4jL7Dpe3FNerAsTa2zufXpL1yq",
-	"Jf1sUilQJccy1tQ8sDKVG1RNhGVybpCuAVcSSCi4lEZGmTalJ+e812g7ovHgYBG2T8/qpKIqDHGmDcKW",
-	"gA1ziZqSEOVmXb8VErhBFB0ExXznkuNZIDpG/xUF6QVJF97VE5KWMQPzyCGLH+dsvRpYeFF0pLti7XGh",
-	"u5XFXWsRsMSeNpWNRNCvRFJoEF2nmfN+EdClJuwODe3KtSUqvc1AH3lfkHRAQ/Bqruhtt39v0tSn+WG3",
-	"eQlJ9V+zQ0jaqJF1A2WaHMats9FDQxnzoUlEtrmEccZBrws3wvNkRoDfqrKUxkQOGmtWIzOBh3WlSKho",
-	"SOJmiwTmoRWcBXJxeWLepsodgiqUS17Oqa7r9+PxdCuGQVzEEfzrf/3v4kmujKd0BKwMDFUETII5AZMa",
-	"Kp9+lRqHx15PogITmcYZGefjshGuGvYyWsrciwhQMC8CVMNRPcPcm2jxtfxfD/hxiT3rprj+4tjx63Re",
-	"nCoPxp1IncQbR/U4nSvYqiy3t01O2byf6ICh1YLV0VCeQ1tzM15FHc0eQq+pWvzO3t2MgLGp3Xra25C5",
-	"Qr8++vLka6EZ7DXeq1m9KrxXevsaMmeFQfK56vEcOR8OrTd2Y8Ju7Qrk2xhlNuydXnJThphQeLbMYzaw",
-	"JoKsnN6UsMezbxc8NDwR8/t4Wz0WeA5hUFmBlRQKdgM6KUzYFxcNtgUoreC3nvm6lDY/c1B5laV1etG1",
-	"yNCxsOJp20SZ0Dtyaq5FjIMlZ4pQJsH4UnrTlUdl2GbmK7U80SfbMQtzTzzdYs0b5JXNGUwjZIr2qDHT",
-	"IsoE8DQho62XZ369khIVDnT/mUSgCiiTCkmktW1vTc20/mGCqREWmVD0pL90g209HUeKcpnnCqEq+p5K",
-	"FE2gfFXZ71nEUt1qrLBwesv7/MFiSSFJIOZ9vgXnmhtNDNpMooSEiFvDyDEX8lDv7+Et3CKmkDHnTR1A",
-	"N84QeKZiyjC4YQIjSAXVx9wA+sJYgmPIWUTEaAuudV+2PQh5gsaCYOPyz1tbwc/6X6/1v47/vLW12bE3",
-	"X0jCwY3pjGFcxho+0tLlDoVxVXnV7lIFlz+/NtybGNtBN3QbWNg2peVWjOZlAbqERTdsgzBF2ySmRGIE",
-	"GPXRxuXNTdhdI0YmZMKcPrSws+PffPCr13Pm4QinRdwqLoN0EU+cPrVSVoxoMQ8WD+hPKwENK60edz+j",
-	"1MtXYBXl3YOi5x4zwJRKHiFsmDuTNgkVpCgojzaNwZSNpLsheNYfxCOQ9L49RLwdj7m7+dxaW6OQs48M",
-	"7JCaYPT14WU/fiyDM9hy+ToemZBn3CybDOxRjxer3Oxg1zAc7SPnp/LDfNXAvPTNOTITtMdY90i3WHqR",
-	"avzoamfWjtxC15qRH4eqo4E3+cuZXcKO9xyTr6pny9DFHncDtFGxh0Q6J4bxgI91PT/HqTtfnGnuRB7s",
-	"5kn+Jw3Ru1pxeZ8vWutqh2i9GvD01E1nac69IWGv8VoQzUCT0zsV3Fr6QZTZh36TymsE6YBIrD+f+oay",
-	"U61o512vOeaZmg4kaIVc1rTwQdAQtUJcRLITGFHV1MqnXzWWi+P3vdbh3+eYAPq1vv5W3Wgv+dAoy9bI",
-	"LU9IoFdRd1cNDu9y41F7bneFdcEZ20eJEbrAWx3D4fkDir9oVL6CbkOtMRvgMSRUVr4Cy3xa3pD94cwV",
-	"lbeUnZhwEgsfBs2ZBoxrxShGuCOCEqZsbh15S9nWihx1rKNgl0gEGzjDnlTNVn1LmbuTNhdQEkiaIouA",
-	"FNMxTFaGKMehPrTWMl0vi+NLZM4Ws9FrskCSYPQrjZA3rTPUZ9Vni5foDlre1IohVMffHGlPtTGXUF6V",
-	"TakY0bNs0GPzX8lN+payhyRCPGaQpX1BIpdwoxAxAWQs5qE9cJk0UUXBhlFan/fCxVPRSZngqUztOlfJ",
-	"NkXzICZTPN1ULu2soTX8SuKsjJY25n1TEEQ3eXj465u/dgLoHB4eM5oYCwH78Q1l+hAh7KcrnrHorNfD",
-	"UEn7zbUgTFoNoqjzFxrHxuUsr3bN0zeC9O2HcyZTDNUxi3Q5fXTBoU23I00QBGIsehseCheXoo8QjCUF",
-	"JrItLCwOnzKfY8lrq8b8zyULVzqZ45WB3PVsX7/p309LQ1V2UJmaOacUJrzGVmnD3Vzc4sh8jsfe730j",
-	"39phPxVuvYVZEVqZTM4Lq8cmQtpR8bApE1Q0lCDQvQ8BVeYpo0ik3Nla+bcBk3HbuQEvZPq4NE20ZgTz",
-	"JK0h3xOh1UJjlXD6HNK1mPUqStZaO+bjruRxphA+Xr51ifDsoyUXcKf36yJQAUaUwIBLVURj0hrI+BXp",
-	"QKlUHm5vm8JbdyTmgjDVJindCnmynQdlPNjDg/BF96C9T15h+9XBT2F7L9oP27j3au/lyxcvDl6+2t92",
-	"8KYhZ1upuZUurmIyQZsoQF7A5AVjArrwXOYuKM/+CB1BuTqJKTLlWu5se9+9zmgcdYAIBPsKKoH3blgn",
-	"v2kW1aqVH1x9raiG5gtZvBfogiEcfzjfumFvTGZErebb2/SIRubOx7UGGzyOQGDIRSRhQO4QGIcOsj5l",
-	"mPcNRR83rKu73TTDrl7d1z3KdgVh9phdUl1gjERie2dva7c2E5Pp49RFCxlfbTNriIgyz9fFrfwhdP72",
-	"t7/9rX1x0T497bh3peIpo3i6GEffi50Xu+3d3faLF9c7O4fm//996nCmRtPOk7+bUrlFOTErbldlrM/d",
-	"n+pfm7zlrt2iEhez+7wug2ppj+MQYGM75WG+N3YPIEtTFKE+zAzwnkQY0oTEENE+VdYNycuR9fLs1d7Z",
-	"65dney8OXv7p9U/myUApFLqv//H3nfZPx+03v33ZPfj6b3VzqYNp7ZTqgT4DKm05oGlKWb+9+1P7YO+n",
-	"Fwd7dQOosFiNDNPsppeqbqhbs5ucCoNpjf5aJoOdaPaubspmqls7O1vTZlgR5B4ygpzdyqYr6K1CbSoV",
-	"ptCxbikmV9zn4LqdxdV8IlUiH9eKbKOfzCa2sNbrbugLFzTdkQxADnhqLXqNZcztA/I7LiPGyC9I7kZT",
-	"Yoxgj2Sx0gfHj9McYL6ROCTSfwtr9EhTvJ5NPtAU10pOq3F2m4Tp3biL0OVZf6Aavb8U4bEbKZkWgJoe",
-	"C6QTyyNiX2nYNZ//J6/SjCWwCmKM+UNUg1kvGvylgsIFwsGMT91DQb7w07n8iSSaEyErJdCe43hUznsV",
-	"z0ceXz1QuJtXs9LJ2Aajhw3KIryHnTxwiLmCJkVkhk0j+e1VN2zY2BO7xqBTlvFFdMuLB58qw/4v4Z0k",
-	"5EwhU9cURb2J0yURVI3MQ4R3ne8Yt9zaVtGduEhu8Pg71OLWqmaB0CTUVxwImJsC2DB5XWzKgO0vWgZ+",
-	"7WwuYisftIYkjlOSNnxbbWR0VMxgkuhVsVv2Pi5xy0QMbm1nM9yTytl8p1wtGfN88naaprBC61EoJQsY",
-	"KEVyQV3mOK8xRZExxjSEJu2ID1lb0v5ASZtCuAhq0kibI1S8zoRUiw5vrNoMZSvhUuVKZ7MBxeoNFVgf",
-	"s/fdWDDg2BiyK4QeFc38I0msrgZc9bNFVcvjSsUZM2actaUt22zGUZl3sLlY95MV1rCLycZyTRO8Mi4Y",
-	"TTMAuui/jRKf6kXPY3/Pi9ZKMsUTomjYnFS64GXtLdylCX1qUpFZB5OGlm89KqR6ncUxquMwzAQJ67zM",
-	"UoHET8CdcIFATHmFDXtKSJ98pgyv6OfGCRsx5iRanGIiY1cpYjQrsMElxsatX2/mRp9L+B0myBRIXbXh",
-	"pBymP6BewClBg3drOaBB43pr/oAM1bTA4PW3A5/Gq7l8Btbg+QIjmiWdBikFc6RVCFe7uDWsVUe8erTV",
-	"LuLk5Es+9LhsXDIG5ZYyKdWqUr0iYn6rO95KDDOtEV+FRd6vjxLFcR/r6PyOKyCa+wSqQ5eMSGuHHdAL",
-	"i1JBkkmVOxfZBIH2Dj/3yNIYMW7jN6yjO2qbnjqBrkPieASd4zTVOl5+owYb//7x8u1mZws+OfnPmX0F",
-	"IEw6Xt3f2bHPAPpUZNKMGooxo2q3ym5KSJCU/gVHra96CSjrcRsTkikSmlm7mgJ7kT2DZyL2Xo76VA2y",
-	"rnktckXy/06+3V8iidomnm/5dmyu0owZlHHFywNtgBxwrlDAv/75f4oLGxeajIriMk6fUW6YWc/89FYe",
-	"zgJwWcOCMqpTEdIpcCnuZQBejjBzGJLBDcv9A/XwApsExjZtZKEeFJHwH1fv3wFlsPvKBU+TAaRxJm32",
-	"x7v88ca425mvItrrbf/rn//ZAclBay3W0gZCEg5QQg9VOLABj4d+0tbcJc9/3pJbN+yG/fjjCWd6cPqb",
-	"H380X8GZwaIZnMzCEKW0ObOohM6XG6fk3bQOtYoYwI1R9vTHf/3zP78WKStN9qm83g2DStWbbGdnL9Sa",
-	"pvkLdTumivmxZX9OUErSdyVuWl87RXA59wtIMpJe1q2tcvg1rBQSIUY+30At25jBTuGco0JzmsY5P0In",
-	"JqyfkT52YIOwEcSolEn5KTHPjRBhO8LOJkiMMVTSNOZefnZfTYTUk0d6SIT5iqk1EXPdTixLTKVydr1F",
-	"hdA4F8GxjUlhPF90s/bewcS+NOHJ7IKV4fwKi3PDaAMigarA2nIMqURbE1n749WWWbgTe4Bsvy0Wwdja",
-	"mCZckypPwkYlUHZY6deEWc071cV0swNu3kDZKI8oqCfhD6NjhtCBDb9xlTdjfrRfd0fKuqzrPzYNwT6y",
-	"W8aHDH7PNHBSIkhi0iybN1LaZ1xgBBvGQDF/qJXIIsB7JYjMt1Iz+zyL3HsjsuSfbe3/qTW1ju3s9aht",
-	"XMMEzxTKHD6aiNYWMiGx3usxAlNsg3EFr9r75n+7L2CA9+7RLzDLoVG1aeERwf7OvmtliHHc9ttR5SN3",
-	"nrm58PofkDv0OMc6RRGwarLDEpV50hiXf/bIlnNSkXEHSMtjHTNhA4hTDZsJ5yviesF7aojeRyVdLdjI",
-	"9VrXg/EyNAi0N0u61cJ56wfp52qxWPPmktPDA6EvBA2UDLBDE8lAY5ky6Py1rYfdzp/PdY8bpHyPPT/d",
-	"PALiNW4y3iT0Xncx5L6IzQfy8fKtm7KzpbCTPSwQpQW5crLTGmToKkQCT+0B2aKHRyb+pTBedXrjESil",
-	"hmena6xL+59p2rE3jOGAS2TQ1XpAGGKq2mcs5BFl/Q783rYmpkayoFsqR1mb7GeQv4Bz1oeza9IPoHPe",
-	"a7/jDNsmG0MH+vQOJezt7AfQ+eXs+LQDQy5utTTzWtUwN0M/eX95dVj05VZO92JGJ2VbSw7B47bJ3tB+",
-	"L2hfC4cfrdDH+5RL1PrqNel3AsNsFSqZcpPy50hLzs77D9fn799ddfSy9WJ91DcemGxkky5r/Ok2X+zs",
-	"g0kDoXXkzs9n1wHomQWQ1zdTOS72FSNiUdwZ+W4egvTRR5Ptl+vrD9u7W/cW2vt6pywCSCfW/5Aw2D2A",
-	"v9DXxm4EwCpbEvb3dr3CxCWs1H0c7Jvi+7t7VtAdfzgHRW4NH+tiFOWm8ciUaAS7bjXnOOaIEeTeQtKk",
-	"pzPbNLI7jHmKVvOLaYhMoqe8XZxfTyhuPEWX32mLi/62qyS3ddnSdzTX+4zKY1hvXHXzXroPW7tbO1s7",
-	"JqVKioyktHXY2tva2dqzBgwDo1FrNchLat1Ho2TyFK3ifx61Dlvmqq1I/VoK9KlXFGWR7Rw35noix6np",
-	"6sXOzrQbhaLctu7WxG3V09jb2Z9f4x1XFzyiPYqRrrPfqBcSXVoE6iovm1TJQxbYrKlf/bT0Zr1yXRc2",
-	"3NtGOCAikZsmeF1fOu8sa7rZ+k3X9yjh5QmfSZDR2zz97h9AlNzi+pukzCh/MCoS15pvF6GOe2/wiFQ9",
-	"XalMMLtJvi671Hskxj2ridgs9cab3RQxbxfjtP4ZPVIvTGnz6PA1eD5E5OlHnwkR+w27ecMzFi0FQj+j",
-	"Pax4KGqGmgm41NN5pUn8fVF3Nl0nUpnPktYnZeFriuIK1bNL7ckhfJPSu3o7BNKuZU6pPAP9VDo1YMTJ",
-	"pVpVrpwc6XfDonVAmIkD67c5T9E9KYs9N4M6x9Jvky39ZctpkFAZ1hGgCQu6xVhZxnPj+37YrSRIPXnN",
-	"ZXpssjhN1Yn3d/bLy8jK/dmAmGO3bgY2qDJhhOy9lJCqvGFK7P1r4G6xzNPAHeWZLIroiqnImH89ZlrV",
-	"PyQkws0jeLmz4wUAVeZK0pSh8oZlTCCJbLZDASEXIkuVPctP4PStmfAp7fVaD4GRrvhfHkKf6h5PjGNO",
-	"lXT5xbuDBmfowS2/BqxA7ktP8OTr9hfFp5/FzqhxlrQpqOyt2kZH1+sAw6GN28qgo3jHXX92UUKfU9aH",
-	"LglvN7fgCsVdnpWbGNDpZchUjhsDJs0n5gpW+nfpRcE8nitGW+aG2tSxw7hhXNj+XQiasevRIygYB+1M",
-	"ilICFaEa6rmbVT1MHUAXE6VvBE9K54G5xa95Ufi3NS8sxAtDPkFIORP59gV0piJzZos8sxLzM0nQ9PxN",
-	"ajF5/CrM165+q7M/N9BizEqsqgpTkOq70WHGyDuVur0Y72dy1htd4Jn5Svep6fRNspVeUbA2hDOvVHS5",
-	"Blz1oPV/JqbK6fTd8FRB29mk1XxnMoXP5Kw8re8fsm3luYu/Ofay3s1u2QqZZj5Prv82Fu6LzWhx5pX/",
-	"g6gynnH726UP4NhaLkKqBmKxJlP4Cmse4yP9bsRlHRaaQKE5+Ved6N8fqafT1zwf2szYs4Wxl/n42aVw",
-	"JcnzNyd+/Xz0cxRQnx4NWM7PR72iXOcN8bthPJ/gc+jNQzFHDXprizxo7avJp7851plmQV04Vhvbf0FZ",
-	"v21TYUn6eUy1caH/rBNJZdm3v9jWpl/bdmwBcylqUulgBBvU2hl6ZuCbQPqEsrrxGivtI11BDSjr3zCM",
-	"pTPz3rfhmyX2jd8Rlc7uNJMY2XhFPepCG067+8+hUeH8yazu043R7QiD6pS2co+R1PoDO8PBIvl56Sxk",
-	"fdWscXF9avaE3L9F1leD1uHB/qTn0YPEihdM8bsQK/aZqMy6rylqRE2ZjX4W4BOSyhkoL2z7SSx5ES7T",
-	"pWTOM+Dax5HcH8drQk4ajWnmvdB9PrOq4NK2fnNybtIfydfZ9EKOkbKBanBB0lVVCS5I+t2oAokhwxRK",
-	"ohJaG5jGlx8ET1ANMLPuMdZm3rjXg3UfPYSUphhTpmUD6WMAPYFywFDKwFqCO5dg8+MNy1JFEwzqHr83",
-	"KOtxsCOy7gYmgkBuFx9lFl0Sus7s/IYpTNKYKLTbmK3q/DKIsD5LGOXG6Zdnx6cXZ1P2sQu3EPVgciEs",
-	"TPAMvFfbaUxshJdyz6luKROehnOXcuuPYn9vZEmxDDleipXyUGPzDdukwU1EeinNO16YEOddUWQF7tTL",
-	"cC8l7bPL8kr23W9OpvtJsOcc+3yaNpDtfqLgFZXx3hC/G1nvE3wOva038baXFXjmGXAiBevzM2Nd5tlv",
-	"jyUnkk/7jOl+nUmmJtw5kS93VXm0OtDvh1MncNAEBjHv80Z8+tYU/GM4NM+P+s3yZpGBWTamSXOmNOlc",
-	"V5sd9RC/O0YsiD6L5rlF/SwOvHJlnpn5ymSV3xzfuVWFjSK1qj4ZkFCN+YpOeDO4L3zvlqYOSH8QjSZG",
-	"8M27H8liIRch02L+Ry456uq7H9mBfpfeRzKn0VwYzCf9atP7OyPyfMKqIjTZVMl7bYs8s7QtUvZ8i2+O",
-	"ybwLm7GIv7PYySYUWlFuMoP7bphJOVLMIKuX/6P+Rp7HMagBlYdACieKTpnwoxNAx0/vYfPaF7k3OiBp",
-	"n5FY2ny7NywlKhwc2bhWJtBMp+LI1plyY+6l+liY6q7uM9N9aa+gNamdZnqquGCBM0XkJ1fmmWVkGbj/",
-	"mxOSeQhG82Y5PRWKR5mcDlXCbOuCXqT7OUQqY9w//yFvLOnxt3fQu6WsiIpZhJ3R384WijV0arDxVam1",
-	"shplMcLvR6ssgdCc8g0iQnmx8f+QsFBjeXi/TfasBoVajDunxYWawZwrHdVpLIn398OaDWI6+VRvypR/",
-	"kHqT58r4RlUcq8eUHGm/XYA6C7HjqnJiOcLvhhU98jejdlM6rzaNvzP61h9QvOD/hkBe2P+//6ZX18aI",
-	"rbO2vh6gSbJswsgac90BlRDxMDNW3hsmYDixVlnQyaOpmvY6wBkMlEoPt7fN77qdw1c7r3ZMWEYbrnXb",
-	"UNeNeTIZr4tv78uuoDYUvr3BCsatlIJxX5XAc5zeKo3ASx7QoBwfwaeJc6E9DOZHQ6+ZfL0nG7mYsIb1",
-	"qhkbysk6Z+71KjBPV0HdO4k1YM5DtnlN5reqk63+XHi2eskG9GebtsDzj/RHaHysJhv7MGl9YlstXry9",
-	"RvLXz8lmygBhpvZ4yAh/GFSGNdUvyRB8I/Exs3K//pgl+WQ7U9JsmzFFtNeTRXSRInx22XZxTVO3SlWD",
-	"SBMD3QpTLvxWPPPIr799/f8BAAD//w==",
+	"7L3vbiM3ti/6KoTuBmJnlyy77XY6NuaD23Ynnml3G7Y6mbnj3CuqakniuIqskCzLStDAfNoPsHGA8wb7",
+	"Rc6bzJMccJFVRUklqWTLjnpamUFiSfy7+FuLi+T683sjFEkqOHCtGke/NwZAI5D450kYglKngmsp4pM4",
+	"FsOPkvUZN79FoELJUs0Ebxw1Tj9e35CekKQrxVCBJDRN1TGh8ZCOFOl829lpBA0Jv2ZMQtQ40jKDoKHC",
+	"ASTUNAYPNEljaBw1vm0EDT1KzZ9KS8b7jc+fg/GBnD+kQsGP5TCnh3JMYtBqbDBEAo1I57xN+52AdP7a",
+	"PKOaNn8CqZjgHUJ5RDqmA+C6+Z7yfkb7UHvUptWAjLcZkMnmKqd2SsMBuJlVTIZqGou+Ip0068YsDEhC",
+	"H5q0D3/a390NiNI0huZwwGJoSrinMYuohj8d7naOSad1v9e69+Z3y/GriPV6rZhqULpTNstFMzQj6ZCt",
+	"siEC9yBHRLMEjgkl+7sHhCkSDoCm28d+c7/3pEg+t37X4nOnYqh7r/cPd814WZJkmnZj6Ozc8pq0XW7i",
+	"1TS2C3HOQxGZ76bI3OnKDhGSdPq/sbRDhgPgRA+AdEU0wimLJJWgFERkKxwIBZx0R6RjYJnqZt5uh/za",
+	"vKdxBiow0NMxIz0mlSaCE0o0g+1jQrsKuEZWYRFwzfTIgMybOM+SxtHfG13ZCBpmOI1f5kypgNbUlNoD",
+	"ILEIaQzFTL5RRMODNhNinGwpsD+dXF0Qr+52XdADb366qaS3YQPHBdMDu6Sc9UBpcnFGRA9H0KcJEAfV",
+	"ku6h+dYAq+6Adl+fv9k/f/v6fP/V4evv3n5fOTbDqtODutFS8D5xQBLSjowZqWEWHrimpiTZAhoOSGiJ",
+	"T+yykwFVhGlFxJBvB7c8AsnuIcKh4/fdkQZ15NY7pLH9gtwBpDhbZSZqxkVoKIVSOSnUzi2/AR4RpkmX",
+	"hndm1ToXveYHwaF5SXU46BAtSB+0Zc76PHXb4Lv3/UvY/e231z8n734a/ZDdMM3vvpO3jUqq/UTlaJpq",
+	"J068T/JB3QWbqFfR8+egkVJJE9BO1r+TIlkGWgWqBDIxlRZSZGvvkAzggUYQsoTGJGJ9phVi3+xvjZTq",
+	"QSNocJqY8ZgqjwdhQh/eA+/rQePo8KCKurO5+L3lYDcZ5N4egzhSAREcv6eyeXIekAiaZ+cBQZ4MCKjm",
+	"uf3P5V8D0pPNd9cBYVHz4iy45Uw3L9oB+Qdt/vkqIHei+ZfrgKRx8+p9QFLdfHsdEJk1rz8FRA+a7R8D",
+	"omWzfR2Qe9b86UNAfhs0T+1/2j8HBpKUj255DFqDJCFVsEPOoEezWNvR7JATPtIDwygQKzDS52B312IV",
+	"Sf1rBnJU0joud8uSvpFt0ZM6JcVx6nXI3BZPRI4WS+JGi2dEzaeMRdVyn2lIvlHk06eLs4C8aR7g//Ze",
+	"VQzcrR/xl696Kpnprd5kDvfhMHzVPWwe0DfQfHP4fdjcjw7CJuy/2X/9+tWrw9dvDhZP8LPpTKWCK0DO",
+	"f0uja/g1A6XNJyeCzZ80TWMWonxu/UPZ1S0G83sDpBTSwxX55uGh+de/fmOAyIUmKktTITVExyRTMJet",
+	"/vXP/zGo1FRnqnF0sLv72SfAf0joNY4a/0+r1Kdb9lfVOsdB4KSml0vaaZkBJTTuCZkYPYML8kmBbJ70",
+	"geuAZLwYKMmnEnjlzWIbFSYpkby90/gcNN5mUTS60JDUIFu9yWCLb0U0qprQRw6kawqgbNDl9My4UZoZ",
+	"gE0dMppOBW7iMaNZnjOqBuJqt2aeT4ojQ9GsPTQ0vVND7YbHzxu5yt70dPZ5TY3p96Xi1vSV0bn1J3RX",
+	"rwl/26jRRFHc04LmVcMy3t4/ryyW+Rw0xo9Ai2r5eiJCCZH1Hu4hXj1gsdmFqCWxKbbB7ga7j8fue1Zr",
+	"j1oWu6bZWfg9x4O6h+Bci6GhZveFMrPB9QbXj8P16iFdE80bHG9wvBIcn4okBc0MjG6AKsFXqmJMtT5P",
+	"0wjLwkRh6Q2gN4B+MqBXKqQrW58vsKdhvZHeG7CvHOxtBvIG9HOJb9d8XfmtGUiiQG9AvQH100H9XCLc",
+	"a76+DM+hvZHiG8CvCPCZlMDD1V5H543OldiuzAa0G9A+FrSrlc1eowsksiu5kcIbQK8G0Ges11upBDYN",
+	"zgLxCYlYr0e6oIcAnOihGDP3URucPhGnawqydzE8GJCtFGh5o/O2+l4MD2gBsRGNG9H4WNSudK/3G52/",
+	"1xfY3Wz2G0SvBtE/0ATO74Gv9r6saHWeJMZ9Hu7RfGkD3A1wHwnclcrisVbnC+MSvhtpvAH16kB9KSI4",
+	"/zVjaUq7MaxcLI83v1A+JyICAkX5Dag3oH46qFcusqebryG7J6C9keIbwK8W8M8iu2tJ7A1qN6h9LGqf",
+	"RTgvI5I3cniD6JUg+oJrkJzG1rvqUV5hzDVB8ItjIkHLEYmpBum5er1elauXAnkPkvQoiyE6RrwnoBTt",
+	"A1F0pMhwQHVgnYJB3rMQiNLm+yxFXy7nwyIjkCvde7x2520/1rOgi+U2/Lrh12X51YPZSjehiXbn70M+",
+	"iDdb0QbaK4I2AuQmSxIqV2spMtXyLHib/WXvDfHchLGmIkOmB3ZPYb/l2heTxHpaE4zHsnmG/zd9hr+k",
+	"6Uo1hUuaztMQEppupOdGej4CpSuVma69+YpAQtPN/r9B8GoQ/EHodyLj0eNOoVyQIdBUcLtXZxmLyK77",
+	"p1nxr/wfA9Q8Ts1kCJljEjOlDY4TQjVp3e+1bB9qLIbJwdMPth8EUVk4cEZXllWCYlxCogUgnl8/CH0p",
+	"ItZjMCNyzUS4LU4TiKrCXjFFlGZx7Kxj9THhAqOGbVh0LfUYA5orx/Aee2h40K2BTuJx0T5hQcrJj+3L",
+	"969JJMIsAa53qgOFVdYiKe0D2cIGAvKp/a75ZjsgEngEEiIieAgY+xGDH0YkZnd51ENEEzGgNE18o265",
+	"GPIigN4578dMDY5JRDW1326h4ZaBrNp2MfZ0GYTPhg0MSELlHUTI57ecaUU6MeX9TjAjAqVtj+gB1fkm",
+	"hJGz/r0wPhGNseXicbbCAeV9UNVxKvUARqQnzKgrNvHtY9JpRSJUE20tilU5P6zmzpJBK/PhzgtL+Qdv",
+	"qHkTNxBmkulR80rELKyI9neDfytDnlEMKiA9wbWy3CM4h9CUU0TweGRj7GEARXvjeUxYQvugCI2VsL8O",
+	"tE6VYxoWCq4WBJ6cHcpx9apATpP2KIXmRySAmh3+kAvFWa9XGxyufCUmnqiGXMV0BLLN9IoNS7x25x3/",
+	"UixGtCm30aI3WvQT4LvS8+BEu/PPhT6INwfEDbRXBG0JCQN5KngPJPBwxfJ5svW5UtoWNru2K70B9AbQ",
+	"Twb0aiV2VesL5PYUrDfSewP2lYL9veiL55Dbpt06ElsDTUgs+mKD4Q2Gn4Dh5xDVebv1hHSB5I2M3uB7",
+	"Nfh+hqiOi0M5bsI3buD6FLiuVBLXDdS4Cc64gfJKoXzH+OlAioSuVvoWzc6VwHeMkxCLbbC7we7jsbta",
+	"UTzW7AJxXCJ4I5M3uF4drlefSaVodaFE3uRR2QD3acBduTyumUWlhO9GGm9AvSJQo4VHe+UBP7x257mF",
+	"+K4eBtSCwwazG8zOx2x7AMlq0YotztMctCmwka8brD4KqytVGIoW5ysLiNiNnrDB8Wpw7D6sVOq6Nufp",
+	"Bw64fmDmDUj/PR1C3Qcj2VaKsmvQlHGIvPbnIU664kUc8IBwGILSpMek0hv0/Xui72f0QFsp8GyT87RK",
+	"6/a22Y432/Hj4LpSvbJscr5i6fxBN5rlBsorhPLNHXsO6WuaXSyB8WZ1g90Ndh+P3WcQxXmztcQxvg1s",
+	"ZPIG1yvAdRF4weIiUjeaavybRhEz6KPxlRQpSM1ANY56NFYQNFLvq98b3UwqfSoyyws9IROqG0eNSGTd",
+	"2PM65lnSBWmG3GMSrqmG+sWVfpvFMeiTMMwktZ7BNWrKjN+kANFlFmuWxgxkzYq/CZEsWemz73j798kW",
+	"vElXDivwqVg95V+KLkX3HxBqZDkm35p6j162M6Y05WHdpVADofsZvwIzsvpLPkGbilaCieFUTjbWN7bm",
+	"o6e7BOqee6o4lKppvs2iaLRwcpMZzrqmFtlye0Q4oDLZtpFcmFb2KRkDrI0ThSoF+orqwbRneR7YFG/k",
+	"msD7jAPB8iSlerBDPqb01wwqAmEEjYipNKaji3C2QMo3wE8y9mp8oAlMDwXDz7HfIMJIFJU9MvUjiyLg",
+	"F70PQn8c8qrgLrZEvkcqLSSQ4QA44UITYep4TXeFiIHivmaJZ9pjGhK1aEa4fvjObyq75qiUFMU1XtZ/",
+	"yljF+K6hB1IRLQglePVPtjqt+70WVlGt37OMRZ8728eEZ3FsR24mYld+QBXhgiN1zO/UoNMFAJiiVub6",
+	"L+MBfLf7/eE+PYyaB6+73zXf9KKDZnhIafPwVffV3uvX3+29prQyWIAPdmx2fC0rV8anwjhYAg+RBeFn",
+	"MgmqS8tJgYhqWmsBUQS4CEVVUYJ+bLeviC1AQoyG/mp31xC/oOmr3d1i4Ixr6FeJB9tDYMc1c6IWTcuJ",
+	"hDJYrugRalGyQABM4QTFSNH5RMSlLAHJQszQbNqtIVJfXiwMWAQ1RMKEFCBn0KNZrJEXkbimhAQrN0Qm",
+	"Q3SHi6jGsDhAegziGcIjZ7VanOPRe2rsk3w1i23mg+g5WaaQeevFN8XB6nHTXoHMXx96vBQp1pUKpzSO",
+	"RaaX1q5sEDgJfWbvQylJaDotTc1pW7PF0s0N431eHOdh2q4WdO/Mfj9TxqksBXk9p/oVlcA1iWkX4p2F",
+	"m7g3kOm2g3KKc8j73iPDEmT+YHYQK9ATxllCU5IKhbUDwkXCOI3jkdHf/r4bkL1fjkhiD1Aj0h3ZOPau",
+	"GgZ6+kbd8iGL9ADDQw2A9QfaCPS+0WDZg9GHyalI0kxDRDC0GY2IZgnkkaNyWf+NIkMh4+iWh0LIiHGU",
+	"+0VE44Sm36h8KAykCsrf6AMoooY0TU0fdrPAF+5IgDq65Q/kT7btnRH5P/+bPJQnQvKf5OEmpDGVbXES",
+	"RQEZFUUfTNHRWNGRV3Tnlp+QHgyJBBqT0C6JIjED8o9MaWI+schuZkgopE+PxjFRsSFSPCrKWELbcG/j",
+	"UH+oeYwaPebU9NAwFasRpqEv5OiM9XpLSjEaRVUqwI0NVP3p08WZIi7yow0g5g4KHIYgfZOEQgxOseKk",
+	"yLPx3io6vTBNmA66Qg/IcCAUZltgDv73NM4AQ1aaAwHjhPJREdRS2QF3Rxijc2xAc2WOHQvevFcMVUIi",
+	"7h9FHxFHj6PPxKLb9SlHUpKvEgjedJbDASprauZEtUibVm/Ggi744YIl2rJANptXklIJZnWwxPZygFlK",
+	"W3QTqaSOSFLQTLN7sA6ZS4piNI+g3EaJ5JEY4qbHCQ01Sguz7kbxJwq0wUFPyBCWPV3Y/AcVK3FN+Z3L",
+	"jqAIUMkt3IeMu4iWGNPPTGvyLOy8Sv3DcD3mmKSXzeRgRjnjMF3yeFm1baR/9dn+z8IMXgvi9VRQsHJb",
+	"Bx61WdV2fnHzkbw53N0jn9qnx/kqmaMACWOh7CVGKXCphqbZ1Ka6CBoPzb5oTqsTOP8Fs7BEwviXBhPb",
+	"1YqJplIvOweRAn/yHJZio3KYJdHHyDBjjUsALzp+VaDrWU5h01y/Lmr3DPZaVg2XpWAgdEhlZLSqnjaf",
+	"iJXARk4ZObGsLFr+aiLOr0Xq3CUnNI6XaHsGfoOGmdp1QfrlFSsH+dhdMYw1N3mlUA56aXy/xDmzEuxr",
+	"eeYcFx7LPlvQ8K4vRcajUxHbDGPjU3nTDAdU0tBwwfUPb0/IAB7GZtHII7VXyeiwfqPHJJIitfGkqdJE",
+	"DwUpSimjApii41333D/VjwT3LH+ynHju5lmS+wthVHeqSOfco+OZq3p0dHH98UNnZ17zC+4OK+vGVPZh",
+	"CX41cqktGeX9GM7EkD+y6qd0iYrLyhTtsDdOh13CFMm43YGPSSzMWYcp94f5uubdrml+eVJPMJO2T6FF",
+	"Wx5IJhY0R24wxSDjgqtcyRmrVLkCNdj4Bpa/RYrNEQe3KNOnOiZ0TB20Ksc3inSq9I0yDDvU0bo/4sDz",
+	"FZlC+Pzd0CxAhdT8KG3EerwfyUFDtlCN3d02eiGeC0RaAGdZSY4C8qnnosn5jz8q2bnVW+Hn19NyKK3n",
+	"XnUD+oW3co8ea7mXY6qPcOnneU4Yb+LFX+haWKCgLnzCXfFb2lWcSRrbO6b5T2peMzeM97OYVmwr+S91",
+	"Glx6swWj+V9JuGcwfLpSXecNu2rOk+ry2E4zNcSFKrSDxXNJnBy3a8ZHLyJdvLmvo0w5owntwzXl1qxw",
+	"mbOBiEa2ds1z6ABotFSFGPpLlZdmFuc8ugTtNIi6lW40lXqJapOvVpNtTI1lbPaBTzt/mpULVOetYRw/",
+	"Pw+oJu762qpLghdmumjhw4UeWMOJ8TUN7QOH+zQP12ZYp2Xpz0HDdOTZgY4P6ZJy1gOlycVZbj1sb+4V",
+	"i6oFcx84SKohOtHTzf2cX7lGrNcjQ2qvvvEtbetT+3T7qbeQNtdoHRq4tKTI3mKZ6duHnRnTn8CXT1q/",
+	"n3EqBf7ylZOYBapnEvaI13URbuMgXd6ECbiWI5KCJCHVNBb9wD3Gd0do2ZhSPXB3gGgs1zl2ubPcSozM",
+	"adY9WwUEklSPDC8qwngYZ5E9lU5aikZRDf4be4r8HOTVWqW54DK1vSNfcfpaqr7d5R4xbrg3Py9bqxfD",
+	"w7J1jAKciGj5IRYVWwZ8aYrpgpdtBNfFe3Napm5C06Xr2BwumMJl+bo2RHWrzCPw6CZi0RdLV7ZXEY+t",
+	"1vLAvGwT1th12Vp5VsnHVWupO8Zt8MMnNfE4zvdbWLLyhDguc2uOt1k90cqxF2KsMSXQHBeU4Khe7wpR",
+	"NsELxSKPSa0JBnUSphBPvvSYJRCq+WaSFWZtUzelyrHEhqyFpvFJbloyuV8G9vfT0g5kRonr0vxiwZ7r",
+	"dThRd6Kzqnna/KnL2wIYbdmoTXZr5YI3Xz08EAnK4KfiChLyfirU4iFwTYZS8D6aEgzNd1qQSBDaFZkm",
+	"TM96Ta6tzfh6zMHuQX09xo67inLvYnh4hLHJql8dn2oQ/fRLkFrXGTm1nknDLRZjTbTcfDwvcZ3hz30d",
+	"rzN+oAmc3+eOsY+6I0WRf5w7t2IOVDywuUTL5FP71BpqxgwU6YIeAnBS2HGgWHGWHI+0A1jAX8ckoSPS",
+	"BXueWGS+85Rj8EBIfbaqMY0Z5LyUec24EJma0Cz7m/nypQDZMwmYEsTrxlUvIWLGZr+uMubS7PPLvsCi",
+	"eDGKo82qnduL92Lax3uCrBszNYCIZDwCaa1z8dk1INRm2g0FV0xp4ProlneYurRNWEciTApvr5b6Nnu8",
+	"6JGyEPrLQ9QJSI/FcX4zOBywcGAUK1Pzljv/ogFVVWbX1DShTjOlRWKocA2Gk3zjUs/3yBbGdPWGq0Sm",
+	"ZxWcLxN9Is7WObzvazkhvrzyE2WS6hm3gzoc5HtKwnRuV8r0wKiklAyojEhofT4WzgxCwUUyauP3M/1q",
+	"obRyCQjs9HdI5/xEgjovax8d3WjKIyqjTq2ODbzfAdWZhI/3ICVzdy2Tnnu5ySwXHAhN03g09li/jDG1",
+	"7W2mnYHhZagC3eT9qtdOXquK8xdZ4xoKXGcxvBUifiESyCx++vyLRp4y+UlBU83sEzJrVqE20OQnwUKY",
+	"21jMlP7JPXK2aRzX5GQhu4VL/YSM7rKY6RERsquI4LmHTU0rJLQDUlcgf6Rxr+bzkwaaXIt4Jkx6Qpo9",
+	"DdkQ9w4136Z/0So95Qjmjc4TZ+MSp1ruVy5pBWSm8eGt1iSBg5n7kU/WGXJpFrNOPaxPQqyOcmi0g2fU",
+	"DVH5WDNl6Ly4CXvEyUtDQug9ZbENz+7ce1QKIeux0MKebOEuRfHTN4okEAMQIQl1PGvvE7eX9jJ3d5p1",
+	"DUHLiea3oUdHl2YsnTUJRnHH4vhGS6DJy5inFAScZJ2JgdRlnJLAz8xCHmTXlple6sA1TY91Pnm9JFXW",
+	"lhaSRVfOQXlJOoQizhJe1z5GDB9lEiOG1kza9FQ1fhcQ4lGeONZD0j7W7JATYh94vlG5d447BxvlunCG",
+	"7kugGpQmHbzyYbyPI+jc8hiUKU+52U3g14zGuTFx0S4NQ6OC2I4rT8YruNebY6Rouv1gCV2tJjJOaBx7",
+	"VwgGN9Vq6wwN0Te7Kno7SVOgMg/RVdcv4ArJdkpltHx9f20q9HN/HbwLDBuKyLlmpWnMrJpcA95PuU0c",
+	"G+v4Ks2i4jwKLdogPY55pp3R58k1EXPekF5C6k9QYB0FP8oLqPteXJGcLktT62xuffoLl2rFfsNEHkyr",
+	"sXxJFQ+sXOcGVVNhmZwbpGvAlSQ0lEIplFHYpvLknPcabUc0HhwsgubZeZVU1IUhzqxB2BJkCy9RUxqC",
+	"2q7qd2IJ3CCKDoJivguX40UgOrb+awrSS5ouvasnNC1jBuaRQ5Y/ztl6FbDwougod8XaE9J0q4q71iJg",
+	"iT1tahuJoD8RSaFGdJ16zvtFQJeKsDsstJRrKtBmmyF9EH1J0wELiVdzTW+7/XuTuj7Nj7vNS2hq/pof",
+	"QtJGjawaKDfLgW6dtR4aypgPdSKyLVwYZxz0tnAjvEjmBPidVJbSmKpBbc1qhBN4XFeahpqFNK5HJIIP",
+	"rcRZIBeXJ/g2Ve4QTINaMTlnuq4/jMfTnTAMEjKOyL/+67+LJ7kyntIx4WVgqCJgElkQMKmm8ulXqXB4",
+	"7PUUaIKRaZyRcT4uG+GqZi+jlcy9iABFFkWAqjmqF5h7HS2+kv+rAT8usefdFFdfHDt+nc2LM+XBuBOp",
+	"k3jjqB5f5wlsTZDb2yZnbN7PdMAwasH6aCgvoa25Ga+jjmYPoW2ml7+zdzcjBG1qd573NmSh0K+Ovjz9",
+	"WoiDbcODnterhgdttq8hd1YYNJ+rGc+x8+EwemM3pvzOUiDfxhi3Ye8MybEMxVB4tsxTNrA6gqyc3oyw",
+	"x/NvFzw0PBPz+3hbPxZ4CWEwQYG1FAp2AzotTNiXFw22BVJawe+88HUpq3/mYOomS6v0orbMwLGwFmkT",
+	"o0yYHTnFaxF0sBRcU8YVQV9Kb7rquAzbzH2lViTmZDtmYe6JpzuoeIO8sRmrWQRcsx5DMy2qMYAnhoy2",
+	"Xp759UpKdTgw/WcKCNOEcaWBRkbb9miK0/oHBlOjPMJQ9LS/coNtMx23FCWZFwqhSfQ9lyiaQvm6st+L",
+	"iKUqaqyxcHov+uLRYkkDTUgs+mKHXBhuxBi0mQJFEirvkJFjIdWR2d/DO3IHkJKMO2/qgHTjDIjIdMw4",
+	"BLdcQkRSycwxNyB9iZbgEAoeUTnaIW3Tl22PhCIBtCDYuv7Tzk7wg/nXW/Ovkz/t7Gx37M0X0HBwi51x",
+	"iMtYw8dGutyDRFeVN80u0+T6h7fIvQnaDrqh28DCtikjt2LAlwXSpTy65VuUa9akMaMKIgJRH2xc3tyE",
+	"3TWCMiGTePowws6Of/vRr14vmYcjnBVxq7gMMkU8cfrcSlkxouU8WDygP68ERFZaP+5+QamXU2Ad5d1E",
+	"SuFHPPYUQR8wbpe8B+kSD1ddrIe5y+xUsAXUcDDyrXtaz9vtAlpHmZZnpKDoGhE0GH/SkRADVdDc3d/Z",
+	"mxEYEDOY/eiuNyd0oh9Pmq9eHxLhrNbzwXyjiOI0VQOhSY/FoI7QAsBIatK5zXZ398OU6gH+BcR+oQYU",
+	"m+q5i8YY7M+3t7xzy1OQ+J0f9hpd/jH0bAc76eSVMaXPN4pcnny4eHd+0975hxJ825r6K5rALcfypI/B",
+	"d92XZEDVgAgbY9su0LGL6wzcTcMdRM1cEhdH4iK65dgO9QoLDlZIl4S20zv6vvcq3A0Pu9HrcC/ahd3e",
+	"K9gL3/QOut/R/egV7PV26ffdN+F30SG87h3Q/e4rLPd97w39rnsYvjZQodpI0MZR4/9zjf59t/k9bfZ+",
+	"+f3w4PN/VC1iOdjx1d99ff5m//zt6/P9V4evv3v7/XjrptmT5rtfft87rG62sHGYGxgkB+iQ+o4VjKNl",
+	"B0ZwNrQ2kMFMTBg1xHsUMk1A0gW8f1Q48gqTCs93af4mUunLZL40RwK8UnA8/Dlo3M8KItIejCeoD1Cd",
+	"aN3vtdwXHQw9bc8XHrkNk+3s7u4c7n//6nB/YbARb9nKwRR8PE7/cU4NchFSQ5Y9UcJPPO15idPJVndE",
+	"WJIKqQm+49d/upsUt2u6KzwqpvoJJ5AyJSIgW3iT3qShJilIJqJtNKO18dW3pMj6g3hEFHtoDgHuxiOx",
+	"b7/0Wb5WIPInhvtJMUVJddDxT5/KkD22XE7HYwyEKZBsKrCiQxRUrnfdVzNI+RPnp/Mr3km3o9Jj89hJ",
+	"vFSPctON5ZJOTWYVmOzMehdZ6FrnopNQdwzwpn85tyTsePI4p6ony7vQE26ANleCEfXWtW1cAFb1/BJ3",
+	"sTlxZjmZerBbdB541sDt6xWt/eVieK934O6bgUjP3HRWFvIhpPwttCU1DDQ9vTMprP03iTJr/oUJHkck",
+	"HVAF1eq97z4x07di0aOLY56ZSaKMmqEqWriSLATCvPimEiKm69p+9idNqOP4Y69x9PcFhuF+rc+/TG60",
+	"12KIVyjW9DlPU2OoaLqbTBniMqYye5vrCpuCc7aPEiNsCQsODsOLRxR/Vav8BLpxtcY8Q8aQMEH5CVjm",
+	"0/KG7A9noai8Y/wUgwwtfUWIN10EHe5GMZB7Khk156oeoZj3fGdNLsDsmbJLFRAbTsneX+JWfce4e6nE",
+	"ZwlFaJoCjwgtpoNMViaugKE5IFcyXS+L42vgzkK/lo2RBJpA9BOLQNStM6Q6HLxYFF13/eZNrRjC5Pjr",
+	"I+25NuYSyuuyKRUjepENemz+a7lJ3zH+mPS4J5xkaV/SyKVhKkRMQDIei9AeuDB5YFGwZuzul72G91R0",
+	"Wqb9KxN+L1SysWge2mqG/7POpZ11vyE/0TgrY2iO+WQWC2KaPDr66d1fOwHpHB2dcJag3Zj9+I5xc4iQ",
+	"9tONyHh03utBqJX9pi0pV1aDKOr8hcUxOiLn1doifSdp33644CqFUJ/wyJQzRxcY2iRsCkPjUPTzqHko",
+	"XF6KPkEwliswlYNnaXH4nFl+S15bN+Z/KVm41il+bxBy7fke4LO/n5WcsOxgYmp4TikcO9CCdcvdXNzB",
+	"CD/HY1ZdvutH5bCfC7ceYdZkrTC//9LqMcbNPC7MXVQCmoWKSHBWA4RpvJEu0ut3dtb+xRhv/11wiKUM",
+	"4lemiVaMYJGkxeV7JrRaaKwTTl9CuhazXkfJWundctJVIs40kE/X7116VGvKIiS5N/t1Eb4GIkbJQChd",
+	"xOgzGsj4FelA61QdtVpYeOeexkJSrps0ZTuhSFp5qN7DfTgMX3UPmwf0DTTfHH4fNvejg7AJ+2/2X79+",
+	"9erw9ZuDloM3CwXfSfFWuriKySSrowA97rm7bbOBsvvxV7Id0pFM6NOYAdeu5U7L++5txuKoQ6gEYm1j",
+	"FBG9W97Jb5rlZNWJH1x9o6iG+IUq3gtMwZCcXF3s3PJ3mC/XqPn2Nj1iEd75uNbIlogjIiEUMlJkQO+B",
+	"cEE6wPuMQ943Kfq45V3T7TYOe/LqvspU51HP8NjHmYshNU5tnDWJqEajpuJW/oh0/va3v/2teXnZPDvr",
+	"uHel4imjeLoYR9+r3Vd7zb295qtX7d3dI/z//ztzODNzLHzIEpAsJFgq9zOiSHFLlbE+976vfm3yyF25",
+	"RY0/ak882ZRWmg4BNuJfnvxha++QZGkKMjSHmQE80AhCltCYRKzPtHVOXfk7uQ/TyilVA30OVJpqwNKU",
+	"8X5z7/vmrFfloDHBYhUyzLCbIVXVUHfmNzkTBrMa/alMET7V7H3VlJ/0bl68lnsP6D56J6E2cxVmrGMV",
+	"KaYp7nNw1c7iaj6TKuE9o6/DNvozbmJLa73uhr5wTDYdqYCogUitnwfaS949IuvvKiJP/Qj0fjQj8hT0",
+	"aBZrc3D8NMst8guJTqX8t7BajzTF69n0A01xreS0GmfNT7nZjbtAuiLrD3St95ciaUItJdMC0KzHEkkm",
+	"8zwJNwZ29ef/s1dpDgmsghhD/hBVY9bLhgSbQOESQcLGp+6hICf8bC5/JonmRMhaCbSXOB6V817H85HH",
+	"V48U7vhqVoaesClKyBbjETyQ3dzmFa+gaRGvZxslv73qJls2ItEemvmrMuqUaXn5kIRlMpgVvJM4C702",
+	"A1lt4nRNJdMjfIjwrvMd45Zb2zoGmShS3jz9DrW4taogEPRAKkycR/CmgGyh2aVNJNP63cjAz53tZTyo",
+	"gsaQxnFK05pvq7WMjooZTC/6pNgtex+XuGV6Hkfb+Qz3rHI23ynXS8a8nLydpSmsET0KpWQJA6VILanL",
+	"nOQ1ZigyaExDWdKMxJA3FesPtLKJ5YtQV7W0Ocrk20wqvezwxqrNUbYSoXSudNYbUKzfMQnVkdw/jIWI",
+	"j9G9SQPpMVnPa57G+mYgdD9bVrU8mag4Z8Zc8KayZevNOCqz0dYX634K2wp2wRxdbZbADTrm1c0L62LC",
+	"10qHbYieZ4RYFMObZlokVLOw/lKZgteVt3DXGBAbE1Rat8Oalm9oKf82i2PQJ2GYSRpW+R6nEmh0TGIx",
+	"tDE1EyGBUCyvoWZPCe3T3xiHG/Zb7TS+EAsaLb9iMuM3KUA0L9zNNcQY7MVs5qjPJeIeEuCaKFO15qQc",
+	"pq/AEHBGKPm9Sg6o0bjZmq+Ag56VLqL6duDn8Wouy401eL6EiGVJp0ai2RxpEwtXSdwK1qpavGq0VRJx",
+	"evIlH3pcNi4Zg3JLmZZqk1J9QsT8UnW8VRBmRiO+CYtskJ8UyJM+VK3zB6EJNdwnQR+5FHVGO+wQQ1hQ",
+	"miSZ0rnLqU0ba+/wcz9dgxEMJnLLO6ajJvbUCUwdGscj0jlJU6Pj5TdqZOs/P12/3+7skJ+d/BfcvgJQ",
+	"rhyvHuzu2mcAcyrC5NO4YhxV7UbZTQkJmrK/wKjx2ZCA8Z6wkYK5piHO2tWU0IvsGTyTsfdy1Gd6kHXx",
+	"tcgVyf87/XZ/DTRqYpT38u0Yr9LQDAodtPPwS0QNhNAgyb/++b+KCxsXsJLJ4jLOnFFuOdIzP72Vh7OA",
+	"uFySQRnrrwj0FxCXRjIgXuZIPAyp4JbnXuNmeIFNDWabRlloBkUV+fPNxw+EcbL3xoXUVAFJ42zSOQud",
+	"sPGriPV6rX/98386RAlitBZraUNCGg5AkR7ocGDD4A/9VN65o7b/vKV2bvkt//bbU8HN4Mw3336LX5Fz",
+	"xCIOTmVhCErZTIpMkc7vt07Ju20cGRUxILeo7JmP//rn/3wuEhljTsK83i0nE1WtF6XRNK3fpGkHq+CP",
+	"DftzAkrRfu5Z2fjcKUKOul+IoiPl5WLcKYdfwUohlXLk8w2pZBsc7AzOOS40p1mc8y3pxJT3M9qHDtmi",
+	"fERi0BoTQSvIM+ZE0Iygs00UxBBqhY25l5+9N1OBVtWxGRLlvmJqTcRct1NkiZnSzq63qBCicxE5sZGK",
+	"0PPFNGvvHTAiMgattAQrg7wWFufIaNZPMLC2HEOmwNYE3vx0s4OEO7UHyOb7gghoa4NNuCZ1npqTKcL4",
+	"0US/GHw779QUM80OBL6B8lEeZ9ZMwh9GB4fQsQ62eeM6bwZ/tF93R9oGMjF/bOOCfeJ3XAw5+TUzwEmp",
+	"pAkm38c3UtbnQkJEttBAMX+oVcAjAg9aUpVvpTj7PLfoRxRZ6k+29v9vNLWO7eztqImuYVJkGlQOH7OI",
+	"1hYyobHZ6yEiWGyLC03eNA/wf3uvyAAe3KNfgOQwqNq28IjIwe6Ba2UIcdz029HlI3fu4VrEghnQe/A4",
+	"xzpFUWLVZIclpvJUYi4r+bEt56QiFw6Qlsc6OGEExJmBzZTzFXW9wAPDRe+DVq4W2cr1WtcDehkiAu3N",
+	"kmm1cN76RvkZvCzWvLnk6+GB0BeCCCUEdojxbQyWGSedvzbNsJv587npcYuW77EXZ9vHhHqNYx60hD2Y",
+	"LobCF7H5QD5dv3dTdrYUdrJHBaKMINdOdlqDDFOFKiJSe0C26BERRkWW6FVnNh4JShl4drpoXdr/jaUd",
+	"e8MYDoQCTrpGDwhDSHXznIciYrzfIb82rYkpShZwpHIra1PADfIXcMH75LxN+wHpXPSaHwSHJubo6aBD",
+	"uiL7uwcB6fx4fnLWIUMh74w081o1MMehn368vjkq+nKUM73g6JRqGskhRdzEnD7Nj5L1jXD41gp9eEiF",
+	"AqOvtmm/EyCzTawSlpuWP8dGcnY+XrUvPn646Riy9WJz1M+d59Ev3+DPtPlq94BgciCjI3d+OG8HxMws",
+	"IHl9nMpJsa944RHcQ5A5+phl+7Hdvmrt7TxYaB+YnbJIK5BY/0PKyd4h+Qt7i3YjhFhlS5GD/T2vMHVp",
+	"jE0fhwdY/GBv3wq6k6sLoukd8rEpxkBto0emAhTsptWc47hbjCD3FsIwAnabBn4PsUjB6QRXtG/2BCFJ",
+	"CiKN4dtvjRwa2y0JB4ggCkjHSOLWQCfxsdE3pAL9p0z3mm8620ek07IS+ZbnDGcjPhQbVs4pLrgERNsB",
+	"6bQiESqsyDwrwYBI9Luw0RSuIRLhLUeO7bRECpymDCMndIK8k2JT6zJO5QibtiqRcmDJP7Z+N2U/t37X",
+	"4nPnlm9Vak8+ZwdmDEamIDXdvuS2b7dp2wgOI8Ort7wYujA6qzl25wTBdbRdxaI//XtKmQ2tY5vdttog",
+	"KnwRidkdOJay1pUGKkc5u3Zlp2UFQmC41Kr1MQuBK/A088uL9pRWbghq7Y12hOy3XCXVMmVLx+BcqUd9",
+	"FuXquF7umTEcNfZ2dnd2MYuaXazGUWN/Z3dn31qnDPC41DL/6oOuvqMcx1BgtQSmx0M1BNW4CiwNGb9T",
+	"eZIOgzJbuiB/4LQoLVmoyvj2KYTmCCxSsKfLi6hx1PgB9I8igStreJlLNJzGq93dWXdPRbkWVvwcNPZ3",
+	"DxYX/iD0pYhYj0Fk6ryu00EeushmT/cPqI2jv/8SNFSeCaDxntqITamdi6Z9ZQ715qNq/GJq5owyd308",
+	"FFtmiG3iFB/KRxNRYApXbKecGLH3r//6b5tU1PtuKw9ZgUcg23AHT15U2o092d5BBagMnjcWtoZwccuB",
+	"Sgw8nJv4IUdMLatNRa/cypb64MwbzrJIK9928HbzZUFxUKeDtzS6tnuXrVKvm3ci488BvJ99Oeu2pXEt",
+	"NfC2ofnQ9GX4TJhe4UataSz6Fol4UZyHi+YRkZAIFC5OvhcvskxiCLCgkApY8zYP8Fa+3Dq1WPtT23JA",
+	"N8i2DpRoRIFnGHuBp6xcdw7SZvP4gBorHkEsYbxzpVPttlIW3mGEHxdmog/bAcaCs6nxUNzdci1Qz8UD",
+	"vdXHithCpaDEyWex6dLnNH9jPMJjiuGvW94x39swDFp0cj/kMR05KNkRGO5OrlQuk+ez31u77T6KC99J",
+	"kZRWZAuLt8UShTcc/mgO9zWpHASeSrWQ082OPZO1USM0LMFxu6/WAQnVTr9sSVN+xz6vxILDzj9U59jo",
+	"0adnH7adrqlu+YRyuUM+AESK/Jne0xvs/djTP0c0iYts2shfkQgzfCag9s5iBubPRKj+HTSJtlHZzamk",
+	"Qm2fsaj3ey13zeot7TiB8OnclXnhDdl0i9l5XpBnH7smpT7HlM7vrsmWs1Uyh7NEbXurULhiTa1EqzSQ",
+	"mbsgo/e23B+yKLkH5Re5MqPcAEz03AEOv11mdZz90ByBqDPJrSx6W3ZpdAGIe/Zm0egFLjoVFtmuPOeU",
+	"9F56pdGI6Pl31XKE6JD8b7i/FhD6Aezjg4eieqiZgkv1Oq/1En9dqzt/Xb1nR3x1nCutT8vCbQbyBvSL",
+	"S+3pIXyR0nvytZcoS8t8pdyz8Ox1qsGI06RaV66cHulXw6JVQJiLAxuHZZGie1oWe2kGdYFivky29MmW",
+	"r0HCVFi1AHVY0BFjbRnPje/rYbdyQaqX17sZnqkTj10QT7yHDyg+o5lmyJZ7VrAXetK7xLYRgiEK3Ks0",
+	"mvrcM5Gp8dDRMuP+cze2an5IaATbx+S1u0krI4BHtgxTtzzjEmiET+BCklBImaWzbg7e44TPWK/3qLsD",
+	"U/HfHkLVl1ADfEMfX7r8crd8efDglt9UTUCuzr3zub0AtYnG7Sv5lrtC5TC02Xm4vUq1FbugSF8w3idd",
+	"Gt5t75Ab7z6LIugMGTKd4wbBZPgETSqUbxtTFMyz9kC0U1zlEjuMWz7vKvd41lUunbrHm3XBZQH6Ute4",
+	"v2x4YSleqLqQnYt8a9E4V5E5t0VeWIn5gSaAPX+RWkwejxZy2lVvdfbnGloMUmJdVZhiqb4aHWZseWeu",
+	"bi+Gh7mc9c4UeGG+Mn2adfoi2cpQ1D7Yzr9SMeVqcNWj6P9CTJWv01fDU8Xazl9aw3eJiBYcvo1IusRS",
+	"f8C2ZTr+ItnLRityZCtkGn6epn8LinAk9dbi3Cv/B61KOYQve30IjNFymaWqIRanqbXOmsf4SL8acVmF",
+	"hTpQqL/8677oX99Sz15ffD7s4rXEfGHsAjTbgi8shb2+v0jxa5/duwXx5mgp/nrUYDmPMuvKdd4QvxrG",
+	"8xd8wXqLUC5Qg97bIo+iPboM3NjxfZGsM8sj0jfLtS7pTZvwXLHfxlQbF8rbOoVPkL31u21t9rVtxxbA",
+	"S1FMmAwR2XIOH55b5zahfcp41XjR6/LYVNADxvu3HGLl3DYPnBku9NFAkCnnR5YpiGz80R5zocpn3f3n",
+	"0Jjg/Ol0rrOdS+0Ig8kp7eQe4KmN7+N8RWydhu/8b2NPWGfB8UCYETTPzjEiwMN74H09aBwdHkxHEniU",
+	"WPGCo38VYsU+E9nkWvZhqGdFTb4g8wGf0FTNQXlhWE5jJYrw9/b5i1MpbegLfBzJ/eu9JtS00Zhh3kvT",
+	"5wurCpc0/SLl3HR8AV9nM4QcW8oaqsElTddVJbik6VejCiS4DDNW0vqZzXZWkSIBPYDMmo5bH1gMl0Vs",
+	"OJgjkrIUME+10rQPAelJUAMOSgXWs9OF+MEfb3mWapZAUPX4vcV4TzjPN+s+jBHBcj/XKLPoUqTr3Ehv",
+	"uYYkjWnuTWKrOj9rKm0MgtKr5/r85OzyfMY+dukIUQ0mF5IOg+HBg26lMbURG8s9Z3JLmYocspCUO38U",
+	"+3sjSwoy5HgpKOWhJo3pCCR6YNYS6aU073hh/5wDLDbThgfdqZbhV9hZ23b20r5wZd9fpEy3C0V0Trw5",
+	"xwB/TWvIdo8y6yrjvSF+NbLeX/AF622jA7VCwZ2bzPwz4JUtf+oVf2lmnBzBl8mSLipTOEbIwivJ/jp3",
+	"mepw5ySp1pZHJwf69XDqFA7qwCAWfVGLT99jwT+GQ03fXzRvYhi32FGw3prUZ0pDnTVnRzPEr44Ri0Wf",
+	"t+a5Rf08DrxxZV6Y+crk818c3zmqki1ImRIR2FAANNRjvqJT3gzuC9+7pa4D0h+0RlMj+OLdj1RByGWW",
+	"aTn/I0uqL8D9yA70q/Q+UvkaLYTB4qVf7/X+yhZ58cLqItTwTMnbtkVeWNoWKTi/xDfHZNGFzVgGj3ns",
+	"ZBOErik34eC+GmbSbinmLKuXz6/6Rl7EMdEDpo4ILZwoOmUCv05AOn66Phsgqcil1yGK9TmNFaGEw/CW",
+	"p1SHg2MbpxYDR06FOJtxY+6l7lt61V3dF173lb2CVqRqneupUnwz0zcLw2/kDyEYdHI8dFyAPlpKO0/A",
+	"re7IeQFaf67twL7ceeEIb3kZ8Ra1aeIeMciAqsHRhItZGVNMcJgVfCuPAl4VsZKElOex8OxrDCRdwJhm",
+	"Ch/jbYxbF8lXqzLqlxm4l7I2OtEdm8lpSw9gRIYg8+i25YQYx4RG6Ei2XYVPI0V/Kp2IHo1Q086XhtI2",
+	"xrKeCm3lA2guWl2o+rkb+s+uzAvv6GXauC9uS88TACCfzk7E6a1Mvg6TC9MyBb08awsWqcyw9vJXEkXX",
+	"X+a1xB3jRU6GIkiS+Xb+Fl6xTjXUtMnVWtvzTzHCr+cMVAKh/srXiF/mZWb7Q4KYFT1/uew5GcJsOe6c",
+	"FcVsDnOudQyyYoBfF2vWiEDmr3pdpvyD1Js8U+MXquJYPabkSPvtEquzFDuuKyeWI/xqWNFb/nqrXXed",
+	"13uNv7L1rT6gjMfjHUs69/dfDHXtdUaVb4A5rg4EvgLKezQuHzBVBi3ewnRV1NoQkk6e7gHb6xDByUDr",
+	"9KjVwt9NO0dvdt/sYhBRm0+ihavrxjzZ+ds8u5ovu4LKRGz2vjUYt6kLxj2rAs/Nf6d0WSh5wIByfAQ/",
+	"T50L7WEwPxp6zeT0nm7kcsp226uGFr/Tdc7dW2uAD61B1auevRTKAwx6TeZvANOt/lD4YXup7sxnmzTP",
+	"8+b1R4gegdONXU3bStlWC/sMr5H8rX66mTKcHdYeD3DiD4OpsKL6NR0S36VhzAnCrz/m9zDdTrv65hDH",
+	"FLFeTxWxcIrkTWXbxTVNFZUmzXcxjLkVpkL6rXjGvNPt/Ni+fI8B/P28OxiOvEy643Lu+GTHONqff/n8",
+	"fwMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

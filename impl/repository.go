@@ -2,8 +2,11 @@ package impl
 
 import (
 	"errors"
+	"strings"
+	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
 )
 
 // ErrNotFound is returned by a Repository when a version or diff does not exist.
@@ -30,11 +33,88 @@ type Repository interface {
 	// Diff returns the diff between two retained versions, by manifest ID. Returns an
 	// error wrapping ErrNotFound when either version is not retained.
 	Diff(from, to string) (*catalog.Body, error)
+	// Versions lists the retained versions, newest first, with the body of
+	// /v1/versions, made when the active version was loaded. nil when the
+	// repository keeps no list (a test's Static literal).
+	Versions() *VersionList
+	// RetainedEdition returns the edition of a retained version by manifest ID (any
+	// letter case). Returns an error wrapping ErrNotFound when it is not retained.
+	// An edition that is not the active one may be loaded for the call: callers
+	// keep what they make of it rather than call again.
+	RetainedEdition(id string) (*catalog.Edition, error)
+}
+
+// VersionList is /v1/versions: the retained versions, newest first, and its body.
+type VersionList struct {
+	Versions []gen.RetainedVersion
+	Body     *catalog.Body
+}
+
+// NewVersionList renders the list once.
+func NewVersionList(vs []gen.RetainedVersion) (*VersionList, error) {
+	b, err := catalog.VersionsBody(vs)
+	if err != nil {
+		return nil, err
+	}
+	return &VersionList{Versions: vs, Body: b}, nil
+}
+
+// RetainedVersion describes one retained version from its edition; publishedAt
+// is nil for a version never published into a store.
+func RetainedVersion(ed *catalog.Edition, publishedAt *time.Time, active bool) gen.RetainedVersion {
+	v := gen.RetainedVersion{
+		ManifestId:  ed.ManifestID,
+		Version:     ed.Version.Version,
+		Branch:      ed.Version.Branch,
+		ContentHash: ed.ContentHash,
+		Active:      active,
+	}
+	if publishedAt != nil {
+		s := publishedAt.UTC().Format(time.RFC3339)
+		v.PublishedAt = &s
+	}
+	return v
 }
 
 // Static serves one edition that never changes, without diffs: the embedded sample
-// data, or a test's.
-type Static struct{ Edition *catalog.Edition }
+// data, or a test's. Older editions may be retained beside it (the embedded
+// sample data holds the version before the served one), for the pages.
+type Static struct {
+	Edition *catalog.Edition
+	// Older are the retained versions before Edition, newest first.
+	Older []*catalog.Edition
+	// List is /v1/versions; NewStatic makes it.
+	List *VersionList
+}
+
+// NewStatic serves ed and retains older (newest first).
+func NewStatic(ed *catalog.Edition, older ...*catalog.Edition) (Static, error) {
+	vs := []gen.RetainedVersion{RetainedVersion(ed, nil, true)}
+	for _, o := range older {
+		vs = append(vs, RetainedVersion(o, nil, false))
+	}
+	l, err := NewVersionList(vs)
+	if err != nil {
+		return Static{}, err
+	}
+	return Static{Edition: ed, Older: older, List: l}, nil
+}
+
+// Versions returns the list NewStatic made.
+func (s Static) Versions() *VersionList { return s.List }
+
+// RetainedEdition finds a retained edition by manifest ID.
+func (s Static) RetainedEdition(id string) (*catalog.Edition, error) {
+	if strings.EqualFold(id, s.Edition.ManifestID) {
+		return s.Edition, nil
+	}
+	for _, o := range s.Older {
+		if strings.EqualFold(id, o.ManifestID) {
+			return o, nil
+		}
+	}
+	return nil, NotFound("version " + id + " is not retained; /v1/versions lists the ones that are")
+}
 
 // Active returns the edition.
 func (s Static) Active() *catalog.Edition { return s.Edition }
@@ -44,12 +124,15 @@ func (s Static) LatestDiff() (*catalog.Body, error) {
 	return nil, NotFound("the active version was not imported after another one, so it has no diff")
 }
 
-// Diff knows only the one version.
+// Diff knows the retained versions but holds no diffs between them.
 func (s Static) Diff(from, to string) (*catalog.Body, error) {
 	for _, v := range []string{from, to} {
-		if v != s.Edition.ManifestID {
-			return nil, NotFound("version " + v + " is not retained; /v1/version names the active one")
+		if _, err := s.RetainedEdition(v); err != nil {
+			return nil, err
 		}
 	}
-	return nil, NotFound("the embedded sample data has one version, so there is no diff")
+	if len(s.Older) == 0 {
+		return nil, NotFound("the embedded sample data has one version, so there is no diff")
+	}
+	return nil, NotFound("the embedded sample data holds no diffs between its versions; /changes/" + from + "/" + to + " shows what changed")
 }

@@ -18,6 +18,8 @@ type Server struct {
 	Metrics http.Handler
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
 	Logger *slog.Logger
+	// Pages renders /, /docs and /changes; nil answers them 500.
+	Pages Pages
 }
 
 var _ gen.ServerInterface = (*Server)(nil)

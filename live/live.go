@@ -12,11 +12,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
@@ -29,6 +31,9 @@ type state struct {
 	ptr    store.Pointer
 	rawPtr []byte // the ACTIVE bytes this state came from
 	latest atomic.Pointer[catalog.Body]
+	// versions is /v1/versions as the store stood when this state was made: the
+	// store changes its versions only when it publishes, which moves the pointer.
+	versions *impl.VersionList
 }
 
 // Repository is the store-backed impl.Repository.
@@ -55,7 +60,7 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 	switch {
 	case errors.Is(err, store.ErrNotFound) && fallback != nil:
 		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Dir(), "err", err)
-		r.cur.Store(&state{ed: fallback})
+		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
 		_, raw, _ := st.Active()
 		r.badPtr = raw
 		m.Active(fallback, time.Time{})
@@ -85,6 +90,7 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 // compress first, while the previous version is still served, so gzip and brotli
 // clients never get a version's identity bodies in between.
 func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
+	s.versions = r.listVersions(s.ed)
 	if first {
 		go catalog.CompressAndRelease(s.ed)
 	} else {
@@ -250,4 +256,57 @@ func notFound(id string, err error) error {
 		return impl.NotFound(fmt.Sprintf("version %s is not retained; /v1/version names the active one", id))
 	}
 	return err
+}
+
+// listVersions lists the store's versions newest first, from their manifests
+// (no version is loaded), marking active. A store that cannot be listed, or holds
+// no intact version (the embedded fallback is served), lists active alone.
+func (r *Repository) listVersions(active *catalog.Edition) *impl.VersionList {
+	ms, err := r.st.Versions()
+	if err != nil {
+		r.log.Error("list the store's versions for /v1/versions; listing the active one alone", "err", err)
+	}
+	vs := make([]gen.RetainedVersion, 0, len(ms)+1)
+	found := false
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		at := m.PublishedAt.UTC().Format(time.RFC3339)
+		isActive := m.ManifestID == active.ManifestID
+		found = found || isActive
+		vs = append(vs, gen.RetainedVersion{
+			ManifestId: m.ManifestID, Version: m.Version, Branch: m.Branch,
+			PublishedAt: &at, ContentHash: catalog.ContentHash(m.Files), Active: isActive,
+		})
+	}
+	if !found {
+		vs = append([]gen.RetainedVersion{impl.RetainedVersion(active, nil, true)}, vs...)
+	}
+	l, err := impl.NewVersionList(vs)
+	if err != nil {
+		r.log.Error("render /v1/versions", "err", err)
+		return nil
+	}
+	l.Body.Compress()
+	return l
+}
+
+// Versions lists the retained versions, newest first.
+func (r *Repository) Versions() *impl.VersionList { return r.cur.Load().versions }
+
+// RetainedEdition returns a retained version's edition: the active one as
+// served, any other loaded from the store (checksums verified). id is only
+// compared with the store's listing, never used as a path.
+func (r *Repository) RetainedEdition(id string) (*catalog.Edition, error) {
+	if ed := r.Active(); strings.EqualFold(ed.ManifestID, id) {
+		return ed, nil
+	}
+	found, err := r.st.Lookup(id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	ed, _, err := r.st.LoadEdition(found)
+	if err != nil {
+		return nil, fmt.Errorf("load version %s: %w", found, err)
+	}
+	return ed, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
@@ -491,5 +493,57 @@ func TestMetrics(t *testing.T) {
 		if !bytes.Contains(body, []byte(name)) {
 			t.Errorf("scrape lacks %s", name)
 		}
+	}
+}
+
+// TestVersionsAndChanges: /v1/versions lists the store's versions newest first with
+// the content hash of each manifest's files and the active one marked; after a
+// swap it follows the store. The changelog pages read the stored diff and load the
+// older edition from the store.
+func TestVersionsAndChanges(t *testing.T) {
+	e := newEnv(t, 2)
+	list := func() []gen.RetainedVersion {
+		res, b := e.get(t, "/v1/versions")
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/v1/versions = %d", res.StatusCode)
+		}
+		var body gen.RetainedVersionListBody
+		if err := json.Unmarshal(b, &body); err != nil {
+			t.Fatal(err)
+		}
+		return body.Data
+	}
+	ms, err := e.st.Versions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := list()
+	if len(vs) != 2 || vs[0].ManifestId != id15 || vs[1].ManifestId != id14 || !vs[0].Active || vs[1].Active {
+		t.Fatalf("/v1/versions = %+v, want 15 (active) then 14", vs)
+	}
+	for i, v := range vs {
+		m := ms[len(ms)-1-i]
+		if v.ContentHash != catalog.ContentHash(m.Files) || v.PublishedAt == nil || *v.PublishedAt != m.PublishedAt.UTC().Format(time.RFC3339) {
+			t.Errorf("%s: hash %s, published %v; manifest %s, %s", v.ManifestId, v.ContentHash, v.PublishedAt, catalog.ContentHash(m.Files), m.PublishedAt)
+		}
+	}
+	if ed, err := e.repo.RetainedEdition(strings.ToLower(id14)); err != nil || ed.ManifestID != id14 || ed.ContentHash != vs[1].ContentHash {
+		t.Errorf("RetainedEdition(14) = %v, %v", ed, err)
+	}
+	if _, err := e.repo.RetainedEdition("0000000000000000"); !errors.Is(err, impl.ErrNotFound) {
+		t.Errorf("RetainedEdition(unknown) = %v, want ErrNotFound", err)
+	}
+	for _, target := range []string{"/changes", "/changes/" + id14 + "/" + id15 + "?language=ja-JP", "/"} {
+		if res, b := e.get(t, target); res.StatusCode != http.StatusOK || !bytes.Contains(b, []byte(id14)) {
+			t.Errorf("%s = %d, or it does not name %s", target, res.StatusCode, id14)
+		}
+	}
+
+	e.importDir(t, syntheticVersion(t, id3))
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload = %v, %v", swapped, err)
+	}
+	if vs := list(); len(vs) != 3 || vs[0].ManifestId != id3 || !vs[0].Active || vs[1].Active {
+		t.Errorf("after importing a third version: %+v", vs)
 	}
 }

@@ -293,6 +293,7 @@ func (s *Store) LoadEdition(id string) (*catalog.Edition, Manifest, error) {
 	if err != nil {
 		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
 	}
+	ed.ContentHash = catalog.ContentHash(m.Files)
 	return ed, m, nil
 }
 

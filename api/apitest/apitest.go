@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/andybalholm/brotli"
 	"github.com/getkin/kin-openapi/openapi3"
@@ -42,6 +43,7 @@ type Checker struct {
 // test requests' host.
 func New(t testing.TB) *Checker {
 	t.Helper()
+	registerHTML.Do(func() { openapi3filter.RegisterBodyDecoder("text/html", decodeHTML) })
 	doc, err := catalog.Spec()
 	if err != nil {
 		t.Fatal(err)
@@ -254,6 +256,38 @@ func acceptable(values []string, enc string) bool {
 		}
 	}
 	return false
+}
+
+var registerHTML sync.Once
+
+// decodeHTML lets the validator read the pages' text/html bodies (kin-openapi
+// knows no HTML) and holds each to what every page must be: a UTF-8 HTML5
+// document with a language, a title and a viewport for phones. How it renders is
+// the browser tests' part (make test-browser).
+func decodeHTML(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	doc := string(b)
+	if !utf8.ValidString(doc) {
+		return nil, errors.New("the page is not UTF-8")
+	}
+	lower := strings.ToLower(doc)
+	for _, want := range []string{`<html lang="`, `<meta charset="utf-8">`, `<meta name="viewport" content="width=device-width, initial-scale=1">`, "<title>"} {
+		if !strings.Contains(lower, want) {
+			return nil, fmt.Errorf("the page has no %s", want)
+		}
+	}
+	switch {
+	case !strings.HasPrefix(lower, "<!doctype html>"):
+		return nil, errors.New("the page does not start with <!doctype html>")
+	case !strings.HasSuffix(strings.TrimSpace(lower), "</html>"):
+		return nil, errors.New("the page does not end with </html>")
+	case strings.Count(lower, "<title>") != 1 || strings.Contains(lower, "<title></title>"):
+		return nil, errors.New("the page needs exactly one non-empty <title>")
+	}
+	return doc, nil
 }
 
 type readCloser struct{ *bytes.Reader }

@@ -159,13 +159,17 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	}
 }
 
-// embeddedRepository serves the newest embedded sample version.
+// embeddedRepository serves the newest embedded sample version and retains the
+// older ones (for /v1/versions and the changelog pages).
 func embeddedRepository() (impl.Repository, error) {
-	ed, err := embeddedEdition()
+	eds, err := fixtures.All()
 	if err != nil {
 		return nil, err
 	}
-	return impl.Static{Edition: ed}, nil
+	// Serve at once; bodies switch to their compressed representations as they are
+	// made (Body.Pick reads them atomically).
+	go catalog.CompressAndRelease(eds[0])
+	return impl.NewStatic(eds[0], eds[1:]...)
 }
 
 // embeddedEdition builds the newest embedded sample version.

@@ -1,0 +1,166 @@
+// The pages in Chromium: each loads without a console error or a request beyond
+// loopback, has no serious or critical axe-core violation, and fits a phone
+// (375 px); the changelog shows what the catalog diff says, by name, and its
+// locale picker switches names; /docs shows every operation of the spec.
+// Expectations come from the server's own JSON routes, never from constants.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { serve, importVersions, api, browser, open, axe, screenshot, repoRoot, UA } from '../lib/server.mjs';
+
+const fixtures = path.join(repoRoot, 'fixtures', 'versions');
+const snapshots = fs.readdirSync(fixtures).sort((a, b) => parseInt(a) - parseInt(b)).map((d) => path.join(fixtures, d));
+
+let stored, embedded, b;
+const shots = [];
+
+before(async () => {
+  // Stored: the sample versions imported one by one, as an operator would, so
+  // /v1/diff/latest is the diff the import stored.
+  stored = await serve(['--data', importVersions(snapshots)]);
+  embedded = await serve();
+  b = await browser();
+});
+
+after(async () => {
+  await b?.close();
+  stored?.stop();
+  embedded?.stop();
+  if (shots.length) console.log('screenshots:\n  ' + shots.join('\n  '));
+});
+
+// name is how the changelog names an item: its display name, title or asset
+// object name, the first that is a non-empty string.
+// HTML reads a CR LF in text as LF, so names are compared that way.
+function nameOf(item) {
+  for (const f of ['displayName', 'titleText', 'assetObjectName']) {
+    if (typeof item[f] === 'string' && item[f] !== '') return item[f].replace(/\r\n?/g, '\n');
+  }
+  return null;
+}
+
+// check loads a page at desktop and phone width: no console error, nothing
+// fetched from elsewhere but icons, no serious axe violation, no sideways scroll
+// on a phone. It returns the desktop page for more checks.
+async function check(t, base, route, shot) {
+  const { page, res, errors } = await open(b.context, base + route);
+  assert.equal(res.status(), 200, route);
+  assert.match(res.headers()['content-type'], /^text\/html; charset=utf-8$/, route);
+  await page.waitForLoadState('networkidle');
+  shots.push(await screenshot(page, shot));
+  const violations = await axe(page);
+  assert.deepEqual(violations, [], `${route}: axe-core violations`);
+
+  const phone = await open(b.context, base + route, { width: 375, height: 812 });
+  await phone.page.waitForLoadState('networkidle');
+  shots.push(await screenshot(phone.page, shot + '-375'));
+  const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `${route} at 375 px scrolls sideways by ${overflow} px`);
+  assert.deepEqual([...errors, ...phone.errors], [], `${route}: console errors`);
+  assert.deepEqual(b.outside.refused, [], `${route}: requests beyond loopback`);
+  await phone.page.close();
+  return page;
+}
+
+test('landing page names the served version and every retained one', async (t) => {
+  for (const [name, srv] of [['stored', stored], ['embedded', embedded]]) {
+    const page = await check(t, srv.base, '/', `home-${name}`);
+    const version = await api(srv.base, '/v1/version');
+    const versions = await api(srv.base, '/v1/versions');
+    const text = await page.textContent('main');
+    assert.ok(text.includes(version.manifestId) && text.includes(version.version), 'the served version');
+    for (const v of versions) assert.ok(text.includes(v.manifestId), `retained ${v.manifestId}`);
+    for (const href of ['/docs', '/changes', '/v1/metrics', '/openapi.yaml']) {
+      assert.ok(await page.locator(`a[href="${href}"]`).count() > 0, `a link to ${href}`);
+    }
+    await page.close();
+  }
+});
+
+test('the changelog lists what the diff added, removed and changed, by name', async (t) => {
+  const diff = await api(stored.base, '/v1/diff/latest');
+  const page = await check(t, stored.base, '/changes', 'changes');
+  let added = 0;
+  for (const [cat, cd] of Object.entries(diff.categories)) {
+    for (const [kind, uuids] of [['added', cd.added], ['removed', cd.removed], ['changed', cd.changed.map((c) => c.uuid)]]) {
+      const rows = page.locator(`[data-kind="${kind}"][data-category="/v1/${cat}"] > li`);
+      assert.equal(await rows.count(), uuids.length, `${cat} ${kind}`);
+      if (kind === 'removed') continue;
+      for (const uuid of uuids) {
+        const item = await api(stored.base, `/v1/${cat}/${uuid}`);
+        const shown = await page.locator(`[data-kind="${kind}"][data-category="/v1/${cat}"] > li[data-uuid="${uuid}"] .name`).textContent();
+        assert.equal(shown, nameOf(item) ?? shown, `${cat} ${uuid} name`);
+        const href = await page.locator(`[data-kind="${kind}"][data-category="/v1/${cat}"] > li[data-uuid="${uuid}"] a`).getAttribute('href');
+        assert.equal(href, `/v1/${cat}/${uuid}`);
+      }
+      if (kind === 'added') added += uuids.length;
+    }
+  }
+  assert.equal(added, diff.summary.totalAdded);
+  assert.ok(added > 0, 'the sample diff adds items');
+  t.diagnostic(`${added} items added from ${diff.fromVersion} to ${diff.toVersion}, each listed by name`);
+  await page.close();
+
+  // The embedded data has no stored diff: its changelog (computed from the two
+  // editions) must say the same.
+  const emb = await check(t, embedded.base, '/changes', 'changes-embedded');
+  for (const [cat, cd] of Object.entries(diff.categories)) {
+    assert.equal(await emb.locator(`[data-kind="added"][data-category="/v1/${cat}"] > li`).count(), cd.added.length, `embedded ${cat} added`);
+  }
+  await emb.close();
+});
+
+test('the locale picker switches names to Japanese', async (t) => {
+  const { page, errors } = await open(b.context, stored.base + '/changes');
+  await page.selectOption('#language', 'ja-JP');
+  await Promise.all([page.waitForURL(/language=ja-JP/), page.click('form.picker button[type="submit"]')]);
+  await page.waitForLoadState('networkidle');
+  shots.push(await screenshot(page, 'changes-ja-JP'));
+  const diff = await api(stored.base, '/v1/diff/latest');
+  let japanese = 0;
+  for (const [cat, cd] of Object.entries(diff.categories)) {
+    for (const uuid of [...cd.added, ...cd.changed.map((c) => c.uuid)]) {
+      const ja = nameOf(await api(stored.base, `/v1/${cat}/${uuid}?language=ja-JP`));
+      const en = nameOf(await api(stored.base, `/v1/${cat}/${uuid}`));
+      const row = page.locator(`[data-category="/v1/${cat}"] > li[data-uuid="${uuid}"] .name`);
+      if (ja === null) continue;
+      assert.equal(await row.textContent(), ja, `${cat} ${uuid} in ja-JP`);
+      if (ja !== en) {
+        japanese++;
+        assert.equal(await row.getAttribute('lang'), 'ja-JP');
+      }
+    }
+  }
+  assert.ok(japanese > 0, 'the data translates some listed item to Japanese; the page must show it');
+  t.diagnostic(`${japanese} names shown in Japanese`);
+  assert.deepEqual(errors, []);
+  assert.deepEqual(await axe(page), []);
+  await page.close();
+});
+
+test('the docs page shows every operation of the spec', async (t) => {
+  const spec = await (await fetch(stored.base + '/openapi.json')).json();
+  const ops = [];
+  for (const item of Object.values(spec.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      if (['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'].includes(method)) ops.push(op.operationId);
+    }
+  }
+  const page = await check(t, stored.base, '/docs', 'docs');
+  await page.waitForSelector('[id^="operation/"]');
+  const shown = await page.$$eval('[id^="operation/"]', (els) => els.map((e) => e.id.slice('operation/'.length)));
+  assert.deepEqual([...new Set(shown)].sort(), [...ops].sort());
+  t.diagnostic(`${ops.length} operations in openapi.json, all rendered`);
+  await page.close();
+});
+
+test('pages need no User-Agent; the API does', async () => {
+  for (const p of ['/', '/docs', '/changes']) {
+    const res = await fetch(stored.base + p, { headers: { 'User-Agent': '' } });
+    assert.equal(res.status, 200, p);
+  }
+  const res = await fetch(stored.base + '/v1/version', { headers: { 'User-Agent': '' } });
+  assert.equal(res.status, 400);
+  void UA;
+});

@@ -1,0 +1,66 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/refdata/refdata/gen"
+)
+
+// ContentHash is a version's content hash as /v1/versions gives it: SHA-256 over
+// one line "<path> <sha256 hex of the file>\n" per snapshot file, sorted by path.
+// files is what a store's MANIFEST.json lists, so a stored version's hash needs no
+// file read, and the same files give the same hash on any server.
+func ContentHash(files map[string]string) string {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	h := sha256.New()
+	for _, n := range names {
+		fmt.Fprintf(h, "%s %s\n", n, files[n])
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// FileHashes returns the SHA-256 (hex) of every file under dir in fsys, keyed by
+// its slash-separated path relative to dir: the input of ContentHash for a
+// snapshot that is not in a store (the embedded sample data).
+func FileHashes(fsys fs.FS, dir string) (map[string]string, error) {
+	out := map[string]string{}
+	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(b)
+		rel := strings.TrimPrefix(p, path.Clean(dir)+"/")
+		out[rel] = hex.EncodeToString(sum[:])
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hash snapshot %s: %w", dir, err)
+	}
+	return out, nil
+}
+
+// VersionsBody renders the body of /v1/versions (newest first, as given).
+func VersionsBody(vs []gen.RetainedVersion) (*Body, error) {
+	if vs == nil {
+		vs = []gen.RetainedVersion{}
+	}
+	b, err := encode(gen.RetainedVersionListBody{Status: 200, Data: vs})
+	if err != nil {
+		return nil, fmt.Errorf("render version list: %w", err)
+	}
+	return NewBody(b, ""), nil
+}

@@ -1,0 +1,109 @@
+package impl
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+)
+
+// Pages renders the HTML pages for people (package pages implements it). Each
+// page is rendered once — per active version, or per version pair and locale —
+// and kept; the methods return the kept body.
+type Pages interface {
+	Home() (*catalog.Body, error)
+	Docs() (*catalog.Body, error)
+	// Changes is the changelog from → to with names in locale loc; from and to
+	// both "" mean the latest pair. An error wrapping ErrNotFound says what is
+	// missing, for the client; any other is logged by the implementation.
+	Changes(from, to string, loc int) (*catalog.Body, error)
+}
+
+// The pages are not captured for the edge's memo (they take the router every
+// time): they are for people, not a hot path, and /changes depends on more than
+// the active edition.
+
+// GetHomePage serves the landing page.
+func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
+	if s.Pages == nil {
+		noPages(w)
+		return
+	}
+	b, err := s.Pages.Home()
+	s.page(w, r, b, err, hCacheSignal)
+}
+
+// GetDocsPage serves the rendered API reference.
+func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
+	if s.Pages == nil {
+		noPages(w)
+		return
+	}
+	b, err := s.Pages.Docs()
+	s.page(w, r, b, err, hCacheCatalog)
+}
+
+// GetChangesPage serves the changelog of the latest version pair.
+func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
+	loc, ok := locale(w, p.Language)
+	if !ok {
+		return
+	}
+	if s.Pages == nil {
+		noPages(w)
+		return
+	}
+	b, err := s.Pages.Changes("", "", loc)
+	s.page(w, r, b, err, hCacheSignal)
+}
+
+// GetChangesBetweenPage serves the changelog between two retained versions. The
+// versions are checked as /v1/diff/{from}/{to} checks them.
+func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
+	for _, v := range []string{from, to} {
+		if !catalog.IsManifestID(strings.ToUpper(v)) {
+			WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/versions lists them, e.g. 05E83EB5E32657B9", v))
+			return
+		}
+	}
+	loc, ok := locale(w, p.Language)
+	if !ok {
+		return
+	}
+	if s.Pages == nil {
+		noPages(w)
+		return
+	}
+	b, err := s.Pages.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
+	s.page(w, r, b, err, hCacheCatalog)
+}
+
+func (s *Server) page(w http.ResponseWriter, r *http.Request, b *catalog.Body, err error, cache []string) {
+	switch {
+	case errors.Is(err, ErrNotFound):
+		WriteError(w, http.StatusNotFound, err.Error())
+	case err != nil:
+		WriteError(w, http.StatusInternalServerError, "the page could not be rendered; the error has been logged, retry later")
+	default:
+		writePage(w, r, s.Repo.Active(), b, cache)
+	}
+}
+
+func noPages(w http.ResponseWriter) {
+	WriteError(w, http.StatusInternalServerError, "the pages are not configured on this server")
+}
+
+// ListVersions serves the retained versions. Not captured for the edge's memo:
+// the list belongs to the store, not to one edition.
+func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
+	ed := s.Repo.Active()
+	l := s.Repo.Versions()
+	if l == nil {
+		WriteError(w, http.StatusInternalServerError, "the version list is not available on this server")
+		return
+	}
+	writeBody(w, r, ed, l.Body, hCacheSignal)
+}

@@ -1,0 +1,317 @@
+package pages
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+)
+
+// localeNames are the 18 locales as the picker shows them: each in its own
+// language, so a reader finds theirs without knowing the code.
+var localeNames = map[string]string{
+	"ar-AE": "العربية", "de-DE": "Deutsch", "en-US": "English (US)", "es-ES": "Español (España)",
+	"es-MX": "Español (México)", "fr-FR": "Français", "id-ID": "Bahasa Indonesia", "it-IT": "Italiano",
+	"ja-JP": "日本語", "ko-KR": "한국어", "pl-PL": "Polski", "pt-BR": "Português (Brasil)",
+	"ru-RU": "Русский", "th-TH": "ไทย", "tr-TR": "Türkçe", "vi-VN": "Tiếng Việt",
+	"zh-CN": "简体中文", "zh-TW": "繁體中文",
+}
+
+type versionInfo struct {
+	ManifestID, Version, BuildDate string
+}
+
+type localeOption struct {
+	Code, Name string
+	Selected   bool
+}
+
+type changesData struct {
+	From, To   versionInfo
+	Lang       string
+	Locales    []localeOption
+	Action     string
+	Summary    gen.DiffSummary
+	Categories []categoryChanges
+	Unchanged  []string
+}
+
+type categoryChanges struct {
+	ID, Title, Path string
+	Added, Removed  []item
+	Changed         []changedItem
+}
+
+type item struct {
+	UUID, Name, NameLang, Icon, URL string
+}
+
+type changedItem struct {
+	item
+	Fields []fieldChange
+}
+
+// fieldChange is one changed top-level field: Before and After for a scalar (text,
+// number, boolean, null), a Note otherwise.
+type fieldChange struct {
+	Name          string
+	Scalar        bool
+	Before, After string
+	Note          string
+}
+
+// renderChanges renders the changelog from → to in every locale.
+func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*catalog.Body, error) {
+	a, err := s.repo.RetainedEdition(from)
+	if err != nil {
+		return nil, err
+	}
+	b, err := s.repo.RetainedEdition(to)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.diff(a, b)
+	if err != nil {
+		return nil, err
+	}
+	var out [catalog.NumLocales]*catalog.Body
+	for loc := range catalog.Locales {
+		data, err := changesModel(a, b, d, loc)
+		if err != nil {
+			return nil, err
+		}
+		body, err := render("changes", data, catalog.Locales[loc])
+		if err != nil {
+			return nil, err
+		}
+		out[loc] = body
+	}
+	// Compressed before they are kept, so a changelog is never served as identity
+	// to a client that asked for br or gzip (and every answer for one target is
+	// the same bytes).
+	catalog.CompressAll(out[:])
+	return &out, nil
+}
+
+// changesModel is what the changes template shows for one locale.
+func changesModel(a, b *catalog.Edition, d gen.Diff, loc int) (changesData, error) {
+	lang := catalog.Locales[loc]
+	data := changesData{
+		From:    versionInfo{a.ManifestID, a.Version.Version, a.Version.BuildDate},
+		To:      versionInfo{b.ManifestID, b.Version.Version, b.Version.BuildDate},
+		Lang:    lang,
+		Action:  "/changes/" + a.ManifestID + "/" + b.ManifestID,
+		Summary: d.Summary,
+	}
+	for _, code := range catalog.Locales {
+		data.Locales = append(data.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == lang})
+	}
+	byName, err := categoryDiffs(d.Categories)
+	if err != nil {
+		return data, err
+	}
+	for _, c := range catalog.Categories() {
+		cd := byName[c.Name()]
+		if len(cd.Added)+len(cd.Removed)+len(cd.Changed) == 0 {
+			data.Unchanged = append(data.Unchanged, plural(c.Noun()))
+			continue
+		}
+		cc := categoryChanges{
+			ID:    "c-" + strings.ReplaceAll(c.Name(), "/", "-"),
+			Title: capitalize(plural(c.Noun())),
+			Path:  "/v1/" + c.Name(),
+		}
+		for _, id := range cd.Added {
+			it, _, err := describe(b, c, id, loc, true)
+			if err != nil {
+				return data, err
+			}
+			cc.Added = append(cc.Added, it)
+		}
+		for _, id := range cd.Removed {
+			it, _, err := describe(a, c, id, loc, false)
+			if err != nil {
+				return data, err
+			}
+			cc.Removed = append(cc.Removed, it)
+		}
+		for _, ch := range cd.Changed {
+			it, after, err := describe(b, c, ch.Uuid, loc, true)
+			if err != nil {
+				return data, err
+			}
+			_, before, err := describe(a, c, ch.Uuid, loc, false)
+			if err != nil {
+				return data, err
+			}
+			ci := changedItem{item: it}
+			for _, f := range ch.Fields {
+				ci.Fields = append(ci.Fields, compare(f, before[f], after[f]))
+			}
+			cc.Changed = append(cc.Changed, ci)
+		}
+		data.Categories = append(data.Categories, cc)
+	}
+	return data, nil
+}
+
+// categoryDiffs indexes a diff's categories by name, through their JSON names, so
+// every category the spec has is found without naming any here.
+func categoryDiffs(dc gen.DiffCategories) (map[string]gen.CategoryDiff, error) {
+	raw, err := json.Marshal(dc)
+	if err != nil {
+		return nil, fmt.Errorf("read diff categories: %w", err)
+	}
+	var m map[string]gen.CategoryDiff
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("read diff categories: %w", err)
+	}
+	return m, nil
+}
+
+// nameFields and iconFields are tried in order for an item's name and icon; the
+// first string found wins. They cover every catalog's schema; an item with none
+// is named by the last part of its assetPath, then its uuid.
+var (
+	nameFields = []string{"displayName", "titleText", "assetObjectName"}
+	iconFields = []string{"displayIcon", "smallIcon", "icon", "smallPlayerCardAppearance", "listViewIcon", "largeIcon", "fullRender", "swatch"}
+)
+
+// describe names one item of ed in locale loc and returns its top-level fields.
+// link adds the item's JSON route (an item removed from the served version has
+// none).
+func describe(ed *catalog.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
+	u, ok := catalog.ParseUUID(id)
+	if !ok {
+		return item{}, nil, fmt.Errorf("diff of %s names %q, not a uuid", c.Name(), id)
+	}
+	body := ed.Item(c, u, loc)
+	if body == nil {
+		return item{}, nil, fmt.Errorf("diff of %s names %s, which version %s does not have", c.Name(), id, ed.ManifestID)
+	}
+	var env struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body.JSON, &env); err != nil {
+		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
+	}
+	it := item{UUID: u.String(), NameLang: body.Lang}
+	for _, f := range nameFields {
+		if s, ok := text(env.Data[f]); ok && s != "" {
+			it.Name = s
+			break
+		}
+	}
+	if it.Name == "" {
+		if s, ok := text(env.Data["assetPath"]); ok && s != "" {
+			it.Name = s[strings.LastIndexAny(s, "/.")+1:]
+		} else {
+			it.Name = it.UUID
+		}
+		it.NameLang = "en-US"
+	}
+	for _, f := range iconFields {
+		if s, ok := text(env.Data[f]); ok && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) {
+			it.Icon = s
+			break
+		}
+	}
+	if link {
+		it.URL = "/v1/" + c.Name() + "/" + it.UUID
+		if loc != catalog.DefaultLocale {
+			it.URL += "?language=" + catalog.Locales[loc]
+		}
+	}
+	return it, env.Data, nil
+}
+
+// compare shows one changed field: before → after for scalars, a summary for
+// arrays and objects, and a note when this locale's value did not change (the
+// field changed in another locale).
+func compare(name string, before, after json.RawMessage) fieldChange {
+	fc := fieldChange{Name: name}
+	if bytes.Equal(before, after) {
+		fc.Note = "changed in another language"
+		return fc
+	}
+	bs, bScalar := scalar(before)
+	as, aScalar := scalar(after)
+	if bScalar && aScalar {
+		fc.Scalar, fc.Before, fc.After = true, bs, as
+		return fc
+	}
+	if b, a := shape(before), shape(after); b == a {
+		fc.Note = a + ", contents changed"
+	} else {
+		fc.Note = b + " → " + a
+	}
+	return fc
+}
+
+// text is a JSON string's value.
+func text(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 || raw[0] != '"' {
+		return "", false
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", false
+	}
+	return s, true
+}
+
+// scalar shows a JSON string, number, boolean or null; absent reads as "absent".
+func scalar(raw json.RawMessage) (string, bool) {
+	if len(raw) == 0 {
+		return "(absent)", true
+	}
+	if s, ok := text(raw); ok {
+		return s, true
+	}
+	switch raw[0] {
+	case '[', '{':
+		return "", false
+	}
+	return string(raw), true
+}
+
+// shape summarises an array or object for a field whose value is not scalar.
+func shape(raw json.RawMessage) string {
+	switch {
+	case len(raw) == 0:
+		return "absent"
+	case raw[0] == '[':
+		var xs []json.RawMessage
+		if json.Unmarshal(raw, &xs) == nil {
+			if len(xs) == 1 {
+				return "1 entry"
+			}
+			return strconv.Itoa(len(xs)) + " entries"
+		}
+	case raw[0] == '{':
+		return "an object"
+	}
+	if s, ok := scalar(raw); ok {
+		return s
+	}
+	return "a value"
+}
+
+// plural makes a category's noun plural: "buddy" → "buddies", "skin" → "skins".
+func plural(noun string) string {
+	if n := len(noun); n > 1 && noun[n-1] == 'y' && !strings.ContainsRune("aeiou", rune(noun[n-2])) {
+		return noun[:n-1] + "ies"
+	}
+	return noun + "s"
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

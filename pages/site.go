@@ -1,0 +1,197 @@
+package pages
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/impl"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed vendor/redoc/redoc.standalone.js
+var redocJS []byte
+
+// RedocPath is where /docs loads the Redoc bundle from.
+const RedocPath = "/docs/redoc.standalone.js"
+
+var templates = template.Must(template.New("").Funcs(template.FuncMap{
+	"short": func(s string) string {
+		if len(s) > 19 {
+			return s[:19] + "…"
+		}
+		return s
+	},
+}).ParseFS(templateFS, "templates/*.html"))
+
+// maxPairs bounds the changelogs kept: each pair holds 18 pages (one per locale).
+// Beyond it the least recently rendered pair is dropped and rendered again when
+// asked for.
+const maxPairs = 16
+
+// Site renders and keeps the pages of one server.
+type Site struct {
+	repo impl.Repository
+	log  *slog.Logger
+
+	docs *catalog.Body
+
+	home   atomic.Pointer[homePage]
+	latest atomic.Pointer[latestPair]
+
+	rendering sync.Mutex // one changelog render at a time: each loads two editions
+	mu        sync.Mutex // guards pairs and order; never held while rendering
+	pairs     map[pairKey]*[catalog.NumLocales]*catalog.Body
+	order     []pairKey // oldest render first
+}
+
+var _ impl.Pages = (*Site)(nil)
+
+type homePage struct {
+	ed   *catalog.Edition
+	list *impl.VersionList
+	body *catalog.Body
+}
+
+type latestPair struct {
+	ed       *catalog.Edition
+	from, to string
+}
+
+type pairKey struct{ from, to string }
+
+// New renders the pages that do not depend on data (the docs page); the others
+// are rendered on their first request and kept.
+func New(repo impl.Repository, logger *slog.Logger) (*Site, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*catalog.Body{}}
+	b, err := render("docs", docsData{Redoc: RedocPath}, "en")
+	if err != nil {
+		return nil, err
+	}
+	s.docs = b
+	b.Compress()
+	return s, nil
+}
+
+// Redoc is the Redoc bundle /docs loads, compressed in the background on first
+// use (about a megabyte: the first requests get it as identity meanwhile).
+var Redoc = sync.OnceValue(func() *catalog.Body {
+	b := catalog.NewBody(redocJS, "")
+	go b.Compress()
+	return b
+})
+
+// Docs is the API reference page.
+func (s *Site) Docs() (*catalog.Body, error) { return s.docs, nil }
+
+// Home is the landing page of the active version, rendered once per active
+// version and version list.
+func (s *Site) Home() (*catalog.Body, error) {
+	ed, list := s.repo.Active(), s.repo.Versions()
+	if h := s.home.Load(); h != nil && h.ed == ed && h.list == list {
+		return h.body, nil
+	}
+	data := homeData{Active: ed.Version, ManifestID: ed.ManifestID}
+	if list != nil {
+		for i, v := range list.Versions {
+			row := versionRow{RetainedVersion: v}
+			if i+1 < len(list.Versions) {
+				row.ChangesURL = "/changes/" + list.Versions[i+1].ManifestId + "/" + v.ManifestId
+			}
+			if v.Active {
+				data.PublishedAt = v.PublishedAt
+			}
+			data.Versions = append(data.Versions, row)
+		}
+	}
+	if from, to, err := s.latestPair(); err == nil {
+		data.LatestChanges = fmt.Sprintf("/changes/%s/%s", from, to)
+	}
+	b, err := render("home", data, "en")
+	if err != nil {
+		s.log.Error("render the landing page", "err", err)
+		return nil, err
+	}
+	b.Compress()
+	s.home.Store(&homePage{ed: ed, list: list, body: b})
+	return b, nil
+}
+
+// Changes is the changelog from → to in locale loc; "" and "" is the latest pair.
+// All 18 locales of a pair are rendered on its first request, with the two
+// editions loaded once, and kept.
+func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
+	if from == "" && to == "" {
+		var err error
+		if from, to, err = s.latestPair(); err != nil {
+			return nil, err
+		}
+	}
+	key := pairKey{from, to}
+	if bodies := s.kept(key); bodies != nil {
+		return bodies[loc], nil
+	}
+	s.rendering.Lock()
+	defer s.rendering.Unlock()
+	if bodies := s.kept(key); bodies != nil {
+		return bodies[loc], nil // rendered while this request waited
+	}
+	bodies, err := s.renderChanges(from, to)
+	if err != nil {
+		if !errors.Is(err, impl.ErrNotFound) {
+			s.log.Error("render a changelog", "from", from, "to", to, "err", err)
+		}
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.order) >= maxPairs {
+		delete(s.pairs, s.order[0])
+		s.order = s.order[1:]
+	}
+	s.pairs[key] = bodies
+	s.order = append(s.order, key)
+	return bodies[loc], nil
+}
+
+func (s *Site) kept(key pairKey) *[catalog.NumLocales]*catalog.Body {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pairs[key]
+}
+
+// render executes a template into a page body whose Content-Language is lang.
+func render(name string, data any, lang string) (*catalog.Body, error) {
+	var buf bytes.Buffer
+	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
+		return nil, fmt.Errorf("render page %s: %w", name, err)
+	}
+	return catalog.NewBody(buf.Bytes(), lang), nil
+}
+
+type docsData struct{ Redoc string }
+
+type homeData struct {
+	Active        gen.Version
+	ManifestID    string
+	PublishedAt   *string
+	Versions      []versionRow
+	LatestChanges string
+}
+
+type versionRow struct {
+	gen.RetainedVersion
+	ChangesURL string // the changelog from the version retained before; "" for the oldest
+}
