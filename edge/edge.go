@@ -50,6 +50,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
 	MemoLimit int
+	// DrainGrace is how long a keep-alive connection that looks idle when
+	// shutdown begins still reads; 0 means DefaultDrainGrace.
+	DrainGrace time.Duration
 }
 
 // DefaultMemoLimit holds every target of a version as large as the newest sample:
@@ -78,6 +81,7 @@ type Server struct {
 	logger *slog.Logger
 	// draining is set by Shutdown.
 	draining atomic.Bool
+	grace    time.Duration
 }
 
 // New builds a Server; Serve starts it.
@@ -85,6 +89,10 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(cfg.Router), limit: cfg.MemoLimit, logger: cfg.Logger}
 	if s.limit <= 0 {
 		s.limit = DefaultMemoLimit
+	}
+	s.grace = cfg.DrainGrace
+	if s.grace <= 0 {
+		s.grace = DefaultDrainGrace
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -109,7 +117,7 @@ func New(cfg Config) *Server {
 
 // Serve answers connections from ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(drainListener{ln, &s.draining})
+	return s.http.Serve(drainListener{ln, &s.draining, s.grace})
 }
 
 // Shutdown stops accepting, answers every request already received, and returns
@@ -120,10 +128,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.ShutdownWithContext(ctx)
 }
 
-// drainGrace is how long a keep-alive connection that looks idle at shutdown
-// still reads: a request the client has sent may be in the socket's buffer,
-// unread. It is answered (with Connection: close) rather than dropped.
-const drainGrace = time.Second
+// DefaultDrainGrace is how long a keep-alive connection that looks idle at
+// shutdown still reads: a request the client has sent may be in the socket's
+// buffer, unread. It is answered (with Connection: close) rather than dropped.
+const DefaultDrainGrace = time.Second
 
 // drainListener hands out connections that, while the server shuts down, turn
 // fasthttp's close of an idle connection into a short read deadline. fasthttp
@@ -133,6 +141,7 @@ const drainGrace = time.Second
 type drainListener struct {
 	net.Listener
 	draining *atomic.Bool
+	grace    time.Duration
 }
 
 func (l drainListener) Accept() (net.Conn, error) {
@@ -140,12 +149,13 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Conn: c, draining: l.draining}, nil
+	return &drainConn{Conn: c, draining: l.draining, grace: l.grace}, nil
 }
 
 type drainConn struct {
 	net.Conn
 	draining *atomic.Bool
+	grace    time.Duration
 	graced   atomic.Bool
 	once     sync.Once
 }
@@ -154,8 +164,8 @@ type drainConn struct {
 // own close follows when it is done); a timer makes sure the socket closes.
 func (c *drainConn) Close() error {
 	if c.draining.Load() && c.graced.CompareAndSwap(false, true) {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(drainGrace))
-		time.AfterFunc(drainGrace+5*time.Second, func() { _ = c.close() })
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
+		time.AfterFunc(c.grace+5*time.Second, func() { _ = c.close() })
 		return nil
 	}
 	return c.close()
