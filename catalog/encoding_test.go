@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"sort"
 	"testing"
 
 	"github.com/andybalholm/brotli"
@@ -121,5 +122,100 @@ func TestPick(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { b.Pick([]string{"gzip, deflate, br;q=0.9"}) }); n != 0 {
 		t.Errorf("Pick allocates %v times", n)
+	}
+}
+
+// TestPooledWritersMatchNew: the reused gzip and brotli writers give, for bodies of
+// every window size and in any order, the bytes a newly made writer gives, at
+// both efforts. The service's ETags depend on it.
+func TestPooledWritersMatchNew(t *testing.T) {
+	ed := build(t, fixtures.Versions()[1])
+	var bodies [][]byte
+	for _, b := range ed.Bodies() {
+		bodies = append(bodies, b.JSON)
+	}
+	// A writer that kept state from a body with another window would show here.
+	sort.Slice(bodies, func(i, j int) bool { return len(bodies[i]) > len(bodies[j]) })
+	// Up to three bodies of each window size, each followed by a small one.
+	var sample [][]byte
+	perWindow := map[int]int{}
+	small := len(bodies) - 1
+	for _, raw := range bodies {
+		w := window(len(raw))
+		if perWindow[w] == 3 || small < 0 {
+			continue
+		}
+		perWindow[w]++
+		sample = append(sample, raw, bodies[small])
+		small -= 7
+	}
+	for _, e := range []catalog.Effort{catalog.Best, catalog.Fast} {
+		restore := catalog.UseEffort(e)
+		windows := map[int]bool{}
+		for _, raw := range sample {
+			if len(raw) < 256 {
+				continue
+			}
+			b := catalog.NewBody(raw, "")
+			b.Compress()
+			var gz, br []byte
+			for _, r := range b.Representations() {
+				switch {
+				case r.EncodingHeader == nil:
+				case r.EncodingHeader[0] == "gzip":
+					gz = r.Bytes
+				case r.EncodingHeader[0] == "br":
+					br = r.Bytes
+				}
+			}
+			var want bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&want, e.Gzip)
+			zw.Write(raw)
+			zw.Close()
+			if gz != nil && !bytes.Equal(gz, want.Bytes()) {
+				t.Fatalf("effort %+v: pooled gzip of a %d-byte body differs from a new writer's", e, len(raw))
+			}
+			lgwin := window(len(raw))
+			windows[lgwin] = true
+			want.Reset()
+			bw := brotli.NewWriterOptions(&want, brotli.WriterOptions{Quality: e.Brotli, LGWin: lgwin})
+			bw.Write(raw)
+			bw.Close()
+			if br == nil || !bytes.Equal(br, want.Bytes()) {
+				t.Fatalf("effort %+v: pooled brotli of a %d-byte body differs from a new writer's", e, len(raw))
+			}
+		}
+		restore()
+		if len(windows) < 4 {
+			t.Errorf("effort %+v: only %d window sizes exercised", e, len(windows))
+		}
+	}
+}
+
+// window is the brotli window Compress chooses for n bytes (2^16 to 2^22).
+func window(n int) int {
+	lgwin := 16
+	for lgwin < 22 && 1<<lgwin < n {
+		lgwin++
+	}
+	return lgwin
+}
+
+// BenchmarkCompressItems: compressing every skin body of the newest sample, as a
+// load does (reused writers).
+func BenchmarkCompressItems(b *testing.B) {
+	ed, err := fixtures.Newest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raws [][]byte
+	for _, u := range ed.UUIDs(catalog.WeaponSkins) {
+		raws = append(raws, ed.Item(catalog.WeaponSkins, u, catalog.DefaultLocale).JSON)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, raw := range raws {
+			catalog.NewBody(raw, "").Compress()
+		}
 	}
 }

@@ -108,6 +108,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	apitest.Setup()
 	code := m.Run()
 	if templatesRoot != "" {
 		os.RemoveAll(templatesRoot)
