@@ -351,6 +351,31 @@ func CompressAll(bodies []*Body) {
 	wg.Wait()
 }
 
+// ReuseCompressed gives every body of e whose bytes equal a compressed body of
+// prev that body's compressed representations (they are immutable), so a new
+// version compresses only what changed: most bodies of consecutive game versions
+// are the same bytes. It returns how many bodies it shared; e.Compress does the
+// rest.
+func (e *Edition) ReuseCompressed(prev *Edition) int {
+	if prev == nil {
+		return 0
+	}
+	byETag := map[string]*Body{}
+	for _, b := range prev.Bodies() {
+		if b.enc.Load() != nil {
+			byETag[b.ETag] = b
+		}
+	}
+	n := 0
+	for _, b := range e.Bodies() {
+		p, ok := byETag[b.ETag]
+		if ok && bytes.Equal(p.JSON, b.JSON) && b.enc.CompareAndSwap(nil, p.enc.Load()) {
+			n++
+		}
+	}
+	return n
+}
+
 // RenderedBytes sums the bytes of every distinct representation of the edition:
 // identity, gzip and brotli.
 func (e *Edition) RenderedBytes() (identity, gzip, br int) {

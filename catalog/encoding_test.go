@@ -224,3 +224,58 @@ func BenchmarkCompressItems(b *testing.B) {
 		}
 	}
 }
+
+// TestReuseCompressed: a new version takes the compressed representations of the
+// bodies it shares with the previous one, byte for byte, and compresses the rest
+// itself; bodies that changed are never given the old bytes.
+func TestReuseCompressed(t *testing.T) {
+	old, cur := protocolEdition(t, 0), protocolEdition(t, 1)
+	old.Compress()
+	oldByETag := map[string]*catalog.Body{}
+	for _, b := range old.Bodies() {
+		oldByETag[b.ETag] = b
+	}
+	n := cur.ReuseCompressed(old)
+	shared := 0
+	for _, b := range cur.Bodies() {
+		p, ok := oldByETag[b.ETag]
+		if !ok {
+			if len(b.JSON) >= 256 && len(b.Representations()) > 1 {
+				t.Fatal("a changed body has compressed representations before Compress")
+			}
+			continue
+		}
+		shared++
+		if len(b.JSON) >= 256 && (len(b.Representations()) != len(p.Representations()) || !bytes.Equal(p.Pick([]string{"br"}).Bytes, b.Pick([]string{"br"}).Bytes)) {
+			t.Fatalf("a body with the old bytes does not have the old brotli bytes")
+		}
+	}
+	if n == 0 || n != shared {
+		t.Errorf("reused %d bodies, %d have the old bytes", n, shared)
+	}
+	if n == len(cur.Bodies()) {
+		t.Error("every body was reused: the versions do not differ")
+	}
+	cur.Compress()
+	for _, b := range cur.Bodies() {
+		for _, r := range b.Representations() {
+			if r.EncodingHeader == nil {
+				continue
+			}
+			var rd io.Reader = bytes.NewReader(r.Bytes)
+			if r.EncodingHeader[0] == "gzip" {
+				zr, err := gzip.NewReader(rd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rd = zr
+			} else {
+				rd = brotli.NewReader(rd)
+			}
+			if got, err := io.ReadAll(rd); err != nil || !bytes.Equal(got, b.JSON) {
+				t.Fatalf("%s of a body does not decode to it after reuse", r.EncodingHeader[0])
+			}
+		}
+	}
+	t.Logf("%d of %d bodies reused", n, len(cur.Bodies()))
+}

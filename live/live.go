@@ -108,6 +108,10 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 // clients never get a version's identity bodies in between.
 func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
 	s.versions = r.listVersions(s.ed)
+	reused := 0
+	if prev := r.cur.Load(); prev != nil {
+		reused = s.ed.ReuseCompressed(prev.ed)
+	}
 	if first {
 		r.inBackground(func() { catalog.CompressAndRelease(s.ed) })
 	} else {
@@ -116,7 +120,7 @@ func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
-	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
+	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous, "compressed_bodies_reused", reused)
 }
 
 // Active returns the edition being served.
