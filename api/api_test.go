@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,11 +38,11 @@ var newest = sync.OnceValues(func() (*catalog.Edition, error) {
 
 // previous is the sample version before the newest, retained beside it.
 var previous = sync.OnceValues(func() (*catalog.Edition, error) {
-	eds, err := fixtures.All()
-	if err != nil {
-		return nil, err
+	vs := fixtures.Versions()
+	if len(vs) < 2 {
+		return nil, fmt.Errorf("want two sample versions, have %d", len(vs))
 	}
-	return eds[1], nil
+	return fixtures.Load(vs[len(vs)-2])
 })
 
 // retaining is a repo serving the newest sample version with the one before it
