@@ -279,3 +279,17 @@ func TestReuseCompressed(t *testing.T) {
 	}
 	t.Logf("%d of %d bodies reused", n, len(cur.Bodies()))
 }
+
+// BenchmarkCompressEdition: compressing every body of the newest sample, as a
+// start-up or hot swap does (GOMAXPROCS workers).
+func BenchmarkCompressEdition(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		ed, err := fixtures.Newest()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ed.Compress()
+	}
+}
