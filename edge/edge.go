@@ -82,6 +82,7 @@ type Server struct {
 	// draining is set by Shutdown.
 	draining atomic.Bool
 	grace    time.Duration
+	conns    sync.Map // the open connections (drainListener)
 }
 
 // New builds a Server; Serve starts it.
@@ -117,7 +118,7 @@ func New(cfg Config) *Server {
 
 // Serve answers connections from ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(drainListener{ln, &s.draining, s.grace})
+	return s.http.Serve(drainListener{ln, &s.draining, s.grace, &s.conns})
 }
 
 // Shutdown stops accepting, answers every request already received, and returns
@@ -142,6 +143,7 @@ type drainListener struct {
 	net.Listener
 	draining *atomic.Bool
 	grace    time.Duration
+	conns    *sync.Map // *drainConn → struct{}: the open connections
 }
 
 func (l drainListener) Accept() (net.Conn, error) {
@@ -149,21 +151,34 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Conn: c, draining: l.draining, grace: l.grace}, nil
+	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns}
+	l.conns.Store(dc, struct{}{})
+	return dc, nil
 }
 
 type drainConn struct {
 	net.Conn
 	draining *atomic.Bool
 	grace    time.Duration
+	conns    *sync.Map
+	reading  atomic.Int32 // Read calls in progress: the server waits for a request
 	graced   atomic.Bool
 	once     sync.Once
 }
 
-// Close: the first close while draining only bounds the next read (the server's
-// own close follows when it is done); a timer makes sure the socket closes.
+func (c *drainConn) Read(b []byte) (int, error) {
+	c.reading.Add(1)
+	defer c.reading.Add(-1)
+	return c.Conn.Read(b)
+}
+
+// Close: while draining, a close of a connection whose server goroutine is
+// blocked reading (fasthttp closing an idle connection) only bounds that read,
+// so a request already sent is read and answered, and the server's own close
+// follows; a timer makes sure the socket closes. A close with no read waiting
+// is the server's last word on the connection, and closes it at once.
 func (c *drainConn) Close() error {
-	if c.draining.Load() && c.graced.CompareAndSwap(false, true) {
+	if c.draining.Load() && c.reading.Load() > 0 && c.graced.CompareAndSwap(false, true) {
 		_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
 		time.AfterFunc(c.grace+5*time.Second, func() { _ = c.close() })
 		return nil
@@ -173,8 +188,24 @@ func (c *drainConn) Close() error {
 
 func (c *drainConn) close() error {
 	err := net.ErrClosed
-	c.once.Do(func() { err = c.Conn.Close() })
+	c.once.Do(func() {
+		c.conns.Delete(c)
+		err = c.Conn.Close()
+	})
 	return err
+}
+
+// waitingReads counts the open connections whose server goroutine is blocked
+// reading the next request.
+func (s *Server) waitingReads() int {
+	n := 0
+	s.conns.Range(func(k, _ any) bool {
+		if k.(*drainConn).reading.Load() > 0 {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
