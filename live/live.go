@@ -38,7 +38,7 @@ type state struct {
 
 // Repository is the store-backed impl.Repository.
 type Repository struct {
-	st      *store.Store
+	st      store.Backend
 	log     *slog.Logger
 	metrics *pipeline.Metrics
 
@@ -71,12 +71,12 @@ var _ impl.Repository = (*Repository)(nil)
 // Open loads the version to serve: the active one when intact, else the newest
 // intact one (logging why). An empty store serves fallback, when given, until a
 // version is published.
-func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *catalog.Edition) (*Repository, error) {
+func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *catalog.Edition) (*Repository, error) {
 	r := &Repository{st: st, log: logger, metrics: m}
-	ptr, why, err := st.Resolve()
+	ptr, why, err := store.ResolveIn(st)
 	switch {
 	case errors.Is(err, store.ErrNotFound) && fallback != nil:
-		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Dir(), "err", err)
+		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Location(), "err", err)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
 		_, raw, _ := st.Active()
 		r.badPtr = raw
@@ -88,7 +88,7 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 	if why != "" {
 		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
 	}
-	ed, man, err := st.LoadEdition(ptr.ManifestID)
+	ed, man, err := store.LoadEdition(st, ptr.ManifestID)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +146,7 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
-			ed, man, err = r.st.LoadEdition(ptr.ManifestID)
+			ed, man, err = store.LoadEdition(r.st, ptr.ManifestID)
 		}
 		if err == nil {
 			r.badPtr = nil
@@ -251,7 +251,7 @@ func (r *Repository) compute(from, to string) (*catalog.Body, error) {
 		if ed := r.Active(); ed.ManifestID == id {
 			return ed, nil
 		}
-		ed, _, err := r.st.LoadEdition(id)
+		ed, _, err := store.LoadEdition(r.st, id)
 		if err != nil {
 			return nil, fmt.Errorf("load version %s for a diff: %w", id, err)
 		}
@@ -325,7 +325,7 @@ func (r *Repository) RetainedEdition(id string) (*catalog.Edition, error) {
 	if err != nil {
 		return nil, notFound(id, err)
 	}
-	ed, _, err := r.st.LoadEdition(found)
+	ed, _, err := store.LoadEdition(r.st, found)
 	if err != nil {
 		return nil, fmt.Errorf("load version %s: %w", found, err)
 	}

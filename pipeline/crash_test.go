@@ -59,7 +59,7 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ed, _, err := openStore(t, dir).LoadEdition(p.ManifestID)
+		ed, _, err := store.LoadEdition(openStore(t, dir), p.ManifestID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +91,7 @@ func TestCrashSafety(t *testing.T) {
 		if !ok {
 			t.Fatalf("active version %s is neither the old nor the new one", p.ManifestID)
 		}
-		ed, _, err := st.LoadEdition(p.ManifestID)
+		ed, _, err := store.LoadEdition(st, p.ManifestID)
 		if err != nil {
 			t.Fatalf("active version %s does not load: %v", p.ManifestID, err)
 		}

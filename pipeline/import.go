@@ -80,7 +80,7 @@ const DefaultShrinkLimit = 0.20
 // Import reads the snapshot in dir and, when it is valid and new, publishes it as
 // the active version of st. It returns a report in every case; the error wraps
 // ErrRejected when the snapshot was refused (the store is untouched).
-func Import(st *store.Store, dir string, opt Options) (*Report, error) {
+func Import(st store.Backend, dir string, opt Options) (*Report, error) {
 	if opt.Retain == 0 {
 		opt.Retain = DefaultRetain
 	}
@@ -112,7 +112,7 @@ func Import(st *store.Store, dir string, opt Options) (*Report, error) {
 }
 
 type importer struct {
-	st    *store.Store
+	st    store.Backend
 	opt   Options
 	r     *Report
 	stage Stage
@@ -171,7 +171,7 @@ func (im *importer) run(dir string) error {
 		return err
 	}
 	defer unlock()
-	if err := im.st.CleanTmp(); err != nil {
+	if err := cleanTmp(im.st); err != nil {
 		return err
 	}
 	st, err := os.Stat(dir)
@@ -212,7 +212,7 @@ func (im *importer) run(dir string) error {
 		return im.reject(problems, "%d files cannot be read", len(problems))
 	}
 	r.ManifestID = rawManifestID(files["version.json"])
-	base, why, err := im.st.Resolve()
+	base, why, err := store.ResolveIn(im.st)
 	if catalog.IsManifestID(r.ManifestID) {
 		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
 			if !im.interrupted(r.ManifestID, base) {
@@ -223,7 +223,7 @@ func (im *importer) run(dir string) error {
 			if err := im.st.Discard(r.ManifestID); err != nil {
 				return err
 			}
-			base, why, err = im.st.Resolve()
+			base, why, err = store.ResolveIn(im.st)
 		}
 	}
 	var baseFiles map[string][]byte
@@ -275,7 +275,7 @@ func (im *importer) run(dir string) error {
 	var diffBody []byte
 	if baseFiles != nil {
 		im.enter(Diff, "%s → %s", base.ManifestID, ed.ManifestID)
-		old, err := store.BuildFiles(baseFiles)
+		old, err := catalog.BuildFiles(baseFiles)
 		if err != nil {
 			return fmt.Errorf("diff: build active version %s: %w", base.ManifestID, err)
 		}
@@ -309,7 +309,7 @@ func (im *importer) run(dir string) error {
 	if err := im.checkpoint(); err != nil {
 		return err
 	}
-	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Dir())
+	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Location())
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
 		Files: files, Previous: r.Previous, DiffBody: diffBody,
@@ -457,4 +457,12 @@ func mapFS(files map[string][]byte) fstest.MapFS {
 		m[n] = &fstest.MapFile{Data: b}
 	}
 	return m
+}
+
+// cleanTmp removes a crashed writer's leftovers, for backends that can have any.
+func cleanTmp(b store.Backend) error {
+	if c, ok := b.(store.Cleaner); ok {
+		return c.CleanTmp()
+	}
+	return nil
 }

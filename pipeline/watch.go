@@ -28,7 +28,7 @@ const (
 // interval it looks for folders holding a READY file, imports them oldest name
 // first, and moves each to inbox/.done/ or, with its report as NAME.report.txt,
 // to inbox/.failed/. published is called after each successful publish.
-func Watch(ctx context.Context, inbox string, st *store.Store, opt Options, interval time.Duration, logger *slog.Logger, published func()) error {
+func Watch(ctx context.Context, inbox string, st store.Backend, opt Options, interval time.Duration, logger *slog.Logger, published func()) error {
 	for _, d := range []string{doneDir, failedDir} {
 		if err := os.MkdirAll(filepath.Join(inbox, d), 0o755); err != nil {
 			return fmt.Errorf("watch %s: %w", inbox, err)
@@ -49,7 +49,7 @@ func Watch(ctx context.Context, inbox string, st *store.Store, opt Options, inte
 }
 
 // ScanInbox imports every ready folder of inbox once.
-func ScanInbox(inbox string, st *store.Store, opt Options, logger *slog.Logger, published func()) error {
+func ScanInbox(inbox string, st store.Backend, opt Options, logger *slog.Logger, published func()) error {
 	entries, err := os.ReadDir(inbox)
 	if err != nil {
 		return err

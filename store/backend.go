@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/refdata/refdata/catalog"
 )
 
 // Backend is where versions live: the seam between the pipeline and live, which
@@ -52,6 +54,19 @@ type Backend interface {
 	Publish(p Publication) (pruned []string, err error)
 	// WriteDiff stores a diff computed on demand between two stored versions.
 	WriteDiff(from, to string, body []byte) error
+	// Discard removes a stored version that is not active, with the diffs
+	// naming it; the caller holds Lock. Refuses the active version.
+	Discard(id string) error
+
+	// Location names the store for logs and reports: a directory, or a
+	// database and schema (never a password).
+	Location() string
+}
+
+// Cleaner is a Backend that keeps staging leftovers a crashed writer may have
+// left (the file store's tmp/); a writer holding Lock calls CleanTmp first.
+type Cleaner interface {
+	CleanTmp() error
 }
 
 var _ Backend = (*Store)(nil)
@@ -91,4 +106,19 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
 	}
 	return Pointer{}, "", fmt.Errorf("no intact version (%s): %w", why, ErrNotFound)
+}
+
+// LoadEdition reads a version from a backend (checksums verified) and builds
+// its edition, with the repairs an import applies.
+func LoadEdition(b Backend, id string) (*catalog.Edition, Manifest, error) {
+	m, files, err := b.ReadVersion(id)
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := catalog.BuildFiles(files)
+	if err != nil {
+		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
+	}
+	ed.ContentHash = catalog.ContentHash(m.Files)
+	return ed, m, nil
 }

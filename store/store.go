@@ -34,7 +34,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
-	"testing/fstest"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -107,6 +106,9 @@ func Open(dir string) (*Store, error) {
 
 // Dir is the store directory.
 func (s *Store) Dir() string { return s.dir }
+
+// Location is the store directory.
+func (s *Store) Location() string { return s.dir }
 
 func (s *Store) trace(name string) {
 	if s.Trace != nil {
@@ -281,35 +283,6 @@ func (s *Store) ReadVersion(id string) (Manifest, map[string][]byte, error) {
 		files[name] = b
 	}
 	return m, files, nil
-}
-
-// LoadEdition reads a version (checksums verified) and builds its edition.
-func (s *Store) LoadEdition(id string) (*catalog.Edition, Manifest, error) {
-	m, files, err := s.ReadVersion(id)
-	if err != nil {
-		return nil, m, err
-	}
-	ed, err := BuildFiles(files)
-	if err != nil {
-		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
-	}
-	ed.ContentHash = catalog.ContentHash(m.Files)
-	return ed, m, nil
-}
-
-// BuildFiles builds an edition from snapshot files held in memory, with the
-// repairs an import applies.
-func BuildFiles(files map[string][]byte) (*catalog.Edition, error) {
-	fsys := fstest.MapFS{}
-	for name, b := range files {
-		fsys[name] = &fstest.MapFile{Data: b}
-	}
-	snap, err := catalog.LoadSnapshot(fsys, ".")
-	if err != nil {
-		return nil, err
-	}
-	catalog.Repair(snap)
-	return catalog.Build(snap)
 }
 
 // Active reads the active pointer. The raw bytes let a poller notice a change

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,7 @@ import (
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/postgres"
 )
 
 // dataOptions are serve's flags for the version store.
@@ -27,10 +29,11 @@ type dataOptions struct {
 // with an inbox, imports the folders dropped there. Goroutines end with ctx.
 func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (impl.Repository, error) {
 	metrics := pipeline.NewMetrics(reg, processStart)
-	st, err := store.Open(opts.dir)
+	st, closeStore, err := openBackend(ctx, opts.dir)
 	if err != nil {
 		return nil, err
 	}
+	go func() { <-ctx.Done(); closeStore() }()
 	// The embedded sample data is built only for a store with no intact version:
 	// building (and compressing) it beside the real one would slow start-up and
 	// hold memory for nothing.
@@ -46,6 +49,14 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 		return nil, err
 	}
 	go repo.Poll(ctx, opts.poll)
+	if n, ok := st.(store.Notifier); ok {
+		// A shared store says when a publish commits: swap then, not at the next poll.
+		go func() {
+			for range n.Changes(ctx) {
+				_, _ = repo.Reload()
+			}
+		}()
+	}
 	if opts.inbox != "" {
 		go func() {
 			opt := pipeline.Options{Retain: opts.retain, Metrics: metrics}
@@ -59,3 +70,21 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 }
 
 var processStart = time.Now()
+
+// openBackend opens the store an operator named: a PostgreSQL URL
+// (postgres:// or postgresql://, shared by replicas) or a directory (the file
+// store). close releases it.
+func openBackend(ctx context.Context, spec string) (store.Backend, func(), error) {
+	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+		st, err := postgres.Open(ctx, spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		return st, st.Close, nil
+	}
+	st, err := store.Open(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() {}, nil
+}

@@ -14,14 +14,14 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/pipeline"
-	"github.com/refdata/refdata/store"
 )
 
 // importCmd runs `refdata import [--data DIR] [--retain N] SNAPSHOT_DIR`.
 func importCmd(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", env("REFDATA_DATA", "data"), "version store directory (env REFDATA_DATA)")
+	data := fs.String("data", env("REFDATA_DATA", "data"), "version store: a directory, or a postgres:// URL (env REFDATA_DATA)")
+	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep, the new one included (env REFDATA_RETAIN)")
 	lockTimeout := fs.Duration("lock-timeout", pipeline.DefaultLockTimeout, "how long to wait for another import's store lock")
 	timeout := fs.Duration("timeout", 0, "give up the whole import after this long, store untouched (0: no deadline)")
@@ -37,6 +37,9 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	if *storeURL != "" {
+		*data = *storeURL
+	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return errors.New("want exactly one SNAPSHOT_DIR")
@@ -44,12 +47,13 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	if *retain < 1 {
 		return fmt.Errorf("--retain %d: keep at least 1 version", *retain)
 	}
-	st, err := store.Open(*data)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	st, closeStore, err := openBackend(ctx, *data)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	defer closeStore()
 	if *timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, *timeout)

@@ -96,7 +96,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", env("REFDATA_ADDR", "127.0.0.1:8080"), "listen address (env REFDATA_ADDR)")
-	data := fs.String("data", env("REFDATA_DATA", ""), "version store directory (env REFDATA_DATA); empty serves the embedded sample data")
+	data := fs.String("data", env("REFDATA_DATA", ""), "version store: a directory, or a postgres:// URL shared by replicas (env REFDATA_DATA); empty serves the embedded sample data")
+	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
 	inbox := fs.String("watch", env("REFDATA_WATCH", ""), "with --data: import snapshot folders dropped into this directory once they hold a READY file (env REFDATA_WATCH)")
 	poll := fs.Duration("poll", time.Second, "with --data: how often to check the active pointer and the inbox")
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
@@ -104,6 +105,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *storeURL != "" {
+		*data = *storeURL
 	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

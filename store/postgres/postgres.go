@@ -537,3 +537,34 @@ func sum(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }
+
+// Discard removes a stored version that is not active, with its files and the
+// diffs naming it.
+func (s *Store) Discard(id string) error {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var active bool
+		if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_active WHERE manifest_id = $1)", id).Scan(&active); err != nil {
+			return fmt.Errorf("discard %s: %w", id, err)
+		}
+		if active {
+			return fmt.Errorf("discard %s: it is the active version", id)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1", id); err != nil {
+			return fmt.Errorf("discard %s: %w", id, err)
+		}
+		if _, err := tx.Exec(ctx, "DELETE FROM refdata_versions WHERE manifest_id = $1", id); err != nil {
+			return fmt.Errorf("discard %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// Location names the database and schema, without credentials.
+func (s *Store) Location() string {
+	return fmt.Sprintf("postgres://%s:%d/%s (schema %s)", s.cfg.Host, s.cfg.Port, s.cfg.Database, s.schema)
+}

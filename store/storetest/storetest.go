@@ -254,6 +254,35 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
+	t.Run("Discard", func(t *testing.T) {
+		b := h.Open(t, "discard")
+		if b.Location() == "" {
+			t.Error("Location is empty")
+		}
+		publish(t, b, publication(id1, "", 0))
+		publish(t, b, publication(id2, id1, 0))
+		unlock, err := b.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		if err := b.Discard(id2); err == nil {
+			t.Error("Discard removed the active version")
+		}
+		if err := b.Discard(id1); err != nil {
+			t.Fatalf("Discard(%s): %v", id1, err)
+		}
+		if _, err := b.Lookup(id1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a discarded version is still there: %v", err)
+		}
+		if _, err := b.ReadDiff(id1, id2); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("the diff from a discarded version: %v", err)
+		}
+		if p, _, err := b.Active(); err != nil || p.ManifestID != id2 {
+			t.Errorf("after Discard the active version is %+v, %v", p, err)
+		}
+	})
+
 	t.Run("Damage", func(t *testing.T) {
 		if h.Damage == nil {
 			t.Skip("the harness cannot damage this backend")
