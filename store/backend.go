@@ -79,6 +79,14 @@ type Notifier interface {
 	Changes(ctx context.Context) <-chan struct{}
 }
 
+// Coordinator is a Backend shared by replicas that swap together: each replica
+// reports what it serves and what it has staged (loaded, rendered, compressed,
+// ready to swap), and the publisher schedules the switch (Pointer.ActivateAt)
+// for when every live replica has staged the new version, or a bound passed.
+type Coordinator interface {
+	Heartbeat(replica, serving, staged string) error
+}
+
 // ResolveIn picks the version to serve at start-up from any backend: the one
 // the pointer names when it is intact, else the newest intact version. why
 // explains a fallback ("" when none was needed). It returns an error wrapping

@@ -85,6 +85,10 @@ type Pointer struct {
 	// pointer to every file of the version.
 	ManifestSHA256 string    `json:"manifestSha256"`
 	PublishedAt    time.Time `json:"publishedAt"`
+	// ActivateAt, on a store shared by replicas, is the instant every replica
+	// switches to ManifestID (until then they serve Previous, having staged the
+	// new one); zero means at once. The file store always leaves it zero.
+	ActivateAt time.Time `json:"activateAt,omitzero"`
 }
 
 // Open opens (creating when needed) a store directory.

@@ -44,7 +44,27 @@ type Store struct {
 	cfg     *pgx.ConnConfig // for LISTEN's own connection
 	schema  string
 	lockKey int32
+
+	// StageBound is how long a publish waits for the live replicas to stage
+	// the new version before it schedules the switch anyway (replicas that
+	// have not staged by then are not ready until they have).
+	StageBound time.Duration
+	// Margin is how far ahead of now the switch is scheduled once every
+	// replica has staged, so the NOTIFY carrying the instant reaches all of
+	// them before it.
+	Margin time.Duration
+	// ReplicaTTL: a replica whose last heartbeat is older is not waited for.
+	ReplicaTTL time.Duration
 }
+
+// Defaults for Store's coordination settings.
+const (
+	DefaultStageBound = 2 * time.Minute
+	DefaultMargin     = 300 * time.Millisecond
+	DefaultReplicaTTL = 10 * time.Second
+)
+
+var _ store.Coordinator = (*Store)(nil)
 
 var _ store.Backend = (*Store)(nil)
 var _ store.Notifier = (*Store)(nil)
@@ -64,7 +84,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: %w", err)
 	}
-	s := &Store{pool: pool, cfg: cfg.ConnConfig}
+	s := &Store{pool: pool, cfg: cfg.ConnConfig, StageBound: DefaultStageBound, Margin: DefaultMargin, ReplicaTTL: DefaultReplicaTTL}
 	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&s.schema); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres store: connect: %w", err)
@@ -339,8 +359,12 @@ func (s *Store) Verify(id, manifestSHA string) error {
 func (s *Store) Active() (store.Pointer, []byte, error) {
 	var p store.Pointer
 	var rev int64
-	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision FROM refdata_active").
-		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev)
+	var at *time.Time
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision, activate_at FROM refdata_active").
+		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev, &at)
+	if at != nil {
+		p.ActivateAt = at.UTC()
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return store.Pointer{}, nil, fmt.Errorf("active pointer: %w", store.ErrNotFound)
 	}
@@ -411,6 +435,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	sort.Strings(names)
 	ctx := context.Background()
 	var pruned []string
+	var replicas int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var exists bool
 		if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_versions WHERE upper(manifest_id) = $1)", p.ManifestID).Scan(&exists); err != nil {
@@ -452,11 +477,22 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 				return fmt.Errorf("diff: %w", err)
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision)
-			VALUES (true, $1, $2, $3, $4, 1)
+		// With live replicas, the switch is scheduled at the stage deadline
+		// and moved earlier below once they have all staged; without any it is
+		// immediate.
+		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval", s.ReplicaTTL).Scan(&replicas); err != nil {
+			return fmt.Errorf("replicas: %w", err)
+		}
+		var activateAt *time.Time
+		if replicas > 0 {
+			at := time.Now().Add(s.StageBound)
+			activateAt = &at
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at)
+			VALUES (true, $1, $2, $3, $4, 1, $5)
 			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
 				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-				revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt); err != nil {
+				activate_at = excluded.activate_at, revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt, activateAt); err != nil {
 			return fmt.Errorf("active pointer: %w", err)
 		}
 		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
@@ -468,7 +504,55 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("publish %s: %w", p.ManifestID, err)
 	}
+	if replicas > 0 {
+		if err := s.schedule(ctx, p.ManifestID); err != nil {
+			// Published all the same: the replicas switch at the deadline.
+			return pruned, fmt.Errorf("publish %s: schedule the switch: %w", p.ManifestID, err)
+		}
+	}
 	return pruned, nil
+}
+
+// schedule waits, up to StageBound, until every live replica has staged (or
+// serves) id, then moves the switch to now + Margin and notifies.
+func (s *Store) schedule(ctx context.Context, id string) error {
+	deadline := time.Now().Add(s.StageBound)
+	for time.Now().Before(deadline) {
+		var waiting int
+		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM refdata_replicas
+			WHERE seen_at > now() - $1::interval AND staged <> $2 AND serving <> $2`, s.ReplicaTTL, id).Scan(&waiting)
+		if err != nil {
+			return err
+		}
+		if waiting == 0 {
+			_, err := s.pool.Exec(ctx, `UPDATE refdata_active SET activate_at = $2, revision = revision + 1
+				WHERE manifest_id = $1 AND activate_at > $2`, id, time.Now().Add(s.Margin))
+			if err == nil {
+				_, err = s.pool.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, id)
+			}
+			return err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return nil
+}
+
+// Heartbeat records that a replica is alive, what it serves and what it has
+// staged.
+func (s *Store) Heartbeat(replica, serving, staged string) error {
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO refdata_replicas (id, serving, staged, seen_at) VALUES ($1, $2, $3, now())
+		ON CONFLICT (id) DO UPDATE SET serving = excluded.serving, staged = excluded.staged, seen_at = now()`, replica, serving, staged)
+	if err != nil {
+		return fmt.Errorf("heartbeat: %w", err)
+	}
+	return nil
+}
+
+// Forget removes a replica's record (it shuts down), so publishes stop
+// waiting for it.
+func (s *Store) Forget(replica string) error {
+	_, err := s.pool.Exec(context.Background(), "DELETE FROM refdata_replicas WHERE id = $1", replica)
+	return err
 }
 
 // prune keeps the newest retain versions (and the active one) and the diffs
