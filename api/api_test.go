@@ -220,7 +220,8 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				if res.StatusCode != http.StatusOK {
 					t.Fatalf("GET %s = %d", url, res.StatusCode)
 				}
-				if path != "/v1/metrics" {
+				probe := path == "/healthz" || path == "/readyz" // live state: no-store, no ETag
+				if path != "/v1/metrics" && !probe {
 					etag := res.Header.Get("ETag")
 					if res := check.Do(t, h, get(url, "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
 						t.Errorf("If-None-Match %s = %d, want 304", etag, res.StatusCode)
@@ -234,7 +235,7 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				for _, enc := range []string{"gzip", "br", "gzip;q=0.5, br;q=0.1", "identity"} {
 					res := check.Do(t, h, get(url, "Accept-Encoding", enc))
 					want := strings.Split(enc, ";")[0]
-					if path == "/v1/metrics" || want == "identity" {
+					if path == "/v1/metrics" || probe || want == "identity" {
 						continue
 					}
 					// Bodies too small to gain are sent as identity.
@@ -282,7 +283,12 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
 						t.Errorf("malformed version: %d, want 400", res.StatusCode)
 					}
-				case "/changes":
+				case "/readyz":
+				notReady := handler(unready{impl.Static{Edition: ed}}, nil)
+				if res := check.Do(t, notReady, get(url)); res.StatusCode != http.StatusServiceUnavailable {
+					t.Errorf("a replica that is not ready: %d, want 503", res.StatusCode)
+				}
+			case "/changes":
 					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
 						t.Errorf("no earlier version: %d, want 404", res.StatusCode)
 					}
@@ -307,4 +313,12 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 	if missing := check.Unexercised(); len(missing) > 0 {
 		t.Errorf("documented statuses never exercised:\n%s", strings.Join(missing, "\n"))
 	}
+}
+
+// unready is a repository whose replica is still staging a version.
+type unready struct{ impl.Static }
+
+func (u unready) Ready() (gen.ProbeStatus, bool, string) {
+	staged := "0000000000000001"
+	return gen.ProbeStatus{Serving: u.Edition.ManifestID, Staged: &staged}, false, "staging " + staged
 }

@@ -907,6 +907,36 @@ type PremierLogoListBody struct {
 	Status int `json:"status"`
 }
 
+// ProbeBody defines model for ProbeBody.
+type ProbeBody struct {
+	// Data What a replica serves, and what its store says is active.
+	Data ProbeStatus `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ProbeStatus What a replica serves, and what its store says is active.
+type ProbeStatus struct {
+	// Active The manifestId the store says every replica serves now; absent without a store (the embedded sample data).
+	//
+	// Example: 05E83EB5E32657B9
+	Active *string `json:"active,omitempty"`
+
+	// SecondsBehind Seconds since the store's active version became due while this replica served another; 0 when current.
+	SecondsBehind *float32 `json:"secondsBehind,omitempty"`
+
+	// Serving The manifestId this replica serves.
+	//
+	// Example: 05E83EB5E32657B9
+	Serving string `json:"serving"`
+
+	// Staged A newer manifestId this replica has loaded and will switch to at the scheduled instant.
+	Staged *string `json:"staged,omitempty"`
+}
+
 // RetainedVersion One version the server retains.
 type RetainedVersion struct {
 	// Active Whether this is the version being served.
@@ -1461,6 +1491,9 @@ type MapList = MapListBody
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
+// NotReady The body of every non-2xx response.
+type NotReady = Error
+
 // PlayerTitleItem defines model for PlayerTitleItem.
 type PlayerTitleItem = PlayerTitleBody
 
@@ -1478,6 +1511,9 @@ type PremierLogoItem = PremierLogoBody
 
 // PremierLogoList defines model for PremierLogoList.
 type PremierLogoList = PremierLogoListBody
+
+// Probe defines model for Probe.
+type Probe = ProbeBody
 
 // SeasonItem defines model for SeasonItem.
 type SeasonItem = SeasonBody
@@ -1969,6 +2005,25 @@ type ClientInterface interface {
 	// Corresponds with GET /docs (the `GetDocsPage` operationId).
 	GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetHealth Liveness probe
+	//
+	// 200 while the process answers requests at all. Restart the process when this fails;
+	// take it out of a load balancer with `/readyz` instead.
+	//
+	// Corresponds with GET /healthz (the `GetHealth` operationId).
+	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetReadiness Readiness probe
+	//
+	// 200 when a version is loaded and, on a store shared by replicas, it is the version
+	// the store says every replica serves now; 503 (with the reason) while the replica
+	// starts, cannot reach its store, or serves another version than the active one
+	// (it is still staging the new one, or missed the switch). A load balancer sends
+	// traffic only to ready replicas, so clients never see a version go back.
+	//
+	// Corresponds with GET /readyz (the `GetReadiness` operationId).
+	GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBuddies List buddies (weapon charms)
 	//
 	// Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -2299,6 +2354,45 @@ func (c *Client) GetChangesBetweenPage(ctx context.Context, from FromVersion, to
 // Corresponds with GET /docs (the `GetDocsPage` operationId).
 func (c *Client) GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetDocsPageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetHealth Liveness probe
+//
+// 200 while the process answers requests at all. Restart the process when this fails;
+// take it out of a load balancer with `/readyz` instead.
+//
+// Corresponds with GET /healthz (the `GetHealth` operationId).
+func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetReadiness Readiness probe
+//
+// 200 when a version is loaded and, on a store shared by replicas, it is the version
+// the store says every replica serves now; 503 (with the reason) while the replica
+// starts, cannot reach its store, or serves another version than the active one
+// (it is still staging the new one, or missed the switch). A load balancer sends
+// traffic only to ready replicas, so clients never see a version go back.
+//
+// Corresponds with GET /readyz (the `GetReadiness` operationId).
+func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetReadinessRequest(c.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -3202,6 +3296,60 @@ func NewGetDocsPageRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/docs")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetHealthRequest constructs an http.Request for the GetHealth method
+func NewGetHealthRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetReadinessRequest constructs an http.Request for the GetReadiness method
+func NewGetReadinessRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/readyz")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5816,6 +5964,29 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /docs (the `GetDocsPage` operationId).
 	GetDocsPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error)
 
+	// GetHealthWithResponse Liveness probe
+	//
+	// 200 while the process answers requests at all. Restart the process when this fails;
+	// take it out of a load balancer with `/readyz` instead.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /healthz (the `GetHealth` operationId).
+	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
+
+	// GetReadinessWithResponse Readiness probe
+	//
+	// 200 when a version is loaded and, on a store shared by replicas, it is the version
+	// the store says every replica serves now; 503 (with the reason) while the replica
+	// starts, cannot reach its store, or serves another version than the active one
+	// (it is still staging the new one, or missed the switch). A load balancer sends
+	// traffic only to ready replicas, so clients never see a version go back.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /readyz (the `GetReadiness` operationId).
+	GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error)
+
 	// ListBuddiesWithResponse List buddies (weapon charms)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6473,6 +6644,130 @@ func (r GetDocsPageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetDocsPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetHealthResponse200Headers the declared response headers of an HTTP 200 response for GetHealth
+type GetHealthResponse200Headers struct {
+	CacheControl string
+}
+
+type GetHealthResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Probe
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetHealthResponse200Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetHealthResponse) GetJSON200() *Probe {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetHealthResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetHealthResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetHealthResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetHealthResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetReadinessResponse200Headers the declared response headers of an HTTP 200 response for GetReadiness
+type GetReadinessResponse200Headers struct {
+	CacheControl string
+}
+
+// GetReadinessResponse503Headers the declared response headers of an HTTP 503 response for GetReadiness
+type GetReadinessResponse503Headers struct {
+	CacheControl string
+}
+
+type GetReadinessResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *Probe
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NotReady
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetReadinessResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetReadinessResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetReadinessResponse) GetJSON200() *Probe {
+	return r.JSON200
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetReadinessResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetReadinessResponse) GetJSON503() *NotReady {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetReadinessResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetReadinessResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetReadinessResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetReadinessResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10476,6 +10771,41 @@ func (c *ClientWithResponses) GetDocsPageWithResponse(ctx context.Context, reqEd
 	return ParseGetDocsPageResponse(rsp)
 }
 
+// GetHealthWithResponse Liveness probe
+//
+// 200 while the process answers requests at all. Restart the process when this fails;
+// take it out of a load balancer with `/readyz` instead.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /healthz (the `GetHealth` operationId).
+func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error) {
+	rsp, err := c.GetHealth(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetHealthResponse(rsp)
+}
+
+// GetReadinessWithResponse Readiness probe
+//
+// 200 when a version is loaded and, on a store shared by replicas, it is the version
+// the store says every replica serves now; 503 (with the reason) while the replica
+// starts, cannot reach its store, or serves another version than the active one
+// (it is still staging the new one, or missed the switch). A load balancer sends
+// traffic only to ready replicas, so clients never see a version go back.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /readyz (the `GetReadiness` operationId).
+func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error) {
+	rsp, err := c.GetReadiness(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetReadinessResponse(rsp)
+}
+
 // ListBuddiesWithResponse List buddies (weapon charms)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -11739,6 +12069,115 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetHealthResponse parses an HTTP response from a GetHealthWithResponse call
+func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetHealthResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Probe
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetHealthResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetReadinessResponse parses an HTTP response from a GetReadinessWithResponse call
+func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetReadinessResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest Probe
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NotReady
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetReadinessResponse200Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetReadinessResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -18817,6 +19256,12 @@ type ServerInterface interface {
 	// GetDocsPage This API reference, rendered
 	// (GET /docs)
 	GetDocsPage(w http.ResponseWriter, r *http.Request)
+	// GetHealth Liveness probe
+	// (GET /healthz)
+	GetHealth(w http.ResponseWriter, r *http.Request)
+	// GetReadiness Readiness probe
+	// (GET /readyz)
+	GetReadiness(w http.ResponseWriter, r *http.Request)
 	// ListBuddies List buddies (weapon charms)
 	// (GET /v1/buddies)
 	ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams)
@@ -18985,6 +19430,18 @@ func (_ Unimplemented) GetChangesBetweenPage(w http.ResponseWriter, r *http.Requ
 // GetDocsPage This API reference, rendered
 // (GET /docs)
 func (_ Unimplemented) GetDocsPage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetHealth Liveness probe
+// (GET /healthz)
+func (_ Unimplemented) GetHealth(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetReadiness Readiness probe
+// (GET /readyz)
+func (_ Unimplemented) GetReadiness(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19382,6 +19839,34 @@ func (siw *ServerInterfaceWrapper) GetDocsPage(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetDocsPage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetHealth operation middleware
+func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetHealth(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetReadiness operation middleware
+func (siw *ServerInterfaceWrapper) GetReadiness(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetReadiness(w, r)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -21277,6 +21762,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/metrics", wrapper.GetMetrics)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/healthz", wrapper.GetHealth)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/", wrapper.GetHomePage)
 	})
 	r.Group(func(r chi.Router) {
@@ -21297,237 +21788,247 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3vbiM3ti/6KoTuBmJnlyy77XY6NuaD23Ynnml3G7Y6mbnj3CuqakniuIqskCzLStDAfNoPsHGA8wb7",
-	"Rc6bzJMccJFVRUklqWTLjnpamUFiSfy7+FuLi+T683sjFEkqOHCtGke/NwZAI5D450kYglKngmsp4pM4",
-	"FsOPkvUZN79FoELJUs0Ebxw1Tj9e35CekKQrxVCBJDRN1TGh8ZCOFOl829lpBA0Jv2ZMQtQ40jKDoKHC",
-	"ASTUNAYPNEljaBw1vm0EDT1KzZ9KS8b7jc+fg/GBnD+kQsGP5TCnh3JMYtBqbDBEAo1I57xN+52AdP7a",
-	"PKOaNn8CqZjgHUJ5RDqmA+C6+Z7yfkb7UHvUptWAjLcZkMnmKqd2SsMBuJlVTIZqGou+Ip0068YsDEhC",
-	"H5q0D3/a390NiNI0huZwwGJoSrinMYuohj8d7naOSad1v9e69+Z3y/GriPV6rZhqULpTNstFMzQj6ZCt",
-	"siEC9yBHRLMEjgkl+7sHhCkSDoCm28d+c7/3pEg+t37X4nOnYqh7r/cPd814WZJkmnZj6Ozc8pq0XW7i",
-	"1TS2C3HOQxGZ76bI3OnKDhGSdPq/sbRDhgPgRA+AdEU0wimLJJWgFERkKxwIBZx0R6RjYJnqZt5uh/za",
-	"vKdxBiow0NMxIz0mlSaCE0o0g+1jQrsKuEZWYRFwzfTIgMybOM+SxtHfG13ZCBpmOI1f5kypgNbUlNoD",
-	"ILEIaQzFTL5RRMODNhNinGwpsD+dXF0Qr+52XdADb366qaS3YQPHBdMDu6Sc9UBpcnFGRA9H0KcJEAfV",
-	"ku6h+dYAq+6Adl+fv9k/f/v6fP/V4evv3n5fOTbDqtODutFS8D5xQBLSjowZqWEWHrimpiTZAhoOSGiJ",
-	"T+yykwFVhGlFxJBvB7c8AsnuIcKh4/fdkQZ15NY7pLH9gtwBpDhbZSZqxkVoKIVSOSnUzi2/AR4RpkmX",
-	"hndm1ToXveYHwaF5SXU46BAtSB+0Zc76PHXb4Lv3/UvY/e231z8n734a/ZDdMM3vvpO3jUqq/UTlaJpq",
-	"J068T/JB3QWbqFfR8+egkVJJE9BO1r+TIlkGWgWqBDIxlRZSZGvvkAzggUYQsoTGJGJ9phVi3+xvjZTq",
-	"QSNocJqY8ZgqjwdhQh/eA+/rQePo8KCKurO5+L3lYDcZ5N4egzhSAREcv6eyeXIekAiaZ+cBQZ4MCKjm",
-	"uf3P5V8D0pPNd9cBYVHz4iy45Uw3L9oB+Qdt/vkqIHei+ZfrgKRx8+p9QFLdfHsdEJk1rz8FRA+a7R8D",
-	"omWzfR2Qe9b86UNAfhs0T+1/2j8HBpKUj255DFqDJCFVsEPOoEezWNvR7JATPtIDwygQKzDS52B312IV",
-	"Sf1rBnJU0joud8uSvpFt0ZM6JcVx6nXI3BZPRI4WS+JGi2dEzaeMRdVyn2lIvlHk06eLs4C8aR7g//Ze",
-	"VQzcrR/xl696Kpnprd5kDvfhMHzVPWwe0DfQfHP4fdjcjw7CJuy/2X/9+tWrw9dvDhZP8LPpTKWCK0DO",
-	"f0uja/g1A6XNJyeCzZ80TWMWonxu/UPZ1S0G83sDpBTSwxX55uGh+de/fmOAyIUmKktTITVExyRTMJet",
-	"/vXP/zGo1FRnqnF0sLv72SfAf0joNY4a/0+r1Kdb9lfVOsdB4KSml0vaaZkBJTTuCZkYPYML8kmBbJ70",
-	"geuAZLwYKMmnEnjlzWIbFSYpkby90/gcNN5mUTS60JDUIFu9yWCLb0U0qprQRw6kawqgbNDl9My4UZoZ",
-	"gE0dMppOBW7iMaNZnjOqBuJqt2aeT4ojQ9GsPTQ0vVND7YbHzxu5yt70dPZ5TY3p96Xi1vSV0bn1J3RX",
-	"rwl/26jRRFHc04LmVcMy3t4/ryyW+Rw0xo9Ai2r5eiJCCZH1Hu4hXj1gsdmFqCWxKbbB7ga7j8fue1Zr",
-	"j1oWu6bZWfg9x4O6h+Bci6GhZveFMrPB9QbXj8P16iFdE80bHG9wvBIcn4okBc0MjG6AKsFXqmJMtT5P",
-	"0wjLwkRh6Q2gN4B+MqBXKqQrW58vsKdhvZHeG7CvHOxtBvIG9HOJb9d8XfmtGUiiQG9AvQH100H9XCLc",
-	"a76+DM+hvZHiG8CvCPCZlMDD1V5H543OldiuzAa0G9A+FrSrlc1eowsksiu5kcIbQK8G0Ges11upBDYN",
-	"zgLxCYlYr0e6oIcAnOihGDP3URucPhGnawqydzE8GJCtFGh5o/O2+l4MD2gBsRGNG9H4WNSudK/3G52/",
-	"1xfY3Wz2G0SvBtE/0ATO74Gv9r6saHWeJMZ9Hu7RfGkD3A1wHwnclcrisVbnC+MSvhtpvAH16kB9KSI4",
-	"/zVjaUq7MaxcLI83v1A+JyICAkX5Dag3oH46qFcusqebryG7J6C9keIbwK8W8M8iu2tJ7A1qN6h9LGqf",
-	"RTgvI5I3cniD6JUg+oJrkJzG1rvqUV5hzDVB8ItjIkHLEYmpBum5er1elauXAnkPkvQoiyE6RrwnoBTt",
-	"A1F0pMhwQHVgnYJB3rMQiNLm+yxFXy7nwyIjkCvde7x2520/1rOgi+U2/Lrh12X51YPZSjehiXbn70M+",
-	"iDdb0QbaK4I2AuQmSxIqV2spMtXyLHib/WXvDfHchLGmIkOmB3ZPYb/l2heTxHpaE4zHsnmG/zd9hr+k",
-	"6Uo1hUuaztMQEppupOdGej4CpSuVma69+YpAQtPN/r9B8GoQ/EHodyLj0eNOoVyQIdBUcLtXZxmLyK77",
-	"p1nxr/wfA9Q8Ts1kCJljEjOlDY4TQjVp3e+1bB9qLIbJwdMPth8EUVk4cEZXllWCYlxCogUgnl8/CH0p",
-	"ItZjMCNyzUS4LU4TiKrCXjFFlGZx7Kxj9THhAqOGbVh0LfUYA5orx/Aee2h40K2BTuJx0T5hQcrJj+3L",
-	"969JJMIsAa53qgOFVdYiKe0D2cIGAvKp/a75ZjsgEngEEiIieAgY+xGDH0YkZnd51ENEEzGgNE18o265",
-	"GPIigN4578dMDY5JRDW1326h4ZaBrNp2MfZ0GYTPhg0MSELlHUTI57ecaUU6MeX9TjAjAqVtj+gB1fkm",
-	"hJGz/r0wPhGNseXicbbCAeV9UNVxKvUARqQnzKgrNvHtY9JpRSJUE20tilU5P6zmzpJBK/PhzgtL+Qdv",
-	"qHkTNxBmkulR80rELKyI9neDfytDnlEMKiA9wbWy3CM4h9CUU0TweGRj7GEARXvjeUxYQvugCI2VsL8O",
-	"tE6VYxoWCq4WBJ6cHcpx9apATpP2KIXmRySAmh3+kAvFWa9XGxyufCUmnqiGXMV0BLLN9IoNS7x25x3/",
-	"UixGtCm30aI3WvQT4LvS8+BEu/PPhT6INwfEDbRXBG0JCQN5KngPJPBwxfJ5svW5UtoWNru2K70B9AbQ",
-	"Twb0aiV2VesL5PYUrDfSewP2lYL9veiL55Dbpt06ElsDTUgs+mKD4Q2Gn4Dh5xDVebv1hHSB5I2M3uB7",
-	"Nfh+hqiOi0M5bsI3buD6FLiuVBLXDdS4Cc64gfJKoXzH+OlAioSuVvoWzc6VwHeMkxCLbbC7we7jsbta",
-	"UTzW7AJxXCJ4I5M3uF4drlefSaVodaFE3uRR2QD3acBduTyumUWlhO9GGm9AvSJQo4VHe+UBP7x257mF",
-	"+K4eBtSCwwazG8zOx2x7AMlq0YotztMctCmwka8brD4KqytVGIoW5ysLiNiNnrDB8Wpw7D6sVOq6Nufp",
-	"Bw64fmDmDUj/PR1C3Qcj2VaKsmvQlHGIvPbnIU664kUc8IBwGILSpMek0hv0/Xui72f0QFsp8GyT87RK",
-	"6/a22Y432/Hj4LpSvbJscr5i6fxBN5rlBsorhPLNHXsO6WuaXSyB8WZ1g90Ndh+P3WcQxXmztcQxvg1s",
-	"ZPIG1yvAdRF4weIiUjeaavybRhEz6KPxlRQpSM1ANY56NFYQNFLvq98b3UwqfSoyyws9IROqG0eNSGTd",
-	"2PM65lnSBWmG3GMSrqmG+sWVfpvFMeiTMMwktZ7BNWrKjN+kANFlFmuWxgxkzYq/CZEsWemz73j798kW",
-	"vElXDivwqVg95V+KLkX3HxBqZDkm35p6j162M6Y05WHdpVADofsZvwIzsvpLPkGbilaCieFUTjbWN7bm",
-	"o6e7BOqee6o4lKppvs2iaLRwcpMZzrqmFtlye0Q4oDLZtpFcmFb2KRkDrI0ThSoF+orqwbRneR7YFG/k",
-	"msD7jAPB8iSlerBDPqb01wwqAmEEjYipNKaji3C2QMo3wE8y9mp8oAlMDwXDz7HfIMJIFJU9MvUjiyLg",
-	"F70PQn8c8qrgLrZEvkcqLSSQ4QA44UITYep4TXeFiIHivmaJZ9pjGhK1aEa4fvjObyq75qiUFMU1XtZ/",
-	"yljF+K6hB1IRLQglePVPtjqt+70WVlGt37OMRZ8728eEZ3FsR24mYld+QBXhgiN1zO/UoNMFAJiiVub6",
-	"L+MBfLf7/eE+PYyaB6+73zXf9KKDZnhIafPwVffV3uvX3+29prQyWIAPdmx2fC0rV8anwjhYAg+RBeFn",
-	"MgmqS8tJgYhqWmsBUQS4CEVVUYJ+bLeviC1AQoyG/mp31xC/oOmr3d1i4Ixr6FeJB9tDYMc1c6IWTcuJ",
-	"hDJYrugRalGyQABM4QTFSNH5RMSlLAHJQszQbNqtIVJfXiwMWAQ1RMKEFCBn0KNZrJEXkbimhAQrN0Qm",
-	"Q3SHi6jGsDhAegziGcIjZ7VanOPRe2rsk3w1i23mg+g5WaaQeevFN8XB6nHTXoHMXx96vBQp1pUKpzSO",
-	"RaaX1q5sEDgJfWbvQylJaDotTc1pW7PF0s0N431eHOdh2q4WdO/Mfj9TxqksBXk9p/oVlcA1iWkX4p2F",
-	"m7g3kOm2g3KKc8j73iPDEmT+YHYQK9ATxllCU5IKhbUDwkXCOI3jkdHf/r4bkL1fjkhiD1Aj0h3ZOPau",
-	"GgZ6+kbd8iGL9ADDQw2A9QfaCPS+0WDZg9GHyalI0kxDRDC0GY2IZgnkkaNyWf+NIkMh4+iWh0LIiHGU",
-	"+0VE44Sm36h8KAykCsrf6AMoooY0TU0fdrPAF+5IgDq65Q/kT7btnRH5P/+bPJQnQvKf5OEmpDGVbXES",
-	"RQEZFUUfTNHRWNGRV3Tnlp+QHgyJBBqT0C6JIjED8o9MaWI+schuZkgopE+PxjFRsSFSPCrKWELbcG/j",
-	"UH+oeYwaPebU9NAwFasRpqEv5OiM9XpLSjEaRVUqwI0NVP3p08WZIi7yow0g5g4KHIYgfZOEQgxOseKk",
-	"yLPx3io6vTBNmA66Qg/IcCAUZltgDv73NM4AQ1aaAwHjhPJREdRS2QF3Rxijc2xAc2WOHQvevFcMVUIi",
-	"7h9FHxFHj6PPxKLb9SlHUpKvEgjedJbDASprauZEtUibVm/Ggi744YIl2rJANptXklIJZnWwxPZygFlK",
-	"W3QTqaSOSFLQTLN7sA6ZS4piNI+g3EaJ5JEY4qbHCQ01Sguz7kbxJwq0wUFPyBCWPV3Y/AcVK3FN+Z3L",
-	"jqAIUMkt3IeMu4iWGNPPTGvyLOy8Sv3DcD3mmKSXzeRgRjnjMF3yeFm1baR/9dn+z8IMXgvi9VRQsHJb",
-	"Bx61WdV2fnHzkbw53N0jn9qnx/kqmaMACWOh7CVGKXCphqbZ1Ka6CBoPzb5oTqsTOP8Fs7BEwviXBhPb",
-	"1YqJplIvOweRAn/yHJZio3KYJdHHyDBjjUsALzp+VaDrWU5h01y/Lmr3DPZaVg2XpWAgdEhlZLSqnjaf",
-	"iJXARk4ZObGsLFr+aiLOr0Xq3CUnNI6XaHsGfoOGmdp1QfrlFSsH+dhdMYw1N3mlUA56aXy/xDmzEuxr",
-	"eeYcFx7LPlvQ8K4vRcajUxHbDGPjU3nTDAdU0tBwwfUPb0/IAB7GZtHII7VXyeiwfqPHJJIitfGkqdJE",
-	"DwUpSimjApii41333D/VjwT3LH+ynHju5lmS+wthVHeqSOfco+OZq3p0dHH98UNnZ17zC+4OK+vGVPZh",
-	"CX41cqktGeX9GM7EkD+y6qd0iYrLyhTtsDdOh13CFMm43YGPSSzMWYcp94f5uubdrml+eVJPMJO2T6FF",
-	"Wx5IJhY0R24wxSDjgqtcyRmrVLkCNdj4Bpa/RYrNEQe3KNOnOiZ0TB20Ksc3inSq9I0yDDvU0bo/4sDz",
-	"FZlC+Pzd0CxAhdT8KG3EerwfyUFDtlCN3d02eiGeC0RaAGdZSY4C8qnnosn5jz8q2bnVW+Hn19NyKK3n",
-	"XnUD+oW3co8ea7mXY6qPcOnneU4Yb+LFX+haWKCgLnzCXfFb2lWcSRrbO6b5T2peMzeM97OYVmwr+S91",
-	"Glx6swWj+V9JuGcwfLpSXecNu2rOk+ry2E4zNcSFKrSDxXNJnBy3a8ZHLyJdvLmvo0w5owntwzXl1qxw",
-	"mbOBiEa2ds1z6ABotFSFGPpLlZdmFuc8ugTtNIi6lW40lXqJapOvVpNtTI1lbPaBTzt/mpULVOetYRw/",
-	"Pw+oJu762qpLghdmumjhw4UeWMOJ8TUN7QOH+zQP12ZYp2Xpz0HDdOTZgY4P6ZJy1gOlycVZbj1sb+4V",
-	"i6oFcx84SKohOtHTzf2cX7lGrNcjQ2qvvvEtbetT+3T7qbeQNtdoHRq4tKTI3mKZ6duHnRnTn8CXT1q/",
-	"n3EqBf7ylZOYBapnEvaI13URbuMgXd6ECbiWI5KCJCHVNBb9wD3Gd0do2ZhSPXB3gGgs1zl2ubPcSozM",
-	"adY9WwUEklSPDC8qwngYZ5E9lU5aikZRDf4be4r8HOTVWqW54DK1vSNfcfpaqr7d5R4xbrg3Py9bqxfD",
-	"w7J1jAKciGj5IRYVWwZ8aYrpgpdtBNfFe3Napm5C06Xr2BwumMJl+bo2RHWrzCPw6CZi0RdLV7ZXEY+t",
-	"1vLAvGwT1th12Vp5VsnHVWupO8Zt8MMnNfE4zvdbWLLyhDguc2uOt1k90cqxF2KsMSXQHBeU4Khe7wpR",
-	"NsELxSKPSa0JBnUSphBPvvSYJRCq+WaSFWZtUzelyrHEhqyFpvFJbloyuV8G9vfT0g5kRonr0vxiwZ7r",
-	"dThRd6Kzqnna/KnL2wIYbdmoTXZr5YI3Xz08EAnK4KfiChLyfirU4iFwTYZS8D6aEgzNd1qQSBDaFZkm",
-	"TM96Ta6tzfh6zMHuQX09xo67inLvYnh4hLHJql8dn2oQ/fRLkFrXGTm1nknDLRZjTbTcfDwvcZ3hz30d",
-	"rzN+oAmc3+eOsY+6I0WRf5w7t2IOVDywuUTL5FP71BpqxgwU6YIeAnBS2HGgWHGWHI+0A1jAX8ckoSPS",
-	"BXueWGS+85Rj8EBIfbaqMY0Z5LyUec24EJma0Cz7m/nypQDZMwmYEsTrxlUvIWLGZr+uMubS7PPLvsCi",
-	"eDGKo82qnduL92Lax3uCrBszNYCIZDwCaa1z8dk1INRm2g0FV0xp4ProlneYurRNWEciTApvr5b6Nnu8",
-	"6JGyEPrLQ9QJSI/FcX4zOBywcGAUK1Pzljv/ogFVVWbX1DShTjOlRWKocA2Gk3zjUs/3yBbGdPWGq0Sm",
-	"ZxWcLxN9Is7WObzvazkhvrzyE2WS6hm3gzoc5HtKwnRuV8r0wKiklAyojEhofT4WzgxCwUUyauP3M/1q",
-	"obRyCQjs9HdI5/xEgjovax8d3WjKIyqjTq2ODbzfAdWZhI/3ICVzdy2Tnnu5ySwXHAhN03g09li/jDG1",
-	"7W2mnYHhZagC3eT9qtdOXquK8xdZ4xoKXGcxvBUifiESyCx++vyLRp4y+UlBU83sEzJrVqE20OQnwUKY",
-	"21jMlP7JPXK2aRzX5GQhu4VL/YSM7rKY6RERsquI4LmHTU0rJLQDUlcgf6Rxr+bzkwaaXIt4Jkx6Qpo9",
-	"DdkQ9w4136Z/0So95Qjmjc4TZ+MSp1ruVy5pBWSm8eGt1iSBg5n7kU/WGXJpFrNOPaxPQqyOcmi0g2fU",
-	"DVH5WDNl6Ly4CXvEyUtDQug9ZbENz+7ce1QKIeux0MKebOEuRfHTN4okEAMQIQl1PGvvE7eX9jJ3d5p1",
-	"DUHLiea3oUdHl2YsnTUJRnHH4vhGS6DJy5inFAScZJ2JgdRlnJLAz8xCHmTXlple6sA1TY91Pnm9JFXW",
-	"lhaSRVfOQXlJOoQizhJe1z5GDB9lEiOG1kza9FQ1fhcQ4lGeONZD0j7W7JATYh94vlG5d447BxvlunCG",
-	"7kugGpQmHbzyYbyPI+jc8hiUKU+52U3g14zGuTFx0S4NQ6OC2I4rT8YruNebY6Rouv1gCV2tJjJOaBx7",
-	"VwgGN9Vq6wwN0Te7Kno7SVOgMg/RVdcv4ArJdkpltHx9f20q9HN/HbwLDBuKyLlmpWnMrJpcA95PuU0c",
-	"G+v4Ks2i4jwKLdogPY55pp3R58k1EXPekF5C6k9QYB0FP8oLqPteXJGcLktT62xuffoLl2rFfsNEHkyr",
-	"sXxJFQ+sXOcGVVNhmZwbpGvAlSQ0lEIplFHYpvLknPcabUc0HhwsgubZeZVU1IUhzqxB2BJkCy9RUxqC",
-	"2q7qd2IJ3CCKDoJivguX40UgOrb+awrSS5ouvasnNC1jBuaRQ5Y/ztl6FbDwougod8XaE9J0q4q71iJg",
-	"iT1tahuJoD8RSaFGdJ16zvtFQJeKsDsstJRrKtBmmyF9EH1J0wELiVdzTW+7/XuTuj7Nj7vNS2hq/pof",
-	"QtJGjawaKDfLgW6dtR4aypgPdSKyLVwYZxz0tnAjvEjmBPidVJbSmKpBbc1qhBN4XFeahpqFNK5HJIIP",
-	"rcRZIBeXJ/g2Ve4QTINaMTlnuq4/jMfTnTAMEjKOyL/+67+LJ7kyntIx4WVgqCJgElkQMKmm8ulXqXB4",
-	"7PUUaIKRaZyRcT4uG+GqZi+jlcy9iABFFkWAqjmqF5h7HS2+kv+rAT8usefdFFdfHDt+nc2LM+XBuBOp",
-	"k3jjqB5f5wlsTZDb2yZnbN7PdMAwasH6aCgvoa25Ga+jjmYPoW2ml7+zdzcjBG1qd573NmSh0K+Ovjz9",
-	"WoiDbcODnterhgdttq8hd1YYNJ+rGc+x8+EwemM3pvzOUiDfxhi3Ye8MybEMxVB4tsxTNrA6gqyc3oyw",
-	"x/NvFzw0PBPz+3hbPxZ4CWEwQYG1FAp2AzotTNiXFw22BVJawe+88HUpq3/mYOomS6v0orbMwLGwFmkT",
-	"o0yYHTnFaxF0sBRcU8YVQV9Kb7rquAzbzH2lViTmZDtmYe6JpzuoeIO8sRmrWQRcsx5DMy2qMYAnhoy2",
-	"Xp759UpKdTgw/WcKCNOEcaWBRkbb9miK0/oHBlOjPMJQ9LS/coNtMx23FCWZFwqhSfQ9lyiaQvm6st+L",
-	"iKUqaqyxcHov+uLRYkkDTUgs+mKHXBhuxBi0mQJFEirvkJFjIdWR2d/DO3IHkJKMO2/qgHTjDIjIdMw4",
-	"BLdcQkRSycwxNyB9iZbgEAoeUTnaIW3Tl22PhCIBtCDYuv7Tzk7wg/nXW/Ovkz/t7Gx37M0X0HBwi51x",
-	"iMtYw8dGutyDRFeVN80u0+T6h7fIvQnaDrqh28DCtikjt2LAlwXSpTy65VuUa9akMaMKIgJRH2xc3tyE",
-	"3TWCMiGTePowws6Of/vRr14vmYcjnBVxq7gMMkU8cfrcSlkxouU8WDygP68ERFZaP+5+QamXU2Ad5d1E",
-	"SuFHPPYUQR8wbpe8B+kSD1ddrIe5y+xUsAXUcDDyrXtaz9vtAlpHmZZnpKDoGhE0GH/SkRADVdDc3d/Z",
-	"mxEYEDOY/eiuNyd0oh9Pmq9eHxLhrNbzwXyjiOI0VQOhSY/FoI7QAsBIatK5zXZ398OU6gH+BcR+oQYU",
-	"m+q5i8YY7M+3t7xzy1OQ+J0f9hpd/jH0bAc76eSVMaXPN4pcnny4eHd+0975hxJ825r6K5rALcfypI/B",
-	"d92XZEDVgAgbY9su0LGL6wzcTcMdRM1cEhdH4iK65dgO9QoLDlZIl4S20zv6vvcq3A0Pu9HrcC/ahd3e",
-	"K9gL3/QOut/R/egV7PV26ffdN+F30SG87h3Q/e4rLPd97w39rnsYvjZQodpI0MZR4/9zjf59t/k9bfZ+",
-	"+f3w4PN/VC1iOdjx1d99ff5m//zt6/P9V4evv3v7/XjrptmT5rtfft87rG62sHGYGxgkB+iQ+o4VjKNl",
-	"B0ZwNrQ2kMFMTBg1xHsUMk1A0gW8f1Q48gqTCs93af4mUunLZL40RwK8UnA8/Dlo3M8KItIejCeoD1Cd",
-	"aN3vtdwXHQw9bc8XHrkNk+3s7u4c7n//6nB/YbARb9nKwRR8PE7/cU4NchFSQ5Y9UcJPPO15idPJVndE",
-	"WJIKqQm+49d/upsUt2u6KzwqpvoJJ5AyJSIgW3iT3qShJilIJqJtNKO18dW3pMj6g3hEFHtoDgHuxiOx",
-	"b7/0Wb5WIPInhvtJMUVJddDxT5/KkD22XE7HYwyEKZBsKrCiQxRUrnfdVzNI+RPnp/Mr3km3o9Jj89hJ",
-	"vFSPctON5ZJOTWYVmOzMehdZ6FrnopNQdwzwpn85tyTsePI4p6ony7vQE26ANleCEfXWtW1cAFb1/BJ3",
-	"sTlxZjmZerBbdB541sDt6xWt/eVieK934O6bgUjP3HRWFvIhpPwttCU1DDQ9vTMprP03iTJr/oUJHkck",
-	"HVAF1eq97z4x07di0aOLY56ZSaKMmqEqWriSLATCvPimEiKm69p+9idNqOP4Y69x9PcFhuF+rc+/TG60",
-	"12KIVyjW9DlPU2OoaLqbTBniMqYye5vrCpuCc7aPEiNsCQsODsOLRxR/Vav8BLpxtcY8Q8aQMEH5CVjm",
-	"0/KG7A9noai8Y/wUgwwtfUWIN10EHe5GMZB7Khk156oeoZj3fGdNLsDsmbJLFRAbTsneX+JWfce4e6nE",
-	"ZwlFaJoCjwgtpoNMViaugKE5IFcyXS+L42vgzkK/lo2RBJpA9BOLQNStM6Q6HLxYFF13/eZNrRjC5Pjr",
-	"I+25NuYSyuuyKRUjepENemz+a7lJ3zH+mPS4J5xkaV/SyKVhKkRMQDIei9AeuDB5YFGwZuzul72G91R0",
-	"Wqb9KxN+L1SysWge2mqG/7POpZ11vyE/0TgrY2iO+WQWC2KaPDr66d1fOwHpHB2dcJag3Zj9+I5xc4iQ",
-	"9tONyHh03utBqJX9pi0pV1aDKOr8hcUxOiLn1doifSdp33644CqFUJ/wyJQzRxcY2iRsCkPjUPTzqHko",
-	"XF6KPkEwliswlYNnaXH4nFl+S15bN+Z/KVm41il+bxBy7fke4LO/n5WcsOxgYmp4TikcO9CCdcvdXNzB",
-	"CD/HY1ZdvutH5bCfC7ceYdZkrTC//9LqMcbNPC7MXVQCmoWKSHBWA4RpvJEu0ut3dtb+xRhv/11wiKUM",
-	"4lemiVaMYJGkxeV7JrRaaKwTTl9CuhazXkfJWundctJVIs40kE/X7116VGvKIiS5N/t1Eb4GIkbJQChd",
-	"xOgzGsj4FelA61QdtVpYeOeexkJSrps0ZTuhSFp5qN7DfTgMX3UPmwf0DTTfHH4fNvejg7AJ+2/2X79+",
-	"9erw9ZuDloM3CwXfSfFWuriKySSrowA97rm7bbOBsvvxV7Id0pFM6NOYAdeu5U7L++5txuKoQ6gEYm1j",
-	"FBG9W97Jb5rlZNWJH1x9o6iG+IUq3gtMwZCcXF3s3PJ3mC/XqPn2Nj1iEd75uNbIlogjIiEUMlJkQO+B",
-	"cEE6wPuMQ943Kfq45V3T7TYOe/LqvspU51HP8NjHmYshNU5tnDWJqEajpuJW/oh0/va3v/2teXnZPDvr",
-	"uHel4imjeLoYR9+r3Vd7zb295qtX7d3dI/z//ztzODNzLHzIEpAsJFgq9zOiSHFLlbE+976vfm3yyF25",
-	"RY0/ak882ZRWmg4BNuJfnvxha++QZGkKMjSHmQE80AhCltCYRKzPtHVOXfk7uQ/TyilVA30OVJpqwNKU",
-	"8X5z7/vmrFfloDHBYhUyzLCbIVXVUHfmNzkTBrMa/alMET7V7H3VlJ/0bl68lnsP6D56J6E2cxVmrGMV",
-	"KaYp7nNw1c7iaj6TKuE9o6/DNvozbmJLa73uhr5wTDYdqYCogUitnwfaS949IuvvKiJP/Qj0fjQj8hT0",
-	"aBZrc3D8NMst8guJTqX8t7BajzTF69n0A01xreS0GmfNT7nZjbtAuiLrD3St95ciaUItJdMC0KzHEkkm",
-	"8zwJNwZ29ef/s1dpDgmsghhD/hBVY9bLhgSbQOESQcLGp+6hICf8bC5/JonmRMhaCbSXOB6V817H85HH",
-	"V48U7vhqVoaesClKyBbjETyQ3dzmFa+gaRGvZxslv73qJls2ItEemvmrMuqUaXn5kIRlMpgVvJM4C702",
-	"A1lt4nRNJdMjfIjwrvMd45Zb2zoGmShS3jz9DrW4taogEPRAKkycR/CmgGyh2aVNJNP63cjAz53tZTyo",
-	"gsaQxnFK05pvq7WMjooZTC/6pNgtex+XuGV6Hkfb+Qz3rHI23ynXS8a8nLydpSmsET0KpWQJA6VILanL",
-	"nOQ1ZigyaExDWdKMxJA3FesPtLKJ5YtQV7W0Ocrk20wqvezwxqrNUbYSoXSudNYbUKzfMQnVkdw/jIWI",
-	"j9G9SQPpMVnPa57G+mYgdD9bVrU8mag4Z8Zc8KayZevNOCqz0dYX634K2wp2wRxdbZbADTrm1c0L62LC",
-	"10qHbYieZ4RYFMObZlokVLOw/lKZgteVt3DXGBAbE1Rat8Oalm9oKf82i2PQJ2GYSRpW+R6nEmh0TGIx",
-	"tDE1EyGBUCyvoWZPCe3T3xiHG/Zb7TS+EAsaLb9iMuM3KUA0L9zNNcQY7MVs5qjPJeIeEuCaKFO15qQc",
-	"pq/AEHBGKPm9Sg6o0bjZmq+Ag56VLqL6duDn8Wouy401eL6EiGVJp0ai2RxpEwtXSdwK1qpavGq0VRJx",
-	"evIlH3pcNi4Zg3JLmZZqk1J9QsT8UnW8VRBmRiO+CYtskJ8UyJM+VK3zB6EJNdwnQR+5FHVGO+wQQ1hQ",
-	"miSZ0rnLqU0ba+/wcz9dgxEMJnLLO6ajJvbUCUwdGscj0jlJU6Pj5TdqZOs/P12/3+7skJ+d/BfcvgJQ",
-	"rhyvHuzu2mcAcyrC5NO4YhxV7UbZTQkJmrK/wKjx2ZCA8Z6wkYK5piHO2tWU0IvsGTyTsfdy1Gd6kHXx",
-	"tcgVyf87/XZ/DTRqYpT38u0Yr9LQDAodtPPwS0QNhNAgyb/++b+KCxsXsJLJ4jLOnFFuOdIzP72Vh7OA",
-	"uFySQRnrrwj0FxCXRjIgXuZIPAyp4JbnXuNmeIFNDWabRlloBkUV+fPNxw+EcbL3xoXUVAFJ42zSOQud",
-	"sPGriPV6rX/98386RAlitBZraUNCGg5AkR7ocGDD4A/9VN65o7b/vKV2bvkt//bbU8HN4Mw3336LX5Fz",
-	"xCIOTmVhCErZTIpMkc7vt07Ju20cGRUxILeo7JmP//rn/3wuEhljTsK83i0nE1WtF6XRNK3fpGkHq+CP",
-	"DftzAkrRfu5Z2fjcKUKOul+IoiPl5WLcKYdfwUohlXLk8w2pZBsc7AzOOS40p1mc8y3pxJT3M9qHDtmi",
-	"fERi0BoTQSvIM+ZE0Iygs00UxBBqhY25l5+9N1OBVtWxGRLlvmJqTcRct1NkiZnSzq63qBCicxE5sZGK",
-	"0PPFNGvvHTAiMgattAQrg7wWFufIaNZPMLC2HEOmwNYE3vx0s4OEO7UHyOb7gghoa4NNuCZ1npqTKcL4",
-	"0US/GHw779QUM80OBL6B8lEeZ9ZMwh9GB4fQsQ62eeM6bwZ/tF93R9oGMjF/bOOCfeJ3XAw5+TUzwEmp",
-	"pAkm38c3UtbnQkJEttBAMX+oVcAjAg9aUpVvpTj7PLfoRxRZ6k+29v9vNLWO7eztqImuYVJkGlQOH7OI",
-	"1hYyobHZ6yEiWGyLC03eNA/wf3uvyAAe3KNfgOQwqNq28IjIwe6Ba2UIcdz029HlI3fu4VrEghnQe/A4",
-	"xzpFUWLVZIclpvJUYi4r+bEt56QiFw6Qlsc6OGEExJmBzZTzFXW9wAPDRe+DVq4W2cr1WtcDehkiAu3N",
-	"kmm1cN76RvkZvCzWvLnk6+GB0BeCCCUEdojxbQyWGSedvzbNsJv587npcYuW77EXZ9vHhHqNYx60hD2Y",
-	"LobCF7H5QD5dv3dTdrYUdrJHBaKMINdOdlqDDFOFKiJSe0C26BERRkWW6FVnNh4JShl4drpoXdr/jaUd",
-	"e8MYDoQCTrpGDwhDSHXznIciYrzfIb82rYkpShZwpHIra1PADfIXcMH75LxN+wHpXPSaHwSHJubo6aBD",
-	"uiL7uwcB6fx4fnLWIUMh74w081o1MMehn368vjkq+nKUM73g6JRqGskhRdzEnD7Nj5L1jXD41gp9eEiF",
-	"AqOvtmm/EyCzTawSlpuWP8dGcnY+XrUvPn646Riy9WJz1M+d59Ev3+DPtPlq94BgciCjI3d+OG8HxMws",
-	"IHl9nMpJsa944RHcQ5A5+phl+7Hdvmrt7TxYaB+YnbJIK5BY/0PKyd4h+Qt7i3YjhFhlS5GD/T2vMHVp",
-	"jE0fhwdY/GBv3wq6k6sLoukd8rEpxkBto0emAhTsptWc47hbjCD3FsIwAnabBn4PsUjB6QRXtG/2BCFJ",
-	"CiKN4dtvjRwa2y0JB4ggCkjHSOLWQCfxsdE3pAL9p0z3mm8620ek07IS+ZbnDGcjPhQbVs4pLrgERNsB",
-	"6bQiESqsyDwrwYBI9Luw0RSuIRLhLUeO7bRECpymDCMndIK8k2JT6zJO5QibtiqRcmDJP7Z+N2U/t37X",
-	"4nPnlm9Vak8+ZwdmDEamIDXdvuS2b7dp2wgOI8Ort7wYujA6qzl25wTBdbRdxaI//XtKmQ2tY5vdttog",
-	"KnwRidkdOJay1pUGKkc5u3Zlp2UFQmC41Kr1MQuBK/A088uL9pRWbghq7Y12hOy3XCXVMmVLx+BcqUd9",
-	"FuXquF7umTEcNfZ2dnd2MYuaXazGUWN/Z3dn31qnDPC41DL/6oOuvqMcx1BgtQSmx0M1BNW4CiwNGb9T",
-	"eZIOgzJbuiB/4LQoLVmoyvj2KYTmCCxSsKfLi6hx1PgB9I8igStreJlLNJzGq93dWXdPRbkWVvwcNPZ3",
-	"DxYX/iD0pYhYj0Fk6ryu00EeushmT/cPqI2jv/8SNFSeCaDxntqITamdi6Z9ZQ715qNq/GJq5owyd308",
-	"FFtmiG3iFB/KRxNRYApXbKecGLH3r//6b5tU1PtuKw9ZgUcg23AHT15U2o092d5BBagMnjcWtoZwccuB",
-	"Sgw8nJv4IUdMLatNRa/cypb64MwbzrJIK9928HbzZUFxUKeDtzS6tnuXrVKvm3ci488BvJ99Oeu2pXEt",
-	"NfC2ofnQ9GX4TJhe4UataSz6Fol4UZyHi+YRkZAIFC5OvhcvskxiCLCgkApY8zYP8Fa+3Dq1WPtT23JA",
-	"N8i2DpRoRIFnGHuBp6xcdw7SZvP4gBorHkEsYbxzpVPttlIW3mGEHxdmog/bAcaCs6nxUNzdci1Qz8UD",
-	"vdXHithCpaDEyWex6dLnNH9jPMJjiuGvW94x39swDFp0cj/kMR05KNkRGO5OrlQuk+ez31u77T6KC99J",
-	"kZRWZAuLt8UShTcc/mgO9zWpHASeSrWQ082OPZO1USM0LMFxu6/WAQnVTr9sSVN+xz6vxILDzj9U59jo",
-	"0adnH7adrqlu+YRyuUM+AESK/Jne0xvs/djTP0c0iYts2shfkQgzfCag9s5iBubPRKj+HTSJtlHZzamk",
-	"Qm2fsaj3ey13zeot7TiB8OnclXnhDdl0i9l5XpBnH7smpT7HlM7vrsmWs1Uyh7NEbXurULhiTa1EqzSQ",
-	"mbsgo/e23B+yKLkH5Re5MqPcAEz03AEOv11mdZz90ByBqDPJrSx6W3ZpdAGIe/Zm0egFLjoVFtmuPOeU",
-	"9F56pdGI6Pl31XKE6JD8b7i/FhD6Aezjg4eieqiZgkv1Oq/1En9dqzt/Xb1nR3x1nCutT8vCbQbyBvSL",
-	"S+3pIXyR0nvytZcoS8t8pdyz8Ox1qsGI06RaV66cHulXw6JVQJiLAxuHZZGie1oWe2kGdYFivky29MmW",
-	"r0HCVFi1AHVY0BFjbRnPje/rYbdyQaqX17sZnqkTj10QT7yHDyg+o5lmyJZ7VrAXetK7xLYRgiEK3Ks0",
-	"mvrcM5Gp8dDRMuP+cze2an5IaATbx+S1u0krI4BHtgxTtzzjEmiET+BCklBImaWzbg7e44TPWK/3qLsD",
-	"U/HfHkLVl1ADfEMfX7r8crd8efDglt9UTUCuzr3zub0AtYnG7Sv5lrtC5TC02Xm4vUq1FbugSF8w3idd",
-	"Gt5t75Ab7z6LIugMGTKd4wbBZPgETSqUbxtTFMyz9kC0U1zlEjuMWz7vKvd41lUunbrHm3XBZQH6Ute4",
-	"v2x4YSleqLqQnYt8a9E4V5E5t0VeWIn5gSaAPX+RWkwejxZy2lVvdfbnGloMUmJdVZhiqb4aHWZseWeu",
-	"bi+Gh7mc9c4UeGG+Mn2adfoi2cpQ1D7Yzr9SMeVqcNWj6P9CTJWv01fDU8Xazl9aw3eJiBYcvo1IusRS",
-	"f8C2ZTr+ItnLRityZCtkGn6epn8LinAk9dbi3Cv/B61KOYQve30IjNFymaWqIRanqbXOmsf4SL8acVmF",
-	"hTpQqL/8677oX99Sz15ffD7s4rXEfGHsAjTbgi8shb2+v0jxa5/duwXx5mgp/nrUYDmPMuvKdd4QvxrG",
-	"8xd8wXqLUC5Qg97bIo+iPboM3NjxfZGsM8sj0jfLtS7pTZvwXLHfxlQbF8rbOoVPkL31u21t9rVtxxbA",
-	"S1FMmAwR2XIOH55b5zahfcp41XjR6/LYVNADxvu3HGLl3DYPnBku9NFAkCnnR5YpiGz80R5zocpn3f3n",
-	"0Jjg/Ol0rrOdS+0Ig8kp7eQe4KmN7+N8RWydhu/8b2NPWGfB8UCYETTPzjEiwMN74H09aBwdHkxHEniU",
-	"WPGCo38VYsU+E9nkWvZhqGdFTb4g8wGf0FTNQXlhWE5jJYrw9/b5i1MpbegLfBzJ/eu9JtS00Zhh3kvT",
-	"5wurCpc0/SLl3HR8AV9nM4QcW8oaqsElTddVJbik6VejCiS4DDNW0vqZzXZWkSIBPYDMmo5bH1gMl0Vs",
-	"OJgjkrIUME+10rQPAelJUAMOSgXWs9OF+MEfb3mWapZAUPX4vcV4TzjPN+s+jBHBcj/XKLPoUqTr3Ehv",
-	"uYYkjWnuTWKrOj9rKm0MgtKr5/r85OzyfMY+dukIUQ0mF5IOg+HBg26lMbURG8s9Z3JLmYocspCUO38U",
-	"+3sjSwoy5HgpKOWhJo3pCCR6YNYS6aU073hh/5wDLDbThgfdqZbhV9hZ23b20r5wZd9fpEy3C0V0Trw5",
-	"xwB/TWvIdo8y6yrjvSF+NbLeX/AF622jA7VCwZ2bzPwz4JUtf+oVf2lmnBzBl8mSLipTOEbIwivJ/jp3",
-	"mepw5ySp1pZHJwf69XDqFA7qwCAWfVGLT99jwT+GQ03fXzRvYhi32FGw3prUZ0pDnTVnRzPEr44Ri0Wf",
-	"t+a5Rf08DrxxZV6Y+crk818c3zmqki1ImRIR2FAANNRjvqJT3gzuC9+7pa4D0h+0RlMj+OLdj1RByGWW",
-	"aTn/I0uqL8D9yA70q/Q+UvkaLYTB4qVf7/X+yhZ58cLqItTwTMnbtkVeWNoWKTi/xDfHZNGFzVgGj3ns",
-	"ZBOErik34eC+GmbSbinmLKuXz6/6Rl7EMdEDpo4ILZwoOmUCv05AOn66Phsgqcil1yGK9TmNFaGEw/CW",
-	"p1SHg2MbpxYDR06FOJtxY+6l7lt61V3dF173lb2CVqRqneupUnwz0zcLw2/kDyEYdHI8dFyAPlpKO0/A",
-	"re7IeQFaf67twL7ceeEIb3kZ8Ra1aeIeMciAqsHRhItZGVNMcJgVfCuPAl4VsZKElOex8OxrDCRdwJhm",
-	"Ch/jbYxbF8lXqzLqlxm4l7I2OtEdm8lpSw9gRIYg8+i25YQYx4RG6Ei2XYVPI0V/Kp2IHo1Q086XhtI2",
-	"xrKeCm3lA2guWl2o+rkb+s+uzAvv6GXauC9uS88TACCfzk7E6a1Mvg6TC9MyBb08awsWqcyw9vJXEkXX",
-	"X+a1xB3jRU6GIkiS+Xb+Fl6xTjXUtMnVWtvzTzHCr+cMVAKh/srXiF/mZWb7Q4KYFT1/uew5GcJsOe6c",
-	"FcVsDnOudQyyYoBfF2vWiEDmr3pdpvyD1Js8U+MXquJYPabkSPvtEquzFDuuKyeWI/xqWNFb/nqrXXed",
-	"13uNv7L1rT6gjMfjHUs69/dfDHXtdUaVb4A5rg4EvgLKezQuHzBVBi3ewnRV1NoQkk6e7gHb6xDByUDr",
-	"9KjVwt9NO0dvdt/sYhBRm0+ihavrxjzZ+ds8u5ovu4LKRGz2vjUYt6kLxj2rAs/Nf6d0WSh5wIByfAQ/",
-	"T50L7WEwPxp6zeT0nm7kcsp226uGFr/Tdc7dW2uAD61B1auevRTKAwx6TeZvANOt/lD4YXup7sxnmzTP",
-	"8+b1R4gegdONXU3bStlWC/sMr5H8rX66mTKcHdYeD3DiD4OpsKL6NR0S36VhzAnCrz/m9zDdTrv65hDH",
-	"FLFeTxWxcIrkTWXbxTVNFZUmzXcxjLkVpkL6rXjGvNPt/Ni+fI8B/P28OxiOvEy643Lu+GTHONqff/n8",
-	"fwMAAP//",
+	"7L3vchs3sjd8Kyi+p8pSzpCSLFlxpNoPsiwn3rVslyQnu+8q70twpkliNQNMAIwoOuWq/XQu4NRT9dzB",
+	"uZHnTvZKnkIDMwMOh+RQohR6zexWIpL42+huNIDuX//eCkWSCg5cq9bR760h0Agk/nkShqDUqeBaivgk",
+	"jsXog2QDxs1vEahQslQzwVtHrdMPF5ekLyTpSTFSIAlNU3VMaDyiY0W633U7raAl4beMSYhaR1pmELRU",
+	"OISEmsbgjiZpDK2j1netoKXHqflTacn4oPXlSzA5kLO7VCj4qRzm9FCOSQxaTQyGSKAR6Z5d0UE3IN2/",
+	"tl9TTds/g1RM8C6hPCJd0wFw3X5H+SCjA2g8atNqQCbbDEi1udqpndJwCG5mNZOhmsZioEg3zXoxCwOS",
+	"0Ls2HcCf9nd3A6I0jaE9GrIY2hJuacwiquFPh7vdY9Ldud3bufXmd83xq4j1+zsx1aB0t2yWi3ZoRtIl",
+	"W2VDBG5BjolmCRwTSvZ3DwhTJBwCTbeP/eZ+70uRfNn5XYsv3Zqh7r3YP9w142VJkmnai6HbueYNabvc",
+	"xOtpbBfijIciMt9Nkbnbk10iJOkOPrO0S0ZD4EQPgfRENMYpiySVoBREZCscCgWc9Maka9gy1e283S75",
+	"rX1L4wxUYFhPx4z0mVSaCE4o0Qy2jwntKeAaRYVFwDXTY8Nk3sR5lrSO/t7qyVbQMsNp/TpnSgVrTU3p",
+	"aggkFiGNoZjJM0U03GkzIcbJlgL708nHt8Sru92U6YG3P13W0tuIgZOC6YGdU876oDR5+5qIPo5gQBMg",
+	"jlVLuofmW8NYTQe0++Ls5f7Zqxdn+88PX3z/6ofasRlRnR7UpZaCD4hjJCHtyJjRGmbhgWtqSpItoOGQ",
+	"hJb4xC47GVJFmFZEjPh2cM0jkOwWIhw6ft8ba1BHbr1DGtsvyA1AirNVZqJmXISGUiiVk0J1rvkl8Igw",
+	"TXo0vDGr1n3bb78XHNrnVIfDLtGCDEBb4WwuU9ctvns7OIfdz59f/JK8+Xn8Y3bJNL/5Xl63aqn2M5Xj",
+	"aaqdOPVelYOmC1apV9Pzl6CVUkkT0E7Xv5EiWYa1Cq4SKMRUWpYiW3uHZAh3NIKQJTQmERswrZD3zf7W",
+	"SqketoIWp4kZj6lyfyZM6N074AM9bB0dHtRRd7YUv7MS7CaD0ttnEEcqIILj91S2T84CEkH79VlAUCYD",
+	"Aqp9Zv9z/teA9GX7zUVAWNR++zq45ky3314F5B+0/eePAbkR7b9cBCSN2x/fBSTV7VcXAZFZ++JTQPSw",
+	"ffVTQLRsX10E5Ja1f34fkM/D9qn9z9UvgWFJysfXPAatQZKQKuiQ19CnWaztaDrkhI/10AgKxAqM9jnY",
+	"3bW8iqT+LQM5Lmkdl7tlSd/ItuhpnZLiOPUmZL4SD+QcLZbkGy0ekWs+ZSyq1/tMQ/JMkU+f3r4OyMv2",
+	"Af5v73nNwN36EX/56qeSmd6aTeZwHw7D573D9gF9Ce2Xhz+E7f3oIGzD/sv9Fy+ePz988fJg8QS/mM5U",
+	"KrgClPxXNLqA3zJQ2nxyKtj8SdM0ZiHq551/KLu6xWB+b4GUQnp8RZ7d3bX/+tdnhhG50ERlaSqkhuiY",
+	"ZArmitW//vk/his11ZlqHR3s7n7xCfAfEvqto9b/s1Pa0zv2V7VzhoPASU0vl7TTMgNKaNwXMjF2Bhfk",
+	"kwLZPhkA1wHJeDFQkk8l8MqbxTYmTFJy8nan9SVovcqiaPxWQ9KAbM0mgy2+EtG4bkIfOJCeKYC6QZfT",
+	"M+NGbWYYbOqQ0XYmcBuPGe3ynFE3EFd7Z+b5pDgyFM3aQ0PbOzU0bnjyvJGb7G3PZp/X1IR9Xxpubd8Y",
+	"nVu/Yrt6TfjbRoMmiuKeFTSvGpbx9v55ZbHMl6A1eQRaVMu3E5GVkLPewS3Eq2dYbHYh15LYFNvw7oZ3",
+	"78+771ijPWpZ3jXNzuLfMzyoexycWzE01Oy2MGY2fL3h6/vx9epZuiE3b/h4w8cr4eNTkaSgmWGjS6BK",
+	"8JWaGFOtz7M0wrIwUVh6w9Abhn4wQ69USde2Pl9hT7P1RntvmH3lzH7FQF6Cfiz17Zpvqr81A0kU6A1T",
+	"b5j64Uz9WCrca765Ds9Ze6PFNwy/IobPpAQervY6Om90rsZ2ZTZMu2Ha+zLtanWz1+gCjexKbrTwhqFX",
+	"w9CvWb+/Ug1sGpzFxCckYv0+6YEeAXCiR2LC3Udt+PSBfLqmTPYmhjvDZCtltLzReVt9P4Y79IDYqMaN",
+	"arwv1650r/cbnb/XF7y72ew3HL0ajv6RJnB2C3y192VFq/M0Me7zcIvuSxvG3TDuPRl3pbp4otX5yrhk",
+	"34023jD16pj6XERw9lvG0pT2Yli5Wp5sfqF+TkQEBIryG6beMPXDmXrlKnu6+Qa6u8LaGy2+YfjVMvyj",
+	"6O5GGnvDtRuuvS/XPopyXkYlb/TwhqNXwtFvuQbJaWyjq+4VFcZcEwS/OCYStByTmGqQXqjXi1WFeimQ",
+	"tyBJn7IYomPk9wSUogMgio4VGQ2pDmxQMMhbFgJR2nyfpRjL5WJYZARypXuP1+687cdGFvSw3EZeN/K6",
+	"rLx6bLbSTajS7vx9yGfizVa0Ye0VsTYyyGWWJFSu1lNkquVZ7G32l72XxAsTxpqKjJge2j2Ffc6tLyaJ",
+	"jbQmiMeyeYb/N32GP6fpSi2Fc5rOsxASmm6050Z73oNLV6ozXXvzDYGEppv9f8PBq+Hg90K/ERmP7ncK",
+	"5YKMgKaC2706y1hEdt0/7Zp/5f8YRs1xaqoQMsckZkobPk4I1WTndm/H9qEmMEwOHn6wfS+IysKhc7qy",
+	"ohIU4xISPQDx/Ppe6HMRsT6DGcg1FbgtThOI6mCvmCJKszh23rH6mHCBqGEbEV1LO8aJyAXQaHw/EcH7",
+	"ED4g+98fnuwenJ7+8OKH7w++3zt0tyVaSHimKorcsElVLMiW0nRgWmJ6e+KKZ38VkqARZ3Jce7Uz7pCL",
+	"8nqpwqkPWHczjo9Om3qE1XCnd4Y6iSf3zYp7Lic/XZ2/e0EiEWYJcN2pR2GrrUVSM7stbCAgn67etF9u",
+	"B0QCj0BCRAQPAYE1EVkyIjG7ySElUVSJkXjTxDN1zcWIF+iEZ3wQMzU8JhHV1H67hV5xRh+obQdgqEuE",
+	"Q4vJGJCEyhuIUIlec6YV6caUD7rBDHhP2x7RQ6rzHR5hyf69FEgF6nLHgZ3uhEPKB6DqQUD1EMakL8yo",
+	"ayyk7WPS3YlEqCptLQICnY9Z2lkSETQf7jzMzz/YWsmbuIQwk0yP2x9FzMIaKMVL/FsZ8oxjUAHpC66V",
+	"lR7BOYSmnCKCx2MLYIjolPY6+ZiwhA5AERorYX8dap0qJzQsFFwtQPWcjZO5ejsrp8nVOIX2BySAmo0t",
+	"yYXirN9vzByufC1PPNDG+xjTMcgrplfsteO1O+9snWIxok25zRFlc0R5APuu9LBdaXf+odtn4s3pe8Pa",
+	"K2JtCQkDeSp4HyTwcMX6udr6XC1tC5td25XeMPSGoR/M0KvV2HWtL9DbU2y90d4bZl8ps78TA/EYetu0",
+	"20Rja6AJicVAbHh4w8MP4OHHUNV5u82UdMHJGx294e9V8bfowQq5WvRgnh+LBGyaMEVobFh3awg01sPP",
+	"20RIe8VOtLD3X2QLP3/eXu2N+iOAhC5GBt2ggW4E9H4C+ggQoE1xPzdYnxtWXikr3zB+OpQioavVvkWz",
+	"czXwDeMkxGIb3t3w7v15d7WqeKLZBeq45OCNTt7w9er4evWJeYpWF2rkTVqeDeM+jHFXro8bJuUp2Xej",
+	"jTdMvSKmRp+Wq5Xjx3jtzrud8SOHDFMLDhue3fDsfJ69GkKyWm7FFudZDtoU2OjXDa/ei1dXajAULc43",
+	"FpBjN3bCho9Xw8fuw0q1rmtznn3gGNfH+d4w6b9nfLH7YDTbSrnsAjRlHCKv/fnvhbZ4ASsfEA4jUJr0",
+	"mVR6w33/ntz3CwY0rpTxbJPzrEobRbnZjjfb8f3YdaV2ZdnkfMPShRdvLMsNK6+QlS9v2GNoX9PsYg2M",
+	"N6sb3t3w7v159xFUcd5sI3WMbwMbnbzh6xXwdYFeYPkiUpeaavybRhEz3Efjj1KkIDUD1Trq01hB0Eq9",
+	"r35v9TKp9KnIrCz0hUyobh21IpH1Yi/OmmdJD6QZcp9JuKAamhdX+lUWx6BPwjCT1MZCN6gpM36ZAkTn",
+	"WaxZGjOQDSt+FiJZstIXP9T479UWvEnXDivwqVg/5V+LLkXvHxBqFDkmX5l6916210xpysOmS6GGQg8y",
+	"/hHMyJoveYU2Na0EleHUTjbWl7bmvae7BNc99lRxKHXTfJVFFu9k7uSqCfN6phbZcntEOKQy2bbAQEwr",
+	"+5SMeH2TRKFKgf5I9XA6lj7HycUbuTbwAeNAsDxJqR52yIeU/pZBDfRH0IqYSmM6fhvOVkj5BvhJxl6N",
+	"9zSB6aEgmiH7DBFib9T2yNRPLIqAv+2/F/rDiNdhBdkS+R6J6C9kNAROuNBEmDpe0z0hYqC4r1nimfaY",
+	"hkQtmhGuH77zm8quOSolRXWNl/WfMlYzvgvog1REC0IJXv2Tre7O7d4OVlE7v2cZi750t48Jz+LYjtxM",
+	"xK78kCrCBUfqmN+p4U4HeTBFrcz1XyIgfL/7w+E+PYzaBy9637df9qODdnhIafvwee/53osX3++9oLQW",
+	"HsFndmx2ci1rV8anwiSzBB5HFoSfKSRoLi2nBSKqaaMFRBXgYH7qQKd+urr6SGwBEiK4/vPdXUP8gqbP",
+	"d3eLgTOuYVCnHmwPgR3XzIlablpOJZTYy6JPqOWSBQpgik9QjRSdV2CLsgQkCzHht2m3gUp9erUwZBE0",
+	"UAkVLUBeQ59msUZZROKaEhKs3hCZDDEAMKIagYCA9BnEM5RHLmqNJMej99TYq3I1S2zmM9Fjikyh89ZL",
+	"boqD1f2mvQKdvz70eCpSrCsVTmkci0wvbV1ZTEEJA2bvQylJaDqtTc1pW7PF2s0N411eHOdh2q5XdG/M",
+	"fj9Tx6ksBXkxp/pHKoFrEtMexJ2Fm7g3kOm2g3KKc8j7ziPDEmR+b3YQq9ATxllCU5IKhbUDwkXCOI3j",
+	"sbHf/r4bkL1fj0hiD1Bj0htb7DxXDaGtnqlrPmKRHiIg1hDYYKiNQh8YC5bdGXuYnIokzTREBMHcaEQ0",
+	"SyDHysp1/TNFRkLG0TUPhZAR46j3C4DshKbPVD4UBlIF5W/0DhRRI5qmpg+7WeALdyRAHV3zO/In23Zn",
+	"TP7P/yZ35YmQ/Ce5uwxpTOWVOImigIyLonem6Hii6Ngr2rnmJ6QPIyKBxiS0S6JIzID8I1OamE8sspsZ",
+	"Egrp06dxTFRsiBSPizKW0BbgbpLV7xoeo8b3OTXdtUzFeg7TMBBy/Jr1+0tqMRpFdSbApcU9//Tp7WtF",
+	"HJCohUxzBwUOI5C+S0KhBqdEsaryLMJdTadvTROmg57QQzIaCoXJO5hj/1saZ4AIqOZAwDihfFxgpCo7",
+	"4N4YIV8nBjRX59ix4M17zVAlJOL2XvQRcXQ/+lQW3a5POZKSfLWM4E1nOT5AY03NnKgWadvazVjQwT0u",
+	"WKIty8hm80pSKsGsDpbYXo5hlrIW3URqqSOSFDTT7BZsQOaSqhjdIyi3uJg8EiPc9DihoUZtYdbdGP5E",
+	"gTZ80BcyhGVPFzadRs1KXFB+45JtKAJUcsvuI8YdhieiGJppVc/CLqrUPww3E44qvWxiEDPKGYfpUsbL",
+	"qldG+9ef7f8szOC1IF5PBQVrt3Xg0RWr287fXn4gLw9398inq9PjfJXMUYCEsVD2EqNUuFRD22xqU10E",
+	"rbv2QLSnzQmc/4JZWCIh4qfhie16w0RTqZedg0iBP3gOS4lROcyS6BNkmLHGJQMvOn7VcNejnMKmpX5d",
+	"zO4Z4rWsGS5LxUDoiMrIWFV9bT4Rq4GNnjJ6YlldtPzVRJxfizS5S05oHC/R9gz+DVpmahcF6Zc3rBzL",
+	"x+6KYaK56pVCOeil+fspzpm1zL6WZ85J5bHsswUNbwZSZDw6FbFNWDc5lZftcEglDY0UXPz46oQM4W5i",
+	"Fq0c+L9OR4fNGz0mkRSpRdCmShM9EqQopYwJYIpOdt13/9Q/Etyy/Mmy8tzNsySPF8IkAVSR7plHx9eu",
+	"6tHR24sP77udec0vuDusrRtTOYAl5NXopSvJKB/E8FqM+D2rfkqXqLisTtGO9ybpsEuYIhm3O/AxiYU5",
+	"6zDl/jBfN7zbNc0vT+qKMGn7FFq05TFJZUFzzg2mBGRScZUrOWOValeggRhfwvK3SLE54uAWZfpUx4RO",
+	"mIPW5HimSLfO3iiB56GJ1f0BB56vyBSHz98NzQLUaM0P0mL04/1IzjRkC83Y3W1jF+K5QKQF4yyryVFB",
+	"PvRcVJ3/5KOSnVuzFX58Oy1npfXcqy5BP/FW7tFjLfdyzBwTLv08zwnjbbz4C10LCwzUhU+4K35L+xhn",
+	"ksb2jmn+k5rXzCXjgyymNdtK/kuTBpfebMFY/h8l3DIYPdyobvKGXTfnqrk8sdNMDXGhCe3Y4rE0Ts63",
+	"ayZHT6JdvLmvo055TRM6gAvKrVvhMmcDEY1t7Ybn0CHQaKkKMQyWKi/NLM54dA7aWRBNK11qKvUS1aqv",
+	"VtU2psYyMfvAp50/zdoFavLWMMk/vwypJu762ppLgpcZprQglAs9tI4Tk2sa2gcO92keX5thnZalvwQt",
+	"05HnBzo5pHPKWR+UJm9f597D9uZesaheMQ+Ag6QaohM93dwv+ZVrxPp9MqL26hvf0rY+XZ1uP/QW0qau",
+	"bUIDl+UWxVssM337sDNj+hX+8knr9zNJpcBfvnISs5jqkZQ98uu6KLdJJl3ehQm4lmOSgiQh1TQWg8A9",
+	"xvfG6NmYUj10d4DoLNc9dtnC3EqMzWnWPVsFBJJUj40sKsJ4GGeRPZVWPUWjqIH8TTxFfgnyajulu+Ay",
+	"tb0jX3H6Wqq+3eXuMW64NT8vW6sfw92ydYwBnIho+SEWFXcM86UpZp9ethFcF+/NaZm6CU2XrmOz1mDS",
+	"muXrWlDunTJzwr2biMVALF3ZXkXct9qOx8zLNmGdXZetlScpvV+1HXXDuAU/fFAT95N8v4UlK1fUcZmq",
+	"dbLN+onWjr1QY60pheakoGSO+vWuUWUVWSgWeUJrVQTUaZhCPfnaY5ZCqJebqijM2qYuS5NjiQ1ZC03j",
+	"k9y1pLpfBvb309IPZEaJi9L9YsGe63VYqVvprG6eNgnp8r4Axlo2ZpPdWrng7ed3d0SCMvxTcwUJeT81",
+	"ZvEIuCYjKfgAXQlG5jstSCQI7YlME6ZnvSY3tmZ8O+Zg96C5HWPHXUe5NzHc3cPZZNWvjg91iH74JUij",
+	"64ycWo9k4RaLsSZWbj6ep7jO8Oe+jtcZP9IEzm7zwNh73ZGiyj/Og1sx6yse2FzebvLp6tQ6asYMFOmB",
+	"HgFwUvhxoFpxnhz39ANYIF/HJKFj0gN7nljkvvOQY/BQSP16VWOacMh5KveaSSUyNaFZ/jfz9UvBZI+k",
+	"YEomXjepegoVMzH7ddUx52afX/YFFtWLMRxtHvHcX7wf0wHeE2S9mKkhRCTjEUjrnYvPrgGhNrdwKLhi",
+	"SgPXR9e8y9S5bcIGEnVNI/ZqaYAe8MZmKgthvDxE3YD0WRznN4OjIQuHxrAyNa+5iy8aUlXndk1NE+o0",
+	"U1okhgoXYCTJdy71Yo9s4XOqw6GRKpHpWQXn60SfiLNtDu/7RkGIT2/8RJmkesbtoA6H+Z6SMJ37lTI9",
+	"NCYpJUMqIxLamI+FM4NQcJGMr/D7mXG1UHq5BAQ6gw7pnp1IUGdl7aOjS015RGXUbdSxYe83QHUm4cMt",
+	"SMncXUs1ci93meWCA6FpGo8nHuuXcaa2vc30MzCyDHVMV71f9drJa9VJ/iJvXEOBiyyGV0LET0QCmcUP",
+	"n3/RyEMmX1U09cJe0VmzCl0BTX4WLIS5jcVM6Z/dI+cVjeOGkixkrwipr+joHouZHhMhe4oInkfYNPRC",
+	"Qj8g9RHkTzTuN3x+0kCTCxHPZJO+kGZPQzHEvUPN9+lftEoPOYJ5o/PU2aTGqdf7tUtawzLT/OGtVpXA",
+	"wcz9yCfrDL00S1inHtarLNbEODTWwSPahmh8rJkxdFbchN3j5KUhIfSWstjCs7vwHpVCyPostGxPtnCX",
+	"ovjpmSIJxABESEKdzNr7xO2lo8zdnWZTR9Byovlt6NHRuRlLd03AKG5YHF9qCTR5GveUgoBV0akMpKng",
+	"lAR+ZBHyWHZthempDlzT9Fjnk9dTUmVtaSFZ9NEFKC9Jh1DEWcKb+seI0b1cYsTIukmbnurG7wAh7hWJ",
+	"YyMk7WNNh5wQ+8DzTOXROe4cbIzrIhh6IIFqUJp08cqH8QGOoHvNY1CmPOVmN4HfMhrnzsRFuzQMjQli",
+	"O649Ga/gXm+Ok6Lp9r0ldL2ZyDihcexdIRi+qTdbZ1iIvttV0dtJmgKVOURX07iAj0i2Uyqj5ev7a1Nj",
+	"n/vr4F1gWCgiF5qVpjGzZnID9n7IbeLEWCdXaRYV51Fo0QbpScwj7Yy+TK6JmvOG9BRav0KBdVT8qC+g",
+	"6XtxTXK6LE1tsLmN6S9CqhX7jIk8mFYT+ZJqHli5zh2qpmCZXBika8CVJDSUQinUUdim8vSc9xptRzQJ",
+	"DhZB+/VZnVbUhSPOrEHYEmQLL1FTGoLaruu3sgRuEEUHQTHfhcvxJCw6sf5ryqTnNF16V09oWmIG5sgh",
+	"yx/nbL0atvBQdJS7Yu0LabpVxV1rAVhiT5vaIhEMKkgKDdB1mgXvF4AuNbA7LLSUayvQZpshAxADSdMh",
+	"C4lXc01vu/17k6Yxzfe7zUtoav6aDyFpUSPrBsrNcmBYZ6OHhhLzoQki28KFcc5Br4owwrfJHIDfqrGU",
+	"xlQNG1tWY5zA/brSNNQspHEzIhF8aCXOA7m4PMG3qXKHYBrUisk5M3T9bhJPt+IYJGQckX/9138XT3Il",
+	"ntIx4SUwVAGYRBYAJjU0Pv0qNQGP/b4CTRCZxjkZ5+OyCFcNexmvZO4FAhRZhADVcFRPMPcmVnyt/Ncz",
+	"/KTGnndTXH9x7OR1tizO1AeTQaRO401y9eQ6V3irQm5vm5yxeT/SAcOYBetjoTyFteZmvI42mj2EXjG9",
+	"/J29uxkh6FPbedzbkIVKvx59efq1EAd7BXd6Xq8a7rTZvkbceWHQfK5mPMcuhsPYjb2Y8htLgXwbY9zC",
+	"3hmSYxmKUHi2zEM2sCaKrJzeDNjj+bcLHjc8kvD7/LZ+IvAUyqBCgbVUCnYDOi1c2JdXDbYFUnrBd574",
+	"upQ1P3MwdZmldXbRlczAibAWaRtRJsyOnOK1CAZYCq4p44pgLKU3XXVcwjZz36gViTnZTniYe+rpBmre",
+	"IC9txmoWAdesz9BNi2oE8ETIaBvlmV+vpFSHQ9N/poAwTRhXGmhkrG2PpjitfyCYGuURQtHTwcodts10",
+	"3FKUZF6ohKrc91iqaIrL11X8nkQt1VFjjZXTOzEQ91ZLGmhCYjEQHfLWSCNi0GYKFEmovEFBjoVUR2Z/",
+	"D2/IDUBKMu6iqQPSizMgItMx4xBccwkRSSUzx9yADCR6gkMoeETluEOuTF+2PRKKBNCDYOviT51O8KP5",
+	"1yvzr5M/dTrbXXvzBTQcXmNnHOISa/jYaJdbkBiq8rLdY5pc/PgKpTdB30E3dAssbJsyeisGfFkgPcqj",
+	"a75FuWZtGjOqICIQDcDi8uYu7K4R1AmZxNOHUXZ2/Nv3fvV6yjwc4SzEreIyyBTx1OljG2XFiJaLYPEY",
+	"/XE1IIrS+kn3E2q9nALrqe9E7/G2QNGDSzuEdZruZTGQZREvKJGA90NEgbxFr/k8ws8+aQkJRNGxIky5",
+	"8J4ayzTM44an6ZA4FIe3kZfDBxu0kYmT3RMuRseE9hCyuvTltrUQuxaSHuAFl0Iy4rFxu4Ke+OLs5f7Z",
+	"qxdn+88PX3z/6ofawBrccNQrGDJeB6FtfyaKma2gGPgzVcnfR3oQIjh8VkY9MTU5qSiHDjkmu9a8dVFR",
+	"nVrgUZC3LuPdAmJW+1H3oIKmtWDnJw5pY1Z/Q6oQfB/nFpERi2OiRgw98gWh2lIsHEKUxRChSU25XozZ",
+	"kU++jtErqcLv8YhbgLkgHp+8BekSiqvmLP3LEPDkguRwLjMlL6DXI655/XGlZ0yL4eRTrYQYqIL27n5n",
+	"bwbgJ2Ym/Mk9W1QY9aeT9vMXh0S4aJR8MM8UUZymaig06bMY1BF69hgLjHSvs93d/TCleoh/AbFfqCHF",
+	"pvruASEG+/P1Ne9e8xQkfufD2SOUB4plFzvp5pVzaTk/ef/2zdnlVecfSvBtG8KjaALXHMuTAYJquy8N",
+	"Ww2JsNj5doGOHV67UQe2hr1gMnMpmfOaYzvUKyw4WOOrJLSd3tEP/efhbnjYi16Ee9Eu7Pafw174sn/Q",
+	"+57uR89hr79Lf+i9DL+PDuFF/4Du955juR/6L+n3vcPwhWEVqo1l1Dpq/X+u0b/vtn+g7f6vvx8efPmP",
+	"ukUsBzu5+jVS6rVumj1pv/n1973D+mYL36W5gD85g46oHzDFOHpsITK7ofWzXN0jGpD32DtL7c4EDJpv",
+	"HNbGKJovzVEfrwqdDH8JWrezwIGu8rQcRSJVc0zYud3bcV90UUnZewOP3EbIOru7ncP9H54f7i9USN6y",
+	"lYMp5HiS/pOSGuQqpIEue6DlVnmyhxEoIy1SabLVGxOWpEJqgv45zZ/kq+p2Ta29e+VKOOEEUqZEBGQL",
+	"X8jaNNQkBclEtI3u8TZvwpYU2WAYj4lid+0RwM1khoXtp76ja5Rg4IEwXimmHqpPJvDpUwnFZcvldDxG",
+	"gFuBZFOBVR2ioHKza/yGyQceOD+dP91UwwnLSOxjp/FSPc5dspZLJlfNFlLtzEYNWta1QYMnoe4axpv+",
+	"5cySsOvp45yqni7vQV+4AdocKEbV25DVSQVY1/NTvLHkxJkVPO6x3aJz/qMmZFivLAxPh82/3oD8l0OR",
+	"vnbTWRmUS0j5K7iS1AjQ9PReS2HjOkiUWbdOTNw6JumQKqg37/2wqJkxU4seU53wzEz+ZswMVdPCR8lC",
+	"IMzDLZYQMd3Up3tQDY2I4w/91tHfFwR8+LW+/FrdaC/ECA+INqQhTz9lqGi6q6YCcpmQmX2lcYVNwTnb",
+	"R8kjbAnPLA6jt/co/rxR+Qp342pNRHxNcEKF8hW2zKflDdkfzkJVecP4KYKHLX31jzfYBANpxzGQWyoZ",
+	"NeeqPqFE3TDeWZOLbXum7FEFxMKk2XcJ3KpvGHceCHj/oghNU+ARocV0UMjKhDQwMgfkWqHrZ3F8AdxF",
+	"3jTyHZRAE4h+ZhGIpnVGVIfDJ0PHdtfq3tSKIVTH35zTHmtjLll5XTalYkRPskFPzH8tN+kbxu+T9vqE",
+	"kywdSBq59GqFiglIxmMR2gMXJgUtCjbE5H/a5zXPRKdlOs8ykf9CIxuL5pB1M3ANdK7tbFgd+ZnGWYmN",
+	"OxFrXSyIafLo6Oc3f+0GpHt0dMJZgv6g9uMbxs0hQtpPlyLj0Vm/D6FW9psrSbmyFkRR5y8sjhFgIK92",
+	"JdI3kg7sh7dcpRDqEx6ZcuboAiObXFEh5BXF+K2Gh8LltegDFGO5AlO5tZZWh4+ZvbuUtXUT/qfShWud",
+	"uvsSWe5qPrLD7O9nJR0tO6hMDc8pRcAWeqZvuZuLGxjj53jCW9MP6aod9mPxrUeYNVmrqyEkyzvsIR7u",
+	"ceHGphLQLFREgvMGIkzjjTSWw2RQnbX3BMHbfwf6slSgy8os0ZoRLNK0uHyPxK2WNdaJT59CuxazXkfN",
+	"Whu1dtJTIs40kE8X71zaY+uiJiS5Nft1AUsFEaNkKJQusDeNBTJ5RTrUOlVHOztYuHNLYyEp122ask4o",
+	"kp0cgvtwHw7D573D9gF9Ce2Xhz+E7f3oIGzD/sv9Fy+ePz988fJgx7E3CwXvpHgrXVzFZJI1MYDu99x9",
+	"ZbP8stvJV7IO6Uom9GnMgGvXcnfH++5VxuKoS6gEYn3eFBH9a97Nb5pltWrlB1ffGKohfqGK9wJTMCQn",
+	"H992rvkbzINtzHx7mx6xCO98XGtkS8QRkRAKGSkypLdAuCBd4APGIe+bFH1c857pdhuHXb26r3PBu9cz",
+	"PPbx2mHDTVIbZ00iqtFZsbiVPyLdv/3tb39rn5+3X7/uunel4imjeLqY5L7nu8/32nt77efPr3Z3j/D/",
+	"/+/M4czMnfI+S0CykGCpPH6QIsUtVSb63Puh/rXJI3ftFjX5qF15sim9rx0HWCTPPKnL1t4hydIUZGgO",
+	"M0O4oxGELKExidiAabXYp+c+7+Q+m9ZOqZ7R57BKWw1ZmjI+aO/90J71qhy0KiJWo8OMuBlS1Q21M7/J",
+	"mWwwq9Gfy9T/U83e1k35Qe/mxWu594Duc2+V1Wauwox1rCPFNMV9Ca7bWVzNRzIlvGf0ddhGf8FNbGmr",
+	"193QF4ADpiMVEDUUqY3fQj/om3tk814FotxPQG/HMxDloE+zWJuD46dZ4c5fCeqc8t/CGj3SFK9n0w80",
+	"xbWSs2pclA7lZjfuAemJbDDUjd5fimQojYxMy4BmPZZIHpvnP7k0bNd8/r94leaQwBqIMeQPUQ1mvSzU",
+	"X4ULlwD/m5y6xwU54WdL+SNpNKdC1kqhPcXxqJz3Op6PPLm6p3LHV7MSUsamHiJbjEdwR3Zzn1e8gqYF",
+	"Dtc2an571U22LNLYHobvqBJNzrS8PNRomeRpBe8kzkPvioGsd3G6oJLpMT5EeNf5TnDLrW0dwWOKVFYP",
+	"v0Mtbq1qCAR9kArdvAneFJAtdLu0CaJ2fjc68Et3e5nIyKA1onGc0rTh22ojp6NiBtOLXlW7Ze+TGrdM",
+	"u+VoO1/gHlXP5jvleumYp9O3syyFNaJHYZQs4aAUqSVtmZO8xgxDBp1pKEvakRjxtmKDocY4hYwXEHaN",
+	"rDnK5KtMKr3s8CaqzTG2EqF0bnQ2G1Cs3zAJ9Rka3k+kfogxbFED6TPZDA2DxvpyKPQgW9a0PKlUnDNj",
+	"Lnhb2bLNZhyVWaabq3U/NXWNuGDuvSuWgAtwaohn63I9NEpzb4ieZ3pZhM1PMy0SqlnYfKlMwYvaW7gL",
+	"BLrHxLM2uquh5xt6yr/K4hj0SRhmkoZ1mAKpBBodk1iMLFZuIiQQiuU1NOwpoQP6mXG4ZJ8bp+eGWNBo",
+	"+RWTGb9MAaJ5MFYXECOIk9nM0Z5LxC0kwDVRpmrDSTme/giGgDNSROzVSkCDxs3W/BE46FlpYOpvB36Z",
+	"rOayV1mH53OIWJZ0GySQzjmtsnC1xK0RrbrFq+e2WiJOT76UQ0/KJjVjUG4p01qtqtUrKubXuuOtgjAz",
+	"FvFlWGR5/aRAngygbp3fC4zWhFCCPnIBnsY67BJDWFCaJJnSeSi5TQdt7/Dz+HvDIwgSdM27pqM29tQN",
+	"TB0ax2PSPUlTY+PlN2pk6z8/Xbzb7nbIL07/C25fAShXTlYPdnftM4A5FWFSeVwxjqZ2q+ymZAmasr/A",
+	"uPXFkIDxvrAI4FzTEGftakroR/YMnsnYezkaMD3Mevha5Irk/51+u78AGrUxe0P5doxXaegGhcALOawa",
+	"UUMhNEjyr3/+r+LCxgHRMllcxpkzyjVHeuant/JwFhCXIzYoMTwLAM+AuPSwAfEywuJhSAXXPEeDMMML",
+	"bMo/2zTqQjMoqsifLz+8J4yTvZcOKlcFJI2zanAWgivgVxHr93f+9c//6RIliLFarKcNCWk4BEX6oMOh",
+	"TW8x8lP05wAM/vOW6lzza/7dd6eCm8GZb777Dr8iZ8iLODiVhSEoZTOkMkW6v187I++6dWRMxIBco7Fn",
+	"Pv7rn//zpUhQjrlG83rXnFSq2ihKY2nauEnTDlbBH1v25wSUooM8srL1pVtACbtfbHB0mWO1Uw6/RpRC",
+	"KuXYlxtSKzY42BmSc1xYTrMk5zvSjSkfZHQAXbJF+ZjEoDUmeFeQZ8KKoB1Bd5soiCHUChtzLz97L6cA",
+	"lNWxGRLlvmFqXcRct1NkiZnSzq+3qBBicBE5sQhkGPlimrX3Doh0jmC0lmAleHPhcY6CZuMEA+vLMWIK",
+	"bE3g7U+XHSTcqT1Att8VREBfG2zCNanzlLtMEcaPKv0iqH7eqSlmmh0KfAPl4xw/2kzCH0YXh9C1AbZ5",
+	"4zpvBn+0X/fG2gIUmT+2ccE+8RsuRpz8lhnGSamkCWh0gZZA2IALCRHZQgfF/KFWAY8I3GlJVb6V4uzz",
+	"nMEfUGWpP9na/7+x1Lq2s1fjNoaGSZFpUDn7mEW0vpAJjc1eDxHBYltcaPKyfYD/23tOhnDnHv0CJIfh",
+	"qm3LHhE52D1wrYwgjtt+O7p85M4jXAuMpyG9BU9ybFAUJdZMdrzEVJ4iMJWgMIFp3z5Mo1bkwjGklbEu",
+	"ThgZ4rVhm6ngK+p6gTuGiz4ArVwtspXbta4HjDJEDrQ3S6bVInjrmfIz81le8+aSr4fHhL4SRFZCxkZk",
+	"AuRlxkn3r20z7Hb+fG563KLle+zb19vHiAaRN475DRN2Z7oYCV/F5gP5dPHOTdn5UtjJHhUcZRS5drrT",
+	"OmSYKlQRkdoDsuUeESHaucSoOrPxSFDKsGe3h96lg88s7dobxnAoFHDSM3ZAGEKq22c8FBHjgy75rW1d",
+	"TFGzFOASdmVtasdh/gIu+ICcXdFBQLpv++33gkMbc291MSBdkf3dg4B0fzo7ed0lIyFvjDbzWjVsjkM/",
+	"/XBxeVT05ShnesHRKdU2mkOKuI25utofJBsY5fCdVfpwlwoFxl69ooNugMJWWSUsN61/jo3m7H74ePX2",
+	"w/vLriFbPzZH/Tx4HuPyDf+ZNp/vHhBM+mVs5O6PZ1cBMTMLSF4fp3JS7CsePIJ7CDJHH7NsP11dfdzZ",
+	"69xZ1j4wO2WRLiSx8YeUk71D8hf2Cv1GCLHGliIH+3teYerSk5s+Dg+w+MHevlV0Jx/fEk1vUI5NMQZq",
+	"GyMyFaBiN63mEsfdYgR5tBDCCNhtGvgtxCIFZxN8pAOzJwhJUhBpDN99Z/TQxG5JOEAEUUC6RhPvDHUS",
+	"Hxt7QyrQf8p0v/2yu31EujtWI1/zXOAKlI/Ij7ZXDlwCou2AdHciESqsyDwvwYBIjLuwaAoXEInwmqPE",
+	"dndECpymDJETukHeSbGp9RincoxNW5NIOWbJP+78bsp+2fldiy/da75Vaz35kh2YMRidgtR0+5Lbvt2m",
+	"bREcxkZWr3kxdGFsVnPszgmC62i7isVg+veUMguZZZvdttYgGnwRidkNOJGy3pWGVY5yce3J7o5VCIGR",
+	"UmvWxywErsCzzM/fXk1Z5Yag1t+oI+Rgx1VSO6ZsGRicG/Voz6JenbTLPTeGo9ZeZ7ezi9kR7WK1jlr7",
+	"nd3OvvVOGeJxacf8awC6/o5ykocCayUwPQnVENTzlcXqiRm/UXnyHcNltnRB/sBZUVqyUJV5K1IIzRFY",
+	"pGBPl2+j1lHrR9A/iQQ+WsfLXKPhNJ7v7s66eyrK7WDFL0Frf/dgceH3Qp+LiPUZRKbOiyYd5JBkZ5j1",
+	"3z+gto7+/mvQUnmGj9Y7apHYUjsXTQfKHOrNR9X61dTMBWXu+nhcbIUhtgmRfFY+qqDAFKHYzjgxau9f",
+	"//XfNlmw991WDlmBRyDbcBdPXlTajT3Z7qABVIJiTsDWEC6uOVCJgOK5ix9KxNSyntq5upUt7cGZN5xl",
+	"kZ1828HbzadlioMmHbyi0YXdu2yVZt28ERl/DMb7xdezbluatFIDbxuaz5q+Dp/Jph9xo9Y0FgPLiXhR",
+	"nMPA84hISAQqF6ffixdZJhHaLyi0Ata8zoEby5dbZxZrf2pbjtENZ9sASnSiwDOMvcBTVq+7AGmzebxH",
+	"ixWPIJYw3rnSmXZbKQtvEOHHwUwMYDtAjEeb8hLV3TXXAu1cPNBbe6zAFioVJU4+i02XvqT5G+MRHlOM",
+	"fF3zrvnewjBo0c3jkCds5KAUR2C4O7lSuU6eL36v7LZ7Lyl8I0VSepEtLH4llii8kfB7S7hvSeVM4JlU",
+	"CyXd7NgzRRstQiMSHLf7ehuQUO3syx1pynfs80osOHT+obrHxo4+ff1+29ma6ppXjMsOeQ8QKfJneksv",
+	"sfdjz/4c0yQusuSjfEUizPCZgNo7ixk8/1qE6t/BkrgyJrs5ldSY7TMWdQg01sPPM9f1Oeoc5u6NUinw",
+	"QtLem6j8IKbMwtI47pALQNCUicLOJGCK9CmLzaHXHJqM6Yg3eX1CEaGP9GhMeQjSKvPujjnLjT93c5jr",
+	"GWv3E07gfisnRQ8ew6Bjt8DNzFPsoCR8Mfic+naKC4gPnNDyysSHMwzwFJ0jVQ6pO5057EMVIEj4BPLf",
+	"NW8Mbflid59sFfuqxOv2bY8XXJ1rjiuuAu8IHg5LSM4AkRlsuw5d0oM3pLxifl7zLTtopRGqUdNBDmnC",
+	"YWRKYIMJw3sXnAyiOW53yEmFjRTwyOy/kvb7LLQX81rgFYFPIyWKWyB7k6QAPIIPBOnR8GYG910AjZhZ",
+	"66dnQFNrv5HGMYMcz+XYYhqLWfZ2b8e9y3hsO0kX9LVxZZ7YgjfdYpq+J9zk76s9PH2hdP7YRbacc2M4",
+	"pDJR295SFLGbUyuxU3rUzV2Q8Ttb7g9ZlDzk+qtcmXHuMSr6TmXit8usjnM4nGNB6Uxyq61flV0aTQpx",
+	"3z5FGK3q4OywyHbtxUhJ76VXGr0OH98ML0eICAb/hgZ5wUI/gn2t9LioGddMsUv9Oq/1En9bqzt/XT0/",
+	"BXRTmKutT8vCVwzkJegn19rTQ/gqtXfVPYQoS8t8pZwfyex1aiCI06RaV6mcHuk3I6J1jDCXDyxw0yJD",
+	"97Qs9tQC6pClvk6x9MmWr0HCVFi3AE1E0BFjbQXPje/bEbdyQeqX13tKmmkTT7woVRxohhTf3U0zZMu9",
+	"Q9oXAOm9ellIcYgC58aCvoG3TGRqEmteZtz3j8FWzQ8JjWD7mLzIb2KK65PIlmHqmmdcAo3QZ0ZIEgop",
+	"s3TWVeM7nPBr1u/f68bAVPy3Z6H6W2u8UawsXf4aVN4feeyWX21XWK7JQ9WZfTFBIHrnVrPl3lxsuhG8",
+	"ucK3F1uxB4oMBOMDvCza7pBL7wKcItMZMmQ65xtkJiMn6IOlfGe6omCevg+iTvH2Q+wwrvm8t5/jWW8/",
+	"dOrif9aNuGXQp3r3+XUjC0vJQt0LzlzOty7Qcw2ZM1vkiY2YH2kC2PNXacXkANaQ065+q7M/N7BikBLr",
+	"asIUS/XN2DATyztzdfsx3M2VrDemwBPLlenTrNNXKVaGotbDY/6ViinXQKruRf8nEqp8nb4ZmSrWdv7S",
+	"GrlLRLTg8G1U0jmW+gO2LdPxVyleFt7Mka3Qafh5mv47UOAXNVuLM6/8H7Qq5RC+7vUhMEHLZZaqgVqc",
+	"ptY6Wx6TI/1m1GUdLzRhhebLv+6L/u0t9ez1xefDHl5LzFfGDtHdFnxiLez1/VWqX/vs3iuIN8dK8dej",
+	"gch5lFlXqfOG+M0Inr/gC9ZbhHKBGfTOFrkX7THG6NKO76sUnVkh1L4fv8WwaGu8L1fs84Rp47D/LYpE",
+	"hew7v9vWZl/bdm0BvBRNqMYgrS0XIebFgW8TOqCM140Xw7SPTQU9ZHxwzSFWLs77wPntwwA9ilnuLpgp",
+	"iCxgcZ+53Aaz7v5z1qhI/nT+59nR6HaEQXVKnRwyIrWAYC64zNZp+WghFqzGRhdPIudG0H59hhAid++A",
+	"D/SwdXR4MA09ci+14mVT+CbUin0mstn47MNQ36qafEHmM3xCUzWHy4tIFBorUeTLsM9fnEppsXLwcSQH",
+	"5PCaUNNOY0Z4z02fT2wqnNP0q9Rz04Akvs1mCDmxlA1Mg3OarqtJcE7Tb8YUSHAZZqykDUydHd0mRQJ6",
+	"CJmNNbFB84ivRyx+1BFJWQqY2F5pOoCA9CWoIQelAhsK7jDB8MdrnqWaJRDUPX5vMd4XLlTW4g0ghGAe",
+	"GB9lzmkbwwFEpuGaa0jSmObhZ7aqA2ag0oKWlGGAF2cnr8/PZuxj544Q9czkMCwRPRPu9E4aUwvxWu45",
+	"1S1lCmpoISk7f5T4eyNLCjLMc5ZPYzoGiSHbjVR6qc27Hk6oi5jHZq7gTnfrdfhH7OzKdvbUwbNl31+l",
+	"TrcLRXROvDnHAH9NG+h2jzLrquO9IX4zut5f8AXrbeHEdkLBXVzd/DPgR1v+1Cv+1MJYHcHXKZIOxi2c",
+	"IGQRxmh/nbtMTaSzSqq1ldHqQL8dSZ3igyZsEIuBaCSn77DgHyOhpu+vWjYR9zF2FGy2Js2F0lBnzcXR",
+	"DPGbE8Ri0eetee5RP08CL12ZJxY+2+1XKXeOqmQLUqZEBBY7hIZ6IlZ0KprBfeFHtzQNQPqD1mhqBF99",
+	"+JEqCLnMMi0Xf2RJ9RWEH9mBfpPRRypfo4VssHjp13u9v7FFXrywusAmn6l5r2yRJ9a2Rc7er/HNMVl0",
+	"YTOR8meeONmMwmsqTTi4b0aYtFuKOcvqJQCtv5EXcYzIQ0eEFkEU3TLjZzcgXT+/p0VUK5JvdoliA05j",
+	"RSjhMLrmKdXh8NgCWyPS7BQm4owbcy/X59Kr7uo+8bqv7BW0Jrfz3EiV4puZsVkIv1FCCDFVwZoMMEZL",
+	"aRcJuNUbuyhAG8+1HdiXOw+/9JqXENloTRP3iEGGVA2PKiFmJQih4DALrS9PG1AHcUtCynPwTPsaA0kP",
+	"EARR4WO8BcV20N9alTCBZuBejuvoRHdt6rctPYQxGYHM4bDLCTGOGdAwkGy7jj+NFv25DCK6N4eadr42",
+	"Lr1CIKspLDyfgeZyq8ttMXdD/8WVeeIdvcwz+dVt6XnGEJTT2Zl7vZXJ16G6MDumoJeYccEilSkZn/5K",
+	"ouj667yWuGG8SOJSgCSZb+dv4TXr1MBMq67W2p5/ihF+O2egkhGar3wD/DIvleMfAmJW9Pz1imcVwmw5",
+	"6ZyFYjZHONcag6wY4Lclmg0QyPxVbyqUf5B5k6d2/UpNHGvHlBJpv11idZYSx3WVxHKE34woesvfbLWb",
+	"rvN6r/E3tr71B5RJHN6JLJV//9VQ115n1MUGmOPqUOAroLy1uMhMlSjnW5jfjlofQtLN88Nge10iOBlq",
+	"nR7t7ODvpp2jl7svdxFE1Cag2cHVdWOudv4qT8fo666gNnOjvW8NJn3qgsnIqsAL8++UIQulDBimnBzB",
+	"L1PnQnsYzI+GXjM5vacbOZ/y3faqocfvdJ0z99Ya4ENrUPeqZy+FcoBBr8n8DWC61R+LOGwvN6b5bLNs",
+	"etG8/ggxInC6sY/TvlK21cI/w2skf6ufbqaEs8PakwAn/jCYCmuqX9AR8UMaJoIg/PoTcQ/T7VzV3xzi",
+	"mCLW76sCC6fI9la2XVzT1FGp6r6LeQ+sMhXSb8Vz5p1u56er83eY8cNP1IX5C8osXS5Jl092BN7/8uuX",
+	"/xsAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

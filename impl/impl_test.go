@@ -29,11 +29,13 @@ func server(t testing.TB) (*impl.Server, *catalog.Edition) {
 }
 
 // TestNoMarshalingOnCatalogRoutes: the only JSON encoding in impl is the error
-// envelope; catalog bodies come rendered from the edition.
+// envelope and the probes' live state (/healthz, /readyz: a few requests a second
+// at most, answering what no pre-rendered body could hold); catalog bodies come
+// rendered from the edition.
 func TestNoMarshalingOnCatalogRoutes(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || f == "errors.go" {
+		if strings.HasSuffix(f, "_test.go") || f == "errors.go" || f == "probes.go" {
 			continue
 		}
 		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
