@@ -284,11 +284,11 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 						t.Errorf("malformed version: %d, want 400", res.StatusCode)
 					}
 				case "/readyz":
-				notReady := handler(unready{impl.Static{Edition: ed}}, nil)
-				if res := check.Do(t, notReady, get(url)); res.StatusCode != http.StatusServiceUnavailable {
-					t.Errorf("a replica that is not ready: %d, want 503", res.StatusCode)
-				}
-			case "/changes":
+					notReady := handler(unready{impl.Static{Edition: ed}}, nil)
+					if res := check.Do(t, notReady, get(url)); res.StatusCode != http.StatusServiceUnavailable {
+						t.Errorf("a replica that is not ready: %d, want 503", res.StatusCode)
+					}
+				case "/changes":
 					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
 						t.Errorf("no earlier version: %d, want 404", res.StatusCode)
 					}
