@@ -12,6 +12,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -47,6 +49,15 @@ type Repository struct {
 	badPtr    []byte     // an ACTIVE content that failed to load, not retried until it changes
 	diffs     sync.Mutex // one on-demand diff computation at a time
 	diffCache sync.Map   // "FROM-TO" → *catalog.Body
+	// next is a version staged (loaded, rendered, compressed) to be served
+	// from a scheduled instant, on a store shared by replicas.
+	next atomic.Pointer[pending]
+	// replica names this process to a Coordinator store.
+	replica string
+	// seen is what the last Reload read of the store: the pointer, or the
+	// error reading it (for Ready).
+	seen atomic.Pointer[seen]
+
 	// background counts the work started to run beside serving (compressing a
 	// version at start-up, a diff body on first use), so Wait can wait for it.
 	background sync.WaitGroup
@@ -66,14 +77,40 @@ func (r *Repository) inBackground(f func()) {
 	}()
 }
 
-var _ impl.Repository = (*Repository)(nil)
+var (
+	_ impl.Repository = (*Repository)(nil)
+	_ impl.Readiness  = (*Repository)(nil)
+)
+
+// pending is a staged version and the instant it becomes the served one.
+type pending struct {
+	s           *state
+	at          time.Time
+	publishedAt time.Time
+}
+
+// seen is the store as the last Reload found it.
+type seen struct {
+	ptr store.Pointer
+	err error
+	at  time.Time
+}
 
 // Open loads the version to serve: the active one when intact, else the newest
 // intact one (logging why). An empty store serves fallback, when given, until a
 // version is published.
 func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *catalog.Edition) (*Repository, error) {
-	r := &Repository{st: st, log: logger, metrics: m}
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName()}
 	ptr, why, err := store.ResolveIn(st)
+	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
+		// The replicas have not switched to the newest version yet: serve the
+		// one they serve, and stage the new one at the first Reload.
+		if prev, _, perr := store.LoadEdition(st, ptr.Previous); perr == nil {
+			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, ptr.PublishedAt)
+			r.heartbeat()
+			return r, nil
+		}
+	}
 	switch {
 	case errors.Is(err, store.ErrNotFound) && fallback != nil:
 		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Location(), "err", err)
@@ -97,34 +134,91 @@ func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *
 		r.badPtr = raw
 		raw = nil
 	}
-	r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt, true)
+	r.start(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
+	r.heartbeat()
 	return r, nil
 }
 
-// swap makes s the served state. At start-up (first) the edition is served at once
-// and its bodies switch to their compressed representations as they are made
-// (Body.Pick reads them atomically), so the first answer comes fast. Later swaps
-// compress first, while the previous version is still served, so gzip and brotli
-// clients never get a version's identity bodies in between.
-func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
+// replicaName names this process to the other replicas: host, pid and a random
+// part, so a restarted process is a new replica.
+func replicaName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// heartbeat tells a Coordinator store what this replica serves and has staged.
+func (r *Repository) heartbeat() {
+	c, ok := r.st.(store.Coordinator)
+	if !ok {
+		return
+	}
+	staged := ""
+	if n := r.next.Load(); n != nil {
+		staged = n.s.ed.ManifestID
+	}
+	if err := c.Heartbeat(r.replica, r.cur.Load().ed.ManifestID, staged); err != nil {
+		r.log.Warn("could not report to the store", "err", err)
+	}
+}
+
+// Forget takes this replica out of a Coordinator store's list (at shutdown), so
+// publishes stop waiting for it.
+func (r *Repository) Forget() {
+	if f, ok := r.st.(interface{ Forget(string) error }); ok {
+		_ = f.Forget(r.replica)
+	}
+}
+
+// promoteDue makes a staged version the served one once its instant has come.
+// Every reader calls it first, so no request after the instant is answered
+// from the old version, whichever replica or goroutine it reaches.
+func (r *Repository) promoteDue() {
+	n := r.next.Load()
+	if n == nil || time.Now().Before(n.at) {
+		return
+	}
+	if r.next.CompareAndSwap(n, nil) {
+		r.install(n.s, n.publishedAt)
+	}
+}
+
+// current is the served state, after any due switch.
+func (r *Repository) current() *state {
+	r.promoteDue()
+	return r.cur.Load()
+}
+
+// start makes s the served state at start-up: the edition is served at once and
+// its bodies switch to their compressed representations as they are made
+// (Body.Pick reads them atomically), so the first answer comes fast. Later
+// versions are prepared (compressed) first, while the previous version is still
+// served, so gzip and brotli clients never get a version's identity bodies.
+func (r *Repository) start(s *state, publishedAt time.Time) {
 	s.versions = r.listVersions(s.ed)
-	reused := 0
+	r.inBackground(func() { catalog.CompressAndRelease(s.ed) })
+	r.install(s, publishedAt)
+}
+
+// prepare readies a version to be swapped in: its list of versions and its
+// compressed bodies (reusing the served version's where the bytes agree).
+func (r *Repository) prepare(s *state) {
+	s.versions = r.listVersions(s.ed)
 	if prev := r.cur.Load(); prev != nil {
-		reused = s.ed.ReuseCompressed(prev.ed)
+		s.ed.ReuseCompressed(prev.ed)
 	}
-	if first {
-		r.inBackground(func() { catalog.CompressAndRelease(s.ed) })
-	} else {
-		catalog.CompressAndRelease(s.ed)
-	}
+	catalog.CompressAndRelease(s.ed)
+}
+
+// install makes a prepared state the served one.
+func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
-	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous, "compressed_bodies_reused", reused)
+	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
 }
 
 // Active returns the edition being served.
-func (r *Repository) Active() *catalog.Edition { return r.cur.Load().ed }
+func (r *Repository) Active() *catalog.Edition { return r.current().ed }
 
 // Reload checks the active pointer and swaps to the version it names when that
 // changed. It reports whether it swapped. Requests in flight keep the edition
@@ -132,13 +226,34 @@ func (r *Repository) Active() *catalog.Edition { return r.cur.Load().ed }
 func (r *Repository) Reload() (bool, error) {
 	r.reload.Lock()
 	defer r.reload.Unlock()
-	cur := r.cur.Load()
+	defer r.heartbeat()
+	cur := r.current()
 	ptr, raw, err := r.st.Active()
+	r.seen.Store(&seen{ptr: ptr, err: err, at: time.Now()})
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.log.Warn("cannot read the store's active pointer; serving what is loaded", "serving", cur.ed.ManifestID, "err", err)
+		return false, err
+	}
 	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil {
 		r.metrics.Succeeded(time.Now())
 		return false, nil
 	}
 	if raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
+		r.metrics.Succeeded(time.Now())
+		return false, nil
+	}
+	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
+		// The pointer changed but not the version (a rescheduled switch).
+		s := &state{ed: cur.ed, ptr: ptr, rawPtr: raw, versions: cur.versions}
+		s.latest.Store(cur.latest.Load())
+		r.cur.CompareAndSwap(cur, s)
+		r.metrics.Succeeded(time.Now())
+		return false, nil
+	}
+	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
+		// Staged already: take the instant the store has now.
+		s := &state{ed: n.s.ed, ptr: ptr, rawPtr: raw, versions: n.s.versions}
+		r.next.CompareAndSwap(n, &pending{s: s, at: ptr.ActivateAt, publishedAt: n.publishedAt})
 		r.metrics.Succeeded(time.Now())
 		return false, nil
 	}
@@ -150,8 +265,16 @@ func (r *Repository) Reload() (bool, error) {
 		}
 		if err == nil {
 			r.badPtr = nil
-			r.swap(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt, false)
+			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
+			r.prepare(s)
 			r.metrics.Succeeded(time.Now())
+			if time.Now().Before(ptr.ActivateAt) {
+				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})
+				r.log.Info("staged version", "manifest_id", ed.ManifestID, "switch_at", ptr.ActivateAt)
+				return false, nil
+			}
+			r.next.Store(nil)
+			r.install(s, man.PublishedAt)
 			return true, nil
 		}
 	}
@@ -177,7 +300,7 @@ func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 
 // LatestDiff serves the diff stored when the active version was published.
 func (r *Repository) LatestDiff() (*catalog.Body, error) {
-	s := r.cur.Load()
+	s := r.current()
 	if b := s.latest.Load(); b != nil {
 		return b, nil
 	}
@@ -312,7 +435,44 @@ func (r *Repository) listVersions(active *catalog.Edition) *impl.VersionList {
 }
 
 // Versions lists the retained versions, newest first.
-func (r *Repository) Versions() *impl.VersionList { return r.cur.Load().versions }
+func (r *Repository) Versions() *impl.VersionList { return r.current().versions }
+
+// Ready: a version is loaded, the store answered the last Reload, and the
+// version served is the one the store says every replica serves now.
+func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
+	cur := r.current()
+	st := gen.ProbeStatus{Serving: cur.ed.ManifestID}
+	if n := r.next.Load(); n != nil {
+		id := n.s.ed.ManifestID
+		st.Staged = &id
+	}
+	sn := r.seen.Load()
+	if sn == nil {
+		return st, true, "" // not polled yet: what Open loaded is the store's
+	}
+	if sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) {
+		return st, false, "the store cannot be read; serving " + cur.ed.ManifestID
+	}
+	if sn.err != nil {
+		return st, true, "" // an empty store: serving the embedded sample data
+	}
+	due := sn.ptr.ManifestID
+	if time.Now().Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
+		due = sn.ptr.Previous
+	}
+	st.Active = &due
+	if due != cur.ed.ManifestID {
+		behind := float32(0)
+		if !sn.ptr.ActivateAt.IsZero() {
+			behind = float32(time.Since(sn.ptr.ActivateAt).Seconds())
+		}
+		st.SecondsBehind = &behind
+		return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+	}
+	zero := float32(0)
+	st.SecondsBehind = &zero
+	return st, true, ""
+}
 
 // RetainedEdition returns a retained version's edition: the active one as
 // served, any other loaded from the store (checksums verified). id is only

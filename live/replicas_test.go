@@ -1,0 +1,209 @@
+package live_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/store/postgres"
+)
+
+// pgSchema returns a URL for an empty schema of the test server (make pg-start),
+// or skips; CI sets REFDATA_REQUIRE_POSTGRES=1, which makes a skip a failure.
+func pgSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv("REFDATA_TEST_POSTGRES")
+	if base == "" {
+		if os.Getenv("REFDATA_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("REFDATA_REQUIRE_POSTGRES=1 but REFDATA_TEST_POSTGRES is empty")
+		}
+		t.Skip("no PostgreSQL: make pg-start, then make test")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("live_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if c, err := pgx.Connect(context.Background(), base); err == nil {
+			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			c.Close(context.Background())
+		}
+	})
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// replica is one serving process on the shared store.
+type replica struct {
+	repo *live.Repository
+	h    http.Handler
+}
+
+func startReplica(t *testing.T, ctx context.Context, u string) *replica {
+	t.Helper()
+	st, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := prometheus.NewRegistry()
+	repo, err := live.Open(st, logger, pipeline.NewMetrics(reg, time.Now()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(&impl.Server{Repo: repo}, logger, api.NewHTTPMetrics(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	go repo.Poll(ctx, time.Second) // the fallback when a notification is lost
+	go func() {
+		for range st.Changes(ctx) {
+			_, _ = repo.Reload()
+		}
+	}()
+	t.Cleanup(repo.Wait)
+	return &replica{repo: repo, h: h}
+}
+
+// TestReplicasSwitchTogether: three replicas on one PostgreSQL store and a client
+// asking them in turn, one request after another, while ten versions are
+// published: no error, and the version the client sees never goes back — each
+// replica stages a new version and all switch at the instant the publisher
+// schedules once they have.
+func TestReplicasSwitchTogether(t *testing.T) {
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	pub.StageBound = 30 * time.Second
+	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	replicas := []*replica{startReplica(t, ctx, u), startReplica(t, ctx, u), startReplica(t, ctx, u)}
+	order := map[string]int{id15: 0}
+	var dirs []string
+	for i := 1; i <= 10; i++ {
+		id := fmt.Sprintf("%016X", 0x1000+i)
+		order[id] = i
+		dirs = append(dirs, syntheticVersion(t, id))
+	}
+
+	check := apitest.New(t)
+	first := map[string]map[int]time.Time{} // version → replica → first answer
+	var mu sync.Mutex
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	requests, errs, backward, last := 0, 0, 0, 0
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			who := i % len(replicas)
+			target := "/v1/version"
+			if i%2 == 1 {
+				target = "/readyz"
+			}
+			req, _ := http.NewRequest(http.MethodGet, target, nil)
+			req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+			res := check.Do(t, replicas[who].h, req)
+			mu.Lock()
+			requests++
+			if target == "/v1/version" {
+				v := res.Header.Get("X-Data-Version")
+				if res.StatusCode != http.StatusOK {
+					errs++
+				} else if n, ok := order[v]; !ok {
+					errs++
+				} else {
+					if n < last {
+						if backward++; backward <= 5 {
+							t.Errorf("request %d to replica %d: version %s after %d", i, who, v, last)
+						}
+					}
+					last = max(last, n)
+					if first[v] == nil {
+						first[v] = map[int]time.Time{}
+					}
+					if _, ok := first[v][who]; !ok {
+						first[v][who] = time.Now()
+					}
+				}
+			}
+			mu.Unlock()
+		}
+	}()
+	for _, d := range dirs {
+		if _, err := pipeline.Import(pub, d, pipeline.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Every replica reaches the last version and says it is ready.
+	lastID := fmt.Sprintf("%016X", 0x1000+10)
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range replicas {
+		for r.repo.Active().ManifestID != lastID && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if st, ok, why := r.repo.Ready(); !ok || st.Serving != lastID {
+			t.Errorf("a replica serves %s, ready %v (%s)", st.Serving, ok, why)
+		}
+	}
+	close(stop)
+	<-done
+	mu.Lock()
+	defer mu.Unlock()
+	var worst time.Duration
+	for v, by := range first {
+		if len(by) < len(replicas) || order[v] == 0 {
+			continue
+		}
+		lo, hi := time.Time{}, time.Time{}
+		for _, at := range by {
+			if lo.IsZero() || at.Before(lo) {
+				lo = at
+			}
+			if at.After(hi) {
+				hi = at
+			}
+		}
+		worst = max(worst, hi.Sub(lo))
+	}
+	if errs != 0 || backward != 0 {
+		t.Errorf("%d requests: %d errors, %d backward steps", requests, errs, backward)
+	}
+	t.Logf("%d requests over %d replicas and %d publishes: %d errors, %d backward steps; largest gap between the first and the last replica answering with a new version, as the client saw it: %v",
+		requests, len(replicas), len(dirs), errs, backward, worst.Round(time.Millisecond))
+}
