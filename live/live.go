@@ -491,3 +491,5 @@ func (r *Repository) RetainedEdition(id string) (*catalog.Edition, error) {
 	}
 	return ed, nil
 }
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }

@@ -183,6 +183,7 @@ func (e *env) open(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	live.RegisterReplicaMetrics(reg, repo)
 	h, err := api.New(&impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
@@ -520,6 +521,10 @@ func TestMetrics(t *testing.T) {
 		"refdata_uptime_seconds ",
 		`refdata_active_version_info{branch="release-03.10",manifest_id="376A04CC95974716",version="03.10.00.637823"} 1`,
 		`refdata_http_request_duration_seconds_count{code="200",route="/v1/weapons"} 1`,
+		"refdata_replica_ready 1",
+		"refdata_replica_serving_active 1",
+		"refdata_replica_behind_seconds 0",
+		"refdata_store_up 1",
 	} {
 		if !bytes.Contains(body, []byte(name)) {
 			t.Errorf("scrape lacks %s", name)

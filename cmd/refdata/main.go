@@ -26,6 +26,7 @@ import (
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
 )
 
@@ -135,6 +136,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		return err
 	}
 	api.RegisterEditionMetrics(reg, repo.Active)
+	if rd, ok := repo.(impl.Readiness); ok {
+		live.RegisterReplicaMetrics(reg, rd)
+	}
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	httpMetrics := api.NewHTTPMetrics(reg)
 	router, err := api.New(srv, logger, httpMetrics)
