@@ -6,9 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
+	"os/exec"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -206,4 +210,85 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	}
 	t.Logf("%d requests over %d replicas and %d publishes: %d errors, %d backward steps; largest gap between the first and the last replica answering with a new version, as the client saw it: %v",
 		requests, len(replicas), len(dirs), errs, backward, worst.Round(time.Millisecond))
+}
+
+// TestDatabaseRestart: the database restarts while three replicas serve under
+// load. They keep answering from what they loaded (0 errors), say they are not
+// ready while the store is unreachable, reconnect on their own, and follow the
+// next publish.
+func TestDatabaseRestart(t *testing.T) {
+	u := pgSchema(t)
+	ours, err := exec.Command("../tools/pg.sh", "url").Output()
+	if err != nil || strings.TrimSpace(string(ours)) != os.Getenv("REFDATA_TEST_POSTGRES") {
+		t.Skip("the database is not tools/pg.sh's cluster, which this test restarts")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	replicas := []*replica{startReplica(t, ctx, u), startReplica(t, ctx, u), startReplica(t, ctx, u)}
+	var requests, failures atomic.Int64
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, r := range replicas {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req := httptest.NewRequest(http.MethodGet, "/v1/weapons/"+vandal, nil)
+				req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+				rec := httptest.NewRecorder()
+				r.h.ServeHTTP(rec, req)
+				requests.Add(1)
+				if rec.Code != http.StatusOK && failures.Add(1) <= 3 {
+					t.Errorf("replica %d during the restart: %d %s", i, rec.Code, rec.Body.String())
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}()
+	}
+	if out, err := exec.Command("../tools/pg.sh", "restart").CombinedOutput(); err != nil {
+		t.Fatalf("restart: %v %s", err, out)
+	}
+	// Let every replica notice (a poll fails or the listener drops) and recover.
+	for _, r := range replicas {
+		_, _ = r.repo.Reload()
+	}
+	id := "0000000000002001"
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		_, err := pipeline.Import(pub, syntheticVersion(t, id), pipeline.Options{})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("publish after the restart: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond) // the publisher's pool reconnects on its next try
+	}
+	for i, r := range replicas {
+		for r.repo.Active().ManifestID != id && time.Now().Before(deadline) {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if st, ok, why := r.repo.Ready(); !ok || st.Serving != id {
+			t.Errorf("replica %d after the restart serves %s, ready %v (%s)", i, st.Serving, ok, why)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if failures.Load() != 0 {
+		t.Errorf("%d of %d requests failed", failures.Load(), requests.Load())
+	}
+	t.Logf("%d requests across a database restart and a publish after it, %d failed", requests.Load(), failures.Load())
 }
