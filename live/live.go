@@ -217,6 +217,9 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
 }
 
+// Store is the store the repository serves.
+func (r *Repository) Store() store.Backend { return r.st }
+
 // Active returns the edition being served.
 func (r *Repository) Active() *catalog.Edition { return r.current().ed }
 
@@ -451,7 +454,7 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 		return st, true, "" // not polled yet: what Open loaded is the store's
 	}
 	if sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) {
-		return st, false, "the store cannot be read; serving " + cur.ed.ManifestID
+		return st, false, "the store cannot be read (the replica's log says why); serving " + cur.ed.ManifestID
 	}
 	if sn.err != nil {
 		return st, true, "" // an empty store: serving the embedded sample data

@@ -3,14 +3,17 @@ package live_test
 import (
 	"context"
 	"fmt"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/store"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"os/exec"
-	"strings"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -217,11 +220,9 @@ func TestReplicasSwitchTogether(t *testing.T) {
 // ready while the store is unreachable, reconnect on their own, and follow the
 // next publish.
 func TestDatabaseRestart(t *testing.T) {
-	u := pgSchema(t)
-	ours, err := exec.Command("../tools/pg.sh", "url").Output()
-	if err != nil || strings.TrimSpace(string(ours)) != os.Getenv("REFDATA_TEST_POSTGRES") {
-		t.Skip("the database is not tools/pg.sh's cluster, which this test restarts")
-	}
+	c := ownCluster(t)
+	c.run(t, "start")
+	u := c.url
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub, err := postgres.Open(ctx, u)
@@ -258,9 +259,7 @@ func TestDatabaseRestart(t *testing.T) {
 			}
 		}()
 	}
-	if out, err := exec.Command("../tools/pg.sh", "restart").CombinedOutput(); err != nil {
-		t.Fatalf("restart: %v %s", err, out)
-	}
+	c.run(t, "restart")
 	// Let every replica notice (a poll fails or the listener drops) and recover.
 	for _, r := range replicas {
 		_, _ = r.repo.Reload()
@@ -291,4 +290,106 @@ func TestDatabaseRestart(t *testing.T) {
 		t.Errorf("%d of %d requests failed", failures.Load(), requests.Load())
 	}
 	t.Logf("%d requests across a database restart and a publish after it, %d failed", requests.Load(), failures.Load())
+}
+
+// cluster is a PostgreSQL cluster of the test's own (tools/pg.sh with its own
+// directory and port), for tests that stop or restart the database: the shared
+// one serves other packages' tests meanwhile.
+type cluster struct {
+	dir, url string
+	port     int
+}
+
+func ownCluster(t *testing.T) *cluster {
+	t.Helper()
+	if bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin/initdb"); len(bins) == 0 {
+		if os.Getenv("REFDATA_REQUIRE_POSTGRES") == "1" {
+			t.Fatal("REFDATA_REQUIRE_POSTGRES=1 but no PostgreSQL server binaries (tools/pg.sh start installs them)")
+		}
+		t.Skip("no PostgreSQL server binaries: tools/pg.sh start installs them")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	root, err := os.MkdirTemp("", "refdata-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(root, 0o755) // the server runs as postgres when the tests run as root
+	c := &cluster{dir: filepath.Join(root, "pg"), port: port,
+		url: fmt.Sprintf("postgres://refdata@127.0.0.1:%d/postgres?sslmode=disable", port)}
+	t.Cleanup(func() {
+		c.run(t, "stop")
+		os.RemoveAll(root)
+	})
+	return c
+}
+
+func (c *cluster) run(t *testing.T, what string) {
+	t.Helper()
+	cmd := exec.Command("../tools/pg.sh", what)
+	cmd.Env = append(os.Environ(), "REFDATA_PG_DIR="+c.dir, fmt.Sprintf("REFDATA_PG_PORT=%d", c.port))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("tools/pg.sh %s: %v\n%s", what, err, out)
+	}
+}
+
+// TestReplicaStartsBeforeDatabase: a replica started while its database is down
+// serves, is not ready, and becomes ready with the store's version once the
+// database is up.
+func TestReplicaStartsBeforeDatabase(t *testing.T) {
+	c := ownCluster(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	connect := func(ctx context.Context) (store.Backend, error) { return postgres.Open(ctx, c.url) }
+	fallback, err := fixtures.Newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opened := make(chan *live.Repository, 1)
+	repo := live.OpenEventually(ctx, connect, logger, pipeline.NewMetrics(prometheus.NewRegistry(), time.Now()), fallback, 100*time.Millisecond,
+		func(r *live.Repository) { opened <- r })
+	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	ask := func(target string) *http.Response {
+		req := httptest.NewRequest(http.MethodGet, target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+		return check.Do(t, h, req)
+	}
+	if res := ask("/readyz"); res.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("/readyz with the database down: %d, want 503", res.StatusCode)
+	}
+	if res := ask("/healthz"); res.StatusCode != http.StatusOK {
+		t.Errorf("/healthz with the database down: %d, want 200 (alive)", res.StatusCode)
+	}
+	c.run(t, "start")
+	pub, err := postgres.Open(ctx, c.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	if _, err := pipeline.Import(pub, syntheticVersion(t, id3), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var r *live.Repository
+	select {
+	case r = <-opened:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the replica never reached the database")
+	}
+	defer r.Wait()
+	if _, err := r.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	res := ask("/readyz")
+	if res.StatusCode != http.StatusOK || repo.Active().ManifestID != id3 {
+		t.Errorf("once the database is up: /readyz %d, serving %s; want 200 and %s", res.StatusCode, repo.Active().ManifestID, id3)
+	}
 }

@@ -30,6 +30,25 @@ type dataOptions struct {
 func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (impl.Repository, error) {
 	metrics := pipeline.NewMetrics(reg, processStart)
 	st, closeStore, err := openBackend(ctx, opts.dir)
+	if err != nil && isDatabase(opts.dir) {
+		// A replica may start before its database: serve the sample data, not
+		// ready, and keep trying (live.Eventually).
+		logger.Warn("the store cannot be reached; retrying", "err", err)
+		fallback, ferr := embeddedEdition()
+		if ferr != nil {
+			return nil, ferr
+		}
+		connect := func(ctx context.Context) (store.Backend, error) {
+			st, closeStore, err := openBackend(ctx, opts.dir)
+			if err == nil {
+				go func() { <-ctx.Done(); closeStore() }()
+			}
+			return st, err
+		}
+		return live.OpenEventually(ctx, connect, logger, metrics, fallback, 2*time.Second, func(repo *live.Repository) {
+			follow(ctx, repo, opts, logger, metrics)
+		}), nil
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -48,8 +67,15 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	if err != nil {
 		return nil, err
 	}
+	follow(ctx, repo, opts, logger, metrics)
+	return repo, nil
+}
+
+// follow keeps a repository on its store's active version: polling, the store's
+// notifications when it has them, and the inbox when one is watched.
+func follow(ctx context.Context, repo *live.Repository, opts dataOptions, logger *slog.Logger, metrics *pipeline.Metrics) {
 	go repo.Poll(ctx, opts.poll)
-	if n, ok := st.(store.Notifier); ok {
+	if n, ok := repo.Store().(store.Notifier); ok {
 		// A shared store says when a publish commits: swap then, not at the next poll.
 		go func() {
 			for range n.Changes(ctx) {
@@ -57,16 +83,20 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 			}
 		}()
 	}
+	go func() { <-ctx.Done(); repo.Forget() }()
 	if opts.inbox != "" {
 		go func() {
 			opt := pipeline.Options{Retain: opts.retain, Metrics: metrics}
 			reload := func() { _, _ = repo.Reload() }
-			if err := pipeline.Watch(ctx, opts.inbox, st, opt, opts.poll, logger, reload); err != nil {
+			if err := pipeline.Watch(ctx, opts.inbox, repo.Store(), opt, opts.poll, logger, reload); err != nil {
 				logger.Error("inbox watcher stopped", "inbox", opts.inbox, "err", err)
 			}
 		}()
 	}
-	return repo, nil
+}
+
+func isDatabase(spec string) bool {
+	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
 
 var processStart = time.Now()
@@ -75,7 +105,7 @@ var processStart = time.Now()
 // (postgres:// or postgresql://, shared by replicas) or a directory (the file
 // store). close releases it.
 func openBackend(ctx context.Context, spec string) (store.Backend, func(), error) {
-	if strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://") {
+	if isDatabase(spec) {
 		st, err := postgres.Open(ctx, spec)
 		if err != nil {
 			return nil, nil, err
