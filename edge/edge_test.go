@@ -214,7 +214,8 @@ func union(a, b http.Header) []string {
 // the diffs and metrics, with the first UUID of its catalog and the two sample
 // versions, with and without a language. memo tells whether the memo keeps the
 // target: the edge's one rule is that it keeps only bodies an edition owns
-// (impl captures them), so the pages and /v1/versions always take the router.
+// (impl captures them), so the pages, /v1/versions and the probes always take
+// the router.
 func targets(t *testing.T, ed, older *catalog.Edition) (out []string, memo map[string]bool) {
 	doc, err := catalog.Spec()
 	if err != nil {
@@ -237,7 +238,7 @@ func targets(t *testing.T, ed, older *catalog.Edition) (out []string, memo map[s
 			}
 			p = strings.Replace(p, "{uuid}", ed.UUIDs(c)[0].String(), 1)
 		}
-		kept := !slices.Contains(op.Tags, "pages") && path != "/v1/versions"
+		kept := !slices.Contains(op.Tags, "pages") && path != "/v1/versions" && path != "/healthz" && path != "/readyz"
 		out = append(out, p)
 		memo[p] = kept
 		if op.Parameters.GetByInAndName("query", "language") != nil {
