@@ -105,7 +105,7 @@ func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
 		// one they serve, and stage the new one at the first Reload.
-		if prev, _, perr := store.LoadEdition(st, ptr.Previous); perr == nil {
+		if prev, _, perr := LoadEdition(st, ptr.Previous); perr == nil {
 			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, ptr.PublishedAt)
 			r.heartbeat()
 			return r, nil
@@ -125,7 +125,7 @@ func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *
 	if why != "" {
 		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
 	}
-	ed, man, err := store.LoadEdition(st, ptr.ManifestID)
+	ed, man, err := LoadEdition(st, ptr.ManifestID)
 	if err != nil {
 		return nil, err
 	}
@@ -264,7 +264,7 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
-			ed, man, err = store.LoadEdition(r.st, ptr.ManifestID)
+			ed, man, err = LoadEdition(r.st, ptr.ManifestID)
 		}
 		if err == nil {
 			r.badPtr = nil
@@ -377,7 +377,7 @@ func (r *Repository) compute(from, to string) (*catalog.Body, error) {
 		if ed := r.Active(); ed.ManifestID == id {
 			return ed, nil
 		}
-		ed, _, err := store.LoadEdition(r.st, id)
+		ed, _, err := LoadEdition(r.st, id)
 		if err != nil {
 			return nil, fmt.Errorf("load version %s for a diff: %w", id, err)
 		}
@@ -488,7 +488,7 @@ func (r *Repository) RetainedEdition(id string) (*catalog.Edition, error) {
 	if err != nil {
 		return nil, notFound(id, err)
 	}
-	ed, _, err := store.LoadEdition(r.st, found)
+	ed, _, err := LoadEdition(r.st, found)
 	if err != nil {
 		return nil, fmt.Errorf("load version %s: %w", found, err)
 	}
@@ -496,3 +496,19 @@ func (r *Repository) RetainedEdition(id string) (*catalog.Edition, error) {
 }
 
 func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// LoadEdition reads a version from a store (checksums verified) and builds its
+// edition, with the repairs an import applies. Stores keep bytes; building
+// what is served from them is this package's part.
+func LoadEdition(b store.Backend, id string) (*catalog.Edition, store.Manifest, error) {
+	m, files, err := b.ReadVersion(id)
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := catalog.BuildFiles(files)
+	if err != nil {
+		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
+	}
+	ed.ContentHash = catalog.ContentHash(m.Files)
+	return ed, m, nil
+}

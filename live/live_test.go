@@ -383,7 +383,7 @@ func TestHotSwap(t *testing.T) {
 	targets := []string{"/v1/currencies", "/v1/events?language=de-DE", "/v1/version", "/v1/weapons/" + vandal, "/v1/weapons/" + vandal + "?language=ja-JP", "/v1/playertitles"}
 	want := map[string]map[string][]byte{} // manifest ID → target → body
 	for _, v := range versions {
-		ed, _, err := store.LoadEdition(staging.st, v.ManifestID)
+		ed, _, err := live.LoadEdition(staging.st, v.ManifestID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
 )
@@ -59,7 +60,7 @@ func TestCrashSafety(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ed, _, err := store.LoadEdition(openStore(t, dir), p.ManifestID)
+		ed, _, err := loadEdition(openStore(t, dir), p.ManifestID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -91,7 +92,7 @@ func TestCrashSafety(t *testing.T) {
 		if !ok {
 			t.Fatalf("active version %s is neither the old nor the new one", p.ManifestID)
 		}
-		ed, _, err := store.LoadEdition(st, p.ManifestID)
+		ed, _, err := loadEdition(st, p.ManifestID)
 		if err != nil {
 			t.Fatalf("active version %s does not load: %v", p.ManifestID, err)
 		}
@@ -175,4 +176,14 @@ func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duratio
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
+}
+
+// loadEdition builds a stored version, as a server loads it.
+func loadEdition(st *store.Store, id string) (*catalog.Edition, store.Manifest, error) {
+	m, files, err := st.ReadVersion(id)
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := catalog.BuildFiles(files)
+	return ed, m, err
 }

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/refdata/refdata/catalog"
 )
 
 // Backend is where versions live: the seam between the pipeline and live, which
@@ -114,19 +112,4 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
 	}
 	return Pointer{}, "", fmt.Errorf("no intact version (%s): %w", why, ErrNotFound)
-}
-
-// LoadEdition reads a version from a backend (checksums verified) and builds
-// its edition, with the repairs an import applies.
-func LoadEdition(b Backend, id string) (*catalog.Edition, Manifest, error) {
-	m, files, err := b.ReadVersion(id)
-	if err != nil {
-		return nil, m, err
-	}
-	ed, err := catalog.BuildFiles(files)
-	if err != nil {
-		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
-	}
-	ed.ContentHash = catalog.ContentHash(m.Files)
-	return ed, m, nil
 }
