@@ -212,7 +212,7 @@ func TestReplicasSwitchTogether(t *testing.T) {
 		t.Errorf("%d requests: %d errors, %d backward steps", requests, errs, backward)
 	}
 	t.Logf("%d requests over %d replicas and %d publishes: %d errors, %d backward steps; largest gap between the first and the last replica answering with a new version, as the client saw it: %v",
-		requests, len(replicas), len(dirs), errs, backward, worst.Round(time.Millisecond))
+		requests, len(replicas), len(dirs), errs, backward, worst.Round(time.Microsecond))
 }
 
 // TestDatabaseRestart: the database restarts while three replicas serve under
