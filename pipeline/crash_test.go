@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,6 +25,15 @@ import (
 func TestMain(m *testing.M) {
 	if os.Getenv("REFDATA_CRASH_CHILD") != "" {
 		st, err := store.Open(os.Getenv("REFDATA_CRASH_STORE"))
+		if at, perr := strconv.ParseInt(os.Getenv("REFDATA_CRASH_PAUSE_AT"), 10, 64); perr == nil && err == nil {
+			// Announce the step on stderr and wait there to be killed.
+			st.OnStep = func(n int64, what string) {
+				if n == at {
+					fmt.Fprintf(os.Stderr, "REFDATA_PAUSED %d %s\n", n, what)
+					select {}
+				}
+			}
+		}
 		if err == nil {
 			_, err = pipeline.Import(st, os.Getenv("REFDATA_CRASH_SNAP"), pipeline.Options{Retain: 1})
 		}
@@ -37,7 +47,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestCrashSafety kills an import with SIGKILL at many points — paused before a
-// chosen write step (REFDATA_TEST_PAUSE_AT), or after a random delay — and checks
+// chosen write step (store.Store.OnStep), or after a random delay — and checks
 // each time that the store opens with the old or the new version active and
 // intact, and that importing again then succeeds. Retain 1 makes the import
 // prune too, so the crash points cover pruning.
@@ -149,7 +159,7 @@ func mustID(t *testing.T, dir string) string {
 func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "REFDATA_CRASH_CHILD=1", "REFDATA_CRASH_STORE="+storeDir, "REFDATA_CRASH_SNAP="+snap, "REFDATA_TEST_PAUSE_AT="+pauseAt)
+	cmd.Env = append(os.Environ(), "REFDATA_CRASH_CHILD=1", "REFDATA_CRASH_STORE="+storeDir, "REFDATA_CRASH_SNAP="+snap, "REFDATA_CRASH_PAUSE_AT="+pauseAt)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +180,10 @@ func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duratio
 		close(paused)
 	}()
 	if pauseAt != "" {
-		<-paused
+		if !<-paused {
+			_ = cmd.Wait()
+			t.Fatalf("the import never paused at step %s: it ran to its end", pauseAt)
+		}
 	} else {
 		time.Sleep(delay)
 	}

@@ -30,7 +30,6 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -62,8 +61,12 @@ type Store struct {
 	// relative to the store directory. Tests use it to prove a request touched no file.
 	Trace func(name string)
 
-	pauseAt int64 // crash tests: pause before this write step (REFDATA_TEST_PAUSE_AT)
-	steps   atomic.Int64
+	// OnStep, when set, is called before each durable write step with its
+	// number (from 1) and what it does; crash tests use it to stop a publish
+	// at a chosen step and kill it there.
+	OnStep func(n int64, what string)
+
+	steps atomic.Int64
 }
 
 // Manifest describes one stored version.
@@ -98,13 +101,7 @@ func Open(dir string) (*Store, error) {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
-	s := &Store{dir: dir, pauseAt: -1}
-	if v := os.Getenv("REFDATA_TEST_PAUSE_AT"); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err == nil {
-			s.pauseAt = n
-		}
-	}
+	s := &Store{dir: dir}
 	return s, nil
 }
 
@@ -120,13 +117,11 @@ func (s *Store) trace(name string) {
 	}
 }
 
-// step marks one durable write step. Crash tests set REFDATA_TEST_PAUSE_AT=N so
-// the process announces step N on stderr and stops there until it is killed.
+// step marks one durable write step.
 func (s *Store) step(what string) {
 	n := s.steps.Add(1)
-	if n == s.pauseAt {
-		fmt.Fprintf(os.Stderr, "REFDATA_PAUSED %d %s\n", n, what)
-		select {}
+	if s.OnStep != nil {
+		s.OnStep(n, what)
 	}
 }
 
@@ -251,7 +246,7 @@ func (s *Store) manifest(id string) (Manifest, string, error) {
 	}
 	var m Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return Manifest{}, "", fmt.Errorf("%s: %w: %v", name, ErrCorrupt, err)
+		return Manifest{}, "", fmt.Errorf("%s: %w: %w", name, ErrCorrupt, err)
 	}
 	if m.ManifestID != id {
 		return Manifest{}, "", fmt.Errorf("%s names version %q: %w", name, m.ManifestID, ErrCorrupt)
@@ -279,7 +274,7 @@ func (s *Store) ReadVersion(id string) (Manifest, map[string][]byte, error) {
 		s.trace(rel)
 		b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
 		if err != nil {
-			return m, nil, fmt.Errorf("version %s: %w: %v", id, ErrCorrupt, err)
+			return m, nil, fmt.Errorf("version %s: %w: %w", id, ErrCorrupt, err)
 		}
 		if got := sum(b); got != want {
 			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
@@ -355,7 +350,7 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 		return nil, fmt.Errorf("diff %s → %s: %w", f, t, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read diff %s → %s: %w: %v", f, t, ErrCorrupt, err)
+		return nil, fmt.Errorf("read diff %s → %s: %w: %w", f, t, ErrCorrupt, err)
 	}
 	return decodeDiffFile(b)
 }
