@@ -44,7 +44,7 @@ vet:
 REFDATA_TEST_POSTGRES ?= $(shell tools/pg.sh url 2>/dev/null)
 export REFDATA_TEST_POSTGRES
 
-## pg-start: a throwaway PostgreSQL for the tests (tools/pg.sh; data in .pg/, port 54329)
+## pg-start: a throwaway PostgreSQL for the tests (tools/pg.sh; data in /tmp/refdata-pg-54329, port 54329)
 pg-start:
 	@tools/pg.sh start
 

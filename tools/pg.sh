@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # tools/pg.sh start|stop|url — a throwaway PostgreSQL cluster for the tests of
 # the PostgreSQL store: Debian's server binaries (installed when missing), data in
-# .pg/ (git-ignored), listening on 127.0.0.1:$REFDATA_PG_PORT (54329) with trust
+# /tmp/refdata-pg-PORT (outside the clone, so the postgres user can reach it
+# wherever the clone is), listening on 127.0.0.1:$REFDATA_PG_PORT (54329) with trust
 # auth for the user refdata. Durability settings are off: the tests restart the
 # server cleanly, they never need it to survive a power cut. `url` prints the
 # connection URL when the cluster runs (and nothing, exit 1, when it does not).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DIR=${REFDATA_PG_DIR:-$PWD/.pg}
 PORT=${REFDATA_PG_PORT:-54329}
+DIR=${REFDATA_PG_DIR:-/tmp/refdata-pg-$PORT}
 URL="postgres://refdata@127.0.0.1:$PORT/postgres?sslmode=disable"
 
 bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
@@ -22,8 +23,11 @@ start)
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
     BIN=$(bindir)
   fi
+  if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+    useradd --system --home-dir /var/lib/postgresql --shell /bin/bash postgres
+  fi
   mkdir -p "$DIR"
-  [ "$(id -u)" = 0 ] && chown postgres: "$DIR"
+  if [ "$(id -u)" = 0 ]; then chown postgres: "$DIR"; fi
   if [ ! -f "$DIR/data/PG_VERSION" ]; then
     as_owner "$BIN/initdb" -D "$DIR/data" -U refdata --auth=trust -E UTF8 --locale=C.UTF-8 >/dev/null
   fi
