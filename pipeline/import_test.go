@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 )
@@ -187,6 +188,12 @@ func TestImportAllCaptures(t *testing.T) {
 		if rep.NumRejections != 0 || rep.Outcome != "published" {
 			t.Fatalf("%s: %s", d, rep.Outcome)
 		}
+		// Every body of every route in every locale matches the contract.
+		ed, _, err := st.LoadEdition(rep.ManifestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apitest.CheckEdition(t, ed)
 		if strings.HasPrefix(filepath.Base(d), "09_") && !slices.ContainsFunc(rep.Notes, func(n string) bool {
 			return strings.Contains(n, "disagree on 43 skins")
 		}) {

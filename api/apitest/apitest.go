@@ -335,3 +335,41 @@ func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response
 	}
 	c.checkError(t, req, res.StatusCode, body)
 }
+
+// CheckEdition validates every body an edition serves on catalog routes — each
+// list and each item, in every locale — against the operation's body schema in
+// openapi.yaml (`<Schema>ListBody`, `<Schema>Body`). Bodies shared between locales
+// are checked once.
+func CheckEdition(t testing.TB, ed *catalog.Edition) {
+	t.Helper()
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[*catalog.Body]bool{}
+	check := func(schema string, b *catalog.Body, what string) {
+		if b == nil || checked[b] {
+			return
+		}
+		checked[b] = true
+		ref := doc.Components.Schemas[schema]
+		if ref == nil || ref.Value == nil {
+			t.Fatalf("openapi.yaml has no schema %s", schema)
+		}
+		var v any
+		if err := json.Unmarshal(b.JSON, &v); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := ref.Value.VisitJSON(v); err != nil {
+			t.Errorf("%s does not match %s: %v", what, schema, err)
+		}
+	}
+	for _, c := range catalog.Categories() {
+		for loc, lang := range catalog.Locales {
+			check(c.Schema()+"ListBody", ed.List(c, loc), fmt.Sprintf("/v1/%s?language=%s", c.Name(), lang))
+			for _, u := range ed.UUIDs(c) {
+				check(c.Schema()+"Body", ed.Item(c, u, loc), fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang))
+			}
+		}
+	}
+}
