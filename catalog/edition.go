@@ -285,6 +285,27 @@ func renderSource(src Category, items []any) (map[Category][]rendered, error) {
 			return nil, err
 		}
 		out[BuddyLevels], err = each(levels, func(b *gen.BuddyLevel) string { return b.Uuid })
+	case Sprays:
+		var ss []gen.Spray
+		if err = decodeInto(items, &ss); err != nil {
+			return nil, err
+		}
+		var levels []gen.SprayLevel
+		for _, s := range ss {
+			levels = append(levels, s.Levels...)
+		}
+		if out[Sprays], err = each(ss, func(s *gen.Spray) string { return s.Uuid }); err != nil {
+			return nil, err
+		}
+		out[SprayLevels], err = each(levels, func(s *gen.SprayLevel) string { return s.Uuid })
+	case Agents:
+		out[src], err = decodeEach(items, func(x *gen.Agent) string { return x.Uuid })
+	case Bundles:
+		out[src], err = decodeEach(items, func(x *gen.Bundle) string { return x.Uuid })
+	case Contracts:
+		out[src], err = decodeEach(items, func(x *gen.Contract) string { return x.Uuid })
+	case PlayerCards:
+		out[src], err = decodeEach(items, func(x *gen.PlayerCard) string { return x.Uuid })
 	case Maps:
 		out[src], err = decodeEach(items, func(x *gen.Map) string { return x.Uuid })
 	case Seasons:

@@ -31,6 +31,145 @@ type AdsStats struct {
 	ZoomMultiplier      float64 `json:"zoomMultiplier"`
 }
 
+// Agent An agent (playable character) with its role and abilities.
+type Agent struct {
+	Abilities []AgentAbility `json:"abilities"`
+	AssetPath string         `json:"assetPath"`
+
+	// BustPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	BustPortrait *Url `json:"bustPortrait"`
+
+	// CharacterTags Localized tags such as `Area Damage`; null for agents without tags.
+	CharacterTags *[]string `json:"characterTags"`
+
+	// Description Localized biography.
+	Description string `json:"description"`
+
+	// DeveloperName Internal code name; not localized.
+	DeveloperName string `json:"developerName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIconSmall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIconSmall *Url `json:"displayIconSmall"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// FullPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullPortrait       *Url `json:"fullPortrait"`
+	IsAvailableForTest bool `json:"isAvailableForTest"`
+
+	// IsBaseContent Available without unlocking; null where the source predates the field (captures before 03.04).
+	IsBaseContent             *bool `json:"isBaseContent"`
+	IsFullPortraitRightFacing bool  `json:"isFullPortraitRightFacing"`
+
+	// IsPlayableCharacter False for a duplicate, non-playable Sova record the data carries (it has no role).
+	IsPlayableCharacter bool `json:"isPlayableCharacter"`
+
+	// KillfeedPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillfeedPortrait *Url `json:"killfeedPortrait"`
+
+	// Role Null for the non-playable record.
+	Role *AgentRole `json:"role"`
+
+	// Uuid Example: add6443a-41bd-e414-f6ad-e58d267f4e95
+	Uuid string `json:"uuid"`
+
+	// VoiceLine The agent-select voice line; null where the source predates the field.
+	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+}
+
+// AgentAbility One ability of an agent.
+type AgentAbility struct {
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
+	//
+	// Example: Ultimate
+	Slot string `json:"slot"`
+}
+
+// AgentBody defines model for AgentBody.
+type AgentBody struct {
+	// Data An agent (playable character) with its role and abilities.
+	Data Agent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentListBody defines model for AgentListBody.
+type AgentListBody struct {
+	Data []Agent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentRole An agent's role (Duelist, Initiator, Controller, Sentinel).
+type AgentRole struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+	Uuid        string `json:"uuid"`
+}
+
+// AgentVoiceLine defines model for AgentVoiceLine.
+type AgentVoiceLine struct {
+	// MaxDuration Seconds.
+	MaxDuration float64 `json:"maxDuration"`
+	MediaList   []struct {
+		Id float64 `json:"id"`
+
+		// Wave Absolute URL of an image or video on the media host; may be null.
+		//
+		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+		Wave *Url `json:"wave"`
+
+		// Wwise Absolute URL of an image or video on the media host; may be null.
+		//
+		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+		Wwise *Url `json:"wwise"`
+	} `json:"mediaList"`
+
+	// MinDuration Seconds.
+	MinDuration float64 `json:"minDuration"`
+}
+
 // AirBurstStats defines model for AirBurstStats.
 type AirBurstStats struct {
 	BurstDistance      float64 `json:"burstDistance"`
@@ -122,6 +261,61 @@ type BuddyLevelListBody struct {
 // BuddyListBody defines model for BuddyListBody.
 type BuddyListBody struct {
 	Data []Buddy `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// Bundle A store bundle.
+type Bundle struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIcon2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon2 *Url `json:"displayIcon2"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// ExtraDescription Localized; null for most bundles.
+	ExtraDescription *string `json:"extraDescription"`
+
+	// PromoDescription Localized; null for most bundles.
+	PromoDescription     *string `json:"promoDescription"`
+	UseAdditionalContext bool    `json:"useAdditionalContext"`
+	Uuid                 string  `json:"uuid"`
+
+	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	VerticalPromoImage *Url `json:"verticalPromoImage"`
+}
+
+// BundleBody defines model for BundleBody.
+type BundleBody struct {
+	// Data A store bundle.
+	Data Bundle `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BundleListBody defines model for BundleListBody.
+type BundleListBody struct {
+	Data []Bundle `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -310,6 +504,85 @@ type CompetitiveTierSetListBody struct {
 	Status int `json:"status"`
 }
 
+// Contract A contract (battle pass, agent or event contract) and its reward track.
+type Contract struct {
+	AssetPath string          `json:"assetPath"`
+	Content   ContractContent `json:"content"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName            string `json:"displayName"`
+	FreeRewardScheduleUuid string `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool   `json:"shipIt"`
+	Uuid                   string `json:"uuid"`
+}
+
+// ContractBody defines model for ContractBody.
+type ContractBody struct {
+	// Data A contract (battle pass, agent or event contract) and its reward track.
+	Data Contract `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractChapter defines model for ContractChapter.
+type ContractChapter struct {
+	// FreeRewards Null when the chapter has none.
+	FreeRewards *[]ContractReward `json:"freeRewards"`
+	IsEpilogue  bool              `json:"isEpilogue"`
+	Levels      []ContractLevel   `json:"levels"`
+}
+
+// ContractContent defines model for ContractContent.
+type ContractContent struct {
+	Chapters                  []ContractChapter `json:"chapters"`
+	PremiumRewardScheduleUuid *string           `json:"premiumRewardScheduleUuid"`
+
+	// PremiumVPCost Price of the premium track in premium currency; -1 when there is none.
+	PremiumVPCost float64 `json:"premiumVPCost"`
+
+	// RelationType `Agent`, `Season` or `Event`; null when unrelated.
+	RelationType *string `json:"relationType"`
+
+	// RelationUuid The agent, season or event the contract belongs to.
+	RelationUuid *string `json:"relationUuid"`
+}
+
+// ContractLevel defines model for ContractLevel.
+type ContractLevel struct {
+	IsPurchasableWithVP bool           `json:"isPurchasableWithVP"`
+	Reward              ContractReward `json:"reward"`
+	VpCost              float64        `json:"vpCost"`
+	Xp                  float64        `json:"xp"`
+}
+
+// ContractListBody defines model for ContractListBody.
+type ContractListBody struct {
+	Data []Contract `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractReward defines model for ContractReward.
+type ContractReward struct {
+	Amount        float64 `json:"amount"`
+	IsHighlighted bool    `json:"isHighlighted"`
+
+	// Type What the uuid names: `EquippableSkinLevel`, `EquippableCharmLevel`, `Spray`, `PlayerCard`, `Title`, `Currency`, `Character`; new values may appear.
+	Type string `json:"type"`
+	Uuid string `json:"uuid"`
+}
+
 // Currency An in-game currency.
 type Currency struct {
 	AssetPath *string `json:"assetPath"`
@@ -396,9 +669,12 @@ type DiffBody struct {
 
 // DiffCategories One entry per catalog, named by its path after `/v1/`; every category is present, empty ones included.
 type DiffCategories struct {
+	Agents               CategoryDiff `json:"agents"`
 	Buddies              CategoryDiff `json:"buddies"`
 	Buddieslevels        CategoryDiff `json:"buddies/levels"`
+	Bundles              CategoryDiff `json:"bundles"`
 	Competitivetiers     CategoryDiff `json:"competitivetiers"`
+	Contracts            CategoryDiff `json:"contracts"`
 	Currencies           CategoryDiff `json:"currencies"`
 	Events               CategoryDiff `json:"events"`
 	Flex                 CategoryDiff `json:"flex"`
@@ -406,11 +682,14 @@ type DiffCategories struct {
 	Gamemodesequippables CategoryDiff `json:"gamemodes/equippables"`
 	Levelborders         CategoryDiff `json:"levelborders"`
 	Maps                 CategoryDiff `json:"maps"`
+	Playercards          CategoryDiff `json:"playercards"`
 	Playertitles         CategoryDiff `json:"playertitles"`
 	Premierconferences   CategoryDiff `json:"premier/conferences"`
 	Premierlogos         CategoryDiff `json:"premier/logos"`
 	Seasons              CategoryDiff `json:"seasons"`
 	Seasonscompetitive   CategoryDiff `json:"seasons/competitive"`
+	Sprays               CategoryDiff `json:"sprays"`
+	Sprayslevels         CategoryDiff `json:"sprays/levels"`
 	Themes               CategoryDiff `json:"themes"`
 	Weapons              CategoryDiff `json:"weapons"`
 	Weaponsskinchromas   CategoryDiff `json:"weapons/skinchromas"`
@@ -788,6 +1067,60 @@ type MapListBody struct {
 	Status int `json:"status"`
 }
 
+// PlayerCard A player card.
+type PlayerCard struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName        string `json:"displayName"`
+	IsHiddenIfNotOwned bool   `json:"isHiddenIfNotOwned"`
+
+	// LargeArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeArt *Url `json:"largeArt"`
+
+	// SmallArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallArt *Url `json:"smallArt"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the card has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+
+	// WideArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	WideArt *Url `json:"wideArt"`
+}
+
+// PlayerCardBody defines model for PlayerCardBody.
+type PlayerCardBody struct {
+	// Data A player card.
+	Data PlayerCard `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerCardListBody defines model for PlayerCardListBody.
+type PlayerCardListBody struct {
+	Data []PlayerCard `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PlayerTitle A player title.
 type PlayerTitle struct {
 	AssetPath string `json:"assetPath"`
@@ -1120,6 +1453,94 @@ type SkinLevelListBody struct {
 	Status int `json:"status"`
 }
 
+// Spray A spray with its levels.
+type Spray struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category `EAresSprayCategory::Contextual` or null.
+	Category *string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// FullIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullIcon *Url `json:"fullIcon"`
+
+	// FullTransparentIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullTransparentIcon *Url         `json:"fullTransparentIcon"`
+	Levels              []SprayLevel `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+}
+
+// SprayBody defines model for SprayBody.
+type SprayBody struct {
+	// Data A spray with its levels.
+	Data Spray `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevel One level of a spray.
+type SprayLevel struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string  `json:"displayName"`
+	SprayLevel  float64 `json:"sprayLevel"`
+	Uuid        string  `json:"uuid"`
+}
+
+// SprayLevelBody defines model for SprayLevelBody.
+type SprayLevelBody struct {
+	// Data One level of a spray.
+	Data SprayLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevelListBody defines model for SprayLevelListBody.
+type SprayLevelListBody struct {
+	Data []SprayLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayListBody defines model for SprayListBody.
+type SprayListBody struct {
+	Data []Spray `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // StringTable Table namespace → (string key → localized text).
 type StringTable map[string]map[string]string
 
@@ -1380,6 +1801,12 @@ type ToVersion = string
 // Uuid Example: 63e6c2b6-4a8e-869c-3d4c-e38355226584
 type Uuid = string
 
+// AgentItem defines model for AgentItem.
+type AgentItem = AgentBody
+
+// AgentList defines model for AgentList.
+type AgentList = AgentListBody
+
 // BadRequest The body of every non-2xx response.
 type BadRequest = Error
 
@@ -1395,6 +1822,12 @@ type BuddyLevelList = BuddyLevelListBody
 // BuddyList defines model for BuddyList.
 type BuddyList = BuddyListBody
 
+// BundleItem defines model for BundleItem.
+type BundleItem = BundleBody
+
+// BundleList defines model for BundleList.
+type BundleList = BundleListBody
+
 // CompetitiveSeasonItem defines model for CompetitiveSeasonItem.
 type CompetitiveSeasonItem = CompetitiveSeasonBody
 
@@ -1406,6 +1839,12 @@ type CompetitiveTierSetItem = CompetitiveTierSetBody
 
 // CompetitiveTierSetList defines model for CompetitiveTierSetList.
 type CompetitiveTierSetList = CompetitiveTierSetListBody
+
+// ContractItem defines model for ContractItem.
+type ContractItem = ContractBody
+
+// ContractList defines model for ContractList.
+type ContractList = ContractListBody
 
 // CurrencyItem defines model for CurrencyItem.
 type CurrencyItem = CurrencyBody
@@ -1461,6 +1900,12 @@ type MapList = MapListBody
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
+// PlayerCardItem defines model for PlayerCardItem.
+type PlayerCardItem = PlayerCardBody
+
+// PlayerCardList defines model for PlayerCardList.
+type PlayerCardList = PlayerCardListBody
+
 // PlayerTitleItem defines model for PlayerTitleItem.
 type PlayerTitleItem = PlayerTitleBody
 
@@ -1496,6 +1941,18 @@ type SkinLevelItem = SkinLevelBody
 
 // SkinLevelList defines model for SkinLevelList.
 type SkinLevelList = SkinLevelListBody
+
+// SprayItem defines model for SprayItem.
+type SprayItem = SprayBody
+
+// SprayLevelItem defines model for SprayLevelItem.
+type SprayLevelItem = SprayLevelBody
+
+// SprayLevelList defines model for SprayLevelList.
+type SprayLevelList = SprayLevelListBody
+
+// SprayList defines model for SprayList.
+type SprayList = SprayListBody
 
 // StringTableItem defines model for StringTableItem.
 type StringTableItem = StringTableBody
@@ -1540,6 +1997,22 @@ type GetChangesBetweenPageParams struct {
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListAgentsParams defines parameters for ListAgents.
+type ListAgentsParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetAgentParams defines parameters for GetAgent.
+type GetAgentParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
 // ListBuddiesParams defines parameters for ListBuddies.
 type ListBuddiesParams struct {
 	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
@@ -1572,6 +2045,22 @@ type GetBuddyParams struct {
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListBundlesParams defines parameters for ListBundles.
+type ListBundlesParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetBundleParams defines parameters for GetBundle.
+type GetBundleParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
 type ListCompetitiveTierSetsParams struct {
 	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
@@ -1582,6 +2071,22 @@ type ListCompetitiveTierSetsParams struct {
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
 type GetCompetitiveTierSetParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListContractsParams defines parameters for ListContracts.
+type ListContractsParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetContractParams defines parameters for GetContract.
+type GetContractParams struct {
 	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
 	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
 	// letter case. Default en-US. Anything else is 400.
@@ -1700,6 +2205,22 @@ type GetMapParams struct {
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListPlayerCardsParams defines parameters for ListPlayerCards.
+type ListPlayerCardsParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetPlayerCardParams defines parameters for GetPlayerCard.
+type GetPlayerCardParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
 // ListPlayerTitlesParams defines parameters for ListPlayerTitles.
 type ListPlayerTitlesParams struct {
 	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
@@ -1774,6 +2295,38 @@ type GetCompetitiveSeasonParams struct {
 
 // GetSeasonParams defines parameters for GetSeason.
 type GetSeasonParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListSpraysParams defines parameters for ListSprays.
+type ListSpraysParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListSprayLevelsParams defines parameters for ListSprayLevels.
+type ListSprayLevelsParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetSprayLevelParams defines parameters for GetSprayLevel.
+type GetSprayLevelParams struct {
+	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
+	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
+	// letter case. Default en-US. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetSprayParams defines parameters for GetSpray.
+type GetSprayParams struct {
 	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
 	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
 	// letter case. Default en-US. Anything else is 400.
@@ -1969,6 +2522,16 @@ type ClientInterface interface {
 	// Corresponds with GET /docs (the `GetDocsPage` operationId).
 	GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAgents List agents with their role and abilities
+	//
+	// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+	ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAgent Get one agent
+	//
+	// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+	GetAgent(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBuddies List buddies (weapon charms)
 	//
 	// Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -1991,6 +2554,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/buddies/{uuid} (the `GetBuddy` operationId).
 	GetBuddy(ctx context.Context, uuid Uuid, params *GetBuddyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBundles List store bundles
+	//
+	// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+	ListBundles(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBundle Get one bundle
+	//
+	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+	GetBundle(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCompetitiveTierSets List competitive tier sets
 	//
 	// Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -2000,6 +2573,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListContracts List contracts (battle passes, agent and event contracts)
+	//
+	// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+	ListContracts(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContract Get one contract
+	//
+	// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+	GetContract(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCurrencies List currencies
 	//
@@ -2113,6 +2696,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPlayerCards List player cards
+	//
+	// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+	ListPlayerCards(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPlayerCard Get one player card
+	//
+	// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+	GetPlayerCard(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPlayerTitles List player titles
 	//
 	// `language` localizes `displayName` and `titleText`.
@@ -2164,6 +2757,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 	GetSeason(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSprays List sprays (with levels)
+	//
+	// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+	ListSprays(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSprayLevels List spray levels of every spray
+	//
+	// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+	ListSprayLevels(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSprayLevel Get one spray level
+	//
+	// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+	GetSprayLevel(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSpray Get one spray
+	//
+	// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+	GetSpray(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListThemes List themes
 	//
@@ -2309,6 +2922,36 @@ func (c *Client) GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
+// ListAgents List agents with their role and abilities
+//
+// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAgent Get one agent
+//
+// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+func (c *Client) GetAgent(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListBuddies List buddies (weapon charms)
 //
 // Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -2371,6 +3014,36 @@ func (c *Client) GetBuddy(ctx context.Context, uuid Uuid, params *GetBuddyParams
 	return c.Client.Do(req)
 }
 
+// ListBundles List store bundles
+//
+// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+func (c *Client) ListBundles(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBundlesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBundle Get one bundle
+//
+// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+func (c *Client) GetBundle(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBundleRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 //
 // Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -2391,6 +3064,36 @@ func (c *Client) ListCompetitiveTierSets(ctx context.Context, params *ListCompet
 // Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 func (c *Client) GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCompetitiveTierSetRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListContracts List contracts (battle passes, agent and event contracts)
+//
+// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+func (c *Client) ListContracts(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListContractsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContract Get one contract
+//
+// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+func (c *Client) GetContract(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContractRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2703,6 +3406,36 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// ListPlayerCards List player cards
+//
+// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+func (c *Client) ListPlayerCards(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPlayerCardsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPlayerCard Get one player card
+//
+// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+func (c *Client) GetPlayerCard(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPlayerCardRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPlayerTitles List player titles
 //
 // `language` localizes `displayName` and `titleText`.
@@ -2845,6 +3578,66 @@ func (c *Client) GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *Ge
 // Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 func (c *Client) GetSeason(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSeasonRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSprays List sprays (with levels)
+//
+// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+func (c *Client) ListSprays(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSpraysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSprayLevels List spray levels of every spray
+//
+// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+func (c *Client) ListSprayLevels(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSprayLevelsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSprayLevel Get one spray level
+//
+// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+func (c *Client) GetSprayLevel(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSprayLevelRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSpray Get one spray
+//
+// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+func (c *Client) GetSpray(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSprayRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3219,6 +4012,121 @@ func NewGetDocsPageRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListAgentsRequest constructs an http.Request for the ListAgents method
+func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAgentRequest constructs an http.Request for the GetAgent method
+func NewGetAgentRequest(server string, uuid Uuid, params *GetAgentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListBuddiesRequest constructs an http.Request for the ListBuddies method
 func NewListBuddiesRequest(server string, params *ListBuddiesParams) (*http.Request, error) {
 	var err error
@@ -3449,6 +4357,121 @@ func NewGetBuddyRequest(server string, uuid Uuid, params *GetBuddyParams) (*http
 	return req, nil
 }
 
+// NewListBundlesRequest constructs an http.Request for the ListBundles method
+func NewListBundlesRequest(server string, params *ListBundlesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bundles")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBundleRequest constructs an http.Request for the GetBundle method
+func NewGetBundleRequest(server string, uuid Uuid, params *GetBundleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bundles/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCompetitiveTierSetsRequest constructs an http.Request for the ListCompetitiveTierSets method
 func NewListCompetitiveTierSetsRequest(server string, params *ListCompetitiveTierSetsParams) (*http.Request, error) {
 	var err error
@@ -3520,6 +4543,121 @@ func NewGetCompetitiveTierSetRequest(server string, uuid Uuid, params *GetCompet
 	}
 
 	operationPath := fmt.Sprintf("/v1/competitivetiers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListContractsRequest constructs an http.Request for the ListContracts method
+func NewListContractsRequest(server string, params *ListContractsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContractRequest constructs an http.Request for the GetContract method
+func NewGetContractRequest(server string, uuid Uuid, params *GetContractParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4525,6 +5663,121 @@ func NewGetMetricsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListPlayerCardsRequest constructs an http.Request for the ListPlayerCards method
+func NewListPlayerCardsRequest(server string, params *ListPlayerCardsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/playercards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPlayerCardRequest constructs an http.Request for the GetPlayerCard method
+func NewGetPlayerCardRequest(server string, uuid Uuid, params *GetPlayerCardParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/playercards/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPlayerTitlesRequest constructs an http.Request for the ListPlayerTitles method
 func NewListPlayerTitlesRequest(server string, params *ListPlayerTitlesParams) (*http.Request, error) {
 	var err error
@@ -5056,6 +6309,236 @@ func NewGetSeasonRequest(server string, uuid Uuid, params *GetSeasonParams) (*ht
 	}
 
 	operationPath := fmt.Sprintf("/v1/seasons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSpraysRequest constructs an http.Request for the ListSprays method
+func NewListSpraysRequest(server string, params *ListSpraysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSprayLevelsRequest constructs an http.Request for the ListSprayLevels method
+func NewListSprayLevelsRequest(server string, params *ListSprayLevelsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/levels")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSprayLevelRequest constructs an http.Request for the GetSprayLevel method
+func NewGetSprayLevelRequest(server string, uuid Uuid, params *GetSprayLevelParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/levels/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSprayRequest constructs an http.Request for the GetSpray method
+func NewGetSprayRequest(server string, uuid Uuid, params *GetSprayParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5816,6 +7299,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /docs (the `GetDocsPage` operationId).
 	GetDocsPageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetDocsPageResponse, error)
 
+	// ListAgentsWithResponse List agents with their role and abilities
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+	ListAgentsWithResponse(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*ListAgentsResponse, error)
+
+	// GetAgentWithResponse Get one agent
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+	GetAgentWithResponse(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error)
+
 	// ListBuddiesWithResponse List buddies (weapon charms)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5846,6 +7343,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/buddies/{uuid} (the `GetBuddy` operationId).
 	GetBuddyWithResponse(ctx context.Context, uuid Uuid, params *GetBuddyParams, reqEditors ...RequestEditorFn) (*GetBuddyResponse, error)
 
+	// ListBundlesWithResponse List store bundles
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+	ListBundlesWithResponse(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*ListBundlesResponse, error)
+
+	// GetBundleWithResponse Get one bundle
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+	GetBundleWithResponse(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*GetBundleResponse, error)
+
 	// ListCompetitiveTierSetsWithResponse List competitive tier sets
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -5859,6 +7370,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSetWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*GetCompetitiveTierSetResponse, error)
+
+	// ListContractsWithResponse List contracts (battle passes, agent and event contracts)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+	ListContractsWithResponse(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*ListContractsResponse, error)
+
+	// GetContractWithResponse Get one contract
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+	GetContractWithResponse(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*GetContractResponse, error)
 
 	// ListCurrenciesWithResponse List currencies
 	//
@@ -6010,6 +7535,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
+	// ListPlayerCardsWithResponse List player cards
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+	ListPlayerCardsWithResponse(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*ListPlayerCardsResponse, error)
+
+	// GetPlayerCardWithResponse Get one player card
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+	GetPlayerCardWithResponse(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*GetPlayerCardResponse, error)
+
 	// ListPlayerTitlesWithResponse List player titles
 	//
 	// `language` localizes `displayName` and `titleText`.
@@ -6081,6 +7620,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 	GetSeasonWithResponse(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*GetSeasonResponse, error)
+
+	// ListSpraysWithResponse List sprays (with levels)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+	ListSpraysWithResponse(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*ListSpraysResponse, error)
+
+	// ListSprayLevelsWithResponse List spray levels of every spray
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+	ListSprayLevelsWithResponse(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*ListSprayLevelsResponse, error)
+
+	// GetSprayLevelWithResponse Get one spray level
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+	GetSprayLevelWithResponse(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*GetSprayLevelResponse, error)
+
+	// GetSprayWithResponse Get one spray
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+	GetSprayWithResponse(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*GetSprayResponse, error)
 
 	// ListThemesWithResponse List themes
 	//
@@ -6479,6 +8046,175 @@ func (r GetDocsPageResponse) ContentType() string {
 	return ""
 }
 
+// ListAgentsResponse200Headers the declared response headers of an HTTP 200 response for ListAgents
+type ListAgentsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListAgentsResponse304Headers the declared response headers of an HTTP 304 response for ListAgents
+type ListAgentsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListAgentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAgentsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListAgentsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentsResponse) GetJSON200() *AgentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAgentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAgentResponse200Headers the declared response headers of an HTTP 200 response for GetAgent
+type GetAgentResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetAgentResponse304Headers the declared response headers of an HTTP 304 response for GetAgent
+type GetAgentResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAgentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetAgentResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentResponse) GetJSON200() *AgentItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAgentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAgentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAgentResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListBuddiesResponse200Headers the declared response headers of an HTTP 200 response for ListBuddies
 type ListBuddiesResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -6817,6 +8553,175 @@ func (r GetBuddyResponse) ContentType() string {
 	return ""
 }
 
+// ListBundlesResponse200Headers the declared response headers of an HTTP 200 response for ListBundles
+type ListBundlesResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListBundlesResponse304Headers the declared response headers of an HTTP 304 response for ListBundles
+type ListBundlesResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListBundlesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BundleList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBundlesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListBundlesResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBundlesResponse) GetJSON200() *BundleList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBundlesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBundlesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBundlesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBundlesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBundlesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBundlesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBundleResponse200Headers the declared response headers of an HTTP 200 response for GetBundle
+type GetBundleResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetBundleResponse304Headers the declared response headers of an HTTP 304 response for GetBundle
+type GetBundleResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BundleItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBundleResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBundleResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBundleResponse) GetJSON200() *BundleItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBundleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBundleResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBundleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBundleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCompetitiveTierSetsResponse200Headers the declared response headers of an HTTP 200 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -6980,6 +8885,175 @@ func (r GetCompetitiveTierSetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCompetitiveTierSetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListContractsResponse200Headers the declared response headers of an HTTP 200 response for ListContracts
+type ListContractsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListContractsResponse304Headers the declared response headers of an HTTP 304 response for ListContracts
+type ListContractsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListContractsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListContractsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListContractsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListContractsResponse) GetJSON200() *ContractList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListContractsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListContractsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListContractsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListContractsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListContractsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListContractsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContractResponse200Headers the declared response headers of an HTTP 200 response for GetContract
+type GetContractResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetContractResponse304Headers the declared response headers of an HTTP 304 response for GetContract
+type GetContractResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetContractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContractResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetContractResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContractResponse) GetJSON200() *ContractItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetContractResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContractResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetContractResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContractResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8559,6 +10633,175 @@ func (r GetMetricsResponse) ContentType() string {
 	return ""
 }
 
+// ListPlayerCardsResponse200Headers the declared response headers of an HTTP 200 response for ListPlayerCards
+type ListPlayerCardsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListPlayerCardsResponse304Headers the declared response headers of an HTTP 304 response for ListPlayerCards
+type ListPlayerCardsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListPlayerCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerCardList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPlayerCardsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListPlayerCardsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON200() *PlayerCardList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPlayerCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPlayerCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPlayerCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPlayerCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPlayerCardResponse200Headers the declared response headers of an HTTP 200 response for GetPlayerCard
+type GetPlayerCardResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetPlayerCardResponse304Headers the declared response headers of an HTTP 304 response for GetPlayerCard
+type GetPlayerCardResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetPlayerCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerCardItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPlayerCardResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPlayerCardResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPlayerCardResponse) GetJSON200() *PlayerCardItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPlayerCardResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPlayerCardResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPlayerCardResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPlayerCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPlayerCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPlayerCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPlayerCardResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPlayerTitlesResponse200Headers the declared response headers of an HTTP 200 response for ListPlayerTitles
 type ListPlayerTitlesResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -9398,6 +11641,344 @@ func (r GetSeasonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSeasonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSpraysResponse200Headers the declared response headers of an HTTP 200 response for ListSprays
+type ListSpraysResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListSpraysResponse304Headers the declared response headers of an HTTP 304 response for ListSprays
+type ListSpraysResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListSpraysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSpraysResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListSpraysResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSpraysResponse) GetJSON200() *SprayList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSpraysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSpraysResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSpraysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSpraysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSpraysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSpraysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSprayLevelsResponse200Headers the declared response headers of an HTTP 200 response for ListSprayLevels
+type ListSprayLevelsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListSprayLevelsResponse304Headers the declared response headers of an HTTP 304 response for ListSprayLevels
+type ListSprayLevelsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListSprayLevelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayLevelList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSprayLevelsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListSprayLevelsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON200() *SprayLevelList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSprayLevelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSprayLevelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSprayLevelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSprayLevelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSprayLevelResponse200Headers the declared response headers of an HTTP 200 response for GetSprayLevel
+type GetSprayLevelResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetSprayLevelResponse304Headers the declared response headers of an HTTP 304 response for GetSprayLevel
+type GetSprayLevelResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetSprayLevelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayLevelItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSprayLevelResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSprayLevelResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSprayLevelResponse) GetJSON200() *SprayLevelItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSprayLevelResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSprayLevelResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSprayLevelResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSprayLevelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSprayLevelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSprayLevelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSprayLevelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSprayResponse200Headers the declared response headers of an HTTP 200 response for GetSpray
+type GetSprayResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetSprayResponse304Headers the declared response headers of an HTTP 304 response for GetSpray
+type GetSprayResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetSprayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSprayResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSprayResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSprayResponse) GetJSON200() *SprayItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSprayResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSprayResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSprayResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSprayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSprayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSprayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSprayResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10476,6 +13057,32 @@ func (c *ClientWithResponses) GetDocsPageWithResponse(ctx context.Context, reqEd
 	return ParseGetDocsPageResponse(rsp)
 }
 
+// ListAgentsWithResponse List agents with their role and abilities
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*ListAgentsResponse, error) {
+	rsp, err := c.ListAgents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentsResponse(rsp)
+}
+
+// GetAgentWithResponse Get one agent
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+func (c *ClientWithResponses) GetAgentWithResponse(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error) {
+	rsp, err := c.GetAgent(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentResponse(rsp)
+}
+
 // ListBuddiesWithResponse List buddies (weapon charms)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10530,6 +13137,32 @@ func (c *ClientWithResponses) GetBuddyWithResponse(ctx context.Context, uuid Uui
 	return ParseGetBuddyResponse(rsp)
 }
 
+// ListBundlesWithResponse List store bundles
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+func (c *ClientWithResponses) ListBundlesWithResponse(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*ListBundlesResponse, error) {
+	rsp, err := c.ListBundles(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBundlesResponse(rsp)
+}
+
+// GetBundleWithResponse Get one bundle
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+func (c *ClientWithResponses) GetBundleWithResponse(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*GetBundleResponse, error) {
+	rsp, err := c.GetBundle(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBundleResponse(rsp)
+}
+
 // ListCompetitiveTierSetsWithResponse List competitive tier sets
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10554,6 +13187,32 @@ func (c *ClientWithResponses) GetCompetitiveTierSetWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseGetCompetitiveTierSetResponse(rsp)
+}
+
+// ListContractsWithResponse List contracts (battle passes, agent and event contracts)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+func (c *ClientWithResponses) ListContractsWithResponse(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*ListContractsResponse, error) {
+	rsp, err := c.ListContracts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListContractsResponse(rsp)
+}
+
+// GetContractWithResponse Get one contract
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+func (c *ClientWithResponses) GetContractWithResponse(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*GetContractResponse, error) {
+	rsp, err := c.GetContract(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContractResponse(rsp)
 }
 
 // ListCurrenciesWithResponse List currencies
@@ -10820,6 +13479,32 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 	return ParseGetMetricsResponse(rsp)
 }
 
+// ListPlayerCardsWithResponse List player cards
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+func (c *ClientWithResponses) ListPlayerCardsWithResponse(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*ListPlayerCardsResponse, error) {
+	rsp, err := c.ListPlayerCards(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPlayerCardsResponse(rsp)
+}
+
+// GetPlayerCardWithResponse Get one player card
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+func (c *ClientWithResponses) GetPlayerCardWithResponse(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*GetPlayerCardResponse, error) {
+	rsp, err := c.GetPlayerCard(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPlayerCardResponse(rsp)
+}
+
 // ListPlayerTitlesWithResponse List player titles
 //
 // `language` localizes `displayName` and `titleText`.
@@ -10950,6 +13635,58 @@ func (c *ClientWithResponses) GetSeasonWithResponse(ctx context.Context, uuid Uu
 		return nil, err
 	}
 	return ParseGetSeasonResponse(rsp)
+}
+
+// ListSpraysWithResponse List sprays (with levels)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+func (c *ClientWithResponses) ListSpraysWithResponse(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*ListSpraysResponse, error) {
+	rsp, err := c.ListSprays(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSpraysResponse(rsp)
+}
+
+// ListSprayLevelsWithResponse List spray levels of every spray
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+func (c *ClientWithResponses) ListSprayLevelsWithResponse(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*ListSprayLevelsResponse, error) {
+	rsp, err := c.ListSprayLevels(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSprayLevelsResponse(rsp)
+}
+
+// GetSprayLevelWithResponse Get one spray level
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+func (c *ClientWithResponses) GetSprayLevelWithResponse(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*GetSprayLevelResponse, error) {
+	rsp, err := c.GetSprayLevel(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSprayLevelResponse(rsp)
+}
+
+// GetSprayWithResponse Get one spray
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+func (c *ClientWithResponses) GetSprayWithResponse(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*GetSprayResponse, error) {
+	rsp, err := c.GetSpray(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSprayResponse(rsp)
 }
 
 // ListThemesWithResponse List themes
@@ -11744,6 +14481,313 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 	return response, nil
 }
 
+// ParseListAgentsResponse parses an HTTP response from a ListAgentsWithResponse call
+func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAgentsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListAgentsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAgentResponse parses an HTTP response from a GetAgentWithResponse call
+func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAgentResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetAgentResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListBuddiesResponse parses an HTTP response from a ListBuddiesWithResponse call
 func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12358,6 +15402,313 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 	return response, nil
 }
 
+// ParseListBundlesResponse parses an HTTP response from a ListBundlesWithResponse call
+func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBundlesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BundleList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBundlesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListBundlesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBundleResponse parses an HTTP response from a GetBundleWithResponse call
+func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BundleItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBundleResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBundleResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCompetitiveTierSetsResponse parses an HTTP response from a ListCompetitiveTierSetsWithResponse call
 func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveTierSetsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12617,6 +15968,313 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCompetitiveTierSetResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListContractsResponse parses an HTTP response from a ListContractsWithResponse call
+func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListContractsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListContractsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListContractsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContractResponse parses an HTTP response from a GetContractWithResponse call
+func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContractResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetContractResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15447,6 +19105,313 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 	return response, nil
 }
 
+// ParseListPlayerCardsResponse parses an HTTP response from a ListPlayerCardsWithResponse call
+func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPlayerCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerCardList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPlayerCardsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListPlayerCardsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPlayerCardResponse parses an HTTP response from a GetPlayerCardWithResponse call
+func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPlayerCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerCardItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPlayerCardResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPlayerCardResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPlayerTitlesResponse parses an HTTP response from a ListPlayerTitlesWithResponse call
 func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -16934,6 +20899,620 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetSeasonResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSpraysResponse parses an HTTP response from a ListSpraysWithResponse call
+func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSpraysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSpraysResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListSpraysResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSprayLevelsResponse parses an HTTP response from a ListSprayLevelsWithResponse call
+func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSprayLevelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayLevelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSprayLevelsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListSprayLevelsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSprayLevelResponse parses an HTTP response from a GetSprayLevelWithResponse call
+func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSprayLevelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayLevelItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSprayLevelResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSprayLevelResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSprayResponse parses an HTTP response from a GetSprayWithResponse call
+func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSprayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSprayResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSprayResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18817,6 +23396,12 @@ type ServerInterface interface {
 	// GetDocsPage This API reference, rendered
 	// (GET /docs)
 	GetDocsPage(w http.ResponseWriter, r *http.Request)
+	// ListAgents List agents with their role and abilities
+	// (GET /v1/agents)
+	ListAgents(w http.ResponseWriter, r *http.Request, params ListAgentsParams)
+	// GetAgent Get one agent
+	// (GET /v1/agents/{uuid})
+	GetAgent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetAgentParams)
 	// ListBuddies List buddies (weapon charms)
 	// (GET /v1/buddies)
 	ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams)
@@ -18829,12 +23414,24 @@ type ServerInterface interface {
 	// GetBuddy Get one buddy
 	// (GET /v1/buddies/{uuid})
 	GetBuddy(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBuddyParams)
+	// ListBundles List store bundles
+	// (GET /v1/bundles)
+	ListBundles(w http.ResponseWriter, r *http.Request, params ListBundlesParams)
+	// GetBundle Get one bundle
+	// (GET /v1/bundles/{uuid})
+	GetBundle(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBundleParams)
 	// ListCompetitiveTierSets List competitive tier sets
 	// (GET /v1/competitivetiers)
 	ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams)
 	// GetCompetitiveTierSet Get one competitive tier set
 	// (GET /v1/competitivetiers/{uuid})
 	GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams)
+	// ListContracts List contracts (battle passes, agent and event contracts)
+	// (GET /v1/contracts)
+	ListContracts(w http.ResponseWriter, r *http.Request, params ListContractsParams)
+	// GetContract Get one contract
+	// (GET /v1/contracts/{uuid})
+	GetContract(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContractParams)
 	// ListCurrencies List currencies
 	// (GET /v1/currencies)
 	ListCurrencies(w http.ResponseWriter, r *http.Request, params ListCurrenciesParams)
@@ -18892,6 +23489,12 @@ type ServerInterface interface {
 	// GetMetrics Prometheus metrics
 	// (GET /v1/metrics)
 	GetMetrics(w http.ResponseWriter, r *http.Request)
+	// ListPlayerCards List player cards
+	// (GET /v1/playercards)
+	ListPlayerCards(w http.ResponseWriter, r *http.Request, params ListPlayerCardsParams)
+	// GetPlayerCard Get one player card
+	// (GET /v1/playercards/{uuid})
+	GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPlayerCardParams)
 	// ListPlayerTitles List player titles
 	// (GET /v1/playertitles)
 	ListPlayerTitles(w http.ResponseWriter, r *http.Request, params ListPlayerTitlesParams)
@@ -18922,6 +23525,18 @@ type ServerInterface interface {
 	// GetSeason Get one season
 	// (GET /v1/seasons/{uuid})
 	GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams)
+	// ListSprays List sprays (with levels)
+	// (GET /v1/sprays)
+	ListSprays(w http.ResponseWriter, r *http.Request, params ListSpraysParams)
+	// ListSprayLevels List spray levels of every spray
+	// (GET /v1/sprays/levels)
+	ListSprayLevels(w http.ResponseWriter, r *http.Request, params ListSprayLevelsParams)
+	// GetSprayLevel Get one spray level
+	// (GET /v1/sprays/levels/{uuid})
+	GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayLevelParams)
+	// GetSpray Get one spray
+	// (GET /v1/sprays/{uuid})
+	GetSpray(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayParams)
 	// ListThemes List themes
 	// (GET /v1/themes)
 	ListThemes(w http.ResponseWriter, r *http.Request, params ListThemesParams)
@@ -18988,6 +23603,18 @@ func (_ Unimplemented) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListAgents List agents with their role and abilities
+// (GET /v1/agents)
+func (_ Unimplemented) ListAgents(w http.ResponseWriter, r *http.Request, params ListAgentsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAgent Get one agent
+// (GET /v1/agents/{uuid})
+func (_ Unimplemented) GetAgent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetAgentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListBuddies List buddies (weapon charms)
 // (GET /v1/buddies)
 func (_ Unimplemented) ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams) {
@@ -19012,6 +23639,18 @@ func (_ Unimplemented) GetBuddy(w http.ResponseWriter, r *http.Request, uuid Uui
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListBundles List store bundles
+// (GET /v1/bundles)
+func (_ Unimplemented) ListBundles(w http.ResponseWriter, r *http.Request, params ListBundlesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBundle Get one bundle
+// (GET /v1/bundles/{uuid})
+func (_ Unimplemented) GetBundle(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBundleParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 // (GET /v1/competitivetiers)
 func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams) {
@@ -19021,6 +23660,18 @@ func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Re
 // GetCompetitiveTierSet Get one competitive tier set
 // (GET /v1/competitivetiers/{uuid})
 func (_ Unimplemented) GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListContracts List contracts (battle passes, agent and event contracts)
+// (GET /v1/contracts)
+func (_ Unimplemented) ListContracts(w http.ResponseWriter, r *http.Request, params ListContractsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetContract Get one contract
+// (GET /v1/contracts/{uuid})
+func (_ Unimplemented) GetContract(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContractParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19138,6 +23789,18 @@ func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListPlayerCards List player cards
+// (GET /v1/playercards)
+func (_ Unimplemented) ListPlayerCards(w http.ResponseWriter, r *http.Request, params ListPlayerCardsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPlayerCard Get one player card
+// (GET /v1/playercards/{uuid})
+func (_ Unimplemented) GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPlayerCardParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListPlayerTitles List player titles
 // (GET /v1/playertitles)
 func (_ Unimplemented) ListPlayerTitles(w http.ResponseWriter, r *http.Request, params ListPlayerTitlesParams) {
@@ -19195,6 +23858,30 @@ func (_ Unimplemented) GetCompetitiveSeason(w http.ResponseWriter, r *http.Reque
 // GetSeason Get one season
 // (GET /v1/seasons/{uuid})
 func (_ Unimplemented) GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSprays List sprays (with levels)
+// (GET /v1/sprays)
+func (_ Unimplemented) ListSprays(w http.ResponseWriter, r *http.Request, params ListSpraysParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSprayLevels List spray levels of every spray
+// (GET /v1/sprays/levels)
+func (_ Unimplemented) ListSprayLevels(w http.ResponseWriter, r *http.Request, params ListSprayLevelsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetSprayLevel Get one spray level
+// (GET /v1/sprays/levels/{uuid})
+func (_ Unimplemented) GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayLevelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetSpray Get one spray
+// (GET /v1/sprays/{uuid})
+func (_ Unimplemented) GetSpray(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19391,6 +24078,81 @@ func (siw *ServerInterfaceWrapper) GetDocsPage(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListAgents operation middleware
+func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAgentsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgent operation middleware
+func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetAgentParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgent(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListBuddies operation middleware
 func (siw *ServerInterfaceWrapper) ListBuddies(w http.ResponseWriter, r *http.Request) {
 
@@ -19541,6 +24303,81 @@ func (siw *ServerInterfaceWrapper) GetBuddy(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// ListBundles operation middleware
+func (siw *ServerInterfaceWrapper) ListBundles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBundlesParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBundles(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBundle operation middleware
+func (siw *ServerInterfaceWrapper) GetBundle(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetBundleParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBundle(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListCompetitiveTierSets operation middleware
 func (siw *ServerInterfaceWrapper) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request) {
 
@@ -19607,6 +24444,81 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveTierSet(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveTierSet(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListContracts operation middleware
+func (siw *ServerInterfaceWrapper) ListContracts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListContractsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListContracts(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetContract operation middleware
+func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetContractParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetContract(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -20244,6 +25156,81 @@ func (siw *ServerInterfaceWrapper) GetMetrics(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListPlayerCards operation middleware
+func (siw *ServerInterfaceWrapper) ListPlayerCards(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPlayerCardsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPlayerCards(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPlayerCard operation middleware
+func (siw *ServerInterfaceWrapper) GetPlayerCard(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPlayerCardParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPlayerCard(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPlayerTitles operation middleware
 func (siw *ServerInterfaceWrapper) ListPlayerTitles(w http.ResponseWriter, r *http.Request) {
 
@@ -20610,6 +25597,156 @@ func (siw *ServerInterfaceWrapper) GetSeason(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSeason(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSprays operation middleware
+func (siw *ServerInterfaceWrapper) ListSprays(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSpraysParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSprays(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSprayLevels operation middleware
+func (siw *ServerInterfaceWrapper) ListSprayLevels(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSprayLevelsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSprayLevels(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSprayLevel operation middleware
+func (siw *ServerInterfaceWrapper) GetSprayLevel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSprayLevelParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSprayLevel(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSpray operation middleware
+func (siw *ServerInterfaceWrapper) GetSpray(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSprayParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSpray(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -21136,6 +26273,42 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/agents", wrapper.ListAgents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/agents/{uuid}", wrapper.GetAgent)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/bundles", wrapper.ListBundles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/bundles/{uuid}", wrapper.GetBundle)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contracts", wrapper.ListContracts)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contracts/{uuid}", wrapper.GetContract)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/playercards", wrapper.ListPlayerCards)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/playercards/{uuid}", wrapper.GetPlayerCard)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays", wrapper.ListSprays)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/{uuid}", wrapper.GetSpray)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/levels", wrapper.ListSprayLevels)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/levels/{uuid}", wrapper.GetSprayLevel)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/buddies", wrapper.ListBuddies)
 	})
 	r.Group(func(r chi.Router) {
@@ -21297,239 +26470,274 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3vchs3sjd8Kyi+pypSzlB/bFlxpNoPsiQn2rVslUQnu2+Y9yU40ySxmgEmAEYS43LVfjoXcOqpeu7g",
-	"3MhzJ3slT6GBmQHJITmkKIWOmd1KRBJ/G92NBtD960+NUCSp4MC1ahx9agyARiDxz5MwBKVOBddSxCdx",
-	"LO4/SNZn3PwWgQolSzUTvHHUOP1wfUN6QpKuFPcKJKFpqo4Jje/pUJHOt52dRtCQ8FvGJESNIy0zCBoq",
-	"HEBCTWPwQJM0hsZR49tG0NDD1PyptGS83/j8ORgdyPlDKhT8WA5zcijHJAatRgZDJNCIdM5btN8JSOfv",
-	"zTOqafMnkIoJ3iGUR6RjOgCum+8o72e0D7VHbVoNyGibARlvrnJqpzQcgJtZxWSoprHoK9JJs27MwoAk",
-	"9KFJ+/CXl3t7AVGaxtC8H7AYmhLuaMwiquEvh3udY9LZvdvfvfPm1+b4VcR6vd2YalC6UzbLRTM0I+mQ",
-	"rbIhAncgh0SzBI4JJS/3DghTJBwATbeP/eY+9aRIPu9+0uJzp2Ko+69eHu6Z8bIkyTTtxtDZafOatF1s",
-	"4tU0tgtxzkMRme8myNzpyg4RknT6v7O0Q+4HwIkeAOmKaIhTFkkqQSmIyFY4EAo46Q5Jx7Blqpt5ux3y",
-	"W/OOxhmowLCejhnpMak0EZxQohlsHxPaVcA1igqLgGumh4bJvInzLGkc/dLoykbQMMNp/DpjSgVrTUyp",
-	"NQASi5DGUMzkG0U0PGgzIcbJlgL708nVBfHqbtdleuDNjzeV9DZi4KRgcmCXlLMeKE0uzojo4Qj6NAHi",
-	"WLWke2i+NYxVd0B7r85fvzx/8+r85YvDV9+9+b5ybEZUJwd1o6XgfeIYSUg7Mma0hll44JqakmQLaDgg",
-	"oSU+sctOBlQRphUR93w7aPMIJLuDCIeO33eHGtSRW++QxvYLcguQ4myVmagZF6GhFErlpFA7bX4DPCJM",
-	"ky4Nb82qdS56zfeCQ/OS6nDQIVqQPmgrnPVlqt3ge3f9S9j7/fdXPydvfxr+kN0wzW+/k+1GJdV+onI4",
-	"SbUTp97H5aDugo3Vq+j5c9BIqaQJaKfr30qRLMJaBVcJFGIqLUuRrf1DMoAHGkHIEhqTiPWZVsj7Zn9r",
-	"pFQPGkGD08SMx1RZngkT+vAOeF8PGkeHB1XUnS7F76wEu8mg9PYYxJEKiOD4PZXNk/OARNA8Ow8IymRA",
-	"QDXP7X8u/x6Qnmy+vQ4Ii5oXZ0GbM928aAXkn7T516uA3Irm364DksbNq3cBSXXzzXVAZNa8/hgQPWi2",
-	"fgyIls3WdUDuWPOn9wH5fdA8tf9p/RwYlqR82OYxaA2ShFTBDjmDHs1ibUezQ074UA+MoECswGifg709",
-	"y6tI6t8ykMOS1nG5W5b0jWyLntYpKY5Tr0Pmlngk52ixIN9o8YRc8zFjUbXeZxqSbxT5+PHiLCCvmwf4",
-	"v/0XFQN360f85aueSmZ6qzeZw5dwGL7oHjYP6Gtovj78Pmy+jA7CJrx8/fLVqxcvDl+9Ppg/wc+mM5UK",
-	"rgAl/w2NruG3DJQ2n5wKNn/SNI1ZiPp595/Krm4xmE8NkFJIj6/INw8Pzb///RvDiFxoorI0FVJDdEwy",
-	"BTPF6t//+h/DlZrqTDWODvb2PvsE+A8JvcZR4//ZLe3pXfur2j3HQeCkJpdL2mmZASU07gmZGDuDC/JR",
-	"gWye9IHrgGS8GCjJpxJ45c1iGxMmKTl5e6fxOWi8yaJoeKEhqUG2epPBFt+IaFg1oQ8cSNcUQN2gy+mZ",
-	"caM2Mww2cchoOhO4iceMZnnOqBqIq7079XxSHBmKZu2hoemdGmo3PHreyE32pmezz2pqxL4vDbemb4zO",
-	"rD9mu3pN+NtGjSaK4p4VNKsalvH2/lllscznoDF6BJpXy7cTkZWQs97BHcSrZ1hsdi7XktgU2/DuhneX",
-	"5913rNYetSjvmman8e85HtQ9Ds6tGBpqdlcYMxu+3vD1cny9epauyc0bPt7w8Ur4+FQkKWhm2OgGqBJ8",
-	"pSbGROuzLI2wLEwUlt4w9IahH83QK1XSla3PVtiTbL3R3htmXzmztxjIG9BPpb5d83X1t2YgiQK9YeoN",
-	"Uz+eqZ9KhXvN19fhOWtvtPiG4VfE8JmUwMPVXkfnjc7U2K7Mhmk3TLss065WN3uNztHIruRGC28YejUM",
-	"fcZ6vZVqYNPgNCY+IRHr9UgX9D0AJ/pejLj7qA2fPpJP15TJ3sbwYJhspYyWNzprq+/F8IAeEBvVuFGN",
-	"y3LtSvd6v9HZe33Bu5vNfsPRq+HoH2gC53fAV3tfVrQ6SxPjPg936L60YdwN4y7JuCvVxSOtzlbGJftu",
-	"tPGGqVfH1JcigvPfMpamtBvDytXyaPNz9XMiIiBQlN8w9YapH8/UK1fZk83X0N1jrL3R4huGXy3DP4nu",
-	"rqWxN1y74dplufZJlPMiKnmjhzccvRKOvuAaJKexja5aKiqMuSYIfnFMJGg5JDHVIL1Qr1erCvVSIO9A",
-	"kh5lMUTHyO8JKEX7QBQdKnI/oDqwQcEg71gIRGnzfZZiLJeLYZERyJXuPV67s7YfG1nQxXIbed3I66Ly",
-	"6rHZSjehsXZn70M+E2+2og1rr4i1kUFusiShcrWeIhMtT2Nvs7/svyZemDDWVOSe6YHdU9jvufXFJLGR",
-	"1gTxWDbP8H/SZ/hLmq7UUrik6SwLIaHpRntutOcSXLpSnenam20IJDTd7P8bDl4NB78X+q3IeLTcKZQL",
-	"cg80Fdzu1VnGIrLn/mlW/Cv/xzBqjlMzDiFzTGKmtOHjhFBNdu/2d20fagTD5ODxB9v3gqgsHDinKysq",
-	"QTEuIdEDEM+v74W+FBHrMZiCXDMGt8VpAlEV7BVTRGkWx847Vh8TLhA1bCOia2nHGKa5cgLviYeGB707",
-	"0Ek8qtrHPEg5+bF1+e4ViUSYJcD1TjVQWGUtktI+kC1sICAfW2+br7cDIoFHICEigoeA2I8IfhiRmN3m",
-	"qIfITcQwpWniG9Xm4p4XAHrnvB8zNTgmEdXUfruFjluGZdW2w9jTJQifhQ0MSELlLUQo523OtCKdmPJ+",
-	"J5iCQGnbI3pAdb4JIXLWn4vHx9AYdx0e5244oLwPqhqnUg9gSHrCjLpiE98+Jp3dSIRqrK15WJWzYTV3",
-	"FgStzIc7C5byD95Q8yZuIMwk08PmlYhZWIH2d4N/K0OeYQwqID3BtbLSIziH0JRTRPB4aDH2EEDR3nge",
-	"E5bQPihCYyXsrwOtU+WEhoWCqznAk9OhHFdvCuQ0aQ1TaH5AAqjp8IdcKM56vdrM4cpX8sQjzZCrmA5B",
-	"tphesWOJ1+6s41+KxYg25TZW9MaKfgT7rvQ8ONbu7HOhz8SbA+KGtVfE2hISBvJU8B5I4OGK9fN46zO1",
-	"tC1sdm1XesPQG4Z+NEOvVmNXtT5Hb0+w9UZ7b5h9pcz+TvTFU+ht024dja2BJiQWfbHh4Q0PP4KHn0JV",
-	"5+3WU9IFJ2909Ia/V8PfT4DqOB/KcQPfuGHXx7DrSjVxXaDGDTjjhpVXysq3jJ8OpEjoarVv0exMDXzL",
-	"OAmx2IZ3N7y7PO+uVhWPNDtHHZccvNHJG75eHV+vPpNK0epcjbzJo7Jh3Mcx7sr1cc0sKiX7brTxhqlX",
-	"xNTo4dFaOeCH1+6ssBA/1MMwteCw4dkNz87m2dYAktVyK7Y4y3LQpsBGv254dSleXanBULQ421hAjt3Y",
-	"CRs+Xg0fuw8r1bquzVn2gWNcH5h5w6R/zoBQ98FotpVy2TVoyjhEXvuzOE664gUOeEA43IPSpMek0hvu",
-	"+3Ny388YgbZSxrNNzrIqbdjbZjvebMfLsetK7cqyydmGpYsH3ViWG1ZeISvf3LKn0L6m2fkaGG9WN7y7",
-	"4d3lefcJVHHebC11jG8DG5284esV8HUBvGD5IlI3mmr8m0YRM9xH4yspUpCagWoc9WisIGik3lefGt1M",
-	"Kn0qMisLPSETqhtHjUhk3diLOuZZ0gVphtxjEq6phvrFlX6TxTHokzDMJLWRwTVqyozfpADRZRZrlsYM",
-	"ZM2KvwuRLFjpsx94+8t4C96kK4cV+FSsnvKvRZei+08INYock29MvaWX7YwpTXlYdynUQOh+xq/AjKz+",
-	"ko/RpqKVYGw4lZON9Y2tufR0F+C6p54qDqVqmm+yKBrOndx4hrOuqUW23B4RDqhMti2SC9PKPiUjwNoo",
-	"UahSoK+oHkxGlufApngj1wTeZxwIlicp1YMd8iGlv2VQAYQRNCKm0pgOL8LpCinfAD/K2KvxniYwORSE",
-	"n2O/Q4RIFJM9Bo2HZpyXsVHvn4MGUz+yKAJ+0Xsv9Id7XoX3Ykvk26bSQgK5HwAnXGgiTB2vt64QMVDc",
-	"6iw9TXtMQ6LmTRKXFJ/+TWXXHJWSogbH+/uPGasY3zX0QCqiBaEEXwPIVmf3bn8Xq6jdT1nGos+d7WPC",
-	"szi2IzcTscwwoIpwwZFg5ndqGNZhAkwsWeb6LyECvtv7/vAlPYyaB6+63zVf96KDZnhIafPwRffF/qtX",
-	"3+2/orQSP8Dnf2x2dHkrV8anwij/BB6TFoSfKjdoQS2mGCKqaa0FRK3gQIuqgIN+bLWuiC1AQgRIf7G3",
-	"Z4hf0PTF3l4xcMY19Ks0hu0hsOOaOlHLTYtpiRI/V/QItVwyRydM8AlqlqLzMRCmLAHJQkzabNqtoWXX",
-	"QlMMWAQ1tMSYYiBn0KNZrFE8kd6mhASrSkQmQwyai6hG8BwgPQbxFH2SS18tYfKWYGLs46I2TZJm89VT",
-	"SlGhBtdLlIrj13LTXsE2sD70eC5SrCsVTmkci0wvbINZqDgJfWZvTSlJaDqpYI0C0my+wnPDeJcXx3mY",
-	"tqt131tjAiyi9lSWgrye0eIVlcA1iWkX4nqNjpHaG+5kd0FJiBmL8M4j1gKL8d5sPXYnSBhnCU1JKhTW",
-	"DggXCeM0jofG8PtlLyD7vx6RxB7GhqQ7tJj4rhqCRn2j2vyeRXqAUFMDYP2BNmq/b6xh9mBsa3IqkjTT",
-	"EBGESaMR0SyBHIUq3xG+UeReyDhq81AIGTGOu0OBjpzQ9BuVD4WBVEH5G30ARdQ9TVPTh91S8LU8EqCO",
-	"2vyB/MW2vTMk/+d/k4fydEn+kzzchDSmsiVOoiggw6Logyk6HCk69IrutPkJ6cE9kUBjEtolUSRmQP6Z",
-	"KU3MJxbZLQ8JhfTp0TgmKjZEiodFGUtoCx03KhAPNY9kw2VOYA8NU7GawzT0hRyesV5vQV1Ho6jKULix",
-	"oNcfP16cKeJQJC0YmTthcLgH6bs3FMpywtAaV4wWO66i0wvThOmgK/SA3A+EwswNzLH/HY0zQPhLc5Jg",
-	"nFA+LAAylR1wd4h4nyMDmqmZ7FjwFr9iqBIScbcUfUQcLUefsUW361OOpCRfJSN401mMD9CkU1MnqkXa",
-	"tAY3FnRAinOWaMsystnikpRKMKuDJbYXY5iFbEo3kUrqiCQFzTS7AxvcuaAqRlcLyi3iJI/EPW6NnNBQ",
-	"o7Yw625ODESBNnzQEzKERY8lNpdCxUpcU37rMi0oAlRyy+73jDt0TMQHNNMaP0S7CFX/FF1POMbpZbNC",
-	"mFFOOYWXMl5WbRntX30p8FdhBq8F8XoqKFh5HwM8arGqHf7i5gN5fbi3Tz62To/zVTIHBhLGQtnbj1Lh",
-	"Ug1Ns6lVmgJ90Zzo15JwziwskRBL0/DEduUMlKZSLzoHkQJ/9BwWEqNymCXRR8gwZY1LBp53SKvgric5",
-	"q01K/boY51PEa1FjXZaKgdB7KiNjVfW0+USsBjZ6yuiJRXXR4ncacX6fUudeOqFxvEDbU/g3aJipXRek",
-	"X9ywciwfu4uIkebGLx7KQS/M389xGq1k9rU8mY4qj0WfQGh425ci49GpiG22stGpvG6GAyppaKTg+oc3",
-	"J2QADyOzaOSo71U6Oqzf6DGJpEgtNjVVmuh7QYpSypgApuho1z33T/WDwx3Lnz/Hns55luSxR4gQTxXp",
-	"nHt0PHNVj44urj+87+zMan7OpWPdg3dMZR8WEGGjqlqSUd6P4Uzc8yWrfkwXqLiomtGOHUdJs0eYIhm3",
-	"m/IxiYU5/jDl/jBf17wnNs2vhPpjIqft42vRvMdKY8ue83cwIUaj6q1c3CkLV7koNYT9Bha/kYrNQQg3",
-	"MtOnOiZ0xGi0hsk3inSqrJIS+B3q2OYfcOD5Ik3I0Ow90yxAhW79IC1GPt6i5HxEttDY3ds21iOeHkRa",
-	"8NKi+h7V6GNPT+PzH32zsnOrt8JPb83lrLSeO9oN6Gfe8D16rOWOj8lFwoUdAjhhvInXg6FrYY4ZO/eF",
-	"eMVPdVdxJmlM4qVe7LyWbxjvZzGt2HzyX5bsY+FdGswp4krCHYP7xxvodR7Sq8gwbnqP7EcTQ5xrjjvm",
-	"eSq9lHP3mknbs+ggb+7rqHnOaEL7cE25dXdc5JwhoqGtXfNMOwAaLVQhhv5C5aWZxTmPLkE7O6NupRtN",
-	"pV6g2vgL2HgbE2MZmX3g086fZuUC1Xm3GOWfnwdUE3cVbo0qwQv3YXQz4kIPrPfG6JqG9rHEfZrF12ZY",
-	"p2Xpz0HDdOT5p44O6ZJy1gOlycVZ7tVsXwEUi6q9y/rAQVIN0YmebO7n/Po2Yr0euaf2Gh3f5bY+tk63",
-	"H3ujaXOg1qGBS5eK4i0Wmb59JJoy/TH+8knr9zNKpcBfvnIS05jqiZQ98uu6KLdRJl3cjwq4lkOSgiQh",
-	"1TQW/cA9/3eH6HGZUj1w94nosdc5djm93EoMzTHYPYEFBJJUD40sKsJ4GGeRPc6Oe7BGUQ35G3nW/Bzk",
-	"1XZLn8VFansHw+KMtlB9u8stMW64Mz8vWqsXw8OidYyZnIho8SEWFXcN86UppjFetBFcF+/9apG6CU0X",
-	"rmNzy2BqmcXrWujs3TK/wdJNxKIvFq5sLyyWrbbrMfOiTViP20Vr5dkul6u2q24Zt6CMj2piOcn3W1iw",
-	"8pg6LnN+jrZZPdHKsRdqrDGh0JwUlMxRvd4VqmxMFopFHtFaYwLqNEyhnnztMU0hVMvNuChM26ZuSpNj",
-	"gQ1ZC03jk9xNZXy/DOzvp6VPyZQS16Urx5w91+twrO5YZ1XztHldF/crMNayMZvs1soFb754eCASlOGf",
-	"iotKyPupMIvvgWtyLwXvo1vCvflOCxIJQrsi04TpaS/Tta0Z34452Duob8fYcVdR7m0MD0s4rqz6BfMJ",
-	"vLIffy9S64YjJ+ATGb3F+qyJ4ZuP5zluOPy5r+MNxw80gfO7PIZ3qctV3AWO8zhcTNeKZziXE5p8bJ1a",
-	"P9CYgSJd0PcAnBRuIqhpnKPIkm4Gc0TumCR0SLpgjxh1Zc9zGHrMYXkgpD57wmGOeAU9l4/PqKqZmOM0",
-	"J6DZWqhgxSdSQyWrr5vsPYciGpn9umqiS2MgLPrAi0rIWJw2TXjutN6LaR8vGLJuzNQAIpLxCKR1EcZX",
-	"3YBQmzo4FFwxpYHrozbvMHVpm7AxT5jl3t5J9W06fNEjZSEEAICoE5Aei+P8SvF+wMKBschMzTZ3oVAD",
-	"qqp8v6lpQp1mSovEUOEajCT5Hq5emJQtjPn3jVSJTE8rOFtz+kScbqx4388PoZz5TvXHGlJRJqmecvmo",
-	"w0G+PyVM5y6wTA+MxUvJgMqIhDaIZe4DIYSCi2TYwu+nhhND6ZATENjp75DO+YkEdV7WPjq60ZRHVEad",
-	"Wh0bIXgLVGcSPtyBlMxd5YxHJ+bevVxwIDRN4+GIx8Aift+2t6nODkbioYo1x69vvXbyWlX6YZ7jsKHA",
-	"dRbDGyHiZyKBzOLHz79o5DGTH1dH1SphTLNNK9QCmvwkWAgzG4uZ0j+5N9QWjeOawi1kt0ASGNPkXRYz",
-	"PSRCdhURPA8Gqukdhc5I6grkjzTu1Xzd0kCTaxFPZZOekGbnQzHEHUbNDj+Yt0qPOc55o/PU2ajGqd4d",
-	"Kpe0gmUm+cNbrXECB1N3LZ+sU/TSNGGdeLcfZ7E6JqSxIZ7QgkQTZc1MpvPiom2JU5yGhNA7ymKLSu8i",
-	"kVQKIeux0LI92cJdiuKnbxRJIAYgQhLqZNZeV24vHEnvrkzr+qyWE80vW4+OLs1YOuuLwXHL4vhGS6DJ",
-	"8zjEFDQdl6axgdSVpZLmTyxVHhevrXw910ltkh7rfGR7TqqsLS0ki65cePWCdAhFnCW8rkeOuF/KCUfc",
-	"W/dt01PV+B3oxVJxRDa+0z4P7ZATYp+UvlF5bJE7QBt7uwjl7kugGpQmHbwrYryPI+i0eQzKlKfcbDDw",
-	"W0bj3Mm5aJeGobFKbMeVR+oVXBsu5ilpRvLe0r7amGSc0Dj2riMMK1Ubt1PsSN/3q+jtJE2Byhy/rG5U",
-	"wxVS8pTKaPH6/nJVWPH+0niXIRaUycWapWnMrDFdg+MfczM5MtbRVZpGxVkUmrdnekL0RJulL6Zrovm8",
-	"IT3HRjBGgXXcC1CFQN1H64rMfVma2uh5C1JQxIgr9jtmOWFajSSTqnjl5Tr36poAqHJxna4BV5LQUAql",
-	"UEdhm8pTfd6TuB3RKExaBM2z8yoDXBfeQNMGYUuQLbyQTWkIaruq37ElcIMoOgiK+c5djmdh0ZH1X1Mm",
-	"vaTpwht9QtMSUDGHQln80GfrVbCFBx6k3EVsT0jTrSpuZAsEFnsm1RZaoT8GDVEDVKgeGkGBUFOBNsRC",
-	"S7mmAm22GdIH0Zc0HbCQeDVrXeCuxVnVv3CpG7e93DVgQlPz12zITYuyWaVYuFkhDF2t9Y5R4lrUwaZb",
-	"5pXD+TG9KeIiL5IZGMnjJlUaUzWobX8NsevlutI01CykcT26EXzaJc5ZuriIwdewch9hGtTTU3hqEP/D",
-	"KErxmFuTkHFE/v1f/128C5bIUseElxBZBXQUmQMdVdNq9atUBHX2ego0QYwe5yKdj8tifdXsZbiSuRdY",
-	"WGQeFlbNUT3D3OuY/5VaoloGRlX9rIvo6ntpJ8LTxXOqihgNlHV6cZSrR9d5jLfGyO3tr1N2/Sc6mRh7",
-	"Yn1Mm+cw89yM19G4s6fXFtOLPwm4WxaCHsE7T3ezcoxbgo36cEeRid0jB54iW9xdoSAIn5k2QdAqeWeB",
-	"ANuNdmP7cajYky+cSIEWPOhZU9HwoM02ec+dfwnNCThlksag7caU31oKK7JFS3hB99WA3gFuqMGyc3zE",
-	"pUk57Skw1bPvQDzWeyJN4zP3+snbc2ieMQqspQayu91p4e2/uB6yLZAyYGDnj7/nZfVPRkzdZGmVXdaS",
-	"GaAaoIiOiEgexiJI8T4Hw1MF15RxRTAS1aOAOi5htrmvKUVijuQj/vmeJruFiifWG5uHnEXANesx9FWj",
-	"GqFUEeLbxsjm90Ip1eHA9J8pIEwTxpUGGpkDgEdmnNY/EdaO8gizCdB+dQjrIzSUmY5bipLMc/XSOEM+",
-	"lXaaYPx1lchn0VRV1FhjffVO9MXSmkoDTUgs+mKHXBhpRDTgTIEiCZW3KMixkOrI7P/hLbkFSEnGXSx6",
-	"QLpxBkRkOmYcgjaXEJFUMnPyDkhfotM8hIJHVA53SMv0ZdsjoUgAHSS2rv+ysxP8YP71xvzr5C87O9sd",
-	"e2UHNBy0sTMOcYn6fGy0yx1IDPR53ewyTa5/eIPSm6BrpBu6hXi2TRm9FQM+iZAu5VGbb1GuWZPGjCqI",
-	"CER9sAjJube/awR1Qibx9GOUnR3/9tIveH9wdpVwGhxacYtlingadqE0JMtkFQkLpK5F4n883n9apYjS",
-	"tX4C/4yKMKfAOqrAsdzRSzxcFSgaCJcm70C6DNNVjwRhHoM8gV6BRg/CEjvPgbzdLqA/GB6Jqi2drtFK",
-	"g9HnKQkxUAXNvZc7+1NQGzFV3Y/uEnbMTPrxpPni1SERzps/H8w3iihOUzUQmvRYDOoIHRyM8iaddra3",
-	"9zJMqR7gX0DsF2pAsameuw6Nwf7cbvNOm6cg8TsfkxwxFBAXuIOddPLKmKjpG0UuT95fvD2/ae38Uwm+",
-	"bUMgFE2gzbE86SMysvvSHKgHRFgAdLtAxw50G7ibhjvGmrkkDpjjImpzbId6hQUHq7dLQtvpHX3fexHu",
-	"hYfd6FW4H+3BXu8F7Ievewfd7+jL6AXs9/bo993X4XfRIbzqHdCX3RdY7vvea/pd9zB8ZViFaqNBG0eN",
-	"/881+ste83va7P366fDg839ULWI52NHV33t1/vrl+ZtX5y9fHL767s33o62bZk+ab3/9tH9Y3WzhrzET",
-	"aSVn0HvqB5wwjo4r+U2FNCyD+bUQhsV74LKXBF3AK1GFI69wD/FiuuZfoE/EeJkvzSkBLyOcDH8OGnfT",
-	"UFlaeW6FIrOmsTB27/Z33RcdvJ6xRw6P3EbIdvb2dg5ffv/i8OVc9BZv2crBFHI8Sv9RSQ1yFVJDlz1S",
-	"w489U3oZ8slWd0hYkgqpCfok1H+GHFe3a7orLAV4f8IJpEyJCMgWXu43aahJCpKJaBsdhy34/ZYUWX8Q",
-	"D4liD817gNtRmPztNTjx1wKOfySkUopZZqpB4j9+LGGRbLmctMcISSqQkiqw2kQUhK/37FwTVP6R89P5",
-	"RfR47FUZ71rnOnhmKrGZi6grA7Js1JVlcBt0dRLqjmHPyV/OLVU7ntbOCe1p/C70hBuzTXdhNgQbGDiq",
-	"Jqt6fuLDgV0E1+a0EF2PE+edGp4Ue3+9APefD4Z9vbHXbwYiPXPTWRnSRkj5G2hJagRocnpnUlgneBJl",
-	"1uENk3sOSTqgCqoPAX5YydSYk3kPO054Fkn9ZewTVdHolWQhEObh0UqImK7rANsfdy2P4w+9xtEvcxzm",
-	"/Vqffx3foa/FPV7HWJfwPPmQIazpbjwRjMupy+zNsCtsCs7YZEq2YQs4qHC4v1ii+Ita5ccYHldrJGJm",
-	"hDnGKD/Gqfm0vCH7w5mrPW8ZP0W4p4WvG/HWjGBs4jAGckclo+ZA1iMUM+PvrMllmj2MdqkCYoGt7F0o",
-	"bui3jLsHUnziUISmKfCI0GI6KHdlOhK4NyfrunLYy+L4GrgLZqjlVSWBJhD9xCIQdevcUx0Ong3i2F3l",
-	"eVMrhjA+/vrM91Tbd8nd67J1FSN6lm18ZP5ruZXfMr5MAuUTTrK0L2nk8m0VWicgGY9FaA9vmCWyKFgT",
-	"fv15b/mnuGag6Z67Y1h4vTxbneeTksXxQpFBOTzZlCBznetJG9BEfqJxVuKgjgS+Futmmjw6+unt3zsB",
-	"6RwdnXCWoPec/fiWcXMikfbTjch4dN7rQaiV/aYlKVfW9ijq/I3FMUZ759VaIn0rad9+uOAqhVCf8MiU",
-	"M+cguLdJ+RQCF1EMk6l56Fxc2T5Cf5YrMJGTaWGt+ZS5oUuRXDcd8Vwqc60TQ98gy7Vmh9lP/35assqy",
-	"g7Gp4aGniItBP94tp6huYYif4xE3NN85rHLYT8W3HmHWZK1aA0gW9zhC7NPjwulGJaBZqIgE57tAmMZL",
-	"cCyH6YF2vsR3a3yDcKAcCwUPrMyGrRjBPOWLK/pEDGy5ZZ1Y9zkUbjHrdVS2lcFBJ10l4kwD+Xj9zmXQ",
-	"tT42QpI7s4UXsEEQMUoGQukCVDE32cor2IHWqTra3cXCO3c0FpJy3aQp2wlFspsjMB++hMPwRfeweUBf",
-	"Q/P14fdh82V0EDbh5euXr169eHH46vXBrmNvFgq+k6LgFfc6mWR1bKLlHt1bNmEsuxt9q9shHcmEPo0Z",
-	"cO1a7ux6373JWBx1CJVArNOOIqLX5p38JluOVx37wdU3tmuIX6jiicIUDMnJ1cVOm7/FlMrmgGBt54hF",
-	"eIHkWiNbIo6IhFDIKHd6FqQDvM845H2Too8275put3HY48Z7lQ/RUs4A2MeZw+4apTbOmkRUo7dVcet/",
-	"RDr/+Mc//tG8vGyenXXc61bxelK8loxy34u9F/vN/f3mixetvb0j/P//O3U4U1NnvM8SkCwkWCqPyaJI",
-	"cUuVkT73v6/OjOyRu3LXGn1aH3slKt1HHQdYPMY8p8fW/iHJ0hRkaM43A3igEYQsoTGJWJ9pG+678td6",
-	"n00rp1TN6DNYpakGLE0Z7zf3v29Oe9sOGmMiVqHDjLgZUlUNdWd2k1PZYFqjP5VZ5Ceavaua8qNe74s3",
-	"e+8Z3+fecVabugpT1rGKFJMU9yW4amdxNZ/IlPAe89dhG/0ZN7GFDWF33V+EepuOVEDUQKQ2+AYdOW+X",
-	"SAy9CsSvH4HeDacgfkGPZrE2Z8mP0+JFv1xUMOU/v9V6BCoe7CYfgIrLJ2fouMgDys0G3QXSFVl/oGu9",
-	"7xTpMWrZnZYnzRItkHQ0z4hxYzix/vx/9irNIIG1GWPIH7pqzHpRKLYxxlwAnG106h4X5ISfLvhPpOSc",
-	"VlkrHfccJ6Zy3ut4ZPLkakl9j69yJb6HTUZDthiP4IHs5c64eFFNC1CkbdwM3E35loV92seQBFWifZmW",
-	"F0eHLNP+rODRxbkOthjIakerayqZHuKrhufk4wS33O2+ECSPIt/R4y9fi+uuCppBD6TCrIkE7xPIFrqI",
-	"2ixCu5+MWvzc2V4kACxo3NM4Tmla8+22lutTMYNJPhjXxGXvo0q4zM3kaDtbBp9U9eab53qpnedTwdOM",
-	"hzWiR2GnLOAmFakFzZuTvMYU2wb9dyhLmpG4503F+gONMRUZLyDGahl4lMk3mVR60eGNVJthfyVC6dwO",
-	"rTegWL9lEqpx9t+PAPjHGIqlgfSYhFoKnMb6ZiB0P1vU2jwZqzhjxlzwprJl6804KlMR11frfv7iCnHB",
-	"BG0tlsANxhXWTQrsEPtrZUw3RM+zesxDWKeZFgnVLKy/VKbgdeVd3TXClWN2Uhs1WdPZDr3632RxDPok",
-	"DDNJw6rQ6VQCjY5JLO4tvGkiJBCK5TXU7Cmhffo743DDfq+dwxliQaPFV0xm/CYFiGahBV1DjFg5ZjNH",
-	"Ey8Rd5AA10SZqjUn5Xj6CgwBpwD971dKQI3GzdZ8BRz0tGQe1XcIP49Wc5mKrNv1JUQsSzo1sgznnDa2",
-	"cJXErRCtqsWr5rZKIk5OvpRDT8pGNWNQbimTWm1cq4+pmF+rTrwKwswYyTdhkQr0owJ50oeqdX4vNKFG",
-	"+iToI5ef0FiHHWIIC0qTJFM6D4+1OYPtTX8eZmx4BLFS2rxjOmpiT53A1KFxPCSdkzQ1Nl5+70a2/vPj",
-	"9bvtzg752el/we1bAeXKyerB3p59LDAHJcw8jivG0fpulN2ULEFT9jcYNj4bEjDeExa0mWsa4qxdTQm9",
-	"yB7LMxl770t9pgdZF9+UXJH8v5OP/tdAoyZi8JePznjhhm5WGF+eo1cRNRBCgyT//tf/Ku5wHFAok8WV",
-	"nTm2tDnSMz/Qlee1gLhEokGJsVgALAbE5RANiJc2FM9HKmjzPOjdDC+wSeBs06gLzaCoIn+9+fCeME72",
-	"XzsoUxWQNM7GA8kwhhy/ilivt/vvf/1PhyhBjNViXXRISMMBKNIDHQ5skoJ7P497HmfuP4KpnTZv82+/",
-	"PRXcDM588+23+BU5R17EwaksDEEpm0aTKdL51HZGXrtxZEzEgLTR2DMf//2v//lcZLHGhJR5vTYnY1Vt",
-	"xKexNG2Mp2kHq+CPDftzAkrRfh4F2vjcKaBe3S9E0aHyEnHulMOvEKWQSjn05YZUig0OdorkHBeW0zTJ",
-	"+ZZ0Ysr7Ge1Dh2xRPiQxaI1ZwBXk+YwiaEbQ2SYKYgi1wsbc+9D+6wmAW3VshkS5b5ha3zLX7QRZYqa0",
-	"cyUuKoQY9UROLCYTxt+YZu1VBCJRI1ioJVgJrls4uaOg2ZjGwDqB3DMFtibw5sebHSTcqT1ANt8VREAn",
-	"HWzCNanzvKxMEcaPxvpFHPS8U1PMNDsQ+FLKhzm+r5mEP4wODqFjg4HzxnXeDP5ov+4OtcVhMX9s44J9",
-	"5Ldc3HPyW2YYJ6WSJqDR61oCYX0uJERkC10e8+dcBTwi8KAlVflWirPPE8t+QJWl/mJr///GUuvYzt4M",
-	"mxizJkWmQeXsYxbRYt4kNDZ7PUQEi21xocnr5gH+b/8FGcCDexoMkByGq7Yte0TkYO/AtXIPcdz029Hl",
-	"U3gejVtA2QzoHXiSY0OzKLFmsuMlpvJ0cC4l/bEt57QiF44hrYx1cMLIEGeGbSZCwKjrBR4YLnoftHK1",
-	"LJoZunfZHjAiEjnQXjaZVosQsm+Un4XN8hrOpWW4nCnCMc+ca9rGzBVTQ+3RsSZN54jQMY8xN8YthOdA",
-	"Yel4l0lHxFjdnW37MjAGy0aL2QhJYhreqlFEtuJ93rTqTLJOu9FudIJCmF3crATznzyqL469lcq5zRMx",
-	"X8WjoKDYhgg+ZCSVcdL5e9MsSjN3ITBD2KLlm/TF2fYxoV7jSMGEPZgu7oW/geQD+Xj9zhHL+ZPYyR8V",
-	"8mK2Ke12BuuUYqpQRURqj/9WNkSEWNsSgxnNtipBKSN8nS463fZ/Z2nHXqmGA6GAk66xcsIQUt0856GI",
-	"zEqS35rW8xb1JjhSOb61SQoHuReA4H1y3qL9gHQues33gkMT80N1EBpAkZd7BwHp/Hh+ctYh90LeGl3t",
-	"tWqEGId++uH65qjoy1HO9IKjU6pp9KIUcRPzSTU/SNY3qu9bu6XBQyoUGGu8RfudAFltbJWw3KR2PTb7",
-	"QufDVeviw/ubjiFbL2b9gc5hDBAhwUiXafPF3gHBxFTIbj+ctwJiZhaQvD5O5aTYNT2gCvfyZQ52Ztl+",
-	"bLWudvd3HqzgHhg7oMhfkdgYT8rJ/iH5G3uDvjOEWFNSkYOX+15h6jJ0mz4OD7D4wf5Lq8ZPri6Ipreo",
-	"pUwxBmob/dIV4LZlWs31CXeLEeThVwjoYI0Q4HcQixScxXNF+2bHE5KkINIYvv3WaNkRW4BwgAiigHSM",
-	"Htgd6CQ+NtaUVKD/kule83Vn+4h0du1+0+a5wOUC7iQ4lxQH8wHRdkA6u5EIFVZknvNkQCRGrVhci2uI",
-	"RNjmKLGdXZECpylDDItOgXlYbNldxqkcYtPW4FOOWfKPu59M2c+7n7T43GnzrUrb0JfswIzB6BSkptt1",
-	"nXHiTBKLpTE0strmxdCFschTkIUGwnW0XcWiP/l7SpnFPbLNbltbF83ZiMTsFpxIWadTwypHubh2ZWfX",
-	"KoTASKk9tMQsBK7AO3dcXrQmzhyGoFZZ7wjZ33WV1K4pW8Zj50cWtNZRr46eOjxXjqPG/s7ezh5m8LOL",
-	"1ThqvNzZ23lpPXQGeBjcNf/qg66+gR3locDaQEyPgmYE1XxlN42Y8VuVZ4MxXGZLF+QPnI2oJQtVmTUh",
-	"hdAc8EUK9ux8ETWOGj+A/lEkcGWdT3ONhtN4sbc37WatKLeLFT8HjZd7B/MLvxf6UkSsxyAydV7V6SAH",
-	"kTrHxPf+8btx9MuvQUPl+SUa76iF00rtXDTtq8bRLw3zUTV+NTVzQZm5Ph4XW2GIbYYen5WPxvB4inB3",
-	"Z3oZtffv//pvm/bW+24rBw/BA55tuIPnSirtxp5s76B5VyIbjgAIES7aHKhEVOrczRElYmJZT+1c3cqW",
-	"1u7U+9uyyG6+7eDd7fMyxUGdDt7Q6NruXbZKvW7eiow/BeP97OtZty2N2uCBtw3NZk1fh09l0yvcqDWN",
-	"Rd9yIl6D51jiPCISEoHKxen34gmaSQRj84xPU7Odo++VT9XO6Nf+1LYcoxvOthGp6DWCJzR7PamsXndB",
-	"6GbzeI8WKx6wLGG8U7Mz7bZSFt4i1pJD9+jDdoBAfTYtI6q7NtcC7Vy8rrD2WIHyVCpKnHwWgyIjkuZv",
-	"jEd4CDPy1eYd872FutCikwd2j9jIQSmOwHB3cqVynTxb/N7YbXcpKXwrRVJ60s0t3hILFN5I+NIS7ltS",
-	"ORN4JtVcSTc79lTRRovQiATH7b7aBiRUO/tyV5ryO/bxKBYcdv6pOsfGjj49e7/tbE3V5mPG5Q55DxAp",
-	"8ld6R2+w92PP/hzSJC7yvaN8RSLM8BGE2huZKTx/JkL1Z7AkWsZkN6eSCrN9yqLe7e+6S2RvaUcJhI4B",
-	"rswzb8imW8z59Iwyu+yalPYcUzq/mSdbzjnLHM4Ste2tQhGhNrESu6X7z8wFGb6z5f6QRckDS7/IlRnm",
-	"Hm+i5w5w+O0iq+O8o2YoRJ1JbnXRm7JLYwtA3LP3psYucKBgWGS78pxT0nvhlUYXqaffVcsRYpz2n3B/",
-	"LVjoB7BPKx4X1eOaCXapXue1XuKva3Vnr6v3qIpvqjO19WlZuMVA3oB+dq09OYQvUnuPv2UTZWmZr5R7",
-	"9J6+TjUEcZJU6yqVkyP9akS0ihFm8oFFsZln6J6WxZ5bQB3Mzpcplj7Z8jVImAqrFqCOCDpirK3gufF9",
-	"PeJWLkj18no3w1Nt4pEL4rHXfpssDBHKyZZ7VrAXetK7xLZvzhAF7s0dHZnumMjUKIi3zLj/mI+tmh8S",
-	"GsH2MXnlbtJKLPbIlmGqzTMugUb4wC8kCYWUWTrt5uAdTviM9XpL3R2Yin96Fqq+hBrgG/ro0uWXu+XL",
-	"g8du+U3VGMvVuXc+txegNn29fSXfcleoHO5t6iRur1JtxS4o0heM90mXhrfbO+TGu8+iyHSGDJnO+QaZ",
-	"ycgJOowo3/OnKJinVIJop7jKJXYYbT7rKvd42lUunbjHm3bBZRn0ua5xf93IwkKyUHUhO5Pzrb/mTEPm",
-	"3BZ5ZiPmB5oA9vxFWjE5wC/ktKve6uzPNawYpMS6mjDFUn01NszI8k5d3V4MDzMl660p8MxyZfo06/RF",
-	"ipWhqH2wnX2lYsrVkKql6P9MQpWv01cjU8Xazl5aI3eJiOYcvo1KusRSf8C2ZTr+IsXLIjY5shU6DT9P",
-	"0n8XCkiWemtx7pX/g1alHMKXvT4ERmi5yFLVUIuT1Fpny2N0pF+NuqzihTqsUH/5133Rv76lnr6++HzY",
-	"xWuJ2crY4Vbbgs+shb2+v0j1a5/duwXxZlgp/nrUEDmPMusqdd4QvxrB8xd8znqLUM4xg97ZIkvRHkMG",
-	"buz4vkjRmRbv6bvl2uCwps1Gr9jvI6aNC0azIe9jZN/9ZFubfm3bsQXwUhSzWUNEtlzAhxe0uk1onzJe",
-	"NV6MKT02FfSA8X6bQ6xcUOqBc8OFPjoIFpF4mbIRcBTzqVrUpil3/zlrjEn+ZGLd6aGzdoTB+JR28vj2",
-	"1KIXuVgRW6fhQxtYZA0bLzgKBhpB8+wc8Q4e3gHv60Hj6PBgEidhKbXiYcZ/FWrFPhPZBGb2YahnVU2+",
-	"ILMZPqGpmsHlhWM5jZUoYjzt8xenUlpgD3wcydEDvCbUpNOYEd5L0+czmwqXNP0i9dwkeoJvsxlCjixl",
-	"DdPgkqbrahJc0vSrMQUSXIYpK2njzKYHq0iRgB5AZl3HbQwsgoERC3ZzRFKWAmYMV5r2ISA9CWrAQanA",
-	"RnY6ACP8sc2zVLMEgqrH7y3Ge8JFvtnwYcQ7y+Nco8xylyJdF0ba5hqSNKZ5NImt6uKsqbQIC2VUz/X5",
-	"ydnl+ZR97NIRopqZHOAeQv3Bg95NY2ohKss9Z3xLmcBFmUvKnT9K/L2RJQUZcn4pKOVxTRrTIUiMwKyl",
-	"0ktt3vFADV0ALDbTggfdqdbhV9hZy3b23LFwZd9fpE63C0V0TrwZxwB/TWvodo8y66rjvSF+NbreX/A5",
-	"622xj3ZDwV2YzOwz4JUtf+oVf25hHB/BlymSDnMqHCFkEZVkf525THWkc5xUayuj4wP9eiR1gg/qsEEs",
-	"+qKWnL7Dgn+MhJq+v2jZRJC62FGw3prUF0pDnTUXRzPEr04Qi0Wftea5R/0sCbxxZZ5Z+MoE/1+c3Dmq",
-	"ki1ImRIRWCgAGuqRWNGJaAb3hR/dUjcA6Q9ao4kRfPHhR6og5CLLtFj8kSXVFxB+ZAf6VUYfqXyN5rLB",
-	"/KVf7/X+yhZ5/sLqAkh5quZt2SLPrG2LNKRf4ptjMu/CZiQ/ySxxsklS11SacHBfjTBptxQzltXLaVh9",
-	"Iy/imOgBU0eEFkEUnTKJYScgHT9loQVIKvIJdohifU5jRSjhcN/mKdXh4Nii8CJw5ATE2ZQbcy994cKr",
-	"7uo+87qv7BW0Il3tzEiV4pupsVkIv5E/hCDo5Ch0XIAxWkq7SMCt7jBHnkUPj+3Avtx5cIRtXuL5ojVN",
-	"3CMGGVA1OBoLMSsxxQSHaeBbOcZ5FWIlCSnPsfDsawwkXUBMM4WP8Rbj1uEUa1WifpmBe2l7oxPdsamr",
-	"tvQAhuQeZI5uW06IcUzXhIFk21X8abToT2UQ0dIcatr50ri0hUjdE9BWPgPN5FYHxD9zQ//ZlXnmHb3M",
-	"k/fFbel5egOU0+nJSL2VyddhfGF2TUEvsdycRSpTyj3/lUTR9Zd5LXHLeJFxogBJMt/O3sIr1qmGmTa+",
-	"Wmt7/ilG+PWcgUpGqL/yNfDLvLxzfwiIWdHzlyue4xBmi0nnNBSzGcK51hhkxQC/LtGsgUDmr3pdofyD",
-	"zJs8D+UXauJYO6aUSPvtAquzkDiuqySWI/xqRNFb/nqrXXed13uNv7L1rT6gjOLxjqTU++VXQ117nVEV",
-	"G2COqwOBr4DyDp3LB0yVoMVbmIzLZf0hnTzdA7bXIYKTgdbp0e4u/m7aOXq993oPQURtPoldXF035vHO",
-	"3+S543zdFVSmmbP3rcGoT10wGlkVeGH+O2XIQikDhilHR/DzxLnQHgbzo6HXTE7vyUYuJ3y3vWro8TtZ",
-	"59y9tQb40BpUverZS6EcYNBrMn8DmGz1hyIO20vkZz7blIBeNK8/QowInGzsatJXyrZa+Gd4jeRv9ZPN",
-	"lHB2WHsU4MQfBlNhRfVrek/8kIaRIAi//kjcw2Q7reqbQxxTxHo9VWDhFMmbyraLa5oqKo277yKMuVWm",
-	"QvqteM68k+382Lp8hwD+ft4dhCMvk+64nDs+2RFH+/Ovn/9vAAAA//8=",
+	"7L19ciM3si+6FQTfibDkU9RXq+W2FPOHWlLbmml1KyS1PfMsv0ewKkliVAWUAZQo2tER89dZwIkbcXdw",
+	"NnJ3Miu5gQTqiyySVRSlptz0TNgiic/MXyYSQCLzj5Yvolhw4Fq1Dv9oDYAGIPHPY98HpU4E11KEx2Eo",
+	"hh8l6zNufgtA+ZLFmgneOmydfLy6Jj0hSVeKoQJJaByrI0LDIR0p0vm2s9XyWhJ+S5iEoHWoZQJeS/kD",
+	"iKhpDB5oFIfQOmx92/JaehSbP5WWjPdbnz975YGcPcRCwY/5MCeHckRC0Ko0GCKBBqRzdkP7HY90/t4+",
+	"pZq2fwKpmOAdQnlAOqYD4Lr9nvJ+QvtQe9SmVY+U2/TIeHOVUzuh/gDczComQzUNRV+RTpx0Q+Z7JKIP",
+	"bdqHv7za2fGI0jSE9nDAQmhLuKchC6iGvxzsdI5IZ/t+d/u+ML9bjl8FrNfbDqkGpTt5s1y0fTOSDtnI",
+	"GyJwD3JENIvgiFDyamefMEX8AdB486jY3B89KaLP239o8blTMdTd168Odsx4WRQlmnZD6Gzd8pq0bTbx",
+	"ahpbRpxxXwTmuwkyd7qyQ4Qknf7vLO6Q4QA40QMgXRGMcMoiiiUoBQHZ8AdCASfdEekYWMa6nbbbIb+1",
+	"72mYgPIM9HTISI9JpYnghBLNYPOI0K4CrlFUWABcMz0yICtMnCdR6/CXVle2vJYZTuvXGVPKoDUxpZsB",
+	"kFD4NIRsJt8oouFBmwkxTjYU2J+OL89Joe5mXdADb3+6rqS3EQMnBZMDu6Cc9UBpcn5KRA9H0KcREAfV",
+	"nO6++dYAq+6Adl6fvXl19vb12au9g9ffvf2+cmxGVCcHda2l4H3igCSkHRkzWsMwHrimpiTZAOoPiG+J",
+	"TyzbyYAqwrQiYsg3vVsegGT3EODQ8fvuSIM6dPz2aWi/IHcAMc5WmYmacRHqS6FUSgq1dcuvgQeEadKl",
+	"/p3hWue81/4gOLQvqPYHHaIF6YO2wllfpm5bfOe+fwE7v//++ufo3U+jH5Jrpvndd/K2VUm1n6gcTVLt",
+	"2Kn3cTmoy7CxehU9f/ZaMZU0Au10/TspoibQylAlUIiptJAiG7sHZAAPNACfRTQkAeszrRD7Zn1rxVQP",
+	"Wl6L08iMx1RZHIQRfXgPvK8HrcOD/SrqTpfi91aC3WRQensMwkB5RHD8nsr28ZlHAmifnnkEZdIjoNpn",
+	"9j8Xf/dIT7bfXXmEBe3zU++WM90+v/HIP2n7r5ceuRPtv115JA7bl+89Euv22yuPyKR99ckjetC++dEj",
+	"WrZvrjxyz9o/ffDI74P2if3Pzc+egSTlo1segtYgiU8VbJFT6NEk1HY0W+SYj/TACAqECoz22d/ZsVhF",
+	"Uv+WgBzltA7z1TKnb2BbLGidnOI49TpkvhGPRI4WDXGjxROi5lPCgmq9zzRE3yjy6dP5qUfetPfxf7t7",
+	"FQN3/CNF9lVPJTG91ZvMwSs48Pe6B+19+gbabw6+99uvgn2/Da/evHr9em/v4PWb/fkT/Gw6U7HgCqwx",
+	"2geuzzVE5oPTwOZPGsch81E9b/9TWebmo/oPCb3WYev/2c6N3G37q9rGFt+KYGR7K9PxIwdCTQHEuAGE",
+	"mTooDYFbVw2hJozltjPl2mgut3N7uWogrvb2VDs7M32zZq3x2y5Yv7UbLtvNqenZLties5oq2am5AdIu",
+	"GlUz64/ZYIUmiuqvRhNZ8cJqPqsalimsYbPKYpnPXqtsys+rVbR3EEqIrPdM6eVi1bQ4Da9naKojYlMN",
+	"Rn3N7jNFtsbxGsdNcfyWBlcWLTWAnC0Af7RASiELazn55uGh/fe/f2MWfy40UUkcC6khOCKJgpmmzL//",
+	"9T/GEtBUJ6p1uL+z89mrKTJnOIgKUbnJhcAMKKJhT8jI7O24IJ8UyPaxVfwJzwZK0ql4hfJmgTXbxii3",
+	"Hja3DNnfJkEwWupahS3OWqu6psBaxtcy3ljGDXDewz2EywcsNjsXtSQ0xdbYXWN3cewu1dgqNzvb4iog",
+	"eG13rXG9TFwvH9I10bzG8RrHS8IxD0JYsl1hmpxtU5gSa7iu4boYXJesd9Mm5yleU26teddQXg6UT0QU",
+	"g2YGRtdAleBLVcITrc/Sx35emCgsvQb0GtCPBvRS1XRl67M19iSs19p7Dfalg/2GgbwG/VTq2zVfV39r",
+	"BpIoWF+KrkG9BFA/lQovNF9fh6fQXmvxNeCXBXiuJfWXrbtto7M1ti2zBu0atIuCdsm6OW90nka2Jdda",
+	"eA3oJQE6kRK4v1x3jLTRmVrYlVmDdg3aRUG7XC1caHSOFnYl11p4DejlAPqU9XpL1cCmwWkgPiYB6/VI",
+	"F/QQgBM9FKUnRmqN00fidEVB9i6EBwOypQItbXTWUt8L4QFfXaxV41o1Lorapa71xUZnr/UZdteL/RrR",
+	"y0H0DzSCs/tlP9fKWp2liXGdh/v1u601cB8D3KXq4lKrs5VxDt+1Nl6DenmgvhABnP2WsDim3SU7ZE42",
+	"P1c/RyIAAln5NajXoH48qJeusiebr6G7x6C91uJrwC8X8E+iu2tp7DVq16hdFLVPopybqOS1Hl4jeimI",
+	"PucaJKehjS6wUFQE5pog+MURkaDliIRUgyyEOni9rFAHCuQ9SNKjLITgCPEegVK0D0TRkSLDAdWeDUQG",
+	"8p75QJQ23ycxxjJwb7hlAHKpa0+h3VnLj31Z28Vya3ldy2tTeS3AbKmL0Fi7s9ehIojXS9Ea2kuCNgLk",
+	"OokiKpfrKTLR8jR4m/Vl9w0phMnBmooMmR7YNYX9nlpfTBIb3Y1gDNj1Nfyf9Br+gsZLtRQuaDzLQoho",
+	"vNaea+25AEqXqjNde7MNgYjG6/V/jeDlIPiD0O9EwoPFdqFckCHQWHC7VicJC8iO+6dd8a/0HwPUNDbu",
+	"eNjaIxIypQ2OI0I12b7f3bZ9qFIMv/3Hb2w/CKISf+CcrqyoeNm4hEQPQNy/fhD6QgSsx2BKtNyxEN+c",
+	"RhBUhdpmiijNwtB5x+ojwgVGKl+L6EraMQY0l07gC+Kh4UFvD3QUllX7mAcpJz/eXLx/TQLhJxFwvVUd",
+	"nLyyFolpH8gGNuCRTzfv2m82PSKBByAhIIL7gPkmMOFCQEJ2l2ZaQDQRA0rTxDfqloshz4L2n/F+yNTg",
+	"iARUU/vtBjpuGciqTRfXX+eB/22qAo9EVN5BgHJ+y5lWpBNS3u94U7Je2PaIHlCdLkIYrfvPhfGxDBDb",
+	"LgfItj+gvA+qOjeGHsCI9IQZdcUivnlEOtuB8NVYW/PyY8xO5bHVMFFGOtxZqTC+8IKaNnENfiKZHrUv",
+	"Rcj8igwD1/i3MuQZhaA80hNcKys9gnPwTTlFBA9HNq4/Jm2wJ55HhEW0D4rQUAn760DrWDmhYb7gak6y",
+	"i+npI5ZvCqQ0uRnF0P6IBFDTUy5woTjr9WqDw5WvxMQjzZDLkI5AnlAZLHXXlzc7a/MXYyniUxmsTei1",
+	"Cb04dpe6Fyw3O3tLWEDwemu4xvUycX3D9JKd/Qrt1tDK2pRbw3cN30fA9wn0ctZuLcWMIF5r5jW0lwRt",
+	"CREDeSJ4DyRwf8n6ebz1mVraFjY7KVd6Deg1oB8N6OVq7KrW5+jtCVivtfca7EsF+3vRF0+ht027dTS2",
+	"BhqRUPTFGsNrDD8Cw0+hqtN26ynpDMlrHb3G93Lw/QTxzucHOV8HNl/D9TFwXaomrhvCfB22fA3lpUL5",
+	"jvGTgRQRXa72zZqdqYHvGCc+Fltjd43dxbG7XFVcanaOOs4RvNbJa1wvD9fLz+6atTpXI69zu66B+zjg",
+	"Ll0f18zsmsN3rY3XoF4SqGNJlxuJHFucqYVNgTVW11hdCKtPYDpkzc5F7dp4WGP3sdhdrvVQanaO+ZAj",
+	"eG0/rHG9TFwvH9I10bzG8RrHy8Exvj65WXow0kK7s0JWFMNQGFALDmvMrjE7G7M3A4iWi1ZscZYVrE2B",
+	"tX5dY3UhrC7VTshanG0nIGLXdsIax8vBsfuwVK3r2pxlHzjgFpNGrUH65wxW5T4YzbZUlF2BpoxDUGh/",
+	"FuKkK57lKPMIhyEoTXpMKr1G358TfT9jdJylAs82OcuqtCF51svxejleDK5LtSvzJmcbli5W1dqyXEN5",
+	"iVC+vmNPoX1Ns/M1MHoYrLG7xu7i2H0CVZw2W0sdo4/MWievcb0EXGdBIS0uAnWtqca/aRAwgz4aXkoR",
+	"g9QMVOuwR0MFXisufPVHq5tIpU9EYmWhJ2REdeuwFYikGxYiovEk6oI0Q+4xCVdUQ/3iSr9NwhD0se8n",
+	"ktqoZTVqyoRfxwDBRRJqFocMZM2KvwsRNaz0uRgU7JfxFgqTrhyWV6Ri9ZR/zboU3X+Cr1Hk+qkGmsWu",
+	"iYiJ1FQjG3FIR3gd4w+opL4GuWkDkzKtiBShDZlIuyxkpj2jRcqcz34yH5iGSM3TdzjgY6yG6HUzolJS",
+	"/EyVAn1J9aAiFJyhkdKXQmpJmZ7X0yeJwp9N7Yb2K2K7YdR19jsERNO+svFNqSKdYwmUnNKI9qFzRHgS",
+	"hqQnpCWcjbQuEo11DFWyqZdH7LUe2mHagY0U99lrmcYM1dPQceMkKA1w+ni7TPQljQejyTCZ1f0GcA+h",
+	"4d4HGsFky2mSFeKLADAc5RHhwkWjNA1VhOP0WgFTBkXn/nTVM8aQQo3riIZhs2rVY8+pYsZdlyC9JAwb",
+	"oomp43vKkH3vhLwBawm4zrpChEC5LfeWKjjJLYQxEUwbyZCU8FD4d4z3HdiGA5Bgg/mLRPr4DD2gGkOE",
+	"AukxCAOy4dNYJxIU6UJPSCA7r7Z29jG84hSMlUb4rjD9K9Yf6HfUd6tjVfFLpyxOUoGanNY7o26snJAg",
+	"sSYReIQL3s5UzbW4p0SCL2SAU8G4qj6VkgFGiSQDqggXqH42C5wsjOWOhWEPIGjIO9MiKq0w/NhrHf5S",
+	"Q1FdmSqff50IhJyqAzOB0uzsxGZwIFfdScKCcrxIGgQH+/uvaHt/txu0YX93v907oEEbXr8J9g6+6+3D",
+	"96+rZPBeMB/eM950dj9l9SaniCfyplBbQQi+JtgJCRmH+gitQYexVROJUhb28sjG1di4gi9rpAptM7aI",
+	"jGmBCnAV16RZYlMtI5UqY1w/OGx6hfW0yNWpC3+6jjZb/81m2HaEzkXUmQOTq3vNhajwfe2laNFVY5nq",
+	"X4WiSjVbyux6xP2155EfJHAagEc+hZpFVAMRklxSpdg99paLcFqgMuZrEejY+RygF4g0FQK4Y2xmrhuN",
+	"W8tMM52kAeSrgrj/eHNzSWwBNBo8srezU6LH3s5ONnDGNfQrDGXXg2fHNXWi2fZ4scnWN06rrNKVocJV",
+	"uoY1N/e/cSb9xmkCIVPaI+ecaUa1kB5xu+UQpEeugWvGIdyssPdnWud/cn2RLtizBbvOClZaoXKaTuX6",
+	"T6UFvj74I/pwmkhazZBr8AUPcPtSY0McQcCyV7qZMDUYi6VdjZ6G9B5qMnk4ZKpe2TEmIYtsbddhFe3H",
+	"tUDE+HLIOTaaYrteiWlFuleig8m3iVR64VObU6Y05X7dkxg1ELqf8EsIQ2hw4jOu6yZb8caGUznZUF/b",
+	"mgtPt8Gh01NPFYdSNc23SRA0NemOSdfUIhvuiNjYxFHhLAdfRKg5+nzKcUCfRtAG3mfGbDTlSUz1YIt8",
+	"jOlvCSz3UGCZ6pqpH1kQAD/vfRD645BXpaKxJdJTc6XNJno4AI4HH8LUqd6BWnrWtiuQpfiEpUqtoPve",
+	"J7e4lMd3BT2QimhBKEFnQLLR2b7f3cYqavsPs9h87mzmOzI7EQsGu5HmMGMXlrNscjf63c73B6/oQdDe",
+	"f939rv2mF+y3/QNK2wd73b3d16+/231N6Vwzt3I1rOBMkQrTF8iM8FPl5onMYSuTK2IIFtDUfOOXvY2i",
+	"FiVNbTzULFnn48ciEUjmE81A1jQrVkJTDFgANbTEmGIgp9CjSahRPJHedY9EJvVJI9OywIKJsU8Yng1M",
+	"zRxXTylFmRpcLVF6ju3l7GVgdejxXKRYXSrwoPk225kPXaz8J9g6mxp7X04pw4OW9LQWWQr3c5FQ2rFA",
+	"zbd7qnuOpYjEF+k5UXCcIQ4Phx+m3C9NWTC81r1BnI94jcR5NMNVYdb+uMYhxgR/Kgg3ZUYzzuj3WpVT",
+	"mL90Gbo/2bKF6mCllNPz6Oh03quopE9oGIqkse+DSzUqoc+sZyslEY0n1bURTs3m60w3jPdpcZyHabta",
+	"F74z6qLRJUUSg7ya0eIllcA1CWkXwnqNjpG6MNzJ7rycEDOY8L5ArAbM+GD2B3ZliBhnEY1JLBTW9ggX",
+	"EeM0DEdmd/7Ljkd2fz0kkXWYGZEuvnrLqmHSwW/ULR+yQA/Qa2UArD/QxjbvgyYxe4BQbZETEcWJhoBg",
+	"mk0aEM0iSLMYpmb7N4oMhQyDW+4LIQPG0YTPsutHNP5GpUNhIJWX/0YfQBE1pHFs+rB2P75oCgSow1v+",
+	"QP5i294akf/zv8lD7gFE/pM8XPs0pPJGHAeBR0ZZ0QdTdFQqOioU3brlx6QHQyKBhsS3LFEkZED+mShN",
+	"zCcW2H0JEgrp06NhSFRoiBSOsjKW0Db1aFkgHmqem40WOSZ7aJmK1QjT0BdydMp6vYbKjgZB1W7uWkgD",
+	"gE+fzk8VcVmIbTJLdwzEYQiy+ARtindPhWK0uUcrOj03TZgOukIPyHAgFBAFkjn439MwAUyfDBKLUT7K",
+	"EiwrO+DuCPNFlwY0UzPZsaCndcVQJUTifiH6iDBYjD5jTLf8yUeSk68SCIXpNMMB7rvV1IlqEbftqYj1",
+	"qrGJeOewaMMC2SxxUUyN2T+yJTabAabRxt9NpJI6IopBM83uwQaibqiK8Tkc5TZjMQ/EMPUM8DVqC8N3",
+	"bVSPAm1w0BPSb7zJ6QqZegKPHXNSfkfcrwSo5BbuQ8ZddmXML2umNX7S6aJpF4866wnHOL3eYu+tGu55",
+	"fl71xmj/6pPbvwozeC1IoaeMgpWH5sCDG1bpmHf9kbw52Nkln25OjlIuGYOZ+KFQ9og6V7hUQ9ssapWm",
+	"QF+0J/q1JJwzC0skzMVsMLFZOQOlqdRN5yBi4I+eQyMxyoeZE71Ehik8zgE8bztSga4n2ZlMSv2qGOdT",
+	"xKupsS5zxUDokMrAWFU9bT4Rq4GNnjJ6ovGBS+NjkTA99K5zeRjRMGzQ9tTtvJnaVUb65oaVg3zoTotL",
+	"zY1vw/NBN8b3c2xHK8G+kjvTsvJoek9N/bu+FAkPTkQoKpxs37Qzj0dy9cPbYzKAh7IT2o77p0pH+/Ub",
+	"PSKBFDEusyFVmuihyB8KKDz0uvrhbbnrnvun+lb4nqnK87QznkRpfKjMA/+sQMdTV/Xw8Pzq44fO1qzm",
+	"5xxC1t14h1T2oYEIG1V1Ixnl/RBOxZAvWPVT3KBiUzWjWZXX9g5hiiTcLspHJBRm+8OU+8N8XfMyzzS/",
+	"FOqPiZy2D2Sy5gtQGmN7im9vQozK6i1n7hTGVTKlhrBfQ/MTqdBshHAhM32qI0JLRqM1TL5RpFNllXTc",
+	"fsUaw3Nt84848JRJEzI0e800DKjQrR/N8gyBPUVJcUQ20Njd2TTWI+4eRJxhqam+RzX62N3T+PzLjgV2",
+	"bvU4/PTWXAql1VzRrkE/84JfoMdqrvhcm2Wxsej7riLZ6FKtQyAxVcpzz/OEJHBv/khLbeJWHN/mgTGG",
+	"ifn2rrEHR/4oaTb1bafpG4VVcdboSYArnP61P4AgCTPXqcn96IDF580u0Grdg5WtZtvJ1IHlBJ9vVVuK",
+	"P5l6cSBdMaE5GdBYNzaTc2qrKkek4hmRbztY5JDIjtD2U+dsiKmzmIWin0A16hr6DaYDmOIzMu7UnHee",
+	"9eSVCDWTDYVoBvXZ4GjbfEop1ys0OqYpTaJqIZ/ryOhq/3R5IlTF855LyfLc1K6s1aPGdEq/8BMpgfuj",
+	"I9LezYAkwVjFKYLqvD6HEK/FbvCH8ZF00LW/45GO3c52jMLvnBmN3ykecyYc24Gglh9n2mf1eV72qs/L",
+	"8hCmiwxKSrocdSEUvK+IFjU6nbhPLMx6bEBeDphZfB7n4izc1nOEHHuLoC4T6Q+oMrP6menBT5fV8mrX",
+	"2eZ64j5O0VcDJg/xIic7bmhYPevQq5zaTPI9iyGXrzyrbL5dZdxucssYNQh8wdSPrD/AS1cIqiGnK5XF",
+	"zwNqRdRYJHbLd0g6Z78lLI4Np7MUS0af5F+fZK6iqGdiSUfmj8uQjkCeUBmYTzdMh2D+OHFaD/9OD3qM",
+	"LoKhvdxSJKIjQuMYqKw8g6lnVWmrGdJ9WeSeRZSJU8koN8DmL+AYb+M1fKrY5xjNc9Xskk3hyzCRNMxD",
+	"LTSyiAstXzPeT0JacciT/rJgH41Pw1CULiXcMxg+/iC8gVleIsO4sV4695kY4lwD3YHnqQz0FN2rohbd",
+	"eJ5liSjMfRWXCBsJ5oryftM3mF0RjGztmmvEAGjQqEII/UblpZnFGQ8uILXc61a61lTqBtXGTZbxNibG",
+	"Upq9V6RdcZqVDKrjH1SxpjqXE3t4KXgWSg3fXHFhzP7JtcK3Tknu0yxcm2Gd5KXx/EJEhVhd5SFdUM56",
+	"oDQ5P033KNbbRrGg+qldHzhIszs41lVWg9sCB6zXI0Nq3VXQ/23j083J5mM9B5IomhGorEiDa1fUiLdo",
+	"Mn3rjDVl+mP4KpK22E+ZSl6RffkkpoHqiZQ94nVVlFsZpM0flQHXckRikMSnmoai7zk32+4Ijytjqgfu",
+	"3h6fL3aOzKZTjojjxMhsrJ2rmUcgivXIyKIijPthEtit75i5hoG45nvnFrwHMX5YENSQ2inVtvPjm2a1",
+	"8VFA02qF257s4qVZfburaV7RrsUL0AlPEhrX6oXw0LSOMeYjETQfYlZxG7JdUuNGEAcFb7YmdSMaN64T",
+	"437NTw87m1fVZovXvK6EiIHc9gXvgYHE4k2Eoi8aV7ZHVItW2y4IUOMmzE5ZLVZrQS1hn3Q3rWXf+y9a",
+	"bVvdMW6T3z+qicVmXGyhYeWxJS6lwnib1ROtHHu+NkyoeyezOR6rIVahscfEL2NySceOqROnDzNlWtR1",
+	"09RXtaiOS5+XLpr5klRcJcpqJpOBcVhPMyCuc2OwgamkhabhceqoP27JePb3k9yrfkqJq9yZfY41VOhw",
+	"rO5YZ1XzPJNSyAU8q80+xhi01ujhgrf3Hh6IBGVQWOGqAWk/FRuWIXBNhlLwPt4GD/FgUJBAENoViSZM",
+	"T/PNrW1nFi3M/Z39+hamHXcV5d6F8LCA6/6yfThXLCpUg8f5KQGfaDuS8WdFtiTpeJ7j7Kk491U8e/qB",
+	"RoDXgosfe+NacpRGix8OWGifg9llSJNPNyf2JVzIMJqsHgJwkjnKo6ZxrvILOlrPEbkjvFnogt381X4j",
+	"nj+ZeMwxxkBIffqEwyy9i3iuVw5lVTMxx2nPIGZroQyKT6SGcqivmuw9hyIqzX5VNdGFMRCa+rmhEjJ2",
+	"6xa5KTzb7YW0j0c/STdkagABSXgA0j6SxEtOj9BwSEdmWlwxpYHrw1veYerCNmFD83RMI/a0sI/OBsbY",
+	"ygthmgoIOh7psTBMD3uHA+YPjEVmat5yF7FnQFXV61dqmlAnidIiMlS4AiNJqvoK1xa+oNofGKkSiZ5W",
+	"8AligiwSd2IlDKlgamhFpGS6PkVMp94xLnQ6JQMqA+LbZ/xzr27BF1xEo2qnnCzqHeRPEjwCW/0t0jk7",
+	"lqDO8tqHh9ea8oDKoFOrYyME74DqRMLHe5CSBTDTd40LDoTGcTgqeaw1cZKzvU119zYSX+mpNn6wXmgn",
+	"rVWlH+a5xxkKXCUhvBUifCYSyCR8/PyzRh4z+XF1NC3OfkmzTSt0AzTCqLAzGwuZ0j+52+2b+qkWhOxm",
+	"AS8rg2MTIbuKCJ6GQ6jrDycSHqhLkD/SsFfz3lEDja5EOBUmPSHNyodiiCuMmv0Aex6XlhfkN4/hWtQ4",
+	"1atDJUsrIDOJjwK3xgnsTV21imSdopemCeuER8U4xOqYkMaGeEILEk2UFTOZcp+sBXZxGiJCs5QhaSwG",
+	"FYPPesy3sCcbuEpR/PSNIhGEgHHq01D/9tCzcVDv9Iqu7qu9gvOZq3l4eGHG0lndULF3LAyvtQQaPY+r",
+	"UkbTcWkaG0hdWcpp/sRSVUDxysrXc+3UJumxylu256TKytJCsuDSBZhq+s5BhEnE6/pKieFC7lFiaB+w",
+	"mp6qxu9isy4UScFGuLGXTFvkmNi7nm9UGl3BbaCNvZ0Fs+pLoBqUJh08K2K8b12Jb3kIypSn9v3AbwkN",
+	"02eeWbvU941VYjuu3FIv4diwmQ+rGckHS/tqY5JxQsOwcBxhoFRt3E6xI4teeVlvx+gwnYbZr/uuO3fS",
+	"bl6/yK4KK77ImsJhiI0d7qJtxHHoUv7VQPxjTiZLYy1zaRoVZ1Fo3ppZEKInWiyLYroimq8wpOdYCMYo",
+	"sIprAaoQqHtpPenyppI4tvHDbJi2LEqWYr/j+zKmVWoca6MoKm55uZasemObRrZxDbiShPpSKIU6CttU",
+	"BdVXuBK3IypH8w+gfXpWZYDrzANq2iBsCbKBB7Ix9UFtVvU7xgI3iKwDL5vvXHY8C0RL/F9RkF7QuPFC",
+	"H9E4z/uRBoNsvumz9SpgUQifqorhj2mcp0XNYlDaPam2weX6Y8HxaoRVrRePLYvRWRFvlfmWcm0F2iwz",
+	"pA82bSrzSaFmrQPcldirFg9c6kauWuwYMKKx+Wt2ZhibDKZKsXDDIQze0ySU9uOySs6J643eUG+zyDD1",
+	"w2N7LcNHNahtf42w68W60tTH+Nf16Ebwapc4N/bsIAZvw/J1hGlQT0/hqWHMHsq5tMfcmoQMA/Lv//rv",
+	"7F4wj617RHgeJDgLnkvmBM+tabUWq1SEten1FGiCUUqd83o6LhvtuGYvo6XMPYsGTOZFA645qmeYex3z",
+	"v1JLVMtAWdXPOoiuPpd2IjxdPKeqiHKoIKcXy6gu83kMW2PkLqyvU1b9J9qZGHtidUyb5zDz3IxX0bjL",
+	"d6+NbTx7yEJ8KoOnj3v5bKnZKu4vqezDsdRNjk3qF19+3jXDkMXSrlUE/gxqz/wJcq5lpMxHUmDHvDOW",
+	"HNpPpMgKsrNy0vwcaq08/9XVbhhaYlH1hq8mtp7u3PgIZda+NnQHLRO2cSrMZIO7A2JMsmCmTTAouby3",
+	"iR5uW7etzWXrP6TAjUsCNG0qGh602QQMufOeoykBp0zSbNe7IeV3lsKKbNA8fYT7akDvAZWbt+gcH3Ek",
+	"nE97it6qo30Qek+qfiy4V0/enk8BZRRYSQ1kbfmT7EVUcz1kWyD5o6qtL3+LxepbbkxdJ3HVrvNGJoBq",
+	"gGL2C4zUavY7MZ5WY1gEwTVlXBGMgFCggDrKc13yoqYUEdOq/PqooMnuoMKB5BqPhgkLgGvWY+iJSzWm",
+	"ysE8mzY2Q3rqHVPtD0z/iQLCNGFcaaABET1SIDNO65+YtoDyAHPy0T48IlhRpYYy03GsyMk8Vy+NA/Kp",
+	"tNME8FdVIp9FU1VRY4X11XvRFwtrKg00IqHoiy1ybqQRsz0lCgN3yTsU5FBIdWjWf/+O3AHEJOEuBopH",
+	"umECRCQ6ZBy8Wy4hILFkEZUjj/QlPgnCLPdUjrbIjenLtkd8EQG6f21c/WVry/vB/Out+dfxX7a2Njv2",
+	"QgKoP7jFzjiEeVavI6Nd7kHiM8Y37S7T5OqHtyi9ETp+u6HbFF62KaO3QsALX9KlPLjlG5Rr1qYhowoC",
+	"AkEfbAas9C2TawR1QiLxbMcoOzv+zYX9E77wPtqfFu4+O6M3RQoa9jGb0lrbTD+LxN7kdWMB+0+rFFG6",
+	"Vk/gn1ERphRYRRV4BcbogKAQIKjhtXwWvQnD4ct7kERio1VXoH4aGmIiahIaPZh2yvlFpe12Ab1dcUtU",
+	"bel0jVYalC/fJYRAFbR3Xm3tTsnKgcF3f3RXTGNm0o/H7b3XB0S4t0rpYL5RRHEaq4HQpMdCUIfovmWU",
+	"N+ncJjs7r/yY6gH+BcR+oQYUm+q5y54Q7M+3t7xzy2OQ+F0x5xzG7sG8Tx3spJNWxnTH3yhycfzh/N3Z",
+	"9c3WP5Xgm/aBl6IR3HIsT/qY+cp9aTbUAyJsgjvLoCOXVA24m4bbxpq5RC4g1Hlwy7EdWigsOFi9nRPa",
+	"Tu/w+96ev+MfdIPX/m6wAzu9Pdj13/T2u9/RV8Ee7PZ26PfdN/53wQG87u3TV909LPd97w39rnvgvzZQ",
+	"odpo0NZh6/9zjf6y0/6etnu//nGw//k/qpiYD7bM/Z3XZ29enb19ffZq7+D1d2+/L7dumj1uv/v1j92D",
+	"6mYzb7SZEb5SgA5p8Tkd4+iWl55USAMZzFKN4b8K1/f2kKALeOGjcOQVzm+FF6vzrwcnXrCaL80uAQ8j",
+	"nAzbjMXV0cBu0tyZroSHFsb2/e62+6KDxzN2y1EgtxGyrZ2drYNX3+8dvJobNazAtnwwmRyX6V+WVC9V",
+	"ITV02SM1/JgTBgxBGWmRSpON7oiwKBZSE/S4qu9kMa5uV3RVWCih4TEnEDMlAiAbeHXZpr4mMUgmgk18",
+	"FmGTG25IkfQH4Ygo9tAeAtyV0yBursCOv1ZiwEeG8osxi3D1ZcinT3k4PlsuJe0RppwRSEnlWW0iMsLX",
+	"c6qpmTTwkfPT6UH0+MvS/DV/nePgaleJOkysDuts35RagNsnpce+doHgx385s1TtFLR2SuiCxu9CT7gx",
+	"23SmZkGwz57LarKq5yfeHFgmeGn85+oABAUkzts1PGluxdVKqPh8afZWO7fe9UDEp246S4sj5FP+Fm4k",
+	"NQI0Ob1TKewTHxIk1p13AKSbjEg8oAqqNwHFR3NTX9TNu9hxwtMktbuxT6ZnvWCFOOgSAqbruvf3xx/O",
+	"hOHHXuvwlznPgYq1Pv86vkJfiSEex9gHL2lyaUNY09341bp9vWgTcOi0sCk4Y5HJYcMauN9xGJ4vUHxv",
+	"kat63yZtKLwHLIFjjPJjSE2nVRhycThztecd4ycYEm+BtFWhkARfXo9CIPdUMmo2ZD1CibpjfFWcUuxm",
+	"tEsVEBv8z56F4oJ+x7i7IMUrDoVpDXhAaDYdlLs83SwMzc66dpqqJAyvgLunWrV8RiXQCIKfWACibp0h",
+	"1f7g2ULru6O8wtSyIYyPvz74nmr5ztG9KktXNqJnWcZL81/JpTxNWdJ8Z5fEfUkDl0890zoeSXgofLt5",
+	"0wOzw0sL1kz78byn/FNcM9B0T90xbNBNMhwIVfZJScKw0bvHNPjilBAaOtWT9rkm+cmme3Hxt0vP+jO+",
+	"mSYPD3969/eORzqHh8ecRegbbD++Y9zsSKT9dC0SHpz1euBrZb+5kZQra3tkdf7GwhBjWaTVbkT8TtK+",
+	"/XDOVQy+PuaBKTcrL02NTWdzZfsI/ZlzYMLPrrHWdG/rnkxpZrnmVkpHPJfKnJJpb0WoEZvBNDXWMHxv",
+	"/iTMapTlRQFxBxWmkzzgByYTfNAJDfEwI9VWL+OFlbFvGozAFEdlZk8umrzLapYNEmk8FaDL92a2wFmG",
+	"O3PDmCjT3ZIz1lSTvfxOY0bAaiTlUynReNVUxiJW1kfubAFnX5l2XuRbA1WiwLJjGRRaf0x055xNTwnK",
+	"1VrasxE9y9o+U3euDj2eixQrSwWUtpvZcdKmfz957zPewdjU8Fw3C2yADzE33F7sDkb4OSx52hf93yuH",
+	"/VQCXCDMivAKTYnG5igu7keZX7GKQDNfEQnOPZMwjff8mRHQeZnLjhYyjarY6PX38hLTT45g3jKEHH0i",
+	"AFu0rBJ0n0PZZrNeRWVbGd3huKtEmGggn67eo+3HnRuxkOSeBSCyuK8QMEoGQuksKn66z8tvmQdax+pw",
+	"exsLb93TUEjKdZvGbMsX0XaaiOfgFRz4e92D9j59A+03B9/77VfBvt+GV29evX69t3fw+s3+toM38wXf",
+	"ilHwMmsukazO9mQxv0JMmm4zJxTdkbZIRzKhT0IGXLuWO9uF794mLAw6hEog1i9ZEdG75Z30sl6OVx37",
+	"wdXvCUl8/EJlXhimoE+OL8+3bvk7BmGgjI1ujwcDFuAdmWuNbIgwIBJ8IYP0XZcgHeB9xiHtm2R93PKu",
+	"6XYThz1+PlnlJr2QvyP2ceqCL5epjbMmAdXoUJ45NhySzj/+8Y9/tC8u2qenHefAkzmIZA4hZfTt7ezt",
+	"tnd323t7Nzs7h/j//3fqcKZmpfyQRCCZT7BUGlSDIsUtVUp97n5f1UOJ3JWrVtl7cMwRJn8h4xBgA+qn",
+	"6TI3dg9IEscgfaqADOCBBuCziIYkYH2mbbympTskFmFaOaVqoM+ASlsNWBwz3m/vft+e5r7ntcZErEKH",
+	"GXEzpKoa6tbsJqfCYFqjrkJls/dVU36Ug2LmlljwVCyidxxqU7kwhY9VpJikeFGCq1YWV/OJTImCv+Iq",
+	"LKM/4yLW2BB2Hg3ZwazpSHlEDURs3xfjW5W7atf1Jw/Z/CPQ+9GUkM3Qo0mor+8Y/zQtfMHLDeusih5G",
+	"tfxcMp+kSR+X7H7NGTrucSXlZoHuAumKpD/QtVxYsiyJtexOi0nDoirjc3rUCVvNILH+/H8uVJpBAmsz",
+	"hpD68tSYddNY2mPAbBBduzz1AgpSwk8X/CdSck6rrJSOe44dUz7vVdwyFeRqQX2Pjkd5gEabk5RsMB7A",
+	"A9lJ3xvhXTzNotpu4mLgnAE27Ln8Lr66VHm4ZtNy8/D+efbXJfiVuNcRNwzklKsoKpkeoeNGwY/ZCW6+",
+	"2r2QUIwN7+9m3S8//vquyRt3rzWkYRjTuKZ7Wi3v7sKt3TgOxjVx3ntZCecpemdc3uUy+KSqN108V0vt",
+	"PJ8KnmY8rBA9MjulgSd4oBqaN8dpjSm2Dd6XUxa1AzHkbcX6A43PRhOexYiuZeBRJt8mUummwytVm2F/",
+	"RULp1A6tN6BQv2MSqhOlfShlYAvxtbkG0mOynqcADfX1QOh+0tTaPB6rOGPGXPC2smXrzTigEe3DFeV9",
+	"qK/WT/NKVeKCebpvWATXGDpB1byFdinXTOm5tDRET9MyzkuRRRMtIqqZX59VpuBV5VndFeabIjFIFxii",
+	"5nsCfLj4NglD0Me+n0jqV0WHiSXQ4IiEYmjzU0RCAqFYXkPNniLap78zDtfsd6ibvQNCQYPmHJMJv44B",
+	"glnhXq8gxGCnZjFHEy8S9xAB10SZqjUn5TB9CYaAUzK17VZKQI3GzdJ8CRz0tGyM1WcIP5eruVSz9mXZ",
+	"BQQsiaoOE8bzDKZIG2NcJXErRKuKedVoqyTi5ORzOSxIWVkzevmSMqnVxrX6mIr5tWrHq8BPjJF87aN9",
+	"ZxjwSYE87kMVnz8ITaiRPgn60CWYN9ZhhxjCgtIkSpROI4CM7KYDT/LSSCoGIxgO7pZ3TEdt7KnjmTo0",
+	"DEekcxzHxsZLz93Ixn9+unq/2dkiPzv9L7i9K6BcOVnd39mxlwVmo9QaALWvBTha3628mxwSNGZ/g1Hr",
+	"syEB4z1hs+5wTX2ctaspoRfYbXkiw8L9Up/pQdLFOyVXJP3v5KX/FdCgjUnU8ktnPHBDTycMoZOGHyZq",
+	"IIQGSf79r/+VneG4TA9MZkd2Zttyy5Ge6YYu3695pJsEAQPl5UHyswj5HlH43k55ZjcXg2ZWPTCQyrvl",
+	"aVwfMzzPZvG2TaMuNIOiivz1+uMHwjjZfeNyUSiPxGEy/lYew+TgVwHr9bb//a//6RAliLFarBcy8ak/",
+	"AEV6oP2BzTI3xOMqGx4oC6VTvARTW7f8ln/77YngZnDmm2+/xa/IGWIRB6cS3welSFcEI4OOzh+3zsi7",
+	"bR0aE9Ejt2jsmY///tf/fO4cOSiDlEKm9W45Gatqg1oYS9OGsTDtYBX8sWV/jkAp2k8DXbQ+d7JcHe4X",
+	"ouhI2blqQ5CtfPgVouRTKUdFuSGVYoODnSI5R5nlNE1yviWdkPJ+QvvQIRuUj0gIWmPMXwVpQtoA2gF0",
+	"NomCEHytsDF3P7T7ZiJDiToyQ6K8aJha93nX7QRZQqa0ey2VVfDxYTc5tmEn8YmxadYeRWAqIcz2YAmW",
+	"Z0fJnEpR0GzYBs86gQyZAlsTePvT9RYS7sRuINvvMyKgkw424Zq0yYosoBg/HOsXE1mlnZpiptmBwJtS",
+	"PkoTtJhJFIfRwSF0bLyTtHGdNoM/2q+7I21DzZk/NpFhn/gdF0NOfksMcGIqaQQaH5ZJIKzPhYSAbOCr",
+	"jvQ6VwEPCDxoSVW6lOLsJSijaeAjqiz1F1v7/zeWWsd29nbUxmf5UiQaVAofw0Qb1i+ioVnrISBYbIML",
+	"Td609/F/u3tkAA/uatBDchhUbVp4BGR/Z9+1MoQwbBfb0flVeBpwJIvWN6D3UJAc+/qcEmsmOywxlebz",
+	"jiUo4PrIlnNakQsHSCtjHZwwAuLUwGbilTt1vcADQ6b3QStXywZsRfcu2wMGfUAE2sMm02r2Sv4bVUyj",
+	"bbGGc7kxKGeKcEwU7pq2YQGyqaH26FiTpnNI6JjHmBvjBkYgQ2HpFA6TDomxujub9mZgLPIszWYjJAmp",
+	"f6fKQWez+3nTqjPJOret21bHy4TZhQaRYP6TBi4IwwKnUrQVRKyo4lFQUGx9jK9oJJVx0vl72zClnboQ",
+	"mCFs0PxO+vx084jQQuNIwYg9mC6GoriApAP5dPXeEcv5k9jJH2byYpYp7VYG65RiqlBFRGy3/1Y2RIDJ",
+	"kiTGazDLqgSljPB1uviuqP87izv2SNUfCAWcdI2V4/sQ6/YZ90VgOEl+a9vHRag3wZHK4dZmmR+kXgCC",
+	"98nZDe17pHPea38QHNqY4LeD0Y8UebWz75HOj2fHpx0yFPLO6OpCq0aIcegnH6+uD7O+HOVMLzg6pdpG",
+	"L0oRtjEhcPujZH2j+r61Sxo8xEKBscZvaL/jIdTGuITlJrXrkVkXOh8vb84/frjuGLL1QtYf6DRSEwaB",
+	"MtJl2tzb2SeYWRjh9sPZjUfMzDyS1sepHGerZiEWl7v5Mhs7w7Yfb24ut3e3Hqzg7hs7IEtAGNkwFpST",
+	"3QPyN/YWfWcIsaakIvuvdguFqdXKGCHrYB+L7+++smr8+PKcaHqHWsoUY6A28emdAly2TKupPuGOGV76",
+	"whxjVlkjBPg9hCIGZ/Fc0r5Z8YQkMYg4hG+/NVq2ZAsQDhBA4JGO0QPbAx2FR8aakgr0XxLda7/pbB6S",
+	"zrZdb255KnCpgDsJTiXFRTKDYNMjne1A+AorsoLzpEckPsy1obuuIBD+LUeJ7WyLGDiNGYbp6mRhnbMl",
+	"u8s4lSNs2hp8yoEl/bj9hyn7efsPLT53bvlGpW1YlGzPjMHoFKSmW3WdceJMEhsubGRk9ZZnQxfGIo9B",
+	"ZhoI+Wi7CkV/8veYMhva0Ta7aW1dNGcDErI7cCJlnU4NVA5Tce3KzrZVCJ6RUrtpCZkPXEFh33FxfjOx",
+	"5zAEtcp6S8j+tquktk3ZPORMumVBax31annXUXDlOGztbu1s7WAKdsus1mHr1dbO1ivroTPAzeC2+Vcf",
+	"dPUJbBlDnrWBmC7HBfOqcWUXjZDxO5Wm8zQos6Uz8nvORtSS+SpPexeDbzb4Iga7dz4PWoetH0D/KCK4",
+	"tM6nqUbDaezt7Ew7WcvKbWPFz17r1c7+/MIfhL4QAesxwKj4r+t0kMbJPDMiXtp+tw5/+dVrqTRBYOs9",
+	"tRFDYzsXTfuqdfhLy3xUrV9NzVRQZvKngGIrDKFNsVqE8uFYyMEsoo8zvYza+/d//TdBpVH4biONj4Yb",
+	"PNtwB/eVVNqFPdrcQvMuf+NVipFIuLjlQCWmFUrdHFEiJth6YufqOJtbu1PPb/Mi2+myg2e3zwuK/Tod",
+	"vKXBlV27bJV63bwTCX8K4P1c1LNuWSrb4F5hGZoNzaIOnwrTS1yoNQ1F3yIRj8HTZFA8IBIigcrF6ffs",
+	"CppJjDdbMD5Nzds0wHB+Ve2Mfl2c2oYDukG2DbqBXiO4Q7PHk8rqdRdnxyweH9BixQ2WJUxh1+xMu42Y",
+	"+XcYTtIFMOvDpoexiG1efVR3t1wLtHPxuMLaY1kgy1xR4uSTEBQpSVpxYTzETZiRr1veMd/baF5adNLY",
+	"NSUb2cvFERiuTq5UqpNni99bu+wuJIXvpIhyT7q5xW9Eg8JrCV9YwouWVAqCgkk1V9LNij1VtNEiNCLB",
+	"cbmvtgEJ1c6+3Jam/Ja9PAoFh61/qs6RsaNPTj9sOltT3fIx43KLfAAIFPkrvafX2PtRwf4c0SjspH4u",
+	"KF+B8BO8BKH2RGYK5k+Fr/4MlsSNMdnNrqTCbJ/C1PvdbWq2FEXOlunznil9bIs883KMvZrun1FiF+VI",
+	"bs0xpYklaXH1ksJlcqZdFjL0GcgZ4jgwxhHnfzOVMT+ATm86mrEFHWeeXtfi4DA2yZ9Q4Wb8/gHsWTtN",
+	"L52m8NRd1cwUs7euzDPLmel29CLlzBGVbDgXSH9AZaQ2C2zI3oFOcGI7d7KbyRD7uPsLMSV9xf4iOTNK",
+	"/UpFzx2T4LdNuDOpA8fNDp1Iblf8t3mXxuKGsGdvJ4z17aILY5HNytOEnN6rqk/zEX41SrWAonqomb9k",
+	"vnUQXF0Wf13cncdXHoRzV01b5tkVtOn2RSpnm6mhm9FtPgNqCZYpubqSZUb3FYmWY8YM1hbcgtAraKaQ",
+	"neSFbxjIa3j+7eDkEF6k8I17YxFlaZlyyrltTedTDVmcJNWqyuXkSL8aGa0CwmwccC2pr+cJalrq2cXT",
+	"dvxChdJRjWx0qdYhkJgqBcqz+3rrBHFv/spKFneZsRR9CQoPsSf5VUtgbdnVFVM7vq9IODOGzGayjf88",
+	"72TnJC/23GLpAlS/TLEski3lQ8SUX8WAOmLmiLGyYubG9/WIWc6QavYWHA6mHgKV/A7GnEhtkFnM7Uc2",
+	"nLeKvSeWBd8I68oIgedcOdE//p6JRJXT38mEF31EsVXzQ0QD2Dwir90FbZ7FMLBlmLrlCZdAA/QbFZL4",
+	"QsoknnYh9R4nfMp6vYWupEzFPz2Equ82B+iaWWZd6jOQO7QU4JZegI5Bro47w5m9V8fceM75csPdzHMY",
+	"2qTj3N7Q24pdUKQvGO+TLvXvNrfIdeGalCLoDBkSneIGwWTkBP2QVdGhPCuYJiOHYCvzECB2GLd8lofA",
+	"0TQPATpxPTzt3tQC9Lm8A35dy0IjWai655+JfPsMaKYhc3b/JW6Cf6ARYM8v0opJU2NBSrvqpc7+XMOK",
+	"QUqsqgmTseqrsWFK7J3K3V4IDzMl650p8MxyZfo0fHqRYmUoav0AZ59zmnI1pGoh+j+TUKV8+mpkKuPt",
+	"bNYauYtEMGfzbVTSBZb6AsuW6fhFipcNBOrIluk0/DxJ/23IIv3V48VZofwX4ko+hJfNHwIlWjZhVQ21",
+	"OEmtVbY8yiP9atRlFRbqQKE++1ed6V8fq6fzF/1lungsMVsZu7wwtuAza+FC3y9S/Vo/s25GvBlWSpEf",
+	"NUSuQJlVlbrCEL8awSsyfA6/hS/nmEHvbZGFaI8vUa/t+F6k6EwLI1L0l7cxB9oaz8sV+71k2rgYBzaS",
+	"0hjZt/+wrU0/tu3YAngoGlGNT3k33DviQiyUTUL7lPGq8WKokiNTQQ8Y799yCJWLdbLvXndBH9+dZAEe",
+	"EmUDK1DSYy4x0LSz/xQaY5I/mUVtekQWO0JvfEpbadik2AbFdE+QbZ1WMWKWDdhmw1CUY8wH0D49wzBa",
+	"D++B9/WgdXiwPxl+ayG1UkhF9FWoFXtNZFP/24uhnlU1KUNmAz6isZqB8uy9Ig2VyEKH2OsvTqW08eLw",
+	"ciQNSlVoQk16SRvhvTB9PrOpcEHjF6nnJoNyFW02Q8gSK2uYBhc0XlWT4ILGX40pECEbpnDShi+Y/gZa",
+	"igj0ABL7ItGGVsEYs8TGUDwkMYshZNzoBtoHj/QkqAEHpTwbMMTFxcQfb3kSaxaBV3X5vcF4T7iACjYq",
+	"DYbRTcOnBIlFlyJdF53klmuI4pCmj5RtVRe+h0obuCt/LH51dnx6cTZlHbtwhKgGk4vjjBGk4UFvxyG1",
+	"kc/zNWd8SZkItzeXlFtfSvwLI4syMqR4yShVQE0c0hFIn8pgtt14ieVOsNxzB0fIun6RythSmPiOdDPM",
+	"9wIvaqjknCyrqpnzEX41CrrA7Dq8xoA6tUyp3IrqFGLUu3hG2MwNPOhOte1kGXFjO/si0ot9v2Tx1Snx",
+	"avK0tgAjZVZbgnGIX5sIa8eXWfy2oWy3fcFd1IM5a6gtf1Io/tzCOD6ClymSLoSwXyJk7i2Nv85kUx3p",
+	"HCfVysro+EC/HkmdwEEdGISiL2rJ6Xss+GUk1PT9omUTY46HjoL1eFJfKA11VlwczRC/OkHMmD6L5+nz",
+	"slkSeO3KPLPw2W5f5stqSzGyATFTIgAb2W38udjE0z73RfGpZ93XuF+IRxMjePFvcVVGyCZsavYY15Lq",
+	"BbzFtQP9Kp/iqpRHc2Ewn/Wrze+vjMk1GBtLOpqzJNoiz70iml5f5oKI9CIbeA1mYzrNCc9la9SJzmWp",
+	"8kWic+Vdv1yuTETnwm8bMKeOAszotLJKMBvh16MIc+7X4nZNNq80h78u5s5mq87Sv01VrTe2yDNrVez1",
+	"pbq0RfPuJUpZlWdJE5JhVaUJB/fVSJN2rJjB1izHxjSHDxGGRA+YOiQ0e6PbSd9hnwcdj3S6CQuDLJOO",
+	"kO6bU6qhQxTrcxoqQgmH4S2PqfYHRzZ3GKa7mUjMMMUhI31HvQjXXd1n5vvSnOycX0wx+dTMh9DZN1Of",
+	"/qPBlPrZYKqccsILD0MAKO0CTWx0R2m+LHQg3vSsY1ghicotz7OQ4aERcT4yZEDV4HAsgkGeCUFwmJYy",
+	"IM3MWJVnh/iUpxk8rLMPRF3ATAwKfT1tZi6XXU2rPFeBGfgt72SjPdYdm3B/Qw9gRIYg05xc+YQYxyTz",
+	"GKdgswqfRov+lL9RXxihpp2XhtIbzC84EZC/CKCZaHXpQ2cu6D+7Ms+8ottuX+SSniZlRTlN87EORGzl",
+	"AqNu3LHSeWHKh3HGbJuCLn1rDSZd3zF+4ko/97Y26/plbmvvGM/y5Obb2jvGZy/hFXyqYaaNc2tl9z/Z",
+	"CL+eTVAOhPqcr3HilLP8Cx07pT2/XPGcOHRqJJ21D57GOLXKsvmVHT5lIKjP9bpC+YXMG2TiyzVxrB2T",
+	"S6T9tgF3GonjqkpiPsKvRhQL7K/H7bp8Xm0ef2X8rd6glLOI/dH6pEDabFKHv/xqqGuPM6qenprt6kCg",
+	"s4u8x7eLA6byVGsbsNXfSnOVk06apBbb6xDByUDr+HB7G3837Ry+2Xmzg0lZbBbcbeSuG/N45zYTGdmI",
+	"QzrCJ5P+gErqG3Rszs63tZU/eHW5mQzgyq27BExeSTN62ZYCk9iiBeK5E1+v7JjulZ6ZeO7200tTLXjl",
+	"qAFeIYRVYXS5AE4O8GSBONXpSZGhCgzNwAqdFYMaT3b388Qe2G58021woaEUW5ONXEw8gyxUw8dzk3XO",
+	"nPuUh75TXpWjjp1WGkC/0GR6rT/Z6g9ZSKMCTczntuDhqBhHpzhCDK4x2djlpPuzbTVzuSyR2brfVXA0",
+	"i1+MtcuxAovDYMqvqH5Fh6T4Orj0nrhYv/SEeLKdm+pTUhxTwHo9lYWVzNLr521nR1JVVBp/CYeJJu3C",
+	"IWSxlcK7uMl2fry5eI8pVouZ0TFhZJ4W3WVFL5IdMx1+/vXz/w0AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 )
@@ -64,8 +65,8 @@ func TestImportConsecutiveCaptures(t *testing.T) {
 		if total == 0 {
 			t.Errorf("%s: the test data has no change to check", captures[i])
 		}
-		if len(gotCats) != 20 {
-			t.Errorf("diff has %d categories, want all 20", len(gotCats))
+		if len(gotCats) != int(catalog.NumCategories) {
+			t.Errorf("diff has %d categories, want all %d", len(gotCats), catalog.NumCategories)
 		}
 	}
 }
@@ -120,6 +121,12 @@ func expectedDiff(t *testing.T, a, b string) map[string]gen.CategoryDiff {
 		"seasons":             func(d string) []rawItem { return readData(t, d, "seasons.json") },
 		"competitivetiers":    func(d string) []rawItem { return readData(t, d, "competitivetiers.json") },
 		"playertitles":        func(d string) []rawItem { return readData(t, d, "playertitles.json") },
+		"agents":              func(d string) []rawItem { return readData(t, d, "agents.json") },
+		"bundles":             func(d string) []rawItem { return readData(t, d, "bundles.json") },
+		"contracts":           func(d string) []rawItem { return readData(t, d, "contracts.json") },
+		"playercards":         func(d string) []rawItem { return readData(t, d, "playercards.json") },
+		"sprays":              func(d string) []rawItem { return readData(t, d, "sprays.json") },
+		"sprays/levels":       func(d string) []rawItem { return nested(readData(t, d, "sprays.json"), "levels") },
 	}
 	out := map[string]gen.CategoryDiff{}
 	for name, read := range sources {

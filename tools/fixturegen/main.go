@@ -246,7 +246,7 @@ func loadReal(dir string) realData {
 
 // realFiles are copied byte for byte from the captures (into en-US/ except
 // version.json).
-var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles"}
+var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles", "agents", "bundles", "contracts", "playercards", "sprays"}
 
 func copyReal(captures, dir string) {
 	name := filepath.Base(dir)
