@@ -236,3 +236,44 @@ func TestTranslationsShareUntranslatedBodies(t *testing.T) {
 		t.Error("no ar-AE skin level body is shared with en-US, though some names are the same")
 	}
 }
+
+// TestLanguageAll: a language=all body holds, for each localized text, the text of
+// every locale's own body; other fields are the en-US ones.
+func TestLanguageAll(t *testing.T) {
+	ed := build(t, fixtures.Versions()[1])
+	type item struct {
+		Uuid        string
+		DisplayName json.RawMessage
+		AssetPath   string
+	}
+	decode := func(b *catalog.Body) []item {
+		var env struct{ Data []item }
+		if err := json.Unmarshal(b.JSON, &env); err != nil {
+			t.Fatal(err)
+		}
+		return env.Data
+	}
+	for _, c := range []catalog.Category{catalog.Weapons, catalog.WeaponSkins, catalog.WeaponSkinLevels, catalog.Agents, catalog.Sprays} {
+		all := decode(ed.List(c, catalog.AllLocales))
+		if len(all) == 0 {
+			t.Fatalf("%s: empty", c.Name())
+		}
+		for loc, lang := range catalog.Locales {
+			one := decode(ed.List(c, loc))
+			for i := range all {
+				var names map[string]string
+				if err := json.Unmarshal(all[i].DisplayName, &names); err != nil || len(names) != catalog.NumLocales {
+					t.Fatalf("%s %s: displayName %s is not an object of %d locales", c.Name(), all[i].Uuid, all[i].DisplayName, catalog.NumLocales)
+				}
+				var want string
+				_ = json.Unmarshal(one[i].DisplayName, &want)
+				if names[lang] != want || all[i].AssetPath != one[i].AssetPath {
+					t.Errorf("%s %s: %s is %q, want %q", c.Name(), all[i].Uuid, lang, names[lang], want)
+				}
+			}
+		}
+	}
+	if ed.List(catalog.Weapons, catalog.AllLocales).Lang != catalog.AllLanguages {
+		t.Errorf("Content-Language %q", ed.List(catalog.Weapons, catalog.AllLocales).Lang)
+	}
+}

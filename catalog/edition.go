@@ -35,9 +35,10 @@ func NewBody(b []byte, lang string) *Body {
 	return body
 }
 
+// table holds a category's bodies per locale; index AllLocales is language=all.
 type table struct {
-	list  [NumLocales]*Body
-	items map[UUID]*[NumLocales]*Body
+	list  [NumLocales + 1]*Body
+	items map[UUID]*[NumLocales + 1]*Body
 	order []UUID // as the source lists them
 }
 
@@ -61,10 +62,11 @@ type Edition struct {
 	locres     [NumLocales]*Body
 }
 
-// List is the body of /v1/<category> in locale loc.
+// List is the body of /v1/<category> in locale loc (AllLocales: language=all).
 func (e *Edition) List(c Category, loc int) *Body { return e.tables[c].list[loc] }
 
-// Item is the body of /v1/<category>/<uuid> in locale loc, or nil.
+// Item is the body of /v1/<category>/<uuid> in locale loc (AllLocales:
+// language=all), or nil.
 func (e *Edition) Item(c Category, u UUID, loc int) *Body {
 	if b := e.tables[c].items[u]; b != nil {
 		return b[loc]
@@ -158,13 +160,18 @@ func Build(s *Snapshot) (*Edition, error) {
 				e.setLocale(c, loc, rs)
 			}
 		}
+		for c := range en {
+			if err := e.renderAll(c); err != nil {
+				return nil, fmt.Errorf("render %s for language=all: %w", c.Name(), err)
+			}
+		}
 	}
 	return e, e.buildLocres(s.Locres)
 }
 
 func (e *Edition) setDefault(c Category, rs []rendered) error {
 	t := &e.tables[c]
-	t.items = make(map[UUID]*[NumLocales]*Body, len(rs))
+	t.items = make(map[UUID]*[NumLocales + 1]*Body, len(rs))
 	t.order = make([]UUID, 0, len(rs))
 	for _, r := range rs {
 		u, ok := ParseUUID(r.uuid)
@@ -174,7 +181,7 @@ func (e *Edition) setDefault(c Category, rs []rendered) error {
 		if t.items[u] != nil {
 			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), r.uuid)
 		}
-		var bodies [NumLocales]*Body
+		var bodies [NumLocales + 1]*Body
 		bodies[DefaultLocale] = NewBody(itemEnvelope(r.json), Locales[DefaultLocale])
 		t.items[u] = &bodies
 		t.order = append(t.order, u)

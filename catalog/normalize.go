@@ -107,11 +107,7 @@ func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 // isText reports whether a property is localized text that must be a string:
 // marked x-localized in openapi.yaml and not nullable.
 func isText(ps *openapi3.SchemaRef) bool {
-	if ps == nil || ps.Value == nil || ps.Value.Nullable || !ps.Value.Type.Is("string") {
-		return false
-	}
-	loc, _ := ps.Value.Extensions["x-localized"].(bool)
-	return loc
+	return ps != nil && ps.Value != nil && !ps.Value.Nullable && isLocalized(ps.Value)
 }
 
 func refName(r *openapi3.SchemaRef, fallback string) string {

@@ -22,6 +22,141 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for LanguageOrAll.
+const (
+	LanguageOrAllAll  LanguageOrAll = "all"
+	LanguageOrAllArAE LanguageOrAll = "ar-AE"
+	LanguageOrAllDeDE LanguageOrAll = "de-DE"
+	LanguageOrAllEnUS LanguageOrAll = "en-US"
+	LanguageOrAllEsES LanguageOrAll = "es-ES"
+	LanguageOrAllEsMX LanguageOrAll = "es-MX"
+	LanguageOrAllFrFR LanguageOrAll = "fr-FR"
+	LanguageOrAllIdID LanguageOrAll = "id-ID"
+	LanguageOrAllItIT LanguageOrAll = "it-IT"
+	LanguageOrAllJaJP LanguageOrAll = "ja-JP"
+	LanguageOrAllKoKR LanguageOrAll = "ko-KR"
+	LanguageOrAllPlPL LanguageOrAll = "pl-PL"
+	LanguageOrAllPtBR LanguageOrAll = "pt-BR"
+	LanguageOrAllRuRU LanguageOrAll = "ru-RU"
+	LanguageOrAllThTH LanguageOrAll = "th-TH"
+	LanguageOrAllTrTR LanguageOrAll = "tr-TR"
+	LanguageOrAllViVN LanguageOrAll = "vi-VN"
+	LanguageOrAllZhCN LanguageOrAll = "zh-CN"
+	LanguageOrAllZhTW LanguageOrAll = "zh-TW"
+)
+
+// Valid indicates whether the value is a known member of the LanguageOrAll enum.
+func (e LanguageOrAll) Valid() bool {
+	switch e {
+	case LanguageOrAllAll:
+		return true
+	case LanguageOrAllArAE:
+		return true
+	case LanguageOrAllDeDE:
+		return true
+	case LanguageOrAllEnUS:
+		return true
+	case LanguageOrAllEsES:
+		return true
+	case LanguageOrAllEsMX:
+		return true
+	case LanguageOrAllFrFR:
+		return true
+	case LanguageOrAllIdID:
+		return true
+	case LanguageOrAllItIT:
+		return true
+	case LanguageOrAllJaJP:
+		return true
+	case LanguageOrAllKoKR:
+		return true
+	case LanguageOrAllPlPL:
+		return true
+	case LanguageOrAllPtBR:
+		return true
+	case LanguageOrAllRuRU:
+		return true
+	case LanguageOrAllThTH:
+		return true
+	case LanguageOrAllTrTR:
+		return true
+	case LanguageOrAllViVN:
+		return true
+	case LanguageOrAllZhCN:
+		return true
+	case LanguageOrAllZhTW:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Locale.
+const (
+	LocaleArAE Locale = "ar-AE"
+	LocaleDeDE Locale = "de-DE"
+	LocaleEnUS Locale = "en-US"
+	LocaleEsES Locale = "es-ES"
+	LocaleEsMX Locale = "es-MX"
+	LocaleFrFR Locale = "fr-FR"
+	LocaleIdID Locale = "id-ID"
+	LocaleItIT Locale = "it-IT"
+	LocaleJaJP Locale = "ja-JP"
+	LocaleKoKR Locale = "ko-KR"
+	LocalePlPL Locale = "pl-PL"
+	LocalePtBR Locale = "pt-BR"
+	LocaleRuRU Locale = "ru-RU"
+	LocaleThTH Locale = "th-TH"
+	LocaleTrTR Locale = "tr-TR"
+	LocaleViVN Locale = "vi-VN"
+	LocaleZhCN Locale = "zh-CN"
+	LocaleZhTW Locale = "zh-TW"
+)
+
+// Valid indicates whether the value is a known member of the Locale enum.
+func (e Locale) Valid() bool {
+	switch e {
+	case LocaleArAE:
+		return true
+	case LocaleDeDE:
+		return true
+	case LocaleEnUS:
+		return true
+	case LocaleEsES:
+		return true
+	case LocaleEsMX:
+		return true
+	case LocaleFrFR:
+		return true
+	case LocaleIdID:
+		return true
+	case LocaleItIT:
+		return true
+	case LocaleJaJP:
+		return true
+	case LocaleKoKR:
+		return true
+	case LocalePlPL:
+		return true
+	case LocalePtBR:
+		return true
+	case LocaleRuRU:
+		return true
+	case LocaleThTH:
+		return true
+	case LocaleTrTR:
+		return true
+	case LocaleViVN:
+		return true
+	case LocaleZhCN:
+		return true
+	case LocaleZhTW:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdsStats defines model for AdsStats.
 type AdsStats struct {
 	BurstCount          float64 `json:"burstCount"`
@@ -110,10 +245,110 @@ type AgentAbility struct {
 	Slot string `json:"slot"`
 }
 
+// AgentAbilityAll One ability of an agent. (language=all: each localized text is an object keyed by locale.)
+type AgentAbilityAll struct {
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
+	//
+	// Example: Ultimate
+	Slot string `json:"slot"`
+}
+
+// AgentAll An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
+type AgentAll struct {
+	Abilities []AgentAbilityAll `json:"abilities"`
+	AssetPath string            `json:"assetPath"`
+
+	// BustPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	BustPortrait *Url `json:"bustPortrait"`
+
+	// CharacterTags Localized tags such as `Area Damage`; null for agents without tags.
+	CharacterTags *[]LocalizedText `json:"characterTags"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DeveloperName Internal code name; not localized.
+	DeveloperName string `json:"developerName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIconSmall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIconSmall *Url `json:"displayIconSmall"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullPortrait       *Url `json:"fullPortrait"`
+	IsAvailableForTest bool `json:"isAvailableForTest"`
+
+	// IsBaseContent Available without unlocking; null where the source predates the field (captures before 03.04).
+	IsBaseContent             *bool `json:"isBaseContent"`
+	IsFullPortraitRightFacing bool  `json:"isFullPortraitRightFacing"`
+
+	// IsPlayableCharacter False for a duplicate, non-playable Sova record the data carries (it has no role).
+	IsPlayableCharacter bool `json:"isPlayableCharacter"`
+
+	// KillfeedPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillfeedPortrait *Url `json:"killfeedPortrait"`
+
+	// Role Null for the non-playable record.
+	Role *AgentRoleAll `json:"role"`
+
+	// Uuid Example: add6443a-41bd-e414-f6ad-e58d267f4e95
+	Uuid string `json:"uuid"`
+
+	// VoiceLine The agent-select voice line; null where the source predates the field.
+	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+}
+
+// AgentAllBody defines model for AgentAllBody.
+type AgentAllBody struct {
+	// Data An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
+	Data AgentAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // AgentBody defines model for AgentBody.
 type AgentBody struct {
 	// Data An agent (playable character) with its role and abilities.
 	Data Agent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentListAllBody defines model for AgentListAllBody.
+type AgentListAllBody struct {
+	Data []AgentAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -146,6 +381,23 @@ type AgentRole struct {
 	// DisplayName Localized name.
 	DisplayName string `json:"displayName"`
 	Uuid        string `json:"uuid"`
+}
+
+// AgentRoleAll An agent's role (Duelist, Initiator, Controller, Sentinel). (language=all: each localized text is an object keyed by locale.)
+type AgentRoleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	Uuid        string        `json:"uuid"`
 }
 
 // AgentVoiceLine defines model for AgentVoiceLine.
@@ -206,6 +458,41 @@ type Buddy struct {
 	Uuid string `json:"uuid"`
 }
 
+// BuddyAll A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
+type BuddyAll struct {
+	// AssetPath Internal game-engine asset path. Opaque.
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// IsHiddenIfNotOwned Hidden in the store when not owned.
+	IsHiddenIfNotOwned bool            `json:"isHiddenIfNotOwned"`
+	Levels             []BuddyLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the buddy has none.
+	ThemeUuid *string `json:"themeUuid"`
+
+	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
+	Uuid string `json:"uuid"`
+}
+
+// BuddyAllBody defines model for BuddyAllBody.
+type BuddyAllBody struct {
+	// Data A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
+	Data BuddyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyBody defines model for BuddyBody.
 type BuddyBody struct {
 	// Data A buddy (weapon charm) with its levels.
@@ -237,6 +524,37 @@ type BuddyLevel struct {
 	Uuid           string `json:"uuid"`
 }
 
+// BuddyLevelAll One level of a buddy. (language=all: each localized text is an object keyed by locale.)
+type BuddyLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// CharmLevel Numeric tier.
+	CharmLevel float64 `json:"charmLevel"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
+	HideIfNotOwned bool   `json:"hideIfNotOwned"`
+	Uuid           string `json:"uuid"`
+}
+
+// BuddyLevelAllBody defines model for BuddyLevelAllBody.
+type BuddyLevelAllBody struct {
+	// Data One level of a buddy. (language=all: each localized text is an object keyed by locale.)
+	Data BuddyLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyLevelBody defines model for BuddyLevelBody.
 type BuddyLevelBody struct {
 	// Data One level of a buddy.
@@ -248,9 +566,29 @@ type BuddyLevelBody struct {
 	Status int `json:"status"`
 }
 
+// BuddyLevelListAllBody defines model for BuddyLevelListAllBody.
+type BuddyLevelListAllBody struct {
+	Data []BuddyLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyLevelListBody defines model for BuddyLevelListBody.
 type BuddyLevelListBody struct {
 	Data []BuddyLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BuddyListAllBody defines model for BuddyListAllBody.
+type BuddyListAllBody struct {
+	Data []BuddyAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -302,10 +640,65 @@ type Bundle struct {
 	VerticalPromoImage *Url `json:"verticalPromoImage"`
 }
 
+// BundleAll A store bundle. (language=all: each localized text is an object keyed by locale.)
+type BundleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIcon2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon2 *Url `json:"displayIcon2"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// ExtraDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	ExtraDescription LocalizedTextOrNull `json:"extraDescription"`
+
+	// PromoDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	PromoDescription     LocalizedTextOrNull `json:"promoDescription"`
+	UseAdditionalContext bool                `json:"useAdditionalContext"`
+	Uuid                 string              `json:"uuid"`
+
+	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	VerticalPromoImage *Url `json:"verticalPromoImage"`
+}
+
+// BundleAllBody defines model for BundleAllBody.
+type BundleAllBody struct {
+	// Data A store bundle. (language=all: each localized text is an object keyed by locale.)
+	Data BundleAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BundleBody defines model for BundleBody.
 type BundleBody struct {
 	// Data A store bundle.
 	Data Bundle `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BundleListAllBody defines model for BundleListAllBody.
+type BundleListAllBody struct {
+	Data []BundleAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -337,6 +730,22 @@ type Callout struct {
 
 	// SuperRegionName Parent label.
 	SuperRegionName string `json:"superRegionName"`
+}
+
+// CalloutAll A named region of a map. (language=all: each localized text is an object keyed by locale.)
+type CalloutAll struct {
+	// Location Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
+	// width and height to get pixels. Computed at load time from the source's world
+	// coordinates with the map's multipliers, with the axes swapped as the game does:
+	// x = world.y × xMultiplier + xScalarToAdd, y = world.x × yMultiplier + yScalarToAdd.
+	// A few real callouts lie just outside the image and fall slightly outside [0, 1].
+	Location CalloutLocation `json:"location"`
+
+	// RegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	RegionName LocalizedText `json:"regionName"`
+
+	// SuperRegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	SuperRegionName LocalizedText `json:"superRegionName"`
 }
 
 // CalloutLocation Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
@@ -389,6 +798,17 @@ type CompetitiveSeason struct {
 	Uuid      string `json:"uuid"`
 }
 
+// CompetitiveSeasonAllBody defines model for CompetitiveSeasonAllBody.
+type CompetitiveSeasonAllBody struct {
+	// Data The ranked window of an act and the tier set in force.
+	Data CompetitiveSeason `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CompetitiveSeasonBody defines model for CompetitiveSeasonBody.
 type CompetitiveSeasonBody struct {
 	// Data The ranked window of an act and the tier set in force.
@@ -416,6 +836,16 @@ type CompetitiveSeasonBorder struct {
 	SmallIcon    *Url    `json:"smallIcon"`
 	Uuid         string  `json:"uuid"`
 	WinsRequired float64 `json:"winsRequired"`
+}
+
+// CompetitiveSeasonListAllBody defines model for CompetitiveSeasonListAllBody.
+type CompetitiveSeasonListAllBody struct {
+	Data []CompetitiveSeason `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // CompetitiveSeasonListBody defines model for CompetitiveSeasonListBody.
@@ -473,6 +903,51 @@ type CompetitiveTier struct {
 	TierName string `json:"tierName"`
 }
 
+// CompetitiveTierAll (language=all: each localized text is an object keyed by locale.)
+type CompetitiveTierAll struct {
+	// BackgroundColor 8-character RGBA hex.
+	//
+	// Example: 00000000
+	BackgroundColor string `json:"backgroundColor"`
+
+	// Color 8-character RGBA hex; drop the last two characters for RGB.
+	//
+	// Example: ffffffff
+	Color string `json:"color"`
+
+	// Division Enum string such as `ECompetitiveDivision::IRON`.
+	Division string `json:"division"`
+
+	// DivisionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DivisionName LocalizedText `json:"divisionName"`
+
+	// LargeIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeIcon *Url `json:"largeIcon"`
+
+	// RankTriangleDownIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RankTriangleDownIcon *Url `json:"rankTriangleDownIcon"`
+
+	// RankTriangleUpIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RankTriangleUpIcon *Url `json:"rankTriangleUpIcon"`
+
+	// SmallIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallIcon *Url `json:"smallIcon"`
+
+	// Tier 0 is unranked; lower is lower rank.
+	Tier float64 `json:"tier"`
+
+	// TierName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	TierName LocalizedText `json:"tierName"`
+}
+
 // CompetitiveTierSet A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
 type CompetitiveTierSet struct {
 	AssetObjectName string `json:"assetObjectName"`
@@ -483,10 +958,41 @@ type CompetitiveTierSet struct {
 	Uuid  string            `json:"uuid"`
 }
 
+// CompetitiveTierSetAll A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
+type CompetitiveTierSetAll struct {
+	AssetObjectName string `json:"assetObjectName"`
+	AssetPath       string `json:"assetPath"`
+
+	// Tiers Ordered from unranked (tier 0) to the top rank.
+	Tiers []CompetitiveTierAll `json:"tiers"`
+	Uuid  string               `json:"uuid"`
+}
+
+// CompetitiveTierSetAllBody defines model for CompetitiveTierSetAllBody.
+type CompetitiveTierSetAllBody struct {
+	// Data A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
+	Data CompetitiveTierSetAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CompetitiveTierSetBody defines model for CompetitiveTierSetBody.
 type CompetitiveTierSetBody struct {
 	// Data A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
 	Data CompetitiveTierSet `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CompetitiveTierSetListAllBody defines model for CompetitiveTierSetListAllBody.
+type CompetitiveTierSetListAllBody struct {
+	Data []CompetitiveTierSetAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -519,6 +1025,34 @@ type Contract struct {
 	FreeRewardScheduleUuid string `json:"freeRewardScheduleUuid"`
 	ShipIt                 bool   `json:"shipIt"`
 	Uuid                   string `json:"uuid"`
+}
+
+// ContractAll A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
+type ContractAll struct {
+	AssetPath string          `json:"assetPath"`
+	Content   ContractContent `json:"content"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName            LocalizedText `json:"displayName"`
+	FreeRewardScheduleUuid string        `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool          `json:"shipIt"`
+	Uuid                   string        `json:"uuid"`
+}
+
+// ContractAllBody defines model for ContractAllBody.
+type ContractAllBody struct {
+	// Data A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
+	Data ContractAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // ContractBody defines model for ContractBody.
@@ -561,6 +1095,16 @@ type ContractLevel struct {
 	Reward              ContractReward `json:"reward"`
 	VpCost              float64        `json:"vpCost"`
 	Xp                  float64        `json:"xp"`
+}
+
+// ContractListAllBody defines model for ContractListAllBody.
+type ContractListAllBody struct {
+	Data []ContractAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // ContractListBody defines model for ContractListBody.
@@ -610,10 +1154,58 @@ type Currency struct {
 	Uuid              string `json:"uuid"`
 }
 
+// CurrencyAll An in-game currency. (language=all: each localized text is an object keyed by locale.)
+type CurrencyAll struct {
+	AssetPath *string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// DisplayNameSingular A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayNameSingular LocalizedText `json:"displayNameSingular"`
+
+	// LargeIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeIcon *Url `json:"largeIcon"`
+
+	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RewardPreviewIcon *Url   `json:"rewardPreviewIcon"`
+	Uuid              string `json:"uuid"`
+}
+
+// CurrencyAllBody defines model for CurrencyAllBody.
+type CurrencyAllBody struct {
+	// Data An in-game currency. (language=all: each localized text is an object keyed by locale.)
+	Data CurrencyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CurrencyBody defines model for CurrencyBody.
 type CurrencyBody struct {
 	// Data An in-game currency.
 	Data Currency `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CurrencyListAllBody defines model for CurrencyListAllBody.
+type CurrencyListAllBody struct {
+	Data []CurrencyAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -729,9 +1321,44 @@ type FlexItem struct {
 	Uuid        string `json:"uuid"`
 }
 
+// FlexItemAll (language=all: each localized text is an object keyed by locale.)
+type FlexItemAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	Uuid        string        `json:"uuid"`
+}
+
+// FlexItemAllBody defines model for FlexItemAllBody.
+type FlexItemAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data FlexItemAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // FlexItemBody defines model for FlexItemBody.
 type FlexItemBody struct {
 	Data FlexItem `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// FlexItemListAllBody defines model for FlexItemListAllBody.
+type FlexItemListAllBody struct {
+	Data []FlexItemAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -763,10 +1390,45 @@ type GameEvent struct {
 	Uuid             string `json:"uuid"`
 }
 
+// GameEventAll An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
+type GameEventAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	EndTime     string        `json:"endTime"`
+
+	// ShortDisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	ShortDisplayName LocalizedText `json:"shortDisplayName"`
+	StartTime        string        `json:"startTime"`
+	Uuid             string        `json:"uuid"`
+}
+
+// GameEventAllBody defines model for GameEventAllBody.
+type GameEventAllBody struct {
+	// Data An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
+	Data GameEventAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameEventBody defines model for GameEventBody.
 type GameEventBody struct {
 	// Data An in-game event; active while the current UTC time lies between startTime and endTime.
 	Data GameEvent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GameEventListAllBody defines model for GameEventListAllBody.
+type GameEventListAllBody struct {
+	Data []GameEventAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -838,6 +1500,73 @@ type GameMode struct {
 	Uuid      string    `json:"uuid"`
 }
 
+// GameModeAll A game mode. The minimap flag is published under both names, always consistent:
+// `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the
+// source has. (language=all: each localized text is an object keyed by locale.)
+type GameModeAll struct {
+	AllowsCustomGameReplays bool   `json:"allowsCustomGameReplays"`
+	AllowsMatchTimeouts     bool   `json:"allowsMatchTimeouts"`
+	AssetPath               string `json:"assetPath"`
+
+	// Description A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	Description LocalizedTextOrNull `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Duration Match time limit; null without a hard cap.
+	Duration *string `json:"duration"`
+
+	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	EconomyType *string `json:"economyType"`
+
+	// GameFeatureOverrides Null when none apply.
+	GameFeatureOverrides *[]struct {
+		FeatureName string `json:"featureName"`
+		State       bool   `json:"state"`
+	} `json:"gameFeatureOverrides"`
+
+	// GameRuleBoolOverrides Null when none apply.
+	GameRuleBoolOverrides *[]struct {
+		RuleName string `json:"ruleName"`
+		State    bool   `json:"state"`
+	} `json:"gameRuleBoolOverrides"`
+	IsMinimapAllowed   bool `json:"isMinimapAllowed"`
+	IsMinimapHidden    bool `json:"isMinimapHidden"`
+	IsTeamVoiceAllowed bool `json:"isTeamVoiceAllowed"`
+
+	// ListViewIconTall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIconTall *Url `json:"listViewIconTall"`
+
+	// OrbCount Ability orbs on the map.
+	OrbCount      float64 `json:"orbCount"`
+	RoundsPerHalf float64 `json:"roundsPerHalf"`
+
+	// TeamRoles Null for standard modes.
+	TeamRoles *[]string `json:"teamRoles"`
+	Uuid      string    `json:"uuid"`
+}
+
+// GameModeAllBody defines model for GameModeAllBody.
+type GameModeAllBody struct {
+	// Data A game mode. The minimap flag is published under both names, always consistent:
+	// `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the
+	// source has. (language=all: each localized text is an object keyed by locale.)
+	Data GameModeAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeBody defines model for GameModeBody.
 type GameModeBody struct {
 	// Data A game mode. The minimap flag is published under both names, always consistent:
@@ -873,6 +1602,39 @@ type GameModeEquippable struct {
 	Uuid           string `json:"uuid"`
 }
 
+// GameModeEquippableAll An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
+type GameModeEquippableAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category Enum string such as `EEquippableCategory::Melee`.
+	Category string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillStreamIcon *Url   `json:"killStreamIcon"`
+	Uuid           string `json:"uuid"`
+}
+
+// GameModeEquippableAllBody defines model for GameModeEquippableAllBody.
+type GameModeEquippableAllBody struct {
+	// Data An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
+	Data GameModeEquippableAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeEquippableBody defines model for GameModeEquippableBody.
 type GameModeEquippableBody struct {
 	// Data An item available only in specific modes (e.g. a mode's melee or ability weapon).
@@ -884,9 +1646,29 @@ type GameModeEquippableBody struct {
 	Status int `json:"status"`
 }
 
+// GameModeEquippableListAllBody defines model for GameModeEquippableListAllBody.
+type GameModeEquippableListAllBody struct {
+	Data []GameModeEquippableAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeEquippableListBody defines model for GameModeEquippableListBody.
 type GameModeEquippableListBody struct {
 	Data []GameModeEquippable `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GameModeListAllBody defines model for GameModeListAllBody.
+type GameModeListAllBody struct {
+	Data []GameModeAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -909,6 +1691,11 @@ type GridPosition struct {
 	Column float64 `json:"column"`
 	Row    float64 `json:"row"`
 }
+
+// LanguageOrAll One of the 18 supported locales, or `all` for every locale at once.
+//
+// Example: de-DE
+type LanguageOrAll string
 
 // LevelBorder A level border. A player's border is the one with the greatest `startingLevel`
 // less than or equal to the player's account level.
@@ -936,11 +1723,59 @@ type LevelBorder struct {
 	Uuid          string  `json:"uuid"`
 }
 
+// LevelBorderAll A level border. A player's border is the one with the greatest `startingLevel`
+// less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
+type LevelBorderAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// LevelNumber Null in all published data.
+	LevelNumber *float64 `json:"levelNumber"`
+
+	// LevelNumberAppearance Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LevelNumberAppearance *Url `json:"levelNumberAppearance"`
+
+	// SmallPlayerCardAppearance Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
+
+	// StartingLevel Account level from which the border applies.
+	StartingLevel float64 `json:"startingLevel"`
+	Uuid          string  `json:"uuid"`
+}
+
+// LevelBorderAllBody defines model for LevelBorderAllBody.
+type LevelBorderAllBody struct {
+	// Data A level border. A player's border is the one with the greatest `startingLevel`
+	// less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
+	Data LevelBorderAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // LevelBorderBody defines model for LevelBorderBody.
 type LevelBorderBody struct {
 	// Data A level border. A player's border is the one with the greatest `startingLevel`
 	// less than or equal to the player's account level.
 	Data LevelBorder `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// LevelBorderListAllBody defines model for LevelBorderListAllBody.
+type LevelBorderListAllBody struct {
+	Data []LevelBorderAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -957,6 +1792,11 @@ type LevelBorderListBody struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// Locale One of the 18 supported locales.
+//
+// Example: de-DE
+type Locale string
 
 // LocaleSummary One supported locale and the size of its string table.
 type LocaleSummary struct {
@@ -978,6 +1818,50 @@ type LocaleSummaryListBody struct {
 	//
 	// Example: 200
 	Status int `json:"status"`
+}
+
+// LocalizedText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+type LocalizedText struct {
+	ArAE string `json:"ar-AE"`
+	DeDE string `json:"de-DE"`
+	EnUS string `json:"en-US"`
+	EsES string `json:"es-ES"`
+	EsMX string `json:"es-MX"`
+	FrFR string `json:"fr-FR"`
+	IdID string `json:"id-ID"`
+	ItIT string `json:"it-IT"`
+	JaJP string `json:"ja-JP"`
+	KoKR string `json:"ko-KR"`
+	PlPL string `json:"pl-PL"`
+	PtBR string `json:"pt-BR"`
+	RuRU string `json:"ru-RU"`
+	ThTH string `json:"th-TH"`
+	TrTR string `json:"tr-TR"`
+	ViVN string `json:"vi-VN"`
+	ZhCN string `json:"zh-CN"`
+	ZhTW string `json:"zh-TW"`
+}
+
+// LocalizedTextOrNull A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+type LocalizedTextOrNull struct {
+	ArAE *string `json:"ar-AE"`
+	DeDE *string `json:"de-DE"`
+	EnUS *string `json:"en-US"`
+	EsES *string `json:"es-ES"`
+	EsMX *string `json:"es-MX"`
+	FrFR *string `json:"fr-FR"`
+	IdID *string `json:"id-ID"`
+	ItIT *string `json:"it-IT"`
+	JaJP *string `json:"ja-JP"`
+	KoKR *string `json:"ko-KR"`
+	PlPL *string `json:"pl-PL"`
+	PtBR *string `json:"pt-BR"`
+	RuRU *string `json:"ru-RU"`
+	ThTH *string `json:"th-TH"`
+	TrTR *string `json:"tr-TR"`
+	ViVN *string `json:"vi-VN"`
+	ZhCN *string `json:"zh-CN"`
+	ZhTW *string `json:"zh-TW"`
 }
 
 // Map A map with its callouts.
@@ -1046,10 +1930,97 @@ type Map struct {
 	YScalarToAdd float64 `json:"yScalarToAdd"`
 }
 
+// MapAll A map with its callouts. (language=all: each localized text is an object keyed by locale.)
+type MapAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Callouts Named regions; null for maps without callouts (e.g. the range).
+	Callouts *[]CalloutAll `json:"callouts"`
+
+	// Coordinates Fictional-setting geographic coordinates.
+	Coordinates *string `json:"coordinates"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// ListViewIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIcon *Url `json:"listViewIcon"`
+
+	// ListViewIconTall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIconTall *Url `json:"listViewIconTall"`
+
+	// MapUrl Internal game path.
+	MapUrl string `json:"mapUrl"`
+
+	// NarrativeDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	NarrativeDescription LocalizedTextOrNull `json:"narrativeDescription"`
+
+	// PremierBackgroundImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	PremierBackgroundImage *Url `json:"premierBackgroundImage"`
+
+	// Splash Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Splash *Url `json:"splash"`
+
+	// StylizedBackgroundImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StylizedBackgroundImage *Url `json:"stylizedBackgroundImage"`
+
+	// TacticalDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	TacticalDescription LocalizedTextOrNull `json:"tacticalDescription"`
+	Uuid                string              `json:"uuid"`
+
+	// XMultiplier World → minimap multiplier; normalized x = world y × xMultiplier + xScalarToAdd.
+	XMultiplier float64 `json:"xMultiplier"`
+
+	// XScalarToAdd Offset added after multiplication.
+	XScalarToAdd float64 `json:"xScalarToAdd"`
+
+	// YMultiplier World → minimap multiplier; normalized y = world x × yMultiplier + yScalarToAdd.
+	YMultiplier float64 `json:"yMultiplier"`
+
+	// YScalarToAdd Offset added after multiplication.
+	YScalarToAdd float64 `json:"yScalarToAdd"`
+}
+
+// MapAllBody defines model for MapAllBody.
+type MapAllBody struct {
+	// Data A map with its callouts. (language=all: each localized text is an object keyed by locale.)
+	Data MapAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // MapBody defines model for MapBody.
 type MapBody struct {
 	// Data A map with its callouts.
 	Data Map `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MapListAllBody defines model for MapListAllBody.
+type MapListAllBody struct {
+	Data []MapAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1100,10 +2071,64 @@ type PlayerCard struct {
 	WideArt *Url `json:"wideArt"`
 }
 
+// PlayerCardAll A player card. (language=all: each localized text is an object keyed by locale.)
+type PlayerCardAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName        LocalizedText `json:"displayName"`
+	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
+
+	// LargeArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeArt *Url `json:"largeArt"`
+
+	// SmallArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallArt *Url `json:"smallArt"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the card has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+
+	// WideArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	WideArt *Url `json:"wideArt"`
+}
+
+// PlayerCardAllBody defines model for PlayerCardAllBody.
+type PlayerCardAllBody struct {
+	// Data A player card. (language=all: each localized text is an object keyed by locale.)
+	Data PlayerCardAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PlayerCardBody defines model for PlayerCardBody.
 type PlayerCardBody struct {
 	// Data A player card.
 	Data PlayerCard `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerCardListAllBody defines model for PlayerCardListAllBody.
+type PlayerCardListAllBody struct {
+	Data []PlayerCardAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1134,10 +2159,44 @@ type PlayerTitle struct {
 	Uuid      string `json:"uuid"`
 }
 
+// PlayerTitleAll A player title. (language=all: each localized text is an object keyed by locale.)
+type PlayerTitleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName        LocalizedText `json:"displayName"`
+	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
+
+	// TitleText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	TitleText LocalizedText `json:"titleText"`
+	Uuid      string        `json:"uuid"`
+}
+
+// PlayerTitleAllBody defines model for PlayerTitleAllBody.
+type PlayerTitleAllBody struct {
+	// Data A player title. (language=all: each localized text is an object keyed by locale.)
+	Data PlayerTitleAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PlayerTitleBody defines model for PlayerTitleBody.
 type PlayerTitleBody struct {
 	// Data A player title.
 	Data PlayerTitle `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerTitleListAllBody defines model for PlayerTitleListAllBody.
+type PlayerTitleListAllBody struct {
+	Data []PlayerTitleAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1175,10 +2234,51 @@ type PremierConference struct {
 	Uuid string `json:"uuid"`
 }
 
+// PremierConferenceAll A premier conference. (language=all: each localized text is an object keyed by locale.)
+type PremierConferenceAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Icon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Icon *Url `json:"icon"`
+
+	// IsSuper True for a top-tier grouping that contains other conferences; false when the source omits it.
+	IsSuper bool `json:"isSuper"`
+
+	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
+	Key  string `json:"key"`
+	Uuid string `json:"uuid"`
+}
+
+// PremierConferenceAllBody defines model for PremierConferenceAllBody.
+type PremierConferenceAllBody struct {
+	// Data A premier conference. (language=all: each localized text is an object keyed by locale.)
+	Data PremierConferenceAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PremierConferenceBody defines model for PremierConferenceBody.
 type PremierConferenceBody struct {
 	// Data A premier conference.
 	Data PremierConference `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PremierConferenceListAllBody defines model for PremierConferenceListAllBody.
+type PremierConferenceListAllBody struct {
+	Data []PremierConferenceAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1216,6 +2316,40 @@ type PremierLogo struct {
 	Uuid     string  `json:"uuid"`
 }
 
+// PremierLogoAll A premier team logo. Its image uses marker colors: black keep unchanged, blue outline,
+// red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each
+// channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band
+// (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
+type PremierLogoAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// IconName Internal icon identifier.
+	IconName *string `json:"iconName"`
+	Uuid     string  `json:"uuid"`
+}
+
+// PremierLogoAllBody defines model for PremierLogoAllBody.
+type PremierLogoAllBody struct {
+	// Data A premier team logo. Its image uses marker colors: black keep unchanged, blue outline,
+	// red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each
+	// channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band
+	// (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
+	Data PremierLogoAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PremierLogoBody defines model for PremierLogoBody.
 type PremierLogoBody struct {
 	// Data A premier team logo. Its image uses marker colors: black keep unchanged, blue outline,
@@ -1223,6 +2357,16 @@ type PremierLogoBody struct {
 	// channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band
 	// (anti-aliased edges lie between marker and surrounding colors).
 	Data PremierLogo `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PremierLogoListAllBody defines model for PremierLogoListAllBody.
+type PremierLogoListAllBody struct {
+	Data []PremierLogoAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1306,10 +2450,57 @@ type Season struct {
 	Uuid string  `json:"uuid"`
 }
 
+// SeasonAll An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
+type SeasonAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// EndTime ISO 8601 UTC.
+	EndTime string `json:"endTime"`
+
+	// ParentUuid UUID of the parent episode; set on acts, null on episodes.
+	ParentUuid *string `json:"parentUuid"`
+
+	// StartTime ISO 8601 UTC.
+	StartTime string `json:"startTime"`
+
+	// Title A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Title LocalizedText `json:"title"`
+
+	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
+	//
+	// Example: EAresSeasonType::Act
+	Type *string `json:"type"`
+	Uuid string  `json:"uuid"`
+}
+
+// SeasonAllBody defines model for SeasonAllBody.
+type SeasonAllBody struct {
+	// Data An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
+	Data SeasonAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SeasonBody defines model for SeasonBody.
 type SeasonBody struct {
 	// Data An episode (multi-act period) or an act (roughly six-week ranked window).
 	Data Season `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SeasonListAllBody defines model for SeasonListAllBody.
+type SeasonListAllBody struct {
+	Data []SeasonAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1337,6 +2528,39 @@ type ShopData struct {
 
 	// CategoryText Localized display label.
 	CategoryText string `json:"categoryText"`
+
+	// Cost Price in in-game credits.
+	Cost float64 `json:"cost"`
+
+	// GridPosition Row and column in the buy grid; null when the weapon is not in the grid.
+	GridPosition *GridPosition `json:"gridPosition"`
+
+	// Image Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Image *Url `json:"image"`
+
+	// NewImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	NewImage *Url `json:"newImage"`
+
+	// NewImage2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	NewImage2 *Url `json:"newImage2"`
+}
+
+// ShopDataAll (language=all: each localized text is an object keyed by locale.)
+type ShopDataAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// CanBeTrashed Droppable during the buy phase.
+	CanBeTrashed bool   `json:"canBeTrashed"`
+	Category     string `json:"category"`
+
+	// CategoryText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	CategoryText LocalizedText `json:"categoryText"`
 
 	// Cost Price in in-game credits.
 	Cost float64 `json:"cost"`
@@ -1389,10 +2613,60 @@ type SkinChroma struct {
 	Uuid   string `json:"uuid"`
 }
 
+// SkinChromaAll A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
+type SkinChromaAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullRender Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullRender *Url `json:"fullRender"`
+
+	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StreamedVideo *Url `json:"streamedVideo"`
+
+	// Swatch Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Swatch *Url   `json:"swatch"`
+	Uuid   string `json:"uuid"`
+}
+
+// SkinChromaAllBody defines model for SkinChromaAllBody.
+type SkinChromaAllBody struct {
+	// Data A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
+	Data SkinChromaAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SkinChromaBody defines model for SkinChromaBody.
 type SkinChromaBody struct {
 	// Data A color or style variant of a skin.
 	Data SkinChroma `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SkinChromaListAllBody defines model for SkinChromaListAllBody.
+type SkinChromaListAllBody struct {
+	Data []SkinChromaAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1432,10 +2706,53 @@ type SkinLevel struct {
 	Uuid          string `json:"uuid"`
 }
 
+// SkinLevelAll An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
+type SkinLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// LevelItem Null for the base level. Values include `EEquippableSkinLevelItem::VFX`, `::Animation`, `::Finisher`, `::SoundEffects`, `::Transformation`, `::KillCounter`, `::TopFrag`, `::InspectAndKill`; new values may appear.
+	LevelItem *string `json:"levelItem"`
+
+	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StreamedVideo *Url   `json:"streamedVideo"`
+	Uuid          string `json:"uuid"`
+}
+
+// SkinLevelAllBody defines model for SkinLevelAllBody.
+type SkinLevelAllBody struct {
+	// Data An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
+	Data SkinLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SkinLevelBody defines model for SkinLevelBody.
 type SkinLevelBody struct {
 	// Data An upgrade tier of a skin, unlocked with an upgrade currency.
 	Data SkinLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SkinLevelListAllBody defines model for SkinLevelListAllBody.
+type SkinLevelListAllBody struct {
+	Data []SkinLevelAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1484,6 +2801,48 @@ type Spray struct {
 	Uuid      string  `json:"uuid"`
 }
 
+// SprayAll A spray with its levels. (language=all: each localized text is an object keyed by locale.)
+type SprayAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category `EAresSprayCategory::Contextual` or null.
+	Category *string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullIcon *Url `json:"fullIcon"`
+
+	// FullTransparentIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullTransparentIcon *Url            `json:"fullTransparentIcon"`
+	Levels              []SprayLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+}
+
+// SprayAllBody defines model for SprayAllBody.
+type SprayAllBody struct {
+	// Data A spray with its levels. (language=all: each localized text is an object keyed by locale.)
+	Data SprayAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SprayBody defines model for SprayBody.
 type SprayBody struct {
 	// Data A spray with its levels.
@@ -1510,6 +2869,32 @@ type SprayLevel struct {
 	Uuid        string  `json:"uuid"`
 }
 
+// SprayLevelAll One level of a spray. (language=all: each localized text is an object keyed by locale.)
+type SprayLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	SprayLevel  float64       `json:"sprayLevel"`
+	Uuid        string        `json:"uuid"`
+}
+
+// SprayLevelAllBody defines model for SprayLevelAllBody.
+type SprayLevelAllBody struct {
+	// Data One level of a spray. (language=all: each localized text is an object keyed by locale.)
+	Data SprayLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SprayLevelBody defines model for SprayLevelBody.
 type SprayLevelBody struct {
 	// Data One level of a spray.
@@ -1521,9 +2906,29 @@ type SprayLevelBody struct {
 	Status int `json:"status"`
 }
 
+// SprayLevelListAllBody defines model for SprayLevelListAllBody.
+type SprayLevelListAllBody struct {
+	Data []SprayLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SprayLevelListBody defines model for SprayLevelListBody.
 type SprayLevelListBody struct {
 	Data []SprayLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayListAllBody defines model for SprayListAllBody.
+type SprayListAllBody struct {
+	Data []SprayAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1574,10 +2979,50 @@ type Theme struct {
 	Uuid               string `json:"uuid"`
 }
 
+// ThemeAll A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
+type ThemeAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StoreFeaturedImage *Url   `json:"storeFeaturedImage"`
+	Uuid               string `json:"uuid"`
+}
+
+// ThemeAllBody defines model for ThemeAllBody.
+type ThemeAllBody struct {
+	// Data A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
+	Data ThemeAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // ThemeBody defines model for ThemeBody.
 type ThemeBody struct {
 	// Data A theme; other cosmetics reference it as `themeUuid`.
 	Data Theme `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ThemeListAllBody defines model for ThemeListAllBody.
+type ThemeListAllBody struct {
+	Data []ThemeAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1682,10 +3127,61 @@ type Weapon struct {
 	WeaponStats *WeaponStats `json:"weaponStats"`
 }
 
+// WeaponAll A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
+type WeaponAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category Enum string such as `EEquippableCategory::Heavy`.
+	Category        string `json:"category"`
+	DefaultSkinUuid string `json:"defaultSkinUuid"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillStreamIcon *Url `json:"killStreamIcon"`
+
+	// ShopData Null for weapons that cannot be bought.
+	ShopData *ShopDataAll    `json:"shopData"`
+	Skins    []WeaponSkinAll `json:"skins"`
+	Uuid     string          `json:"uuid"`
+
+	// WeaponStats Null for the melee weapon.
+	WeaponStats *WeaponStats `json:"weaponStats"`
+}
+
+// WeaponAllBody defines model for WeaponAllBody.
+type WeaponAllBody struct {
+	// Data A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
+	Data WeaponAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // WeaponBody defines model for WeaponBody.
 type WeaponBody struct {
 	// Data A weapon with its stats, shop data and skins.
 	Data Weapon `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// WeaponListAllBody defines model for WeaponListAllBody.
+type WeaponListAllBody struct {
+	Data []WeaponAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1730,10 +3226,58 @@ type WeaponSkin struct {
 	Wallpaper *Url `json:"wallpaper"`
 }
 
+// WeaponSkinAll A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
+type WeaponSkinAll struct {
+	AssetPath string          `json:"assetPath"`
+	Chromas   []SkinChromaAll `json:"chromas"`
+
+	// ContentTierUuid Rarity tier; null for default skins.
+	ContentTierUuid *string `json:"contentTierUuid"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText  `json:"displayName"`
+	Levels      []SkinLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`).
+	ThemeUuid string `json:"themeUuid"`
+	Uuid      string `json:"uuid"`
+
+	// Wallpaper Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Wallpaper *Url `json:"wallpaper"`
+}
+
+// WeaponSkinAllBody defines model for WeaponSkinAllBody.
+type WeaponSkinAllBody struct {
+	// Data A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
+	Data WeaponSkinAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // WeaponSkinBody defines model for WeaponSkinBody.
 type WeaponSkinBody struct {
 	// Data A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin).
 	Data WeaponSkin `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// WeaponSkinListAllBody defines model for WeaponSkinListAllBody.
+type WeaponSkinListAllBody struct {
+	Data []WeaponSkinAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1792,8 +3336,15 @@ type WeaponStats struct {
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
-// Language Example: de-DE
-type Language = string
+// Language One of the 18 supported locales, or `all` for every locale at once.
+//
+// Example: de-DE
+type Language = LanguageOrAll
+
+// PageLanguage One of the 18 supported locales.
+//
+// Example: de-DE
+type PageLanguage = Locale
 
 // ToVersion Example: 05E83EB5E32657B9
 type ToVersion = string
@@ -1802,166 +3353,262 @@ type ToVersion = string
 type Uuid = string
 
 // AgentItem defines model for AgentItem.
-type AgentItem = AgentBody
+type AgentItem struct {
+	union json.RawMessage
+}
 
 // AgentList defines model for AgentList.
-type AgentList = AgentListBody
+type AgentList struct {
+	union json.RawMessage
+}
 
 // BadRequest The body of every non-2xx response.
 type BadRequest = Error
 
 // BuddyItem defines model for BuddyItem.
-type BuddyItem = BuddyBody
+type BuddyItem struct {
+	union json.RawMessage
+}
 
 // BuddyLevelItem defines model for BuddyLevelItem.
-type BuddyLevelItem = BuddyLevelBody
+type BuddyLevelItem struct {
+	union json.RawMessage
+}
 
 // BuddyLevelList defines model for BuddyLevelList.
-type BuddyLevelList = BuddyLevelListBody
+type BuddyLevelList struct {
+	union json.RawMessage
+}
 
 // BuddyList defines model for BuddyList.
-type BuddyList = BuddyListBody
+type BuddyList struct {
+	union json.RawMessage
+}
 
 // BundleItem defines model for BundleItem.
-type BundleItem = BundleBody
+type BundleItem struct {
+	union json.RawMessage
+}
 
 // BundleList defines model for BundleList.
-type BundleList = BundleListBody
+type BundleList struct {
+	union json.RawMessage
+}
 
 // CompetitiveSeasonItem defines model for CompetitiveSeasonItem.
-type CompetitiveSeasonItem = CompetitiveSeasonBody
+type CompetitiveSeasonItem struct {
+	union json.RawMessage
+}
 
 // CompetitiveSeasonList defines model for CompetitiveSeasonList.
-type CompetitiveSeasonList = CompetitiveSeasonListBody
+type CompetitiveSeasonList struct {
+	union json.RawMessage
+}
 
 // CompetitiveTierSetItem defines model for CompetitiveTierSetItem.
-type CompetitiveTierSetItem = CompetitiveTierSetBody
+type CompetitiveTierSetItem struct {
+	union json.RawMessage
+}
 
 // CompetitiveTierSetList defines model for CompetitiveTierSetList.
-type CompetitiveTierSetList = CompetitiveTierSetListBody
+type CompetitiveTierSetList struct {
+	union json.RawMessage
+}
 
 // ContractItem defines model for ContractItem.
-type ContractItem = ContractBody
+type ContractItem struct {
+	union json.RawMessage
+}
 
 // ContractList defines model for ContractList.
-type ContractList = ContractListBody
+type ContractList struct {
+	union json.RawMessage
+}
 
 // CurrencyItem defines model for CurrencyItem.
-type CurrencyItem = CurrencyBody
+type CurrencyItem struct {
+	union json.RawMessage
+}
 
 // CurrencyList defines model for CurrencyList.
-type CurrencyList = CurrencyListBody
+type CurrencyList struct {
+	union json.RawMessage
+}
 
 // DiffItem defines model for DiffItem.
 type DiffItem = DiffBody
 
 // FlexItemItem defines model for FlexItemItem.
-type FlexItemItem = FlexItemBody
+type FlexItemItem struct {
+	union json.RawMessage
+}
 
 // FlexItemList defines model for FlexItemList.
-type FlexItemList = FlexItemListBody
+type FlexItemList struct {
+	union json.RawMessage
+}
 
 // GameEventItem defines model for GameEventItem.
-type GameEventItem = GameEventBody
+type GameEventItem struct {
+	union json.RawMessage
+}
 
 // GameEventList defines model for GameEventList.
-type GameEventList = GameEventListBody
+type GameEventList struct {
+	union json.RawMessage
+}
 
 // GameModeEquippableItem defines model for GameModeEquippableItem.
-type GameModeEquippableItem = GameModeEquippableBody
+type GameModeEquippableItem struct {
+	union json.RawMessage
+}
 
 // GameModeEquippableList defines model for GameModeEquippableList.
-type GameModeEquippableList = GameModeEquippableListBody
+type GameModeEquippableList struct {
+	union json.RawMessage
+}
 
 // GameModeItem defines model for GameModeItem.
-type GameModeItem = GameModeBody
+type GameModeItem struct {
+	union json.RawMessage
+}
 
 // GameModeList defines model for GameModeList.
-type GameModeList = GameModeListBody
+type GameModeList struct {
+	union json.RawMessage
+}
 
 // InternalError The body of every non-2xx response.
 type InternalError = Error
 
 // LevelBorderItem defines model for LevelBorderItem.
-type LevelBorderItem = LevelBorderBody
+type LevelBorderItem struct {
+	union json.RawMessage
+}
 
 // LevelBorderList defines model for LevelBorderList.
-type LevelBorderList = LevelBorderListBody
+type LevelBorderList struct {
+	union json.RawMessage
+}
 
 // LocaleSummaryList defines model for LocaleSummaryList.
 type LocaleSummaryList = LocaleSummaryListBody
 
 // MapItem defines model for MapItem.
-type MapItem = MapBody
+type MapItem struct {
+	union json.RawMessage
+}
 
 // MapList defines model for MapList.
-type MapList = MapListBody
+type MapList struct {
+	union json.RawMessage
+}
 
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
 // PlayerCardItem defines model for PlayerCardItem.
-type PlayerCardItem = PlayerCardBody
+type PlayerCardItem struct {
+	union json.RawMessage
+}
 
 // PlayerCardList defines model for PlayerCardList.
-type PlayerCardList = PlayerCardListBody
+type PlayerCardList struct {
+	union json.RawMessage
+}
 
 // PlayerTitleItem defines model for PlayerTitleItem.
-type PlayerTitleItem = PlayerTitleBody
+type PlayerTitleItem struct {
+	union json.RawMessage
+}
 
 // PlayerTitleList defines model for PlayerTitleList.
-type PlayerTitleList = PlayerTitleListBody
+type PlayerTitleList struct {
+	union json.RawMessage
+}
 
 // PremierConferenceItem defines model for PremierConferenceItem.
-type PremierConferenceItem = PremierConferenceBody
+type PremierConferenceItem struct {
+	union json.RawMessage
+}
 
 // PremierConferenceList defines model for PremierConferenceList.
-type PremierConferenceList = PremierConferenceListBody
+type PremierConferenceList struct {
+	union json.RawMessage
+}
 
 // PremierLogoItem defines model for PremierLogoItem.
-type PremierLogoItem = PremierLogoBody
+type PremierLogoItem struct {
+	union json.RawMessage
+}
 
 // PremierLogoList defines model for PremierLogoList.
-type PremierLogoList = PremierLogoListBody
+type PremierLogoList struct {
+	union json.RawMessage
+}
 
 // SeasonItem defines model for SeasonItem.
-type SeasonItem = SeasonBody
+type SeasonItem struct {
+	union json.RawMessage
+}
 
 // SeasonList defines model for SeasonList.
-type SeasonList = SeasonListBody
+type SeasonList struct {
+	union json.RawMessage
+}
 
 // SkinChromaItem defines model for SkinChromaItem.
-type SkinChromaItem = SkinChromaBody
+type SkinChromaItem struct {
+	union json.RawMessage
+}
 
 // SkinChromaList defines model for SkinChromaList.
-type SkinChromaList = SkinChromaListBody
+type SkinChromaList struct {
+	union json.RawMessage
+}
 
 // SkinLevelItem defines model for SkinLevelItem.
-type SkinLevelItem = SkinLevelBody
+type SkinLevelItem struct {
+	union json.RawMessage
+}
 
 // SkinLevelList defines model for SkinLevelList.
-type SkinLevelList = SkinLevelListBody
+type SkinLevelList struct {
+	union json.RawMessage
+}
 
 // SprayItem defines model for SprayItem.
-type SprayItem = SprayBody
+type SprayItem struct {
+	union json.RawMessage
+}
 
 // SprayLevelItem defines model for SprayLevelItem.
-type SprayLevelItem = SprayLevelBody
+type SprayLevelItem struct {
+	union json.RawMessage
+}
 
 // SprayLevelList defines model for SprayLevelList.
-type SprayLevelList = SprayLevelListBody
+type SprayLevelList struct {
+	union json.RawMessage
+}
 
 // SprayList defines model for SprayList.
-type SprayList = SprayListBody
+type SprayList struct {
+	union json.RawMessage
+}
 
 // StringTableItem defines model for StringTableItem.
 type StringTableItem = StringTableBody
 
 // ThemeItem defines model for ThemeItem.
-type ThemeItem = ThemeBody
+type ThemeItem struct {
+	union json.RawMessage
+}
 
 // ThemeList defines model for ThemeList.
-type ThemeList = ThemeListBody
+type ThemeList struct {
+	union json.RawMessage
+}
 
 // VersionItem defines model for VersionItem.
 type VersionItem = VersionBody
@@ -1970,447 +3617,3835 @@ type VersionItem = VersionBody
 type VersionListItem = RetainedVersionListBody
 
 // WeaponItem defines model for WeaponItem.
-type WeaponItem = WeaponBody
+type WeaponItem struct {
+	union json.RawMessage
+}
 
 // WeaponList defines model for WeaponList.
-type WeaponList = WeaponListBody
+type WeaponList struct {
+	union json.RawMessage
+}
 
 // WeaponSkinItem defines model for WeaponSkinItem.
-type WeaponSkinItem = WeaponSkinBody
+type WeaponSkinItem struct {
+	union json.RawMessage
+}
 
 // WeaponSkinList defines model for WeaponSkinList.
-type WeaponSkinList = WeaponSkinListBody
+type WeaponSkinList struct {
+	union json.RawMessage
+}
 
 // GetChangesPageParams defines parameters for GetChangesPage.
 type GetChangesPageParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
-	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetChangesBetweenPageParams defines parameters for GetChangesBetweenPage.
 type GetChangesBetweenPageParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
-	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListAgentsParams defines parameters for ListAgents.
 type ListAgentsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetAgentParams defines parameters for GetAgent.
 type GetAgentParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListBuddiesParams defines parameters for ListBuddies.
 type ListBuddiesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListBuddyLevelsParams defines parameters for ListBuddyLevels.
 type ListBuddyLevelsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetBuddyLevelParams defines parameters for GetBuddyLevel.
 type GetBuddyLevelParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetBuddyParams defines parameters for GetBuddy.
 type GetBuddyParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListBundlesParams defines parameters for ListBundles.
 type ListBundlesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetBundleParams defines parameters for GetBundle.
 type GetBundleParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
 type ListCompetitiveTierSetsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
 type GetCompetitiveTierSetParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListContractsParams defines parameters for ListContracts.
 type ListContractsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetContractParams defines parameters for GetContract.
 type GetContractParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
 type ListCurrenciesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCurrencyParams defines parameters for GetCurrency.
 type GetCurrencyParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetEventParams defines parameters for GetEvent.
 type GetEventParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListFlexParams defines parameters for ListFlex.
 type ListFlexParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetFlexParams defines parameters for GetFlex.
 type GetFlexParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListGameModesParams defines parameters for ListGameModes.
 type ListGameModesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListGameModeEquippablesParams defines parameters for ListGameModeEquippables.
 type ListGameModeEquippablesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetGameModeEquippableParams defines parameters for GetGameModeEquippable.
 type GetGameModeEquippableParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetGameModeParams defines parameters for GetGameMode.
 type GetGameModeParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListLevelBordersParams defines parameters for ListLevelBorders.
 type ListLevelBordersParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
 type GetLevelBorderParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListMapsParams defines parameters for ListMaps.
 type ListMapsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetMapParams defines parameters for GetMap.
 type GetMapParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPlayerCardsParams defines parameters for ListPlayerCards.
 type ListPlayerCardsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPlayerCardParams defines parameters for GetPlayerCard.
 type GetPlayerCardParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPlayerTitlesParams defines parameters for ListPlayerTitles.
 type ListPlayerTitlesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPlayerTitleParams defines parameters for GetPlayerTitle.
 type GetPlayerTitleParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPremierConferencesParams defines parameters for ListPremierConferences.
 type ListPremierConferencesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPremierConferenceParams defines parameters for GetPremierConference.
 type GetPremierConferenceParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPremierLogosParams defines parameters for ListPremierLogos.
 type ListPremierLogosParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPremierLogoParams defines parameters for GetPremierLogo.
 type GetPremierLogoParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListSeasonsParams defines parameters for ListSeasons.
 type ListSeasonsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCompetitiveSeasonsParams defines parameters for ListCompetitiveSeasons.
 type ListCompetitiveSeasonsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
 type GetCompetitiveSeasonParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetSeasonParams defines parameters for GetSeason.
 type GetSeasonParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListSpraysParams defines parameters for ListSprays.
 type ListSpraysParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListSprayLevelsParams defines parameters for ListSprayLevels.
 type ListSprayLevelsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetSprayLevelParams defines parameters for GetSprayLevel.
 type GetSprayLevelParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetSprayParams defines parameters for GetSpray.
 type GetSprayParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListThemesParams defines parameters for ListThemes.
 type ListThemesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetThemeParams defines parameters for GetTheme.
 type GetThemeParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponsParams defines parameters for ListWeapons.
 type ListWeaponsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinChromasParams defines parameters for ListWeaponSkinChromas.
 type ListWeaponSkinChromasParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinChromaParams defines parameters for GetWeaponSkinChroma.
 type GetWeaponSkinChromaParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinLevelsParams defines parameters for ListWeaponSkinLevels.
 type ListWeaponSkinLevelsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinLevelParams defines parameters for GetWeaponSkinLevel.
 type GetWeaponSkinLevelParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinsParams defines parameters for ListWeaponSkins.
 type ListWeaponSkinsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinParams defines parameters for GetWeaponSkin.
 type GetWeaponSkinParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponParams defines parameters for GetWeapon.
 type GetWeaponParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// AsAgentBody returns the union data inside the AgentItem as a AgentBody
+func (t AgentItem) AsAgentBody() (AgentBody, error) {
+	var body AgentBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentBody overwrites any union data inside the AgentItem as the provided AgentBody
+func (t *AgentItem) FromAgentBody(v AgentBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentBody performs a merge with any union data inside the AgentItem, using the provided AgentBody
+func (t *AgentItem) MergeAgentBody(v AgentBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentAllBody returns the union data inside the AgentItem as a AgentAllBody
+func (t AgentItem) AsAgentAllBody() (AgentAllBody, error) {
+	var body AgentAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentAllBody overwrites any union data inside the AgentItem as the provided AgentAllBody
+func (t *AgentItem) FromAgentAllBody(v AgentAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentAllBody performs a merge with any union data inside the AgentItem, using the provided AgentAllBody
+func (t *AgentItem) MergeAgentAllBody(v AgentAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAgentListBody returns the union data inside the AgentList as a AgentListBody
+func (t AgentList) AsAgentListBody() (AgentListBody, error) {
+	var body AgentListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentListBody overwrites any union data inside the AgentList as the provided AgentListBody
+func (t *AgentList) FromAgentListBody(v AgentListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentListBody performs a merge with any union data inside the AgentList, using the provided AgentListBody
+func (t *AgentList) MergeAgentListBody(v AgentListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentListAllBody returns the union data inside the AgentList as a AgentListAllBody
+func (t AgentList) AsAgentListAllBody() (AgentListAllBody, error) {
+	var body AgentListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentListAllBody overwrites any union data inside the AgentList as the provided AgentListAllBody
+func (t *AgentList) FromAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentListAllBody performs a merge with any union data inside the AgentList, using the provided AgentListAllBody
+func (t *AgentList) MergeAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyBody returns the union data inside the BuddyItem as a BuddyBody
+func (t BuddyItem) AsBuddyBody() (BuddyBody, error) {
+	var body BuddyBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyBody overwrites any union data inside the BuddyItem as the provided BuddyBody
+func (t *BuddyItem) FromBuddyBody(v BuddyBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyBody performs a merge with any union data inside the BuddyItem, using the provided BuddyBody
+func (t *BuddyItem) MergeBuddyBody(v BuddyBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyAllBody returns the union data inside the BuddyItem as a BuddyAllBody
+func (t BuddyItem) AsBuddyAllBody() (BuddyAllBody, error) {
+	var body BuddyAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyAllBody overwrites any union data inside the BuddyItem as the provided BuddyAllBody
+func (t *BuddyItem) FromBuddyAllBody(v BuddyAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyAllBody performs a merge with any union data inside the BuddyItem, using the provided BuddyAllBody
+func (t *BuddyItem) MergeBuddyAllBody(v BuddyAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyLevelBody returns the union data inside the BuddyLevelItem as a BuddyLevelBody
+func (t BuddyLevelItem) AsBuddyLevelBody() (BuddyLevelBody, error) {
+	var body BuddyLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelBody overwrites any union data inside the BuddyLevelItem as the provided BuddyLevelBody
+func (t *BuddyLevelItem) FromBuddyLevelBody(v BuddyLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelBody
+func (t *BuddyLevelItem) MergeBuddyLevelBody(v BuddyLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyLevelAllBody returns the union data inside the BuddyLevelItem as a BuddyLevelAllBody
+func (t BuddyLevelItem) AsBuddyLevelAllBody() (BuddyLevelAllBody, error) {
+	var body BuddyLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelAllBody overwrites any union data inside the BuddyLevelItem as the provided BuddyLevelAllBody
+func (t *BuddyLevelItem) FromBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelAllBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelAllBody
+func (t *BuddyLevelItem) MergeBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyLevelListBody returns the union data inside the BuddyLevelList as a BuddyLevelListBody
+func (t BuddyLevelList) AsBuddyLevelListBody() (BuddyLevelListBody, error) {
+	var body BuddyLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelListBody overwrites any union data inside the BuddyLevelList as the provided BuddyLevelListBody
+func (t *BuddyLevelList) FromBuddyLevelListBody(v BuddyLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelListBody performs a merge with any union data inside the BuddyLevelList, using the provided BuddyLevelListBody
+func (t *BuddyLevelList) MergeBuddyLevelListBody(v BuddyLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyLevelListAllBody returns the union data inside the BuddyLevelList as a BuddyLevelListAllBody
+func (t BuddyLevelList) AsBuddyLevelListAllBody() (BuddyLevelListAllBody, error) {
+	var body BuddyLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelListAllBody overwrites any union data inside the BuddyLevelList as the provided BuddyLevelListAllBody
+func (t *BuddyLevelList) FromBuddyLevelListAllBody(v BuddyLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelListAllBody performs a merge with any union data inside the BuddyLevelList, using the provided BuddyLevelListAllBody
+func (t *BuddyLevelList) MergeBuddyLevelListAllBody(v BuddyLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyListBody returns the union data inside the BuddyList as a BuddyListBody
+func (t BuddyList) AsBuddyListBody() (BuddyListBody, error) {
+	var body BuddyListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyListBody overwrites any union data inside the BuddyList as the provided BuddyListBody
+func (t *BuddyList) FromBuddyListBody(v BuddyListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyListBody performs a merge with any union data inside the BuddyList, using the provided BuddyListBody
+func (t *BuddyList) MergeBuddyListBody(v BuddyListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyListAllBody returns the union data inside the BuddyList as a BuddyListAllBody
+func (t BuddyList) AsBuddyListAllBody() (BuddyListAllBody, error) {
+	var body BuddyListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyListAllBody overwrites any union data inside the BuddyList as the provided BuddyListAllBody
+func (t *BuddyList) FromBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyListAllBody performs a merge with any union data inside the BuddyList, using the provided BuddyListAllBody
+func (t *BuddyList) MergeBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBundleBody returns the union data inside the BundleItem as a BundleBody
+func (t BundleItem) AsBundleBody() (BundleBody, error) {
+	var body BundleBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleBody overwrites any union data inside the BundleItem as the provided BundleBody
+func (t *BundleItem) FromBundleBody(v BundleBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleBody performs a merge with any union data inside the BundleItem, using the provided BundleBody
+func (t *BundleItem) MergeBundleBody(v BundleBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBundleAllBody returns the union data inside the BundleItem as a BundleAllBody
+func (t BundleItem) AsBundleAllBody() (BundleAllBody, error) {
+	var body BundleAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleAllBody overwrites any union data inside the BundleItem as the provided BundleAllBody
+func (t *BundleItem) FromBundleAllBody(v BundleAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleAllBody performs a merge with any union data inside the BundleItem, using the provided BundleAllBody
+func (t *BundleItem) MergeBundleAllBody(v BundleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BundleItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BundleItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBundleListBody returns the union data inside the BundleList as a BundleListBody
+func (t BundleList) AsBundleListBody() (BundleListBody, error) {
+	var body BundleListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleListBody overwrites any union data inside the BundleList as the provided BundleListBody
+func (t *BundleList) FromBundleListBody(v BundleListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleListBody performs a merge with any union data inside the BundleList, using the provided BundleListBody
+func (t *BundleList) MergeBundleListBody(v BundleListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBundleListAllBody returns the union data inside the BundleList as a BundleListAllBody
+func (t BundleList) AsBundleListAllBody() (BundleListAllBody, error) {
+	var body BundleListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleListAllBody overwrites any union data inside the BundleList as the provided BundleListAllBody
+func (t *BundleList) FromBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleListAllBody performs a merge with any union data inside the BundleList, using the provided BundleListAllBody
+func (t *BundleList) MergeBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BundleList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BundleList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveSeasonBody returns the union data inside the CompetitiveSeasonItem as a CompetitiveSeasonBody
+func (t CompetitiveSeasonItem) AsCompetitiveSeasonBody() (CompetitiveSeasonBody, error) {
+	var body CompetitiveSeasonBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonBody overwrites any union data inside the CompetitiveSeasonItem as the provided CompetitiveSeasonBody
+func (t *CompetitiveSeasonItem) FromCompetitiveSeasonBody(v CompetitiveSeasonBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided CompetitiveSeasonBody
+func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonBody(v CompetitiveSeasonBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveSeasonAllBody returns the union data inside the CompetitiveSeasonItem as a CompetitiveSeasonAllBody
+func (t CompetitiveSeasonItem) AsCompetitiveSeasonAllBody() (CompetitiveSeasonAllBody, error) {
+	var body CompetitiveSeasonAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonAllBody overwrites any union data inside the CompetitiveSeasonItem as the provided CompetitiveSeasonAllBody
+func (t *CompetitiveSeasonItem) FromCompetitiveSeasonAllBody(v CompetitiveSeasonAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonAllBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided CompetitiveSeasonAllBody
+func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonAllBody(v CompetitiveSeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveSeasonItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveSeasonItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveSeasonListBody returns the union data inside the CompetitiveSeasonList as a CompetitiveSeasonListBody
+func (t CompetitiveSeasonList) AsCompetitiveSeasonListBody() (CompetitiveSeasonListBody, error) {
+	var body CompetitiveSeasonListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonListBody overwrites any union data inside the CompetitiveSeasonList as the provided CompetitiveSeasonListBody
+func (t *CompetitiveSeasonList) FromCompetitiveSeasonListBody(v CompetitiveSeasonListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonListBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListBody
+func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListBody(v CompetitiveSeasonListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveSeasonListAllBody returns the union data inside the CompetitiveSeasonList as a CompetitiveSeasonListAllBody
+func (t CompetitiveSeasonList) AsCompetitiveSeasonListAllBody() (CompetitiveSeasonListAllBody, error) {
+	var body CompetitiveSeasonListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonListAllBody overwrites any union data inside the CompetitiveSeasonList as the provided CompetitiveSeasonListAllBody
+func (t *CompetitiveSeasonList) FromCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonListAllBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListAllBody
+func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveSeasonList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveSeasonList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveTierSetBody returns the union data inside the CompetitiveTierSetItem as a CompetitiveTierSetBody
+func (t CompetitiveTierSetItem) AsCompetitiveTierSetBody() (CompetitiveTierSetBody, error) {
+	var body CompetitiveTierSetBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetBody overwrites any union data inside the CompetitiveTierSetItem as the provided CompetitiveTierSetBody
+func (t *CompetitiveTierSetItem) FromCompetitiveTierSetBody(v CompetitiveTierSetBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided CompetitiveTierSetBody
+func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetBody(v CompetitiveTierSetBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveTierSetAllBody returns the union data inside the CompetitiveTierSetItem as a CompetitiveTierSetAllBody
+func (t CompetitiveTierSetItem) AsCompetitiveTierSetAllBody() (CompetitiveTierSetAllBody, error) {
+	var body CompetitiveTierSetAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetAllBody overwrites any union data inside the CompetitiveTierSetItem as the provided CompetitiveTierSetAllBody
+func (t *CompetitiveTierSetItem) FromCompetitiveTierSetAllBody(v CompetitiveTierSetAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetAllBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided CompetitiveTierSetAllBody
+func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetAllBody(v CompetitiveTierSetAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveTierSetItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveTierSetItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveTierSetListBody returns the union data inside the CompetitiveTierSetList as a CompetitiveTierSetListBody
+func (t CompetitiveTierSetList) AsCompetitiveTierSetListBody() (CompetitiveTierSetListBody, error) {
+	var body CompetitiveTierSetListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetListBody overwrites any union data inside the CompetitiveTierSetList as the provided CompetitiveTierSetListBody
+func (t *CompetitiveTierSetList) FromCompetitiveTierSetListBody(v CompetitiveTierSetListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetListBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListBody
+func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListBody(v CompetitiveTierSetListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveTierSetListAllBody returns the union data inside the CompetitiveTierSetList as a CompetitiveTierSetListAllBody
+func (t CompetitiveTierSetList) AsCompetitiveTierSetListAllBody() (CompetitiveTierSetListAllBody, error) {
+	var body CompetitiveTierSetListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetListAllBody overwrites any union data inside the CompetitiveTierSetList as the provided CompetitiveTierSetListAllBody
+func (t *CompetitiveTierSetList) FromCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetListAllBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListAllBody
+func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveTierSetList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveTierSetList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContractBody returns the union data inside the ContractItem as a ContractBody
+func (t ContractItem) AsContractBody() (ContractBody, error) {
+	var body ContractBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractBody overwrites any union data inside the ContractItem as the provided ContractBody
+func (t *ContractItem) FromContractBody(v ContractBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractBody performs a merge with any union data inside the ContractItem, using the provided ContractBody
+func (t *ContractItem) MergeContractBody(v ContractBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContractAllBody returns the union data inside the ContractItem as a ContractAllBody
+func (t ContractItem) AsContractAllBody() (ContractAllBody, error) {
+	var body ContractAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractAllBody overwrites any union data inside the ContractItem as the provided ContractAllBody
+func (t *ContractItem) FromContractAllBody(v ContractAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractAllBody performs a merge with any union data inside the ContractItem, using the provided ContractAllBody
+func (t *ContractItem) MergeContractAllBody(v ContractAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContractItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContractItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContractListBody returns the union data inside the ContractList as a ContractListBody
+func (t ContractList) AsContractListBody() (ContractListBody, error) {
+	var body ContractListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractListBody overwrites any union data inside the ContractList as the provided ContractListBody
+func (t *ContractList) FromContractListBody(v ContractListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractListBody performs a merge with any union data inside the ContractList, using the provided ContractListBody
+func (t *ContractList) MergeContractListBody(v ContractListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContractListAllBody returns the union data inside the ContractList as a ContractListAllBody
+func (t ContractList) AsContractListAllBody() (ContractListAllBody, error) {
+	var body ContractListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractListAllBody overwrites any union data inside the ContractList as the provided ContractListAllBody
+func (t *ContractList) FromContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractListAllBody performs a merge with any union data inside the ContractList, using the provided ContractListAllBody
+func (t *ContractList) MergeContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContractList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContractList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCurrencyBody returns the union data inside the CurrencyItem as a CurrencyBody
+func (t CurrencyItem) AsCurrencyBody() (CurrencyBody, error) {
+	var body CurrencyBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyBody overwrites any union data inside the CurrencyItem as the provided CurrencyBody
+func (t *CurrencyItem) FromCurrencyBody(v CurrencyBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyBody performs a merge with any union data inside the CurrencyItem, using the provided CurrencyBody
+func (t *CurrencyItem) MergeCurrencyBody(v CurrencyBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCurrencyAllBody returns the union data inside the CurrencyItem as a CurrencyAllBody
+func (t CurrencyItem) AsCurrencyAllBody() (CurrencyAllBody, error) {
+	var body CurrencyAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyAllBody overwrites any union data inside the CurrencyItem as the provided CurrencyAllBody
+func (t *CurrencyItem) FromCurrencyAllBody(v CurrencyAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyAllBody performs a merge with any union data inside the CurrencyItem, using the provided CurrencyAllBody
+func (t *CurrencyItem) MergeCurrencyAllBody(v CurrencyAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CurrencyItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CurrencyItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCurrencyListBody returns the union data inside the CurrencyList as a CurrencyListBody
+func (t CurrencyList) AsCurrencyListBody() (CurrencyListBody, error) {
+	var body CurrencyListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyListBody overwrites any union data inside the CurrencyList as the provided CurrencyListBody
+func (t *CurrencyList) FromCurrencyListBody(v CurrencyListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyListBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListBody
+func (t *CurrencyList) MergeCurrencyListBody(v CurrencyListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCurrencyListAllBody returns the union data inside the CurrencyList as a CurrencyListAllBody
+func (t CurrencyList) AsCurrencyListAllBody() (CurrencyListAllBody, error) {
+	var body CurrencyListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyListAllBody overwrites any union data inside the CurrencyList as the provided CurrencyListAllBody
+func (t *CurrencyList) FromCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyListAllBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListAllBody
+func (t *CurrencyList) MergeCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CurrencyList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CurrencyList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFlexItemBody returns the union data inside the FlexItemItem as a FlexItemBody
+func (t FlexItemItem) AsFlexItemBody() (FlexItemBody, error) {
+	var body FlexItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemBody overwrites any union data inside the FlexItemItem as the provided FlexItemBody
+func (t *FlexItemItem) FromFlexItemBody(v FlexItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemBody performs a merge with any union data inside the FlexItemItem, using the provided FlexItemBody
+func (t *FlexItemItem) MergeFlexItemBody(v FlexItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFlexItemAllBody returns the union data inside the FlexItemItem as a FlexItemAllBody
+func (t FlexItemItem) AsFlexItemAllBody() (FlexItemAllBody, error) {
+	var body FlexItemAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemAllBody overwrites any union data inside the FlexItemItem as the provided FlexItemAllBody
+func (t *FlexItemItem) FromFlexItemAllBody(v FlexItemAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemAllBody performs a merge with any union data inside the FlexItemItem, using the provided FlexItemAllBody
+func (t *FlexItemItem) MergeFlexItemAllBody(v FlexItemAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FlexItemItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FlexItemItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFlexItemListBody returns the union data inside the FlexItemList as a FlexItemListBody
+func (t FlexItemList) AsFlexItemListBody() (FlexItemListBody, error) {
+	var body FlexItemListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemListBody overwrites any union data inside the FlexItemList as the provided FlexItemListBody
+func (t *FlexItemList) FromFlexItemListBody(v FlexItemListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemListBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListBody
+func (t *FlexItemList) MergeFlexItemListBody(v FlexItemListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFlexItemListAllBody returns the union data inside the FlexItemList as a FlexItemListAllBody
+func (t FlexItemList) AsFlexItemListAllBody() (FlexItemListAllBody, error) {
+	var body FlexItemListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemListAllBody overwrites any union data inside the FlexItemList as the provided FlexItemListAllBody
+func (t *FlexItemList) FromFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemListAllBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListAllBody
+func (t *FlexItemList) MergeFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FlexItemList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FlexItemList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameEventBody returns the union data inside the GameEventItem as a GameEventBody
+func (t GameEventItem) AsGameEventBody() (GameEventBody, error) {
+	var body GameEventBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventBody overwrites any union data inside the GameEventItem as the provided GameEventBody
+func (t *GameEventItem) FromGameEventBody(v GameEventBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventBody performs a merge with any union data inside the GameEventItem, using the provided GameEventBody
+func (t *GameEventItem) MergeGameEventBody(v GameEventBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameEventAllBody returns the union data inside the GameEventItem as a GameEventAllBody
+func (t GameEventItem) AsGameEventAllBody() (GameEventAllBody, error) {
+	var body GameEventAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventAllBody overwrites any union data inside the GameEventItem as the provided GameEventAllBody
+func (t *GameEventItem) FromGameEventAllBody(v GameEventAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventAllBody performs a merge with any union data inside the GameEventItem, using the provided GameEventAllBody
+func (t *GameEventItem) MergeGameEventAllBody(v GameEventAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameEventItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameEventItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameEventListBody returns the union data inside the GameEventList as a GameEventListBody
+func (t GameEventList) AsGameEventListBody() (GameEventListBody, error) {
+	var body GameEventListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventListBody overwrites any union data inside the GameEventList as the provided GameEventListBody
+func (t *GameEventList) FromGameEventListBody(v GameEventListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventListBody performs a merge with any union data inside the GameEventList, using the provided GameEventListBody
+func (t *GameEventList) MergeGameEventListBody(v GameEventListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameEventListAllBody returns the union data inside the GameEventList as a GameEventListAllBody
+func (t GameEventList) AsGameEventListAllBody() (GameEventListAllBody, error) {
+	var body GameEventListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventListAllBody overwrites any union data inside the GameEventList as the provided GameEventListAllBody
+func (t *GameEventList) FromGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventListAllBody performs a merge with any union data inside the GameEventList, using the provided GameEventListAllBody
+func (t *GameEventList) MergeGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameEventList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameEventList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeEquippableBody returns the union data inside the GameModeEquippableItem as a GameModeEquippableBody
+func (t GameModeEquippableItem) AsGameModeEquippableBody() (GameModeEquippableBody, error) {
+	var body GameModeEquippableBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableBody overwrites any union data inside the GameModeEquippableItem as the provided GameModeEquippableBody
+func (t *GameModeEquippableItem) FromGameModeEquippableBody(v GameModeEquippableBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableBody performs a merge with any union data inside the GameModeEquippableItem, using the provided GameModeEquippableBody
+func (t *GameModeEquippableItem) MergeGameModeEquippableBody(v GameModeEquippableBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeEquippableAllBody returns the union data inside the GameModeEquippableItem as a GameModeEquippableAllBody
+func (t GameModeEquippableItem) AsGameModeEquippableAllBody() (GameModeEquippableAllBody, error) {
+	var body GameModeEquippableAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableAllBody overwrites any union data inside the GameModeEquippableItem as the provided GameModeEquippableAllBody
+func (t *GameModeEquippableItem) FromGameModeEquippableAllBody(v GameModeEquippableAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableAllBody performs a merge with any union data inside the GameModeEquippableItem, using the provided GameModeEquippableAllBody
+func (t *GameModeEquippableItem) MergeGameModeEquippableAllBody(v GameModeEquippableAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeEquippableItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeEquippableItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeEquippableListBody returns the union data inside the GameModeEquippableList as a GameModeEquippableListBody
+func (t GameModeEquippableList) AsGameModeEquippableListBody() (GameModeEquippableListBody, error) {
+	var body GameModeEquippableListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableListBody overwrites any union data inside the GameModeEquippableList as the provided GameModeEquippableListBody
+func (t *GameModeEquippableList) FromGameModeEquippableListBody(v GameModeEquippableListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableListBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListBody
+func (t *GameModeEquippableList) MergeGameModeEquippableListBody(v GameModeEquippableListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeEquippableListAllBody returns the union data inside the GameModeEquippableList as a GameModeEquippableListAllBody
+func (t GameModeEquippableList) AsGameModeEquippableListAllBody() (GameModeEquippableListAllBody, error) {
+	var body GameModeEquippableListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableListAllBody overwrites any union data inside the GameModeEquippableList as the provided GameModeEquippableListAllBody
+func (t *GameModeEquippableList) FromGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableListAllBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListAllBody
+func (t *GameModeEquippableList) MergeGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeEquippableList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeEquippableList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeBody returns the union data inside the GameModeItem as a GameModeBody
+func (t GameModeItem) AsGameModeBody() (GameModeBody, error) {
+	var body GameModeBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeBody overwrites any union data inside the GameModeItem as the provided GameModeBody
+func (t *GameModeItem) FromGameModeBody(v GameModeBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeBody performs a merge with any union data inside the GameModeItem, using the provided GameModeBody
+func (t *GameModeItem) MergeGameModeBody(v GameModeBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeAllBody returns the union data inside the GameModeItem as a GameModeAllBody
+func (t GameModeItem) AsGameModeAllBody() (GameModeAllBody, error) {
+	var body GameModeAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeAllBody overwrites any union data inside the GameModeItem as the provided GameModeAllBody
+func (t *GameModeItem) FromGameModeAllBody(v GameModeAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeAllBody performs a merge with any union data inside the GameModeItem, using the provided GameModeAllBody
+func (t *GameModeItem) MergeGameModeAllBody(v GameModeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeListBody returns the union data inside the GameModeList as a GameModeListBody
+func (t GameModeList) AsGameModeListBody() (GameModeListBody, error) {
+	var body GameModeListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeListBody overwrites any union data inside the GameModeList as the provided GameModeListBody
+func (t *GameModeList) FromGameModeListBody(v GameModeListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeListBody performs a merge with any union data inside the GameModeList, using the provided GameModeListBody
+func (t *GameModeList) MergeGameModeListBody(v GameModeListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeListAllBody returns the union data inside the GameModeList as a GameModeListAllBody
+func (t GameModeList) AsGameModeListAllBody() (GameModeListAllBody, error) {
+	var body GameModeListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeListAllBody overwrites any union data inside the GameModeList as the provided GameModeListAllBody
+func (t *GameModeList) FromGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeListAllBody performs a merge with any union data inside the GameModeList, using the provided GameModeListAllBody
+func (t *GameModeList) MergeGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLevelBorderBody returns the union data inside the LevelBorderItem as a LevelBorderBody
+func (t LevelBorderItem) AsLevelBorderBody() (LevelBorderBody, error) {
+	var body LevelBorderBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderBody overwrites any union data inside the LevelBorderItem as the provided LevelBorderBody
+func (t *LevelBorderItem) FromLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderBody
+func (t *LevelBorderItem) MergeLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderAllBody returns the union data inside the LevelBorderItem as a LevelBorderAllBody
+func (t LevelBorderItem) AsLevelBorderAllBody() (LevelBorderAllBody, error) {
+	var body LevelBorderAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderAllBody overwrites any union data inside the LevelBorderItem as the provided LevelBorderAllBody
+func (t *LevelBorderItem) FromLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderAllBody
+func (t *LevelBorderItem) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LevelBorderItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LevelBorderItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLevelBorderListBody returns the union data inside the LevelBorderList as a LevelBorderListBody
+func (t LevelBorderList) AsLevelBorderListBody() (LevelBorderListBody, error) {
+	var body LevelBorderListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderListBody overwrites any union data inside the LevelBorderList as the provided LevelBorderListBody
+func (t *LevelBorderList) FromLevelBorderListBody(v LevelBorderListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderListBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderListBody
+func (t *LevelBorderList) MergeLevelBorderListBody(v LevelBorderListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderListAllBody returns the union data inside the LevelBorderList as a LevelBorderListAllBody
+func (t LevelBorderList) AsLevelBorderListAllBody() (LevelBorderListAllBody, error) {
+	var body LevelBorderListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderListAllBody overwrites any union data inside the LevelBorderList as the provided LevelBorderListAllBody
+func (t *LevelBorderList) FromLevelBorderListAllBody(v LevelBorderListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderListAllBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderListAllBody
+func (t *LevelBorderList) MergeLevelBorderListAllBody(v LevelBorderListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LevelBorderList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LevelBorderList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMapBody returns the union data inside the MapItem as a MapBody
+func (t MapItem) AsMapBody() (MapBody, error) {
+	var body MapBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapBody overwrites any union data inside the MapItem as the provided MapBody
+func (t *MapItem) FromMapBody(v MapBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapBody performs a merge with any union data inside the MapItem, using the provided MapBody
+func (t *MapItem) MergeMapBody(v MapBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMapAllBody returns the union data inside the MapItem as a MapAllBody
+func (t MapItem) AsMapAllBody() (MapAllBody, error) {
+	var body MapAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapAllBody overwrites any union data inside the MapItem as the provided MapAllBody
+func (t *MapItem) FromMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapAllBody performs a merge with any union data inside the MapItem, using the provided MapAllBody
+func (t *MapItem) MergeMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MapItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MapItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMapListBody returns the union data inside the MapList as a MapListBody
+func (t MapList) AsMapListBody() (MapListBody, error) {
+	var body MapListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapListBody overwrites any union data inside the MapList as the provided MapListBody
+func (t *MapList) FromMapListBody(v MapListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapListBody performs a merge with any union data inside the MapList, using the provided MapListBody
+func (t *MapList) MergeMapListBody(v MapListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMapListAllBody returns the union data inside the MapList as a MapListAllBody
+func (t MapList) AsMapListAllBody() (MapListAllBody, error) {
+	var body MapListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapListAllBody overwrites any union data inside the MapList as the provided MapListAllBody
+func (t *MapList) FromMapListAllBody(v MapListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapListAllBody performs a merge with any union data inside the MapList, using the provided MapListAllBody
+func (t *MapList) MergeMapListAllBody(v MapListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MapList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MapList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerCardBody returns the union data inside the PlayerCardItem as a PlayerCardBody
+func (t PlayerCardItem) AsPlayerCardBody() (PlayerCardBody, error) {
+	var body PlayerCardBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardBody overwrites any union data inside the PlayerCardItem as the provided PlayerCardBody
+func (t *PlayerCardItem) FromPlayerCardBody(v PlayerCardBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardBody
+func (t *PlayerCardItem) MergePlayerCardBody(v PlayerCardBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerCardAllBody returns the union data inside the PlayerCardItem as a PlayerCardAllBody
+func (t PlayerCardItem) AsPlayerCardAllBody() (PlayerCardAllBody, error) {
+	var body PlayerCardAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardAllBody overwrites any union data inside the PlayerCardItem as the provided PlayerCardAllBody
+func (t *PlayerCardItem) FromPlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardAllBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardAllBody
+func (t *PlayerCardItem) MergePlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerCardItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerCardItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerCardListBody returns the union data inside the PlayerCardList as a PlayerCardListBody
+func (t PlayerCardList) AsPlayerCardListBody() (PlayerCardListBody, error) {
+	var body PlayerCardListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardListBody overwrites any union data inside the PlayerCardList as the provided PlayerCardListBody
+func (t *PlayerCardList) FromPlayerCardListBody(v PlayerCardListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardListBody performs a merge with any union data inside the PlayerCardList, using the provided PlayerCardListBody
+func (t *PlayerCardList) MergePlayerCardListBody(v PlayerCardListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerCardListAllBody returns the union data inside the PlayerCardList as a PlayerCardListAllBody
+func (t PlayerCardList) AsPlayerCardListAllBody() (PlayerCardListAllBody, error) {
+	var body PlayerCardListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardListAllBody overwrites any union data inside the PlayerCardList as the provided PlayerCardListAllBody
+func (t *PlayerCardList) FromPlayerCardListAllBody(v PlayerCardListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardListAllBody performs a merge with any union data inside the PlayerCardList, using the provided PlayerCardListAllBody
+func (t *PlayerCardList) MergePlayerCardListAllBody(v PlayerCardListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerCardList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerCardList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerTitleBody returns the union data inside the PlayerTitleItem as a PlayerTitleBody
+func (t PlayerTitleItem) AsPlayerTitleBody() (PlayerTitleBody, error) {
+	var body PlayerTitleBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleBody overwrites any union data inside the PlayerTitleItem as the provided PlayerTitleBody
+func (t *PlayerTitleItem) FromPlayerTitleBody(v PlayerTitleBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleBody
+func (t *PlayerTitleItem) MergePlayerTitleBody(v PlayerTitleBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerTitleAllBody returns the union data inside the PlayerTitleItem as a PlayerTitleAllBody
+func (t PlayerTitleItem) AsPlayerTitleAllBody() (PlayerTitleAllBody, error) {
+	var body PlayerTitleAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleAllBody overwrites any union data inside the PlayerTitleItem as the provided PlayerTitleAllBody
+func (t *PlayerTitleItem) FromPlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleAllBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleAllBody
+func (t *PlayerTitleItem) MergePlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerTitleItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerTitleItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerTitleListBody returns the union data inside the PlayerTitleList as a PlayerTitleListBody
+func (t PlayerTitleList) AsPlayerTitleListBody() (PlayerTitleListBody, error) {
+	var body PlayerTitleListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleListBody overwrites any union data inside the PlayerTitleList as the provided PlayerTitleListBody
+func (t *PlayerTitleList) FromPlayerTitleListBody(v PlayerTitleListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleListBody performs a merge with any union data inside the PlayerTitleList, using the provided PlayerTitleListBody
+func (t *PlayerTitleList) MergePlayerTitleListBody(v PlayerTitleListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerTitleListAllBody returns the union data inside the PlayerTitleList as a PlayerTitleListAllBody
+func (t PlayerTitleList) AsPlayerTitleListAllBody() (PlayerTitleListAllBody, error) {
+	var body PlayerTitleListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleListAllBody overwrites any union data inside the PlayerTitleList as the provided PlayerTitleListAllBody
+func (t *PlayerTitleList) FromPlayerTitleListAllBody(v PlayerTitleListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleListAllBody performs a merge with any union data inside the PlayerTitleList, using the provided PlayerTitleListAllBody
+func (t *PlayerTitleList) MergePlayerTitleListAllBody(v PlayerTitleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerTitleList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerTitleList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierConferenceBody returns the union data inside the PremierConferenceItem as a PremierConferenceBody
+func (t PremierConferenceItem) AsPremierConferenceBody() (PremierConferenceBody, error) {
+	var body PremierConferenceBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceBody overwrites any union data inside the PremierConferenceItem as the provided PremierConferenceBody
+func (t *PremierConferenceItem) FromPremierConferenceBody(v PremierConferenceBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceBody
+func (t *PremierConferenceItem) MergePremierConferenceBody(v PremierConferenceBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierConferenceAllBody returns the union data inside the PremierConferenceItem as a PremierConferenceAllBody
+func (t PremierConferenceItem) AsPremierConferenceAllBody() (PremierConferenceAllBody, error) {
+	var body PremierConferenceAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceAllBody overwrites any union data inside the PremierConferenceItem as the provided PremierConferenceAllBody
+func (t *PremierConferenceItem) FromPremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceAllBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceAllBody
+func (t *PremierConferenceItem) MergePremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierConferenceItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierConferenceItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierConferenceListBody returns the union data inside the PremierConferenceList as a PremierConferenceListBody
+func (t PremierConferenceList) AsPremierConferenceListBody() (PremierConferenceListBody, error) {
+	var body PremierConferenceListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceListBody overwrites any union data inside the PremierConferenceList as the provided PremierConferenceListBody
+func (t *PremierConferenceList) FromPremierConferenceListBody(v PremierConferenceListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceListBody performs a merge with any union data inside the PremierConferenceList, using the provided PremierConferenceListBody
+func (t *PremierConferenceList) MergePremierConferenceListBody(v PremierConferenceListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierConferenceListAllBody returns the union data inside the PremierConferenceList as a PremierConferenceListAllBody
+func (t PremierConferenceList) AsPremierConferenceListAllBody() (PremierConferenceListAllBody, error) {
+	var body PremierConferenceListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceListAllBody overwrites any union data inside the PremierConferenceList as the provided PremierConferenceListAllBody
+func (t *PremierConferenceList) FromPremierConferenceListAllBody(v PremierConferenceListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceListAllBody performs a merge with any union data inside the PremierConferenceList, using the provided PremierConferenceListAllBody
+func (t *PremierConferenceList) MergePremierConferenceListAllBody(v PremierConferenceListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierConferenceList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierConferenceList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierLogoBody returns the union data inside the PremierLogoItem as a PremierLogoBody
+func (t PremierLogoItem) AsPremierLogoBody() (PremierLogoBody, error) {
+	var body PremierLogoBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoBody overwrites any union data inside the PremierLogoItem as the provided PremierLogoBody
+func (t *PremierLogoItem) FromPremierLogoBody(v PremierLogoBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoBody
+func (t *PremierLogoItem) MergePremierLogoBody(v PremierLogoBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierLogoAllBody returns the union data inside the PremierLogoItem as a PremierLogoAllBody
+func (t PremierLogoItem) AsPremierLogoAllBody() (PremierLogoAllBody, error) {
+	var body PremierLogoAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoAllBody overwrites any union data inside the PremierLogoItem as the provided PremierLogoAllBody
+func (t *PremierLogoItem) FromPremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoAllBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoAllBody
+func (t *PremierLogoItem) MergePremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierLogoItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierLogoItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierLogoListBody returns the union data inside the PremierLogoList as a PremierLogoListBody
+func (t PremierLogoList) AsPremierLogoListBody() (PremierLogoListBody, error) {
+	var body PremierLogoListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoListBody overwrites any union data inside the PremierLogoList as the provided PremierLogoListBody
+func (t *PremierLogoList) FromPremierLogoListBody(v PremierLogoListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoListBody performs a merge with any union data inside the PremierLogoList, using the provided PremierLogoListBody
+func (t *PremierLogoList) MergePremierLogoListBody(v PremierLogoListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierLogoListAllBody returns the union data inside the PremierLogoList as a PremierLogoListAllBody
+func (t PremierLogoList) AsPremierLogoListAllBody() (PremierLogoListAllBody, error) {
+	var body PremierLogoListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoListAllBody overwrites any union data inside the PremierLogoList as the provided PremierLogoListAllBody
+func (t *PremierLogoList) FromPremierLogoListAllBody(v PremierLogoListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoListAllBody performs a merge with any union data inside the PremierLogoList, using the provided PremierLogoListAllBody
+func (t *PremierLogoList) MergePremierLogoListAllBody(v PremierLogoListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierLogoList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierLogoList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSeasonBody returns the union data inside the SeasonItem as a SeasonBody
+func (t SeasonItem) AsSeasonBody() (SeasonBody, error) {
+	var body SeasonBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonBody overwrites any union data inside the SeasonItem as the provided SeasonBody
+func (t *SeasonItem) FromSeasonBody(v SeasonBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonBody performs a merge with any union data inside the SeasonItem, using the provided SeasonBody
+func (t *SeasonItem) MergeSeasonBody(v SeasonBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSeasonAllBody returns the union data inside the SeasonItem as a SeasonAllBody
+func (t SeasonItem) AsSeasonAllBody() (SeasonAllBody, error) {
+	var body SeasonAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonAllBody overwrites any union data inside the SeasonItem as the provided SeasonAllBody
+func (t *SeasonItem) FromSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonAllBody performs a merge with any union data inside the SeasonItem, using the provided SeasonAllBody
+func (t *SeasonItem) MergeSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SeasonItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SeasonItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSeasonListBody returns the union data inside the SeasonList as a SeasonListBody
+func (t SeasonList) AsSeasonListBody() (SeasonListBody, error) {
+	var body SeasonListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonListBody overwrites any union data inside the SeasonList as the provided SeasonListBody
+func (t *SeasonList) FromSeasonListBody(v SeasonListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonListBody performs a merge with any union data inside the SeasonList, using the provided SeasonListBody
+func (t *SeasonList) MergeSeasonListBody(v SeasonListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSeasonListAllBody returns the union data inside the SeasonList as a SeasonListAllBody
+func (t SeasonList) AsSeasonListAllBody() (SeasonListAllBody, error) {
+	var body SeasonListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonListAllBody overwrites any union data inside the SeasonList as the provided SeasonListAllBody
+func (t *SeasonList) FromSeasonListAllBody(v SeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonListAllBody performs a merge with any union data inside the SeasonList, using the provided SeasonListAllBody
+func (t *SeasonList) MergeSeasonListAllBody(v SeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SeasonList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SeasonList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinChromaBody returns the union data inside the SkinChromaItem as a SkinChromaBody
+func (t SkinChromaItem) AsSkinChromaBody() (SkinChromaBody, error) {
+	var body SkinChromaBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaBody overwrites any union data inside the SkinChromaItem as the provided SkinChromaBody
+func (t *SkinChromaItem) FromSkinChromaBody(v SkinChromaBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaBody
+func (t *SkinChromaItem) MergeSkinChromaBody(v SkinChromaBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinChromaAllBody returns the union data inside the SkinChromaItem as a SkinChromaAllBody
+func (t SkinChromaItem) AsSkinChromaAllBody() (SkinChromaAllBody, error) {
+	var body SkinChromaAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaAllBody overwrites any union data inside the SkinChromaItem as the provided SkinChromaAllBody
+func (t *SkinChromaItem) FromSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaAllBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaAllBody
+func (t *SkinChromaItem) MergeSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinChromaItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinChromaItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinChromaListBody returns the union data inside the SkinChromaList as a SkinChromaListBody
+func (t SkinChromaList) AsSkinChromaListBody() (SkinChromaListBody, error) {
+	var body SkinChromaListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaListBody overwrites any union data inside the SkinChromaList as the provided SkinChromaListBody
+func (t *SkinChromaList) FromSkinChromaListBody(v SkinChromaListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaListBody performs a merge with any union data inside the SkinChromaList, using the provided SkinChromaListBody
+func (t *SkinChromaList) MergeSkinChromaListBody(v SkinChromaListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinChromaListAllBody returns the union data inside the SkinChromaList as a SkinChromaListAllBody
+func (t SkinChromaList) AsSkinChromaListAllBody() (SkinChromaListAllBody, error) {
+	var body SkinChromaListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaListAllBody overwrites any union data inside the SkinChromaList as the provided SkinChromaListAllBody
+func (t *SkinChromaList) FromSkinChromaListAllBody(v SkinChromaListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaListAllBody performs a merge with any union data inside the SkinChromaList, using the provided SkinChromaListAllBody
+func (t *SkinChromaList) MergeSkinChromaListAllBody(v SkinChromaListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinChromaList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinChromaList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinLevelBody returns the union data inside the SkinLevelItem as a SkinLevelBody
+func (t SkinLevelItem) AsSkinLevelBody() (SkinLevelBody, error) {
+	var body SkinLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelBody overwrites any union data inside the SkinLevelItem as the provided SkinLevelBody
+func (t *SkinLevelItem) FromSkinLevelBody(v SkinLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelBody
+func (t *SkinLevelItem) MergeSkinLevelBody(v SkinLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinLevelAllBody returns the union data inside the SkinLevelItem as a SkinLevelAllBody
+func (t SkinLevelItem) AsSkinLevelAllBody() (SkinLevelAllBody, error) {
+	var body SkinLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelAllBody overwrites any union data inside the SkinLevelItem as the provided SkinLevelAllBody
+func (t *SkinLevelItem) FromSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelAllBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelAllBody
+func (t *SkinLevelItem) MergeSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinLevelListBody returns the union data inside the SkinLevelList as a SkinLevelListBody
+func (t SkinLevelList) AsSkinLevelListBody() (SkinLevelListBody, error) {
+	var body SkinLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelListBody overwrites any union data inside the SkinLevelList as the provided SkinLevelListBody
+func (t *SkinLevelList) FromSkinLevelListBody(v SkinLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelListBody performs a merge with any union data inside the SkinLevelList, using the provided SkinLevelListBody
+func (t *SkinLevelList) MergeSkinLevelListBody(v SkinLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinLevelListAllBody returns the union data inside the SkinLevelList as a SkinLevelListAllBody
+func (t SkinLevelList) AsSkinLevelListAllBody() (SkinLevelListAllBody, error) {
+	var body SkinLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelListAllBody overwrites any union data inside the SkinLevelList as the provided SkinLevelListAllBody
+func (t *SkinLevelList) FromSkinLevelListAllBody(v SkinLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelListAllBody performs a merge with any union data inside the SkinLevelList, using the provided SkinLevelListAllBody
+func (t *SkinLevelList) MergeSkinLevelListAllBody(v SkinLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayBody returns the union data inside the SprayItem as a SprayBody
+func (t SprayItem) AsSprayBody() (SprayBody, error) {
+	var body SprayBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayBody overwrites any union data inside the SprayItem as the provided SprayBody
+func (t *SprayItem) FromSprayBody(v SprayBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayBody performs a merge with any union data inside the SprayItem, using the provided SprayBody
+func (t *SprayItem) MergeSprayBody(v SprayBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayAllBody returns the union data inside the SprayItem as a SprayAllBody
+func (t SprayItem) AsSprayAllBody() (SprayAllBody, error) {
+	var body SprayAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayAllBody overwrites any union data inside the SprayItem as the provided SprayAllBody
+func (t *SprayItem) FromSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayAllBody performs a merge with any union data inside the SprayItem, using the provided SprayAllBody
+func (t *SprayItem) MergeSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayLevelBody returns the union data inside the SprayLevelItem as a SprayLevelBody
+func (t SprayLevelItem) AsSprayLevelBody() (SprayLevelBody, error) {
+	var body SprayLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelBody overwrites any union data inside the SprayLevelItem as the provided SprayLevelBody
+func (t *SprayLevelItem) FromSprayLevelBody(v SprayLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelBody performs a merge with any union data inside the SprayLevelItem, using the provided SprayLevelBody
+func (t *SprayLevelItem) MergeSprayLevelBody(v SprayLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayLevelAllBody returns the union data inside the SprayLevelItem as a SprayLevelAllBody
+func (t SprayLevelItem) AsSprayLevelAllBody() (SprayLevelAllBody, error) {
+	var body SprayLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelAllBody overwrites any union data inside the SprayLevelItem as the provided SprayLevelAllBody
+func (t *SprayLevelItem) FromSprayLevelAllBody(v SprayLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelAllBody performs a merge with any union data inside the SprayLevelItem, using the provided SprayLevelAllBody
+func (t *SprayLevelItem) MergeSprayLevelAllBody(v SprayLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayLevelListBody returns the union data inside the SprayLevelList as a SprayLevelListBody
+func (t SprayLevelList) AsSprayLevelListBody() (SprayLevelListBody, error) {
+	var body SprayLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelListBody overwrites any union data inside the SprayLevelList as the provided SprayLevelListBody
+func (t *SprayLevelList) FromSprayLevelListBody(v SprayLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelListBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListBody
+func (t *SprayLevelList) MergeSprayLevelListBody(v SprayLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayLevelListAllBody returns the union data inside the SprayLevelList as a SprayLevelListAllBody
+func (t SprayLevelList) AsSprayLevelListAllBody() (SprayLevelListAllBody, error) {
+	var body SprayLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelListAllBody overwrites any union data inside the SprayLevelList as the provided SprayLevelListAllBody
+func (t *SprayLevelList) FromSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelListAllBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListAllBody
+func (t *SprayLevelList) MergeSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayListBody returns the union data inside the SprayList as a SprayListBody
+func (t SprayList) AsSprayListBody() (SprayListBody, error) {
+	var body SprayListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayListBody overwrites any union data inside the SprayList as the provided SprayListBody
+func (t *SprayList) FromSprayListBody(v SprayListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayListBody performs a merge with any union data inside the SprayList, using the provided SprayListBody
+func (t *SprayList) MergeSprayListBody(v SprayListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayListAllBody returns the union data inside the SprayList as a SprayListAllBody
+func (t SprayList) AsSprayListAllBody() (SprayListAllBody, error) {
+	var body SprayListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayListAllBody overwrites any union data inside the SprayList as the provided SprayListAllBody
+func (t *SprayList) FromSprayListAllBody(v SprayListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayListAllBody performs a merge with any union data inside the SprayList, using the provided SprayListAllBody
+func (t *SprayList) MergeSprayListAllBody(v SprayListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsThemeBody returns the union data inside the ThemeItem as a ThemeBody
+func (t ThemeItem) AsThemeBody() (ThemeBody, error) {
+	var body ThemeBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeBody overwrites any union data inside the ThemeItem as the provided ThemeBody
+func (t *ThemeItem) FromThemeBody(v ThemeBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeBody performs a merge with any union data inside the ThemeItem, using the provided ThemeBody
+func (t *ThemeItem) MergeThemeBody(v ThemeBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsThemeAllBody returns the union data inside the ThemeItem as a ThemeAllBody
+func (t ThemeItem) AsThemeAllBody() (ThemeAllBody, error) {
+	var body ThemeAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeAllBody overwrites any union data inside the ThemeItem as the provided ThemeAllBody
+func (t *ThemeItem) FromThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeAllBody performs a merge with any union data inside the ThemeItem, using the provided ThemeAllBody
+func (t *ThemeItem) MergeThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ThemeItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ThemeItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsThemeListBody returns the union data inside the ThemeList as a ThemeListBody
+func (t ThemeList) AsThemeListBody() (ThemeListBody, error) {
+	var body ThemeListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeListBody overwrites any union data inside the ThemeList as the provided ThemeListBody
+func (t *ThemeList) FromThemeListBody(v ThemeListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeListBody performs a merge with any union data inside the ThemeList, using the provided ThemeListBody
+func (t *ThemeList) MergeThemeListBody(v ThemeListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsThemeListAllBody returns the union data inside the ThemeList as a ThemeListAllBody
+func (t ThemeList) AsThemeListAllBody() (ThemeListAllBody, error) {
+	var body ThemeListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeListAllBody overwrites any union data inside the ThemeList as the provided ThemeListAllBody
+func (t *ThemeList) FromThemeListAllBody(v ThemeListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeListAllBody performs a merge with any union data inside the ThemeList, using the provided ThemeListAllBody
+func (t *ThemeList) MergeThemeListAllBody(v ThemeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ThemeList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ThemeList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponBody returns the union data inside the WeaponItem as a WeaponBody
+func (t WeaponItem) AsWeaponBody() (WeaponBody, error) {
+	var body WeaponBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponBody overwrites any union data inside the WeaponItem as the provided WeaponBody
+func (t *WeaponItem) FromWeaponBody(v WeaponBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponBody performs a merge with any union data inside the WeaponItem, using the provided WeaponBody
+func (t *WeaponItem) MergeWeaponBody(v WeaponBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponAllBody returns the union data inside the WeaponItem as a WeaponAllBody
+func (t WeaponItem) AsWeaponAllBody() (WeaponAllBody, error) {
+	var body WeaponAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponAllBody overwrites any union data inside the WeaponItem as the provided WeaponAllBody
+func (t *WeaponItem) FromWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponAllBody performs a merge with any union data inside the WeaponItem, using the provided WeaponAllBody
+func (t *WeaponItem) MergeWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponListBody returns the union data inside the WeaponList as a WeaponListBody
+func (t WeaponList) AsWeaponListBody() (WeaponListBody, error) {
+	var body WeaponListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponListBody overwrites any union data inside the WeaponList as the provided WeaponListBody
+func (t *WeaponList) FromWeaponListBody(v WeaponListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponListBody performs a merge with any union data inside the WeaponList, using the provided WeaponListBody
+func (t *WeaponList) MergeWeaponListBody(v WeaponListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponListAllBody returns the union data inside the WeaponList as a WeaponListAllBody
+func (t WeaponList) AsWeaponListAllBody() (WeaponListAllBody, error) {
+	var body WeaponListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponListAllBody overwrites any union data inside the WeaponList as the provided WeaponListAllBody
+func (t *WeaponList) FromWeaponListAllBody(v WeaponListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponListAllBody performs a merge with any union data inside the WeaponList, using the provided WeaponListAllBody
+func (t *WeaponList) MergeWeaponListAllBody(v WeaponListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponSkinBody returns the union data inside the WeaponSkinItem as a WeaponSkinBody
+func (t WeaponSkinItem) AsWeaponSkinBody() (WeaponSkinBody, error) {
+	var body WeaponSkinBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinBody overwrites any union data inside the WeaponSkinItem as the provided WeaponSkinBody
+func (t *WeaponSkinItem) FromWeaponSkinBody(v WeaponSkinBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinBody performs a merge with any union data inside the WeaponSkinItem, using the provided WeaponSkinBody
+func (t *WeaponSkinItem) MergeWeaponSkinBody(v WeaponSkinBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponSkinAllBody returns the union data inside the WeaponSkinItem as a WeaponSkinAllBody
+func (t WeaponSkinItem) AsWeaponSkinAllBody() (WeaponSkinAllBody, error) {
+	var body WeaponSkinAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinAllBody overwrites any union data inside the WeaponSkinItem as the provided WeaponSkinAllBody
+func (t *WeaponSkinItem) FromWeaponSkinAllBody(v WeaponSkinAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinAllBody performs a merge with any union data inside the WeaponSkinItem, using the provided WeaponSkinAllBody
+func (t *WeaponSkinItem) MergeWeaponSkinAllBody(v WeaponSkinAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponSkinItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponSkinItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponSkinListBody returns the union data inside the WeaponSkinList as a WeaponSkinListBody
+func (t WeaponSkinList) AsWeaponSkinListBody() (WeaponSkinListBody, error) {
+	var body WeaponSkinListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinListBody overwrites any union data inside the WeaponSkinList as the provided WeaponSkinListBody
+func (t *WeaponSkinList) FromWeaponSkinListBody(v WeaponSkinListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinListBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListBody
+func (t *WeaponSkinList) MergeWeaponSkinListBody(v WeaponSkinListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponSkinListAllBody returns the union data inside the WeaponSkinList as a WeaponSkinListAllBody
+func (t WeaponSkinList) AsWeaponSkinListAllBody() (WeaponSkinListAllBody, error) {
+	var body WeaponSkinListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinListAllBody overwrites any union data inside the WeaponSkinList as the provided WeaponSkinListAllBody
+func (t *WeaponSkinList) FromWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinListAllBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListAllBody
+func (t *WeaponSkinList) MergeWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponSkinList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponSkinList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -26470,274 +31505,313 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L19ciM3si+6FQTfibDkU9RXq+W2FPOHWlLbmml1KyS1PfMsv0ewKkliVAWUAZQo2tER89dZwIkbcXdw",
-	"NnJ3Miu5gQTqiyySVRSlptz0TNgiic/MXyYSQCLzj5Yvolhw4Fq1Dv9oDYAGIPHPY98HpU4E11KEx2Eo",
-	"hh8l6zNufgtA+ZLFmgneOmydfLy6Jj0hSVeKoQJJaByrI0LDIR0p0vm2s9XyWhJ+S5iEoHWoZQJeS/kD",
-	"iKhpDB5oFIfQOmx92/JaehSbP5WWjPdbnz975YGcPcRCwY/5MCeHckRC0Ko0GCKBBqRzdkP7HY90/t4+",
-	"pZq2fwKpmOAdQnlAOqYD4Lr9nvJ+QvtQe9SmVY+U2/TIeHOVUzuh/gDczComQzUNRV+RTpx0Q+Z7JKIP",
-	"bdqHv7za2fGI0jSE9nDAQmhLuKchC6iGvxzsdI5IZ/t+d/u+ML9bjl8FrNfbDqkGpTt5s1y0fTOSDtnI",
-	"GyJwD3JENIvgiFDyamefMEX8AdB486jY3B89KaLP239o8blTMdTd168Odsx4WRQlmnZD6Gzd8pq0bTbx",
-	"ahpbRpxxXwTmuwkyd7qyQ4Qknf7vLO6Q4QA40QMgXRGMcMoiiiUoBQHZ8AdCASfdEekYWMa6nbbbIb+1",
-	"72mYgPIM9HTISI9JpYnghBLNYPOI0K4CrlFUWABcMz0yICtMnCdR6/CXVle2vJYZTuvXGVPKoDUxpZsB",
-	"kFD4NIRsJt8oouFBmwkxTjYU2J+OL89Joe5mXdADb3+6rqS3EQMnBZMDu6Cc9UBpcn5KRA9H0KcREAfV",
-	"nO6++dYAq+6Adl6fvXl19vb12au9g9ffvf2+cmxGVCcHda2l4H3igCSkHRkzWsMwHrimpiTZAOoPiG+J",
-	"TyzbyYAqwrQiYsg3vVsegGT3EODQ8fvuSIM6dPz2aWi/IHcAMc5WmYmacRHqS6FUSgq1dcuvgQeEadKl",
-	"/p3hWue81/4gOLQvqPYHHaIF6YO2wllfpm5bfOe+fwE7v//++ufo3U+jH5Jrpvndd/K2VUm1n6gcTVLt",
-	"2Kn3cTmoy7CxehU9f/ZaMZU0Au10/TspoibQylAlUIiptJAiG7sHZAAPNACfRTQkAeszrRD7Zn1rxVQP",
-	"Wl6L08iMx1RZHIQRfXgPvK8HrcOD/SrqTpfi91aC3WRQensMwkB5RHD8nsr28ZlHAmifnnkEZdIjoNpn",
-	"9j8Xf/dIT7bfXXmEBe3zU++WM90+v/HIP2n7r5ceuRPtv115JA7bl+89Euv22yuPyKR99ckjetC++dEj",
-	"WrZvrjxyz9o/ffDI74P2if3Pzc+egSTlo1segtYgiU8VbJFT6NEk1HY0W+SYj/TACAqECoz22d/ZsVhF",
-	"Uv+WgBzltA7z1TKnb2BbLGidnOI49TpkvhGPRI4WDXGjxROi5lPCgmq9zzRE3yjy6dP5qUfetPfxf7t7",
-	"FQN3/CNF9lVPJTG91ZvMwSs48Pe6B+19+gbabw6+99uvgn2/Da/evHr9em/v4PWb/fkT/Gw6U7HgCqwx",
-	"2geuzzVE5oPTwOZPGsch81E9b/9TWebmo/oPCb3WYev/2c6N3G37q9rGFt+KYGR7K9PxIwdCTQHEuAGE",
-	"mTooDYFbVw2hJozltjPl2mgut3N7uWogrvb2VDs7M32zZq3x2y5Yv7UbLtvNqenZLties5oq2am5AdIu",
-	"GlUz64/ZYIUmiuqvRhNZ8cJqPqsalimsYbPKYpnPXqtsys+rVbR3EEqIrPdM6eVi1bQ4Da9naKojYlMN",
-	"Rn3N7jNFtsbxGsdNcfyWBlcWLTWAnC0Af7RASiELazn55uGh/fe/f2MWfy40UUkcC6khOCKJgpmmzL//",
-	"9T/GEtBUJ6p1uL+z89mrKTJnOIgKUbnJhcAMKKJhT8jI7O24IJ8UyPaxVfwJzwZK0ql4hfJmgTXbxii3",
-	"Hja3DNnfJkEwWupahS3OWqu6psBaxtcy3ljGDXDewz2EywcsNjsXtSQ0xdbYXWN3cewu1dgqNzvb4iog",
-	"eG13rXG9TFwvH9I10bzG8RrHS8IxD0JYsl1hmpxtU5gSa7iu4boYXJesd9Mm5yleU26teddQXg6UT0QU",
-	"g2YGRtdAleBLVcITrc/Sx35emCgsvQb0GtCPBvRS1XRl67M19iSs19p7Dfalg/2GgbwG/VTq2zVfV39r",
-	"BpIoWF+KrkG9BFA/lQovNF9fh6fQXmvxNeCXBXiuJfWXrbtto7M1ti2zBu0atIuCdsm6OW90nka2Jdda",
-	"eA3oJQE6kRK4v1x3jLTRmVrYlVmDdg3aRUG7XC1caHSOFnYl11p4DejlAPqU9XpL1cCmwWkgPiYB6/VI",
-	"F/QQgBM9FKUnRmqN00fidEVB9i6EBwOypQItbXTWUt8L4QFfXaxV41o1Lorapa71xUZnr/UZdteL/RrR",
-	"y0H0DzSCs/tlP9fKWp2liXGdh/v1u601cB8D3KXq4lKrs5VxDt+1Nl6DenmgvhABnP2WsDim3SU7ZE42",
-	"P1c/RyIAAln5NajXoH48qJeusiebr6G7x6C91uJrwC8X8E+iu2tp7DVq16hdFLVPopybqOS1Hl4jeimI",
-	"PucaJKehjS6wUFQE5pog+MURkaDliIRUgyyEOni9rFAHCuQ9SNKjLITgCPEegVK0D0TRkSLDAdWeDUQG",
-	"8p75QJQ23ycxxjJwb7hlAHKpa0+h3VnLj31Z28Vya3ldy2tTeS3AbKmL0Fi7s9ehIojXS9Ea2kuCNgLk",
-	"OokiKpfrKTLR8jR4m/Vl9w0phMnBmooMmR7YNYX9nlpfTBIb3Y1gDNj1Nfyf9Br+gsZLtRQuaDzLQoho",
-	"vNaea+25AEqXqjNde7MNgYjG6/V/jeDlIPiD0O9EwoPFdqFckCHQWHC7VicJC8iO+6dd8a/0HwPUNDbu",
-	"eNjaIxIypQ2OI0I12b7f3bZ9qFIMv/3Hb2w/CKISf+CcrqyoeNm4hEQPQNy/fhD6QgSsx2BKtNyxEN+c",
-	"RhBUhdpmiijNwtB5x+ojwgVGKl+L6EraMQY0l07gC+Kh4UFvD3QUllX7mAcpJz/eXLx/TQLhJxFwvVUd",
-	"nLyyFolpH8gGNuCRTzfv2m82PSKBByAhIIL7gPkmMOFCQEJ2l2ZaQDQRA0rTxDfqloshz4L2n/F+yNTg",
-	"iARUU/vtBjpuGciqTRfXX+eB/22qAo9EVN5BgHJ+y5lWpBNS3u94U7Je2PaIHlCdLkIYrfvPhfGxDBDb",
-	"LgfItj+gvA+qOjeGHsCI9IQZdcUivnlEOtuB8NVYW/PyY8xO5bHVMFFGOtxZqTC+8IKaNnENfiKZHrUv",
-	"Rcj8igwD1/i3MuQZhaA80hNcKys9gnPwTTlFBA9HNq4/Jm2wJ55HhEW0D4rQUAn760DrWDmhYb7gak6y",
-	"i+npI5ZvCqQ0uRnF0P6IBFDTUy5woTjr9WqDw5WvxMQjzZDLkI5AnlAZLHXXlzc7a/MXYyniUxmsTei1",
-	"Cb04dpe6Fyw3O3tLWEDwemu4xvUycX3D9JKd/Qrt1tDK2pRbw3cN30fA9wn0ctZuLcWMIF5r5jW0lwRt",
-	"CREDeSJ4DyRwf8n6ebz1mVraFjY7KVd6Deg1oB8N6OVq7KrW5+jtCVivtfca7EsF+3vRF0+ht027dTS2",
-	"BhqRUPTFGsNrDD8Cw0+hqtN26ynpDMlrHb3G93Lw/QTxzucHOV8HNl/D9TFwXaomrhvCfB22fA3lpUL5",
-	"jvGTgRQRXa72zZqdqYHvGCc+Fltjd43dxbG7XFVcanaOOs4RvNbJa1wvD9fLz+6atTpXI69zu66B+zjg",
-	"Ll0f18zsmsN3rY3XoF4SqGNJlxuJHFucqYVNgTVW11hdCKtPYDpkzc5F7dp4WGP3sdhdrvVQanaO+ZAj",
-	"eG0/rHG9TFwvH9I10bzG8RrHy8Exvj65WXow0kK7s0JWFMNQGFALDmvMrjE7G7M3A4iWi1ZscZYVrE2B",
-	"tX5dY3UhrC7VTshanG0nIGLXdsIax8vBsfuwVK3r2pxlHzjgFpNGrUH65wxW5T4YzbZUlF2BpoxDUGh/",
-	"FuKkK57lKPMIhyEoTXpMKr1G358TfT9jdJylAs82OcuqtCF51svxejleDK5LtSvzJmcbli5W1dqyXEN5",
-	"iVC+vmNPoX1Ns/M1MHoYrLG7xu7i2H0CVZw2W0sdo4/MWievcb0EXGdBIS0uAnWtqca/aRAwgz4aXkoR",
-	"g9QMVOuwR0MFXisufPVHq5tIpU9EYmWhJ2REdeuwFYikGxYiovEk6oI0Q+4xCVdUQ/3iSr9NwhD0se8n",
-	"ktqoZTVqyoRfxwDBRRJqFocMZM2KvwsRNaz0uRgU7JfxFgqTrhyWV6Ri9ZR/zboU3X+Cr1Hk+qkGmsWu",
-	"iYiJ1FQjG3FIR3gd4w+opL4GuWkDkzKtiBShDZlIuyxkpj2jRcqcz34yH5iGSM3TdzjgY6yG6HUzolJS",
-	"/EyVAn1J9aAiFJyhkdKXQmpJmZ7X0yeJwp9N7Yb2K2K7YdR19jsERNO+svFNqSKdYwmUnNKI9qFzRHgS",
-	"hqQnpCWcjbQuEo11DFWyqZdH7LUe2mHagY0U99lrmcYM1dPQceMkKA1w+ni7TPQljQejyTCZ1f0GcA+h",
-	"4d4HGsFky2mSFeKLADAc5RHhwkWjNA1VhOP0WgFTBkXn/nTVM8aQQo3riIZhs2rVY8+pYsZdlyC9JAwb",
-	"oomp43vKkH3vhLwBawm4zrpChEC5LfeWKjjJLYQxEUwbyZCU8FD4d4z3HdiGA5Bgg/mLRPr4DD2gGkOE",
-	"AukxCAOy4dNYJxIU6UJPSCA7r7Z29jG84hSMlUb4rjD9K9Yf6HfUd6tjVfFLpyxOUoGanNY7o26snJAg",
-	"sSYReIQL3s5UzbW4p0SCL2SAU8G4qj6VkgFGiSQDqggXqH42C5wsjOWOhWEPIGjIO9MiKq0w/NhrHf5S",
-	"Q1FdmSqff50IhJyqAzOB0uzsxGZwIFfdScKCcrxIGgQH+/uvaHt/txu0YX93v907oEEbXr8J9g6+6+3D",
-	"96+rZPBeMB/eM950dj9l9SaniCfyplBbQQi+JtgJCRmH+gitQYexVROJUhb28sjG1di4gi9rpAptM7aI",
-	"jGmBCnAV16RZYlMtI5UqY1w/OGx6hfW0yNWpC3+6jjZb/81m2HaEzkXUmQOTq3vNhajwfe2laNFVY5nq",
-	"X4WiSjVbyux6xP2155EfJHAagEc+hZpFVAMRklxSpdg99paLcFqgMuZrEejY+RygF4g0FQK4Y2xmrhuN",
-	"W8tMM52kAeSrgrj/eHNzSWwBNBo8srezU6LH3s5ONnDGNfQrDGXXg2fHNXWi2fZ4scnWN06rrNKVocJV",
-	"uoY1N/e/cSb9xmkCIVPaI+ecaUa1kB5xu+UQpEeugWvGIdyssPdnWud/cn2RLtizBbvOClZaoXKaTuX6",
-	"T6UFvj74I/pwmkhazZBr8AUPcPtSY0McQcCyV7qZMDUYi6VdjZ6G9B5qMnk4ZKpe2TEmIYtsbddhFe3H",
-	"tUDE+HLIOTaaYrteiWlFuleig8m3iVR64VObU6Y05X7dkxg1ELqf8EsIQ2hw4jOu6yZb8caGUznZUF/b",
-	"mgtPt8Gh01NPFYdSNc23SRA0NemOSdfUIhvuiNjYxFHhLAdfRKg5+nzKcUCfRtAG3mfGbDTlSUz1YIt8",
-	"jOlvCSz3UGCZ6pqpH1kQAD/vfRD645BXpaKxJdJTc6XNJno4AI4HH8LUqd6BWnrWtiuQpfiEpUqtoPve",
-	"J7e4lMd3BT2QimhBKEFnQLLR2b7f3cYqavsPs9h87mzmOzI7EQsGu5HmMGMXlrNscjf63c73B6/oQdDe",
-	"f939rv2mF+y3/QNK2wd73b3d16+/231N6Vwzt3I1rOBMkQrTF8iM8FPl5onMYSuTK2IIFtDUfOOXvY2i",
-	"FiVNbTzULFnn48ciEUjmE81A1jQrVkJTDFgANbTEmGIgp9CjSahRPJHedY9EJvVJI9OywIKJsU8Yng1M",
-	"zRxXTylFmRpcLVF6ju3l7GVgdejxXKRYXSrwoPk225kPXaz8J9g6mxp7X04pw4OW9LQWWQr3c5FQ2rFA",
-	"zbd7qnuOpYjEF+k5UXCcIQ4Phx+m3C9NWTC81r1BnI94jcR5NMNVYdb+uMYhxgR/Kgg3ZUYzzuj3WpVT",
-	"mL90Gbo/2bKF6mCllNPz6Oh03quopE9oGIqkse+DSzUqoc+sZyslEY0n1bURTs3m60w3jPdpcZyHabta",
-	"F74z6qLRJUUSg7ya0eIllcA1CWkXwnqNjpG6MNzJ7rycEDOY8L5ArAbM+GD2B3ZliBhnEY1JLBTW9ggX",
-	"EeM0DEdmd/7Ljkd2fz0kkXWYGZEuvnrLqmHSwW/ULR+yQA/Qa2UArD/QxjbvgyYxe4BQbZETEcWJhoBg",
-	"mk0aEM0iSLMYpmb7N4oMhQyDW+4LIQPG0YTPsutHNP5GpUNhIJWX/0YfQBE1pHFs+rB2P75oCgSow1v+",
-	"QP5i294akf/zv8lD7gFE/pM8XPs0pPJGHAeBR0ZZ0QdTdFQqOioU3brlx6QHQyKBhsS3LFEkZED+mShN",
-	"zCcW2H0JEgrp06NhSFRoiBSOsjKW0Db1aFkgHmqem40WOSZ7aJmK1QjT0BdydMp6vYbKjgZB1W7uWkgD",
-	"gE+fzk8VcVmIbTJLdwzEYQiy+ARtindPhWK0uUcrOj03TZgOukIPyHAgFBAFkjn439MwAUyfDBKLUT7K",
-	"EiwrO+DuCPNFlwY0UzPZsaCndcVQJUTifiH6iDBYjD5jTLf8yUeSk68SCIXpNMMB7rvV1IlqEbftqYj1",
-	"qrGJeOewaMMC2SxxUUyN2T+yJTabAabRxt9NpJI6IopBM83uwQaibqiK8Tkc5TZjMQ/EMPUM8DVqC8N3",
-	"bVSPAm1w0BPSb7zJ6QqZegKPHXNSfkfcrwSo5BbuQ8ZddmXML2umNX7S6aJpF4866wnHOL3eYu+tGu55",
-	"fl71xmj/6pPbvwozeC1IoaeMgpWH5sCDG1bpmHf9kbw52Nkln25OjlIuGYOZ+KFQ9og6V7hUQ9ssapWm",
-	"QF+0J/q1JJwzC0skzMVsMLFZOQOlqdRN5yBi4I+eQyMxyoeZE71Ehik8zgE8bztSga4n2ZlMSv2qGOdT",
-	"xKupsS5zxUDokMrAWFU9bT4Rq4GNnjJ6ovGBS+NjkTA99K5zeRjRMGzQ9tTtvJnaVUb65oaVg3zoTotL",
-	"zY1vw/NBN8b3c2xHK8G+kjvTsvJoek9N/bu+FAkPTkQoKpxs37Qzj0dy9cPbYzKAh7IT2o77p0pH+/Ub",
-	"PSKBFDEusyFVmuihyB8KKDz0uvrhbbnrnvun+lb4nqnK87QznkRpfKjMA/+sQMdTV/Xw8Pzq44fO1qzm",
-	"5xxC1t14h1T2oYEIG1V1Ixnl/RBOxZAvWPVT3KBiUzWjWZXX9g5hiiTcLspHJBRm+8OU+8N8XfMyzzS/",
-	"FOqPiZy2D2Sy5gtQGmN7im9vQozK6i1n7hTGVTKlhrBfQ/MTqdBshHAhM32qI0JLRqM1TL5RpFNllXTc",
-	"fsUaw3Nt84848JRJEzI0e800DKjQrR/N8gyBPUVJcUQ20Njd2TTWI+4eRJxhqam+RzX62N3T+PzLjgV2",
-	"bvU4/PTWXAql1VzRrkE/84JfoMdqrvhcm2Wxsej7riLZ6FKtQyAxVcpzz/OEJHBv/khLbeJWHN/mgTGG",
-	"ifn2rrEHR/4oaTb1bafpG4VVcdboSYArnP61P4AgCTPXqcn96IDF580u0Grdg5WtZtvJ1IHlBJ9vVVuK",
-	"P5l6cSBdMaE5GdBYNzaTc2qrKkek4hmRbztY5JDIjtD2U+dsiKmzmIWin0A16hr6DaYDmOIzMu7UnHee",
-	"9eSVCDWTDYVoBvXZ4GjbfEop1ys0OqYpTaJqIZ/ryOhq/3R5IlTF855LyfLc1K6s1aPGdEq/8BMpgfuj",
-	"I9LezYAkwVjFKYLqvD6HEK/FbvCH8ZF00LW/45GO3c52jMLvnBmN3ykecyYc24Gglh9n2mf1eV72qs/L",
-	"8hCmiwxKSrocdSEUvK+IFjU6nbhPLMx6bEBeDphZfB7n4izc1nOEHHuLoC4T6Q+oMrP6menBT5fV8mrX",
-	"2eZ64j5O0VcDJg/xIic7bmhYPevQq5zaTPI9iyGXrzyrbL5dZdxucssYNQh8wdSPrD/AS1cIqiGnK5XF",
-	"zwNqRdRYJHbLd0g6Z78lLI4Np7MUS0af5F+fZK6iqGdiSUfmj8uQjkCeUBmYTzdMh2D+OHFaD/9OD3qM",
-	"LoKhvdxSJKIjQuMYqKw8g6lnVWmrGdJ9WeSeRZSJU8koN8DmL+AYb+M1fKrY5xjNc9Xskk3hyzCRNMxD",
-	"LTSyiAstXzPeT0JacciT/rJgH41Pw1CULiXcMxg+/iC8gVleIsO4sV4695kY4lwD3YHnqQz0FN2rohbd",
-	"eJ5liSjMfRWXCBsJ5oryftM3mF0RjGztmmvEAGjQqEII/UblpZnFGQ8uILXc61a61lTqBtXGTZbxNibG",
-	"Upq9V6RdcZqVDKrjH1SxpjqXE3t4KXgWSg3fXHFhzP7JtcK3Tknu0yxcm2Gd5KXx/EJEhVhd5SFdUM56",
-	"oDQ5P033KNbbRrGg+qldHzhIszs41lVWg9sCB6zXI0Nq3VXQ/23j083J5mM9B5IomhGorEiDa1fUiLdo",
-	"Mn3rjDVl+mP4KpK22E+ZSl6RffkkpoHqiZQ94nVVlFsZpM0flQHXckRikMSnmoai7zk32+4Ijytjqgfu",
-	"3h6fL3aOzKZTjojjxMhsrJ2rmUcgivXIyKIijPthEtit75i5hoG45nvnFrwHMX5YENSQ2inVtvPjm2a1",
-	"8VFA02qF257s4qVZfburaV7RrsUL0AlPEhrX6oXw0LSOMeYjETQfYlZxG7JdUuNGEAcFb7YmdSMaN64T",
-	"437NTw87m1fVZovXvK6EiIHc9gXvgYHE4k2Eoi8aV7ZHVItW2y4IUOMmzE5ZLVZrQS1hn3Q3rWXf+y9a",
-	"bVvdMW6T3z+qicVmXGyhYeWxJS6lwnib1ROtHHu+NkyoeyezOR6rIVahscfEL2NySceOqROnDzNlWtR1",
-	"09RXtaiOS5+XLpr5klRcJcpqJpOBcVhPMyCuc2OwgamkhabhceqoP27JePb3k9yrfkqJq9yZfY41VOhw",
-	"rO5YZ1XzPJNSyAU8q80+xhi01ujhgrf3Hh6IBGVQWOGqAWk/FRuWIXBNhlLwPt4GD/FgUJBAENoViSZM",
-	"T/PNrW1nFi3M/Z39+hamHXcV5d6F8LCA6/6yfThXLCpUg8f5KQGfaDuS8WdFtiTpeJ7j7Kk491U8e/qB",
-	"RoDXgosfe+NacpRGix8OWGifg9llSJNPNyf2JVzIMJqsHgJwkjnKo6ZxrvILOlrPEbkjvFnogt381X4j",
-	"nj+ZeMwxxkBIffqEwyy9i3iuVw5lVTMxx2nPIGZroQyKT6SGcqivmuw9hyIqzX5VNdGFMRCa+rmhEjJ2",
-	"6xa5KTzb7YW0j0c/STdkagABSXgA0j6SxEtOj9BwSEdmWlwxpYHrw1veYerCNmFD83RMI/a0sI/OBsbY",
-	"ygthmgoIOh7psTBMD3uHA+YPjEVmat5yF7FnQFXV61dqmlAnidIiMlS4AiNJqvoK1xa+oNofGKkSiZ5W",
-	"8AligiwSd2IlDKlgamhFpGS6PkVMp94xLnQ6JQMqA+LbZ/xzr27BF1xEo2qnnCzqHeRPEjwCW/0t0jk7",
-	"lqDO8tqHh9ea8oDKoFOrYyME74DqRMLHe5CSBTDTd40LDoTGcTgqeaw1cZKzvU119zYSX+mpNn6wXmgn",
-	"rVWlH+a5xxkKXCUhvBUifCYSyCR8/PyzRh4z+XF1NC3OfkmzTSt0AzTCqLAzGwuZ0j+52+2b+qkWhOxm",
-	"AS8rg2MTIbuKCJ6GQ6jrDycSHqhLkD/SsFfz3lEDja5EOBUmPSHNyodiiCuMmv0Aex6XlhfkN4/hWtQ4",
-	"1atDJUsrIDOJjwK3xgnsTV21imSdopemCeuER8U4xOqYkMaGeEILEk2UFTOZcp+sBXZxGiJCs5QhaSwG",
-	"FYPPesy3sCcbuEpR/PSNIhGEgHHq01D/9tCzcVDv9Iqu7qu9gvOZq3l4eGHG0lndULF3LAyvtQQaPY+r",
-	"UkbTcWkaG0hdWcpp/sRSVUDxysrXc+3UJumxylu256TKytJCsuDSBZhq+s5BhEnE6/pKieFC7lFiaB+w",
-	"mp6qxu9isy4UScFGuLGXTFvkmNi7nm9UGl3BbaCNvZ0Fs+pLoBqUJh08K2K8b12Jb3kIypSn9v3AbwkN",
-	"02eeWbvU941VYjuu3FIv4diwmQ+rGckHS/tqY5JxQsOwcBxhoFRt3E6xI4teeVlvx+gwnYbZr/uuO3fS",
-	"bl6/yK4KK77ImsJhiI0d7qJtxHHoUv7VQPxjTiZLYy1zaRoVZ1Fo3ppZEKInWiyLYroimq8wpOdYCMYo",
-	"sIprAaoQqHtpPenyppI4tvHDbJi2LEqWYr/j+zKmVWoca6MoKm55uZasemObRrZxDbiShPpSKIU6CttU",
-	"BdVXuBK3IypH8w+gfXpWZYDrzANq2iBsCbKBB7Ix9UFtVvU7xgI3iKwDL5vvXHY8C0RL/F9RkF7QuPFC",
-	"H9E4z/uRBoNsvumz9SpgUQifqorhj2mcp0XNYlDaPam2weX6Y8HxaoRVrRePLYvRWRFvlfmWcm0F2iwz",
-	"pA82bSrzSaFmrQPcldirFg9c6kauWuwYMKKx+Wt2ZhibDKZKsXDDIQze0ySU9uOySs6J643eUG+zyDD1",
-	"w2N7LcNHNahtf42w68W60tTH+Nf16Ebwapc4N/bsIAZvw/J1hGlQT0/hqWHMHsq5tMfcmoQMA/Lv//rv",
-	"7F4wj617RHgeJDgLnkvmBM+tabUWq1SEten1FGiCUUqd83o6LhvtuGYvo6XMPYsGTOZFA645qmeYex3z",
-	"v1JLVMtAWdXPOoiuPpd2IjxdPKeqiHKoIKcXy6gu83kMW2PkLqyvU1b9J9qZGHtidUyb5zDz3IxX0bjL",
-	"d6+NbTx7yEJ8KoOnj3v5bKnZKu4vqezDsdRNjk3qF19+3jXDkMXSrlUE/gxqz/wJcq5lpMxHUmDHvDOW",
-	"HNpPpMgKsrNy0vwcaq08/9XVbhhaYlH1hq8mtp7u3PgIZda+NnQHLRO2cSrMZIO7A2JMsmCmTTAouby3",
-	"iR5uW7etzWXrP6TAjUsCNG0qGh602QQMufOeoykBp0zSbNe7IeV3lsKKbNA8fYT7akDvAZWbt+gcH3Ek",
-	"nE97it6qo30Qek+qfiy4V0/enk8BZRRYSQ1kbfmT7EVUcz1kWyD5o6qtL3+LxepbbkxdJ3HVrvNGJoBq",
-	"gGL2C4zUavY7MZ5WY1gEwTVlXBGMgFCggDrKc13yoqYUEdOq/PqooMnuoMKB5BqPhgkLgGvWY+iJSzWm",
-	"ysE8mzY2Q3rqHVPtD0z/iQLCNGFcaaABET1SIDNO65+YtoDyAHPy0T48IlhRpYYy03GsyMk8Vy+NA/Kp",
-	"tNME8FdVIp9FU1VRY4X11XvRFwtrKg00IqHoiy1ybqQRsz0lCgN3yTsU5FBIdWjWf/+O3AHEJOEuBopH",
-	"umECRCQ6ZBy8Wy4hILFkEZUjj/QlPgnCLPdUjrbIjenLtkd8EQG6f21c/WVry/vB/Out+dfxX7a2Njv2",
-	"QgKoP7jFzjiEeVavI6Nd7kHiM8Y37S7T5OqHtyi9ETp+u6HbFF62KaO3QsALX9KlPLjlG5Rr1qYhowoC",
-	"AkEfbAas9C2TawR1QiLxbMcoOzv+zYX9E77wPtqfFu4+O6M3RQoa9jGb0lrbTD+LxN7kdWMB+0+rFFG6",
-	"Vk/gn1ERphRYRRV4BcbogKAQIKjhtXwWvQnD4ct7kERio1VXoH4aGmIiahIaPZh2yvlFpe12Ab1dcUtU",
-	"bel0jVYalC/fJYRAFbR3Xm3tTsnKgcF3f3RXTGNm0o/H7b3XB0S4t0rpYL5RRHEaq4HQpMdCUIfovmWU",
-	"N+ncJjs7r/yY6gH+BcR+oQYUm+q5y54Q7M+3t7xzy2OQ+F0x5xzG7sG8Tx3spJNWxnTH3yhycfzh/N3Z",
-	"9c3WP5Xgm/aBl6IR3HIsT/qY+cp9aTbUAyJsgjvLoCOXVA24m4bbxpq5RC4g1Hlwy7EdWigsOFi9nRPa",
-	"Tu/w+96ev+MfdIPX/m6wAzu9Pdj13/T2u9/RV8Ee7PZ26PfdN/53wQG87u3TV909LPd97w39rnvgvzZQ",
-	"odpo0NZh6/9zjf6y0/6etnu//nGw//k/qpiYD7bM/Z3XZ29enb19ffZq7+D1d2+/L7dumj1uv/v1j92D",
-	"6mYzb7SZEb5SgA5p8Tkd4+iWl55USAMZzFKN4b8K1/f2kKALeOGjcOQVzm+FF6vzrwcnXrCaL80uAQ8j",
-	"nAzbjMXV0cBu0tyZroSHFsb2/e62+6KDxzN2y1EgtxGyrZ2drYNX3+8dvJobNazAtnwwmRyX6V+WVC9V",
-	"ITV02SM1/JgTBgxBGWmRSpON7oiwKBZSE/S4qu9kMa5uV3RVWCih4TEnEDMlAiAbeHXZpr4mMUgmgk18",
-	"FmGTG25IkfQH4Ygo9tAeAtyV0yBursCOv1ZiwEeG8osxi3D1ZcinT3k4PlsuJe0RppwRSEnlWW0iMsLX",
-	"c6qpmTTwkfPT6UH0+MvS/DV/nePgaleJOkysDuts35RagNsnpce+doHgx385s1TtFLR2SuiCxu9CT7gx",
-	"23SmZkGwz57LarKq5yfeHFgmeGn85+oABAUkzts1PGluxdVKqPh8afZWO7fe9UDEp246S4sj5FP+Fm4k",
-	"NQI0Ob1TKewTHxIk1p13AKSbjEg8oAqqNwHFR3NTX9TNu9hxwtMktbuxT6ZnvWCFOOgSAqbruvf3xx/O",
-	"hOHHXuvwlznPgYq1Pv86vkJfiSEex9gHL2lyaUNY09341bp9vWgTcOi0sCk4Y5HJYcMauN9xGJ4vUHxv",
-	"kat63yZtKLwHLIFjjPJjSE2nVRhycThztecd4ycYEm+BtFWhkARfXo9CIPdUMmo2ZD1CibpjfFWcUuxm",
-	"tEsVEBv8z56F4oJ+x7i7IMUrDoVpDXhAaDYdlLs83SwMzc66dpqqJAyvgLunWrV8RiXQCIKfWACibp0h",
-	"1f7g2ULru6O8wtSyIYyPvz74nmr5ztG9KktXNqJnWcZL81/JpTxNWdJ8Z5fEfUkDl0890zoeSXgofLt5",
-	"0wOzw0sL1kz78byn/FNcM9B0T90xbNBNMhwIVfZJScKw0bvHNPjilBAaOtWT9rkm+cmme3Hxt0vP+jO+",
-	"mSYPD3969/eORzqHh8ecRegbbD++Y9zsSKT9dC0SHpz1euBrZb+5kZQra3tkdf7GwhBjWaTVbkT8TtK+",
-	"/XDOVQy+PuaBKTcrL02NTWdzZfsI/ZlzYMLPrrHWdG/rnkxpZrnmVkpHPJfKnJJpb0WoEZvBNDXWMHxv",
-	"/iTMapTlRQFxBxWmkzzgByYTfNAJDfEwI9VWL+OFlbFvGozAFEdlZk8umrzLapYNEmk8FaDL92a2wFmG",
-	"O3PDmCjT3ZIz1lSTvfxOY0bAaiTlUynReNVUxiJW1kfubAFnX5l2XuRbA1WiwLJjGRRaf0x055xNTwnK",
-	"1VrasxE9y9o+U3euDj2eixQrSwWUtpvZcdKmfz957zPewdjU8Fw3C2yADzE33F7sDkb4OSx52hf93yuH",
-	"/VQCXCDMivAKTYnG5igu7keZX7GKQDNfEQnOPZMwjff8mRHQeZnLjhYyjarY6PX38hLTT45g3jKEHH0i",
-	"AFu0rBJ0n0PZZrNeRWVbGd3huKtEmGggn67eo+3HnRuxkOSeBSCyuK8QMEoGQuksKn66z8tvmQdax+pw",
-	"exsLb93TUEjKdZvGbMsX0XaaiOfgFRz4e92D9j59A+03B9/77VfBvt+GV29evX69t3fw+s3+toM38wXf",
-	"ilHwMmsukazO9mQxv0JMmm4zJxTdkbZIRzKhT0IGXLuWO9uF794mLAw6hEog1i9ZEdG75Z30sl6OVx37",
-	"wdXvCUl8/EJlXhimoE+OL8+3bvk7BmGgjI1ujwcDFuAdmWuNbIgwIBJ8IYP0XZcgHeB9xiHtm2R93PKu",
-	"6XYThz1+PlnlJr2QvyP2ceqCL5epjbMmAdXoUJ45NhySzj/+8Y9/tC8u2qenHefAkzmIZA4hZfTt7ezt",
-	"tnd323t7Nzs7h/j//3fqcKZmpfyQRCCZT7BUGlSDIsUtVUp97n5f1UOJ3JWrVtl7cMwRJn8h4xBgA+qn",
-	"6TI3dg9IEscgfaqADOCBBuCziIYkYH2mbbympTskFmFaOaVqoM+ASlsNWBwz3m/vft+e5r7ntcZErEKH",
-	"GXEzpKoa6tbsJqfCYFqjrkJls/dVU36Ug2LmlljwVCyidxxqU7kwhY9VpJikeFGCq1YWV/OJTImCv+Iq",
-	"LKM/4yLW2BB2Hg3ZwazpSHlEDURs3xfjW5W7atf1Jw/Z/CPQ+9GUkM3Qo0mor+8Y/zQtfMHLDeusih5G",
-	"tfxcMp+kSR+X7H7NGTrucSXlZoHuAumKpD/QtVxYsiyJtexOi0nDoirjc3rUCVvNILH+/H8uVJpBAmsz",
-	"hpD68tSYddNY2mPAbBBduzz1AgpSwk8X/CdSck6rrJSOe44dUz7vVdwyFeRqQX2Pjkd5gEabk5RsMB7A",
-	"A9lJ3xvhXTzNotpu4mLgnAE27Ln8Lr66VHm4ZtNy8/D+efbXJfiVuNcRNwzklKsoKpkeoeNGwY/ZCW6+",
-	"2r2QUIwN7+9m3S8//vquyRt3rzWkYRjTuKZ7Wi3v7sKt3TgOxjVx3ntZCecpemdc3uUy+KSqN108V0vt",
-	"PJ8KnmY8rBA9MjulgSd4oBqaN8dpjSm2Dd6XUxa1AzHkbcX6A43PRhOexYiuZeBRJt8mUummwytVm2F/",
-	"RULp1A6tN6BQv2MSqhOlfShlYAvxtbkG0mOynqcADfX1QOh+0tTaPB6rOGPGXPC2smXrzTigEe3DFeV9",
-	"qK/WT/NKVeKCebpvWATXGDpB1byFdinXTOm5tDRET9MyzkuRRRMtIqqZX59VpuBV5VndFeabIjFIFxii",
-	"5nsCfLj4NglD0Me+n0jqV0WHiSXQ4IiEYmjzU0RCAqFYXkPNniLap78zDtfsd6ibvQNCQYPmHJMJv44B",
-	"glnhXq8gxGCnZjFHEy8S9xAB10SZqjUn5TB9CYaAUzK17VZKQI3GzdJ8CRz0tGyM1WcIP5eruVSz9mXZ",
-	"BQQsiaoOE8bzDKZIG2NcJXErRKuKedVoqyTi5ORzOSxIWVkzevmSMqnVxrX6mIr5tWrHq8BPjJF87aN9",
-	"ZxjwSYE87kMVnz8ITaiRPgn60CWYN9ZhhxjCgtIkSpROI4CM7KYDT/LSSCoGIxgO7pZ3TEdt7KnjmTo0",
-	"DEekcxzHxsZLz93Ixn9+unq/2dkiPzv9L7i9K6BcOVnd39mxlwVmo9QaALWvBTha3628mxwSNGZ/g1Hr",
-	"syEB4z1hs+5wTX2ctaspoRfYbXkiw8L9Up/pQdLFOyVXJP3v5KX/FdCgjUnU8ktnPHBDTycMoZOGHyZq",
-	"IIQGSf79r/+VneG4TA9MZkd2Zttyy5Ge6YYu3695pJsEAQPl5UHyswj5HlH43k55ZjcXg2ZWPTCQyrvl",
-	"aVwfMzzPZvG2TaMuNIOiivz1+uMHwjjZfeNyUSiPxGEy/lYew+TgVwHr9bb//a//6RAliLFarBcy8ak/",
-	"AEV6oP2BzTI3xOMqGx4oC6VTvARTW7f8ln/77YngZnDmm2+/xa/IGWIRB6cS3welSFcEI4OOzh+3zsi7",
-	"bR0aE9Ejt2jsmY///tf/fO4cOSiDlEKm9W45Gatqg1oYS9OGsTDtYBX8sWV/jkAp2k8DXbQ+d7JcHe4X",
-	"ouhI2blqQ5CtfPgVouRTKUdFuSGVYoODnSI5R5nlNE1yviWdkPJ+QvvQIRuUj0gIWmPMXwVpQtoA2gF0",
-	"NomCEHytsDF3P7T7ZiJDiToyQ6K8aJha93nX7QRZQqa0ey2VVfDxYTc5tmEn8YmxadYeRWAqIcz2YAmW",
-	"Z0fJnEpR0GzYBs86gQyZAlsTePvT9RYS7sRuINvvMyKgkw424Zq0yYosoBg/HOsXE1mlnZpiptmBwJtS",
-	"PkoTtJhJFIfRwSF0bLyTtHGdNoM/2q+7I21DzZk/NpFhn/gdF0NOfksMcGIqaQQaH5ZJIKzPhYSAbOCr",
-	"jvQ6VwEPCDxoSVW6lOLsJSijaeAjqiz1F1v7/zeWWsd29nbUxmf5UiQaVAofw0Qb1i+ioVnrISBYbIML",
-	"Td609/F/u3tkAA/uatBDchhUbVp4BGR/Z9+1MoQwbBfb0flVeBpwJIvWN6D3UJAc+/qcEmsmOywxlebz",
-	"jiUo4PrIlnNakQsHSCtjHZwwAuLUwGbilTt1vcADQ6b3QStXywZsRfcu2wMGfUAE2sMm02r2Sv4bVUyj",
-	"bbGGc7kxKGeKcEwU7pq2YQGyqaH26FiTpnNI6JjHmBvjBkYgQ2HpFA6TDomxujub9mZgLPIszWYjJAmp",
-	"f6fKQWez+3nTqjPJOret21bHy4TZhQaRYP6TBi4IwwKnUrQVRKyo4lFQUGx9jK9oJJVx0vl72zClnboQ",
-	"mCFs0PxO+vx084jQQuNIwYg9mC6GoriApAP5dPXeEcv5k9jJH2byYpYp7VYG65RiqlBFRGy3/1Y2RIDJ",
-	"kiTGazDLqgSljPB1uviuqP87izv2SNUfCAWcdI2V4/sQ6/YZ90VgOEl+a9vHRag3wZHK4dZmmR+kXgCC",
-	"98nZDe17pHPea38QHNqY4LeD0Y8UebWz75HOj2fHpx0yFPLO6OpCq0aIcegnH6+uD7O+HOVMLzg6pdpG",
-	"L0oRtjEhcPujZH2j+r61Sxo8xEKBscZvaL/jIdTGuITlJrXrkVkXOh8vb84/frjuGLL1QtYf6DRSEwaB",
-	"MtJl2tzb2SeYWRjh9sPZjUfMzDyS1sepHGerZiEWl7v5Mhs7w7Yfb24ut3e3Hqzg7hs7IEtAGNkwFpST",
-	"3QPyN/YWfWcIsaakIvuvdguFqdXKGCHrYB+L7+++smr8+PKcaHqHWsoUY6A28emdAly2TKupPuGOGV76",
-	"whxjVlkjBPg9hCIGZ/Fc0r5Z8YQkMYg4hG+/NVq2ZAsQDhBA4JGO0QPbAx2FR8aakgr0XxLda7/pbB6S",
-	"zrZdb255KnCpgDsJTiXFRTKDYNMjne1A+AorsoLzpEckPsy1obuuIBD+LUeJ7WyLGDiNGYbp6mRhnbMl",
-	"u8s4lSNs2hp8yoEl/bj9hyn7efsPLT53bvlGpW1YlGzPjMHoFKSmW3WdceJMEhsubGRk9ZZnQxfGIo9B",
-	"ZhoI+Wi7CkV/8veYMhva0Ta7aW1dNGcDErI7cCJlnU4NVA5Tce3KzrZVCJ6RUrtpCZkPXEFh33FxfjOx",
-	"5zAEtcp6S8j+tquktk3ZPORMumVBax31annXUXDlOGztbu1s7WAKdsus1mHr1dbO1ivroTPAzeC2+Vcf",
-	"dPUJbBlDnrWBmC7HBfOqcWUXjZDxO5Wm8zQos6Uz8nvORtSS+SpPexeDbzb4Iga7dz4PWoetH0D/KCK4",
-	"tM6nqUbDaezt7Ew7WcvKbWPFz17r1c7+/MIfhL4QAesxwKj4r+t0kMbJPDMiXtp+tw5/+dVrqTRBYOs9",
-	"tRFDYzsXTfuqdfhLy3xUrV9NzVRQZvKngGIrDKFNsVqE8uFYyMEsoo8zvYza+/d//TdBpVH4biONj4Yb",
-	"PNtwB/eVVNqFPdrcQvMuf+NVipFIuLjlQCWmFUrdHFEiJth6YufqOJtbu1PPb/Mi2+myg2e3zwuK/Tod",
-	"vKXBlV27bJV63bwTCX8K4P1c1LNuWSrb4F5hGZoNzaIOnwrTS1yoNQ1F3yIRj8HTZFA8IBIigcrF6ffs",
-	"CppJjDdbMD5Nzds0wHB+Ve2Mfl2c2oYDukG2DbqBXiO4Q7PHk8rqdRdnxyweH9BixQ2WJUxh1+xMu42Y",
-	"+XcYTtIFMOvDpoexiG1efVR3t1wLtHPxuMLaY1kgy1xR4uSTEBQpSVpxYTzETZiRr1veMd/baF5adNLY",
-	"NSUb2cvFERiuTq5UqpNni99bu+wuJIXvpIhyT7q5xW9Eg8JrCV9YwouWVAqCgkk1V9LNij1VtNEiNCLB",
-	"cbmvtgEJ1c6+3Jam/Ja9PAoFh61/qs6RsaNPTj9sOltT3fIx43KLfAAIFPkrvafX2PtRwf4c0SjspH4u",
-	"KF+B8BO8BKH2RGYK5k+Fr/4MlsSNMdnNrqTCbJ/C1PvdbWq2FEXOlunznil9bIs883KMvZrun1FiF+VI",
-	"bs0xpYklaXH1ksJlcqZdFjL0GcgZ4jgwxhHnfzOVMT+ATm86mrEFHWeeXtfi4DA2yZ9Q4Wb8/gHsWTtN",
-	"L52m8NRd1cwUs7euzDPLmel29CLlzBGVbDgXSH9AZaQ2C2zI3oFOcGI7d7KbyRD7uPsLMSV9xf4iOTNK",
-	"/UpFzx2T4LdNuDOpA8fNDp1Iblf8t3mXxuKGsGdvJ4z17aILY5HNytOEnN6rqk/zEX41SrWAonqomb9k",
-	"vnUQXF0Wf13cncdXHoRzV01b5tkVtOn2RSpnm6mhm9FtPgNqCZYpubqSZUb3FYmWY8YM1hbcgtAraKaQ",
-	"neSFbxjIa3j+7eDkEF6k8I17YxFlaZlyyrltTedTDVmcJNWqyuXkSL8aGa0CwmwccC2pr+cJalrq2cXT",
-	"dvxChdJRjWx0qdYhkJgqBcqz+3rrBHFv/spKFneZsRR9CQoPsSf5VUtgbdnVFVM7vq9IODOGzGayjf88",
-	"72TnJC/23GLpAlS/TLEski3lQ8SUX8WAOmLmiLGyYubG9/WIWc6QavYWHA6mHgKV/A7GnEhtkFnM7Uc2",
-	"nLeKvSeWBd8I68oIgedcOdE//p6JRJXT38mEF31EsVXzQ0QD2Dwir90FbZ7FMLBlmLrlCZdAA/QbFZL4",
-	"QsoknnYh9R4nfMp6vYWupEzFPz2Equ82B+iaWWZd6jOQO7QU4JZegI5Bro47w5m9V8fceM75csPdzHMY",
-	"2qTj3N7Q24pdUKQvGO+TLvXvNrfIdeGalCLoDBkSneIGwWTkBP2QVdGhPCuYJiOHYCvzECB2GLd8lofA",
-	"0TQPATpxPTzt3tQC9Lm8A35dy0IjWai655+JfPsMaKYhc3b/JW6Cf6ARYM8v0opJU2NBSrvqpc7+XMOK",
-	"QUqsqgmTseqrsWFK7J3K3V4IDzMl650p8MxyZfo0fHqRYmUoav0AZ59zmnI1pGoh+j+TUKV8+mpkKuPt",
-	"bNYauYtEMGfzbVTSBZb6AsuW6fhFipcNBOrIluk0/DxJ/23IIv3V48VZofwX4ko+hJfNHwIlWjZhVQ21",
-	"OEmtVbY8yiP9atRlFRbqQKE++1ed6V8fq6fzF/1lungsMVsZu7wwtuAza+FC3y9S/Vo/s25GvBlWSpEf",
-	"NUSuQJlVlbrCEL8awSsyfA6/hS/nmEHvbZGFaI8vUa/t+F6k6EwLI1L0l7cxB9oaz8sV+71k2rgYBzaS",
-	"0hjZt/+wrU0/tu3YAngoGlGNT3k33DviQiyUTUL7lPGq8WKokiNTQQ8Y799yCJWLdbLvXndBH9+dZAEe",
-	"EmUDK1DSYy4x0LSz/xQaY5I/mUVtekQWO0JvfEpbadik2AbFdE+QbZ1WMWKWDdhmw1CUY8wH0D49wzBa",
-	"D++B9/WgdXiwPxl+ayG1UkhF9FWoFXtNZFP/24uhnlU1KUNmAz6isZqB8uy9Ig2VyEKH2OsvTqW08eLw",
-	"ciQNSlVoQk16SRvhvTB9PrOpcEHjF6nnJoNyFW02Q8gSK2uYBhc0XlWT4ILGX40pECEbpnDShi+Y/gZa",
-	"igj0ABL7ItGGVsEYs8TGUDwkMYshZNzoBtoHj/QkqAEHpTwbMMTFxcQfb3kSaxaBV3X5vcF4T7iACjYq",
-	"DYbRTcOnBIlFlyJdF53klmuI4pCmj5RtVRe+h0obuCt/LH51dnx6cTZlHbtwhKgGk4vjjBGk4UFvxyG1",
-	"kc/zNWd8SZkItzeXlFtfSvwLI4syMqR4yShVQE0c0hFIn8pgtt14ieVOsNxzB0fIun6RythSmPiOdDPM",
-	"9wIvaqjknCyrqpnzEX41CrrA7Dq8xoA6tUyp3IrqFGLUu3hG2MwNPOhOte1kGXFjO/si0ot9v2Tx1Snx",
-	"avK0tgAjZVZbgnGIX5sIa8eXWfy2oWy3fcFd1IM5a6gtf1Io/tzCOD6ClymSLoSwXyJk7i2Nv85kUx3p",
-	"HCfVysro+EC/HkmdwEEdGISiL2rJ6Xss+GUk1PT9omUTY46HjoL1eFJfKA11VlwczRC/OkHMmD6L5+nz",
-	"slkSeO3KPLPw2W5f5stqSzGyATFTIgAb2W38udjE0z73RfGpZ93XuF+IRxMjePFvcVVGyCZsavYY15Lq",
-	"BbzFtQP9Kp/iqpRHc2Ewn/Wrze+vjMk1GBtLOpqzJNoiz70iml5f5oKI9CIbeA1mYzrNCc9la9SJzmWp",
-	"8kWic+Vdv1yuTETnwm8bMKeOAszotLJKMBvh16MIc+7X4nZNNq80h78u5s5mq87Sv01VrTe2yDNrVez1",
-	"pbq0RfPuJUpZlWdJE5JhVaUJB/fVSJN2rJjB1izHxjSHDxGGRA+YOiQ0e6PbSd9hnwcdj3S6CQuDLJOO",
-	"kO6bU6qhQxTrcxoqQgmH4S2PqfYHRzZ3GKa7mUjMMMUhI31HvQjXXd1n5vvSnOycX0wx+dTMh9DZN1Of",
-	"/qPBlPrZYKqccsILD0MAKO0CTWx0R2m+LHQg3vSsY1ghicotz7OQ4aERcT4yZEDV4HAsgkGeCUFwmJYy",
-	"IM3MWJVnh/iUpxk8rLMPRF3ATAwKfT1tZi6XXU2rPFeBGfgt72SjPdYdm3B/Qw9gRIYg05xc+YQYxyTz",
-	"GKdgswqfRov+lL9RXxihpp2XhtIbzC84EZC/CKCZaHXpQ2cu6D+7Ms+8ottuX+SSniZlRTlN87EORGzl",
-	"AqNu3LHSeWHKh3HGbJuCLn1rDSZd3zF+4ko/97Y26/plbmvvGM/y5Obb2jvGZy/hFXyqYaaNc2tl9z/Z",
-	"CL+eTVAOhPqcr3HilLP8Cx07pT2/XPGcOHRqJJ21D57GOLXKsvmVHT5lIKjP9bpC+YXMG2TiyzVxrB2T",
-	"S6T9tgF3GonjqkpiPsKvRhQL7K/H7bp8Xm0ef2X8rd6glLOI/dH6pEDabFKHv/xqqGuPM6qenprt6kCg",
-	"s4u8x7eLA6byVGsbsNXfSnOVk06apBbb6xDByUDr+HB7G3837Ry+2Xmzg0lZbBbcbeSuG/N45zYTGdmI",
-	"QzrCJ5P+gErqG3Rszs63tZU/eHW5mQzgyq27BExeSTN62ZYCk9iiBeK5E1+v7JjulZ6ZeO7200tTLXjl",
-	"qAFeIYRVYXS5AE4O8GSBONXpSZGhCgzNwAqdFYMaT3b388Qe2G58021woaEUW5ONXEw8gyxUw8dzk3XO",
-	"nPuUh75TXpWjjp1WGkC/0GR6rT/Z6g9ZSKMCTczntuDhqBhHpzhCDK4x2djlpPuzbTVzuSyR2brfVXA0",
-	"i1+MtcuxAovDYMqvqH5Fh6T4Orj0nrhYv/SEeLKdm+pTUhxTwHo9lYWVzNLr521nR1JVVBp/CYeJJu3C",
-	"IWSxlcK7uMl2fry5eI8pVouZ0TFhZJ4W3WVFL5IdMx1+/vXz/w0AAP//",
+	"7L3tchu3sij6KijeUxUpe6gPW1YcqfJDluTEe1u2SpKTtW+UewnONEkszQATACOKSblq/zoPcOpWnTfY",
+	"L3LeZD3JLTQwHySH5Awl0iObWasSkcRXfzeARvffLV9EseDAtWod/d0aAA1A4p8nvg9KnQqupQhPwlAM",
+	"P0rWZ9z8FoDyJYs1E7x11Dr9eHVNekKSrhRDBZLQOFbHhIZDOlKk831np+W1JPyZMAlB60jLBLyW8gcQ",
+	"UTMYPNAoDqF11Pq+5bX0KDZ/Ki0Z77c+f/bGF3L+EAsFv+TLnF7KMQlBq7HFEAk0IJ3zG9rveKTzj/YZ",
+	"1bT9K0jFBO8QygPSMRMA1+33lPcT2ofKqzajemR8TI9MDlcK2in1B+AgKwGGahqKviKdOOmGzPdIRB/a",
+	"tA8/vdzb84jSNIT2cMBCaEu4pyELqIafDvc6x6Sze7+/e1+A75bjVwHr9XZDqkHpTj4sF23frKRDtvKB",
+	"CNyDHBHNIjgmlLzcOyBMEX8ANN4+Lg73d0+K6PPu31p87pQsdf/Vy8M9s14WRYmm3RA6O7e8Im7rAV6O",
+	"Y0uIc+6LwHw3heZOV3aIkKTT/4vFHTIcACd6AKQrghGCLKJYglIQkC1/IBRw0h2RjmHLWLfTcTvkz/Y9",
+	"DRNQnmE9HTLSY1JpIjihRDPYPia0q4BrFBUWANdMjwyTFQDnSdQ6+r3VlS2vZZbT+mMOSBlrTYF0MwAS",
+	"Cp+GkEHynSIaHrQBiHGypcD+dHL5jhT6bldleuDtT9el+DZi4KRgemEXlLMeKE3enRHRwxX0aQTEsWqO",
+	"d998axir6oL2Xp2/fnn+5tX5yxeHr35482Pp2oyoTi/qWkvB+8QxkpB2ZcxoDUN44JqalmQLqD8gvkU+",
+	"sWQnA6oI04qIId/2bnkAkt1DgEvH77sjDerI0dunof2C3AHECK0ygJp1EepLoVSKCrVzy6+BB4Rp0qX+",
+	"naFa512v/UFwaF9Q7Q86RAvSB22Fs7pM3bb43n3/Avb++uvVb9HbX0c/J9dM87sf5G2rFGu/UjmaxtqJ",
+	"U++TclCVYBP9Smb+7LViKmkE2un6t1JEdVgr4yqBQkylZSmytX9IBvBAA/BZREMSsD7TCnnf2LdWTPWg",
+	"5bU4jcx6TJflmTCiD++B9/WgdXR4UIbd2VL83kqwAwalt8cgDNQRETz7fv+1YUWjdowOo2HYQQVjtbdT",
+	"AtSoIR9uuWVh/Jb9BUFhUNIFX0SgCOVEdP8JviZ3MILA6LriNMfEqY5b3vnXf/33iZnPokJt75Az6NEk",
+	"1ATVww55D1qDJD5VcGS5HeS9scmhEoQiA5gJR0ToAchbHubtHXgKiNWqZKsTQDsAY79P3r/vbHsEJS91",
+	"MwZUeWjItQSq7S/qliMbmAFIyJSGgAxAAtmatvbEUFvhIl1LFUMYMt7fPi58e8vTr40mNd8bUmhBFPBg",
+	"h5zwkR6YHyFUYFoc7O1ZyUTG+jMBOco5K8x9g5yb/oeEXuuo9X/t5p7ZrkPwbrraj/IkDJF7LmkfqnIQ",
+	"0xA5MJ2qjWkfSpmJbBmqFMiB2O4JaTF6cvnuO0U66fo705S3jGjoQcdQYmTwYG/viFCcnKiBGKpbbpaQ",
+	"jvaU+EL4EVE34pGaQ4uaekOLFWqNTwkLyu2+ofJ3inz69O7MI6/bB/i//RclCzcmZYLMM0BJzGzVgDl8",
+	"CYf+i+5h+4C+hvbrwx/99svgwG/Dy9cvX7168eLw1euDxQB+NpOpWHAFdjPSB67faYjMB2eBzZ80jkPm",
+	"o3ne/aeyxM1XRfnoY6919Pt8JsGx34hg1PrsVWh5Eoa28R+4zHECfORAqGnlGeQaTjI4A9QnVhcbDE/t",
+	"stpuD9DGfVY732iVrcb13p25Qcv2TNmwdtfULmybKg88vuFK9yztwqZl3lBjG5zcc20XvfG5/Sec98IQ",
+	"Ra1XYYisecENnNcN2xScn3ltsc1nrzW+B1zUq+goIyshe71nSq+Kyc3Y1RndtJ7L7OfoYiC7p3qT+prd",
+	"Z+pzIwQbIagrBG9ocGW5pYIUZGbn7xZIKWTBRyDfPTy0//GP74wTxoUmKoljITUExyRRkPo8VLZPzj0S",
+	"QPvs3LO+i0f+9V//bTwMTXWiWkcHe3ufq/ob57iIElG5yYXALCiiYU/ICAKyxQX5pEC2T6zVSHi20Mwh",
+	"8grtjVk3jn6U+yzbOwbtb5IgGK3IQuLYlRQHtlxoIbum1UY5bJRDbeVgGOc93EO4Sk7HCaqzOzavxvMk",
+	"NG03nL/h/OU5f0UO4vgENbm/oqtYkIGNw7iRjKeUjFUKRT15qCMKGyHYCMETCQEPQliZU2QGrygCpmkF",
+	"Z8g02zD6htGXY/SVqft08BrMXlnhm8Ybjb8RhKcRhFMRxaCZYaNroErwFSn/qXkqicZUr4Umwc97EIVd",
+	"NlKxkYpHS8WKLEXpPMtJRkX7MS0fG1uykZonl5obBvIa9OqNiZuorsy4brXMiWYgiYLNnfxGNJ5ANFZv",
+	"UQoTLSkeS9iUVEg2VmUjOk8lOlxL6q/OltjhK4qIbVzBbtiGG4bfMPyyDL8yC5EPX4vpK1sD23xjATYC",
+	"8UQCkUgJ3F9VWFI6fDVhcI0XWwDXcMPwG4ZfluFXZQEKw9di+qoWwDXfWICNQDyNQJyxXq+29p/H0WZA",
+	"y8bTTHxCAtbrkS7oIQAneijGHpeqDZ8+kk8bymRvQ3gwTLYiNyMdvpLGTRsvdDN6ITzgW62NWt2o1WU5",
+	"fkV+RnH4Wlxf0c/IeH/jaGwk4mkk4mcawfn96h6JZuNXkoes9UIzgA4K3G9ejG64/jFcvyJDMDZ+Pc6v",
+	"aApy/t/Ygo1UPJ1UXIgAzv9MWBzT7soCo6cnqiwj492qmYlIBEAg67QRjY1oPF40Vmg5pidaUjzq2JIJ",
+	"IdlYlY3oPK3orNiW1BKR6nZjw/Ebjl+W41dsImobhtrmYGMDNhLxJBLxjmuQnIY2z8tS+WmYG4LgF8dE",
+	"gpYjElINspB05tVTJZ1xCRd7lIUQ2ESGESiFqffoSJHhgGovS83IfCBKm++TGLPKuFQYMgC5IrtXmKGS",
+	"Eii0X2j9bKaBLjbeiPtG3OuKe4HXVmQDJ2aoKwEVLWFRDjbGcCMdTyQdyCDXSRRRWT/iaXHa1sLIsyI+",
+	"bmzK2kLKNOypyJDpgbVq7K/U/2OS2PyiBLPQb8JBvtJwkAsar8hXuaBxJQ19QeOFvklE443S3SjdJZh7",
+	"Ra6IG7kqg1d0PSIabzyODfM/DfN/EPqtSHiw3M6bCzIEGgtuvYMkYQHZc/+0S/6V/mMYNc0HP5mq/RjL",
+	"Ahg+jgjVZPd+f9fOocYyyB48fjP/QRCV+AMXMmhFxcvWJSTGvuKe/YPQFyJgPQYzMsRPlDXhNIKgrLwI",
+	"U0RpFoYuLlwfEy6wOstGRBvpOaX1ICbEQ8OD3h3oKBy3ChOx05z8cnPx/hUJhJ9EwPVOeUGW0l62lMMW",
+	"DuCRTzdv26+3PSKBByAhwNIjWAoCi0wFJGR3aXUp5CZy40pRfKduuRjyrFDROe+HTA2OSUA1td9u5UUs",
+	"tl0tI50XO7LlmTwSUXkHAcr5LWfalaroeDMqfWW1P6hOjRDWoPi6eHyi6tWuq3u26w8o74MqrwemBzAi",
+	"PWFWXWLEt49JZzcQvpoYa1FNsPnly3ZqFgdLlzuv/NcXNqjpENfgJ5LpUftShMwvqap0jX8rg55RCMoj",
+	"PcGxRk5AfME5+KadIoKHI1vLCAtV2VPeY8Ii2gdly+vgrwOtY+WEhvmCqwUFvmaXzHp6VyDFyc0ohvZH",
+	"RICaXWaKC8VZr1eZOVz7Up54pBtyGdIRyFMqgxXtM/MJKnnjefOFu84YmxKfymDjgG8c8OU5f0Wb0PEJ",
+	"anJ/xS1pQQY2W9ONZDylZNwwvbJg08IMNeQC21c1C9o03nD/hvsfwf0rNQzZDHUloJ5pQDnY2IaNdDyR",
+	"dEiIGMhTwXsggfsrsxCT81STkslei62F7WE2pK7LRio2UvFoqViV5SibZznJqGpFpuRjY0s2UvOkUvNe",
+	"9MVqrYiZoY6UmPaVLYcGGpFQ9MVGBDYi8AgRWK3JSGeoKwY1zUQmDBsrsRGRpxGRlVYEqVEGpGLtj029",
+	"jw2jP4bRV2QGalb2qFXOY1PCYyMITyoId4yfDqSI6Kq0fjZBNWHImi/W/neMEx/bbjh/w/nLc/6qzMDY",
+	"BDW5v6o5yGVgYxM2kvF0krHKYvnZ+JVlolqpfBSGTaX8Ddc/jutXaA7q1ckf61HVGGyq5G+k4imlIpZ0",
+	"VXU4cOxqkmBaLtb/ptWGyTdMvhSTr9TjySaozu4VfR7TdOP0bDj/sZy/Kq9nbIKa3F/V78llYOP4bCTj",
+	"KSVjlUJRTx7qiMJGCDZC8DRCgG/fbpZKhT2XpfNx56XoKabdMUwtOGx4dsOz83n2ZgDRqiKlcexKShtb",
+	"LvTetWm1UcwbJl+KyVfknWRjV2f0it4JsvvGO9kIwdMIgfvwpJ6JG3OeV+IYt1gicsOkX2dKQPfBqLcn",
+	"5bIr0JRxCArjz+M46ZpnFUk9wmEISpMek0pvuO/r5L7fMCPYilxZO3glE2+bLnRmbQKzjSHfGPLlGH1F",
+	"7mw+eA1mr+jQuryAG492IwhPKAjXd2y1Wt9MUEMYTPOK2h9jUDacv+H85Tl/pWYgnaAm99czBxiHtbEJ",
+	"G8l4AsnIEgBbvgjUtaYa/6ZBwAz30fBSihikZqBaRz0aKvBaceGrv1vdRCp9KhIrTT0hI6pbR61AJN2w",
+	"kP2SJ1EXpFlyj0m4ohqqN1f6TRKGoE98P5HUZqis0FMm/DoGCC6SULM4ZCArdvxLiKhmp8/FBJC/T45Q",
+	"ALp0WV4Ri+Ug/5FNKbr/BF+jyPVTHTaPXFPZcanpRrbikI7w8ssfUEl9DXLbJqFmWhEpQpsel3ZZyMx4",
+	"RouMUz77yXxgGiK16GgCF3yC3ZB7HURUSoqfqVKgL6kelKT9NDhS+lJILSnTi2b6JFH4M9BuaL8kjyfW",
+	"9GB/QUA07Suby5oq0jmRQMkZjWgfOseEJ2FIekJaxNk6HiLR2MdgJQN9fMVe66EdphPYrKCfvZYZzGA9",
+	"TRM6iYKxBc5eb5eJvqTxYDSdErl83gDuITTU+0AjmB45LSJGfBEAph4+Jly4zMNmoJLUy14rYMpw0Tt/",
+	"tuqZIEihx3VEw7Bet/K151gx666KkF4ShjW5iamTe8qQfG+FvAHrS7jJukKEQLlt94YqOM19jAkRTAfJ",
+	"OCnhofDvGO87ZhsOQIItFSMS6WOOioBqTAcNpMcgDMiWT2OdSFCkCz0hgey93Nk7wFS6M3hsbIVvC+Bf",
+	"sf5Av6W+s45lzS+dsjhNBWoarLdG3Vg5IUFinSrwCBe8namaa3FPiQRfyABBwRzaPpWSAWYEJgOqCBeo",
+	"frYLlCys5Y6FYQ8gqEk7MyIqrTCs4NChoroyXT7/MZX0PlUHBoAx6CxgcyiQq+4kYcF4bmAaBIcHBy9p",
+	"+2C/G7ThYP+g3TukQRtevQ5eHP7QO4AfX5XJ4L1gPrxnvC50v2b9pkHEmwjTqK0gBF8TnISEjEN1Dq2A",
+	"hwmriUgZF/bxlU2qsUkFP66RSrTNhBGZ0AIlzFW0SfPEplxGSlXGpH5wvOkV7GmRqjMNf2pH69l/s522",
+	"E2EoF3XuwLR1r2iICt9XNkXLWo2nVP8qFGWq2WJm3yPurxce+VkCpwF45FOoWUQ1ECHJJVWK3eNsuQin",
+	"DUrzexcZHSdfwOgFJC1igRNrR5+AC8hW6DYtP9EwPCJA/UHuA2Q1ECgndiXkDkbGGxmlW83tRXy0sMSa",
+	"megGHnTrKTil1mxfB0vU5oXldwQr4JbH7SkM8F/ftqIWE9fcX9QTx69pD1EL8s1mYbNZWLxZQPWz2S9s",
+	"9gvN3C+4O4Z6x7tG6KqZYGt70/pyZTXefrm5uSS2AdoIj7zY2xvzl17s7WXLZ1xDv+Rs1c3g2aXNBHeV",
+	"sDYK0OL90XLw1vCzyh2sRuFiLYhoNBauUvNVfxPwnXP0t84SCJnSHnnHmWZUC+kRd6sWgvTINXDNOITb",
+	"JfcCc93tr/xcITXU83d7VSzXmGXKcTqX6svv/pYg/Cq2f3VYp8FHCV+OC34dc++qq8CIPpwlkpaL5TX4",
+	"gge4K61wfRpBwLK8Z5lKrbEWi7sKMw3pPVSk5nDIVLW2E0RCEtnebsIy3E/agojxp0HnxGqK43pjRCvi",
+	"vZQ7mHyTSKWXvuM/Y0pT7le9t1cDofsJv4QwhBrxAZMWb3oUb2I5pcCG+tr2XBrcGiEKqwYVl1IG5psk",
+	"COpeAJyQrulFtlxAkdkRRYVzPkx1oBZY9RkHP30aQRt4n3Eg2J7EVA92yMeY/pnA0x7/PKXRZuoXFgTA",
+	"3/U+CP1xyMuKVNsWaYyV0kKC2dVyPOISpk/5EYTFZ2XvEkmKCSrK1Ao+cvvkjMv4+q6gB1IRLQgl+G6O",
+	"bHV27/d3sYva/dsYm8+d7Xw/bgGxzGBPUjjM2YPnJJs+i/hh78fDl/QwaB+86v7Qft0LDtr+IaXtwxfd",
+	"F/uvXv2w/4rShSfgpdawhDJFLMw2kBniZ8rNEr5SNdFZtV/UIOGr5RQ1Uspm7Gg3gvakgraiw5hMjhuy",
+	"+8b1rBLWRgFqrVT9i+csmRK1QlH3BAHVbjb55GF7BJL5RDOQFbcrjfBABiyACnpxQhWSM+jRJNSojRDf",
+	"VQ/apzVorS1rgQRTa5/a0NbYwo7r5SdgrbWfUTSNOWtZ6A0XTnPhKtV50QNpllpfOdTNA3lN9ygLXc/m",
+	"YWV9KGk2PtbIII3njXWxRXOxwIP6t2xuR9vFzl/BzZnp8eLLec3woCU9q4SWQrxdJJR2JFCL9+HlM8dS",
+	"ROKLzJwoOMk4DmNCHmZEls3wpbzWveE4H/k1Eu+iOS8a512MVLi9mqJPCeJmQDQnNOdFqxSExV6dwfsy",
+	"p35jQvtt3Ho+QrBrLbBMgisP8FF+SKydLBPHJYbZyNZjZWtl+4ZUdhtl/lcKbbNAXZvzWyB0c/2+9bi/",
+	"KRc0EQ+nNAxFUvv1Obp3AZHQZza3ESURjac9YWMrqyhyt4z3aXOEw4xd7ma+NZ5YrWdiSQzyas6Il1QC",
+	"1ySkXQirDTqB6sJyp6fzckTMIcIyPk05HVbg3DwZJeu95ZqmW43+T0+i9wUs1KDTByEjh/uIcRbRmMRC",
+	"YW+PcBExTsNwRBgnv+95ZP+PIxLZrBIjQxM9gKwbM3b8O3XLhyzQA3zINQDWH2iiBemDJjF7wMvrUxHF",
+	"iYaAUE1CQQOiWQSkJ0VUOM/9TpGhkGFwy30hZMA4nu3iRThOSuPvVLoUBlJ5+W/0ARRRQxrHZg57IIzp",
+	"TgMB6uiWP5Cf7Ng7I/J//jd5yNNkkH8jD9c+Dam8ESdB4JFR1vTBNB2NNR0Vmu7c8hPSgyGRQEPiW5Io",
+	"EjIg/0yUJuYTC+yBNSIK8dOjYUhUaJAUjrI2FtE7t3yK0x8qhguNlokOemiZjuUcpqEv5OiM9Xo17REN",
+	"grJj/mshDQN8+vTuTJFYgjIaTnDLaPiKBYYgi/lpZ6TAKLFd/oDyftmk78wQZoKu0AMyHAgFRIFkjv3v",
+	"aZgACVgPL98ZJ5SnSscjyi64OyLGca78eO7UrgXToZUsVUIk7pfCjwiD5fAzQXRLn3wlOfpKGaEATj0+",
+	"wAsZNRNQLeK2vVmzr8mM7VCLSLRlGdl4IVFMzf55ZFts12OYWjdCDpBS7IgoBs00uwdbFL2mKsZcuZTf",
+	"QUCGjAdimD6c9jVqC0N3bVSPAm34oCekX/uIrytkmi5rIuiE8jvifiVAJbfsPmRcWaZjypVvn4w7cUXd",
+	"i4En1YRjEl9vcPYqb0z9vOuN0f7lcTT/LszitSCFmTIMloYrAQ9uWOnL0+uP5PXh3j75dHN6nFLJbGmJ",
+	"HwplY4ZyhUs1tI1RK/XW+qI9Na9F4QIoLJLIlkvMtl0KgdJU6rowiBj4o2GoJUb5MnOkj6FhBo1zBl50",
+	"YDDFXas7O5gW/KZsoaYl7JtHAKqYunsZmStHQodUBsaz7GnziVgrZHS10ZW1r1xqn5+GaehHlbjxiIZh",
+	"jbFnHjoa0K4y1Nd3Lp3Yhy6UYmy4ycPCfNG1ZXxNZ0il/N7IM5QyBG2wM42dG1ZBK0y84aD+XV+KhAen",
+	"IhQlGQhet7O34OTq5zcnZAAP47lb9tw/ZYbcrz7oMQmkiNEXC6nSRA9FnmBF4b3g1c9vxqfuuX/Kg7bv",
+	"mSq9cjznSZTWNcuSjpwX8Hjmuh4dvbv6+KGzM2/4Bfe0VQ/QQir7UEPHGV1+Ixnl/RDOxJAv2fVTXKNj",
+	"XT2sWVlKiz3CFEm49dyOSSjMHpkp94f5umLMnxn+SbA/IXLaphrNhi+w0gTZU/72psRoXP/nxJ1BuFKi",
+	"VBD2+ieaT39wudEgT6RBah3cbvTFo/TF8ofcz0g7XEP9e6eQBoHdB5g51TGhY+cOdm/7nSKdso1txx15",
+	"2fOUhcc7H3HhKUmm5GP+lsMQoMTz+mh2NxDYg/iUa8gWnpfsbRMt7AGUiDPOqesNopP12AO4SfjHXwpZ",
+	"2KpReJlLrdUQeVURP8+XTWbcz385Tln9yUmBK5u5P7oGvTYsNBcF6z9iGGeMZ7CRdlhaP4qaix+ujS9d",
+	"29z4riPZ6lKtQyAxVcpz2VSFJHBv/khbbeM1EaZShSGVATHf3tV+/JgnipyPfTtpmjSuKe8cexLgCsG/",
+	"9gcQJGH2yHr6rmTA4nf1wi8rRVGOn2baSWYuLEf44tNOi/Fl/JYnYaT1P3X8cqxYL3nrt8BzK7P9OVc3",
+	"TF2vGOKmgXs6oLGufQyes5gqe49cDBTw7QTLRArYFdp5qgQIMHUes1D0EygXtZrZPNIFzHhCOJnQK588",
+	"m8kbQ9RcMhQqx1Ung8NtfZBSqpe4TrGEiCVRuWZbmFvE9f718lSokrTTl5L5WTV919baGbMvTr/wEymB",
+	"+6Nj0t7PGEmCMTMpB1Wp0wUhxkbe4A+TK+lgWruORzr2uqpjDGLn3FjETjHWJeE4DgSVUqukc5YHdWT5",
+	"jL00fCYzwigpqbnuQih4XxEtKkw6FVRagHpiQV7OMPPoPEnFeXxbLVnHRB4+dZlIf0CVgeo3pge/XpbL",
+	"q/VD6uuJ+zjlvgps8hAvc7Xtlobdswm9UtDmom9d+8oxc9vk3dJ69pC5LW4yLq4y/q8TfBvVKJrI1C+s",
+	"P8BYZAjKhVCXqs/fBtQqLeOY2hPOI9I5/zNhcWx4HyuQGt1gNGz+9WmWWgM1byzpyPxxGdIRyFMqA/Pp",
+	"hukQzB+nzg7g3+nFlNHOMLQxn4pEdERoHAOVpXdG1ZxrbXVleoIYuSSJ48gpJZRbYP3kuIy3MTo9NXUL",
+	"9usLDc8T78Ivw0TSsLDNq7MZL4x8zXg/CWnJNVX6y5Jz1L7PQ1G6lHDPYPj42Kgau7MxNEzu2cbusqaW",
+	"uHCf5phnqfTMUxy46o3+6nl4mTfMk1y62lvlr5wLV7V3LvB5U0y0W9KKIW4auOvyV8cJ3kgfrYCRdaGj",
+	"qbiwtceuKO/XTQ/fFcHI9q7osA6ABrU6hNCv1V4aKM55cAHpwUrVTteaSl2j2+SOcnKMqbWMQe8VcVcE",
+	"s5RAVd7wlTj47lmYvfYXHNK3Z5illgs9sAkHJw6l7MNB92keX5tlneat8UxdRIWi8+NLuqCc9UBp8u4s",
+	"PUKyL+IUC8oTEfeBg6QaghNdtoVxJ5QB6/XIkNonZfhGdevTzen2Y1/3JFE0p+J+EQfXrqkRb1EHfPtg",
+	"cgb4E/xVRG1xnnEseUXy5UDMYqoVmT/k16Yot3EmrZ88FLiWIxKDJD7VNBR9z72S747wti2meuDelWDC",
+	"584xgXuQI+IoMTJet3sO6hGIYj0ysqgI436YBPZkcsLvxtKPi5/GF174YsXKIKggtTO67ean6/V6Y9qq",
+	"ut0KkVZZyFK9/vaIpX5Ha4uXwBMe9Nbu1QvhoW4fs6+LRFB/iVnHXciObGoPgnxQeHFap29E49p9Yjw8",
+	"8tO7qPpdNdNLgIln5CB3fcF7YFhi+SFC0Re1O9sbhGW77RYEqPYQsaQjtVyvJbWETYJft5etp7Bst111",
+	"x7g/kCKijxpiOYiLI9TsPGHiUixMjlkOaOnac9swpe6dzOb8WM5iJRp7QvwyIo/p2Al14vRhpkyLum6W",
+	"+ioX1Unp81KjmZukopUYVzOZDEyy9SwH4jp3Bmu4SlpoGp6kyTQmPRnP/n6aZ76Y0eIqTzixwBsqTDjR",
+	"d2KyMjjPpRRyiewHZh9jHFrr9HDB2y8eHogEZbiwJBYe0nlKNixD4JoMpeB9DGYa4i2FIIEgtCsSTZie",
+	"9X6+sp9Z9DAP9g6qe5h23WWYexvCwxLpNZ76jXHDyhbWyKyeIrAJ77tWTJW11QtcDv0r2hAWCdyQfWG6",
+	"pBVD3DRw13QCPEHwJp56FjGyLnQ0FRc/0wgwdmr5e0j06I4J9fFN1XDAQps4zTqDmny6ObU540IGinRB",
+	"DwE4yVLKoL13SWWWTMexwPAdY7BBF+wRTOVc4nlyocccJg6E1GcrXOZYBqF15QMatzhTMM5KGDTfGGWs",
+	"+Khb8afkRvKFnIzlMmevjF/rJdr8KvlxRb7CGMs3zSKsGubGAbwmD2mS6I12C9bhI41xRFOxcSGC+tVd",
+	"0CJFIoAdclPIvdsLaR/vhpJuyNQAApLwAKTNdIohmR6h4ZCODFhcMaWB66Nb3mHqwg5hC691zCD2OrGP",
+	"weJE9Eje6CQMxRCCjkd6LAzT2+DhgPkDuAdpet5yV49tQFVZCltqhlCnidIiMli4AqNUVXnAqW18QbU/",
+	"MApWJHpWwxWUtVmmdEojTlqCmWXhEZOpsxIxnb5uYHogEk0oGVAZEN+mS18YpAe+4CIalT+qyIoGQ57w",
+	"xSOw098hnfMTCeo87310dK0pD6gMOpUmNkLwFqhOJHy8BymZu9+a9faICw6ExnE4GntxVOeRk51tZiYF",
+	"I/GlL40mb94L46S9yvTDoudNBgNXSQhvhAjXhAKZhI+HPxvkMcBPqqNylTCh2WY1ugEa/SqYD3MHC5nS",
+	"v7ooyBtqdxMVhFvIblasf0KTd1nI9IgI2VVE8DSnedX3TCLhgboE+QsNexUDkzTQ6EqEM9mkJ6SxfCiG",
+	"aGHU/CzKi6j0mAPHsQIzmTob1zjl1qGUpCUsM80fBWpNItibabWKaJ2hl2YJ61Tk7SSLVdlNGB9imefg",
+	"z8uNWMWu+cu7IUtUj1pzWPzGj9j4ERs/YuNHbPyIb8SPWOEBXeqpNOwAZsUQNw3c/PntEvchGiJC7ylD",
+	"cc2q0agYfNZjvpV1soWmmeKn7xSJIAQgQhLqFJUNKduunZTKhbVVTShbeGfseh4dXZi1zEoo24BzmzsW",
+	"htdaAo3W8x4ww+mkCplYSFUFkuN8ufu2J+Wv9eeqajiH1nL9vypWXLGOH2f7xir8tWGhuShY43VcKWM0",
+	"+SZqHEvrR1HT8bNm3nkGHLNOPmksLiQLLl251LoJ20SYRLzqq2IxXOohsRjaXPpmprL1v3c+0se0HkYA",
+	"PZqEZgrg7U/XrbJXjO7F6f5ropI4tgUcrdOkPEydRsOwg+cANo7f/kaoJoLbjPbAkwirT8r2yTnO0T47",
+	"x+/tnKDa5+6/F//A1Hntt1dmrx20353haUL73U3La/2Ttv/90ngJov0fV/gwo3353vxXt9+YzzJpX33C",
+	"5yTtm1/Mf2X7xnx/z9q/fmh5rb8G7VP335vf7PbcoCmvcZEubModw8RFSxYTs4Uu7TuWHXJC7HOS71Ra",
+	"YMydnQsOeU3bvgSqQWnSwcAjxvs2ddItD0GZ9tRmkPszoWGagz0bl/q+SLi2E5deyj9BTGS9nD1mJR8s",
+	"05YfIzFOaBgWbiKMDJYfa804QSo+/M9mO8EEUZT7UKcSR56Uqn7/IrlKzu+KpCncgyAB04JzcRwye4xW",
+	"QVU8JsxtbK3jVJqFxXkYWuStF4RoqVoMX1aOnlUs50bgNgI3KXAr2hFOSHVDPLXCqlYPdwOBXtP+ZZr4",
+	"TXTbJ/CyRqQ0FiNokp5gB9Bc976iY49gVH2kPY2aSYRkldsV+wsRx7RKD4O1MaIlr5q5TvPLTNrptNKw",
+	"G8C1JNSXQim03zimKvjhhSfgYUbkCojQWcaPWYuwLcgWBgbF1Ae1XTbvBC+6RWQTeBm8s/nSkWMtsjpG",
+	"/yZLa+be1fabJ3xUPr5PH3Nrt49SSXe/GrCUZ51d9KoNP+M4WyjeZIj52bGSpO2RZvsvu/NDBVEeK2XY",
+	"suwXq0RKf0G1MuOXi3+U/mJVT9kvVhmV/oLqqewXq7DKfrEqrOwXq9RKf0E1V/aLVXylRdtQFZb+gsqx",
+	"7BerLst+sQp0xi83vy32ehtnAeaLkou0qytQ6X5oVZIlJE4xR34WJ9RN5WlxNF4qX4tbpvJWpaWVv4Ut",
+	"M3lc2DKTz8UtU3ld2DKT34UtM3leXAYjle/FLVN5X1xbIpX/hS0zfbC4ZaofFrbM9MXClpn+qNLS6pN6",
+	"JS6ar18uaFxbn0Q0zjWAT8NQJFrVj5ix/Uo8OEw5KKHPBFcudLcnpJlWZTG8aXcXcGFUFeYg3a5etMeO",
+	"UCXGzxdCBoxTXeZwvmW+xVxbgdbG7e2D6EsaD5hPCj0rhfw2ItCnGKJXcRVLBo5GNDZ/zY6qxocAMdWD",
+	"0qATbiiERbkrvaDLi+U4D9DF8McSAkMh/K7HIAyWfV/nEnW9yapCv0vz+VY5GYxDqgaVjxFHOPVyU2nq",
+	"a+bTsBreCL4vJy7DahYjhA8o8i0f06BWj+FkVuG6h4sk1CwOSyuN/yZkGJB//c//lT0libLWx4QLGTlI",
+	"H8hPZIiNR+T//G9SGJT8G3m49mlI5Y04CYKKh6/FLiW1ins9BZrQIIDA5VVN1+XT9J1nhVlGTwL7KIP9",
+	"wcA+GoN9VB/20Rpgr3KKXaolymVgXNXPC10uj2R2IjxbPGeqiPHiz04vjnP1OJ0neGsC3QX7OsPqL3Oj",
+	"VW74v0AoYzNcB3eC/BV5D/Xu7J67m7DEC7dnbuCXgHhjcDcGd2Nwn8bgruhm11nzhhz+X9B4dXA2CMg1",
+	"3VjnxG3iTY/DwxqQ0FQM5IEutd1pG7hFfCqDndYzTJnMlH1T+q73QeiPQz7zVTGVfTiRuk6EVfXmmIu9",
+	"vIrxFfRAKiwBRG5MM7KFdUts+vbdv431+tzZLhZRxsyJVAZjRcAXOt4znaQhCypDXsW0lqC8iIGpQvsp",
+	"KvOVFMixKByrEMO1xGaxyN3k605evRGEb0gQVuTcjAtb44zbyqFuHshrcvCmCN9sL2cd7t44VzQXH1j+",
+	"e1nDiMVkdlb31uUYVbgtwubi8abuZVLdTra4i7GXQEMMrTf2WIG8h4BQRW5bt63tp/YLEQNpiNgsUNA3",
+	"UAMx5C7ZF00ROAPInpCkG1J+ZzGsyBYlPRhayNxXA3oPaOu8ZWF8RFR9DvYMM1bFGCHrPcIts9z3rN6I",
+	"LMVW6ypC8qREXamxzTineap09XA3EOi1uhlF4jfcrq7P0cg4o5EYscfXp1lBuPoa345A8ppyO1/+hS2r",
+	"vjNn6jqJyy5abmQCaO4p0SJuawNkX4okxscLWBVacE0ZVwQLQBcwoI4JYivf6zqPSERMq/HiawXTcgcl",
+	"+XOu8aUAYQFwzXoME4RSTQIBxrlKS1OnjyBiqv2BmT9RQJgmjCsNNCCiRwpoRrD+KczSKQ+I0kLSfnnl",
+	"6EcYLQOOI0WO5oWmapIhl/JCpnnyefkiG/b9ith3VX5HmaQ01aysCweNRcC6/LAZTPEsfI+1+GRlHNNg",
+	"7LwXfbG0/dNAIxKKvtgh74zijmgfjGpVJKLyDnV+KKQ6It2Q+nfkDiAmCbcqOfBIN0yAiESHjIN3yyUE",
+	"JJYsonLkkb7EOl/gCx5QOdohN2YuOx7xRQSY52/r6qedHe9n86835l8nP+3sbHdslJ+xwLc4GQc8HPp9",
+	"zyP7fxwbQ3QPEuvVvm53mSZXP79BRR9h4m239Jg9QGjD7tDEhYBZAEiX8uCWb1GuWZuGjCoICAR9UCRk",
+	"kBUoc4Og+UgkBm4Yu2jXv710lpgvfGPqC14+XhbKZpoUjPFjbl0q3aOkK6pXR7XA+49x/zbsvyT7f+0X",
+	"ql+nnKzWx0qFsXnmcfVwNxDo9fqTBeI33Fdaow+ZckYTMXIFZmsPwa8gVZXsjNOpPO5tT7v9B3kPkkgc",
+	"tOwtJlaHLYlVHgAeLegBU2lCsnTcLmBGaLwfKz9P6BqLNhhP2CEhBKqgvfdyZ3+vbMPvC66B619cKPzE",
+	"YcQvJ+0Xrw6JcHV20sV8p4jiNFYDoUmPhaCOMG+aMfykc5vs7b30Y6oH+BcQ+4UaUByq516dhWB/vr3l",
+	"nVseg8TvPKJsPpTuCF8QkC3TuoOTdNLOSgsJ3ylycfLh3dvz65udfypM4m0YRtEIbjm2J3127+5XaYS3",
+	"qwMiOKF85Ah0TALWw22NA8PdaRpYIspZD5R+F9xyHIcWGgsO1uXNEW3BO/qx98Lf8w+7wSt/P9iDvd4L",
+	"2Pdf9w66P9CXwQvY7+3RH7uv/R+CQ3jVO6Avuy+w3Y+91/SH7qH/yrAK1caoto5a/48b9Pe99o+03fvj",
+	"78ODz/+jjIj5Ysepv/fq/PXL8zevzl++OHz1w5sfx0c3w5603/7x9/5h+bBZdrcTXcqrfIxBh7RYCopx",
+	"zIeXXltLwzKGbGTr083pduExkL0x7gIGwitceUkyuUL93sXvFKfq+ZovRWR0VaxHToY/e637XNinNQ8+",
+	"YnEtPPROd+/3d90XHbyrtwd7BXQbIdvZ29s5fPnji8OXrUXv0QtkyxeTyfE4/scl1UtVSAVd9kgNP/Gk",
+	"C4agjLRIpclWd0RYFAupCaarqv5ka1LdNtQqXANVtY3BCScQMyUCIFv4pKNNfU1ikEwE21h8gBPzzZYU",
+	"SX8QjohiD+0hwB2RlN9BQIaMB2K43YBroUJN7wm///ojeX24t08+3ZzOFNRqhbZjalRqeaDkp0/vzlKl",
+	"b9ulqD0mCjRqc18rz2oTkSG+2vu8sVLhK4NPp1FJk0XR8lr7VWKDyt9sVyGiLq2UZsuhWQa31dBOfN3B",
+	"hMxTv5xbrHYKWjtFdEHjd6En3JpxfWgQbMm+cTVZNvOK94uWCG7MWeXYC5y4aCNpV79U4ZKn0Q3P6npu",
+	"o0aeUI3UwvxG9lco+ys6R8l1S6O8oJVC2yxQ13RWNEbo5rq/6zghyrmgkXgYiPjMgVMDA4vSZvA3cCOp",
+	"0Z/T4J1JYSvdkCCx2V8HQLrJiMQDqqD8/KdYU2xmwbFFAd5Od5KQdiGs6mL6QpUMeimZD4Rxwngbd9O+",
+	"hIDpqpnS+5PVUsLwY6919PuCGjDFXp//mHTArsQQb3FslROzuBSxZrrJF1e2PJxxpLjQaWPTcI5jkLMN",
+	"q5EhgsPw3RLNXyzzggupNVZFbYw5JjA/wakpWIUlF5ez0Hg6UarvOq8/rc0Xlc9abt5G/jbyV1H+7hg/",
+	"HUgR0dpRAnjZTbBe8ygEck8lo1ybfRUl6o7xpjyat/cAXaqA+AipDWHAs5Q7xt1DJYzhVITGMfCA0Awc",
+	"tHsuIQslHIYh45XPy3pJGF4Bd2WeKqUVkkAjCH5lAYiqfYZU+4PVV9kcv1gvgJYtYXL91ZlvmSiVhfz3",
+	"lUdhbJirOnOtarM6xsBN2Z1ki1o51M0DeV1b9UnCN3KbOoaV9aGkyfjI6nrVO6RP4r6kARB8BZJZGI8k",
+	"PBS+PYfXA2NJ0oZ+IiVwf9SozEEznmPjKW36BBvLhikyHAg1/g7dlRCoXJ/xnYZoRrG4dFL0yVw5vF9p",
+	"mIAijPthEsBYhfOMbmbIo6Nf3/6j45HO0dEJZxGmxrMf3zLO1ACk/XQtEh6c93rga2W/uZGUK7vPyfr8",
+	"BwvDU5FwnXa7EfFbSfv2wzuuYvD1CQ9Mu86xcf/IvV1oREfoLFJZ8VKgvu19hDnNKTCVaqW2EUXUL3W1",
+	"tbzUfOWu20ZAvkYBWaG7lclg00zpqmFuHMBrdDCLRG+0P7Uu9zLjiEZiIzaLqXuIoUyvPGu79b7qF2vJ",
+	"D5JLb/bNJKeu0dHRqeDGgCY07BSLQz2P6ie9JAxrrMA0R7tmL/TrJENHUlTnT4PjmQz69Mn/LOM8Rfa/",
+	"KuaycDY9O4tfRppytI+ndHbonSlJy5wIlgvTFyiA8DzEsfZpY7Plboal3IjeEqK3Krculewm2exVwtoo",
+	"QJc5+/rI3QbU7d/NOM8yG7Yaw8BTF+YvjD7/ZmPBbnJMmT0Bpb7yc5TnR9RVKpvGHRJki1o51M0DeV3n",
+	"BIvcn+ZhZX0oaTY+1sggjeeNdbFFY7GAhujG7iFm4WD299OvQyYnmAANIxWN+6Ri6gNWw9pyN4J3MMLP",
+	"415CMfNy6bJXpeILiGkIrXCnWPtsAvdux1mqQBWBZr4iElwaLcI0PirO9nid5+lmayHhLVCdSKhVEu/J",
+	"YodKVrDIQ0OKLnPgtARRv3aP/DnTf0U6LGOvJimwVcLaKEDX5GcVidxEDyPDxVoQ0VQslNapPekqESYa",
+	"yKer93h4wl2qOyHJPQtAEJfGJ4KAUTIQSh9jeEMXstP6/EXrQOtYHe3uYuOdexoKSblu05jt+CLatU8Y",
+	"1O7hSzj0X3QP2wf0NbRfH/7ot18GB34bXr5++erVixeHr14f7DrNxnzBd2K0udkZRyJZlYPn5fIXGZLY",
+	"hCJjaU92SEcyoU9DBly7kTu7he/eJCwMOoRKIDZ3niKid8s76cNgOdl14gfXvyck8fELlT3TNg19cnL5",
+	"bueWv2UQBorQND4tYAE+CHGjkS0RBkSCL2SQFhMRpAO8zzikc5NsjlveNdNu47InA+TKMlkulVcJ5zij",
+	"usTTQqhJQDUmPcweUR+Rzn/+53/+Z/vion121nHJALIX5NmL8XHue7H3Yr+9v99+8eJmb+8I//9/z1zO",
+	"r7Py3XxIIpDMJ9iK2OMzszaaYmVszv0fy2YYQ3epZzKepWjipXye79pxADJi2oVs7R+SJI5B+lQBGcAD",
+	"DcBnEQ1JwPpMq+2JTDxPk/ioyKalIJUz+hxWaasBi2PG++39H9uz0gR5rQkRK9FhRtwMqsqWujN/yJls",
+	"MGtQ16F02PsykB+VCClLf1TIiFTk3klWm0mFGXQsQ8U0xosSXGZZXM8VuVWFvEhNMKO/oRGrvV1yz/ey",
+	"C3ozkfKIGojYFrXCfKp35SnylrxyP+dJlAY7q8Qf4H6sEDuZ38P/AvR+1Cll6gB6NAn19R3jn2aVUGzE",
+	"9vuOheE1BjDWWIcqPmev9KgzewA//aAzi191jo4rlUC5MdBdIF2R9Ae60ntN5ITKfqflSUOiMudzduVL",
+	"281wYnX4fyt0moMC6zOGkD5crQB1zYiAScac3AxP8MN4HEAR9AIXpIifLfjLHJXUkP0GBew8H+1R65Rm",
+	"zWoCt8VN1BQz9usbZfG0ymJFTlGujBrlFq0U2maBuqaztTFCN/FYKcfGelDRbDygD7akf4AZGTInweZr",
+	"UGSL8QAeyF6aAxvfRdnHRZT7sI3Og3u5uGWDoPaxioQr8JDmeqidQ9Ut4IkewbqMvTcM5IyAVCqZHuF7",
+	"uUJ+Pae3853R84jUrxvIO++Bx+ODeOtUN/NaQxqGMY0rplaolHWwELs7yQeThjiffdwGp9w4N4R33Ltp",
+	"qBiu38VfWpBnmJ3nI8v1X6aqJ3umtpHb5eR2pT5kYefTLKdh5VA3D+S1etBztrzNw8r6UNJwfGSnDTUy",
+	"jQaq5iHFSdpjxgkFPn6iLGoHYsjbivUHGivSJFwlcYwlWiqd1FAm3yRS6brLG+s25xQlEkqnB0rVFhTq",
+	"t0zCTWlibAs60wORaEJDrG2mgfSYrPbsi4b6eiB0P6l7ZnQy0XEOxFzwtrJtq0Ec0Ij24YryPlQ39Gd5",
+	"pzJxMXwd37AIrrGin6r4HKNnw7RM64W4NEi/EAHMSZmhNOUBlQGhiRYR1cyvTirT8Kr0ev5KJDxQJAbp",
+	"6hVWzJeJNVHeJGEI+sT3E0n9svLOsQQaHJNQDEEagYqEBEKxvYaKM0W0T/9iHK7ZX1AR8xJCQYP6FJMJ",
+	"v44Bgosk1CwOWVnl7CsIKcaOaGG3CJG4hwi4Jsp0rQiU4+lLMAjEFCTTM+2XSkCFwY2ndgkctKS69Oq7",
+	"/OD/t/FuZ9b7s4nrLyBgSVR2AzCh+DNOmyBcKXJLRKuMeOXcVorEaeBzOSxI2bhm9HKTMq3VJrX6hIr5",
+	"o+zcWoGfmP3RtY/uviHAJwXypA9ldP4gNKFG+iToIwL3IEdYfqlDDGJBaRIlSqf1Jkd204qX92mBT8Mj",
+	"3ZDyu1veMRO1caaOZ/rQMByRzkkcG5c/vWonW//26er9dmeH/Ob0v+A2PIhy5WT1YG/Pxgcxs8gBUJuw",
+	"kOPGq5VPk7MEjdl/wKj12aCA8R4musEy8j5C7XpK6AX2cD2RYSGkrM/0IOliGJlrkv53OsT/CmjQFjwc",
+	"FaKR8Z4NXwdiZVczK/NpSNRACA2S/Ou//r/sMsZs5fUAmMxu6syO9ZYjPtMDgXy/75FuEgQMlEciGrv9",
+	"vk/DUCTYGfO5K48Y0wKaWfXAQCrvlqflZs3yPENdru3QqAvNoqgi/3798QNhnOy/dkcAyiNxmEyW4cLq",
+	"rfhVwHq93X/91393iBLEeC02sQ/xqT8ARXqg/QFBBA3x3slWrc0qvBbj3tTOLb/l339/KrhZnPnm++/x",
+	"K3KOvIiLU4nvg1KkK4KR4Y7O37fOybttHRkX0SO36OyZj//6r//+3Dl2rAxSCpn2u+Vkoqutl2c8TVsh",
+	"z4yDXfDHlv05AqVoP62h1/rcSSlI3C9E0ZGysGqDkJ18+SWi5FMpR0W5IaVig4udITnHmec0S3K+J530",
+	"GKhDFITga4WNXcjX/muSeZcp1W0BwJhKGoHGMnLAk8jF4JvlhKANL/sYfZip7gDaAbjIRN+H2IxI7SlW",
+	"yJT5ZPC77WHRExqGHSI48ammoeibUaVItOEaIR3N7HIINdD5cIxZzHJf2CbBcpBOUcLMiHTGA7Gsj48l",
+	"ZsiJPf7CuimmkT1A60kRYXtHpgwjeV4CFG9bh86z+BgyBbYn8Pan6x0k16k9xWi/z1CPD4EsLuyQeLjn",
+	"2Jjxo4l5DYWySU0zM+xAYEgmHxniGf1rgCguo4NL6Fj6pYPrdBj80X7dHRkX2wjESMM2ssknfsfFkJM/",
+	"E4P6jPgK6cn6XEgIyBbmL0zjRhXwgMCDljTjAoRegjL6DT6iolQ/2d7/r/EPO3ayN6M2FghyJHdMa+ho",
+	"FkVJREPjYUBAsNkWF5q8bh/g//ZfkAE8uBhED9FhGHHbTG244GDvwI0yhDBsF8fRecxtWkExEGAznQ/o",
+	"PRTk1ZbUocQ655ad8Lg0HBoZjyUo4PrYtnO6mAvHk1ayOwgwMsSZYZup0j3UzQIPVjz6oJXrRbZSb9rN",
+	"gJWqkAPt6WbK2vjrd4oULJPlNYTlxh3yciNQ6dC2zlkGGuqsjnWkOkeETp4R2zVuYTluFJZO4SbiiBhf",
+	"v7NtAwsKtdOMjNAMGiFJSP07xKAtp5pqBgwENqM6R7Bz27ptdbxMnl2tQwnmP2kltjAsUCrltoKIFQ0L",
+	"CgqKrW++RUllnHT+0TZEaaexymYJWzQPfn13tn1MaGFwxGDEHswUQ1E0W+lCPl29d8hygesW+KNMXoxx",
+	"1E632eh304UqImJ76GBlQxgbj2IXSzDGXIJSRvg6XUwQ2P+LxR17EeAPhAJOusa3QpXbPue+CAwlyZ9t",
+	"myXw2IAGDlWOb9EptTQyiBe8T85vaN8jnXe99gfBoX1BtT/oYDlXRV7uHXik88v5yVmHDIW8MxakMKoR",
+	"Ylz66cer66NsLoc5MwuuTqm20YtShO2TMBTD9kfJ+kb1fW8NKTzEwhiUjllKx0NWm6AStpvWrmgaOh8v",
+	"b959/HDdMWjrhaw/0GnpWaxqa6TLjPli74AYp2mI7Pbz+Y1HDGQeSfsjKCeZrS4UF3aBM2Y7acj2y83N",
+	"5e7+zoMV3APjfaDeNrogsrW5KCf7h+Q/2BsM0ifEOrCKHLzcLzSmVitjyd/DA2x+sP/SqvGTy3dE0zvU",
+	"UqYZA7WNSWYVoNkyo6b6hDtieGndBizCa10f4PcQihicn3VJ+87WxiDiEL7/3mjZMQ+EcIAAAo90jB7Y",
+	"HegoPDY+nFSgf0p0r/26s31EOrvW3tzyVOBSAXcSnEqKK80MwbZHOruB8BV2ZIW3fB6RmJHcXkNdQSD8",
+	"W44S29kVMXAaM6w73PHSSTKT3WWcyhEObd1M5Zgl/bj7t2n7efdvLT53bvlWqUdalGzPrMHoFMSms7rO",
+	"ZXKOkq1/PDKyesuzpRtnBY8yUoQgHe1UoehP/x5TJq2fj8NuWw8bneiAhOwOnEjZN5CGVY5Sce3Kzq5V",
+	"CJ6RUrtVCpkPXEFht3Px7mZqp2MQapX1jpD9XddJ7Zq2efG7dKOEewTUq+N7nULM+FFrf2dvZ890dsRq",
+	"HbVe7uztvLRPAQa4Bd01/+qDLj/3Hechz/pATI8XOvbK+coajZDxO7zyQmMpfGVbZ+j3nJuoJfOzLRhR",
+	"Mfg7LVy43bG/C1pHrZ9B/yIiuLQPHFONhmC82NubdZ6XtdvFjp+91su9g8WNPwh9IQLWYxCYPq+qTPCO",
+	"43lpeG5EfGzT3zr6/Q+vpZIoonLUOmq9p9yYBRJbWDTtq9bR7y3zUbX+MD1TQZlLnwIXW2EIqTZKssjK",
+	"RxM11LMyhc71MmrvX//zfxFUGoXvttKCz7ittAN3cDdLpTXs0fYOund5mrCxou+Ei1sOVIYsFy4rEVNk",
+	"PbWwOsrm3u7MU+O8CVI1NT14arxexjioMsEbGlxZ+2W7VJvmrUj4Kpjvt6KudaZp3A/3CqZoPnsW9fhM",
+	"Vr1EY407S8uNeABPKBY8NzIvIRKoYJyOz4InmCTMx+rjqQNqet7ydPVZkIVz/HURtC3H7Ia7bTkbjDrF",
+	"XZo9GFVWt7sKVcaAfECvFTdZFjGF/bpz77Zi5t9hjXxXTrVvdtEYz2FWZ1XeLdcCfV08KLE+WVadP1eW",
+	"CHxiNvlj0lY0jke4ETMydss75ntbplSLTloVasxP9nKRBIYWyrVK9fJ8EXxjTe9SkvhWiih/trOw+Y2o",
+	"0Xgj5Y+S8qJHlTJCwbVaKO3Gcs8Ub/QMjVhwNPvlviCh2vmZu9K037FXV6HgsPNP1Tk2/vTp2Ydt53Oq",
+	"Wz7hZO6QDwCBIv9O7+k1zn5c8ENHNAo7aZQWylgg/ASvYKg9mZnB92fCV1+DR3FjXHezOylx32cQ9X5/",
+	"l5qtRZGy4/jBWA3bpK4yeKSw4qxm+jVK7LIUyb06pjSxKC1aMClCQE1PuyxkGLGQE8RRYIIiLhhsJmF+",
+	"Bp3es9QjC0ZxVdC3T0E+LDbwFSrcjN4/gz3pp+mV1wyauouiuWL2xrVZs5yZaUfPUs4cUsmWC+D1B1RG",
+	"artAhiw90RQldvOgz7kEsUn1vhBR0uyBz5IyozQqWvTccQl+W4c60zpw0u3QieTW4r/JpzReN4Q9e0th",
+	"PHCbFdo22S49Vcjx3VR9mq/wm1GqBS6qxjWLTeYbx4LNJfG3Rd1FdOVBuNBq2jZrV9Bm2mepnDFZHOlm",
+	"eFtMgEqCZVo2V7LM6r4h0XLEmEPaQlASxiTNFbLTvPENA3kN698OTi/hWQrfZCwYURaXKaVc0NhsOlWQ",
+	"xWlUNVUup1f6zchoGSPM5wOuJfX1IkFNW61dPO3Ez1QoHdbIVpdqHQKJqVKgPLuvt8EQ9+avrGVxlxlL",
+	"0Zeg8CB7ml6VBNa2ba6Y2vV9Q8KZEWQ+kW3t1kUnO6d5s3WLpSsu+zzFsoi2lA4RU34ZAaqImUNGY8XM",
+	"re/bEbOcIOXkLQQezDwEGos/mAgmtfXKiBmGbLmoFXtXLAsxEjakEQLPhXRidP49E4nKmmC4i0x4MVYU",
+	"RzU/RDSA7WPyyl3S2gsojfG52IapW55wCTTA+FEhiS+kTOJZF1LvEeAz1ustdSVlOn71LFR+tznAEM1x",
+	"0qVxA3lgS4Hd0gvQCZarEtJwbu/WhQxAuiDMLXc7z2EI0gYb4i297dgFRfqC8T7pUv9ue4dcF65JKTKd",
+	"QUOiU75BZjJygvHIqhhYnjXEDHLIaztZlACxy7jl86IEjmdFCdCp6+FZ96aWQdcVIfDHRhZqyULZPf9c",
+	"zrePkOY6Muf3X+Im+GcaAc78LL0YxtsYpgkp7spNnf25gheDmGiqC5OR6pvxYcbIO5O6vRAe5krWW9Ng",
+	"zXJl5jR0epZiZTBqYwHnn3OadhWkain8r0moUjp9MzKV0XY+aY3cRSJYsPk2KukCW30Bs2UmfpbiZSsP",
+	"OLRlOg0/T+N/F7LkwNVocV5o/4Woki/hedOHwBgu65CqglqcxlaTPY/xlX4z6rKMF6qwQnXyN53o3x6p",
+	"Z9MX42W6eCwxXxm7KsW24Zq1cGHuZ6l+bZxZN0PeHC+lSI8KIlfATFOlrrDEb0bwigRfQG/hywVu0Hvb",
+	"ZCnc44vUa7u+Zyk6M5OcFOLlbe6BtsbzcsX+GnNtXK4Dm8dpAu27f9vRZh/bdmwDPBSNqMYnvVvuPXEh",
+	"jco2oX3KeNl6MWXJsemgB4z3bzmEyqU9OXAvvKCP706yRA+JsgkWKOkxV4R41tl/yhoTkj8OxMe5+WLs",
+	"Cr1JkHbSpE2xzdDqniLbPq1ivi6bLs6moxgvahVA++wck3g9vAfe14PW0eHBdPKvpdRKoezxN6FW7DUR",
+	"JtmwjC56VtWkBJnP8BGN1Rwuz94s0lCJLIWIvf7iVEqbrQ4vR9KUWIUh1HSUtBHeCzPnml2FCxo/Sz03",
+	"nRKs6LMZRI6RsoJrcEHjproEFzT+ZlyBCMkwg5I2jcHsd9BSRKAHkNgXiTbFCma4JTaD4xGJWQwh40Y3",
+	"0D54pCdBDTgo5dnEIS4rJ/54y5NYswi8ssvvLcZ7wiVWsNlpMIlvmkYlSCx3KdJ1WUpuuYYoDmn6UNl2",
+	"dWl8qMyyhrl30VfnJ2cX5zPs2IVDRDkzuaTimM4cHvRuHFJbPiO3OZMmZSrZ30JU7nwp8S+sLMrQkPJL",
+	"hqkC18QhHYH0qQzm+42X2O4U261ZC+dTP0tlbDFMfIe6Oe57gRYVVHKOlqZq5nyF34yCLhC7Cq0xsU4l",
+	"Vyr3ojqFggkurxEOcwMPulPuO1lC3NjJvoj04tzPWXx1iryKNK0swIiZZkswLvFbE2Ht6DKP3jaR7q4v",
+	"uMt6sMCG2vanhebrFsbJFTxPkXQJjP0xRObR0vjrXDJVkc5JVDVWRicX+u1I6hQfVGGDUPRFJTl9jw2/",
+	"jISauZ+1bGLG89BhsBpNqgulwU7DxdEs8ZsTxIzo82iePi+bJ4HXrs2ahc9O+zxfVluMkS2ImRIB2Oxu",
+	"k8/Fpp72uS+KTz2rvsb9QjSaWsGzf4urMkTWIVO9x7gWVc/gLa5d6Df5FFelNFrIBotJ32x6f2NErkDY",
+	"WNLRApNom6zbIppZn6dBRHyRLbwGszmdFqTnsj2qZOeyWPki2bnyqZ8vVaayc+G3NYhTRQFmeGqsEsxW",
+	"+O0owpz6lahdkcyNpvC3Rdz5ZNVZ8bmZqvXGNlmzVsVZn2tIW7ToXmKsxPc8aUI0NFWacHHfjDRpR4o5",
+	"ZM1qbcwK+BBhSPSAqSNCsze6nfQd9rug45FON2FhkFXUEdJ9c0Y1dIhifU5DRSjhMLzlMdX+4NjWEMOy",
+	"N1MFGmYEZKTvqJehuuu7Zro/WZCdi4spFqGa+xA6+2bm0390mNI4GyyZM174wsMUAEq7RBNb3VFaNwsD",
+	"iLc9GxhWKKZyy/NqZHhoRFyMDBlQNTiayGCQV0MQHGaVDUjrQpbV2yE+5WklDxvsA1EXsBqDwlhPW6HL",
+	"VVnTKq9XYBZ+yzvZak90h/AkDLGozogMQaa1uXKAGNcCC1sJicXtSu/Hf83fqC/NoWac58alN1hncCoh",
+	"f5GB5nKrK14616D/5tqs2aLbaZ+lSU9LwqKcptVgByK2coFZN+7Y2HlhSodJwuyahq54bAUiXd8xfupa",
+	"r3tbm039PLe1d4xnVXrzbe0d4/NNeAmdKrhpk9Rq7P4nW+G3swnKGaE65SucOOUk/0LHTunMz1c8pw6d",
+	"akln5YOnCUo1WTa/scOnjAmqU72qUH4h9waJ+HxdHOvH5BJpv61BnVri2FRJzFf4zYhigfzVqF2Vzs2m",
+	"8TdG3/INyngVsb9bnxRIW03q6Pc/DHbtcUbZ01OzXR0IDHaR9/h2ccBUXmptC3b6O2nNctJJi9XieB0i",
+	"OBloHR/t7uLvZpyj13uv97Aoi62Gu4vUdWuenNxWIiNbcUhH+GTSH1BJfcMd2/Prbe3kD15dbSbDcOOj",
+	"uwJM3phm9LItBRazRQ/Ecye+3nhgujf2zMRzt59eWmrBG88a4BVSWBVWlwvg9AJPl8hTnZ4UGazA0Cys",
+	"MFkxqfH0dL9N7YHtxjfdBhcGSnlrepCLqWeQhW74eG66z7kLn/IwdsorC9SxYKUJ9AtDptf606P+nKU0",
+	"KuDEfG4LHo6KeXSKK8TkGtODXU6HP9tRs5DLMTTb8LsSimb5i7H3eK7A4jKY8ku6X9EhKb4OHntPXOw/",
+	"9oR4epyb8lNSXFPAej2VpZXMyuznY2dHUmVYmnwJh4UmreEQsjhK4V3c9Di/3Fy8xzKrxQrpWDAyL4/u",
+	"qqMX0Y6VDj//8fn/DwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

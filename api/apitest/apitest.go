@@ -99,6 +99,7 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 		c.checkError(t, req, res.StatusCode, body)
 		return res
 	}
+	canonicalEnums(route.Operation, lookup)
 	in := &openapi3filter.RequestValidationInput{
 		Request:    lookup,
 		PathParams: pathParams,
@@ -371,5 +372,32 @@ func CheckEdition(t testing.TB, ed *catalog.Edition) {
 				check(c.Schema()+"Body", ed.Item(c, u, loc), fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang))
 			}
 		}
+	}
+}
+
+// canonicalEnums rewrites query values that match one of their parameter's enum
+// values in another letter case to the listed spelling, before validation:
+// openapi.yaml lists the canonical codes of `language` and documents that the
+// server accepts any letter case of them (`de-de`), which an enum cannot say.
+func canonicalEnums(op *openapi3.Operation, req *http.Request) {
+	q := req.URL.Query()
+	changed := false
+	for _, pr := range op.Parameters {
+		p := pr.Value
+		if p == nil || p.In != "query" || p.Schema == nil || p.Schema.Value == nil {
+			continue
+		}
+		vs := q[p.Name]
+		for i, v := range vs {
+			for _, e := range p.Schema.Value.Enum {
+				if es, ok := e.(string); ok && es != v && strings.EqualFold(es, v) {
+					vs[i] = es
+					changed = true
+				}
+			}
+		}
+	}
+	if changed {
+		req.URL.RawQuery = q.Encode()
 	}
 }
