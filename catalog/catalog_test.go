@@ -3,14 +3,22 @@ package catalog_test
 import (
 	"encoding/json"
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 )
 
+// build renders an embedded version once per test binary: editions are
+// immutable, and rendering the sample data in 18 locales is the slow part.
 func build(t *testing.T, version string) *catalog.Edition {
 	t.Helper()
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	if ed := built[version]; ed != nil {
+		return ed
+	}
 	s, err := catalog.LoadSnapshot(fixtures.FS, version)
 	if err != nil {
 		t.Fatal(err)
@@ -19,8 +27,14 @@ func build(t *testing.T, version string) *catalog.Edition {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built[version] = ed
 	return ed
 }
+
+var (
+	builtMu sync.Mutex
+	built   = map[string]*catalog.Edition{}
+)
 
 // TestFixturesMatchSchemas renders every real capture and authored record in the
 // fixtures and checks each item, in every locale, against its component schema.
