@@ -254,6 +254,23 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					if res := check.Do(t, h, get(url+"?language=xx-XX")); res.StatusCode != http.StatusBadRequest {
 						t.Errorf("language=xx-XX: %d, want 400", res.StatusCode)
 					}
+					// language=all: every localized text keyed by the 18 codes, on catalog
+					// routes; a page shows one language and refuses it.
+					res := check.Do(t, h, get(url+"?language=ALL", "Accept-Encoding", "br"))
+					switch {
+					case isCatalog && res.StatusCode != http.StatusOK:
+						t.Errorf("language=all: %d, want 200", res.StatusCode)
+					case isCatalog && res.Header.Get("Content-Language") != catalog.AllLanguages:
+						t.Errorf("language=all: Content-Language %q", res.Header.Get("Content-Language"))
+					case !isCatalog && res.StatusCode != http.StatusBadRequest:
+						t.Errorf("language=all on a page: %d, want 400", res.StatusCode)
+					}
+					if isCatalog {
+						etag := res.Header.Get("ETag")
+						if res := check.Do(t, h, get(url+"?language=all", "Accept-Encoding", "br", "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+							t.Errorf("language=all If-None-Match: %d, want 304", res.StatusCode)
+						}
+					}
 				}
 				if byUUID {
 					if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {

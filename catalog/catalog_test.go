@@ -2,18 +2,27 @@ package catalog_test
 
 import (
 	"encoding/json"
+	"io/fs"
 	"math"
 	"os"
 	"path"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 )
 
+// build renders an embedded version once per test binary: editions are
+// immutable, and rendering the sample data in 18 locales is the slow part.
 func build(t *testing.T, version string) *catalog.Edition {
 	t.Helper()
+	builtMu.Lock()
+	defer builtMu.Unlock()
+	if ed := built[version]; ed != nil {
+		return ed
+	}
 	s, err := catalog.LoadSnapshot(fixtures.FS, version)
 	if err != nil {
 		t.Fatal(err)
@@ -22,23 +31,31 @@ func build(t *testing.T, version string) *catalog.Edition {
 	if err != nil {
 		t.Fatal(err)
 	}
+	built[version] = ed
 	return ed
 }
 
-// protocolEdition is sample version i (0 older, 1 newer) for tests of how bodies
-// are encoded and named, which hold for any size: trimmed under -short
-// (fixtures.WriteSmall), full-size otherwise (make stress).
+var (
+	builtMu sync.Mutex
+	built   = map[string]*catalog.Edition{}
+)
+
+// protocolEdition is sample version i (0 older, 1 newer), built anew (the tests
+// compress it), for tests of how bodies are encoded and named, which hold for
+// any size: trimmed under -short (fixtures.WriteSmall), full-size otherwise
+// (make stress).
 func protocolEdition(t *testing.T, i int) *catalog.Edition {
 	t.Helper()
-	if !testing.Short() {
-		return build(t, fixtures.Versions()[i])
+	fsys, dir := fs.FS(fixtures.FS), fixtures.Versions()[i]
+	if testing.Short() {
+		dir = t.TempDir()
+		nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
+		if err := fixtures.WriteSmall(dir, nn); err != nil {
+			t.Fatal(err)
+		}
+		fsys, dir = os.DirFS(dir), "."
 	}
-	dir := t.TempDir()
-	nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
-	if err := fixtures.WriteSmall(dir, nn); err != nil {
-		t.Fatal(err)
-	}
-	s, err := catalog.LoadSnapshot(os.DirFS(dir), ".")
+	s, err := catalog.LoadSnapshot(fsys, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +266,58 @@ func TestTranslationsShareUntranslatedBodies(t *testing.T) {
 	if ed.List(catalog.Weapons, ja) == ed.List(catalog.Weapons, en) || ed.List(catalog.Weapons, ja).Lang != "ja-JP" {
 		t.Error("translated weapons list is shared with en-US")
 	}
-	if ed.List(catalog.Weapons, ar) != ed.List(catalog.Weapons, en) {
-		t.Error("ar-AE has no weapon translations but does not share the en-US body")
+	if ed.List(catalog.Maps, ar) != ed.List(catalog.Maps, en) {
+		t.Error("ar-AE has no map translations but does not share the en-US body")
+	}
+	// A weapon whose skins no locale names differently keeps one body.
+	shared := 0
+	for _, u := range ed.UUIDs(catalog.WeaponSkinLevels) {
+		if ed.Item(catalog.WeaponSkinLevels, u, ar) == ed.Item(catalog.WeaponSkinLevels, u, en) {
+			shared++
+		}
+	}
+	if shared == 0 {
+		t.Error("no ar-AE skin level body is shared with en-US, though some names are the same")
+	}
+}
+
+// TestLanguageAll: a language=all body holds, for each localized text, the text of
+// every locale's own body; other fields are the en-US ones.
+func TestLanguageAll(t *testing.T) {
+	ed := build(t, fixtures.Versions()[1])
+	type item struct {
+		Uuid        string
+		DisplayName json.RawMessage
+		AssetPath   string
+	}
+	decode := func(b *catalog.Body) []item {
+		var env struct{ Data []item }
+		if err := json.Unmarshal(b.JSON, &env); err != nil {
+			t.Fatal(err)
+		}
+		return env.Data
+	}
+	for _, c := range []catalog.Category{catalog.Weapons, catalog.WeaponSkins, catalog.WeaponSkinLevels, catalog.Agents, catalog.Sprays} {
+		all := decode(ed.List(c, catalog.AllLocales))
+		if len(all) == 0 {
+			t.Fatalf("%s: empty", c.Name())
+		}
+		for loc, lang := range catalog.Locales {
+			one := decode(ed.List(c, loc))
+			for i := range all {
+				var names map[string]string
+				if err := json.Unmarshal(all[i].DisplayName, &names); err != nil || len(names) != catalog.NumLocales {
+					t.Fatalf("%s %s: displayName %s is not an object of %d locales", c.Name(), all[i].Uuid, all[i].DisplayName, catalog.NumLocales)
+				}
+				var want string
+				_ = json.Unmarshal(one[i].DisplayName, &want)
+				if names[lang] != want || all[i].AssetPath != one[i].AssetPath {
+					t.Errorf("%s %s: %s is %q, want %q", c.Name(), all[i].Uuid, lang, names[lang], want)
+				}
+			}
+		}
+	}
+	if ed.List(catalog.Weapons, catalog.AllLocales).Lang != catalog.AllLanguages {
+		t.Errorf("Content-Language %q", ed.List(catalog.Weapons, catalog.AllLocales).Lang)
 	}
 }

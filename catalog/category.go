@@ -26,6 +26,12 @@ const (
 	GameModeEquippables
 	PremierConferences
 	PremierLogos
+	Agents
+	Bundles
+	Contracts
+	PlayerCards
+	Sprays
+	SprayLevels
 	NumCategories
 )
 
@@ -36,7 +42,7 @@ type categoryInfo struct {
 	source Category
 }
 
-// categories: a derived category (skins, chromas, levels, buddy levels) has the
+// categories: a derived category (skins, chromas, levels, buddy and spray levels) has the
 // catalog it is flattened from as its source; the others are their own source and
 // have a file in a snapshot.
 var categories = [NumCategories]categoryInfo{
@@ -60,6 +66,12 @@ var categories = [NumCategories]categoryInfo{
 	GameModeEquippables: {"gamemodes/equippables", "GameModeEquippable", "game mode equippable", GameModeEquippables},
 	PremierConferences:  {"premier/conferences", "PremierConference", "premier conference", PremierConferences},
 	PremierLogos:        {"premier/logos", "PremierLogo", "premier team logo", PremierLogos},
+	Agents:              {"agents", "Agent", "agent", Agents},
+	Bundles:             {"bundles", "Bundle", "bundle", Bundles},
+	Contracts:           {"contracts", "Contract", "contract", Contracts},
+	PlayerCards:         {"playercards", "PlayerCard", "player card", PlayerCards},
+	Sprays:              {"sprays", "Spray", "spray", Sprays},
+	SprayLevels:         {"sprays/levels", "SprayLevel", "spray level", Sprays},
 }
 
 // Name is the category's path after /v1/, e.g. "weapons/skins".

@@ -35,9 +35,10 @@ func NewBody(b []byte, lang string) *Body {
 	return body
 }
 
+// table holds a category's bodies per locale; index AllLocales is language=all.
 type table struct {
-	list  [NumLocales]*Body
-	items map[UUID]*[NumLocales]*Body
+	list  [NumLocales + 1]*Body
+	items map[UUID]*[NumLocales + 1]*Body
 	order []UUID // as the source lists them
 }
 
@@ -61,10 +62,11 @@ type Edition struct {
 	locres     [NumLocales]*Body
 }
 
-// List is the body of /v1/<category> in locale loc.
+// List is the body of /v1/<category> in locale loc (AllLocales: language=all).
 func (e *Edition) List(c Category, loc int) *Body { return e.tables[c].list[loc] }
 
-// Item is the body of /v1/<category>/<uuid> in locale loc, or nil.
+// Item is the body of /v1/<category>/<uuid> in locale loc (AllLocales:
+// language=all), or nil.
 func (e *Edition) Item(c Category, u UUID, loc int) *Body {
 	if b := e.tables[c].items[u]; b != nil {
 		return b[loc]
@@ -158,13 +160,18 @@ func Build(s *Snapshot) (*Edition, error) {
 				e.setLocale(c, loc, rs)
 			}
 		}
+		for c := range en {
+			if err := e.renderAll(c); err != nil {
+				return nil, fmt.Errorf("render %s for language=all: %w", c.Name(), err)
+			}
+		}
 	}
 	return e, e.buildLocres(s.Locres)
 }
 
 func (e *Edition) setDefault(c Category, rs []rendered) error {
 	t := &e.tables[c]
-	t.items = make(map[UUID]*[NumLocales]*Body, len(rs))
+	t.items = make(map[UUID]*[NumLocales + 1]*Body, len(rs))
 	t.order = make([]UUID, 0, len(rs))
 	for _, r := range rs {
 		u, ok := ParseUUID(r.uuid)
@@ -174,7 +181,7 @@ func (e *Edition) setDefault(c Category, rs []rendered) error {
 		if t.items[u] != nil {
 			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), r.uuid)
 		}
-		var bodies [NumLocales]*Body
+		var bodies [NumLocales + 1]*Body
 		bodies[DefaultLocale] = NewBody(itemEnvelope(r.json), Locales[DefaultLocale])
 		t.items[u] = &bodies
 		t.order = append(t.order, u)
@@ -285,6 +292,27 @@ func renderSource(src Category, items []any) (map[Category][]rendered, error) {
 			return nil, err
 		}
 		out[BuddyLevels], err = each(levels, func(b *gen.BuddyLevel) string { return b.Uuid })
+	case Sprays:
+		var ss []gen.Spray
+		if err = decodeInto(items, &ss); err != nil {
+			return nil, err
+		}
+		var levels []gen.SprayLevel
+		for _, s := range ss {
+			levels = append(levels, s.Levels...)
+		}
+		if out[Sprays], err = each(ss, func(s *gen.Spray) string { return s.Uuid }); err != nil {
+			return nil, err
+		}
+		out[SprayLevels], err = each(levels, func(s *gen.SprayLevel) string { return s.Uuid })
+	case Agents:
+		out[src], err = decodeEach(items, func(x *gen.Agent) string { return x.Uuid })
+	case Bundles:
+		out[src], err = decodeEach(items, func(x *gen.Bundle) string { return x.Uuid })
+	case Contracts:
+		out[src], err = decodeEach(items, func(x *gen.Contract) string { return x.Uuid })
+	case PlayerCards:
+		out[src], err = decodeEach(items, func(x *gen.PlayerCard) string { return x.Uuid })
 	case Maps:
 		out[src], err = decodeEach(items, func(x *gen.Map) string { return x.Uuid })
 	case Seasons:

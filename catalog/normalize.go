@@ -84,7 +84,14 @@ func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 			fills[Fill{Schema: name, Field: req, Value: fmt.Sprint(def)}]++
 		}
 		for k, pv := range x {
-			if ps := sc.Properties[k]; ps != nil {
+			ps := sc.Properties[k]
+			if pv == nil && isText(ps) {
+				// Text is never null where the contract says string.
+				x[k] = ""
+				fills[Fill{Schema: name, Field: k, Value: `"" (null in the source)`}]++
+				continue
+			}
+			if ps != nil {
 				fillDefaults(ps.Value, refName(ps, name+"."+k), pv, fills)
 			}
 		}
@@ -95,6 +102,12 @@ func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 			}
 		}
 	}
+}
+
+// isText reports whether a property is localized text that must be a string:
+// marked x-localized in openapi.yaml and not nullable.
+func isText(ps *openapi3.SchemaRef) bool {
+	return ps != nil && ps.Value != nil && !ps.Value.Nullable && isLocalized(ps.Value)
 }
 
 func refName(r *openapi3.SchemaRef, fallback string) string {

@@ -64,3 +64,52 @@ func TestFillDefaultsNeverInventsIdentity(t *testing.T) {
 		t.Errorf("nullable displayIcon not filled with null: %v %v", item, fills)
 	}
 }
+
+// TestNullTextBecomesEmpty: localized text the contract types as a string is ""
+// when the source has null, and the fill is counted; nullable text stays null.
+func TestNullTextBecomesEmpty(t *testing.T) {
+	for _, tc := range []struct {
+		c          Category
+		item, want string
+		fill       Fill
+	}{
+		{PlayerTitles, `{"uuid":"a","displayName":"T","titleText":null,"isHiddenIfNotOwned":false,"assetPath":"p"}`,
+			`{"uuid":"a","displayName":"T","titleText":"","isHiddenIfNotOwned":false,"assetPath":"p"}`,
+			Fill{"PlayerTitle", "titleText", `"" (null in the source)`}},
+		{Weapons, `{"uuid":"w","skins":[{"uuid":"s","levels":[{"uuid":"l","displayName":null}]}]}`,
+			`{"uuid":"w","skins":[{"uuid":"s","levels":[{"uuid":"l","displayName":""}]}]}`,
+			Fill{"SkinLevel", "displayName", `"" (null in the source)`}},
+		{Maps, `{"uuid":"m","narrativeDescription":null}`, `{"uuid":"m","narrativeDescription":null}`, Fill{}},
+	} {
+		var item, want map[string]any
+		if err := json.Unmarshal([]byte(tc.item), &item); err != nil {
+			t.Fatal(err)
+		}
+		_ = json.Unmarshal([]byte(tc.want), &want)
+		fills := map[Fill]int{}
+		sc, err := componentSchema(tc.c.Schema())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fillDefaults(sc, tc.c.Schema(), item, fills)
+		for k, v := range want {
+			if !reflect.DeepEqual(pick(item, k), v) {
+				t.Errorf("%s: %s = %#v, want %#v", tc.c.Name(), k, pick(item, k), v)
+			}
+		}
+		if tc.fill != (Fill{}) && fills[tc.fill] != 1 {
+			t.Errorf("%s: fills %v, want %v once", tc.c.Name(), fills, tc.fill)
+		}
+	}
+}
+
+// pick returns a top-level field, with nested skins reduced to what the test wrote.
+func pick(m map[string]any, k string) any {
+	v := m[k]
+	if k != "skins" {
+		return v
+	}
+	sk := v.([]any)[0].(map[string]any)
+	lv := sk["levels"].([]any)[0].(map[string]any)
+	return []any{map[string]any{"uuid": sk["uuid"], "levels": []any{map[string]any{"uuid": lv["uuid"], "displayName": lv["displayName"]}}}}
+}

@@ -249,7 +249,7 @@ func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 
 // checkIdentities rejects missing, malformed and duplicate uuids in a source
 // category and in the categories flattened from it (skins, chromas, skin levels,
-// buddy levels), since each is served by uuid.
+// buddy and spray levels), since each is served by uuid.
 func (v *Validation) checkIdentities(c Category, file string, items []any) {
 	seen := map[Category]map[UUID]string{}
 	add := func(cat Category, it any, ptr string) {
@@ -302,6 +302,10 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 		case Buddies:
 			for j, lv := range arrayField(m, "levels") {
 				add(BuddyLevels, lv, ptr+"/levels/"+strconv.Itoa(j))
+			}
+		case Sprays:
+			for j, lv := range arrayField(m, "levels") {
+				add(SprayLevels, lv, ptr+"/levels/"+strconv.Itoa(j))
 			}
 		}
 	}

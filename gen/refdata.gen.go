@@ -22,6 +22,141 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for LanguageOrAll.
+const (
+	LanguageOrAllAll  LanguageOrAll = "all"
+	LanguageOrAllArAE LanguageOrAll = "ar-AE"
+	LanguageOrAllDeDE LanguageOrAll = "de-DE"
+	LanguageOrAllEnUS LanguageOrAll = "en-US"
+	LanguageOrAllEsES LanguageOrAll = "es-ES"
+	LanguageOrAllEsMX LanguageOrAll = "es-MX"
+	LanguageOrAllFrFR LanguageOrAll = "fr-FR"
+	LanguageOrAllIdID LanguageOrAll = "id-ID"
+	LanguageOrAllItIT LanguageOrAll = "it-IT"
+	LanguageOrAllJaJP LanguageOrAll = "ja-JP"
+	LanguageOrAllKoKR LanguageOrAll = "ko-KR"
+	LanguageOrAllPlPL LanguageOrAll = "pl-PL"
+	LanguageOrAllPtBR LanguageOrAll = "pt-BR"
+	LanguageOrAllRuRU LanguageOrAll = "ru-RU"
+	LanguageOrAllThTH LanguageOrAll = "th-TH"
+	LanguageOrAllTrTR LanguageOrAll = "tr-TR"
+	LanguageOrAllViVN LanguageOrAll = "vi-VN"
+	LanguageOrAllZhCN LanguageOrAll = "zh-CN"
+	LanguageOrAllZhTW LanguageOrAll = "zh-TW"
+)
+
+// Valid indicates whether the value is a known member of the LanguageOrAll enum.
+func (e LanguageOrAll) Valid() bool {
+	switch e {
+	case LanguageOrAllAll:
+		return true
+	case LanguageOrAllArAE:
+		return true
+	case LanguageOrAllDeDE:
+		return true
+	case LanguageOrAllEnUS:
+		return true
+	case LanguageOrAllEsES:
+		return true
+	case LanguageOrAllEsMX:
+		return true
+	case LanguageOrAllFrFR:
+		return true
+	case LanguageOrAllIdID:
+		return true
+	case LanguageOrAllItIT:
+		return true
+	case LanguageOrAllJaJP:
+		return true
+	case LanguageOrAllKoKR:
+		return true
+	case LanguageOrAllPlPL:
+		return true
+	case LanguageOrAllPtBR:
+		return true
+	case LanguageOrAllRuRU:
+		return true
+	case LanguageOrAllThTH:
+		return true
+	case LanguageOrAllTrTR:
+		return true
+	case LanguageOrAllViVN:
+		return true
+	case LanguageOrAllZhCN:
+		return true
+	case LanguageOrAllZhTW:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for Locale.
+const (
+	LocaleArAE Locale = "ar-AE"
+	LocaleDeDE Locale = "de-DE"
+	LocaleEnUS Locale = "en-US"
+	LocaleEsES Locale = "es-ES"
+	LocaleEsMX Locale = "es-MX"
+	LocaleFrFR Locale = "fr-FR"
+	LocaleIdID Locale = "id-ID"
+	LocaleItIT Locale = "it-IT"
+	LocaleJaJP Locale = "ja-JP"
+	LocaleKoKR Locale = "ko-KR"
+	LocalePlPL Locale = "pl-PL"
+	LocalePtBR Locale = "pt-BR"
+	LocaleRuRU Locale = "ru-RU"
+	LocaleThTH Locale = "th-TH"
+	LocaleTrTR Locale = "tr-TR"
+	LocaleViVN Locale = "vi-VN"
+	LocaleZhCN Locale = "zh-CN"
+	LocaleZhTW Locale = "zh-TW"
+)
+
+// Valid indicates whether the value is a known member of the Locale enum.
+func (e Locale) Valid() bool {
+	switch e {
+	case LocaleArAE:
+		return true
+	case LocaleDeDE:
+		return true
+	case LocaleEnUS:
+		return true
+	case LocaleEsES:
+		return true
+	case LocaleEsMX:
+		return true
+	case LocaleFrFR:
+		return true
+	case LocaleIdID:
+		return true
+	case LocaleItIT:
+		return true
+	case LocaleJaJP:
+		return true
+	case LocaleKoKR:
+		return true
+	case LocalePlPL:
+		return true
+	case LocalePtBR:
+		return true
+	case LocaleRuRU:
+		return true
+	case LocaleThTH:
+		return true
+	case LocaleTrTR:
+		return true
+	case LocaleViVN:
+		return true
+	case LocaleZhCN:
+		return true
+	case LocaleZhTW:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdsStats defines model for AdsStats.
 type AdsStats struct {
 	BurstCount          float64 `json:"burstCount"`
@@ -29,6 +164,262 @@ type AdsStats struct {
 	FirstBulletAccuracy float64 `json:"firstBulletAccuracy"`
 	RunSpeedMultiplier  float64 `json:"runSpeedMultiplier"`
 	ZoomMultiplier      float64 `json:"zoomMultiplier"`
+}
+
+// Agent An agent (playable character) with its role and abilities.
+type Agent struct {
+	Abilities []AgentAbility `json:"abilities"`
+	AssetPath string         `json:"assetPath"`
+
+	// BustPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	BustPortrait *Url `json:"bustPortrait"`
+
+	// CharacterTags Localized tags such as `Area Damage`; null for agents without tags.
+	CharacterTags *[]string `json:"characterTags"`
+
+	// Description Localized biography.
+	Description string `json:"description"`
+
+	// DeveloperName Internal code name; not localized.
+	DeveloperName string `json:"developerName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIconSmall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIconSmall *Url `json:"displayIconSmall"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// FullPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullPortrait       *Url `json:"fullPortrait"`
+	IsAvailableForTest bool `json:"isAvailableForTest"`
+
+	// IsBaseContent Available without unlocking; null where the source predates the field (captures before 03.04).
+	IsBaseContent             *bool `json:"isBaseContent"`
+	IsFullPortraitRightFacing bool  `json:"isFullPortraitRightFacing"`
+
+	// IsPlayableCharacter False for a duplicate, non-playable Sova record the data carries (it has no role).
+	IsPlayableCharacter bool `json:"isPlayableCharacter"`
+
+	// KillfeedPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillfeedPortrait *Url `json:"killfeedPortrait"`
+
+	// Role Null for the non-playable record.
+	Role *AgentRole `json:"role"`
+
+	// Uuid Example: add6443a-41bd-e414-f6ad-e58d267f4e95
+	Uuid string `json:"uuid"`
+
+	// VoiceLine The agent-select voice line; null where the source predates the field.
+	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+}
+
+// AgentAbility One ability of an agent.
+type AgentAbility struct {
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
+	//
+	// Example: Ultimate
+	Slot string `json:"slot"`
+}
+
+// AgentAbilityAll One ability of an agent. (language=all: each localized text is an object keyed by locale.)
+type AgentAbilityAll struct {
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
+	//
+	// Example: Ultimate
+	Slot string `json:"slot"`
+}
+
+// AgentAll An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
+type AgentAll struct {
+	Abilities []AgentAbilityAll `json:"abilities"`
+	AssetPath string            `json:"assetPath"`
+
+	// BustPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	BustPortrait *Url `json:"bustPortrait"`
+
+	// CharacterTags Localized tags such as `Area Damage`; null for agents without tags.
+	CharacterTags *[]LocalizedText `json:"characterTags"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DeveloperName Internal code name; not localized.
+	DeveloperName string `json:"developerName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIconSmall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIconSmall *Url `json:"displayIconSmall"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullPortrait       *Url `json:"fullPortrait"`
+	IsAvailableForTest bool `json:"isAvailableForTest"`
+
+	// IsBaseContent Available without unlocking; null where the source predates the field (captures before 03.04).
+	IsBaseContent             *bool `json:"isBaseContent"`
+	IsFullPortraitRightFacing bool  `json:"isFullPortraitRightFacing"`
+
+	// IsPlayableCharacter False for a duplicate, non-playable Sova record the data carries (it has no role).
+	IsPlayableCharacter bool `json:"isPlayableCharacter"`
+
+	// KillfeedPortrait Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillfeedPortrait *Url `json:"killfeedPortrait"`
+
+	// Role Null for the non-playable record.
+	Role *AgentRoleAll `json:"role"`
+
+	// Uuid Example: add6443a-41bd-e414-f6ad-e58d267f4e95
+	Uuid string `json:"uuid"`
+
+	// VoiceLine The agent-select voice line; null where the source predates the field.
+	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+}
+
+// AgentAllBody defines model for AgentAllBody.
+type AgentAllBody struct {
+	// Data An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
+	Data AgentAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentBody defines model for AgentBody.
+type AgentBody struct {
+	// Data An agent (playable character) with its role and abilities.
+	Data Agent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentListAllBody defines model for AgentListAllBody.
+type AgentListAllBody struct {
+	Data []AgentAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentListBody defines model for AgentListBody.
+type AgentListBody struct {
+	Data []Agent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// AgentRole An agent's role (Duelist, Initiator, Controller, Sentinel).
+type AgentRole struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+	Uuid        string `json:"uuid"`
+}
+
+// AgentRoleAll An agent's role (Duelist, Initiator, Controller, Sentinel). (language=all: each localized text is an object keyed by locale.)
+type AgentRoleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	Uuid        string        `json:"uuid"`
+}
+
+// AgentVoiceLine defines model for AgentVoiceLine.
+type AgentVoiceLine struct {
+	// MaxDuration Seconds.
+	MaxDuration float64 `json:"maxDuration"`
+	MediaList   []struct {
+		Id float64 `json:"id"`
+
+		// Wave Absolute URL of an image or video on the media host; may be null.
+		//
+		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+		Wave *Url `json:"wave"`
+
+		// Wwise Absolute URL of an image or video on the media host; may be null.
+		//
+		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+		Wwise *Url `json:"wwise"`
+	} `json:"mediaList"`
+
+	// MinDuration Seconds.
+	MinDuration float64 `json:"minDuration"`
 }
 
 // AirBurstStats defines model for AirBurstStats.
@@ -67,6 +458,41 @@ type Buddy struct {
 	Uuid string `json:"uuid"`
 }
 
+// BuddyAll A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
+type BuddyAll struct {
+	// AssetPath Internal game-engine asset path. Opaque.
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// IsHiddenIfNotOwned Hidden in the store when not owned.
+	IsHiddenIfNotOwned bool            `json:"isHiddenIfNotOwned"`
+	Levels             []BuddyLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the buddy has none.
+	ThemeUuid *string `json:"themeUuid"`
+
+	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
+	Uuid string `json:"uuid"`
+}
+
+// BuddyAllBody defines model for BuddyAllBody.
+type BuddyAllBody struct {
+	// Data A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
+	Data BuddyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyBody defines model for BuddyBody.
 type BuddyBody struct {
 	// Data A buddy (weapon charm) with its levels.
@@ -98,10 +524,51 @@ type BuddyLevel struct {
 	Uuid           string `json:"uuid"`
 }
 
+// BuddyLevelAll One level of a buddy. (language=all: each localized text is an object keyed by locale.)
+type BuddyLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// CharmLevel Numeric tier.
+	CharmLevel float64 `json:"charmLevel"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
+	HideIfNotOwned bool   `json:"hideIfNotOwned"`
+	Uuid           string `json:"uuid"`
+}
+
+// BuddyLevelAllBody defines model for BuddyLevelAllBody.
+type BuddyLevelAllBody struct {
+	// Data One level of a buddy. (language=all: each localized text is an object keyed by locale.)
+	Data BuddyLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyLevelBody defines model for BuddyLevelBody.
 type BuddyLevelBody struct {
 	// Data One level of a buddy.
 	Data BuddyLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BuddyLevelListAllBody defines model for BuddyLevelListAllBody.
+type BuddyLevelListAllBody struct {
+	Data []BuddyLevelAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -119,9 +586,129 @@ type BuddyLevelListBody struct {
 	Status int `json:"status"`
 }
 
+// BuddyListAllBody defines model for BuddyListAllBody.
+type BuddyListAllBody struct {
+	Data []BuddyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // BuddyListBody defines model for BuddyListBody.
 type BuddyListBody struct {
 	Data []Buddy `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// Bundle A store bundle.
+type Bundle struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIcon2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon2 *Url `json:"displayIcon2"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// ExtraDescription Localized; null for most bundles.
+	ExtraDescription *string `json:"extraDescription"`
+
+	// PromoDescription Localized; null for most bundles.
+	PromoDescription     *string `json:"promoDescription"`
+	UseAdditionalContext bool    `json:"useAdditionalContext"`
+	Uuid                 string  `json:"uuid"`
+
+	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	VerticalPromoImage *Url `json:"verticalPromoImage"`
+}
+
+// BundleAll A store bundle. (language=all: each localized text is an object keyed by locale.)
+type BundleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayIcon2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon2 *Url `json:"displayIcon2"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// ExtraDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	ExtraDescription LocalizedTextOrNull `json:"extraDescription"`
+
+	// PromoDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	PromoDescription     LocalizedTextOrNull `json:"promoDescription"`
+	UseAdditionalContext bool                `json:"useAdditionalContext"`
+	Uuid                 string              `json:"uuid"`
+
+	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	VerticalPromoImage *Url `json:"verticalPromoImage"`
+}
+
+// BundleAllBody defines model for BundleAllBody.
+type BundleAllBody struct {
+	// Data A store bundle. (language=all: each localized text is an object keyed by locale.)
+	Data BundleAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BundleBody defines model for BundleBody.
+type BundleBody struct {
+	// Data A store bundle.
+	Data Bundle `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BundleListAllBody defines model for BundleListAllBody.
+type BundleListAllBody struct {
+	Data []BundleAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// BundleListBody defines model for BundleListBody.
+type BundleListBody struct {
+	Data []Bundle `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -143,6 +730,22 @@ type Callout struct {
 
 	// SuperRegionName Parent label.
 	SuperRegionName string `json:"superRegionName"`
+}
+
+// CalloutAll A named region of a map. (language=all: each localized text is an object keyed by locale.)
+type CalloutAll struct {
+	// Location Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
+	// width and height to get pixels. Computed at load time from the source's world
+	// coordinates with the map's multipliers, with the axes swapped as the game does:
+	// x = world.y × xMultiplier + xScalarToAdd, y = world.x × yMultiplier + yScalarToAdd.
+	// A few real callouts lie just outside the image and fall slightly outside [0, 1].
+	Location CalloutLocation `json:"location"`
+
+	// RegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	RegionName LocalizedText `json:"regionName"`
+
+	// SuperRegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	SuperRegionName LocalizedText `json:"superRegionName"`
 }
 
 // CalloutLocation Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
@@ -195,6 +798,17 @@ type CompetitiveSeason struct {
 	Uuid      string `json:"uuid"`
 }
 
+// CompetitiveSeasonAllBody defines model for CompetitiveSeasonAllBody.
+type CompetitiveSeasonAllBody struct {
+	// Data The ranked window of an act and the tier set in force.
+	Data CompetitiveSeason `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CompetitiveSeasonBody defines model for CompetitiveSeasonBody.
 type CompetitiveSeasonBody struct {
 	// Data The ranked window of an act and the tier set in force.
@@ -222,6 +836,16 @@ type CompetitiveSeasonBorder struct {
 	SmallIcon    *Url    `json:"smallIcon"`
 	Uuid         string  `json:"uuid"`
 	WinsRequired float64 `json:"winsRequired"`
+}
+
+// CompetitiveSeasonListAllBody defines model for CompetitiveSeasonListAllBody.
+type CompetitiveSeasonListAllBody struct {
+	Data []CompetitiveSeason `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // CompetitiveSeasonListBody defines model for CompetitiveSeasonListBody.
@@ -279,6 +903,51 @@ type CompetitiveTier struct {
 	TierName string `json:"tierName"`
 }
 
+// CompetitiveTierAll (language=all: each localized text is an object keyed by locale.)
+type CompetitiveTierAll struct {
+	// BackgroundColor 8-character RGBA hex.
+	//
+	// Example: 00000000
+	BackgroundColor string `json:"backgroundColor"`
+
+	// Color 8-character RGBA hex; drop the last two characters for RGB.
+	//
+	// Example: ffffffff
+	Color string `json:"color"`
+
+	// Division Enum string such as `ECompetitiveDivision::IRON`.
+	Division string `json:"division"`
+
+	// DivisionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DivisionName LocalizedText `json:"divisionName"`
+
+	// LargeIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeIcon *Url `json:"largeIcon"`
+
+	// RankTriangleDownIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RankTriangleDownIcon *Url `json:"rankTriangleDownIcon"`
+
+	// RankTriangleUpIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RankTriangleUpIcon *Url `json:"rankTriangleUpIcon"`
+
+	// SmallIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallIcon *Url `json:"smallIcon"`
+
+	// Tier 0 is unranked; lower is lower rank.
+	Tier float64 `json:"tier"`
+
+	// TierName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	TierName LocalizedText `json:"tierName"`
+}
+
 // CompetitiveTierSet A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
 type CompetitiveTierSet struct {
 	AssetObjectName string `json:"assetObjectName"`
@@ -289,10 +958,41 @@ type CompetitiveTierSet struct {
 	Uuid  string            `json:"uuid"`
 }
 
+// CompetitiveTierSetAll A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
+type CompetitiveTierSetAll struct {
+	AssetObjectName string `json:"assetObjectName"`
+	AssetPath       string `json:"assetPath"`
+
+	// Tiers Ordered from unranked (tier 0) to the top rank.
+	Tiers []CompetitiveTierAll `json:"tiers"`
+	Uuid  string               `json:"uuid"`
+}
+
+// CompetitiveTierSetAllBody defines model for CompetitiveTierSetAllBody.
+type CompetitiveTierSetAllBody struct {
+	// Data A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
+	Data CompetitiveTierSetAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CompetitiveTierSetBody defines model for CompetitiveTierSetBody.
 type CompetitiveTierSetBody struct {
 	// Data A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
 	Data CompetitiveTierSet `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CompetitiveTierSetListAllBody defines model for CompetitiveTierSetListAllBody.
+type CompetitiveTierSetListAllBody struct {
+	Data []CompetitiveTierSetAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -308,6 +1008,123 @@ type CompetitiveTierSetListBody struct {
 	//
 	// Example: 200
 	Status int `json:"status"`
+}
+
+// Contract A contract (battle pass, agent or event contract) and its reward track.
+type Contract struct {
+	AssetPath string          `json:"assetPath"`
+	Content   ContractContent `json:"content"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName            string `json:"displayName"`
+	FreeRewardScheduleUuid string `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool   `json:"shipIt"`
+	Uuid                   string `json:"uuid"`
+}
+
+// ContractAll A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
+type ContractAll struct {
+	AssetPath string          `json:"assetPath"`
+	Content   ContractContent `json:"content"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName            LocalizedText `json:"displayName"`
+	FreeRewardScheduleUuid string        `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool          `json:"shipIt"`
+	Uuid                   string        `json:"uuid"`
+}
+
+// ContractAllBody defines model for ContractAllBody.
+type ContractAllBody struct {
+	// Data A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
+	Data ContractAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractBody defines model for ContractBody.
+type ContractBody struct {
+	// Data A contract (battle pass, agent or event contract) and its reward track.
+	Data Contract `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractChapter defines model for ContractChapter.
+type ContractChapter struct {
+	// FreeRewards Null when the chapter has none.
+	FreeRewards *[]ContractReward `json:"freeRewards"`
+	IsEpilogue  bool              `json:"isEpilogue"`
+	Levels      []ContractLevel   `json:"levels"`
+}
+
+// ContractContent defines model for ContractContent.
+type ContractContent struct {
+	Chapters                  []ContractChapter `json:"chapters"`
+	PremiumRewardScheduleUuid *string           `json:"premiumRewardScheduleUuid"`
+
+	// PremiumVPCost Price of the premium track in premium currency; -1 when there is none.
+	PremiumVPCost float64 `json:"premiumVPCost"`
+
+	// RelationType `Agent`, `Season` or `Event`; null when unrelated.
+	RelationType *string `json:"relationType"`
+
+	// RelationUuid The agent, season or event the contract belongs to.
+	RelationUuid *string `json:"relationUuid"`
+}
+
+// ContractLevel defines model for ContractLevel.
+type ContractLevel struct {
+	IsPurchasableWithVP bool           `json:"isPurchasableWithVP"`
+	Reward              ContractReward `json:"reward"`
+	VpCost              float64        `json:"vpCost"`
+	Xp                  float64        `json:"xp"`
+}
+
+// ContractListAllBody defines model for ContractListAllBody.
+type ContractListAllBody struct {
+	Data []ContractAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractListBody defines model for ContractListBody.
+type ContractListBody struct {
+	Data []Contract `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContractReward defines model for ContractReward.
+type ContractReward struct {
+	Amount        float64 `json:"amount"`
+	IsHighlighted bool    `json:"isHighlighted"`
+
+	// Type What the uuid names: `EquippableSkinLevel`, `EquippableCharmLevel`, `Spray`, `PlayerCard`, `Title`, `Currency`, `Character`; new values may appear.
+	Type string `json:"type"`
+	Uuid string `json:"uuid"`
 }
 
 // Currency An in-game currency.
@@ -337,10 +1154,58 @@ type Currency struct {
 	Uuid              string `json:"uuid"`
 }
 
+// CurrencyAll An in-game currency. (language=all: each localized text is an object keyed by locale.)
+type CurrencyAll struct {
+	AssetPath *string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// DisplayNameSingular A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayNameSingular LocalizedText `json:"displayNameSingular"`
+
+	// LargeIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeIcon *Url `json:"largeIcon"`
+
+	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	RewardPreviewIcon *Url   `json:"rewardPreviewIcon"`
+	Uuid              string `json:"uuid"`
+}
+
+// CurrencyAllBody defines model for CurrencyAllBody.
+type CurrencyAllBody struct {
+	// Data An in-game currency. (language=all: each localized text is an object keyed by locale.)
+	Data CurrencyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // CurrencyBody defines model for CurrencyBody.
 type CurrencyBody struct {
 	// Data An in-game currency.
 	Data Currency `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CurrencyListAllBody defines model for CurrencyListAllBody.
+type CurrencyListAllBody struct {
+	Data []CurrencyAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -396,9 +1261,12 @@ type DiffBody struct {
 
 // DiffCategories One entry per catalog, named by its path after `/v1/`; every category is present, empty ones included.
 type DiffCategories struct {
+	Agents               CategoryDiff `json:"agents"`
 	Buddies              CategoryDiff `json:"buddies"`
 	Buddieslevels        CategoryDiff `json:"buddies/levels"`
+	Bundles              CategoryDiff `json:"bundles"`
 	Competitivetiers     CategoryDiff `json:"competitivetiers"`
+	Contracts            CategoryDiff `json:"contracts"`
 	Currencies           CategoryDiff `json:"currencies"`
 	Events               CategoryDiff `json:"events"`
 	Flex                 CategoryDiff `json:"flex"`
@@ -406,11 +1274,14 @@ type DiffCategories struct {
 	Gamemodesequippables CategoryDiff `json:"gamemodes/equippables"`
 	Levelborders         CategoryDiff `json:"levelborders"`
 	Maps                 CategoryDiff `json:"maps"`
+	Playercards          CategoryDiff `json:"playercards"`
 	Playertitles         CategoryDiff `json:"playertitles"`
 	Premierconferences   CategoryDiff `json:"premier/conferences"`
 	Premierlogos         CategoryDiff `json:"premier/logos"`
 	Seasons              CategoryDiff `json:"seasons"`
 	Seasonscompetitive   CategoryDiff `json:"seasons/competitive"`
+	Sprays               CategoryDiff `json:"sprays"`
+	Sprayslevels         CategoryDiff `json:"sprays/levels"`
 	Themes               CategoryDiff `json:"themes"`
 	Weapons              CategoryDiff `json:"weapons"`
 	Weaponsskinchromas   CategoryDiff `json:"weapons/skinchromas"`
@@ -450,9 +1321,44 @@ type FlexItem struct {
 	Uuid        string `json:"uuid"`
 }
 
+// FlexItemAll (language=all: each localized text is an object keyed by locale.)
+type FlexItemAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	Uuid        string        `json:"uuid"`
+}
+
+// FlexItemAllBody defines model for FlexItemAllBody.
+type FlexItemAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data FlexItemAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // FlexItemBody defines model for FlexItemBody.
 type FlexItemBody struct {
 	Data FlexItem `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// FlexItemListAllBody defines model for FlexItemListAllBody.
+type FlexItemListAllBody struct {
+	Data []FlexItemAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -484,10 +1390,45 @@ type GameEvent struct {
 	Uuid             string `json:"uuid"`
 }
 
+// GameEventAll An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
+type GameEventAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	EndTime     string        `json:"endTime"`
+
+	// ShortDisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	ShortDisplayName LocalizedText `json:"shortDisplayName"`
+	StartTime        string        `json:"startTime"`
+	Uuid             string        `json:"uuid"`
+}
+
+// GameEventAllBody defines model for GameEventAllBody.
+type GameEventAllBody struct {
+	// Data An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
+	Data GameEventAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameEventBody defines model for GameEventBody.
 type GameEventBody struct {
 	// Data An in-game event; active while the current UTC time lies between startTime and endTime.
 	Data GameEvent `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GameEventListAllBody defines model for GameEventListAllBody.
+type GameEventListAllBody struct {
+	Data []GameEventAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -559,6 +1500,69 @@ type GameMode struct {
 	Uuid      string    `json:"uuid"`
 }
 
+// GameModeAll A game mode. The minimap flag is published under both names, always consistent: `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the source has. (language=all: each localized text is an object keyed by locale.)
+type GameModeAll struct {
+	AllowsCustomGameReplays bool   `json:"allowsCustomGameReplays"`
+	AllowsMatchTimeouts     bool   `json:"allowsMatchTimeouts"`
+	AssetPath               string `json:"assetPath"`
+
+	// Description A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	Description LocalizedTextOrNull `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Duration Match time limit; null without a hard cap.
+	Duration *string `json:"duration"`
+
+	// EconomyType Internal enum string, e.g. `EAresEconomyType::Standard`.
+	EconomyType *string `json:"economyType"`
+
+	// GameFeatureOverrides Null when none apply.
+	GameFeatureOverrides *[]struct {
+		FeatureName string `json:"featureName"`
+		State       bool   `json:"state"`
+	} `json:"gameFeatureOverrides"`
+
+	// GameRuleBoolOverrides Null when none apply.
+	GameRuleBoolOverrides *[]struct {
+		RuleName string `json:"ruleName"`
+		State    bool   `json:"state"`
+	} `json:"gameRuleBoolOverrides"`
+	IsMinimapAllowed   bool `json:"isMinimapAllowed"`
+	IsMinimapHidden    bool `json:"isMinimapHidden"`
+	IsTeamVoiceAllowed bool `json:"isTeamVoiceAllowed"`
+
+	// ListViewIconTall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIconTall *Url `json:"listViewIconTall"`
+
+	// OrbCount Ability orbs on the map.
+	OrbCount      float64 `json:"orbCount"`
+	RoundsPerHalf float64 `json:"roundsPerHalf"`
+
+	// TeamRoles Null for standard modes.
+	TeamRoles *[]string `json:"teamRoles"`
+	Uuid      string    `json:"uuid"`
+}
+
+// GameModeAllBody defines model for GameModeAllBody.
+type GameModeAllBody struct {
+	// Data A game mode. The minimap flag is published under both names, always consistent: `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the source has. (language=all: each localized text is an object keyed by locale.)
+	Data GameModeAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeBody defines model for GameModeBody.
 type GameModeBody struct {
 	// Data A game mode. The minimap flag is published under both names, always consistent:
@@ -594,6 +1598,39 @@ type GameModeEquippable struct {
 	Uuid           string `json:"uuid"`
 }
 
+// GameModeEquippableAll An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
+type GameModeEquippableAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category Enum string such as `EEquippableCategory::Melee`.
+	Category string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillStreamIcon *Url   `json:"killStreamIcon"`
+	Uuid           string `json:"uuid"`
+}
+
+// GameModeEquippableAllBody defines model for GameModeEquippableAllBody.
+type GameModeEquippableAllBody struct {
+	// Data An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
+	Data GameModeEquippableAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeEquippableBody defines model for GameModeEquippableBody.
 type GameModeEquippableBody struct {
 	// Data An item available only in specific modes (e.g. a mode's melee or ability weapon).
@@ -605,9 +1642,29 @@ type GameModeEquippableBody struct {
 	Status int `json:"status"`
 }
 
+// GameModeEquippableListAllBody defines model for GameModeEquippableListAllBody.
+type GameModeEquippableListAllBody struct {
+	Data []GameModeEquippableAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GameModeEquippableListBody defines model for GameModeEquippableListBody.
 type GameModeEquippableListBody struct {
 	Data []GameModeEquippable `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GameModeListAllBody defines model for GameModeListAllBody.
+type GameModeListAllBody struct {
+	Data []GameModeAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -630,6 +1687,11 @@ type GridPosition struct {
 	Column float64 `json:"column"`
 	Row    float64 `json:"row"`
 }
+
+// LanguageOrAll One of the 18 supported locales, or `all` for every locale at once.
+//
+// Example: de-DE
+type LanguageOrAll string
 
 // LevelBorder A level border. A player's border is the one with the greatest `startingLevel`
 // less than or equal to the player's account level.
@@ -657,11 +1719,57 @@ type LevelBorder struct {
 	Uuid          string  `json:"uuid"`
 }
 
+// LevelBorderAll A level border. A player's border is the one with the greatest `startingLevel` less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
+type LevelBorderAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// LevelNumber Null in all published data.
+	LevelNumber *float64 `json:"levelNumber"`
+
+	// LevelNumberAppearance Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LevelNumberAppearance *Url `json:"levelNumberAppearance"`
+
+	// SmallPlayerCardAppearance Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
+
+	// StartingLevel Account level from which the border applies.
+	StartingLevel float64 `json:"startingLevel"`
+	Uuid          string  `json:"uuid"`
+}
+
+// LevelBorderAllBody defines model for LevelBorderAllBody.
+type LevelBorderAllBody struct {
+	// Data A level border. A player's border is the one with the greatest `startingLevel` less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
+	Data LevelBorderAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // LevelBorderBody defines model for LevelBorderBody.
 type LevelBorderBody struct {
 	// Data A level border. A player's border is the one with the greatest `startingLevel`
 	// less than or equal to the player's account level.
 	Data LevelBorder `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// LevelBorderListAllBody defines model for LevelBorderListAllBody.
+type LevelBorderListAllBody struct {
+	Data []LevelBorderAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -678,6 +1786,11 @@ type LevelBorderListBody struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// Locale One of the 18 supported locales.
+//
+// Example: de-DE
+type Locale string
 
 // LocaleSummary One supported locale and the size of its string table.
 type LocaleSummary struct {
@@ -699,6 +1812,50 @@ type LocaleSummaryListBody struct {
 	//
 	// Example: 200
 	Status int `json:"status"`
+}
+
+// LocalizedText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+type LocalizedText struct {
+	ArAE string `json:"ar-AE"`
+	DeDE string `json:"de-DE"`
+	EnUS string `json:"en-US"`
+	EsES string `json:"es-ES"`
+	EsMX string `json:"es-MX"`
+	FrFR string `json:"fr-FR"`
+	IdID string `json:"id-ID"`
+	ItIT string `json:"it-IT"`
+	JaJP string `json:"ja-JP"`
+	KoKR string `json:"ko-KR"`
+	PlPL string `json:"pl-PL"`
+	PtBR string `json:"pt-BR"`
+	RuRU string `json:"ru-RU"`
+	ThTH string `json:"th-TH"`
+	TrTR string `json:"tr-TR"`
+	ViVN string `json:"vi-VN"`
+	ZhCN string `json:"zh-CN"`
+	ZhTW string `json:"zh-TW"`
+}
+
+// LocalizedTextOrNull A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+type LocalizedTextOrNull struct {
+	ArAE *string `json:"ar-AE"`
+	DeDE *string `json:"de-DE"`
+	EnUS *string `json:"en-US"`
+	EsES *string `json:"es-ES"`
+	EsMX *string `json:"es-MX"`
+	FrFR *string `json:"fr-FR"`
+	IdID *string `json:"id-ID"`
+	ItIT *string `json:"it-IT"`
+	JaJP *string `json:"ja-JP"`
+	KoKR *string `json:"ko-KR"`
+	PlPL *string `json:"pl-PL"`
+	PtBR *string `json:"pt-BR"`
+	RuRU *string `json:"ru-RU"`
+	ThTH *string `json:"th-TH"`
+	TrTR *string `json:"tr-TR"`
+	ViVN *string `json:"vi-VN"`
+	ZhCN *string `json:"zh-CN"`
+	ZhTW *string `json:"zh-TW"`
 }
 
 // Map A map with its callouts.
@@ -767,10 +1924,97 @@ type Map struct {
 	YScalarToAdd float64 `json:"yScalarToAdd"`
 }
 
+// MapAll A map with its callouts. (language=all: each localized text is an object keyed by locale.)
+type MapAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Callouts Named regions; null for maps without callouts (e.g. the range).
+	Callouts *[]CalloutAll `json:"callouts"`
+
+	// Coordinates Fictional-setting geographic coordinates.
+	Coordinates *string `json:"coordinates"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// ListViewIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIcon *Url `json:"listViewIcon"`
+
+	// ListViewIconTall Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	ListViewIconTall *Url `json:"listViewIconTall"`
+
+	// MapUrl Internal game path.
+	MapUrl string `json:"mapUrl"`
+
+	// NarrativeDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	NarrativeDescription LocalizedTextOrNull `json:"narrativeDescription"`
+
+	// PremierBackgroundImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	PremierBackgroundImage *Url `json:"premierBackgroundImage"`
+
+	// Splash Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Splash *Url `json:"splash"`
+
+	// StylizedBackgroundImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StylizedBackgroundImage *Url `json:"stylizedBackgroundImage"`
+
+	// TacticalDescription A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	TacticalDescription LocalizedTextOrNull `json:"tacticalDescription"`
+	Uuid                string              `json:"uuid"`
+
+	// XMultiplier World → minimap multiplier; normalized x = world y × xMultiplier + xScalarToAdd.
+	XMultiplier float64 `json:"xMultiplier"`
+
+	// XScalarToAdd Offset added after multiplication.
+	XScalarToAdd float64 `json:"xScalarToAdd"`
+
+	// YMultiplier World → minimap multiplier; normalized y = world x × yMultiplier + yScalarToAdd.
+	YMultiplier float64 `json:"yMultiplier"`
+
+	// YScalarToAdd Offset added after multiplication.
+	YScalarToAdd float64 `json:"yScalarToAdd"`
+}
+
+// MapAllBody defines model for MapAllBody.
+type MapAllBody struct {
+	// Data A map with its callouts. (language=all: each localized text is an object keyed by locale.)
+	Data MapAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // MapBody defines model for MapBody.
 type MapBody struct {
 	// Data A map with its callouts.
 	Data Map `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MapListAllBody defines model for MapListAllBody.
+type MapListAllBody struct {
+	Data []MapAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -788,23 +2032,165 @@ type MapListBody struct {
 	Status int `json:"status"`
 }
 
+// PlayerCard A player card.
+type PlayerCard struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName        string `json:"displayName"`
+	IsHiddenIfNotOwned bool   `json:"isHiddenIfNotOwned"`
+
+	// LargeArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeArt *Url `json:"largeArt"`
+
+	// SmallArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallArt *Url `json:"smallArt"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the card has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+
+	// WideArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	WideArt *Url `json:"wideArt"`
+}
+
+// PlayerCardAll A player card. (language=all: each localized text is an object keyed by locale.)
+type PlayerCardAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName        LocalizedText `json:"displayName"`
+	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
+
+	// LargeArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	LargeArt *Url `json:"largeArt"`
+
+	// SmallArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	SmallArt *Url `json:"smallArt"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the card has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+
+	// WideArt Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	WideArt *Url `json:"wideArt"`
+}
+
+// PlayerCardAllBody defines model for PlayerCardAllBody.
+type PlayerCardAllBody struct {
+	// Data A player card. (language=all: each localized text is an object keyed by locale.)
+	Data PlayerCardAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerCardBody defines model for PlayerCardBody.
+type PlayerCardBody struct {
+	// Data A player card.
+	Data PlayerCard `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerCardListAllBody defines model for PlayerCardListAllBody.
+type PlayerCardListAllBody struct {
+	Data []PlayerCardAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerCardListBody defines model for PlayerCardListBody.
+type PlayerCardListBody struct {
+	Data []PlayerCard `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PlayerTitle A player title.
 type PlayerTitle struct {
 	AssetPath string `json:"assetPath"`
 
-	// DisplayName Localized name.
-	DisplayName        *string `json:"displayName"`
-	IsHiddenIfNotOwned bool    `json:"isHiddenIfNotOwned"`
+	// DisplayName Localized name; the empty string where the source has none (null in real data is served as "").
+	DisplayName        string `json:"displayName"`
+	IsHiddenIfNotOwned bool   `json:"isHiddenIfNotOwned"`
 
-	// TitleText Localized text shown under a player name; empty for blank titles; null in real data for a few titles.
-	TitleText *string `json:"titleText"`
-	Uuid      string  `json:"uuid"`
+	// TitleText Localized text shown under a player name; the empty string for blank titles (a few real titles have null, served as "").
+	TitleText string `json:"titleText"`
+	Uuid      string `json:"uuid"`
+}
+
+// PlayerTitleAll A player title. (language=all: each localized text is an object keyed by locale.)
+type PlayerTitleAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName        LocalizedText `json:"displayName"`
+	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
+
+	// TitleText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	TitleText LocalizedText `json:"titleText"`
+	Uuid      string        `json:"uuid"`
+}
+
+// PlayerTitleAllBody defines model for PlayerTitleAllBody.
+type PlayerTitleAllBody struct {
+	// Data A player title. (language=all: each localized text is an object keyed by locale.)
+	Data PlayerTitleAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // PlayerTitleBody defines model for PlayerTitleBody.
 type PlayerTitleBody struct {
 	// Data A player title.
 	Data PlayerTitle `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PlayerTitleListAllBody defines model for PlayerTitleListAllBody.
+type PlayerTitleListAllBody struct {
+	Data []PlayerTitleAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -842,10 +2228,51 @@ type PremierConference struct {
 	Uuid string `json:"uuid"`
 }
 
+// PremierConferenceAll A premier conference. (language=all: each localized text is an object keyed by locale.)
+type PremierConferenceAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// Icon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Icon *Url `json:"icon"`
+
+	// IsSuper True for a top-tier grouping that contains other conferences; false when the source omits it.
+	IsSuper bool `json:"isSuper"`
+
+	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
+	Key  string `json:"key"`
+	Uuid string `json:"uuid"`
+}
+
+// PremierConferenceAllBody defines model for PremierConferenceAllBody.
+type PremierConferenceAllBody struct {
+	// Data A premier conference. (language=all: each localized text is an object keyed by locale.)
+	Data PremierConferenceAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PremierConferenceBody defines model for PremierConferenceBody.
 type PremierConferenceBody struct {
 	// Data A premier conference.
 	Data PremierConference `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PremierConferenceListAllBody defines model for PremierConferenceListAllBody.
+type PremierConferenceListAllBody struct {
+	Data []PremierConferenceAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -883,6 +2310,34 @@ type PremierLogo struct {
 	Uuid     string  `json:"uuid"`
 }
 
+// PremierLogoAll A premier team logo. Its image uses marker colors: black keep unchanged, blue outline, red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
+type PremierLogoAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// IconName Internal icon identifier.
+	IconName *string `json:"iconName"`
+	Uuid     string  `json:"uuid"`
+}
+
+// PremierLogoAllBody defines model for PremierLogoAllBody.
+type PremierLogoAllBody struct {
+	// Data A premier team logo. Its image uses marker colors: black keep unchanged, blue outline, red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
+	Data PremierLogoAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // PremierLogoBody defines model for PremierLogoBody.
 type PremierLogoBody struct {
 	// Data A premier team logo. Its image uses marker colors: black keep unchanged, blue outline,
@@ -890,6 +2345,16 @@ type PremierLogoBody struct {
 	// channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band
 	// (anti-aliased edges lie between marker and surrounding colors).
 	Data PremierLogo `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// PremierLogoListAllBody defines model for PremierLogoListAllBody.
+type PremierLogoListAllBody struct {
+	Data []PremierLogoAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1003,10 +2468,57 @@ type Season struct {
 	Uuid string  `json:"uuid"`
 }
 
+// SeasonAll An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
+type SeasonAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// EndTime ISO 8601 UTC.
+	EndTime string `json:"endTime"`
+
+	// ParentUuid UUID of the parent episode; set on acts, null on episodes.
+	ParentUuid *string `json:"parentUuid"`
+
+	// StartTime ISO 8601 UTC.
+	StartTime string `json:"startTime"`
+
+	// Title A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Title LocalizedText `json:"title"`
+
+	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
+	//
+	// Example: EAresSeasonType::Act
+	Type *string `json:"type"`
+	Uuid string  `json:"uuid"`
+}
+
+// SeasonAllBody defines model for SeasonAllBody.
+type SeasonAllBody struct {
+	// Data An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
+	Data SeasonAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SeasonBody defines model for SeasonBody.
 type SeasonBody struct {
 	// Data An episode (multi-act period) or an act (roughly six-week ranked window).
 	Data Season `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SeasonListAllBody defines model for SeasonListAllBody.
+type SeasonListAllBody struct {
+	Data []SeasonAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1034,6 +2546,39 @@ type ShopData struct {
 
 	// CategoryText Localized display label.
 	CategoryText string `json:"categoryText"`
+
+	// Cost Price in in-game credits.
+	Cost float64 `json:"cost"`
+
+	// GridPosition Row and column in the buy grid; null when the weapon is not in the grid.
+	GridPosition *GridPosition `json:"gridPosition"`
+
+	// Image Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Image *Url `json:"image"`
+
+	// NewImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	NewImage *Url `json:"newImage"`
+
+	// NewImage2 Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	NewImage2 *Url `json:"newImage2"`
+}
+
+// ShopDataAll (language=all: each localized text is an object keyed by locale.)
+type ShopDataAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// CanBeTrashed Droppable during the buy phase.
+	CanBeTrashed bool   `json:"canBeTrashed"`
+	Category     string `json:"category"`
+
+	// CategoryText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	CategoryText LocalizedText `json:"categoryText"`
 
 	// Cost Price in in-game credits.
 	Cost float64 `json:"cost"`
@@ -1086,10 +2631,60 @@ type SkinChroma struct {
 	Uuid   string `json:"uuid"`
 }
 
+// SkinChromaAll A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
+type SkinChromaAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullRender Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullRender *Url `json:"fullRender"`
+
+	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StreamedVideo *Url `json:"streamedVideo"`
+
+	// Swatch Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Swatch *Url   `json:"swatch"`
+	Uuid   string `json:"uuid"`
+}
+
+// SkinChromaAllBody defines model for SkinChromaAllBody.
+type SkinChromaAllBody struct {
+	// Data A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
+	Data SkinChromaAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SkinChromaBody defines model for SkinChromaBody.
 type SkinChromaBody struct {
 	// Data A color or style variant of a skin.
 	Data SkinChroma `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SkinChromaListAllBody defines model for SkinChromaListAllBody.
+type SkinChromaListAllBody struct {
+	Data []SkinChromaAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1116,8 +2711,8 @@ type SkinLevel struct {
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
 	DisplayIcon *Url `json:"displayIcon"`
 
-	// DisplayName Localized name; null for a few real levels.
-	DisplayName *string `json:"displayName"`
+	// DisplayName Localized name; the empty string for the few real levels whose source has null.
+	DisplayName string `json:"displayName"`
 
 	// LevelItem Null for the base level. Values include `EEquippableSkinLevelItem::VFX`, `::Animation`, `::Finisher`, `::SoundEffects`, `::Transformation`, `::KillCounter`, `::TopFrag`, `::InspectAndKill`; new values may appear.
 	LevelItem *string `json:"levelItem"`
@@ -1127,6 +2722,39 @@ type SkinLevel struct {
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
 	StreamedVideo *Url   `json:"streamedVideo"`
 	Uuid          string `json:"uuid"`
+}
+
+// SkinLevelAll An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
+type SkinLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// LevelItem Null for the base level. Values include `EEquippableSkinLevelItem::VFX`, `::Animation`, `::Finisher`, `::SoundEffects`, `::Transformation`, `::KillCounter`, `::TopFrag`, `::InspectAndKill`; new values may appear.
+	LevelItem *string `json:"levelItem"`
+
+	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StreamedVideo *Url   `json:"streamedVideo"`
+	Uuid          string `json:"uuid"`
+}
+
+// SkinLevelAllBody defines model for SkinLevelAllBody.
+type SkinLevelAllBody struct {
+	// Data An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
+	Data SkinLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
 }
 
 // SkinLevelBody defines model for SkinLevelBody.
@@ -1140,9 +2768,195 @@ type SkinLevelBody struct {
 	Status int `json:"status"`
 }
 
+// SkinLevelListAllBody defines model for SkinLevelListAllBody.
+type SkinLevelListAllBody struct {
+	Data []SkinLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // SkinLevelListBody defines model for SkinLevelListBody.
 type SkinLevelListBody struct {
 	Data []SkinLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// Spray A spray with its levels.
+type Spray struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category `EAresSprayCategory::Contextual` or null.
+	Category *string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// FullIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullIcon *Url `json:"fullIcon"`
+
+	// FullTransparentIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullTransparentIcon *Url         `json:"fullTransparentIcon"`
+	Levels              []SprayLevel `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+}
+
+// SprayAll A spray with its levels. (language=all: each localized text is an object keyed by locale.)
+type SprayAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category `EAresSprayCategory::Contextual` or null.
+	Category *string `json:"category"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// FullIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullIcon *Url `json:"fullIcon"`
+
+	// FullTransparentIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	FullTransparentIcon *Url            `json:"fullTransparentIcon"`
+	Levels              []SprayLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
+	ThemeUuid *string `json:"themeUuid"`
+	Uuid      string  `json:"uuid"`
+}
+
+// SprayAllBody defines model for SprayAllBody.
+type SprayAllBody struct {
+	// Data A spray with its levels. (language=all: each localized text is an object keyed by locale.)
+	Data SprayAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayBody defines model for SprayBody.
+type SprayBody struct {
+	// Data A spray with its levels.
+	Data Spray `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevel One level of a spray.
+type SprayLevel struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string  `json:"displayName"`
+	SprayLevel  float64 `json:"sprayLevel"`
+	Uuid        string  `json:"uuid"`
+}
+
+// SprayLevelAll One level of a spray. (language=all: each localized text is an object keyed by locale.)
+type SprayLevelAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+	SprayLevel  float64       `json:"sprayLevel"`
+	Uuid        string        `json:"uuid"`
+}
+
+// SprayLevelAllBody defines model for SprayLevelAllBody.
+type SprayLevelAllBody struct {
+	// Data One level of a spray. (language=all: each localized text is an object keyed by locale.)
+	Data SprayLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevelBody defines model for SprayLevelBody.
+type SprayLevelBody struct {
+	// Data One level of a spray.
+	Data SprayLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevelListAllBody defines model for SprayLevelListAllBody.
+type SprayLevelListAllBody struct {
+	Data []SprayLevelAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayLevelListBody defines model for SprayLevelListBody.
+type SprayLevelListBody struct {
+	Data []SprayLevel `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayListAllBody defines model for SprayListAllBody.
+type SprayListAllBody struct {
+	Data []SprayAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// SprayListBody defines model for SprayListBody.
+type SprayListBody struct {
+	Data []Spray `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1183,10 +2997,50 @@ type Theme struct {
 	Uuid               string `json:"uuid"`
 }
 
+// ThemeAll A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
+type ThemeAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	StoreFeaturedImage *Url   `json:"storeFeaturedImage"`
+	Uuid               string `json:"uuid"`
+}
+
+// ThemeAllBody defines model for ThemeAllBody.
+type ThemeAllBody struct {
+	// Data A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
+	Data ThemeAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // ThemeBody defines model for ThemeBody.
 type ThemeBody struct {
 	// Data A theme; other cosmetics reference it as `themeUuid`.
 	Data Theme `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ThemeListAllBody defines model for ThemeListAllBody.
+type ThemeListAllBody struct {
+	Data []ThemeAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1291,10 +3145,61 @@ type Weapon struct {
 	WeaponStats *WeaponStats `json:"weaponStats"`
 }
 
+// WeaponAll A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
+type WeaponAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Category Enum string such as `EEquippableCategory::Heavy`.
+	Category        string `json:"category"`
+	DefaultSkinUuid string `json:"defaultSkinUuid"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText `json:"displayName"`
+
+	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	KillStreamIcon *Url `json:"killStreamIcon"`
+
+	// ShopData Null for weapons that cannot be bought.
+	ShopData *ShopDataAll    `json:"shopData"`
+	Skins    []WeaponSkinAll `json:"skins"`
+	Uuid     string          `json:"uuid"`
+
+	// WeaponStats Null for the melee weapon.
+	WeaponStats *WeaponStats `json:"weaponStats"`
+}
+
+// WeaponAllBody defines model for WeaponAllBody.
+type WeaponAllBody struct {
+	// Data A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
+	Data WeaponAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // WeaponBody defines model for WeaponBody.
 type WeaponBody struct {
 	// Data A weapon with its stats, shop data and skins.
 	Data Weapon `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// WeaponListAllBody defines model for WeaponListAllBody.
+type WeaponListAllBody struct {
+	Data []WeaponAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1339,10 +3244,58 @@ type WeaponSkin struct {
 	Wallpaper *Url `json:"wallpaper"`
 }
 
+// WeaponSkinAll A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
+type WeaponSkinAll struct {
+	AssetPath string          `json:"assetPath"`
+	Chromas   []SkinChromaAll `json:"chromas"`
+
+	// ContentTierUuid Rarity tier; null for default skins.
+	ContentTierUuid *string `json:"contentTierUuid"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName LocalizedText  `json:"displayName"`
+	Levels      []SkinLevelAll `json:"levels"`
+
+	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`).
+	ThemeUuid string `json:"themeUuid"`
+	Uuid      string `json:"uuid"`
+
+	// Wallpaper Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Wallpaper *Url `json:"wallpaper"`
+}
+
+// WeaponSkinAllBody defines model for WeaponSkinAllBody.
+type WeaponSkinAllBody struct {
+	// Data A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
+	Data WeaponSkinAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // WeaponSkinBody defines model for WeaponSkinBody.
 type WeaponSkinBody struct {
 	// Data A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin).
 	Data WeaponSkin `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// WeaponSkinListAllBody defines model for WeaponSkinListAllBody.
+type WeaponSkinListAllBody struct {
+	Data []WeaponSkinAll `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1401,8 +3354,15 @@ type WeaponStats struct {
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
-// Language Example: de-DE
-type Language = string
+// Language One of the 18 supported locales, or `all` for every locale at once.
+//
+// Example: de-DE
+type Language = LanguageOrAll
+
+// PageLanguage One of the 18 supported locales.
+//
+// Example: de-DE
+type PageLanguage = Locale
 
 // ToVersion Example: 05E83EB5E32657B9
 type ToVersion = string
@@ -1410,83 +3370,157 @@ type ToVersion = string
 // Uuid Example: 63e6c2b6-4a8e-869c-3d4c-e38355226584
 type Uuid = string
 
+// AgentItem defines model for AgentItem.
+type AgentItem struct {
+	union json.RawMessage
+}
+
+// AgentList defines model for AgentList.
+type AgentList struct {
+	union json.RawMessage
+}
+
 // BadRequest The body of every non-2xx response.
 type BadRequest = Error
 
 // BuddyItem defines model for BuddyItem.
-type BuddyItem = BuddyBody
+type BuddyItem struct {
+	union json.RawMessage
+}
 
 // BuddyLevelItem defines model for BuddyLevelItem.
-type BuddyLevelItem = BuddyLevelBody
+type BuddyLevelItem struct {
+	union json.RawMessage
+}
 
 // BuddyLevelList defines model for BuddyLevelList.
-type BuddyLevelList = BuddyLevelListBody
+type BuddyLevelList struct {
+	union json.RawMessage
+}
 
 // BuddyList defines model for BuddyList.
-type BuddyList = BuddyListBody
+type BuddyList struct {
+	union json.RawMessage
+}
+
+// BundleItem defines model for BundleItem.
+type BundleItem struct {
+	union json.RawMessage
+}
+
+// BundleList defines model for BundleList.
+type BundleList struct {
+	union json.RawMessage
+}
 
 // CompetitiveSeasonItem defines model for CompetitiveSeasonItem.
-type CompetitiveSeasonItem = CompetitiveSeasonBody
+type CompetitiveSeasonItem struct {
+	union json.RawMessage
+}
 
 // CompetitiveSeasonList defines model for CompetitiveSeasonList.
-type CompetitiveSeasonList = CompetitiveSeasonListBody
+type CompetitiveSeasonList struct {
+	union json.RawMessage
+}
 
 // CompetitiveTierSetItem defines model for CompetitiveTierSetItem.
-type CompetitiveTierSetItem = CompetitiveTierSetBody
+type CompetitiveTierSetItem struct {
+	union json.RawMessage
+}
 
 // CompetitiveTierSetList defines model for CompetitiveTierSetList.
-type CompetitiveTierSetList = CompetitiveTierSetListBody
+type CompetitiveTierSetList struct {
+	union json.RawMessage
+}
+
+// ContractItem defines model for ContractItem.
+type ContractItem struct {
+	union json.RawMessage
+}
+
+// ContractList defines model for ContractList.
+type ContractList struct {
+	union json.RawMessage
+}
 
 // CurrencyItem defines model for CurrencyItem.
-type CurrencyItem = CurrencyBody
+type CurrencyItem struct {
+	union json.RawMessage
+}
 
 // CurrencyList defines model for CurrencyList.
-type CurrencyList = CurrencyListBody
+type CurrencyList struct {
+	union json.RawMessage
+}
 
 // DiffItem defines model for DiffItem.
 type DiffItem = DiffBody
 
 // FlexItemItem defines model for FlexItemItem.
-type FlexItemItem = FlexItemBody
+type FlexItemItem struct {
+	union json.RawMessage
+}
 
 // FlexItemList defines model for FlexItemList.
-type FlexItemList = FlexItemListBody
+type FlexItemList struct {
+	union json.RawMessage
+}
 
 // GameEventItem defines model for GameEventItem.
-type GameEventItem = GameEventBody
+type GameEventItem struct {
+	union json.RawMessage
+}
 
 // GameEventList defines model for GameEventList.
-type GameEventList = GameEventListBody
+type GameEventList struct {
+	union json.RawMessage
+}
 
 // GameModeEquippableItem defines model for GameModeEquippableItem.
-type GameModeEquippableItem = GameModeEquippableBody
+type GameModeEquippableItem struct {
+	union json.RawMessage
+}
 
 // GameModeEquippableList defines model for GameModeEquippableList.
-type GameModeEquippableList = GameModeEquippableListBody
+type GameModeEquippableList struct {
+	union json.RawMessage
+}
 
 // GameModeItem defines model for GameModeItem.
-type GameModeItem = GameModeBody
+type GameModeItem struct {
+	union json.RawMessage
+}
 
 // GameModeList defines model for GameModeList.
-type GameModeList = GameModeListBody
+type GameModeList struct {
+	union json.RawMessage
+}
 
 // InternalError The body of every non-2xx response.
 type InternalError = Error
 
 // LevelBorderItem defines model for LevelBorderItem.
-type LevelBorderItem = LevelBorderBody
+type LevelBorderItem struct {
+	union json.RawMessage
+}
 
 // LevelBorderList defines model for LevelBorderList.
-type LevelBorderList = LevelBorderListBody
+type LevelBorderList struct {
+	union json.RawMessage
+}
 
 // LocaleSummaryList defines model for LocaleSummaryList.
 type LocaleSummaryList = LocaleSummaryListBody
 
 // MapItem defines model for MapItem.
-type MapItem = MapBody
+type MapItem struct {
+	union json.RawMessage
+}
 
 // MapList defines model for MapList.
-type MapList = MapListBody
+type MapList struct {
+	union json.RawMessage
+}
 
 // NotFound The body of every non-2xx response.
 type NotFound = Error
@@ -1494,53 +3528,111 @@ type NotFound = Error
 // NotReady The body of every non-2xx response.
 type NotReady = Error
 
+// PlayerCardItem defines model for PlayerCardItem.
+type PlayerCardItem struct {
+	union json.RawMessage
+}
+
+// PlayerCardList defines model for PlayerCardList.
+type PlayerCardList struct {
+	union json.RawMessage
+}
+
 // PlayerTitleItem defines model for PlayerTitleItem.
-type PlayerTitleItem = PlayerTitleBody
+type PlayerTitleItem struct {
+	union json.RawMessage
+}
 
 // PlayerTitleList defines model for PlayerTitleList.
-type PlayerTitleList = PlayerTitleListBody
+type PlayerTitleList struct {
+	union json.RawMessage
+}
 
 // PremierConferenceItem defines model for PremierConferenceItem.
-type PremierConferenceItem = PremierConferenceBody
+type PremierConferenceItem struct {
+	union json.RawMessage
+}
 
 // PremierConferenceList defines model for PremierConferenceList.
-type PremierConferenceList = PremierConferenceListBody
+type PremierConferenceList struct {
+	union json.RawMessage
+}
 
 // PremierLogoItem defines model for PremierLogoItem.
-type PremierLogoItem = PremierLogoBody
+type PremierLogoItem struct {
+	union json.RawMessage
+}
 
 // PremierLogoList defines model for PremierLogoList.
-type PremierLogoList = PremierLogoListBody
+type PremierLogoList struct {
+	union json.RawMessage
+}
 
 // Probe defines model for Probe.
 type Probe = ProbeBody
 
 // SeasonItem defines model for SeasonItem.
-type SeasonItem = SeasonBody
+type SeasonItem struct {
+	union json.RawMessage
+}
 
 // SeasonList defines model for SeasonList.
-type SeasonList = SeasonListBody
+type SeasonList struct {
+	union json.RawMessage
+}
 
 // SkinChromaItem defines model for SkinChromaItem.
-type SkinChromaItem = SkinChromaBody
+type SkinChromaItem struct {
+	union json.RawMessage
+}
 
 // SkinChromaList defines model for SkinChromaList.
-type SkinChromaList = SkinChromaListBody
+type SkinChromaList struct {
+	union json.RawMessage
+}
 
 // SkinLevelItem defines model for SkinLevelItem.
-type SkinLevelItem = SkinLevelBody
+type SkinLevelItem struct {
+	union json.RawMessage
+}
 
 // SkinLevelList defines model for SkinLevelList.
-type SkinLevelList = SkinLevelListBody
+type SkinLevelList struct {
+	union json.RawMessage
+}
+
+// SprayItem defines model for SprayItem.
+type SprayItem struct {
+	union json.RawMessage
+}
+
+// SprayLevelItem defines model for SprayLevelItem.
+type SprayLevelItem struct {
+	union json.RawMessage
+}
+
+// SprayLevelList defines model for SprayLevelList.
+type SprayLevelList struct {
+	union json.RawMessage
+}
+
+// SprayList defines model for SprayList.
+type SprayList struct {
+	union json.RawMessage
+}
 
 // StringTableItem defines model for StringTableItem.
 type StringTableItem = StringTableBody
 
 // ThemeItem defines model for ThemeItem.
-type ThemeItem = ThemeBody
+type ThemeItem struct {
+	union json.RawMessage
+}
 
 // ThemeList defines model for ThemeList.
-type ThemeList = ThemeListBody
+type ThemeList struct {
+	union json.RawMessage
+}
 
 // VersionItem defines model for VersionItem.
 type VersionItem = VersionBody
@@ -1549,351 +3641,3835 @@ type VersionItem = VersionBody
 type VersionListItem = RetainedVersionListBody
 
 // WeaponItem defines model for WeaponItem.
-type WeaponItem = WeaponBody
+type WeaponItem struct {
+	union json.RawMessage
+}
 
 // WeaponList defines model for WeaponList.
-type WeaponList = WeaponListBody
+type WeaponList struct {
+	union json.RawMessage
+}
 
 // WeaponSkinItem defines model for WeaponSkinItem.
-type WeaponSkinItem = WeaponSkinBody
+type WeaponSkinItem struct {
+	union json.RawMessage
+}
 
 // WeaponSkinList defines model for WeaponSkinList.
-type WeaponSkinList = WeaponSkinListBody
+type WeaponSkinList struct {
+	union json.RawMessage
+}
 
 // GetChangesPageParams defines parameters for GetChangesPage.
 type GetChangesPageParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
-	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetChangesBetweenPageParams defines parameters for GetChangesBetweenPage.
 type GetChangesBetweenPageParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListAgentsParams defines parameters for ListAgents.
+type ListAgentsParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetAgentParams defines parameters for GetAgent.
+type GetAgentParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListBuddiesParams defines parameters for ListBuddies.
 type ListBuddiesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListBuddyLevelsParams defines parameters for ListBuddyLevels.
 type ListBuddyLevelsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetBuddyLevelParams defines parameters for GetBuddyLevel.
 type GetBuddyLevelParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetBuddyParams defines parameters for GetBuddy.
 type GetBuddyParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListBundlesParams defines parameters for ListBundles.
+type ListBundlesParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetBundleParams defines parameters for GetBundle.
+type GetBundleParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
 type ListCompetitiveTierSetsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
 type GetCompetitiveTierSetParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListContractsParams defines parameters for ListContracts.
+type ListContractsParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetContractParams defines parameters for GetContract.
+type GetContractParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
 type ListCurrenciesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCurrencyParams defines parameters for GetCurrency.
 type GetCurrencyParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
 type ListEventsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetEventParams defines parameters for GetEvent.
 type GetEventParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListFlexParams defines parameters for ListFlex.
 type ListFlexParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetFlexParams defines parameters for GetFlex.
 type GetFlexParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListGameModesParams defines parameters for ListGameModes.
 type ListGameModesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListGameModeEquippablesParams defines parameters for ListGameModeEquippables.
 type ListGameModeEquippablesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetGameModeEquippableParams defines parameters for GetGameModeEquippable.
 type GetGameModeEquippableParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetGameModeParams defines parameters for GetGameMode.
 type GetGameModeParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListLevelBordersParams defines parameters for ListLevelBorders.
 type ListLevelBordersParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
 type GetLevelBorderParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListMapsParams defines parameters for ListMaps.
 type ListMapsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetMapParams defines parameters for GetMap.
 type GetMapParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListPlayerCardsParams defines parameters for ListPlayerCards.
+type ListPlayerCardsParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetPlayerCardParams defines parameters for GetPlayerCard.
+type GetPlayerCardParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPlayerTitlesParams defines parameters for ListPlayerTitles.
 type ListPlayerTitlesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPlayerTitleParams defines parameters for GetPlayerTitle.
 type GetPlayerTitleParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPremierConferencesParams defines parameters for ListPremierConferences.
 type ListPremierConferencesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPremierConferenceParams defines parameters for GetPremierConference.
 type GetPremierConferenceParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListPremierLogosParams defines parameters for ListPremierLogos.
 type ListPremierLogosParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetPremierLogoParams defines parameters for GetPremierLogo.
 type GetPremierLogoParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListSeasonsParams defines parameters for ListSeasons.
 type ListSeasonsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListCompetitiveSeasonsParams defines parameters for ListCompetitiveSeasons.
 type ListCompetitiveSeasonsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
 type GetCompetitiveSeasonParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetSeasonParams defines parameters for GetSeason.
 type GetSeasonParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListSpraysParams defines parameters for ListSprays.
+type ListSpraysParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListSprayLevelsParams defines parameters for ListSprayLevels.
+type ListSprayLevelsParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetSprayLevelParams defines parameters for GetSprayLevel.
+type GetSprayLevelParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetSprayParams defines parameters for GetSpray.
+type GetSprayParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListThemesParams defines parameters for ListThemes.
 type ListThemesParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetThemeParams defines parameters for GetTheme.
 type GetThemeParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponsParams defines parameters for ListWeapons.
 type ListWeaponsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinChromasParams defines parameters for ListWeaponSkinChromas.
 type ListWeaponSkinChromasParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinChromaParams defines parameters for GetWeaponSkinChroma.
 type GetWeaponSkinChromaParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinLevelsParams defines parameters for ListWeaponSkinLevels.
 type ListWeaponSkinLevelsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinLevelParams defines parameters for GetWeaponSkinLevel.
 type GetWeaponSkinLevelParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponSkinsParams defines parameters for ListWeaponSkins.
 type ListWeaponSkinsParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponSkinParams defines parameters for GetWeaponSkin.
 type GetWeaponSkinParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetWeaponParams defines parameters for GetWeapon.
 type GetWeaponParams struct {
-	// Language Locale of the text fields, one of ar-AE, de-DE, en-US, es-ES, es-MX, fr-FR, id-ID,
-	// it-IT, ja-JP, ko-KR, pl-PL, pt-BR, ru-RU, th-TH, tr-TR, vi-VN, zh-CN, zh-TW, in any
-	// letter case. Default en-US. Anything else is 400.
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// AsAgentBody returns the union data inside the AgentItem as a AgentBody
+func (t AgentItem) AsAgentBody() (AgentBody, error) {
+	var body AgentBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentBody overwrites any union data inside the AgentItem as the provided AgentBody
+func (t *AgentItem) FromAgentBody(v AgentBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentBody performs a merge with any union data inside the AgentItem, using the provided AgentBody
+func (t *AgentItem) MergeAgentBody(v AgentBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentAllBody returns the union data inside the AgentItem as a AgentAllBody
+func (t AgentItem) AsAgentAllBody() (AgentAllBody, error) {
+	var body AgentAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentAllBody overwrites any union data inside the AgentItem as the provided AgentAllBody
+func (t *AgentItem) FromAgentAllBody(v AgentAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentAllBody performs a merge with any union data inside the AgentItem, using the provided AgentAllBody
+func (t *AgentItem) MergeAgentAllBody(v AgentAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsAgentListBody returns the union data inside the AgentList as a AgentListBody
+func (t AgentList) AsAgentListBody() (AgentListBody, error) {
+	var body AgentListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentListBody overwrites any union data inside the AgentList as the provided AgentListBody
+func (t *AgentList) FromAgentListBody(v AgentListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentListBody performs a merge with any union data inside the AgentList, using the provided AgentListBody
+func (t *AgentList) MergeAgentListBody(v AgentListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsAgentListAllBody returns the union data inside the AgentList as a AgentListAllBody
+func (t AgentList) AsAgentListAllBody() (AgentListAllBody, error) {
+	var body AgentListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromAgentListAllBody overwrites any union data inside the AgentList as the provided AgentListAllBody
+func (t *AgentList) FromAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeAgentListAllBody performs a merge with any union data inside the AgentList, using the provided AgentListAllBody
+func (t *AgentList) MergeAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t AgentList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *AgentList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyBody returns the union data inside the BuddyItem as a BuddyBody
+func (t BuddyItem) AsBuddyBody() (BuddyBody, error) {
+	var body BuddyBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyBody overwrites any union data inside the BuddyItem as the provided BuddyBody
+func (t *BuddyItem) FromBuddyBody(v BuddyBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyBody performs a merge with any union data inside the BuddyItem, using the provided BuddyBody
+func (t *BuddyItem) MergeBuddyBody(v BuddyBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyAllBody returns the union data inside the BuddyItem as a BuddyAllBody
+func (t BuddyItem) AsBuddyAllBody() (BuddyAllBody, error) {
+	var body BuddyAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyAllBody overwrites any union data inside the BuddyItem as the provided BuddyAllBody
+func (t *BuddyItem) FromBuddyAllBody(v BuddyAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyAllBody performs a merge with any union data inside the BuddyItem, using the provided BuddyAllBody
+func (t *BuddyItem) MergeBuddyAllBody(v BuddyAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyLevelBody returns the union data inside the BuddyLevelItem as a BuddyLevelBody
+func (t BuddyLevelItem) AsBuddyLevelBody() (BuddyLevelBody, error) {
+	var body BuddyLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelBody overwrites any union data inside the BuddyLevelItem as the provided BuddyLevelBody
+func (t *BuddyLevelItem) FromBuddyLevelBody(v BuddyLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelBody
+func (t *BuddyLevelItem) MergeBuddyLevelBody(v BuddyLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyLevelAllBody returns the union data inside the BuddyLevelItem as a BuddyLevelAllBody
+func (t BuddyLevelItem) AsBuddyLevelAllBody() (BuddyLevelAllBody, error) {
+	var body BuddyLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelAllBody overwrites any union data inside the BuddyLevelItem as the provided BuddyLevelAllBody
+func (t *BuddyLevelItem) FromBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelAllBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelAllBody
+func (t *BuddyLevelItem) MergeBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyLevelListBody returns the union data inside the BuddyLevelList as a BuddyLevelListBody
+func (t BuddyLevelList) AsBuddyLevelListBody() (BuddyLevelListBody, error) {
+	var body BuddyLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelListBody overwrites any union data inside the BuddyLevelList as the provided BuddyLevelListBody
+func (t *BuddyLevelList) FromBuddyLevelListBody(v BuddyLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelListBody performs a merge with any union data inside the BuddyLevelList, using the provided BuddyLevelListBody
+func (t *BuddyLevelList) MergeBuddyLevelListBody(v BuddyLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyLevelListAllBody returns the union data inside the BuddyLevelList as a BuddyLevelListAllBody
+func (t BuddyLevelList) AsBuddyLevelListAllBody() (BuddyLevelListAllBody, error) {
+	var body BuddyLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyLevelListAllBody overwrites any union data inside the BuddyLevelList as the provided BuddyLevelListAllBody
+func (t *BuddyLevelList) FromBuddyLevelListAllBody(v BuddyLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyLevelListAllBody performs a merge with any union data inside the BuddyLevelList, using the provided BuddyLevelListAllBody
+func (t *BuddyLevelList) MergeBuddyLevelListAllBody(v BuddyLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBuddyListBody returns the union data inside the BuddyList as a BuddyListBody
+func (t BuddyList) AsBuddyListBody() (BuddyListBody, error) {
+	var body BuddyListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyListBody overwrites any union data inside the BuddyList as the provided BuddyListBody
+func (t *BuddyList) FromBuddyListBody(v BuddyListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyListBody performs a merge with any union data inside the BuddyList, using the provided BuddyListBody
+func (t *BuddyList) MergeBuddyListBody(v BuddyListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBuddyListAllBody returns the union data inside the BuddyList as a BuddyListAllBody
+func (t BuddyList) AsBuddyListAllBody() (BuddyListAllBody, error) {
+	var body BuddyListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBuddyListAllBody overwrites any union data inside the BuddyList as the provided BuddyListAllBody
+func (t *BuddyList) FromBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBuddyListAllBody performs a merge with any union data inside the BuddyList, using the provided BuddyListAllBody
+func (t *BuddyList) MergeBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BuddyList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BuddyList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBundleBody returns the union data inside the BundleItem as a BundleBody
+func (t BundleItem) AsBundleBody() (BundleBody, error) {
+	var body BundleBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleBody overwrites any union data inside the BundleItem as the provided BundleBody
+func (t *BundleItem) FromBundleBody(v BundleBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleBody performs a merge with any union data inside the BundleItem, using the provided BundleBody
+func (t *BundleItem) MergeBundleBody(v BundleBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBundleAllBody returns the union data inside the BundleItem as a BundleAllBody
+func (t BundleItem) AsBundleAllBody() (BundleAllBody, error) {
+	var body BundleAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleAllBody overwrites any union data inside the BundleItem as the provided BundleAllBody
+func (t *BundleItem) FromBundleAllBody(v BundleAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleAllBody performs a merge with any union data inside the BundleItem, using the provided BundleAllBody
+func (t *BundleItem) MergeBundleAllBody(v BundleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BundleItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BundleItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsBundleListBody returns the union data inside the BundleList as a BundleListBody
+func (t BundleList) AsBundleListBody() (BundleListBody, error) {
+	var body BundleListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleListBody overwrites any union data inside the BundleList as the provided BundleListBody
+func (t *BundleList) FromBundleListBody(v BundleListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleListBody performs a merge with any union data inside the BundleList, using the provided BundleListBody
+func (t *BundleList) MergeBundleListBody(v BundleListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsBundleListAllBody returns the union data inside the BundleList as a BundleListAllBody
+func (t BundleList) AsBundleListAllBody() (BundleListAllBody, error) {
+	var body BundleListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromBundleListAllBody overwrites any union data inside the BundleList as the provided BundleListAllBody
+func (t *BundleList) FromBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeBundleListAllBody performs a merge with any union data inside the BundleList, using the provided BundleListAllBody
+func (t *BundleList) MergeBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t BundleList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *BundleList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveSeasonBody returns the union data inside the CompetitiveSeasonItem as a CompetitiveSeasonBody
+func (t CompetitiveSeasonItem) AsCompetitiveSeasonBody() (CompetitiveSeasonBody, error) {
+	var body CompetitiveSeasonBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonBody overwrites any union data inside the CompetitiveSeasonItem as the provided CompetitiveSeasonBody
+func (t *CompetitiveSeasonItem) FromCompetitiveSeasonBody(v CompetitiveSeasonBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided CompetitiveSeasonBody
+func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonBody(v CompetitiveSeasonBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveSeasonAllBody returns the union data inside the CompetitiveSeasonItem as a CompetitiveSeasonAllBody
+func (t CompetitiveSeasonItem) AsCompetitiveSeasonAllBody() (CompetitiveSeasonAllBody, error) {
+	var body CompetitiveSeasonAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonAllBody overwrites any union data inside the CompetitiveSeasonItem as the provided CompetitiveSeasonAllBody
+func (t *CompetitiveSeasonItem) FromCompetitiveSeasonAllBody(v CompetitiveSeasonAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonAllBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided CompetitiveSeasonAllBody
+func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonAllBody(v CompetitiveSeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveSeasonItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveSeasonItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveSeasonListBody returns the union data inside the CompetitiveSeasonList as a CompetitiveSeasonListBody
+func (t CompetitiveSeasonList) AsCompetitiveSeasonListBody() (CompetitiveSeasonListBody, error) {
+	var body CompetitiveSeasonListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonListBody overwrites any union data inside the CompetitiveSeasonList as the provided CompetitiveSeasonListBody
+func (t *CompetitiveSeasonList) FromCompetitiveSeasonListBody(v CompetitiveSeasonListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonListBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListBody
+func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListBody(v CompetitiveSeasonListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveSeasonListAllBody returns the union data inside the CompetitiveSeasonList as a CompetitiveSeasonListAllBody
+func (t CompetitiveSeasonList) AsCompetitiveSeasonListAllBody() (CompetitiveSeasonListAllBody, error) {
+	var body CompetitiveSeasonListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveSeasonListAllBody overwrites any union data inside the CompetitiveSeasonList as the provided CompetitiveSeasonListAllBody
+func (t *CompetitiveSeasonList) FromCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveSeasonListAllBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListAllBody
+func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveSeasonList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveSeasonList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveTierSetBody returns the union data inside the CompetitiveTierSetItem as a CompetitiveTierSetBody
+func (t CompetitiveTierSetItem) AsCompetitiveTierSetBody() (CompetitiveTierSetBody, error) {
+	var body CompetitiveTierSetBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetBody overwrites any union data inside the CompetitiveTierSetItem as the provided CompetitiveTierSetBody
+func (t *CompetitiveTierSetItem) FromCompetitiveTierSetBody(v CompetitiveTierSetBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided CompetitiveTierSetBody
+func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetBody(v CompetitiveTierSetBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveTierSetAllBody returns the union data inside the CompetitiveTierSetItem as a CompetitiveTierSetAllBody
+func (t CompetitiveTierSetItem) AsCompetitiveTierSetAllBody() (CompetitiveTierSetAllBody, error) {
+	var body CompetitiveTierSetAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetAllBody overwrites any union data inside the CompetitiveTierSetItem as the provided CompetitiveTierSetAllBody
+func (t *CompetitiveTierSetItem) FromCompetitiveTierSetAllBody(v CompetitiveTierSetAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetAllBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided CompetitiveTierSetAllBody
+func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetAllBody(v CompetitiveTierSetAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveTierSetItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveTierSetItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCompetitiveTierSetListBody returns the union data inside the CompetitiveTierSetList as a CompetitiveTierSetListBody
+func (t CompetitiveTierSetList) AsCompetitiveTierSetListBody() (CompetitiveTierSetListBody, error) {
+	var body CompetitiveTierSetListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetListBody overwrites any union data inside the CompetitiveTierSetList as the provided CompetitiveTierSetListBody
+func (t *CompetitiveTierSetList) FromCompetitiveTierSetListBody(v CompetitiveTierSetListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetListBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListBody
+func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListBody(v CompetitiveTierSetListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCompetitiveTierSetListAllBody returns the union data inside the CompetitiveTierSetList as a CompetitiveTierSetListAllBody
+func (t CompetitiveTierSetList) AsCompetitiveTierSetListAllBody() (CompetitiveTierSetListAllBody, error) {
+	var body CompetitiveTierSetListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCompetitiveTierSetListAllBody overwrites any union data inside the CompetitiveTierSetList as the provided CompetitiveTierSetListAllBody
+func (t *CompetitiveTierSetList) FromCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCompetitiveTierSetListAllBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListAllBody
+func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CompetitiveTierSetList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CompetitiveTierSetList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContractBody returns the union data inside the ContractItem as a ContractBody
+func (t ContractItem) AsContractBody() (ContractBody, error) {
+	var body ContractBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractBody overwrites any union data inside the ContractItem as the provided ContractBody
+func (t *ContractItem) FromContractBody(v ContractBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractBody performs a merge with any union data inside the ContractItem, using the provided ContractBody
+func (t *ContractItem) MergeContractBody(v ContractBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContractAllBody returns the union data inside the ContractItem as a ContractAllBody
+func (t ContractItem) AsContractAllBody() (ContractAllBody, error) {
+	var body ContractAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractAllBody overwrites any union data inside the ContractItem as the provided ContractAllBody
+func (t *ContractItem) FromContractAllBody(v ContractAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractAllBody performs a merge with any union data inside the ContractItem, using the provided ContractAllBody
+func (t *ContractItem) MergeContractAllBody(v ContractAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContractItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContractItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContractListBody returns the union data inside the ContractList as a ContractListBody
+func (t ContractList) AsContractListBody() (ContractListBody, error) {
+	var body ContractListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractListBody overwrites any union data inside the ContractList as the provided ContractListBody
+func (t *ContractList) FromContractListBody(v ContractListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractListBody performs a merge with any union data inside the ContractList, using the provided ContractListBody
+func (t *ContractList) MergeContractListBody(v ContractListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContractListAllBody returns the union data inside the ContractList as a ContractListAllBody
+func (t ContractList) AsContractListAllBody() (ContractListAllBody, error) {
+	var body ContractListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContractListAllBody overwrites any union data inside the ContractList as the provided ContractListAllBody
+func (t *ContractList) FromContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContractListAllBody performs a merge with any union data inside the ContractList, using the provided ContractListAllBody
+func (t *ContractList) MergeContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContractList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContractList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCurrencyBody returns the union data inside the CurrencyItem as a CurrencyBody
+func (t CurrencyItem) AsCurrencyBody() (CurrencyBody, error) {
+	var body CurrencyBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyBody overwrites any union data inside the CurrencyItem as the provided CurrencyBody
+func (t *CurrencyItem) FromCurrencyBody(v CurrencyBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyBody performs a merge with any union data inside the CurrencyItem, using the provided CurrencyBody
+func (t *CurrencyItem) MergeCurrencyBody(v CurrencyBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCurrencyAllBody returns the union data inside the CurrencyItem as a CurrencyAllBody
+func (t CurrencyItem) AsCurrencyAllBody() (CurrencyAllBody, error) {
+	var body CurrencyAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyAllBody overwrites any union data inside the CurrencyItem as the provided CurrencyAllBody
+func (t *CurrencyItem) FromCurrencyAllBody(v CurrencyAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyAllBody performs a merge with any union data inside the CurrencyItem, using the provided CurrencyAllBody
+func (t *CurrencyItem) MergeCurrencyAllBody(v CurrencyAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CurrencyItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CurrencyItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCurrencyListBody returns the union data inside the CurrencyList as a CurrencyListBody
+func (t CurrencyList) AsCurrencyListBody() (CurrencyListBody, error) {
+	var body CurrencyListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyListBody overwrites any union data inside the CurrencyList as the provided CurrencyListBody
+func (t *CurrencyList) FromCurrencyListBody(v CurrencyListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyListBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListBody
+func (t *CurrencyList) MergeCurrencyListBody(v CurrencyListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCurrencyListAllBody returns the union data inside the CurrencyList as a CurrencyListAllBody
+func (t CurrencyList) AsCurrencyListAllBody() (CurrencyListAllBody, error) {
+	var body CurrencyListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCurrencyListAllBody overwrites any union data inside the CurrencyList as the provided CurrencyListAllBody
+func (t *CurrencyList) FromCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCurrencyListAllBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListAllBody
+func (t *CurrencyList) MergeCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CurrencyList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CurrencyList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFlexItemBody returns the union data inside the FlexItemItem as a FlexItemBody
+func (t FlexItemItem) AsFlexItemBody() (FlexItemBody, error) {
+	var body FlexItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemBody overwrites any union data inside the FlexItemItem as the provided FlexItemBody
+func (t *FlexItemItem) FromFlexItemBody(v FlexItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemBody performs a merge with any union data inside the FlexItemItem, using the provided FlexItemBody
+func (t *FlexItemItem) MergeFlexItemBody(v FlexItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFlexItemAllBody returns the union data inside the FlexItemItem as a FlexItemAllBody
+func (t FlexItemItem) AsFlexItemAllBody() (FlexItemAllBody, error) {
+	var body FlexItemAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemAllBody overwrites any union data inside the FlexItemItem as the provided FlexItemAllBody
+func (t *FlexItemItem) FromFlexItemAllBody(v FlexItemAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemAllBody performs a merge with any union data inside the FlexItemItem, using the provided FlexItemAllBody
+func (t *FlexItemItem) MergeFlexItemAllBody(v FlexItemAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FlexItemItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FlexItemItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsFlexItemListBody returns the union data inside the FlexItemList as a FlexItemListBody
+func (t FlexItemList) AsFlexItemListBody() (FlexItemListBody, error) {
+	var body FlexItemListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemListBody overwrites any union data inside the FlexItemList as the provided FlexItemListBody
+func (t *FlexItemList) FromFlexItemListBody(v FlexItemListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemListBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListBody
+func (t *FlexItemList) MergeFlexItemListBody(v FlexItemListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFlexItemListAllBody returns the union data inside the FlexItemList as a FlexItemListAllBody
+func (t FlexItemList) AsFlexItemListAllBody() (FlexItemListAllBody, error) {
+	var body FlexItemListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFlexItemListAllBody overwrites any union data inside the FlexItemList as the provided FlexItemListAllBody
+func (t *FlexItemList) FromFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFlexItemListAllBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListAllBody
+func (t *FlexItemList) MergeFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FlexItemList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FlexItemList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameEventBody returns the union data inside the GameEventItem as a GameEventBody
+func (t GameEventItem) AsGameEventBody() (GameEventBody, error) {
+	var body GameEventBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventBody overwrites any union data inside the GameEventItem as the provided GameEventBody
+func (t *GameEventItem) FromGameEventBody(v GameEventBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventBody performs a merge with any union data inside the GameEventItem, using the provided GameEventBody
+func (t *GameEventItem) MergeGameEventBody(v GameEventBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameEventAllBody returns the union data inside the GameEventItem as a GameEventAllBody
+func (t GameEventItem) AsGameEventAllBody() (GameEventAllBody, error) {
+	var body GameEventAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventAllBody overwrites any union data inside the GameEventItem as the provided GameEventAllBody
+func (t *GameEventItem) FromGameEventAllBody(v GameEventAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventAllBody performs a merge with any union data inside the GameEventItem, using the provided GameEventAllBody
+func (t *GameEventItem) MergeGameEventAllBody(v GameEventAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameEventItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameEventItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameEventListBody returns the union data inside the GameEventList as a GameEventListBody
+func (t GameEventList) AsGameEventListBody() (GameEventListBody, error) {
+	var body GameEventListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventListBody overwrites any union data inside the GameEventList as the provided GameEventListBody
+func (t *GameEventList) FromGameEventListBody(v GameEventListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventListBody performs a merge with any union data inside the GameEventList, using the provided GameEventListBody
+func (t *GameEventList) MergeGameEventListBody(v GameEventListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameEventListAllBody returns the union data inside the GameEventList as a GameEventListAllBody
+func (t GameEventList) AsGameEventListAllBody() (GameEventListAllBody, error) {
+	var body GameEventListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameEventListAllBody overwrites any union data inside the GameEventList as the provided GameEventListAllBody
+func (t *GameEventList) FromGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameEventListAllBody performs a merge with any union data inside the GameEventList, using the provided GameEventListAllBody
+func (t *GameEventList) MergeGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameEventList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameEventList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeEquippableBody returns the union data inside the GameModeEquippableItem as a GameModeEquippableBody
+func (t GameModeEquippableItem) AsGameModeEquippableBody() (GameModeEquippableBody, error) {
+	var body GameModeEquippableBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableBody overwrites any union data inside the GameModeEquippableItem as the provided GameModeEquippableBody
+func (t *GameModeEquippableItem) FromGameModeEquippableBody(v GameModeEquippableBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableBody performs a merge with any union data inside the GameModeEquippableItem, using the provided GameModeEquippableBody
+func (t *GameModeEquippableItem) MergeGameModeEquippableBody(v GameModeEquippableBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeEquippableAllBody returns the union data inside the GameModeEquippableItem as a GameModeEquippableAllBody
+func (t GameModeEquippableItem) AsGameModeEquippableAllBody() (GameModeEquippableAllBody, error) {
+	var body GameModeEquippableAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableAllBody overwrites any union data inside the GameModeEquippableItem as the provided GameModeEquippableAllBody
+func (t *GameModeEquippableItem) FromGameModeEquippableAllBody(v GameModeEquippableAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableAllBody performs a merge with any union data inside the GameModeEquippableItem, using the provided GameModeEquippableAllBody
+func (t *GameModeEquippableItem) MergeGameModeEquippableAllBody(v GameModeEquippableAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeEquippableItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeEquippableItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeEquippableListBody returns the union data inside the GameModeEquippableList as a GameModeEquippableListBody
+func (t GameModeEquippableList) AsGameModeEquippableListBody() (GameModeEquippableListBody, error) {
+	var body GameModeEquippableListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableListBody overwrites any union data inside the GameModeEquippableList as the provided GameModeEquippableListBody
+func (t *GameModeEquippableList) FromGameModeEquippableListBody(v GameModeEquippableListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableListBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListBody
+func (t *GameModeEquippableList) MergeGameModeEquippableListBody(v GameModeEquippableListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeEquippableListAllBody returns the union data inside the GameModeEquippableList as a GameModeEquippableListAllBody
+func (t GameModeEquippableList) AsGameModeEquippableListAllBody() (GameModeEquippableListAllBody, error) {
+	var body GameModeEquippableListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeEquippableListAllBody overwrites any union data inside the GameModeEquippableList as the provided GameModeEquippableListAllBody
+func (t *GameModeEquippableList) FromGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeEquippableListAllBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListAllBody
+func (t *GameModeEquippableList) MergeGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeEquippableList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeEquippableList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeBody returns the union data inside the GameModeItem as a GameModeBody
+func (t GameModeItem) AsGameModeBody() (GameModeBody, error) {
+	var body GameModeBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeBody overwrites any union data inside the GameModeItem as the provided GameModeBody
+func (t *GameModeItem) FromGameModeBody(v GameModeBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeBody performs a merge with any union data inside the GameModeItem, using the provided GameModeBody
+func (t *GameModeItem) MergeGameModeBody(v GameModeBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeAllBody returns the union data inside the GameModeItem as a GameModeAllBody
+func (t GameModeItem) AsGameModeAllBody() (GameModeAllBody, error) {
+	var body GameModeAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeAllBody overwrites any union data inside the GameModeItem as the provided GameModeAllBody
+func (t *GameModeItem) FromGameModeAllBody(v GameModeAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeAllBody performs a merge with any union data inside the GameModeItem, using the provided GameModeAllBody
+func (t *GameModeItem) MergeGameModeAllBody(v GameModeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGameModeListBody returns the union data inside the GameModeList as a GameModeListBody
+func (t GameModeList) AsGameModeListBody() (GameModeListBody, error) {
+	var body GameModeListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeListBody overwrites any union data inside the GameModeList as the provided GameModeListBody
+func (t *GameModeList) FromGameModeListBody(v GameModeListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeListBody performs a merge with any union data inside the GameModeList, using the provided GameModeListBody
+func (t *GameModeList) MergeGameModeListBody(v GameModeListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGameModeListAllBody returns the union data inside the GameModeList as a GameModeListAllBody
+func (t GameModeList) AsGameModeListAllBody() (GameModeListAllBody, error) {
+	var body GameModeListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGameModeListAllBody overwrites any union data inside the GameModeList as the provided GameModeListAllBody
+func (t *GameModeList) FromGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGameModeListAllBody performs a merge with any union data inside the GameModeList, using the provided GameModeListAllBody
+func (t *GameModeList) MergeGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GameModeList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GameModeList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLevelBorderBody returns the union data inside the LevelBorderItem as a LevelBorderBody
+func (t LevelBorderItem) AsLevelBorderBody() (LevelBorderBody, error) {
+	var body LevelBorderBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderBody overwrites any union data inside the LevelBorderItem as the provided LevelBorderBody
+func (t *LevelBorderItem) FromLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderBody
+func (t *LevelBorderItem) MergeLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderAllBody returns the union data inside the LevelBorderItem as a LevelBorderAllBody
+func (t LevelBorderItem) AsLevelBorderAllBody() (LevelBorderAllBody, error) {
+	var body LevelBorderAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderAllBody overwrites any union data inside the LevelBorderItem as the provided LevelBorderAllBody
+func (t *LevelBorderItem) FromLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderAllBody
+func (t *LevelBorderItem) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LevelBorderItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LevelBorderItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsLevelBorderListBody returns the union data inside the LevelBorderList as a LevelBorderListBody
+func (t LevelBorderList) AsLevelBorderListBody() (LevelBorderListBody, error) {
+	var body LevelBorderListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderListBody overwrites any union data inside the LevelBorderList as the provided LevelBorderListBody
+func (t *LevelBorderList) FromLevelBorderListBody(v LevelBorderListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderListBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderListBody
+func (t *LevelBorderList) MergeLevelBorderListBody(v LevelBorderListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderListAllBody returns the union data inside the LevelBorderList as a LevelBorderListAllBody
+func (t LevelBorderList) AsLevelBorderListAllBody() (LevelBorderListAllBody, error) {
+	var body LevelBorderListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderListAllBody overwrites any union data inside the LevelBorderList as the provided LevelBorderListAllBody
+func (t *LevelBorderList) FromLevelBorderListAllBody(v LevelBorderListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderListAllBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderListAllBody
+func (t *LevelBorderList) MergeLevelBorderListAllBody(v LevelBorderListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t LevelBorderList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *LevelBorderList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMapBody returns the union data inside the MapItem as a MapBody
+func (t MapItem) AsMapBody() (MapBody, error) {
+	var body MapBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapBody overwrites any union data inside the MapItem as the provided MapBody
+func (t *MapItem) FromMapBody(v MapBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapBody performs a merge with any union data inside the MapItem, using the provided MapBody
+func (t *MapItem) MergeMapBody(v MapBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMapAllBody returns the union data inside the MapItem as a MapAllBody
+func (t MapItem) AsMapAllBody() (MapAllBody, error) {
+	var body MapAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapAllBody overwrites any union data inside the MapItem as the provided MapAllBody
+func (t *MapItem) FromMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapAllBody performs a merge with any union data inside the MapItem, using the provided MapAllBody
+func (t *MapItem) MergeMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MapItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MapItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMapListBody returns the union data inside the MapList as a MapListBody
+func (t MapList) AsMapListBody() (MapListBody, error) {
+	var body MapListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapListBody overwrites any union data inside the MapList as the provided MapListBody
+func (t *MapList) FromMapListBody(v MapListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapListBody performs a merge with any union data inside the MapList, using the provided MapListBody
+func (t *MapList) MergeMapListBody(v MapListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMapListAllBody returns the union data inside the MapList as a MapListAllBody
+func (t MapList) AsMapListAllBody() (MapListAllBody, error) {
+	var body MapListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMapListAllBody overwrites any union data inside the MapList as the provided MapListAllBody
+func (t *MapList) FromMapListAllBody(v MapListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMapListAllBody performs a merge with any union data inside the MapList, using the provided MapListAllBody
+func (t *MapList) MergeMapListAllBody(v MapListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MapList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MapList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerCardBody returns the union data inside the PlayerCardItem as a PlayerCardBody
+func (t PlayerCardItem) AsPlayerCardBody() (PlayerCardBody, error) {
+	var body PlayerCardBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardBody overwrites any union data inside the PlayerCardItem as the provided PlayerCardBody
+func (t *PlayerCardItem) FromPlayerCardBody(v PlayerCardBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardBody
+func (t *PlayerCardItem) MergePlayerCardBody(v PlayerCardBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerCardAllBody returns the union data inside the PlayerCardItem as a PlayerCardAllBody
+func (t PlayerCardItem) AsPlayerCardAllBody() (PlayerCardAllBody, error) {
+	var body PlayerCardAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardAllBody overwrites any union data inside the PlayerCardItem as the provided PlayerCardAllBody
+func (t *PlayerCardItem) FromPlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardAllBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardAllBody
+func (t *PlayerCardItem) MergePlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerCardItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerCardItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerCardListBody returns the union data inside the PlayerCardList as a PlayerCardListBody
+func (t PlayerCardList) AsPlayerCardListBody() (PlayerCardListBody, error) {
+	var body PlayerCardListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardListBody overwrites any union data inside the PlayerCardList as the provided PlayerCardListBody
+func (t *PlayerCardList) FromPlayerCardListBody(v PlayerCardListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardListBody performs a merge with any union data inside the PlayerCardList, using the provided PlayerCardListBody
+func (t *PlayerCardList) MergePlayerCardListBody(v PlayerCardListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerCardListAllBody returns the union data inside the PlayerCardList as a PlayerCardListAllBody
+func (t PlayerCardList) AsPlayerCardListAllBody() (PlayerCardListAllBody, error) {
+	var body PlayerCardListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerCardListAllBody overwrites any union data inside the PlayerCardList as the provided PlayerCardListAllBody
+func (t *PlayerCardList) FromPlayerCardListAllBody(v PlayerCardListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerCardListAllBody performs a merge with any union data inside the PlayerCardList, using the provided PlayerCardListAllBody
+func (t *PlayerCardList) MergePlayerCardListAllBody(v PlayerCardListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerCardList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerCardList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerTitleBody returns the union data inside the PlayerTitleItem as a PlayerTitleBody
+func (t PlayerTitleItem) AsPlayerTitleBody() (PlayerTitleBody, error) {
+	var body PlayerTitleBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleBody overwrites any union data inside the PlayerTitleItem as the provided PlayerTitleBody
+func (t *PlayerTitleItem) FromPlayerTitleBody(v PlayerTitleBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleBody
+func (t *PlayerTitleItem) MergePlayerTitleBody(v PlayerTitleBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerTitleAllBody returns the union data inside the PlayerTitleItem as a PlayerTitleAllBody
+func (t PlayerTitleItem) AsPlayerTitleAllBody() (PlayerTitleAllBody, error) {
+	var body PlayerTitleAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleAllBody overwrites any union data inside the PlayerTitleItem as the provided PlayerTitleAllBody
+func (t *PlayerTitleItem) FromPlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleAllBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleAllBody
+func (t *PlayerTitleItem) MergePlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerTitleItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerTitleItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPlayerTitleListBody returns the union data inside the PlayerTitleList as a PlayerTitleListBody
+func (t PlayerTitleList) AsPlayerTitleListBody() (PlayerTitleListBody, error) {
+	var body PlayerTitleListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleListBody overwrites any union data inside the PlayerTitleList as the provided PlayerTitleListBody
+func (t *PlayerTitleList) FromPlayerTitleListBody(v PlayerTitleListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleListBody performs a merge with any union data inside the PlayerTitleList, using the provided PlayerTitleListBody
+func (t *PlayerTitleList) MergePlayerTitleListBody(v PlayerTitleListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPlayerTitleListAllBody returns the union data inside the PlayerTitleList as a PlayerTitleListAllBody
+func (t PlayerTitleList) AsPlayerTitleListAllBody() (PlayerTitleListAllBody, error) {
+	var body PlayerTitleListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPlayerTitleListAllBody overwrites any union data inside the PlayerTitleList as the provided PlayerTitleListAllBody
+func (t *PlayerTitleList) FromPlayerTitleListAllBody(v PlayerTitleListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePlayerTitleListAllBody performs a merge with any union data inside the PlayerTitleList, using the provided PlayerTitleListAllBody
+func (t *PlayerTitleList) MergePlayerTitleListAllBody(v PlayerTitleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PlayerTitleList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PlayerTitleList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierConferenceBody returns the union data inside the PremierConferenceItem as a PremierConferenceBody
+func (t PremierConferenceItem) AsPremierConferenceBody() (PremierConferenceBody, error) {
+	var body PremierConferenceBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceBody overwrites any union data inside the PremierConferenceItem as the provided PremierConferenceBody
+func (t *PremierConferenceItem) FromPremierConferenceBody(v PremierConferenceBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceBody
+func (t *PremierConferenceItem) MergePremierConferenceBody(v PremierConferenceBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierConferenceAllBody returns the union data inside the PremierConferenceItem as a PremierConferenceAllBody
+func (t PremierConferenceItem) AsPremierConferenceAllBody() (PremierConferenceAllBody, error) {
+	var body PremierConferenceAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceAllBody overwrites any union data inside the PremierConferenceItem as the provided PremierConferenceAllBody
+func (t *PremierConferenceItem) FromPremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceAllBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceAllBody
+func (t *PremierConferenceItem) MergePremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierConferenceItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierConferenceItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierConferenceListBody returns the union data inside the PremierConferenceList as a PremierConferenceListBody
+func (t PremierConferenceList) AsPremierConferenceListBody() (PremierConferenceListBody, error) {
+	var body PremierConferenceListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceListBody overwrites any union data inside the PremierConferenceList as the provided PremierConferenceListBody
+func (t *PremierConferenceList) FromPremierConferenceListBody(v PremierConferenceListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceListBody performs a merge with any union data inside the PremierConferenceList, using the provided PremierConferenceListBody
+func (t *PremierConferenceList) MergePremierConferenceListBody(v PremierConferenceListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierConferenceListAllBody returns the union data inside the PremierConferenceList as a PremierConferenceListAllBody
+func (t PremierConferenceList) AsPremierConferenceListAllBody() (PremierConferenceListAllBody, error) {
+	var body PremierConferenceListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierConferenceListAllBody overwrites any union data inside the PremierConferenceList as the provided PremierConferenceListAllBody
+func (t *PremierConferenceList) FromPremierConferenceListAllBody(v PremierConferenceListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierConferenceListAllBody performs a merge with any union data inside the PremierConferenceList, using the provided PremierConferenceListAllBody
+func (t *PremierConferenceList) MergePremierConferenceListAllBody(v PremierConferenceListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierConferenceList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierConferenceList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierLogoBody returns the union data inside the PremierLogoItem as a PremierLogoBody
+func (t PremierLogoItem) AsPremierLogoBody() (PremierLogoBody, error) {
+	var body PremierLogoBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoBody overwrites any union data inside the PremierLogoItem as the provided PremierLogoBody
+func (t *PremierLogoItem) FromPremierLogoBody(v PremierLogoBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoBody
+func (t *PremierLogoItem) MergePremierLogoBody(v PremierLogoBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierLogoAllBody returns the union data inside the PremierLogoItem as a PremierLogoAllBody
+func (t PremierLogoItem) AsPremierLogoAllBody() (PremierLogoAllBody, error) {
+	var body PremierLogoAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoAllBody overwrites any union data inside the PremierLogoItem as the provided PremierLogoAllBody
+func (t *PremierLogoItem) FromPremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoAllBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoAllBody
+func (t *PremierLogoItem) MergePremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierLogoItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierLogoItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsPremierLogoListBody returns the union data inside the PremierLogoList as a PremierLogoListBody
+func (t PremierLogoList) AsPremierLogoListBody() (PremierLogoListBody, error) {
+	var body PremierLogoListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoListBody overwrites any union data inside the PremierLogoList as the provided PremierLogoListBody
+func (t *PremierLogoList) FromPremierLogoListBody(v PremierLogoListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoListBody performs a merge with any union data inside the PremierLogoList, using the provided PremierLogoListBody
+func (t *PremierLogoList) MergePremierLogoListBody(v PremierLogoListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsPremierLogoListAllBody returns the union data inside the PremierLogoList as a PremierLogoListAllBody
+func (t PremierLogoList) AsPremierLogoListAllBody() (PremierLogoListAllBody, error) {
+	var body PremierLogoListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromPremierLogoListAllBody overwrites any union data inside the PremierLogoList as the provided PremierLogoListAllBody
+func (t *PremierLogoList) FromPremierLogoListAllBody(v PremierLogoListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergePremierLogoListAllBody performs a merge with any union data inside the PremierLogoList, using the provided PremierLogoListAllBody
+func (t *PremierLogoList) MergePremierLogoListAllBody(v PremierLogoListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t PremierLogoList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *PremierLogoList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSeasonBody returns the union data inside the SeasonItem as a SeasonBody
+func (t SeasonItem) AsSeasonBody() (SeasonBody, error) {
+	var body SeasonBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonBody overwrites any union data inside the SeasonItem as the provided SeasonBody
+func (t *SeasonItem) FromSeasonBody(v SeasonBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonBody performs a merge with any union data inside the SeasonItem, using the provided SeasonBody
+func (t *SeasonItem) MergeSeasonBody(v SeasonBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSeasonAllBody returns the union data inside the SeasonItem as a SeasonAllBody
+func (t SeasonItem) AsSeasonAllBody() (SeasonAllBody, error) {
+	var body SeasonAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonAllBody overwrites any union data inside the SeasonItem as the provided SeasonAllBody
+func (t *SeasonItem) FromSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonAllBody performs a merge with any union data inside the SeasonItem, using the provided SeasonAllBody
+func (t *SeasonItem) MergeSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SeasonItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SeasonItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSeasonListBody returns the union data inside the SeasonList as a SeasonListBody
+func (t SeasonList) AsSeasonListBody() (SeasonListBody, error) {
+	var body SeasonListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonListBody overwrites any union data inside the SeasonList as the provided SeasonListBody
+func (t *SeasonList) FromSeasonListBody(v SeasonListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonListBody performs a merge with any union data inside the SeasonList, using the provided SeasonListBody
+func (t *SeasonList) MergeSeasonListBody(v SeasonListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSeasonListAllBody returns the union data inside the SeasonList as a SeasonListAllBody
+func (t SeasonList) AsSeasonListAllBody() (SeasonListAllBody, error) {
+	var body SeasonListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSeasonListAllBody overwrites any union data inside the SeasonList as the provided SeasonListAllBody
+func (t *SeasonList) FromSeasonListAllBody(v SeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSeasonListAllBody performs a merge with any union data inside the SeasonList, using the provided SeasonListAllBody
+func (t *SeasonList) MergeSeasonListAllBody(v SeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SeasonList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SeasonList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinChromaBody returns the union data inside the SkinChromaItem as a SkinChromaBody
+func (t SkinChromaItem) AsSkinChromaBody() (SkinChromaBody, error) {
+	var body SkinChromaBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaBody overwrites any union data inside the SkinChromaItem as the provided SkinChromaBody
+func (t *SkinChromaItem) FromSkinChromaBody(v SkinChromaBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaBody
+func (t *SkinChromaItem) MergeSkinChromaBody(v SkinChromaBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinChromaAllBody returns the union data inside the SkinChromaItem as a SkinChromaAllBody
+func (t SkinChromaItem) AsSkinChromaAllBody() (SkinChromaAllBody, error) {
+	var body SkinChromaAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaAllBody overwrites any union data inside the SkinChromaItem as the provided SkinChromaAllBody
+func (t *SkinChromaItem) FromSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaAllBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaAllBody
+func (t *SkinChromaItem) MergeSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinChromaItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinChromaItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinChromaListBody returns the union data inside the SkinChromaList as a SkinChromaListBody
+func (t SkinChromaList) AsSkinChromaListBody() (SkinChromaListBody, error) {
+	var body SkinChromaListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaListBody overwrites any union data inside the SkinChromaList as the provided SkinChromaListBody
+func (t *SkinChromaList) FromSkinChromaListBody(v SkinChromaListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaListBody performs a merge with any union data inside the SkinChromaList, using the provided SkinChromaListBody
+func (t *SkinChromaList) MergeSkinChromaListBody(v SkinChromaListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinChromaListAllBody returns the union data inside the SkinChromaList as a SkinChromaListAllBody
+func (t SkinChromaList) AsSkinChromaListAllBody() (SkinChromaListAllBody, error) {
+	var body SkinChromaListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinChromaListAllBody overwrites any union data inside the SkinChromaList as the provided SkinChromaListAllBody
+func (t *SkinChromaList) FromSkinChromaListAllBody(v SkinChromaListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinChromaListAllBody performs a merge with any union data inside the SkinChromaList, using the provided SkinChromaListAllBody
+func (t *SkinChromaList) MergeSkinChromaListAllBody(v SkinChromaListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinChromaList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinChromaList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinLevelBody returns the union data inside the SkinLevelItem as a SkinLevelBody
+func (t SkinLevelItem) AsSkinLevelBody() (SkinLevelBody, error) {
+	var body SkinLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelBody overwrites any union data inside the SkinLevelItem as the provided SkinLevelBody
+func (t *SkinLevelItem) FromSkinLevelBody(v SkinLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelBody
+func (t *SkinLevelItem) MergeSkinLevelBody(v SkinLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinLevelAllBody returns the union data inside the SkinLevelItem as a SkinLevelAllBody
+func (t SkinLevelItem) AsSkinLevelAllBody() (SkinLevelAllBody, error) {
+	var body SkinLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelAllBody overwrites any union data inside the SkinLevelItem as the provided SkinLevelAllBody
+func (t *SkinLevelItem) FromSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelAllBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelAllBody
+func (t *SkinLevelItem) MergeSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSkinLevelListBody returns the union data inside the SkinLevelList as a SkinLevelListBody
+func (t SkinLevelList) AsSkinLevelListBody() (SkinLevelListBody, error) {
+	var body SkinLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelListBody overwrites any union data inside the SkinLevelList as the provided SkinLevelListBody
+func (t *SkinLevelList) FromSkinLevelListBody(v SkinLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelListBody performs a merge with any union data inside the SkinLevelList, using the provided SkinLevelListBody
+func (t *SkinLevelList) MergeSkinLevelListBody(v SkinLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSkinLevelListAllBody returns the union data inside the SkinLevelList as a SkinLevelListAllBody
+func (t SkinLevelList) AsSkinLevelListAllBody() (SkinLevelListAllBody, error) {
+	var body SkinLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSkinLevelListAllBody overwrites any union data inside the SkinLevelList as the provided SkinLevelListAllBody
+func (t *SkinLevelList) FromSkinLevelListAllBody(v SkinLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSkinLevelListAllBody performs a merge with any union data inside the SkinLevelList, using the provided SkinLevelListAllBody
+func (t *SkinLevelList) MergeSkinLevelListAllBody(v SkinLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SkinLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SkinLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayBody returns the union data inside the SprayItem as a SprayBody
+func (t SprayItem) AsSprayBody() (SprayBody, error) {
+	var body SprayBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayBody overwrites any union data inside the SprayItem as the provided SprayBody
+func (t *SprayItem) FromSprayBody(v SprayBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayBody performs a merge with any union data inside the SprayItem, using the provided SprayBody
+func (t *SprayItem) MergeSprayBody(v SprayBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayAllBody returns the union data inside the SprayItem as a SprayAllBody
+func (t SprayItem) AsSprayAllBody() (SprayAllBody, error) {
+	var body SprayAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayAllBody overwrites any union data inside the SprayItem as the provided SprayAllBody
+func (t *SprayItem) FromSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayAllBody performs a merge with any union data inside the SprayItem, using the provided SprayAllBody
+func (t *SprayItem) MergeSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayLevelBody returns the union data inside the SprayLevelItem as a SprayLevelBody
+func (t SprayLevelItem) AsSprayLevelBody() (SprayLevelBody, error) {
+	var body SprayLevelBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelBody overwrites any union data inside the SprayLevelItem as the provided SprayLevelBody
+func (t *SprayLevelItem) FromSprayLevelBody(v SprayLevelBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelBody performs a merge with any union data inside the SprayLevelItem, using the provided SprayLevelBody
+func (t *SprayLevelItem) MergeSprayLevelBody(v SprayLevelBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayLevelAllBody returns the union data inside the SprayLevelItem as a SprayLevelAllBody
+func (t SprayLevelItem) AsSprayLevelAllBody() (SprayLevelAllBody, error) {
+	var body SprayLevelAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelAllBody overwrites any union data inside the SprayLevelItem as the provided SprayLevelAllBody
+func (t *SprayLevelItem) FromSprayLevelAllBody(v SprayLevelAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelAllBody performs a merge with any union data inside the SprayLevelItem, using the provided SprayLevelAllBody
+func (t *SprayLevelItem) MergeSprayLevelAllBody(v SprayLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayLevelItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayLevelItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayLevelListBody returns the union data inside the SprayLevelList as a SprayLevelListBody
+func (t SprayLevelList) AsSprayLevelListBody() (SprayLevelListBody, error) {
+	var body SprayLevelListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelListBody overwrites any union data inside the SprayLevelList as the provided SprayLevelListBody
+func (t *SprayLevelList) FromSprayLevelListBody(v SprayLevelListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelListBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListBody
+func (t *SprayLevelList) MergeSprayLevelListBody(v SprayLevelListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayLevelListAllBody returns the union data inside the SprayLevelList as a SprayLevelListAllBody
+func (t SprayLevelList) AsSprayLevelListAllBody() (SprayLevelListAllBody, error) {
+	var body SprayLevelListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayLevelListAllBody overwrites any union data inside the SprayLevelList as the provided SprayLevelListAllBody
+func (t *SprayLevelList) FromSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayLevelListAllBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListAllBody
+func (t *SprayLevelList) MergeSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayLevelList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayLevelList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSprayListBody returns the union data inside the SprayList as a SprayListBody
+func (t SprayList) AsSprayListBody() (SprayListBody, error) {
+	var body SprayListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayListBody overwrites any union data inside the SprayList as the provided SprayListBody
+func (t *SprayList) FromSprayListBody(v SprayListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayListBody performs a merge with any union data inside the SprayList, using the provided SprayListBody
+func (t *SprayList) MergeSprayListBody(v SprayListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsSprayListAllBody returns the union data inside the SprayList as a SprayListAllBody
+func (t SprayList) AsSprayListAllBody() (SprayListAllBody, error) {
+	var body SprayListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSprayListAllBody overwrites any union data inside the SprayList as the provided SprayListAllBody
+func (t *SprayList) FromSprayListAllBody(v SprayListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSprayListAllBody performs a merge with any union data inside the SprayList, using the provided SprayListAllBody
+func (t *SprayList) MergeSprayListAllBody(v SprayListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t SprayList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *SprayList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsThemeBody returns the union data inside the ThemeItem as a ThemeBody
+func (t ThemeItem) AsThemeBody() (ThemeBody, error) {
+	var body ThemeBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeBody overwrites any union data inside the ThemeItem as the provided ThemeBody
+func (t *ThemeItem) FromThemeBody(v ThemeBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeBody performs a merge with any union data inside the ThemeItem, using the provided ThemeBody
+func (t *ThemeItem) MergeThemeBody(v ThemeBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsThemeAllBody returns the union data inside the ThemeItem as a ThemeAllBody
+func (t ThemeItem) AsThemeAllBody() (ThemeAllBody, error) {
+	var body ThemeAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeAllBody overwrites any union data inside the ThemeItem as the provided ThemeAllBody
+func (t *ThemeItem) FromThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeAllBody performs a merge with any union data inside the ThemeItem, using the provided ThemeAllBody
+func (t *ThemeItem) MergeThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ThemeItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ThemeItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsThemeListBody returns the union data inside the ThemeList as a ThemeListBody
+func (t ThemeList) AsThemeListBody() (ThemeListBody, error) {
+	var body ThemeListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeListBody overwrites any union data inside the ThemeList as the provided ThemeListBody
+func (t *ThemeList) FromThemeListBody(v ThemeListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeListBody performs a merge with any union data inside the ThemeList, using the provided ThemeListBody
+func (t *ThemeList) MergeThemeListBody(v ThemeListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsThemeListAllBody returns the union data inside the ThemeList as a ThemeListAllBody
+func (t ThemeList) AsThemeListAllBody() (ThemeListAllBody, error) {
+	var body ThemeListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromThemeListAllBody overwrites any union data inside the ThemeList as the provided ThemeListAllBody
+func (t *ThemeList) FromThemeListAllBody(v ThemeListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeThemeListAllBody performs a merge with any union data inside the ThemeList, using the provided ThemeListAllBody
+func (t *ThemeList) MergeThemeListAllBody(v ThemeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ThemeList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ThemeList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponBody returns the union data inside the WeaponItem as a WeaponBody
+func (t WeaponItem) AsWeaponBody() (WeaponBody, error) {
+	var body WeaponBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponBody overwrites any union data inside the WeaponItem as the provided WeaponBody
+func (t *WeaponItem) FromWeaponBody(v WeaponBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponBody performs a merge with any union data inside the WeaponItem, using the provided WeaponBody
+func (t *WeaponItem) MergeWeaponBody(v WeaponBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponAllBody returns the union data inside the WeaponItem as a WeaponAllBody
+func (t WeaponItem) AsWeaponAllBody() (WeaponAllBody, error) {
+	var body WeaponAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponAllBody overwrites any union data inside the WeaponItem as the provided WeaponAllBody
+func (t *WeaponItem) FromWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponAllBody performs a merge with any union data inside the WeaponItem, using the provided WeaponAllBody
+func (t *WeaponItem) MergeWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponListBody returns the union data inside the WeaponList as a WeaponListBody
+func (t WeaponList) AsWeaponListBody() (WeaponListBody, error) {
+	var body WeaponListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponListBody overwrites any union data inside the WeaponList as the provided WeaponListBody
+func (t *WeaponList) FromWeaponListBody(v WeaponListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponListBody performs a merge with any union data inside the WeaponList, using the provided WeaponListBody
+func (t *WeaponList) MergeWeaponListBody(v WeaponListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponListAllBody returns the union data inside the WeaponList as a WeaponListAllBody
+func (t WeaponList) AsWeaponListAllBody() (WeaponListAllBody, error) {
+	var body WeaponListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponListAllBody overwrites any union data inside the WeaponList as the provided WeaponListAllBody
+func (t *WeaponList) FromWeaponListAllBody(v WeaponListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponListAllBody performs a merge with any union data inside the WeaponList, using the provided WeaponListAllBody
+func (t *WeaponList) MergeWeaponListAllBody(v WeaponListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponSkinBody returns the union data inside the WeaponSkinItem as a WeaponSkinBody
+func (t WeaponSkinItem) AsWeaponSkinBody() (WeaponSkinBody, error) {
+	var body WeaponSkinBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinBody overwrites any union data inside the WeaponSkinItem as the provided WeaponSkinBody
+func (t *WeaponSkinItem) FromWeaponSkinBody(v WeaponSkinBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinBody performs a merge with any union data inside the WeaponSkinItem, using the provided WeaponSkinBody
+func (t *WeaponSkinItem) MergeWeaponSkinBody(v WeaponSkinBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponSkinAllBody returns the union data inside the WeaponSkinItem as a WeaponSkinAllBody
+func (t WeaponSkinItem) AsWeaponSkinAllBody() (WeaponSkinAllBody, error) {
+	var body WeaponSkinAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinAllBody overwrites any union data inside the WeaponSkinItem as the provided WeaponSkinAllBody
+func (t *WeaponSkinItem) FromWeaponSkinAllBody(v WeaponSkinAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinAllBody performs a merge with any union data inside the WeaponSkinItem, using the provided WeaponSkinAllBody
+func (t *WeaponSkinItem) MergeWeaponSkinAllBody(v WeaponSkinAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponSkinItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponSkinItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWeaponSkinListBody returns the union data inside the WeaponSkinList as a WeaponSkinListBody
+func (t WeaponSkinList) AsWeaponSkinListBody() (WeaponSkinListBody, error) {
+	var body WeaponSkinListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinListBody overwrites any union data inside the WeaponSkinList as the provided WeaponSkinListBody
+func (t *WeaponSkinList) FromWeaponSkinListBody(v WeaponSkinListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinListBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListBody
+func (t *WeaponSkinList) MergeWeaponSkinListBody(v WeaponSkinListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsWeaponSkinListAllBody returns the union data inside the WeaponSkinList as a WeaponSkinListAllBody
+func (t WeaponSkinList) AsWeaponSkinListAllBody() (WeaponSkinListAllBody, error) {
+	var body WeaponSkinListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWeaponSkinListAllBody overwrites any union data inside the WeaponSkinList as the provided WeaponSkinListAllBody
+func (t *WeaponSkinList) FromWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWeaponSkinListAllBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListAllBody
+func (t *WeaponSkinList) MergeWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t WeaponSkinList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *WeaponSkinList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -2024,6 +7600,16 @@ type ClientInterface interface {
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
 	GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListAgents List agents with their role and abilities
+	//
+	// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+	ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetAgent Get one agent
+	//
+	// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+	GetAgent(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListBuddies List buddies (weapon charms)
 	//
 	// Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -2046,6 +7632,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/buddies/{uuid} (the `GetBuddy` operationId).
 	GetBuddy(ctx context.Context, uuid Uuid, params *GetBuddyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListBundles List store bundles
+	//
+	// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+	ListBundles(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBundle Get one bundle
+	//
+	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+	GetBundle(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCompetitiveTierSets List competitive tier sets
 	//
 	// Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -2055,6 +7651,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListContracts List contracts (battle passes, agent and event contracts)
+	//
+	// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+	ListContracts(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContract Get one contract
+	//
+	// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+	GetContract(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListCurrencies List currencies
 	//
@@ -2168,6 +7774,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListPlayerCards List player cards
+	//
+	// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+	ListPlayerCards(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetPlayerCard Get one player card
+	//
+	// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+	GetPlayerCard(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListPlayerTitles List player titles
 	//
 	// `language` localizes `displayName` and `titleText`.
@@ -2219,6 +7835,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 	GetSeason(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSprays List sprays (with levels)
+	//
+	// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+	ListSprays(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListSprayLevels List spray levels of every spray
+	//
+	// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+	ListSprayLevels(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSprayLevel Get one spray level
+	//
+	// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+	GetSprayLevel(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetSpray Get one spray
+	//
+	// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+	GetSpray(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListThemes List themes
 	//
@@ -2403,6 +8039,36 @@ func (c *Client) GetReadiness(ctx context.Context, reqEditors ...RequestEditorFn
 	return c.Client.Do(req)
 }
 
+// ListAgents List agents with their role and abilities
+//
+// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+func (c *Client) ListAgents(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListAgentsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetAgent Get one agent
+//
+// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+func (c *Client) GetAgent(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetAgentRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListBuddies List buddies (weapon charms)
 //
 // Corresponds with GET /v1/buddies (the `ListBuddies` operationId).
@@ -2465,6 +8131,36 @@ func (c *Client) GetBuddy(ctx context.Context, uuid Uuid, params *GetBuddyParams
 	return c.Client.Do(req)
 }
 
+// ListBundles List store bundles
+//
+// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+func (c *Client) ListBundles(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListBundlesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBundle Get one bundle
+//
+// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+func (c *Client) GetBundle(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBundleRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 //
 // Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -2485,6 +8181,36 @@ func (c *Client) ListCompetitiveTierSets(ctx context.Context, params *ListCompet
 // Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 func (c *Client) GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCompetitiveTierSetRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListContracts List contracts (battle passes, agent and event contracts)
+//
+// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+func (c *Client) ListContracts(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListContractsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContract Get one contract
+//
+// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+func (c *Client) GetContract(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContractRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -2797,6 +8523,36 @@ func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) 
 	return c.Client.Do(req)
 }
 
+// ListPlayerCards List player cards
+//
+// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+func (c *Client) ListPlayerCards(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListPlayerCardsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPlayerCard Get one player card
+//
+// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+func (c *Client) GetPlayerCard(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPlayerCardRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListPlayerTitles List player titles
 //
 // `language` localizes `displayName` and `titleText`.
@@ -2939,6 +8695,66 @@ func (c *Client) GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *Ge
 // Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 func (c *Client) GetSeason(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetSeasonRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSprays List sprays (with levels)
+//
+// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+func (c *Client) ListSprays(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSpraysRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListSprayLevels List spray levels of every spray
+//
+// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+func (c *Client) ListSprayLevels(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListSprayLevelsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSprayLevel Get one spray level
+//
+// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+func (c *Client) GetSprayLevel(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSprayLevelRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetSpray Get one spray
+//
+// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+func (c *Client) GetSpray(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetSprayRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -3367,6 +9183,121 @@ func NewGetReadinessRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListAgentsRequest constructs an http.Request for the ListAgents method
+func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agents")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetAgentRequest constructs an http.Request for the GetAgent method
+func NewGetAgentRequest(server string, uuid Uuid, params *GetAgentParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/agents/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListBuddiesRequest constructs an http.Request for the ListBuddies method
 func NewListBuddiesRequest(server string, params *ListBuddiesParams) (*http.Request, error) {
 	var err error
@@ -3597,6 +9528,121 @@ func NewGetBuddyRequest(server string, uuid Uuid, params *GetBuddyParams) (*http
 	return req, nil
 }
 
+// NewListBundlesRequest constructs an http.Request for the ListBundles method
+func NewListBundlesRequest(server string, params *ListBundlesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bundles")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBundleRequest constructs an http.Request for the GetBundle method
+func NewGetBundleRequest(server string, uuid Uuid, params *GetBundleParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/bundles/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCompetitiveTierSetsRequest constructs an http.Request for the ListCompetitiveTierSets method
 func NewListCompetitiveTierSetsRequest(server string, params *ListCompetitiveTierSetsParams) (*http.Request, error) {
 	var err error
@@ -3668,6 +9714,121 @@ func NewGetCompetitiveTierSetRequest(server string, uuid Uuid, params *GetCompet
 	}
 
 	operationPath := fmt.Sprintf("/v1/competitivetiers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListContractsRequest constructs an http.Request for the ListContracts method
+func NewListContractsRequest(server string, params *ListContractsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContractRequest constructs an http.Request for the GetContract method
+func NewGetContractRequest(server string, uuid Uuid, params *GetContractParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contracts/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -4673,6 +10834,121 @@ func NewGetMetricsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewListPlayerCardsRequest constructs an http.Request for the ListPlayerCards method
+func NewListPlayerCardsRequest(server string, params *ListPlayerCardsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/playercards")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetPlayerCardRequest constructs an http.Request for the GetPlayerCard method
+func NewGetPlayerCardRequest(server string, uuid Uuid, params *GetPlayerCardParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/playercards/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListPlayerTitlesRequest constructs an http.Request for the ListPlayerTitles method
 func NewListPlayerTitlesRequest(server string, params *ListPlayerTitlesParams) (*http.Request, error) {
 	var err error
@@ -5204,6 +11480,236 @@ func NewGetSeasonRequest(server string, uuid Uuid, params *GetSeasonParams) (*ht
 	}
 
 	operationPath := fmt.Sprintf("/v1/seasons/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSpraysRequest constructs an http.Request for the ListSprays method
+func NewListSpraysRequest(server string, params *ListSpraysParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListSprayLevelsRequest constructs an http.Request for the ListSprayLevels method
+func NewListSprayLevelsRequest(server string, params *ListSprayLevelsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/levels")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSprayLevelRequest constructs an http.Request for the GetSprayLevel method
+func NewGetSprayLevelRequest(server string, uuid Uuid, params *GetSprayLevelParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/levels/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetSprayRequest constructs an http.Request for the GetSpray method
+func NewGetSprayRequest(server string, uuid Uuid, params *GetSprayParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sprays/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -5987,6 +12493,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /readyz (the `GetReadiness` operationId).
 	GetReadinessWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetReadinessResponse, error)
 
+	// ListAgentsWithResponse List agents with their role and abilities
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+	ListAgentsWithResponse(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*ListAgentsResponse, error)
+
+	// GetAgentWithResponse Get one agent
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+	GetAgentWithResponse(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error)
+
 	// ListBuddiesWithResponse List buddies (weapon charms)
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6017,6 +12537,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/buddies/{uuid} (the `GetBuddy` operationId).
 	GetBuddyWithResponse(ctx context.Context, uuid Uuid, params *GetBuddyParams, reqEditors ...RequestEditorFn) (*GetBuddyResponse, error)
 
+	// ListBundlesWithResponse List store bundles
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+	ListBundlesWithResponse(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*ListBundlesResponse, error)
+
+	// GetBundleWithResponse Get one bundle
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+	GetBundleWithResponse(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*GetBundleResponse, error)
+
 	// ListCompetitiveTierSetsWithResponse List competitive tier sets
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -6030,6 +12564,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSetWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*GetCompetitiveTierSetResponse, error)
+
+	// ListContractsWithResponse List contracts (battle passes, agent and event contracts)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+	ListContractsWithResponse(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*ListContractsResponse, error)
+
+	// GetContractWithResponse Get one contract
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+	GetContractWithResponse(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*GetContractResponse, error)
 
 	// ListCurrenciesWithResponse List currencies
 	//
@@ -6181,6 +12729,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
 
+	// ListPlayerCardsWithResponse List player cards
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+	ListPlayerCardsWithResponse(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*ListPlayerCardsResponse, error)
+
+	// GetPlayerCardWithResponse Get one player card
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+	GetPlayerCardWithResponse(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*GetPlayerCardResponse, error)
+
 	// ListPlayerTitlesWithResponse List player titles
 	//
 	// `language` localizes `displayName` and `titleText`.
@@ -6252,6 +12814,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
 	GetSeasonWithResponse(ctx context.Context, uuid Uuid, params *GetSeasonParams, reqEditors ...RequestEditorFn) (*GetSeasonResponse, error)
+
+	// ListSpraysWithResponse List sprays (with levels)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+	ListSpraysWithResponse(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*ListSpraysResponse, error)
+
+	// ListSprayLevelsWithResponse List spray levels of every spray
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+	ListSprayLevelsWithResponse(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*ListSprayLevelsResponse, error)
+
+	// GetSprayLevelWithResponse Get one spray level
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+	GetSprayLevelWithResponse(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*GetSprayLevelResponse, error)
+
+	// GetSprayWithResponse Get one spray
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+	GetSprayWithResponse(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*GetSprayResponse, error)
 
 	// ListThemesWithResponse List themes
 	//
@@ -6774,6 +13364,175 @@ func (r GetReadinessResponse) ContentType() string {
 	return ""
 }
 
+// ListAgentsResponse200Headers the declared response headers of an HTTP 200 response for ListAgents
+type ListAgentsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListAgentsResponse304Headers the declared response headers of an HTTP 304 response for ListAgents
+type ListAgentsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListAgentsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListAgentsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListAgentsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListAgentsResponse) GetJSON200() *AgentList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListAgentsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListAgentsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListAgentsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListAgentsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListAgentsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListAgentsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetAgentResponse200Headers the declared response headers of an HTTP 200 response for GetAgent
+type GetAgentResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetAgentResponse304Headers the declared response headers of an HTTP 304 response for GetAgent
+type GetAgentResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *AgentItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetAgentResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetAgentResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetAgentResponse) GetJSON200() *AgentItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetAgentResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetAgentResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetAgentResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListBuddiesResponse200Headers the declared response headers of an HTTP 200 response for ListBuddies
 type ListBuddiesResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -7112,6 +13871,175 @@ func (r GetBuddyResponse) ContentType() string {
 	return ""
 }
 
+// ListBundlesResponse200Headers the declared response headers of an HTTP 200 response for ListBundles
+type ListBundlesResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListBundlesResponse304Headers the declared response headers of an HTTP 304 response for ListBundles
+type ListBundlesResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListBundlesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BundleList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListBundlesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListBundlesResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListBundlesResponse) GetJSON200() *BundleList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListBundlesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListBundlesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListBundlesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListBundlesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListBundlesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListBundlesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBundleResponse200Headers the declared response headers of an HTTP 200 response for GetBundle
+type GetBundleResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetBundleResponse304Headers the declared response headers of an HTTP 304 response for GetBundle
+type GetBundleResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetBundleResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *BundleItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBundleResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBundleResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetBundleResponse) GetJSON200() *BundleItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBundleResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBundleResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBundleResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBundleResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBundleResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBundleResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBundleResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCompetitiveTierSetsResponse200Headers the declared response headers of an HTTP 200 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -7275,6 +14203,175 @@ func (r GetCompetitiveTierSetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCompetitiveTierSetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListContractsResponse200Headers the declared response headers of an HTTP 200 response for ListContracts
+type ListContractsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListContractsResponse304Headers the declared response headers of an HTTP 304 response for ListContracts
+type ListContractsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListContractsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListContractsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListContractsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListContractsResponse) GetJSON200() *ContractList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListContractsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListContractsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListContractsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListContractsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListContractsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListContractsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContractResponse200Headers the declared response headers of an HTTP 200 response for GetContract
+type GetContractResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetContractResponse304Headers the declared response headers of an HTTP 304 response for GetContract
+type GetContractResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetContractResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContractItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContractResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetContractResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContractResponse) GetJSON200() *ContractItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetContractResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContractResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetContractResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContractResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContractResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContractResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContractResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -8854,6 +15951,175 @@ func (r GetMetricsResponse) ContentType() string {
 	return ""
 }
 
+// ListPlayerCardsResponse200Headers the declared response headers of an HTTP 200 response for ListPlayerCards
+type ListPlayerCardsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListPlayerCardsResponse304Headers the declared response headers of an HTTP 304 response for ListPlayerCards
+type ListPlayerCardsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListPlayerCardsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerCardList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListPlayerCardsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListPlayerCardsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON200() *PlayerCardList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListPlayerCardsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListPlayerCardsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListPlayerCardsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListPlayerCardsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetPlayerCardResponse200Headers the declared response headers of an HTTP 200 response for GetPlayerCard
+type GetPlayerCardResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetPlayerCardResponse304Headers the declared response headers of an HTTP 304 response for GetPlayerCard
+type GetPlayerCardResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetPlayerCardResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *PlayerCardItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPlayerCardResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPlayerCardResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetPlayerCardResponse) GetJSON200() *PlayerCardItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPlayerCardResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPlayerCardResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPlayerCardResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPlayerCardResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPlayerCardResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPlayerCardResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPlayerCardResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListPlayerTitlesResponse200Headers the declared response headers of an HTTP 200 response for ListPlayerTitles
 type ListPlayerTitlesResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -9693,6 +16959,344 @@ func (r GetSeasonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetSeasonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSpraysResponse200Headers the declared response headers of an HTTP 200 response for ListSprays
+type ListSpraysResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListSpraysResponse304Headers the declared response headers of an HTTP 304 response for ListSprays
+type ListSpraysResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListSpraysResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSpraysResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListSpraysResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSpraysResponse) GetJSON200() *SprayList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSpraysResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSpraysResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSpraysResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSpraysResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSpraysResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSpraysResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListSprayLevelsResponse200Headers the declared response headers of an HTTP 200 response for ListSprayLevels
+type ListSprayLevelsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListSprayLevelsResponse304Headers the declared response headers of an HTTP 304 response for ListSprayLevels
+type ListSprayLevelsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListSprayLevelsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayLevelList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListSprayLevelsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListSprayLevelsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON200() *SprayLevelList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListSprayLevelsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListSprayLevelsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListSprayLevelsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListSprayLevelsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSprayLevelResponse200Headers the declared response headers of an HTTP 200 response for GetSprayLevel
+type GetSprayLevelResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetSprayLevelResponse304Headers the declared response headers of an HTTP 304 response for GetSprayLevel
+type GetSprayLevelResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetSprayLevelResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayLevelItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSprayLevelResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSprayLevelResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSprayLevelResponse) GetJSON200() *SprayLevelItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSprayLevelResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSprayLevelResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSprayLevelResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSprayLevelResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSprayLevelResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSprayLevelResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSprayLevelResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetSprayResponse200Headers the declared response headers of an HTTP 200 response for GetSpray
+type GetSprayResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetSprayResponse304Headers the declared response headers of an HTTP 304 response for GetSpray
+type GetSprayResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetSprayResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *SprayItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetSprayResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetSprayResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetSprayResponse) GetJSON200() *SprayItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetSprayResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetSprayResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetSprayResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetSprayResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetSprayResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetSprayResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetSprayResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10806,6 +18410,32 @@ func (c *ClientWithResponses) GetReadinessWithResponse(ctx context.Context, reqE
 	return ParseGetReadinessResponse(rsp)
 }
 
+// ListAgentsWithResponse List agents with their role and abilities
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/agents (the `ListAgents` operationId).
+func (c *ClientWithResponses) ListAgentsWithResponse(ctx context.Context, params *ListAgentsParams, reqEditors ...RequestEditorFn) (*ListAgentsResponse, error) {
+	rsp, err := c.ListAgents(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListAgentsResponse(rsp)
+}
+
+// GetAgentWithResponse Get one agent
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/agents/{uuid} (the `GetAgent` operationId).
+func (c *ClientWithResponses) GetAgentWithResponse(ctx context.Context, uuid Uuid, params *GetAgentParams, reqEditors ...RequestEditorFn) (*GetAgentResponse, error) {
+	rsp, err := c.GetAgent(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetAgentResponse(rsp)
+}
+
 // ListBuddiesWithResponse List buddies (weapon charms)
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10860,6 +18490,32 @@ func (c *ClientWithResponses) GetBuddyWithResponse(ctx context.Context, uuid Uui
 	return ParseGetBuddyResponse(rsp)
 }
 
+// ListBundlesWithResponse List store bundles
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/bundles (the `ListBundles` operationId).
+func (c *ClientWithResponses) ListBundlesWithResponse(ctx context.Context, params *ListBundlesParams, reqEditors ...RequestEditorFn) (*ListBundlesResponse, error) {
+	rsp, err := c.ListBundles(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListBundlesResponse(rsp)
+}
+
+// GetBundleWithResponse Get one bundle
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
+func (c *ClientWithResponses) GetBundleWithResponse(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*GetBundleResponse, error) {
+	rsp, err := c.GetBundle(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBundleResponse(rsp)
+}
+
 // ListCompetitiveTierSetsWithResponse List competitive tier sets
 //
 // Returns a wrapper object for the known response body format(s).
@@ -10884,6 +18540,32 @@ func (c *ClientWithResponses) GetCompetitiveTierSetWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseGetCompetitiveTierSetResponse(rsp)
+}
+
+// ListContractsWithResponse List contracts (battle passes, agent and event contracts)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts (the `ListContracts` operationId).
+func (c *ClientWithResponses) ListContractsWithResponse(ctx context.Context, params *ListContractsParams, reqEditors ...RequestEditorFn) (*ListContractsResponse, error) {
+	rsp, err := c.ListContracts(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListContractsResponse(rsp)
+}
+
+// GetContractWithResponse Get one contract
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contracts/{uuid} (the `GetContract` operationId).
+func (c *ClientWithResponses) GetContractWithResponse(ctx context.Context, uuid Uuid, params *GetContractParams, reqEditors ...RequestEditorFn) (*GetContractResponse, error) {
+	rsp, err := c.GetContract(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContractResponse(rsp)
 }
 
 // ListCurrenciesWithResponse List currencies
@@ -11150,6 +18832,32 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 	return ParseGetMetricsResponse(rsp)
 }
 
+// ListPlayerCardsWithResponse List player cards
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/playercards (the `ListPlayerCards` operationId).
+func (c *ClientWithResponses) ListPlayerCardsWithResponse(ctx context.Context, params *ListPlayerCardsParams, reqEditors ...RequestEditorFn) (*ListPlayerCardsResponse, error) {
+	rsp, err := c.ListPlayerCards(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListPlayerCardsResponse(rsp)
+}
+
+// GetPlayerCardWithResponse Get one player card
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/playercards/{uuid} (the `GetPlayerCard` operationId).
+func (c *ClientWithResponses) GetPlayerCardWithResponse(ctx context.Context, uuid Uuid, params *GetPlayerCardParams, reqEditors ...RequestEditorFn) (*GetPlayerCardResponse, error) {
+	rsp, err := c.GetPlayerCard(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPlayerCardResponse(rsp)
+}
+
 // ListPlayerTitlesWithResponse List player titles
 //
 // `language` localizes `displayName` and `titleText`.
@@ -11280,6 +18988,58 @@ func (c *ClientWithResponses) GetSeasonWithResponse(ctx context.Context, uuid Uu
 		return nil, err
 	}
 	return ParseGetSeasonResponse(rsp)
+}
+
+// ListSpraysWithResponse List sprays (with levels)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays (the `ListSprays` operationId).
+func (c *ClientWithResponses) ListSpraysWithResponse(ctx context.Context, params *ListSpraysParams, reqEditors ...RequestEditorFn) (*ListSpraysResponse, error) {
+	rsp, err := c.ListSprays(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSpraysResponse(rsp)
+}
+
+// ListSprayLevelsWithResponse List spray levels of every spray
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/levels (the `ListSprayLevels` operationId).
+func (c *ClientWithResponses) ListSprayLevelsWithResponse(ctx context.Context, params *ListSprayLevelsParams, reqEditors ...RequestEditorFn) (*ListSprayLevelsResponse, error) {
+	rsp, err := c.ListSprayLevels(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListSprayLevelsResponse(rsp)
+}
+
+// GetSprayLevelWithResponse Get one spray level
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/levels/{uuid} (the `GetSprayLevel` operationId).
+func (c *ClientWithResponses) GetSprayLevelWithResponse(ctx context.Context, uuid Uuid, params *GetSprayLevelParams, reqEditors ...RequestEditorFn) (*GetSprayLevelResponse, error) {
+	rsp, err := c.GetSprayLevel(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSprayLevelResponse(rsp)
+}
+
+// GetSprayWithResponse Get one spray
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/sprays/{uuid} (the `GetSpray` operationId).
+func (c *ClientWithResponses) GetSprayWithResponse(ctx context.Context, uuid Uuid, params *GetSprayParams, reqEditors ...RequestEditorFn) (*GetSprayResponse, error) {
+	rsp, err := c.GetSpray(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetSprayResponse(rsp)
 }
 
 // ListThemesWithResponse List themes
@@ -12183,6 +19943,313 @@ func ParseGetReadinessResponse(rsp *http.Response) (*GetReadinessResponse, error
 	return response, nil
 }
 
+// ParseListAgentsResponse parses an HTTP response from a ListAgentsWithResponse call
+func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListAgentsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListAgentsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListAgentsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetAgentResponse parses an HTTP response from a GetAgentWithResponse call
+func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest AgentItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetAgentResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetAgentResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListBuddiesResponse parses an HTTP response from a ListBuddiesWithResponse call
 func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -12797,6 +20864,313 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 	return response, nil
 }
 
+// ParseListBundlesResponse parses an HTTP response from a ListBundlesWithResponse call
+func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListBundlesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BundleList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListBundlesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListBundlesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBundleResponse parses an HTTP response from a GetBundleWithResponse call
+func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBundleResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest BundleItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBundleResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBundleResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCompetitiveTierSetsResponse parses an HTTP response from a ListCompetitiveTierSetsWithResponse call
 func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveTierSetsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -13056,6 +21430,313 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCompetitiveTierSetResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListContractsResponse parses an HTTP response from a ListContractsWithResponse call
+func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListContractsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListContractsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListContractsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContractResponse parses an HTTP response from a GetContractWithResponse call
+func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContractResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContractItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContractResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetContractResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -15886,6 +24567,313 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 	return response, nil
 }
 
+// ParseListPlayerCardsResponse parses an HTTP response from a ListPlayerCardsWithResponse call
+func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListPlayerCardsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerCardList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListPlayerCardsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListPlayerCardsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetPlayerCardResponse parses an HTTP response from a GetPlayerCardWithResponse call
+func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPlayerCardResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest PlayerCardItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPlayerCardResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPlayerCardResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListPlayerTitlesResponse parses an HTTP response from a ListPlayerTitlesWithResponse call
 func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -17373,6 +26361,620 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetSeasonResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSpraysResponse parses an HTTP response from a ListSpraysWithResponse call
+func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSpraysResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSpraysResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListSpraysResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListSprayLevelsResponse parses an HTTP response from a ListSprayLevelsWithResponse call
+func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListSprayLevelsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayLevelList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListSprayLevelsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListSprayLevelsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSprayLevelResponse parses an HTTP response from a GetSprayLevelWithResponse call
+func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSprayLevelResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayLevelItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSprayLevelResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSprayLevelResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetSprayResponse parses an HTTP response from a GetSprayWithResponse call
+func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetSprayResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest SprayItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetSprayResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetSprayResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -19262,6 +28864,12 @@ type ServerInterface interface {
 	// GetReadiness Readiness probe
 	// (GET /readyz)
 	GetReadiness(w http.ResponseWriter, r *http.Request)
+	// ListAgents List agents with their role and abilities
+	// (GET /v1/agents)
+	ListAgents(w http.ResponseWriter, r *http.Request, params ListAgentsParams)
+	// GetAgent Get one agent
+	// (GET /v1/agents/{uuid})
+	GetAgent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetAgentParams)
 	// ListBuddies List buddies (weapon charms)
 	// (GET /v1/buddies)
 	ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams)
@@ -19274,12 +28882,24 @@ type ServerInterface interface {
 	// GetBuddy Get one buddy
 	// (GET /v1/buddies/{uuid})
 	GetBuddy(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBuddyParams)
+	// ListBundles List store bundles
+	// (GET /v1/bundles)
+	ListBundles(w http.ResponseWriter, r *http.Request, params ListBundlesParams)
+	// GetBundle Get one bundle
+	// (GET /v1/bundles/{uuid})
+	GetBundle(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBundleParams)
 	// ListCompetitiveTierSets List competitive tier sets
 	// (GET /v1/competitivetiers)
 	ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams)
 	// GetCompetitiveTierSet Get one competitive tier set
 	// (GET /v1/competitivetiers/{uuid})
 	GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams)
+	// ListContracts List contracts (battle passes, agent and event contracts)
+	// (GET /v1/contracts)
+	ListContracts(w http.ResponseWriter, r *http.Request, params ListContractsParams)
+	// GetContract Get one contract
+	// (GET /v1/contracts/{uuid})
+	GetContract(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContractParams)
 	// ListCurrencies List currencies
 	// (GET /v1/currencies)
 	ListCurrencies(w http.ResponseWriter, r *http.Request, params ListCurrenciesParams)
@@ -19337,6 +28957,12 @@ type ServerInterface interface {
 	// GetMetrics Prometheus metrics
 	// (GET /v1/metrics)
 	GetMetrics(w http.ResponseWriter, r *http.Request)
+	// ListPlayerCards List player cards
+	// (GET /v1/playercards)
+	ListPlayerCards(w http.ResponseWriter, r *http.Request, params ListPlayerCardsParams)
+	// GetPlayerCard Get one player card
+	// (GET /v1/playercards/{uuid})
+	GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPlayerCardParams)
 	// ListPlayerTitles List player titles
 	// (GET /v1/playertitles)
 	ListPlayerTitles(w http.ResponseWriter, r *http.Request, params ListPlayerTitlesParams)
@@ -19367,6 +28993,18 @@ type ServerInterface interface {
 	// GetSeason Get one season
 	// (GET /v1/seasons/{uuid})
 	GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams)
+	// ListSprays List sprays (with levels)
+	// (GET /v1/sprays)
+	ListSprays(w http.ResponseWriter, r *http.Request, params ListSpraysParams)
+	// ListSprayLevels List spray levels of every spray
+	// (GET /v1/sprays/levels)
+	ListSprayLevels(w http.ResponseWriter, r *http.Request, params ListSprayLevelsParams)
+	// GetSprayLevel Get one spray level
+	// (GET /v1/sprays/levels/{uuid})
+	GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayLevelParams)
+	// GetSpray Get one spray
+	// (GET /v1/sprays/{uuid})
+	GetSpray(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayParams)
 	// ListThemes List themes
 	// (GET /v1/themes)
 	ListThemes(w http.ResponseWriter, r *http.Request, params ListThemesParams)
@@ -19445,6 +29083,18 @@ func (_ Unimplemented) GetReadiness(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListAgents List agents with their role and abilities
+// (GET /v1/agents)
+func (_ Unimplemented) ListAgents(w http.ResponseWriter, r *http.Request, params ListAgentsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetAgent Get one agent
+// (GET /v1/agents/{uuid})
+func (_ Unimplemented) GetAgent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetAgentParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListBuddies List buddies (weapon charms)
 // (GET /v1/buddies)
 func (_ Unimplemented) ListBuddies(w http.ResponseWriter, r *http.Request, params ListBuddiesParams) {
@@ -19469,6 +29119,18 @@ func (_ Unimplemented) GetBuddy(w http.ResponseWriter, r *http.Request, uuid Uui
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListBundles List store bundles
+// (GET /v1/bundles)
+func (_ Unimplemented) ListBundles(w http.ResponseWriter, r *http.Request, params ListBundlesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBundle Get one bundle
+// (GET /v1/bundles/{uuid})
+func (_ Unimplemented) GetBundle(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBundleParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 // (GET /v1/competitivetiers)
 func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams) {
@@ -19478,6 +29140,18 @@ func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Re
 // GetCompetitiveTierSet Get one competitive tier set
 // (GET /v1/competitivetiers/{uuid})
 func (_ Unimplemented) GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListContracts List contracts (battle passes, agent and event contracts)
+// (GET /v1/contracts)
+func (_ Unimplemented) ListContracts(w http.ResponseWriter, r *http.Request, params ListContractsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetContract Get one contract
+// (GET /v1/contracts/{uuid})
+func (_ Unimplemented) GetContract(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContractParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19595,6 +29269,18 @@ func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListPlayerCards List player cards
+// (GET /v1/playercards)
+func (_ Unimplemented) ListPlayerCards(w http.ResponseWriter, r *http.Request, params ListPlayerCardsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPlayerCard Get one player card
+// (GET /v1/playercards/{uuid})
+func (_ Unimplemented) GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPlayerCardParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListPlayerTitles List player titles
 // (GET /v1/playertitles)
 func (_ Unimplemented) ListPlayerTitles(w http.ResponseWriter, r *http.Request, params ListPlayerTitlesParams) {
@@ -19652,6 +29338,30 @@ func (_ Unimplemented) GetCompetitiveSeason(w http.ResponseWriter, r *http.Reque
 // GetSeason Get one season
 // (GET /v1/seasons/{uuid})
 func (_ Unimplemented) GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSprays List sprays (with levels)
+// (GET /v1/sprays)
+func (_ Unimplemented) ListSprays(w http.ResponseWriter, r *http.Request, params ListSpraysParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListSprayLevels List spray levels of every spray
+// (GET /v1/sprays/levels)
+func (_ Unimplemented) ListSprayLevels(w http.ResponseWriter, r *http.Request, params ListSprayLevelsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetSprayLevel Get one spray level
+// (GET /v1/sprays/levels/{uuid})
+func (_ Unimplemented) GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayLevelParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetSpray Get one spray
+// (GET /v1/sprays/{uuid})
+func (_ Unimplemented) GetSpray(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSprayParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19876,6 +29586,81 @@ func (siw *ServerInterfaceWrapper) GetReadiness(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// ListAgents operation middleware
+func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListAgentsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListAgents(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetAgent operation middleware
+func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetAgentParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetAgent(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListBuddies operation middleware
 func (siw *ServerInterfaceWrapper) ListBuddies(w http.ResponseWriter, r *http.Request) {
 
@@ -20026,6 +29811,81 @@ func (siw *ServerInterfaceWrapper) GetBuddy(w http.ResponseWriter, r *http.Reque
 	handler.ServeHTTP(w, r)
 }
 
+// ListBundles operation middleware
+func (siw *ServerInterfaceWrapper) ListBundles(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListBundlesParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListBundles(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBundle operation middleware
+func (siw *ServerInterfaceWrapper) GetBundle(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetBundleParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBundle(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListCompetitiveTierSets operation middleware
 func (siw *ServerInterfaceWrapper) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request) {
 
@@ -20092,6 +29952,81 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveTierSet(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveTierSet(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListContracts operation middleware
+func (siw *ServerInterfaceWrapper) ListContracts(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListContractsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListContracts(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetContract operation middleware
+func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetContractParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetContract(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -20729,6 +30664,81 @@ func (siw *ServerInterfaceWrapper) GetMetrics(w http.ResponseWriter, r *http.Req
 	handler.ServeHTTP(w, r)
 }
 
+// ListPlayerCards operation middleware
+func (siw *ServerInterfaceWrapper) ListPlayerCards(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListPlayerCardsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListPlayerCards(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetPlayerCard operation middleware
+func (siw *ServerInterfaceWrapper) GetPlayerCard(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPlayerCardParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPlayerCard(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListPlayerTitles operation middleware
 func (siw *ServerInterfaceWrapper) ListPlayerTitles(w http.ResponseWriter, r *http.Request) {
 
@@ -21095,6 +31105,156 @@ func (siw *ServerInterfaceWrapper) GetSeason(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSeason(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSprays operation middleware
+func (siw *ServerInterfaceWrapper) ListSprays(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSpraysParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSprays(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListSprayLevels operation middleware
+func (siw *ServerInterfaceWrapper) ListSprayLevels(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListSprayLevelsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListSprayLevels(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSprayLevel operation middleware
+func (siw *ServerInterfaceWrapper) GetSprayLevel(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSprayLevelParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSprayLevel(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetSpray operation middleware
+func (siw *ServerInterfaceWrapper) GetSpray(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetSprayParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetSpray(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -21621,6 +31781,42 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	}
 
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/agents", wrapper.ListAgents)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/agents/{uuid}", wrapper.GetAgent)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/bundles", wrapper.ListBundles)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/bundles/{uuid}", wrapper.GetBundle)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contracts", wrapper.ListContracts)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contracts/{uuid}", wrapper.GetContract)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/playercards", wrapper.ListPlayerCards)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/playercards/{uuid}", wrapper.GetPlayerCard)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays", wrapper.ListSprays)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/{uuid}", wrapper.GetSpray)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/levels", wrapper.ListSprayLevels)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/sprays/levels/{uuid}", wrapper.GetSprayLevel)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/buddies", wrapper.ListBuddies)
 	})
 	r.Group(func(r chi.Router) {
@@ -21788,247 +31984,325 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3vchs3sjd8Kyi+p8pSzpCSLFlxpNoPsiwn3rVslyQnu+8q70twpkliNQNMAIwoOuWq/XQu4NRT9dzB",
-	"uZHnTvZKnkIDMwMOh+RQohR6zexWIpL42+huNIDuX//eCkWSCg5cq9bR760h0Agk/nkShqDUqeBaivgk",
-	"jsXog2QDxs1vEahQslQzwVtHrdMPF5ekLyTpSTFSIAlNU3VMaDyiY0W633U7raAl4beMSYhaR1pmELRU",
-	"OISEmsbgjiZpDK2j1netoKXHqflTacn4oPXlSzA5kLO7VCj4qRzm9FCOSQxaTQyGSKAR6Z5d0UE3IN2/",
-	"tl9TTds/g1RM8C6hPCJd0wFw3X5H+SCjA2g8atNqQCbbDEi1udqpndJwCG5mNZOhmsZioEg3zXoxCwOS",
-	"0Ls2HcCf9nd3A6I0jaE9GrIY2hJuacwiquFPh7vdY9Ldud3bufXmd83xq4j1+zsx1aB0t2yWi3ZoRtIl",
-	"W2VDBG5BjolmCRwTSvZ3DwhTJBwCTbeP/eZ+70uRfNn5XYsv3Zqh7r3YP9w142VJkmnai6HbueYNabvc",
-	"xOtpbBfijIciMt9Nkbnbk10iJOkOPrO0S0ZD4EQPgfRENMYpiySVoBREZCscCgWc9Maka9gy1e283S75",
-	"rX1L4wxUYFhPx4z0mVSaCE4o0Qy2jwntKeAaRYVFwDXTY8Nk3sR5lrSO/t7qyVbQMsNp/TpnSgVrTU3p",
-	"aggkFiGNoZjJM0U03GkzIcbJlgL708nHt8Sru92U6YG3P13W0tuIgZOC6YGdU876oDR5+5qIPo5gQBMg",
-	"jlVLuofmW8NYTQe0++Ls5f7Zqxdn+88PX3z/6ofasRlRnR7UpZaCD4hjJCHtyJjRGmbhgWtqSpItoOGQ",
-	"hJb4xC47GVJFmFZEjPh2cM0jkOwWIhw6ft8ba1BHbr1DGtsvyA1AirNVZqJmXISGUiiVk0J1rvkl8Igw",
-	"TXo0vDGr1n3bb78XHNrnVIfDLtGCDEBb4WwuU9ctvns7OIfdz59f/JK8+Xn8Y3bJNL/5Xl63aqn2M5Xj",
-	"aaqdOPVelYOmC1apV9Pzl6CVUkkT0E7Xv5EiWYa1Cq4SKMRUWpYiW3uHZAh3NIKQJTQmERswrZD3zf7W",
-	"SqketoIWp4kZj6lyfyZM6N074AM9bB0dHtRRd7YUv7MS7CaD0ttnEEcqIILj91S2T84CEkH79VlAUCYD",
-	"Aqp9Zv9z/teA9GX7zUVAWNR++zq45ky3314F5B+0/eePAbkR7b9cBCSN2x/fBSTV7VcXAZFZ++JTQPSw",
-	"ffVTQLRsX10E5Ja1f34fkM/D9qn9z9UvgWFJysfXPAatQZKQKuiQ19CnWaztaDrkhI/10AgKxAqM9jnY",
-	"3bW8iqT+LQM5Lmkdl7tlSd/ItuhpnZLiOPUmZL4SD+QcLZbkGy0ekWs+ZSyq1/tMQ/JMkU+f3r4OyMv2",
-	"Af5v73nNwN36EX/56qeSmd6aTeZwHw7D573D9gF9Ce2Xhz+E7f3oIGzD/sv9Fy+ePz988fJg8QS/mM5U",
-	"KrgClPxXNLqA3zJQ2nxyKtj8SdM0ZiHq551/KLu6xWB+b4GUQnp8RZ7d3bX/+tdnhhG50ERlaSqkhuiY",
-	"ZArmitW//vk/his11ZlqHR3s7n7xCfAfEvqto9b/s1Pa0zv2V7VzhoPASU0vl7TTMgNKaNwXMjF2Bhfk",
-	"kwLZPhkA1wHJeDFQkk8l8MqbxTYmTFJy8nan9SVovcqiaPxWQ9KAbM0mgy2+EtG4bkIfOJCeKYC6QZfT",
-	"M+NGbWYYbOqQ0XYmcBuPGe3ynFE3EFd7Z+b5pDgyFM3aQ0PbOzU0bnjyvJGb7G3PZp/X1IR9Xxpubd8Y",
-	"nVu/Yrt6TfjbRoMmiuKeFTSvGpbx9v55ZbHMl6A1eQRaVMu3E5GVkLPewS3Eq2dYbHYh15LYFNvw7oZ3",
-	"78+771ijPWpZ3jXNzuLfMzyoexycWzE01Oy2MGY2fL3h6/vx9epZuiE3b/h4w8cr4eNTkaSgmWGjS6BK",
-	"8JWaGFOtz7M0wrIwUVh6w9Abhn4wQ69USde2Pl9hT7P1RntvmH3lzH7FQF6Cfiz17Zpvqr81A0kU6A1T",
-	"b5j64Uz9WCrca765Ds9Ze6PFNwy/IobPpAQervY6Om90rsZ2ZTZMu2Ha+zLtanWz1+gCjexKbrTwhqFX",
-	"w9CvWb+/Ug1sGpzFxCckYv0+6YEeAXCiR2LC3Udt+PSBfLqmTPYmhjvDZCtltLzReVt9P4Y79IDYqMaN",
-	"arwv1650r/cbnb/XF7y72ew3HL0ajv6RJnB2C3y192VFq/M0Me7zcIvuSxvG3TDuPRl3pbp4otX5yrhk",
-	"34023jD16pj6XERw9lvG0pT2Yli5Wp5sfqF+TkQEBIryG6beMPXDmXrlKnu6+Qa6u8LaGy2+YfjVMvyj",
-	"6O5GGnvDtRuuvS/XPopyXkYlb/TwhqNXwtFvuQbJaWyjq+4VFcZcEwS/OCYStByTmGqQXqjXi1WFeimQ",
-	"tyBJn7IYomPk9wSUogMgio4VGQ2pDmxQMMhbFgJR2nyfpRjL5WJYZARypXuP1+687cdGFvSw3EZeN/K6",
-	"rLx6bLbSTajS7vx9yGfizVa0Ye0VsTYyyGWWJFSu1lNkquVZ7G32l72XxAsTxpqKjJge2j2Ffc6tLyaJ",
-	"jbQmiMeyeYb/N32GP6fpSi2Fc5rOsxASmm6050Z73oNLV6ozXXvzDYGEppv9f8PBq+Hg90K/ERmP7ncK",
-	"5YKMgKaC2706y1hEdt0/7Zp/5f8YRs1xaqoQMsckZkobPk4I1WTndm/H9qEmMEwOHn6wfS+IysKhc7qy",
-	"ohIU4xISPQDx/Ppe6HMRsT6DGcg1FbgtThOI6mCvmCJKszh23rH6mHCBqGEbEV1LO8aJyAXQaHw/EcH7",
-	"ED4g+98fnuwenJ7+8OKH7w++3zt0tyVaSHimKorcsElVLMiW0nRgWmJ6e+KKZ38VkqARZ3Jce7Uz7pCL",
-	"8nqpwqkPWHczjo9Om3qE1XCnd4Y6iSf3zYp7Lic/XZ2/e0EiEWYJcN2pR2GrrUVSM7stbCAgn67etF9u",
-	"B0QCj0BCRAQPAYE1EVkyIjG7ySElUVSJkXjTxDN1zcWIF+iEZ3wQMzU8JhHV1H67hV5xRh+obQdgqEuE",
-	"Q4vJGJCEyhuIUIlec6YV6caUD7rBDHhP2x7RQ6rzHR5hyf69FEgF6nLHgZ3uhEPKB6DqQUD1EMakL8yo",
-	"ayyk7WPS3YlEqCptLQICnY9Z2lkSETQf7jzMzz/YWsmbuIQwk0yP2x9FzMIaKMVL/FsZ8oxjUAHpC66V",
-	"lR7BOYSmnCKCx2MLYIjolPY6+ZiwhA5AERorYX8dap0qJzQsFFwtQPWcjZO5ejsrp8nVOIX2BySAmo0t",
-	"yYXirN9vzByufC1PPNDG+xjTMcgrplfsteO1O+9snWIxok25zRFlc0R5APuu9LBdaXf+odtn4s3pe8Pa",
-	"K2JtCQkDeSp4HyTwcMX6udr6XC1tC5td25XeMPSGoR/M0KvV2HWtL9DbU2y90d4bZl8ps78TA/EYetu0",
-	"20Rja6AJicVAbHh4w8MP4OHHUNV5u82UdMHJGx294e9V8bfowQq5WvRgnh+LBGyaMEVobFh3awg01sPP",
-	"20RIe8VOtLD3X2QLP3/eXu2N+iOAhC5GBt2ggW4E9H4C+ggQoE1xPzdYnxtWXikr3zB+OpQioavVvkWz",
-	"czXwDeMkxGIb3t3w7v15d7WqeKLZBeq45OCNTt7w9er4evWJeYpWF2rkTVqeDeM+jHFXro8bJuUp2Xej",
-	"jTdMvSKmRp+Wq5Xjx3jtzrud8SOHDFMLDhue3fDsfJ69GkKyWm7FFudZDtoU2OjXDa/ei1dXajAULc43",
-	"FpBjN3bCho9Xw8fuw0q1rmtznn3gGNfH+d4w6b9nfLH7YDTbSrnsAjRlHCKv/fnvhbZ4ASsfEA4jUJr0",
-	"mVR6w33/ntz3CwY0rpTxbJPzrEobRbnZjjfb8f3YdaV2ZdnkfMPShRdvLMsNK6+QlS9v2GNoX9PsYg2M",
-	"N6sb3t3w7v159xFUcd5sI3WMbwMbnbzh6xXwdYFeYPkiUpeaavybRhEz3Efjj1KkIDUD1Trq01hB0Eq9",
-	"r35v9TKp9KnIrCz0hUyobh21IpH1Yi/OmmdJD6QZcp9JuKAamhdX+lUWx6BPwjCT1MZCN6gpM36ZAkTn",
-	"WaxZGjOQDSt+FiJZstIXP9T479UWvEnXDivwqVg/5V+LLkXvHxBqFDkmX5l6916210xpysOmS6GGQg8y",
-	"/hHMyJoveYU2Na0EleHUTjbWl7bmvae7BNc99lRxKHXTfJVFFu9k7uSqCfN6phbZcntEOKQy2bbAQEwr",
-	"+5SMeH2TRKFKgf5I9XA6lj7HycUbuTbwAeNAsDxJqR52yIeU/pZBDfRH0IqYSmM6fhvOVkj5BvhJxl6N",
-	"9zSB6aEgmiH7DBFib9T2yNRPLIqAv+2/F/rDiNdhBdkS+R6J6C9kNAROuNBEmDpe0z0hYqC4r1nimfaY",
-	"hkQtmhGuH77zm8quOSolRXWNl/WfMlYzvgvog1REC0IJXv2Tre7O7d4OVlE7v2cZi750t48Jz+LYjtxM",
-	"xK78kCrCBUfqmN+p4U4HeTBFrcz1XyIgfL/7w+E+PYzaBy9637df9qODdnhIafvwee/53osX3++9oLQW",
-	"HsFndmx2ci1rV8anwiSzBB5HFoSfKSRoLi2nBSKqaaMFRBXgYH7qQKd+urr6SGwBEiK4/vPdXUP8gqbP",
-	"d3eLgTOuYVCnHmwPgR3XzIlablpOJZTYy6JPqOWSBQpgik9QjRSdV2CLsgQkCzHht2m3gUp9erUwZBE0",
-	"UAkVLUBeQ59msUZZROKaEhKs3hCZDDEAMKIagYCA9BnEM5RHLmqNJMej99TYq3I1S2zmM9Fjikyh89ZL",
-	"boqD1f2mvQKdvz70eCpSrCsVTmkci0wvbV1ZTEEJA2bvQylJaDqtTc1pW7PF2s0N411eHOdh2q5XdG/M",
-	"fj9Tx6ksBXkxp/pHKoFrEtMexJ2Fm7g3kOm2g3KKc8j7ziPDEmR+b3YQq9ATxllCU5IKhbUDwkXCOI3j",
-	"sbHf/r4bkL1fj0hiD1Bj0htb7DxXDaGtnqlrPmKRHiIg1hDYYKiNQh8YC5bdGXuYnIokzTREBMHcaEQ0",
-	"SyDHysp1/TNFRkLG0TUPhZAR46j3C4DshKbPVD4UBlIF5W/0DhRRI5qmpg+7WeALdyRAHV3zO/In23Zn",
-	"TP7P/yZ35YmQ/Ce5uwxpTOWVOImigIyLonem6Hii6Ngr2rnmJ6QPIyKBxiS0S6JIzID8I1OamE8sspsZ",
-	"Egrp06dxTFRsiBSPizKW0BbgbpLV7xoeo8b3OTXdtUzFeg7TMBBy/Jr1+0tqMRpFdSbApcU9//Tp7WtF",
-	"HJCohUxzBwUOI5C+S0KhBqdEsaryLMJdTadvTROmg57QQzIaCoXJO5hj/1saZ4AIqOZAwDihfFxgpCo7",
-	"4N4YIV8nBjRX59ix4M17zVAlJOL2XvQRcXQ/+lQW3a5POZKSfLWM4E1nOT5AY03NnKgWadvazVjQwT0u",
-	"WKIty8hm80pSKsGsDpbYXo5hlrIW3URqqSOSFDTT7BZsQOaSqhjdIyi3uJg8EiPc9DihoUZtYdbdGP5E",
-	"gTZ80BcyhGVPFzadRs1KXFB+45JtKAJUcsvuI8YdhieiGJppVc/CLqrUPww3E44qvWxiEDPKGYfpUsbL",
-	"qldG+9ef7f8szOC1IF5PBQVrt3Xg0RWr287fXn4gLw9398inq9PjfJXMUYCEsVD2EqNUuFRD22xqU10E",
-	"rbv2QLSnzQmc/4JZWCIh4qfhie16w0RTqZedg0iBP3gOS4lROcyS6BNkmLHGJQMvOn7VcNejnMKmpX5d",
-	"zO4Z4rWsGS5LxUDoiMrIWFV9bT4Rq4GNnjJ6YlldtPzVRJxfizS5S05oHC/R9gz+DVpmahcF6Zc3rBzL",
-	"x+6KYaK56pVCOeil+fspzpm1zL6WZ85J5bHsswUNbwZSZDw6FbFNWDc5lZftcEglDY0UXPz46oQM4W5i",
-	"Fq0c+L9OR4fNGz0mkRSpRdCmShM9EqQopYwJYIpOdt13/9Q/Etyy/Mmy8tzNsySPF8IkAVSR7plHx9eu",
-	"6tHR24sP77udec0vuDusrRtTOYAl5NXopSvJKB/E8FqM+D2rfkqXqLisTtGO9ybpsEuYIhm3O/AxiYU5",
-	"6zDl/jBfN7zbNc0vT+qKMGn7FFq05TFJZUFzzg2mBGRScZUrOWOValeggRhfwvK3SLE54uAWZfpUx4RO",
-	"mIPW5HimSLfO3iiB56GJ1f0BB56vyBSHz98NzQLUaM0P0mL04/1IzjRkC83Y3W1jF+K5QKQF4yyryVFB",
-	"PvRcVJ3/5KOSnVuzFX58Oy1npfXcqy5BP/FW7tFjLfdyzBwTLv08zwnjbbz4C10LCwzUhU+4K35L+xhn",
-	"ksb2jmn+k5rXzCXjgyymNdtK/kuTBpfebMFY/h8l3DIYPdyobvKGXTfnqrk8sdNMDXGhCe3Y4rE0Ts63",
-	"ayZHT6JdvLmvo055TRM6gAvKrVvhMmcDEY1t7Ybn0CHQaKkKMQyWKi/NLM54dA7aWRBNK11qKvUS1aqv",
-	"VtU2psYyMfvAp50/zdoFavLWMMk/vwypJu762ppLgpcZprQglAs9tI4Tk2sa2gcO92keX5thnZalvwQt",
-	"05HnBzo5pHPKWR+UJm9f597D9uZesaheMQ+Ag6QaohM93dwv+ZVrxPp9MqL26hvf0rY+XZ1uP/QW0qau",
-	"bUIDl+UWxVssM337sDNj+hX+8knr9zNJpcBfvnISs5jqkZQ98uu6KLdJJl3ehQm4lmOSgiQh1TQWg8A9",
-	"xvfG6NmYUj10d4DoLNc9dtnC3EqMzWnWPVsFBJJUj40sKsJ4GGeRPZVWPUWjqIH8TTxFfgnyajulu+Ay",
-	"tb0jX3H6Wqq+3eXuMW64NT8vW6sfw92ydYwBnIho+SEWFXcM86UpZp9ethFcF+/NaZm6CU2XrmOz1mDS",
-	"muXrWlDunTJzwr2biMVALF3ZXkXct9qOx8zLNmGdXZetlScpvV+1HXXDuAU/fFAT95N8v4UlK1fUcZmq",
-	"dbLN+onWjr1QY60pheakoGSO+vWuUWUVWSgWeUJrVQTUaZhCPfnaY5ZCqJebqijM2qYuS5NjiQ1ZC03j",
-	"k9y1pLpfBvb309IPZEaJi9L9YsGe63VYqVvprG6eNgnp8r4Axlo2ZpPdWrng7ed3d0SCMvxTcwUJeT81",
-	"ZvEIuCYjKfgAXQlG5jstSCQI7YlME6ZnvSY3tmZ8O+Zg96C5HWPHXUe5NzHc3cPZZNWvjg91iH74JUij",
-	"64ycWo9k4RaLsSZWbj6ep7jO8Oe+jtcZP9IEzm7zwNh73ZGiyj/Og1sx6yse2FzebvLp6tQ6asYMFOmB",
-	"HgFwUvhxoFpxnhz39ANYIF/HJKFj0gN7nljkvvOQY/BQSP16VWOacMh5KveaSSUyNaFZ/jfz9UvBZI+k",
-	"YEomXjepegoVMzH7ddUx52afX/YFFtWLMRxtHvHcX7wf0wHeE2S9mKkhRCTjEUjrnYvPrgGhNrdwKLhi",
-	"SgPXR9e8y9S5bcIGEnVNI/ZqaYAe8MZmKgthvDxE3YD0WRznN4OjIQuHxrAyNa+5iy8aUlXndk1NE+o0",
-	"U1okhgoXYCTJdy71Yo9s4XOqw6GRKpHpWQXn60SfiLNtDu/7RkGIT2/8RJmkesbtoA6H+Z6SMJ37lTI9",
-	"NCYpJUMqIxLamI+FM4NQcJGMr/D7mXG1UHq5BAQ6gw7pnp1IUGdl7aOjS015RGXUbdSxYe83QHUm4cMt",
-	"SMncXUs1ci93meWCA6FpGo8nHuuXcaa2vc30MzCyDHVMV71f9drJa9VJ/iJvXEOBiyyGV0LET0QCmcUP",
-	"n3/RyEMmX1U09cJe0VmzCl0BTX4WLIS5jcVM6Z/dI+cVjeOGkixkrwipr+joHouZHhMhe4oInkfYNPRC",
-	"Qj8g9RHkTzTuN3x+0kCTCxHPZJO+kGZPQzHEvUPN9+lftEoPOYJ5o/PU2aTGqdf7tUtawzLT/OGtVpXA",
-	"wcz9yCfrDL00S1inHtarLNbEODTWwSPahmh8rJkxdFbchN3j5KUhIfSWstjCs7vwHpVCyPostGxPtnCX",
-	"ovjpmSIJxABESEKdzNr7xO2lo8zdnWZTR9Byovlt6NHRuRlLd03AKG5YHF9qCTR5GveUgoBV0akMpKng",
-	"lAR+ZBHyWHZthempDlzT9Fjnk9dTUmVtaSFZ9NEFKC9Jh1DEWcKb+seI0b1cYsTIukmbnurG7wAh7hWJ",
-	"YyMk7WNNh5wQ+8DzTOXROe4cbIzrIhh6IIFqUJp08cqH8QGOoHvNY1CmPOVmN4HfMhrnzsRFuzQMjQli",
-	"O649Ga/gXm+Ok6Lp9r0ldL2ZyDihcexdIRi+qTdbZ1iIvttV0dtJmgKVOURX07iAj0i2Uyqj5ev7a1Nj",
-	"n/vr4F1gWCgiF5qVpjGzZnID9n7IbeLEWCdXaRYV51Fo0QbpScwj7Yy+TK6JmvOG9BRav0KBdVT8qC+g",
-	"6XtxTXK6LE1tsLmN6S9CqhX7jIk8mFYT+ZJqHli5zh2qpmCZXBika8CVJDSUQinUUdim8vSc9xptRzQJ",
-	"DhZB+/VZnVbUhSPOrEHYEmQLL1FTGoLaruu3sgRuEEUHQTHfhcvxJCw6sf5ryqTnNF16V09oWmIG5sgh",
-	"yx/nbL0atvBQdJS7Yu0LabpVxV1rAVhiT5vaIhEMKkgKDdB1mgXvF4AuNbA7LLSUayvQZpshAxADSdMh",
-	"C4lXc01vu/17k6Yxzfe7zUtoav6aDyFpUSPrBsrNcmBYZ6OHhhLzoQki28KFcc5Br4owwrfJHIDfqrGU",
-	"xlQNG1tWY5zA/brSNNQspHEzIhF8aCXOA7m4PMG3qXKHYBrUisk5M3T9bhJPt+IYJGQckX/9138XT3Il",
-	"ntIx4SUwVAGYRBYAJjU0Pv0qNQGP/b4CTRCZxjkZ5+OyCFcNexmvZO4FAhRZhADVcFRPMPcmVnyt/Ncz",
-	"/KTGnndTXH9x7OR1tizO1AeTQaRO401y9eQ6V3irQm5vm5yxeT/SAcOYBetjoTyFteZmvI42mj2EXjG9",
-	"/J29uxkh6FPbedzbkIVKvx59efq1EAd7BXd6Xq8a7rTZvkbceWHQfK5mPMcuhsPYjb2Y8htLgXwbY9zC",
-	"3hmSYxmKUHi2zEM2sCaKrJzeDNjj+bcLHjc8kvD7/LZ+IvAUyqBCgbVUCnYDOi1c2JdXDbYFUnrBd574",
-	"upQ1P3MwdZmldXbRlczAibAWaRtRJsyOnOK1CAZYCq4p44pgLKU3XXVcwjZz36gViTnZTniYe+rpBmre",
-	"IC9txmoWAdesz9BNi2oE8ETIaBvlmV+vpFSHQ9N/poAwTRhXGmhkrG2PpjitfyCYGuURQtHTwcodts10",
-	"3FKUZF6ohKrc91iqaIrL11X8nkQt1VFjjZXTOzEQ91ZLGmhCYjEQHfLWSCNi0GYKFEmovEFBjoVUR2Z/",
-	"D2/IDUBKMu6iqQPSizMgItMx4xBccwkRSSUzx9yADCR6gkMoeETluEOuTF+2PRKKBNCDYOviT51O8KP5",
-	"1yvzr5M/dTrbXXvzBTQcXmNnHOISa/jYaJdbkBiq8rLdY5pc/PgKpTdB30E3dAssbJsyeisGfFkgPcqj",
-	"a75FuWZtGjOqICIQDcDi8uYu7K4R1AmZxNOHUXZ2/Nv3fvV6yjwc4SzEreIyyBTx1OljG2XFiJaLYPEY",
-	"/XE1IIrS+kn3E2q9nALrqe9E7/G2QNGDSzuEdZruZTGQZREvKJGA90NEgbxFr/k8ws8+aQkJRNGxIky5",
-	"8J4ayzTM44an6ZA4FIe3kZfDBxu0kYmT3RMuRseE9hCyuvTltrUQuxaSHuAFl0Iy4rFxu4Ke+OLs5f7Z",
-	"qxdn+88PX3z/6ofawBrccNQrGDJeB6FtfyaKma2gGPgzVcnfR3oQIjh8VkY9MTU5qSiHDjkmu9a8dVFR",
-	"nVrgUZC3LuPdAmJW+1H3oIKmtWDnJw5pY1Z/Q6oQfB/nFpERi2OiRgw98gWh2lIsHEKUxRChSU25XozZ",
-	"kU++jtErqcLv8YhbgLkgHp+8BekSiqvmLP3LEPDkguRwLjMlL6DXI655/XGlZ0yL4eRTrYQYqIL27n5n",
-	"bwbgJ2Ym/Mk9W1QY9aeT9vMXh0S4aJR8MM8UUZymaig06bMY1BF69hgLjHSvs93d/TCleoh/AbFfqCHF",
-	"pvruASEG+/P1Ne9e8xQkfufD2SOUB4plFzvp5pVzaTk/ef/2zdnlVecfSvBtG8KjaALXHMuTAYJquy8N",
-	"Ww2JsNj5doGOHV67UQe2hr1gMnMpmfOaYzvUKyw4WOOrJLSd3tEP/efhbnjYi16Ee9Eu7Pafw174sn/Q",
-	"+57uR89hr79Lf+i9DL+PDuFF/4Du955juR/6L+n3vcPwhWEVqo1l1Dpq/X+u0b/vtn+g7f6vvx8efPmP",
-	"ukUsBzu5+jVS6rVumj1pv/n1973D+mYL36W5gD85g46oHzDFOHpsITK7ofWzXN0jGpD32DtL7c4EDJpv",
-	"HNbGKJovzVEfrwqdDH8JWrezwIGu8rQcRSJVc0zYud3bcV90UUnZewOP3EbIOru7ncP9H54f7i9USN6y",
-	"lYMp5HiS/pOSGuQqpIEue6DlVnmyhxEoIy1SabLVGxOWpEJqgv45zZ/kq+p2Ta29e+VKOOEEUqZEBGQL",
-	"X8jaNNQkBclEtI3u8TZvwpYU2WAYj4lid+0RwM1khoXtp76ja5Rg4IEwXimmHqpPJvDpUwnFZcvldDxG",
-	"gFuBZFOBVR2ioHKza/yGyQceOD+dP91UwwnLSOxjp/FSPc5dspZLJlfNFlLtzEYNWta1QYMnoe4axpv+",
-	"5cySsOvp45yqni7vQV+4AdocKEbV25DVSQVY1/NTvLHkxJkVPO6x3aJz/qMmZFivLAxPh82/3oD8l0OR",
-	"vnbTWRmUS0j5K7iS1AjQ9PReS2HjOkiUWbdOTNw6JumQKqg37/2wqJkxU4seU53wzEz+ZswMVdPCR8lC",
-	"IMzDLZYQMd3Up3tQDY2I4w/91tHfFwR8+LW+/FrdaC/ECA+INqQhTz9lqGi6q6YCcpmQmX2lcYVNwTnb",
-	"R8kjbAnPLA6jt/co/rxR+Qp342pNRHxNcEKF8hW2zKflDdkfzkJVecP4KYKHLX31jzfYBANpxzGQWyoZ",
-	"NeeqPqFE3TDeWZOLbXum7FEFxMKk2XcJ3KpvGHceCHj/oghNU+ARocV0UMjKhDQwMgfkWqHrZ3F8AdxF",
-	"3jTyHZRAE4h+ZhGIpnVGVIfDJ0PHdtfq3tSKIVTH35zTHmtjLll5XTalYkRPskFPzH8tN+kbxu+T9vqE",
-	"kywdSBq59GqFiglIxmMR2gMXJgUtCjbE5H/a5zXPRKdlOs8ykf9CIxuL5pB1M3ANdK7tbFgd+ZnGWYmN",
-	"OxFrXSyIafLo6Oc3f+0GpHt0dMJZgv6g9uMbxs0hQtpPlyLj0Vm/D6FW9psrSbmyFkRR5y8sjhFgIK92",
-	"JdI3kg7sh7dcpRDqEx6ZcuboAiObXFEh5BXF+K2Gh8LltegDFGO5AlO5tZZWh4+ZvbuUtXUT/qfShWud",
-	"uvsSWe5qPrLD7O9nJR0tO6hMDc8pRcAWeqZvuZuLGxjj53jCW9MP6aod9mPxrUeYNVmrqyEkyzvsIR7u",
-	"ceHGphLQLFREgvMGIkzjjTSWw2RQnbX3BMHbfwf6slSgy8os0ZoRLNK0uHyPxK2WNdaJT59CuxazXkfN",
-	"Whu1dtJTIs40kE8X71zaY+uiJiS5Nft1AUsFEaNkKJQusDeNBTJ5RTrUOlVHOztYuHNLYyEp122ask4o",
-	"kp0cgvtwHw7D573D9gF9Ce2Xhz+E7f3oIGzD/sv9Fy+ePz988fJgx7E3CwXvpHgrXVzFZJI1MYDu99x9",
-	"ZbP8stvJV7IO6Uom9GnMgGvXcnfH++5VxuKoS6gEYn3eFBH9a97Nb5pltWrlB1ffGKohfqGK9wJTMCQn",
-	"H992rvkbzINtzHx7mx6xCO98XGtkS8QRkRAKGSkypLdAuCBd4APGIe+bFH1c857pdhuHXb26r3PBu9cz",
-	"PPbx2mHDTVIbZ00iqtFZsbiVPyLdv/3tb39rn5+3X7/uunel4imjeLqY5L7nu8/32nt77efPr3Z3j/D/",
-	"/+/M4czMnfI+S0CykGCpPH6QIsUtVSb63Puh/rXJI3ftFjX5qF15sim9rx0HWCTPPKnL1t4hydIUZGgO",
-	"M0O4oxGELKExidiAabXYp+c+7+Q+m9ZOqZ7R57BKWw1ZmjI+aO/90J71qhy0KiJWo8OMuBlS1Q21M7/J",
-	"mWwwq9Gfy9T/U83e1k35Qe/mxWu594Duc2+V1Wauwox1rCPFNMV9Ca7bWVzNRzIlvGf0ddhGf8FNbGmr",
-	"193QF4ADpiMVEDUUqY3fQj/om3tk814FotxPQG/HMxDloE+zWJuD46dZ4c5fCeqc8t/CGj3SFK9n0w80",
-	"xbWSs2pclA7lZjfuAemJbDDUjd5fimQojYxMy4BmPZZIHpvnP7k0bNd8/r94leaQwBqIMeQPUQ1mvSzU",
-	"X4ULlwD/m5y6xwU54WdL+SNpNKdC1kqhPcXxqJz3Op6PPLm6p3LHV7MSUsamHiJbjEdwR3Zzn1e8gqYF",
-	"Dtc2an571U22LNLYHobvqBJNzrS8PNRomeRpBe8kzkPvioGsd3G6oJLpMT5EeNf5TnDLrW0dwWOKVFYP",
-	"v0Mtbq1qCAR9kArdvAneFJAtdLu0CaJ2fjc68Et3e5nIyKA1onGc0rTh22ojp6NiBtOLXlW7Ze+TGrdM",
-	"u+VoO1/gHlXP5jvleumYp9O3syyFNaJHYZQs4aAUqSVtmZO8xgxDBp1pKEvakRjxtmKDocY4hYwXEHaN",
-	"rDnK5KtMKr3s8CaqzTG2EqF0bnQ2G1Cs3zAJ9Rka3k+kfogxbFED6TPZDA2DxvpyKPQgW9a0PKlUnDNj",
-	"Lnhb2bLNZhyVWaabq3U/NXWNuGDuvSuWgAtwaohn63I9NEpzb4ieZ3pZhM1PMy0SqlnYfKlMwYvaW7gL",
-	"BLrHxLM2uquh5xt6yr/K4hj0SRhmkoZ1mAKpBBodk1iMLFZuIiQQiuU1NOwpoQP6mXG4ZJ8bp+eGWNBo",
-	"+RWTGb9MAaJ5MFYXECOIk9nM0Z5LxC0kwDVRpmrDSTme/giGgDNSROzVSkCDxs3W/BE46FlpYOpvB36Z",
-	"rOayV1mH53OIWJZ0GySQzjmtsnC1xK0RrbrFq+e2WiJOT76UQ0/KJjVjUG4p01qtqtUrKubXuuOtgjAz",
-	"FvFlWGR5/aRAngygbp3fC4zWhFCCPnIBnsY67BJDWFCaJJnSeSi5TQdt7/Dz+HvDIwgSdM27pqM29tQN",
-	"TB0ax2PSPUlTY+PlN2pk6z8/Xbzb7nbIL07/C25fAShXTlYPdnftM4A5FWFSeVwxjqZ2q+ymZAmasr/A",
-	"uPXFkIDxvrAI4FzTEGftakroR/YMnsnYezkaMD3Mevha5Irk/51+u78AGrUxe0P5doxXaegGhcALOawa",
-	"UUMhNEjyr3/+r+LCxgHRMllcxpkzyjVHeuant/JwFhCXIzYoMTwLAM+AuPSwAfEywuJhSAXXPEeDMMML",
-	"bMo/2zTqQjMoqsifLz+8J4yTvZcOKlcFJI2zanAWgivgVxHr93f+9c//6RIliLFarKcNCWk4BEX6oMOh",
-	"TW8x8lP05wAM/vOW6lzza/7dd6eCm8GZb777Dr8iZ8iLODiVhSEoZTOkMkW6v187I++6dWRMxIBco7Fn",
-	"Pv7rn//zpUhQjrlG83rXnFSq2ihKY2nauEnTDlbBH1v25wSUooM8srL1pVtACbtfbHB0mWO1Uw6/RpRC",
-	"KuXYlxtSKzY42BmSc1xYTrMk5zvSjSkfZHQAXbJF+ZjEoDUmeFeQZ8KKoB1Bd5soiCHUChtzLz97L6cA",
-	"lNWxGRLlvmFqXcRct1NkiZnSzq+3qBBicBE5sQhkGPlimrX3Doh0jmC0lmAleHPhcY6CZuMEA+vLMWIK",
-	"bE3g7U+XHSTcqT1Att8VREBfG2zCNanzlLtMEcaPKv0iqH7eqSlmmh0KfAPl4xw/2kzCH0YXh9C1AbZ5",
-	"4zpvBn+0X/fG2gIUmT+2ccE+8RsuRpz8lhnGSamkCWh0gZZA2IALCRHZQgfF/KFWAY8I3GlJVb6V4uzz",
-	"nMEfUGWpP9na/7+x1Lq2s1fjNoaGSZFpUDn7mEW0vpAJjc1eDxHBYltcaPKyfYD/23tOhnDnHv0CJIfh",
-	"qm3LHhE52D1wrYwgjtt+O7p85M4jXAuMpyG9BU9ybFAUJdZMdrzEVJ4iMJWgMIFp3z5Mo1bkwjGklbEu",
-	"ThgZ4rVhm6ngK+p6gTuGiz4ArVwtspXbta4HjDJEDrQ3S6bVInjrmfIz81le8+aSr4fHhL4SRFZCxkZk",
-	"AuRlxkn3r20z7Hb+fG563KLle+zb19vHiAaRN475DRN2Z7oYCV/F5gP5dPHOTdn5UtjJHhUcZRS5drrT",
-	"OmSYKlQRkdoDsuUeESHaucSoOrPxSFDKsGe3h96lg88s7dobxnAoFHDSM3ZAGEKq22c8FBHjgy75rW1d",
-	"TFGzFOASdmVtasdh/gIu+ICcXdFBQLpv++33gkMbc291MSBdkf3dg4B0fzo7ed0lIyFvjDbzWjVsjkM/",
-	"/XBxeVT05ShnesHRKdU2mkOKuI25utofJBsY5fCdVfpwlwoFxl69ooNugMJWWSUsN61/jo3m7H74ePX2",
-	"w/vLriFbPzZH/Tx4HuPyDf+ZNp/vHhBM+mVs5O6PZ1cBMTMLSF4fp3JS7CsePIJ7CDJHH7NsP11dfdzZ",
-	"69xZ1j4wO2WRLiSx8YeUk71D8hf2Cv1GCLHGliIH+3teYerSk5s+Dg+w+MHevlV0Jx/fEk1vUI5NMQZq",
-	"GyMyFaBiN63mEsfdYgR5tBDCCNhtGvgtxCIFZxN8pAOzJwhJUhBpDN99Z/TQxG5JOEAEUUC6RhPvDHUS",
-	"Hxt7QyrQf8p0v/2yu31EujtWI1/zXOAKlI/Ij7ZXDlwCou2AdHciESqsyDwvwYBIjLuwaAoXEInwmqPE",
-	"dndECpymDJETukHeSbGp9RincoxNW5NIOWbJP+78bsp+2fldiy/da75Vaz35kh2YMRidgtR0+5Lbvt2m",
-	"bREcxkZWr3kxdGFsVnPszgmC62i7isVg+veUMguZZZvdttYgGnwRidkNOJGy3pWGVY5yce3J7o5VCIGR",
-	"UmvWxywErsCzzM/fXk1Z5Yag1t+oI+Rgx1VSO6ZsGRicG/Voz6JenbTLPTeGo9ZeZ7ezi9kR7WK1jlr7",
-	"nd3OvvVOGeJxacf8awC6/o5ykocCayUwPQnVENTzlcXqiRm/UXnyHcNltnRB/sBZUVqyUJV5K1IIzRFY",
-	"pGBPl2+j1lHrR9A/iQQ+WsfLXKPhNJ7v7s66eyrK7WDFL0Frf/dgceH3Qp+LiPUZRKbOiyYd5JBkZ5j1",
-	"3z+gto7+/mvQUnmGj9Y7apHYUjsXTQfKHOrNR9X61dTMBWXu+nhcbIUhtgmRfFY+qqDAFKHYzjgxau9f",
-	"//XfNlmw991WDlmBRyDbcBdPXlTajT3Z7qABVIJiTsDWEC6uOVCJgOK5ix9KxNSyntq5upUt7cGZN5xl",
-	"kZ1828HbzadlioMmHbyi0YXdu2yVZt28ERl/DMb7xdezbluatFIDbxuaz5q+Dp/Jph9xo9Y0FgPLiXhR",
-	"nMPA84hISAQqF6ffixdZJhHaLyi0Ata8zoEby5dbZxZrf2pbjtENZ9sASnSiwDOMvcBTVq+7AGmzebxH",
-	"ixWPIJYw3rnSmXZbKQtvEOHHwUwMYDtAjEeb8hLV3TXXAu1cPNBbe6zAFioVJU4+i02XvqT5G+MRHlOM",
-	"fF3zrvnewjBo0c3jkCds5KAUR2C4O7lSuU6eL36v7LZ7Lyl8I0VSepEtLH4llii8kfB7S7hvSeVM4JlU",
-	"CyXd7NgzRRstQiMSHLf7ehuQUO3syx1pynfs80osOHT+obrHxo4+ff1+29ma6ppXjMsOeQ8QKfJneksv",
-	"sfdjz/4c0yQusuSjfEUizPCZgNo7ixk8/1qE6t/BkrgyJrs5ldSY7TMWdQg01sPPM9f1Oeoc5u6NUinw",
-	"QtLem6j8IKbMwtI47pALQNCUicLOJGCK9CmLzaHXHJqM6Yg3eX1CEaGP9GhMeQjSKvPujjnLjT93c5jr",
-	"GWv3E07gfisnRQ8ew6Bjt8DNzFPsoCR8Mfic+naKC4gPnNDyysSHMwzwFJ0jVQ6pO5057EMVIEj4BPLf",
-	"NW8Mbflid59sFfuqxOv2bY8XXJ1rjiuuAu8IHg5LSM4AkRlsuw5d0oM3pLxifl7zLTtopRGqUdNBDmnC",
-	"YWRKYIMJw3sXnAyiOW53yEmFjRTwyOy/kvb7LLQX81rgFYFPIyWKWyB7k6QAPIIPBOnR8GYG910AjZhZ",
-	"66dnQFNrv5HGMYMcz+XYYhqLWfZ2b8e9y3hsO0kX9LVxZZ7YgjfdYpq+J9zk76s9PH2hdP7YRbacc2M4",
-	"pDJR295SFLGbUyuxU3rUzV2Q8Ttb7g9ZlDzk+qtcmXHuMSr6TmXit8usjnM4nGNB6Uxyq61flV0aTQpx",
-	"3z5FGK3q4OywyHbtxUhJ76VXGr0OH98ML0eICAb/hgZ5wUI/gn2t9LioGddMsUv9Oq/1En9bqzt/XT0/",
-	"BXRTmKutT8vCVwzkJegn19rTQ/gqtXfVPYQoS8t8pZwfyex1aiCI06RaV6mcHuk3I6J1jDCXDyxw0yJD",
-	"97Qs9tQC6pClvk6x9MmWr0HCVFi3AE1E0BFjbQXPje/bEbdyQeqX13tKmmkTT7woVRxohhTf3U0zZMu9",
-	"Q9oXAOm9ellIcYgC58aCvoG3TGRqEmteZtz3j8FWzQ8JjWD7mLzIb2KK65PIlmHqmmdcAo3QZ0ZIEgop",
-	"s3TWVeM7nPBr1u/f68bAVPy3Z6H6W2u8UawsXf4aVN4feeyWX21XWK7JQ9WZfTFBIHrnVrPl3lxsuhG8",
-	"ucK3F1uxB4oMBOMDvCza7pBL7wKcItMZMmQ65xtkJiMn6IOlfGe6omCevg+iTvH2Q+wwrvm8t5/jWW8/",
-	"dOrif9aNuGXQp3r3+XUjC0vJQt0LzlzOty7Qcw2ZM1vkiY2YH2kC2PNXacXkANaQ065+q7M/N7BikBLr",
-	"asIUS/XN2DATyztzdfsx3M2VrDemwBPLlenTrNNXKVaGotbDY/6ViinXQKruRf8nEqp8nb4ZmSrWdv7S",
-	"GrlLRLTg8G1U0jmW+gO2LdPxVyleFt7Mka3Qafh5mv47UOAXNVuLM6/8H7Qq5RC+7vUhMEHLZZaqgVqc",
-	"ptY6Wx6TI/1m1GUdLzRhhebLv+6L/u0t9ez1xefDHl5LzFfGDtHdFnxiLez1/VWqX/vs3iuIN8dK8dej",
-	"gch5lFlXqfOG+M0Inr/gC9ZbhHKBGfTOFrkX7THG6NKO76sUnVkh1L4fv8WwaGu8L1fs84Rp47D/LYpE",
-	"hew7v9vWZl/bdm0BvBRNqMYgrS0XIebFgW8TOqCM140Xw7SPTQU9ZHxwzSFWLs77wPntwwA9ilnuLpgp",
-	"iCxgcZ+53Aaz7v5z1qhI/nT+59nR6HaEQXVKnRwyIrWAYC64zNZp+WghFqzGRhdPIudG0H59hhAid++A",
-	"D/SwdXR4MA09ci+14mVT+CbUin0mstn47MNQ36qafEHmM3xCUzWHy4tIFBorUeTLsM9fnEppsXLwcSQH",
-	"5PCaUNNOY0Z4z02fT2wqnNP0q9Rz04Akvs1mCDmxlA1Mg3OarqtJcE7Tb8YUSHAZZqykDUydHd0mRQJ6",
-	"CJmNNbFB84ivRyx+1BFJWQqY2F5pOoCA9CWoIQelAhsK7jDB8MdrnqWaJRDUPX5vMd4XLlTW4g0ghGAe",
-	"GB9lzmkbwwFEpuGaa0jSmObhZ7aqA2ag0oKWlGGAF2cnr8/PZuxj544Q9czkMCwRPRPu9E4aUwvxWu45",
-	"1S1lCmpoISk7f5T4eyNLCjLMc5ZPYzoGiSHbjVR6qc27Hk6oi5jHZq7gTnfrdfhH7OzKdvbUwbNl31+l",
-	"TrcLRXROvDnHAH9NG+h2jzLrquO9IX4zut5f8AXrbeHEdkLBXVzd/DPgR1v+1Cv+1MJYHcHXKZIOxi2c",
-	"IGQRxmh/nbtMTaSzSqq1ldHqQL8dSZ3igyZsEIuBaCSn77DgHyOhpu+vWjYR9zF2FGy2Js2F0lBnzcXR",
-	"DPGbE8Ri0eetee5RP08CL12ZJxY+2+1XKXeOqmQLUqZEBBY7hIZ6IlZ0KprBfeFHtzQNQPqD1mhqBF99",
-	"+JEqCLnMMi0Xf2RJ9RWEH9mBfpPRRypfo4VssHjp13u9v7FFXrywusAmn6l5r2yRJ9a2Rc7er/HNMVl0",
-	"YTOR8meeONmMwmsqTTi4b0aYtFuKOcvqJQCtv5EXcYzIQ0eEFkEU3TLjZzcgXT+/p0VUK5JvdoliA05j",
-	"RSjhMLrmKdXh8NgCWyPS7BQm4owbcy/X59Kr7uo+8bqv7BW0Jrfz3EiV4puZsVkIv1FCCDFVwZoMMEZL",
-	"aRcJuNUbuyhAG8+1HdiXOw+/9JqXENloTRP3iEGGVA2PKiFmJQih4DALrS9PG1AHcUtCynPwTPsaA0kP",
-	"EARR4WO8BcV20N9alTCBZuBejuvoRHdt6rctPYQxGYHM4bDLCTGOGdAwkGy7jj+NFv25DCK6N4eadr42",
-	"Lr1CIKspLDyfgeZyq8ttMXdD/8WVeeIdvcwz+dVt6XnGEJTT2Zl7vZXJ16G6MDumoJeYccEilSkZn/5K",
-	"ouj667yWuGG8SOJSgCSZb+dv4TXr1MBMq67W2p5/ihF+O2egkhGar3wD/DIvleMfAmJW9Pz1imcVwmw5",
-	"6ZyFYjZHONcag6wY4Lclmg0QyPxVbyqUf5B5k6d2/UpNHGvHlBJpv11idZYSx3WVxHKE34woesvfbLWb",
-	"rvN6r/E3tr71B5RJHN6JLJV//9VQ115n1MUGmOPqUOAroLy1uMhMlSjnW5jfjlofQtLN88Nge10iOBlq",
-	"nR7t7ODvpp2jl7svdxFE1Cag2cHVdWOudv4qT8fo666gNnOjvW8NJn3qgsnIqsAL8++UIQulDBimnBzB",
-	"L1PnQnsYzI+GXjM5vacbOZ/y3faqocfvdJ0z99Ya4ENrUPeqZy+FcoBBr8n8DWC61R+LOGwvN6b5bLNs",
-	"etG8/ggxInC6sY/TvlK21cI/w2skf6ufbqaEs8PakwAn/jCYCmuqX9AR8UMaJoIg/PoTcQ/T7VzV3xzi",
-	"mCLW76sCC6fI9la2XVzT1FGp6r6LeQ+sMhXSb8Vz5p1u56er83eY8cNP1IX5C8osXS5Jl092BN7/8uuX",
-	"/xsAAP//",
+	"7L3rchs31ij6KiieXRUpH6mLLTuOVPkhy3Li7/OtJDmZ70Q5h2D3IokRGugB0KKYlKvm136AXadqv8G8",
+	"yH6TeZJTWEBfSDbJbkqkWzYzU4lI4rruWFhY669WIKNYChBGt47/ag2BhqDwz9MgAK3PpDBK8lPO5eiD",
+	"YgMm7G8h6ECx2DApWsetsw8Xl6QvFekpOdKgCI1jfUIoH9GxJt3vu3utdkvBPxKmIGwdG5VAu6WDIUTU",
+	"DgZ3NIo5tI5b37faLTOO7Z/aKCYGrc+f25MLOb+LpYZf8mXOLuWEcDB6YjFEAQ1J9/yKDrpt0v1b5xU1",
+	"tPMrKM2k6BIqQtK1E4AwnbdUDBI6gMqrtqO2yeSYbTI9XOnWzmgwBL+zks1QQ7kcaNKNkx5nQZtE9K5D",
+	"B/DT04ODNtGGcuiMhoxDR8Et5SykBn56ftA9Id3928P928L+rgV+FbJ+f59TA9p082GF7AR2JV2ykw9E",
+	"4BbUmBgWwQmh5OnBEWGaBEOg8e5Jcbi/+kpGn/f/MvJzt2Sph8+ePj+w62VRlBja49DduxYVYVtv4+Uw",
+	"dog4F4EM7XczYO72VJdIRbqDP1ncJaMhCGKGQHoyHOOWZRQr0BpCshMMpQZBemPStWQZm046bpf8o3NL",
+	"eQK6bUnPcEb6TGlDpCCUGAa7J4T2NAiDrMJCEIaZsSWywsZFErWOf2/1VKvdsstp/bFgSxlpzWzpagiE",
+	"y4ByyHbynSYG7ozdEBNkR4P76fTjG1Lou3uCq+tyP/RPlPNuG1seviCBDO32AhlFtKMhpooaCKvyCYjO",
+	"p8tSFFnO8Ywzu5d3VLA+aEPevCKyj0sZ0AiIp+4cVYH91tJi1QUdPDt/8fT85bPzp0+eP/vh5Y+la7Pc",
+	"PbuoS6OkGBBPe1K5lTEraCytgDDUtiQ7QIMhCRy+iKMUMqSaMKOJHInd9rUIQbFbCHHp+H1vbEAfexIJ",
+	"KHdfkBuAGHer7UbtuggNlNQ6BYXeuxaXIELCDOnR4MYiuvum33kvBXTeURMMu8RIMgDj+Lk6G163xMHt",
+	"4B0c/Pnns9+i17+Of04umRE3P6jrVinUfqVqPAu1U68RplmnKsKm+pXM/LndslQZgfHq4bWSUR3SyqhK",
+	"It9T5UiK7Bw+J0O4oyEELKKchGzAjN61K7cqsRVTM2y1W4JGdj22y+pEGNG7tyAGZtg6fn5UBt35jP/W",
+	"Mb3fDDJ8nwEP9TGRIvs+Z2XL65bFkeudwPdyg1rJFcC1cCSM37I/ISwMSnoQyAg0oYLI3t8hMOQGxhBa",
+	"8Vic5oR4aXMtuv/+579O7XwOFHp3j7yCPk24ISge9shbMAYUCaiGY0ftoG6tGudaEooEYCccE2mGoK4F",
+	"z9v77WkgThCTnW4InRCsyj99+7a72ybIeallMqS6jbrfKKDG/aKvBZKBHYBwpg2EZAgKyM6sgUAstjUu",
+	"0rfUMXDOxGD3pPDttUi/tsLXfm9RYSTRIMI9cirGZmh/BK7Btjg6OHCciYT1jwTUOKcsnpsTOTX9DwX9",
+	"1nHr/9rPjbl9D+D9dLUf1CnnSD0f6QCqUhAzEPltelEb0wGUEhPZsVgpoAOh3ZfKQfT045vvdK5YurOY",
+	"d4Ro8UEnQGJ58Ojg4JhQnJzooRzpa2GXkI72kPDC/SOgruQ9JYeRNeWGkWuUGp8SFpabChbL32ny6dOb",
+	"V23yonOE/zt8UrJwq1Km0DxnK4mdrdpmnj+F58GT3vPOEX0BnRfPfww6T8OjoANPXzx99uzJk+fPXhwt",
+	"3+BnO5mOpdDgzi8DEOaNgch+8BrY/knjmLMA1fP+37VDbr4qKsYf+q3j3xcTCY79Uobj1ud2hZannLvG",
+	"f+AyJxHwQQChtlXbAtdSkoUZoDxxsthCeOZg1vHHhg4ezTr52axsNb73/twzXXbMyoZ1B61O4aRVeeDJ",
+	"M1p6zOkUzjmLhpo4E+XGbqdowC/sP2XvF4YoSr0KQ2TNC2bgom7YpmD8LGqLbT63W5PHxmW9ioYykhKS",
+	"11umzbqI3I5dndBt64XEfo4mBpJ7KjdpYNhtJj63TLBlgrpM8JKGF45aKnBBpnb+aoFSUhVsBPLd3V3n",
+	"b3/7zhphQhqikziWykB4QhINqc1DVef0vE1C6Lw6bzvbpU3+/c9/WQvDUJPo1vHRwcHnqvbGOS6ihFWu",
+	"ciawC4oo70sVQUh2hCSfNKjOqdMaicgWmhlE7UJ7q9atoR/lNsvungX7yyQMx2vSkDh2JcGBLZdqyJ5t",
+	"tRUOW+FQWzhYwnkLt8DXSek4QXVyx+bVaJ5w23ZL+VvKX53y12QgTk5Qk/ormooFHtgajFvOeEjOWCdT",
+	"1OOHOqywZYItEzwQE4iQw9qMIjt4RRawTSsYQ7bZltC3hL4aoa9N3KeD1yD2ygLfNt5K/C0jPAwjnMko",
+	"BsMsGV0C1VKsSfjPzFOJNWZ6LVUJQd6DaOyy5YotV9ybK9akKUrnWY0zKuqPWf7Y6pIt1zw411wxUJdg",
+	"1q9M/ER1ecZ3q6VODANFNGzv5Les8QCssX6NUphoRfZYQaekTLLVKlvWeSjWEUbRYH26xA1fkUVc4wp6",
+	"wzXcEvyW4Fcl+LVpiHz4WkRfWRu45lsNsGWIB2KIRCkQwbrCktLhqzGDb7xcA/iGW4LfEvyqBL8uDVAY",
+	"vhbRV9UAvvlWA2wZ4mEY4hXr92tL/0UUbQd0ZDxLxKckZP0+6YEZAQhiRnLicane0uk96bShRPaaw50l",
+	"sjWZGenwlSRu2nipmdHncIdvtbZidStWV6X4NdkZxeFrUX1FOyOj/a2hseWIh+GIn2kE57freySajV+J",
+	"H7LWS9UAGihwu30xuqX6+1D9mhTBxPj1KL+iKsjpf6sLtlzxcFzxToZw/o+ExTHtrS0wenaiyjwy2a2a",
+	"mohkCASyTlvW2LLG/VljjZpjdqIV2aOOLplikq1W2bLOw7LOmnVJLRaprje2FL+l+FUpfs0qorZiqK0O",
+	"tjpgyxEPwhFvhAElKHd5XlbKT8P8EAS/OCEKjBoTTg2oQtKZZw+VdMYnXOxTxiF0iQwj0BpT79GxJqMh",
+	"Ne0sNSMLgGhjv09izCrjU2GoENSa9F5hhkpCoNB+qfZzmQZ62HjL7lt2r8vuBVpbkw6cmqEuB1TUhEU+",
+	"2CrDLXc8EHcggVwmUURV/Yin5WlbCyPPi/i4cilrCynTsKcmI2aGTquxP1P7jyni8osSTFy/DQf5SsNB",
+	"3tF4TbbKOxpXktDvaLzUNolovBW6W6G7AnGvyRTxI1cl8IqmR0TjrcWxJf6HIf730ryWiQhXO3kLSUZA",
+	"YymcdZAkLCQH/p9Oyb/Sfyyhpvngp1O1n2BZAEvHEaGG7N8e7rs59EQG2aP7H+bfS6KTYOhDBh2rtLN1",
+	"SYWxr3hmfy/NOxmyPoM5GeKnypoIGkFYVl6EaaIN49zHhZsTIiRWZ9myaCMtJ88iF0DD8Wosgj4gMSBP",
+	"f3h+enB0dvbjsx9/OPrh8Ln3EBmp4Ds9JcgtmUyzBdnRhg6wSIbZnXBrPX0ITjBYAmxc6s4a75GL3KU2",
+	"Ran3wHtabGMKsAbuzP7QRHxS5U4Fpgvyy9W7t89IKIMkAmH2yqvdlPZydTJ2cIA2+XT1uvNit00UiBAU",
+	"hFjXBetsYNGvkHB2k1b7QlYlV77Ox3f6WsiRyApHnYsBZ3p4QkJqqPt2J68QsutrS5m8+JQrl9UmEVU3",
+	"EKIQvRbM+Dog3facymtZYRVqUg2PBT6+LgEyVYVs39eh2w+GVAxAl9dnM0MYk760qy6xkHZPSHc/lIGe",
+	"GmtZjbbF5eT2ahZrS5e7qBzbF7ZW0iEuIUgUM+POR8lZUFKy6hL/1hY8Yw66TfpSYAGikARSCAhsO02k",
+	"4GNXKAqrgDkX+glhER2AdrWL8NehMbH2TMMCKVwlmPnAnV+P7OHtrBQmV+MYOh8QAHp+DS8htWD9fmXi",
+	"8O1LaeKeNt5HTsegzqgK13SIzyeodNTJmy890sfYlARUhdvTzfZ0szrlr+mEPzlBTeqveN4v8MD23L/l",
+	"jIfkjCtm1hbJW5ihBl9g+6pqwdjGW+rfUv89qH+tiiGboS4H1FMNyAdb3bDljgfiDgURA3UmRR8UiGBt",
+	"GmJ6nmpcMt1rubZwPeyB1HfZcsWWK+7NFevSHGXzrMYZVbXIDH9sdcmWax6Ua97KgVyvFrEz1OES276y",
+	"5jBAI8LlQG5ZYMsC92CB9aqMdIa6bFBTTWTMsNUSWxZ5KBaRPXiwWFccbVF8qwIcmjBNKLekuzMEys3w",
+	"z10ilbsIJ0a6Wyqyg5//3H3Ye++1FpipUVWmYimZbfmYLWuvxtprrRlTs1BMreow24owW0Z4UEa4YeJs",
+	"qGRE1yX1swmqMUPWfLn0v2GCBNh2S/lbyl+d8telBiYmqEn9VdVBzgNbnbDljIfjDHx7ukaV4N+2VuQJ",
+	"bF1NIeAT2C3Vb6l+ZapfozrIxq9H+XWUgXsCvtUFW654GK6IFV1XWRccuxon2JbL5b9ttSXyLZGvRORr",
+	"tXiyCaqTe0WbxzbdGj1byr8v5a/L6pmYoCb1V7V7ch7YGj5bznhIzlgnU9TjhzqssGWCLRM8DBPga7+r",
+	"lTKrLyTpfNxFN+LFLE6WqKWALc1uaXYxzV4NIVpXbDiOXUloY8ul1ruxrbaCeUvkKxH5mqyTbOzqhF7R",
+	"OkFy31onWyZ4GCbwHx7UMvFjLrJKPOEWK45uifTrzDDpP1jx9qBUdgGGMgFhYfzFkaGueVbgtk0EjEAb",
+	"0mdKmy31fZ3U9xsmmFuTKesGr6TiXdOlxqzLh7dV5FtFvhqhr8mczQevQewVDVqfZnJr0W4Z4QEZ4fKG",
+	"rVfq2wlqMINtXlH6YwzKlvK3lL865a9VDaQT1KT+euoA47C2OmHLGQ/AGVkWXUcXob401ODfNAyZpT7K",
+	"PyoZgzIMdOu4T7mGdisufPVXq5cobc5k4ripL1VETeu4Fcqkxwv5PkUS9UDZJfeZggtqoHpzbV4mnIM5",
+	"DYJEUZeTs0JPlYjLGCB8l3DDYs5AVez4p5RRzU6fiykvf58eobDp0mW1i1As3/If2ZSy93cIDLLcIJVh",
+	"i9A1kw+Y2m5kJ+Z0jJdfwZAqGhhQuy6nOTOaKMldQmDaY5zZ8awUmcR89pP9wAxEeplrAhd8it2Qev2O",
+	"qFIUP1OtwXykZliS6NTCSJuPUhlFmVk20yeFzJ9t7YoOSjKXYokY9ieExNCBdqnRqSbdUwWUvKIRHUD3",
+	"hIiEc9KXygHOlYWRicE+FirZ1idX3G7ddXg6gcuD+rndsoNZqKeJUadBMLHA+evtMTlQNB6OZ5NAl88b",
+	"wi1wi733NILZkdOadCSQIWCy5RMipM+1bAcqSTbdboVMWyp6E8wXPVMIKfS4jCjn9bqVrz2Hil13VYD0",
+	"E85rUhPTp7eUIfpeS3UFzpbwk/Wk5ECFa/eSajjLbYwpFkwHySgpEVwGN0wMPLGNhqDAZUuXiQowK0dI",
+	"DSbABtJnwEOyE9DYJAo06UFfKiAHT/cOjvDN9hwam1jh68L2L9hgaF7TwGvHsuYfvbA4Sxlqdluvrbhx",
+	"fELCxBlV0CZCik4mai7lLSUKAqlC3ApmDQ+oUgwwBzIZUk2ERPGzW8BkYS03jPM+QFgTd3ZEFFqcVzDo",
+	"UFBd2C6f/5jJHJ+KA7uBid25jS3AQC66k4SFk9mQaRg+Pzp6SjtHh72wA0eHR53+cxp24NmL8MnzH/pH",
+	"8OOzMh68lSyAt0zU3d2vWb/ZLeJNhG3U0cAhMAQnIZwJqE6hFeAwpTURKJPMPrmyaTE2LeAnJVKJtJlS",
+	"IlNSoIS4ijppEduU80ipyJiWD5422wV9WsTqXMWf6tF6+t8ep91EGMpFvTkwq90rKqLC95VV0apa4yHF",
+	"v+ayTDQ7yBy2if/rSZv8rEDQENrkEzcsogaIVOQj1Zrd4mw5C6cNSjOaFwkdJ19C6AUgLSOBU6dHH4AK",
+	"yA73h5afKOfHBGgwzG2ArOoDFcSthNzA2Foj4/SoubuMjpZW7LMTXcGdaT0EpdSa7esgidq0sPqJYA3U",
+	"cr8zhd3813esqEXENc8X9djxazpD1Nr59rCwPSwsPyyg+NmeF7bnhWaeF/wdQz33rmW6airY6d60SFtZ",
+	"ycBfrq4+EtcAdUSbPDk4mLCXnhwcZMtnwsCgxLfqZ2i7pc3d7jr32qiNFu+PVttvDTur3MBqFCw2AohG",
+	"Q+EiVV/1DwHfeUN/51UCnGnTJm8EM4waqdrE36pxUG1yCcIwAXy35F5gobn9lfsVUkW9+LRXRXNNaKYc",
+	"pguxvvrpbwXEr+P4V4d0GuxK+HJU8OuEeVddBEb07lWiaDlbXkIgRYin0grXpxGELMt7lonUGmtxsKsw",
+	"04jeQkVsjkZMV2s7hSREkevtJyyD/bQuiJh4GHBOraY4bnsCaUW4l1IHUy8Tpc3Kd/yvmDZUBFXv7fVQ",
+	"mkEiPgLnUCM+YFrjzY7SnlpO6Wa5uXQ9V95ujRCFdW8Vl1K2zZdJGNa9ADglPduL7PiAInsiigp+Pkx1",
+	"oJdo9TmOnwGNoANiwAQQbE9iaoZ75ENM/5HAw7p/HlJpM/0LC0MQb/rvpfkwEmU1z12LNMYKq1jbU61A",
+	"F5e0fcpdEA6ela1LRCkmqCgTK/jI7ZNXLpPru4A+KE2MJJTguzmy092/PdzHLnr/L6tsPnd38/O424gj",
+	"BudJEbDgDJ6jbNYX8cPBj8+f0udh5+hZ74fOi3541AmeU9p5/qT35PDZsx8On1G61ANeqg1LMFOEwnwF",
+	"mQF+Lt+sYCtVY51120UNYr5aRlEjuWzOiXbLaA/KaGtyxmR83JDTN65nnXtt1Eadlqp/8ZwlU6KOKep6",
+	"EFDsZpNPO9sjUCwghoGqeFxphAUyZCFUkItTopC8gj5NuEFphPCu6miflaC1jqwFFMysfeZAW+MIOymX",
+	"H4C0Nu6jaBpx1tLQWyqcpcJ1ivOiBdIssb72XTdvyxu6R1lqejYPKpsDSbPhsUECaTxtbIosmgsFEda/",
+	"ZfMn2h52/gpuzmyPJ1/OaoY7o+irSmApxNtFUhuPAr38HF4+c6xkJL/IzImG04ziMCbkbk5k2Rxbqt26",
+	"tRQXIL1G8k204EXjoouRCrdXM/gpAdycHS0IzXnSKt3CcqvOwn0Vr98E034bt573YOxaCyzj4MoDfFDv",
+	"E6cny9hxhWG2vHVf3lrbuSHl3Uap/7Xutllb3ZjxW0B0c+2+zZi/KRU0EQ5nlHOZ1H59juZdSBQMmMtt",
+	"RElE41lL2OrKKoLcL+Nt2hz3YccuNzNfW0us1jOxJAZ1sWDEj1SBMITTHvBqg06BurDc2enaOSAWIGEV",
+	"m6YcD2swbh4Mk/Xecs3irUb/h0fR2wIUauDpvVSRh33EBItoTGKpsXebCBkxQTkfEybI7wdtcvjHMYlc",
+	"VomxxYkZQtaNWT3+nb4WIxaaIT7kGgIbDA0xkgzAkJjd4eX1mYzixEBIqCFc0pAYFgHpKxkV/LnfaTKS",
+	"iofXIpBShUygbxcvwnFSGn+n06UwULqd/0bvQBM9onFs53AOYUx3GkrQx9fijvzkxt4bk//zv8ldniaD",
+	"/Ae5uwwop+pKnoZhm4yzpne26Xii6bjQdO9anJI+jIgCykngUKIJZ0D+nmhD7CcWOoc1Agrh06ecE80t",
+	"kPg4a+MAvXctZij9rmK40HiV6KC7lu1YTmEGBlKNX7F+v6Y+omFY5ua/lMoSwKdPb15pEivQVsJJ4QgN",
+	"X7HACFQxP+2cFBgluisYUjEom/SNHcJO0JNmSEZDqYFoUMyT/y3lCZCQ9fHynQlCRSp02kS7BffGxBrO",
+	"lR/Pnbm1YDq0kqUqiOTtSvCRPFwNPlNId/jJV5KDr5QQCtupRwd4IaPnbtTIuONu1txrMqs79DIU7ThC",
+	"tlZIFFN7fh67Frv1CKbWjZDfSCl0ZBSDYYbdgiuKXlMUY65cKm4gJCMmQjlKH04HBqWFxbuxokeDsXTQ",
+	"lyqo7eLrSZWmy5oKOqHihvhfCVAlHLmPmNCO6Jj25dun4058Ufdi4Ek15piG10ucvcob0yDvemWlf3kc",
+	"zX9Ku3gjSWGmDIKl4UogwitW+vL08gN58fzgkHy6OjtJsWSPtCTgUruYoVzgUgMdq9RKrbWB7MzM60C4",
+	"ZBcOSGTHJ2bbLd2BNlSZunuQMYh776EWG+XLzIE+AYY5OM4JeJnDYIa61uc7mGX8phyhZjnsmwcAipi6",
+	"ZxmVC0dCR1SF1rLsG/uJOC1kZbWVlbWvXGr7T3ka+lElbjyinNcYe67T0W7tIgN9fePSsz33oRQTw007",
+	"C/NF1+bxDfmQSum9kT6UMgBtoTMLnStWQSpMveGgwc1AyUSEZ5LLkgwELzrZW3By8fPLUzKEu8ncLQf+",
+	"nzJFHlQf9ISESsZoi3GqDTEjmSdY0XgvePHzy8mp+/6f8qDtW6ZLrxzPRRKldc2ypCPnBTi+8l2Pj99c",
+	"fHjf3Vs0/JJ72qoONE7VAGrIOCvLrxSjYsDhlRyJFbt+imt0rCuHDStLaXFAmCaJcJbbCeHSnpGZ9n/Y",
+	"ryvG/NnhHwT6UyxnXKrRbPgCKU2hPaXv9gwbTcr/HLlzEFeKlArMXt+j+fCOy60EeSAJUstxu5UX95IX",
+	"qzu5H5F0uIT6906chqE7B9g59QmhE34Hd7b9TpNu2cG2611ezp+y1L3zAReeomSGPxYfOSwCSiyvD/Z0",
+	"A6FzxKdUQ3bQX3KwS4x0DigZZ5RT1xpEI+u+Drjp/U++FHJ7q4bhVS611oPkdUX8PF4ymXM//+UoZf2e",
+	"kwJVNvN8dAlmY1BoLgg272KYJIxHcJD2UNo8iJoLH2GsLV1b3QS+I9npUWM4kJhq3fbZVKUicGv/SFvt",
+	"4jURplKFEVUhsd/e1H78mCeKXAx9N2maNK4p7xz7CuACt38ZDCFMePbIevauZMjiN/XCLytFUU56M90k",
+	"cxeWA3y5t9NBfBW75UEIafNPHb8cKdZL3vot0NzadH9O1Q0T12vecdO2ezaksantBs9JTJe9Ry4GCgRu",
+	"glUiBdwK3TxVAgSYPo8Zl4MEylmtZjaPdAFznhBOJ/TKJ89mak8AaiEaCpXjqqPBw7b+llKsl5hOsYKI",
+	"JVG5ZFuaW8T3/vXjmdQlaac/KhZk1fR9W6dn7Lk4/SJIlAIRjE9I5zAjJAVWzaQUVKVOF3CMjbzCH6ZX",
+	"0sW0dt026brrqq5ViN1zqxG7xViXROA4EFZKrZLOWR7UkeUzbqfhM5kSRk5J1XUPuBQDTYysMOlMUGlh",
+	"11MLaucEswjP01hcRLfVknVM5eHTHxMVDKm2u/qNmeGvH8v51dkh9eXEbZxSXwUyuYtXudr2S8Pu2YTt",
+	"0q0tBN+mzpUT6rbJp6XNnCFzXdxkWFxk9F8n+DaqUTSR6V/YYIixyBCWM6EpFZ+/DakTWtYwdR7OY9I9",
+	"/0fC4tjSPlYgtbLBStj867MstQZK3ljRsf3jI6djUGdUhfbTFTMc7B9nXg/g3+nFlJXOMHIxn5pEdExo",
+	"HANVpXdG1Yxr42Rl6kGMfJLESeCUIsovsH5yXCY6GJ2eqrol5/WliueBT+EfeaIoLxzz6hzGCyNfMjFI",
+	"OC25pkp/WXGO2vd5yEofFdwyGN0/NqrG6WwCDNNntom7rJklLj2neeJZKT3zDAWu+6C/fhpe5Q3zNJWu",
+	"91b5K6fCdZ2dC3TeFBXtl7TmHTdtu5uyVycR3kgbrQCRTYGjqbBwtccuqBjUTQ/fk+HY9a5osA6BhrU6",
+	"cBjUaq/sLs5F+A5Sx0rVTpeGKlOj2/SJcnqMmbVM7L5dhF1xm6UIqvKGr8TA98/C3LW/FJC+PcMstUKa",
+	"oUs4OOWUcg8H/adFdG2XdZa3Rp+6jApF5yeX9I4K1gdtyJtXqQvJvYjTLCxPRDwAAYoaCE9N2RHGeyhD",
+	"1u+TEXVPyvCN6s6nq7Pd+77uSaJoQcX9IgwufVPL3rLO9t2DyTnbn6KvImiL80xCqV1EX76JeUS1JvWH",
+	"9NoU4TZJpPWTh4IwakxiUCSghnI5aPtX8r0x3rbF1Az9uxJM+Nw9IXALakw8JsbW6vbPQdsEotiMLS9q",
+	"wkTAk9B5Jqfsbiz9uPxpfOGFL1asDMMKXDun237uXa/XG9NW1e1WiLTKQpbq9XculvodnS5eAU7o6K3d",
+	"q8/hrm4fe66LZFh/iVnHfchcNrUHQToovDit0zeice0+MTqPgvQuqn5Xw8wK20QfOaj9QIo+WJJYfQgu",
+	"B7J2Z3eDsGq3/QID1R4iVnSsV+u1opRwSfDr9nL1FFbttq9vmAiGSkb0XkOstuPiCDU7T6m4FArTY5Zv",
+	"tHTtuW6YEfeeZ3N6LCexEok9xX4Zkidk7JQ48fIwE6ZFWTdPfJWz6jT3tVOlmaukopaYFDMZD0yT9TwD",
+	"4jI3BmuYSkYayk/TZBrTlkzb/X6WZ76Y0+IiTzixxBoqTDjVd2qysn2eKyXVCtkP7DnGGrTO6BFSdJ7c",
+	"3REF2lJhSSw8pPOUHFhGIAwZKSkGGMw0wlsKSUJJaE8mhjAz7/18ZTuzaGEeHRxVtzDdussg95rD3Qrp",
+	"NR76jXHDyhbWyKyeArAJ77vWjJWN1QtcDfxrOhAWEdyQc2G6pDXvuGnb3ZAHeArhTfR6FiGyKXA0FRY/",
+	"0wgwdmr1e0i06E4IDfBN1WjIuEuc5oxBQz5dnbmccZyBJj0wIwBBspQyqO99UpkV03EsUXwnGGzQA+eC",
+	"qZxLPE8udB9n4lAq82qNy5zIILSpfECTGmdmj/MSBi1WRhkp3utW/CGpkXwhI2O1zNlro9d6iTa/Snpc",
+	"k60wQfJN0wjr3nPjNrwhC2ka6Y02CzZhI01QRFOh8U6G9au7oEaKZAh75KqQe7fP6QDvhpIeZ3oIIUlE",
+	"CMplOsWQzDahfETHdltCM21AmONr0WX6nRvCFV7r2kHcdeIAg8WJ7JO80SnncgRht036jPP0Nng0ZMEQ",
+	"bkHZntfC12MbUl2WwpbaIfRZoo2MLBQuwApVXR5w6hq/oyYYWgErEzOv4RrK2qxSOqURnpZwbll4hGRq",
+	"rETMpK8bmBnKxBBKhlSFJHDp0pcG6UEghYzG5Y8qsqLBkCd8aRPYG+yR7vmpAn2e9z4+vjRUhFSF3UoT",
+	"WyZ4DdQkCj7cglLM32/Ne3skpABC45iPJ14c1Xnk5Gabm0nBcnzpS6Ppm/fCOGmvMvmw7HmThcBFwuGl",
+	"lHxDIFAJv//+s0Hus/lpcVQuEqYk27xGV0CjXyULYOFgnGnzq4+CvKLuNFGBuaXqZcX6pyR5j3FmxkSq",
+	"niZSpDnNq75nkokI9UdQv1DerxiYZIBGF5LPJZO+VFbzIRuihtGLsygvw9J9HI4TBWYycTYpccq1QylK",
+	"S0hmlj4K2JoGcHuu1iqCdY5cmsesM5G30yRW5TRhbYhVnoM/qBlBHt6KIAUjYh1n5i9vhKxQO2rDQfFb",
+	"K2JrRWytiK0VsbUivhErYo3uudROaZj7Zc07btp288e3K9yGGIgIvaUM2TWrRaNjCFifBY7XyQ6qZoqf",
+	"vtMkAg5ApCLUCyoXULZbOyWVD2qrmk628MrY9zw+fmfXMi+dbAO8NjeM80ujgEabeQ2YwXRahEwtpKoA",
+	"yWG+2m3bg9LX5jNVNZxCa5n+XxUprlnGT5J9YwX+xqDQXBBs8DKulDCafA81CaXNg6jp8Nkw7TwCitkk",
+	"nTQWFoqFH32x1Lrp2iRPIlH1TbEcrfSMWI5cJn07U9n633ob6UNaDSOEPk24nQJE59Nlq+wNo39veviC",
+	"6CSOXflGZzTpNiZOo5x30Q/govjdb4QaIoXLZw8iibD2pOqcnuMcnVfn+L2bE3Tn3P/33d8wcV7n9YU9",
+	"a4edN6/Qm9B5c9Vqt/5OO//50VoJsvNfF/gso/Pxrf2v6by0n1XSufiEj0k6V7/Y/6rOlf3+lnV+fd9q",
+	"t/4cds78f69+c8dzC6a8wkW6sBlzDNMWrVhKzJW5dK9Y9sgpcY9JvtNpeTHvOpcC8oq2AwXUgDaki2FH",
+	"TAxc4qRrwUHb9tTlj/tHQnmagT0blwaBTIRxE5deyT9ARGS9jD12Je8d0Za7kZgglPPCPYTlwXK31hwP",
+	"UvHZfzbbKaaHoiKAOnU48pRU9fsX0VXivyuipnANgghMy83FMWfOjVZBVNwnyG1irZNYmgfFRRBaZq0X",
+	"mGilSgwPyEekNhs9qkDOLb9t+W2a39Z0IJxi6oYYaoVVrX/fDdz0ho4vs8hvotU+BZcNAqWxEEGV9AAH",
+	"gOZa9xXtetxG1Rfas6CZBkhWtl2zPxFwzOjUF2ysEi150ixMmlxmWk+nZYb9AL4loYGSWqP+xjF1wQwv",
+	"vP/mGZIrAMJk6T7mLcK1IDsYFRTTAPRu2bxTtOgXkU3QzvY7ny49OjbCqxP4bzK3ZuZdbbN5ykYVk8f0",
+	"CbN29zjldP+r3ZZuO2MXjWpLzzjODrI3GWFydiwj6Xqkqf7LrvxQQJSHSlmyLPvFCZHSX1CszPnl3d9K",
+	"f3Gip+wXJ4xKf0HxVPaLE1hlvzgRVvaLE2qlv6CYK/vFCb7Sim0oCkt/QeFY9osTl2W/OAE655er35Zb",
+	"vY3TAItZyQfa1WWo9Dy0Ls6SCqdYwD/Ls+mm/LQ8GC/lr+UtU36r0tLx39KWGT8ubZnx5/KWKb8ubZnx",
+	"79KWGT8vr4GR8vfylim/Ly8skfL/0paZPFjeMpUPS1tm8mJpy0x+VGnp5Em9+hbNly/vaFxbnkQ0ziVA",
+	"QDmXidH1A2ZcvxILDvMNKhgwKbSP3O1LZafVWQhv2t3HW1hRhQlId6tX7HEjVAnxC6RUIRPUlBmcr1ng",
+	"INfRYIw1ewcgB4rGQxaQQs9KEb+NiPMpRuhVXMWKcaMRje1f84Oq8RVATM2wNOZEWAxhRe5Kz+fySjne",
+	"AvQh/LGC0GIIv+sz4OGqj+t8lq6XWUnoN2ky3yqewZhTPazsRhzj1KtNZWhgWEB5NbgRfFxOfHrVLEQI",
+	"n0/kRz5mQK8fwsm8qnV37xJuWMxLy4z/JhUPyb//5//K3pFEWesTIqSK/E7vyE9khI3H5P/8b1IYlPwH",
+	"ubsMKKfqSp6GYUXna7FLSaHifl+DITQMIfRJVdN1BTR95FlhlvGD7H2c7f3O7n08sfdx/b2PN7D3Kl7s",
+	"UilRzgOTon5R5HJ5ILNn4fnsOVdETFZ+9nJxkqon8TxFW1PgLujXOVp/lQutcsX/BSIZm2E6eA/yV2Q9",
+	"1Luze+xmwgoP3B65gl9hx1uFu1W4W4X7MAp3TTe7Xps3xPn/jsbr22eDNrmhG+scuU286fFw2AAQmgqB",
+	"PNCltjntArdIQFW413qE+ZKZdk9K3/TfS/NhJOY+KqZqAKfK1Imwqt4cE7GXlzC+gD4ojfV/yJVtRnaw",
+	"aInL3b7/l9Ven7u7xQrKmDaRqnCiAvhSw3uukTRiYeWdV1GtJSAvQmCmyn4KynwlBXQsC8cqxHCtcFgs",
+	"Ujf5ujNXbxnhG2KENRk3k8zWOOW29l03b8sbMvBmEN9sK2cT5t4kVTQXHlj7e1XFiJVk9tb31OUERbir",
+	"wObj8WbuZVLZTnaEj7FXQDmG1lt9rEHdQkioJtet69buQ9uFCIE0RGzeVtA20EM5Ej7TF00BOGeTfalI",
+	"j1Nx4yCsyQ4lfRi5nfmvhvQWUNe1V93jPaLq823PUWNVlBGS3j3MMkd9j+qNyEpktakKJA+K1LUq24xy",
+	"midK17/vBm56o2ZGEfkN16ubMzQyymgkRJz7+iyrBldf4rsRSF5Qbu/LP7Bl1U/mTF8mcdlFy5VKANU9",
+	"JUbGHWM3OVAyifHxApaElsJQJjTB6s8FCOgTgtDKz7reIpIRM3qy8lpBtdxASfqcS3wpQFgIwrA+w/Sg",
+	"1JBQgjWu0rrU6SOImJpgaOdPNBBmCBPaAA2J7JMCmHFbf5d26VSERBup6KC8bPQ9lJbdjkdFDualqmqa",
+	"IFeyQmZp8nHZIlvy/YrId112RxmnNFWtbAoGjQXApuywOUTxKGyPjdhkZRTTYOi8lQO5sv4zQCPC5UDu",
+	"kTdWcEd0AFa0ahJRdYMyn0ulj0mP0+CG3ADEJBFOJIdt0uMJEJkYzgS0r4WCkMSKRVSN22SgsMgXBFKE",
+	"VI33yJWdy41HAhkBpvnbufhpb6/9s/3XS/uv05/29na7LsrPauBrnEwAOod+P2iTwz9OrCK6BYXFal90",
+	"esyQi59foqCPMO+2X3rM7oC7sDtUcRwwCwDpURFeix0qDOtQzqiGkEA4AE04g6w6mR8E1UeiMHDD6kW3",
+	"/t2Vk8R84RvTQIry8bJQNtukoIzvc+tS6R4lXVG9IqoF2r+P+feQ5E/WQP1kLcRP7kn7X/tt6tfJJOs1",
+	"sFJObJ5uXP++G7jpzRqTBeQ33FDaoAGZUkYzISJ76ztxyR5cuiU0abuX2UJqmAq/DakhlCjAKGV3Wafb",
+	"qBlH9ieXrUQqIJqONWo9LIJb4uHE78vhEFHB+qDNG58KJR/QvY+fnJ4IOTohtKdBmEJJGddrx91H9gDD",
+	"rDWCEe9Tdyfg2jp4dv7i6fnLZ+dPnzx/9sPLH8tcI8560S9hyERJUM+l+5loZg2LbOHfpTAgt6A0k4L0",
+	"IKARkDDJawMzPbmpkFCBTqYTcuCcSr528F5ZoLntYte4HJjT8+gVoGDoAEq2f0oEjEDNnW9INeGSYrS7",
+	"JRfGOdEjhoWBJKHGQSwYQphwCNGRRSf2O8dCSDdfRugXYCgTEP7qIL9Cfp4UZ7g4CzFFFA6qq5P0b0NA",
+	"fyGCwycZzGkBs7wjzsudhD1rqA4ns/Ao4EA1dA6e7h0elCEpkMKAML/49y1ThPrLaefJs+dEpqWz/GK+",
+	"00QLGuuhNKTPOOhjzIVorXnSvU4ODp4GMTVD/AuI+0IPKQ7V909JObifr69F91rEoPC7NtEuyVFvjM+C",
+	"HFt2cZJu2jnllnen79+8Pr+82vu7xsT8log1jeBaYHsysLxk/JeWrIZECkLF2CPohISsj74Kvw0fqGD3",
+	"khPntcBxaKGxFODOsTmg3faOf+w/CQ6C573wWXAYHsBB/wkcBi/6R70f6NPwCRz2D+iPvRfBD+FzeNY/",
+	"ok97T7Ddj/0X9Ife8+CZJRVqrLHcOm79P37Q3w86P9JO/4+/nh99/h9lSMwXO4n9Ei4tjG6HPe28/uOv",
+	"w+flw2YpG09NKa2KCQId0WJxNyYwyWUai6K+S8X9zqers93CC795YnfyUUuhIvfyx8czFbrtlzKyNkhs",
+	"xp6HP7dbtzmzz0pDfJnmW7TxzLl/e7jvv+iikHLe+gK4LZPtHRzsPX/645PnT5cKpALa8sVkfDwJ/0lO",
+	"bacipIIsu6flNvVOE0agLbcobchOb0xYFEtlCOagq/4Oc1rcNtTauwSqayuDU0EgZlqGQHbwnVaHBobE",
+	"oJgMd7GgiLB6nuwomQyGfEw0u+uMAG6IouIGrMIToRztNuCut1Clf+o8f/mBvHh+cEg+XZ3NZdRqpfNj",
+	"akVqefTzp09vXqVC37VLQXtCNBiU5oHRbSdNZAb4ao9uJ4r/r21/Jg01nC50OCY9HwBXJeCvPBFDFSSa",
+	"0uqHrsShI3BX4fA0MF1Msj7zy7mDarcgtVNAFyR+D/rSrxnXhwrBVeGcFJNlM6/ZD+SQ4McsYj6n8QlK",
+	"XOYgcqtfqRjRw8iGR3XnvhUjDyhGakF+y/tr5P01uYFy2dIoK2itu23WVjfkA55AdHPN3014fnMqaCQc",
+	"hjJ+5bdTAwLLcuGIl3ClqJWfs9t7paSrXkXCxKV0HgLpJWMSD6mGcv9PsU7g3CKCy15teNlJOO0Br2pi",
+	"BlKXDPpRsQAIE4SJDp6mAwUhM1XLHwymKyBx/qHfOv59SV2nYq/Pf0wbYBdyhE5FV7nILi4FrJ1u+hml",
+	"K/loDSkhTdrYNlxgGORkw2qkfREwerNC8yerPMtEbE1URpwgjinIT1Fquq3CkovLWao8PSvVN503n6vq",
+	"i/JnLTNvy39b/qvIfzdMnA2VjGjt0B8MYiFYg33MgdxSxagw9lxFib5hoimZMNw9QI9qIAHu1MUloS/l",
+	"hgn/+hDvzDShcQwiJDTbDuo9n2WJEgEjzkRlf1k/4fwChC/dVilXmAIaQfgrC0FW7TOiJhiuv3LuZMBM",
+	"YWvZEqbXX534Vgk9W0p/X3l01Za4qhPXug6rEwTclNNJtqi177p5W97UUX0a8Y08pk5AZXMgaTI8smJ9",
+	"9Zz0STxQNASCT7syDdMmieAycH54M7SaJG3ogm6CcaPSgc3JsYBe2jSvAtYC1GQ0lHoyuYSvC1K55uob",
+	"A9GcCpDppGiT+RqXv1KegCZMBDwJgXTP84LdGd7skMfHv77+W7dNusfHp4JFmO/SfXzNBNNDUO7TpUxE",
+	"eN7vQ2C0++ZKUaHdOSfr81+M8zOZCJN2u5Lxa0UH7sMboWMIzKkIbbvuiTX/yK1baETHaCxSVfFSoL7u",
+	"vYc6zTEwkz+pthJF0K90tbU613zlptuWQb5GBlmjuZXxYNNU6br33LgNb9DALCK90fbUpszLjCIaCY3Y",
+	"LqauE0PbXnkpBmd91a/AlDuSS2/27SRnvtHx8ZkUVoEmlHeLFd8eR0mjfsJ5jRXY5qjX3IV+nQoHiIrq",
+	"9GlhPJdAHz6jpyOch0jpWUVdFnzT81NzZqgpB/tknnYP3rmctIpHsJyZvkBVk8fBjrW9jc3muzmacst6",
+	"K7Deusy6lLObpLPXuddGbXQV39cH4Q+g/vxux3mUKe71BAQqXHfXYtnC6ItvNpacJieE2QNg6iv3ozw+",
+	"pK5T2DTOSZAtau27bt6WN+UnWGb+NA8qmwNJs+GxQQJpPG1siiwaCwVURFfuDDEPBvO/n30dMj3B1NYw",
+	"UtGaTzqmAWCJux1/I3gDY/w8aSUU06mXLntdIr4AmIbgCk+KtX0TeHY7yfJ/6ggMCzRR4HPjEWbwUXF2",
+	"xus+TjPbSAWvgZpEQa06lw8WO1SygmUWGmJ0FYfTCkj92i3yx4z/NcmwjLyaJMDWuddGbXRDdlYRyU20",
+	"MDJYbAQQTYVCafHp056WPDFAPl28ReeJ8PkrpSK3LARJfBqfCEJGyVBqc4LhDT3IvPX5i9ahMbE+3t/H",
+	"xnu3lEtFhenQmO0FMtp3Txj0/vOn8Dx40nveOaIvoPPi+Y9B52l4FHTg6Yunz549efL82YujfS/ZWCDF",
+	"Xow6N/NxJIpVcTyvlr/IosSnniqmPdkjXcWkOeMMhPEjd/cL371MGA+7hCogLiemJrJ/Lbrpw2A13XXq",
+	"B9+/LxUJ8AudPdO2DQNy+vHN3rV4zYCHmtA0Pi1kIT4I8aORHclDoiCQKkwrBEnSBTFgAtK5STbHtejZ",
+	"aXdx2dMBcmXpaVfKq4RzvKKmxNLCXZOQGkxlmj2iPibd//7v//7vzrt3nVevuj4ZQPaCPHsxPkl9Tw6e",
+	"HHYODztPnlwdHBzj///vucv5dV6+m/dJBIoFBFsR5z6za6MpVCbmPCzN9jUB7lLLZDJL0dRL+TyJvacA",
+	"JMS0C9k5fE6SOAYVUA1kCHc0hIBFlJOQDZjRy5O0rZL4qEimpVsqJ/QFpNLRQxbHTAw6hz925qUJarem",
+	"WKxEhll2s6AqW+re4iHnksG8QX2H0mFvy7Z8r0RIWfqjQkakIvVOk9pcLMzBYxkoZiFe5OAyzeJ7rsms",
+	"KuRFaoIa/Q2VWO3jkn++l13Q24l0m+ihjF2lOsyTfFOeIm/FK/dzkURpsLNOgiGexwqxk/k9/C9Ab8fd",
+	"UqIOoU8Tbi5vmPg0ry5qI47fN4zzSwxgrLEOXXzOXulRZ/YAfvZBZxa/6g0dX/+ECquge0B6MhkMTaX3",
+	"mkgJle1OR5MWRWXG5/xytq6bpcTq+/+t0GkBCJzNyCF9uFph1zUjAqYJc/owPEUPk3EAxa0XqCAF/HzG",
+	"X8VVUoP3GxSw83ikRy0vzYbFBB6Lmygp5pzXt8LiYYXFmoyiXBg1yixa626btdUN+dYmEN1Et1IOjc2A",
+	"otlwQBtsRfsAMzJkRoLL16DJDhMh3JGDNAc2votyj4uoCGAXjQf/cnHHBUEdYm0YX7clzfVQO4eqX8AD",
+	"PYL1GXuvGKg5AalUMTPG93KF/Hpebucno8cRqV83kHfRA4/7B/HWKVnYbo0o5zGNK6ZWqJR1sBC7O00H",
+	"04o4n31SB6fUuDCEd9K6aSgbbt7EX5mR56idx8PL9V+m6gd7prbl29X4dq02ZOHk0yyjYe27bt6WN2pB",
+	"LzjyNg8qmwNJw+GReRtqZBoNdU0nxWnaY46HAh8/URZ1QjkSHc0GQ4MVaRKhkzjGEi2VPDWUqZeJ0qbu",
+	"8ia6LfCiRFKb1KFUbUHcvGYKrkoTY7utp4WhONYsNED6TFV79kW5uRxKM0jq+oxOpzou2LGQoqNd22o7",
+	"DmlEB3BBxQCqK/pXeacydrF0HV+xCHwpq4rPMfouTMu2XgpLC/R3MoQFKTO0oSKkKiQ0MTKihgXVUWUb",
+	"XpRez1/IRISaxKB8FdKK+TKxJsrLhHMwp0GQKBqU1WyPFdDwhHA5AmUZKpIKCMX2BirOFNEB/ZMJuGR/",
+	"QkXIK+CShvUxphJxGQOE7xJuWMxZWTn8C+AUY0eMdEeESN5CBMIQbbtW3JSn6Y9gAYgpSGZnOizlgAqD",
+	"W0vtIwgwiprSq+9yx/9vk91eOevPJa5/ByFLou7ysmMZpU0hrhS4JaxVhrxyaisF4uzmcz4scNmkZGzn",
+	"KmVWqk1L9SkR80eZ31pDkNjz0WWA5r5FwCcN6nQAZXh+L7EuHwQKzLEv5WcPC11iAQvakCjRJq0jO3aH",
+	"Vry8T+v2WhrpcSpurkXXTtTBmbpt24dyPibd0zi2Jn961U52/uPTxdvd7h75zct/KVx4EBXa8+rRwYGL",
+	"D2J2kUOgLmGhwINXK58mJwkas/+CceuzBQETfUx0Y08VNMBd+54K+qFzrieKF0LKBswMkx6Gkfkm6X9n",
+	"Q/wvgIYdKfi4EI2M92z4OhDLNdtZWUA50UMpDSjy73/+f9lljD3KmyEwld3U2RPrtUB4pg6B/LzfJr0k",
+	"DBnoNolo7M/7AeVcJtgZ87nrNrGqBQxz4oGB0u1rkdaQtstrW+wK44ZGWWgXRTX5z8sP7wkT5PCFdwHo",
+	"Nol5Ml2GCyuS41ch6/f3//3Pf3WJlsRaLS6xDwloMARN+mCCIUEAYf1JX4o6q9xcjHvTe9fiWnz//ZkU",
+	"dnH2m++/x6/IOdIiLk4nQQBak54Mx5Y6un9deyPvunVsTcQ2uUZjz3789z//9bl74kkZlJIq7XctyFRX",
+	"Vy/PWpquQp4dB7vgjy33cwRa00FaQ6/1uZtikPhfXBlM3KuxANnLl1/CSgFValzkG1LKNrjYOZxzkllO",
+	"8zjne9JN3UBdooFDYDQ29iFfhy9IZl2mWHcFAGOqaAQGy8iBSCIfg2+Xw8FYWg4w+jAT3SF0QvCRiUEA",
+	"sR2ROi8WZ9p+svDdbWPRE8p5l0hBAmoolwM7qpKJsVQjlceZWw6hdncBnGAWs9wWdkmw/E5nMGFnRDyj",
+	"QyzrE2CJGXLq3F9YN8U2cg60vpIRtvdoyiCS5yVA9nZ16NoOHiOmwfUE0fl0uYfoOnNejM7bDPT4EMjB",
+	"wg2Jzj1PxkwcT81rMZRNapvZYYcSQzLF2CLPyl+7ieIyuriErsNfOrhJh8Ef3de9sTWxLUOMDexOkslP",
+	"iJodjxiPld3jIk5yB6KrPLPTLTinj4k1/7q7zrlo1z3tX/R05wGBKCE73Qk/WXe3ndJOHpaalpRl5iTF",
+	"rAJtRamrTRrRif12//3Pf53avaRpi3e6VIw/9LtWxqE39MnBQTaCg8IncSPkSJB/JHazGQtopGo2EFJB",
+	"SHYwi2MaPatBhATujKIZLyANpAN/QHWhf3K9/19rJXfdZC/HHSyT5Anfs66lZosaSiLKrZ0FIcFmO0Ia",
+	"8qJzhP87fEKGcOcjMdtIFJYdd+3UlheODo78KCPgvFMcx+SRx2kdyVCCy/c+pLdQkFoOvTSFLjIV4pWP",
+	"rKSLFWgQ5sS18xpJSM+ZTr51ccPIFq8s88wUMKJ+FrhzQmIARvteZCc9U/gZsF4X8qHz8aZkgL9+p0lB",
+	"PzuOw71ceVe3sCScDu2qvWVbQ8nddeZk95jQOYQeUXUDKDJKSR7DKwoV5KykoNlupCKcBjcIwbSQsM7D",
+	"oe2o3hzuXreuW912JtV8xUcF9j9pPTrOC5jKGCEXNEX1iuIChRdWN0Z5xQTp/q1jkdJJI7btEnZoHgL8",
+	"5tXuCVaUTgdHCEbszk4xkkXlnS7k08VbDywfvu82f5zxizURjJcm7g2A7UI1kbFzvTjekNbSQbaLFViT",
+	"RoHWlvm6PUyTOPiTxV13HRIMpQZhJUv3FBVP51wEMrSYJP/ouFyJKDGyAtWObtE0dziygJdiQM6v6KBN",
+	"um/6nfdSQOcdNcGwi0VtNXl6cNQm3V/OT191yUiqG6tHC6NaJsaln324uDzO5vKQs7Pg6rTuWO2gJO+c",
+	"ci5HnQ+KDawC+N6ZE3AXS6tWu3Yp3TaS2hSWsN2sjkEF2f3w8erNh/eXXQu2PmeDoUkL8GJtX8tddswn",
+	"B0fEmo4jJLefz6/axO6sTdL+uJXTzGIplFj24UP2UG3R9svV1cf9w707x7hH1gZD7WVlQeQqlFFBDp+T",
+	"/2Iv8akCIc6M1+To6WGhMXW6CQsfPz/C5keHT50ys9Lf0BuUUrYZA72LqXY1oPK2o6byRHhktNPqFViK",
+	"2BmAIG6Byxi8tfmRDrzFEYOMOXz/vZWyE3YYEQAhhG3StXJgf2gifmItWaXB/JSYfudFd/eYdPed1r0W",
+	"KcNllcLDYsVe7QtUQ7jbJt39UAYaO7LCi8Y2UZiX3SnLCwhlcC2QY7v7MgZBY4bVl7vtdJLMcOkxQdUY",
+	"h3bGtvbEkn7c/8u2/bz/l5Gfu9dip9QuL3J2267ByhSEprc9JhS4dlWgx5ZXr0W2dGuyoUMnBQji0U1l",
+	"7YqZ32PKlDvt4LC77pyBR4mQcHYDnqXcS1BLKscpu/ZUd98JhLblUndg5CwAoaFw5nv35mrmvGcB6oT1",
+	"nlSDfd9J79u2eQnA9LiIJyWUq5MnvkLk/HHrcO9g78B29shqHbee7h3sPXUPIoZ4EN+3/xqAKfd+T9JQ",
+	"21mCzEyWe26X05VTGpyJG7z4Q2UpA+1aZ+Bve2PZKBZkB1GiYwj2Wrhw57d4E7aOWz+D+UVG8NE980wl",
+	"Gm7jycHBPK9m1m4fO35ut54eHC1v/F6adzJkfQah7fOsygRvBHqN+bll8QnXR+v49z/aLZ1EEVXj1nHr",
+	"LRVWLZDY7cXQgW4d/96yH3XrD9szZZSF+ClQsWMGTo0VkkVSPp6qJJ8Va/SmlxV7//6f/4ug0Ch8t5OW",
+	"vcbDtRu4i2d6qpxij3b30LzLk6VNlL4nQl4LoIqznLkcR8yg9czt1WM2t3bn+s7zJojVVPWg73yzhHFU",
+	"ZYKXNLxw+st1qTbNa5mIdRDfb0VZ61XTpB3eLqiixeRZlONzSfUjKms8xjlqxGsIQrHsu+V5BZFEAeNl",
+	"fBZCwhRhAdZgTw1Q2/NapKvPQk284W+KW9vxxG6p2xX1wdhbPKs697B2st3X6bIK5D1arXjI8oe33Gvh",
+	"zbudmAU3oNKHohYou213jrOrcyLvWhiJti66i5xNhrWJdNHX5DafcNBkgtuKyvEYD2KWx65F137virUa",
+	"2U1rY03Yye2cJYGhhvKtUrm8mAVfOtW7Eie+VjLKHy8tbX4lazTecvm9uLxoUaWEUDCtlnK71dxz2Rst",
+	"Q8sWAtV+uS1IqPF25r6y7ffcBR6XAvb+rrsn1p4+e/V+19uc+lpMGZl75D1AqMl/0lt6ibOfFOzQMY14",
+	"N41VQx4LZZDgRRR1/qk5dP9KBvprsCiurOluTycl5vscpA6BcjP8cy5en6DcYd5HGCuJLm/nHdLpgUxb",
+	"xFLO98gFYHnlicbeNGCa9Cnj9vBrD0/WhERfcR/9GzQkPcqpCEA5gd7dt2e68Z9dwoQ2QOfJrF9wA6th",
+	"TskerMOwY7cg7M5jnCAHfLb4FPpui0uAD4LQ3HWiEVhOZ7bxNE0wAwrRQ+pPaQpizgKq2xbGnh18/2uB",
+	"vOE60LHOvRC2R+rTFHJ0Qp4dPCU7mW5VeKGzW6AF3+daIMZ1u3AUD9InX1IBetj9uFS481K6GTyMT5qh",
+	"12LHLVobxjnRhg7S6poCRrYFDhgx9L/gZkbMBMPdPXI6RUYaRGh1sKL9Pgvc1Y+R6CoowkjLzBvkPEoa",
+	"oADwgSQ9GtzMob4LoCGzuN48AdpeTytJHLvI8UKKzbaxnGRvD/fpwM5RoNpJsGCIm2tS13q4p3bHWe30",
+	"G1Txq8qOgrTQhjiQFk1eJTmgaUh7jDMM9Mqx4jEwhREfQzsXMT+DSa+n66EFg18rGGgPgT6s0fIVWmgZ",
+	"vn8Gd0FK00iBOTj19+sL2eylb7NhPrPTjh8ln3mgkh3/7iEYUhXp3QIasqxuM5jYz2PlFyLE5SL9QkhJ",
+	"k64+SsyM08cksu8NE/y2DnZmZeD0OcUkSjib6GU+pbVXgPfdtaa1XVwyfddkt9QNmcO7qfI0X+E3I1QL",
+	"VFSNaparzJeeBJuL4m8Lu8vwKkK+VGu6NhsX0HbaRymc3YGxl8FtOQIqMZZt2VzOsqv7hljLI2MBagux",
+	"nBjKuZDJzvLGVwzUJWz+ODi7hEfJfNMhtEQ7WKaY8rG28/FUgRdnQdVUvpxd6TfDo2WEsJgOhFE0MMsY",
+	"NW21cfZ0Ez9SpvRQIzs9agwHElOtQbfdud5FT93av7KWxVNmrORAgcabr1l8VWJY17a5bOrW9w0xZ4aQ",
+	"xUh2Ja+XeXbO8mabZktfk/txsmURbCkeIqaDMgRUYTMPjMaymV/ft8NmOULK0VuIVJrrBJoIWJqKPndl",
+	"Hokdhuz4MDcXXKIKQVUuBhrCto8Bx0dNt0wmOmuC8XEqEcXgchzV/hDREHZPyLP0gi+7lQtdG6avRSIU",
+	"0BADzqUigVQqiefdYL/FDb9i/f5KF1G241dPQuXBEHhRPYW6NNAov5YskFsaMTFFclVioM5dMI5UISgf",
+	"tb3jw3kEjEC5C1EM63Ede6DJQDIxwDvI3T1yWYiroEh0FgyJSekGicnyCT5g0MX3OFlDTLyJtLaXhRUR",
+	"t4xrsSis6GReWBGdiSeZF2jhCHRTIUV/bHmhFi+UBQYtpHz3dnOhIXN++yVugn+mEeDMj9KKYaKDcd2Q",
+	"wq5c1bmfK1gxCImmmjAZqr4ZG2YCvXOx2+dwt5CzXtsGG+YrO6fF06NkKwtRFzy82M9p21XgqpXgvyGm",
+	"SvH0zfBUhtvFqLV8F8lwyeHbiqR32OoLqC078aNkL1ewxYMtk2n4eRb++5DlVK+Gi/NC+y+ElXwJjxs/",
+	"BCZgWQdVFcTiLLSabHlMrvSbEZdltFCFFKqjv+lI//ZQPR+/GC/TQ7fEYmHsi7u7hhuWwoW5H6X4dXFm",
+	"vQx4C6yUIj4qsFwBMk3lusISvxnGKyJ8Cb5loJaYQW9dk5Vgj0/YL936HiXrzM0NVYiXd8lKOgb95Zr9",
+	"OWHa+OQoLv3dFNj3/3KjzXfbdl0DdIpG1GAOgB2fgKCQfWqX0AFlomy9mFboxHYwQyYG1wK49tmijvyT",
+	"UBjgQ7UsM0yiXUYWSvrM126f5/tPSWOK8yc38WFhmi23wvb0lvbSXHexS2ztcxe4Pq1imkOXZdPlr5ms",
+	"BRhC59U55j68ewtiYIat4+dHszkTVxIrhWrx34RYcddEmJXHEbrsO1GTImQxwUc01guoPHvkTLmWWc4h",
+	"d/0lqFIuySdejqSZBAtD6Nkoacu87+ycGzYV3tH4Ucq52UyKRZvNAnIClRVMg3c0bqpJ8I7G34wpECEa",
+	"5mDS5T2ZnzhByQjMEBL3hNnlZMLE4MQlvj0mMYuBMwH4XBLapK9ADwVo3XaZhnwyY/zxWiSxYRG0yy6/",
+	"d5joS5+JxaWzwtznad6lMPFvAfGVqUwMXAsDUcxpmtnAdfV5v6jKki36RAoX56ev3p3P0WPvPCDKicnX",
+	"YsAqEHBn9mNOXdWhXOdMq5SZHKlLQbn3pdi/sLIoA8OiN5gxp2NQAVXhYrvxI7Y7w3YblsL51I9SGDsI",
+	"k8CDboH5XsBFBZGcg6Wpkjlf4TcjoAvIroJrzMRVyZTKrahuoc6MT4SGw2CG0XLbySHiyk32RbgX537M",
+	"7GtS4FXEaWUGRsg0m4Nxid8aCxuPl0X4dvnH9wMpfJqUJTrUtT8rNN80M06v4HGypM/7HkwAMo+Wxl8X",
+	"oqkKd06DqrE8Or3Qb4dTZ+igChlwOZCV+PQtNvwyHGrnftS8iYUiuIdgNZxUZ0oLnYazo13iN8eIGdIX",
+	"4Tx9XraIAy99mw0zn5v2cb6sdhAjOxAzjcUHMOfP1HOxmad9/oviU8+qr3G/EI5mVvDo3+LqDJB10FTv",
+	"Ma4D1SN4i+sW+k0+xdUpjpaSwXLUNxvf3xiSKyA2VnS8RCW6JpvWiHbWx6kQEV4+86TL6bQkPZfrUSU7",
+	"l4PKF8nOlU/9eLEyk50Lv62BnCoCMINTY4VgtsJvRxDm2K+E7YpobjSGvy3kLkaryWp2zhWtV67JhqUq",
+	"zvpYQ9qiZfcSrk0FbkIwNJWbcHHfDDcZj4oFaM2K88wL+JCcY770Y0KzN7rd9B32m7DbJt1ewniYleCS",
+	"yn/zihroEs0GgnJNKBEwuhYxNcHwxJUixDpZMxVd5gRkpO+oV8G677thvD9YkJ2PiylWrVv4EDr7Zu7T",
+	"fzSY8sTnadW9rFJOG1MAaOMTTez0xmmhPQwg3m27wLBC9aVrkZcvRKcR8TEyZEj18Hgqg0FePkUKmFdn",
+	"JC2nW1agiwRUpKV/XLAPRD3A8i0aYz1dST9fltHovMCJXfi16GarPTVdIhLOsQrXmIxApcX88g0xYWSa",
+	"2n63jD6tFP01f6O+MoXacR4blV5h+v2ZCh5FAlpIrb7m80KF/ptvs2GN7qZ9lCo9raSNfJoW0R7K2PEF",
+	"Zt24YRP+whQP04jZtw19ze0KSLq8YeLMt970sTab+nEea2+YyIqb58faGyYWq/ASPFUw06ax1djzT7bC",
+	"b+cQlBNCdcxX8DjlKP9Cbqd05sfLnjNOp1rcWdnxNIWpJvPmN+Z8yoigOtarMuUXMm8QiY/XxHF2TM6R",
+	"7tsa2KnFjk3lxHyF3wwrFtBfDdtV8dxsHH9j+C0/oExWD/ur9UmDctWkjn//w0LXuTPKnp7a4+pQYrCL",
+	"unXV3JjOazPuwN5gD4sABpSTblrdGsfrEinI0Jj4eH8ff7fjHL84eHGARVlc+ex9xK5f8/TkrhIZ2Yk5",
+	"HeOTyWBIFQ0sdewurre1lz949bWZLMFNju4LMLUnJGM7O1Jg9Wu0QNre49ueDExvTzwzafvbz3ZaaqE9",
+	"mTWgXUhhVVhdzoCzCzxbIU916imyUIGRXVhhsmJS49npfps5A7uDb3oMLgyU0tbsIO9mnkEWuuHjudk+",
+	"5z58qo2xU+2yQB23rTSBfmHI9Fp/dtSfs5RGBZjYzx2sJlhIjFNcISbXmB3s42z4sxs1C7mcALMLvyvB",
+	"aJa/GHtP5gosLoPpoKT7BR2R4uvgiffExf4TT4hnx7kq95LimkLW7+ssrWTqfyqMnbmkyqA0/RIOK9M6",
+	"xSFVcZTCu7jZcX65evcW6zLrQmVbrDBrJVcHxQIRACGERbBjadTPf3z+/wMAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

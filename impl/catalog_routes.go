@@ -167,3 +167,51 @@ func (s *Server) GetWeaponSkin(w http.ResponseWriter, r *http.Request, uuid gen.
 func (s *Server) GetWeapon(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetWeaponParams) {
 	s.item(w, r, catalog.Weapons, uuid, p.Language)
 }
+
+func (s *Server) ListAgents(w http.ResponseWriter, r *http.Request, p gen.ListAgentsParams) {
+	s.list(w, r, catalog.Agents, p.Language)
+}
+
+func (s *Server) GetAgent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetAgentParams) {
+	s.item(w, r, catalog.Agents, uuid, p.Language)
+}
+
+func (s *Server) ListBundles(w http.ResponseWriter, r *http.Request, p gen.ListBundlesParams) {
+	s.list(w, r, catalog.Bundles, p.Language)
+}
+
+func (s *Server) GetBundle(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetBundleParams) {
+	s.item(w, r, catalog.Bundles, uuid, p.Language)
+}
+
+func (s *Server) ListContracts(w http.ResponseWriter, r *http.Request, p gen.ListContractsParams) {
+	s.list(w, r, catalog.Contracts, p.Language)
+}
+
+func (s *Server) GetContract(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetContractParams) {
+	s.item(w, r, catalog.Contracts, uuid, p.Language)
+}
+
+func (s *Server) ListPlayerCards(w http.ResponseWriter, r *http.Request, p gen.ListPlayerCardsParams) {
+	s.list(w, r, catalog.PlayerCards, p.Language)
+}
+
+func (s *Server) GetPlayerCard(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetPlayerCardParams) {
+	s.item(w, r, catalog.PlayerCards, uuid, p.Language)
+}
+
+func (s *Server) ListSprays(w http.ResponseWriter, r *http.Request, p gen.ListSpraysParams) {
+	s.list(w, r, catalog.Sprays, p.Language)
+}
+
+func (s *Server) GetSpray(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSprayParams) {
+	s.item(w, r, catalog.Sprays, uuid, p.Language)
+}
+
+func (s *Server) ListSprayLevels(w http.ResponseWriter, r *http.Request, p gen.ListSprayLevelsParams) {
+	s.list(w, r, catalog.SprayLevels, p.Language)
+}
+
+func (s *Server) GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSprayLevelParams) {
+	s.item(w, r, catalog.SprayLevels, uuid, p.Language)
+}

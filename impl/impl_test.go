@@ -63,7 +63,7 @@ func (d *discard) WriteHeader(int)             {}
 func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
-	ja := "ja-JP"
+	ja, all := gen.Language("ja-JP"), gen.Language("all")
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag
 	for _, tc := range []struct {
 		name string
@@ -75,6 +75,9 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 		}},
 		{"list ja-JP", httptest.NewRequest("GET", "/v1/weapons/skins?language=ja-JP", nil), func(w http.ResponseWriter, r *http.Request) {
 			s.ListWeaponSkins(w, r, gen.ListWeaponSkinsParams{Language: &ja})
+		}},
+		{"list all", httptest.NewRequest("GET", "/v1/weapons?language=all", nil), func(w http.ResponseWriter, r *http.Request) {
+			s.ListWeapons(w, r, gen.ListWeaponsParams{Language: &all})
 		}},
 		{"by uuid", httptest.NewRequest("GET", "/v1/weapons/skins/"+skin, nil), func(w http.ResponseWriter, r *http.Request) {
 			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})

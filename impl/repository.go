@@ -2,6 +2,7 @@ package impl
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -85,6 +86,29 @@ type Static struct {
 	Older []*catalog.Edition
 	// List is /v1/versions; NewStatic makes it.
 	List *VersionList
+	// Latest is the diff Older[0] → Edition (/v1/diff/latest), or nil; ComputeLatest
+	// makes it.
+	Latest *catalog.Body
+}
+
+// ComputeLatest diffs the newest retained version before Edition against it, so
+// /v1/diff/latest, /v1/diff/{from}/{to} and /changes answer from one rendered
+// body (the embedded sample data's 14 → 15).
+func (s *Static) ComputeLatest(generatedAt time.Time) error {
+	if len(s.Older) == 0 {
+		return nil
+	}
+	d, err := catalog.Diff(s.Older[0], s.Edition, generatedAt)
+	if err != nil {
+		return fmt.Errorf("diff %s → %s: %w", s.Older[0].ManifestID, s.Edition.ManifestID, err)
+	}
+	b, err := catalog.DiffBody(d)
+	if err != nil {
+		return err
+	}
+	b.Compress()
+	s.Latest = b
+	return nil
 }
 
 // NewStatic serves ed and retains older (newest first).
@@ -119,8 +143,11 @@ func (s Static) RetainedEdition(id string) (*catalog.Edition, error) {
 // Active returns the edition.
 func (s Static) Active() *catalog.Edition { return s.Edition }
 
-// LatestDiff always reports that there is no diff.
+// LatestDiff returns Latest, or reports that there is no diff.
 func (s Static) LatestDiff() (*catalog.Body, error) {
+	if s.Latest != nil {
+		return s.Latest, nil
+	}
 	return nil, NotFound("the active version was not imported after another one, so it has no diff")
 }
 
@@ -133,6 +160,9 @@ func (s Static) Diff(from, to string) (*catalog.Body, error) {
 	}
 	if len(s.Older) == 0 {
 		return nil, NotFound("the embedded sample data has one version, so there is no diff")
+	}
+	if s.Latest != nil && strings.EqualFold(from, s.Older[0].ManifestID) && strings.EqualFold(to, s.Edition.ManifestID) {
+		return s.Latest, nil
 	}
 	return nil, NotFound("the embedded sample data holds no diffs between its versions; /changes/" + from + "/" + to + " shows what changed")
 }

@@ -24,20 +24,36 @@ type Server struct {
 
 var _ gen.ServerInterface = (*Server)(nil)
 
-// locale resolves the language parameter, writing a 400 when it is not supported.
-func locale(w http.ResponseWriter, lang *string) (int, bool) {
+// locale resolves a page's language parameter (one of the 18 locales, any letter
+// case), writing a 400 when it is not supported; pages show one language, so
+// "all" is refused here.
+func locale(w http.ResponseWriter, lang *gen.PageLanguage) (int, bool) {
+	return parseLanguage(w, (*string)(lang), false)
+}
+
+// parseLanguage resolves a language parameter to a locale index, or to
+// catalog.AllLocales for "all" (any letter case) when all is allowed, writing a
+// 400 when the value is not supported.
+func parseLanguage(w http.ResponseWriter, lang *string, all bool) (int, bool) {
 	if lang == nil || *lang == "" {
 		return catalog.DefaultLocale, true
 	}
 	if loc, ok := catalog.ParseLocale(*lang); ok {
 		return loc, true
 	}
-	WriteError(w, http.StatusBadRequest, fmt.Sprintf("language %q is not supported; use one of %s (any letter case), or leave it out for en-US", *lang, catalog.SupportedLocales))
+	if all && strings.EqualFold(*lang, "all") {
+		return catalog.AllLocales, true
+	}
+	also := ", or all for every locale at once"
+	if !all {
+		also = "; a page shows one language, so all is not accepted here"
+	}
+	WriteError(w, http.StatusBadRequest, fmt.Sprintf("language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", *lang, catalog.SupportedLocales, also))
 	return 0, false
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *string) {
-	loc, ok := locale(w, lang)
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *gen.Language) {
+	loc, ok := parseLanguage(w, (*string)(lang), true)
 	if !ok {
 		return
 	}
@@ -45,13 +61,13 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 	serve(w, r, ed, ed.List(c, loc), hCacheCatalog)
 }
 
-func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *string) {
+func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
 		WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
 		return
 	}
-	loc, ok := locale(w, lang)
+	loc, ok := parseLanguage(w, (*string)(lang), true)
 	if !ok {
 		return
 	}

@@ -12,11 +12,11 @@ import (
 )
 
 // This file is the one place that copes with a repository holding retained
-// versions but no diffs between them (today's embedded sample data, impl.Static):
-// the latest pair is then the active version and the one retained before it, and
-// a diff is computed from the two editions. A repository that has its diffs
-// (live, and the embedded data once it carries its 14→15 diff) never reaches the
-// fallbacks.
+// versions but no diff between a pair (an impl.Static without Latest, or a pair
+// other than its latest): the latest pair is then the active version and the one
+// retained before it, and a diff is computed from the two editions. A repository
+// that has its diffs (live, and the embedded sample data, whose Static holds its
+// 14→15 diff) never reaches the fallbacks for them.
 
 // latestPair names the versions /changes compares: those of /v1/diff/latest.
 func (s *Site) latestPair() (from, to string, err error) {

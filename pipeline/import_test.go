@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 )
@@ -63,8 +65,8 @@ func TestImportConsecutiveCaptures(t *testing.T) {
 		if total == 0 {
 			t.Errorf("%s: the test data has no change to check", captures[i])
 		}
-		if len(gotCats) != 20 {
-			t.Errorf("diff has %d categories, want all 20", len(gotCats))
+		if len(gotCats) != int(catalog.NumCategories) {
+			t.Errorf("diff has %d categories, want all %d", len(gotCats), catalog.NumCategories)
 		}
 	}
 }
@@ -119,6 +121,12 @@ func expectedDiff(t *testing.T, a, b string) map[string]gen.CategoryDiff {
 		"seasons":             func(d string) []rawItem { return readData(t, d, "seasons.json") },
 		"competitivetiers":    func(d string) []rawItem { return readData(t, d, "competitivetiers.json") },
 		"playertitles":        func(d string) []rawItem { return readData(t, d, "playertitles.json") },
+		"agents":              func(d string) []rawItem { return readData(t, d, "agents.json") },
+		"bundles":             func(d string) []rawItem { return readData(t, d, "bundles.json") },
+		"contracts":           func(d string) []rawItem { return readData(t, d, "contracts.json") },
+		"playercards":         func(d string) []rawItem { return readData(t, d, "playercards.json") },
+		"sprays":              func(d string) []rawItem { return readData(t, d, "sprays.json") },
+		"sprays/levels":       func(d string) []rawItem { return nested(readData(t, d, "sprays.json"), "levels") },
 	}
 	out := map[string]gen.CategoryDiff{}
 	for name, read := range sources {
@@ -184,6 +192,12 @@ func TestImportAllCaptures(t *testing.T) {
 		if rep.NumRejections != 0 || rep.Outcome != "published" {
 			t.Fatalf("%s: %s", d, rep.Outcome)
 		}
+		// Every body of every route in every locale matches the contract.
+		ed, _, err := loadEdition(st, rep.ManifestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		apitest.CheckEdition(t, ed)
 		if strings.HasPrefix(filepath.Base(d), "09_") && !slices.ContainsFunc(rep.Notes, func(n string) bool {
 			return strings.Contains(n, "disagree on 43 skins")
 		}) {

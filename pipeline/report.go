@@ -106,7 +106,7 @@ func (r *Report) Write(w io.Writer) {
 			fs = append(fs, kv{fmt.Sprintf("%s.%s=%v", f.Schema, f.Field, f.Value), n})
 		}
 		sort.Slice(fs, func(i, j int) bool { return fs[i].k < fs[j].k })
-		fmt.Fprintf(w, "  defaults filled for fields the source lacks:")
+		fmt.Fprintf(w, "  defaults filled for fields the source lacks (or has as null text):")
 		for _, f := range fs {
 			fmt.Fprintf(w, " %s ×%d;", f.k, f.n)
 		}

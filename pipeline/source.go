@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"path"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,6 +31,11 @@ const (
 // (or any catalog file) a capture.
 func detectLayout(fsys fs.FS) (Layout, error) {
 	if st, err := fs.Stat(fsys, "en-US"); err == nil && st.IsDir() {
+		// A capture with per-locale folders has the dedicated skins endpoint; a
+		// snapshot never does.
+		if _, err := fs.Stat(fsys, "en-US/skins.json"); err == nil {
+			return CaptureLayout, nil
+		}
 		return SnapshotLayout, nil
 	}
 	for _, c := range catalog.SourceCategories() {
@@ -92,55 +98,236 @@ func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []st
 // (count and uuids). skinchromas.json and skinlevels.json are only compared.
 func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Problem, error) {
 	files := map[string][]byte{}
-	var rejections []catalog.Problem
 	entries, err := fs.ReadDir(sf.FS(), ".")
 	if err != nil {
 		return nil, nil, err
 	}
-	bySource := map[string]bool{}
-	for _, c := range catalog.SourceCategories() {
-		bySource[c.File()] = true
-	}
-	derived := map[string]bool{"skins.json": true, "skinchromas.json": true, "skinlevels.json": true}
+	var localeDirs []string
 	for _, e := range entries {
 		name := e.Name()
 		switch {
-		case e.IsDir() || name == readyFile || strings.HasPrefix(name, "."):
+		case name == readyFile || strings.HasPrefix(name, "."):
+		case e.IsDir():
+			if loc, ok := catalog.ParseLocale(name); ok && name == catalog.Locales[loc] {
+				localeDirs = append(localeDirs, name)
+			} else {
+				r.Ignored = append(r.Ignored, name+"/")
+			}
 		case name == "version.json":
 			b, err := sf.ReadFile(name)
 			if err != nil {
 				return nil, nil, err
 			}
 			files[name] = b
-		case bySource[name]:
+		case bySourceFile[name]:
 			b, err := sf.ReadFile(name)
 			if err != nil {
 				return nil, nil, err
 			}
 			files["en-US/"+name] = b
-		case derived[name]:
+		case derivedFile[name]:
 		default:
 			r.Ignored = append(r.Ignored, name)
 		}
 	}
-	wb, ok := files["en-US/weapons.json"]
-	if !ok {
-		return files, nil, nil
+	// A capture whose en-US payloads sit in an en-US/ folder beside the others.
+	if slices.Contains(localeDirs, "en-US") {
+		if err := readLocaleDir(sf, "en-US", files, r); err != nil {
+			return nil, nil, err
+		}
 	}
-	skinsRaw, err := sf.ReadFile("skins.json")
-	if errors.Is(err, fs.ErrNotExist) {
-		return files, nil, nil // nested skins as they are
-	}
+	rejections, err := mergeCaptureSkins(sf, "", files, "en-US/weapons.json", r)
 	if err != nil {
 		return nil, nil, err
 	}
-	weapons, p := decodeItems("weapons.json", wb)
-	if p != nil {
-		return files, []catalog.Problem{*p}, nil
+	if ps, err := splitAllCaptures(files, r); err != nil || len(ps) > 0 {
+		return files, append(rejections, ps...), err
 	}
-	skins, p := decodeItems("skins.json", skinsRaw)
+	for _, loc := range localeDirs {
+		if loc == "en-US" {
+			continue
+		}
+		ps, err := localizedCapture(sf, loc, files, r)
+		if err != nil {
+			return nil, nil, err
+		}
+		rejections = append(rejections, ps...)
+	}
+	return files, rejections, nil
+}
+
+var (
+	bySourceFile = func() map[string]bool {
+		m := map[string]bool{}
+		for _, c := range catalog.SourceCategories() {
+			m[c.File()] = true
+		}
+		return m
+	}()
+	derivedFile = map[string]bool{"skins.json": true, "skinchromas.json": true, "skinlevels.json": true}
+)
+
+// readLocaleDir reads en-US/<catalog>.json of a capture whose en-US payloads are
+// in a folder; a top-level file of the same name wins and the folder's copy is
+// named as ignored.
+func readLocaleDir(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) error {
+	entries, err := fs.ReadDir(sf.FS(), loc)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := path.Join(loc, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+		case !e.IsDir() && bySourceFile[e.Name()] && files["en-US/"+e.Name()] == nil:
+			b, err := sf.ReadFile(name)
+			if err != nil {
+				return err
+			}
+			files["en-US/"+e.Name()] = b
+		case !e.IsDir() && derivedFile[e.Name()]:
+		default:
+			r.Ignored = append(r.Ignored, name)
+		}
+	}
+	return nil
+}
+
+// localizedCapture imports <loc>/<catalog>.json — the public API's full payload
+// in one locale — as that locale's translation: the skins rule applies as for
+// en-US (<loc>/skins.json authoritative), then each file is reduced to its
+// localized text (catalog.TextOnly) and stored as <loc>/<file>.json, a partial
+// overlay of the snapshot layout. Anything else in the folder is named as
+// ignored.
+func localizedCapture(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) ([]catalog.Problem, error) {
+	entries, err := fs.ReadDir(sf.FS(), loc)
+	if err != nil {
+		return nil, err
+	}
+	full := map[string][]byte{}
+	for _, e := range entries {
+		name := path.Join(loc, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+		case !e.IsDir() && bySourceFile[e.Name()]:
+			b, err := sf.ReadFile(name)
+			if err != nil {
+				return nil, err
+			}
+			full[name] = b
+		case !e.IsDir() && derivedFile[e.Name()]:
+		default:
+			r.Ignored = append(r.Ignored, name)
+		}
+	}
+	ps, err := mergeCaptureSkins(sf, loc, full, path.Join(loc, "weapons.json"), r)
+	if err != nil || len(ps) > 0 {
+		return ps, err
+	}
+	var names []string
+	for _, c := range catalog.SourceCategories() {
+		name := path.Join(loc, c.File())
+		b, ok := full[name]
+		if !ok {
+			continue
+		}
+		items, p := decodeItems(name, b)
+		if p != nil {
+			ps = append(ps, *p)
+			continue
+		}
+		text, err := catalog.TextOnly(c, items)
+		if err != nil {
+			return nil, err
+		}
+		if files[name], err = json.Marshal(text); err != nil {
+			return nil, err
+		}
+		names = append(names, c.File())
+	}
+	if len(names) > 0 {
+		r.note("%s/: %s imported as %s translations (their localized text)", loc, strings.Join(names, ", "), loc)
+	}
+	return ps, nil
+}
+
+// splitAllCaptures turns en-US files captured with language=all (localized text
+// as objects keyed by locale) into the en-US file and one translation per locale.
+func splitAllCaptures(files map[string][]byte, r *Report) ([]catalog.Problem, error) {
+	var ps []catalog.Problem
+	var split []string
+	for _, c := range catalog.SourceCategories() {
+		name := "en-US/" + c.File()
+		b, ok := files[name]
+		if !ok {
+			continue
+		}
+		items, p := decodeItems(c.File(), b)
+		if p != nil {
+			ps = append(ps, *p)
+			continue
+		}
+		en, overlays, ok, err := catalog.SplitAll(c, items)
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			continue
+		}
+		if files[name], err = encodeEnvelope(en); err != nil {
+			return nil, err
+		}
+		for loc, over := range overlays {
+			key := path.Join(loc, c.File())
+			if _, exists := files[key]; exists {
+				continue
+			}
+			if files[key], err = json.Marshal(over); err != nil {
+				return nil, err
+			}
+		}
+		split = append(split, c.File())
+	}
+	if len(split) > 0 {
+		r.note("language=all capture: %s imported as en-US plus a translation in each of the other %d locales", strings.Join(split, ", "), catalog.NumLocales-1)
+	}
+	return ps, nil
+}
+
+// mergeCaptureSkins applies the skins rule to the weapons file files[key], with
+// the skins.json, skinchromas.json and skinlevels.json of dir ("" for the
+// top level).
+//
+// Rule when they disagree: the standalone skins.json is authoritative for skins
+// (with their chromas and levels) — it is the dedicated endpoint, and in the one
+// disagreement seen (09_: 43 skins) it is the more complete side (it has the
+// streamedVideo URLs the nested copies lack). Each skin nested in a weapon is
+// replaced by the skins.json entry with its uuid; the disagreement is reported
+// (count and uuids). skinchromas.json and skinlevels.json are only compared.
+func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, key string, r *Report) ([]catalog.Problem, error) {
+	var rejections []catalog.Problem
+	where := ""
+	if dir != "" {
+		where = dir + "/"
+	}
+	wb, ok := files[key]
+	if !ok {
+		return nil, nil
+	}
+	skinsRaw, err := sf.ReadFile(path.Join(dir, "skins.json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nested skins as they are
+	}
+	if err != nil {
+		return nil, err
+	}
+	weapons, p := decodeItems(where+"weapons.json", wb)
 	if p != nil {
-		return files, []catalog.Problem{*p}, nil
+		return []catalog.Problem{*p}, nil
+	}
+	skins, p := decodeItems(where+"skins.json", skinsRaw)
+	if p != nil {
+		return []catalog.Problem{*p}, nil
 	}
 	standalone := map[string]any{}
 	for _, s := range skins {
@@ -178,20 +365,20 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 	sort.Strings(differ)
 	sort.Strings(orphans)
 	if len(differ) > 0 {
-		r.note("weapons.json and skins.json disagree on %d skins; skins.json is authoritative and replaced the nested copies: %s", len(differ), capList(differ))
+		r.note("%sweapons.json and %sskins.json disagree on %d skins; skins.json is authoritative and replaced the nested copies: %s", where, where, len(differ), capList(differ))
 	}
 	if len(orphans) > 0 {
-		r.note("skins.json has %d skins no weapon lists; they cannot be placed and were left out: %s", len(orphans), capList(orphans))
+		r.note("%sskins.json has %d skins no weapon lists; they cannot be placed and were left out: %s", where, len(orphans), capList(orphans))
 	}
 	for _, f := range []struct{ file, field string }{{"skinchromas.json", "chromas"}, {"skinlevels.json", "levels"}} {
-		raw, err := sf.ReadFile(f.file)
+		raw, err := sf.ReadFile(path.Join(dir, f.file))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
-		items, p := decodeItems(f.file, raw)
+		items, p := decodeItems(where+f.file, raw)
 		if p != nil {
 			rejections = append(rejections, *p)
 			continue
@@ -215,15 +402,15 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 		}
 		if len(off) > 0 {
 			sort.Strings(off)
-			r.note("%s disagrees with the %s of skins.json on %d entries (skins.json wins): %s", f.file, f.field, len(off), capList(off))
+			r.note("%s%s disagrees with the %s of skins.json on %d entries (skins.json wins): %s", where, f.file, f.field, len(off), capList(off))
 		}
 	}
 	b, err := encodeEnvelope(weapons)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	files["en-US/weapons.json"] = b
-	return files, rejections, nil
+	files[key] = b
+	return rejections, nil
 }
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.

@@ -102,6 +102,7 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 		c.checkError(t, req, res.StatusCode, body)
 		return res
 	}
+	canonicalEnums(route.Operation, lookup)
 	in := &openapi3filter.RequestValidationInput{
 		Request:    lookup,
 		PathParams: pathParams,
@@ -370,4 +371,69 @@ func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response
 		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
 	}
 	c.checkError(t, req, res.StatusCode, body)
+}
+
+// CheckEdition validates every body an edition serves on catalog routes — each
+// list and each item, in every locale — against the operation's body schema in
+// openapi.yaml (`<Schema>ListBody`, `<Schema>Body`). Bodies shared between locales
+// are checked once.
+func CheckEdition(t testing.TB, ed *catalog.Edition) {
+	t.Helper()
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := map[*catalog.Body]bool{}
+	check := func(schema string, b *catalog.Body, what string) {
+		if b == nil || checked[b] {
+			return
+		}
+		checked[b] = true
+		ref := doc.Components.Schemas[schema]
+		if ref == nil || ref.Value == nil {
+			t.Fatalf("openapi.yaml has no schema %s", schema)
+		}
+		var v any
+		if err := json.Unmarshal(b.JSON, &v); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if err := ref.Value.VisitJSON(v); err != nil {
+			t.Errorf("%s does not match %s: %v", what, schema, err)
+		}
+	}
+	for _, c := range catalog.Categories() {
+		for loc, lang := range catalog.Locales {
+			check(c.Schema()+"ListBody", ed.List(c, loc), fmt.Sprintf("/v1/%s?language=%s", c.Name(), lang))
+			for _, u := range ed.UUIDs(c) {
+				check(c.Schema()+"Body", ed.Item(c, u, loc), fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang))
+			}
+		}
+	}
+}
+
+// canonicalEnums rewrites query values that match one of their parameter's enum
+// values in another letter case to the listed spelling, before validation:
+// openapi.yaml lists the canonical codes of `language` and documents that the
+// server accepts any letter case of them (`de-de`), which an enum cannot say.
+func canonicalEnums(op *openapi3.Operation, req *http.Request) {
+	q := req.URL.Query()
+	changed := false
+	for _, pr := range op.Parameters {
+		p := pr.Value
+		if p == nil || p.In != "query" || p.Schema == nil || p.Schema.Value == nil {
+			continue
+		}
+		vs := q[p.Name]
+		for i, v := range vs {
+			for _, e := range p.Schema.Value.Enum {
+				if es, ok := e.(string); ok && es != v && strings.EqualFold(es, v) {
+					vs[i] = es
+					changed = true
+				}
+			}
+		}
+	}
+	if changed {
+		req.URL.RawQuery = q.Encode()
+	}
 }

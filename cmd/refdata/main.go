@@ -126,7 +126,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	case *inbox != "":
 		err = errors.New("--watch needs --data: imports go into a version store")
 	default:
-		repo, err = embeddedRepository()
+		repo, err = embeddedRepository(logger)
 		if err == nil {
 			// The same metric names with or without a store, so dashboards need no cases.
 			pipeline.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
@@ -167,9 +167,10 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	}
 }
 
-// embeddedRepository serves the newest embedded sample version and retains the
-// older ones (for /v1/versions and the changelog pages).
-func embeddedRepository() (impl.Repository, error) {
+// embeddedRepository serves the newest embedded sample version, retains the
+// older ones (for /v1/versions and the changelog pages) and holds the diff
+// between the two newest (/v1/diff/latest), and says so in the log.
+func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
 	eds, err := fixtures.All()
 	if err != nil {
 		return nil, err
@@ -177,7 +178,21 @@ func embeddedRepository() (impl.Repository, error) {
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
 	go catalog.CompressAndRelease(eds[0])
-	return impl.NewStatic(eds[0], eds[1:]...)
+	st, err := impl.NewStatic(eds[0], eds[1:]...)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.ComputeLatest(time.Now()); err != nil {
+		return nil, err
+	}
+	from := ""
+	if len(eds) > 1 {
+		from = eds[1].ManifestID
+	}
+	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
+		"version", eds[0].Version.Version, "manifestId", eds[0].ManifestID, "diffLatestFrom", from,
+		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
+	return st, nil
 }
 
 // embeddedEdition builds the newest embedded sample version.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/gen"
 )
 
 // TestServe runs `serve` on the embedded sample data as main wires it — edge server,
@@ -55,6 +58,28 @@ func TestServe(t *testing.T) {
 	} {
 		if res := get(tc.method, "/v1/weapons", tc.header...); res.StatusCode != tc.want {
 			t.Errorf("%s /v1/weapons %q: %d, want %d", tc.method, tc.header, res.StatusCode, tc.want)
+		}
+	}
+
+	// The embedded default shows the headline feature: the diff between its two
+	// versions, under /v1/diff/latest and by name, and the pages over it.
+	eds, err := fixtures.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	from, to := eds[1].ManifestID, eds[0].ManifestID
+	var latest gen.DiffBody
+	if res := get("GET", "/v1/diff/latest"); res.StatusCode != 200 {
+		t.Errorf("/v1/diff/latest: %d, want 200", res.StatusCode)
+	} else if err := json.NewDecoder(res.Body).Decode(&latest); err != nil || latest.Data.FromVersion != from || latest.Data.ToVersion != to {
+		t.Errorf("/v1/diff/latest is %s → %s (%v), want %s → %s", latest.Data.FromVersion, latest.Data.ToVersion, err, from, to)
+	}
+	if latest.Data.Summary.TotalAdded+latest.Data.Summary.TotalChanged == 0 {
+		t.Error("/v1/diff/latest shows no change")
+	}
+	for _, target := range []string{"/v1/diff/" + from + "/" + to, "/changes"} {
+		if res := get("GET", target); res.StatusCode != 200 {
+			t.Errorf("%s: %d, want 200", target, res.StatusCode)
 		}
 	}
 

@@ -183,6 +183,7 @@ type skin struct {
 	DisplayName string   `json:"displayName"`
 	ThemeUUID   *string  `json:"themeUuid"`
 	Chromas     []chroma `json:"chromas"`
+	Levels      []chroma `json:"levels"`
 }
 
 type weapon struct {
@@ -246,7 +247,7 @@ func loadReal(dir string) realData {
 
 // realFiles are copied byte for byte from the captures (into en-US/ except
 // version.json).
-var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles"}
+var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles", "agents", "bundles", "contracts", "playercards", "sprays"}
 
 func copyReal(captures, dir string) {
 	name := filepath.Base(dir)
@@ -267,6 +268,52 @@ func copyReal(captures, dir string) {
 	for _, f := range realFiles {
 		cp(filepath.Join(src, f+".json"), filepath.Join(dir, "en-US", f+".json"))
 	}
+}
+
+// ---------------------------------------------------------------------------
+// Real localized names of skins, chromas and levels.
+
+// skinUUIDs lists the uuids of every skin, chroma and level of a snapshot.
+func skinUUIDs(dir string, into map[string]bool) {
+	for _, w := range loadReal(dir).weapons {
+		for _, s := range w.Skins {
+			into[s.UUID] = true
+			for _, e := range append(append([]chroma{}, s.Chromas...), s.Levels...) {
+				into[e.UUID] = true
+			}
+		}
+	}
+}
+
+// copyL10n copies the names of the skins, chromas and levels of the snapshots
+// from src/<locale>.json (uuid -> name) into dst, leaving out the other uuids.
+func copyL10n(src, dst string, dirs []string) {
+	keep := map[string]bool{}
+	for _, d := range dirs {
+		skinUUIDs(d, keep)
+	}
+	for _, loc := range locales {
+		var names map[string]string
+		readData(filepath.Join(src, loc+".json"), &names)
+		out := map[string]string{}
+		for id, n := range names {
+			if keep[id] {
+				out[id] = n
+			}
+		}
+		writeJSON(filepath.Join(dst, loc+".json"), out)
+	}
+}
+
+// loadL10n reads dir/<locale>.json for every locale: locale -> uuid -> name.
+func loadL10n(dir string) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, loc := range locales {
+		var names map[string]string
+		readData(filepath.Join(dir, loc+".json"), &names)
+		out[loc] = names
+	}
+	return out
 }
 
 // ---------------------------------------------------------------------------
@@ -680,7 +727,6 @@ func premierLogos() []O {
 
 type localeText struct {
 	weapons   map[string]string    // English weapon name -> name
-	skins     map[string]string    // English skin name -> name
 	maps      map[string]string    // English map name -> name
 	titles    map[string][2]string // English title displayName -> {displayName, titleText}
 	tiers     map[string]string    // English tierName/divisionName -> text
@@ -691,7 +737,6 @@ type localeText struct {
 var translations = map[string]localeText{
 	"de-DE": {
 		weapons:   map[string]string{"Melee": "Nahkampf"},
-		skins:     map[string]string{"Glitchpop Vandal": "Glitchpop-Vandal", "Prime Vandal": "Prime-Vandal"},
 		maps:      map[string]string{"The Range": "Schießstand"},
 		titles:    map[string][2]string{"Chicken Title": {"Hühnchen-Titel", "Hühnchen"}},
 		tiers:     map[string]string{"UNRANKED": "UNGEWERTET", "IRON": "EISEN", "IRON 1": "EISEN 1", "IRON 2": "EISEN 2", "IRON 3": "EISEN 3", "IMMORTAL": "UNSTERBLICH", "IMMORTAL 1": "UNSTERBLICH 1"},
@@ -703,7 +748,6 @@ var translations = map[string]localeText{
 	},
 	"fr-FR": {
 		weapons:   map[string]string{"Melee": "Mêlée"},
-		skins:     map[string]string{"Glitchpop Vandal": "Vandal Glitchpop", "Prime Vandal": "Vandal Prime"},
 		maps:      map[string]string{"The Range": "Champ de tir"},
 		titles:    map[string][2]string{"Chicken Title": {"Titre Poulet", "Poulet"}},
 		tiers:     map[string]string{"UNRANKED": "NON CLASSÉ", "IRON": "FER", "IRON 1": "FER 1", "IRON 2": "FER 2", "IRON 3": "FER 3", "IMMORTAL": "IMMORTEL", "IMMORTAL 1": "IMMORTEL 1"},
@@ -714,7 +758,6 @@ var translations = map[string]localeText{
 	},
 	"ja-JP": {
 		weapons:   map[string]string{"Classic": "クラシック", "Vandal": "ヴァンダル", "Phantom": "ファントム", "Operator": "オペレーター", "Melee": "近接武器"},
-		skins:     map[string]string{"Glitchpop Vandal": "グリッチポップ ヴァンダル", "Prime Vandal": "プライム ヴァンダル", "Standard Classic": "スタンダード クラシック"},
 		maps:      map[string]string{"Ascent": "アセント", "Bind": "バインド", "Haven": "ヘイヴン", "Icebox": "アイスボックス", "The Range": "射撃場"},
 		titles:    map[string][2]string{"Chicken Title": {"チキン タイトル", "チキン"}},
 		tiers:     map[string]string{"UNRANKED": "ランクなし", "IRON": "アイアン", "IRON 1": "アイアン 1", "IRON 2": "アイアン 2", "IRON 3": "アイアン 3", "RADIANT": "レディアント"},
@@ -726,7 +769,6 @@ var translations = map[string]localeText{
 	},
 	"es-ES": {
 		weapons:   map[string]string{"Melee": "Cuerpo a cuerpo"},
-		skins:     map[string]string{"Glitchpop Vandal": "Vandal Glitchpop", "Prime Vandal": "Vandal Prime"},
 		maps:      map[string]string{"The Range": "Campo de tiro"},
 		titles:    map[string][2]string{"Chicken Title": {"Título Pollo", "Pollo"}},
 		tiers:     map[string]string{"UNRANKED": "SIN CLASIFICAR", "IRON": "HIERRO", "IRON 1": "HIERRO 1", "IRON 2": "HIERRO 2", "IRON 3": "HIERRO 3", "RADIANT": "RADIANTE"},
@@ -738,7 +780,6 @@ var translations = map[string]localeText{
 	},
 	"pt-BR": {
 		weapons:   map[string]string{"Melee": "Corpo a corpo"},
-		skins:     map[string]string{"Prime Vandal": "Vandal Prime"},
 		maps:      map[string]string{"The Range": "Estande de tiro"},
 		titles:    map[string][2]string{"Chicken Title": {"Título Galinha", "Galinha"}},
 		tiers:     map[string]string{"UNRANKED": "SEM CLASSIFICAÇÃO", "IRON": "FERRO", "IRON 1": "FERRO 1", "RADIANT": "RADIANTE"},
@@ -749,7 +790,6 @@ var translations = map[string]localeText{
 	},
 	"ko-KR": {
 		weapons:   map[string]string{"Classic": "클래식", "Vandal": "밴달", "Phantom": "팬텀", "Operator": "오퍼레이터", "Melee": "근접 무기"},
-		skins:     map[string]string{"Prime Vandal": "프라임 밴달"},
 		maps:      map[string]string{"Ascent": "어센트", "Bind": "바인드", "Haven": "헤이븐", "The Range": "사격 연습장"},
 		titles:    map[string][2]string{"Chicken Title": {"치킨 칭호", "치킨"}},
 		tiers:     map[string]string{"UNRANKED": "언랭크", "IRON": "아이언", "IRON 1": "아이언 1", "RADIANT": "레디언트"},
@@ -767,12 +807,22 @@ func must(ok bool, format string, args ...any) {
 	}
 }
 
-func writeTranslations(dir string, r realData) {
-	for loc, t := range translations {
+func writeTranslations(dir string, r realData, l10n map[string]map[string]string) {
+	for _, loc := range locales {
+		if loc == "en-US" {
+			continue
+		}
+		t, authored := translations[loc]
+		names := l10n[loc]
 		base := filepath.Join(dir, loc)
-		// weapons (with nested skins -> chromas)
+		// weapons: authored weapon names; the REAL names of every skin, chroma and
+		// level that fixtures/l10n-skins has in this locale.
 		var ws []O
-		usedW, usedS := map[string]bool{}, map[string]bool{}
+		usedW := map[string]bool{}
+		named := func(uuid string) (O, bool) {
+			n := names[uuid]
+			return O{{"uuid", uuid}, {"displayName", n}}, n != ""
+		}
 		for _, w := range r.weapons {
 			item := O{{"uuid", w.UUID}}
 			if n, ok := t.weapons[w.DisplayName]; ok {
@@ -781,16 +831,27 @@ func writeTranslations(dir string, r realData) {
 			}
 			var ss []O
 			for _, s := range w.Skins {
-				n, ok := t.skins[s.DisplayName]
-				if !ok {
-					continue
+				si := O{{"uuid", s.UUID}}
+				if n := names[s.UUID]; n != "" {
+					si = append(si, F{"displayName", n})
 				}
-				usedS[s.DisplayName] = true
-				si := O{{"uuid", s.UUID}, {"displayName", n}}
-				if len(s.Chromas) > 0 && s.Chromas[0].DisplayName == s.DisplayName {
-					si = append(si, F{"chromas", []O{{{"uuid", s.Chromas[0].UUID}, {"displayName", n}}}})
+				for _, part := range []struct {
+					field string
+					elems []chroma
+				}{{"chromas", s.Chromas}, {"levels", s.Levels}} {
+					var es []O
+					for _, e := range part.elems {
+						if o, ok := named(e.UUID); ok {
+							es = append(es, o)
+						}
+					}
+					if len(es) > 0 {
+						si = append(si, F{part.field, es})
+					}
 				}
-				ss = append(ss, si)
+				if len(si) > 1 {
+					ss = append(ss, si)
+				}
 			}
 			if len(ss) > 0 {
 				item = append(item, F{"skins", ss})
@@ -799,8 +860,11 @@ func writeTranslations(dir string, r realData) {
 				ws = append(ws, item)
 			}
 		}
-		must(len(usedW) == len(t.weapons) && len(usedS) == len(t.skins), "%s: unknown weapon or skin name", loc)
+		must(len(usedW) == len(t.weapons), "%s: unknown weapon name", loc)
 		writeJSON(filepath.Join(base, "weapons.json"), ws)
+		if !authored {
+			continue
+		}
 
 		var ms []O
 		for _, m := range r.maps {
@@ -968,12 +1032,29 @@ var verPrefix = regexp.MustCompile(`^(\d+)_`)
 func main() {
 	root := flag.String("dir", "fixtures/versions", "directory holding the NN_<clientversion> snapshots")
 	captures := flag.String("captures", "", "if set, first copy the REAL files byte for byte from this capture directory (e.g. ../shared/data/upstream-en-US)")
+	l10nDir := flag.String("l10n", "fixtures/l10n-skins", "directory holding the REAL skin, chroma and level names, <locale>.json")
+	l10nSource := flag.String("l10n-source", "", "if set, first copy into -l10n the names of this directory (e.g. ../shared/data/l10n-skins) for the uuids of the snapshots")
 	flag.Parse()
 
 	entries, err := os.ReadDir(*root)
 	if err != nil {
 		log.Fatal(err)
 	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && verPrefix.MatchString(e.Name()) {
+			dirs = append(dirs, filepath.Join(*root, e.Name()))
+		}
+	}
+	if *captures != "" {
+		for _, dir := range dirs {
+			copyReal(*captures, dir)
+		}
+	}
+	if *l10nSource != "" {
+		copyL10n(*l10nSource, *l10nDir, dirs)
+	}
+	l10n := loadL10n(*l10nDir)
 	n := 0
 	for _, e := range entries {
 		m := verPrefix.FindStringSubmatch(e.Name())
@@ -983,9 +1064,6 @@ func main() {
 		var ver int
 		fmt.Sscan(m[1], &ver)
 		dir := filepath.Join(*root, e.Name())
-		if *captures != "" {
-			copyReal(*captures, dir)
-		}
 		r := loadReal(dir)
 		en := filepath.Join(dir, "en-US")
 		writeJSON(filepath.Join(en, "themes.json"), envelope(themes(r)))
@@ -998,7 +1076,7 @@ func main() {
 		writeJSON(filepath.Join(en, "seasons-competitive.json"), envelope(competitiveSeasons(r)))
 		writeJSON(filepath.Join(en, "premier-conferences.json"), envelope(premierConferences()))
 		writeJSON(filepath.Join(en, "premier-logos.json"), envelope(premierLogos()))
-		writeTranslations(dir, r)
+		writeTranslations(dir, r, l10n)
 		writeLocres(dir, ver)
 		n++
 		fmt.Printf("fixturegen: wrote authored data for %s\n", e.Name())

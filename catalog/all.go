@@ -1,0 +1,276 @@
+package catalog
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+)
+
+// AllLocales is the locale index of language=all: every localized text field is
+// an object keyed by the 18 locale codes, as the public API serves it.
+const AllLocales = NumLocales
+
+// AllLanguages is the Content-Language of a language=all body: the 18 codes.
+var AllLanguages = strings.Join(Locales[:], ", ")
+
+// renderAll renders the language=all bodies of a category from its 18 locale
+// bodies: each field openapi.yaml marks x-localized becomes {locale: text}.
+// Locales that share a body are decoded once.
+func (e *Edition) renderAll(c Category) error {
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		return err
+	}
+	t := &e.tables[c]
+	rs := make([]rendered, 0, len(t.order))
+	vals := make([]any, NumLocales)
+	for _, u := range t.order {
+		bodies := t.items[u]
+		decoded := map[*Body]any{}
+		for loc := range Locales {
+			b := bodies[loc]
+			v, ok := decoded[b]
+			if !ok {
+				var env struct{ Data any }
+				if err := json.Unmarshal(b.JSON, &env); err != nil {
+					return err
+				}
+				v = env.Data
+				decoded[b] = v
+			}
+			vals[loc] = v
+		}
+		j, err := encode(mergeAll(sc, vals))
+		if err != nil {
+			return err
+		}
+		bodies[AllLocales] = NewBody(itemEnvelope(j), AllLanguages)
+		rs = append(rs, rendered{uuid: u.String(), json: j})
+	}
+	t.list[AllLocales] = NewBody(listEnvelope(rs), AllLanguages)
+	return nil
+}
+
+// mergeAll combines one value in the 18 locales (vals[i] is locale i's) into the
+// language=all value, guided by the schema: localized text becomes an object
+// keyed by locale code; objects and arrays are merged field by field and
+// element by element; everything else is the en-US value.
+func mergeAll(sc *openapi3.Schema, vals []any) any {
+	base := vals[DefaultLocale]
+	if sc == nil {
+		return base
+	}
+	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
+		sc = sc.AllOf[0].Value
+	}
+	if isLocalized(sc) {
+		m := make(map[string]any, NumLocales)
+		for i, l := range Locales {
+			m[l] = vals[i]
+		}
+		return m
+	}
+	switch x := base.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		sub := make([]any, NumLocales)
+		for k, v := range x {
+			ps := sc.Properties[k]
+			if ps == nil || ps.Value == nil {
+				out[k] = v
+				continue
+			}
+			for i := range vals {
+				m, _ := vals[i].(map[string]any)
+				sv, ok := m[k]
+				if !ok {
+					sv = v
+				}
+				sub[i] = sv
+			}
+			out[k] = mergeAll(ps.Value, sub)
+		}
+		return out
+	case []any:
+		if sc.Items == nil || sc.Items.Value == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		sub := make([]any, NumLocales)
+		for j, v := range x {
+			for i := range vals {
+				a, _ := vals[i].([]any)
+				if j < len(a) {
+					sub[i] = a[j]
+				} else {
+					sub[i] = v
+				}
+			}
+			out[j] = mergeAll(sc.Items.Value, sub)
+		}
+		return out
+	}
+	return base
+}
+
+// isLocalized reports whether a schema is localized text (x-localized: true).
+func isLocalized(sc *openapi3.Schema) bool {
+	loc, _ := sc.Extensions["x-localized"].(bool)
+	return loc && sc.Type.Is("string")
+}
+
+// TextOnly reduces full items of a source category — a localized capture's
+// payload, as the public API serves it in one locale — to a translation overlay:
+// each item's uuid and its localized text (x-localized), with the uuid or tier
+// of nested elements so the merge finds them (fixtures/README.md, translation
+// merge rule). Items without text are left out.
+func TextOnly(c Category, items []any) ([]any, error) {
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]any, 0, len(items))
+	for _, it := range items {
+		if t, ok := textOnly(sc, it); ok {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func textOnly(sc *openapi3.Schema, v any) (any, bool) {
+	if sc == nil {
+		return nil, false
+	}
+	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
+		sc = sc.AllOf[0].Value
+	}
+	if isLocalized(sc) {
+		return v, true
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k, pv := range x {
+			if ps := sc.Properties[k]; ps != nil && ps.Value != nil {
+				if t, ok := textOnly(ps.Value, pv); ok {
+					out[k] = t
+				}
+			}
+		}
+		if len(out) == 0 {
+			return nil, false
+		}
+		keys(x, out)
+		return out, true
+	case []any:
+		if sc.Items == nil {
+			return nil, false
+		}
+		out := make([]any, len(x))
+		found := false
+		for i, e := range x {
+			if t, ok := textOnly(sc.Items.Value, e); ok {
+				out[i] = t
+				found = true
+				continue
+			}
+			// Keep the position (elements without uuid or tier match by index).
+			m := map[string]any{}
+			if em, ok := e.(map[string]any); ok {
+				keys(em, m)
+			}
+			out[i] = m
+		}
+		return out, found
+	}
+	return nil, false
+}
+
+// keys copies the fields a merge matches elements by.
+func keys(from, to map[string]any) {
+	for _, k := range []string{"uuid", "tier"} {
+		if v, ok := from[k]; ok {
+			to[k] = v
+		}
+	}
+}
+
+// SplitAll recognizes items captured with language=all (localized text as an
+// object keyed by locale code) and splits them into the en-US items and one
+// translation overlay per other locale; ok is false when no text is such an
+// object (the items are then returned unchanged).
+func SplitAll(c Category, items []any) (en []any, overlays map[string][]any, ok bool, err error) {
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		return nil, nil, false, err
+	}
+	found := false
+	en = make([]any, len(items))
+	for i, it := range items {
+		en[i] = pickLocale(sc, it, DefaultLocale, &found)
+	}
+	if !found {
+		return items, nil, false, nil
+	}
+	overlays = map[string][]any{}
+	for loc, lang := range Locales {
+		if loc == DefaultLocale {
+			continue
+		}
+		one := make([]any, len(items))
+		for i, it := range items {
+			one[i] = pickLocale(sc, it, loc, &found)
+		}
+		if overlays[lang], err = TextOnly(c, one); err != nil {
+			return nil, nil, false, err
+		}
+	}
+	return en, overlays, true, nil
+}
+
+// pickLocale copies v with every localized object replaced by its text in locale
+// loc (en-US when the object lacks that locale).
+func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
+	if sc == nil {
+		return v
+	}
+	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
+		sc = sc.AllOf[0].Value
+	}
+	if isLocalized(sc) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return v
+		}
+		*found = true
+		if t, ok := m[Locales[loc]]; ok {
+			return t
+		}
+		return m[Locales[DefaultLocale]]
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, pv := range x {
+			if ps := sc.Properties[k]; ps != nil && ps.Value != nil {
+				out[k] = pickLocale(ps.Value, pv, loc, found)
+			} else {
+				out[k] = pv
+			}
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			if sc.Items != nil {
+				out[i] = pickLocale(sc.Items.Value, e, loc, found)
+			} else {
+				out[i] = e
+			}
+		}
+		return out
+	}
+	return v
+}
