@@ -43,9 +43,8 @@ func detectLayout(fsys fs.FS) (Layout, error) {
 	return SnapshotLayout, nil // a snapshot of only a version record: every catalog carried over
 }
 
-// readSnapshotFiles collects the files of a snapshot-layout directory that the
-// format names; anything else is listed in ignored.
-func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []string, err error) {
+// snapshotNames is every path the snapshot layout names.
+func snapshotNames() map[string]bool {
 	known := map[string]bool{"version.json": true}
 	for _, loc := range catalog.Locales {
 		for _, c := range catalog.SourceCategories() {
@@ -53,6 +52,13 @@ func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []st
 		}
 		known[path.Join("locres", loc+".json")] = true
 	}
+	return known
+}
+
+// readSnapshotFiles collects the files of a snapshot-layout directory that the
+// format names; anything else is listed in ignored.
+func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []string, err error) {
+	known := snapshotNames()
 	files = map[string][]byte{}
 	err = fs.WalkDir(sf.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
