@@ -148,41 +148,7 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 	if p != nil {
 		return files, []catalog.Problem{*p}, nil
 	}
-	standalone := map[string]any{}
-	for _, s := range skins {
-		if m, ok := s.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				standalone[id] = m
-			}
-		}
-	}
-	attached := map[string]bool{}
-	var differ []string
-	for _, w := range weapons {
-		wm, _ := w.(map[string]any)
-		nested, _ := wm["skins"].([]any)
-		for j, s := range nested {
-			sm, _ := s.(map[string]any)
-			id, _ := sm["uuid"].(string)
-			alone, ok := standalone[id]
-			if !ok {
-				continue
-			}
-			attached[id] = true
-			if !reflect.DeepEqual(sm, alone) {
-				differ = append(differ, id)
-			}
-			nested[j] = alone
-		}
-	}
-	var orphans []string
-	for id := range standalone {
-		if !attached[id] {
-			orphans = append(orphans, id)
-		}
-	}
-	sort.Strings(differ)
-	sort.Strings(orphans)
+	standalone, differ, orphans := replaceNestedSkins(weapons, skins)
 	if len(differ) > 0 {
 		r.note("weapons.json and skins.json disagree on %d skins; skins.json is authoritative and replaced the nested copies: %s", len(differ), capList(differ))
 	}
@@ -230,6 +196,70 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 	}
 	files["en-US/weapons.json"] = b
 	return files, rejections, nil
+}
+
+// replaceNestedSkins applies the rule above: each skin nested in a weapon is
+// replaced by the standalone entry with its uuid. It returns the standalone
+// skins by uuid, the uuids whose copies differed and those no weapon lists.
+func replaceNestedSkins(weapons, skins []any) (standalone map[string]any, differ, orphans []string) {
+	standalone = map[string]any{}
+	for _, s := range skins {
+		if m, ok := s.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				standalone[id] = m
+			}
+		}
+	}
+	attached := map[string]bool{}
+	for _, w := range weapons {
+		wm, _ := w.(map[string]any)
+		nested, _ := wm["skins"].([]any)
+		for j, s := range nested {
+			sm, _ := s.(map[string]any)
+			id, _ := sm["uuid"].(string)
+			alone, ok := standalone[id]
+			if !ok {
+				continue
+			}
+			attached[id] = true
+			if !reflect.DeepEqual(sm, alone) {
+				differ = append(differ, id)
+			}
+			nested[j] = alone
+		}
+	}
+	for id := range standalone {
+		if !attached[id] {
+			orphans = append(orphans, id)
+		}
+	}
+	sort.Strings(differ)
+	sort.Strings(orphans)
+	return standalone, differ, orphans
+}
+
+// WeaponsWithSkins applies the capture rule to the answers of /v1/weapons and
+// /v1/weapons/skins (en-US, as sent): the weapons file exactly as importing a
+// capture of the two writes it, and what the rule found.
+func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
+	weapons, p := decodeItems("weapons.json", weaponsBody)
+	if p != nil {
+		return nil, nil, fmt.Errorf("weapons: %s", p.Reason)
+	}
+	skins, p := decodeItems("skins.json", skinsBody)
+	if p != nil {
+		return nil, nil, fmt.Errorf("weapons/skins: %s", p.Reason)
+	}
+	_, differ, orphans := replaceNestedSkins(weapons, skins)
+	var notes []string
+	if len(differ) > 0 {
+		notes = append(notes, fmt.Sprintf("/v1/weapons and /v1/weapons/skins disagree on %d skins; the latter is authoritative: %s", len(differ), capList(differ)))
+	}
+	if len(orphans) > 0 {
+		notes = append(notes, fmt.Sprintf("/v1/weapons/skins has %d skins no weapon lists; left out: %s", len(orphans), capList(orphans)))
+	}
+	b, err := encodeEnvelope(weapons)
+	return b, notes, err
 }
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.

@@ -93,6 +93,28 @@ func (c *Client) Catalog(ctx context.Context, name, language string) ([]byte, er
 	}
 }
 
+// Table fetches /v1/locres/<locale> (a refdata upstream's string tables) and
+// returns data, the table itself; ErrNoCatalog when the upstream has none.
+func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
+	var data []byte
+	res, err := c.Get(ctx, "/v1/locres/"+url.PathEscape(locale), nil, nil, func(b []byte) error {
+		d, err := envelope(b, '{')
+		data = d
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case http.StatusOK:
+		return append(bytes.TrimRight(data, " \t\r\n"), '\n'), nil
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("/v1/locres/%s: %w", locale, ErrNoCatalog)
+	default:
+		return nil, &StatusError{URL: c.base.String() + "/v1/locres/" + locale, Status: res.Status}
+	}
+}
+
 // envelope checks a {"status":200,"data":…} body whose data starts with kind
 // ('[' or '{') and returns data.
 func envelope(b []byte, kind byte) (json.RawMessage, error) {
