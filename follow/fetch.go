@@ -199,6 +199,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 			}
 		}
 		f.files[path.Join("en-US", cat.File())] = en
+		tr := &translator{en: raw}
 		var untranslated []string
 		for _, lang := range catalog.Locales {
 			if lang == "en-US" {
@@ -209,7 +210,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 				untranslated = append(untranslated, lang)
 				continue
 			}
-			p, err := partialFile(raw, lb)
+			p, err := tr.partialFile(lb)
 			if err != nil {
 				return nil, fmt.Errorf("%s in %s: %w", cat.Name(), lang, err)
 			}

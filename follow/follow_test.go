@@ -215,6 +215,7 @@ func TestSyncFixtures(t *testing.T) {
 			st := openStore(t)
 			f := newFollower(t, url, st, tuning{})
 			res := mustSync(t, f, "published")
+			t.Logf("full sync of %s, 18 locales, %s: %d requests, %s", res.ManifestID, name, res.Requests, res.Duration.Round(time.Millisecond))
 			// /openapi.json, /v1/version twice (check, re-check), every catalog and the
 			// string tables in 18 locales, /v1/weapons/skins (404 here) once.
 			wantReq := int64(1 + 2 + (len(catalog.SourceCategories())+1)*18 + 1)
@@ -261,6 +262,7 @@ func TestSyncCaptures(t *testing.T) {
 	for i := first; i <= last; i++ {
 		up.Publish(i)
 		res := mustSync(t, f, "published")
+		t.Logf("sync of %s: %d requests, %s", vs[i].Name, res.Requests, res.Duration.Round(time.Millisecond))
 		if !contains(res.Lacking, "themes") {
 			t.Errorf("%s: lacking %v, want themes among them (the captures have no themes)", vs[i].Name, res.Lacking)
 		}

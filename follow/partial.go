@@ -8,26 +8,38 @@ import (
 	"reflect"
 )
 
-// partialFile turns a localized catalog body into the snapshot layout's
-// translation file (fixtures/README.md): a bare array of partial items, each
-// with its uuid and only the fields whose value differs from en-US. Laid over
-// the en-US items by the translation merge rule it gives back the localized
-// items. It returns nil when nothing differs (an upstream that sends en-US text
-// for a locale it has not translated), so no file is written.
-func partialFile(enBody, locBody []byte) ([]byte, error) {
-	en, err := items(enBody)
-	if err != nil {
-		return nil, fmt.Errorf("en-US: %w", err)
+// translator makes the snapshot layout's translation files (fixtures/README.md)
+// of one catalog against its en-US answer.
+type translator struct {
+	en   []byte
+	byID map[any]any // decoded on first need
+}
+
+// partialFile turns a localized answer into a translation file: a bare array
+// of partial items, each with its uuid and only the fields whose value differs
+// from en-US. Laid over the en-US items by the translation merge rule it gives
+// back the localized items. It returns nil when nothing differs (an upstream
+// that sends en-US text for a locale it has not translated), so no file is
+// written.
+func (tr *translator) partialFile(locBody []byte) ([]byte, error) {
+	if bytes.Equal(tr.en, locBody) {
+		return nil, nil
+	}
+	if tr.byID == nil {
+		en, err := items(tr.en)
+		if err != nil {
+			return nil, fmt.Errorf("en-US: %w", err)
+		}
+		tr.byID = make(map[any]any, len(en))
+		for _, it := range en {
+			if m, ok := it.(map[string]any); ok {
+				tr.byID[m["uuid"]] = m
+			}
+		}
 	}
 	loc, err := items(locBody)
 	if err != nil {
 		return nil, err
-	}
-	byID := make(map[any]any, len(en))
-	for _, it := range en {
-		if m, ok := it.(map[string]any); ok {
-			byID[m["uuid"]] = m
-		}
 	}
 	var out []any
 	for _, it := range loc {
@@ -35,10 +47,10 @@ func partialFile(enBody, locBody []byte) ([]byte, error) {
 		if !ok {
 			return nil, errors.New("an item is not an object")
 		}
-		base, ok := byID[m["uuid"]]
+		base, ok := tr.byID[m["uuid"]]
 		if !ok {
 			// Not in en-US: kept whole, so validation names it (the upstream
-			// answered from two versions; sync starts over or rejects).
+			// answered from two versions).
 			out = append(out, m)
 			continue
 		}

@@ -121,15 +121,12 @@ func envelope(b []byte, kind byte) (json.RawMessage, error) {
 	if !utf8.Valid(b) {
 		return nil, errors.New("body is not valid UTF-8")
 	}
-	if !json.Valid(b) {
-		return nil, errors.New("body is not valid JSON (truncated or malformed)")
-	}
 	var env struct {
 		Status *int            `json:"status"`
 		Data   json.RawMessage `json:"data"`
 	}
 	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, fmt.Errorf("body is not an envelope: %w", err)
+		return nil, fmt.Errorf("body is not a JSON envelope (truncated or malformed): %w", err)
 	}
 	if env.Status == nil || *env.Status != 200 {
 		return nil, errors.New(`body is not a {"status":200,"data":…} envelope`)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/follow"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
@@ -21,6 +22,10 @@ type dataOptions struct {
 	inbox  string        // --watch
 	poll   time.Duration // --poll
 	retain int           // --retain, for imports from the inbox
+	// --sync, --sync-every and the sync flags: follow an upstream.
+	syncFrom  string
+	syncEvery time.Duration
+	sync      *syncFlags
 }
 
 // storeRepository serves the store in opts.dir: it polls the active pointer and,
@@ -54,6 +59,13 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 				logger.Error("inbox watcher stopped", "inbox", opts.inbox, "err", err)
 			}
 		}()
+	}
+	if opts.syncFrom != "" {
+		f, err := opts.sync.follower(opts.syncFrom, st, logger, follow.NewMetrics(reg), metrics, nil)
+		if err != nil {
+			return nil, err
+		}
+		go f.Run(ctx, opts.syncEvery, func() { _, _ = repo.Reload() })
 	}
 	return repo, nil
 }
