@@ -415,8 +415,12 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 
 // interrupted reports whether a stored version is the leftover of a publish
 // that crashed before switching the pointer: newer than the active one, not it.
+//
+// After an operator's rollback (refdata activate) newer versions are kept
+// aside on purpose: none is a leftover, and re-importing one is a no-op (use
+// --force to publish it again).
 func (im *importer) interrupted(id string, active store.Pointer) bool {
-	if active.ManifestID == "" || active.ManifestID == id {
+	if active.ManifestID == "" || active.ManifestID == id || active.Activated {
 		return false
 	}
 	vs, err := im.st.Versions()

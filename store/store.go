@@ -86,6 +86,9 @@ type Pointer struct {
 	// pointer to every file of the version.
 	ManifestSHA256 string    `json:"manifestSha256"`
 	PublishedAt    time.Time `json:"publishedAt"`
+	// Activated: an operator chose this version (refdata activate), so newer
+	// stored versions are kept aside on purpose, not leftovers of a crash.
+	Activated bool `json:"activated,omitempty"`
 }
 
 // Open opens (creating when needed) a store directory.

@@ -145,7 +145,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 	if err != nil {
 		return Pointer{}, err
 	}
-	ptr := Pointer{ManifestID: id, ManifestSHA256: msum, PublishedAt: m.PublishedAt}
+	ptr := Pointer{ManifestID: id, ManifestSHA256: msum, PublishedAt: m.PublishedAt, Activated: true}
 	if cur, _, err := s.Active(); err == nil && cur.ManifestID != id {
 		if _, err := s.Lookup(cur.ManifestID); err == nil {
 			ptr.Previous = cur.ManifestID
@@ -156,7 +156,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 			}
 		}
 	} else if err == nil {
-		ptr.Previous = cur.Previous // already active: the pointer stays as it is
+		ptr.Previous, ptr.Activated = cur.Previous, cur.Activated // already active: the pointer stays as it is
 	}
 	pb, err := json.MarshalIndent(ptr, "", "  ")
 	if err != nil {
