@@ -381,12 +381,23 @@ func TestSyncFaults(t *testing.T) {
 			})
 		}},
 	}
+	// One store synced to 14, copied for each case (the stand-in's URL is the
+	// same, so its sync state carries over).
+	up, url := fixtureStandIn(t)
+	template := openStore(t)
+	mustSync(t, newFollower(t, url, template, tuning{}), "published")
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			up, url := fixtureStandIn(t)
-			st := openStore(t)
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := os.CopyFS(dir, os.DirFS(template.Dir())); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
 			f := newFollower(t, url, st, tc.tune)
-			mustSync(t, f, "published") // 14
+			up.SetFault(nil)
 			up.Publish(1)
 			before := treeHash(t, st.Dir())
 			up.SetFault(tc.fault(up))
