@@ -1374,6 +1374,9 @@ type FromVersion = string
 // Language Example: de-DE
 type Language = string
 
+// ManifestId Example: 05E83EB5E32657B9
+type ManifestId = string
+
 // ToVersion Example: 05E83EB5E32657B9
 type ToVersion = string
 
@@ -2039,6 +2042,31 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportActive The active version as one archive
+	//
+	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// 0644, no owner and the Unix epoch as modification time, so the same files always
+	// give the same bytes; the strong `ETag` is derived from the version's content hash
+	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+	// active version. 404 when the active version has no stored files (never the case for
+	// a store or the embedded sample data).
+	//
+	// Corresponds with GET /v1/export (the `ExportActive` operationId).
+	ExportActive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportVersion A retained version as one archive
+	//
+	// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+	// max-age=31536000, immutable`: a stored version's files never change (a forced
+	// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+	// 16 hexadecimal digits; 404 when the version is not retained.
+	//
+	// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+	ExportVersion(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFlex List flex items
 	//
 	// Corresponds with GET /v1/flex (the `ListFlex` operationId).
@@ -2489,6 +2517,51 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportActive The active version as one archive
+//
+// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// 0644, no owner and the Unix epoch as modification time, so the same files always
+// give the same bytes; the strong `ETag` is derived from the version's content hash
+// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+// active version. 404 when the active version has no stored files (never the case for
+// a store or the embedded sample data).
+//
+// Corresponds with GET /v1/export (the `ExportActive` operationId).
+func (c *Client) ExportActive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportActiveRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportVersion A retained version as one archive
+//
+// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+// max-age=31536000, immutable`: a stored version's files never change (a forced
+// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+// 16 hexadecimal digits; 404 when the version is not retained.
+//
+// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+func (c *Client) ExportVersion(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportVersionRequest(c.Server, manifestId)
 	if err != nil {
 		return nil, err
 	}
@@ -3852,6 +3925,67 @@ func NewGetEventRequest(server string, uuid Uuid, params *GetEventParams) (*http
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportActiveRequest constructs an http.Request for the ExportActive method
+func NewExportActiveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportVersionRequest constructs an http.Request for the ExportVersion method
+func NewExportVersionRequest(server string, manifestId ManifestId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "manifestId", manifestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -5910,6 +6044,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// ExportActiveWithResponse The active version as one archive
+	//
+	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// 0644, no owner and the Unix epoch as modification time, so the same files always
+	// give the same bytes; the strong `ETag` is derived from the version's content hash
+	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+	// active version. 404 when the active version has no stored files (never the case for
+	// a store or the embedded sample data).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export (the `ExportActive` operationId).
+	ExportActiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ExportActiveResponse, error)
+
+	// ExportVersionWithResponse A retained version as one archive
+	//
+	// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+	// max-age=31536000, immutable`: a stored version's files never change (a forced
+	// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+	// 16 hexadecimal digits; 404 when the version is not retained.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+	ExportVersionWithResponse(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*ExportVersionResponse, error)
+
 	// ListFlexWithResponse List flex items
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -7492,6 +7655,164 @@ func (r GetEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportActiveResponse200Headers the declared response headers of an HTTP 200 response for ExportActive
+type ExportActiveResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentDisposition         string
+	ETag                       string
+	XDataVersion               string
+}
+
+// ExportActiveResponse304Headers the declared response headers of an HTTP 304 response for ExportActive
+type ExportActiveResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ExportActiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportActiveResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExportActiveResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportActiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportActiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportActiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportActiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportActiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportActiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportActiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportVersionResponse200Headers the declared response headers of an HTTP 200 response for ExportVersion
+type ExportVersionResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentDisposition         string
+	ETag                       string
+	XDataVersion               string
+}
+
+// ExportVersionResponse304Headers the declared response headers of an HTTP 304 response for ExportVersion
+type ExportVersionResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ExportVersionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportVersionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExportVersionResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportVersionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportVersionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportVersionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportVersionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportVersionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportVersionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportVersionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10642,6 +10963,47 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, uuid Uui
 	return ParseGetEventResponse(rsp)
 }
 
+// ExportActiveWithResponse The active version as one archive
+//
+// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// 0644, no owner and the Unix epoch as modification time, so the same files always
+// give the same bytes; the strong `ETag` is derived from the version's content hash
+// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+// active version. 404 when the active version has no stored files (never the case for
+// a store or the embedded sample data).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export (the `ExportActive` operationId).
+func (c *ClientWithResponses) ExportActiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ExportActiveResponse, error) {
+	rsp, err := c.ExportActive(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportActiveResponse(rsp)
+}
+
+// ExportVersionWithResponse A retained version as one archive
+//
+// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+// max-age=31536000, immutable`: a stored version's files never change (a forced
+// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+// 16 hexadecimal digits; 404 when the version is not retained.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+func (c *ClientWithResponses) ExportVersionWithResponse(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*ExportVersionResponse, error) {
+	rsp, err := c.ExportVersion(ctx, manifestId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportVersionResponse(rsp)
+}
+
 // ListFlexWithResponse List flex items
 //
 // Returns a wrapper object for the known response body format(s).
@@ -13531,6 +13893,278 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetEventResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportActiveResponse parses an HTTP response from a ExportActiveWithResponse call
+func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportActiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportActiveResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExportActiveResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportVersionResponse parses an HTTP response from a ExportVersionWithResponse call
+func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportVersionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportVersionResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExportVersionResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -18853,6 +19487,12 @@ type ServerInterface interface {
 	// GetEvent Get one in-game event
 	// (GET /v1/events/{uuid})
 	GetEvent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetEventParams)
+	// ExportActive The active version as one archive
+	// (GET /v1/export)
+	ExportActive(w http.ResponseWriter, r *http.Request)
+	// ExportVersion A retained version as one archive
+	// (GET /v1/export/{manifestId})
+	ExportVersion(w http.ResponseWriter, r *http.Request, manifestId ManifestId)
 	// ListFlex List flex items
 	// (GET /v1/flex)
 	ListFlex(w http.ResponseWriter, r *http.Request, params ListFlexParams)
@@ -19057,6 +19697,18 @@ func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, params
 // GetEvent Get one in-game event
 // (GET /v1/events/{uuid})
 func (_ Unimplemented) GetEvent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetEventParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ExportActive The active version as one archive
+// (GET /v1/export)
+func (_ Unimplemented) ExportActive(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ExportVersion A retained version as one archive
+// (GET /v1/export/{manifestId})
+func (_ Unimplemented) ExportVersion(w http.ResponseWriter, r *http.Request, manifestId ManifestId) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -19806,6 +20458,46 @@ func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Reque
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetEvent(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportActive operation middleware
+func (siw *ServerInterfaceWrapper) ExportActive(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportActive(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportVersion operation middleware
+func (siw *ServerInterfaceWrapper) ExportVersion(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "manifestId" -------------
+	var manifestId ManifestId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "manifestId", chi.URLParam(r, "manifestId"), &manifestId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "manifestId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportVersion(w, r, manifestId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -21274,6 +21966,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/versions", wrapper.ListVersions)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/export", wrapper.ExportActive)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/export/{manifestId}", wrapper.ExportVersion)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/metrics", wrapper.GetMetrics)
 	})
 	r.Group(func(r chi.Router) {
@@ -21297,237 +21995,247 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3vbiM3ti/6KoTuBmJnlyy77XY6NuaD23Ynnml3G7Y6mbnj3CuqakniuIqskCzLStDAfNoPsHGA8wb7",
-	"Rc6bzJMccJFVRUklqWTLjnpamUFiSfy7+FuLi+T683sjFEkqOHCtGke/NwZAI5D450kYglKngmsp4pM4",
-	"FsOPkvUZN79FoELJUs0Ebxw1Tj9e35CekKQrxVCBJDRN1TGh8ZCOFOl829lpBA0Jv2ZMQtQ40jKDoKHC",
-	"ASTUNAYPNEljaBw1vm0EDT1KzZ9KS8b7jc+fg/GBnD+kQsGP5TCnh3JMYtBqbDBEAo1I57xN+52AdP7a",
-	"PKOaNn8CqZjgHUJ5RDqmA+C6+Z7yfkb7UHvUptWAjLcZkMnmKqd2SsMBuJlVTIZqGou+Ip0068YsDEhC",
-	"H5q0D3/a390NiNI0huZwwGJoSrinMYuohj8d7naOSad1v9e69+Z3y/GriPV6rZhqULpTNstFMzQj6ZCt",
-	"siEC9yBHRLMEjgkl+7sHhCkSDoCm28d+c7/3pEg+t37X4nOnYqh7r/cPd814WZJkmnZj6Ozc8pq0XW7i",
-	"1TS2C3HOQxGZ76bI3OnKDhGSdPq/sbRDhgPgRA+AdEU0wimLJJWgFERkKxwIBZx0R6RjYJnqZt5uh/za",
-	"vKdxBiow0NMxIz0mlSaCE0o0g+1jQrsKuEZWYRFwzfTIgMybOM+SxtHfG13ZCBpmOI1f5kypgNbUlNoD",
-	"ILEIaQzFTL5RRMODNhNinGwpsD+dXF0Qr+52XdADb366qaS3YQPHBdMDu6Sc9UBpcnFGRA9H0KcJEAfV",
-	"ku6h+dYAq+6Adl+fv9k/f/v6fP/V4evv3n5fOTbDqtODutFS8D5xQBLSjowZqWEWHrimpiTZAhoOSGiJ",
-	"T+yykwFVhGlFxJBvB7c8AsnuIcKh4/fdkQZ15NY7pLH9gtwBpDhbZSZqxkVoKIVSOSnUzi2/AR4RpkmX",
-	"hndm1ToXveYHwaF5SXU46BAtSB+0Zc76PHXb4Lv3/UvY/e231z8n734a/ZDdMM3vvpO3jUqq/UTlaJpq",
-	"J068T/JB3QWbqFfR8+egkVJJE9BO1r+TIlkGWgWqBDIxlRZSZGvvkAzggUYQsoTGJGJ9phVi3+xvjZTq",
-	"QSNocJqY8ZgqjwdhQh/eA+/rQePo8KCKurO5+L3lYDcZ5N4egzhSAREcv6eyeXIekAiaZ+cBQZ4MCKjm",
-	"uf3P5V8D0pPNd9cBYVHz4iy45Uw3L9oB+Qdt/vkqIHei+ZfrgKRx8+p9QFLdfHsdEJk1rz8FRA+a7R8D",
-	"omWzfR2Qe9b86UNAfhs0T+1/2j8HBpKUj255DFqDJCFVsEPOoEezWNvR7JATPtIDwygQKzDS52B312IV",
-	"Sf1rBnJU0joud8uSvpFt0ZM6JcVx6nXI3BZPRI4WS+JGi2dEzaeMRdVyn2lIvlHk06eLs4C8aR7g//Ze",
-	"VQzcrR/xl696Kpnprd5kDvfhMHzVPWwe0DfQfHP4fdjcjw7CJuy/2X/9+tWrw9dvDhZP8LPpTKWCK0DO",
-	"f0uja/g1A6XNJyeCzZ80TWMWonxu/UPZ1S0G83sDpBTSwxX55uGh+de/fmOAyIUmKktTITVExyRTMJet",
-	"/vXP/zGo1FRnqnF0sLv72SfAf0joNY4a/0+r1Kdb9lfVOsdB4KSml0vaaZkBJTTuCZkYPYML8kmBbJ70",
-	"geuAZLwYKMmnEnjlzWIbFSYpkby90/gcNN5mUTS60JDUIFu9yWCLb0U0qprQRw6kawqgbNDl9My4UZoZ",
-	"gE0dMppOBW7iMaNZnjOqBuJqt2aeT4ojQ9GsPTQ0vVND7YbHzxu5yt70dPZ5TY3p96Xi1vSV0bn1J3RX",
-	"rwl/26jRRFHc04LmVcMy3t4/ryyW+Rw0xo9Ai2r5eiJCCZH1Hu4hXj1gsdmFqCWxKbbB7ga7j8fue1Zr",
-	"j1oWu6bZWfg9x4O6h+Bci6GhZveFMrPB9QbXj8P16iFdE80bHG9wvBIcn4okBc0MjG6AKsFXqmJMtT5P",
-	"0wjLwkRh6Q2gN4B+MqBXKqQrW58vsKdhvZHeG7CvHOxtBvIG9HOJb9d8XfmtGUiiQG9AvQH100H9XCLc",
-	"a76+DM+hvZHiG8CvCPCZlMDD1V5H543OldiuzAa0G9A+FrSrlc1eowsksiu5kcIbQK8G0Ges11upBDYN",
-	"zgLxCYlYr0e6oIcAnOihGDP3URucPhGnawqydzE8GJCtFGh5o/O2+l4MD2gBsRGNG9H4WNSudK/3G52/",
-	"1xfY3Wz2G0SvBtE/0ATO74Gv9r6saHWeJMZ9Hu7RfGkD3A1wHwnclcrisVbnC+MSvhtpvAH16kB9KSI4",
-	"/zVjaUq7MaxcLI83v1A+JyICAkX5Dag3oH46qFcusqebryG7J6C9keIbwK8W8M8iu2tJ7A1qN6h9LGqf",
-	"RTgvI5I3cniD6JUg+oJrkJzG1rvqUV5hzDVB8ItjIkHLEYmpBum5er1elauXAnkPkvQoiyE6RrwnoBTt",
-	"A1F0pMhwQHVgnYJB3rMQiNLm+yxFXy7nwyIjkCvde7x2520/1rOgi+U2/Lrh12X51YPZSjehiXbn70M+",
-	"iDdb0QbaK4I2AuQmSxIqV2spMtXyLHib/WXvDfHchLGmIkOmB3ZPYb/l2heTxHpaE4zHsnmG/zd9hr+k",
-	"6Uo1hUuaztMQEppupOdGej4CpSuVma69+YpAQtPN/r9B8GoQ/EHodyLj0eNOoVyQIdBUcLtXZxmLyK77",
-	"p1nxr/wfA9Q8Ts1kCJljEjOlDY4TQjVp3e+1bB9qLIbJwdMPth8EUVk4cEZXllWCYlxCogUgnl8/CH0p",
-	"ItZjMCNyzUS4LU4TiKrCXjFFlGZx7Kxj9THhAqOGbVh0LfUYA5orx/Aee2h40K2BTuJx0T5hQcrJj+3L",
-	"969JJMIsAa53qgOFVdYiKe0D2cIGAvKp/a75ZjsgEngEEiIieAgY+xGDH0YkZnd51ENEEzGgNE18o265",
-	"GPIigN4578dMDY5JRDW1326h4ZaBrNp2MfZ0GYTPhg0MSELlHUTI57ecaUU6MeX9TjAjAqVtj+gB1fkm",
-	"hJGz/r0wPhGNseXicbbCAeV9UNVxKvUARqQnzKgrNvHtY9JpRSJUE20tilU5P6zmzpJBK/PhzgtL+Qdv",
-	"qHkTNxBmkulR80rELKyI9neDfytDnlEMKiA9wbWy3CM4h9CUU0TweGRj7GEARXvjeUxYQvugCI2VsL8O",
-	"tE6VYxoWCq4WBJ6cHcpx9apATpP2KIXmRySAmh3+kAvFWa9XGxyufCUmnqiGXMV0BLLN9IoNS7x25x3/",
-	"UixGtCm30aI3WvQT4LvS8+BEu/PPhT6INwfEDbRXBG0JCQN5KngPJPBwxfJ5svW5UtoWNru2K70B9AbQ",
-	"Twb0aiV2VesL5PYUrDfSewP2lYL9veiL55Dbpt06ElsDTUgs+mKD4Q2Gn4Dh5xDVebv1hHSB5I2M3uB7",
-	"Nfh+hqiOi0M5bsI3buD6FLiuVBLXDdS4Cc64gfJKoXzH+OlAioSuVvoWzc6VwHeMkxCLbbC7we7jsbta",
-	"UTzW7AJxXCJ4I5M3uF4drlefSaVodaFE3uRR2QD3acBduTyumUWlhO9GGm9AvSJQo4VHe+UBP7x257mF",
-	"+K4eBtSCwwazG8zOx2x7AMlq0YotztMctCmwka8brD4KqytVGIoW5ysLiNiNnrDB8Wpw7D6sVOq6Nufp",
-	"Bw64fmDmDUj/PR1C3Qcj2VaKsmvQlHGIvPbnIU664kUc8IBwGILSpMek0hv0/Xui72f0QFsp8GyT87RK",
-	"6/a22Y432/Hj4LpSvbJscr5i6fxBN5rlBsorhPLNHXsO6WuaXSyB8WZ1g90Ndh+P3WcQxXmztcQxvg1s",
-	"ZPIG1yvAdRF4weIiUjeaavybRhEz6KPxlRQpSM1ANY56NFYQNFLvq98b3UwqfSoyyws9IROqG0eNSGTd",
-	"2PM65lnSBWmG3GMSrqmG+sWVfpvFMeiTMMwktZ7BNWrKjN+kANFlFmuWxgxkzYq/CZEsWemz73j798kW",
-	"vElXDivwqVg95V+KLkX3HxBqZDkm35p6j162M6Y05WHdpVADofsZvwIzsvpLPkGbilaCieFUTjbWN7bm",
-	"o6e7BOqee6o4lKppvs2iaLRwcpMZzrqmFtlye0Q4oDLZtpFcmFb2KRkDrI0ThSoF+orqwbRneR7YFG/k",
-	"msD7jAPB8iSlerBDPqb01wwqAmEEjYipNKaji3C2QMo3wE8y9mp8oAlMDwXDz7HfIMJIFJU9MvUjiyLg",
-	"F70PQn8c8qrgLrZEvkcqLSSQ4QA44UITYep4TXeFiIHivmaJZ9pjGhK1aEa4fvjObyq75qiUFMU1XtZ/",
-	"yljF+K6hB1IRLQglePVPtjqt+70WVlGt37OMRZ8728eEZ3FsR24mYld+QBXhgiN1zO/UoNMFAJiiVub6",
-	"L+MBfLf7/eE+PYyaB6+73zXf9KKDZnhIafPwVffV3uvX3+29prQyWIAPdmx2fC0rV8anwjhYAg+RBeFn",
-	"MgmqS8tJgYhqWmsBUQS4CEVVUYJ+bLeviC1AQoyG/mp31xC/oOmr3d1i4Ixr6FeJB9tDYMc1c6IWTcuJ",
-	"hDJYrugRalGyQABM4QTFSNH5RMSlLAHJQszQbNqtIVJfXiwMWAQ1RMKEFCBn0KNZrJEXkbimhAQrN0Qm",
-	"Q3SHi6jGsDhAegziGcIjZ7VanOPRe2rsk3w1i23mg+g5WaaQeevFN8XB6nHTXoHMXx96vBQp1pUKpzSO",
-	"RaaX1q5sEDgJfWbvQylJaDotTc1pW7PF0s0N431eHOdh2q4WdO/Mfj9TxqksBXk9p/oVlcA1iWkX4p2F",
-	"m7g3kOm2g3KKc8j73iPDEmT+YHYQK9ATxllCU5IKhbUDwkXCOI3jkdHf/r4bkL1fjkhiD1Aj0h3ZOPau",
-	"GgZ6+kbd8iGL9ADDQw2A9QfaCPS+0WDZg9GHyalI0kxDRDC0GY2IZgnkkaNyWf+NIkMh4+iWh0LIiHGU",
-	"+0VE44Sm36h8KAykCsrf6AMoooY0TU0fdrPAF+5IgDq65Q/kT7btnRH5P/+bPJQnQvKf5OEmpDGVbXES",
-	"RQEZFUUfTNHRWNGRV3Tnlp+QHgyJBBqT0C6JIjED8o9MaWI+schuZkgopE+PxjFRsSFSPCrKWELbcG/j",
-	"UH+oeYwaPebU9NAwFasRpqEv5OiM9XpLSjEaRVUqwI0NVP3p08WZIi7yow0g5g4KHIYgfZOEQgxOseKk",
-	"yLPx3io6vTBNmA66Qg/IcCAUZltgDv73NM4AQ1aaAwHjhPJREdRS2QF3Rxijc2xAc2WOHQvevFcMVUIi",
-	"7h9FHxFHj6PPxKLb9SlHUpKvEgjedJbDASprauZEtUibVm/Ggi744YIl2rJANptXklIJZnWwxPZygFlK",
-	"W3QTqaSOSFLQTLN7sA6ZS4piNI+g3EaJ5JEY4qbHCQ01Sguz7kbxJwq0wUFPyBCWPV3Y/AcVK3FN+Z3L",
-	"jqAIUMkt3IeMu4iWGNPPTGvyLOy8Sv3DcD3mmKSXzeRgRjnjMF3yeFm1baR/9dn+z8IMXgvi9VRQsHJb",
-	"Bx61WdV2fnHzkbw53N0jn9qnx/kqmaMACWOh7CVGKXCphqbZ1Ka6CBoPzb5oTqsTOP8Fs7BEwviXBhPb",
-	"1YqJplIvOweRAn/yHJZio3KYJdHHyDBjjUsALzp+VaDrWU5h01y/Lmr3DPZaVg2XpWAgdEhlZLSqnjaf",
-	"iJXARk4ZObGsLFr+aiLOr0Xq3CUnNI6XaHsGfoOGmdp1QfrlFSsH+dhdMYw1N3mlUA56aXy/xDmzEuxr",
-	"eeYcFx7LPlvQ8K4vRcajUxHbDGPjU3nTDAdU0tBwwfUPb0/IAB7GZtHII7VXyeiwfqPHJJIitfGkqdJE",
-	"DwUpSimjApii41333D/VjwT3LH+ynHju5lmS+wthVHeqSOfco+OZq3p0dHH98UNnZ17zC+4OK+vGVPZh",
-	"CX41cqktGeX9GM7EkD+y6qd0iYrLyhTtsDdOh13CFMm43YGPSSzMWYcp94f5uubdrml+eVJPMJO2T6FF",
-	"Wx5IJhY0R24wxSDjgqtcyRmrVLkCNdj4Bpa/RYrNEQe3KNOnOiZ0TB20Ksc3inSq9I0yDDvU0bo/4sDz",
-	"FZlC+Pzd0CxAhdT8KG3EerwfyUFDtlCN3d02eiGeC0RaAGdZSY4C8qnnosn5jz8q2bnVW+Hn19NyKK3n",
-	"XnUD+oW3co8ea7mXY6qPcOnneU4Yb+LFX+haWKCgLnzCXfFb2lWcSRrbO6b5T2peMzeM97OYVmwr+S91",
-	"Glx6swWj+V9JuGcwfLpSXecNu2rOk+ry2E4zNcSFKrSDxXNJnBy3a8ZHLyJdvLmvo0w5owntwzXl1qxw",
-	"mbOBiEa2ds1z6ABotFSFGPpLlZdmFuc8ugTtNIi6lW40lXqJapOvVpNtTI1lbPaBTzt/mpULVOetYRw/",
-	"Pw+oJu762qpLghdmumjhw4UeWMOJ8TUN7QOH+zQP12ZYp2Xpz0HDdOTZgY4P6ZJy1gOlycVZbj1sb+4V",
-	"i6oFcx84SKohOtHTzf2cX7lGrNcjQ2qvvvEtbetT+3T7qbeQNtdoHRq4tKTI3mKZ6duHnRnTn8CXT1q/",
-	"n3EqBf7ylZOYBapnEvaI13URbuMgXd6ECbiWI5KCJCHVNBb9wD3Gd0do2ZhSPXB3gGgs1zl2ubPcSozM",
-	"adY9WwUEklSPDC8qwngYZ5E9lU5aikZRDf4be4r8HOTVWqW54DK1vSNfcfpaqr7d5R4xbrg3Py9bqxfD",
-	"w7J1jAKciGj5IRYVWwZ8aYrpgpdtBNfFe3Napm5C06Xr2BwumMJl+bo2RHWrzCPw6CZi0RdLV7ZXEY+t",
-	"1vLAvGwT1th12Vp5VsnHVWupO8Zt8MMnNfE4zvdbWLLyhDguc2uOt1k90cqxF2KsMSXQHBeU4Khe7wpR",
-	"NsELxSKPSa0JBnUSphBPvvSYJRCq+WaSFWZtUzelyrHEhqyFpvFJbloyuV8G9vfT0g5kRonr0vxiwZ7r",
-	"dThRd6Kzqnna/KnL2wIYbdmoTXZr5YI3Xz08EAnK4KfiChLyfirU4iFwTYZS8D6aEgzNd1qQSBDaFZkm",
-	"TM96Ta6tzfh6zMHuQX09xo67inLvYnh4hLHJql8dn2oQ/fRLkFrXGTm1nknDLRZjTbTcfDwvcZ3hz30d",
-	"rzN+oAmc3+eOsY+6I0WRf5w7t2IOVDywuUTL5FP71BpqxgwU6YIeAnBS2HGgWHGWHI+0A1jAX8ckoSPS",
-	"BXueWGS+85Rj8EBIfbaqMY0Z5LyUec24EJma0Cz7m/nypQDZMwmYEsTrxlUvIWLGZr+uMubS7PPLvsCi",
-	"eDGKo82qnduL92Lax3uCrBszNYCIZDwCaa1z8dk1INRm2g0FV0xp4ProlneYurRNWEciTApvr5b6Nnu8",
-	"6JGyEPrLQ9QJSI/FcX4zOBywcGAUK1Pzljv/ogFVVWbX1DShTjOlRWKocA2Gk3zjUs/3yBbGdPWGq0Sm",
-	"ZxWcLxN9Is7WObzvazkhvrzyE2WS6hm3gzoc5HtKwnRuV8r0wKiklAyojEhofT4WzgxCwUUyauP3M/1q",
-	"obRyCQjs9HdI5/xEgjovax8d3WjKIyqjTq2ODbzfAdWZhI/3ICVzdy2Tnnu5ySwXHAhN03g09li/jDG1",
-	"7W2mnYHhZagC3eT9qtdOXquK8xdZ4xoKXGcxvBUifiESyCx++vyLRp4y+UlBU83sEzJrVqE20OQnwUKY",
-	"21jMlP7JPXK2aRzX5GQhu4VL/YSM7rKY6RERsquI4LmHTU0rJLQDUlcgf6Rxr+bzkwaaXIt4Jkx6Qpo9",
-	"DdkQ9w4136Z/0So95Qjmjc4TZ+MSp1ruVy5pBWSm8eGt1iSBg5n7kU/WGXJpFrNOPaxPQqyOcmi0g2fU",
-	"DVH5WDNl6Ly4CXvEyUtDQug9ZbENz+7ce1QKIeux0MKebOEuRfHTN4okEAMQIQl1PGvvE7eX9jJ3d5p1",
-	"DUHLiea3oUdHl2YsnTUJRnHH4vhGS6DJy5inFAScZJ2JgdRlnJLAz8xCHmTXlple6sA1TY91Pnm9JFXW",
-	"lhaSRVfOQXlJOoQizhJe1z5GDB9lEiOG1kza9FQ1fhcQ4lGeONZD0j7W7JATYh94vlG5d447BxvlunCG",
-	"7kugGpQmHbzyYbyPI+jc8hiUKU+52U3g14zGuTFx0S4NQ6OC2I4rT8YruNebY6Rouv1gCV2tJjJOaBx7",
-	"VwgGN9Vq6wwN0Te7Kno7SVOgMg/RVdcv4ArJdkpltHx9f20q9HN/HbwLDBuKyLlmpWnMrJpcA95PuU0c",
-	"G+v4Ks2i4jwKLdogPY55pp3R58k1EXPekF5C6k9QYB0FP8oLqPteXJGcLktT62xuffoLl2rFfsNEHkyr",
-	"sXxJFQ+sXOcGVVNhmZwbpGvAlSQ0lEIplFHYpvLknPcabUc0HhwsgubZeZVU1IUhzqxB2BJkCy9RUxqC",
-	"2q7qd2IJ3CCKDoJivguX40UgOrb+awrSS5ouvasnNC1jBuaRQ5Y/ztl6FbDwougod8XaE9J0q4q71iJg",
-	"iT1tahuJoD8RSaFGdJ16zvtFQJeKsDsstJRrKtBmmyF9EH1J0wELiVdzTW+7/XuTuj7Nj7vNS2hq/pof",
-	"QtJGjawaKDfLgW6dtR4aypgPdSKyLVwYZxz0tnAjvEjmBPidVJbSmKpBbc1qhBN4XFeahpqFNK5HJIIP",
-	"rcRZIBeXJ/g2Ve4QTINaMTlnuq4/jMfTnTAMEjKOyL/+67+LJ7kyntIx4WVgqCJgElkQMKmm8ulXqXB4",
-	"7PUUaIKRaZyRcT4uG+GqZi+jlcy9iABFFkWAqjmqF5h7HS2+kv+rAT8usefdFFdfHDt+nc2LM+XBuBOp",
-	"k3jjqB5f5wlsTZDb2yZnbN7PdMAwasH6aCgvoa25Ga+jjmYPoW2ml7+zdzcjBG1qd573NmSh0K+Ovjz9",
-	"WoiDbcODnterhgdttq8hd1YYNJ+rGc+x8+EwemM3pvzOUiDfxhi3Ye8MybEMxVB4tsxTNrA6gqyc3oyw",
-	"x/NvFzw0PBPz+3hbPxZ4CWEwQYG1FAp2AzotTNiXFw22BVJawe+88HUpq3/mYOomS6v0orbMwLGwFmkT",
-	"o0yYHTnFaxF0sBRcU8YVQV9Kb7rquAzbzH2lViTmZDtmYe6JpzuoeIO8sRmrWQRcsx5DMy2qMYAnhoy2",
-	"Xp759UpKdTgw/WcKCNOEcaWBRkbb9miK0/oHBlOjPMJQ9LS/coNtMx23FCWZFwqhSfQ9lyiaQvm6st+L",
-	"iKUqaqyxcHov+uLRYkkDTUgs+mKHXBhuxBi0mQJFEirvkJFjIdWR2d/DO3IHkJKMO2/qgHTjDIjIdMw4",
-	"BLdcQkRSycwxNyB9iZbgEAoeUTnaIW3Tl22PhCIBtCDYuv7Tzk7wg/nXW/Ovkz/t7Gx37M0X0HBwi51x",
-	"iMtYw8dGutyDRFeVN80u0+T6h7fIvQnaDrqh28DCtikjt2LAlwXSpTy65VuUa9akMaMKIgJRH2xc3tyE",
-	"3TWCMiGTePowws6Of/vRr14vmYcjnBVxq7gMMkU8cfrcSlkxouU8WDygP68ERFZaP+5+QamXU2Ad5d1E",
-	"SuFHPPYUQR8wbpe8B+kSD1ddrIe5y+xUsAXUcDDyrXtaz9vtAlpHmZZnpKDoGhE0GH/SkRADVdDc3d/Z",
-	"mxEYEDOY/eiuNyd0oh9Pmq9eHxLhrNbzwXyjiOI0VQOhSY/FoI7QAsBIatK5zXZ398OU6gH+BcR+oQYU",
-	"m+q5i8YY7M+3t7xzy1OQ+J0f9hpd/jH0bAc76eSVMaXPN4pcnny4eHd+0975hxJ825r6K5rALcfypI/B",
-	"d92XZEDVgAgbY9su0LGL6wzcTcMdRM1cEhdH4iK65dgO9QoLDlZIl4S20zv6vvcq3A0Pu9HrcC/ahd3e",
-	"K9gL3/QOut/R/egV7PV26ffdN+F30SG87h3Q/e4rLPd97w39rnsYvjZQodpI0MZR4/9zjf59t/k9bfZ+",
-	"+f3w4PN/VC1iOdjx1d99ff5m//zt6/P9V4evv3v7/XjrptmT5rtfft87rG62sHGYGxgkB+iQ+o4VjKNl",
-	"B0ZwNrQ2kMFMTBg1xHsUMk1A0gW8f1Q48gqTCs93af4mUunLZL40RwK8UnA8/Dlo3M8KItIejCeoD1Cd",
-	"aN3vtdwXHQw9bc8XHrkNk+3s7u4c7n//6nB/YbARb9nKwRR8PE7/cU4NchFSQ5Y9UcJPPO15idPJVndE",
-	"WJIKqQm+49d/upsUt2u6KzwqpvoJJ5AyJSIgW3iT3qShJilIJqJtNKO18dW3pMj6g3hEFHtoDgHuxiOx",
-	"b7/0Wb5WIPInhvtJMUVJddDxT5/KkD22XE7HYwyEKZBsKrCiQxRUrnfdVzNI+RPnp/Mr3km3o9Jj89hJ",
-	"vFSPctON5ZJOTWYVmOzMehdZ6FrnopNQdwzwpn85tyTsePI4p6ony7vQE26ANleCEfXWtW1cAFb1/BJ3",
-	"sTlxZjmZerBbdB541sDt6xWt/eVieK934O6bgUjP3HRWFvIhpPwttCU1DDQ9vTMprP03iTJr/oUJHkck",
-	"HVAF1eq97z4x07di0aOLY56ZSaKMmqEqWriSLATCvPimEiKm69p+9idNqOP4Y69x9PcFhuF+rc+/TG60",
-	"12KIVyjW9DlPU2OoaLqbTBniMqYye5vrCpuCc7aPEiNsCQsODsOLRxR/Vav8BLpxtcY8Q8aQMEH5CVjm",
-	"0/KG7A9noai8Y/wUgwwtfUWIN10EHe5GMZB7Khk156oeoZj3fGdNLsDsmbJLFRAbTsneX+JWfce4e6nE",
-	"ZwlFaJoCjwgtpoNMViaugKE5IFcyXS+L42vgzkK/lo2RBJpA9BOLQNStM6Q6HLxYFF13/eZNrRjC5Pjr",
-	"I+25NuYSyuuyKRUjepENemz+a7lJ3zH+mPS4J5xkaV/SyKVhKkRMQDIei9AeuDB5YFGwZuzul72G91R0",
-	"Wqb9KxN+L1SysWge2mqG/7POpZ11vyE/0TgrY2iO+WQWC2KaPDr66d1fOwHpHB2dcJag3Zj9+I5xc4iQ",
-	"9tONyHh03utBqJX9pi0pV1aDKOr8hcUxOiLn1doifSdp33644CqFUJ/wyJQzRxcY2iRsCkPjUPTzqHko",
-	"XF6KPkEwliswlYNnaXH4nFl+S15bN+Z/KVm41il+bxBy7fke4LO/n5WcsOxgYmp4TikcO9CCdcvdXNzB",
-	"CD/HY1ZdvutH5bCfC7ceYdZkrTC//9LqMcbNPC7MXVQCmoWKSHBWA4RpvJEu0ut3dtb+xRhv/11wiKUM",
-	"4lemiVaMYJGkxeV7JrRaaKwTTl9CuhazXkfJWundctJVIs40kE/X7116VGvKIiS5N/t1Eb4GIkbJQChd",
-	"xOgzGsj4FelA61QdtVpYeOeexkJSrps0ZTuhSFp5qN7DfTgMX3UPmwf0DTTfHH4fNvejg7AJ+2/2X79+",
-	"9erw9ZuDloM3CwXfSfFWuriKySSrowA97rm7bbOBsvvxV7Id0pFM6NOYAdeu5U7L++5txuKoQ6gEYm1j",
-	"FBG9W97Jb5rlZNWJH1x9o6iG+IUq3gtMwZCcXF3s3PJ3mC/XqPn2Nj1iEd75uNbIlogjIiEUMlJkQO+B",
-	"cEE6wPuMQ943Kfq45V3T7TYOe/LqvspU51HP8NjHmYshNU5tnDWJqEajpuJW/oh0/va3v/2teXnZPDvr",
-	"uHel4imjeLoYR9+r3Vd7zb295qtX7d3dI/z//ztzODNzLHzIEpAsJFgq9zOiSHFLlbE+976vfm3yyF25",
-	"RY0/ak882ZRWmg4BNuJfnvxha++QZGkKMjSHmQE80AhCltCYRKzPtHVOXfk7uQ/TyilVA30OVJpqwNKU",
-	"8X5z7/vmrFfloDHBYhUyzLCbIVXVUHfmNzkTBrMa/alMET7V7H3VlJ/0bl68lnsP6D56J6E2cxVmrGMV",
-	"KaYp7nNw1c7iaj6TKuE9o6/DNvozbmJLa73uhr5wTDYdqYCogUitnwfaS949IuvvKiJP/Qj0fjQj8hT0",
-	"aBZrc3D8NMst8guJTqX8t7BajzTF69n0A01xreS0GmfNT7nZjbtAuiLrD3St95ciaUItJdMC0KzHEkkm",
-	"8zwJNwZ29ef/s1dpDgmsghhD/hBVY9bLhgSbQOESQcLGp+6hICf8bC5/JonmRMhaCbSXOB6V817H85HH",
-	"V48U7vhqVoaesClKyBbjETyQ3dzmFa+gaRGvZxslv73qJls2ItEemvmrMuqUaXn5kIRlMpgVvJM4C702",
-	"A1lt4nRNJdMjfIjwrvMd45Zb2zoGmShS3jz9DrW4taogEPRAKkycR/CmgGyh2aVNJNP63cjAz53tZTyo",
-	"gsaQxnFK05pvq7WMjooZTC/6pNgtex+XuGV6Hkfb+Qz3rHI23ynXS8a8nLydpSmsET0KpWQJA6VILanL",
-	"nOQ1ZigyaExDWdKMxJA3FesPtLKJ5YtQV7W0Ocrk20wqvezwxqrNUbYSoXSudNYbUKzfMQnVkdw/jIWI",
-	"j9G9SQPpMVnPa57G+mYgdD9bVrU8mag4Z8Zc8KayZevNOCqz0dYX634K2wp2wRxdbZbADTrm1c0L62LC",
-	"10qHbYieZ4RYFMObZlokVLOw/lKZgteVt3DXGBAbE1Rat8Oalm9oKf82i2PQJ2GYSRpW+R6nEmh0TGIx",
-	"tDE1EyGBUCyvoWZPCe3T3xiHG/Zb7TS+EAsaLb9iMuM3KUA0L9zNNcQY7MVs5qjPJeIeEuCaKFO15qQc",
-	"pq/AEHBGKPm9Sg6o0bjZmq+Ag56VLqL6duDn8Wouy401eL6EiGVJp0ai2RxpEwtXSdwK1qpavGq0VRJx",
-	"evIlH3pcNi4Zg3JLmZZqk1J9QsT8UnW8VRBmRiO+CYtskJ8UyJM+VK3zB6EJNdwnQR+5FHVGO+wQQ1hQ",
-	"miSZ0rnLqU0ba+/wcz9dgxEMJnLLO6ajJvbUCUwdGscj0jlJU6Pj5TdqZOs/P12/3+7skJ+d/BfcvgJQ",
-	"rhyvHuzu2mcAcyrC5NO4YhxV7UbZTQkJmrK/wKjx2ZCA8Z6wkYK5piHO2tWU0IvsGTyTsfdy1Gd6kHXx",
-	"tcgVyf87/XZ/DTRqYpT38u0Yr9LQDAodtPPwS0QNhNAgyb/++b+KCxsXsJLJ4jLOnFFuOdIzP72Vh7OA",
-	"uFySQRnrrwj0FxCXRjIgXuZIPAyp4JbnXuNmeIFNDWabRlloBkUV+fPNxw+EcbL3xoXUVAFJ42zSOQud",
-	"sPGriPV6rX/98386RAlitBZraUNCGg5AkR7ocGDD4A/9VN65o7b/vKV2bvkt//bbU8HN4Mw3336LX5Fz",
-	"xCIOTmVhCErZTIpMkc7vt07Ju20cGRUxILeo7JmP//rn/3wuEhljTsK83i0nE1WtF6XRNK3fpGkHq+CP",
-	"DftzAkrRfu5Z2fjcKUKOul+IoiPl5WLcKYdfwUohlXLk8w2pZBsc7AzOOS40p1mc8y3pxJT3M9qHDtmi",
-	"fERi0BoTQSvIM+ZE0Iygs00UxBBqhY25l5+9N1OBVtWxGRLlvmJqTcRct1NkiZnSzq63qBCicxE5sZGK",
-	"0PPFNGvvHTAiMgattAQrg7wWFufIaNZPMLC2HEOmwNYE3vx0s4OEO7UHyOb7gghoa4NNuCZ1npqTKcL4",
-	"0US/GHw779QUM80OBL6B8lEeZ9ZMwh9GB4fQsQ62eeM6bwZ/tF93R9oGMjF/bOOCfeJ3XAw5+TUzwEmp",
-	"pAkm38c3UtbnQkJEttBAMX+oVcAjAg9aUpVvpTj7PLfoRxRZ6k+29v9vNLWO7eztqImuYVJkGlQOH7OI",
-	"1hYyobHZ6yEiWGyLC03eNA/wf3uvyAAe3KNfgOQwqNq28IjIwe6Ba2UIcdz029HlI3fu4VrEghnQe/A4",
-	"xzpFUWLVZIclpvJUYi4r+bEt56QiFw6Qlsc6OGEExJmBzZTzFXW9wAPDRe+DVq4W2cr1WtcDehkiAu3N",
-	"kmm1cN76RvkZvCzWvLnk6+GB0BeCCCUEdojxbQyWGSedvzbNsJv587npcYuW77EXZ9vHhHqNYx60hD2Y",
-	"LobCF7H5QD5dv3dTdrYUdrJHBaKMINdOdlqDDFOFKiJSe0C26BERRkWW6FVnNh4JShl4drpoXdr/jaUd",
-	"e8MYDoQCTrpGDwhDSHXznIciYrzfIb82rYkpShZwpHIra1PADfIXcMH75LxN+wHpXPSaHwSHJubo6aBD",
-	"uiL7uwcB6fx4fnLWIUMh74w081o1MMehn368vjkq+nKUM73g6JRqGskhRdzEnD7Nj5L1jXD41gp9eEiF",
-	"AqOvtmm/EyCzTawSlpuWP8dGcnY+XrUvPn646Riy9WJz1M+d59Ev3+DPtPlq94BgciCjI3d+OG8HxMws",
-	"IHl9nMpJsa944RHcQ5A5+phl+7Hdvmrt7TxYaB+YnbJIK5BY/0PKyd4h+Qt7i3YjhFhlS5GD/T2vMHVp",
-	"jE0fhwdY/GBv3wq6k6sLoukd8rEpxkBto0emAhTsptWc47hbjCD3FsIwAnabBn4PsUjB6QRXtG/2BCFJ",
-	"CiKN4dtvjRwa2y0JB4ggCkjHSOLWQCfxsdE3pAL9p0z3mm8620ek07IS+ZbnDGcjPhQbVs4pLrgERNsB",
-	"6bQiESqsyDwrwYBI9Luw0RSuIRLhLUeO7bRECpymDCMndIK8k2JT6zJO5QibtiqRcmDJP7Z+N2U/t37X",
-	"4nPnlm9Vak8+ZwdmDEamIDXdvuS2b7dp2wgOI8Ort7wYujA6qzl25wTBdbRdxaI//XtKmQ2tY5vdttog",
-	"KnwRidkdOJay1pUGKkc5u3Zlp2UFQmC41Kr1MQuBK/A088uL9pRWbghq7Y12hOy3XCXVMmVLx+BcqUd9",
-	"FuXquF7umTEcNfZ2dnd2MYuaXazGUWN/Z3dn31qnDPC41DL/6oOuvqMcx1BgtQSmx0M1BNW4CiwNGb9T",
-	"eZIOgzJbuiB/4LQoLVmoyvj2KYTmCCxSsKfLi6hx1PgB9I8igStreJlLNJzGq93dWXdPRbkWVvwcNPZ3",
-	"DxYX/iD0pYhYj0Fk6ryu00EeushmT/cPqI2jv/8SNFSeCaDxntqITamdi6Z9ZQ715qNq/GJq5owyd308",
-	"FFtmiG3iFB/KRxNRYApXbKecGLH3r//6b5tU1PtuKw9ZgUcg23AHT15U2o092d5BBagMnjcWtoZwccuB",
-	"Sgw8nJv4IUdMLatNRa/cypb64MwbzrJIK9928HbzZUFxUKeDtzS6tnuXrVKvm3ci488BvJ99Oeu2pXEt",
-	"NfC2ofnQ9GX4TJhe4UataSz6Fol4UZyHi+YRkZAIFC5OvhcvskxiCLCgkApY8zYP8Fa+3Dq1WPtT23JA",
-	"N8i2DpRoRIFnGHuBp6xcdw7SZvP4gBorHkEsYbxzpVPttlIW3mGEHxdmog/bAcaCs6nxUNzdci1Qz8UD",
-	"vdXHithCpaDEyWex6dLnNH9jPMJjiuGvW94x39swDFp0cj/kMR05KNkRGO5OrlQuk+ez31u77T6KC99J",
-	"kZRWZAuLt8UShTcc/mgO9zWpHASeSrWQ082OPZO1USM0LMFxu6/WAQnVTr9sSVN+xz6vxILDzj9U59jo",
-	"0adnH7adrqlu+YRyuUM+AESK/Jne0xvs/djTP0c0iYts2shfkQgzfCag9s5iBubPRKj+HTSJtlHZzamk",
-	"Qm2fsaj3ey13zeot7TiB8OnclXnhDdl0i9l5XpBnH7smpT7HlM7vrsmWs1Uyh7NEbXurULhiTa1EqzSQ",
-	"mbsgo/e23B+yKLkH5Re5MqPcAEz03AEOv11mdZz90ByBqDPJrSx6W3ZpdAGIe/Zm0egFLjoVFtmuPOeU",
-	"9F56pdGI6Pl31XKE6JD8b7i/FhD6Aezjg4eieqiZgkv1Oq/1En9dqzt/Xb1nR3x1nCutT8vCbQbyBvSL",
-	"S+3pIXyR0nvytZcoS8t8pdyz8Ox1qsGI06RaV66cHulXw6JVQJiLAxuHZZGie1oWe2kGdYFivky29MmW",
-	"r0HCVFi1AHVY0BFjbRnPje/rYbdyQaqX17sZnqkTj10QT7yHDyg+o5lmyJZ7VrAXetK7xLYRgiEK3Ks0",
-	"mvrcM5Gp8dDRMuP+cze2an5IaATbx+S1u0krI4BHtgxTtzzjEmiET+BCklBImaWzbg7e44TPWK/3qLsD",
-	"U/HfHkLVl1ADfEMfX7r8crd8efDglt9UTUCuzr3zub0AtYnG7Sv5lrtC5TC02Xm4vUq1FbugSF8w3idd",
-	"Gt5t75Ab7z6LIugMGTKd4wbBZPgETSqUbxtTFMyz9kC0U1zlEjuMWz7vKvd41lUunbrHm3XBZQH6Ute4",
-	"v2x4YSleqLqQnYt8a9E4V5E5t0VeWIn5gSaAPX+RWkwejxZy2lVvdfbnGloMUmJdVZhiqb4aHWZseWeu",
-	"bi+Gh7mc9c4UeGG+Mn2adfoi2cpQ1D7Yzr9SMeVqcNWj6P9CTJWv01fDU8Xazl9aw3eJiBYcvo1IusRS",
-	"f8C2ZTr+ItnLRityZCtkGn6epn8LinAk9dbi3Cv/B61KOYQve30IjNFymaWqIRanqbXOmsf4SL8acVmF",
-	"hTpQqL/8677oX99Sz15ffD7s4rXEfGHsAjTbgi8shb2+v0jxa5/duwXx5mgp/nrUYDmPMuvKdd4QvxrG",
-	"8xd8wXqLUC5Qg97bIo+iPboM3NjxfZGsM8sj0jfLtS7pTZvwXLHfxlQbF8rbOoVPkL31u21t9rVtxxbA",
-	"S1FMmAwR2XIOH55b5zahfcp41XjR6/LYVNADxvu3HGLl3DYPnBku9NFAkCnnR5YpiGz80R5zocpn3f3n",
-	"0Jjg/Ol0rrOdS+0Ig8kp7eQe4KmN7+N8RWydhu/8b2NPWGfB8UCYETTPzjEiwMN74H09aBwdHkxHEniU",
-	"WPGCo38VYsU+E9nkWvZhqGdFTb4g8wGf0FTNQXlhWE5jJYrw9/b5i1MpbegLfBzJ/eu9JtS00Zhh3kvT",
-	"5wurCpc0/SLl3HR8AV9nM4QcW8oaqsElTddVJbik6VejCiS4DDNW0vqZzXZWkSIBPYDMmo5bH1gMl0Vs",
-	"OJgjkrIUME+10rQPAelJUAMOSgXWs9OF+MEfb3mWapZAUPX4vcV4TzjPN+s+jBHBcj/XKLPoUqTr3Ehv",
-	"uYYkjWnuTWKrOj9rKm0MgtKr5/r85OzyfMY+dukIUQ0mF5IOg+HBg26lMbURG8s9Z3JLmYocspCUO38U",
-	"+3sjSwoy5HgpKOWhJo3pCCR6YNYS6aU073hh/5wDLDbThgfdqZbhV9hZ23b20r5wZd9fpEy3C0V0Trw5",
-	"xwB/TWvIdo8y6yrjvSF+NbLeX/AF622jA7VCwZ2bzPwz4JUtf+oVf2lmnBzBl8mSLipTOEbIwivJ/jp3",
-	"mepw5ySp1pZHJwf69XDqFA7qwCAWfVGLT99jwT+GQ03fXzRvYhi32FGw3prUZ0pDnTVnRzPEr44Ri0Wf",
-	"t+a5Rf08DrxxZV6Y+crk818c3zmqki1ImRIR2FAANNRjvqJT3gzuC9+7pa4D0h+0RlMj+OLdj1RByGWW",
-	"aTn/I0uqL8D9yA70q/Q+UvkaLYTB4qVf7/X+yhZ58cLqItTwTMnbtkVeWNoWKTi/xDfHZNGFzVgGj3ns",
-	"ZBOErik34eC+GmbSbinmLKuXz6/6Rl7EMdEDpo4ILZwoOmUCv05AOn66Phsgqcil1yGK9TmNFaGEw/CW",
-	"p1SHg2MbpxYDR06FOJtxY+6l7lt61V3dF173lb2CVqRqneupUnwz0zcLw2/kDyEYdHI8dFyAPlpKO0/A",
-	"re7IeQFaf67twL7ceeEIb3kZ8Ra1aeIeMciAqsHRhItZGVNMcJgVfCuPAl4VsZKElOex8OxrDCRdwJhm",
-	"Ch/jbYxbF8lXqzLqlxm4l7I2OtEdm8lpSw9gRIYg8+i25YQYx4RG6Ei2XYVPI0V/Kp2IHo1Q086XhtI2",
-	"xrKeCm3lA2guWl2o+rkb+s+uzAvv6GXauC9uS88TACCfzk7E6a1Mvg6TC9MyBb08awsWqcyw9vJXEkXX",
-	"X+a1xB3jRU6GIkiS+Xb+Fl6xTjXUtMnVWtvzTzHCr+cMVAKh/srXiF/mZWb7Q4KYFT1/uew5GcJsOe6c",
-	"FcVsDnOudQyyYoBfF2vWiEDmr3pdpvyD1Js8U+MXquJYPabkSPvtEquzFDuuKyeWI/xqWNFb/nqrXXed",
-	"13uNv7L1rT6gjMfjHUs69/dfDHXtdUaVb4A5rg4EvgLKezQuHzBVBi3ewnRV1NoQkk6e7gHb6xDByUDr",
-	"9KjVwt9NO0dvdt/sYhBRm0+ihavrxjzZ+ds8u5ovu4LKRGz2vjUYt6kLxj2rAs/Nf6d0WSh5wIByfAQ/",
-	"T50L7WEwPxp6zeT0nm7kcsp226uGFr/Tdc7dW2uAD61B1auevRTKAwx6TeZvANOt/lD4YXup7sxnmzTP",
-	"8+b1R4gegdONXU3bStlWC/sMr5H8rX66mTKcHdYeD3DiD4OpsKL6NR0S36VhzAnCrz/m9zDdTrv65hDH",
-	"FLFeTxWxcIrkTWXbxTVNFZUmzXcxjLkVpkL6rXjGvNPt/Ni+fI8B/P28OxiOvEy643Lu+GTHONqff/n8",
-	"fwMAAP//",
+	"7L3vchs3ti/6KijeXRUpu0lKlqw4UuWDbMmJZyzbJcnJzB3mXoLdiyRG3UAHQItiXK6aT/sBdp2q8wb7",
+	"Rc6bzJOcwgK6GySbZFOiFDpmZioRSfxd+K2FBWD9+dQIRZIKDlyrxvGnxhBoBBL/PA1DUOqV4FqK+DSO",
+	"xei9ZAPGzW8RqFCyVDPBG8eNV+8vr0hfSNKTYqRAEpqm6oTQeETHinS/7bYaQUPCbxmTEDWOtcwgaKhw",
+	"CAk1jcEdTdIYGseNbxtBQ49T86fSkvFB4/PnYHIg53epUPBTOczZoZyQGLSaGAyRQCPSPb+mg25Aun9r",
+	"nlFNmz+DVEzwLqE8Il3TAXDdfEv5IKMDqD1q02pAJtsMyHRzlVN7RcMhuJlVTIZqGouBIt0068UsDEhC",
+	"75p0AD8c7O0FRGkaQ3M0ZDE0JdzSmEVUww9He90T0m3f7rdvvfl1OH4VsX6/HVMNSnfLZrlohmYkXbJT",
+	"NkTgFuSYaJbACaHkYO+QMEXCIdB098Rv7lNfiuRz+5MWn7sVQ91/fnC0Z8bLkiTTtBdDt9XhNWm72sSr",
+	"aWwX4pyHIjLfzZC525NdIiTpDn5naZeMhsCJHgLpiWiMUxZJKkEpiMhOOBQKOOmNSdfAMtXNvN0u+a15",
+	"S+MMVGCgp2NG+kwqTQQnlGgGuyeE9hRwjazCIuCa6bEBmTdxniWN4380erIRNMxwGr8umFIBrZkpXQ+B",
+	"xCKkMRQz+UYRDXfaTIhxsqPA/nT64Q3x6u7WBT3w5serSnobNnBcMDuwC8pZH5Qmb86I6OMIBjQB4qBa",
+	"0j003xpg1R3Q3vPzFwfnL5+fHzw7ev7dy+8rx2ZYdXZQV1oKPiAOSELakTEjNczCA9fUlCQ7QMMhCS3x",
+	"iV12MqSKMK2IGPHdoMMjkOwWIhw6ft8ba1DHbr1DGtsvyA1AirNVZqJmXISGUiiVk0K1OvwKeESYJj0a",
+	"3phV677pN98JDs0LqsNhl2hBBqAtc9bnqU6D790OLmDv99+f/5K8/nn8Y3bFNL/5TnYalVT7mcrxLNVO",
+	"nXif5oO6CzZVr6Lnz0EjpZImoJ2sfy1Fsgq0ClQJZGIqLaTIzv4RGcIdjSBkCY1JxAZMK8S+2d8aKdXD",
+	"RtDgNDHjMVXuD8KE3r0FPtDDxvHRYRV153PxW8vBbjLIvX0GcaQCIjh+T2Xz9DwgETTPzgOCPBkQUM1z",
+	"+5+LvwWkL5uvLwPCouabs6DDmW6+uQ7IP2nzLx8CciOaf70MSBo3P7wNSKqbLy8DIrPm5ceA6GHz+qeA",
+	"aNm8vgzILWv+/C4gvw+br+x/rn8JDCQpH3d4DFqDJCFV0CJn0KdZrO1oWuSUj/XQMArECoz0Odzbs1hF",
+	"Uv+WgRyXtI7L3bKkb2Rb9KROSXGceh0y5/B4Ey2FDiUSNGUcogJB1YgJzPSJN/t5EErKzh8PSNfigbyh",
+	"xYqcocUjTudjxqLqnY1pSL5R5OPHN2cBedE8xP/tP6sYuEOov0RzppKZ3upN5ugAjsJnvaPmIX0BzRdH",
+	"34fNg+gwbMLBi4Pnz589O3r+4nD5BD+bzlQquAKUbS9pdAm/ZaC0+eQ2GfMnTdOYhbgDtf+p7OoWg/nU",
+	"ACmF9DiHfHN31/zb374xrMaFJipLUyE1RCckU7BQcPz7X/9j+E5TnanG8eHe3mefAP8hod84bvw/7fLE",
+	"0La/qvY5DgInNbtc0k7LDCihcV/IxGhSXJCPCmTzdABcByTjxUBJPpXAK28W2yhpSYnk3Vbjc9B4mUXR",
+	"+I2GpAbZ6k0GW3wponHVhN5zID1TAKWfLqdnxo3y2gBs5hjVdEp+Ew9SzfIkVTUQV7s99wRWHIqKZu2x",
+	"qOmdi2o3PHmiyg8lTe9UsqipiRNMqZo2fXV7Yf0p7dxrwt8YazRRFPf0vEXVsIyn3Swqi2U+B43JQ96y",
+	"Wr4mjFBCZL2FW4jXD1hsdilqSWyKbbG7xe79sfuW1dqjVsWuaXYefs/xKsJDcK7F0FCz20KZ2eJ6i+v7",
+	"4Xr9kK6J5i2OtzheC45fiSQFzQyMroAqwdeqYsy0vkjTCMvCRGHpLaC3gH4woNcqpCtbXyywZ2G9ld5b",
+	"sK8d7NcM5BXoxxLfrvm68lszkESB3oJ6C+qHg/qxRLjXfH0ZnkN7K8W3gF8T4DMpgYfrvY7OG10osV2Z",
+	"LWi3oL0vaNcrm71Gl0hkV3IrhbeAXg+gz1i/v1YJbBqcB+JTErF+n/RAjwA40SMxYdCktjh9IE43FGSG",
+	"TnKRvETrvQmI9YVMqG4cN3qMUzR6qbAJmH0+d0j6RhHFaaqGQhOqCCWmg6Znm6ipJFSGQ3a7FY4IujOm",
+	"UqGYrrSI6VKtaThMgOsT0mcxcJrAD52GhH5kcNHJ9vYOwtJuBz9DS1PZGvzeadS2clvSzbRhTNHBQvPF",
+	"OrzwQHy/juHOCNG1CtK80UWqbD+GO7Tw2W79263/vqhdqy7rN7pYly2wu1Vmt4heD6J/pAmc3wJf731w",
+	"0eoiSYx6LNyied4WuFvg3hO4a5XFE60uFsYlfLfSeAvq9YH6QkRw/lvG0pT2Yli7WJ5sfql8TkQEBIry",
+	"W1BvQf1wUK9dZM82X0N2T0F7K8W3gF8v4B9FdteS2FvUblF7X9Q+inBeRSRv5fAW0WtB9BuuQXIaW+/B",
+	"e3k9MtcEwS9OiAQtxySmGqTnyvh8Xa6MCuQtSNKnLIboBPGegFJ0AETRsSKjIdWBdesHectCIEqb77MU",
+	"fRWdj5aMQK517/HaXbT9WM+ZHpbb8uuWX1flVw9ma92EptpdvA/5IN5uRVtorwnaCJCrLEmoXK8l1EzL",
+	"8+Bt9pf9F8Rzg8eaioyYHto9hf2ea19MEvsuTDCi0tbM5E9qZnJB07VqChc0XaQhJDTdSs+t9LwHStcq",
+	"M117ixWBhKbb/X+L4PUg+J3Qr0XGo/udQrkgI6Cp4HavzjIWkT33T7PiX/k/Bqh5HKZpS7ATEjOlDY4T",
+	"QjVp3+63bR9qIkbP4cMPtu8EUVk4dEZXllWCYlxCooUrnl/fCX0hItZnMCcy01TAPE4TiKoC1zFFlGZx",
+	"7Ky/9QnhAuP+bVl0I/UYA5oPjuE99tBwp9tDncSTon3KQpqTn64v3j4nkQizBLhu1bF8dbVISgdAdrCB",
+	"gHy8ft18sRsQCTwCCRERPASM3orhSyMSs5s8bimiiRhQmia+UR0uRrwIgXnOBzFTwxMSUU3ttztouGUg",
+	"q3ZdlExdhtG0gT8DklB5AxHyeYczrUg3pnzQDebEkLXtET2kOt+EMPbdnwvjU6a1bRdRtx0OKR+Aqo40",
+	"q4cwJn1hRl2xie+ekG47EqGaamtZtNnFgXFbK4adzYe7KLDsH7yh5k1cQZhJpsfNDyJmYUW8ziv8Wxny",
+	"jGNQAekLrpXlHsE5hKacIoLHYxslE0Og2hvPE8ISOgBFaKyE/XWodaoc07BQcLUkdOzDrJlXUwVymlyP",
+	"U2i+RwKo+QFMuVCc9fu1weHKV2LigWrIh5iOQV4zvWbDEq/dRce/FIsRbcptteitFv0A+K71PDjV7uJz",
+	"oQ/i7QFxC+01QVtCwkC+ErwPEni4Zvk83fpCKW0Lm13bld4CegvoBwN6vRK7qvUlcnsG1lvpvQX7WsH+",
+	"VgzEY8ht024dia2BJiQWA7HF8BbDD8DwY4jqvN16QrpA8lZGb/G9Hnw/QtTS5aFKt+FJt3B9CFzXKonr",
+	"BiLdBh/dQnmtUL5h/NVQioSuV/oWzS6UwDeMkxCLbbG7xe79sbteUTzR7BJxXCJ4K5O3uF4frtefKaho",
+	"dalE3uYJ2gL3YcBduzyumSWohO9WGm9BvSZQo4XH9doDfnjtLnIL8V09DKgFhy1mt5hdjNnrISTrRSu2",
+	"uEhz0KbAVr5usXovrK5VYShaXKwsIGK3esIWx+vBsfuwVqnr2lykHzjg+oHHtyD9czqEug9Gsq0VZZcu",
+	"473X/iLETSfIVwHhMAKlSZ9Jpbfo+3Oi7xf0QFsr8GyTi7RK6/a23Y632/H94LpWvbJscrFi6fxBt5rl",
+	"FsprhPLVDXsM6WuaXS6B8WZ1i90tdu+P3UcQxXmztcQxvg1sZfIW12vAdRF4weIiUleaavybRhFmHaLx",
+	"BylSkJqBahz3aawgaKTeV58avUwq/UpklheKDFGRyHqx53XMs6QH0gy5zyRcUg31iyv9Motj0KdhmElq",
+	"PYNr1JQZv0oBooss1iyNGciaFX8XIlmx0mff8fYf0y14k64cVuBTsXrKvxZdit4/IdTIcky+NPXuvWxn",
+	"TGnKw7pLoYZCDzL+AczI6i/5FG0qWgmmhlM52Vhf2Zr3nu4KqHvsqeJQqqb5Moui8dLJTWfw65laZMft",
+	"EeGQymTXRnJhWtmnZAywNkkUqhToD1QPZz3L88CmeCPXBD5gHAiWJynVwxZ5n9LfMqgIhBE0IqbSmI7f",
+	"hPMFUr4BfpSxV+MdTWB2KBh+jv0OEUaiqOyRqZ9YFAF/038n9PsRrwruYkvke6TSQgIZDYETLjQRpo7X",
+	"dE+IGCjua5Z4pj2mIVHLZoTrh+/8prJrjkpJUVzjZf3HjFWM7xL6IBXRglCCV/9kp9u+3W9jFdX+lGUs",
+	"+tzdPSE8i2M7cjMRu/JDqggXHKljfqcGnS4AwAy1Mtd/GQ/gu73vjw7oUdQ8fN77rvmiHx02wyNKm0fP",
+	"es/2nz//bv85pZXBAnywY7OTa1m5Mj4VJsESeIgsCD+XSVBdWk0KRFTTWguIIsBFKKqKEvTT9fUHYguQ",
+	"EKOhP9vbM8QvaPpsb68YOOMaBlXiwfYQ2HHNnahF02oioQyWK/qEWpQsEQAzOEExUnQ+FXEpS0CyEDOQ",
+	"m3ZriNSnFwtDFkENkTAlBcgZ9GkWa+RFJK4pIcHKDZHJEN3hIqoxLA6QPoN4jvDIWa0W53j0nhn7NF/N",
+	"Y5vFIHpMlilk3mbxTXGwut+01yDzN4ceT0WKTaXCKxrHItMra1c2CJyEAbP3oZQkNJ2Vpua0rdly6eaG",
+	"8TYvjvMwbVcLutdmv58r41SWgrxcUP0DlcA1iWkP4tbSTdwbyGzbQTnFBeR965FhBTK/MzuIFegJ4yyh",
+	"Kclz3waEi4RxGsdjo7/9Yy8g+78ek8QeoMakN7Zx7F01DPT0jerwEYv0EMNDDYENhtoI9IHRYNmd0YfJ",
+	"K5GkmYaIYGgzGhHNEsgjR+Wy/htFRkLGUYeHQsiIcZT7RUTjhKbfqHwoDKQKyt/oHSiiRjRNTR92s8AX",
+	"7kiAOu7wO/KDbbs1Jv/nf5O78kRI/pPcXYU0pvJanEZRQMZF0TtTdDxRdOwVbXX4KenDiEigMQntkigS",
+	"MyD/zJQm5hOL7GaGhEL69GkcExUbIsXjoowltA33Ngn1u5rHqPF9Tk13DVOxGmEaBkKOz1i/v6IUo1FU",
+	"pQJc2UDVHz++OVPERX60AcTcQYHDCKRvklCIwRlWnBZ5Nt5bRadvTBOmg57QQzIaCoXZFpiD/y2NM8CQ",
+	"leZAwDihfFwEtVR2wL0xxuicGNBCmWPHgjfvFUOVkIjbe9FHxNH96DO16HZ9ypGU5KsEgjed1XCAypqa",
+	"O1Et0qbVm7GgC364ZIl2LJDN5pWkVIJZHSyxuxpgVtIW3UQqqSOSFDTT7BasQ+aKohjNIyi3USJ5JEa4",
+	"6XFCQ43Swqy7UfyJAm1w0BcyhFVPFzb/QcVKXFJ+47IjKAJUcgv3EeMuoiXG9DPTmj4LO69S/zBcjzmm",
+	"6WUzOZhRzjlMlzxeVr020r/6bP8XYQavBfF6KihYua0Dj65Z1Xb+5uo9eXG0t08+Xr86yVfJHAVIGAtl",
+	"LzFKgUs1NM2mNtNF0LhrDkRzVp3A+S+ZhSUSxr80mNitVkw0lXrVOYgU+IPnsBIblcMsiT5BhjlrXAJ4",
+	"2fGrAl2Pcgqb5fpNUbvnsNeqargsBQOhIyojo1X1tflErAQ2csrIiVVl0epXE3F+LVLnLjmhcbxC23Pw",
+	"GzTM1C4L0q+uWDnIx+6KYaK56SuFctAr4/spzpmVYN/IM+ek8Fj12YKGNwMpMh69ErHNMDY5lRfNcEgl",
+	"DQ0XXP748pQM4W5iFo08UnuVjA7rN3pCIilSG0+aKk30SJCilDIqgCk62XXf/VP9SHDL8ifLqeduniW5",
+	"vxBGdaeKdM89Op65qsfHby7fv+u2FjW/5O6wsm5M5QBW4Fcjl64lo3wQw5kY8XtW/ZiuUHFVmaId9ibp",
+	"sEeYIhm3O/AJiYU56zDl/jBf17zbNc2vTuopZtL2KbRoywPJ1ILmyA1mGGRScJUrOWeVKlegBhtfweq3",
+	"SLE54uAWZfpUJ4ROqINW5fhGkW6VvlGGYYc6Wvd7HHi+IjMIX7wbmgWokJrvpY1Yj/cjOWjIDqqxe7tG",
+	"L8RzgUgL4KwqyVFAPvRcND3/yUclO7d6K/z4eloOpc3cq65AP/FW7tFjI/dyTPURrvw8zwnjTbz4C10L",
+	"SxTUpU+4a35L+xBnksb2jmnxk5rXzBXjgyymFdtK/kudBlfebMFo/h8k3DIYPVyprvOGXTXnaXV5YqeZ",
+	"GeJSFdrB4rEkTo7bDeOjJ5Eu3tw3Uaac0YQO4JJya1a4ytlARGNbu+Y5dAg0WqlCDIOVykszi3MeXYB2",
+	"GkTdSleaSr1CtelXq+k2ZsYyMfvAp50/zcoFqvPWMImfX4ZUE3d9bdUlwQszXbTw4UIPreHE5JqG9oHD",
+	"fVqEazOsV2Xpz0HDdOTZgU4O6YJy1gelyZuz3HrY3twrFlUL5gFwkFRDdKpnm/slv3KNWL9PRtRefeNb",
+	"2s7H61e7D72FtLlG69DApSVF9harTN8+7MyZ/hS+fNL6/UxSKfCXr5zEPFA9krBHvG6KcJsE6eomTMC1",
+	"HJMUJAmpprEYBO4xvjdGy8aU6qG7A0Rjue6Jy53lVmJsTrPu2SogkKR6bHhREcbDOIvsqXTaUjSKavDf",
+	"xFPk5yCv1i7NBVep7R35itPXSvXtLnePccOt+XnVWv0Y7latYxTgRESrD7Go2DbgS1NMF7xqI7gu3pvT",
+	"KnUTmq5cx+ZwwRQuq9e1IarbZR6BezcRi4FYubK9irhvtbYH5lWbsMauq9bKs0rer1pb3TBugx8+qIn7",
+	"cb7fwoqVp8RxmVtzss3qiVaOvRBjjRmB5rigBEf1eleIsileKBZ5QmpNMaiTMIV48qXHPIFQzTfTrDBv",
+	"m7oqVY4VNmQtNI1Pc9OS6f0ysL+/Ku1A5pS4LM0vluy5XodTdac6q5qnzZ+6ui2A0ZaN2mS3Vi5489nd",
+	"HZGgDH4qriAh76dCLR4B12QkBR+gKcHIfKcFiQShPZFpwvS81+Ta2oyvxxzuHdbXY+y4qyj3Ooa7exib",
+	"rPvV8aEG0Q+/BKl1nZFT65E03GIxNkTLzcfzFNcZ/tw38TrjR5rA+W3uGHuvO1IU+Se5cyvmQMUDm0u0",
+	"TD5ev7KGmjEDRXqgRwCcFHYcKFacJcc97QCW8NcJSeiY9MCeJ5aZ7zzkGDwUUp+ta0wTBjlPZV4zKURm",
+	"JjTP/maxfClA9kgCpgTxpnHVU4iYidlvqoy5MPv8qi+wKF6M4mizauf24v2YDvCeIOvFTA0hIhmPQFrr",
+	"XHx2DQi1mXZDwRVTGrg+7vAuUxe2CetIhEnh7dXSwGaPF31SFkJ/eYi6AemzOM5vBkdDFg6NYmVqdrjz",
+	"LxpSVWV2TU0T6lWmtEgMFS7BcJJvXOr5HtnCmK7ecJXI9LyCi2WiT8T5Oof3fS0nxKdXfqJMUj3ndlCH",
+	"w3xPSZjO7UqZHhqVlJIhlREJrc/H0plBKLhIxtf4/Vy/WiitXAICrUGLdM9PJajzsvbx8ZWmPKIy6tbq",
+	"2MD7NVCdSXh/C1Iyd9cy7bmXm8xywYHQNI3HE4/1qxhT297m2hkYXoYq0E3fr3rt5LWqOH+ZNa6hwGUW",
+	"w0sh4icigczih8+/aOQhk58WNNXMPiWz5hW6Bpr8LFgICxuLmdI/u0fOaxrHNTlZyF7hUj8lo3ssZnpM",
+	"hOwpInjuYVPTCgntgNQHkD/RuF/z+UkDTS5FPBcmfSHNnoZsiHuHWmzTv2yVHnIE80bnibNJiVMt9yuX",
+	"tAIys/jwVmuawMHc/cgn6xy5NI9ZZx7WpyFWRzk02sEj6oaofGyYMnRe3ITd4+SlISH0lrLYhmd37j0q",
+	"hZD1WWhhT3Zwl6L46RtFEogBiJCEOp6194m7K3uZuzvNuoag5UTz29Dj4wszlu6GBKO4YXF8pSXQ5GnM",
+	"UwoCTrPO1EDqMk5J4EdmIQ+yG8tMT3XgmqXHJp+8npIqG0sLyaIPzkF5RTqEIs4SXtc+RozuZRIjRtZM",
+	"2vRUNX4XEOJenjjWQ9I+1rTIKbEPPN+o3DvHnYONcl04Qw8kUA1Kky5e+TA+wBF0OzwGZcpTbnYT+C2j",
+	"cW5MXLRLw9CoILbjypPxGu71Fhgpmm7fWUJXq4mMExrH3hWCwU212jpHQ/TNroreTtMUqMxDdNX1C/iA",
+	"ZHtFZbR6fX9tKvRzfx28Cwwbisi5ZqVpzKyaXAPeD7lNnBjr5CrNo+IiCi3bID2OeaSd0efJDRFz3pCe",
+	"QupPUWATBT/KC6j7XlyRnC5LU+tsbn36C5dqxX7HRB5Mq4l8SRUPrFznBlUzYZmcG6RrwJUkNJRCKZRR",
+	"2Kby5Jz3Gm1HNBkcLILm2XmVVNSFIc68QdgSZAcvUVMagtqt6ndqCdwgig6CYr5Ll+NJIDqx/hsK0gua",
+	"rryrJzQtYwbmkUNWP87ZehWw8KLoKHfF2hfSdKuKu9YiYIk9bWobiWAwFUmhRnSdes77RUCXirA7LLSU",
+	"ayrQZpshAxADSdMhC4lXc0Nvu/17k7o+zfe7zUtoav5aHELSRo2sGig3y4FunbUeGsqYD3Uisi1dGGcc",
+	"9LJwI3yTLAjwO60spTFVw9qa1RgncL+uNA01C2lcj0gEH1qJs0AuLk/wbarcIZgGtWZyznVdv5uMpztl",
+	"GCRkHJF//9d/F09yZTylE8LLwFBFwCSyJGBSTeXTr1Lh8NjvK9AEI9M4I+N8XDbCVc1exmuZexEBiiyL",
+	"AFVzVE8w9zpafCX/VwN+UmIvuimuvjh2/DqfF+fKg0knUifxJlE9uc5T2Joit7dNztm8H+mAYdSCzdFQ",
+	"nkJbczPeRB3NHkKvmV79zt7djBC0qW097m3IUqFfHX159rUQB3sNd3pRrxrutNm+RtxZYdB8rmY8J86H",
+	"w+iNvZjyG0uBfBtj3Ia9MyTHMhRD4dkyD9nA6giycnpzwh4vvl3w0PBIzO/jbfNY4CmEwRQFNlIo2A3o",
+	"VWHCvrposC2Q0gq+9cTXpaz+mYOpqyyt0ouuZQaOhbVImxhlwuzIKV6LoIOl4Joyrgj6UnrTVSdl2Gbu",
+	"K7UiMSfbCQtzTzzdQMUb5JXNWM0i4Jr1GZppUY0BPDFktPXyzK9XUqrDoek/U0CYJowrDTQy2rZHU5zW",
+	"PzGYGuURhqKng7UbbJvpuKUoybxUCE2j77FE0QzKN5X9nkQsVVFjg4XTWzEQ9xZLGmhCYjEQLfLGcCPG",
+	"oM0UKJJQeYOMHAupjs3+Ht6QG4CUZNx5UwekF2dARKZjxiHocAkRSSUzx9yADCRagkMoeETluEWuTV+2",
+	"PRKKBNCCYOfyh1Yr+NH866X51+kPrdZu1958AQ2HHeyMQ1zGGj4x0uUWJLqqvGj2mCaXP75E7k3QdtAN",
+	"3QYWtk0ZuRUDviyQHuVRh+9QrlmTxowqiAhEA7BxeXMTdtcIyoRM4unDCDs7/t17v3o9ZR6OcF7EreIy",
+	"yBTxxOljK2XFiFbzYPGA/rgSEFlp87j7CaVeToFNlHdTKYXv8dhTBH3AuF3yFqRLPFx1sR7mLrMzwRZQ",
+	"w8HIt+5pPW+3B2gdZVqek4KiZ0TQcPJJR0IMVEFz76C1PycwIGYw+8ldb07pRD+dNp89PyLCWa3ng/lG",
+	"EcVpqoZCkz6LQR2jBYCR1KTbyfb2DsKU6iH+BcR+oYYUm+q7i8YY7M+dDu92eAoSv/PDXqPLP4ae7WIn",
+	"3bwypvT5RpGL03dvXp9fXbf+qQTftab+iibQ4VieDDD4rvuSDKkaEmFjbNsFOnFxnYG7abiDqJlL4uJI",
+	"vIk6HNuhXmHBwQrpktB2esff95+Fe+FRL3oe7kd7sNd/Bvvhi/5h7zt6ED2D/f4e/b73IvwuOoLn/UN6",
+	"0HuG5b7vv6Df9Y7C5wYqVBsJ2jhu/H+u0X/sNb+nzf6vn44OP/9H1SKWg51c/b3n5y8Ozl8+Pz94dvT8",
+	"u5ffT7Zumj1tvv710/5RdbOFjcPCwCA5QEfUd6xgHC07MIKzobWBDGZiwqgh3qOQaQKSHuD9o8KRV5hU",
+	"eL5LizeRSl8m86U5EuCVguPhz0Hjdl4QkevhZIL6ANWJ9u1+233RxdDT9nzhkdswWWtvr3V08P2zo4Ol",
+	"wUa8ZSsHU/DxJP0nOTXIRUgNWfZACT/1tOclTic7vTFhSSqkJviOX//pblrcbuiucK+Y6qecQMqUiIDs",
+	"4E16k4aapCCZiHbRjNbGV9+RIhsM4zFR7K45AriZjMS++9Rn+VqByB8Y7ifFFCXVQcc/fixD9thyOR1P",
+	"MBCmQLKpwIoOUVC53nVfzSDlD5yfzq94p92OSo/NEyfxUj3OTTdWSzo1nVVgujPrXWSha52LTkPdNcCb",
+	"/eXckrDryeOcqp4s70FfuAHaXAlG1FvXtkkBWNXzU9zF5sSZ52TqwW7ZeeBRA7dvVrT2p4vhvdmBu6+G",
+	"Ij1z01lbyIeQ8pdwLalhoNnpnUlh7b9JlFnzL0zwOCbpkCqoVu9994m5vhXLHl0c88xNEmXUDFXRwgfJ",
+	"QiDMi28qIWK6ru3nYNqEOo7f9xvH/1hiGO7X+vzr9EZ7KUZ4hWJNn/M0NYaKprvplCEuYyqzt7musCm4",
+	"YPsoMcJWsODgMHpzj+LPapWfQjeu1oRnyAQSpig/Bct8Wt6Q/eEsFZU3jL/CIEMrXxHiTRdBh7txDOSW",
+	"SkbNuapPKOY9b23IBZg9U/aoAmLDKdn7S9yqbxh3L5X4LKEITVPgEaHFdJDJysQVMDIH5Eqm62dxfAnc",
+	"WejXsjGSQBOIfmYRiLp1RlSHwyeLouuu37ypFUOYHn99pD3WxlxCeVM2pWJET7JBT8x/IzfpG8bvkx73",
+	"lJMsHUgauTRMhYgJSMZjEdoDFyYPLArWjN39tNfwnopOy7R/ZcLvpUo2Fs1DW83xf9a5tLPuN+RnGmdl",
+	"DM0Jn8xiQUyTx8c/v/5bNyDd4+NTzhK0G7MfXzNuDhHSfroSGY/O+30ItbLfXEvKldUgijp/ZXGMjsh5",
+	"tWuRvpZ0YD+84SqFUJ/yyJQzRxcY2SRsCkPjUPTzqHkoXF2KPkAwliswk4NnZXH4mFl+S17bNOZ/Klm4",
+	"0Sl+rxBy14s9wOd/Py85YdnB1NTwnFI4dqAF6467ubiBMX6OJ6y6fNePymE/Fm49wmzIWmF+/5XVY4yb",
+	"eVKYu6gENAsVkeCsBgjTeCNdpNfvtjb+xRhv/11wiJUM4temiVaMYJmkxeV7JLRaaGwSTp9Cuhaz3kTJ",
+	"WundctpTIs40kI+Xb116VGvKIiS5Nft1Eb4GIkbJUChdxOgzGsjkFelQ61Qdt9tYuHVLYyEp102aslYo",
+	"knYeqvfoAI7CZ72j5iF9Ac0XR9+HzYPoMGzCwYuD58+fPTt6/uKw7eDNQsFbKd5KF1cxmWR1FKD7PXdf",
+	"22yg7HbylaxFupIJ/SpmwLVrudv2vnuZsTjqEiqBWNsYRUS/w7v5TbOcrjr1g6tvFNUQv1DFe4EpGJLT",
+	"D29aHf4a8+UaNd/epkcswjsf1xrZEXFEJIRCRooM6S0QLkgX+IBxyPsmRR8d3jPd7uKwp6/uq0x17vUM",
+	"j32cuRhSk9TGWZOIajRqKm7lj0n373//+9+bFxfNs7Oue1cqnjKKp4tJ9D3be7bf3N9vPnt2vbd3jP//",
+	"f+cOZ26OhXdZApKFBEvlfkYUKW6pMtHn/vfVr00euSu3qMlH7aknm9JK0yHARvzLkz/s7B+RLE1BhuYw",
+	"M4Q7GkHIEhqTiA2Yts6pa38n92FaOaVqoC+ASlMNWZoyPmjuf9+c96ocNKZYrEKGGXYzpKoaamtxk3Nh",
+	"MK/Rn8sU4TPN3lZN+UHv5sVrufeA7qN3GmpzV2HOOlaRYpbiPgdX7Syu5iOpEt4z+iZso7/gJray1utu",
+	"6AvHZNORCogaitT6eaC95M09sv6uI/LUT0Bvx3MiT0GfZrE2B8eP89wiv5DoVMp/C6v1SFO8ns0+0BTX",
+	"Sk6rcdb8lJvduAekJ7LBUNd6fymSJtRSMi0AzXqskGQyz5NwZWBXf/6/eJUWkMAqiDHkD1E1Zr1qSLAp",
+	"FK4QJGxy6h4KcsLP5/JHkmhOhGyUQHuK41E57008H3l8dU/hjq9mZegJm6KE7DAewR3Zy21e8QqaFvF6",
+	"dlHy26tusmMjEu2jmb8qo06ZllcPSVgmg1nDO4mz0LtmIKtNnC6pZHqMDxHedb5j3HJr28QgE0XKm4ff",
+	"oRa3VhUEgj5IhYnzCN4UkB00u7SJZNqfjAz83N1dxYMqaIxoHKc0rfm2WsvoqJjB7KJPi92y90mJW6bn",
+	"cbRdzHCPKmfznXKzZMzTydt5msIG0aNQSlYwUIrUirrMaV5jjiKDxjSUJc1IjHhTscFQK5tYvgh1VUub",
+	"o0y+zKTSqw5votoCZSsRSudKZ70Bxfo1k1Adyf3dRIj4GN2bNJA+k/W85mmsr4ZCD7JVVcvTqYoLZswF",
+	"bypbtt6MozIbbX2x7qewrWAXzNF1zRK4Qse8unlhXUz4WumwDdHzjBDLYnjTTIuEahbWXypT8LLyFu4S",
+	"A2JjgkrrdljT8g0t5V9mcQz6NAwzScMq3+NUAo1OSCxGNqZmIiQQiuU11OwpoQP6O+NwxX6vncYXYkGj",
+	"1VdMZvwqBYgWhbu5hBiDvZjNHPW5RNxCAlwTZarWnJTD9AcwBJwTSn6/kgNqNG625g/AQc9LF1F9O/DL",
+	"ZDWX5cYaPF9AxLKkWyPRbI60qYWrJG4Fa1UtXjXaKok4O/mSDz0um5SMQbmlzEq1aak+JWJ+rTreKggz",
+	"oxFfhUU2yI8K5OkAqtb5ndCEGu6ToI9dijqjHXaJISwoTZJM6dzl1KaNtXf4uZ+uwQgGE+nwrumoiT11",
+	"A1OHxvGYdE/T1Oh4+Y0a2fnPj5dvd7st8ouT/4LbVwDKlePVw709+wxgTkWYfBpXjKOq3Si7KSFBU/ZX",
+	"GDc+GxIw3hc2UjDXNMRZu5oS+pE9g2cy9l6OBkwPsx6+Frki+X9n3+4vgUZNjPJevh3jVRqaQaGDdh5+",
+	"iaihEBok+fe//ldxYeMCVjJZXMaZM0qHIz3z01t5OAuIyyUZlLH+ikB/AXFpJAPiZY7Ew5AKOjz3GjfD",
+	"C2xqMNs0ykIzKKrIX67evyOMk/0XLqSmCkgaZ9POWeiEjV9FrN9v//tf/9MlShCjtVhLGxLScAiK9EGH",
+	"QxsGf+Sn8s4dtf3nLdXq8A7/9ttXgpvBmW++/Ra/IueIRRycysIQlLKZFJki3U8dp+R1GsdGRQxIB5U9",
+	"8/Hf//qfz0UiY8xJmNfrcDJV1XpRGk3T+k2adrAK/tiwPyegFB3knpWNz90i5Kj7hSg6Vl4uxlY5/ApW",
+	"CqmUY59vSCXb4GDncM5JoTnN45xvSTemfJDRAXTJDuVjEoPWmAhaQZ4xJ4JmBN1doiCGUCtszL387L+Y",
+	"CbSqTsyQKPcVU2si5rqdIUvMlHZ2vUWFEJ2LyKmNVISeL6ZZe++AEZExaKUlWBnktbA4R0azfoKBteUY",
+	"MQW2JvDmx6sWEu6VPUA23xZEQFsbbMI1qfPUnEwRxo+n+sXg23mnpphpdijwDZSP8zizZhL+MLo4hK51",
+	"sM0b13kz+KP9ujfWNpCJ+WMXF+wjv+FixMlvmQFOSiVNMPk+vpGyARcSIrKDBor5Q60CHhG405KqfCvF",
+	"2ee5Rd+jyFI/2Nr/v9HUurazl+MmuoZJkWlQOXzMIlpbyITGZq+HiGCxHS40edE8xP/tPyNDuHOPfgGS",
+	"w6Bq18IjIod7h66VEcRx029Hl4/cuYdrEQtmSG/B4xzrFEWJVZMdlpjKU4m5rOQntpyTilw4QFoe6+KE",
+	"ERBnBjYzzlfU9QJ3DBd9AFq5WmQn12tdD+hliAi0N0um1cJ56xvlZ/CyWPPmkq+HB0JfCCKUENghxrcx",
+	"WGacdP/WNMNu5s/npscdWr7HvjnbPSHUaxzzoCXsznQxEr6IzQfy8fKtm7KzpbCTPS4QZQS5drLTGmSY",
+	"KlQRkdoDskWPiDAqskSvOrPxSFDKwLPbQ+vSwe8s7dobxnAoFHDSM3pAGEKqm+c8FBHjgy75rWlNTFGy",
+	"gCOVW1mbAm6Yv4ALPiDn13QQkO6bfvOd4NDEHD1ddEhX5GDvMCDdn85Pz7pkJOSNkWZeqwbmOPRX7y+v",
+	"jou+HOVMLzg6pZpGckgRNzGnT/O9ZAMjHL61Qh/uUqHA6KvXdNANkNmmVgnLzcqfEyM5u+8/XL95/+6q",
+	"a8jWj81RP3eeR798gz/T5rO9Q4LJgYyO3P3x/DogZmYByevjVE6LfcULj+AegszRxyzbT9fXH9r7rTsL",
+	"7UOzUxZpBRLrf0g52T8if2Uv0W6EEKtsKXJ4sO8Vpi6Nsenj6BCLH+4fWEF3+uEN0fQG+dgUY6B20SNT",
+	"AQp202rOcdwtRpB7C2EYAbtNA7+FWKTgdIIPdGD2BCFJCiKN4dtvjRya2C0JB4ggCkjXSOL2UCfxidE3",
+	"pAL9Q6b7zRfd3WPSbVuJ3OE5w9mID8WGlXOKCy4B0W5Auu1IhAorMs9KMCAS/S5sNIVLiETY4cix3bZI",
+	"gdOUYeSEbpB3UmxqPcapHGPTViVSDiz5x/YnU/Zz+5MWn7sdvlOpPfmcHZgxGJmC1HT7ktu+3aZtIziM",
+	"Da92eDF0YXRWc+zOCYLraLuKxWD295QyG1rHNrtrtUFU+CISsxtwLGWtKw1UjnN27clu2wqEwHCpVetj",
+	"FgJX4GnmF2+uZ7RyQ1Brb9QSctB2lVTblC0dg3OlHvVZlKuTerlnxnDc2G/ttfYwi5pdrMZx46C11zqw",
+	"1ilDPC61zb8GoKvvKCcxFFgtgenJUA1BNa4CS0PGb1SepMOgzJYuyB84LUpLFqoyvn0KoTkCixTs6fJN",
+	"1Dhu/Aj6J5HAB2t4mUs0nMazvb15d09FuTZW/Bw0DvYOlxd+J/SFiFifQWTqPK/TQR66yGZP9w+ojeN/",
+	"/Bo0VJ4JoPGW2ohNqZ2LpgNlDvXmo2r8amrmjLJwfTwUW2aIbeIUH8rHU1FgCldsp5wYsffv//pvm1TU",
+	"+24nD1mBRyDbcBdPXlTajT3ZbaECVAbPmwhbQ7jocKASAw/nJn7IETPLalPRK7eypT4494azLNLOtx28",
+	"3XxaUBzW6eAljS7t3mWr1Ovmtcj4YwDvF1/Oum1pUksNvG1oMTR9GT4Xph9wo9Y0FgOLRLwozsNF84hI",
+	"SAQKFyffixdZJjEEWFBIBazZyQO8lS+3Ti3W/tR2HNANsq0DJRpR4BnGXuApK9edg7TZPN6hxopHEEsY",
+	"71zpVLudlIU3GOHHhZkYwG6AseBsajwUdx2uBeq5eKC3+lgRW6gUlDj5LDZd+pzmb4zHeEwx/NXhXfO9",
+	"DcOgRTf3Q57QkYOSHYHh7uRK5TJ5Mfu9tNvuvbjwtRRJaUW2tPi1WKHwlsPvzeG+JpWDwFOplnK62bHn",
+	"sjZqhIYlOG731Togodrpl21pyrfs80osOLT+qbonRo9+dfZu1+maqsOnlMsWeQcQKfIXekuvsPcTT/8c",
+	"0yQusmkjf0UizPCZgNo7izmYPxOh+jNoEtdGZTenkgq1fc6i3u633TWrt7STBMKnc1fmiTdk0y1m53lC",
+	"nr3vmpT6HFM6v7smO85WyRzOErXrrULhijWzEu3SQGbhgozf2nJ/yKLkHpRf5MqMcwMw0XcHOPx2ldVx",
+	"9kMLBKLOJLey6GXZpdEFIO7bm0WjF7joVFhkt/KcU9J75ZVGI6LH31XLEaJD8p9wfy0g9CPYxwcPRfVQ",
+	"MwOX6nXe6CX+ulZ38bp6z4746rhQWr8qC18zkFegn1xqzw7hi5Te06+9RFla5ivlnoXnr1MNRpwl1aZy",
+	"5exIvxoWrQLCQhzYOCzLFN1XZbGnZlAXKObLZEufbPkaJEyFVQtQhwUdMTaW8dz4vh52Kxekenm9m+G5",
+	"OvHEBfHUe/iQ4jOaaYbsuGcFe6EnvUtsGyEYosC9SqOpzy0TmZoMHS0z7j93Y6vmh4RGsHtCnrubtDIC",
+	"eGTLMNXhGZdAI3wCF5KEQsosnXdz8BYnfMb6/XvdHZiKf3oIVV9CDfENfXLp8svd8uXBg1t+UzUFuTr3",
+	"zuf2AtQmGrev5DvuCpXDyGbn4fYq1VbsgSIDwfiA9Gh4s9siV959FkXQGTJkOscNgsnwCZpUKN82piiY",
+	"Z+2BqFVc5RI7jA5fdJV7Mu8ql87c48274LIAfapr3F+3vLASL1RdyC5EvrVoXKjInNsiT6zE/EgTwJ6/",
+	"SC0mj0cLOe2qtzr7cw0tBimxqSpMsVRfjQ4zsbzzV/fOqBgLn9qnVJfcoifPYhLTscg02enmQtkZxlgr",
+	"yba1ri2TlrifO9xlO7GmJva3OYWJlpSrGMGmAtKNRShBtWfr2+K54ZczYsEMFIJDhw9+Z2nTs2PTVBIq",
+	"wyG7hYDkcQRbpJtbmlj1q+usnvLcKwTNUglT9nmWdnjC0LAppJwogCi/9LQWfrpFzm1mfnxflTDIYipd",
+	"0pTJjC1BbrEVQYfvHR0eBkZHFCPuEl6ZEXzk7I5AKqxHRYLgtMmGiWYJJoEpH4RsJ9aW0uViKX7rjTGz",
+	"tVUJ0fDOmruZ3TYCySYetMrkNc5nE1PCdPjOVHIP1c1NOPVui3Rf0XAIua3dsQs1ZCbVRJui7rEhZF/E",
+	"sRipCSuMIixSDR3aKbR2rjvWPBINbahC49sOpy5/yoKUKbtVqsQ58sapTRdyH6FjG/hTS5sKAWHZLees",
+	"xTs7Eqj9qQxLM1+tPXVQs3W69gmX8nHRbxUQ54KwwxN616QD+OFg//nB0d7eXkBYkmSYyrJ7TGiOqxL6",
+	"FmEWYC6l5Q5m0A0h6nAJTZfQxdmIWCcaj12svHD8aZlt19eNSyLkinGH7x9VhGA6mWSLQjAvt3iwgPTC",
+	"9qy0VV+UwYPutwl/BfxwOqPbrsIP/RjuFuq5r02BJ9ZyTZ9Ga/oilVxDUWs+tfiBw5SroePei/5PpOLm",
+	"6/TVaLjF2i5eWqMFG51q8QnSHBAusNQfcIg0HX+R7GVjBzqyFScM/DxL/zYUwcHqrcW5V/4PWpVyCF/2",
+	"+hCYoOUqS1VDLM5Sa5PvASZH+tWIyyos1IFC/eXf9EX/+pZ6/vqiMU8PHwkWC2OXLsEWfGIp7PX9RYpf",
+	"awTXK4i3QEvx16MGy3mU2VSu84b41TCev+BL1hsvMRdzni1yL9rj3eeVHd8XyTrz4hP4TjI2QEwT72yI",
+	"Yr9PqDYusYYN0TJF9vYn29r826auLYA3MQnV6AG549wvvSALu4QOKONV48UYCCemgh4yPuhwiJULonDo",
+	"nGJggOb6LL9VyhRENho4XjRjSME5L/E5NKY4fza5+vxQD3aEwfSUWnk8ltRG23Oem7ZOww/FYyNBWdf9",
+	"ybDUETTPzjE+z91b4AM9bBwfHc7G9bmXWPFSlXwVYsXd0GOqS2um0beiJl+QxYBPaKoWoLxw86KxEkUy",
+	"GvvawamUNhAVvj7k0W68JtSsCbdh3gvT5xOrChc0/SLl3Gy0H19nM4ScWMoaqsEFTTdVJbig6VejCiS4",
+	"DHNW0np9z3cdlSIBPYTMOnLZiBQYvJLY4GzHJGUpxIwb2UAHEJC+BDXkoFRg4yy4gHv4Y4dnqX0drHhG",
+	"22G8L5wfug3mgfE586gTUWbRpUjPBXXocA1JGtPct9NWdVFPqLQRgUof28vz07OL8zn72IUjRDWY3OsJ",
+	"hqaFO91OY2rjJ5d7zvSWMhPHaykpW38U+3sjSwoy5HgpKOWhJo3pGCTGQ6gl0ktp3vWC8LpwFNjMNdzp",
+	"brUM/4CdXdvOntozvez7i5TpdqGIzom34Bjgr2kN2e5RZlNlvDfEr0bW+wu+ZL1trL52KLhzWl18Bvxg",
+	"y7/yij81M06P4MtkSRcjMZwgZOEjbH9duEx1uHOaVBvLo9MD/Xo4dQYHdWAQi4GoxadvseAfw6Gm7y+a",
+	"NzGoauwoWG9N6jOloc6Gs6MZ4lfHiMWiL1rz3L9tEQdeuTJPzHy22y+S7xxVyQ6kTIkIbGAeGuqJyA0z",
+	"voXuC9/XtK478B+0RjMj+OKdgVVByFWWaTVvYEuqL8AZ2A70q/QFVvkaLYXB8qXf7PX+yhZ5+cLqIvD/",
+	"XMl7bYs8sbQtEmJ/iW+OybILm4l8WovYyabr3lBuwsF9Ncyk3VIsWFYvu271jbyIY6KHTB0TWrg0+ib7",
+	"Aen6yXNtuMIis22XKDbgNFaEEg6jDk+pDocnNmo8hnGeCTg658bcS6S78qq7uk+87mt7Ba1InL7Qmr74",
+	"Zq6nNPqJ5Q8hGAJ6MpBrgB7TSju//J3e2DmFWe/qXeex5QUH7vAy/jxq0xMuIMdTDt9lhE/BYV4ozDwn",
+	"R1X8aHQ6c5Fp7WtMlXdT4ZSlyhicZuBeAvnoVHdtXsUdPYQxGYHMY82XE2Ic0wuiZ0ylx5SRoj+XLr33",
+	"Rqhp50tD6TVmlpgJNOkDaCFaXeKYhRv6L67ME+/oZRLXL25Lz9PxIJ/OT4vtrUy+DtML0zYFvaynSxap",
+	"zHf69FcSRddf5rXEDeNFhqQiZKH5dvEWXrFONdS06dXa2PNPMcKv5wxUAqH+yteIJurlSf1DQooWPX+5",
+	"7DkdUHQ17pwXU3QBc250RNBigF8Xa9aIB+qvel2m/IPUmzxv8heq4lg9puRI++0Kq7MSO24qJ5Yj/GpY",
+	"0Vv+eqtdd503e42/svWtPqBMRsefSAH7j18Nde11RpVvgDmuDgW+AspbNC4fMlWmENjB5JHU2hCWIXGw",
+	"vS4RnAy1To/bbfzdtHP8Yu/FHob0ttmd2ri6bszTnb/Mc536siuoTItq71uDSZu6YNKzKvDc/Fuly0LJ",
+	"AwaUkyP4ZeZcaA+D+dHQayan92wjFzO22141tPidrXPu3loDfGgNql717KVQHu7XazJ/A5ht9cfCD9tL",
+	"PGs+2xS2njevP0L0CJxt7MOsrZRttbDP8BrJ3+pnmymDy2LtyXBj/jCYCiuqX9IR8V0aJpwg/PoTfg+z",
+	"7VxX3xzimCLW76siMl2RSrFsu7imqaLStPkuRqSxwlRIvxXPmHe2nZ+uL95iOh0/Cx4mBylT4LkMeD7Z",
+	"MavF518//98AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -186,7 +186,17 @@ func embeddedRepository() (impl.Repository, error) {
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
 	go catalog.CompressAndRelease(eds[0])
-	return impl.NewStatic(eds[0], eds[1:]...)
+	st, err := impl.NewStatic(eds[0], eds[1:]...)
+	if err != nil {
+		return nil, err
+	}
+	// /v1/export reads the embedded files: fixtures.Versions is oldest first.
+	dirs := map[string]string{}
+	vs := fixtures.Versions()
+	for i, ed := range eds {
+		dirs[ed.ManifestID] = vs[len(vs)-1-i]
+	}
+	return impl.EmbeddedSnapshots{Static: st, FS: fixtures.FS, Dirs: dirs}, nil
 }
 
 // embeddedEdition builds the newest embedded sample version.

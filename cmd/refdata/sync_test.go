@@ -2,9 +2,23 @@ package main
 
 import (
 	"context"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
 
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/store"
@@ -80,3 +94,75 @@ func TestSyncActivateForce(t *testing.T) {
 		t.Fatalf("import --force did not re-publish 15: %+v", p)
 	}
 }
+
+// TestExportImport: /v1/export of a store-backed server, saved as it is, is
+// what `refdata import` takes: the new store holds the same files (same
+// content hash), and the export's ETag gives a 304.
+func TestExportImport(t *testing.T) {
+	data := t.TempDir()
+	for _, v := range fixtures.Versions() {
+		dir := filepath.Join(t.TempDir(), filepath.Base(v))
+		sub, _ := fsSub(v)
+		if err := os.CopyFS(dir, sub); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if run(context.Background(), []string{"import", "--data", data, dir}, &out, &out) != 0 {
+			t.Fatal(out.String())
+		}
+	}
+	st, _ := store.Open(data)
+	logger := slog.New(slog.DiscardHandler)
+	repo, err := live.Open(st, logger, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := api.New(&impl.Server{Repo: repo}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	get := func(target string, header ...string) *http.Response {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		return check.Do(t, router, req)
+	}
+	vs, _ := st.Versions()
+	for _, target := range []string{"/v1/export", "/v1/export/" + strings.ToLower(vs[0].ManifestID)} {
+		res := get(target)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d", target, res.StatusCode)
+		}
+		if r2 := get(target, "If-None-Match", res.Header.Get("ETag")); r2.StatusCode != http.StatusNotModified {
+			t.Fatalf("%s with its ETag: %d", target, r2.StatusCode)
+		}
+		b, _ := io.ReadAll(res.Body)
+		file := filepath.Join(t.TempDir(), "export.tar.gz")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mirror := t.TempDir()
+		var out strings.Builder
+		if run(context.Background(), []string{"import", "--data", mirror, file}, &out, &out) != 0 {
+			t.Fatalf("import of %s: %s", target, out.String())
+		}
+		id := res.Header.Get("X-Data-Version")
+		ms, _ := store.Open(mirror)
+		got, _ := ms.Versions()
+		want, _ := st.Versions()
+		var wantHash string
+		for _, m := range want {
+			if m.ManifestID == id {
+				wantHash = catalog.ContentHash(m.Files)
+			}
+		}
+		if len(got) != 1 || got[0].ManifestID != id || catalog.ContentHash(got[0].Files) != wantHash {
+			t.Fatalf("%s: the mirror holds %+v, want %s with hash %s", target, got, id, wantHash)
+		}
+	}
+}
+
+func fsSub(dir string) (fs.FS, error) { return fs.Sub(fixtures.FS, dir) }
