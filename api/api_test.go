@@ -104,6 +104,7 @@ func (r repo) RetainedEdition(id string) (*catalog.Edition, error) {
 	}
 	return nil, impl.NotFound("version " + id + " not retained")
 }
+
 // Snapshot exports a version as its version record alone: enough for the
 // archive's shape.
 func (r repo) Snapshot(id string) (*impl.Snapshot, error) {
