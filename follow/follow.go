@@ -165,12 +165,6 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	if err != nil {
 		return res, fmt.Errorf("check %s/v1/version: %w", f.opt.Client.BaseURL(), err)
 	}
-	if v.Refdata {
-		// Another refdata serves rendered bodies (map callouts already
-		// normalized, defaults filled in), not the public API's source data:
-		// importing them would normalize twice.
-		return res, fmt.Errorf("%s is another refdata (it sends X-Data-Version); following one through its catalog routes would import rendered data as source, so it is refused", f.opt.Client.BaseURL())
-	}
 	due := now.Sub(st.CheckedAt) >= f.opt.ContentCheck
 	if !v.NotModified {
 		f.opt.Metrics.upstream(f.opt.Client.BaseURL(), v.ManifestID)
@@ -181,6 +175,11 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 		return res, f.saveState(st)
 	}
 
+	if v.Refdata {
+		// Another refdata (it sends X-Data-Version): its export, not its
+		// rendered catalog routes (refdata.go says why).
+		return res, f.syncRefdata(ctx, st, v.ManifestID, v.ETag, res)
+	}
 	all := f.languageAll(ctx)
 	var snap *fetched
 	for attempt := 0; ; attempt++ {

@@ -8,6 +8,7 @@
 package upstream
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -162,7 +163,29 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, header 
 	if len(query) > 0 {
 		u.RawQuery = query.Encode()
 	}
-	target := u.String()
+	return c.get(ctx, u.String(), header, check)
+}
+
+// Do makes Client an HTTP doer for the client generated in gen/
+// (gen.WithHTTPClient), so talking to another refdata gets the same
+// politeness and limits: a GET to this client's upstream, retried as Get
+// retries, answered with the body read (within the limit). Any other method or
+// host is refused.
+func (c *Client) Do(req *http.Request) (*http.Response, error) {
+	if req.Method != http.MethodGet || req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
+		return nil, fmt.Errorf("upstream client: refusing %s %s (only GET to %s)", req.Method, req.URL.Redacted(), c.base.Host)
+	}
+	res, err := c.get(req.Context(), req.URL.String(), req.Header, nil)
+	if err != nil {
+		return nil, err
+	}
+	return &http.Response{
+		Status: http.StatusText(res.Status), StatusCode: res.Status, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header: res.Header, Body: io.NopCloser(bytes.NewReader(res.Body)), ContentLength: int64(len(res.Body)), Request: req,
+	}, nil
+}
+
+func (c *Client) get(ctx context.Context, target string, header http.Header, check func([]byte) error) (*Response, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
 		resp, wait, err := c.attempt(ctx, target, header)
@@ -233,10 +256,14 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 		return nil, 0, &fatalError{err}
 	}
 	for k, vs := range header {
-		req.Header[k] = vs
+		if k != "User-Agent" {
+			req.Header[k] = vs
+		}
 	}
 	req.Header.Set("User-Agent", c.cfg.UserAgent)
-	req.Header.Set("Accept", "application/json")
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", "application/json")
+	}
 	res, err := c.cfg.HTTP.Do(req)
 	if err != nil {
 		c.observe("0", 0)
