@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"io/fs"
@@ -11,8 +12,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
@@ -166,3 +169,74 @@ func TestExportImport(t *testing.T) {
 }
 
 func fsSub(dir string) (fs.FS, error) { return fs.Sub(fixtures.FS, dir) }
+
+// TestServeSync: serve --data --sync follows an upstream in the serving
+// process: the upstream's version is served once synced, and the scrape has
+// the sync series, clean under promlint.
+func TestServeSync(t *testing.T) {
+	var vs []upstreamtest.Version
+	for _, dir := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	up := upstreamtest.New(vs[1])
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
+			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, io.Discard, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	check := apitest.New(t)
+	h := apitest.Forward(t, &http.Client{}, "http://"+addr)
+	get := func(target string) *http.Response {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+		return check.Do(t, h, req)
+	}
+	// Wait (bounded) for the first sync to publish and the poll to swap it in.
+	deadline := time.Now().Add(60 * time.Second)
+	var body []byte
+	for {
+		body, _ = io.ReadAll(get("/v1/metrics").Body)
+		if get("/v1/version").Header.Get("X-Data-Version") == vs[1].Name &&
+			bytes.Contains(body, []byte(`refdata_sync_runs_total{outcome="published"} 1`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve --sync never served %s", vs[1].Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{
+		`refdata_sync_runs_total{outcome="published"} 1`,
+		`refdata_sync_upstream_version_info{manifest_id="` + vs[1].Name + `",upstream="` + hs.URL + `"} 1`,
+		`refdata_sync_upstream_requests_total{code="200"}`,
+		`refdata_sync_last_success_timestamp_seconds`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	cancel()
+	<-done
+}
