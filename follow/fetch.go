@@ -42,7 +42,13 @@ const locresPath = "locres"
 // serves, in every locale (v, when it has a body, is the version record just
 // read): with ?language=all when all is set, otherwise one
 // request per locale. progress is told each answer.
-func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, progress func(done, total int)) (*fetched, error) {
+//
+// The answers are held until the snapshot is built, so together they may not
+// exceed budget (the import's --max-snapshot-bytes; 0: its default).
+func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(done, total int)) (*fetched, error) {
+	if budget <= 0 {
+		budget = pipeline.DefaultMaxSnapshotBytes
+	}
 	if v == nil || v.Body == nil {
 		var err error
 		if v, err = c.Version(ctx, ""); err != nil {
@@ -92,8 +98,11 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 					return err
 				}
 				mu.Lock()
+				defer mu.Unlock()
+				if budget -= int64(len(b)); budget < 0 {
+					return fmt.Errorf("the upstream's answers exceed the snapshot limit of bytes read (raise it with --max-snapshot-bytes)")
+				}
 				bodies[k] = b
-				mu.Unlock()
 				return nil
 			})
 		}

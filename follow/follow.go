@@ -131,7 +131,13 @@ func (f *Follower) saveState(s State) error {
 	if err != nil {
 		return err
 	}
-	unlock, err := f.opt.Store.Lock(context.Background())
+	wait := f.opt.Import.LockTimeout
+	if wait <= 0 {
+		wait = pipeline.DefaultLockTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	unlock, err := f.opt.Store.Lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -183,7 +189,7 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	all := f.languageAll(ctx)
 	var snap *fetched
 	for attempt := 0; ; attempt++ {
-		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Progress)
+		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Import.MaxSnapshotBytes, f.opt.Progress)
 		if err != nil {
 			return res, fmt.Errorf("fetch from %s: %w", f.opt.Client.BaseURL(), err)
 		}
