@@ -27,6 +27,7 @@ type syncFlags struct {
 	requestTimeout, timeout      time.Duration
 	contentCheck                 time.Duration
 	allowShrink                  bool
+	maxBody, maxSnapshot         int64
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
@@ -37,6 +38,8 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&sf.requestTimeout, "request-timeout", upstream.DefaultRequestTimeout, "timeout of one request")
 	fs.DurationVar(&sf.timeout, "sync-timeout", follow.DefaultTimeout, "deadline of one whole sync")
 	fs.DurationVar(&sf.contentCheck, "content-check", follow.DefaultContentCheck, "fetch and hash everything this often even when /v1/version is unchanged")
+	fs.Int64Var(&sf.maxBody, "max-body-bytes", upstream.DefaultMaxBodyBytes, "largest answer read from the upstream")
+	fs.Int64Var(&sf.maxSnapshot, "max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes of answers held for one snapshot")
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
 }
 
@@ -44,7 +47,7 @@ func (sf *syncFlags) follower(from string, st *store.Store, logger *slog.Logger,
 	c, err := upstream.New(upstream.Config{
 		BaseURL: from, UserAgent: upstream.UserAgent(version, sf.contact),
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
-		Observe: m.Observe,
+		MaxBodyBytes: sf.maxBody, Observe: m.Observe,
 	})
 	if err != nil {
 		return nil, err
@@ -52,7 +55,7 @@ func (sf *syncFlags) follower(from string, st *store.Store, logger *slog.Logger,
 	return follow.New(follow.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im},
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot},
 	})
 }
 
