@@ -417,7 +417,9 @@ func TestSyncFaults(t *testing.T) {
 			t.Logf("failed as it should: %v", err)
 			up.SetFault(nil)
 			up.Publish(1)
-			res = mustSync(t, f, "published")
+			// The next sync, with the default tuning (a slow machine or -race may
+			// need more than a fault case's 100 ms per request).
+			res = mustSync(t, newFollower(t, url, st, tuning{}), "published")
 			if res.ManifestID != up.Current().Name {
 				t.Fatalf("published %s, want %s", res.ManifestID, up.Current().Name)
 			}
