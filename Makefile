@@ -4,9 +4,13 @@ OAPI     := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 ADDR     ?= 127.0.0.1:8080
 REDOCLY  := .lint/node_modules/.bin/redocly
 
-.PHONY: all generate check-generate build run test vet lint bench fuzz clean
+.PHONY: all help generate check-generate build run test test-race stress vet lint bench fuzz clean pg-start pg-stop
 
 all: test
+
+## help: list the targets, one line each
+help:
+	@sed -nE 's/^## ([a-z-]+): /\1|/p' $(MAKEFILE_LIST) | awk -F'|' '{printf "  %-15s %s\n", $$1, $$2}'
 
 ## generate: rewrite gen/ from openapi.yaml
 generate:
@@ -20,6 +24,7 @@ check-generate:
 	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go; then echo "gen/ is up to date"; \
 	else echo "gen/ is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
 
+## build: bin/refdata
 build:
 	$(GO) build -o bin/refdata ./cmd/refdata
 
@@ -27,14 +32,39 @@ build:
 run:
 	$(GO) run ./cmd/refdata serve --addr $(ADDR)
 
+## vet: go vet and gofmt
 vet:
 	$(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 
-## test: generated code in sync, vet, every test (race detector on)
+# The PostgreSQL store's tests need a server: REFDATA_TEST_POSTGRES, or the
+# cluster of make pg-start when it runs; without either they skip (CI sets
+# REFDATA_REQUIRE_POSTGRES=1, which makes a skip a failure).
+REFDATA_TEST_POSTGRES ?= $(shell tools/pg.sh url 2>/dev/null)
+export REFDATA_TEST_POSTGRES
+
+## pg-start: a throwaway PostgreSQL for the tests (tools/pg.sh; data in .pg/, port 54329)
+pg-start:
+	@tools/pg.sh start
+
+## pg-stop: stop it
+pg-stop:
+	@tools/pg.sh stop
+
+# The three test tiers (README § Tests). -short means: stress loops in their short
+# form, bodies compressed at catalog.Fast; without it the same tests run full-size.
+## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; a few minutes)
 test: check-generate vet
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -short -count=1 -timeout 10m ./...
+
+## test-race: every test in its short form under the race detector
+test-race:
+	$(GO) test -race -short -count=1 -timeout 20m ./...
+
+## stress: every test full-size (all crash points, more hot-swap readers, gzip/brotli at the served levels)
+stress:
+	$(GO) test -count=1 -timeout 30m ./...
 
 $(REDOCLY): .lint/package.json .lint/package-lock.json
 	cd .lint && npm ci --no-audit --no-fund
@@ -53,6 +83,7 @@ fuzz:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
+## clean: remove bin/
 clean:
 	rm -rf bin
 

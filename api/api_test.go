@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -37,11 +38,11 @@ var newest = sync.OnceValues(func() (*catalog.Edition, error) {
 
 // previous is the sample version before the newest, retained beside it.
 var previous = sync.OnceValues(func() (*catalog.Edition, error) {
-	eds, err := fixtures.All()
-	if err != nil {
-		return nil, err
+	vs := fixtures.Versions()
+	if len(vs) < 2 {
+		return nil, fmt.Errorf("want two sample versions, have %d", len(vs))
 	}
-	return eds[1], nil
+	return fixtures.Load(vs[len(vs)-2])
 })
 
 // retaining is a repo serving the newest sample version with the one before it
@@ -207,124 +208,129 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 	}
 	paths := doc.Paths.InMatchingOrder()
 	sort.Strings(paths)
-	for _, path := range paths {
-		op := doc.Paths.Find(path).Get
-		if op == nil {
-			t.Fatalf("%s has no GET", path)
-		}
-		t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
-			c, isCatalog := categoryOf(path)
-			byUUID := strings.Contains(path, "{uuid}")
-			url := path
-			if byUUID {
-				uuids := ed.UUIDs(c)
-				if len(uuids) == 0 {
-					t.Fatalf("%s: the sample data has no %s", path, c.Noun())
-				}
-				url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
+	// The operations are read-only over shared handlers: walk them in parallel,
+	// inside one group so the tally below waits for them all.
+	t.Run("paths", func(t *testing.T) {
+		for _, path := range paths {
+			op := doc.Paths.Find(path).Get
+			if op == nil {
+				t.Fatalf("%s has no GET", path)
 			}
-			url = strings.Replace(url, "{locale}", "de-de", 1)
-			url = strings.Replace(url, "{from}", full.older[0].ManifestID, 1)
-			url = strings.Replace(url, "{to}", ed.ManifestID, 1)
-			url = strings.Replace(url, "{manifestId}", strings.ToLower(full.older[0].ManifestID), 1)
-			page := op.Security != nil && len(*op.Security) == 0 // no User-Agent rule
+			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
+				t.Parallel()
+				c, isCatalog := categoryOf(path)
+				byUUID := strings.Contains(path, "{uuid}")
+				url := path
+				if byUUID {
+					uuids := ed.UUIDs(c)
+					if len(uuids) == 0 {
+						t.Fatalf("%s: the sample data has no %s", path, c.Noun())
+					}
+					url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
+				}
+				url = strings.Replace(url, "{locale}", "de-de", 1)
+				url = strings.Replace(url, "{from}", full.older[0].ManifestID, 1)
+				url = strings.Replace(url, "{to}", ed.ManifestID, 1)
+				url = strings.Replace(url, "{manifestId}", strings.ToLower(full.older[0].ManifestID), 1)
+				page := op.Security != nil && len(*op.Security) == 0 // no User-Agent rule
 
-			res := check.Do(t, h, get(url))
-			if res.StatusCode != http.StatusOK {
-				t.Fatalf("GET %s = %d", url, res.StatusCode)
-			}
-			if path != "/v1/metrics" {
-				etag := res.Header.Get("ETag")
-				if res := check.Do(t, h, get(url, "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
-					t.Errorf("If-None-Match %s = %d, want 304", etag, res.StatusCode)
+				res := check.Do(t, h, get(url))
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("GET %s = %d", url, res.StatusCode)
 				}
-				head := get(url)
-				head.Method = http.MethodHead
-				if res := check.Do(t, h, head); res.StatusCode != http.StatusOK {
-					t.Errorf("HEAD %s = %d", url, res.StatusCode)
-				}
-			}
-			for _, enc := range []string{"gzip", "br", "gzip;q=0.5, br;q=0.1", "identity"} {
-				res := check.Do(t, h, get(url, "Accept-Encoding", enc))
-				want := strings.Split(enc, ";")[0]
-				if path == "/v1/metrics" || want == "identity" {
-					continue
-				}
-				// Bodies too small to gain are sent as identity.
-				if got := res.Header.Get("Content-Encoding"); got != want && got != "" {
-					t.Errorf("Accept-Encoding %s: Content-Encoding %q", enc, got)
-				}
-			}
-			if isCatalog || op.Parameters.GetByInAndName("query", "language") != nil {
-				// Every locale, in any letter case.
-				for _, loc := range catalog.Locales {
-					res := check.Do(t, h, get(url+"?language="+strings.ToLower(loc)))
-					if res.StatusCode != http.StatusOK {
-						t.Errorf("language=%s: %d", loc, res.StatusCode)
+				if path != "/v1/metrics" {
+					etag := res.Header.Get("ETag")
+					if res := check.Do(t, h, get(url, "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+						t.Errorf("If-None-Match %s = %d, want 304", etag, res.StatusCode)
+					}
+					head := get(url)
+					head.Method = http.MethodHead
+					if res := check.Do(t, h, head); res.StatusCode != http.StatusOK {
+						t.Errorf("HEAD %s = %d", url, res.StatusCode)
 					}
 				}
-				if res := check.Do(t, h, get(url+"?language=xx-XX")); res.StatusCode != http.StatusBadRequest {
-					t.Errorf("language=xx-XX: %d, want 400", res.StatusCode)
+				for _, enc := range []string{"gzip", "br", "gzip;q=0.5, br;q=0.1", "identity"} {
+					res := check.Do(t, h, get(url, "Accept-Encoding", enc))
+					want := strings.Split(enc, ";")[0]
+					if path == "/v1/metrics" || want == "identity" {
+						continue
+					}
+					// Bodies too small to gain are sent as identity.
+					if got := res.Header.Get("Content-Encoding"); got != want && got != "" {
+						t.Errorf("Accept-Encoding %s: Content-Encoding %q", enc, got)
+					}
 				}
-			}
-			if byUUID {
-				if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
-					t.Errorf("unknown uuid: %d, want 404", res.StatusCode)
+				if isCatalog || op.Parameters.GetByInAndName("query", "language") != nil {
+					// Every locale, in any letter case.
+					for _, loc := range catalog.Locales {
+						res := check.Do(t, h, get(url+"?language="+strings.ToLower(loc)))
+						if res.StatusCode != http.StatusOK {
+							t.Errorf("language=%s: %d", loc, res.StatusCode)
+						}
+					}
+					if res := check.Do(t, h, get(url+"?language=xx-XX")); res.StatusCode != http.StatusBadRequest {
+						t.Errorf("language=xx-XX: %d, want 400", res.StatusCode)
+					}
 				}
-				if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
-					t.Errorf("malformed uuid: %d, want 400", res.StatusCode)
+				if byUUID {
+					if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
+						t.Errorf("unknown uuid: %d, want 404", res.StatusCode)
+					}
+					if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
+						t.Errorf("malformed uuid: %d, want 400", res.StatusCode)
+					}
 				}
-			}
-			switch path {
-			case "/v1/locres/{locale}":
-				if res := check.Do(t, h, get("/v1/locres/xx-XX")); res.StatusCode != http.StatusNotFound {
-					t.Errorf("unsupported locale: %d, want 404", res.StatusCode)
-				}
-			case "/v1/export", "/v1/export/{manifestId}":
-				if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
-					t.Errorf("a repository with no files: %d, want 404", res.StatusCode)
-				}
-				if path == "/v1/export/{manifestId}" {
-					if res := check.Do(t, h, get("/v1/export/0000000000000000")); res.StatusCode != http.StatusNotFound {
+				switch path {
+				case "/v1/locres/{locale}":
+					if res := check.Do(t, h, get("/v1/locres/xx-XX")); res.StatusCode != http.StatusNotFound {
+						t.Errorf("unsupported locale: %d, want 404", res.StatusCode)
+					}
+				case "/v1/diff/latest":
+					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+						t.Errorf("no diff: %d, want 404", res.StatusCode)
+					}
+					if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
+						t.Errorf("corrupt diff: %d, want 500", res.StatusCode)
+					}
+				case "/v1/diff/{from}/{to}", "/changes/{from}/{to}":
+					prefix := strings.TrimSuffix(path, "{from}/{to}")
+					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
 						t.Errorf("unknown version: %d, want 404", res.StatusCode)
 					}
-					if res := check.Do(t, h, get("/v1/export/..%2f..%2fetc")); res.StatusCode != http.StatusBadRequest {
+					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
 						t.Errorf("malformed version: %d, want 400", res.StatusCode)
 					}
+				case "/changes":
+					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+						t.Errorf("no earlier version: %d, want 404", res.StatusCode)
+					}
+					if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
+						t.Errorf("corrupt latest diff: %d, want 500", res.StatusCode)
+					}
+				case "/v1/export", "/v1/export/{manifestId}":
+					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+						t.Errorf("a repository with no files: %d, want 404", res.StatusCode)
+					}
+					if path == "/v1/export/{manifestId}" {
+						if res := check.Do(t, h, get("/v1/export/0000000000000000")); res.StatusCode != http.StatusNotFound {
+							t.Errorf("unknown version: %d, want 404", res.StatusCode)
+						}
+						if res := check.Do(t, h, get("/v1/export/..%2f..%2fetc")); res.StatusCode != http.StatusBadRequest {
+							t.Errorf("malformed version: %d, want 400", res.StatusCode)
+						}
+					}
 				}
-			case "/v1/diff/latest":
-				if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
-					t.Errorf("no diff: %d, want 404", res.StatusCode)
+				if res := check.Do(t, h, get(url, "User-Agent", "")); page && res.StatusCode != http.StatusOK {
+					t.Errorf("page without a User-Agent: %d, want 200", res.StatusCode)
+				} else if !page && res.StatusCode != http.StatusBadRequest {
+					t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
 				}
-				if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
-					t.Errorf("corrupt diff: %d, want 500", res.StatusCode)
+				if res := check.Do(t, broken, get(url)); res.StatusCode != http.StatusInternalServerError {
+					t.Errorf("panicking repository: %d, want 500", res.StatusCode)
 				}
-			case "/v1/diff/{from}/{to}", "/changes/{from}/{to}":
-				prefix := strings.TrimSuffix(path, "{from}/{to}")
-				if res := check.Do(t, h, get(prefix+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
-					t.Errorf("unknown version: %d, want 404", res.StatusCode)
-				}
-				if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
-					t.Errorf("malformed version: %d, want 400", res.StatusCode)
-				}
-			case "/changes":
-				if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
-					t.Errorf("no earlier version: %d, want 404", res.StatusCode)
-				}
-				if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
-					t.Errorf("corrupt latest diff: %d, want 500", res.StatusCode)
-				}
-			}
-			if res := check.Do(t, h, get(url, "User-Agent", "")); page && res.StatusCode != http.StatusOK {
-				t.Errorf("page without a User-Agent: %d, want 200", res.StatusCode)
-			} else if !page && res.StatusCode != http.StatusBadRequest {
-				t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
-			}
-			if res := check.Do(t, broken, get(url)); res.StatusCode != http.StatusInternalServerError {
-				t.Errorf("panicking repository: %d, want 500", res.StatusCode)
-			}
-		})
-	}
+			})
+		}
+	})
 	if f := flag.Lookup("test.run"); f != nil && f.Value.String() != "" {
 		return // a filtered run exercises only part of the spec
 	}

@@ -3,6 +3,9 @@ package catalog_test
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path"
+	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
@@ -12,6 +15,30 @@ import (
 func build(t *testing.T, version string) *catalog.Edition {
 	t.Helper()
 	s, err := catalog.LoadSnapshot(fixtures.FS, version)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, err := catalog.Build(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ed
+}
+
+// protocolEdition is sample version i (0 older, 1 newer) for tests of how bodies
+// are encoded and named, which hold for any size: trimmed under -short
+// (fixtures.WriteSmall), full-size otherwise (make stress).
+func protocolEdition(t *testing.T, i int) *catalog.Edition {
+	t.Helper()
+	if !testing.Short() {
+		return build(t, fixtures.Versions()[i])
+	}
+	dir := t.TempDir()
+	nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
+	if err := fixtures.WriteSmall(dir, nn); err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.LoadSnapshot(os.DirFS(dir), ".")
 	if err != nil {
 		t.Fatal(err)
 	}

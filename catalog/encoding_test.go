@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"io"
+	"sort"
 	"testing"
 
 	"github.com/andybalholm/brotli"
@@ -15,7 +16,7 @@ import (
 // TestCompressedRoundTrip: every compressed representation of every body decodes to
 // the identity bytes, and every representation has its own ETag.
 func TestCompressedRoundTrip(t *testing.T) {
-	ed := build(t, fixtures.Versions()[1])
+	ed := protocolEdition(t, 1)
 	ed.Compress()
 	bodies := ed.Bodies()
 	etags := map[string][]byte{}
@@ -62,7 +63,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 // TestETagFollowsBytes: an item unchanged between two versions keeps its ETag; a
 // changed body gets a new one.
 func TestETagFollowsBytes(t *testing.T) {
-	old, cur := build(t, fixtures.Versions()[0]), build(t, fixtures.Versions()[1])
+	old, cur := protocolEdition(t, 0), protocolEdition(t, 1)
 	same, differ := 0, 0
 	for _, u := range cur.UUIDs(catalog.WeaponSkins) {
 		a, b := old.Item(catalog.WeaponSkins, u, catalog.DefaultLocale), cur.Item(catalog.WeaponSkins, u, catalog.DefaultLocale)
@@ -121,5 +122,174 @@ func TestPick(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { b.Pick([]string{"gzip, deflate, br;q=0.9"}) }); n != 0 {
 		t.Errorf("Pick allocates %v times", n)
+	}
+}
+
+// TestPooledWritersMatchNew: the reused gzip and brotli writers give, for bodies of
+// every window size and in any order, the bytes a newly made writer gives, at
+// both efforts. The service's ETags depend on it.
+func TestPooledWritersMatchNew(t *testing.T) {
+	ed := build(t, fixtures.Versions()[1])
+	var bodies [][]byte
+	for _, b := range ed.Bodies() {
+		bodies = append(bodies, b.JSON)
+	}
+	// A writer that kept state from a body with another window would show here.
+	sort.Slice(bodies, func(i, j int) bool { return len(bodies[i]) > len(bodies[j]) })
+	// Up to three bodies of each window size (one under -short), each followed
+	// by a small one.
+	var sample [][]byte
+	perWindow := map[int]int{}
+	small := len(bodies) - 1
+	most := 3
+	if testing.Short() {
+		most = 1
+	}
+	for _, raw := range bodies {
+		w := window(len(raw))
+		if perWindow[w] == most || small < 0 {
+			continue
+		}
+		perWindow[w]++
+		sample = append(sample, raw, bodies[small])
+		small -= 7
+	}
+	for _, e := range []catalog.Effort{catalog.Best, catalog.Fast} {
+		restore := catalog.UseEffort(e)
+		windows := map[int]bool{}
+		for _, raw := range sample {
+			if len(raw) < 256 {
+				continue
+			}
+			b := catalog.NewBody(raw, "")
+			b.Compress()
+			var gz, br []byte
+			for _, r := range b.Representations() {
+				switch {
+				case r.EncodingHeader == nil:
+				case r.EncodingHeader[0] == "gzip":
+					gz = r.Bytes
+				case r.EncodingHeader[0] == "br":
+					br = r.Bytes
+				}
+			}
+			var want bytes.Buffer
+			zw, _ := gzip.NewWriterLevel(&want, e.Gzip)
+			zw.Write(raw)
+			zw.Close()
+			if gz != nil && !bytes.Equal(gz, want.Bytes()) {
+				t.Fatalf("effort %+v: pooled gzip of a %d-byte body differs from a new writer's", e, len(raw))
+			}
+			lgwin := window(len(raw))
+			windows[lgwin] = true
+			want.Reset()
+			bw := brotli.NewWriterOptions(&want, brotli.WriterOptions{Quality: e.Brotli, LGWin: lgwin})
+			bw.Write(raw)
+			bw.Close()
+			if br == nil || !bytes.Equal(br, want.Bytes()) {
+				t.Fatalf("effort %+v: pooled brotli of a %d-byte body differs from a new writer's", e, len(raw))
+			}
+		}
+		restore()
+		if len(windows) < 4 {
+			t.Errorf("effort %+v: only %d window sizes exercised", e, len(windows))
+		}
+	}
+}
+
+// window is the brotli window Compress chooses for n bytes (2^16 to 2^22).
+func window(n int) int {
+	lgwin := 16
+	for lgwin < 22 && 1<<lgwin < n {
+		lgwin++
+	}
+	return lgwin
+}
+
+// BenchmarkCompressItems: compressing every skin body of the newest sample, as a
+// load does (reused writers).
+func BenchmarkCompressItems(b *testing.B) {
+	ed, err := fixtures.Newest()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var raws [][]byte
+	for _, u := range ed.UUIDs(catalog.WeaponSkins) {
+		raws = append(raws, ed.Item(catalog.WeaponSkins, u, catalog.DefaultLocale).JSON)
+	}
+	b.ResetTimer()
+	for range b.N {
+		for _, raw := range raws {
+			catalog.NewBody(raw, "").Compress()
+		}
+	}
+}
+
+// TestReuseCompressed: a new version takes the compressed representations of the
+// bodies it shares with the previous one, byte for byte, and compresses the rest
+// itself; bodies that changed are never given the old bytes.
+func TestReuseCompressed(t *testing.T) {
+	old, cur := protocolEdition(t, 0), protocolEdition(t, 1)
+	old.Compress()
+	oldByETag := map[string]*catalog.Body{}
+	for _, b := range old.Bodies() {
+		oldByETag[b.ETag] = b
+	}
+	n := cur.ReuseCompressed(old)
+	shared := 0
+	for _, b := range cur.Bodies() {
+		p, ok := oldByETag[b.ETag]
+		if !ok {
+			if len(b.JSON) >= 256 && len(b.Representations()) > 1 {
+				t.Fatal("a changed body has compressed representations before Compress")
+			}
+			continue
+		}
+		shared++
+		if len(b.JSON) >= 256 && (len(b.Representations()) != len(p.Representations()) || !bytes.Equal(p.Pick([]string{"br"}).Bytes, b.Pick([]string{"br"}).Bytes)) {
+			t.Fatalf("a body with the old bytes does not have the old brotli bytes")
+		}
+	}
+	if n == 0 || n != shared {
+		t.Errorf("reused %d bodies, %d have the old bytes", n, shared)
+	}
+	if n == len(cur.Bodies()) {
+		t.Error("every body was reused: the versions do not differ")
+	}
+	cur.Compress()
+	for _, b := range cur.Bodies() {
+		for _, r := range b.Representations() {
+			if r.EncodingHeader == nil {
+				continue
+			}
+			var rd io.Reader = bytes.NewReader(r.Bytes)
+			if r.EncodingHeader[0] == "gzip" {
+				zr, err := gzip.NewReader(rd)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rd = zr
+			} else {
+				rd = brotli.NewReader(rd)
+			}
+			if got, err := io.ReadAll(rd); err != nil || !bytes.Equal(got, b.JSON) {
+				t.Fatalf("%s of a body does not decode to it after reuse", r.EncodingHeader[0])
+			}
+		}
+	}
+	t.Logf("%d of %d bodies reused", n, len(cur.Bodies()))
+}
+
+// BenchmarkCompressEdition: compressing every body of the newest sample, as a
+// start-up or hot swap does (GOMAXPROCS workers).
+func BenchmarkCompressEdition(b *testing.B) {
+	for range b.N {
+		b.StopTimer()
+		ed, err := fixtures.Newest()
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		ed.Compress()
 	}
 }

@@ -50,6 +50,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
 	MemoLimit int
+	// DrainGrace is how long a keep-alive connection that looks idle when
+	// shutdown begins still reads; 0 means DefaultDrainGrace.
+	DrainGrace time.Duration
 }
 
 // DefaultMemoLimit holds every target of a version as large as the newest sample:
@@ -78,6 +81,8 @@ type Server struct {
 	logger *slog.Logger
 	// draining is set by Shutdown.
 	draining atomic.Bool
+	grace    time.Duration
+	conns    sync.Map // the open connections (drainListener)
 }
 
 // New builds a Server; Serve starts it.
@@ -85,6 +90,10 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(cfg.Router), limit: cfg.MemoLimit, logger: cfg.Logger}
 	if s.limit <= 0 {
 		s.limit = DefaultMemoLimit
+	}
+	s.grace = cfg.DrainGrace
+	if s.grace <= 0 {
+		s.grace = DefaultDrainGrace
 	}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
@@ -109,7 +118,7 @@ func New(cfg Config) *Server {
 
 // Serve answers connections from ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(drainListener{ln, &s.draining})
+	return s.http.Serve(drainListener{ln, &s.draining, s.grace, &s.conns})
 }
 
 // Shutdown stops accepting, answers every request already received, and returns
@@ -120,10 +129,10 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.ShutdownWithContext(ctx)
 }
 
-// drainGrace is how long a keep-alive connection that looks idle at shutdown
-// still reads: a request the client has sent may be in the socket's buffer,
-// unread. It is answered (with Connection: close) rather than dropped.
-const drainGrace = time.Second
+// DefaultDrainGrace is how long a keep-alive connection that looks idle at
+// shutdown still reads: a request the client has sent may be in the socket's
+// buffer, unread. It is answered (with Connection: close) rather than dropped.
+const DefaultDrainGrace = time.Second
 
 // drainListener hands out connections that, while the server shuts down, turn
 // fasthttp's close of an idle connection into a short read deadline. fasthttp
@@ -133,6 +142,8 @@ const drainGrace = time.Second
 type drainListener struct {
 	net.Listener
 	draining *atomic.Bool
+	grace    time.Duration
+	conns    *sync.Map // *drainConn → struct{}: the open connections
 }
 
 func (l drainListener) Accept() (net.Conn, error) {
@@ -140,22 +151,36 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &drainConn{Conn: c, draining: l.draining}, nil
+	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns}
+	l.conns.Store(dc, struct{}{})
+	return dc, nil
 }
 
 type drainConn struct {
 	net.Conn
 	draining *atomic.Bool
+	grace    time.Duration
+	conns    *sync.Map
+	reading  atomic.Int32 // Read calls in progress: the server waits for a request
 	graced   atomic.Bool
 	once     sync.Once
 }
 
-// Close: the first close while draining only bounds the next read (the server's
-// own close follows when it is done); a timer makes sure the socket closes.
+func (c *drainConn) Read(b []byte) (int, error) {
+	c.reading.Add(1)
+	defer c.reading.Add(-1)
+	return c.Conn.Read(b)
+}
+
+// Close: while draining, a close of a connection whose server goroutine is
+// blocked reading (fasthttp closing an idle connection) only bounds that read,
+// so a request already sent is read and answered, and the server's own close
+// follows; a timer makes sure the socket closes. A close with no read waiting
+// is the server's last word on the connection, and closes it at once.
 func (c *drainConn) Close() error {
-	if c.draining.Load() && c.graced.CompareAndSwap(false, true) {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(drainGrace))
-		time.AfterFunc(drainGrace+5*time.Second, func() { _ = c.close() })
+	if c.draining.Load() && c.reading.Load() > 0 && c.graced.CompareAndSwap(false, true) {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
+		time.AfterFunc(c.grace+5*time.Second, func() { _ = c.close() })
 		return nil
 	}
 	return c.close()
@@ -163,8 +188,24 @@ func (c *drainConn) Close() error {
 
 func (c *drainConn) close() error {
 	err := net.ErrClosed
-	c.once.Do(func() { err = c.Conn.Close() })
+	c.once.Do(func() {
+		c.conns.Delete(c)
+		err = c.Conn.Close()
+	})
 	return err
+}
+
+// waitingReads counts the open connections whose server goroutine is blocked
+// reading the next request.
+func (s *Server) waitingReads() int {
+	n := 0
+	s.conns.Range(func(k, _ any) bool {
+		if k.(*drainConn).reading.Load() > 0 {
+			n++
+		}
+		return true
+	})
+	return n
 }
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {

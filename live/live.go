@@ -47,6 +47,23 @@ type Repository struct {
 	badPtr    []byte     // an ACTIVE content that failed to load, not retried until it changes
 	diffs     sync.Mutex // one on-demand diff computation at a time
 	diffCache sync.Map   // "FROM-TO" → *catalog.Body
+	// background counts the work started to run beside serving (compressing a
+	// version at start-up, a diff body on first use), so Wait can wait for it.
+	background sync.WaitGroup
+}
+
+// Wait returns when the background work started so far is done: every body the
+// repository has handed out is compressed. Tests call it instead of sleeping;
+// a shutdown may call it to leave nothing half done.
+func (r *Repository) Wait() { r.background.Wait() }
+
+// inBackground runs f beside serving, counted for Wait.
+func (r *Repository) inBackground(f func()) {
+	r.background.Add(1)
+	go func() {
+		defer r.background.Done()
+		f()
+	}()
 }
 
 var _ impl.Repository = (*Repository)(nil)
@@ -91,15 +108,19 @@ func Open(st *store.Store, logger *slog.Logger, m *pipeline.Metrics, fallback *c
 // clients never get a version's identity bodies in between.
 func (r *Repository) swap(s *state, publishedAt time.Time, first bool) {
 	s.versions = r.listVersions(s.ed)
+	reused := 0
+	if prev := r.cur.Load(); prev != nil {
+		reused = s.ed.ReuseCompressed(prev.ed)
+	}
 	if first {
-		go catalog.CompressAndRelease(s.ed)
+		r.inBackground(func() { catalog.CompressAndRelease(s.ed) })
 	} else {
 		catalog.CompressAndRelease(s.ed)
 	}
 	r.cur.Store(s)
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
-	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
+	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous, "compressed_bodies_reused", reused)
 }
 
 // Active returns the edition being served.
@@ -172,7 +193,7 @@ func (r *Repository) LatestDiff() (*catalog.Body, error) {
 		return nil, err
 	}
 	b := catalog.NewBody(body, "")
-	go b.Compress()
+	r.inBackground(b.Compress)
 	s.latest.Store(b)
 	return b, nil
 }
@@ -202,7 +223,7 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	switch {
 	case err == nil:
 		b := catalog.NewBody(body, "")
-		go b.Compress()
+		r.inBackground(b.Compress)
 		r.diffCache.Store(key, b)
 		return b, nil
 	case errors.Is(err, store.ErrCorrupt):
@@ -214,7 +235,7 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	if err != nil {
 		return nil, err
 	}
-	go b.Compress()
+	r.inBackground(b.Compress)
 	r.diffCache.Store(key, b)
 	if unlock, ok := r.st.TryLock(); ok {
 		if err := r.st.WriteDiff(f, t, b.JSON); err != nil {

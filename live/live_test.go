@@ -14,6 +14,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -42,13 +43,23 @@ const (
 	vandal = "9c82e19d-4575-0200-1a81-3eacf00cf872"
 )
 
-// fixtureDir copies an embedded sample version ("14" or "15") to a temp dir.
+// fixtureDir copies an embedded sample version (trimmed under -short) ("14" or "15") to a temp dir.
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
 	for _, v := range fixtures.Versions() {
 		if strings.HasPrefix(path.Base(v), nn+"_") {
 			dst := filepath.Join(t.TempDir(), path.Base(v))
-			sub, _ := fs.Sub(fixtures.FS, v)
+			if testing.Short() {
+				// The protocol at a fraction of the size (fixtures.WriteSmall).
+				if err := fixtures.WriteSmall(dst, nn); err != nil {
+					t.Fatal(err)
+				}
+				return dst
+			}
+			sub, err := fs.Sub(fixtures.FS, v)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := os.CopyFS(dst, sub); err != nil {
 				t.Fatal(err)
 			}
@@ -108,6 +119,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	apitest.Setup()
 	code := m.Run()
 	if templatesRoot != "" {
 		os.RemoveAll(templatesRoot)
@@ -176,6 +188,8 @@ func (e *env) open(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.repo, e.h, e.check = repo, h, apitest.New(t)
+	// The next test should not share the CPU with this one's compression.
+	t.Cleanup(repo.Wait)
 }
 
 // get serves one request through the spec-validating checker.
@@ -224,6 +238,15 @@ func TestLatestDiff(t *testing.T) {
 	d := decodeDiff(t, b)
 	if d.FromVersion != id14 || d.ToVersion != id15 || d.Summary.TotalAdded == 0 {
 		t.Errorf("latest diff %s → %s, %+v", d.FromVersion, d.ToVersion, d.Summary)
+	}
+	// The diff body is compressed beside serving; once that is done a client
+	// that accepts brotli gets it, decoding to the same bytes.
+	e.repo.Wait()
+	req := httptest.NewRequest(http.MethodGet, "/v1/diff/latest", nil)
+	req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+	req.Header.Set("Accept-Encoding", "br")
+	if res := e.check.Do(t, e.h, req); res.Header.Get("Content-Encoding") != "br" {
+		t.Errorf("/v1/diff/latest after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
 	}
 }
 
@@ -410,8 +433,16 @@ func TestHotSwap(t *testing.T) {
 			}
 		}(g)
 	}
+	// Between publishes, wait until every reader has asked for every target
+	// again, rather than sleeping and hoping they ran.
+	settle := func() {
+		next := requests.Load() + int64(readers*len(targets))
+		for requests.Load() < next && failures.Load() == 0 {
+			runtime.Gosched()
+		}
+	}
 	for i, v := range versions[1:] {
-		time.Sleep(20 * time.Millisecond)
+		settle()
 		_, files, err := staging.st.ReadVersion(v.ManifestID)
 		if err != nil {
 			t.Fatal(err)
@@ -441,7 +472,7 @@ func TestHotSwap(t *testing.T) {
 			}
 		}
 	}
-	time.Sleep(20 * time.Millisecond)
+	settle()
 	close(stop)
 	wg.Wait()
 	n := 0

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
 )
@@ -31,7 +32,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	apitest.Main(m)
 }
 
 // TestCrashSafety kills an import with SIGKILL at many points — paused before a
@@ -40,9 +41,6 @@ func TestMain(m *testing.M) {
 // intact, and that importing again then succeeds. Retain 1 makes the import
 // prune too, so the crash points cover pruning.
 func TestCrashSafety(t *testing.T) {
-	if testing.Short() {
-		t.Skip("-short: spawns dozens of processes")
-	}
 	base := t.TempDir()
 	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
 	snap := fixtureDir(t, "15")
@@ -69,9 +67,10 @@ func TestCrashSafety(t *testing.T) {
 	}
 
 	// Every step near the end (rename, diff, pointer, prune), spread points
-	// before, and random delays.
+	// before, and random delays; the short form (make test, make test-race)
+	// spreads fewer points over the early steps, where each write is alike.
 	spread, randoms := 14, 8
-	if raceOn {
+	if raceOn || testing.Short() {
 		spread, randoms = 4, 4
 	}
 	var points []int

@@ -15,13 +15,20 @@ import (
 	"github.com/refdata/refdata/store"
 )
 
-// fixtureDir copies an embedded sample version (by NN prefix, "14" or "15") into
+// fixtureDir copies an embedded sample version (trimmed under -short) (by NN prefix, "14" or "15") into
 // a temporary directory, so a test can import or damage it.
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
 	for _, v := range fixtures.Versions() {
 		if strings.HasPrefix(path.Base(v), nn+"_") {
 			dst := filepath.Join(t.TempDir(), path.Base(v))
+			if testing.Short() {
+				// The protocol at a fraction of the size (fixtures.WriteSmall).
+				if err := fixtures.WriteSmall(dst, nn); err != nil {
+					t.Fatal(err)
+				}
+				return dst
+			}
 			sub, err := fs.Sub(fixtures.FS, v)
 			if err != nil {
 				t.Fatal(err)

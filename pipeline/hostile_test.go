@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -52,7 +53,7 @@ func TestHostileSnapshots(t *testing.T) {
 			replace(t, d, "en-US/maps.json", func(p string) error { return syscall.Mkfifo(p, 0o644) })
 		}, pipeline.Options{}, "not a regular file"},
 		{"oversize file", func(t *testing.T, d string) {}, pipeline.Options{MaxFileBytes: 4096}, "larger than the per-file limit of 4096 bytes"},
-		{"oversize snapshot", func(t *testing.T, d string) {}, pipeline.Options{MaxSnapshotBytes: 1 << 20}, "exceeds its limit"},
+		{"oversize snapshot", func(t *testing.T, d string) {}, pipeline.Options{MaxSnapshotBytes: dirSize(t, good) / 2}, "exceeds its limit"},
 		{"too deep JSON", func(t *testing.T, d string) {
 			write(t, d, "en-US/flex.json", `{"status":200,"data":[`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`]}`)
 		}, pipeline.Options{}, "nested deeper than 64 levels"},
@@ -170,4 +171,22 @@ func dropTranslations(t *testing.T, dir, file string) {
 			}
 		}
 	}
+}
+
+// dirSize sums the sizes of the files under dir.
+func dirSize(t *testing.T, dir string) int64 {
+	t.Helper()
+	var n int64
+	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		fi, err := d.Info()
+		n += fi.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

@@ -178,9 +178,6 @@ func TestImportAllCaptures(t *testing.T) {
 	if len(dirs) == 0 {
 		t.Skip("no captures at " + root)
 	}
-	if testing.Short() {
-		t.Skip("-short")
-	}
 	st := openStore(t, t.TempDir())
 	for _, d := range dirs {
 		rep := mustImport(t, st, d)

@@ -356,28 +356,11 @@ func (s *Store) Verify(id, manifestSHA string) error {
 // none was needed). It returns an error wrapping ErrNotFound when no version is
 // intact.
 func (s *Store) Resolve() (Pointer, string, error) {
-	p, _, perr := s.Active()
-	if perr == nil {
-		if perr = s.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
-			return p, "", nil
-		}
-	}
-	vs, err := s.Versions()
+	p, why, err := ResolveIn(s)
 	if err != nil {
-		return Pointer{}, "", err
+		return p, why, fmt.Errorf("store %s: %w", s.dir, err)
 	}
-	why := perr.Error()
-	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].ManifestID == p.ManifestID {
-			continue // just failed
-		}
-		if err := s.Verify(vs[i].ManifestID, ""); err != nil {
-			why += "; " + err.Error()
-			continue
-		}
-		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
-	}
-	return Pointer{}, "", fmt.Errorf("no intact version in %s (%s): %w", s.dir, why, ErrNotFound)
+	return p, why, nil
 }
 
 // ReadDiff reads the stored diff between two stored versions and verifies its

@@ -1,0 +1,94 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Backend is where versions live: the seam between the pipeline and live, which
+// publish and serve versions, and a technology that keeps them. Store (a
+// directory) is one backend, the embedded default; postgres.Store (one database
+// shared by many replicas) is another. store/storetest holds every backend to the
+// same contract.
+//
+// Identifiers a client sent are only ever compared with the backend's listing
+// (Lookup), never used as a file name or in a query as text to interpret.
+type Backend interface {
+	// Lock takes the writer lock, waiting until it is free or ctx ends (then
+	// it returns an error wrapping ctx's cause and holds nothing). Two writers
+	// never interleave, in one process or across machines.
+	Lock(ctx context.Context) (unlock func(), err error)
+	// TryLock takes the writer lock if it is free.
+	TryLock() (unlock func(), ok bool)
+	// LockHolder says who holds the writer lock, for a message naming it; ""
+	// when unknown or free.
+	LockHolder() string
+
+	// Lookup finds a stored version by manifest ID in any letter case and
+	// returns the ID as stored. Returns an error wrapping ErrNotFound when the
+	// backend holds no such version.
+	Lookup(id string) (string, error)
+	// Versions lists the stored versions, oldest first (by publish sequence).
+	Versions() ([]Manifest, error)
+	// ReadVersion returns a version's manifest and files, each checked against
+	// its checksum. Returns ErrNotFound for an unknown version and an error
+	// wrapping ErrCorrupt when a file fails its checksum.
+	ReadVersion(id string) (Manifest, map[string][]byte, error)
+	// Verify checks a version against a manifest checksum (when not "") and
+	// every file against the manifest.
+	Verify(id, manifestSHA string) error
+	// Active returns the active pointer and its revision: opaque bytes that
+	// change whenever the pointer does, so a poller notices a change cheaply.
+	// Returns an error wrapping ErrNotFound when nothing was published.
+	Active() (Pointer, []byte, error)
+	// ReadDiff returns the stored diff body between two stored versions,
+	// checksum verified: ErrNotFound when never stored, ErrCorrupt when damaged.
+	ReadDiff(from, to string) ([]byte, error)
+
+	// Publish stores a version, the diff from the previous one, moves the
+	// active pointer and prunes to p.Retain, all or nothing: a crash or an
+	// error at any point leaves the old version active and intact. The caller
+	// holds Lock. It returns the manifest IDs pruned.
+	Publish(p Publication) (pruned []string, err error)
+	// WriteDiff stores a diff computed on demand between two stored versions.
+	WriteDiff(from, to string, body []byte) error
+}
+
+var _ Backend = (*Store)(nil)
+
+// Notifier is a Backend that can say when the active pointer may have moved
+// (PostgreSQL's LISTEN/NOTIFY), so a replica need not wait for its next poll.
+// The channel may also fire without a change; readers check Active. It is
+// closed when ctx ends.
+type Notifier interface {
+	Changes(ctx context.Context) <-chan struct{}
+}
+
+// ResolveIn picks the version to serve at start-up from any backend: the one
+// the pointer names when it is intact, else the newest intact version. why
+// explains a fallback ("" when none was needed). It returns an error wrapping
+// ErrNotFound when no version is intact.
+func ResolveIn(b Backend) (Pointer, string, error) {
+	p, _, perr := b.Active()
+	if perr == nil {
+		if perr = b.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
+			return p, "", nil
+		}
+	}
+	vs, err := b.Versions()
+	if err != nil {
+		return Pointer{}, "", err
+	}
+	why := perr.Error()
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].ManifestID == p.ManifestID {
+			continue // just failed
+		}
+		if err := b.Verify(vs[i].ManifestID, ""); err != nil {
+			why += "; " + err.Error()
+			continue
+		}
+		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
+	}
+	return Pointer{}, "", fmt.Errorf("no intact version (%s): %w", why, ErrNotFound)
+}

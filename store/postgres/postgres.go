@@ -1,0 +1,539 @@
+// Package postgres is a store.Backend in one PostgreSQL database, for many
+// replicas sharing one store: a publish is one transaction (version, files, diff,
+// pointer, pruning) followed by a NOTIFY that replicas LISTEN for; every file
+// keeps its sha256 and is verified when read. The schema is migrated at Open
+// from the SQL files embedded beside this one, each applied once, in order.
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io/fs"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/store"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Channel is the NOTIFY channel a publish signals on.
+const Channel = "refdata_active"
+
+// lockClass is the first key of the writer's advisory lock (the second is the
+// schema's hash), so refdata's lock never collides with an application's.
+const lockClass = 0x52454644 // "REFD"
+
+// Store is one store in one PostgreSQL schema.
+type Store struct {
+	pool    *pgxpool.Pool
+	cfg     *pgx.ConnConfig // for LISTEN's own connection
+	schema  string
+	lockKey int32
+}
+
+var _ store.Backend = (*Store)(nil)
+var _ store.Notifier = (*Store)(nil)
+
+// Open connects to url (a postgres:// URL or key=value DSN; search_path picks
+// the schema), applies pending migrations and returns the store.
+func Open(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: parse URL: %w", err)
+	}
+	host, _ := os.Hostname()
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = fmt.Sprintf("refdata pid %d on %s", os.Getpid(), host)
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres store: %w", err)
+	}
+	s := &Store{pool: pool, cfg: cfg.ConnConfig}
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&s.schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres store: connect: %w", err)
+	}
+	h := fnv.New32a()
+	h.Write([]byte(s.schema))
+	s.lockKey = int32(h.Sum32())
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// Close releases the connections.
+func (s *Store) Close() { s.pool.Close() }
+
+// SchemaVersion is the number of migrations applied.
+func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM refdata_schema_migrations").Scan(&n)
+	return n, err
+}
+
+// migrate applies the embedded migrations not yet applied, each in its own
+// transaction, under a transaction-scoped advisory lock so replicas starting
+// together migrate once.
+func (s *Store) migrate(ctx context.Context) error {
+	names, err := fs.Glob(migrations, "migrations/*.sql")
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey+1); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS refdata_schema_migrations (
+			version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("postgres store: migrations table: %w", err)
+	}
+	for _, name := range names {
+		base := strings.TrimPrefix(name, "migrations/")
+		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
+		if err != nil {
+			return fmt.Errorf("postgres store: migration %s has no number", base)
+		}
+		sql, err := migrations.ReadFile(name)
+		if err != nil {
+			return err
+		}
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey+1); err != nil {
+				return err
+			}
+			var done bool
+			if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_schema_migrations WHERE version = $1)", n).Scan(&done); err != nil || done {
+				return err
+			}
+			if _, err := tx.Exec(ctx, string(sql)); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, "INSERT INTO refdata_schema_migrations (version, name) VALUES ($1, $2)", n, base)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("postgres store: migration %s: %w", base, err)
+		}
+	}
+	return nil
+}
+
+// Lock takes the writer lock: a session advisory lock held on one connection
+// of the pool until unlock. A writer that dies releases it with its session.
+func (s *Store) Lock(ctx context.Context) (func(), error) {
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("lock store: %w", errOrCause(ctx, err))
+	}
+	if _, err := conn.Exec(ctx, "SELECT pg_advisory_lock($1, $2)", lockClass, s.lockKey); err != nil {
+		conn.Release()
+		return nil, fmt.Errorf("lock store: %w", errOrCause(ctx, err))
+	}
+	return s.unlocker(conn), nil
+}
+
+// TryLock takes the writer lock if it is free.
+func (s *Store) TryLock() (func(), bool) {
+	ctx := context.Background()
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, false
+	}
+	var ok bool
+	if err := conn.QueryRow(ctx, "SELECT pg_try_advisory_lock($1, $2)", lockClass, s.lockKey).Scan(&ok); err != nil || !ok {
+		conn.Release()
+		return nil, false
+	}
+	return s.unlocker(conn), true
+}
+
+func (s *Store) unlocker(conn *pgxpool.Conn) func() {
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(ctx, "SELECT pg_advisory_unlock($1, $2)", lockClass, s.lockKey); err != nil {
+			// The session may still hold the lock: do not give it back to the pool.
+			_ = conn.Conn().Close(ctx)
+		}
+		conn.Release()
+	}
+}
+
+// errOrCause prefers the context's cause when the context ended: a query
+// cancelled by it reports only that it was cancelled.
+func errOrCause(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return err
+}
+
+// LockHolder names the session holding the writer lock: its application name
+// (refdata sets "refdata pid N on HOST"), address and how long it has held it.
+func (s *Store) LockHolder() string {
+	var app, addr string
+	var since time.Time
+	err := s.pool.QueryRow(context.Background(), `
+		SELECT a.application_name, coalesce(host(a.client_addr), 'local'), coalesce(a.xact_start, a.backend_start)
+		FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+		WHERE l.locktype = 'advisory' AND l.granted AND l.classid = $1::oid AND l.objid = $2::oid AND l.objsubid = 2`,
+		uint32(lockClass), uint32(s.lockKey)).Scan(&app, &addr, &since)
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%s (%s) since %s", app, addr, since.UTC().Format(time.RFC3339))
+}
+
+// Lookup finds a stored version by manifest ID in any letter case. The input
+// is only compared, as a query parameter, with the stored IDs.
+func (s *Store) Lookup(id string) (string, error) {
+	var got string
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id FROM refdata_versions WHERE upper(manifest_id) = upper($1)", id).Scan(&got)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", fmt.Errorf("version %s: %w", id, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up version: %w", err)
+	}
+	return got, nil
+}
+
+// Versions lists the stored versions, oldest first.
+func (s *Store) Versions() ([]store.Manifest, error) {
+	rows, err := s.pool.Query(context.Background(), "SELECT manifest_id, manifest FROM refdata_versions ORDER BY seq")
+	if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Manifest
+	for rows.Next() {
+		var id string
+		var raw []byte
+		if err := rows.Scan(&id, &raw); err != nil {
+			return nil, fmt.Errorf("list versions: %w", err)
+		}
+		var m store.Manifest
+		if json.Unmarshal(raw, &m) != nil || m.ManifestID != id {
+			continue // as the file store: a version whose manifest does not parse is not listed
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// manifest reads a stored version's manifest and its checksum.
+func (s *Store) manifest(ctx context.Context, q querier, id string) (store.Manifest, string, error) {
+	var raw []byte
+	if err := q.QueryRow(ctx, "SELECT manifest FROM refdata_versions WHERE manifest_id = $1", id).Scan(&raw); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return store.Manifest{}, "", fmt.Errorf("version %s: %w", id, store.ErrNotFound)
+		}
+		return store.Manifest{}, "", fmt.Errorf("read manifest of %s: %w", id, err)
+	}
+	var m store.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, "", fmt.Errorf("manifest of %s: %w: %w", id, store.ErrCorrupt, err)
+	}
+	if m.ManifestID != id {
+		return m, "", fmt.Errorf("manifest of %s names version %q: %w", id, m.ManifestID, store.ErrCorrupt)
+	}
+	return m, sum(raw), nil
+}
+
+type querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// ReadVersion reads every file of a version in one consistent snapshot of the
+// database and checks each against the manifest.
+func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
+	ctx := context.Background()
+	id, err := s.Lookup(id)
+	if err != nil {
+		return store.Manifest{}, nil, err
+	}
+	var m store.Manifest
+	var files map[string][]byte
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if m, _, err = s.manifest(ctx, tx, id); err != nil {
+			return err
+		}
+		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
+		if err != nil {
+			return fmt.Errorf("read version %s: %w", id, err)
+		}
+		defer rows.Close()
+		files = make(map[string][]byte, len(m.Files))
+		for rows.Next() {
+			var name string
+			var body []byte
+			if err := rows.Scan(&name, &body); err != nil {
+				return fmt.Errorf("read version %s: %w", id, err)
+			}
+			files[name] = body
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return m, nil, err
+	}
+	for name, want := range m.Files {
+		b, ok := files[name]
+		if !ok {
+			return m, nil, fmt.Errorf("version %s: %s is missing: %w", id, name, store.ErrCorrupt)
+		}
+		if got := sum(b); got != want {
+			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], store.ErrCorrupt)
+		}
+	}
+	if len(files) != len(m.Files) {
+		return m, nil, fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), store.ErrCorrupt)
+	}
+	return m, files, nil
+}
+
+// Verify checks a version against a manifest checksum (when given) and every
+// file against the manifest.
+func (s *Store) Verify(id, manifestSHA string) error {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return err
+	}
+	_, got, err := s.manifest(context.Background(), s.pool, id)
+	if err != nil {
+		return err
+	}
+	if manifestSHA != "" && got != manifestSHA {
+		return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
+	}
+	_, _, err = s.ReadVersion(id)
+	return err
+}
+
+// Active reads the active pointer; the revision is a counter every publish
+// increments, with the manifest ID.
+func (s *Store) Active() (store.Pointer, []byte, error) {
+	var p store.Pointer
+	var rev int64
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision FROM refdata_active").
+		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return store.Pointer{}, nil, fmt.Errorf("active pointer: %w", store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Pointer{}, nil, fmt.Errorf("read active pointer: %w", err)
+	}
+	p.PublishedAt = p.PublishedAt.UTC()
+	return p, []byte(strconv.FormatInt(rev, 10) + " " + p.ManifestID), nil
+}
+
+// ReadDiff reads a stored diff and verifies its checksum.
+func (s *Store) ReadDiff(from, to string) ([]byte, error) {
+	f, err := s.Lookup(from)
+	if err != nil {
+		return nil, err
+	}
+	t, err := s.Lookup(to)
+	if err != nil {
+		return nil, err
+	}
+	var want string
+	var body []byte
+	err = s.pool.QueryRow(context.Background(), "SELECT sha256, body FROM refdata_diffs WHERE from_id = $1 AND to_id = $2", f, t).Scan(&want, &body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("diff %s → %s: %w", f, t, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read diff %s → %s: %w", f, t, err)
+	}
+	if sum(body) != want || !json.Valid(body) {
+		return nil, fmt.Errorf("diff %s → %s fails its checksum: %w", f, t, store.ErrCorrupt)
+	}
+	return body, nil
+}
+
+// WriteDiff stores a diff computed on demand.
+func (s *Store) WriteDiff(from, to string, body []byte) error {
+	f, err := s.Lookup(from)
+	if err != nil {
+		return err
+	}
+	t, err := s.Lookup(to)
+	if err != nil {
+		return err
+	}
+	_, err = s.pool.Exec(context.Background(), `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, f, t, sum(body), body)
+	if err != nil {
+		return fmt.Errorf("write diff %s → %s: %w", f, t, err)
+	}
+	return nil
+}
+
+// Publish stores the version, its files, the diff from the previous version,
+// moves the pointer and prunes, in one transaction; its NOTIFY is delivered to
+// the replicas when it commits, and not at all if it does not.
+func (s *Store) Publish(p store.Publication) ([]string, error) {
+	if !catalog.IsManifestID(p.ManifestID) {
+		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	}
+	names := make([]string, 0, len(p.Files))
+	for name := range p.Files {
+		if !fs.ValidPath(name) || name == "MANIFEST.json" || strings.HasPrefix(name, ".") {
+			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	ctx := context.Background()
+	var pruned []string
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_versions WHERE upper(manifest_id) = $1)", p.ManifestID).Scan(&exists); err != nil {
+			return err
+		}
+		if exists {
+			return fmt.Errorf("version %s is already stored", p.ManifestID)
+		}
+		var seq int64
+		if err := tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) + 1 FROM refdata_versions").Scan(&seq); err != nil {
+			return err
+		}
+		m := store.Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
+			PublishedAt: p.Now.UTC(), Files: map[string]string{}}
+		rows := make([][]any, 0, len(names))
+		for _, name := range names {
+			h := sum(p.Files[name])
+			m.Files[name] = h
+			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
+		}
+		mb, err := json.MarshalIndent(m, "", "  ")
+		if err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO refdata_versions (manifest_id, seq, version, branch, published_at, manifest, manifest_sha256)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, sum(mb)); err != nil {
+			return err
+		}
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("files: %w", err)
+		}
+		if p.Previous != "" && p.DiffBody != nil {
+			if !catalog.IsManifestID(p.Previous) {
+				return fmt.Errorf("bad previous version %q", p.Previous)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
+				ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`,
+				p.Previous, p.ManifestID, sum(p.DiffBody), p.DiffBody); err != nil {
+				return fmt.Errorf("diff: %w", err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision)
+			VALUES (true, $1, $2, $3, $4, 1)
+			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
+				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
+				revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt); err != nil {
+			return fmt.Errorf("active pointer: %w", err)
+		}
+		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
+			return fmt.Errorf("prune: %w", err)
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, p.ManifestID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("publish %s: %w", p.ManifestID, err)
+	}
+	return pruned, nil
+}
+
+// prune keeps the newest retain versions (and the active one) and the diffs
+// between kept versions.
+func prune(ctx context.Context, tx pgx.Tx, retain int, active string) ([]string, error) {
+	if retain < 1 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, `DELETE FROM refdata_versions WHERE manifest_id <> $1 AND manifest_id NOT IN
+		(SELECT manifest_id FROM refdata_versions ORDER BY seq DESC LIMIT $2) RETURNING manifest_id`, active, retain)
+	if err != nil {
+		return nil, err
+	}
+	gone, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(gone) == 0 {
+		return nil, err
+	}
+	sort.Strings(gone)
+	_, err = tx.Exec(ctx, "DELETE FROM refdata_diffs WHERE from_id = ANY($1) OR to_id = ANY($1)", gone)
+	return gone, err
+}
+
+// Changes fires when a publish commits, over a connection of its own that
+// LISTENs; when that connection drops it reconnects (with backoff) and fires
+// once, since a publish may have been missed meanwhile. Replicas keep polling
+// Active as well, so a lost notification only delays a swap.
+func (s *Store) Changes(ctx context.Context) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	fire := func() {
+		select {
+		case out <- struct{}{}:
+		default:
+		}
+	}
+	go func() {
+		defer close(out)
+		backoff := 100 * time.Millisecond
+		for ctx.Err() == nil {
+			conn, err := pgx.ConnectConfig(ctx, s.cfg.Copy())
+			if err == nil {
+				if _, err = conn.Exec(ctx, "LISTEN "+pgx.Identifier{Channel}.Sanitize()); err == nil {
+					backoff = 100 * time.Millisecond
+					fire() // anything published while we were not listening
+					for err == nil {
+						if _, err = conn.WaitForNotification(ctx); err == nil {
+							fire()
+						}
+					}
+				}
+				_ = conn.Close(context.Background())
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(backoff):
+			}
+			backoff = min(2*backoff, 5*time.Second)
+		}
+	}()
+	return out
+}
+
+// Schema is the schema the store's tables live in.
+func (s *Store) Schema() string { return s.schema }
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}

@@ -1,0 +1,38 @@
+package store_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/storetest"
+)
+
+// TestCompliance holds the file store to the contract of store.Backend.
+func TestCompliance(t *testing.T) {
+	dirs := map[string]string{}
+	storetest.Run(t, storetest.Harness{
+		Open: func(t *testing.T, name string) store.Backend {
+			key := t.Name() + "/" + name
+			if dirs[key] == "" {
+				dirs[key] = t.TempDir()
+			}
+			s, err := store.Open(dirs[key])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+		Damage: func(t *testing.T, b store.Backend, id, file string) {
+			p := filepath.Join(b.(*store.Store).Dir(), "versions", id, filepath.FromSlash(file))
+			raw, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, append(raw, ' '), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+}

@@ -1,0 +1,273 @@
+// Package storetest is the compliance suite every store.Backend passes: the file
+// store and PostgreSQL run the same tests (store/store_test.go,
+// store/postgres/postgres_test.go), so the pipeline and live can rely on the
+// contract store.Backend states, whichever backend an operator picks.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/refdata/refdata/store"
+)
+
+// Harness makes backends for the suite.
+type Harness struct {
+	// Open returns a new, empty backend. Two calls with the same name return
+	// two handles on one store (two replicas, two processes); other names are
+	// independent stores.
+	Open func(t *testing.T, name string) store.Backend
+	// Damage changes the stored bytes of one file of a version without its
+	// checksum, as a disk or a careless operator would.
+	Damage func(t *testing.T, b store.Backend, id, file string)
+}
+
+// IDs used by the suite: valid manifest IDs.
+const (
+	id1 = "00000000000000A1"
+	id2 = "00000000000000B2"
+	id3 = "00000000000000C3"
+)
+
+// Files is a small version's snapshot files; the bytes differ per id.
+func Files(id string) map[string][]byte {
+	return map[string][]byte{
+		"version.json":       []byte(`{"status":200,"data":{"manifestId":"` + id + `"}}`),
+		"en-US/weapons.json": []byte(`{"status":200,"data":[{"uuid":"` + id + `"}]}`),
+		"de-DE/weapons.json": []byte(`[]`),
+		"locres/de-DE.json":  []byte(`{"ns":{"k":"` + id + `"}}`),
+	}
+}
+
+func publication(id, previous string, retain int) store.Publication {
+	p := store.Publication{ManifestID: id, Version: "v-" + id, Branch: "release-01", Files: Files(id),
+		Previous: previous, Retain: retain, Now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)}
+	if previous != "" {
+		p.DiffBody = []byte(`{"status":200,"data":{"fromVersion":"` + previous + `","toVersion":"` + id + `"}}`)
+	}
+	return p
+}
+
+func publish(t *testing.T, b store.Backend, p store.Publication) []string {
+	t.Helper()
+	unlock, err := b.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	pruned, err := b.Publish(p)
+	if err != nil {
+		t.Fatalf("publish %s: %v", p.ManifestID, err)
+	}
+	return pruned
+}
+
+// Run runs the suite.
+func Run(t *testing.T, h Harness) {
+	t.Run("Empty", func(t *testing.T) {
+		b := h.Open(t, "empty")
+		if _, _, err := b.Active(); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Active on an empty store: %v, want ErrNotFound", err)
+		}
+		if vs, err := b.Versions(); err != nil || len(vs) != 0 {
+			t.Errorf("Versions = %v, %v", vs, err)
+		}
+		if _, err := b.Lookup(id1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Lookup: %v, want ErrNotFound", err)
+		}
+		if _, _, err := store.ResolveIn(b); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ResolveIn: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("PublishAndRead", func(t *testing.T) {
+		b := h.Open(t, "publish")
+		publish(t, b, publication(id1, "", 0))
+		p, rev1, err := b.Active()
+		if err != nil || p.ManifestID != id1 || p.Previous != "" || len(rev1) == 0 {
+			t.Fatalf("Active = %+v, %q, %v", p, rev1, err)
+		}
+		m, files, err := b.ReadVersion(id1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.EqualFunc(files, Files(id1), bytes.Equal) {
+			t.Errorf("ReadVersion gave other files: %v", slices.Sorted(maps.Keys(files)))
+		}
+		if m.ManifestID != id1 || m.Version != "v-"+id1 || m.Branch != "release-01" || len(m.Files) != len(files) || !m.PublishedAt.Equal(publication(id1, "", 0).Now) {
+			t.Errorf("manifest %+v", m)
+		}
+		if err := b.Verify(id1, p.ManifestSHA256); err != nil {
+			t.Errorf("Verify: %v", err)
+		}
+
+		publish(t, b, publication(id2, id1, 0))
+		p, rev2, err := b.Active()
+		if err != nil || p.ManifestID != id2 || p.Previous != id1 || bytes.Equal(rev1, rev2) {
+			t.Fatalf("after a second publish: %+v, revision changed %v, %v", p, !bytes.Equal(rev1, rev2), err)
+		}
+		vs, err := b.Versions()
+		if err != nil || len(vs) != 2 || vs[0].ManifestID != id1 || vs[1].ManifestID != id2 || vs[0].Seq >= vs[1].Seq {
+			t.Errorf("Versions = %+v, %v; want %s then %s", vs, err, id1, id2)
+		}
+		diff, err := b.ReadDiff(id1, id2)
+		if err != nil || !bytes.Equal(diff, publication(id2, id1, 0).DiffBody) {
+			t.Errorf("ReadDiff = %s, %v", diff, err)
+		}
+		if _, err := b.ReadDiff(id2, id1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a diff never stored: %v, want ErrNotFound", err)
+		}
+		if err := b.WriteDiff(id2, id1, []byte(`{"back":true}`)); err != nil {
+			t.Fatal(err)
+		}
+		if d, err := b.ReadDiff(id2, id1); err != nil || string(d) != `{"back":true}` {
+			t.Errorf("ReadDiff after WriteDiff = %s, %v", d, err)
+		}
+	})
+
+	t.Run("Lookup", func(t *testing.T) {
+		b := h.Open(t, "lookup")
+		publish(t, b, publication(id1, "", 0))
+		for _, in := range []string{id1, "00000000000000a1"} {
+			if got, err := b.Lookup(in); err != nil || got != id1 {
+				t.Errorf("Lookup(%q) = %q, %v", in, got, err)
+			}
+		}
+		for _, in := range []string{"", "../00000000000000A1", "00000000000000A1/..", "%", "' OR 1=1 --", id2} {
+			if _, err := b.Lookup(in); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("Lookup(%q): %v, want ErrNotFound", in, err)
+			}
+			if _, _, err := b.ReadVersion(in); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("ReadVersion(%q): %v, want ErrNotFound", in, err)
+			}
+			if _, err := b.ReadDiff(in, id1); !errors.Is(err, store.ErrNotFound) {
+				t.Errorf("ReadDiff(%q): %v, want ErrNotFound", in, err)
+			}
+		}
+	})
+
+	t.Run("Refusals", func(t *testing.T) {
+		b := h.Open(t, "refusals")
+		publish(t, b, publication(id1, "", 0))
+		_, before, _ := b.Active()
+		unlock, err := b.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		bad := []store.Publication{
+			publication(id1, "", 0),                // already stored
+			publication("not-an-id", "", 0),        // not a manifest ID
+			publication("00000000000000a1", "", 0), // lower case: not a manifest ID
+		}
+		escape := publication(id3, id1, 0)
+		escape.Files = map[string][]byte{"../escape.json": []byte(`{}`)}
+		bad = append(bad, escape)
+		for _, p := range bad {
+			if _, err := b.Publish(p); err == nil {
+				t.Errorf("Publish(%s, %v) succeeded", p.ManifestID, slices.Sorted(maps.Keys(p.Files)))
+			}
+		}
+		if _, after, err := b.Active(); err != nil || !bytes.Equal(before, after) {
+			t.Errorf("a refused publish moved the pointer: %v", err)
+		}
+		if _, err := b.Lookup(id3); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("a refused publish left version %s: %v", id3, err)
+		}
+	})
+
+	t.Run("Retention", func(t *testing.T) {
+		b := h.Open(t, "retention")
+		publish(t, b, publication(id1, "", 2))
+		publish(t, b, publication(id2, id1, 2))
+		pruned := publish(t, b, publication(id3, id2, 2))
+		if !slices.Equal(pruned, []string{id1}) {
+			t.Errorf("pruned %v, want [%s]", pruned, id1)
+		}
+		if _, err := b.Lookup(id1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("pruned version still there: %v", err)
+		}
+		if _, err := b.ReadDiff(id1, id2); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("diff from a pruned version: %v, want ErrNotFound", err)
+		}
+		if d, err := b.ReadDiff(id2, id3); err != nil || len(d) == 0 {
+			t.Errorf("diff between retained versions: %v", err)
+		}
+	})
+
+	t.Run("Lock", func(t *testing.T) {
+		a, b := h.Open(t, "lock"), h.Open(t, "lock")
+		unlock, err := a.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, ok := b.TryLock(); ok {
+			u()
+			t.Fatal("TryLock took a held lock from another handle")
+		}
+		if holder := b.LockHolder(); holder == "" {
+			t.Error("LockHolder does not name the holder")
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		if u, err := b.Lock(ctx); err == nil {
+			u()
+			t.Fatal("Lock took a held lock")
+		} else if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Lock past its deadline: %v, want one wrapping context.DeadlineExceeded", err)
+		}
+		// A waiter gets the lock once it is released.
+		var wg sync.WaitGroup
+		got := make(chan error, 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			u, err := b.Lock(ctx)
+			if err == nil {
+				u()
+			}
+			got <- err
+		}()
+		unlock()
+		wg.Wait()
+		if err := <-got; err != nil {
+			t.Errorf("a waiter did not get the released lock: %v", err)
+		}
+	})
+
+	t.Run("SharedHandles", func(t *testing.T) {
+		writer, reader := h.Open(t, "shared"), h.Open(t, "shared")
+		publish(t, writer, publication(id1, "", 0))
+		if p, _, err := reader.Active(); err != nil || p.ManifestID != id1 {
+			t.Errorf("another handle sees %+v, %v", p, err)
+		}
+		if _, files, err := reader.ReadVersion(id1); err != nil || len(files) != len(Files(id1)) {
+			t.Errorf("another handle reads %d files, %v", len(files), err)
+		}
+	})
+
+	t.Run("Damage", func(t *testing.T) {
+		if h.Damage == nil {
+			t.Skip("the harness cannot damage this backend")
+		}
+		b := h.Open(t, "damage")
+		publish(t, b, publication(id1, "", 0))
+		publish(t, b, publication(id2, id1, 0))
+		h.Damage(t, b, id2, "en-US/weapons.json")
+		if _, _, err := b.ReadVersion(id2); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("ReadVersion of a damaged version: %v, want ErrCorrupt", err)
+		}
+		p, why, err := store.ResolveIn(b)
+		if err != nil || p.ManifestID != id1 || why == "" {
+			t.Errorf("ResolveIn = %s, %q, %v; want the intact %s and a reason", p.ManifestID, why, err, id1)
+		}
+	})
+}
