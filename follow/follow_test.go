@@ -244,8 +244,8 @@ func TestSyncFixtures(t *testing.T) {
 
 // TestSyncCaptures: syncing real captures in order from a stand-in reproduces
 // byte for byte what importing the same captures serves, stored files included.
-// The short form takes 08–10 (09 has skins that disagree with their weapons);
-// REFDATA_SYNC_FULL=1 takes all 15.
+// -short takes 08–10 (09 has skins that disagree with their weapons); the
+// full tier (make stress), or REFDATA_SYNC_FULL=1, all 15.
 func TestSyncCaptures(t *testing.T) {
 	root := filepath.Join("..", "..", "shared", "data", "upstream-en-US")
 	vs, err := upstreamtest.FromCaptures(root)
@@ -254,7 +254,7 @@ func TestSyncCaptures(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
 	first, last := 7, 9
-	if os.Getenv("REFDATA_SYNC_FULL") != "" {
+	if full() {
 		first, last = 0, len(vs)-1
 	}
 	up := upstreamtest.New(vs...)
@@ -532,3 +532,7 @@ func firstDifference(x, y *catalog.Body) string {
 	}
 	return "the imported body is longer"
 }
+
+// full: every capture rather than a few (make stress, or REFDATA_SYNC_FULL=1
+// with -short).
+func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != "" }

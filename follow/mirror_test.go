@@ -89,7 +89,7 @@ func TestMirrorRefdata(t *testing.T) {
 	}
 	root := filepath.Join("..", "..", "shared", "data", "upstream-en-US")
 	if captures, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*")); len(captures) > 0 {
-		if os.Getenv("REFDATA_SYNC_FULL") == "" {
+		if !full() {
 			captures = captures[len(captures)-3:]
 		}
 		dirs = captures // real data when there is some; 13–15 in the short form
