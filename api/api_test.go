@@ -105,6 +105,23 @@ func (r repo) RetainedEdition(id string) (*catalog.Edition, error) {
 	}
 	return nil, impl.NotFound("version " + id + " not retained")
 }
+
+// Snapshot exports a version as its version record alone: enough for the
+// archive's shape.
+func (r repo) Snapshot(id string) (*impl.Snapshot, error) {
+	if r.panics {
+		panic("repository exploded")
+	}
+	if id == "" {
+		id = r.ed.ManifestID
+	}
+	ed, err := r.RetainedEdition(strings.ToUpper(id))
+	if err != nil {
+		return nil, err
+	}
+	return &impl.Snapshot{ManifestID: ed.ManifestID, ContentHash: ed.ContentHash, Files: map[string][]byte{"version.json": ed.VersionBody().JSON}}, nil
+}
+
 func (r repo) Diff(from, to string) (*catalog.Body, error) {
 	for _, id := range []string{from, to} {
 		if _, err := r.RetainedEdition(id); err != nil {
@@ -214,6 +231,7 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				url = strings.Replace(url, "{locale}", "de-de", 1)
 				url = strings.Replace(url, "{from}", full.older[0].ManifestID, 1)
 				url = strings.Replace(url, "{to}", ed.ManifestID, 1)
+				url = strings.Replace(url, "{manifestId}", strings.ToLower(full.older[0].ManifestID), 1)
 				page := op.Security != nil && len(*op.Security) == 0 // no User-Agent rule
 
 				res := check.Do(t, h, get(url))
@@ -316,6 +334,18 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					}
 					if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
 						t.Errorf("corrupt latest diff: %d, want 500", res.StatusCode)
+					}
+				case "/v1/export", "/v1/export/{manifestId}":
+					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
+						t.Errorf("a repository with no files: %d, want 404", res.StatusCode)
+					}
+					if path == "/v1/export/{manifestId}" {
+						if res := check.Do(t, h, get("/v1/export/0000000000000000")); res.StatusCode != http.StatusNotFound {
+							t.Errorf("unknown version: %d, want 404", res.StatusCode)
+						}
+						if res := check.Do(t, h, get("/v1/export/..%2f..%2fetc")); res.StatusCode != http.StatusBadRequest {
+							t.Errorf("malformed version: %d, want 400", res.StatusCode)
+						}
 					}
 				}
 				if res := check.Do(t, h, get(url, "User-Agent", "")); page && res.StatusCode != http.StatusOK {

@@ -283,3 +283,8 @@ func deepCopy(v any) any {
 		return v
 	}
 }
+
+// Translate lays a translation file's partial items over the en-US items by the
+// translation merge rule (fixtures/README.md), on deep copies: the localized
+// items as an upstream in the public API's shape would send them.
+func Translate(base, overlay []any) []any { return mergeOverlay(base, overlay) }

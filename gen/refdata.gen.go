@@ -3359,6 +3359,9 @@ type FromVersion = string
 // Example: de-DE
 type Language = LanguageOrAll
 
+// ManifestId Example: 05E83EB5E32657B9
+type ManifestId = string
+
 // PageLanguage One of the 18 supported locales.
 //
 // Example: de-DE
@@ -7700,6 +7703,31 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 	GetEvent(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ExportActive The active version as one archive
+	//
+	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// 0644, no owner and the Unix epoch as modification time, so the same files always
+	// give the same bytes; the strong `ETag` is derived from the version's content hash
+	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+	// active version. 404 when the active version has no stored files (never the case for
+	// a store or the embedded sample data).
+	//
+	// Corresponds with GET /v1/export (the `ExportActive` operationId).
+	ExportActive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ExportVersion A retained version as one archive
+	//
+	// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+	// max-age=31536000, immutable`: a stored version's files never change (a forced
+	// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+	// 16 hexadecimal digits; 404 when the version is not retained.
+	//
+	// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+	ExportVersion(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListFlex List flex items
 	//
 	// Corresponds with GET /v1/flex (the `ListFlex` operationId).
@@ -8309,6 +8337,51 @@ func (c *Client) ListEvents(ctx context.Context, params *ListEventsParams, reqEd
 // Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 func (c *Client) GetEvent(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetEventRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportActive The active version as one archive
+//
+// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// 0644, no owner and the Unix epoch as modification time, so the same files always
+// give the same bytes; the strong `ETag` is derived from the version's content hash
+// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+// active version. 404 when the active version has no stored files (never the case for
+// a store or the embedded sample data).
+//
+// Corresponds with GET /v1/export (the `ExportActive` operationId).
+func (c *Client) ExportActive(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportActiveRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ExportVersion A retained version as one archive
+//
+// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+// max-age=31536000, immutable`: a stored version's files never change (a forced
+// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+// 16 hexadecimal digits; 404 when the version is not retained.
+//
+// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+func (c *Client) ExportVersion(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewExportVersionRequest(c.Server, manifestId)
 	if err != nil {
 		return nil, err
 	}
@@ -10161,6 +10234,67 @@ func NewGetEventRequest(server string, uuid Uuid, params *GetEventParams) (*http
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
 		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportActiveRequest constructs an http.Request for the ExportActive method
+func NewExportActiveRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewExportVersionRequest constructs an http.Request for the ExportVersion method
+func NewExportVersionRequest(server string, manifestId ManifestId) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "manifestId", manifestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/export/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -12629,6 +12763,35 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/events/{uuid} (the `GetEvent` operationId).
 	GetEventWithResponse(ctx context.Context, uuid Uuid, params *GetEventParams, reqEditors ...RequestEditorFn) (*GetEventResponse, error)
 
+	// ExportActiveWithResponse The active version as one archive
+	//
+	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// 0644, no owner and the Unix epoch as modification time, so the same files always
+	// give the same bytes; the strong `ETag` is derived from the version's content hash
+	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+	// active version. 404 when the active version has no stored files (never the case for
+	// a store or the embedded sample data).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export (the `ExportActive` operationId).
+	ExportActiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ExportActiveResponse, error)
+
+	// ExportVersionWithResponse A retained version as one archive
+	//
+	// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+	// max-age=31536000, immutable`: a stored version's files never change (a forced
+	// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+	// 16 hexadecimal digits; 404 when the version is not retained.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+	ExportVersionWithResponse(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*ExportVersionResponse, error)
+
 	// ListFlexWithResponse List flex items
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -14884,6 +15047,164 @@ func (r GetEventResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetEventResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportActiveResponse200Headers the declared response headers of an HTTP 200 response for ExportActive
+type ExportActiveResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentDisposition         string
+	ETag                       string
+	XDataVersion               string
+}
+
+// ExportActiveResponse304Headers the declared response headers of an HTTP 304 response for ExportActive
+type ExportActiveResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ExportActiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportActiveResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExportActiveResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportActiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportActiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportActiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportActiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportActiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportActiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportActiveResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ExportVersionResponse200Headers the declared response headers of an HTTP 200 response for ExportVersion
+type ExportVersionResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentDisposition         string
+	ETag                       string
+	XDataVersion               string
+}
+
+// ExportVersionResponse304Headers the declared response headers of an HTTP 304 response for ExportVersion
+type ExportVersionResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ExportVersionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ExportVersionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ExportVersionResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ExportVersionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ExportVersionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ExportVersionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ExportVersionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ExportVersionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ExportVersionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ExportVersionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18652,6 +18973,47 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, uuid Uui
 		return nil, err
 	}
 	return ParseGetEventResponse(rsp)
+}
+
+// ExportActiveWithResponse The active version as one archive
+//
+// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
+// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
+// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// 0644, no owner and the Unix epoch as modification time, so the same files always
+// give the same bytes; the strong `ETag` is derived from the version's content hash
+// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
+// active version. 404 when the active version has no stored files (never the case for
+// a store or the embedded sample data).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export (the `ExportActive` operationId).
+func (c *ClientWithResponses) ExportActiveWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ExportActiveResponse, error) {
+	rsp, err := c.ExportActive(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportActiveResponse(rsp)
+}
+
+// ExportVersionWithResponse A retained version as one archive
+//
+// As `/v1/export`, for any version `/v1/versions` lists. `Cache-Control: public,
+// max-age=31536000, immutable`: a stored version's files never change (a forced
+// re-import changes its content hash, and so the `ETag`). 400 when `manifestId` is not
+// 16 hexadecimal digits; 404 when the version is not retained.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/export/{manifestId} (the `ExportVersion` operationId).
+func (c *ClientWithResponses) ExportVersionWithResponse(ctx context.Context, manifestId ManifestId, reqEditors ...RequestEditorFn) (*ExportVersionResponse, error) {
+	rsp, err := c.ExportVersion(ctx, manifestId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExportVersionResponse(rsp)
 }
 
 // ListFlexWithResponse List flex items
@@ -22651,6 +23013,278 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetEventResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportActiveResponse parses an HTTP response from a ExportActiveWithResponse call
+func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportActiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportActiveResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExportActiveResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseExportVersionResponse parses an HTTP response from a ExportVersionWithResponse call
+func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ExportVersionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ExportVersionResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Disposition"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Disposition", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentDisposition = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ExportVersionResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -28918,6 +29552,12 @@ type ServerInterface interface {
 	// GetEvent Get one in-game event
 	// (GET /v1/events/{uuid})
 	GetEvent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetEventParams)
+	// ExportActive The active version as one archive
+	// (GET /v1/export)
+	ExportActive(w http.ResponseWriter, r *http.Request)
+	// ExportVersion A retained version as one archive
+	// (GET /v1/export/{manifestId})
+	ExportVersion(w http.ResponseWriter, r *http.Request, manifestId ManifestId)
 	// ListFlex List flex items
 	// (GET /v1/flex)
 	ListFlex(w http.ResponseWriter, r *http.Request, params ListFlexParams)
@@ -29188,6 +29828,18 @@ func (_ Unimplemented) ListEvents(w http.ResponseWriter, r *http.Request, params
 // GetEvent Get one in-game event
 // (GET /v1/events/{uuid})
 func (_ Unimplemented) GetEvent(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetEventParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ExportActive The active version as one archive
+// (GET /v1/export)
+func (_ Unimplemented) ExportActive(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ExportVersion A retained version as one archive
+// (GET /v1/export/{manifestId})
+func (_ Unimplemented) ExportVersion(w http.ResponseWriter, r *http.Request, manifestId ManifestId) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -30226,6 +30878,46 @@ func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Reque
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetEvent(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportActive operation middleware
+func (siw *ServerInterfaceWrapper) ExportActive(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportActive(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ExportVersion operation middleware
+func (siw *ServerInterfaceWrapper) ExportVersion(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "manifestId" -------------
+	var manifestId ManifestId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "manifestId", chi.URLParam(r, "manifestId"), &manifestId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "manifestId", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ExportVersion(w, r, manifestId)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -31955,6 +32647,12 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/versions", wrapper.ListVersions)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/export", wrapper.ExportActive)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/export/{manifestId}", wrapper.ExportVersion)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/metrics", wrapper.GetMetrics)
 	})
 	r.Group(func(r chi.Router) {
@@ -31984,325 +32682,336 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs31ij6KiieXRUpH6mLLTuOVPkhy3Li7/OtJDmZ70Q5h2D3IokRGugB0KKYlKvm136AXadqv8G8",
-	"yH6TeZJTWEBfSDbJbkqkWzYzU4lI4rruWFhY669WIKNYChBGt47/ag2BhqDwz9MgAK3PpDBK8lPO5eiD",
-	"YgMm7G8h6ECx2DApWsetsw8Xl6QvFekpOdKgCI1jfUIoH9GxJt3vu3utdkvBPxKmIGwdG5VAu6WDIUTU",
-	"DgZ3NIo5tI5b37faLTOO7Z/aKCYGrc+f25MLOb+LpYZf8mXOLuWEcDB6YjFEAQ1J9/yKDrpt0v1b5xU1",
-	"tPMrKM2k6BIqQtK1E4AwnbdUDBI6gMqrtqO2yeSYbTI9XOnWzmgwBL+zks1QQ7kcaNKNkx5nQZtE9K5D",
-	"B/DT04ODNtGGcuiMhoxDR8Et5SykBn56ftA9Id3928P928L+rgV+FbJ+f59TA9p082GF7AR2JV2ykw9E",
-	"4BbUmBgWwQmh5OnBEWGaBEOg8e5Jcbi/+kpGn/f/MvJzt2Sph8+ePj+w62VRlBja49DduxYVYVtv4+Uw",
-	"dog4F4EM7XczYO72VJdIRbqDP1ncJaMhCGKGQHoyHOOWZRQr0BpCshMMpQZBemPStWQZm046bpf8o3NL",
-	"eQK6bUnPcEb6TGlDpCCUGAa7J4T2NAiDrMJCEIaZsSWywsZFErWOf2/1VKvdsstp/bFgSxlpzWzpagiE",
-	"y4ByyHbynSYG7ozdEBNkR4P76fTjG1Lou3uCq+tyP/RPlPNuG1seviCBDO32AhlFtKMhpooaCKvyCYjO",
-	"p8tSFFnO8Ywzu5d3VLA+aEPevCKyj0sZ0AiIp+4cVYH91tJi1QUdPDt/8fT85bPzp0+eP/vh5Y+la7Pc",
-	"PbuoS6OkGBBPe1K5lTEraCytgDDUtiQ7QIMhCRy+iKMUMqSaMKOJHInd9rUIQbFbCHHp+H1vbEAfexIJ",
-	"KHdfkBuAGHer7UbtuggNlNQ6BYXeuxaXIELCDOnR4MYiuvum33kvBXTeURMMu8RIMgDj+Lk6G163xMHt",
-	"4B0c/Pnns9+i17+Of04umRE3P6jrVinUfqVqPAu1U68RplmnKsKm+pXM/LndslQZgfHq4bWSUR3SyqhK",
-	"It9T5UiK7Bw+J0O4oyEELKKchGzAjN61K7cqsRVTM2y1W4JGdj22y+pEGNG7tyAGZtg6fn5UBt35jP/W",
-	"Mb3fDDJ8nwEP9TGRIvs+Z2XL65bFkeudwPdyg1rJFcC1cCSM37I/ISwMSnoQyAg0oYLI3t8hMOQGxhBa",
-	"8Vic5oR4aXMtuv/+579O7XwOFHp3j7yCPk24ISge9shbMAYUCaiGY0ftoG6tGudaEooEYCccE2mGoK4F",
-	"z9v77WkgThCTnW4InRCsyj99+7a72ybIeallMqS6jbrfKKDG/aKvBZKBHYBwpg2EZAgKyM6sgUAstjUu",
-	"0rfUMXDOxGD3pPDttUi/tsLXfm9RYSTRIMI9cirGZmh/BK7Btjg6OHCciYT1jwTUOKcsnpsTOTX9DwX9",
-	"1nHr/9rPjbl9D+D9dLUf1CnnSD0f6QCqUhAzEPltelEb0wGUEhPZsVgpoAOh3ZfKQfT045vvdK5YurOY",
-	"d4Ro8UEnQGJ58Ojg4JhQnJzooRzpa2GXkI72kPDC/SOgruQ9JYeRNeWGkWuUGp8SFpabChbL32ny6dOb",
-	"V23yonOE/zt8UrJwq1Km0DxnK4mdrdpmnj+F58GT3vPOEX0BnRfPfww6T8OjoANPXzx99uzJk+fPXhwt",
-	"3+BnO5mOpdDgzi8DEOaNgch+8BrY/knjmLMA1fP+37VDbr4qKsYf+q3j3xcTCY79Uobj1ud2hZannLvG",
-	"f+AyJxHwQQChtlXbAtdSkoUZoDxxsthCeOZg1vHHhg4ezTr52axsNb73/twzXXbMyoZ1B61O4aRVeeDJ",
-	"M1p6zOkUzjmLhpo4E+XGbqdowC/sP2XvF4YoSr0KQ2TNC2bgom7YpmD8LGqLbT63W5PHxmW9ioYykhKS",
-	"11umzbqI3I5dndBt64XEfo4mBpJ7KjdpYNhtJj63TLBlgrpM8JKGF45aKnBBpnb+aoFSUhVsBPLd3V3n",
-	"b3/7zhphQhqikziWykB4QhINqc1DVef0vE1C6Lw6bzvbpU3+/c9/WQvDUJPo1vHRwcHnqvbGOS6ihFWu",
-	"ciawC4oo70sVQUh2hCSfNKjOqdMaicgWmhlE7UJ7q9atoR/lNsvungX7yyQMx2vSkDh2JcGBLZdqyJ5t",
-	"tRUOW+FQWzhYwnkLt8DXSek4QXVyx+bVaJ5w23ZL+VvKX53y12QgTk5Qk/ormooFHtgajFvOeEjOWCdT",
-	"1OOHOqywZYItEzwQE4iQw9qMIjt4RRawTSsYQ7bZltC3hL4aoa9N3KeD1yD2ygLfNt5K/C0jPAwjnMko",
-	"BsMsGV0C1VKsSfjPzFOJNWZ6LVUJQd6DaOyy5YotV9ybK9akKUrnWY0zKuqPWf7Y6pIt1zw411wxUJdg",
-	"1q9M/ER1ecZ3q6VODANFNGzv5Les8QCssX6NUphoRfZYQaekTLLVKlvWeSjWEUbRYH26xA1fkUVc4wp6",
-	"wzXcEvyW4Fcl+LVpiHz4WkRfWRu45lsNsGWIB2KIRCkQwbrCktLhqzGDb7xcA/iGW4LfEvyqBL8uDVAY",
-	"vhbRV9UAvvlWA2wZ4mEY4hXr92tL/0UUbQd0ZDxLxKckZP0+6YEZAQhiRnLicane0uk96bShRPaaw50l",
-	"sjWZGenwlSRu2nipmdHncIdvtbZidStWV6X4NdkZxeFrUX1FOyOj/a2hseWIh+GIn2kE57freySajV+J",
-	"H7LWS9UAGihwu30xuqX6+1D9mhTBxPj1KL+iKsjpf6sLtlzxcFzxToZw/o+ExTHtrS0wenaiyjwy2a2a",
-	"mohkCASyTlvW2LLG/VljjZpjdqIV2aOOLplikq1W2bLOw7LOmnVJLRaprje2FL+l+FUpfs0qorZiqK0O",
-	"tjpgyxEPwhFvhAElKHd5XlbKT8P8EAS/OCEKjBoTTg2oQtKZZw+VdMYnXOxTxiF0iQwj0BpT79GxJqMh",
-	"Ne0sNSMLgGhjv09izCrjU2GoENSa9F5hhkpCoNB+qfZzmQZ62HjL7lt2r8vuBVpbkw6cmqEuB1TUhEU+",
-	"2CrDLXc8EHcggVwmUURV/Yin5WlbCyPPi/i4cilrCynTsKcmI2aGTquxP1P7jyni8osSTFy/DQf5SsNB",
-	"3tF4TbbKOxpXktDvaLzUNolovBW6W6G7AnGvyRTxI1cl8IqmR0TjrcWxJf6HIf730ryWiQhXO3kLSUZA",
-	"YymcdZAkLCQH/p9Oyb/Sfyyhpvngp1O1n2BZAEvHEaGG7N8e7rs59EQG2aP7H+bfS6KTYOhDBh2rtLN1",
-	"SYWxr3hmfy/NOxmyPoM5GeKnypoIGkFYVl6EaaIN49zHhZsTIiRWZ9myaCMtJ88iF0DD8Wosgj4gMSBP",
-	"f3h+enB0dvbjsx9/OPrh8Ln3EBmp4Ds9JcgtmUyzBdnRhg6wSIbZnXBrPX0ITjBYAmxc6s4a75GL3KU2",
-	"Ran3wHtabGMKsAbuzP7QRHxS5U4Fpgvyy9W7t89IKIMkAmH2yqvdlPZydTJ2cIA2+XT1uvNit00UiBAU",
-	"hFjXBetsYNGvkHB2k1b7QlYlV77Ox3f6WsiRyApHnYsBZ3p4QkJqqPt2J68QsutrS5m8+JQrl9UmEVU3",
-	"EKIQvRbM+Dog3facymtZYRVqUg2PBT6+LgEyVYVs39eh2w+GVAxAl9dnM0MYk760qy6xkHZPSHc/lIGe",
-	"GmtZjbbF5eT2ahZrS5e7qBzbF7ZW0iEuIUgUM+POR8lZUFKy6hL/1hY8Yw66TfpSYAGikARSCAhsO02k",
-	"4GNXKAqrgDkX+glhER2AdrWL8NehMbH2TMMCKVwlmPnAnV+P7OHtrBQmV+MYOh8QAHp+DS8htWD9fmXi",
-	"8O1LaeKeNt5HTsegzqgK13SIzyeodNTJmy890sfYlARUhdvTzfZ0szrlr+mEPzlBTeqveN4v8MD23L/l",
-	"jIfkjCtm1hbJW5ihBl9g+6pqwdjGW+rfUv89qH+tiiGboS4H1FMNyAdb3bDljgfiDgURA3UmRR8UiGBt",
-	"GmJ6nmpcMt1rubZwPeyB1HfZcsWWK+7NFevSHGXzrMYZVbXIDH9sdcmWax6Ua97KgVyvFrEz1OES276y",
-	"5jBAI8LlQG5ZYMsC92CB9aqMdIa6bFBTTWTMsNUSWxZ5KBaRPXiwWFccbVF8qwIcmjBNKLekuzMEys3w",
-	"z10ilbsIJ0a6Wyqyg5//3H3Ye++1FpipUVWmYimZbfmYLWuvxtprrRlTs1BMreow24owW0Z4UEa4YeJs",
-	"qGRE1yX1swmqMUPWfLn0v2GCBNh2S/lbyl+d8telBiYmqEn9VdVBzgNbnbDljIfjDHx7ukaV4N+2VuQJ",
-	"bF1NIeAT2C3Vb6l+ZapfozrIxq9H+XWUgXsCvtUFW654GK6IFV1XWRccuxon2JbL5b9ttSXyLZGvRORr",
-	"tXiyCaqTe0WbxzbdGj1byr8v5a/L6pmYoCb1V7V7ch7YGj5bznhIzlgnU9TjhzqssGWCLRM8DBPga7+r",
-	"lTKrLyTpfNxFN+LFLE6WqKWALc1uaXYxzV4NIVpXbDiOXUloY8ul1ruxrbaCeUvkKxH5mqyTbOzqhF7R",
-	"OkFy31onWyZ4GCbwHx7UMvFjLrJKPOEWK45uifTrzDDpP1jx9qBUdgGGMgFhYfzFkaGueVbgtk0EjEAb",
-	"0mdKmy31fZ3U9xsmmFuTKesGr6TiXdOlxqzLh7dV5FtFvhqhr8mczQevQewVDVqfZnJr0W4Z4QEZ4fKG",
-	"rVfq2wlqMINtXlH6YwzKlvK3lL865a9VDaQT1KT+euoA47C2OmHLGQ/AGVkWXUcXob401ODfNAyZpT7K",
-	"PyoZgzIMdOu4T7mGdisufPVXq5cobc5k4ripL1VETeu4Fcqkxwv5PkUS9UDZJfeZggtqoHpzbV4mnIM5",
-	"DYJEUZeTs0JPlYjLGCB8l3DDYs5AVez4p5RRzU6fiykvf58eobDp0mW1i1As3/If2ZSy93cIDLLcIJVh",
-	"i9A1kw+Y2m5kJ+Z0jJdfwZAqGhhQuy6nOTOaKMldQmDaY5zZ8awUmcR89pP9wAxEeplrAhd8it2Qev2O",
-	"qFIUP1OtwXykZliS6NTCSJuPUhlFmVk20yeFzJ9t7YoOSjKXYokY9ieExNCBdqnRqSbdUwWUvKIRHUD3",
-	"hIiEc9KXygHOlYWRicE+FirZ1idX3G7ddXg6gcuD+rndsoNZqKeJUadBMLHA+evtMTlQNB6OZ5NAl88b",
-	"wi1wi733NILZkdOadCSQIWCy5RMipM+1bAcqSTbdboVMWyp6E8wXPVMIKfS4jCjn9bqVrz2Hil13VYD0",
-	"E85rUhPTp7eUIfpeS3UFzpbwk/Wk5ECFa/eSajjLbYwpFkwHySgpEVwGN0wMPLGNhqDAZUuXiQowK0dI",
-	"DSbABtJnwEOyE9DYJAo06UFfKiAHT/cOjvDN9hwam1jh68L2L9hgaF7TwGvHsuYfvbA4Sxlqdluvrbhx",
-	"fELCxBlV0CZCik4mai7lLSUKAqlC3ApmDQ+oUgwwBzIZUk2ERPGzW8BkYS03jPM+QFgTd3ZEFFqcVzDo",
-	"UFBd2C6f/5jJHJ+KA7uBid25jS3AQC66k4SFk9mQaRg+Pzp6SjtHh72wA0eHR53+cxp24NmL8MnzH/pH",
-	"8OOzMh68lSyAt0zU3d2vWb/ZLeJNhG3U0cAhMAQnIZwJqE6hFeAwpTURKJPMPrmyaTE2LeAnJVKJtJlS",
-	"IlNSoIS4ijppEduU80ipyJiWD5422wV9WsTqXMWf6tF6+t8ep91EGMpFvTkwq90rKqLC95VV0apa4yHF",
-	"v+ayTDQ7yBy2if/rSZv8rEDQENrkEzcsogaIVOQj1Zrd4mw5C6cNSjOaFwkdJ19C6AUgLSOBU6dHH4AK",
-	"yA73h5afKOfHBGgwzG2ArOoDFcSthNzA2Foj4/SoubuMjpZW7LMTXcGdaT0EpdSa7esgidq0sPqJYA3U",
-	"cr8zhd3813esqEXENc8X9djxazpD1Nr59rCwPSwsPyyg+NmeF7bnhWaeF/wdQz33rmW6airY6d60SFtZ",
-	"ycBfrq4+EtcAdUSbPDk4mLCXnhwcZMtnwsCgxLfqZ2i7pc3d7jr32qiNFu+PVttvDTur3MBqFCw2AohG",
-	"Q+EiVV/1DwHfeUN/51UCnGnTJm8EM4waqdrE36pxUG1yCcIwAXy35F5gobn9lfsVUkW9+LRXRXNNaKYc",
-	"pguxvvrpbwXEr+P4V4d0GuxK+HJU8OuEeVddBEb07lWiaDlbXkIgRYin0grXpxGELMt7lonUGmtxsKsw",
-	"04jeQkVsjkZMV2s7hSREkevtJyyD/bQuiJh4GHBOraY4bnsCaUW4l1IHUy8Tpc3Kd/yvmDZUBFXv7fVQ",
-	"mkEiPgLnUCM+YFrjzY7SnlpO6Wa5uXQ9V95ujRCFdW8Vl1K2zZdJGNa9ADglPduL7PiAInsiigp+Pkx1",
-	"oJdo9TmOnwGNoANiwAQQbE9iaoZ75ENM/5HAw7p/HlJpM/0LC0MQb/rvpfkwEmU1z12LNMYKq1jbU61A",
-	"F5e0fcpdEA6ela1LRCkmqCgTK/jI7ZNXLpPru4A+KE2MJJTguzmy092/PdzHLnr/L6tsPnd38/O424gj",
-	"BudJEbDgDJ6jbNYX8cPBj8+f0udh5+hZ74fOi3541AmeU9p5/qT35PDZsx8On1G61ANeqg1LMFOEwnwF",
-	"mQF+Lt+sYCtVY51120UNYr5aRlEjuWzOiXbLaA/KaGtyxmR83JDTN65nnXtt1Eadlqp/8ZwlU6KOKep6",
-	"EFDsZpNPO9sjUCwghoGqeFxphAUyZCFUkItTopC8gj5NuEFphPCu6miflaC1jqwFFMysfeZAW+MIOymX",
-	"H4C0Nu6jaBpx1tLQWyqcpcJ1ivOiBdIssb72XTdvyxu6R1lqejYPKpsDSbPhsUECaTxtbIosmgsFEda/",
-	"ZfMn2h52/gpuzmyPJ1/OaoY7o+irSmApxNtFUhuPAr38HF4+c6xkJL/IzImG04ziMCbkbk5k2Rxbqt26",
-	"tRQXIL1G8k204EXjoouRCrdXM/gpAdycHS0IzXnSKt3CcqvOwn0Vr98E034bt573YOxaCyzj4MoDfFDv",
-	"E6cny9hxhWG2vHVf3lrbuSHl3Uap/7Xutllb3ZjxW0B0c+2+zZi/KRU0EQ5nlHOZ1H59juZdSBQMmMtt",
-	"RElE41lL2OrKKoLcL+Nt2hz3YccuNzNfW0us1jOxJAZ1sWDEj1SBMITTHvBqg06BurDc2enaOSAWIGEV",
-	"m6YcD2swbh4Mk/Xecs3irUb/h0fR2wIUauDpvVSRh33EBItoTGKpsXebCBkxQTkfEybI7wdtcvjHMYlc",
-	"VomxxYkZQtaNWT3+nb4WIxaaIT7kGgIbDA0xkgzAkJjd4eX1mYzixEBIqCFc0pAYFgHpKxkV/LnfaTKS",
-	"iofXIpBShUygbxcvwnFSGn+n06UwULqd/0bvQBM9onFs53AOYUx3GkrQx9fijvzkxt4bk//zv8ldniaD",
-	"/Ae5uwwop+pKnoZhm4yzpne26Xii6bjQdO9anJI+jIgCykngUKIJZ0D+nmhD7CcWOoc1Agrh06ecE80t",
-	"kPg4a+MAvXctZij9rmK40HiV6KC7lu1YTmEGBlKNX7F+v6Y+omFY5ua/lMoSwKdPb15pEivQVsJJ4QgN",
-	"X7HACFQxP+2cFBgluisYUjEom/SNHcJO0JNmSEZDqYFoUMyT/y3lCZCQ9fHynQlCRSp02kS7BffGxBrO",
-	"lR/Pnbm1YDq0kqUqiOTtSvCRPFwNPlNId/jJV5KDr5QQCtupRwd4IaPnbtTIuONu1txrMqs79DIU7ThC",
-	"tlZIFFN7fh67Frv1CKbWjZDfSCl0ZBSDYYbdgiuKXlMUY65cKm4gJCMmQjlKH04HBqWFxbuxokeDsXTQ",
-	"lyqo7eLrSZWmy5oKOqHihvhfCVAlHLmPmNCO6Jj25dun4058Ufdi4Ek15piG10ucvcob0yDvemWlf3kc",
-	"zX9Ku3gjSWGmDIKl4UogwitW+vL08gN58fzgkHy6OjtJsWSPtCTgUruYoVzgUgMdq9RKrbWB7MzM60C4",
-	"ZBcOSGTHJ2bbLd2BNlSZunuQMYh776EWG+XLzIE+AYY5OM4JeJnDYIa61uc7mGX8phyhZjnsmwcAipi6",
-	"ZxmVC0dCR1SF1rLsG/uJOC1kZbWVlbWvXGr7T3ka+lElbjyinNcYe67T0W7tIgN9fePSsz33oRQTw007",
-	"C/NF1+bxDfmQSum9kT6UMgBtoTMLnStWQSpMveGgwc1AyUSEZ5LLkgwELzrZW3By8fPLUzKEu8ncLQf+",
-	"nzJFHlQf9ISESsZoi3GqDTEjmSdY0XgvePHzy8mp+/6f8qDtW6ZLrxzPRRKldc2ypCPnBTi+8l2Pj99c",
-	"fHjf3Vs0/JJ72qoONE7VAGrIOCvLrxSjYsDhlRyJFbt+imt0rCuHDStLaXFAmCaJcJbbCeHSnpGZ9n/Y",
-	"ryvG/NnhHwT6UyxnXKrRbPgCKU2hPaXv9gwbTcr/HLlzEFeKlArMXt+j+fCOy60EeSAJUstxu5UX95IX",
-	"qzu5H5F0uIT6906chqE7B9g59QmhE34Hd7b9TpNu2cG2611ezp+y1L3zAReeomSGPxYfOSwCSiyvD/Z0",
-	"A6FzxKdUQ3bQX3KwS4x0DigZZ5RT1xpEI+u+Drjp/U++FHJ7q4bhVS611oPkdUX8PF4ymXM//+UoZf2e",
-	"kwJVNvN8dAlmY1BoLgg272KYJIxHcJD2UNo8iJoLH2GsLV1b3QS+I9npUWM4kJhq3fbZVKUicGv/SFvt",
-	"4jURplKFEVUhsd/e1H78mCeKXAx9N2maNK4p7xz7CuACt38ZDCFMePbIevauZMjiN/XCLytFUU56M90k",
-	"cxeWA3y5t9NBfBW75UEIafNPHb8cKdZL3vot0NzadH9O1Q0T12vecdO2ezaksantBs9JTJe9Ry4GCgRu",
-	"glUiBdwK3TxVAgSYPo8Zl4MEylmtZjaPdAFznhBOJ/TKJ89mak8AaiEaCpXjqqPBw7b+llKsl5hOsYKI",
-	"JVG5ZFuaW8T3/vXjmdQlaac/KhZk1fR9W6dn7Lk4/SJIlAIRjE9I5zAjJAVWzaQUVKVOF3CMjbzCH6ZX",
-	"0sW0dt026brrqq5ViN1zqxG7xViXROA4EFZKrZLOWR7UkeUzbqfhM5kSRk5J1XUPuBQDTYysMOlMUGlh",
-	"11MLaucEswjP01hcRLfVknVM5eHTHxMVDKm2u/qNmeGvH8v51dkh9eXEbZxSXwUyuYtXudr2S8Pu2YTt",
-	"0q0tBN+mzpUT6rbJp6XNnCFzXdxkWFxk9F8n+DaqUTSR6V/YYIixyBCWM6EpFZ+/DakTWtYwdR7OY9I9",
-	"/0fC4tjSPlYgtbLBStj867MstQZK3ljRsf3jI6djUGdUhfbTFTMc7B9nXg/g3+nFlJXOMHIxn5pEdExo",
-	"HANVpXdG1Yxr42Rl6kGMfJLESeCUIsovsH5yXCY6GJ2eqrol5/WliueBT+EfeaIoLxzz6hzGCyNfMjFI",
-	"OC25pkp/WXGO2vd5yEofFdwyGN0/NqrG6WwCDNNntom7rJklLj2neeJZKT3zDAWu+6C/fhpe5Q3zNJWu",
-	"91b5K6fCdZ2dC3TeFBXtl7TmHTdtu5uyVycR3kgbrQCRTYGjqbBwtccuqBjUTQ/fk+HY9a5osA6BhrU6",
-	"cBjUaq/sLs5F+A5Sx0rVTpeGKlOj2/SJcnqMmbVM7L5dhF1xm6UIqvKGr8TA98/C3LW/FJC+PcMstUKa",
-	"oUs4OOWUcg8H/adFdG2XdZa3Rp+6jApF5yeX9I4K1gdtyJtXqQvJvYjTLCxPRDwAAYoaCE9N2RHGeyhD",
-	"1u+TEXVPyvCN6s6nq7Pd+77uSaJoQcX9IgwufVPL3rLO9t2DyTnbn6KvImiL80xCqV1EX76JeUS1JvWH",
-	"9NoU4TZJpPWTh4IwakxiUCSghnI5aPtX8r0x3rbF1Az9uxJM+Nw9IXALakw8JsbW6vbPQdsEotiMLS9q",
-	"wkTAk9B5Jqfsbiz9uPxpfOGFL1asDMMKXDun237uXa/XG9NW1e1WiLTKQpbq9XculvodnS5eAU7o6K3d",
-	"q8/hrm4fe66LZFh/iVnHfchcNrUHQToovDit0zeice0+MTqPgvQuqn5Xw8wK20QfOaj9QIo+WJJYfQgu",
-	"B7J2Z3eDsGq3/QID1R4iVnSsV+u1opRwSfDr9nL1FFbttq9vmAiGSkb0XkOstuPiCDU7T6m4FArTY5Zv",
-	"tHTtuW6YEfeeZ3N6LCexEok9xX4Zkidk7JQ48fIwE6ZFWTdPfJWz6jT3tVOlmaukopaYFDMZD0yT9TwD",
-	"4jI3BmuYSkYayk/TZBrTlkzb/X6WZ76Y0+IiTzixxBoqTDjVd2qysn2eKyXVCtkP7DnGGrTO6BFSdJ7c",
-	"3REF2lJhSSw8pPOUHFhGIAwZKSkGGMw0wlsKSUJJaE8mhjAz7/18ZTuzaGEeHRxVtzDdussg95rD3Qrp",
-	"NR76jXHDyhbWyKyeArAJ77vWjJWN1QtcDfxrOhAWEdyQc2G6pDXvuGnb3ZAHeArhTfR6FiGyKXA0FRY/",
-	"0wgwdmr1e0i06E4IDfBN1WjIuEuc5oxBQz5dnbmccZyBJj0wIwBBspQyqO99UpkV03EsUXwnGGzQA+eC",
-	"qZxLPE8udB9n4lAq82qNy5zIILSpfECTGmdmj/MSBi1WRhkp3utW/CGpkXwhI2O1zNlro9d6iTa/Snpc",
-	"k60wQfJN0wjr3nPjNrwhC2ka6Y02CzZhI01QRFOh8U6G9au7oEaKZAh75KqQe7fP6QDvhpIeZ3oIIUlE",
-	"CMplOsWQzDahfETHdltCM21AmONr0WX6nRvCFV7r2kHcdeIAg8WJ7JO80SnncgRht036jPP0Nng0ZMEQ",
-	"bkHZntfC12MbUl2WwpbaIfRZoo2MLBQuwApVXR5w6hq/oyYYWgErEzOv4RrK2qxSOqURnpZwbll4hGRq",
-	"rETMpK8bmBnKxBBKhlSFJHDp0pcG6UEghYzG5Y8qsqLBkCd8aRPYG+yR7vmpAn2e9z4+vjRUhFSF3UoT",
-	"WyZ4DdQkCj7cglLM32/Ne3skpABC45iPJ14c1Xnk5Gabm0nBcnzpS6Ppm/fCOGmvMvmw7HmThcBFwuGl",
-	"lHxDIFAJv//+s0Hus/lpcVQuEqYk27xGV0CjXyULYOFgnGnzq4+CvKLuNFGBuaXqZcX6pyR5j3FmxkSq",
-	"niZSpDnNq75nkokI9UdQv1DerxiYZIBGF5LPJZO+VFbzIRuihtGLsygvw9J9HI4TBWYycTYpccq1QylK",
-	"S0hmlj4K2JoGcHuu1iqCdY5cmsesM5G30yRW5TRhbYhVnoM/qBlBHt6KIAUjYh1n5i9vhKxQO2rDQfFb",
-	"K2JrRWytiK0VsbUivhErYo3uudROaZj7Zc07btp288e3K9yGGIgIvaUM2TWrRaNjCFifBY7XyQ6qZoqf",
-	"vtMkAg5ApCLUCyoXULZbOyWVD2qrmk628MrY9zw+fmfXMi+dbAO8NjeM80ujgEabeQ2YwXRahEwtpKoA",
-	"yWG+2m3bg9LX5jNVNZxCa5n+XxUprlnGT5J9YwX+xqDQXBBs8DKulDCafA81CaXNg6jp8Nkw7TwCitkk",
-	"nTQWFoqFH32x1Lrp2iRPIlH1TbEcrfSMWI5cJn07U9n633ob6UNaDSOEPk24nQJE59Nlq+wNo39veviC",
-	"6CSOXflGZzTpNiZOo5x30Q/govjdb4QaIoXLZw8iibD2pOqcnuMcnVfn+L2bE3Tn3P/33d8wcV7n9YU9",
-	"a4edN6/Qm9B5c9Vqt/5OO//50VoJsvNfF/gso/Pxrf2v6by0n1XSufiEj0k6V7/Y/6rOlf3+lnV+fd9q",
-	"t/4cds78f69+c8dzC6a8wkW6sBlzDNMWrVhKzJW5dK9Y9sgpcY9JvtNpeTHvOpcC8oq2AwXUgDaki2FH",
-	"TAxc4qRrwUHb9tTlj/tHQnmagT0blwaBTIRxE5deyT9ARGS9jD12Je8d0Za7kZgglPPCPYTlwXK31hwP",
-	"UvHZfzbbKaaHoiKAOnU48pRU9fsX0VXivyuipnANgghMy83FMWfOjVZBVNwnyG1irZNYmgfFRRBaZq0X",
-	"mGilSgwPyEekNhs9qkDOLb9t+W2a39Z0IJxi6oYYaoVVrX/fDdz0ho4vs8hvotU+BZcNAqWxEEGV9AAH",
-	"gOZa9xXtetxG1Rfas6CZBkhWtl2zPxFwzOjUF2ysEi150ixMmlxmWk+nZYb9AL4loYGSWqP+xjF1wQwv",
-	"vP/mGZIrAMJk6T7mLcK1IDsYFRTTAPRu2bxTtOgXkU3QzvY7ny49OjbCqxP4bzK3ZuZdbbN5ykYVk8f0",
-	"CbN29zjldP+r3ZZuO2MXjWpLzzjODrI3GWFydiwj6Xqkqf7LrvxQQJSHSlmyLPvFCZHSX1CszPnl3d9K",
-	"f3Gip+wXJ4xKf0HxVPaLE1hlvzgRVvaLE2qlv6CYK/vFCb7Sim0oCkt/QeFY9osTl2W/OAE655er35Zb",
-	"vY3TAItZyQfa1WWo9Dy0Ls6SCqdYwD/Ls+mm/LQ8GC/lr+UtU36r0tLx39KWGT8ubZnx5/KWKb8ubZnx",
-	"79KWGT8vr4GR8vfylim/Ly8skfL/0paZPFjeMpUPS1tm8mJpy0x+VGnp5Em9+hbNly/vaFxbnkQ0ziVA",
-	"QDmXidH1A2ZcvxILDvMNKhgwKbSP3O1LZafVWQhv2t3HW1hRhQlId6tX7HEjVAnxC6RUIRPUlBmcr1ng",
-	"INfRYIw1ewcgB4rGQxaQQs9KEb+NiPMpRuhVXMWKcaMRje1f84Oq8RVATM2wNOZEWAxhRe5Kz+fySjne",
-	"AvQh/LGC0GIIv+sz4OGqj+t8lq6XWUnoN2ky3yqewZhTPazsRhzj1KtNZWhgWEB5NbgRfFxOfHrVLEQI",
-	"n0/kRz5mQK8fwsm8qnV37xJuWMxLy4z/JhUPyb//5//K3pFEWesTIqSK/E7vyE9khI3H5P/8b1IYlPwH",
-	"ubsMKKfqSp6GYUXna7FLSaHifl+DITQMIfRJVdN1BTR95FlhlvGD7H2c7f3O7n08sfdx/b2PN7D3Kl7s",
-	"UilRzgOTon5R5HJ5ILNn4fnsOVdETFZ+9nJxkqon8TxFW1PgLujXOVp/lQutcsX/BSIZm2E6eA/yV2Q9",
-	"1Luze+xmwgoP3B65gl9hx1uFu1W4W4X7MAp3TTe7Xps3xPn/jsbr22eDNrmhG+scuU286fFw2AAQmgqB",
-	"PNCltjntArdIQFW413qE+ZKZdk9K3/TfS/NhJOY+KqZqAKfK1Imwqt4cE7GXlzC+gD4ojfV/yJVtRnaw",
-	"aInL3b7/l9Ven7u7xQrKmDaRqnCiAvhSw3uukTRiYeWdV1GtJSAvQmCmyn4KynwlBXQsC8cqxHCtcFgs",
-	"Ujf5ujNXbxnhG2KENRk3k8zWOOW29l03b8sbMvBmEN9sK2cT5t4kVTQXHlj7e1XFiJVk9tb31OUERbir",
-	"wObj8WbuZVLZTnaEj7FXQDmG1lt9rEHdQkioJtet69buQ9uFCIE0RGzeVtA20EM5Ej7TF00BOGeTfalI",
-	"j1Nx4yCsyQ4lfRi5nfmvhvQWUNe1V93jPaLq823PUWNVlBGS3j3MMkd9j+qNyEpktakKJA+K1LUq24xy",
-	"midK17/vBm56o2ZGEfkN16ubMzQyymgkRJz7+iyrBldf4rsRSF5Qbu/LP7Bl1U/mTF8mcdlFy5VKANU9",
-	"JUbGHWM3OVAyifHxApaElsJQJjTB6s8FCOgTgtDKz7reIpIRM3qy8lpBtdxASfqcS3wpQFgIwrA+w/Sg",
-	"1JBQgjWu0rrU6SOImJpgaOdPNBBmCBPaAA2J7JMCmHFbf5d26VSERBup6KC8bPQ9lJbdjkdFDualqmqa",
-	"IFeyQmZp8nHZIlvy/YrId112RxmnNFWtbAoGjQXApuywOUTxKGyPjdhkZRTTYOi8lQO5sv4zQCPC5UDu",
-	"kTdWcEd0AFa0ahJRdYMyn0ulj0mP0+CG3ADEJBFOJIdt0uMJEJkYzgS0r4WCkMSKRVSN22SgsMgXBFKE",
-	"VI33yJWdy41HAhkBpvnbufhpb6/9s/3XS/uv05/29na7LsrPauBrnEwAOod+P2iTwz9OrCK6BYXFal90",
-	"esyQi59foqCPMO+2X3rM7oC7sDtUcRwwCwDpURFeix0qDOtQzqiGkEA4AE04g6w6mR8E1UeiMHDD6kW3",
-	"/t2Vk8R84RvTQIry8bJQNtukoIzvc+tS6R4lXVG9IqoF2r+P+feQ5E/WQP1kLcRP7kn7X/tt6tfJJOs1",
-	"sFJObJ5uXP++G7jpzRqTBeQ33FDaoAGZUkYzISJ76ztxyR5cuiU0abuX2UJqmAq/DakhlCjAKGV3Wafb",
-	"qBlH9ieXrUQqIJqONWo9LIJb4uHE78vhEFHB+qDNG58KJR/QvY+fnJ4IOTohtKdBmEJJGddrx91H9gDD",
-	"rDWCEe9Tdyfg2jp4dv7i6fnLZ+dPnzx/9sPLH8tcI8560S9hyERJUM+l+5loZg2LbOHfpTAgt6A0k4L0",
-	"IKARkDDJawMzPbmpkFCBTqYTcuCcSr528F5ZoLntYte4HJjT8+gVoGDoAEq2f0oEjEDNnW9INeGSYrS7",
-	"JRfGOdEjhoWBJKHGQSwYQphwCNGRRSf2O8dCSDdfRugXYCgTEP7qIL9Cfp4UZ7g4CzFFFA6qq5P0b0NA",
-	"fyGCwycZzGkBs7wjzsudhD1rqA4ns/Ao4EA1dA6e7h0elCEpkMKAML/49y1ThPrLaefJs+dEpqWz/GK+",
-	"00QLGuuhNKTPOOhjzIVorXnSvU4ODp4GMTVD/AuI+0IPKQ7V909JObifr69F91rEoPC7NtEuyVFvjM+C",
-	"HFt2cZJu2jnllnen79+8Pr+82vu7xsT8log1jeBaYHsysLxk/JeWrIZECkLF2CPohISsj74Kvw0fqGD3",
-	"khPntcBxaKGxFODOsTmg3faOf+w/CQ6C573wWXAYHsBB/wkcBi/6R70f6NPwCRz2D+iPvRfBD+FzeNY/",
-	"ok97T7Ddj/0X9Ife8+CZJRVqrLHcOm79P37Q3w86P9JO/4+/nh99/h9lSMwXO4n9Ei4tjG6HPe28/uOv",
-	"w+flw2YpG09NKa2KCQId0WJxNyYwyWUai6K+S8X9zqers93CC795YnfyUUuhIvfyx8czFbrtlzKyNkhs",
-	"xp6HP7dbtzmzz0pDfJnmW7TxzLl/e7jvv+iikHLe+gK4LZPtHRzsPX/645PnT5cKpALa8sVkfDwJ/0lO",
-	"bacipIIsu6flNvVOE0agLbcobchOb0xYFEtlCOagq/4Oc1rcNtTauwSqayuDU0EgZlqGQHbwnVaHBobE",
-	"oJgMd7GgiLB6nuwomQyGfEw0u+uMAG6IouIGrMIToRztNuCut1Clf+o8f/mBvHh+cEg+XZ3NZdRqpfNj",
-	"akVqefTzp09vXqVC37VLQXtCNBiU5oHRbSdNZAb4ao9uJ4r/r21/Jg01nC50OCY9HwBXJeCvPBFDFSSa",
-	"0uqHrsShI3BX4fA0MF1Msj7zy7mDarcgtVNAFyR+D/rSrxnXhwrBVeGcFJNlM6/ZD+SQ4McsYj6n8QlK",
-	"XOYgcqtfqRjRw8iGR3XnvhUjDyhGakF+y/tr5P01uYFy2dIoK2itu23WVjfkA55AdHPN3014fnMqaCQc",
-	"hjJ+5bdTAwLLcuGIl3ClqJWfs9t7paSrXkXCxKV0HgLpJWMSD6mGcv9PsU7g3CKCy15teNlJOO0Br2pi",
-	"BlKXDPpRsQAIE4SJDp6mAwUhM1XLHwymKyBx/qHfOv59SV2nYq/Pf0wbYBdyhE5FV7nILi4FrJ1u+hml",
-	"K/loDSkhTdrYNlxgGORkw2qkfREwerNC8yerPMtEbE1URpwgjinIT1Fquq3CkovLWao8PSvVN503n6vq",
-	"i/JnLTNvy39b/qvIfzdMnA2VjGjt0B8MYiFYg33MgdxSxagw9lxFib5hoimZMNw9QI9qIAHu1MUloS/l",
-	"hgn/+hDvzDShcQwiJDTbDuo9n2WJEgEjzkRlf1k/4fwChC/dVilXmAIaQfgrC0FW7TOiJhiuv3LuZMBM",
-	"YWvZEqbXX534Vgk9W0p/X3l01Za4qhPXug6rEwTclNNJtqi177p5W97UUX0a8Y08pk5AZXMgaTI8smJ9",
-	"9Zz0STxQNASCT7syDdMmieAycH54M7SaJG3ogm6CcaPSgc3JsYBe2jSvAtYC1GQ0lHoyuYSvC1K55uob",
-	"A9GcCpDppGiT+RqXv1KegCZMBDwJgXTP84LdGd7skMfHv77+W7dNusfHp4JFmO/SfXzNBNNDUO7TpUxE",
-	"eN7vQ2C0++ZKUaHdOSfr81+M8zOZCJN2u5Lxa0UH7sMboWMIzKkIbbvuiTX/yK1baETHaCxSVfFSoL7u",
-	"vYc6zTEwkz+pthJF0K90tbU613zlptuWQb5GBlmjuZXxYNNU6br33LgNb9DALCK90fbUpszLjCIaCY3Y",
-	"LqauE0PbXnkpBmd91a/AlDuSS2/27SRnvtHx8ZkUVoEmlHeLFd8eR0mjfsJ5jRXY5qjX3IV+nQoHiIrq",
-	"9GlhPJdAHz6jpyOch0jpWUVdFnzT81NzZqgpB/tknnYP3rmctIpHsJyZvkBVk8fBjrW9jc3muzmacst6",
-	"K7Deusy6lLObpLPXuddGbXQV39cH4Q+g/vxux3mUKe71BAQqXHfXYtnC6ItvNpacJieE2QNg6iv3ozw+",
-	"pK5T2DTOSZAtau27bt6WN+UnWGb+NA8qmwNJs+GxQQJpPG1siiwaCwVURFfuDDEPBvO/n30dMj3B1NYw",
-	"UtGaTzqmAWCJux1/I3gDY/w8aSUU06mXLntdIr4AmIbgCk+KtX0TeHY7yfJ/6ggMCzRR4HPjEWbwUXF2",
-	"xus+TjPbSAWvgZpEQa06lw8WO1SygmUWGmJ0FYfTCkj92i3yx4z/NcmwjLyaJMDWuddGbXRDdlYRyU20",
-	"MDJYbAQQTYVCafHp056WPDFAPl28ReeJ8PkrpSK3LARJfBqfCEJGyVBqc4LhDT3IvPX5i9ahMbE+3t/H",
-	"xnu3lEtFhenQmO0FMtp3Txj0/vOn8Dx40nveOaIvoPPi+Y9B52l4FHTg6Yunz549efL82YujfS/ZWCDF",
-	"Xow6N/NxJIpVcTyvlr/IosSnniqmPdkjXcWkOeMMhPEjd/cL371MGA+7hCogLiemJrJ/Lbrpw2A13XXq",
-	"B9+/LxUJ8AudPdO2DQNy+vHN3rV4zYCHmtA0Pi1kIT4I8aORHclDoiCQKkwrBEnSBTFgAtK5STbHtejZ",
-	"aXdx2dMBcmXpaVfKq4RzvKKmxNLCXZOQGkxlmj2iPibd//7v//7vzrt3nVevuj4ZQPaCPHsxPkl9Tw6e",
-	"HHYODztPnlwdHBzj///vucv5dV6+m/dJBIoFBFsR5z6za6MpVCbmPCzN9jUB7lLLZDJL0dRL+TyJvacA",
-	"JMS0C9k5fE6SOAYVUA1kCHc0hIBFlJOQDZjRy5O0rZL4qEimpVsqJ/QFpNLRQxbHTAw6hz925qUJarem",
-	"WKxEhll2s6AqW+re4iHnksG8QX2H0mFvy7Z8r0RIWfqjQkakIvVOk9pcLMzBYxkoZiFe5OAyzeJ7rsms",
-	"KuRFaoIa/Q2VWO3jkn++l13Q24l0m+ihjF2lOsyTfFOeIm/FK/dzkURpsLNOgiGexwqxk/k9/C9Ab8fd",
-	"UqIOoU8Tbi5vmPg0ry5qI47fN4zzSwxgrLEOXXzOXulRZ/YAfvZBZxa/6g0dX/+ECquge0B6MhkMTaX3",
-	"mkgJle1OR5MWRWXG5/xytq6bpcTq+/+t0GkBCJzNyCF9uFph1zUjAqYJc/owPEUPk3EAxa0XqCAF/HzG",
-	"X8VVUoP3GxSw83ikRy0vzYbFBB6Lmygp5pzXt8LiYYXFmoyiXBg1yixa626btdUN+dYmEN1Et1IOjc2A",
-	"otlwQBtsRfsAMzJkRoLL16DJDhMh3JGDNAc2votyj4uoCGAXjQf/cnHHBUEdYm0YX7clzfVQO4eqX8AD",
-	"PYL1GXuvGKg5AalUMTPG93KF/Hpebucno8cRqV83kHfRA4/7B/HWKVnYbo0o5zGNK6ZWqJR1sBC7O00H",
-	"04o4n31SB6fUuDCEd9K6aSgbbt7EX5mR56idx8PL9V+m6gd7prbl29X4dq02ZOHk0yyjYe27bt6WN2pB",
-	"LzjyNg8qmwNJw+GReRtqZBoNdU0nxWnaY46HAh8/URZ1QjkSHc0GQ4MVaRKhkzjGEi2VPDWUqZeJ0qbu",
-	"8ia6LfCiRFKb1KFUbUHcvGYKrkoTY7utp4WhONYsNED6TFV79kW5uRxKM0jq+oxOpzou2LGQoqNd22o7",
-	"DmlEB3BBxQCqK/pXeacydrF0HV+xCHwpq4rPMfouTMu2XgpLC/R3MoQFKTO0oSKkKiQ0MTKihgXVUWUb",
-	"XpRez1/IRISaxKB8FdKK+TKxJsrLhHMwp0GQKBqU1WyPFdDwhHA5AmUZKpIKCMX2BirOFNEB/ZMJuGR/",
-	"QkXIK+CShvUxphJxGQOE7xJuWMxZWTn8C+AUY0eMdEeESN5CBMIQbbtW3JSn6Y9gAYgpSGZnOizlgAqD",
-	"W0vtIwgwiprSq+9yx/9vk91eOevPJa5/ByFLou7ysmMZpU0hrhS4JaxVhrxyaisF4uzmcz4scNmkZGzn",
-	"KmVWqk1L9SkR80eZ31pDkNjz0WWA5r5FwCcN6nQAZXh+L7EuHwQKzLEv5WcPC11iAQvakCjRJq0jO3aH",
-	"Vry8T+v2WhrpcSpurkXXTtTBmbpt24dyPibd0zi2Jn961U52/uPTxdvd7h75zct/KVx4EBXa8+rRwYGL",
-	"D2J2kUOgLmGhwINXK58mJwkas/+CceuzBQETfUx0Y08VNMBd+54K+qFzrieKF0LKBswMkx6Gkfkm6X9n",
-	"Q/wvgIYdKfi4EI2M92z4OhDLNdtZWUA50UMpDSjy73/+f9lljD3KmyEwld3U2RPrtUB4pg6B/LzfJr0k",
-	"DBnoNolo7M/7AeVcJtgZ87nrNrGqBQxz4oGB0u1rkdaQtstrW+wK44ZGWWgXRTX5z8sP7wkT5PCFdwHo",
-	"Nol5Ml2GCyuS41ch6/f3//3Pf3WJlsRaLS6xDwloMARN+mCCIUEAYf1JX4o6q9xcjHvTe9fiWnz//ZkU",
-	"dnH2m++/x6/IOdIiLk4nQQBak54Mx5Y6un9deyPvunVsTcQ2uUZjz3789z//9bl74kkZlJIq7XctyFRX",
-	"Vy/PWpquQp4dB7vgjy33cwRa00FaQ6/1uZtikPhfXBlM3KuxANnLl1/CSgFValzkG1LKNrjYOZxzkllO",
-	"8zjne9JN3UBdooFDYDQ29iFfhy9IZl2mWHcFAGOqaAQGy8iBSCIfg2+Xw8FYWg4w+jAT3SF0QvCRiUEA",
-	"sR2ROi8WZ9p+svDdbWPRE8p5l0hBAmoolwM7qpKJsVQjlceZWw6hdncBnGAWs9wWdkmw/E5nMGFnRDyj",
-	"QyzrE2CJGXLq3F9YN8U2cg60vpIRtvdoyiCS5yVA9nZ16NoOHiOmwfUE0fl0uYfoOnNejM7bDPT4EMjB",
-	"wg2Jzj1PxkwcT81rMZRNapvZYYcSQzLF2CLPyl+7ieIyuriErsNfOrhJh8Ef3de9sTWxLUOMDexOkslP",
-	"iJodjxiPld3jIk5yB6KrPLPTLTinj4k1/7q7zrlo1z3tX/R05wGBKCE73Qk/WXe3ndJOHpaalpRl5iTF",
-	"rAJtRamrTRrRif12//3Pf53avaRpi3e6VIw/9LtWxqE39MnBQTaCg8IncSPkSJB/JHazGQtopGo2EFJB",
-	"SHYwi2MaPatBhATujKIZLyANpAN/QHWhf3K9/19rJXfdZC/HHSyT5Anfs66lZosaSiLKrZ0FIcFmO0Ia",
-	"8qJzhP87fEKGcOcjMdtIFJYdd+3UlheODo78KCPgvFMcx+SRx2kdyVCCy/c+pLdQkFoOvTSFLjIV4pWP",
-	"rKSLFWgQ5sS18xpJSM+ZTr51ccPIFq8s88wUMKJ+FrhzQmIARvteZCc9U/gZsF4X8qHz8aZkgL9+p0lB",
-	"PzuOw71ceVe3sCScDu2qvWVbQ8nddeZk95jQOYQeUXUDKDJKSR7DKwoV5KykoNlupCKcBjcIwbSQsM7D",
-	"oe2o3hzuXreuW912JtV8xUcF9j9pPTrOC5jKGCEXNEX1iuIChRdWN0Z5xQTp/q1jkdJJI7btEnZoHgL8",
-	"5tXuCVaUTgdHCEbszk4xkkXlnS7k08VbDywfvu82f5zxizURjJcm7g2A7UI1kbFzvTjekNbSQbaLFViT",
-	"RoHWlvm6PUyTOPiTxV13HRIMpQZhJUv3FBVP51wEMrSYJP/ouFyJKDGyAtWObtE0dziygJdiQM6v6KBN",
-	"um/6nfdSQOcdNcGwi0VtNXl6cNQm3V/OT191yUiqG6tHC6NaJsaln324uDzO5vKQs7Pg6rTuWO2gJO+c",
-	"ci5HnQ+KDawC+N6ZE3AXS6tWu3Yp3TaS2hSWsN2sjkEF2f3w8erNh/eXXQu2PmeDoUkL8GJtX8tddswn",
-	"B0fEmo4jJLefz6/axO6sTdL+uJXTzGIplFj24UP2UG3R9svV1cf9w707x7hH1gZD7WVlQeQqlFFBDp+T",
-	"/2Iv8akCIc6M1+To6WGhMXW6CQsfPz/C5keHT50ys9Lf0BuUUrYZA72LqXY1oPK2o6byRHhktNPqFViK",
-	"2BmAIG6Byxi8tfmRDrzFEYOMOXz/vZWyE3YYEQAhhG3StXJgf2gifmItWaXB/JSYfudFd/eYdPed1r0W",
-	"KcNllcLDYsVe7QtUQ7jbJt39UAYaO7LCi8Y2UZiX3SnLCwhlcC2QY7v7MgZBY4bVl7vtdJLMcOkxQdUY",
-	"h3bGtvbEkn7c/8u2/bz/l5Gfu9dip9QuL3J2267ByhSEprc9JhS4dlWgx5ZXr0W2dGuyoUMnBQji0U1l",
-	"7YqZ32PKlDvt4LC77pyBR4mQcHYDnqXcS1BLKscpu/ZUd98JhLblUndg5CwAoaFw5nv35mrmvGcB6oT1",
-	"nlSDfd9J79u2eQnA9LiIJyWUq5MnvkLk/HHrcO9g78B29shqHbee7h3sPXUPIoZ4EN+3/xqAKfd+T9JQ",
-	"21mCzEyWe26X05VTGpyJG7z4Q2UpA+1aZ+Bve2PZKBZkB1GiYwj2Wrhw57d4E7aOWz+D+UVG8NE980wl",
-	"Gm7jycHBPK9m1m4fO35ut54eHC1v/F6adzJkfQah7fOsygRvBHqN+bll8QnXR+v49z/aLZ1EEVXj1nHr",
-	"LRVWLZDY7cXQgW4d/96yH3XrD9szZZSF+ClQsWMGTo0VkkVSPp6qJJ8Va/SmlxV7//6f/4ug0Ch8t5OW",
-	"vcbDtRu4i2d6qpxij3b30LzLk6VNlL4nQl4LoIqznLkcR8yg9czt1WM2t3bn+s7zJojVVPWg73yzhHFU",
-	"ZYKXNLxw+st1qTbNa5mIdRDfb0VZ61XTpB3eLqiixeRZlONzSfUjKms8xjlqxGsIQrHsu+V5BZFEAeNl",
-	"fBZCwhRhAdZgTw1Q2/NapKvPQk284W+KW9vxxG6p2xX1wdhbPKs697B2st3X6bIK5D1arXjI8oe33Gvh",
-	"zbudmAU3oNKHohYou213jrOrcyLvWhiJti66i5xNhrWJdNHX5DafcNBkgtuKyvEYD2KWx65F137virUa",
-	"2U1rY03Yye2cJYGhhvKtUrm8mAVfOtW7Eie+VjLKHy8tbX4lazTecvm9uLxoUaWEUDCtlnK71dxz2Rst",
-	"Q8sWAtV+uS1IqPF25r6y7ffcBR6XAvb+rrsn1p4+e/V+19uc+lpMGZl75D1AqMl/0lt6ibOfFOzQMY14",
-	"N41VQx4LZZDgRRR1/qk5dP9KBvprsCiurOluTycl5vscpA6BcjP8cy5en6DcYd5HGCuJLm/nHdLpgUxb",
-	"xFLO98gFYHnlicbeNGCa9Cnj9vBrD0/WhERfcR/9GzQkPcqpCEA5gd7dt2e68Z9dwoQ2QOfJrF9wA6th",
-	"TskerMOwY7cg7M5jnCAHfLb4FPpui0uAD4LQ3HWiEVhOZ7bxNE0wAwrRQ+pPaQpizgKq2xbGnh18/2uB",
-	"vOE60LHOvRC2R+rTFHJ0Qp4dPCU7mW5VeKGzW6AF3+daIMZ1u3AUD9InX1IBetj9uFS481K6GTyMT5qh",
-	"12LHLVobxjnRhg7S6poCRrYFDhgx9L/gZkbMBMPdPXI6RUYaRGh1sKL9Pgvc1Y+R6CoowkjLzBvkPEoa",
-	"oADwgSQ9GtzMob4LoCGzuN48AdpeTytJHLvI8UKKzbaxnGRvD/fpwM5RoNpJsGCIm2tS13q4p3bHWe30",
-	"G1Txq8qOgrTQhjiQFk1eJTmgaUh7jDMM9Mqx4jEwhREfQzsXMT+DSa+n66EFg18rGGgPgT6s0fIVWmgZ",
-	"vn8Gd0FK00iBOTj19+sL2eylb7NhPrPTjh8ln3mgkh3/7iEYUhXp3QIasqxuM5jYz2PlFyLE5SL9QkhJ",
-	"k64+SsyM08cksu8NE/y2DnZmZeD0OcUkSjib6GU+pbVXgPfdtaa1XVwyfddkt9QNmcO7qfI0X+E3I1QL",
-	"VFSNaparzJeeBJuL4m8Lu8vwKkK+VGu6NhsX0HbaRymc3YGxl8FtOQIqMZZt2VzOsqv7hljLI2MBagux",
-	"nBjKuZDJzvLGVwzUJWz+ODi7hEfJfNMhtEQ7WKaY8rG28/FUgRdnQdVUvpxd6TfDo2WEsJgOhFE0MMsY",
-	"NW21cfZ0Ez9SpvRQIzs9agwHElOtQbfdud5FT93av7KWxVNmrORAgcabr1l8VWJY17a5bOrW9w0xZ4aQ",
-	"xUh2Ja+XeXbO8mabZktfk/txsmURbCkeIqaDMgRUYTMPjMaymV/ft8NmOULK0VuIVJrrBJoIWJqKPndl",
-	"Hokdhuz4MDcXXKIKQVUuBhrCto8Bx0dNt0wmOmuC8XEqEcXgchzV/hDREHZPyLP0gi+7lQtdG6avRSIU",
-	"0BADzqUigVQqiefdYL/FDb9i/f5KF1G241dPQuXBEHhRPYW6NNAov5YskFsaMTFFclVioM5dMI5UISgf",
-	"tb3jw3kEjEC5C1EM63Ede6DJQDIxwDvI3T1yWYiroEh0FgyJSekGicnyCT5g0MX3OFlDTLyJtLaXhRUR",
-	"t4xrsSis6GReWBGdiSeZF2jhCHRTIUV/bHmhFi+UBQYtpHz3dnOhIXN++yVugn+mEeDMj9KKYaKDcd2Q",
-	"wq5c1bmfK1gxCImmmjAZqr4ZG2YCvXOx2+dwt5CzXtsGG+YrO6fF06NkKwtRFzy82M9p21XgqpXgvyGm",
-	"SvH0zfBUhtvFqLV8F8lwyeHbiqR32OoLqC078aNkL1ewxYMtk2n4eRb++5DlVK+Gi/NC+y+ElXwJjxs/",
-	"BCZgWQdVFcTiLLSabHlMrvSbEZdltFCFFKqjv+lI//ZQPR+/GC/TQ7fEYmHsi7u7hhuWwoW5H6X4dXFm",
-	"vQx4C6yUIj4qsFwBMk3lusISvxnGKyJ8Cb5loJaYQW9dk5Vgj0/YL936HiXrzM0NVYiXd8lKOgb95Zr9",
-	"OWHa+OQoLv3dFNj3/3KjzXfbdl0DdIpG1GAOgB2fgKCQfWqX0AFlomy9mFboxHYwQyYG1wK49tmijvyT",
-	"UBjgQ7UsM0yiXUYWSvrM126f5/tPSWOK8yc38WFhmi23wvb0lvbSXHexS2ztcxe4Pq1imkOXZdPlr5ms",
-	"BRhC59U55j68ewtiYIat4+dHszkTVxIrhWrx34RYcddEmJXHEbrsO1GTImQxwUc01guoPHvkTLmWWc4h",
-	"d/0lqFIuySdejqSZBAtD6Nkoacu87+ycGzYV3tH4Ucq52UyKRZvNAnIClRVMg3c0bqpJ8I7G34wpECEa",
-	"5mDS5T2ZnzhByQjMEBL3hNnlZMLE4MQlvj0mMYuBMwH4XBLapK9ADwVo3XaZhnwyY/zxWiSxYRG0yy6/",
-	"d5joS5+JxaWzwtznad6lMPFvAfGVqUwMXAsDUcxpmtnAdfV5v6jKki36RAoX56ev3p3P0WPvPCDKicnX",
-	"YsAqEHBn9mNOXdWhXOdMq5SZHKlLQbn3pdi/sLIoA8OiN5gxp2NQAVXhYrvxI7Y7w3YblsL51I9SGDsI",
-	"k8CDboH5XsBFBZGcg6Wpkjlf4TcjoAvIroJrzMRVyZTKrahuoc6MT4SGw2CG0XLbySHiyk32RbgX537M",
-	"7GtS4FXEaWUGRsg0m4Nxid8aCxuPl0X4dvnH9wMpfJqUJTrUtT8rNN80M06v4HGypM/7HkwAMo+Wxl8X",
-	"oqkKd06DqrE8Or3Qb4dTZ+igChlwOZCV+PQtNvwyHGrnftS8iYUiuIdgNZxUZ0oLnYazo13iN8eIGdIX",
-	"4Tx9XraIAy99mw0zn5v2cb6sdhAjOxAzjcUHMOfP1HOxmad9/oviU8+qr3G/EI5mVvDo3+LqDJB10FTv",
-	"Ma4D1SN4i+sW+k0+xdUpjpaSwXLUNxvf3xiSKyA2VnS8RCW6JpvWiHbWx6kQEV4+86TL6bQkPZfrUSU7",
-	"l4PKF8nOlU/9eLEyk50Lv62BnCoCMINTY4VgtsJvRxDm2K+E7YpobjSGvy3kLkaryWp2zhWtV67JhqUq",
-	"zvpYQ9qiZfcSrk0FbkIwNJWbcHHfDDcZj4oFaM2K88wL+JCcY770Y0KzN7rd9B32m7DbJt1ewniYleCS",
-	"yn/zihroEs0GgnJNKBEwuhYxNcHwxJUixDpZMxVd5gRkpO+oV8G677thvD9YkJ2PiylWrVv4EDr7Zu7T",
-	"fzSY8sTnadW9rFJOG1MAaOMTTez0xmmhPQwg3m27wLBC9aVrkZcvRKcR8TEyZEj18Hgqg0FePkUKmFdn",
-	"JC2nW1agiwRUpKV/XLAPRD3A8i0aYz1dST9fltHovMCJXfi16GarPTVdIhLOsQrXmIxApcX88g0xYWSa",
-	"2n63jD6tFP01f6O+MoXacR4blV5h+v2ZCh5FAlpIrb7m80KF/ptvs2GN7qZ9lCo9raSNfJoW0R7K2PEF",
-	"Zt24YRP+whQP04jZtw19ze0KSLq8YeLMt970sTab+nEea2+YyIqb58faGyYWq/ASPFUw06ax1djzT7bC",
-	"b+cQlBNCdcxX8DjlKP9Cbqd05sfLnjNOp1rcWdnxNIWpJvPmN+Z8yoigOtarMuUXMm8QiY/XxHF2TM6R",
-	"7tsa2KnFjk3lxHyF3wwrFtBfDdtV8dxsHH9j+C0/oExWD/ur9UmDctWkjn//w0LXuTPKnp7a4+pQYrCL",
-	"unXV3JjOazPuwN5gD4sABpSTblrdGsfrEinI0Jj4eH8ff7fjHL84eHGARVlc+ex9xK5f8/TkrhIZ2Yk5",
-	"HeOTyWBIFQ0sdewurre1lz949bWZLMFNju4LMLUnJGM7O1Jg9Wu0QNre49ueDExvTzwzafvbz3ZaaqE9",
-	"mTWgXUhhVVhdzoCzCzxbIU916imyUIGRXVhhsmJS49npfps5A7uDb3oMLgyU0tbsIO9mnkEWuuHjudk+",
-	"5z58qo2xU+2yQB23rTSBfmHI9Fp/dtSfs5RGBZjYzx2sJlhIjFNcISbXmB3s42z4sxs1C7mcALMLvyvB",
-	"aJa/GHtP5gosLoPpoKT7BR2R4uvgiffExf4TT4hnx7kq95LimkLW7+ssrWTqfyqMnbmkyqA0/RIOK9M6",
-	"xSFVcZTCu7jZcX65evcW6zLrQmVbrDBrJVcHxQIRACGERbBjadTPf3z+/wMAAP//",
+	"7L3rchs3uij6KiieXWVpFqmLLSuOVPkhy3LitSzbJcnJrDPMOQS7P5IYoYEeAC2KSblqfu0H2HWq9hvM",
+	"i+w3mSc5hQ/oC8km2U2JNGUzM5WIJK7fHcB3+bMRyCiWAoTRjZM/GwOgISj88ywIQOtzKYyS/IxzOfyo",
+	"WJ8J+1sIOlAsNkyKxknj/OPVNelJRbpKDjUoQuNYnxLKh3SkSecvnb1Gs6HgHwlTEDZOjEqg2dDBACJq",
+	"B4N7GsUcGieNvzSaDTOK7Z/aKCb6jS9fmuMLubiPpYZf8mVOL+WUcDB6bDFEAQ1J5+KG9jtN0vlr6w01",
+	"tPUrKM2k6BAqQtKxE4AwrfdU9BPah8qrtqM2yfiYTTI5XOnWzmkwAL+zks1QQ7nsa9KJky5nQZNE9L5F",
+	"+/DTi4ODJtGGcmgNB4xDS8Ed5SykBn46Puicks7+3eH+XWF/bYFfhazX2+fUgDadfFghW4FdSYfs5AMR",
+	"uAM1IoZFcEooeXFwRJgmwQBovHtaHO7PnpLRl/0/jfzSKVnq4csXxwd2vSyKEkO7HDp7bVERtvU2Xg5j",
+	"h4gLEcjQfjcF5k5XdYhUpNP/g8UdMhyAIGYApCvDEW5ZRrECrSEkO8FAahCkOyIdS5axaaXjdsg/WneU",
+	"J6CblvQMZ6THlDZECkKJYbB7SmhXgzDIKiwEYZgZWSIrbFwkUePkb42uajQbdjmN3+dsKSOtqS3dDIBw",
+	"GVAO2U6eaWLg3tgNMUF2NLifzj69I4W+u6e4ug73Q/9EOe80seXhKxLI0G4vkFFEWxpiqqiBsCqfgGh9",
+	"vi5FkeUczzjTe7mkgvVAG/LuDZE9XEqfRkA8deeoCuy3lharLujg5cWrFxevX168eH788ofXP5auzXL3",
+	"9KKujZKiTzztSeVWxqygsbQCwlDbkuwADQYkcPgijlLIgGrCjCZyKHabbRGCYncQ4tLx++7IgD7xJBJQ",
+	"7r4gtwAx7lbbjdp1ERooqXUKCr3XFtcgQsIM6dLg1iK6867X+iAFtC6pCQYdYiTpg3H8XJ0N2w1xcNe/",
+	"hIM//nj5W/T219HPyTUz4vYH1W6UQu1XqkbTUDvzGmGSdaoibKJfycxfmg1LlREYrx7eKhnVIa2MqiTy",
+	"PVWOpMjO4TEZwD0NIWAR5SRkfWb0rl25VYmNmJpBo9kQNLLrsV2WJ8KI3r8H0TeDxsnxURl0ZzP+e8f0",
+	"fjPI8D0GPNQnRIrs+5yVLa9bFkeudwLfyw1qJVcAbeFIGL9lf0BYGJR0IZARaEIFkd2/Q2DILYwgtOKx",
+	"OM0p8dKmLTr//ue/zux8DhR6d4+8gR5NuCEoHvbIezAGFAmohhNH7aDurBrnWhKKBGAnHBFpBqDaguft",
+	"/fY0ECeIyU4nhFYIVuWfvX/f2W0S5LzUMhlQ3UTdbxRQ437RbYFkYAcgnGkDIRmAArIzbSAQi22Ni/Qt",
+	"dQycM9HfPS182xbp11b42u8tKowkGkS4R87EyAzsj8A12BZHBweOM5Gw/pGAGuWUxXNzIqem/6Gg1zhp",
+	"/F/7uTG37wG8n672ozrjHKknpfp34UKOoESBoUxAmDFGOSM0ESUFXMzijCiffHX88Yn2oSqPMAORR6RX",
+	"JjHtQym7kJ2JTSI99aRyNHP26d0znavOzjRtO1azFEfHkG6lzNHBwQmhODnRAznUbWGXkI72mBSB+0dA",
+	"3cgHykYja0pGI1eI988JC8uNIYvlZ5p8/vzuTZO8ah3h/w6flyzcKs0JNM/YSmJnq7aZ4xdwHDzvHreO",
+	"6CtovTr+MWi9CI+CFrx49eLly+fPj1++Olq8wS92Mh1LocGd0PogzDsDkf3gbQz7J41jzgI0QPb/rh1y",
+	"81VRMfrYa5z8bT6R4NivZThqfGlWaHnGuWv8Oy5zHAEfBRBqWzUtcC0lWZgBSkynbSyEp46eLX8wauHh",
+	"s5WfPstW43vvzzy1ZgfJbFh3lGwVzpKVBx4/haYHuVbhJDdvqLFTX27Ot4pHlLn9J040hSGKUq/CEFnz",
+	"gqE7rxu2KZh389pimy/NxvjBeFGv4lEASQnJ6z3TZlVEbseuTui29Vxiv0AjCsk9lZs0MOwuE59bJtgy",
+	"QV0meE3DK0ctFbggUzt/NkApqQo2Anl2f9/661+fWTNTSEN0EsdSGQhPSaIhtXmoap1dNEkIrTcXTWe7",
+	"NMm///kva2EYahLdODk6OPhS1d64wEWUsMpNzgR2QRHlPakiCMmOkOSzBtU6c1ojEdlCM4OoWWhv1bo9",
+	"ykS5zbK7Z8H+OgnD0Yo0JI5dSXBgy4UasmtbbYXDVjjUFg6WcN7DHfBVUjpOUJ3csXk1mifctt1S/pby",
+	"l6f8FRmI4xPUpP6KpmKBB7YG45YzHpMzVskU9fihDitsmWDLBI/EBCLksDKjyA5ekQVs0wrGkG22JfQt",
+	"oS9H6CsT9+ngNYi9ssC3jbcSf8sIj8MI5zKKwTBLRtdAtRQrEv5T81RijaleC1VCkPcgGrtsuWLLFQ/m",
+	"ihVpitJ5luOMivpjmj+2umTLNY/ONTcM1DWY1SsTP1FdnvHdaqkTw0ARDds3+S1rPAJrrF6jFCZakj2W",
+	"0Ckpk2y1ypZ1Hot1hFE0WJ0uccNXZBHXuILecA23BL8l+GUJfmUaIh++FtFX1gau+VYDbBnikRgiUQpE",
+	"sCq3pHT4aszgGy/WAL7hluC3BL8swa9KAxSGr0X0VTWAb77VAFuGeByGeMN6vdrSfx5F2wEdGU8T8RkJ",
+	"Wa9HumCGAIKYoRwLn9VbOn0gnW4okVk4qXnyFsPLx0isJ1VETeOk0WWCYohZSQTStAu3p6RnmmhBYz2Q",
+	"hlBNKLETtArB84YqQlUwYHdb4YhE94bpWGpmSuPvOtQYGgwiEOaU9BgHQSP4qd1Q0AstXbSTg4MXQR5O",
+	"iZ9hz1C11/+j3agcU71gmskwvGyCucHyVXjhgfT9lsO9FaIrMqPT4StZFGnjhWZ0j8M9xiJuzYat2bAs",
+	"xa/Iji4OX4vqK9rRGe1vDektRzwOR/xMI7i4W10QdDZ+JX7IWi9UA2iAw902InpL9Q+h+hUpgrHx61F+",
+	"RVWQ0/9WF2y54vG44lKGcPGPhMUx7a7M8X96oso8Mt6tmpqIZAgEsk5b1tiyxsNZY4WaY3qiJdmjji6Z",
+	"YJKtVtmyzuOyzop1SS0Wqa43thS/pfhlKX7FKqK2YqitDrY6YMsRj8IR74QBJSh3eYyWyr/E/BAEvzgl",
+	"CowaEU4NqEJSpZePlVTJp0ztUcYhdKlII9AaU0vSkSbDATXNLLkqC4BoY79PYsya5FO9qBDUivReYYZK",
+	"QqDQfqH2c5k0uth4y+5bdq/L7gVaW5EOnJihLgdU1IRFPtgqwy13PBJ3IIFcJ1FEVX2PvsVpiQsjz/Jo",
+	"unEpmQspAbGnJkNmBk6rsT9S+48p4vwTCJae2Lo7faPuTpc0XpGtcknjShL6ksYLbZOIxluhuxW6SxD3",
+	"ikwRP3JVAq9oekQ03locW+J/HOL/IM1bmYhwuZO3kGQINJbCWQdJwkJy4P9plfwr/ccSalrvYNIH8hQL",
+	"e1g6jgg1ZP/ucN/NoccyJB89/DD/QRKdBAPvMuhYpZmtSyr07cYz+wdpLmXIegxmVECYKEwkaARhWYEg",
+	"pok2jHMf92BOiZBYX2nLohtpOXkWuQIajpZjEbwDEn3y4ofjs4Oj8/MfX/74w9EPh8f+hshIBc/0hCC3",
+	"ZDLJFmRHG9rHMjdmd+xa68VjcILBIn6j0uus0R65yq/UJij1AXhPi8lMANbAvdkfmIiPq9yJwAtBfrm5",
+	"fP+ShDJIIhBmr4pDve/l6sDs4ABN8vnmbevVbpMoECEoCLEyE9aRwbJ9IeHsNq3Xh6xKbnwdm2e6LeRQ",
+	"ZKXfLkSfMz04JSE11H27k1fA2fXV4UxePs4VvGuSiKpbCFGItgUzvs5NpzmjdmJWGomaVMNjAZtvS4BM",
+	"eOzv+0qS+8GAij7o8gqLZgAj0pN21SUW0u4p6eyHMtATYy2qsji/IORezXKL6XLnFVT8ytZKOsQ1BIli",
+	"ZtT6JDkLSorOXePf2oJnxEE3SU8KLCEWkkAKAYFtp4kUfORKvWEdP3eFfkpYRPugXfUx/HVgTKw907BA",
+	"ClfpaDZwHxYkUc/OSmFyM4qh9REBoGdX4RNSC9brVSYO376UJh5o433idATqnKpwRYf4fIJKR528+cIj",
+	"fYxNSUBVuD3dbE83y1P+ik744xPUpP6K5/0CD2zP/VvOeEzOuGFmZZ68hRlq8AW2r6oWjG28pf4t9T+A",
+	"+leqGLIZ6nJAPdWAfLDVDVvueCTuUBAxUOdS9ECBCFamISbnqcYlk70WawvXwx5IfZctV2y54sFcsSrN",
+	"UTbPcpxRVYtM8cdWl2y55lG55r3sy9VqETtDHS6x7StrDgM0Ilz25ZYFtizwABZYrcpIZ6jLBjXVRMYM",
+	"Wy2xZZHHYhHZhUfzdcXR5vm3KsChCdOEcku6OwOg3Az+2CVSuYdwYqR7pSI7+PmP3cd9915pAaUaVZMq",
+	"lkralkfasvZyrL3Smkg1CyHVqn60rXi0ZYRHZYRbJs4HSkZ0VVI/m6AaM2TNF0v/WyZIgG23lL+l/OUp",
+	"f1VqYGyCmtRfVR3kPLDVCVvOeDzOwNjTFaoEH9takSewdTWFgCGwW6rfUv3SVL9CdZCNX4/y6ygDFwK+",
+	"1QVbrngcrogVXVXZIhy7GifYlovlv221JfItkS9F5Cu1eLIJqpN7RZvHNt0aPVvKfyjlr8rqGZugJvVX",
+	"tXtyHtgaPlvOeEzOWCVT1OOHOqywZYItEzwOE2C0381SmdXnknQ+7rwX8WIWJ0vUUsCWZrc0O59mbwYQ",
+	"rco3HMeuJLSx5ULr3dhWW8G8JfKliHxF1kk2dnVCr2idILlvrZMtEzwOE/gPj2qZ+DHnWSWecIsVdbdE",
+	"+m1mmPQfrHh7VCq7AkOZgLAw/nzPUNc8K+DcJAKGoA3pMaXNlvq+Ter7DRPMrciUdYNXUvGu6UJj1uXD",
+	"2yryrSJfjtBXZM7mg9cg9ooGrU8zubVot4zwiIxwfctWK/XtBDWYwTavKP3RB2VL+VvKX57yV6oG0glq",
+	"Un89dYB+WFudsOWMR+CMLIuuo4tQXxtq8G8ahsxSH+WflIxBGQa6cdKjXEOzERe++rPRTZQ25zJx3NST",
+	"KqKmcdIIZdLlhXyfIom6oOySe0zBFTVQvbk2rxPOwZwFQaKoy8lZoadKxHUMEF4m3LCYM1AVO/4hZVSz",
+	"05diysu/TY5Q2HTpsppFKJZv+fdsStn9OwQGWa6fyrB56JrKB0xtN7ITczrCx69gQBUNDKhdl9OcGU2U",
+	"5C4hMO0yzux4VoqMYz77yX5gBiK96GoCF3yG3ZB6/Y6oUhQ/U63BfKJmUJLo1MJIm09SGUWZWTTTZ4XM",
+	"n23thvZLMpdiiRj2B4TE0L52qdGpJp0zBZS8oRHtQ+eUiIRz0pPKAc6VhZGJwT4WKtnWx1fcbNy3eDqB",
+	"y4P6pdmwg1mop4lRJ0EwtsDZ6+0y2Vc0Hoymk0CXzxvCHXCLvQ80gumR05p0JJAhYLLlUyKkz7VsBypJ",
+	"Nt1shExbKnoXzBY9Ewgp9LiOKOf1upWvPYeKXXdVgPQSzmtSE9Nnd5Qh+t5KdQPOlvCTdaXkQIVr95pq",
+	"OM9tjAkWTAfJKCkRXAa3TPQ9sQ0HoMBlS5eJCjArR0gNJsAG0mPAQ7IT0NgkCjTpQk8qIAcv9g6OMGZ7",
+	"Bo2NrfBtYftXrD8wb2ngtWNZ809eWJynDDW9rbdW3Dg+IWHijCpoEiFFKxM11/KOEgWBVCFuBbOGB1Qp",
+	"BpgDmQyoJkKi+NktYLKwllvGeQ8grIk7OyIKLc4rGHQoqK5sly+/T2WOT8WB3cDY7tzG5mAgF91JwsLx",
+	"bMg0DI+Pjl7Q1tFhN2zB0eFRq3dMwxa8fBU+P/6hdwQ/vizjwTvJAnjPRN3d/Zr1m94ivkTYRi0NHAJD",
+	"cBLCmYDqFFoBDhNaE4EyzuzjK5sUY5MCflwilUibCSUyIQVKiKuok+axTTmPlIqMSfngabNZ0KdFrM5U",
+	"/Kkeraf/7XHaTYSuXNSbA9PavaIiKnxfWRUtqzUeU/xrLstEs4PMYZP4v543yc8KBA2hST5zwyJqgEhF",
+	"PlGt2R3OlrNw2qA0o3mR0HHyBYReANIiEjhzevQRqIDscH9o+YlyfkKABoPcBsiqPlBB3ErILYysNTJK",
+	"j5q7i+hoYcU+O9EN3JvGY1BKrdm+DZKoTQvLnwhWQC0PO1PYzX97x4paRFzzfFGPHb+lM0StnW8PC9vD",
+	"wuLDAoqf7Xlhe17YzPOCf2Ood71rma6aCna6Ny3SVlYy8Jebm0/ENUAd0STPDw7G7KXnBwfZ8pkw0C+5",
+	"W/UzNN3SZm53lXvdqI0W34+W228NO6vcwNooWKwFEBsNhatUfdU/BDzzhv7OmwQ406ZJ3glmGDVSNYl/",
+	"VeOgmuQahGEC+G7Ju8Bcc/sbv1dIFfX8014VzTWmmXKYzsX68qe/JRC/iuNfHdLZ4KuEr0cFv46Zd9VF",
+	"YETv3ySKlrPlNQRShHgqrfB8GkHIsrxnmUitsRYHuwozDekdVMTmcMh0tbYTSEIUud5+wjLYT+qCiInH",
+	"AefEaorjNseQVoR7KXUw9TpR2iz9xv+GaUNFUPXdXg+k6SfiE3AONfwDJjXe9CjNieWUbpaba9dz6e3W",
+	"cFFY9VZxKWXbfJ2EYd0HgDPStb3IjncosieiqHDPh6kO9AKtPuPip08jaIHoMwEE25OYmsEe+RjTfyTw",
+	"uNc/j6m0mf6FhSGId70P0nwcirKa565F6mOFVaztqVbgFZe0fcqvIBw8K1uXiFJMUFEmVjDI7bNXLuPr",
+	"u4IeKE2MJJRg3BzZ6ezfHe5jF73/p1U2Xzq7+XncbcQRg7tJETDnDJ6jbPou4oeDH49f0OOwdfSy+0Pr",
+	"VS88agXHlLaOn3efH758+cPhS0oX3oCXasMSzBShMFtBZoCfyTdL2ErVWGfVdtEGMV8to2gjuWzGiXbL",
+	"aI/KaCu6jMn4eENO37ieVe51ozbqtFT9h+csmRJ1TFH3BgHFbjb55GV7BIoFxDBQFY8rG2GBDFgIFeTi",
+	"hCgkb6BHE25QGiG8q160T0vQWkfWAgqm1j51oK1xhB2Xy49AWmu/o9g04qylobdUOE2FqxTnRQtks8T6",
+	"yne9eVte0zvKQtNz86CyPpBsNjzWSCAbTxvrIovNhYII67+y+RNtFzt/Ay9ntsfzr2c1w71R9E0lsBT8",
+	"7SKpjUeBXnwOL585VjKSX2XmRMNZRnHoE3I/w7Nshi3VbNxZiguQXiP5LpoT0TjvYaTC69UUfkoAN2NH",
+	"c1xznjdKt7DYqrNwX+bWb4xpv49Xzwcwdq0FlnFw5QE+qg+J05Nl7LjEMFveeihvrezckPLuRqn/le52",
+	"s7a6NuO3gOjNtfvWY/6mVLCJcDinnMukdvQ5mnchUdBnLrcRJRGNpy1hqyurCHK/jPdpc9yHHbvczHxr",
+	"LbFaYWJJDOpqzoifqAJhCKdd4NUGnQB1YbnT0zVzQMxBwjI2TTkeVmDcPBom68VyTeOtRv/HR9H7AhRq",
+	"4OmDVJGHfcQEi2hMYqmxd5MIGTFBOR8RJsjfDprk8PcTErmsEiOLEzOArBuzevyZboshC80AA7kGwPoD",
+	"Q4wkfTAkZvf4eH0uozgxEBJqCJc0JIZFQHpKRoX73GeaDKXiYVsEUqqQCbzbxYdwnJTGz3S6FAZKN/Pf",
+	"6D1oooc0ju0c7kIY052GEvRJW9yTn9zYeyPyf/43uc/TZJD/IPfXAeVU3cizMGySUdb03jYdjTUdFZru",
+	"tcUZ6cGQKKCcBA4lmnAG5O+JNsR+YqG7sEZAIXx6lHOiuQUSH2VtHKD32mKK0u8ruguNlvEOum/YjuUU",
+	"ZqAv1egN6/Vq6iMahmXX/NdSWQL4/PndG01iBdpKOCkcoWEUCwxBFfPTzkiBUaK7ggEV/bJJ39kh7ARd",
+	"aQZkOJAaiAbFPPnfUZ4ACVkPH9+ZIFSkQqdJtFtwd0Ss4Vw5eO7crQXToZUsVUEk75aCj+ThcvCZQLrD",
+	"T76SHHylhFDYTj06wAcZPXOjRsYt97Lmosms7tCLULTjCNlaIVFM7fl55Frs1iOYWi9CfiOl0JFRDIYZ",
+	"dgeuKHpNUYy5cqm4hZAMmQjlMA2cDgxKC4t3Y0WPBmPpoCdVUPuKrytVmi5rwumEilvifyVAlXDkPmRC",
+	"O6Jj2pdvn/Q78UXdi44n1ZhjEl6vcfYqMaZB3vXGSv9yP5r/lHbxRpLCTBkES92VQIQ3rDTy9PojeXV8",
+	"cEg+35yfpliyR1oScKmdz1AucKmBllVqpdZaX7am5nUgXLALBySy4xOz7ZbuQBuqTN09yBjEg/dQi43y",
+	"ZeZAHwPDDBznBLzowmCKulZ3dzDN+JtyhJrmsO8eAChi6p5lVC4cCR1SFVrLsmfsJ+K0kJXVVlbWfnKp",
+	"fX/KU9ePKn7jEeW8xtgzLx3t1q4y0Nc3Lj3bc+9KMTbc5GVhvujaPL6mO6RSet/IO5QyAG2hMw2dG1ZB",
+	"KkzEcNDgtq9kIsJzyWVJBoJXrSwWnFz9/PqMDOB+PHfLgf+nTJEH1Qc9JaGSMdpinGpDzFDmCVY0vgte",
+	"/fx6fOqe/6fcafuO6dInxwuRRGldsyzpyEUBjm9815OTd1cfP3T25g2/4J226gUap6oPNWScleU3ilHR",
+	"5/BGDsWSXT/HNTrWlcOGlaW0OCBMk0Q4y+2UcGnPyEz7P+zXFX3+7PCPAv0JljMu1Wg2fIGUJtCe0ndz",
+	"io3G5X+O3BmIK0VKBWavf6P5+BeXWwnySBKk1sXtVl48SF4sf8n9hKTDNdR/d+I0DN05wM6pTwkdu3dw",
+	"Z9tnmnTKDrYdf+Xl7lMWXu98xIWnKJnij/lHDouAEsvroz3dQOgu4lOqITt4X3KwS4x0F1AyziinrjWI",
+	"RtZDL+Am9z8eKeT2Vg3DyzxqrQbJq/L4ebpkMuN9/utRyupvTgpUuZnno2swa4PC5oJg/VcM44TxBA7S",
+	"HkrrB9HmwkcYa0vXVjeB70h2utQYDiSmWjd9NlWpCNzZP9JWu/hMhKlUYUhVSOy3t7WDH/NEkfOh7yZN",
+	"k8ZtSpxjTwFc4favgwGECc+CrKffSgYsflfP/bKSF+X4baabZObCcoAvvu10EF/GbnkUQlp/qOPXI8V6",
+	"yVu/B5pbme7PqXrDxPWKd7xp2z0f0NjUvgbPSUyXxSMXHQUCN8EyngJuhW6eKg4CTF/EjMt+AuWsVjOb",
+	"R7qAGSGEkwm98smzmZpjgJqLhkLluOpo8LCtv6UU6yWmU6wgYklULtkW5hbxvX/9dC51SdrpT4oFWTV9",
+	"39bpGXsuTr8IEqVABKNT0jrMCEmBVTMpBVWp0wUcfSNv8IfJlXQwrV2nSTruuapjFWLnwmrETtHXJRE4",
+	"DoSVUqukc5Y7dWT5jJup+0ymhJFTUnXdBS5FXxMjK0w65VRa2PXEgpo5wczD8yQW59FttWQdE3n49KdE",
+	"BQOq7a5+Y2bw66dyfnV2SH05cRen1FeBTO7jZZ62/dKwezZhs3Rrc8G3rnPlmLrd5NPSes6QuS7eZFhc",
+	"ZfRfx/k2qlE0kelfWH+AvsgQljOhKRWfvw2oE1rWMHU3nCekc/GPhMWxpX2sQGplg5Ww+dfnWWoNlLyx",
+	"oiP7xydOR6DOqQrtpxtmONg/zr0ewL/ThykrnWHofD41ieiI0DgGqkrfjKoZ18bJyvQGMfJJEseBU4oo",
+	"v8D6yXGZaKF3eqrqFpzXFyqeRz6Ff+KJorxwzKtzGC+MfM1EP+G05Jkq/WXJOWq/5yErfVJwx2D4cN+o",
+	"GqezMTBMntnG3rKmlrjwnOaJZ6n0zFMUuOqD/uppeJkY5kkqXe2r8jdOhas6OxfofFNUtF/Sine8adtd",
+	"l706jvCNtNEKEFkXODYVFq722BUV/brp4bsyHLneFQ3WAdCwVgcO/Vrtld3FhQgvIb1Yqdrp2lBlanSb",
+	"PFFOjjG1lrHdN4uwK26zFEFVYvhKDHwfFuae/aWANPYMs9QKaQYu4eDEpZQLHPSf5tG1XdZ53hrv1GVU",
+	"KDo/vqRLKlgPtCHv3qRXSC4iTrOwPBFxHwQoaiA8M2VHGH9DGbJejwypCynDGNWdzzfnuw+N7kmiaE7F",
+	"/SIMrn1Ty96yzvZdwOSM7U/QVxG0xXnGodQsoi/fxCyiWpH6Q3rdFOE2TqT1k4eCMGpEYlAkoIZy2W/6",
+	"KPnuCF/bYmoGPq4EEz53TgncgRoRj4mRtbp9OGiTQBSbkeVFTZgIeBK6m8kJuxtLPy4OjS9E+GLFyjCs",
+	"wLUzuu3nt+v1emPaqrrdCp5WmctSvf7uiqV+R6eLl4ATXvTW7tXjcF+3jz3XRTKsv8Ss4z5kVza1B0E6",
+	"KESc1ukb0bh2nxgvj4L0Lap+V8PMEtvEO3JQ+4EUPbAksfwQXPZl7c7uBWHZbvsFBqo9RKzoSC/Xa0kp",
+	"4ZLg1+3l6iks221f3zIRDJSM6IOGWG7HxRFqdp5QcSkUJscs32jp2nPdMCXuPc/m9FhOYiUSe4L9MiSP",
+	"ydgJceLlYSZMi7JulvgqZ9VJ7mumSjNXSUUtMS5mMh6YJOtZBsR1bgzWMJWMNJSfpck0Ji2Zpvv9PM98",
+	"MaPFVZ5wYoE1VJhwou/EZGX7vFBKqiWyH9hzjDVondEjpGg9v78nCrSlwhJfeEjnKTmwDEEYMlRS9NGZ",
+	"aYivFJKEktCuTAxhZlb8fGU7s2hhHh0cVbcw3brLIPeWw/0S6TUeO8Z4w8oW1sisngJwE+K7VoyVtdUL",
+	"XA78KzoQFhG8IefCdEkr3vGmbXdNN8ATCN/EW88iRNYFjk2Fxc80AvSdWv4dEi26U0IDjKkaDhh3idOc",
+	"MWjI55tzlzOOM9CkC2YIIEiWUgb1vU8qs2Q6jgWK7xSdDbrgrmAq5xLPkws95DJxIJV5s8JljmUQWlc+",
+	"oHGNM7XHWQmD5iujjBQf9Cr+mNRIvpKRsVzm7JXRa71Em98kPa7IVhgj+U3TCKve88ZteE0W0iTSN9os",
+	"WIeNNEYRmwqNSxnWr+6CGimSIeyRm0Lu3R6nfXwbSrqc6QGEJBEhKJfpFF0ym4TyIR3ZbQnNtAFhTtqi",
+	"w/SlG8IVXuvYQdxzYh+dxYnskbzRGedyCGGnSXqM8/Q1eDhgwQDuQNmebeHrsQ2oLkthS+0Q+jzRRkYW",
+	"Cldghaoudzh1jS+pCQZWwMrEzGq4grI2y5RO2YiblnBmWXiEZGqsRMyk0Q3MDGRiCCUDqkISuHTpC530",
+	"IJBCRqPyoIqsaDDkCV+aBPb6e6RzcaZAX+S9T06uDRUhVWGn0sSWCd4CNYmCj3egFPPvW7Nij4QUQGgc",
+	"89FYxFGdICc328xMCpbjSyONJl/eC+Okvcrkw6LwJguBq4TDayn5mkCgEv7w/WeDPGTzk+KoXCRMSLZZ",
+	"jW6ARr9KFsDcwTjT5lfvBXlD3WmiAnNL1c2K9U9I8i7jzIyIVF1NpEhzmleNZ5KJCPUnUL9Q3qvomGSA",
+	"RleSzySTnlRW8yEboobR87MoL8LSQy4cxwrMZOJsXOKUa4dSlJaQzDR9FLA1CeDmTK1VBOsMuTSLWac8",
+	"bydJrMppwtoQy4SDP6oZQR7fiiAFI2IVZ+avb4QsUTtqzU7xWytia0VsrYitFbG1Ir4TK2KF13OpnbJh",
+	"1y8r3vGmbTcPvl3iNcRAROgdZciuWS0aHUPAeixwvE52UDVT/PRMkwg4AJGKUC+onEPZbu2UVN6prWo6",
+	"2UKUse95cnJp1zIrnewG3NrcMs6vjQIarScaMIPppAiZWEhVAZLDfLnXtkelr/VnqtpwCq1l+n9TpLhi",
+	"GT9O9hsr8NcGhc0FwRof40oJY5PfocahtH4QbTp81kw7T4Bi1kknGwsLxcJPvlhq3XRtkieRqBpTLIdL",
+	"hRHLocukb2cqW/97byN9TKthhNCjCbdTgGh9vm6UxTD6eNPDV0QncezKNzqjSTcxcRrlvIP3AM6L3/1G",
+	"qCFSuHz2IJIIa0+q1tkFztF6c4HfuzlBty78fy//ionzWm+v7Fk7bL17g7cJrXc3jWbj77T1n5+slSBb",
+	"/3WFYRmtT+/tf03rtf2sktbVZwwmad38Yv+rWjf2+zvW+vVDo9n4Y9A69/+9+c0dzy2Y8goX6cKmzDFM",
+	"W7RkKTFX5tJFseyRM+KCSZ7ptLyYvzqXAvKKtn0F1IA2pINuR0z0XeKktuCgbXvq8sf9I6E8zcCejUuD",
+	"QCbCuIlLn+QfwSOyXsYeu5IPjmjLr5GYIJTzwjuE5cHya60ZN0jFsP9stjNMD0VFAHXqcOQpqer3L6Kr",
+	"5P6uiJrCMwgiMC03F8ecuWu0CqLiIU5uY2sdx9IsKM6D0CJrvcBES1VieEQ+IrXZ6Ek5cm75bctvk/y2",
+	"ogPhBFNviKFWWNXq972Bm17T8WUa+ZtotU/AZY1A2ViIoEp6hAPA5lr3Fe163EbVCO1p0EwCJCvbrtkf",
+	"CDhmdHoXbKwSLQlpFiZNLjOpp9Myw34A35LQQEmtUX/jmLpghhfiv3mG5AqAMFm6j1mLcC3IDnoFxTQA",
+	"vVs27wQt+kVkEzSz/c6mS4+OtfDqGP43mVsz86622Txho4rxY/qYWbt7knK6/9VuSzedsYtGtaVnHGcH",
+	"2ZsMMTk7lpF0PdJU/2VPfiggyl2lLFmW/eKESOkvKFZm/HL519JfnOgp+8UJo9JfUDyV/eIEVtkvToSV",
+	"/eKEWukvKObKfnGCr7RiG4rC0l9QOJb94sRl2S9OgM745ea3xVbvxmmA+azkHe3qMlR6HloVZ0mFU8zh",
+	"n8XZdFN+WuyMl/LX4pYpv1Vp6fhvYcuMHxe2zPhzccuUXxe2zPh3YcuMnxfXwEj5e3HLlN8XF5ZI+X9h",
+	"y0weLG6ZyoeFLTN5sbBlJj+qtHTypF59i82XL5c0ri1PIhrnEiCgnMvE6PoOM65fiQWH+QYV9JkU2nvu",
+	"9qSy0+rMhTft7v0trKjCBKS71Sv2uBGquPgFUqqQCWrKDM63LHCQa2kwxpq9fZB9ReMBC0ihZyWP343w",
+	"8yl66FVcxZJ+oxGN7V+znaoxCiCmZlDqcyIshrAid6XwubxSjrcAvQt/rCC0GMLvegx4uGxwnc/S9Tor",
+	"Cf0uTeZb5WYw5lQPKl8jjnDq5aYyNDAsoLwa3AgGlxOfXjVzEcLwifzIxwzo1UM4mVW17v4y4YbFvLTM",
+	"+G9S8ZD8+3/+ryyOJMpanxIhVeR3ek9+IkNsPCL/53+TwqDkP8j9dUA5VTfyLAwrXr4Wu5QUKu71NBhC",
+	"wxBCn1Q1XVdA0yDPCrOMHmXvo2zv93bvo7G9j+rvfbSGvVe5xS6VEuU8MC7q53kulzsyexaezZ4zRcR4",
+	"5WcvF8epehzPE7Q1Ae6Cfp2h9Zd50CpX/F/Bk3EzTAd/g/wNWQ/13uyeupmwRIDbE1fwS+x4q3C3Cner",
+	"cB9H4a7oZddr8w25/L+k8er2uUGbXNOLdY7cTXzp8XBYAxA2FQK5o0ttc9o5bpGAqnCv8QTzJTPtQkrf",
+	"9T5I83EoZgYVU9WHM2XqeFhVb46J2MtLGF9BD5TG+j/kxjYjO1i0xOVu3//Taq8vnd1iBWVMm0hVOFYB",
+	"fKHhPdNIGrKw8s6rqNYSkBchMFVlPwVlvpICOha5YxV8uJY4LBapm3zbmau3jPAdMcKKjJtxZts45bby",
+	"XW/eltdk4E0hfrOtnHWYe+NUsbnwwNrfyypGrCSzt7pQl1MU4a4Cm/fHm3qXSWU72RHex14B5ehab/Wx",
+	"BnUHIaGatBvtxu5j24UIgdRFbNZW0DbQAzkUPtMXTQE4Y5M9qUiXU3HrIKzJDiU9GLqd+a8G9A5Q1zWX",
+	"3eMDvOrzbc9QY1WUEZLeA8wyR31PKkZkKbJaVwWSR0XqSpVtRjmbJ0pXv+8N3PRazYwi8jdcr67P0Mgo",
+	"YyMh4q6vz7NqcPUlvhuB5AXl9r5+gC2rfjJn+jqJyx5ablQCqO4pMTJuGbvJvpJJjMELWBJaCkOZ0ASr",
+	"PxcgoE8JQis/63qLSEbM6PHKawXVcgsl6XOuMVKAsBCEYT2G6UGpIaEEa1yldanTIIiYmmBg5080EGYI",
+	"E9oADYnskQKYcVt/l3bpVIREG6lov7xs9AOUlt2OR0UO5oWqapIgl7JCpmnyadkiW/L9hsh3VXZHGads",
+	"qlpZFww2FgDrssNmEMWTsD3WYpOVUcwGQ+e97Mul9Z8BGhEu+3KPvLOCO6J9sKJVk4iqW5T5XCp9Qrqc",
+	"BrfkFiAmiXAiOWySLk+AyMRwJqDZFgpCEisWUTVqkr7CIl8QSBFSNdojN3YuNx4JZASY5m/n6qe9vebP",
+	"9l+v7b/Oftrb2+04Lz+rgds4mQC8HPrbQZMc/n5qFdEdKCxW+6rVZYZc/fwaBX2Eebf90mN2D9y53aGK",
+	"44BZAEiXirAtdqgwrEU5oxpCAmEfNOEMsupkfhBUH4lCxw2rF936d5dOEvOVX0wDKcrHy1zZbJOCMn7I",
+	"q0uld5R0RfWKqBZo/yHm32OSP1kB9ZOVED95IO1/66+p3yaTrNbASjlx83Tj6ve9gZterzFZQP6GG0pr",
+	"NCBTythMiMju6k5csgvXbgmbtN3rbCE1TIXfBtQQShSgl7J7rNNN1IxD+5PLViIVEE1HGrUeFsEtueHE",
+	"78vhEFHBeqDNO58KJR/QxcePT0+EHJ4S2tUgTKGkjOu1494ju4Bu1hrBiO+pu2NwbRy8vHj14uL1y4sX",
+	"z49f/vD6x7KrEWe96NcwYKLEqefa/Uw0s4ZFtvBnKQzIHSjNpCBdCGgEJEzy2sBMj28qJFTgJdMpOXCX",
+	"Sr528F6Zo7ntYte4GJiT8+gloGBoH0q2f0YEDEHNnG9ANeGSore7JRfGOdFDhoWBJKHGQSwYQJhwCPEi",
+	"i47td4aFkG6+jNCvwFAmIPzVQX6J/DwpznBxFmKKKBxUVyfp3waA94UIDp9kMKcFzPKOOC+/JOxaQ3Uw",
+	"noVHAQeqoXXwYu/woAxJgRQGhPnFx7dMEOovZ63nL4+JTEtn+cU800QLGuuBNKTHOOgTzIVorXnSaScH",
+	"By+CmJoB/gXEfaEHFIfq+VBSDu7ndlt02iIGhd81iXZJjrojDAtybNnBSTpp55RbLs8+vHt7cX2z93eN",
+	"ifktEWsaQVtge9K3vGT8l5asBkQKQsXII+iUhKyHdxV+G95Rwe4lJ862wHFoobEU4M6xOaDd9k5+7D0P",
+	"DoLjbvgyOAwP4KD3HA6DV72j7g/0RfgcDnsH9Mfuq+CH8Bhe9o7oi+5zbPdj7xX9oXscvLSkQo01lhsn",
+	"jf/HD/q3g9aPtNX7/c/joy//owyJ+WLHsV/CpYXR7bBnrbe//3l4XD5slrLxzJTSqhgj0CEtFndjApNc",
+	"pr4o6lkq7nc+35zvFiL8Zond8aCWQkXuxcHHUxW67ZcysjZIbEaeh780G3c5s09LQ4xM8y2aeObcvzvc",
+	"9190UEi52/oCuC2T7R0c7B2/+PH58YuFAqmAtnwxGR+Pw3+cU5upCKkgyx5ouU3EacIQtOUWpQ3Z6Y4I",
+	"i2KpDMEcdNXjMCfF7YZae9dAdW1lcCYIxEzLEMgOxmm1aGBIDIrJcBcLigir58mOkkl/wEdEs/vWEOCW",
+	"KCpuwSo8Ecrh7ga89Raq9E+c568/klfHB4fk8835TEatVjo/plaklns/f/787k0q9F27FLSnRINBaR4Y",
+	"3XTSRGaArxZ0O1b8f2X7M6mr4WShwxHpege4Kg5/5YkYqiDRlFY/dCUOHYG7CodngelgkvWpXy4cVDsF",
+	"qZ0CuiDxu9CTfs24PlQIrgrnuJgsm3nF90AOCX7MIuZzGh+jxEUXRG71SxUjehzZ8KTe3Ldi5BHFSC3I",
+	"b3l/hby/omugXLZslBW00t1u1lbXdAc8hujNNX/XcfObU8FGwmEg4zd+OzUgsCgXjngNN4pa+Tm9vTdK",
+	"uupVJExcSucBkG4yIvGAaii//ynWCZxZRHBR1IaXnYTTLvCqJmYgdcmgnxQLgDBBmGjhaTpQEDJTtfxB",
+	"f7ICEucfe42Tvy2o61Ts9eX3SQPsSg7xUtFVLrKLSwFrp5sMo3QlH60hJaRJG9uGcwyDnGxYjbQvAobv",
+	"lmj+fJmwTMTWWGXEMeKYgPwEpabbKiy5uJyFytOzUn3Tef25qr4qf9Yy87b8t+W/ivx3y8T5QMmI1nb9",
+	"QScWgjXYRxzIHVWMCmPPVZToWyY2JROGewfoUg0kwJ06vyS8S7llwkcf4puZJjSOQYSEZttBveezLFEi",
+	"YMiZqHxf1ks4vwLhS7dVyhWmgEYQ/spCkFX7DKkJBquvnDvuMFPYWraEyfVXJ75lXM8W0t837l21Ja7q",
+	"xLWqw+oYAW/K6SRb1Mp3vXlbXtdRfRLxG3lMHYPK+kCyyfDIivXVu6RP4r6iIRAM7co0TJMkgsvA3cOb",
+	"gdUkaUPndBOMNiod2IwcC3hLm+ZVwFqAmgwHUo8nl/B1QSrXXH1nIJpRATKdFG0yX+PyV8oT0ISJgCch",
+	"kM5FXrA7w5sd8uTk17d/7TRJ5+TkTLAI8126j2+ZYHoAyn26lokIL3o9CIx239woKrQ752R9/otxfi4T",
+	"YdJuNzJ+q2jffXgndAyBOROhbdc5teYfuXMLjegIjUWqKj4K1Ne9D1CnOQam8ifVVqII+qWetpbnmm/c",
+	"dNsyyLfIICs0tzIe3DRVuuo9b9yG12hgFpG+0fbUuszLjCI2EhqxXUzdSwxte+WlGJz1Vb8CU36RXPqy",
+	"byc5941OTs6lsAo0obxTrPj2NEoa9RLOa6zANke95h7061Q4QFRUp08L45kE+vgZPR3hPEZKzyrqsnA3",
+	"PTs1Z4aacrCP52n34J3JScvcCJYz01eoavI02LH2beNm890MTbllvSVYb1VmXcrZm6SzV7nXjdroMndf",
+	"H4U/gPrzux3nSaa412MQqPDcXYtlC6PPf9lYcJocE2aPgKlv/B7l6SF1lcJm4y4JskWtfNebt+V13RMs",
+	"Mn82DyrrA8lmw2ONBLLxtLEusthYKKAiunFniFkwmP39dHTI5AQTW0NPRWs+6ZgGgCXudvyL4C2M8PO4",
+	"lVBMp1667FWJ+AJgNgRXeFKsfTeBZ7fTLP+njsCwQBMFPjceYQaDirMzXudpmtlGKngL1CQKatW5fDTf",
+	"oZIVLLLQEKPLXDgtgdRv3SJ/yvhfkQzLyGuTBNgq97pRG12TnVVE8iZaGBks1gKITYVCafHps66WPDFA",
+	"Pl+9x8sT4fNXSkXuWAiS+DQ+EYSMkoHU5hTdG7qQ3dbnEa0DY2J9sr+PjffuKJeKCtOiMdsLZLTvQhj0",
+	"/vELOA6ed49bR/QVtF4d/xi0XoRHQQtevHrx8uXz58cvXx3te8nGAin2YtS52R1HoliVi+fl8hdZlPjU",
+	"U8W0J3uko5g055yBMH7kzn7hu9cJ42GHUAXE5cTURPbaopMGBqvJrhM/+P49qUiAX+gsTNs2DMjZp3d7",
+	"bfGWAQ81oal/WshCDAjxo5EdyUOiIJAqTCsESdIB0WcC0rlJNkdbdO20u7jsSQe5svS0S+VVwjneUFNi",
+	"aeGuSUgNpjLNgqhPSOe///u//7t1edl686bjkwFkEeRZxPg49T0/eH7YOjxsPX9+c3Bwgv//v2cu59dZ",
+	"+W4+JBEoFhBsRdz1mV0bTaEyNudhabavMXCXWibjWYomIuXzJPaeApAQ0y5k5/CYJHEMKqAayADuaQgB",
+	"iygnIeszoxcnaVsm8VGRTEu3VE7oc0ilpQcsjpnotw5/bM1KE9RsTLBYiQyz7GZBVbbUvflDziSDWYP6",
+	"DqXD3pVt+UGJkLL0R4WMSEXqnSS1mViYgccyUExDvMjBZZrF91yRWVXIi7QJavQ3VGK1j0s+fC97oLcT",
+	"6SbRAxm7SnWYJ/m2PEXekk/uFyKJUmdnnQQDPI8VfCfzd/hfgN6NOqVEHUKPJtxc3zLxeVZd1I04ft8y",
+	"zq/RgbHGOnQxnL1SUGcWAD8d0Jn5r3pDx9c/ocIq6C6Qrkz6A1MpXhMpobLd6WjSoqjM+JxdztZ1s5RY",
+	"ff+/FTrNAYGzGTmkgasVdl3TI2CSMCcPwxP0MO4HUNx6gQpSwM9m/GWuSmrw/gY57Dwd6VHrlmbNYgKP",
+	"xZsoKWac17fC4nGFxYqMolwYbZRZtNLdbtZW13S3NoboTbxWyqGxHlBsNhzQBlvSPsCMDJmR4PI1aLLD",
+	"RAj35CDNgY1xUS64iIoAdtF48JGLO84J6hBrw/i6LWmuh9o5VP0CHikI1mfsvWGgZjikUsXMCOPlCvn1",
+	"vNzOT0ZPw1O/riPvvACPhzvx1ilZ2GwMKecxjSumVqiUdbDguztJB5OKOJ99XAen1DjXhXfcutlQNly/",
+	"ib80I89QO0+Hl+tHpupHC1Pb8u1yfLtSG7Jw8tkso2Hlu968La/Vgp5z5N08qKwPJBsOj+y2oUam0VDX",
+	"vKQ4S3vMuKHA4CfKolYoh6KlWX9gsCJNInQSx1iipdJNDWXqdaK0qbu8sW5zblEiqU16oVRtQdy8ZQpu",
+	"ShNju62nhaE41iw0QHpMVQv7otxcD6TpJ3XvjM4mOs7ZsZCipV3bajsOaUT7cEVFH6or+jd5pzJ2sXQd",
+	"37AIfCmriuEYPeemZVsvhKUF+qUMYU7KDG2oCKkKCU2MjKhhQXVU2YZXpc/zVzIRoSYxKF+FtGK+TKyJ",
+	"8jrhHMxZECSKBmU122MFNDwlXA5BWYaKpAJCsb2BijNFtE//YAKu2R9QEfIKuKRhfYypRFzHAOFlwg2L",
+	"OSsrh38FnKLviJHuiBDJO4hAGKJt14qb8jT9CSwAMQXJ9EyHpRxQYXBrqX0CAUZRU/r0XX7x/9t4tzfO",
+	"+nOJ6y8hZEnUWVx2LKO0CcSVAreEtcqQV05tpUCc3nzOhwUuG5eMzVylTEu1Sak+IWJ+L7u31hAk9nx0",
+	"HaC5bxHwWYM660MZnj9IrMsHgQJz4kv52cNCh1jAgjYkSrRJ68iO3KEVH+/Tur2WRrqcitu26NiJWjhT",
+	"p2n7UM5HpHMWx9bkT5/ayc5/fL56v9vZI795+S+Fcw+iQntePTo4cP5BzC5yANQlLBR48Grk0+QkQWP2",
+	"XzBqfLEgYKKHiW7sqYIGuGvfU0EvdJfrieIFl7I+M4Oki25kvkn632kX/yugYUsKPip4I+M7G0YHYrlm",
+	"OysLKCd6IKUBRf79z/8ve4yxR3kzAKaylzp7Ym0LhGd6IZCf95ukm4QhA90kEY39eT+gnMsEO2M+d90k",
+	"VrWAYU48MFC62RZpDWm7vKbFrjBuaJSFdlFUk/+8/viBMEEOX/krAN0kMU8my3BhRXL8KmS93v6///mv",
+	"DtGSWKvFJfYhAQ0GoEkPTDAgCCCsP+lLUWeVm4t+b3qvLdriL385l8Iuzn7zl7/gV+QCaREXp5MgAK1J",
+	"V4YjSx2dP9veyGs3TqyJ2CRtNPbsx3//819fOqeelEEpqdJ+bUEmurp6edbSdBXy7DjYBX9suJ8j0Jr2",
+	"0xp6jS+dFIPE/+LKYOJejQXIXr78ElYKqFKjIt+QUrbBxc7gnNPMcprFOX8hnfQaqEM0cAiMxsbe5evw",
+	"FcmsyxTrrgBgTBWNwGAZORBJ5H3w7XI4GEvLAXofZqI7hFYI3jMxCCC2I1J3i8WZtp8sfHebWPSEct4h",
+	"UpCAGspl346qZGIs1UjlceaWQ6jdXQCnmMUst4VdEiy/0ylM2BkRz3ghlvUJsMQMOXPXX1g3xTZyF2g9",
+	"JSNs79GUQSTPS4Ds7erQNR08hkyD6wmi9fl6D9F17m4xWu8z0GMgkIOFGxIv9zwZM3EyMa/FUDapbWaH",
+	"HUh0yRQjizwrf+0misvo4BI6Dn/p4CYdBn90X3dH1sS2DDEysDtOJj8hanY8YjxWdk+KOMkvEF3lmZ1O",
+	"4XL6hFjzr7PrLhftuifvFz3deUAgSshOZ+yerLPbTGknd0tNS8oyc5piVoG2otTVJo3o2H47//7nv87s",
+	"XtK0xTsdKkYfex0r4/A29PnBQTaCg8JncSvkUJB/JHazGQtopGrWF1JBSHYwi2PqPatBhATujaIZLyAN",
+	"pAN/RHWhf3K9/19rJXfcZK9HLSyT5Anfs66lZosaSiLKrZ0FIcFmO0Ia8qp1hP87fE4GcO89MZtIFJYd",
+	"d+3UlheODo78KEPgvFUcx+Sex2kdyVCCy/c+oHdQkFoOvTSFLjIV4pUPraSLFWgQ5tS18xpJSM+ZTr51",
+	"cMPIFm8s80wVMKJ+Frh3QqIPRvteZCc9U/gZsF4X8qG7403JAH99pklBPzuOw73c+KtuYUk4HdpVe8u2",
+	"hpK748zJzgmhMwg9ouoWUGSUkjy6VxQqyFlJQbPdSEU4DW4RgmkhYZ27Q9tRvTncaTfajU4zk2q+4qMC",
+	"+5+0Hh3nBUxljJALmqJ6RXGBwgurG6O8YoJ0/tqySGmlHtt2CTs0dwF+92b3FCtKp4MjBCN2b6cYyqLy",
+	"Thfy+eq9B5Z333ebP8n4xZoIxksTFwNgu1BNZOyuXhxvSGvpINvFCqxJo0Bry3ydLqZJ7P/B4o57DgkG",
+	"UoOwkqVzhoqndSECGVpMkn+0XK5ElBhZgWpHt2iaOxxZwEvRJxc3tN8knXe91gcpoHVJTTDoYFFbTV4c",
+	"HDVJ55eLszcdMpTq1urRwqiWiXHp5x+vrk+yuTzk7Cy4Oq1bVjsoyVtnnMth66NifasA/uLMCbiPpVWr",
+	"HbuUThNJbQJL2G5ax6CC7Hz8dPPu44frjgVbj7P+wKQFeLG2r+UuO+bzgyNiTcchktvPFzdNYnfWJGl/",
+	"3MpZZrEUSix79yF7qLZo++Xm5tP+4d69Y9wja4Oh9rKyIHIVyqggh8fkv9hrDFUgxJnxmhy9OCw0pk43",
+	"YeHj4yNsfnT4wikzK/0NvUUpZZsx0LuYalcDKm87aipPhEdGM61egaWInQEI4g64jMFbm59o31scMciY",
+	"w1/+YqXsmB1GBEAIYZN0rBzYH5iIn1pLVmkwPyWm13rV2T0hnX2nddsiZbisUnhYrNirfYFqCHebpLMf",
+	"ykBjR1aIaGwShXnZnbK8glAGbYEc29mXMQgaM6y+3Gmmk2SGS5cJqkY4tDO2tSeW9OP+n7btl/0/jfzS",
+	"aYudUru8yNlNuwYrUxCa3vYYU+DaVYEeWV5ti2zp1mTDC50UIIhHN5W1K6Z+jylT7rSDw+66cwYeJULC",
+	"2S14lnKRoJZUTlJ27arOvhMITcul7sDIWQBCQ+HMd/nuZuq8ZwHqhPWeVP1930nv27Z5CcD0uIgnJZSr",
+	"4ye+guf8SeNw72DvwHb2yGqcNF7sHey9cAERAzyI79t/9cGU336P01DTWYLMjJd7bpbTlVManIlbfPhD",
+	"ZSkD7Vpn4G96Y9koFmQHUaJjCPYauHB3b/EubJw0fgbzi4zgkwvzTCUabuP5wcGsW82s3T52/NJsvDg4",
+	"Wtz4gzSXMmQ9BqHt87LKBO8E3hrzC8viY1cfjZO//d5s6CSKqBo1ThrvqbBqgcRuL4b2dePkbw37UTd+",
+	"tz1TRpmLnwIVO2bg1FghWSTlk4lK8lmxRm96WbH37//5vwgKjcJ3O2nZazxcu4E7eKanyin2aHcPzbs8",
+	"WdpY6XsiZFsAVZzlzOU4Ygqt526vHrO5tTvz7jxvglhNVQ/ena+XMI6qTPCahldOf7ku1aZ5KxOxCuL7",
+	"rShrvWoat8ObBVU0nzyLcnwmqX5CZY3HOEeN+AxBKJZ9tzyvIJIoYLyMz1xImCIswBrsqQFqe7ZFuvrM",
+	"1cQb/qa4tR1P7Ja6XVEf9L3Fs6q7HtZOtvs6XVaBfECrFQ9Z/vCW31p4824nZsEtqDRQ1AJlt+nOcXZ1",
+	"TuS1hZFo6+J1kbPJsDaRLt41uc0nHDQZ47aicjzBg5jlsbbo2O9dsVYjO2ltrDE7uZmzJDDUUL5VKpfn",
+	"s+Brp3qX4sS3SkZ58NLC5jeyRuMtlz+Iy4sWVUoIBdNqIbdbzT2TvdEytGwhUO2X24KEGm9n7ivbfs89",
+	"4HEpYO/vunNq7enzNx92vc2p22LCyNwjHwBCTf6T3tFrnP20YIeOaMQ7qa8a8lgogwQfoqi7n5pB929k",
+	"oL8Fi+LGmu72dFJivs9A6gAoN4M/ZuL1Ocod5u8IYyXxytvdDun0QKYtYinne+QKsLzyWGNvGjBNepRx",
+	"e/i1hydrQuJdcQ/vN2hIupRTEYByAr2zb890oz86hAltgM6SWb/gBpbDnJJdWIVhx+5A2J3HOEEO+Gzx",
+	"KfTdFhcAHwSh+dWJRmA5ndnE0zTBDChED6g/pSmIOQuobloYe3bw/dsCecN1oCOd30LYHumdppDDU/Ly",
+	"4AXZyXSrwged3QIt+D5tgRjXzcJRPEhDvqQCvGH341LhzkvpZvAwPm6GtsWOW7Q2jHOiDe2n1TUFDG0L",
+	"HDBieP+CmxkyEwx298jZBBlpEKHVwYr2eixwTz9G4lVBEUZaZrdB7kZJAxQA3pekS4PbGdR3BTRkFtfr",
+	"J0Db60UliWMXOZpLsdk2FpPs3eE+7ds5ClQ7DhZ0cXNN6loPD9TuOKudfo0qflnZUZAW2hAH0qLJqyQH",
+	"NA1pl3GGjl45VjwGJjDifWhnIuZnMOnzdD20oPNrBQPtMdCHNVq+QQstw/fP4B5IaeopMAOn/n19Lpu9",
+	"9m3WzGd22tGT5DMPVLLj4x6CAVWR3i2gIcvqNoWJ/dxXfi5CXC7Sr4SUNOnqk8TMKA0mkT1vmOC3dbAz",
+	"LQMnzykmUcLZRK/zKa29ArznnjWt7eKS6bsmu6XXkDm8N1We5iv8boRqgYqqUc1ilfnak+Dmovj7wu4i",
+	"vIqQL9Sars3aBbSd9kkKZ3dg7GZwW4yASoxlW24uZ9nVfUes5ZExB7UFX0505ZzLZOd54xsG6hrWfxyc",
+	"XsKTZL5JF1qiHSxTTHlf29l4qsCL06DaVL6cXul3w6NlhDCfDoRRNDCLGDVttXb2dBM/Uab0UCM7XWoM",
+	"BxJTrUE33bneeU/d2b+ylsVTZqxkX4HGl69pfFViWNd2c9nUre87Ys4MIfOR7EpeL7rZOc+brZstfU3u",
+	"p8mWRbCleIiYDsoQUIXNPDA2ls38+r4fNssRUo7egqfSzEugMYelCe9zV+aR2GHIjndzc84lquBU5Xyg",
+	"IWx6H3AMarpjMtFZE/SPU4koOpfjqPaHiIawe0pepg982atc6Now3RaJUEBDdDiXigRSqSSe9YL9Hjf8",
+	"hvV6Sz1E2Y7fPAmVO0PgQ/UE6lJHo/xZskBuqcfEBMlV8YG6cM44UoWgvNf2jnfnETAE5R5E0a3HdeyC",
+	"Jn3JRB/fIHf3yHXBr4Ii0VkwJCalGyQmyycYwKCL8ThZQ0y8ibS2l7kVEbeMtpjnVnQ6y62ITvmTzHK0",
+	"cAS6Lpei37e8UIsXyhyD5lK+i92ca8hc3H2Nl+CfaQQ485O0YphooV83pLArV3Xu5wpWDEJiU02YDFXf",
+	"jQ0zht7Z2L23JsZc1+8J0yWNMBE01gNpCKcjmRiy00mFsg/UcJGZ+y6OuMe4DyL2P7dFx/3iQh/cbzMa",
+	"E6Oo0Nw5iDRJh8tAgd6f7u+aj8VtgouqRJ+f/h8sbhXiqgxVhKpgwO6gSVwct9VWnTTywZlfHR+F4yPQ",
+	"sJoGOg85V2HaFhHDQJuACqIBwvSVz0WcmT1yIYxKI7sU9BNOFY6kiXYhul0XqdRMI4hCaIuD46OjprUR",
+	"5VCAyoyFz4LdE4ilC0COkDgDF9VlWAToaJQ5JrpJXORiW/TxRif9rTsyoE+9SYiBYC78ymrbEBQbc6z0",
+	"qH2miU9WZg3YQVtknvup0O6kAZNmd490zmkwgDT268SHtdpNtTDGpXNiAdmTnMuhHosKyCrDVLChvUHr",
+	"9rrjnKsw8INqDPhti9R3zQdSQtQF9AfXmFcJo1l2y0yJC+SNM5x1KYPXDfBNS5sSAeHYLeWs+ZodAbT/",
+	"Z16ZY7ZZe+ZJzfXpOFdiKkbZvGWEOJMI2yKi9y3ah59eHL58cXxwcNAkLIoSY09CGA3r6SonfUdhjsCc",
+	"UUN2qF1FAGFbKGj5kFUfr+DShRTYxckLz5+O2XaLtnEOhNQwbovD45IqNKfjbFFw2lzkfe8IslC5pJaq",
+	"vszrpyynhL8Dfjibsm3r8EOPw/1cO/etbbBmK9fOaa2mJ2nkWoi6UJ75r462XQUbdyn4r8nETfH03Vi4",
+	"GW7no9Zawdammn+CtAeES2z1FQ6RduInyV6ufJoHW3bCwM/T8N+HrMJJNVxcFNp/JazkS3ja+CEwBss6",
+	"qKogFqehtcn3AOMr/W7EZRktVCGF6ujfdKR/f6iejV/0Xu3iI8F8YYyuva99wzVL4cLcT1L8Oq/vbga8",
+	"OVZKER8VWK4AmU3lusISvxvGKyJ8Ab7xEnM+57kmS8Ee7z6v3fqeJOvMzNRYiF5zqcNaeGdDNPtjzLTx",
+	"qcpcMtoJsO//6UabfdvUcQ3wJiaiBjPy7Ph0QIVckLuE9ikTZevFJH+ntoMZMNFvC+Da52488gkaoI9h",
+	"41metkS7/GjUXTRjWZwZL/EpaUxw/vgmPs5NeulW2Jzc0l6aeTZ2ZSZ8JiHXp1FMOuxyXrtscuOVeUNo",
+	"vbnATMT370H0zaBxcnw0ncF4KbFyjb1vvhvTzd/QY3yyc9PoOVGTImQ+wUc01nOoPEs5QrmWWQZA99oh",
+	"qFIu5Ta+PqR5fQtD6OmYJcu8l3bONZsKlzR+knJuOq9x0WazgBxDZQXT4JLGm2oSXNL4uzEFIkTDDEy6",
+	"LGSz0xgpGYEZQOISirgMiVimg7g09CckZjFwJgCTF0CT9BTogQCtmy7vny8tgD+2RRK718GSZ7QdJnrS",
+	"50VzySWxEkmaBTFMfGQ+5nyQiYG2MBDFnKZ5hlxXn4WTqiz1sX8ovro4e3N5MUOPXXpAlBOTfz3Bmkxw",
+	"b/ZjTl0NwFznTKqUqYzlC0G597XYv7CyKAPDvIwIMacjUAFV4Xy78RO2O8d2a5bC+dRPUhg7CJPAg26O",
+	"+V7ARQWRnINlUyVzvsLvRkAXkF0F15gXs5IplVtRnULVN5+WFIfBfN/ltpNDxI2b7KtwL879lNnXpMCr",
+	"iNPKDIyQ2WwOxiV+byxsPF7m4dtVA9kPpPBJyxboUNf+vNB83cw4uYKnyZK+CkswBsg8dgl/nYumKtw5",
+	"CaqN5dHJhX4/nDpFB1XIgMu+rMSn77Hh1+FQO/eT5k0s28Q9BKvhpDpTWuhsODvaJX53jJghfR7O02Dv",
+	"eRx47dusmfnctE8zz4mDGNmBmGksBYSO5BPB21OB9v6LYuKFqrkxvhKOplbw5DNj6AyQddBULzWGA9UT",
+	"yIzhFvpdJsbQKY4WksFi1G82vr8zJFdAbKzoaIFKdE3WrRHtrE9TISK8fB5ol2FxQbJM16NKrkwHla+S",
+	"KzOf+uliZSpXJn5bAzlVBGAGp40VgtkKvx9BmGO/ErYronmjMfx9IXc+Wk1WQXumaL1xTdYsVXHWp+rS",
+	"Fi16l3BtKnATgmFTuQkX991wk/GomIPWrFTeLIcPyTlWLzkhNMuYUYwIbZJON2E8zApiSuW/eUMNdIhm",
+	"fUG5JpQIGLZFTE0wOHWFgbFq5VR9tRkOGXlsaH2s+75rxvujOdl5v5hiDdm5wZrZNzMT8aDBlJchSWvg",
+	"ZnXrmpiQRxuf9mmnO0rL3qID8a5PCFCohdgWeTFhvDQaizA+mcgnlBczkwJmVf1Ki9uXlcvEnAa+EJ9z",
+	"9ikLns9i/nVebswuvC062WrPTIeIhHOsiTkiQ1Bpad18Q0wYmQZelwbkWyn6a54xZmkKteM8NSq9wWI4",
+	"U/W0igQ0l1pdKYL5Cv0332bNGt1N+yRVuoeq41NtqNFNogcydnyB8f63bOy+MMXDJGL2bcNgoGREqyDp",
+	"+paJc9963cfabOqneay9ZYJ4QBeOtbdMzFfhJXiqYKZNYmtjzz/ZCr+fQ1BOCNUxX+HGKUf5V7p2Smd+",
+	"uuw5delUizsrXzxNYGqTefM7u3zKiKA61qsy5VcybxCJT9fEcXZMzpHu2xrYqcWOm8qJ+Qq/G1YsoL8a",
+	"tqviebNx/J3ht/yAMl7L88/GZw3K1XY8+dvvFrruOqMs9NQeVwcSnV3UnautynReKXkH9vp7WJI3oDzP",
+	"uIjjdYgUZGBMfLK/j7/bcU5eHbw6wBJpieKNk8Y+YteveSpVnKtzuRNzOsKQyWBAFQ0sdezOr365lwe8",
+	"+kqJluDGR/flEJtjkrGZHSnseM4Cafob3+a4Y3pzLMyk6V8/m2nho+Z41oBmIYVVYXU5A04v8HyJqhHp",
+	"TZGFCgztwgqTFUsMTE/329QZ2B1802NwYaCUtqYHuZwKgyx0w+C56T4X3n2qib5TzTJHHbettJxNYcj0",
+	"WX961J+zlEYFmNjPLaztW0iMU1whJteYHuzTtPuzGzVzuRwDs3O/K8FoVk0Ae49n7i0ug+mgpPsVHZJi",
+	"dPBYPHGx/1gI8fQ4N+W3pLimkPV6OkvynN4/FcbOrqTKoDQZCYfJHZ3ikKo4SiEubnqcX24u3xOsO16o",
+	"M4/13q3kaqFYIAIghLAIdixU/uX3L/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -512,3 +512,24 @@ func LoadEdition(b store.Backend, id string) (*catalog.Edition, store.Manifest, 
 	ed.ContentHash = catalog.ContentHash(m.Files)
 	return ed, m, nil
 }
+
+// Snapshot returns a retained version's files ("" for the active one), each
+// checked against its manifest, for /v1/export.
+func (r *Repository) Snapshot(id string) (*impl.Snapshot, error) {
+	if id == "" {
+		s := r.current()
+		if s.ptr.ManifestID == "" {
+			return nil, impl.NotFound("the embedded sample data is served until a version is imported; it has no stored files")
+		}
+		id = s.ptr.ManifestID
+	}
+	found, err := r.st.Lookup(id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	m, files, err := r.st.ReadVersion(found)
+	if err != nil {
+		return nil, fmt.Errorf("export version %s: %w", found, err)
+	}
+	return &impl.Snapshot{ManifestID: m.ManifestID, ContentHash: catalog.ContentHash(m.Files), Files: files}, nil
+}

@@ -68,6 +68,10 @@ type Options struct {
 	// version is rejected, since that is what an upstream outage looks like.
 	AllowShrink bool
 	ShrinkLimit float64
+	// Force re-validates and re-publishes a manifestId the store already holds
+	// (replacing the stored files), where an import would be a no-op; the
+	// version becomes the active one.
+	Force bool
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -81,6 +85,10 @@ const DefaultShrinkLimit = 0.20
 // the active version of st. It returns a report in every case; the error wraps
 // ErrRejected when the snapshot was refused (the store is untouched).
 func Import(st store.Backend, dir string, opt Options) (*Report, error) {
+	return importWith(st, dir, opt, func(im *importer) error { return im.run(dir) })
+}
+
+func importWith(st store.Backend, source string, opt Options, run func(*importer) error) (*Report, error) {
 	if opt.Retain == 0 {
 		opt.Retain = DefaultRetain
 	}
@@ -96,9 +104,9 @@ func Import(st store.Backend, dir string, opt Options) (*Report, error) {
 	if opt.ShrinkLimit <= 0 {
 		opt.ShrinkLimit = DefaultShrinkLimit
 	}
-	r := &Report{Source: dir}
+	r := &Report{Source: source}
 	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
-	err := im.run(dir)
+	err := run(im)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
 		opt.Metrics.failed(im.stage)
@@ -175,8 +183,11 @@ func (im *importer) run(dir string) error {
 		return err
 	}
 	st, err := os.Stat(dir)
-	if err != nil || !st.IsDir() {
+	if err != nil {
 		return im.reject([]catalog.Problem{{File: dir, Reason: "not a directory"}}, "%s is not a directory", dir)
+	}
+	if !st.IsDir() {
+		return im.runArchive(dir)
 	}
 	sf, err := openSnapshot(dir, im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes)
 	if err != nil {
@@ -201,6 +212,70 @@ func (im *importer) run(dir string) error {
 	if err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
 	}
+	return im.process(files, problems)
+}
+
+// ImportFiles is Import for a snapshot held in memory (snapshot layout: paths
+// such as "version.json", "en-US/weapons.json", "de-DE/weapons.json"), as sync
+// builds it from an upstream's answers; source names it in the report. The
+// files get the same checks as a directory's: the per-file and per-snapshot
+// byte limits, strict UTF-8, bounded depth; a path the layout does not name is
+// ignored and reported.
+func ImportFiles(st store.Backend, source string, files map[string][]byte, opt Options) (*Report, error) {
+	return importWith(st, source, opt, func(im *importer) error {
+		im.enter(Load, "reading %s", source)
+		unlock, err := im.lock()
+		if err != nil {
+			return err
+		}
+		defer unlock()
+		if err := cleanTmp(im.st); err != nil {
+			return err
+		}
+		im.r.Layout = SnapshotLayout
+		kept, ps := im.limitFiles(files)
+		return im.process(kept, ps)
+	})
+}
+
+// limitFiles keeps the files the snapshot layout names, within the byte limits.
+func (im *importer) limitFiles(files map[string][]byte) (map[string][]byte, []catalog.Problem) {
+	known := snapshotNames()
+	maxFile, remaining := im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes
+	if maxFile <= 0 {
+		maxFile = DefaultMaxFileBytes
+	}
+	if remaining <= 0 {
+		remaining = DefaultMaxSnapshotBytes
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	kept := make(map[string][]byte, len(files))
+	var ps []catalog.Problem
+	for _, n := range names {
+		b := files[n]
+		switch {
+		case !known[n]:
+			im.r.Ignored = append(im.r.Ignored, n)
+		case int64(len(b)) > maxFile:
+			ps = append(ps, catalog.Problem{File: n, Reason: fmt.Sprintf("larger than the per-file limit of %d bytes (raise it with --max-file-bytes)", maxFile)})
+		case int64(len(b)) > remaining:
+			ps = append(ps, catalog.Problem{File: n, Reason: "the snapshot exceeds its limit of bytes read (raise it with --max-snapshot-bytes)"})
+		default:
+			remaining -= int64(len(b))
+			kept[n] = b
+		}
+	}
+	return kept, ps
+}
+
+// process runs the stages after loading: checks, carry-over, validate, guard,
+// diff, render, publish. The caller holds the store lock.
+func (im *importer) process(files map[string][]byte, problems []catalog.Problem) error {
+	r := im.r
 	if err := im.checkpoint(); err != nil {
 		return err
 	}
@@ -213,17 +288,23 @@ func (im *importer) run(dir string) error {
 	}
 	r.ManifestID = rawManifestID(files["version.json"])
 	base, why, err := store.ResolveIn(im.st)
+	replace := false
 	if catalog.IsManifestID(r.ManifestID) {
 		if _, lerr := im.st.Lookup(r.ManifestID); lerr == nil {
-			if !im.interrupted(r.ManifestID, base) {
+			switch {
+			case im.opt.Force:
+				replace = true
+				r.note("version %s is already stored; re-validating and re-publishing it (--force)", r.ManifestID)
+			case !im.interrupted(r.ManifestID, base):
 				r.Outcome = "already stored"
 				return nil
+			default:
+				r.note("version %s was left unpublished by an interrupted import; importing it again", r.ManifestID)
+				if err := im.st.Discard(r.ManifestID); err != nil {
+					return err
+				}
+				base, why, err = store.ResolveIn(im.st)
 			}
-			r.note("version %s was left unpublished by an interrupted import; importing it again", r.ManifestID)
-			if err := im.st.Discard(r.ManifestID); err != nil {
-				return err
-			}
-			base, why, err = store.ResolveIn(im.st)
 		}
 	}
 	var baseFiles map[string][]byte
@@ -272,6 +353,16 @@ func (im *importer) run(dir string) error {
 	r.ManifestID = ed.ManifestID
 	r.Version = ed.Version.Version
 
+	if replace && ed.ManifestID == base.ManifestID {
+		// Re-publishing the active version: the latest diff stays previous → it.
+		baseFiles, base.ManifestID = nil, base.Previous
+		if base.ManifestID != "" {
+			if _, baseFiles, err = im.st.ReadVersion(base.ManifestID); err != nil {
+				baseFiles = nil
+				r.note("the version before %s is not retained; no diff is made", ed.ManifestID)
+			}
+		}
+	}
 	var diffBody []byte
 	if baseFiles != nil {
 		im.enter(Diff, "%s → %s", base.ManifestID, ed.ManifestID)
@@ -313,7 +404,7 @@ func (im *importer) run(dir string) error {
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
 		Files: files, Previous: r.Previous, DiffBody: diffBody,
-		Retain: im.opt.Retain, Now: im.opt.Now(),
+		Retain: im.opt.Retain, Now: im.opt.Now(), Replace: replace,
 	})
 	if err != nil {
 		return err
@@ -324,8 +415,12 @@ func (im *importer) run(dir string) error {
 
 // interrupted reports whether a stored version is the leftover of a publish
 // that crashed before switching the pointer: newer than the active one, not it.
+//
+// After an operator's rollback (refdata activate) newer versions are kept
+// aside on purpose: none is a leftover, and re-importing one is a no-op (use
+// --force to publish it again).
 func (im *importer) interrupted(id string, active store.Pointer) bool {
-	if active.ManifestID == "" || active.ManifestID == id {
+	if active.ManifestID == "" || active.ManifestID == id || active.Activated {
 		return false
 	}
 	vs, err := im.st.Versions()

@@ -49,9 +49,8 @@ func detectLayout(fsys fs.FS) (Layout, error) {
 	return SnapshotLayout, nil // a snapshot of only a version record: every catalog carried over
 }
 
-// readSnapshotFiles collects the files of a snapshot-layout directory that the
-// format names; anything else is listed in ignored.
-func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []string, err error) {
+// snapshotNames is every path the snapshot layout names.
+func snapshotNames() map[string]bool {
 	known := map[string]bool{"version.json": true}
 	for _, loc := range catalog.Locales {
 		for _, c := range catalog.SourceCategories() {
@@ -59,6 +58,13 @@ func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []st
 		}
 		known[path.Join("locres", loc+".json")] = true
 	}
+	return known
+}
+
+// readSnapshotFiles collects the files of a snapshot-layout directory that the
+// format names; anything else is listed in ignored.
+func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []string, err error) {
+	known := snapshotNames()
 	files = map[string][]byte{}
 	err = fs.WalkDir(sf.FS(), ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -329,41 +335,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 	if p != nil {
 		return []catalog.Problem{*p}, nil
 	}
-	standalone := map[string]any{}
-	for _, s := range skins {
-		if m, ok := s.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				standalone[id] = m
-			}
-		}
-	}
-	attached := map[string]bool{}
-	var differ []string
-	for _, w := range weapons {
-		wm, _ := w.(map[string]any)
-		nested, _ := wm["skins"].([]any)
-		for j, s := range nested {
-			sm, _ := s.(map[string]any)
-			id, _ := sm["uuid"].(string)
-			alone, ok := standalone[id]
-			if !ok {
-				continue
-			}
-			attached[id] = true
-			if !reflect.DeepEqual(sm, alone) {
-				differ = append(differ, id)
-			}
-			nested[j] = alone
-		}
-	}
-	var orphans []string
-	for id := range standalone {
-		if !attached[id] {
-			orphans = append(orphans, id)
-		}
-	}
-	sort.Strings(differ)
-	sort.Strings(orphans)
+	standalone, differ, orphans := replaceNestedSkins(weapons, skins)
 	if len(differ) > 0 {
 		r.note("%sweapons.json and %sskins.json disagree on %d skins; skins.json is authoritative and replaced the nested copies: %s", where, where, len(differ), capList(differ))
 	}
@@ -411,6 +383,70 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 	}
 	files[key] = b
 	return rejections, nil
+}
+
+// replaceNestedSkins applies the rule above: each skin nested in a weapon is
+// replaced by the standalone entry with its uuid. It returns the standalone
+// skins by uuid, the uuids whose copies differed and those no weapon lists.
+func replaceNestedSkins(weapons, skins []any) (standalone map[string]any, differ, orphans []string) {
+	standalone = map[string]any{}
+	for _, s := range skins {
+		if m, ok := s.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				standalone[id] = m
+			}
+		}
+	}
+	attached := map[string]bool{}
+	for _, w := range weapons {
+		wm, _ := w.(map[string]any)
+		nested, _ := wm["skins"].([]any)
+		for j, s := range nested {
+			sm, _ := s.(map[string]any)
+			id, _ := sm["uuid"].(string)
+			alone, ok := standalone[id]
+			if !ok {
+				continue
+			}
+			attached[id] = true
+			if !reflect.DeepEqual(sm, alone) {
+				differ = append(differ, id)
+			}
+			nested[j] = alone
+		}
+	}
+	for id := range standalone {
+		if !attached[id] {
+			orphans = append(orphans, id)
+		}
+	}
+	sort.Strings(differ)
+	sort.Strings(orphans)
+	return standalone, differ, orphans
+}
+
+// WeaponsWithSkins applies the capture rule to the answers of /v1/weapons and
+// /v1/weapons/skins (en-US, as sent): the weapons file exactly as importing a
+// capture of the two writes it, and what the rule found.
+func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
+	weapons, p := decodeItems("weapons.json", weaponsBody)
+	if p != nil {
+		return nil, nil, fmt.Errorf("weapons: %s", p.Reason)
+	}
+	skins, p := decodeItems("skins.json", skinsBody)
+	if p != nil {
+		return nil, nil, fmt.Errorf("weapons/skins: %s", p.Reason)
+	}
+	_, differ, orphans := replaceNestedSkins(weapons, skins)
+	var notes []string
+	if len(differ) > 0 {
+		notes = append(notes, fmt.Sprintf("/v1/weapons and /v1/weapons/skins disagree on %d skins; the latter is authoritative: %s", len(differ), capList(differ)))
+	}
+	if len(orphans) > 0 {
+		notes = append(notes, fmt.Sprintf("/v1/weapons/skins has %d skins no weapon lists; left out: %s", len(orphans), capList(orphans)))
+	}
+	b, err := encodeEnvelope(weapons)
+	return b, notes, err
 }
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.

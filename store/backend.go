@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Backend is where versions live: the seam between the pipeline and live, which
@@ -55,6 +56,15 @@ type Backend interface {
 	// Discard removes a stored version that is not active, with the diffs
 	// naming it; the caller holds Lock. Refuses the active version.
 	Discard(id string) error
+	// Activate makes a retained version the active one (an operator's roll
+	// back or forward; Pointer.Activated marks it); the caller holds Lock. The
+	// pointer's previous becomes the version active until now, and diffBody,
+	// when not nil, is stored as the diff between them.
+	Activate(id string, diffBody []byte, now time.Time) (Pointer, error)
+	// SyncState returns what sync last recorded beside the versions (nil
+	// when nothing); WriteSyncState replaces it.
+	SyncState() ([]byte, error)
+	WriteSyncState(b []byte) error
 
 	// Location names the store for logs and reports: a directory, or a
 	// database and schema (never a password).

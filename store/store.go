@@ -92,6 +92,9 @@ type Pointer struct {
 	// switches to ManifestID (until then they serve Previous, having staged the
 	// new one); zero means at once. The file store always leaves it zero.
 	ActivateAt time.Time `json:"activateAt,omitzero"`
+	// Activated: an operator chose this version (refdata activate), so newer
+	// stored versions are kept aside on purpose, not leftovers of a crash.
+	Activated bool `json:"activated,omitempty"`
 }
 
 // Open opens (creating when needed) a store directory.

@@ -29,6 +29,11 @@ type Publication struct {
 	DiffBody []byte
 	Retain   int // versions to keep, the new one included; < 1 keeps all
 	Now      time.Time
+	// Replace re-publishes a manifestId already stored (import --force): the new
+	// files take the old ones' place and the diffs naming the version are
+	// dropped. Between the two renames a crash leaves the pointer naming a missing
+	// version; start-up then serves the newest intact one (Resolve).
+	Replace bool
 }
 
 // Publish persists a version and makes it active; the caller holds Lock. Order:
@@ -40,7 +45,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if !catalog.IsManifestID(p.ManifestID) {
 		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
 	}
-	if _, err := s.Lookup(p.ManifestID); err == nil {
+	if _, err := s.Lookup(p.ManifestID); err == nil && !p.Replace {
 		return nil, fmt.Errorf("publish: version %s is already stored", p.ManifestID)
 	}
 	vs, err := s.Versions()
@@ -92,6 +97,13 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 			return nil, err
 		}
 	}
+	if id, err := s.Lookup(p.ManifestID); err == nil && p.Replace {
+		s.step("move replaced version out of versions/")
+		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())); err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+		s.removeDiffs([]string{id})
+	}
 	s.step("rename version into versions/")
 	if err := os.Rename(stage, filepath.Join(s.dir, versionsDir, p.ManifestID)); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
@@ -116,6 +128,60 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	return s.prune(p.Retain, p.ManifestID)
 }
+
+// Activate makes a retained version the active one (an operator's roll back or
+// forward); the caller holds the lock. The pointer's previous becomes the
+// version active until now, so /v1/diff/latest compares what was served with
+// what is served; diffBody, when not nil, is that diff (stored unless it is).
+func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, error) {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return Pointer{}, err
+	}
+	if err := s.Verify(id, ""); err != nil {
+		return Pointer{}, err
+	}
+	m, msum, err := s.manifest(id)
+	if err != nil {
+		return Pointer{}, err
+	}
+	ptr := Pointer{ManifestID: id, ManifestSHA256: msum, PublishedAt: m.PublishedAt, Activated: true}
+	if cur, _, err := s.Active(); err == nil && cur.ManifestID != id {
+		if _, err := s.Lookup(cur.ManifestID); err == nil {
+			ptr.Previous = cur.ManifestID
+			if diffBody != nil {
+				if err := s.writeDiff(cur.ManifestID, id, diffBody); err != nil {
+					return Pointer{}, err
+				}
+			}
+		}
+	} else if err == nil {
+		ptr.Previous, ptr.Activated = cur.Previous, cur.Activated // already active: the pointer stays as it is
+	}
+	pb, err := json.MarshalIndent(ptr, "", "  ")
+	if err != nil {
+		return Pointer{}, fmt.Errorf("activate: %w", err)
+	}
+	if err := s.replace(activeFile, pb); err != nil {
+		return Pointer{}, fmt.Errorf("activate: %w", err)
+	}
+	return ptr, nil
+}
+
+// syncStateFile holds what sync last fetched from its upstream.
+const syncStateFile = "SYNC.json"
+
+// SyncState reads the state sync keeps beside the versions; nil when none.
+func (s *Store) SyncState() ([]byte, error) {
+	b, err := os.ReadFile(filepath.Join(s.dir, syncStateFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return b, err
+}
+
+// WriteSyncState replaces the sync state atomically.
+func (s *Store) WriteSyncState(b []byte) error { return s.replace(syncStateFile, b) }
 
 // WriteDiff stores a diff computed on demand; the caller holds the lock.
 func (s *Store) WriteDiff(from, to string, body []byte) error {

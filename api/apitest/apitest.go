@@ -6,6 +6,7 @@
 package apitest
 
 import (
+	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -15,6 +16,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -46,7 +48,10 @@ type Checker struct {
 // test requests' host.
 func New(t testing.TB) *Checker {
 	t.Helper()
-	registerHTML.Do(func() { openapi3filter.RegisterBodyDecoder("text/html", decodeHTML) })
+	registerHTML.Do(func() {
+		openapi3filter.RegisterBodyDecoder("text/html", decodeHTML)
+		openapi3filter.RegisterBodyDecoder("application/gzip", decodeArchive)
+	})
 	doc, err := catalog.Spec()
 	if err != nil {
 		t.Fatal(err)
@@ -459,4 +464,40 @@ func canonicalEnums(op *openapi3.Operation, req *http.Request) {
 	if changed {
 		req.URL.RawQuery = q.Encode()
 	}
+}
+
+// decodeArchive lets the validator read /v1/export's application/gzip bodies and
+// holds each to what an export must be: a complete gzip'd tar of regular files
+// with clean relative paths, version.json and en-US/ among them.
+func decodeArchive(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	zr, err := gzip.NewReader(body)
+	if err != nil {
+		return nil, fmt.Errorf("export: not gzip: %w", err)
+	}
+	tr := tar.NewReader(zr)
+	seen := map[string]bool{}
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("export: not a complete tar: %w", err)
+		}
+		if h.Typeflag != tar.TypeReg || !fs.ValidPath(h.Name) {
+			return nil, fmt.Errorf("export: entry %q is not a regular file with a clean path", h.Name)
+		}
+		b, err := io.ReadAll(tr)
+		if err != nil {
+			return nil, fmt.Errorf("export: %s: %w", h.Name, err)
+		}
+		if !json.Valid(b) {
+			return nil, fmt.Errorf("export: %s is not JSON", h.Name)
+		}
+		seen[h.Name] = true
+	}
+	if !seen["version.json"] {
+		return nil, errors.New("export: no version.json")
+	}
+	return "archive", nil
 }

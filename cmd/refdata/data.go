@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/follow"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
@@ -23,6 +24,10 @@ type dataOptions struct {
 	inbox  string        // --watch
 	poll   time.Duration // --poll
 	retain int           // --retain, for imports from the inbox
+	// --sync, --sync-every and the sync flags: follow an upstream.
+	syncFrom  string
+	syncEvery time.Duration
+	sync      *syncFlags
 }
 
 // storeRepository serves the store in opts.dir: it polls the active pointer and,
@@ -46,7 +51,9 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 			return st, err
 		}
 		return live.OpenEventually(ctx, connect, logger, metrics, fallback, 2*time.Second, func(repo *live.Repository) {
-			follow(ctx, repo, opts, logger, metrics)
+			if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
+				logger.Error("cannot follow the store", "err", err)
+			}
 		}), nil
 	}
 	if err != nil {
@@ -67,13 +74,16 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	if err != nil {
 		return nil, err
 	}
-	follow(ctx, repo, opts, logger, metrics)
+	if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
+		return nil, err
+	}
 	return repo, nil
 }
 
-// follow keeps a repository on its store's active version: polling, the store's
-// notifications when it has them, and the inbox when one is watched.
-func follow(ctx context.Context, repo *live.Repository, opts dataOptions, logger *slog.Logger, metrics *pipeline.Metrics) {
+// keepCurrent keeps a repository on its store's active version: polling, the
+// store's notifications when it has them, the inbox when one is watched, and the
+// upstream with --sync.
+func keepCurrent(ctx context.Context, repo *live.Repository, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
 	go repo.Poll(ctx, opts.poll)
 	if n, ok := repo.Store().(store.Notifier); ok {
 		// A shared store says when a publish commits: swap then, not at the next poll.
@@ -93,6 +103,14 @@ func follow(ctx context.Context, repo *live.Repository, opts dataOptions, logger
 			}
 		}()
 	}
+	if opts.syncFrom != "" {
+		f, err := opts.sync.follower(opts.syncFrom, repo.Store(), logger, follow.NewMetrics(reg), metrics, nil)
+		if err != nil {
+			return err
+		}
+		go f.Run(ctx, opts.syncEvery, func() { _, _ = repo.Reload() })
+	}
+	return nil
 }
 
 func isDatabase(spec string) bool {

@@ -29,6 +29,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	maxSnap := fs.Int64("max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes read from one snapshot")
 	maxDepth := fs.Int("max-json-depth", pipeline.DefaultMaxJSONDepth, "deepest JSON nesting accepted in a snapshot file")
 	allowShrink := fs.Bool("allow-shrink", false, "publish even when a catalog is emptied or loses more than --shrink-limit of its items")
+	force := fs.Bool("force", false, "re-validate and re-publish a manifestId already stored (replacing its files; it becomes the active version)")
 	shrinkLimit := fs.Float64("shrink-limit", pipeline.DefaultShrinkLimit, "share of a catalog's items a version may remove (0.2 = 20%)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: refdata import [--data DIR] [--retain N] [--lock-timeout D] [--allow-shrink] [--max-file-bytes N] … SNAPSHOT_DIR")
@@ -62,7 +63,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{
 		Retain: *retain, Progress: progress(stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force,
 	})
 	endProgress(stderr)
 	out := stdout

@@ -33,8 +33,13 @@ import (
 const usage = `usage:
   refdata serve [--addr 127.0.0.1:8080] [--data DIR [--watch INBOX] [--poll 1s]]
                                                       serve the API (env REFDATA_ADDR, REFDATA_DATA, REFDATA_WATCH)
-  refdata import [--data DIR] [--retain N] SNAPSHOT_DIR
+  refdata import [--data DIR] [--retain N] [--force] SNAPSHOT_DIR|EXPORT.tar.gz
                                                       validate a snapshot and publish it as the active version
+  refdata sync --from URL [--data DIR] [--once | --every 5m] [--contact URL]
+                                                      fetch an upstream's version in 18 locales and import it
+  refdata activate [--data DIR] MANIFEST_ID           roll back or forward to a retained version
+  refdata serve --data DIR --sync URL [--sync-every 5m]
+                                                      serve and follow an upstream in the same process
 `
 
 func main() {
@@ -54,6 +59,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = serve(ctx, args[1:], stderr, nil)
 	case "import":
 		err = importCmd(args[1:], stdout, stderr)
+	case "sync":
+		err = syncCmd(ctx, args[1:], stdout, stderr)
+	case "activate":
+		err = activateCmd(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -104,12 +113,17 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
 	pprofAddr := fs.String("pprof", env("REFDATA_PPROF", ""), "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060 (env REFDATA_PPROF); off when empty")
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
+	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
+	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
+	var sf syncFlags
+	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *storeURL != "" {
 		*data = *storeURL
 	}
+	sf.retain = *retain
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -122,9 +136,12 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	var err error
 	switch {
 	case *data != "":
-		repo, err = storeRepository(ctx, dataOptions{dir: *data, inbox: *inbox, poll: *poll, retain: *retain}, reg, logger)
+		repo, err = storeRepository(ctx, dataOptions{dir: *data, inbox: *inbox, poll: *poll, retain: *retain,
+			syncFrom: *syncFrom, syncEvery: *syncEvery, sync: &sf}, reg, logger)
 	case *inbox != "":
 		err = errors.New("--watch needs --data: imports go into a version store")
+	case *syncFrom != "":
+		err = errors.New("--sync needs --data: synced versions go into a version store")
 	default:
 		repo, err = embeddedRepository(logger)
 		if err == nil {
@@ -192,7 +209,13 @@ func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
 	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
 		"version", eds[0].Version.Version, "manifestId", eds[0].ManifestID, "diffLatestFrom", from,
 		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
-	return st, nil
+	// /v1/export reads the embedded files: fixtures.Versions is oldest first.
+	dirs := map[string]string{}
+	vs := fixtures.Versions()
+	for i, ed := range eds {
+		dirs[ed.ManifestID] = vs[len(vs)-1-i]
+	}
+	return impl.EmbeddedSnapshots{Static: st, FS: fixtures.FS, Dirs: dirs}, nil
 }
 
 // embeddedEdition builds the newest embedded sample version.

@@ -360,8 +360,8 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	var p store.Pointer
 	var rev int64
 	var at *time.Time
-	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision, activate_at FROM refdata_active").
-		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev, &at)
+	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated FROM refdata_active").
+		Scan(&p.ManifestID, &p.Previous, &p.ManifestSHA256, &p.PublishedAt, &rev, &at, &p.Activated)
 	if at != nil {
 		p.ActivateAt = at.UTC()
 	}
@@ -441,8 +441,18 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_versions WHERE upper(manifest_id) = $1)", p.ManifestID).Scan(&exists); err != nil {
 			return err
 		}
-		if exists {
+		if exists && !p.Replace {
 			return fmt.Errorf("version %s is already stored", p.ManifestID)
+		}
+		if exists {
+			// import --force: the new files take the old ones' place, in this
+			// same transaction, and the diffs naming the version go.
+			if _, err := tx.Exec(ctx, "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1", p.ManifestID); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, "DELETE FROM refdata_files WHERE manifest_id = $1", p.ManifestID); err != nil {
+				return err
+			}
 		}
 		var seq int64
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) + 1 FROM refdata_versions").Scan(&seq); err != nil {
@@ -461,7 +471,10 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO refdata_versions (manifest_id, seq, version, branch, published_at, manifest, manifest_sha256)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, sum(mb)); err != nil {
+			VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (manifest_id) DO UPDATE SET seq = excluded.seq, version = excluded.version, branch = excluded.branch,
+				published_at = excluded.published_at, manifest = excluded.manifest, manifest_sha256 = excluded.manifest_sha256`,
+			p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, sum(mb)); err != nil {
 			return err
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
@@ -488,11 +501,11 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			at := time.Now().Add(s.StageBound)
 			activateAt = &at
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at)
-			VALUES (true, $1, $2, $3, $4, 1, $5)
+		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
+			VALUES (true, $1, $2, $3, $4, 1, $5, false)
 			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
 				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-				activate_at = excluded.activate_at, revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt, activateAt); err != nil {
+				activate_at = excluded.activate_at, activated = false, revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt, activateAt); err != nil {
 			return fmt.Errorf("active pointer: %w", err)
 		}
 		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
@@ -651,4 +664,81 @@ func (s *Store) Discard(id string) error {
 // Location names the database and schema, without credentials.
 func (s *Store) Location() string {
 	return fmt.Sprintf("postgres://%s:%d/%s (schema %s)", s.cfg.Host, s.cfg.Port, s.cfg.Database, s.schema)
+}
+
+// Activate makes a retained version the active one, in one transaction with the
+// diff from the version active until now; replicas switch at once (an operator's
+// rollback is not staged) and are notified.
+func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Pointer, error) {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return store.Pointer{}, err
+	}
+	if err := s.Verify(id, ""); err != nil {
+		return store.Pointer{}, err
+	}
+	ctx := context.Background()
+	var ptr store.Pointer
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		m, msum, err := s.manifest(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		ptr = store.Pointer{ManifestID: id, ManifestSHA256: msum, PublishedAt: m.PublishedAt, Activated: true}
+		var cur, prev string
+		var activated bool
+		err = tx.QueryRow(ctx, "SELECT manifest_id, previous, activated FROM refdata_active FOR UPDATE").Scan(&cur, &prev, &activated)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+		case err != nil:
+			return err
+		case cur == id:
+			ptr.Previous, ptr.Activated = prev, activated // already active: the pointer stays as it is
+		default:
+			ptr.Previous = cur
+			if diffBody != nil {
+				if _, err := tx.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
+					ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, cur, id, sum(diffBody), diffBody); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
+			VALUES (true, $1, $2, $3, $4, 1, NULL, $5)
+			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
+				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
+				activate_at = NULL, activated = excluded.activated, revision = refdata_active.revision + 1`,
+			ptr.ManifestID, ptr.Previous, ptr.ManifestSHA256, ptr.PublishedAt, ptr.Activated); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, id)
+		return err
+	})
+	if err != nil {
+		return store.Pointer{}, fmt.Errorf("activate %s: %w", id, err)
+	}
+	return ptr, nil
+}
+
+// SyncState returns what sync last recorded; nil when nothing.
+func (s *Store) SyncState() ([]byte, error) {
+	var b []byte
+	err := s.pool.QueryRow(context.Background(), "SELECT state FROM refdata_sync_state").Scan(&b)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read sync state: %w", err)
+	}
+	return b, nil
+}
+
+// WriteSyncState replaces the sync state.
+func (s *Store) WriteSyncState(b []byte) error {
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO refdata_sync_state (one, state) VALUES (true, $1)
+		ON CONFLICT (one) DO UPDATE SET state = excluded.state`, b)
+	if err != nil {
+		return fmt.Errorf("write sync state: %w", err)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -280,6 +281,59 @@ func Run(t *testing.T, h Harness) {
 		}
 		if p, _, err := b.Active(); err != nil || p.ManifestID != id2 {
 			t.Errorf("after Discard the active version is %+v, %v", p, err)
+		}
+	})
+
+	t.Run("ActivateAndReplace", func(t *testing.T) {
+		b := h.Open(t, "activate")
+		publish(t, b, publication(id1, "", 0))
+		publish(t, b, publication(id2, id1, 0))
+		unlock, err := b.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer unlock()
+		if _, err := b.Activate(id3, nil, time.Now()); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Activate of an unknown version: %v, want ErrNotFound", err)
+		}
+		back := []byte(`{"status":200,"data":{"rollback":true}}`)
+		p, err := b.Activate(strings.ToLower(id1), back, time.Now())
+		if err != nil || p.ManifestID != id1 || p.Previous != id2 || !p.Activated {
+			t.Fatalf("Activate = %+v, %v", p, err)
+		}
+		if a, _, err := b.Active(); err != nil || a.ManifestID != id1 || a.Previous != id2 || !a.Activated {
+			t.Errorf("after Activate the pointer is %+v, %v", a, err)
+		}
+		if d, err := b.ReadDiff(id2, id1); err != nil || !bytes.Equal(d, back) {
+			t.Errorf("the rollback's diff: %s, %v", d, err)
+		}
+		// import --force: a stored version's files are replaced.
+		re := publication(id2, id1, 0)
+		re.Replace = true
+		re.Files["en-US/weapons.json"] = []byte(`{"status":200,"data":[]}`)
+		if _, err := b.Publish(re); err != nil {
+			t.Fatalf("Publish with Replace: %v", err)
+		}
+		if _, files, err := b.ReadVersion(id2); err != nil || string(files["en-US/weapons.json"]) != `{"status":200,"data":[]}` {
+			t.Errorf("after a replacing publish: %s, %v", files["en-US/weapons.json"], err)
+		}
+		if a, _, _ := b.Active(); a.ManifestID != id2 || a.Activated {
+			t.Errorf("after a publish the pointer is %+v, want %s, not marked activated", a, id2)
+		}
+	})
+
+	t.Run("SyncState", func(t *testing.T) {
+		b := h.Open(t, "syncstate")
+		if st, err := b.SyncState(); err != nil || st != nil {
+			t.Errorf("SyncState of a new store = %q, %v; want nil", st, err)
+		}
+		for _, want := range []string{`{"etag":"a"}`, `{"etag":"b"}`} {
+			if err := b.WriteSyncState([]byte(want)); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := b.SyncState(); err != nil || string(got) != want {
+				t.Errorf("SyncState = %q, %v; want %s", got, err, want)
+			}
 		}
 	})
 

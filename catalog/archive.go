@@ -1,0 +1,42 @@
+package catalog
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"fmt"
+	"io"
+	"sort"
+	"time"
+)
+
+// WriteArchive writes a snapshot's files (snapshot layout, slash paths) as a
+// gzip-compressed tar archive, the format of /v1/export: regular files sorted
+// by path, mode 0644, no owner, modification time the Unix epoch, so the same
+// files always give the same bytes (and an ETag derived from the content hash
+// is sound). It streams: each file is written as it comes.
+func WriteArchive(w io.Writer, files map[string][]byte) error {
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
+	if err != nil {
+		return err
+	}
+	tw := tar.NewWriter(zw)
+	for _, n := range names {
+		b := files[n]
+		h := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
+		if err := tw.WriteHeader(h); err != nil {
+			return fmt.Errorf("archive %s: %w", n, err)
+		}
+		if _, err := tw.Write(b); err != nil {
+			return fmt.Errorf("archive %s: %w", n, err)
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
+	return zw.Close()
+}

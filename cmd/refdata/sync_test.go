@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
+
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/upstream/upstreamtest"
+)
+
+// TestSyncActivateForce: the commands as main wires them. sync --once twice
+// (14, then 15), activate 14 (a rollback: /v1/diff/latest then compares 15 →
+// 14), a sync that finds 15 unchanged leaves the rollback alone, and
+// import --force of the stored 15 re-publishes it.
+func TestSyncActivateForce(t *testing.T) {
+	var vs []upstreamtest.Version
+	for _, dir := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	up := upstreamtest.New(vs...)
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	data := t.TempDir()
+	cmd := func(want int, args ...string) string {
+		t.Helper()
+		var out, errOut strings.Builder
+		if got := run(context.Background(), args, &out, &errOut); got != want {
+			t.Fatalf("refdata %v: exit %d, want %d\n%s%s", args, got, want, out.String(), errOut.String())
+		}
+		return out.String()
+	}
+	active := func() store.Pointer {
+		st, _ := store.Open(data)
+		p, _, err := st.Active()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	id14, id15 := vs[0].Name, vs[1].Name
+	sync := []string{"sync", "--from", hs.URL, "--data", data, "--once", "--contact", "https://example.org/ops"}
+	if out := cmd(0, sync...); !strings.Contains(out, "published "+id14) {
+		t.Fatalf("first sync: %s", out)
+	}
+	up.Publish(1)
+	cmd(0, sync...)
+	if p := active(); p.ManifestID != id15 || p.Previous != id14 {
+		t.Fatalf("after syncing 15: %+v", p)
+	}
+	cmd(0, "activate", "--data", data, id14)
+	if p := active(); p.ManifestID != id14 || p.Previous != id15 {
+		t.Fatalf("after activate: %+v, want %s with previous %s", p, id14, id15)
+	}
+	st, _ := store.Open(data)
+	if _, err := st.ReadDiff(id15, id14); err != nil {
+		t.Fatalf("no diff 15 → 14 for /v1/diff/latest: %v", err)
+	}
+	if out := cmd(0, sync...); !strings.Contains(out, "unchanged") {
+		t.Fatalf("sync after a rollback: %s", out)
+	}
+	if p := active(); p.ManifestID != id14 {
+		t.Fatalf("a sync undid the rollback: %+v", p)
+	}
+	cmd(1, "activate", "--data", data, "0123456789ABCDEF")
+	cmd(1, "activate", "--data", data, "../etc")
+
+	// import --force of the stored 15 (an export-like copy of its directory).
+	if out := cmd(0, "import", "--data", data, st.Dir()+"/versions/"+id15); !strings.Contains(out, "already stored") {
+		t.Fatalf("import of a stored version: %s", out)
+	}
+	cmd(0, "import", "--force", "--data", data, st.Dir()+"/versions/"+id15)
+	if p := active(); p.ManifestID != id15 {
+		t.Fatalf("import --force did not re-publish 15: %+v", p)
+	}
+}
+
+// TestExportImport: /v1/export of a store-backed server, saved as it is, is
+// what `refdata import` takes: the new store holds the same files (same
+// content hash), and the export's ETag gives a 304.
+func TestExportImport(t *testing.T) {
+	data := t.TempDir()
+	for _, v := range fixtures.Versions() {
+		dir := filepath.Join(t.TempDir(), filepath.Base(v))
+		sub, _ := fsSub(v)
+		if err := os.CopyFS(dir, sub); err != nil {
+			t.Fatal(err)
+		}
+		var out strings.Builder
+		if run(context.Background(), []string{"import", "--data", data, dir}, &out, &out) != 0 {
+			t.Fatal(out.String())
+		}
+	}
+	st, _ := store.Open(data)
+	logger := slog.New(slog.DiscardHandler)
+	repo, err := live.Open(st, logger, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	router, err := api.New(&impl.Server{Repo: repo}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	get := func(target string, header ...string) *http.Response {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		return check.Do(t, router, req)
+	}
+	vs, _ := st.Versions()
+	for _, target := range []string{"/v1/export", "/v1/export/" + strings.ToLower(vs[0].ManifestID)} {
+		res := get(target)
+		if res.StatusCode != 200 {
+			t.Fatalf("%s: %d", target, res.StatusCode)
+		}
+		if r2 := get(target, "If-None-Match", res.Header.Get("ETag")); r2.StatusCode != http.StatusNotModified {
+			t.Fatalf("%s with its ETag: %d", target, r2.StatusCode)
+		}
+		b, _ := io.ReadAll(res.Body)
+		file := filepath.Join(t.TempDir(), "export.tar.gz")
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mirror := t.TempDir()
+		var out strings.Builder
+		if run(context.Background(), []string{"import", "--data", mirror, file}, &out, &out) != 0 {
+			t.Fatalf("import of %s: %s", target, out.String())
+		}
+		id := res.Header.Get("X-Data-Version")
+		ms, _ := store.Open(mirror)
+		got, _ := ms.Versions()
+		want, _ := st.Versions()
+		var wantHash string
+		for _, m := range want {
+			if m.ManifestID == id {
+				wantHash = catalog.ContentHash(m.Files)
+			}
+		}
+		if len(got) != 1 || got[0].ManifestID != id || catalog.ContentHash(got[0].Files) != wantHash {
+			t.Fatalf("%s: the mirror holds %+v, want %s with hash %s", target, got, id, wantHash)
+		}
+	}
+}
+
+func fsSub(dir string) (fs.FS, error) { return fs.Sub(fixtures.FS, dir) }
+
+// TestServeSync: serve --data --sync follows an upstream in the serving
+// process: the upstream's version is served once synced, and the scrape has
+// the sync series, clean under promlint.
+func TestServeSync(t *testing.T) {
+	var vs []upstreamtest.Version
+	for _, dir := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	up := upstreamtest.New(vs[1])
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
+			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, io.Discard, ready)
+	}()
+	var addr string
+	select {
+	case addr = <-ready:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	check := apitest.New(t)
+	h := apitest.Forward(t, &http.Client{}, "http://"+addr)
+	get := func(target string) *http.Response {
+		req := httptest.NewRequest("GET", target, nil)
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+		return check.Do(t, h, req)
+	}
+	// Wait (bounded) for the first sync to publish and the poll to swap it in.
+	deadline := time.Now().Add(60 * time.Second)
+	var body []byte
+	for {
+		body, _ = io.ReadAll(get("/v1/metrics").Body)
+		if get("/v1/version").Header.Get("X-Data-Version") == vs[1].Name &&
+			bytes.Contains(body, []byte(`refdata_sync_runs_total{outcome="published"} 1`)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve --sync never served %s", vs[1].Name)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for _, want := range []string{
+		`refdata_sync_runs_total{outcome="published"} 1`,
+		`refdata_sync_upstream_version_info{manifest_id="` + vs[1].Name + `",upstream="` + hs.URL + `"} 1`,
+		`refdata_sync_upstream_requests_total{code="200"}`,
+		`refdata_sync_last_success_timestamp_seconds`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	problems, err := promlint.New(bytes.NewReader(body)).Lint()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+	cancel()
+	<-done
+}

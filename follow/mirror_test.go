@@ -1,0 +1,117 @@
+package follow_test
+
+import (
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/store"
+)
+
+// origin is a refdata serving a store, every answer checked against
+// openapi.yaml on its way out.
+type origin struct {
+	st   *store.Store
+	repo *live.Repository
+	url  string
+}
+
+func newOrigin(t *testing.T, first string) *origin {
+	t.Helper()
+	o := &origin{st: openStore(t)}
+	check := apitest.New(t)
+	logger := slog.New(slog.DiscardHandler)
+	var router http.Handler
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		res := check.Do(t, router, r)
+		for k, vs := range res.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(res.StatusCode)
+		_, _ = io.Copy(w, res.Body)
+	}))
+	t.Cleanup(hs.Close)
+	o.url = hs.URL
+	o.importDir(t, first)
+	var err error
+	if o.repo, err = live.Open(o.st, logger, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if router, err = api.New(&impl.Server{Repo: o.repo}, logger, api.NewHTTPMetrics(prometheus.NewRegistry())); err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+// importDir imports a snapshot into the origin and makes it serve it ("" does nothing).
+func (o *origin) importDir(t *testing.T, dir string) {
+	t.Helper()
+	if dir == "" {
+		return
+	}
+	if _, err := pipeline.Import(o.st, dir, pipeline.Options{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	if o.repo != nil {
+		if _, err := o.repo.Reload(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestMirrorRefdata: an origin refdata imports versions one by one and a mirror
+// syncs from it after each, through the generated client: the mirror serves the
+// same bytes (stored files included). The first sync fetches a whole export;
+// each later one asks the origin's diff from our version, then the export.
+func TestMirrorRefdata(t *testing.T) {
+	var dirs []string
+	for _, v := range fixtures.Versions() {
+		dir := filepath.Join(t.TempDir(), path.Base(v))
+		sub, _ := fs.Sub(fixtures.FS, v)
+		if err := os.CopyFS(dir, sub); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	root := filepath.Join("..", "..", "shared", "data", "upstream-en-US")
+	if captures, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*")); len(captures) > 0 {
+		if !full() {
+			captures = captures[len(captures)-3:]
+		}
+		dirs = captures // real data when there is some; 13–15 in the short form
+	}
+	o := newOrigin(t, dirs[0])
+	mirror := openStore(t)
+	f := newFollower(t, o.url, mirror, tuning{})
+	for i, dir := range dirs {
+		if i > 0 {
+			o.importDir(t, dir)
+		}
+		res := mustSync(t, f, "published")
+		t.Logf("mirror sync of %s (%s): %d requests, %d bytes, %s; %v", res.ManifestID, filepath.Base(dir), res.Requests, res.Bytes, res.Duration, res.Notes)
+		sameServed(t, mirror, o.st, true)
+		if i > 0 && len(res.Notes) == 0 {
+			t.Errorf("an incremental sync without the origin's diff")
+		}
+		for _, n := range res.Notes {
+			if len(n) > 8 && n[:8] == "our diff" {
+				t.Errorf("%s", n)
+			}
+		}
+	}
+	mustSync(t, f, "unchanged")
+}

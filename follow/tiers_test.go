@@ -1,0 +1,10 @@
+package follow_test
+
+import (
+	"testing"
+
+	"github.com/refdata/refdata/api/apitest"
+)
+
+// TestMain: -short tests compress at catalog.Fast (apitest.Main).
+func TestMain(m *testing.M) { apitest.Main(m) }

@@ -1,0 +1,105 @@
+package pipeline
+
+import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// ArchiveLayout is a .tar.gz of a snapshot-layout directory, as /v1/export
+// serves it.
+const ArchiveLayout Layout = "archive"
+
+// maxArchiveEntries bounds the entries read from an archive: a snapshot has
+// at most one file per catalog and locale, and the string tables.
+const maxArchiveEntries = 4096
+
+// runArchive imports a .tar.gz file (a /v1/export answer, as it is). It reads
+// only regular files whose names are clean relative paths (no "..", no leading
+// "/", no symlinks, links or devices), within the same per-file and
+// per-snapshot byte limits as a directory (counted decompressed, so a gzip bomb
+// stops at the limit).
+func (im *importer) runArchive(name string) error {
+	im.r.Layout = ArchiveLayout
+	f, err := os.Open(name)
+	if err != nil {
+		return fmt.Errorf("load %s: %w", name, err)
+	}
+	defer f.Close()
+	files, ps, err := ReadArchive(f, im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes)
+	if err != nil {
+		return im.reject([]catalog.Problem{{File: name, Reason: err.Error()}}, "%s: %v", name, err)
+	}
+	if len(ps) > 0 {
+		return im.reject(ps, "%d archive entries refused", len(ps))
+	}
+	kept, lps := im.limitFiles(files)
+	return im.process(kept, lps)
+}
+
+// ReadArchive reads a snapshot from a .tar.gz stream. Entries it refuses are
+// problems; err is for a stream that is not a gzip'd tar or breaks off.
+func ReadArchive(r io.Reader, maxFile, maxTotal int64) (map[string][]byte, []catalog.Problem, error) {
+	if maxFile <= 0 {
+		maxFile = DefaultMaxFileBytes
+	}
+	if maxTotal <= 0 {
+		maxTotal = DefaultMaxSnapshotBytes
+	}
+	zr, err := gzip.NewReader(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("not a gzip stream: %w", err)
+	}
+	defer zr.Close()
+	tr := tar.NewReader(zr)
+	files := map[string][]byte{}
+	var ps []catalog.Problem
+	for n := 0; ; n++ {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("not a complete tar archive: %w", err)
+		}
+		if n >= maxArchiveEntries {
+			return nil, nil, fmt.Errorf("more than %d entries", maxArchiveEntries)
+		}
+		name := strings.TrimPrefix(h.Name, "./")
+		switch {
+		case h.Typeflag == tar.TypeDir:
+			continue
+		case h.Typeflag != tar.TypeReg:
+			ps = append(ps, catalog.Problem{File: h.Name, Reason: "refused: not a regular file"})
+			continue
+		case !fs.ValidPath(name) || name == ".":
+			ps = append(ps, catalog.Problem{File: h.Name, Reason: "refused: not a clean relative path inside the snapshot"})
+			continue
+		case files[name] != nil:
+			ps = append(ps, catalog.Problem{File: h.Name, Reason: "refused: listed twice"})
+			continue
+		}
+		limit := min(maxFile, maxTotal)
+		b, err := io.ReadAll(io.LimitReader(tr, limit+1))
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if int64(len(b)) > limit {
+			if limit == maxFile {
+				ps = append(ps, catalog.Problem{File: name, Reason: fmt.Sprintf("larger than the per-file limit of %d bytes (raise it with --max-file-bytes)", maxFile)})
+				return files, ps, nil
+			}
+			return nil, nil, errors.New("the archive exceeds its limit of bytes read (raise it with --max-snapshot-bytes)")
+		}
+		maxTotal -= int64(len(b))
+		files[name] = b
+	}
+	return files, ps, nil
+}

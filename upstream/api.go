@@ -1,0 +1,230 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"unicode/utf8"
+)
+
+// Version is an answer of /v1/version.
+type Version struct {
+	// Body is the response body as sent ({"status":200,"data":{…}}).
+	Body []byte
+	// ManifestID is data.manifestId.
+	ManifestID string
+	// ETag is the answer's ETag, for the next If-None-Match ("" when none).
+	ETag string
+	// NotModified: the upstream answered 304 to If-None-Match; Body is nil.
+	NotModified bool
+	// Refdata: the answer carries X-Data-Version, which only another refdata sends.
+	Refdata bool
+}
+
+// Version asks /v1/version, with If-None-Match when etag is not "".
+func (c *Client) Version(ctx context.Context, etag string) (*Version, error) {
+	var h http.Header
+	if etag != "" {
+		h = http.Header{"If-None-Match": {etag}}
+	}
+	var id string
+	res, err := c.Get(ctx, "/v1/version", nil, h, func(b []byte) error {
+		data, err := envelope(b, '{')
+		if err != nil {
+			return err
+		}
+		var v struct {
+			ManifestID string `json:"manifestId"`
+		}
+		if err := json.Unmarshal(data, &v); err != nil || v.ManifestID == "" {
+			return errors.New("the version record has no manifestId")
+		}
+		id = v.ManifestID
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	v := &Version{ETag: res.Header.Get("ETag"), Refdata: res.Header.Get("X-Data-Version") != ""}
+	switch res.Status {
+	case http.StatusOK:
+		v.Body, v.ManifestID = res.Body, id
+	case http.StatusNotModified:
+		v.NotModified = true
+		if v.ETag == "" {
+			v.ETag = etag
+		}
+	default:
+		return nil, &StatusError{URL: c.base.String() + "/v1/version", Status: res.Status}
+	}
+	return v, nil
+}
+
+// ErrNoCatalog is returned by Catalog when the upstream answers 404: it does not
+// serve that catalog (or that language).
+var ErrNoCatalog = errors.New("the upstream does not serve it (404)")
+
+// Catalog fetches /v1/<name>?language=<language> and returns the body as sent,
+// once it is a {"status":200,"data":[…]} envelope of valid UTF-8 JSON. language
+// is passed as given: the public API's codes are case-sensitive.
+func (c *Client) Catalog(ctx context.Context, name, language string) ([]byte, error) {
+	q := url.Values{}
+	if language != "" {
+		q.Set("language", language)
+	}
+	res, err := c.Get(ctx, "/v1/"+name, q, nil, func(b []byte) error {
+		_, err := envelope(b, '[')
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case http.StatusOK:
+		return res.Body, nil
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("/v1/%s?language=%s: %w", name, language, ErrNoCatalog)
+	default:
+		return nil, &StatusError{URL: c.base.String() + "/v1/" + name, Status: res.Status}
+	}
+}
+
+// Table fetches /v1/locres/<locale> (a refdata upstream's string tables) and
+// returns data, the table itself; ErrNoCatalog when the upstream has none.
+func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
+	var data []byte
+	res, err := c.Get(ctx, "/v1/locres/"+url.PathEscape(locale), nil, nil, func(b []byte) error {
+		d, err := envelope(b, '{')
+		data = d
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	switch res.Status {
+	case http.StatusOK:
+		return append(bytes.TrimRight(data, " \t\r\n"), '\n'), nil
+	case http.StatusNotFound:
+		return nil, fmt.Errorf("/v1/locres/%s: %w", locale, ErrNoCatalog)
+	default:
+		return nil, &StatusError{URL: c.base.String() + "/v1/locres/" + locale, Status: res.Status}
+	}
+}
+
+// envelope checks a {"status":200,"data":…} body whose data starts with kind
+// ('[' or '{') and returns data.
+func envelope(b []byte, kind byte) (json.RawMessage, error) {
+	if !utf8.Valid(b) {
+		return nil, errors.New("body is not valid UTF-8")
+	}
+	var env struct {
+		Status *int            `json:"status"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(b, &env); err != nil {
+		return nil, fmt.Errorf("body is not a JSON envelope (truncated or malformed): %w", err)
+	}
+	if env.Status == nil || *env.Status != 200 {
+		return nil, errors.New(`body is not a {"status":200,"data":…} envelope`)
+	}
+	data := bytes.TrimLeft(env.Data, " \t\r\n")
+	if len(data) == 0 || data[0] != kind {
+		return nil, fmt.Errorf("data is not a JSON %s", map[byte]string{'[': "array", '{': "object"}[kind])
+	}
+	return data, nil
+}
+
+// AdvertisesAllLanguages reports whether the upstream's /openapi.json lists
+// "all" among the values of a parameter named language: only then is
+// ?language=all asked for. An upstream without a spec is asked per locale.
+func (c *Client) AdvertisesAllLanguages(ctx context.Context) bool {
+	res, err := c.Get(ctx, "/openapi.json", nil, nil, nil)
+	if err != nil || res.Status != http.StatusOK {
+		return false
+	}
+	var doc any
+	if json.Unmarshal(res.Body, &doc) != nil {
+		return false
+	}
+	return hasAllLanguage(doc, 0)
+}
+
+func hasAllLanguage(v any, depth int) bool {
+	if depth > 32 {
+		return false
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		if x["name"] == "language" && x["in"] == "query" {
+			if sc, ok := x["schema"].(map[string]any); ok {
+				if enum, ok := sc["enum"].([]any); ok {
+					for _, e := range enum {
+						if e == "all" {
+							return true
+						}
+					}
+				}
+			}
+		}
+		for _, vv := range x {
+			if hasAllLanguage(vv, depth+1) {
+				return true
+			}
+		}
+	case []any:
+		for _, vv := range x {
+			if hasAllLanguage(vv, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// PickLocale turns a language=all value into one locale's: every object whose
+// keys are all locale codes and include en-US (a localized text) becomes its
+// value for locale, falling back to en-US.
+func PickLocale(v any, locale string, locales []string) any {
+	isLoc := make(map[string]bool, len(locales))
+	for _, l := range locales {
+		isLoc[l] = true
+	}
+	return pick(v, locale, isLoc)
+}
+
+func pick(v any, locale string, isLoc map[string]bool) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, ok := x["en-US"]; ok {
+			all := true
+			for k := range x {
+				if !isLoc[k] {
+					all = false
+					break
+				}
+			}
+			if all {
+				if t, ok := x[locale]; ok {
+					return t
+				}
+				return x["en-US"]
+			}
+		}
+		out := make(map[string]any, len(x))
+		for k, vv := range x {
+			out[k] = pick(vv, locale, isLoc)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, vv := range x {
+			out[i] = pick(vv, locale, isLoc)
+		}
+		return out
+	}
+	return v
+}

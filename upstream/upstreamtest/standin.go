@@ -1,0 +1,342 @@
+// Package upstreamtest is a stand-in upstream in the public API's shape, for
+// tests (the public API cannot be reached from CI): it serves versions built
+// from captures (../shared/data/upstream-en-US/NN_*) or from editions (the
+// embedded sample data), switches between them on Publish, and lets a test
+// inject faults.
+package upstreamtest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// ManifestID reads data.manifestId of a version record.
+func ManifestID(record []byte) string {
+	var v struct {
+		Data struct {
+			ManifestID string `json:"manifestId"`
+		} `json:"data"`
+	}
+	_ = json.Unmarshal(record, &v)
+	return v.Data.ManifestID
+}
+
+// Version is one upstream version (Name: its manifestId): the /v1/version body and, per catalog path
+// after /v1/ ("weapons/skins"), its body per locale ("*": every locale).
+type Version struct {
+	Name     string
+	Record   []byte
+	Catalogs map[string]map[string][]byte
+}
+
+// Server serves one Version at a time.
+type Server struct {
+	mu       sync.Mutex
+	versions []Version
+	cur      int
+
+	// AdvertiseAll makes /openapi.json list language=all (it is answered either way).
+	AdvertiseAll atomic.Bool
+	// Fault, when set, sees every request first and answers it when it returns true.
+	Fault atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
+
+	requests atomic.Int64
+}
+
+// New serves versions, the first one published.
+func New(versions ...Version) *Server { return &Server{versions: versions} }
+
+// Publish makes version i the one served.
+func (s *Server) Publish(i int) {
+	s.mu.Lock()
+	s.cur = i
+	s.mu.Unlock()
+}
+
+// Len is the number of versions.
+func (s *Server) Len() int { return len(s.versions) }
+
+// Requests is the number of requests answered so far.
+func (s *Server) Requests() int64 { return s.requests.Load() }
+
+// SetFault installs f (nil removes it).
+func (s *Server) SetFault(f func(w http.ResponseWriter, r *http.Request) bool) {
+	if f == nil {
+		s.Fault.Store(nil)
+		return
+	}
+	s.Fault.Store(&f)
+}
+
+// Current is the version served.
+func (s *Server) Current() Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.versions[s.cur]
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.requests.Add(1)
+	if f := s.Fault.Load(); f != nil && (*f)(w, r) {
+		return
+	}
+	v := s.Current()
+	p := r.URL.Path
+	switch {
+	case p == "/openapi.json":
+		if !s.AdvertiseAll.Load() {
+			writeErr(w, http.StatusNotFound, "no spec here")
+			return
+		}
+		_, _ = w.Write([]byte(`{"openapi":"3.0.3","paths":{},"components":{"parameters":{"Language":{"name":"language","in":"query","schema":{"type":"string","enum":["all","en-US"]}}}}}`))
+	case p == "/v1/version":
+		sum := sha256.Sum256(v.Record)
+		etag := `"` + hex.EncodeToString(sum[:8]) + `"`
+		w.Header().Set("ETag", etag)
+		if r.Header.Get("If-None-Match") == etag {
+			w.WriteHeader(http.StatusNotModified)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(v.Record)
+	case strings.HasPrefix(p, "/v1/"):
+		bodies, ok := v.Catalogs[strings.TrimPrefix(p, "/v1/")]
+		if !ok {
+			writeErr(w, http.StatusNotFound, "not found")
+			return
+		}
+		lang := r.URL.Query().Get("language")
+		if lang == "" {
+			lang = "en-US"
+		}
+		if !known(lang) {
+			// The public API: codes are case-sensitive; an unknown one is a 404.
+			writeErr(w, http.StatusNotFound, "the requested language was not found")
+			return
+		}
+		b, ok := bodies[lang]
+		if !ok {
+			b = bodies["*"]
+		}
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		_, _ = w.Write(b)
+	default:
+		writeErr(w, http.StatusNotFound, "not found")
+	}
+}
+
+func known(lang string) bool {
+	if lang == "all" {
+		return true
+	}
+	for _, l := range catalog.Locales {
+		if l == lang {
+			return true
+		}
+	}
+	return false
+}
+
+func writeErr(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(code)
+	fmt.Fprintf(w, `{"status":%d,"error":%q}`, code, msg)
+}
+
+// FromCapture makes a version of a capture directory: each file is served
+// as it is, in every locale (the captures are en-US only), at the path its
+// name gives (skins.json at /v1/weapons/skins, agents.json at /v1/agents).
+func FromCapture(dir string) (Version, error) {
+	v := Version{Name: filepath.Base(dir), Catalogs: map[string]map[string][]byte{}}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return v, fmt.Errorf("read capture %s: %w", dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || !strings.HasSuffix(name, ".json") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return v, err
+		}
+		if name == "version.json" {
+			v.Record = b
+			continue
+		}
+		v.Catalogs[capturePath(name)] = map[string][]byte{"*": b}
+	}
+	if v.Record == nil {
+		return v, fmt.Errorf("capture %s has no version.json", dir)
+	}
+	v.Name = ManifestID(v.Record)
+	return v, nil
+}
+
+func capturePath(file string) string {
+	base := strings.TrimSuffix(file, ".json")
+	switch base {
+	case "skins", "skinchromas", "skinlevels":
+		return "weapons/" + base
+	}
+	for _, c := range catalog.Categories() {
+		if c.IsSource() && c.File() == file {
+			return c.Name()
+		}
+	}
+	return strings.ReplaceAll(base, "-", "/")
+}
+
+// FromCaptures makes one version per NN_* directory under root, in order.
+func FromCaptures(root string) ([]Version, error) {
+	dirs, err := fs.Glob(os.DirFS(root), "[0-9][0-9]_*")
+	if err != nil {
+		return nil, err
+	}
+	var vs []Version
+	for _, d := range dirs {
+		v, err := FromCapture(filepath.Join(root, d))
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+}
+
+// FromSnapshot makes a version of a snapshot-layout directory (the embedded
+// sample data): each catalog's en-US file as it is, each locale's the en-US
+// items with that locale's translation laid over them (what the public API
+// sends: source data, not refdata's rendering, whose callouts are already
+// normalized), language=all with each text that differs between locales as an
+// object of the 18, and the string tables at /v1/locres/{locale}.
+func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
+	v := Version{Name: path.Base(dir), Catalogs: map[string]map[string][]byte{}}
+	var err error
+	if v.Record, err = fs.ReadFile(fsys, path.Join(dir, "version.json")); err != nil {
+		return v, err
+	}
+	v.Name = ManifestID(v.Record)
+	for _, c := range catalog.SourceCategories() {
+		en, err := fs.ReadFile(fsys, path.Join(dir, "en-US", c.File()))
+		if err != nil {
+			continue // the upstream lacks it
+		}
+		var env struct {
+			Data []any `json:"data"`
+		}
+		if err := json.Unmarshal(en, &env); err != nil {
+			return v, fmt.Errorf("%s: %w", c.File(), err)
+		}
+		byLang := map[string][]byte{"en-US": en}
+		trees := make([]any, len(catalog.Locales))
+		for i, loc := range catalog.Locales {
+			trees[i] = env.Data
+			b, err := fs.ReadFile(fsys, path.Join(dir, loc, c.File()))
+			if err != nil || loc == "en-US" {
+				continue
+			}
+			var over []any
+			if err := json.Unmarshal(b, &over); err != nil {
+				return v, fmt.Errorf("%s/%s: %w", loc, c.File(), err)
+			}
+			var fresh struct {
+				Data []any `json:"data"`
+			}
+			_ = json.Unmarshal(en, &fresh)
+			trees[i] = catalog.Translate(fresh.Data, over)
+			if byLang[loc], err = envelope(trees[i]); err != nil {
+				return v, err
+			}
+		}
+		byLang["*"] = en
+		if byLang["all"], err = envelope(combine(trees)); err != nil {
+			return v, err
+		}
+		v.Catalogs[c.Name()] = byLang
+	}
+	for _, loc := range catalog.Locales {
+		b, err := fs.ReadFile(fsys, path.Join(dir, "locres", loc+".json"))
+		if err != nil {
+			continue
+		}
+		var table any
+		if err := json.Unmarshal(b, &table); err != nil {
+			return v, err
+		}
+		if b, err = envelope(table); err != nil {
+			return v, err
+		}
+		v.Catalogs["locres/"+loc] = map[string][]byte{"*": b}
+	}
+	return v, nil
+}
+
+// combine merges the 18 locales' values: strings that differ become an object
+// keyed by locale.
+func combine(trees []any) any {
+	switch x := trees[catalog.DefaultLocale].(type) {
+	case map[string]any:
+		out := map[string]any{}
+		for k := range x {
+			sub := make([]any, len(trees))
+			for i, t := range trees {
+				if m, ok := t.(map[string]any); ok {
+					sub[i] = m[k]
+				}
+			}
+			out[k] = combine(sub)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for j := range x {
+			sub := make([]any, len(trees))
+			for i, t := range trees {
+				if a, ok := t.([]any); ok && j < len(a) {
+					sub[i] = a[j]
+				}
+			}
+			out[j] = combine(sub)
+		}
+		return out
+	case string:
+		same := true
+		for _, t := range trees {
+			if t != x {
+				same = false
+			}
+		}
+		if same {
+			return x
+		}
+		m := map[string]any{}
+		for i, t := range trees {
+			m[catalog.Locales[i]] = t
+		}
+		return m
+	}
+	return trees[catalog.DefaultLocale]
+}
+
+func envelope(data any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(map[string]any{"status": 200, "data": data})
+	return buf.Bytes(), err
+}
