@@ -314,6 +314,19 @@ func combine(trees []any) any {
 			out[j] = combine(sub)
 		}
 		return out
+	case nil:
+		// en-US has no text here (null) but a locale may: the public API then
+		// sends the object of the 18, null where a locale has none.
+		for _, t := range trees {
+			if _, ok := t.(string); ok {
+				m := map[string]any{}
+				for i, t := range trees {
+					m[catalog.Locales[i]] = t
+				}
+				return m
+			}
+		}
+		return nil
 	case string:
 		same := true
 		for _, t := range trees {
