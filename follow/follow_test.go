@@ -37,8 +37,8 @@ func now() time.Time { return fixed }
 func fixtureStandIn(t testing.TB) (*upstreamtest.Server, string) {
 	t.Helper()
 	var vs []upstreamtest.Version
-	for _, dir := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
+	for i := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,16 +187,11 @@ func sameServed(t testing.TB, a, b *store.Store, compareFiles bool) {
 func importFixtures(t testing.TB, upto int) *store.Store {
 	t.Helper()
 	st := openStore(t)
-	for i, v := range fixtures.Versions() {
+	for i := range fixtures.Versions() {
 		if i > upto {
 			break
 		}
-		dir := filepath.Join(t.TempDir(), path.Base(v))
-		sub, _ := fs.Sub(fixtures.FS, v)
-		if err := os.CopyFS(dir, sub); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := pipeline.Import(st, dir, pipeline.Options{Now: now}); err != nil {
+		if _, err := pipeline.Import(st, sampleDir(t, i), pipeline.Options{Now: now}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -537,3 +532,27 @@ func firstDifference(x, y *catalog.Body) string {
 // full: every capture rather than a few (make stress, or REFDATA_SYNC_FULL=1
 // with -short).
 func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != "" }
+
+// sampleDir writes embedded sample version i (0 the older) to a temporary
+// directory: trimmed under -short (fixtures.WriteSmall: every file, catalog,
+// locale and kind of change, a few items each), whole otherwise (make stress).
+func sampleDir(t testing.TB, i int) string {
+	t.Helper()
+	v := fixtures.Versions()[i]
+	dir := filepath.Join(t.TempDir(), path.Base(v))
+	if testing.Short() {
+		nn, _, _ := strings.Cut(path.Base(v), "_")
+		if err := fixtures.WriteSmall(dir, nn); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	sub, err := fs.Sub(fixtures.FS, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

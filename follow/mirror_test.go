@@ -2,12 +2,9 @@ package follow_test
 
 import (
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path"
 	"path/filepath"
 	"testing"
 
@@ -79,13 +76,8 @@ func (o *origin) importDir(t *testing.T, dir string) {
 // each later one asks the origin's diff from our version, then the export.
 func TestMirrorRefdata(t *testing.T) {
 	var dirs []string
-	for _, v := range fixtures.Versions() {
-		dir := filepath.Join(t.TempDir(), path.Base(v))
-		sub, _ := fs.Sub(fixtures.FS, v)
-		if err := os.CopyFS(dir, sub); err != nil {
-			t.Fatal(err)
-		}
-		dirs = append(dirs, dir)
+	for i := range fixtures.Versions() {
+		dirs = append(dirs, sampleDir(t, i))
 	}
 	root := filepath.Join("..", "..", "shared", "data", "upstream-en-US")
 	if captures, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*")); len(captures) > 0 {
