@@ -33,14 +33,7 @@ import (
 // 14), a sync that finds 15 unchanged leaves the rollback alone, and
 // import --force of the stored 15 re-publishes it.
 func TestSyncActivateForce(t *testing.T) {
-	var vs []upstreamtest.Version
-	for _, dir := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
-	}
+	vs := sampleVersions(t)
 	up := upstreamtest.New(vs...)
 	hs := httptest.NewServer(up)
 	defer hs.Close()
@@ -103,12 +96,8 @@ func TestSyncActivateForce(t *testing.T) {
 // content hash), and the export's ETag gives a 304.
 func TestExportImport(t *testing.T) {
 	data := t.TempDir()
-	for _, v := range fixtures.Versions() {
-		dir := filepath.Join(t.TempDir(), filepath.Base(v))
-		sub, _ := fsSub(v)
-		if err := os.CopyFS(dir, sub); err != nil {
-			t.Fatal(err)
-		}
+	for i := range fixtures.Versions() {
+		dir := sampleDir(t, i)
 		var out strings.Builder
 		if run(context.Background(), []string{"import", "--data", data, dir}, &out, &out) != 0 {
 			t.Fatal(out.String())
@@ -168,20 +157,49 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
-func fsSub(dir string) (fs.FS, error) { return fs.Sub(fixtures.FS, dir) }
+// sampleDir writes embedded sample version i (0 the older) to a temporary
+// directory: trimmed under -short (fixtures.WriteSmall: every file, catalog,
+// locale and kind of change, a few items each), whole otherwise (make stress).
+func sampleDir(t *testing.T, i int) string {
+	t.Helper()
+	v := fixtures.Versions()[i]
+	dir := filepath.Join(t.TempDir(), filepath.Base(v))
+	if testing.Short() {
+		nn, _, _ := strings.Cut(filepath.Base(v), "_")
+		if err := fixtures.WriteSmall(dir, nn); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	sub, err := fs.Sub(fixtures.FS, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
 
-// TestServeSync: serve --data --sync follows an upstream in the serving
-// process: the upstream's version is served once synced, and the scrape has
-// the sync series, clean under promlint.
-func TestServeSync(t *testing.T) {
+// sampleVersions are the sample versions as a stand-in upstream serves them.
+func sampleVersions(t *testing.T) []upstreamtest.Version {
+	t.Helper()
 	var vs []upstreamtest.Version
-	for _, dir := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(fixtures.FS, dir)
+	for i := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
 		if err != nil {
 			t.Fatal(err)
 		}
 		vs = append(vs, v)
 	}
+	return vs
+}
+
+// TestServeSync: serve --data --sync follows an upstream in the serving
+// process: the upstream's version is served once synced, and the scrape has
+// the sync series, clean under promlint.
+func TestServeSync(t *testing.T) {
+	vs := sampleVersions(t)
 	up := upstreamtest.New(vs[1])
 	hs := httptest.NewServer(up)
 	defer hs.Close()
