@@ -14,6 +14,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -188,20 +189,11 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 // older ones (for /v1/versions and the changelog pages) and holds the diff
 // between the two newest (/v1/diff/latest), and says so in the log.
 func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
-	eds, err := fixtures.All()
+	r, err := embedded()
 	if err != nil {
 		return nil, err
 	}
-	// Serve at once; bodies switch to their compressed representations as they are
-	// made (Body.Pick reads them atomically).
-	go catalog.CompressAndRelease(eds[0])
-	st, err := impl.NewStatic(eds[0], eds[1:]...)
-	if err != nil {
-		return nil, err
-	}
-	if err := st.ComputeLatest(time.Now()); err != nil {
-		return nil, err
-	}
+	eds := append([]*catalog.Edition{r.Static.Edition}, r.Static.Older...)
 	from := ""
 	if len(eds) > 1 {
 		from = eds[1].ManifestID
@@ -209,6 +201,26 @@ func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
 	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
 		"version", eds[0].Version.Version, "manifestId", eds[0].ManifestID, "diffLatestFrom", from,
 		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
+	return r, nil
+}
+
+// embedded builds the sample data once per process, however many servers the
+// process starts (its tests start several; the versions are immutable).
+var embedded = sync.OnceValues(func() (impl.EmbeddedSnapshots, error) {
+	eds, err := fixtures.All()
+	if err != nil {
+		return impl.EmbeddedSnapshots{}, err
+	}
+	// Serve at once; bodies switch to their compressed representations as they are
+	// made (Body.Pick reads them atomically).
+	go catalog.CompressAndRelease(eds[0])
+	st, err := impl.NewStatic(eds[0], eds[1:]...)
+	if err != nil {
+		return impl.EmbeddedSnapshots{}, err
+	}
+	if err := st.ComputeLatest(time.Now()); err != nil {
+		return impl.EmbeddedSnapshots{}, err
+	}
 	// /v1/export reads the embedded files: fixtures.Versions is oldest first.
 	dirs := map[string]string{}
 	vs := fixtures.Versions()
@@ -216,10 +228,11 @@ func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
 		dirs[ed.ManifestID] = vs[len(vs)-1-i]
 	}
 	return impl.EmbeddedSnapshots{Static: st, FS: fixtures.FS, Dirs: dirs}, nil
-}
+})
 
-// embeddedEdition builds the newest embedded sample version.
-func embeddedEdition() (*catalog.Edition, error) {
+// embeddedEdition is the newest embedded sample version, built once per
+// process: what a store with no intact version serves until one is imported.
+var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
 	ed, err := fixtures.Newest()
 	if err != nil {
 		return nil, err
@@ -228,7 +241,7 @@ func embeddedEdition() (*catalog.Edition, error) {
 	// made (Body.Pick reads them atomically).
 	go catalog.CompressAndRelease(ed)
 	return ed, nil
-}
+})
 
 func listenAndServe(ctx context.Context, addr string, es *edge.Server, logger *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", addr)
