@@ -250,6 +250,9 @@ func TestSyncCaptures(t *testing.T) {
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
 	first, last := 7, 9
+	if raceOn {
+		last = 8 // 08 and 09 (the one whose nested skins disagree)
+	}
 	if full() {
 		first, last = 0, len(vs)-1
 	}

@@ -1,0 +1,7 @@
+//go:build race
+
+package follow_test
+
+// raceOn: under the race detector (make test-race) the syncs of real captures
+// take two versions, not three; make test three, make stress all 15.
+const raceOn = true
