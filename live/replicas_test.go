@@ -111,7 +111,11 @@ func TestReplicasSwitchTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pub.Close()
-	pub.StageBound = 30 * time.Second
+	// Long enough for the slowest replica to stage a full-size version on a
+	// loaded machine (make stress); past it the design lets a laggard fall
+	// behind, not ready, which a round-robin client that ignores readiness
+	// would count as backward steps.
+	pub.StageBound = 5 * time.Minute
 	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
