@@ -183,7 +183,7 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	}
 	// Every replica reaches the last version and says it is ready.
 	lastID := fmt.Sprintf("%016X", 0x1000+10)
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(5 * time.Minute)
 	for _, r := range replicas {
 		for r.repo.Active().ManifestID != lastID && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
