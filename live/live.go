@@ -289,17 +289,24 @@ func (r *Repository) Reload() (bool, error) {
 
 // Poll calls Reload every interval until ctx ends.
 func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
 	for {
+		wait := interval
+		if r.next.Load() != nil {
+			// A staged version waits for its instant: look for it often, in case
+			// the store's notification is late or lost.
+			wait = min(interval, stagedPoll)
+		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-time.After(wait):
 			_, _ = r.Reload()
 		}
 	}
 }
+
+// stagedPoll is how often a replica with a staged version reads the pointer.
+const stagedPoll = 50 * time.Millisecond
 
 // LatestDiff serves the diff stored when the active version was published.
 func (r *Repository) LatestDiff() (*catalog.Body, error) {

@@ -60,7 +60,7 @@ type Store struct {
 // Defaults for Store's coordination settings.
 const (
 	DefaultStageBound = 2 * time.Minute
-	DefaultMargin     = 300 * time.Millisecond
+	DefaultMargin     = time.Second
 	DefaultReplicaTTL = 10 * time.Second
 )
 
