@@ -541,20 +541,9 @@ func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != 
 // locale and kind of change, a few items each), whole otherwise (make stress).
 func sampleDir(t testing.TB, i int) string {
 	t.Helper()
-	v := fixtures.Versions()[i]
-	dir := filepath.Join(t.TempDir(), path.Base(v))
-	if testing.Short() {
-		nn, _, _ := strings.Cut(path.Base(v), "_")
-		if err := fixtures.WriteSmall(dir, nn); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	sub, err := fs.Sub(fixtures.FS, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(dir, sub); err != nil {
+	nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
+	dir := filepath.Join(t.TempDir(), "v"+nn)
+	if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -7,12 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -46,32 +44,18 @@ const (
 // fixtureDir copies an embedded sample version (trimmed under -short) ("14" or "15") to a temp dir.
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
-	for _, v := range fixtures.Versions() {
-		if strings.HasPrefix(path.Base(v), nn+"_") {
-			dst := filepath.Join(t.TempDir(), path.Base(v))
-			if testing.Short() {
-				// The protocol at a fraction of the size (fixtures.WriteSmall).
-				if err := fixtures.WriteSmall(dst, nn); err != nil {
-					t.Fatal(err)
-				}
-				return dst
-			}
-			sub, err := fs.Sub(fixtures.FS, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.CopyFS(dst, sub); err != nil {
-				t.Fatal(err)
-			}
-			// Storage and swapping, not translations: skip most skin names.
-			if err := fixtures.Lighten(dst); err != nil {
-				t.Fatal(err)
-			}
-			return dst
+	dst := filepath.Join(t.TempDir(), "v"+nn)
+	// Trimmed under -short: the protocol at a fraction of the size.
+	if err := fixtures.Write(dst, nn, testing.Short()); err != nil {
+		t.Fatal(err)
+	}
+	if !testing.Short() {
+		// Storage and swapping, not translations: skip most skin names.
+		if err := fixtures.Lighten(dst); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Fatalf("no embedded version %s", nn)
-	return ""
+	return dst
 }
 
 // syntheticVersion derives a new version from 15: another manifest ID and a

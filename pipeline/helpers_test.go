@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,32 +18,18 @@ import (
 // a temporary directory, so a test can import or damage it.
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
-	for _, v := range fixtures.Versions() {
-		if strings.HasPrefix(path.Base(v), nn+"_") {
-			dst := filepath.Join(t.TempDir(), path.Base(v))
-			if testing.Short() {
-				// The protocol at a fraction of the size (fixtures.WriteSmall).
-				if err := fixtures.WriteSmall(dst, nn); err != nil {
-					t.Fatal(err)
-				}
-				return dst
-			}
-			sub, err := fs.Sub(fixtures.FS, v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.CopyFS(dst, sub); err != nil {
-				t.Fatal(err)
-			}
-			// Storage and swapping, not translations: skip most skin names.
-			if err := fixtures.Lighten(dst); err != nil {
-				t.Fatal(err)
-			}
-			return dst
+	dst := filepath.Join(t.TempDir(), "v"+nn)
+	// Trimmed under -short: the protocol at a fraction of the size.
+	if err := fixtures.Write(dst, nn, testing.Short()); err != nil {
+		t.Fatal(err)
+	}
+	if !testing.Short() {
+		// Storage and swapping, not translations: skip most skin names.
+		if err := fixtures.Lighten(dst); err != nil {
+			t.Fatal(err)
 		}
 	}
-	t.Fatalf("no embedded version %s", nn)
-	return ""
+	return dst
 }
 
 // copyDir copies a directory tree (writable copies).

@@ -106,7 +106,7 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 	}
 	r := &Report{Source: source}
 	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
-	err := run(im)
+	err := im.locked(source, run)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
 		opt.Metrics.failed(im.stage)
@@ -171,9 +171,10 @@ func (im *importer) reject(ps []catalog.Problem, format string, args ...any) err
 	return fmt.Errorf("%s: %w: %s", im.stage, ErrRejected, fmt.Sprintf(format, args...))
 }
 
-func (im *importer) run(dir string) error {
-	r := im.r
-	im.enter(Load, "reading %s", dir)
+// locked runs an import's stages holding the store's writer lock, after
+// removing what a crashed writer left behind.
+func (im *importer) locked(source string, run func(*importer) error) error {
+	im.enter(Load, "reading %s", source)
 	unlock, err := im.lock()
 	if err != nil {
 		return err
@@ -182,6 +183,11 @@ func (im *importer) run(dir string) error {
 	if err := cleanTmp(im.st); err != nil {
 		return err
 	}
+	return run(im)
+}
+
+func (im *importer) run(dir string) error {
+	r := im.r
 	st, err := os.Stat(dir)
 	if err != nil {
 		return im.reject([]catalog.Problem{{File: dir, Reason: "not a directory"}}, "%s is not a directory", dir)
@@ -223,15 +229,6 @@ func (im *importer) run(dir string) error {
 // ignored and reported.
 func ImportFiles(st store.Backend, source string, files map[string][]byte, opt Options) (*Report, error) {
 	return importWith(st, source, opt, func(im *importer) error {
-		im.enter(Load, "reading %s", source)
-		unlock, err := im.lock()
-		if err != nil {
-			return err
-		}
-		defer unlock()
-		if err := cleanTmp(im.st); err != nil {
-			return err
-		}
 		im.r.Layout = SnapshotLayout
 		kept, ps := im.limitFiles(files)
 		return im.process(kept, ps)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -162,20 +161,9 @@ func TestExportImport(t *testing.T) {
 // locale and kind of change, a few items each), whole otherwise (make stress).
 func sampleDir(t *testing.T, i int) string {
 	t.Helper()
-	v := fixtures.Versions()[i]
-	dir := filepath.Join(t.TempDir(), filepath.Base(v))
-	if testing.Short() {
-		nn, _, _ := strings.Cut(filepath.Base(v), "_")
-		if err := fixtures.WriteSmall(dir, nn); err != nil {
-			t.Fatal(err)
-		}
-		return dir
-	}
-	sub, err := fs.Sub(fixtures.FS, v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.CopyFS(dir, sub); err != nil {
+	nn, _, _ := strings.Cut(filepath.Base(fixtures.Versions()[i]), "_")
+	dir := filepath.Join(t.TempDir(), "v"+nn)
+	if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
 		t.Fatal(err)
 	}
 	return dir
