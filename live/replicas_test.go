@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/api"
@@ -28,41 +26,12 @@ import (
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store/postgres"
+	"github.com/refdata/refdata/store/storetest"
 )
 
-// pgSchema returns a URL for an empty schema of the test server (make pg-start),
-// or skips; CI sets REFDATA_REQUIRE_POSTGRES=1, which makes a skip a failure.
-func pgSchema(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv("REFDATA_TEST_POSTGRES")
-	if base == "" {
-		if os.Getenv("REFDATA_REQUIRE_POSTGRES") == "1" {
-			t.Fatal("REFDATA_REQUIRE_POSTGRES=1 but REFDATA_TEST_POSTGRES is empty")
-		}
-		t.Skip("no PostgreSQL: make pg-start, then make test")
-	}
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	schema := fmt.Sprintf("live_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if c, err := pgx.Connect(context.Background(), base); err == nil {
-			_, _ = c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-			c.Close(context.Background())
-		}
-	})
-	u, _ := url.Parse(base)
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// pgSchema is an empty schema of the test server (make pg-start), or a skip;
+// under REFDATA_REQUIRE_POSTGRES=1 (CI) a failure.
+func pgSchema(t *testing.T) string { return storetest.PostgresSchema(t, "live") }
 
 // replica is one serving process on the shared store.
 type replica struct {
