@@ -137,12 +137,18 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 		}
 	}
 	// A capture whose en-US payloads sit in an en-US/ folder beside the others.
+	// Its skins endpoints are read from there too, unless a top-level copy wins
+	// (as a top-level catalog file wins over the folder's).
+	skinsDir := ""
 	if slices.Contains(localeDirs, "en-US") {
 		if err := readLocaleDir(sf, "en-US", files, r); err != nil {
 			return nil, nil, err
 		}
+		if _, err := fs.Stat(sf.FS(), "skins.json"); errors.Is(err, fs.ErrNotExist) {
+			skinsDir = "en-US"
+		}
 	}
-	rejections, err := mergeCaptureSkins(sf, "", files, "en-US/weapons.json", r)
+	rejections, err := mergeCaptureSkins(sf, skinsDir, files, "en-US/weapons.json", r)
 	if err != nil {
 		return nil, nil, err
 	}
