@@ -253,7 +253,8 @@ func TestRepair(t *testing.T) {
 				map[string]any{"uuid": "s1", "chromas": []any{nil, map[string]any{"uuid": "c1"}, nil}},
 				nil,
 			},
-			"tags": []any{"a", nil},
+			"tags":  []any{"a", nil},
+			"a/b~c": []any{map[string]any{}, nil},
 		}},
 	}}
 	notes := catalog.Repair(s)
@@ -262,6 +263,7 @@ func TestRepair(t *testing.T) {
 		got = append(got, p.String())
 	}
 	want := []string{
+		"en-US/weapons.json uuid u1 at /0/a~1b~0c/1: null array element removed", // RFC 6901 escapes
 		"en-US/weapons.json uuid u1 at /0/skins/1: null array element removed",
 		"en-US/weapons.json uuid u1 at /0/skins/0/chromas/0: null array element removed",
 		"en-US/weapons.json uuid u1 at /0/skins/0/chromas/2: null array element removed",
