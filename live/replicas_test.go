@@ -196,6 +196,7 @@ func TestReplicasSwitchTogether(t *testing.T) {
 // ready while the store is unreachable, reconnect on their own, and follow the
 // next publish.
 func TestDatabaseRestart(t *testing.T) {
+	t.Parallel() // its own cluster and replicas; mostly waiting on the database
 	c := ownCluster(t)
 	c.run(t, "start")
 	u := c.url
@@ -317,6 +318,7 @@ func (c *cluster) run(t *testing.T, what string) {
 // serves, is not ready, and becomes ready with the store's version once the
 // database is up.
 func TestReplicaStartsBeforeDatabase(t *testing.T) {
+	t.Parallel() // its own cluster; mostly waiting on the database
 	c := ownCluster(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
