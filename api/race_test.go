@@ -2,6 +2,6 @@
 
 package api_test
 
-// raceOn: under the race detector the operation walk asks for four locales, not
-// 18; make test and make stress ask for all of them.
+// raceOn: under the race detector the operation walk serves the trimmed sample
+// (see walked); make test and make stress serve the full one.
 const raceOn = true
