@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -63,11 +65,10 @@ func TestServe(t *testing.T) {
 
 	// The embedded default shows the headline feature: the diff between its two
 	// versions, under /v1/diff/latest and by name, and the pages over it.
-	eds, err := fixtures.All()
-	if err != nil {
-		t.Fatal(err)
-	}
-	from, to := eds[1].ManifestID, eds[0].ManifestID
+	// The two versions' IDs, from their files (building them again would cost
+	// what serve just spent).
+	vs := fixtures.Versions()
+	from, to := manifestOf(t, vs[len(vs)-2]), manifestOf(t, vs[len(vs)-1])
 	var latest gen.DiffBody
 	if res := get("GET", "/v1/diff/latest"); res.StatusCode != 200 {
 		t.Errorf("/v1/diff/latest: %d, want 200", res.StatusCode)
@@ -103,4 +104,22 @@ func TestServe(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("serve did not return after its context ended")
 	}
+}
+
+// manifestOf reads the manifest ID of an embedded version from its version.json.
+func manifestOf(t *testing.T, dir string) string {
+	t.Helper()
+	b, err := fs.ReadFile(fixtures.FS, path.Join(dir, "version.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Data struct {
+			ManifestID string `json:"manifestId"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil || v.Data.ManifestID == "" {
+		t.Fatalf("%s/version.json: no manifestId (%v)", dir, err)
+	}
+	return v.Data.ManifestID
 }
