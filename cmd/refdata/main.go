@@ -206,14 +206,22 @@ func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
 
 // embedded builds the sample data once per process, however many servers the
 // process starts (its tests start several; the versions are immutable).
+// The newest is embeddedEdition's: a process that serves both (tests do)
+// builds it once.
 var embedded = sync.OnceValues(func() (impl.EmbeddedSnapshots, error) {
-	eds, err := fixtures.All()
+	newest, err := embeddedEdition()
 	if err != nil {
 		return impl.EmbeddedSnapshots{}, err
 	}
-	// Serve at once; bodies switch to their compressed representations as they are
-	// made (Body.Pick reads them atomically).
-	go catalog.CompressAndRelease(eds[0])
+	eds := []*catalog.Edition{newest}
+	vs := fixtures.Versions()
+	for i := len(vs) - 2; i >= 0; i-- { // the older ones, newest first
+		ed, err := fixtures.Load(vs[i])
+		if err != nil {
+			return impl.EmbeddedSnapshots{}, err
+		}
+		eds = append(eds, ed)
+	}
 	st, err := impl.NewStatic(eds[0], eds[1:]...)
 	if err != nil {
 		return impl.EmbeddedSnapshots{}, err
@@ -223,7 +231,6 @@ var embedded = sync.OnceValues(func() (impl.EmbeddedSnapshots, error) {
 	}
 	// /v1/export reads the embedded files: fixtures.Versions is oldest first.
 	dirs := map[string]string{}
-	vs := fixtures.Versions()
 	for i, ed := range eds {
 		dirs[ed.ManifestID] = vs[len(vs)-1-i]
 	}
