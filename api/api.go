@@ -15,6 +15,7 @@ import (
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
+	"github.com/refdata/refdata/representation"
 )
 
 // New builds the service's handler. Every error it writes is the spec's JSON
@@ -36,6 +37,9 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		srv.Pages = site
 	}
 	r := chi.NewRouter()
+	// Answers the edge gives from its memo pass none of this middleware:
+	// EdgeMayAnswer says what stands in for each. Middleware added here runs
+	// for them only once that rule says how.
 	r.Use(cors)
 	r.Use(wellFormed)
 	r.Use(recoverer(logger))
@@ -51,7 +55,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
 	r.Get(pages.RedocPath, func(w http.ResponseWriter, r *http.Request) {
-		impl.WriteAsset(w, r, pages.Redoc(), hJavaScript)
+		impl.WriteAsset(w, r, redocRoute, pages.Redoc())
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
@@ -125,32 +129,25 @@ func requireUserAgent(next http.Handler) http.Handler {
 	})
 }
 
-// The CORS headers every response carries.
-const (
-	AllowOrigin   = "*"
-	ExposeHeaders = "ETag, X-Data-Version, Content-Language"
-)
-
 // UserAgentOK is the User-Agent rule: any non-blank value.
 func UserAgentOK(v string) bool { return strings.TrimSpace(v) != "" }
 
-// CORS header values, allocated once.
+// Preflight header values, allocated once.
 var (
-	hAllowOrigin   = []string{AllowOrigin}
-	hExposeHeaders = []string{ExposeHeaders}
-	hAllowMethods  = []string{"GET, HEAD, OPTIONS"}
-	hAllowHeaders  = []string{"If-None-Match, Accept-Encoding, Content-Type"}
-	hMaxAge        = []string{"86400"}
-	hJavaScript    = []string{"text/javascript; charset=utf-8"}
+	hAllowMethods = []string{"GET, HEAD, OPTIONS"}
+	hAllowHeaders = []string{"If-None-Match, Accept-Encoding, Content-Type"}
+	hMaxAge       = []string{"86400"}
 )
+
+// redocRoute serves the docs page's script.
+var redocRoute = impl.AssetRoute(pages.RedocPath, "text/javascript; charset=utf-8")
 
 // cors lets browser apps read every response (errors included) and answers
 // preflights on any path: the API is public, read-only and uses no cookies.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		h["Access-Control-Allow-Origin"] = hAllowOrigin
-		h["Access-Control-Expose-Headers"] = hExposeHeaders
+		representation.SetFields(h, CORS)
 		if r.Method == http.MethodOptions {
 			h["Access-Control-Allow-Methods"] = hAllowMethods
 			h["Access-Control-Allow-Headers"] = hAllowHeaders
@@ -169,7 +166,7 @@ func paramError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func document(contentType string, body []byte) http.HandlerFunc {
-	etag := catalog.NewBody(body, "").ETag
+	etag := representation.NewBody(body, "").ETag
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", contentType)

@@ -23,6 +23,7 @@ import (
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 const ua = "refdata-test/1.0 (+http://localhost)"
@@ -31,7 +32,7 @@ const ua = "refdata-test/1.0 (+http://localhost)"
 var newest = sync.OnceValues(func() (*catalog.Edition, error) {
 	ed, err := fixtures.Newest()
 	if err == nil {
-		ed.Compress()
+		representation.CompressAll(ed.Bodies())
 	}
 	return ed, err
 })
@@ -87,7 +88,7 @@ var walked = sync.OnceValues(func() ([2]*catalog.Edition, error) {
 		if err != nil {
 			return eds, err
 		}
-		ed.Compress()
+		representation.CompressAll(ed.Bodies())
 		eds[i] = ed
 	}
 	return eds, nil
@@ -107,7 +108,7 @@ type repo struct {
 	ed       *catalog.Edition
 	older    []*catalog.Edition
 	versions *impl.VersionList
-	diff     *catalog.Body
+	diff     *representation.Body
 	diffErr  error
 	panics   bool
 }
@@ -118,7 +119,7 @@ func (r repo) Active() *catalog.Edition {
 	}
 	return r.ed
 }
-func (r repo) LatestDiff() (*catalog.Body, error) { return r.diff, r.diffErr }
+func (r repo) LatestDiff() (*representation.Body, error) { return r.diff, r.diffErr }
 func (r repo) Versions() *impl.VersionList {
 	if r.panics {
 		panic("repository exploded")
@@ -153,7 +154,7 @@ func (r repo) Snapshot(id string) (*impl.Snapshot, error) {
 	return &impl.Snapshot{ManifestID: ed.ManifestID, ContentHash: ed.ContentHash, Files: map[string][]byte{"version.json": ed.VersionBody().JSON}}, nil
 }
 
-func (r repo) Diff(from, to string) (*catalog.Body, error) {
+func (r repo) Diff(from, to string) (*representation.Body, error) {
 	for _, id := range []string{from, to} {
 		if _, err := r.RetainedEdition(id); err != nil {
 			return nil, err
@@ -176,7 +177,7 @@ func handler(t testing.TB, r impl.Repository, metrics http.Handler) http.Handler
 }
 
 // sampleDiff is a diff body built through gen's types, as the pipeline renders one.
-func sampleDiff(t testing.TB, ed *catalog.Edition) *catalog.Body {
+func sampleDiff(t testing.TB, ed *catalog.Edition) *representation.Body {
 	t.Helper()
 	empty := gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{}}
 	var cats gen.DiffCategories
@@ -196,7 +197,7 @@ func sampleDiff(t testing.TB, ed *catalog.Edition) *catalog.Body {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return catalog.NewBody(body, "")
+	return representation.NewBody(body, "")
 }
 
 func get(path string, header ...string) *http.Request {

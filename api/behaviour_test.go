@@ -17,6 +17,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -203,7 +204,7 @@ func TestLocres(t *testing.T) {
 // panicky panics on one route and serves the others.
 type panicky struct{ impl.Static }
 
-func (p panicky) LatestDiff() (*catalog.Body, error) { panic("boom") }
+func (p panicky) LatestDiff() (*representation.Body, error) { panic("boom") }
 
 func TestRecovery(t *testing.T) {
 	check := apitest.New(t)
@@ -281,7 +282,7 @@ func TestGolden(t *testing.T) {
 // brokenDiff fails to read its stored diff with an error that names a file.
 type brokenDiff struct{ impl.Static }
 
-func (brokenDiff) LatestDiff() (*catalog.Body, error) {
+func (brokenDiff) LatestDiff() (*representation.Body, error) {
 	return nil, errors.New("read /var/lib/refdata/diffs/A-B.json: checksum mismatch")
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/representation"
 )
 
 // HTTPMetrics are the request metrics, labelled by route template (never the raw
@@ -50,7 +51,7 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Ed
 			ConstLabels: prometheus.Labels{"encoding": enc},
 		}, func() float64 {
 			sizes := [3]int{}
-			sizes[0], sizes[1], sizes[2] = active().RenderedBytes()
+			sizes[0], sizes[1], sizes[2] = representation.Sizes(active().Bodies())
 			return float64(sizes[i])
 		}))
 	}

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 // recoverer turns a panic into a 500 JSON error; the server lives on.
@@ -78,9 +80,6 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
 				route = rc.RoutePattern()
 			}
-			if c := impl.CaptureFrom(r.Context()); c != nil {
-				c.Route = route
-			}
 			elapsed := time.Since(start)
 			if m != nil {
 				m.observe(route, status, elapsed)
@@ -115,4 +114,37 @@ func statusLabel(code int) string {
 		return statusText[code]
 	}
 	return strconv.Itoa(code)
+}
+
+// CORS is what the cors middleware adds to every answer, and the edge to the
+// answers it gives itself.
+var CORS = []representation.Field{
+	representation.NewField("Access-Control-Allow-Origin", "*"),
+	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language"),
+}
+
+// EdgeMayAnswer is the one rule for the requests a server in front of the router
+// (package edge) answers itself, from the representation.Response a handler
+// described for the same request target (impl.DescribeKey) while the edition it
+// came from is still active. Such an answer passes none of New's middleware,
+// so the edge stands in for each:
+//   - cors: the edge adds CORS; a preflight is an OPTIONS, never answered here.
+//   - wellFormed: the edge applies the same method and escape rules first.
+//   - recoverer: the edge recovers from its own panics, in the same envelope.
+//   - observe: the edge records the answer's duration under the Response's
+//     route label and status, and logs it at Debug (marked memo).
+//   - GetHead: a HEAD gets the GET's headers and no body (fasthttp's HEAD).
+//   - requireUserAgent: this rule asks for the same User-Agent.
+//
+// The rule: GET or HEAD, a User-Agent the router would take, and a target whose
+// query is empty or the language alone (other queries are answered, by the
+// router, but their variety is endless: unknown parameters are ignored). It
+// allocates nothing. Middleware added to New must be added to the list above,
+// with what stands in for it, or make this rule refuse what it must see.
+func EdgeMayAnswer(method, target, userAgent string) bool {
+	if method != http.MethodGet && method != http.MethodHead || !UserAgentOK(userAgent) {
+		return false
+	}
+	_, query, ok := strings.Cut(target, "?")
+	return !ok || strings.HasPrefix(query, "language=") && !strings.Contains(query, "&")
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/refdata/refdata/representation"
 )
 
 // AllLocales is the locale index of language=all: every localized text field is
@@ -27,7 +28,7 @@ func (e *Edition) renderAll(c Category) error {
 	vals := make([]any, NumLocales)
 	for _, u := range t.order {
 		bodies := t.items[u]
-		decoded := map[*Body]any{}
+		decoded := map[*representation.Body]any{}
 		for loc := range Locales {
 			b := bodies[loc]
 			v, ok := decoded[b]
@@ -45,10 +46,10 @@ func (e *Edition) renderAll(c Category) error {
 		if err != nil {
 			return err
 		}
-		bodies[AllLocales] = NewBody(itemEnvelope(j), AllLanguages)
+		bodies[AllLocales] = representation.NewBody(itemEnvelope(j), AllLanguages)
 		rs = append(rs, rendered{uuid: u.String(), json: j})
 	}
-	t.list[AllLocales] = NewBody(listEnvelope(rs), AllLanguages)
+	t.list[AllLocales] = representation.NewBody(listEnvelope(rs), AllLanguages)
 	return nil
 }
 

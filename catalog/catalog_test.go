@@ -12,6 +12,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/representation"
 )
 
 // build renders an embedded version once per test binary: editions are
@@ -82,7 +83,7 @@ func TestFixturesMatchSchemas(t *testing.T) {
 				if len(uuids) == 0 {
 					t.Errorf("%s: no items", c.Name())
 				}
-				checked := map[*catalog.Body]bool{}
+				checked := map[*representation.Body]bool{}
 				for _, u := range uuids {
 					for loc := range catalog.Locales {
 						b := ed.Item(c, u, loc)
@@ -290,7 +291,7 @@ func TestLanguageAll(t *testing.T) {
 		DisplayName json.RawMessage
 		AssetPath   string
 	}
-	decode := func(b *catalog.Body) []item {
+	decode := func(b *representation.Body) []item {
 		var env struct{ Data []item }
 		if err := json.Unmarshal(b.JSON, &env); err != nil {
 			t.Fatal(err)

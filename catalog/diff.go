@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // Diff compares two editions item by item (contract 2.24). An item has changed
@@ -36,12 +37,12 @@ func Diff(from, to *Edition, generatedAt time.Time) (gen.Diff, error) {
 }
 
 // DiffBody renders a diff as the body of /v1/diff/… with its ETag.
-func DiffBody(d gen.Diff) (*Body, error) {
+func DiffBody(d gen.Diff) (*representation.Body, error) {
 	b, err := encode(gen.DiffBody{Status: 200, Data: d})
 	if err != nil {
 		return nil, fmt.Errorf("render diff: %w", err)
 	}
-	return NewBody(b, ""), nil
+	return representation.NewBody(b, ""), nil
 }
 
 // categoryFields maps each category to its field of gen.DiffCategories, by the

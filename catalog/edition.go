@@ -5,40 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
-
-// Body is one response body rendered at load time, with the header values that
-// belong to it, so a handler only looks it up and writes it.
-type Body struct {
-	// Representation is the identity encoding; JSON is its bytes.
-	Representation
-	JSON []byte
-	Lang string // Content-Language; "" for bodies without localized text
-
-	// LangHeader is Lang as a header value, made once so writing allocates nothing.
-	LangHeader []string
-
-	enc atomic.Pointer[compressed] // set by Compress
-}
-
-// NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
-func NewBody(b []byte, lang string) *Body {
-	body := &Body{Representation: *newRepresentation(b, ""), JSON: b, Lang: lang}
-	if lang != "" {
-		body.LangHeader = []string{lang}
-	}
-	return body
-}
 
 // table holds a category's bodies per locale; index AllLocales is language=all.
 type table struct {
-	list  [NumLocales + 1]*Body
-	items map[UUID]*[NumLocales + 1]*Body
+	list  [NumLocales + 1]*representation.Body
+	items map[UUID]*[NumLocales + 1]*representation.Body
 	order []UUID // as the source lists them
 }
 
@@ -47,27 +24,28 @@ type table struct {
 // mixes two versions.
 type Edition struct {
 	ManifestID string
-	// ManifestHeader is ManifestID as a header value, made once.
-	ManifestHeader []string
-	Version        gen.Version
+	// VersionField is ManifestID as the X-Data-Version header field, made once
+	// for every answer from this edition (representation.Response).
+	VersionField representation.Field
+	Version      gen.Version
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
 	// ContentHash is the version's ContentHash, set by the loader that knows its
 	// files (fixtures, store); "" when unknown.
 	ContentHash string
 
-	version    *Body
+	version    *representation.Body
 	tables     [NumCategories]table
-	locresList *Body
-	locres     [NumLocales]*Body
+	locresList *representation.Body
+	locres     [NumLocales]*representation.Body
 }
 
 // List is the body of /v1/<category> in locale loc (AllLocales: language=all).
-func (e *Edition) List(c Category, loc int) *Body { return e.tables[c].list[loc] }
+func (e *Edition) List(c Category, loc int) *representation.Body { return e.tables[c].list[loc] }
 
 // Item is the body of /v1/<category>/<uuid> in locale loc (AllLocales:
 // language=all), or nil.
-func (e *Edition) Item(c Category, u UUID, loc int) *Body {
+func (e *Edition) Item(c Category, u UUID, loc int) *representation.Body {
 	if b := e.tables[c].items[u]; b != nil {
 		return b[loc]
 	}
@@ -78,13 +56,13 @@ func (e *Edition) Item(c Category, u UUID, loc int) *Body {
 func (e *Edition) UUIDs(c Category) []UUID { return e.tables[c].order }
 
 // VersionBody is the body of /v1/version.
-func (e *Edition) VersionBody() *Body { return e.version }
+func (e *Edition) VersionBody() *representation.Body { return e.version }
 
 // LocresList is the body of /v1/locres.
-func (e *Edition) LocresList() *Body { return e.locresList }
+func (e *Edition) LocresList() *representation.Body { return e.locresList }
 
 // Locres is the body of /v1/locres/{locale}.
-func (e *Edition) Locres(loc int) *Body { return e.locres[loc] }
+func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
 
 // rendered is one item's JSON (without the envelope) and its UUID.
 type rendered struct {
@@ -103,12 +81,12 @@ func Build(s *Snapshot) (*Edition, error) {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	e.ManifestID = e.Version.ManifestId
-	e.ManifestHeader = []string{e.ManifestID}
+	e.VersionField = representation.NewField("X-Data-Version", e.ManifestID)
 	vb, err := encode(e.Version)
 	if err != nil {
 		return nil, err
 	}
-	e.version = NewBody(itemEnvelope(vb), "")
+	e.version = representation.NewBody(itemEnvelope(vb), "")
 
 	for _, src := range SourceCategories() {
 		items := s.Sources[src]
@@ -171,7 +149,7 @@ func Build(s *Snapshot) (*Edition, error) {
 
 func (e *Edition) setDefault(c Category, rs []rendered) error {
 	t := &e.tables[c]
-	t.items = make(map[UUID]*[NumLocales + 1]*Body, len(rs))
+	t.items = make(map[UUID]*[NumLocales + 1]*representation.Body, len(rs))
 	t.order = make([]UUID, 0, len(rs))
 	for _, r := range rs {
 		u, ok := ParseUUID(r.uuid)
@@ -181,12 +159,12 @@ func (e *Edition) setDefault(c Category, rs []rendered) error {
 		if t.items[u] != nil {
 			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), r.uuid)
 		}
-		var bodies [NumLocales + 1]*Body
-		bodies[DefaultLocale] = NewBody(itemEnvelope(r.json), Locales[DefaultLocale])
+		var bodies [NumLocales + 1]*representation.Body
+		bodies[DefaultLocale] = representation.NewBody(itemEnvelope(r.json), Locales[DefaultLocale])
 		t.items[u] = &bodies
 		t.order = append(t.order, u)
 	}
-	t.list[DefaultLocale] = NewBody(listEnvelope(rs), Locales[DefaultLocale])
+	t.list[DefaultLocale] = representation.NewBody(listEnvelope(rs), Locales[DefaultLocale])
 	return nil
 }
 
@@ -212,13 +190,13 @@ func (e *Edition) setLocale(c Category, loc int, rs []rendered) {
 		if body := itemEnvelope(r.json); bytes.Equal(body, b[DefaultLocale].JSON) {
 			b[loc] = b[DefaultLocale]
 		} else {
-			b[loc] = NewBody(body, lang)
+			b[loc] = representation.NewBody(body, lang)
 		}
 	}
 	if list := listEnvelope(rs); bytes.Equal(list, t.list[DefaultLocale].JSON) {
 		t.list[loc] = t.list[DefaultLocale]
 	} else {
-		t.list[loc] = NewBody(list, lang)
+		t.list[loc] = representation.NewBody(list, lang)
 	}
 }
 
@@ -238,13 +216,13 @@ func (e *Edition) buildLocres(tables map[string]map[string]map[string]string) er
 		if err != nil {
 			return fmt.Errorf("render locres %s: %w", loc, err)
 		}
-		e.locres[i] = NewBody(itemEnvelope(b), loc)
+		e.locres[i] = representation.NewBody(itemEnvelope(b), loc)
 	}
 	b, err := encode(summary)
 	if err != nil {
 		return fmt.Errorf("render locres list: %w", err)
 	}
-	e.locresList = NewBody(itemEnvelope(b), "")
+	e.locresList = representation.NewBody(itemEnvelope(b), "")
 	return nil
 }
 
@@ -408,4 +386,34 @@ func listEnvelope(rs []rendered) []byte {
 		b = append(b, r.json...)
 	}
 	return append(b, "]}"...)
+}
+
+// Bodies lists every distinct body of the edition (shared ones once), for
+// package representation to compress them.
+func (e *Edition) Bodies() []*representation.Body {
+	seen := map[*representation.Body]bool{}
+	var out []*representation.Body
+	add := func(b *representation.Body) {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	add(e.version)
+	add(e.locresList)
+	for _, b := range e.locres {
+		add(b)
+	}
+	for c := range e.tables {
+		t := &e.tables[c]
+		for _, b := range t.list {
+			add(b)
+		}
+		for _, u := range t.order {
+			for _, b := range t.items[u] {
+				add(b)
+			}
+		}
+	}
+	return out
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 func TestIsManifestID(t *testing.T) {
@@ -159,7 +160,7 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 // laid over them by the translation rule, gives that locale's items.
 func TestSplitAll(t *testing.T) {
 	ed := build(t, fixtures.Versions()[1])
-	data := func(b *catalog.Body) []any {
+	data := func(b *representation.Body) []any {
 		var env struct{ Data []any }
 		if err := json.Unmarshal(b.JSON, &env); err != nil {
 			t.Fatal(err)

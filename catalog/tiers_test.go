@@ -6,5 +6,5 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 )
 
-// TestMain: -short tests compress at catalog.Fast (apitest.Main).
+// TestMain: -short tests compress at representation.Fast (apitest.Main).
 func TestMain(m *testing.M) { apitest.Main(m) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // ContentHash is a version's content hash as /v1/versions gives it: SHA-256 over
@@ -54,7 +55,7 @@ func FileHashes(fsys fs.FS, dir string) (map[string]string, error) {
 }
 
 // VersionsBody renders the body of /v1/versions (newest first, as given).
-func VersionsBody(vs []gen.RetainedVersion) (*Body, error) {
+func VersionsBody(vs []gen.RetainedVersion) (*representation.Body, error) {
 	if vs == nil {
 		vs = []gen.RetainedVersion{}
 	}
@@ -62,5 +63,5 @@ func VersionsBody(vs []gen.RetainedVersion) (*Body, error) {
 	if err != nil {
 		return nil, fmt.Errorf("render version list: %w", err)
 	}
-	return NewBody(b, ""), nil
+	return representation.NewBody(b, ""), nil
 }

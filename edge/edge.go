@@ -4,8 +4,10 @@
 // routing, parameter binding or handler. Everything else — the first request for a
 // target, errors, diffs, metrics, /v1/versions, the HTML pages, preflights — goes
 // to the router (package api), which stays the one place where the API's behaviour
-// is decided. The one rule: the memo keeps only what impl captured, and impl
-// captures only bodies an edition owns.
+// is decided. The memo keeps the representation.Response a handler described
+// (impl.DescribeKey; only bodies an edition owns are described) and writes it
+// again; which requests it may answer so is api.EdgeMayAnswer, beside the
+// middleware those answers skip.
 //
 // Why not net/http: a by-UUID lookup through net/http costs about twice the CPU of
 // nginx sending the same file (per-request allocations, a background-read goroutine,
@@ -35,6 +37,7 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 // Config wires a Server.
@@ -260,53 +263,24 @@ func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	}
 }
 
-// memo is one edition's request targets.
+// memo is one edition's request targets and the Responses the router's handlers
+// described for them.
 type memo struct {
 	ed      *catalog.Edition
-	version []byte // X-Data-Version
 	mu      sync.RWMutex
 	entries map[string]*entry
-	values  map[string][]byte // header values, one copy each
 }
 
 func newMemo(ed *catalog.Edition) *memo {
-	return &memo{ed: ed, version: []byte(ed.ManifestID), entries: map[string]*entry{}, values: map[string][]byte{}}
+	return &memo{ed: ed, entries: map[string]*entry{}}
 }
 
-// value returns v's one copy; m.mu must be held.
-func (m *memo) value(v string) []byte {
-	b, ok := m.values[v]
-	if !ok {
-		b = []byte(v)
-		m.values[v] = b
-	}
-	return b
-}
-
-// entry is what the router decided for one request target, with its header values
-// as bytes for fasthttp.
+// entry is the router's answer to one request target, as its handler described
+// it, with the observers of its route.
 type entry struct {
-	body            *catalog.Body
-	route           string
-	cache, lang     []byte
+	res             representation.Response
 	ok, notModified prometheus.Observer
 }
-
-// Header names in canonical form, and the values every memo answer shares.
-var (
-	hCacheControl   = []byte("Cache-Control")
-	hVary           = []byte("Vary")
-	hETag           = []byte("Etag")
-	hDataVersion    = []byte("X-Data-Version")
-	hAllowOrigin    = []byte("Access-Control-Allow-Origin")
-	hExposeHeaders  = []byte("Access-Control-Expose-Headers")
-	hLanguage       = []byte("Content-Language")
-	hEncoding       = []byte("Content-Encoding")
-	vJSON           = []byte("application/json")
-	vAcceptEncoding = []byte("Accept-Encoding")
-	vAllowOrigin    = []byte(api.AllowOrigin)
-	vExposeHeaders  = []byte(api.ExposeHeaders)
-)
 
 func (m *memo) get(target []byte) *entry {
 	m.mu.RLock()
@@ -315,20 +289,19 @@ func (m *memo) get(target []byte) *entry {
 	return e
 }
 
-// fromMemo answers a GET or HEAD whose target the router has answered from the
-// active edition before. It does what writeBody and the CORS middleware do, and
-// TestMemoMatchesRouter holds the two to the same bytes.
+// fromMemo answers a request api.EdgeMayAnswer lets the edge answer, when the
+// router's handler has described the answer for its target from the active
+// edition: the Response is written as the router writes it, with the CORS fields
+// the router's middleware adds. TestMemoMatchesRouter holds the two to the same
+// bytes.
 func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
-	if !ctx.IsGet() && !ctx.IsHead() {
-		return false
-	}
 	m := s.memo.Load()
-	if m.ed == nil {
+	if m.ed == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
 		return false
 	}
 	e := m.get(ctx.RequestURI())
-	if e == nil || !api.UserAgentOK(str(ctx.Request.Header.UserAgent())) || m.ed != s.cfg.Active() {
-		return false // the router answers: the User-Agent rule, or a new edition
+	if e == nil || m.ed != s.cfg.Active() {
+		return false // the router answers: a new target, or a new edition
 	}
 	var aeBuf, inmBuf [4]string
 	ae, ok1 := values(&ctx.Request.Header, "Accept-Encoding", &aeBuf)
@@ -337,27 +310,16 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 		return false // more header lines than the memo reads: the router reads them all
 	}
 	start := time.Now()
-	rep := e.body.Pick(ae)
+	status, enc := e.res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
-	h.SetContentTypeBytes(vJSON)
-	h.SetCanonical(hCacheControl, e.cache)
-	h.SetCanonical(hVary, vAcceptEncoding)
-	h.SetCanonical(hETag, bytesOf(rep.ETag))
-	h.SetCanonical(hDataVersion, m.version)
-	h.SetCanonical(hAllowOrigin, vAllowOrigin)
-	h.SetCanonical(hExposeHeaders, vExposeHeaders)
-	if e.lang != nil {
-		h.SetCanonical(hLanguage, e.lang)
-	}
-	status, obs := fasthttp.StatusOK, e.ok
-	if len(inm) > 0 && impl.ETagMatch(inm, rep.ETag) {
-		status, obs = fasthttp.StatusNotModified, e.notModified
+	e.res.Fields(status, enc, func(f representation.Field) { h.SetCanonical(f.NameBytes(), f.ValueBytes()) })
+	setFields(h, api.CORS)
+	obs := e.ok
+	if status == http.StatusNotModified {
+		obs = e.notModified
 		ctx.SetStatusCode(status)
 	} else {
-		if rep.EncodingHeader != nil {
-			h.SetCanonical(hEncoding, bytesOf(rep.EncodingHeader[0]))
-		}
-		ctx.Response.SetBodyRaw(rep.Bytes) // HEAD: fasthttp sends the length, not the body
+		ctx.Response.SetBodyRaw(enc.Bytes) // HEAD: fasthttp sends the length, not the body
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
@@ -366,20 +328,27 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if s.logger.Enabled(context.Background(), slog.LevelDebug) {
 		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
 			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
-			slog.String("route", e.route), slog.Int("status", status),
+			slog.String("route", e.res.Route.Label), slog.Int("status", status),
 			slog.Duration("duration", elapsed), slog.String("user_agent", string(ctx.UserAgent())),
 			slog.Bool("memo", true))
 	}
 	return true
 }
 
-// route hands the request to the router and remembers what it answered, when it
-// answered from the edition's bodies.
+func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
+	for _, f := range fields {
+		h.SetCanonical(f.NameBytes(), f.ValueBytes())
+	}
+}
+
+// route hands the request to the router and remembers the Response its handler
+// described, if it described one and api.EdgeMayAnswer lets the edge answer the
+// target.
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
-	c := &impl.Capture{}
-	ctx.SetUserValue(impl.CaptureKey, c)
+	var d impl.Description
+	ctx.SetUserValue(impl.DescribeKey, &d)
 	s.router(ctx)
-	ctx.RemoveUserValue(impl.CaptureKey)
+	ctx.RemoveUserValue(impl.DescribeKey)
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
 		// The adaptor could not turn the request into a net/http one (it logs
 		// why): the request is at fault, and the answer is still the envelope.
@@ -387,58 +356,42 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
 	}
-	if c.Body == nil || !memoizable(ctx) {
+	if d.Body == nil || !api.EdgeMayAnswer(string(ctx.Method()), string(ctx.RequestURI()), string(ctx.Request.Header.UserAgent())) {
 		return
 	}
 	switch ctx.Response.StatusCode() {
 	case fasthttp.StatusOK, fasthttp.StatusNotModified:
-		s.remember(string(ctx.RequestURI()), c)
+		s.remember(string(ctx.RequestURI()), d)
 	}
 }
 
-// memoizable: GET or HEAD, and a query that is empty or the language alone. Other
-// queries are answered too, by the router, but never fill the memo: unknown
-// parameters are ignored, so their variety is endless.
-func memoizable(ctx *fasthttp.RequestCtx) bool {
-	if !ctx.IsGet() && !ctx.IsHead() {
-		return false
-	}
-	uri := ctx.RequestURI()
-	i := bytes.IndexByte(uri, '?')
-	if i < 0 {
-		return true
-	}
-	q := uri[i+1:]
-	return bytes.HasPrefix(q, []byte("language=")) && bytes.IndexByte(q, '&') < 0
-}
+var vJSON = []byte("application/json")
 
-func (s *Server) remember(target string, c *impl.Capture) {
+// remember keeps the described Response for target, in the memo of the edition
+// it answered from.
+func (s *Server) remember(target string, d impl.Description) {
 	m := s.memo.Load()
-	if m.ed != c.Edition {
-		if c.Edition != s.cfg.Active() {
+	if m.ed != d.Edition {
+		if d.Edition != s.cfg.Active() {
 			return // answered from an edition that is no longer active
 		}
-		next := newMemo(c.Edition)
+		next := newMemo(d.Edition)
 		if !s.memo.CompareAndSwap(m, next) {
 			return // another request started it; the next miss fills this target
 		}
 		m = next
 	}
-	e := &entry{body: c.Body, route: c.Route}
+	res := d.Response
+	e := &entry{res: res}
 	if s.cfg.Metrics != nil {
-		e.ok = s.cfg.Metrics.Observer(c.Route, http.StatusOK)
-		e.notModified = s.cfg.Metrics.Observer(c.Route, http.StatusNotModified)
+		e.ok = s.cfg.Metrics.Observer(res.Route.Label, http.StatusOK)
+		e.notModified = s.cfg.Metrics.Observer(res.Route.Label, http.StatusNotModified)
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.entries) >= s.limit {
-		return
+	if len(m.entries) < s.limit {
+		m.entries[target] = e
 	}
-	e.cache = m.value(c.Cache)
-	if c.Body.LangHeader != nil {
-		e.lang = m.value(c.Body.LangHeader[0])
-	}
-	m.entries[target] = e
 }
 
 // values returns a request header's values as strings that alias the request's
@@ -485,13 +438,12 @@ func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 	}
 }
 
+// writeError answers an error decided at the edge: the envelope, with the
+// fields every error carries and the CORS fields the router's middleware adds.
 func writeError(ctx *fasthttp.RequestCtx, status int, msg string) {
-	h := &ctx.Response.Header
 	ctx.SetStatusCode(status)
-	h.SetContentType("application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Access-Control-Allow-Origin", api.AllowOrigin)
-	h.Set("Access-Control-Expose-Headers", api.ExposeHeaders)
+	setFields(&ctx.Response.Header, representation.ErrorHeader)
+	setFields(&ctx.Response.Header, api.CORS)
 	ctx.SetBody(impl.ErrorJSON(status, msg))
 }
 

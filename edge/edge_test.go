@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/valyala/fasthttp"
 
@@ -29,6 +30,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 const ua = "refdata-test/1.0 (+http://localhost)"
@@ -72,7 +74,7 @@ var compressNewest sync.Once
 // newest is the served sample version, compressed.
 func newest(t testing.TB) *catalog.Edition {
 	ed := loadEditions(t)[1]
-	compressNewest.Do(ed.Compress)
+	compressNewest.Do(func() { representation.CompressAll(ed.Bodies()) })
 	return ed
 }
 
@@ -93,9 +95,9 @@ type swappable struct {
 	ed atomic.Pointer[catalog.Edition]
 }
 
-func (s *swappable) Active() *catalog.Edition           { return s.ed.Load() }
-func (s *swappable) LatestDiff() (*catalog.Body, error) { return nil, impl.NotFound("no diff") }
-func (s *swappable) Diff(string, string) (*catalog.Body, error) {
+func (s *swappable) Active() *catalog.Edition                  { return s.ed.Load() }
+func (s *swappable) LatestDiff() (*representation.Body, error) { return nil, impl.NotFound("no diff") }
+func (s *swappable) Diff(string, string) (*representation.Body, error) {
 	return nil, impl.NotFound("no diff")
 }
 func (s *swappable) Versions() *impl.VersionList { return nil }
@@ -214,8 +216,7 @@ func union(a, b http.Header) []string {
 // the diffs, metrics and exports (streamed files, never an edition's body; the api
 // walk covers them), with the first UUID of its catalog and the two sample
 // versions, with and without a language. memo tells whether the memo keeps the
-// target: the edge's one rule is that it keeps only bodies an edition owns
-// (impl captures them), so the pages, /v1/versions and the probes always take
+// target: it keeps only bodies an edition owns (impl describes only those), so the pages, /v1/versions and the probes always take
 // the router.
 func targets(t *testing.T, ed, older *catalog.Edition) (out []string, memo map[string]bool) {
 	doc, err := catalog.Spec()
@@ -291,6 +292,38 @@ func TestMemoMatchesRouter(t *testing.T) {
 				t.Fatalf("%s: in the memo = %v, want %v", what, h.memoized(target), memo[target])
 			}
 			same(t, what+" (memo)", h.do(t, request(tc.method, target, tc.header...)), want)
+		}
+	}
+}
+
+// TestDescriptionsNameTheirRoute: the handler's description of every answer the
+// memo keeps names the route chi matched, so the memo's answers are counted under
+// the same route label as the router's; and the answers it does not keep are not
+// described.
+func TestDescriptionsNameTheirRoute(t *testing.T) {
+	ed, older := newest(t), loadEditions(t)[0]
+	repo, err := impl.NewStatic(ed, older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := router(t, repo)
+	all, memo := targets(t, ed, older)
+	for _, target := range all {
+		var d impl.Description
+		rctx := chi.NewRouteContext()
+		ctx := context.WithValue(context.WithValue(context.Background(), impl.DescribeKey, &d), chi.RouteCtxKey, rctx)
+		res := direct(r, request("GET", target).WithContext(ctx))
+		if res.status != http.StatusOK {
+			t.Fatalf("%s: %d", target, res.status)
+		}
+		if described := d.Body != nil; described != memo[target] {
+			t.Fatalf("%s: described = %v, want %v", target, described, memo[target])
+		}
+		if d.Body == nil {
+			continue
+		}
+		if d.Route.Label != rctx.RoutePattern() || d.Edition != ed || d.Route.Cache != res.header.Get("Cache-Control") {
+			t.Errorf("%s: described route %q (cache %q) of %v; chi matched %q, the answer says %q", target, d.Route.Label, d.Route.Cache, d.Edition == ed, rctx.RoutePattern(), res.header.Get("Cache-Control"))
 		}
 	}
 }

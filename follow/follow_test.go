@@ -21,6 +21,7 @@ import (
 	"github.com/refdata/refdata/follow"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream"
 	"github.com/refdata/refdata/upstream/upstreamtest"
@@ -133,7 +134,7 @@ func sameServed(t testing.TB, a, b *store.Store, compareFiles bool) {
 		t.Fatal(err)
 	}
 	n := 0
-	eq := func(what string, x, y *catalog.Body) {
+	eq := func(what string, x, y *representation.Body) {
 		t.Helper()
 		n++
 		if (x == nil) != (y == nil) || x != nil && !bytes.Equal(x.JSON, y.JSON) {
@@ -519,7 +520,7 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-func firstDifference(x, y *catalog.Body) string {
+func firstDifference(x, y *representation.Body) string {
 	if x == nil || y == nil {
 		return "one is missing"
 	}

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // WriteError writes the spec's error envelope. Errors are rare, so this one body
@@ -17,10 +18,9 @@ import (
 func WriteError(w http.ResponseWriter, status int, msg string) {
 	b := ErrorJSON(status, msg)
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
 	h.Del("Content-Length")
 	h.Del("ETag")
-	h.Set("Cache-Control", "no-store")
+	representation.SetFields(h, representation.ErrorHeader)
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }

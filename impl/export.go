@@ -12,6 +12,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // Snapshot is a retained version's files in the snapshot layout, for
@@ -32,7 +33,7 @@ type Exporter interface {
 
 // ExportActive streams the active version's snapshot.
 func (s *Server) ExportActive(w http.ResponseWriter, r *http.Request) {
-	s.export(w, r, "", hCacheSignal)
+	s.export(w, r, "", CacheSignal)
 }
 
 // ExportVersion streams a retained version's snapshot. The ID is only compared
@@ -42,10 +43,10 @@ func (s *Server) ExportVersion(w http.ResponseWriter, r *http.Request, id gen.Ma
 		WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/versions lists them, e.g. 05E83EB5E32657B9", id))
 		return
 	}
-	s.export(w, r, id, hCacheImmutable)
+	s.export(w, r, id, CacheImmutable)
 }
 
-func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache []string) {
+func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache string) {
 	ex, ok := s.Repo.(Exporter)
 	if !ok {
 		WriteError(w, http.StatusNotFound, "this server keeps no version files to export")
@@ -62,7 +63,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/gzip")
-	h["Cache-Control"] = cache
+	h.Set("Cache-Control", cache)
 	h.Set("X-Data-Version", snap.ManifestID)
 	// The archive's bytes follow from the files alone, so their content hash is
 	// a strong validator of it.
@@ -74,7 +75,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 	etag := `"tgz-` + sum[:min(32, len(sum))] + `"`
 	h.Set("ETag", etag)
 	h.Set("Content-Disposition", `attachment; filename="refdata-`+snap.ManifestID+`.tar.gz"`)
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && ETagMatch(inm, etag) {
+	if inm := r.Header["If-None-Match"]; len(inm) > 0 && representation.ETagMatch(inm, etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return
 	}

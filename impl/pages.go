@@ -8,21 +8,22 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // Pages renders the HTML pages for people (package pages implements it). Each
 // page is rendered once — per active version, or per version pair and locale —
 // and kept; the methods return the kept body.
 type Pages interface {
-	Home() (*catalog.Body, error)
-	Docs() (*catalog.Body, error)
+	Home() (*representation.Body, error)
+	Docs() (*representation.Body, error)
 	// Changes is the changelog from → to with names in locale loc; from and to
 	// both "" mean the latest pair. An error wrapping ErrNotFound says what is
 	// missing, for the client; any other is logged by the implementation.
-	Changes(from, to string, loc int) (*catalog.Body, error)
+	Changes(from, to string, loc int) (*representation.Body, error)
 }
 
-// The pages are not captured for the edge's memo (they take the router every
+// The pages are not described for the edge's memo (they take the router every
 // time): they are for people, not a hot path, and /changes depends on more than
 // the active edition.
 
@@ -33,7 +34,7 @@ func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := s.Pages.Home()
-	s.page(w, r, b, err, hCacheSignal)
+	s.page(w, r, b, err, homeRoute)
 }
 
 // GetDocsPage serves the rendered API reference.
@@ -43,7 +44,7 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b, err := s.Pages.Docs()
-	s.page(w, r, b, err, hCacheCatalog)
+	s.page(w, r, b, err, docsRoute)
 }
 
 // GetChangesPage serves the changelog of the latest version pair.
@@ -57,7 +58,7 @@ func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.Ge
 		return
 	}
 	b, err := s.Pages.Changes("", "", loc)
-	s.page(w, r, b, err, hCacheSignal)
+	s.page(w, r, b, err, changesRoute)
 }
 
 // GetChangesBetweenPage serves the changelog between two retained versions. The
@@ -78,17 +79,17 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 		return
 	}
 	b, err := s.Pages.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
-	s.page(w, r, b, err, hCacheCatalog)
+	s.page(w, r, b, err, changesPairRoute)
 }
 
-func (s *Server) page(w http.ResponseWriter, r *http.Request, b *catalog.Body, err error, cache []string) {
+func (s *Server) page(w http.ResponseWriter, r *http.Request, b *representation.Body, err error, route *representation.Route) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		WriteError(w, http.StatusNotFound, err.Error())
 	case err != nil:
 		WriteError(w, http.StatusInternalServerError, "the page could not be rendered; the error has been logged, retry later")
 	default:
-		writePage(w, r, s.Repo.Active(), b, cache)
+		writeBody(w, r, s.Repo.Active(), b, route)
 	}
 }
 
@@ -96,7 +97,7 @@ func noPages(w http.ResponseWriter) {
 	WriteError(w, http.StatusInternalServerError, "the pages are not configured on this server")
 }
 
-// ListVersions serves the retained versions. Not captured for the edge's memo:
+// ListVersions serves the retained versions. Not described for the edge's memo:
 // the list belongs to the store, not to one edition.
 func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
@@ -105,5 +106,5 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 		WriteError(w, http.StatusInternalServerError, "the version list is not available on this server")
 		return
 	}
-	writeBody(w, r, ed, l.Body, hCacheSignal)
+	writeBody(w, r, ed, l.Body, versionsRoute)
 }

@@ -16,7 +16,10 @@ type Readiness interface {
 	Ready() (status gen.ProbeStatus, ready bool, why string)
 }
 
-var hNoStore = []string{"no-store"}
+var (
+	hNoStore = []string{"no-store"}
+	hJSON    = []string{contentJSON}
+)
 
 // GetHealth answers while the process runs: liveness, not readiness.
 func (s *Server) GetHealth(w http.ResponseWriter, r *http.Request) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // ErrNotFound is returned by a Repository when a version or diff does not exist.
@@ -30,10 +31,10 @@ type Repository interface {
 	// LatestDiff returns the diff between the previous version and the active one.
 	// Returns an error wrapping ErrNotFound when there is none; any other error means
 	// the stored diff is unreadable.
-	LatestDiff() (*catalog.Body, error)
+	LatestDiff() (*representation.Body, error)
 	// Diff returns the diff between two retained versions, by manifest ID. Returns an
 	// error wrapping ErrNotFound when either version is not retained.
-	Diff(from, to string) (*catalog.Body, error)
+	Diff(from, to string) (*representation.Body, error)
 	// Versions lists the retained versions, newest first, with the body of
 	// /v1/versions, made when the active version was loaded. nil when the
 	// repository keeps no list (a test's Static literal).
@@ -48,7 +49,7 @@ type Repository interface {
 // VersionList is /v1/versions: the retained versions, newest first, and its body.
 type VersionList struct {
 	Versions []gen.RetainedVersion
-	Body     *catalog.Body
+	Body     *representation.Body
 }
 
 // NewVersionList renders the list once.
@@ -88,7 +89,7 @@ type Static struct {
 	List *VersionList
 	// Latest is the diff Older[0] → Edition (/v1/diff/latest), or nil; ComputeLatest
 	// makes it.
-	Latest *catalog.Body
+	Latest *representation.Body
 }
 
 // ComputeLatest diffs the newest retained version before Edition against it, so
@@ -144,7 +145,7 @@ func (s Static) RetainedEdition(id string) (*catalog.Edition, error) {
 func (s Static) Active() *catalog.Edition { return s.Edition }
 
 // LatestDiff returns Latest, or reports that there is no diff.
-func (s Static) LatestDiff() (*catalog.Body, error) {
+func (s Static) LatestDiff() (*representation.Body, error) {
 	if s.Latest != nil {
 		return s.Latest, nil
 	}
@@ -152,7 +153,7 @@ func (s Static) LatestDiff() (*catalog.Body, error) {
 }
 
 // Diff knows the retained versions but holds no diffs between them.
-func (s Static) Diff(from, to string) (*catalog.Body, error) {
+func (s Static) Diff(from, to string) (*representation.Body, error) {
 	for _, v := range []string{from, to} {
 		if _, err := s.RetainedEdition(v); err != nil {
 			return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // Server answers the API's routes from a Repository.
@@ -58,7 +59,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		return
 	}
 	ed := s.Repo.Active()
-	serve(w, r, ed, ed.List(c, loc), hCacheCatalog)
+	serve(w, r, ed, ed.List(c, loc), listRoutes[c])
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
@@ -74,23 +75,23 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 	ed := s.Repo.Active()
 	b := ed.Item(c, u, loc)
 	if b == nil {
-		w.Header()["X-Data-Version"] = ed.ManifestHeader
+		w.Header()["X-Data-Version"] = ed.VersionField.Value
 		WriteError(w, http.StatusNotFound, fmt.Sprintf("no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
 		return
 	}
-	serve(w, r, ed, b, hCacheCatalog)
+	serve(w, r, ed, b, itemRoutes[c])
 }
 
 // GetVersion serves the active version record.
 func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	serve(w, r, ed, ed.VersionBody(), hCacheSignal)
+	serve(w, r, ed, ed.VersionBody(), versionRoute)
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
-	serve(w, r, ed, ed.LocresList(), hCacheCatalog)
+	serve(w, r, ed, ed.LocresList(), locresListRoute)
 }
 
 // GetLocres serves one string table. The segment is only compared with the list of
@@ -102,14 +103,14 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		return
 	}
 	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Locres(loc), hCacheCatalog)
+	serve(w, r, ed, ed.Locres(loc), locresRoute)
 }
 
 // GetLatestDiff serves the diff that came with the active version.
 func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	b, err := s.Repo.LatestDiff()
-	s.writeDiff(w, r, ed, b, err, hCacheSignal)
+	s.writeDiff(w, r, ed, b, err, latestDiffRoute)
 }
 
 // GetDiff serves the diff between two retained versions.
@@ -122,17 +123,17 @@ func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVe
 	}
 	ed := s.Repo.Active()
 	b, err := s.Repo.Diff(from, to)
-	s.writeDiff(w, r, ed, b, err, hCacheImmutable)
+	s.writeDiff(w, r, ed, b, err, diffRoute)
 }
 
-func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, err error, cache []string) {
+func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, err error, route *representation.Route) {
 	switch {
 	case errors.Is(err, ErrNotFound):
 		WriteError(w, http.StatusNotFound, "no diff: "+err.Error())
 	case err != nil:
 		WriteInternal(w, r, s.Logger, http.StatusInternalServerError, "the stored diff cannot be read; the catalog routes are unaffected", err)
 	default:
-		writeBody(w, r, ed, b, cache)
+		writeBody(w, r, ed, b, route)
 	}
 }
 

@@ -2,9 +2,9 @@ package impl
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/representation"
 )
 
 // Cache policies, justified in the README: catalog bodies may be reused for five
@@ -18,86 +18,62 @@ const (
 	CacheImmutable = "public, max-age=31536000, immutable"
 )
 
-// Header values shared by every response, allocated once.
-var (
-	hJSON           = []string{"application/json"}
-	hHTML           = []string{"text/html; charset=utf-8"}
-	hPageCSP        = []string{PageCSP}
-	hNoSniff        = []string{"nosniff"}
-	hVary           = []string{"Accept-Encoding"}
-	hCacheCatalog   = []string{CacheCatalog}
-	hCacheSignal    = []string{CacheSignal}
-	hCacheImmutable = []string{CacheImmutable}
-)
-
-// writeBody writes a pre-rendered body in the representation Accept-Encoding asks
-// for: headers made at load time, 304 when If-None-Match names the chosen
-// representation's ETag, no body for HEAD. It allocates nothing.
-func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, cache []string) {
-	write(w, r, ed, b, cache, hJSON)
-}
-
 // PageCSP is the Content-Security-Policy of the HTML pages: everything from this
 // server; images also over https (item icons are the data's URLs); inline styles
 // and blob: workers because Redoc (the /docs renderer) injects its styles and
 // runs its search index in a worker.
 const PageCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// writePage writes a pre-rendered HTML page as writeBody writes JSON.
-func writePage(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, cache []string) {
-	h := w.Header()
-	h["Content-Security-Policy"] = hPageCSP
-	h["X-Content-Type-Options"] = hNoSniff
-	write(w, r, ed, b, cache, hHTML)
+const (
+	contentJSON = "application/json"
+	contentHTML = "text/html; charset=utf-8"
+)
+
+// The routes' shared parts of every answer, made once: label (the route
+// template, as chi names it), cache policy, header fields.
+var (
+	listRoutes, itemRoutes [catalog.NumCategories]*representation.Route
+
+	versionRoute    = representation.NewRoute("/v1/version", contentJSON, CacheSignal)
+	locresListRoute = representation.NewRoute("/v1/locres", contentJSON, CacheCatalog)
+	locresRoute     = representation.NewRoute("/v1/locres/{locale}", contentJSON, CacheCatalog)
+	versionsRoute   = representation.NewRoute("/v1/versions", contentJSON, CacheSignal)
+	latestDiffRoute = representation.NewRoute("/v1/diff/latest", contentJSON, CacheSignal)
+	diffRoute       = representation.NewRoute("/v1/diff/{from}/{to}", contentJSON, CacheImmutable)
+
+	noSniff          = representation.NewField("X-Content-Type-Options", "nosniff")
+	pageCSP          = representation.NewField("Content-Security-Policy", PageCSP)
+	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff)
+	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheCatalog, pageCSP, noSniff)
+	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
+	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheCatalog, pageCSP, noSniff)
+)
+
+func init() {
+	for c := range catalog.NumCategories {
+		name := "/v1/" + c.Name()
+		listRoutes[c] = representation.NewRoute(name, contentJSON, CacheCatalog)
+		itemRoutes[c] = representation.NewRoute(name+"/{uuid}", contentJSON, CacheCatalog)
+	}
 }
 
-// WriteAsset writes a body that belongs to no version (the docs page's script) as
-// writeBody writes JSON: ETag, 304, the encoding Accept-Encoding asks for.
-func WriteAsset(w http.ResponseWriter, r *http.Request, b *catalog.Body, contentType []string) {
-	h := w.Header()
-	h["X-Content-Type-Options"] = hNoSniff
-	write(w, r, nil, b, hCacheCatalog, contentType)
+// AssetRoute describes a route that serves a body of no version (the docs
+// page's script) as contentType: cached as the catalog is, never sniffed.
+func AssetRoute(label, contentType string) *representation.Route {
+	return representation.NewRoute(label, contentType, CacheCatalog, noSniff)
 }
 
-func write(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *catalog.Body, cache, contentType []string) {
-	rep := b.Pick(r.Header["Accept-Encoding"])
-	h := w.Header()
-	h["Content-Type"] = contentType
-	h["Cache-Control"] = cache
-	h["Vary"] = hVary
-	h["Etag"] = rep.ETagHeader
+// WriteAsset writes a body that belongs to no version as the handlers write
+// theirs: ETag, 304, the encoding Accept-Encoding asks for.
+func WriteAsset(w http.ResponseWriter, r *http.Request, route *representation.Route, b *representation.Body) {
+	representation.Write(w, r, &representation.Response{Route: route, Body: b})
+}
+
+// writeBody writes a pre-rendered body of ed at route; it allocates nothing.
+func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
+	res := representation.Response{Route: route, Body: b}
 	if ed != nil {
-		h["X-Data-Version"] = ed.ManifestHeader
+		res.Version = ed.VersionField
 	}
-	if b.LangHeader != nil {
-		h["Content-Language"] = b.LangHeader
-	}
-	if inm := r.Header["If-None-Match"]; len(inm) > 0 && ETagMatch(inm, rep.ETag) {
-		w.WriteHeader(http.StatusNotModified)
-		return
-	}
-	if rep.EncodingHeader != nil {
-		h["Content-Encoding"] = rep.EncodingHeader
-	}
-	h["Content-Length"] = rep.LengthHeader
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_, _ = w.Write(rep.Bytes)
-	}
-}
-
-// ETagMatch applies RFC 9110's weak comparison for If-None-Match: "*" or any listed
-// tag whose opaque part equals ours.
-func ETagMatch(values []string, etag string) bool {
-	for _, v := range values {
-		for v != "" {
-			var tag string
-			tag, v, _ = strings.Cut(v, ",")
-			tag = strings.TrimSpace(tag)
-			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
-				return true
-			}
-		}
-	}
-	return false
+	representation.Write(w, r, &res)
 }

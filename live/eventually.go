@@ -10,6 +10,7 @@ import (
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
 
@@ -66,10 +67,10 @@ func (e *Eventually) repo() impl.Repository {
 	return e.fallback
 }
 
-func (e *Eventually) Active() *catalog.Edition                { return e.repo().Active() }
-func (e *Eventually) LatestDiff() (*catalog.Body, error)      { return e.repo().LatestDiff() }
-func (e *Eventually) Diff(f, t string) (*catalog.Body, error) { return e.repo().Diff(f, t) }
-func (e *Eventually) Versions() *impl.VersionList             { return e.repo().Versions() }
+func (e *Eventually) Active() *catalog.Edition                       { return e.repo().Active() }
+func (e *Eventually) LatestDiff() (*representation.Body, error)      { return e.repo().LatestDiff() }
+func (e *Eventually) Diff(f, t string) (*representation.Body, error) { return e.repo().Diff(f, t) }
+func (e *Eventually) Versions() *impl.VersionList                    { return e.repo().Versions() }
 func (e *Eventually) RetainedEdition(id string) (*catalog.Edition, error) {
 	return e.repo().RetainedEdition(id)
 }

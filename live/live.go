@@ -23,6 +23,7 @@ import (
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
 
@@ -32,7 +33,7 @@ type state struct {
 	ed     *catalog.Edition
 	ptr    store.Pointer
 	rawPtr []byte // the ACTIVE bytes this state came from
-	latest atomic.Pointer[catalog.Body]
+	latest atomic.Pointer[representation.Body]
 	// versions is /v1/versions as the store stood when this state was made: the
 	// store changes its versions only when it publishes, which moves the pointer.
 	versions *impl.VersionList
@@ -48,7 +49,7 @@ type Repository struct {
 	reload    sync.Mutex // one reload at a time
 	badPtr    []byte     // an ACTIVE content that failed to load, not retried until it changes
 	diffs     sync.Mutex // one on-demand diff computation at a time
-	diffCache sync.Map   // "FROM-TO" → *catalog.Body
+	diffCache sync.Map   // "FROM-TO" → *representation.Body
 	// next is a version staged (loaded, rendered, compressed) to be served
 	// from a scheduled instant, on a store shared by replicas.
 	next atomic.Pointer[pending]
@@ -195,7 +196,7 @@ func (r *Repository) current() *state {
 // served, so gzip and brotli clients never get a version's identity bodies.
 func (r *Repository) start(s *state, publishedAt time.Time) {
 	s.versions = r.listVersions(s.ed)
-	r.inBackground(func() { catalog.CompressAndRelease(s.ed) })
+	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies()) })
 	r.install(s, publishedAt)
 }
 
@@ -204,9 +205,9 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 func (r *Repository) prepare(s *state) {
 	s.versions = r.listVersions(s.ed)
 	if prev := r.cur.Load(); prev != nil {
-		s.ed.ReuseCompressed(prev.ed)
+		representation.Reuse(s.ed.Bodies(), prev.ed.Bodies())
 	}
-	catalog.CompressAndRelease(s.ed)
+	representation.CompressAndRelease(s.ed.Bodies())
 }
 
 // install makes a prepared state the served one.
@@ -309,7 +310,7 @@ func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 const stagedPoll = 50 * time.Millisecond
 
 // LatestDiff serves the diff stored when the active version was published.
-func (r *Repository) LatestDiff() (*catalog.Body, error) {
+func (r *Repository) LatestDiff() (*representation.Body, error) {
 	s := r.current()
 	if b := s.latest.Load(); b != nil {
 		return b, nil
@@ -325,7 +326,7 @@ func (r *Repository) LatestDiff() (*catalog.Body, error) {
 		r.log.Error("stored latest diff is unreadable", "from", s.ptr.Previous, "to", s.ed.ManifestID, "err", err)
 		return nil, err
 	}
-	b := catalog.NewBody(body, "")
+	b := representation.NewBody(body, "")
 	r.inBackground(b.Compress)
 	s.latest.Store(b)
 	return b, nil
@@ -334,7 +335,7 @@ func (r *Repository) LatestDiff() (*catalog.Body, error) {
 // Diff serves the diff between two retained versions: the stored file when there
 // is an intact one, otherwise computed from both versions and stored. from and to
 // are only compared with the store's listing, never used as paths.
-func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
+func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	f, err := r.st.Lookup(from)
 	if err != nil {
 		return nil, notFound(from, err)
@@ -345,17 +346,17 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	}
 	key := f + "-" + t
 	if b, ok := r.diffCache.Load(key); ok {
-		return b.(*catalog.Body), nil
+		return b.(*representation.Body), nil
 	}
 	r.diffs.Lock()
 	defer r.diffs.Unlock()
 	if b, ok := r.diffCache.Load(key); ok {
-		return b.(*catalog.Body), nil
+		return b.(*representation.Body), nil
 	}
 	body, err := r.st.ReadDiff(f, t)
 	switch {
 	case err == nil:
-		b := catalog.NewBody(body, "")
+		b := representation.NewBody(body, "")
 		r.inBackground(b.Compress)
 		r.diffCache.Store(key, b)
 		return b, nil
@@ -379,7 +380,7 @@ func (r *Repository) Diff(from, to string) (*catalog.Body, error) {
 	return b, nil
 }
 
-func (r *Repository) compute(from, to string) (*catalog.Body, error) {
+func (r *Repository) compute(from, to string) (*representation.Body, error) {
 	load := func(id string) (*catalog.Edition, error) {
 		if ed := r.Active(); ed.ManifestID == id {
 			return ed, nil

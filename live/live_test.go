@@ -456,7 +456,7 @@ func TestHotSwap(t *testing.T) {
 		}
 		// A swapped-in version is served compressed from its first request.
 		for _, b := range e.repo.Active().Bodies() {
-			if len(b.JSON) >= 4096 && b.Pick([]string{"gzip"}).EncodingHeader == nil {
+			if len(b.JSON) >= 4096 && b.Pick([]string{"gzip"}).Encoding.Value == nil {
 				t.Fatalf("after the swap to %s, a %d-byte body has no gzip representation", v.ManifestID, len(b.JSON))
 			}
 		}

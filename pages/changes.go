@@ -9,6 +9,7 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
 
 // localeNames are the 18 locales as the picker shows them: each in its own
@@ -65,7 +66,7 @@ type fieldChange struct {
 }
 
 // renderChanges renders the changelog from → to in every locale.
-func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*catalog.Body, error) {
+func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representation.Body, error) {
 	a, err := s.repo.RetainedEdition(from)
 	if err != nil {
 		return nil, err
@@ -78,7 +79,7 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*catalog.Bod
 	if err != nil {
 		return nil, err
 	}
-	var out [catalog.NumLocales]*catalog.Body
+	var out [catalog.NumLocales]*representation.Body
 	for loc := range catalog.Locales {
 		data, err := changesModel(a, b, d, loc)
 		if err != nil {
@@ -93,7 +94,7 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*catalog.Bod
 	// Compressed before they are kept, so a changelog is never served as identity
 	// to a client that asked for br or gzip (and every answer for one target is
 	// the same bytes).
-	catalog.CompressAll(out[:])
+	representation.CompressAll(out[:])
 	return &out, nil
 }
 

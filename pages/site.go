@@ -13,6 +13,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/representation"
 )
 
 //go:embed templates/*.html
@@ -43,14 +44,14 @@ type Site struct {
 	repo impl.Repository
 	log  *slog.Logger
 
-	docs *catalog.Body
+	docs *representation.Body
 
 	home   atomic.Pointer[homePage]
 	latest atomic.Pointer[latestPair]
 
 	rendering sync.Mutex // one changelog render at a time: each loads two editions
 	mu        sync.Mutex // guards pairs and order; never held while rendering
-	pairs     map[pairKey]*[catalog.NumLocales]*catalog.Body
+	pairs     map[pairKey]*[catalog.NumLocales]*representation.Body
 	order     []pairKey // oldest render first
 }
 
@@ -59,7 +60,7 @@ var _ impl.Pages = (*Site)(nil)
 type homePage struct {
 	ed   *catalog.Edition
 	list *impl.VersionList
-	body *catalog.Body
+	body *representation.Body
 }
 
 type latestPair struct {
@@ -75,7 +76,7 @@ func New(repo impl.Repository, logger *slog.Logger) (*Site, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*catalog.Body{}}
+	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*representation.Body{}}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en")
 	if err != nil {
 		return nil, err
@@ -87,18 +88,18 @@ func New(repo impl.Repository, logger *slog.Logger) (*Site, error) {
 
 // Redoc is the Redoc bundle /docs loads, compressed in the background on first
 // use (about a megabyte: the first requests get it as identity meanwhile).
-var Redoc = sync.OnceValue(func() *catalog.Body {
-	b := catalog.NewBody(redocJS, "")
+var Redoc = sync.OnceValue(func() *representation.Body {
+	b := representation.NewBody(redocJS, "")
 	go b.Compress()
 	return b
 })
 
 // Docs is the API reference page.
-func (s *Site) Docs() (*catalog.Body, error) { return s.docs, nil }
+func (s *Site) Docs() (*representation.Body, error) { return s.docs, nil }
 
 // Home is the landing page of the active version, rendered once per active
 // version and version list.
-func (s *Site) Home() (*catalog.Body, error) {
+func (s *Site) Home() (*representation.Body, error) {
 	ed, list := s.repo.Active(), s.repo.Versions()
 	if h := s.home.Load(); h != nil && h.ed == ed && h.list == list {
 		return h.body, nil
@@ -132,7 +133,7 @@ func (s *Site) Home() (*catalog.Body, error) {
 // Changes is the changelog from → to in locale loc; "" and "" is the latest pair.
 // All 18 locales of a pair are rendered on its first request, with the two
 // editions loaded once, and kept.
-func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
+func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 	if from == "" && to == "" {
 		var err error
 		if from, to, err = s.latestPair(); err != nil {
@@ -166,19 +167,19 @@ func (s *Site) Changes(from, to string, loc int) (*catalog.Body, error) {
 	return bodies[loc], nil
 }
 
-func (s *Site) kept(key pairKey) *[catalog.NumLocales]*catalog.Body {
+func (s *Site) kept(key pairKey) *[catalog.NumLocales]*representation.Body {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pairs[key]
 }
 
 // render executes a template into a page body whose Content-Language is lang.
-func render(name string, data any, lang string) (*catalog.Body, error) {
+func render(name string, data any, lang string) (*representation.Body, error) {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
 		return nil, fmt.Errorf("render page %s: %w", name, err)
 	}
-	return catalog.NewBody(buf.Bytes(), lang), nil
+	return representation.NewBody(buf.Bytes(), lang), nil
 }
 
 type docsData struct{ Redoc string }

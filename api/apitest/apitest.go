@@ -33,6 +33,7 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/representation"
 )
 
 // Checker validates traffic against the spec and remembers what it saw.
@@ -194,8 +195,8 @@ func validatedKey(operation string, status int, contentType string, body []byte)
 }
 
 // Main runs a package's tests: with -short (make test, make test-race) bodies are
-// compressed at catalog.Fast, since those tests check the protocol, not the
-// ratio; the full run (make stress) keeps catalog.Best, what the service uses.
+// compressed at representation.Fast, since those tests check the protocol, not the
+// ratio; the full run (make stress) keeps representation.Best, what the service uses.
 func Main(m *testing.M) {
 	Setup()
 	os.Exit(m.Run())
@@ -205,7 +206,7 @@ func Main(m *testing.M) {
 func Setup() {
 	flag.Parse()
 	if testing.Short() {
-		catalog.UseEffort(catalog.Fast)
+		representation.UseEffort(representation.Fast)
 	}
 }
 
@@ -405,8 +406,8 @@ func CheckEdition(t testing.TB, ed *catalog.Edition) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checked := map[*catalog.Body]bool{}
-	check := func(schema string, b *catalog.Body, what string) {
+	checked := map[*representation.Body]bool{}
+	check := func(schema string, b *representation.Body, what string) {
 		if b == nil || checked[b] {
 			return
 		}

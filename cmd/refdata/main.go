@@ -29,6 +29,7 @@ import (
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 )
 
 const usage = `usage:
@@ -246,7 +247,7 @@ var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
-	go catalog.CompressAndRelease(ed)
+	go func() { representation.CompressAndRelease(ed.Bodies()) }()
 	return ed, nil
 })
 

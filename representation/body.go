@@ -1,4 +1,4 @@
-package catalog
+package representation
 
 import (
 	"bytes"
@@ -15,32 +15,59 @@ import (
 	"github.com/andybalholm/brotli"
 )
 
-// Representation is one encoding of a body, with its header values made once.
-type Representation struct {
+// Body is one response body rendered at load time, in every encoding worth
+// sending, with the header values that belong to each, so serving it only picks
+// one and writes it.
+type Body struct {
+	// Encoded is the identity encoding; JSON is its bytes.
+	Encoded
+	JSON []byte
+	Lang string // Content-Language; "" for bodies without localized text
+
+	// Language is Lang as a header field; its Name is "" when Lang is.
+	Language Field
+
+	enc atomic.Pointer[compressed] // set by Compress
+}
+
+// NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
+func NewBody(b []byte, lang string) *Body {
+	body := &Body{Encoded: *newEncoded(b, ""), JSON: b, Lang: lang}
+	if lang != "" {
+		body.Language = NewField("Content-Language", lang)
+	}
+	return body
+}
+
+// Encoded is one encoding of a body, with its header values made once.
+type Encoded struct {
 	Bytes []byte
 	ETag  string // strong, quoted, derived from these bytes
 
-	ETagHeader, LengthHeader []string
-	EncodingHeader           []string // Content-Encoding; nil for identity
+	ETagField Field
+	// Encoding is the Content-Encoding field; its Name is "" for identity.
+	Encoding Field
+	// LengthHeader is Content-Length, for net/http (fasthttp counts the bytes).
+	LengthHeader []string
 }
 
-func newRepresentation(b []byte, encoding string) *Representation {
+func newEncoded(b []byte, encoding string) *Encoded {
 	sum := sha256.Sum256(b)
-	r := &Representation{
+	r := &Encoded{
 		Bytes:        b,
 		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
 		LengthHeader: []string{strconv.Itoa(len(b))},
 	}
-	r.ETagHeader = []string{r.ETag}
+	r.ETagField = NewField("Etag", r.ETag)
 	if encoding != "" {
-		r.EncodingHeader = []string{encoding}
+		r.Encoding = NewField("Content-Encoding", encoding)
 	}
 	return r
 }
 
 // compressed holds a body's gzip and brotli representations; nil where the
 // encoding would not make the body smaller.
-type compressed struct{ gzip, br *Representation }
+type compressed struct{ gzip, br *Encoded }
 
 // minCompress: below this, compression saves less than its headers cost.
 const minCompress = 256
@@ -87,10 +114,10 @@ func (b *Body) Compress() {
 		e := *effort.Load()
 		z := compressorFor(e)
 		if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
-			c.gzip = newRepresentation(out, "gzip")
+			c.gzip = newEncoded(out, "gzip")
 		}
 		if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
-			c.br = newRepresentation(out, "br")
+			c.br = newEncoded(out, "br")
 		}
 		z.release()
 	}
@@ -168,10 +195,10 @@ func (z *compressor) brotli(b []byte) []byte {
 // Pick chooses the representation for an Accept-Encoding request header: the
 // acceptable coding with the highest q-value (brotli before gzip on a tie), else
 // identity. It allocates nothing.
-func (b *Body) Pick(acceptEncoding []string) *Representation {
+func (b *Body) Pick(acceptEncoding []string) *Encoded {
 	c := b.enc.Load()
 	if c == nil || len(acceptEncoding) == 0 {
-		return &b.Representation
+		return &b.Encoded
 	}
 	qgz, qbr := acceptQ(acceptEncoding)
 	switch {
@@ -182,14 +209,14 @@ func (b *Body) Pick(acceptEncoding []string) *Representation {
 	case c.br != nil && qbr > 0:
 		return c.br
 	}
-	return &b.Representation
+	return &b.Encoded
 }
 
 // Representations lists the identity and compressed representations that exist.
-func (b *Body) Representations() []*Representation {
-	reps := []*Representation{&b.Representation}
+func (b *Body) Representations() []*Encoded {
+	reps := []*Encoded{&b.Encoded}
 	if c := b.enc.Load(); c != nil {
-		for _, r := range []*Representation{c.gzip, c.br} {
+		for _, r := range []*Encoded{c.gzip, c.br} {
 			if r != nil {
 				reps = append(reps, r)
 			}
@@ -295,43 +322,8 @@ func equalFold(a, b string) bool {
 	return true
 }
 
-// Bodies lists every distinct body of the edition (shared ones once).
-func (e *Edition) Bodies() []*Body {
-	seen := map[*Body]bool{}
-	var out []*Body
-	add := func(b *Body) {
-		if b != nil && !seen[b] {
-			seen[b] = true
-			out = append(out, b)
-		}
-	}
-	add(e.version)
-	add(e.locresList)
-	for _, b := range e.locres {
-		add(b)
-	}
-	for c := range e.tables {
-		t := &e.tables[c]
-		for _, b := range t.list {
-			add(b)
-		}
-		for _, u := range t.order {
-			for _, b := range t.items[u] {
-				add(b)
-			}
-		}
-	}
-	return out
-}
-
-// Compress makes the compressed representations of every body, in parallel on
-// GOMAXPROCS goroutines. The edition may be served meanwhile: until a body is done
-// it is served as identity.
-func (e *Edition) Compress() {
-	CompressAll(e.Bodies())
-}
-
-// CompressAll compresses bodies in parallel, bounded by GOMAXPROCS.
+// CompressAll compresses bodies in parallel, bounded by GOMAXPROCS. The bodies
+// may be served meanwhile: until one is done it is served as identity.
 func CompressAll(bodies []*Body) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -351,23 +343,19 @@ func CompressAll(bodies []*Body) {
 	wg.Wait()
 }
 
-// ReuseCompressed gives every body of e whose bytes equal a compressed body of
-// prev that body's compressed representations (they are immutable), so a new
-// version compresses only what changed: most bodies of consecutive game versions
-// are the same bytes. It returns how many bodies it shared; e.Compress does the
-// rest.
-func (e *Edition) ReuseCompressed(prev *Edition) int {
-	if prev == nil {
-		return 0
-	}
+// Reuse gives every body of bodies whose bytes equal a compressed body of prev
+// that body's compressed representations (they are immutable), so a new version
+// compresses only what changed: most bodies of consecutive game versions are the
+// same bytes. It returns how many bodies it shared; CompressAll does the rest.
+func Reuse(bodies, prev []*Body) int {
 	byETag := map[string]*Body{}
-	for _, b := range prev.Bodies() {
+	for _, b := range prev {
 		if b.enc.Load() != nil {
 			byETag[b.ETag] = b
 		}
 	}
 	n := 0
-	for _, b := range e.Bodies() {
+	for _, b := range bodies {
 		p, ok := byETag[b.ETag]
 		if ok && bytes.Equal(p.JSON, b.JSON) && b.enc.CompareAndSwap(nil, p.enc.Load()) {
 			n++
@@ -376,10 +364,10 @@ func (e *Edition) ReuseCompressed(prev *Edition) int {
 	return n
 }
 
-// RenderedBytes sums the bytes of every distinct representation of the edition:
-// identity, gzip and brotli.
-func (e *Edition) RenderedBytes() (identity, gzip, br int) {
-	for _, b := range e.Bodies() {
+// Sizes sums the bytes of every representation of bodies: identity, gzip and
+// brotli.
+func Sizes(bodies []*Body) (identity, gzip, br int) {
+	for _, b := range bodies {
 		identity += len(b.JSON)
 		if c := b.enc.Load(); c != nil {
 			if c.gzip != nil {
@@ -393,10 +381,10 @@ func (e *Edition) RenderedBytes() (identity, gzip, br int) {
 	return identity, gzip, br
 }
 
-// CompressAndRelease compresses the edition, then hands the memory that loading
-// and compressing left behind back to the operating system: a version is loaded
+// CompressAndRelease compresses bodies, then hands the memory that loading and
+// compressing left behind back to the operating system: a version is loaded
 // rarely, and without this the process keeps its load-time peak as RSS.
-func CompressAndRelease(e *Edition) {
-	e.Compress()
+func CompressAndRelease(bodies []*Body) {
+	CompressAll(bodies)
 	debug.FreeOSMemory()
 }

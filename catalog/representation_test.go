@@ -12,13 +12,14 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/representation"
 )
 
 // TestCompressedRoundTrip: every compressed representation of every body decodes to
 // the identity bytes, and every representation has its own ETag.
 func TestCompressedRoundTrip(t *testing.T) {
 	ed := protocolEdition(t, 1)
-	ed.Compress()
+	representation.CompressAll(ed.Bodies())
 	bodies := ed.Bodies()
 	etags := map[string][]byte{}
 	compressed := 0
@@ -29,7 +30,7 @@ func TestCompressedRoundTrip(t *testing.T) {
 			}
 			etags[rep.ETag] = rep.Bytes
 			var r io.Reader
-			switch enc := rep.EncodingHeader; {
+			switch enc := rep.Encoding.Value; {
 			case enc == nil:
 				if !bytes.Equal(rep.Bytes, b.JSON) {
 					t.Fatal("identity representation differs from the body")
@@ -48,10 +49,10 @@ func TestCompressedRoundTrip(t *testing.T) {
 			}
 			got, err := io.ReadAll(r)
 			if err != nil || !bytes.Equal(got, b.JSON) {
-				t.Fatalf("%s does not decode to the identity bytes (err %v)", rep.EncodingHeader[0], err)
+				t.Fatalf("%s does not decode to the identity bytes (err %v)", rep.Encoding.Value[0], err)
 			}
 			if len(rep.Bytes) >= len(b.JSON) {
-				t.Errorf("%s representation is not smaller", rep.EncodingHeader[0])
+				t.Errorf("%s representation is not smaller", rep.Encoding.Value[0])
 			}
 			compressed++
 		}
@@ -89,43 +90,6 @@ func TestETagFollowsBytes(t *testing.T) {
 	t.Logf("%d skins kept their ETag, %d changed", same, differ)
 }
 
-func TestPick(t *testing.T) {
-	b := catalog.NewBody(bytes.Repeat([]byte(`{"displayName":"Glitchpop Odin"},`), 100), "")
-	b.Compress()
-	for _, tc := range []struct {
-		accept []string
-		want   string
-	}{
-		{nil, ""},
-		{[]string{"gzip"}, "gzip"},
-		{[]string{"br"}, "br"},
-		{[]string{"gzip, deflate, br"}, "br"},
-		{[]string{"gzip;q=1.0, br;q=0.5"}, "gzip"},
-		{[]string{"br;q=0, gzip"}, "gzip"},
-		{[]string{"gzip;q=0"}, ""},
-		{[]string{"*"}, "br"},
-		{[]string{"*;q=0.1, gzip;q=0.5"}, "gzip"},
-		{[]string{"identity"}, ""},
-		{[]string{"GZIP"}, "gzip"},
-		{[]string{"x-gzip"}, "gzip"},
-		{[]string{"deflate", "br;q=0.9"}, "br"},
-		{[]string{"gzip;q=garbage"}, ""},
-		{[]string{" br ; q=0.001 "}, "br"},
-	} {
-		rep := b.Pick(tc.accept)
-		got := ""
-		if rep.EncodingHeader != nil {
-			got = rep.EncodingHeader[0]
-		}
-		if got != tc.want {
-			t.Errorf("Accept-Encoding %q: %q, want %q", tc.accept, got, tc.want)
-		}
-	}
-	if n := testing.AllocsPerRun(100, func() { b.Pick([]string{"gzip, deflate, br;q=0.9"}) }); n != 0 {
-		t.Errorf("Pick allocates %v times", n)
-	}
-}
-
 // TestPooledWritersMatchNew: the reused gzip and brotli writers give, for bodies of
 // every window size and in any order, the bytes a newly made writer gives, at
 // both efforts. The service's ETags depend on it.
@@ -159,22 +123,22 @@ func TestPooledWritersMatchNew(t *testing.T) {
 		sample = append(sample, raw, bodies[small])
 		small -= 7
 	}
-	for _, e := range []catalog.Effort{catalog.Best, catalog.Fast} {
-		restore := catalog.UseEffort(e)
+	for _, e := range []representation.Effort{representation.Best, representation.Fast} {
+		restore := representation.UseEffort(e)
 		windows := map[int]bool{}
 		for _, raw := range sample {
 			if len(raw) < 256 {
 				continue
 			}
-			b := catalog.NewBody(raw, "")
+			b := representation.NewBody(raw, "")
 			b.Compress()
 			var gz, br []byte
 			for _, r := range b.Representations() {
 				switch {
-				case r.EncodingHeader == nil:
-				case r.EncodingHeader[0] == "gzip":
+				case r.Encoding.Value == nil:
+				case r.Encoding.Value[0] == "gzip":
 					gz = r.Bytes
-				case r.EncodingHeader[0] == "br":
+				case r.Encoding.Value[0] == "br":
 					br = r.Bytes
 				}
 			}
@@ -225,7 +189,7 @@ func BenchmarkCompressItems(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		for _, raw := range raws {
-			catalog.NewBody(raw, "").Compress()
+			representation.NewBody(raw, "").Compress()
 		}
 	}
 }
@@ -235,12 +199,12 @@ func BenchmarkCompressItems(b *testing.B) {
 // itself; bodies that changed are never given the old bytes.
 func TestReuseCompressed(t *testing.T) {
 	old, cur := protocolEdition(t, 0), protocolEdition(t, 1)
-	old.Compress()
-	oldByETag := map[string]*catalog.Body{}
+	representation.CompressAll(old.Bodies())
+	oldByETag := map[string]*representation.Body{}
 	for _, b := range old.Bodies() {
 		oldByETag[b.ETag] = b
 	}
-	n := cur.ReuseCompressed(old)
+	n := representation.Reuse(cur.Bodies(), old.Bodies())
 	shared := 0
 	for _, b := range cur.Bodies() {
 		p, ok := oldByETag[b.ETag]
@@ -261,14 +225,14 @@ func TestReuseCompressed(t *testing.T) {
 	if n == len(cur.Bodies()) {
 		t.Error("every body was reused: the versions do not differ")
 	}
-	cur.Compress()
+	representation.CompressAll(cur.Bodies())
 	for _, b := range cur.Bodies() {
 		for _, r := range b.Representations() {
-			if r.EncodingHeader == nil {
+			if r.Encoding.Value == nil {
 				continue
 			}
 			var rd io.Reader = bytes.NewReader(r.Bytes)
-			if r.EncodingHeader[0] == "gzip" {
+			if r.Encoding.Value[0] == "gzip" {
 				zr, err := gzip.NewReader(rd)
 				if err != nil {
 					t.Fatal(err)
@@ -278,7 +242,7 @@ func TestReuseCompressed(t *testing.T) {
 				rd = brotli.NewReader(rd)
 			}
 			if got, err := io.ReadAll(rd); err != nil || !bytes.Equal(got, b.JSON) {
-				t.Fatalf("%s of a body does not decode to it after reuse", r.EncodingHeader[0])
+				t.Fatalf("%s of a body does not decode to it after reuse", r.Encoding.Value[0])
 			}
 		}
 	}
@@ -295,6 +259,6 @@ func BenchmarkCompressEdition(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		ed.Compress()
+		representation.CompressAll(ed.Bodies())
 	}
 }

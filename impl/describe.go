@@ -1,0 +1,39 @@
+package impl
+
+import (
+	"net/http"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/representation"
+)
+
+// The handlers tell a server in front of the router (package edge) how they
+// answered, so it can answer the same request target again without routing,
+// middleware, parameter binding or handler: a caller puts a
+// *Description under DescribeKey, and a handler that answered from a body its
+// edition owns (the catalogs, /v1/version, /v1/locres) fills it. Nothing else is described: a diff's retention, the version
+// list and the pages can change while an edition stays active. Which requests
+// the edge may then answer itself is api.EdgeMayAnswer.
+
+type describeKey struct{}
+
+// DescribeKey is the context key under which a caller puts a *Description for
+// the handlers to fill.
+var DescribeKey any = describeKey{}
+
+// Description is how a handler answered: the Response it wrote, and the edition
+// that owns its body.
+type Description struct {
+	Edition *catalog.Edition
+	representation.Response
+}
+
+// serve writes an edition's own body at route and describes the answer to the
+// request's caller, if it asked.
+func serve(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
+	res := representation.Response{Route: route, Version: ed.VersionField, Body: b}
+	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
+		d.Edition, d.Response = ed, res
+	}
+	representation.Write(w, r, &res)
+}

@@ -1,0 +1,131 @@
+package representation
+
+import (
+	"net/http"
+	"strings"
+)
+
+// Field is one response header with its value made once in the forms both
+// writers take: net/http's []string and fasthttp's []byte. The zero Field is
+// no header.
+type Field struct {
+	Name  string   // canonical (textproto) form
+	Value []string // one value
+	name  []byte
+	value []byte
+}
+
+// NewField makes a header field; name is canonicalized.
+func NewField(name, value string) Field {
+	name = http.CanonicalHeaderKey(name)
+	return Field{Name: name, Value: []string{value}, name: []byte(name), value: []byte(value)}
+}
+
+// NameBytes and ValueBytes are the field for writers that take bytes; nothing
+// may write to them.
+func (f Field) NameBytes() []byte  { return f.name }
+func (f Field) ValueBytes() []byte { return f.value }
+
+// Route is what every answer of one route shares, made once: its label (the
+// route template, as metrics and logs name it), its cache policy and the header
+// fields that follow from them (Content-Type, Cache-Control, Vary, and any the
+// route adds, such as a page's Content-Security-Policy).
+type Route struct {
+	Label  string
+	Cache  string // Cache-Control
+	Header []Field
+}
+
+// NewRoute describes a route whose answers are bodies of contentType, cached as
+// cache says; extra fields are added to every answer.
+func NewRoute(label, contentType, cache string, extra ...Field) *Route {
+	h := []Field{NewField("Content-Type", contentType), NewField("Cache-Control", cache), vary}
+	return &Route{Label: label, Cache: cache, Header: append(h, extra...)}
+}
+
+// vary: every answer depends on Accept-Encoding, identity included.
+var vary = NewField("Vary", "Accept-Encoding")
+
+// Response describes one successful answer: the route's fields, the version's
+// (X-Data-Version), and the body with its encodings and theirs. Every part is made
+// when a version (or a page) is rendered; a Response only points at them, so
+// making one allocates nothing. The router's handlers write it (Write); the edge
+// keeps it and writes it again for the same request target.
+type Response struct {
+	Route   *Route
+	Version Field // X-Data-Version; zero for a body of no version
+	Body    *Body
+}
+
+// Negotiate decides the answer to a request's Accept-Encoding and If-None-Match
+// values: the encoding to send, and 304 when If-None-Match names its ETag, else
+// 200. It allocates nothing.
+func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, enc *Encoded) {
+	enc = r.Body.Pick(acceptEncoding)
+	if len(ifNoneMatch) > 0 && ETagMatch(ifNoneMatch, enc.ETag) {
+		return http.StatusNotModified, enc
+	}
+	return http.StatusOK, enc
+}
+
+// Fields calls set for every header field of the answer in status and enc, in
+// one order for every writer: the route's, the version's, Content-Language, ETag,
+// and Content-Encoding unless the answer is a 304.
+func (r *Response) Fields(status int, enc *Encoded, set func(Field)) {
+	for _, f := range r.Route.Header {
+		set(f)
+	}
+	for _, f := range [...]Field{r.Version, r.Body.Language, enc.ETagField} {
+		if f.Name != "" {
+			set(f)
+		}
+	}
+	if status != http.StatusNotModified && enc.Encoding.Name != "" {
+		set(enc.Encoding)
+	}
+}
+
+// Write answers req with r through net/http: headers made at load time, 304 when
+// If-None-Match names the chosen encoding's ETag, no body for HEAD. It allocates
+// nothing.
+func Write(w http.ResponseWriter, req *http.Request, r *Response) {
+	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
+	h := w.Header()
+	r.Fields(status, enc, func(f Field) { h[f.Name] = f.Value })
+	if status == http.StatusNotModified {
+		w.WriteHeader(status)
+		return
+	}
+	h["Content-Length"] = enc.LengthHeader
+	w.WriteHeader(status)
+	if req.Method != http.MethodHead {
+		_, _ = w.Write(enc.Bytes)
+	}
+}
+
+// SetFields puts fields into a net/http header.
+func SetFields(h http.Header, fields []Field) {
+	for _, f := range fields {
+		h[f.Name] = f.Value
+	}
+}
+
+// ErrorHeader is what every error answer carries: the envelope is JSON, and is
+// never cached.
+var ErrorHeader = []Field{NewField("Content-Type", "application/json"), NewField("Cache-Control", "no-store")}
+
+// ETagMatch applies RFC 9110's weak comparison for If-None-Match: "*" or any listed
+// tag whose opaque part equals etag.
+func ETagMatch(values []string, etag string) bool {
+	for _, v := range values {
+		for v != "" {
+			var tag string
+			tag, v, _ = strings.Cut(v, ",")
+			tag = strings.TrimSpace(tag)
+			if tag == "*" || strings.TrimPrefix(tag, "W/") == etag {
+				return true
+			}
+		}
+	}
+	return false
+}
