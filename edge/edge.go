@@ -312,7 +312,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	start := time.Now()
 	status, enc := e.res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
-	e.res.Fields(status, enc, func(f representation.Field) { h.SetCanonical(f.NameBytes(), f.ValueBytes()) })
+	e.res.Fields(status, enc, func(f *representation.Field) { h.SetCanonical(f.NameBytes(), f.ValueBytes()) })
 	setFields(h, api.CORS)
 	obs := e.ok
 	if status == http.StatusNotModified {
@@ -336,8 +336,8 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 }
 
 func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
-	for _, f := range fields {
-		h.SetCanonical(f.NameBytes(), f.ValueBytes())
+	for i := range fields {
+		h.SetCanonical(fields[i].NameBytes(), fields[i].ValueBytes())
 	}
 }
 
@@ -356,7 +356,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
 	}
-	if d.Body == nil || !api.EdgeMayAnswer(string(ctx.Method()), string(ctx.RequestURI()), string(ctx.Request.Header.UserAgent())) {
+	if d.Body == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
 		return
 	}
 	switch ctx.Response.StatusCode() {
@@ -407,10 +407,6 @@ func values(h *fasthttp.RequestHeader, key string, buf *[4]string) ([]string, bo
 	}
 	return buf[:len(all)], true
 }
-
-// bytesOf views s as bytes without copying; fasthttp copies header values, and
-// nothing writes to them.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // str views b as a string without copying; b must not change while it is used.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }

@@ -31,7 +31,7 @@ type Description struct {
 // serve writes an edition's own body at route and describes the answer to the
 // request's caller, if it asked.
 func serve(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
-	res := representation.Response{Route: route, Version: ed.VersionField, Body: b}
+	res := representation.Response{Route: route, Version: &ed.VersionField, Body: b}
 	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
 		d.Edition, d.Response = ed, res
 	}

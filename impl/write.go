@@ -73,7 +73,7 @@ func WriteAsset(w http.ResponseWriter, r *http.Request, route *representation.Ro
 func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
 	res := representation.Response{Route: route, Body: b}
 	if ed != nil {
-		res.Version = ed.VersionField
+		res.Version = &ed.VersionField
 	}
 	representation.Write(w, r, &res)
 }

@@ -23,8 +23,8 @@ func NewField(name, value string) Field {
 
 // NameBytes and ValueBytes are the field for writers that take bytes; nothing
 // may write to them.
-func (f Field) NameBytes() []byte  { return f.name }
-func (f Field) ValueBytes() []byte { return f.value }
+func (f *Field) NameBytes() []byte  { return f.name }
+func (f *Field) ValueBytes() []byte { return f.value }
 
 // Route is what every answer of one route shares, made once: its label (the
 // route template, as metrics and logs name it), its cache policy and the header
@@ -53,7 +53,7 @@ var vary = NewField("Vary", "Accept-Encoding")
 // keeps it and writes it again for the same request target.
 type Response struct {
 	Route   *Route
-	Version Field // X-Data-Version; zero for a body of no version
+	Version *Field // X-Data-Version; nil for a body of no version
 	Body    *Body
 }
 
@@ -71,17 +71,19 @@ func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, 
 // Fields calls set for every header field of the answer in status and enc, in
 // one order for every writer: the route's, the version's, Content-Language, ETag,
 // and Content-Encoding unless the answer is a 304.
-func (r *Response) Fields(status int, enc *Encoded, set func(Field)) {
-	for _, f := range r.Route.Header {
-		set(f)
+func (r *Response) Fields(status int, enc *Encoded, set func(*Field)) {
+	for i := range r.Route.Header {
+		set(&r.Route.Header[i])
 	}
-	for _, f := range [...]Field{r.Version, r.Body.Language, enc.ETagField} {
-		if f.Name != "" {
-			set(f)
-		}
+	if r.Version != nil {
+		set(r.Version)
 	}
+	if r.Body.Language.Name != "" {
+		set(&r.Body.Language)
+	}
+	set(&enc.ETagField)
 	if status != http.StatusNotModified && enc.Encoding.Name != "" {
-		set(enc.Encoding)
+		set(&enc.Encoding)
 	}
 }
 
@@ -91,7 +93,7 @@ func (r *Response) Fields(status int, enc *Encoded, set func(Field)) {
 func Write(w http.ResponseWriter, req *http.Request, r *Response) {
 	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
 	h := w.Header()
-	r.Fields(status, enc, func(f Field) { h[f.Name] = f.Value })
+	r.Fields(status, enc, func(f *Field) { h[f.Name] = f.Value })
 	if status == http.StatusNotModified {
 		w.WriteHeader(status)
 		return
@@ -105,8 +107,8 @@ func Write(w http.ResponseWriter, req *http.Request, r *Response) {
 
 // SetFields puts fields into a net/http header.
 func SetFields(h http.Header, fields []Field) {
-	for _, f := range fields {
-		h[f.Name] = f.Value
+	for i := range fields {
+		h[fields[i].Name] = fields[i].Value
 	}
 }
 
