@@ -38,8 +38,9 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	}
 	r := chi.NewRouter()
 	// Answers the edge gives from its memo pass none of this middleware:
-	// EdgeMayAnswer says what stands in for each. Middleware added here runs
-	// for them only once that rule says how.
+	// EdgeMayAnswer says what stands in for each. Middleware added here does not
+	// run for them until that rule and the edge say how
+	// (TestEdgeMayAnswerListsEveryMiddleware fails meanwhile).
 	r.Use(cors)
 	r.Use(wellFormed)
 	r.Use(recoverer(logger))

@@ -1,9 +1,15 @@
 package api_test
 
 import (
+	"reflect"
+	"runtime"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/go-chi/chi/v5"
 	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/impl"
 )
 
 // TestEdgeMayAnswer: the edge answers from its memo only GETs and HEADs with a
@@ -32,5 +38,29 @@ func TestEdgeMayAnswer(t *testing.T) {
 	}
 	if n := testing.AllocsPerRun(100, func() { api.EdgeMayAnswer("GET", "/v1/weapons?language=de-DE", "bot/1") }); n != 0 {
 		t.Errorf("%v allocations", n)
+	}
+}
+
+// TestEdgeMayAnswerListsEveryMiddleware: the middleware New installs is the list
+// EdgeMayAnswer's comment says the edge stands in for. Middleware added to New
+// fails this test until that list, and the edge, account for it.
+func TestEdgeMayAnswerListsEveryMiddleware(t *testing.T) {
+	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	routes, ok := h.(chi.Routes)
+	if !ok {
+		t.Fatalf("api.New returns a %T, not a chi router", h)
+	}
+	var got []string
+	for _, mw := range routes.Middlewares() {
+		// "…/api.New.recoverer.func5" (inlined) or "…/api.recoverer.func1": the
+		// package and the last name that is not a closure's.
+		full := runtime.FuncForPC(reflect.ValueOf(mw).Pointer()).Name()
+		parts := strings.Split(full[strings.LastIndex(full, "/")+1:], ".")
+		names := slices.DeleteFunc(parts[1:], func(p string) bool { return strings.HasPrefix(p, "func") })
+		got = append(got, parts[0]+"."+names[len(names)-1])
+	}
+	want := []string{"api.cors", "api.wellFormed", "api.recoverer", "api.observe", "middleware.GetHead"}
+	if !slices.Equal(got, want) {
+		t.Errorf("New's middleware is %q; EdgeMayAnswer says what the edge does for %q", got, want)
 	}
 }
