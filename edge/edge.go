@@ -312,7 +312,10 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	start := time.Now()
 	status, enc := e.res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
-	e.res.Fields(status, enc, func(f *representation.Field) { h.SetCanonical(f.NameBytes(), f.ValueBytes()) })
+	var buf [representation.MaxFields]*representation.Field
+	for _, f := range e.res.Fields(status, enc, buf[:0]) {
+		h.SetCanonical(f.NameBytes(), f.ValueBytes())
+	}
 	setFields(h, api.CORS)
 	obs := e.ok
 	if status == http.StatusNotModified {

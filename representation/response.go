@@ -68,24 +68,30 @@ func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, 
 	return http.StatusOK, enc
 }
 
-// Fields calls set for every header field of the answer in status and enc, in
+// Fields appends to buf every header field of the answer in status and enc, in
 // one order for every writer: the route's, the version's, Content-Language, ETag,
-// and Content-Encoding unless the answer is a 304.
-func (r *Response) Fields(status int, enc *Encoded, set func(*Field)) {
+// and Content-Encoding unless the answer is a 304. A buf of MaxFields on the
+// caller's stack keeps it from allocating.
+func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 	for i := range r.Route.Header {
-		set(&r.Route.Header[i])
+		buf = append(buf, &r.Route.Header[i])
 	}
 	if r.Version != nil {
-		set(r.Version)
+		buf = append(buf, r.Version)
 	}
 	if r.Body.Language.Name != "" {
-		set(&r.Body.Language)
+		buf = append(buf, &r.Body.Language)
 	}
-	set(&enc.ETagField)
+	buf = append(buf, &enc.ETagField)
 	if status != http.StatusNotModified && enc.Encoding.Name != "" {
-		set(&enc.Encoding)
+		buf = append(buf, &enc.Encoding)
 	}
+	return buf
 }
+
+// MaxFields is room for the fields of any Response: a route's (a page's five)
+// and four more.
+const MaxFields = 12
 
 // Write answers req with r through net/http: headers made at load time, 304 when
 // If-None-Match names the chosen encoding's ETag, no body for HEAD. It allocates
@@ -93,7 +99,10 @@ func (r *Response) Fields(status int, enc *Encoded, set func(*Field)) {
 func Write(w http.ResponseWriter, req *http.Request, r *Response) {
 	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
 	h := w.Header()
-	r.Fields(status, enc, func(f *Field) { h[f.Name] = f.Value })
+	var buf [MaxFields]*Field
+	for _, f := range r.Fields(status, enc, buf[:0]) {
+		h[f.Name] = f.Value
+	}
 	if status == http.StatusNotModified {
 		w.WriteHeader(status)
 		return
