@@ -9,7 +9,6 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
@@ -31,7 +30,7 @@ var (
 
 // OpenEventually returns at once and connects in the background, every retry
 // until ctx ends; opened runs once with the Repository (to start its polling).
-func OpenEventually(ctx context.Context, connect func(context.Context) (store.Backend, error), logger *slog.Logger, m *pipeline.Metrics, fallback *catalog.Edition, retry time.Duration, opened func(*Repository)) *Eventually {
+func OpenEventually(ctx context.Context, connect func(context.Context) (store.Backend, error), logger *slog.Logger, m *Metrics, fallback *catalog.Edition, retry time.Duration, opened func(*Repository)) *Eventually {
 	e := &Eventually{fallback: impl.Static{Edition: fallback}}
 	why := "the store has not been reached yet"
 	e.why.Store(&why)

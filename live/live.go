@@ -22,7 +22,6 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
@@ -43,7 +42,7 @@ type state struct {
 type Repository struct {
 	st      store.Backend
 	log     *slog.Logger
-	metrics *pipeline.Metrics
+	metrics *Metrics
 
 	cur       atomic.Pointer[state]
 	reload    sync.Mutex // one reload at a time
@@ -100,7 +99,7 @@ type seen struct {
 // Open loads the version to serve: the active one when intact, else the newest
 // intact one (logging why). An empty store serves fallback, when given, until a
 // version is published.
-func Open(st store.Backend, logger *slog.Logger, m *pipeline.Metrics, fallback *catalog.Edition) (*Repository, error) {
+func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *catalog.Edition) (*Repository, error) {
 	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName()}
 	ptr, why, err := store.ResolveIn(st)
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
@@ -239,11 +238,11 @@ func (r *Repository) Reload() (bool, error) {
 		return false, err
 	}
 	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil {
-		r.metrics.Succeeded(time.Now())
+		r.metrics.checked(time.Now())
 		return false, nil
 	}
 	if raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
-		r.metrics.Succeeded(time.Now())
+		r.metrics.checked(time.Now())
 		return false, nil
 	}
 	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
@@ -251,14 +250,14 @@ func (r *Repository) Reload() (bool, error) {
 		s := &state{ed: cur.ed, ptr: ptr, rawPtr: raw, versions: cur.versions}
 		s.latest.Store(cur.latest.Load())
 		r.cur.CompareAndSwap(cur, s)
-		r.metrics.Succeeded(time.Now())
+		r.metrics.checked(time.Now())
 		return false, nil
 	}
 	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
 		// Staged already: take the instant the store has now.
 		s := &state{ed: n.s.ed, ptr: ptr, rawPtr: raw, versions: n.s.versions}
 		r.next.CompareAndSwap(n, &pending{s: s, at: ptr.ActivateAt, publishedAt: n.publishedAt})
-		r.metrics.Succeeded(time.Now())
+		r.metrics.checked(time.Now())
 		return false, nil
 	}
 	if err == nil {
@@ -271,7 +270,7 @@ func (r *Repository) Reload() (bool, error) {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			r.prepare(s)
-			r.metrics.Succeeded(time.Now())
+			r.metrics.checked(time.Now())
 			if time.Now().Before(ptr.ActivateAt) {
 				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})
 				r.log.Info("staged version", "manifest_id", ed.ManifestID, "switch_at", ptr.ActivateAt)
@@ -283,7 +282,7 @@ func (r *Repository) Reload() (bool, error) {
 		}
 	}
 	r.badPtr = raw
-	r.metrics.Failed(pipeline.Load)
+	r.metrics.reloadFailed()
 	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
 	return false, err
 }

@@ -167,10 +167,11 @@ func (e *env) open(t *testing.T) {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil))
 	reg := prometheus.NewRegistry()
-	repo, err := live.Open(e.st, logger, pipeline.NewMetrics(reg, time.Now()), nil)
+	repo, err := live.Open(e.st, logger, live.NewMetrics(reg, time.Now()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pipeline.NewMetrics(reg) // as serve wires them: one scrape for both
 	live.RegisterReplicaMetrics(reg, repo)
 	h, err := api.New(&impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, api.NewHTTPMetrics(reg))
 	if err != nil {
@@ -352,6 +353,30 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 	}
 }
 
+// TestReloadFailureCounted: a published version that fails its checks when a
+// replica loads it is counted, and the replica keeps serving what it had.
+func TestReloadFailureCounted(t *testing.T) {
+	e := newEnv(t, 1)
+	e.importDir(t, fixtureDir(t, "15"))
+	p := filepath.Join(e.dir, "versions", id15, "en-US", "maps.json")
+	b, _ := os.ReadFile(p)
+	if err := os.WriteFile(p, append(b, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if swapped, err := e.repo.Reload(); swapped || err == nil {
+		t.Fatalf("reload of a damaged version: swapped %v, err %v", swapped, err)
+	}
+	if got := e.repo.Active().ManifestID; got != id14 {
+		t.Errorf("serving %s after a failed reload, want %s", got, id14)
+	}
+	_, body := e.get(t, "/v1/metrics")
+	for _, want := range []string{"refdata_reload_errors_total 1", `refdata_pipeline_errors_total{stage="load"} 0`} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("scrape lacks %s", want)
+		}
+	}
+}
+
 // TestHotSwap: readers hammer list and by-uuid routes while five versions are
 // published; every response is 200 and its body is exactly the one of the
 // version its X-Data-Version header names. The versions are imported into a
@@ -507,6 +532,7 @@ func TestMetrics(t *testing.T) {
 		"refdata_data_published_timestamp_seconds ",
 		"refdata_last_success_timestamp_seconds ",
 		"refdata_uptime_seconds ",
+		"refdata_reload_errors_total 0",
 		`refdata_active_version_info{branch="release-03.10",manifest_id="376A04CC95974716",version="03.10.00.637823"} 1`,
 		`refdata_http_request_duration_seconds_count{code="200",route="/v1/weapons"} 1`,
 		"refdata_replica_ready 1",

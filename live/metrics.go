@@ -1,8 +1,13 @@
 package live
 
 import (
+	"sync"
+	"sync/atomic"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
 )
 
@@ -41,4 +46,84 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Metrics are what a replica serves, for freshness alerts: the active version,
+// when it was published, the last good check of the store's active pointer, and
+// the reloads that failed. A nil *Metrics is valid and records nothing.
+type Metrics struct {
+	published   prometheus.Gauge
+	lastSuccess prometheus.Gauge
+	info        *prometheus.GaugeVec
+	reloadErrs  prometheus.Counter
+
+	publishedAt atomic.Int64 // unix nanoseconds; 0 when unknown
+	mu          sync.Mutex   // info series change together
+}
+
+// NewMetrics registers the served data's metrics with reg; start is the process
+// start, for uptime.
+func NewMetrics(reg prometheus.Registerer, start time.Time) *Metrics {
+	m := &Metrics{
+		published: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "refdata", Name: "data_published_timestamp_seconds",
+			Help: "When the active version was published (Unix time).",
+		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "refdata", Name: "last_success_timestamp_seconds",
+			Help: "When the last check of the store's active pointer succeeded (Unix time).",
+		}),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "refdata", Name: "active_version_info",
+			Help: "The active game version; always 1, the labels say which.",
+		}, []string{"manifest_id", "version", "branch"}),
+		reloadErrs: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "refdata", Name: "reload_errors_total",
+			Help: "Versions the store named active that could not be loaded (the previous one kept serving).",
+		}),
+	}
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "refdata", Name: "data_age_seconds",
+		Help: "Seconds since the active version was published.",
+	}, func() float64 {
+		ns := m.publishedAt.Load()
+		if ns == 0 {
+			return 0
+		}
+		return time.Since(time.Unix(0, ns)).Seconds()
+	})
+	uptime := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "refdata", Name: "uptime_seconds",
+		Help: "Seconds since the process started.",
+	}, func() float64 { return time.Since(start).Seconds() })
+	reg.MustRegister(m.published, m.lastSuccess, m.info, m.reloadErrs, age, uptime)
+	return m
+}
+
+// Active records the version being served and when it was published (zero
+// when unknown: the embedded data).
+func (m *Metrics) Active(ed *catalog.Edition, publishedAt time.Time) {
+	if m == nil || ed == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.info.Reset()
+	m.info.WithLabelValues(ed.ManifestID, ed.Version.Version, ed.Version.Branch).Set(1)
+	if !publishedAt.IsZero() {
+		m.publishedAt.Store(publishedAt.UnixNano())
+		m.published.Set(float64(publishedAt.UnixNano()) / 1e9)
+	}
+}
+
+func (m *Metrics) checked(t time.Time) {
+	if m != nil {
+		m.lastSuccess.Set(float64(t.UnixNano()) / 1e9)
+	}
+}
+
+func (m *Metrics) reloadFailed() {
+	if m != nil {
+		m.reloadErrs.Inc()
+	}
 }

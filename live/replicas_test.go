@@ -48,7 +48,7 @@ func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 	t.Cleanup(st.Close)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
-	repo, err := live.Open(st, logger, pipeline.NewMetrics(reg, time.Now()), nil)
+	repo, err := live.Open(st, logger, live.NewMetrics(reg, time.Now()), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +329,7 @@ func TestReplicaStartsBeforeDatabase(t *testing.T) {
 		t.Fatal(err)
 	}
 	opened := make(chan *live.Repository, 1)
-	repo := live.OpenEventually(ctx, connect, logger, pipeline.NewMetrics(prometheus.NewRegistry(), time.Now()), fallback, 100*time.Millisecond,
+	repo := live.OpenEventually(ctx, connect, logger, live.NewMetrics(prometheus.NewRegistry(), time.Now()), fallback, 100*time.Millisecond,
 		func(r *live.Repository) { opened <- r })
 	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
 	if err != nil {

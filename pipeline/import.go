@@ -115,7 +115,6 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 		}
 		return r, err
 	}
-	opt.Metrics.succeeded(opt.Now())
 	return r, nil
 }
 

@@ -33,7 +33,8 @@ type dataOptions struct {
 // storeRepository serves the store in opts.dir: it polls the active pointer and,
 // with an inbox, imports the folders dropped there. Goroutines end with ctx.
 func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (impl.Repository, error) {
-	metrics := pipeline.NewMetrics(reg, processStart)
+	served := live.NewMetrics(reg, processStart)
+	metrics := pipeline.NewMetrics(reg) // imports from the inbox and syncs
 	st, closeStore, err := openBackend(ctx, opts.dir)
 	if err != nil && isDatabase(opts.dir) {
 		// A replica may start before its database: serve the sample data, not
@@ -50,7 +51,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 			}
 			return st, err
 		}
-		return live.OpenEventually(ctx, connect, logger, metrics, fallback, 2*time.Second, func(repo *live.Repository) {
+		return live.OpenEventually(ctx, connect, logger, served, fallback, 2*time.Second, func(repo *live.Repository) {
 			if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
 				logger.Error("cannot follow the store", "err", err)
 			}
@@ -63,13 +64,13 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	// The embedded sample data is built only for a store with no intact version:
 	// building (and compressing) it beside the real one would slow start-up and
 	// hold memory for nothing.
-	repo, err := live.Open(st, logger, metrics, nil)
+	repo, err := live.Open(st, logger, served, nil)
 	if errors.Is(err, store.ErrNotFound) {
 		var fallback *catalog.Edition
 		if fallback, err = embeddedEdition(); err != nil {
 			return nil, err
 		}
-		repo, err = live.Open(st, logger, metrics, fallback)
+		repo, err = live.Open(st, logger, served, fallback)
 	}
 	if err != nil {
 		return nil, err

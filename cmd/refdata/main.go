@@ -148,7 +148,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		repo, err = embeddedRepository(logger)
 		if err == nil {
 			// The same metric names with or without a store, so dashboards need no cases.
-			pipeline.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
+			live.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
+			pipeline.NewMetrics(reg)
 		}
 	}
 	if err != nil {
