@@ -10,12 +10,18 @@ import (
 // BuildFiles builds an edition from snapshot files held in memory (a version
 // read from a store), with the repairs an import applies.
 func BuildFiles(files map[string][]byte) (*Edition, error) {
-	snap, err := LoadSnapshot(memFS(files), ".")
+	snap, err := LoadFiles(files)
 	if err != nil {
 		return nil, err
 	}
 	Repair(snap)
 	return Build(snap)
+}
+
+// LoadFiles reads a snapshot held in memory (slash paths of the snapshot
+// layout) as LoadSnapshot reads a directory.
+func LoadFiles(files map[string][]byte) (*Snapshot, error) {
+	return LoadSnapshot(memFS(files), ".")
 }
 
 // memFS serves snapshot files from memory to LoadSnapshot, which only reads

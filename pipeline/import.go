@@ -14,7 +14,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-	"testing/fstest"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -318,7 +317,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	im.carryOver(files, baseFiles, base.ManifestID)
 
-	snap, err := catalog.LoadSnapshot(mapFS(files), ".")
+	snap, err := catalog.LoadFiles(files)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
 	}
@@ -540,14 +539,6 @@ func problemOf(err error) catalog.Problem {
 		return catalog.Problem{File: fe.File, Reason: fe.Err.Error()}
 	}
 	return catalog.Problem{File: "(snapshot)", Reason: err.Error()}
-}
-
-func mapFS(files map[string][]byte) fstest.MapFS {
-	m := fstest.MapFS{}
-	for n, b := range files {
-		m[n] = &fstest.MapFile{Data: b}
-	}
-	return m
 }
 
 // cleanTmp removes a crashed writer's leftovers, for backends that can have any.
