@@ -1,12 +1,13 @@
 package catalog
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"path"
+
+	"github.com/refdata/refdata/envelope"
 )
 
 // Snapshot is one game version as read from disk, before normalization: decoded
@@ -106,7 +107,7 @@ func readItems(fsys fs.FS, name string) ([]any, error) {
 }
 
 // readEnveloped decodes a file holding either the API's {"status":200,"data":…}
-// body or the bare data.
+// body or the bare data (envelope's rules).
 func readEnveloped(fsys fs.FS, name string, into *any) error {
 	b, err := fs.ReadFile(fsys, name)
 	if err != nil {
@@ -115,25 +116,9 @@ func readEnveloped(fsys fs.FS, name string, into *any) error {
 		}
 		return &FileError{name, err}
 	}
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&v); err != nil {
-		return &FileError{name, fmt.Errorf("malformed JSON: %w", err)}
-	}
-	if dec.More() {
-		return &FileError{name, errors.New("malformed JSON: data after the top-level value")}
-	}
-	if obj, ok := v.(map[string]any); ok {
-		if _, hasStatus := obj["status"]; hasStatus {
-			if st, _ := obj["status"].(float64); st != 200 {
-				return &FileError{name, fmt.Errorf("envelope status is %v, want 200", obj["status"])}
-			}
-			data, ok := obj["data"]
-			if !ok {
-				return &FileError{name, errors.New(`envelope has "status" but no "data"`)}
-			}
-			v = data
-		}
+	v, err := envelope.Decode(b)
+	if err != nil {
+		return &FileError{name, err}
 	}
 	*into = v
 	return nil

@@ -1,7 +1,6 @@
 package follow
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/envelope"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/upstream"
 )
@@ -173,7 +173,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 			return nil, fmt.Errorf("%s?language=all: %w", name, err)
 		}
 		for _, lang := range catalog.Locales {
-			lb, err := encodeEnvelope(upstream.PickLocale(env.Data, lang, catalog.Locales[:]))
+			lb, err := envelope.Marshal(upstream.PickLocale(env.Data, lang, catalog.Locales[:]))
 			if err != nil {
 				return nil, err
 			}
@@ -252,14 +252,4 @@ func hashFiles(files map[string][]byte) string {
 		sums[n] = hex.EncodeToString(s[:])
 	}
 	return catalog.ContentHash(sums)
-}
-
-func encodeEnvelope(data any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(map[string]any{"status": 200, "data": data}); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
 }

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+
+	"github.com/refdata/refdata/envelope"
 )
 
 // translator makes the snapshot layout's translation files (fixtures/README.md)
@@ -73,13 +75,15 @@ func (tr *translator) partialFile(locBody []byte) ([]byte, error) {
 }
 
 func items(body []byte) ([]any, error) {
-	var env struct {
-		Data []any `json:"data"`
+	v, err := envelope.Decode(body)
+	if err != nil {
+		return nil, err
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
-		return nil, fmt.Errorf("not a list envelope: %w", err)
+	list, ok := v.([]any)
+	if !ok {
+		return nil, errors.New("wrong envelope: data is not an array")
 	}
-	return env.Data, nil
+	return list, nil
 }
 
 // partial is what of loc differs from base, in the shape the merge rule reads:

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/envelope"
 	"github.com/refdata/refdata/store"
 )
 
@@ -492,15 +493,10 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 		}
 		switch {
 		case n == "version.json":
-			var v any
-			if err := json.Unmarshal(b, &v); err != nil {
-				ps = append(ps, catalog.Problem{File: n, Reason: jsonReason(err)})
+			v, err := envelope.Decode(b)
+			if err != nil {
+				ps = append(ps, *problemIn(n, err))
 				continue
-			}
-			if m, ok := v.(map[string]any); ok {
-				if d, ok := m["data"]; ok {
-					v = d
-				}
 			}
 			if _, ok := v.(map[string]any); !ok {
 				ps = append(ps, catalog.Problem{File: n, Reason: "wrong envelope: the version record is not an object"})
@@ -508,7 +504,7 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 		case strings.HasPrefix(n, "locres/"):
 			var t map[string]map[string]string
 			if err := json.Unmarshal(b, &t); err != nil {
-				ps = append(ps, catalog.Problem{File: n, Reason: "not a string table: " + jsonReason(err)})
+				ps = append(ps, catalog.Problem{File: n, Reason: "not a string table: " + envelope.JSONReason(err)})
 			}
 		default:
 			if _, p := decodeItems(n, b); p != nil {

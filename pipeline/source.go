@@ -1,11 +1,9 @@
 package pipeline
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"path"
 	"reflect"
@@ -14,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/envelope"
 )
 
 // Layout names the two directory shapes an import accepts.
@@ -286,7 +285,7 @@ func splitAllCaptures(files map[string][]byte, r *Report) ([]catalog.Problem, er
 		if !ok {
 			continue
 		}
-		if files[name], err = encodeEnvelope(en); err != nil {
+		if files[name], err = envelope.Marshal(en); err != nil {
 			return nil, err
 		}
 		for loc, over := range overlays {
@@ -383,7 +382,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 			r.note("%s%s disagrees with the %s of skins.json on %d entries (skins.json wins): %s", where, f.file, f.field, len(off), capList(off))
 		}
 	}
-	b, err := encodeEnvelope(weapons)
+	b, err := envelope.Marshal(weapons)
 	if err != nil {
 		return nil, err
 	}
@@ -451,24 +450,15 @@ func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
 	if len(orphans) > 0 {
 		notes = append(notes, fmt.Sprintf("/v1/weapons/skins has %d skins no weapon lists; left out: %s", len(orphans), capList(orphans)))
 	}
-	b, err := encodeEnvelope(weapons)
+	b, err := envelope.Marshal(weapons)
 	return b, notes, err
 }
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.
 func decodeItems(file string, b []byte) ([]any, *catalog.Problem) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, &catalog.Problem{File: file, Reason: jsonReason(err)}
-	}
-	if m, ok := v.(map[string]any); ok {
-		if st, has := m["status"]; has {
-			if st != float64(200) {
-				return nil, &catalog.Problem{File: file, Pointer: "/status", Reason: fmt.Sprintf("wrong envelope: status is %v, want 200", st)}
-			}
-			v = m["data"]
-		}
+	v, err := envelope.Decode(b)
+	if err != nil {
+		return nil, problemIn(file, err)
 	}
 	items, ok := v.([]any)
 	if !ok {
@@ -477,21 +467,14 @@ func decodeItems(file string, b []byte) ([]any, *catalog.Problem) {
 	return items, nil
 }
 
-func jsonReason(err error) string {
-	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-		return "truncated file: JSON ends early"
+// problemIn locates an envelope error in file.
+func problemIn(file string, err error) *catalog.Problem {
+	p := &catalog.Problem{File: file, Reason: err.Error()}
+	var e *envelope.Error
+	if errors.As(err, &e) {
+		p.Pointer = e.Pointer
 	}
-	return "malformed JSON: " + err.Error()
-}
-
-func encodeEnvelope(data any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(map[string]any{"status": 200, "data": data}); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return p
 }
 
 func capList(ids []string) string {

@@ -8,7 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"unicode/utf8"
+
+	"github.com/refdata/refdata/envelope"
 )
 
 // Version is an answer of /v1/version.
@@ -33,7 +34,7 @@ func (c *Client) Version(ctx context.Context, etag string) (*Version, error) {
 	}
 	var id string
 	res, err := c.Get(ctx, "/v1/version", nil, h, func(b []byte) error {
-		data, err := envelope(b, '{')
+		data, err := envelope.Raw(b, envelope.Object)
 		if err != nil {
 			return err
 		}
@@ -77,7 +78,7 @@ func (c *Client) Catalog(ctx context.Context, name, language string) ([]byte, er
 		q.Set("language", language)
 	}
 	res, err := c.Get(ctx, "/v1/"+name, q, nil, func(b []byte) error {
-		_, err := envelope(b, '[')
+		_, err := envelope.Raw(b, envelope.Array)
 		return err
 	})
 	if err != nil {
@@ -98,7 +99,7 @@ func (c *Client) Catalog(ctx context.Context, name, language string) ([]byte, er
 func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
 	var data []byte
 	res, err := c.Get(ctx, "/v1/locres/"+url.PathEscape(locale), nil, nil, func(b []byte) error {
-		d, err := envelope(b, '{')
+		d, err := envelope.Raw(b, envelope.Object)
 		data = d
 		return err
 	})
@@ -113,29 +114,6 @@ func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
 	default:
 		return nil, &StatusError{URL: c.base.String() + "/v1/locres/" + locale, Status: res.Status}
 	}
-}
-
-// envelope checks a {"status":200,"data":…} body whose data starts with kind
-// ('[' or '{') and returns data.
-func envelope(b []byte, kind byte) (json.RawMessage, error) {
-	if !utf8.Valid(b) {
-		return nil, errors.New("body is not valid UTF-8")
-	}
-	var env struct {
-		Status *int            `json:"status"`
-		Data   json.RawMessage `json:"data"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, fmt.Errorf("body is not a JSON envelope (truncated or malformed): %w", err)
-	}
-	if env.Status == nil || *env.Status != 200 {
-		return nil, errors.New(`body is not a {"status":200,"data":…} envelope`)
-	}
-	data := bytes.TrimLeft(env.Data, " \t\r\n")
-	if len(data) == 0 || data[0] != kind {
-		return nil, fmt.Errorf("data is not a JSON %s", map[byte]string{'[': "array", '{': "object"}[kind])
-	}
-	return data, nil
 }
 
 // AdvertisesAllLanguages reports whether the upstream's /openapi.json lists
