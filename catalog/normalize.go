@@ -233,7 +233,7 @@ func mergeValue(base, over any) any {
 			return over
 		}
 		for i, ov := range o {
-			j := matchElement(b, ov, i)
+			j := MatchElement(b, ov, i)
 			if j < 0 {
 				continue // translations never add items
 			}
@@ -245,7 +245,10 @@ func mergeValue(base, over any) any {
 	}
 }
 
-func matchElement(base []any, over any, pos int) int {
+// MatchElement is the translation merge rule's element match (fixtures/README.md):
+// the index in base of the element over stands for — the one with over's uuid,
+// else its tier, else the one at pos — or -1 when there is none.
+func MatchElement(base []any, over any, pos int) int {
 	om, ok := over.(map[string]any)
 	if ok {
 		for _, key := range []string{"uuid", "tier"} {

@@ -3,10 +3,7 @@ package follow_test
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
-	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,6 +20,7 @@ import (
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/storetest"
 	"github.com/refdata/refdata/upstream"
 	"github.com/refdata/refdata/upstream/upstreamtest"
 )
@@ -285,28 +283,8 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// treeHash maps every file of a store to its sha256, to prove nothing changed.
-func treeHash(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "LOCK" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		h := sha256.Sum256(b)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = hex.EncodeToString(h[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// treeHash is storetest.TreeHash: every file of a store and its SHA-256.
+var treeHash = storetest.TreeHash
 
 // TestSyncFaults: every fault leaves the store as it was (the active version
 // untouched), and the next sync, fault gone, publishes.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/envelope"
 )
 
@@ -135,7 +136,7 @@ func partial(base, loc any) (any, bool) {
 		var out []any
 		last := -1
 		for i, e := range l {
-			j := match(b, e, i)
+			j := catalog.MatchElement(b, e, i)
 			if j < 0 {
 				continue // the merge rule never adds elements
 			}
@@ -176,24 +177,4 @@ func partial(base, loc any) (any, bool) {
 		}
 		return loc, true
 	}
-}
-
-// match is the merge rule's element match: by uuid, else tier, else position.
-func match(base []any, e any, pos int) int {
-	if m, ok := e.(map[string]any); ok {
-		for _, key := range []string{"uuid", "tier"} {
-			if want, ok := m[key]; ok {
-				for j, bv := range base {
-					if bm, ok := bv.(map[string]any); ok && bm[key] == want {
-						return j
-					}
-				}
-				return -1
-			}
-		}
-	}
-	if pos < len(base) {
-		return pos
-	}
-	return -1
 }

@@ -1,9 +1,6 @@
 package pipeline_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +9,7 @@ import (
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/storetest"
 )
 
 // fixtureDir copies an embedded sample version (trimmed under -short) (by NN prefix, "14" or "15") into
@@ -40,28 +38,8 @@ func copyDir(t testing.TB, src, dst string) {
 	}
 }
 
-// treeHash maps every file under dir to its sha256, to prove nothing changed.
-func treeHash(t testing.TB, dir string) map[string]string {
-	t.Helper()
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() || d.Name() == "LOCK" {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		h := sha256.Sum256(b)
-		rel, _ := filepath.Rel(dir, p)
-		out[rel] = hex.EncodeToString(h[:])
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
+// treeHash is storetest.TreeHash: every file of a store and its SHA-256.
+var treeHash = storetest.TreeHash
 
 func openStore(t testing.TB, dir string) *store.Store {
 	t.Helper()
