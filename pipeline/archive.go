@@ -35,7 +35,7 @@ func (im *importer) runArchive(name string) error {
 	defer f.Close()
 	files, ps, err := ReadArchive(f, im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes)
 	if err != nil {
-		return im.reject([]catalog.Problem{{File: name, Reason: err.Error()}}, "%s: %v", name, err)
+		return im.reject([]catalog.Problem{{File: name, Reason: err.Error()}}, "%s: %w", name, err)
 	}
 	if len(ps) > 0 {
 		return im.reject(ps, "%d archive entries refused", len(ps))

@@ -97,3 +97,21 @@ func TestImportArchive(t *testing.T) {
 		})
 	}
 }
+
+// TestImportArchiveNotGzip: a file that is not a gzip stream is rejected, the
+// report says so, and the error keeps its cause (gzip.ErrHeader) for callers.
+func TestImportArchiveNotGzip(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "export.tar.gz")
+	if err := os.WriteFile(name, []byte("not gzip at all"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := pipeline.Import(openStore(t, t.TempDir()), name, pipeline.Options{})
+	if !errors.Is(err, pipeline.ErrRejected) || !errors.Is(err, gzip.ErrHeader) {
+		t.Fatalf("err = %v, want a rejection wrapping gzip.ErrHeader", err)
+	}
+	var b strings.Builder
+	rep.Write(&b)
+	if !strings.Contains(b.String(), "not a gzip stream") {
+		t.Errorf("report lacks the cause:\n%s", b.String())
+	}
+}

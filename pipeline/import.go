@@ -163,11 +163,13 @@ func (im *importer) enter(s Stage, format string, args ...any) {
 	}
 }
 
+// reject records the problems and returns an error wrapping ErrRejected; format
+// may use %w, so a rejection caused by an error keeps that error's chain.
 func (im *importer) reject(ps []catalog.Problem, format string, args ...any) error {
 	im.r.Outcome = "rejected"
 	im.r.NumRejections = len(ps)
 	im.r.Rejections = capProblems(ps)
-	return fmt.Errorf("%s: %w: %s", im.stage, ErrRejected, fmt.Sprintf(format, args...))
+	return fmt.Errorf("%s: %w: "+format, append([]any{im.stage, ErrRejected}, args...)...)
 }
 
 // locked runs an import's stages holding the store's writer lock, after
@@ -200,7 +202,7 @@ func (im *importer) run(dir string) error {
 	}
 	defer sf.Close()
 	if r.Layout, err = detectLayout(sf.FS()); err != nil {
-		return im.reject([]catalog.Problem{{File: dir, Reason: err.Error()}}, "%s: %v", dir, err)
+		return im.reject([]catalog.Problem{{File: dir, Reason: err.Error()}}, "%s: %w", dir, err)
 	}
 	var files map[string][]byte
 	var problems []catalog.Problem
@@ -212,7 +214,7 @@ func (im *importer) run(dir string) error {
 	}
 	var fe *catalog.FileError
 	if errors.As(err, &fe) {
-		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
+		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
 	if err != nil {
 		return fmt.Errorf("load %s: %w", dir, err)
@@ -320,7 +322,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 
 	snap, err := catalog.LoadFiles(files)
 	if err != nil {
-		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
+		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
 
 	items := 0
@@ -344,7 +346,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	ed, err := catalog.Build(snap)
 	if err != nil {
-		return im.reject([]catalog.Problem{problemOf(err)}, "%v", err)
+		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
 	r.ManifestID = ed.ManifestID
 	r.Version = ed.Version.Version
