@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -110,16 +111,19 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 	if err != nil {
 		return Pointer{}, "", err
 	}
-	why := perr.Error()
+	why, errs := perr.Error(), []any{perr} // why each candidate was passed over
 	for i := len(vs) - 1; i >= 0; i-- {
 		if vs[i].ManifestID == p.ManifestID {
 			continue // just failed
 		}
 		if err := b.Verify(vs[i].ManifestID, ""); err != nil {
 			why += "; " + err.Error()
+			errs = append(errs, err)
 			continue
 		}
 		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
 	}
-	return Pointer{}, "", fmt.Errorf("no intact version (%s): %w", why, ErrNotFound)
+	// Each reason is wrapped, so a caller can tell damage (ErrCorrupt) apart.
+	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
+	return Pointer{}, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
 }

@@ -352,5 +352,9 @@ func Run(t *testing.T, h Harness) {
 		if err != nil || p.ManifestID != id1 || why == "" {
 			t.Errorf("ResolveIn = %s, %q, %v; want the intact %s and a reason", p.ManifestID, why, err, id1)
 		}
+		h.Damage(t, b, id1, "en-US/weapons.json")
+		if _, _, err := store.ResolveIn(b); !errors.Is(err, store.ErrNotFound) || !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("ResolveIn with every version damaged: %v, want ErrNotFound wrapping the damage (ErrCorrupt)", err)
+		}
 	})
 }
