@@ -27,8 +27,9 @@ func TestMain(m *testing.M) {
 		st, err := store.Open(os.Getenv("REFDATA_CRASH_STORE"))
 		if at, perr := strconv.ParseInt(os.Getenv("REFDATA_CRASH_PAUSE_AT"), 10, 64); perr == nil && err == nil {
 			// Announce the step on stderr and wait there to be killed.
-			st.OnStep = func(n int64, what string) {
-				if n == at {
+			var n int64
+			st.OnStep = func(what string) {
+				if n++; n == at {
 					fmt.Fprintf(os.Stderr, "REFDATA_PAUSED %d %s\n", n, what)
 					select {}
 				}
@@ -60,10 +61,11 @@ func TestCrashSafety(t *testing.T) {
 	ref := filepath.Join(t.TempDir(), "ref")
 	copyDir(t, base, ref)
 	refStore := openStore(t, ref)
+	steps := 0
+	refStore.OnStep = func(string) { steps++ }
 	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1}); err != nil {
 		t.Fatal(err)
 	}
-	steps := int(refStore.Steps())
 	want := map[string][]byte{}
 	for _, dir := range []string{base, ref} {
 		p, _, err := openStore(t, dir).Active()

@@ -31,7 +31,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -61,12 +60,10 @@ type Store struct {
 	// relative to the store directory. Tests use it to prove a request touched no file.
 	Trace func(name string)
 
-	// OnStep, when set, is called before each durable write step with its
-	// number (from 1) and what it does; crash tests use it to stop a publish
-	// at a chosen step and kill it there.
-	OnStep func(n int64, what string)
-
-	steps atomic.Int64
+	// OnStep, when set, is called before each durable write step with what it
+	// does; crash tests count the steps with it and stop a publish at a chosen
+	// one. The store keeps no count of its own.
+	OnStep func(what string)
 }
 
 // Manifest describes one stored version.
@@ -122,14 +119,10 @@ func (s *Store) trace(name string) {
 
 // step marks one durable write step.
 func (s *Store) step(what string) {
-	n := s.steps.Add(1)
 	if s.OnStep != nil {
-		s.OnStep(n, what)
+		s.OnStep(what)
 	}
 }
-
-// Steps is the number of write steps taken so far (crash tests size their runs by it).
-func (s *Store) Steps() int64 { return s.steps.Load() }
 
 // Lock takes the writer lock, waiting until it is free or ctx ends (then it
 // returns ctx's error and holds nothing). flock cannot be interrupted, so the wait
