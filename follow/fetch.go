@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path"
@@ -166,14 +165,12 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 		if !ok {
 			return out, nil
 		}
-		var env struct {
-			Data any `json:"data"`
-		}
-		if err := json.Unmarshal(b, &env); err != nil {
+		data, err := envelope.Decode(b)
+		if err != nil {
 			return nil, fmt.Errorf("%s?language=all: %w", name, err)
 		}
 		for _, lang := range catalog.Locales {
-			lb, err := envelope.Marshal(upstream.PickLocale(env.Data, lang, catalog.Locales[:]))
+			lb, err := envelope.Marshal(upstream.PickLocale(data, lang, catalog.Locales[:]))
 			if err != nil {
 				return nil, err
 			}

@@ -518,17 +518,10 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 }
 
 func rawManifestID(b []byte) string {
-	var v struct {
-		ManifestID string `json:"manifestId"`
-		Data       struct {
-			ManifestID string `json:"manifestId"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(b, &v)
-	if v.Data.ManifestID != "" {
-		return v.Data.ManifestID
-	}
-	return v.ManifestID
+	v, _ := envelope.Decode(b)
+	m, _ := v.(map[string]any)
+	id, _ := m["manifestId"].(string)
+	return id
 }
 
 func problemOf(err error) catalog.Problem {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/envelope"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 )
@@ -113,13 +114,11 @@ func manifestOf(t *testing.T, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var v struct {
-		Data struct {
-			ManifestID string `json:"manifestId"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(b, &v); err != nil || v.Data.ManifestID == "" {
+	v, err := envelope.Decode(b)
+	m, _ := v.(map[string]any)
+	id, _ := m["manifestId"].(string)
+	if id == "" {
 		t.Fatalf("%s/version.json: no manifestId (%v)", dir, err)
 	}
-	return v.Data.ManifestID
+	return id
 }

@@ -6,10 +6,10 @@
 package upstreamtest
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -21,17 +21,15 @@ import (
 	"sync/atomic"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/envelope"
 )
 
 // ManifestID reads data.manifestId of a version record.
 func ManifestID(record []byte) string {
-	var v struct {
-		Data struct {
-			ManifestID string `json:"manifestId"`
-		} `json:"data"`
-	}
-	_ = json.Unmarshal(record, &v)
-	return v.Data.ManifestID
+	v, _ := envelope.Decode(record)
+	m, _ := v.(map[string]any)
+	id, _ := m["manifestId"].(string)
+	return id
 }
 
 // Version is one upstream version (Name: its manifestId): the /v1/version body and, per catalog path
@@ -236,16 +234,24 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 		if err != nil {
 			continue // the upstream lacks it
 		}
-		var env struct {
-			Data []any `json:"data"`
+		data, err := envelope.Decode(en)
+		items, ok := data.([]any)
+		if err == nil && !ok {
+			err = errors.New("data is not an array")
 		}
-		if err := json.Unmarshal(en, &env); err != nil {
+		if err != nil {
 			return v, fmt.Errorf("%s: %w", c.File(), err)
+		}
+		if _, err := envelope.Raw(en, envelope.Array); err != nil {
+			// Bare data in the snapshot: an upstream answers with an envelope.
+			if en, err = envelope.Marshal(items); err != nil {
+				return v, err
+			}
 		}
 		byLang := map[string][]byte{"en-US": en}
 		trees := make([]any, len(catalog.Locales))
 		for i, loc := range catalog.Locales {
-			trees[i] = env.Data
+			trees[i] = items
 			b, err := fs.ReadFile(fsys, path.Join(dir, loc, c.File()))
 			if err != nil || loc == "en-US" {
 				continue
@@ -254,17 +260,13 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 			if err := json.Unmarshal(b, &over); err != nil {
 				return v, fmt.Errorf("%s/%s: %w", loc, c.File(), err)
 			}
-			var fresh struct {
-				Data []any `json:"data"`
-			}
-			_ = json.Unmarshal(en, &fresh)
-			trees[i] = catalog.Translate(fresh.Data, over)
-			if byLang[loc], err = envelope(trees[i]); err != nil {
+			trees[i] = catalog.Translate(items, over) // on deep copies
+			if byLang[loc], err = envelope.Marshal(trees[i]); err != nil {
 				return v, err
 			}
 		}
 		byLang["*"] = en
-		if byLang["all"], err = envelope(combine(trees)); err != nil {
+		if byLang["all"], err = envelope.Marshal(combine(trees)); err != nil {
 			return v, err
 		}
 		v.Catalogs[c.Name()] = byLang
@@ -278,7 +280,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 		if err := json.Unmarshal(b, &table); err != nil {
 			return v, err
 		}
-		if b, err = envelope(table); err != nil {
+		if b, err = envelope.Marshal(table); err != nil {
 			return v, err
 		}
 		v.Catalogs["locres/"+loc] = map[string][]byte{"*": b}
@@ -344,12 +346,4 @@ func combine(trees []any) any {
 		return m
 	}
 	return trees[catalog.DefaultLocale]
-}
-
-func envelope(data any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(map[string]any{"status": 200, "data": data})
-	return buf.Bytes(), err
 }
