@@ -52,6 +52,10 @@ type Repository struct {
 	// next is a version staged (loaded, rendered, compressed) to be served
 	// from a scheduled instant, on a store shared by replicas.
 	next atomic.Pointer[pending]
+	// swap orders installs: a request that promotes a due staged version and
+	// a reload that installs a newer one must not interleave, or the older one
+	// could land last and the replica step back (seen under -race).
+	swap sync.Mutex
 	// replica names this process to a Coordinator store.
 	replica string
 	// seen is what the last Reload read of the store: the pointer, or the
@@ -177,6 +181,8 @@ func (r *Repository) promoteDue() {
 	if n == nil || time.Now().Before(n.at) {
 		return
 	}
+	r.swap.Lock()
+	defer r.swap.Unlock()
 	if r.next.CompareAndSwap(n, nil) {
 		r.install(n.s, n.publishedAt)
 	}
@@ -276,8 +282,10 @@ func (r *Repository) Reload() (bool, error) {
 				r.log.Info("staged version", "manifest_id", ed.ManifestID, "switch_at", ptr.ActivateAt)
 				return false, nil
 			}
+			r.swap.Lock()
 			r.next.Store(nil)
 			r.install(s, man.PublishedAt)
+			r.swap.Unlock()
 			return true, nil
 		}
 	}
