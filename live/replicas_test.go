@@ -72,6 +72,7 @@ func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 // replica stages a new version and all switch at the instant the publisher
 // schedules once they have.
 func TestReplicasSwitchTogether(t *testing.T) {
+	t.Parallel() // its own schema; most of its time is the scheduled switches' margin
 	u := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
