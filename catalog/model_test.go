@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -58,7 +59,7 @@ func TestContentHash(t *testing.T) {
 		t.Fatal(err)
 	}
 	names := []string{"de-DE/weapons.json", "en-US/playercards.j", "en-US/weapons.json", "version.json"}
-	if got := slices.Sorted(mapKeys(sums)); !slices.Equal(got, names) {
+	if got := slices.Sorted(maps.Keys(sums)); !slices.Equal(got, names) {
 		t.Fatalf("FileHashes names %q, want %q", got, names)
 	}
 	var lines strings.Builder
@@ -84,16 +85,6 @@ func TestContentHash(t *testing.T) {
 	}
 	if _, err := catalog.FileHashes(fsys, "missing"); err == nil || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("FileHashes of a missing dir: %v", err)
-	}
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
 	}
 }
 

@@ -30,6 +30,17 @@ func ContentHash(files map[string]string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
+// FilesHash is ContentHash of snapshot files held in memory (slash paths of
+// the snapshot layout): what a version read, synced or trimmed hashes to.
+func FilesHash(files map[string][]byte) string {
+	sums := make(map[string]string, len(files))
+	for n, b := range files {
+		sum := sha256.Sum256(b)
+		sums[n] = hex.EncodeToString(sum[:])
+	}
+	return ContentHash(sums)
+}
+
 // FileHashes returns the SHA-256 (hex) of every file under dir in fsys, keyed by
 // its slash-separated path relative to dir: the input of ContentHash for a
 // snapshot that is not in a store (the embedded sample data).

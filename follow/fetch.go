@@ -2,8 +2,6 @@ package follow
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"path"
@@ -238,15 +236,6 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 		f.lacking = append(f.lacking, "locres")
 	}
 	sort.Strings(f.lacking)
-	f.contentHash = hashFiles(f.files)
+	f.contentHash = catalog.FilesHash(f.files)
 	return f, nil
-}
-
-func hashFiles(files map[string][]byte) string {
-	sums := make(map[string]string, len(files))
-	for n, b := range files {
-		s := sha256.Sum256(b)
-		sums[n] = hex.EncodeToString(s[:])
-	}
-	return catalog.ContentHash(sums)
 }

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"reflect"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
 )
@@ -76,7 +77,7 @@ func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, eta
 		// theirs. They differ only when the two stores' copies of that version do.
 		res.Notes = append(res.Notes, fmt.Sprintf("our diff disagrees with the upstream's: %+v here, %+v there", *rep.Summary, their.Summary))
 	}
-	st.ManifestID, st.ETag, st.ContentHash = theirs, etag, hashFiles(files)
+	st.ManifestID, st.ETag, st.ContentHash = theirs, etag, catalog.FilesHash(files)
 	st.CheckedAt, st.SyncedAt = f.opt.Now(), f.opt.Now()
 	return f.saveState(st)
 }

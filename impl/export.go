@@ -1,8 +1,6 @@
 package impl
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,7 +67,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 	// a strong validator of it.
 	sum := snap.ContentHash
 	if sum == "" {
-		sum = catalog.ContentHash(fileSums(snap.Files))
+		sum = catalog.FilesHash(snap.Files)
 	}
 	sum = strings.TrimPrefix(sum, "sha256:")
 	etag := `"tgz-` + sum[:min(32, len(sum))] + `"`
@@ -88,15 +86,6 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 		// every reader (and refdata import) refuses.
 		s.Logger.Error("export cut off", "manifest_id", snap.ManifestID, "err", err)
 	}
-}
-
-func fileSums(files map[string][]byte) map[string]string {
-	out := make(map[string]string, len(files))
-	for n, b := range files {
-		h := sha256.Sum256(b)
-		out[n] = hex.EncodeToString(h[:])
-	}
-	return out
 }
 
 // EmbeddedSnapshots exports the embedded sample versions from their files:
