@@ -92,7 +92,7 @@ func TestErrorMessagesSayWhatToDo(t *testing.T) {
 }
 
 func TestContentLanguage(t *testing.T) {
-	ed := edition(t)
+	ed := sample(t)
 	check := apitest.New(t)
 	h := handler(t, impl.Static{Edition: ed}, nil)
 	const classic = "29a0cfab-485b-f5d5-779a-b59f85e204a8" // translated in ja-JP by the fixtures
@@ -145,7 +145,7 @@ func TestContentLanguage(t *testing.T) {
 
 func TestSampleCounts(t *testing.T) {
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(t, impl.Static{Edition: sample(t)}, nil)
 	for _, tc := range []struct {
 		path string
 		want int
@@ -244,7 +244,7 @@ func TestSpecDocuments(t *testing.T) {
 // fields), a map (callouts converted to minimap positions) and a translated weapon.
 func TestGolden(t *testing.T) {
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(t, impl.Static{Edition: sample(t)}, nil)
 	for name, path := range map[string]string{
 		"version.json":        "/v1/version",
 		"map-ascent.json":     "/v1/maps/7eaecc1b-4337-bbf6-6ab9-04b8f06b3319",
