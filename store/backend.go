@@ -78,12 +78,16 @@ type Cleaner interface {
 	CleanTmp() error
 }
 
-var _ Backend = (*Store)(nil)
+var (
+	_ Backend  = (*Store)(nil)
+	_ Notifier = (*Store)(nil)
+)
 
 // Notifier is a Backend that can say when the active pointer may have moved
-// (PostgreSQL's LISTEN/NOTIFY), so a replica need not wait for its next poll.
-// The channel may also fire without a change; readers check Active. It is
-// closed when ctx ends.
+// (PostgreSQL's LISTEN/NOTIFY; the file store's watch of its pointer file), so
+// a replica need not wait for its next poll. The first signal comes once it is
+// listening; the channel may also fire without a change (readers check
+// Active). It is closed when ctx ends.
 type Notifier interface {
 	Changes(ctx context.Context) <-chan struct{}
 }

@@ -5,7 +5,6 @@ import (
 	"os"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -91,40 +90,5 @@ func TestMigrationsOnce(t *testing.T) {
 	n, err := s.SchemaVersion(context.Background())
 	if err != nil || n != len(files) || n == 0 {
 		t.Errorf("schema version %d, %v; want %d, one per file in migrations/", n, err, len(files))
-	}
-}
-
-// TestNotify: a publish through one store reaches another's Changes.
-func TestNotify(t *testing.T) {
-	u := freshSchema(t, "notify")
-	writer, reader := open(t, u), open(t, u)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	ch := reader.Changes(ctx)
-	select { // the first signal says "listening; look now"
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal("Changes never started listening")
-	}
-	unlock, err := writer.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = writer.Publish(store.Publication{ManifestID: "00000000000000D4", Version: "v", Branch: "b",
-		Files: storetest.Files("00000000000000D4"), Now: time.Now()})
-	unlock()
-	if err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-ch:
-	case <-time.After(30 * time.Second):
-		t.Fatal("no notification after a publish")
-	}
-	if p, _, err := reader.Active(); err != nil || p.ManifestID != "00000000000000D4" {
-		t.Errorf("after the notification Active = %+v, %v", p, err)
-	}
-	cancel()
-	for range ch {
 	}
 }

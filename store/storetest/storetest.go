@@ -357,4 +357,41 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("ResolveIn with every version damaged: %v, want ErrNotFound wrapping the damage (ErrCorrupt)", err)
 		}
 	})
+
+	t.Run("Changes", func(t *testing.T) {
+		writer, reader := h.Open(t, "changes"), h.Open(t, "changes")
+		n, ok := reader.(store.Notifier)
+		if !ok {
+			t.Skipf("%T says nothing of changes: replicas poll", reader)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		ch := n.Changes(ctx)
+		wait := func(what string) {
+			t.Helper()
+			select {
+			case _, open := <-ch:
+				if !open {
+					t.Fatalf("%s: Changes closed", what)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s: no signal in 30 s", what)
+			}
+		}
+		wait("the first signal (listening; look now)")
+		for i, id := range []string{id1, id2} {
+			previous := ""
+			if i > 0 {
+				previous = id1
+			}
+			publish(t, writer, publication(id, previous, 0))
+			wait("a publish through another handle")
+			if p, _, err := reader.Active(); err != nil || p.ManifestID != id {
+				t.Errorf("after the signal Active = %+v, %v; want %s", p, err, id)
+			}
+		}
+		cancel()
+		for range ch { // closed once ctx ends
+		}
+	})
 }
