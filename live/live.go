@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -197,23 +198,35 @@ func (r *Repository) current() *state {
 // start makes s the served state at start-up: the edition is served at once and
 // its bodies switch to their compressed representations as they are made
 // (Body.Pick reads them atomically), so the first answer comes fast. Later
-// versions are prepared (compressed) first, while the previous version is still
-// served, so gzip and brotli clients never get a version's identity bodies.
+// versions are prepared first, while the previous version is still served:
+// every body that changed gets its gzip representation before the swap and its
+// brotli one beside serving after it, so a client that accepts gzip never gets
+// a version's identity bodies, and brotli (most of the cost) does not hold up
+// the swap.
 func (r *Repository) start(s *state, publishedAt time.Time) {
 	s.versions = r.listVersions(s.ed)
-	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies()) })
+	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), 0) })
 	r.install(s, publishedAt)
 }
 
-// prepare readies a version to be swapped in: its list of versions and its
-// compressed bodies (reusing the served version's where the bytes agree).
-func (r *Repository) prepare(s *state) {
+// prepare readies a version to be swapped in: its list of versions, the
+// compressed bodies of the served version where the bytes agree, and gzip for
+// the rest; brotli follows in the background on all cores but one, so serving
+// keeps a core (backgroundWorkers). It returns how many bodies it took from the
+// served version.
+func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
 	if prev := r.cur.Load(); prev != nil {
-		representation.Reuse(s.ed.Bodies(), prev.ed.Bodies())
+		reused = representation.Reuse(s.ed.Bodies(), prev.ed.Bodies())
 	}
-	representation.CompressAndRelease(s.ed.Bodies())
+	representation.CompressGzipAll(s.ed.Bodies())
+	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
+	return reused
 }
+
+// backgroundWorkers is how many goroutines compress beside serving after a
+// swap: all cores but one.
+func backgroundWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
 // install makes a prepared state the served one.
 func (r *Repository) install(s *state, publishedAt time.Time) {
@@ -269,13 +282,17 @@ func (r *Repository) Reload() (bool, error) {
 	if err == nil {
 		var ed *catalog.Edition
 		var man store.Manifest
+		began := time.Now()
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
 			ed, man, err = LoadEdition(r.st, ptr.ManifestID)
 		}
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
-			r.prepare(s)
+			loaded := time.Now()
+			reused := r.prepare(s)
+			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
+				"gzip", time.Since(loaded).Round(time.Millisecond), "bodies", len(ed.Bodies()), "reused", reused)
 			r.metrics.checked(time.Now())
 			if time.Now().Before(ptr.ActivateAt) {
 				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})

@@ -240,6 +240,31 @@ func TestLatestDiff(t *testing.T) {
 	}
 }
 
+// TestSwapServesGzipAtOnce: a swapped-in version's changed bodies have gzip
+// before the swap (a gzip client never gets its identity bodies) and brotli
+// once the background work is done.
+func TestSwapServesGzipAtOnce(t *testing.T) {
+	e := newEnv(t, 1)
+	e.repo.Wait()
+	e.importDir(t, fixtureDir(t, "15"))
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload = %v, %v", swapped, err)
+	}
+	do := func(accept string) *http.Response {
+		req := httptest.NewRequest(http.MethodGet, "/v1/currencies", nil) // changed 14 → 15
+		req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+		req.Header.Set("Accept-Encoding", accept)
+		return e.check.Do(t, e.h, req)
+	}
+	if res := do("gzip"); res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("X-Data-Version") != id15 {
+		t.Errorf("right after the swap: Content-Encoding %q from %s, want gzip from %s", res.Header.Get("Content-Encoding"), res.Header.Get("X-Data-Version"), id15)
+	}
+	e.repo.Wait()
+	if res := do("gzip, br"); res.Header.Get("Content-Encoding") != "br" {
+		t.Errorf("after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
+	}
+}
+
 // TestCorruptDiff: a damaged stored diff is a 500 JSON error; the catalog keeps
 // being served.
 func TestCorruptDiff(t *testing.T) {

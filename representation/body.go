@@ -66,8 +66,12 @@ func newEncoded(b []byte, encoding string) *Encoded {
 }
 
 // compressed holds a body's gzip and brotli representations; nil where the
-// encoding would not make the body smaller.
-type compressed struct{ gzip, br *Encoded }
+// encoding would not make the body smaller. partial: only gzip has been made
+// (CompressGzip); a later Compress adds brotli.
+type compressed struct {
+	gzip, br *Encoded
+	partial  bool
+}
 
 // minCompress: below this, compression saves less than its headers cost.
 const minCompress = 256
@@ -104,24 +108,36 @@ func UseEffort(e Effort) (restore func()) {
 // Compress makes the body's gzip (standard library) and brotli (andybalholm/brotli)
 // representations at the process's Effort (Best unless a test chose otherwise).
 // Safe to call while the body is being served: readers see either no compressed
-// representations or both.
-func (b *Body) Compress() {
-	if b.enc.Load() != nil {
+// representations, gzip alone (CompressGzip) or both.
+func (b *Body) Compress() { b.compress(true) }
+
+// CompressGzip makes the gzip representation alone, a fraction of Compress's
+// cost (brotli at quality 9 is most of it): a hot swap waits for gzip on the
+// bodies that changed, serves, and adds brotli in the background, so no client
+// that accepts gzip ever gets a new version's identity bodies.
+func (b *Body) CompressGzip() { b.compress(false) }
+
+func (b *Body) compress(withBrotli bool) {
+	old := b.enc.Load()
+	if old != nil && (!old.partial || !withBrotli) {
 		return
 	}
-	c := &compressed{}
+	c := &compressed{partial: !withBrotli}
 	if len(b.JSON) >= minCompress {
-		e := *effort.Load()
-		z := compressorFor(e)
-		if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
+		z := compressorFor(*effort.Load())
+		if old != nil {
+			c.gzip = old.gzip
+		} else if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
 			c.gzip = newEncoded(out, "gzip")
 		}
-		if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
-			c.br = newEncoded(out, "br")
+		if withBrotli {
+			if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
+				c.br = newEncoded(out, "br")
+			}
 		}
 		z.release()
 	}
-	b.enc.Store(c)
+	b.enc.CompareAndSwap(old, c)
 }
 
 // Brotli's window is sized to the body, from 2^minWindow to 2^maxWindow bytes,
@@ -324,10 +340,20 @@ func equalFold(a, b string) bool {
 
 // CompressAll compresses bodies in parallel, bounded by GOMAXPROCS. The bodies
 // may be served meanwhile: until one is done it is served as identity.
-func CompressAll(bodies []*Body) {
+func CompressAll(bodies []*Body) { each(bodies, 0, (*Body).Compress) }
+
+// CompressGzipAll makes the gzip representation of every body that has none,
+// bounded by GOMAXPROCS (see CompressGzip).
+func CompressGzipAll(bodies []*Body) { each(bodies, 0, (*Body).CompressGzip) }
+
+// each calls f on every body from workers goroutines (GOMAXPROCS when ≤ 0).
+func each(bodies []*Body, workers int, f func(*Body)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -336,7 +362,7 @@ func CompressAll(bodies []*Body) {
 				if i >= len(bodies) {
 					return
 				}
-				bodies[i].Compress()
+				f(bodies[i])
 			}
 		}()
 	}
@@ -381,10 +407,12 @@ func Sizes(bodies []*Body) (identity, gzip, br int) {
 	return identity, gzip, br
 }
 
-// CompressAndRelease compresses bodies, then hands the memory that loading and
-// compressing left behind back to the operating system: a version is loaded
-// rarely, and without this the process keeps its load-time peak as RSS.
-func CompressAndRelease(bodies []*Body) {
-	CompressAll(bodies)
+// CompressAndRelease compresses bodies from workers goroutines (GOMAXPROCS when
+// ≤ 0; a server compressing beside serving leaves a core to its requests),
+// then hands the memory that loading and compressing left behind back to the
+// operating system: a version is loaded rarely, and without this the process
+// keeps its load-time peak as RSS.
+func CompressAndRelease(bodies []*Body, workers int) {
+	each(bodies, workers, (*Body).Compress)
 	debug.FreeOSMemory()
 }

@@ -43,3 +43,42 @@ func TestPick(t *testing.T) {
 		t.Errorf("Pick allocates %v times", n)
 	}
 }
+
+// TestGzipFirst: a swap serves a body with gzip alone (CompressGzip) and adds
+// brotli later (Compress), keeping the gzip bytes, so a client's gzip ETag stays
+// valid across the upgrade.
+func TestGzipFirst(t *testing.T) {
+	b := representation.NewBody(bytes.Repeat([]byte(`{"displayName":"Glitchpop Odin"},`), 100), "")
+	enc := func(accept string) string {
+		rep := b.Pick([]string{accept})
+		if rep.Encoding.Value == nil {
+			return ""
+		}
+		return rep.Encoding.Value[0]
+	}
+	b.CompressGzip()
+	gz := b.Pick([]string{"gzip"})
+	for _, tc := range []struct{ accept, want string }{
+		{"gzip, br", "gzip"},
+		{"br", ""}, // brotli not made yet: identity, never a coding the client refused
+		{"gzip", "gzip"},
+	} {
+		if got := enc(tc.accept); got != tc.want {
+			t.Errorf("gzip alone, Accept-Encoding %q: %q, want %q", tc.accept, got, tc.want)
+		}
+	}
+	b.CompressGzip() // again: nothing changes
+	if b.Pick([]string{"gzip"}) != gz {
+		t.Error("a second CompressGzip made gzip again")
+	}
+	b.Compress()
+	if got := enc("gzip, br"); got != "br" {
+		t.Errorf("after Compress, Accept-Encoding gzip, br: %q, want br", got)
+	}
+	if b.Pick([]string{"gzip"}) != gz {
+		t.Error("Compress replaced the gzip representation it was given")
+	}
+	if len(b.Representations()) != 3 {
+		t.Errorf("%d representations, want identity, gzip and br", len(b.Representations()))
+	}
+}

@@ -248,7 +248,7 @@ var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
-	go func() { representation.CompressAndRelease(ed.Bodies()) }()
+	go func() { representation.CompressAndRelease(ed.Bodies(), 0) }()
 	return ed, nil
 })
 
