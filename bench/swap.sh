@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A new version going live under load (BENCHMARKS.md § Publishing under load):
+# imports FROM into a fresh store, starts `serve --data` on it, measures wrk's
+# latency on PATH at rest, then imports TO while the same load runs and reports
+# how long after the import exited the server first answered with TO's
+# manifestId, and wrk's p50/p99/p999 from the publish on (SECONDS_LOAD, which
+# should cover the swap: the script says when it did not).
+#
+#   go build -o bin/refdata ./cmd/refdata
+#   bench/swap.sh ../shared/data/upstream-en-US/13_… ../shared/data/upstream-en-US/14_…
+#
+# Needs wrk, curl, python3. BIN, PORT, BENCH_PATH and SECONDS_LOAD override the defaults.
+set -euo pipefail
+from=${1:?usage: bench/swap.sh FROM_SNAPSHOT TO_SNAPSHOT}
+to=${2:?usage: bench/swap.sh FROM_SNAPSHOT TO_SNAPSHOT}
+bin=${BIN:-bin/refdata}
+port=${PORT:-18124}
+path=${BENCH_PATH:-/v1/version}
+load=${SECONDS_LOAD:-8}
+ua='bench/1.0 (+http://localhost)'
+bench_dir=$(cd "$(dirname "$0")" && pwd)
+tmp=$(mktemp -d)
+trap 'kill "$pid" 2>/dev/null || true; [ -n "${KEEP_LOG:-}" ] && cp "$tmp/serve.log" "$KEEP_LOG"; rm -rf "$tmp"' EXIT
+
+"$bin" import --data "$tmp/store" "$from" >/dev/null 2>&1
+"$bin" serve --data "$tmp/store" --addr "127.0.0.1:$port" --log-level info 2>"$tmp/serve.log" &
+pid=$!
+until curl -sf -o /dev/null -A "$ua" "http://127.0.0.1:$port/v1/version"; do sleep 0.01; done
+# Wait for start-up compression to end (the gzip byte count stops moving).
+metric() { curl -s -A "$ua" "http://127.0.0.1:$port/v1/metrics" | awk -v m="$1" '$1==m {printf "%d\n", $2}'; }
+prev=-1
+while :; do
+  gz=$(metric 'refdata_rendered_bytes{encoding="gzip"}')
+  [ "$gz" = "$prev" ] && [ "$gz" != 0 ] && break
+  prev=$gz; sleep 1
+done
+
+# wrk's own percentiles, p999 included (wrk_report.lua prints up to p99).
+cat > "$tmp/p.lua" <<'EOF'
+done = function(summary, latency, requests)
+  io.write(string.format("rps=%.0f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f errors=%d\n",
+    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
+    latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000,
+    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout))
+end
+EOF
+run_wrk() { wrk -t1 -c32 -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
+
+echo "at rest:      $(run_wrk "$load")"
+
+want=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print((d.get("data") or d)["manifestId"])' "$to/version.json" 2>/dev/null || true)
+"$bin" import --data "$tmp/store" "$to" >"$tmp/import.log" 2>&1
+published=$(date +%s%N)
+# The load during the swap starts when the import has exited (the publish) and
+# lasts as long as the load at rest, so both percentiles cover the same span.
+run_wrk "$load" > "$tmp/during.txt" &
+wrk_pid=$!
+until curl -s -A "$ua" "http://127.0.0.1:$port/v1/version" | grep -q "\"manifestId\":\"${want:-x}\""; do
+  sleep 0.005
+  if (( ($(date +%s%N) - published) > 120000000000 )); then echo "TO never served"; exit 1; fi
+done
+live=$(date +%s%N)
+wait "$wrk_pid"
+echo "during swap:  $(cat "$tmp/during.txt")"
+ms=$(((live - published) / 1000000))
+printf 'live after:   %d ms (import exit to the first answer with manifestId %s)\n' "$ms" "$want"
+if (( ms > load * 1000 )); then echo "note: the swap outlasted the ${load} s of load measured during it"; fi
