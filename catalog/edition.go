@@ -34,8 +34,11 @@ type Edition struct {
 	// files (fixtures, store); "" when unknown.
 	ContentHash string
 
-	version    *representation.Body
-	tables     [NumCategories]table
+	version *representation.Body
+	tables  [NumCategories]table
+	// sources records, per source category, what its tables were built from
+	// (BuildFilesReusing).
+	sources    [NumCategories]sourcePart
 	locresList *representation.Body
 	locres     [NumLocales]*representation.Body
 }
@@ -64,6 +67,14 @@ func (e *Edition) LocresList() *representation.Body { return e.locresList }
 // Locres is the body of /v1/locres/{locale}.
 func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
 
+// sourcePart is what one source category's tables were built from: the hash of
+// its files in every locale ("" when not built from files) and the defaults its
+// normalization filled in.
+type sourcePart struct {
+	key   string
+	fills map[Fill]int
+}
+
 // rendered is one item's JSON (without the envelope) and its UUID.
 type rendered struct {
 	uuid string
@@ -72,7 +83,11 @@ type rendered struct {
 
 // Build normalizes a snapshot and renders it into an Edition. Categories whose file
 // the snapshot lacks are empty. The snapshot is modified (normalized in place).
-func Build(s *Snapshot) (*Edition, error) {
+func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil) }
+
+// build is Build, taking from prev the tables of every source category whose
+// key (the hash of its files) equals prev's.
+func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, error) {
 	e := &Edition{Fills: map[Fill]int{}}
 	if err := normalizeVersion(s.Version, e.Fills); err != nil {
 		return nil, err
@@ -89,12 +104,24 @@ func Build(s *Snapshot) (*Edition, error) {
 	e.version = representation.NewBody(itemEnvelope(vb), "")
 
 	for _, src := range SourceCategories() {
+		if keys != nil {
+			e.sources[src].key = keys[src]
+			if prev != nil && keys[src] != "" && prev.sources[src].key == keys[src] {
+				e.reuse(src, prev)
+				continue
+			}
+		}
 		items := s.Sources[src]
 		if items == nil {
 			items = []any{}
 		}
-		if err := normalizeItems(src, items, e.Fills); err != nil {
+		fills := map[Fill]int{}
+		if err := normalizeItems(src, items, fills); err != nil {
 			return nil, err
+		}
+		e.sources[src].fills = fills
+		for f, n := range fills {
+			e.Fills[f] += n
 		}
 		en, err := renderSource(src, items)
 		if err != nil {
@@ -145,6 +172,20 @@ func Build(s *Snapshot) (*Edition, error) {
 		}
 	}
 	return e, e.buildLocres(s.Locres)
+}
+
+// reuse takes src's tables and the categories flattened from it from prev, as
+// they are: tables are immutable, so two editions can share them.
+func (e *Edition) reuse(src Category, prev *Edition) {
+	e.sources[src].fills = prev.sources[src].fills
+	for f, n := range prev.sources[src].fills {
+		e.Fills[f] += n
+	}
+	for c := range Category(NumCategories) {
+		if categories[c].source == src {
+			e.tables[c] = prev.tables[c]
+		}
+	}
 }
 
 func (e *Edition) setDefault(c Category, rs []rendered) error {

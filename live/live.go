@@ -284,7 +284,7 @@ func (r *Repository) Reload() (bool, error) {
 		var man store.Manifest
 		began := time.Now()
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
-			ed, man, err = LoadEdition(r.st, ptr.ManifestID)
+			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, cur.ed)
 		}
 		if err == nil {
 			r.badPtr = nil
@@ -533,11 +533,18 @@ func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
 // edition, with the repairs an import applies. Stores keep bytes; building
 // what is served from them is this package's part.
 func LoadEdition(b store.Backend, id string) (*catalog.Edition, store.Manifest, error) {
+	return LoadEditionAfter(b, id, nil)
+}
+
+// LoadEditionAfter is LoadEdition for a swap from prev: the catalogs whose files
+// did not change are taken from prev rather than rendered again
+// (catalog.BuildFilesReusing).
+func LoadEditionAfter(b store.Backend, id string, prev *catalog.Edition) (*catalog.Edition, store.Manifest, error) {
 	m, files, err := b.ReadVersion(id)
 	if err != nil {
 		return nil, m, err
 	}
-	ed, err := catalog.BuildFiles(files)
+	ed, err := catalog.BuildFilesReusing(files, prev)
 	if err != nil {
 		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
 	}
