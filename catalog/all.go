@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -17,8 +18,10 @@ var AllLanguages = strings.Join(Locales[:], ", ")
 
 // renderAll renders the language=all bodies of a category from its 18 locale
 // bodies: each field openapi.yaml marks x-localized becomes {locale: text}.
-// Locales that share a body are decoded once.
-func (e *Edition) renderAll(c Category) error {
+// Locales that share a body are decoded once. An item whose 18 bodies are
+// byte for byte those of prev (the previous version's table, or nil) keeps
+// prev's language=all body: merging is the costly part of a swap's render.
+func (e *Edition) renderAll(c Category, prev *table) error {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		return err
@@ -28,6 +31,13 @@ func (e *Edition) renderAll(c Category) error {
 	vals := make([]any, NumLocales)
 	for _, u := range t.order {
 		bodies := t.items[u]
+		if prev != nil {
+			if old := prev.items[u]; old != nil && sameLocales(bodies, old) {
+				bodies[AllLocales] = old[AllLocales]
+				rs = append(rs, rendered{uuid: u.String(), json: itemData(old[AllLocales].JSON)})
+				continue
+			}
+		}
 		decoded := map[*representation.Body]any{}
 		for loc := range Locales {
 			b := bodies[loc]
@@ -51,6 +61,21 @@ func (e *Edition) renderAll(c Category) error {
 	}
 	t.list[AllLocales] = representation.NewBody(listEnvelope(rs), AllLanguages)
 	return nil
+}
+
+// sameLocales reports whether two items' bodies agree in every locale.
+func sameLocales(a, b *[NumLocales + 1]*representation.Body) bool {
+	for loc := range NumLocales {
+		if a[loc] != b[loc] && !bytes.Equal(a[loc].JSON, b[loc].JSON) {
+			return false
+		}
+	}
+	return b[AllLocales] != nil
+}
+
+// itemData is the data of an item envelope (itemEnvelope's inverse).
+func itemData(body []byte) []byte {
+	return body[len(itemPrefix) : len(body)-1]
 }
 
 // mergeAll combines one value in the 18 locales (vals[i] is locale i's) into the

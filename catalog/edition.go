@@ -166,7 +166,11 @@ func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, e
 			}
 		}
 		for c := range en {
-			if err := e.renderAll(c); err != nil {
+			var before *table
+			if prev != nil {
+				before = &prev.tables[c]
+			}
+			if err := e.renderAll(c, before); err != nil {
 				return nil, fmt.Errorf("render %s for language=all: %w", c.Name(), err)
 			}
 		}
@@ -406,9 +410,12 @@ func encode(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
+// itemPrefix opens an item's envelope; a '}' closes it.
+const itemPrefix = `{"status":200,"data":`
+
 func itemEnvelope(item []byte) []byte {
 	b := make([]byte, 0, len(item)+24)
-	b = append(b, `{"status":200,"data":`...)
+	b = append(b, itemPrefix...)
 	b = append(b, item...)
 	return append(b, '}')
 }
