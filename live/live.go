@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
@@ -74,10 +75,13 @@ type Repository struct {
 func (r *Repository) Wait() { r.background.Wait() }
 
 // inBackground runs f beside serving, counted for Wait.
+// It borrows the core serving leaves free (package cores) while it runs.
 func (r *Repository) inBackground(f func()) {
 	r.background.Add(1)
+	giveBack := cores.Borrow()
 	go func() {
 		defer r.background.Done()
+		defer giveBack()
 		f()
 	}()
 }
@@ -283,6 +287,8 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		began := time.Now()
+		giveBack := cores.Borrow() // loading and gzip: every core until the swap
+		defer giveBack()
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
 			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, cur.ed)
 		}

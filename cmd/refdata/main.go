@@ -24,6 +24,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
@@ -117,6 +118,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
+	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading and compressing a version borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
 	var sf syncFlags
 	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -131,6 +133,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := newLogger(stderr, level)
+	if *procs >= 0 {
+		logger.Info("cores", "serving", cores.Limit(*procs), "background", cores.Procs())
+	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -248,7 +253,11 @@ var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
 	// made (Body.Pick reads them atomically).
-	go func() { representation.CompressAndRelease(ed.Bodies(), 0) }()
+	giveBack := cores.Borrow()
+	go func() {
+		defer giveBack()
+		representation.CompressAndRelease(ed.Bodies(), 0)
+	}()
 	return ed, nil
 })
 
