@@ -4,7 +4,7 @@ OAPI     := $(GO) run github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 ADDR     ?= 127.0.0.1:8080
 REDOCLY  := .lint/node_modules/.bin/redocly
 
-.PHONY: all help generate check-generate build run test test-short test-race stress vet lint bench fuzz clean pg-start pg-stop
+.PHONY: all help generate check-generate build run test test-race stress vet lint bench fuzz clean pg-start pg-stop
 
 all: test
 
@@ -57,13 +57,7 @@ pg-stop:
 ## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; a few minutes)
 # -vet=off: the vet target has just run every analyzer over every package and its
 # tests; go test's own vet pass would repeat a subset (about 35 CPU-seconds cold).
-# The three parts run at once (make -j3): each leaves cores idle while it links
-# or waits on a single-threaded step, and on a fresh clone they share the build
-# cache's dependency packages. Any failure fails the target.
-test:
-	@$(MAKE) --no-print-directory -j3 check-generate vet test-short
-
-test-short:
+test: check-generate vet
 	$(GO) test -vet=off -short -count=1 -timeout 10m ./...
 
 ## test-race: every test in its short form under the race detector (vet is make test's part)
