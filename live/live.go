@@ -209,14 +209,12 @@ func (r *Repository) current() *state {
 // the swap.
 func (r *Repository) start(s *state, publishedAt time.Time) {
 	s.versions = r.listVersions(s.ed)
-	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), 0) })
 	r.install(s, publishedAt)
 }
 
 // prepare readies a version to be swapped in: its list of versions, the
 // compressed bodies of the served version where the bytes agree, and gzip for
-// the rest; brotli follows in the background on all cores but one, so serving
-// keeps a core (backgroundWorkers). It returns how many bodies it took from the
+// the rest; brotli follows once it is installed. It returns how many bodies it took from the
 // served version.
 func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
@@ -224,17 +222,19 @@ func (r *Repository) prepare(s *state) (reused int) {
 		reused = representation.Reuse(s.ed.Bodies(), prev.ed.Bodies())
 	}
 	representation.CompressGzipAll(s.ed.Bodies())
-	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
 	return reused
 }
 
-// backgroundWorkers is how many goroutines compress beside serving after a
-// swap: all cores but one.
+// backgroundWorkers is how many goroutines compress beside serving: all cores
+// but one, so requests keep one.
 func backgroundWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 
-// install makes a prepared state the served one.
+// install makes a prepared state the served one and starts its brotli beside
+// serving. Not before: a staged version waits for its instant, and replicas
+// that compressed while waiting slowed each other's reloads past it.
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
+	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
