@@ -38,6 +38,8 @@ type state struct {
 	// versions is /v1/versions as the store stood when this state was made: the
 	// store changes its versions only when it publishes, which moves the pointer.
 	versions *impl.VersionList
+	// brotliLater: prepared with gzip alone; install starts brotli.
+	brotliLater bool
 }
 
 // Repository is the store-backed impl.Repository.
@@ -209,6 +211,7 @@ func (r *Repository) current() *state {
 // the swap.
 func (r *Repository) start(s *state, publishedAt time.Time) {
 	s.versions = r.listVersions(s.ed)
+	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), 0) })
 	r.install(s, publishedAt)
 }
 
@@ -226,6 +229,7 @@ func (r *Repository) prepare(s *state, full bool) (reused int) {
 		representation.CompressAndRelease(s.ed.Bodies(), 0)
 	} else {
 		representation.CompressGzipAll(s.ed.Bodies())
+		s.brotliLater = true
 	}
 	return reused
 }
@@ -239,7 +243,9 @@ func backgroundWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
 // that compressed while waiting slowed each other's reloads past it.
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
-	r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
+	if s.brotliLater {
+		r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
+	}
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
