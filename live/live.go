@@ -222,13 +222,14 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 // full: brotli too, before the swap (replicas that switch together).
 func (r *Repository) prepare(s *state, full bool) (reused int) {
 	s.versions = r.listVersions(s.ed)
+	bodies := s.ed.Bodies() // walks every table: once
 	if prev := r.cur.Load(); prev != nil {
-		reused = representation.Reuse(s.ed.Bodies(), prev.ed.Bodies())
+		reused = representation.Reuse(bodies, prev.ed.Bodies())
 	}
 	if full {
-		representation.CompressAndRelease(s.ed.Bodies(), 0)
+		representation.CompressAndRelease(bodies, 0)
 	} else {
-		representation.CompressGzipAll(s.ed.Bodies())
+		representation.CompressGzipAll(bodies)
 		s.brotliLater = true
 	}
 	return reused
@@ -319,7 +320,7 @@ func (r *Repository) Reload() (bool, error) {
 			loaded := time.Now()
 			reused := r.prepare(s, coordinated)
 			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
-				"gzip", time.Since(loaded).Round(time.Millisecond), "bodies", len(ed.Bodies()), "reused", reused)
+				"compress", time.Since(loaded).Round(time.Millisecond), "reused", reused)
 			r.metrics.checked(time.Now())
 			if time.Now().Before(ptr.ActivateAt) {
 				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})
