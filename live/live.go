@@ -65,6 +65,9 @@ type Repository struct {
 	// seen is what the last Reload read of the store: the pointer, or the
 	// error reading it (for Ready).
 	seen atomic.Pointer[seen]
+	// beat orders heartbeats: each reports the state as it stands when it is
+	// sent, so a keep-alive cannot overwrite a newer report with an older one.
+	beat sync.Mutex
 
 	// background counts the work started to run beside serving (compressing a
 	// version at start-up, a diff body on first use), so Wait can wait for it.
@@ -163,6 +166,8 @@ func (r *Repository) heartbeat() {
 	if !ok {
 		return
 	}
+	r.beat.Lock()
+	defer r.beat.Unlock()
 	staged := ""
 	if n := r.next.Load(); n != nil {
 		staged = n.s.ed.ManifestID
@@ -177,6 +182,44 @@ func (r *Repository) heartbeat() {
 func (r *Repository) Forget() {
 	if f, ok := r.st.(interface{ Forget(string) error }); ok {
 		_ = f.Forget(r.replica)
+	}
+}
+
+// keepAlive reports to a Coordinator store every heartbeatEvery until ctx
+// ends, beside Reload: a replica loading a large version for longer than the
+// store's ReplicaTTL must still count as live, or the publisher stops waiting
+// for it and schedules a switch it cannot make in time.
+func (r *Repository) keepAlive(ctx context.Context) {
+	t := time.NewTicker(heartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.heartbeat()
+		}
+	}
+}
+
+// heartbeatEvery is well inside postgres.DefaultReplicaTTL (10 s).
+const heartbeatEvery = 2 * time.Second
+
+// overtaken promotes a staged version the store's pointer has moved past.
+// Publishers replace a pointer only once its switch instant has come (a
+// Coordinator store waits for it), so the other replicas serve that version
+// already; a replica that had not learned the instant (its reload ran late, a
+// notification was lost) would otherwise drop it for the next one and step
+// back while they serve it.
+func (r *Repository) overtaken(ptr store.Pointer) {
+	n := r.next.Load()
+	if n == nil || n.s.ed.ManifestID == ptr.ManifestID {
+		return
+	}
+	r.swap.Lock()
+	defer r.swap.Unlock()
+	if r.next.CompareAndSwap(n, nil) {
+		r.install(n.s, n.publishedAt)
 	}
 }
 
@@ -265,9 +308,13 @@ func (r *Repository) Reload() (bool, error) {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	defer r.heartbeat()
-	cur := r.current()
+	r.current()
 	ptr, raw, err := r.st.Active()
 	r.seen.Store(&seen{ptr: ptr, err: err, at: time.Now()})
+	if err == nil {
+		r.overtaken(ptr)
+	}
+	cur := r.cur.Load()
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		r.log.Warn("cannot read the store's active pointer; serving what is loaded", "serving", cur.ed.ManifestID, "err", err)
 		return false, err
@@ -340,8 +387,12 @@ func (r *Repository) Reload() (bool, error) {
 	return false, err
 }
 
-// Poll calls Reload every interval until ctx ends.
+// Poll calls Reload every interval until ctx ends; on a Coordinator store it
+// also reports to the store every heartbeatEvery, whatever Reload is doing.
 func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
+	if _, ok := r.st.(store.Coordinator); ok {
+		go r.keepAlive(ctx)
+	}
 	for {
 		wait := interval
 		if r.next.Load() != nil {

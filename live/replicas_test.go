@@ -372,3 +372,148 @@ func TestReplicaStartsBeforeDatabase(t *testing.T) {
 		t.Errorf("once the database is up: /readyz %d, serving %s; want 200 and %s", res.StatusCode, repo.Active().ManifestID, id3)
 	}
 }
+
+// TestReplicaPromotesOvertakenVersion: a replica that staged a version but
+// never learned its switch instant (its reload after the schedule did not come)
+// serves that version as soon as it sees the pointer move past it, as the
+// other replicas do from the instant, rather than dropping it for the next
+// one and stepping back. The publisher does not move a pointer before its
+// scheduled switch.
+func TestReplicaPromotesOvertakenVersion(t *testing.T) {
+	t.Parallel() // its own schema
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
+	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	r := startQuietReplica(t, ctx, u, nil)
+	v2, v3 := "0000000000003002", "0000000000003003"
+	d2, d3 := syntheticVersion(t, v2), syntheticVersion(t, v3)
+
+	published := make(chan error, 1)
+	publish := func(dir string) {
+		go func() { _, err := pipeline.Import(pub, dir, pipeline.Options{}); published <- err }()
+	}
+	// The publish waits for the replica to stage v2; the replica stages it at
+	// its next reload and then reloads no more, so it never learns the instant.
+	publish(d2)
+	waitPointer(t, pub, v2)
+	if _, err := r.repo.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-published; err != nil {
+		t.Fatal(err)
+	}
+	p2, _, err := pub.Active()
+	if err != nil || p2.ActivateAt.IsZero() {
+		t.Fatalf("after publishing %s: pointer %+v, %v; want a scheduled switch", v2, p2, err)
+	}
+	publish(d3)
+	waitPointer(t, pub, v3)
+	if seen := time.Now(); seen.Before(p2.ActivateAt) {
+		t.Errorf("the pointer moved to %s at %v, before %s's switch at %v", v3, seen, v2, p2.ActivateAt)
+	}
+	if _, err := r.repo.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.repo.Active().ManifestID; got != v2 {
+		t.Errorf("with the pointer past %s (staged): serving %s, want %s", v2, got, v2)
+	}
+	if err := <-published; err != nil {
+		t.Fatal(err)
+	}
+	p3, _, _ := pub.Active()
+	if _, err := r.repo.Reload(); err != nil { // learns v3's instant
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(p3.ActivateAt))
+	if got := r.repo.Active().ManifestID; got != v3 {
+		t.Errorf("at %s's instant: serving %s", v3, got)
+	}
+}
+
+// TestSlowReplicaIsWaitedFor: a replica whose load of a new version outlasts
+// the store's ReplicaTTL still counts as live (it reports beside the load), so
+// the publisher schedules the switch only once it has staged.
+func TestSlowReplicaIsWaitedFor(t *testing.T) {
+	t.Parallel() // its own schema; mostly the slowed load
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pub.Close()
+	pub.StageBound, pub.Margin, pub.ReplicaTTL = time.Minute, 300*time.Millisecond, 5*time.Second
+	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var delay atomic.Int64
+	r := startQuietReplica(t, ctx, u, &delay)
+	go r.repo.Poll(ctx, 200*time.Millisecond)
+	delay.Store(int64(2 * pub.ReplicaTTL)) // each load of a version from now on
+	v2 := "0000000000004002"
+	if _, err := pipeline.Import(pub, syntheticVersion(t, v2), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if st, _, _ := r.repo.Ready(); st.Serving != v2 && (st.Staged == nil || *st.Staged != v2) {
+		t.Errorf("the publish scheduled the switch before the slow replica staged %s: serving %s, staged %v", v2, st.Serving, st.Staged)
+	}
+}
+
+// slowStore delays every ReadVersion by delay nanoseconds: a large version on
+// a loaded machine.
+type slowStore struct {
+	*postgres.Store
+	delay *atomic.Int64
+}
+
+func (s slowStore) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
+	time.Sleep(time.Duration(s.delay.Load()))
+	return s.Store.ReadVersion(id)
+}
+
+// startQuietReplica is a replica on u that reloads only when the test says
+// (no Poll, no notifications), its loads slowed by delay when given.
+func startQuietReplica(t *testing.T, ctx context.Context, u string, delay *atomic.Int64) *replica {
+	t.Helper()
+	pg, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pg.Close)
+	var st store.Backend = pg
+	if delay != nil {
+		st = slowStore{Store: pg, delay: delay}
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	repo, err := live.Open(st, logger, live.NewMetrics(prometheus.NewRegistry(), time.Now()), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(repo.Wait)
+	return &replica{repo: repo}
+}
+
+// waitPointer waits until the store's pointer names id.
+func waitPointer(t *testing.T, st store.Backend, id string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if p, _, err := st.Active(); err == nil && p.ManifestID == id {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pointer never named %s", id)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

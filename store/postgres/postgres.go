@@ -437,6 +437,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	var pruned []string
 	var replicas int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := awaitSwitch(ctx, tx); err != nil {
+			return err
+		}
 		var exists bool
 		if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_versions WHERE upper(manifest_id) = $1)", p.ManifestID).Scan(&exists); err != nil {
 			return err
@@ -524,6 +527,30 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		}
 	}
 	return pruned, nil
+}
+
+// awaitSwitch locks the active pointer for tx and, when it schedules a switch
+// still ahead, waits for that instant. So a pointer is never replaced before
+// its switch: a version the pointer has moved past is one every replica serves
+// (or has been told to), and a replica that missed its instant (a lost
+// notification, a reload still running) promotes it rather than skipping it
+// while the others serve it. Publishers hold the store lock, so the wait is
+// for the previous publish's margin, not for another writer.
+func awaitSwitch(ctx context.Context, tx pgx.Tx) error {
+	var at *time.Time
+	err := tx.QueryRow(ctx, "SELECT activate_at FROM refdata_active FOR UPDATE").Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && (at == nil || !time.Now().Before(*at))) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("active pointer: %w", err)
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(time.Until(*at)):
+		return nil
+	}
 }
 
 // schedule waits, up to StageBound, until every live replica has staged (or
@@ -682,6 +709,9 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Point
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		m, msum, err := s.manifest(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := awaitSwitch(ctx, tx); err != nil {
 			return err
 		}
 		ptr = store.Pointer{ManifestID: id, ManifestSHA256: msum, PublishedAt: m.PublishedAt, Activated: true}
