@@ -260,21 +260,16 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 
 // prepare readies a version to be swapped in: its list of versions, the
 // compressed bodies of the served version where the bytes agree, and gzip for
-// the rest; brotli follows once it is installed. It returns how many bodies it took from the
-// served version.
-// full: brotli too, before the swap (replicas that switch together).
-func (r *Repository) prepare(s *state, full bool) (reused int) {
+// the rest; brotli follows once it is installed. It returns how many bodies it
+// took from the served version.
+func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
 	bodies := s.ed.Bodies() // walks every table: once
 	if prev := r.cur.Load(); prev != nil {
 		reused = representation.Reuse(bodies, prev.ed.Bodies())
 	}
-	if full {
-		representation.CompressAndRelease(bodies, 0)
-	} else {
-		representation.CompressGzipAll(bodies)
-		s.brotliLater = true
-	}
+	representation.CompressGzipAll(bodies)
+	s.brotliLater = true
 	return reused
 }
 
@@ -345,27 +340,17 @@ func (r *Repository) Reload() (bool, error) {
 	if err == nil {
 		var ed *catalog.Edition
 		var man store.Manifest
-		// Replicas that switch together (a Coordinator store) stage a version
-		// fully built and compressed, as they did before swaps shared catalogs
-		// and deferred brotli: with those, one replica of three in CI's race tier
-		// learned the switch instant late (TestReplicasSwitchTogether); the
-		// cause is not found yet, so the faster path is the single server's.
-		_, coordinated := r.st.(store.Coordinator)
 		began := time.Now()
 		giveBack := cores.Borrow() // loading and gzip: every core until the swap
 		defer giveBack()
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
-			prev := cur.ed
-			if coordinated {
-				prev = nil
-			}
-			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, prev)
+			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, cur.ed)
 		}
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			loaded := time.Now()
-			reused := r.prepare(s, coordinated)
+			reused := r.prepare(s)
 			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
 				"compress", time.Since(loaded).Round(time.Millisecond), "reused", reused)
 			r.metrics.checked(time.Now())
