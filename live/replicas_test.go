@@ -95,7 +95,11 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	replicas := []*replica{startReplica(t, ctx, u), startReplica(t, ctx, u), startReplica(t, ctx, u)}
 	order := map[string]int{id15: 0}
 	var dirs []string
-	for i := 1; i <= 10; i++ {
+	publishes := 10
+	if testing.Short() {
+		publishes = 4 // each waits out the previous switch's margin; make stress runs ten
+	}
+	for i := 1; i <= publishes; i++ {
 		id := fmt.Sprintf("%016X", 0x1000+i)
 		order[id] = i
 		dirs = append(dirs, syntheticVersion(t, id))
@@ -155,7 +159,7 @@ func TestReplicasSwitchTogether(t *testing.T) {
 		}
 	}
 	// Every replica reaches the last version and says it is ready.
-	lastID := fmt.Sprintf("%016X", 0x1000+10)
+	lastID := fmt.Sprintf("%016X", 0x1000+publishes)
 	deadline := time.Now().Add(5 * time.Minute)
 	for _, r := range replicas {
 		for r.repo.Active().ManifestID != lastID && time.Now().Before(deadline) {
@@ -393,7 +397,7 @@ func TestReplicaPromotesOvertakenVersion(t *testing.T) {
 	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	r := startQuietReplica(t, ctx, u, nil)
+	r := startQuietReplica(t, ctx, u, time.Hour, nil)
 	v2, v3 := "0000000000003002", "0000000000003003"
 	d2, d3 := syntheticVersion(t, v2), syntheticVersion(t, v3)
 
@@ -457,8 +461,7 @@ func TestSlowReplicaIsWaitedFor(t *testing.T) {
 		t.Fatal(err)
 	}
 	var delay atomic.Int64
-	r := startQuietReplica(t, ctx, u, &delay)
-	go r.repo.Poll(ctx, 200*time.Millisecond)
+	r := startQuietReplica(t, ctx, u, 200*time.Millisecond, &delay)
 	delay.Store(int64(2 * pub.ReplicaTTL)) // each load of a version from now on
 	v2 := "0000000000004002"
 	if _, err := pipeline.Import(pub, syntheticVersion(t, v2), pipeline.Options{}); err != nil {
@@ -481,9 +484,11 @@ func (s slowStore) ReadVersion(id string) (store.Manifest, map[string][]byte, er
 	return s.Store.ReadVersion(id)
 }
 
-// startQuietReplica is a replica on u that reloads only when the test says
-// (no Poll, no notifications), its loads slowed by delay when given.
-func startQuietReplica(t *testing.T, ctx context.Context, u string, delay *atomic.Int64) *replica {
+// startQuietReplica is a replica on u that reloads when the test says and
+// every poll (no notifications), its loads slowed by delay when given. It
+// reports to the store as every polling replica does, so it stays live however
+// long a full-size import runs.
+func startQuietReplica(t *testing.T, ctx context.Context, u string, poll time.Duration, delay *atomic.Int64) *replica {
 	t.Helper()
 	pg, err := postgres.Open(ctx, u)
 	if err != nil {
@@ -500,6 +505,7 @@ func startQuietReplica(t *testing.T, ctx context.Context, u string, delay *atomi
 		t.Fatal(err)
 	}
 	t.Cleanup(repo.Wait)
+	go repo.Poll(ctx, poll)
 	return &replica{repo: repo}
 }
 
