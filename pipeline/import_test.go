@@ -186,10 +186,11 @@ func TestImportAllCaptures(t *testing.T) {
 	if len(dirs) == 0 {
 		t.Skip("no captures at " + root)
 	}
-	if raceOn {
-		// Under the race detector (make test-race) a third of the captures, 09 and
-		// the newest among them: the import is one goroutine's work, which the
-		// detector slows tenfold; make test and make stress import all 15.
+	if raceOn || testing.Short() {
+		// In the short tiers (make test, make test-race) a third of the captures,
+		// 09 and the newest among them: each import renders and validates a whole
+		// version (about 0.8 s, ten times that under the race detector); make
+		// stress imports all 15.
 		var some []string
 		for i, d := range dirs {
 			if i%3 == 0 || strings.HasPrefix(filepath.Base(d), "09_") || i == len(dirs)-1 {
