@@ -57,10 +57,8 @@ pg-stop:
 ## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; a few minutes)
 # -vet=off: the vet target has just run every analyzer over every package and its
 # tests; go test's own vet pass would repeat a subset (about 35 CPU-seconds cold).
-# -p 4: on two cores, packages whose tests mostly wait (live's replicas, the
-# crash children) run beside those that compute.
 test: check-generate vet
-	$(GO) test -vet=off -p 4 -short -count=1 -timeout 10m ./...
+	$(GO) test -vet=off -short -count=1 -timeout 10m ./...
 
 ## test-race: every test in its short form under the race detector (vet is make test's part)
 test-race:
