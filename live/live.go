@@ -114,6 +114,8 @@ type seen struct {
 // intact one (logging why). An empty store serves fallback, when given, until a
 // version is published.
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *catalog.Edition) (*Repository, error) {
+	giveBack := cores.Borrow() // loading: every core, as a swap has
+	defer giveBack()
 	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName()}
 	ptr, why, err := store.ResolveIn(st)
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {

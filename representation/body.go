@@ -414,5 +414,10 @@ func Sizes(bodies []*Body) (identity, gzip, br int) {
 // keeps its load-time peak as RSS.
 func CompressAndRelease(bodies []*Body, workers int) {
 	each(bodies, workers, (*Body).Compress)
+	// Two collections: the first moves the pooled compressors (a brotli writer
+	// for a large window holds tens of megabytes) to sync.Pool's victim cache,
+	// the second frees them. With one, an 18-locale version kept 420 MB of
+	// them live, and as RSS, until the heap next doubled.
+	runtime.GC()
 	debug.FreeOSMemory()
 }
