@@ -1,36 +1,61 @@
-// Package cores decides how many CPUs the Go runtime runs goroutines on
-// (GOMAXPROCS): serving keeps one core free for the applications beside it, and
-// background work (loading and compressing a version) borrows it while it runs.
+// Package cores divides the Go runtime between serving and background work
+// (loading and compressing a version): how many CPUs goroutines run on
+// (GOMAXPROCS), and, by the same switch, how far the heap may grow past its
+// live bytes before the collector runs (GOGC).
 //
-// Why: on a small machine shared with the clients of the service (the
-// companion apps it is deployed beside, or a load generator), two runtime
-// threads chasing requests across two cores wake and park each other and take
-// CPU from the client: against nginx with two workers on two cores, small
-// bodies were served at 0.74–0.92× with GOMAXPROCS=2 and 0.99–1.40× with 1,
-// with a third of the p99 (BENCHMARKS.md). Work that must finish soon — a new
-// version going live — still gets every core.
+// CPUs: serving keeps one core free for the applications beside it, and
+// background work borrows it while it runs. On a small machine shared with the
+// clients of the service (the companion apps it is deployed beside, or a load
+// generator), two runtime threads chasing requests across two cores wake and
+// park each other and take CPU from the client: against nginx with two workers
+// on two cores, small bodies were served at 0.74–0.92× with GOMAXPROCS=2 and
+// 0.99–1.40× with 1, with a third of the p99 (BENCHMARKS.md). Work that must
+// finish soon — a new version going live — still gets every core.
+//
+// Collector: between loads the heap is nearly all immutable bodies, which the
+// collector does not scan, and answers from the edge's memo allocate nothing;
+// the garbage there is (the first request for each target goes through the
+// router) would otherwise let the heap, and the process's RSS, grow to twice
+// its live bytes (GOGC=100: RSS 2.51× the rendered bytes with every target in
+// the memo). So serving collects at ServingGOGC, and background work, which
+// allocates much and briefly, at Go's default.
 package cores
 
 import (
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 )
 
+// ServingGOGC is the collector's target growth (percent of the live heap) while
+// no background work runs; background work runs at Go's default, 100.
+const ServingGOGC = 40
+
 var state struct {
 	mu      sync.Mutex
-	serving int // 0: not limited (tests, or GOMAXPROCS set by the operator)
+	limited bool // Limit was called: a serving process
+	serving int  // procs while serving; 0: not limited (GOMAXPROCS set by the operator)
 	full    int
+	gogc    int // GOGC while serving; 0: left alone (GOGC set by the operator)
 	busy    int // background tasks running
 }
 
 // Limit makes the process serve on n procs and lends background work every
 // proc Go chose at start-up. n ≤ 0 means that number less one (at least 1). It
-// does nothing when the GOMAXPROCS environment variable is set: the operator
-// has chosen. It returns the procs used for serving.
+// leaves the procs alone when the GOMAXPROCS environment variable is set, and
+// the collector when GOGC is: the operator has chosen. It returns the procs
+// used for serving.
 func Limit(n int) int {
 	state.mu.Lock()
 	defer state.mu.Unlock()
+	state.limited = true
+	if os.Getenv("GOGC") == "" {
+		state.gogc = ServingGOGC
+		if state.busy == 0 {
+			debug.SetGCPercent(state.gogc)
+		}
+	}
 	if os.Getenv("GOMAXPROCS") != "" {
 		return runtime.GOMAXPROCS(0)
 	}
@@ -47,17 +72,23 @@ func Limit(n int) int {
 	return state.serving
 }
 
-// Borrow gives background work every proc until the returned function is
-// called; borrows nest. Without Limit it does nothing.
+// Borrow gives background work every proc, and Go's default collector pacing,
+// until the returned function is called; borrows nest. Without Limit it does
+// nothing.
 func Borrow() (giveBack func()) {
 	state.mu.Lock()
 	defer state.mu.Unlock()
-	if state.serving == 0 {
+	if !state.limited {
 		return func() {}
 	}
 	state.busy++
-	if state.busy == 1 && state.full != state.serving {
-		runtime.GOMAXPROCS(state.full)
+	if state.busy == 1 {
+		if state.serving != 0 && state.full != state.serving {
+			runtime.GOMAXPROCS(state.full)
+		}
+		if state.gogc != 0 {
+			debug.SetGCPercent(100)
+		}
 	}
 	var once sync.Once
 	return func() {
@@ -65,8 +96,13 @@ func Borrow() (giveBack func()) {
 			state.mu.Lock()
 			defer state.mu.Unlock()
 			state.busy--
-			if state.busy == 0 && state.serving != 0 {
-				runtime.GOMAXPROCS(state.serving)
+			if state.busy == 0 {
+				if state.serving != 0 {
+					runtime.GOMAXPROCS(state.serving)
+				}
+				if state.gogc != 0 {
+					debug.SetGCPercent(state.gogc)
+				}
 			}
 		})
 	}

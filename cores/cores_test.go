@@ -2,6 +2,7 @@ package cores
 
 import (
 	"runtime"
+	"runtime/debug"
 	"testing"
 )
 
@@ -9,10 +10,70 @@ import (
 // n procs, and restores GOMAXPROCS afterwards.
 func reset(t *testing.T, n int) {
 	before := runtime.GOMAXPROCS(n)
-	state.serving, state.full, state.busy = 0, 0, 0
+	gcBefore := debug.SetGCPercent(100)
+	clear := func() { state.limited, state.serving, state.full, state.gogc, state.busy = false, 0, 0, 0, 0 }
+	clear()
 	t.Cleanup(func() {
 		runtime.GOMAXPROCS(before)
-		state.serving, state.full, state.busy = 0, 0, 0
+		debug.SetGCPercent(gcBefore)
+		clear()
+	})
+}
+
+// gogc reads the collector's setting without changing it.
+func gogc() int {
+	v := debug.SetGCPercent(100)
+	debug.SetGCPercent(v)
+	return v
+}
+
+// TestCollectorPacing: a serving process collects at ServingGOGC, at Go's
+// default while any background work runs, and leaves an operator's GOGC alone.
+func TestCollectorPacing(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	t.Run("serving and borrowing", func(t *testing.T) {
+		reset(t, 2)
+		t.Setenv("GOGC", "")
+		Limit(0)
+		if got := gogc(); got != ServingGOGC {
+			t.Fatalf("serving: GOGC %d, want %d", got, ServingGOGC)
+		}
+		first, second := Borrow(), Borrow()
+		if got := gogc(); got != 100 {
+			t.Errorf("borrowed: GOGC %d, want 100", got)
+		}
+		first()
+		if got := gogc(); got != 100 {
+			t.Errorf("one borrower left: GOGC %d, want 100", got)
+		}
+		second()
+		if got := gogc(); got != ServingGOGC {
+			t.Errorf("all given back: GOGC %d, want %d", got, ServingGOGC)
+		}
+	})
+	t.Run("the operator's GOGC stands", func(t *testing.T) {
+		reset(t, 2)
+		t.Setenv("GOGC", "70")
+		debug.SetGCPercent(70) // as the runtime read it at start-up
+		Limit(0)
+		Borrow()()
+		if got := gogc(); got != 70 {
+			t.Errorf("GOGC %d, want the operator's 70", got)
+		}
+	})
+	t.Run("GOMAXPROCS set: the collector still paces", func(t *testing.T) {
+		reset(t, 2)
+		t.Setenv("GOGC", "")
+		t.Setenv("GOMAXPROCS", "2")
+		Limit(0)
+		giveBack := Borrow()
+		if got := gogc(); got != 100 {
+			t.Errorf("borrowed: GOGC %d, want 100", got)
+		}
+		giveBack()
+		if got := gogc(); got != ServingGOGC || runtime.GOMAXPROCS(0) != 2 {
+			t.Errorf("given back: GOGC %d, GOMAXPROCS %d; want %d and 2", got, runtime.GOMAXPROCS(0), ServingGOGC)
+		}
 	})
 }
 
