@@ -346,12 +346,16 @@ func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
 
 // route hands the request to the router and remembers the Response its handler
 // described, if it described one and api.EdgeMayAnswer lets the edge answer the
-// target.
+// target. A described answer's body is the edition's own bytes, set here: the
+// handler writes only its status and fields (impl.Description.BodyByCaller).
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
-	var d impl.Description
+	d := impl.Description{BodyByCaller: true}
 	ctx.SetUserValue(impl.DescribeKey, &d)
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
+	if d.Sent != nil {
+		ctx.Response.SetBodyRaw(d.Sent.Bytes) // the edition's bytes, not a copy
+	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
 		// The adaptor could not turn the request into a net/http one (it logs
 		// why): the request is at fault, and the answer is still the envelope.

@@ -26,6 +26,14 @@ var DescribeKey any = describeKey{}
 type Description struct {
 	Edition *catalog.Edition
 	representation.Response
+	// BodyByCaller, set by the caller: it sends a described answer's body
+	// itself, from the edition's bytes, so the handler writes the status and
+	// header fields only and names the bytes in Sent (nil: no body, as for
+	// HEAD or 304). The edge asks so: through the net/http adaptor each body
+	// was copied twice, and the first request for every target left that much
+	// garbage.
+	BodyByCaller bool
+	Sent         *representation.Encoded
 }
 
 // serve writes an edition's own body at route and describes the answer to the
@@ -34,6 +42,10 @@ func serve(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *repre
 	res := representation.Response{Route: route, Version: &ed.VersionField, Body: b}
 	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
 		d.Edition, d.Response = ed, res
+		if d.BodyByCaller {
+			d.Sent = representation.WriteHeader(w, r, &res)
+			return
+		}
 	}
 	representation.Write(w, r, &res)
 }

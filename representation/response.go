@@ -97,6 +97,16 @@ const MaxFields = 12
 // If-None-Match names the chosen encoding's ETag, no body for HEAD. It allocates
 // nothing.
 func Write(w http.ResponseWriter, req *http.Request, r *Response) {
+	if enc := WriteHeader(w, req, r); enc != nil {
+		_, _ = w.Write(enc.Bytes)
+	}
+}
+
+// WriteHeader is Write without the body: it writes the status and the header
+// fields and returns the representation the body is to be (nil when none is
+// sent: HEAD, 304), for a caller that sends those bytes itself rather than
+// through w (package edge, which would otherwise copy them twice).
+func WriteHeader(w http.ResponseWriter, req *http.Request, r *Response) *Encoded {
 	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
 	h := w.Header()
 	var buf [MaxFields]*Field
@@ -105,13 +115,14 @@ func Write(w http.ResponseWriter, req *http.Request, r *Response) {
 	}
 	if status == http.StatusNotModified {
 		w.WriteHeader(status)
-		return
+		return nil
 	}
 	h["Content-Length"] = enc.LengthHeader
 	w.WriteHeader(status)
-	if req.Method != http.MethodHead {
-		_, _ = w.Write(enc.Bytes)
+	if req.Method == http.MethodHead {
+		return nil
 	}
+	return enc
 }
 
 // SetFields puts fields into a net/http header.
