@@ -39,13 +39,33 @@ type replica struct {
 	h    http.Handler
 }
 
+// startReplica is a replica on u as serve runs one: it reloads when the store
+// notifies and every second (the fallback when a notification is lost).
 func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 	t.Helper()
-	st, err := postgres.Open(ctx, u)
+	r := openReplica(t, ctx, u, time.Second, nil)
+	go func() {
+		for range r.repo.Store().(store.Notifier).Changes(ctx) {
+			_, _ = r.repo.Reload()
+		}
+	}()
+	return r
+}
+
+// openReplica is a replica on u that reloads every poll (and when the test
+// says), its loads slowed by delay when given. Polling, it reports to the
+// store as every replica does.
+func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration, delay *atomic.Int64) *replica {
+	t.Helper()
+	pg, err := postgres.Open(ctx, u)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(st.Close)
+	t.Cleanup(pg.Close)
+	var st store.Backend = pg
+	if delay != nil {
+		st = slowStore{Store: pg, delay: delay}
+	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := prometheus.NewRegistry()
 	repo, err := live.Open(st, logger, live.NewMetrics(reg, time.Now()), nil)
@@ -56,14 +76,24 @@ func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go repo.Poll(ctx, time.Second) // the fallback when a notification is lost
-	go func() {
-		for range st.Changes(ctx) {
-			_, _ = repo.Reload()
-		}
-	}()
+	go repo.Poll(ctx, poll)
 	t.Cleanup(repo.Wait)
 	return &replica{repo: repo, h: h}
+}
+
+// publisher opens the store at u for a test to publish to, with version 15
+// published (before any replica starts, so nothing is scheduled).
+func publisher(t *testing.T, ctx context.Context, u string) *postgres.Store {
+	t.Helper()
+	pub, err := postgres.Open(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pub.Close)
+	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return pub
 }
 
 // TestReplicasSwitchTogether: three replicas on one PostgreSQL store and a client
@@ -76,11 +106,7 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	u := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := publisher(t, ctx, u)
 	// Long enough for the slowest replica to stage a full-size version on a
 	// loaded machine (make stress); past it the design lets a laggard fall
 	// behind, not ready, which a round-robin client that ignores readiness
@@ -89,9 +115,6 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	// Every replica must learn the instant before it comes: on a machine this
 	// loaded (make stress beside other tests) a reload can lag a second.
 	pub.Margin = 3 * time.Second
-	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	replicas := []*replica{startReplica(t, ctx, u), startReplica(t, ctx, u), startReplica(t, ctx, u)}
 	order := map[string]int{id15: 0}
 	var dirs []string
@@ -207,14 +230,7 @@ func TestDatabaseRestart(t *testing.T) {
 	u := c.url
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
-	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	pub := publisher(t, ctx, u)
 	replicas := []*replica{startReplica(t, ctx, u), startReplica(t, ctx, u), startReplica(t, ctx, u)}
 	var requests, failures atomic.Int64
 	stop := make(chan struct{})
@@ -388,16 +404,9 @@ func TestReplicaPromotesOvertakenVersion(t *testing.T) {
 	u := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := publisher(t, ctx, u)
 	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
-	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
-		t.Fatal(err)
-	}
-	r := startQuietReplica(t, ctx, u, time.Hour, nil)
+	r := openReplica(t, ctx, u, time.Hour, nil)
 	v2, v3 := "0000000000003002", "0000000000003003"
 	d2, d3 := syntheticVersion(t, v2), syntheticVersion(t, v3)
 
@@ -451,17 +460,10 @@ func TestSlowReplicaIsWaitedFor(t *testing.T) {
 	u := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pub.Close()
+	pub := publisher(t, ctx, u)
 	pub.StageBound, pub.Margin, pub.ReplicaTTL = time.Minute, 300*time.Millisecond, 5*time.Second
-	if _, err := pipeline.Import(pub, fixtureDir(t, "15"), pipeline.Options{}); err != nil {
-		t.Fatal(err)
-	}
 	var delay atomic.Int64
-	r := startQuietReplica(t, ctx, u, 200*time.Millisecond, &delay)
+	r := openReplica(t, ctx, u, 200*time.Millisecond, &delay)
 	delay.Store(int64(2 * pub.ReplicaTTL)) // each load of a version from now on
 	v2 := "0000000000004002"
 	if _, err := pipeline.Import(pub, syntheticVersion(t, v2), pipeline.Options{}); err != nil {
@@ -482,31 +484,6 @@ type slowStore struct {
 func (s slowStore) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
 	time.Sleep(time.Duration(s.delay.Load()))
 	return s.Store.ReadVersion(id)
-}
-
-// startQuietReplica is a replica on u that reloads when the test says and
-// every poll (no notifications), its loads slowed by delay when given. It
-// reports to the store as every polling replica does, so it stays live however
-// long a full-size import runs.
-func startQuietReplica(t *testing.T, ctx context.Context, u string, poll time.Duration, delay *atomic.Int64) *replica {
-	t.Helper()
-	pg, err := postgres.Open(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pg.Close)
-	var st store.Backend = pg
-	if delay != nil {
-		st = slowStore{Store: pg, delay: delay}
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	repo, err := live.Open(st, logger, live.NewMetrics(prometheus.NewRegistry(), time.Now()), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(repo.Wait)
-	go repo.Poll(ctx, poll)
-	return &replica{repo: repo}
 }
 
 // waitPointer waits until the store's pointer names id.
