@@ -68,6 +68,9 @@ type Repository struct {
 	// beat orders heartbeats: each reports the state as it stands when it is
 	// sent, so a keep-alive cannot overwrite a newer report with an older one.
 	beat sync.Mutex
+	// heartbeatEvery is how often keepAlive reports (defaultHeartbeat; the
+	// tests shorten it with a shorter ReplicaTTL).
+	heartbeatEvery time.Duration
 
 	// background counts the work started to run beside serving (compressing a
 	// version at start-up, a diff body on first use), so Wait can wait for it.
@@ -116,7 +119,7 @@ type seen struct {
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *catalog.Edition) (*Repository, error) {
 	giveBack := cores.Borrow() // loading: every core, as a swap has
 	defer giveBack()
-	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName()}
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat}
 	ptr, why, err := store.ResolveIn(st)
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
@@ -187,12 +190,12 @@ func (r *Repository) Forget() {
 	}
 }
 
-// keepAlive reports to a Coordinator store every heartbeatEvery until ctx
+// keepAlive reports to a Coordinator store every r.heartbeatEvery until ctx
 // ends, beside Reload: a replica loading a large version for longer than the
 // store's ReplicaTTL must still count as live, or the publisher stops waiting
 // for it and schedules a switch it cannot make in time.
 func (r *Repository) keepAlive(ctx context.Context) {
-	t := time.NewTicker(heartbeatEvery)
+	t := time.NewTicker(r.heartbeatEvery)
 	defer t.Stop()
 	for {
 		select {
@@ -204,8 +207,8 @@ func (r *Repository) keepAlive(ctx context.Context) {
 	}
 }
 
-// heartbeatEvery is well inside postgres.DefaultReplicaTTL (10 s).
-const heartbeatEvery = 2 * time.Second
+// defaultHeartbeat is well inside postgres.DefaultReplicaTTL (10 s).
+const defaultHeartbeat = 2 * time.Second
 
 // overtaken promotes a staged version the store's pointer has moved past.
 // Publishers replace a pointer only once its switch instant has come (a
@@ -375,7 +378,7 @@ func (r *Repository) Reload() (bool, error) {
 }
 
 // Poll calls Reload every interval until ctx ends; on a Coordinator store it
-// also reports to the store every heartbeatEvery, whatever Reload is doing.
+// also reports to the store every r.heartbeatEvery, whatever Reload is doing.
 func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 	if _, ok := r.st.(store.Coordinator); ok {
 		go r.keepAlive(ctx)

@@ -52,6 +52,11 @@ func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 	return r
 }
 
+// testHeartbeat is the test replicas' report interval, and testTTL the
+// ReplicaTTL of a test that counts on it: a tenth (serve's is a fifth of
+// postgres.DefaultReplicaTTL), as a heartbeat on a loaded machine can lag.
+const testHeartbeat, testTTL = 200 * time.Millisecond, 2 * time.Second
+
 // openReplica is a replica on u that reloads every poll (and when the test
 // says), its loads slowed by delay when given. Polling, it reports to the
 // store as every replica does.
@@ -76,6 +81,7 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 	if err != nil {
 		t.Fatal(err)
 	}
+	live.SetHeartbeat(repo, testHeartbeat)
 	go repo.Poll(ctx, poll)
 	t.Cleanup(repo.Wait)
 	return &replica{repo: repo, h: h}
@@ -134,6 +140,20 @@ func TestReplicasSwitchTogether(t *testing.T) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	requests, errs, backward, last := 0, 0, 0, 0
+	// The client asks as fast as it can from just before each scheduled switch
+	// until well after it, where a replica that switched late or early would
+	// answer out of order, and once a millisecond between: a replica stuck
+	// on an old version is still seen within a few requests, at a tenth of
+	// the CPU (the test shares two cores with the rest of the suite).
+	var instants []time.Time // under mu
+	near := func(now time.Time) bool {
+		for _, at := range instants {
+			if d := now.Sub(at); d > -200*time.Millisecond && d < time.Second {
+				return true
+			}
+		}
+		return false
+	}
 	go func() {
 		defer close(done)
 		for i := 0; ; i++ {
@@ -141,6 +161,12 @@ func TestReplicasSwitchTogether(t *testing.T) {
 			case <-stop:
 				return
 			default:
+			}
+			mu.Lock()
+			busy := near(time.Now())
+			mu.Unlock()
+			if !busy {
+				time.Sleep(time.Millisecond)
 			}
 			who := i % len(replicas)
 			target := "/v1/version"
@@ -180,6 +206,14 @@ func TestReplicasSwitchTogether(t *testing.T) {
 		if _, err := pipeline.Import(pub, d, pipeline.Options{}); err != nil {
 			t.Fatal(err)
 		}
+		// The import returns once the switch is scheduled, a Margin ahead.
+		p, _, err := pub.Active()
+		if err != nil || p.ActivateAt.IsZero() {
+			t.Fatalf("no switch scheduled after a publish: %+v %v", p, err)
+		}
+		mu.Lock()
+		instants = append(instants, p.ActivateAt)
+		mu.Unlock()
 	}
 	// Every replica reaches the last version and says it is ready.
 	lastID := fmt.Sprintf("%016X", 0x1000+publishes)
@@ -461,7 +495,7 @@ func TestSlowReplicaIsWaitedFor(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pub := publisher(t, ctx, u)
-	pub.StageBound, pub.Margin, pub.ReplicaTTL = time.Minute, 300*time.Millisecond, 5*time.Second
+	pub.StageBound, pub.Margin, pub.ReplicaTTL = time.Minute, 300*time.Millisecond, testTTL
 	var delay atomic.Int64
 	r := openReplica(t, ctx, u, 200*time.Millisecond, &delay)
 	delay.Store(int64(2 * pub.ReplicaTTL)) // each load of a version from now on
