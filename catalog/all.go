@@ -3,7 +3,12 @@ package catalog
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/refdata/refdata/representation"
@@ -52,7 +57,7 @@ func (e *Edition) renderAll(c Category, prev *table) error {
 			}
 			vals[loc] = v
 		}
-		j, err := encode(mergeAll(sc, vals))
+		j, err := appendAll(nil, sc, vals)
 		if err != nil {
 			return err
 		}
@@ -78,33 +83,53 @@ func itemData(body []byte) []byte {
 	return body[len(itemPrefix) : len(body)-1]
 }
 
-// mergeAll combines one value in the 18 locales (vals[i] is locale i's) into the
-// language=all value, guided by the schema: localized text becomes an object
-// keyed by locale code; objects and arrays are merged field by field and
-// element by element; everything else is the en-US value.
-func mergeAll(sc *openapi3.Schema, vals []any) any {
+// appendAll appends the language=all JSON of one value in the 18 locales
+// (vals[i] is locale i's), guided by the schema: localized text becomes an
+// object keyed by locale code; objects and arrays are merged field by field and
+// element by element; everything else is the en-US value. The bytes are those
+// of encoding/json (sorted object keys, no HTML escaping), written as the
+// merge goes instead of building the merged tree and encoding it: that was
+// two thirds of rendering language=all (BenchmarkLoadEdition's profile).
+func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	base := vals[DefaultLocale]
 	if sc == nil {
-		return base
+		return appendJSON(b, base)
 	}
 	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
 		sc = sc.AllOf[0].Value
 	}
+	var err error
 	if isLocalized(sc) {
-		m := make(map[string]any, NumLocales)
-		for i, l := range Locales {
-			m[l] = vals[i]
+		b = append(b, '{')
+		for n, i := range localesByCode {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, localeKeys[i]...)
+			if b, err = appendJSON(b, vals[i]); err != nil {
+				return nil, err
+			}
 		}
-		return m
+		return append(b, '}'), nil
 	}
 	switch x := base.(type) {
 	case map[string]any:
-		out := make(map[string]any, len(x))
 		sub := make([]any, NumLocales)
-		for k, v := range x {
+		b = append(b, '{')
+		for n, k := range slices.Sorted(maps.Keys(x)) {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendJSON(b, k); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			v := x[k]
 			ps := sc.Properties[k]
 			if ps == nil || ps.Value == nil {
-				out[k] = v
+				if b, err = appendJSON(b, v); err != nil {
+					return nil, err
+				}
 				continue
 			}
 			for i := range vals {
@@ -115,16 +140,21 @@ func mergeAll(sc *openapi3.Schema, vals []any) any {
 				}
 				sub[i] = sv
 			}
-			out[k] = mergeAll(ps.Value, sub)
+			if b, err = appendAll(b, ps.Value, sub); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return append(b, '}'), nil
 	case []any:
 		if sc.Items == nil || sc.Items.Value == nil {
-			return x
+			return appendJSON(b, x)
 		}
-		out := make([]any, len(x))
 		sub := make([]any, NumLocales)
+		b = append(b, '[')
 		for j, v := range x {
+			if j > 0 {
+				b = append(b, ',')
+			}
 			for i := range vals {
 				a, _ := vals[i].([]any)
 				if j < len(a) {
@@ -133,11 +163,99 @@ func mergeAll(sc *openapi3.Schema, vals []any) any {
 					sub[i] = v
 				}
 			}
-			out[j] = mergeAll(sc.Items.Value, sub)
+			if b, err = appendAll(b, sc.Items.Value, sub); err != nil {
+				return nil, err
+			}
 		}
-		return out
+		return append(b, ']'), nil
 	}
-	return base
+	return appendJSON(b, base)
+}
+
+// localesByCode is the locale indexes in the order encoding/json sorts their
+// codes as object keys; localeKeys[i] is `"code":`.
+var localesByCode, localeKeys = func() ([]int, [NumLocales][]byte) {
+	idx := make([]int, NumLocales)
+	var keys [NumLocales][]byte
+	for i, l := range Locales {
+		idx[i] = i
+		keys[i] = []byte(`"` + l + `":`)
+	}
+	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(Locales[a], Locales[b]) })
+	return idx, keys
+}()
+
+// appendJSON appends v, a value as encoding/json decodes into any, as encode
+// writes it. Strings that need no escaping and numbers in the range encoding/json
+// writes in plain decimal are written here with the calls it makes; anything
+// else goes through encode, so the bytes are its bytes.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case string:
+		if plainString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
+	case float64:
+		if a := math.Abs(x); a == 0 || a >= 1e-6 && a < 1e21 {
+			return strconv.AppendFloat(b, x, 'f', -1, 64), nil
+		}
+	case map[string]any:
+		b = append(b, '{')
+		for n, k := range slices.Sorted(maps.Keys(x)) {
+			if n > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, k); err != nil {
+				return nil, err
+			}
+			b = append(b, ':')
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for j, e := range x {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	j, err := encode(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, j...), nil
+}
+
+// plainString reports whether encoding/json (without HTML escaping) writes s
+// between quotes as it is: no quote, backslash or control byte, valid UTF-8,
+// and neither U+2028 nor U+2029 (which it escapes).
+func plainString(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.ValidString(s) && !strings.ContainsRune(s, '\u2028') && !strings.ContainsRune(s, '\u2029')
 }
 
 // isLocalized reports whether a schema is localized text (x-localized: true).
