@@ -70,7 +70,7 @@ pg-stop:
 # check-generate side by side: the tests leave about a fifth of two cores idle
 # (waiting on timers and the database), where the generator's own packages compile.
 test: vet
-	@$(MAKE) --no-print-directory -j2 --output-sync=line check-generate test-short
+	@$(MAKE) --no-print-directory -j2 check-generate test-short
 
 # -vet=off: the vet target has just run every analyzer over every package and its
 # tests; go test's own vet pass would repeat a subset (about 35 CPU-seconds cold).
