@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"path"
-	"strings"
 	"testing"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -17,8 +15,7 @@ import (
 // TestAppendAllMatchesTree: the language=all writer gives, for every item of
 // both sample versions in every category, the bytes of the obvious way —
 // build the merged tree (mergeTree, the rule as the spec states it) and encode
-// it with encoding/json. Under the race detector the versions are trimmed
-// (fixtures.Small: every category and locale, a few items each).
+// it with encoding/json (trimmed under -race: dataEdition).
 func TestAppendAllMatchesTree(t *testing.T) {
 	n, localized := 0, 0
 	wantItems, wantLocalized := 1000, 100
@@ -26,16 +23,7 @@ func TestAppendAllMatchesTree(t *testing.T) {
 		wantItems, wantLocalized = 100, 10
 	}
 	for _, v := range fixtures.Versions() {
-		var ed *catalog.Edition
-		if raceOn {
-			nn, _, _ := strings.Cut(path.Base(v), "_")
-			var err error
-			if ed, err = fixtures.Small(nn); err != nil {
-				t.Fatal(err)
-			}
-		} else {
-			ed = build(t, v)
-		}
+		ed := dataEdition(t, v)
 		for _, c := range catalog.Categories() {
 			sc, err := catalog.ComponentSchema(c.Schema())
 			if err != nil {

@@ -2,7 +2,6 @@
 
 package catalog_test
 
-// raceOn: under the race detector the writer's comparison with encoding/json
-// takes the trimmed sample; it runs on one goroutine, so the detector finds
-// nothing in the full data that it would not in the trimmed.
+// raceOn: under the race detector the tests of the data's contents take the
+// trimmed sample (dataEdition).
 const raceOn = true
