@@ -117,13 +117,9 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 		sub := make([]any, NumLocales)
 		b = append(b, '{')
 		for n, k := range slices.Sorted(maps.Keys(x)) {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			if b, err = appendJSON(b, k); err != nil {
+			if b, err = appendKey(b, n, k); err != nil {
 				return nil, err
 			}
-			b = append(b, ':')
 			v := x[k]
 			ps := sc.Properties[k]
 			if ps == nil || ps.Value == nil {
@@ -208,14 +204,10 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	case map[string]any:
 		b = append(b, '{')
 		for n, k := range slices.Sorted(maps.Keys(x)) {
-			if n > 0 {
-				b = append(b, ',')
-			}
 			var err error
-			if b, err = appendJSON(b, k); err != nil {
+			if b, err = appendKey(b, n, k); err != nil {
 				return nil, err
 			}
-			b = append(b, ':')
 			if b, err = appendJSON(b, x[k]); err != nil {
 				return nil, err
 			}
@@ -239,6 +231,19 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, j...), nil
+}
+
+// appendKey appends the n-th key of an object (n from 0) and its colon, with
+// the comma before it after the first.
+func appendKey(b []byte, n int, k string) ([]byte, error) {
+	if n > 0 {
+		b = append(b, ',')
+	}
+	b, err := appendJSON(b, k)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, ':'), nil
 }
 
 // plainString reports whether encoding/json (without HTML escaping) writes s
