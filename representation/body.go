@@ -32,11 +32,29 @@ type Body struct {
 
 // NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
 func NewBody(b []byte, lang string) *Body {
-	body := &Body{Encoded: *newEncoded(b, ""), JSON: b, Lang: lang}
+	body := &Body{Encoded: newEncoded(b, ""), JSON: b, Lang: lang}
 	if lang != "" {
-		body.Language = NewField("Content-Language", lang)
+		body.Language = languageField(lang)
 	}
 	return body
+}
+
+// languages holds one Content-Language field per language: every body of a
+// locale shares it (a version has tens of thousands of bodies and 18 locales).
+var languages sync.Map // string → Field
+
+func languageField(lang string) Field {
+	if f, ok := languages.Load(lang); ok {
+		return f.(Field)
+	}
+	f, _ := languages.LoadOrStore(lang, NewField("Content-Language", lang))
+	return f.(Field)
+}
+
+// The Content-Encoding fields, shared by every compressed representation.
+var encodingFields = map[string]Field{
+	"gzip": NewField("Content-Encoding", "gzip"),
+	"br":   NewField("Content-Encoding", "br"),
 }
 
 // Encoded is one encoding of a body, with its header values made once.
@@ -51,26 +69,28 @@ type Encoded struct {
 	LengthHeader []string
 }
 
-func newEncoded(b []byte, encoding string) *Encoded {
+func newEncoded(b []byte, encoding string) Encoded {
 	sum := sha256.Sum256(b)
-	r := &Encoded{
+	r := Encoded{
 		Bytes:        b,
 		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
 		LengthHeader: []string{strconv.Itoa(len(b))},
 	}
-	r.ETagField = NewField("Etag", r.ETag)
+	r.ETagField = Field{Name: "Etag", Value: []string{r.ETag}}
 	if encoding != "" {
-		r.Encoding = NewField("Content-Encoding", encoding)
+		r.Encoding = encodingFields[encoding]
 	}
 	return r
 }
 
 // compressed holds a body's gzip and brotli representations; nil where the
 // encoding would not make the body smaller. partial: only gzip has been made
-// (CompressGzip); a later Compress adds brotli.
+// (CompressGzip); a later Compress adds brotli. The pointers point into the
+// struct itself (one allocation per body, not three).
 type compressed struct {
-	gzip, br *Encoded
-	partial  bool
+	gzip, br   *Encoded
+	partial    bool
+	gzipV, brV Encoded
 }
 
 // minCompress: below this, compression saves less than its headers cost.
@@ -126,13 +146,18 @@ func (b *Body) compress(withBrotli bool) {
 	if len(b.JSON) >= minCompress {
 		z := compressorFor(*effort.Load())
 		if old != nil {
-			c.gzip = old.gzip
+			if old.gzip != nil {
+				c.gzipV = *old.gzip
+				c.gzip = &c.gzipV
+			}
 		} else if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
-			c.gzip = newEncoded(out, "gzip")
+			c.gzipV = newEncoded(out, "gzip")
+			c.gzip = &c.gzipV
 		}
 		if withBrotli {
 			if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
-				c.br = newEncoded(out, "br")
+				c.brV = newEncoded(out, "br")
+				c.br = &c.brV
 			}
 		}
 		z.release()
