@@ -7707,8 +7707,10 @@ type ClientInterface interface {
 	//
 	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
 	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
-	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
-	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// gzip-compressed tar archive. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. An archive is made once, when first asked for, and
+	// sent with its `Content-Length`; the server keeps the two asked for last (so any
+	// number of concurrent exports costs two archives' memory, not one each). Entries are regular files sorted by path, with mode
 	// 0644, no owner and the Unix epoch as modification time, so the same files always
 	// give the same bytes; the strong `ETag` is derived from the version's content hash
 	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
@@ -8351,8 +8353,10 @@ func (c *Client) GetEvent(ctx context.Context, uuid Uuid, params *GetEventParams
 //
 // The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
 // `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
-// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
-// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// gzip-compressed tar archive. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. An archive is made once, when first asked for, and
+// sent with its `Content-Length`; the server keeps the two asked for last (so any
+// number of concurrent exports costs two archives' memory, not one each). Entries are regular files sorted by path, with mode
 // 0644, no owner and the Unix epoch as modification time, so the same files always
 // give the same bytes; the strong `ETag` is derived from the version's content hash
 // (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
@@ -12767,8 +12771,10 @@ type ClientWithResponsesInterface interface {
 	//
 	// The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
 	// `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
-	// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
-	// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+	// gzip-compressed tar archive. `refdata import` takes the file as it is, and a
+	// mirror can seed itself from it. An archive is made once, when first asked for, and
+	// sent with its `Content-Length`; the server keeps the two asked for last (so any
+	// number of concurrent exports costs two archives' memory, not one each). Entries are regular files sorted by path, with mode
 	// 0644, no owner and the Unix epoch as modification time, so the same files always
 	// give the same bytes; the strong `ETag` is derived from the version's content hash
 	// (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
@@ -18979,8 +18985,10 @@ func (c *ClientWithResponses) GetEventWithResponse(ctx context.Context, uuid Uui
 //
 // The active version in the snapshot layout (`version.json`, `en-US/<file>.json`,
 // `<locale>/<file>.json` translations, `locres/<locale>.json`: every locale), as one
-// gzip-compressed tar archive, streamed. `refdata import` takes the file as it is, and a
-// mirror can seed itself from it. Entries are regular files sorted by path, with mode
+// gzip-compressed tar archive. `refdata import` takes the file as it is, and a
+// mirror can seed itself from it. An archive is made once, when first asked for, and
+// sent with its `Content-Length`; the server keeps the two asked for last (so any
+// number of concurrent exports costs two archives' memory, not one each). Entries are regular files sorted by path, with mode
 // 0644, no owner and the Unix epoch as modification time, so the same files always
 // give the same bytes; the strong `ETag` is derived from the version's content hash
 // (as `/v1/versions` lists it). `Cache-Control: public, no-cache`: it follows the
@@ -32974,44 +32982,45 @@ var swaggerSpec = []string{
 	"Jn3JRB/fIHf3yHXBr4Ii0VkwJCalGyQmyycYwKCL8ThZQ0y8ibS2l7kVEbeMtpjnVnQ6y62ITvmTzHK0",
 	"cAS6Lpei37e8UIsXyhyD5lK+i92ca8hc3H2Nl+CfaQQ485O0YphooV83pLArV3Xu5wpWDEJiU02YDFXf",
 	"jQ0zht7Z2L23JsZc1+8J0yWNMBE01gNpCKcjmRiy00mFsg/UcJGZ+y6OuMe4DyL2P7dFx/3iQh/cbzMa",
-	"E6Oo0Nw5iDRJh8tAgd6f7u+aj8VtgouqRJ+f/h8sbhXiqgxVhKpgwO6gSVwct9VWnTTywZlfHR+F4yPQ",
-	"sJoGOg85V2HaFhHDQJuACqIBwvSVz0WcmT1yIYxKI7sU9BNOFY6kiXYhul0XqdRMI4hCaIuD46OjprUR",
-	"5VCAyoyFz4LdE4ilC0COkDgDF9VlWAToaJQ5JrpJXORiW/TxRif9rTsyoE+9SYiBYC78ymrbEBQbc6z0",
-	"qH2miU9WZg3YQVtknvup0O6kAZNmd490zmkwgDT268SHtdpNtTDGpXNiAdmTnMuhHosKyCrDVLChvUHr",
-	"9rrjnKsw8INqDPhti9R3zQdSQtQF9AfXmFcJo1l2y0yJC+SNM5x1KYPXDfBNS5sSAeHYLeWs+ZodAbT/",
-	"Z16ZY7ZZe+ZJzfXpOFdiKkbZvGWEOJMI2yKi9y3ah59eHL58cXxwcNAkLIoSY09CGA3r6SonfUdhjsCc",
-	"UUN2qF1FAGFbKGj5kFUfr+DShRTYxckLz5+O2XaLtnEOhNQwbovD45IqNKfjbFFw2lzkfe8IslC5pJaq",
-	"vszrpyynhL8Dfjibsm3r8EOPw/1cO/etbbBmK9fOaa2mJ2nkWoi6UJ75r462XQUbdyn4r8nETfH03Vi4",
-	"GW7no9Zawdammn+CtAeES2z1FQ6RduInyV6ufJoHW3bCwM/T8N+HrMJJNVxcFNp/JazkS3ja+CEwBss6",
-	"qKogFqehtcn3AOMr/W7EZRktVCGF6ujfdKR/f6iejV/0Xu3iI8F8YYyuva99wzVL4cLcT1L8Oq/vbga8",
-	"OVZKER8VWK4AmU3lusISvxvGKyJ8Ab7xEnM+57kmS8Ee7z6v3fqeJOvMzNRYiF5zqcNaeGdDNPtjzLTx",
-	"qcpcMtoJsO//6UabfdvUcQ3wJiaiBjPy7Ph0QIVckLuE9ikTZevFJH+ntoMZMNFvC+Da52488gkaoI9h",
-	"41metkS7/GjUXTRjWZwZL/EpaUxw/vgmPs5NeulW2Jzc0l6aeTZ2ZSZ8JiHXp1FMOuxyXrtscuOVeUNo",
-	"vbnATMT370H0zaBxcnw0ncF4KbFyjb1vvhvTzd/QY3yyc9PoOVGTImQ+wUc01nOoPEs5QrmWWQZA99oh",
-	"qFIu5Ta+PqR5fQtD6OmYJcu8l3bONZsKlzR+knJuOq9x0WazgBxDZQXT4JLGm2oSXNL4uzEFIkTDDEy6",
-	"LGSz0xgpGYEZQOISirgMiVimg7g09CckZjFwJgCTF0CT9BTogQCtmy7vny8tgD+2RRK718GSZ7QdJnrS",
-	"50VzySWxEkmaBTFMfGQ+5nyQiYG2MBDFnKZ5hlxXn4WTqiz1sX8ovro4e3N5MUOPXXpAlBOTfz3Bmkxw",
-	"b/ZjTl0NwFznTKqUqYzlC0G597XYv7CyKAPDvIwIMacjUAFV4Xy78RO2O8d2a5bC+dRPUhg7CJPAg26O",
-	"+V7ARQWRnINlUyVzvsLvRkAXkF0F15gXs5IplVtRnULVN5+WFIfBfN/ltpNDxI2b7KtwL879lNnXpMCr",
-	"iNPKDIyQ2WwOxiV+byxsPF7m4dtVA9kPpPBJyxboUNf+vNB83cw4uYKnyZK+CkswBsg8dgl/nYumKtw5",
-	"CaqN5dHJhX4/nDpFB1XIgMu+rMSn77Hh1+FQO/eT5k0s28Q9BKvhpDpTWuhsODvaJX53jJghfR7O02Dv",
-	"eRx47dusmfnctE8zz4mDGNmBmGksBYSO5BPB21OB9v6LYuKFqrkxvhKOplbw5DNj6AyQddBULzWGA9UT",
-	"yIzhFvpdJsbQKY4WksFi1G82vr8zJFdAbKzoaIFKdE3WrRHtrE9TISK8fB5ol2FxQbJM16NKrkwHla+S",
-	"KzOf+uliZSpXJn5bAzlVBGAGp40VgtkKvx9BmGO/ErYronmjMfx9IXc+Wk1WQXumaL1xTdYsVXHWp+rS",
-	"Fi16l3BtKnATgmFTuQkX991wk/GomIPWrFTeLIcPyTlWLzkhNMuYUYwIbZJON2E8zApiSuW/eUMNdIhm",
-	"fUG5JpQIGLZFTE0wOHWFgbFq5VR9tRkOGXlsaH2s+75rxvujOdl5v5hiDdm5wZrZNzMT8aDBlJchSWvg",
-	"ZnXrmpiQRxuf9mmnO0rL3qID8a5PCFCohdgWeTFhvDQaizA+mcgnlBczkwJmVf1Ki9uXlcvEnAa+EJ9z",
-	"9ikLns9i/nVebswuvC062WrPTIeIhHOsiTkiQ1Bpad18Q0wYmQZelwbkWyn6a54xZmkKteM8NSq9wWI4",
-	"U/W0igQ0l1pdKYL5Cv0332bNGt1N+yRVuoeq41NtqNFNogcydnyB8f63bOy+MMXDJGL2bcNgoGREqyDp",
-	"+paJc9963cfabOqneay9ZYJ4QBeOtbdMzFfhJXiqYKZNYmtjzz/ZCr+fQ1BOCNUxX+HGKUf5V7p2Smd+",
-	"uuw5delUizsrXzxNYGqTefM7u3zKiKA61qsy5VcybxCJT9fEcXZMzpHu2xrYqcWOm8qJ+Qq/G1YsoL8a",
-	"tqviebNx/J3ht/yAMl7L88/GZw3K1XY8+dvvFrruOqMs9NQeVwcSnV3UnautynReKXkH9vp7WJI3oDzP",
-	"uIjjdYgUZGBMfLK/j7/bcU5eHbw6wBJpieKNk8Y+YteveSpVnKtzuRNzOsKQyWBAFQ0sdezOr365lwe8",
-	"+kqJluDGR/flEJtjkrGZHSnseM4Cafob3+a4Y3pzLMyk6V8/m2nho+Z41oBmIYVVYXU5A04v8HyJqhHp",
-	"TZGFCgztwgqTFUsMTE/329QZ2B1802NwYaCUtqYHuZwKgyx0w+C56T4X3n2qib5TzTJHHbettJxNYcj0",
-	"WX961J+zlEYFmNjPLaztW0iMU1whJteYHuzTtPuzGzVzuRwDs3O/K8FoVk0Ae49n7i0ug+mgpPsVHZJi",
-	"dPBYPHGx/1gI8fQ4N+W3pLimkPV6OkvynN4/FcbOrqTKoDQZCYfJHZ3ikKo4SiEubnqcX24u3xOsO16o",
-	"M4/13q3kaqFYIAIghLAIdixU/uX3L/9/AAAA//8=",
+	"E6Oo0Nw5iDRJh8tAgd6f7u+aj8VtgouqRJ+f/h8sbhXiqgxVhKpgwO5gj3TSeAdndHV87I2PO8MaGugy",
+	"5ByEaVtEDMNrAiqIBgjTtz0XZ2b2yJlIB8cEHDQEDADxoQ3O0KP61upZqZrOPVhnuQWY0YV4JxB9M+ic",
+	"Fl3fbwFitzwrULOBCKfakB0tCRWjtvBFNmTPnhydVWuIw7kmgdTGBbX5hepnJIJIqlETFS5qeIpeTxfC",
+	"qDQ4TUE/4VQhWDTRLsq464KtmmkQVAhtcXB8dGRHInIoQGX2zmfB7gnE0sVQR8hfgQtMMywC9JXKfCvd",
+	"JC74si36eCmV/tYdGdAeKC6WzUWQWXiHoNiYb6inzmea+Hxr1gYftEUWfJDqnU4a82l290jnnAYDSMPX",
+	"Tnxkrt1UC8N0OieWKnqScznUY4ENWXGbCscAb5O7ve44/zCMXaEaY5bbInW/87GgEHUBXdo1pobCgJzd",
+	"MmvoAlF9hrMuZbO7Ab5pgVki45zESNlivnGCANr/My8uMtsyP/Ok5vp0nDc0FaNs3jJCnEmEbRHR+xbt",
+	"w08vDl++OD44OGgSFkWJsYc5DOj1dJWTvqMwR2DOLiM71K4igLAtFLR81K0PuXAZTwrs4oSf50/HbLtF",
+	"8z4HQmrbt8XhcUkhndNxtij4nS4KIHAEWSi+UsvauMxLwCxnR3wH/HA2ZZ7X4Yceh/u5pvpb22DNhrqd",
+	"0xp+T9JOtxB10UjzH05tuwpm+lLwX5OVnuLpuzHSM9zOR6015K1NNf8QbM84l9jqK5yD7cRPkr1cBTgP",
+	"tuyQhJ+n4b8PWZGWari4KLT/SljJl/C08UNgDJZ1UFVBLE5Da5OvMsZX+t2IyzJaqEIK1dG/6Uj//lA9",
+	"G7/ogNvFd475whi9k1/7hmuWwoW5n6T4dY7r3Qx4c6yUIj4qsFwBMpvKdYUlfjeMV0T4AnzjPex8znNN",
+	"loI9Xt9eu/U9SdaZmWyyEIDnsp+18M6GaPbHmGnjs625fLoTYN//0402+7ap4xp03PWzwaRCOz6jUSGd",
+	"5S6hfcpE2XoxT+Gp7WAGTPTbArj26SePfI4J6GPke5ZqLtEuxRt1t+ZY2WeGM0FKGhOcP76Jj3PzdroV",
+	"Nie3tJcmz41dpQyfDMn1aRTzJru03S4h3nhx4RBaby4wmfK9u35vnBwfTSdhXkqsXGPvm+/GdPM39Bhi",
+	"7TxNek7UpAiZT/ARjfUcKs+yplCuZZbE0L2NCKqUyxqOrw9pauLCEHo67Moy76Wdc82mwiWNn6Scm07N",
+	"XLTZLCDHUFnBNLik8aaaBJc0/m5MgQjRMAOTLpHa7ExMSkZgBpC4nCguySNWGiEuk/4JiVkMnAnA/AvQ",
+	"JD0FeiBA66ZLXeirI+CPbZHE7nWw5Blth4me9KndXH5MLKaSJnIME59cANNWyMRAWxiIYk7TVEmuq08k",
+	"SlWWvdm/dV9dnL25vJihxy49IMqJyb+eYFkpuDf7MaeujGGucyZVylTS9YWg3Pta7F9YWZSBYV5Sh5jT",
+	"EaiAqnC+3fgJ251juzVL4XzqJymMHYRJ4EE3x3wv4KKCSM7BsqmSOV/hdyOgC8iugmtM7VnJlMqtqE6h",
+	"cJ3PrIrDYMryctvJIeLGTfZVuBfnfsrsa1LgVcRpZQZGyGw2B+MSvzcWNh4v8/DtCprsB1L4vGsLdKhr",
+	"f15ovm5mnFzB02RJX0gmGANkHn6Fv85FUxXunATVxvLo5EK/H06dooMqZMBlX1bi0/fY8OtwqJ37SfMm",
+	"Vp7iHoLVcFKdKS10Npwd7RK/O0bMkD4P52m8+jwOvPZt1sx8btqnmarFQYzsQMw0VjNCr/iJ+POpXAH+",
+	"i2LuiKrpPb4SjqZW8OSTe+gMkHXQVC+7hwPVE0ju4Rb6Xeb20CmOFpLBYtRvNr6/MyRXQGys6GiBSnRN",
+	"1q0R7axPUyEivHwqa5ckckG+T9ejSrpPB5Wvku4zn/rpYmUq3Sd+WwM5VQRgBqeNFYLZCr8fQZhjvxK2",
+	"K6J5ozH8fSF3PlpNVgR8pmi9cU3WLFVx1qfq0hYtepdwbSpwE4JhU7kJF/fdcJPxqJiD1qza3yyHD8k5",
+	"FmA5ITRL+lGMCG2STjdhPMxqekrlv3lDDXSIZn1BuSaUCBi2RUxNMDh1tY2x8OZUibgZDhl5bGh9rPu+",
+	"a8b7oznZeb+YYhncucGa2TczcwmhwZRXUknL+Gal95qYU0gbn9BgpztKK/eiA/GuTwhQKOfYFnk9ZLw0",
+	"GoswPplIiZTXY5MCZhUuS+vzl1X8xAQNvpagc/YpC57PYv51XjHNLrwtOtlqz0yHiIRzLOs5IkNQaXXg",
+	"fENMGJkGXpcG5Fsp+mue9GZpCrXjPDUqvcF6PlMlwYoENJdaXTWF+Qr9N99mzRrdTfskVbqHquNTbajR",
+	"TaIHMnZ8gfH+t2zsvjDFwyRi9m3DYKBkRKsg6fqWiXPfet3H2mzqp3msvWWCeEAXjrW3TMxX4SV4qmCm",
+	"TWJrY88/2Qq/n0NQTgjVMV/hxilH+Ve6dkpnfrrsOXXpVIs7K188TWBqk3nzO7t8yoigOtarMuVXMm8Q",
+	"iU/XxHF2TM6R7tsa2KnFjpvKifkKvxtWLKC/Grar4nmzcfyd4bf8gDJejvTPxmcNypWnPPnb7xa67jqj",
+	"LPTUHlcHEp1d1J0rD8t0Xux5B/b6e1hVOKA8Tx+J43WIFGRgTHyyv4+/23FOXh28OsAqb4nijZPGPmLX",
+	"r3kqVZwr1bkTczrCkMlgQBUNLHXszi/guZcHvPpij5bgxkf3FR2bY5KxmR0p7HjOAmn6G9/muGN6cyzM",
+	"pOlfP5tp7abmeNaAZiGFVWF1OQNOL/B8icIX6U2RhQoM7cIKkxWrJExP99vUGdgdfNNjcGGglLamB7mc",
+	"CoMsdMPguek+F959qom+U80yRx23rbQiT2HI9Fl/etSfs5RGBZjYzy0sT1xIjFNcISbXmB7s07T7sxs1",
+	"c7kcA7NzvyvBaFYQAXuPJx8uLoPpoKT7FR2SYnTwWDxxsf9YCPH0ODflt6S4ppD1ejrLU53ePxXGzq6k",
+	"yqA0GQmHyR2d4pCqOEohLm56nF9uLt8TLJ1eKJWPJeut5GqhWCACIISwCHastf7l9y//fwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -21,6 +21,8 @@ type Server struct {
 	Logger *slog.Logger
 	// Pages renders /, /docs and /changes; nil answers them 500.
 	Pages Pages
+
+	archives archives // the exports made last
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
