@@ -167,7 +167,7 @@ func paramError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 func document(contentType string, body []byte) http.HandlerFunc {
-	etag := representation.NewBody(body, "").ETag
+	etag := representation.NewBody(body, "").ETag()
 	return func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Type", contentType)

@@ -23,7 +23,7 @@ func BenchmarkRouter(b *testing.B) {
 	ed := edition(b)
 	h := handler(b, impl.Static{Edition: ed}, nil)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
-	etag := ed.List(catalog.Currencies, catalog.DefaultLocale).ETag
+	etag := ed.List(catalog.Currencies, catalog.DefaultLocale).ETag()
 	for _, bc := range []struct{ name, path, inm string }{
 		{"version", "/v1/version", ""},
 		{"list", "/v1/currencies", ""},

@@ -25,10 +25,10 @@ func TestCompressedRoundTrip(t *testing.T) {
 	compressed := 0
 	for _, b := range bodies {
 		for _, rep := range b.Representations() {
-			if prev, ok := etags[rep.ETag]; ok && !bytes.Equal(prev, rep.Bytes) {
-				t.Fatalf("ETag %s names two different byte sequences", rep.ETag)
+			if prev, ok := etags[rep.ETag()]; ok && !bytes.Equal(prev, rep.Bytes) {
+				t.Fatalf("ETag %s names two different byte sequences", rep.ETag())
 			}
-			etags[rep.ETag] = rep.Bytes
+			etags[rep.ETag()] = rep.Bytes
 			var r io.Reader
 			switch enc := rep.Encoding.Value; {
 			case enc == nil:
@@ -72,10 +72,10 @@ func TestETagFollowsBytes(t *testing.T) {
 		if a == nil {
 			continue
 		}
-		if bytes.Equal(a.JSON, b.JSON) != (a.ETag == b.ETag) {
-			t.Fatalf("%s: equal bytes %v but equal ETags %v", u, bytes.Equal(a.JSON, b.JSON), a.ETag == b.ETag)
+		if bytes.Equal(a.JSON, b.JSON) != (a.ETag() == b.ETag()) {
+			t.Fatalf("%s: equal bytes %v but equal ETags %v", u, bytes.Equal(a.JSON, b.JSON), a.ETag() == b.ETag())
 		}
-		if a.ETag == b.ETag {
+		if a.ETag() == b.ETag() {
 			same++
 		} else {
 			differ++
@@ -84,7 +84,7 @@ func TestETagFollowsBytes(t *testing.T) {
 	if same == 0 {
 		t.Error("no unchanged skin kept its ETag")
 	}
-	if old.VersionBody().ETag == cur.VersionBody().ETag {
+	if old.VersionBody().ETag() == cur.VersionBody().ETag() {
 		t.Error("different version records share an ETag")
 	}
 	t.Logf("%d skins kept their ETag, %d changed", same, differ)
@@ -202,12 +202,12 @@ func TestReuseCompressed(t *testing.T) {
 	representation.CompressAll(old.Bodies())
 	oldByETag := map[string]*representation.Body{}
 	for _, b := range old.Bodies() {
-		oldByETag[b.ETag] = b
+		oldByETag[b.ETag()] = b
 	}
 	n := representation.Reuse(cur.Bodies(), old.Bodies())
 	shared := 0
 	for _, b := range cur.Bodies() {
-		p, ok := oldByETag[b.ETag]
+		p, ok := oldByETag[b.ETag()]
 		if !ok {
 			if len(b.JSON) >= 256 && len(b.Representations()) > 1 {
 				t.Fatal("a changed body has compressed representations before Compress")

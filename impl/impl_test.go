@@ -64,7 +64,7 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	ja, all := gen.Language("ja-JP"), gen.Language("all")
-	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag
+	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
 	for _, tc := range []struct {
 		name string
 		req  *http.Request
@@ -106,7 +106,7 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 func BenchmarkHandlers(b *testing.B) {
 	s, ed := server(b)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
-	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag
+	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
 	notModified := httptest.NewRequest("GET", "/v1/weapons", nil)
 	notModified.Header.Set("If-None-Match", etag)
 	for _, bc := range []struct {

@@ -59,7 +59,7 @@ func TestLoadEditionAfterMatchesFull(t *testing.T) {
 				t.Fatalf("%s: %d bodies, a full build %d", name, len(a), len(b))
 			}
 			for i := range a {
-				if !bytes.Equal(a[i].JSON, b[i].JSON) || a[i].ETag != b[i].ETag || a[i].Lang != b[i].Lang {
+				if !bytes.Equal(a[i].JSON, b[i].JSON) || a[i].ETag() != b[i].ETag() || a[i].Lang != b[i].Lang {
 					t.Fatalf("%s: body %d differs from a full build's:\n%.200s\n%.200s", name, i, a[i].JSON, b[i].JSON)
 				}
 			}

@@ -24,59 +24,67 @@ type Body struct {
 	JSON []byte
 	Lang string // Content-Language; "" for bodies without localized text
 
-	// Language is Lang as a header field; its Name is "" when Lang is.
-	Language Field
+	// Language is Lang as a header field, shared by every body of the locale;
+	// never nil, its Name is "" when Lang is.
+	Language *Field
 
 	enc atomic.Pointer[compressed] // set by Compress
 }
 
 // NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
 func NewBody(b []byte, lang string) *Body {
-	body := &Body{Encoded: newEncoded(b, ""), JSON: b, Lang: lang}
+	body := &Body{Encoded: newEncoded(b, ""), JSON: b, Lang: lang, Language: &noField}
 	if lang != "" {
 		body.Language = languageField(lang)
 	}
 	return body
 }
 
+// noField stands for a header a body does not have.
+var noField Field
+
 // languages holds one Content-Language field per language: every body of a
 // locale shares it (a version has tens of thousands of bodies and 18 locales).
-var languages sync.Map // string → Field
+var languages sync.Map // string → *Field
 
-func languageField(lang string) Field {
+func languageField(lang string) *Field {
 	if f, ok := languages.Load(lang); ok {
-		return f.(Field)
+		return f.(*Field)
 	}
-	f, _ := languages.LoadOrStore(lang, NewField("Content-Language", lang))
-	return f.(Field)
+	f := NewField("Content-Language", lang)
+	shared, _ := languages.LoadOrStore(lang, &f)
+	return shared.(*Field)
 }
 
 // The Content-Encoding fields, shared by every compressed representation.
-var encodingFields = map[string]Field{
-	"gzip": NewField("Content-Encoding", "gzip"),
-	"br":   NewField("Content-Encoding", "br"),
+var encodingFields = map[string]*Field{
+	"gzip": {Name: "Content-Encoding", Value: []string{"gzip"}},
+	"br":   {Name: "Content-Encoding", Value: []string{"br"}},
 }
 
 // Encoded is one encoding of a body, with its header values made once.
 type Encoded struct {
 	Bytes []byte
-	ETag  string // strong, quoted, derived from these bytes
-
+	// ETagField is the strong, quoted ETag derived from these bytes (ETag).
 	ETagField Field
-	// Encoding is the Content-Encoding field; its Name is "" for identity.
-	Encoding Field
+	// Encoding is the Content-Encoding field, shared by every representation in
+	// the coding; never nil, its Name is "" for identity.
+	Encoding *Field
 	// LengthHeader is Content-Length, for net/http (fasthttp counts the bytes).
 	LengthHeader []string
 }
+
+// ETag is the representation's strong, quoted entity tag.
+func (e *Encoded) ETag() string { return e.ETagField.Value[0] }
 
 func newEncoded(b []byte, encoding string) Encoded {
 	sum := sha256.Sum256(b)
 	r := Encoded{
 		Bytes:        b,
-		ETag:         `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`,
+		ETagField:    Field{Name: "Etag", Value: []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}},
 		LengthHeader: []string{strconv.Itoa(len(b))},
 	}
-	r.ETagField = Field{Name: "Etag", Value: []string{r.ETag}}
+	r.Encoding = &noField
 	if encoding != "" {
 		r.Encoding = encodingFields[encoding]
 	}
@@ -402,12 +410,12 @@ func Reuse(bodies, prev []*Body) int {
 	byETag := map[string]*Body{}
 	for _, b := range prev {
 		if b.enc.Load() != nil {
-			byETag[b.ETag] = b
+			byETag[b.ETag()] = b
 		}
 	}
 	n := 0
 	for _, b := range bodies {
-		p, ok := byETag[b.ETag]
+		p, ok := byETag[b.ETag()]
 		if ok && bytes.Equal(p.JSON, b.JSON) && b.enc.CompareAndSwap(nil, p.enc.Load()) {
 			n++
 		}

@@ -69,7 +69,7 @@ type Response struct {
 // 200. It allocates nothing.
 func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, enc *Encoded) {
 	enc = r.Body.Pick(acceptEncoding)
-	if len(ifNoneMatch) > 0 && ETagMatch(ifNoneMatch, enc.ETag) {
+	if len(ifNoneMatch) > 0 && ETagMatch(ifNoneMatch, enc.ETag()) {
 		return http.StatusNotModified, enc
 	}
 	return http.StatusOK, enc
@@ -87,11 +87,11 @@ func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 		buf = append(buf, r.Version)
 	}
 	if r.Body.Language.Name != "" {
-		buf = append(buf, &r.Body.Language)
+		buf = append(buf, r.Body.Language)
 	}
 	buf = append(buf, &enc.ETagField)
 	if status != http.StatusNotModified && enc.Encoding.Name != "" {
-		buf = append(buf, &enc.Encoding)
+		buf = append(buf, enc.Encoding)
 	}
 	return buf
 }
