@@ -27,8 +27,8 @@ func gogc() int {
 	return v
 }
 
-// TestCollectorPacing: a serving process collects at ServingGOGC, at Go's
-// default while any background work runs, and leaves an operator's GOGC alone.
+// TestCollectorPacing: a serving process collects at ServingGOGC, at
+// LoadingGOGC while any background work runs, and leaves an operator's GOGC alone.
 func TestCollectorPacing(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	t.Run("serving and borrowing", func(t *testing.T) {
@@ -39,12 +39,12 @@ func TestCollectorPacing(t *testing.T) {
 			t.Fatalf("serving: GOGC %d, want %d", got, ServingGOGC)
 		}
 		first, second := Borrow(), Borrow()
-		if got := gogc(); got != 100 {
-			t.Errorf("borrowed: GOGC %d, want 100", got)
+		if got := gogc(); got != LoadingGOGC {
+			t.Errorf("borrowed: GOGC %d, want %d", got, LoadingGOGC)
 		}
 		first()
-		if got := gogc(); got != 100 {
-			t.Errorf("one borrower left: GOGC %d, want 100", got)
+		if got := gogc(); got != LoadingGOGC {
+			t.Errorf("one borrower left: GOGC %d, want %d", got, LoadingGOGC)
 		}
 		second()
 		if got := gogc(); got != ServingGOGC {
@@ -67,8 +67,8 @@ func TestCollectorPacing(t *testing.T) {
 		t.Setenv("GOMAXPROCS", "2")
 		Limit(0)
 		giveBack := Borrow()
-		if got := gogc(); got != 100 {
-			t.Errorf("borrowed: GOGC %d, want 100", got)
+		if got := gogc(); got != LoadingGOGC {
+			t.Errorf("borrowed: GOGC %d, want %d", got, LoadingGOGC)
 		}
 		giveBack()
 		if got := gogc(); got != ServingGOGC || runtime.GOMAXPROCS(0) != 2 {
