@@ -418,9 +418,15 @@ func values(h *fasthttp.RequestHeader, key string, buf *[4]string) ([]string, bo
 // str views b as a string without copying; b must not change while it is used.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// badRequest answers a request fasthttp could not read, in the error envelope.
+// unreadable is the answer to a request fasthttp could not parse. The parser's own
+// error stays in the log: it is the parser's wording (and quotes the buffer), not
+// the API's.
+const unreadable = "the request could not be read as HTTP/1.1: send an origin-form request line such as \"GET /v1/weapons HTTP/1.1\", then headers"
+
+// badRequest answers a request fasthttp could not read, in the error envelope, and
+// logs why at Info, as the router logs its 4xx.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
-	status, msg := http.StatusBadRequest, "the request could not be read as HTTP/1.1: "+err.Error()
+	status, msg := http.StatusBadRequest, unreadable
 	var small *fasthttp.ErrSmallBuffer
 	switch {
 	case errors.As(err, &small):
@@ -429,6 +435,8 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
 	}
 	writeError(ctx, status, msg)
+	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
+		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
 }
 
 func (s *Server) recover(ctx *fasthttp.RequestCtx) {

@@ -462,6 +462,8 @@ func TestUnreadableRequests(t *testing.T) {
 		status    int
 	}{
 		{"garbage", "NOT HTTP\r\n\r\n", 400},
+		{"relative target", "GET v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\n\r\n", 400},
+		{"bad port", "GET http://a:b/v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\n\r\n", 400},
 		{"huge header", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\nX-Big: " + strings.Repeat("a", 20<<10) + "\r\n\r\n", 431},
 		{"body", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("a", 100000), 413},
 	} {
@@ -486,6 +488,10 @@ func TestUnreadableRequests(t *testing.T) {
 			}
 			if res.StatusCode != tc.status || e.Status != tc.status || e.Error == "" || res.Header.Get("Content-Type") != "application/json" {
 				t.Errorf("status %d, envelope %+v, Content-Type %q; want %d", res.StatusCode, e, res.Header.Get("Content-Type"), tc.status)
+			}
+			// The parser's own words (which quote the request back) stay in the log.
+			if strings.Contains(e.Error, "fasthttp") || strings.Contains(e.Error, "buffer") || strings.Contains(e.Error, "\r\n") {
+				t.Errorf("the parser's error reached the client: %q", e.Error)
 			}
 		})
 	}
@@ -581,5 +587,69 @@ func BenchmarkMemo(b *testing.B) {
 				s.handle(ctx)
 			}
 		})
+	}
+}
+
+// lockedBuffer is a log destination the server's goroutines write and the test reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) records(t *testing.T) []map[string]any {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []map[string]any
+	for _, line := range bytes.Split(bytes.TrimSpace(b.buf.Bytes()), []byte("\n")) {
+		var r map[string]any
+		if err := json.Unmarshal(line, &r); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// TestEdgeLogsLikeTheRouter: what the edge answers itself is logged as the router
+// logs it — a rejection at Info (route "edge"), a memo answer at Debug (memo true).
+func TestEdgeLogsLikeTheRouter(t *testing.T) {
+	repo := impl.Static{Edition: newest(t)}
+	var logs lockedBuffer
+	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	h := start(t, Config{Router: router(t, repo), Active: repo.Active, Logger: logger})
+	for range 2 { // the first is routed and remembered, the second answered from the memo
+		if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
+			t.Fatalf("/v1/version: %d", res.status)
+		}
+	}
+	if !h.memoized("/v1/version") {
+		t.Fatal("/v1/version not memoized")
+	}
+	if res := h.do(t, request("DELETE", "/v1/version")); res.status != http.StatusMethodNotAllowed {
+		t.Fatalf("DELETE: %d", res.status)
+	}
+	var memo, reject bool
+	for _, r := range logs.records(t) {
+		if r["msg"] != "request" {
+			continue
+		}
+		switch {
+		case r["memo"] == true:
+			memo = r["level"] == "DEBUG" && r["method"] == "GET" && r["path"] == "/v1/version" &&
+				r["status"] == float64(200) && r["route"] != "" && r["user_agent"] == ua
+		case r["route"] == "edge":
+			reject = r["level"] == "INFO" && r["method"] == "DELETE" && r["target"] == "/v1/version" &&
+				r["status"] == float64(405) && r["user_agent"] == ua
+		}
+	}
+	if !memo || !reject {
+		t.Errorf("memo answer logged: %v, rejection logged: %v; the log:\n%s", memo, reject, logs.buf.String())
 	}
 }
