@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -34,7 +35,9 @@ func (e *Edition) renderAll(c Category, prev *table) error {
 	t := &e.tables[c]
 	rs := make([]rendered, 0, len(t.order))
 	vals := make([]any, NumLocales)
+	var p cores.Pacer
 	for _, u := range t.order {
+		p.Yield()
 		bodies := t.items[u]
 		if prev != nil {
 			if old := prev.items[u]; old != nil && sameLocales(bodies, old) {

@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
@@ -92,7 +93,7 @@ func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, e
 	if err := normalizeVersion(s.Version, e.Fills); err != nil {
 		return nil, err
 	}
-	if err := decodeInto(s.Version, &e.Version); err != nil {
+	if err := convert(s.Version, &e.Version); err != nil {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	e.ManifestID = e.Version.ManifestId
@@ -276,10 +277,11 @@ func (e *Edition) buildLocres(tables map[string]map[string]map[string]string) er
 func renderSource(src Category, items []any) (map[Category][]rendered, error) {
 	out := map[Category][]rendered{}
 	var err error
+	p := new(cores.Pacer)
 	switch src {
 	case Weapons:
 		var ws []gen.Weapon
-		if err = decodeInto(items, &ws); err != nil {
+		if err = decodeInto(p, items, &ws); err != nil {
 			return nil, err
 		}
 		var skins []gen.WeaponSkin
@@ -292,95 +294,96 @@ func renderSource(src Category, items []any) (map[Category][]rendered, error) {
 			chromas = append(chromas, s.Chromas...)
 			levels = append(levels, s.Levels...)
 		}
-		if out[Weapons], err = each(ws, func(w *gen.Weapon) string { return w.Uuid }); err != nil {
+		if out[Weapons], err = each(p, ws, func(w *gen.Weapon) string { return w.Uuid }); err != nil {
 			return nil, err
 		}
-		if out[WeaponSkins], err = each(skins, func(s *gen.WeaponSkin) string { return s.Uuid }); err != nil {
+		if out[WeaponSkins], err = each(p, skins, func(s *gen.WeaponSkin) string { return s.Uuid }); err != nil {
 			return nil, err
 		}
-		if out[WeaponSkinChromas], err = each(chromas, func(s *gen.SkinChroma) string { return s.Uuid }); err != nil {
+		if out[WeaponSkinChromas], err = each(p, chromas, func(s *gen.SkinChroma) string { return s.Uuid }); err != nil {
 			return nil, err
 		}
-		out[WeaponSkinLevels], err = each(levels, func(s *gen.SkinLevel) string { return s.Uuid })
+		out[WeaponSkinLevels], err = each(p, levels, func(s *gen.SkinLevel) string { return s.Uuid })
 	case Buddies:
 		var bs []gen.Buddy
-		if err = decodeInto(items, &bs); err != nil {
+		if err = decodeInto(p, items, &bs); err != nil {
 			return nil, err
 		}
 		var levels []gen.BuddyLevel
 		for _, b := range bs {
 			levels = append(levels, b.Levels...)
 		}
-		if out[Buddies], err = each(bs, func(b *gen.Buddy) string { return b.Uuid }); err != nil {
+		if out[Buddies], err = each(p, bs, func(b *gen.Buddy) string { return b.Uuid }); err != nil {
 			return nil, err
 		}
-		out[BuddyLevels], err = each(levels, func(b *gen.BuddyLevel) string { return b.Uuid })
+		out[BuddyLevels], err = each(p, levels, func(b *gen.BuddyLevel) string { return b.Uuid })
 	case Sprays:
 		var ss []gen.Spray
-		if err = decodeInto(items, &ss); err != nil {
+		if err = decodeInto(p, items, &ss); err != nil {
 			return nil, err
 		}
 		var levels []gen.SprayLevel
 		for _, s := range ss {
 			levels = append(levels, s.Levels...)
 		}
-		if out[Sprays], err = each(ss, func(s *gen.Spray) string { return s.Uuid }); err != nil {
+		if out[Sprays], err = each(p, ss, func(s *gen.Spray) string { return s.Uuid }); err != nil {
 			return nil, err
 		}
-		out[SprayLevels], err = each(levels, func(s *gen.SprayLevel) string { return s.Uuid })
+		out[SprayLevels], err = each(p, levels, func(s *gen.SprayLevel) string { return s.Uuid })
 	case Agents:
-		out[src], err = decodeEach(items, func(x *gen.Agent) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Agent) string { return x.Uuid })
 	case Bundles:
-		out[src], err = decodeEach(items, func(x *gen.Bundle) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Bundle) string { return x.Uuid })
 	case Contracts:
-		out[src], err = decodeEach(items, func(x *gen.Contract) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Contract) string { return x.Uuid })
 	case PlayerCards:
-		out[src], err = decodeEach(items, func(x *gen.PlayerCard) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.PlayerCard) string { return x.Uuid })
 	case Maps:
-		out[src], err = decodeEach(items, func(x *gen.Map) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Map) string { return x.Uuid })
 	case Seasons:
-		out[src], err = decodeEach(items, func(x *gen.Season) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Season) string { return x.Uuid })
 	case CompetitiveSeasons:
-		out[src], err = decodeEach(items, func(x *gen.CompetitiveSeason) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.CompetitiveSeason) string { return x.Uuid })
 	case CompetitiveTiers:
-		out[src], err = decodeEach(items, func(x *gen.CompetitiveTierSet) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.CompetitiveTierSet) string { return x.Uuid })
 	case PlayerTitles:
-		out[src], err = decodeEach(items, func(x *gen.PlayerTitle) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.PlayerTitle) string { return x.Uuid })
 	case Themes:
-		out[src], err = decodeEach(items, func(x *gen.Theme) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Theme) string { return x.Uuid })
 	case Currencies:
-		out[src], err = decodeEach(items, func(x *gen.Currency) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.Currency) string { return x.Uuid })
 	case LevelBorders:
-		out[src], err = decodeEach(items, func(x *gen.LevelBorder) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.LevelBorder) string { return x.Uuid })
 	case Flex:
-		out[src], err = decodeEach(items, func(x *gen.FlexItem) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.FlexItem) string { return x.Uuid })
 	case Events:
-		out[src], err = decodeEach(items, func(x *gen.GameEvent) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.GameEvent) string { return x.Uuid })
 	case GameModes:
-		out[src], err = decodeEach(items, func(x *gen.GameMode) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.GameMode) string { return x.Uuid })
 	case GameModeEquippables:
-		out[src], err = decodeEach(items, func(x *gen.GameModeEquippable) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.GameModeEquippable) string { return x.Uuid })
 	case PremierConferences:
-		out[src], err = decodeEach(items, func(x *gen.PremierConference) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.PremierConference) string { return x.Uuid })
 	case PremierLogos:
-		out[src], err = decodeEach(items, func(x *gen.PremierLogo) string { return x.Uuid })
+		out[src], err = decodeEach(p, items, func(x *gen.PremierLogo) string { return x.Uuid })
 	default:
 		return nil, fmt.Errorf("%s is not a source category", src.Name())
 	}
 	return out, err
 }
 
-func decodeEach[T any](items []any, id func(*T) string) ([]rendered, error) {
+func decodeEach[T any](p *cores.Pacer, items []any, id func(*T) string) ([]rendered, error) {
 	var xs []T
-	if err := decodeInto(items, &xs); err != nil {
+	if err := decodeInto(p, items, &xs); err != nil {
 		return nil, err
 	}
-	return each(xs, id)
+	return each(p, xs, id)
 }
 
-func each[T any](xs []T, id func(*T) string) ([]rendered, error) {
+func each[T any](p *cores.Pacer, xs []T, id func(*T) string) ([]rendered, error) {
 	out := make([]rendered, 0, len(xs))
 	for i := range xs {
+		p.Yield()
 		b, err := encode(&xs[i])
 		if err != nil {
 			return nil, err
@@ -390,13 +393,31 @@ func each[T any](xs []T, id func(*T) string) ([]rendered, error) {
 	return out, nil
 }
 
-// decodeInto converts decoded JSON values into a gen type.
-func decodeInto(v any, into any) error {
+// convert converts a decoded JSON value into a gen type.
+func convert(v any, into any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
 	}
 	return json.Unmarshal(b, into)
+}
+
+// decodeInto converts decoded JSON values into a slice of a gen type, an item
+// at a time so that p can let requests in between items.
+func decodeInto[T any](p *cores.Pacer, items []any, into *[]T) error {
+	xs := make([]T, len(items))
+	for i, v := range items {
+		p.Yield()
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &xs[i]); err != nil {
+			return fmt.Errorf("item %d: %w", i, err)
+		}
+	}
+	*into = xs
+	return nil
 }
 
 // encode marshals without HTML escaping, so text such as "R&D" keeps its bytes.

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"path"
 
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/envelope"
 )
 
@@ -50,7 +51,9 @@ func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 		return nil, &FileError{path.Join(dir, "version.json"), errors.New("data is not an object")}
 	}
 	s.Version = vm
+	var p cores.Pacer // a file at a time: loading beside serving lets requests in
 	for _, c := range SourceCategories() {
+		p.Yield()
 		items, err := readItems(fsys, path.Join(dir, "en-US", c.File()))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -65,6 +68,7 @@ func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 			if loc == Locales[DefaultLocale] {
 				break
 			}
+			p.Yield()
 			items, err := readItems(fsys, path.Join(dir, loc, c.File()))
 			if errors.Is(err, fs.ErrNotExist) {
 				continue

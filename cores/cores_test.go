@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 // reset gives each case a process that has not called Limit, Go's choice being
@@ -130,5 +131,43 @@ func TestBorrowWithoutLimit(t *testing.T) {
 	giveBack()
 	if runtime.GOMAXPROCS(0) != 2 {
 		t.Errorf("GOMAXPROCS %d, want 2: nothing was limited", runtime.GOMAXPROCS(0))
+	}
+}
+
+// TestPacerYieldsOnlyToRequests: background work parks only when requests came
+// in since it last did and it has run Pace since; an idle server never parks.
+func TestPacerYieldsOnlyToRequests(t *testing.T) {
+	parked := 0
+	before := park
+	park = func() { parked++ }
+	t.Cleanup(func() { park = before })
+
+	requested.Store(false)
+	var p Pacer
+	p.Yield()
+	if parked != 0 {
+		t.Fatalf("no request came in: parked %d times", parked)
+	}
+	Request()
+	p.last = time.Time{}
+	p.Yield()
+	if parked != 1 {
+		t.Fatalf("a request came in and Pace had passed: parked %d times, want 1", parked)
+	}
+	Request()
+	p.last = time.Now().Add(time.Hour) // Pace has not passed since
+	p.Yield()
+	if parked != 1 {
+		t.Fatalf("within Pace of the last yield: parked %d times, want 1", parked)
+	}
+	p.last = time.Time{}
+	p.Yield()
+	if parked != 2 {
+		t.Fatalf("Pace passed with a request pending: parked %d times, want 2", parked)
+	}
+	p.last = time.Time{}
+	p.Yield()
+	if parked != 2 {
+		t.Fatalf("no request since the last yield: parked %d times, want 2", parked)
 	}
 }

@@ -36,6 +36,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
@@ -213,6 +214,7 @@ func (s *Server) waitingReads() int {
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)
+	cores.Request()
 	if !s.wellFormed(ctx) {
 		return
 	}

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
+	"io"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"sync/atomic"
 
 	"github.com/andybalholm/brotli"
+
+	"github.com/refdata/refdata/cores"
 )
 
 // Body is one response body rendered at load time, in every encoding worth
@@ -191,6 +194,21 @@ type compressor struct {
 	buf    bytes.Buffer
 	gz     *gzip.Writer
 	br     [maxWindow - minWindow + 1]*brotli.Writer // by window size
+	pace   cores.Pacer                               // the goroutine holding the compressor
+}
+
+// chunk is how much of a body gzip takes between yields to requests
+// (cores.Pacer): at level 9, well under a millisecond's work.
+const chunk = 16 << 10
+
+// write feeds b to w a chunk at a time.
+func (z *compressor) write(w io.Writer, b []byte) {
+	for len(b) > 0 {
+		z.pace.Yield()
+		n := min(len(b), chunk)
+		_, _ = w.Write(b[:n])
+		b = b[n:]
+	}
 }
 
 // compressors holds one pool per Effort in use (in practice one or two).
@@ -218,7 +236,7 @@ func (z *compressor) release() { z.pool.Put(z) }
 func (z *compressor) gzip(b []byte) []byte {
 	z.buf.Reset()
 	z.gz.Reset(&z.buf)
-	_, _ = z.gz.Write(b)
+	z.write(z.gz, b)
 	_ = z.gz.Close()
 	return bytes.Clone(z.buf.Bytes())
 }
@@ -236,6 +254,8 @@ func (z *compressor) brotli(b []byte) []byte {
 	} else {
 		w.Reset(&z.buf)
 	}
+	// In one write: brotli's output depends on how its input is split (gzip's
+	// does not), and it runs after a swap, beside a proc left to requests.
 	_, _ = w.Write(b)
 	_ = w.Close()
 	return bytes.Clone(z.buf.Bytes())
