@@ -9,6 +9,10 @@
 #   go build -o bin/refdata ./cmd/refdata
 #   bench/swap.sh ../shared/data/upstream-en-US/13_… ../shared/data/upstream-en-US/14_…
 #
+# WINDOWS=N measures instead N consecutive 1 s windows from the publish on (the
+# swap's timeline), and how long the server's threads waited in the kernel's run
+# queue meanwhile (/proc/PID/task/*/schedstat) against the same span at rest.
+#
 # Needs wrk, curl, python3. BIN, PORT, BENCH_PATH and SECONDS_LOAD override the defaults.
 set -euo pipefail
 from=${1:?usage: bench/swap.sh FROM_SNAPSHOT TO_SNAPSHOT}
@@ -45,6 +49,21 @@ done = function(summary, latency, requests)
 end
 EOF
 run_wrk() { wrk -t1 -c32 -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
+
+# CPU and run-queue wait of the server's threads so far, in ms.
+sched() { cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{c+=$1; w+=$2} END {printf "%d %d\n", c/1e6, w/1e6}'; }
+waited() { echo "server threads over the span: $(( $3 - $1 )) ms on CPU, $(( $4 - $2 )) ms waiting for one"; }
+
+if [ -n "${WINDOWS:-}" ]; then
+  before=$(sched); echo "at rest:      $(run_wrk "$WINDOWS")"; echo "              $(waited $before $(sched))"
+  "$bin" import --data "$tmp/store" "$to" >"$tmp/import.log" 2>&1
+  published=$(date +%s%N); before=$(sched)
+  for i in $(seq "$WINDOWS"); do
+    echo "window $i:     $(run_wrk 1) (ended $(( ($(date +%s%N) - published) / 1000000 )) ms after the publish)"
+  done
+  echo "              $(waited $before $(sched))"
+  exit 0
+fi
 
 echo "at rest:      $(run_wrk "$load")"
 
