@@ -170,4 +170,16 @@ func TestPacerYieldsOnlyToRequests(t *testing.T) {
 	if parked != 2 {
 		t.Fatalf("no request since the last yield: parked %d times, want 2", parked)
 	}
+
+	// The real park: it sleeps and returns, and the yield clears the flag.
+	park = before
+	Request()
+	p.last = time.Time{}
+	p.Yield()
+	if requested.Load() {
+		t.Error("a yield left the request flag set: the next one would park with no request")
+	}
+	if p.last.IsZero() {
+		t.Error("a yield did not restart the pace")
+	}
 }
