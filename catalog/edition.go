@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"runtime"
 
 	"golang.org/x/sync/errgroup"
 
@@ -137,7 +136,7 @@ func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, e
 		// applied in locale order, so the edition is the same whatever the timing.
 		var translated [NumLocales]map[Category][]rendered
 		var g errgroup.Group
-		g.SetLimit(runtime.GOMAXPROCS(0))
+		g.SetLimit(cores.Workers())
 		for loc := range Locales {
 			over := s.Overlays[Locales[loc]][src]
 			if loc == DefaultLocale || over == nil {

@@ -135,14 +135,16 @@ func TestBorrowWithoutLimit(t *testing.T) {
 }
 
 // TestPacerYieldsOnlyToRequests: background work parks only when requests came
-// in since it last did and it has run Pace since; an idle server never parks.
+// in within Recent and it has run Pace since it last looked; an idle server
+// never parks.
 func TestPacerYieldsOnlyToRequests(t *testing.T) {
 	parked := 0
 	before := park
 	park = func() { parked++ }
-	t.Cleanup(func() { park = before })
+	t.Cleanup(func() { park = before; heard.Store(0) })
 
 	requested.Store(false)
+	heard.Store(0)
 	var p Pacer
 	p.Yield()
 	if parked != 0 {
@@ -167,8 +169,14 @@ func TestPacerYieldsOnlyToRequests(t *testing.T) {
 	}
 	p.last = time.Time{}
 	p.Yield()
-	if parked != 2 {
-		t.Fatalf("no request since the last yield: parked %d times, want 2", parked)
+	if parked != 3 {
+		t.Fatalf("no request since the last yield, one within Recent: parked %d times, want 3", parked)
+	}
+	heard.Store(time.Now().Add(-2 * Recent).UnixNano())
+	p.last = time.Time{}
+	p.Yield()
+	if parked != 3 {
+		t.Fatalf("no request within Recent: parked %d times, want 3", parked)
 	}
 
 	// The real park: it sleeps and returns, and the yield clears the flag.
@@ -181,5 +189,55 @@ func TestPacerYieldsOnlyToRequests(t *testing.T) {
 	}
 	if p.last.IsZero() {
 		t.Error("a yield did not restart the pace")
+	}
+}
+
+// TestWorkers: parallel background loops run on every proc while no request
+// came in within Recent, on one while requests come in; a request flag left
+// set long ago is looked at again rather than believed.
+func TestWorkers(t *testing.T) {
+	reset(t, 3)
+	t.Cleanup(func() { heard.Store(0); requested.Store(false) })
+	cases := []struct {
+		name         string
+		flag         bool
+		heard        time.Time
+		setMeanwhile bool
+		want         int
+	}{
+		{"idle", false, time.Time{}, false, 3},
+		{"a request within Recent", false, time.Now(), false, 1},
+		{"the last one long ago", false, time.Now().Add(-2 * Recent), false, 3},
+		{"the flag left set, no request since", true, time.Time{}, false, 3},
+		{"the flag set, and requests still coming", true, time.Time{}, true, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			requested.Store(c.flag)
+			heard.Store(c.heard.UnixNano())
+			if c.heard.IsZero() {
+				heard.Store(0)
+			}
+			stop := make(chan struct{})
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for c.setMeanwhile {
+					select {
+					case <-stop:
+						return
+					default:
+						Request()
+						time.Sleep(50 * time.Microsecond)
+					}
+				}
+			}()
+			got := Workers()
+			close(stop)
+			<-done
+			if got != c.want {
+				t.Errorf("Workers() = %d, want %d", got, c.want)
+			}
+		})
 	}
 }

@@ -279,8 +279,8 @@ func (r *Repository) prepare(s *state) (reused int) {
 }
 
 // backgroundWorkers is how many goroutines compress beside serving: all cores
-// but one, so requests keep one.
-func backgroundWorkers() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+// but one, so requests keep one, and one while requests come in (cores.Workers).
+func backgroundWorkers() int { return min(cores.Workers(), max(1, runtime.GOMAXPROCS(0)-1)) }
 
 // install makes a prepared state the served one and starts its brotli beside
 // serving. Not before: a staged version waits for its instant, and replicas

@@ -391,18 +391,19 @@ func equalFold(a, b string) bool {
 	return true
 }
 
-// CompressAll compresses bodies in parallel, bounded by GOMAXPROCS. The bodies
+// CompressAll compresses bodies in parallel (cores.Workers goroutines). The bodies
 // may be served meanwhile: until one is done it is served as identity.
 func CompressAll(bodies []*Body) { each(bodies, 0, (*Body).Compress) }
 
 // CompressGzipAll makes the gzip representation of every body that has none,
-// bounded by GOMAXPROCS (see CompressGzip).
+// from cores.Workers goroutines (see CompressGzip).
 func CompressGzipAll(bodies []*Body) { each(bodies, 0, (*Body).CompressGzip) }
 
-// each calls f on every body from workers goroutines (GOMAXPROCS when ≤ 0).
+// each calls f on every body from workers goroutines (cores.Workers when ≤ 0:
+// one while requests come in, else GOMAXPROCS).
 func each(bodies []*Body, workers int, f func(*Body)) {
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = cores.Workers()
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
