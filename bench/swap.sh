@@ -13,7 +13,13 @@
 # swap's timeline), and how long the server's threads waited in the kernel's run
 # queue meanwhile (/proc/PID/task/*/schedstat) against the same span at rest.
 #
-# Needs wrk, curl, python3. BIN, PORT, BENCH_PATH and SECONDS_LOAD override the defaults.
+# DELAY_MS=D paces the load: each of the CONNS connections (default 32) waits D ms
+# after an answer before its next request, so the server is busy part of the
+# time, as a server beside its applications is, instead of saturated (the
+# default: no pause, the load generator asks as fast as the server answers).
+#
+# Needs wrk, curl, python3. BIN, PORT, BENCH_PATH, SECONDS_LOAD, CONNS and
+# DELAY_MS override the defaults.
 set -euo pipefail
 from=${1:?usage: bench/swap.sh FROM_SNAPSHOT TO_SNAPSHOT}
 to=${2:?usage: bench/swap.sh FROM_SNAPSHOT TO_SNAPSHOT}
@@ -48,7 +54,8 @@ done = function(summary, latency, requests)
     summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout))
 end
 EOF
-run_wrk() { wrk -t1 -c32 -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
+if [ -n "${DELAY_MS:-}" ]; then echo "delay = function() return $DELAY_MS end" >> "$tmp/p.lua"; fi
+run_wrk() { wrk -t1 -c"${CONNS:-32}" -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
 
 # CPU and run-queue wait of the server's threads so far, in ms.
 sched() { cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{c+=$1; w+=$2} END {printf "%d %d\n", c/1e6, w/1e6}'; }
