@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -161,9 +162,27 @@ func cors(next http.Handler) http.Handler {
 	})
 }
 
-// paramError replaces oapi-codegen's text/plain parameter errors.
+// paramError answers a parameter the generated router could not bind with
+// our own message, naming the parameter: oapi-codegen's text (text/plain by
+// default) quotes its binder's internals, which no client should depend on.
+// The parameters it binds are strings checked later by impl, so what fails
+// here is their form: given twice, missing, or not decodable.
 func paramError(w http.ResponseWriter, r *http.Request, err error) {
-	impl.WriteError(w, http.StatusBadRequest, "bad request parameter: "+err.Error())
+	var (
+		required *gen.RequiredParamError
+		many     *gen.TooManyValuesForParamError
+		format   *gen.InvalidParamFormatError
+	)
+	msg := "a request parameter is not in the form /openapi.yaml gives it"
+	switch {
+	case errors.As(err, &required):
+		msg = fmt.Sprintf("parameter %q is required; /openapi.yaml describes it", required.ParamName)
+	case errors.As(err, &many):
+		msg = fmt.Sprintf("parameter %q is given more than once; give it once", many.ParamName)
+	case errors.As(err, &format):
+		msg = fmt.Sprintf("parameter %q is not in the form /openapi.yaml gives it; give it once, percent-encoded", format.ParamName)
+	}
+	impl.WriteError(w, http.StatusBadRequest, msg)
 }
 
 func document(contentType string, body []byte) http.HandlerFunc {

@@ -67,14 +67,17 @@ func TestErrorMessagesSayWhatToDo(t *testing.T) {
 		path   string
 		status int
 		says   []string
+		hides  []string // the library's text, which must not reach a client
 	}{
-		{"/v1/weapons?language=xx-XX", 400, append([]string{`"xx-XX"`}, catalog.Locales[:]...)},
-		{"/v1/weapons/skins/zzz", 400, []string{`"zzz"`, "8-4-4-4-12"}},
-		{"/v1/themes/00000000-0000-0000-0000-000000000000", 404, []string{"no theme", "/v1/themes"}},
-		{"/v1/locres/../../etc/passwd", 404, []string{"no route"}},
-		{"/v1/locres/xx", 404, []string{`"xx"`, "de-DE"}},
-		{"/v1/diff/../../x/y", 404, []string{"no route"}},
-		{"/v1/nope", 404, []string{"/openapi.yaml"}},
+		{"/v1/weapons?language=xx-XX", 400, append([]string{`"xx-XX"`}, catalog.Locales[:]...), nil},
+		{"/v1/weapons/skins/zzz", 400, []string{`"zzz"`, "8-4-4-4-12"}, nil},
+		{"/v1/themes/00000000-0000-0000-0000-000000000000", 404, []string{"no theme", "/v1/themes"}, nil},
+		{"/v1/locres/../../etc/passwd", 404, []string{"no route"}, nil},
+		{"/v1/locres/xx", 404, []string{`"xx"`, "de-DE"}, nil},
+		{"/v1/diff/../../x/y", 404, []string{"no route"}, nil},
+		{"/v1/nope", 404, []string{"/openapi.yaml"}, nil},
+		{"/v1/weapons?language=de-DE&language=fr-FR", 400, []string{`"language"`, "once"}, []string{"Invalid format", "single value parameter"}},
+		{"/v1/weapons/skins?language=de-DE&language=de-DE", 400, []string{`"language"`, "once"}, []string{"Invalid format", "single value parameter"}},
 	} {
 		t.Run(tc.path, func(t *testing.T) {
 			res := check.Do(t, h, get(tc.path))
@@ -85,6 +88,11 @@ func TestErrorMessagesSayWhatToDo(t *testing.T) {
 			for _, s := range tc.says {
 				if !strings.Contains(msg, s) {
 					t.Errorf("message %q does not mention %q", msg, s)
+				}
+			}
+			for _, s := range tc.hides {
+				if strings.Contains(msg, s) {
+					t.Errorf("message %q passes on the library's %q", msg, s)
 				}
 			}
 		})

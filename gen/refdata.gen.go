@@ -3686,7 +3686,8 @@ type ListAgentsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3697,7 +3698,8 @@ type GetAgentParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3708,7 +3710,8 @@ type ListBuddiesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3719,7 +3722,8 @@ type ListBuddyLevelsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3730,7 +3734,8 @@ type GetBuddyLevelParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3741,7 +3746,8 @@ type GetBuddyParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3752,7 +3758,8 @@ type ListBundlesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3763,7 +3770,8 @@ type GetBundleParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3774,7 +3782,8 @@ type ListCompetitiveTierSetsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3785,7 +3794,8 @@ type GetCompetitiveTierSetParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3796,7 +3806,8 @@ type ListContractsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3807,7 +3818,8 @@ type GetContractParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3818,7 +3830,8 @@ type ListCurrenciesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3829,7 +3842,8 @@ type GetCurrencyParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3840,7 +3854,8 @@ type ListEventsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3851,7 +3866,8 @@ type GetEventParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3862,7 +3878,8 @@ type ListFlexParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3873,7 +3890,8 @@ type GetFlexParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3884,7 +3902,8 @@ type ListGameModesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3895,7 +3914,8 @@ type ListGameModeEquippablesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3906,7 +3926,8 @@ type GetGameModeEquippableParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3917,7 +3938,8 @@ type GetGameModeParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3928,7 +3950,8 @@ type ListLevelBordersParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3939,7 +3962,8 @@ type GetLevelBorderParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3950,7 +3974,8 @@ type ListMapsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3961,7 +3986,8 @@ type GetMapParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3972,7 +3998,8 @@ type ListPlayerCardsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3983,7 +4010,8 @@ type GetPlayerCardParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -3994,7 +4022,8 @@ type ListPlayerTitlesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4005,7 +4034,8 @@ type GetPlayerTitleParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4016,7 +4046,8 @@ type ListPremierConferencesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4027,7 +4058,8 @@ type GetPremierConferenceParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4038,7 +4070,8 @@ type ListPremierLogosParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4049,7 +4082,8 @@ type GetPremierLogoParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4060,7 +4094,8 @@ type ListSeasonsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4071,7 +4106,8 @@ type ListCompetitiveSeasonsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4082,7 +4118,8 @@ type GetCompetitiveSeasonParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4093,7 +4130,8 @@ type GetSeasonParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4104,7 +4142,8 @@ type ListSpraysParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4115,7 +4154,8 @@ type ListSprayLevelsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4126,7 +4166,8 @@ type GetSprayLevelParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4137,7 +4178,8 @@ type GetSprayParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4148,7 +4190,8 @@ type ListThemesParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4159,7 +4202,8 @@ type GetThemeParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4170,7 +4214,8 @@ type ListWeaponsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4181,7 +4226,8 @@ type ListWeaponSkinChromasParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4192,7 +4238,8 @@ type GetWeaponSkinChromaParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4203,7 +4250,8 @@ type ListWeaponSkinLevelsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4214,7 +4262,8 @@ type GetWeaponSkinLevelParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4225,7 +4274,8 @@ type ListWeaponSkinsParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4236,7 +4286,8 @@ type GetWeaponSkinParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -4247,7 +4298,8 @@ type GetWeaponParams struct {
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
 	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
 	// the value listed here (`Content-Language` names the listed spelling); the listed
-	// spelling is the one to send. Anything else is 400.
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
@@ -32690,337 +32742,338 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rchs3uij6KiieXWVpFqmLLSuOVPkhy3LitSzbJcnJrDPMOQS7P5IYoYEeAC2KSblqfu0H2HWq9hvM",
-	"i+w3mSc5hQ/oC8km2U2JNGUzM5WIJK7fHcB3+bMRyCiWAoTRjZM/GwOgISj88ywIQOtzKYyS/IxzOfyo",
-	"WJ8J+1sIOlAsNkyKxknj/OPVNelJRbpKDjUoQuNYnxLKh3SkSecvnb1Gs6HgHwlTEDZOjEqg2dDBACJq",
-	"B4N7GsUcGieNvzSaDTOK7Z/aKCb6jS9fmuMLubiPpYZf8mVOL+WUcDB6bDFEAQ1J5+KG9jtN0vlr6w01",
-	"tPUrKM2k6BAqQtKxE4AwrfdU9BPah8qrtqM2yfiYTTI5XOnWzmkwAL+zks1QQ7nsa9KJky5nQZNE9L5F",
-	"+/DTi4ODJtGGcmgNB4xDS8Ed5SykBn46Puicks7+3eH+XWF/bYFfhazX2+fUgDadfFghW4FdSYfs5AMR",
-	"uAM1IoZFcEooeXFwRJgmwQBovHtaHO7PnpLRl/0/jfzSKVnq4csXxwd2vSyKEkO7HDp7bVERtvU2Xg5j",
-	"h4gLEcjQfjcF5k5XdYhUpNP/g8UdMhyAIGYApCvDEW5ZRrECrSEkO8FAahCkOyIdS5axaaXjdsg/WneU",
-	"J6CblvQMZ6THlDZECkKJYbB7SmhXgzDIKiwEYZgZWSIrbFwkUePkb42uajQbdjmN3+dsKSOtqS3dDIBw",
-	"GVAO2U6eaWLg3tgNMUF2NLifzj69I4W+u6e4ug73Q/9EOe80seXhKxLI0G4vkFFEWxpiqqiBsCqfgGh9",
-	"vi5FkeUczzjTe7mkgvVAG/LuDZE9XEqfRkA8deeoCuy3lharLujg5cWrFxevX168eH788ofXP5auzXL3",
-	"9KKujZKiTzztSeVWxqygsbQCwlDbkuwADQYkcPgijlLIgGrCjCZyKHabbRGCYncQ4tLx++7IgD7xJBJQ",
-	"7r4gtwAx7lbbjdp1ERooqXUKCr3XFtcgQsIM6dLg1iK6867X+iAFtC6pCQYdYiTpg3H8XJ0N2w1xcNe/",
-	"hIM//nj5W/T219HPyTUz4vYH1W6UQu1XqkbTUDvzGmGSdaoibKJfycxfmg1LlREYrx7eKhnVIa2MqiTy",
-	"PVWOpMjO4TEZwD0NIWAR5SRkfWb0rl25VYmNmJpBo9kQNLLrsV2WJ8KI3r8H0TeDxsnxURl0ZzP+e8f0",
-	"fjPI8D0GPNQnRIrs+5yVLa9bFkeudwLfyw1qJVcAbeFIGL9lf0BYGJR0IZARaEIFkd2/Q2DILYwgtOKx",
-	"OM0p8dKmLTr//ue/zux8DhR6d4+8gR5NuCEoHvbIezAGFAmohhNH7aDurBrnWhKKBGAnHBFpBqDaguft",
-	"/fY0ECeIyU4nhFYIVuWfvX/f2W0S5LzUMhlQ3UTdbxRQ437RbYFkYAcgnGkDIRmAArIzbSAQi22Ni/Qt",
-	"dQycM9HfPS182xbp11b42u8tKowkGkS4R87EyAzsj8A12BZHBweOM5Gw/pGAGuWUxXNzIqem/6Gg1zhp",
-	"/F/7uTG37wG8n672ozrjHKknpfp34UKOoESBoUxAmDFGOSM0ESUFXMzijCiffHX88Yn2oSqPMAORR6RX",
-	"JjHtQym7kJ2JTSI99aRyNHP26d0znavOzjRtO1azFEfHkG6lzNHBwQmhODnRAznUbWGXkI72mBSB+0dA",
-	"3cgHykYja0pGI1eI988JC8uNIYvlZ5p8/vzuTZO8ah3h/w6flyzcKs0JNM/YSmJnq7aZ4xdwHDzvHreO",
-	"6CtovTr+MWi9CI+CFrx49eLly+fPj1++Olq8wS92Mh1LocGd0PogzDsDkf3gbQz7J41jzgI0QPb/rh1y",
-	"81VRMfrYa5z8bT6R4NivZThqfGlWaHnGuWv8Oy5zHAEfBRBqWzUtcC0lWZgBSkynbSyEp46eLX8wauHh",
-	"s5WfPstW43vvzzy1ZgfJbFh3lGwVzpKVBx4/haYHuVbhJDdvqLFTX27Ot4pHlLn9J040hSGKUq/CEFnz",
-	"gqE7rxu2KZh389pimy/NxvjBeFGv4lEASQnJ6z3TZlVEbseuTui29Vxiv0AjCsk9lZs0MOwuE59bJtgy",
-	"QV0meE3DK0ctFbggUzt/NkApqQo2Anl2f9/661+fWTNTSEN0EsdSGQhPSaIhtXmoap1dNEkIrTcXTWe7",
-	"NMm///kva2EYahLdODk6OPhS1d64wEWUsMpNzgR2QRHlPakiCMmOkOSzBtU6c1ojEdlCM4OoWWhv1bo9",
-	"ykS5zbK7Z8H+OgnD0Yo0JI5dSXBgy4UasmtbbYXDVjjUFg6WcN7DHfBVUjpOUJ3csXk1mifctt1S/pby",
-	"l6f8FRmI4xPUpP6KpmKBB7YG45YzHpMzVskU9fihDitsmWDLBI/EBCLksDKjyA5ekQVs0wrGkG22JfQt",
-	"oS9H6CsT9+ngNYi9ssC3jbcSf8sIj8MI5zKKwTBLRtdAtRQrEv5T81RijaleC1VCkPcgGrtsuWLLFQ/m",
-	"ihVpitJ5luOMivpjmj+2umTLNY/ONTcM1DWY1SsTP1FdnvHdaqkTw0ARDds3+S1rPAJrrF6jFCZakj2W",
-	"0Ckpk2y1ypZ1Hot1hFE0WJ0uccNXZBHXuILecA23BL8l+GUJfmUaIh++FtFX1gau+VYDbBnikRgiUQpE",
-	"sCq3pHT4aszgGy/WAL7hluC3BL8swa9KAxSGr0X0VTWAb77VAFuGeByGeMN6vdrSfx5F2wEdGU8T8RkJ",
-	"Wa9HumCGAIKYoRwLn9VbOn0gnW4okVk4qXnyFsPLx0isJ1VETeOk0WWCYohZSQTStAu3p6RnmmhBYz2Q",
-	"hlBNKLETtArB84YqQlUwYHdb4YhE94bpWGpmSuPvOtQYGgwiEOaU9BgHQSP4qd1Q0AstXbSTg4MXQR5O",
-	"iZ9hz1C11/+j3agcU71gmskwvGyCucHyVXjhgfT9lsO9FaIrMqPT4StZFGnjhWZ0j8M9xiJuzYat2bAs",
-	"xa/Iji4OX4vqK9rRGe1vDektRzwOR/xMI7i4W10QdDZ+JX7IWi9UA2iAw902InpL9Q+h+hUpgrHx61F+",
-	"RVWQ0/9WF2y54vG44lKGcPGPhMUx7a7M8X96oso8Mt6tmpqIZAgEsk5b1tiyxsNZY4WaY3qiJdmjji6Z",
-	"YJKtVtmyzuOyzop1SS0Wqa43thS/pfhlKX7FKqK2YqitDrY6YMsRj8IR74QBJSh3eYyWyr/E/BAEvzgl",
-	"CowaEU4NqEJSpZePlVTJp0ztUcYhdKlII9AaU0vSkSbDATXNLLkqC4BoY79PYsya5FO9qBDUivReYYZK",
-	"QqDQfqH2c5k0uth4y+5bdq/L7gVaW5EOnJihLgdU1IRFPtgqwy13PBJ3IIFcJ1FEVX2PvsVpiQsjz/Jo",
-	"unEpmQspAbGnJkNmBk6rsT9S+48p4vwTCJae2Lo7faPuTpc0XpGtcknjShL6ksYLbZOIxluhuxW6SxD3",
-	"ikwRP3JVAq9oekQ03locW+J/HOL/IM1bmYhwuZO3kGQINJbCWQdJwkJy4P9plfwr/ccSalrvYNIH8hQL",
-	"e1g6jgg1ZP/ucN/NoccyJB89/DD/QRKdBAPvMuhYpZmtSyr07cYz+wdpLmXIegxmVECYKEwkaARhWYEg",
-	"pok2jHMf92BOiZBYX2nLohtpOXkWuQIajpZjEbwDEn3y4ofjs4Oj8/MfX/74w9EPh8f+hshIBc/0hCC3",
-	"ZDLJFmRHG9rHMjdmd+xa68VjcILBIn6j0uus0R65yq/UJij1AXhPi8lMANbAvdkfmIiPq9yJwAtBfrm5",
-	"fP+ShDJIIhBmr4pDve/l6sDs4ABN8vnmbevVbpMoECEoCLEyE9aRwbJ9IeHsNq3Xh6xKbnwdm2e6LeRQ",
-	"ZKXfLkSfMz04JSE11H27k1fA2fXV4UxePs4VvGuSiKpbCFGItgUzvs5NpzmjdmJWGomaVMNjAZtvS4BM",
-	"eOzv+0qS+8GAij7o8gqLZgAj0pN21SUW0u4p6eyHMtATYy2qsji/IORezXKL6XLnFVT8ytZKOsQ1BIli",
-	"ZtT6JDkLSorOXePf2oJnxEE3SU8KLCEWkkAKAYFtp4kUfORKvWEdP3eFfkpYRPugXfUx/HVgTKw907BA",
-	"ClfpaDZwHxYkUc/OSmFyM4qh9REBoGdX4RNSC9brVSYO376UJh5o433idATqnKpwRYf4fIJKR528+cIj",
-	"fYxNSUBVuD3dbE83y1P+ik744xPUpP6K5/0CD2zP/VvOeEzOuGFmZZ68hRlq8AW2r6oWjG28pf4t9T+A",
-	"+leqGLIZ6nJAPdWAfLDVDVvueCTuUBAxUOdS9ECBCFamISbnqcYlk70WawvXwx5IfZctV2y54sFcsSrN",
-	"UTbPcpxRVYtM8cdWl2y55lG55r3sy9VqETtDHS6x7StrDgM0Ilz25ZYFtizwABZYrcpIZ6jLBjXVRMYM",
-	"Wy2xZZHHYhHZhUfzdcXR5vm3KsChCdOEcku6OwOg3Az+2CVSuYdwYqR7pSI7+PmP3cd9915pAaUaVZMq",
-	"lkralkfasvZyrL3Smkg1CyHVqn60rXi0ZYRHZYRbJs4HSkZ0VVI/m6AaM2TNF0v/WyZIgG23lL+l/OUp",
-	"f1VqYGyCmtRfVR3kPLDVCVvOeDzOwNjTFaoEH9takSewdTWFgCGwW6rfUv3SVL9CdZCNX4/y6ygDFwK+",
-	"1QVbrngcrogVXVXZIhy7GifYlovlv221JfItkS9F5Cu1eLIJqpN7RZvHNt0aPVvKfyjlr8rqGZugJvVX",
-	"tXtyHtgaPlvOeEzOWCVT1OOHOqywZYItEzwOE2C0381SmdXnknQ+7rwX8WIWJ0vUUsCWZrc0O59mbwYQ",
-	"rco3HMeuJLSx5ULr3dhWW8G8JfKliHxF1kk2dnVCr2idILlvrZMtEzwOE/gPj2qZ+DHnWSWecIsVdbdE",
-	"+m1mmPQfrHh7VCq7AkOZgLAw/nzPUNc8K+DcJAKGoA3pMaXNlvq+Ter7DRPMrciUdYNXUvGu6UJj1uXD",
-	"2yryrSJfjtBXZM7mg9cg9ooGrU8zubVot4zwiIxwfctWK/XtBDWYwTavKP3RB2VL+VvKX57yV6oG0glq",
-	"Un89dYB+WFudsOWMR+CMLIuuo4tQXxtq8G8ahsxSH+WflIxBGQa6cdKjXEOzERe++rPRTZQ25zJx3NST",
-	"KqKmcdIIZdLlhXyfIom6oOySe0zBFTVQvbk2rxPOwZwFQaKoy8lZoadKxHUMEF4m3LCYM1AVO/4hZVSz",
-	"05diysu/TY5Q2HTpsppFKJZv+fdsStn9OwQGWa6fyrB56JrKB0xtN7ITczrCx69gQBUNDKhdl9OcGU2U",
-	"5C4hMO0yzux4VoqMYz77yX5gBiK96GoCF3yG3ZB6/Y6oUhQ/U63BfKJmUJLo1MJIm09SGUWZWTTTZ4XM",
-	"n23thvZLMpdiiRj2B4TE0L52qdGpJp0zBZS8oRHtQ+eUiIRz0pPKAc6VhZGJwT4WKtnWx1fcbNy3eDqB",
-	"y4P6pdmwg1mop4lRJ0EwtsDZ6+0y2Vc0Hoymk0CXzxvCHXCLvQ80gumR05p0JJAhYLLlUyKkz7VsBypJ",
-	"Nt1shExbKnoXzBY9Ewgp9LiOKOf1upWvPYeKXXdVgPQSzmtSE9Nnd5Qh+t5KdQPOlvCTdaXkQIVr95pq",
-	"OM9tjAkWTAfJKCkRXAa3TPQ9sQ0HoMBlS5eJCjArR0gNJsAG0mPAQ7IT0NgkCjTpQk8qIAcv9g6OMGZ7",
-	"Bo2NrfBtYftXrD8wb2ngtWNZ809eWJynDDW9rbdW3Dg+IWHijCpoEiFFKxM11/KOEgWBVCFuBbOGB1Qp",
-	"BpgDmQyoJkKi+NktYLKwllvGeQ8grIk7OyIKLc4rGHQoqK5sly+/T2WOT8WB3cDY7tzG5mAgF91JwsLx",
-	"bMg0DI+Pjl7Q1tFhN2zB0eFRq3dMwxa8fBU+P/6hdwQ/vizjwTvJAnjPRN3d/Zr1m94ivkTYRi0NHAJD",
-	"cBLCmYDqFFoBDhNaE4EyzuzjK5sUY5MCflwilUibCSUyIQVKiKuok+axTTmPlIqMSfngabNZ0KdFrM5U",
-	"/Kkeraf/7XHaTYSuXNSbA9PavaIiKnxfWRUtqzUeU/xrLstEs4PMYZP4v543yc8KBA2hST5zwyJqgEhF",
-	"PlGt2R3OlrNw2qA0o3mR0HHyBYReANIiEjhzevQRqIDscH9o+YlyfkKABoPcBsiqPlBB3ErILYysNTJK",
-	"j5q7i+hoYcU+O9EN3JvGY1BKrdm+DZKoTQvLnwhWQC0PO1PYzX97x4paRFzzfFGPHb+lM0StnW8PC9vD",
-	"wuLDAoqf7Xlhe17YzPOCf2Ood71rma6aCna6Ny3SVlYy8Jebm0/ENUAd0STPDw7G7KXnBwfZ8pkw0C+5",
-	"W/UzNN3SZm53lXvdqI0W34+W228NO6vcwNooWKwFEBsNhatUfdU/BDzzhv7OmwQ406ZJ3glmGDVSNYl/",
-	"VeOgmuQahGEC+G7Ju8Bcc/sbv1dIFfX8014VzTWmmXKYzsX68qe/JRC/iuNfHdLZ4KuEr0cFv46Zd9VF",
-	"YETv3ySKlrPlNQRShHgqrfB8GkHIsrxnmUitsRYHuwozDekdVMTmcMh0tbYTSEIUud5+wjLYT+qCiInH",
-	"AefEaorjNseQVoR7KXUw9TpR2iz9xv+GaUNFUPXdXg+k6SfiE3AONfwDJjXe9CjNieWUbpaba9dz6e3W",
-	"cFFY9VZxKWXbfJ2EYd0HgDPStb3IjncosieiqHDPh6kO9AKtPuPip08jaIHoMwEE25OYmsEe+RjTfyTw",
-	"uNc/j6m0mf6FhSGId70P0nwcirKa565F6mOFVaztqVbgFZe0fcqvIBw8K1uXiFJMUFEmVjDI7bNXLuPr",
-	"u4IeKE2MJJRg3BzZ6ezfHe5jF73/p1U2Xzq7+XncbcQRg7tJETDnDJ6jbPou4oeDH49f0OOwdfSy+0Pr",
-	"VS88agXHlLaOn3efH758+cPhS0oX3oCXasMSzBShMFtBZoCfyTdL2ErVWGfVdtEGMV8to2gjuWzGiXbL",
-	"aI/KaCu6jMn4eENO37ieVe51ozbqtFT9h+csmRJ1TFH3BgHFbjb55GV7BIoFxDBQFY8rG2GBDFgIFeTi",
-	"hCgkb6BHE25QGiG8q160T0vQWkfWAgqm1j51oK1xhB2Xy49AWmu/o9g04qylobdUOE2FqxTnRQtks8T6",
-	"yne9eVte0zvKQtNz86CyPpBsNjzWSCAbTxvrIovNhYII67+y+RNtFzt/Ay9ntsfzr2c1w71R9E0lsBT8",
-	"7SKpjUeBXnwOL585VjKSX2XmRMNZRnHoE3I/w7Nshi3VbNxZiguQXiP5LpoT0TjvYaTC69UUfkoAN2NH",
-	"c1xznjdKt7DYqrNwX+bWb4xpv49Xzwcwdq0FlnFw5QE+qg+J05Nl7LjEMFveeihvrezckPLuRqn/le52",
-	"s7a6NuO3gOjNtfvWY/6mVLCJcDinnMukdvQ5mnchUdBnLrcRJRGNpy1hqyurCHK/jPdpc9yHHbvczHxr",
-	"LbFaYWJJDOpqzoifqAJhCKdd4NUGnQB1YbnT0zVzQMxBwjI2TTkeVmDcPBom68VyTeOtRv/HR9H7AhRq",
-	"4OmDVJGHfcQEi2hMYqmxd5MIGTFBOR8RJsjfDprk8PcTErmsEiOLEzOArBuzevyZboshC80AA7kGwPoD",
-	"Q4wkfTAkZvf4eH0uozgxEBJqCJc0JIZFQHpKRoX73GeaDKXiYVsEUqqQCbzbxYdwnJTGz3S6FAZKN/Pf",
-	"6D1oooc0ju0c7kIY052GEvRJW9yTn9zYeyPyf/43uc/TZJD/IPfXAeVU3cizMGySUdb03jYdjTUdFZru",
-	"tcUZ6cGQKKCcBA4lmnAG5O+JNsR+YqG7sEZAIXx6lHOiuQUSH2VtHKD32mKK0u8ruguNlvEOum/YjuUU",
-	"ZqAv1egN6/Vq6iMahmXX/NdSWQL4/PndG01iBdpKOCkcoWEUCwxBFfPTzkiBUaK7ggEV/bJJ39kh7ARd",
-	"aQZkOJAaiAbFPPnfUZ4ACVkPH9+ZIFSkQqdJtFtwd0Ss4Vw5eO7crQXToZUsVUEk75aCj+ThcvCZQLrD",
-	"T76SHHylhFDYTj06wAcZPXOjRsYt97Lmosms7tCLULTjCNlaIVFM7fl55Frs1iOYWi9CfiOl0JFRDIYZ",
-	"dgeuKHpNUYy5cqm4hZAMmQjlMA2cDgxKC4t3Y0WPBmPpoCdVUPuKrytVmi5rwumEilvifyVAlXDkPmRC",
-	"O6Jj2pdvn/Q78UXdi44n1ZhjEl6vcfYqMaZB3vXGSv9yP5r/lHbxRpLCTBkES92VQIQ3rDTy9PojeXV8",
-	"cEg+35yfpliyR1oScKmdz1AucKmBllVqpdZaX7am5nUgXLALBySy4xOz7ZbuQBuqTN09yBjEg/dQi43y",
-	"ZeZAHwPDDBznBLzowmCKulZ3dzDN+JtyhJrmsO8eAChi6p5lVC4cCR1SFVrLsmfsJ+K0kJXVVlbWfnKp",
-	"fX/KU9ePKn7jEeW8xtgzLx3t1q4y0Nc3Lj3bc+9KMTbc5GVhvujaPL6mO6RSet/IO5QyAG2hMw2dG1ZB",
-	"KkzEcNDgtq9kIsJzyWVJBoJXrSwWnFz9/PqMDOB+PHfLgf+nTJEH1Qc9JaGSMdpinGpDzFDmCVY0vgte",
-	"/fx6fOqe/6fcafuO6dInxwuRRGldsyzpyEUBjm9815OTd1cfP3T25g2/4J226gUap6oPNWScleU3ilHR",
-	"5/BGDsWSXT/HNTrWlcOGlaW0OCBMk0Q4y+2UcGnPyEz7P+zXFX3+7PCPAv0JljMu1Wg2fIGUJtCe0ndz",
-	"io3G5X+O3BmIK0VKBWavf6P5+BeXWwnySBKk1sXtVl48SF4sf8n9hKTDNdR/d+I0DN05wM6pTwkdu3dw",
-	"Z9tnmnTKDrYdf+Xl7lMWXu98xIWnKJnij/lHDouAEsvroz3dQOgu4lOqITt4X3KwS4x0F1AyziinrjWI",
-	"RtZDL+Am9z8eKeT2Vg3DyzxqrQbJq/L4ebpkMuN9/utRyupvTgpUuZnno2swa4PC5oJg/VcM44TxBA7S",
-	"HkrrB9HmwkcYa0vXVjeB70h2utQYDiSmWjd9NlWpCNzZP9JWu/hMhKlUYUhVSOy3t7WDH/NEkfOh7yZN",
-	"k8ZtSpxjTwFc4favgwGECc+CrKffSgYsflfP/bKSF+X4baabZObCcoAvvu10EF/GbnkUQlp/qOPXI8V6",
-	"yVu/B5pbme7PqXrDxPWKd7xp2z0f0NjUvgbPSUyXxSMXHQUCN8EyngJuhW6eKg4CTF/EjMt+AuWsVjOb",
-	"R7qAGSGEkwm98smzmZpjgJqLhkLluOpo8LCtv6UU6yWmU6wgYklULtkW5hbxvX/9dC51SdrpT4oFWTV9",
-	"39bpGXsuTr8IEqVABKNT0jrMCEmBVTMpBVWp0wUcfSNv8IfJlXQwrV2nSTruuapjFWLnwmrETtHXJRE4",
-	"DoSVUqukc5Y7dWT5jJup+0ymhJFTUnXdBS5FXxMjK0w65VRa2PXEgpo5wczD8yQW59FttWQdE3n49KdE",
-	"BQOq7a5+Y2bw66dyfnV2SH05cRen1FeBTO7jZZ62/dKwezZhs3Rrc8G3rnPlmLrd5NPSes6QuS7eZFhc",
-	"ZfRfx/k2qlE0kelfWH+AvsgQljOhKRWfvw2oE1rWMHU3nCekc/GPhMWxpX2sQGplg5Ww+dfnWWoNlLyx",
-	"oiP7xydOR6DOqQrtpxtmONg/zr0ewL/ThykrnWHofD41ieiI0DgGqkrfjKoZ18bJyvQGMfJJEseBU4oo",
-	"v8D6yXGZaKF3eqrqFpzXFyqeRz6Ff+KJorxwzKtzGC+MfM1EP+G05Jkq/WXJOWq/5yErfVJwx2D4cN+o",
-	"GqezMTBMntnG3rKmlrjwnOaJZ6n0zFMUuOqD/uppeJkY5kkqXe2r8jdOhas6OxfofFNUtF/Sine8adtd",
-	"l706jvCNtNEKEFkXODYVFq722BUV/brp4bsyHLneFQ3WAdCwVgcO/Vrtld3FhQgvIb1Yqdrp2lBlanSb",
-	"PFFOjjG1lrHdN4uwK26zFEFVYvhKDHwfFuae/aWANPYMs9QKaQYu4eDEpZQLHPSf5tG1XdZ53hrv1GVU",
-	"KDo/vqRLKlgPtCHv3qRXSC4iTrOwPBFxHwQoaiA8M2VHGH9DGbJejwypCynDGNWdzzfnuw+N7kmiaE7F",
-	"/SIMrn1Ty96yzvZdwOSM7U/QVxG0xXnGodQsoi/fxCyiWpH6Q3rdFOE2TqT1k4eCMGpEYlAkoIZy2W/6",
-	"KPnuCF/bYmoGPq4EEz53TgncgRoRj4mRtbp9OGiTQBSbkeVFTZgIeBK6m8kJuxtLPy4OjS9E+GLFyjCs",
-	"wLUzuu3nt+v1emPaqrrdCp5WmctSvf7uiqV+R6eLl4ATXvTW7tXjcF+3jz3XRTKsv8Ss4z5kVza1B0E6",
-	"KESc1ukb0bh2nxgvj4L0Lap+V8PMEtvEO3JQ+4EUPbAksfwQXPZl7c7uBWHZbvsFBqo9RKzoSC/Xa0kp",
-	"4ZLg1+3l6iks221f3zIRDJSM6IOGWG7HxRFqdp5QcSkUJscs32jp2nPdMCXuPc/m9FhOYiUSe4L9MiSP",
-	"ydgJceLlYSZMi7JulvgqZ9VJ7mumSjNXSUUtMS5mMh6YJOtZBsR1bgzWMJWMNJSfpck0Ji2Zpvv9PM98",
-	"MaPFVZ5wYoE1VJhwou/EZGX7vFBKqiWyH9hzjDVondEjpGg9v78nCrSlwhJfeEjnKTmwDEEYMlRS9NGZ",
-	"aYivFJKEktCuTAxhZlb8fGU7s2hhHh0cVbcw3brLIPeWw/0S6TUeO8Z4w8oW1sisngJwE+K7VoyVtdUL",
-	"XA78KzoQFhG8IefCdEkr3vGmbXdNN8ATCN/EW88iRNYFjk2Fxc80AvSdWv4dEi26U0IDjKkaDhh3idOc",
-	"MWjI55tzlzOOM9CkC2YIIEiWUgb1vU8qs2Q6jgWK7xSdDbrgrmAq5xLPkws95DJxIJV5s8JljmUQWlc+",
-	"oHGNM7XHWQmD5iujjBQf9Cr+mNRIvpKRsVzm7JXRa71Em98kPa7IVhgj+U3TCKve88ZteE0W0iTSN9os",
-	"WIeNNEYRmwqNSxnWr+6CGimSIeyRm0Lu3R6nfXwbSrqc6QGEJBEhKJfpFF0ym4TyIR3ZbQnNtAFhTtqi",
-	"w/SlG8IVXuvYQdxzYh+dxYnskbzRGedyCGGnSXqM8/Q1eDhgwQDuQNmebeHrsQ2oLkthS+0Q+jzRRkYW",
-	"Cldghaoudzh1jS+pCQZWwMrEzGq4grI2y5RO2YiblnBmWXiEZGqsRMyk0Q3MDGRiCCUDqkISuHTpC530",
-	"IJBCRqPyoIqsaDDkCV+aBPb6e6RzcaZAX+S9T06uDRUhVWGn0sSWCd4CNYmCj3egFPPvW7Nij4QUQGgc",
-	"89FYxFGdICc328xMCpbjSyONJl/eC+Okvcrkw6LwJguBq4TDayn5mkCgEv7w/WeDPGTzk+KoXCRMSLZZ",
-	"jW6ARr9KFsDcwTjT5lfvBXlD3WmiAnNL1c2K9U9I8i7jzIyIVF1NpEhzmleNZ5KJCPUnUL9Q3qvomGSA",
-	"RleSzySTnlRW8yEboobR87MoL8LSQy4cxwrMZOJsXOKUa4dSlJaQzDR9FLA1CeDmTK1VBOsMuTSLWac8",
-	"bydJrMppwtoQy4SDP6oZQR7fiiAFI2IVZ+avb4QsUTtqzU7xWytia0VsrYitFbG1Ir4TK2KF13OpnbJh",
-	"1y8r3vGmbTcPvl3iNcRAROgdZciuWS0aHUPAeixwvE52UDVT/PRMkwg4AJGKUC+onEPZbu2UVN6prWo6",
-	"2UKUse95cnJp1zIrnewG3NrcMs6vjQIarScaMIPppAiZWEhVAZLDfLnXtkelr/VnqtpwCq1l+n9TpLhi",
-	"GT9O9hsr8NcGhc0FwRof40oJY5PfocahtH4QbTp81kw7T4Bi1kknGwsLxcJPvlhq3XRtkieRqBpTLIdL",
-	"hRHLocukb2cqW/97byN9TKthhNCjCbdTgGh9vm6UxTD6eNPDV0QncezKNzqjSTcxcRrlvIP3AM6L3/1G",
-	"qCFSuHz2IJIIa0+q1tkFztF6c4HfuzlBty78fy//ionzWm+v7Fk7bL17g7cJrXc3jWbj77T1n5+slSBb",
-	"/3WFYRmtT+/tf03rtf2sktbVZwwmad38Yv+rWjf2+zvW+vVDo9n4Y9A69/+9+c0dzy2Y8goX6cKmzDFM",
-	"W7RkKTFX5tJFseyRM+KCSZ7ptLyYvzqXAvKKtn0F1IA2pINuR0z0XeKktuCgbXvq8sf9I6E8zcCejUuD",
-	"QCbCuIlLn+QfwSOyXsYeu5IPjmjLr5GYIJTzwjuE5cHya60ZN0jFsP9stjNMD0VFAHXqcOQpqer3L6Kr",
-	"5P6uiJrCMwgiMC03F8ecuWu0CqLiIU5uY2sdx9IsKM6D0CJrvcBES1VieEQ+IrXZ6Ek5cm75bctvk/y2",
-	"ogPhBFNviKFWWNXq972Bm17T8WUa+ZtotU/AZY1A2ViIoEp6hAPA5lr3Fe163EbVCO1p0EwCJCvbrtkf",
-	"CDhmdHoXbKwSLQlpFiZNLjOpp9Myw34A35LQQEmtUX/jmLpghhfiv3mG5AqAMFm6j1mLcC3IDnoFxTQA",
-	"vVs27wQt+kVkEzSz/c6mS4+OtfDqGP43mVsz86622Txho4rxY/qYWbt7knK6/9VuSzedsYtGtaVnHGcH",
-	"2ZsMMTk7lpF0PdJU/2VPfiggyl2lLFmW/eKESOkvKFZm/HL519JfnOgp+8UJo9JfUDyV/eIEVtkvToSV",
-	"/eKEWukvKObKfnGCr7RiG4rC0l9QOJb94sRl2S9OgM745ea3xVbvxmmA+azkHe3qMlR6HloVZ0mFU8zh",
-	"n8XZdFN+WuyMl/LX4pYpv1Vp6fhvYcuMHxe2zPhzccuUXxe2zPh3YcuMnxfXwEj5e3HLlN8XF5ZI+X9h",
-	"y0weLG6ZyoeFLTN5sbBlJj+qtHTypF59i82XL5c0ri1PIhrnEiCgnMvE6PoOM65fiQWH+QYV9JkU2nvu",
-	"9qSy0+rMhTft7v0trKjCBKS71Sv2uBGquPgFUqqQCWrKDM63LHCQa2kwxpq9fZB9ReMBC0ihZyWP343w",
-	"8yl66FVcxZJ+oxGN7V+znaoxCiCmZlDqcyIshrAid6XwubxSjrcAvQt/rCC0GMLvegx4uGxwnc/S9Tor",
-	"Cf0uTeZb5WYw5lQPKl8jjnDq5aYyNDAsoLwa3AgGlxOfXjVzEcLwifzIxwzo1UM4mVW17v4y4YbFvLTM",
-	"+G9S8ZD8+3/+ryyOJMpanxIhVeR3ek9+IkNsPCL/53+TwqDkP8j9dUA5VTfyLAwrXr4Wu5QUKu71NBhC",
-	"wxBCn1Q1XVdA0yDPCrOMHmXvo2zv93bvo7G9j+rvfbSGvVe5xS6VEuU8MC7q53kulzsyexaezZ4zRcR4",
-	"5WcvF8epehzPE7Q1Ae6Cfp2h9Zd50CpX/F/Bk3EzTAd/g/wNWQ/13uyeupmwRIDbE1fwS+x4q3C3Cner",
-	"cB9H4a7oZddr8w25/L+k8er2uUGbXNOLdY7cTXzp8XBYAxA2FQK5o0ttc9o5bpGAqnCv8QTzJTPtQkrf",
-	"9T5I83EoZgYVU9WHM2XqeFhVb46J2MtLGF9BD5TG+j/kxjYjO1i0xOVu3//Taq8vnd1iBWVMm0hVOFYB",
-	"fKHhPdNIGrKw8s6rqNYSkBchMFVlPwVlvpICOha5YxV8uJY4LBapm3zbmau3jPAdMcKKjJtxZts45bby",
-	"XW/eltdk4E0hfrOtnHWYe+NUsbnwwNrfyypGrCSzt7pQl1MU4a4Cm/fHm3qXSWU72RHex14B5ehab/Wx",
-	"BnUHIaGatBvtxu5j24UIgdRFbNZW0DbQAzkUPtMXTQE4Y5M9qUiXU3HrIKzJDiU9GLqd+a8G9A5Q1zWX",
-	"3eMDvOrzbc9QY1WUEZLeA8wyR31PKkZkKbJaVwWSR0XqSpVtRjmbJ0pXv+8N3PRazYwi8jdcr67P0Mgo",
-	"YyMh4q6vz7NqcPUlvhuB5AXl9r5+gC2rfjJn+jqJyx5ablQCqO4pMTJuGbvJvpJJjMELWBJaCkOZ0ASr",
-	"PxcgoE8JQis/63qLSEbM6PHKawXVcgsl6XOuMVKAsBCEYT2G6UGpIaEEa1yldanTIIiYmmBg5080EGYI",
-	"E9oADYnskQKYcVt/l3bpVIREG6lov7xs9AOUlt2OR0UO5oWqapIgl7JCpmnyadkiW/L9hsh3VXZHGads",
-	"qlpZFww2FgDrssNmEMWTsD3WYpOVUcwGQ+e97Mul9Z8BGhEu+3KPvLOCO6J9sKJVk4iqW5T5XCp9Qrqc",
-	"BrfkFiAmiXAiOWySLk+AyMRwJqDZFgpCEisWUTVqkr7CIl8QSBFSNdojN3YuNx4JZASY5m/n6qe9vebP",
-	"9l+v7b/Oftrb2+04Lz+rgds4mQC8HPrbQZMc/n5qFdEdKCxW+6rVZYZc/fwaBX2Eebf90mN2D9y53aGK",
-	"44BZAEiXirAtdqgwrEU5oxpCAmEfNOEMsupkfhBUH4lCxw2rF936d5dOEvOVX0wDKcrHy1zZbJOCMn7I",
-	"q0uld5R0RfWKqBZo/yHm32OSP1kB9ZOVED95IO1/66+p3yaTrNbASjlx83Tj6ve9gZterzFZQP6GG0pr",
-	"NCBTythMiMju6k5csgvXbgmbtN3rbCE1TIXfBtQQShSgl7J7rNNN1IxD+5PLViIVEE1HGrUeFsEtueHE",
-	"78vhEFHBeqDNO58KJR/QxcePT0+EHJ4S2tUgTKGkjOu1494ju4Bu1hrBiO+pu2NwbRy8vHj14uL1y4sX",
-	"z49f/vD6x7KrEWe96NcwYKLEqefa/Uw0s4ZFtvBnKQzIHSjNpCBdCGgEJEzy2sBMj28qJFTgJdMpOXCX",
-	"Sr528F6Zo7ntYte4GJiT8+gloGBoH0q2f0YEDEHNnG9ANeGSore7JRfGOdFDhoWBJKHGQSwYQJhwCPEi",
-	"i47td4aFkG6+jNCvwFAmIPzVQX6J/DwpznBxFmKKKBxUVyfp3waA94UIDp9kMKcFzPKOOC+/JOxaQ3Uw",
-	"noVHAQeqoXXwYu/woAxJgRQGhPnFx7dMEOovZ63nL4+JTEtn+cU800QLGuuBNKTHOOgTzIVorXnSaScH",
-	"By+CmJoB/gXEfaEHFIfq+VBSDu7ndlt02iIGhd81iXZJjrojDAtybNnBSTpp55RbLs8+vHt7cX2z93eN",
-	"ifktEWsaQVtge9K3vGT8l5asBkQKQsXII+iUhKyHdxV+G95Rwe4lJ862wHFoobEU4M6xOaDd9k5+7D0P",
-	"DoLjbvgyOAwP4KD3HA6DV72j7g/0RfgcDnsH9Mfuq+CH8Bhe9o7oi+5zbPdj7xX9oXscvLSkQo01lhsn",
-	"jf/HD/q3g9aPtNX7/c/joy//owyJ+WLHsV/CpYXR7bBnrbe//3l4XD5slrLxzJTSqhgj0CEtFndjApNc",
-	"pr4o6lkq7nc+35zvFiL8Zond8aCWQkXuxcHHUxW67ZcysjZIbEaeh780G3c5s09LQ4xM8y2aeObcvzvc",
-	"9190UEi52/oCuC2T7R0c7B2/+PH58YuFAqmAtnwxGR+Pw3+cU5upCKkgyx5ouU3EacIQtOUWpQ3Z6Y4I",
-	"i2KpDMEcdNXjMCfF7YZae9dAdW1lcCYIxEzLEMgOxmm1aGBIDIrJcBcLigir58mOkkl/wEdEs/vWEOCW",
-	"KCpuwSo8Ecrh7ga89Raq9E+c568/klfHB4fk8835TEatVjo/plaklns/f/787k0q9F27FLSnRINBaR4Y",
-	"3XTSRGaArxZ0O1b8f2X7M6mr4WShwxHpege4Kg5/5YkYqiDRlFY/dCUOHYG7CodngelgkvWpXy4cVDsF",
-	"qZ0CuiDxu9CTfs24PlQIrgrnuJgsm3nF90AOCX7MIuZzGh+jxEUXRG71SxUjehzZ8KTe3Ldi5BHFSC3I",
-	"b3l/hby/omugXLZslBW00t1u1lbXdAc8hujNNX/XcfObU8FGwmEg4zd+OzUgsCgXjngNN4pa+Tm9vTdK",
-	"uupVJExcSucBkG4yIvGAaii//ynWCZxZRHBR1IaXnYTTLvCqJmYgdcmgnxQLgDBBmGjhaTpQEDJTtfxB",
-	"f7ICEucfe42Tvy2o61Ts9eX3SQPsSg7xUtFVLrKLSwFrp5sMo3QlH60hJaRJG9uGcwyDnGxYjbQvAobv",
-	"lmj+fJmwTMTWWGXEMeKYgPwEpabbKiy5uJyFytOzUn3Tef25qr4qf9Yy87b8t+W/ivx3y8T5QMmI1nb9",
-	"QScWgjXYRxzIHVWMCmPPVZToWyY2JROGewfoUg0kwJ06vyS8S7llwkcf4puZJjSOQYSEZttBveezLFEi",
-	"YMiZqHxf1ks4vwLhS7dVyhWmgEYQ/spCkFX7DKkJBquvnDvuMFPYWraEyfVXJ75lXM8W0t837l21Ja7q",
-	"xLWqw+oYAW/K6SRb1Mp3vXlbXtdRfRLxG3lMHYPK+kCyyfDIivXVu6RP4r6iIRAM7co0TJMkgsvA3cOb",
-	"gdUkaUPndBOMNiod2IwcC3hLm+ZVwFqAmgwHUo8nl/B1QSrXXH1nIJpRATKdFG0yX+PyV8oT0ISJgCch",
-	"kM5FXrA7w5sd8uTk17d/7TRJ5+TkTLAI8126j2+ZYHoAyn26lokIL3o9CIx239woKrQ752R9/otxfi4T",
-	"YdJuNzJ+q2jffXgndAyBOROhbdc5teYfuXMLjegIjUWqKj4K1Ne9D1CnOQam8ifVVqII+qWetpbnmm/c",
-	"dNsyyLfIICs0tzIe3DRVuuo9b9yG12hgFpG+0fbUuszLjCI2EhqxXUzdSwxte+WlGJz1Vb8CU36RXPqy",
-	"byc5941OTs6lsAo0obxTrPj2NEoa9RLOa6zANke95h7061Q4QFRUp08L45kE+vgZPR3hPEZKzyrqsnA3",
-	"PTs1Z4aacrCP52n34J3JScvcCJYz01eoavI02LH2beNm890MTbllvSVYb1VmXcrZm6SzV7nXjdroMndf",
-	"H4U/gPrzux3nSaa412MQqPDcXYtlC6PPf9lYcJocE2aPgKlv/B7l6SF1lcJm4y4JskWtfNebt+V13RMs",
-	"Mn82DyrrA8lmw2ONBLLxtLEusthYKKAiunFniFkwmP39dHTI5AQTW0NPRWs+6ZgGgCXudvyL4C2M8PO4",
-	"lVBMp1667FWJ+AJgNgRXeFKsfTeBZ7fTLP+njsCwQBMFPjceYQaDirMzXudpmtlGKngL1CQKatW5fDTf",
-	"oZIVLLLQEKPLXDgtgdRv3SJ/yvhfkQzLyGuTBNgq97pRG12TnVVE8iZaGBks1gKITYVCafHps66WPDFA",
-	"Pl+9x8sT4fNXSkXuWAiS+DQ+EYSMkoHU5hTdG7qQ3dbnEa0DY2J9sr+PjffuKJeKCtOiMdsLZLTvQhj0",
-	"/vELOA6ed49bR/QVtF4d/xi0XoRHQQtevHrx8uXz58cvXx3te8nGAin2YtS52R1HoliVi+fl8hdZlPjU",
-	"U8W0J3uko5g055yBMH7kzn7hu9cJ42GHUAXE5cTURPbaopMGBqvJrhM/+P49qUiAX+gsTNs2DMjZp3d7",
-	"bfGWAQ81oal/WshCDAjxo5EdyUOiIJAqTCsESdIB0WcC0rlJNkdbdO20u7jsSQe5svS0S+VVwjneUFNi",
-	"aeGuSUgNpjLNgqhPSOe///u//7t1edl686bjkwFkEeRZxPg49T0/eH7YOjxsPX9+c3Bwgv//v2cu59dZ",
-	"+W4+JBEoFhBsRdz1mV0bTaEyNudhabavMXCXWibjWYomIuXzJPaeApAQ0y5k5/CYJHEMKqAayADuaQgB",
-	"iygnIeszoxcnaVsm8VGRTEu3VE7oc0ilpQcsjpnotw5/bM1KE9RsTLBYiQyz7GZBVbbUvflDziSDWYP6",
-	"DqXD3pVt+UGJkLL0R4WMSEXqnSS1mViYgccyUExDvMjBZZrF91yRWVXIi7QJavQ3VGK1j0s+fC97oLcT",
-	"6SbRAxm7SnWYJ/m2PEXekk/uFyKJUmdnnQQDPI8VfCfzd/hfgN6NOqVEHUKPJtxc3zLxeVZd1I04ft8y",
-	"zq/RgbHGOnQxnL1SUGcWAD8d0Jn5r3pDx9c/ocIq6C6Qrkz6A1MpXhMpobLd6WjSoqjM+JxdztZ1s5RY",
-	"ff+/FTrNAYGzGTmkgasVdl3TI2CSMCcPwxP0MO4HUNx6gQpSwM9m/GWuSmrw/gY57Dwd6VHrlmbNYgKP",
-	"xZsoKWac17fC4nGFxYqMolwYbZRZtNLdbtZW13S3NoboTbxWyqGxHlBsNhzQBlvSPsCMDJmR4PI1aLLD",
-	"RAj35CDNgY1xUS64iIoAdtF48JGLO84J6hBrw/i6LWmuh9o5VP0CHikI1mfsvWGgZjikUsXMCOPlCvn1",
-	"vNzOT0ZPw1O/riPvvACPhzvx1ilZ2GwMKecxjSumVqiUdbDguztJB5OKOJ99XAen1DjXhXfcutlQNly/",
-	"ib80I89QO0+Hl+tHpupHC1Pb8u1yfLtSG7Jw8tkso2Hlu968La/Vgp5z5N08qKwPJBsOj+y2oUam0VDX",
-	"vKQ4S3vMuKHA4CfKolYoh6KlWX9gsCJNInQSx1iipdJNDWXqdaK0qbu8sW5zblEiqU16oVRtQdy8ZQpu",
-	"ShNju62nhaE41iw0QHpMVQv7otxcD6TpJ3XvjM4mOs7ZsZCipV3bajsOaUT7cEVFH6or+jd5pzJ2sXQd",
-	"37AIfCmriuEYPeemZVsvhKUF+qUMYU7KDG2oCKkKCU2MjKhhQXVU2YZXpc/zVzIRoSYxKF+FtGK+TKyJ",
-	"8jrhHMxZECSKBmU122MFNDwlXA5BWYaKpAJCsb2BijNFtE//YAKu2R9QEfIKuKRhfYypRFzHAOFlwg2L",
-	"OSsrh38FnKLviJHuiBDJO4hAGKJt14qb8jT9CSwAMQXJ9EyHpRxQYXBrqX0CAUZRU/r0XX7x/9t4tzfO",
-	"+nOJ6y8hZEnUWVx2LKO0CcSVAreEtcqQV05tpUCc3nzOhwUuG5eMzVylTEu1Sak+IWJ+L7u31hAk9nx0",
-	"HaC5bxHwWYM660MZnj9IrMsHgQJz4kv52cNCh1jAgjYkSrRJ68iO3KEVH+/Tur2WRrqcitu26NiJWjhT",
-	"p2n7UM5HpHMWx9bkT5/ayc5/fL56v9vZI795+S+Fcw+iQntePTo4cP5BzC5yANQlLBR48Grk0+QkQWP2",
-	"XzBqfLEgYKKHiW7sqYIGuGvfU0EvdJfrieIFl7I+M4Oki25kvkn632kX/yugYUsKPip4I+M7G0YHYrlm",
-	"OysLKCd6IKUBRf79z/8ve4yxR3kzAKaylzp7Ym0LhGd6IZCf95ukm4QhA90kEY39eT+gnMsEO2M+d90k",
-	"VrWAYU48MFC62RZpDWm7vKbFrjBuaJSFdlFUk/+8/viBMEEOX/krAN0kMU8my3BhRXL8KmS93v6///mv",
-	"DtGSWKvFJfYhAQ0GoEkPTDAgCCCsP+lLUWeVm4t+b3qvLdriL385l8Iuzn7zl7/gV+QCaREXp5MgAK1J",
-	"V4YjSx2dP9veyGs3TqyJ2CRtNPbsx3//819fOqeelEEpqdJ+bUEmurp6edbSdBXy7DjYBX9suJ8j0Jr2",
-	"0xp6jS+dFIPE/+LKYOJejQXIXr78ElYKqFKjIt+QUrbBxc7gnNPMcprFOX8hnfQaqEM0cAiMxsbe5evw",
-	"FcmsyxTrrgBgTBWNwGAZORBJ5H3w7XI4GEvLAXofZqI7hFYI3jMxCCC2I1J3i8WZtp8sfHebWPSEct4h",
-	"UpCAGspl346qZGIs1UjlceaWQ6jdXQCnmMUst4VdEiy/0ylM2BkRz3ghlvUJsMQMOXPXX1g3xTZyF2g9",
-	"JSNs79GUQSTPS4Ds7erQNR08hkyD6wmi9fl6D9F17m4xWu8z0GMgkIOFGxIv9zwZM3EyMa/FUDapbWaH",
-	"HUh0yRQjizwrf+0misvo4BI6Dn/p4CYdBn90X3dH1sS2DDEysDtOJj8hanY8YjxWdk+KOMkvEF3lmZ1O",
-	"4XL6hFjzr7PrLhftuifvFz3deUAgSshOZ+yerLPbTGknd0tNS8oyc5piVoG2otTVJo3o2H47//7nv87s",
-	"XtK0xTsdKkYfex0r4/A29PnBQTaCg8JncSvkUJB/JHazGQtopGrWF1JBSHYwi2PqPatBhATujaIZLyAN",
-	"pAN/RHWhf3K9/19rJXfcZK9HLSyT5Anfs66lZosaSiLKrZ0FIcFmO0Ia8qp1hP87fE4GcO89MZtIFJYd",
-	"d+3UlheODo78KEPgvFUcx+Sex2kdyVCCy/c+oHdQkFoOvTSFLjIV4pUPraSLFWgQ5tS18xpJSM+ZTr51",
-	"cMPIFm8s80wVMKJ+Frh3QqIPRvteZCc9U/gZsF4X8qG7403JAH99pklBPzuOw73c+KtuYUk4HdpVe8u2",
-	"hpK748zJzgmhMwg9ouoWUGSUkjy6VxQqyFlJQbPdSEU4DW4RgmkhYZ27Q9tRvTncaTfajU4zk2q+4qMC",
-	"+5+0Hh3nBUxljJALmqJ6RXGBwgurG6O8YoJ0/tqySGmlHtt2CTs0dwF+92b3FCtKp4MjBCN2b6cYyqLy",
-	"Thfy+eq9B5Z333ebP8n4xZoIxksTFwNgu1BNZOyuXhxvSGvpINvFCqxJo0Bry3ydLqZJ7P/B4o57DgkG",
-	"UoOwkqVzhoqndSECGVpMkn+0XK5ElBhZgWpHt2iaOxxZwEvRJxc3tN8knXe91gcpoHVJTTDoYFFbTV4c",
-	"HDVJ55eLszcdMpTq1urRwqiWiXHp5x+vrk+yuTzk7Cy4Oq1bVjsoyVtnnMth66NifasA/uLMCbiPpVWr",
-	"HbuUThNJbQJL2G5ax6CC7Hz8dPPu44frjgVbj7P+wKQFeLG2r+UuO+bzgyNiTcchktvPFzdNYnfWJGl/",
-	"3MpZZrEUSix79yF7qLZo++Xm5tP+4d69Y9wja4Oh9rKyIHIVyqggh8fkv9hrDFUgxJnxmhy9OCw0pk43",
-	"YeHj4yNsfnT4wikzK/0NvUUpZZsx0LuYalcDKm87aipPhEdGM61egaWInQEI4g64jMFbm59o31scMciY",
-	"w1/+YqXsmB1GBEAIYZN0rBzYH5iIn1pLVmkwPyWm13rV2T0hnX2nddsiZbisUnhYrNirfYFqCHebpLMf",
-	"ykBjR1aIaGwShXnZnbK8glAGbYEc29mXMQgaM6y+3Gmmk2SGS5cJqkY4tDO2tSeW9OP+n7btl/0/jfzS",
-	"aYudUru8yNlNuwYrUxCa3vYYU+DaVYEeWV5ti2zp1mTDC50UIIhHN5W1K6Z+jylT7rSDw+66cwYeJULC",
-	"2S14lnKRoJZUTlJ27arOvhMITcul7sDIWQBCQ+HMd/nuZuq8ZwHqhPWeVP1930nv27Z5CcD0uIgnJZSr",
-	"4ye+guf8SeNw72DvwHb2yGqcNF7sHey9cAERAzyI79t/9cGU336P01DTWYLMjJd7bpbTlVManIlbfPhD",
-	"ZSkD7Vpn4G96Y9koFmQHUaJjCPYauHB3b/EubJw0fgbzi4zgkwvzTCUabuP5wcGsW82s3T52/NJsvDg4",
-	"Wtz4gzSXMmQ9BqHt87LKBO8E3hrzC8viY1cfjZO//d5s6CSKqBo1ThrvqbBqgcRuL4b2dePkbw37UTd+",
-	"tz1TRpmLnwIVO2bg1FghWSTlk4lK8lmxRm96WbH37//5vwgKjcJ3O2nZazxcu4E7eKanyin2aHcPzbs8",
-	"WdpY6XsiZFsAVZzlzOU4Ygqt526vHrO5tTvz7jxvglhNVQ/ena+XMI6qTPCahldOf7ku1aZ5KxOxCuL7",
-	"rShrvWoat8ObBVU0nzyLcnwmqX5CZY3HOEeN+AxBKJZ9tzyvIJIoYLyMz1xImCIswBrsqQFqe7ZFuvrM",
-	"1cQb/qa4tR1P7Ja6XVEf9L3Fs6q7HtZOtvs6XVaBfECrFQ9Z/vCW31p4824nZsEtqDRQ1AJlt+nOcXZ1",
-	"TuS1hZFo6+J1kbPJsDaRLt41uc0nHDQZ47aicjzBg5jlsbbo2O9dsVYjO2ltrDE7uZmzJDDUUL5VKpfn",
-	"s+Brp3qX4sS3SkZ58NLC5jeyRuMtlz+Iy4sWVUoIBdNqIbdbzT2TvdEytGwhUO2X24KEGm9n7ivbfs89",
-	"4HEpYO/vunNq7enzNx92vc2p22LCyNwjHwBCTf6T3tFrnP20YIeOaMQ7qa8a8lgogwQfoqi7n5pB929k",
-	"oL8Fi+LGmu72dFJivs9A6gAoN4M/ZuL1Ocod5u8IYyXxytvdDun0QKYtYinne+QKsLzyWGNvGjBNepRx",
-	"e/i1hydrQuJdcQ/vN2hIupRTEYByAr2zb890oz86hAltgM6SWb/gBpbDnJJdWIVhx+5A2J3HOEEO+Gzx",
-	"KfTdFhcAHwSh+dWJRmA5ndnE0zTBDChED6g/pSmIOQuobloYe3bw/dsCecN1oCOd30LYHumdppDDU/Ly",
-	"4AXZyXSrwged3QIt+D5tgRjXzcJRPEhDvqQCvGH341LhzkvpZvAwPm6GtsWOW7Q2jHOiDe2n1TUFDG0L",
-	"HDBieP+CmxkyEwx298jZBBlpEKHVwYr2eixwTz9G4lVBEUZaZrdB7kZJAxQA3pekS4PbGdR3BTRkFtfr",
-	"J0Db60UliWMXOZpLsdk2FpPs3eE+7ds5ClQ7DhZ0cXNN6loPD9TuOKudfo0qflnZUZAW2hAH0qLJqyQH",
-	"NA1pl3GGjl45VjwGJjDifWhnIuZnMOnzdD20oPNrBQPtMdCHNVq+QQstw/fP4B5IaeopMAOn/n19Lpu9",
-	"9m3WzGd22tGT5DMPVLLj4x6CAVWR3i2gIcvqNoWJ/dxXfi5CXC7Sr4SUNOnqk8TMKA0mkT1vmOC3dbAz",
-	"LQMnzykmUcLZRK/zKa29ArznnjWt7eKS6bsmu6XXkDm8N1We5iv8boRqgYqqUc1ilfnak+Dmovj7wu4i",
-	"vIqQL9Sars3aBbSd9kkKZ3dg7GZwW4yASoxlW24uZ9nVfUes5ZExB7UFX0505ZzLZOd54xsG6hrWfxyc",
-	"XsKTZL5JF1qiHSxTTHlf29l4qsCL06DaVL6cXul3w6NlhDCfDoRRNDCLGDVttXb2dBM/Uab0UCM7XWoM",
-	"BxJTrUE33bneeU/d2b+ylsVTZqxkX4HGl69pfFViWNd2c9nUre87Ys4MIfOR7EpeL7rZOc+brZstfU3u",
-	"p8mWRbCleIiYDsoQUIXNPDA2ls38+r4fNssRUo7egqfSzEugMYelCe9zV+aR2GHIjndzc84lquBU5Xyg",
-	"IWx6H3AMarpjMtFZE/SPU4koOpfjqPaHiIawe0pepg982atc6Now3RaJUEBDdDiXigRSqSSe9YL9Hjf8",
-	"hvV6Sz1E2Y7fPAmVO0PgQ/UE6lJHo/xZskBuqcfEBMlV8YG6cM44UoWgvNf2jnfnETAE5R5E0a3HdeyC",
-	"Jn3JRB/fIHf3yHXBr4Ii0VkwJCalGyQmyycYwKCL8ThZQ0y8ibS2l7kVEbeMtpjnVnQ6y62ITvmTzHK0",
-	"cAS6Lpei37e8UIsXyhyD5lK+i92ca8hc3H2Nl+CfaQQ485O0YphooV83pLArV3Xu5wpWDEJiU02YDFXf",
-	"jQ0zht7Z2L23JsZc1+8J0yWNMBE01gNpCKcjmRiy00mFsg/UcJGZ+y6OuMe4DyL2P7dFx/3iQh/cbzMa",
-	"E6Oo0Nw5iDRJh8tAgd6f7u+aj8VtgouqRJ+f/h8sbhXiqgxVhKpgwO5gj3TSeAdndHV87I2PO8MaGugy",
-	"5ByEaVtEDMNrAiqIBgjTtz0XZ2b2yJlIB8cEHDQEDADxoQ3O0KP61upZqZrOPVhnuQWY0YV4JxB9M+ic",
-	"Fl3fbwFitzwrULOBCKfakB0tCRWjtvBFNmTPnhydVWuIw7kmgdTGBbX5hepnJIJIqlETFS5qeIpeTxfC",
-	"qDQ4TUE/4VQhWDTRLsq464KtmmkQVAhtcXB8dGRHInIoQGX2zmfB7gnE0sVQR8hfgQtMMywC9JXKfCvd",
-	"JC74si36eCmV/tYdGdAeKC6WzUWQWXiHoNiYb6inzmea+Hxr1gYftEUWfJDqnU4a82l290jnnAYDSMPX",
-	"Tnxkrt1UC8N0OieWKnqScznUY4ENWXGbCscAb5O7ve44/zCMXaEaY5bbInW/87GgEHUBXdo1pobCgJzd",
-	"MmvoAlF9hrMuZbO7Ab5pgVki45zESNlivnGCANr/My8uMtsyP/Ok5vp0nDc0FaNs3jJCnEmEbRHR+xbt",
-	"w08vDl++OD44OGgSFkWJsYc5DOj1dJWTvqMwR2DOLiM71K4igLAtFLR81K0PuXAZTwrs4oSf50/HbLtF",
-	"8z4HQmrbt8XhcUkhndNxtij4nS4KIHAEWSi+UsvauMxLwCxnR3wH/HA2ZZ7X4Yceh/u5pvpb22DNhrqd",
-	"0xp+T9JOtxB10UjzH05tuwpm+lLwX5OVnuLpuzHSM9zOR6015K1NNf8QbM84l9jqK5yD7cRPkr1cBTgP",
-	"tuyQhJ+n4b8PWZGWari4KLT/SljJl/C08UNgDJZ1UFVBLE5Da5OvMsZX+t2IyzJaqEIK1dG/6Uj//lA9",
-	"G7/ogNvFd475whi9k1/7hmuWwoW5n6T4dY7r3Qx4c6yUIj4qsFwBMpvKdYUlfjeMV0T4AnzjPex8znNN",
-	"loI9Xt9eu/U9SdaZmWyyEIDnsp+18M6GaPbHmGnjs625fLoTYN//0402+7ap4xp03PWzwaRCOz6jUSGd",
-	"5S6hfcpE2XoxT+Gp7WAGTPTbArj26SePfI4J6GPke5ZqLtEuxRt1t+ZY2WeGM0FKGhOcP76Jj3PzdroV",
-	"Nie3tJcmz41dpQyfDMn1aRTzJru03S4h3nhx4RBaby4wmfK9u35vnBwfTSdhXkqsXGPvm+/GdPM39Bhi",
-	"7TxNek7UpAiZT/ARjfUcKs+yplCuZZbE0L2NCKqUyxqOrw9pauLCEHo67Moy76Wdc82mwiWNn6Scm07N",
-	"XLTZLCDHUFnBNLik8aaaBJc0/m5MgQjRMAOTLpHa7ExMSkZgBpC4nCguySNWGiEuk/4JiVkMnAnA/AvQ",
-	"JD0FeiBA66ZLXeirI+CPbZHE7nWw5Blth4me9KndXH5MLKaSJnIME59cANNWyMRAWxiIYk7TVEmuq08k",
-	"SlWWvdm/dV9dnL25vJihxy49IMqJyb+eYFkpuDf7MaeujGGucyZVylTS9YWg3Pta7F9YWZSBYV5Sh5jT",
-	"EaiAqnC+3fgJ251juzVL4XzqJymMHYRJ4EE3x3wv4KKCSM7BsqmSOV/hdyOgC8iugmtM7VnJlMqtqE6h",
-	"cJ3PrIrDYMryctvJIeLGTfZVuBfnfsrsa1LgVcRpZQZGyGw2B+MSvzcWNh4v8/DtCprsB1L4vGsLdKhr",
-	"f15ovm5mnFzB02RJX0gmGANkHn6Fv85FUxXunATVxvLo5EK/H06dooMqZMBlX1bi0/fY8OtwqJ37SfMm",
-	"Vp7iHoLVcFKdKS10Npwd7RK/O0bMkD4P52m8+jwOvPZt1sx8btqnmarFQYzsQMw0VjNCr/iJ+POpXAH+",
-	"i2LuiKrpPb4SjqZW8OSTe+gMkHXQVC+7hwPVE0ju4Rb6Xeb20CmOFpLBYtRvNr6/MyRXQGys6GiBSnRN",
-	"1q0R7axPUyEivHwqa5ckckG+T9ejSrpPB5Wvku4zn/rpYmUq3Sd+WwM5VQRgBqeNFYLZCr8fQZhjvxK2",
-	"K6J5ozH8fSF3PlpNVgR8pmi9cU3WLFVx1qfq0hYtepdwbSpwE4JhU7kJF/fdcJPxqJiD1qza3yyHD8k5",
-	"FmA5ITRL+lGMCG2STjdhPMxqekrlv3lDDXSIZn1BuSaUCBi2RUxNMDh1tY2x8OZUibgZDhl5bGh9rPu+",
-	"a8b7oznZeb+YYhncucGa2TczcwmhwZRXUknL+Gal95qYU0gbn9BgpztKK/eiA/GuTwhQKOfYFnk9ZLw0",
-	"GoswPplIiZTXY5MCZhUuS+vzl1X8xAQNvpagc/YpC57PYv51XjHNLrwtOtlqz0yHiIRzLOs5IkNQaXXg",
-	"fENMGJkGXpcG5Fsp+mue9GZpCrXjPDUqvcF6PlMlwYoENJdaXTWF+Qr9N99mzRrdTfskVbqHquNTbajR",
-	"TaIHMnZ8gfH+t2zsvjDFwyRi9m3DYKBkRKsg6fqWiXPfet3H2mzqp3msvWWCeEAXjrW3TMxX4SV4qmCm",
-	"TWJrY88/2Qq/n0NQTgjVMV/hxilH+Ve6dkpnfrrsOXXpVIs7K188TWBqk3nzO7t8yoigOtarMuVXMm8Q",
-	"iU/XxHF2TM6R7tsa2KnFjpvKifkKvxtWLKC/Grar4nmzcfyd4bf8gDJejvTPxmcNypWnPPnb7xa67jqj",
-	"LPTUHlcHEp1d1J0rD8t0Xux5B/b6e1hVOKA8Tx+J43WIFGRgTHyyv4+/23FOXh28OsAqb4nijZPGPmLX",
-	"r3kqVZwr1bkTczrCkMlgQBUNLHXszi/guZcHvPpij5bgxkf3FR2bY5KxmR0p7HjOAmn6G9/muGN6cyzM",
-	"pOlfP5tp7abmeNaAZiGFVWF1OQNOL/B8icIX6U2RhQoM7cIKkxWrJExP99vUGdgdfNNjcGGglLamB7mc",
-	"CoMsdMPguek+F959qom+U80yRx23rbQiT2HI9Fl/etSfs5RGBZjYzy0sT1xIjFNcISbXmB7s07T7sxs1",
-	"c7kcA7NzvyvBaFYQAXuPJx8uLoPpoKT7FR2SYnTwWDxxsf9YCPH0ODflt6S4ppD1ejrLU53ePxXGzq6k",
-	"yqA0GQmHyR2d4pCqOEohLm56nF9uLt8TLJ1eKJWPJeut5GqhWCACIISwCHastf7l9y//fwAAAP//",
+	"7P37bhs5uiiKvwqh3wZiz5J8SRx32kbjB8dxurNWnAS20z3rjPocUVWfJI5ZZA3JsqxuBJi/9gNsHGC/",
+	"wbzIfpN5kgN+ZF0klaQq2VLkRD2Dbkvi9buT/C5/NgIZxVKAMLpx8mdjADQEhX+eBQFofS6FUZKfcS6H",
+	"HxXrM2F/C0EHisWGSdE4aZx/vLomPalIV8mhBkVoHOtTQvmQjjTp/KWz12g2FPwjYQrCxolRCTQbOhhA",
+	"RO1gcE+jmEPjpPGXRrNhRrH9UxvFRL/x5UtzfCEX97HU8Eu+zOmlnBIORo8thiigIelc3NB+p0k6f229",
+	"oYa2fgWlmRQdQkVIOnYCEKb1nop+QvtQedV21CYZH7NJJocr3do5DQbgd1ayGWool31NOnHS5Sxokoje",
+	"t2gffnpxcNAk2lAOreGAcWgpuKOchdTAT8cHnVPS2b873L8r7K8t8KuQ9Xr7nBrQppMPK2QrsCvpkJ18",
+	"IAJ3oEbEsAhOCSUvDo4I0yQYAI13T4vD/dlTMvqy/6eRXzolSz18+eL4wK6XRVFiaJdDZ68tKsK23sbL",
+	"YewQcSECGdrvpsDc6aoOkYp0+n+wuEOGAxDEDIB0ZTjCLcsoVqA1hGQnGEgNgnRHpGPJMjatdNwO+Ufr",
+	"jvIEdNOSnuGM9JjShkhBKDEMdk8J7WoQBlmFhSAMMyNLZIWNiyRqnPyt0VWNZsMup/H7nC1lpDW1pZsB",
+	"EC4DyiHbyTNNDNwbuyEmyI4G99PZp3ek0Hf3FFfX4X7onyjnnSa2PHxFAhna7QUyimhLQ0wVNRBW5RMQ",
+	"rc/XpSiynOMZZ3ovl1SwHmhD3r0hsodL6dMIiKfuHFWB/dbSYtUFHby8ePXi4vXLixfPj1/+8PrH0rVZ",
+	"7p5e1LVRUvSJpz2p3MqYFTSWVkAYaluSHaDBgAQOX8RRChlQTZjRRA7FbrMtQlDsDkJcOn7fHRnQJ55E",
+	"AsrdF+QWIMbdartRuy5CAyW1TkGh99riGkRImCFdGtxaRHfe9VofpIDWJTXBoEOMJH0wjp+rs2G7IQ7u",
+	"+pdw8McfL3+L3v46+jm5Zkbc/qDajVKo/UrVaBpqZ14jTLJOVYRN9CuZ+UuzYakyAuPVw1slozqklVGV",
+	"RL6nypEU2Tk8JgO4pyEELKKchKzPjN61K7cqsRFTM2g0G4JGdj22y/JEGNH79yD6ZtA4OT4qg+5sxn/v",
+	"mN5vBhm+x4CH+oRIkX2fs7LldcviyPVO4Hu5Qa3kCqAtHAnjt+wPCAuDki4EMgJNqCCy+3cIDLmFEYRW",
+	"PBanOSVe2rRF59///NeZnc+BQu/ukTfQowk3BMXDHnkPxoAiAdVw4qgd1J1V41xLQpEA7IQjIs0AVFvw",
+	"vL3fngbiBDHZ6YTQCsGq/LP37zu7TYKcl1omA6qbqPuNAmrcL7otkAzsAIQzbSAkA1BAdqYNBGKxrXGR",
+	"vqWOgXMm+runhW/bIv3aCl/7vUWFkUSDCPfImRiZgf0RuAbb4sjqOLssLdMOGU2TPrsD0RaRVBaiFvAi",
+	"sIv7/2cSO4TWm4t2cnDw/Dj7rqdab686uw6goJRUfu3MOCGANPyPBNQoJ2KeWy454f4PBb3GSeP/t5/b",
+	"jfsel/spYD6qM86RUFMGexcuZD5KFBjKBIQZD5bzXBOxX0D7LCaM8slXx4qfaB+qsiMzEHm4e70V0z6U",
+	"cibZmdgkkm5PKkeeZ5/ePdO5lu5Ms5HjaktFdIy+rEA7Ojg4IRQnJ3ogh7ot7BLS0R6TInD/CKgb+UAx",
+	"bGRNIWzkCvH+OWFhud1lsfxMk8+f371pkletI/zf4fOShVv9PIHmGVtJ7GzVNnP8Ao6D593j1hF9Ba1X",
+	"xz8GrRfhUdCCF69evHz5/Pnxy1dHizf4xU6mYyk0uMNgH4R5ZyCyH7w5Y/+kccxZgLbO/t+1Q26+KipG",
+	"H3uNk7/NJxIc+7UMR40vzQotzzh3jX/HZY4j4KMAQm2rpgWupSQLM0Dh7BSbhfDUKbflz2AtPOe28oNu",
+	"2Wp87/2ZB+TszJoN606trcKxtfLA4wfe9MzYKhwa5w01dsDMTw6t4mlobv+Jw1NhiKLUqzBE1rxgU8/r",
+	"hm0KluS8ttjmS7MxfgZf1Kt46kBSQvJ6z7RZFZHbsasTum09l9gv0F5Dck/lJg0Mu8vE55YJtkxQlwle",
+	"0/DKUUsFLsjUzp8NtCoLNgJ5dn/f+utfn1kTVkhDdBLHUhkIT0miIbV5qGqdXTQJ2qxNZ7s0yb//+S9r",
+	"YRhqEt04OTo4+FLV3rjARZSwyk3OBHZBEeU9qSIIyY6Q5LMG1TpzWiMR2UIzg6hZaG/Vuj01RbnNsrtn",
+	"wf46CcPRijQkjl1JcGDLhRqya1tthcNWONQWDpZw3sMd8FVSOk5QndyxeTWaJ9y23VL+lvKXp/wVGYjj",
+	"E9Sk/oqmYoEHtgbjljMekzNWyRT1+KEOK2yZYMsEj8QEIuSwMqPIDl6RBWzTCsaQbbYl9C2hL0foKxP3",
+	"6eA1iL2ywLeNtxJ/ywiPwwjnMorBMEtG10C1FCsS/lPzVGKNqV4LVUKQ9yAau2y5YssVD+aKFWmK0nmW",
+	"44yK+mOaP7a6ZMs1j841NwzUNZjVKxM/UV2e8d1qqRPDQBEN2zf5LWs8AmusXqMUJlqSPZbQKSmTbLXK",
+	"lnUei3WEUTRYnS5xw1dkEde4gt5wDbcEvyX4ZQl+ZRoiH74W0VfWBq75VgNsGeKRGCJRCkSwKrekdPhq",
+	"zOAbL9YAvuGW4LcEvyzBr0oDFIavRfRVNYBvvtUAW4Z4HIZ4w3q92tJ/HkXbAR0ZTxPxGQlZr0e6YIYA",
+	"gpihHIvU1Vs6fSCdbiiRWTipefIWI9nHSKwnVURN46TRZYJiiFlJBNK0C7enpGeaaEFjPZCGUE0osRO0",
+	"CnH6hipCVTBgd1vhiET3hulYamZK4+861BgaDCIQ5pT0GAdBI/ip3VDQCy1dtJODgxdBHk6Jn2HPULXX",
+	"/6PdqBy+vWCayTC8bIK5cflVeOGB9P2Ww70Voisyo9PhK1kUaeOFZnSPwz3GIm7Nhq3ZsCzFr8iOLg5f",
+	"i+or2tEZ7W8N6S1HPA5H/EwjuLhbXRB0Nn4lfshaL1QDaIDD3TYiekv1D6H6FSmCsfHrUX5FVZDT/1YX",
+	"bLni8bjiUoZw8Y+ExTHtrszxf3qiyjwy3q2amohkCASyTlvW2LLGw1ljhZpjeqIl2aOOLplgkq1W2bLO",
+	"47LOinVJLRaprje2FL+l+GUpfsUqorZiqK0OtjpgyxGPwhHvhAElKHd5jJbKv8T8EC7N5ylRYNSIcGpA",
+	"FZIqvXyspEo+O2uPMg6hy3oagdaYWpKONBkOqGlmeVxZAEQb+30SY9Ykn+pFhaBWpPcKM1QSAoX2C7Wf",
+	"y6TRxcZbdt+ye112L9DainTgxAx1OaCiJizywVYZbrnjkbgDCeQ6iSKq6nv0LU5LXBh5lkfTjUvJXEgJ",
+	"iD01GTIzcFqN/ZHaf0wR559AsMrF1t3pG3V3uqTximyVSxpXktCXNF5om0Q03grdrdBdgrhXZIr4kasS",
+	"eEXTI6Lx1uLYEv/jEP8Had7KRITLnbyFJEOgsRTOOkgSFpID/0+r5F/pP5ZQ03oHkz6Qp1hDxNJxRKgh",
+	"+3eH+24OPZYh+ejhh/kPkugkGHiXQccqzWxdUqFvN57ZP0hzKUPWYzCjAsJEDSRBIwjLahExTbRhnPu4",
+	"B3NKhMRSTlsW3UjLybPIFdBwtByL4B2Q6JMXPxyfHRydn//48scfjn44PPY3REYqeKYnBLklk0m2IDva",
+	"0D5W1DG7Y9daLx6DEwzWCxyVXmeN9shVfqU2QakPwHtaTGYCsAbuzf7ARHxc5U4EXgjyy83l+5cklEES",
+	"gTB7VRzqfS9XB2YHB2iSzzdvW692m0SBCEFB6OoLURESrBAYEs5u09KAyKrkxtexeabbQg5FVmXuQvQ5",
+	"04NTElJD3bc7eQWcXV+IzuSV6lxtvSaJqLqFEIVoWzDj69x0mjPKNGZVmKhJNTwWsPm2BMiEx/6+L1q5",
+	"Hwyo6IMuL+ZoBjAiPWlXXWIh7Z6Szn4oAz0x1qKCjvNrT+7VrOyYLnde7cavbK2kQ1xDkChmRq1PkrOg",
+	"pL7dNf6tLXhGHHST9KTAamUhCaQQENh2mkjBR66qHJYMdFfop4RFtA/aFTrDXwfGxNozDQukcJWOZgP3",
+	"YUES9eysFCY3oxhaHxEAenbBPyG1YL1eZeLw7Utp4oE23idOR6DOqQpXdIjPJ6h01MmbLzzSx9iUBFSF",
+	"29PN9nSzPOWv6IQ/PkFN6q943i/wwPbcv+WMx+SMG2ZW5slbmKEGX2D7qmrB2MZb6t9S/wOof6WKIZuh",
+	"LgfUUw3IB1vdsOWOR+IOBREDdS5FDxSIYGUaYnKealwy2WuxtnA97IHUd9lyxZYrHswVq9IcZfMsxxlV",
+	"tcgUf2x1yZZrHpVr3su+XK0WsTPU4RLbvrLmMEAjwmVfbllgywIPYIHVqox0hrpsUFNNZMyw1RJbFnks",
+	"FpFdeDRfVxxtnn+rAhyaME0ot6S7MwDKzeCPXSKVewgnRrpXKrKDn//Yfdx375UWUKpRNaliqaRteaQt",
+	"ay/H2iutiVSzEFKt6kfbikdbRnhURrhl4nygZERXJfWzCaoxQ9Z8sfS/ZYIE2HZL+VvKX57yV6UGxiao",
+	"Sf1V1UHOA1udsOWMx+MMjD1doUrwsa0VeQJbV1MIGAK7pfot1S9N9StUB9n49Si/jjJwIeBbXbDlisfh",
+	"iljRVZUtwrGrcYJtuVj+21ZbIt8S+VJEvlKLJ5ugOrlXtHls063Rs6X8h1L+qqyesQlqUn9Vuyfnga3h",
+	"s+WMx+SMVTJFPX6owwpbJtgyweMwAUb73SyVWX0uSefjznsRL2ZxskQtBWxpdkuz82n2ZgDRqnzDcexK",
+	"QhtbLrTejW21FcxbIl+KyFdknWRjVyf0itYJkvvWOtkyweMwgf/wqJaJH3OeVeIJt1hRd0uk32aGSf/B",
+	"irdHpbIrMJQJCAvjz/cMdc2zAs5NImAI2pAeU9psqe/bpL7fMMHcikxZN3glFe+aLjRmXT68rSLfKvLl",
+	"CH1F5mw+eA1ir2jQ+jSTW4t2ywiPyAjXt2y1Ut9OUIMZbPOK0h99ULaUv6X85Sl/pWognaAm9ddTB+iH",
+	"tdUJW854BM7Isug6ugj1taEG/6ZhyCz1Uf5JyRiUYaAbJz3KNTQbceGrPxvdRGlzLhPHTT2pImoaJ41Q",
+	"Jl1eyPcpkqgLyi65xxRcUQPVm2vzOuEczFkQJIq6nJwVeqpEXMcA4WXCDYs5A1Wx4x9SRjU7fSmmvPzb",
+	"5AiFTZcuq1mEYvmWf8+mlN2/Q2CQ5fqpDJuHrql8wNR2IzsxpyN8/AoGVNHAgNp1Oc2Z0URJ7hIC0y7j",
+	"zI5npcg45rOf7AdmINKLriZwwWfYDanX74gqRfEz1RrMJ2oGJYlOLYy0+SSVUZSZRTN9Vsj82dZuaL8k",
+	"cymWiGF/QEgM7WuXGp1q0jlTQMkbGtE+dE6JSDgnPakc4FxZGJkY7GOhkm19fMXNxn2LpxO4PKhfmg07",
+	"mIV6mhh1EgRjC5y93i6TfUXjwWg6CXT5vCHcAbfY+0AjmB45rUlHAhkCJls+JUL6XMt2oJJk081GyLSl",
+	"onfBbNEzgZBCj+uIcl6vW/nac6jYdVcFSC/hvCY1MX12Rxmi761UN+BsCT9ZV0oOVLh2r6mG89zGmGDB",
+	"dJCMkhLBZXDLRN8T23AACly2dJmoALNyhNRgAmwgPQY8JDsBjU2iQJMu9KQCcvBi7+AIY7Zn0NjYCt8W",
+	"tn/F+gPzlgZeO5Y1/+SFxXnKUNPbemvFjeMTEibOqIImEVK0MlFzLe8oURBIFeJWMGt4QJVigDmQyYBq",
+	"IiSKn90CJgtruWWc9wDCmrizI6LQ4ryCQYeC6sp2+fL7VOb4VBzYDYztzm1sDgZy0Z0kLBzPhkzD8Pjo",
+	"6AVtHR12wxYcHR61esc0bMHLV+Hz4x96R/DjyzIevJMsgPdM1N3dr1m/6S3iS4Rt1NLAITAEJyGcCahO",
+	"oRXgMKE1ESjjzD6+skkxNingxyVSibSZUCITUqCEuIo6aR7blPNIqciYlA+eNpsFfVrE6kzFn+rRevrf",
+	"HqfdROjKRb05MK3dKyqiwveVVdGyWuMxxb/mskw0O8gcNon/63mT/KxA0BCa5DM3LKIGiFTkE9Wa3eFs",
+	"OQunDUozmhcJHSdfQOgFIC0igTOnRx+BCsgO94eWnyjnJwRoMMhtgKzqAxXErYTcwshaI6P0qLm7iI4W",
+	"VuyzE93AvWk8BqXUmu3bIInatLD8iWAF1PKwM4Xd/Ld3rKhFxDXPF/XY8Vs6Q9Ta+fawsD0sLD4soPjZ",
+	"nhe254XNPC/4N4Z617uW6aqpYKd70yJtZSUDf7m5+URcA9QRTfL84GDMXnp+cJAtnwkD/ZK7VT9D0y1t",
+	"5nZXudeN2mjx/Wi5/daws8oNrI2CxVoAsdFQuErVV/1DwDNv6O+8SYAzbZrknWCGUSNVk/hXNQ6qSa5B",
+	"GCaA75a8C8w1t7/xe4VUUc8/7VXRXGOaKYfpXKwvf/pbAvGrOP7VIZ0Nvkr4elTw65h5V10ERvT+TaJo",
+	"OVteQyBFiKfSCs+nEYQsy3uWidQaa3GwqzDTkN5BRWwOh0xXazuBJESR6+0nLIP9pC6ImHgccE6spjhu",
+	"cwxpRbiXUgdTrxOlzdJv/G+YNlQEVd/t9UCafiI+AedQwz9gUuNNj9KcWE7pZrm5dj2X3m4NF4VVbxWX",
+	"UrbN10kY1n0AOCNd24vseIcieyKKCvd8mOpAL9DqMy5++jSCFog+E0CwPYmpGeyRjzH9RwKPe/3zmEqb",
+	"6V9YGIJ41/sgzcehKKt57lqkPlZYxdqeagVecUnbp/wKwsGzsnWJKMUEFWViBYPcPnvlMr6+K+iB0sRI",
+	"QgnGzZGdzv7d4T520ft/WmXzpbObn8fdRhwxuJsUAXPO4DnKpu8ifjj48fgFPQ5bRy+7P7Re9cKjVnBM",
+	"aev4eff54cuXPxy+pHThDXipNizBTBEKsxVkBviZfLOErVSNdVZtF20Q89UyijaSy2acaLeM9qiMtqLL",
+	"mIyPN+T0jetZ5V43aqNOS9V/eM6SKVHHFHVvEFDsZpNPXrZHoFhADANV8biyERbIgIVQQS5OiELyBno0",
+	"4QalEcK76kX7tAStdWQtoGBq7VMH2hpH2HG5/AiktfY7ik0jzloaekuF01S4SnFetEA2S6yvfNebt+U1",
+	"vaMsND03DyrrA8lmw2ONBLLxtLEusthcKIiw/iubP9F2sfM38HJmezz/elYz3BtF31QCS8HfLpLaeBTo",
+	"xefw8pljJSP5VWZONJxlFIc+IfczPMtm2FLNxp2luADpNZLvojkRjfMeRiq8Xk3hpwRwM3Y0xzXneaN0",
+	"C4utOgv3ZW79xpj2+3j1fABj11pgGQdXHuCj+pA4PVnGjksMs+Wth/LWys4NKe9ulPpf6W43a6trM34L",
+	"iN5cu2895m9KBZsIh3PKuUxqR5+jeRcSBX3mchtREtF42hK2urKKIPfLeJ82x33YscvNzLfWEqsVJpbE",
+	"oK7mjPiJKhCGcNoFXm3QCVAXljs9XTMHxBwkLGPTlONhBcbNo2GyXizXNN5q9H98FL0vQKEGnj5IFXnY",
+	"R0ywiMYklhp7N4mQEROU8xFhgvztoEkOfz8hkcsqMbI4MQPIujGrx5/pthiy0AwwkGsArD8wxEjSB0Ni",
+	"do+P1+cyihMDIaGGcElDYlgEpKdkVLjPfabJUCoetkUgpQqZwLtdfAjHSWn8TKdLYaB0M/+N3oMmekjj",
+	"2M7hLoQx3WkoQZ+0xT35yY29NyL/53+T+zxNBvkPcn8dUE7VjTwLwyYZZU3vbdPRWNNRoeleW5yRHgyJ",
+	"AspJ4FCiCWdA/p5oQ+wnFroLawQUwqdHOSeaWyDxUdbGAXqvLaYo/b6iu9BoGe+g+4btWE5hBvpSjd6w",
+	"Xq+mPqJhWHbNfy2VJYDPn9+90SRWoK2Ek8IRGkaxwBBUMT/tjBQYJborGFDRL5v0nR3CTtCVZkCGA6mB",
+	"aFDMk/8d5QmQkPXw8Z0JQkUqdJpEuwV3R8QazpWD587dWjAdWslSFUTybin4SB4uB58JpDv85CvJwVdK",
+	"CIXt1KMDfJDRMzdqZNxyL2sumszqDr0IRTuOkK0VEsXUnp9HrsVuPYKp9SLkN1IKHRnFYJhhd+CKotcU",
+	"xZgrl4pbCMmQiVAO08DpwKC0sHg3VvRoMJYOelIFta/4ulKl6bImnE6ouCX+VwJUCUfuQya0Izqmffn2",
+	"Sb8TX9S96HhSjTkm4fUaZ68SYxrkXW+s9C/3o/lPaRdvJCnMlEGw1F0JRHjDSiNPrz+SV8cHh+Tzzflp",
+	"iiV7pCUBl9r5DOUClxpoWaVWaq31ZWtqXgfCBbtwQCI7PjHbbukOtKHK1N2DjEE8eA+12ChfZg70MTDM",
+	"wHFOwIsuDKaoa3V3B9OMvylHqGkO++4BgCKm7llG5cKR0CFVobUse8Z+Ik4LWVltZWXtJ5fa96c8df2o",
+	"4jceUc5rjD3z0tFu7SoDfX3j0rM9964UY8NNXhbmi67N42u6Qyql9428QykD0BY609C5YRWkwkQMBw1u",
+	"+0omIjyXXJZkIHjVymLBydXPr8/IAO7Hc7cc+H/KFHlQfdBTEioZoy3GqTbEDGWeYEXju+DVz6/Hp+75",
+	"f8qdtu+YLn1yvBBJlNY1y5KOXBTg+MZ3PTl5d/XxQ2dv3vAL3mmrXqBxqvpQQ8ZZWX6jGBV9Dm/kUCzZ",
+	"9XNco2NdOWxYWUqLA8I0SYSz3E4Jl/aMzLT/w35d0efPDv8o0J9gOeNSjWbDF0hpAu0pfTen2Ghc/ufI",
+	"nYG4UqRUYPb6N5qPf3G5lSCPJEFqXdxu5cWD5MXyl9xPSDpcQ/13J07D0J0D7Jz6lNCxewd3tn2mSafs",
+	"YNvxV17uPmXh9c5HXHiKkin+mH/ksAgosbw+2tMNhO4iPqUasoP3JQe7xEh3ASXjjHLqWoNoZD30Am5y",
+	"/+ORQm5v1TC8zKPWapC8Ko+fp0smM97nvx6lrP7mpECVm3k+ugazNihsLgjWf8UwThhP4CDtobR+EG0u",
+	"fISxtnRtdRP4jmSnS43hQGKqddNnU5WKwJ39I221i89EmEoVhlSFxH57Wzv4MU8UOR/6btI0adymxDn2",
+	"FMAVbv86GECY8CzIevqtZMDid/XcLyt5UY7fZrpJZi4sB/ji204H8WXslkchpPWHOn49UqyXvPV7oLmV",
+	"6f6cqjdMXK94x5u23fMBjU3ta/CcxHRZPHLRUSBwEyzjKeBW6Oap4iDA9EXMuOwnUM5qNbN5pAuYEUI4",
+	"mdArnzybqTkGqLloKFSOq44GD9v6W0qxXmI6xQoilkTlkm1hbhHf+9dP51KXpJ3+pFiQVdP3bZ2esefi",
+	"9IsgUQpEMDolrcOMkBRYNZNSUJU6XcDRN/IGf5hcSQfT2nWapOOeqzpWIXYurEbsFH1dEoHjQFgptUo6",
+	"Z7lTR5bPuJm6z2RKGDklVddd4FL0NTGywqRTTqWFXU8sqJkTzDw8T2JxHt1WS9YxkYdPf0pUMKDa7uo3",
+	"Zga/firnV2eH1JcTd3FKfRXI5D5e5mnbLw27ZxM2S7c2F3zrOleOqdtNPi2t5wyZ6+JNhsVVRv91nG+j",
+	"GkUTmf6F9QfoiwxhOROaUvH524A6oWUNU3fDeUI6F/9IWBxb2scKpFY2WAmbf32epdZAyRsrOrJ/fOJ0",
+	"BOqcqtB+umGGg/3j3OsB/Dt9mLLSGYbO51OTiI4IjWOgqvTNqJpxbZysTG8QI58kcRw4pYjyC6yfHJeJ",
+	"Fnqnp6puwXl9oeJ55FP4J54oygvHvDqH8cLI10z0E05LnqnSX5aco/Z7HrLSJwV3DIYP942qcTobA8Pk",
+	"mW3sLWtqiQvPaZ54lkrPPEWBqz7or56Gl4lhnqTS1b4qf+NUuKqzc4HON0VF+yWteMebtt112avjCN9I",
+	"G60AkXWBY1Nh4WqPXVHRr5sevivDketd0WAdAA1rdeDQr9Ve2V1ciPAS0ouVqp2uDVWmRrfJE+XkGFNr",
+	"Gdt9swi74jZLEVQlhq/EwPdhYe7ZXwpIY88wS62QZuASDk5cSrnAQf9pHl3bZZ3nrfFOXUaFovPjS7qk",
+	"gvVAG/LuTXqF5CLiNAvLExH3QYCiBsIzU3aE8TeUIev1yJC6kDKMUd35fHO++9DoniSK5lTcL8Lg2je1",
+	"7C3rbN8FTM7Y/gR9FUFbnGccSs0i+vJNzCKqFak/pNdNEW7jRFo/eSgIo0YkBkUCaiiX/aaPku+O8LUt",
+	"pmbg40ow4XPnlMAdqBHxmBhZq9uHgzYJRLEZWV7UhImAJ6G7mZywu7H04+LQ+EKEL1asDMMKXDuj235+",
+	"u16vN6atqtut4GmVuSzV6++uWOp3dLp4CTjhRW/tXj0O93X72HNdJMP6S8w67kN2ZVN7EKSDQsRpnb4R",
+	"jWv3ifHyKEjfoup3NcwssU28Iwe1H0jRA0sSyw/BZV/W7uxeEJbttl9goNpDxIqO9HK9lpQSLgl+3V6u",
+	"nsKy3fb1LRPBQMmIPmiI5XZcHKFm5wkVl0JhcszyjZauPdcNU+Le82xOj+UkViKxJ9gvQ/KYjJ0QJ14e",
+	"ZsK0KOtmia9yVp3kvmaqNHOVVNQS42Im44FJsp5lQFznxmANU8lIQ/lZmkxj0pJput/P88wXM1pc5Qkn",
+	"FlhDhQkn+k5MVrbPC6WkWiL7gT3HWIPWGT1Citbz+3uiQFsqLPGFh3SekgPLEIQhQyVFH52ZhvhKIUko",
+	"Ce3KxBBmZsXPV7Yzixbm0cFRdQvTrbsMcm853C+RXuOxY4w3rGxhjczqKQA3Ib5rxVhZW73A5cC/ogNh",
+	"EcEbci5Ml7TiHW/adtd0AzyB8E289SxCZF3g2FRY/EwjQN+p5d8h0aI7JTTAmKrhgHGXOM0Zg4Z8vjl3",
+	"OeM4A026YIYAgmQpZVDf+6QyS6bjWKD4TtHZoAvuCqZyLvE8udBDLhMHUpk3K1zmWAahdeUDGtc4U3uc",
+	"lTBovjLKSPFBr+KPSY3kKxkZy2XOXhm91ku0+U3S44pshTGS3zSNsOo9b9yG12QhTSJ9o82CddhIYxSx",
+	"qdC4lGH96i6okSIZwh65KeTe7XHax7ehpMuZHkBIEhGCcplO0SWzSSgf0pHdltBMGxDmpC06TF+6IVzh",
+	"tY4dxD0n9tFZnMgeyRudcS6HEHaapMc4T1+DhwMWDOAOlO3ZFr4e24DqshS21A6hzxNtZGShcAVWqOpy",
+	"h1PX+JKaYGAFrEzMrIYrKGuzTOmUjbhpCWeWhUdIpsZKxEwa3cDMQCaGUDKgKiSBS5e+0EkPAilkNCoP",
+	"qsiKBkOe8KVJYK+/RzoXZwr0Rd775OTaUBFSFXYqTWyZ4C1Qkyj4eAdKMf++NSv2SEgBhMYxH41FHNUJ",
+	"cnKzzcykYDm+NNJo8uW9ME7aq0w+LApvshC4Sji8lpKvCQQq4Q/ffzbIQzY/KY7KRcKEZJvV6AZo9Ktk",
+	"AcwdjDNtfvVekDfUnSYqMLdU3axY/4Qk7zLOzIhI1dVEijSnedV4JpmIUH8C9QvlvYqOSQZodCX5TDLp",
+	"SWU1H7Ihahg9P4vyIiw95MJxrMBMJs7GJU65dihFaQnJTNNHAVuTAG7O1FpFsM6QS7OYdcrzdpLEqpwm",
+	"rA2xTDj4o5oR5PGtCFIwIlZxZv76RsgStaPW7BS/tSK2VsTWithaEVsr4juxIlZ4PZfaKRt2/bLiHW/a",
+	"dvPg2yVeQwxEhN5Rhuya1aLRMQSsxwLH62QHVTPFT880iYADEKkI9YLKOZTt1k5J5Z3aqqaTLUQZ+54n",
+	"J5d2LbPSyW7Arc0t4/zaKKDReqIBM5hOipCJhVQVIDnMl3tte1T6Wn+mqg2n0Fqm/zdFiiuW8eNkv7EC",
+	"f21Q2FwQrPExrpQwNvkdahxK6wfRpsNnzbTzBChmnXSysbBQLPzki6XWTdcmeRKJqjHFcrhUGLEcukz6",
+	"dqay9b/3NtLHtBpGCD2acDsFiNbn60ZZDKOPNz18RXQSx658ozOadBMTp1HOO3gP4Lz43W+EGiKFy2cP",
+	"Iomw9qRqnV3gHK03F/i9mxN068L/9/KvmDiv9fbKnrXD1rs3eJvQenfTaDb+Tlv/+claCbL1X1cYltH6",
+	"9N7+17Re288qaV19xmCS1s0v9r+qdWO/v2OtXz80mo0/Bq1z/9+b39zx3IIpr3CRLmzKHMO0RUuWEnNl",
+	"Ll0Uyx45Iy6Y5JlOy4v5q3MpIK9o21dADWhDOuh2xETfJU5qCw7atqcuf9w/EsrTDOzZuDQIZCKMm7j0",
+	"Sf4RPCLrZeyxK/ngiLb8GokJQjkvvENYHiy/1ppxg1QM+89mO8P0UFQEUKcOR56Sqn7/IrpK7u+KqCk8",
+	"gyAC03JzccyZu0arICoe4uQ2ttZxLM2C4jwILbLWC0y0VCWGR+QjUpuNnpQj55bftvw2yW8rOhBOMPWG",
+	"GGqFVa1+3xu46TUdX6aRv4lW+wRc1giUjYUIqqRHOABsrnVf0a7HbVSN0J4GzSRAsrLtmv2BgGNGp3fB",
+	"xirRkpBmYdLkMpN6Oi0z7AfwLQkNlNQa9TeOqQtmeCH+m2dIrgAIk6X7mLUI14LsoFdQTAPQu2XzTtCi",
+	"X0Q2QTPb72y69OhYC6+O4X+TuTUz72qbzRM2qhg/po+ZtbsnKaf7X+22dNMZu2hUW3rGcXaQvckQk7Nj",
+	"GUnXI031X/bkhwKi3FXKkmXZL06IlP6CYmXGL5d/Lf3FiZ6yX5wwKv0FxVPZL05glf3iRFjZL06olf6C",
+	"Yq7sFyf4Siu2oSgs/QWFY9kvTlyW/eIE6Ixfbn5bbPVunAaYz0re0a4uQ6XnoVVxllQ4xRz+WZxNN+Wn",
+	"xc54KX8tbpnyW5WWjv8Wtsz4cWHLjD8Xt0z5dWHLjH8Xtsz4eXENjJS/F7dM+X1xYYmU/xe2zOTB4pap",
+	"fFjYMpMXC1tm8qNKSydP6tW32Hz5cknj2vIkonEuAQLKuUyMru8w4/qVWHCYb1BBn0mhveduTyo7rc5c",
+	"eNPu3t/CiipMQLpbvWKPG6GKi18gpQqZoKbM4HzLAge5lgZjrNnbB9lXNB6wgBR6VvL43Qg/n6KHXsVV",
+	"LOk3GtHY/jXbqRqjAGJqBqU+J8JiCCtyVwqfyyvleAvQu/DHCkKLIfyux4CHywbX+Sxdr7OS0O/SZL5V",
+	"bgZjTvWg8jXiCKdebipDA8MCyqvBjWBwOfHpVTMXIQyfyI98zIBePYSTWVXr7i8TbljMS8uM/yYVD8m/",
+	"/+f/yuJIoqz1KRFSRX6n9+QnMsTGI/J//jcpDEr+g9xfB5RTdSPPwrDi5WuxS0mh4l5PgyE0DCH0SVXT",
+	"dQU0DfKsMMvoUfY+yvZ+b/c+Gtv7qP7eR2vYe5Vb7FIpUc4D46J+nudyuSOzZ+HZ7DlTRIxXfvZycZyq",
+	"x/E8QVsT4C7o1xlaf5kHrXLF/xU8GTfDdPA3yN+Q9VDvze6pmwlLBLg9cQW/xI63CnercLcK93EU7ope",
+	"dr0235DL/0sar26fG7TJNb1Y58jdxJceD4c1AGFTIZA7utQ2p53jFgmoCvcaTzBfMtMupPRd74M0H4di",
+	"ZlAxVX04U6aOh1X15piIvbyE8RX0QGms/0NubDOyg0VLXO72/T+t9vrS2S1WUMa0iVSFYxXAFxreM42k",
+	"IQsr77yKai0BeRECU1X2U1DmKymgY5E7VsGHa4nDYpG6ybeduXrLCN8RI6zIuBlnto1Tbivf9eZteU0G",
+	"3hTiN9vKWYe5N04VmwsPrP29rGLESjJ7qwt1OUUR7iqweX+8qXeZVLaTHeF97BVQjq71Vh9rUHcQEqpJ",
+	"u9Fu7D62XYgQSF3EZm0FbQM9kEPhM33RFIAzNtmTinQ5FbcOwprsUNKDoduZ/2pA7wB1XXPZPT7Aqz7f",
+	"9gw1VkUZIek9wCxz1PekYkSWIqt1VSB5VKSuVNlmlLN5onT1+97ATa/VzCgif8P16voMjYwyNhIi7vr6",
+	"PKsGV1/iuxFIXlBu7+sH2LLqJ3Omr5O47KHlRiWA6p4SI+OWsZvsK5nEGLyAJaGlMJQJTbD6cwEC+pQg",
+	"tPKzrreIZMSMHq+8VlAtt1CSPucaIwUIC0EY1mOYHpQaEkqwxlValzoNgoipCQZ2/kQDYYYwoQ3QkMge",
+	"KYAZt/V3aZdORUi0kYr2y8tGP0Bp2e14VORgXqiqJglyKStkmiafli2yJd9viHxXZXeUccqmqpV1wWBj",
+	"AbAuO2wGUTwJ22MtNlkZxWwwdN7Lvlxa/xmgEeGyL/fIOyu4I9oHK1o1iai6RZnPpdInpMtpcEtuAWKS",
+	"CCeSwybp8gSITAxnApptoSAksWIRVaMm6Sss8gWBFCFVoz1yY+dy45FARoBp/nauftrba/5s//Xa/uvs",
+	"p7293Y7z8rMauI2TCcDLob8dNMnh76dWEd2BwmK1r1pdZsjVz69R0EeYd9svPWb3wJ3bHao4DpgFgHSp",
+	"CNtihwrDWpQzqiEkEPZBE84gq07mB0H1kSh03LB60a1/d+kkMV/5xTSQony8zJXNNiko44e8ulR6R0lX",
+	"VK+IaoH2H2L+PSb5kxVQP1kJ8ZMH0v63/pr6bTLJag2slBM3Tzeuft8buOn1GpMF5G+4obRGAzKljM2E",
+	"iOyu7sQlu3DtlrBJ273OFlLDVPhtQA2hRAF6KbvHOt1EzTi0P7lsJVIB0XSkUethEdySG078vhwOERWs",
+	"B9q886lQ8gFdfPz49ETI4SmhXQ3CFErKuF477j2yC+hmrRGM+J66OwbXxsHLi1cvLl6/vHjx/PjlD69/",
+	"LLsacdaLfg0DJkqceq7dz0Qza1hkC3+WwoDcgdJMCtKFgEZAwiSvDcz0+KZCQgVeMp2SA3ep5GsH75U5",
+	"mtsudo2LgTk5j14CCob2oWT7Z0TAENTM+QZUEy4pertbcmGcEz1kWBhIEmocxIIBhAmHEC+y6Nh+Z1gI",
+	"6ebLCP0KDGUCwl8d5JfIz5PiDBdnIaaIwkF1dZL+bQB4X4jg8EkGc1rALO+I8/JLwq41VAfjWXgUcKAa",
+	"Wgcv9g4PypAUSGFAmF98fMsEof5y1nr+8pjItHSWX8wzTbSgsR5IQ3qMgz7BXIjWmieddnJw8CKIqRng",
+	"X0DcF3pAcaieDyXl4H5ut0WnLWJQ+F2TaJfkqDvCsCDHlh2cpJN2Trnl8uzDu7cX1zd7f9eYmN8SsaYR",
+	"tAW2J33LS8Z/aclqQKQgVIw8gk5JyHp4V+G34R0V7F5y4mwLHIcWGksB7hybA9pt7+TH3vPgIDjuhi+D",
+	"w/AADnrP4TB41Tvq/kBfhM/hsHdAf+y+Cn4Ij+Fl74i+6D7Hdj/2XtEfusfBS0sq1FhjuXHS+L/9oH87",
+	"aP1IW73f/zw++vI/ypCYL3Yc+yVcWhjdDnvWevv7n4fH5cNmKRvPTCmtijECHdJicTcmMMll6ouinqXi",
+	"fufzzfluIcJvltgdD2opVOReHHw8VaHbfikja4PEZuR5+EuzcZcz+7Q0xMg036KJZ879u8N9/0UHhZS7",
+	"rS+A2zLZ3sHB3vGLH58fv1gokApoyxeT8fE4/Mc5tZmKkAqy7IGW20ScJgxBW25R2pCd7oiwKJbKEMxB",
+	"Vz0Oc1Lcbqi1dw1U11YGZ4JAzLQMgexgnFaLBobEoJgMd7GgiLB6nuwomfQHfEQ0u28NAW6JouIWrMIT",
+	"oRzubsBbb6FK/8R5/vojeXV8cEg+35zPZNRqpfNjakVquffz58/v3qRC37VLQXtKNBiU5oHRTSdNZAb4",
+	"akG3Y8X/V7Y/k7oaThY6HJGud4Cr4vBXnoihChJNafVDV+LQEbircHgWmA4mWZ/65cJBtVOQ2imgCxK/",
+	"Cz3p14zrQ4XgqnCOi8mymVd8D+SQ4McsYj6n8TFKXHRB5Fa/VDGix5ENT+rNfStGHlGM1IL8lvdXyPsr",
+	"ugbKZctGWUEr3e1mbXVNd8BjiN5c83cdN785FWwkHAYyfuO3UwMCi3LhiNdwo6iVn9Pbe6Okq15FwsSl",
+	"dB4A6SYjEg+ohvL7n2KdwJlFBBdFbXjZSTjtAq9qYgZSlwz6SbEACBOEiRaepgMFITNVyx/0Jysgcf6x",
+	"1zj524K6TsVeX36fNMCu5BAvFV3lIru4FLB2uskwSlfy0RpSQpq0sW04xzDIyYbVSPsiYPhuiebPlwnL",
+	"RGyNVUYcI44JyE9QarqtwpKLy1moPD0r1Ted15+r6qvyZy0zb8t/W/6ryH+3TJwPlIxobdcfdGIhWIN9",
+	"xIHcUcWoMPZcRYm+ZWJTMmG4d4Au1UAC3KnzS8K7lFsmfPQhvplpQuMYREhoth3Uez7LEiUChpyJyvdl",
+	"vYTzKxC+dFulXGEKaAThrywEWbXPkJpgsPrKueMOM4WtZUuYXH914lvG9Wwh/X3j3lVb4qpOXKs6rI4R",
+	"8KacTrJFrXzXm7fldR3VJxG/kcfUMaisDySbDI+sWF+9S/ok7isaAsHQrkzDNEkiuAzcPbwZWE2SNnRO",
+	"N8Foo9KBzcixgLe0aV4FrAWoyXAg9XhyCV8XpHLN1XcGohkVINNJ0SbzNS5/pTwBTZgIeBIC6VzkBbsz",
+	"vNkhT05+ffvXTpN0Tk7OBIsw36X7+JYJpgeg3KdrmYjwoteDwGj3zY2iQrtzTtbnvxjn5zIRJu12I+O3",
+	"ivbdh3dCxxCYMxHadp1Ta/6RO7fQiI7QWKSq4qNAfd37AHWaY2Aqf1JtJYqgX+ppa3mu+cZNty2DfIsM",
+	"skJzK+PBTVOlq97zxm14jQZmEekbbU+ty7zMKGIjoRHbxdS9xNC2V16KwVlf9Ssw5RfJpS/7dpJz3+jk",
+	"5FwKq0ATyjvFim9Po6RRL+G8xgpsc9Rr7kG/ToUDREV1+rQwnkmgj5/R0xHOY6T0rKIuC3fTs1NzZqgp",
+	"B/t4nnYP3pmctMyNYDkzfYWqJk+DHWvfNm42383QlFvWW4L1VmXWpZy9STp7lXvdqI0uc/f1UfgDqD+/",
+	"23GeZIp7PQaBCs/dtVi2MPr8l40Fp8kxYfYImPrG71GeHlJXKWw27pIgW9TKd715W17XPcEi82fzoLI+",
+	"kGw2PNZIIBtPG+sii42FAiqiG3eGmAWD2d9PR4dMTjCxNfRUtOaTjmkAWOJux78I3sIIP49bCcV06qXL",
+	"XpWILwBmQ3CFJ8XadxN4djvN8n/qCAwLNFHgc+MRZjCoODvjdZ6mmW2kgrdATaKgVp3LR/MdKlnBIgsN",
+	"MbrMhdMSSP3WLfKnjP8VybCMvDZJgK1yrxu10TXZWUUkb6KFkcFiLYDYVCiUFp8+62rJEwPk89V7vDwR",
+	"Pn+lVOSOhSCJT+MTQcgoGUhtTtG9oQvZbX0e0TowJtYn+/vYeO+OcqmoMC0as71ARvsuhEHvH7+A4+B5",
+	"97h1RF9B69Xxj0HrRXgUtODFqxcvXz5/fvzy1dG+l2wskGIvRp2b3XEkilW5eF4uf5FFiU89VUx7skc6",
+	"iklzzhkI40fu7Be+e50wHnYIVUBcTkxNZK8tOmlgsJrsOvGD79+TigT4hc7CtG3DgJx9erfXFm8Z8FAT",
+	"mvqnhSzEgBA/GtmRPCQKAqnCtEKQJB0QfSYgnZtkc7RF1067i8uedJArS0+7VF4lnOMNNSWWFu6ahNRg",
+	"KtMsiPqEdP77v//7v1uXl603bzo+GUAWQZ5FjI9T3/OD54etw8PW8+c3Bwcn+P//a+Zyfp2V7+ZDEoFi",
+	"AcFWxF2f2bXRFCpjcx6WZvsaA3epZTKepWgiUj5PYu8pAAkx7UJ2Do9JEsegAqqBDOCehhCwiHISsj4z",
+	"enGStmUSHxXJtHRL5YQ+h1RaesDimIl+6/DH1qw0Qc3GBIuVyDDLbhZUZUvdmz/kTDKYNajvUDrsXdmW",
+	"H5QIKUt/VMiIVKTeSVKbiYUZeCwDxTTEixxcpll8zxWZVYW8SJugRn9DJVb7uOTD97IHejuRbhI9kLGr",
+	"VId5km/LU+Qt+eR+IZIodXbWSTDA81jBdzJ/h/8F6N2oU0rUIfRows31LROfZ9VF3Yjj9y3j/BodGGus",
+	"QxfD2SsFdWYB8NMBnZn/qjd0fP0TKqyC7gLpyqQ/MJXiNZESKtudjiYtisqMz9nlbF03S4nV9/9bodMc",
+	"EDibkUMauFph1zU9AiYJc/IwPEEP434Axa0XqCAF/GzGX+aqpAbvb5DDztORHrVuadYsJvBYvImSYsZ5",
+	"fSssHldYrMgoyoXRRplFK93tZm11TXdrY4jexGulHBrrAcVmwwFtsCXtA8zIkBkJLl+DJjtMhHBPDtIc",
+	"2BgX5YKLqAhgF40HH7m445ygDrE2jK/bkuZ6qJ1D1S/gkYJgfcbeGwZqhkMqVcyMMF6ukF/Py+38ZPQ0",
+	"PPXrOvLOC/B4uBNvnZKFzcaQch7TuGJqhUpZBwu+u5N0MKmI89nHdXBKjXNdeMetmw1lw/Wb+Esz8gy1",
+	"83R4uX5kqn60MLUt3y7Htyu1IQsnn80yGla+683b8lot6DlH3s2DyvpAsuHwyG4bamQaDXXNS4qztMeM",
+	"GwoMfqIsaoVyKFqa9QcGK9IkQidxjCVaKt3UUKZeJ0qbussb6zbnFiWS2qQXStUWxM1bpuCmNDG223pa",
+	"GIpjzUIDpMdUtbAvys31QJp+UvfO6Gyi45wdCyla2rWttuOQRrQPV1T0obqif5N3KmMXS9fxDYvAl7Kq",
+	"GI7Rc25atvVCWFqgX8oQ5qTM0IaKkKqQ0MTIiBoWVEeVbXhV+jx/JRMRahKD8lVIK+bLxJoorxPOwZwF",
+	"QaJoUFazPVZAw1PC5RCUZahIKiAU2xuoOFNE+/QPJuCa/QEVIa+ASxrWx5hKxHUMEF4m3LCYs7Jy+FfA",
+	"KfqOGOmOCJG8gwiEIdp2rbgpT9OfwAIQU5BMz3RYygEVBreW2icQYBQ1pU/f5Rf/v413e+OsP5e4/hJC",
+	"lkSdxWXHMkqbQFwpcEtYqwx55dRWCsTpzed8WOCyccnYzFXKtFSblOoTIub3sntrDUFiz0fXAZr7FgGf",
+	"NaizPpTh+YPEunwQKDAnvpSfPSx0iAUsaEOiRJu0juzIHVrx8T6t22tppMupuG2Ljp2ohTN1mrYP5XxE",
+	"OmdxbE3+9Kmd7PzH56v3u5098puX/1I49yAqtOfVo4MD5x/E7CIHQF3CQoEHr0Y+TU4SNGb/BaPGFwsC",
+	"JnqY6MaeKmiAu/Y9FfRCd7meKF5wKeszM0i66Ebmm6T/nXbxvwIatqTgo4I3Mr6zYXQglmu2s7KAcqIH",
+	"UhpQ5N///H+zxxh7lDcDYCp7qbMn1rZAeKYXAvl5v0m6SRgy0E0S0dif9wPKuUywM+Zz101iVQsY5sQD",
+	"A6WbbZHWkLbLa1rsCuOGRlloF0U1+c/rjx8IE+Twlb8C0E0S82SyDBdWJMevQtbr7f/7n//qEC2JtVpc",
+	"Yh8S0GAAmvTABAOCAML6k74UdVa5uej3pvfaoi3+8pdzKezi7Dd/+Qt+RS6QFnFxOgkC0Jp0ZTiy1NH5",
+	"s+2NvHbjxJqITdJGY89+/Pc///Wlc+pJGZSSKu3XFmSiq6uXZy1NVyHPjoNd8MeG+zkCrWk/raHX+NJJ",
+	"MUj8L64MJu7VWIDs5csvYaWAKjUq8g0pZRtc7AzOOc0sp1mc8xfSSa+BOkQDh8BobOxdvg5fkcy6TLHu",
+	"CgDGVNEIDJaRA5FE3gffLoeDsbQcoPdhJrpDaIXgPRODAGI7InW3WJxp+8nCd7eJRU8o5x0iBQmooVz2",
+	"7ahKJsZSjVQeZ245hNrdBXCKWcxyW9glwfI7ncKEnRHxjBdiWZ8AS8yQM3f9hXVTbCN3gdZTMsL2Hk0Z",
+	"RPK8BMjerg5d08FjyDS4niBan6/3EF3n7haj9T4DPQYCOVi4IfFyz5MxEycT81oMZZPaZnbYgUSXTDGy",
+	"yLPy126iuIwOLqHj8JcObtJh8Ef3dXdkTWzLECMDu+Nk8hOiZscjxmNl96SIk/wC0VWe2ekULqdPiDX/",
+	"OrvuctGue/J+0dOdBwSihOx0xu7JOrvNlHZyt9S0pCwzpylmFWgrSl1t0oiO7bfz73/+68zuJU1bvNOh",
+	"YvSx17EyDm9Dnx8cZCM4KHwWt0IOBflHYjebsYBGqmZ9IRWEZAezOKbesxpESODeKJrxAtJAOvBHVBf6",
+	"J9f7/7FWcsdN9nrUwjJJnvA961pqtqihJKLc2lkQEmy2I6Qhr1pH+L/D52QA994Ts4lEYdlx105teeHo",
+	"4MiPMgTOW8VxTO55nNaRDCW4fO8DegcFqeXQS1PoIlMhXvnQSrpYgQZhTl07r5GE9Jzp5FsHN4xs8cYy",
+	"z1QBI+pngXsnJPpgtO9FdtIzhZ8B63UhH7o73pQM8NdnmhT0s+M43MuNv+oWloTToV21t2xrKLk7zpzs",
+	"nBA6g9Ajqm4BRUYpyaN7RaGCnJUUNNuNVITT4BYhmBYS1rk7tB3Vm8OddqPd6DQzqeYrPiqw/0nr0XFe",
+	"wFTGCLmgKapXFBcovLC6McorJkjnry2LlFbqsW2XsENzF+B3b3ZPsaJ0OjhCMGL3doqhLCrvdCGfr957",
+	"YHn3fbf5k4xfrIlgvDRxMQC2C9VExu7qxfGGtJYOsl2swJo0CrS2zNfpYprE/h8s7rjnkGAgNQgrWTpn",
+	"qHhaFyKQocUk+UfL5UpEiZEVqHZ0i6a5w5EFvBR9cnFD+03SeddrfZACWpfUBIMOFrXV5MXBUZN0frk4",
+	"e9MhQ6lurR4tjGqZGJd+/vHq+iSby0POzoKr07pltYOSvHXGuRy2PirWtwrgL86cgPtYWrXasUvpNJHU",
+	"JrCE7aZ1DCrIzsdPN+8+frjuWLD1OOsPTFqAF2v7Wu6yYz4/OCLWdBwiuf18cdMkdmdNkvbHrZxlFkuh",
+	"xLJ3H7KHaou2X25uPu0f7t07xj2yNhhqLysLIlehjApyeEz+i73GUAVCnBmvydGLw0Jj6nQTFj4+PsLm",
+	"R4cvnDKz0t/QW5RSthkDvYupdjWg8rajpvJEeGQ00+oVWIrYGYAg7oDLGLy1+Yn2vcURg4w5/OUvVsqO",
+	"2WFEAIQQNknHyoH9gYn4qbVklQbzU2J6rVed3RPS2Xdaty1ShssqhYfFir3aF6iGcLdJOvuhDDR2ZIWI",
+	"xiZRmJfdKcsrCGXQFsixnX0Zg6Axw+rLnWY6SWa4dJmgaoRDO2Nbe2JJP+7/adt+2f/TyC+dttgptcuL",
+	"nN20a7AyBaHpbY8xBa5dFeiR5dW2yJZuTTa80EkBgnh0U1m7Yur3mDLlTjs47K47Z+BRIiSc3YJnKRcJ",
+	"aknlJGXXrursO4HQtFzqDoycBSA0FM58l+9ups57FqBOWO9J1d/3nfS+bZuXAEyPi3hSQrk6fuIreM6f",
+	"NA73DvYObGePrMZJ48Xewd4LFxAxwIP4vv1XH0z57fc4DTWdJcjMeLnnZjldOaXBmbjFhz9UljLQrnUG",
+	"/qY3lo1iQXYQJTqGYK+BC3f3Fu/CxknjZzC/yAg+uTDPVKLhNp4fHMy61cza7WPHL83Gi4OjxY0/SHMp",
+	"Q9ZjENo+L6tM8E7grTG/sCw+dvXROPnb782GTqKIqlHjpPGeCqsWSOz2YmhfN07+1rAfdeN32zNllLn4",
+	"KVCxYwZOjRWSRVI+magknxVr9KaXFXv//p//i6DQKHy3k5a9xsO1G7iDZ3qqnGKPdvfQvMuTpY2VvidC",
+	"tgVQxVnOXI4jptB67vbqMZtbuzPvzvMmiNVU9eDd+XoJ46jKBK9peOX0l+tSbZq3MhGrIL7firLWq6Zx",
+	"O7xZUEXzybMox2eS6idU1niMc9SIzxCEYtl3y/MKIokCxsv4zIWEKcICrMGeGqC2Z1ukq89cTbzhb4pb",
+	"2/HEbqnbFfVB31s8q7rrYe1ku6/TZRXIB7Ra8ZDlD2/5rYU373ZiFtyCSgNFLVB2m+4cZ1fnRF5bGIm2",
+	"Ll4XOZsMaxPp4l2T23zCQZMxbisqxxM8iFkea4uO/d4VazWyk9bGGrOTmzlLAkMN5Vulcnk+C752qncp",
+	"TnyrZJQHLy1sfiNrNN5y+YO4vGhRpYRQMK0WcrvV3DPZGy1DyxYC1X65LUio8XbmvrLt99wDHpcC9v6u",
+	"O6fWnj5/82HX25y6LSaMzD3yASDU5D/pHb3G2U8LduiIRryT+qohj4UySPAhirr7qRl0/0YG+luwKG6s",
+	"6W5PJyXm+wykDoByM/hjJl6fo9xh/o4wVhKvvN3tkE4PZNoilnK+R64AyyuPNfamAdOkRxm3h197eLIm",
+	"JN4V9/B+g4akSzkVASgn0Dv79kw3+qNDmNAG6CyZ9QtuYDnMKdmFVRh27A6E3XmME+SAzxafQt9tcQHw",
+	"QRCaX51oBJbTmU08TRPMgEL0gPpTmoKYs4DqpoWxZwffvy2QN1wHOtL5LYTtkd5pCjk8JS8PXpCdTLcq",
+	"fNDZLdCC79MWiHHdLBzFgzTkSyrAG3Y/LhXuvJRuBg/j42ZoW+y4RWvDOCfa0H5aXVPA0LbAASOG9y+4",
+	"mSEzwWB3j5xNkJEGEVodrGivxwL39GMkXhUUYaRldhvkbpQ0QAHgfUm6NLidQX1XQENmcb1+ArS9XlSS",
+	"OHaRo7kUm21jMcneHe7Tvp2jQLXjYEEXN9ekrvXwQO2Os9rp16jil5UdBWmhDXEgLZq8SnJA05B2GWfo",
+	"6JVjxWNgAiPeh3YmYn4Gkz5P10MLOr9WMNAeA31Yo+UbtNAyfP8M7oGUpp4CM3Dq39fnstlr32bNfGan",
+	"HT1JPvNAJTs+7iEYUBXp3QIasqxuU5jYz33l5yLE5SL9SkhJk64+ScyM0mAS2fOGCX5bBzvTMnDynGIS",
+	"JZxN9Dqf0torwHvuWdPaLi6ZvmuyW3oNmcN7U+VpvsLvRqgWqKga1SxWma89CW4uir8v7C7Cqwj5Qq3p",
+	"2qxdQNtpn6RwdgfGbga3xQioxFi25eZyll3dd8RaHhlzUFvw5URXzrlMdp43vmGgrmH9x8HpJTxJ5pt0",
+	"oSXawTLFlPe1nY2nCrw4DapN5cvplX43PFpGCPPpQBhFA7OIUdNWa2dPN/ETZUoPNbLTpcZwIDHVGnTT",
+	"neud99Sd/StrWTxlxkr2FWh8+ZrGVyWGdW03l03d+r4j5swQMh/JruT1opud87zZutnS1+R+mmxZBFuK",
+	"h4jpoAwBVdjMA2Nj2cyv7/thsxwh5egteCrNvAQac1ia8D53ZR6JHYbseDc351yiCk5Vzgcawqb3Aceg",
+	"pjsmE501Qf84lYiiczmOan+IaAi7p+Rl+sCXvcqFrg3TbZEIBTREh3OpSCCVSuJZL9jvccNvWK+31EOU",
+	"7fjNk1C5MwQ+VE+gLnU0yp8lC+SWekxMkFwVH6gL54wjVQjKe23veHceAUNQ7kEU3Xpcxy5o0pdM9PEN",
+	"cnePXBf8KigSnQVDYlK6QWKyfIIBDLoYj5M1xMSbSGt7mVsRcctoi3luRaez3IrolD/JLEcLR6Drcin6",
+	"fcsLtXihzDFoLuW72M25hszF3dd4Cf6ZRoAzP0krhokW+nVDCrtyVed+rmDFICQ21YTJUPXd2DBj6J2N",
+	"3XtrYsx1/Z4wXdIIE0FjPZCGcDqSiSE7nVQo+0ANF5m57+KIe4z7IGL/c1t03C8u9MH9NqMxMYoKzZ2D",
+	"SJN0uAwU6P3p/q75WNwmuKhK9Pnp/8HiViGuylBFqAoG7A72SCeNd3BGV8fH3vi4M6yhgS5DzkGYtkXE",
+	"MLwmoIJogDB923NxZmaPnIl0cEzAQUPAABAf2uAMPapvrZ6Vquncg3WWW4AZXYh3AtE3g85p0fX9FiB2",
+	"y7MCNRuIcKoN2dGSUDFqC19kQ/bsydFZtYY4nGsSSG1cUJtfqH5GIoikGjVR4aKGp+j1dCGMSoPTFPQT",
+	"ThWCRRPtooy7LtiqmQZBhdAWB8dHR3YkIocCVGbvfBbsnkAsXQx1hPwVuMA0wyJAX6nMt9JN4oIv26KP",
+	"l1Lpb92RAe2B4mLZXASZhXcIio35hnrqfKaJz7dmbfBBW2TBB6ne6aQxn2Z3j3TOaTCANHztxEfm2k21",
+	"MEync2Kpoic5l0M9FtiQFbepcAzwNrnb647zD8PYFaoxZrktUvc7HwsKURfQpV1jaigMyNkts4YuENVn",
+	"OOtSNrsb4JsWmCUyzkmMlC3mGycIoP0/8+Iisy3zM09qrk/HeUNTMcrmLSPEmUTYFhG9b9E+/PTi8OWL",
+	"44ODgyZhUZQYe5jDgF5PVznpOwpzBObsMrJD7SoCCNtCQctH3fqQC5fxpMAuTvh5/nTMtls073MgpLZ9",
+	"WxwelxTSOR1ni4Lf6aIAAkeQheIrtayNy7wEzHJ2xHfAD2dT5nkdfuhxuJ9rqr+1DdZsqNs5reH3JO10",
+	"C1EXjTT/4dS2q2CmLwX/NVnpKZ6+GyM9w+181FpD3tpU8w/B9oxzia2+wjnYTvwk2ctVgPNgyw5J+Hka",
+	"/vuQFWmphouLQvuvhJV8CU8bPwTGYFkHVRXE4jS0NvkqY3yl3424LKOFKqRQHf2bjvTvD9Wz8YsOuF18",
+	"55gvjNE7+bVvuGYpXJj7SYpf57jezYA3x0op4qMCyxUgs6lcV1jid8N4RYQvwDfew87nPNdkKdjj9e21",
+	"W9+TZJ2ZySYLAXgu+1kL72yIZn+MmTY+25rLpzsB9v0/3Wizb5s6rkHHXT8bTCq04zMaFdJZ7hLap0yU",
+	"rRfzFJ7aDmbARL8tgGuffvLI55iAPka+Z6nmEu1SvFF3a46VfWY4E6SkMcH545v4ODdvp1thc3JLe2ny",
+	"3NhVyvDJkFyfRjFvskvb7RLijRcXDqH15gKTKd+76/fGyfHRdBLmpcTKNfa++W5MN39DjyHWztOk50RN",
+	"ipD5BB/RWM+h8ixrCuVaZkkM3duIoEq5rOH4+pCmJi4MoafDrizzXto512wqXNL4Scq56dTMRZvNAnIM",
+	"lRVMg0sab6pJcEnj78YUiBANMzDpEqnNzsSkZARmAInLieKSPGKlEeIy6Z+QmMXAmQDMvwBN0lOgBwK0",
+	"brrUhb46Av7YFknsXgdLntF2mOhJn9rN5cfEYippIscw8ckFMG2FTAy0hYEo5jRNleS6+kSiVGXZm/1b",
+	"99XF2ZvLixl67NIDopyY/OsJlpWCe7Mfc+rKGOY6Z1KlTCVdXwjKva/F/oWVRRkY5iV1iDkdgQqoCufb",
+	"jZ+w3Tm2W7MUzqd+ksLYQZgEHnRzzPcCLiqI5BwsmyqZ8xV+NwK6gOwquMbUnpVMqdyK6hQK1/nMqjgM",
+	"piwvt50cIm7cZF+Fe3Hup8y+JgVeRZxWZmCEzGZzMC7xe2Nh4/EyD9+uoMl+IIXPu7ZAh7r254Xm62bG",
+	"yRU8TZb0hWSCMUDm4Vf461w0VeHOSVBtLI9OLvT74dQpOqhCBlz2ZSU+fY8Nvw6H2rmfNG9i5SnuIVgN",
+	"J9WZ0kJnw9nRLvG7Y8QM6fNwnsarz+PAa99mzcznpn2aqVocxMgOxExjNSP0ip+IP5/KFeC/KOaOqJre",
+	"4yvhaGoFTz65h84AWQdN9bJ7OFA9geQebqHfZW4PneJoIRksRv1m4/s7Q3IFxMaKjhaoRNdk3RrRzvo0",
+	"FSLCy6eydkkiF+T7dD2qpPt0UPkq6T7zqZ8uVqbSfeK3NZBTRQBmcNpYIZit8PsRhDn2K2G7Ipo3GsPf",
+	"F3Lno9VkRcBnitYb12TNUhVnfaoubdGidwnXpgI3IRg2lZtwcd8NNxmPijlozar9zXL4kJxjAZYTQrOk",
+	"H8WI0CbpdBPGw6ymp1T+mzfUQIdo1heUa0KJgGFbxNQEg1NX2xgLb06ViJvhkJHHhtbHuu+7Zrw/mpOd",
+	"94splsGdG6yZfTMzlxAaTHkllbSMb1Z6r4k5hbTxCQ12uqO0ci86EO/6hACFco5tkddDxkujsQjjk4mU",
+	"SHk9NilgVuGytD5/WcVPTNDgawk6Z5+y4Pks5l/nFdPswtuik632zHSISDjHsp4jMgSVVgfON8SEkWng",
+	"dWlAvpWiv+ZJb5amUDvOU6PSG6znM1USrEhAc6nVVVOYr9B/823WrNHdtE9SpXuoOj7VhhrdJHogY8cX",
+	"GO9/y8buC1M8TCJm3zYMBkpGtAqSrm+ZOPet132szaZ+msfaWyaIB3ThWHvLxHwVXoKnCmbaJLY29vyT",
+	"rfD7OQTlhFAd8xVunHKUf6Vrp3Tmp8ueU5dOtbiz8sXTBKY2mTe/s8unjAiqY70qU34l8waR+HRNHGfH",
+	"5Bzpvq2BnVrsuKmcmK/wu2HFAvqrYbsqnjcbx98ZfssPKOPlSP9sfNagXHnKk7/9bqHrrjPKQk/tcXUg",
+	"0dlF3bnysEznxZ53YK+/h1WFA8rz9JE4XodIQQbGxCf7+/i7Hefk1cGrA6zylijeOGnsI3b9mqdSxblS",
+	"nTsxpyMMmQwGVNHAUsfu/AKee3nAqy/2aAlufHRf0bE5Jhmb2ZHCjucskKa/8W2OO6Y3x8JMmv71s5nW",
+	"bmqOZw1oFlJYFVaXM+D0As+XKHyR3hRZqMDQLqwwWbFKwvR0v02dgd3BNz0GFwZKaWt6kMupMMhCNwye",
+	"m+5z4d2nmug71Sxz1HHbSivyFIZMn/WnR/05S2lUgIn93MLyxIXEOMUVYnKN6cE+Tbs/u1Ezl8sxMDv3",
+	"uxKMZgURsPd48uHiMpgOSrpf0SEpRgePxRMX+4+FEE+Pc1N+S4prClmvp7M81en9U2Hs7EqqDEqTkXCY",
+	"3NEpDqmKoxTi4qbH+eXm8j3B0umFUvlYst5KrhaKBSIAQgiLYMda619+//L/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
