@@ -149,10 +149,21 @@ var requested atomic.Bool
 // nanoseconds). A flag cleared by one Yield and not yet set again says nothing
 // about the next request: at a few thousand requests a second, most yields
 // find it clear, and background work that stopped yielding then kept requests
-// waiting up to Go's 10 ms (p99 14.5 ms during an 18-locale swap at 18,000
-// requests a second; BENCHMARKS.md). So background work yields for Recent
-// after it last saw one.
+// waiting up to Go's 10 ms (p99 14.2–14.5 ms during an 18-locale swap at
+// 20,000 requests a second; BENCHMARKS.md § Stop 24). So background work
+// yields for Recent after it last saw one.
 var heard atomic.Int64
+
+// heardRecently reports whether a request came in within Recent of now, as far
+// as background work has looked: a set flag counts as a request now (and is
+// cleared, so the next look sees only later ones).
+func heardRecently(now time.Time) bool {
+	if requested.Swap(false) {
+		heard.Store(now.UnixNano())
+		return true
+	}
+	return now.UnixNano()-heard.Load() < int64(Recent)
+}
 
 // Request tells background work that a request came in. The server calls it
 // once per request; it writes only when background work has read the flag
@@ -188,9 +199,7 @@ func (p *Pacer) Yield() {
 		return
 	}
 	p.last = now
-	if requested.Swap(false) {
-		heard.Store(now.UnixNano())
-	} else if now.UnixNano()-heard.Load() > int64(Recent) {
+	if !heardRecently(now) {
 		return
 	}
 	park()
@@ -209,10 +218,10 @@ var park = func() {
 // run: every proc while no request has come in for Recent (start-up, an import
 // on an idle server, the import command), one while requests come in. One
 // goroutine that yields (Pacer) leaves the other procs, and the cores under
-// them, to the requests and to the clients beside the server: an 18-locale
-// swap at 18,000 requests a second had its p99 at 4.6–5.6 ms with two and
-// 3.6–4.6 ms in the first second with one, 0.8–1.3 ms in the second
-// (BENCHMARKS.md), and goes live a second later.
+// them, to the requests and to the clients beside the server. With the Pacer
+// yielding for Recent, it took an 18-locale swap's p99 at 20,000 requests a
+// second from 14.2–14.5 ms to 3.6–5.1 ms, going live 1.5 s later
+// (BENCHMARKS.md § Stop 24).
 func Workers() int {
 	if busy() {
 		return 1
@@ -220,7 +229,11 @@ func Workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
-// busy reports whether requests came in within Recent.
+// busy reports whether requests came in within Recent. Unlike a Yield, which
+// costs a park at worst, it does not take a set flag at its word: with no
+// background work to clear it, the flag may have been set long ago, and one
+// worker for a whole loop on an idle server would be a slow load. So it
+// clears the flag and looks again after a moment.
 func busy() bool {
 	if time.Now().UnixNano()-heard.Load() < int64(Recent) {
 		return true
@@ -228,12 +241,6 @@ func busy() bool {
 	if !requested.Swap(false) {
 		return false
 	}
-	// Set, but perhaps long ago (no background work cleared it since): look
-	// again after a moment.
 	time.Sleep(time.Millisecond)
-	if !requested.Load() {
-		return false
-	}
-	heard.Store(time.Now().UnixNano())
-	return true
+	return heardRecently(time.Now())
 }

@@ -214,10 +214,11 @@ func TestWorkers(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			requested.Store(c.flag)
-			heard.Store(c.heard.UnixNano())
-			if c.heard.IsZero() {
-				heard.Store(0)
+			var at int64 // the zero Time has no UnixNano: never heard
+			if !c.heard.IsZero() {
+				at = c.heard.UnixNano()
 			}
+			heard.Store(at)
 			stop := make(chan struct{})
 			done := make(chan struct{})
 			go func() {
