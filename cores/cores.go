@@ -229,6 +229,9 @@ func Workers() int {
 	return runtime.GOMAXPROCS(0)
 }
 
+// Busy reports whether requests came in within Recent (see busy).
+func Busy() bool { return busy() }
+
 // busy reports whether requests came in within Recent. Unlike a Yield, which
 // costs a park at worst, it does not take a set flag at its word: with no
 // background work to clear it, the flag may have been set long ago, and one

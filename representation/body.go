@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/andybalholm/brotli"
 
@@ -153,25 +154,40 @@ func (b *Body) compress(withBrotli bool) {
 	if old != nil && (!old.partial || !withBrotli) {
 		return
 	}
-	c := &compressed{partial: !withBrotli}
+	var gz, br []byte
 	if len(b.JSON) >= minCompress {
 		z := compressorFor(*effort.Load())
+		if old == nil {
+			gz = z.gzip(b.JSON)
+		}
+		if withBrotli {
+			br = z.brotli(b.JSON)
+		}
+		z.release()
+	}
+	b.install(old, withBrotli, gz, br)
+}
+
+// install makes the body's compressed representations from gz and br, made
+// from its bytes here or by the compression child (nil: not made; gzip is
+// taken from old when old has it), unless another goroutine replaced old
+// meanwhile. An encoding that is not smaller than the body is left out.
+func (b *Body) install(old *compressed, withBrotli bool, gz, br []byte) {
+	c := &compressed{partial: !withBrotli}
+	if len(b.JSON) >= minCompress {
 		if old != nil {
 			if old.gzip != nil {
 				c.gzipV = *old.gzip
 				c.gzip = &c.gzipV
 			}
-		} else if out := z.gzip(b.JSON); len(out) < len(b.JSON) {
-			c.gzipV = newEncoded(out, "gzip")
+		} else if gz != nil && len(gz) < len(b.JSON) {
+			c.gzipV = newEncoded(gz, "gzip")
 			c.gzip = &c.gzipV
 		}
-		if withBrotli {
-			if out := z.brotli(b.JSON); len(out) < len(b.JSON) {
-				c.brV = newEncoded(out, "br")
-				c.br = &c.brV
-			}
+		if br != nil && len(br) < len(b.JSON) {
+			c.brV = newEncoded(br, "br")
+			c.br = &c.brV
 		}
-		z.release()
 	}
 	b.enc.CompareAndSwap(old, c)
 }
@@ -391,36 +407,57 @@ func equalFold(a, b string) bool {
 	return true
 }
 
-// CompressAll compresses bodies in parallel (cores.Workers goroutines). The bodies
-// may be served meanwhile: until one is done it is served as identity.
-func CompressAll(bodies []*Body) { each(bodies, 0, (*Body).Compress) }
+// CompressAll compresses bodies in parallel (see each). The bodies may be
+// served meanwhile: until one is done it is served as identity.
+func CompressAll(bodies []*Body) { each(bodies, 0, true, 0) }
 
-// CompressGzipAll makes the gzip representation of every body that has none,
-// from cores.Workers goroutines (see CompressGzip).
-func CompressGzipAll(bodies []*Body) { each(bodies, 0, (*Body).CompressGzip) }
+// CompressGzipAll makes the gzip representation of every body that has none
+// (see CompressGzip and each). A swap waits for it: while requests come in,
+// the compression child has it alone for OffloadPatience, then one in-process
+// worker joins.
+func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 
-// each calls f on every body from workers goroutines (cores.Workers when ≤ 0:
-// one while requests come in, else GOMAXPROCS).
-func each(bodies []*Body, workers int, f func(*Body)) {
+// each compresses every body (brotli too when withBrotli), in-process from
+// workers goroutines (cores.Workers when ≤ 0: one while requests come in, else
+// GOMAXPROCS), or, when Offload is on, in the compression child, which
+// in-process workers join only while no request comes in (an idle server, a
+// start-up) or, one of them, once patience (> 0) has run out. Bodies the child
+// did not answer, if it failed, are compressed here.
+func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
+	c := offloader()
 	if workers <= 0 {
-		workers = cores.Workers()
+		workers = runtime.GOMAXPROCS(0)
+		if c == nil {
+			workers = cores.Workers()
+		}
 	}
+	start := time.Now()
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	if c != nil {
+		wg.Go(func() { c.feed(bodies, &next, withBrotli) })
+	}
+	for w := range workers {
+		wg.Go(func() {
+			for c != nil && !c.failed() && next.Load() < int64(len(bodies)) &&
+				cores.Busy() && (w > 0 || patience <= 0 || time.Since(start) < patience) {
+				time.Sleep(5 * time.Millisecond)
+			}
 			for {
 				i := int(next.Add(1)) - 1
 				if i >= len(bodies) {
 					return
 				}
-				f(bodies[i])
+				bodies[i].compress(withBrotli)
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	if c != nil && c.failed() {
+		for _, b := range bodies {
+			b.compress(withBrotli) // returns at once for a body already done
+		}
+	}
 }
 
 // Reuse gives every body of bodies whose bytes equal a compressed body of prev
@@ -467,7 +504,7 @@ func Sizes(bodies []*Body) (identity, gzip, br int) {
 // operating system: a version is loaded rarely, and without this the process
 // keeps its load-time peak as RSS.
 func CompressAndRelease(bodies []*Body, workers int) {
-	each(bodies, workers, (*Body).Compress)
+	each(bodies, workers, true, 0)
 	// Two collections: the first moves the pooled compressors (a brotli writer
 	// for a large window holds tens of megabytes) to sync.Pool's victim cache,
 	// the second frees them. With one, an 18-locale version kept 420 MB of

@@ -204,6 +204,8 @@ func Main(m *testing.M) {
 
 // Setup is Main's first half, for a TestMain that does more around m.Run.
 func Setup() {
+	// A serving test's process may be started again as its compression child.
+	representation.ServeIfChild()
 	flag.Parse()
 	if testing.Short() {
 		representation.UseEffort(representation.Fast)

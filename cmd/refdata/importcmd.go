@@ -95,6 +95,13 @@ func endProgress(w io.Writer) {
 	}
 }
 
+func envBool(name string, def bool) bool {
+	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
+		return v
+	}
+	return def
+}
+
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {
 		return v

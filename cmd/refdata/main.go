@@ -46,6 +46,7 @@ const usage = `usage:
 `
 
 func main() {
+	representation.ServeIfChild() // this process may be a server's compression child
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -119,6 +120,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
 	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading and compressing a version borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
+	offload := fs.Bool("compress-child", envBool("REFDATA_COMPRESS_CHILD", true), "compress new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; false compresses in-process (env REFDATA_COMPRESS_CHILD)")
 	var sf syncFlags
 	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -135,6 +137,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	logger := newLogger(stderr, level)
 	if *procs >= 0 {
 		logger.Info("cores", "serving", cores.Limit(*procs), "background", cores.Procs())
+	}
+	if *offload {
+		representation.Offload(logger)
+		defer representation.StopOffload()
 	}
 
 	reg := prometheus.NewRegistry()

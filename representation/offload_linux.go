@@ -1,0 +1,34 @@
+package representation
+
+import (
+	"os"
+	"strconv"
+	"syscall"
+	"unsafe"
+)
+
+// schedIdle is Linux's SCHED_IDLE policy: the thread runs only when no other
+// wants the CPU, and a waking thread of any other policy preempts it at once.
+const schedIdle = 5
+
+// setIdlePriority puts every thread of the process under SCHED_IDLE; threads
+// started later inherit it from the thread that starts them. Twice, for a
+// thread the runtime started during the first pass. Unprivileged processes may
+// lower their own priority; a failure leaves the child at normal priority,
+// which is still a process of its own.
+func setIdlePriority() {
+	for range 2 {
+		tasks, err := os.ReadDir("/proc/self/task")
+		if err != nil {
+			return
+		}
+		for _, t := range tasks {
+			tid, err := strconv.Atoi(t.Name())
+			if err != nil {
+				continue
+			}
+			var param struct{ priority int32 }
+			_, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedIdle, uintptr(unsafe.Pointer(&param)))
+		}
+	}
+}
