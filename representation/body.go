@@ -425,6 +425,9 @@ func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 // did not answer, if it failed, are compressed here.
 func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
 	c := offloader()
+	if c != nil {
+		defer doneWith()
+	}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 		if c == nil {

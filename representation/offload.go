@@ -105,13 +105,55 @@ var off struct {
 	enabled bool
 	log     *slog.Logger
 	c       *child
+	active  int         // loops using c
+	retire  *time.Timer // stops c once no loop has used it for childIdle
 }
 
+// childIdle is how long the child outlives its last loop. Between swaps the
+// service is then one process: the child's compressors, tens of megabytes,
+// would otherwise count against the server's memory for hours (RSS with
+// the memo full is 1.94× the rendered bytes, 2.04× with an idle child's 21 MB;
+// BENCHMARKS.md § Stop 25). Starting one takes milliseconds.
+var childIdle = 10 * time.Second
+
 // offloader returns the running child, starting one if offloading is enabled
-// and none runs; nil when work stays in-process.
+// and none runs; nil when work stays in-process. A caller given a child calls
+// doneWith when its loop ends.
 func offloader() *child {
 	off.mu.Lock()
 	defer off.mu.Unlock()
+	c := startedChild()
+	if c != nil {
+		off.active++
+	}
+	return c
+}
+
+// doneWith ends a loop's use of the child; the last one arms its retirement.
+func doneWith() {
+	off.mu.Lock()
+	defer off.mu.Unlock()
+	off.active--
+	if off.active > 0 {
+		return
+	}
+	if off.retire != nil {
+		off.retire.Stop()
+	}
+	off.retire = time.AfterFunc(childIdle, func() {
+		off.mu.Lock()
+		c := off.c
+		if off.active > 0 || c == nil {
+			off.mu.Unlock()
+			return
+		}
+		off.c = nil
+		off.mu.Unlock()
+		c.close()
+	})
+}
+
+func startedChild() *child {
 	if !off.enabled {
 		return nil
 	}
@@ -150,8 +192,9 @@ type child struct {
 	err  error           // set once, under pmu: the child is unusable
 	dead chan struct{}   // closed when err is set
 
-	stopped  atomic.Bool  // close was called: its failure is not news
-	answered atomic.Int64 // bodies the child compressed (tests)
+	stopped  atomic.Bool   // close was called: its failure is not news
+	exited   chan struct{} // closed when close has waited for the process
+	answered atomic.Int64  // bodies the child compressed (tests)
 }
 
 // A job is one body sent to the child.
@@ -181,7 +224,7 @@ func startChild() (*child, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	c := &child{cmd: cmd, in: in, w: bufio.NewWriterSize(in, 64<<10), pend: map[uint32]*job{}, dead: make(chan struct{})}
+	c := &child{cmd: cmd, in: in, w: bufio.NewWriterSize(in, 64<<10), pend: map[uint32]*job{}, dead: make(chan struct{}), exited: make(chan struct{})}
 	r := bufio.NewReaderSize(out, 64<<10)
 	hello := make(chan error, 1)
 	go func() {
@@ -255,6 +298,7 @@ func (c *child) close() {
 		<-done
 	}
 	c.fail(errors.New("stopped"))
+	close(c.exited)
 }
 
 // send writes one job's request: seq, flags (1 gzip, 2 brotli), the Effort,

@@ -131,6 +131,7 @@ func TestOffloadSurvivesTheChild(t *testing.T) {
 	if c == nil {
 		t.Fatal("no child")
 	}
+	doneWith()
 	go func() {
 		for c.answered.Load() == 0 {
 			time.Sleep(100 * time.Microsecond)
@@ -146,8 +147,45 @@ func TestOffloadSurvivesTheChild(t *testing.T) {
 	if !c.failed() {
 		t.Fatal("the child was not killed before the loop ended; the test proves nothing")
 	}
-	if next := offloader(); next == nil || next == c {
+	next := offloader()
+	if next == nil || next == c {
 		t.Errorf("no new child after the first died")
+	}
+	doneWith()
+}
+
+// TestChildRetiresWhenIdle: the child exits childIdle after the last loop
+// that used it, and the next loop starts another.
+func TestChildRetiresWhenIdle(t *testing.T) {
+	defer UseEffort(Fast)()
+	defer func(d time.Duration) { childIdle = d }(childIdle)
+	childIdle = 50 * time.Millisecond
+	requestsComeIn(t)
+	offloadOn(t)
+	compress := func() *child {
+		b := NewBody(offloadBodies()[4], "")
+		CompressAll([]*Body{b})
+		if len(b.Representations()) != 3 {
+			t.Fatal("not compressed")
+		}
+		off.mu.Lock()
+		defer off.mu.Unlock()
+		return off.c
+	}
+	first := compress()
+	if first == nil || first.answered.Load() == 0 {
+		t.Fatal("the child did not compress")
+	}
+	select {
+	case <-first.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the child did not retire")
+	}
+	if first.cmd.ProcessState == nil || !first.cmd.ProcessState.Exited() {
+		t.Errorf("retired child's process: %v", first.cmd.ProcessState)
+	}
+	if second := compress(); second == nil || second == first {
+		t.Error("no new child for the next loop")
 	}
 }
 
