@@ -74,7 +74,9 @@ func Limit(n int) int {
 		}
 	}
 	if os.Getenv("GOMAXPROCS") != "" {
-		return runtime.GOMAXPROCS(0)
+		n := runtime.GOMAXPROCS(0)
+		procs.Store(int32(n))
+		return n
 	}
 	if state.full == 0 {
 		state.full = runtime.GOMAXPROCS(0)
@@ -84,10 +86,24 @@ func Limit(n int) int {
 	}
 	state.serving = max(1, min(n, state.full))
 	if state.busy == 0 {
-		runtime.GOMAXPROCS(state.serving)
+		setProcs(state.serving)
 	}
 	return state.serving
 }
+
+// procs is GOMAXPROCS as Limit and Borrow last left it; 0 before Limit.
+var procs atomic.Int32
+
+func setProcs(n int) {
+	runtime.GOMAXPROCS(n)
+	procs.Store(int32(n))
+}
+
+// OneProc reports whether a serving process runs its goroutines on one proc
+// now (Limit chose one, or the operator's GOMAXPROCS is 1, and no background
+// work borrows more). It reads one atomic: requests ask it, and
+// runtime.GOMAXPROCS takes the scheduler's lock. False before Limit.
+func OneProc() bool { return procs.Load() == 1 }
 
 // Borrow gives background work every proc, and the collector pacing LoadingGOGC,
 // until the returned function is called; borrows nest. Without Limit it does
@@ -101,7 +117,7 @@ func Borrow() (giveBack func()) {
 	state.busy++
 	if state.busy == 1 {
 		if state.serving != 0 && state.full != state.serving {
-			runtime.GOMAXPROCS(state.full)
+			setProcs(state.full)
 		}
 		if state.gogc != 0 {
 			debug.SetGCPercent(LoadingGOGC)
@@ -115,7 +131,7 @@ func Borrow() (giveBack func()) {
 			state.busy--
 			if state.busy == 0 {
 				if state.serving != 0 {
-					runtime.GOMAXPROCS(state.serving)
+					setProcs(state.serving)
 				}
 				if state.gogc != 0 {
 					debug.SetGCPercent(state.gogc)

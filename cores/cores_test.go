@@ -12,7 +12,10 @@ import (
 func reset(t *testing.T, n int) {
 	before := runtime.GOMAXPROCS(n)
 	gcBefore := debug.SetGCPercent(100)
-	clear := func() { state.limited, state.serving, state.full, state.gogc, state.busy = false, 0, 0, 0, 0 }
+	clear := func() {
+		state.limited, state.serving, state.full, state.gogc, state.busy = false, 0, 0, 0, 0
+		procs.Store(0)
+	}
 	clear()
 	t.Cleanup(func() {
 		runtime.GOMAXPROCS(before)
@@ -92,13 +95,22 @@ func TestLimitAndBorrow(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			reset(t, tc.cpus)
+			if OneProc() {
+				t.Fatal("OneProc before Limit")
+			}
 			if got := Limit(tc.n); got != tc.serves || runtime.GOMAXPROCS(0) != tc.serves {
 				t.Fatalf("Limit(%d) = %d, GOMAXPROCS %d; want %d", tc.n, got, runtime.GOMAXPROCS(0), tc.serves)
+			}
+			if OneProc() != (tc.serves == 1) {
+				t.Errorf("serving on %d: OneProc %v", tc.serves, OneProc())
 			}
 			first := Borrow()
 			second := Borrow()
 			if runtime.GOMAXPROCS(0) != tc.cpus || Procs() != tc.cpus {
 				t.Errorf("while borrowed: GOMAXPROCS %d, Procs %d; want %d", runtime.GOMAXPROCS(0), Procs(), tc.cpus)
+			}
+			if OneProc() != (tc.cpus == 1) {
+				t.Errorf("borrowed %d: OneProc %v", tc.cpus, OneProc())
 			}
 			first()
 			first() // a second call gives nothing back twice
@@ -106,8 +118,8 @@ func TestLimitAndBorrow(t *testing.T) {
 				t.Errorf("one borrower left: GOMAXPROCS %d, want %d", runtime.GOMAXPROCS(0), tc.cpus)
 			}
 			second()
-			if runtime.GOMAXPROCS(0) != tc.serves {
-				t.Errorf("all given back: GOMAXPROCS %d, want %d", runtime.GOMAXPROCS(0), tc.serves)
+			if runtime.GOMAXPROCS(0) != tc.serves || OneProc() != (tc.serves == 1) {
+				t.Errorf("all given back: GOMAXPROCS %d, OneProc %v; want %d", runtime.GOMAXPROCS(0), OneProc(), tc.serves)
 			}
 		})
 	}
@@ -122,6 +134,15 @@ func TestOperatorChoiceStands(t *testing.T) {
 	Borrow()()
 	if runtime.GOMAXPROCS(0) != 3 {
 		t.Errorf("Borrow changed GOMAXPROCS to %d", runtime.GOMAXPROCS(0))
+	}
+	if OneProc() {
+		t.Error("OneProc on the operator's 3 procs")
+	}
+	reset(t, 2)
+	t.Setenv("GOMAXPROCS", "1")
+	runtime.GOMAXPROCS(1) // as the runtime read it at start-up
+	if Limit(0); !OneProc() {
+		t.Error("not OneProc on the operator's one proc")
 	}
 }
 
