@@ -17,9 +17,10 @@ import (
 // then answered last-come-first: the request that arrived first in a round is
 // answered last in the next, and each client waits anywhere between none and
 // two rounds instead of one. That spread, not the time an answer takes, was
-// most of the p99: against the same load its p90 was 1.75× its p50 and its
-// p99 2–5× (nginx: about 1.1×), and in turn 1.3× and 1.8× at the same
-// throughput (BENCHMARKS.md § Stop 26).
+// most of the p99: on a 4.4 KB body at about 120,000 requests a second, p90
+// was 1.7× p50 and p99 2.1–5.9× (nginx, when its two workers keep pace:
+// about 1.1×); in turn 1.3–1.4× and 1.8–2.4×, for 5–7 % of the throughput
+// (BENCHMARKS.md § Stop 26).
 //
 // How: goroutines that arrive while another has the turn wait in a stack,
 // and the stack is answered top first, which undoes the poller's reversal.
