@@ -563,15 +563,20 @@ func hot(ed *catalog.Edition) []struct {
 
 // TestMemoDoesNotAllocate: answering from the memo allocates nothing, metrics
 // included.
+// TestMemoDoesNotAllocate: a memo answer allocates nothing, in turn
+// (turn.go) or not.
 func TestMemoDoesNotAllocate(t *testing.T) {
-	s := memoServer(t)
-	for _, tc := range hot(newest(t)) {
-		ctx := memoCtx(t, s, tc.target, tc.header...)
-		if n := testing.AllocsPerRun(100, func() {
-			ctx.Response.Reset()
-			s.handle(ctx)
-		}); n != 0 {
-			t.Errorf("%s: %.1f allocations per request", tc.name, n)
+	for _, inTurn := range []bool{false, true} {
+		s := memoServer(t)
+		s.inTurn = func() bool { return inTurn }
+		for _, tc := range hot(newest(t)) {
+			ctx := memoCtx(t, s, tc.target, tc.header...)
+			if n := testing.AllocsPerRun(100, func() {
+				ctx.Response.Reset()
+				s.handle(ctx)
+			}); n != 0 {
+				t.Errorf("%s (in turn: %v): %.1f allocations per request", tc.name, inTurn, n)
+			}
 		}
 	}
 }
