@@ -14,7 +14,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,14 +81,12 @@ type Repository struct {
 // a shutdown may call it to leave nothing half done.
 func (r *Repository) Wait() { r.background.Wait() }
 
-// inBackground runs f beside serving, counted for Wait.
-// It borrows the core serving leaves free (package cores) while it runs.
+// inBackground runs f beside serving, counted for Wait. The compression f
+// does borrows cores itself while it runs in this process (representation).
 func (r *Repository) inBackground(f func()) {
 	r.background.Add(1)
-	giveBack := cores.Borrow()
 	go func() {
 		defer r.background.Done()
-		defer giveBack()
 		f()
 	}()
 }
@@ -280,7 +277,7 @@ func (r *Repository) prepare(s *state) (reused int) {
 
 // backgroundWorkers is how many goroutines compress beside serving: all cores
 // but one, so requests keep one, and one while requests come in (cores.Workers).
-func backgroundWorkers() int { return min(cores.Workers(), max(1, runtime.GOMAXPROCS(0)-1)) }
+func backgroundWorkers() int { return min(cores.Workers(), max(1, cores.Procs()-1)) }
 
 // install makes a prepared state the served one and starts its brotli beside
 // serving. Not before: a staged version waits for its instant, and replicas
@@ -346,7 +343,13 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		began := time.Now()
-		giveBack := cores.Borrow() // loading and gzip: every core until the swap
+		// Loading and the gzip before the swap: every core, and the collector
+		// pacing LoadingGOGC (package cores), until the swap. The child does
+		// most of the gzip, but a build that borrowed for the load alone had a
+		// p99 of 31–33 ms in the second after an 18-locale load, against 5–10
+		// ms: both versions are live then, and serving on one proc shares it
+		// with the collector's work over them (BENCHMARKS.md § Stop 27).
+		giveBack := cores.Borrow()
 		defer giveBack()
 		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
 			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, cur.ed)

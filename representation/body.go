@@ -423,13 +423,25 @@ func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 // in-process workers join only while no request comes in (an idle server, a
 // start-up) or, one of them, once patience (> 0) has run out. Bodies the child
 // did not answer, if it failed, are compressed here.
+//
+// It borrows the cores serving leaves free (cores.Borrow) only while bodies are
+// compressed in-process. While the child compresses, this process only feeds
+// it, and serving keeps its procs: borrowed for a whole post-swap brotli, they
+// put serving on two procs beside its clients for seconds, which doubled its
+// p99 under a saturating load (BENCHMARKS.md § Stop 27).
 func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
+	var borrow sync.Once
+	giveBack := func() {}
+	borrowed := func() { borrow.Do(func() { giveBack = borrowCores() }) }
+	defer func() { borrow.Do(func() {}); giveBack() }()
 	c := offloader()
 	if c != nil {
 		defer doneWith()
+	} else {
+		borrowed()
 	}
 	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
+		workers = cores.Procs()
 		if c == nil {
 			workers = cores.Workers()
 		}
@@ -451,17 +463,22 @@ func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) 
 				if i >= len(bodies) {
 					return
 				}
+				borrowed()
 				bodies[i].compress(withBrotli)
 			}
 		})
 	}
 	wg.Wait()
 	if c != nil && c.failed() {
+		borrowed()
 		for _, b := range bodies {
 			b.compress(withBrotli) // returns at once for a body already done
 		}
 	}
 }
+
+// borrowCores is cores.Borrow; a variable so the tests count the borrows.
+var borrowCores = cores.Borrow
 
 // serving reports whether requests come in, which holds the in-process
 // workers of each back while the child works. A variable so that tests decide
@@ -514,6 +531,10 @@ func Sizes(bodies []*Body) (identity, gzip, br int) {
 // keeps its load-time peak as RSS.
 func CompressAndRelease(bodies []*Body, workers int) {
 	each(bodies, workers, true, 0)
+	// Serving keeps a proc meanwhile: FreeOSMemory returns the memory in one
+	// step that the scheduler cannot preempt (tens of milliseconds after an
+	// 18-locale load).
+	defer borrowCores()()
 	// Two collections: the first moves the pooled compressors (a brotli writer
 	// for a large window holds tens of megabytes) to sync.Pool's victim cache,
 	// the second frees them. With one, an 18-locale version kept 420 MB of

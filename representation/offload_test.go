@@ -233,3 +233,55 @@ func readFrameFrom(r io.Reader) ([]byte, error) {
 	_, err := io.ReadFull(r, b)
 	return b, err
 }
+
+// TestBorrowsOnlyToCompressHere: serving keeps its procs while the child
+// compresses; a loop borrows the free cores only when bodies are compressed
+// in this process, and CompressAndRelease for its release step.
+func TestBorrowsOnlyToCompressHere(t *testing.T) {
+	defer UseEffort(Fast)()
+	for _, tc := range []struct {
+		name    string
+		child   bool
+		release bool
+		want    int
+	}{
+		{"child", true, false, 0},
+		{"child, then release", true, true, 1},
+		{"in-process", false, false, 1},
+		{"in-process, then release", false, true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			requestsComeIn(t)
+			if tc.child {
+				offloadOn(t)
+			}
+			borrows := 0
+			prev := borrowCores
+			borrowCores = func() func() { borrows++; return func() {} }
+			t.Cleanup(func() { borrowCores = prev })
+			var bodies, want []*Body
+			for _, b := range offloadBodies()[:5] {
+				bodies = append(bodies, NewBody(b, ""))
+				w := NewBody(b, "")
+				w.Compress()
+				want = append(want, w)
+			}
+			if tc.release {
+				CompressAndRelease(bodies, 0)
+			} else {
+				CompressAll(bodies)
+			}
+			for i, b := range bodies {
+				if g, w := len(b.Representations()), len(want[i].Representations()); g != w {
+					t.Errorf("body %d (%d bytes): %d representations, want %d", i, len(b.JSON), g, w)
+				}
+			}
+			if tc.child && off.c.answered.Load() == 0 {
+				t.Error("the child compressed nothing")
+			}
+			if borrows != tc.want {
+				t.Errorf("borrowed %d times, want %d", borrows, tc.want)
+			}
+		})
+	}
+}
