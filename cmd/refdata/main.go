@@ -258,12 +258,9 @@ var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
 		return nil, err
 	}
 	// Serve at once; bodies switch to their compressed representations as they are
-	// made (Body.Pick reads them atomically).
-	giveBack := cores.Borrow()
-	go func() {
-		defer giveBack()
-		representation.CompressAndRelease(ed.Bodies(), 0)
-	}()
+	// made (Body.Pick reads them atomically). The compression borrows cores
+	// while it runs in-process (representation).
+	go representation.CompressAndRelease(ed.Bodies(), 0)
 	return ed, nil
 })
 
