@@ -119,7 +119,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
-	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading and compressing a version borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
+	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading a version, and compressing it in-process, borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
 	offload := fs.Bool("compress-child", envBool("REFDATA_COMPRESS_CHILD", true), "compress new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; false compresses in-process (env REFDATA_COMPRESS_CHILD)")
 	var sf syncFlags
 	sf.register(fs)
