@@ -39,6 +39,10 @@ type state struct {
 	versions *impl.VersionList
 	// brotliLater: prepared with gzip alone; install starts brotli.
 	brotliLater bool
+	// bodies is ed.Bodies(), walked once by prepare for install's brotli:
+	// walked again at the swap, its allocations set off a collection on
+	// serving's one proc (BENCHMARKS.md § Stop 28).
+	bodies []*representation.Body
 }
 
 // Repository is the store-backed impl.Repository.
@@ -267,6 +271,7 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
 	bodies := s.ed.Bodies() // walks every table: once
+	s.bodies = bodies
 	if prev := r.cur.Load(); prev != nil {
 		reused = representation.Reuse(bodies, prev.ed.Bodies())
 	}
@@ -285,7 +290,7 @@ func backgroundWorkers() int { return min(cores.Workers(), max(1, cores.Procs()-
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
 	if s.brotliLater {
-		r.inBackground(func() { representation.CompressAndRelease(s.ed.Bodies(), backgroundWorkers()) })
+		r.inBackground(func() { representation.CompressAndRelease(s.bodies, backgroundWorkers()) })
 	}
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
@@ -334,7 +339,7 @@ func (r *Repository) Reload() (bool, error) {
 	}
 	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
 		// Staged already: take the instant the store has now.
-		s := &state{ed: n.s.ed, ptr: ptr, rawPtr: raw, versions: n.s.versions}
+		s := &state{ed: n.s.ed, ptr: ptr, rawPtr: raw, versions: n.s.versions, brotliLater: n.s.brotliLater, bodies: n.s.bodies}
 		r.next.CompareAndSwap(n, &pending{s: s, at: ptr.ActivateAt, publishedAt: n.publishedAt})
 		r.metrics.checked(time.Now())
 		return false, nil

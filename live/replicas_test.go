@@ -534,3 +534,52 @@ func waitPointer(t *testing.T, st store.Backend, id string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestStagedVersionGetsBrotli: a version staged before its switch instant is
+// prepared with gzip alone, and its brotli starts when it goes live, also
+// when the replica learned the instant after staging (a state of its own).
+func TestStagedVersionGetsBrotli(t *testing.T) {
+	t.Parallel() // its own schema
+	u := pgSchema(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub := publisher(t, ctx, u)
+	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
+	r := openReplica(t, ctx, u, time.Hour, nil)
+	v2 := "0000000000003102"
+	d2 := syntheticVersion(t, v2)
+	published := make(chan error, 1)
+	go func() { _, err := pipeline.Import(pub, d2, pipeline.Options{}); published <- err }()
+	waitPointer(t, pub, v2)
+	if _, err := r.repo.Reload(); err != nil { // stages v2: no instant yet
+		t.Fatal(err)
+	}
+	if err := <-published; err != nil {
+		t.Fatal(err)
+	}
+	p2, _, err := pub.Active()
+	if err != nil || p2.ActivateAt.IsZero() {
+		t.Fatalf("after publishing %s: pointer %+v, %v; want a scheduled switch", v2, p2, err)
+	}
+	if _, err := r.repo.Reload(); err != nil { // learns the instant
+		t.Fatal(err)
+	}
+	time.Sleep(time.Until(p2.ActivateAt))
+	if got := r.repo.Active().ManifestID; got != v2 {
+		t.Fatalf("at %s's instant: serving %s", v2, got)
+	}
+	r.repo.Wait() // the brotli started at the switch
+	n := 0
+	for _, b := range r.repo.Active().Bodies() {
+		if len(b.JSON) < 4096 {
+			continue
+		}
+		n++
+		if v := b.Pick([]string{"br"}).Encoding.Value; len(v) == 0 || v[0] != "br" {
+			t.Fatalf("a %d-byte body of %s has no brotli once it is served", len(b.JSON), v2)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no body of 4 KB or more: the test looked at nothing")
+	}
+}
