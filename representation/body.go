@@ -424,21 +424,23 @@ func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 // start-up) or, one of them, once patience (> 0) has run out. Bodies the child
 // did not answer, if it failed, are compressed here.
 //
+// An in-process worker asks again before every body whether requests come in,
+// and goes back to leaving the work to the child when they do: asked once, a
+// moment without requests (the stall of a swap) was enough for one worker to
+// compress a whole 18-locale brotli in the serving process, a second of one
+// proc beside the requests (BENCHMARKS.md § Stop 28).
+//
 // It borrows the cores serving leaves free (cores.Borrow) only while bodies are
 // compressed in-process. While the child compresses, this process only feeds
 // it, and serving keeps its procs: borrowed for a whole post-swap brotli, they
 // put serving on two procs beside its clients for seconds, which doubled its
 // p99 under a saturating load (BENCHMARKS.md § Stop 27).
 func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
-	var borrow sync.Once
-	giveBack := func() {}
-	borrowed := func() { borrow.Do(func() { giveBack = borrowCores() }) }
-	defer func() { borrow.Do(func() {}); giveBack() }()
 	c := offloader()
 	if c != nil {
 		defer doneWith()
 	} else {
-		borrowed()
+		defer borrowCores()()
 	}
 	if workers <= 0 {
 		workers = cores.Procs()
@@ -448,29 +450,46 @@ func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) 
 	}
 	start := time.Now()
 	var next atomic.Int64
+	// leave reports whether worker w leaves the next body to the child.
+	leave := func(w int) bool {
+		return c != nil && !c.failed() && next.Load() < int64(len(bodies)) &&
+			serving() && (w > 0 || patience <= 0 || time.Since(start) < patience)
+	}
 	var wg sync.WaitGroup
 	if c != nil {
 		wg.Go(func() { c.feed(bodies, &next, withBrotli) })
 	}
 	for w := range workers {
 		wg.Go(func() {
-			for c != nil && !c.failed() && next.Load() < int64(len(bodies)) &&
-				serving() && (w > 0 || patience <= 0 || time.Since(start) < patience) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			var giveBack func() // set while this worker compresses beside a child
+			defer func() {
+				if giveBack != nil {
+					giveBack()
+				}
+			}()
 			for {
+				if leave(w) {
+					if giveBack != nil {
+						giveBack()
+						giveBack = nil
+					}
+					time.Sleep(5 * time.Millisecond)
+					continue
+				}
 				i := int(next.Add(1)) - 1
 				if i >= len(bodies) {
 					return
 				}
-				borrowed()
+				if c != nil && giveBack == nil {
+					giveBack = borrowCores()
+				}
 				bodies[i].compress(withBrotli)
 			}
 		})
 	}
 	wg.Wait()
 	if c != nil && c.failed() {
-		borrowed()
+		defer borrowCores()()
 		for _, b := range bodies {
 			b.compress(withBrotli) // returns at once for a body already done
 		}

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -283,5 +284,31 @@ func TestBorrowsOnlyToCompressHere(t *testing.T) {
 				t.Errorf("borrowed %d times, want %d", borrows, tc.want)
 			}
 		})
+	}
+}
+
+// TestWorkersGoBackToTheChild: an in-process worker that found no requests
+// coming in leaves the work to the child again once they do, instead of
+// compressing the rest of the loop beside them.
+func TestWorkersGoBackToTheChild(t *testing.T) {
+	defer UseEffort(Fast)()
+	offloadOn(t)
+	var asked atomic.Int32
+	prev := serving
+	serving = func() bool { return asked.Add(1) > 1 } // a lull at the first look only
+	t.Cleanup(func() { serving = prev })
+	var bodies []*Body
+	for range 40 {
+		bodies = append(bodies, NewBody(offloadBodies()[4], ""))
+	}
+	CompressAll(bodies)
+	for i, b := range bodies {
+		if len(b.Representations()) != 3 {
+			t.Fatalf("body %d: %d representations, want identity, gzip and brotli", i, len(b.Representations()))
+		}
+	}
+	// The worker that saw the lull compresses one body; the child the rest.
+	if n, want := off.c.answered.Load(), int64(len(bodies)-1); n < want {
+		t.Errorf("the child compressed %d of %d bodies, want at least %d", n, len(bodies), want)
 	}
 }
