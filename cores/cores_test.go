@@ -3,6 +3,7 @@ package cores
 import (
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"testing"
 	"time"
 )
@@ -80,6 +81,55 @@ func TestCollectorPacing(t *testing.T) {
 		}
 	})
 }
+
+// TestCollectsBeforeGivingBack: the last borrower to give back collects while
+// it still has every proc, when what it left on the heap is more than
+// ServingGOGC allows, so the collection does not start on serving's one proc;
+// with the heap within it, it does not collect.
+func TestCollectsBeforeGivingBack(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	t.Setenv("GOGC", "")
+	for _, tc := range []struct {
+		name    string
+		garbage bool
+		want    []int // GOMAXPROCS at each collection
+	}{
+		{"garbage left", true, []int{2}},
+		{"heap within the goal", false, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reset(t, 2)
+			Limit(0)
+			var at []int
+			before := collect
+			collect = func() { at = append(at, runtime.GOMAXPROCS(0)); runtime.GC() }
+			t.Cleanup(func() { collect = before })
+			runtime.GC() // the live heap is measured here
+			first, second := Borrow(), Borrow()
+			// No collection but the one under test: garbage stays garbage.
+			debug.SetGCPercent(-1)
+			if tc.garbage {
+				for range 64 {
+					sink = append(sink, make([]byte, 1<<20))
+				}
+				sink = nil
+			}
+			first()
+			if len(at) != 0 {
+				t.Fatalf("collected with a borrower left")
+			}
+			second()
+			if !slices.Equal(at, tc.want) {
+				t.Errorf("collections at GOMAXPROCS %v, want %v", at, tc.want)
+			}
+			if runtime.GOMAXPROCS(0) != 1 {
+				t.Errorf("given back: GOMAXPROCS %d, want 1", runtime.GOMAXPROCS(0))
+			}
+		})
+	}
+}
+
+var sink [][]byte
 
 func TestLimitAndBorrow(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
