@@ -37,12 +37,19 @@ type state struct {
 	// versions is /v1/versions as the store stood when this state was made: the
 	// store changes its versions only when it publishes, which moves the pointer.
 	versions *impl.VersionList
-	// brotliLater: prepared with gzip alone; install starts brotli.
-	brotliLater bool
-	// bodies is ed.Bodies(), walked once by prepare for install's brotli:
-	// walked again at the swap, its allocations set off a collection on
-	// serving's one proc (BENCHMARKS.md § Stop 28).
-	bodies []*representation.Body
+	// brotliLater is ed.Bodies() when prepare made their gzip alone: install
+	// starts their brotli. Kept, not walked again at the swap: that walk's
+	// allocations set off a collection on serving's one proc (BENCHMARKS.md
+	// § Stop 28).
+	brotliLater []*representation.Body
+}
+
+// movedTo is s for the same version under another pointer (a rescheduled
+// switch): one copy of every field, so a new one is not left behind.
+func (s *state) movedTo(ptr store.Pointer, raw []byte) *state {
+	m := &state{ed: s.ed, ptr: ptr, rawPtr: raw, versions: s.versions, brotliLater: s.brotliLater}
+	m.latest.Store(s.latest.Load())
+	return m
 }
 
 // Repository is the store-backed impl.Repository.
@@ -271,12 +278,11 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
 	bodies := s.ed.Bodies() // walks every table: once
-	s.bodies = bodies
 	if prev := r.cur.Load(); prev != nil {
 		reused = representation.Reuse(bodies, prev.ed.Bodies())
 	}
 	representation.CompressGzipAll(bodies)
-	s.brotliLater = true
+	s.brotliLater = bodies
 	return reused
 }
 
@@ -289,8 +295,8 @@ func backgroundWorkers() int { return min(cores.Workers(), max(1, cores.Procs()-
 // that compressed while waiting slowed each other's reloads past it.
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
-	if s.brotliLater {
-		r.inBackground(func() { representation.CompressAndRelease(s.bodies, backgroundWorkers()) })
+	if s.brotliLater != nil {
+		r.inBackground(func() { representation.CompressAndRelease(s.brotliLater, backgroundWorkers()) })
 	}
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
@@ -331,16 +337,13 @@ func (r *Repository) Reload() (bool, error) {
 	}
 	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
 		// The pointer changed but not the version (a rescheduled switch).
-		s := &state{ed: cur.ed, ptr: ptr, rawPtr: raw, versions: cur.versions}
-		s.latest.Store(cur.latest.Load())
-		r.cur.CompareAndSwap(cur, s)
+		r.cur.CompareAndSwap(cur, cur.movedTo(ptr, raw))
 		r.metrics.checked(time.Now())
 		return false, nil
 	}
 	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
 		// Staged already: take the instant the store has now.
-		s := &state{ed: n.s.ed, ptr: ptr, rawPtr: raw, versions: n.s.versions, brotliLater: n.s.brotliLater, bodies: n.s.bodies}
-		r.next.CompareAndSwap(n, &pending{s: s, at: ptr.ActivateAt, publishedAt: n.publishedAt})
+		r.next.CompareAndSwap(n, &pending{s: n.s.movedTo(ptr, raw), at: ptr.ActivateAt, publishedAt: n.publishedAt})
 		r.metrics.checked(time.Now())
 		return false, nil
 	}

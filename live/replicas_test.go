@@ -435,32 +435,18 @@ func TestReplicaStartsBeforeDatabase(t *testing.T) {
 // scheduled switch.
 func TestReplicaPromotesOvertakenVersion(t *testing.T) {
 	t.Parallel() // its own schema
-	u := pgSchema(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	pub := publisher(t, ctx, u)
-	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
-	r := openReplica(t, ctx, u, time.Hour, nil)
+	pub, r := stagingReplica(t, ctx)
 	v2, v3 := "0000000000003002", "0000000000003003"
-	d2, d3 := syntheticVersion(t, v2), syntheticVersion(t, v3)
+	d3 := syntheticVersion(t, v3)
 
+	// The replica stages v2 and then reloads no more, so it never learns the
+	// instant.
+	p2 := stage(t, pub, r, v2)
 	published := make(chan error, 1)
 	publish := func(dir string) {
 		go func() { _, err := pipeline.Import(pub, dir, pipeline.Options{}); published <- err }()
-	}
-	// The publish waits for the replica to stage v2; the replica stages it at
-	// its next reload and then reloads no more, so it never learns the instant.
-	publish(d2)
-	waitPointer(t, pub, v2)
-	if _, err := r.repo.Reload(); err != nil {
-		t.Fatal(err)
-	}
-	if err := <-published; err != nil {
-		t.Fatal(err)
-	}
-	p2, _, err := pub.Active()
-	if err != nil || p2.ActivateAt.IsZero() {
-		t.Fatalf("after publishing %s: pointer %+v, %v; want a scheduled switch", v2, p2, err)
 	}
 	publish(d3)
 	waitPointer(t, pub, v3)
@@ -535,32 +521,49 @@ func waitPointer(t *testing.T, st store.Backend, id string) {
 	}
 }
 
-// TestStagedVersionGetsBrotli: a version staged before its switch instant is
-// prepared with gzip alone, and its brotli starts when it goes live, also
-// when the replica learned the instant after staging (a state of its own).
-func TestStagedVersionGetsBrotli(t *testing.T) {
-	t.Parallel() // its own schema
+// stagingReplica is a publisher on a schema of its own that schedules each
+// switch once the replicas have staged the version, and one replica that
+// reloads only when the test says.
+func stagingReplica(t *testing.T, ctx context.Context) (*postgres.Store, *replica) {
+	t.Helper()
 	u := pgSchema(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	pub := publisher(t, ctx, u)
 	pub.StageBound, pub.Margin = time.Minute, 300*time.Millisecond
-	r := openReplica(t, ctx, u, time.Hour, nil)
-	v2 := "0000000000003102"
-	d2 := syntheticVersion(t, v2)
+	return pub, openReplica(t, ctx, u, time.Hour, nil)
+}
+
+// stage publishes the synthetic version id, has r stage it when the pointer
+// names it (before the publish has scheduled the switch, which waits for
+// that), and returns the pointer with the instant the publish then set.
+func stage(t *testing.T, pub *postgres.Store, r *replica, id string) store.Pointer {
+	t.Helper()
+	dir := syntheticVersion(t, id)
 	published := make(chan error, 1)
-	go func() { _, err := pipeline.Import(pub, d2, pipeline.Options{}); published <- err }()
-	waitPointer(t, pub, v2)
-	if _, err := r.repo.Reload(); err != nil { // stages v2: no instant yet
+	go func() { _, err := pipeline.Import(pub, dir, pipeline.Options{}); published <- err }()
+	waitPointer(t, pub, id)
+	if _, err := r.repo.Reload(); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-published; err != nil {
 		t.Fatal(err)
 	}
-	p2, _, err := pub.Active()
-	if err != nil || p2.ActivateAt.IsZero() {
-		t.Fatalf("after publishing %s: pointer %+v, %v; want a scheduled switch", v2, p2, err)
+	p, _, err := pub.Active()
+	if err != nil || p.ActivateAt.IsZero() {
+		t.Fatalf("after publishing %s: pointer %+v, %v; want a scheduled switch", id, p, err)
 	}
+	return p
+}
+
+// TestStagedVersionGetsBrotli: a version staged before its switch instant is
+// prepared with gzip alone, and its brotli starts when it goes live, also
+// when the replica learned the instant after staging (a state of its own).
+func TestStagedVersionGetsBrotli(t *testing.T) {
+	t.Parallel() // its own schema
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	pub, r := stagingReplica(t, ctx)
+	v2 := "0000000000003102"
+	p2 := stage(t, pub, r, v2)
 	if _, err := r.repo.Reload(); err != nil { // learns the instant
 		t.Fatal(err)
 	}
