@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/refdata/refdata/cores"
 )
 
 // Compression beside serving runs in a child process at the kernel's idle
@@ -68,7 +70,7 @@ func ServeIfChild() {
 	if os.Getenv(childEnv) == "" {
 		return
 	}
-	setIdlePriority()
+	cores.IdlePriority()
 	if err := serveChild(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "compression child:", err)
 		os.Exit(1)

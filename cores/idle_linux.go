@@ -1,4 +1,4 @@
-package representation
+package cores
 
 import (
 	"os"
@@ -11,12 +11,13 @@ import (
 // wants the CPU, and a waking thread of any other policy preempts it at once.
 const schedIdle = 5
 
-// setIdlePriority puts every thread of the process under SCHED_IDLE; threads
-// started later inherit it from the thread that starts them. Twice, for a
-// thread the runtime started during the first pass. Unprivileged processes may
-// lower their own priority; a failure leaves the child at normal priority,
-// which is still a process of its own.
-func setIdlePriority() {
+// IdlePriority puts every thread of the process under SCHED_IDLE, for a
+// child process that works beside a server (representation's compression,
+// builder's editions); threads started later inherit it from the thread that
+// starts them. Twice, for a thread the runtime started during the first pass.
+// Unprivileged processes may lower their own priority; a failure leaves the
+// child at normal priority, which is still a process of its own.
+func IdlePriority() {
 	for range 2 {
 		tasks, err := os.ReadDir("/proc/self/task")
 		if err != nil {
