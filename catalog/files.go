@@ -23,23 +23,7 @@ func BuildFiles(files map[string][]byte) (*Edition, error) {
 // compressed). Consecutive game versions change a few catalogs, so a replica
 // swapping versions renders only those. prev may be nil.
 func BuildFilesReusing(files map[string][]byte, prev *Edition) (*Edition, error) {
-	keys := sourceKeys(files)
-	if prev != nil {
-		kept := make(map[string][]byte, len(files))
-		for name, b := range files {
-			if c, ok := sourceFiles[name]; ok && prev.sources[c].key == keys[c] {
-				continue // reused: build does not look at its items
-			}
-			kept[name] = b
-		}
-		files = kept
-	}
-	snap, err := LoadFiles(files)
-	if err != nil {
-		return nil, err
-	}
-	Repair(snap)
-	return build(snap, prev, keys)
+	return planBuild(files, prev).build(prev)
 }
 
 // sourceFiles maps the path of every locale's file of a source category to it.

@@ -561,3 +561,29 @@ func CompressAndRelease(bodies []*Body, workers int) {
 	runtime.GC()
 	debug.FreeOSMemory()
 }
+
+// CurrentEffort is the Effort Compress works at in this process, for a child
+// process that compresses on its behalf to work at the same.
+func CurrentEffort() Effort { return *effort.Load() }
+
+// Gzipped is the body's gzip bytes as CompressGzip left them: made reports
+// whether it ran, and gz is nil when gzip would not make the body smaller.
+func (b *Body) Gzipped() (gz []byte, made bool) {
+	c := b.enc.Load()
+	if c == nil {
+		return nil, false
+	}
+	if c.gzip != nil {
+		gz = c.gzip.Bytes
+	}
+	return gz, true
+}
+
+// NewGzippedBody is NewBody for bytes whose gzip another process made with
+// CompressGzip (gz nil: not smaller, as Gzipped reports): the body is then as
+// CompressGzip would leave it here, and a later Compress adds brotli.
+func NewGzippedBody(b []byte, lang string, gz []byte) *Body {
+	body := NewBody(b, lang)
+	body.install(nil, false, gz, nil)
+	return body
+}
