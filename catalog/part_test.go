@@ -2,42 +2,21 @@ package catalog_test
 
 import (
 	"bytes"
-	"io/fs"
 	"math/rand/v2"
-	"os"
-	"path"
-	"reflect"
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/representation"
 )
 
-// versionFiles reads sample version i as a store holds it: slash paths to
-// bytes (trimmed under -short, as protocolEdition is).
+// versionFiles is sample version i's files, trimmed under -short (as
+// protocolEdition's edition is).
 func versionFiles(t testing.TB, i int) map[string][]byte {
 	t.Helper()
-	fsys, dir := fs.FS(fixtures.FS), fixtures.Versions()[i]
-	if testing.Short() {
-		dir = t.TempDir()
-		nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
-		if err := fixtures.WriteSmall(dir, nn); err != nil {
-			t.Fatal(err)
-		}
-		fsys, dir = os.DirFS(dir), "."
-	}
-	files := map[string][]byte{}
-	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(fsys, p)
-		rel := strings.TrimPrefix(strings.TrimPrefix(p, dir), "/")
-		files[rel] = b
-		return err
-	})
+	files, err := fixtures.Files(fixtures.Versions()[i], testing.Short())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +69,7 @@ func TestPartMatchesInProcess(t *testing.T) {
 		}
 		representation.CompressGzipAll(here.Bodies())
 		parts, _ := buildInParts(t, f, prevParts)
-		sameEdition(t, here, parts)
+		apitest.SameEdition(t, here, parts)
 		if prevParts != nil {
 			shared := 0
 			old := map[*representation.Body]bool{}
@@ -110,51 +89,6 @@ func TestPartMatchesInProcess(t *testing.T) {
 	}
 }
 
-func sameEdition(t *testing.T, want, got *catalog.Edition) {
-	t.Helper()
-	if want.ManifestID != got.ManifestID || !reflect.DeepEqual(want.Version, got.Version) {
-		t.Fatalf("version record: %+v, want %+v", got.Version, want.Version)
-	}
-	if !reflect.DeepEqual(want.Fills, got.Fills) {
-		t.Errorf("fills %v, want %v", got.Fills, want.Fills)
-	}
-	n := 0
-	same := func(where string, w, g *representation.Body) {
-		t.Helper()
-		n++
-		if w == nil || g == nil {
-			if w != g {
-				t.Fatalf("%s: body %v, want %v", where, g, w)
-			}
-			return
-		}
-		wz, wm := w.Gzipped()
-		gz, gm := g.Gzipped()
-		if !bytes.Equal(w.JSON, g.JSON) || w.Lang != g.Lang || w.ETag() != g.ETag() || wm != gm || !bytes.Equal(wz, gz) {
-			t.Fatalf("%s: body differs (lang %q/%q, %d/%d bytes, gzip %d/%d bytes)", where, g.Lang, w.Lang, len(g.JSON), len(w.JSON), len(gz), len(wz))
-		}
-	}
-	same("version", want.VersionBody(), got.VersionBody())
-	same("locres", want.LocresList(), got.LocresList())
-	for loc := range catalog.NumLocales {
-		same("locres "+catalog.Locales[loc], want.Locres(loc), got.Locres(loc))
-	}
-	for _, c := range catalog.Categories() {
-		if !reflect.DeepEqual(want.UUIDs(c), got.UUIDs(c)) {
-			t.Fatalf("%s: items differ", c.Name())
-		}
-		for loc := range catalog.NumLocales + 1 {
-			same(c.Name(), want.List(c, loc), got.List(c, loc))
-			for _, u := range want.UUIDs(c) {
-				same(c.Name()+"/"+u.String(), want.Item(c, u, loc), got.Item(c, u, loc))
-			}
-		}
-	}
-	if n < 1000 {
-		t.Errorf("only %d bodies compared", n)
-	}
-}
-
 // TestReadPartRejectsBrokenBytes: whatever a builder process writes — cut
 // short, bytes changed, lengths past the bound — ReadPart returns an error or
 // an edition whose every body is there; it never panics or reads past its
@@ -170,7 +104,7 @@ func TestReadPartRejectsBrokenBytes(t *testing.T) {
 	read := func(b []byte, limit int64) error {
 		ed, err := catalog.ReadPart(bytes.NewReader(b), limit, plan, prev)
 		if err == nil {
-			complete(t, ed)
+			apitest.Complete(t, ed)
 		}
 		return err
 	}
@@ -205,30 +139,5 @@ func TestReadPartRejectsBrokenBytes(t *testing.T) {
 	}
 	if failed == 0 {
 		t.Error("no changed part was rejected")
-	}
-}
-
-// complete fails unless every route of ed has its body.
-func complete(t *testing.T, ed *catalog.Edition) {
-	t.Helper()
-	if ed.VersionBody() == nil || ed.LocresList() == nil {
-		t.Fatal("version or locres body missing")
-	}
-	for loc := range catalog.NumLocales {
-		if ed.Locres(loc) == nil {
-			t.Fatal("locres body missing")
-		}
-	}
-	for _, c := range catalog.Categories() {
-		for loc := range catalog.NumLocales + 1 {
-			if ed.List(c, loc) == nil {
-				t.Fatalf("%s list missing", c.Name())
-			}
-			for _, u := range ed.UUIDs(c) {
-				if ed.Item(c, u, loc) == nil {
-					t.Fatalf("%s/%s missing", c.Name(), u)
-				}
-			}
-		}
 	}
 }

@@ -32,6 +32,7 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
+	"github.com/refdata/refdata/builder"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/representation"
 )
@@ -206,6 +207,7 @@ func Main(m *testing.M) {
 func Setup() {
 	// A serving test's process may be started again as its compression child.
 	representation.ServeIfChild()
+	builder.ServeIfChild()
 	flag.Parse()
 	if testing.Short() {
 		representation.UseEffort(representation.Fast)

@@ -1,0 +1,248 @@
+// Package builder builds a new version's edition for a serving process in a
+// child process at the kernel's idle priority: the same executable, started
+// with childEnv set, which renders the categories whose files changed and
+// gzips the bodies the server does not have (catalog.BuildPart), and sends
+// them back.
+//
+// Why: on two cores, rendering and gzipping an 18-locale version took the
+// serving process 1.1-1.2 s of both procs and 0.6-0.7 s of gzip, at normal
+// priority, and requests waited behind it: p99 4-6 ms through the swap
+// against 0.5 at rest (BENCHMARKS.md § Stop 28). A process at idle priority
+// gets only the CPU nobody else wants (representation's compression child
+// showed it: p99 0.68 ms beside brotli on both cores). What is left in the
+// server is reading the part: the new bodies' bytes and their ETags.
+//
+// A child that cannot start, fails or sends a broken part is replaced by
+// building in-process, as is one that is starved: on a saturated machine an
+// idle-priority process gets no CPU, and a version must still go live, so a
+// child that used less than starvedShare of a core over Patience is stopped
+// and the version is built here. Nothing the child sends reaches the served
+// data unless all of it reads as a complete edition (catalog.ReadPart).
+package builder
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/cores"
+)
+
+// childEnv, when set, makes the process a builder child (ServeIfChild).
+const childEnv = "REFDATA_EDITION_BUILDER"
+
+// handshake is the child's first line: it proves that the executable builds
+// (a test binary without the hook would run its tests instead).
+const handshake = "refdata-build/1\n"
+
+// Patience is how often a child's progress is checked; starvedShare is the
+// share of one core below which, over Patience, it counts as starved.
+var (
+	Patience     = 500 * time.Millisecond
+	starvedShare = 0.2
+)
+
+// handshakeWait is how long a child has to say what it is.
+var handshakeWait = 10 * time.Second
+
+// executable is the program started as the child (tests start others).
+var executable = os.Executable
+
+// maxPlan bounds what a child reads: more than any version's files.
+const maxPlan = 1 << 31
+
+// partLimit bounds what the server reads from a child for a plan whose files
+// are n bytes. A part holds each new body's bytes and gzip; language=all
+// bodies repeat an en-US-only version's text per locale, so its rendered bytes
+// are many times its files' (a whole version: 17.7× on the sample data, 12.3×
+// on a real en-US capture, 5.5× on the synthetic 18-locale one; TestPartLimit).
+func partLimit(n int64) int64 { return 64<<20 + 64*n }
+
+// ServeIfChild makes the process a builder child when a server started it as
+// one: it reads a plan on standard input, builds it, writes the part on
+// standard output and exits. Otherwise it returns at once. main and every
+// TestMain of a package that serves call it first.
+func ServeIfChild() {
+	if os.Getenv(childEnv) == "" {
+		return
+	}
+	cores.IdlePriority()
+	if err := serveChild(os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "builder child:", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func serveChild(in io.Reader, out io.Writer) error {
+	if _, err := io.WriteString(out, handshake); err != nil {
+		return err
+	}
+	plan, err := catalog.ReadPlan(in, maxPlan)
+	if err != nil {
+		return err
+	}
+	ed, err := catalog.BuildPart(plan)
+	if err != nil {
+		return err
+	}
+	return catalog.WritePart(out, ed, plan)
+}
+
+var state struct {
+	mu      sync.Mutex
+	enabled bool
+	log     *slog.Logger
+}
+
+// Enable makes Build build in a child process; log receives its failures
+// (the build then goes on in-process).
+func Enable(log *slog.Logger) {
+	if os.Getenv(childEnv) != "" {
+		return
+	}
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.enabled, state.log = true, log
+}
+
+// Disable makes later builds run in-process.
+func Disable() {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	state.enabled = false
+}
+
+func enabled() (bool, *slog.Logger) {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	return state.enabled, state.log
+}
+
+// Build builds files after prev (catalog.BuildFilesReusing's result), in a
+// child process when Enable was called and one does the work, else here. The
+// in-process parts borrow the free cores (cores.Borrow); waiting for the child
+// does not.
+func Build(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
+	on, log := enabled()
+	if on {
+		ed, err := buildInChild(files, prev)
+		if err == nil {
+			return ed, nil
+		}
+		if log != nil {
+			log.Warn("the builder child did not build the version; building in-process", "err", err)
+		}
+	}
+	defer cores.Borrow()()
+	return catalog.BuildFilesReusing(files, prev)
+}
+
+// errStarved: the child got too little CPU to finish soon.
+var errStarved = errors.New("the builder child is starved of CPU (the machine is busy)")
+
+func buildInChild(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
+	giveBack := cores.Borrow()
+	plan := catalog.PlanBuild(files, prev)
+	giveBack()
+	exe, err := executable()
+	if err != nil {
+		return nil, fmt.Errorf("find the executable: %w", err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stderr = os.Stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", exe, err)
+	}
+	var size int64
+	for _, b := range plan.Files {
+		size += int64(len(b))
+	}
+	type result struct {
+		ed  *catalog.Edition
+		err error
+	}
+	done := make(chan result, 1)
+	var greeted, arriving atomic.Bool
+	go func() {
+		ed, err := readChild(out, plan, prev, size, &greeted, &arriving)
+		done <- result{ed, err}
+	}()
+	go func() {
+		// The plan goes in beside the read: the child answers the handshake
+		// before it reads.
+		_ = catalog.WritePlan(in, plan)
+		_ = in.Close()
+	}()
+	watch := newWatch(cmd.Process.Pid)
+	tick := time.NewTicker(Patience)
+	defer tick.Stop()
+	began := time.Now()
+	stop := func(err error) (*catalog.Edition, error) {
+		_ = cmd.Process.Kill()
+		<-done
+		_ = cmd.Wait()
+		return nil, err
+	}
+	for {
+		select {
+		case r := <-done:
+			if r.err != nil {
+				_ = cmd.Process.Kill()
+				_ = cmd.Wait()
+				return nil, r.err
+			}
+			if err := cmd.Wait(); err != nil {
+				return nil, fmt.Errorf("builder child: %w", err)
+			}
+			return r.ed, nil
+		case <-tick.C:
+			switch {
+			case !greeted.Load() && time.Since(began) > handshakeWait:
+				return stop(errors.New("no handshake from the builder child"))
+			case !arriving.Load() && watch.starved():
+				// Once the part arrives the child waits on the pipe, not
+				// on the CPU.
+				return stop(errStarved)
+			}
+		}
+	}
+}
+
+// readChild reads the handshake, waits for the part to begin, and reads it
+// with the free cores borrowed: the new bodies and their ETags are the part
+// of a version's load left in the server.
+func readChild(out io.Reader, plan *catalog.BuildPlan, prev *catalog.Edition, size int64, greeted, arriving *atomic.Bool) (*catalog.Edition, error) {
+	r := bufio.NewReaderSize(out, 256<<10)
+	line, err := r.ReadString('\n')
+	if err == nil && line != handshake {
+		err = errors.New("the executable does not speak the build protocol")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("builder child handshake: %w", err)
+	}
+	greeted.Store(true)
+	if _, err := r.Peek(1); err != nil {
+		return nil, fmt.Errorf("builder child: %w", err)
+	}
+	arriving.Store(true)
+	defer cores.Borrow()()
+	return catalog.ReadPart(r, partLimit(size), plan, prev)
+}

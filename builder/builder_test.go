@@ -1,0 +1,120 @@
+package builder_test
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/builder"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/representation"
+)
+
+// TestMain: this test binary is also the builder child (apitest.Setup calls
+// builder.ServeIfChild).
+func TestMain(m *testing.M) { apitest.Main(m) }
+
+// versions builds sample version 14 as the served edition (gzipped, as a
+// server has it) and returns it with version 15's files and the edition this
+// process builds from them after it.
+func versions(t *testing.T) (prev *catalog.Edition, files map[string][]byte, want *catalog.Edition) {
+	t.Helper()
+	old, err := fixtures.Files(fixtures.Versions()[0], testing.Short())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err = fixtures.Files(fixtures.Versions()[1], testing.Short()); err != nil {
+		t.Fatal(err)
+	}
+	if prev, err = catalog.BuildFiles(old); err != nil {
+		t.Fatal(err)
+	}
+	representation.CompressGzipAll(prev.Bodies())
+	if want, err = catalog.BuildFilesReusing(files, prev); err != nil {
+		t.Fatal(err)
+	}
+	representation.Reuse(want.Bodies(), prev.Bodies())
+	representation.CompressGzipAll(want.Bodies())
+	return prev, files, want
+}
+
+func enable(t *testing.T) *bytes.Buffer {
+	t.Helper()
+	logs := new(bytes.Buffer)
+	builder.Enable(slog.New(slog.NewTextHandler(logs, nil)))
+	t.Cleanup(builder.Disable)
+	return logs
+}
+
+// TestChildBuildsTheEdition: the child builds what this process would, and
+// the bodies arrive gzipped (built here, they would not be yet).
+func TestChildBuildsTheEdition(t *testing.T) {
+	prev, files, want := versions(t)
+	logs := enable(t)
+	got, err := builder.Build(files, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(logs.String(), "in-process") {
+		t.Fatalf("built in-process: %s", logs)
+	}
+	for _, b := range got.Bodies() {
+		if _, made := b.Gzipped(); !made {
+			t.Fatal("a body arrived without its gzip: not built by the child")
+		}
+	}
+	apitest.SameEdition(t, want, got)
+}
+
+// TestBuildsHereWhenTheChildDoesNot: a child that exits, is not a builder,
+// sends a broken or endless part, says nothing, or gets no CPU, is replaced by
+// building in-process: the same edition, and a warning.
+func TestBuildsHereWhenTheChildDoesNot(t *testing.T) {
+	prev, files, want := versions(t)
+	for _, tc := range []struct{ name, script string }{
+		{"exits", "exit 3"},
+		{"not a builder", "echo PASS"},
+		{"broken part", `printf 'refdata-build/1\nrefdata-part/1\n\377\377\377\377'; cat >/dev/null`},
+		{"endless", `printf 'refdata-build/1\n'; exec cat /dev/zero`},
+		{"silent", "exec sleep 30"},
+		{"starved", `printf 'refdata-build/1\n'; exec sleep 30`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exe := filepath.Join(t.TempDir(), "child")
+			if err := os.WriteFile(exe, []byte("#!/bin/sh\n"+tc.script+"\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			defer builder.StartInstead(exe)()
+			logs := enable(t)
+			got, err := builder.Build(files, prev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(logs.String(), "building in-process") {
+				t.Errorf("no warning: %q", logs)
+			}
+			representation.CompressGzipAll(got.Bodies())
+			apitest.SameEdition(t, want, got)
+		})
+	}
+}
+
+// TestBadDataFailsInEitherPlace: files that cannot be built fail Build with
+// the build's error, child or not.
+func TestBadDataFailsInEitherPlace(t *testing.T) {
+	prev, files, _ := versions(t)
+	files["en-US/maps.json"] = []byte(`{"status":200,"data":[{"uuid":"not-a-uuid"}]}`)
+	for _, child := range []bool{false, true} {
+		if child {
+			enable(t)
+		}
+		if _, err := builder.Build(files, prev); err == nil {
+			t.Errorf("child %v: a broken maps.json built", child)
+		}
+	}
+}
