@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/refdata/refdata/builder"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/gen"
@@ -351,21 +352,13 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		began := time.Now()
-		// Loading and the gzip before the swap: every core, and the collector
-		// pacing LoadingGOGC (package cores), until the swap. The child does
-		// most of the gzip, but a build that borrowed for the load alone had a
-		// p99 of 31–33 ms in the second after an 18-locale load, against 5–10
-		// ms: both versions are live then, and serving on one proc shares it
-		// with the collector's work over them (BENCHMARKS.md § Stop 27).
-		giveBack := cores.Borrow()
-		defer giveBack()
-		if err = r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256); err == nil {
-			ed, man, err = LoadEditionAfter(r.st, ptr.ManifestID, cur.ed)
-		}
+		ed, man, err = r.load(ptr, cur.ed)
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			loaded := time.Now()
+			giveBack := cores.Borrow() // through the swap (see load)
+			defer giveBack()
 			reused := r.prepare(s)
 			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
 				"compress", time.Since(loaded).Round(time.Millisecond), "reused", reused)
@@ -386,6 +379,34 @@ func (r *Repository) Reload() (bool, error) {
 	r.metrics.reloadFailed()
 	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
 	return false, err
+}
+
+// load reads and builds the version ptr names, after prev. The reading and
+// the gzip before the swap (prepare) borrow every core, and the collector
+// pacing LoadingGOGC (package cores): the child does most of the gzip, but a
+// build that borrowed for the load alone had a p99 of 31-33 ms in the second
+// after an 18-locale load, against 5-10 ms: both versions are live then, and
+// serving on one proc shares it with the collector's work over them
+// (BENCHMARKS.md § Stop 27). The build itself runs in the builder child when
+// main enabled it, and this process only waits (package builder).
+func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Edition, store.Manifest, error) {
+	giveBack := cores.Borrow()
+	err := r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256)
+	var m store.Manifest
+	var files map[string][]byte
+	if err == nil {
+		m, files, err = r.st.ReadVersion(ptr.ManifestID)
+	}
+	giveBack()
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := builder.Build(files, prev)
+	if err != nil {
+		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
+	}
+	ed.ContentHash = catalog.ContentHash(m.Files)
+	return ed, m, nil
 }
 
 // Poll calls Reload every interval until ctx ends; on a Coordinator store it

@@ -25,6 +25,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/builder"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
@@ -242,26 +243,43 @@ func TestLatestDiff(t *testing.T) {
 
 // TestSwapServesGzipAtOnce: a swapped-in version's changed bodies have gzip
 // before the swap (a gzip client never gets its identity bodies) and brotli
-// once the background work is done.
+// once the background work is done, whether the version was built in-process
+// or by the builder child.
 func TestSwapServesGzipAtOnce(t *testing.T) {
-	e := newEnv(t, 1)
-	e.repo.Wait()
-	e.importDir(t, fixtureDir(t, "15"))
-	if swapped, err := e.repo.Reload(); !swapped || err != nil {
-		t.Fatalf("Reload = %v, %v", swapped, err)
-	}
-	do := func(accept string) *http.Response {
-		req := httptest.NewRequest(http.MethodGet, "/v1/currencies", nil) // changed 14 → 15
-		req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
-		req.Header.Set("Accept-Encoding", accept)
-		return e.check.Do(t, e.h, req)
-	}
-	if res := do("gzip"); res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("X-Data-Version") != id15 {
-		t.Errorf("right after the swap: Content-Encoding %q from %s, want gzip from %s", res.Header.Get("Content-Encoding"), res.Header.Get("X-Data-Version"), id15)
-	}
-	e.repo.Wait()
-	if res := do("gzip, br"); res.Header.Get("Content-Encoding") != "br" {
-		t.Errorf("after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
+	for _, child := range []bool{false, true} {
+		t.Run(fmt.Sprintf("child=%v", child), func(t *testing.T) {
+			e := newEnv(t, 1)
+			e.repo.Wait()
+			if child {
+				builder.Enable(slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil)))
+				defer builder.Disable()
+			}
+			e.importDir(t, fixtureDir(t, "15"))
+			if swapped, err := e.repo.Reload(); !swapped || err != nil {
+				t.Fatalf("Reload = %v, %v", swapped, err)
+			}
+			if strings.Contains(e.logs.String(), "building in-process") {
+				t.Fatalf("the builder child did not build: %s", e.logs)
+			}
+			do := func(target, accept string) (*http.Response, []byte) {
+				req := httptest.NewRequest(http.MethodGet, target, nil)
+				req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+				req.Header.Set("Accept-Encoding", accept)
+				res := e.check.Do(t, e.h, req)
+				b, _ := io.ReadAll(res.Body)
+				return res, b
+			}
+			// currencies changed 14 → 15; the weapon list in de-DE did not.
+			for _, target := range []string{"/v1/currencies", "/v1/weapons?language=de-DE"} {
+				if res, _ := do(target, "gzip"); res.Header.Get("Content-Encoding") != "gzip" || res.Header.Get("X-Data-Version") != id15 {
+					t.Errorf("%s right after the swap: Content-Encoding %q from %s, want gzip from %s", target, res.Header.Get("Content-Encoding"), res.Header.Get("X-Data-Version"), id15)
+				}
+			}
+			e.repo.Wait()
+			if res, _ := do("/v1/currencies", "gzip, br"); res.Header.Get("Content-Encoding") != "br" {
+				t.Errorf("after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
+			}
+		})
 	}
 }
 

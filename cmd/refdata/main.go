@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/builder"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/edge"
@@ -47,6 +48,7 @@ const usage = `usage:
 
 func main() {
 	representation.ServeIfChild() // this process may be a server's compression child
+	builder.ServeIfChild()        // or its edition builder
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -120,6 +122,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
 	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading a version, and compressing it in-process, borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
+	buildChild := fs.Bool("build-child", envBool("REFDATA_BUILD_CHILD", true), "render and gzip new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; built in-process when the child fails or is starved of CPU; false builds in-process (env REFDATA_BUILD_CHILD)")
 	offload := fs.Bool("compress-child", envBool("REFDATA_COMPRESS_CHILD", true), "compress new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; false compresses in-process (env REFDATA_COMPRESS_CHILD)")
 	var sf syncFlags
 	sf.register(fs)
@@ -141,6 +144,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	if *offload {
 		representation.Offload(logger)
 		defer representation.StopOffload()
+	}
+	if *buildChild {
+		builder.Enable(logger)
+		defer builder.Disable()
 	}
 
 	reg := prometheus.NewRegistry()
