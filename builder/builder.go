@@ -27,7 +27,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,19 +156,9 @@ func buildInChild(files map[string][]byte, prev *catalog.Edition) (*catalog.Edit
 	if err != nil {
 		return nil, fmt.Errorf("find the executable: %w", err)
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := cores.StartChild(exe, childEnv)
 	if err != nil {
 		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	var size int64
 	for _, b := range plan.Files {

@@ -212,19 +212,9 @@ func startChild() (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the executable: %w", err)
 	}
-	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	cmd.Stderr = os.Stderr
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := cores.StartChild(exe, childEnv)
 	if err != nil {
 		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", exe, err)
 	}
 	c := &child{cmd: cmd, in: in, w: bufio.NewWriterSize(in, 64<<10), pend: map[uint32]*job{}, dead: make(chan struct{}), exited: make(chan struct{})}
 	r := bufio.NewReaderSize(out, 64<<10)
