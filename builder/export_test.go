@@ -12,4 +12,5 @@ func StartInstead(path string) (restore func()) {
 	handshakeWait = 300 * time.Millisecond
 	return func() { executable, handshakeWait = exe, wait }
 }
+
 var PartLimit = partLimit
