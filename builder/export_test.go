@@ -13,4 +13,5 @@ func StartInstead(path string) (restore func()) {
 	return func() { executable, handshakeWait = exe, wait }
 }
 
+// PartLimit is the bound on a part read from a child for a plan of n bytes.
 var PartLimit = partLimit
