@@ -42,6 +42,12 @@ const childEnv = "REFDATA_EDITION_BUILDER"
 // (a test binary without the hook would run its tests instead).
 const handshake = "refdata-build/1\n"
 
+// NormalPriorityEnv, set in the server's environment, leaves its builder
+// children at normal priority. For tests that check what the child builds
+// while other test binaries keep the cores busy: at idle priority it would get
+// almost no CPU there (and with a long Patience, not be replaced).
+const NormalPriorityEnv = "REFDATA_BUILDER_NORMAL_PRIORITY"
+
 // Patience is how often a child's progress is checked; starvedShare is the
 // share of one core below which, over Patience, it counts as starved.
 var (
@@ -73,7 +79,9 @@ func ServeIfChild() {
 	if os.Getenv(childEnv) == "" {
 		return
 	}
-	cores.IdlePriority()
+	if os.Getenv(NormalPriorityEnv) == "" {
+		cores.IdlePriority()
+	}
 	if err := serveChild(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "builder child:", err)
 		os.Exit(1)

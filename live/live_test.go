@@ -251,6 +251,11 @@ func TestSwapServesGzipAtOnce(t *testing.T) {
 			e := newEnv(t, 1)
 			e.repo.Wait()
 			if child {
+				// Built by the child, even with other test binaries on the cores.
+				t.Setenv(builder.NormalPriorityEnv, "1")
+				patience := builder.Patience
+				builder.Patience = time.Hour
+				defer func() { builder.Patience = patience }()
 				builder.Enable(slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil)))
 				defer builder.Disable()
 			}
