@@ -357,7 +357,12 @@ func (r *Repository) Reload() (bool, error) {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			loaded := time.Now()
-			giveBack := cores.Borrow() // through the swap (see load)
+			// The gzip left before the swap, and the swap: every core and
+			// LoadingGOGC. Without them the second after an 18-locale load had
+			// a p99 of 31-33 ms against 5-10: both versions are live, and
+			// serving on one proc shared it with the collector's work over
+			// them (BENCHMARKS.md § Stop 27).
+			giveBack := cores.Borrow()
 			defer giveBack()
 			reused := r.prepare(s)
 			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
@@ -381,14 +386,10 @@ func (r *Repository) Reload() (bool, error) {
 	return false, err
 }
 
-// load reads and builds the version ptr names, after prev. The reading and
-// the gzip before the swap (prepare) borrow every core, and the collector
-// pacing LoadingGOGC (package cores): the child does most of the gzip, but a
-// build that borrowed for the load alone had a p99 of 31-33 ms in the second
-// after an 18-locale load, against 5-10 ms: both versions are live then, and
-// serving on one proc shares it with the collector's work over them
-// (BENCHMARKS.md § Stop 27). The build itself runs in the builder child when
-// main enabled it, and this process only waits (package builder).
+// load reads and builds the version ptr names, after prev. Reading borrows
+// every core (package cores); the build does not while the builder child does
+// it, since this process only waits (package builder). Reload borrows again
+// for the gzip left before the swap and the swap itself.
 func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Edition, store.Manifest, error) {
 	giveBack := cores.Borrow()
 	err := r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256)
@@ -401,12 +402,7 @@ func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Ed
 	if err != nil {
 		return nil, m, err
 	}
-	ed, err := builder.Build(files, prev)
-	if err != nil {
-		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
-	}
-	ed.ContentHash = catalog.ContentHash(m.Files)
-	return ed, m, nil
+	return built(m, files, prev, builder.Build)
 }
 
 // Poll calls Reload every interval until ctx ends; on a Coordinator store it
@@ -645,7 +641,13 @@ func LoadEditionAfter(b store.Backend, id string, prev *catalog.Edition) (*catal
 	if err != nil {
 		return nil, m, err
 	}
-	ed, err := catalog.BuildFilesReusing(files, prev)
+	return built(m, files, prev, catalog.BuildFilesReusing)
+}
+
+// built builds a read version's files after prev with build, and gives the
+// edition the version's content hash.
+func built(m store.Manifest, files map[string][]byte, prev *catalog.Edition, build func(map[string][]byte, *catalog.Edition) (*catalog.Edition, error)) (*catalog.Edition, store.Manifest, error) {
+	ed, err := build(files, prev)
 	if err != nil {
 		return nil, m, fmt.Errorf("version %s: %w", m.ManifestID, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -509,7 +510,12 @@ var serving = cores.Busy
 // that body's compressed representations (they are immutable), so a new version
 // compresses only what changed: most bodies of consecutive game versions are the
 // same bytes. It returns how many bodies it shared; CompressAll does the rest.
+// Bodies that arrived compressed (built by package builder's child) need
+// nothing, and then prev is not indexed.
 func Reuse(bodies, prev []*Body) int {
+	if !slices.ContainsFunc(bodies, func(b *Body) bool { return b.enc.Load() == nil }) {
+		return 0
+	}
 	byETag := map[string]*Body{}
 	for _, b := range prev {
 		if b.enc.Load() != nil {
