@@ -289,6 +289,10 @@ func busy() bool {
 	if !requested.Swap(false) {
 		return false
 	}
-	time.Sleep(time.Millisecond)
+	lookAgain()
 	return heardRecently(time.Now())
 }
+
+// lookAgain is the moment busy waits for a request to set the flag again; a
+// variable so that a test can have one come in meanwhile without a timing.
+var lookAgain = func() { time.Sleep(time.Millisecond) }
