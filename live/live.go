@@ -392,12 +392,7 @@ func (r *Repository) Reload() (bool, error) {
 // for the gzip left before the swap and the swap itself.
 func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Edition, store.Manifest, error) {
 	giveBack := cores.Borrow()
-	err := r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256)
-	var m store.Manifest
-	var files map[string][]byte
-	if err == nil {
-		m, files, err = r.st.ReadVersion(ptr.ManifestID)
-	}
+	m, files, err := r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256)
 	giveBack()
 	if err != nil {
 		return nil, m, err

@@ -37,8 +37,9 @@ type Backend interface {
 	// wrapping ErrCorrupt when a file fails its checksum.
 	ReadVersion(id string) (Manifest, map[string][]byte, error)
 	// Verify checks a version against a manifest checksum (when not "") and
-	// every file against the manifest.
-	Verify(id, manifestSHA string) error
+	// every file against the manifest, and returns what ReadVersion would, so
+	// a reader that verifies reads and hashes the files once.
+	Verify(id, manifestSHA string) (Manifest, map[string][]byte, error)
 	// Active returns the active pointer and its revision: opaque bytes that
 	// change whenever the pointer does, so a poller notices a change cheaply.
 	// Returns an error wrapping ErrNotFound when nothing was published.
@@ -107,7 +108,7 @@ type Coordinator interface {
 func ResolveIn(b Backend) (Pointer, string, error) {
 	p, _, perr := b.Active()
 	if perr == nil {
-		if perr = b.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
+		if _, _, perr = b.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
 			return p, "", nil
 		}
 	}
@@ -120,7 +121,7 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 		if vs[i].ManifestID == p.ManifestID {
 			continue // just failed
 		}
-		if err := b.Verify(vs[i].ManifestID, ""); err != nil {
+		if _, _, err := b.Verify(vs[i].ManifestID, ""); err != nil {
 			why += "; " + err.Error()
 			errs = append(errs, err)
 			continue

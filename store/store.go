@@ -300,20 +300,19 @@ func (s *Store) Active() (Pointer, []byte, error) {
 
 // Verify checks a version against the pointer's manifest checksum (when given)
 // and every file against the manifest.
-func (s *Store) Verify(id, manifestSHA string) error {
+func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
-		return err
+		return Manifest{}, nil, err
 	}
 	_, got, err := s.manifest(id)
 	if err != nil {
-		return err
+		return Manifest{}, nil, err
 	}
 	if manifestSHA != "" && got != manifestSHA {
-		return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
+		return Manifest{}, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
 	}
-	_, _, err = s.ReadVersion(id)
-	return err
+	return s.ReadVersion(id)
 }
 
 // Resolve picks the version to serve at start-up: the one the pointer names when

@@ -138,7 +138,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 	if err != nil {
 		return Pointer{}, err
 	}
-	if err := s.Verify(id, ""); err != nil {
+	if _, _, err := s.Verify(id, ""); err != nil {
 		return Pointer{}, err
 	}
 	m, msum, err := s.manifest(id)

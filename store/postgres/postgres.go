@@ -338,20 +338,19 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 
 // Verify checks a version against a manifest checksum (when given) and every
 // file against the manifest.
-func (s *Store) Verify(id, manifestSHA string) error {
+func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
-		return err
+		return store.Manifest{}, nil, err
 	}
 	_, got, err := s.manifest(context.Background(), s.pool, id)
 	if err != nil {
-		return err
+		return store.Manifest{}, nil, err
 	}
 	if manifestSHA != "" && got != manifestSHA {
-		return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
+		return store.Manifest{}, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
 	}
-	_, _, err = s.ReadVersion(id)
-	return err
+	return s.ReadVersion(id)
 }
 
 // Active reads the active pointer; the revision is a counter every publish
@@ -701,7 +700,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Point
 	if err != nil {
 		return store.Pointer{}, err
 	}
-	if err := s.Verify(id, ""); err != nil {
+	if _, _, err := s.Verify(id, ""); err != nil {
 		return store.Pointer{}, err
 	}
 	ctx := context.Background()

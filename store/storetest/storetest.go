@@ -104,8 +104,13 @@ func Run(t *testing.T, h Harness) {
 		if m.ManifestID != id1 || m.Version != "v-"+id1 || m.Branch != "release-01" || len(m.Files) != len(files) || !m.PublishedAt.Equal(publication(id1, "", 0).Now) {
 			t.Errorf("manifest %+v", m)
 		}
-		if err := b.Verify(id1, p.ManifestSHA256); err != nil {
+		if vm, vfiles, err := b.Verify(id1, p.ManifestSHA256); err != nil {
 			t.Errorf("Verify: %v", err)
+		} else if vm.ManifestID != id1 || !maps.EqualFunc(vfiles, Files(id1), bytes.Equal) {
+			t.Errorf("Verify gave manifest %s and files %v, not ReadVersion's", vm.ManifestID, slices.Sorted(maps.Keys(vfiles)))
+		}
+		if _, _, err := b.Verify(id1, strings.Repeat("0", 64)); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("Verify against another manifest checksum: %v, want ErrCorrupt", err)
 		}
 
 		publish(t, b, publication(id2, id1, 0))
