@@ -9,8 +9,10 @@
 // priority, and requests waited behind it: p99 4-6 ms through the swap
 // against 0.5 at rest (BENCHMARKS.md § Stop 28). A process at idle priority
 // gets only the CPU nobody else wants (representation's compression child
-// showed it: p99 0.68 ms beside brotli on both cores). What is left in the
-// server is reading the part: the new bodies' bytes and their ETags.
+// showed it: p99 0.68 ms beside brotli on both cores), though it is not free:
+// on a slower machine one that only computes doubled the p99 (§ Stop 30), so
+// how long it works matters too. What is left in the server is reading the
+// part: the new bodies' bytes and their ETags.
 //
 // A child that cannot start, fails or sends a broken part is replaced by
 // building in-process, as is one that is starved: on a saturated machine an

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/refdata/refdata/representation"
 )
@@ -376,7 +377,7 @@ func readPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, 
 		if d.err != nil {
 			return nil, d.err
 		}
-		if slicesHasNil(t.list[:]) {
+		if slices.Contains(t.list[:], nil) {
 			return nil, fmt.Errorf("%s: a list is missing", c.Name())
 		}
 	}
@@ -384,7 +385,7 @@ func readPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, 
 	if d.err != nil {
 		return nil, d.err
 	}
-	if e.version == nil || e.locresList == nil || slicesHasNil(e.locres[:]) {
+	if e.version == nil || e.locresList == nil || slices.Contains(e.locres[:], nil) {
 		return nil, errors.New("the version or a locres body is missing")
 	}
 	for _, src := range SourceCategories() {
@@ -396,15 +397,6 @@ func readPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, 
 		}
 	}
 	return e, nil
-}
-
-func slicesHasNil(bs []*representation.Body) bool {
-	for _, b := range bs {
-		if b == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // wireWriter writes the plan's and the part's fields; the first error sticks.
