@@ -115,8 +115,31 @@ type Effort struct {
 	Brotli int // andybalholm/brotli quality
 }
 
+// GzipLevel is the gzip level a body of size bytes is compressed at: e.Gzip,
+// but no more than gzip's default (6) from LargeBody bytes on. The rule is
+// this one function, so every writer of a body's gzip (this process, the
+// compression child, package builder's child) makes the same bytes and ETag.
+//
+// Why: the large bodies are the lists, which change in every version (one
+// item changes them), and they were most of a new version's gzip work: 57 of
+// the 62 MB an 18-locale version had to gzip anew. Level 6 made them 1.5×
+// faster than 9 for 1.8 % more bytes (6.3 MB of list bodies: 9.97 % of their
+// size at level 9, 10.15 % at 6; BENCHMARKS.md § Stop 31). Smaller bodies, the
+// items apps fetch most, keep level 9.
+func (e Effort) GzipLevel(size int) int {
+	if size >= LargeBody && e.Gzip > gzip.DefaultCompression {
+		return gzip.DefaultCompression
+	}
+	return e.Gzip
+}
+
+// LargeBody is the size from which GzipLevel caps the level: above every item
+// body of the sample data (the largest, a weapon, is 29 KB), below its lists.
+const LargeBody = 64 << 10
+
 var (
-	// Best is what the service serves: gzip 9 and brotli 9. Brotli's level 11 is
+	// Best is what the service serves: gzip 9 (6 for large bodies, GzipLevel)
+	// and brotli 9. Brotli's level 11 is
 	// some 13 % smaller but 28 times slower, too slow to run over every body of a
 	// version at load time.
 	Best = Effort{Gzip: gzip.BestCompression, Brotli: 9}
@@ -206,12 +229,13 @@ const (
 // on item bodies). Writers are reset between bodies, which makes their output
 // identical to a new writer's (TestPooledWritersMatchNew).
 type compressor struct {
-	effort Effort
-	pool   *sync.Pool
-	buf    bytes.Buffer
-	gz     *gzip.Writer
-	br     [maxWindow - minWindow + 1]*brotli.Writer // by window size
-	pace   cores.Pacer                               // the goroutine holding the compressor
+	effort  Effort
+	pool    *sync.Pool
+	buf     bytes.Buffer
+	gz      *gzip.Writer
+	gzLarge *gzip.Writer                              // for bodies of LargeBody bytes or more
+	br      [maxWindow - minWindow + 1]*brotli.Writer // by window size
+	pace    cores.Pacer                               // the goroutine holding the compressor
 }
 
 // chunk is how much of a body gzip takes between yields to requests
@@ -241,9 +265,15 @@ func compressorFor(e Effort) *compressor {
 		return z
 	}
 	z := &compressor{effort: e, pool: pool}
-	var err error
-	if z.gz, err = gzip.NewWriterLevel(&z.buf, e.Gzip); err != nil {
-		z.gz, _ = gzip.NewWriterLevel(&z.buf, gzip.DefaultCompression)
+	z.gz = newGzip(&z.buf, e.GzipLevel(0))
+	z.gzLarge = newGzip(&z.buf, e.GzipLevel(LargeBody))
+	return z
+}
+
+func newGzip(w io.Writer, level int) *gzip.Writer {
+	z, err := gzip.NewWriterLevel(w, level)
+	if err != nil {
+		z, _ = gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	}
 	return z
 }
@@ -251,10 +281,14 @@ func compressorFor(e Effort) *compressor {
 func (z *compressor) release() { z.pool.Put(z) }
 
 func (z *compressor) gzip(b []byte) []byte {
+	w := z.gz
+	if len(b) >= LargeBody {
+		w = z.gzLarge
+	}
 	z.buf.Reset()
-	z.gz.Reset(&z.buf)
-	z.write(z.gz, b)
-	_ = z.gz.Close()
+	w.Reset(&z.buf)
+	z.write(w, b)
+	_ = w.Close()
 	return bytes.Clone(z.buf.Bytes())
 }
 
