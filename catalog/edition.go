@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"golang.org/x/sync/errgroup"
 
@@ -420,15 +421,30 @@ func decodeInto[T any](p *cores.Pacer, items []any, into *[]T) error {
 }
 
 // encode marshals without HTML escaping, so text such as "R&D" keeps its bytes.
+// The encoder and its buffer are pooled and the result copied out at its
+// size: a new buffer per item grew by doubling, 55 of the 595 MB a builder
+// child allocated to build an 18-locale version.
 func encode(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return bytes.Clone(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
 }
+
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // itemPrefix opens an item's envelope; a '}' closes it.
 const itemPrefix = `{"status":200,"data":`
