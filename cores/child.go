@@ -21,6 +21,8 @@ func StartChild(exe, env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadC
 	if out, err = cmd.StdoutPipe(); err != nil {
 		return nil, nil, nil, err
 	}
+	growPipe(in)
+	growPipe(out)
 	if err := cmd.Start(); err != nil {
 		return nil, nil, nil, fmt.Errorf("start %s: %w", exe, err)
 	}

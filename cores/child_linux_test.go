@@ -1,0 +1,38 @@
+package cores
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestStartChildGrowsPipes: both pipes to a child hold pipeSize bytes, where
+// the machine allows it.
+func TestStartChildGrowsPipes(t *testing.T) {
+	max, err := os.ReadFile("/proc/sys/fs/pipe-max-size")
+	if n, _ := strconv.Atoi(strings.TrimSpace(string(max))); err != nil || n < pipeSize {
+		t.Skipf("pipes may not grow to %d bytes here (%q, %v)", pipeSize, max, err)
+	}
+	cmd, in, out, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	for name, p := range map[string]any{"stdin": in, "stdout": out} {
+		c, err := p.(interface {
+			SyscallConn() (syscall.RawConn, error)
+		}).SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size uintptr
+		_ = c.Control(func(fd uintptr) {
+			size, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, 1032, 0) // F_GETPIPE_SZ
+		})
+		if size != pipeSize {
+			t.Errorf("%s: a pipe of %d bytes, want %d", name, size, pipeSize)
+		}
+	}
+}
