@@ -84,11 +84,15 @@ type rendered struct {
 
 // Build normalizes a snapshot and renders it into an Edition. Categories whose file
 // the snapshot lacks are empty. The snapshot is modified (normalized in place).
-func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil) }
+func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil, false) }
 
 // build is Build, taking from prev the tables of every source category whose
-// key (the hash of its files) equals prev's.
-func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, error) {
+// key (the hash of its files) equals prev's. consume drops each source
+// category's items from s once its bodies are rendered, for a caller that
+// built s only for this: the decoded items of the categories done are then
+// garbage while the later ones render, and the build's peak is lower (in a
+// builder child every byte of the peak is a page fault).
+func build(s *Snapshot, prev *Edition, keys *[NumCategories]string, consume bool) (*Edition, error) {
 	e := &Edition{Fills: map[Fill]int{}}
 	if err := normalizeVersion(s.Version, e.Fills); err != nil {
 		return nil, err
@@ -173,6 +177,12 @@ func build(s *Snapshot, prev *Edition, keys *[NumCategories]string) (*Edition, e
 			}
 			if err := e.renderAll(c, before); err != nil {
 				return nil, fmt.Errorf("render %s for language=all: %w", c.Name(), err)
+			}
+		}
+		if consume {
+			delete(s.Sources, src)
+			for _, over := range s.Overlays {
+				delete(over, src)
 			}
 		}
 	}

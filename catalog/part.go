@@ -84,12 +84,19 @@ func planBuild(files map[string][]byte, prev *Edition) *BuildPlan {
 
 // build builds the plan in this process, taking reused tables from prev.
 func (p *BuildPlan) build(prev *Edition) (*Edition, error) {
-	snap, err := LoadFiles(p.Files)
+	return buildFiles(p.Files, &p.Keys, prev)
+}
+
+// buildFiles builds files with keys after prev. The snapshot is its own, so
+// build may consume it, and files are not used once decoded: a caller that
+// holds no other reference to them lets them go while the build renders.
+func buildFiles(files map[string][]byte, keys *[NumCategories]string, prev *Edition) (*Edition, error) {
+	snap, err := LoadFiles(files)
 	if err != nil {
 		return nil, err
 	}
 	Repair(snap)
-	return build(snap, prev, &p.Keys)
+	return build(snap, prev, keys, true)
 }
 
 // planMagic and partMagic open a plan and a part; a reader that finds
@@ -152,7 +159,8 @@ func ReadPlan(r io.Reader, limit int64) (*BuildPlan, error) {
 
 // BuildPart builds what p does not take from the previous edition and makes
 // the gzip of every body that is not one of p.Known (at p.Effort), on every
-// core: the work of the process WritePart answers from.
+// core: the work of the process WritePart answers from. It takes p.Files
+// (leaving nil), so that they can be freed while the build runs.
 func BuildPart(p *BuildPlan) (*Edition, error) {
 	stub := &Edition{} // reused categories: their keys, empty tables
 	for c := range Category(NumCategories) {
@@ -160,7 +168,11 @@ func BuildPart(p *BuildPlan) (*Edition, error) {
 			stub.sources[c].key = p.Keys[c]
 		}
 	}
-	e, err := p.build(stub)
+	// The plan's files are the child's only copy: given to the build alone,
+	// they are garbage once decoded.
+	files := p.Files
+	p.Files = nil
+	e, err := buildFiles(files, &p.Keys, stub)
 	if err != nil {
 		return nil, err
 	}
