@@ -280,7 +280,11 @@ func (r *Repository) prepare(s *state) (reused int) {
 	s.versions = r.listVersions(s.ed)
 	bodies := s.ed.Bodies() // walks every table: once
 	if prev := r.cur.Load(); prev != nil {
-		reused = representation.Reuse(bodies, prev.ed.Bodies())
+		old := prev.ed.Bodies()
+		// Bodies the build took from prev are counted as well as those Reuse
+		// matches by bytes: a builder child's edition arrives with the first
+		// kind only.
+		reused = representation.Kept(bodies, old) + representation.Reuse(bodies, old)
 	}
 	representation.CompressGzipAll(bodies)
 	s.brotliLater = bodies

@@ -12,7 +12,9 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -265,6 +267,16 @@ func TestSwapServesGzipAtOnce(t *testing.T) {
 			}
 			if strings.Contains(e.logs.String(), "building in-process") {
 				t.Fatalf("the builder child did not build: %s", e.logs)
+			}
+			// The log counts the bodies taken from 14 with their encodings,
+			// wherever the edition was built: most of them.
+			m := regexp.MustCompile(`msg="prepared version".* reused=(\d+)`).FindStringSubmatch(e.logs.String())
+			if m == nil {
+				t.Fatalf("no prepared version line with reused: %s", e.logs)
+			}
+			n, _ := strconv.Atoi(m[1])
+			if total := len(e.repo.Active().Bodies()); n < total/2 || n > total {
+				t.Errorf("reused=%d of %d bodies", n, total)
 			}
 			do := func(target, accept string) (*http.Response, []byte) {
 				req := httptest.NewRequest(http.MethodGet, target, nil)

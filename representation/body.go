@@ -566,6 +566,23 @@ func Reuse(bodies, prev []*Body) int {
 	return n
 }
 
+// Kept counts the bodies of bodies that are bodies of prev themselves: taken
+// whole from the previous edition (a category whose files did not change, or
+// a body package builder's child named as one the server has).
+func Kept(bodies, prev []*Body) int {
+	old := make(map[*Body]struct{}, len(prev))
+	for _, b := range prev {
+		old[b] = struct{}{}
+	}
+	n := 0
+	for _, b := range bodies {
+		if _, ok := old[b]; ok {
+			n++
+		}
+	}
+	return n
+}
+
 // Sizes sums the bytes of every representation of bodies: identity, gzip and
 // brotli.
 func Sizes(bodies []*Body) (identity, gzip, br int) {
