@@ -37,6 +37,12 @@ func pgSchema(t *testing.T) string { return storetest.PostgresSchema(t, "live") 
 type replica struct {
 	repo *live.Repository
 	h    http.Handler
+	// ctx ends with the test; loops counts the goroutines that reload the
+	// replica, which end before the test's cleanup waits on repo: a reload
+	// still running could start background work (repo.Wait's WaitGroup.Add)
+	// while Wait waits, a race the detector reports.
+	ctx   context.Context
+	loops sync.WaitGroup
 }
 
 // startReplica is a replica on u as serve runs one: it reloads when the store
@@ -44,11 +50,11 @@ type replica struct {
 func startReplica(t *testing.T, ctx context.Context, u string) *replica {
 	t.Helper()
 	r := openReplica(t, ctx, u, time.Second, nil)
-	go func() {
-		for range r.repo.Store().(store.Notifier).Changes(ctx) {
+	r.loops.Go(func() {
+		for range r.repo.Store().(store.Notifier).Changes(r.ctx) {
 			_, _ = r.repo.Reload()
 		}
-	}()
+	})
 	return r
 }
 
@@ -82,9 +88,15 @@ func openReplica(t *testing.T, ctx context.Context, u string, poll time.Duration
 		t.Fatal(err)
 	}
 	live.SetHeartbeat(repo, testHeartbeat)
-	go repo.Poll(ctx, poll)
-	t.Cleanup(repo.Wait)
-	return &replica{repo: repo, h: h}
+	rctx, stop := context.WithCancel(ctx)
+	r := &replica{repo: repo, h: h, ctx: rctx}
+	r.loops.Go(func() { repo.Poll(rctx, poll) })
+	t.Cleanup(func() {
+		stop()
+		r.loops.Wait()
+		repo.Wait()
+	})
+	return r
 }
 
 // publisher opens the store at u for a test to publish to, with version 15
