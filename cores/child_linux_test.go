@@ -4,7 +4,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -21,18 +20,8 @@ func TestStartChildGrowsPipes(t *testing.T) {
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
 	for name, p := range map[string]any{"stdin": in, "stdout": out} {
-		c, err := p.(interface {
-			SyscallConn() (syscall.RawConn, error)
-		}).SyscallConn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var size uintptr
-		_ = c.Control(func(fd uintptr) {
-			size, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, 1032, 0) // F_GETPIPE_SZ
-		})
-		if size != pipeSize {
-			t.Errorf("%s: a pipe of %d bytes, want %d", name, size, pipeSize)
+		if size, ok := pipeFcntl(p, fGetPipeSize, 0); !ok || size != pipeSize {
+			t.Errorf("%s: a pipe of %d bytes (read: %v), want %d", name, size, ok, pipeSize)
 		}
 	}
 }

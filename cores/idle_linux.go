@@ -33,30 +33,3 @@ func IdlePriority() {
 		}
 	}
 }
-
-// pipeSize is what growPipe asks for: Linux's largest for an unprivileged
-// process (/proc/sys/fs/pipe-max-size, 1 MB by default).
-const pipeSize = 1 << 20
-
-// fSetPipeSize is fcntl's F_SETPIPE_SZ.
-const fSetPipeSize = 1031
-
-// growPipe makes p's pipe (an end exec.Cmd made) hold pipeSize bytes instead
-// of the default 64 KB, so a child's tens of megabytes cross in a sixteenth of
-// the reads and writes, each a wake-up of the other side. Through SyscallConn:
-// File.Fd would put the pipe in blocking mode. A failure leaves the default.
-func growPipe(p any) {
-	f, ok := p.(interface {
-		SyscallConn() (syscall.RawConn, error)
-	})
-	if !ok {
-		return
-	}
-	c, err := f.SyscallConn()
-	if err != nil {
-		return
-	}
-	_ = c.Control(func(fd uintptr) {
-		_, _, _ = syscall.Syscall(syscall.SYS_FCNTL, fd, fSetPipeSize, pipeSize)
-	})
-}
