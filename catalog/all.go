@@ -25,9 +25,10 @@ var AllLanguages = strings.Join(Locales[:], ", ")
 // renderAll renders the language=all bodies of a category from its 18 locale
 // bodies: each field openapi.yaml marks x-localized becomes {locale: text}.
 // Locales that share a body are decoded once. An item whose 18 bodies are
-// byte for byte those of prev (the previous version's table, or nil) keeps
-// prev's language=all body: merging is the costly part of a swap's render.
-func (e *Edition) renderAll(c Category, prev *table) error {
+// those prior (what the previous version had, or nil) merged its
+// language=all body from keeps that body: merging is the costly part of a
+// swap's render.
+func (e *Edition) renderAll(c Category, prior allSource) error {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		return err
@@ -39,10 +40,10 @@ func (e *Edition) renderAll(c Category, prev *table) error {
 	for _, u := range t.order {
 		p.Yield()
 		bodies := t.items[u]
-		if prev != nil {
-			if old := prev.items[u]; old != nil && sameLocales(bodies, old) {
-				bodies[AllLocales] = old[AllLocales]
-				rs = append(rs, rendered{uuid: u.String(), json: itemData(old[AllLocales].JSON)})
+		if prior != nil {
+			if old := prior.priorAll(u, bodies); old != nil {
+				bodies[AllLocales] = old
+				rs = append(rs, rendered{uuid: u.String(), json: itemData(old.JSON)})
 				continue
 			}
 		}
@@ -68,6 +69,22 @@ func (e *Edition) renderAll(c Category, prev *table) error {
 		rs = append(rs, rendered{uuid: u.String(), json: j})
 	}
 	t.list[AllLocales] = representation.NewBody(listEnvelope(rs), AllLanguages)
+	return nil
+}
+
+// An allSource knows the language=all bodies of the previous version: a
+// table of the previous edition in this process, or what a build plan
+// carries to a builder process (priorAlls).
+type allSource interface {
+	// priorAll returns the language=all body item u had if bodies, its 18
+	// locale bodies now, are those that body was merged from; else nil.
+	priorAll(u UUID, bodies *[NumLocales + 1]*representation.Body) *representation.Body
+}
+
+func (t *table) priorAll(u UUID, bodies *[NumLocales + 1]*representation.Body) *representation.Body {
+	if old := t.items[u]; old != nil && sameLocales(bodies, old) {
+		return old[AllLocales]
+	}
 	return nil
 }
 

@@ -84,15 +84,17 @@ type rendered struct {
 
 // Build normalizes a snapshot and renders it into an Edition. Categories whose file
 // the snapshot lacks are empty. The snapshot is modified (normalized in place).
-func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil, false) }
+func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil, false, nil) }
 
 // build is Build, taking from prev the tables of every source category whose
-// key (the hash of its files) equals prev's. consume drops each source
+// key (the hash of its files) equals prev's, and from prior(c) (prior may be
+// nil) the language=all bodies of category c's items that did not change.
+// consume drops each source
 // category's items from s once its bodies are rendered, for a caller that
 // built s only for this: the decoded items of the categories done are then
 // garbage while the later ones render, and the build's peak is lower (in a
 // builder child every byte of the peak is a page fault).
-func build(s *Snapshot, prev *Edition, keys *[NumCategories]string, consume bool) (*Edition, error) {
+func build(s *Snapshot, prev *Edition, keys *[NumCategories]string, consume bool, prior func(Category) allSource) (*Edition, error) {
 	e := &Edition{Fills: map[Fill]int{}}
 	if err := normalizeVersion(s.Version, e.Fills); err != nil {
 		return nil, err
@@ -171,9 +173,9 @@ func build(s *Snapshot, prev *Edition, keys *[NumCategories]string, consume bool
 			}
 		}
 		for c := range en {
-			var before *table
-			if prev != nil {
-				before = &prev.tables[c]
+			var before allSource
+			if prior != nil {
+				before = prior(c)
 			}
 			if err := e.renderAll(c, before); err != nil {
 				return nil, fmt.Errorf("render %s for language=all: %w", c.Name(), err)

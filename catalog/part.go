@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bufio"
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -20,7 +21,10 @@ import (
 // already has is not sent again: a body whose bytes and language are those of
 // one of the previous edition's is named by its place in the plan's Known,
 // and a category whose files did not change is taken from prev as
-// BuildFilesReusing takes it.
+// BuildFilesReusing takes it. What the other process would do again is not
+// done again: the plan carries the language=all bodies of the categories it
+// rebuilds (All), and an item whose 18 locale bodies are the ones its body
+// was merged from keeps that body, as renderAll keeps prev's in this process.
 //
 // The format is this package's own, written by hand: a few length-prefixed
 // fields, read with every length and count checked against what is left of
@@ -38,6 +42,9 @@ type BuildPlan struct {
 	Reused [NumCategories]bool
 	// Known names prev's bodies, in the order of prev.Bodies().
 	Known []KnownBody
+	// All holds, for each category rebuilt (not Reused), prev's language=all
+	// body of each item and what it was merged from.
+	All [NumCategories]priorAlls
 	// Effort is the gzip level new bodies are compressed at.
 	Effort representation.Effort
 
@@ -46,6 +53,36 @@ type BuildPlan struct {
 
 // KnownBody names a body the server has: its ETag and Content-Language.
 type KnownBody struct{ ETag, Lang string }
+
+// PriorAll is an item's language=all body in the previous edition: its
+// bytes, and the digest of the 18 locale bodies they were merged from
+// (localesKey).
+type PriorAll struct {
+	Key  [sha256.Size]byte
+	JSON []byte
+}
+
+// priorAlls is one category's PriorAll by item: the allSource of a build in
+// a builder process.
+type priorAlls map[UUID]PriorAll
+
+func (m priorAlls) priorAll(u UUID, bodies *[NumLocales + 1]*representation.Body) *representation.Body {
+	if a, ok := m[u]; ok && a.Key == localesKey(bodies) {
+		return representation.NewBody(a.JSON, AllLanguages)
+	}
+	return nil
+}
+
+// localesKey digests an item's 18 locale bodies by their ETags, which name
+// their bytes (a body's ETag hashes them), in locale order.
+func localesKey(bodies *[NumLocales + 1]*representation.Body) [sha256.Size]byte {
+	h := sha256.New()
+	for _, b := range bodies[:NumLocales] {
+		h.Write([]byte(b.ETag()))
+		h.Write([]byte{'\n'})
+	}
+	return [sha256.Size]byte(h.Sum(nil))
+}
 
 // PlanBuild plans building files after prev (nil: no previous edition) in
 // another process.
@@ -56,6 +93,18 @@ func PlanBuild(files map[string][]byte, prev *Edition) *BuildPlan {
 		p.Known = make([]KnownBody, len(p.known))
 		for i, b := range p.known {
 			p.Known[i] = KnownBody{ETag: b.ETag(), Lang: b.Lang}
+		}
+		for c := range Category(NumCategories) {
+			if p.Reused[categories[c].source] {
+				continue
+			}
+			t := &prev.tables[c]
+			p.All[c] = make(priorAlls, len(t.order))
+			for _, u := range t.order {
+				if b := t.items[u]; b[AllLocales] != nil {
+					p.All[c][u] = PriorAll{Key: localesKey(b), JSON: b[AllLocales].JSON}
+				}
+			}
 		}
 	}
 	return p
@@ -82,27 +131,33 @@ func planBuild(files map[string][]byte, prev *Edition) *BuildPlan {
 	return p
 }
 
-// build builds the plan in this process, taking reused tables from prev.
+// build builds the plan in this process, taking reused tables and unchanged
+// items' language=all bodies from prev.
 func (p *BuildPlan) build(prev *Edition) (*Edition, error) {
-	return buildFiles(p.Files, &p.Keys, prev)
+	var prior func(Category) allSource
+	if prev != nil {
+		prior = func(c Category) allSource { return &prev.tables[c] }
+	}
+	return buildFiles(p.Files, &p.Keys, prev, prior)
 }
 
-// buildFiles builds files with keys after prev. The snapshot is its own, so
-// build may consume it, and files are not used once decoded: a caller that
-// holds no other reference to them lets them go while the build renders.
-func buildFiles(files map[string][]byte, keys *[NumCategories]string, prev *Edition) (*Edition, error) {
+// buildFiles builds files with keys after prev, as build does with prior.
+// The snapshot is its own, so build may consume it, and files are not used
+// once decoded: a caller that holds no other reference to them lets them go
+// while the build renders.
+func buildFiles(files map[string][]byte, keys *[NumCategories]string, prev *Edition, prior func(Category) allSource) (*Edition, error) {
 	snap, err := LoadFiles(files)
 	if err != nil {
 		return nil, err
 	}
 	Repair(snap)
-	return build(snap, prev, keys, true)
+	return build(snap, prev, keys, true, prior)
 }
 
 // planMagic and partMagic open a plan and a part; a reader that finds
 // anything else stops.
 const (
-	planMagic = "refdata-plan/1\n"
+	planMagic = "refdata-plan/2\n"
 	partMagic = "refdata-part/1\n"
 )
 
@@ -120,6 +175,14 @@ func WritePlan(w io.Writer, p *BuildPlan) error {
 	for _, k := range p.Known {
 		e.str(k.ETag)
 		e.str(k.Lang)
+	}
+	for c := range Category(NumCategories) {
+		e.u32(uint32(len(p.All[c])))
+		for u, a := range p.All[c] {
+			e.raw(u[:])
+			e.raw(a.Key[:])
+			e.bytes(a.JSON)
+		}
 	}
 	e.u32(uint32(len(p.Files)))
 	for name, b := range p.Files {
@@ -144,6 +207,20 @@ func ReadPlan(r io.Reader, limit int64) (*BuildPlan, error) {
 	p.Known = make([]KnownBody, 0, n)
 	for range n {
 		p.Known = append(p.Known, KnownBody{ETag: d.str(), Lang: d.str()})
+	}
+	for c := range Category(NumCategories) {
+		n := d.count(int64(len(UUID{})) + sha256.Size + 4)
+		if n > 0 {
+			p.All[c] = make(priorAlls, n)
+		}
+		for range n {
+			var u UUID
+			var a PriorAll
+			d.read(u[:])
+			d.read(a.Key[:])
+			a.JSON = d.bytes()
+			p.All[c][u] = a
+		}
 	}
 	n = d.count(8)
 	p.Files = make(map[string][]byte, n)
@@ -172,7 +249,7 @@ func BuildPart(p *BuildPlan) (*Edition, error) {
 	// they are garbage once decoded.
 	files := p.Files
 	p.Files = nil
-	e, err := buildFiles(files, &p.Keys, stub)
+	e, err := buildFiles(files, &p.Keys, stub, func(c Category) allSource { return p.All[c] })
 	if err != nil {
 		return nil, err
 	}

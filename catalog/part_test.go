@@ -143,3 +143,62 @@ func TestReadPartRejectsBrokenBytes(t *testing.T) {
 		t.Error("no changed part was rejected")
 	}
 }
+
+// TestPartTakesUnchangedAllBodies: a builder process does not merge
+// language=all again for an item whose 18 locale bodies are those the plan
+// says its previous body was merged from; it takes the plan's bytes. An item
+// whose locale bodies differ from the plan's digest is merged anew.
+func TestPartTakesUnchangedAllBodies(t *testing.T) {
+	prev, err := catalog.BuildFiles(versionFiles(t, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := versionFiles(t, 1)
+	want, err := catalog.BuildFilesReusing(files, prev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := catalog.PlanBuild(files, prev)
+	// Two items of a rebuilt category whose language=all body is unchanged:
+	// one keeps its digest and gets other bytes, one gets another digest.
+	var c catalog.Category
+	var kept, merged catalog.UUID
+	found := false
+	for _, c = range catalog.Categories() {
+		var same []catalog.UUID
+		for _, u := range want.UUIDs(c) {
+			if _, ok := plan.All[c][u]; ok && want.Item(c, u, catalog.AllLocales) == prev.Item(c, u, catalog.AllLocales) {
+				same = append(same, u)
+			}
+		}
+		if len(same) >= 2 {
+			kept, merged, found = same[0], same[1], true
+			break
+		}
+	}
+	if !found {
+		t.Fatal("no rebuilt category has two unchanged items")
+	}
+	taken := []byte(`{"status":200,"data":{"uuid":"taken from the plan"}}`)
+	a := plan.All[c][kept]
+	a.JSON = taken
+	plan.All[c][kept] = a
+	a = plan.All[c][merged]
+	a.Key[0] ^= 1
+	a.JSON = taken
+	plan.All[c][merged] = a
+
+	part, err := catalog.BuildPart(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := part.Item(c, kept, catalog.AllLocales); !bytes.Equal(got.JSON, taken) || got.Lang != catalog.AllLanguages {
+		t.Errorf("%s %s: language=all body %.80s (%q), want the plan's", c.Name(), kept, got.JSON, got.Lang)
+	}
+	if !bytes.Contains(part.List(c, catalog.AllLocales).JSON, []byte(`{"uuid":"taken from the plan"}`)) {
+		t.Errorf("%s: the language=all list lacks the plan's item", c.Name())
+	}
+	if got, w := part.Item(c, merged, catalog.AllLocales), want.Item(c, merged, catalog.AllLocales); !bytes.Equal(got.JSON, w.JSON) {
+		t.Errorf("%s %s: language=all body %.80s, want it merged anew: %.80s", c.Name(), merged, got.JSON, w.JSON)
+	}
+}
