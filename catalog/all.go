@@ -36,6 +36,7 @@ func (e *Edition) renderAll(c Category, prior allSource) error {
 	t := &e.tables[c]
 	rs := make([]rendered, 0, len(t.order))
 	vals := make([]any, NumLocales)
+	var scratch []byte
 	var p cores.Pacer
 	for _, u := range t.order {
 		p.Yield()
@@ -43,7 +44,7 @@ func (e *Edition) renderAll(c Category, prior allSource) error {
 		if prior != nil {
 			if old := prior.priorAll(u, bodies); old != nil {
 				bodies[AllLocales] = old
-				rs = append(rs, rendered{uuid: u.String(), json: itemData(old.JSON)})
+				rs = append(rs, rendered{uuid: u.String(), body: old.JSON})
 				continue
 			}
 		}
@@ -61,12 +62,15 @@ func (e *Edition) renderAll(c Category, prior allSource) error {
 			}
 			vals[loc] = v
 		}
-		j, err := appendAll(nil, sc, vals)
+		// Merged in a buffer the items share, kept at its size: an edition
+		// holds every body for as long as it is served.
+		scratch, err = appendAll(append(scratch[:0], itemPrefix...), sc, vals)
 		if err != nil {
 			return err
 		}
-		bodies[AllLocales] = representation.NewBody(itemEnvelope(j), AllLanguages)
-		rs = append(rs, rendered{uuid: u.String(), json: j})
+		j := bytes.Clone(append(scratch, '}'))
+		bodies[AllLocales] = representation.NewBody(j, AllLanguages)
+		rs = append(rs, rendered{uuid: u.String(), body: j})
 	}
 	t.list[AllLocales] = representation.NewBody(listEnvelope(rs), AllLanguages)
 	return nil
@@ -246,11 +250,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, ']'), nil
 	}
-	j, err := encode(v)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, j...), nil
+	return appendEncoded(b, v)
 }
 
 // appendKey appends the n-th key of an object (n from 0) and its colon, with
