@@ -17,13 +17,15 @@
 // the garbage there is (the first request for each target goes through the
 // router) would otherwise let the heap, and the process's RSS, grow to twice
 // its live bytes (GOGC=100: RSS 2.51× the rendered bytes with every target in
-// the memo; 2.30× at 40). So serving collects at ServingGOGC, and background
-// work, which allocates much and briefly, at LoadingGOGC: at Go's default 100
-// the bodies a load keeps were strewn among its garbage, and the half-empty
-// spans stayed (1.99–2.01× against 1.96× at 50, with the same start-up time).
-// The cost while serving is a collection each time a fifth of the live heap has
-// been allocated, which only the router's first answers and exports do: the
-// bodies are not scanned.
+// the memo; 2.30× at 40; 1.92–2.06× at 20, where the scavenger keeps a tenth
+// above the heap goal; 1.78–1.87× at 10, BENCHMARKS.md § Stop 33). So serving
+// collects at ServingGOGC, and background work, which allocates much and
+// briefly, at LoadingGOGC: at Go's default 100 the bodies a load keeps were
+// strewn among its garbage, and the half-empty spans stayed (1.99–2.01× against 1.96× at 50, with the same start-up time).
+// The cost while serving is a collection each time a tenth of the live heap has
+// been allocated, which only the router's first answers and exports do (some
+// 35–45 ms of CPU each for the 18-locale version: the bodies are not scanned,
+// their indexes are); answers from the memo allocate nothing.
 //
 // Yielding: background goroutines call a Pacer's Yield between small pieces of
 // work, so requests that arrive while every proc computes are answered within
@@ -45,7 +47,7 @@ import (
 
 // ServingGOGC is the collector's target growth (percent of the live heap) while
 // no background work runs.
-const ServingGOGC = 20
+const ServingGOGC = 10
 
 // LoadingGOGC is the collector's target growth while background work runs.
 const LoadingGOGC = 50
