@@ -24,10 +24,10 @@ var AllLanguages = strings.Join(Locales[:], ", ")
 
 // renderAll renders the language=all bodies of a category from its 18 locale
 // bodies: each field openapi.yaml marks x-localized becomes {locale: text}.
-// Locales that share a body are decoded once. An item whose 18 bodies are
-// those prior (what the previous version had, or nil) merged its
-// language=all body from keeps that body: merging is the costly part of a
-// swap's render.
+// Locales that share a body are decoded once. An item whose 18 locale bodies
+// are the ones its previous language=all body was merged from, as prior (nil:
+// no previous version) knows it, keeps that body: merging is the costly part
+// of a swap's render.
 func (e *Edition) renderAll(c Category, prior allSource) error {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {

@@ -94,11 +94,11 @@ func Build(s *Snapshot) (*Edition, error) { return build(s, nil, nil, false, nil
 // build is Build, taking from prev the tables of every source category whose
 // key (the hash of its files) equals prev's, and from prior(c) (prior may be
 // nil) the language=all bodies of category c's items that did not change.
-// consume drops each source
-// category's items from s once its bodies are rendered, for a caller that
-// built s only for this: the decoded items of the categories done are then
-// garbage while the later ones render, and the build's peak is lower (in a
-// builder child every byte of the peak is a page fault).
+// consume drops each source category's items from s once its bodies are
+// rendered, for a caller that built s only for this: the decoded items of the
+// categories done are then garbage while the later ones render, and the
+// build's peak is lower (in a builder child every byte of the peak is a page
+// fault).
 func build(s *Snapshot, prev *Edition, keys *[NumCategories]string, consume bool, prior func(Category) allSource) (*Edition, error) {
 	e := &Edition{Fills: map[Fill]int{}}
 	if err := normalizeVersion(s.Version, e.Fills); err != nil {
@@ -445,29 +445,23 @@ func encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
 
 // appendEncoded appends v, as encode renders it, to b.
 func appendEncoded(b []byte, v any) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
-	e.buf.Reset()
-	if err := e.enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
+	return encoded(v, func(j []byte) []byte { return append(b, j...) })
 }
 
 // encodeItem renders v in an item envelope (itemEnvelope(encode(v))), in one
 // allocation of the body's size.
-func encodeItem(v any) ([]byte, error) {
+func encodeItem(v any) ([]byte, error) { return encoded(v, itemEnvelope) }
+
+// encoded renders v with a pooled encoder and returns out of its JSON, which
+// out must copy: the encoder's buffer is reused once out returns.
+func encoded(v any, out func(j []byte) []byte) ([]byte, error) {
 	e := encoders.Get().(*encoder)
 	defer encoders.Put(e)
 	e.buf.Reset()
 	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	j := bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))
-	b := make([]byte, 0, len(itemPrefix)+len(j)+1)
-	b = append(b, itemPrefix...)
-	b = append(b, j...)
-	return append(b, '}'), nil
+	return out(bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))), nil
 }
 
 type encoder struct {
