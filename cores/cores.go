@@ -18,7 +18,7 @@
 // router) would otherwise let the heap, and the process's RSS, grow to twice
 // its live bytes (GOGC=100: RSS 2.51× the rendered bytes with every target in
 // the memo; 2.30× at 40; 1.92–2.06× at 20, where the scavenger keeps a tenth
-// above the heap goal; 1.78–1.87× at 10, BENCHMARKS.md § Stop 33). So serving
+// above the heap goal; 1.78–1.84× at 10, BENCHMARKS.md § Stop 33). So serving
 // collects at ServingGOGC, and background work, which allocates much and
 // briefly, at LoadingGOGC: at Go's default 100 the bodies a load keeps were
 // strewn among its garbage, and the half-empty spans stayed (1.99–2.01× against 1.96× at 50, with the same start-up time).
