@@ -283,7 +283,12 @@ func Busy() bool { return busy() }
 // costs a park at worst, it does not take a set flag at its word: with no
 // background work to clear it, the flag may have been set long ago, and one
 // worker for a whole loop on an idle server would be a slow load. So it
-// clears the flag and looks again after a moment.
+// clears the flag and looks again, a moment at a time, up to looks times.
+// One look was not enough: clients that pause between requests leave gaps
+// longer than a moment, and under a paced load (32 clients, each asking 1 ms
+// after its answer) a single look fell in one, and a compression worker took
+// a 67 KB body to brotli in the serving process for 207 ms, beside requests
+// (BENCHMARKS.md § Stop 34).
 func busy() bool {
 	if time.Now().UnixNano()-heard.Load() < int64(Recent) {
 		return true
@@ -291,10 +296,19 @@ func busy() bool {
 	if !requested.Swap(false) {
 		return false
 	}
-	lookAgain()
-	return heardRecently(time.Now())
+	for range looks {
+		lookAgain()
+		if heardRecently(time.Now()) {
+			return true
+		}
+	}
+	return false
 }
 
 // lookAgain is the moment busy waits for a request to set the flag again; a
 // variable so that a test can have one come in meanwhile without a timing.
+// looks moments cover 5 ms: an idle server pays them once after its last
+// request (the flag is then clear), a paced one finds its next request.
 var lookAgain = func() { time.Sleep(time.Millisecond) }
+
+const looks = 5

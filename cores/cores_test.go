@@ -265,22 +265,25 @@ func TestPacerYieldsOnlyToRequests(t *testing.T) {
 
 // TestWorkers: parallel background loops run on every proc while no request
 // came in within Recent, on one while requests come in; a request flag left
-// set long ago is looked at again rather than believed.
+// set long ago is looked at again rather than believed, for up to looks
+// moments, so a gap between paced requests is not taken for an idle server.
 func TestWorkers(t *testing.T) {
 	reset(t, 3)
 	t.Cleanup(func() { heard.Store(0); requested.Store(false) })
 	cases := []struct {
-		name         string
-		flag         bool
-		heard        time.Time
-		setMeanwhile bool
-		want         int
+		name      string
+		flag      bool
+		heard     time.Time
+		requestAt int // a request comes in during busy's look number requestAt; 0: none
+		want      int
 	}{
-		{"idle", false, time.Time{}, false, 3},
-		{"a request within Recent", false, time.Now(), false, 1},
-		{"the last one long ago", false, time.Now().Add(-2 * Recent), false, 3},
-		{"the flag left set, no request since", true, time.Time{}, false, 3},
-		{"the flag set, and requests still coming", true, time.Time{}, true, 1},
+		{"idle", false, time.Time{}, 0, 3},
+		{"a request within Recent", false, time.Now(), 0, 1},
+		{"the last one long ago", false, time.Now().Add(-2 * Recent), 0, 3},
+		{"the flag left set, no request since", true, time.Time{}, 0, 3},
+		{"the flag set, and requests still coming", true, time.Time{}, 1, 1},
+		{"the flag set, the next request after a gap", true, time.Time{}, looks, 1},
+		{"the flag set, the next request after every look", true, time.Time{}, looks + 1, 3},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -290,11 +293,13 @@ func TestWorkers(t *testing.T) {
 				at = c.heard.UnixNano()
 			}
 			heard.Store(at)
-			if c.setMeanwhile {
-				// A request comes in while busy looks again.
-				was := lookAgain
-				lookAgain = Request
-				defer func() { lookAgain = was }()
+			was := lookAgain
+			defer func() { lookAgain = was }()
+			look := 0
+			lookAgain = func() {
+				if look++; look == c.requestAt {
+					Request()
+				}
 			}
 			got := Workers()
 			if got != c.want {
