@@ -307,8 +307,9 @@ func busy() bool {
 
 // lookAgain is the moment busy waits for a request to set the flag again; a
 // variable so that a test can have one come in meanwhile without a timing.
-// looks moments cover 5 ms: an idle server pays them once after its last
-// request (the flag is then clear), a paced one finds its next request.
 var lookAgain = func() { time.Sleep(time.Millisecond) }
 
+// looks is how many moments busy looks for: 5 ms, which an idle server pays
+// once after its last request (the flag is then clear) and in which a paced
+// one's next request comes.
 const looks = 5
