@@ -202,3 +202,24 @@ func TestPartTakesUnchangedAllBodies(t *testing.T) {
 		t.Errorf("%s %s: language=all body %.80s, want it merged anew: %.80s", c.Name(), merged, got.JSON, w.JSON)
 	}
 }
+
+// BenchmarkReadPart: what a server does with a builder child's part for
+// sample version 15 after 14 (the bodies' ETags, the tables), the part of a
+// version's load left in the serving process.
+func BenchmarkReadPart(b *testing.B) {
+	prev, err := catalog.BuildFiles(versionFiles(b, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	representation.CompressGzipAll(prev.Bodies())
+	files := versionFiles(b, 1)
+	_, raw := buildInParts(b, files, prev)
+	plan := catalog.PlanBuild(files, prev)
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := catalog.ReadPart(bytes.NewReader(raw), int64(len(raw)), plan, prev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
