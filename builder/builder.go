@@ -29,6 +29,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -106,7 +107,14 @@ func serveChild(in io.Reader, out io.Writer) error {
 	if _, err := io.WriteString(out, handshake); err != nil {
 		return err
 	}
-	plan, err := catalog.ReadPlan(in, maxPlan)
+	// The build's normalization needs openapi.yaml parsed (76 ms of CPU):
+	// parsed while the plan arrives, or while a spare waits for one.
+	go func() { _, _ = catalog.Spec() }()
+	r := bufio.NewReaderSize(in, 256<<10)
+	if _, err := r.Peek(1); err == io.EOF {
+		return nil // a spare whose server stopped without a build for it
+	}
+	plan, err := catalog.ReadPlan(r, maxPlan)
 	if err != nil {
 		return err
 	}
@@ -121,24 +129,87 @@ var state struct {
 	mu      sync.Mutex
 	enabled bool
 	log     *slog.Logger
+	spare   *spare
 }
 
-// Enable makes Build build in a child process; log receives its failures
-// (the build then goes on in-process).
+// A spare is a builder child started ahead of the build that takes it, so a
+// publish does not wait for one to start: the exec, the Go runtime and the
+// parse of openapi.yaml, about 0.1 s of CPU that a child at idle priority
+// beside a loaded server got only slowly (BENCHMARKS.md § Stop 35). It waits
+// on its standard input, costing no CPU; it is stopped by Disable, and exits
+// by itself when the server's end of the pipe closes.
+type spare struct {
+	exe    string
+	normal string // NormalPriorityEnv when it started: a child reads it then
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    io.ReadCloser
+}
+
+func (s *spare) stop() {
+	if s == nil {
+		return
+	}
+	_ = s.cmd.Process.Kill()
+	_ = s.in.Close()
+	_ = s.out.Close()
+	_ = s.cmd.Wait()
+}
+
+// Enable makes Build build in a child process, and starts the first one;
+// log receives its failures (the build then goes on in-process).
 func Enable(log *slog.Logger) {
 	if os.Getenv(childEnv) != "" {
 		return
 	}
 	state.mu.Lock()
-	defer state.mu.Unlock()
 	state.enabled, state.log = true, log
+	state.mu.Unlock()
+	replenish()
 }
 
-// Disable makes later builds run in-process.
+// Disable makes later builds run in-process, and stops the spare child.
 func Disable() {
 	state.mu.Lock()
+	s := state.spare
+	state.enabled, state.spare = false, nil
+	state.mu.Unlock()
+	s.stop()
+}
+
+// replenish starts a spare child when builds go to children and none waits.
+// A child that does not start here is started (and its failure reported) by
+// the build that needs it.
+func replenish() {
+	exe, err := executable()
+	if err != nil {
+		return
+	}
+	state.mu.Lock()
 	defer state.mu.Unlock()
-	state.enabled = false
+	if !state.enabled || state.spare != nil {
+		return
+	}
+	cmd, in, out, err := cores.StartChild(exe, childEnv)
+	if err != nil {
+		return
+	}
+	state.spare = &spare{exe: exe, normal: os.Getenv(NormalPriorityEnv), cmd: cmd, in: in, out: out}
+}
+
+// startChild takes the spare when it is what a child started now would be
+// (the same program and priority), else starts one; ahead says which.
+func startChild(exe string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, ahead bool, err error) {
+	state.mu.Lock()
+	s := state.spare
+	state.spare = nil
+	state.mu.Unlock()
+	if s != nil && s.exe == exe && s.normal == os.Getenv(NormalPriorityEnv) {
+		return s.cmd, s.in, s.out, true, nil
+	}
+	s.stop()
+	cmd, in, out, err = cores.StartChild(exe, childEnv)
+	return cmd, in, out, false, err
 }
 
 func enabled() (bool, *slog.Logger) {
@@ -154,7 +225,7 @@ func enabled() (bool, *slog.Logger) {
 func Build(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
 	on, log := enabled()
 	if on {
-		ed, err := buildInChild(files, prev)
+		ed, err := buildInChild(files, prev, log)
 		if err == nil {
 			return ed, nil
 		}
@@ -169,7 +240,7 @@ func Build(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, er
 // errStarved: the child got too little CPU to finish soon.
 var errStarved = errors.New("the builder child is starved of CPU (the machine is busy)")
 
-func buildInChild(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
+func buildInChild(files map[string][]byte, prev *catalog.Edition, log *slog.Logger) (*catalog.Edition, error) {
 	giveBack := cores.Borrow()
 	plan := catalog.PlanBuild(files, prev)
 	giveBack()
@@ -177,10 +248,12 @@ func buildInChild(files map[string][]byte, prev *catalog.Edition) (*catalog.Edit
 	if err != nil {
 		return nil, fmt.Errorf("find the executable: %w", err)
 	}
-	cmd, in, out, err := cores.StartChild(exe, childEnv)
+	cmd, in, out, ahead, err := startChild(exe)
 	if err != nil {
 		return nil, err
 	}
+	// The next build's child starts once this one is done with the CPU.
+	defer replenish()
 	var size int64
 	for _, b := range plan.Files {
 		size += int64(len(b))
@@ -221,6 +294,9 @@ func buildInChild(files map[string][]byte, prev *catalog.Edition) (*catalog.Edit
 			}
 			if err := cmd.Wait(); err != nil {
 				return nil, fmt.Errorf("builder child: %w", err)
+			}
+			if log != nil {
+				log.Debug("the builder child built the version", "pid", cmd.Process.Pid, "started_ahead", ahead, "took", time.Since(began))
 			}
 			return r.ed, nil
 		case <-tick.C:

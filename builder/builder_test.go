@@ -2,9 +2,12 @@ package builder_test
 
 import (
 	"bytes"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,9 +50,22 @@ func versions(t *testing.T) (prev *catalog.Edition, files map[string][]byte, wan
 func enable(t *testing.T) *bytes.Buffer {
 	t.Helper()
 	logs := new(bytes.Buffer)
-	builder.Enable(slog.New(slog.NewTextHandler(logs, nil)))
+	builder.Enable(slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	t.Cleanup(builder.Disable)
 	return logs
+}
+
+// builtBy reads the debug line of the last build a child did: its process ID
+// and whether it was the spare started ahead.
+func builtBy(t *testing.T, logs *bytes.Buffer) (pid int, ahead bool) {
+	t.Helper()
+	all := regexp.MustCompile(`msg="the builder child built the version" pid=(\d+) started_ahead=(true|false)`).FindAllStringSubmatch(logs.String(), -1)
+	if len(all) == 0 {
+		t.Fatalf("no build by a child logged: %s", logs)
+	}
+	m := all[len(all)-1]
+	pid, _ = strconv.Atoi(m[1])
+	return pid, m[2] == "true"
 }
 
 // childBuildsOnABusyMachine keeps the builder child from being replaced for
@@ -80,6 +96,61 @@ func TestChildBuildsTheEdition(t *testing.T) {
 		}
 	}
 	apitest.SameEdition(t, want, got)
+}
+
+// TestTheSpareBuilds: Enable starts a child ahead; a build takes it and starts
+// the next one, which the next build takes.
+func TestTheSpareBuilds(t *testing.T) {
+	prev, files, want := versions(t)
+	childBuildsOnABusyMachine(t)
+	logs := enable(t)
+	for i := range 2 {
+		spare := builder.SparePID()
+		if spare == 0 {
+			t.Fatalf("build %d: no spare child waits", i)
+		}
+		got, err := builder.Build(files, prev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pid, ahead := builtBy(t, logs); pid != spare || !ahead {
+			t.Fatalf("build %d: built by %d (started ahead: %v), want the spare %d", i, pid, ahead, spare)
+		}
+		if next := builder.SparePID(); next == 0 || next == spare {
+			t.Fatalf("build %d: spare after it %d, want a new one (was %d)", i, next, spare)
+		}
+		apitest.SameEdition(t, want, got)
+	}
+}
+
+// TestAStaleSpareIsNotTaken: a spare started before the priority a child
+// reads from the environment changed is replaced by a child started now.
+func TestAStaleSpareIsNotTaken(t *testing.T) {
+	prev, files, _ := versions(t)
+	logs := enable(t)
+	spare := builder.SparePID()
+	childBuildsOnABusyMachine(t)
+	if _, err := builder.Build(files, prev); err != nil {
+		t.Fatal(err)
+	}
+	if pid, ahead := builtBy(t, logs); pid == spare || ahead {
+		t.Fatalf("built by %d (started ahead: %v): the spare %d started at idle priority", pid, ahead, spare)
+	}
+}
+
+// TestASpareLeftWithoutAPlanExitsQuietly: a spare whose server closed the pipe
+// without a plan (it stopped) exits without an error; a plan cut short is one.
+func TestASpareLeftWithoutAPlanExitsQuietly(t *testing.T) {
+	var out bytes.Buffer
+	if err := builder.ServeChild(strings.NewReader(""), &out); err != nil {
+		t.Errorf("no plan: %v, want nil", err)
+	}
+	if out.String() != "refdata-build/1\n" {
+		t.Errorf("no plan: wrote %q, want the handshake alone", out.String())
+	}
+	if err := builder.ServeChild(strings.NewReader("refdata-pl"), io.Discard); err == nil {
+		t.Error("a plan cut short: nil error")
+	}
 }
 
 // TestBuildsHereWhenTheChildDoesNot: a child that exits, is not a builder,

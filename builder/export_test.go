@@ -15,3 +15,17 @@ func StartInstead(path string) (restore func()) {
 
 // PartLimit is the bound on a part read from a child for a plan of n bytes.
 var PartLimit = partLimit
+
+// SparePID is the process ID of the child waiting for the next build, 0 when
+// none waits.
+func SparePID() int {
+	state.mu.Lock()
+	defer state.mu.Unlock()
+	if state.spare == nil {
+		return 0
+	}
+	return state.spare.cmd.Process.Pid
+}
+
+// ServeChild is what a builder child does with its standard input and output.
+var ServeChild = serveChild

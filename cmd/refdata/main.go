@@ -145,7 +145,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		representation.Offload(logger)
 		defer representation.StopOffload()
 	}
-	if *buildChild {
+	if *buildChild && *data != "" {
+		// Only a version store gets new versions to build; Enable starts a
+		// child ahead for the first.
 		builder.Enable(logger)
 		defer builder.Disable()
 	}
