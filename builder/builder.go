@@ -134,8 +134,8 @@ var state struct {
 
 // A spare is a builder child started ahead of the build that takes it, so a
 // publish does not wait for one to start: the exec, the Go runtime and the
-// parse of openapi.yaml, about 0.1 s of CPU that a child at idle priority
-// beside a loaded server got only slowly (BENCHMARKS.md § Stop 35). It waits
+// parse of openapi.yaml, 0.26 CPU-s that a child at idle priority beside a
+// loaded server got only slowly (BENCHMARKS.md § Stop 35). It waits
 // on its standard input, costing no CPU; it is stopped by Disable, and exits
 // by itself when the server's end of the pipe closes.
 type spare struct {
