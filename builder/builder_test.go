@@ -127,6 +127,7 @@ func TestTheSpareBuilds(t *testing.T) {
 // reads from the environment changed is replaced by a child started now.
 func TestAStaleSpareIsNotTaken(t *testing.T) {
 	prev, files, _ := versions(t)
+	t.Setenv(builder.NormalPriorityEnv, "") // the spare starts at idle priority, whatever the caller's environment
 	logs := enable(t)
 	spare := builder.SparePID()
 	childBuildsOnABusyMachine(t)
