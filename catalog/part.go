@@ -575,16 +575,45 @@ func (d *wireReader) read(b []byte) {
 	}
 }
 
+// next reads n bytes from the reader's buffer (n at most its size), valid
+// until the next read; nil after an error. Fields read into a buffer of the
+// caller's were each an allocation: a buffer handed to io.ReadFull moves to
+// the heap, and a part's tables are tens of thousands of u32s.
+func (d *wireReader) next(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if int64(n) > d.left {
+		d.fail(fmt.Errorf("more than the %d bytes allowed", d.left))
+		return nil
+	}
+	b, err := d.r.Peek(n)
+	if err != nil {
+		if err == io.EOF && len(b) > 0 {
+			err = io.ErrUnexpectedEOF
+		}
+		d.fail(err)
+		return nil
+	}
+	d.left -= int64(n)
+	_, _ = d.r.Discard(n)
+	return b
+}
+
 func (d *wireReader) u32() uint32 {
-	var b [4]byte
-	d.read(b[:])
-	return binary.BigEndian.Uint32(b[:])
+	b := d.next(4)
+	if b == nil {
+		return 0
+	}
+	return binary.BigEndian.Uint32(b)
 }
 
 func (d *wireReader) flag() bool {
-	var b [1]byte
-	d.read(b[:])
-	if b[0] > 1 && d.err == nil {
+	b := d.next(1)
+	if b == nil {
+		return false
+	}
+	if b[0] > 1 {
 		d.fail(fmt.Errorf("flag %d", b[0]))
 	}
 	return b[0] == 1
@@ -603,8 +632,10 @@ func (d *wireReader) count(min int64) int {
 	return int(n)
 }
 
-func (d *wireReader) bytes() []byte {
-	n := d.u32()
+func (d *wireReader) bytes() []byte { return d.field(d.u32()) }
+
+// field reads a field of n bytes into memory of its own.
+func (d *wireReader) field(n uint32) []byte {
 	if d.err == nil && int64(n) > d.left {
 		d.fail(fmt.Errorf("a field of %d bytes, %d left", n, d.left))
 	}
@@ -616,7 +647,18 @@ func (d *wireReader) bytes() []byte {
 	return b
 }
 
-func (d *wireReader) str() string { return string(d.bytes()) }
+// str reads a string; one of up to shortStr bytes is copied once, from the
+// reader's buffer.
+func (d *wireReader) str() string {
+	n := d.u32()
+	if n > shortStr {
+		return string(d.field(n))
+	}
+	return string(d.next(int(n)))
+}
+
+// shortStr is the longest string str reads from the reader's buffer.
+const shortStr = 4096
 
 func (d *wireReader) magic(want string) {
 	b := make([]byte, len(want))
