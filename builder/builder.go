@@ -76,7 +76,7 @@ var executable = os.Executable
 const maxPlan = 1 << 31
 
 // partLimit bounds what the server reads from a child for a plan whose files
-// are n bytes. A part holds each new body's bytes and gzip; language=all
+// are n bytes. A part holds each new body's bytes, gzip and ETags; language=all
 // bodies repeat an en-US-only version's text per locale, so its rendered bytes
 // are many times its files' (a whole version: 17.7× on the sample data, 12.3×
 // on a real en-US capture, 5.5× on the synthetic 18-locale one; TestPartLimit).

@@ -162,7 +162,7 @@ func TestBuildsHereWhenTheChildDoesNot(t *testing.T) {
 	for _, tc := range []struct{ name, script string }{
 		{"exits", "exit 3"},
 		{"not a builder", "echo PASS"},
-		{"broken part", `printf 'refdata-build/1\nrefdata-part/1\n\377\377\377\377'; cat >/dev/null`},
+		{"broken part", `printf 'refdata-build/1\nrefdata-part/2\n\377\377\377\377'; cat >/dev/null`},
 		{"endless", `printf 'refdata-build/1\n'; exec cat /dev/zero`},
 		{"silent", "exec sleep 30"},
 		{"starved", `printf 'refdata-build/1\n'; exec sleep 30`},

@@ -158,7 +158,7 @@ func buildFiles(files map[string][]byte, keys *[NumCategories]string, prev *Edit
 // anything else stops.
 const (
 	planMagic = "refdata-plan/2\n"
-	partMagic = "refdata-part/1\n"
+	partMagic = "refdata-part/2\n"
 )
 
 // WritePlan writes p for ReadPlan.
@@ -317,7 +317,9 @@ func WritePart(w io.Writer, e *Edition, p *BuildPlan) error {
 		enc.flag(false)
 		enc.str(b.Lang)
 		enc.bytes(b.JSON)
+		enc.str(b.ETag())
 		enc.bytes(gz)
+		enc.str(b.GzipETag())
 	}
 	ref := func(b *representation.Body) {
 		if b == nil {
@@ -367,7 +369,8 @@ func (e *Edition) walkPartRefs(p *BuildPlan, body func(*representation.Body), co
 
 // ReadPart reads what WritePart wrote for p into an edition that takes the
 // rest from prev (as BuildFilesReusing would have), reading at most limit
-// bytes. Bodies named by p.Known are prev's own; the others arrive gzipped.
+// bytes. Bodies named by p.Known are prev's own; the others arrive gzipped,
+// with their ETags (representation.NewGzippedBody).
 // Whatever the bytes, it returns an edition whose every body is present, or
 // an error.
 func ReadPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, error) {
@@ -405,14 +408,18 @@ func readPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, 
 			bodies = append(bodies, p.known[k])
 			continue
 		}
-		lang, b, gz := d.str(), d.bytes(), d.bytes()
+		lang, b, etag, gz, gzETag := d.str(), d.bytes(), d.str(), d.bytes(), d.str()
 		if d.err != nil {
 			return nil, d.err
 		}
 		if len(gz) == 0 {
 			gz = nil
 		}
-		bodies = append(bodies, representation.NewGzippedBody(b, lang, gz))
+		body, err := representation.NewGzippedBody(b, lang, etag, gz, gzETag)
+		if err != nil {
+			return nil, err
+		}
+		bodies = append(bodies, body)
 	}
 	body := func() *representation.Body {
 		i := d.u32()

@@ -119,9 +119,20 @@ func TestReadPartRejectsBrokenBytes(t *testing.T) {
 	if err := read(append(bytes.Clone(part), 0), int64(len(part))+1); err == nil {
 		t.Error("a part with a byte after it was read")
 	}
-	huge := append([]byte("refdata-part/1\n"), 0xff, 0xff, 0xff, 0xf0)
+	huge := append([]byte("refdata-part/2\n"), 0xff, 0xff, 0xff, 0xf0)
 	if err := read(huge, 1<<20); err == nil || !strings.Contains(err.Error(), "left") {
 		t.Errorf("a 4 GB field within a 1 MB limit: %v", err)
+	}
+	// A body's ETag comes with it, and is refused unless it has the form
+	// this program makes (a quote where its first one was, here).
+	i := bytes.Index(part, []byte{0, 0, 0, 26, '"'})
+	if i < 0 {
+		t.Fatal("no ETag in the part")
+	}
+	bad := bytes.Clone(part)
+	bad[i+4] = 'x'
+	if err := read(bad, int64(len(bad))); err == nil || !strings.Contains(err.Error(), "ETag") {
+		t.Errorf("a part with a broken ETag: %v", err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	failed, flips := 0, 300

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"runtime"
 	"runtime/debug"
@@ -37,8 +38,12 @@ type Body struct {
 }
 
 // NewBody wraps rendered bytes; lang is the Content-Language ("" for none).
-func NewBody(b []byte, lang string) *Body {
-	body := &Body{Encoded: newEncoded(b, ""), JSON: b, Lang: lang, Language: &noField}
+func NewBody(b []byte, lang string) *Body { return newBody(b, lang, "") }
+
+// newBody is NewBody with the bytes' ETag when another process made it ("":
+// made here).
+func newBody(b []byte, lang, etag string) *Body {
+	body := &Body{Encoded: encoded(b, "", etag), JSON: b, Lang: lang, Language: &noField}
 	if lang != "" {
 		body.Language = languageField(lang)
 	}
@@ -82,11 +87,22 @@ type Encoded struct {
 // ETag is the representation's strong, quoted entity tag.
 func (e *Encoded) ETag() string { return e.ETagField.Value[0] }
 
-func newEncoded(b []byte, encoding string) Encoded {
-	sum := sha256.Sum256(b)
+func newEncoded(b []byte, encoding string) Encoded { return encoded(b, encoding, "") }
+
+// etagLen is the length of an ETag newEncoded makes: 18 bytes of SHA-256 in
+// unpadded base64, quoted.
+const etagLen = 2 + 24
+
+// encoded is newEncoded with b's ETag when another process made it from the
+// same bytes with the same code ("": made here).
+func encoded(b []byte, encoding, etag string) Encoded {
+	if etag == "" {
+		sum := sha256.Sum256(b)
+		etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+	}
 	r := Encoded{
 		Bytes:        b,
-		ETagField:    Field{Name: "Etag", Value: []string{`"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}},
+		ETagField:    Field{Name: "Etag", Value: []string{etag}},
 		LengthHeader: []string{strconv.Itoa(len(b))},
 	}
 	r.Encoding = &noField
@@ -196,6 +212,12 @@ func (b *Body) compress(withBrotli bool) {
 // taken from old when old has it), unless another goroutine replaced old
 // meanwhile. An encoding that is not smaller than the body is left out.
 func (b *Body) install(old *compressed, withBrotli bool, gz, br []byte) {
+	b.installTagged(old, withBrotli, gz, "", br)
+}
+
+// installTagged is install with gz's ETag when another process made it ("":
+// made here).
+func (b *Body) installTagged(old *compressed, withBrotli bool, gz []byte, gzETag string, br []byte) {
 	c := &compressed{partial: !withBrotli}
 	if len(b.JSON) >= minCompress {
 		if old != nil {
@@ -204,7 +226,7 @@ func (b *Body) install(old *compressed, withBrotli bool, gz, br []byte) {
 				c.gzip = &c.gzipV
 			}
 		} else if gz != nil && len(gz) < len(b.JSON) {
-			c.gzipV = newEncoded(gz, "gzip")
+			c.gzipV = encoded(gz, "gzip", gzETag)
 			c.gzip = &c.gzipV
 		}
 		if br != nil && len(br) < len(b.JSON) {
@@ -638,11 +660,43 @@ func (b *Body) Gzipped() (gz []byte, made bool) {
 	return gz, true
 }
 
+// GzipETag is the ETag of the gzip Gzipped reports; "" when there is none.
+func (b *Body) GzipETag() string {
+	if c := b.enc.Load(); c != nil && c.gzip != nil {
+		return c.gzip.ETag()
+	}
+	return ""
+}
+
 // NewGzippedBody is NewBody for bytes whose gzip another process made with
-// CompressGzip (gz nil: not smaller, as Gzipped reports): the body is then as
-// CompressGzip would leave it here, and a later Compress adds brotli.
-func NewGzippedBody(b []byte, lang string, gz []byte) *Body {
-	body := NewBody(b, lang)
-	body.install(nil, false, gz, nil)
-	return body
+// CompressGzip (gz nil: not smaller, as Gzipped reports), with the ETags that
+// process made of both (ETag, GzipETag): the body is then as CompressGzip
+// would leave it here, and a later Compress adds brotli. The ETags are taken
+// as they come, not made again: that process is this program, and hashing the
+// bytes here was about half of the server's time reading a built version
+// (BENCHMARKS.md § Stop 36). An ETag not of the form this program makes is an
+// error.
+func NewGzippedBody(b []byte, lang, etag string, gz []byte, gzETag string) (*Body, error) {
+	if !madeETag(etag) {
+		return nil, fmt.Errorf("the body's ETag %q is not one this program makes", etag)
+	}
+	if len(gz) > 0 && len(gz) < len(b) && len(b) >= minCompress && !madeETag(gzETag) {
+		return nil, fmt.Errorf("the gzip's ETag %q is not one this program makes", gzETag)
+	}
+	body := newBody(b, lang, etag)
+	body.installTagged(nil, false, gz, gzETag, nil)
+	return body, nil
+}
+
+// madeETag reports whether s has the form of an ETag newEncoded makes.
+func madeETag(s string) bool {
+	if len(s) != etagLen || s[0] != '"' || s[etagLen-1] != '"' {
+		return false
+	}
+	for _, c := range []byte(s[1 : etagLen-1]) {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -82,3 +82,40 @@ func TestGzipFirst(t *testing.T) {
 		t.Errorf("%d representations, want identity, gzip and br", len(b.Representations()))
 	}
 }
+
+// TestNewGzippedBody: a body whose gzip and ETags another process made is the
+// body CompressGzip leaves here, its ETags taken as they come; an ETag not of
+// the form this program makes is refused.
+func TestNewGzippedBody(t *testing.T) {
+	json := bytes.Repeat([]byte(`{"displayName":"Vandal","uuid":"9c82e19d"},`), 40)
+	here := representation.NewBody(json, "de-DE")
+	here.CompressGzip()
+	gz, _ := here.Gzipped()
+	if gz == nil || here.GzipETag() == "" || here.GzipETag() == here.ETag() {
+		t.Fatalf("the sample did not gzip smaller: %d bytes, ETag %q", len(gz), here.GzipETag())
+	}
+	got, err := representation.NewGzippedBody(json, "de-DE", here.ETag(), gz, here.GzipETag())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gotGz, made := got.Gzipped()
+	if got.ETag() != here.ETag() || got.GzipETag() != here.GzipETag() || !made || !bytes.Equal(gotGz, gz) || got.Language.Value[0] != "de-DE" {
+		t.Errorf("ETags %s/%s, want %s/%s; gzip made %v", got.ETag(), got.GzipETag(), here.ETag(), here.GzipETag(), made)
+	}
+	small := []byte(`{}`)
+	if b, err := representation.NewGzippedBody(small, "", representation.NewBody(small, "").ETag(), nil, ""); err != nil || b.GzipETag() != "" {
+		t.Errorf("a body too small to gzip: %v, gzip ETag %q", err, b.GzipETag())
+	}
+	for _, tc := range []struct{ name, etag, gzETag string }{
+		{"no ETag", "", here.GzipETag()},
+		{"no gzip ETag", here.ETag(), ""},
+		{"unquoted", here.ETag()[1:] + "x", here.GzipETag()},
+		{"short", `"abc"`, here.GzipETag()},
+		{"not base64url", `"` + "AAAAAAAAAAAA+AAAAAAAAAAA" + `"`, here.GzipETag()},
+		{"weak", "W/" + here.ETag()[:24], here.GzipETag()},
+	} {
+		if _, err := representation.NewGzippedBody(json, "de-DE", tc.etag, gz, tc.gzETag); err == nil {
+			t.Errorf("%s (%q, %q): no error", tc.name, tc.etag, tc.gzETag)
+		}
+	}
+}

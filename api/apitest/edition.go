@@ -32,7 +32,7 @@ func SameEdition(t testing.TB, want, got *catalog.Edition) {
 		}
 		wz, wm := w.Gzipped()
 		gz, gm := g.Gzipped()
-		if !bytes.Equal(w.JSON, g.JSON) || w.Lang != g.Lang || w.ETag() != g.ETag() || wm != gm || !bytes.Equal(wz, gz) {
+		if !bytes.Equal(w.JSON, g.JSON) || w.Lang != g.Lang || w.ETag() != g.ETag() || w.GzipETag() != g.GzipETag() || wm != gm || !bytes.Equal(wz, gz) {
 			t.Fatalf("%s: body differs (lang %q/%q, %d/%d bytes, gzip %d/%d bytes)", where, g.Lang, w.Lang, len(g.JSON), len(w.JSON), len(gz), len(wz))
 		}
 	}
