@@ -96,14 +96,25 @@ func ServeIfChild() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(childGCPercent)
 	}
-	if err := serveChild(os.Stdin, os.Stdout); err != nil {
+	widen := cores.ChildBudget()
+	if err := serveChild(os.Stdin, os.Stdout, widen); err != nil {
 		fmt.Fprintln(os.Stderr, "builder child:", err)
 		os.Exit(1)
 	}
 	os.Exit(0)
 }
 
-func serveChild(in io.Reader, out io.Writer) error {
+// widenAfter is how long a build runs on the procs the server leaves free
+// (cores.ChildBudget) before it takes them all: a small version's build ends
+// within it or soon after on one thread (an en-US one in 346–458 ms, against
+// 284–354 on two; BENCHMARKS.md § Stop 36), beside the requests; a large one
+// must still go live within seconds.
+var widenAfter = 300 * time.Millisecond
+
+// serveChild answers the handshake, reads a plan from in, builds it and writes
+// the part to out; widen gives the build every proc once it has run
+// widenAfter.
+func serveChild(in io.Reader, out io.Writer, widen func()) error {
 	if _, err := io.WriteString(out, handshake); err != nil {
 		return err
 	}
@@ -118,6 +129,8 @@ func serveChild(in io.Reader, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	t := time.AfterFunc(widenAfter, widen)
+	defer t.Stop()
 	ed, err := catalog.BuildPart(plan)
 	if err != nil {
 		return err

@@ -143,14 +143,54 @@ func TestAStaleSpareIsNotTaken(t *testing.T) {
 // without a plan (it stopped) exits without an error; a plan cut short is one.
 func TestASpareLeftWithoutAPlanExitsQuietly(t *testing.T) {
 	var out bytes.Buffer
-	if err := builder.ServeChild(strings.NewReader(""), &out); err != nil {
+	if err := builder.ServeChild(strings.NewReader(""), &out, func() {}); err != nil {
 		t.Errorf("no plan: %v, want nil", err)
 	}
 	if out.String() != "refdata-build/1\n" {
 		t.Errorf("no plan: wrote %q, want the handshake alone", out.String())
 	}
-	if err := builder.ServeChild(strings.NewReader("refdata-pl"), io.Discard); err == nil {
+	if err := builder.ServeChild(strings.NewReader("refdata-pl"), io.Discard, func() {}); err == nil {
 		t.Error("a plan cut short: nil error")
+	}
+}
+
+// TestALongBuildTakesEveryProc: a child's build runs on the procs the server
+// leaves free until it has run for widenAfter, then on all of them; one that
+// ends sooner never takes more.
+func TestALongBuildTakesEveryProc(t *testing.T) {
+	prev, files, _ := versions(t)
+	var plan bytes.Buffer
+	if err := catalog.WritePlan(&plan, catalog.PlanBuild(files, prev)); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		after time.Duration
+		widen bool
+	}{
+		{"outlasts the wait", 0, true},
+		{"ends within it", time.Hour, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			defer builder.WidenAfter(tc.after)()
+			widened := make(chan struct{}, 1)
+			if err := builder.ServeChild(bytes.NewReader(plan.Bytes()), io.Discard, func() { widened <- struct{}{} }); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.widen {
+				select {
+				case <-widened:
+					t.Error("a build that ended within widenAfter took every proc")
+				default:
+				}
+				return
+			}
+			select {
+			case <-widened:
+			case <-time.After(time.Minute):
+				t.Error("a build that outlasted widenAfter did not take every proc")
+			}
+		})
 	}
 }
 

@@ -29,3 +29,11 @@ func SparePID() int {
 
 // ServeChild is what a builder child does with its standard input and output.
 var ServeChild = serveChild
+
+// WidenAfter sets how long a child's build runs on its budget of procs,
+// until the returned function restores it.
+func WidenAfter(d time.Duration) (restore func()) {
+	before := widenAfter
+	widenAfter = d
+	return func() { widenAfter = before }
+}

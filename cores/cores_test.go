@@ -308,3 +308,66 @@ func TestWorkers(t *testing.T) {
 		})
 	}
 }
+
+// TestChildBudget: a child runs on the procs its server leaves free, and
+// widen gives it every proc; without a usable budget it keeps its procs.
+func TestChildBudget(t *testing.T) {
+	for _, tc := range []struct {
+		env         string
+		runs, after int
+	}{
+		{"1", 1, 4},
+		{"3", 3, 4},
+		{"4", 4, 4},
+		{"9", 4, 4},
+		{"0", 4, 4},
+		{"x", 4, 4},
+		{"", 4, 4},
+	} {
+		t.Run(tc.env, func(t *testing.T) {
+			reset(t, 4)
+			t.Setenv(childProcsEnv, tc.env)
+			widen := ChildBudget()
+			if got := runtime.GOMAXPROCS(0); got != tc.runs {
+				t.Errorf("budget %q on 4 procs: GOMAXPROCS %d, want %d", tc.env, got, tc.runs)
+			}
+			widen()
+			if got := runtime.GOMAXPROCS(0); got != tc.after {
+				t.Errorf("budget %q widened: GOMAXPROCS %d, want %d", tc.env, got, tc.after)
+			}
+		})
+	}
+}
+
+// TestFree: a serving process leaves its children the procs serving does not
+// use, at least one; one that does not choose its procs tells them nothing.
+func TestFree(t *testing.T) {
+	t.Setenv("GOMAXPROCS", "")
+	for _, tc := range []struct {
+		name          string
+		cpus, n, free int
+		limit         bool
+	}{
+		{"no Limit", 4, 0, 0, false},
+		{"all but one", 4, 0, 1, true},
+		{"one of two", 2, 0, 1, true},
+		{"one CPU", 1, 0, 1, true},
+		{"asked for one of four", 4, 1, 3, true},
+		{"all", 4, 4, 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reset(t, tc.cpus)
+			if tc.limit {
+				Limit(tc.n)
+			}
+			if got := free(); got != tc.free {
+				t.Errorf("free() = %d, want %d", got, tc.free)
+			}
+		})
+	}
+	reset(t, 4)
+	t.Setenv("GOMAXPROCS", "4")
+	if Limit(0); free() != 0 {
+		t.Errorf("with the operator's GOMAXPROCS: free() = %d, want 0", free())
+	}
+}

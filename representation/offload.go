@@ -71,6 +71,10 @@ func ServeIfChild() {
 		return
 	}
 	cores.IdlePriority()
+	// Compressing takes no more than the cores serving leaves free: what a
+	// swap waits for is gzipped by the builder child, or by in-process
+	// workers that join this child after OffloadPatience.
+	cores.ChildBudget()
 	if err := serveChild(os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "compression child:", err)
 		os.Exit(1)
