@@ -677,11 +677,13 @@ func (b *Body) GzipETag() string {
 // (BENCHMARKS.md § Stop 36). An ETag not of the form this program makes is an
 // error.
 func NewGzippedBody(b []byte, lang, etag string, gz []byte, gzETag string) (*Body, error) {
+	// The errors give lengths, not the strings: a broken part's could be
+	// megabytes.
 	if !madeETag(etag) {
-		return nil, fmt.Errorf("the body's ETag %q is not one this program makes", etag)
+		return nil, fmt.Errorf("the body's ETag (%d bytes) is not one this program makes", len(etag))
 	}
 	if len(gz) > 0 && len(gz) < len(b) && len(b) >= minCompress && !madeETag(gzETag) {
-		return nil, fmt.Errorf("the gzip's ETag %q is not one this program makes", gzETag)
+		return nil, fmt.Errorf("the gzip's ETag (%d bytes) is not one this program makes", len(gzETag))
 	}
 	body := newBody(b, lang, etag)
 	body.installTagged(nil, false, gz, gzETag, nil)

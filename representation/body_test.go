@@ -2,6 +2,7 @@ package representation_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/representation"
@@ -113,9 +114,13 @@ func TestNewGzippedBody(t *testing.T) {
 		{"short", `"abc"`, here.GzipETag()},
 		{"not base64url", `"` + "AAAAAAAAAAAA+AAAAAAAAAAA" + `"`, here.GzipETag()},
 		{"weak", "W/" + here.ETag()[:24], here.GzipETag()},
+		{"a megabyte", strings.Repeat("A", 1<<20), here.GzipETag()},
 	} {
-		if _, err := representation.NewGzippedBody(json, "de-DE", tc.etag, gz, tc.gzETag); err == nil {
-			t.Errorf("%s (%q, %q): no error", tc.name, tc.etag, tc.gzETag)
+		_, err := representation.NewGzippedBody(json, "de-DE", tc.etag, gz, tc.gzETag)
+		if err == nil {
+			t.Errorf("%s (%.40q, %.40q): no error", tc.name, tc.etag, tc.gzETag)
+		} else if len(err.Error()) > 200 {
+			t.Errorf("%s: an error of %d bytes (it quotes what it refuses)", tc.name, len(err.Error()))
 		}
 	}
 }
