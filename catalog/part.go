@@ -568,15 +568,23 @@ func (d *wireReader) fail(err error) {
 	}
 }
 
-func (d *wireReader) read(b []byte) {
+// take counts n bytes against the bound, reporting whether they may be read.
+func (d *wireReader) take(n int) bool {
 	if d.err != nil {
-		return
+		return false
 	}
-	if int64(len(b)) > d.left {
+	if int64(n) > d.left {
 		d.fail(fmt.Errorf("more than the %d bytes allowed", d.left))
+		return false
+	}
+	d.left -= int64(n)
+	return true
+}
+
+func (d *wireReader) read(b []byte) {
+	if !d.take(len(b)) {
 		return
 	}
-	d.left -= int64(len(b))
 	if _, err := io.ReadFull(d.r, b); err != nil {
 		d.fail(err)
 	}
@@ -587,11 +595,7 @@ func (d *wireReader) read(b []byte) {
 // caller's were each an allocation: a buffer handed to io.ReadFull moves to
 // the heap, and a part's tables are tens of thousands of u32s.
 func (d *wireReader) next(n int) []byte {
-	if d.err != nil {
-		return nil
-	}
-	if int64(n) > d.left {
-		d.fail(fmt.Errorf("more than the %d bytes allowed", d.left))
+	if !d.take(n) {
 		return nil
 	}
 	b, err := d.r.Peek(n)
@@ -602,7 +606,6 @@ func (d *wireReader) next(n int) []byte {
 		d.fail(err)
 		return nil
 	}
-	d.left -= int64(n)
 	_, _ = d.r.Discard(n)
 	return b
 }
@@ -668,9 +671,7 @@ func (d *wireReader) str() string {
 const shortStr = 4096
 
 func (d *wireReader) magic(want string) {
-	b := make([]byte, len(want))
-	d.read(b)
-	if d.err == nil && string(b) != want {
+	if b := d.next(len(want)); d.err == nil && string(b) != want {
 		d.fail(fmt.Errorf("not a %q stream", want[:len(want)-1]))
 	}
 }

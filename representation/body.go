@@ -89,16 +89,16 @@ func (e *Encoded) ETag() string { return e.ETagField.Value[0] }
 
 func newEncoded(b []byte, encoding string) Encoded { return encoded(b, encoding, "") }
 
-// etagLen is the length of an ETag newEncoded makes: 18 bytes of SHA-256 in
-// unpadded base64, quoted.
-const etagLen = 2 + 24
+// etagSum is how many bytes of a body's SHA-256 its ETag gives, in unpadded
+// base64url, quoted.
+const etagSum = 18
 
 // encoded is newEncoded with b's ETag when another process made it from the
 // same bytes with the same code ("": made here).
 func encoded(b []byte, encoding, etag string) Encoded {
 	if etag == "" {
 		sum := sha256.Sum256(b)
-		etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`
+		etag = `"` + base64.RawURLEncoding.EncodeToString(sum[:etagSum]) + `"`
 	}
 	r := Encoded{
 		Bytes:        b,
@@ -670,7 +670,7 @@ func (b *Body) GzipETag() string {
 
 // NewGzippedBody is NewBody for bytes whose gzip another process made with
 // CompressGzip (gz nil: not smaller, as Gzipped reports), with the ETags that
-// process made of both (ETag, GzipETag): the body is then as CompressGzip
+// process made of both (ETag, GzipETag; the latter for every gz): the body is then as CompressGzip
 // would leave it here, and a later Compress adds brotli. The ETags are taken
 // as they come, not made again: that process is this program, and hashing the
 // bytes here was about half of the server's time reading a built version
@@ -682,7 +682,7 @@ func NewGzippedBody(b []byte, lang, etag string, gz []byte, gzETag string) (*Bod
 	if !madeETag(etag) {
 		return nil, fmt.Errorf("the body's ETag (%d bytes) is not one this program makes", len(etag))
 	}
-	if len(gz) > 0 && len(gz) < len(b) && len(b) >= minCompress && !madeETag(gzETag) {
+	if gz != nil && !madeETag(gzETag) {
 		return nil, fmt.Errorf("the gzip's ETag (%d bytes) is not one this program makes", len(gzETag))
 	}
 	body := newBody(b, lang, etag)
@@ -690,15 +690,15 @@ func NewGzippedBody(b []byte, lang, etag string, gz []byte, gzETag string) (*Bod
 	return body, nil
 }
 
-// madeETag reports whether s has the form of an ETag newEncoded makes.
+// madeETag reports whether s has the form of an ETag newEncoded makes: etagSum
+// bytes in unpadded base64url, quoted.
 func madeETag(s string) bool {
-	if len(s) != etagLen || s[0] != '"' || s[etagLen-1] != '"' {
+	var sum [etagSum]byte
+	n := len(s) - 2
+	if n != base64.RawURLEncoding.EncodedLen(etagSum) || s[0] != '"' || s[len(s)-1] != '"' {
 		return false
 	}
-	for _, c := range []byte(s[1 : etagLen-1]) {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	// The decoder skips newlines: a tag with one decodes to fewer bytes.
+	got, err := base64.RawURLEncoding.Decode(sum[:], []byte(s[1:1+n]))
+	return err == nil && got == etagSum
 }

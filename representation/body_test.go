@@ -104,8 +104,10 @@ func TestNewGzippedBody(t *testing.T) {
 		t.Errorf("ETags %s/%s, want %s/%s; gzip made %v", got.ETag(), got.GzipETag(), here.ETag(), here.GzipETag(), made)
 	}
 	small := []byte(`{}`)
-	if b, err := representation.NewGzippedBody(small, "", representation.NewBody(small, "").ETag(), nil, ""); err != nil || b.GzipETag() != "" {
-		t.Errorf("a body too small to gzip: %v, gzip ETag %q", err, b.GzipETag())
+	if b, err := representation.NewGzippedBody(small, "", representation.NewBody(small, "").ETag(), nil, ""); err != nil {
+		t.Errorf("a body too small to gzip: %v", err)
+	} else if b.GzipETag() != "" {
+		t.Errorf("a body too small to gzip: gzip ETag %q", b.GzipETag())
 	}
 	for _, tc := range []struct{ name, etag, gzETag string }{
 		{"no ETag", "", here.GzipETag()},
@@ -115,6 +117,8 @@ func TestNewGzippedBody(t *testing.T) {
 		{"not base64url", `"` + "AAAAAAAAAAAA+AAAAAAAAAAA" + `"`, here.GzipETag()},
 		{"weak", "W/" + here.ETag()[:24], here.GzipETag()},
 		{"a megabyte", strings.Repeat("A", 1<<20), here.GzipETag()},
+		{"a newline", here.ETag()[:12] + "\n" + here.ETag()[13:], here.GzipETag()},
+		{"a newline in the gzip's", here.ETag(), here.GzipETag()[:12] + "\r" + here.GzipETag()[13:]},
 	} {
 		_, err := representation.NewGzippedBody(json, "de-DE", tc.etag, gz, tc.gzETag)
 		if err == nil {
