@@ -30,7 +30,8 @@ i=0
 : > "$work/manifest.tsv"
 grep -v '^[[:space:]]*\(#\|$\)' "$paths" | awk '{print $1}' > "$work/paths"
 while read -r p; do
-  ct=$(curl -sf -A "$ua" -o "$work/$i.plain" -w '%{content_type}' "$base$p")
+  ct=$(curl -sf -A "$ua" -o "$work/$i.plain" -w '%{content_type}' "$base$p") ||
+    { echo "tails.sh: $base$p did not answer 200" >&2; exit 1; }
   enc=$(curl -sf -A "$ua" -H 'Accept-Encoding: gzip' -o "$work/$i.gz" -D - "$base$p" | tr -d '\r' | awk -F': ' 'tolower($1)=="content-encoding" {print $2}')
   gz=-
   [ "$enc" = gzip ] && gz=$work/$i.gz
@@ -44,7 +45,11 @@ echo "listen 127.0.0.1:$port;" > "$work/nginx/listen.conf"
 nginx -p "$work/nginx/" -c "$work/nginx/nginx.conf" -e "$work/nginx/error.log" < /dev/null > /dev/null 2>&1 &
 ngx_pid=$!
 ngx=http://127.0.0.1:$port
-until curl -s -o /dev/null "$ngx/"; do sleep 0.1; done
+for try in $(seq 50); do
+  curl -s -o /dev/null "$ngx/" && break
+  [ "$try" = 50 ] && { echo "tails.sh: nginx did not start: $(tail -2 "$work/nginx/error.log")" >&2; exit 1; }
+  sleep 0.1
+done
 
 cat > "$work/p.lua" <<'EOF'
 done = function(summary, latency, requests)
@@ -59,9 +64,11 @@ median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2
 printf '# %-58s %9s %9s %7s %7s %7s | %7s %7s %7s | %s\n' path server_rps nginx_rps p50 p99 p999 p50 p99 p999 'p99 ratio'
 while read -r p; do
   # Both must send the same bytes.
-  curl -sf -A "$ua" "${ae[@]}" -o "$work/s" "$base$p"
-  curl -sf -A "$ua" "${ae[@]}" -o "$work/n" "$ngx$p"
-  cmp -s "$work/s" "$work/n" || { echo "$p: the server's and nginx's bytes differ; skipped" >&2; continue; }
+  if ! curl -sf -A "$ua" "${ae[@]}" -o "$work/s" "$base$p" || ! curl -sf -A "$ua" "${ae[@]}" -o "$work/n" "$ngx$p" ||
+    ! cmp -s "$work/s" "$work/n"; then
+    echo "$p: the server's and nginx's answers differ; skipped" >&2
+    continue
+  fi
   if [ "${WARMUP:-1s}" != 0 ]; then run "$base$p" "${WARMUP:-1s}" > /dev/null; run "$ngx$p" "${WARMUP:-1s}" > /dev/null; fi
   : > "$work/s.runs"; : > "$work/n.runs"
   for _ in $(seq "${ROUNDS:-3}"); do
