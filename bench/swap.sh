@@ -45,15 +45,8 @@ while :; do
   prev=$gz; sleep 1
 done
 
-# wrk's own percentiles, p999 included (wrk_report.lua prints up to p99).
-cat > "$tmp/p.lua" <<'EOF'
-done = function(summary, latency, requests)
-  io.write(string.format("rps=%.0f p50_ms=%.3f p99_ms=%.3f p999_ms=%.3f max_ms=%.3f errors=%d\n",
-    summary.requests / (summary.duration / 1e6), latency:percentile(50) / 1000,
-    latency:percentile(99) / 1000, latency:percentile(99.9) / 1000, latency.max / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout))
-end
-EOF
+# wrk's own percentiles, p999 included; DELAY_MS adds a pause to the script.
+cp "$bench_dir/percentiles.lua" "$tmp/p.lua"
 if [ -n "${DELAY_MS:-}" ]; then echo "delay = function() return $DELAY_MS end" >> "$tmp/p.lua"; fi
 run_wrk() { wrk -t1 -c"${CONNS:-32}" -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
 

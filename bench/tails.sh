@@ -15,7 +15,8 @@ set -euo pipefail
 base=${1:?usage: bench/tails.sh BASE_URL PATHS_FILE [--gzip]}
 paths=${2:?usage: bench/tails.sh BASE_URL PATHS_FILE [--gzip]}
 gzip=${3:-}
-lib=$(cd "$(dirname "$0")" && pwd)/../../shared/bench/benchlib.py
+here=$(cd "$(dirname "$0")" && pwd)
+lib=$here/../../shared/bench/benchlib.py
 [ -r "$lib" ] || { echo "tails.sh: needs $lib (compare.sh's helper)" >&2; exit 2; }
 ua='bench/1.0 (+http://localhost)'
 ae=()
@@ -51,14 +52,7 @@ for try in $(seq 50); do
   sleep 0.1
 done
 
-cat > "$work/p.lua" <<'EOF'
-done = function(summary, latency, requests)
-  io.write(string.format("%.0f %.3f %.3f %.3f %d\n", summary.requests / (summary.duration / 1e6),
-    latency:percentile(50) / 1000, latency:percentile(99) / 1000, latency:percentile(99.9) / 1000,
-    summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.status + summary.errors.timeout))
-end
-EOF
-run() { wrk -t1 -c"${CONNS:-32}" -d"$2" -H "User-Agent: $ua" "${ae[@]}" -s "$work/p.lua" "$1" | tail -1; }
+run() { wrk -t1 -c"${CONNS:-32}" -d"$2" -H "User-Agent: $ua" "${ae[@]}" -s "$here/percentiles.lua" "$1" | tail -1; }
 median() { sort -g | awk '{v[NR]=$1} END {print (NR % 2) ? v[(NR+1)/2] : (v[NR/2] + v[NR/2+1]) / 2}'; }
 
 printf '# %-58s %9s %9s %7s %7s %7s | %7s %7s %7s | %s\n' path server_rps nginx_rps p50 p99 p999 p50 p99 p999 'p99 ratio'
@@ -75,12 +69,13 @@ while read -r p; do
     run "$base$p" "${DURATION:-5s}" >> "$work/s.runs"
     run "$ngx$p" "${DURATION:-5s}" >> "$work/n.runs"
   done
-  if awk '$5 != 0 {bad=1} END {exit !bad}' "$work/s.runs" "$work/n.runs"; then echo "$p: wrk counted errors" >&2; fi
-  col() { awk -v c="$2" '{print $c}' "$1" | median; }
-  sp99=$(col "$work/s.runs" 3) np99=$(col "$work/n.runs" 3)
+  # col FILE KEY: the median of KEY=value over the rounds in FILE.
+  col() { grep -o "$2=[0-9.]*" "$1" | cut -d= -f2 | median; }
+  if grep -q 'errors=[1-9]' "$work/s.runs" "$work/n.runs"; then echo "$p: wrk counted errors" >&2; fi
+  sp99=$(col "$work/s.runs" p99_ms) np99=$(col "$work/n.runs" p99_ms)
   printf '%-60s %9.0f %9.0f %7.3f %7.3f %7.3f | %7.3f %7.3f %7.3f | %.2f\n' "$p" \
-    "$(col "$work/s.runs" 1)" "$(col "$work/n.runs" 1)" \
-    "$(col "$work/s.runs" 2)" "$sp99" "$(col "$work/s.runs" 4)" \
-    "$(col "$work/n.runs" 2)" "$np99" "$(col "$work/n.runs" 4)" \
+    "$(col "$work/s.runs" rps)" "$(col "$work/n.runs" rps)" \
+    "$(col "$work/s.runs" p50_ms)" "$sp99" "$(col "$work/s.runs" p999_ms)" \
+    "$(col "$work/n.runs" p50_ms)" "$np99" "$(col "$work/n.runs" p999_ms)" \
     "$(awk -v a="$sp99" -v b="$np99" 'BEGIN {print a / b}')"
 done < "$work/paths"
