@@ -17,6 +17,7 @@ const childProcsEnv = "REFDATA_CHILD_PROCS"
 // process that works beside the server: env=1 added to this process's
 // environment tells it which (it puts itself at IdlePriority), its standard
 // input and output are pipes to it, its standard error is this process's.
+// The child runs under SCHED_IDLE (IdlePriority) from the moment it starts.
 // A serving process (Limit) tells it the procs serving leaves free.
 func StartChild(exe, env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
 	cmd = exec.Command(exe)
@@ -36,6 +37,12 @@ func StartChild(exe, env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadC
 	if err := cmd.Start(); err != nil {
 		return nil, nil, nil, fmt.Errorf("start %s: %w", exe, err)
 	}
+	// Idle from its first moments, not from its own IdlePriority: before that
+	// call the child's runtime and package initialization ran at the
+	// server's priority, beside the requests, twice in every swap. Threads
+	// its first thread starts from now on inherit it; IdlePriority catches
+	// any other.
+	setIdle(cmd.Process.Pid)
 	return cmd, in, out, nil
 }
 

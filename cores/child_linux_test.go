@@ -52,3 +52,26 @@ func TestStartChildTellsTheBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestStartChildIsIdle: a child is under SCHED_IDLE from the start, though it
+// never calls IdlePriority itself (cat does not).
+func TestStartChildIsIdle(t *testing.T) {
+	cmd, in, _, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command's closing parenthesis; the policy is the
+	// 41st field of the line, the 39th of these.
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	if len(fields) < 39 {
+		t.Fatalf("short /proc stat: %q", stat)
+	}
+	if policy := fields[38]; policy != strconv.Itoa(schedIdle) {
+		t.Errorf("the child's scheduling policy is %s, want SCHED_IDLE (%d)", policy, schedIdle)
+	}
+}

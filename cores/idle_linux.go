@@ -24,12 +24,16 @@ func IdlePriority() {
 			return
 		}
 		for _, t := range tasks {
-			tid, err := strconv.Atoi(t.Name())
-			if err != nil {
-				continue
+			if tid, err := strconv.Atoi(t.Name()); err == nil {
+				setIdle(tid)
 			}
-			var param struct{ priority int32 }
-			_, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedIdle, uintptr(unsafe.Pointer(&param)))
 		}
 	}
+}
+
+// setIdle puts one thread (a process's first thread: its PID) under
+// SCHED_IDLE; a refusal leaves it as it was.
+func setIdle(tid int) {
+	var param struct{ priority int32 }
+	_, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_SETSCHEDULER, uintptr(tid), schedIdle, uintptr(unsafe.Pointer(&param)))
 }
