@@ -52,6 +52,10 @@ const handshake = "refdata-build/1\n"
 // almost no CPU there (and with a long Patience, not be replaced).
 const NormalPriorityEnv = "REFDATA_BUILDER_NORMAL_PRIORITY"
 
+// idle reports whether builder children run at idle priority: the server
+// starting one and the child itself read it alike.
+func idle() bool { return os.Getenv(NormalPriorityEnv) == "" }
+
 // Patience is how often a child's progress is checked; starvedShare is the
 // share of one core below which, over Patience, it counts as starved.
 var (
@@ -90,7 +94,7 @@ func ServeIfChild() {
 	if os.Getenv(childEnv) == "" {
 		return
 	}
-	if os.Getenv(NormalPriorityEnv) == "" {
+	if idle() {
 		cores.IdlePriority()
 	}
 	if os.Getenv("GOGC") == "" {
@@ -203,7 +207,7 @@ func replenish() {
 	if !state.enabled || state.spare != nil {
 		return
 	}
-	cmd, in, out, err := cores.StartChild(exe, childEnv)
+	cmd, in, out, err := cores.StartChild(exe, childEnv, idle())
 	if err != nil {
 		return
 	}
@@ -221,7 +225,7 @@ func startChild(exe string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser
 		return s.cmd, s.in, s.out, true, nil
 	}
 	s.stop()
-	cmd, in, out, err = cores.StartChild(exe, childEnv)
+	cmd, in, out, err = cores.StartChild(exe, childEnv, idle())
 	return cmd, in, out, false, err
 }
 

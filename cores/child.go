@@ -15,11 +15,12 @@ const childProcsEnv = "REFDATA_CHILD_PROCS"
 
 // StartChild starts exe (this executable, or a test's stand-in) as a child
 // process that works beside the server: env=1 added to this process's
-// environment tells it which (it puts itself at IdlePriority), its standard
-// input and output are pipes to it, its standard error is this process's.
-// The child runs under SCHED_IDLE (IdlePriority) from the moment it starts.
-// A serving process (Limit) tells it the procs serving leaves free.
-func StartChild(exe, env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
+// environment tells it which, its standard input and output are pipes to it,
+// its standard error is this process's. idle: the child works at
+// IdlePriority, and runs under SCHED_IDLE from the moment it starts; false
+// leaves it at this process's priority. A serving process (Limit) tells it
+// the procs serving leaves free.
+func StartChild(exe, env string, idle bool) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadCloser, err error) {
 	cmd = exec.Command(exe)
 	cmd.Env = append(os.Environ(), env+"=1")
 	if n := free(); n > 0 {
@@ -37,12 +38,14 @@ func StartChild(exe, env string) (cmd *exec.Cmd, in io.WriteCloser, out io.ReadC
 	if err := cmd.Start(); err != nil {
 		return nil, nil, nil, fmt.Errorf("start %s: %w", exe, err)
 	}
-	// Idle from its first moments, not from its own IdlePriority: before that
-	// call the child's runtime and package initialization ran at the
-	// server's priority, beside the requests, twice in every swap. Threads
-	// its first thread starts from now on inherit it; IdlePriority catches
-	// any other.
-	setIdle(cmd.Process.Pid)
+	if idle {
+		// Idle from its first moments, not from its own IdlePriority: before
+		// that call the child's runtime and package initialization ran at the
+		// server's priority, beside the requests, twice in every swap.
+		// Threads its first thread starts from now on inherit it;
+		// IdlePriority catches any other.
+		setIdle(cmd.Process.Pid)
+	}
 	return cmd, in, out, nil
 }
 

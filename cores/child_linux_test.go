@@ -1,6 +1,7 @@
 package cores
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"slices"
@@ -16,7 +17,7 @@ func TestStartChildGrowsPipes(t *testing.T) {
 	if n, _ := strconv.Atoi(strings.TrimSpace(string(max))); err != nil || n < pipeSize {
 		t.Skipf("pipes may not grow to %d bytes here (%q, %v)", pipeSize, max, err)
 	}
-	cmd, in, out, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD")
+	cmd, in, out, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +35,7 @@ func TestStartChildTellsTheBudget(t *testing.T) {
 	t.Setenv("GOMAXPROCS", "")
 	reset(t, 4)
 	Limit(0)
-	cmd, in, out, err := StartChild("/usr/bin/env", "REFDATA_TEST_CHILD")
+	cmd, in, out, err := StartChild("/usr/bin/env", "REFDATA_TEST_CHILD", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,25 +54,38 @@ func TestStartChildTellsTheBudget(t *testing.T) {
 	}
 }
 
-// TestStartChildIsIdle: a child is under SCHED_IDLE from the start, though it
-// never calls IdlePriority itself (cat does not).
+// TestStartChildIsIdle: an idle child is under SCHED_IDLE from the start,
+// though it never calls IdlePriority itself (cat does not); any other keeps
+// this process's policy.
 func TestStartChildIsIdle(t *testing.T) {
-	cmd, in, _, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD")
+	for _, tc := range []struct {
+		idle bool
+		want string
+	}{{true, strconv.Itoa(schedIdle)}, {false, policy(t, "self")}} {
+		t.Run(fmt.Sprintf("idle=%v", tc.idle), func(t *testing.T) {
+			cmd, in, _, err := StartChild("/bin/cat", "REFDATA_TEST_CHILD", tc.idle)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer func() { _ = in.Close(); _ = cmd.Wait() }()
+			if got := policy(t, strconv.Itoa(cmd.Process.Pid)); got != tc.want {
+				t.Errorf("the child's scheduling policy is %s, want %s", got, tc.want)
+			}
+		})
+	}
+}
+
+// policy reads a process's scheduling policy from /proc/PROC/stat: the 41st
+// field of the line, the 39th after the command's closing parenthesis.
+func policy(t *testing.T, proc string) string {
+	t.Helper()
+	stat, err := os.ReadFile("/proc/" + proc + "/stat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The fields after the command's closing parenthesis; the policy is the
-	// 41st field of the line, the 39th of these.
 	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
 	if len(fields) < 39 {
 		t.Fatalf("short /proc stat: %q", stat)
 	}
-	if policy := fields[38]; policy != strconv.Itoa(schedIdle) {
-		t.Errorf("the child's scheduling policy is %s, want SCHED_IDLE (%d)", policy, schedIdle)
-	}
+	return fields[38]
 }

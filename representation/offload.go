@@ -216,7 +216,7 @@ func startChild() (*child, error) {
 	if err != nil {
 		return nil, fmt.Errorf("find the executable: %w", err)
 	}
-	cmd, in, out, err := cores.StartChild(exe, childEnv)
+	cmd, in, out, err := cores.StartChild(exe, childEnv, true)
 	if err != nil {
 		return nil, err
 	}
