@@ -171,23 +171,39 @@ type drainConn struct {
 	grace    time.Duration
 	conns    *sync.Map
 	reading  atomic.Int32 // Read calls in progress: the server waits for a request
-	graced   atomic.Bool
-	once     sync.Once
+	// unanswered: a Read returned bytes and no Write has followed yet. It is set
+	// before the bytes reach fasthttp, so there is no moment between a request's
+	// arrival and fasthttp marking the connection active in which the
+	// connection looks idle (fasthttp's idle close used to land there).
+	unanswered atomic.Bool
+	graced     atomic.Bool
+	once       sync.Once
 }
 
 func (c *drainConn) Read(b []byte) (int, error) {
 	c.reading.Add(1)
-	defer c.reading.Add(-1)
-	return c.Conn.Read(b)
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.unanswered.Store(true)
+	}
+	c.reading.Add(-1)
+	return n, err
+}
+
+func (c *drainConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	c.unanswered.Store(false)
+	return n, err
 }
 
 // Close: while draining, a close of a connection whose server goroutine is
-// blocked reading (fasthttp closing an idle connection) only bounds that read,
-// so a request already sent is read and answered, and the server's own close
-// follows; a timer makes sure the socket closes. A close with no read waiting
-// is the server's last word on the connection, and closes it at once.
+// blocked reading, or holds a request it has not answered yet (fasthttp
+// closing a connection it takes for idle), only bounds the read, so a request
+// already sent is read and answered, and the server's own close follows; a
+// timer makes sure the socket closes. A close with no read waiting and nothing
+// unanswered is the server's last word on the connection, and closes it at once.
 func (c *drainConn) Close() error {
-	if c.draining.Load() && c.reading.Load() > 0 && c.graced.CompareAndSwap(false, true) {
+	if c.draining.Load() && (c.reading.Load() > 0 || c.unanswered.Load()) && c.graced.CompareAndSwap(false, true) {
 		_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
 		time.AfterFunc(c.grace+5*time.Second, func() { _ = c.close() })
 		return nil

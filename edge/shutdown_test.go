@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +87,91 @@ func TestShutdownAnswersKeepAlive(t *testing.T) {
 	if err := <-served; err != nil {
 		t.Errorf("serve: %v", err)
 	}
+}
+
+// TestDrainConnClose: while draining, a close of a connection that is waiting
+// for a request, or holds one it has not answered, leaves the socket open for
+// the answer; any other close shuts it at once. The unanswered case is the
+// moment between a request's bytes being read and fasthttp marking the
+// connection active, when fasthttp's idle close used to drop the request.
+func TestDrainConnClose(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		draining bool
+		// before Close: "" nothing, "read" bytes read, "answered" bytes read
+		// and an answer written, "waiting" a Read blocked for the next request.
+		state    string
+		wantOpen bool
+	}{
+		{"not draining, unanswered", false, "read", false},
+		{"draining, nothing read", true, "", false},
+		{"draining, request unanswered", true, "read", true},
+		{"draining, request answered", true, "answered", false},
+		{"draining, waiting for a request", true, "waiting", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			server, client := tcpPair(t)
+			var draining atomic.Bool
+			var conns sync.Map
+			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns}
+			defer dc.close()
+			buf := make([]byte, 64)
+			read := make(chan error, 1)
+			switch tc.state {
+			case "read", "answered":
+				if _, err := io.WriteString(client, "GET"); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := dc.Read(buf); err != nil {
+					t.Fatal(err)
+				}
+				if tc.state == "answered" {
+					if _, err := io.WriteString(dc, "HTTP/1.1 200 OK\r\n"); err != nil {
+						t.Fatal(err)
+					}
+				}
+			case "waiting":
+				go func() { _, err := dc.Read(buf); read <- err }()
+				for dc.reading.Load() == 0 {
+					runtime.Gosched()
+				}
+			}
+			draining.Store(tc.draining)
+			_ = dc.Close()
+			// The socket is open if the server side can still write to it.
+			_, err := dc.Conn.Write([]byte("x"))
+			if open := err == nil; open != tc.wantOpen {
+				t.Fatalf("after Close: open %v (write: %v), want %v", open, err, tc.wantOpen)
+			}
+			if tc.state == "waiting" {
+				// The request sent now is still read.
+				if _, err := io.WriteString(client, "GET"); err != nil {
+					t.Fatal(err)
+				}
+				if err := <-read; err != nil {
+					t.Fatalf("read after a graced close: %v", err)
+				}
+			}
+		})
+	}
+}
+
+// tcpPair returns the two ends of a loopback TCP connection.
+func tcpPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	server, err = ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return server, client
 }
