@@ -18,6 +18,7 @@ package edge
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,14 @@ type Config struct {
 	// DrainGrace is how long a keep-alive connection that looks idle when
 	// shutdown begins still reads; 0 means DefaultDrainGrace.
 	DrainGrace time.Duration
+	// ReadTimeout bounds reading a request, from its connection's opening or
+	// from the previous answer's end for its first byte; 0 means
+	// DefaultReadTimeout.
+	ReadTimeout time.Duration
 }
+
+// DefaultReadTimeout: how long a client has to send a request's head.
+const DefaultReadTimeout = 10 * time.Second
 
 // DefaultMemoLimit holds every target of a version as large as the newest sample:
 // 2,530 lists and items, 48,070 targets with the 19 ways of naming a language (none,
@@ -112,7 +120,7 @@ func New(cfg Config) *Server {
 		Handler:               s.handle,
 		ErrorHandler:          s.badRequest,
 		Logger:                logAdapter{s.logger},
-		ReadTimeout:           10 * time.Second,
+		ReadTimeout:           cmp.Or(cfg.ReadTimeout, DefaultReadTimeout),
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
 		ReadBufferSize:        maxHeaderBytes,
@@ -176,8 +184,11 @@ type drainConn struct {
 	// arrival and fasthttp marking the connection active in which the
 	// connection looks idle (fasthttp's idle close used to land there).
 	unanswered atomic.Bool
-	graced     atomic.Bool
-	once       sync.Once
+	// spoke: a Read has returned bytes; a connection that never sent one gets
+	// no error response (badRequest).
+	spoke  atomic.Bool
+	graced atomic.Bool
+	once   sync.Once
 }
 
 func (c *drainConn) Read(b []byte) (int, error) {
@@ -185,6 +196,7 @@ func (c *drainConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.unanswered.Store(true)
+		c.spoke.Store(true)
 	}
 	c.reading.Add(-1)
 	return n, err
@@ -453,6 +465,15 @@ const unreadable = "the request could not be read as HTTP/1.1: send an origin-fo
 // badRequest answers a request fasthttp could not read, in the error envelope, and
 // logs why at Info, as the router logs its 4xx.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
+	// A connection that never sent a byte (a client's spare connection, at the
+	// read timeout or at shutdown) is closed without an answer, as net/http and
+	// nginx do: a 400 on it reaches the client as an unsolicited response on an
+	// idle connection. fasthttp writes whatever this handler leaves; a write
+	// deadline already past makes that write fail unsent.
+	if dc, ok := ctx.Conn().(*drainConn); ok && !dc.spoke.Load() {
+		_ = dc.SetWriteDeadline(time.Now())
+		return
+	}
 	status, msg := http.StatusBadRequest, unreadable
 	var small *fasthttp.ErrSmallBuffer
 	switch {
