@@ -185,8 +185,9 @@ type drainConn struct {
 	// connection looks idle (fasthttp's idle close used to land there).
 	unanswered atomic.Bool
 	// spoke: a Read has returned bytes; a connection that never sent one gets
-	// no error response (badRequest).
-	spoke  atomic.Bool
+	// no error response (badRequest). Only the connection's own goroutine reads
+	// and writes it.
+	spoke  bool
 	graced atomic.Bool
 	once   sync.Once
 }
@@ -196,15 +197,19 @@ func (c *drainConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.unanswered.Store(true)
-		c.spoke.Store(true)
+		c.spoke = true
 	}
 	c.reading.Add(-1)
 	return n, err
 }
 
+// Write: an answer's first write ends its request's unanswered spell (a large
+// answer's later writes find it ended and store nothing).
 func (c *drainConn) Write(b []byte) (int, error) {
 	n, err := c.Conn.Write(b)
-	c.unanswered.Store(false)
+	if c.unanswered.Load() {
+		c.unanswered.Store(false)
+	}
 	return n, err
 }
 
@@ -470,7 +475,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	// nginx do: a 400 on it reaches the client as an unsolicited response on an
 	// idle connection. fasthttp writes whatever this handler leaves; a write
 	// deadline already past makes that write fail unsent.
-	if dc, ok := ctx.Conn().(*drainConn); ok && !dc.spoke.Load() {
+	if dc, ok := ctx.Conn().(*drainConn); ok && !dc.spoke {
 		_ = dc.SetWriteDeadline(time.Now())
 		return
 	}
