@@ -2,19 +2,16 @@ package edge
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
-	"net/url"
 	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/impl"
 )
 
@@ -177,50 +174,4 @@ func tcpPair(t *testing.T) (server, client net.Conn) {
 		t.Fatal(err)
 	}
 	return server, client
-}
-
-// TestUnusedConnection: a connection that never sent a byte (a client's spare)
-// is closed at the read timeout without an answer, which its client would take
-// for an unsolicited response on an idle connection; one that sent half a
-// request gets the error envelope.
-func TestUnusedConnection(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
-	h := start(t, Config{Router: router(t, repo), Active: repo.Active, ReadTimeout: 50 * time.Millisecond})
-	for _, tc := range []struct {
-		name, sent string
-		status     int // 0: closed without a byte
-	}{
-		{"nothing sent", "", 0},
-		{"half a request", "GET /v1/version HTTP/1.1\r\nHost: x\r\n", http.StatusBadRequest},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			c, err := net.Dial("tcp", h.addr)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if _, err := io.WriteString(c, tc.sent); err != nil {
-				t.Fatal(err)
-			}
-			raw, err := io.ReadAll(c)
-			if err != nil {
-				t.Fatalf("read: %v", err)
-			}
-			if tc.status == 0 {
-				if len(raw) > 0 {
-					t.Fatalf("a connection that sent nothing got %q", raw)
-				}
-				return
-			}
-			res, err := http.ReadResponse(bufio.NewReader(bytes.NewReader(raw)), nil)
-			if err != nil {
-				t.Fatalf("%q: %v", raw, err)
-			}
-			body, _ := io.ReadAll(res.Body)
-			if res.StatusCode != tc.status {
-				t.Fatalf("status %d, want %d: %s", res.StatusCode, tc.status, body)
-			}
-			apitest.New(t).CheckError(t, &http.Request{Method: "GET", URL: &url.URL{Path: "/v1/version"}}, res, body)
-		})
-	}
 }
