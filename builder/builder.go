@@ -182,7 +182,7 @@ func Enable(log *slog.Logger) {
 	state.mu.Lock()
 	state.enabled, state.log = true, log
 	state.mu.Unlock()
-	replenish()
+	Replenish()
 }
 
 // Disable makes later builds run in-process, and stops the spare child.
@@ -194,10 +194,15 @@ func Disable() {
 	s.stop()
 }
 
-// replenish starts a spare child when builds go to children and none waits.
-// A child that does not start here is started (and its failure reported) by
-// the build that needs it.
-func replenish() {
+// Replenish starts the next build's spare child when builds go to children
+// and none waits. A build takes the spare and does not start the next: its
+// caller calls Replenish once the swap it led to is done with the CPU. At
+// once, the start (the runtime's and openapi.yaml's, about 130 ms of CPU) fell
+// beside the swap and the compression child's brotli of the new bodies, and
+// two busy processes at idle priority cost the requests far more than one
+// (BENCHMARKS.md § Stop 35, § Stop 40). A child that does not start here is
+// started (and its failure reported) by the build that needs it.
+func Replenish() {
 	exe, err := executable()
 	if err != nil {
 		return
@@ -212,6 +217,9 @@ func replenish() {
 		return
 	}
 	state.spare = &spare{exe: exe, normal: os.Getenv(NormalPriorityEnv), cmd: cmd, in: in, out: out}
+	if state.log != nil {
+		state.log.Debug("started the next build's builder child", "pid", cmd.Process.Pid)
+	}
 }
 
 // startChild takes the spare when it is what a child started now would be
@@ -269,8 +277,6 @@ func buildInChild(files map[string][]byte, prev *catalog.Edition, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
-	// The next build's child starts once this one is done with the CPU.
-	defer replenish()
 	var size int64
 	for _, b := range plan.Files {
 		size += int64(len(b))

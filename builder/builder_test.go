@@ -98,8 +98,9 @@ func TestChildBuildsTheEdition(t *testing.T) {
 	apitest.SameEdition(t, want, got)
 }
 
-// TestTheSpareBuilds: Enable starts a child ahead; a build takes it and starts
-// the next one, which the next build takes.
+// TestTheSpareBuilds: Enable starts a child ahead; a build takes it and does
+// not start the next one (the swap's compression runs then); Replenish does,
+// and the next build takes that.
 func TestTheSpareBuilds(t *testing.T) {
 	prev, files, want := versions(t)
 	childBuildsOnABusyMachine(t)
@@ -116,6 +117,10 @@ func TestTheSpareBuilds(t *testing.T) {
 		if pid, ahead := builtBy(t, logs); pid != spare || !ahead {
 			t.Fatalf("build %d: built by %d (started ahead: %v), want the spare %d", i, pid, ahead, spare)
 		}
+		if next := builder.SparePID(); next != 0 {
+			t.Fatalf("build %d: spare %d started at once after it", i, next)
+		}
+		builder.Replenish()
 		if next := builder.SparePID(); next == 0 || next == spare {
 			t.Fatalf("build %d: spare after it %d, want a new one (was %d)", i, next, spare)
 		}

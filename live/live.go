@@ -301,7 +301,11 @@ func backgroundWorkers() int { return min(cores.Workers(), max(1, cores.Procs()-
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
 	if s.brotliLater != nil {
-		r.inBackground(func() { representation.CompressAndRelease(s.brotliLater, backgroundWorkers()) })
+		// The next build's child starts once this swap is done with the CPU.
+		r.inBackground(func() {
+			representation.CompressAndRelease(s.brotliLater, backgroundWorkers())
+			builder.Replenish()
+		})
 	}
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
@@ -385,6 +389,7 @@ func (r *Repository) Reload() (bool, error) {
 		}
 	}
 	r.badPtr = raw
+	builder.Replenish() // the failed build may have taken the spare
 	r.metrics.reloadFailed()
 	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
 	return false, err

@@ -258,7 +258,7 @@ func TestSwapServesGzipAtOnce(t *testing.T) {
 				patience := builder.Patience
 				builder.Patience = time.Hour
 				defer func() { builder.Patience = patience }()
-				builder.Enable(slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, nil)))
+				builder.Enable(slog.New(slog.NewTextHandler(&syncWriter{w: e.logs}, &slog.HandlerOptions{Level: slog.LevelDebug})))
 				defer builder.Disable()
 			}
 			e.importDir(t, fixtureDir(t, "15"))
@@ -295,6 +295,11 @@ func TestSwapServesGzipAtOnce(t *testing.T) {
 			e.repo.Wait()
 			if res, _ := do("/v1/currencies", "gzip, br"); res.Header.Get("Content-Encoding") != "br" {
 				t.Errorf("after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
+			}
+			// The next build's child: one started by Enable, taken by the
+			// build; the next once the swap's brotli is done.
+			if n := strings.Count(e.logs.String(), "started the next build's builder child"); child && n != 2 {
+				t.Errorf("builder children started ahead: %d, want 2 (Enable's and the swap's): %s", n, e.logs)
 			}
 		})
 	}
