@@ -195,8 +195,9 @@ func Disable() {
 }
 
 // Replenish starts the next build's spare child when builds go to children
-// and none waits. A build takes the spare and does not start the next: its
-// caller calls Replenish once the swap it led to is done with the CPU. At
+// and none waits. A build by a child takes the spare and does not start the
+// next: its caller calls Replenish once the swap it led to is done with the
+// CPU (a build whose child failed starts it itself). At
 // once, the start (the runtime's and openapi.yaml's, about 130 ms of CPU) fell
 // beside the swap and the compression child's brotli of the new bodies, and
 // two busy processes at idle priority cost the requests far more than one
@@ -254,6 +255,9 @@ func Build(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, er
 		if err == nil {
 			return ed, nil
 		}
+		// The child may have been the spare, and no swap may follow to start
+		// the next (Replenish): start it once this build is done.
+		defer Replenish()
 		if log != nil {
 			log.Warn("the builder child did not build the version; building in-process", "err", err)
 		}

@@ -233,16 +233,24 @@ func TestBuildsHereWhenTheChildDoesNot(t *testing.T) {
 }
 
 // TestBadDataFailsInEitherPlace: files that cannot be built fail Build with
-// the build's error, child or not.
+// the build's error, child or not; no swap follows, so the build that took
+// the spare starts the next.
 func TestBadDataFailsInEitherPlace(t *testing.T) {
 	prev, files, _ := versions(t)
 	files["en-US/maps.json"] = []byte(`{"status":200,"data":[{"uuid":"not-a-uuid"}]}`)
 	for _, child := range []bool{false, true} {
+		spare := 0
 		if child {
 			enable(t)
+			if spare = builder.SparePID(); spare == 0 {
+				t.Fatal("no spare child waits")
+			}
 		}
 		if _, err := builder.Build(files, prev); err == nil {
 			t.Errorf("child %v: a broken maps.json built", child)
+		}
+		if next := builder.SparePID(); child && (next == 0 || next == spare) {
+			t.Errorf("after a failed build: spare %d, want a new one (was %d)", next, spare)
 		}
 	}
 }

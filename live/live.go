@@ -389,7 +389,6 @@ func (r *Repository) Reload() (bool, error) {
 		}
 	}
 	r.badPtr = raw
-	builder.Replenish() // the failed build may have taken the spare
 	r.metrics.reloadFailed()
 	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
 	return false, err
