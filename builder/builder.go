@@ -197,12 +197,12 @@ func Disable() {
 // Replenish starts the next build's spare child when builds go to children
 // and none waits. A build by a child takes the spare and does not start the
 // next: its caller calls Replenish once the swap it led to is done with the
-// CPU (a build whose child failed starts it itself). At
-// once, the start (the runtime's and openapi.yaml's, about 130 ms of CPU) fell
-// beside the swap and the compression child's brotli of the new bodies, and
-// two busy processes at idle priority cost the requests far more than one
-// (BENCHMARKS.md § Stop 35, § Stop 40). A child that does not start here is
-// started (and its failure reported) by the build that needs it.
+// CPU (a build whose child failed starts it itself). Started at once, the
+// spare's start (the runtime's and openapi.yaml's, about 130 ms of CPU) fell
+// just before the swap and then beside the compression child's brotli of the
+// new bodies, and two busy processes at idle priority cost the requests more
+// than one (BENCHMARKS.md § Stop 35, § Stop 40). A child that does not start
+// here is started (and its failure reported) by the build that needs it.
 func Replenish() {
 	exe, err := executable()
 	if err != nil {
