@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/andybalholm/brotli"
+	brotli "github.com/molecule-man/go-brrr"
 
 	"github.com/refdata/refdata/cores"
 )
@@ -128,7 +128,7 @@ const minCompress = 256
 // Effort is how hard Compress works: a gzip level and a brotli quality.
 type Effort struct {
 	Gzip   int // compress/gzip level
-	Brotli int // andybalholm/brotli quality
+	Brotli int // brotli quality (go-brrr, the same scale as Google's encoder)
 }
 
 // GzipLevel is the gzip level a body of size bytes is compressed at: e.Gzip,
@@ -176,7 +176,7 @@ func UseEffort(e Effort) (restore func()) {
 	return func() { effort.Store(prev) }
 }
 
-// Compress makes the body's gzip (standard library) and brotli (andybalholm/brotli)
+// Compress makes the body's gzip (standard library) and brotli (go-brrr)
 // representations at the process's Effort (Best unless a test chose otherwise).
 // Safe to call while the body is being served: readers see either no compressed
 // representations, gzip alone (CompressGzip) or both.
@@ -324,15 +324,25 @@ func (z *compressor) brotli(b []byte) []byte {
 	z.buf.Reset()
 	w := z.br[lgwin-minWindow]
 	if w == nil {
-		w = brotli.NewWriterOptions(&z.buf, brotli.WriterOptions{Quality: z.effort.Brotli, LGWin: lgwin})
+		var err error
+		// Only a quality or window out of range fails here, and neither is
+		// (Effort's qualities are 1–11, the windows 16–22): the body is then
+		// served without brotli rather than the process stopped.
+		if w, err = brotli.NewWriterOptions(&z.buf, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin}); err != nil {
+			return nil
+		}
 		z.br[lgwin-minWindow] = w
 	} else {
 		w.Reset(&z.buf)
 	}
 	// In one write: brotli's output depends on how its input is split (gzip's
 	// does not), and it runs after a swap, beside a proc left to requests.
-	_, _ = w.Write(b)
-	_ = w.Close()
+	if _, err := w.Write(b); err != nil {
+		return nil // never a stream cut short
+	}
+	if err := w.Close(); err != nil {
+		return nil
+	}
 	return bytes.Clone(z.buf.Bytes())
 }
 
