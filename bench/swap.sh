@@ -3,8 +3,9 @@
 # imports FROM into a fresh store, starts `serve --data` on it, measures wrk's
 # latency on PATH at rest, then imports TO while the same load runs and reports
 # how long after the import exited the server first answered with TO's
-# manifestId, and wrk's p50/p99/p999 from the publish on (SECONDS_LOAD, which
-# should cover the swap: the script says when it did not).
+# manifestId, wrk's p50/p99/p999 from the publish on (SECONDS_LOAD, which
+# should cover the swap: the script says when it did not), and the CPU the
+# server and its child processes used over that span.
 #
 #   go build -o bin/refdata ./cmd/refdata
 #   bench/swap.sh ../shared/data/upstream-en-US/13_… ../shared/data/upstream-en-US/14_…
@@ -50,6 +51,19 @@ cp "$bench_dir/percentiles.lua" "$tmp/p.lua"
 if [ -n "${DELAY_MS:-}" ]; then echo "delay = function() return $DELAY_MS end" >> "$tmp/p.lua"; fi
 run_wrk() { wrk -t1 -c"${CONNS:-32}" -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
 
+# CPU used so far, in ms: the server's own (serving included), and its child
+# processes' (the builder and compression children, reaped or running). On a
+# host whose neighbours move the p99 from run to run, CPU is the steadier
+# measure of what a swap costs.
+tick=$((1000 / $(getconf CLK_TCK)))
+cpu() {
+  local self reaped live=0 c
+  read -r self reaped < <(awk -v t="$tick" '{print ($14+$15)*t, ($16+$17)*t}' /proc/"$pid"/stat)
+  for c in $(pgrep -P "$pid"); do live=$((live + $(awk -v t="$tick" '{print ($14+$15)*t}' /proc/"$c"/stat 2>/dev/null || echo 0))); done
+  echo "$self $((reaped + live))"
+}
+spent() { echo "cpu over the span: server $(( $3 - $1 )) ms, its children $(( $4 - $2 )) ms"; }
+
 # CPU and run-queue wait of the server's threads so far, in ms.
 sched() { cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{c+=$1; w+=$2} END {printf "%d %d\n", c/1e6, w/1e6}'; }
 waited() { echo "server threads over the span: $(( $3 - $1 )) ms on CPU, $(( $4 - $2 )) ms waiting for one"; }
@@ -74,6 +88,7 @@ python3 "$bench_dir/firstanswer.py" "$port" "${want:-x}" > "$tmp/live.txt" &
 poll_pid=$!
 "$bin" import --data "$tmp/store" "$to" >"$tmp/import.log" 2>&1
 published=$(date +%s%N)
+cpu_before=$(cpu)
 # The load during the swap starts when the import has exited (the publish) and
 # lasts as long as the load at rest, so both percentiles cover the same span.
 run_wrk "$load" > "$tmp/during.txt" &
@@ -81,7 +96,9 @@ wrk_pid=$!
 if ! wait "$poll_pid"; then echo "TO never served"; exit 1; fi
 live=$(cat "$tmp/live.txt")
 wait "$wrk_pid"
+cpu_after=$(cpu)
 echo "during swap:  $(cat "$tmp/during.txt")"
+echo "              $(spent $cpu_before $cpu_after)"
 ms=$(((live - published) / 1000000))
 printf 'live after:   %d ms (import exit to the first answer with manifestId %s)\n' "$ms" "$want"
 if (( ms > load * 1000 )); then echo "note: the swap outlasted the ${load} s of load measured during it"; fi
