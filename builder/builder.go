@@ -63,11 +63,12 @@ var (
 	starvedShare = 0.2
 )
 
-// childGCPercent is the child's GOGC unless the environment sets one. Its
-// heap grows through the whole build (the rendered bodies stay), and every
-// page it grows by is a page fault: 8.5 µs each in a VM, a fifth of the
-// child's CPU at the default 100. At 50 an 18-locale build took 67,000-75,000
-// faults instead of 87,000-96,000 and no more CPU (BENCHMARKS.md § Stop 31).
+// childGCPercent is the GOGC of a child's build, from its plan's first byte
+// on, unless the environment sets one. Its heap grows through the whole build
+// (the rendered bodies stay), and every page it grows by is a page fault:
+// 8.5 µs each in a VM, a fifth of the child's CPU at the default 100. At 50
+// an 18-locale build took 67,000-75,000 faults instead of 87,000-96,000 and
+// no more CPU (BENCHMARKS.md § Stop 31).
 const childGCPercent = 50
 
 // handshakeWait is how long a child has to say what it is.
@@ -97,11 +98,12 @@ func ServeIfChild() {
 	if idle() {
 		cores.IdlePriority()
 	}
+	planGC := func() {}
 	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(childGCPercent)
+		planGC = func() { debug.SetGCPercent(childGCPercent) }
 	}
 	widen := cores.ChildBudget()
-	if err := serveChild(os.Stdin, os.Stdout, widen); err != nil {
+	if err := serveChild(os.Stdin, os.Stdout, planGC, widen); err != nil {
 		fmt.Fprintln(os.Stderr, "builder child:", err)
 		os.Exit(1)
 	}
@@ -116,9 +118,10 @@ func ServeIfChild() {
 var widenAfter = 300 * time.Millisecond
 
 // serveChild answers the handshake, reads a plan from in, builds it and writes
-// the part to out; widen gives the build every proc once it has run
-// widenAfter.
-func serveChild(in io.Reader, out io.Writer, widen func()) error {
+// the part to out; planGC sets the collector for the plan and its build when
+// the plan's first byte comes, and widen gives the build every proc once it
+// has run widenAfter.
+func serveChild(in io.Reader, out io.Writer, planGC, widen func()) error {
 	if _, err := io.WriteString(out, handshake); err != nil {
 		return err
 	}
@@ -129,6 +132,10 @@ func serveChild(in io.Reader, out io.Writer, widen func()) error {
 	if _, err := r.Peek(1); err == io.EOF {
 		return nil // a spare whose server stopped without a build for it
 	}
+	// Not before: at childGCPercent the start's small heap (openapi.yaml's
+	// parse) was collected 18 times, against 8 or 9 at the runtime's default
+	// (BENCHMARKS.md § Stop 41).
+	planGC()
 	plan, err := catalog.ReadPlan(r, maxPlan)
 	if err != nil {
 		return err

@@ -146,16 +146,24 @@ func TestAStaleSpareIsNotTaken(t *testing.T) {
 
 // TestASpareLeftWithoutAPlanExitsQuietly: a spare whose server closed the pipe
 // without a plan (it stopped) exits without an error; a plan cut short is one.
+// The build's collector setting waits for the plan's first byte.
 func TestASpareLeftWithoutAPlanExitsQuietly(t *testing.T) {
 	var out bytes.Buffer
-	if err := builder.ServeChild(strings.NewReader(""), &out, func() {}); err != nil {
+	planGC := 0
+	if err := builder.ServeChild(strings.NewReader(""), &out, func() { planGC++ }, func() {}); err != nil {
 		t.Errorf("no plan: %v, want nil", err)
 	}
 	if out.String() != "refdata-build/1\n" {
 		t.Errorf("no plan: wrote %q, want the handshake alone", out.String())
 	}
-	if err := builder.ServeChild(strings.NewReader("refdata-pl"), io.Discard, func() {}); err == nil {
+	if planGC != 0 {
+		t.Error("no plan: the build's collector setting was applied")
+	}
+	if err := builder.ServeChild(strings.NewReader("refdata-pl"), io.Discard, func() { planGC++ }, func() {}); err == nil {
 		t.Error("a plan cut short: nil error")
+	}
+	if planGC != 1 {
+		t.Errorf("a plan began: the build's collector setting applied %d times, want once", planGC)
 	}
 }
 
@@ -179,7 +187,7 @@ func TestALongBuildTakesEveryProc(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			defer builder.WidenAfter(tc.after)()
 			widened := make(chan struct{}, 1)
-			if err := builder.ServeChild(bytes.NewReader(plan.Bytes()), io.Discard, func() { widened <- struct{}{} }); err != nil {
+			if err := builder.ServeChild(bytes.NewReader(plan.Bytes()), io.Discard, func() {}, func() { widened <- struct{}{} }); err != nil {
 				t.Fatal(err)
 			}
 			if !tc.widen {
