@@ -326,8 +326,8 @@ func (z *compressor) brotli(b []byte) []byte {
 	if w == nil {
 		var err error
 		// Only a quality or window out of range fails here, and neither is
-		// (Effort's qualities are 1–11, the windows 16–22): the body is then
-		// served without brotli rather than the process stopped.
+		// (Best's 9 and Fast's 1 of 0–11, windows 16–22 of 10–24); if one
+		// were, the body is served without brotli, the process goes on.
 		if w, err = brotli.NewWriterOptions(&z.buf, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin}); err != nil {
 			return nil
 		}
