@@ -155,8 +155,9 @@ const LargeBody = 64 << 10
 
 var (
 	// Best is what the service serves: gzip 9 (6 for large bodies, GzipLevel)
-	// and brotli 9. Brotli's level 11 is some 13 % smaller but 28 times
-	// slower, too slow to run over every body of a version at load time.
+	// and brotli 9. Brotli's level 11 was some 13 % smaller but 28 times
+	// slower with the earlier encoder (andybalholm/brotli), too slow to run
+	// over every body of a version at load time.
 	Best = Effort{Gzip: gzip.BestCompression, Brotli: 9}
 	// Fast is for tests of the protocol, where the bytes only have to decode:
 	// gzip 1 and brotli 1, several times cheaper than Best.
