@@ -47,6 +47,11 @@ type Backend interface {
 	// ReadDiff returns the stored diff body between two stored versions,
 	// checksum verified: ErrNotFound when never stored, ErrCorrupt when damaged.
 	ReadDiff(from, to string) ([]byte, error)
+	// ReadBrotli returns the brotli an import made of the bodies a stored
+	// version added (Publication.Brotli), checked against the checksum its
+	// manifest holds: ErrNotFound when none was stored, ErrCorrupt when
+	// damaged.
+	ReadBrotli(id string) ([]byte, error)
 
 	// Publish stores a version, the diff from the previous one, moves the
 	// active pointer and prunes to p.Retain, all or nothing: a crash or an

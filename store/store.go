@@ -10,6 +10,7 @@
 //	LOCK                          flock'ed by writers, so two imports never interleave
 //	versions/<ID>/MANIFEST.json   seq, publishedAt, version fields, sha256 of every file
 //	versions/<ID>/…               the snapshot: version.json, en-US/*.json, <locale>/*.json, locres/*.json
+//	versions/<ID>/BROTLI.bin      brotli an import made of the bodies the version adds (optional)
 //	diffs/<FROM>-<TO>.json        "sha256:<hex>\n" then the /v1/diff body
 //	tmp/                          staging; leftovers of a crash are removed by the next writer
 //
@@ -47,6 +48,7 @@ const (
 	activeFile   = "ACTIVE"
 	lockFile     = "LOCK"
 	manifestFile = "MANIFEST.json"
+	brotliFile   = "BROTLI.bin"
 	versionsDir  = "versions"
 	diffsDir     = "diffs"
 	tmpDir       = "tmp"
@@ -74,6 +76,9 @@ type Manifest struct {
 	Seq         int64             `json:"seq"`
 	PublishedAt time.Time         `json:"publishedAt"`
 	Files       map[string]string `json:"files"` // snapshot path → sha256 hex
+	// Brotli is the sha256 hex of the version's stored brotli (ReadBrotli);
+	// "" when none was stored.
+	Brotli string `json:"brotli,omitempty"`
 }
 
 // Pointer is the content of ACTIVE.
@@ -325,6 +330,32 @@ func (s *Store) Resolve() (Pointer, string, error) {
 		return p, why, fmt.Errorf("store %s: %w", s.dir, err)
 	}
 	return p, why, nil
+}
+
+// ReadBrotli reads the brotli stored with a version and checks it against its
+// manifest.
+func (s *Store) ReadBrotli(id string) ([]byte, error) {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	m, _, err := s.manifest(id)
+	if err != nil {
+		return nil, err
+	}
+	if m.Brotli == "" {
+		return nil, fmt.Errorf("version %s has no stored brotli: %w", id, ErrNotFound)
+	}
+	rel := path.Join(versionsDir, id, brotliFile)
+	s.trace(rel)
+	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
+	if err != nil {
+		return nil, fmt.Errorf("version %s: brotli: %w: %w", id, ErrCorrupt, err)
+	}
+	if sum(b) != m.Brotli {
+		return nil, fmt.Errorf("version %s: brotli fails its checksum: %w", id, ErrCorrupt)
+	}
+	return b, nil
 }
 
 // ReadDiff reads the stored diff between two stored versions and verifies its

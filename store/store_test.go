@@ -25,14 +25,23 @@ func TestCompliance(t *testing.T) {
 			return s
 		},
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
-			p := filepath.Join(b.(*store.Store).Dir(), "versions", id, filepath.FromSlash(file))
-			raw, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, append(raw, ' '), 0o644); err != nil {
-				t.Fatal(err)
-			}
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, filepath.FromSlash(file)))
+		},
+		DamageBrotli: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, "BROTLI.bin"))
 		},
 	})
+}
+
+// appendSpace damages a stored file behind the store's back: a byte more, its
+// checksum unchanged.
+func appendSpace(t *testing.T, p string) {
+	t.Helper()
+	raw, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, append(raw, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }

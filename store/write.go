@@ -27,8 +27,12 @@ type Publication struct {
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
-	Retain   int // versions to keep, the new one included; < 1 keeps all
-	Now      time.Time
+	// Brotli, when not empty, is the brotli of the bodies the version adds
+	// (representation.MarshalBrotli), kept with the version and gone with it,
+	// so replicas that swap to it need not compress them (ReadBrotli).
+	Brotli []byte
+	Retain int // versions to keep, the new one included; < 1 keeps all
+	Now    time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the new
 	// files take the old ones' place and the diffs naming the version are
 	// dropped. Between the two renames a crash leaves the pointer naming a missing
@@ -65,7 +69,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
-		if !fs.ValidPath(name) || name == manifestFile || strings.HasPrefix(name, ".") {
+		if !fs.ValidPath(name) || name == manifestFile || name == brotliFile || strings.HasPrefix(name, ".") {
 			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
 		}
 		names = append(names, name)
@@ -84,6 +88,12 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 			return nil, err
 		}
 		m.Files[name] = sum(p.Files[name])
+	}
+	if len(p.Brotli) > 0 {
+		if err := s.writeSynced(filepath.Join(stage, brotliFile), p.Brotli); err != nil {
+			return nil, err
+		}
+		m.Brotli = sum(p.Brotli)
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -374,6 +374,39 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	return p, []byte(strconv.FormatInt(rev, 10) + " " + p.ManifestID), nil
 }
 
+// ReadBrotli reads the brotli stored with a version and checks it against the
+// checksum its manifest holds, in one snapshot of the database.
+func (s *Store) ReadBrotli(id string) ([]byte, error) {
+	ctx := context.Background()
+	id, err := s.Lookup(id)
+	if err != nil {
+		return nil, err
+	}
+	var m store.Manifest
+	var body []byte
+	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var err error
+		if m, _, err = s.manifest(ctx, tx, id); err != nil {
+			return err
+		}
+		err = tx.QueryRow(ctx, "SELECT body FROM refdata_brotli WHERE manifest_id = $1", id).Scan(&body)
+		if errors.Is(err, pgx.ErrNoRows) {
+			body = nil
+			return nil
+		}
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("read brotli of %s: %w", id, err)
+	case m.Brotli == "" && body == nil:
+		return nil, fmt.Errorf("version %s has no stored brotli: %w", id, store.ErrNotFound)
+	case body == nil || sum(body) != m.Brotli:
+		return nil, fmt.Errorf("version %s: brotli fails its checksum: %w", id, store.ErrCorrupt)
+	}
+	return body, nil
+}
+
 // ReadDiff reads a stored diff and verifies its checksum.
 func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 	f, err := s.Lookup(from)
@@ -426,7 +459,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
-		if !fs.ValidPath(name) || name == "MANIFEST.json" || strings.HasPrefix(name, ".") {
+		if !fs.ValidPath(name) || name == "MANIFEST.json" || name == "BROTLI.bin" || strings.HasPrefix(name, ".") {
 			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
 		}
 		names = append(names, name)
@@ -455,6 +488,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			if _, err := tx.Exec(ctx, "DELETE FROM refdata_files WHERE manifest_id = $1", p.ManifestID); err != nil {
 				return err
 			}
+			if _, err := tx.Exec(ctx, "DELETE FROM refdata_brotli WHERE manifest_id = $1", p.ManifestID); err != nil {
+				return err
+			}
 		}
 		var seq int64
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) + 1 FROM refdata_versions").Scan(&seq); err != nil {
@@ -467,6 +503,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			h := sum(p.Files[name])
 			m.Files[name] = h
 			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
+		}
+		if len(p.Brotli) > 0 {
+			m.Brotli = sum(p.Brotli)
 		}
 		mb, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
@@ -481,6 +520,12 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("files: %w", err)
+		}
+		if len(p.Brotli) > 0 {
+			if _, err := tx.Exec(ctx, "INSERT INTO refdata_brotli (manifest_id, sha256, body) VALUES ($1, $2, $3)",
+				p.ManifestID, m.Brotli, p.Brotli); err != nil {
+				return fmt.Errorf("brotli: %w", err)
+			}
 		}
 		if p.Previous != "" && p.DiffBody != nil {
 			if !catalog.IsManifestID(p.Previous) {

@@ -46,19 +46,29 @@ func TestCompliance(t *testing.T) {
 			return open(t, urls[key])
 		},
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
-			s := b.(*postgres.Store)
-			conn, err := pgx.Connect(context.Background(), serverURL(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close(context.Background())
-			tag, err := conn.Exec(context.Background(), "UPDATE "+pgx.Identifier{s.Schema(), "refdata_files"}.Sanitize()+
-				" SET body = body || '\\x20'::bytea WHERE manifest_id = $1 AND name = $2", id, file)
-			if err != nil || tag.RowsAffected() != 1 {
-				t.Fatalf("damage %s %s: %v (%d rows)", id, file, err, tag.RowsAffected())
-			}
+			appendSpace(t, b, "refdata_files", "manifest_id = $1 AND name = $2", id, file)
+		},
+		DamageBrotli: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, b, "refdata_brotli", "manifest_id = $1", id)
 		},
 	})
+}
+
+// appendSpace damages one row of table, the one where selects, behind the
+// store's back: a byte more in its body, its checksum unchanged.
+func appendSpace(t *testing.T, b store.Backend, table, where string, args ...any) {
+	t.Helper()
+	s := b.(*postgres.Store)
+	conn, err := pgx.Connect(context.Background(), serverURL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tag, err := conn.Exec(context.Background(), "UPDATE "+pgx.Identifier{s.Schema(), table}.Sanitize()+
+		" SET body = body || '\\x20'::bytea WHERE "+where, args...)
+	if err != nil || tag.RowsAffected() != 1 {
+		t.Fatalf("damage %s %v: %v (%d rows)", table, args, err, tag.RowsAffected())
+	}
 }
 
 // TestMigrationsOnce: two stores opening one schema together apply each

@@ -27,6 +27,9 @@ type Harness struct {
 	// Damage changes the stored bytes of one file of a version without its
 	// checksum, as a disk or a careless operator would.
 	Damage func(t *testing.T, b store.Backend, id, file string)
+	// DamageBrotli changes the stored bytes of a version's brotli
+	// (Publication.Brotli) without its checksum.
+	DamageBrotli func(t *testing.T, b store.Backend, id string)
 }
 
 // IDs used by the suite: valid manifest IDs.
@@ -175,6 +178,11 @@ func Run(t *testing.T, h Harness) {
 		escape := publication(id3, id1, 0)
 		escape.Files = map[string][]byte{"../escape.json": []byte(`{}`)}
 		bad = append(bad, escape)
+		for _, reserved := range []string{"MANIFEST.json", "BROTLI.bin"} {
+			p := publication(id3, id1, 0)
+			p.Files[reserved] = []byte(`{}`)
+			bad = append(bad, p)
+		}
 		for _, p := range bad {
 			if _, err := b.Publish(p); err == nil {
 				t.Errorf("Publish(%s, %v) succeeded", p.ManifestID, slices.Sorted(maps.Keys(p.Files)))
@@ -324,6 +332,62 @@ func Run(t *testing.T, h Harness) {
 		}
 		if a, _, _ := b.Active(); a.ManifestID != id2 || a.Activated {
 			t.Errorf("after a publish the pointer is %+v, want %s, not marked activated", a, id2)
+		}
+	})
+
+	t.Run("Brotli", func(t *testing.T) {
+		b := h.Open(t, "brotli")
+		publish(t, b, publication(id1, "", 0))
+		if got, err := b.ReadBrotli(id1); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ReadBrotli of a version published without: %q, %v; want ErrNotFound", got, err)
+		}
+		p := publication(id2, id1, 0)
+		p.Brotli = []byte("refdata-brotli-1\n\x00brotli of " + id2)
+		publish(t, b, p)
+		if got, err := b.ReadBrotli(strings.ToLower(id2)); err != nil || !bytes.Equal(got, p.Brotli) {
+			t.Errorf("ReadBrotli = %q, %v; want what was published", got, err)
+		}
+		if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
+			t.Errorf("with brotli stored, ReadVersion gave %v, %v; want the snapshot's files alone", slices.Sorted(maps.Keys(files)), err)
+		}
+		if _, err := b.ReadBrotli(id3); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ReadBrotli of an unknown version: %v, want ErrNotFound", err)
+		}
+		if h.DamageBrotli != nil {
+			h.DamageBrotli(t, b, id2)
+			if _, err := b.ReadBrotli(id2); !errors.Is(err, store.ErrCorrupt) {
+				t.Errorf("ReadBrotli of damaged brotli: %v, want ErrCorrupt", err)
+			}
+			if _, _, err := store.ResolveIn(b); err != nil {
+				t.Errorf("damaged brotli made the version unusable: %v", err)
+			}
+		}
+		// import --force without brotli: the old brotli goes with the old files.
+		unlock, err := b.Lock(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		re := publication(id2, id1, 0)
+		re.Replace = true
+		if _, err := b.Publish(re); err != nil {
+			t.Fatalf("Publish with Replace: %v", err)
+		}
+		unlock()
+		if got, err := b.ReadBrotli(id2); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("after a replacing publish without brotli: %q, %v; want ErrNotFound", got, err)
+		}
+		// Pruned with its version.
+		p3 := publication(id3, id2, 1)
+		p3.Brotli = []byte("refdata-brotli-1\n" + id3)
+		publish(t, b, p3)
+		p4 := publication("00000000000000D4", id3, 1)
+		p4.Brotli = []byte("refdata-brotli-1\n" + "D4")
+		publish(t, b, p4)
+		if _, err := b.ReadBrotli(id3); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("ReadBrotli of a pruned version: %v, want ErrNotFound", err)
+		}
+		if got, err := b.ReadBrotli("00000000000000D4"); err != nil || !bytes.Equal(got, p4.Brotli) {
+			t.Errorf("ReadBrotli after pruning = %q, %v", got, err)
 		}
 	})
 
