@@ -72,6 +72,14 @@ type Options struct {
 	// (replacing the stored files), where an import would be a no-op; the
 	// version becomes the active one.
 	Force bool
+	// Brotli compresses the bodies the version adds to the one it is diffed
+	// against, as a server swapping to it would, and stores their brotli with
+	// it (store.Publication.Brotli): every server swapping to the version then
+	// installs it instead of compressing them itself, which was most of what a
+	// swap cost a server after it serves (BENCHMARKS.md § Stop 42). The import
+	// pays that CPU once instead. A first version (nothing to diff against) is
+	// stored without: a server compresses everything at start-up anyway.
+	Brotli bool
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -361,7 +369,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 			}
 		}
 	}
-	var diffBody []byte
+	var diffBody, brotli []byte
 	if baseFiles != nil {
 		im.enter(Diff, "%s → %s", base.ManifestID, ed.ManifestID)
 		old, err := catalog.BuildFiles(baseFiles)
@@ -385,12 +393,24 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
 			}
 		}
-		im.enter(Render, "diff body and %d files", len(files))
+		if im.opt.Brotli {
+			im.enter(Render, "diff body, brotli of the bodies added and %d files", len(files))
+		} else {
+			im.enter(Render, "diff body and %d files", len(files))
+		}
 		body, err := catalog.DiffBody(d)
 		if err != nil {
 			return err
 		}
 		diffBody = body.JSON
+		if im.opt.Brotli {
+			var bad int
+			brotli, r.Brotli, bad = ed.AddedBrotli(old)
+			r.BrotliBytes = len(brotli)
+			if bad > 0 {
+				r.note("the brotli of %d added bodies did not decode to them and is not stored; servers compress those bodies themselves", bad)
+			}
+		}
 	} else {
 		im.enter(Render, "%d files", len(files))
 	}
@@ -401,7 +421,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Location())
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
-		Files: files, Previous: r.Previous, DiffBody: diffBody,
+		Files: files, Previous: r.Previous, DiffBody: diffBody, Brotli: brotli,
 		Retain: im.opt.Retain, Now: im.opt.Now(), Replace: replace,
 	})
 	if err != nil {

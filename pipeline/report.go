@@ -36,8 +36,11 @@ type Report struct {
 
 	Previous string // the version diffed against
 	Summary  *gen.DiffSummary
-	Pruned   []string
-	Timings  []StageTiming
+	// Brotli counts the added bodies whose brotli was stored with the
+	// version (Options.Brotli), BrotliBytes the bytes stored.
+	Brotli, BrotliBytes int
+	Pruned              []string
+	Timings             []StageTiming
 }
 
 // StageTiming is when a stage started.
@@ -115,6 +118,9 @@ func (r *Report) Write(w io.Writer) {
 	if r.Summary != nil {
 		fmt.Fprintf(w, "  diff %s → %s: %d added, %d removed, %d changed\n", r.Previous, r.ManifestID,
 			r.Summary.TotalAdded, r.Summary.TotalRemoved, r.Summary.TotalChanged)
+	}
+	if r.Brotli > 0 {
+		fmt.Fprintf(w, "  brotli of %d added bodies stored with the version: %d bytes\n", r.Brotli, r.BrotliBytes)
 	}
 	if len(r.Pruned) > 0 {
 		fmt.Fprintf(w, "  pruned by retention: %s\n", strings.Join(r.Pruned, ", "))

@@ -29,6 +29,10 @@ type syncFlags struct {
 	contentCheck                 time.Duration
 	allowShrink                  bool
 	maxBody, maxSnapshot         int64
+	// brotli: store the added bodies' brotli with each version
+	// (pipeline.Options.Brotli). Off in a server syncing itself: it would
+	// compress them before the publish instead of after its swap, later live.
+	brotli bool
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
@@ -56,7 +60,7 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	return follow.New(follow.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot},
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot, Brotli: sf.brotli},
 	})
 }
 
@@ -72,6 +76,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var sf syncFlags
 	sf.register(fs)
 	fs.IntVar(&sf.retain, "retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep")
+	fs.BoolVar(&sf.brotli, "brotli", true, "compress the bodies each version adds and store their brotli with it, so servers swapping to it need not")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -1,0 +1,85 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/andybalholm/brotli"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/store"
+)
+
+// TestImportStoresBrotli: with Options.Brotli an import stores the brotli of
+// the bodies the version adds to the one it is diffed against, and a server's
+// edition of the version takes every stream; a first version, or an import
+// without the option, stores none.
+func TestImportStoresBrotli(t *testing.T) {
+	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
+	for _, tc := range []struct {
+		name       string
+		first      bool // 15 is the store's first version
+		brotli     bool
+		wantStored bool
+	}{
+		{"after a version", false, true, true},
+		{"without the option", false, false, false},
+		{"a first version", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t, t.TempDir())
+			if !tc.first {
+				mustImport(t, st, v14)
+			}
+			rep, err := pipeline.Import(st, v15, pipeline.Options{Brotli: tc.brotli})
+			if err != nil {
+				t.Fatal(err)
+			}
+			blob, err := st.ReadBrotli(rep.ManifestID)
+			if !tc.wantStored {
+				if !errors.Is(err, store.ErrNotFound) || rep.Brotli != 0 {
+					t.Errorf("ReadBrotli: %v, report counts %d; want ErrNotFound and none", err, rep.Brotli)
+				}
+				return
+			}
+			if err != nil || rep.Brotli == 0 || rep.BrotliBytes != len(blob) {
+				t.Fatalf("ReadBrotli: %d bytes, %v; the report counts %d bodies, %d bytes", len(blob), err, rep.Brotli, rep.BrotliBytes)
+			}
+			var out strings.Builder
+			rep.Write(&out)
+			if !strings.Contains(out.String(), "brotli of ") {
+				t.Errorf("the report does not say what was stored:\n%s", out.String())
+			}
+			// What a server swapping from 14 holds: 15's bodies, with gzip,
+			// those 14 had with their brotli too.
+			_, files, err := st.ReadVersion(rep.ManifestID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ed, err := catalog.BuildFiles(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bodies := ed.Bodies()
+			representation.CompressGzipAll(bodies)
+			applied, err := representation.ApplyBrotli(blob, bodies)
+			if err != nil || applied < rep.Brotli {
+				t.Errorf("applied %d, err %v; the import stored %d", applied, err, rep.Brotli)
+			}
+			// Each installed stream decodes to its body.
+			for _, b := range bodies {
+				if br := b.Pick([]string{"br"}); br.Encoding.Name != "" {
+					// Decoded by another implementation than the encoder's.
+					if got, err := io.ReadAll(brotli.NewReader(bytes.NewReader(br.Bytes))); err != nil || !bytes.Equal(got, b.JSON) {
+						t.Fatalf("a stored stream does not decode to its body: %v", err)
+					}
+				}
+			}
+		})
+	}
+}
