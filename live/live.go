@@ -303,6 +303,7 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	if s.brotliLater != nil {
 		// The next build's child starts once this swap is done with the CPU.
 		r.inBackground(func() {
+			r.storedBrotli(s)
 			representation.CompressAndRelease(s.brotliLater, backgroundWorkers())
 			builder.Replenish()
 		})
@@ -310,6 +311,31 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
 	r.metrics.Active(s.ed, publishedAt)
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
+}
+
+// storedBrotli gives the bodies of a swapped-in version the brotli its import
+// stored with it (store.Publication.Brotli, checked there by decoding and
+// here against its checksum: representation.ApplyBrotli says why not both),
+// so the compression after the swap has only the rest to do. A version
+// stored without, or whose brotli fails its checks, is compressed as before:
+// what is stored saves work, it is never needed.
+func (r *Repository) storedBrotli(s *state) {
+	start := time.Now()
+	blob, err := r.st.ReadBrotli(s.ed.ManifestID)
+	if errors.Is(err, store.ErrNotFound) {
+		return
+	}
+	if err != nil {
+		r.log.Warn("the version's stored brotli is not used; compressing its bodies here", "manifest_id", s.ed.ManifestID, "err", err)
+		return
+	}
+	applied, err := representation.ApplyBrotli(blob, s.brotliLater)
+	if err != nil {
+		r.log.Warn("the version's stored brotli is not used; compressing its bodies here", "manifest_id", s.ed.ManifestID, "err", err)
+		return
+	}
+	r.log.Info("brotli from the store", "manifest_id", s.ed.ManifestID, "bodies", applied,
+		"took", time.Since(start).Round(time.Millisecond))
 }
 
 // Store is the store the repository serves.

@@ -34,6 +34,7 @@ import (
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
 
@@ -305,19 +306,25 @@ func TestSwapServesGzipAtOnce(t *testing.T) {
 	}
 }
 
-// TestCorruptDiff: a damaged stored diff is a 500 JSON error; the catalog keeps
-// being served.
-func TestCorruptDiff(t *testing.T) {
-	e := newEnv(t, 2)
-	p := filepath.Join(e.dir, "diffs", id14+"-"+id15+".json")
+// flipByte damages a stored file behind the store's back: one bit of the byte
+// fromEnd bytes before its end.
+func flipByte(t *testing.T, p string, fromEnd int) {
+	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b[len(b)-20] ^= 1
+	b[len(b)-fromEnd] ^= 1
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestCorruptDiff: a damaged stored diff is a 500 JSON error; the catalog keeps
+// being served.
+func TestCorruptDiff(t *testing.T) {
+	e := newEnv(t, 2)
+	flipByte(t, filepath.Join(e.dir, "diffs", id14+"-"+id15+".json"), 20)
 	res, body := e.get(t, "/v1/diff/latest")
 	if res.StatusCode != http.StatusInternalServerError || res.Header.Get("Content-Type") != "application/json" {
 		t.Fatalf("corrupt diff: %d %s %s", res.StatusCode, res.Header.Get("Content-Type"), body)
@@ -661,4 +668,65 @@ func TestVersionsAndChanges(t *testing.T) {
 	if vs := list(); len(vs) != 3 || vs[0].ManifestId != id3 || !vs[0].Active || vs[1].Active {
 		t.Errorf("after importing a third version: %+v", vs)
 	}
+}
+
+// TestSwapInstallsStoredBrotli: a version imported with its added bodies'
+// brotli gets that brotli after a swap, not brotli made here (the import
+// compressed at another quality, so the bytes tell the two apart); a stored
+// brotli that fails its checksum is not used, and the bodies are compressed
+// here as before.
+func TestSwapInstallsStoredBrotli(t *testing.T) {
+	stored := representation.Effort{Gzip: 1, Brotli: 4} // this process compresses at Fast (apitest.Setup)
+	for _, damaged := range []bool{false, true} {
+		t.Run(fmt.Sprintf("damaged=%v", damaged), func(t *testing.T) {
+			e := newEnv(t, 1)
+			e.repo.Wait()
+			restore := representation.UseEffort(stored)
+			rep, err := pipeline.Import(e.st, fixtureDir(t, "15"), pipeline.Options{Brotli: true})
+			restore()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Brotli == 0 || rep.BrotliBytes == 0 {
+				t.Fatalf("the import stored brotli of %d bodies (%d bytes)", rep.Brotli, rep.BrotliBytes)
+			}
+			if damaged {
+				flipByte(t, filepath.Join(e.dir, "versions", id15, "BROTLI.bin"), 1)
+			}
+			if swapped, err := e.repo.Reload(); !swapped || err != nil {
+				t.Fatalf("Reload = %v, %v", swapped, err)
+			}
+			e.repo.Wait()
+			// currencies changed 14 → 15: its brotli is one the import made.
+			req := httptest.NewRequest(http.MethodGet, "/v1/currencies", nil)
+			req.Header.Set("User-Agent", "refdata-test/1.0 (+https://example.com)")
+			req.Header.Set("Accept-Encoding", "br")
+			res := e.check.Do(t, e.h, req)
+			got, _ := io.ReadAll(res.Body)
+			if res.Header.Get("Content-Encoding") != "br" {
+				t.Fatalf("/v1/currencies after Wait: Content-Encoding %q, want br", res.Header.Get("Content-Encoding"))
+			}
+			_, plain := e.get(t, "/v1/currencies")
+			atImport := representation.NewBody(plain, "")
+			restore = representation.UseEffort(stored)
+			atImport.Compress()
+			restore()
+			fromStore := bytes.Equal(got, atImport.Pick([]string{"br"}).Bytes)
+			m := regexp.MustCompile(`msg="brotli from the store".* bodies=(\d+)`).FindStringSubmatch(e.logs.String())
+			switch {
+			case !damaged && (!fromStore || m == nil):
+				t.Errorf("the swap did not install the stored brotli (bytes from the store: %v): %s", fromStore, e.logs)
+			case !damaged && atoi(m[1]) < rep.Brotli:
+				// More, not fewer: bodies that share their bytes share a stream.
+				t.Errorf("brotli from the store for %s bodies, the import stored %d", m[1], rep.Brotli)
+			case damaged && (fromStore || m != nil || !strings.Contains(e.logs.String(), "stored brotli is not used")):
+				t.Errorf("damaged brotli: bytes from the store %v, log: %s", fromStore, e.logs)
+			}
+		})
+	}
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
 }
