@@ -23,9 +23,9 @@ import (
 // that decode to their body's bytes. Where it is used, the store checks the
 // blob against its checksum, and ApplyBrotli gives a stream only to the body
 // whose ETag (a hash of its bytes) it was written under. Decoding again there
-// would cost a replica, on the cores serving, about a tenth of compressing
-// (an 18-locale version's 66 MB in 160 ms), and raised its p99 over a swap
-// five-fold (BENCHMARKS.md § Stop 42).
+// would cost a replica 160 ms on serving's proc for an 18-locale version's
+// 66 MB (a twentieth of compressing them), and it raised the p99 over a swap
+// about four-fold (BENCHMARKS.md § Stop 42).
 //
 // The format is this package's own: a magic line, then for each body its ETag
 // and its brotli bytes, each prefixed by a big-endian 32-bit length. Written by
