@@ -391,8 +391,7 @@ func (s *Store) ReadBrotli(id string) ([]byte, error) {
 		}
 		err = tx.QueryRow(ctx, "SELECT body FROM refdata_brotli WHERE manifest_id = $1", id).Scan(&body)
 		if errors.Is(err, pgx.ErrNoRows) {
-			body = nil
-			return nil
+			return nil // body stays nil: none stored
 		}
 		return err
 	})

@@ -37,6 +37,7 @@ const (
 	id1 = "00000000000000A1"
 	id2 = "00000000000000B2"
 	id3 = "00000000000000C3"
+	id4 = "00000000000000D4"
 )
 
 // Files is a small version's snapshot files; the bytes differ per id.
@@ -380,13 +381,13 @@ func Run(t *testing.T, h Harness) {
 		p3 := publication(id3, id2, 1)
 		p3.Brotli = []byte("refdata-brotli-1\n" + id3)
 		publish(t, b, p3)
-		p4 := publication("00000000000000D4", id3, 1)
+		p4 := publication(id4, id3, 1)
 		p4.Brotli = []byte("refdata-brotli-1\n" + "D4")
 		publish(t, b, p4)
 		if _, err := b.ReadBrotli(id3); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ReadBrotli of a pruned version: %v, want ErrNotFound", err)
 		}
-		if got, err := b.ReadBrotli("00000000000000D4"); err != nil || !bytes.Equal(got, p4.Brotli) {
+		if got, err := b.ReadBrotli(id4); err != nil || !bytes.Equal(got, p4.Brotli) {
 			t.Errorf("ReadBrotli after pruning = %q, %v", got, err)
 		}
 	})
