@@ -52,6 +52,9 @@ type Backend interface {
 	// manifest holds: ErrNotFound when none was stored, ErrCorrupt when
 	// damaged.
 	ReadBrotli(id string) ([]byte, error)
+	// ReadPart returns the part an import built of a stored version after
+	// the one before it (Publication.Part), checked as ReadBrotli checks.
+	ReadPart(id string) ([]byte, error)
 
 	// Publish stores a version, the diff from the previous one, moves the
 	// active pointer and prunes to p.Retain, all or nothing: a crash or an

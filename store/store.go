@@ -11,6 +11,7 @@
 //	versions/<ID>/MANIFEST.json   seq, publishedAt, version fields, sha256 of every file
 //	versions/<ID>/…               the snapshot: version.json, en-US/*.json, <locale>/*.json, locres/*.json
 //	versions/<ID>/BROTLI.bin      brotli an import made of the bodies the version adds (optional)
+//	versions/<ID>/PART.bin        the part an import built after the previous version (optional)
 //	diffs/<FROM>-<TO>.json        "sha256:<hex>\n" then the /v1/diff body
 //	tmp/                          staging; leftovers of a crash are removed by the next writer
 //
@@ -49,6 +50,7 @@ const (
 	lockFile     = "LOCK"
 	manifestFile = "MANIFEST.json"
 	brotliFile   = "BROTLI.bin"
+	partFile     = "PART.bin"
 	versionsDir  = "versions"
 	diffsDir     = "diffs"
 	tmpDir       = "tmp"
@@ -79,6 +81,16 @@ type Manifest struct {
 	// Brotli is the sha256 hex of the version's stored brotli (ReadBrotli);
 	// "" when none was stored.
 	Brotli string `json:"brotli,omitempty"`
+	// Part is the sha256 hex of the version's stored part (ReadPart); "" when
+	// none was stored.
+	Part string `json:"part,omitempty"`
+}
+
+// Reserved reports whether name, a path inside a version, is one of the
+// store's own files rather than a snapshot file: the backends refuse it in a
+// publication's Files.
+func Reserved(name string) bool {
+	return name == manifestFile || name == brotliFile || name == partFile
 }
 
 // Pointer is the content of ACTIVE.
@@ -335,6 +347,18 @@ func (s *Store) Resolve() (Pointer, string, error) {
 // ReadBrotli reads the brotli stored with a version and checks it against its
 // manifest.
 func (s *Store) ReadBrotli(id string) ([]byte, error) {
+	return s.readExtra(id, brotliFile, "brotli", func(m Manifest) string { return m.Brotli })
+}
+
+// ReadPart reads the part stored with a version and checks it against its
+// manifest.
+func (s *Store) ReadPart(id string) ([]byte, error) {
+	return s.readExtra(id, partFile, "part", func(m Manifest) string { return m.Part })
+}
+
+// readExtra reads a file an import kept beside a version's snapshot (what,
+// for errors) and checks it against the checksum field takes from the manifest.
+func (s *Store) readExtra(id, file, what string, field func(Manifest) string) ([]byte, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
 		return nil, err
@@ -343,17 +367,18 @@ func (s *Store) ReadBrotli(id string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if m.Brotli == "" {
-		return nil, fmt.Errorf("version %s has no stored brotli: %w", id, ErrNotFound)
+	want := field(m)
+	if want == "" {
+		return nil, fmt.Errorf("version %s has no stored %s: %w", id, what, ErrNotFound)
 	}
-	rel := path.Join(versionsDir, id, brotliFile)
+	rel := path.Join(versionsDir, id, file)
 	s.trace(rel)
 	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
 	if err != nil {
-		return nil, fmt.Errorf("version %s: brotli: %w: %w", id, ErrCorrupt, err)
+		return nil, fmt.Errorf("version %s: %s: %w: %w", id, what, ErrCorrupt, err)
 	}
-	if sum(b) != m.Brotli {
-		return nil, fmt.Errorf("version %s: brotli fails its checksum: %w", id, ErrCorrupt)
+	if sum(b) != want {
+		return nil, fmt.Errorf("version %s: %s fails its checksum: %w", id, what, ErrCorrupt)
 	}
 	return b, nil
 }

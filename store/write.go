@@ -31,6 +31,11 @@ type Publication struct {
 	// (representation.MarshalBrotli), kept with the version and gone with it,
 	// so replicas that swap to it need not compress them (ReadBrotli).
 	Brotli []byte
+	// Part, when not empty, is the part the import built of the version after
+	// Previous (catalog.BuildStoredPart), kept with the version and gone with
+	// it, so servers that swap to it from Previous read it instead of building
+	// (ReadPart).
+	Part   []byte
 	Retain int // versions to keep, the new one included; < 1 keeps all
 	Now    time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the new
@@ -69,7 +74,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
-		if !fs.ValidPath(name) || name == manifestFile || name == brotliFile || strings.HasPrefix(name, ".") {
+		if !fs.ValidPath(name) || Reserved(name) || strings.HasPrefix(name, ".") {
 			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
 		}
 		names = append(names, name)
@@ -89,11 +94,17 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		}
 		m.Files[name] = sum(p.Files[name])
 	}
-	if len(p.Brotli) > 0 {
-		if err := s.writeSynced(filepath.Join(stage, brotliFile), p.Brotli); err != nil {
-			return nil, err
+	for _, x := range []struct {
+		file string
+		b    []byte
+		sum  *string
+	}{{brotliFile, p.Brotli, &m.Brotli}, {partFile, p.Part, &m.Part}} {
+		if len(x.b) > 0 {
+			if err := s.writeSynced(filepath.Join(stage, x.file), x.b); err != nil {
+				return nil, err
+			}
+			*x.sum = sum(x.b)
 		}
-		m.Brotli = sum(p.Brotli)
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -377,6 +377,18 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 // ReadBrotli reads the brotli stored with a version and checks it against the
 // checksum its manifest holds, in one snapshot of the database.
 func (s *Store) ReadBrotli(id string) ([]byte, error) {
+	return s.readExtra(id, "brotli", func(m store.Manifest) string { return m.Brotli })
+}
+
+// ReadPart reads the part stored with a version and checks it as ReadBrotli
+// checks.
+func (s *Store) ReadPart(id string) ([]byte, error) {
+	return s.readExtra(id, "part", func(m store.Manifest) string { return m.Part })
+}
+
+// readExtra reads the row of refdata_extras of a version's kind and checks it
+// against the checksum field takes from the manifest.
+func (s *Store) readExtra(id, kind string, field func(store.Manifest) string) ([]byte, error) {
 	ctx := context.Background()
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -389,19 +401,20 @@ func (s *Store) ReadBrotli(id string) ([]byte, error) {
 		if m, _, err = s.manifest(ctx, tx, id); err != nil {
 			return err
 		}
-		err = tx.QueryRow(ctx, "SELECT body FROM refdata_brotli WHERE manifest_id = $1", id).Scan(&body)
+		err = tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = $2", id, kind).Scan(&body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // body stays nil: none stored
 		}
 		return err
 	})
+	want := field(m)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("read brotli of %s: %w", id, err)
-	case m.Brotli == "" && body == nil:
-		return nil, fmt.Errorf("version %s has no stored brotli: %w", id, store.ErrNotFound)
-	case body == nil || sum(body) != m.Brotli:
-		return nil, fmt.Errorf("version %s: brotli fails its checksum: %w", id, store.ErrCorrupt)
+		return nil, fmt.Errorf("read %s of %s: %w", kind, id, err)
+	case want == "" && body == nil:
+		return nil, fmt.Errorf("version %s has no stored %s: %w", id, kind, store.ErrNotFound)
+	case body == nil || sum(body) != want:
+		return nil, fmt.Errorf("version %s: %s fails its checksum: %w", id, kind, store.ErrCorrupt)
 	}
 	return body, nil
 }
@@ -458,7 +471,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
-		if !fs.ValidPath(name) || name == "MANIFEST.json" || name == "BROTLI.bin" || strings.HasPrefix(name, ".") {
+		if !fs.ValidPath(name) || store.Reserved(name) || strings.HasPrefix(name, ".") {
 			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
 		}
 		names = append(names, name)
@@ -487,7 +500,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			if _, err := tx.Exec(ctx, "DELETE FROM refdata_files WHERE manifest_id = $1", p.ManifestID); err != nil {
 				return err
 			}
-			if _, err := tx.Exec(ctx, "DELETE FROM refdata_brotli WHERE manifest_id = $1", p.ManifestID); err != nil {
+			if _, err := tx.Exec(ctx, "DELETE FROM refdata_extras WHERE manifest_id = $1", p.ManifestID); err != nil {
 				return err
 			}
 		}
@@ -503,8 +516,15 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			m.Files[name] = h
 			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
 		}
-		if len(p.Brotli) > 0 {
-			m.Brotli = sum(p.Brotli)
+		extras := []struct {
+			kind string
+			b    []byte
+			sum  *string
+		}{{"brotli", p.Brotli, &m.Brotli}, {"part", p.Part, &m.Part}}
+		for _, x := range extras {
+			if len(x.b) > 0 {
+				*x.sum = sum(x.b)
+			}
 		}
 		mb, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
@@ -520,10 +540,12 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("files: %w", err)
 		}
-		if len(p.Brotli) > 0 {
-			if _, err := tx.Exec(ctx, "INSERT INTO refdata_brotli (manifest_id, sha256, body) VALUES ($1, $2, $3)",
-				p.ManifestID, m.Brotli, p.Brotli); err != nil {
-				return fmt.Errorf("brotli: %w", err)
+		for _, x := range extras {
+			if len(x.b) > 0 {
+				if _, err := tx.Exec(ctx, "INSERT INTO refdata_extras (manifest_id, kind, sha256, body) VALUES ($1, $2, $3, $4)",
+					p.ManifestID, x.kind, *x.sum, x.b); err != nil {
+					return fmt.Errorf("%s: %w", x.kind, err)
+				}
 			}
 		}
 		if p.Previous != "" && p.DiffBody != nil {

@@ -27,9 +27,10 @@ type Harness struct {
 	// Damage changes the stored bytes of one file of a version without its
 	// checksum, as a disk or a careless operator would.
 	Damage func(t *testing.T, b store.Backend, id, file string)
-	// DamageBrotli changes the stored bytes of a version's brotli
-	// (Publication.Brotli) without its checksum.
-	DamageBrotli func(t *testing.T, b store.Backend, id string)
+	// DamageExtra changes the stored bytes of what an import kept with a
+	// version of kind "brotli" (Publication.Brotli) or "part"
+	// (Publication.Part) without its checksum.
+	DamageExtra func(t *testing.T, b store.Backend, id, kind string)
 }
 
 // IDs used by the suite: valid manifest IDs.
@@ -179,7 +180,7 @@ func Run(t *testing.T, h Harness) {
 		escape := publication(id3, id1, 0)
 		escape.Files = map[string][]byte{"../escape.json": []byte(`{}`)}
 		bad = append(bad, escape)
-		for _, reserved := range []string{"MANIFEST.json", "BROTLI.bin"} {
+		for _, reserved := range []string{"MANIFEST.json", "BROTLI.bin", "PART.bin"} {
 			p := publication(id3, id1, 0)
 			p.Files[reserved] = []byte(`{}`)
 			bad = append(bad, p)
@@ -336,61 +337,18 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
-	t.Run("Brotli", func(t *testing.T) {
-		b := h.Open(t, "brotli")
-		publish(t, b, publication(id1, "", 0))
-		if got, err := b.ReadBrotli(id1); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("ReadBrotli of a version published without: %q, %v; want ErrNotFound", got, err)
-		}
-		p := publication(id2, id1, 0)
-		p.Brotli = []byte("refdata-brotli-1\n\x00brotli of " + id2)
-		publish(t, b, p)
-		if got, err := b.ReadBrotli(strings.ToLower(id2)); err != nil || !bytes.Equal(got, p.Brotli) {
-			t.Errorf("ReadBrotli = %q, %v; want what was published", got, err)
-		}
-		if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
-			t.Errorf("with brotli stored, ReadVersion gave %v, %v; want the snapshot's files alone", slices.Sorted(maps.Keys(files)), err)
-		}
-		if _, err := b.ReadBrotli(id3); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("ReadBrotli of an unknown version: %v, want ErrNotFound", err)
-		}
-		if h.DamageBrotli != nil {
-			h.DamageBrotli(t, b, id2)
-			if _, err := b.ReadBrotli(id2); !errors.Is(err, store.ErrCorrupt) {
-				t.Errorf("ReadBrotli of damaged brotli: %v, want ErrCorrupt", err)
-			}
-			if _, _, err := store.ResolveIn(b); err != nil {
-				t.Errorf("damaged brotli made the version unusable: %v", err)
-			}
-		}
-		// import --force without brotli: the old brotli goes with the old files.
-		unlock, err := b.Lock(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		re := publication(id2, id1, 0)
-		re.Replace = true
-		if _, err := b.Publish(re); err != nil {
-			t.Fatalf("Publish with Replace: %v", err)
-		}
-		unlock()
-		if got, err := b.ReadBrotli(id2); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("after a replacing publish without brotli: %q, %v; want ErrNotFound", got, err)
-		}
-		// Pruned with its version.
-		p3 := publication(id3, id2, 1)
-		p3.Brotli = []byte("refdata-brotli-1\n" + id3)
-		publish(t, b, p3)
-		p4 := publication(id4, id3, 1)
-		p4.Brotli = []byte("refdata-brotli-1\n" + "D4")
-		publish(t, b, p4)
-		if _, err := b.ReadBrotli(id3); !errors.Is(err, store.ErrNotFound) {
-			t.Errorf("ReadBrotli of a pruned version: %v, want ErrNotFound", err)
-		}
-		if got, err := b.ReadBrotli(id4); err != nil || !bytes.Equal(got, p4.Brotli) {
-			t.Errorf("ReadBrotli after pruning = %q, %v", got, err)
-		}
-	})
+	// What an import keeps with a version for the servers that swap to it:
+	// each kind alone, beside the other, and gone with its version.
+	for _, x := range []struct {
+		kind string
+		set  func(*store.Publication, []byte)
+		read func(store.Backend, string) ([]byte, error)
+	}{
+		{"brotli", func(p *store.Publication, b []byte) { p.Brotli = b }, store.Backend.ReadBrotli},
+		{"part", func(p *store.Publication, b []byte) { p.Part = b }, store.Backend.ReadPart},
+	} {
+		t.Run("Extra/"+x.kind, func(t *testing.T) { extra(t, h, x.kind, x.set, x.read) })
+	}
 
 	t.Run("SyncState", func(t *testing.T) {
 		b := h.Open(t, "syncstate")
@@ -464,4 +422,67 @@ func Run(t *testing.T, h Harness) {
 		for range ch { // closed once ctx ends
 		}
 	})
+}
+
+// extra is the suite's test of one kind of what an import keeps with a
+// version (Publication.Brotli or .Part), which set puts in a publication and
+// read reads back.
+func extra(t *testing.T, h Harness, kind string, set func(*store.Publication, []byte), read func(store.Backend, string) ([]byte, error)) {
+	b := h.Open(t, kind)
+	publish(t, b, publication(id1, "", 0))
+	if got, err := read(b, id1); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("read of a version published without: %q, %v; want ErrNotFound", got, err)
+	}
+	p := publication(id2, id1, 0)
+	want := []byte("refdata-" + kind + "\n\x00" + kind + " of " + id2)
+	set(&p, want)
+	// The other kind, beside it, is its own.
+	p.Brotli, p.Part = append(p.Brotli, []byte("brotli")...), append(p.Part, []byte("part")...)
+	want = append(want, kind...)
+	publish(t, b, p)
+	if got, err := read(b, strings.ToLower(id2)); err != nil || !bytes.Equal(got, want) {
+		t.Errorf("read = %q, %v; want what was published", got, err)
+	}
+	if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
+		t.Errorf("with %s stored, ReadVersion gave %v, %v; want the snapshot's files alone", kind, slices.Sorted(maps.Keys(files)), err)
+	}
+	if _, err := read(b, id3); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("read of an unknown version: %v, want ErrNotFound", err)
+	}
+	if h.DamageExtra != nil {
+		h.DamageExtra(t, b, id2, kind)
+		if _, err := read(b, id2); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("read of damaged %s: %v, want ErrCorrupt", kind, err)
+		}
+		if _, _, err := store.ResolveIn(b); err != nil {
+			t.Errorf("damaged %s made the version unusable: %v", kind, err)
+		}
+	}
+	// import --force without it: the old one goes with the old files.
+	unlock, err := b.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := publication(id2, id1, 0)
+	re.Replace = true
+	if _, err := b.Publish(re); err != nil {
+		t.Fatalf("Publish with Replace: %v", err)
+	}
+	unlock()
+	if got, err := read(b, id2); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("after a replacing publish without %s: %q, %v; want ErrNotFound", kind, got, err)
+	}
+	// Pruned with its version.
+	p3 := publication(id3, id2, 1)
+	set(&p3, []byte(kind+" of "+id3))
+	publish(t, b, p3)
+	p4 := publication(id4, id3, 1)
+	set(&p4, []byte(kind+" of "+id4))
+	publish(t, b, p4)
+	if _, err := read(b, id3); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("read of a pruned version: %v, want ErrNotFound", err)
+	}
+	if got, err := read(b, id4); err != nil || string(got) != kind+" of "+id4 {
+		t.Errorf("read after pruning = %q, %v", got, err)
+	}
 }
