@@ -9,6 +9,7 @@ import (
 
 	"github.com/andybalholm/brotli"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/representation"
@@ -80,6 +81,75 @@ func TestImportStoresBrotli(t *testing.T) {
 					}
 				}
 			}
+		})
+	}
+}
+
+// TestImportStoresPart: with Options.Part an import stores the part a server
+// on the version it is diffed against reads instead of building, and that
+// server's edition from it is the one it would build; a first version, or an
+// import without the option, stores none.
+func TestImportStoresPart(t *testing.T) {
+	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
+	for _, tc := range []struct {
+		name       string
+		first      bool // 15 is the store's first version
+		part       bool
+		wantStored bool
+	}{
+		{"after a version", false, true, true},
+		{"without the option", false, false, false},
+		{"a first version", true, true, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := openStore(t, t.TempDir())
+			if !tc.first {
+				mustImport(t, st, v14)
+			}
+			rep, err := pipeline.Import(st, v15, pipeline.Options{Part: tc.part})
+			if err != nil {
+				t.Fatal(err)
+			}
+			part, err := st.ReadPart(rep.ManifestID)
+			if !tc.wantStored {
+				if !errors.Is(err, store.ErrNotFound) || rep.PartBytes != 0 {
+					t.Errorf("ReadPart: %v, report counts %d bytes; want ErrNotFound and none", err, rep.PartBytes)
+				}
+				return
+			}
+			if err != nil || rep.PartBytes != len(part) {
+				t.Fatalf("ReadPart: %d bytes, %v; the report counts %d", len(part), err, rep.PartBytes)
+			}
+			var out strings.Builder
+			rep.Write(&out)
+			if !strings.Contains(out.String(), "the part servers on "+rep.Previous) {
+				t.Errorf("the report does not say what was stored:\n%s", out.String())
+			}
+			// A server on 14 reads 15 from it: the edition it would build.
+			_, files14, err := st.ReadVersion(rep.Previous)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, files, err := st.ReadVersion(rep.ManifestID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			serving, err := catalog.BuildFiles(files14)
+			if err != nil {
+				t.Fatal(err)
+			}
+			representation.CompressGzipAll(serving.Bodies())
+			got, err := catalog.ReadStoredPart(part, files, serving)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := catalog.BuildFilesReusing(files, serving)
+			if err != nil {
+				t.Fatal(err)
+			}
+			representation.Reuse(want.Bodies(), serving.Bodies())
+			representation.CompressGzipAll(want.Bodies())
+			apitest.SameEdition(t, want, got)
 		})
 	}
 }

@@ -80,6 +80,14 @@ type Options struct {
 	// pays that CPU once instead. A first version (nothing to diff against) is
 	// stored without: a server compresses everything at start-up anyway.
 	Brotli bool
+	// Part builds the version after the one it is diffed against as a
+	// server's builder child would (rendering and gzipping the categories
+	// whose files changed) and stores that part with it
+	// (store.Publication.Part): a server swapping to the version from that one
+	// reads it instead of building, which was most of the seconds an
+	// 18-locale version took to go live (BENCHMARKS.md § Stop 43). A server
+	// on another version builds as before. A first version is stored without.
+	Part bool
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -356,22 +364,25 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
-	r.ManifestID = ed.ManifestID
+	// The edition is not used after the diff and the brotli: the part's build
+	// (Options.Part) may have its memory.
+	id, branch := ed.ManifestID, ed.Version.Branch
+	r.ManifestID = id
 	r.Version = ed.Version.Version
 
-	if replace && ed.ManifestID == base.ManifestID {
+	if replace && id == base.ManifestID {
 		// Re-publishing the active version: the latest diff stays previous → it.
 		baseFiles, base.ManifestID = nil, base.Previous
 		if base.ManifestID != "" {
 			if _, baseFiles, err = im.st.ReadVersion(base.ManifestID); err != nil {
 				baseFiles = nil
-				r.note("the version before %s is not retained; no diff is made", ed.ManifestID)
+				r.note("the version before %s is not retained; no diff is made", id)
 			}
 		}
 	}
-	var diffBody, brotli []byte
+	var diffBody, brotli, part []byte
 	if baseFiles != nil {
-		im.enter(Diff, "%s → %s", base.ManifestID, ed.ManifestID)
+		im.enter(Diff, "%s → %s", base.ManifestID, id)
 		old, err := catalog.BuildFiles(baseFiles)
 		if err != nil {
 			return fmt.Errorf("diff: build active version %s: %w", base.ManifestID, err)
@@ -393,11 +404,14 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
 			}
 		}
+		what := "diff body"
 		if im.opt.Brotli {
-			im.enter(Render, "diff body, brotli of the bodies added and %d files", len(files))
-		} else {
-			im.enter(Render, "diff body and %d files", len(files))
+			what += ", brotli of the bodies added"
 		}
+		if im.opt.Part {
+			what += ", the part servers on " + base.ManifestID + " read"
+		}
+		im.enter(Render, "%s and %d files", what, len(files))
 		body, err := catalog.DiffBody(d)
 		if err != nil {
 			return err
@@ -411,6 +425,13 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 				r.note("the brotli of %d added bodies did not decode to them and is not stored; servers compress those bodies themselves", bad)
 			}
 		}
+		if im.opt.Part {
+			if part, err = catalog.BuildStoredPart(files, old); err != nil {
+				part = nil
+				r.note("the part could not be built (%v) and is not stored; servers build the version themselves", err)
+			}
+			r.PartBytes = len(part)
+		}
 	} else {
 		im.enter(Render, "%d files", len(files))
 	}
@@ -418,10 +439,10 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err := im.checkpoint(); err != nil {
 		return err
 	}
-	im.enter(Publish, "%s into %s", ed.ManifestID, im.st.Location())
+	im.enter(Publish, "%s into %s", id, im.st.Location())
 	r.Pruned, err = im.st.Publish(store.Publication{
-		ManifestID: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch,
-		Files: files, Previous: r.Previous, DiffBody: diffBody, Brotli: brotli,
+		ManifestID: id, Version: r.Version, Branch: branch,
+		Files: files, Previous: r.Previous, DiffBody: diffBody, Brotli: brotli, Part: part,
 		Retain: im.opt.Retain, Now: im.opt.Now(), Replace: replace,
 	})
 	if err != nil {

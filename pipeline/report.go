@@ -39,8 +39,10 @@ type Report struct {
 	// Brotli counts the added bodies whose brotli was stored with the
 	// version (Options.Brotli), BrotliBytes the bytes stored.
 	Brotli, BrotliBytes int
-	Pruned              []string
-	Timings             []StageTiming
+	// PartBytes is the size of the part stored with the version (Options.Part).
+	PartBytes int
+	Pruned    []string
+	Timings   []StageTiming
 }
 
 // StageTiming is when a stage started.
@@ -121,6 +123,9 @@ func (r *Report) Write(w io.Writer) {
 	}
 	if r.Brotli > 0 {
 		fmt.Fprintf(w, "  brotli of %d added bodies stored with the version: %d bytes\n", r.Brotli, r.BrotliBytes)
+	}
+	if r.PartBytes > 0 {
+		fmt.Fprintf(w, "  the part servers on %s read instead of building, stored with the version: %d bytes\n", r.Previous, r.PartBytes)
 	}
 	if len(r.Pruned) > 0 {
 		fmt.Fprintf(w, "  pruned by retention: %s\n", strings.Join(r.Pruned, ", "))

@@ -29,10 +29,11 @@ type syncFlags struct {
 	contentCheck                 time.Duration
 	allowShrink                  bool
 	maxBody, maxSnapshot         int64
-	// brotli: store the added bodies' brotli with each version
-	// (pipeline.Options.Brotli). Off in a server syncing itself: it would
-	// compress them before the publish instead of after its swap, later live.
-	brotli bool
+	// brotli and part: store the added bodies' brotli and the built part with
+	// each version (pipeline.Options.Brotli, .Part). Off in a server syncing
+	// itself: it would do that work before the publish, at the priority of
+	// serving, instead of after its swap or in its idle-priority child.
+	brotli, part bool
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
@@ -60,7 +61,7 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	return follow.New(follow.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot, Brotli: sf.brotli},
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot, Brotli: sf.brotli, Part: sf.part},
 	})
 }
 
@@ -77,6 +78,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	sf.register(fs)
 	fs.IntVar(&sf.retain, "retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep")
 	fs.BoolVar(&sf.brotli, "brotli", true, "compress the bodies each version adds and store their brotli with it, so servers swapping to it need not")
+	fs.BoolVar(&sf.part, "part", true, "build each version after the one before it and store that part with it, so servers swapping from that one read it instead of building")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
