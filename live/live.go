@@ -436,7 +436,42 @@ func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Ed
 	if err != nil {
 		return nil, m, err
 	}
-	return built(m, files, prev, builder.Build)
+	return built(m, files, prev, func(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
+		if ed := r.storedPart(m, files, prev); ed != nil {
+			return ed, nil
+		}
+		return builder.Build(files, prev)
+	})
+}
+
+// storedPart reads the version m describes from the part its import built
+// after the version before it (store.Publication.Part), when there is one and
+// prev is that version: what the builder child would have rendered and
+// gzipped, seconds of CPU for 18 locales, is then a read (BENCHMARKS.md
+// § Stop 43). It returns nil when the version is to be built as before: none
+// stored, another previous version (catalog.ErrPartMismatch), or bytes that
+// fail their checksum or do not read. The read borrows the free cores, as
+// reading a child's part does.
+func (r *Repository) storedPart(m store.Manifest, files map[string][]byte, prev *catalog.Edition) *catalog.Edition {
+	if m.Part == "" || prev == nil {
+		return nil
+	}
+	defer cores.Borrow()()
+	start := time.Now()
+	b, err := r.st.ReadPart(m.ManifestID)
+	var ed *catalog.Edition
+	if err == nil {
+		ed, err = catalog.ReadStoredPart(b, files, prev)
+	}
+	switch {
+	case errors.Is(err, catalog.ErrPartMismatch):
+		r.log.Info("building the version: its stored part is not for the version served", "manifest_id", m.ManifestID, "serving", prev.ManifestID, "why", err)
+	case err != nil:
+		r.log.Warn("building the version: its stored part cannot be used", "manifest_id", m.ManifestID, "err", err)
+	default:
+		r.log.Info("read the version from its stored part", "manifest_id", m.ManifestID, "bytes", len(b), "took", time.Since(start).Round(time.Millisecond))
+	}
+	return ed
 }
 
 // Poll calls Reload every interval until ctx ends; on a Coordinator store it

@@ -726,6 +726,69 @@ func TestSwapInstallsStoredBrotli(t *testing.T) {
 	}
 }
 
+// TestSwapReadsStoredPart: a server swapping to a version from the one its
+// import built the part after reads the version from that part instead of
+// building it, and serves it; a part that fails its checksum, or was built
+// after another version than the one served (a version skipped), is not used
+// and the version is built as before.
+func TestSwapReadsStoredPart(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		damaged bool
+		skipped bool // another version is published between: the part is for it
+		wantLog string
+	}{
+		{"after the version served", false, false, `msg="read the version from its stored part"`},
+		{"damaged", true, false, `msg="building the version: its stored part cannot be used"`},
+		{"a version skipped", false, true, `msg="building the version: its stored part is not for the version served"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, 1)
+			e.repo.Wait()
+			want := id15
+			rep, err := pipeline.Import(e.st, fixtureDir(t, "15"), pipeline.Options{Part: true})
+			if err != nil || rep.PartBytes == 0 {
+				t.Fatalf("import: %v, a part of %d bytes", err, rep.PartBytes)
+			}
+			if tc.skipped {
+				want = id3
+				if _, err := pipeline.Import(e.st, syntheticVersion(t, id3), pipeline.Options{Part: true}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.damaged {
+				flipByte(t, filepath.Join(e.dir, "versions", id15, "PART.bin"), 1)
+			}
+			if swapped, err := e.repo.Reload(); !swapped || err != nil {
+				t.Fatalf("Reload = %v, %v", swapped, err)
+			}
+			e.repo.Wait()
+			if !strings.Contains(e.logs.String(), tc.wantLog) {
+				t.Errorf("the log does not say %s:\n%s", tc.wantLog, e.logs)
+			}
+			if tc.wantLog != `msg="read the version from its stored part"` && strings.Contains(e.logs.String(), `msg="read the version from its stored part"`) {
+				t.Errorf("the stored part was used:\n%s", e.logs)
+			}
+			// The edition served is the one this process builds from the files.
+			_, files, err := e.st.ReadVersion(want)
+			if err != nil {
+				t.Fatal(err)
+			}
+			built, err := catalog.BuildFiles(files)
+			if err != nil {
+				t.Fatal(err)
+			}
+			representation.CompressGzipAll(built.Bodies())
+			apitest.SameEdition(t, built, e.repo.Active())
+			for _, target := range []string{"/v1/version", "/v1/currencies", "/v1/weapons/skins?language=ja-JP"} {
+				if res, _ := e.get(t, target); res.StatusCode != http.StatusOK || res.Header.Get("X-Data-Version") != want {
+					t.Errorf("%s: %d, version %s; want 200 from %s", target, res.StatusCode, res.Header.Get("X-Data-Version"), want)
+				}
+			}
+		})
+	}
+}
+
 func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
