@@ -364,7 +364,8 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 				case "/v1/diff/{from}/{to}", "/changes/{from}/{to}":
 					prefix := strings.TrimSuffix(path, "{from}/{to}")
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
-						t.Errorf("unknown version: %d, want 404", res.StatusCode)
+						b, _ := io.ReadAll(res.Body)
+						t.Errorf("unknown version: %d, want 404; header %v; body %.300q", res.StatusCode, res.Header, b)
 					}
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
 						t.Errorf("malformed version: %d, want 400", res.StatusCode)
