@@ -495,6 +495,11 @@ func readPart(r io.Reader, limit int64, p *BuildPlan, prev *Edition) (*Edition, 
 	return e, nil
 }
 
+// wireBuffer is the wire readers' and writers' buffer: a reader handed a
+// bufio.Reader of this size reads through it, so two reads can follow on one
+// stream (ReadStoredPart).
+const wireBuffer = 256 << 10
+
 // wireWriter writes the plan's and the part's fields; the first error sticks.
 type wireWriter struct {
 	w   *bufio.Writer
@@ -502,7 +507,7 @@ type wireWriter struct {
 }
 
 func newWireWriter(w io.Writer) *wireWriter {
-	return &wireWriter{w: bufio.NewWriterSize(w, 256<<10)}
+	return &wireWriter{w: bufio.NewWriterSize(w, wireBuffer)}
 }
 
 func (e *wireWriter) raw(b []byte) {
@@ -559,7 +564,7 @@ type wireReader struct {
 }
 
 func newWireReader(r io.Reader, limit int64) *wireReader {
-	return &wireReader{r: bufio.NewReaderSize(r, 256<<10), left: limit}
+	return &wireReader{r: bufio.NewReaderSize(r, wireBuffer), left: limit}
 }
 
 func (d *wireReader) fail(err error) {

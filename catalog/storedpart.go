@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -26,9 +27,6 @@ import (
 // A server whose edition lacks a named body, or plans otherwise, gets
 // ErrPartMismatch and builds the version as before.
 
-// storedPartMagic opens a stored part.
-const storedPartMagic = "refdata-stored-part/1\n"
-
 // ErrPartMismatch: a stored part was built after another edition than the one
 // it is read after, or at another gzip level.
 var ErrPartMismatch = errors.New("the stored part was built after another edition")
@@ -53,25 +51,14 @@ func BuildStoredPart(files map[string][]byte, prev *Edition) ([]byte, error) {
 			named = append(named, k)
 		}
 	})
-	sub := *p
-	sub.Known = named
+	// The header is a plan without files or language=all bodies: what a
+	// server checks, written and read as a plan is.
+	head := &BuildPlan{Keys: p.Keys, Reused: p.Reused, Known: named, Effort: p.Effort}
 	var buf bytes.Buffer
-	w := newWireWriter(&buf)
-	w.raw([]byte(storedPartMagic))
-	w.u32(uint32(int32(p.Effort.Gzip)))
-	for c := range Category(NumCategories) {
-		w.str(p.Keys[c])
-		w.flag(p.Reused[c])
-	}
-	w.u32(uint32(len(named)))
-	for _, k := range named {
-		w.str(k.ETag)
-		w.str(k.Lang)
-	}
-	if err := w.flush(); err != nil {
+	if err := WritePlan(&buf, head); err != nil {
 		return nil, err
 	}
-	if err := WritePart(&buf, e, &sub); err != nil {
+	if err := WritePart(&buf, e, head); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
@@ -86,43 +73,31 @@ func ReadStoredPart(b []byte, files map[string][]byte, prev *Edition) (*Edition,
 	if prev == nil {
 		return nil, fmt.Errorf("%w: there is no previous edition", ErrPartMismatch)
 	}
-	d := newWireReader(bytes.NewReader(b), int64(len(b)))
-	d.magic(storedPartMagic)
-	gzip := int(int32(d.u32()))
-	var keys [NumCategories]string
-	var reused [NumCategories]bool
-	for c := range Category(NumCategories) {
-		keys[c] = d.str()
-		reused[c] = d.flag()
-	}
-	n := d.count(8)
-	named := make([]KnownBody, 0, n)
-	for range n {
-		named = append(named, KnownBody{ETag: d.str(), Lang: d.str()})
-	}
-	if d.err != nil {
-		return nil, fmt.Errorf("read the stored part: %w", d.err)
+	// One buffered reader for both: the wire readers take it as it is.
+	r := bufio.NewReaderSize(bytes.NewReader(b), wireBuffer)
+	head, err := ReadPlan(r, int64(len(b)))
+	if err != nil {
+		return nil, fmt.Errorf("read the stored part: %w", err)
 	}
 	p := planBuild(files, prev)
 	p.Effort = representation.CurrentEffort()
 	switch {
-	case gzip != p.Effort.Gzip:
-		return nil, fmt.Errorf("%w: gzip level %d, this server's is %d", ErrPartMismatch, gzip, p.Effort.Gzip)
-	case keys != p.Keys:
+	case head.Effort.Gzip != p.Effort.Gzip:
+		return nil, fmt.Errorf("%w: gzip level %d, this server's is %d", ErrPartMismatch, head.Effort.Gzip, p.Effort.Gzip)
+	case head.Keys != p.Keys:
 		return nil, fmt.Errorf("%w: it was built from other files", ErrPartMismatch)
-	case reused != p.Reused:
+	case head.Reused != p.Reused:
 		return nil, fmt.Errorf("%w: its reused categories differ", ErrPartMismatch)
 	}
 	have := make(map[KnownBody]*representation.Body)
 	for _, body := range prev.Bodies() {
 		have[KnownBody{ETag: body.ETag(), Lang: body.Lang}] = body
 	}
-	p.known = make([]*representation.Body, len(named))
-	for i, k := range named {
+	p.known = make([]*representation.Body, len(head.Known))
+	for i, k := range head.Known {
 		if p.known[i] = have[k]; p.known[i] == nil {
 			return nil, fmt.Errorf("%w: it names a body the edition does not have (ETag %s)", ErrPartMismatch, k.ETag)
 		}
 	}
-	rest := b[int64(len(b))-d.left:] // the child's part, as WritePart wrote it
-	return ReadPart(bytes.NewReader(rest), int64(len(rest)), p, prev)
+	return ReadPart(r, int64(len(b)), p, prev)
 }
