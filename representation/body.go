@@ -122,6 +122,12 @@ type compressed struct {
 	gzipV, brV Encoded
 }
 
+// lacks reports whether compress(withBrotli) has anything to make for a body
+// whose representations are c (nil: none made yet).
+func (c *compressed) lacks(withBrotli bool) bool {
+	return c == nil || (c.partial && withBrotli)
+}
+
 // minCompress: below this, compression saves less than its headers cost.
 const minCompress = 256
 
@@ -191,7 +197,7 @@ func (b *Body) CompressGzip() { b.compress(false) }
 
 func (b *Body) compress(withBrotli bool) {
 	old := b.enc.Load()
-	if old != nil && (!old.partial || !withBrotli) {
+	if !old.lacks(withBrotli) {
 		return
 	}
 	var gz, br []byte
@@ -303,7 +309,19 @@ func newGzip(w io.Writer, level int) *gzip.Writer {
 	return z
 }
 
-func (z *compressor) release() { z.pool.Put(z) }
+func (z *compressor) release() {
+	z.pool.Put(z)
+	if slices.ContainsFunc(z.br[1:], func(w *brotli.Writer) bool { return w != nil }) {
+		pooled.Store(true)
+	}
+}
+
+// pooled is set when a compressor that has a brotli writer for a window past
+// the smallest goes back to its pool, and cleared by CompressAndRelease, which
+// then knows whether the pools may hold tens of megabytes. A compressor for
+// bodies under 64 KiB alone holds 2–3 MB; one that has compressed a 200 KB
+// body, 37 MB (throwaway measure, BENCHMARKS.md § Stop 44).
+var pooled atomic.Bool
 
 func (z *compressor) gzip(b []byte) []byte {
 	w := z.gz
@@ -506,6 +524,11 @@ func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 // put serving on two procs beside its clients for seconds, which doubled its
 // p99 under a saturating load (BENCHMARKS.md § Stop 27).
 func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
+	if !slices.ContainsFunc(bodies, func(b *Body) bool { return b.enc.Load().lacks(withBrotli) }) {
+		// Nothing to make (a version whose part and brotli were stored):
+		// no compression child is started for it, no core borrowed.
+		return
+	}
 	c := offloader()
 	if c != nil {
 		defer doneWith()
@@ -646,11 +669,17 @@ func CompressAndRelease(bodies []*Body, workers int) {
 	// step that the scheduler cannot preempt (tens of milliseconds after an
 	// 18-locale load).
 	defer borrowCores()()
-	// Two collections: the first moves the pooled compressors (a brotli writer
-	// for a large window holds tens of megabytes) to sync.Pool's victim cache,
-	// the second frees them. With one, an 18-locale version kept 420 MB of
-	// them live, and as RSS, until the heap next doubled.
-	runtime.GC()
+	// Two collections when this process has compressed since the last release:
+	// the first moves the pooled compressors (a brotli writer for a large
+	// window holds tens of megabytes) to sync.Pool's victim cache, the second
+	// frees them. With one, an 18-locale version kept 420 MB of them live, and
+	// as RSS, until the heap next doubled. A swap whose bodies all came
+	// compressed (a stored part and brotli) pools none, and the first
+	// collection was 40 ms of marking two editions for nothing (BENCHMARKS.md
+	// § Stop 44).
+	if pooled.Swap(false) {
+		runtime.GC()
+	}
 	debug.FreeOSMemory()
 }
 

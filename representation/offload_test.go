@@ -237,19 +237,25 @@ func readFrameFrom(r io.Reader) ([]byte, error) {
 
 // TestBorrowsOnlyToCompressHere: serving keeps its procs while the child
 // compresses; a loop borrows the free cores only when bodies are compressed
-// in this process, and CompressAndRelease for its release step.
+// in this process, and CompressAndRelease for its release step. Bodies that
+// lack nothing (a version whose part and brotli were stored) start no child
+// and borrow nothing.
 func TestBorrowsOnlyToCompressHere(t *testing.T) {
 	defer UseEffort(Fast)()
 	for _, tc := range []struct {
 		name    string
 		child   bool
+		done    bool // the bodies arrive compressed
 		release bool
 		want    int
 	}{
-		{"child", true, false, 0},
-		{"child, then release", true, true, 1},
-		{"in-process", false, false, 1},
-		{"in-process, then release", false, true, 2},
+		{"child", true, false, false, 0},
+		{"child, then release", true, false, true, 1},
+		{"in-process", false, false, false, 1},
+		{"in-process, then release", false, false, true, 2},
+		{"nothing to make", true, true, false, 0},
+		{"nothing to make, then release", true, true, true, 1},
+		{"nothing to make in-process", false, true, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			requestsComeIn(t)
@@ -262,11 +268,16 @@ func TestBorrowsOnlyToCompressHere(t *testing.T) {
 			t.Cleanup(func() { borrowCores = prev })
 			var bodies, want []*Body
 			for _, b := range offloadBodies()[:5] {
-				bodies = append(bodies, NewBody(b, ""))
 				w := NewBody(b, "")
 				w.Compress()
 				want = append(want, w)
+				if tc.done {
+					bodies = append(bodies, w)
+				} else {
+					bodies = append(bodies, NewBody(b, ""))
+				}
 			}
+			borrows = 0
 			if tc.release {
 				CompressAndRelease(bodies, 0)
 			} else {
@@ -277,7 +288,10 @@ func TestBorrowsOnlyToCompressHere(t *testing.T) {
 					t.Errorf("body %d (%d bytes): %d representations, want %d", i, len(b.JSON), g, w)
 				}
 			}
-			if tc.child && off.c.answered.Load() == 0 {
+			switch {
+			case tc.child && tc.done && off.c != nil:
+				t.Error("a compression child was started for bodies that lack nothing")
+			case tc.child && !tc.done && off.c.answered.Load() == 0:
 				t.Error("the child compressed nothing")
 			}
 			if borrows != tc.want {
