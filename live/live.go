@@ -303,7 +303,6 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	if s.brotliLater != nil {
 		// The next build's child starts once this swap is done with the CPU.
 		r.inBackground(func() {
-			r.storedBrotli(s)
 			representation.CompressAndRelease(s.brotliLater, backgroundWorkers())
 			builder.Replenish()
 		})
@@ -313,18 +312,19 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
 }
 
-// storedBrotli gives the bodies of a swapped-in version the brotli its import
+// storedBrotli gives the bodies of a prepared version the brotli its import
 // stored with it (store.Publication.Brotli, checked there by decoding and
 // here against its checksum: representation.ApplyBrotli says why not both),
 // so the compression after the swap has only the rest to do. A version
 // stored without, or whose brotli fails its checks, is compressed as before:
 // what is stored saves work, it is never needed.
 //
-// It borrows the cores serving leaves free while it runs: its reading,
-// checksum and copies (53 ms for an 18-locale version) on serving's one proc
-// held requests up (BENCHMARKS.md § Stop 42), as a part's read did (§ Stop 35).
+// It runs before the swap, on the cores Reload borrowed: its reading,
+// checksum and copies (21–32 ms for an 18-locale version) on serving's one
+// proc held requests up (BENCHMARKS.md § Stop 42), and after the swap it gave
+// the cores back with a collection of its own (§ Stop 44). So the version's
+// first answers have brotli, and a staged version has it before its instant.
 func (r *Repository) storedBrotli(s *state) {
-	defer cores.Borrow()()
 	start := time.Now()
 	blob, err := r.st.ReadBrotli(s.ed.ManifestID)
 	if errors.Is(err, store.ErrNotFound) {
@@ -391,19 +391,20 @@ func (r *Repository) Reload() (bool, error) {
 		var ed *catalog.Edition
 		var man store.Manifest
 		began := time.Now()
-		ed, man, err = r.load(ptr, cur.ed)
+		var giveBack func()
+		ed, man, giveBack, err = r.load(ptr, cur.ed)
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
 			loaded := time.Now()
-			// The gzip left before the swap, and the swap: every core and
-			// LoadingGOGC. Without them the second after an 18-locale load had
-			// a p99 of 31-33 ms against 5-10: both versions are live, and
-			// serving on one proc shared it with the collector's work over
-			// them (BENCHMARKS.md § Stop 27).
-			giveBack := cores.Borrow()
+			// The gzip left before the swap, the stored brotli and the swap,
+			// on the cores load borrowed, and at LoadingGOGC. Without them the
+			// second after an 18-locale load had a p99 of 31-33 ms against
+			// 5-10: both versions are live, and serving on one proc shared it
+			// with the collector's work over them (BENCHMARKS.md § Stop 27).
 			defer giveBack()
 			reused := r.prepare(s)
+			r.storedBrotli(s)
 			r.log.Info("prepared version", "manifest_id", ed.ManifestID, "load", loaded.Sub(began).Round(time.Millisecond),
 				"compress", time.Since(loaded).Round(time.Millisecond), "reused", reused)
 			r.metrics.checked(time.Now())
@@ -425,23 +426,34 @@ func (r *Repository) Reload() (bool, error) {
 	return false, err
 }
 
-// load reads and builds the version ptr names, after prev. Reading borrows
-// every core (package cores); the build does not while the builder child does
-// it, since this process only waits (package builder). Reload borrows again
-// for the gzip left before the swap and the swap itself.
-func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Edition, store.Manifest, error) {
-	giveBack := cores.Borrow()
+// load reads and builds the version ptr names, after prev, and returns with
+// every core borrowed (package cores) for the caller's gzip, stored brotli and
+// swap; the caller gives them back. One borrow from the read to the swap:
+// given back between the steps, the cores collected the heap each time, with
+// the read's garbage and two editions in it (some 40–80 ms of marking each
+// for 18 locales, BENCHMARKS.md § Stop 44). They are given back only while
+// the builder child builds, since this process then only waits (package
+// builder).
+func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (_ *catalog.Edition, _ store.Manifest, giveBack func(), err error) {
+	giveBack = cores.Borrow()
+	defer func() {
+		if err != nil {
+			giveBack()
+		}
+	}()
 	m, files, err := r.st.Verify(ptr.ManifestID, ptr.ManifestSHA256)
-	giveBack()
 	if err != nil {
-		return nil, m, err
+		return nil, m, giveBack, err
 	}
-	return built(m, files, prev, func(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
+	ed, m, err := built(m, files, prev, func(files map[string][]byte, prev *catalog.Edition) (*catalog.Edition, error) {
 		if ed := r.storedPart(m, files, prev); ed != nil {
 			return ed, nil
 		}
+		giveBack()
+		defer func() { giveBack = cores.Borrow() }()
 		return builder.Build(files, prev)
 	})
+	return ed, m, giveBack, err
 }
 
 // storedPart reads the version m describes from the part its import built
@@ -450,13 +462,12 @@ func (r *Repository) load(ptr store.Pointer, prev *catalog.Edition) (*catalog.Ed
 // gzipped, seconds of CPU for 18 locales, is then a read (BENCHMARKS.md
 // § Stop 43). It returns nil when the version is to be built as before: none
 // stored, another previous version (catalog.ErrPartMismatch), or bytes that
-// fail their checksum or do not read. The read borrows the free cores, as
+// fail their checksum or do not read. It runs on the cores load borrowed, as
 // reading a child's part does.
 func (r *Repository) storedPart(m store.Manifest, files map[string][]byte, prev *catalog.Edition) *catalog.Edition {
 	if m.Part == "" || prev == nil {
 		return nil
 	}
-	defer cores.Borrow()()
 	start := time.Now()
 	b, err := r.st.ReadPart(m.ManifestID)
 	var ed *catalog.Edition
