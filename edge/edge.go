@@ -26,6 +26,7 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -103,7 +104,7 @@ type Server struct {
 
 // New builds a Server; Serve starts it.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(cfg.Router), limit: cfg.MemoLimit, logger: cfg.Logger}
+	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router)), limit: cfg.MemoLimit, logger: cfg.Logger}
 	if s.limit <= 0 {
 		s.limit = DefaultMemoLimit
 	}
@@ -461,6 +462,42 @@ func values(h *fasthttp.RequestHeader, key string, buf *[4]string) ([]string, bo
 
 // str views b as a string without copying; b must not change while it is used.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// detached hands h requests whose strings are h's own. The adaptor's request
+// (fasthttpadaptor.ConvertRequest) views fasthttp's buffers: its method, URL,
+// host and header strings are the connection's request buffer, which the
+// connection's next request overwrites. A handler that kept one past its
+// answer kept bytes that later changed under it: the changelog pages' cache
+// key (two manifest IDs from the path) turned into the next request's IDs,
+// and a request for a version nobody has was answered with another pair's
+// changelog (TestEveryOperation, one run in ~100; TestRoutedRequestsOwnTheirStrings).
+// Copying them costs a few small allocations on the router's path only; the
+// memo's answers do not come here.
+func detached(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := *r
+		c.Method = strings.Clone(r.Method)
+		c.Proto = strings.Clone(r.Proto)
+		c.Host = strings.Clone(r.Host)
+		c.RequestURI = strings.Clone(r.RequestURI)
+		if r.URL != nil {
+			u := *r.URL
+			u.Scheme, u.Opaque, u.Host = strings.Clone(u.Scheme), strings.Clone(u.Opaque), strings.Clone(u.Host)
+			u.Path, u.RawPath = strings.Clone(u.Path), strings.Clone(u.RawPath)
+			u.RawQuery, u.Fragment, u.RawFragment = strings.Clone(u.RawQuery), strings.Clone(u.Fragment), strings.Clone(u.RawFragment)
+			c.URL = &u
+		}
+		c.Header = make(http.Header, len(r.Header))
+		for k, vs := range r.Header {
+			own := make([]string, len(vs))
+			for i, v := range vs {
+				own[i] = strings.Clone(v)
+			}
+			c.Header[strings.Clone(k)] = own
+		}
+		h.ServeHTTP(w, &c)
+	})
+}
 
 // unreadable is the answer to a request fasthttp could not parse. The parser's own
 // error stays in the log: it is the parser's wording (and quotes the buffer), not

@@ -658,3 +658,44 @@ func TestEdgeLogsLikeTheRouter(t *testing.T) {
 		t.Errorf("memo answer logged: %v, rejection logged: %v; the log:\n%s", memo, reject, logs.buf.String())
 	}
 }
+
+// TestRoutedRequestsOwnTheirStrings: the strings of a request the router sees
+// stay as they were after its answer, when the connection's next request (of
+// the same length, so it lands on the same bytes of fasthttp's buffer) has
+// others. The changelog pages keep two IDs from the path as a cache key; while
+// they viewed the buffer, the key became the next request's IDs.
+func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
+	ed := newest(t)
+	repo := impl.Static{Edition: ed}
+	r := router(t, repo)
+	type seen struct{ method, uri, path, host, probe, key string }
+	var kept []seen
+	var mu sync.Mutex
+	h := start(t, Config{Router: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		mu.Lock()
+		for k := range req.Header {
+			if strings.EqualFold(k, "X-Probe") {
+				kept = append(kept, seen{req.Method, req.RequestURI, req.URL.Path, req.Host, req.Header.Get("X-Probe"), k})
+			}
+		}
+		mu.Unlock()
+		r.ServeHTTP(w, req)
+	}), Active: repo.Active})
+	first := request("GET", "/changes/0123456789ABCDEF/FEDCBA9876543210", "X-Probe", "first-value")
+	want := direct(r, request("GET", "/changes/0123456789ABCDEF/FEDCBA9876543210"))
+	if res := h.do(t, first); res.status != want.status {
+		t.Fatalf("first: %d, the router answers %d", res.status, want.status)
+	}
+	if res := h.do(t, request("GET", "/changes/AAAAAAAAAAAAAAAA/BBBBBBBBBBBBBBBB", "X-Probe", "other-value")); res.status != want.status {
+		t.Fatalf("second: %d, the router answers %d", res.status, want.status)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(kept) != 2 {
+		t.Fatalf("the router saw %d requests with the probe, want 2", len(kept))
+	}
+	wantFirst := seen{"GET", "/changes/0123456789ABCDEF/FEDCBA9876543210", "/changes/0123456789ABCDEF/FEDCBA9876543210", kept[1].host, "first-value", "X-Probe"}
+	if kept[0] != wantFirst {
+		t.Errorf("the first request's strings after the second:\n got %+v\nwant %+v", kept[0], wantFirst)
+	}
+}
