@@ -48,7 +48,8 @@ type Config struct {
 	// Router answers every request the memo cannot: api.New's handler.
 	Router http.Handler
 	// Active returns the edition being served; the memo belongs to one edition
-	// and is dropped when another becomes active.
+	// and is dropped when another becomes active (at the next request, or at
+	// once by ActiveChanged).
 	Active func() *catalog.Edition
 	// Metrics records the requests the memo answers (the router records its own);
 	// nil records nothing.
@@ -146,6 +147,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	return s.http.ShutdownWithContext(ctx)
 }
+
+// ActiveChanged drops the memo; a repository calls it once another edition is
+// served (live.Repository.OnSwap). Left to the next request, the memo kept the
+// previous edition live through the swap's collections, all of it, while
+// nothing answered from it; with no request, until one came (BENCHMARKS.md
+// § Stop 45).
+func (s *Server) ActiveChanged() { s.memo.Store(&memo{}) }
 
 // DefaultDrainGrace is how long a keep-alive connection that looks idle at
 // shutdown still reads: a request the client has sent may be in the socket's

@@ -14,12 +14,14 @@ import (
 	"net/http/httptest"
 	"os"
 	"path"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"weak"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
@@ -379,6 +381,49 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 	}
 	stop.Store(true)
 	wg.Wait()
+}
+
+// TestActiveChangedLetsThePreviousEditionGo: once told of a swap, the edge holds
+// nothing of the edition served before it, so the swap's collection frees it
+// without waiting for a request.
+func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
+	for _, tell := range []bool{false, true} {
+		t.Run(fmt.Sprintf("told=%v", tell), func(t *testing.T) {
+			files, err := fixtures.Files(fixtures.Versions()[0], true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			old, err := catalog.BuildFiles(files) // this test's own: nothing else holds it
+			if err != nil {
+				t.Fatal(err)
+			}
+			repo := &swappable{}
+			repo.ed.Store(old)
+			h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+			for range 2 {
+				if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
+					t.Fatalf("status %d", res.status)
+				}
+			}
+			if !h.memoized("/v1/version") {
+				t.Fatal("the memo holds no answer of the old edition: the test proves nothing")
+			}
+			gone := weak.Make(old)
+			old = nil
+			repo.ed.Store(loadEditions(t)[1])
+			if tell {
+				h.es.ActiveChanged()
+			}
+			runtime.GC()
+			switch held := gone.Value() != nil; {
+			case tell && held:
+				t.Error("after ActiveChanged the previous edition is still reachable")
+			case !tell && !held:
+				// The control: the memo is what holds it, so the case above can fail.
+				t.Error("the memo does not hold the previous edition even untold: this test cannot see it held")
+			}
+		})
+	}
 }
 
 // TestMemoHoldsOnlyPlainTargets: the router answers everything; the memo keeps

@@ -46,6 +46,13 @@ type Repository interface {
 	RetainedEdition(id string) (*catalog.Edition, error)
 }
 
+// Swapping is a Repository whose active edition changes while it serves (one
+// backed by a store): OnSwap has f called after each change, for what keeps
+// answers of the edition served until then to let go of them.
+type Swapping interface {
+	OnSwap(f func())
+}
+
 // VersionList is /v1/versions: the retained versions, newest first, and its body.
 type VersionList struct {
 	Versions []gen.RetainedVersion

@@ -71,6 +71,8 @@ type Repository struct {
 	// a reload that installs a newer one must not interleave, or the older one
 	// could land last and the replica step back (seen under -race).
 	swap sync.Mutex
+	// onSwap runs after each install (OnSwap); guarded by swap.
+	onSwap []func()
 	// replica names this process to a Coordinator store.
 	replica string
 	// seen is what the last Reload read of the store: the pointer, or the
@@ -106,6 +108,7 @@ func (r *Repository) inBackground(f func()) {
 var (
 	_ impl.Repository = (*Repository)(nil)
 	_ impl.Readiness  = (*Repository)(nil)
+	_ impl.Swapping   = (*Repository)(nil)
 )
 
 // pending is a staged version and the instant it becomes the served one.
@@ -308,6 +311,9 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 		})
 	}
 	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
+	for _, f := range r.onSwap {
+		f()
+	}
 	r.metrics.Active(s.ed, publishedAt)
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
 }
@@ -341,6 +347,16 @@ func (r *Repository) storedBrotli(s *state) {
 	}
 	r.log.Info("brotli from the store", "manifest_id", s.ed.ManifestID, "bodies", applied,
 		"took", time.Since(start).Round(time.Millisecond))
+}
+
+// OnSwap has f called each time another version becomes the served one, right
+// after it does: for what keeps answers of the version served until then (the
+// edge's memo) to let go of them before the swap's collection, not at its
+// next request. f runs while installs wait, so it must not call r.
+func (r *Repository) OnSwap(f func()) {
+	r.swap.Lock()
+	defer r.swap.Unlock()
+	r.onSwap = append(r.onSwap, f)
 }
 
 // Store is the store the repository serves.

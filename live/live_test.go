@@ -481,6 +481,8 @@ func TestHotSwap(t *testing.T) {
 	}
 
 	e := newEnv(t, 1)
+	var told atomic.Int64
+	e.repo.OnSwap(func() { told.Add(1) })
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var requests, failures atomic.Int64
@@ -551,6 +553,9 @@ func TestHotSwap(t *testing.T) {
 		if swapped, err := e.repo.Reload(); !swapped || err != nil {
 			t.Fatalf("Reload after %s: %v %v", v.ManifestID, swapped, err)
 		}
+		if n := told.Load(); n != int64(i+1) {
+			t.Errorf("after swap %d, OnSwap's function ran %d times", i+1, n)
+		}
 		// A swapped-in version is served compressed from its first request.
 		for _, b := range e.repo.Active().Bodies() {
 			if len(b.JSON) >= 4096 && b.Pick([]string{"gzip"}).Encoding.Value == nil {
@@ -561,6 +566,9 @@ func TestHotSwap(t *testing.T) {
 	settle()
 	close(stop)
 	wg.Wait()
+	if swapped, err := e.repo.Reload(); swapped || err != nil || told.Load() != int64(len(versions)-1) {
+		t.Errorf("a Reload with nothing new: swapped %v (%v), OnSwap's function ran %d times in all", swapped, err, told.Load())
+	}
 	n := 0
 	seen.Range(func(_, _ any) bool { n++; return true })
 	if failures.Load() != 0 || n != 5 {

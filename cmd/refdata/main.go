@@ -189,6 +189,9 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		go servePprof(ctx, *pprofAddr, logger)
 	}
 	es := edge.New(edge.Config{Router: router, Active: repo.Active, Metrics: httpMetrics, Logger: logger})
+	if sw, ok := repo.(impl.Swapping); ok {
+		sw.OnSwap(es.ActiveChanged)
+	}
 	return listenAndServe(ctx, *addr, es, logger, ready)
 }
 
