@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"weak"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
@@ -21,7 +22,7 @@ import (
 // latestPair names the versions /changes compares: those of /v1/diff/latest.
 func (s *Site) latestPair() (from, to string, err error) {
 	ed := s.repo.Active()
-	if p := s.latest.Load(); p != nil && p.ed == ed {
+	if p := s.latest.Load(); p != nil && p.ed == weak.Make(ed) {
 		return p.from, p.to, nil
 	}
 	b, err := s.repo.LatestDiff()
@@ -45,7 +46,7 @@ func (s *Site) latestPair() (from, to string, err error) {
 	default:
 		return "", "", err
 	}
-	s.latest.Store(&latestPair{ed: ed, from: from, to: to})
+	s.latest.Store(&latestPair{ed: weak.Make(ed), from: from, to: to})
 	return from, to, nil
 }
 

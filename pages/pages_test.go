@@ -6,14 +6,18 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"weak"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
+	"github.com/refdata/refdata/representation"
 )
 
 // snapshot is a minimal version: its record and one theme per name given.
@@ -127,6 +131,60 @@ func TestChangesKeptPerPair(t *testing.T) {
 	h2, _ := site.Home()
 	if h1 != h2 {
 		t.Error("the landing page was rendered twice for one version")
+	}
+}
+
+// swapping serves one Static, then another.
+type swapping struct{ cur atomic.Pointer[impl.Static] }
+
+func (s *swapping) Active() *catalog.Edition                  { return s.cur.Load().Active() }
+func (s *swapping) LatestDiff() (*representation.Body, error) { return s.cur.Load().LatestDiff() }
+func (s *swapping) Diff(from, to string) (*representation.Body, error) {
+	return s.cur.Load().Diff(from, to)
+}
+func (s *swapping) Versions() *impl.VersionList { return s.cur.Load().Versions() }
+func (s *swapping) RetainedEdition(id string) (*catalog.Edition, error) {
+	return s.cur.Load().RetainedEdition(id)
+}
+
+// TestPagesLetSwappedEditionGo: the landing page and the latest pair, kept for
+// the edition they were made from, do not keep that edition once another is
+// served.
+func TestPagesLetSwappedEditionGo(t *testing.T) {
+	themes := map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"}
+	older := snapshot(t, "1111111111111111", themes)
+	first := snapshot(t, "2222222222222222", themes)
+	repo := &swapping{}
+	st, err := impl.NewStatic(first, older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.cur.Store(&st)
+	site, err := pages.New(repo, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := site.Home(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := site.Changes("", "", catalog.DefaultLocale); err != nil {
+		t.Fatal(err)
+	}
+	gone := weak.Make(first)
+	first = nil
+	next, err := impl.NewStatic(snapshot(t, "3333333333333333", themes), older)
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo.cur.Store(&next)
+	st = impl.Static{}
+	runtime.GC()
+	if gone.Value() != nil {
+		t.Error("the pages keep the edition served before the swap")
+	}
+	home, err := site.Home()
+	if err != nil || !bytes.Contains(home.JSON, []byte("3333333333333333")) {
+		t.Errorf("the landing page after the swap does not name the new version (%v)", err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
@@ -57,14 +58,17 @@ type Site struct {
 
 var _ impl.Pages = (*Site)(nil)
 
+// homePage and latestPair know their edition by a weak pointer: held, it kept
+// a swapped-out edition, all of it, live until the page's next request
+// (BENCHMARKS.md § Stop 45).
 type homePage struct {
-	ed   *catalog.Edition
+	ed   weak.Pointer[catalog.Edition]
 	list *impl.VersionList
 	body *representation.Body
 }
 
 type latestPair struct {
-	ed       *catalog.Edition
+	ed       weak.Pointer[catalog.Edition]
 	from, to string
 }
 
@@ -101,7 +105,7 @@ func (s *Site) Docs() (*representation.Body, error) { return s.docs, nil }
 // version and version list.
 func (s *Site) Home() (*representation.Body, error) {
 	ed, list := s.repo.Active(), s.repo.Versions()
-	if h := s.home.Load(); h != nil && h.ed == ed && h.list == list {
+	if h := s.home.Load(); h != nil && h.ed == weak.Make(ed) && h.list == list {
 		return h.body, nil
 	}
 	data := homeData{Active: ed.Version, ManifestID: ed.ManifestID}
@@ -126,7 +130,7 @@ func (s *Site) Home() (*representation.Body, error) {
 		return nil, err
 	}
 	b.Compress()
-	s.home.Store(&homePage{ed: ed, list: list, body: b})
+	s.home.Store(&homePage{ed: weak.Make(ed), list: list, body: b})
 	return b, nil
 }
 
