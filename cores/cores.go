@@ -157,8 +157,12 @@ func Borrow() (giveBack func()) {
 // swap, the requests waited 20–40 ms for its assists and mark worker, with
 // two editions live (BENCHMARKS.md § Stop 28).
 
-// collect is runtime.GC; a variable so the tests see when it runs.
-var collect = runtime.GC
+// collect is debug.FreeOSMemory: a collection that also returns what it freed
+// to the operating system, since what a borrower leaves past ServingGOGC is a
+// load's garbage, which the process would otherwise keep as RSS (a swap's
+// previous edition, a loaded version's files). A variable so the tests see
+// when it runs.
+var collect = debug.FreeOSMemory
 
 // overServingGoal reports whether the heap holds more than ServingGOGC lets it
 // grow past the bytes the last collection found live.

@@ -523,11 +523,13 @@ func CompressGzipAll(bodies []*Body) { each(bodies, 0, false, OffloadPatience) }
 // it, and serving keeps its procs: borrowed for a whole post-swap brotli, they
 // put serving on two procs beside its clients for seconds, which doubled its
 // p99 under a saturating load (BENCHMARKS.md § Stop 27).
-func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) {
+//
+// It reports whether any body lacked what it makes.
+func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) (worked bool) {
 	if !slices.ContainsFunc(bodies, func(b *Body) bool { return b.enc.Load().lacks(withBrotli) }) {
 		// Nothing to make (a version whose part and brotli were stored):
 		// no compression child is started for it, no core borrowed.
-		return
+		return false
 	}
 	c := offloader()
 	if c != nil {
@@ -587,6 +589,7 @@ func each(bodies []*Body, workers int, withBrotli bool, patience time.Duration) 
 			b.compress(withBrotli) // returns at once for a body already done
 		}
 	}
+	return true
 }
 
 // borrowCores is cores.Borrow; a variable so the tests count the borrows.
@@ -663,8 +666,16 @@ func Sizes(bodies []*Body) (identity, gzip, br int) {
 // then hands the memory that loading and compressing left behind back to the
 // operating system: a version is loaded rarely, and without this the process
 // keeps its load-time peak as RSS.
+//
+// When it had nothing to compress and no large compressor is pooled, it
+// returns at once: what a swap whose bodies all came compressed leaves behind
+// was the loader's, and the loader's give-back of the cores released it
+// (cores.Borrow). Its collection here marked both editions a second time, 40–60
+// ms of CPU for 18 locales, to free nothing (BENCHMARKS.md § Stop 45).
 func CompressAndRelease(bodies []*Body, workers int) {
-	each(bodies, workers, true, 0)
+	if !each(bodies, workers, true, 0) && !pooled.Load() {
+		return
+	}
 	// Serving keeps a proc meanwhile: FreeOSMemory returns the memory in one
 	// step that the scheduler cannot preempt (tens of milliseconds after an
 	// 18-locale load).

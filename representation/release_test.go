@@ -12,19 +12,26 @@ import (
 // megabytes; one collection only moves it to sync.Pool's victim cache, where
 // it stayed live until the heap next doubled), and the collection that frees
 // it is made only when such a compressor was pooled: bodies under 64 KiB
-// leave compressors of 2–3 MB, not worth marking the heap again.
+// leave compressors of 2–3 MB, not worth marking the heap again. Bodies that
+// came compressed (a stored part and brotli) leave nothing to release: no
+// collection at all.
 func TestReleaseFreesCompressors(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		size   int
-		forced uint64 // collections CompressAndRelease makes
+		name       string
+		size       int
+		compressed bool   // the body has its representations already
+		forced     uint64 // collections CompressAndRelease makes
 	}{
-		{"large", 128 << 10, 2},
-		{"small", 4 << 10, 1},
+		{"large", 128 << 10, false, 2},
+		{"small", 4 << 10, false, 1},
+		{"came compressed", 128 << 10, true, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			CompressAndRelease(nil, 1) // whatever earlier tests pooled
 			b := NewBody(bytes.Repeat([]byte(`{"status":200,"data":"abcdefgh"}`), tc.size/32), "")
+			if tc.compressed {
+				b.Compress()
+			}
+			CompressAndRelease([]*Body{NewBody([]byte("{}"), "")}, 1) // releases whatever earlier tests pooled
 			before := forcedCollections()
 			CompressAndRelease([]*Body{b}, 1)
 			if got := forcedCollections() - before; got != tc.forced {
