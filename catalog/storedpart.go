@@ -89,8 +89,9 @@ func ReadStoredPart(b []byte, files map[string][]byte, prev *Edition) (*Edition,
 	case head.Reused != p.Reused:
 		return nil, fmt.Errorf("%w: its reused categories differ", ErrPartMismatch)
 	}
-	have := make(map[KnownBody]*representation.Body)
-	for _, body := range prev.Bodies() {
+	bodies := prev.Bodies()
+	have := make(map[KnownBody]*representation.Body, len(bodies)) // sized: growing it was a third of its cost
+	for _, body := range bodies {
 		have[KnownBody{ETag: body.ETag(), Lang: body.Lang}] = body
 	}
 	p.known = make([]*representation.Body, len(head.Known))

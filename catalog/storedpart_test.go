@@ -91,3 +91,26 @@ func TestStoredPartRefusesAnotherEdition(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadStoredPart: what a replica does at a swap with the part an
+// import stored for sample version 15 after 14: read it beside the edition it
+// serves (the previous one's list of bodies made once, as a server has it).
+func BenchmarkReadStoredPart(b *testing.B) {
+	prev, err := catalog.BuildFiles(versionFiles(b, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	representation.CompressGzipAll(prev.Bodies())
+	files := versionFiles(b, 1)
+	raw, err := catalog.BuildStoredPart(files, prev)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(raw)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := catalog.ReadStoredPart(raw, files, prev); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
