@@ -218,12 +218,7 @@ func TestPartTakesUnchangedAllBodies(t *testing.T) {
 // sample version 15 after 14 (the bodies' ETags, the tables), the part of a
 // version's load left in the serving process.
 func BenchmarkReadPart(b *testing.B) {
-	prev, err := catalog.BuildFiles(versionFiles(b, 0))
-	if err != nil {
-		b.Fatal(err)
-	}
-	representation.CompressGzipAll(prev.Bodies())
-	files := versionFiles(b, 1)
+	prev, files := servedAndNext(b)
 	_, raw := buildInParts(b, files, prev)
 	plan := catalog.PlanBuild(files, prev)
 	b.SetBytes(int64(len(raw)))
@@ -233,4 +228,16 @@ func BenchmarkReadPart(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// servedAndNext is sample version 14 as a server has it (built, gzipped) and
+// version 15's files, for the benchmarks of reading 15 after it.
+func servedAndNext(b *testing.B) (*catalog.Edition, map[string][]byte) {
+	b.Helper()
+	prev, err := catalog.BuildFiles(versionFiles(b, 0))
+	if err != nil {
+		b.Fatal(err)
+	}
+	representation.CompressGzipAll(prev.Bodies())
+	return prev, versionFiles(b, 1)
 }

@@ -96,12 +96,7 @@ func TestStoredPartRefusesAnotherEdition(t *testing.T) {
 // import stored for sample version 15 after 14: read it beside the edition it
 // serves (the previous one's list of bodies made once, as a server has it).
 func BenchmarkReadStoredPart(b *testing.B) {
-	prev, err := catalog.BuildFiles(versionFiles(b, 0))
-	if err != nil {
-		b.Fatal(err)
-	}
-	representation.CompressGzipAll(prev.Bodies())
-	files := versionFiles(b, 1)
+	prev, files := servedAndNext(b)
 	raw, err := catalog.BuildStoredPart(files, prev)
 	if err != nil {
 		b.Fatal(err)

@@ -31,7 +31,7 @@ func TestReleaseFreesCompressors(t *testing.T) {
 			if tc.compressed {
 				b.Compress()
 			}
-			CompressAndRelease([]*Body{NewBody([]byte("{}"), "")}, 1) // releases whatever earlier tests pooled
+			CompressAndRelease(nil, 1) // releases whatever earlier tests (and the set-up) pooled
 			before := forcedCollections()
 			CompressAndRelease([]*Body{b}, 1)
 			if got := forcedCollections() - before; got != tc.forced {
