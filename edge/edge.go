@@ -81,7 +81,8 @@ const (
 	maxHeaderBytes = 16 << 10
 	maxBodyBytes   = 64 << 10
 	// writeBuffer holds a whole response of up to 64 KiB, headers included, so it
-	// leaves in one write; larger bodies go out in 64 KiB writes.
+	// leaves in one write; a larger memo answer leaves in one writev of its head
+	// and the edition's bytes (gather.go), a larger routed one in 64 KiB writes.
 	writeBuffer = 64 << 10
 )
 
@@ -101,6 +102,9 @@ type Server struct {
 	// (turn.go); cores.OneProc, which tests replace.
 	inTurn func() bool
 	turns  turns
+	// gatherFrom: memo answers with a body this long or longer leave in one
+	// writev with their head (gather.go); tests lower it.
+	gatherFrom int
 }
 
 // New builds a Server; Serve starts it.
@@ -118,6 +122,7 @@ func New(cfg Config) *Server {
 	}
 	s.memo.Store(&memo{})
 	s.inTurn = cores.OneProc
+	s.gatherFrom = gatherFrom
 	s.http = &fasthttp.Server{
 		Handler:               s.handle,
 		ErrorHandler:          s.badRequest,
@@ -199,6 +204,15 @@ type drainConn struct {
 	spoke  bool
 	graced atomic.Bool
 	once   sync.Once
+	// A gathered write (gather.go), all on the connection's own goroutine:
+	// body is the stream its large memo answers use; while hold is set, Write
+	// keeps what it is given in held instead of writing it; iov and bufs are
+	// the writev's buffers, kept here so that it does not allocate them.
+	body gathered
+	hold bool
+	held []byte
+	iov  [2][]byte
+	bufs net.Buffers
 }
 
 func (c *drainConn) Read(b []byte) (int, error) {
@@ -215,11 +229,19 @@ func (c *drainConn) Read(b []byte) (int, error) {
 // Write: an answer's first write ends its request's unanswered spell (a large
 // answer's later writes find it ended and store nothing).
 func (c *drainConn) Write(b []byte) (int, error) {
+	if c.hold {
+		c.held = b
+		return len(b), nil
+	}
 	n, err := c.Conn.Write(b)
+	c.answered()
+	return n, err
+}
+
+func (c *drainConn) answered() {
 	if c.unanswered.Load() {
 		c.unanswered.Store(false)
 	}
-	return n, err
 }
 
 // Close: while draining, a close of a connection whose server goroutine is
@@ -374,6 +396,9 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if status == http.StatusNotModified {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
+	} else if dc, ok := ctx.Conn().(*drainConn); ok && len(enc.Bytes) >= s.gatherFrom && ctx.IsGet() {
+		dc.body = gathered{c: dc, body: enc.Bytes}
+		ctx.Response.SetBodyStream(&dc.body, len(enc.Bytes))
 	} else {
 		ctx.Response.SetBodyRaw(enc.Bytes) // HEAD: fasthttp sends the length, not the body
 	}

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 	"weak"
 
 	"github.com/go-chi/chi/v5"
@@ -123,13 +124,16 @@ type harness struct {
 	client *http.Client
 }
 
-func start(t testing.TB, cfg Config) *harness {
+func start(t testing.TB, cfg Config, opts ...func(*Server)) *harness {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	h := &harness{es: New(cfg), addr: ln.Addr().String()}
+	for _, o := range opts {
+		o(h.es)
+	}
 	go func() { _ = h.es.Serve(ln) }()
 	t.Cleanup(func() { _ = h.es.Shutdown(context.Background()) })
 	h.client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
@@ -160,6 +164,22 @@ func direct(h http.Handler, req *http.Request) response {
 		rec.Header().Set("Content-Length", strconv.Itoa(rec.Body.Len()))
 	}
 	return response{rec.Code, rec.Header(), rec.Body.Bytes()}
+}
+
+// settle waits until every open connection waits for its next request: its
+// goroutine is done with its last answer and keeps nothing of it on its stack.
+func (h *harness) settle(t testing.TB) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		open := 0
+		h.es.conns.Range(func(any, any) bool { open++; return true })
+		if h.es.waitingReads() == open {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d connections still answering after 10 s", open-h.es.waitingReads(), open)
+		}
+	}
 }
 
 func (h *harness) memoized(target string) bool {
@@ -265,12 +285,26 @@ func everyTarget(t *testing.T) (ed *catalog.Edition, r http.Handler, all []strin
 	return ed, router(t, repo), all, memo
 }
 
+// gatherAll makes every memo answer with a body leave gathered (gather.go),
+// whatever its size: the trimmed -short bodies are smaller than gatherFrom.
+func gatherAll(s *Server) { s.gatherFrom = 1 }
+
 // TestMemoMatchesRouter holds the memo to the router: for every target and every
 // way of asking (encodings, conditional, HEAD), the answer from the memo is the
-// router's, byte for byte and header for header (Date aside).
+// router's, byte for byte and header for header (Date aside), whether its body
+// is copied into the write buffer or gathered with its head.
 func TestMemoMatchesRouter(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []func(*Server)
+	}{{"buffered", nil}, {"gathered", []func(*Server){gatherAll}}} {
+		t.Run(tc.name, func(t *testing.T) { memoMatchesRouter(t, tc.opts...) })
+	}
+}
+
+func memoMatchesRouter(t *testing.T, opts ...func(*Server)) {
 	ed, r, all, memo := everyTarget(t)
-	h := start(t, Config{Router: r, Active: func() *catalog.Edition { return ed }})
+	h := start(t, Config{Router: r, Active: func() *catalog.Edition { return ed }}, opts...)
 	for _, target := range all {
 		etag := direct(r, request("GET", target)).header.Get("ETag")
 		gzETag := direct(r, request("GET", target, "Accept-Encoding", "gzip")).header.Get("ETag")
@@ -399,7 +433,9 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 			}
 			repo := &swappable{}
 			repo.ed.Store(old)
-			h := start(t, Config{Router: router(t, repo), Active: repo.Active})
+			// Gathered, the answer's body passes through its connection, which
+			// stays open between requests and must not keep it either.
+			h := start(t, Config{Router: router(t, repo), Active: repo.Active}, gatherAll)
 			for range 2 {
 				if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
 					t.Fatalf("status %d", res.status)
@@ -409,6 +445,8 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 				t.Fatal("the memo holds no answer of the old edition: the test proves nothing")
 			}
 			gone := weak.Make(old)
+			sent := weak.Make(&h.es.memo.Load().entries["/v1/version"].res.Body.Bytes[0])
+			h.settle(t) // the client has the answer; the server may still be returning from its write
 			old = nil
 			repo.ed.Store(loadEditions(t)[1])
 			if tell {
@@ -418,6 +456,8 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 			switch held := gone.Value() != nil; {
 			case tell && held:
 				t.Error("after ActiveChanged the previous edition is still reachable")
+			case tell && sent.Value() != nil:
+				t.Error("after ActiveChanged the previous edition's body sent on a connection still open is reachable")
 			case !tell && !held:
 				// The control: the memo is what holds it, so the case above can fail.
 				t.Error("the memo does not hold the previous edition even untold: this test cannot see it held")
@@ -742,5 +782,67 @@ func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
 	wantFirst := seen{"GET", "/changes/0123456789ABCDEF/FEDCBA9876543210", "/changes/0123456789ABCDEF/FEDCBA9876543210", kept[1].host, "first-value", "X-Probe"}
 	if kept[0] != wantFirst {
 		t.Errorf("the first request's strings after the second:\n got %+v\nwant %+v", kept[0], wantFirst)
+	}
+}
+
+// TestGatheredAnswersKeepTheirOrder: requests pipelined on one connection get
+// their answers in order and whole when gathered answers, whose writer takes
+// the buffered bytes before them as their head, follow buffered answers that
+// fasthttp has not flushed yet (it flushes only when no request is waiting).
+func TestGatheredAnswersKeepTheirOrder(t *testing.T) {
+	repo := impl.Static{Edition: newest(t)}
+	r := router(t, repo)
+	const small, large = "/v1/version", "/v1/weapons"
+	from := len(direct(r, request("GET", small)).body) + 1
+	if n := len(direct(r, request("GET", large, "Accept-Encoding", "gzip")).body); n < from {
+		t.Fatalf("%s's gzip body (%d bytes) is smaller than %s's: nothing would be gathered", large, n, small)
+	}
+	h := start(t, Config{Router: r, Active: repo.Active}, func(s *Server) { s.gatherFrom = from })
+	etag := direct(r, request("GET", large)).header.Get("ETag")
+	reqs := []*http.Request{
+		request("GET", small),
+		request("GET", large, "Accept-Encoding", "gzip"),
+		request("GET", small),
+		request("GET", small),
+		request("GET", large),
+		request("HEAD", large),
+		request("GET", large, "If-None-Match", etag),
+		request("GET", large, "Accept-Encoding", "br"),
+		request("GET", small),
+	}
+	for _, target := range []string{small, large} {
+		h.do(t, request("GET", target)) // into the memo
+		if !h.memoized(target) {
+			t.Fatalf("%s is not in the memo", target)
+		}
+	}
+	conn, err := net.Dial("tcp", h.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var raw bytes.Buffer
+	for _, req := range reqs {
+		if err := req.Write(&raw); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _, _ = conn.Write(raw.Bytes()) }()
+	c := apitest.New(t)
+	br := bufio.NewReader(conn)
+	for i, req := range reqs {
+		what := fmt.Sprintf("answer %d (%s %s %q)", i, req.Method, req.URL, req.Header.Get("Accept-Encoding"))
+		res, err := http.ReadResponse(br, req)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		res.Header.Del("Date")
+		c.Do(t, r, req) // the router's answer, which this one must be, is the spec's
+		same(t, what, response{res.StatusCode, res.Header, body}, direct(r, req))
 	}
 }

@@ -1,0 +1,88 @@
+package edge
+
+import (
+	"bufio"
+	"io"
+)
+
+// Gathered writes: a memo answer whose body is large leaves in one writev of
+// the head fasthttp wrote into its buffer and the edition's own bytes, instead
+// of being copied into the 64 KiB write buffer behind the head and sent in as
+// many writes as it fills. On a ~120 KB gzip list the copy was 15 % of the
+// serving CPU and the answer took two writes (BENCHMARKS.md § Stop 46).
+//
+// fasthttp has no writev of its own: it hands a body stream (SetBodyStream)
+// its buffered writer. The stream (gathered) flushes that writer into its
+// connection, which keeps the flushed bytes instead of writing them
+// (drainConn.hold), and then writes them and the body together.
+
+// gatherFrom is the smallest body written so: one that does not fit the
+// write buffer with its head, so that it was copied and sent in two writes
+// or more. A smaller body leaves in one write already, and its copy costs no
+// more than the stream's bookkeeping: the 29 KB weapon served no faster
+// gathered (§ Stop 46).
+const gatherFrom = writeBuffer
+
+// gathered is a body stream that writes a memo answer's body with its head.
+// Each connection has one (drainConn.body), reused by its answers, which a
+// connection writes one at a time.
+type gathered struct {
+	c    *drainConn
+	body []byte // the edition's bytes; nil once written or closed
+}
+
+// Read serves fasthttp if it ever reads the stream rather than calling
+// WriteTo (it does not for a body of known length).
+func (g *gathered) Read(p []byte) (int, error) {
+	if len(g.body) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, g.body)
+	g.body = g.body[n:]
+	return n, nil
+}
+
+// SupportsBodyWriteTo lets fasthttp call WriteTo (fasthttp.BodyWriterTo).
+func (g *gathered) SupportsBodyWriteTo() bool { return true }
+
+// WriteTo writes the head w holds and the body in one writev.
+func (g *gathered) WriteTo(w io.Writer) (int64, error) {
+	body := g.body
+	g.body = nil
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		n, err := w.Write(body)
+		return int64(n), err
+	}
+	g.c.hold = true
+	err := bw.Flush() // into g.c.held, not onto the wire
+	g.c.hold = false
+	head := g.c.held
+	g.c.held = nil
+	if err != nil {
+		return 0, err
+	}
+	n, err := g.c.writev(head, body)
+	return max(n-int64(len(head)), 0), err
+}
+
+// Close lets the body go: fasthttp closes the stream when the answer is
+// written or reset, and a connection that waits for its next request must not
+// keep a previous edition's bytes.
+func (g *gathered) Close() error {
+	g.body = nil
+	return nil
+}
+
+// writev writes head and body with one system call where the connection
+// takes one (a TCP connection: writev), looping as a write does until all is
+// written or an error.
+func (c *drainConn) writev(head, body []byte) (int64, error) {
+	c.iov[0], c.iov[1] = head, body
+	c.bufs = c.iov[:]
+	n, err := c.bufs.WriteTo(c.Conn)
+	c.iov[0], c.iov[1] = nil, nil
+	c.bufs = nil
+	c.answered()
+	return n, err
+}
