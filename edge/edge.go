@@ -81,8 +81,8 @@ const (
 	maxHeaderBytes = 16 << 10
 	maxBodyBytes   = 64 << 10
 	// writeBuffer holds a whole response of up to 64 KiB, headers included, so it
-	// leaves in one write; a larger memo answer leaves in one writev of its head
-	// and the edition's bytes (gather.go), a larger routed one in 64 KiB writes.
+	// leaves in one write; a larger body of an edition leaves in one writev
+	// with its head (gather.go), any other larger one in 64 KiB writes.
 	writeBuffer = 64 << 10
 )
 
@@ -102,8 +102,8 @@ type Server struct {
 	// (turn.go); cores.OneProc, which tests replace.
 	inTurn func() bool
 	turns  turns
-	// gatherFrom: memo answers with a body this long or longer leave in one
-	// writev with their head (gather.go); tests lower it.
+	// gatherFrom: an edition's bodies this long or longer leave in one writev
+	// with their head (setBody, gather.go); tests lower it.
 	gatherFrom int
 }
 
@@ -205,7 +205,7 @@ type drainConn struct {
 	graced atomic.Bool
 	once   sync.Once
 	// A gathered write (gather.go), all on the connection's own goroutine:
-	// body is the stream its large memo answers use; while hold is set, Write
+	// body is the stream its large answers use (setBody); while hold is set, Write
 	// keeps what it is given in held instead of writing it; iov and bufs are
 	// the writev's buffers, kept here so that it does not allocate them.
 	body gathered
@@ -396,11 +396,8 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if status == http.StatusNotModified {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
-	} else if dc, ok := ctx.Conn().(*drainConn); ok && len(enc.Bytes) >= s.gatherFrom && ctx.IsGet() {
-		dc.body = gathered{c: dc, body: enc.Bytes}
-		ctx.Response.SetBodyStream(&dc.body, len(enc.Bytes))
 	} else {
-		ctx.Response.SetBodyRaw(enc.Bytes) // HEAD: fasthttp sends the length, not the body
+		s.setBody(ctx, enc.Bytes)
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
@@ -432,7 +429,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
 	if d.Sent != nil {
-		ctx.Response.SetBodyRaw(d.Sent.Bytes) // the edition's bytes, not a copy
+		s.setBody(ctx, d.Sent.Bytes)
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
 		// The adaptor could not turn the request into a net/http one (it logs
@@ -451,6 +448,19 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 }
 
 var vJSON = []byte("application/json")
+
+// setBody makes an edition's bytes, not a copy, the answer's body, for the
+// memo and the router alike. A GET's 200 whose body is gatherFrom or longer
+// leaves in one writev with its head (gather.go); any other answer's body is
+// set as it is (HEAD: fasthttp sends the length, not the body).
+func (s *Server) setBody(ctx *fasthttp.RequestCtx, b []byte) {
+	if dc, ok := ctx.Conn().(*drainConn); ok && len(b) >= s.gatherFrom && ctx.IsGet() && ctx.Response.StatusCode() == fasthttp.StatusOK {
+		dc.body = gathered{c: dc, body: b}
+		ctx.Response.SetBodyStream(&dc.body, len(b))
+		return
+	}
+	ctx.Response.SetBodyRaw(b)
+}
 
 // remember keeps the described Response for target, in the memo of the edition
 // it answered from.

@@ -5,7 +5,7 @@ import (
 	"io"
 )
 
-// Gathered writes: a memo answer whose body is large leaves in one writev of
+// Gathered writes: an answer whose body is an edition's and large leaves in one writev of
 // the head fasthttp wrote into its buffer and the edition's own bytes, instead
 // of being copied into the 64 KiB write buffer behind the head and sent in as
 // many writes as it fills. On a ~120 KB gzip list the copy was 15 % of the
@@ -23,7 +23,7 @@ import (
 // gathered (§ Stop 46).
 const gatherFrom = writeBuffer
 
-// gathered is a body stream that writes a memo answer's body with its head.
+// gathered is a body stream that writes an edition's body with its head.
 // Each connection has one (drainConn.body), reused by its answers, which a
 // connection writes one at a time.
 type gathered struct {
