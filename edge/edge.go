@@ -182,7 +182,7 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns}
+	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns, sock: newSocket(c)}
 	l.conns.Store(dc, struct{}{})
 	return dc, nil
 }
@@ -204,20 +204,19 @@ type drainConn struct {
 	spoke  bool
 	graced atomic.Bool
 	once   sync.Once
+	// sock reads and writes the connection's bytes (socket.go).
+	sock socket
 	// A gathered write (gather.go), all on the connection's own goroutine:
 	// body is the stream its large answers use (setBody); while hold is set, Write
-	// keeps what it is given in held instead of writing it; iov and bufs are
-	// the writev's buffers, kept here so that it does not allocate them.
+	// keeps what it is given in held instead of writing it.
 	body gathered
 	hold bool
 	held []byte
-	iov  [2][]byte
-	bufs net.Buffers
 }
 
 func (c *drainConn) Read(b []byte) (int, error) {
 	c.reading.Add(1)
-	n, err := c.Conn.Read(b)
+	n, err := c.sock.Read(b)
 	if n > 0 {
 		c.unanswered.Store(true)
 		c.spoke = true
@@ -233,7 +232,7 @@ func (c *drainConn) Write(b []byte) (int, error) {
 		c.held = b
 		return len(b), nil
 	}
-	n, err := c.Conn.Write(b)
+	n, err := c.sock.Write(b)
 	c.answered()
 	return n, err
 }

@@ -75,14 +75,9 @@ func (g *gathered) Close() error {
 }
 
 // writev writes head and body with one system call where the connection
-// takes one (a TCP connection: writev), looping as a write does until all is
-// written or an error.
+// takes one (a TCP connection: writev).
 func (c *drainConn) writev(head, body []byte) (int64, error) {
-	c.iov[0], c.iov[1] = head, body
-	c.bufs = c.iov[:]
-	n, err := c.bufs.WriteTo(c.Conn)
-	c.iov[0], c.iov[1] = nil, nil
-	c.bufs = nil
+	n, err := c.sock.Writev(head, body)
 	c.answered()
 	return n, err
 }

@@ -113,7 +113,7 @@ func TestDrainConnClose(t *testing.T) {
 			server, client := tcpPair(t)
 			var draining atomic.Bool
 			var conns sync.Map
-			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns}
+			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns, sock: newSocket(server)}
 			defer dc.close()
 			buf := make([]byte, 64)
 			read := make(chan error, 1)

@@ -1,0 +1,170 @@
+//go:build linux
+
+package edge
+
+import (
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"unsafe"
+)
+
+// rawSocket reads and writes a TCP connection's socket with raw system calls
+// (syscall.RawSyscall), through the socket's syscall.RawConn so that the
+// network poller still parks a read or write that would block, and deadlines
+// hold as they do for net.Conn's Read and Write.
+//
+// Why: a system call made the usual way puts the proc in a syscall state, and
+// Go's monitor thread hands a proc that stays there over one of its ticks to
+// another thread. On one serving proc every such handoff wakes a second
+// thread, often on the client's CPU, and the monitor then polls every 20 µs
+// for a while. The socket is non-blocking: a read or write returns at once, with
+// EAGAIN when it would block, so the proc has nothing to hand over
+// (BENCHMARKS.md § Stop 47).
+type rawSocket struct {
+	rc    syscall.RawConn
+	p     []byte // what the read fills, or what is left to write
+	iov   [2]syscall.Iovec
+	first int // the first iovec not yet written
+	n     int
+	errno syscall.Errno
+	// The functions the RawConn calls, made once: a method value allocates.
+	read, write, writev func(fd uintptr) bool
+}
+
+// newRawSocket returns nil for a connection that is not a socket.
+func newRawSocket(c net.Conn) socket {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	s := &rawSocket{rc: rc}
+	s.read, s.write, s.writev = s.doRead, s.doWrite, s.doWritev
+	return s
+}
+
+// Read reads as net.Conn's Read does: io.EOF when the peer has closed.
+func (s *rawSocket) Read(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	s.p, s.n, s.errno = b, 0, 0
+	err := s.rc.Read(s.read)
+	s.p = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case s.errno != 0:
+		return 0, os.NewSyscallError("read", s.errno)
+	case s.n == 0:
+		return 0, io.EOF
+	}
+	return s.n, nil
+}
+
+func (s *rawSocket) doRead(fd uintptr) bool {
+	for {
+		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		switch e {
+		case 0:
+			s.n = int(n)
+			return true
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.errno = e
+			return true
+		}
+	}
+}
+
+// Write writes all of b, or returns why not.
+func (s *rawSocket) Write(b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	s.p, s.n, s.errno = b, 0, 0
+	err := s.rc.Write(s.write)
+	s.p = nil
+	if err == nil && s.errno != 0 {
+		err = os.NewSyscallError("write", s.errno)
+	}
+	return s.n, err
+}
+
+func (s *rawSocket) doWrite(fd uintptr) bool {
+	for len(s.p) > 0 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
+		switch e {
+		case 0:
+			s.n += int(n)
+			s.p = s.p[n:]
+		case syscall.EINTR:
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.errno = e
+			return true
+		}
+	}
+	return true
+}
+
+// Writev writes head and body in one writev, or as many as the socket takes.
+func (s *rawSocket) Writev(head, body []byte) (int64, error) {
+	s.first, s.n, s.errno = 0, 0, 0
+	k := 0
+	for _, b := range [2][]byte{head, body} {
+		if len(b) > 0 {
+			s.iov[k].Base = &b[0]
+			s.iov[k].SetLen(len(b))
+			k++
+		}
+	}
+	s.first = 2 - k
+	if k == 1 {
+		s.iov[1] = s.iov[0]
+	}
+	var err error
+	if k > 0 {
+		err = s.rc.Write(s.writev)
+	}
+	s.iov = [2]syscall.Iovec{} // the body is an edition's: not kept past its answer
+	if err == nil && s.errno != 0 {
+		err = os.NewSyscallError("writev", s.errno)
+	}
+	return int64(s.n), err
+}
+
+func (s *rawSocket) doWritev(fd uintptr) bool {
+	for s.first < 2 {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.first])), uintptr(2-s.first))
+		switch e {
+		case 0:
+		case syscall.EINTR:
+			continue
+		case syscall.EAGAIN:
+			return false
+		default:
+			s.errno = e
+			return true
+		}
+		s.n += int(n)
+		for s.first < 2 && n >= uintptr(s.iov[s.first].Len) {
+			n -= uintptr(s.iov[s.first].Len)
+			s.first++
+		}
+		if s.first < 2 {
+			v := &s.iov[s.first]
+			v.Base = (*byte)(unsafe.Add(unsafe.Pointer(v.Base), n))
+			v.SetLen(int(v.Len) - int(n))
+		}
+	}
+	return true
+}

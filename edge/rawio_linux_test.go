@@ -1,0 +1,242 @@
+//go:build linux
+
+package edge
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// socketPair returns the two ends of a loopback TCP connection: the server's,
+// as the edge's listener hands it out, and the client's.
+func socketPair(t *testing.T) (server, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, _ := ln.Accept()
+		accepted <- c
+	}()
+	client, err = net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	server = <-accepted
+	if server == nil {
+		t.Fatal("accept failed")
+	}
+	t.Cleanup(func() { server.Close(); client.Close() })
+	return server, client
+}
+
+// smallSendBuffer makes the socket take a large write in several pieces, so
+// that the write meets EAGAIN and waits for the poller.
+func smallSendBuffer(t *testing.T, c net.Conn) {
+	t.Helper()
+	if err := c.(*net.TCPConn).SetWriteBuffer(4096); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pattern is n bytes that differ at every offset a misplaced resume could
+// land on.
+func pattern(n int, seed byte) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i*131) ^ byte(i>>8) ^ seed
+	}
+	return b
+}
+
+// readAll reads from c, slowly at first, so the writer fills its socket.
+func readAll(c net.Conn, n int, got chan<- []byte) {
+	time.Sleep(50 * time.Millisecond)
+	b := make([]byte, n)
+	_, err := io.ReadFull(c, b)
+	if err != nil {
+		b = nil
+	}
+	got <- b
+}
+
+func TestRawSocketWrites(t *testing.T) {
+	const big = 4 << 20 // far more than a loopback socket buffers
+	tests := []struct {
+		name       string
+		head, body []byte
+		writev     bool
+	}{
+		{"a small write", nil, pattern(300, 1), false},
+		{"a write larger than the socket takes", nil, pattern(big, 2), false},
+		{"a writev of head and body", pattern(418, 3), pattern(121058, 4), true},
+		{"a writev larger than the socket takes, resumed inside the head's iovec and the body's", pattern(70000, 5), pattern(big, 6), true},
+		{"a writev with no head", nil, pattern(big, 7), true},
+		{"a writev with no body", pattern(5000, 8), nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server, client := socketPair(t)
+			smallSendBuffer(t, server)
+			s, ok := newSocket(server).(*rawSocket)
+			if !ok {
+				t.Fatal("no raw socket for a TCP connection")
+			}
+			want := append(append([]byte{}, tt.head...), tt.body...)
+			got := make(chan []byte, 1)
+			go readAll(client, len(want), got)
+			var n int64
+			var err error
+			if tt.writev {
+				n, err = s.Writev(tt.head, tt.body)
+			} else {
+				var k int
+				k, err = s.Write(tt.body)
+				n = int64(k)
+			}
+			if err != nil || n != int64(len(want)) {
+				t.Fatalf("wrote %d of %d bytes: %v", n, len(want), err)
+			}
+			if b := <-got; !bytes.Equal(b, want) {
+				t.Fatalf("the reader got %d bytes that differ from the %d written", len(b), len(want))
+			}
+			if s.iov != [2]syscall.Iovec{} || s.p != nil {
+				t.Error("the socket still refers to the bytes it wrote")
+			}
+		})
+	}
+}
+
+func TestRawSocketReads(t *testing.T) {
+	server, client := socketPair(t)
+	s := newSocket(server).(*rawSocket)
+	msg := []byte("GET /v1/version HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := client.Write(msg); err != nil {
+		t.Fatal(err)
+	}
+	b := make([]byte, 4096)
+	n, err := s.Read(b)
+	if err != nil || !bytes.Equal(b[:n], msg) {
+		t.Fatalf("read %q, %v; want %q", b[:n], err, msg)
+	}
+	if n, err := s.Read(nil); n != 0 || err != nil {
+		t.Fatalf("an empty read: %d, %v", n, err)
+	}
+
+	// A read with nothing to read waits for the poller, and its deadline holds.
+	if err := server.SetReadDeadline(time.Now().Add(50 * time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Read(b); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read past its deadline: %v, want a deadline error", err)
+	}
+	if err := server.SetReadDeadline(time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A read that waits gets what arrives later.
+	go func() {
+		time.Sleep(20 * time.Millisecond)
+		_, _ = client.Write([]byte("later"))
+	}()
+	if n, err := s.Read(b); err != nil || string(b[:n]) != "later" {
+		t.Fatalf("read %q, %v; want \"later\"", b[:n], err)
+	}
+
+	// The peer's close is io.EOF, as net.Conn's Read says.
+	client.Close()
+	if _, err := s.Read(b); err != io.EOF {
+		t.Fatalf("a read after the peer closed: %v, want io.EOF", err)
+	}
+}
+
+func TestRawSocketErrors(t *testing.T) {
+	t.Run("a closed connection", func(t *testing.T) {
+		server, _ := socketPair(t)
+		s := newSocket(server).(*rawSocket)
+		server.Close()
+		if _, err := s.Read(make([]byte, 10)); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("read: %v, want net.ErrClosed", err)
+		}
+		if _, err := s.Write([]byte("x")); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("write: %v, want net.ErrClosed", err)
+		}
+		if _, err := s.Writev([]byte("x"), []byte("y")); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("writev: %v, want net.ErrClosed", err)
+		}
+	})
+	t.Run("a peer that reset the connection", func(t *testing.T) {
+		server, client := socketPair(t)
+		s := newSocket(server).(*rawSocket)
+		if err := client.(*net.TCPConn).SetLinger(0); err != nil {
+			t.Fatal(err)
+		}
+		client.Close() // RST
+		time.Sleep(20 * time.Millisecond)
+		var err error
+		for range 10 { // the first write may still be taken by the socket
+			if _, err = s.Write(pattern(1000, 9)); err != nil {
+				break
+			}
+		}
+		var errno syscall.Errno
+		if !errors.As(err, &errno) || (errno != syscall.ECONNRESET && errno != syscall.EPIPE) {
+			t.Errorf("writes to a reset connection: %v, want ECONNRESET or EPIPE", err)
+		}
+	})
+	t.Run("a write deadline", func(t *testing.T) {
+		server, _ := socketPair(t) // the client never reads
+		smallSendBuffer(t, server)
+		s := newSocket(server).(*rawSocket)
+		if err := server.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Writev(nil, pattern(16<<20, 10))
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n >= 16<<20 {
+			t.Errorf("a writev the peer does not read: %d bytes, %v; want a deadline error", n, err)
+		}
+	})
+	t.Run("not a socket", func(t *testing.T) {
+		a, b := net.Pipe()
+		defer a.Close()
+		defer b.Close()
+		if _, ok := newSocket(a).(*netSocket); !ok {
+			t.Error("net.Pipe: not read and written through net.Conn")
+		}
+	})
+}
+
+// An answer's read and write allocate nothing (the memo's answers do not).
+func TestRawSocketDoesNotAllocate(t *testing.T) {
+	server, client := socketPair(t)
+	s := newSocket(server).(*rawSocket)
+	req, body := []byte("ping"), pattern(2000, 11)
+	rb, cb := make([]byte, 64), make([]byte, 2000+418)
+	head := pattern(418, 12)
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := client.Write(req); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Read(rb); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Writev(head, body); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.ReadFull(client, cb); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%.1f allocations per answer, want 0", allocs)
+	}
+}
