@@ -28,7 +28,7 @@ type rawSocket struct {
 	iov   [2]syscall.Iovec
 	first int // the first iovec not yet written
 	n     int
-	errno syscall.Errno
+	err   error // the system call's, if it failed
 	// The functions the RawConn calls, made once: a method value allocates.
 	read, write, writev func(fd uintptr) bool
 }
@@ -53,14 +53,14 @@ func (s *rawSocket) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	s.p, s.n, s.errno = b, 0, 0
+	s.p, s.n, s.err = b, 0, nil
 	err := s.rc.Read(s.read)
 	s.p = nil
 	switch {
 	case err != nil:
 		return 0, err
-	case s.errno != 0:
-		return 0, os.NewSyscallError("read", s.errno)
+	case s.err != nil:
+		return 0, s.err
 	case s.n == 0:
 		return 0, io.EOF
 	}
@@ -78,7 +78,7 @@ func (s *rawSocket) doRead(fd uintptr) bool {
 		case syscall.EAGAIN:
 			return false
 		default:
-			s.errno = e
+			s.err = os.NewSyscallError("read", e)
 			return true
 		}
 	}
@@ -89,11 +89,11 @@ func (s *rawSocket) Write(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	s.p, s.n, s.errno = b, 0, 0
+	s.p, s.n, s.err = b, 0, nil
 	err := s.rc.Write(s.write)
 	s.p = nil
-	if err == nil && s.errno != 0 {
-		err = os.NewSyscallError("write", s.errno)
+	if err == nil {
+		err = s.err
 	}
 	return s.n, err
 }
@@ -103,13 +103,17 @@ func (s *rawSocket) doWrite(fd uintptr) bool {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
 		switch e {
 		case 0:
+			if n == 0 { // as net.Conn's Write: never spin on a socket that takes nothing
+				s.err = io.ErrUnexpectedEOF
+				return true
+			}
 			s.n += int(n)
 			s.p = s.p[n:]
 		case syscall.EINTR:
 		case syscall.EAGAIN:
 			return false
 		default:
-			s.errno = e
+			s.err = os.NewSyscallError("write", e)
 			return true
 		}
 	}
@@ -118,7 +122,7 @@ func (s *rawSocket) doWrite(fd uintptr) bool {
 
 // Writev writes head and body in one writev, or as many as the socket takes.
 func (s *rawSocket) Writev(head, body []byte) (int64, error) {
-	s.first, s.n, s.errno = 0, 0, 0
+	s.first, s.n, s.err = 0, 0, nil
 	k := 0
 	for _, b := range [2][]byte{head, body} {
 		if len(b) > 0 {
@@ -136,8 +140,8 @@ func (s *rawSocket) Writev(head, body []byte) (int64, error) {
 		err = s.rc.Write(s.writev)
 	}
 	s.iov = [2]syscall.Iovec{} // the body is an edition's: not kept past its answer
-	if err == nil && s.errno != 0 {
-		err = os.NewSyscallError("writev", s.errno)
+	if err == nil {
+		err = s.err
 	}
 	return int64(s.n), err
 }
@@ -147,12 +151,16 @@ func (s *rawSocket) doWritev(fd uintptr) bool {
 		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.first])), uintptr(2-s.first))
 		switch e {
 		case 0:
+			if n == 0 {
+				s.err = io.ErrUnexpectedEOF
+				return true
+			}
 		case syscall.EINTR:
 			continue
 		case syscall.EAGAIN:
 			return false
 		default:
-			s.errno = e
+			s.err = os.NewSyscallError("writev", e)
 			return true
 		}
 		s.n += int(n)
