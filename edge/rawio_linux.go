@@ -33,13 +33,15 @@ type rawSocket struct {
 	read, write, writev func(fd uintptr) bool
 }
 
-// newRawSocket returns nil for a connection that is not a socket.
+// newRawSocket returns nil for a connection that is not a *net.TCPConn
+// itself: a listener's wrapper may read or write on its own (a buffer, a
+// proxy header, TLS), and that must not be bypassed.
 func newRawSocket(c net.Conn) socket {
-	sc, ok := c.(syscall.Conn)
+	tc, ok := c.(*net.TCPConn)
 	if !ok {
 		return nil
 	}
-	rc, err := sc.SyscallConn()
+	rc, err := tc.SyscallConn()
 	if err != nil {
 		return nil
 	}

@@ -205,15 +205,24 @@ func TestRawSocketErrors(t *testing.T) {
 			t.Errorf("a writev the peer does not read: %d bytes, %v; want a deadline error", n, err)
 		}
 	})
-	t.Run("not a socket", func(t *testing.T) {
+	t.Run("not a *net.TCPConn itself", func(t *testing.T) {
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()
-		if _, ok := newSocket(a).(*netSocket); !ok {
-			t.Error("net.Pipe: not read and written through net.Conn")
+		server, _ := socketPair(t)
+		for name, c := range map[string]net.Conn{"net.Pipe": a, "a wrapped TCP connection": wrapped{server.(*net.TCPConn)}} {
+			if _, ok := newSocket(c).(*netSocket); !ok {
+				t.Errorf("%s: not read and written through net.Conn", name)
+			}
 		}
 	})
 }
+
+// wrapped is a listener's connection that does its own reading: it still
+// has the socket's SyscallConn.
+type wrapped struct{ *net.TCPConn }
+
+func (w wrapped) Read(b []byte) (int, error) { return w.TCPConn.Read(b) }
 
 // An answer's read and write allocate nothing (the memo's answers do not).
 func TestRawSocketDoesNotAllocate(t *testing.T) {
