@@ -23,14 +23,15 @@ import (
 // EAGAIN when it would block, so the proc has nothing to hand over
 // (BENCHMARKS.md § Stop 47).
 type rawSocket struct {
-	rc    syscall.RawConn
-	p     []byte // what the read fills, or what is left to write
-	iov   [2]syscall.Iovec
-	first int // the first iovec not yet written
-	n     int
-	err   error // the system call's, if it failed
+	rc   syscall.RawConn
+	p    []byte // what the read fills
+	iov  [2]syscall.Iovec
+	next int // the write's first iovec not yet written
+	end  int // the write's iovecs: iov[:end]
+	n    int
+	err  error // the system call's, if it failed
 	// The functions the RawConn calls, made once: a method value allocates.
-	read, write, writev func(fd uintptr) bool
+	read, writev func(fd uintptr) bool
 }
 
 // newRawSocket returns nil for a connection that is not a *net.TCPConn
@@ -46,7 +47,7 @@ func newRawSocket(c net.Conn) socket {
 		return nil
 	}
 	s := &rawSocket{rc: rc}
-	s.read, s.write, s.writev = s.doRead, s.doWrite, s.doWritev
+	s.read, s.writev = s.doRead, s.doWritev
 	return s
 }
 
@@ -86,59 +87,25 @@ func (s *rawSocket) doRead(fd uintptr) bool {
 	}
 }
 
-// Write writes all of b, or returns why not.
+// Write writes all of b, or returns why not: a writev of one iovec, which
+// costs the kernel what a write does.
 func (s *rawSocket) Write(b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	s.p, s.n, s.err = b, 0, nil
-	err := s.rc.Write(s.write)
-	s.p = nil
-	if err == nil {
-		err = s.err
-	}
-	return s.n, err
-}
-
-func (s *rawSocket) doWrite(fd uintptr) bool {
-	for len(s.p) > 0 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&s.p[0])), uintptr(len(s.p)))
-		switch e {
-		case 0:
-			if n == 0 { // as net.Conn's Write: never spin on a socket that takes nothing
-				s.err = io.ErrUnexpectedEOF
-				return true
-			}
-			s.n += int(n)
-			s.p = s.p[n:]
-		case syscall.EINTR:
-		case syscall.EAGAIN:
-			return false
-		default:
-			s.err = os.NewSyscallError("write", e)
-			return true
-		}
-	}
-	return true
+	n, err := s.Writev(nil, b)
+	return int(n), err
 }
 
 // Writev writes head and body in one writev, or as many as the socket takes.
 func (s *rawSocket) Writev(head, body []byte) (int64, error) {
-	s.first, s.n, s.err = 0, 0, nil
-	k := 0
+	s.next, s.end, s.n, s.err = 0, 0, 0, nil
 	for _, b := range [2][]byte{head, body} {
 		if len(b) > 0 {
-			s.iov[k].Base = &b[0]
-			s.iov[k].SetLen(len(b))
-			k++
+			s.iov[s.end].Base = &b[0]
+			s.iov[s.end].SetLen(len(b))
+			s.end++
 		}
 	}
-	s.first = 2 - k
-	if k == 1 {
-		s.iov[1] = s.iov[0]
-	}
 	var err error
-	if k > 0 {
+	if s.end > 0 {
 		err = s.rc.Write(s.writev)
 	}
 	s.iov = [2]syscall.Iovec{} // the body is an edition's: not kept past its answer
@@ -149,11 +116,11 @@ func (s *rawSocket) Writev(head, body []byte) (int64, error) {
 }
 
 func (s *rawSocket) doWritev(fd uintptr) bool {
-	for s.first < 2 {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.first])), uintptr(2-s.first))
+	for s.next < s.end {
+		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.next])), uintptr(s.end-s.next))
 		switch e {
 		case 0:
-			if n == 0 {
+			if n == 0 { // as net.Conn's Write: never spin on a socket that takes nothing
 				s.err = io.ErrUnexpectedEOF
 				return true
 			}
@@ -166,12 +133,12 @@ func (s *rawSocket) doWritev(fd uintptr) bool {
 			return true
 		}
 		s.n += int(n)
-		for s.first < 2 && n >= uintptr(s.iov[s.first].Len) {
-			n -= uintptr(s.iov[s.first].Len)
-			s.first++
+		for s.next < s.end && n >= uintptr(s.iov[s.next].Len) {
+			n -= uintptr(s.iov[s.next].Len)
+			s.next++
 		}
-		if s.first < 2 {
-			v := &s.iov[s.first]
+		if s.next < s.end {
+			v := &s.iov[s.next]
 			v.Base = (*byte)(unsafe.Add(unsafe.Pointer(v.Base), n))
 			v.SetLen(int(v.Len) - int(n))
 		}

@@ -13,32 +13,6 @@ import (
 	"time"
 )
 
-// socketPair returns the two ends of a loopback TCP connection: the server's,
-// as the edge's listener hands it out, and the client's.
-func socketPair(t *testing.T) (server, client net.Conn) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, _ := ln.Accept()
-		accepted <- c
-	}()
-	client, err = net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	server = <-accepted
-	if server == nil {
-		t.Fatal("accept failed")
-	}
-	t.Cleanup(func() { server.Close(); client.Close() })
-	return server, client
-}
-
 // smallSendBuffer makes the socket take a large write in several pieces, so
 // that the write meets EAGAIN and waits for the poller.
 func smallSendBuffer(t *testing.T, c net.Conn) {
@@ -85,7 +59,7 @@ func TestRawSocketWrites(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			server, client := socketPair(t)
+			server, client := tcpPair(t)
 			smallSendBuffer(t, server)
 			s, ok := newSocket(server).(*rawSocket)
 			if !ok {
@@ -117,7 +91,7 @@ func TestRawSocketWrites(t *testing.T) {
 }
 
 func TestRawSocketReads(t *testing.T) {
-	server, client := socketPair(t)
+	server, client := tcpPair(t)
 	s := newSocket(server).(*rawSocket)
 	msg := []byte("GET /v1/version HTTP/1.1\r\nHost: x\r\n\r\n")
 	if _, err := client.Write(msg); err != nil {
@@ -161,7 +135,7 @@ func TestRawSocketReads(t *testing.T) {
 
 func TestRawSocketErrors(t *testing.T) {
 	t.Run("a closed connection", func(t *testing.T) {
-		server, _ := socketPair(t)
+		server, _ := tcpPair(t)
 		s := newSocket(server).(*rawSocket)
 		server.Close()
 		if _, err := s.Read(make([]byte, 10)); !errors.Is(err, net.ErrClosed) {
@@ -175,7 +149,7 @@ func TestRawSocketErrors(t *testing.T) {
 		}
 	})
 	t.Run("a peer that reset the connection", func(t *testing.T) {
-		server, client := socketPair(t)
+		server, client := tcpPair(t)
 		s := newSocket(server).(*rawSocket)
 		if err := client.(*net.TCPConn).SetLinger(0); err != nil {
 			t.Fatal(err)
@@ -194,7 +168,7 @@ func TestRawSocketErrors(t *testing.T) {
 		}
 	})
 	t.Run("a write deadline", func(t *testing.T) {
-		server, _ := socketPair(t) // the client never reads
+		server, _ := tcpPair(t) // the client never reads
 		smallSendBuffer(t, server)
 		s := newSocket(server).(*rawSocket)
 		if err := server.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
@@ -209,7 +183,7 @@ func TestRawSocketErrors(t *testing.T) {
 		a, b := net.Pipe()
 		defer a.Close()
 		defer b.Close()
-		server, _ := socketPair(t)
+		server, _ := tcpPair(t)
 		for name, c := range map[string]net.Conn{"net.Pipe": a, "a wrapped TCP connection": wrapped{server.(*net.TCPConn)}} {
 			if _, ok := newSocket(c).(*netSocket); !ok {
 				t.Errorf("%s: not read and written through net.Conn", name)
@@ -226,7 +200,7 @@ func (w wrapped) Read(b []byte) (int, error) { return w.TCPConn.Read(b) }
 
 // An answer's read and write allocate nothing (the memo's answers do not).
 func TestRawSocketDoesNotAllocate(t *testing.T) {
-	server, client := socketPair(t)
+	server, client := tcpPair(t)
 	s := newSocket(server).(*rawSocket)
 	req, body := []byte("ping"), pattern(2000, 11)
 	rb, cb := make([]byte, 64), make([]byte, 2000+418)

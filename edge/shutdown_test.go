@@ -173,5 +173,6 @@ func tcpPair(t *testing.T) (server, client net.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = server.Close() })
 	return server, client
 }
