@@ -60,9 +60,9 @@ type Config struct {
 	// DrainGrace is how long a keep-alive connection that looks idle when
 	// shutdown begins still reads; 0 means DefaultDrainGrace.
 	DrainGrace time.Duration
-	// ReadTimeout bounds reading a request, from its connection's opening or
-	// from the previous answer's end for its first byte; 0 means
-	// DefaultReadTimeout.
+	// ReadTimeout bounds the wait for a new connection's first byte, and
+	// reading any request from its first byte; 0 means DefaultReadTimeout.
+	// (Between requests a keep-alive connection may stay idle for 120 s.)
 	ReadTimeout time.Duration
 }
 
@@ -82,7 +82,8 @@ const (
 	maxBodyBytes   = 64 << 10
 	// writeBuffer holds a whole response of up to 64 KiB, headers included, so it
 	// leaves in one write; a larger body of an edition leaves in one writev
-	// with its head (gather.go), any other larger one in 64 KiB writes.
+	// with its head (gather.go), any other larger one in 64 KiB writes. A
+	// connection holds it only while it answers (ReduceMemoryUsage, New).
 	writeBuffer = 64 << 10
 )
 
@@ -136,6 +137,13 @@ func New(cfg Config) *Server {
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
+		// A connection between requests keeps no buffer: its read and write
+		// buffers and request context go back to fasthttp's pools after each
+		// answer, and the wait for the next request reads one byte into the
+		// stack. Kept, they were about 85 KiB of heap per idle keep-alive connection
+		// (a client's pool of them, or a hostile one's thousands); the cost is
+		// one more read system call per request (BENCHMARKS.md § Stop 48).
+		ReduceMemoryUsage: true,
 	}
 	return s
 }
