@@ -139,10 +139,11 @@ func New(cfg Config) *Server {
 		CloseOnShutdown:       true,
 		// A connection between requests keeps no buffer: its read and write
 		// buffers and request context go back to fasthttp's pools after each
-		// answer, and the wait for the next request reads one byte into the
-		// stack. Kept, they were about 85 KiB of heap per idle keep-alive connection
-		// (a client's pool of them, or a hostile one's thousands); the cost is
-		// one more read system call per request (BENCHMARKS.md § Stop 48).
+		// answer, and the wait for the next request reads one byte
+		// (drainConn.Read reads ahead, so that costs no second system call).
+		// Kept, they were about 85 KiB of heap per idle keep-alive connection
+		// (a client's pool of them, or a hostile one's thousands); now about
+		// 3 KiB (BENCHMARKS.md § Stop 48).
 		ReduceMemoryUsage: true,
 	}
 	return s
@@ -214,6 +215,10 @@ type drainConn struct {
 	once   sync.Once
 	// sock reads and writes the connection's bytes (socket.go).
 	sock socket
+	// ahead: the bytes a one-byte Read took from the socket beyond the one it
+	// returned, not read yet; they are in aheadBuf (Read).
+	ahead    []byte
+	aheadBuf [readAhead]byte
 	// A gathered write (gather.go), all on the connection's own goroutine:
 	// body is the stream its large answers use (setBody); while hold is set, Write
 	// keeps what it is given in held instead of writing it.
@@ -222,9 +227,30 @@ type drainConn struct {
 	held []byte
 }
 
+// Read: fasthttp waits for a connection's next request by reading one byte
+// into its stack, and then reads the rest into a buffer it takes from its
+// pool (ReduceMemoryUsage, New). A one-byte read here takes what the socket
+// has, up to readAhead bytes, into the connection's own small buffer, and the
+// reads after it are given the rest from there: waiting for a request costs
+// no second system call (a request longer than readAhead still reads the rest
+// from the socket).
 func (c *drainConn) Read(b []byte) (int, error) {
+	if len(c.ahead) > 0 {
+		n := copy(b, c.ahead)
+		c.ahead = c.ahead[n:]
+		return n, nil
+	}
 	c.reading.Add(1)
-	n, err := c.sock.Read(b)
+	var n int
+	var err error
+	if len(b) == 1 {
+		n, err = c.sock.Read(c.aheadBuf[:])
+		if n > 0 {
+			b[0], c.ahead, n = c.aheadBuf[0], c.aheadBuf[1:n], 1
+		}
+	} else {
+		n, err = c.sock.Read(b)
+	}
 	if n > 0 {
 		c.unanswered.Store(true)
 		c.spoke = true
@@ -232,6 +258,11 @@ func (c *drainConn) Read(b []byte) (int, error) {
 	c.reading.Add(-1)
 	return n, err
 }
+
+// readAhead is the most a one-byte Read takes from the socket: an API
+// client's request head fits (a browser's with cookies may not), and the
+// buffer is a small part of what an idle connection costs.
+const readAhead = 1 << 10
 
 // Write: an answer's first write ends its request's unanswered spell (a large
 // answer's later writes find it ended and store nothing).
