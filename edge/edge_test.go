@@ -832,17 +832,25 @@ func TestGatheredAnswersKeepTheirOrder(t *testing.T) {
 	br := bufio.NewReader(conn)
 	for i, req := range reqs {
 		what := fmt.Sprintf("answer %d (%s %s %q)", i, req.Method, req.URL, req.Header.Get("Accept-Encoding"))
-		res, err := http.ReadResponse(br, req)
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		body, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		res.Header.Del("Date")
+		got := readAnswer(t, br, req, what)
 		c.Do(t, r, req) // the router's answer, which this one must be, is the spec's
-		same(t, what, response{res.StatusCode, res.Header, body}, direct(r, req))
+		same(t, what, got, direct(r, req))
 	}
+}
+
+// readAnswer reads the answer to req from br, its body whole, as a response
+// (without the Date header).
+func readAnswer(t *testing.T, br *bufio.Reader, req *http.Request, what string) response {
+	t.Helper()
+	res, err := http.ReadResponse(br, req)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	res.Header.Del("Date")
+	return response{res.StatusCode, res.Header, body}
 }
