@@ -17,6 +17,7 @@
 package edge
 
 import (
+	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -191,7 +192,8 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns, sock: newSocket(c)}
+	dc := newDrainConn(c, newSocket(c))
+	dc.draining, dc.grace, dc.conns = l.draining, l.grace, l.conns
 	l.conns.Store(dc, struct{}{})
 	return dc, nil
 }
@@ -215,10 +217,8 @@ type drainConn struct {
 	once   sync.Once
 	// sock reads and writes the connection's bytes (socket.go).
 	sock socket
-	// ahead: the bytes a one-byte Read took from the socket beyond the one it
-	// returned, not read yet; they are in aheadBuf (Read).
-	ahead    []byte
-	aheadBuf [readAhead]byte
+	// in reads sock with a small read-ahead (Read).
+	in *bufio.Reader
 	// A gathered write (gather.go), all on the connection's own goroutine:
 	// body is the stream its large answers use (setBody); while hold is set, Write
 	// keeps what it is given in held instead of writing it.
@@ -227,30 +227,25 @@ type drainConn struct {
 	held []byte
 }
 
+// newDrainConn wraps c, whose bytes sock reads and writes; the listener sets
+// the drain's fields.
+func newDrainConn(c net.Conn, sock socket) *drainConn {
+	return &drainConn{Conn: c, sock: sock, in: bufio.NewReaderSize(sock, readAhead)}
+}
+
 // Read: fasthttp waits for a connection's next request by reading one byte
 // into its stack, and then reads the rest into a buffer it takes from its
-// pool (ReduceMemoryUsage, New). A one-byte read here takes what the socket
-// has, up to readAhead bytes, into the connection's own small buffer, and the
+// pool (ReduceMemoryUsage, New). Reading through a small bufio.Reader, the
+// one-byte read takes what the socket has, up to readAhead bytes, and the
 // reads after it are given the rest from there: waiting for a request costs
-// no second system call (a request longer than readAhead still reads the rest
-// from the socket).
+// no second system call. A read of readAhead bytes or more, with nothing
+// read ahead, goes to the socket directly.
 func (c *drainConn) Read(b []byte) (int, error) {
-	if len(c.ahead) > 0 {
-		n := copy(b, c.ahead)
-		c.ahead = c.ahead[n:]
-		return n, nil
+	if c.in.Buffered() > 0 {
+		return c.in.Read(b) // read ahead: nothing to wait for
 	}
 	c.reading.Add(1)
-	var n int
-	var err error
-	if len(b) == 1 {
-		n, err = c.sock.Read(c.aheadBuf[:])
-		if n > 0 {
-			b[0], c.ahead, n = c.aheadBuf[0], c.aheadBuf[1:n], 1
-		}
-	} else {
-		n, err = c.sock.Read(b)
-	}
+	n, err := c.in.Read(b)
 	if n > 0 {
 		c.unanswered.Store(true)
 		c.spoke = true

@@ -54,7 +54,7 @@ func TestReadAhead(t *testing.T) {
 			for _, p := range tc.parts {
 				sock.parts = append(sock.parts, []byte(p))
 			}
-			c := &drainConn{sock: sock}
+			c := newDrainConn(nil, sock)
 			var got bytes.Buffer
 			var one [1]byte
 			if n, err := c.Read(one[:]); n != 1 || err != nil {
@@ -76,8 +76,8 @@ func TestReadAhead(t *testing.T) {
 			if sock.reads != tc.reads {
 				t.Errorf("%d socket reads, want %d", sock.reads, tc.reads)
 			}
-			if len(c.ahead) != 0 {
-				t.Errorf("%d bytes read ahead are left once the request is read", len(c.ahead))
+			if n := c.in.Buffered(); n != 0 {
+				t.Errorf("%d bytes read ahead are left once the request is read", n)
 			}
 			if !c.unanswered.Load() || !c.spoke {
 				t.Error("a read that returned bytes did not mark the request unanswered")
@@ -85,12 +85,12 @@ func TestReadAhead(t *testing.T) {
 		})
 	}
 	t.Run("error", func(t *testing.T) {
-		c := &drainConn{sock: &chunks{}}
+		c := newDrainConn(nil, &chunks{})
 		var one [1]byte
 		if n, err := c.Read(one[:]); n != 0 || err != io.EOF {
 			t.Fatalf("read: %d, %v; want 0, EOF", n, err)
 		}
-		if len(c.ahead) != 0 || c.spoke {
+		if c.in.Buffered() != 0 || c.spoke {
 			t.Error("a read that returned nothing kept bytes or marked the connection")
 		}
 	})

@@ -113,7 +113,8 @@ func TestDrainConnClose(t *testing.T) {
 			server, client := tcpPair(t)
 			var draining atomic.Bool
 			var conns sync.Map
-			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns, sock: newSocket(server)}
+			dc := newDrainConn(server, newSocket(server))
+			dc.draining, dc.grace, dc.conns = &draining, time.Minute, &conns
 			defer dc.close()
 			buf := make([]byte, 64)
 			read := make(chan error, 1)
