@@ -82,6 +82,8 @@ type Encoded struct {
 	Encoding *Field
 	// LengthHeader is Content-Length, for net/http (fasthttp counts the bytes).
 	LengthHeader []string
+
+	file *fileCopy // the bytes in the body file (InFile); nil when not there
 }
 
 // ETag is the representation's strong, quoted entity tag.
@@ -108,6 +110,7 @@ func encoded(b []byte, encoding, etag string) Encoded {
 	r.Encoding = &noField
 	if encoding != "" {
 		r.Encoding = encodingFields[encoding]
+		r.file = toFile(b, encoding)
 	}
 	return r
 }

@@ -1,0 +1,95 @@
+package representation
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+// The body file: a compressed representation of FileFrom bytes or more is
+// also written to one memory file of the process (a memfd on Linux), and the
+// edge sends it from there with sendfile instead of writev from the heap.
+//
+// Why: the ~120 KB gzip lists were the one place whose p99 stayed over 1.5×
+// nginx's under a saturating load. The one serving thread spent 76 % of its
+// time in their writev, copying each answer into the socket; sendfile hands
+// the kernel the file's pages instead. A throwaway build that did so lowered
+// their p99 to 0.71–0.90× nginx's (BENCHMARKS.md § Stop 49).
+//
+// Only compressed representations: they are what the lists are sent as to
+// clients that accept gzip or brotli, and a second copy of them is 16 MB of
+// the 212 MB an 18-locale version renders (identity lists of 64 KiB and more
+// would be 62 MB more). The heap copy stays the representation's Bytes, which
+// everything else reads.
+//
+// A range of the file lives as long as the fileCopy that names it: its
+// cleanup punches the range out of the file once no Encoded refers to it (an
+// edition, a memo entry, an answer being written). Pages already handed to
+// the socket are the kernel's and stay valid after the punch.
+
+// fileFrom is the smallest representation written to the body file
+// (UseFileFrom).
+var fileFrom atomic.Int64
+
+func init() { fileFrom.Store(LargeBody) }
+
+// UseFileFrom makes representations compressed after the call go to the body
+// file from n bytes on (LargeBody by default) and returns a function that
+// restores the previous size. Tests call it, so that their small fixture
+// bodies are sent as the large lists are; the service never calls it.
+func UseFileFrom(n int) (restore func()) {
+	prev := fileFrom.Swap(int64(n))
+	return func() { fileFrom.Store(prev) }
+}
+
+// fileCopy names an encoding's bytes in the body file. Encoded values are
+// copied (a body's gzip moves to the struct that adds brotli), so they share
+// this pointer, and the range lives while any of them does.
+type fileCopy struct {
+	off int64
+	n   int
+}
+
+// fileRange is a range of the body file as its cleanup frees it: page-aligned,
+// so that punching it touches no neighbour.
+type fileRange struct{ off, size int64 }
+
+// toFile copies b to the body file and returns where it is; nil when b is not
+// a compressed representation that goes there, or the file cannot take it
+// (the representation is then written from the heap, as before).
+func toFile(b []byte, encoding string) *fileCopy {
+	if encoding == "" || int64(len(b)) < fileFrom.Load() {
+		return nil
+	}
+	r, ok := writeToFile(b)
+	if !ok {
+		return nil
+	}
+	f := &fileCopy{off: r.off, n: len(b)}
+	fileHeld.Add(r.size)
+	runtime.AddCleanup(f, freeRange, r)
+	return f
+}
+
+// fileHeld is how many bytes of the body file are in use (FileBytes).
+var fileHeld atomic.Int64
+
+// FileBytes is how many bytes of memory the body file holds: the pages of
+// the representations that are in it. They are not in the process's heap,
+// and an operator counting the service's memory adds them to its RSS.
+func FileBytes() int64 { return fileHeld.Load() }
+
+func freeRange(r fileRange) {
+	punch(r)
+	fileHeld.Add(-r.size)
+}
+
+// InFile reports where the representation's bytes lie in the body file, for
+// sendfile; ok is false when they are not there. The caller keeps e while
+// it sends: the range is freed once no Encoded refers to it.
+func (e *Encoded) InFile() (fd int, off int64, ok bool) {
+	if e.file == nil {
+		return -1, 0, false
+	}
+	fd = bodyFileFD()
+	return fd, e.file.off, fd >= 0
+}
