@@ -430,7 +430,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
 	} else {
-		s.setBody(ctx, enc.Bytes)
+		s.setBody(ctx, enc)
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
@@ -462,7 +462,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
 	if d.Sent != nil {
-		s.setBody(ctx, d.Sent.Bytes)
+		s.setBody(ctx, d.Sent)
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
 		// The adaptor could not turn the request into a net/http one (it logs
@@ -484,15 +484,16 @@ var vJSON = []byte("application/json")
 
 // setBody makes an edition's bytes, not a copy, the answer's body, for the
 // memo and the router alike. A GET's 200 whose body is gatherFrom or longer
-// leaves in one writev with its head (gather.go); any other answer's body is
-// set as it is (HEAD: fasthttp sends the length, not the body).
-func (s *Server) setBody(ctx *fasthttp.RequestCtx, b []byte) {
-	if dc, ok := ctx.Conn().(*drainConn); ok && len(b) >= s.gatherFrom && ctx.IsGet() && ctx.Response.StatusCode() == fasthttp.StatusOK {
-		dc.body = gathered{c: dc, body: b}
-		ctx.Response.SetBodyStream(&dc.body, len(b))
+// leaves in one writev with its head, or from the body file (gather.go); any
+// other answer's body is set as it is (HEAD: fasthttp sends the length, not
+// the body).
+func (s *Server) setBody(ctx *fasthttp.RequestCtx, rep *representation.Encoded) {
+	if dc, ok := ctx.Conn().(*drainConn); ok && len(rep.Bytes) >= s.gatherFrom && ctx.IsGet() && ctx.Response.StatusCode() == fasthttp.StatusOK {
+		dc.body = gathered{c: dc, rep: rep, body: rep.Bytes}
+		ctx.Response.SetBodyStream(&dc.body, len(rep.Bytes))
 		return
 	}
-	ctx.Response.SetBodyRaw(b)
+	ctx.Response.SetBodyRaw(rep.Bytes)
 }
 
 // remember keeps the described Response for target, in the memo of the edition

@@ -3,6 +3,9 @@ package edge
 import (
 	"bufio"
 	"io"
+	"runtime"
+
+	"github.com/refdata/refdata/representation"
 )
 
 // Gathered writes: an answer whose body is an edition's and large leaves in one writev of
@@ -15,6 +18,11 @@ import (
 // its buffered writer. The stream (gathered) flushes that writer into its
 // connection, which keeps the flushed bytes instead of writing them
 // (drainConn.hold), and then writes them and the body together.
+//
+// A representation that is in the body file (representation.Encoded.InFile:
+// the compressed lists) leaves as nginx sends a static file: its head in one
+// write, then its body with sendfile from the file's pages, not copied from
+// the heap (rawSocket.Sendfile; BENCHMARKS.md § Stop 50).
 
 // gatherFrom is the smallest body written so: one that does not fit the
 // write buffer with its head, so that it was copied and sent in two writes
@@ -27,8 +35,11 @@ const gatherFrom = writeBuffer
 // Each connection has one (drainConn.body), reused by its answers, which a
 // connection writes one at a time.
 type gathered struct {
-	c    *drainConn
-	body []byte // the edition's bytes; nil once written or closed
+	c *drainConn
+	// rep is the representation written: holding it holds its range of the
+	// body file until the last byte is sent.
+	rep  *representation.Encoded
+	body []byte // rep's bytes; nil once written or closed
 }
 
 // Read serves fasthttp if it ever reads the stream rather than calling
@@ -47,8 +58,8 @@ func (g *gathered) SupportsBodyWriteTo() bool { return true }
 
 // WriteTo writes the head w holds and the body in one writev.
 func (g *gathered) WriteTo(w io.Writer) (int64, error) {
-	body := g.body
-	g.body = nil
+	body, rep := g.body, g.rep
+	g.body, g.rep = nil, nil
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
 		n, err := w.Write(body)
@@ -62,7 +73,18 @@ func (g *gathered) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, err := g.c.writev(head, body)
+	var n int64
+	if fs, ok := g.c.sock.(fileSender); ok && len(body) > 0 {
+		if fd, off, ok := rep.InFile(); ok {
+			n, err = fs.Sendfile(head, fd, off, len(body))
+			// The range is rep's: freed once rep is unreachable, which
+			// it would be during the send without this.
+			runtime.KeepAlive(rep)
+			g.c.answered()
+			return max(n-int64(len(head)), 0), err
+		}
+	}
+	n, err = g.c.writev(head, body)
 	return max(n-int64(len(head)), 0), err
 }
 
@@ -70,7 +92,7 @@ func (g *gathered) WriteTo(w io.Writer) (int64, error) {
 // written or reset, and a connection that waits for its next request must not
 // keep a previous edition's bytes.
 func (g *gathered) Close() error {
-	g.body = nil
+	g.body, g.rep = nil, nil
 	return nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // smallSendBuffer makes the socket take a large write in several pieces, so
@@ -222,4 +224,83 @@ func TestRawSocketDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("%.1f allocations per answer, want 0", allocs)
 	}
+}
+
+// memFile is a memory file holding b at off, as the body file holds a
+// representation.
+func memFile(t *testing.T, b []byte, off int64) int {
+	t.Helper()
+	fd, err := unix.MemfdCreate("test", unix.MFD_CLOEXEC)
+	if err != nil {
+		t.Skipf("no memory files: %v", err)
+	}
+	t.Cleanup(func() { _ = unix.Close(fd) })
+	if n, err := unix.Pwrite(fd, b, off); err != nil || n != len(b) {
+		t.Fatalf("wrote %d of %d bytes: %v", n, len(b), err)
+	}
+	return fd
+}
+
+func TestRawSocketSendfile(t *testing.T) {
+	const big = 1 << 20 // far more than a socket of smallSendBuffer buffers
+	tests := []struct {
+		name       string
+		head, body []byte
+		off        int64
+	}{
+		{"a head and a body the socket takes at once", pattern(418, 13), pattern(121058, 14), 0},
+		{"a body larger than the socket takes, from inside the file", pattern(418, 15), pattern(big, 16), 3 << 12},
+		{"a head larger than the socket takes", pattern(big, 17), pattern(70000, 18), 4096},
+		{"no head", nil, pattern(big, 19), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			server, client := tcpPair(t)
+			smallSendBuffer(t, server)
+			s := newSocket(server).(*rawSocket)
+			fd := memFile(t, tt.body, tt.off)
+			want := append(append([]byte{}, tt.head...), tt.body...)
+			got := make(chan []byte, 1)
+			go readAll(client, len(want), got)
+			n, err := s.Sendfile(tt.head, fd, tt.off, len(tt.body))
+			if err != nil || n != int64(len(want)) {
+				t.Fatalf("sent %d of %d bytes: %v", n, len(want), err)
+			}
+			if b := <-got; !bytes.Equal(b, want) {
+				t.Fatalf("the reader got %d bytes that differ from the %d sent", len(b), len(want))
+			}
+		})
+	}
+	t.Run("a file shorter than the body", func(t *testing.T) {
+		server, client := tcpPair(t)
+		s := newSocket(server).(*rawSocket)
+		fd := memFile(t, pattern(1000, 20), 0)
+		go func() { _, _ = io.Copy(io.Discard, client) }()
+		n, err := s.Sendfile([]byte("head"), fd, 0, 5000)
+		if !errors.Is(err, io.ErrUnexpectedEOF) || n != 1004 {
+			t.Errorf("sent %d bytes: %v; want 1004 and io.ErrUnexpectedEOF", n, err)
+		}
+	})
+	t.Run("a closed connection", func(t *testing.T) {
+		server, _ := tcpPair(t)
+		s := newSocket(server).(*rawSocket)
+		fd := memFile(t, pattern(1000, 21), 0)
+		server.Close()
+		if _, err := s.Sendfile(nil, fd, 0, 1000); !errors.Is(err, net.ErrClosed) {
+			t.Errorf("sendfile: %v, want net.ErrClosed", err)
+		}
+	})
+	t.Run("a write deadline", func(t *testing.T) {
+		server, _ := tcpPair(t) // the client never reads
+		smallSendBuffer(t, server)
+		s := newSocket(server).(*rawSocket)
+		fd := memFile(t, pattern(16<<20, 22), 0)
+		if err := server.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+			t.Fatal(err)
+		}
+		n, err := s.Sendfile(nil, fd, 0, 16<<20)
+		if !errors.Is(err, os.ErrDeadlineExceeded) || n >= 16<<20 {
+			t.Errorf("a sendfile the peer does not read: %d bytes, %v; want a deadline error", n, err)
+		}
+	})
 }

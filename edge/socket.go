@@ -20,6 +20,14 @@ func newSocket(c net.Conn) socket {
 	return &netSocket{Conn: c}
 }
 
+// fileSender is a socket that sends a file's bytes with sendfile
+// (rawSocket on Linux).
+type fileSender interface {
+	// Sendfile writes head, then n bytes of the file fd from off, and keeps
+	// neither once it returns; it returns the bytes written of both.
+	Sendfile(head []byte, fd int, off int64, n int) (int64, error)
+}
+
 // netSocket reads and writes through net.Conn; a TCP connection's
 // net.Buffers write is one writev.
 type netSocket struct {
