@@ -55,4 +55,9 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Ed
 			return float64(sizes[i])
 		}))
 	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "refdata",
+		Name:      "body_file_bytes",
+		Help:      "Bytes of memory the body file holds: the compressed representations of 64 KiB and more, sent with sendfile; not in the heap, not in the process's RSS.",
+	}, func() float64 { return float64(representation.FileBytes()) }))
 }
