@@ -8,9 +8,10 @@ import (
 )
 
 // TestMain: -short tests compress at representation.Fast (apitest.Main), and
-// compressed representations of 1 KiB and more go to the body file, so that
-// the sample data's bodies are sent with sendfile as the large lists are.
+// compressed representations of 1 KiB and more go to the body file (the
+// server's is 64 KiB), so that the sample data's bodies are sent with
+// sendfile as the large lists are.
 func TestMain(m *testing.M) {
-	representation.UseFileFrom(1 << 10)
+	representation.UseBodyFile(1 << 10)
 	apitest.Main(m)
 }

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 )
 
-// The body file: a compressed representation of FileFrom bytes or more is
+// The body file: a compressed representation of LargeBody bytes or more is
 // also written to one memory file of the process (a memfd on Linux), and the
 // edge sends it from there with sendfile instead of writev from the heap.
 //
@@ -26,18 +26,19 @@ import (
 // edition, a memo entry, an answer being written). Pages already handed to
 // the socket are the kernel's and stay valid after the punch.
 
-// fileFrom is the smallest representation written to the body file
-// (UseFileFrom).
+// fileFrom is the smallest representation written to the body file; 0: none
+// is (UseBodyFile).
 var fileFrom atomic.Int64
 
-func init() { fileFrom.Store(LargeBody) }
-
-// UseFileFrom makes representations compressed after the call go to the body
-// file from n bytes on (LargeBody by default) and returns a function that
-// restores the previous size. Tests call it, so that their small fixture
-// bodies are sent as the large lists are; the service never calls it.
-func UseFileFrom(n int) (restore func()) {
-	prev := fileFrom.Swap(int64(n))
+// UseBodyFile makes compressed representations made after the call go to the
+// body file as well from from bytes on (0: none do, the default) and returns
+// a function that restores the previous size. The server calls it with
+// LargeBody: a process that only builds or imports versions sends nothing, and
+// a copy would cost it a write of every large list for nothing. The edge's
+// tests call it with a smaller size, so that the sample data's bodies are
+// sent as the large lists are.
+func UseBodyFile(from int) (restore func()) {
+	prev := fileFrom.Swap(int64(max(from, 0)))
 	return func() { fileFrom.Store(prev) }
 }
 
@@ -57,7 +58,7 @@ type fileRange struct{ off, size int64 }
 // a compressed representation that goes there, or the file cannot take it
 // (the representation is then written from the heap, as before).
 func toFile(b []byte, encoding string) *fileCopy {
-	if encoding == "" || int64(len(b)) < fileFrom.Load() {
+	if from := fileFrom.Load(); encoding == "" || from == 0 || int64(len(b)) < from {
 		return nil
 	}
 	r, ok := writeToFile(b)

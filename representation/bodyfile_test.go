@@ -41,11 +41,20 @@ func needBodyFile(t *testing.T) {
 	}
 }
 
-// TestBodyFileHoldsLargeCompressed: the compressed representations of
-// FileFrom bytes or more are in the body file, byte for byte; identity
-// representations and smaller compressed ones are not.
+// TestBodyFileHoldsLargeCompressed: once UseBodyFile is called, the
+// compressed representations of its size or more are in the body file, byte
+// for byte; identity representations and smaller compressed ones are not,
+// and before the call none is.
 func TestBodyFileHoldsLargeCompressed(t *testing.T) {
 	needBodyFile(t)
+	before := hexBody(t, 200<<10)
+	before.Compress()
+	for _, r := range before.Representations() {
+		if _, _, ok := r.InFile(); ok {
+			t.Errorf("a %d-byte representation is in the body file before UseBodyFile", len(r.Bytes))
+		}
+	}
+	defer UseBodyFile(LargeBody)()
 	large, small := hexBody(t, 200<<10), hexBody(t, 40<<10)
 	large.Compress()
 	small.Compress()
@@ -77,11 +86,11 @@ func TestBodyFileHoldsLargeCompressed(t *testing.T) {
 			t.Errorf("a %d-byte representation is in the body file", len(r.Bytes))
 		}
 	}
-	defer UseFileFrom(10 << 10)()
+	defer UseBodyFile(10 << 10)()
 	smallNow := hexBody(t, 40<<10)
 	smallNow.Compress()
 	if _, _, ok := smallNow.Representations()[1].InFile(); !ok {
-		t.Error("after UseFileFrom(10 KiB), a ~20 KiB gzip is not in the body file")
+		t.Error("after UseBodyFile(10 KiB), a ~20 KiB gzip is not in the body file")
 	}
 }
 
@@ -90,6 +99,7 @@ func TestBodyFileHoldsLargeCompressed(t *testing.T) {
 // and is punched out of the file once none does.
 func TestBodyFileFreesUnreachableRanges(t *testing.T) {
 	needBodyFile(t)
+	defer UseBodyFile(LargeBody)()
 	b := hexBody(t, 200<<10)
 	b.CompressGzip()
 	gz := b.Representations()[1]

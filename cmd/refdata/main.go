@@ -141,6 +141,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	if *procs >= 0 {
 		logger.Info("cores", "serving", cores.Limit(*procs), "background", cores.Procs())
 	}
+	// The edge sends the large compressed lists from the body file.
+	representation.UseBodyFile(representation.LargeBody)
 	if *offload {
 		representation.Offload(logger)
 		defer representation.StopOffload()
