@@ -56,7 +56,8 @@ func (g *gathered) Read(p []byte) (int, error) {
 // SupportsBodyWriteTo lets fasthttp call WriteTo (fasthttp.BodyWriterTo).
 func (g *gathered) SupportsBodyWriteTo() bool { return true }
 
-// WriteTo writes the head w holds and the body in one writev.
+// WriteTo writes the head w holds and the body: in one writev, or the head
+// and then the body from the body file when it is there.
 func (g *gathered) WriteTo(w io.Writer) (int64, error) {
 	body, rep := g.body, g.rep
 	g.body, g.rep = nil, nil

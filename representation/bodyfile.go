@@ -16,10 +16,10 @@ import (
 // their p99 to 0.71–0.90× nginx's (BENCHMARKS.md § Stop 49).
 //
 // Only compressed representations: they are what the lists are sent as to
-// clients that accept gzip or brotli, and a second copy of them is 16 MB of
-// the 212 MB an 18-locale version renders (identity lists of 64 KiB and more
-// would be 62 MB more). The heap copy stays the representation's Bytes, which
-// everything else reads.
+// clients that accept gzip or brotli, and a second copy of them is 8.9 MB of
+// the 212 MB an 18-locale version renders (identity bodies of 64 KiB and more
+// would be 62 MB more; BENCHMARKS.md § Stop 50). The heap copy stays the
+// representation's Bytes, which everything else reads.
 //
 // A range of the file lives as long as the fileCopy that names it: its
 // cleanup punches the range out of the file once no Encoded refers to it (an
