@@ -122,22 +122,13 @@ func (s *rawSocket) Writev(head, body []byte) (int64, error) {
 
 func (s *rawSocket) doWritev(fd uintptr) bool {
 	for s.next < s.end {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.next])), uintptr(s.end-s.next))
-		switch e {
-		case 0:
-			if n == 0 { // as net.Conn's Write: never spin on a socket that takes nothing
-				s.err = io.ErrUnexpectedEOF
-				return true
-			}
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		default:
-			s.err = os.NewSyscallError("writev", e)
-			return true
+		r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&s.iov[s.next])), uintptr(s.end-s.next))
+		k, stop, done := s.wrote(r, e, "writev")
+		if stop {
+			return done
 		}
-		s.n += int(n)
+		n := uintptr(k)
+		s.n += k
 		for s.next < s.end && n >= uintptr(s.iov[s.next].Len) {
 			n -= uintptr(s.iov[s.next].Len)
 			s.next++
@@ -172,23 +163,36 @@ func (s *rawSocket) Sendfile(head []byte, fd int, off int64, n int) (int64, erro
 
 func (s *rawSocket) doSendfile(fd uintptr) bool {
 	for s.left > 0 {
-		n, _, e := syscall.RawSyscall6(syscall.SYS_SENDFILE, fd, uintptr(s.file), uintptr(unsafe.Pointer(&s.off)), uintptr(s.left), 0, 0)
-		switch e {
-		case 0:
-			if n == 0 { // the file ends before the body does: never spin
-				s.err = io.ErrUnexpectedEOF
-				return true
-			}
-		case syscall.EINTR:
-			continue
-		case syscall.EAGAIN:
-			return false
-		default:
-			s.err = os.NewSyscallError("sendfile", e)
-			return true
+		r, _, e := syscall.RawSyscall6(syscall.SYS_SENDFILE, fd, uintptr(s.file), uintptr(unsafe.Pointer(&s.off)), uintptr(s.left), 0, 0)
+		k, stop, done := s.wrote(r, e, "sendfile")
+		if stop {
+			return done
 		}
-		s.n += int(n)
-		s.left -= int(n)
+		s.n += k
+		s.left -= k
 	}
 	return true
+}
+
+// wrote sorts out a writev's or a sendfile's result: the bytes it wrote (0
+// after EINTR: the caller tries again), or stop, with what the RawConn's
+// function returns (done false: wait until the socket takes more). A call
+// that wrote nothing stops with io.ErrUnexpectedEOF, as net.Conn's Write
+// does, rather than spin on a socket that takes nothing or a file that ends
+// before the body does.
+func (s *rawSocket) wrote(r uintptr, e syscall.Errno, call string) (n int, stop, done bool) {
+	switch e {
+	case 0:
+		if r == 0 {
+			s.err = io.ErrUnexpectedEOF
+			return 0, true, true
+		}
+		return int(r), false, false
+	case syscall.EINTR:
+		return 0, false, false
+	case syscall.EAGAIN:
+		return 0, true, false
+	}
+	s.err = os.NewSyscallError(call, e)
+	return 0, true, true
 }
