@@ -60,7 +60,9 @@ func writeToFile(b []byte) (fileRange, bool) {
 	return r, true
 }
 
-// punch frees a range's pages; the file keeps its size.
+// punch frees a range's pages; the file keeps its size. It runs on the
+// runtime's cleanup goroutine, and reads the descriptor through the Once that
+// set it.
 func punch(r fileRange) {
-	_ = unix.Fallocate(bodyFile.fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, r.off, r.size)
+	_ = unix.Fallocate(bodyFileFD(), unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, r.off, r.size)
 }
