@@ -312,9 +312,13 @@ func newGzip(w io.Writer, level int) *gzip.Writer {
 	return z
 }
 
+// release puts z back in its pool. What it holds is read before the Put:
+// after it, another goroutine may take z and fill its writers (a race
+// stop 50's CI found).
 func (z *compressor) release() {
+	large := slices.ContainsFunc(z.br[1:], func(w *brotli.Writer) bool { return w != nil })
 	z.pool.Put(z)
-	if slices.ContainsFunc(z.br[1:], func(w *brotli.Writer) bool { return w != nil }) {
+	if large {
 		pooled.Store(true)
 	}
 }
