@@ -75,7 +75,7 @@ func (g *gathered) WriteTo(w io.Writer) (int64, error) {
 		return 0, err
 	}
 	var n int64
-	if fs, ok := g.c.sock.(fileSender); ok && len(body) > 0 {
+	if fs, ok := g.c.sock.(fileSender); ok {
 		if fd, off, ok := rep.InFile(); ok {
 			n, err = fs.Sendfile(head, fd, off, len(body))
 			// The range is rep's: freed once rep is unreachable, which

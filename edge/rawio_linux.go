@@ -157,7 +157,6 @@ func (s *rawSocket) Sendfile(head []byte, fd int, off int64, n int) (int64, erro
 	if err == nil {
 		err = s.err
 	}
-	s.file = -1
 	return written + int64(s.n), err
 }
 

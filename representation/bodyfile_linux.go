@@ -5,15 +5,15 @@ package representation
 import (
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
 
 var bodyFile struct {
 	once sync.Once
-	fd   int // -1: none could be made
-	mu   sync.Mutex
-	next int64 // where the next range starts; ranges are never reused
+	fd   int          // -1: none could be made
+	end  atomic.Int64 // where the last range taken ends; ranges are never reused
 }
 
 var pageSize = int64(os.Getpagesize())
@@ -40,10 +40,7 @@ func writeToFile(b []byte) (fileRange, bool) {
 		return fileRange{}, false
 	}
 	size := (int64(len(b)) + pageSize - 1) / pageSize * pageSize
-	bodyFile.mu.Lock()
-	r := fileRange{off: bodyFile.next, size: size}
-	bodyFile.next += size
-	bodyFile.mu.Unlock()
+	r := fileRange{off: bodyFile.end.Add(size) - size, size: size}
 	for done := 0; done < len(b); {
 		n, err := unix.Pwrite(fd, b[done:], r.off+int64(done))
 		if err == unix.EINTR {
