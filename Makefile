@@ -12,7 +12,7 @@ BUILDFLAGS := -gcflags=all=-dwarf=false -ldflags=-w
 BUILDENV   := CGO_ENABLED=0
 # The packages whose tests run longest (they wait on the database and on scheduled
 # switches) go first, so their waits overlap the compiling of the rest.
-SLOWFIRST  := ./live ./pipeline ./follow
+SLOWFIRST  := ./replica ./pipeline ./mirror
 OAPI       := $(BUILDENV) $(GO) run $(BUILDFLAGS) github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 
 .PHONY: all help generate check-generate build run test test-short test-race stress vet lint bench fuzz clean pg-start pg-stop

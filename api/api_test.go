@@ -1,18 +1,19 @@
 package api_test
 
 import (
-	"encoding/json"
+	"bytes"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -20,97 +21,96 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
 
 const ua = "refdata-test/1.0 (+http://localhost)"
 
-// newest is the served sample version, compressed as a server would have it;
-// under the race detector it is left uncompressed (see sample).
-var newest = sync.OnceValues(func() (*catalog.Edition, error) {
-	ed, err := fixtures.Newest()
-	if err == nil && !raceOn {
-		representation.CompressAll(ed.Bodies())
-	}
-	return ed, err
-})
-
-// previous is the sample version before the newest, retained beside it.
-var previous = sync.OnceValues(func() (*catalog.Edition, error) {
-	vs := fixtures.Versions()
-	if len(vs) < 2 {
-		return nil, fmt.Errorf("want two sample versions, have %d", len(vs))
-	}
-	return fixtures.Load(vs[len(vs)-2])
-})
-
-// retaining is a repo serving the newest sample version with the one before it
-// retained, as the embedded default does: /v1/versions lists both, no diff is
-// stored.
-func retaining(t testing.TB) repo {
-	t.Helper()
-	eds, err := walked()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return retainingOf(t, eds[0], eds[1])
-}
-
-func retainingOf(t testing.TB, ed, old *catalog.Edition) repo {
-	t.Helper()
-	st, err := impl.NewStatic(ed, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return repo{ed: ed, older: st.Older, versions: st.List, diffErr: impl.NotFound("no diff stored")}
-}
-
-// walked is what TestEveryOperation walks and the protocol tests serve
-// (edition, retaining): the full sample, but under the race detector (make
-// test-race) the trimmed one (fixtures.Small: every catalog and locale, a few
-// items each), since the detector looks for races in the handlers, not in the
-// data, and slows the validation of full lists and the compression of 109 MB
-// tenfold. The tests of data contents (counts, golden files) serve the full
-// sample in every tier (sample).
-var walked = sync.OnceValues(func() ([2]*catalog.Edition, error) {
+// walked is what TestEveryOperation walks and the protocol tests serve: both
+// sample versions as the service serves them (fixtures.Static: the newer
+// active, the diffs between them in both orders, each exporting its files),
+// every body compressed at apitest.Effort(). Under the race detector (make
+// test-race) the trimmed versions (fixtures.Small: every catalog and locale, a
+// few items each), served the same way, since the detector looks for races in
+// the handlers, not in the data, and slows the validation of full lists and
+// their compression tenfold. The tests of data contents (counts, golden files)
+// serve the full sample in every tier (sample).
+var walked = sync.OnceValues(func() (*edition.Static, error) {
 	if !raceOn {
-		ed, err := newest()
-		if err != nil {
-			return [2]*catalog.Edition{}, err
-		}
-		old, err := previous()
-		return [2]*catalog.Edition{ed, old}, err
+		return fixtures.Static(apitest.Effort())
 	}
-	var eds [2]*catalog.Edition
-	for i, nn := range []string{"15", "14"} {
-		ed, err := fixtures.Small(nn)
+	var vs []edition.StaticVersion
+	dirs := fixtures.Versions()
+	for i := len(dirs) - 1; i >= 0; i-- {
+		dir := dirs[i]
+		nn, _, _ := strings.Cut(path.Base(dir), "_")
+		r, err := fixtures.Small(nn)
 		if err != nil {
-			return eds, err
+			return nil, err
 		}
-		representation.CompressAll(ed.Bodies())
-		eds[i] = ed
+		ed, err := edition.Build(r, edition.Options{Effort: apitest.Effort()})
+		if err != nil {
+			return nil, err
+		}
+		at, err := time.Parse(time.RFC3339, ed.Version.BuildDate)
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, edition.StaticVersion{Edition: ed, Published: at, Files: func() (map[string][]byte, error) { return fixtures.Files(dir, true) }})
 	}
-	return eds, nil
+	return edition.NewStatic(vs...)
 })
 
-// edition is the newest version the protocol tests serve (see walked).
-func edition(t testing.TB) *catalog.Edition {
+// served is the repository the protocol tests serve (see walked).
+func served(t testing.TB) *edition.Static {
 	t.Helper()
-	eds, err := walked()
+	st, err := walked()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return eds[0]
+	if n := len(st.Versions().Versions); n != 2 {
+		t.Fatalf("%d sample versions served, want 2", n)
+	}
+	return st
 }
+
+// active is the newest version the protocol tests serve (see walked).
+func active(t testing.TB) *edition.Edition {
+	t.Helper()
+	return served(t).Active()
+}
+
+// previous is the manifest ID of the version retained before r's active one.
+func previous(t testing.TB, r edition.Repository) string {
+	t.Helper()
+	l := r.Versions().Versions
+	if len(l) < 2 || l[0].ManifestId != r.Active().ManifestID {
+		t.Fatalf("no version retained before the active one: %+v", l)
+	}
+	return l[1].ManifestId
+}
+
+// newest is the full newest sample version, uncompressed: what sample serves
+// under the race detector.
+var newest = sync.OnceValues(func() (*edition.Edition, error) {
+	r, err := fixtures.Newest()
+	if err != nil {
+		return nil, err
+	}
+	return edition.New(r), nil
+})
 
 // sample is the full newest sample version, for the tests of data contents.
 // Under the race detector it is uncompressed: those tests ask for identity
-// bodies, and the encodings are the protocol tests' concern (edition).
-func sample(t testing.TB) *catalog.Edition {
+// bodies, and the encodings are the protocol tests' concern (active).
+func sample(t testing.TB) *edition.Edition {
 	t.Helper()
+	if !raceOn {
+		return active(t)
+	}
 	ed, err := newest()
 	if err != nil {
 		t.Fatal(err)
@@ -118,67 +118,50 @@ func sample(t testing.TB) *catalog.Edition {
 	return ed
 }
 
-// repo is a Repository whose diff answers a test chooses.
-type repo struct {
-	ed       *catalog.Edition
-	older    []*catalog.Edition
-	versions *impl.VersionList
-	diff     *representation.Body
-	diffErr  error
-	panics   bool
+// faulty is a Repository whose diffs cannot be read (diffErr), or that panics
+// on every call (panics).
+type faulty struct {
+	*edition.Static
+	diffErr error
+	panics  bool
 }
 
-func (r repo) Active() *catalog.Edition {
+func (r faulty) explode() {
 	if r.panics {
 		panic("repository exploded")
 	}
-	return r.ed
-}
-func (r repo) LatestDiff() (*representation.Body, error) { return r.diff, r.diffErr }
-func (r repo) Versions() *impl.VersionList {
-	if r.panics {
-		panic("repository exploded")
-	}
-	return r.versions
-}
-func (r repo) RetainedEdition(id string) (*catalog.Edition, error) {
-	if r.panics {
-		panic("repository exploded")
-	}
-	for _, ed := range append([]*catalog.Edition{r.ed}, r.older...) {
-		if ed.ManifestID == id {
-			return ed, nil
-		}
-	}
-	return nil, impl.NotFound("version " + id + " not retained")
 }
 
-// Snapshot exports a version as its version record alone: enough for the
-// archive's shape.
-func (r repo) Snapshot(id string) (*impl.Snapshot, error) {
-	if r.panics {
-		panic("repository exploded")
+func (r faulty) Active() *edition.Edition { r.explode(); return r.Static.Active() }
+func (r faulty) Versions() *edition.VersionList {
+	r.explode()
+	return r.Static.Versions()
+}
+func (r faulty) RetainedEdition(id string) (*edition.Edition, error) {
+	r.explode()
+	return r.Static.RetainedEdition(id)
+}
+func (r faulty) Snapshot(id string) (*edition.Snapshot, error) {
+	r.explode()
+	return r.Static.Snapshot(id)
+}
+func (r faulty) LatestDiff() (*representation.Body, error) {
+	r.explode()
+	if r.diffErr != nil {
+		return nil, r.diffErr
 	}
-	if id == "" {
-		id = r.ed.ManifestID
+	return r.Static.LatestDiff()
+}
+func (r faulty) Diff(from, to string) (*representation.Body, error) {
+	r.explode()
+	b, err := r.Static.Diff(from, to)
+	if err == nil && r.diffErr != nil {
+		return nil, r.diffErr
 	}
-	ed, err := r.RetainedEdition(strings.ToUpper(id))
-	if err != nil {
-		return nil, err
-	}
-	return &impl.Snapshot{ManifestID: ed.ManifestID, ContentHash: ed.ContentHash, Files: map[string][]byte{"version.json": ed.VersionBody().JSON}}, nil
+	return b, err
 }
 
-func (r repo) Diff(from, to string) (*representation.Body, error) {
-	for _, id := range []string{from, to} {
-		if _, err := r.RetainedEdition(id); err != nil {
-			return nil, err
-		}
-	}
-	return r.diff, r.diffErr
-}
-
-func handler(t testing.TB, r impl.Repository, metrics http.Handler) http.Handler {
+func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Handler {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	if metrics == nil {
@@ -189,30 +172,6 @@ func handler(t testing.TB, r impl.Repository, metrics http.Handler) http.Handler
 		t.Fatal(err)
 	}
 	return h
-}
-
-// sampleDiff is a diff body built through gen's types, as the pipeline renders one.
-func sampleDiff(t testing.TB, ed *catalog.Edition) *representation.Body {
-	t.Helper()
-	empty := gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{}}
-	var cats gen.DiffCategories
-	b, _ := json.Marshal(cats)
-	var m map[string]gen.CategoryDiff
-	_ = json.Unmarshal(b, &m)
-	for k := range m {
-		m[k] = empty
-	}
-	m["weapons"] = gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{{Uuid: "63e6c2b6-4a8e-869c-3d4c-e38355226584", Fields: []string{"skins"}}}}
-	b, _ = json.Marshal(m)
-	if err := json.Unmarshal(b, &cats); err != nil {
-		t.Fatal(err)
-	}
-	d := gen.DiffBody{Status: 200, Data: gen.Diff{FromVersion: "376A04CC95974716", ToVersion: ed.ManifestID, GeneratedAt: "2026-11-22T00:00:00Z", Categories: cats, Summary: gen.DiffSummary{TotalChanged: 1}}}
-	body, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return representation.NewBody(body, "")
 }
 
 func get(path string, header ...string) *http.Request {
@@ -237,21 +196,26 @@ func categoryOf(path string) (catalog.Category, bool) {
 // TestEveryOperation walks every operation of openapi.yaml against the real router,
 // directly and through the edge server, and fails if any status an operation
 // documents was never produced.
-func TestEveryOperation(t *testing.T) { viaBoth(t, everyOperation) }
+func TestEveryOperation(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, everyOperation)
+}
 
-func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
-	eds, err := walked()
-	if err != nil {
+func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+	full := served(t)
+	ed, older := full.Active(), previous(t, full)
+	check := apitest.New(t)
+	h := handler(full, nil)
+	// One version: no diff, no earlier version, no files to export.
+	noDiff := handler(edition.Serve(ed), nil)
+	corrupt := handler(faulty{Static: full, diffErr: errors.New("checksum mismatch")}, nil)
+	broken := handler(faulty{Static: full, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
+	// A replica still loading the versions before the active one.
+	loading := &edition.Static{}
+	if err := loading.Set(false, edition.StaticVersion{Edition: ed}); err != nil {
 		t.Fatal(err)
 	}
-	ed := eds[0]
-	check := apitest.New(t)
-	full := retainingOf(t, ed, eds[1])
-	full.diff, full.diffErr = sampleDiff(t, ed), nil
-	h := handler(full, nil)
-	noDiff := handler(impl.Static{Edition: ed}, nil)
-	corrupt := handler(repo{ed: ed, diffErr: errors.New("checksum mismatch")}, nil)
-	broken := handler(repo{ed: ed, panics: true}, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("metrics exploded") }))
+	notReady := handler(loading, nil)
 
 	doc, err := catalog.Spec()
 	if err != nil {
@@ -280,9 +244,9 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
 				}
 				url = strings.Replace(url, "{locale}", "de-de", 1)
-				url = strings.Replace(url, "{from}", full.older[0].ManifestID, 1)
+				url = strings.Replace(url, "{from}", older, 1)
 				url = strings.Replace(url, "{to}", ed.ManifestID, 1)
-				url = strings.Replace(url, "{manifestId}", strings.ToLower(full.older[0].ManifestID), 1)
+				url = strings.Replace(url, "{manifestId}", strings.ToLower(older), 1)
 				page := op.Security != nil && len(*op.Security) == 0 // no User-Agent rule
 
 				res := check.Do(t, h, get(url))
@@ -363,6 +327,16 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 					}
 				case "/v1/diff/{from}/{to}", "/changes/{from}/{to}":
 					prefix := strings.TrimSuffix(path, "{from}/{to}")
+					// Every pair in both orders: back to the older version.
+					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/"+strings.ToLower(older))); res.StatusCode != http.StatusOK {
+						t.Errorf("back to the older version: %d, want 200", res.StatusCode)
+					}
+					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/"+ed.ManifestID)); res.StatusCode != http.StatusNotFound {
+						t.Errorf("one version twice: %d, want 404", res.StatusCode)
+					}
+					if res := check.Do(t, corrupt, get(url)); res.StatusCode != http.StatusInternalServerError {
+						t.Errorf("corrupt diff: %d, want 500", res.StatusCode)
+					}
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/0000000000000000")); res.StatusCode != http.StatusNotFound {
 						b, _ := io.ReadAll(res.Body)
 						t.Errorf("unknown version: %d, want 404; header %v; body %.300q", res.StatusCode, res.Header, b)
@@ -371,9 +345,12 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 						t.Errorf("malformed version: %d, want 400", res.StatusCode)
 					}
 				case "/readyz":
-					notReady := handler(unready{impl.Static{Edition: ed}}, nil)
-					if res := check.Do(t, notReady, get(url)); res.StatusCode != http.StatusServiceUnavailable {
-						t.Errorf("a replica that is not ready: %d, want 503", res.StatusCode)
+					res := check.Do(t, notReady, get(url))
+					if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte(ed.ManifestID)) {
+						t.Errorf("a replica that is not ready: %d %s, want 503 saying what it loads", res.StatusCode, body)
+					}
+					if res := check.Do(t, notReady, get("/healthz")); res.StatusCode != http.StatusOK {
+						t.Errorf("/healthz of a replica that is not ready: %d, want 200", res.StatusCode)
 					}
 				case "/changes":
 					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {
@@ -412,12 +389,4 @@ func everyOperation(t *testing.T, handler func(impl.Repository, http.Handler) ht
 	if missing := check.Unexercised(); len(missing) > 0 {
 		t.Errorf("documented statuses never exercised:\n%s", strings.Join(missing, "\n"))
 	}
-}
-
-// unready is a repository whose replica is still staging a version.
-type unready struct{ impl.Static }
-
-func (u unready) Ready() (gen.ProbeStatus, bool, string) {
-	staged := "0000000000000001"
-	return gen.ProbeStatus{Serving: u.Edition.ManifestID, Staged: &staged}, false, "staging " + staged
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
@@ -32,8 +33,9 @@ func errorOf(t *testing.T, res *http.Response) string {
 }
 
 func TestUserAgentRule(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(t, edition.Serve(active(t)), nil)
 	for _, tc := range []struct {
 		name, ua string
 		want     int
@@ -61,8 +63,9 @@ func TestUserAgentRule(t *testing.T) {
 }
 
 func TestErrorMessagesSayWhatToDo(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(t, edition.Serve(active(t)), nil)
 	for _, tc := range []struct {
 		path   string
 		status int
@@ -100,9 +103,10 @@ func TestErrorMessagesSayWhatToDo(t *testing.T) {
 }
 
 func TestContentLanguage(t *testing.T) {
+	t.Parallel()
 	ed := sample(t)
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: ed}, nil)
+	h := handler(t, edition.Serve(ed), nil)
 	const classic = "29a0cfab-485b-f5d5-779a-b59f85e204a8" // translated in ja-JP by the fixtures
 	for _, tc := range []struct {
 		path, lang string
@@ -152,8 +156,9 @@ func TestContentLanguage(t *testing.T) {
 }
 
 func TestSampleCounts(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: sample(t)}, nil)
+	h := handler(t, edition.Serve(sample(t)), nil)
 	for _, tc := range []struct {
 		path string
 		want int
@@ -179,8 +184,9 @@ func TestSampleCounts(t *testing.T) {
 }
 
 func TestLocres(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	h := handler(t, edition.Serve(active(t)), nil)
 	res := check.Do(t, h, get("/v1/locres"))
 	var list struct {
 		Data []struct {
@@ -210,14 +216,15 @@ func TestLocres(t *testing.T) {
 }
 
 // panicky panics on one route and serves the others.
-type panicky struct{ impl.Static }
+type panicky struct{ *edition.Static }
 
 func (p panicky) LatestDiff() (*representation.Body, error) { panic("boom") }
 
 func TestRecovery(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
 	var logs bytes.Buffer
-	h, err := api.New(&impl.Server{Repo: panicky{impl.Static{Edition: edition(t)}}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	h, err := api.New(&impl.Server{Repo: panicky{edition.Serve(active(t))}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +246,8 @@ func TestRecovery(t *testing.T) {
 }
 
 func TestSpecDocuments(t *testing.T) {
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	t.Parallel()
+	h := handler(t, edition.Serve(active(t)), nil)
 	for _, path := range []string{"/openapi.yaml", "/openapi.json"} {
 		rec := newRecorder(h, get(path, "User-Agent", ""))
 		if rec.Code != http.StatusOK || !bytes.Contains(rec.Body.Bytes(), []byte("listWeapons")) {
@@ -251,8 +259,9 @@ func TestSpecDocuments(t *testing.T) {
 // TestGolden pins a few bodies byte for byte: the version record (aliases, filled
 // fields), a map (callouts converted to minimap positions) and a translated weapon.
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	h := handler(t, impl.Static{Edition: sample(t)}, nil)
+	h := handler(t, edition.Serve(sample(t)), nil)
 	for name, path := range map[string]string{
 		"version.json":        "/v1/version",
 		"map-ascent.json":     "/v1/maps/7eaecc1b-4337-bbf6-6ab9-04b8f06b3319",
@@ -288,7 +297,7 @@ func TestGolden(t *testing.T) {
 }
 
 // brokenDiff fails to read its stored diff with an error that names a file.
-type brokenDiff struct{ impl.Static }
+type brokenDiff struct{ *edition.Static }
 
 func (brokenDiff) LatestDiff() (*representation.Body, error) {
 	return nil, errors.New("read /var/lib/refdata/diffs/A-B.json: checksum mismatch")
@@ -297,9 +306,10 @@ func (brokenDiff) LatestDiff() (*representation.Body, error) {
 // TestInternalErrorsStayInside: a 5xx names a request id, never the error's text;
 // the log has the text under that id.
 func TestInternalErrorsStayInside(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
 	var logs bytes.Buffer
-	h, err := api.New(&impl.Server{Repo: brokenDiff{impl.Static{Edition: edition(t)}}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	h, err := api.New(&impl.Server{Repo: brokenDiff{edition.Serve(active(t))}}, slog.New(slog.NewJSONHandler(&logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/edition"
 )
 
 // sink is a ResponseWriter that allocates nothing, so the figures are the
@@ -20,8 +20,8 @@ func (s *sink) WriteHeader(int)             {}
 // recovery, metrics, routing, the generated parameter binding, the User-Agent rule,
 // lookup and write.
 func BenchmarkRouter(b *testing.B) {
-	ed := edition(b)
-	h := handler(b, impl.Static{Edition: ed}, nil)
+	ed := active(b)
+	h := handler(b, edition.Serve(ed), nil)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	etag := ed.List(catalog.Currencies, catalog.DefaultLocale).ETag()
 	for _, bc := range []struct{ name, path, inm string }{

@@ -8,17 +8,20 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/edition"
 )
 
 // TestConditionalRequests follows RFC 9110 §13.1.2 (If-None-Match, weak
 // comparison), §15.4.5 (a 304 carries ETag, Cache-Control and Vary, no body) and
 // §9.3.2 (HEAD: the GET headers without the body).
-func TestConditionalRequests(t *testing.T) { viaBoth(t, conditionalRequests) }
+func TestConditionalRequests(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, conditionalRequests)
+}
 
-func conditionalRequests(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
+func conditionalRequests(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
 	check := apitest.New(t)
-	h := handler(impl.Static{Edition: edition(t)}, nil)
+	h := handler(edition.Serve(active(t)), nil)
 	const path = "/v1/weapons"
 	plain := check.Do(t, h, get(path))
 	zipped := check.Do(t, h, get(path, "Accept-Encoding", "gzip"))
@@ -77,11 +80,14 @@ func conditionalRequests(t *testing.T, handler func(impl.Repository, http.Handle
 	}
 }
 
-func TestCORS(t *testing.T) { viaBoth(t, cors) }
+func TestCORS(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, cors)
+}
 
-func cors(t *testing.T, handler func(impl.Repository, http.Handler) http.Handler) {
+func cors(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
 	check := apitest.New(t)
-	h := handler(impl.Static{Edition: edition(t)}, nil)
+	h := handler(edition.Serve(active(t)), nil)
 	pre := get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
 	pre.Method = http.MethodOptions
 	check.Do(t, h, pre)

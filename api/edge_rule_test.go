@@ -9,12 +9,12 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/edition"
 )
 
 // TestEdgeMayAnswer: the edge answers from its memo only GETs and HEADs with a
 // User-Agent the router takes, for targets whose query is empty or the language
-// alone.
+// alone. Not parallel: AllocsPerRun counts the whole process's allocations.
 func TestEdgeMayAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		method, target, ua string
@@ -45,7 +45,8 @@ func TestEdgeMayAnswer(t *testing.T) {
 // EdgeMayAnswer's comment says the edge stands in for. Middleware added to New
 // fails this test until that list, and the edge, account for it.
 func TestEdgeMayAnswerListsEveryMiddleware(t *testing.T) {
-	h := handler(t, impl.Static{Edition: edition(t)}, nil)
+	t.Parallel()
+	h := handler(t, edition.Serve(active(t)), nil)
 	routes, ok := h.(chi.Routes)
 	if !ok {
 		t.Fatalf("api.New returns a %T, not a chi router", h)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edge"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/edition"
 )
 
 func newRecorder(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
@@ -23,7 +23,7 @@ func newRecorder(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
 // throughEdge serves router behind an edge server on an in-memory listener and
 // returns a handler that forwards each request to it over a connection, so tests
 // written against an http.Handler exercise the real server.
-func throughEdge(t testing.TB, router http.Handler, r impl.Repository) http.Handler {
+func throughEdge(t testing.TB, router http.Handler, r edition.Repository) http.Handler {
 	t.Helper()
 	ln := fasthttputil.NewInmemoryListener()
 	es := edge.New(edge.Config{Router: router, Active: r.Active})
@@ -43,16 +43,17 @@ func throughEdge(t testing.TB, router http.Handler, r impl.Repository) http.Hand
 // connection, where the first request for a target is routed and the rest are
 // answered from the edge's memo): both must behave the same and satisfy the spec.
 // The test builds its handlers with the function it is given.
-func viaBoth(t *testing.T, test func(*testing.T, func(impl.Repository, http.Handler) http.Handler)) {
+func viaBoth(t *testing.T, test func(*testing.T, func(edition.Repository, http.Handler) http.Handler)) {
 	for _, via := range []struct {
 		name string
-		wrap func(testing.TB, http.Handler, impl.Repository) http.Handler
+		wrap func(testing.TB, http.Handler, edition.Repository) http.Handler
 	}{
-		{"router", func(_ testing.TB, h http.Handler, _ impl.Repository) http.Handler { return h }},
+		{"router", func(_ testing.TB, h http.Handler, _ edition.Repository) http.Handler { return h }},
 		{"edge", throughEdge},
 	} {
 		t.Run(via.name, func(t *testing.T) {
-			test(t, func(r impl.Repository, metrics http.Handler) http.Handler {
+			t.Parallel()
+			test(t, func(r edition.Repository, metrics http.Handler) http.Handler {
 				return via.wrap(t, handler(t, r, metrics), r)
 			})
 		})

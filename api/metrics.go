@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -39,10 +39,9 @@ func (m *HTTPMetrics) Observer(route string, status int) prometheus.Observer {
 	return m.duration.WithLabelValues(route, statusLabel(status))
 }
 
-// RegisterEditionMetrics exposes the size of the active edition's rendered bodies
-// by encoding, so operators can relate memory to data. Summed at each scrape:
-// compression runs in the background after a swap, so the figure grows until done.
-func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Edition) {
+// RegisterEditionMetrics exposes the size of the active edition's bodies by
+// encoding, so operators can relate memory to data.
+func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Edition) {
 	for i, enc := range []string{"identity", "gzip", "br"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace:   "refdata",
@@ -55,9 +54,4 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *catalog.Ed
 			return float64(sizes[i])
 		}))
 	}
-	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: "refdata",
-		Name:      "body_file_bytes",
-		Help:      "Bytes of memory the body file holds: the compressed representations of 64 KiB and more, sent with sendfile; not in the heap, not in the process's RSS.",
-	}, func() float64 { return float64(representation.FileBytes()) }))
 }

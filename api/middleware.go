@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
@@ -26,7 +27,7 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					impl.WriteInternal(w, r, logger, http.StatusInternalServerError, "internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+					impl.Fail(w, r, logger, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
 				}
 			}()
 			next.ServeHTTP(w, r)

@@ -13,15 +13,18 @@ import (
 // TestPagesHeaders: every page is HTML in UTF-8 with its CSP and nosniff, needs
 // no User-Agent, and names the served version; the changelog names its locale.
 func TestPagesHeaders(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
-	r := retaining(t)
+	r := served(t)
+	older, newer := previous(t, r), r.Active().ManifestID
 	h := handler(t, r, nil)
 	for _, tc := range []struct{ path, lang string }{
 		{"/", "en"},
 		{"/docs", "en"},
 		{"/changes", "en-US"},
 		{"/changes?language=ko-kr", "ko-KR"},
-		{"/changes/" + r.older[0].ManifestID + "/" + r.ed.ManifestID + "?language=ja-JP", "ja-JP"},
+		{"/changes/" + older + "/" + newer + "?language=ja-JP", "ja-JP"},
+		{"/changes/" + newer + "/" + older + "?language=pt-br", "pt-BR"},
 	} {
 		res := check.Do(t, h, get(tc.path, "User-Agent", ""))
 		if res.StatusCode != http.StatusOK {
@@ -32,7 +35,7 @@ func TestPagesHeaders(t *testing.T) {
 			"Content-Security-Policy": impl.PageCSP,
 			"X-Content-Type-Options":  "nosniff",
 			"Content-Language":        tc.lang,
-			"X-Data-Version":          r.ed.ManifestID,
+			"X-Data-Version":          newer,
 		} {
 			if got := res.Header.Get(name); got != want {
 				t.Errorf("%s: %s = %q, want %q", tc.path, name, got, want)
@@ -44,8 +47,8 @@ func TestPagesHeaders(t *testing.T) {
 // TestRedocBundle: the docs page's script comes from the binary, cached and
 // compressed like every body, without a User-Agent.
 func TestRedocBundle(t *testing.T) {
-	h := handler(t, retaining(t), nil)
-	pages.Redoc().Compress()
+	t.Parallel()
+	h := handler(t, served(t), nil)
 	rec := newRecorder(h, get(pages.RedocPath, "User-Agent", "", "Accept-Encoding", "br"))
 	if rec.Code != http.StatusOK || rec.Header().Get("Content-Encoding") != "br" || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/javascript") {
 		t.Fatalf("%d, Content-Type %q, Content-Encoding %q", rec.Code, rec.Header().Get("Content-Type"), rec.Header().Get("Content-Encoding"))

@@ -17,6 +17,7 @@ import (
 // Error schema, and none of the binder's own text (the route tests reach only
 // the repeated parameter; the others are built here).
 func TestParamErrorSaysOurs(t *testing.T) {
+	t.Parallel()
 	check := apitest.New(t)
 	inner := errors.New("binder internals: *uuid.UUID")
 	for _, tc := range []struct {
@@ -31,6 +32,7 @@ func TestParamErrorSaysOurs(t *testing.T) {
 		{"anything else", inner, "a request parameter is not in the form"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			req := httptest.NewRequest(http.MethodGet, "/v1/weapons", nil)
 			rec := httptest.NewRecorder()
 			paramError(rec, req, tc.err)

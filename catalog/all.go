@@ -1,18 +1,11 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"maps"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/refdata/refdata/cores"
-	"github.com/refdata/refdata/representation"
 )
 
 // AllLocales is the locale index of language=all: every localized text field is
@@ -21,91 +14,6 @@ const AllLocales = NumLocales
 
 // AllLanguages is the Content-Language of a language=all body: the 18 codes.
 var AllLanguages = strings.Join(Locales[:], ", ")
-
-// renderAll renders the language=all bodies of a category from its 18 locale
-// bodies: each field openapi.yaml marks x-localized becomes {locale: text}.
-// Locales that share a body are decoded once. An item whose 18 locale bodies
-// are the ones its previous language=all body was merged from, as prior (nil:
-// no previous version) knows it, keeps that body: merging is the costly part
-// of a swap's render.
-func (e *Edition) renderAll(c Category, prior allSource) error {
-	sc, err := componentSchema(c.Schema())
-	if err != nil {
-		return err
-	}
-	t := &e.tables[c]
-	rs := make([]rendered, 0, len(t.order))
-	vals := make([]any, NumLocales)
-	var scratch []byte
-	var p cores.Pacer
-	for _, u := range t.order {
-		p.Yield()
-		bodies := t.items[u]
-		if prior != nil {
-			if old := prior.priorAll(u, bodies); old != nil {
-				bodies[AllLocales] = old
-				rs = append(rs, rendered{uuid: u.String(), body: old.JSON})
-				continue
-			}
-		}
-		decoded := map[*representation.Body]any{}
-		for loc := range Locales {
-			b := bodies[loc]
-			v, ok := decoded[b]
-			if !ok {
-				var env struct{ Data any }
-				if err := json.Unmarshal(b.JSON, &env); err != nil {
-					return err
-				}
-				v = env.Data
-				decoded[b] = v
-			}
-			vals[loc] = v
-		}
-		// Merged in a buffer the items share, kept at its size: an edition
-		// holds every body for as long as it is served.
-		scratch, err = appendAll(append(scratch[:0], itemPrefix...), sc, vals)
-		if err != nil {
-			return err
-		}
-		j := bytes.Clone(append(scratch, '}'))
-		bodies[AllLocales] = representation.NewBody(j, AllLanguages)
-		rs = append(rs, rendered{uuid: u.String(), body: j})
-	}
-	t.list[AllLocales] = representation.NewBody(listEnvelope(rs), AllLanguages)
-	return nil
-}
-
-// An allSource knows the language=all bodies of the previous version: a
-// table of the previous edition in this process, or what a build plan
-// carries to a builder process (priorAlls).
-type allSource interface {
-	// priorAll returns the language=all body item u had if bodies, its 18
-	// locale bodies now, are those that body was merged from; else nil.
-	priorAll(u UUID, bodies *[NumLocales + 1]*representation.Body) *representation.Body
-}
-
-func (t *table) priorAll(u UUID, bodies *[NumLocales + 1]*representation.Body) *representation.Body {
-	if old := t.items[u]; old != nil && sameLocales(bodies, old) {
-		return old[AllLocales]
-	}
-	return nil
-}
-
-// sameLocales reports whether two items' bodies agree in every locale.
-func sameLocales(a, b *[NumLocales + 1]*representation.Body) bool {
-	for loc := range NumLocales {
-		if a[loc] != b[loc] && !bytes.Equal(a[loc].JSON, b[loc].JSON) {
-			return false
-		}
-	}
-	return b[AllLocales] != nil
-}
-
-// itemData is the data of an item envelope (itemEnvelope's inverse).
-func itemData(body []byte) []byte {
-	return body[len(itemPrefix) : len(body)-1]
-}
 
 // appendAll appends the language=all JSON of one value in the 18 locales
 // (vals[i] is locale i's), guided by the schema: localized text becomes an
@@ -116,6 +24,9 @@ func itemData(body []byte) []byte {
 // two thirds of rendering language=all (BenchmarkLoadEdition's profile).
 func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	base := vals[DefaultLocale]
+	if r, ok := base.(rawJSON); ok {
+		return append(b, r...), nil // a nested item, rendered already
+	}
 	if sc == nil {
 		return appendJSON(b, base)
 	}
@@ -124,17 +35,7 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	}
 	var err error
 	if isLocalized(sc) {
-		b = append(b, '{')
-		for n, i := range localesByCode {
-			if n > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, localeKeys[i]...)
-			if b, err = appendJSON(b, vals[i]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return appendLocalized(b, vals)
 	}
 	switch x := base.(type) {
 	case map[string]any:
@@ -145,13 +46,6 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 				return nil, err
 			}
 			v := x[k]
-			ps := sc.Properties[k]
-			if ps == nil || ps.Value == nil {
-				if b, err = appendJSON(b, v); err != nil {
-					return nil, err
-				}
-				continue
-			}
 			for i := range vals {
 				m, _ := vals[i].(map[string]any)
 				sv, ok := m[k]
@@ -160,7 +54,15 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 				}
 				sub[i] = sv
 			}
-			if b, err = appendAll(b, ps.Value, sub); err != nil {
+			ps := sc.Properties[k]
+			if ps == nil || ps.Value == nil {
+				// A field the contract does not name: text that differs
+				// between locales is localized like the known fields.
+				b, err = appendUnnamed(b, sub)
+			} else {
+				b, err = appendAll(b, ps.Value, sub)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
@@ -192,6 +94,41 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	return appendJSON(b, base)
 }
 
+// appendUnnamed appends the language=all JSON of a field openapi.yaml does
+// not describe: an object keyed by locale code when it is text in every
+// locale and not the same text in all, else the en-US value.
+func appendUnnamed(b []byte, vals []any) ([]byte, error) {
+	base := vals[DefaultLocale]
+	differs := false
+	for _, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			return appendJSON(b, base)
+		}
+		differs = differs || s != base
+	}
+	if !differs {
+		return appendJSON(b, base)
+	}
+	return appendLocalized(b, vals)
+}
+
+// appendLocalized appends {locale: value} for the 18 locales' values.
+func appendLocalized(b []byte, vals []any) ([]byte, error) {
+	b = append(b, '{')
+	for n, i := range localesByCode {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, localeKeys[i]...)
+		var err error
+		if b, err = appendJSON(b, vals[i]); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
 // localesByCode is the locale indexes in the order encoding/json sorts their
 // codes as object keys; localeKeys[i] is `"code":`.
 var localesByCode, localeKeys = func() ([]int, [NumLocales][]byte) {
@@ -204,84 +141,6 @@ var localesByCode, localeKeys = func() ([]int, [NumLocales][]byte) {
 	slices.SortFunc(idx, func(a, b int) int { return strings.Compare(Locales[a], Locales[b]) })
 	return idx, keys
 }()
-
-// appendJSON appends v, a value as encoding/json decodes into any, as encode
-// writes it. Strings that need no escaping and numbers in the range encoding/json
-// writes in plain decimal are written here with the calls it makes; anything
-// else goes through encode, so the bytes are its bytes.
-func appendJSON(b []byte, v any) ([]byte, error) {
-	switch x := v.(type) {
-	case nil:
-		return append(b, "null"...), nil
-	case bool:
-		return strconv.AppendBool(b, x), nil
-	case string:
-		if plainString(x) {
-			b = append(b, '"')
-			b = append(b, x...)
-			return append(b, '"'), nil
-		}
-	case float64:
-		if a := math.Abs(x); a == 0 || a >= 1e-6 && a < 1e21 {
-			return strconv.AppendFloat(b, x, 'f', -1, 64), nil
-		}
-	case map[string]any:
-		b = append(b, '{')
-		for n, k := range slices.Sorted(maps.Keys(x)) {
-			var err error
-			if b, err = appendKey(b, n, k); err != nil {
-				return nil, err
-			}
-			if b, err = appendJSON(b, x[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
-	case []any:
-		b = append(b, '[')
-		for j, e := range x {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, e); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
-	}
-	return appendEncoded(b, v)
-}
-
-// appendKey appends the n-th key of an object (n from 0) and its colon, with
-// the comma before it after the first.
-func appendKey(b []byte, n int, k string) ([]byte, error) {
-	if n > 0 {
-		b = append(b, ',')
-	}
-	b, err := appendJSON(b, k)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, ':'), nil
-}
-
-// plainString reports whether encoding/json (without HTML escaping) writes s
-// between quotes as it is: no quote, backslash or control byte, valid UTF-8,
-// and neither U+2028 nor U+2029 (which it escapes).
-func plainString(s string) bool {
-	ascii := true
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c == '"' || c == '\\' {
-			return false
-		}
-		if c >= utf8.RuneSelf {
-			ascii = false
-		}
-	}
-	return ascii || utf8.ValidString(s) && !strings.ContainsRune(s, '\u2028') && !strings.ContainsRune(s, '\u2029')
-}
 
 // isLocalized reports whether a schema is localized text (x-localized: true).
 func isLocalized(sc *openapi3.Schema) bool {

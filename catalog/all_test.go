@@ -13,6 +13,7 @@ import (
 // …All of what <X> refers to — so editing an item schema without its …All twin
 // fails here.
 func TestAllSchemasFollowTheirItems(t *testing.T) {
+	t.Parallel()
 	doc, err := Spec()
 	if err != nil {
 		t.Fatal(err)

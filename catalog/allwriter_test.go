@@ -15,25 +15,26 @@ import (
 // TestAppendAllMatchesTree: the language=all writer gives, for every item of
 // both sample versions in every category, the bytes of the obvious way —
 // build the merged tree (mergeTree, the rule as the spec states it) and encode
-// it with encoding/json (trimmed under -race: dataEdition).
+// it with encoding/json (trimmed under -race: dataRendered).
 func TestAppendAllMatchesTree(t *testing.T) {
+	t.Parallel()
 	n, localized := 0, 0
 	wantItems, wantLocalized := 1000, 100
 	if raceOn {
 		wantItems, wantLocalized = 100, 10
 	}
 	for _, v := range fixtures.Versions() {
-		ed := dataEdition(t, v)
+		r := dataRendered(t, v)
 		for _, c := range catalog.Categories() {
 			sc, err := catalog.ComponentSchema(c.Schema())
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, u := range ed.UUIDs(c) {
+			for _, u := range r.UUIDs(c) {
 				vals := make([]any, catalog.NumLocales)
 				distinct := map[string]bool{}
 				for loc := range catalog.Locales {
-					b := ed.Item(c, u, loc)
+					b := item(r, c, u, loc)
 					distinct[string(b.JSON)] = true
 					var env struct{ Data any }
 					if err := json.Unmarshal(b.JSON, &env); err != nil {
@@ -52,6 +53,10 @@ func TestAppendAllMatchesTree(t *testing.T) {
 				if !bytes.Equal(got, want) {
 					t.Fatalf("%s %s:\n got %s\nwant %s", c.Name(), u, got, want)
 				}
+				// The language=all body is that item, in its envelope.
+				if b := item(r, c, u, catalog.AllLocales).JSON; !bytes.Equal(b, []byte(`{"status":200,"data":`+string(want)+`}`)) {
+					t.Fatalf("%s %s: the language=all body is not the merged item:\n got %s\nwant %s", c.Name(), u, b, want)
+				}
 				n++
 				if len(distinct) > 1 {
 					localized++
@@ -69,6 +74,7 @@ func TestAppendAllMatchesTree(t *testing.T) {
 // invalid UTF-8, numbers at encoding/json's exponent cutoffs — come out as
 // encoding/json writes them; NaN is refused as it refuses it.
 func TestAppendJSONMatchesEncode(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{
 		nil, true, false, "", "plain", "R&D <b>", `quote " and \ backslash`, "tab\tnew\nline\x01\x7f",
 		"line\u2028sep\u2029", "日本語", "bad \xff utf-8", "\u00e9t\u00e9",
@@ -93,7 +99,9 @@ func TestAppendJSONMatchesEncode(t *testing.T) {
 // mergeTree is the language=all rule on decoded values: localized text (a
 // string schema with x-localized) becomes an object keyed by locale code;
 // objects and arrays merge field by field and element by element (a locale
-// lacking one takes en-US's); anything else is the en-US value.
+// lacking one takes en-US's); a field the schema does not name is localized
+// like text when it is text in every locale and not the same text in all;
+// anything else is the en-US value.
 func mergeTree(sc *openapi3.Schema, vals []any) any {
 	base := vals[catalog.DefaultLocale]
 	if sc == nil {
@@ -113,11 +121,6 @@ func mergeTree(sc *openapi3.Schema, vals []any) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, v := range x {
-			ps := sc.Properties[k]
-			if ps == nil || ps.Value == nil {
-				out[k] = v
-				continue
-			}
 			sub := make([]any, catalog.NumLocales)
 			for i := range vals {
 				m, _ := vals[i].(map[string]any)
@@ -126,6 +129,11 @@ func mergeTree(sc *openapi3.Schema, vals []any) any {
 					sv = v
 				}
 				sub[i] = sv
+			}
+			ps := sc.Properties[k]
+			if ps == nil || ps.Value == nil {
+				out[k] = mergeUnnamed(sub)
+				continue
 			}
 			out[k] = mergeTree(ps.Value, sub)
 		}
@@ -149,4 +157,24 @@ func mergeTree(sc *openapi3.Schema, vals []any) any {
 		return out
 	}
 	return base
+}
+
+// mergeUnnamed is the language=all rule for a field the schema does not name.
+func mergeUnnamed(vals []any) any {
+	differs := false
+	for _, v := range vals {
+		s, ok := v.(string)
+		if !ok {
+			return vals[catalog.DefaultLocale]
+		}
+		differs = differs || s != vals[catalog.DefaultLocale]
+	}
+	if !differs {
+		return vals[catalog.DefaultLocale]
+	}
+	m := make(map[string]any, catalog.NumLocales)
+	for i, l := range catalog.Locales {
+		m[l] = vals[i]
+	}
+	return m
 }

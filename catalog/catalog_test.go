@@ -1,127 +1,164 @@
 package catalog_test
 
 import (
+	"bytes"
 	"encoding/json"
-	"io/fs"
+	"errors"
+	"fmt"
 	"math"
-	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"testing/fstest"
+
+	"github.com/getkin/kin-openapi/openapi3"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/representation"
 )
 
-// build renders an embedded version once per test binary: editions are
-// immutable, and rendering the sample data in 18 locales is the slow part.
-func build(t *testing.T, version string) *catalog.Edition {
+// rendered is embedded version v (a path from fixtures.Versions), rendered once
+// per test binary: a Rendered is immutable, and rendering the sample data in 18
+// locales is the slow part. Tests must not modify it.
+func rendered(t *testing.T, v string) *catalog.Rendered {
 	t.Helper()
-	builtMu.Lock()
-	defer builtMu.Unlock()
-	if ed := built[version]; ed != nil {
-		return ed
+	load, ok := renders[v]
+	if !ok {
+		t.Fatalf("no embedded version %s", v)
 	}
-	s, err := catalog.LoadSnapshot(fixtures.FS, version)
+	r, err := load()
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := catalog.Build(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	built[version] = ed
-	return ed
+	return r
 }
 
-var (
-	builtMu sync.Mutex
-	built   = map[string]*catalog.Edition{}
-)
+// renders holds one loader per embedded version, each run at most once.
+var renders = func() map[string]func() (*catalog.Rendered, error) {
+	m := map[string]func() (*catalog.Rendered, error){}
+	for _, v := range fixtures.Versions() {
+		m[v] = sync.OnceValues(func() (*catalog.Rendered, error) { return fixtures.Load(v) })
+	}
+	return m
+}()
 
-// protocolEdition is sample version i (0 older, 1 newer), built anew (the tests
-// compress it), for tests of how bodies are encoded and named, which hold for
-// any size: trimmed under -short (fixtures.WriteSmall), full-size otherwise
-// (make stress).
-func protocolEdition(t *testing.T, i int) *catalog.Edition {
-	t.Helper()
-	fsys, dir := fs.FS(fixtures.FS), fixtures.Versions()[i]
-	if testing.Short() {
-		dir = t.TempDir()
-		nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
-		if err := fixtures.WriteSmall(dir, nn); err != nil {
-			t.Fatal(err)
-		}
-		fsys, dir = os.DirFS(dir), "."
-	}
-	s, err := catalog.LoadSnapshot(fsys, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ed, err := catalog.Build(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ed
-}
-
-// dataEdition is sample version v for tests of the data's contents: full-size,
+// dataRendered is sample version v for tests of the data's contents: full-size,
 // but under the race detector trimmed (fixtures.Small: every category and locale,
 // a few items each). Those tests run on one goroutine, so the detector finds
 // nothing in the full data it would not in the trimmed; make test and make
 // stress, in the same CI run, check the full data.
-func dataEdition(t *testing.T, v string) *catalog.Edition {
+func dataRendered(t *testing.T, v string) *catalog.Rendered {
 	t.Helper()
 	if !raceOn {
-		return build(t, v)
+		return rendered(t, v)
 	}
 	nn, _, _ := strings.Cut(path.Base(v), "_")
-	ed, err := fixtures.Small(nn)
+	r, err := fixtures.Small(nn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ed
+	return r
+}
+
+// item is the body of item u of category c in locale loc (AllLocales for
+// language=all), nil when there is no such item.
+func item(r *catalog.Rendered, c catalog.Category, u catalog.UUID, loc int) *catalog.Doc {
+	d := r.Tables[c].Items[u]
+	if d == nil {
+		return nil
+	}
+	return d[loc]
+}
+
+// list is the list body of category c in locale loc.
+func list(r *catalog.Rendered, c catalog.Category, loc int) *catalog.Doc {
+	return r.Tables[c].List[loc]
 }
 
 // TestFixturesMatchSchemas renders every real capture and authored record in the
-// fixtures and checks each item, in every locale, against its component schema
-// (trimmed under -race: dataEdition).
+// fixtures and checks each body — list and item, in every locale and in
+// language=all — against its body schema in openapi.yaml (trimmed under -race:
+// dataRendered). Each body says the language it holds: its locale's, en-US's
+// where it is en-US's body shared, all 18 for language=all.
 func TestFixturesMatchSchemas(t *testing.T) {
+	t.Parallel()
 	doc, err := catalog.Spec()
 	if err != nil {
 		t.Fatal(err)
 	}
+	schema := func(name string) *openapi3.Schema {
+		ref := doc.Components.Schemas[name]
+		if ref == nil || ref.Value == nil {
+			t.Fatalf("openapi.yaml has no schema %s", name)
+		}
+		return ref.Value
+	}
+	en := catalog.Locales[catalog.DefaultLocale]
 	for _, v := range fixtures.Versions() {
 		t.Run(v, func(t *testing.T) {
-			ed := dataEdition(t, v)
+			t.Parallel()
+			r := dataRendered(t, v)
+			checked := map[*catalog.Doc]bool{}
+			check := func(what string, b, enBody *catalog.Doc, loc int, sc *openapi3.Schema) {
+				t.Helper()
+				if b == nil {
+					t.Fatalf("%s: no body", what)
+				}
+				lang := catalog.AllLanguages
+				if loc < catalog.AllLocales {
+					lang = catalog.Locales[loc]
+				}
+				if b.Lang != lang && !(loc < catalog.AllLocales && b == enBody && b.Lang == en) {
+					t.Errorf("%s: Lang %q, want %q or en-US's body", what, b.Lang, lang)
+				}
+				if checked[b] {
+					return
+				}
+				checked[b] = true
+				var body any
+				if err := json.Unmarshal(b.JSON, &body); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				if err := sc.VisitJSON(body); err != nil {
+					t.Errorf("%s: %v", what, err)
+				}
+			}
 			for _, c := range catalog.Categories() {
-				schema := doc.Components.Schemas[c.Schema()].Value
-				uuids := ed.UUIDs(c)
-				if len(uuids) == 0 {
+				if len(r.UUIDs(c)) == 0 {
 					t.Errorf("%s: no items", c.Name())
 				}
-				checked := map[*representation.Body]bool{}
-				for _, u := range uuids {
-					for loc := range catalog.Locales {
-						b := ed.Item(c, u, loc)
-						if checked[b] {
-							continue
-						}
-						checked[b] = true
-						var env struct {
-							Status int
-							Data   any
-						}
-						if err := json.Unmarshal(b.JSON, &env); err != nil {
-							t.Fatalf("%s %s: %v", c.Name(), u, err)
-						}
-						if err := schema.VisitJSON(env.Data); err != nil {
-							t.Errorf("%s %s (%s): %v", c.Name(), u, catalog.Locales[loc], err)
-						}
+				tb := &r.Tables[c]
+				for loc := 0; loc <= catalog.AllLocales; loc++ {
+					all := ""
+					if loc == catalog.AllLocales {
+						all = "All"
+					}
+					what := fmt.Sprintf("%s (%d)", c.Name(), loc)
+					check(what, tb.List[loc], tb.List[catalog.DefaultLocale], loc, schema(c.Schema()+"List"+all+"Body"))
+					sc := schema(c.Schema() + all + "Body")
+					for _, u := range tb.Order {
+						check(what+" "+u.String(), tb.Items[u][loc], tb.Items[u][catalog.DefaultLocale], loc, sc)
 					}
 				}
+			}
+			// The version record and the string tables, which hold no
+			// item text: Lang is "" for the first two, the locale's for a table.
+			for _, tc := range []struct {
+				name string
+				b    *catalog.Doc
+			}{{"VersionBody", r.VersionBody}, {"LocaleSummaryListBody", r.LocresList}} {
+				var body any
+				if err := json.Unmarshal(tc.b.JSON, &body); err != nil {
+					t.Fatal(err)
+				}
+				if err := schema(tc.name).VisitJSON(body); err != nil || tc.b.Lang != "" {
+					t.Errorf("%s (Lang %q): %v", tc.name, tc.b.Lang, err)
+				}
+			}
+			for loc := range catalog.Locales {
+				check("locres", r.Locres[loc], nil, loc, schema("StringTableBody"))
 			}
 		})
 	}
@@ -130,6 +167,7 @@ func TestFixturesMatchSchemas(t *testing.T) {
 // TestCallouts checks the minimap conversion against values computed here from the
 // raw capture: normalized x from world y, normalized y from world x.
 func TestCallouts(t *testing.T) {
+	t.Parallel()
 	raw, err := fixtures.FS.ReadFile(fixtures.Versions()[1] + "/en-US/maps.json")
 	if err != nil {
 		t.Fatal(err)
@@ -148,12 +186,12 @@ func TestCallouts(t *testing.T) {
 	if err := json.Unmarshal(raw, &in); err != nil {
 		t.Fatal(err)
 	}
-	ed := build(t, fixtures.Versions()[1])
+	r := rendered(t, fixtures.Versions()[1])
 	inside, total := 0, 0
 	for _, m := range in.Data {
 		u, _ := catalog.ParseUUID(m.UUID)
 		var out struct{ Data rawMap }
-		if err := json.Unmarshal(ed.Item(catalog.Maps, u, catalog.DefaultLocale).JSON, &out); err != nil {
+		if err := json.Unmarshal(item(r, catalog.Maps, u, catalog.DefaultLocale).JSON, &out); err != nil {
 			t.Fatal(err)
 		}
 		if len(out.Data.Callouts) != len(m.Callouts) {
@@ -179,9 +217,10 @@ func TestCallouts(t *testing.T) {
 // TestOldShapesFilled: the 2021 captures lack fields the contract has; the edition
 // fills them (null where nullable, documented defaults otherwise).
 func TestOldShapesFilled(t *testing.T) {
-	ed := build(t, fixtures.Versions()[1])
+	t.Parallel()
+	r := rendered(t, fixtures.Versions()[1])
 	var v struct{ Data map[string]any }
-	if err := json.Unmarshal(ed.VersionBody().JSON, &v); err != nil {
+	if err := json.Unmarshal(r.VersionBody.JSON, &v); err != nil {
 		t.Fatal(err)
 	}
 	for field, want := range map[string]any{
@@ -205,16 +244,18 @@ func TestOldShapesFilled(t *testing.T) {
 		{catalog.Seasons, "title", ""},
 		{catalog.BuddyLevels, "hideIfNotOwned", false},
 	} {
-		for _, u := range ed.UUIDs(tc.c) {
-			var item struct{ Data map[string]any }
-			_ = json.Unmarshal(ed.Item(tc.c, u, catalog.DefaultLocale).JSON, &item)
-			got, ok := item.Data[tc.field]
+		for _, u := range r.UUIDs(tc.c) {
+			var it struct{ Data map[string]any }
+			if err := json.Unmarshal(item(r, tc.c, u, catalog.DefaultLocale).JSON, &it); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := it.Data[tc.field]
 			if !ok || got != tc.want {
 				t.Fatalf("%s %s: %s = %#v (present %v), want %#v", tc.c.Name(), u, tc.field, got, ok, tc.want)
 			}
 		}
-		if ed.Fills[catalog.Fill{Schema: tc.c.Schema(), Field: tc.field, Value: fmtValue(tc.want)}] == 0 {
-			t.Errorf("fill of %s.%s not counted: %v", tc.c.Schema(), tc.field, ed.Fills)
+		if r.Fills[catalog.Fill{Schema: tc.c.Schema(), Field: tc.field, Value: fmtValue(tc.want)}] == 0 {
+			t.Errorf("fill of %s.%s not counted: %v", tc.c.Schema(), tc.field, r.Fills)
 		}
 	}
 }
@@ -232,6 +273,7 @@ func fmtValue(v any) string {
 }
 
 func TestParseUUID(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in string
 		ok bool
@@ -256,6 +298,7 @@ func TestParseUUID(t *testing.T) {
 }
 
 func TestParseLocale(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		want string
@@ -276,54 +319,80 @@ func TestParseLocale(t *testing.T) {
 // TestTranslationsShareUntranslatedBodies: a locale with no text for a body serves
 // the en-US body itself, so memory is not spent 18 times over.
 func TestTranslationsShareUntranslatedBodies(t *testing.T) {
-	ed := build(t, fixtures.Versions()[1])
+	t.Parallel()
+	r := rendered(t, fixtures.Versions()[1])
 	en := catalog.DefaultLocale
 	ja, _ := catalog.ParseLocale("ja-JP")
 	ar, _ := catalog.ParseLocale("ar-AE")
-	if ed.List(catalog.Buddies, ja) != ed.List(catalog.Buddies, en) {
+	if list(r, catalog.Buddies, ja) != list(r, catalog.Buddies, en) {
 		t.Error("untranslated buddies list is not shared with en-US")
 	}
-	if ed.List(catalog.Weapons, ja) == ed.List(catalog.Weapons, en) || ed.List(catalog.Weapons, ja).Lang != "ja-JP" {
+	if list(r, catalog.Weapons, ja) == list(r, catalog.Weapons, en) || list(r, catalog.Weapons, ja).Lang != "ja-JP" {
 		t.Error("translated weapons list is shared with en-US")
 	}
-	if ed.List(catalog.Maps, ar) != ed.List(catalog.Maps, en) {
+	if list(r, catalog.Maps, ar) != list(r, catalog.Maps, en) {
 		t.Error("ar-AE has no map translations but does not share the en-US body")
 	}
 	// A weapon whose skins no locale names differently keeps one body.
 	shared := 0
-	for _, u := range ed.UUIDs(catalog.WeaponSkinLevels) {
-		if ed.Item(catalog.WeaponSkinLevels, u, ar) == ed.Item(catalog.WeaponSkinLevels, u, en) {
+	for _, u := range r.UUIDs(catalog.WeaponSkinLevels) {
+		if item(r, catalog.WeaponSkinLevels, u, ar) == item(r, catalog.WeaponSkinLevels, u, en) {
 			shared++
 		}
 	}
 	if shared == 0 {
 		t.Error("no ar-AE skin level body is shared with en-US, though some names are the same")
 	}
+	// A body is shared only where it is en-US's bytes, and every shared
+	// body is shared: no locale holds a copy of en-US's.
+	for _, c := range catalog.Categories() {
+		for _, u := range r.UUIDs(c) {
+			for loc := range catalog.Locales {
+				b, e := item(r, c, u, loc), item(r, c, u, en)
+				if (b == e) != bytes.Equal(b.JSON, e.JSON) {
+					t.Fatalf("%s %s %s: shared %v, equal bytes %v", c.Name(), u, catalog.Locales[loc], b == e, bytes.Equal(b.JSON, e.JSON))
+				}
+			}
+		}
+	}
+	// Docs lists each body once.
+	docs := r.Docs()
+	seen := map[*catalog.Doc]bool{}
+	for _, d := range docs {
+		if seen[d] {
+			t.Fatal("Docs lists a body twice")
+		}
+		seen[d] = true
+	}
+	if !seen[r.VersionBody] || !seen[r.LocresList] || !seen[list(r, catalog.Weapons, ja)] || !seen[list(r, catalog.Weapons, catalog.AllLocales)] {
+		t.Error("Docs lacks the version record, the locres list or a weapons list")
+	}
 }
 
 // TestLanguageAll: a language=all body holds, for each localized text, the text of
 // every locale's own body; other fields are the en-US ones.
 func TestLanguageAll(t *testing.T) {
-	ed := build(t, fixtures.Versions()[1])
-	type item struct {
+	t.Parallel()
+	r := rendered(t, fixtures.Versions()[1])
+	type it struct {
 		Uuid        string
 		DisplayName json.RawMessage
 		AssetPath   string
 	}
-	decode := func(b *representation.Body) []item {
-		var env struct{ Data []item }
+	decode := func(b *catalog.Doc) []it {
+		var env struct{ Data []it }
 		if err := json.Unmarshal(b.JSON, &env); err != nil {
 			t.Fatal(err)
 		}
 		return env.Data
 	}
 	for _, c := range []catalog.Category{catalog.Weapons, catalog.WeaponSkins, catalog.WeaponSkinLevels, catalog.Agents, catalog.Sprays} {
-		all := decode(ed.List(c, catalog.AllLocales))
+		all := decode(list(r, c, catalog.AllLocales))
 		if len(all) == 0 {
 			t.Fatalf("%s: empty", c.Name())
 		}
 		for loc, lang := range catalog.Locales {
-			one := decode(ed.List(c, loc))
+			one := decode(list(r, c, loc))
 			for i := range all {
 				var names map[string]string
 				if err := json.Unmarshal(all[i].DisplayName, &names); err != nil || len(names) != catalog.NumLocales {
@@ -337,7 +406,120 @@ func TestLanguageAll(t *testing.T) {
 			}
 		}
 	}
-	if ed.List(catalog.Weapons, catalog.AllLocales).Lang != catalog.AllLanguages {
-		t.Errorf("Content-Language %q", ed.List(catalog.Weapons, catalog.AllLocales).Lang)
+	if list(r, catalog.Weapons, catalog.AllLocales).Lang != catalog.AllLanguages {
+		t.Errorf("Content-Language %q", list(r, catalog.Weapons, catalog.AllLocales).Lang)
+	}
+}
+
+// TestRenderFiles: rendering a store's files gives the same bodies, sharing
+// alike, whichever goroutine renders which locale (twice, compared), with the
+// files' content hash; Render of a snapshot alone leaves the hash to its
+// caller. A Rendered is the Items a diff reads: the en-US body in a locale
+// without text of its own is marked as such.
+func TestRenderFiles(t *testing.T) {
+	t.Parallel()
+	files, err := fixtures.Files(fixtures.Versions()[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := catalog.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := catalog.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ContentHash != catalog.FilesHash(files) || a.ContentHash == "" || a.ManifestID == "" || a.ID() != a.ManifestID {
+		t.Errorf("content hash %q (want %q), manifest %q", a.ContentHash, catalog.FilesHash(files), a.ManifestID)
+	}
+	da, db := a.Docs(), b.Docs()
+	if len(da) != len(db) || len(da) < 3*int(catalog.NumCategories) {
+		t.Fatalf("%d and %d bodies", len(da), len(db))
+	}
+	index := map[*catalog.Doc]int{}
+	for i, d := range da {
+		index[d] = i
+		if !bytes.Equal(d.JSON, db[i].JSON) || d.Lang != db[i].Lang {
+			t.Fatalf("body %d differs between two renders", i)
+		}
+	}
+	for c := range a.Tables {
+		for loc := range a.Tables[c].List {
+			if index[a.Tables[c].List[loc]] != slices.Index(db, b.Tables[c].List[loc]) {
+				t.Fatalf("%s (%d): shared differently in two renders", catalog.Category(c).Name(), loc)
+			}
+		}
+	}
+	s, err := catalog.LoadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog.Repair(s)
+	if r, err := catalog.Render(s); err != nil || r.ContentHash != "" || len(r.Docs()) != len(da) {
+		t.Errorf("Render: hash %q, %v", r.ContentHash, err)
+	}
+
+	ar, _ := catalog.ParseLocale("ar-AE")
+	u := a.UUIDs(catalog.Maps)[0]
+	if body, english := a.ItemJSON(catalog.Maps, u, ar); !english || !bytes.Equal(body, item(a, catalog.Maps, u, catalog.DefaultLocale).JSON) {
+		t.Errorf("ar-AE map: english %v", english)
+	}
+	if _, english := a.ItemJSON(catalog.Maps, u, catalog.DefaultLocale); english {
+		t.Error("the en-US body is marked as another locale's")
+	}
+	ja, _ := catalog.ParseLocale("ja-JP")
+	if body, english := a.ItemJSON(catalog.Maps, u, ja); english || !bytes.Equal(body, item(a, catalog.Maps, u, ja).JSON) {
+		t.Errorf("ja-JP map: english %v", english)
+	}
+	if body, english := a.ItemJSON(catalog.Maps, catalog.UUID{}, catalog.DefaultLocale); body != nil || english {
+		t.Error("a missing item has a body")
+	}
+}
+
+// TestLoadSnapshotReportsFirstError: the files are read in parallel, but of
+// several broken files the one reported is the first a sequential read would
+// meet: version.json, the en-US catalogs, then locale by locale its catalogs
+// and its string table. Missing files are no error.
+func TestLoadSnapshotReportsFirstError(t *testing.T) {
+	t.Parallel()
+	src := catalog.SourceCategories()
+	first, second := src[0].File(), src[1].File()
+	for _, tc := range []struct {
+		broken []string
+		want   string
+	}{
+		{[]string{"de-DE/" + first, "en-US/" + second}, "en-US/" + second},
+		{[]string{"en-US/" + second, "en-US/" + first}, "en-US/" + first},
+		{[]string{"locres/ar-AE.json", "ar-AE/" + second}, "ar-AE/" + second},
+		{[]string{"de-DE/" + first, "locres/ar-AE.json"}, "locres/ar-AE.json"},
+		{[]string{"zh-TW/" + first, "locres/zh-CN.json", "version.json"}, "version.json"},
+		{nil, ""},
+	} {
+		fsys := fstest.MapFS{
+			"version.json":           {Data: []byte(`{"manifestId":"000000000000000A"}`)},
+			"en-US/" + first:         {Data: []byte(`[]`)},
+			"de-DE/" + second:        {Data: []byte(`{"status":200,"data":[]}`)},
+			"locres/de-DE.json":      {Data: []byte(`{"ns":{"k":"v"}}`)},
+			"locres/" + "ja-JP.json": {Data: []byte(`{}`)},
+		}
+		for _, name := range tc.broken {
+			fsys[name] = &fstest.MapFile{Data: []byte(`{"status":200,"data":[`)}
+		}
+		// Often enough that a report in completion order would show.
+		for range 20 {
+			s, err := catalog.LoadSnapshot(fsys, ".")
+			var fe *catalog.FileError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("%v: %v", tc.broken, err)
+			case tc.want == "":
+				if s.Sources[src[0]] == nil || s.Overlays["de-DE"][src[1]] == nil || s.Locres["de-DE"]["ns"]["k"] != "v" || s.Sources[src[1]] != nil || s.Locres["ar-AE"] != nil {
+					t.Fatalf("snapshot %+v", s)
+				}
+			case !errors.As(err, &fe) || fe.File != tc.want:
+				t.Fatalf("%v broken: error %v, want one naming %s", tc.broken, err, tc.want)
+			}
+		}
 	}
 }

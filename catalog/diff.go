@@ -9,17 +9,29 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/representation"
 )
+
+// Items is a rendered version as a diff reads it: a Rendered, or an edition
+// read back from its store.
+type Items interface {
+	// ID is the version's manifest ID.
+	ID() string
+	// UUIDs lists a category's items in source order.
+	UUIDs(c Category) []UUID
+	// ItemJSON returns an item's body in locale loc (nil when there is no such
+	// item), and whether it is the en-US body, shared by a locale without text
+	// of its own.
+	ItemJSON(c Category, u UUID, loc int) (body []byte, english bool)
+}
 
 // Diff compares two editions item by item (contract 2.24). An item has changed
 // when the rendered JSON of one of its top-level fields differs in any locale;
 // the bodies are rendered through gen's types, so numbers are already in one
 // spelling and compare by value. Every category is present, empty ones included.
-func Diff(from, to *Edition, generatedAt time.Time) (gen.Diff, error) {
+func Diff(from, to Items, generatedAt time.Time) (gen.Diff, error) {
 	d := gen.Diff{
-		FromVersion: from.ManifestID,
-		ToVersion:   to.ManifestID,
+		FromVersion: from.ID(),
+		ToVersion:   to.ID(),
 		GeneratedAt: generatedAt.UTC().Format(time.RFC3339),
 	}
 	cats := categoryFields(&d.Categories)
@@ -36,13 +48,13 @@ func Diff(from, to *Edition, generatedAt time.Time) (gen.Diff, error) {
 	return d, nil
 }
 
-// DiffBody renders a diff as the body of /v1/diff/… with its ETag.
-func DiffBody(d gen.Diff) (*representation.Body, error) {
+// DiffBody renders a diff as the body of /v1/diff/….
+func DiffBody(d gen.Diff) ([]byte, error) {
 	b, err := encode(gen.DiffBody{Status: 200, Data: d})
 	if err != nil {
 		return nil, fmt.Errorf("render diff: %w", err)
 	}
-	return representation.NewBody(b, ""), nil
+	return b, nil
 }
 
 // categoryFields maps each category to its field of gen.DiffCategories, by the
@@ -65,7 +77,7 @@ func categoryFields(dc *gen.DiffCategories) [NumCategories]*gen.CategoryDiff {
 	return out
 }
 
-func diffCategory(from, to *Edition, c Category) (gen.CategoryDiff, error) {
+func diffCategory(from, to Items, c Category) (gen.CategoryDiff, error) {
 	cd := gen.CategoryDiff{Added: []string{}, Removed: []string{}, Changed: []gen.ChangedItem{}}
 	old := map[UUID]bool{}
 	for _, u := range from.UUIDs(c) {
@@ -97,21 +109,19 @@ func diffCategory(from, to *Edition, c Category) (gen.CategoryDiff, error) {
 // changedFields returns the sorted top-level fields of one item whose rendered
 // JSON differs in any locale. A locale whose body is the en-US one on both sides
 // adds nothing beyond en-US, so it is skipped.
-func changedFields(from, to *Edition, c Category, u UUID) ([]string, error) {
+func changedFields(from, to Items, c Category, u UUID) ([]string, error) {
 	set := map[string]bool{}
 	for loc := range Locales {
-		a, b := from.Item(c, u, loc), to.Item(c, u, loc)
-		if loc != DefaultLocale && a == from.Item(c, u, DefaultLocale) && b == to.Item(c, u, DefaultLocale) {
+		a, aEnglish := from.ItemJSON(c, u, loc)
+		b, bEnglish := to.ItemJSON(c, u, loc)
+		if aEnglish && bEnglish || bytes.Equal(a, b) {
 			continue
 		}
-		if bytes.Equal(a.JSON, b.JSON) {
-			continue
-		}
-		fa, err := itemFields(a.JSON)
+		fa, err := itemFields(a)
 		if err != nil {
 			return nil, err
 		}
-		fb, err := itemFields(b.JSON)
+		fb, err := itemFields(b)
 		if err != nil {
 			return nil, err
 		}

@@ -20,10 +20,10 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/representation"
 )
 
 func TestIsManifestID(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		id   string
 		want bool
@@ -47,6 +47,7 @@ func TestIsManifestID(t *testing.T) {
 // "<path> <sha256>" lines, FileHashes feeds it from a directory, and one changed
 // byte changes it.
 func TestContentHash(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"v/version.json":        {Data: []byte(`{"a":1}`)},
 		"v/en-US/weapons.json":  {Data: []byte(`[]`)},
@@ -92,6 +93,7 @@ func TestContentHash(t *testing.T) {
 // same files, whatever the map order, and reads back as sorted regular files
 // with mode 0644 and the epoch as modification time.
 func TestWriteArchiveIsReproducible(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{
 		"version.json":         []byte(`{"manifestId":"X"}`),
 		"en-US/weapons.json":   bytes.Repeat([]byte("w"), 70000),
@@ -150,8 +152,9 @@ func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full")
 // serves) split back into the en-US items and one overlay per locale that,
 // laid over them by the translation rule, gives that locale's items.
 func TestSplitAll(t *testing.T) {
-	ed := build(t, fixtures.Versions()[1])
-	data := func(b *representation.Body) []any {
+	t.Parallel()
+	r := rendered(t, fixtures.Versions()[1])
+	data := func(b *catalog.Doc) []any {
 		var env struct{ Data []any }
 		if err := json.Unmarshal(b.JSON, &env); err != nil {
 			t.Fatal(err)
@@ -159,12 +162,12 @@ func TestSplitAll(t *testing.T) {
 		return env.Data
 	}
 	for _, c := range []catalog.Category{catalog.Weapons, catalog.Buddies, catalog.Agents, catalog.Maps} {
-		all := data(ed.List(c, catalog.AllLocales))
+		all := data(list(r, c, catalog.AllLocales))
 		en, overlays, ok, err := catalog.SplitAll(c, all)
 		if err != nil || !ok {
 			t.Fatalf("%s: ok %v, err %v", c.Name(), ok, err)
 		}
-		if want := data(ed.List(c, catalog.DefaultLocale)); !reflect.DeepEqual(en, want) {
+		if want := data(list(r, c, catalog.DefaultLocale)); !reflect.DeepEqual(en, want) {
 			t.Errorf("%s: the en-US part differs from the en-US body", c.Name())
 		}
 		if len(overlays) != catalog.NumLocales-1 {
@@ -175,12 +178,12 @@ func TestSplitAll(t *testing.T) {
 				continue
 			}
 			got := catalog.Translate(en, overlays[lang])
-			if want := data(ed.List(c, loc)); !reflect.DeepEqual(got, want) {
+			if want := data(list(r, c, loc)); !reflect.DeepEqual(got, want) {
 				t.Errorf("%s %s: en-US with the overlay differs from the %s body", c.Name(), lang, lang)
 			}
 		}
 		// Items in one locale are not language=all: returned as they are.
-		one := data(ed.List(c, catalog.DefaultLocale))
+		one := data(list(r, c, catalog.DefaultLocale))
 		same, none, ok, err := catalog.SplitAll(c, one)
 		if err != nil || ok || none != nil || !reflect.DeepEqual(same, one) {
 			t.Errorf("%s: SplitAll of en-US items: ok %v, overlays %d, err %v", c.Name(), ok, len(none), err)
@@ -189,6 +192,7 @@ func TestSplitAll(t *testing.T) {
 }
 
 func TestCategoryNamed(t *testing.T) {
+	t.Parallel()
 	for _, c := range catalog.Categories() {
 		if got, ok := catalog.CategoryNamed(c.Name()); !ok || got != c {
 			t.Errorf("CategoryNamed(%q) = %v, %v", c.Name(), got, ok)
@@ -201,11 +205,16 @@ func TestCategoryNamed(t *testing.T) {
 	}
 }
 
-// TestRenderedEnvelopes: the diff and version-list bodies are the spec's
-// envelopes around what they were given; an empty list is [], not null.
-func TestRenderedEnvelopes(t *testing.T) {
-	d := gen.Diff{FromVersion: "A", ToVersion: "B"}
-	d.Summary.TotalAdded = 3
+// TestDiffBody: the diff body is the spec's envelope around the diff it was
+// given, with every category present.
+func TestDiffBody(t *testing.T) {
+	t.Parallel()
+	title := tinyBase
+	title.title = "New"
+	d, err := catalog.Diff(tinyBase.render(t, "000000000000000A"), title.render(t, "000000000000000B"), time.Unix(1e9, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
 	b, err := catalog.DiffBody(d)
 	if err != nil {
 		t.Fatal(err)
@@ -214,23 +223,26 @@ func TestRenderedEnvelopes(t *testing.T) {
 		Status int
 		Data   gen.Diff
 	}
-	if err := json.Unmarshal(b.JSON, &env); err != nil || env.Status != 200 || env.Data.FromVersion != "A" || env.Data.Summary.TotalAdded != 3 {
-		t.Errorf("diff body %s (%v)", b.JSON, err)
+	if err := json.Unmarshal(b, &env); err != nil || env.Status != 200 || !reflect.DeepEqual(env.Data, d) {
+		t.Errorf("diff body %s (%v), want the diff %+v", b, err, d)
 	}
-	for _, tc := range []struct {
-		in   []gen.RetainedVersion
-		want string
-	}{
-		{nil, `"data":[]`},
-		{[]gen.RetainedVersion{{ManifestId: "05E83EB5E32657B9", Active: true}}, `"manifestId":"05E83EB5E32657B9"`},
-	} {
-		b, err := catalog.VersionsBody(tc.in)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Contains(b.JSON, []byte(tc.want)) || !bytes.Contains(b.JSON, []byte(`"status":200`)) {
-			t.Errorf("versions body %s, want %s", b.JSON, tc.want)
-		}
+	if d.Summary.TotalChanged != 1 || d.GeneratedAt != "2001-09-09T01:46:40Z" {
+		t.Errorf("diff %+v", d)
+	}
+	// The body is what the spec's /v1/diff response holds.
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	if err := doc.Components.Schemas["DiffBody"].Value.VisitJSON(v); err != nil {
+		t.Errorf("diff body does not match DiffBody: %v", err)
+	}
+	if bytes.HasSuffix(b, []byte("\n")) {
+		t.Error("diff body ends with a newline")
 	}
 }
 
@@ -238,6 +250,7 @@ func TestRenderedEnvelopes(t *testing.T) {
 // is reported where it was; arrays of other things are left alone; a second
 // Repair finds nothing.
 func TestRepair(t *testing.T) {
+	t.Parallel()
 	s := &catalog.Snapshot{Sources: map[catalog.Category][]any{
 		catalog.Weapons: {map[string]any{
 			"uuid": "u1",
@@ -279,6 +292,7 @@ func TestRepair(t *testing.T) {
 // TestNestedIdentities: every uuid served by itself (skins, chromas, levels of
 // weapons and buddies) must be present, well-formed and unique in its category.
 func TestNestedIdentities(t *testing.T) {
+	t.Parallel()
 	const u1, u2, u3 = "00000000-0000-0000-0000-000000000001", "00000000-0000-0000-0000-000000000002", "00000000-0000-0000-0000-000000000003"
 	weapons := `[{"uuid":"` + u1 + `","skins":[
 		{"uuid":"` + u2 + `","chromas":[{"uuid":"not-a-uuid"}],"levels":[{"displayName":"L"}]},

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -204,12 +206,13 @@ func normalizeMinimap(m map[string]any) {
 	}
 }
 
-// mergeOverlay lays a translation's partial items over deep copies of the en-US
-// items: objects merge key by key, arrays of objects element by element, matched by
-// "uuid", else by "tier", else by position. Items the overlay does not name stay
-// as they are.
+// mergeOverlay lays a translation's partial items over the en-US items:
+// objects merge key by key, arrays of objects element by element, matched by
+// "uuid", else by "tier", else by position. Items the overlay does not name
+// stay as they are. base is not modified: what the overlay touches is copied,
+// the rest shared.
 func mergeOverlay(base []any, overlay []any) []any {
-	return mergeValue(deepCopy(base), overlay).([]any)
+	return mergeValue(base, overlay).([]any)
 }
 
 func mergeValue(base, over any) any {
@@ -219,30 +222,50 @@ func mergeValue(base, over any) any {
 		if !ok {
 			return over
 		}
+		m := maps.Clone(b)
 		for k, ov := range o {
-			if bv, ok := b[k]; ok {
-				b[k] = mergeValue(bv, ov)
+			if bv, ok := m[k]; ok {
+				m[k] = mergeValue(bv, ov)
 			} else {
-				b[k] = ov
+				m[k] = ov
 			}
 		}
-		return b
+		return m
 	case []any:
 		b, ok := base.([]any)
 		if !ok {
 			return over
 		}
+		s := slices.Clone(b)
 		for i, ov := range o {
 			j := MatchElement(b, ov, i)
 			if j < 0 {
 				continue // translations never add items
 			}
-			b[j] = mergeValue(b[j], ov)
+			s[j] = mergeValue(s[j], ov)
 		}
-		return b
+		return s
 	default:
 		return over
 	}
+}
+
+// normalizeTranslated fills the defaults of items merged from a translation
+// (text that is null there becomes ""), as normalizeItems did for en-US. The
+// conversions of normalizeItems are not repeated: the merge shares en-US's
+// converted values.
+func normalizeTranslated(c Category, items []any) error {
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		return err
+	}
+	discard := map[Fill]int{}
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			fillDefaults(sc, c.Schema(), m, discard)
+		}
+	}
+	return nil
 }
 
 // MatchElement is the translation merge rule's element match (fixtures/README.md):

@@ -7,6 +7,7 @@ import (
 )
 
 func TestMergeOverlay(t *testing.T) {
+	t.Parallel()
 	parse := func(s string) []any {
 		var v []any
 		if err := json.Unmarshal([]byte(s), &v); err != nil {
@@ -37,6 +38,7 @@ func TestMergeOverlay(t *testing.T) {
 			`[{"uuid":"a","displayName":"A"}]`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			base := parse(tc.base)
 			got := mergeOverlay(base, parse(tc.over))
 			if want := parse(tc.want); !reflect.DeepEqual(got, want) {
@@ -50,6 +52,7 @@ func TestMergeOverlay(t *testing.T) {
 }
 
 func TestFillDefaultsNeverInventsIdentity(t *testing.T) {
+	t.Parallel()
 	sc, err := componentSchema("Theme")
 	if err != nil {
 		t.Fatal(err)
@@ -68,6 +71,7 @@ func TestFillDefaultsNeverInventsIdentity(t *testing.T) {
 // TestNullTextBecomesEmpty: localized text the contract types as a string is ""
 // when the source has null, and the fill is counted; nullable text stays null.
 func TestNullTextBecomesEmpty(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		c          Category
 		item, want string

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 
-	"github.com/refdata/refdata/cores"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/refdata/refdata/envelope"
 )
 
@@ -51,49 +53,67 @@ func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 		return nil, &FileError{path.Join(dir, "version.json"), errors.New("data is not an object")}
 	}
 	s.Version = vm
-	var p cores.Pacer // a file at a time: loading beside serving lets requests in
+	// The files decode in parallel; the first error in file order is the one
+	// reported, as a sequential read would.
+	type file struct {
+		loc   string
+		c     Category
+		items []any
+		table map[string]map[string]string
+		err   error
+	}
+	en := Locales[DefaultLocale]
+	var files []*file
 	for _, c := range SourceCategories() {
-		p.Yield()
-		items, err := readItems(fsys, path.Join(dir, "en-US", c.File()))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		s.Sources[c] = items
+		files = append(files, &file{loc: en, c: c})
 	}
 	for _, loc := range Locales {
 		for _, c := range SourceCategories() {
-			if loc == Locales[DefaultLocale] {
-				break
+			if loc != en {
+				files = append(files, &file{loc: loc, c: c})
 			}
-			p.Yield()
-			items, err := readItems(fsys, path.Join(dir, loc, c.File()))
-			if errors.Is(err, fs.ErrNotExist) {
-				continue
+		}
+		files = append(files, &file{loc: loc, c: -1})
+	}
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for _, f := range files {
+		g.Go(func() error {
+			if f.c >= 0 {
+				f.items, f.err = readItems(fsys, path.Join(dir, f.loc, f.c.File()))
+				return nil
 			}
-			if err != nil {
-				return nil, err
+			name := path.Join(dir, "locres", f.loc+".json")
+			b, err := fs.ReadFile(fsys, name)
+			switch {
+			case errors.Is(err, fs.ErrNotExist):
+				f.err = err
+			case err != nil:
+				f.err = &FileError{name, err}
+			default:
+				if err := json.Unmarshal(b, &f.table); err != nil {
+					f.err = &FileError{name, fmt.Errorf("not a string table: %w", err)}
+				}
 			}
-			if s.Overlays[loc] == nil {
-				s.Overlays[loc] = map[Category][]any{}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	for _, f := range files {
+		switch {
+		case errors.Is(f.err, fs.ErrNotExist):
+		case f.err != nil:
+			return nil, f.err
+		case f.c < 0:
+			s.Locres[f.loc] = f.table
+		case f.loc == en:
+			s.Sources[f.c] = f.items
+		default:
+			if s.Overlays[f.loc] == nil {
+				s.Overlays[f.loc] = map[Category][]any{}
 			}
-			s.Overlays[loc][c] = items
+			s.Overlays[f.loc][f.c] = f.items
 		}
-		name := path.Join(dir, "locres", loc+".json")
-		b, err := fs.ReadFile(fsys, name)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			return nil, &FileError{name, err}
-		}
-		var table map[string]map[string]string
-		if err := json.Unmarshal(b, &table); err != nil {
-			return nil, &FileError{name, fmt.Errorf("not a string table: %w", err)}
-		}
-		s.Locres[loc] = table
 	}
 	return s, nil
 }

@@ -3,7 +3,9 @@ package catalog
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -40,11 +42,12 @@ func (p Problem) String() string {
 }
 
 // Validation is what Validate found. Rejections make a version unfit to publish;
-// Unknown fields are not: games add fields every patch, and rendering through
-// gen's types leaves them out of the bodies.
+// unknown fields are not: games add fields every patch, and they are served.
 type Validation struct {
 	Rejections []Problem
-	Unknown    []Problem
+	// Unknown lists the fields openapi.yaml does not describe, once per
+	// catalog and field, in catalog and field order.
+	Unknown []Unknown
 	// Fills counts the defaults the normalizer filled in, as Build will.
 	Fills map[Fill]int
 }
@@ -131,6 +134,7 @@ func Validate(s *Snapshot) (*Validation, error) {
 		return nil, err
 	}
 	v.check(sc, ver, "version.json", "", "")
+	unknownBytes := 0
 
 	for _, c := range SourceCategories() {
 		raw, ok := s.Sources[c]
@@ -146,6 +150,7 @@ func Validate(s *Snapshot) (*Validation, error) {
 		if err != nil {
 			return nil, err
 		}
+		unknown := map[string]*Unknown{}
 		for i, it := range items {
 			ptr := "/" + strconv.Itoa(i)
 			m, ok := it.(map[string]any)
@@ -155,6 +160,20 @@ func Validate(s *Snapshot) (*Validation, error) {
 			}
 			id, _ := m["uuid"].(string)
 			v.check(sc, m, file, id, ptr)
+			fields, size, why := unknownFields(sc, m)
+			if why != "" {
+				v.reject(file, id, ptr, why)
+			}
+			unknownBytes += size
+			for _, f := range fields {
+				if unknown[f] == nil {
+					unknown[f] = &Unknown{Category: c, Field: f, Example: id}
+				}
+				unknown[f].Items++
+			}
+		}
+		for _, f := range slices.Sorted(maps.Keys(unknown)) {
+			v.Unknown = append(v.Unknown, *unknown[f])
 		}
 		v.checkIdentities(c, file, items)
 	}
@@ -165,8 +184,11 @@ func Validate(s *Snapshot) (*Validation, error) {
 			if !ok {
 				continue
 			}
-			v.checkOverlay(c, path.Join(loc, c.File()), s.Sources[c], over)
+			unknownBytes += v.checkOverlay(c, path.Join(loc, c.File()), s.Sources[c], over)
 		}
+	}
+	if unknownBytes > MaxUnknownPerVersion {
+		v.reject("(snapshot)", "", "", fmt.Sprintf("unknown fields of %d bytes in all, more than the %d a version may carry", unknownBytes, MaxUnknownPerVersion))
 	}
 	return v, nil
 }
@@ -175,8 +197,7 @@ func (v *Validation) reject(file, id, ptr, reason string) {
 	v.Rejections = append(v.Rejections, Problem{File: file, UUID: id, Pointer: ptr, Reason: reason})
 }
 
-// check validates one value; "property not allowed" errors are unknown fields,
-// everything else a rejection.
+// check validates one value against its schema.
 func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 	err := sc.VisitJSON(val, openapi3.MultiErrors())
 	if err == nil {
@@ -184,31 +205,12 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 	}
 	for _, se := range flattenSchemaErrors(err) {
 		p := ptr + pointer(se.JSONPointer())
-		if name, ok := unknownProperty(se.Reason); ok {
-			v.Unknown = append(v.Unknown, Problem{File: file, UUID: id, Pointer: p + "/" + escapePointer(name), Reason: "unknown field (kept out of the bodies)"})
-			continue
-		}
 		reason := se.Reason
 		if reason == "" {
 			reason = se.Error()
 		}
 		v.reject(file, id, p, reason)
 	}
-}
-
-// unknownProperty recognizes kin-openapi's additionalProperties: false error,
-// `property "name" is unsupported`, and returns the name.
-func unknownProperty(reason string) (string, bool) {
-	q, ok := strings.CutPrefix(reason, "property ")
-	if !ok {
-		return "", false
-	}
-	q, ok = strings.CutSuffix(q, " is unsupported")
-	if !ok {
-		return "", false
-	}
-	name, err := strconv.Unquote(q)
-	return name, err == nil
 }
 
 // flattenSchemaErrors reaches the leaf errors of kin-openapi's MultiError and of
@@ -312,8 +314,10 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 }
 
 // checkOverlay checks a translation file: partial items with a uuid of an en-US
-// item, and the merged items still valid against the schema.
-func (v *Validation) checkOverlay(c Category, file string, base, over []any) {
+// item, and the merged items still valid against the schema. The unknown
+// fields a partial item carries are served in its locale: they are bounded as
+// en-US's are, and it returns how many bytes they hold.
+func (v *Validation) checkOverlay(c Category, file string, base, over []any) (unknownBytes int) {
 	byID := map[string]any{}
 	for _, it := range base {
 		if m, ok := it.(map[string]any); ok {
@@ -325,7 +329,7 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		v.reject(file, "", "", err.Error())
-		return
+		return 0
 	}
 	for i, it := range over {
 		ptr := "/" + strconv.Itoa(i)
@@ -335,20 +339,27 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) {
 			continue
 		}
 		id, _ := m["uuid"].(string)
+		_, size, why := unknownFields(sc, m)
+		if why != "" {
+			v.reject(file, id, ptr, why)
+		}
+		unknownBytes += size
 		b, ok := byID[id]
 		if !ok {
 			v.reject(file, id, ptr+"/uuid", "translation names no en-US item of this version")
 			continue
 		}
-		merged := mergeOverlay([]any{b}, []any{m})
+		// mergeOverlay shares what the overlay leaves alone, and
+		// normalizeItems converts in place (the callouts): copy, so the
+		// snapshot stays as it was.
+		merged := mergeOverlay([]any{deepCopy(b)}, []any{deepCopy(m)})
 		if err := normalizeItems(c, merged, map[Fill]int{}); err != nil {
 			v.reject(file, id, ptr, err.Error())
 			continue
 		}
-		before := len(v.Unknown)
 		v.check(sc, merged[0], file, id, ptr)
-		v.Unknown = v.Unknown[:before] // en-US reports its unknown fields once
 	}
+	return unknownBytes
 }
 
 func arrayField(m map[string]any, k string) []any {

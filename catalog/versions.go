@@ -8,9 +8,6 @@ import (
 	"path"
 	"sort"
 	"strings"
-
-	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/representation"
 )
 
 // ContentHash is a version's content hash as /v1/versions gives it: SHA-256 over
@@ -63,16 +60,4 @@ func FileHashes(fsys fs.FS, dir string) (map[string]string, error) {
 		return nil, fmt.Errorf("hash snapshot %s: %w", dir, err)
 	}
 	return out, nil
-}
-
-// VersionsBody renders the body of /v1/versions (newest first, as given).
-func VersionsBody(vs []gen.RetainedVersion) (*representation.Body, error) {
-	if vs == nil {
-		vs = []gen.RetainedVersion{}
-	}
-	b, err := encode(gen.RetainedVersionListBody{Status: 200, Data: vs})
-	if err != nil {
-		return nil, fmt.Errorf("render version list: %w", err)
-	}
-	return representation.NewBody(b, ""), nil
 }

@@ -17,7 +17,6 @@
 package edge
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
@@ -38,8 +37,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/cores"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
@@ -51,7 +49,7 @@ type Config struct {
 	// Active returns the edition being served; the memo belongs to one edition
 	// and is dropped when another becomes active (at the next request, or at
 	// once by ActiveChanged).
-	Active func() *catalog.Edition
+	Active func() *edition.Edition
 	// Metrics records the requests the memo answers (the router records its own);
 	// nil records nothing.
 	Metrics *api.HTTPMetrics
@@ -82,9 +80,8 @@ const (
 	maxHeaderBytes = 16 << 10
 	maxBodyBytes   = 64 << 10
 	// writeBuffer holds a whole response of up to 64 KiB, headers included, so it
-	// leaves in one write; a larger body of an edition leaves in one writev
-	// with its head (gather.go), any other larger one in 64 KiB writes. A
-	// connection holds it only while it answers (ReduceMemoryUsage, New).
+	// leaves in one write. A connection holds it only while it answers
+	// (ReduceMemoryUsage, New).
 	writeBuffer = 64 << 10
 )
 
@@ -100,13 +97,6 @@ type Server struct {
 	draining atomic.Bool
 	grace    time.Duration
 	conns    sync.Map // the open connections (drainListener)
-	// inTurn: memo answers are written in the order their requests arrived
-	// (turn.go); cores.OneProc, which tests replace.
-	inTurn func() bool
-	turns  turns
-	// gatherFrom: an edition's bodies this long or longer leave in one writev
-	// with their head (setBody, gather.go); tests lower it.
-	gatherFrom int
 }
 
 // New builds a Server; Serve starts it.
@@ -123,8 +113,6 @@ func New(cfg Config) *Server {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
 	s.memo.Store(&memo{})
-	s.inTurn = cores.OneProc
-	s.gatherFrom = gatherFrom
 	s.http = &fasthttp.Server{
 		Handler:               s.handle,
 		ErrorHandler:          s.badRequest,
@@ -139,12 +127,9 @@ func New(cfg Config) *Server {
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
 		// A connection between requests keeps no buffer: its read and write
-		// buffers and request context go back to fasthttp's pools after each
-		// answer, and the wait for the next request reads one byte
-		// (drainConn.Read reads ahead, so that costs no second system call).
-		// Kept, they were about 85 KiB of heap per idle keep-alive connection
-		// (a client's pool of them, or a hostile one's thousands); now about
-		// 3 KiB (BENCHMARKS.md § Stop 48).
+		// buffers go back to fasthttp's pools after each answer. Kept, they
+		// are some 85 KiB of heap per idle keep-alive connection (a client's
+		// pool of them, or a hostile one's thousands).
 		ReduceMemoryUsage: true,
 	}
 	return s
@@ -164,10 +149,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 }
 
 // ActiveChanged drops the memo; a repository calls it once another edition is
-// served (live.Repository.OnSwap). Left to the next request, the memo kept the
-// previous edition live through the swap's collections, all of it, while
-// nothing answered from it; with no request, until one came (BENCHMARKS.md
-// § Stop 45).
+// served (replica.Repository.OnSwap), so the memo does not keep the previous
+// edition alive until the next request.
 func (s *Server) ActiveChanged() { s.memo.Store(&memo{}) }
 
 // DefaultDrainGrace is how long a keep-alive connection that looks idle at
@@ -192,8 +175,7 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := newDrainConn(c, newSocket(c))
-	dc.draining, dc.grace, dc.conns = l.draining, l.grace, l.conns
+	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns}
 	l.conns.Store(dc, struct{}{})
 	return dc, nil
 }
@@ -215,37 +197,11 @@ type drainConn struct {
 	spoke  bool
 	graced atomic.Bool
 	once   sync.Once
-	// sock reads and writes the connection's bytes (socket.go).
-	sock socket
-	// in reads sock with a small read-ahead (Read).
-	in *bufio.Reader
-	// A gathered write (gather.go), all on the connection's own goroutine:
-	// body is the stream its large answers use (setBody); while hold is set, Write
-	// keeps what it is given in held instead of writing it.
-	body gathered
-	hold bool
-	held []byte
 }
 
-// newDrainConn wraps c, whose bytes sock reads and writes; the listener sets
-// the drain's fields.
-func newDrainConn(c net.Conn, sock socket) *drainConn {
-	return &drainConn{Conn: c, sock: sock, in: bufio.NewReaderSize(sock, readAhead)}
-}
-
-// Read: fasthttp waits for a connection's next request by reading one byte
-// into its stack, and then reads the rest into a buffer it takes from its
-// pool (ReduceMemoryUsage, New). Reading through a small bufio.Reader, the
-// one-byte read takes what the socket has, up to readAhead bytes, and the
-// reads after it are given the rest from there: waiting for a request costs
-// no second system call. A read of readAhead bytes or more, with nothing
-// read ahead, goes to the socket directly.
 func (c *drainConn) Read(b []byte) (int, error) {
-	if c.in.Buffered() > 0 {
-		return c.in.Read(b) // read ahead: nothing to wait for
-	}
 	c.reading.Add(1)
-	n, err := c.in.Read(b)
+	n, err := c.Conn.Read(b)
 	if n > 0 {
 		c.unanswered.Store(true)
 		c.spoke = true
@@ -254,27 +210,13 @@ func (c *drainConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
-// readAhead is the most a one-byte Read takes from the socket: an API
-// client's request head fits (a browser's with cookies may not), and the
-// buffer is a small part of what an idle connection costs.
-const readAhead = 1 << 10
-
-// Write: an answer's first write ends its request's unanswered spell (a large
-// answer's later writes find it ended and store nothing).
+// Write: an answer's first write ends its request's unanswered spell.
 func (c *drainConn) Write(b []byte) (int, error) {
-	if c.hold {
-		c.held = b
-		return len(b), nil
-	}
-	n, err := c.sock.Write(b)
-	c.answered()
-	return n, err
-}
-
-func (c *drainConn) answered() {
+	n, err := c.Conn.Write(b)
 	if c.unanswered.Load() {
 		c.unanswered.Store(false)
 	}
+	return n, err
 }
 
 // Close: while draining, a close of a connection whose server goroutine is
@@ -316,7 +258,6 @@ func (s *Server) waitingReads() int {
 
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)
-	cores.Request()
 	if !s.wellFormed(ctx) {
 		return
 	}
@@ -370,12 +311,12 @@ func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 // memo is one edition's request targets and the Responses the router's handlers
 // described for them.
 type memo struct {
-	ed      *catalog.Edition
+	ed      *edition.Edition
 	mu      sync.RWMutex
 	entries map[string]*entry
 }
 
-func newMemo(ed *catalog.Edition) *memo {
+func newMemo(ed *edition.Edition) *memo {
 	return &memo{ed: ed, entries: map[string]*entry{}}
 }
 
@@ -413,11 +354,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if !ok1 || !ok2 {
 		return false // more header lines than the memo reads: the router reads them all
 	}
-	if s.inTurn() {
-		w := s.turns.take()
-		defer s.turns.done(w)
-	}
-	start := time.Now() // the answer's time, as the router's metrics have it: not the wait for the turn
+	start := time.Now()
 	status, enc := e.res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
 	var buf [representation.MaxFields]*representation.Field
@@ -430,7 +367,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
 	} else {
-		s.setBody(ctx, enc)
+		ctx.Response.SetBodyRaw(enc.Bytes)
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
@@ -462,7 +399,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
 	if d.Sent != nil {
-		s.setBody(ctx, d.Sent)
+		ctx.Response.SetBodyRaw(d.Sent.Bytes)
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
 		// The adaptor could not turn the request into a net/http one (it logs
@@ -481,20 +418,6 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 }
 
 var vJSON = []byte("application/json")
-
-// setBody makes an edition's bytes, not a copy, the answer's body, for the
-// memo and the router alike. A GET's 200 whose body is gatherFrom or longer
-// leaves in one writev with its head, or from the body file (gather.go); any
-// other answer's body is set as it is (HEAD: fasthttp sends the length, not
-// the body).
-func (s *Server) setBody(ctx *fasthttp.RequestCtx, rep *representation.Encoded) {
-	if dc, ok := ctx.Conn().(*drainConn); ok && len(rep.Bytes) >= s.gatherFrom && ctx.IsGet() && ctx.Response.StatusCode() == fasthttp.StatusOK {
-		dc.body = gathered{c: dc, rep: rep, body: rep.Bytes}
-		ctx.Response.SetBodyStream(&dc.body, len(rep.Bytes))
-		return
-	}
-	ctx.Response.SetBodyRaw(rep.Bytes)
-}
 
 // remember keeps the described Response for target, in the memo of the edition
 // it answered from.

@@ -7,12 +7,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"os"
+	"net/url"
 	"path"
 	"runtime"
 	"slices"
@@ -31,6 +31,7 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
@@ -38,77 +39,82 @@ import (
 
 const ua = "refdata-test/1.0 (+http://localhost)"
 
-// editions are the two embedded sample versions, uncompressed; under -short
-// trimmed (fixtures.WriteSmall): these tests hold the memo to the router's
-// protocol, which the size of the bodies does not change (make stress runs them
+// sample is what these tests serve: the two embedded versions, the newest with
+// every body compressed at apitest.Effort() as a server has it, the one before
+// it uncompressed (retained, and swapped in by TestMemoFollowsActiveEdition),
+// and a repository that serves the newest and retains the other. Under -short
+// both are trimmed (fixtures.Small): these tests hold the memo to the router's
+// protocol, which the size of the bodies does not change (the full run has them
 // full-size).
-var editions = sync.OnceValues(func() ([]*catalog.Edition, error) {
-	var out []*catalog.Edition
-	for _, v := range fixtures.Versions() {
-		fsys, dir := fs.FS(fixtures.FS), v
-		if testing.Short() {
-			tmp, err := os.MkdirTemp("", "refdata-edge-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(tmp)
-			nn, _, _ := strings.Cut(path.Base(v), "_")
-			if err := fixtures.WriteSmall(tmp, nn); err != nil {
-				return nil, err
-			}
-			fsys, dir = os.DirFS(tmp), "."
-		}
-		snap, err := catalog.LoadSnapshot(fsys, dir)
-		if err != nil {
-			return nil, err
-		}
-		ed, err := catalog.Build(snap)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ed)
-	}
-	return out, nil
-})
-
-// compressNewest compresses the newest version once, as a server has it.
-var compressNewest sync.Once
-
-// newest is the served sample version, compressed.
-func newest(t testing.TB) *catalog.Edition {
-	ed := loadEditions(t)[1]
-	compressNewest.Do(func() { representation.CompressAll(ed.Bodies()) })
-	return ed
+type sample struct {
+	older, newest *edition.Edition
+	repo          *edition.Static
 }
 
-func loadEditions(t testing.TB) []*catalog.Edition {
+var samples = sync.OnceValues(func() (*sample, error) {
+	vs := fixtures.Versions()
+	if len(vs) < 2 {
+		return nil, fmt.Errorf("want two sample versions, have %d", len(vs))
+	}
+	render := func(v string) (*catalog.Rendered, error) {
+		if testing.Short() {
+			nn, _, _ := strings.Cut(path.Base(v), "_")
+			return fixtures.Small(nn)
+		}
+		return fixtures.Load(v)
+	}
+	old, err := render(vs[len(vs)-2])
+	if err != nil {
+		return nil, err
+	}
+	cur, err := render(vs[len(vs)-1])
+	if err != nil {
+		return nil, err
+	}
+	s := &sample{older: edition.New(old)}
+	if s.newest, err = edition.Build(cur, edition.Options{Effort: apitest.Effort()}); err != nil {
+		return nil, err
+	}
+	version := func(ed *edition.Edition) edition.StaticVersion {
+		at, _ := time.Parse(time.RFC3339, ed.Version.BuildDate)
+		return edition.StaticVersion{Edition: ed, Published: at}
+	}
+	if s.repo, err = edition.NewStatic(version(s.newest), version(s.older)); err != nil {
+		return nil, err
+	}
+	return s, nil
+})
+
+func loadSample(t testing.TB) *sample {
 	t.Helper()
-	eds, err := editions()
+	s, err := samples()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(eds) < 2 {
-		t.Fatalf("want two sample versions, have %d", len(eds))
-	}
-	return eds
+	return s
 }
+
+// newest is the served sample version, compressed.
+func newest(t testing.TB) *edition.Edition { return loadSample(t).newest }
 
 // swappable is a Repository whose active edition a test changes.
 type swappable struct {
-	ed atomic.Pointer[catalog.Edition]
+	ed atomic.Pointer[edition.Edition]
 }
 
-func (s *swappable) Active() *catalog.Edition                  { return s.ed.Load() }
-func (s *swappable) LatestDiff() (*representation.Body, error) { return nil, impl.NotFound("no diff") }
+func (s *swappable) Active() *edition.Edition { return s.ed.Load() }
+func (s *swappable) LatestDiff() (*representation.Body, error) {
+	return nil, catalog.Errorf(catalog.ENOTFOUND, "no diff")
+}
 func (s *swappable) Diff(string, string) (*representation.Body, error) {
-	return nil, impl.NotFound("no diff")
+	return nil, catalog.Errorf(catalog.ENOTFOUND, "no diff")
 }
-func (s *swappable) Versions() *impl.VersionList { return nil }
-func (s *swappable) RetainedEdition(string) (*catalog.Edition, error) {
-	return nil, impl.NotFound("not retained")
+func (s *swappable) Versions() *edition.VersionList { return nil }
+func (s *swappable) RetainedEdition(string) (*edition.Edition, error) {
+	return nil, catalog.Errorf(catalog.ENOTFOUND, "not retained")
 }
 
-func router(t testing.TB, repo impl.Repository) http.Handler {
+func router(t testing.TB, repo edition.Repository) http.Handler {
 	t.Helper()
 	h, err := api.New(&impl.Server{Repo: repo}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
@@ -117,11 +123,13 @@ func router(t testing.TB, repo impl.Repository) http.Handler {
 	return h
 }
 
-// harness is an edge server on a loopback port and a client for it.
+// harness is an edge server on a loopback port, a client for it, and the
+// checker every answer the client gets goes through.
 type harness struct {
 	es     *Server
 	addr   string
 	client *http.Client
+	c      *apitest.Checker
 }
 
 func start(t testing.TB, cfg Config, opts ...func(*Server)) *harness {
@@ -130,7 +138,7 @@ func start(t testing.TB, cfg Config, opts ...func(*Server)) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &harness{es: New(cfg), addr: ln.Addr().String()}
+	h := &harness{es: New(cfg), addr: ln.Addr().String(), c: apitest.New(t)}
 	for _, o := range opts {
 		o(h.es)
 	}
@@ -147,12 +155,36 @@ type response struct {
 	body   []byte
 }
 
+// do sends req to the server and validates its answer against openapi.yaml;
+// the spec itself (/openapi.json, /openapi.yaml) is no operation of it, and
+// only forwarded.
 func (h *harness) do(t testing.TB, req *http.Request) response {
 	t.Helper()
-	rec := httptest.NewRecorder()
-	apitest.Forward(t, h.client, "http://"+h.addr).ServeHTTP(rec, req)
-	rec.Header().Del("Date")
-	return response{rec.Code, rec.Header(), rec.Body.Bytes()}
+	var res *http.Response
+	if fwd := apitest.Forward(t, h.client, "http://"+h.addr); req.URL.Path == "/openapi.json" || req.URL.Path == "/openapi.yaml" {
+		rec := httptest.NewRecorder()
+		fwd.ServeHTTP(rec, req)
+		res = rec.Result()
+	} else {
+		res = h.c.Do(t, fwd, req)
+	}
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Header.Del("Date")
+	return response{res.StatusCode, res.Header, body}
+}
+
+// check validates an answer read off a raw connection against openapi.yaml,
+// as harness.do validates the client's.
+func check(t testing.TB, c *apitest.Checker, req *http.Request, res response) {
+	t.Helper()
+	c.Do(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		maps.Copy(w.Header(), res.header)
+		w.WriteHeader(res.status)
+		_, _ = w.Write(res.body)
+	}), req)
 }
 
 // direct is the router's answer, with the Content-Length net/http would add on the
@@ -182,8 +214,10 @@ func (h *harness) settle(t testing.TB) {
 	}
 }
 
-func (h *harness) memoized(target string) bool {
-	m := h.es.memo.Load()
+func (h *harness) memoized(target string) bool { return memoized(h.es, target) }
+
+func memoized(s *Server, target string) bool {
+	m := s.memo.Load()
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.entries[target] != nil
@@ -240,7 +274,7 @@ func union(a, b http.Header) []string {
 // versions, with and without a language. memo tells whether the memo keeps the
 // target: it keeps only bodies an edition owns (impl describes only those), so the pages, /v1/versions and the probes always take
 // the router.
-func targets(t *testing.T, ed, older *catalog.Edition) (out []string, memo map[string]bool) {
+func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[string]bool) {
 	doc, err := catalog.Spec()
 	if err != nil {
 		t.Fatal(err)
@@ -275,36 +309,20 @@ func targets(t *testing.T, ed, older *catalog.Edition) (out []string, memo map[s
 
 // everyTarget serves the newest sample version with the one before it retained,
 // and lists its targets as targets does.
-func everyTarget(t *testing.T) (ed *catalog.Edition, r http.Handler, all []string, memo map[string]bool) {
-	ed, older := newest(t), loadEditions(t)[0]
-	repo, err := impl.NewStatic(ed, older)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, memo = targets(t, ed, older)
-	return ed, router(t, repo), all, memo
+func everyTarget(t *testing.T) (ed *edition.Edition, r http.Handler, all []string, memo map[string]bool) {
+	s := loadSample(t)
+	all, memo = targets(t, s.newest, s.older)
+	return s.newest, router(t, s.repo), all, memo
 }
-
-// gatherAll makes every memo answer with a body leave gathered (gather.go),
-// whatever its size: the trimmed -short bodies are smaller than gatherFrom.
-func gatherAll(s *Server) { s.gatherFrom = 1 }
 
 // TestMemoMatchesRouter holds the memo to the router: for every target and every
 // way of asking (encodings, conditional, HEAD), the answer from the memo is the
-// router's, byte for byte and header for header (Date aside), whether its body
-// is copied into the write buffer or gathered with its head.
+// router's, byte for byte and header for header (Date aside), and the spec's.
 func TestMemoMatchesRouter(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		opts []func(*Server)
-	}{{"buffered", nil}, {"gathered", []func(*Server){gatherAll}}} {
-		t.Run(tc.name, func(t *testing.T) { memoMatchesRouter(t, tc.opts...) })
-	}
-}
-
-func memoMatchesRouter(t *testing.T, opts ...func(*Server)) {
+	t.Parallel()
 	ed, r, all, memo := everyTarget(t)
-	h := start(t, Config{Router: r, Active: func() *catalog.Edition { return ed }}, opts...)
+	h := start(t, Config{Router: r, Active: func() *edition.Edition { return ed }})
+	sent := map[string]int{} // Content-Encoding → answers with a body in it
 	for _, target := range all {
 		etag := direct(r, request("GET", target)).header.Get("ETag")
 		gzETag := direct(r, request("GET", target, "Accept-Encoding", "gzip")).header.Get("ETag")
@@ -329,11 +347,21 @@ func memoMatchesRouter(t *testing.T, opts ...func(*Server)) {
 			if want.status != http.StatusOK && want.status != http.StatusNotModified {
 				t.Fatalf("%s: the router answers %d", what, want.status)
 			}
+			if tc.method == "GET" && want.status == http.StatusOK && memo[target] {
+				sent[want.header.Get("Content-Encoding")]++
+			}
 			same(t, what+" (routed)", h.do(t, request(tc.method, target, tc.header...)), want)
 			if h.memoized(target) != memo[target] {
 				t.Fatalf("%s: in the memo = %v, want %v", what, h.memoized(target), memo[target])
 			}
 			same(t, what+" (memo)", h.do(t, request(tc.method, target, tc.header...)), want)
+		}
+	}
+	// The memo's negotiation was put to the test: its targets were sent in
+	// every encoding.
+	for _, enc := range []string{"", "gzip", "br"} {
+		if sent[enc] == 0 {
+			t.Errorf("no memoized target was answered with Content-Encoding %q: %v", enc, sent)
 		}
 	}
 }
@@ -343,14 +371,16 @@ func memoMatchesRouter(t *testing.T, opts ...func(*Server)) {
 // the same route label as the router's; and the answers it does not keep are not
 // described.
 func TestDescriptionsNameTheirRoute(t *testing.T) {
+	t.Parallel()
 	ed, r, all, memo := everyTarget(t)
+	c := apitest.New(t)
 	for _, target := range all {
 		var d impl.Description
 		rctx := chi.NewRouteContext()
 		ctx := context.WithValue(context.WithValue(context.Background(), impl.DescribeKey, &d), chi.RouteCtxKey, rctx)
-		res := direct(r, request("GET", target).WithContext(ctx))
-		if res.status != http.StatusOK {
-			t.Fatalf("%s: %d", target, res.status)
+		res := c.Do(t, r, request("GET", target).WithContext(ctx))
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("%s: %d", target, res.StatusCode)
 		}
 		if described := d.Body != nil; described != memo[target] {
 			t.Fatalf("%s: described = %v, want %v", target, described, memo[target])
@@ -358,8 +388,8 @@ func TestDescriptionsNameTheirRoute(t *testing.T) {
 		if d.Body == nil {
 			continue
 		}
-		if d.Route.Label != rctx.RoutePattern() || d.Edition != ed || d.Route.Cache != res.header.Get("Cache-Control") {
-			t.Errorf("%s: described route %q (cache %q) of %v; chi matched %q, the answer says %q", target, d.Route.Label, d.Route.Cache, d.Edition == ed, rctx.RoutePattern(), res.header.Get("Cache-Control"))
+		if d.Route.Label != rctx.RoutePattern() || d.Edition != ed || d.Route.Cache != res.Header.Get("Cache-Control") {
+			t.Errorf("%s: described route %q (cache %q) of %v; chi matched %q, the answer says %q", target, d.Route.Label, d.Route.Cache, d.Edition == ed, rctx.RoutePattern(), res.Header.Get("Cache-Control"))
 		}
 	}
 }
@@ -368,23 +398,33 @@ func TestDescriptionsNameTheirRoute(t *testing.T) {
 // every answer must be the body of the version its X-Data-Version names, and after
 // a swap the new version's.
 func TestMemoFollowsActiveEdition(t *testing.T) {
-	eds := loadEditions(t)
+	t.Parallel()
+	s := loadSample(t)
+	eds := []*edition.Edition{s.older, s.newest}
 	repo := &swappable{}
 	repo.ed.Store(eds[0])
 	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
-	byID := map[string]*catalog.Edition{}
+	byID := map[string]*edition.Edition{}
 	for _, ed := range eds {
 		byID[ed.ManifestID] = ed
 	}
+	if len(byID) != 2 {
+		t.Fatal("the two sample versions have one manifest ID: a swap would not show")
+	}
 	const target = "/v1/currencies?language=de-DE"
 	de, _ := catalog.ParseLocale("de-DE")
+	// check returns the version an answer names, "" (with the error reported)
+	// when the answer is not that version's body; it runs on the readers'
+	// goroutines too, so it does not stop the test.
 	check := func(t *testing.T, res response) string {
 		ed := byID[res.header.Get("X-Data-Version")]
 		if res.status != http.StatusOK || ed == nil {
-			t.Fatalf("status %d, X-Data-Version %q", res.status, res.header.Get("X-Data-Version"))
+			t.Errorf("status %d, X-Data-Version %q", res.status, res.header.Get("X-Data-Version"))
+			return ""
 		}
 		if !bytes.Equal(res.body, ed.List(catalog.Currencies, de).JSON) {
-			t.Fatalf("the body is not %s's", ed.ManifestID)
+			t.Errorf("the body is not %s's", ed.ManifestID)
+			return ""
 		}
 		return ed.ManifestID
 	}
@@ -393,7 +433,7 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 		repo.ed.Store(ed)
 		for j := 0; j < 3; j++ {
 			if got := check(t, h.do(t, request("GET", target))); got != ed.ManifestID {
-				t.Fatalf("after the swap to %s, request %d answered from %s", ed.ManifestID, j, got)
+				t.Fatalf("after the swap to %s, request %d answered from %q", ed.ManifestID, j, got)
 			}
 		}
 	}
@@ -404,12 +444,11 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for !stop.Load() {
-				check(t, h.do(t, request("GET", target)))
+			for !stop.Load() && check(t, h.do(t, request("GET", target))) != "" {
 			}
 		}()
 	}
-	for i := 0; i < 200; i++ {
+	for i := 0; i < 200 && !t.Failed(); i++ {
 		repo.ed.Store(eds[i%2])
 		check(t, h.do(t, request("GET", target)))
 	}
@@ -421,21 +460,30 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 // nothing of the edition served before it, so the swap's collection frees it
 // without waiting for a request.
 func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
+	t.Parallel()
 	for _, tell := range []bool{false, true} {
 		t.Run(fmt.Sprintf("told=%v", tell), func(t *testing.T) {
-			files, err := fixtures.Files(fixtures.Versions()[0], true)
-			if err != nil {
-				t.Fatal(err)
-			}
-			old, err := catalog.BuildFiles(files) // this test's own: nothing else holds it
+			t.Parallel()
+			// This test's own edition: nothing else holds it.
+			old, err := func() (*edition.Edition, error) {
+				files, err := fixtures.Files(fixtures.Versions()[0], true)
+				if err != nil {
+					return nil, err
+				}
+				r, err := catalog.RenderFiles(files)
+				if err != nil {
+					return nil, err
+				}
+				return edition.New(r), nil
+			}()
 			if err != nil {
 				t.Fatal(err)
 			}
 			repo := &swappable{}
 			repo.ed.Store(old)
-			// Gathered, the answer's body passes through its connection, which
-			// stays open between requests and must not keep it either.
-			h := start(t, Config{Router: router(t, repo), Active: repo.Active}, gatherAll)
+			// The answer's body passes through its connection, which stays
+			// open between requests and must not keep it either.
+			h := start(t, Config{Router: router(t, repo), Active: repo.Active})
 			for range 2 {
 				if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
 					t.Fatalf("status %d", res.status)
@@ -448,7 +496,7 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 			sent := weak.Make(&h.es.memo.Load().entries["/v1/version"].res.Body.Bytes[0])
 			h.settle(t) // the client has the answer; the server may still be returning from its write
 			old = nil
-			repo.ed.Store(loadEditions(t)[1])
+			repo.ed.Store(newest(t))
 			if tell {
 				h.es.ActiveChanged()
 			}
@@ -469,8 +517,8 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 // TestMemoHoldsOnlyPlainTargets: the router answers everything; the memo keeps
 // targets whose query is empty or the language alone, up to its limit.
 func TestMemoHoldsOnlyPlainTargets(t *testing.T) {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
 	h := start(t, Config{Router: r, Active: repo.Active, MemoLimit: 4})
 	for _, tc := range []struct {
@@ -514,8 +562,8 @@ func lines(req *http.Request, key string, values ...string) *http.Request {
 // TestMemoKeepsTheRules: a memoized target still needs a User-Agent, and other
 // methods still get the router's 405.
 func TestMemoKeepsTheRules(t *testing.T) {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
 	h := start(t, Config{Router: r, Active: repo.Active})
 	const target = "/v1/currencies"
@@ -539,8 +587,8 @@ func TestMemoKeepsTheRules(t *testing.T) {
 
 // TestUnreadableRequests: what fasthttp cannot read gets the error envelope.
 func TestUnreadableRequests(t *testing.T) {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
 	for _, tc := range []struct {
 		name, raw string
@@ -553,6 +601,7 @@ func TestUnreadableRequests(t *testing.T) {
 		{"body", "GET /v1/version HTTP/1.1\r\nHost: x\r\nUser-Agent: a\r\nContent-Length: 100000\r\n\r\n" + strings.Repeat("a", 100000), 413},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			conn, err := net.Dial("tcp", h.addr)
 			if err != nil {
 				t.Fatal(err)
@@ -563,12 +612,18 @@ func TestUnreadableRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// No route of the spec takes these: the answer is the Error schema.
+			h.c.CheckError(t, &http.Request{Method: "GET", URL: &url.URL{Path: "/v1/version"}}, res, body)
 			var e struct {
 				Status int    `json:"status"`
 				Error  string `json:"error"`
 			}
-			if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
+			if err := json.Unmarshal(body, &e); err != nil {
 				t.Fatalf("status %d, body not the error envelope: %v", res.StatusCode, err)
 			}
 			if res.StatusCode != tc.status || e.Status != tc.status || e.Error == "" || res.Header.Get("Content-Type") != "application/json" {
@@ -585,17 +640,19 @@ func TestUnreadableRequests(t *testing.T) {
 // TestPanicLeavesServerUp: a panic that escapes the router becomes a 500 in the
 // envelope, and the server answers the next request.
 func TestPanicLeavesServerUp(t *testing.T) {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
 	h := start(t, Config{Router: http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		if req.URL.Path == "/boom" {
+		if req.Header.Get("X-Boom") != "" {
 			panic(http.ErrAbortHandler) // the one panic the router's recoverer passes on
 		}
 		r.ServeHTTP(w, req)
 	}), Active: repo.Active})
-	if res := h.do(t, request("GET", "/boom")); res.status != http.StatusInternalServerError || !bytes.Contains(res.body, []byte(`"status":500`)) {
-		t.Errorf("panic: %d %s", res.status, res.body)
+	// A route of the spec, whose 500 is the InternalError response.
+	res := h.do(t, request("GET", "/v1/version", "X-Boom", "1"))
+	if res.status != http.StatusInternalServerError || !bytes.Contains(res.body, []byte(`"status":500`)) || res.header.Get("X-Request-Id") == "" {
+		t.Errorf("panic: %d, X-Request-Id %q, %s", res.status, res.header.Get("X-Request-Id"), res.body)
 	}
 	if res := h.do(t, request("GET", "/v1/version")); res.status != http.StatusOK {
 		t.Errorf("after a panic: %d", res.status)
@@ -616,19 +673,30 @@ func memoCtx(t testing.TB, s *Server, target string, header ...string) *fasthttp
 	if code := ctx.Response.StatusCode(); code != http.StatusOK && code != http.StatusNotModified {
 		t.Fatalf("%s: %d", target, ctx.Response.StatusCode())
 	}
+	if !memoized(s, target) {
+		t.Fatalf("%s is not in the memo", target)
+	}
 	return ctx
 }
 
+// answered is the response a RequestCtx holds.
+func answered(ctx *fasthttp.RequestCtx) response {
+	h := http.Header{}
+	for k, v := range ctx.Response.Header.All() {
+		h.Add(string(k), string(v))
+	}
+	return response{ctx.Response.StatusCode(), h, bytes.Clone(ctx.Response.Body())}
+}
+
 func memoServer(t testing.TB) *Server {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	repo := edition.Serve(newest(t))
 	return New(Config{Router: router(t, repo), Active: repo.Active, Metrics: api.NewHTTPMetrics(prometheus.NewRegistry())})
 }
 
 // hot lists the request paths the benchmarks and the allocation test use: a
 // list, a skin (the one the benchmarks have always used, when the edition has
 // it; the trimmed sample of -short may not), and a 304.
-func hot(ed *catalog.Edition) []struct {
+func hot(ed *edition.Edition) []struct {
 	name, target string
 	header       []string
 } {
@@ -647,22 +715,21 @@ func hot(ed *catalog.Edition) []struct {
 }
 
 // TestMemoDoesNotAllocate: answering from the memo allocates nothing, metrics
-// included.
-// TestMemoDoesNotAllocate: a memo answer allocates nothing, in turn
-// (turn.go) or not.
+// included. Not parallel: testing.AllocsPerRun counts every goroutine's
+// allocations.
 func TestMemoDoesNotAllocate(t *testing.T) {
-	for _, inTurn := range []bool{false, true} {
-		s := memoServer(t)
-		s.inTurn = func() bool { return inTurn }
-		for _, tc := range hot(newest(t)) {
-			ctx := memoCtx(t, s, tc.target, tc.header...)
-			if n := testing.AllocsPerRun(100, func() {
-				ctx.Response.Reset()
-				s.handle(ctx)
-			}); n != 0 {
-				t.Errorf("%s (in turn: %v): %.1f allocations per request", tc.name, inTurn, n)
-			}
+	s := memoServer(t)
+	c := apitest.New(t)
+	for _, tc := range hot(newest(t)) {
+		ctx := memoCtx(t, s, tc.target, tc.header...)
+		if n := testing.AllocsPerRun(100, func() {
+			ctx.Response.Reset()
+			s.handle(ctx)
+		}); n != 0 {
+			t.Errorf("%s: %.1f allocations per request", tc.name, n)
 		}
+		// What it answered so is the spec's.
+		check(t, c, request("GET", tc.target, tc.header...), answered(ctx))
 	}
 }
 
@@ -710,7 +777,8 @@ func (b *lockedBuffer) records(t *testing.T) []map[string]any {
 // TestEdgeLogsLikeTheRouter: what the edge answers itself is logged as the router
 // logs it — a rejection at Info (route "edge"), a memo answer at Debug (memo true).
 func TestEdgeLogsLikeTheRouter(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	var logs lockedBuffer
 	logger := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	h := start(t, Config{Router: router(t, repo), Active: repo.Active, Logger: logger})
@@ -750,8 +818,8 @@ func TestEdgeLogsLikeTheRouter(t *testing.T) {
 // others. The changelog pages keep two IDs from the path as a cache key; while
 // they viewed the buffer, the key became the next request's IDs.
 func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
-	ed := newest(t)
-	repo := impl.Static{Edition: ed}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
 	type seen struct{ method, uri, path, host, probe, key string }
 	var kept []seen
@@ -785,29 +853,28 @@ func TestRoutedRequestsOwnTheirStrings(t *testing.T) {
 	}
 }
 
-// TestGatheredAnswersKeepTheirOrder: requests pipelined on one connection get
-// their answers in order and whole when gathered answers, whose writer takes
-// the buffered bytes before them as their head, follow buffered answers that
-// fasthttp has not flushed yet (it flushes only when no request is waiting).
-func TestGatheredAnswersKeepTheirOrder(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+// TestPipelinedAnswersKeepTheirOrder: requests pipelined on one connection get
+// their answers in order and whole, answers from the memo and from the router
+// alike, when fasthttp has not flushed the answers before them yet (it flushes
+// only when no request is waiting).
+func TestPipelinedAnswersKeepTheirOrder(t *testing.T) {
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
-	const small, large = "/v1/version", "/v1/weapons"
-	from := len(direct(r, request("GET", small)).body) + 1
-	if n := len(direct(r, request("GET", large, "Accept-Encoding", "gzip")).body); n < from {
-		t.Fatalf("%s's gzip body (%d bytes) is smaller than %s's: nothing would be gathered", large, n, small)
-	}
-	h := start(t, Config{Router: r, Active: repo.Active}, func(s *Server) { s.gatherFrom = from })
+	const small, large, routed = "/v1/version", "/v1/weapons", "/v1/versions"
+	h := start(t, Config{Router: r, Active: repo.Active})
 	etag := direct(r, request("GET", large)).header.Get("ETag")
 	reqs := []*http.Request{
 		request("GET", small),
 		request("GET", large, "Accept-Encoding", "gzip"),
 		request("GET", small),
+		request("GET", routed),
 		request("GET", small),
 		request("GET", large),
 		request("HEAD", large),
 		request("GET", large, "If-None-Match", etag),
 		request("GET", large, "Accept-Encoding", "br"),
+		request("GET", routed, "Accept-Encoding", "gzip"),
 		request("GET", small),
 	}
 	for _, target := range []string{small, large} {
@@ -828,13 +895,15 @@ func TestGatheredAnswersKeepTheirOrder(t *testing.T) {
 		}
 	}
 	go func() { _, _ = conn.Write(raw.Bytes()) }()
-	c := apitest.New(t)
 	br := bufio.NewReader(conn)
 	for i, req := range reqs {
 		what := fmt.Sprintf("answer %d (%s %s %q)", i, req.Method, req.URL, req.Header.Get("Accept-Encoding"))
 		got := readAnswer(t, br, req, what)
-		c.Do(t, r, req) // the router's answer, which this one must be, is the spec's
+		check(t, h.c, req, got)
 		same(t, what, got, direct(r, req))
+	}
+	if h.memoized(routed) {
+		t.Errorf("%s went into the memo: the pipeline had no answer from the router", routed)
 	}
 }
 

@@ -7,11 +7,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/edition"
 )
 
 // FuzzRequest feeds raw bytes to the edge as one connection's input: whatever
@@ -27,8 +29,9 @@ func FuzzRequest(f *testing.F) {
 	f.Add([]byte("OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"))
 	f.Add([]byte("GET /v1/weapons?language=de-DE HTTP/1.0\r\nUser-Agent: t/1\r\nAccept-Encoding: br;q=0.5, gzip\r\n\r\n"))
 
-	repo := impl.Static{Edition: newest(f)}
+	repo := edition.Serve(newest(f))
 	s := New(Config{Router: router(f, repo), Active: repo.Active})
+	checker := apitest.New(f)
 	f.Fuzz(func(t *testing.T, in []byte) {
 		c := &memConn{in: bytes.NewReader(in)}
 		_ = s.http.ServeConn(c)
@@ -58,6 +61,10 @@ func FuzzRequest(f *testing.F) {
 				!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 				t.Fatalf("input %q\nanswered %d %q: %s", in, res.StatusCode, res.Header.Get("Content-Type"), body)
 			}
+			// The request it answers is not known here (the input may hold
+			// several, or none net/http reads): the error is held to the
+			// spec's Error schema, which every error answer has.
+			checker.CheckError(t, &http.Request{Method: "GET", URL: &url.URL{Opaque: "(fuzz input)"}}, res, body)
 		}
 	})
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/edition"
 )
 
 // malformed are request shapes a hostile or careless client sends; each must get
@@ -49,11 +49,13 @@ var malformed = []struct {
 
 // TestMalformedAtTheEdge sends each shape as raw bytes over a real connection.
 func TestMalformedAtTheEdge(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	h := start(t, Config{Router: router(t, repo), Active: repo.Active})
 	c := apitest.New(t)
 	for _, tc := range malformed {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			conn, err := net.Dial("tcp", h.addr)
 			if err != nil {
 				t.Fatal(err)
@@ -81,7 +83,8 @@ func TestMalformedAtTheEdge(t *testing.T) {
 // TestMalformedAtTheRouter sends the shapes net/http can carry to the router
 // alone, as a server without the edge would.
 func TestMalformedAtTheRouter(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	r := router(t, repo)
 	c := apitest.New(t)
 	n := 0
@@ -126,7 +129,8 @@ func TestMalformedAtTheRouter(t *testing.T) {
 // for an unsolicited response on an idle connection; one that sent half a
 // request gets the error envelope.
 func TestUnusedConnection(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	h := start(t, Config{Router: router(t, repo), Active: repo.Active, ReadTimeout: 50 * time.Millisecond})
 	for _, tc := range []struct {
 		name, sent string

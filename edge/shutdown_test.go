@@ -2,6 +2,7 @@ package edge
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"io"
 	"net"
@@ -12,13 +13,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/edition"
 )
 
 // TestShutdownAnswersKeepAlive: requests a client has sent on keep-alive
 // connections when shutdown begins are answered, the last with Connection: close.
 func TestShutdownAnswersKeepAlive(t *testing.T) {
-	repo := impl.Static{Edition: newest(t)}
+	t.Parallel()
+	repo := edition.Serve(newest(t))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -70,16 +73,27 @@ func TestShutdownAnswersKeepAlive(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	c := apitest.New(t)
+	sent := request("GET", "/v1/version", "User-Agent", "t/1") // req, as the spec's checker reads it
 	for i, br := range readers {
 		res, err := http.ReadResponse(br, nil)
 		if err != nil {
 			t.Errorf("connection %d: the request sent before shutdown got no answer: %v", i, err)
 			continue
 		}
-		_, _ = io.Copy(io.Discard, res.Body)
+		body, err := io.ReadAll(res.Body)
+		res.Body.Close()
+		if err != nil {
+			t.Errorf("connection %d: %v", i, err)
+			continue
+		}
 		if res.StatusCode != http.StatusOK || !res.Close {
 			t.Errorf("connection %d: status %d, Connection %q; want 200 and close", i, res.StatusCode, res.Header.Get("Connection"))
 		}
+		if !bytes.Equal(body, repo.Active().VersionBody().JSON) {
+			t.Errorf("connection %d: the answer is not /v1/version's body: %.200s", i, body)
+		}
+		check(t, c, sent, response{res.StatusCode, res.Header, body})
 	}
 	if err := <-done; err != nil {
 		t.Errorf("shutdown: %v", err)
@@ -95,6 +109,7 @@ func TestShutdownAnswersKeepAlive(t *testing.T) {
 // moment between a request's bytes being read and fasthttp marking the
 // connection active, when fasthttp's idle close used to drop the request.
 func TestDrainConnClose(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name     string
 		draining bool
@@ -110,11 +125,11 @@ func TestDrainConnClose(t *testing.T) {
 		{"draining, waiting for a request", true, "waiting", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			server, client := tcpPair(t)
 			var draining atomic.Bool
 			var conns sync.Map
-			dc := newDrainConn(server, newSocket(server))
-			dc.draining, dc.grace, dc.conns = &draining, time.Minute, &conns
+			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns}
 			defer dc.close()
 			buf := make([]byte, 64)
 			read := make(chan error, 1)

@@ -159,11 +159,12 @@ func (e Locale) Valid() bool {
 
 // AdsStats defines model for AdsStats.
 type AdsStats struct {
-	BurstCount          float64 `json:"burstCount"`
-	FireRate            float64 `json:"fireRate"`
-	FirstBulletAccuracy float64 `json:"firstBulletAccuracy"`
-	RunSpeedMultiplier  float64 `json:"runSpeedMultiplier"`
-	ZoomMultiplier      float64 `json:"zoomMultiplier"`
+	BurstCount           float64                `json:"burstCount"`
+	FireRate             float64                `json:"fireRate"`
+	FirstBulletAccuracy  float64                `json:"firstBulletAccuracy"`
+	RunSpeedMultiplier   float64                `json:"runSpeedMultiplier"`
+	ZoomMultiplier       float64                `json:"zoomMultiplier"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Agent An agent (playable character) with its role and abilities.
@@ -223,7 +224,8 @@ type Agent struct {
 	Uuid string `json:"uuid"`
 
 	// VoiceLine The agent-select voice line; null where the source predates the field.
-	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+	VoiceLine            *AgentVoiceLine        `json:"voiceLine"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentAbility One ability of an agent.
@@ -242,7 +244,8 @@ type AgentAbility struct {
 	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
 	//
 	// Example: Ultimate
-	Slot string `json:"slot"`
+	Slot                 string                 `json:"slot"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentAbilityAll One ability of an agent. (language=all: each localized text is an object keyed by locale.)
@@ -261,7 +264,8 @@ type AgentAbilityAll struct {
 	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
 	//
 	// Example: Ultimate
-	Slot string `json:"slot"`
+	Slot                 string                 `json:"slot"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentAll An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
@@ -321,7 +325,8 @@ type AgentAll struct {
 	Uuid string `json:"uuid"`
 
 	// VoiceLine The agent-select voice line; null where the source predates the field.
-	VoiceLine *AgentVoiceLine `json:"voiceLine"`
+	VoiceLine            *AgentVoiceLine        `json:"voiceLine"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentAllBody defines model for AgentAllBody.
@@ -379,8 +384,9 @@ type AgentRole struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName string `json:"displayName"`
-	Uuid        string `json:"uuid"`
+	DisplayName          string                 `json:"displayName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentRoleAll An agent's role (Duelist, Initiator, Controller, Sentinel). (language=all: each localized text is an object keyed by locale.)
@@ -396,42 +402,50 @@ type AgentRoleAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName LocalizedText `json:"displayName"`
-	Uuid        string        `json:"uuid"`
+	DisplayName          LocalizedText          `json:"displayName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AgentVoiceLine defines model for AgentVoiceLine.
 type AgentVoiceLine struct {
 	// MaxDuration Seconds.
-	MaxDuration float64 `json:"maxDuration"`
-	MediaList   []struct {
-		Id float64 `json:"id"`
-
-		// Wave Absolute URL of an image or video on the media host; may be null.
-		//
-		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-		Wave *Url `json:"wave"`
-
-		// Wwise Absolute URL of an image or video on the media host; may be null.
-		//
-		// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-		Wwise *Url `json:"wwise"`
-	} `json:"mediaList"`
+	MaxDuration float64                         `json:"maxDuration"`
+	MediaList   []AgentVoiceLine_MediaList_Item `json:"mediaList"`
 
 	// MinDuration Seconds.
-	MinDuration float64 `json:"minDuration"`
+	MinDuration          float64                `json:"minDuration"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// AgentVoiceLine_MediaList_Item defines model for AgentVoiceLine.mediaList.Item.
+type AgentVoiceLine_MediaList_Item struct {
+	Id float64 `json:"id"`
+
+	// Wave Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Wave *Url `json:"wave"`
+
+	// Wwise Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	Wwise                *Url                   `json:"wwise"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AirBurstStats defines model for AirBurstStats.
 type AirBurstStats struct {
-	BurstDistance      float64 `json:"burstDistance"`
-	ShotgunPelletCount float64 `json:"shotgunPelletCount"`
+	BurstDistance        float64                `json:"burstDistance"`
+	ShotgunPelletCount   float64                `json:"shotgunPelletCount"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // AltShotgunStats defines model for AltShotgunStats.
 type AltShotgunStats struct {
-	BurstRate          float64 `json:"burstRate"`
-	ShotgunPelletCount float64 `json:"shotgunPelletCount"`
+	BurstRate            float64                `json:"burstRate"`
+	ShotgunPelletCount   float64                `json:"shotgunPelletCount"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Buddy A buddy (weapon charm) with its levels.
@@ -455,7 +469,8 @@ type Buddy struct {
 	ThemeUuid *string `json:"themeUuid"`
 
 	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
-	Uuid string `json:"uuid"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BuddyAll A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
@@ -479,7 +494,8 @@ type BuddyAll struct {
 	ThemeUuid *string `json:"themeUuid"`
 
 	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
-	Uuid string `json:"uuid"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BuddyAllBody defines model for BuddyAllBody.
@@ -520,8 +536,9 @@ type BuddyLevel struct {
 	DisplayName string `json:"displayName"`
 
 	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
-	HideIfNotOwned bool   `json:"hideIfNotOwned"`
-	Uuid           string `json:"uuid"`
+	HideIfNotOwned       bool                   `json:"hideIfNotOwned"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BuddyLevelAll One level of a buddy. (language=all: each localized text is an object keyed by locale.)
@@ -540,8 +557,9 @@ type BuddyLevelAll struct {
 	DisplayName LocalizedText `json:"displayName"`
 
 	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
-	HideIfNotOwned bool   `json:"hideIfNotOwned"`
-	Uuid           string `json:"uuid"`
+	HideIfNotOwned       bool                   `json:"hideIfNotOwned"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BuddyLevelAllBody defines model for BuddyLevelAllBody.
@@ -637,7 +655,8 @@ type Bundle struct {
 	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	VerticalPromoImage *Url `json:"verticalPromoImage"`
+	VerticalPromoImage   *Url                   `json:"verticalPromoImage"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BundleAll A store bundle. (language=all: each localized text is an object keyed by locale.)
@@ -671,7 +690,8 @@ type BundleAll struct {
 	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	VerticalPromoImage *Url `json:"verticalPromoImage"`
+	VerticalPromoImage   *Url                   `json:"verticalPromoImage"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // BundleAllBody defines model for BundleAllBody.
@@ -729,7 +749,8 @@ type Callout struct {
 	RegionName string `json:"regionName"`
 
 	// SuperRegionName Parent label.
-	SuperRegionName string `json:"superRegionName"`
+	SuperRegionName      string                 `json:"superRegionName"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CalloutAll A named region of a map. (language=all: each localized text is an object keyed by locale.)
@@ -745,7 +766,8 @@ type CalloutAll struct {
 	RegionName LocalizedText `json:"regionName"`
 
 	// SuperRegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	SuperRegionName LocalizedText `json:"superRegionName"`
+	SuperRegionName      LocalizedText          `json:"superRegionName"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CalloutLocation Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
@@ -754,8 +776,9 @@ type CalloutAll struct {
 // x = world.y × xMultiplier + xScalarToAdd, y = world.x × yMultiplier + yScalarToAdd.
 // A few real callouts lie just outside the image and fall slightly outside [0, 1].
 type CalloutLocation struct {
-	X float64 `json:"x"`
-	Y float64 `json:"y"`
+	X                    float64                `json:"x"`
+	Y                    float64                `json:"y"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CategoryDiff defines model for CategoryDiff.
@@ -794,8 +817,9 @@ type CompetitiveSeason struct {
 	SeasonUuid string `json:"seasonUuid"`
 
 	// StartTime ISO 8601 UTC; ranked play opened.
-	StartTime string `json:"startTime"`
-	Uuid      string `json:"uuid"`
+	StartTime            string                 `json:"startTime"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveSeasonAllBody defines model for CompetitiveSeasonAllBody.
@@ -833,9 +857,10 @@ type CompetitiveSeasonBorder struct {
 	// SmallIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	SmallIcon    *Url    `json:"smallIcon"`
-	Uuid         string  `json:"uuid"`
-	WinsRequired float64 `json:"winsRequired"`
+	SmallIcon            *Url                   `json:"smallIcon"`
+	Uuid                 string                 `json:"uuid"`
+	WinsRequired         float64                `json:"winsRequired"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveSeasonListAllBody defines model for CompetitiveSeasonListAllBody.
@@ -900,7 +925,8 @@ type CompetitiveTier struct {
 	Tier float64 `json:"tier"`
 
 	// TierName Localized.
-	TierName string `json:"tierName"`
+	TierName             string                 `json:"tierName"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveTierAll (language=all: each localized text is an object keyed by locale.)
@@ -945,7 +971,8 @@ type CompetitiveTierAll struct {
 	Tier float64 `json:"tier"`
 
 	// TierName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	TierName LocalizedText `json:"tierName"`
+	TierName             LocalizedText          `json:"tierName"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveTierSet A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
@@ -954,8 +981,9 @@ type CompetitiveTierSet struct {
 	AssetPath       string `json:"assetPath"`
 
 	// Tiers Ordered from unranked (tier 0) to the top rank.
-	Tiers []CompetitiveTier `json:"tiers"`
-	Uuid  string            `json:"uuid"`
+	Tiers                []CompetitiveTier      `json:"tiers"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveTierSetAll A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
@@ -964,8 +992,9 @@ type CompetitiveTierSetAll struct {
 	AssetPath       string `json:"assetPath"`
 
 	// Tiers Ordered from unranked (tier 0) to the top rank.
-	Tiers []CompetitiveTierAll `json:"tiers"`
-	Uuid  string               `json:"uuid"`
+	Tiers                []CompetitiveTierAll   `json:"tiers"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CompetitiveTierSetAllBody defines model for CompetitiveTierSetAllBody.
@@ -1021,10 +1050,11 @@ type Contract struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName            string `json:"displayName"`
-	FreeRewardScheduleUuid string `json:"freeRewardScheduleUuid"`
-	ShipIt                 bool   `json:"shipIt"`
-	Uuid                   string `json:"uuid"`
+	DisplayName            string                 `json:"displayName"`
+	FreeRewardScheduleUuid string                 `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool                   `json:"shipIt"`
+	Uuid                   string                 `json:"uuid"`
+	AdditionalProperties   map[string]interface{} `json:"-"`
 }
 
 // ContractAll A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
@@ -1038,10 +1068,11 @@ type ContractAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName            LocalizedText `json:"displayName"`
-	FreeRewardScheduleUuid string        `json:"freeRewardScheduleUuid"`
-	ShipIt                 bool          `json:"shipIt"`
-	Uuid                   string        `json:"uuid"`
+	DisplayName            LocalizedText          `json:"displayName"`
+	FreeRewardScheduleUuid string                 `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool                   `json:"shipIt"`
+	Uuid                   string                 `json:"uuid"`
+	AdditionalProperties   map[string]interface{} `json:"-"`
 }
 
 // ContractAllBody defines model for ContractAllBody.
@@ -1069,9 +1100,10 @@ type ContractBody struct {
 // ContractChapter defines model for ContractChapter.
 type ContractChapter struct {
 	// FreeRewards Null when the chapter has none.
-	FreeRewards *[]ContractReward `json:"freeRewards"`
-	IsEpilogue  bool              `json:"isEpilogue"`
-	Levels      []ContractLevel   `json:"levels"`
+	FreeRewards          *[]ContractReward      `json:"freeRewards"`
+	IsEpilogue           bool                   `json:"isEpilogue"`
+	Levels               []ContractLevel        `json:"levels"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ContractContent defines model for ContractContent.
@@ -1086,15 +1118,17 @@ type ContractContent struct {
 	RelationType *string `json:"relationType"`
 
 	// RelationUuid The agent, season or event the contract belongs to.
-	RelationUuid *string `json:"relationUuid"`
+	RelationUuid         *string                `json:"relationUuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ContractLevel defines model for ContractLevel.
 type ContractLevel struct {
-	IsPurchasableWithVP bool           `json:"isPurchasableWithVP"`
-	Reward              ContractReward `json:"reward"`
-	VpCost              float64        `json:"vpCost"`
-	Xp                  float64        `json:"xp"`
+	IsPurchasableWithVP  bool                   `json:"isPurchasableWithVP"`
+	Reward               ContractReward         `json:"reward"`
+	VpCost               float64                `json:"vpCost"`
+	Xp                   float64                `json:"xp"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ContractListAllBody defines model for ContractListAllBody.
@@ -1123,8 +1157,9 @@ type ContractReward struct {
 	IsHighlighted bool    `json:"isHighlighted"`
 
 	// Type What the uuid names: `EquippableSkinLevel`, `EquippableCharmLevel`, `Spray`, `PlayerCard`, `Title`, `Currency`, `Character`; new values may appear.
-	Type string `json:"type"`
-	Uuid string `json:"uuid"`
+	Type                 string                 `json:"type"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Currency An in-game currency.
@@ -1150,8 +1185,9 @@ type Currency struct {
 	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	RewardPreviewIcon *Url   `json:"rewardPreviewIcon"`
-	Uuid              string `json:"uuid"`
+	RewardPreviewIcon    *Url                   `json:"rewardPreviewIcon"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CurrencyAll An in-game currency. (language=all: each localized text is an object keyed by locale.)
@@ -1177,8 +1213,9 @@ type CurrencyAll struct {
 	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	RewardPreviewIcon *Url   `json:"rewardPreviewIcon"`
-	Uuid              string `json:"uuid"`
+	RewardPreviewIcon    *Url                   `json:"rewardPreviewIcon"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // CurrencyAllBody defines model for CurrencyAllBody.
@@ -1225,11 +1262,12 @@ type CurrencyListBody struct {
 
 // DamageRange defines model for DamageRange.
 type DamageRange struct {
-	BodyDamage       float64 `json:"bodyDamage"`
-	HeadDamage       float64 `json:"headDamage"`
-	LegDamage        float64 `json:"legDamage"`
-	RangeEndMeters   float64 `json:"rangeEndMeters"`
-	RangeStartMeters float64 `json:"rangeStartMeters"`
+	BodyDamage           float64                `json:"bodyDamage"`
+	HeadDamage           float64                `json:"headDamage"`
+	LegDamage            float64                `json:"legDamage"`
+	RangeEndMeters       float64                `json:"rangeEndMeters"`
+	RangeStartMeters     float64                `json:"rangeStartMeters"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // Diff What changed from one version to another.
@@ -1317,8 +1355,9 @@ type FlexItem struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName string `json:"displayName"`
-	Uuid        string `json:"uuid"`
+	DisplayName          string                 `json:"displayName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // FlexItemAll (language=all: each localized text is an object keyed by locale.)
@@ -1331,8 +1370,9 @@ type FlexItemAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName LocalizedText `json:"displayName"`
-	Uuid        string        `json:"uuid"`
+	DisplayName          LocalizedText          `json:"displayName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // FlexItemAllBody defines model for FlexItemAllBody.
@@ -1385,9 +1425,10 @@ type GameEvent struct {
 	EndTime     string `json:"endTime"`
 
 	// ShortDisplayName Localized; may be empty.
-	ShortDisplayName string `json:"shortDisplayName"`
-	StartTime        string `json:"startTime"`
-	Uuid             string `json:"uuid"`
+	ShortDisplayName     string                 `json:"shortDisplayName"`
+	StartTime            string                 `json:"startTime"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameEventAll An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
@@ -1399,9 +1440,10 @@ type GameEventAll struct {
 	EndTime     string        `json:"endTime"`
 
 	// ShortDisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	ShortDisplayName LocalizedText `json:"shortDisplayName"`
-	StartTime        string        `json:"startTime"`
-	Uuid             string        `json:"uuid"`
+	ShortDisplayName     LocalizedText          `json:"shortDisplayName"`
+	StartTime            string                 `json:"startTime"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameEventAllBody defines model for GameEventAllBody.
@@ -1472,19 +1514,13 @@ type GameMode struct {
 	EconomyType *string `json:"economyType"`
 
 	// GameFeatureOverrides Null when none apply.
-	GameFeatureOverrides *[]struct {
-		FeatureName string `json:"featureName"`
-		State       bool   `json:"state"`
-	} `json:"gameFeatureOverrides"`
+	GameFeatureOverrides *[]GameMode_GameFeatureOverrides_Item `json:"gameFeatureOverrides"`
 
 	// GameRuleBoolOverrides Null when none apply.
-	GameRuleBoolOverrides *[]struct {
-		RuleName string `json:"ruleName"`
-		State    bool   `json:"state"`
-	} `json:"gameRuleBoolOverrides"`
-	IsMinimapAllowed   bool `json:"isMinimapAllowed"`
-	IsMinimapHidden    bool `json:"isMinimapHidden"`
-	IsTeamVoiceAllowed bool `json:"isTeamVoiceAllowed"`
+	GameRuleBoolOverrides *[]GameMode_GameRuleBoolOverrides_Item `json:"gameRuleBoolOverrides"`
+	IsMinimapAllowed      bool                                   `json:"isMinimapAllowed"`
+	IsMinimapHidden       bool                                   `json:"isMinimapHidden"`
+	IsTeamVoiceAllowed    bool                                   `json:"isTeamVoiceAllowed"`
 
 	// ListViewIconTall Absolute URL of an image or video on the media host; may be null.
 	//
@@ -1496,8 +1532,23 @@ type GameMode struct {
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
 	// TeamRoles Null for standard modes.
-	TeamRoles *[]string `json:"teamRoles"`
-	Uuid      string    `json:"uuid"`
+	TeamRoles            *[]string              `json:"teamRoles"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// GameMode_GameFeatureOverrides_Item defines model for GameMode.gameFeatureOverrides.Item.
+type GameMode_GameFeatureOverrides_Item struct {
+	FeatureName          string                 `json:"featureName"`
+	State                bool                   `json:"state"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// GameMode_GameRuleBoolOverrides_Item defines model for GameMode.gameRuleBoolOverrides.Item.
+type GameMode_GameRuleBoolOverrides_Item struct {
+	RuleName             string                 `json:"ruleName"`
+	State                bool                   `json:"state"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameModeAll A game mode. The minimap flag is published under both names, always consistent: `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the source has. (language=all: each localized text is an object keyed by locale.)
@@ -1548,8 +1599,9 @@ type GameModeAll struct {
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
 	// TeamRoles Null for standard modes.
-	TeamRoles *[]string `json:"teamRoles"`
-	Uuid      string    `json:"uuid"`
+	TeamRoles            *[]string              `json:"teamRoles"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameModeAllBody defines model for GameModeAllBody.
@@ -1594,8 +1646,9 @@ type GameModeEquippable struct {
 	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	KillStreamIcon *Url   `json:"killStreamIcon"`
-	Uuid           string `json:"uuid"`
+	KillStreamIcon       *Url                   `json:"killStreamIcon"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameModeEquippableAll An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
@@ -1616,8 +1669,9 @@ type GameModeEquippableAll struct {
 	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	KillStreamIcon *Url   `json:"killStreamIcon"`
-	Uuid           string `json:"uuid"`
+	KillStreamIcon       *Url                   `json:"killStreamIcon"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // GameModeEquippableAllBody defines model for GameModeEquippableAllBody.
@@ -1684,8 +1738,9 @@ type GameModeListBody struct {
 
 // GridPosition defines model for GridPosition.
 type GridPosition struct {
-	Column float64 `json:"column"`
-	Row    float64 `json:"row"`
+	Column               float64                `json:"column"`
+	Row                  float64                `json:"row"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // LanguageOrAll One of the 18 supported locales, or `all` for every locale at once.
@@ -1715,8 +1770,9 @@ type LevelBorder struct {
 	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
 
 	// StartingLevel Account level from which the border applies.
-	StartingLevel float64 `json:"startingLevel"`
-	Uuid          string  `json:"uuid"`
+	StartingLevel        float64                `json:"startingLevel"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // LevelBorderAll A level border. A player's border is the one with the greatest `startingLevel` less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
@@ -1740,8 +1796,9 @@ type LevelBorderAll struct {
 	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
 
 	// StartingLevel Account level from which the border applies.
-	StartingLevel float64 `json:"startingLevel"`
-	Uuid          string  `json:"uuid"`
+	StartingLevel        float64                `json:"startingLevel"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // LevelBorderAllBody defines model for LevelBorderAllBody.
@@ -1921,7 +1978,8 @@ type Map struct {
 	YMultiplier float64 `json:"yMultiplier"`
 
 	// YScalarToAdd Offset added after multiplication.
-	YScalarToAdd float64 `json:"yScalarToAdd"`
+	YScalarToAdd         float64                `json:"yScalarToAdd"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // MapAll A map with its callouts. (language=all: each localized text is an object keyed by locale.)
@@ -1987,7 +2045,8 @@ type MapAll struct {
 	YMultiplier float64 `json:"yMultiplier"`
 
 	// YScalarToAdd Offset added after multiplication.
-	YScalarToAdd float64 `json:"yScalarToAdd"`
+	YScalarToAdd         float64                `json:"yScalarToAdd"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // MapAllBody defines model for MapAllBody.
@@ -2062,7 +2121,8 @@ type PlayerCard struct {
 	// WideArt Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	WideArt *Url `json:"wideArt"`
+	WideArt              *Url                   `json:"wideArt"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PlayerCardAll A player card. (language=all: each localized text is an object keyed by locale.)
@@ -2095,7 +2155,8 @@ type PlayerCardAll struct {
 	// WideArt Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	WideArt *Url `json:"wideArt"`
+	WideArt              *Url                   `json:"wideArt"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PlayerCardAllBody defines model for PlayerCardAllBody.
@@ -2149,8 +2210,9 @@ type PlayerTitle struct {
 	IsHiddenIfNotOwned bool   `json:"isHiddenIfNotOwned"`
 
 	// TitleText Localized text shown under a player name; the empty string for blank titles (a few real titles have null, served as "").
-	TitleText string `json:"titleText"`
-	Uuid      string `json:"uuid"`
+	TitleText            string                 `json:"titleText"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PlayerTitleAll A player title. (language=all: each localized text is an object keyed by locale.)
@@ -2162,8 +2224,9 @@ type PlayerTitleAll struct {
 	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
 
 	// TitleText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	TitleText LocalizedText `json:"titleText"`
-	Uuid      string        `json:"uuid"`
+	TitleText            LocalizedText          `json:"titleText"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PlayerTitleAllBody defines model for PlayerTitleAllBody.
@@ -2224,8 +2287,9 @@ type PremierConference struct {
 	IsSuper bool `json:"isSuper"`
 
 	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
-	Key  string `json:"key"`
-	Uuid string `json:"uuid"`
+	Key                  string                 `json:"key"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PremierConferenceAll A premier conference. (language=all: each localized text is an object keyed by locale.)
@@ -2244,8 +2308,9 @@ type PremierConferenceAll struct {
 	IsSuper bool `json:"isSuper"`
 
 	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
-	Key  string `json:"key"`
-	Uuid string `json:"uuid"`
+	Key                  string                 `json:"key"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PremierConferenceAllBody defines model for PremierConferenceAllBody.
@@ -2306,8 +2371,9 @@ type PremierLogo struct {
 	DisplayName string `json:"displayName"`
 
 	// IconName Internal icon identifier.
-	IconName *string `json:"iconName"`
-	Uuid     string  `json:"uuid"`
+	IconName             *string                `json:"iconName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PremierLogoAll A premier team logo. Its image uses marker colors: black keep unchanged, blue outline, red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
@@ -2323,8 +2389,9 @@ type PremierLogoAll struct {
 	DisplayName LocalizedText `json:"displayName"`
 
 	// IconName Internal icon identifier.
-	IconName *string `json:"iconName"`
-	Uuid     string  `json:"uuid"`
+	IconName             *string                `json:"iconName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // PremierLogoAllBody defines model for PremierLogoAllBody.
@@ -2464,8 +2531,9 @@ type Season struct {
 	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
 	//
 	// Example: EAresSeasonType::Act
-	Type *string `json:"type"`
-	Uuid string  `json:"uuid"`
+	Type                 *string                `json:"type"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SeasonAll An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
@@ -2490,8 +2558,9 @@ type SeasonAll struct {
 	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
 	//
 	// Example: EAresSeasonType::Act
-	Type *string `json:"type"`
-	Uuid string  `json:"uuid"`
+	Type                 *string                `json:"type"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SeasonAllBody defines model for SeasonAllBody.
@@ -2566,7 +2635,8 @@ type ShopData struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2 *Url `json:"newImage2"`
+	NewImage2            *Url                   `json:"newImage2"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ShopDataAll (language=all: each localized text is an object keyed by locale.)
@@ -2599,7 +2669,8 @@ type ShopDataAll struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2 *Url `json:"newImage2"`
+	NewImage2            *Url                   `json:"newImage2"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SkinChroma A color or style variant of a skin.
@@ -2627,8 +2698,9 @@ type SkinChroma struct {
 	// Swatch Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Swatch *Url   `json:"swatch"`
-	Uuid   string `json:"uuid"`
+	Swatch               *Url                   `json:"swatch"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SkinChromaAll A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
@@ -2656,8 +2728,9 @@ type SkinChromaAll struct {
 	// Swatch Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Swatch *Url   `json:"swatch"`
-	Uuid   string `json:"uuid"`
+	Swatch               *Url                   `json:"swatch"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SkinChromaAllBody defines model for SkinChromaAllBody.
@@ -2720,8 +2793,9 @@ type SkinLevel struct {
 	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StreamedVideo *Url   `json:"streamedVideo"`
-	Uuid          string `json:"uuid"`
+	StreamedVideo        *Url                   `json:"streamedVideo"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SkinLevelAll An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
@@ -2742,8 +2816,9 @@ type SkinLevelAll struct {
 	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StreamedVideo *Url   `json:"streamedVideo"`
-	Uuid          string `json:"uuid"`
+	StreamedVideo        *Url                   `json:"streamedVideo"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SkinLevelAllBody defines model for SkinLevelAllBody.
@@ -2815,8 +2890,9 @@ type Spray struct {
 	Levels              []SprayLevel `json:"levels"`
 
 	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
-	ThemeUuid *string `json:"themeUuid"`
-	Uuid      string  `json:"uuid"`
+	ThemeUuid            *string                `json:"themeUuid"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SprayAll A spray with its levels. (language=all: each localized text is an object keyed by locale.)
@@ -2846,8 +2922,9 @@ type SprayAll struct {
 	Levels              []SprayLevelAll `json:"levels"`
 
 	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
-	ThemeUuid *string `json:"themeUuid"`
-	Uuid      string  `json:"uuid"`
+	ThemeUuid            *string                `json:"themeUuid"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SprayAllBody defines model for SprayAllBody.
@@ -2882,9 +2959,10 @@ type SprayLevel struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName string  `json:"displayName"`
-	SprayLevel  float64 `json:"sprayLevel"`
-	Uuid        string  `json:"uuid"`
+	DisplayName          string                 `json:"displayName"`
+	SprayLevel           float64                `json:"sprayLevel"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SprayLevelAll One level of a spray. (language=all: each localized text is an object keyed by locale.)
@@ -2897,9 +2975,10 @@ type SprayLevelAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName LocalizedText `json:"displayName"`
-	SprayLevel  float64       `json:"sprayLevel"`
-	Uuid        string        `json:"uuid"`
+	DisplayName          LocalizedText          `json:"displayName"`
+	SprayLevel           float64                `json:"sprayLevel"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // SprayLevelAllBody defines model for SprayLevelAllBody.
@@ -2993,8 +3072,9 @@ type Theme struct {
 	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StoreFeaturedImage *Url   `json:"storeFeaturedImage"`
-	Uuid               string `json:"uuid"`
+	StoreFeaturedImage   *Url                   `json:"storeFeaturedImage"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ThemeAll A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
@@ -3012,8 +3092,9 @@ type ThemeAll struct {
 	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StoreFeaturedImage *Url   `json:"storeFeaturedImage"`
-	Uuid               string `json:"uuid"`
+	StoreFeaturedImage   *Url                   `json:"storeFeaturedImage"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // ThemeAllBody defines model for ThemeAllBody.
@@ -3142,7 +3223,8 @@ type Weapon struct {
 	Uuid     string       `json:"uuid"`
 
 	// WeaponStats Null for the melee weapon.
-	WeaponStats *WeaponStats `json:"weaponStats"`
+	WeaponStats          *WeaponStats           `json:"weaponStats"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // WeaponAll A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
@@ -3172,7 +3254,8 @@ type WeaponAll struct {
 	Uuid     string          `json:"uuid"`
 
 	// WeaponStats Null for the melee weapon.
-	WeaponStats *WeaponStats `json:"weaponStats"`
+	WeaponStats          *WeaponStats           `json:"weaponStats"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // WeaponAllBody defines model for WeaponAllBody.
@@ -3241,7 +3324,8 @@ type WeaponSkin struct {
 	// Wallpaper Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Wallpaper *Url `json:"wallpaper"`
+	Wallpaper            *Url                   `json:"wallpaper"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // WeaponSkinAll A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
@@ -3268,7 +3352,8 @@ type WeaponSkinAll struct {
 	// Wallpaper Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Wallpaper *Url `json:"wallpaper"`
+	Wallpaper            *Url                   `json:"wallpaper"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // WeaponSkinAllBody defines model for WeaponSkinAllBody.
@@ -3348,7 +3433,8 @@ type WeaponStats struct {
 	ShotgunPelletCount float64 `json:"shotgunPelletCount"`
 
 	// WallPenetration Enum string such as `EWallPenetrationDisplayType::Medium`.
-	WallPenetration string `json:"wallPenetration"`
+	WallPenetration      string                 `json:"wallPenetration"`
+	AdditionalProperties map[string]interface{} `json:"-"`
 }
 
 // FromVersion Example: 05E83EB5E32657B9
@@ -4301,6 +4387,11141 @@ type GetWeaponParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// Getter for additional properties for AdsStats. Returns the specified
+// element and whether it was found
+func (a AdsStats) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AdsStats
+func (a *AdsStats) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AdsStats to handle AdditionalProperties
+func (a *AdsStats) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["burstCount"]; found {
+		err = json.Unmarshal(raw, &a.BurstCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'burstCount': %w", err)
+		}
+		delete(object, "burstCount")
+	}
+
+	if raw, found := object["fireRate"]; found {
+		err = json.Unmarshal(raw, &a.FireRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'fireRate': %w", err)
+		}
+		delete(object, "fireRate")
+	}
+
+	if raw, found := object["firstBulletAccuracy"]; found {
+		err = json.Unmarshal(raw, &a.FirstBulletAccuracy)
+		if err != nil {
+			return fmt.Errorf("error reading 'firstBulletAccuracy': %w", err)
+		}
+		delete(object, "firstBulletAccuracy")
+	}
+
+	if raw, found := object["runSpeedMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.RunSpeedMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'runSpeedMultiplier': %w", err)
+		}
+		delete(object, "runSpeedMultiplier")
+	}
+
+	if raw, found := object["zoomMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.ZoomMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'zoomMultiplier': %w", err)
+		}
+		delete(object, "zoomMultiplier")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AdsStats to handle AdditionalProperties
+func (a AdsStats) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["burstCount"], err = json.Marshal(a.BurstCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'burstCount': %w", err)
+	}
+
+	object["fireRate"], err = json.Marshal(a.FireRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fireRate': %w", err)
+	}
+
+	object["firstBulletAccuracy"], err = json.Marshal(a.FirstBulletAccuracy)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'firstBulletAccuracy': %w", err)
+	}
+
+	object["runSpeedMultiplier"], err = json.Marshal(a.RunSpeedMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'runSpeedMultiplier': %w", err)
+	}
+
+	object["zoomMultiplier"], err = json.Marshal(a.ZoomMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'zoomMultiplier': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Agent. Returns the specified
+// element and whether it was found
+func (a Agent) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Agent
+func (a *Agent) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Agent to handle AdditionalProperties
+func (a *Agent) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["abilities"]; found {
+		err = json.Unmarshal(raw, &a.Abilities)
+		if err != nil {
+			return fmt.Errorf("error reading 'abilities': %w", err)
+		}
+		delete(object, "abilities")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["bustPortrait"]; found {
+		err = json.Unmarshal(raw, &a.BustPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'bustPortrait': %w", err)
+		}
+		delete(object, "bustPortrait")
+	}
+
+	if raw, found := object["characterTags"]; found {
+		err = json.Unmarshal(raw, &a.CharacterTags)
+		if err != nil {
+			return fmt.Errorf("error reading 'characterTags': %w", err)
+		}
+		delete(object, "characterTags")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["developerName"]; found {
+		err = json.Unmarshal(raw, &a.DeveloperName)
+		if err != nil {
+			return fmt.Errorf("error reading 'developerName': %w", err)
+		}
+		delete(object, "developerName")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayIconSmall"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIconSmall)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIconSmall': %w", err)
+		}
+		delete(object, "displayIconSmall")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullPortrait"]; found {
+		err = json.Unmarshal(raw, &a.FullPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullPortrait': %w", err)
+		}
+		delete(object, "fullPortrait")
+	}
+
+	if raw, found := object["isAvailableForTest"]; found {
+		err = json.Unmarshal(raw, &a.IsAvailableForTest)
+		if err != nil {
+			return fmt.Errorf("error reading 'isAvailableForTest': %w", err)
+		}
+		delete(object, "isAvailableForTest")
+	}
+
+	if raw, found := object["isBaseContent"]; found {
+		err = json.Unmarshal(raw, &a.IsBaseContent)
+		if err != nil {
+			return fmt.Errorf("error reading 'isBaseContent': %w", err)
+		}
+		delete(object, "isBaseContent")
+	}
+
+	if raw, found := object["isFullPortraitRightFacing"]; found {
+		err = json.Unmarshal(raw, &a.IsFullPortraitRightFacing)
+		if err != nil {
+			return fmt.Errorf("error reading 'isFullPortraitRightFacing': %w", err)
+		}
+		delete(object, "isFullPortraitRightFacing")
+	}
+
+	if raw, found := object["isPlayableCharacter"]; found {
+		err = json.Unmarshal(raw, &a.IsPlayableCharacter)
+		if err != nil {
+			return fmt.Errorf("error reading 'isPlayableCharacter': %w", err)
+		}
+		delete(object, "isPlayableCharacter")
+	}
+
+	if raw, found := object["killfeedPortrait"]; found {
+		err = json.Unmarshal(raw, &a.KillfeedPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'killfeedPortrait': %w", err)
+		}
+		delete(object, "killfeedPortrait")
+	}
+
+	if raw, found := object["role"]; found {
+		err = json.Unmarshal(raw, &a.Role)
+		if err != nil {
+			return fmt.Errorf("error reading 'role': %w", err)
+		}
+		delete(object, "role")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["voiceLine"]; found {
+		err = json.Unmarshal(raw, &a.VoiceLine)
+		if err != nil {
+			return fmt.Errorf("error reading 'voiceLine': %w", err)
+		}
+		delete(object, "voiceLine")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Agent to handle AdditionalProperties
+func (a Agent) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Abilities != nil {
+		object["abilities"], err = json.Marshal(a.Abilities)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'abilities': %w", err)
+		}
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["bustPortrait"], err = json.Marshal(a.BustPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'bustPortrait': %w", err)
+	}
+
+	if a.CharacterTags != nil {
+		object["characterTags"], err = json.Marshal(a.CharacterTags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'characterTags': %w", err)
+		}
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["developerName"], err = json.Marshal(a.DeveloperName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'developerName': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayIconSmall"], err = json.Marshal(a.DisplayIconSmall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIconSmall': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullPortrait"], err = json.Marshal(a.FullPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullPortrait': %w", err)
+	}
+
+	object["isAvailableForTest"], err = json.Marshal(a.IsAvailableForTest)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isAvailableForTest': %w", err)
+	}
+
+	object["isBaseContent"], err = json.Marshal(a.IsBaseContent)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isBaseContent': %w", err)
+	}
+
+	object["isFullPortraitRightFacing"], err = json.Marshal(a.IsFullPortraitRightFacing)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isFullPortraitRightFacing': %w", err)
+	}
+
+	object["isPlayableCharacter"], err = json.Marshal(a.IsPlayableCharacter)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isPlayableCharacter': %w", err)
+	}
+
+	object["killfeedPortrait"], err = json.Marshal(a.KillfeedPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killfeedPortrait': %w", err)
+	}
+
+	object["role"], err = json.Marshal(a.Role)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'role': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["voiceLine"], err = json.Marshal(a.VoiceLine)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'voiceLine': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentAbility. Returns the specified
+// element and whether it was found
+func (a AgentAbility) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentAbility
+func (a *AgentAbility) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentAbility to handle AdditionalProperties
+func (a *AgentAbility) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["slot"]; found {
+		err = json.Unmarshal(raw, &a.Slot)
+		if err != nil {
+			return fmt.Errorf("error reading 'slot': %w", err)
+		}
+		delete(object, "slot")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentAbility to handle AdditionalProperties
+func (a AgentAbility) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["slot"], err = json.Marshal(a.Slot)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'slot': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentAbilityAll. Returns the specified
+// element and whether it was found
+func (a AgentAbilityAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentAbilityAll
+func (a *AgentAbilityAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentAbilityAll to handle AdditionalProperties
+func (a *AgentAbilityAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["slot"]; found {
+		err = json.Unmarshal(raw, &a.Slot)
+		if err != nil {
+			return fmt.Errorf("error reading 'slot': %w", err)
+		}
+		delete(object, "slot")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentAbilityAll to handle AdditionalProperties
+func (a AgentAbilityAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["slot"], err = json.Marshal(a.Slot)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'slot': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentAll. Returns the specified
+// element and whether it was found
+func (a AgentAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentAll
+func (a *AgentAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentAll to handle AdditionalProperties
+func (a *AgentAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["abilities"]; found {
+		err = json.Unmarshal(raw, &a.Abilities)
+		if err != nil {
+			return fmt.Errorf("error reading 'abilities': %w", err)
+		}
+		delete(object, "abilities")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["bustPortrait"]; found {
+		err = json.Unmarshal(raw, &a.BustPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'bustPortrait': %w", err)
+		}
+		delete(object, "bustPortrait")
+	}
+
+	if raw, found := object["characterTags"]; found {
+		err = json.Unmarshal(raw, &a.CharacterTags)
+		if err != nil {
+			return fmt.Errorf("error reading 'characterTags': %w", err)
+		}
+		delete(object, "characterTags")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["developerName"]; found {
+		err = json.Unmarshal(raw, &a.DeveloperName)
+		if err != nil {
+			return fmt.Errorf("error reading 'developerName': %w", err)
+		}
+		delete(object, "developerName")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayIconSmall"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIconSmall)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIconSmall': %w", err)
+		}
+		delete(object, "displayIconSmall")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullPortrait"]; found {
+		err = json.Unmarshal(raw, &a.FullPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullPortrait': %w", err)
+		}
+		delete(object, "fullPortrait")
+	}
+
+	if raw, found := object["isAvailableForTest"]; found {
+		err = json.Unmarshal(raw, &a.IsAvailableForTest)
+		if err != nil {
+			return fmt.Errorf("error reading 'isAvailableForTest': %w", err)
+		}
+		delete(object, "isAvailableForTest")
+	}
+
+	if raw, found := object["isBaseContent"]; found {
+		err = json.Unmarshal(raw, &a.IsBaseContent)
+		if err != nil {
+			return fmt.Errorf("error reading 'isBaseContent': %w", err)
+		}
+		delete(object, "isBaseContent")
+	}
+
+	if raw, found := object["isFullPortraitRightFacing"]; found {
+		err = json.Unmarshal(raw, &a.IsFullPortraitRightFacing)
+		if err != nil {
+			return fmt.Errorf("error reading 'isFullPortraitRightFacing': %w", err)
+		}
+		delete(object, "isFullPortraitRightFacing")
+	}
+
+	if raw, found := object["isPlayableCharacter"]; found {
+		err = json.Unmarshal(raw, &a.IsPlayableCharacter)
+		if err != nil {
+			return fmt.Errorf("error reading 'isPlayableCharacter': %w", err)
+		}
+		delete(object, "isPlayableCharacter")
+	}
+
+	if raw, found := object["killfeedPortrait"]; found {
+		err = json.Unmarshal(raw, &a.KillfeedPortrait)
+		if err != nil {
+			return fmt.Errorf("error reading 'killfeedPortrait': %w", err)
+		}
+		delete(object, "killfeedPortrait")
+	}
+
+	if raw, found := object["role"]; found {
+		err = json.Unmarshal(raw, &a.Role)
+		if err != nil {
+			return fmt.Errorf("error reading 'role': %w", err)
+		}
+		delete(object, "role")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["voiceLine"]; found {
+		err = json.Unmarshal(raw, &a.VoiceLine)
+		if err != nil {
+			return fmt.Errorf("error reading 'voiceLine': %w", err)
+		}
+		delete(object, "voiceLine")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentAll to handle AdditionalProperties
+func (a AgentAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Abilities != nil {
+		object["abilities"], err = json.Marshal(a.Abilities)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'abilities': %w", err)
+		}
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["bustPortrait"], err = json.Marshal(a.BustPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'bustPortrait': %w", err)
+	}
+
+	if a.CharacterTags != nil {
+		object["characterTags"], err = json.Marshal(a.CharacterTags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'characterTags': %w", err)
+		}
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["developerName"], err = json.Marshal(a.DeveloperName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'developerName': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayIconSmall"], err = json.Marshal(a.DisplayIconSmall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIconSmall': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullPortrait"], err = json.Marshal(a.FullPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullPortrait': %w", err)
+	}
+
+	object["isAvailableForTest"], err = json.Marshal(a.IsAvailableForTest)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isAvailableForTest': %w", err)
+	}
+
+	object["isBaseContent"], err = json.Marshal(a.IsBaseContent)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isBaseContent': %w", err)
+	}
+
+	object["isFullPortraitRightFacing"], err = json.Marshal(a.IsFullPortraitRightFacing)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isFullPortraitRightFacing': %w", err)
+	}
+
+	object["isPlayableCharacter"], err = json.Marshal(a.IsPlayableCharacter)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isPlayableCharacter': %w", err)
+	}
+
+	object["killfeedPortrait"], err = json.Marshal(a.KillfeedPortrait)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killfeedPortrait': %w", err)
+	}
+
+	object["role"], err = json.Marshal(a.Role)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'role': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["voiceLine"], err = json.Marshal(a.VoiceLine)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'voiceLine': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentRole. Returns the specified
+// element and whether it was found
+func (a AgentRole) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentRole
+func (a *AgentRole) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentRole to handle AdditionalProperties
+func (a *AgentRole) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentRole to handle AdditionalProperties
+func (a AgentRole) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentRoleAll. Returns the specified
+// element and whether it was found
+func (a AgentRoleAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentRoleAll
+func (a *AgentRoleAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentRoleAll to handle AdditionalProperties
+func (a *AgentRoleAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentRoleAll to handle AdditionalProperties
+func (a AgentRoleAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentVoiceLine. Returns the specified
+// element and whether it was found
+func (a AgentVoiceLine) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentVoiceLine
+func (a *AgentVoiceLine) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentVoiceLine to handle AdditionalProperties
+func (a *AgentVoiceLine) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["maxDuration"]; found {
+		err = json.Unmarshal(raw, &a.MaxDuration)
+		if err != nil {
+			return fmt.Errorf("error reading 'maxDuration': %w", err)
+		}
+		delete(object, "maxDuration")
+	}
+
+	if raw, found := object["mediaList"]; found {
+		err = json.Unmarshal(raw, &a.MediaList)
+		if err != nil {
+			return fmt.Errorf("error reading 'mediaList': %w", err)
+		}
+		delete(object, "mediaList")
+	}
+
+	if raw, found := object["minDuration"]; found {
+		err = json.Unmarshal(raw, &a.MinDuration)
+		if err != nil {
+			return fmt.Errorf("error reading 'minDuration': %w", err)
+		}
+		delete(object, "minDuration")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentVoiceLine to handle AdditionalProperties
+func (a AgentVoiceLine) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["maxDuration"], err = json.Marshal(a.MaxDuration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'maxDuration': %w", err)
+	}
+
+	if a.MediaList != nil {
+		object["mediaList"], err = json.Marshal(a.MediaList)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'mediaList': %w", err)
+		}
+	}
+
+	object["minDuration"], err = json.Marshal(a.MinDuration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'minDuration': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AgentVoiceLine_MediaList_Item. Returns the specified
+// element and whether it was found
+func (a AgentVoiceLine_MediaList_Item) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AgentVoiceLine_MediaList_Item
+func (a *AgentVoiceLine_MediaList_Item) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AgentVoiceLine_MediaList_Item to handle AdditionalProperties
+func (a *AgentVoiceLine_MediaList_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["id"]; found {
+		err = json.Unmarshal(raw, &a.Id)
+		if err != nil {
+			return fmt.Errorf("error reading 'id': %w", err)
+		}
+		delete(object, "id")
+	}
+
+	if raw, found := object["wave"]; found {
+		err = json.Unmarshal(raw, &a.Wave)
+		if err != nil {
+			return fmt.Errorf("error reading 'wave': %w", err)
+		}
+		delete(object, "wave")
+	}
+
+	if raw, found := object["wwise"]; found {
+		err = json.Unmarshal(raw, &a.Wwise)
+		if err != nil {
+			return fmt.Errorf("error reading 'wwise': %w", err)
+		}
+		delete(object, "wwise")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AgentVoiceLine_MediaList_Item to handle AdditionalProperties
+func (a AgentVoiceLine_MediaList_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["id"], err = json.Marshal(a.Id)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'id': %w", err)
+	}
+
+	object["wave"], err = json.Marshal(a.Wave)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wave': %w", err)
+	}
+
+	object["wwise"], err = json.Marshal(a.Wwise)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wwise': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AirBurstStats. Returns the specified
+// element and whether it was found
+func (a AirBurstStats) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AirBurstStats
+func (a *AirBurstStats) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AirBurstStats to handle AdditionalProperties
+func (a *AirBurstStats) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["burstDistance"]; found {
+		err = json.Unmarshal(raw, &a.BurstDistance)
+		if err != nil {
+			return fmt.Errorf("error reading 'burstDistance': %w", err)
+		}
+		delete(object, "burstDistance")
+	}
+
+	if raw, found := object["shotgunPelletCount"]; found {
+		err = json.Unmarshal(raw, &a.ShotgunPelletCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'shotgunPelletCount': %w", err)
+		}
+		delete(object, "shotgunPelletCount")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AirBurstStats to handle AdditionalProperties
+func (a AirBurstStats) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["burstDistance"], err = json.Marshal(a.BurstDistance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'burstDistance': %w", err)
+	}
+
+	object["shotgunPelletCount"], err = json.Marshal(a.ShotgunPelletCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shotgunPelletCount': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for AltShotgunStats. Returns the specified
+// element and whether it was found
+func (a AltShotgunStats) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for AltShotgunStats
+func (a *AltShotgunStats) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for AltShotgunStats to handle AdditionalProperties
+func (a *AltShotgunStats) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["burstRate"]; found {
+		err = json.Unmarshal(raw, &a.BurstRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'burstRate': %w", err)
+		}
+		delete(object, "burstRate")
+	}
+
+	if raw, found := object["shotgunPelletCount"]; found {
+		err = json.Unmarshal(raw, &a.ShotgunPelletCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'shotgunPelletCount': %w", err)
+		}
+		delete(object, "shotgunPelletCount")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for AltShotgunStats to handle AdditionalProperties
+func (a AltShotgunStats) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["burstRate"], err = json.Marshal(a.BurstRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'burstRate': %w", err)
+	}
+
+	object["shotgunPelletCount"], err = json.Marshal(a.ShotgunPelletCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shotgunPelletCount': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Buddy. Returns the specified
+// element and whether it was found
+func (a Buddy) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Buddy
+func (a *Buddy) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Buddy to handle AdditionalProperties
+func (a *Buddy) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Buddy to handle AdditionalProperties
+func (a Buddy) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for BuddyAll. Returns the specified
+// element and whether it was found
+func (a BuddyAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BuddyAll
+func (a *BuddyAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BuddyAll to handle AdditionalProperties
+func (a *BuddyAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BuddyAll to handle AdditionalProperties
+func (a BuddyAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for BuddyLevel. Returns the specified
+// element and whether it was found
+func (a BuddyLevel) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BuddyLevel
+func (a *BuddyLevel) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BuddyLevel to handle AdditionalProperties
+func (a *BuddyLevel) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["charmLevel"]; found {
+		err = json.Unmarshal(raw, &a.CharmLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'charmLevel': %w", err)
+		}
+		delete(object, "charmLevel")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["hideIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.HideIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'hideIfNotOwned': %w", err)
+		}
+		delete(object, "hideIfNotOwned")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BuddyLevel to handle AdditionalProperties
+func (a BuddyLevel) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["charmLevel"], err = json.Marshal(a.CharmLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'charmLevel': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["hideIfNotOwned"], err = json.Marshal(a.HideIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'hideIfNotOwned': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for BuddyLevelAll. Returns the specified
+// element and whether it was found
+func (a BuddyLevelAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BuddyLevelAll
+func (a *BuddyLevelAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BuddyLevelAll to handle AdditionalProperties
+func (a *BuddyLevelAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["charmLevel"]; found {
+		err = json.Unmarshal(raw, &a.CharmLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'charmLevel': %w", err)
+		}
+		delete(object, "charmLevel")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["hideIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.HideIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'hideIfNotOwned': %w", err)
+		}
+		delete(object, "hideIfNotOwned")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BuddyLevelAll to handle AdditionalProperties
+func (a BuddyLevelAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["charmLevel"], err = json.Marshal(a.CharmLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'charmLevel': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["hideIfNotOwned"], err = json.Marshal(a.HideIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'hideIfNotOwned': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Bundle. Returns the specified
+// element and whether it was found
+func (a Bundle) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Bundle
+func (a *Bundle) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Bundle to handle AdditionalProperties
+func (a *Bundle) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayIcon2"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon2)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon2': %w", err)
+		}
+		delete(object, "displayIcon2")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["extraDescription"]; found {
+		err = json.Unmarshal(raw, &a.ExtraDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'extraDescription': %w", err)
+		}
+		delete(object, "extraDescription")
+	}
+
+	if raw, found := object["promoDescription"]; found {
+		err = json.Unmarshal(raw, &a.PromoDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'promoDescription': %w", err)
+		}
+		delete(object, "promoDescription")
+	}
+
+	if raw, found := object["useAdditionalContext"]; found {
+		err = json.Unmarshal(raw, &a.UseAdditionalContext)
+		if err != nil {
+			return fmt.Errorf("error reading 'useAdditionalContext': %w", err)
+		}
+		delete(object, "useAdditionalContext")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["verticalPromoImage"]; found {
+		err = json.Unmarshal(raw, &a.VerticalPromoImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'verticalPromoImage': %w", err)
+		}
+		delete(object, "verticalPromoImage")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Bundle to handle AdditionalProperties
+func (a Bundle) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayIcon2"], err = json.Marshal(a.DisplayIcon2)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon2': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["extraDescription"], err = json.Marshal(a.ExtraDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'extraDescription': %w", err)
+	}
+
+	object["promoDescription"], err = json.Marshal(a.PromoDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'promoDescription': %w", err)
+	}
+
+	object["useAdditionalContext"], err = json.Marshal(a.UseAdditionalContext)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'useAdditionalContext': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["verticalPromoImage"], err = json.Marshal(a.VerticalPromoImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'verticalPromoImage': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for BundleAll. Returns the specified
+// element and whether it was found
+func (a BundleAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for BundleAll
+func (a *BundleAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for BundleAll to handle AdditionalProperties
+func (a *BundleAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayIcon2"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon2)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon2': %w", err)
+		}
+		delete(object, "displayIcon2")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["extraDescription"]; found {
+		err = json.Unmarshal(raw, &a.ExtraDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'extraDescription': %w", err)
+		}
+		delete(object, "extraDescription")
+	}
+
+	if raw, found := object["promoDescription"]; found {
+		err = json.Unmarshal(raw, &a.PromoDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'promoDescription': %w", err)
+		}
+		delete(object, "promoDescription")
+	}
+
+	if raw, found := object["useAdditionalContext"]; found {
+		err = json.Unmarshal(raw, &a.UseAdditionalContext)
+		if err != nil {
+			return fmt.Errorf("error reading 'useAdditionalContext': %w", err)
+		}
+		delete(object, "useAdditionalContext")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["verticalPromoImage"]; found {
+		err = json.Unmarshal(raw, &a.VerticalPromoImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'verticalPromoImage': %w", err)
+		}
+		delete(object, "verticalPromoImage")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for BundleAll to handle AdditionalProperties
+func (a BundleAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayIcon2"], err = json.Marshal(a.DisplayIcon2)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon2': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["extraDescription"], err = json.Marshal(a.ExtraDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'extraDescription': %w", err)
+	}
+
+	object["promoDescription"], err = json.Marshal(a.PromoDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'promoDescription': %w", err)
+	}
+
+	object["useAdditionalContext"], err = json.Marshal(a.UseAdditionalContext)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'useAdditionalContext': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["verticalPromoImage"], err = json.Marshal(a.VerticalPromoImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'verticalPromoImage': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Callout. Returns the specified
+// element and whether it was found
+func (a Callout) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Callout
+func (a *Callout) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Callout to handle AdditionalProperties
+func (a *Callout) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &a.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+		delete(object, "location")
+	}
+
+	if raw, found := object["regionName"]; found {
+		err = json.Unmarshal(raw, &a.RegionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'regionName': %w", err)
+		}
+		delete(object, "regionName")
+	}
+
+	if raw, found := object["superRegionName"]; found {
+		err = json.Unmarshal(raw, &a.SuperRegionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'superRegionName': %w", err)
+		}
+		delete(object, "superRegionName")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Callout to handle AdditionalProperties
+func (a Callout) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["location"], err = json.Marshal(a.Location)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'location': %w", err)
+	}
+
+	object["regionName"], err = json.Marshal(a.RegionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'regionName': %w", err)
+	}
+
+	object["superRegionName"], err = json.Marshal(a.SuperRegionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'superRegionName': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CalloutAll. Returns the specified
+// element and whether it was found
+func (a CalloutAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CalloutAll
+func (a *CalloutAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CalloutAll to handle AdditionalProperties
+func (a *CalloutAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["location"]; found {
+		err = json.Unmarshal(raw, &a.Location)
+		if err != nil {
+			return fmt.Errorf("error reading 'location': %w", err)
+		}
+		delete(object, "location")
+	}
+
+	if raw, found := object["regionName"]; found {
+		err = json.Unmarshal(raw, &a.RegionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'regionName': %w", err)
+		}
+		delete(object, "regionName")
+	}
+
+	if raw, found := object["superRegionName"]; found {
+		err = json.Unmarshal(raw, &a.SuperRegionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'superRegionName': %w", err)
+		}
+		delete(object, "superRegionName")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CalloutAll to handle AdditionalProperties
+func (a CalloutAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["location"], err = json.Marshal(a.Location)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'location': %w", err)
+	}
+
+	object["regionName"], err = json.Marshal(a.RegionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'regionName': %w", err)
+	}
+
+	object["superRegionName"], err = json.Marshal(a.SuperRegionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'superRegionName': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CalloutLocation. Returns the specified
+// element and whether it was found
+func (a CalloutLocation) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CalloutLocation
+func (a *CalloutLocation) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CalloutLocation to handle AdditionalProperties
+func (a *CalloutLocation) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["x"]; found {
+		err = json.Unmarshal(raw, &a.X)
+		if err != nil {
+			return fmt.Errorf("error reading 'x': %w", err)
+		}
+		delete(object, "x")
+	}
+
+	if raw, found := object["y"]; found {
+		err = json.Unmarshal(raw, &a.Y)
+		if err != nil {
+			return fmt.Errorf("error reading 'y': %w", err)
+		}
+		delete(object, "y")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CalloutLocation to handle AdditionalProperties
+func (a CalloutLocation) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["x"], err = json.Marshal(a.X)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'x': %w", err)
+	}
+
+	object["y"], err = json.Marshal(a.Y)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'y': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveSeason. Returns the specified
+// element and whether it was found
+func (a CompetitiveSeason) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveSeason
+func (a *CompetitiveSeason) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveSeason to handle AdditionalProperties
+func (a *CompetitiveSeason) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["borders"]; found {
+		err = json.Unmarshal(raw, &a.Borders)
+		if err != nil {
+			return fmt.Errorf("error reading 'borders': %w", err)
+		}
+		delete(object, "borders")
+	}
+
+	if raw, found := object["competitiveTiersUuid"]; found {
+		err = json.Unmarshal(raw, &a.CompetitiveTiersUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'competitiveTiersUuid': %w", err)
+		}
+		delete(object, "competitiveTiersUuid")
+	}
+
+	if raw, found := object["endTime"]; found {
+		err = json.Unmarshal(raw, &a.EndTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'endTime': %w", err)
+		}
+		delete(object, "endTime")
+	}
+
+	if raw, found := object["seasonUuid"]; found {
+		err = json.Unmarshal(raw, &a.SeasonUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'seasonUuid': %w", err)
+		}
+		delete(object, "seasonUuid")
+	}
+
+	if raw, found := object["startTime"]; found {
+		err = json.Unmarshal(raw, &a.StartTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'startTime': %w", err)
+		}
+		delete(object, "startTime")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveSeason to handle AdditionalProperties
+func (a CompetitiveSeason) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Borders != nil {
+		object["borders"], err = json.Marshal(a.Borders)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'borders': %w", err)
+		}
+	}
+
+	object["competitiveTiersUuid"], err = json.Marshal(a.CompetitiveTiersUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'competitiveTiersUuid': %w", err)
+	}
+
+	object["endTime"], err = json.Marshal(a.EndTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'endTime': %w", err)
+	}
+
+	object["seasonUuid"], err = json.Marshal(a.SeasonUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'seasonUuid': %w", err)
+	}
+
+	object["startTime"], err = json.Marshal(a.StartTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startTime': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveSeasonBorder. Returns the specified
+// element and whether it was found
+func (a CompetitiveSeasonBorder) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveSeasonBorder
+func (a *CompetitiveSeasonBorder) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveSeasonBorder to handle AdditionalProperties
+func (a *CompetitiveSeasonBorder) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["level"]; found {
+		err = json.Unmarshal(raw, &a.Level)
+		if err != nil {
+			return fmt.Errorf("error reading 'level': %w", err)
+		}
+		delete(object, "level")
+	}
+
+	if raw, found := object["smallIcon"]; found {
+		err = json.Unmarshal(raw, &a.SmallIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallIcon': %w", err)
+		}
+		delete(object, "smallIcon")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["winsRequired"]; found {
+		err = json.Unmarshal(raw, &a.WinsRequired)
+		if err != nil {
+			return fmt.Errorf("error reading 'winsRequired': %w", err)
+		}
+		delete(object, "winsRequired")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveSeasonBorder to handle AdditionalProperties
+func (a CompetitiveSeasonBorder) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["level"], err = json.Marshal(a.Level)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'level': %w", err)
+	}
+
+	object["smallIcon"], err = json.Marshal(a.SmallIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallIcon': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["winsRequired"], err = json.Marshal(a.WinsRequired)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'winsRequired': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveTier. Returns the specified
+// element and whether it was found
+func (a CompetitiveTier) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveTier
+func (a *CompetitiveTier) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveTier to handle AdditionalProperties
+func (a *CompetitiveTier) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["backgroundColor"]; found {
+		err = json.Unmarshal(raw, &a.BackgroundColor)
+		if err != nil {
+			return fmt.Errorf("error reading 'backgroundColor': %w", err)
+		}
+		delete(object, "backgroundColor")
+	}
+
+	if raw, found := object["color"]; found {
+		err = json.Unmarshal(raw, &a.Color)
+		if err != nil {
+			return fmt.Errorf("error reading 'color': %w", err)
+		}
+		delete(object, "color")
+	}
+
+	if raw, found := object["division"]; found {
+		err = json.Unmarshal(raw, &a.Division)
+		if err != nil {
+			return fmt.Errorf("error reading 'division': %w", err)
+		}
+		delete(object, "division")
+	}
+
+	if raw, found := object["divisionName"]; found {
+		err = json.Unmarshal(raw, &a.DivisionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'divisionName': %w", err)
+		}
+		delete(object, "divisionName")
+	}
+
+	if raw, found := object["largeIcon"]; found {
+		err = json.Unmarshal(raw, &a.LargeIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeIcon': %w", err)
+		}
+		delete(object, "largeIcon")
+	}
+
+	if raw, found := object["rankTriangleDownIcon"]; found {
+		err = json.Unmarshal(raw, &a.RankTriangleDownIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rankTriangleDownIcon': %w", err)
+		}
+		delete(object, "rankTriangleDownIcon")
+	}
+
+	if raw, found := object["rankTriangleUpIcon"]; found {
+		err = json.Unmarshal(raw, &a.RankTriangleUpIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rankTriangleUpIcon': %w", err)
+		}
+		delete(object, "rankTriangleUpIcon")
+	}
+
+	if raw, found := object["smallIcon"]; found {
+		err = json.Unmarshal(raw, &a.SmallIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallIcon': %w", err)
+		}
+		delete(object, "smallIcon")
+	}
+
+	if raw, found := object["tier"]; found {
+		err = json.Unmarshal(raw, &a.Tier)
+		if err != nil {
+			return fmt.Errorf("error reading 'tier': %w", err)
+		}
+		delete(object, "tier")
+	}
+
+	if raw, found := object["tierName"]; found {
+		err = json.Unmarshal(raw, &a.TierName)
+		if err != nil {
+			return fmt.Errorf("error reading 'tierName': %w", err)
+		}
+		delete(object, "tierName")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveTier to handle AdditionalProperties
+func (a CompetitiveTier) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["backgroundColor"], err = json.Marshal(a.BackgroundColor)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'backgroundColor': %w", err)
+	}
+
+	object["color"], err = json.Marshal(a.Color)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'color': %w", err)
+	}
+
+	object["division"], err = json.Marshal(a.Division)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'division': %w", err)
+	}
+
+	object["divisionName"], err = json.Marshal(a.DivisionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'divisionName': %w", err)
+	}
+
+	object["largeIcon"], err = json.Marshal(a.LargeIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeIcon': %w", err)
+	}
+
+	object["rankTriangleDownIcon"], err = json.Marshal(a.RankTriangleDownIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rankTriangleDownIcon': %w", err)
+	}
+
+	object["rankTriangleUpIcon"], err = json.Marshal(a.RankTriangleUpIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rankTriangleUpIcon': %w", err)
+	}
+
+	object["smallIcon"], err = json.Marshal(a.SmallIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallIcon': %w", err)
+	}
+
+	object["tier"], err = json.Marshal(a.Tier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tier': %w", err)
+	}
+
+	object["tierName"], err = json.Marshal(a.TierName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tierName': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveTierAll. Returns the specified
+// element and whether it was found
+func (a CompetitiveTierAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveTierAll
+func (a *CompetitiveTierAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveTierAll to handle AdditionalProperties
+func (a *CompetitiveTierAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["backgroundColor"]; found {
+		err = json.Unmarshal(raw, &a.BackgroundColor)
+		if err != nil {
+			return fmt.Errorf("error reading 'backgroundColor': %w", err)
+		}
+		delete(object, "backgroundColor")
+	}
+
+	if raw, found := object["color"]; found {
+		err = json.Unmarshal(raw, &a.Color)
+		if err != nil {
+			return fmt.Errorf("error reading 'color': %w", err)
+		}
+		delete(object, "color")
+	}
+
+	if raw, found := object["division"]; found {
+		err = json.Unmarshal(raw, &a.Division)
+		if err != nil {
+			return fmt.Errorf("error reading 'division': %w", err)
+		}
+		delete(object, "division")
+	}
+
+	if raw, found := object["divisionName"]; found {
+		err = json.Unmarshal(raw, &a.DivisionName)
+		if err != nil {
+			return fmt.Errorf("error reading 'divisionName': %w", err)
+		}
+		delete(object, "divisionName")
+	}
+
+	if raw, found := object["largeIcon"]; found {
+		err = json.Unmarshal(raw, &a.LargeIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeIcon': %w", err)
+		}
+		delete(object, "largeIcon")
+	}
+
+	if raw, found := object["rankTriangleDownIcon"]; found {
+		err = json.Unmarshal(raw, &a.RankTriangleDownIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rankTriangleDownIcon': %w", err)
+		}
+		delete(object, "rankTriangleDownIcon")
+	}
+
+	if raw, found := object["rankTriangleUpIcon"]; found {
+		err = json.Unmarshal(raw, &a.RankTriangleUpIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rankTriangleUpIcon': %w", err)
+		}
+		delete(object, "rankTriangleUpIcon")
+	}
+
+	if raw, found := object["smallIcon"]; found {
+		err = json.Unmarshal(raw, &a.SmallIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallIcon': %w", err)
+		}
+		delete(object, "smallIcon")
+	}
+
+	if raw, found := object["tier"]; found {
+		err = json.Unmarshal(raw, &a.Tier)
+		if err != nil {
+			return fmt.Errorf("error reading 'tier': %w", err)
+		}
+		delete(object, "tier")
+	}
+
+	if raw, found := object["tierName"]; found {
+		err = json.Unmarshal(raw, &a.TierName)
+		if err != nil {
+			return fmt.Errorf("error reading 'tierName': %w", err)
+		}
+		delete(object, "tierName")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveTierAll to handle AdditionalProperties
+func (a CompetitiveTierAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["backgroundColor"], err = json.Marshal(a.BackgroundColor)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'backgroundColor': %w", err)
+	}
+
+	object["color"], err = json.Marshal(a.Color)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'color': %w", err)
+	}
+
+	object["division"], err = json.Marshal(a.Division)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'division': %w", err)
+	}
+
+	object["divisionName"], err = json.Marshal(a.DivisionName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'divisionName': %w", err)
+	}
+
+	object["largeIcon"], err = json.Marshal(a.LargeIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeIcon': %w", err)
+	}
+
+	object["rankTriangleDownIcon"], err = json.Marshal(a.RankTriangleDownIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rankTriangleDownIcon': %w", err)
+	}
+
+	object["rankTriangleUpIcon"], err = json.Marshal(a.RankTriangleUpIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rankTriangleUpIcon': %w", err)
+	}
+
+	object["smallIcon"], err = json.Marshal(a.SmallIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallIcon': %w", err)
+	}
+
+	object["tier"], err = json.Marshal(a.Tier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tier': %w", err)
+	}
+
+	object["tierName"], err = json.Marshal(a.TierName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tierName': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveTierSet. Returns the specified
+// element and whether it was found
+func (a CompetitiveTierSet) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveTierSet
+func (a *CompetitiveTierSet) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveTierSet to handle AdditionalProperties
+func (a *CompetitiveTierSet) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetObjectName"]; found {
+		err = json.Unmarshal(raw, &a.AssetObjectName)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetObjectName': %w", err)
+		}
+		delete(object, "assetObjectName")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["tiers"]; found {
+		err = json.Unmarshal(raw, &a.Tiers)
+		if err != nil {
+			return fmt.Errorf("error reading 'tiers': %w", err)
+		}
+		delete(object, "tiers")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveTierSet to handle AdditionalProperties
+func (a CompetitiveTierSet) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetObjectName"], err = json.Marshal(a.AssetObjectName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetObjectName': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Tiers != nil {
+		object["tiers"], err = json.Marshal(a.Tiers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tiers': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CompetitiveTierSetAll. Returns the specified
+// element and whether it was found
+func (a CompetitiveTierSetAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CompetitiveTierSetAll
+func (a *CompetitiveTierSetAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CompetitiveTierSetAll to handle AdditionalProperties
+func (a *CompetitiveTierSetAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetObjectName"]; found {
+		err = json.Unmarshal(raw, &a.AssetObjectName)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetObjectName': %w", err)
+		}
+		delete(object, "assetObjectName")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["tiers"]; found {
+		err = json.Unmarshal(raw, &a.Tiers)
+		if err != nil {
+			return fmt.Errorf("error reading 'tiers': %w", err)
+		}
+		delete(object, "tiers")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CompetitiveTierSetAll to handle AdditionalProperties
+func (a CompetitiveTierSetAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetObjectName"], err = json.Marshal(a.AssetObjectName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetObjectName': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Tiers != nil {
+		object["tiers"], err = json.Marshal(a.Tiers)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tiers': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Contract. Returns the specified
+// element and whether it was found
+func (a Contract) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Contract
+func (a *Contract) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Contract to handle AdditionalProperties
+func (a *Contract) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["content"]; found {
+		err = json.Unmarshal(raw, &a.Content)
+		if err != nil {
+			return fmt.Errorf("error reading 'content': %w", err)
+		}
+		delete(object, "content")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["freeRewardScheduleUuid"]; found {
+		err = json.Unmarshal(raw, &a.FreeRewardScheduleUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'freeRewardScheduleUuid': %w", err)
+		}
+		delete(object, "freeRewardScheduleUuid")
+	}
+
+	if raw, found := object["shipIt"]; found {
+		err = json.Unmarshal(raw, &a.ShipIt)
+		if err != nil {
+			return fmt.Errorf("error reading 'shipIt': %w", err)
+		}
+		delete(object, "shipIt")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Contract to handle AdditionalProperties
+func (a Contract) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["content"], err = json.Marshal(a.Content)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'content': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["freeRewardScheduleUuid"], err = json.Marshal(a.FreeRewardScheduleUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'freeRewardScheduleUuid': %w", err)
+	}
+
+	object["shipIt"], err = json.Marshal(a.ShipIt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shipIt': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContractAll. Returns the specified
+// element and whether it was found
+func (a ContractAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContractAll
+func (a *ContractAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContractAll to handle AdditionalProperties
+func (a *ContractAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["content"]; found {
+		err = json.Unmarshal(raw, &a.Content)
+		if err != nil {
+			return fmt.Errorf("error reading 'content': %w", err)
+		}
+		delete(object, "content")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["freeRewardScheduleUuid"]; found {
+		err = json.Unmarshal(raw, &a.FreeRewardScheduleUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'freeRewardScheduleUuid': %w", err)
+		}
+		delete(object, "freeRewardScheduleUuid")
+	}
+
+	if raw, found := object["shipIt"]; found {
+		err = json.Unmarshal(raw, &a.ShipIt)
+		if err != nil {
+			return fmt.Errorf("error reading 'shipIt': %w", err)
+		}
+		delete(object, "shipIt")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContractAll to handle AdditionalProperties
+func (a ContractAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["content"], err = json.Marshal(a.Content)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'content': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["freeRewardScheduleUuid"], err = json.Marshal(a.FreeRewardScheduleUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'freeRewardScheduleUuid': %w", err)
+	}
+
+	object["shipIt"], err = json.Marshal(a.ShipIt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shipIt': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContractChapter. Returns the specified
+// element and whether it was found
+func (a ContractChapter) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContractChapter
+func (a *ContractChapter) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContractChapter to handle AdditionalProperties
+func (a *ContractChapter) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["freeRewards"]; found {
+		err = json.Unmarshal(raw, &a.FreeRewards)
+		if err != nil {
+			return fmt.Errorf("error reading 'freeRewards': %w", err)
+		}
+		delete(object, "freeRewards")
+	}
+
+	if raw, found := object["isEpilogue"]; found {
+		err = json.Unmarshal(raw, &a.IsEpilogue)
+		if err != nil {
+			return fmt.Errorf("error reading 'isEpilogue': %w", err)
+		}
+		delete(object, "isEpilogue")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContractChapter to handle AdditionalProperties
+func (a ContractChapter) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.FreeRewards != nil {
+		object["freeRewards"], err = json.Marshal(a.FreeRewards)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'freeRewards': %w", err)
+		}
+	}
+
+	object["isEpilogue"], err = json.Marshal(a.IsEpilogue)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isEpilogue': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContractContent. Returns the specified
+// element and whether it was found
+func (a ContractContent) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContractContent
+func (a *ContractContent) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContractContent to handle AdditionalProperties
+func (a *ContractContent) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["chapters"]; found {
+		err = json.Unmarshal(raw, &a.Chapters)
+		if err != nil {
+			return fmt.Errorf("error reading 'chapters': %w", err)
+		}
+		delete(object, "chapters")
+	}
+
+	if raw, found := object["premiumRewardScheduleUuid"]; found {
+		err = json.Unmarshal(raw, &a.PremiumRewardScheduleUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'premiumRewardScheduleUuid': %w", err)
+		}
+		delete(object, "premiumRewardScheduleUuid")
+	}
+
+	if raw, found := object["premiumVPCost"]; found {
+		err = json.Unmarshal(raw, &a.PremiumVPCost)
+		if err != nil {
+			return fmt.Errorf("error reading 'premiumVPCost': %w", err)
+		}
+		delete(object, "premiumVPCost")
+	}
+
+	if raw, found := object["relationType"]; found {
+		err = json.Unmarshal(raw, &a.RelationType)
+		if err != nil {
+			return fmt.Errorf("error reading 'relationType': %w", err)
+		}
+		delete(object, "relationType")
+	}
+
+	if raw, found := object["relationUuid"]; found {
+		err = json.Unmarshal(raw, &a.RelationUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'relationUuid': %w", err)
+		}
+		delete(object, "relationUuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContractContent to handle AdditionalProperties
+func (a ContractContent) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	if a.Chapters != nil {
+		object["chapters"], err = json.Marshal(a.Chapters)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'chapters': %w", err)
+		}
+	}
+
+	object["premiumRewardScheduleUuid"], err = json.Marshal(a.PremiumRewardScheduleUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'premiumRewardScheduleUuid': %w", err)
+	}
+
+	object["premiumVPCost"], err = json.Marshal(a.PremiumVPCost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'premiumVPCost': %w", err)
+	}
+
+	object["relationType"], err = json.Marshal(a.RelationType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'relationType': %w", err)
+	}
+
+	object["relationUuid"], err = json.Marshal(a.RelationUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'relationUuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContractLevel. Returns the specified
+// element and whether it was found
+func (a ContractLevel) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContractLevel
+func (a *ContractLevel) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContractLevel to handle AdditionalProperties
+func (a *ContractLevel) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["isPurchasableWithVP"]; found {
+		err = json.Unmarshal(raw, &a.IsPurchasableWithVP)
+		if err != nil {
+			return fmt.Errorf("error reading 'isPurchasableWithVP': %w", err)
+		}
+		delete(object, "isPurchasableWithVP")
+	}
+
+	if raw, found := object["reward"]; found {
+		err = json.Unmarshal(raw, &a.Reward)
+		if err != nil {
+			return fmt.Errorf("error reading 'reward': %w", err)
+		}
+		delete(object, "reward")
+	}
+
+	if raw, found := object["vpCost"]; found {
+		err = json.Unmarshal(raw, &a.VpCost)
+		if err != nil {
+			return fmt.Errorf("error reading 'vpCost': %w", err)
+		}
+		delete(object, "vpCost")
+	}
+
+	if raw, found := object["xp"]; found {
+		err = json.Unmarshal(raw, &a.Xp)
+		if err != nil {
+			return fmt.Errorf("error reading 'xp': %w", err)
+		}
+		delete(object, "xp")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContractLevel to handle AdditionalProperties
+func (a ContractLevel) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["isPurchasableWithVP"], err = json.Marshal(a.IsPurchasableWithVP)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isPurchasableWithVP': %w", err)
+	}
+
+	object["reward"], err = json.Marshal(a.Reward)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'reward': %w", err)
+	}
+
+	object["vpCost"], err = json.Marshal(a.VpCost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'vpCost': %w", err)
+	}
+
+	object["xp"], err = json.Marshal(a.Xp)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xp': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContractReward. Returns the specified
+// element and whether it was found
+func (a ContractReward) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContractReward
+func (a *ContractReward) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContractReward to handle AdditionalProperties
+func (a *ContractReward) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["amount"]; found {
+		err = json.Unmarshal(raw, &a.Amount)
+		if err != nil {
+			return fmt.Errorf("error reading 'amount': %w", err)
+		}
+		delete(object, "amount")
+	}
+
+	if raw, found := object["isHighlighted"]; found {
+		err = json.Unmarshal(raw, &a.IsHighlighted)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHighlighted': %w", err)
+		}
+		delete(object, "isHighlighted")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContractReward to handle AdditionalProperties
+func (a ContractReward) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["amount"], err = json.Marshal(a.Amount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'amount': %w", err)
+	}
+
+	object["isHighlighted"], err = json.Marshal(a.IsHighlighted)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHighlighted': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Currency. Returns the specified
+// element and whether it was found
+func (a Currency) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Currency
+func (a *Currency) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Currency to handle AdditionalProperties
+func (a *Currency) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["displayNameSingular"]; found {
+		err = json.Unmarshal(raw, &a.DisplayNameSingular)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayNameSingular': %w", err)
+		}
+		delete(object, "displayNameSingular")
+	}
+
+	if raw, found := object["largeIcon"]; found {
+		err = json.Unmarshal(raw, &a.LargeIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeIcon': %w", err)
+		}
+		delete(object, "largeIcon")
+	}
+
+	if raw, found := object["rewardPreviewIcon"]; found {
+		err = json.Unmarshal(raw, &a.RewardPreviewIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rewardPreviewIcon': %w", err)
+		}
+		delete(object, "rewardPreviewIcon")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Currency to handle AdditionalProperties
+func (a Currency) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["displayNameSingular"], err = json.Marshal(a.DisplayNameSingular)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayNameSingular': %w", err)
+	}
+
+	object["largeIcon"], err = json.Marshal(a.LargeIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeIcon': %w", err)
+	}
+
+	object["rewardPreviewIcon"], err = json.Marshal(a.RewardPreviewIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rewardPreviewIcon': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CurrencyAll. Returns the specified
+// element and whether it was found
+func (a CurrencyAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CurrencyAll
+func (a *CurrencyAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CurrencyAll to handle AdditionalProperties
+func (a *CurrencyAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["displayNameSingular"]; found {
+		err = json.Unmarshal(raw, &a.DisplayNameSingular)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayNameSingular': %w", err)
+		}
+		delete(object, "displayNameSingular")
+	}
+
+	if raw, found := object["largeIcon"]; found {
+		err = json.Unmarshal(raw, &a.LargeIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeIcon': %w", err)
+		}
+		delete(object, "largeIcon")
+	}
+
+	if raw, found := object["rewardPreviewIcon"]; found {
+		err = json.Unmarshal(raw, &a.RewardPreviewIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'rewardPreviewIcon': %w", err)
+		}
+		delete(object, "rewardPreviewIcon")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CurrencyAll to handle AdditionalProperties
+func (a CurrencyAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["displayNameSingular"], err = json.Marshal(a.DisplayNameSingular)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayNameSingular': %w", err)
+	}
+
+	object["largeIcon"], err = json.Marshal(a.LargeIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeIcon': %w", err)
+	}
+
+	object["rewardPreviewIcon"], err = json.Marshal(a.RewardPreviewIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rewardPreviewIcon': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for DamageRange. Returns the specified
+// element and whether it was found
+func (a DamageRange) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for DamageRange
+func (a *DamageRange) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for DamageRange to handle AdditionalProperties
+func (a *DamageRange) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["bodyDamage"]; found {
+		err = json.Unmarshal(raw, &a.BodyDamage)
+		if err != nil {
+			return fmt.Errorf("error reading 'bodyDamage': %w", err)
+		}
+		delete(object, "bodyDamage")
+	}
+
+	if raw, found := object["headDamage"]; found {
+		err = json.Unmarshal(raw, &a.HeadDamage)
+		if err != nil {
+			return fmt.Errorf("error reading 'headDamage': %w", err)
+		}
+		delete(object, "headDamage")
+	}
+
+	if raw, found := object["legDamage"]; found {
+		err = json.Unmarshal(raw, &a.LegDamage)
+		if err != nil {
+			return fmt.Errorf("error reading 'legDamage': %w", err)
+		}
+		delete(object, "legDamage")
+	}
+
+	if raw, found := object["rangeEndMeters"]; found {
+		err = json.Unmarshal(raw, &a.RangeEndMeters)
+		if err != nil {
+			return fmt.Errorf("error reading 'rangeEndMeters': %w", err)
+		}
+		delete(object, "rangeEndMeters")
+	}
+
+	if raw, found := object["rangeStartMeters"]; found {
+		err = json.Unmarshal(raw, &a.RangeStartMeters)
+		if err != nil {
+			return fmt.Errorf("error reading 'rangeStartMeters': %w", err)
+		}
+		delete(object, "rangeStartMeters")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for DamageRange to handle AdditionalProperties
+func (a DamageRange) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["bodyDamage"], err = json.Marshal(a.BodyDamage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'bodyDamage': %w", err)
+	}
+
+	object["headDamage"], err = json.Marshal(a.HeadDamage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'headDamage': %w", err)
+	}
+
+	object["legDamage"], err = json.Marshal(a.LegDamage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'legDamage': %w", err)
+	}
+
+	object["rangeEndMeters"], err = json.Marshal(a.RangeEndMeters)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rangeEndMeters': %w", err)
+	}
+
+	object["rangeStartMeters"], err = json.Marshal(a.RangeStartMeters)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rangeStartMeters': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for FlexItem. Returns the specified
+// element and whether it was found
+func (a FlexItem) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for FlexItem
+func (a *FlexItem) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for FlexItem to handle AdditionalProperties
+func (a *FlexItem) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for FlexItem to handle AdditionalProperties
+func (a FlexItem) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for FlexItemAll. Returns the specified
+// element and whether it was found
+func (a FlexItemAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for FlexItemAll
+func (a *FlexItemAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for FlexItemAll to handle AdditionalProperties
+func (a *FlexItemAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for FlexItemAll to handle AdditionalProperties
+func (a FlexItemAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameEvent. Returns the specified
+// element and whether it was found
+func (a GameEvent) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameEvent
+func (a *GameEvent) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameEvent to handle AdditionalProperties
+func (a *GameEvent) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["endTime"]; found {
+		err = json.Unmarshal(raw, &a.EndTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'endTime': %w", err)
+		}
+		delete(object, "endTime")
+	}
+
+	if raw, found := object["shortDisplayName"]; found {
+		err = json.Unmarshal(raw, &a.ShortDisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'shortDisplayName': %w", err)
+		}
+		delete(object, "shortDisplayName")
+	}
+
+	if raw, found := object["startTime"]; found {
+		err = json.Unmarshal(raw, &a.StartTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'startTime': %w", err)
+		}
+		delete(object, "startTime")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameEvent to handle AdditionalProperties
+func (a GameEvent) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["endTime"], err = json.Marshal(a.EndTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'endTime': %w", err)
+	}
+
+	object["shortDisplayName"], err = json.Marshal(a.ShortDisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shortDisplayName': %w", err)
+	}
+
+	object["startTime"], err = json.Marshal(a.StartTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startTime': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameEventAll. Returns the specified
+// element and whether it was found
+func (a GameEventAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameEventAll
+func (a *GameEventAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameEventAll to handle AdditionalProperties
+func (a *GameEventAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["endTime"]; found {
+		err = json.Unmarshal(raw, &a.EndTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'endTime': %w", err)
+		}
+		delete(object, "endTime")
+	}
+
+	if raw, found := object["shortDisplayName"]; found {
+		err = json.Unmarshal(raw, &a.ShortDisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'shortDisplayName': %w", err)
+		}
+		delete(object, "shortDisplayName")
+	}
+
+	if raw, found := object["startTime"]; found {
+		err = json.Unmarshal(raw, &a.StartTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'startTime': %w", err)
+		}
+		delete(object, "startTime")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameEventAll to handle AdditionalProperties
+func (a GameEventAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["endTime"], err = json.Marshal(a.EndTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'endTime': %w", err)
+	}
+
+	object["shortDisplayName"], err = json.Marshal(a.ShortDisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shortDisplayName': %w", err)
+	}
+
+	object["startTime"], err = json.Marshal(a.StartTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startTime': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameMode. Returns the specified
+// element and whether it was found
+func (a GameMode) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameMode
+func (a *GameMode) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameMode to handle AdditionalProperties
+func (a *GameMode) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowsCustomGameReplays"]; found {
+		err = json.Unmarshal(raw, &a.AllowsCustomGameReplays)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowsCustomGameReplays': %w", err)
+		}
+		delete(object, "allowsCustomGameReplays")
+	}
+
+	if raw, found := object["allowsMatchTimeouts"]; found {
+		err = json.Unmarshal(raw, &a.AllowsMatchTimeouts)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowsMatchTimeouts': %w", err)
+		}
+		delete(object, "allowsMatchTimeouts")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["duration"]; found {
+		err = json.Unmarshal(raw, &a.Duration)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration': %w", err)
+		}
+		delete(object, "duration")
+	}
+
+	if raw, found := object["economyType"]; found {
+		err = json.Unmarshal(raw, &a.EconomyType)
+		if err != nil {
+			return fmt.Errorf("error reading 'economyType': %w", err)
+		}
+		delete(object, "economyType")
+	}
+
+	if raw, found := object["gameFeatureOverrides"]; found {
+		err = json.Unmarshal(raw, &a.GameFeatureOverrides)
+		if err != nil {
+			return fmt.Errorf("error reading 'gameFeatureOverrides': %w", err)
+		}
+		delete(object, "gameFeatureOverrides")
+	}
+
+	if raw, found := object["gameRuleBoolOverrides"]; found {
+		err = json.Unmarshal(raw, &a.GameRuleBoolOverrides)
+		if err != nil {
+			return fmt.Errorf("error reading 'gameRuleBoolOverrides': %w", err)
+		}
+		delete(object, "gameRuleBoolOverrides")
+	}
+
+	if raw, found := object["isMinimapAllowed"]; found {
+		err = json.Unmarshal(raw, &a.IsMinimapAllowed)
+		if err != nil {
+			return fmt.Errorf("error reading 'isMinimapAllowed': %w", err)
+		}
+		delete(object, "isMinimapAllowed")
+	}
+
+	if raw, found := object["isMinimapHidden"]; found {
+		err = json.Unmarshal(raw, &a.IsMinimapHidden)
+		if err != nil {
+			return fmt.Errorf("error reading 'isMinimapHidden': %w", err)
+		}
+		delete(object, "isMinimapHidden")
+	}
+
+	if raw, found := object["isTeamVoiceAllowed"]; found {
+		err = json.Unmarshal(raw, &a.IsTeamVoiceAllowed)
+		if err != nil {
+			return fmt.Errorf("error reading 'isTeamVoiceAllowed': %w", err)
+		}
+		delete(object, "isTeamVoiceAllowed")
+	}
+
+	if raw, found := object["listViewIconTall"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIconTall)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIconTall': %w", err)
+		}
+		delete(object, "listViewIconTall")
+	}
+
+	if raw, found := object["orbCount"]; found {
+		err = json.Unmarshal(raw, &a.OrbCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'orbCount': %w", err)
+		}
+		delete(object, "orbCount")
+	}
+
+	if raw, found := object["roundsPerHalf"]; found {
+		err = json.Unmarshal(raw, &a.RoundsPerHalf)
+		if err != nil {
+			return fmt.Errorf("error reading 'roundsPerHalf': %w", err)
+		}
+		delete(object, "roundsPerHalf")
+	}
+
+	if raw, found := object["teamRoles"]; found {
+		err = json.Unmarshal(raw, &a.TeamRoles)
+		if err != nil {
+			return fmt.Errorf("error reading 'teamRoles': %w", err)
+		}
+		delete(object, "teamRoles")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameMode to handle AdditionalProperties
+func (a GameMode) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowsCustomGameReplays"], err = json.Marshal(a.AllowsCustomGameReplays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowsCustomGameReplays': %w", err)
+	}
+
+	object["allowsMatchTimeouts"], err = json.Marshal(a.AllowsMatchTimeouts)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowsMatchTimeouts': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["duration"], err = json.Marshal(a.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration': %w", err)
+	}
+
+	object["economyType"], err = json.Marshal(a.EconomyType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'economyType': %w", err)
+	}
+
+	if a.GameFeatureOverrides != nil {
+		object["gameFeatureOverrides"], err = json.Marshal(a.GameFeatureOverrides)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'gameFeatureOverrides': %w", err)
+		}
+	}
+
+	if a.GameRuleBoolOverrides != nil {
+		object["gameRuleBoolOverrides"], err = json.Marshal(a.GameRuleBoolOverrides)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'gameRuleBoolOverrides': %w", err)
+		}
+	}
+
+	object["isMinimapAllowed"], err = json.Marshal(a.IsMinimapAllowed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isMinimapAllowed': %w", err)
+	}
+
+	object["isMinimapHidden"], err = json.Marshal(a.IsMinimapHidden)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isMinimapHidden': %w", err)
+	}
+
+	object["isTeamVoiceAllowed"], err = json.Marshal(a.IsTeamVoiceAllowed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isTeamVoiceAllowed': %w", err)
+	}
+
+	object["listViewIconTall"], err = json.Marshal(a.ListViewIconTall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIconTall': %w", err)
+	}
+
+	object["orbCount"], err = json.Marshal(a.OrbCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'orbCount': %w", err)
+	}
+
+	object["roundsPerHalf"], err = json.Marshal(a.RoundsPerHalf)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'roundsPerHalf': %w", err)
+	}
+
+	if a.TeamRoles != nil {
+		object["teamRoles"], err = json.Marshal(a.TeamRoles)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'teamRoles': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameMode_GameFeatureOverrides_Item. Returns the specified
+// element and whether it was found
+func (a GameMode_GameFeatureOverrides_Item) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameMode_GameFeatureOverrides_Item
+func (a *GameMode_GameFeatureOverrides_Item) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameMode_GameFeatureOverrides_Item to handle AdditionalProperties
+func (a *GameMode_GameFeatureOverrides_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["featureName"]; found {
+		err = json.Unmarshal(raw, &a.FeatureName)
+		if err != nil {
+			return fmt.Errorf("error reading 'featureName': %w", err)
+		}
+		delete(object, "featureName")
+	}
+
+	if raw, found := object["state"]; found {
+		err = json.Unmarshal(raw, &a.State)
+		if err != nil {
+			return fmt.Errorf("error reading 'state': %w", err)
+		}
+		delete(object, "state")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameMode_GameFeatureOverrides_Item to handle AdditionalProperties
+func (a GameMode_GameFeatureOverrides_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["featureName"], err = json.Marshal(a.FeatureName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'featureName': %w", err)
+	}
+
+	object["state"], err = json.Marshal(a.State)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'state': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameMode_GameRuleBoolOverrides_Item. Returns the specified
+// element and whether it was found
+func (a GameMode_GameRuleBoolOverrides_Item) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameMode_GameRuleBoolOverrides_Item
+func (a *GameMode_GameRuleBoolOverrides_Item) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameMode_GameRuleBoolOverrides_Item to handle AdditionalProperties
+func (a *GameMode_GameRuleBoolOverrides_Item) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["ruleName"]; found {
+		err = json.Unmarshal(raw, &a.RuleName)
+		if err != nil {
+			return fmt.Errorf("error reading 'ruleName': %w", err)
+		}
+		delete(object, "ruleName")
+	}
+
+	if raw, found := object["state"]; found {
+		err = json.Unmarshal(raw, &a.State)
+		if err != nil {
+			return fmt.Errorf("error reading 'state': %w", err)
+		}
+		delete(object, "state")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameMode_GameRuleBoolOverrides_Item to handle AdditionalProperties
+func (a GameMode_GameRuleBoolOverrides_Item) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["ruleName"], err = json.Marshal(a.RuleName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'ruleName': %w", err)
+	}
+
+	object["state"], err = json.Marshal(a.State)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'state': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameModeAll. Returns the specified
+// element and whether it was found
+func (a GameModeAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameModeAll
+func (a *GameModeAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameModeAll to handle AdditionalProperties
+func (a *GameModeAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["allowsCustomGameReplays"]; found {
+		err = json.Unmarshal(raw, &a.AllowsCustomGameReplays)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowsCustomGameReplays': %w", err)
+		}
+		delete(object, "allowsCustomGameReplays")
+	}
+
+	if raw, found := object["allowsMatchTimeouts"]; found {
+		err = json.Unmarshal(raw, &a.AllowsMatchTimeouts)
+		if err != nil {
+			return fmt.Errorf("error reading 'allowsMatchTimeouts': %w", err)
+		}
+		delete(object, "allowsMatchTimeouts")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["duration"]; found {
+		err = json.Unmarshal(raw, &a.Duration)
+		if err != nil {
+			return fmt.Errorf("error reading 'duration': %w", err)
+		}
+		delete(object, "duration")
+	}
+
+	if raw, found := object["economyType"]; found {
+		err = json.Unmarshal(raw, &a.EconomyType)
+		if err != nil {
+			return fmt.Errorf("error reading 'economyType': %w", err)
+		}
+		delete(object, "economyType")
+	}
+
+	if raw, found := object["gameFeatureOverrides"]; found {
+		err = json.Unmarshal(raw, &a.GameFeatureOverrides)
+		if err != nil {
+			return fmt.Errorf("error reading 'gameFeatureOverrides': %w", err)
+		}
+		delete(object, "gameFeatureOverrides")
+	}
+
+	if raw, found := object["gameRuleBoolOverrides"]; found {
+		err = json.Unmarshal(raw, &a.GameRuleBoolOverrides)
+		if err != nil {
+			return fmt.Errorf("error reading 'gameRuleBoolOverrides': %w", err)
+		}
+		delete(object, "gameRuleBoolOverrides")
+	}
+
+	if raw, found := object["isMinimapAllowed"]; found {
+		err = json.Unmarshal(raw, &a.IsMinimapAllowed)
+		if err != nil {
+			return fmt.Errorf("error reading 'isMinimapAllowed': %w", err)
+		}
+		delete(object, "isMinimapAllowed")
+	}
+
+	if raw, found := object["isMinimapHidden"]; found {
+		err = json.Unmarshal(raw, &a.IsMinimapHidden)
+		if err != nil {
+			return fmt.Errorf("error reading 'isMinimapHidden': %w", err)
+		}
+		delete(object, "isMinimapHidden")
+	}
+
+	if raw, found := object["isTeamVoiceAllowed"]; found {
+		err = json.Unmarshal(raw, &a.IsTeamVoiceAllowed)
+		if err != nil {
+			return fmt.Errorf("error reading 'isTeamVoiceAllowed': %w", err)
+		}
+		delete(object, "isTeamVoiceAllowed")
+	}
+
+	if raw, found := object["listViewIconTall"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIconTall)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIconTall': %w", err)
+		}
+		delete(object, "listViewIconTall")
+	}
+
+	if raw, found := object["orbCount"]; found {
+		err = json.Unmarshal(raw, &a.OrbCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'orbCount': %w", err)
+		}
+		delete(object, "orbCount")
+	}
+
+	if raw, found := object["roundsPerHalf"]; found {
+		err = json.Unmarshal(raw, &a.RoundsPerHalf)
+		if err != nil {
+			return fmt.Errorf("error reading 'roundsPerHalf': %w", err)
+		}
+		delete(object, "roundsPerHalf")
+	}
+
+	if raw, found := object["teamRoles"]; found {
+		err = json.Unmarshal(raw, &a.TeamRoles)
+		if err != nil {
+			return fmt.Errorf("error reading 'teamRoles': %w", err)
+		}
+		delete(object, "teamRoles")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameModeAll to handle AdditionalProperties
+func (a GameModeAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["allowsCustomGameReplays"], err = json.Marshal(a.AllowsCustomGameReplays)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowsCustomGameReplays': %w", err)
+	}
+
+	object["allowsMatchTimeouts"], err = json.Marshal(a.AllowsMatchTimeouts)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'allowsMatchTimeouts': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["duration"], err = json.Marshal(a.Duration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'duration': %w", err)
+	}
+
+	object["economyType"], err = json.Marshal(a.EconomyType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'economyType': %w", err)
+	}
+
+	if a.GameFeatureOverrides != nil {
+		object["gameFeatureOverrides"], err = json.Marshal(a.GameFeatureOverrides)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'gameFeatureOverrides': %w", err)
+		}
+	}
+
+	if a.GameRuleBoolOverrides != nil {
+		object["gameRuleBoolOverrides"], err = json.Marshal(a.GameRuleBoolOverrides)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'gameRuleBoolOverrides': %w", err)
+		}
+	}
+
+	object["isMinimapAllowed"], err = json.Marshal(a.IsMinimapAllowed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isMinimapAllowed': %w", err)
+	}
+
+	object["isMinimapHidden"], err = json.Marshal(a.IsMinimapHidden)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isMinimapHidden': %w", err)
+	}
+
+	object["isTeamVoiceAllowed"], err = json.Marshal(a.IsTeamVoiceAllowed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isTeamVoiceAllowed': %w", err)
+	}
+
+	object["listViewIconTall"], err = json.Marshal(a.ListViewIconTall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIconTall': %w", err)
+	}
+
+	object["orbCount"], err = json.Marshal(a.OrbCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'orbCount': %w", err)
+	}
+
+	object["roundsPerHalf"], err = json.Marshal(a.RoundsPerHalf)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'roundsPerHalf': %w", err)
+	}
+
+	if a.TeamRoles != nil {
+		object["teamRoles"], err = json.Marshal(a.TeamRoles)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'teamRoles': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameModeEquippable. Returns the specified
+// element and whether it was found
+func (a GameModeEquippable) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameModeEquippable
+func (a *GameModeEquippable) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameModeEquippable to handle AdditionalProperties
+func (a *GameModeEquippable) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["killStreamIcon"]; found {
+		err = json.Unmarshal(raw, &a.KillStreamIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'killStreamIcon': %w", err)
+		}
+		delete(object, "killStreamIcon")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameModeEquippable to handle AdditionalProperties
+func (a GameModeEquippable) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["killStreamIcon"], err = json.Marshal(a.KillStreamIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killStreamIcon': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GameModeEquippableAll. Returns the specified
+// element and whether it was found
+func (a GameModeEquippableAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GameModeEquippableAll
+func (a *GameModeEquippableAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GameModeEquippableAll to handle AdditionalProperties
+func (a *GameModeEquippableAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["killStreamIcon"]; found {
+		err = json.Unmarshal(raw, &a.KillStreamIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'killStreamIcon': %w", err)
+		}
+		delete(object, "killStreamIcon")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GameModeEquippableAll to handle AdditionalProperties
+func (a GameModeEquippableAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["killStreamIcon"], err = json.Marshal(a.KillStreamIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killStreamIcon': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GridPosition. Returns the specified
+// element and whether it was found
+func (a GridPosition) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GridPosition
+func (a *GridPosition) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GridPosition to handle AdditionalProperties
+func (a *GridPosition) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["column"]; found {
+		err = json.Unmarshal(raw, &a.Column)
+		if err != nil {
+			return fmt.Errorf("error reading 'column': %w", err)
+		}
+		delete(object, "column")
+	}
+
+	if raw, found := object["row"]; found {
+		err = json.Unmarshal(raw, &a.Row)
+		if err != nil {
+			return fmt.Errorf("error reading 'row': %w", err)
+		}
+		delete(object, "row")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GridPosition to handle AdditionalProperties
+func (a GridPosition) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["column"], err = json.Marshal(a.Column)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'column': %w", err)
+	}
+
+	object["row"], err = json.Marshal(a.Row)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'row': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for LevelBorder. Returns the specified
+// element and whether it was found
+func (a LevelBorder) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for LevelBorder
+func (a *LevelBorder) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for LevelBorder to handle AdditionalProperties
+func (a *LevelBorder) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levelNumber"]; found {
+		err = json.Unmarshal(raw, &a.LevelNumber)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelNumber': %w", err)
+		}
+		delete(object, "levelNumber")
+	}
+
+	if raw, found := object["levelNumberAppearance"]; found {
+		err = json.Unmarshal(raw, &a.LevelNumberAppearance)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelNumberAppearance': %w", err)
+		}
+		delete(object, "levelNumberAppearance")
+	}
+
+	if raw, found := object["smallPlayerCardAppearance"]; found {
+		err = json.Unmarshal(raw, &a.SmallPlayerCardAppearance)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallPlayerCardAppearance': %w", err)
+		}
+		delete(object, "smallPlayerCardAppearance")
+	}
+
+	if raw, found := object["startingLevel"]; found {
+		err = json.Unmarshal(raw, &a.StartingLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'startingLevel': %w", err)
+		}
+		delete(object, "startingLevel")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for LevelBorder to handle AdditionalProperties
+func (a LevelBorder) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["levelNumber"], err = json.Marshal(a.LevelNumber)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelNumber': %w", err)
+	}
+
+	object["levelNumberAppearance"], err = json.Marshal(a.LevelNumberAppearance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelNumberAppearance': %w", err)
+	}
+
+	object["smallPlayerCardAppearance"], err = json.Marshal(a.SmallPlayerCardAppearance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallPlayerCardAppearance': %w", err)
+	}
+
+	object["startingLevel"], err = json.Marshal(a.StartingLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startingLevel': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for LevelBorderAll. Returns the specified
+// element and whether it was found
+func (a LevelBorderAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for LevelBorderAll
+func (a *LevelBorderAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for LevelBorderAll to handle AdditionalProperties
+func (a *LevelBorderAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levelNumber"]; found {
+		err = json.Unmarshal(raw, &a.LevelNumber)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelNumber': %w", err)
+		}
+		delete(object, "levelNumber")
+	}
+
+	if raw, found := object["levelNumberAppearance"]; found {
+		err = json.Unmarshal(raw, &a.LevelNumberAppearance)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelNumberAppearance': %w", err)
+		}
+		delete(object, "levelNumberAppearance")
+	}
+
+	if raw, found := object["smallPlayerCardAppearance"]; found {
+		err = json.Unmarshal(raw, &a.SmallPlayerCardAppearance)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallPlayerCardAppearance': %w", err)
+		}
+		delete(object, "smallPlayerCardAppearance")
+	}
+
+	if raw, found := object["startingLevel"]; found {
+		err = json.Unmarshal(raw, &a.StartingLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'startingLevel': %w", err)
+		}
+		delete(object, "startingLevel")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for LevelBorderAll to handle AdditionalProperties
+func (a LevelBorderAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["levelNumber"], err = json.Marshal(a.LevelNumber)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelNumber': %w", err)
+	}
+
+	object["levelNumberAppearance"], err = json.Marshal(a.LevelNumberAppearance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelNumberAppearance': %w", err)
+	}
+
+	object["smallPlayerCardAppearance"], err = json.Marshal(a.SmallPlayerCardAppearance)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallPlayerCardAppearance': %w", err)
+	}
+
+	object["startingLevel"], err = json.Marshal(a.StartingLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startingLevel': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Map. Returns the specified
+// element and whether it was found
+func (a Map) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Map
+func (a *Map) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Map to handle AdditionalProperties
+func (a *Map) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["callouts"]; found {
+		err = json.Unmarshal(raw, &a.Callouts)
+		if err != nil {
+			return fmt.Errorf("error reading 'callouts': %w", err)
+		}
+		delete(object, "callouts")
+	}
+
+	if raw, found := object["coordinates"]; found {
+		err = json.Unmarshal(raw, &a.Coordinates)
+		if err != nil {
+			return fmt.Errorf("error reading 'coordinates': %w", err)
+		}
+		delete(object, "coordinates")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["listViewIcon"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIcon': %w", err)
+		}
+		delete(object, "listViewIcon")
+	}
+
+	if raw, found := object["listViewIconTall"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIconTall)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIconTall': %w", err)
+		}
+		delete(object, "listViewIconTall")
+	}
+
+	if raw, found := object["mapUrl"]; found {
+		err = json.Unmarshal(raw, &a.MapUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'mapUrl': %w", err)
+		}
+		delete(object, "mapUrl")
+	}
+
+	if raw, found := object["narrativeDescription"]; found {
+		err = json.Unmarshal(raw, &a.NarrativeDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'narrativeDescription': %w", err)
+		}
+		delete(object, "narrativeDescription")
+	}
+
+	if raw, found := object["premierBackgroundImage"]; found {
+		err = json.Unmarshal(raw, &a.PremierBackgroundImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'premierBackgroundImage': %w", err)
+		}
+		delete(object, "premierBackgroundImage")
+	}
+
+	if raw, found := object["splash"]; found {
+		err = json.Unmarshal(raw, &a.Splash)
+		if err != nil {
+			return fmt.Errorf("error reading 'splash': %w", err)
+		}
+		delete(object, "splash")
+	}
+
+	if raw, found := object["stylizedBackgroundImage"]; found {
+		err = json.Unmarshal(raw, &a.StylizedBackgroundImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'stylizedBackgroundImage': %w", err)
+		}
+		delete(object, "stylizedBackgroundImage")
+	}
+
+	if raw, found := object["tacticalDescription"]; found {
+		err = json.Unmarshal(raw, &a.TacticalDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'tacticalDescription': %w", err)
+		}
+		delete(object, "tacticalDescription")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["xMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.XMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'xMultiplier': %w", err)
+		}
+		delete(object, "xMultiplier")
+	}
+
+	if raw, found := object["xScalarToAdd"]; found {
+		err = json.Unmarshal(raw, &a.XScalarToAdd)
+		if err != nil {
+			return fmt.Errorf("error reading 'xScalarToAdd': %w", err)
+		}
+		delete(object, "xScalarToAdd")
+	}
+
+	if raw, found := object["yMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.YMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'yMultiplier': %w", err)
+		}
+		delete(object, "yMultiplier")
+	}
+
+	if raw, found := object["yScalarToAdd"]; found {
+		err = json.Unmarshal(raw, &a.YScalarToAdd)
+		if err != nil {
+			return fmt.Errorf("error reading 'yScalarToAdd': %w", err)
+		}
+		delete(object, "yScalarToAdd")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Map to handle AdditionalProperties
+func (a Map) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Callouts != nil {
+		object["callouts"], err = json.Marshal(a.Callouts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'callouts': %w", err)
+		}
+	}
+
+	object["coordinates"], err = json.Marshal(a.Coordinates)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'coordinates': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["listViewIcon"], err = json.Marshal(a.ListViewIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIcon': %w", err)
+	}
+
+	object["listViewIconTall"], err = json.Marshal(a.ListViewIconTall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIconTall': %w", err)
+	}
+
+	object["mapUrl"], err = json.Marshal(a.MapUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'mapUrl': %w", err)
+	}
+
+	object["narrativeDescription"], err = json.Marshal(a.NarrativeDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'narrativeDescription': %w", err)
+	}
+
+	object["premierBackgroundImage"], err = json.Marshal(a.PremierBackgroundImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'premierBackgroundImage': %w", err)
+	}
+
+	object["splash"], err = json.Marshal(a.Splash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'splash': %w", err)
+	}
+
+	object["stylizedBackgroundImage"], err = json.Marshal(a.StylizedBackgroundImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'stylizedBackgroundImage': %w", err)
+	}
+
+	object["tacticalDescription"], err = json.Marshal(a.TacticalDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tacticalDescription': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["xMultiplier"], err = json.Marshal(a.XMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xMultiplier': %w", err)
+	}
+
+	object["xScalarToAdd"], err = json.Marshal(a.XScalarToAdd)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xScalarToAdd': %w", err)
+	}
+
+	object["yMultiplier"], err = json.Marshal(a.YMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'yMultiplier': %w", err)
+	}
+
+	object["yScalarToAdd"], err = json.Marshal(a.YScalarToAdd)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'yScalarToAdd': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for MapAll. Returns the specified
+// element and whether it was found
+func (a MapAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for MapAll
+func (a *MapAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for MapAll to handle AdditionalProperties
+func (a *MapAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["callouts"]; found {
+		err = json.Unmarshal(raw, &a.Callouts)
+		if err != nil {
+			return fmt.Errorf("error reading 'callouts': %w", err)
+		}
+		delete(object, "callouts")
+	}
+
+	if raw, found := object["coordinates"]; found {
+		err = json.Unmarshal(raw, &a.Coordinates)
+		if err != nil {
+			return fmt.Errorf("error reading 'coordinates': %w", err)
+		}
+		delete(object, "coordinates")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["listViewIcon"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIcon': %w", err)
+		}
+		delete(object, "listViewIcon")
+	}
+
+	if raw, found := object["listViewIconTall"]; found {
+		err = json.Unmarshal(raw, &a.ListViewIconTall)
+		if err != nil {
+			return fmt.Errorf("error reading 'listViewIconTall': %w", err)
+		}
+		delete(object, "listViewIconTall")
+	}
+
+	if raw, found := object["mapUrl"]; found {
+		err = json.Unmarshal(raw, &a.MapUrl)
+		if err != nil {
+			return fmt.Errorf("error reading 'mapUrl': %w", err)
+		}
+		delete(object, "mapUrl")
+	}
+
+	if raw, found := object["narrativeDescription"]; found {
+		err = json.Unmarshal(raw, &a.NarrativeDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'narrativeDescription': %w", err)
+		}
+		delete(object, "narrativeDescription")
+	}
+
+	if raw, found := object["premierBackgroundImage"]; found {
+		err = json.Unmarshal(raw, &a.PremierBackgroundImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'premierBackgroundImage': %w", err)
+		}
+		delete(object, "premierBackgroundImage")
+	}
+
+	if raw, found := object["splash"]; found {
+		err = json.Unmarshal(raw, &a.Splash)
+		if err != nil {
+			return fmt.Errorf("error reading 'splash': %w", err)
+		}
+		delete(object, "splash")
+	}
+
+	if raw, found := object["stylizedBackgroundImage"]; found {
+		err = json.Unmarshal(raw, &a.StylizedBackgroundImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'stylizedBackgroundImage': %w", err)
+		}
+		delete(object, "stylizedBackgroundImage")
+	}
+
+	if raw, found := object["tacticalDescription"]; found {
+		err = json.Unmarshal(raw, &a.TacticalDescription)
+		if err != nil {
+			return fmt.Errorf("error reading 'tacticalDescription': %w", err)
+		}
+		delete(object, "tacticalDescription")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["xMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.XMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'xMultiplier': %w", err)
+		}
+		delete(object, "xMultiplier")
+	}
+
+	if raw, found := object["xScalarToAdd"]; found {
+		err = json.Unmarshal(raw, &a.XScalarToAdd)
+		if err != nil {
+			return fmt.Errorf("error reading 'xScalarToAdd': %w", err)
+		}
+		delete(object, "xScalarToAdd")
+	}
+
+	if raw, found := object["yMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.YMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'yMultiplier': %w", err)
+		}
+		delete(object, "yMultiplier")
+	}
+
+	if raw, found := object["yScalarToAdd"]; found {
+		err = json.Unmarshal(raw, &a.YScalarToAdd)
+		if err != nil {
+			return fmt.Errorf("error reading 'yScalarToAdd': %w", err)
+		}
+		delete(object, "yScalarToAdd")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for MapAll to handle AdditionalProperties
+func (a MapAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Callouts != nil {
+		object["callouts"], err = json.Marshal(a.Callouts)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'callouts': %w", err)
+		}
+	}
+
+	object["coordinates"], err = json.Marshal(a.Coordinates)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'coordinates': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["listViewIcon"], err = json.Marshal(a.ListViewIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIcon': %w", err)
+	}
+
+	object["listViewIconTall"], err = json.Marshal(a.ListViewIconTall)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'listViewIconTall': %w", err)
+	}
+
+	object["mapUrl"], err = json.Marshal(a.MapUrl)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'mapUrl': %w", err)
+	}
+
+	object["narrativeDescription"], err = json.Marshal(a.NarrativeDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'narrativeDescription': %w", err)
+	}
+
+	object["premierBackgroundImage"], err = json.Marshal(a.PremierBackgroundImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'premierBackgroundImage': %w", err)
+	}
+
+	object["splash"], err = json.Marshal(a.Splash)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'splash': %w", err)
+	}
+
+	object["stylizedBackgroundImage"], err = json.Marshal(a.StylizedBackgroundImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'stylizedBackgroundImage': %w", err)
+	}
+
+	object["tacticalDescription"], err = json.Marshal(a.TacticalDescription)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'tacticalDescription': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["xMultiplier"], err = json.Marshal(a.XMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xMultiplier': %w", err)
+	}
+
+	object["xScalarToAdd"], err = json.Marshal(a.XScalarToAdd)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xScalarToAdd': %w", err)
+	}
+
+	object["yMultiplier"], err = json.Marshal(a.YMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'yMultiplier': %w", err)
+	}
+
+	object["yScalarToAdd"], err = json.Marshal(a.YScalarToAdd)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'yScalarToAdd': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PlayerCard. Returns the specified
+// element and whether it was found
+func (a PlayerCard) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PlayerCard
+func (a *PlayerCard) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PlayerCard to handle AdditionalProperties
+func (a *PlayerCard) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["largeArt"]; found {
+		err = json.Unmarshal(raw, &a.LargeArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeArt': %w", err)
+		}
+		delete(object, "largeArt")
+	}
+
+	if raw, found := object["smallArt"]; found {
+		err = json.Unmarshal(raw, &a.SmallArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallArt': %w", err)
+		}
+		delete(object, "smallArt")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["wideArt"]; found {
+		err = json.Unmarshal(raw, &a.WideArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'wideArt': %w", err)
+		}
+		delete(object, "wideArt")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PlayerCard to handle AdditionalProperties
+func (a PlayerCard) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	object["largeArt"], err = json.Marshal(a.LargeArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeArt': %w", err)
+	}
+
+	object["smallArt"], err = json.Marshal(a.SmallArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallArt': %w", err)
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["wideArt"], err = json.Marshal(a.WideArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wideArt': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PlayerCardAll. Returns the specified
+// element and whether it was found
+func (a PlayerCardAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PlayerCardAll
+func (a *PlayerCardAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PlayerCardAll to handle AdditionalProperties
+func (a *PlayerCardAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["largeArt"]; found {
+		err = json.Unmarshal(raw, &a.LargeArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'largeArt': %w", err)
+		}
+		delete(object, "largeArt")
+	}
+
+	if raw, found := object["smallArt"]; found {
+		err = json.Unmarshal(raw, &a.SmallArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'smallArt': %w", err)
+		}
+		delete(object, "smallArt")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["wideArt"]; found {
+		err = json.Unmarshal(raw, &a.WideArt)
+		if err != nil {
+			return fmt.Errorf("error reading 'wideArt': %w", err)
+		}
+		delete(object, "wideArt")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PlayerCardAll to handle AdditionalProperties
+func (a PlayerCardAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	object["largeArt"], err = json.Marshal(a.LargeArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'largeArt': %w", err)
+	}
+
+	object["smallArt"], err = json.Marshal(a.SmallArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'smallArt': %w", err)
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["wideArt"], err = json.Marshal(a.WideArt)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wideArt': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PlayerTitle. Returns the specified
+// element and whether it was found
+func (a PlayerTitle) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PlayerTitle
+func (a *PlayerTitle) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PlayerTitle to handle AdditionalProperties
+func (a *PlayerTitle) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["titleText"]; found {
+		err = json.Unmarshal(raw, &a.TitleText)
+		if err != nil {
+			return fmt.Errorf("error reading 'titleText': %w", err)
+		}
+		delete(object, "titleText")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PlayerTitle to handle AdditionalProperties
+func (a PlayerTitle) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	object["titleText"], err = json.Marshal(a.TitleText)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'titleText': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PlayerTitleAll. Returns the specified
+// element and whether it was found
+func (a PlayerTitleAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PlayerTitleAll
+func (a *PlayerTitleAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PlayerTitleAll to handle AdditionalProperties
+func (a *PlayerTitleAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["isHiddenIfNotOwned"]; found {
+		err = json.Unmarshal(raw, &a.IsHiddenIfNotOwned)
+		if err != nil {
+			return fmt.Errorf("error reading 'isHiddenIfNotOwned': %w", err)
+		}
+		delete(object, "isHiddenIfNotOwned")
+	}
+
+	if raw, found := object["titleText"]; found {
+		err = json.Unmarshal(raw, &a.TitleText)
+		if err != nil {
+			return fmt.Errorf("error reading 'titleText': %w", err)
+		}
+		delete(object, "titleText")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PlayerTitleAll to handle AdditionalProperties
+func (a PlayerTitleAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["isHiddenIfNotOwned"], err = json.Marshal(a.IsHiddenIfNotOwned)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isHiddenIfNotOwned': %w", err)
+	}
+
+	object["titleText"], err = json.Marshal(a.TitleText)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'titleText': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PremierConference. Returns the specified
+// element and whether it was found
+func (a PremierConference) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PremierConference
+func (a *PremierConference) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PremierConference to handle AdditionalProperties
+func (a *PremierConference) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["icon"]; found {
+		err = json.Unmarshal(raw, &a.Icon)
+		if err != nil {
+			return fmt.Errorf("error reading 'icon': %w", err)
+		}
+		delete(object, "icon")
+	}
+
+	if raw, found := object["isSuper"]; found {
+		err = json.Unmarshal(raw, &a.IsSuper)
+		if err != nil {
+			return fmt.Errorf("error reading 'isSuper': %w", err)
+		}
+		delete(object, "isSuper")
+	}
+
+	if raw, found := object["key"]; found {
+		err = json.Unmarshal(raw, &a.Key)
+		if err != nil {
+			return fmt.Errorf("error reading 'key': %w", err)
+		}
+		delete(object, "key")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PremierConference to handle AdditionalProperties
+func (a PremierConference) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["icon"], err = json.Marshal(a.Icon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'icon': %w", err)
+	}
+
+	object["isSuper"], err = json.Marshal(a.IsSuper)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isSuper': %w", err)
+	}
+
+	object["key"], err = json.Marshal(a.Key)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'key': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PremierConferenceAll. Returns the specified
+// element and whether it was found
+func (a PremierConferenceAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PremierConferenceAll
+func (a *PremierConferenceAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PremierConferenceAll to handle AdditionalProperties
+func (a *PremierConferenceAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["icon"]; found {
+		err = json.Unmarshal(raw, &a.Icon)
+		if err != nil {
+			return fmt.Errorf("error reading 'icon': %w", err)
+		}
+		delete(object, "icon")
+	}
+
+	if raw, found := object["isSuper"]; found {
+		err = json.Unmarshal(raw, &a.IsSuper)
+		if err != nil {
+			return fmt.Errorf("error reading 'isSuper': %w", err)
+		}
+		delete(object, "isSuper")
+	}
+
+	if raw, found := object["key"]; found {
+		err = json.Unmarshal(raw, &a.Key)
+		if err != nil {
+			return fmt.Errorf("error reading 'key': %w", err)
+		}
+		delete(object, "key")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PremierConferenceAll to handle AdditionalProperties
+func (a PremierConferenceAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["icon"], err = json.Marshal(a.Icon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'icon': %w", err)
+	}
+
+	object["isSuper"], err = json.Marshal(a.IsSuper)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'isSuper': %w", err)
+	}
+
+	object["key"], err = json.Marshal(a.Key)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'key': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PremierLogo. Returns the specified
+// element and whether it was found
+func (a PremierLogo) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PremierLogo
+func (a *PremierLogo) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PremierLogo to handle AdditionalProperties
+func (a *PremierLogo) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["iconName"]; found {
+		err = json.Unmarshal(raw, &a.IconName)
+		if err != nil {
+			return fmt.Errorf("error reading 'iconName': %w", err)
+		}
+		delete(object, "iconName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PremierLogo to handle AdditionalProperties
+func (a PremierLogo) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["iconName"], err = json.Marshal(a.IconName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'iconName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for PremierLogoAll. Returns the specified
+// element and whether it was found
+func (a PremierLogoAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for PremierLogoAll
+func (a *PremierLogoAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for PremierLogoAll to handle AdditionalProperties
+func (a *PremierLogoAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["iconName"]; found {
+		err = json.Unmarshal(raw, &a.IconName)
+		if err != nil {
+			return fmt.Errorf("error reading 'iconName': %w", err)
+		}
+		delete(object, "iconName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for PremierLogoAll to handle AdditionalProperties
+func (a PremierLogoAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["iconName"], err = json.Marshal(a.IconName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'iconName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Season. Returns the specified
+// element and whether it was found
+func (a Season) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Season
+func (a *Season) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Season to handle AdditionalProperties
+func (a *Season) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["endTime"]; found {
+		err = json.Unmarshal(raw, &a.EndTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'endTime': %w", err)
+		}
+		delete(object, "endTime")
+	}
+
+	if raw, found := object["parentUuid"]; found {
+		err = json.Unmarshal(raw, &a.ParentUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'parentUuid': %w", err)
+		}
+		delete(object, "parentUuid")
+	}
+
+	if raw, found := object["startTime"]; found {
+		err = json.Unmarshal(raw, &a.StartTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'startTime': %w", err)
+		}
+		delete(object, "startTime")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Season to handle AdditionalProperties
+func (a Season) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["endTime"], err = json.Marshal(a.EndTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'endTime': %w", err)
+	}
+
+	object["parentUuid"], err = json.Marshal(a.ParentUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'parentUuid': %w", err)
+	}
+
+	object["startTime"], err = json.Marshal(a.StartTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startTime': %w", err)
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SeasonAll. Returns the specified
+// element and whether it was found
+func (a SeasonAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SeasonAll
+func (a *SeasonAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SeasonAll to handle AdditionalProperties
+func (a *SeasonAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["endTime"]; found {
+		err = json.Unmarshal(raw, &a.EndTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'endTime': %w", err)
+		}
+		delete(object, "endTime")
+	}
+
+	if raw, found := object["parentUuid"]; found {
+		err = json.Unmarshal(raw, &a.ParentUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'parentUuid': %w", err)
+		}
+		delete(object, "parentUuid")
+	}
+
+	if raw, found := object["startTime"]; found {
+		err = json.Unmarshal(raw, &a.StartTime)
+		if err != nil {
+			return fmt.Errorf("error reading 'startTime': %w", err)
+		}
+		delete(object, "startTime")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SeasonAll to handle AdditionalProperties
+func (a SeasonAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["endTime"], err = json.Marshal(a.EndTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'endTime': %w", err)
+	}
+
+	object["parentUuid"], err = json.Marshal(a.ParentUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'parentUuid': %w", err)
+	}
+
+	object["startTime"], err = json.Marshal(a.StartTime)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'startTime': %w", err)
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ShopData. Returns the specified
+// element and whether it was found
+func (a ShopData) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ShopData
+func (a *ShopData) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ShopData to handle AdditionalProperties
+func (a *ShopData) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["canBeTrashed"]; found {
+		err = json.Unmarshal(raw, &a.CanBeTrashed)
+		if err != nil {
+			return fmt.Errorf("error reading 'canBeTrashed': %w", err)
+		}
+		delete(object, "canBeTrashed")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["categoryText"]; found {
+		err = json.Unmarshal(raw, &a.CategoryText)
+		if err != nil {
+			return fmt.Errorf("error reading 'categoryText': %w", err)
+		}
+		delete(object, "categoryText")
+	}
+
+	if raw, found := object["cost"]; found {
+		err = json.Unmarshal(raw, &a.Cost)
+		if err != nil {
+			return fmt.Errorf("error reading 'cost': %w", err)
+		}
+		delete(object, "cost")
+	}
+
+	if raw, found := object["gridPosition"]; found {
+		err = json.Unmarshal(raw, &a.GridPosition)
+		if err != nil {
+			return fmt.Errorf("error reading 'gridPosition': %w", err)
+		}
+		delete(object, "gridPosition")
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &a.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+		delete(object, "image")
+	}
+
+	if raw, found := object["newImage"]; found {
+		err = json.Unmarshal(raw, &a.NewImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'newImage': %w", err)
+		}
+		delete(object, "newImage")
+	}
+
+	if raw, found := object["newImage2"]; found {
+		err = json.Unmarshal(raw, &a.NewImage2)
+		if err != nil {
+			return fmt.Errorf("error reading 'newImage2': %w", err)
+		}
+		delete(object, "newImage2")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ShopData to handle AdditionalProperties
+func (a ShopData) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["canBeTrashed"], err = json.Marshal(a.CanBeTrashed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'canBeTrashed': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["categoryText"], err = json.Marshal(a.CategoryText)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'categoryText': %w", err)
+	}
+
+	object["cost"], err = json.Marshal(a.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cost': %w", err)
+	}
+
+	object["gridPosition"], err = json.Marshal(a.GridPosition)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'gridPosition': %w", err)
+	}
+
+	object["image"], err = json.Marshal(a.Image)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'image': %w", err)
+	}
+
+	object["newImage"], err = json.Marshal(a.NewImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'newImage': %w", err)
+	}
+
+	object["newImage2"], err = json.Marshal(a.NewImage2)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ShopDataAll. Returns the specified
+// element and whether it was found
+func (a ShopDataAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ShopDataAll
+func (a *ShopDataAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ShopDataAll to handle AdditionalProperties
+func (a *ShopDataAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["canBeTrashed"]; found {
+		err = json.Unmarshal(raw, &a.CanBeTrashed)
+		if err != nil {
+			return fmt.Errorf("error reading 'canBeTrashed': %w", err)
+		}
+		delete(object, "canBeTrashed")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["categoryText"]; found {
+		err = json.Unmarshal(raw, &a.CategoryText)
+		if err != nil {
+			return fmt.Errorf("error reading 'categoryText': %w", err)
+		}
+		delete(object, "categoryText")
+	}
+
+	if raw, found := object["cost"]; found {
+		err = json.Unmarshal(raw, &a.Cost)
+		if err != nil {
+			return fmt.Errorf("error reading 'cost': %w", err)
+		}
+		delete(object, "cost")
+	}
+
+	if raw, found := object["gridPosition"]; found {
+		err = json.Unmarshal(raw, &a.GridPosition)
+		if err != nil {
+			return fmt.Errorf("error reading 'gridPosition': %w", err)
+		}
+		delete(object, "gridPosition")
+	}
+
+	if raw, found := object["image"]; found {
+		err = json.Unmarshal(raw, &a.Image)
+		if err != nil {
+			return fmt.Errorf("error reading 'image': %w", err)
+		}
+		delete(object, "image")
+	}
+
+	if raw, found := object["newImage"]; found {
+		err = json.Unmarshal(raw, &a.NewImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'newImage': %w", err)
+		}
+		delete(object, "newImage")
+	}
+
+	if raw, found := object["newImage2"]; found {
+		err = json.Unmarshal(raw, &a.NewImage2)
+		if err != nil {
+			return fmt.Errorf("error reading 'newImage2': %w", err)
+		}
+		delete(object, "newImage2")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ShopDataAll to handle AdditionalProperties
+func (a ShopDataAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["canBeTrashed"], err = json.Marshal(a.CanBeTrashed)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'canBeTrashed': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["categoryText"], err = json.Marshal(a.CategoryText)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'categoryText': %w", err)
+	}
+
+	object["cost"], err = json.Marshal(a.Cost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'cost': %w", err)
+	}
+
+	object["gridPosition"], err = json.Marshal(a.GridPosition)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'gridPosition': %w", err)
+	}
+
+	object["image"], err = json.Marshal(a.Image)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'image': %w", err)
+	}
+
+	object["newImage"], err = json.Marshal(a.NewImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'newImage': %w", err)
+	}
+
+	object["newImage2"], err = json.Marshal(a.NewImage2)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'newImage2': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SkinChroma. Returns the specified
+// element and whether it was found
+func (a SkinChroma) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SkinChroma
+func (a *SkinChroma) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SkinChroma to handle AdditionalProperties
+func (a *SkinChroma) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullRender"]; found {
+		err = json.Unmarshal(raw, &a.FullRender)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullRender': %w", err)
+		}
+		delete(object, "fullRender")
+	}
+
+	if raw, found := object["streamedVideo"]; found {
+		err = json.Unmarshal(raw, &a.StreamedVideo)
+		if err != nil {
+			return fmt.Errorf("error reading 'streamedVideo': %w", err)
+		}
+		delete(object, "streamedVideo")
+	}
+
+	if raw, found := object["swatch"]; found {
+		err = json.Unmarshal(raw, &a.Swatch)
+		if err != nil {
+			return fmt.Errorf("error reading 'swatch': %w", err)
+		}
+		delete(object, "swatch")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SkinChroma to handle AdditionalProperties
+func (a SkinChroma) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullRender"], err = json.Marshal(a.FullRender)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullRender': %w", err)
+	}
+
+	object["streamedVideo"], err = json.Marshal(a.StreamedVideo)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'streamedVideo': %w", err)
+	}
+
+	object["swatch"], err = json.Marshal(a.Swatch)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'swatch': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SkinChromaAll. Returns the specified
+// element and whether it was found
+func (a SkinChromaAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SkinChromaAll
+func (a *SkinChromaAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SkinChromaAll to handle AdditionalProperties
+func (a *SkinChromaAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullRender"]; found {
+		err = json.Unmarshal(raw, &a.FullRender)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullRender': %w", err)
+		}
+		delete(object, "fullRender")
+	}
+
+	if raw, found := object["streamedVideo"]; found {
+		err = json.Unmarshal(raw, &a.StreamedVideo)
+		if err != nil {
+			return fmt.Errorf("error reading 'streamedVideo': %w", err)
+		}
+		delete(object, "streamedVideo")
+	}
+
+	if raw, found := object["swatch"]; found {
+		err = json.Unmarshal(raw, &a.Swatch)
+		if err != nil {
+			return fmt.Errorf("error reading 'swatch': %w", err)
+		}
+		delete(object, "swatch")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SkinChromaAll to handle AdditionalProperties
+func (a SkinChromaAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullRender"], err = json.Marshal(a.FullRender)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullRender': %w", err)
+	}
+
+	object["streamedVideo"], err = json.Marshal(a.StreamedVideo)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'streamedVideo': %w", err)
+	}
+
+	object["swatch"], err = json.Marshal(a.Swatch)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'swatch': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SkinLevel. Returns the specified
+// element and whether it was found
+func (a SkinLevel) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SkinLevel
+func (a *SkinLevel) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SkinLevel to handle AdditionalProperties
+func (a *SkinLevel) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levelItem"]; found {
+		err = json.Unmarshal(raw, &a.LevelItem)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelItem': %w", err)
+		}
+		delete(object, "levelItem")
+	}
+
+	if raw, found := object["streamedVideo"]; found {
+		err = json.Unmarshal(raw, &a.StreamedVideo)
+		if err != nil {
+			return fmt.Errorf("error reading 'streamedVideo': %w", err)
+		}
+		delete(object, "streamedVideo")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SkinLevel to handle AdditionalProperties
+func (a SkinLevel) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["levelItem"], err = json.Marshal(a.LevelItem)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelItem': %w", err)
+	}
+
+	object["streamedVideo"], err = json.Marshal(a.StreamedVideo)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'streamedVideo': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SkinLevelAll. Returns the specified
+// element and whether it was found
+func (a SkinLevelAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SkinLevelAll
+func (a *SkinLevelAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SkinLevelAll to handle AdditionalProperties
+func (a *SkinLevelAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levelItem"]; found {
+		err = json.Unmarshal(raw, &a.LevelItem)
+		if err != nil {
+			return fmt.Errorf("error reading 'levelItem': %w", err)
+		}
+		delete(object, "levelItem")
+	}
+
+	if raw, found := object["streamedVideo"]; found {
+		err = json.Unmarshal(raw, &a.StreamedVideo)
+		if err != nil {
+			return fmt.Errorf("error reading 'streamedVideo': %w", err)
+		}
+		delete(object, "streamedVideo")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SkinLevelAll to handle AdditionalProperties
+func (a SkinLevelAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["levelItem"], err = json.Marshal(a.LevelItem)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'levelItem': %w", err)
+	}
+
+	object["streamedVideo"], err = json.Marshal(a.StreamedVideo)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'streamedVideo': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Spray. Returns the specified
+// element and whether it was found
+func (a Spray) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Spray
+func (a *Spray) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Spray to handle AdditionalProperties
+func (a *Spray) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullIcon"]; found {
+		err = json.Unmarshal(raw, &a.FullIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullIcon': %w", err)
+		}
+		delete(object, "fullIcon")
+	}
+
+	if raw, found := object["fullTransparentIcon"]; found {
+		err = json.Unmarshal(raw, &a.FullTransparentIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullTransparentIcon': %w", err)
+		}
+		delete(object, "fullTransparentIcon")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Spray to handle AdditionalProperties
+func (a Spray) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullIcon"], err = json.Marshal(a.FullIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullIcon': %w", err)
+	}
+
+	object["fullTransparentIcon"], err = json.Marshal(a.FullTransparentIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullTransparentIcon': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SprayAll. Returns the specified
+// element and whether it was found
+func (a SprayAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SprayAll
+func (a *SprayAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SprayAll to handle AdditionalProperties
+func (a *SprayAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["fullIcon"]; found {
+		err = json.Unmarshal(raw, &a.FullIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullIcon': %w", err)
+		}
+		delete(object, "fullIcon")
+	}
+
+	if raw, found := object["fullTransparentIcon"]; found {
+		err = json.Unmarshal(raw, &a.FullTransparentIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'fullTransparentIcon': %w", err)
+		}
+		delete(object, "fullTransparentIcon")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SprayAll to handle AdditionalProperties
+func (a SprayAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["fullIcon"], err = json.Marshal(a.FullIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullIcon': %w", err)
+	}
+
+	object["fullTransparentIcon"], err = json.Marshal(a.FullTransparentIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fullTransparentIcon': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SprayLevel. Returns the specified
+// element and whether it was found
+func (a SprayLevel) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SprayLevel
+func (a *SprayLevel) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SprayLevel to handle AdditionalProperties
+func (a *SprayLevel) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["sprayLevel"]; found {
+		err = json.Unmarshal(raw, &a.SprayLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'sprayLevel': %w", err)
+		}
+		delete(object, "sprayLevel")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SprayLevel to handle AdditionalProperties
+func (a SprayLevel) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["sprayLevel"], err = json.Marshal(a.SprayLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sprayLevel': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for SprayLevelAll. Returns the specified
+// element and whether it was found
+func (a SprayLevelAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for SprayLevelAll
+func (a *SprayLevelAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for SprayLevelAll to handle AdditionalProperties
+func (a *SprayLevelAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["sprayLevel"]; found {
+		err = json.Unmarshal(raw, &a.SprayLevel)
+		if err != nil {
+			return fmt.Errorf("error reading 'sprayLevel': %w", err)
+		}
+		delete(object, "sprayLevel")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for SprayLevelAll to handle AdditionalProperties
+func (a SprayLevelAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["sprayLevel"], err = json.Marshal(a.SprayLevel)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'sprayLevel': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Theme. Returns the specified
+// element and whether it was found
+func (a Theme) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Theme
+func (a *Theme) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Theme to handle AdditionalProperties
+func (a *Theme) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["storeFeaturedImage"]; found {
+		err = json.Unmarshal(raw, &a.StoreFeaturedImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'storeFeaturedImage': %w", err)
+		}
+		delete(object, "storeFeaturedImage")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Theme to handle AdditionalProperties
+func (a Theme) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["storeFeaturedImage"], err = json.Marshal(a.StoreFeaturedImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'storeFeaturedImage': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ThemeAll. Returns the specified
+// element and whether it was found
+func (a ThemeAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ThemeAll
+func (a *ThemeAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ThemeAll to handle AdditionalProperties
+func (a *ThemeAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["storeFeaturedImage"]; found {
+		err = json.Unmarshal(raw, &a.StoreFeaturedImage)
+		if err != nil {
+			return fmt.Errorf("error reading 'storeFeaturedImage': %w", err)
+		}
+		delete(object, "storeFeaturedImage")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ThemeAll to handle AdditionalProperties
+func (a ThemeAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["storeFeaturedImage"], err = json.Marshal(a.StoreFeaturedImage)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'storeFeaturedImage': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Weapon. Returns the specified
+// element and whether it was found
+func (a Weapon) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Weapon
+func (a *Weapon) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Weapon to handle AdditionalProperties
+func (a *Weapon) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["defaultSkinUuid"]; found {
+		err = json.Unmarshal(raw, &a.DefaultSkinUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'defaultSkinUuid': %w", err)
+		}
+		delete(object, "defaultSkinUuid")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["killStreamIcon"]; found {
+		err = json.Unmarshal(raw, &a.KillStreamIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'killStreamIcon': %w", err)
+		}
+		delete(object, "killStreamIcon")
+	}
+
+	if raw, found := object["shopData"]; found {
+		err = json.Unmarshal(raw, &a.ShopData)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopData': %w", err)
+		}
+		delete(object, "shopData")
+	}
+
+	if raw, found := object["skins"]; found {
+		err = json.Unmarshal(raw, &a.Skins)
+		if err != nil {
+			return fmt.Errorf("error reading 'skins': %w", err)
+		}
+		delete(object, "skins")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["weaponStats"]; found {
+		err = json.Unmarshal(raw, &a.WeaponStats)
+		if err != nil {
+			return fmt.Errorf("error reading 'weaponStats': %w", err)
+		}
+		delete(object, "weaponStats")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Weapon to handle AdditionalProperties
+func (a Weapon) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["defaultSkinUuid"], err = json.Marshal(a.DefaultSkinUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'defaultSkinUuid': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["killStreamIcon"], err = json.Marshal(a.KillStreamIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killStreamIcon': %w", err)
+	}
+
+	object["shopData"], err = json.Marshal(a.ShopData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shopData': %w", err)
+	}
+
+	if a.Skins != nil {
+		object["skins"], err = json.Marshal(a.Skins)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'skins': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["weaponStats"], err = json.Marshal(a.WeaponStats)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'weaponStats': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for WeaponAll. Returns the specified
+// element and whether it was found
+func (a WeaponAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for WeaponAll
+func (a *WeaponAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for WeaponAll to handle AdditionalProperties
+func (a *WeaponAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["category"]; found {
+		err = json.Unmarshal(raw, &a.Category)
+		if err != nil {
+			return fmt.Errorf("error reading 'category': %w", err)
+		}
+		delete(object, "category")
+	}
+
+	if raw, found := object["defaultSkinUuid"]; found {
+		err = json.Unmarshal(raw, &a.DefaultSkinUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'defaultSkinUuid': %w", err)
+		}
+		delete(object, "defaultSkinUuid")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["killStreamIcon"]; found {
+		err = json.Unmarshal(raw, &a.KillStreamIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'killStreamIcon': %w", err)
+		}
+		delete(object, "killStreamIcon")
+	}
+
+	if raw, found := object["shopData"]; found {
+		err = json.Unmarshal(raw, &a.ShopData)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopData': %w", err)
+		}
+		delete(object, "shopData")
+	}
+
+	if raw, found := object["skins"]; found {
+		err = json.Unmarshal(raw, &a.Skins)
+		if err != nil {
+			return fmt.Errorf("error reading 'skins': %w", err)
+		}
+		delete(object, "skins")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["weaponStats"]; found {
+		err = json.Unmarshal(raw, &a.WeaponStats)
+		if err != nil {
+			return fmt.Errorf("error reading 'weaponStats': %w", err)
+		}
+		delete(object, "weaponStats")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for WeaponAll to handle AdditionalProperties
+func (a WeaponAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["category"], err = json.Marshal(a.Category)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'category': %w", err)
+	}
+
+	object["defaultSkinUuid"], err = json.Marshal(a.DefaultSkinUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'defaultSkinUuid': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["killStreamIcon"], err = json.Marshal(a.KillStreamIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'killStreamIcon': %w", err)
+	}
+
+	object["shopData"], err = json.Marshal(a.ShopData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shopData': %w", err)
+	}
+
+	if a.Skins != nil {
+		object["skins"], err = json.Marshal(a.Skins)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'skins': %w", err)
+		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["weaponStats"], err = json.Marshal(a.WeaponStats)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'weaponStats': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for WeaponSkin. Returns the specified
+// element and whether it was found
+func (a WeaponSkin) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for WeaponSkin
+func (a *WeaponSkin) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for WeaponSkin to handle AdditionalProperties
+func (a *WeaponSkin) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["chromas"]; found {
+		err = json.Unmarshal(raw, &a.Chromas)
+		if err != nil {
+			return fmt.Errorf("error reading 'chromas': %w", err)
+		}
+		delete(object, "chromas")
+	}
+
+	if raw, found := object["contentTierUuid"]; found {
+		err = json.Unmarshal(raw, &a.ContentTierUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'contentTierUuid': %w", err)
+		}
+		delete(object, "contentTierUuid")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["wallpaper"]; found {
+		err = json.Unmarshal(raw, &a.Wallpaper)
+		if err != nil {
+			return fmt.Errorf("error reading 'wallpaper': %w", err)
+		}
+		delete(object, "wallpaper")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for WeaponSkin to handle AdditionalProperties
+func (a WeaponSkin) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Chromas != nil {
+		object["chromas"], err = json.Marshal(a.Chromas)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'chromas': %w", err)
+		}
+	}
+
+	object["contentTierUuid"], err = json.Marshal(a.ContentTierUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentTierUuid': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["wallpaper"], err = json.Marshal(a.Wallpaper)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wallpaper': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for WeaponSkinAll. Returns the specified
+// element and whether it was found
+func (a WeaponSkinAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for WeaponSkinAll
+func (a *WeaponSkinAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for WeaponSkinAll to handle AdditionalProperties
+func (a *WeaponSkinAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["chromas"]; found {
+		err = json.Unmarshal(raw, &a.Chromas)
+		if err != nil {
+			return fmt.Errorf("error reading 'chromas': %w", err)
+		}
+		delete(object, "chromas")
+	}
+
+	if raw, found := object["contentTierUuid"]; found {
+		err = json.Unmarshal(raw, &a.ContentTierUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'contentTierUuid': %w", err)
+		}
+		delete(object, "contentTierUuid")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["levels"]; found {
+		err = json.Unmarshal(raw, &a.Levels)
+		if err != nil {
+			return fmt.Errorf("error reading 'levels': %w", err)
+		}
+		delete(object, "levels")
+	}
+
+	if raw, found := object["themeUuid"]; found {
+		err = json.Unmarshal(raw, &a.ThemeUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'themeUuid': %w", err)
+		}
+		delete(object, "themeUuid")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["wallpaper"]; found {
+		err = json.Unmarshal(raw, &a.Wallpaper)
+		if err != nil {
+			return fmt.Errorf("error reading 'wallpaper': %w", err)
+		}
+		delete(object, "wallpaper")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for WeaponSkinAll to handle AdditionalProperties
+func (a WeaponSkinAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	if a.Chromas != nil {
+		object["chromas"], err = json.Marshal(a.Chromas)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'chromas': %w", err)
+		}
+	}
+
+	object["contentTierUuid"], err = json.Marshal(a.ContentTierUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'contentTierUuid': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	if a.Levels != nil {
+		object["levels"], err = json.Marshal(a.Levels)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'levels': %w", err)
+		}
+	}
+
+	object["themeUuid"], err = json.Marshal(a.ThemeUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'themeUuid': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["wallpaper"], err = json.Marshal(a.Wallpaper)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wallpaper': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for WeaponStats. Returns the specified
+// element and whether it was found
+func (a WeaponStats) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for WeaponStats
+func (a *WeaponStats) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for WeaponStats to handle AdditionalProperties
+func (a *WeaponStats) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["adsStats"]; found {
+		err = json.Unmarshal(raw, &a.AdsStats)
+		if err != nil {
+			return fmt.Errorf("error reading 'adsStats': %w", err)
+		}
+		delete(object, "adsStats")
+	}
+
+	if raw, found := object["airBurstStats"]; found {
+		err = json.Unmarshal(raw, &a.AirBurstStats)
+		if err != nil {
+			return fmt.Errorf("error reading 'airBurstStats': %w", err)
+		}
+		delete(object, "airBurstStats")
+	}
+
+	if raw, found := object["altFireType"]; found {
+		err = json.Unmarshal(raw, &a.AltFireType)
+		if err != nil {
+			return fmt.Errorf("error reading 'altFireType': %w", err)
+		}
+		delete(object, "altFireType")
+	}
+
+	if raw, found := object["altShotgunStats"]; found {
+		err = json.Unmarshal(raw, &a.AltShotgunStats)
+		if err != nil {
+			return fmt.Errorf("error reading 'altShotgunStats': %w", err)
+		}
+		delete(object, "altShotgunStats")
+	}
+
+	if raw, found := object["damageRanges"]; found {
+		err = json.Unmarshal(raw, &a.DamageRanges)
+		if err != nil {
+			return fmt.Errorf("error reading 'damageRanges': %w", err)
+		}
+		delete(object, "damageRanges")
+	}
+
+	if raw, found := object["equipTimeSeconds"]; found {
+		err = json.Unmarshal(raw, &a.EquipTimeSeconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'equipTimeSeconds': %w", err)
+		}
+		delete(object, "equipTimeSeconds")
+	}
+
+	if raw, found := object["feature"]; found {
+		err = json.Unmarshal(raw, &a.Feature)
+		if err != nil {
+			return fmt.Errorf("error reading 'feature': %w", err)
+		}
+		delete(object, "feature")
+	}
+
+	if raw, found := object["fireMode"]; found {
+		err = json.Unmarshal(raw, &a.FireMode)
+		if err != nil {
+			return fmt.Errorf("error reading 'fireMode': %w", err)
+		}
+		delete(object, "fireMode")
+	}
+
+	if raw, found := object["fireRate"]; found {
+		err = json.Unmarshal(raw, &a.FireRate)
+		if err != nil {
+			return fmt.Errorf("error reading 'fireRate': %w", err)
+		}
+		delete(object, "fireRate")
+	}
+
+	if raw, found := object["firstBulletAccuracy"]; found {
+		err = json.Unmarshal(raw, &a.FirstBulletAccuracy)
+		if err != nil {
+			return fmt.Errorf("error reading 'firstBulletAccuracy': %w", err)
+		}
+		delete(object, "firstBulletAccuracy")
+	}
+
+	if raw, found := object["magazineSize"]; found {
+		err = json.Unmarshal(raw, &a.MagazineSize)
+		if err != nil {
+			return fmt.Errorf("error reading 'magazineSize': %w", err)
+		}
+		delete(object, "magazineSize")
+	}
+
+	if raw, found := object["reloadTimeSeconds"]; found {
+		err = json.Unmarshal(raw, &a.ReloadTimeSeconds)
+		if err != nil {
+			return fmt.Errorf("error reading 'reloadTimeSeconds': %w", err)
+		}
+		delete(object, "reloadTimeSeconds")
+	}
+
+	if raw, found := object["runSpeedMultiplier"]; found {
+		err = json.Unmarshal(raw, &a.RunSpeedMultiplier)
+		if err != nil {
+			return fmt.Errorf("error reading 'runSpeedMultiplier': %w", err)
+		}
+		delete(object, "runSpeedMultiplier")
+	}
+
+	if raw, found := object["shotgunPelletCount"]; found {
+		err = json.Unmarshal(raw, &a.ShotgunPelletCount)
+		if err != nil {
+			return fmt.Errorf("error reading 'shotgunPelletCount': %w", err)
+		}
+		delete(object, "shotgunPelletCount")
+	}
+
+	if raw, found := object["wallPenetration"]; found {
+		err = json.Unmarshal(raw, &a.WallPenetration)
+		if err != nil {
+			return fmt.Errorf("error reading 'wallPenetration': %w", err)
+		}
+		delete(object, "wallPenetration")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for WeaponStats to handle AdditionalProperties
+func (a WeaponStats) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["adsStats"], err = json.Marshal(a.AdsStats)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'adsStats': %w", err)
+	}
+
+	object["airBurstStats"], err = json.Marshal(a.AirBurstStats)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'airBurstStats': %w", err)
+	}
+
+	object["altFireType"], err = json.Marshal(a.AltFireType)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'altFireType': %w", err)
+	}
+
+	object["altShotgunStats"], err = json.Marshal(a.AltShotgunStats)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'altShotgunStats': %w", err)
+	}
+
+	if a.DamageRanges != nil {
+		object["damageRanges"], err = json.Marshal(a.DamageRanges)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'damageRanges': %w", err)
+		}
+	}
+
+	object["equipTimeSeconds"], err = json.Marshal(a.EquipTimeSeconds)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'equipTimeSeconds': %w", err)
+	}
+
+	object["feature"], err = json.Marshal(a.Feature)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'feature': %w", err)
+	}
+
+	object["fireMode"], err = json.Marshal(a.FireMode)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fireMode': %w", err)
+	}
+
+	object["fireRate"], err = json.Marshal(a.FireRate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'fireRate': %w", err)
+	}
+
+	object["firstBulletAccuracy"], err = json.Marshal(a.FirstBulletAccuracy)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'firstBulletAccuracy': %w", err)
+	}
+
+	object["magazineSize"], err = json.Marshal(a.MagazineSize)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'magazineSize': %w", err)
+	}
+
+	object["reloadTimeSeconds"], err = json.Marshal(a.ReloadTimeSeconds)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'reloadTimeSeconds': %w", err)
+	}
+
+	object["runSpeedMultiplier"], err = json.Marshal(a.RunSpeedMultiplier)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'runSpeedMultiplier': %w", err)
+	}
+
+	object["shotgunPelletCount"], err = json.Marshal(a.ShotgunPelletCount)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shotgunPelletCount': %w", err)
+	}
+
+	object["wallPenetration"], err = json.Marshal(a.WallPenetration)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'wallPenetration': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
 }
 
 // AsAgentBody returns the union data inside the AgentItem as a AgentBody
@@ -32742,338 +43963,340 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs5uiiKvwqh3wZiz5J8SRx32kbjB8dxurNWnAS20z3rjPocUVWfJI5ZZA3JsqxuBJi/9gNsHGC/",
-	"wbzIfpN5kgN+ZF0klaQq2VLkRD2Dbkvi9buT/C5/NgIZxVKAMLpx8mdjADQEhX+eBQFofS6FUZKfcS6H",
-	"HxXrM2F/C0EHisWGSdE4aZx/vLomPalIV8mhBkVoHOtTQvmQjjTp/KWz12g2FPwjYQrCxolRCTQbOhhA",
-	"RO1gcE+jmEPjpPGXRrNhRrH9UxvFRL/x5UtzfCEX97HU8Eu+zOmlnBIORo8thiigIelc3NB+p0k6f229",
-	"oYa2fgWlmRQdQkVIOnYCEKb1nop+QvtQedV21CYZH7NJJocr3do5DQbgd1ayGWool31NOnHS5Sxokoje",
-	"t2gffnpxcNAk2lAOreGAcWgpuKOchdTAT8cHnVPS2b873L8r7K8t8KuQ9Xr7nBrQppMPK2QrsCvpkJ18",
-	"IAJ3oEbEsAhOCSUvDo4I0yQYAI13T4vD/dlTMvqy/6eRXzolSz18+eL4wK6XRVFiaJdDZ68tKsK23sbL",
-	"YewQcSECGdrvpsDc6aoOkYp0+n+wuEOGAxDEDIB0ZTjCLcsoVqA1hGQnGEgNgnRHpGPJMjatdNwO+Ufr",
-	"jvIEdNOSnuGM9JjShkhBKDEMdk8J7WoQBlmFhSAMMyNLZIWNiyRqnPyt0VWNZsMup/H7nC1lpDW1pZsB",
-	"EC4DyiHbyTNNDNwbuyEmyI4G99PZp3ek0Hf3FFfX4X7onyjnnSa2PHxFAhna7QUyimhLQ0wVNRBW5RMQ",
-	"rc/XpSiynOMZZ3ovl1SwHmhD3r0hsodL6dMIiKfuHFWB/dbSYtUFHby8ePXi4vXLixfPj1/+8PrH0rVZ",
-	"7p5e1LVRUvSJpz2p3MqYFTSWVkAYaluSHaDBgAQOX8RRChlQTZjRRA7FbrMtQlDsDkJcOn7fHRnQJ55E",
-	"AsrdF+QWIMbdartRuy5CAyW1TkGh99riGkRImCFdGtxaRHfe9VofpIDWJTXBoEOMJH0wjp+rs2G7IQ7u",
-	"+pdw8McfL3+L3v46+jm5Zkbc/qDajVKo/UrVaBpqZ14jTLJOVYRN9CuZ+UuzYakyAuPVw1slozqklVGV",
-	"RL6nypEU2Tk8JgO4pyEELKKchKzPjN61K7cqsRFTM2g0G4JGdj22y/JEGNH79yD6ZtA4OT4qg+5sxn/v",
-	"mN5vBhm+x4CH+oRIkX2fs7LldcviyPVO4Hu5Qa3kCqAtHAnjt+wPCAuDki4EMgJNqCCy+3cIDLmFEYRW",
-	"PBanOSVe2rRF59///NeZnc+BQu/ukTfQowk3BMXDHnkPxoAiAdVw4qgd1J1V41xLQpEA7IQjIs0AVFvw",
-	"vL3fngbiBDHZ6YTQCsGq/LP37zu7TYKcl1omA6qbqPuNAmrcL7otkAzsAIQzbSAkA1BAdqYNBGKxrXGR",
-	"vqWOgXMm+runhW/bIv3aCl/7vUWFkUSDCPfImRiZgf0RuAbb4sjqOLssLdMOGU2TPrsD0RaRVBaiFvAi",
-	"sIv7/2cSO4TWm4t2cnDw/Dj7rqdab686uw6goJRUfu3MOCGANPyPBNQoJ2KeWy454f4PBb3GSeP/t5/b",
-	"jfsel/spYD6qM86RUFMGexcuZD5KFBjKBIQZD5bzXBOxX0D7LCaM8slXx4qfaB+qsiMzEHm4e70V0z6U",
-	"cibZmdgkkm5PKkeeZ5/ePdO5lu5Ms5HjaktFdIy+rEA7Ojg4IRQnJ3ogh7ot7BLS0R6TInD/CKgb+UAx",
-	"bGRNIWzkCvH+OWFhud1lsfxMk8+f371pkletI/zf4fOShVv9PIHmGVtJ7GzVNnP8Ao6D593j1hF9Ba1X",
-	"xz8GrRfhUdCCF69evHz5/Pnxy1dHizf4xU6mYyk0uMNgH4R5ZyCyH7w5Y/+kccxZgLbO/t+1Q26+KipG",
-	"H3uNk7/NJxIc+7UMR40vzQotzzh3jX/HZY4j4KMAQm2rpgWupSQLM0Dh7BSbhfDUKbflz2AtPOe28oNu",
-	"2Wp87/2ZB+TszJoN606trcKxtfLA4wfe9MzYKhwa5w01dsDMTw6t4mlobv+Jw1NhiKLUqzBE1rxgU8/r",
-	"hm0KluS8ttjmS7MxfgZf1Kt46kBSQvJ6z7RZFZHbsasTum09l9gv0F5Dck/lJg0Mu8vE55YJtkxQlwle",
-	"0/DKUUsFLsjUzp8NtCoLNgJ5dn/f+utfn1kTVkhDdBLHUhkIT0miIbV5qGqdXTQJ2qxNZ7s0yb//+S9r",
-	"YRhqEt04OTo4+FLV3rjARZSwyk3OBHZBEeU9qSIIyY6Q5LMG1TpzWiMR2UIzg6hZaG/Vuj01RbnNsrtn",
-	"wf46CcPRijQkjl1JcGDLhRqya1tthcNWONQWDpZw3sMd8FVSOk5QndyxeTWaJ9y23VL+lvKXp/wVGYjj",
-	"E9Sk/oqmYoEHtgbjljMekzNWyRT1+KEOK2yZYMsEj8QEIuSwMqPIDl6RBWzTCsaQbbYl9C2hL0foKxP3",
-	"6eA1iL2ywLeNtxJ/ywiPwwjnMorBMEtG10C1FCsS/lPzVGKNqV4LVUKQ9yAau2y5YssVD+aKFWmK0nmW",
-	"44yK+mOaP7a6ZMs1j841NwzUNZjVKxM/UV2e8d1qqRPDQBEN2zf5LWs8AmusXqMUJlqSPZbQKSmTbLXK",
-	"lnUei3WEUTRYnS5xw1dkEde4gt5wDbcEvyX4ZQl+ZRoiH74W0VfWBq75VgNsGeKRGCJRCkSwKrekdPhq",
-	"zOAbL9YAvuGW4LcEvyzBr0oDFIavRfRVNYBvvtUAW4Z4HIZ4w3q92tJ/HkXbAR0ZTxPxGQlZr0e6YIYA",
-	"gpihHIvU1Vs6fSCdbiiRWTipefIWI9nHSKwnVURN46TRZYJiiFlJBNK0C7enpGeaaEFjPZCGUE0osRO0",
-	"CnH6hipCVTBgd1vhiET3hulYamZK4+861BgaDCIQ5pT0GAdBI/ip3VDQCy1dtJODgxdBHk6Jn2HPULXX",
-	"/6PdqBy+vWCayTC8bIK5cflVeOGB9P2Ww70Voisyo9PhK1kUaeOFZnSPwz3GIm7Nhq3ZsCzFr8iOLg5f",
-	"i+or2tEZ7W8N6S1HPA5H/EwjuLhbXRB0Nn4lfshaL1QDaIDD3TYiekv1D6H6FSmCsfHrUX5FVZDT/1YX",
-	"bLni8bjiUoZw8Y+ExTHtrszxf3qiyjwy3q2amohkCASyTlvW2LLGw1ljhZpjeqIl2aOOLplgkq1W2bLO",
-	"47LOinVJLRaprje2FL+l+GUpfsUqorZiqK0OtjpgyxGPwhHvhAElKHd5jJbKv8T8EC7N5ylRYNSIcGpA",
-	"FZIqvXyspEo+O2uPMg6hy3oagdaYWpKONBkOqGlmeVxZAEQb+30SY9Ykn+pFhaBWpPcKM1QSAoX2C7Wf",
-	"y6TRxcZbdt+ye112L9DainTgxAx1OaCiJizywVYZbrnjkbgDCeQ6iSKq6nv0LU5LXBh5lkfTjUvJXEgJ",
-	"iD01GTIzcFqN/ZHaf0wR559AsMrF1t3pG3V3uqTximyVSxpXktCXNF5om0Q03grdrdBdgrhXZIr4kasS",
-	"eEXTI6Lx1uLYEv/jEP8Had7KRITLnbyFJEOgsRTOOkgSFpID/0+r5F/pP5ZQ03oHkz6Qp1hDxNJxRKgh",
-	"+3eH+24OPZYh+ejhh/kPkugkGHiXQccqzWxdUqFvN57ZP0hzKUPWYzCjAsJEDSRBIwjLahExTbRhnPu4",
-	"B3NKhMRSTlsW3UjLybPIFdBwtByL4B2Q6JMXPxyfHRydn//48scfjn44PPY3REYqeKYnBLklk0m2IDva",
-	"0D5W1DG7Y9daLx6DEwzWCxyVXmeN9shVfqU2QakPwHtaTGYCsAbuzf7ARHxc5U4EXgjyy83l+5cklEES",
-	"gTB7VRzqfS9XB2YHB2iSzzdvW692m0SBCEFB6OoLURESrBAYEs5u09KAyKrkxtexeabbQg5FVmXuQvQ5",
-	"04NTElJD3bc7eQWcXV+IzuSV6lxtvSaJqLqFEIVoWzDj69x0mjPKNGZVmKhJNTwWsPm2BMiEx/6+L1q5",
-	"Hwyo6IMuL+ZoBjAiPWlXXWIh7Z6Szn4oAz0x1qKCjvNrT+7VrOyYLnde7cavbK2kQ1xDkChmRq1PkrOg",
-	"pL7dNf6tLXhGHHST9KTAamUhCaQQENh2mkjBR66qHJYMdFfop4RFtA/aFTrDXwfGxNozDQukcJWOZgP3",
-	"YUES9eysFCY3oxhaHxEAenbBPyG1YL1eZeLw7Utp4oE23idOR6DOqQpXdIjPJ6h01MmbLzzSx9iUBFSF",
-	"29PN9nSzPOWv6IQ/PkFN6q943i/wwPbcv+WMx+SMG2ZW5slbmKEGX2D7qmrB2MZb6t9S/wOof6WKIZuh",
-	"LgfUUw3IB1vdsOWOR+IOBREDdS5FDxSIYGUaYnKealwy2WuxtnA97IHUd9lyxZYrHswVq9IcZfMsxxlV",
-	"tcgUf2x1yZZrHpVr3su+XK0WsTPU4RLbvrLmMEAjwmVfbllgywIPYIHVqox0hrpsUFNNZMyw1RJbFnks",
-	"FpFdeDRfVxxtnn+rAhyaME0ot6S7MwDKzeCPXSKVewgnRrpXKrKDn//Yfdx375UWUKpRNaliqaRteaQt",
-	"ay/H2iutiVSzEFKt6kfbikdbRnhURrhl4nygZERXJfWzCaoxQ9Z8sfS/ZYIE2HZL+VvKX57yV6UGxiao",
-	"Sf1V1UHOA1udsOWMx+MMjD1doUrwsa0VeQJbV1MIGAK7pfot1S9N9StUB9n49Si/jjJwIeBbXbDlisfh",
-	"iljRVZUtwrGrcYJtuVj+21ZbIt8S+VJEvlKLJ5ugOrlXtHls063Rs6X8h1L+qqyesQlqUn9Vuyfnga3h",
-	"s+WMx+SMVTJFPX6owwpbJtgyweMwAUb73SyVWX0uSefjznsRL2ZxskQtBWxpdkuz82n2ZgDRqnzDcexK",
-	"QhtbLrTejW21FcxbIl+KyFdknWRjVyf0itYJkvvWOtkyweMwgf/wqJaJH3OeVeIJt1hRd0uk32aGSf/B",
-	"irdHpbIrMJQJCAvjz/cMdc2zAs5NImAI2pAeU9psqe/bpL7fMMHcikxZN3glFe+aLjRmXT68rSLfKvLl",
-	"CH1F5mw+eA1ir2jQ+jSTW4t2ywiPyAjXt2y1Ut9OUIMZbPOK0h99ULaUv6X85Sl/pWognaAm9ddTB+iH",
-	"tdUJW854BM7Isug6ugj1taEG/6ZhyCz1Uf5JyRiUYaAbJz3KNTQbceGrPxvdRGlzLhPHTT2pImoaJ41Q",
-	"Jl1eyPcpkqgLyi65xxRcUQPVm2vzOuEczFkQJIq6nJwVeqpEXMcA4WXCDYs5A1Wx4x9SRjU7fSmmvPzb",
-	"5AiFTZcuq1mEYvmWf8+mlN2/Q2CQ5fqpDJuHrql8wNR2IzsxpyN8/AoGVNHAgNp1Oc2Z0URJ7hIC0y7j",
-	"zI5npcg45rOf7AdmINKLriZwwWfYDanX74gqRfEz1RrMJ2oGJYlOLYy0+SSVUZSZRTN9Vsj82dZuaL8k",
-	"cymWiGF/QEgM7WuXGp1q0jlTQMkbGtE+dE6JSDgnPakc4FxZGJkY7GOhkm19fMXNxn2LpxO4PKhfmg07",
-	"mIV6mhh1EgRjC5y93i6TfUXjwWg6CXT5vCHcAbfY+0AjmB45rUlHAhkCJls+JUL6XMt2oJJk081GyLSl",
-	"onfBbNEzgZBCj+uIcl6vW/nac6jYdVcFSC/hvCY1MX12Rxmi761UN+BsCT9ZV0oOVLh2r6mG89zGmGDB",
-	"dJCMkhLBZXDLRN8T23AACly2dJmoALNyhNRgAmwgPQY8JDsBjU2iQJMu9KQCcvBi7+AIY7Zn0NjYCt8W",
-	"tn/F+gPzlgZeO5Y1/+SFxXnKUNPbemvFjeMTEibOqIImEVK0MlFzLe8oURBIFeJWMGt4QJVigDmQyYBq",
-	"IiSKn90CJgtruWWc9wDCmrizI6LQ4ryCQYeC6sp2+fL7VOb4VBzYDYztzm1sDgZy0Z0kLBzPhkzD8Pjo",
-	"6AVtHR12wxYcHR61esc0bMHLV+Hz4x96R/DjyzIevJMsgPdM1N3dr1m/6S3iS4Rt1NLAITAEJyGcCahO",
-	"oRXgMKE1ESjjzD6+skkxNingxyVSibSZUCITUqCEuIo6aR7blPNIqciYlA+eNpsFfVrE6kzFn+rRevrf",
-	"HqfdROjKRb05MK3dKyqiwveVVdGyWuMxxb/mskw0O8gcNon/63mT/KxA0BCa5DM3LKIGiFTkE9Wa3eFs",
-	"OQunDUozmhcJHSdfQOgFIC0igTOnRx+BCsgO94eWnyjnJwRoMMhtgKzqAxXErYTcwshaI6P0qLm7iI4W",
-	"VuyzE93AvWk8BqXUmu3bIInatLD8iWAF1PKwM4Xd/Ld3rKhFxDXPF/XY8Vs6Q9Ta+fawsD0sLD4soPjZ",
-	"nhe254XNPC/4N4Z617uW6aqpYKd70yJtZSUDf7m5+URcA9QRTfL84GDMXnp+cJAtnwkD/ZK7VT9D0y1t",
-	"5nZXudeN2mjx/Wi5/daws8oNrI2CxVoAsdFQuErVV/1DwDNv6O+8SYAzbZrknWCGUSNVk/hXNQ6qSa5B",
-	"GCaA75a8C8w1t7/xe4VUUc8/7VXRXGOaKYfpXKwvf/pbAvGrOP7VIZ0Nvkr4elTw65h5V10ERvT+TaJo",
-	"OVteQyBFiKfSCs+nEYQsy3uWidQaa3GwqzDTkN5BRWwOh0xXazuBJESR6+0nLIP9pC6ImHgccE6spjhu",
-	"cwxpRbiXUgdTrxOlzdJv/G+YNlQEVd/t9UCafiI+AedQwz9gUuNNj9KcWE7pZrm5dj2X3m4NF4VVbxWX",
-	"UrbN10kY1n0AOCNd24vseIcieyKKCvd8mOpAL9DqMy5++jSCFog+E0CwPYmpGeyRjzH9RwKPe/3zmEqb",
-	"6V9YGIJ41/sgzcehKKt57lqkPlZYxdqeagVecUnbp/wKwsGzsnWJKMUEFWViBYPcPnvlMr6+K+iB0sRI",
-	"QgnGzZGdzv7d4T520ft/WmXzpbObn8fdRhwxuJsUAXPO4DnKpu8ifjj48fgFPQ5bRy+7P7Re9cKjVnBM",
-	"aev4eff54cuXPxy+pHThDXipNizBTBEKsxVkBviZfLOErVSNdVZtF20Q89UyijaSy2acaLeM9qiMtqLL",
-	"mIyPN+T0jetZ5V43aqNOS9V/eM6SKVHHFHVvEFDsZpNPXrZHoFhADANV8biyERbIgIVQQS5OiELyBno0",
-	"4QalEcK76kX7tAStdWQtoGBq7VMH2hpH2HG5/AiktfY7ik0jzloaekuF01S4SnFetEA2S6yvfNebt+U1",
-	"vaMsND03DyrrA8lmw2ONBLLxtLEusthcKIiw/iubP9F2sfM38HJmezz/elYz3BtF31QCS8HfLpLaeBTo",
-	"xefw8pljJSP5VWZONJxlFIc+IfczPMtm2FLNxp2luADpNZLvojkRjfMeRiq8Xk3hpwRwM3Y0xzXneaN0",
-	"C4utOgv3ZW79xpj2+3j1fABj11pgGQdXHuCj+pA4PVnGjksMs+Wth/LWys4NKe9ulPpf6W43a6trM34L",
-	"iN5cu2895m9KBZsIh3PKuUxqR5+jeRcSBX3mchtREtF42hK2urKKIPfLeJ82x33YscvNzLfWEqsVJpbE",
-	"oK7mjPiJKhCGcNoFXm3QCVAXljs9XTMHxBwkLGPTlONhBcbNo2GyXizXNN5q9H98FL0vQKEGnj5IFXnY",
-	"R0ywiMYklhp7N4mQEROU8xFhgvztoEkOfz8hkcsqMbI4MQPIujGrx5/pthiy0AwwkGsArD8wxEjSB0Ni",
-	"do+P1+cyihMDIaGGcElDYlgEpKdkVLjPfabJUCoetkUgpQqZwLtdfAjHSWn8TKdLYaB0M/+N3oMmekjj",
-	"2M7hLoQx3WkoQZ+0xT35yY29NyL/53+T+zxNBvkPcn8dUE7VjTwLwyYZZU3vbdPRWNNRoeleW5yRHgyJ",
-	"AspJ4FCiCWdA/p5oQ+wnFroLawQUwqdHOSeaWyDxUdbGAXqvLaYo/b6iu9BoGe+g+4btWE5hBvpSjd6w",
-	"Xq+mPqJhWHbNfy2VJYDPn9+90SRWoK2Ek8IRGkaxwBBUMT/tjBQYJborGFDRL5v0nR3CTtCVZkCGA6mB",
-	"aFDMk/8d5QmQkPXw8Z0JQkUqdJpEuwV3R8QazpWD587dWjAdWslSFUTybin4SB4uB58JpDv85CvJwVdK",
-	"CIXt1KMDfJDRMzdqZNxyL2sumszqDr0IRTuOkK0VEsXUnp9HrsVuPYKp9SLkN1IKHRnFYJhhd+CKotcU",
-	"xZgrl4pbCMmQiVAO08DpwKC0sHg3VvRoMJYOelIFta/4ulKl6bImnE6ouCX+VwJUCUfuQya0Izqmffn2",
-	"Sb8TX9S96HhSjTkm4fUaZ68SYxrkXW+s9C/3o/lPaRdvJCnMlEGw1F0JRHjDSiNPrz+SV8cHh+Tzzflp",
-	"iiV7pCUBl9r5DOUClxpoWaVWaq31ZWtqXgfCBbtwQCI7PjHbbukOtKHK1N2DjEE8eA+12ChfZg70MTDM",
-	"wHFOwIsuDKaoa3V3B9OMvylHqGkO++4BgCKm7llG5cKR0CFVobUse8Z+Ik4LWVltZWXtJ5fa96c8df2o",
-	"4jceUc5rjD3z0tFu7SoDfX3j0rM9964UY8NNXhbmi67N42u6Qyql9428QykD0BY609C5YRWkwkQMBw1u",
-	"+0omIjyXXJZkIHjVymLBydXPr8/IAO7Hc7cc+H/KFHlQfdBTEioZoy3GqTbEDGWeYEXju+DVz6/Hp+75",
-	"f8qdtu+YLn1yvBBJlNY1y5KOXBTg+MZ3PTl5d/XxQ2dv3vAL3mmrXqBxqvpQQ8ZZWX6jGBV9Dm/kUCzZ",
-	"9XNco2NdOWxYWUqLA8I0SYSz3E4Jl/aMzLT/w35d0efPDv8o0J9gOeNSjWbDF0hpAu0pfTen2Ghc/ufI",
-	"nYG4UqRUYPb6N5qPf3G5lSCPJEFqXdxu5cWD5MXyl9xPSDpcQ/13J07D0J0D7Jz6lNCxewd3tn2mSafs",
-	"YNvxV17uPmXh9c5HXHiKkin+mH/ksAgosbw+2tMNhO4iPqUasoP3JQe7xEh3ASXjjHLqWoNoZD30Am5y",
-	"/+ORQm5v1TC8zKPWapC8Ko+fp0smM97nvx6lrP7mpECVm3k+ugazNihsLgjWf8UwThhP4CDtobR+EG0u",
-	"fISxtnRtdRP4jmSnS43hQGKqddNnU5WKwJ39I221i89EmEoVhlSFxH57Wzv4MU8UOR/6btI0adymxDn2",
-	"FMAVbv86GECY8CzIevqtZMDid/XcLyt5UY7fZrpJZi4sB/ji204H8WXslkchpPWHOn49UqyXvPV7oLmV",
-	"6f6cqjdMXK94x5u23fMBjU3ta/CcxHRZPHLRUSBwEyzjKeBW6Oap4iDA9EXMuOwnUM5qNbN5pAuYEUI4",
-	"mdArnzybqTkGqLloKFSOq44GD9v6W0qxXmI6xQoilkTlkm1hbhHf+9dP51KXpJ3+pFiQVdP3bZ2esefi",
-	"9IsgUQpEMDolrcOMkBRYNZNSUJU6XcDRN/IGf5hcSQfT2nWapOOeqzpWIXYurEbsFH1dEoHjQFgptUo6",
-	"Z7lTR5bPuJm6z2RKGDklVddd4FL0NTGywqRTTqWFXU8sqJkTzDw8T2JxHt1WS9YxkYdPf0pUMKDa7uo3",
-	"Zga/firnV2eH1JcTd3FKfRXI5D5e5mnbLw27ZxM2S7c2F3zrOleOqdtNPi2t5wyZ6+JNhsVVRv91nG+j",
-	"GkUTmf6F9QfoiwxhOROaUvH524A6oWUNU3fDeUI6F/9IWBxb2scKpFY2WAmbf32epdZAyRsrOrJ/fOJ0",
-	"BOqcqtB+umGGg/3j3OsB/Dt9mLLSGYbO51OTiI4IjWOgqvTNqJpxbZysTG8QI58kcRw4pYjyC6yfHJeJ",
-	"Fnqnp6puwXl9oeJ55FP4J54oygvHvDqH8cLI10z0E05LnqnSX5aco/Z7HrLSJwV3DIYP942qcTobA8Pk",
-	"mW3sLWtqiQvPaZ54lkrPPEWBqz7or56Gl4lhnqTS1b4qf+NUuKqzc4HON0VF+yWteMebtt112avjCN9I",
-	"G60AkXWBY1Nh4WqPXVHRr5sevivDketd0WAdAA1rdeDQr9Ve2V1ciPAS0ouVqp2uDVWmRrfJE+XkGFNr",
-	"Gdt9swi74jZLEVQlhq/EwPdhYe7ZXwpIY88wS62QZuASDk5cSrnAQf9pHl3bZZ3nrfFOXUaFovPjS7qk",
-	"gvVAG/LuTXqF5CLiNAvLExH3QYCiBsIzU3aE8TeUIev1yJC6kDKMUd35fHO++9DoniSK5lTcL8Lg2je1",
-	"7C3rbN8FTM7Y/gR9FUFbnGccSs0i+vJNzCKqFak/pNdNEW7jRFo/eSgIo0YkBkUCaiiX/aaPku+O8LUt",
-	"pmbg40ow4XPnlMAdqBHxmBhZq9uHgzYJRLEZWV7UhImAJ6G7mZywu7H04+LQ+EKEL1asDMMKXDuj235+",
-	"u16vN6atqtut4GmVuSzV6++uWOp3dLp4CTjhRW/tXj0O93X72HNdJMP6S8w67kN2ZVN7EKSDQsRpnb4R",
-	"jWv3ifHyKEjfoup3NcwssU28Iwe1H0jRA0sSyw/BZV/W7uxeEJbttl9goNpDxIqO9HK9lpQSLgl+3V6u",
-	"nsKy3fb1LRPBQMmIPmiI5XZcHKFm5wkVl0JhcszyjZauPdcNU+Le82xOj+UkViKxJ9gvQ/KYjJ0QJ14e",
-	"ZsK0KOtmia9yVp3kvmaqNHOVVNQS42Im44FJsp5lQFznxmANU8lIQ/lZmkxj0pJput/P88wXM1pc5Qkn",
-	"FlhDhQkn+k5MVrbPC6WkWiL7gT3HWIPWGT1Citbz+3uiQFsqLPGFh3SekgPLEIQhQyVFH52ZhvhKIUko",
-	"Ce3KxBBmZsXPV7Yzixbm0cFRdQvTrbsMcm853C+RXuOxY4w3rGxhjczqKQA3Ib5rxVhZW73A5cC/ogNh",
-	"EcEbci5Ml7TiHW/adtd0AzyB8E289SxCZF3g2FRY/EwjQN+p5d8h0aI7JTTAmKrhgHGXOM0Zg4Z8vjl3",
-	"OeM4A026YIYAgmQpZVDf+6QyS6bjWKD4TtHZoAvuCqZyLvE8udBDLhMHUpk3K1zmWAahdeUDGtc4U3uc",
-	"lTBovjLKSPFBr+KPSY3kKxkZy2XOXhm91ku0+U3S44pshTGS3zSNsOo9b9yG12QhTSJ9o82CddhIYxSx",
-	"qdC4lGH96i6okSIZwh65KeTe7XHax7ehpMuZHkBIEhGCcplO0SWzSSgf0pHdltBMGxDmpC06TF+6IVzh",
-	"tY4dxD0n9tFZnMgeyRudcS6HEHaapMc4T1+DhwMWDOAOlO3ZFr4e24DqshS21A6hzxNtZGShcAVWqOpy",
-	"h1PX+JKaYGAFrEzMrIYrKGuzTOmUjbhpCWeWhUdIpsZKxEwa3cDMQCaGUDKgKiSBS5e+0EkPAilkNCoP",
-	"qsiKBkOe8KVJYK+/RzoXZwr0Rd775OTaUBFSFXYqTWyZ4C1Qkyj4eAdKMf++NSv2SEgBhMYxH41FHNUJ",
-	"cnKzzcykYDm+NNJo8uW9ME7aq0w+LApvshC4Sji8lpKvCQQq4Q/ffzbIQzY/KY7KRcKEZJvV6AZo9Ktk",
-	"AcwdjDNtfvVekDfUnSYqMLdU3axY/4Qk7zLOzIhI1dVEijSnedV4JpmIUH8C9QvlvYqOSQZodCX5TDLp",
-	"SWU1H7Ihahg9P4vyIiw95MJxrMBMJs7GJU65dihFaQnJTNNHAVuTAG7O1FpFsM6QS7OYdcrzdpLEqpwm",
-	"rA2xTDj4o5oR5PGtCFIwIlZxZv76RsgStaPW7BS/tSK2VsTWithaEVsr4juxIlZ4PZfaKRt2/bLiHW/a",
-	"dvPg2yVeQwxEhN5Rhuya1aLRMQSsxwLH62QHVTPFT880iYADEKkI9YLKOZTt1k5J5Z3aqqaTLUQZ+54n",
-	"J5d2LbPSyW7Arc0t4/zaKKDReqIBM5hOipCJhVQVIDnMl3tte1T6Wn+mqg2n0Fqm/zdFiiuW8eNkv7EC",
-	"f21Q2FwQrPExrpQwNvkdahxK6wfRpsNnzbTzBChmnXSysbBQLPzki6XWTdcmeRKJqjHFcrhUGLEcukz6",
-	"dqay9b/3NtLHtBpGCD2acDsFiNbn60ZZDKOPNz18RXQSx658ozOadBMTp1HOO3gP4Lz43W+EGiKFy2cP",
-	"Iomw9qRqnV3gHK03F/i9mxN068L/9/KvmDiv9fbKnrXD1rs3eJvQenfTaDb+Tlv/+claCbL1X1cYltH6",
-	"9N7+17Re288qaV19xmCS1s0v9r+qdWO/v2OtXz80mo0/Bq1z/9+b39zx3IIpr3CRLmzKHMO0RUuWEnNl",
-	"Ll0Uyx45Iy6Y5JlOy4v5q3MpIK9o21dADWhDOuh2xETfJU5qCw7atqcuf9w/EsrTDOzZuDQIZCKMm7j0",
-	"Sf4RPCLrZeyxK/ngiLb8GokJQjkvvENYHiy/1ppxg1QM+89mO8P0UFQEUKcOR56Sqn7/IrpK7u+KqCk8",
-	"gyAC03JzccyZu0arICoe4uQ2ttZxLM2C4jwILbLWC0y0VCWGR+QjUpuNnpQj55bftvw2yW8rOhBOMPWG",
-	"GGqFVa1+3xu46TUdX6aRv4lW+wRc1giUjYUIqqRHOABsrnVf0a7HbVSN0J4GzSRAsrLtmv2BgGNGp3fB",
-	"xirRkpBmYdLkMpN6Oi0z7AfwLQkNlNQa9TeOqQtmeCH+m2dIrgAIk6X7mLUI14LsoFdQTAPQu2XzTtCi",
-	"X0Q2QTPb72y69OhYC6+O4X+TuTUz72qbzRM2qhg/po+ZtbsnKaf7X+22dNMZu2hUW3rGcXaQvckQk7Nj",
-	"GUnXI031X/bkhwKi3FXKkmXZL06IlP6CYmXGL5d/Lf3FiZ6yX5wwKv0FxVPZL05glf3iRFjZL06olf6C",
-	"Yq7sFyf4Siu2oSgs/QWFY9kvTlyW/eIE6Ixfbn5bbPVunAaYz0re0a4uQ6XnoVVxllQ4xRz+WZxNN+Wn",
-	"xc54KX8tbpnyW5WWjv8Wtsz4cWHLjD8Xt0z5dWHLjH8Xtsz4eXENjJS/F7dM+X1xYYmU/xe2zOTB4pap",
-	"fFjYMpMXC1tm8qNKSydP6tW32Hz5cknj2vIkonEuAQLKuUyMru8w4/qVWHCYb1BBn0mhveduTyo7rc5c",
-	"eNPu3t/CiipMQLpbvWKPG6GKi18gpQqZoKbM4HzLAge5lgZjrNnbB9lXNB6wgBR6VvL43Qg/n6KHXsVV",
-	"LOk3GtHY/jXbqRqjAGJqBqU+J8JiCCtyVwqfyyvleAvQu/DHCkKLIfyux4CHywbX+Sxdr7OS0O/SZL5V",
-	"bgZjTvWg8jXiCKdebipDA8MCyqvBjWBwOfHpVTMXIQyfyI98zIBePYSTWVXr7i8TbljMS8uM/yYVD8m/",
-	"/+f/yuJIoqz1KRFSRX6n9+QnMsTGI/J//jcpDEr+g9xfB5RTdSPPwrDi5WuxS0mh4l5PgyE0DCH0SVXT",
-	"dQU0DfKsMMvoUfY+yvZ+b/c+Gtv7qP7eR2vYe5Vb7FIpUc4D46J+nudyuSOzZ+HZ7DlTRIxXfvZycZyq",
-	"x/E8QVsT4C7o1xlaf5kHrXLF/xU8GTfDdPA3yN+Q9VDvze6pmwlLBLg9cQW/xI63CnercLcK93EU7ope",
-	"dr0235DL/0sar26fG7TJNb1Y58jdxJceD4c1AGFTIZA7utQ2p53jFgmoCvcaTzBfMtMupPRd74M0H4di",
-	"ZlAxVX04U6aOh1X15piIvbyE8RX0QGms/0NubDOyg0VLXO72/T+t9vrS2S1WUMa0iVSFYxXAFxreM42k",
-	"IQsr77yKai0BeRECU1X2U1DmKymgY5E7VsGHa4nDYpG6ybeduXrLCN8RI6zIuBlnto1Tbivf9eZteU0G",
-	"3hTiN9vKWYe5N04VmwsPrP29rGLESjJ7qwt1OUUR7iqweX+8qXeZVLaTHeF97BVQjq71Vh9rUHcQEqpJ",
-	"u9Fu7D62XYgQSF3EZm0FbQM9kEPhM33RFIAzNtmTinQ5FbcOwprsUNKDoduZ/2pA7wB1XXPZPT7Aqz7f",
-	"9gw1VkUZIek9wCxz1PekYkSWIqt1VSB5VKSuVNlmlLN5onT1+97ATa/VzCgif8P16voMjYwyNhIi7vr6",
-	"PKsGV1/iuxFIXlBu7+sH2LLqJ3Omr5O47KHlRiWA6p4SI+OWsZvsK5nEGLyAJaGlMJQJTbD6cwEC+pQg",
-	"tPKzrreIZMSMHq+8VlAtt1CSPucaIwUIC0EY1mOYHpQaEkqwxlValzoNgoipCQZ2/kQDYYYwoQ3QkMge",
-	"KYAZt/V3aZdORUi0kYr2y8tGP0Bp2e14VORgXqiqJglyKStkmiafli2yJd9viHxXZXeUccqmqpV1wWBj",
-	"AbAuO2wGUTwJ22MtNlkZxWwwdN7Lvlxa/xmgEeGyL/fIOyu4I9oHK1o1iai6RZnPpdInpMtpcEtuAWKS",
-	"CCeSwybp8gSITAxnApptoSAksWIRVaMm6Sss8gWBFCFVoz1yY+dy45FARoBp/nauftrba/5s//Xa/uvs",
-	"p7293Y7z8rMauI2TCcDLob8dNMnh76dWEd2BwmK1r1pdZsjVz69R0EeYd9svPWb3wJ3bHao4DpgFgHSp",
-	"CNtihwrDWpQzqiEkEPZBE84gq07mB0H1kSh03LB60a1/d+kkMV/5xTSQony8zJXNNiko44e8ulR6R0lX",
-	"VK+IaoH2H2L+PSb5kxVQP1kJ8ZMH0v63/pr6bTLJag2slBM3Tzeuft8buOn1GpMF5G+4obRGAzKljM2E",
-	"iOyu7sQlu3DtlrBJ273OFlLDVPhtQA2hRAF6KbvHOt1EzTi0P7lsJVIB0XSkUethEdySG078vhwOERWs",
-	"B9q886lQ8gFdfPz49ETI4SmhXQ3CFErKuF477j2yC+hmrRGM+J66OwbXxsHLi1cvLl6/vHjx/PjlD69/",
-	"LLsacdaLfg0DJkqceq7dz0Qza1hkC3+WwoDcgdJMCtKFgEZAwiSvDcz0+KZCQgVeMp2SA3ep5GsH75U5",
-	"mtsudo2LgTk5j14CCob2oWT7Z0TAENTM+QZUEy4pertbcmGcEz1kWBhIEmocxIIBhAmHEC+y6Nh+Z1gI",
-	"6ebLCP0KDGUCwl8d5JfIz5PiDBdnIaaIwkF1dZL+bQB4X4jg8EkGc1rALO+I8/JLwq41VAfjWXgUcKAa",
-	"Wgcv9g4PypAUSGFAmF98fMsEof5y1nr+8pjItHSWX8wzTbSgsR5IQ3qMgz7BXIjWmieddnJw8CKIqRng",
-	"X0DcF3pAcaieDyXl4H5ut0WnLWJQ+F2TaJfkqDvCsCDHlh2cpJN2Trnl8uzDu7cX1zd7f9eYmN8SsaYR",
-	"tAW2J33LS8Z/aclqQKQgVIw8gk5JyHp4V+G34R0V7F5y4mwLHIcWGksB7hybA9pt7+TH3vPgIDjuhi+D",
-	"w/AADnrP4TB41Tvq/kBfhM/hsHdAf+y+Cn4Ij+Fl74i+6D7Hdj/2XtEfusfBS0sq1FhjuXHS+L/9oH87",
-	"aP1IW73f/zw++vI/ypCYL3Yc+yVcWhjdDnvWevv7n4fH5cNmKRvPTCmtijECHdJicTcmMMll6ouinqXi",
-	"fufzzfluIcJvltgdD2opVOReHHw8VaHbfikja4PEZuR5+EuzcZcz+7Q0xMg036KJZ879u8N9/0UHhZS7",
-	"rS+A2zLZ3sHB3vGLH58fv1gokApoyxeT8fE4/Mc5tZmKkAqy7IGW20ScJgxBW25R2pCd7oiwKJbKEMxB",
-	"Vz0Oc1Lcbqi1dw1U11YGZ4JAzLQMgexgnFaLBobEoJgMd7GgiLB6nuwomfQHfEQ0u28NAW6JouIWrMIT",
-	"oRzubsBbb6FK/8R5/vojeXV8cEg+35zPZNRqpfNjakVquffz58/v3qRC37VLQXtKNBiU5oHRTSdNZAb4",
-	"akG3Y8X/V7Y/k7oaThY6HJGud4Cr4vBXnoihChJNafVDV+LQEbircHgWmA4mWZ/65cJBtVOQ2imgCxK/",
-	"Cz3p14zrQ4XgqnCOi8mymVd8D+SQ4McsYj6n8TFKXHRB5Fa/VDGix5ENT+rNfStGHlGM1IL8lvdXyPsr",
-	"ugbKZctGWUEr3e1mbXVNd8BjiN5c83cdN785FWwkHAYyfuO3UwMCi3LhiNdwo6iVn9Pbe6Okq15FwsSl",
-	"dB4A6SYjEg+ohvL7n2KdwJlFBBdFbXjZSTjtAq9qYgZSlwz6SbEACBOEiRaepgMFITNVyx/0Jysgcf6x",
-	"1zj524K6TsVeX36fNMCu5BAvFV3lIru4FLB2uskwSlfy0RpSQpq0sW04xzDIyYbVSPsiYPhuiebPlwnL",
-	"RGyNVUYcI44JyE9QarqtwpKLy1moPD0r1Ted15+r6qvyZy0zb8t/W/6ryH+3TJwPlIxobdcfdGIhWIN9",
-	"xIHcUcWoMPZcRYm+ZWJTMmG4d4Au1UAC3KnzS8K7lFsmfPQhvplpQuMYREhoth3Uez7LEiUChpyJyvdl",
-	"vYTzKxC+dFulXGEKaAThrywEWbXPkJpgsPrKueMOM4WtZUuYXH914lvG9Wwh/X3j3lVb4qpOXKs6rI4R",
-	"8KacTrJFrXzXm7fldR3VJxG/kcfUMaisDySbDI+sWF+9S/ok7isaAsHQrkzDNEkiuAzcPbwZWE2SNnRO",
-	"N8Foo9KBzcixgLe0aV4FrAWoyXAg9XhyCV8XpHLN1XcGohkVINNJ0SbzNS5/pTwBTZgIeBIC6VzkBbsz",
-	"vNkhT05+ffvXTpN0Tk7OBIsw36X7+JYJpgeg3KdrmYjwoteDwGj3zY2iQrtzTtbnvxjn5zIRJu12I+O3",
-	"ivbdh3dCxxCYMxHadp1Ta/6RO7fQiI7QWKSq4qNAfd37AHWaY2Aqf1JtJYqgX+ppa3mu+cZNty2DfIsM",
-	"skJzK+PBTVOlq97zxm14jQZmEekbbU+ty7zMKGIjoRHbxdS9xNC2V16KwVlf9Ssw5RfJpS/7dpJz3+jk",
-	"5FwKq0ATyjvFim9Po6RRL+G8xgpsc9Rr7kG/ToUDREV1+rQwnkmgj5/R0xHOY6T0rKIuC3fTs1NzZqgp",
-	"B/t4nnYP3pmctMyNYDkzfYWqJk+DHWvfNm42383QlFvWW4L1VmXWpZy9STp7lXvdqI0uc/f1UfgDqD+/",
-	"23GeZIp7PQaBCs/dtVi2MPr8l40Fp8kxYfYImPrG71GeHlJXKWw27pIgW9TKd715W17XPcEi82fzoLI+",
-	"kGw2PNZIIBtPG+sii42FAiqiG3eGmAWD2d9PR4dMTjCxNfRUtOaTjmkAWOJux78I3sIIP49bCcV06qXL",
-	"XpWILwBmQ3CFJ8XadxN4djvN8n/qCAwLNFHgc+MRZjCoODvjdZ6mmW2kgrdATaKgVp3LR/MdKlnBIgsN",
-	"MbrMhdMSSP3WLfKnjP8VybCMvDZJgK1yrxu10TXZWUUkb6KFkcFiLYDYVCiUFp8+62rJEwPk89V7vDwR",
-	"Pn+lVOSOhSCJT+MTQcgoGUhtTtG9oQvZbX0e0TowJtYn+/vYeO+OcqmoMC0as71ARvsuhEHvH7+A4+B5",
-	"97h1RF9B69Xxj0HrRXgUtODFqxcvXz5/fvzy1dG+l2wskGIvRp2b3XEkilW5eF4uf5FFiU89VUx7skc6",
-	"iklzzhkI40fu7Be+e50wHnYIVUBcTkxNZK8tOmlgsJrsOvGD79+TigT4hc7CtG3DgJx9erfXFm8Z8FAT",
-	"mvqnhSzEgBA/GtmRPCQKAqnCtEKQJB0QfSYgnZtkc7RF1067i8uedJArS0+7VF4lnOMNNSWWFu6ahNRg",
-	"KtMsiPqEdP77v//7v1uXl603bzo+GUAWQZ5FjI9T3/OD54etw8PW8+c3Bwcn+P//a+Zyfp2V7+ZDEoFi",
-	"AcFWxF2f2bXRFCpjcx6WZvsaA3epZTKepWgiUj5PYu8pAAkx7UJ2Do9JEsegAqqBDOCehhCwiHISsj4z",
-	"enGStmUSHxXJtHRL5YQ+h1RaesDimIl+6/DH1qw0Qc3GBIuVyDDLbhZUZUvdmz/kTDKYNajvUDrsXdmW",
-	"H5QIKUt/VMiIVKTeSVKbiYUZeCwDxTTEixxcpll8zxWZVYW8SJugRn9DJVb7uOTD97IHejuRbhI9kLGr",
-	"VId5km/LU+Qt+eR+IZIodXbWSTDA81jBdzJ/h/8F6N2oU0rUIfRows31LROfZ9VF3Yjj9y3j/BodGGus",
-	"QxfD2SsFdWYB8NMBnZn/qjd0fP0TKqyC7gLpyqQ/MJXiNZESKtudjiYtisqMz9nlbF03S4nV9/9bodMc",
-	"EDibkUMauFph1zU9AiYJc/IwPEEP434Axa0XqCAF/GzGX+aqpAbvb5DDztORHrVuadYsJvBYvImSYsZ5",
-	"fSssHldYrMgoyoXRRplFK93tZm11TXdrY4jexGulHBrrAcVmwwFtsCXtA8zIkBkJLl+DJjtMhHBPDtIc",
-	"2BgX5YKLqAhgF40HH7m445ygDrE2jK/bkuZ6qJ1D1S/gkYJgfcbeGwZqhkMqVcyMMF6ukF/Py+38ZPQ0",
-	"PPXrOvLOC/B4uBNvnZKFzcaQch7TuGJqhUpZBwu+u5N0MKmI89nHdXBKjXNdeMetmw1lw/Wb+Esz8gy1",
-	"83R4uX5kqn60MLUt3y7Htyu1IQsnn80yGla+683b8lot6DlH3s2DyvpAsuHwyG4bamQaDXXNS4qztMeM",
-	"GwoMfqIsaoVyKFqa9QcGK9IkQidxjCVaKt3UUKZeJ0qbussb6zbnFiWS2qQXStUWxM1bpuCmNDG223pa",
-	"GIpjzUIDpMdUtbAvys31QJp+UvfO6Gyi45wdCyla2rWttuOQRrQPV1T0obqif5N3KmMXS9fxDYvAl7Kq",
-	"GI7Rc25atvVCWFqgX8oQ5qTM0IaKkKqQ0MTIiBoWVEeVbXhV+jx/JRMRahKD8lVIK+bLxJoorxPOwZwF",
-	"QaJoUFazPVZAw1PC5RCUZahIKiAU2xuoOFNE+/QPJuCa/QEVIa+ASxrWx5hKxHUMEF4m3LCYs7Jy+FfA",
-	"KfqOGOmOCJG8gwiEIdp2rbgpT9OfwAIQU5BMz3RYygEVBreW2icQYBQ1pU/f5Rf/v413e+OsP5e4/hJC",
-	"lkSdxWXHMkqbQFwpcEtYqwx55dRWCsTpzed8WOCyccnYzFXKtFSblOoTIub3sntrDUFiz0fXAZr7FgGf",
-	"NaizPpTh+YPEunwQKDAnvpSfPSx0iAUsaEOiRJu0juzIHVrx8T6t22tppMupuG2Ljp2ohTN1mrYP5XxE",
-	"OmdxbE3+9Kmd7PzH56v3u5098puX/1I49yAqtOfVo4MD5x/E7CIHQF3CQoEHr0Y+TU4SNGb/BaPGFwsC",
-	"JnqY6MaeKmiAu/Y9FfRCd7meKF5wKeszM0i66Ebmm6T/nXbxvwIatqTgo4I3Mr6zYXQglmu2s7KAcqIH",
-	"UhpQ5N///H+zxxh7lDcDYCp7qbMn1rZAeKYXAvl5v0m6SRgy0E0S0dif9wPKuUywM+Zz101iVQsY5sQD",
-	"A6WbbZHWkLbLa1rsCuOGRlloF0U1+c/rjx8IE+Twlb8C0E0S82SyDBdWJMevQtbr7f/7n//qEC2JtVpc",
-	"Yh8S0GAAmvTABAOCAML6k74UdVa5uej3pvfaoi3+8pdzKezi7Dd/+Qt+RS6QFnFxOgkC0Jp0ZTiy1NH5",
-	"s+2NvHbjxJqITdJGY89+/Pc///Wlc+pJGZSSKu3XFmSiq6uXZy1NVyHPjoNd8MeG+zkCrWk/raHX+NJJ",
-	"MUj8L64MJu7VWIDs5csvYaWAKjUq8g0pZRtc7AzOOc0sp1mc8xfSSa+BOkQDh8BobOxdvg5fkcy6TLHu",
-	"CgDGVNEIDJaRA5FE3gffLoeDsbQcoPdhJrpDaIXgPRODAGI7InW3WJxp+8nCd7eJRU8o5x0iBQmooVz2",
-	"7ahKJsZSjVQeZ245hNrdBXCKWcxyW9glwfI7ncKEnRHxjBdiWZ8AS8yQM3f9hXVTbCN3gdZTMsL2Hk0Z",
-	"RPK8BMjerg5d08FjyDS4niBan6/3EF3n7haj9T4DPQYCOVi4IfFyz5MxEycT81oMZZPaZnbYgUSXTDGy",
-	"yLPy126iuIwOLqHj8JcObtJh8Ef3dXdkTWzLECMDu+Nk8hOiZscjxmNl96SIk/wC0VWe2ekULqdPiDX/",
-	"OrvuctGue/J+0dOdBwSihOx0xu7JOrvNlHZyt9S0pCwzpylmFWgrSl1t0oiO7bfz73/+68zuJU1bvNOh",
-	"YvSx17EyDm9Dnx8cZCM4KHwWt0IOBflHYjebsYBGqmZ9IRWEZAezOKbesxpESODeKJrxAtJAOvBHVBf6",
-	"J9f7/7FWcsdN9nrUwjJJnvA961pqtqihJKLc2lkQEmy2I6Qhr1pH+L/D52QA994Ts4lEYdlx105teeHo",
-	"4MiPMgTOW8VxTO55nNaRDCW4fO8DegcFqeXQS1PoIlMhXvnQSrpYgQZhTl07r5GE9Jzp5FsHN4xs8cYy",
-	"z1QBI+pngXsnJPpgtO9FdtIzhZ8B63UhH7o73pQM8NdnmhT0s+M43MuNv+oWloTToV21t2xrKLk7zpzs",
-	"nBA6g9Ajqm4BRUYpyaN7RaGCnJUUNNuNVITT4BYhmBYS1rk7tB3Vm8OddqPd6DQzqeYrPiqw/0nr0XFe",
-	"wFTGCLmgKapXFBcovLC6McorJkjnry2LlFbqsW2XsENzF+B3b3ZPsaJ0OjhCMGL3doqhLCrvdCGfr957",
-	"YHn3fbf5k4xfrIlgvDRxMQC2C9VExu7qxfGGtJYOsl2swJo0CrS2zNfpYprE/h8s7rjnkGAgNQgrWTpn",
-	"qHhaFyKQocUk+UfL5UpEiZEVqHZ0i6a5w5EFvBR9cnFD+03SeddrfZACWpfUBIMOFrXV5MXBUZN0frk4",
-	"e9MhQ6lurR4tjGqZGJd+/vHq+iSby0POzoKr07pltYOSvHXGuRy2PirWtwrgL86cgPtYWrXasUvpNJHU",
-	"JrCE7aZ1DCrIzsdPN+8+frjuWLD1OOsPTFqAF2v7Wu6yYz4/OCLWdBwiuf18cdMkdmdNkvbHrZxlFkuh",
-	"xLJ3H7KHaou2X25uPu0f7t07xj2yNhhqLysLIlehjApyeEz+i73GUAVCnBmvydGLw0Jj6nQTFj4+PsLm",
-	"R4cvnDKz0t/QW5RSthkDvYupdjWg8rajpvJEeGQ00+oVWIrYGYAg7oDLGLy1+Yn2vcURg4w5/OUvVsqO",
-	"2WFEAIQQNknHyoH9gYn4qbVklQbzU2J6rVed3RPS2Xdaty1ShssqhYfFir3aF6iGcLdJOvuhDDR2ZIWI",
-	"xiZRmJfdKcsrCGXQFsixnX0Zg6Axw+rLnWY6SWa4dJmgaoRDO2Nbe2JJP+7/adt+2f/TyC+dttgptcuL",
-	"nN20a7AyBaHpbY8xBa5dFeiR5dW2yJZuTTa80EkBgnh0U1m7Yur3mDLlTjs47K47Z+BRIiSc3YJnKRcJ",
-	"aknlJGXXrursO4HQtFzqDoycBSA0FM58l+9ups57FqBOWO9J1d/3nfS+bZuXAEyPi3hSQrk6fuIreM6f",
-	"NA73DvYObGePrMZJ48Xewd4LFxAxwIP4vv1XH0z57fc4DTWdJcjMeLnnZjldOaXBmbjFhz9UljLQrnUG",
-	"/qY3lo1iQXYQJTqGYK+BC3f3Fu/CxknjZzC/yAg+uTDPVKLhNp4fHMy61cza7WPHL83Gi4OjxY0/SHMp",
-	"Q9ZjENo+L6tM8E7grTG/sCw+dvXROPnb782GTqKIqlHjpPGeCqsWSOz2YmhfN07+1rAfdeN32zNllLn4",
-	"KVCxYwZOjRWSRVI+magknxVr9KaXFXv//p//i6DQKHy3k5a9xsO1G7iDZ3qqnGKPdvfQvMuTpY2VvidC",
-	"tgVQxVnOXI4jptB67vbqMZtbuzPvzvMmiNVU9eDd+XoJ46jKBK9peOX0l+tSbZq3MhGrIL7firLWq6Zx",
-	"O7xZUEXzybMox2eS6idU1niMc9SIzxCEYtl3y/MKIokCxsv4zIWEKcICrMGeGqC2Z1ukq89cTbzhb4pb",
-	"2/HEbqnbFfVB31s8q7rrYe1ku6/TZRXIB7Ra8ZDlD2/5rYU373ZiFtyCSgNFLVB2m+4cZ1fnRF5bGIm2",
-	"Ll4XOZsMaxPp4l2T23zCQZMxbisqxxM8iFkea4uO/d4VazWyk9bGGrOTmzlLAkMN5Vulcnk+C752qncp",
-	"TnyrZJQHLy1sfiNrNN5y+YO4vGhRpYRQMK0WcrvV3DPZGy1DyxYC1X65LUio8XbmvrLt99wDHpcC9v6u",
-	"O6fWnj5/82HX25y6LSaMzD3yASDU5D/pHb3G2U8LduiIRryT+qohj4UySPAhirr7qRl0/0YG+luwKG6s",
-	"6W5PJyXm+wykDoByM/hjJl6fo9xh/o4wVhKvvN3tkE4PZNoilnK+R64AyyuPNfamAdOkRxm3h197eLIm",
-	"JN4V9/B+g4akSzkVASgn0Dv79kw3+qNDmNAG6CyZ9QtuYDnMKdmFVRh27A6E3XmME+SAzxafQt9tcQHw",
-	"QRCaX51oBJbTmU08TRPMgEL0gPpTmoKYs4DqpoWxZwffvy2QN1wHOtL5LYTtkd5pCjk8JS8PXpCdTLcq",
-	"fNDZLdCC79MWiHHdLBzFgzTkSyrAG3Y/LhXuvJRuBg/j42ZoW+y4RWvDOCfa0H5aXVPA0LbAASOG9y+4",
-	"mSEzwWB3j5xNkJEGEVodrGivxwL39GMkXhUUYaRldhvkbpQ0QAHgfUm6NLidQX1XQENmcb1+ArS9XlSS",
-	"OHaRo7kUm21jMcneHe7Tvp2jQLXjYEEXN9ekrvXwQO2Os9rp16jil5UdBWmhDXEgLZq8SnJA05B2GWfo",
-	"6JVjxWNgAiPeh3YmYn4Gkz5P10MLOr9WMNAeA31Yo+UbtNAyfP8M7oGUpp4CM3Dq39fnstlr32bNfGan",
-	"HT1JPvNAJTs+7iEYUBXp3QIasqxuU5jYz33l5yLE5SL9SkhJk64+ScyM0mAS2fOGCX5bBzvTMnDynGIS",
-	"JZxN9Dqf0torwHvuWdPaLi6ZvmuyW3oNmcN7U+VpvsLvRqgWqKga1SxWma89CW4uir8v7C7Cqwj5Qq3p",
-	"2qxdQNtpn6RwdgfGbga3xQioxFi25eZyll3dd8RaHhlzUFvw5URXzrlMdp43vmGgrmH9x8HpJTxJ5pt0",
-	"oSXawTLFlPe1nY2nCrw4DapN5cvplX43PFpGCPPpQBhFA7OIUdNWa2dPN/ETZUoPNbLTpcZwIDHVGnTT",
-	"neud99Sd/StrWTxlxkr2FWh8+ZrGVyWGdW03l03d+r4j5swQMh/JruT1opud87zZutnS1+R+mmxZBFuK",
-	"h4jpoAwBVdjMA2Nj2cyv7/thsxwh5egteCrNvAQac1ia8D53ZR6JHYbseDc351yiCk5Vzgcawqb3Aceg",
-	"pjsmE501Qf84lYiiczmOan+IaAi7p+Rl+sCXvcqFrg3TbZEIBTREh3OpSCCVSuJZL9jvccNvWK+31EOU",
-	"7fjNk1C5MwQ+VE+gLnU0yp8lC+SWekxMkFwVH6gL54wjVQjKe23veHceAUNQ7kEU3Xpcxy5o0pdM9PEN",
-	"cnePXBf8KigSnQVDYlK6QWKyfIIBDLoYj5M1xMSbSGt7mVsRcctoi3luRaez3IrolD/JLEcLR6Drcin6",
-	"fcsLtXihzDFoLuW72M25hszF3dd4Cf6ZRoAzP0krhokW+nVDCrtyVed+rmDFICQ21YTJUPXd2DBj6J2N",
-	"3XtrYsx1/Z4wXdIIE0FjPZCGcDqSiSE7nVQo+0ANF5m57+KIe4z7IGL/c1t03C8u9MH9NqMxMYoKzZ2D",
-	"SJN0uAwU6P3p/q75WNwmuKhK9Pnp/8HiViGuylBFqAoG7A72SCeNd3BGV8fH3vi4M6yhgS5DzkGYtkXE",
-	"MLwmoIJogDB923NxZmaPnIl0cEzAQUPAABAf2uAMPapvrZ6Vquncg3WWW4AZXYh3AtE3g85p0fX9FiB2",
-	"y7MCNRuIcKoN2dGSUDFqC19kQ/bsydFZtYY4nGsSSG1cUJtfqH5GIoikGjVR4aKGp+j1dCGMSoPTFPQT",
-	"ThWCRRPtooy7LtiqmQZBhdAWB8dHR3YkIocCVGbvfBbsnkAsXQx1hPwVuMA0wyJAX6nMt9JN4oIv26KP",
-	"l1Lpb92RAe2B4mLZXASZhXcIio35hnrqfKaJz7dmbfBBW2TBB6ne6aQxn2Z3j3TOaTCANHztxEfm2k21",
-	"MEync2Kpoic5l0M9FtiQFbepcAzwNrnb647zD8PYFaoxZrktUvc7HwsKURfQpV1jaigMyNkts4YuENVn",
-	"OOtSNrsb4JsWmCUyzkmMlC3mGycIoP0/8+Iisy3zM09qrk/HeUNTMcrmLSPEmUTYFhG9b9E+/PTi8OWL",
-	"44ODgyZhUZQYe5jDgF5PVznpOwpzBObsMrJD7SoCCNtCQctH3fqQC5fxpMAuTvh5/nTMtls073MgpLZ9",
-	"WxwelxTSOR1ni4Lf6aIAAkeQheIrtayNy7wEzHJ2xHfAD2dT5nkdfuhxuJ9rqr+1DdZsqNs5reH3JO10",
-	"C1EXjTT/4dS2q2CmLwX/NVnpKZ6+GyM9w+181FpD3tpU8w/B9oxzia2+wjnYTvwk2ctVgPNgyw5J+Hka",
-	"/vuQFWmphouLQvuvhJV8CU8bPwTGYFkHVRXE4jS0NvkqY3yl3424LKOFKqRQHf2bjvTvD9Wz8YsOuF18",
-	"55gvjNE7+bVvuGYpXJj7SYpf57jezYA3x0op4qMCyxUgs6lcV1jid8N4RYQvwDfew87nPNdkKdjj9e21",
-	"W9+TZJ2ZySYLAXgu+1kL72yIZn+MmTY+25rLpzsB9v0/3Wizb5s6rkHHXT8bTCq04zMaFdJZ7hLap0yU",
-	"rRfzFJ7aDmbARL8tgGuffvLI55iAPka+Z6nmEu1SvFF3a46VfWY4E6SkMcH545v4ODdvp1thc3JLe2ny",
-	"3NhVyvDJkFyfRjFvskvb7RLijRcXDqH15gKTKd+76/fGyfHRdBLmpcTKNfa++W5MN39DjyHWztOk50RN",
-	"ipD5BB/RWM+h8ixrCuVaZkkM3duIoEq5rOH4+pCmJi4MoafDrizzXto512wqXNL4Scq56dTMRZvNAnIM",
-	"lRVMg0sab6pJcEnj78YUiBANMzDpEqnNzsSkZARmAInLieKSPGKlEeIy6Z+QmMXAmQDMvwBN0lOgBwK0",
-	"brrUhb46Av7YFknsXgdLntF2mOhJn9rN5cfEYippIscw8ckFMG2FTAy0hYEo5jRNleS6+kSiVGXZm/1b",
-	"99XF2ZvLixl67NIDopyY/OsJlpWCe7Mfc+rKGOY6Z1KlTCVdXwjKva/F/oWVRRkY5iV1iDkdgQqoCufb",
-	"jZ+w3Tm2W7MUzqd+ksLYQZgEHnRzzPcCLiqI5BwsmyqZ8xV+NwK6gOwquMbUnpVMqdyK6hQK1/nMqjgM",
-	"piwvt50cIm7cZF+Fe3Hup8y+JgVeRZxWZmCEzGZzMC7xe2Nh4/EyD9+uoMl+IIXPu7ZAh7r254Xm62bG",
-	"yRU8TZb0hWSCMUDm4Vf461w0VeHOSVBtLI9OLvT74dQpOqhCBlz2ZSU+fY8Nvw6H2rmfNG9i5SnuIVgN",
-	"J9WZ0kJnw9nRLvG7Y8QM6fNwnsarz+PAa99mzcznpn2aqVocxMgOxExjNSP0ip+IP5/KFeC/KOaOqJre",
-	"4yvhaGoFTz65h84AWQdN9bJ7OFA9geQebqHfZW4PneJoIRksRv1m4/s7Q3IFxMaKjhaoRNdk3RrRzvo0",
-	"FSLCy6eydkkiF+T7dD2qpPt0UPkq6T7zqZ8uVqbSfeK3NZBTRQBmcNpYIZit8PsRhDn2K2G7Ipo3GsPf",
-	"F3Lno9VkRcBnitYb12TNUhVnfaoubdGidwnXpgI3IRg2lZtwcd8NNxmPijlozar9zXL4kJxjAZYTQrOk",
-	"H8WI0CbpdBPGw6ymp1T+mzfUQIdo1heUa0KJgGFbxNQEg1NX2xgLb06ViJvhkJHHhtbHuu+7Zrw/mpOd",
-	"94splsGdG6yZfTMzlxAaTHkllbSMb1Z6r4k5hbTxCQ12uqO0ci86EO/6hACFco5tkddDxkujsQjjk4mU",
-	"SHk9NilgVuGytD5/WcVPTNDgawk6Z5+y4Pks5l/nFdPswtuik632zHSISDjHsp4jMgSVVgfON8SEkWng",
-	"dWlAvpWiv+ZJb5amUDvOU6PSG6znM1USrEhAc6nVVVOYr9B/823WrNHdtE9SpXuoOj7VhhrdJHogY8cX",
-	"GO9/y8buC1M8TCJm3zYMBkpGtAqSrm+ZOPet132szaZ+msfaWyaIB3ThWHvLxHwVXoKnCmbaJLY29vyT",
-	"rfD7OQTlhFAd8xVunHKUf6Vrp3Tmp8ueU5dOtbiz8sXTBKY2mTe/s8unjAiqY70qU34l8waR+HRNHGfH",
-	"5Bzpvq2BnVrsuKmcmK/wu2HFAvqrYbsqnjcbx98ZfssPKOPlSP9sfNagXHnKk7/9bqHrrjPKQk/tcXUg",
-	"0dlF3bnysEznxZ53YK+/h1WFA8rz9JE4XodIQQbGxCf7+/i7Hefk1cGrA6zylijeOGnsI3b9mqdSxblS",
-	"nTsxpyMMmQwGVNHAUsfu/AKee3nAqy/2aAlufHRf0bE5Jhmb2ZHCjucskKa/8W2OO6Y3x8JMmv71s5nW",
-	"bmqOZw1oFlJYFVaXM+D0As+XKHyR3hRZqMDQLqwwWbFKwvR0v02dgd3BNz0GFwZKaWt6kMupMMhCNwye",
-	"m+5z4d2nmug71Sxz1HHbSivyFIZMn/WnR/05S2lUgIn93MLyxIXEOMUVYnKN6cE+Tbs/u1Ezl8sxMDv3",
-	"uxKMZgURsPd48uHiMpgOSrpf0SEpRgePxRMX+4+FEE+Pc1N+S4prClmvp7M81en9U2Hs7EqqDEqTkXCY",
-	"3NEpDqmKoxTi4qbH+eXm8j3B0umFUvlYst5KrhaKBSIAQgiLYMda619+//L/BQAA//8=",
+	"7P37bhs51iiKvwqh3wZiz1fyJXHcaRuNHxzH6c73xUlgO93znVGfI6pqSeK4iqwhWZbVjQDz136AjQPs",
+	"N5gX2W8yT3LARdZFUkmqki2lnKhn0G1JvK47FxfX+rPliygWHLhWrZM/W0OgAUj888z3QalzwbUU4VkY",
+	"itFHyQaMm98CUL5ksWaCt05a5x+vrklfSNKTYqRAEhrH6pTQcETHinT/0t1reS0J/0iYhKB1omUCXkv5",
+	"Q4ioGQzuaRSH0Dpp/aXltfQ4Nn8qLRkftL588SYXcnEfCwW/5MucXcopCUGricUQCTQg3YsbOuh6pPvX",
+	"9huqaftXkIoJ3iWUB6RrJgCu2+8pHyR0AJVXbUb1yOSYHpkernRr59QfgttZyWaopqEYKNKNk17IfI9E",
+	"9L5NB/DTi4MDjyhNQ2iPhiyEtoQ7GrKAavjp+KB7Srr7d4f7d4X9dTh+FbB+fz+kGpTu5sNy0fbNSrpk",
+	"Jx+IwB3IMdEsglNCyYuDI8IU8YdA493T4nB/9qWIvuz/qcWXbslSD1++OD4w62VRlGjaC6G71+EVYVtv",
+	"4+Uwtoi44L4IzHczYO72ZJcISbqDP1jcJaMhcKKHQHoiGOOWRRRLUAoCsuMPhQJOemPSNWQZ63Y6bpf8",
+	"o31HwwSUZ0hPh4z0mVSaCE4o0Qx2TwntKeAaWYUFwDXTY0NkhY3zJGqd/K3Vky2vZZbT+n3BljLSmtnS",
+	"zRBIKHwaQraTZ4pouNdmQ4yTHQX2p7NP70ih7+4prq4buqF/omHY9bDl4Svii8BszxdRRNsKYiqphqAq",
+	"nwBvf74uRZHhHMc4s3u5pJz1QWny7g0RfVzKgEZAHHXnqPLNt4YWqy7o4OXFqxcXr19evHh+/PKH1z+W",
+	"rs1w9+yirrUUfEAc7QlpV8aMoDG0AlxT05LsAPWHxLf4IpZSyJAqwrQiYsR3vQ4PQLI7CHDp+H1vrEGd",
+	"OBLxaWi/ILcAMe5WmY2adRHqS6FUCgq11+HXwAPCNOlR/9Yguvuu3/4gOLQvqfaHXaIFGYC2/FydDTst",
+	"fnA3uISDP/54+Vv09tfxz8k10/z2B9lplULtVyrHs1A7cxphmnWqImyqX8nMX7yWocoItFMPb6WI6pBW",
+	"RlUC+Z5KS1Jk5/CYDOGeBuCziIYkYAOm1a5ZuVGJrZjqYctrcRqZ9ZguqxNhRO/fAx/oYevk+KgMuvMZ",
+	"/71lercZZPg+gzBQJ0Tw7PuclQ2vGxZHrrcC38kNaiSXDx1uSRi/ZX9AUBiU9MAXEShCORG9v4OvyS2M",
+	"ITDisTjNKXHSpsO7//7nv87MfBYUanePvIE+TUJNUDzskfegNUjiUwUnltpB3hk1HipBKBKAmXBMhB6C",
+	"7PAwb++2p4BYQUx2ugG0AzAq/+z9++6uR5DzUstkSJWHul9LoNr+ojocycAMQEKmNARkCBLIzqyBQAy2",
+	"FS7StVQxhCHjg93Twrcdnn5thK/53qBCC6KAB3vkjI/10PwIoQLT4sjoOLMsJdIOGU2TAbsD3uGRkAai",
+	"BvDcN4v7/2cSO4D2m4tOcnDw/Dj7ri/bb6+6uxagIKWQbu1MWyGANPyPBOQ4J+Iwt1xywv0fEvqtk9b/",
+	"bz+3G/cdLvdTwHyUZ2GIhJoy2LtgKfNRIkFTxiHIeLCc5zzEfgHt85gwyidfHyt+ogOoyo5MQ+Tg7vRW",
+	"TAdQyplkZ2qTSLp9IS15nn1690zlWro7y0aWqw0V0Qn6MgLt6ODghFCcnKihGKkON0tIR3tMisD9I6Bu",
+	"xAPFsBY1hbAWa8T754QF5XaXwfIzRT5/fvfGI6/aR/i/w+clCzf6eQrNc7aSmNmqbeb4BRz7z3vH7SP6",
+	"Ctqvjn/02y+CI78NL169ePny+fPjl6+Olm/wi5lMxYIrsIfBAXD9TkNkPjhzxvxJ4zhkPto6+39XFrn5",
+	"qigff+y3Tv62mEhw7NciGLe+eBVanoWhbfw7LnMSAR85EGpaeQa4hpIMzACFs1VsBsIzp9y2O4O18Zzb",
+	"zg+6ZatxvffnHpCzM2s2rD21tgvH1soDTx540zNju3BoXDTUxAEzPzm0i6ehhf2nDk+FIYpSr8IQWfOC",
+	"Tb2oG7YpWJKL2mKbL15r8gy+rFfx1IGkhOT1nim9LiI3Y1cndNN6IbFfoL2G5J7KTeprdpeJzy0TbJmg",
+	"LhO8psGVpZYKXJCpnT9baFUWbATy7P6+/de/PjMmLBeaqCSOhdQQnJJEQWrzUNk+u/AI2qyetV088u9/",
+	"/stYGJrqRLVOjg4OvlS1Ny5wESWscpMzgVlQRMO+kBEEZIcL8lmBbJ9ZrZHwbKGZQeQV2hu1bk5NUW6z",
+	"7O4ZsL9OgmC8Jg2JY1cSHNhyqYbsmVZb4bAVDrWFgyGc93AH4TopHSeoTu7YvBrNk9C03VL+lvJXp/w1",
+	"GYiTE9Sk/oqmYoEHtgbjljMekzPWyRT1+KEOK2yZYMsEj8QEPAhhbUaRGbwiC5imFYwh02xL6FtCX43Q",
+	"1ybu08FrEHtlgW8abyX+lhEehxHORRSDZoaMroEqwdck/GfmqcQaM72WqgQ/70EUdtlyxZYrHswVa9IU",
+	"pfOsxhkV9ccsf2x1yZZrHp1rbhjIa9DrVyZuoro847rVUieagSQKtnfyW9Z4BNZYv0YpTLQie6ygU1Im",
+	"2WqVLes8FutwLam/Pl1ih6/IIrZxBb1hG24JfkvwqxL82jREPnwtoq+sDWzzrQbYMsQjMUQiJXB/XWFJ",
+	"6fDVmME1Xq4BXMMtwW8JflWCX5cGKAxfi+iragDXfKsBtgzxOAzxhvX7taX/Ioo2A1oyniXiMxKwfp/0",
+	"QI8AONEjMfFSV23p9IF02lAiM3CSi+QtvmSfILG+kBHVrZNWj3GKT8xKXiDNhnA7SnqmiOI0VkOhCVWE",
+	"EjNBu/BOX1NJqPSH7G4rHJHo3jAVC8V06fu7LtWa+sMIuD4lfRYCpxH81GlJ6AeGLjrJwcELP39OiZ9h",
+	"T1O5N/ij06r8fHvJNNPP8LIJFr7Lr8ILD6TvtyHcGyG6JjM6Hb6SRZE2XmpG90O4x7eIW7NhazasSvFr",
+	"sqOLw9ei+op2dEb7W0N6yxGPwxE/0wgu7tb3CDobvxI/ZK2XqgE0wOFu+yJ6S/UPofo1KYKJ8etRfkVV",
+	"kNP/VhdsueLxuOJSBHDxj4TFMe2tLfB/dqLKPDLZrZqaiEQABLJOW9bYssbDWWONmmN2ohXZo44umWKS",
+	"rVbZss7jss6adUktFqmuN7YUv6X4VSl+zSqitmKorQ62OmDLEY/CEe+4BslpaPMYrZR/ibkhbJrPUyJB",
+	"yzEJqQZZSKr08rGSKrnsrH3KQghs1tMIlMLUknSsyGhItZflcWU+EKXN90mMWZNcqhcZgFyT3ivMUEkI",
+	"FNov1X42k0YPG2/Zfcvuddm9QGtr0oFTM9TlgIqasMgHW2W45Y5H4g4kkOskiqisH9G3PC1xYeR5EU03",
+	"NiVzISUg9lRkxPTQajX2R2r/MUlsfALBKhfbcKdvNNzpksZrslUuaVxJQl/SeKltEtF4K3S3QncF4l6T",
+	"KeJGrkrgFU2PiMZbi2NL/I9D/B+EfisSHqx28uaCjIDGglvrIElYQA7cP+2Sf6X/GEJN6x1Mx0CeYg0R",
+	"Q8cRoZrs3x3u2znURIbko4cf5j8IohJ/6EIGLat42bqExNhuPLN/EPpSBKzPYE4FhKkaSJxGEJTVImKK",
+	"KM3C0L170KeECyzltGXRRlpOjkWugAbj1VgEfUB8QF78cHx2cHR+/uPLH384+uHw2HmItJDwTE0JckMm",
+	"02xBdpSmA6yoo3cn3FovHoMTNNYLHJe6s8Z75Cp3qU1R6gPwnhaTmQKshnu9P9RROKlypx5ecPLLzeX7",
+	"lyQQfhIB13tVAupdL1sHZgcH8Mjnm7ftV7sekcADkBDY+kKUBwQrBAYkZLdpaUBkVXLj6tg8Ux0uRjyr",
+	"MnfBByFTw1MSUE3ttzt5BZxdV4hO55XqbG09j0RU3kKAQrTDmXZ1brrenDKNWRUmqlMNjwVsvi0BMhWx",
+	"v++KVu77Q8oHoMqLOeohjElfmFWXWEi7p6S7HwhfTY21rKDj4tqTezUrO6bLXVS78StbK+kQ1+Ankulx",
+	"+5MImV9S3+4a/1YGPOMQlEf6gmO1soD4gnPwTTtFBA/Htqoclgy0LvRTwiI6AGULneGvQ61j5ZiG+YLb",
+	"SkfzgfuwRxL17KwUJjfjGNofEQBqfsE/LhRn/X5l4nDtS2nigTbep5COQZ5TGazpEJ9PUOmokzdfeqSP",
+	"sSnxqQy2p5vt6WZ1yl/TCX9ygprUX/G8X+CB7bl/yxmPyRk3TK8tkrcwQw2+wPZV1YI2jbfUv6X+B1D/",
+	"WhVDNkNdDqinGpAPtrphyx2PxB0SIgbyXPA+SOD+2jTE9DzVuGS613JtYXuYA6nrsuWKLVc8mCvWpTnK",
+	"5lmNM6pqkRn+2OqSLdc8Kte8FwOxXi1iZqjDJaZ9Zc2hgUYkFAOxZYEtCzyABdarMtIZ6rJBTTWRMcNW",
+	"S2xZ5LFYRPTg0WJdcbRF8a0ScGjCFKGhId2dIdBQD//YJULai3Cihb2lIjv4+Y/dx733XmsBpRpVkyqW",
+	"StqWR9qy9mqsvdaaSDULIdWqfrSteLRlhEdlhFvGz4dSRHRdUj+boBozZM2XS/9bxomPbbeUv6X81Sl/",
+	"XWpgYoKa1F9VHeQ8sNUJW854PM7At6drVAnubWtFnsDW1RQCPoHdUv2W6lem+jWqg2z8epRfRxnYJ+Bb",
+	"XbDlisfhiljSdZUtwrGrcYJpuVz+m1ZbIt8S+UpEvlaLJ5ugOrlXtHlM063Rs6X8h1L+uqyeiQlqUn9V",
+	"uyfnga3hs+WMx+SMdTJFPX6owwpbJtgyweMwAb72u1kps/pCks7HXXQjXsziZIhacNjS7JZmF9PszRCi",
+	"dcWG49iVhDa2XGq9a9NqK5i3RL4Ska/JOsnGrk7oFa0TJPetdbJlgsdhAvfhUS0TN+Yiq8QRbrGi7pZI",
+	"v80Mk+6DEW+PSmVXoCnjEBTGXxwZaptnBZw9wmEESpM+k0pvqe/bpL7fMMHcmkxZO3glFW+bLjVmbT68",
+	"rSLfKvLVCH1N5mw+eA1ir2jQujSTW4t2ywiPyAjXt2y9Ut9MUIMZTPOK0h9jULaUv6X81Sl/rWognaAm",
+	"9ddTBxiHtdUJW854BM7IsuhaugjUtaYa/6ZBwAz10fCTFDFIzaAs8SPpMwgDJLokVloCjQgNAggI7WuQ",
+	"NvOl4TVJfe3Z14UBoWqyhwKuCdOYdjqemK6XSKXPRWI5tS9kRHXrpBWIpBcWconyJOqBNN37TMIV1VC9",
+	"udKvkzAEfeb7iaQ232eFnjLh1zFAcJmEmsUhA1mx4x9CRDU7fSmm0/zb9AiFTZcuyytCsXzLv2dTit7f",
+	"wdfIzoNUPn4tUpjJY0zNkshOHNIxXtr5Q2oGA7lrc7EzrYgUoU1kTHssZGatRvpNUlX2k/nANERqmUsF",
+	"gXGG3ZDrHLSolBQ/U6VAf6J6WJKg1cBf6U9CakmZXjbTZ4lCK9vaDR2UQBtL27A/ICCaDpRN6U4V6Z5J",
+	"oOQNjegAuqeEJ2FI+kJawNlyNiLR2MdAJdv65Iq91n07TCew+Vu/eC0zmIF6mtB1GgQTC5y/3h4TA0nj",
+	"4Xg2eXX5vAHcQWiw94FGMDtyWkuP+CIATBJ9SrhwOaLNQCVJsr1WwJShonf+fJE5hZBCj+uIhmG9buVr",
+	"z6Fi1l0VIP0kDGtSE1Nnd5Qh+t4KeQPWBnKT9YQIgXLb7jVVcJ7bRlMsmA6SUVLCQ+HfMj5wxDYaggSb",
+	"5V0k0sdsIgHVYLncSogdn8Y6kaBID/pCAjl4sXdwhG/N59DYxArfFrZ/xQZD/Zb6TquXNf/khMV5ylCz",
+	"23pLQwWWT0iQWGMQPMIFb2ei5lrcUSLBF9KKOMx27lMpGWDuZjKkinCB4me3gMnCWm5ZGPYBgpq4MyOi",
+	"0ArDCoYoCqor0+XL7zMZ71NxYDYwsTu7sQUYyNVCkrBgMoszDYLjo6MXtH102AvacHR41O4f06ANL18F",
+	"z49/6B/Bjy/LePBOMB/eM153d79m/Wa3iDcoplFbQQi+JjgJCRmH6hRaAQ5TGhmBMsnskyubFmPTAn5S",
+	"IpVImyklMiUFSoirqJMWsU05j5SKjGn54GjTK+jTIlbnGhWpHm2ObfGRg7MXMLyNOlNj1nKoqOQK31dW",
+	"c6tqpMdULSoUZWLfQubQI+6v5x75WQKnAXjkc6hZRDUQIcknqhS7w9ly8ZA2KM3yXmQinHwJExWAtIy8",
+	"zqyObjiFkZ3QHRJ/omF4QoD6w9x2yapsUE7sLsktjI0VNU6P9rvLaHRphUQz0Q3c69ZjUGGt2b4NcmsU",
+	"na1+SloDJT7snGUA++0dtWoxSM0zVz1W/5bOVbV2vj1AbQ9Qyw9QKH62Z6jtGaqZZyh3XzTX8ugbnpwx",
+	"Damm1VSw1b1pwb2y8o+/3Nx8IrYB6giPPD84mLDFnh8cZMtnXMOgxJftZvDs0uZud517bdRGi3eBq+23",
+	"hp1VbmA1ChYbAUSjoXCVqq9mHTCeuUPEzpsEQqa0R95xphnVQnrE3b6GID1yDVwzDuFuyT3MQlP+G/e1",
+	"pEbA4lNqFa04ofVymC6kqGaeWlcgqnUcW+uQZYPdK1+Pwn6dMEubEUoQ0fs3iaTl4uQafMEDPKlXuMKP",
+	"IGBZXr9MzTRknxbnFXYxondQkQpHI6aqtZ0iLiQt29tNWEYz07o3YvxxUDW1muK43gRBFHFaStVMvk6k",
+	"0o2Mj3nDlKbcrxrzooZCDxL+CcIQasTWTFsvs6N4U8spBWSor23PRoKyRujQusGISykD4eskCJp0eXZG",
+	"emZFZMcFKJpTeVTwNWPqFLXE+pvjfBzQCNrAB4wDwfYkpnq4Rz7G9B8JPK4L8jGNO6Z+YUEA/F3/g9Af",
+	"RxyC2ZFtizRmE6vik9EQOLpZhelT7gaz8Kx8wkFywYQ3ZaIWH81+dobC5PquoA9SES0IJfgOl+x09+8O",
+	"97GL2v/TGA5furu5T8huxBKD9eZxWOAHylE26w/74eDH4xf0OGgfvez90H7VD47a/jGl7ePnveeHL1/+",
+	"cPiS0qU3PKWWTQlmilCYb+xkgJ/Lkw2zqaux5brt5wYxdi3juZEcPMdjs2XiR2XiNTkbMxnREO8Srmed",
+	"e23URq0GbFZASJZUjlqGq+shQ5GebWz6oioCyXyiGciKx9pGWE5DFkAFmTslZskb6NMk1CjpkGqrXlLN",
+	"SudabpMCCmbWPuNUqeFGmZT5DSfbjfvgmkb4tSyLLYXPUvg61VDRcmqWOlr7rpu35Q3dby41mZsHlc2B",
+	"pNnw2CCBNJ42NkUWzYUCD5p1++1O+T1c2Ddwo216PP961j7ca0nfVAJLIcY2Eko7FKjlvonymWMpIvFV",
+	"Zk4UnGXUjHFg93OiSefYaV7rzlCcj7wQiXfRghfpiy7nKtz8zuCnBHBzdrQgHO95q3QLyy1GA/emeVkn",
+	"BML3EY3wAKFRa4Fl0qHyAB/lh8Tq9zJWX2GYLd8+lG/Xdt5J5UKjzJa17rZZW92Y0V5AdHPt1c2Y7SkV",
+	"NBEO5zQMRdKo7CFolgZEwoDZnHqURDSeteCNHq6iJNwW36fNEUZm7HLz+K2xIGs9xU1ikFcLRvxEpdlt",
+	"SHsQVht0Co2F5c5O5+WAWIDgptli5Theg1H2aFRS773sLE3U6P/46H9fgEJDaOCDkJHDa8Q4i2hMYqFw",
+	"ZR7hImKchuGYME7+duCRw99PSGQzJY0Nvs0kaTdmbJtnqsNHLNBDfCw7BDYYaqIFGYAmMbvHAIpzEcWJ",
+	"NqvUJBQ0IJpFQPpSRAXf/DNFRkKGQYf7QsiAcfTTYzAGTkrjZypdCgOpvPw3eg+KqBGN4xwSmB48EKBO",
+	"Ovye/GTH3huT//O/yX2e+on8B7m/9mlI5Y04CwKPjLOm96bpeKLpuNB0r8PPSB9GRAINiW/RrUjIgPw9",
+	"UZqYTyywlw8IKIRPn4YhUaEBUjjO2lhA73X4DBfdVwy1G68SWXffMh3LqVfDQMjxG9bv19TRSKolMalC",
+	"GgL4/PndG0ViCUifgltCw5eCMAJZzOc+J/VSiT73h5QPyiZ9Z4YwE/SEHpLRUCgw/MIc+d/RMAESsD4G",
+	"gDBOKE8FmkeUXXBvTMxhovID5XO7FkwfWrJUCZG4Wwk+IgxWg88U0i1+8pXk4CslhMJ26tEBSjE1d6Na",
+	"xG17S2rFndFLahmKdiwhG/EXxVSCwQ622K1HMLVu99xGSqEjohg00+wOroGqRol5zFtP+S0EZMR4IEZp",
+	"Ug1foyQyw2gj1hRoQ2N9If3a7tqekGnqyqmgKspvifuVAJXcstKIcWUJmimiEGTTcVX224nAqmqMN42L",
+	"1zh7lRwBft71xmiW8jix/xRm8VqQwkwZBEvD8YAHN6w0c8D1R/Lq+OCQfL45P02xFId0TPxQKBsTlwtz",
+	"qqFtFGapBTsQ7Zl5LQiX7MICiey4JKm7pTtQmkpddw8iBv7gPdRi0XyZOdAnwDAHxzkBL3PQzFDX+nw1",
+	"s0KlKUfWWQ777gGAIqZJ5zuZC15CR1TmY1NitafRA0YO176aq+0LD9PwoypvRSIahjXGnutANlu7ytBa",
+	"3yh2IiV04TwTw007fvNF15YfG/IHlvJSI/1hZQDaQmcWOjfsK0ucqTdh1L8dSJHw4FyEoiTzzat2loOE",
+	"XP38+owM4X4yH9mB+6fMAPGrD3pKAiliXHdIlSZ6JPLEXgrvpq9+fj05dd/9U/6Y4o6p0mvvC55EaW3U",
+	"LNnVRQFHb1zXk5N3Vx8/dPcWDb8kVqCqMzSkcgA15KfREzeSUT4I4Y0Y8RW7fo5rdKwr4zUrS6V0QJgi",
+	"CbcW5ykJxQik+cr+Yb6uGNNqhn8U6E+xs7YpxbPhC6Q0hfaUvr0ZNprULTly5yCuFCkVBEmzvNOP74Te",
+	"SqdHkk61nPBbWfQgWbT6hcUTkjzX0Ky7z9AMh2cjsx91SuiEn8f6Ep4p0i1zJHSd+9L6r5a60z4iUFJ0",
+	"z/De4mOYQW4JiD6aEx8E9lIlpUiyg/6pg12ihXX4iTijyroWMhqeD3WmTu9/8uWh3Vs16mnaxep6CGhd",
+	"0XJPlwTnxLZ8PSpcvxesQPHNPI9eg94YFJoLgs27dCYJ4wk4LhyUNg+i5sLHqpxGqbK0M9npUa1DIDFV",
+	"ynNZ04UkcGf+SFvt4nUipkyHEZUBMd/e1n6onSeEXoxZO2maHLYpb7L7EuAKt3/tDyFIwizZxOyd2pDF",
+	"7+qFRVeKbp70TNtJ5i4sB/hyz7WFeNPsrUch0s0/y/56ZF4vAfz3QM9rs1lyjmmYmlnzjpu23fMhjXWj",
+	"rkty8lVleRmKgTC+XfwqkTB2eXaeKgEwTF3ELBSDBMrZuGY2pnQBc55STyfAzCfPZvImALUQxYUqxc1A",
+	"scNbfXCl1FpiqsYSIpZE5RJ5ad4p1/vXT+dClZTc+CSZD2m9ZNfW6kfCePaFn0gJ3B+fkvZhRqQSjHpM",
+	"qbNKTVgIMR76Bn+YXkkXU+N2PdK117Fdo8i7F0aTd4txYgnHcSColHYrnbM8ICqr5eCloWeZ8YBcmJoZ",
+	"PQgFHyiiRYVJZwLJC7ueWpCXE8wiPE9jcRFPfP1ETlP5dtWnRPpDqgzEfmN6+OuncjljbbP68u0uTim7",
+	"Agnex6uEhbilYfdsQq90awtRsykfwYQJ0uST72b8Abl90mRYXGX03xDOpVGNwuJM/cIGQ3zbAEE5g+tS",
+	"sf/bkFphaw4C1hN+QroX/0hYHBu+ur5lHGWa0Qz51+dZ2iXUGLGkY/PHp5COQZ5TGZhPN0yHYP44d/oL",
+	"/04vXo1WgZGNIVckomNC4xioLL0TrXaY0VbGp57myCUsngROKRG4BTar6ADjbXxJk6r/JX6dpcr4kb01",
+	"n8JE0rBwZK/jtCmMfM34IAlpyRVv+suKc9S+C0cR8EnCHYPRw+Mha5y0J8Awff6euAeeWeLSM7cjnsaV",
+	"1Jih7nU7hNbPH6vkt5jmgPVGe3zjFL4uH0uBh5pitrglrXnHTdvupmz4SYQ30m4tQGRT4GgqLGyd2yvK",
+	"B00q6dMTwdiurKIRPwQa1OoQwqBWe2kgdMGDS0idZFU7XWsqdY1u0yf46TFm1jKxe68Iu+I2S5Ff5Z10",
+	"yaHHPb21ITOCQ/q+F7PRc6GHNkHvlIPRPs52nxbxjFnWed4a73VE9KudY5YaLylnfVCavHuTugPtq2PF",
+	"gvKCAwPgIKmG4EyXHeucJztg/T4ZUftsF/MA7Hy+Od996CvHJIqoHFeBwbVrakSHqLN9+yh9zvan6KsI",
+	"2uI8k1DyiujLNzGPqNakWpFemyI4J4m0Hhd95ECAazkmMUjiU01DMfBclpPeGG98Y6qHTpxiYYfuKYE7",
+	"kGPiMDE2Fr17cu8RiGI9NryoCON+mATWyzxl02MJ8+WpTQpZFLDyehBU4No53fbzW5h6vTEVY91uhSjF",
+	"LNyvXn+rs+p3tHp+BTih0752r34I93X7mDNjJIL6S8w67kPmxqo9CNJB4eV9nb4RjWv3idGh5qd3lvW7",
+	"aqZX2Cbed4Dc9wXvgyGJ1YcIxUDU7mxvg1bttl9goNpDxJKO1Wq9VpQStthN3V62btKq3fbVLeP+UIqI",
+	"PmiI1XZcHKFm5ykVl0JheszyjZauPdcNM+Le8WxOj+UkViKxp9gvQ/KEjJ0SJ04eZsK0KOvmia9yVp3m",
+	"Pi9VmrlKKmqJSTGT8cA0Wc8zIK5zY7CGqaSFpuFZmrBo2pLx7O/neXahOS2u8qQ+S6yhwoRTfacmK9vn",
+	"hZRC1rSPjCFnzjHGoLVGDxe8/fz+nkhQhgpL3qhAOk/JgWVkTpojKfgAA+pGeHMjSCAI7YnEHkLL84hU",
+	"tjOLFubRwVF1C9Ouuwxyb0O4X5zCaPM3a4+ca6Fh5bdrVDlJkfOtv0VdM8Y3Vvd6NdSu6SBbJJ6GnGfT",
+	"Ja15x03b7oa84lMIb6InuAiRTYGjqbD4mUaA8XvNvPdFK/eUUB/faI6GLLQJO62BrMnnm3ObqzRkoEgP",
+	"9AiAkyzdGNpALuHYiumUlijsUwxK6YF1S1WuGZInnnuIg3UopH6zxmVOZJfbVK64SW02s8d5yeQWK7qM",
+	"zBsb4fCYlE6+knG0WoWMtfFCvcTU3yStr8nGmWCnpmmyde+5cRvekGU3jfRGmzObsO0mKKKp0LgUQbOq",
+	"z6G2i0QAe+SmkKu+H9IB3vMlvZCpIQQk4QFImxkcQ449QsMRHeP0iikNXJ90eJepSzuELTrbNYPYq+EB",
+	"PuIgok/yRmdhKEYQdD3SZ2GY3uyPhswfwh3uDzrc1aIdUlWW8p2aIdR5orSIDISvwAhsVR5QbRtfUu0P",
+	"jfAWiZ7XcA1l91Yp7dYIz1aQSKrnxABof5gaQhHT6asjpoci0YSSIZUB8W1ZlKXBnOALLqJx+WOnd1yD",
+	"5DQkkCfs8gjsDfZI9+JMgrrIe5+cXGvKAyqDbqWJDRO8BaoTCR/vQEoWwML3hlxwIDSOw/HEK8OmPJq0",
+	"O5mbrcZIqtKXi9MRGoVx0l5lcm3Zc0kD3askhNdChN8AeGUSPhy22SAPAey0GC0XZVMSeV6jG6DRr4L5",
+	"sHCwkCn9q4vyvaH29FZBKAnZO0+fxkyhq8dCpsdEyJ4igqe1S6q+jxQJD9QnkL/QsF8xOE4Dja5EOJcE",
+	"+0IaawDFB2pGtbhawjIsPcR5PFFcLxPDk5KyXKuVorSEZGbpo4CtaQB7c7VtEaxz5Ok8QTATWT5NYlVO",
+	"WMaualrKjUc1rcjjW1akYFitw0fx9Q2zFWpybvhBydayeoDqLy+k811ZP6Ug2FooWwtla6E000JZozs0",
+	"tYEa5u5a846btt38wX3DbrY0RITeUYaiIKuVp2LwWZ/5Vo6QHVT7FD89UySCEIAISagTgjYYc7d2ukIX",
+	"EFo1/Xoha4HreXJyadYyL/16A7xktywMrxERm3mlm8F0WjxNLaSqcMph3rxb2Uel3c1nMWw49dc6snxT",
+	"ZL5m3TTJUo1VVBuDQnNBsMFL21LCaPJ95SSUNg+ipsNnw7TzBChmk3TSWFhIFnxyheKblG5ThEnEq+YR",
+	"EKOVUgeIka2YY2Yqg817Z399TCtqBdCnSWimAN7+fN0qe7fs3pgfviIqiWNbFtsaZMrDxJc0DLvoG7Ev",
+	"d+xvhGoiuK0tAzyJsKa3bJ9d4BztNxf4vZ0TVPvC/ffyr5hUtf32quW1WNB+9wY9LO13Ny2v9Xfa/s9P",
+	"xgIR7f+6wqdY7U/vzX91+7X5LJP21Wd8QNa++cX8V7ZvzPd3rP3rh5bX+mPYPnf/vfnNuiwMmPJKVunC",
+	"Zkw9TN/WwDKqtjS5fRW3R86IfZz2TKWlVd1VheCAHmz8MJBANShNuhhWx/jAJqfr8BCUaU9tbtF/JDRM",
+	"q6Fk41LfFwnXduLSsJBHiCaul7nMrOSDZYhytx3jhIZh4d7HyI5yN+Icj10xjUg22xmm4KPchzq1vPK0",
+	"f/X7F9FVQm5F1BSunRCBaandOA6ZdVtWEEMPCeKcWOskluZBcRGElp0yCgzauIpLj8ijpDaLPqkg6C0v",
+	"b3l5mpfXdEieEhgNMV4Lq1r/vhu46Q0d6WaR38STzBRcNgiUxkIEVdIjHFyaeyqpeB7BbVTNJjELmmmA",
+	"4LspDE1ifyDgmFapf1wbJVqSfoFrycqvyo0uMIO4AVxLQn0plEL9jWOqgolfyFURZkiuAAidpSaatwjb",
+	"guxghFdMfVC7ZfNO0aJbRDaBl+13Pl06dGyEVyfw32Ruzcy7ekR6NmOj8kn3woRZu3uScrr71WxLedbY",
+	"RaPa0DOOs4PsTUZYFATLXNseafmasitWFBDlYW+GLMt+sUKk9BcUK3N+ufxr6S9W9JT9YoVR6S8onsp+",
+	"sQKr7Bcrwsp+sUKt9BcUc2W/WMFXWpkVRWHpLygcy36x4rLsFytA5/xy89tyq7dxGmAxK7mgyboMlZ6H",
+	"1sVZQuIUC/hneVbxlJ+WB1am/LW8ZcpvVVpa/lvaMuPHpS0z/lzeMuXXpS0z/l3aMuPn5bWXUv5e3jLl",
+	"9+UFjVL+X9oykwfLW6byYWnLTF4sbZnJjyotrTypV1ep+fLlksaN8plFNM6li0/DUCRa1Q9+sv1KrEPM",
+	"uyphwARXLsK7L6SZVmWh3ml3F99i1o6JmHerV7izI1QJBfWFkAHjVJcB/C3zLVbaCrQ2JvUAxEDSeMh8",
+	"UuhZKTK8ETFbxUjOiqtYMb44orH5a37wPb4Wiakelsb4cIMhze7gTaWnp3n1N2dduqcesYTAYAi/Q+5Z",
+	"9WGqy1b4mvq3AwzBfZcmNa/idYxDqoaVXZRjnHq1qTT1NfNpWA1uBJM+EJdmOgvJwmc2+XGSaVDrh3Ay",
+	"r4Ls/WUSahaHrMw7/ZuQYUD+/T//V/beKMpanxIuZOR2ek9+IiNsPCb/53+TwqDkP8j9tU9DKm/EWRBU",
+	"dOwWu8wu62O/r0BPSOd0XT5NH0hXmGX8KHsfZ3u/N3sfT+x9XH/v4w3svYqHvFRKlPPApKhfFOFeHvDu",
+	"WHg+e84VEUW3eyYXJ6l6Es9TtDUF7oJ+nWNRNO0irtyo+ApRqc0wS5zn+xuyTOrdNT51E2SFR5ZP3HhY",
+	"YcdbZb5V5ltl/jjKfE030s5SaMilxSWN17fPBm1yQzftOXKbeEPl4LABIDQVAnmATqNMdRvMRnwqg73W",
+	"E8xJz5R9Mv2u/0HojyM+99E8lQM4k7pO1Fn15lhI47OzgCa3dQV9kArrt5Eb04zsYNEpW3tj/0+jGb90",
+	"d3Nvi31/bxCSXZVWMurnGmAjFlTeeRW1XQLyIgSmlXMGynwlBXQsC1ErxLU17JBb5BzybVcH2DLZd8Rk",
+	"azLKJhm5cUp57btu3pY3ZJjOIL7Z1tkmzNRJqmguPG6YblaSj1TpYgWzvfU9iTrFFdnKny62cuYeLNUb",
+	"ZIe79xISaIjPJIyuzzfXaXVau49tzyIE0nC/eVtBu0MNxYi7DHw0BeCcTfaFJL2Q8lsLYUV2KOnDyO7M",
+	"fTWkd4B61Ft1jw94IZFve46KrKLokKwbak5ayn5Sb4lWItlNVad6VIJZq5GQUWXzVMD6993ATW/UPCoi",
+	"v+H2wOYMpIwyGgkRe11wnlU4bZY2sasjeQHWva//gJxV91YwdZ3EZZdmNzIBNFMo0SJua7PJgRRJjA9o",
+	"hlQj3Cjjigg9nICAOiVImfn531lyImJaTVYqLaitWyhJa3WNr1UIC4Br1meIM6pJIMAYhZr4WLY1fYgT",
+	"U+0PzfyJAsI0YVxpoAERfVIAM27r78IsnfKAKC0kHUDpTfUDFKLZjkNFDualanCa2BtnPc3S+9Oyobas",
+	"8Q2xxrrspTIubKo63BQMGguATdmPc4jiSdhMG7ElyyimwdB5LwaikbpVm4ahGIg98s4ohYgOwIhtRSIq",
+	"b1GfhEKqE9ILqX9LbgFiknAr7gOP9MIEiEh0yDh4HS4hILFkEZVjjwwkFpcEX/CAyvEeuTFz2fGILyLA",
+	"tKE7Vz/t7Xk/m3+9Nv86+2lvb7drI02Ndu/gZBzQGfe3A48c/n5qtn4HEovSv2r3mCZXP79GJRJh/QG3",
+	"9JjdQ2hDP1F9hoAZNEiP8qDDdyjXrE1DRhUEBIIBKBIyyKpiukFQNSUSg4eMzrXr3105edNXvln3BS8f",
+	"LwunNE0Kiv4hN2iV7sTSFdUrOl7gq6aarY/JWmQNnEXWwljkgXz1rd+6f5sMuF7DMOXy5un09e+7gZve",
+	"rBFcQH7DDbwNGr4pZTQTIqK3vpOi6MG1XUKTtnudLaRGUonfhlQTSiRgFL41NZSHmnFkfrJZhIQEouhY",
+	"odbDwu4lXl/8vhwOEeWsD0q/cymK8gFt3orJ6QkXo1NCe2jg5GW7bK8de7fcA7SXFIIR78Z3J+DaOnh5",
+	"8erFxeuXFy+eH7/84fWPZS4da72o1zBkvCT469r+TBQzhkW28GcpDMgdSMUEJz3waQQkSPJ690xNbiog",
+	"lKNz7JQcWGeYq4e/V/aQwnQxa1wOzOl51ApQ0HQAQZmZymEEcu58Q6pIKCiarYZcWBgSNWJYfE0Qqi3E",
+	"/CEESQgBOuDoxH7nWAjp5ssI/Qo0ZRyCXy3kV8ibleIMF2cgJonEQVV1kv5tCOjnRHC45J85LWBFCsR5",
+	"uXOzZwzV4WR2LAkhUAXtgxd7hwdlSDKnAeD6F/d+a4pQfzlrP395TERantAt5pkiitNYDYUmfRaCOsEc",
+	"pcaaJ91OcnDwwo+pHuJfQOwXakhxqL57hh2C/bnT4d0Oj0Hidx5RNvlYb4zP3ixbdnGSbto55ZbLsw/v",
+	"3l5c3+z9XWEREUPEikbQ4dieDAwvafelIashEZxQPnYIOiUB66OPxW3DBZ2YveTE2eE4Di00FhzsGTkH",
+	"tN3eyY/95/6Bf9wLXvqHwQEc9J/Dof+qf9T7gb4InsNh/4D+2Hvl/xAcw8v+EX3Re47tfuy/oj/0jv2X",
+	"hlSoNsZy66T1f7tB/3bQ/pG2+7//eXz05X+UITFf7CT2S7i0MLoZ9qz99vc/D4/Lh81SqZ7pUlrlEwQ6",
+	"osUCmoxj8tk0rkg+S8X9zueb893CC9Z5Ynfy0RbV0NYsgkoP9weiPfuliIwNEuux4+EvXusuZ/ZZaYgv",
+	"L10LD8+c+3eH++6LLgope8tQALdhsr2Dg73jFz8+P36xVCAV0JYvJuPjSfhPcqqXipAKsuyBltvUO2QY",
+	"gTLcIpUmO70xYVEspCaYG7L6O+NpcdtQa+8aqPrKpQJmCi9BzJQIgOzgG8c29TWJQTIR7GJhJW5sCLIj",
+	"RTIYhmOi2H17BHBLJOW3YJQpD8RotwF368CDG1bqK7j+SF4dHxySzzfnc4VABaY3AowacV0egf/587s3",
+	"qUKx7VLQnhIFGjWFr5VnJZXIAF/twTomRl77/nQa7jpdqHZMei5QskpgaHmClCpI1KXVa22JWss8tkLt",
+	"ma+7WBBi5pcLC9VuQSOkgC5okx70hVuz5TCjbGwV5UkRXDbzmn1MFgluzCLmcxqfoMRlzie7+sYVfHsc",
+	"ufOkYhy2IuoRRVQtyG/lyhrlyprcV7ncapT1ttbdNmurG/JdTyC6uWb7JjzWORU0Eg5DEb9x22lIrbNl",
+	"+a/4a7iR1Mjm2cW9kcJWHyRBYtPPD4H0kjGJh1RBuU+sWOd1bhHYZa+SnFwmIe1BWNU09oUqGfSTZD4Q",
+	"xgnjbfQw+BICpquWahlMV7ALw4/91snfltTlK/b68vu0cXclRuhotdXhzOJSwJrppp8g25K9xkjjQqeN",
+	"TcMFRkdOkqxGqicOo3crNH++ypNmxNZEZdsJ4piC/BSlptsqLLm4nKWK2bFps0z+zee++6q8X8s83fL2",
+	"lrcr8vYt4+dDKSLaqDAuDEgyByelxyGQOyoZ5dqcNSlRt4w3JbOOvdPpUQXERyjaGDP0Xd0y7l4F4/2n",
+	"IjSOgQeEZttBfe1gRgmHUch4Zf9kPwnDK+CurGelvIYG7BD8ygIQVfuMqPaH66/YPhn8VNhatoTp9Vcn",
+	"7KaFKC6l7W88Cm9LuNUJd13OgQnmaMppMFvU2nfdvC1vyjUyjfhGugUmoLI5kDQZHlmx1eZcuCTxQNIA",
+	"CD6LzLSXRxIeCt/eqeih0VJpQxv45Y8blRZxTs4W9LineVqwTqwio6FQk8lqXM2oyrW+32mI5lQHTidF",
+	"W9LVP/6VhgkowrgfJgGQ7sXFPxJmj5kZTZghT05+ffvXrke6JydnnEWYU9h+fMs4U0OQ9tO1SHhw0e+D",
+	"r5X95kZSruzZL+vzXywMz0XCddrtRsRvJR3YD++4isHXZzww7bqnxmwld3ahER2jkUtlxQue+nr9Aao6",
+	"x8BMrrfaChpB37gr0NU58hs3ObfM9y0y3xrNxIy/m2YCrHvPjdvwBg3jItIbbQduyizOKKKR0IjNYprk",
+	"2FFmRXmZHms11q/8l18KlEaXmEnOXaOTk3PBjXJOaNgtVjF9GqX0+kkY1liBaY460waV1Kl+g6ioTvsG",
+	"xnOJ//GzJlvCeYy0yVVUceGeYX764ww15WCfrOHhwDuXS5vmgS1n1K9QTetpsHpt726zeXqOht+y9Qps",
+	"vS5zNJUaTbI11rnXRm20ab7Gj9wdyp1Pw6zxSZZWURPQrRByUUscFEZffEu15IQ9ISgbTgXfuN/q6RHM",
+	"OoVk45wy2aLWvuvmbXlTfpllZlvzoLI5kDQbHhskkMbTxqbIorFQQEV0Y88+802Ked/PvtqanmBqaxiJ",
+	"a0wzFVMfsCTsjrvdvYUxfp60EoqlNkqXvS4RXwBMQ3CFJ9xG+WvwPHua5VhWEWjmKyLB5R8lTGMChOzc",
+	"232axwMtJLwFqhMJtWpOP1r8WskKlll/SC1Nc/CtQDDf+kniKdPWmmRvRrpNErzr3GujNroh+7CI5CZa",
+	"RhksNgKIpkLBCJtZRdFTIkw0kM9X79Hpw10eXyHJHQtAEJfOLIKAUTIUSp9iGEwPstuR/IX8UOtYnezv",
+	"Y+O9OxoKSblu05jt+SLat0+L1P7xCzj2n/eO20f0FbRfHf/ot18ER34bXrx68fLl8+fHL18d7TvJxnzB",
+	"92LU55lvJpGsiqN/tTxuBiUuBV8x/dMe6Uom9HnIgGs3cne/8N3rhIVBl1AJxOYGVkT0O7ybJhqQ012n",
+	"fnD9+0ISH79QWdoH09AnZ5/e7XX4W6PXFaFpjGTAAnyo5UYjOyIMiARfyCCteidIF/iAcUjnJtkcHd4z",
+	"0+7isqeDNMtSgK+UXw7neEN1iRWHuyYB1ZjSOUvKcEK6//3f//3f7cvL9ps3XZdcJMtIkWWgmKS+5wfP",
+	"D9uHh+3nz28ODk7w///X3OX8Oi/v14ckAsl8gq2IdfuZtdEUKhNzHpZmPZwAd6llMpmtbSrzRl6ExFEA",
+	"EmLahewcHpMkjkH6VAEZwj0NwGcRDUnABkyr5ckqV0kAVyTT0i2VE/oCUmmrIYtjxgftwx/b89Klea0p",
+	"FiuRYYbdDKjKlrq3eMi5ZDBvUNehdNi7si0/KCFclgaukBmuSL3TpDYXC3PwWAaKWYgXObhMs7ieazKr",
+	"CvnhmqBGf0Ml1qijmHuymwVbmE0oj6ihiG1lV8xFf1uehnTF8IkLnkRpML9K/CGe9Qrxu3lMxS9A78bd",
+	"UoYJoE+TUF/fMv55Xo3yRrgNblkYXiMiaqxDFVNvVHrInSXrmH3EncVQOyPK1cai3Cj/HpCeSAZDXemN",
+	"NlJCZZvW0rtBUZlhO7+0vO1mKLH6/n8rdFoAAmuPhpA+Vq+w65rRHdOEOX3QnqKHyZiO4tYLVJACfr5Q",
+	"aZqLp4ZcaVBg19ORTLW8SxsWQXicb6IUmuNn2AqixxVEazLmckHXKHNurbtt1lY35BOcQHQT3WE5NDYD",
+	"imbDAe27BtoemOElM0Bs/hdFdhgP4J4cpPUR8E2hfZhHuQ+7aJi4F8U7NqDtEOuGuZpeae6Y2jmw3QIe",
+	"6eG7y+Z+w0DOCYqmkukxvjUt5DB1OiE/0T2Nlyh1g8kXPY56eCB5nTK8XmtEwzCmccV0KpUyuxbix6fp",
+	"YFrJ57NP6veUGheGkU9aTt8hi2/+aLKykJijLp+OnKj/Ylw92vPRrUxYTSas1fYtnNiaZeysfdfN2/JG",
+	"Lf8FR/XmQWVzIGk4PDIvSUMyRQeqpuPmLO0xx2uDDwcpi9qBGPG2YoOhxiprCVdJHGPZsUreK8rk60Qq",
+	"XXd5E90WeJYioXTqZKu2oFC/ZRJuSosm2K2nxQ5DrMOrgfSZrPZkkob6eij0IKnrRzub6rhgx1zwtrJt",
+	"q+04oBEdwBXlA6huRLzJO5WxouGZ+IZF4MozVnwS1Lchd6b1UlgaoF+KABakyVGa8oDKgNBEi4hq5ldH",
+	"lWl4VRpqcSUSHigSg3SVtSvmJMY6X6+TMAR95vuJpH6J0/06lkCDUxKKEUjDUJGQQCi211BxpogO6B+M",
+	"wzX7AypCXkIoaFAfYzLh1zFAcJmEmsUhs1bctNUYUowD0sIePyJxB5ERVsp0rbgpR9OfwAAQ0w7NznRY",
+	"ygEVBjdW4CfgoCXVpWEM5Zchv012e2MtS1vU5BIClkTd5aU0M0qbQlwpcEtYqwx55dRWCsTZzed8WOCy",
+	"Scno5SplVqpNS/UpEfN7mS9fgZ+Ys9e1j0cJg4DPCuTZAMrw/EFgrVnwJegTV57WHES6xAAWlCZRonRa",
+	"G31sD8QYiJHWojc00gspv+3wrpmojTN1PdOHhuGYdM/i2Bwn0rAJsvMfn6/e73b3yG9O/gtuQ70oV45X",
+	"jw4ObKwXM4scArXJVTke6lr5NDlJ0Jj9F4xbXwwIGO9jciuj56mPu3Y9JfQDe+GQyLAQHjhgepj0MCTQ",
+	"NUn/O+smuAIatAUPx4XIcrx7xBeq2tgPZlbm05CooRDG7Pj3P//f7IKKcrRPmMxuL81puMMRnqmzIfcl",
+	"eKSXBAED5ZGIxs6X4NMwFAl2xlofyiNGtYBmVjwwkMrr8NiWrsbleQa7XNuhURaaRVFF/vP64wfCODl8",
+	"5dwLyiNxmEyXlqQ86HD8KmD9/v6///mvLlGCGKvFWU0+9YegSB+0PyQIIKyp7A8NtQakB3oEwCdiGNVe",
+	"h3f4X/5yLrhZnPnmL3/Br8gF0iIuTiW+D0qRngjGhjq6f3acAdlpnRjz0yMdNCTNx3//819fuqeOlEFK",
+	"IdN+HU6mutoasMaKtVVfzTjYBX9s2Z8jUIoO0rqwrS/dFIPE/WJLO+NetQHIXr78ElbyqZTjIt+QUrbB",
+	"xc7hnNPMcprHOX8h3dTF1CUKQvC1wsYufO/wFcmsyxTrtqhtTCWNQGNpVOBJ5N5TmOWEoA0t+xhJmonu",
+	"ANoBuChT34dY5/Z0yJT5ZOC762FBLBqGXSI48ammoRiYUaVItKEaIR3O7HIINbvz4RQzF+a2sE1853Y6",
+	"gwkzI+IZnW1ZHx/Lj5Ez61rDI4JpZJ1zfSkibO/QlEEkz+mB7G1rq3oWHiOmwPYE3v58vYfoOrcekvb7",
+	"DPT4GM3Cwg6JjkNHxoyfTM1rMJRNapqZYYcCw2v52CDPyF+zieIyuriErsVfOrhOh8Ef7de9sTGxDUOM",
+	"NexOkslPiJodhxiHld2TIk5y56Q9ZO10C071E2LMv+6udVyadU/7Lh3dOUAgSshOd8IH1931UtrJQ4zT",
+	"MulMn6aYlaCMKLX1tiM6sd/uv//5rzOzlzTF+k6X8vHHftfIOPS0Pj84yEawUPjMb7kYcfKPxGw2YwGF",
+	"VM0GXEgIyA5mhU0joRXwgMC9ljTjBaSBdOCPqC7UT7b3/2Os5K6d7PW4jSX0HOE71jXUbFBDSURDY2dB",
+	"QLDZDheavGof4f8On5Mh3LuoWg+JwrDjrpna8MLRwZEbZQRh2C6Oo/Mo8rQ2ciDA1tQY0jsoSC2LXppC",
+	"F5kK8RqOjKSLJZgD8qlt5zQSF44zrXzr4oaRLd4Y5pkpbkfdLHBvhcQAtHK9yE56pnAzYC1H5EPrP07J",
+	"AH99pkhBP1uOw73cODc6NyScDm2rjGZbQ8ndteZk94TQOYQeUXkLKDJKSR5DTgqVS42koNluhCQh9W8R",
+	"gpP+BgxtN6M6c7jbaXVaXS+Taq6KsQTzn7QOahgWMJUxQi5oiuoVxQUKL6zYj/KKcdL9a9sgpZ1G35sl",
+	"7NA8nPvdm91TQguDIwQjdm+mGImi8k4X8vnqvQOWe4phN3+S8YsxEbSTJvY9h+lCFRGxdetY3hDG0kG2",
+	"iyUYk0aCUob5uj1MjTr4g8Vde9XiD4UCbiRL9wwVT/uC+yIwmCT/aNv8qCgxwIHK0S2a5hZHBvCCD8jF",
+	"DR14pPuu3/4gOLQvqfaHXSzUrsiLgyOPdH+5OHvTJSMhb40eLYxqmBiXfv7x6vokm8tBzsyCq1OqbbSD",
+	"FGH7LAzFqP1RsoFRAH+x5gTcx8Ko1a5ZStdDUpvCErab1TGoILsfP928+/jhumvA1g/ZYKjTovJYr95w",
+	"lxnz+cERMabjCMnt54sbj5ideSTtj1s5yywWJGqslJ6GVJlDtUHbLzc3n/YP9+4t4x4ZGwy1l5EFka1e",
+	"STk5PCb/xV7jsxNCrBmvyNGLw0JjanUTFvM/PsLmR4cvrDIz0l/TW5RSphkDtYupuxWg8jajpvKEO2R4",
+	"aYUgLK9vDUDgdxCKGJy1+YkOnMURg4hD+MtfjJSdsMMIBwgg8EjXyIH9oY7CU2PJSgX6p0T326+6uyek",
+	"u2+1boenDJcyuOPglFOIdKXFdz3S3Q+Er7AjK7xO9YjEGhJWWV5BIPwOR47t7osYOI3Z3t8VZgx2k2SG",
+	"S49xKsc4tDW2lSOW9OP+n6btl/0/tfjS7fCdUru8yNmeWYORKQhNZ3tMKHC1i1VwxoZXOzxbujHZ0KGT",
+	"AgTxaKcydsXM7zFl0p52cNhde87Ao0RAQnYLjqXsq15DKicpu/Zkd98KBM9wqT0whswHrqBw5rt8dzNz",
+	"3jMAtcJ6T8jBvuuk9k3bvDxselzEkxLK1ckTX+EVxEnrcO9g78B0dshqnbRe7B3svbCPW4Z4EN83/xqA",
+	"LvesT9KQZy1BprH6a6Y/vXK6skojZPwWLxVRWQpf2dYZ+D1nLGvJ/OwgSlQM/l4LF279Fu+C1knrZ9C/",
+	"iAg+2Se7qUTDbTw/OJjn1cza7WPHL17rxcHR8sYfhL4UAeszCEyfl1UmeMfRaxxeGBafcH20Tv72u9dS",
+	"SRRROW6dtN5TbtQCie1eNB2o1snfWuajav1ueqaMshA/BSq2zBBSbYRkkZRPiugpFvJ1ppcRe//+n/+L",
+	"oNAofLdD3XkbD9d24C6e6am0ij3a3UPzLk80aOWypQAjITscqAxZzlyWI2bQem736jCbW7tzfed5E8Rq",
+	"qnrQd75ZwjiqMsFrGlxZ/WW7VJvmrUj4Oojvt6Ksdapp0g73CqpoMXkW5fhcUv2EyhqPcZYa8RoivQXj",
+	"AZEQCRQwTsZn4SlMEuab9WQGqOnZ4enqszAWZ/jr4tZ2HLEb6rZ3bRiPjGdV6x5WVra7WohGgXxAqxUP",
+	"We7wlnstnHm3EzP/FmT66NcAZdez5zizOivyOlwLtHXRXWRtMqzRpoq+Jrv5JARrnWfcVlSOJ3gQMzzW",
+	"4V3zvS3krUU3rT84YSd7OUsCQw3lWqVyeTELvraqdyVOfCtFlD9EW9r8RtRovOXyB3F50aJKCaFgWi3l",
+	"dqO557I3WoaGLTiq/XJbkFDt7Mx9adrv2Qu8UHDY+7vqnhp7+vzNh11nc6oOnzIy98gHgECR/6R39Bpn",
+	"Py3YoWMahd00Dg55LBB+ghdR1Pqn5tD9G+Grb8GiuDGmuzmdlJjvc5A6BBrq4R9z8foc5Q5zPsJYCnR5",
+	"W++QSg9kyiCWhuEeuQIsvT/R2JkGTJE+ZaE5/JrDkzEh0VfcR/8GDUiPhpT7IK1A7+6bM934jy5hXGmg",
+	"82TWL7iB1TAnRQ/WYdixO+Bm5zFOkAM+W3wKfbvFJcAHTmjuOlEILKszPTxNE8xmQ9SQulOahDhkPlWe",
+	"gbFjB9e/w5E3bAc6VrkXwvRIfZpcjE7Jy4MXZCfTrRIvdHYLtOD6dDhiXHmFo7ifPoMTEtDD7sal3J6X",
+	"0s3gYXzSDO3wHbtopVkYEqXpIK1gzGFkWuCAEUP/C25mxLQ/3N0jZ1NkpIAHRgdL2u8z3179aIGugiKM",
+	"lMi8QdajpAAKAB8I0qP+7RzquwIaMIPrzROg6fWiksQxixwvpNhsG8tJ9u5wnw7MHAWqnQQLhs/ZJnWt",
+	"hwdqd5zVTL9BFb+q7ChIC6WJBWnR5JUiBDQNaY+FDAO9cqw4DExhxMXnzkXMz6DT6+l6aMHA2goG2mOg",
+	"D+syfYMWWobvn8FekNI0UmAOTt39+kI2e+3abJjPzLTjJ8lnDqhkx72p8IdURmq3gIYsQ98MJvbzOPyF",
+	"CLH5cL8SUtLEv08SM+P0oYroO8MEv62DnVkZOH1O0Ynk1iZ6nU9p7BUI+/Za09guthCFbbJb6obM4d1U",
+	"eZqv8LsRqgUqqkY1y1Xma0eCzUXx94XdZXjlQbhUa9o2GxfQZtonKZztgbGXwW05AioxlmnZXM4yq/uO",
+	"WMshYwFqC7GcGMq5kMnO88Y3DOQ1bP44OLuEJ8l80yG0RFlYpphysbbz8VSBF2dB1VS+nF3pd8OjZYSw",
+	"mA7sg7JljJq22jh72omfKFM6qJGdHtU6BBJTpUB59lxvo6fuzF9Zy+IpM5ZiIEHhzdcsvioxrG3bXDa1",
+	"6/uOmDNDyGIk2zL3yzw753mzTbOlq8P/NNmyCLYUDxFTfhkCqrCZA0Zj2cyt7/thsxwh5egtRCrNdQJN",
+	"BCxNRZ/bEqnEDEN2XJibDS6RhaAqGwMNgediwPFR0x0TicqaYHycTHgxuBxHNT9ENIDdU/IyveDLbuUC",
+	"24apDk+4BBpgwLmQxBdSJvG8G+z3uOE3rN9f6SLKdPzmSag8GAIvqqdQlwYa5deSBXJLIyamSK5KDNSF",
+	"DcYRMgDporZ3XDgPhxHmAaDchvXYjj1QZCAYH+Ad5O4euS7EVVAkOgOGRKd0g8Rk+AQfMKjie5ysISYj",
+	"RVrby8KKiF1Ghy8KKzqdF1ZEZ+JJ5gVaWALdVEjR71teqMULZYFBCynfvt1caMhc3H2Nm+CfaQQ485O0",
+	"YhhvY1w3pLArV3X25wpWDEKiqSZMhqrvxoaZQO987N4bE2Nh6PeU6ZK+MOE0VkOhSUjHItFkp5sKZfdQ",
+	"w77M3LfviPssdI+I3c8d3rW/2KcP9rc5jYmWlKvQBoh4pBsKX4Lan+1vm0+82wT7qhJjfgZ/sLhdeFel",
+	"qSRU+kN2B3ukm753sEZX1729ce/OsB4KhgzZAGHa4RHD5zU+5UQBBOndnn1npvfIGU8HxwQcNAB8AOKe",
+	"NlhDj6pbo2eF9Gx4sMpyCzCtCu+dgA/0sHtaDH2/BYjt8oxAzQYiIVWa7ChBKB93uCuYIvrm5GitWk0s",
+	"zhXxhdL2UZtbqHpGIoiEHHuocFHDU4x6uuBapo/TJAySkEoEiyLKvjLu2cdWXvoIKoAOPzg+OjIjETHi",
+	"IDN75zNn9wRiYd9QR8hfvn2YplkEGCuVxVbaSezjyw4foFMq/a031qAcUOxbNvuCzMA7AMkmYkMddT6z",
+	"GZAMGIZUDTs8e3yQ6p1u+uZT7+6R7jn1h5A+XztxL3PNptr4TKd7YqiiL8JQjNTEw4asUFGFY4Czye1e",
+	"d2x8GL5doQrfLHd4Gn7n3oJC1AMMaVeYdgof5OyWWUMXiOoznHUlm90O8E0LzBIZZyVGyhaLjRME0P6f",
+	"eaGY+Zb5mSM126dro6EpH2fzlhHiXCLs8Ijet+kAfnpx+PLF8cHBgUdYFCXaHObwQa+jq5z0LYVZArN2",
+	"GdmhZhU+BB0uoe1e3bonFzbjSYFdrPBz/GmZbbdo3udASG37Dj88LimKdDrJFoW402UPCCxBFgrp1LI2",
+	"LvNyPqvZEd8BP5zNmOd1+KEfwv1CU/2tabBhQ93MaQy/J2mnG4ja10iLL05Nuwpm+krw35CVnuLpuzHS",
+	"M9wuRq0x5I1NtfgQbM44l9jqK5yDzcRPkr1sNT8HtuyQhJ9n4b8PWeGaari4KLT/SljJl/C08UNgApZ1",
+	"UFVBLM5Cq8mujMmVfjfisowWqpBCdfQ3HenfH6rn4xcDcHt4z7FYGGN08mvXcMNSuDD3kxS/NnC9lwFv",
+	"gZVSxEcFlitApqlcV1jid8N4RYQvwTf6YRdznm2yEuzRfXtt1/ckWWdussnCAzyb/ayNPhui2B8Tpo3L",
+	"tmbz6U6Bff9PO9p8b1PXNuha97PGpEI7LqNRIZ3lLqEDynjZejFP4anpoIeMDzocQuXSTx65HBMwwJfv",
+	"Waq5RNkUb9R6zbEi0ZxggpQ0pjh/chMfF+bttCv0pre0lybPjW0VDpcMyfZpFfMm27TdNiHeZKHoANpv",
+	"LjCZ8r11v7dOjo9mkzCvJFausffNd2O6OQ89PrG2kSZ9K2pShCwm+IjGagGVZ1lTaKhElsTQ3o1wKqXN",
+	"Go63D2lq4sIQavbZlWHeSzPnhk2FSxo/STk3m5q5aLMZQE6gsoJpcEnjppoElzT+bkyBCNEwB5M2kdr8",
+	"TExSRKCHkNicKDbJI1YxITaT/gmJWQwh44D5F8AjfQlqyEEpz6YudNUR8McOT2J7O1hyjbbDeF+41G42",
+	"PyYWakkTOQaJSy6AaStEoqHDNURxSNNUSbarSyRKZZa92d11X12cvbm8mKPHLh0gyonJ3Z5gySq41/tx",
+	"SG1px1znTKuUmaTrS0G597XYv7CyKAPDoqQOcUjHIH0qg8V24ydsd47tNiyF86mfpDC2ECa+A90C872A",
+	"iwoiOQdLUyVzvsLvRkAXkF0F15jas5IplVtR3UJRPJdZFYfBlOXltpNFxI2d7KtwL879lNlXp8CriNPK",
+	"DIyQaTYH4xK/NxbWDi+L8G0Lmuz7gru8a0t0qG1/Xmi+aWacXsHTZElXSMafAGT+/Ap/XYimKtw5DarG",
+	"8uj0Qr8fTp2hgypkEIqBqMSn77Hh1+FQM/eT5k2sPBU6CFbDSXWmNNBpODuaJX53jJghfRHO0/fqizjw",
+	"2rXZMPPZaZ9mqhYLMbIDMVNYzQij4qfen8/kCnBfFHNHVE3v8ZVwNLOCJ5/cQ2WArIOmetk9LKieQHIP",
+	"u9DvMreHSnG0lAyWo77Z+P7OkFwBsbGk4yUq0TbZtEY0sz5NhYjwcqmsbZLIJfk+bY8q6T4tVL5Kus98",
+	"6qeLlZl0n/htDeRUEYAZnBorBLMVfj+CMMd+JWxXRHOjMfx9IXcxWnVWBHyuaL2xTTYsVXHWpxrSFi27",
+	"l7BtKnATgqGp3ISL+264STtULEBrVu1vXsCHCEMswHJCaJb0o/gi1CPdXsLCIKvpKaT75g3V0CWKDTgN",
+	"FaGEw6jDY6r94amtbYyFN2dKxM0JyMjfhtbHuuu7Ybw/WpCdi4splsFd+Fgz+2ZuLiE0mPJKKmkZ36z0",
+	"noc5hZR2CQ12euO0ci8GEO+6hACFco4dntdDRqfRxAvjk6mUSHk9NsFhXuGytD5/WcVPTNDgagnaYJ+y",
+	"x/PZm3+VV0wzC+/wbrbaM90lPAlDLOs5JiOQaXXgfEOMa5E+vC59kG+k6K950puVKdSM89So9Abr+cyU",
+	"BCsS0EJqtdUUFiv031ybDWt0O+2TVOkOqpZPlaZaeUQNRWz5At/737IJf2GKh2nE7JuG/lCKiFZB0vUt",
+	"4+eu9aaPtdnUT/NYe8s4cYAuHGtvGV+swkvwVMFMm8ZWY88/2Qq/n0NQTgjVMV/B45Sj/Cu5ndKZny57",
+	"zjidanFnZcfTFKaazJvfmfMpI4LqWK/KlF/JvEEkPl0Tx9oxOUfab2tgpxY7NpUT8xV+N6xYQH81bFfF",
+	"c7Nx/J3ht/yAMlmO9M/WZwXSlqc8+dvvBrrWnVH29NQcV4cCg13knS0Py1Re7HkH9gZ7WFXYp2GePhLH",
+	"6xLByVDr+GR/H38345y8Onh1gFXeEhm2Tlr7iF235plUcbZU504c0jE+mfSHVFLfUMfu4gKee/mDV1fs",
+	"0RDc5OiuoqM3IRm97EhhxrMWiOc8vt5kYLo38czEc7efXlq7yZvMGuAVUlgVVpcz4OwCz1cofJF6igxU",
+	"YGQWVpisWCVhdrrfZs7A9uCbHoMLA6W0NTvI5cwzyEI3fDw32+fChU95GDvllQXq2G2lFXkKQ6bX+rOj",
+	"/pylNCrAxHxuY3niQmKc4goxucbsYJ9mw5/tqFnI5QSYbfhdCUazggjYezL5cHEZTPkl3a/oiBRfB0+8",
+	"Jy72n3hCPDvOTbmXFNcUsH5fZXmqU/9TYezMJVUGpemXcJjc0SoOIYujFN7FzY7zy83le4Kl0wul8rFk",
+	"vZFcbRQLhAMEEBTBjrXWv/z+5f8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/refdata/refdata/edition"
 )
 
 // countingExporter hands out one small file per version and counts the reads.
@@ -13,17 +15,18 @@ type countingExporter struct {
 	reads map[string]int
 }
 
-func (c *countingExporter) Snapshot(id string) (*Snapshot, error) {
+func (c *countingExporter) Snapshot(id string) (*edition.Snapshot, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.reads[id]++
-	return &Snapshot{ManifestID: id, Files: map[string][]byte{"version.json": []byte(`{"manifestId":"` + id + `"}`)}}, nil
+	return &edition.Snapshot{ManifestID: id, Files: map[string][]byte{"version.json": []byte(`{"manifestId":"` + id + `"}`)}}, nil
 }
 
 // TestArchivesKeepTheLastTwo: an archive is made once however many ask for it,
 // and the server keeps only the keepArchives asked for last (a third evicts the
 // one asked for longest ago, so memory stays bounded).
 func TestArchivesKeepTheLastTwo(t *testing.T) {
+	t.Parallel()
 	ex := &countingExporter{reads: map[string]int{}}
 	var a archives
 	fetch := func(id string) *archive {

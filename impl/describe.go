@@ -3,7 +3,7 @@ package impl
 import (
 	"net/http"
 
-	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -24,7 +24,7 @@ var DescribeKey any = describeKey{}
 // Description is how a handler answered: the Response it wrote, and the edition
 // that owns its body.
 type Description struct {
-	Edition *catalog.Edition
+	Edition *edition.Edition
 	representation.Response
 	// BodyByCaller, set by the caller: it sends a described answer's body
 	// itself, from the edition's bytes, so the handler writes the status and
@@ -38,7 +38,7 @@ type Description struct {
 
 // serve writes an edition's own body at route and describes the answer to the
 // request's caller, if it asked.
-func serve(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
+func serve(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
 	res := representation.Response{Route: route, Version: &ed.VersionField, Body: b}
 	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
 		d.Edition, d.Response = ed, res

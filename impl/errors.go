@@ -9,20 +9,54 @@ import (
 	"strconv"
 	"sync/atomic"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
 
-// WriteError writes the spec's error envelope. Errors are rare, so this one body
-// is marshaled per request.
+// statuses maps the domain's error codes to HTTP statuses: the one place
+// where an error a handler meets becomes an answer.
+var statuses = map[string]int{
+	catalog.EINVALID:     http.StatusBadRequest,
+	catalog.ENOTFOUND:    http.StatusNotFound,
+	catalog.EUNAVAILABLE: http.StatusServiceUnavailable,
+	catalog.EINTERNAL:    http.StatusInternalServerError,
+}
+
+// Fail answers err in the error envelope with its code's status. An internal
+// error's text can name files: the client gets a request id, the log gets
+// the error under it. A code the table lacks (or a nil err) is a handler's
+// mistake, answered as internal.
+func Fail(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	code := catalog.ErrorCode(err)
+	status, ok := statuses[code]
+	if !ok {
+		code, status = catalog.EINTERNAL, http.StatusInternalServerError
+	}
+	if code != catalog.EINTERNAL {
+		WriteError(w, status, catalog.ErrorMessage(err))
+		return
+	}
+	id := NewRequestID()
+	if logger != nil {
+		logger.Error("internal error", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
+	}
+	w.Header().Set("X-Request-Id", id)
+	WriteError(w, status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id))
+}
+
+// fail is Fail with the server's logger.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) { Fail(w, r, s.Logger, err) }
+
+// WriteError writes the error envelope. Errors are rare, so the body is
+// marshaled per request.
 func WriteError(w http.ResponseWriter, status int, msg string) {
-	b := ErrorJSON(status, msg)
 	h := w.Header()
 	h.Del("Content-Length")
 	h.Del("ETag")
 	representation.SetFields(h, representation.ErrorHeader)
 	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	_, _ = w.Write(ErrorJSON(status, msg))
 }
 
 // ErrorJSON is the error envelope's body, for writers that are not net/http's.
@@ -38,19 +72,8 @@ var (
 	requestIDs atomic.Uint64
 )
 
-// NewRequestID names a request in the log and to its client. Only errors get one,
-// so the hot path does not pay for it.
+// NewRequestID names a request in the log and to its client. Only errors get
+// one, so the hot path does not pay for it.
 func NewRequestID() string {
 	return idPrefix + "-" + strconv.FormatUint(requestIDs.Add(1), 10)
-}
-
-// WriteInternal answers a 5xx without the error's text, which can name files:
-// the client gets a request id, the log gets the error under it.
-func WriteInternal(w http.ResponseWriter, r *http.Request, logger *slog.Logger, status int, what string, err error) {
-	id := NewRequestID()
-	if logger != nil {
-		logger.Error(what, "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
-	}
-	w.Header().Set("X-Request-Id", id)
-	WriteError(w, status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", what, id))
 }

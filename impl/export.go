@@ -2,35 +2,17 @@ package impl
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
-	"io/fs"
 	"net/http"
-	"path"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
-
-// Snapshot is a retained version's files in the snapshot layout, for
-// /v1/export.
-type Snapshot struct {
-	ManifestID  string
-	ContentHash string // catalog.ContentHash of Files
-	Files       map[string][]byte
-}
-
-// Exporter is a Repository that can hand out a retained version's files.
-type Exporter interface {
-	// Snapshot returns the files of a retained version by manifest ID (any
-	// letter case; "" for the active one). An error wrapping ErrNotFound when
-	// the version is not retained.
-	Snapshot(id string) (*Snapshot, error)
-}
 
 // ExportActive streams the active version's snapshot.
 func (s *Server) ExportActive(w http.ResponseWriter, r *http.Request) {
@@ -40,17 +22,17 @@ func (s *Server) ExportActive(w http.ResponseWriter, r *http.Request) {
 // ExportVersion streams a retained version's snapshot. The ID is only compared
 // with the retained versions' names; it never forms a path.
 func (s *Server) ExportVersion(w http.ResponseWriter, r *http.Request, id gen.ManifestId) {
-	if !catalog.IsManifestID(strings.ToUpper(id)) {
-		WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/versions lists them, e.g. 05E83EB5E32657B9", id))
+	if err := parseManifestID(id, "/v1/versions lists them"); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	s.export(w, r, id, CacheImmutable)
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache string) {
-	ex, ok := s.Repo.(Exporter)
+	ex, ok := s.Repo.(edition.Exporter)
 	if !ok {
-		WriteError(w, http.StatusNotFound, "this server keeps no version files to export")
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server keeps no version files to export"))
 		return
 	}
 	key := id
@@ -61,12 +43,13 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 	if arc == nil {
 		var err error
 		arc, err = s.archives.make(ex, id, key)
-		switch {
-		case errors.Is(err, ErrNotFound):
-			WriteError(w, http.StatusNotFound, "no export: "+err.Error())
+		switch catalog.ErrorCode(err) {
+		case "":
+		case catalog.ENOTFOUND:
+			s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no export: %s", catalog.ErrorMessage(err)))
 			return
-		case err != nil:
-			WriteInternal(w, r, s.Logger, http.StatusInternalServerError, "the version's files cannot be read", err)
+		default:
+			s.fail(w, r, catalog.Internal("the version's files cannot be read", err))
 			return
 		}
 	}
@@ -126,7 +109,7 @@ func (a *archives) get(id string) *archive {
 
 // make reads the version id ("" for the active one, whose manifest ID was key)
 // from ex and archives it, unless another request made it meanwhile.
-func (a *archives) make(ex Exporter, id, key string) (*archive, error) {
+func (a *archives) make(ex edition.Exporter, id, key string) (*archive, error) {
 	a.making.Lock()
 	defer a.making.Unlock()
 	if arc := a.get(key); arc != nil {
@@ -151,44 +134,4 @@ func (a *archives) make(ex Exporter, id, key string) (*archive, error) {
 	defer a.mu.Unlock()
 	a.recent = append([]*archive{arc}, a.recent[:min(len(a.recent), keepArchives-1)]...)
 	return arc, nil
-}
-
-// EmbeddedSnapshots exports the embedded sample versions from their files:
-// dirs maps each manifest ID to its directory in fsys.
-type EmbeddedSnapshots struct {
-	Static
-	FS   fs.FS
-	Dirs map[string]string
-}
-
-// Snapshot reads an embedded version's files.
-func (e EmbeddedSnapshots) Snapshot(id string) (*Snapshot, error) {
-	if id == "" {
-		id = e.Edition.ManifestID
-	}
-	ed, err := e.RetainedEdition(id)
-	if err != nil {
-		return nil, err
-	}
-	dir, ok := e.Dirs[ed.ManifestID]
-	if !ok {
-		return nil, NotFound("version " + ed.ManifestID + " has no files to export")
-	}
-	files := map[string][]byte{}
-	err = fs.WalkDir(e.FS, dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(e.FS, p)
-		if err != nil {
-			return err
-		}
-		rel := strings.TrimPrefix(p, path.Clean(dir)+"/")
-		files[rel] = b
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("export %s: %w", ed.ManifestID, err)
-	}
-	return &Snapshot{ManifestID: ed.ManifestID, ContentHash: ed.ContentHash, Files: files}, nil
 }

@@ -5,27 +5,53 @@ import (
 	"go/token"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 )
 
-var newest = sync.OnceValues(fixtures.Newest)
+// newest is the newest sample version as the service first serves it:
+// rendered, not compressed (edition.New).
+var newest = sync.OnceValues(func() (*edition.Edition, error) {
+	r, err := fixtures.Newest()
+	if err != nil {
+		return nil, err
+	}
+	return edition.New(r), nil
+})
 
-func server(t testing.TB) (*impl.Server, *catalog.Edition) {
+func server(t testing.TB) (*impl.Server, *edition.Edition) {
 	t.Helper()
 	ed, err := newest()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &impl.Server{Repo: impl.Static{Edition: ed}}, ed
+	return &impl.Server{Repo: edition.Serve(ed)}, ed
+}
+
+// compressed is the trimmed newest version with every body compressed, for
+// the answers that pick an encoding.
+func compressed(t testing.TB) (*impl.Server, *edition.Edition) {
+	t.Helper()
+	r, err := fixtures.Small("15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, err := edition.Build(r, edition.Options{Effort: apitest.Effort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &impl.Server{Repo: edition.Serve(ed)}, ed
 }
 
 // TestNoMarshalingOnCatalogRoutes: the only JSON encoding in impl is the error
@@ -33,9 +59,19 @@ func server(t testing.TB) (*impl.Server, *catalog.Edition) {
 // at most, answering what no pre-rendered body could hold); catalog bodies come
 // rendered from the edition.
 func TestNoMarshalingOnCatalogRoutes(t *testing.T) {
+	t.Parallel()
+	exempt := map[string]bool{"errors.go": true, "probes.go": true}
+	for f := range exempt {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("exempt file %s: %v; update the exemption", f, err)
+		}
+	}
 	files, _ := filepath.Glob("*.go")
+	if len(files) < 5 {
+		t.Fatalf("only %d Go files found", len(files))
+	}
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || f == "errors.go" || f == "probes.go" {
+		if strings.HasSuffix(f, "_test.go") || exempt[f] {
 			continue
 		}
 		file, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ImportsOnly)
@@ -52,19 +88,32 @@ func TestNoMarshalingOnCatalogRoutes(t *testing.T) {
 
 // discard is a ResponseWriter that allocates nothing, so AllocsPerRun counts only
 // the handler.
-type discard struct{ h http.Header }
+type discard struct {
+	h      http.Header
+	status int
+}
 
 func (d *discard) Header() http.Header         { return d.h }
 func (d *discard) Write(b []byte) (int, error) { return len(b), nil }
-func (d *discard) WriteHeader(int)             {}
+func (d *discard) WriteHeader(status int)      { d.status = status }
 
 // TestHandlersDoNotAllocate: list, by-UUID and 304 answers allocate nothing in the
-// handler — they look up bytes and write them.
+// handler — they look up bytes and write them. Not parallel: AllocsPerRun
+// counts the whole process's allocations.
 func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	ja, all := gen.Language("ja-JP"), gen.Language("all")
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
+	cs, ced := compressed(t)
+	br := ced.List(catalog.Weapons, catalog.DefaultLocale).Brotli()
+	if br == nil {
+		t.Fatal("the compressed weapons list has no brotli encoding")
+	}
+	withHeader := func(r *http.Request, name, value string) *http.Request {
+		r.Header.Set(name, value)
+		return r
+	}
 	for _, tc := range []struct {
 		name string
 		req  *http.Request
@@ -82,16 +131,28 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 		{"by uuid", httptest.NewRequest("GET", "/v1/weapons/skins/"+skin, nil), func(w http.ResponseWriter, r *http.Request) {
 			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})
 		}},
-		{"304", func() *http.Request {
-			r := httptest.NewRequest("GET", "/v1/weapons", nil)
-			r.Header.Set("If-None-Match", etag)
-			return r
-		}(), func(w http.ResponseWriter, r *http.Request) {
+		{"304", withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "If-None-Match", etag), func(w http.ResponseWriter, r *http.Request) {
 			s.ListWeapons(w, r, gen.ListWeaponsParams{})
+		}},
+		{"list br", withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "Accept-Encoding", "gzip, br"), func(w http.ResponseWriter, r *http.Request) {
+			cs.ListWeapons(w, r, gen.ListWeaponsParams{})
+		}},
+		{"304 br", withHeader(withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "Accept-Encoding", "br"), "If-None-Match", br.ETag()), func(w http.ResponseWriter, r *http.Request) {
+			cs.ListWeapons(w, r, gen.ListWeaponsParams{})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &discard{h: http.Header{}}
+			tc.call(w, tc.req)
+			if w.status != http.StatusOK && w.status != http.StatusNotModified || w.h.Get("ETag") == "" {
+				t.Fatalf("answered %d with ETag %q: not the answer whose allocations are counted", w.status, w.h.Get("ETag"))
+			}
+			if want := strings.HasPrefix(tc.name, "304"); want != (w.status == http.StatusNotModified) {
+				t.Fatalf("answered %d", w.status)
+			}
+			if got := w.h.Get("ETag"); tc.name == "list br" && (w.h.Get("Content-Encoding") != "br" || got != br.ETag()) {
+				t.Fatalf("answered %q with ETag %s, want br with %s", w.h.Get("Content-Encoding"), got, br.ETag())
+			}
 			allocs := testing.AllocsPerRun(200, func() {
 				clear(w.h)
 				tc.call(w, tc.req)

@@ -1,8 +1,6 @@
 package impl
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"strings"
 
@@ -18,8 +16,8 @@ type Pages interface {
 	Home() (*representation.Body, error)
 	Docs() (*representation.Body, error)
 	// Changes is the changelog from → to with names in locale loc; from and to
-	// both "" mean the latest pair. An error wrapping ErrNotFound says what is
-	// missing, for the client; any other is logged by the implementation.
+	// both "" mean the latest pair. An ENOTFOUND error says what is missing,
+	// for the client; any other is internal.
 	Changes(from, to string, loc int) (*representation.Body, error)
 }
 
@@ -30,7 +28,7 @@ type Pages interface {
 // GetHomePage serves the landing page.
 func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
 	if s.Pages == nil {
-		noPages(w)
+		s.noPages(w, r)
 		return
 	}
 	b, err := s.Pages.Home()
@@ -40,7 +38,7 @@ func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
 // GetDocsPage serves the rendered API reference.
 func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 	if s.Pages == nil {
-		noPages(w)
+		s.noPages(w, r)
 		return
 	}
 	b, err := s.Pages.Docs()
@@ -49,12 +47,13 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 
 // GetChangesPage serves the changelog of the latest version pair.
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
-	loc, ok := locale(w, p.Language)
-	if !ok {
+	loc, err := parseLanguage((*string)(p.Language), false)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	if s.Pages == nil {
-		noPages(w)
+		s.noPages(w, r)
 		return
 	}
 	b, err := s.Pages.Changes("", "", loc)
@@ -65,17 +64,18 @@ func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.Ge
 // versions are checked as /v1/diff/{from}/{to} checks them.
 func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
 	for _, v := range []string{from, to} {
-		if !catalog.IsManifestID(strings.ToUpper(v)) {
-			WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/versions lists them, e.g. 05E83EB5E32657B9", v))
+		if err := parseManifestID(v, "/v1/versions lists them"); err != nil {
+			s.fail(w, r, err)
 			return
 		}
 	}
-	loc, ok := locale(w, p.Language)
-	if !ok {
+	loc, err := parseLanguage((*string)(p.Language), false)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	if s.Pages == nil {
-		noPages(w)
+		s.noPages(w, r)
 		return
 	}
 	b, err := s.Pages.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
@@ -83,18 +83,18 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 }
 
 func (s *Server) page(w http.ResponseWriter, r *http.Request, b *representation.Body, err error, route *representation.Route) {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		WriteError(w, http.StatusNotFound, err.Error())
-	case err != nil:
-		WriteError(w, http.StatusInternalServerError, "the page could not be rendered; the error has been logged, retry later")
-	default:
+	switch catalog.ErrorCode(err) {
+	case "":
 		writeBody(w, r, s.Repo.Active(), b, route)
+	case catalog.EINTERNAL:
+		s.fail(w, r, catalog.Internal("the page could not be rendered", err))
+	default:
+		s.fail(w, r, err)
 	}
 }
 
-func noPages(w http.ResponseWriter) {
-	WriteError(w, http.StatusInternalServerError, "the pages are not configured on this server")
+func (s *Server) noPages(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
 }
 
 // ListVersions serves the retained versions. Not described for the edge's memo:
@@ -103,7 +103,7 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	l := s.Repo.Versions()
 	if l == nil {
-		WriteError(w, http.StatusInternalServerError, "the version list is not available on this server")
+		s.fail(w, r, catalog.Internal("the version list is not available on this server", nil))
 		return
 	}
 	writeBody(w, r, ed, l.Body, versionsRoute)

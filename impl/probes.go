@@ -4,17 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 )
-
-// Readiness is a Repository that can be not ready: one backed by a store, which
-// may be unreachable, or shared by replicas that switch versions together. A
-// Repository without it is ready whenever it answers (the embedded data).
-type Readiness interface {
-	// Ready says whether this replica should get traffic, and what it serves;
-	// when not, why says so in words for the operator.
-	Ready() (status gen.ProbeStatus, ready bool, why string)
-}
 
 var (
 	hNoStore = []string{"no-store"}
@@ -36,12 +29,12 @@ func (s *Server) GetReadiness(w http.ResponseWriter, r *http.Request) {
 func (s *Server) probe(w http.ResponseWriter, r *http.Request, readiness bool) {
 	status := gen.ProbeStatus{Serving: s.Repo.Active().ManifestID}
 	ready, why := true, ""
-	if rd, ok := s.Repo.(Readiness); ok {
+	if rd, ok := s.Repo.(edition.Readiness); ok {
 		status, ready, why = rd.Ready()
 	}
 	w.Header()["Cache-Control"] = hNoStore
 	if readiness && !ready {
-		WriteError(w, http.StatusServiceUnavailable, why)
+		s.fail(w, r, catalog.Errorf(catalog.EUNAVAILABLE, "%s", why))
 		return
 	}
 	b, _ := json.Marshal(gen.ProbeBody{Status: http.StatusOK, Data: status})

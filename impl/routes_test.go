@@ -4,14 +4,15 @@ import (
 	"archive/tar"
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
+	"errors"
 	"io"
-	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path"
-	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,42 +22,68 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 )
 
-// twoVersions writes the two sample versions, trimmed, under one directory and
-// serves them as the embedded data is served: EmbeddedSnapshots over the files,
-// the newer one active, the latest diff computed.
-func twoVersions(t *testing.T) (impl.EmbeddedSnapshots, fs.FS) {
+// The sample versions' publication: the generatedAt of the diffs between them.
+var (
+	publishedOlder = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+	publishedNewer = time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+)
+
+// sample is one trimmed sample version: its edition and the files it exports.
+type sample struct {
+	ed    *edition.Edition
+	files func() (map[string][]byte, error)
+}
+
+// samples renders the two sample versions, trimmed (fixtures.Small), oldest
+// first; each exports the files fixtures.WriteSmall writes.
+func samples(t *testing.T) [2]sample {
 	t.Helper()
-	root := t.TempDir()
-	var eds []*catalog.Edition
-	dirs := map[string]string{}
-	for _, v := range fixtures.Versions() {
+	var out [2]sample
+	vs := fixtures.Versions()
+	if len(vs) != 2 {
+		t.Fatalf("%d sample versions, want 2", len(vs))
+	}
+	for i, v := range vs {
 		nn, _, _ := strings.Cut(path.Base(v), "_")
-		name := "v" + nn
-		// The files, for the export to read; the edition they build.
-		if err := fixtures.WriteSmall(filepath.Join(root, name), nn); err != nil {
-			t.Fatal(err)
-		}
-		ed, err := fixtures.Small(nn)
+		r, err := fixtures.Small(nn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eds = append(eds, ed)
-		dirs[ed.ManifestID] = name
+		out[i] = sample{edition.New(r), func() (map[string][]byte, error) { return fixtures.Files(v, true) }}
 	}
-	st, err := impl.NewStatic(eds[1], eds[0])
+	return out
+}
+
+// twoVersions serves the two sample versions, trimmed, as the embedded data is
+// served (fixtures.Static): the newer one active, the diffs between them in
+// both orders, each version exporting its files.
+func twoVersions(t *testing.T) *edition.Static {
+	t.Helper()
+	s := samples(t)
+	st, err := edition.NewStatic(
+		edition.StaticVersion{Edition: s[1].ed, Published: publishedNewer, Files: s[1].files},
+		edition.StaticVersion{Edition: s[0].ed, Published: publishedOlder, Files: s[0].files},
+	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.ComputeLatest(time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)); err != nil {
-		t.Fatal(err)
+	return st
+}
+
+// olderOf is the manifest ID of the version retained before the active one.
+func olderOf(t *testing.T, r edition.Repository) string {
+	t.Helper()
+	l := r.Versions()
+	if l == nil || len(l.Versions) != 2 {
+		t.Fatalf("want two retained versions, have %+v", l)
 	}
-	fsys := os.DirFS(root)
-	return impl.EmbeddedSnapshots{Static: st, FS: fsys, Dirs: dirs}, fsys
+	return l.Versions[1].ManifestId
 }
 
 func router(t *testing.T, s *impl.Server) http.Handler {
@@ -78,7 +105,8 @@ func request(method, target string) *http.Request {
 // item by uuid answer 200; an unknown uuid 404, a malformed one and an
 // unsupported language 400 — each validated against the spec.
 func TestEveryCatalogRoute(t *testing.T) {
-	es, _ := twoVersions(t)
+	t.Parallel()
+	es := twoVersions(t)
 	h := router(t, &impl.Server{Repo: es})
 	c := apitest.New(t)
 	ed := es.Active()
@@ -116,14 +144,11 @@ func TestEveryCatalogRoute(t *testing.T) {
 // TestVersionRoutes: the version record, string tables, retained versions and
 // diffs of a server holding two versions.
 func TestVersionRoutes(t *testing.T) {
-	es, _ := twoVersions(t)
-	older, newer := es.Older[0].ManifestID, es.Edition.ManifestID
+	t.Parallel()
+	es := twoVersions(t)
+	older, newer := olderOf(t, es), es.Active().ManifestID
 	h := router(t, &impl.Server{Repo: es})
-	single, err := impl.NewStatic(es.Edition)
-	if err != nil {
-		t.Fatal(err)
-	}
-	one := router(t, &impl.Server{Repo: single})
+	one := router(t, &impl.Server{Repo: edition.Serve(es.Active())})
 	c := apitest.New(t)
 	for _, tc := range []struct {
 		h       http.Handler
@@ -138,15 +163,19 @@ func TestVersionRoutes(t *testing.T) {
 		{h, "/v1/versions", 200, older},
 		{h, "/v1/diff/latest", 200, `"fromVersion":"` + older + `"`},
 		{h, "/v1/diff/" + older + "/" + newer, 200, `"toVersion":"` + newer + `"`},
-		{h, "/v1/diff/" + strings.ToLower(older) + "/" + newer, 200, ""},
-		{h, "/v1/diff/" + newer + "/" + older, 404, "no diffs between its versions"},
+		{h, "/v1/diff/" + strings.ToLower(older) + "/" + newer, 200, `"fromVersion":"` + older + `"`},
+		// Every pair in both orders: back from the newer to the older.
+		{h, "/v1/diff/" + newer + "/" + older, 200, `"fromVersion":"` + newer + `"`},
+		{h, "/v1/diff/" + newer + "/" + newer, 404, "same version"},
 		{h, "/v1/diff/" + older + "/0000000000000000", 404, "not retained"},
 		{h, "/v1/diff/latest-ish/" + newer, 400, "not a manifest ID"},
 		{one, "/v1/diff/latest", 404, "no diff"},
-		{one, "/v1/diff/" + newer + "/" + newer, 404, "one version"},
+		{one, "/v1/diff/" + newer + "/" + newer, 404, "same version"},
+		{one, "/v1/diff/" + newer + "/" + older, 404, "not retained"},
 		{h, "/healthz", 200, newer},
 		{h, "/readyz", 200, newer},
 		{h, "/changes/" + older + "/" + newer, 200, ""},
+		{h, "/changes/" + newer + "/" + older, 200, ""},
 		{h, "/changes/zz/" + newer, 400, "not a manifest ID"},
 		{h, "/changes?language=all", 400, "a page shows one language"},
 	} {
@@ -158,23 +187,86 @@ func TestVersionRoutes(t *testing.T) {
 	}
 }
 
+// TestDiffsStampedWithTheNewer: the diff between two versions, in either
+// order, is generated at the newer version's publication, so it is the same
+// bytes however often it is made; its two orders swap what was added and
+// removed.
+func TestDiffsStampedWithTheNewer(t *testing.T) {
+	t.Parallel()
+	es := twoVersions(t)
+	older, newer := olderOf(t, es), es.Active().ManifestID
+	h := router(t, &impl.Server{Repo: es})
+	c := apitest.New(t)
+	diffs := map[string]gen.Diff{}
+	for _, target := range []string{"/v1/diff/latest", "/v1/diff/" + older + "/" + newer, "/v1/diff/" + newer + "/" + older} {
+		res := c.Do(t, h, request("GET", target))
+		var d gen.DiffBody
+		if err := json.NewDecoder(res.Body).Decode(&d); err != nil || res.StatusCode != 200 {
+			t.Fatalf("GET %s: %d %v", target, res.StatusCode, err)
+		}
+		if want := publishedNewer.Format(time.RFC3339); d.Data.GeneratedAt != want {
+			t.Errorf("GET %s: generatedAt %s, want the newer version's publication %s", target, d.Data.GeneratedAt, want)
+		}
+		diffs[target] = d.Data
+	}
+	forward, back := diffs["/v1/diff/"+older+"/"+newer], diffs["/v1/diff/"+newer+"/"+older]
+	if !reflect.DeepEqual(diffs["/v1/diff/latest"], forward) {
+		t.Error("/v1/diff/latest is not the diff from the older version to the newer")
+	}
+	if forward.Summary.TotalAdded == 0 || forward.Summary.TotalChanged == 0 {
+		t.Fatalf("the sample's diff adds %d and changes %d items: want both", forward.Summary.TotalAdded, forward.Summary.TotalChanged)
+	}
+	if back.Summary.TotalAdded != forward.Summary.TotalRemoved || back.Summary.TotalRemoved != forward.Summary.TotalAdded || back.Summary.TotalChanged != forward.Summary.TotalChanged {
+		t.Errorf("summary back %+v is not forward %+v reversed", back.Summary, forward.Summary)
+	}
+	fwd, bwd := categories(t, forward), categories(t, back)
+	if len(fwd) != int(catalog.NumCategories) {
+		t.Errorf("%d categories in the diff, want %d", len(fwd), catalog.NumCategories)
+	}
+	for name, f := range fwd {
+		b := bwd[name]
+		if !sameSet(b.Added, f.Removed) || !sameSet(b.Removed, f.Added) || len(b.Changed) != len(f.Changed) {
+			t.Errorf("%s: back %+v is not forward %+v reversed", name, b, f)
+		}
+	}
+}
+
+// categories is a diff's categories by name.
+func categories(t *testing.T, d gen.Diff) map[string]gen.CategoryDiff {
+	t.Helper()
+	b, err := json.Marshal(d.Categories)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]gen.CategoryDiff
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func sameSet(a, b []string) bool {
+	return slices.Equal(slices.Sorted(slices.Values(a)), slices.Sorted(slices.Values(b)))
+}
+
 // notReady is a repository whose replica says it should get no traffic.
-type notReady struct{ impl.Static }
+type notReady struct{ *edition.Static }
 
 func (n notReady) Ready() (gen.ProbeStatus, bool, string) {
-	return gen.ProbeStatus{Serving: n.Edition.ManifestID}, false, "staged version not yet switched"
+	return gen.ProbeStatus{Serving: n.Active().ManifestID}, false, "staged version not yet switched"
 }
 
 func TestProbes(t *testing.T) {
-	es, _ := twoVersions(t)
-	h := router(t, &impl.Server{Repo: notReady{es.Static}})
+	t.Parallel()
+	es := twoVersions(t)
+	h := router(t, &impl.Server{Repo: notReady{es}})
 	c := apitest.New(t)
 	for _, tc := range []struct {
 		method, target string
 		status         int
 		contain        string
 	}{
-		{"GET", "/healthz", 200, es.Edition.ManifestID},
+		{"GET", "/healthz", 200, es.Active().ManifestID},
 		{"HEAD", "/healthz", 200, ""},
 		{"GET", "/readyz", 503, "staged version not yet switched"},
 	} {
@@ -187,15 +279,29 @@ func TestProbes(t *testing.T) {
 }
 
 // TestExport: /v1/export streams exactly the files of the version asked for;
-// versions it does not hold, malformed IDs and servers without files are refused.
+// versions it does not hold, malformed IDs and servers without files are
+// refused, and files that cannot be read answer 500 without saying why.
 func TestExport(t *testing.T) {
-	es, fsys := twoVersions(t)
-	older, newer := es.Older[0].ManifestID, es.Edition.ManifestID
-	h := router(t, &impl.Server{Repo: es})
-	missing := es
-	missing.Dirs = map[string]string{newer: es.Dirs[newer]}
-	noFiles := router(t, &impl.Server{Repo: missing})
-	static := router(t, &impl.Server{Repo: es.Static})
+	t.Parallel()
+	s := samples(t)
+	older, newer := s[0].ed.ManifestID, s[1].ed.ManifestID
+	serve := func(newerFiles, olderFiles func() (map[string][]byte, error)) http.Handler {
+		st, err := edition.NewStatic(
+			edition.StaticVersion{Edition: s[1].ed, Published: publishedNewer, Files: newerFiles},
+			edition.StaticVersion{Edition: s[0].ed, Published: publishedOlder, Files: olderFiles},
+		)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return router(t, &impl.Server{Repo: st})
+	}
+	h := serve(s[1].files, s[0].files)
+	noFiles := serve(s[1].files, nil)
+	unreadable := serve(func() (map[string][]byte, error) {
+		return nil, errors.New("open /var/lib/refdata/versions/x/version.json: permission denied")
+	}, s[0].files)
+	// A repository that is not an edition.Exporter.
+	static := router(t, &impl.Server{Repo: struct{ edition.Repository }{twoVersions(t)}})
 	c := apitest.New(t)
 	for _, tc := range []struct {
 		h       http.Handler
@@ -211,7 +317,9 @@ func TestExport(t *testing.T) {
 		{h, "GET", "/v1/export/0000000000000000", 404, "", "not retained"},
 		{h, "GET", "/v1/export/..%2F..%2Fetc", 400, "", "not a manifest ID"},
 		{noFiles, "GET", "/v1/export/" + older, 404, "", "no files to export"},
+		{noFiles, "GET", "/v1/export", 200, newer, ""},
 		{static, "GET", "/v1/export", 404, "", "no version files"},
+		{unreadable, "GET", "/v1/export", 500, "", "request id"},
 	} {
 		res := c.Do(t, tc.h, request(tc.method, tc.target))
 		body, _ := io.ReadAll(res.Body)
@@ -222,31 +330,28 @@ func TestExport(t *testing.T) {
 		if tc.contain != "" && !bytes.Contains(body, []byte(tc.contain)) {
 			t.Errorf("%s %s: %s, want %q", tc.method, tc.target, body, tc.contain)
 		}
+		if bytes.Contains(body, []byte("/var/lib")) {
+			t.Errorf("%s %s: %s names the file it could not read", tc.method, tc.target, body)
+		}
 		if tc.version == "" {
 			continue
 		}
+		if got := res.Header.Get("X-Data-Version"); got != tc.version {
+			t.Errorf("%s %s: X-Data-Version %s, want %s", tc.method, tc.target, got, tc.version)
+		}
 		got := untar(t, body)
-		dir := es.Dirs[tc.version]
-		n := 0
-		err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			want, err := fs.ReadFile(fsys, p)
-			if err != nil {
-				return err
-			}
-			n++
-			if rel := strings.TrimPrefix(p, dir+"/"); !bytes.Equal(got[rel], want) {
-				t.Errorf("%s: %s differs from the version's file", tc.target, rel)
-			}
-			return nil
-		})
+		i := slices.IndexFunc(s[:], func(v sample) bool { return v.ed.ManifestID == tc.version })
+		want, err := s[i].files()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n == 0 || len(got) != n {
-			t.Errorf("%s: %d files in the archive, %d in the version", tc.target, len(got), n)
+		if len(want) == 0 || len(got) != len(want) {
+			t.Errorf("%s: %d files in the archive, %d in the version", tc.target, len(got), len(want))
+		}
+		for name, b := range want {
+			if !bytes.Equal(got[name], b) {
+				t.Errorf("%s: %s differs from the version's file", tc.target, name)
+			}
 		}
 	}
 }

@@ -1,20 +1,19 @@
 package impl
 
 import (
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
 
 // Server answers the API's routes from a Repository.
 type Server struct {
-	Repo Repository
+	Repo edition.Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
@@ -27,37 +26,38 @@ type Server struct {
 
 var _ gen.ServerInterface = (*Server)(nil)
 
-// locale resolves a page's language parameter (one of the 18 locales, any letter
-// case), writing a 400 when it is not supported; pages show one language, so
-// "all" is refused here.
-func locale(w http.ResponseWriter, lang *gen.PageLanguage) (int, bool) {
-	return parseLanguage(w, (*string)(lang), false)
-}
-
 // parseLanguage resolves a language parameter to a locale index, or to
-// catalog.AllLocales for "all" (any letter case) when all is allowed, writing a
-// 400 when the value is not supported.
-func parseLanguage(w http.ResponseWriter, lang *string, all bool) (int, bool) {
+// catalog.AllLocales for "all" (any letter case) when all is allowed.
+func parseLanguage(lang *string, all bool) (int, error) {
 	if lang == nil || *lang == "" {
-		return catalog.DefaultLocale, true
+		return catalog.DefaultLocale, nil
 	}
 	if loc, ok := catalog.ParseLocale(*lang); ok {
-		return loc, true
+		return loc, nil
 	}
 	if all && strings.EqualFold(*lang, "all") {
-		return catalog.AllLocales, true
+		return catalog.AllLocales, nil
 	}
 	also := ", or all for every locale at once"
 	if !all {
 		also = "; a page shows one language, so all is not accepted here"
 	}
-	WriteError(w, http.StatusBadRequest, fmt.Sprintf("language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", *lang, catalog.SupportedLocales, also))
-	return 0, false
+	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", *lang, catalog.SupportedLocales, also)
+}
+
+// parseManifestID checks a manifest ID from a path: it is only ever compared
+// with the retained versions, never used as a path.
+func parseManifestID(id, listed string) error {
+	if !catalog.IsManifestID(strings.ToUpper(id)) {
+		return catalog.Errorf(catalog.EINVALID, "%q is not a manifest ID; use 16 hexadecimal digits as %s, e.g. 05E83EB5E32657B9", id, listed)
+	}
+	return nil
 }
 
 func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *gen.Language) {
-	loc, ok := parseLanguage(w, (*string)(lang), true)
-	if !ok {
+	loc, err := parseLanguage((*string)(lang), true)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	ed := s.Repo.Active()
@@ -67,18 +67,19 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
-		WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
 		return
 	}
-	loc, ok := parseLanguage(w, (*string)(lang), true)
-	if !ok {
+	loc, err := parseLanguage((*string)(lang), true)
+	if err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	ed := s.Repo.Active()
 	b := ed.Item(c, u, loc)
 	if b == nil {
 		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		WriteError(w, http.StatusNotFound, fmt.Sprintf("no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
 		return
 	}
 	serve(w, r, ed, b, itemRoutes[c])
@@ -96,12 +97,12 @@ func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	serve(w, r, ed, ed.LocresList(), locresListRoute)
 }
 
-// GetLocres serves one string table. The segment is only compared with the list of
-// supported codes; it never reaches the filesystem.
+// GetLocres serves one string table. The segment is only compared with the
+// list of supported codes; it never reaches the filesystem.
 func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string) {
 	loc, ok := catalog.ParseLocale(locale)
 	if !ok {
-		WriteError(w, http.StatusNotFound, fmt.Sprintf("no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
 		return
 	}
 	ed := s.Repo.Active()
@@ -118,8 +119,8 @@ func (s *Server) GetLatestDiff(w http.ResponseWriter, r *http.Request) {
 // GetDiff serves the diff between two retained versions.
 func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion) {
 	for _, v := range []string{from, to} {
-		if !catalog.IsManifestID(strings.ToUpper(v)) {
-			WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q is not a manifest ID; use 16 hexadecimal digits as /v1/version's manifestId gives them, e.g. 05E83EB5E32657B9", v))
+		if err := parseManifestID(v, "/v1/version's manifestId gives them"); err != nil {
+			s.fail(w, r, err)
 			return
 		}
 	}
@@ -128,21 +129,23 @@ func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVe
 	s.writeDiff(w, r, ed, b, err, diffRoute)
 }
 
-func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, err error, route *representation.Route) {
-	switch {
-	case errors.Is(err, ErrNotFound):
-		WriteError(w, http.StatusNotFound, "no diff: "+err.Error())
-	case err != nil:
-		WriteInternal(w, r, s.Logger, http.StatusInternalServerError, "the stored diff cannot be read; the catalog routes are unaffected", err)
-	default:
+func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, err error, route *representation.Route) {
+	switch catalog.ErrorCode(err) {
+	case "":
 		writeBody(w, r, ed, b, route)
+	case catalog.ENOTFOUND:
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no diff: %s", catalog.ErrorMessage(err)))
+	case catalog.EINTERNAL:
+		s.fail(w, r, catalog.Internal("the stored diff cannot be read; the catalog routes are unaffected", err))
+	default:
+		s.fail(w, r, err)
 	}
 }
 
 // GetMetrics serves the Prometheus scrape.
 func (s *Server) GetMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.Metrics == nil {
-		WriteError(w, http.StatusInternalServerError, "metrics are not configured")
+		s.fail(w, r, catalog.Internal("metrics are not configured", nil))
 		return
 	}
 	s.Metrics.ServeHTTP(w, r)

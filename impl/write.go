@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -70,7 +71,7 @@ func WriteAsset(w http.ResponseWriter, r *http.Request, route *representation.Ro
 }
 
 // writeBody writes a pre-rendered body of ed at route; it allocates nothing.
-func writeBody(w http.ResponseWriter, r *http.Request, ed *catalog.Edition, b *representation.Body, route *representation.Route) {
+func writeBody(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
 	res := representation.Response{Route: route, Body: b}
 	if ed != nil {
 		res.Version = &ed.VersionField

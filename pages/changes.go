@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
 )
@@ -91,15 +92,11 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representat
 		}
 		out[loc] = body
 	}
-	// Compressed before they are kept, so a changelog is never served as identity
-	// to a client that asked for br or gzip (and every answer for one target is
-	// the same bytes).
-	representation.CompressAll(out[:])
 	return &out, nil
 }
 
 // changesModel is what the changes template shows for one locale.
-func changesModel(a, b *catalog.Edition, d gen.Diff, loc int) (changesData, error) {
+func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, error) {
 	lang := catalog.Locales[loc]
 	data := changesData{
 		From:    versionInfo{a.ManifestID, a.Version.Version, a.Version.BuildDate},
@@ -185,7 +182,7 @@ var (
 // describe names one item of ed in locale loc and returns its top-level fields.
 // link adds the item's JSON route (an item removed from the served version has
 // none).
-func describe(ed *catalog.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
+func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
 		return item{}, nil, fmt.Errorf("diff of %s names %q, not a uuid", c.Name(), id)

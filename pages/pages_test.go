@@ -5,23 +5,25 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
+	"time"
 	"weak"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
-	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
 	"github.com/refdata/refdata/representation"
 )
 
 // snapshot is a minimal version: its record and one theme per name given.
-func snapshot(t *testing.T, manifest string, themes map[string]string) *catalog.Edition {
+func snapshot(t *testing.T, manifest string, themes map[string]string) *edition.Edition {
 	t.Helper()
 	version := map[string]any{"status": 200, "data": map[string]any{
 		"manifestId": manifest, "branch": "release-test", "version": "01.00.00." + manifest[:4],
@@ -38,27 +40,38 @@ func snapshot(t *testing.T, manifest string, themes map[string]string) *catalog.
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := catalog.Build(snap)
+	r, err := catalog.Render(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ed
+	return edition.New(r)
+}
+
+// static serves eds, newest first, with the diffs between them.
+func static(t *testing.T, eds ...*edition.Edition) *edition.Static {
+	t.Helper()
+	var vs []edition.StaticVersion
+	for _, ed := range eds {
+		vs = append(vs, edition.StaticVersion{Edition: ed})
+	}
+	st, err := edition.NewStatic(vs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // TestChangesEscapeNames: a name is data, never markup — the template escapes it
 // in text and in attributes.
 func TestChangesEscapeNames(t *testing.T) {
+	t.Parallel()
 	const evil = `<script>alert("x")</script><img src=x onerror=alert(1)>`
 	old := snapshot(t, "1111111111111111", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
 	cur := snapshot(t, "2222222222222222", map[string]string{
 		"aaaaaaaa-0000-0000-0000-000000000001": "Plain & renamed",
 		"aaaaaaaa-0000-0000-0000-000000000002": evil,
 	})
-	repo, err := impl.NewStatic(cur, old)
-	if err != nil {
-		t.Fatal(err)
-	}
-	site, err := pages.New(repo, nil)
+	site, err := pages.New(static(t, cur, old), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,20 +105,17 @@ func TestChangesEscapeNames(t *testing.T) {
 // TestChangesKeptPerPair: a pair is rendered once for all locales; asking again
 // returns the same bodies, and each locale names itself.
 func TestChangesKeptPerPair(t *testing.T) {
+	t.Parallel()
 	// Caching, not contents: the trimmed versions (every catalog and locale).
-	var eds [2]*catalog.Edition
+	var eds [2]*edition.Edition
 	for i, nn := range []string{"15", "14"} {
-		ed, err := fixtures.Small(nn)
+		r, err := fixtures.Small(nn)
 		if err != nil {
 			t.Fatal(err)
 		}
-		eds[i] = ed
+		eds[i] = edition.New(r)
 	}
-	repo, err := impl.NewStatic(eds[0], eds[1:]...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	site, err := pages.New(repo, nil)
+	site, err := pages.New(static(t, eds[0], eds[1]), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,11 +131,27 @@ func TestChangesKeptPerPair(t *testing.T) {
 	if latest != named {
 		t.Error("/changes and /changes/{previous}/{active} rendered twice")
 	}
+	again, err := site.Changes(eds[1].ManifestID, eds[0].ManifestID, ja)
+	if err != nil || again != named {
+		t.Errorf("the pair was rendered again (%v)", err)
+	}
+	en, err := site.Changes(eds[1].ManifestID, eds[0].ManifestID, catalog.DefaultLocale)
+	if err != nil || en.Lang != "en-US" || en == named {
+		t.Errorf("the en-US page of the pair: %v, Content-Language %q", err, en.Lang)
+	}
+	// Back from the active version to the previous one: a pair of its own.
+	back, err := site.Changes(eds[0].ManifestID, eds[1].ManifestID, ja)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back == named || !bytes.Contains(back.JSON, []byte("/v1/diff/"+eds[0].ManifestID+"/"+eds[1].ManifestID)) {
+		t.Error("the changelog back to the previous version is not its own page")
+	}
 	if latest.Lang != "ja-JP" || !bytes.Contains(latest.JSON, []byte(`<option value="ja-JP" lang="ja-JP" selected>`)) {
 		t.Errorf("the ja-JP page is not marked ja-JP (Content-Language %q)", latest.Lang)
 	}
-	if _, err := site.Changes("0000000000000000", eds[0].ManifestID, ja); err == nil {
-		t.Error("a version that is not retained rendered a page")
+	if _, err := site.Changes("0000000000000000", eds[0].ManifestID, ja); catalog.ErrorCode(err) != catalog.ENOTFOUND {
+		t.Errorf("a version that is not retained: %v, want ENOTFOUND", err)
 	}
 	h1, _ := site.Home()
 	h2, _ := site.Home()
@@ -135,15 +161,17 @@ func TestChangesKeptPerPair(t *testing.T) {
 }
 
 // swapping serves one Static, then another.
-type swapping struct{ cur atomic.Pointer[impl.Static] }
+type swapping struct {
+	cur atomic.Pointer[edition.Static]
+}
 
-func (s *swapping) Active() *catalog.Edition                  { return s.cur.Load().Active() }
+func (s *swapping) Active() *edition.Edition                  { return s.cur.Load().Active() }
 func (s *swapping) LatestDiff() (*representation.Body, error) { return s.cur.Load().LatestDiff() }
 func (s *swapping) Diff(from, to string) (*representation.Body, error) {
 	return s.cur.Load().Diff(from, to)
 }
-func (s *swapping) Versions() *impl.VersionList { return s.cur.Load().Versions() }
-func (s *swapping) RetainedEdition(id string) (*catalog.Edition, error) {
+func (s *swapping) Versions() *edition.VersionList { return s.cur.Load().Versions() }
+func (s *swapping) RetainedEdition(id string) (*edition.Edition, error) {
 	return s.cur.Load().RetainedEdition(id)
 }
 
@@ -151,15 +179,12 @@ func (s *swapping) RetainedEdition(id string) (*catalog.Edition, error) {
 // the edition they were made from, do not keep that edition once another is
 // served.
 func TestPagesLetSwappedEditionGo(t *testing.T) {
+	t.Parallel()
 	themes := map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"}
 	older := snapshot(t, "1111111111111111", themes)
 	first := snapshot(t, "2222222222222222", themes)
 	repo := &swapping{}
-	st, err := impl.NewStatic(first, older)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.cur.Store(&st)
+	repo.cur.Store(static(t, first, older))
 	site, err := pages.New(repo, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -172,12 +197,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 	}
 	gone := weak.Make(first)
 	first = nil
-	next, err := impl.NewStatic(snapshot(t, "3333333333333333", themes), older)
-	if err != nil {
-		t.Fatal(err)
-	}
-	repo.cur.Store(&next)
-	st = impl.Static{}
+	repo.cur.Store(static(t, snapshot(t, "3333333333333333", themes), older))
 	runtime.GC()
 	if gone.Value() != nil {
 		t.Error("the pages keep the edition served before the swap")
@@ -191,6 +211,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 // TestRedocBundleMatchesChecksum: the embedded Redoc bundle is the one refresh.sh
 // wrote (vendor/redoc/SHA256SUMS), not an edited copy.
 func TestRedocBundleMatchesChecksum(t *testing.T) {
+	t.Parallel()
 	sums, err := os.ReadFile("vendor/redoc/SHA256SUMS")
 	if err != nil {
 		t.Fatal(err)
@@ -202,5 +223,74 @@ func TestRedocBundleMatchesChecksum(t *testing.T) {
 	}
 	if bytes.Contains(pages.Redoc().JSON, []byte("cdn.redoc.ly/redoc/logo")) {
 		t.Error("the bundle still loads its logo from a CDN")
+	}
+}
+
+// diffOf is a repository whose diff between any two retained versions is the
+// one a test chooses.
+type diffOf struct {
+	*edition.Static
+	body *representation.Body
+	err  error
+}
+
+func (d diffOf) Diff(from, to string) (*representation.Body, error) {
+	for _, id := range []string{from, to} {
+		if _, err := d.RetainedEdition(id); err != nil {
+			return nil, err
+		}
+	}
+	return d.body, d.err
+}
+
+// TestChangesComeFromTheRepository: a changelog shows the diff the repository
+// holds; with none it is no page (never a diff computed from the two
+// editions), and a diff the repository cannot read is an internal error.
+func TestChangesComeFromTheRepository(t *testing.T) {
+	t.Parallel()
+	old := snapshot(t, "1111111111111111", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
+	cur := snapshot(t, "2222222222222222", map[string]string{
+		"aaaaaaaa-0000-0000-0000-000000000001": "Plain",
+		"aaaaaaaa-0000-0000-0000-000000000002": "Added theme",
+	})
+	st := static(t, cur, old)
+	// A diff that says nothing changed, though the two editions differ.
+	nothing, err := edition.DiffBody(old, old, time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		repo edition.Repository
+		code string // of the error; "" for a page
+		says string // on the page
+		not  string // not on the page
+	}{
+		{"held", st, "", "<strong>1</strong> added", "<strong>0</strong> added"},
+		{"what the repository says", diffOf{st, nothing, nil}, "", "<strong>0</strong> added", "Added theme"},
+		{"none", diffOf{st, nil, catalog.Errorf(catalog.ENOTFOUND, "no diff stored")}, catalog.ENOTFOUND, "", ""},
+		{"unreadable", diffOf{st, nil, errors.New("read /var/lib/refdata/diffs/x.json: checksum mismatch")}, catalog.EINTERNAL, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site, err := pages.New(tc.repo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, pair := range [][2]string{{"", ""}, {old.ManifestID, cur.ManifestID}} {
+				b, err := site.Changes(pair[0], pair[1], catalog.DefaultLocale)
+				if code := catalog.ErrorCode(err); code != tc.code {
+					t.Fatalf("%v: error %v (%s), want code %q", pair, err, code, tc.code)
+				}
+				if tc.code != "" {
+					if b != nil {
+						t.Errorf("%v: a page besides the error", pair)
+					}
+					continue
+				}
+				if page := string(b.JSON); !strings.Contains(page, tc.says) || strings.Contains(page, tc.not) {
+					t.Errorf("%v: the page does not say %q, or says %q", pair, tc.says, tc.not)
+				}
+			}
+		})
 	}
 }

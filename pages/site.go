@@ -3,7 +3,6 @@ package pages
 import (
 	"bytes"
 	"embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"log/slog"
@@ -12,6 +11,7 @@ import (
 	"weak"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
@@ -42,7 +42,7 @@ const maxPairs = 16
 
 // Site renders and keeps the pages of one server.
 type Site struct {
-	repo impl.Repository
+	repo edition.Repository
 	log  *slog.Logger
 
 	docs *representation.Body
@@ -62,13 +62,13 @@ var _ impl.Pages = (*Site)(nil)
 // a swapped-out edition, all of it, live until the page's next request
 // (BENCHMARKS.md § Stop 45).
 type homePage struct {
-	ed   weak.Pointer[catalog.Edition]
-	list *impl.VersionList
+	ed   weak.Pointer[edition.Edition]
+	list *edition.VersionList
 	body *representation.Body
 }
 
 type latestPair struct {
-	ed       weak.Pointer[catalog.Edition]
+	ed       weak.Pointer[edition.Edition]
 	from, to string
 }
 
@@ -76,7 +76,7 @@ type pairKey struct{ from, to string }
 
 // New renders the pages that do not depend on data (the docs page); the others
 // are rendered on their first request and kept.
-func New(repo impl.Repository, logger *slog.Logger) (*Site, error) {
+func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -86,16 +86,13 @@ func New(repo impl.Repository, logger *slog.Logger) (*Site, error) {
 		return nil, err
 	}
 	s.docs = b
-	b.Compress()
 	return s, nil
 }
 
-// Redoc is the Redoc bundle /docs loads, compressed in the background on first
-// use (about a megabyte: the first requests get it as identity meanwhile).
+// Redoc is the Redoc bundle /docs loads, compressed on first use (about a
+// megabyte: a tenth of a second, once).
 var Redoc = sync.OnceValue(func() *representation.Body {
-	b := representation.NewBody(redocJS, "")
-	go b.Compress()
-	return b
+	return representation.Encode(redocJS, "", representation.Best)
 })
 
 // Docs is the API reference page.
@@ -129,7 +126,6 @@ func (s *Site) Home() (*representation.Body, error) {
 		s.log.Error("render the landing page", "err", err)
 		return nil, err
 	}
-	b.Compress()
 	s.home.Store(&homePage{ed: weak.Make(ed), list: list, body: b})
 	return b, nil
 }
@@ -155,7 +151,7 @@ func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 	}
 	bodies, err := s.renderChanges(from, to)
 	if err != nil {
-		if !errors.Is(err, impl.ErrNotFound) {
+		if catalog.ErrorCode(err) == catalog.EINTERNAL {
 			s.log.Error("render a changelog", "from", from, "to", to, "err", err)
 		}
 		return nil, err
@@ -177,13 +173,14 @@ func (s *Site) kept(key pairKey) *[catalog.NumLocales]*representation.Body {
 	return s.pairs[key]
 }
 
-// render executes a template into a page body whose Content-Language is lang.
+// render executes a template into a page body whose Content-Language is
+// lang, in every encoding: a page is rendered once and served many times.
 func render(name string, data any, lang string) (*representation.Body, error) {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
 		return nil, fmt.Errorf("render page %s: %w", name, err)
 	}
-	return representation.NewBody(buf.Bytes(), lang), nil
+	return representation.Encode(buf.Bytes(), lang, representation.Best), nil
 }
 
 type docsData struct{ Redoc string }

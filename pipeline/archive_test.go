@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/pipeline"
 )
 
@@ -59,6 +60,7 @@ func tarGz(t *testing.T, dir string, extra ...*tar.Header) string {
 // entries leaving the snapshot, links and oversize files are refused with the
 // store untouched.
 func TestImportArchive(t *testing.T) {
+	t.Parallel()
 	src := fixtureDir(t, "14")
 	cases := []struct {
 		name   string
@@ -70,10 +72,11 @@ func TestImportArchive(t *testing.T) {
 		{name: "path traversal", extra: []*tar.Header{{Name: "../../evil.json", Size: 2, Mode: 0o644, Typeflag: tar.TypeReg}}, reason: "not a clean relative path"},
 		{name: "absolute path", extra: []*tar.Header{{Name: "/etc/evil.json", Size: 2, Mode: 0o644, Typeflag: tar.TypeReg}}, reason: "not a clean relative path"},
 		{name: "symlink", extra: []*tar.Header{{Name: "en-US/maps2.json", Linkname: "/etc/passwd", Typeflag: tar.TypeSymlink}}, reason: "not a regular file"},
-		{name: "oversize file", opt: pipeline.Options{MaxFileBytes: 1 << 10}, reason: "per-file limit"},
+		{name: "oversize file", opt: pipeline.Options{Effort: apitest.Effort(), MaxFileBytes: 1 << 10}, reason: "per-file limit"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			st := openStore(t, t.TempDir())
 			before := treeHash(t, st.Dir())
 			rep, err := pipeline.Import(st, tarGz(t, src, tc.extra...), tc.opt)
@@ -101,11 +104,12 @@ func TestImportArchive(t *testing.T) {
 // TestImportArchiveNotGzip: a file that is not a gzip stream is rejected, the
 // report says so, and the error keeps its cause (gzip.ErrHeader) for callers.
 func TestImportArchiveNotGzip(t *testing.T) {
+	t.Parallel()
 	name := filepath.Join(t.TempDir(), "export.tar.gz")
 	if err := os.WriteFile(name, []byte("not gzip at all"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := pipeline.Import(openStore(t, t.TempDir()), name, pipeline.Options{})
+	rep, err := pipeline.Import(openStore(t, t.TempDir()), name, options())
 	if !errors.Is(err, pipeline.ErrRejected) || !errors.Is(err, gzip.ErrHeader) {
 		t.Fatalf("err = %v, want a rejection wrapping gzip.ErrHeader", err)
 	}

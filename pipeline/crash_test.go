@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -15,8 +16,9 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
 
@@ -35,8 +37,12 @@ func TestMain(m *testing.M) {
 				}
 			}
 		}
+		var effort representation.Effort
 		if err == nil {
-			_, err = pipeline.Import(st, os.Getenv("REFDATA_CRASH_SNAP"), pipeline.Options{Retain: 1})
+			err = json.Unmarshal([]byte(os.Getenv("REFDATA_CRASH_EFFORT")), &effort)
+		}
+		if err == nil {
+			_, err = pipeline.Import(st, os.Getenv("REFDATA_CRASH_SNAP"), pipeline.Options{Retain: 1, Effort: effort})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -44,39 +50,39 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	apitest.Main(m)
+	os.Exit(m.Run())
 }
 
 // TestCrashSafety kills an import with SIGKILL at many points — paused before a
 // chosen write step (store.Store.OnStep), or after a random delay — and checks
 // each time that the store opens with the old or the new version active and
-// intact, and that importing again then succeeds. Retain 1 makes the import
-// prune too, so the crash points cover pruning.
+// intact, its edition pack the one an uninterrupted import stores, and that
+// importing again then succeeds. Retain 1 makes the import prune too, so the
+// crash points cover pruning; the writes of the version's EDITION.pack are
+// always among them.
 func TestCrashSafety(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
 	snap := fixtureDir(t, "15")
 
-	// Count the write steps of an uninterrupted import, and keep its result.
+	// Name the write steps of an uninterrupted import, and keep its result.
 	ref := filepath.Join(t.TempDir(), "ref")
 	copyDir(t, base, ref)
 	refStore := openStore(t, ref)
-	steps := 0
-	refStore.OnStep = func(string) { steps++ }
-	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1}); err != nil {
+	var names []string
+	refStore.OnStep = func(what string) { names = append(names, what) }
+	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort()}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string][]byte{}
+	steps := len(names)
+	want := map[string][]byte{} // manifestId → edition pack
 	for _, dir := range []string{base, ref} {
-		p, _, err := openStore(t, dir).Active()
-		if err != nil {
-			t.Fatal(err)
+		_, m, pack, why, err := store.ResolveEdition(openStore(t, dir))
+		if err != nil || why != "" {
+			t.Fatalf("%s: %v %s", dir, err, why)
 		}
-		ed, _, err := loadEdition(openStore(t, dir), p.ManifestID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want[p.ManifestID] = ed.VersionBody().JSON
+		want[m.ManifestID] = pack
 	}
 
 	// Every step near the end (rename, diff, pointer, prune), spread points
@@ -87,16 +93,27 @@ func TestCrashSafety(t *testing.T) {
 		spread, randoms = 4, 4
 	}
 	var points []int
+	pack := 0
 	for n := 1; n <= steps; n++ {
+		// names[n-1] is the step the child pauses before at n.
+		if strings.HasSuffix(names[n-1], " EDITION.pack") {
+			pack++
+			points = append(points, n)
+			continue
+		}
 		if n > steps-14 || n%max(1, steps/spread) == 0 {
 			points = append(points, n)
 		}
+	}
+	if pack != 2 {
+		t.Fatalf("the import wrote and fsynced EDITION.pack in %d steps, want 2: %q", pack, names)
 	}
 	newID := mustID(t, ref)
 	runs := 0
 	check := func(t *testing.T, dir string, reimport bool) {
 		st := openStore(t, dir)
-		p, why, err := st.Resolve()
+		// As a server starts: the active version's edition, checked.
+		p, _, pack, why, err := store.ResolveEdition(st)
 		if err != nil || why != "" {
 			t.Fatalf("store does not open cleanly: %v %s", err, why)
 		}
@@ -104,21 +121,20 @@ func TestCrashSafety(t *testing.T) {
 		if !ok {
 			t.Fatalf("active version %s is neither the old nor the new one", p.ManifestID)
 		}
-		ed, _, err := loadEdition(st, p.ManifestID)
-		if err != nil {
-			t.Fatalf("active version %s does not load: %v", p.ManifestID, err)
+		if !bytes.Equal(pack, body) {
+			t.Fatalf("active version %s has another edition pack (%d bytes, want %d)", p.ManifestID, len(pack), len(body))
 		}
-		if !bytes.Equal(ed.VersionBody().JSON, body) {
-			t.Fatalf("active version %s has other bytes", p.ManifestID)
+		if _, err := edition.Decode(pack); err != nil {
+			t.Fatalf("active version %s: %v", p.ManifestID, err)
 		}
 		if !reimport {
 			return
 		}
-		if _, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1}); err != nil {
+		if _, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort()}); err != nil {
 			t.Fatalf("import after the crash: %v", err)
 		}
-		if p, _, _ := st.Active(); p.ManifestID != newID {
-			t.Fatalf("after re-import the active version is %s", p.ManifestID)
+		if p, _, pack, _, err := store.ResolveEdition(st); err != nil || p.ManifestID != newID || !bytes.Equal(pack, want[newID]) {
+			t.Fatalf("after re-import the active version is %s (%v), its pack the uninterrupted import's: %v", p.ManifestID, err, bytes.Equal(pack, want[newID]))
 		}
 	}
 	for _, n := range points {
@@ -161,7 +177,12 @@ func mustID(t *testing.T, dir string) string {
 func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duration) {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "REFDATA_CRASH_CHILD=1", "REFDATA_CRASH_STORE="+storeDir, "REFDATA_CRASH_SNAP="+snap, "REFDATA_CRASH_PAUSE_AT="+pauseAt)
+	effort, err := json.Marshal(apitest.Effort())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Env = append(os.Environ(), "REFDATA_CRASH_CHILD=1", "REFDATA_CRASH_STORE="+storeDir, "REFDATA_CRASH_SNAP="+snap,
+		"REFDATA_CRASH_PAUSE_AT="+pauseAt, "REFDATA_CRASH_EFFORT="+string(effort))
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -191,14 +212,4 @@ func crashChild(t *testing.T, storeDir, snap, pauseAt string, delay time.Duratio
 	}
 	_ = cmd.Process.Signal(syscall.SIGKILL)
 	_ = cmd.Wait()
-}
-
-// loadEdition builds a stored version, as a server loads it.
-func loadEdition(st *store.Store, id string) (*catalog.Edition, store.Manifest, error) {
-	m, files, err := st.ReadVersion(id)
-	if err != nil {
-		return nil, m, err
-	}
-	ed, err := catalog.BuildFiles(files)
-	return ed, m, err
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
@@ -50,9 +52,26 @@ func openStore(t testing.TB, dir string) *store.Store {
 	return st
 }
 
+// options is the Options tests import with: bodies compressed at
+// apitest.Effort (Fast with -short).
+func options() pipeline.Options {
+	return pipeline.Options{Effort: apitest.Effort()}
+}
+
+// loadEdition reads a stored version's edition pack and decodes it, as a
+// server loads it.
+func loadEdition(st store.Backend, id string) (*edition.Edition, store.Manifest, error) {
+	m, pack, err := st.ReadEdition(id, "")
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := edition.Decode(pack)
+	return ed, m, err
+}
+
 func mustImport(t testing.TB, st *store.Store, dir string) *pipeline.Report {
 	t.Helper()
-	rep, err := pipeline.Import(st, dir, pipeline.Options{})
+	rep, err := pipeline.Import(st, dir, options())
 	if err != nil {
 		var b strings.Builder
 		rep.Write(&b)

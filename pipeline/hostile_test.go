@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/pipeline"
 )
 
@@ -19,6 +20,7 @@ import (
 // snapshot are refused with a report naming them, within the limits, and the
 // store — every byte, the active pointer included — is unchanged.
 func TestHostileSnapshots(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
 	good := fixtureDir(t, "15")
@@ -42,32 +44,33 @@ func TestHostileSnapshots(t *testing.T) {
 	}{
 		{"invalid UTF-8", func(t *testing.T, d string) {
 			write(t, d, "en-US/maps.json", "{\"status\":200,\"data\":[{\"uuid\":\"x\",\"displayName\":\"Asc\xffent\"}]}")
-		}, pipeline.Options{}, "en-US/maps.json at /: invalid UTF-8 at byte 52"},
+		}, options(), "en-US/maps.json at /: invalid UTF-8 at byte 52"},
 		{"symlink to /dev/zero", func(t *testing.T, d string) {
 			replace(t, d, "en-US/maps.json", func(p string) error { return os.Symlink("/dev/zero", p) })
-		}, pipeline.Options{}, "en-US/maps.json at /: refused"},
+		}, options(), "en-US/maps.json at /: refused"},
 		{"symlink out of the snapshot", func(t *testing.T, d string) {
 			replace(t, d, "en-US/maps.json", func(p string) error { return os.Symlink(outside, p) })
-		}, pipeline.Options{}, "symlinks must stay inside the snapshot"},
+		}, options(), "symlinks must stay inside the snapshot"},
 		{"FIFO", func(t *testing.T, d string) {
 			replace(t, d, "en-US/maps.json", func(p string) error { return syscall.Mkfifo(p, 0o644) })
-		}, pipeline.Options{}, "not a regular file"},
-		{"oversize file", func(t *testing.T, d string) {}, pipeline.Options{MaxFileBytes: 4096}, "larger than the per-file limit of 4096 bytes"},
-		{"oversize snapshot", func(t *testing.T, d string) {}, pipeline.Options{MaxSnapshotBytes: dirSize(t, good) / 2}, "exceeds its limit"},
+		}, options(), "not a regular file"},
+		{"oversize file", func(t *testing.T, d string) {}, pipeline.Options{Effort: apitest.Effort(), MaxFileBytes: 4096}, "larger than the per-file limit of 4096 bytes"},
+		{"oversize snapshot", func(t *testing.T, d string) {}, pipeline.Options{Effort: apitest.Effort(), MaxSnapshotBytes: dirSize(t, good) / 2}, "exceeds its limit"},
 		{"too deep JSON", func(t *testing.T, d string) {
 			write(t, d, "en-US/flex.json", `{"status":200,"data":[`+strings.Repeat("[", 100)+strings.Repeat("]", 100)+`]}`)
-		}, pipeline.Options{}, "nested deeper than 64 levels"},
+		}, options(), "nested deeper than 64 levels"},
 		{"emptied catalog", func(t *testing.T, d string) {
 			write(t, d, "en-US/weapons.json", `{"status":200,"data":[]}`)
 			dropTranslations(t, d, "weapons.json")
-		}, pipeline.Options{}, "weapons at /: emptied"},
+		}, options(), "weapons at /: emptied"},
 		{"halved catalog", func(t *testing.T, d string) {
 			edit(t, d, "en-US/maps.json", func(v any) any { a := v.([]any); return a[:len(a)/2] })
 			dropTranslations(t, d, "maps.json")
-		}, pipeline.Options{}, "maps at /: removes"},
+		}, options(), "maps at /: removes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			storeDir := filepath.Join(t.TempDir(), "store")
 			copyDir(t, base, storeDir)
 			before := treeHash(t, storeDir)
@@ -98,12 +101,13 @@ func TestHostileSnapshots(t *testing.T) {
 
 // TestShrinkAllowed: --allow-shrink publishes what the guard refused, and says so.
 func TestShrinkAllowed(t *testing.T) {
+	t.Parallel()
 	st := openStore(t, t.TempDir())
 	mustImport(t, st, fixtureDir(t, "14"))
 	snap := fixtureDir(t, "15")
 	edit(t, snap, "en-US/maps.json", func(v any) any { a := v.([]any); return a[:len(a)/2] })
 	dropTranslations(t, snap, "maps.json")
-	rep, err := pipeline.Import(st, snap, pipeline.Options{AllowShrink: true})
+	rep, err := pipeline.Import(st, snap, pipeline.Options{Effort: apitest.Effort(), AllowShrink: true})
 	if err != nil || rep.Outcome != "published" {
 		t.Fatalf("outcome %q, err %v", rep.Outcome, err)
 	}
@@ -117,6 +121,7 @@ func TestShrinkAllowed(t *testing.T) {
 // TestLockHeld: an import waits for another's lock, says whose it is, gives up
 // at its timeout, and leaves the store as it was.
 func TestLockHeld(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mustImport(t, openStore(t, dir), fixtureDir(t, "14"))
 	before := treeHash(t, dir)
@@ -128,6 +133,7 @@ func TestLockHeld(t *testing.T) {
 	defer unlock()
 	var said []string
 	_, err = pipeline.Import(openStore(t, dir), fixtureDir(t, "15"), pipeline.Options{
+		Effort:      apitest.Effort(),
 		LockTimeout: 100 * time.Millisecond,
 		Progress:    func(_ pipeline.Stage, d string) { said = append(said, d) },
 	})
@@ -145,12 +151,13 @@ func TestLockHeld(t *testing.T) {
 // TestCancelled: an import whose context has ended (SIGINT, SIGTERM, deadline)
 // stops and leaves the store as it was.
 func TestCancelled(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	mustImport(t, openStore(t, dir), fixtureDir(t, "14"))
 	before := treeHash(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := pipeline.Import(openStore(t, dir), fixtureDir(t, "15"), pipeline.Options{Context: ctx})
+	_, err := pipeline.Import(openStore(t, dir), fixtureDir(t, "15"), pipeline.Options{Effort: apitest.Effort(), Context: ctx})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("err = %v, want context.Canceled", err)
 	}

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/envelope"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 )
 
@@ -29,13 +31,14 @@ const (
 	Idle     Stage = "idle"
 	Load     Stage = "load"
 	Validate Stage = "validate"
-	Diff     Stage = "diff"
 	Render   Stage = "render"
+	Diff     Stage = "diff"
+	Compress Stage = "compress"
 	Publish  Stage = "publish"
 )
 
 // Stages lists every stage, idle first.
-var Stages = []Stage{Idle, Load, Validate, Diff, Render, Publish}
+var Stages = []Stage{Idle, Load, Validate, Render, Diff, Compress, Publish}
 
 // ErrRejected is wrapped by Import's error when the snapshot is unfit to publish;
 // the Report says why.
@@ -72,22 +75,9 @@ type Options struct {
 	// (replacing the stored files), where an import would be a no-op; the
 	// version becomes the active one.
 	Force bool
-	// Brotli compresses the bodies the version adds to the one it is diffed
-	// against, as a server swapping to it would, and stores their brotli with
-	// it (store.Publication.Brotli): every server swapping to the version then
-	// installs it instead of compressing them itself, which was most of what a
-	// swap cost a server after it serves (BENCHMARKS.md § Stop 42). The import
-	// pays that CPU once instead. A first version (nothing to diff against) is
-	// stored without: a server compresses everything at start-up anyway.
-	Brotli bool
-	// Part builds the version after the one it is diffed against as a
-	// server's builder child would (rendering and gzipping the categories
-	// whose files changed) and stores that part with it
-	// (store.Publication.Part): a server swapping to the version from that one
-	// reads it instead of building, which was most of the seconds an
-	// 18-locale version took to go live (BENCHMARKS.md § Stop 43). A server
-	// on another version builds as before. A first version is stored without.
-	Part bool
+	// Effort is what the version's bodies are compressed at; the zero value
+	// means representation.Best, what the service serves (tests pass Fast).
+	Effort representation.Effort
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -119,6 +109,9 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 	}
 	if opt.ShrinkLimit <= 0 {
 		opt.ShrinkLimit = DefaultShrinkLimit
+	}
+	if opt.Effort == (representation.Effort{}) {
+		opt.Effort = representation.Best
 	}
 	r := &Report{Source: source}
 	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
@@ -355,48 +348,51 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err != nil {
 		return err
 	}
-	r.NumUnknown, r.Unknown = len(val.Unknown), capProblems(val.Unknown)
+	r.Unknown = val.Unknown
 	r.Fills = val.Fills
 	if len(val.Rejections) > 0 {
 		return im.reject(val.Rejections, "%d problems", len(val.Rejections))
 	}
-	ed, err := catalog.Build(snap)
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
+	im.enter(Render, "%d items in %d catalogs, every locale", items, len(snap.Sources))
+	rendered, err := catalog.Render(snap)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
-	// The edition is not used after the diff and the brotli: the part's build
-	// (Options.Part) may have its memory.
-	id, branch := ed.ManifestID, ed.Version.Branch
+	rendered.ContentHash = catalog.FilesHash(files)
+	id := rendered.ManifestID
 	r.ManifestID = id
-	r.Version = ed.Version.Version
+	r.Version = rendered.Version.Version
 
 	if replace && id == base.ManifestID {
 		// Re-publishing the active version: the latest diff stays previous → it.
-		baseFiles, base.ManifestID = nil, base.Previous
-		if base.ManifestID != "" {
-			if _, baseFiles, err = im.st.ReadVersion(base.ManifestID); err != nil {
-				baseFiles = nil
-				r.note("the version before %s is not retained; no diff is made", id)
-			}
+		base.ManifestID = base.Previous
+	}
+	var old *edition.Edition
+	if base.ManifestID != "" {
+		if old, err = im.baseEdition(base.ManifestID); err != nil {
+			r.note("the version before %s cannot be read (%v); no diff is made", id, err)
+			old = nil
 		}
 	}
-	var diffBody, brotli, part []byte
-	if baseFiles != nil {
-		im.enter(Diff, "%s → %s", base.ManifestID, id)
-		old, err := catalog.BuildFiles(baseFiles)
-		if err != nil {
-			return fmt.Errorf("diff: build active version %s: %w", base.ManifestID, err)
-		}
-		d, err := catalog.Diff(old, ed, im.opt.Now())
-		if err != nil {
-			return err
-		}
-		r.Previous = base.ManifestID
-		r.Summary = &d.Summary
+	// The diff is stamped with the version's publication, so a replica that
+	// computes it again makes the same bytes.
+	now := im.opt.Now()
+	var diffBody []byte
+	if old != nil {
 		if err := im.checkpoint(); err != nil {
 			return err
 		}
-		if ps := shrinkage(old, ed, im.opt.ShrinkLimit); len(ps) > 0 {
+		im.enter(Diff, "%s → %s", old.ManifestID, id)
+		d, err := catalog.Diff(old, rendered, now)
+		if err != nil {
+			return err
+		}
+		r.Previous = old.ManifestID
+		r.Summary = &d.Summary
+		if ps := shrinkage(old, rendered, im.opt.ShrinkLimit); len(ps) > 0 {
 			if !im.opt.AllowShrink {
 				return im.reject(ps, "shrink guard: %d catalogs lose too many items (publish anyway with --allow-shrink)", len(ps))
 			}
@@ -404,52 +400,54 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
 			}
 		}
-		what := "diff body"
-		if im.opt.Brotli {
-			what += ", brotli of the bodies added"
-		}
-		if im.opt.Part {
-			what += ", the part servers on " + base.ManifestID + " read"
-		}
-		im.enter(Render, "%s and %d files", what, len(files))
-		body, err := catalog.DiffBody(d)
-		if err != nil {
+		if diffBody, err = catalog.DiffBody(d); err != nil {
 			return err
 		}
-		diffBody = body.JSON
-		if im.opt.Brotli {
-			var bad int
-			brotli, r.Brotli, bad = ed.AddedBrotli(old)
-			r.BrotliBytes = len(brotli)
-			if bad > 0 {
-				r.note("the brotli of %d added bodies did not decode to them and is not stored; servers compress those bodies themselves", bad)
-			}
-		}
-		if im.opt.Part {
-			if part, err = catalog.BuildStoredPart(files, old); err != nil {
-				part = nil
-				r.note("the part could not be built (%v) and is not stored; servers build the version themselves", err)
-			}
-			r.PartBytes = len(part)
-		}
-	} else {
-		im.enter(Render, "%d files", len(files))
 	}
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
+	im.enter(Compress, "every body in gzip and brotli")
+	pack, err := edition.Encode(rendered, edition.Options{Effort: im.opt.Effort, Previous: old})
+	if err != nil {
+		return err
+	}
+	r.EditionBytes = len(pack)
 
 	if err := im.checkpoint(); err != nil {
 		return err
 	}
 	im.enter(Publish, "%s into %s", id, im.st.Location())
 	r.Pruned, err = im.st.Publish(store.Publication{
-		ManifestID: id, Version: r.Version, Branch: branch,
-		Files: files, Previous: r.Previous, DiffBody: diffBody, Brotli: brotli, Part: part,
-		Retain: im.opt.Retain, Now: im.opt.Now(), Replace: replace,
+		ManifestID: id, Version: r.Version, Branch: rendered.Version.Branch,
+		Files: files, Previous: r.Previous, DiffBody: diffBody, Edition: pack,
+		Retain: im.opt.Retain, Now: now, Replace: replace,
 	})
 	if err != nil {
 		return err
 	}
 	r.Outcome = "published"
 	return nil
+}
+
+// baseEdition reads the version an import diffs against: its stored edition,
+// or, for a version stored without one (by an older refdata), its files
+// rendered again.
+func (im *importer) baseEdition(id string) (*edition.Edition, error) {
+	_, pack, err := im.st.ReadEdition(id, "")
+	if err == nil {
+		return edition.Decode(pack)
+	}
+	_, files, ferr := im.st.ReadVersion(id)
+	if ferr != nil {
+		return nil, ferr
+	}
+	rendered, rerr := catalog.RenderFiles(files)
+	if rerr != nil {
+		return nil, rerr
+	}
+	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
+	return edition.New(rendered), nil
 }
 
 // interrupted reports whether a stored version is the leftover of a publish

@@ -16,6 +16,7 @@ import (
 // language=all file, and checks that both become translations, that a folder or
 // file outside the layout is named, and that every body still validates.
 func TestLocalizedCaptures(t *testing.T) {
+	t.Parallel()
 	src := captures[2]
 	dir := t.TempDir()
 	read := func(name string) map[string]any {

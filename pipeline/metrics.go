@@ -6,7 +6,7 @@ import (
 
 // Metrics are the import pipeline's: the stage it is in and the imports that
 // failed, by stage. What is served (the active version, its age, failed
-// reloads) is live's (live.Metrics). A nil *Metrics is valid and records
+// reloads) is live's (replica.Metrics). A nil *Metrics is valid and records
 // nothing, so callers need no checks.
 type Metrics struct {
 	stage  *prometheus.GaugeVec

@@ -1,14 +1,18 @@
 package pipeline_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/pipeline"
 )
 
@@ -47,6 +51,7 @@ func write(t *testing.T, dir, file, content string) {
 // TestRejections: each kind of bad snapshot is refused with a report naming the
 // problem, and the store — active pointer and every byte — is unchanged.
 func TestRejections(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
 	good := fixtureDir(t, "15")
@@ -101,6 +106,7 @@ func TestRejections(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			storeDir := filepath.Join(t.TempDir(), "store")
 			copyDir(t, base, storeDir)
 			before := treeHash(t, storeDir)
@@ -108,7 +114,7 @@ func TestRejections(t *testing.T) {
 			copyDir(t, good, snap)
 			tc.break_(t, snap)
 
-			rep, err := pipeline.Import(openStore(t, storeDir), snap, pipeline.Options{})
+			rep, err := pipeline.Import(openStore(t, storeDir), snap, options())
 			if !errors.Is(err, pipeline.ErrRejected) {
 				t.Fatalf("err = %v, want a rejection", err)
 			}
@@ -124,19 +130,54 @@ func TestRejections(t *testing.T) {
 	}
 }
 
-// TestUnknownFieldsAreReported: a field the schema does not know is counted,
-// not a rejection.
+// TestUnknownFieldsAreReported: a field the schema does not know is reported
+// once per catalog and field (with how many items carry it and one of them),
+// is not a rejection, and is served as the upstream sent it.
 func TestUnknownFieldsAreReported(t *testing.T) {
+	t.Parallel()
 	snap := fixtureDir(t, "15")
+	var first, second string
 	edit(t, snap, "en-US/maps.json", func(v any) any {
 		item(v, 0)["newPatchField"] = "x"
 		item(v, 1)["callouts"].([]any)[0].(map[string]any)["elevation"] = 3.0
+		item(v, 2)["callouts"].([]any)[0].(map[string]any)["elevation"] = 4.0
+		first, second = item(v, 0)["uuid"].(string), item(v, 1)["uuid"].(string)
 		return v
 	})
-	rep := mustImport(t, openStore(t, t.TempDir()), snap)
+	st := openStore(t, t.TempDir())
+	rep := mustImport(t, st, snap)
+	want := []catalog.Unknown{
+		{Category: catalog.Maps, Field: "callouts[].elevation", Items: 2, Example: second},
+		{Category: catalog.Maps, Field: "newPatchField", Items: 1, Example: first},
+	}
+	got := slices.Clone(rep.Unknown)
+	slices.SortFunc(got, func(a, b catalog.Unknown) int { return strings.Compare(a.Field, b.Field) })
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("unknown fields %+v, want %+v", got, want)
+	}
 	var b strings.Builder
 	rep.Write(&b)
-	if rep.NumUnknown != 2 || !strings.Contains(b.String(), "/0/newPatchField") || !strings.Contains(b.String(), "/1/callouts/0/elevation") {
-		t.Errorf("unknown fields not reported as expected (%d):\n%s", rep.NumUnknown, b.String())
+	for _, u := range want {
+		if !strings.Contains(b.String(), u.String()) {
+			t.Errorf("the report does not name %s:\n%s", u, b.String())
+		}
+	}
+	// Served as sent, in the stored edition.
+	ed, _, err := loadEdition(st, rep.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ uuid, want string }{
+		{first, `"newPatchField":"x"`},
+		{second, `"elevation":3`},
+	} {
+		u, ok := catalog.ParseUUID(tc.uuid)
+		if !ok {
+			t.Fatalf("%q is not a uuid", tc.uuid)
+		}
+		body := ed.Item(catalog.Maps, u, catalog.DefaultLocale)
+		if body == nil || !bytes.Contains(body.JSON, []byte(tc.want)) {
+			t.Errorf("maps/%s does not serve %s", tc.uuid, tc.want)
+		}
 	}
 }

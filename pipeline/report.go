@@ -25,24 +25,23 @@ type Report struct {
 
 	Rejections    []catalog.Problem // capped at MaxListed
 	NumRejections int
-	Unknown       []catalog.Problem // fields the schema does not know: reported, not fatal
-	NumUnknown    int
-	Repairs       []catalog.Problem // null array elements dropped
-	NumRepairs    int
-	Fills         map[catalog.Fill]int
-	Notes         []string // carry-over, capture disagreements, fallbacks
-	Ignored       []string // files the layout does not name
-	CarriedOver   []string // categories taken from the active version
+	// Unknown lists the fields openapi.yaml does not describe, once per
+	// catalog and field: served as the upstream sent them, not an error.
+	Unknown     []catalog.Unknown
+	Repairs     []catalog.Problem // null array elements dropped
+	NumRepairs  int
+	Fills       map[catalog.Fill]int
+	Notes       []string // carry-over, capture disagreements, fallbacks
+	Ignored     []string // files the layout does not name
+	CarriedOver []string // categories taken from the active version
 
 	Previous string // the version diffed against
 	Summary  *gen.DiffSummary
-	// Brotli counts the added bodies whose brotli was stored with the
-	// version (Options.Brotli), BrotliBytes the bytes stored.
-	Brotli, BrotliBytes int
-	// PartBytes is the size of the part stored with the version (Options.Part).
-	PartBytes int
-	Pruned    []string
-	Timings   []StageTiming
+	// EditionBytes is the size of the edition pack stored with the version:
+	// every body in every encoding.
+	EditionBytes int
+	Pruned       []string
+	Timings      []StageTiming
 }
 
 // StageTiming is when a stage started.
@@ -99,7 +98,12 @@ func (r *Report) Write(w io.Writer) {
 	if len(r.Ignored) > 0 {
 		fmt.Fprintf(w, "  ignored files (not part of the layout): %s\n", strings.Join(r.Ignored, ", "))
 	}
-	list("unknown fields (kept out of the bodies, not an error)", r.NumUnknown, r.Unknown)
+	if len(r.Unknown) > 0 {
+		fmt.Fprintf(w, "  fields the contract does not describe (served as sent): %d\n", len(r.Unknown))
+		for _, u := range r.Unknown {
+			fmt.Fprintf(w, "    %s\n", u)
+		}
+	}
 	list("null array elements removed", r.NumRepairs, r.Repairs)
 	if len(r.Fills) > 0 {
 		type kv struct {
@@ -121,11 +125,8 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  diff %s → %s: %d added, %d removed, %d changed\n", r.Previous, r.ManifestID,
 			r.Summary.TotalAdded, r.Summary.TotalRemoved, r.Summary.TotalChanged)
 	}
-	if r.Brotli > 0 {
-		fmt.Fprintf(w, "  brotli of %d added bodies stored with the version: %d bytes\n", r.Brotli, r.BrotliBytes)
-	}
-	if r.PartBytes > 0 {
-		fmt.Fprintf(w, "  the part servers on %s read instead of building, stored with the version: %d bytes\n", r.Previous, r.PartBytes)
+	if r.EditionBytes > 0 {
+		fmt.Fprintf(w, "  edition stored with the version (every body, rendered and compressed): %d bytes\n", r.EditionBytes)
 	}
 	if len(r.Pruned) > 0 {
 		fmt.Fprintf(w, "  pruned by retention: %s\n", strings.Join(r.Pruned, ", "))

@@ -10,7 +10,7 @@ import (
 // empties, or from which it removes more than limit of the active edition's items.
 // A valid but gutted snapshot is what an upstream outage looks like, and
 // publishing it would tell every client to delete its data.
-func shrinkage(old, next *catalog.Edition, limit float64) []catalog.Problem {
+func shrinkage(old, next catalog.Items, limit float64) []catalog.Problem {
 	var ps []catalog.Problem
 	for _, c := range catalog.Categories() {
 		before := old.UUIDs(c)

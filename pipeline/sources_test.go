@@ -12,26 +12,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
 )
 
 // TestWatch: the watcher picks up a folder that becomes ready after it started,
 // reports the publish, and returns when its context ends.
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	inbox := t.TempDir()
 	st := openStore(t, t.TempDir())
 	ctx, cancel := context.WithCancel(context.Background())
 	published := make(chan struct{}, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- pipeline.Watch(ctx, inbox, st, pipeline.Options{}, 5*time.Millisecond, slog.New(slog.DiscardHandler), func() { published <- struct{}{} })
+		done <- pipeline.Watch(ctx, inbox, st, options(), 5*time.Millisecond, slog.New(slog.DiscardHandler), func() { published <- struct{}{} })
 	}()
 	copyDir(t, fixtureDir(t, "14"), filepath.Join(inbox, "v14"))
 	write(t, filepath.Join(inbox, "v14"), "READY", "")
 	select {
 	case <-published:
-	case <-time.After(2 * time.Minute):
-		t.Fatal("the watcher did not import a ready folder")
+	case err := <-done:
+		t.Fatalf("Watch returned %v before it imported the ready folder", err)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -47,7 +50,7 @@ func TestWatch(t *testing.T) {
 	// An inbox that cannot be made is an error, not a silent loop.
 	file := filepath.Join(t.TempDir(), "not-a-dir")
 	write(t, filepath.Dir(file), "not-a-dir", "")
-	if err := pipeline.Watch(context.Background(), file, st, pipeline.Options{}, time.Hour, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), file) {
+	if err := pipeline.Watch(context.Background(), file, st, options(), time.Hour, slog.New(slog.DiscardHandler), nil); err == nil || !strings.Contains(err.Error(), file) {
 		t.Errorf("Watch on a file: %v", err)
 	}
 }
@@ -70,6 +73,7 @@ func readTree(t *testing.T, dir string) map[string][]byte {
 // the same version as the directory they came from; paths the layout does not
 // name are ignored and reported; over a limit, nothing is stored.
 func TestImportFiles(t *testing.T) {
+	t.Parallel()
 	dir := fixtureDir(t, "15")
 	files := readTree(t, dir)
 
@@ -84,7 +88,7 @@ func TestImportFiles(t *testing.T) {
 	extra := maps.Clone(files)
 	extra["en-US/unknown.json"] = []byte(`{}`)
 	extra["../escape.json"] = []byte(`{}`)
-	rep, err := pipeline.ImportFiles(st, "upstream test", extra, pipeline.Options{})
+	rep, err := pipeline.ImportFiles(st, "upstream test", extra, options())
 	if err != nil || rep.Outcome != "published" || rep.Source != "upstream test" {
 		t.Fatalf("ImportFiles: %v, %+v", err, rep)
 	}
@@ -104,7 +108,7 @@ func TestImportFiles(t *testing.T) {
 	empty := t.TempDir()
 	small := openStore(t, empty)
 	before := treeHash(t, empty)
-	rep, err = pipeline.ImportFiles(small, "upstream test", files, pipeline.Options{MaxFileBytes: 1024})
+	rep, err = pipeline.ImportFiles(small, "upstream test", files, pipeline.Options{Effort: apitest.Effort(), MaxFileBytes: 1024})
 	if err == nil || rep.Outcome != "rejected" {
 		t.Errorf("over the file limit: %v, outcome %q", err, rep.Outcome)
 	}
@@ -117,10 +121,11 @@ func TestImportFiles(t *testing.T) {
 // folder imports as the same version as the flat capture; a top-level file wins
 // over the folder's copy, which is reported, as is anything else in the folder.
 func TestCaptureWithLocaleFolder(t *testing.T) {
-	root := filepath.Join("..", "..", "shared", "data", "upstream-en-US")
+	t.Parallel()
+	root := fixtures.SharedData(t, "upstream-en-US")
 	caps, _ := filepath.Glob(filepath.Join(root, "15_*"))
-	if len(caps) == 0 {
-		t.Skip("no capture 15 at " + root)
+	if len(caps) != 1 {
+		t.Fatalf("%d captures 15 in %s, want 1", len(caps), root)
 	}
 	flat := openStore(t, t.TempDir())
 	want := mustImport(t, flat, caps[0])
@@ -171,6 +176,7 @@ func TestCaptureWithLocaleFolder(t *testing.T) {
 // endpoint replaces the weapons' nested skins, and the weapons file is what
 // importing the two answers as a capture would write.
 func TestWeaponsWithSkins(t *testing.T) {
+	t.Parallel()
 	weapons := `{"status":200,"data":[{"uuid":"00000000-0000-0000-0000-000000000001","displayName":"W",
 		"skins":[{"uuid":"00000000-0000-0000-0000-0000000000a1","displayName":"old"}]}]}`
 	skins := `{"status":200,"data":[{"uuid":"00000000-0000-0000-0000-0000000000a1","displayName":"new"}]}`

@@ -14,6 +14,7 @@ import (
 // TestScanInbox: a folder is imported once READY appears; done ones move to
 // .done/, failed ones to .failed/ with their report.
 func TestScanInbox(t *testing.T) {
+	t.Parallel()
 	inbox := t.TempDir()
 	st := openStore(t, t.TempDir())
 	copyDir(t, fixtureDir(t, "14"), filepath.Join(inbox, "a-good"))
@@ -30,7 +31,7 @@ func TestScanInbox(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := pipeline.ScanInbox(inbox, st, pipeline.Options{}, logger, func() { published++ }); err != nil {
+	if err := pipeline.ScanInbox(inbox, st, options(), logger, func() { published++ }); err != nil {
 		t.Fatal(err)
 	}
 	if published != 1 {

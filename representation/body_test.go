@@ -2,15 +2,40 @@ package representation_test
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/representation"
 )
 
+// compressible is n bytes of JSON-like text that compresses well.
+func compressible(n int) []byte {
+	var b []byte
+	for i := 0; len(b) < n; i++ {
+		b = fmt.Appendf(b, `{"displayName":"Glitchpop Odin %d","uuid":"%08x"},`, i%37, i*7919)
+	}
+	return b[:n]
+}
+
+// noise is n bytes that do not compress.
+func noise(n int, seed uint64) []byte {
+	r := rand.New(rand.NewPCG(seed, 2))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(r.Uint32())
+	}
+	return b
+}
+
 func TestPick(t *testing.T) {
-	b := representation.NewBody(bytes.Repeat([]byte(`{"displayName":"Glitchpop Odin"},`), 100), "")
-	b.Compress()
+	t.Parallel()
+	b := representation.Encode(bytes.Repeat([]byte(`{"displayName":"Glitchpop Odin"},`), 100), "", representation.Fast)
+	if b.Gzip() == nil || b.Brotli() == nil {
+		t.Fatal("the sample did not compress")
+	}
 	for _, tc := range []struct {
 		accept []string
 		want   string
@@ -40,91 +65,295 @@ func TestPick(t *testing.T) {
 			t.Errorf("Accept-Encoding %q: %q, want %q", tc.accept, got, tc.want)
 		}
 	}
-	if n := testing.AllocsPerRun(100, func() { b.Pick([]string{"gzip, deflate, br;q=0.9"}) }); n != 0 {
-		t.Errorf("Pick allocates %v times", n)
+}
+
+// TestPickWithoutAnEncoding: a body that has only some encodings never
+// answers with one it lacks, nor with one the client refused.
+func TestPickWithoutAnEncoding(t *testing.T) {
+	t.Parallel()
+	json := compressible(4 << 10)
+	gz, br := representation.Compress(json, representation.Fast)
+	gzOnly := representation.Assemble(json, representation.ETag(json), "", gz, representation.ETag(gz), nil, "")
+	brOnly := representation.Assemble(json, representation.ETag(json), "", nil, "", br, representation.ETag(br))
+	identity := representation.NewBody(json, "")
+	for _, tc := range []struct {
+		name   string
+		body   *representation.Body
+		accept string
+		want   string
+	}{
+		{"gzip alone", gzOnly, "gzip, br", "gzip"},
+		{"gzip alone", gzOnly, "br", ""},
+		{"gzip alone", gzOnly, "br, gzip;q=0", ""},
+		{"brotli alone", brOnly, "gzip;q=1, br;q=0.1", "br"},
+		{"brotli alone", brOnly, "gzip", ""},
+		{"identity alone", identity, "gzip, br", ""},
+	} {
+		rep := tc.body.Pick([]string{tc.accept})
+		if got := rep.Encoding.Name; (got == "") != (tc.want == "") || tc.want != "" && rep.Encoding.Value[0] != tc.want {
+			t.Errorf("%s, Accept-Encoding %q: %v, want %q", tc.name, tc.accept, rep.Encoding.Value, tc.want)
+		}
 	}
 }
 
-// TestGzipFirst: a swap serves a body with gzip alone (CompressGzip) and adds
-// brotli later (Compress), keeping the gzip bytes, so a client's gzip ETag stays
-// valid across the upgrade.
-func TestGzipFirst(t *testing.T) {
-	b := representation.NewBody(bytes.Repeat([]byte(`{"displayName":"Glitchpop Odin"},`), 100), "")
-	enc := func(accept string) string {
-		rep := b.Pick([]string{accept})
-		if rep.Encoding.Value == nil {
-			return ""
-		}
-		return rep.Encoding.Value[0]
+// TestNegotiate: If-None-Match naming the ETag of the encoding chosen for the
+// request (strong or weak, alone, in a list, or "*") is a 304; naming another
+// encoding's ETag is not.
+func TestNegotiate(t *testing.T) {
+	t.Parallel()
+	body := representation.Encode(compressible(4<<10), "de-DE", representation.Fast)
+	res := &representation.Response{
+		Route:   representation.NewRoute("/v1/weapons", "application/json", "public, max-age=60"),
+		Version: &representation.Field{Name: "X-Data-Version", Value: []string{"v15"}},
+		Body:    body,
 	}
-	b.CompressGzip()
-	gz := b.Pick([]string{"gzip"})
-	for _, tc := range []struct{ accept, want string }{
-		{"gzip, br", "gzip"},
-		{"br", ""}, // brotli not made yet: identity, never a coding the client refused
-		{"gzip", "gzip"},
+	id, gz, br := body.ETag(), body.Gzip().ETag(), body.Brotli().ETag()
+	if id == gz || gz == br || id == br {
+		t.Fatalf("encodings share an ETag: %s %s %s", id, gz, br)
+	}
+	for _, tc := range []struct {
+		accept, inm string
+		status      int
+		etag        string
+	}{
+		{"", "", http.StatusOK, id},
+		{"", id, http.StatusNotModified, id},
+		{"", "W/" + id, http.StatusNotModified, id},
+		{"", `"other", ` + id, http.StatusNotModified, id},
+		{"", "*", http.StatusNotModified, id},
+		{"", gz, http.StatusOK, id},
+		{"gzip", gz, http.StatusNotModified, gz},
+		{"gzip", id, http.StatusOK, gz},
+		{"gzip, br", gz, http.StatusOK, br},
+		{"gzip, br", br + ",  " + gz, http.StatusNotModified, br},
+		{"br", strings.Trim(br, `"`), http.StatusOK, br}, // unquoted: not the same tag
 	} {
-		if got := enc(tc.accept); got != tc.want {
-			t.Errorf("gzip alone, Accept-Encoding %q: %q, want %q", tc.accept, got, tc.want)
+		var ae, inm []string
+		if tc.accept != "" {
+			ae = []string{tc.accept}
 		}
-	}
-	b.CompressGzip() // again: nothing changes
-	if b.Pick([]string{"gzip"}) != gz {
-		t.Error("a second CompressGzip made gzip again")
-	}
-	b.Compress()
-	if got := enc("gzip, br"); got != "br" {
-		t.Errorf("after Compress, Accept-Encoding gzip, br: %q, want br", got)
-	}
-	if again := b.Pick([]string{"gzip"}); &again.Bytes[0] != &gz.Bytes[0] || again.ETag() != gz.ETag() {
-		t.Error("Compress made the gzip representation again") // the same bytes, not a second compression
-	}
-	if len(b.Representations()) != 3 {
-		t.Errorf("%d representations, want identity, gzip and br", len(b.Representations()))
+		if tc.inm != "" {
+			inm = []string{tc.inm}
+		}
+		status, enc := res.Negotiate(ae, inm)
+		if status != tc.status || enc.ETag() != tc.etag {
+			t.Errorf("Accept-Encoding %q, If-None-Match %q: %d %s, want %d %s", tc.accept, tc.inm, status, enc.ETag(), tc.status, tc.etag)
+		}
+		var buf [representation.MaxFields]*representation.Field
+		fields := map[string]string{}
+		for _, f := range res.Fields(status, enc, buf[:0]) {
+			fields[f.Name] = f.Value[0]
+		}
+		if fields["Etag"] != tc.etag || fields["Content-Language"] != "de-DE" || fields["X-Data-Version"] != "v15" || fields["Vary"] != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q, If-None-Match %q: fields %v", tc.accept, tc.inm, fields)
+		}
+		wantCE := ""
+		if status == http.StatusOK && enc.Encoding.Name != "" {
+			wantCE = enc.Encoding.Value[0]
+		}
+		if fields["Content-Encoding"] != wantCE {
+			t.Errorf("Accept-Encoding %q, If-None-Match %q: Content-Encoding %q, want %q", tc.accept, tc.inm, fields["Content-Encoding"], wantCE)
+		}
 	}
 }
 
-// TestNewGzippedBody: a body whose gzip and ETags another process made is the
-// body CompressGzip leaves here, its ETags taken as they come; an ETag not of
-// the form this program makes is refused.
-func TestNewGzippedBody(t *testing.T) {
-	json := bytes.Repeat([]byte(`{"displayName":"Vandal","uuid":"9c82e19d"},`), 40)
-	here := representation.NewBody(json, "de-DE")
-	here.CompressGzip()
-	gz, _ := here.Gzipped()
-	if gz == nil || here.GzipETag() == "" || here.GzipETag() == here.ETag() {
-		t.Fatalf("the sample did not gzip smaller: %d bytes, ETag %q", len(gz), here.GzipETag())
-	}
-	got, err := representation.NewGzippedBody(json, "de-DE", here.ETag(), gz, here.GzipETag())
-	if err != nil {
-		t.Fatal(err)
-	}
-	gotGz, made := got.Gzipped()
-	if got.ETag() != here.ETag() || got.GzipETag() != here.GzipETag() || !made || !bytes.Equal(gotGz, gz) || got.Language.Value[0] != "de-DE" {
-		t.Errorf("ETags %s/%s, want %s/%s; gzip made %v", got.ETag(), got.GzipETag(), here.ETag(), here.GzipETag(), made)
-	}
-	small := []byte(`{}`)
-	if b, err := representation.NewGzippedBody(small, "", representation.NewBody(small, "").ETag(), nil, ""); err != nil {
-		t.Errorf("a body too small to gzip: %v", err)
-	} else if b.GzipETag() != "" {
-		t.Errorf("a body too small to gzip: gzip ETag %q", b.GzipETag())
-	}
-	for _, tc := range []struct{ name, etag, gzETag string }{
-		{"no ETag", "", here.GzipETag()},
-		{"no gzip ETag", here.ETag(), ""},
-		{"unquoted", here.ETag()[1:] + "x", here.GzipETag()},
-		{"short", `"abc"`, here.GzipETag()},
-		{"not base64url", `"` + "AAAAAAAAAAAA+AAAAAAAAAAA" + `"`, here.GzipETag()},
-		{"weak", "W/" + here.ETag()[:24], here.GzipETag()},
-		{"a megabyte", strings.Repeat("A", 1<<20), here.GzipETag()},
-		{"a newline", here.ETag()[:12] + "\n" + here.ETag()[13:], here.GzipETag()},
-		{"a newline in the gzip's", here.ETag(), here.GzipETag()[:12] + "\r" + here.GzipETag()[13:]},
+// TestNoAllocations: choosing an answer allocates nothing (every request
+// does it). Not parallel: testing.AllocsPerRun refuses to run in a parallel
+// test, whose neighbours' allocations it would count.
+func TestNoAllocations(t *testing.T) {
+	body := representation.Encode(compressible(4<<10), "de-DE", representation.Fast)
+	res := &representation.Response{Route: representation.NewRoute("/v1/weapons", "application/json", "no-cache"), Body: body}
+	inm := []string{`"other", ` + body.Brotli().ETag()}
+	for _, tc := range []struct {
+		name string
+		f    func()
+	}{
+		{"Pick", func() { body.Pick([]string{"gzip, deflate, br;q=0.9"}) }},
+		{"Negotiate", func() { res.Negotiate([]string{"gzip, br"}, inm) }},
+		{"Fields", func() {
+			var buf [representation.MaxFields]*representation.Field
+			res.Fields(http.StatusOK, body.Gzip(), buf[:0])
+		}},
 	} {
-		_, err := representation.NewGzippedBody(json, "de-DE", tc.etag, gz, tc.gzETag)
+		if n := testing.AllocsPerRun(100, tc.f); n != 0 {
+			t.Errorf("%s allocates %v times", tc.name, n)
+		}
+	}
+}
+
+// TestETag: an ETag is the quoted base64url of the first ETagSize bytes of
+// the body's SHA-256; ParseETag reads back exactly what FormatETag writes and
+// refuses anything else, with a short error.
+func TestETag(t *testing.T) {
+	t.Parallel()
+	json := compressible(1000)
+	etag := representation.ETag(json)
+	if representation.ETag(nil) != "" {
+		t.Error("ETag(nil) is not empty")
+	}
+	if etag == representation.ETag(json[:999]) || etag != representation.ETag(bytes.Clone(json)) {
+		t.Error("ETag is not a function of the bytes")
+	}
+	sum, err := representation.ParseETag(etag)
+	if err != nil || len(sum) != representation.ETagSize || representation.FormatETag(sum) != etag {
+		t.Fatalf("ParseETag(%s) = %x, %v", etag, sum, err)
+	}
+	for _, tc := range []struct{ name, etag string }{
+		{"empty", ""},
+		{"unquoted", etag[1:len(etag)-1] + "x"},
+		{"short", `"abc"`},
+		{"not base64url", `"` + "AAAAAAAAAAAA+AAAAAAAAAAA" + `"`},
+		{"weak", "W/" + etag},
+		{"a megabyte", `"` + strings.Repeat("A", 1<<20) + `"`},
+		{"a newline", etag[:12] + "\n" + etag[13:]},
+		{"padded", etag[:len(etag)-1] + `="`},
+	} {
+		_, err := representation.ParseETag(tc.etag)
 		if err == nil {
-			t.Errorf("%s (%.40q, %.40q): no error", tc.name, tc.etag, tc.gzETag)
+			t.Errorf("%s (%.40q): no error", tc.name, tc.etag)
 		} else if len(err.Error()) > 200 {
 			t.Errorf("%s: an error of %d bytes (it quotes what it refuses)", tc.name, len(err.Error()))
 		}
+	}
+}
+
+// TestEncode: Encode's gzip and brotli decode to the identity bytes, each
+// encoding's ETag is the ETag of its bytes and its Content-Length their
+// length; a body under 256 bytes, or one compression would not make smaller,
+// gets no compressed encodings.
+func TestEncode(t *testing.T) {
+	t.Parallel()
+	for _, e := range []representation.Effort{representation.Fast, representation.Best} {
+		for _, tc := range []struct {
+			name       string
+			json       []byte
+			compressed bool
+		}{
+			{"empty", []byte{}, false},
+			{"one byte under 256", compressible(255), false},
+			{"256 bytes", compressible(256), true},
+			{"4 KiB", compressible(4 << 10), true},
+			{"300 KiB", compressible(300 << 10), true},
+			{"noise", noise(4<<10, 1), false},
+		} {
+			name := fmt.Sprintf("%s at %v", tc.name, e)
+			b := representation.Encode(tc.json, "ja-JP", e)
+			if !bytes.Equal(b.JSON, tc.json) || !bytes.Equal(b.Bytes, tc.json) || b.Lang != "ja-JP" || b.Language.Value[0] != "ja-JP" {
+				t.Errorf("%s: identity or language not kept", name)
+			}
+			reps := b.Representations()
+			if got := b.Gzip() != nil && b.Brotli() != nil; got != tc.compressed || len(reps) != map[bool]int{false: 1, true: 3}[tc.compressed] {
+				t.Errorf("%s: gzip %v, brotli %v, %d representations; want compressed %v", name, b.Gzip() != nil, b.Brotli() != nil, len(reps), tc.compressed)
+			}
+			for i, rep := range reps {
+				want := []string{"", "gzip", "br"}[i]
+				if rep.Encoding.Name != "" && rep.Encoding.Value[0] != want || rep.Encoding.Name == "" && want != "" {
+					t.Errorf("%s: representation %d is %v, want %q", name, i, rep.Encoding.Value, want)
+				}
+				got, err := representation.Decode(rep)
+				if err != nil || !bytes.Equal(got, tc.json) {
+					t.Errorf("%s: %q decodes to %d bytes (%v), want the %d identity bytes", name, want, len(got), err, len(tc.json))
+				}
+				if i > 0 && len(rep.Bytes) >= len(tc.json) {
+					t.Errorf("%s: %q is %d bytes, not smaller than %d", name, want, len(rep.Bytes), len(tc.json))
+				}
+				if rep.ETag() != representation.ETag(rep.Bytes) || rep.LengthHeader[0] != fmt.Sprint(len(rep.Bytes)) {
+					t.Errorf("%s: %q has ETag %s, Content-Length %s", name, want, rep.ETag(), rep.LengthHeader[0])
+				}
+			}
+		}
+	}
+	if representation.NewBody([]byte(`{}`), "").Language.Name != "" {
+		t.Error("a body without a language has a Content-Language field")
+	}
+}
+
+// TestAssemble: a body made of an import's encodings keeps the ETags it is
+// given (Decode of a pack does not hash its bodies again) and says it has no
+// encoding it was not given.
+func TestAssemble(t *testing.T) {
+	t.Parallel()
+	json := compressible(2 << 10)
+	gz, br := representation.Compress(json, representation.Fast)
+	const etag, gzETag, brETag = `"identity-as-stored"`, `"gzip-as-stored"`, `"br-as-stored"`
+	b := representation.Assemble(json, etag, "pt-BR", gz, gzETag, br, brETag)
+	if b.ETag() != etag || b.Gzip().ETag() != gzETag || b.Brotli().ETag() != brETag {
+		t.Errorf("ETags %s %s %s, want %s %s %s", b.ETag(), b.Gzip().ETag(), b.Brotli().ETag(), etag, gzETag, brETag)
+	}
+	if !bytes.Equal(b.Gzip().Bytes, gz) || !bytes.Equal(b.Brotli().Bytes, br) || b.Lang != "pt-BR" || b.Language.Value[0] != "pt-BR" {
+		t.Error("encodings or language not kept")
+	}
+	if b.Pick([]string{"gzip"}) != b.Gzip() || b.Pick([]string{"br"}) != b.Brotli() || b.Pick(nil) != &b.Encoded {
+		t.Error("Pick does not answer with the given encodings")
+	}
+	none := representation.Assemble(json, etag, "", nil, "", nil, "")
+	if none.Gzip() != nil || none.Brotli() != nil || len(none.Representations()) != 1 || none.ETag() != etag {
+		t.Error("a body assembled without compressed encodings has some")
+	}
+	if other := representation.Assemble(json, etag, "pt-BR", nil, "", nil, ""); other.Language != b.Language {
+		t.Error("bodies of one language do not share its Content-Language field")
+	}
+}
+
+// TestCompressorMatchesNew: a Compressor reused over bodies of different
+// sizes (so different brotli windows, each writer reset many times) writes
+// byte for byte what a new one writes for each, at Fast and at Best: an
+// import reuses them, and a pack must not depend on which body a compressor
+// had before.
+func TestCompressorMatchesNew(t *testing.T) {
+	t.Parallel()
+	// Windows of 2^16 to 2^19 bytes, each writer used more than once.
+	sizes := []int{300, 70 << 10, 1000, 300 << 10, 150 << 10, 300, 200, 20 << 10, 70 << 10, 1 << 10, 300 << 10}
+	bodies := make([][]byte, len(sizes))
+	for i, n := range sizes {
+		bodies[i] = compressible(n)
+		if i%3 == 2 { // compressible bodies of their own content
+			bodies[i] = bytes.ReplaceAll(bodies[i], []byte("Odin"), fmt.Appendf(nil, "Vandal %d", i))[:n]
+		}
+	}
+	bodies = append(bodies, noise(8<<10, 3), compressible(8<<10)) // one that does not compress, then one that does
+	for _, e := range []representation.Effort{representation.Fast, representation.Best} {
+		t.Run(fmt.Sprintf("gzip %d brotli %d", e.Gzip, e.Brotli), func(t *testing.T) {
+			t.Parallel()
+			z := representation.NewCompressor(e)
+			compressed := 0
+			for i, b := range bodies {
+				gz, br := z.Compress(b)
+				wantGz, wantBr := representation.NewCompressor(e).Compress(b)
+				if !bytes.Equal(gz, wantGz) || !bytes.Equal(br, wantBr) {
+					t.Errorf("body %d (%d bytes): reused compressor wrote gzip %d/br %d bytes, a new one %d/%d", i, len(b), len(gz), len(br), len(wantGz), len(wantBr))
+				}
+				if gz != nil && br != nil {
+					compressed++
+				}
+			}
+			if compressed != len(bodies)-2 { // the 200 bytes and the noise
+				t.Errorf("%d of %d bodies compressed, want %d", compressed, len(bodies), len(bodies)-2)
+			}
+		})
+	}
+	// Best is smaller than Fast: the effort is the one asked for.
+	b := compressible(70 << 10)
+	fgz, fbr := representation.Compress(b, representation.Fast)
+	bgz, bbr := representation.Compress(b, representation.Best)
+	if len(bgz) >= len(fgz) || len(bbr) >= len(fbr) {
+		t.Errorf("Best gzip %d/br %d bytes, Fast %d/%d", len(bgz), len(bbr), len(fgz), len(fbr))
+	}
+}
+
+// TestSizes sums every representation of the bodies.
+func TestSizes(t *testing.T) {
+	t.Parallel()
+	bodies := []*representation.Body{
+		representation.Encode(compressible(4<<10), "", representation.Fast),
+		representation.Encode(compressible(100), "", representation.Fast),
+		representation.NewBody(compressible(2<<10), ""),
+	}
+	id, gz, br := representation.Sizes(bodies)
+	if want := 4<<10 + 100 + 2<<10; id != want {
+		t.Errorf("identity %d, want %d", id, want)
+	}
+	if gz != len(bodies[0].Gzip().Bytes) || br != len(bodies[0].Brotli().Bytes) {
+		t.Errorf("gzip %d, brotli %d; want %d, %d", gz, br, len(bodies[0].Gzip().Bytes), len(bodies[0].Brotli().Bytes))
 	}
 }

@@ -47,14 +47,11 @@ type Backend interface {
 	// ReadDiff returns the stored diff body between two stored versions,
 	// checksum verified: ErrNotFound when never stored, ErrCorrupt when damaged.
 	ReadDiff(from, to string) ([]byte, error)
-	// ReadBrotli returns the brotli an import made of the bodies a stored
-	// version added (Publication.Brotli), checked against the checksum its
-	// manifest holds: ErrNotFound when none was stored, ErrCorrupt when
-	// damaged.
-	ReadBrotli(id string) ([]byte, error)
-	// ReadPart returns the part an import built of a stored version after
-	// the one before it (Publication.Part), checked as ReadBrotli checks.
-	ReadPart(id string) ([]byte, error)
+	// ReadEdition returns a version's manifest, checked against manifestSHA
+	// when not "", and its edition pack (Publication.Edition), checked against
+	// the manifest: what a server reads. ErrNotFound for an unknown version;
+	// ErrCorrupt when either fails its checksum or the version has no pack.
+	ReadEdition(id, manifestSHA string) (Manifest, []byte, error)
 
 	// Publish stores a version, the diff from the previous one, moves the
 	// active pointer and prunes to p.Retain, all or nothing: a crash or an
@@ -102,7 +99,7 @@ type Notifier interface {
 }
 
 // Coordinator is a Backend shared by replicas that swap together: each replica
-// reports what it serves and what it has staged (loaded, rendered, compressed,
+// reports what it serves and what it has staged (read and indexed,
 // ready to swap), and the publisher schedules the switch (Pointer.ActivateAt)
 // for when every live replica has staged the new version, or a bound passed.
 type Coordinator interface {
@@ -139,4 +136,39 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 	// Each reason is wrapped, so a caller can tell damage (ErrCorrupt) apart.
 	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
 	return Pointer{}, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
+}
+
+// ResolveEdition picks the version a server serves at start-up: the one the
+// pointer names when its manifest and edition pack read intact, else the
+// newest stored version whose do, with the pack. why explains a fallback (""
+// when none was needed). It returns an error wrapping ErrNotFound when no
+// version's edition is intact.
+func ResolveEdition(b Backend) (Pointer, Manifest, []byte, string, error) {
+	p, _, perr := b.Active()
+	if perr == nil {
+		m, pack, err := b.ReadEdition(p.ManifestID, p.ManifestSHA256)
+		if err == nil {
+			return p, m, pack, "", nil
+		}
+		perr = err
+	}
+	vs, err := b.Versions()
+	if err != nil {
+		return Pointer{}, Manifest{}, nil, "", err
+	}
+	why, errs := perr.Error(), []any{perr}
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].ManifestID == p.ManifestID {
+			continue // just failed
+		}
+		m, pack, err := b.ReadEdition(vs[i].ManifestID, "")
+		if err != nil {
+			why += "; " + err.Error()
+			errs = append(errs, err)
+			continue
+		}
+		return Pointer{ManifestID: m.ManifestID, PublishedAt: m.PublishedAt}, m, pack, why, nil
+	}
+	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
+	return Pointer{}, Manifest{}, nil, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
 }

@@ -1,22 +1,11 @@
-// Package store keeps game versions on disk: each version in the snapshot layout
-// with a manifest of sha256 checksums, the diffs between versions, and the active
-// pointer. Every write goes to a temporary name, is fsynced and renamed into place
-// (and its directory fsynced), so a crash at any instant leaves the old or the new
-// active version, never half of one.
-//
-// Layout of a store directory:
-//
-//	ACTIVE                        the active pointer (JSON): manifestId, previous, manifest checksum
-//	LOCK                          flock'ed by writers, so two imports never interleave
-//	versions/<ID>/MANIFEST.json   seq, publishedAt, version fields, sha256 of every file
-//	versions/<ID>/…               the snapshot: version.json, en-US/*.json, <locale>/*.json, locres/*.json
-//	versions/<ID>/BROTLI.bin      brotli an import made of the bodies the version adds (optional)
-//	versions/<ID>/PART.bin        the part an import built after the previous version (optional)
-//	diffs/<FROM>-<TO>.json        "sha256:<hex>\n" then the /v1/diff body
-//	tmp/                          staging; leftovers of a crash are removed by the next writer
-//
-// Version directories are found by listing versions/, never by joining a name a
-// client sent: Lookup maps a manifest ID to the listed entry.
+// Package store keeps game versions behind Backend: the file store (a
+// directory, layout in README.md) here, PostgreSQL in store/postgres, both
+// held to one contract by store/storetest. A version is its snapshot files,
+// a manifest of their sha256 sums and its edition pack; beside them, the
+// diffs between versions and the active pointer. Every write goes to a
+// temporary name, is fsynced and renamed, the pointer last, so a crash leaves
+// the old or the new version active. Version directories are found by
+// listing versions/, never by joining a name a client sent.
 package store
 
 import (
@@ -49,8 +38,7 @@ const (
 	activeFile   = "ACTIVE"
 	lockFile     = "LOCK"
 	manifestFile = "MANIFEST.json"
-	brotliFile   = "BROTLI.bin"
-	partFile     = "PART.bin"
+	editionFile  = "EDITION.pack"
 	versionsDir  = "versions"
 	diffsDir     = "diffs"
 	tmpDir       = "tmp"
@@ -78,19 +66,16 @@ type Manifest struct {
 	Seq         int64             `json:"seq"`
 	PublishedAt time.Time         `json:"publishedAt"`
 	Files       map[string]string `json:"files"` // snapshot path → sha256 hex
-	// Brotli is the sha256 hex of the version's stored brotli (ReadBrotli);
-	// "" when none was stored.
-	Brotli string `json:"brotli,omitempty"`
-	// Part is the sha256 hex of the version's stored part (ReadPart); "" when
-	// none was stored.
-	Part string `json:"part,omitempty"`
+	// Edition is the sha256 hex of the version's edition pack (ReadEdition);
+	// "" for a version stored without one.
+	Edition string `json:"edition,omitempty"`
 }
 
 // Reserved reports whether name, a path inside a version, is one of the
 // store's own files rather than a snapshot file: the backends refuse it in a
 // publication's Files.
 func Reserved(name string) bool {
-	return name == manifestFile || name == brotliFile || name == partFile
+	return name == manifestFile || name == editionFile
 }
 
 // Pointer is the content of ACTIVE.
@@ -344,43 +329,33 @@ func (s *Store) Resolve() (Pointer, string, error) {
 	return p, why, nil
 }
 
-// ReadBrotli reads the brotli stored with a version and checks it against its
-// manifest.
-func (s *Store) ReadBrotli(id string) ([]byte, error) {
-	return s.readExtra(id, brotliFile, "brotli", func(m Manifest) string { return m.Brotli })
-}
-
-// ReadPart reads the part stored with a version and checks it against its
-// manifest.
-func (s *Store) ReadPart(id string) ([]byte, error) {
-	return s.readExtra(id, partFile, "part", func(m Manifest) string { return m.Part })
-}
-
-// readExtra reads a file an import kept beside a version's snapshot (what,
-// for errors) and checks it against the checksum field takes from the manifest.
-func (s *Store) readExtra(id, file, what string, field func(Manifest) string) ([]byte, error) {
+// ReadEdition reads a version's manifest, checked against manifestSHA when
+// not "", and its edition pack, checked against the manifest.
+func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
-		return nil, err
+		return Manifest{}, nil, err
 	}
-	m, _, err := s.manifest(id)
+	m, got, err := s.manifest(id)
 	if err != nil {
-		return nil, err
+		return m, nil, err
 	}
-	want := field(m)
-	if want == "" {
-		return nil, fmt.Errorf("version %s has no stored %s: %w", id, what, ErrNotFound)
+	if manifestSHA != "" && got != manifestSHA {
+		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
 	}
-	rel := path.Join(versionsDir, id, file)
+	if m.Edition == "" {
+		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
+	}
+	rel := path.Join(versionsDir, id, editionFile)
 	s.trace(rel)
 	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
 	if err != nil {
-		return nil, fmt.Errorf("version %s: %s: %w: %w", id, what, ErrCorrupt, err)
+		return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
 	}
-	if sum(b) != want {
-		return nil, fmt.Errorf("version %s: %s fails its checksum: %w", id, what, ErrCorrupt)
+	if sum(b) != m.Edition {
+		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
 	}
-	return b, nil
+	return m, b, nil
 }
 
 // ReadDiff reads the stored diff between two stored versions and verifies its

@@ -3,7 +3,6 @@ package store_test
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/store"
@@ -28,8 +27,8 @@ func TestCompliance(t *testing.T) {
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
 			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, filepath.FromSlash(file)))
 		},
-		DamageExtra: func(t *testing.T, b store.Backend, id, kind string) {
-			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, strings.ToUpper(kind)+".bin"))
+		DamageEdition: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, "EDITION.pack"))
 		},
 	})
 }

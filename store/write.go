@@ -27,17 +27,11 @@ type Publication struct {
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
-	// Brotli, when not empty, is the brotli of the bodies the version adds
-	// (representation.MarshalBrotli), kept with the version and gone with it,
-	// so replicas that swap to it need not compress them (ReadBrotli).
-	Brotli []byte
-	// Part, when not empty, is the part the import built of the version after
-	// Previous (catalog.BuildStoredPart), kept with the version and gone with
-	// it, so servers that swap to it from Previous read it instead of building
-	// (ReadPart).
-	Part   []byte
-	Retain int // versions to keep, the new one included; < 1 keeps all
-	Now    time.Time
+	// Edition is the version's edition pack (package edition): every body
+	// rendered and compressed by the import, what servers read.
+	Edition []byte
+	Retain  int // versions to keep, the new one included; < 1 keeps all
+	Now     time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the new
 	// files take the old ones' place and the diffs naming the version are
 	// dropped. Between the two renames a crash leaves the pointer naming a missing
@@ -94,17 +88,11 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		}
 		m.Files[name] = sum(p.Files[name])
 	}
-	for _, x := range []struct {
-		file string
-		b    []byte
-		sum  *string
-	}{{brotliFile, p.Brotli, &m.Brotli}, {partFile, p.Part, &m.Part}} {
-		if len(x.b) > 0 {
-			if err := s.writeSynced(filepath.Join(stage, x.file), x.b); err != nil {
-				return nil, err
-			}
-			*x.sum = sum(x.b)
+	if len(p.Edition) > 0 {
+		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
+			return nil, err
 		}
+		m.Edition = sum(p.Edition)
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

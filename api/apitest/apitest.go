@@ -13,13 +13,11 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -32,8 +30,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
-	"github.com/refdata/refdata/builder"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -195,23 +193,15 @@ func validatedKey(operation string, status int, contentType string, body []byte)
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// Main runs a package's tests: with -short (make test, make test-race) bodies are
-// compressed at representation.Fast, since those tests check the protocol, not the
-// ratio; the full run (make stress) keeps representation.Best, what the service uses.
-func Main(m *testing.M) {
-	Setup()
-	os.Exit(m.Run())
-}
-
-// Setup is Main's first half, for a TestMain that does more around m.Run.
-func Setup() {
-	// A serving test's process may be started again as its compression child.
-	representation.ServeIfChild()
-	builder.ServeIfChild()
-	flag.Parse()
+// Effort is what tests compress bodies at: with -short (make test, make
+// test-race) representation.Fast, since those tests check the protocol, not
+// the ratio; the full run (make stress) representation.Best, what the service
+// uses.
+func Effort() representation.Effort {
 	if testing.Short() {
-		representation.UseEffort(representation.Fast)
+		return representation.Fast
 	}
+	return representation.Best
 }
 
 // checkError validates an error body against the Error schema and its status
@@ -404,7 +394,7 @@ func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response
 // list and each item, in every locale — against the operation's body schema in
 // openapi.yaml (`<Schema>ListBody`, `<Schema>Body`). Bodies shared between locales
 // are checked once.
-func CheckEdition(t testing.TB, ed *catalog.Edition) {
+func CheckEdition(t testing.TB, ed *edition.Edition) {
 	t.Helper()
 	doc, err := catalog.Spec()
 	if err != nil {

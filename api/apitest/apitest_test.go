@@ -40,6 +40,12 @@ func answer(status int, header map[string]string, body []byte) http.Handler {
 	})
 }
 
+// theme is a theme's JSON with the displayName given (JSON) and a field the
+// contract does not name.
+func theme(displayName string) string {
+	return `{"uuid":"83815add-44a4-d508-47c7-0e81755fb716","displayName":` + displayName + `,"displayIcon":null,"storeFeaturedImage":null,"assetPath":"Themes/x","newField":{"any":[1,"shape"]}}`
+}
+
 func gz(t *testing.T, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
@@ -54,6 +60,7 @@ func gz(t *testing.T, b []byte) []byte {
 // TestCheckerCatches: each kind of deviation from openapi.yaml is reported, and
 // an answer that follows it is not — the validation every test relies on can fail.
 func TestCheckerCatches(t *testing.T) {
+	t.Parallel()
 	const version = `{"status":200,"data":{"manifestId":"05E83EB5E32657B9","branch":"release-03.10","version":"03.10.00.639263","buildVersion":"39","buildDate":"2026-11-01T00:00:00Z","engineVersion":"","riotClientVersion":"","riotClientBuild":"","publisherClientVersion":"","publisherClientBuild":""}}`
 	okHeaders := map[string]string{
 		"Content-Type":                  "application/json",
@@ -113,10 +120,17 @@ func TestCheckerCatches(t *testing.T) {
 			answer(200, okHeaders, []byte(version)), ""},
 		{"a good gzip answer", "GET", "/v1/version", map[string]string{"Accept-Encoding": "br;q=0.5, gzip"},
 			answer(200, with("Content-Encoding", "gzip"), gz(t, []byte(version))), ""},
+		{"an item with a field the upstream added", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
+			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`"Theme"`)+`}`)), ""},
+		{"an item with a known field of the wrong type", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
+			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`7`)+`}`)), `"displayName"`},
+		{"an item without a known field", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
+			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":{"uuid":"83815add-44a4-d508-47c7-0e81755fb716","newField":1}}`)), "does not match openapi.yaml"},
 		{"a good 404", "GET", "/v2/nothing", nil,
 			answer(404, errJSON, []byte(`{"status":404,"error":"no route"}`)), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			c := apitest.New(t)
 			req := httptest.NewRequest(tc.method, tc.target, nil)
 			req.Header.Set("User-Agent", "apitest-test/1")
@@ -139,6 +153,7 @@ func TestCheckerCatches(t *testing.T) {
 // TestUnexercised: the statuses no request produced are listed, and one that a
 // request produced is not.
 func TestUnexercised(t *testing.T) {
+	t.Parallel()
 	c := apitest.New(t)
 	before := c.Unexercised()
 	if len(before) < 50 {

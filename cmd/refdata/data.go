@@ -9,11 +9,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/follow"
-	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/replica"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
 )
@@ -32,15 +31,15 @@ type dataOptions struct {
 
 // storeRepository serves the store in opts.dir: it polls the active pointer and,
 // with an inbox, imports the folders dropped there. Goroutines end with ctx.
-func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (impl.Repository, error) {
-	served := live.NewMetrics(reg, processStart)
+func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (edition.Repository, error) {
+	served := replica.NewMetrics(reg, processStart)
 	metrics := pipeline.NewMetrics(reg) // imports from the inbox and syncs
 	st, closeStore, err := openBackend(ctx, opts.dir)
 	if err != nil && isDatabase(opts.dir) {
 		// A replica may start before its database: serve the sample data, not
-		// ready, and keep trying (live.Eventually).
+		// ready, and keep trying (replica.Eventually).
 		logger.Warn("the store cannot be reached; retrying", "err", err)
-		fallback, ferr := embeddedEdition()
+		fallback, ferr := embeddedEdition(logger)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -51,7 +50,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 			}
 			return st, err
 		}
-		return live.OpenEventually(ctx, connect, logger, served, fallback, 2*time.Second, func(repo *live.Repository) {
+		return replica.OpenEventually(ctx, connect, logger, served, fallback, 2*time.Second, func(repo *replica.Repository) {
 			if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
 				logger.Error("cannot follow the store", "err", err)
 			}
@@ -64,13 +63,13 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	// The embedded sample data is built only for a store with no intact version:
 	// building (and compressing) it beside the real one would slow start-up and
 	// hold memory for nothing.
-	repo, err := live.Open(st, logger, served, nil)
+	repo, err := replica.Open(st, logger, served, nil)
 	if errors.Is(err, store.ErrNotFound) {
-		var fallback *catalog.Edition
-		if fallback, err = embeddedEdition(); err != nil {
+		var fallback *edition.Edition
+		if fallback, err = embeddedEdition(logger); err != nil {
 			return nil, err
 		}
-		repo, err = live.Open(st, logger, served, fallback)
+		repo, err = replica.Open(st, logger, served, fallback)
 	}
 	if err != nil {
 		return nil, err
@@ -84,7 +83,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 // keepCurrent keeps a repository on its store's active version: polling, the
 // store's notifications when it has them, the inbox when one is watched, and the
 // upstream with --sync.
-func keepCurrent(ctx context.Context, repo *live.Repository, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
+func keepCurrent(ctx context.Context, repo *replica.Repository, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
 	go repo.Poll(ctx, opts.poll)
 	if n, ok := repo.Store().(store.Notifier); ok {
 		// A shared store says when a publish commits: swap then, not at the next poll.
@@ -105,7 +104,7 @@ func keepCurrent(ctx context.Context, repo *live.Repository, opts dataOptions, r
 		}()
 	}
 	if opts.syncFrom != "" {
-		f, err := opts.sync.follower(opts.syncFrom, repo.Store(), logger, follow.NewMetrics(reg), metrics, nil)
+		f, err := opts.sync.follower(opts.syncFrom, repo.Store(), logger, mirror.NewMetrics(reg), metrics, nil)
 		if err != nil {
 			return err
 		}

@@ -31,8 +31,6 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	allowShrink := fs.Bool("allow-shrink", false, "publish even when a catalog is emptied or loses more than --shrink-limit of its items")
 	force := fs.Bool("force", false, "re-validate and re-publish a manifestId already stored (replacing its files; it becomes the active version)")
 	shrinkLimit := fs.Float64("shrink-limit", pipeline.DefaultShrinkLimit, "share of a catalog's items a version may remove (0.2 = 20%)")
-	brotli := fs.Bool("brotli", true, "compress the bodies the version adds and store their brotli with it, so servers swapping to it need not (--brotli=false: they compress after the swap)")
-	part := fs.Bool("part", true, "build the version after the active one, as a server's builder child would, and store that part with it, so servers swapping from the active version read it instead of building (--part=false: they build it)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: refdata import [--data DIR] [--retain N] [--lock-timeout D] [--allow-shrink] [--max-file-bytes N] … SNAPSHOT_DIR")
 		fs.PrintDefaults()
@@ -65,7 +63,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{
 		Retain: *retain, Progress: progress(stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Brotli: *brotli, Part: *part,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force,
 	})
 	endProgress(stderr)
 	out := stdout

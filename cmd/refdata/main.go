@@ -23,15 +23,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/refdata/refdata/api"
-	"github.com/refdata/refdata/builder"
-	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/cores"
 	"github.com/refdata/refdata/edge"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/live"
 	"github.com/refdata/refdata/pipeline"
-	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/replica"
 )
 
 const usage = `usage:
@@ -47,8 +44,6 @@ const usage = `usage:
 `
 
 func main() {
-	representation.ServeIfChild() // this process may be a server's compression child
-	builder.ServeIfChild()        // or its edition builder
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Stdout, os.Stderr))
@@ -121,9 +116,6 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
-	procs := fs.Int("procs", envInt("REFDATA_PROCS", 0), "CPUs serving runs on; 0: all but one (at least one), -1: all; loading a version, and compressing it in-process, borrow every CPU. The GOMAXPROCS environment variable overrides it (env REFDATA_PROCS)")
-	buildChild := fs.Bool("build-child", envBool("REFDATA_BUILD_CHILD", true), "render and gzip new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; built in-process when the child fails or is starved of CPU; false builds in-process (env REFDATA_BUILD_CHILD)")
-	offload := fs.Bool("compress-child", envBool("REFDATA_COMPRESS_CHILD", true), "compress new versions in a child process at idle priority (Linux SCHED_IDLE), so requests keep the CPU; false compresses in-process (env REFDATA_COMPRESS_CHILD)")
 	var sf syncFlags
 	sf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -138,25 +130,10 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	logger := newLogger(stderr, level)
-	if *procs >= 0 {
-		logger.Info("cores", "serving", cores.Limit(*procs), "background", cores.Procs())
-	}
-	// The edge sends the large compressed lists from the body file.
-	representation.UseBodyFile(representation.LargeBody)
-	if *offload {
-		representation.Offload(logger)
-		defer representation.StopOffload()
-	}
-	if *buildChild && *data != "" {
-		// Only a version store gets new versions to build; Enable starts a
-		// child ahead for the first.
-		builder.Enable(logger)
-		defer builder.Disable()
-	}
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var repo impl.Repository
+	var repo edition.Repository
 	var err error
 	switch {
 	case *data != "":
@@ -170,7 +147,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		repo, err = embeddedRepository(logger)
 		if err == nil {
 			// The same metric names with or without a store, so dashboards need no cases.
-			live.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
+			replica.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
 			pipeline.NewMetrics(reg)
 		}
 	}
@@ -178,8 +155,8 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		return err
 	}
 	api.RegisterEditionMetrics(reg, repo.Active)
-	if rd, ok := repo.(impl.Readiness); ok {
-		live.RegisterReplicaMetrics(reg, rd)
+	if rd, ok := repo.(edition.Readiness); ok {
+		replica.RegisterReplicaMetrics(reg, rd)
 	}
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
 	httpMetrics := api.NewHTTPMetrics(reg)
@@ -191,7 +168,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 		go servePprof(ctx, *pprofAddr, logger)
 	}
 	es := edge.New(edge.Config{Router: router, Active: repo.Active, Metrics: httpMetrics, Logger: logger})
-	if sw, ok := repo.(impl.Swapping); ok {
+	if sw, ok := repo.(edition.Swapping); ok {
 		sw.OnSwap(es.ActiveChanged)
 	}
 	return listenAndServe(ctx, *addr, es, logger, ready)
@@ -212,71 +189,46 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	}
 }
 
-// embeddedRepository serves the newest embedded sample version, retains the
-// older ones (for /v1/versions and the changelog pages) and holds the diff
-// between the two newest (/v1/diff/latest), and says so in the log.
-func embeddedRepository(logger *slog.Logger) (impl.Repository, error) {
-	r, err := embedded()
+// embeddedRepository serves the embedded sample data, and says so in the log.
+func embeddedRepository(logger *slog.Logger) (edition.Repository, error) {
+	s, err := embedded(logger)
 	if err != nil {
 		return nil, err
 	}
-	eds := append([]*catalog.Edition{r.Static.Edition}, r.Static.Older...)
-	from := ""
-	if len(eds) > 1 {
-		from = eds[1].ManifestID
-	}
+	ed := s.Active()
 	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
-		"version", eds[0].Version.Version, "manifestId", eds[0].ManifestID, "diffLatestFrom", from,
+		"version", ed.Version.Version, "manifestId", ed.ManifestID,
 		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
-	return r, nil
+	return s, nil
 }
 
-// embedded builds the sample data once per process, however many servers the
-// process starts (its tests start several; the versions are immutable).
-// The newest is embeddedEdition's: a process that serves both (tests do)
-// builds it once.
-var embedded = sync.OnceValues(func() (impl.EmbeddedSnapshots, error) {
-	newest, err := embeddedEdition()
-	if err != nil {
-		return impl.EmbeddedSnapshots{}, err
+// embedded is the sample data, made once per process however many servers
+// it starts (its tests start several): the versions are immutable.
+var embedded = func() func(*slog.Logger) (*edition.Static, error) {
+	var once sync.Once
+	var s *edition.Static
+	var err error
+	return func(logger *slog.Logger) (*edition.Static, error) {
+		once.Do(func() {
+			s, err = fixtures.Sample(func(err error) {
+				if err != nil {
+					logger.Error("the embedded sample data stays uncompressed", "err", err)
+				}
+			})
+		})
+		return s, err
 	}
-	eds := []*catalog.Edition{newest}
-	vs := fixtures.Versions()
-	for i := len(vs) - 2; i >= 0; i-- { // the older ones, newest first
-		ed, err := fixtures.Load(vs[i])
-		if err != nil {
-			return impl.EmbeddedSnapshots{}, err
-		}
-		eds = append(eds, ed)
-	}
-	st, err := impl.NewStatic(eds[0], eds[1:]...)
-	if err != nil {
-		return impl.EmbeddedSnapshots{}, err
-	}
-	if err := st.ComputeLatest(time.Now()); err != nil {
-		return impl.EmbeddedSnapshots{}, err
-	}
-	// /v1/export reads the embedded files: fixtures.Versions is oldest first.
-	dirs := map[string]string{}
-	for i, ed := range eds {
-		dirs[ed.ManifestID] = vs[len(vs)-1-i]
-	}
-	return impl.EmbeddedSnapshots{Static: st, FS: fixtures.FS, Dirs: dirs}, nil
-})
+}()
 
-// embeddedEdition is the newest embedded sample version, built once per
-// process: what a store with no intact version serves until one is imported.
-var embeddedEdition = sync.OnceValues(func() (*catalog.Edition, error) {
-	ed, err := fixtures.Newest()
+// embeddedEdition is the newest embedded sample version: what a store with no
+// intact version serves until one is imported.
+func embeddedEdition(logger *slog.Logger) (*edition.Edition, error) {
+	s, err := embedded(logger)
 	if err != nil {
 		return nil, err
 	}
-	// Serve at once; bodies switch to their compressed representations as they are
-	// made (Body.Pick reads them atomically). The compression borrows cores
-	// while it runs in-process (representation).
-	go representation.CompressAndRelease(ed.Bodies(), 0)
-	return ed, nil
-})
+	return s.Active(), nil
+}
 
 func listenAndServe(ctx context.Context, addr string, es *edge.Server, logger *slog.Logger, ready chan<- string) error {
 	ln, err := net.Listen("tcp", addr)

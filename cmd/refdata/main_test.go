@@ -20,15 +20,17 @@ import (
 
 // TestServe runs `serve` on the embedded sample data as main wires it — edge server,
 // router, metrics — checks its answers against the spec over a real connection,
-// that requests answered from the edge's memo are counted like routed ones, and that
-// it stops cleanly when its context ends.
+// that requests answered from the edge's memo are counted like routed ones, that
+// it becomes ready once the older sample version is loaded and then serves the
+// diff, and that it stops cleanly when its context ends.
 func TestServe(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--procs", "-1", "--log-level", "warn"}, io.Discard, ready)
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, io.Discard, ready)
 	}()
 	var addr string
 	select {
@@ -65,8 +67,11 @@ func TestServe(t *testing.T) {
 	}
 
 	// The embedded default shows the headline feature: the diff between its two
-	// versions, under /v1/diff/latest and by name, and the pages over it.
-	// The two versions' IDs, from their files (building them again would cost
+	// versions, under /v1/diff/latest and by name, and the pages over it. The
+	// newest is served at once; the older one follows, and the server is not
+	// ready until it is there.
+	waitReady(t, get)
+	// The two versions' IDs, from their files (rendering them again would cost
 	// what serve just spent).
 	vs := fixtures.Versions()
 	from, to := manifestOf(t, vs[len(vs)-2]), manifestOf(t, vs[len(vs)-1])
@@ -85,11 +90,17 @@ func TestServe(t *testing.T) {
 		}
 	}
 
+	// An ETag stays good across the sample's swaps (the older version joining,
+	// the compressed encodings following): they keep the identity bytes.
+	if res := get("GET", "/v1/weapons", "If-None-Match", etag); res.StatusCode != 304 {
+		t.Errorf("GET /v1/weapons with the first ETag once ready: %d, want 304", res.StatusCode)
+	}
+
 	res := get("GET", "/v1/metrics")
 	body, _ := io.ReadAll(res.Body)
 	for _, want := range []string{
 		`refdata_http_request_duration_seconds_count{code="200",route="/v1/weapons"} 4`,
-		`refdata_http_request_duration_seconds_count{code="304",route="/v1/weapons"} 1`,
+		`refdata_http_request_duration_seconds_count{code="304",route="/v1/weapons"} 2`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("metrics lack %s", want)
@@ -107,6 +118,36 @@ func TestServe(t *testing.T) {
 	}
 }
 
+// waitReady asks /readyz until it answers 200: the embedded sample data is
+// ready once every version is loaded (503 until then).
+func waitReady(t *testing.T, get func(method, target string, header ...string) *http.Response) {
+	t.Helper()
+	eventually(t, "/readyz answers 200", func() bool {
+		res := get("GET", "/readyz")
+		if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz: %d, want 200 or 503", res.StatusCode)
+		}
+		return res.StatusCode == http.StatusOK
+	})
+}
+
+// eventually checks cond every 20 ms until it holds, and fails t when it
+// still does not after two minutes (a condition a server reaches in the
+// background: a load, a sync).
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(2 * time.Minute)
+	for !cond() {
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("never: %s", what)
+		}
+	}
+}
+
 // manifestOf reads the manifest ID of an embedded version from its version.json.
 func manifestOf(t *testing.T, dir string) string {
 	t.Helper()
@@ -121,4 +162,31 @@ func manifestOf(t *testing.T, dir string) string {
 		t.Fatalf("%s/version.json: no manifestId (%v)", dir, err)
 	}
 	return id
+}
+
+// TestRun: the commands' exit codes and usage, and the flags of the deleted
+// build and compression children refused.
+func TestRun(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		want int
+		out  string // in stdout or stderr
+	}{
+		{nil, 2, "usage:"},
+		{[]string{"help"}, 0, "refdata serve"},
+		{[]string{"nonsense"}, 2, `unknown command "nonsense"`},
+		{[]string{"serve", "--procs", "-1"}, 1, "flag provided but not defined: -procs"},
+		{[]string{"serve", "--build-child=false"}, 1, "flag provided but not defined: -build-child"},
+		{[]string{"serve", "--compress-child=false"}, 1, "flag provided but not defined: -compress-child"},
+		{[]string{"serve", "--data", "", "--store", "", "--watch", "inbox"}, 1, "--watch needs --data"},
+		{[]string{"import", "--brotli=false", "dir"}, 1, "flag provided but not defined: -brotli"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--part=false"}, 1, "flag provided but not defined: -part"},
+		{[]string{"activate", "--data", "nowhere", "not-an-id"}, 1, "MANIFEST_ID"},
+	} {
+		var out strings.Builder
+		if got := run(context.Background(), tc.args, &out, &out); got != tc.want || !strings.Contains(out.String(), tc.out) {
+			t.Errorf("refdata %q: exit %d, want %d, with %q in:\n%s", tc.args, got, tc.want, tc.out, out.String())
+		}
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil/promlint"
@@ -20,7 +19,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/replica"
 
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/store"
@@ -104,7 +103,7 @@ func TestExportImport(t *testing.T) {
 	}
 	st, _ := store.Open(data)
 	logger := slog.New(slog.DiscardHandler)
-	repo, err := live.Open(st, logger, nil, nil)
+	repo, err := replica.Open(st, logger, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +195,7 @@ func TestServeSync(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--procs", "-1", "--log-level", "warn", "--data", t.TempDir(),
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
 			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, io.Discard, ready)
 	}()
 	var addr string
@@ -212,20 +211,13 @@ func TestServeSync(t *testing.T) {
 		req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
 		return check.Do(t, h, req)
 	}
-	// Wait (bounded) for the first sync to publish and the poll to swap it in.
-	deadline := time.Now().Add(60 * time.Second)
+	// Wait for the first sync to publish and the poll to swap it in.
 	var body []byte
-	for {
+	eventually(t, "serve --sync serves "+vs[1].Name, func() bool {
 		body, _ = io.ReadAll(get("/v1/metrics").Body)
-		if get("/v1/version").Header.Get("X-Data-Version") == vs[1].Name &&
-			bytes.Contains(body, []byte(`refdata_sync_runs_total{outcome="published"} 1`)) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("serve --sync never served %s", vs[1].Name)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return get("/v1/version").Header.Get("X-Data-Version") == vs[1].Name &&
+			bytes.Contains(body, []byte(`refdata_sync_runs_total{outcome="published"} 1`))
+	})
 	for _, want := range []string{
 		`refdata_sync_runs_total{outcome="published"} 1`,
 		`refdata_sync_upstream_version_info{manifest_id="` + vs[1].Name + `",upstream="` + hs.URL + `"} 1`,

@@ -11,8 +11,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/follow"
-	"github.com/refdata/refdata/live"
+	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream"
@@ -29,11 +28,6 @@ type syncFlags struct {
 	contentCheck                 time.Duration
 	allowShrink                  bool
 	maxBody, maxSnapshot         int64
-	// brotli and part: store the added bodies' brotli and the built part with
-	// each version (pipeline.Options.Brotli, .Part). Off in a server syncing
-	// itself: it would do that work before the publish, at the priority of
-	// serving, instead of after its swap or in its idle-priority child.
-	brotli, part bool
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
@@ -42,14 +36,14 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&sf.concurrency, "concurrency", upstream.DefaultConcurrency, "requests to the upstream in flight at once")
 	fs.IntVar(&sf.retries, "retries", upstream.DefaultRetries, "retries of a failed request (backoff with jitter; Retry-After honoured)")
 	fs.DurationVar(&sf.requestTimeout, "request-timeout", upstream.DefaultRequestTimeout, "timeout of one request")
-	fs.DurationVar(&sf.timeout, "sync-timeout", follow.DefaultTimeout, "deadline of one whole sync")
-	fs.DurationVar(&sf.contentCheck, "content-check", follow.DefaultContentCheck, "fetch and hash everything this often even when /v1/version is unchanged")
+	fs.DurationVar(&sf.timeout, "sync-timeout", mirror.DefaultTimeout, "deadline of one whole sync")
+	fs.DurationVar(&sf.contentCheck, "content-check", mirror.DefaultContentCheck, "fetch and hash everything this often even when /v1/version is unchanged")
 	fs.Int64Var(&sf.maxBody, "max-body-bytes", upstream.DefaultMaxBodyBytes, "largest answer read from the upstream")
 	fs.Int64Var(&sf.maxSnapshot, "max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes of answers held for one snapshot")
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
 }
 
-func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *follow.Metrics, im *pipeline.Metrics, progress func(int, int)) (*follow.Follower, error) {
+func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(int, int)) (*mirror.Follower, error) {
 	c, err := upstream.New(upstream.Config{
 		BaseURL: from, UserAgent: upstream.UserAgent(version, sf.contact),
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
@@ -58,10 +52,10 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	return follow.New(follow.Options{
+	return mirror.New(mirror.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot, Brotli: sf.brotli, Part: sf.part},
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot},
 	})
 }
 
@@ -77,8 +71,6 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	var sf syncFlags
 	sf.register(fs)
 	fs.IntVar(&sf.retain, "retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep")
-	fs.BoolVar(&sf.brotli, "brotli", true, "compress the bodies each version adds and store their brotli with it, so servers swapping to it need not")
-	fs.BoolVar(&sf.part, "part", true, "build each version after the one before it and store that part with it, so servers swapping from that one read it instead of building")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -164,48 +156,10 @@ func activateCmd(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer closeStore()
-	unlock, err := st.Lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer unlock()
-	id, err := st.Lookup(fs.Arg(0))
-	if err != nil {
-		return fmt.Errorf("%s is not retained here (see /v1/versions): %w", fs.Arg(0), err)
-	}
-	// The diff from what was served to what will be: /v1/diff/latest says it.
-	var diffBody []byte
-	if cur, _, err := st.Active(); err == nil && cur.ManifestID != id {
-		if _, err := st.ReadDiff(cur.ManifestID, id); err != nil {
-			if diffBody, err = computeDiff(st, cur.ManifestID, id); err != nil {
-				return err
-			}
-		}
-	}
-	p, err := st.Activate(id, diffBody, time.Now())
+	p, err := pipeline.Activate(ctx, st, fs.Arg(0), time.Now())
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "active: %s (previous %s); a running serve picks it up at its next poll\n", p.ManifestID, p.Previous)
 	return nil
-}
-
-func computeDiff(st store.Backend, from, to string) ([]byte, error) {
-	a, _, err := live.LoadEdition(st, from)
-	if err != nil {
-		return nil, err
-	}
-	b, _, err := live.LoadEdition(st, to)
-	if err != nil {
-		return nil, err
-	}
-	d, err := catalog.Diff(a, b, time.Now())
-	if err != nil {
-		return nil, err
-	}
-	body, err := catalog.DiffBody(d)
-	if err != nil {
-		return nil, err
-	}
-	return body.JSON, nil
 }

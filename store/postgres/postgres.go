@@ -374,49 +374,40 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	return p, []byte(strconv.FormatInt(rev, 10) + " " + p.ManifestID), nil
 }
 
-// ReadBrotli reads the brotli stored with a version and checks it against the
-// checksum its manifest holds, in one snapshot of the database.
-func (s *Store) ReadBrotli(id string) ([]byte, error) {
-	return s.readExtra(id, "brotli", func(m store.Manifest) string { return m.Brotli })
-}
-
-// ReadPart reads the part stored with a version and checks it as ReadBrotli
-// checks.
-func (s *Store) ReadPart(id string) ([]byte, error) {
-	return s.readExtra(id, "part", func(m store.Manifest) string { return m.Part })
-}
-
-// readExtra reads the row of refdata_extras of a version's kind and checks it
-// against the checksum field takes from the manifest.
-func (s *Store) readExtra(id, kind string, field func(store.Manifest) string) ([]byte, error) {
+// ReadEdition reads a version's manifest and edition pack in one snapshot of
+// the database, checking the manifest against manifestSHA (when not "") and
+// the pack against the manifest.
+func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
 	ctx := context.Background()
 	id, err := s.Lookup(id)
 	if err != nil {
-		return nil, err
+		return store.Manifest{}, nil, err
 	}
 	var m store.Manifest
+	var got string
 	var body []byte
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var err error
-		if m, _, err = s.manifest(ctx, tx, id); err != nil {
+		if m, got, err = s.manifest(ctx, tx, id); err != nil {
 			return err
 		}
-		err = tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = $2", id, kind).Scan(&body)
+		err = tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // body stays nil: none stored
 		}
 		return err
 	})
-	want := field(m)
 	switch {
 	case err != nil:
-		return nil, fmt.Errorf("read %s of %s: %w", kind, id, err)
-	case want == "" && body == nil:
-		return nil, fmt.Errorf("version %s has no stored %s: %w", id, kind, store.ErrNotFound)
-	case body == nil || sum(body) != want:
-		return nil, fmt.Errorf("version %s: %s fails its checksum: %w", id, kind, store.ErrCorrupt)
+		return m, nil, fmt.Errorf("read edition of %s: %w", id, err)
+	case manifestSHA != "" && got != manifestSHA:
+		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
+	case m.Edition == "" || body == nil:
+		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, store.ErrCorrupt)
+	case sum(body) != m.Edition:
+		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, store.ErrCorrupt)
 	}
-	return body, nil
+	return m, body, nil
 }
 
 // ReadDiff reads a stored diff and verifies its checksum.
@@ -516,15 +507,8 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			m.Files[name] = h
 			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
 		}
-		extras := []struct {
-			kind string
-			b    []byte
-			sum  *string
-		}{{"brotli", p.Brotli, &m.Brotli}, {"part", p.Part, &m.Part}}
-		for _, x := range extras {
-			if len(x.b) > 0 {
-				*x.sum = sum(x.b)
-			}
+		if len(p.Edition) > 0 {
+			m.Edition = sum(p.Edition)
 		}
 		mb, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
@@ -540,12 +524,10 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
 			return fmt.Errorf("files: %w", err)
 		}
-		for _, x := range extras {
-			if len(x.b) > 0 {
-				if _, err := tx.Exec(ctx, "INSERT INTO refdata_extras (manifest_id, kind, sha256, body) VALUES ($1, $2, $3, $4)",
-					p.ManifestID, x.kind, *x.sum, x.b); err != nil {
-					return fmt.Errorf("%s: %w", x.kind, err)
-				}
+		if len(p.Edition) > 0 {
+			if _, err := tx.Exec(ctx, "INSERT INTO refdata_extras (manifest_id, kind, sha256, body) VALUES ($1, 'edition', $2, $3)",
+				p.ManifestID, m.Edition, p.Edition); err != nil {
+				return fmt.Errorf("edition: %w", err)
 			}
 		}
 		if p.Previous != "" && p.DiffBody != nil {

@@ -48,8 +48,8 @@ func TestCompliance(t *testing.T) {
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
 			appendSpace(t, b, "refdata_files", "manifest_id = $1 AND name = $2", id, file)
 		},
-		DamageExtra: func(t *testing.T, b store.Backend, id, kind string) {
-			appendSpace(t, b, "refdata_extras", "manifest_id = $1 AND kind = $2", id, kind)
+		DamageEdition: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, b, "refdata_extras", "manifest_id = $1 AND kind = 'edition'", id)
 		},
 	})
 }

@@ -27,10 +27,9 @@ type Harness struct {
 	// Damage changes the stored bytes of one file of a version without its
 	// checksum, as a disk or a careless operator would.
 	Damage func(t *testing.T, b store.Backend, id, file string)
-	// DamageExtra changes the stored bytes of what an import kept with a
-	// version of kind "brotli" (Publication.Brotli) or "part"
-	// (Publication.Part) without its checksum.
-	DamageExtra func(t *testing.T, b store.Backend, id, kind string)
+	// DamageEdition changes the stored bytes of a version's edition pack
+	// (Publication.Edition) without its checksum.
+	DamageEdition func(t *testing.T, b store.Backend, id string)
 }
 
 // IDs used by the suite: valid manifest IDs.
@@ -180,7 +179,7 @@ func Run(t *testing.T, h Harness) {
 		escape := publication(id3, id1, 0)
 		escape.Files = map[string][]byte{"../escape.json": []byte(`{}`)}
 		bad = append(bad, escape)
-		for _, reserved := range []string{"MANIFEST.json", "BROTLI.bin", "PART.bin"} {
+		for _, reserved := range []string{"MANIFEST.json", "EDITION.pack"} {
 			p := publication(id3, id1, 0)
 			p.Files[reserved] = []byte(`{}`)
 			bad = append(bad, p)
@@ -337,18 +336,7 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
-	// What an import keeps with a version for the servers that swap to it:
-	// each kind alone, beside the other, and gone with its version.
-	for _, x := range []struct {
-		kind string
-		set  func(*store.Publication, []byte)
-		read func(store.Backend, string) ([]byte, error)
-	}{
-		{"brotli", func(p *store.Publication, b []byte) { p.Brotli = b }, store.Backend.ReadBrotli},
-		{"part", func(p *store.Publication, b []byte) { p.Part = b }, store.Backend.ReadPart},
-	} {
-		t.Run("Extra/"+x.kind, func(t *testing.T) { extra(t, h, x.kind, x.set, x.read) })
-	}
+	t.Run("Edition", func(t *testing.T) { editionPack(t, h) })
 
 	t.Run("SyncState", func(t *testing.T) {
 		b := h.Open(t, "syncstate")
@@ -424,65 +412,48 @@ func Run(t *testing.T, h Harness) {
 	})
 }
 
-// extra is the suite's test of one kind of what an import keeps with a
-// version (Publication.Brotli or .Part), which set puts in a publication and
-// read reads back.
-func extra(t *testing.T, h Harness, kind string, set func(*store.Publication, []byte), read func(store.Backend, string) ([]byte, error)) {
-	b := h.Open(t, kind)
+// editionPack is the suite's test of what an import keeps with a version for
+// the servers: its edition pack, read back with the manifest, checked against
+// both checksums, and gone with its version.
+func editionPack(t *testing.T, h Harness) {
+	b := h.Open(t, "edition")
 	publish(t, b, publication(id1, "", 0))
-	if got, err := read(b, id1); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("read of a version published without: %q, %v; want ErrNotFound", got, err)
+	if _, got, err := b.ReadEdition(id1, ""); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("ReadEdition of a version published without one: %q, %v; want ErrCorrupt", got, err)
 	}
-	p := publication(id2, id1, 0)
-	want := []byte("refdata-" + kind + "\n\x00" + kind + " of " + id2)
-	set(&p, want)
-	// The other kind, beside it, is its own.
-	p.Brotli, p.Part = append(p.Brotli, []byte("brotli")...), append(p.Part, []byte("part")...)
-	want = append(want, kind...)
+	p := publication(id2, id1, 2)
+	want := []byte("refdata-edition\n\x00pack of " + id2)
+	p.Edition = want
 	publish(t, b, p)
-	if got, err := read(b, strings.ToLower(id2)); err != nil || !bytes.Equal(got, want) {
-		t.Errorf("read = %q, %v; want what was published", got, err)
-	}
-	if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
-		t.Errorf("with %s stored, ReadVersion gave %v, %v; want the snapshot's files alone", kind, slices.Sorted(maps.Keys(files)), err)
-	}
-	if _, err := read(b, id3); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("read of an unknown version: %v, want ErrNotFound", err)
-	}
-	if h.DamageExtra != nil {
-		h.DamageExtra(t, b, id2, kind)
-		if _, err := read(b, id2); !errors.Is(err, store.ErrCorrupt) {
-			t.Errorf("read of damaged %s: %v, want ErrCorrupt", kind, err)
-		}
-		if _, _, err := store.ResolveIn(b); err != nil {
-			t.Errorf("damaged %s made the version unusable: %v", kind, err)
-		}
-	}
-	// import --force without it: the old one goes with the old files.
-	unlock, err := b.Lock(context.Background())
+	ptr, _, err := b.Active()
 	if err != nil {
 		t.Fatal(err)
 	}
-	re := publication(id2, id1, 0)
-	re.Replace = true
-	if _, err := b.Publish(re); err != nil {
-		t.Fatalf("Publish with Replace: %v", err)
+	for _, sha := range []string{"", ptr.ManifestSHA256} {
+		m, got, err := b.ReadEdition(strings.ToLower(id2), sha)
+		if err != nil || !bytes.Equal(got, want) || m.ManifestID != id2 {
+			t.Errorf("ReadEdition(%q) = %s, %q, %v; want what was published", sha, m.ManifestID, got, err)
+		}
 	}
-	unlock()
-	if got, err := read(b, id2); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("after a replacing publish without %s: %q, %v; want ErrNotFound", kind, got, err)
+	if _, _, err := b.ReadEdition(id2, strings.Repeat("0", 64)); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("ReadEdition with another manifest checksum: %v, want ErrCorrupt", err)
 	}
-	// Pruned with its version.
-	p3 := publication(id3, id2, 1)
-	set(&p3, []byte(kind+" of "+id3))
-	publish(t, b, p3)
-	p4 := publication(id4, id3, 1)
-	set(&p4, []byte(kind+" of "+id4))
-	publish(t, b, p4)
-	if _, err := read(b, id3); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("read of a pruned version: %v, want ErrNotFound", err)
+	if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
+		t.Errorf("with an edition stored, ReadVersion gave %v, %v; want the snapshot's files alone", slices.Sorted(maps.Keys(files)), err)
 	}
-	if got, err := read(b, id4); err != nil || string(got) != kind+" of "+id4 {
-		t.Errorf("read after pruning = %q, %v", got, err)
+	if _, _, err := b.ReadEdition(id3, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReadEdition of an unknown version: %v, want ErrNotFound", err)
+	}
+	if h.DamageEdition != nil {
+		h.DamageEdition(t, b, id2)
+		if _, _, err := b.ReadEdition(id2, ""); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("ReadEdition of a damaged pack: %v, want ErrCorrupt", err)
+		}
+	}
+	q := publication(id3, id2, 1)
+	q.Edition = []byte("pack of " + id3)
+	publish(t, b, q)
+	if _, _, err := b.ReadEdition(id2, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReadEdition of a pruned version: %v, want ErrNotFound", err)
 	}
 }

@@ -1,0 +1,599 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/refdata/refdata/gen"
+)
+
+// Rendered is one game version as JSON: the body of every route in every
+// locale, made once where the version enters (an import, or the embedded
+// sample at start-up). It holds bytes only; package edition adds their
+// compressed forms and header fields.
+type Rendered struct {
+	ManifestID string
+	Version    gen.Version
+	// VersionBody is the body of /v1/version.
+	VersionBody *Doc
+	Tables      [NumCategories]Table
+	LocresList  *Doc
+	Locres      [NumLocales]*Doc
+	// Fills counts the defaults filled in where the source lacked a field.
+	Fills map[Fill]int
+	// ContentHash is the version's ContentHash, set by the loader that knows
+	// its files; "" when unknown.
+	ContentHash string
+}
+
+// Doc is one rendered body and the locale whose text it holds (Lang, the
+// Content-Language; "" for a body without text). A locale whose body would
+// equal en-US's shares en-US's Doc, so it says en-US.
+type Doc struct {
+	JSON []byte
+	Lang string
+}
+
+// Table is one category's bodies: the list and each item's, per locale;
+// index AllLocales is language=all.
+type Table struct {
+	Order []UUID // as the source lists them
+	List  [NumLocales + 1]*Doc
+	Items map[UUID]*[NumLocales + 1]*Doc
+}
+
+// Docs lists every Doc of r once, in one order for the same version: the
+// version record, the string tables, then each category's lists and items.
+func (r *Rendered) Docs() []*Doc {
+	seen := map[*Doc]bool{}
+	var out []*Doc
+	add := func(d *Doc) {
+		if d != nil && !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	add(r.VersionBody)
+	add(r.LocresList)
+	for _, d := range r.Locres {
+		add(d)
+	}
+	for c := range r.Tables {
+		t := &r.Tables[c]
+		for _, d := range t.List {
+			add(d)
+		}
+		for _, u := range t.Order {
+			for _, d := range t.Items[u] {
+				add(d)
+			}
+		}
+	}
+	return out
+}
+
+// UUIDs lists the items of a category in source order.
+func (r *Rendered) UUIDs(c Category) []UUID { return r.Tables[c].Order }
+
+// ItemJSON is the body of one item in locale loc, and whether it is en-US's.
+func (r *Rendered) ItemJSON(c Category, u UUID, loc int) ([]byte, bool) {
+	d := r.Tables[c].Items[u]
+	if d == nil {
+		return nil, false
+	}
+	return d[loc].JSON, loc != DefaultLocale && d[loc] == d[DefaultLocale]
+}
+
+// ID is the manifest ID.
+func (r *Rendered) ID() string { return r.ManifestID }
+
+// Render normalizes a snapshot and renders every body of it. Categories whose
+// file the snapshot lacks are empty. The snapshot is normalized in place.
+func Render(s *Snapshot) (*Rendered, error) {
+	r := &Rendered{Fills: map[Fill]int{}}
+	if err := normalizeVersion(s.Version, r.Fills); err != nil {
+		return nil, err
+	}
+	if err := convert(s.Version, &r.Version); err != nil {
+		return nil, fmt.Errorf("version record: %w", err)
+	}
+	r.ManifestID = r.Version.ManifestId
+	vb, err := encode(r.Version)
+	if err != nil {
+		return nil, err
+	}
+	r.VersionBody = &Doc{JSON: itemEnvelope(vb)}
+	for _, src := range SourceCategories() {
+		items := s.Sources[src]
+		if items == nil {
+			items = []any{}
+		}
+		if err := normalizeItems(src, items, r.Fills); err != nil {
+			return nil, err
+		}
+		if err := r.renderSource(src, items, s.Overlays); err != nil {
+			return nil, fmt.Errorf("render %s: %w", src.Name(), err)
+		}
+	}
+	if err := r.renderLocres(s.Locres); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// RenderFiles renders a snapshot held in memory (slash paths of the snapshot
+// layout, as a store keeps it), with the repairs an import applies and its
+// content hash.
+func RenderFiles(files map[string][]byte) (*Rendered, error) {
+	s, err := LoadFiles(files)
+	if err != nil {
+		return nil, err
+	}
+	Repair(s)
+	r, err := Render(s)
+	if err != nil {
+		return nil, err
+	}
+	r.ContentHash = FilesHash(files)
+	return r, nil
+}
+
+// node is one item of a category: its uuid, its value in one locale, and the
+// fields that hold items of another category (a skin's chromas).
+type node struct {
+	uuid string
+	v    map[string]any
+	kids []kids
+}
+
+// kids are the items of category c a node holds in field, at [from, to) of
+// that category's flattened nodes.
+type kids struct {
+	field    string
+	c        Category
+	from, to int
+}
+
+// nested names the fields whose elements are items served on their own,
+// by the category holding them.
+var nested = map[Category][]struct {
+	field string
+	c     Category
+}{
+	Weapons:     {{"skins", WeaponSkins}},
+	WeaponSkins: {{"chromas", WeaponSkinChromas}, {"levels", WeaponSkinLevels}},
+	Buddies:     {{"levels", BuddyLevels}},
+	Sprays:      {{"levels", SprayLevels}},
+}
+
+// renderOrder lists a source category and those flattened from it, each
+// after the categories nested in its items: a node's nested items are
+// rendered before it, and spliced into it.
+func renderOrder(src Category) []Category {
+	var out []Category
+	var visit func(c Category)
+	visit = func(c Category) {
+		for _, n := range nested[c] {
+			visit(n.c)
+		}
+		out = append(out, c)
+	}
+	visit(src)
+	return out
+}
+
+// flatten lists the items of a source category and of the categories
+// flattened from it (a weapon's skins, their chromas and levels; a buddy's
+// and a spray's levels), each in source order.
+func flatten(src Category, items []any) map[Category][]node {
+	out := map[Category][]node{}
+	var add func(c Category, items []any)
+	add = func(c Category, items []any) {
+		for _, it := range items {
+			m, ok := it.(map[string]any)
+			if !ok {
+				continue
+			}
+			id, _ := m["uuid"].(string)
+			n := node{uuid: id, v: m}
+			for _, f := range nested[c] {
+				arr := arrayField(m, f.field)
+				from := len(out[f.c])
+				add(f.c, arr)
+				if to := len(out[f.c]); to-from == len(arr) {
+					n.kids = append(n.kids, kids{field: f.field, c: f.c, from: from, to: to})
+				}
+			}
+			out[c] = append(out[c], n)
+		}
+	}
+	for _, c := range renderOrder(src) {
+		out[c] = []node{}
+	}
+	add(src, items)
+	return out
+}
+
+// rawJSON is rendered JSON placed in a value to be rendered: written as it is.
+type rawJSON []byte
+
+// spliced is n's value with each field of nested items replaced by their
+// JSON as already rendered (data[i] is item i's), so it is not rendered again.
+func (n *node) spliced(data map[Category][][]byte) map[string]any {
+	if len(n.kids) == 0 {
+		return n.v
+	}
+	m := maps.Clone(n.v)
+	for _, k := range n.kids {
+		arr := make([]any, 0, k.to-k.from)
+		for _, d := range data[k.c][k.from:k.to] {
+			arr = append(arr, rawJSON(d))
+		}
+		m[k.field] = arr
+	}
+	return m
+}
+
+// renderTree renders the items of every category of one locale's tree, as
+// item envelopes: nested items first, spliced into the items holding them.
+func renderTree(src Category, tree map[Category][]node) (map[Category][][]byte, error) {
+	bodies := map[Category][][]byte{}
+	data := map[Category][][]byte{}
+	var buf []byte
+	for _, c := range renderOrder(src) {
+		ns := tree[c]
+		out := make([][]byte, len(ns))
+		ds := make([][]byte, len(ns))
+		for i := range ns {
+			var err error
+			if buf, err = appendJSON(append(buf[:0], itemPrefix...), ns[i].spliced(data)); err != nil {
+				return nil, fmt.Errorf("%s: %w", c.Name(), err)
+			}
+			out[i] = bytes.Clone(append(buf, '}'))
+			ds[i] = itemData(out[i])
+		}
+		bodies[c], data[c] = out, ds
+	}
+	return bodies, nil
+}
+
+// renderSource renders a source category and the categories flattened from
+// it in every locale. Translations merge over the en-US items and render in
+// parallel; a locale's body that equals en-US's is en-US's.
+func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any) error {
+	var trees [NumLocales]map[Category][]node
+	trees[DefaultLocale] = flatten(src, items)
+	for loc, lang := range Locales {
+		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
+			merged := mergeOverlay(items, over)
+			if err := normalizeTranslated(src, merged); err != nil {
+				return err
+			}
+			trees[loc] = flatten(src, merged)
+		}
+	}
+	var docs [NumLocales]map[Category][][]byte
+	var g errgroup.Group
+	g.SetLimit(runtime.GOMAXPROCS(0))
+	for loc := range Locales {
+		if trees[loc] == nil {
+			continue
+		}
+		g.Go(func() error {
+			var err error
+			if docs[loc], err = renderTree(src, trees[loc]); err != nil {
+				return fmt.Errorf("in %s: %w", Locales[loc], err)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	for _, c := range renderOrder(src) {
+		if err := r.setDefault(c, trees[DefaultLocale][c], docs[DefaultLocale][c]); err != nil {
+			return err
+		}
+		for loc := range Locales {
+			r.setLocale(c, loc, trees[loc][c], docs[loc][c])
+		}
+	}
+	all := map[Category][][]byte{}
+	for _, c := range renderOrder(src) {
+		var err error
+		if all[c], err = r.renderAll(c, &trees, all); err != nil {
+			return fmt.Errorf("%s for language=all: %w", c.Name(), err)
+		}
+	}
+	return nil
+}
+
+func (r *Rendered) setDefault(c Category, ns []node, bodies [][]byte) error {
+	t := &r.Tables[c]
+	t.Items = make(map[UUID]*[NumLocales + 1]*Doc, len(ns))
+	t.Order = make([]UUID, 0, len(ns))
+	en := Locales[DefaultLocale]
+	for i, n := range ns {
+		u, ok := ParseUUID(n.uuid)
+		if !ok {
+			return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), n.uuid)
+		}
+		if t.Items[u] != nil {
+			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), n.uuid)
+		}
+		var docs [NumLocales + 1]*Doc
+		docs[DefaultLocale] = &Doc{JSON: bodies[i], Lang: en}
+		t.Items[u] = &docs
+		t.Order = append(t.Order, u)
+	}
+	t.List[DefaultLocale] = &Doc{JSON: listEnvelope(bodies), Lang: en}
+	return nil
+}
+
+// setLocale keeps a translated body only where it differs from en-US; an
+// untranslated one (no overlay: ns is nil) is en-US's, Content-Language
+// included.
+func (r *Rendered) setLocale(c Category, loc int, ns []node, bodies [][]byte) {
+	if loc == DefaultLocale {
+		return
+	}
+	t := &r.Tables[c]
+	if ns == nil {
+		t.List[loc] = t.List[DefaultLocale]
+		for _, d := range t.Items {
+			d[loc] = d[DefaultLocale]
+		}
+		return
+	}
+	lang := Locales[loc]
+	for i, n := range ns {
+		u, _ := ParseUUID(n.uuid)
+		d := t.Items[u]
+		if bytes.Equal(bodies[i], d[DefaultLocale].JSON) {
+			d[loc] = d[DefaultLocale]
+		} else {
+			d[loc] = &Doc{JSON: bodies[i], Lang: lang}
+		}
+	}
+	if list := listEnvelope(bodies); bytes.Equal(list, t.List[DefaultLocale].JSON) {
+		t.List[loc] = t.List[DefaultLocale]
+	} else {
+		t.List[loc] = &Doc{JSON: list, Lang: lang}
+	}
+}
+
+// renderAll renders a category's language=all bodies from its items in the
+// 18 locales: each field openapi.yaml marks x-localized becomes
+// {locale: text}. Nested items' language=all JSON (all, by category) is
+// spliced in. It returns the items' JSON, without envelopes.
+func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node, all map[Category][][]byte) ([][]byte, error) {
+	sc, err := componentSchema(c.Schema())
+	if err != nil {
+		return nil, err
+	}
+	t := &r.Tables[c]
+	en := trees[DefaultLocale][c]
+	bodies := make([][]byte, len(en))
+	data := make([][]byte, len(en))
+	vals := make([]any, NumLocales)
+	var buf []byte
+	for i := range en {
+		n := &en[i]
+		for loc := range Locales {
+			vals[loc] = n.v
+			if ns := trees[loc][c]; ns != nil {
+				vals[loc] = ns[i].v
+			}
+		}
+		if len(n.kids) > 0 {
+			// Every locale holds the same nested items: splice their
+			// language=all JSON into each.
+			for loc := range vals {
+				k := node{v: vals[loc].(map[string]any), kids: n.kids}
+				vals[loc] = k.spliced(all)
+			}
+		}
+		if buf, err = appendAll(append(buf[:0], itemPrefix...), sc, vals); err != nil {
+			return nil, err
+		}
+		bodies[i] = bytes.Clone(append(buf, '}'))
+		data[i] = itemData(bodies[i])
+		u, _ := ParseUUID(n.uuid)
+		t.Items[u][AllLocales] = &Doc{JSON: bodies[i], Lang: AllLanguages}
+	}
+	t.List[AllLocales] = &Doc{JSON: listEnvelope(bodies), Lang: AllLanguages}
+	return data, nil
+}
+
+func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) error {
+	summary := make([]gen.LocaleSummary, 0, NumLocales)
+	for i, loc := range Locales {
+		t := tables[loc]
+		if t == nil {
+			t = map[string]map[string]string{}
+		}
+		n := 0
+		for _, ns := range t {
+			n += len(ns)
+		}
+		summary = append(summary, gen.LocaleSummary{Locale: loc, Tables: len(t), Entries: n})
+		b, err := encode(t)
+		if err != nil {
+			return fmt.Errorf("render locres %s: %w", loc, err)
+		}
+		r.Locres[i] = &Doc{JSON: itemEnvelope(b), Lang: loc}
+	}
+	b, err := encode(summary)
+	if err != nil {
+		return fmt.Errorf("render locres list: %w", err)
+	}
+	r.LocresList = &Doc{JSON: itemEnvelope(b)}
+	return nil
+}
+
+// convert converts a decoded JSON value into a gen type.
+func convert(v any, into any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, into)
+}
+
+// Encode marshals v as every body is written: without HTML escaping, so text
+// such as "R&D" keeps its bytes, and without a trailing newline.
+func Encode(v any) ([]byte, error) { return encode(v) }
+
+func encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
+
+// appendEncoded appends v, as encode renders it, to b.
+func appendEncoded(b []byte, v any) ([]byte, error) {
+	e := encoders.Get().(*encoder)
+	defer encoders.Put(e)
+	e.buf.Reset()
+	if err := e.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
+}
+
+type encoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+var encoders = sync.Pool{New: func() any {
+	e := &encoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
+
+// itemPrefix opens an item's envelope; a '}' closes it.
+const itemPrefix = `{"status":200,"data":`
+
+func itemEnvelope(item []byte) []byte {
+	b := make([]byte, 0, len(item)+24)
+	b = append(b, itemPrefix...)
+	b = append(b, item...)
+	return append(b, '}')
+}
+
+// itemData is the data of an item envelope (itemEnvelope's inverse).
+func itemData(body []byte) []byte {
+	return body[len(itemPrefix) : len(body)-1]
+}
+
+func listEnvelope(bodies [][]byte) []byte {
+	n := 24
+	for _, b := range bodies {
+		n += len(b) - len(itemPrefix)
+	}
+	b := make([]byte, 0, n)
+	b = append(b, `{"status":200,"data":[`...)
+	for i, body := range bodies {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, itemData(body)...)
+	}
+	return append(b, "]}"...)
+}
+
+// appendJSON appends v, a value as encoding/json decodes into any, as encode
+// writes it (object keys sorted, no HTML escaping). Strings that need no
+// escaping and numbers in the range encoding/json writes in plain decimal are
+// written here with the calls it makes; anything else goes through encode, so
+// the bytes are its bytes.
+func appendJSON(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case rawJSON:
+		return append(b, x...), nil
+	case nil:
+		return append(b, "null"...), nil
+	case bool:
+		return strconv.AppendBool(b, x), nil
+	case string:
+		if plainString(x) {
+			b = append(b, '"')
+			b = append(b, x...)
+			return append(b, '"'), nil
+		}
+	case float64:
+		if a := math.Abs(x); a == 0 || a >= 1e-6 && a < 1e21 {
+			return strconv.AppendFloat(b, x, 'f', -1, 64), nil
+		}
+	case map[string]any:
+		var kb [32]string // most objects have fewer keys: sorted on the stack
+		keys := kb[:0]
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		b = append(b, '{')
+		for n, k := range keys {
+			var err error
+			if b, err = appendKey(b, n, k); err != nil {
+				return nil, err
+			}
+			if b, err = appendJSON(b, x[k]); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, '}'), nil
+	case []any:
+		b = append(b, '[')
+		for j, e := range x {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendJSON(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	}
+	return appendEncoded(b, v)
+}
+
+// appendKey appends the n-th key of an object (n from 0) and its colon, with
+// the comma before it after the first.
+func appendKey(b []byte, n int, k string) ([]byte, error) {
+	if n > 0 {
+		b = append(b, ',')
+	}
+	b, err := appendJSON(b, k)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, ':'), nil
+}
+
+// plainString reports whether encoding/json (without HTML escaping) writes s
+// between quotes as it is: no quote, backslash or control byte, valid UTF-8,
+// and neither U+2028 nor U+2029 (which it escapes).
+func plainString(s string) bool {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			ascii = false
+		}
+	}
+	return ascii || utf8.ValidString(s) && !strings.ContainsRune(s, '\u2028') && !strings.ContainsRune(s, '\u2029')
+}

@@ -1,0 +1,121 @@
+package edition
+
+import (
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// Edition is one game version as served. It is immutable; a server swaps
+// whole editions, so a response never mixes two versions.
+type Edition struct {
+	ManifestID string
+	Version    gen.Version
+	// VersionField is ManifestID as the X-Data-Version header field, made once
+	// for every answer from this edition.
+	VersionField representation.Field
+	// ContentHash is the version's catalog.ContentHash; "" when unknown.
+	ContentHash string
+	// Effort is what its bodies were compressed at (the zero Effort: they
+	// were not).
+	Effort representation.Effort
+
+	version    *representation.Body
+	locresList *representation.Body
+	locres     [catalog.NumLocales]*representation.Body
+	tables     [catalog.NumCategories]table
+	bodies     []*representation.Body // every distinct body once
+}
+
+// table holds a category's bodies per locale; index catalog.AllLocales is
+// language=all.
+type table struct {
+	order []catalog.UUID
+	list  [catalog.NumLocales + 1]*representation.Body
+	items map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body
+}
+
+// List is the body of /v1/<category> in locale loc (catalog.AllLocales:
+// language=all).
+func (e *Edition) List(c catalog.Category, loc int) *representation.Body {
+	return e.tables[c].list[loc]
+}
+
+// Item is the body of /v1/<category>/<uuid> in locale loc, or nil.
+func (e *Edition) Item(c catalog.Category, u catalog.UUID, loc int) *representation.Body {
+	if b := e.tables[c].items[u]; b != nil {
+		return b[loc]
+	}
+	return nil
+}
+
+// UUIDs lists the items of a category in source order.
+func (e *Edition) UUIDs(c catalog.Category) []catalog.UUID { return e.tables[c].order }
+
+// VersionBody is the body of /v1/version.
+func (e *Edition) VersionBody() *representation.Body { return e.version }
+
+// LocresList is the body of /v1/locres.
+func (e *Edition) LocresList() *representation.Body { return e.locresList }
+
+// Locres is the body of /v1/locres/{locale}.
+func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
+
+// Bodies lists every distinct body once; callers must not change it.
+func (e *Edition) Bodies() []*representation.Body { return e.bodies }
+
+// ID is the manifest ID (catalog.Items).
+func (e *Edition) ID() string { return e.ManifestID }
+
+// ItemJSON is an item's identity bytes in locale loc, and whether they are
+// en-US's (catalog.Items).
+func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte, bool) {
+	b := e.tables[c].items[u]
+	if b == nil {
+		return nil, false
+	}
+	return b[loc].JSON, loc != catalog.DefaultLocale && b[loc] == b[catalog.DefaultLocale]
+}
+
+// New makes an edition of r's bodies without compressed encodings: what the
+// embedded sample serves while Encode compresses it (package main).
+func New(r *catalog.Rendered) *Edition {
+	docs := r.Docs()
+	etags := hashAll(docs)
+	bodies := make([]*representation.Body, len(docs))
+	for i, d := range docs {
+		bodies[i] = representation.Assemble(d.JSON, etags[i], d.Lang, nil, "", nil, "")
+	}
+	return assemble(r.ManifestID, r.Version, r.ContentHash, representation.Effort{}, r, docs, bodies)
+}
+
+// assemble indexes bodies, made of docs in the same order, by the routes of r.
+func assemble(id string, v gen.Version, hash string, eff representation.Effort, r *catalog.Rendered, docs []*catalog.Doc, bodies []*representation.Body) *Edition {
+	idx := make(map[*catalog.Doc]*representation.Body, len(docs))
+	for i, d := range docs {
+		idx[d] = bodies[i]
+	}
+	e := &Edition{ManifestID: id, Version: v, ContentHash: hash, Effort: eff, bodies: bodies}
+	e.VersionField = representation.NewField("X-Data-Version", id)
+	e.version = idx[r.VersionBody]
+	e.locresList = idx[r.LocresList]
+	for loc, d := range r.Locres {
+		e.locres[loc] = idx[d]
+	}
+	for c := range catalog.Category(catalog.NumCategories) {
+		rt, t := &r.Tables[c], &e.tables[c]
+		t.order = rt.Order
+		for loc, d := range rt.List {
+			t.list[loc] = idx[d]
+		}
+		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body, len(rt.Items))
+		for u, ds := range rt.Items {
+			var bs [catalog.NumLocales + 1]*representation.Body
+			for loc, d := range ds {
+				bs[loc] = idx[d]
+			}
+			t.items[u] = &bs
+		}
+	}
+	return e
+}

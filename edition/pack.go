@@ -1,0 +1,509 @@
+package edition
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// A pack is an edition as bytes: what an import writes once and every server
+// reads. Its layout is this package's own, little-endian:
+//
+//	"refdata-edition/1\n"
+//	u32 length, then the meta record as JSON (manifestId, contentHash,
+//	    version, effort)
+//	u32 bodies; per body: u8 language (a locale's index, 18 for
+//	    language=all, 255 for none), u32 lengths of identity, gzip and brotli
+//	    (0: no such encoding), and the ETag hash of each encoding present
+//	the routes, as body indexes: the version record, the locale list, the 18
+//	    string tables; then u32 categories, each: u16 length and name, u32
+//	    items, 19 list bodies, and per item its 16-byte uuid and 19 bodies
+//	u64 length, then every body's encodings, in body order
+//
+// Written by hand because no library fits: the reader must slice the bodies
+// out of one buffer without copying and refuse a broken pack before it
+// allocates for it (encoding/gob allocates what a header announces). The
+// store checks a pack's checksum before Decode sees it.
+const packMagic = "refdata-edition/1\n"
+
+// noLang and allLang are the language bytes of a body without text and of a
+// language=all body.
+const (
+	allLang = catalog.NumLocales
+	noLang  = 255
+)
+
+// meta is the pack's JSON record.
+type meta struct {
+	ManifestID  string                `json:"manifestId"`
+	ContentHash string                `json:"contentHash"`
+	Version     gen.Version           `json:"version"`
+	Effort      representation.Effort `json:"effort"`
+}
+
+// Options tune Encode.
+type Options struct {
+	// Effort is what bodies are compressed at; the zero Effort compresses
+	// nothing (Edition.Effort).
+	Effort representation.Effort
+	// Previous, when not nil, lends the compressed encodings of each of its
+	// bodies that r has byte for byte, when it was compressed at Effort:
+	// consecutive versions share most bodies, and compressing is most of an
+	// encoding's cost.
+	Previous *Edition
+}
+
+// encoded is one distinct body of a pack being written.
+type encoded struct {
+	doc       *catalog.Doc
+	sum       [representation.ETagSize]byte
+	gz, br    []byte
+	gzS, brS  [representation.ETagSize]byte
+	duplicate int // index of the body with the same bytes and language, or -1
+}
+
+// Encode compresses every body of r at opt.Effort, on every core, and writes
+// the pack. A body in a language the pack cannot name is an error.
+func Encode(r *catalog.Rendered, opt Options) ([]byte, error) {
+	docs := r.Docs()
+	for _, d := range docs {
+		if _, ok := langByte(d.Lang); !ok {
+			return nil, fmt.Errorf("encode %s: a body in language %.40q", r.ManifestID, d.Lang)
+		}
+	}
+	enc := make([]encoded, len(docs))
+	parallel(len(docs), func(i int) {
+		enc[i] = encoded{doc: docs[i], sum: sum(docs[i].JSON)}
+	})
+	// Bodies with the same bytes and language are one body.
+	type key struct {
+		sum  [representation.ETagSize]byte
+		lang string
+	}
+	first := map[key]int{}
+	for i := range enc {
+		k := key{enc[i].sum, enc[i].doc.Lang}
+		if j, ok := first[k]; ok && bytes.Equal(enc[j].doc.JSON, enc[i].doc.JSON) {
+			enc[i].duplicate = j
+			continue
+		}
+		first[k] = i
+		enc[i].duplicate = -1
+	}
+	lend := lender(opt)
+	compressors := sync.Pool{New: func() any { return representation.NewCompressor(opt.Effort) }}
+	parallel(len(enc), func(i int) {
+		e := &enc[i]
+		if e.duplicate >= 0 || opt.Effort == (representation.Effort{}) {
+			return
+		}
+		if p := lend[e.sum]; p != nil && bytes.Equal(p.JSON, e.doc.JSON) {
+			e.gz, e.br = bytesOf(p.Gzip()), bytesOf(p.Brotli())
+		} else {
+			z := compressors.Get().(*representation.Compressor)
+			e.gz, e.br = z.Compress(e.doc.JSON)
+			compressors.Put(z)
+		}
+		if e.gz != nil {
+			e.gzS = sum(e.gz)
+		}
+		if e.br != nil {
+			e.brS = sum(e.br)
+		}
+	})
+	return write(r, opt.Effort, enc)
+}
+
+// lender indexes the bodies Options.Previous can lend, by their ETag hash.
+func lender(opt Options) map[[representation.ETagSize]byte]*representation.Body {
+	p := opt.Previous
+	if p == nil || p.Effort != opt.Effort {
+		return nil
+	}
+	out := make(map[[representation.ETagSize]byte]*representation.Body, len(p.bodies))
+	for _, b := range p.bodies {
+		if h, err := representation.ParseETag(b.ETag()); err == nil {
+			out[[representation.ETagSize]byte(h)] = b
+		}
+	}
+	return out
+}
+
+func bytesOf(e *representation.Encoded) []byte {
+	if e == nil {
+		return nil
+	}
+	return e.Bytes
+}
+
+func sum(b []byte) [representation.ETagSize]byte {
+	s := sha256.Sum256(b)
+	return [representation.ETagSize]byte(s[:representation.ETagSize])
+}
+
+// parallel calls f(0) … f(n-1) from one goroutine per core.
+func parallel(n int, f func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// hashAll returns the ETag of each doc's bytes.
+func hashAll(docs []*catalog.Doc) []string {
+	out := make([]string, len(docs))
+	parallel(len(docs), func(i int) {
+		s := sum(docs[i].JSON)
+		out[i] = representation.FormatETag(s[:])
+	})
+	return out
+}
+
+func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byte, error) {
+	m, err := json.Marshal(meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: eff})
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", r.ManifestID, err)
+	}
+	// Body indexes in the pack: duplicates take their first's.
+	index := make(map[*catalog.Doc]uint32, len(enc))
+	var bodies []int
+	for i := range enc {
+		if enc[i].duplicate < 0 {
+			index[enc[i].doc] = uint32(len(bodies))
+			bodies = append(bodies, i)
+		}
+	}
+	for i := range enc {
+		if d := enc[i].duplicate; d >= 0 {
+			index[enc[i].doc] = index[enc[d].doc]
+		}
+	}
+	blob := 0
+	for _, i := range bodies {
+		blob += len(enc[i].doc.JSON) + len(enc[i].gz) + len(enc[i].br)
+	}
+	b := make([]byte, 0, len(packMagic)+len(m)+len(bodies)*70+blob+1<<16)
+	b = append(b, packMagic...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
+	b = append(b, m...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(bodies)))
+	for _, i := range bodies {
+		e := &enc[i]
+		lang, _ := langByte(e.doc.Lang)
+		b = append(b, lang)
+		for _, n := range []int{len(e.doc.JSON), len(e.gz), len(e.br)} {
+			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		}
+		b = append(b, e.sum[:]...)
+		if e.gz != nil {
+			b = append(b, e.gzS[:]...)
+		}
+		if e.br != nil {
+			b = append(b, e.brS[:]...)
+		}
+	}
+	ref := func(d *catalog.Doc) { b = binary.LittleEndian.AppendUint32(b, index[d]) }
+	ref(r.VersionBody)
+	ref(r.LocresList)
+	for _, d := range r.Locres {
+		ref(d)
+	}
+	b = binary.LittleEndian.AppendUint32(b, uint32(catalog.NumCategories))
+	for _, c := range catalog.Categories() {
+		t := &r.Tables[c]
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(c.Name())))
+		b = append(b, c.Name()...)
+		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Order)))
+		for _, d := range t.List {
+			ref(d)
+		}
+		for _, u := range t.Order {
+			b = append(b, u[:]...)
+			for _, d := range t.Items[u] {
+				ref(d)
+			}
+		}
+	}
+	b = binary.LittleEndian.AppendUint64(b, uint64(blob))
+	for _, i := range bodies {
+		b = append(b, enc[i].doc.JSON...)
+		b = append(b, enc[i].gz...)
+		b = append(b, enc[i].br...)
+	}
+	return b, nil
+}
+
+// langByte is a body's language byte; false for a language langOf would
+// not give back.
+func langByte(lang string) (byte, bool) {
+	switch lang {
+	case "":
+		return noLang, true
+	case catalog.AllLanguages:
+		return allLang, true
+	}
+	loc, ok := catalog.ParseLocale(lang)
+	return byte(loc), ok && catalog.Locales[loc] == lang
+}
+
+// Build encodes r and reads the pack back: the edition a server would read
+// from the pack an import stored.
+func Build(r *catalog.Rendered, opt Options) (*Edition, error) {
+	b, err := Encode(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(b)
+}
+
+// ErrBadPack is wrapped by Decode's errors.
+var ErrBadPack = errors.New("not a pack this program reads")
+
+// Decode reads a pack Encode wrote. The edition's bodies are slices of b,
+// which must not change. A broken pack is an error wrapping ErrBadPack,
+// never a panic or an allocation past what b can hold.
+func Decode(b []byte) (*Edition, error) {
+	d := &reader{b: b}
+	if string(d.next(len(packMagic))) != packMagic {
+		return nil, fmt.Errorf("%w: no pack header", ErrBadPack)
+	}
+	var m meta
+	if raw := d.next(int(d.u32())); d.err == nil {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			d.fail(fmt.Errorf("meta record: %v", err))
+		}
+	}
+	type head struct {
+		lang      byte
+		n         [3]uint32
+		etags     [3][]byte
+		identity  []byte
+		gzip, brt []byte
+	}
+	heads := make([]head, d.count(1+12+representation.ETagSize))
+	for i := range heads {
+		h := &heads[i]
+		h.lang = d.byte()
+		for j := range h.n {
+			h.n[j] = d.u32()
+		}
+		for j, n := range h.n {
+			if n > 0 || j == 0 {
+				h.etags[j] = d.next(representation.ETagSize)
+			}
+		}
+		if h.lang > allLang && h.lang != noLang {
+			d.fail(fmt.Errorf("body %d: language %d", i, h.lang))
+		}
+	}
+	body := func() int {
+		i := d.u32()
+		if d.err == nil && int(i) >= len(heads) {
+			d.fail(fmt.Errorf("body %d of %d", i, len(heads)))
+		}
+		return int(i)
+	}
+	var (
+		version, locresList int
+		locres              [catalog.NumLocales]int
+		lists               [catalog.NumCategories][catalog.NumLocales + 1]int
+		items               [catalog.NumCategories]map[catalog.UUID]*[catalog.NumLocales + 1]int
+		orders              [catalog.NumCategories][]catalog.UUID
+	)
+	version, locresList = body(), body()
+	for i := range locres {
+		locres[i] = body()
+	}
+	if n := d.u32(); d.err == nil && n != uint32(catalog.NumCategories) {
+		d.fail(fmt.Errorf("%d categories, this program serves %d", n, catalog.NumCategories))
+	}
+	for range catalog.NumCategories {
+		name := string(d.next(int(d.u16())))
+		c, ok := catalog.CategoryNamed(name)
+		if d.err == nil && (!ok || items[c] != nil) {
+			d.fail(fmt.Errorf("category %.40q unknown or repeated", name))
+		}
+		if d.err != nil {
+			break
+		}
+		n := d.count(16 + 4*(catalog.NumLocales+1))
+		for loc := range lists[c] {
+			lists[c][loc] = body()
+		}
+		items[c] = make(map[catalog.UUID]*[catalog.NumLocales + 1]int, n)
+		orders[c] = make([]catalog.UUID, 0, n)
+		for range n {
+			raw := d.next(16)
+			if d.err != nil {
+				break // a body index of the item before was out of range
+			}
+			u := catalog.UUID(raw)
+			var bs [catalog.NumLocales + 1]int
+			for loc := range bs {
+				bs[loc] = body()
+			}
+			if d.err == nil && items[c][u] != nil {
+				d.fail(fmt.Errorf("%s: uuid %s twice", name, u))
+			}
+			items[c][u] = &bs
+			orders[c] = append(orders[c], u)
+		}
+	}
+	blob := d.next(int(d.u64()))
+	if d.err == nil && d.off != len(b) {
+		d.fail(fmt.Errorf("%d bytes after the bodies", len(b)-d.off))
+	}
+	for i := range heads {
+		h := &heads[i]
+		total := uint64(h.n[0]) + uint64(h.n[1]) + uint64(h.n[2])
+		if d.err != nil || total > uint64(len(blob)) {
+			d.fail(fmt.Errorf("body %d runs past the bodies", i))
+			break
+		}
+		h.identity, blob = blob[:h.n[0]:h.n[0]], blob[h.n[0]:]
+		h.gzip, blob = blob[:h.n[1]:h.n[1]], blob[h.n[1]:]
+		h.brt, blob = blob[:h.n[2]:h.n[2]], blob[h.n[2]:]
+	}
+	if d.err == nil && len(blob) != 0 {
+		d.fail(fmt.Errorf("%d bytes of bodies no body names", len(blob)))
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPack, d.err)
+	}
+
+	e := &Edition{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Effort: m.Effort}
+	e.VersionField = representation.NewField("X-Data-Version", m.ManifestID)
+	e.bodies = make([]*representation.Body, len(heads))
+	for i := range heads {
+		h := &heads[i]
+		etag := func(j int, enc []byte) (string, []byte) {
+			if h.n[j] == 0 && j > 0 {
+				return "", nil
+			}
+			return representation.FormatETag(h.etags[j]), enc
+		}
+		et, id := etag(0, h.identity)
+		gt, gz := etag(1, h.gzip)
+		bt, br := etag(2, h.brt)
+		e.bodies[i] = representation.Assemble(id, et, langOf(h.lang), gz, gt, br, bt)
+	}
+	e.version, e.locresList = e.bodies[version], e.bodies[locresList]
+	for i, j := range locres {
+		e.locres[i] = e.bodies[j]
+	}
+	for c := range catalog.Category(catalog.NumCategories) {
+		t := &e.tables[c]
+		t.order = orders[c]
+		for loc, j := range lists[c] {
+			t.list[loc] = e.bodies[j]
+		}
+		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body, len(items[c]))
+		for u, js := range items[c] {
+			var bs [catalog.NumLocales + 1]*representation.Body
+			for loc, j := range js {
+				bs[loc] = e.bodies[j]
+			}
+			t.items[u] = &bs
+		}
+	}
+	return e, nil
+}
+
+func langOf(b byte) string {
+	switch b {
+	case noLang:
+		return ""
+	case allLang:
+		return catalog.AllLanguages
+	}
+	return catalog.Locales[b]
+}
+
+// reader reads a pack's fields from b; the first error sticks and later
+// reads return zero values.
+type reader struct {
+	b   []byte
+	off int
+	err error
+}
+
+func (d *reader) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *reader) next(n int) []byte {
+	if d.err != nil {
+		return nil
+	}
+	if n < 0 || n > len(d.b)-d.off {
+		d.fail(fmt.Errorf("a field of %d bytes at %d, %d left", n, d.off, len(d.b)-d.off))
+		return nil
+	}
+	out := d.b[d.off : d.off+n : d.off+n]
+	d.off += n
+	return out
+}
+
+func (d *reader) byte() byte {
+	if b := d.next(1); b != nil {
+		return b[0]
+	}
+	return 0
+}
+
+func (d *reader) u16() uint16 {
+	if b := d.next(2); b != nil {
+		return binary.LittleEndian.Uint16(b)
+	}
+	return 0
+}
+
+func (d *reader) u32() uint32 {
+	if b := d.next(4); b != nil {
+		return binary.LittleEndian.Uint32(b)
+	}
+	return 0
+}
+
+func (d *reader) u64() uint64 {
+	if b := d.next(8); b != nil {
+		v := binary.LittleEndian.Uint64(b)
+		if v > uint64(len(d.b)) {
+			d.fail(fmt.Errorf("a field of %d bytes", v))
+			return 0
+		}
+		return v
+	}
+	return 0
+}
+
+// count reads a count of things at least min bytes each, no more than what
+// is left could hold: allocating for it stays within b.
+func (d *reader) count(min int) int {
+	n := int(d.u32())
+	if d.err == nil && n > (len(d.b)-d.off)/min {
+		d.fail(fmt.Errorf("%d entries do not fit in the %d bytes left", n, len(d.b)-d.off))
+	}
+	if d.err != nil {
+		return 0
+	}
+	return n
+}

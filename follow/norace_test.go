@@ -1,5 +1,0 @@
-//go:build !race
-
-package follow_test
-
-const raceOn = false

@@ -1,5 +1,0 @@
-//go:build !race
-
-package live_test
-
-const raceOn = false

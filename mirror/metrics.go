@@ -1,0 +1,95 @@
+package mirror
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/pipeline"
+)
+
+// Metrics are sync's series. A nil *Metrics records nothing.
+type Metrics struct {
+	lastSuccess prometheus.Gauge
+	runs        *prometheus.CounterVec
+	requests    *prometheus.CounterVec
+	bytes       prometheus.Counter
+	duration    prometheus.Histogram
+	info        *prometheus.GaugeVec
+	mu          sync.Mutex
+}
+
+// NewMetrics registers sync's metrics with reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
+			Namespace: "refdata", Name: "sync_last_success_timestamp_seconds",
+			Help: "When the last sync from the upstream ended well (published, unchanged or already stored), Unix time.",
+		}),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "refdata", Name: "sync_runs_total",
+			Help: "Syncs by outcome: unchanged, published, already stored, held, rejected, failed.",
+		}, []string{"outcome"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "refdata", Name: "sync_upstream_requests_total",
+			Help: "Requests to the upstream (every attempt, retries included) by status; 0 is a transport error.",
+		}, []string{"code"}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts{
+			Namespace: "refdata", Name: "sync_upstream_bytes_total",
+			Help: "Body bytes read from the upstream.",
+		}),
+		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: "refdata", Name: "sync_duration_seconds",
+			Help:    "How long one sync took, checks that found nothing new included.",
+			Buckets: []float64{0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900},
+		}),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "refdata", Name: "sync_upstream_version_info",
+			Help: "The upstream's version as last seen; always 1, the labels say which.",
+		}, []string{"upstream", "manifest_id"}),
+	}
+	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info)
+	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
+		m.runs.WithLabelValues(o)
+	}
+	return m
+}
+
+// Observe is upstream.Config.Observe: one attempt's status and body bytes.
+func (m *Metrics) Observe(status string, n int64) {
+	if m == nil {
+		return
+	}
+	m.requests.WithLabelValues(status).Inc()
+	m.bytes.Add(float64(n))
+}
+
+func (m *Metrics) upstream(url, id string) {
+	if m == nil || id == "" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.info.Reset()
+	m.info.WithLabelValues(url, id).Set(1)
+}
+
+func (m *Metrics) synced(res *Result, err error, now time.Time) {
+	if m == nil {
+		return
+	}
+	m.duration.Observe(res.Duration.Seconds())
+	switch {
+	case errors.Is(err, pipeline.ErrRejected):
+		m.runs.WithLabelValues("rejected").Inc()
+	case err != nil:
+		m.runs.WithLabelValues("failed").Inc()
+	default:
+		m.runs.WithLabelValues(res.Outcome).Inc()
+		if res.Outcome != "held" {
+			m.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
+		}
+	}
+}

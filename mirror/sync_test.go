@@ -1,0 +1,547 @@
+package mirror_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/mirror"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/storetest"
+	"github.com/refdata/refdata/upstream"
+	"github.com/refdata/refdata/upstream/upstreamtest"
+)
+
+// fixed is the clock of every import and sync here, so the diffs' and
+// manifests' times agree between a synced store and an imported one.
+var fixed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func now() time.Time { return fixed }
+
+// fixtureStandIn serves the embedded sample versions (14, then 15 after
+// Publish(1)) in all 18 locales, with their translations.
+func fixtureStandIn(t testing.TB) (*upstreamtest.Server, string) {
+	t.Helper()
+	var vs []upstreamtest.Version
+	for i := range fixtures.Versions() {
+		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs = append(vs, v)
+	}
+	up := upstreamtest.New(vs...)
+	hs := httptest.NewServer(up)
+	t.Cleanup(hs.Close)
+	return up, hs.URL
+}
+
+type tuning struct {
+	timeout    time.Duration
+	retries    int
+	maxRetryAt time.Duration
+	all        string
+}
+
+func newFollower(t testing.TB, url string, st *store.Store, tu tuning) *mirror.Follower {
+	t.Helper()
+	if tu.timeout == 0 {
+		tu.timeout = 10 * time.Second
+	}
+	if tu.retries == 0 {
+		tu.retries = 2
+	}
+	if tu.all == "" {
+		tu.all = "auto"
+	}
+	c, err := upstream.New(upstream.Config{
+		BaseURL: url, UserAgent: upstream.UserAgent("test", "https://example.org/ops"),
+		RequestTimeout: tu.timeout, Retries: tu.retries, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+		MaxRetryAfter: tu.maxRetryAt,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: tu.all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// importOptions are the options of every import here, synced or not: the
+// fixed clock, and bodies compressed at apitest.Effort (Fast with -short).
+func importOptions() pipeline.Options {
+	return pipeline.Options{Now: now, Effort: apitest.Effort()}
+}
+
+func openStore(t testing.TB) *store.Store {
+	t.Helper()
+	st, err := store.Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+func mustSync(t testing.TB, f *mirror.Follower, want string) *mirror.Result {
+	t.Helper()
+	res, err := f.Sync(context.Background())
+	if err != nil {
+		var b strings.Builder
+		if res != nil && res.Report != nil {
+			res.Report.Write(&b)
+		}
+		t.Fatalf("sync: %v\n%s", err, b.String())
+	}
+	if res.Outcome != want {
+		t.Fatalf("sync outcome %q, want %q", res.Outcome, want)
+	}
+	return res
+}
+
+// loadEdition reads a stored version's edition from its pack, as a server
+// does.
+func loadEdition(t testing.TB, st store.Backend, id string) (*edition.Edition, store.Manifest) {
+	t.Helper()
+	m, pack, err := st.ReadEdition(id, "")
+	if err != nil {
+		t.Fatalf("read the edition of %s: %v", id, err)
+	}
+	ed, err := edition.Decode(pack)
+	if err != nil {
+		t.Fatalf("decode the edition of %s: %v", id, err)
+	}
+	if ed.ManifestID != id {
+		t.Fatalf("the pack of %s holds %s", id, ed.ManifestID)
+	}
+	return ed, m
+}
+
+// sameServed fails unless two stores serve the same bytes: the active
+// version's every body in every locale (lists, items, version, string tables)
+// in every encoding with the same ETags, the latest diff, and the stored
+// files.
+func sameServed(t testing.TB, a, b *store.Store, compareFiles bool) {
+	t.Helper()
+	pa, _, err := a.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, _, err := b.Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.ManifestID != pb.ManifestID || pa.Previous != pb.Previous {
+		t.Fatalf("active %s (previous %s), want %s (previous %s)", pa.ManifestID, pa.Previous, pb.ManifestID, pb.Previous)
+	}
+	ea, ma := loadEdition(t, a, pa.ManifestID)
+	eb, mb := loadEdition(t, b, pb.ManifestID)
+	n := 0
+	eq := func(what string, x, y *representation.Body) {
+		t.Helper()
+		n++
+		if (x == nil) != (y == nil) || x != nil && !bytes.Equal(x.JSON, y.JSON) {
+			t.Fatalf("%s differs:\n%s", what, firstDifference(x, y))
+		}
+	}
+	eq("/v1/version", ea.VersionBody(), eb.VersionBody())
+	eq("/v1/locres", ea.LocresList(), eb.LocresList())
+	for loc := range catalog.Locales {
+		eq("/v1/locres/"+catalog.Locales[loc], ea.Locres(loc), eb.Locres(loc))
+		for _, c := range catalog.Categories() {
+			eq("/v1/"+c.Name()+" "+catalog.Locales[loc], ea.List(c, loc), eb.List(c, loc))
+			for _, u := range eb.UUIDs(c) {
+				eq("/v1/"+c.Name()+"/"+u.String()+" "+catalog.Locales[loc], ea.Item(c, u, loc), eb.Item(c, u, loc))
+			}
+		}
+	}
+	// The same bytes compress to the same encodings: both packs serve the
+	// same representations under the same ETags, language=all included.
+	apitest.SameEdition(t, eb, ea)
+	if pa.Previous != "" {
+		da, err := a.ReadDiff(pa.Previous, pa.ManifestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		db, err := b.ReadDiff(pb.Previous, pb.ManifestID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(da, db) {
+			t.Fatalf("/v1/diff/latest differs:\n%s\n%s", da, db)
+		}
+	}
+	if compareFiles && catalog.ContentHash(ma.Files) != catalog.ContentHash(mb.Files) {
+		for name, h := range mb.Files {
+			if ma.Files[name] != h {
+				t.Errorf("stored %s differs", name)
+			}
+		}
+		for name := range ma.Files {
+			if _, ok := mb.Files[name]; !ok {
+				t.Errorf("stored %s only in the synced store", name)
+			}
+		}
+		t.FailNow()
+	}
+	if n < 100 {
+		t.Fatalf("compared only %d bodies", n)
+	}
+}
+
+// importFixtures imports the embedded sample versions up to and including
+// the i-th (0: 14) into a fresh store.
+func importFixtures(t testing.TB, upto int) *store.Store {
+	t.Helper()
+	st := openStore(t)
+	for i := range fixtures.Versions() {
+		if i > upto {
+			break
+		}
+		if _, err := pipeline.Import(st, sampleDir(t, i), importOptions()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+// TestSyncFixtures: syncing the sample versions from a stand-in that serves
+// them in 18 locales gives the bodies importing them gives — per locale and with
+// language=all — and a second check is one conditional request.
+func TestSyncFixtures(t *testing.T) {
+	imported14, imported15 := importFixtures(t, 0), importFixtures(t, 1)
+	for _, all := range []bool{false, true} {
+		name := map[bool]string{false: "per-locale", true: "language=all"}[all]
+		t.Run(name, func(t *testing.T) {
+			up, url := fixtureStandIn(t)
+			up.AdvertiseAll.Store(all)
+			st := openStore(t)
+			f := newFollower(t, url, st, tuning{})
+			res := mustSync(t, f, "published")
+			t.Logf("full sync of %s, 18 locales, %s: %d requests, %s", res.ManifestID, name, res.Requests, res.Duration.Round(time.Millisecond))
+			// /openapi.json, /v1/version twice (check, re-check), every catalog and the
+			// string tables in 18 locales, /v1/weapons/skins (404 here) once.
+			wantReq := int64(1 + 2 + (len(catalog.SourceCategories())+1)*18 + 1)
+			if all {
+				wantReq = int64(1 + 2 + len(catalog.SourceCategories()) + 1 + 18)
+			}
+			if res.Requests != wantReq {
+				t.Errorf("%d requests, want %d", res.Requests, wantReq)
+			}
+			sameServed(t, st, imported14, false)
+
+			before := up.Requests()
+			mustSync(t, f, "unchanged")
+			if got := up.Requests() - before; got != 1 {
+				t.Errorf("an unchanged upstream took %d requests, want 1 (a 304)", got)
+			}
+			if all {
+				return // the next version is the per-locale path's job
+			}
+			up.Publish(1)
+			mustSync(t, f, "published")
+			sameServed(t, st, imported15, false)
+		})
+	}
+}
+
+// TestSyncCaptures: syncing real captures in order from a stand-in reproduces
+// byte for byte what importing the same captures serves, stored files included.
+// -short takes 08–10 (09 has skins that disagree with their weapons); the
+// full tier (make stress), or REFDATA_SYNC_FULL=1, all 15.
+func TestSyncCaptures(t *testing.T) {
+	root := fixtures.SharedData(t, "upstream-en-US")
+	vs, err := upstreamtest.FromCaptures(root)
+	if err != nil || len(vs) == 0 {
+		t.Fatalf("no captures in %s: %v", root, err)
+	}
+	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
+	first, last := 7, 9
+	if raceOn {
+		last = 8 // 08 and 09 (the one whose nested skins disagree)
+	}
+	if full() {
+		first, last = 0, len(vs)-1
+	}
+	up := upstreamtest.New(vs...)
+	hs := httptest.NewServer(up)
+	defer hs.Close()
+	synced, imported := openStore(t), openStore(t)
+	f := newFollower(t, hs.URL, synced, tuning{})
+	for i := first; i <= last; i++ {
+		up.Publish(i)
+		res := mustSync(t, f, "published")
+		t.Logf("sync of %s: %d requests, %s", vs[i].Name, res.Requests, res.Duration.Round(time.Millisecond))
+		if !contains(res.Lacking, "themes") {
+			t.Errorf("%s: lacking %v, want themes among them (the captures have no themes)", vs[i].Name, res.Lacking)
+		}
+		if _, err := pipeline.Import(imported, dirs[i], importOptions()); err != nil {
+			t.Fatal(err)
+		}
+		sameServed(t, synced, imported, true)
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// treeHash is storetest.TreeHash: every file of a store and its SHA-256.
+var treeHash = storetest.TreeHash
+
+// TestSyncFaults: every fault leaves the store as it was (the active version
+// untouched), and the next sync, fault gone, publishes.
+func TestSyncFaults(t *testing.T) {
+	onCatalog := func(p string, f func(w http.ResponseWriter, r *http.Request)) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != "/v1/"+p {
+				return false
+			}
+			f(w, r)
+			return true
+		}
+	}
+	body15 := func(up *upstreamtest.Server, p string) []byte {
+		return up.Current().Catalogs[p]["en-US"]
+	}
+	cases := []struct {
+		name   string
+		tune   tuning
+		fault  func(up *upstreamtest.Server) func(w http.ResponseWriter, r *http.Request) bool
+		reject bool
+	}{
+		{name: "500s", fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
+		}},
+		{name: "429 with a Retry-After past the longest wait", tune: tuning{maxRetryAt: 500 * time.Millisecond},
+			fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+				return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Retry-After", "3600")
+					w.WriteHeader(http.StatusTooManyRequests)
+				})
+			}},
+		{name: "slow answer past the request timeout", tune: tuning{timeout: 100 * time.Millisecond},
+			fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+				return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
+					select {
+					case <-r.Context().Done():
+					case <-time.After(5 * time.Second):
+					}
+				})
+			}},
+		{name: "truncated body", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("weapons", func(w http.ResponseWriter, r *http.Request) {
+				b := body15(up, "weapons")
+				w.Header().Set("Content-Length", "999999")
+				_, _ = w.Write(b[:len(b)/2])
+			})
+		}},
+		{name: "invalid JSON", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("buddies", func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(`{"status":200,"data":[{"uuid":`))
+			})
+		}},
+		{name: "dropped connection", fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("seasons", func(w http.ResponseWriter, r *http.Request) {
+				conn, _, err := http.NewResponseController(w).Hijack()
+				if err == nil {
+					conn.Close()
+				}
+			})
+		}},
+		{name: "upstream publishing during every fetch", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			n := 0
+			return func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path == "/v1/version" && r.Header.Get("If-None-Match") == "" {
+					up.Publish(n % 2) // 14, 15, 14, …: every re-check sees a move
+					n++
+				}
+				return false
+			}
+		}},
+		{name: "emptied catalog (shrink guard)", reject: true, fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
+				_, _ = w.Write([]byte(`{"status":200,"data":[]}`))
+			})
+		}},
+	}
+	// One store synced to 14, copied for each case (the stand-in's URL is the
+	// same, so its sync state carries over).
+	up, url := fixtureStandIn(t)
+	template := openStore(t)
+	mustSync(t, newFollower(t, url, template, tuning{}), "published")
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "store")
+			if err := os.CopyFS(dir, os.DirFS(template.Dir())); err != nil {
+				t.Fatal(err)
+			}
+			st, err := store.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f := newFollower(t, url, st, tc.tune)
+			up.SetFault(nil)
+			up.Publish(1)
+			before := treeHash(t, st.Dir())
+			up.SetFault(tc.fault(up))
+			res, err := f.Sync(context.Background())
+			if err == nil {
+				t.Fatalf("sync succeeded (%s) despite the fault", res.Outcome)
+			}
+			if errors.Is(err, pipeline.ErrRejected) != tc.reject {
+				t.Fatalf("rejected: %v, want %v: %v", errors.Is(err, pipeline.ErrRejected), tc.reject, err)
+			}
+			if after := treeHash(t, st.Dir()); !equalMaps(before, after) {
+				t.Fatalf("the store changed under a failed sync: %v", err)
+			}
+			t.Logf("failed as it should: %v", err)
+			up.SetFault(nil)
+			up.Publish(1)
+			// The next sync, with the default tuning (a slow machine or -race may
+			// need more than a fault case's 100 ms per request).
+			res = mustSync(t, newFollower(t, url, st, tuning{}), "published")
+			if res.ManifestID != up.Current().Name {
+				t.Fatalf("published %s, want %s", res.ManifestID, up.Current().Name)
+			}
+		})
+	}
+}
+
+// TestSyncRestartsOnceWhenPublishedMidFetch: a version published while a
+// fetch runs is noticed on the re-check; the sync starts over and publishes it.
+func TestSyncRestartsOnceWhenPublishedMidFetch(t *testing.T) {
+	up, url := fixtureStandIn(t)
+	st := openStore(t)
+	f := newFollower(t, url, st, tuning{})
+	published := false
+	up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/v1/maps" && !published {
+			published = true
+			up.Publish(1)
+		}
+		return false
+	})
+	res := mustSync(t, f, "published")
+	if res.Restarts != 1 || res.ManifestID != up.Current().Name {
+		t.Fatalf("restarts %d, published %s; want 1 and %s", res.Restarts, res.ManifestID, up.Current().Name)
+	}
+}
+
+// TestSyncContentChangeAndRollback: new content under the same manifestId is
+// re-published while that version is active, and held once an operator has
+// rolled back to another one.
+func TestSyncContentChangeAndRollback(t *testing.T) {
+	up, url := fixtureStandIn(t)
+	st := openStore(t)
+	c, _ := upstream.New(upstream.Config{BaseURL: url, Backoff: time.Millisecond})
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, ContentCheck: time.Nanosecond, LanguageAll: "never",
+		Import: pipeline.Options{Effort: apitest.Effort()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustSync(t, f, "published")
+	up.Publish(1)
+	mustSync(t, f, "published")
+	mustSync(t, f, "unchanged") // the content check fetched everything: same hash
+
+	// The upstream renames one map in de-DE, manifestId unchanged.
+	v := up.Current()
+	de := v.Catalogs["maps"]["de-DE"]
+	changed := bytes.Replace(de, []byte(`"displayName":"`), []byte(`"displayName":"Neu `), 1)
+	if bytes.Equal(changed, de) {
+		t.Fatal("no displayName to change")
+	}
+	up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path == "/v1/maps" && r.URL.Query().Get("language") == "de-DE" {
+			_, _ = w.Write(changed)
+			return true
+		}
+		return false
+	})
+	res := mustSync(t, f, "published")
+	if res.Report == nil || !strings.Contains(strings.Join(res.Report.Notes, "\n"), "--force") {
+		t.Fatalf("want a forced re-publish, notes %v", res.Report.Notes)
+	}
+	ed, _ := loadEdition(t, st, v.Name)
+	loc, _ := catalog.ParseLocale("de-DE")
+	if !bytes.Contains(ed.List(catalog.Maps, loc).JSON, []byte(`"Neu `)) {
+		t.Fatal("the re-published version lacks the new de-DE name")
+	}
+
+	// Roll back to 14 (refdata activate); content changes again under 15:
+	// held, 14 stays active.
+	up.Publish(0)
+	id14 := up.Current().Name
+	up.Publish(1)
+	if _, err := pipeline.Activate(context.Background(), st, id14, fixed); err != nil {
+		t.Fatal(err)
+	}
+	up.SetFault(nil)
+	mustSync(t, f, "held")
+	if p, _, _ := st.Active(); p.ManifestID != id14 {
+		t.Fatalf("active %s after a held sync, want the rollback target %s", p.ManifestID, id14)
+	}
+}
+
+func equalMaps(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func firstDifference(x, y *representation.Body) string {
+	if x == nil || y == nil {
+		return "one is missing"
+	}
+	a, b := x.JSON, y.JSON
+	for i := range a {
+		if i >= len(b) || a[i] != b[i] {
+			return "synced:   …" + string(a[max(0, i-80):min(len(a), i+80)]) + "\nimported: …" + string(b[max(0, i-80):min(len(b), i+80)])
+		}
+	}
+	return "the imported body is longer"
+}
+
+// full: every capture rather than a few (make stress, or REFDATA_SYNC_FULL=1
+// with -short).
+func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != "" }
+
+// sampleDir writes embedded sample version i (0 the older) to a temporary
+// directory: trimmed under -short (fixtures.WriteSmall: every file, catalog,
+// locale and kind of change, a few items each), whole otherwise (make stress).
+func sampleDir(t testing.TB, i int) string {
+	t.Helper()
+	nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
+	dir := filepath.Join(t.TempDir(), "v"+nn)
+	if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

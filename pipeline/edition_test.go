@@ -1,0 +1,407 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/andybalholm/brotli"
+
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/store"
+)
+
+// TestImportStoresEdition: every version an import publishes — a store's
+// first, and one after another — is stored with its EDITION.pack, which
+// decodes to the edition of the version's stored files (what edition.Build
+// makes of catalog.RenderFiles at the import's effort), every encoding
+// decoding to its body; the report counts the pack's bytes.
+func TestImportStoresEdition(t *testing.T) {
+	t.Parallel()
+	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
+	for _, tc := range []struct {
+		name  string
+		dirs  []string
+		prior bool // the last import is diffed against the one before
+	}{
+		{"a first version", []string{v15}, false},
+		{"after a version", []string{v14, v15}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			st := openStore(t, t.TempDir())
+			for i, dir := range tc.dirs {
+				rep := mustImport(t, st, dir)
+				if (rep.Previous != "") != (i > 0) {
+					t.Errorf("import %d diffed against %q", i, rep.Previous)
+				}
+				pack := checkStoredEdition(t, st, rep.ManifestID)
+				if rep.Previous != "" {
+					// The diff is stamped with the version's publication,
+					// as a replica computing it again stamps it.
+					m, _, err := st.ReadVersion(rep.ManifestID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					body, err := st.ReadDiff(rep.Previous, rep.ManifestID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					var d gen.DiffBody
+					if err := json.Unmarshal(body, &d); err != nil {
+						t.Fatal(err)
+					}
+					if want := m.PublishedAt.UTC().Format(time.RFC3339); d.Data.GeneratedAt != want {
+						t.Errorf("the diff was generated at %s, the version published at %s", d.Data.GeneratedAt, want)
+					}
+				}
+				if rep.EditionBytes != len(pack) {
+					t.Errorf("the report counts %d edition bytes, the stored pack has %d", rep.EditionBytes, len(pack))
+				}
+				var out strings.Builder
+				rep.Write(&out)
+				if want := fmt.Sprintf("edition stored with the version (every body, rendered and compressed): %d bytes", len(pack)); !strings.Contains(out.String(), want) {
+					t.Errorf("the report does not say %q:\n%s", want, out.String())
+				}
+			}
+			// Every published version is still there with its pack.
+			vs, err := st.Versions()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) != len(tc.dirs) {
+				t.Fatalf("%d versions stored, want %d", len(vs), len(tc.dirs))
+			}
+			for _, v := range vs {
+				checkStoredEdition(t, st, v.ManifestID)
+			}
+		})
+	}
+}
+
+// checkStoredEdition checks the stored pack of version id against the
+// version's stored files and returns it.
+func checkStoredEdition(t *testing.T, st store.Backend, id string) []byte {
+	t.Helper()
+	m, pack, err := st.ReadEdition(id, "")
+	if err != nil {
+		t.Fatalf("version %s: %v", id, err)
+	}
+	if m.Edition == "" {
+		t.Errorf("version %s: the manifest names no edition", id)
+	}
+	got, err := edition.Decode(pack)
+	if err != nil {
+		t.Fatalf("version %s: %v", id, err)
+	}
+	_, files, err := st.ReadVersion(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := catalog.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := edition.Build(rendered, edition.Options{Effort: apitest.Effort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, want, got)
+	apitest.SameEdition(t, want, got)
+	if got.Effort != apitest.Effort() || got.ContentHash != rendered.ContentHash || got.ManifestID != id {
+		t.Errorf("version %s: pack says %s, effort %+v, content hash %q; want effort %+v, %q",
+			id, got.ManifestID, got.Effort, got.ContentHash, apitest.Effort(), rendered.ContentHash)
+	}
+	checkEncodings(t, got)
+	return pack
+}
+
+// checkEncodings decodes every compressed encoding of ed's bodies with other
+// decoders than the encoder's and compares it with the body.
+func checkEncodings(t *testing.T, ed *edition.Edition) {
+	t.Helper()
+	gz, br := 0, 0
+	for _, b := range ed.Bodies() {
+		if e := b.Gzip(); e != nil {
+			gz++
+			zr, err := gzip.NewReader(bytes.NewReader(e.Bytes))
+			if err != nil {
+				t.Fatalf("a gzip encoding does not decode: %v", err)
+			}
+			if got, err := io.ReadAll(zr); err != nil || !bytes.Equal(got, b.JSON) {
+				t.Fatalf("a gzip encoding does not decode to its body: %v", err)
+			}
+		}
+		if e := b.Brotli(); e != nil {
+			br++
+			if got, err := io.ReadAll(brotli.NewReader(bytes.NewReader(e.Bytes))); err != nil || !bytes.Equal(got, b.JSON) {
+				t.Fatalf("a brotli encoding does not decode to its body: %v", err)
+			}
+		}
+	}
+	if gz == 0 || br == 0 {
+		t.Errorf("%d bodies, %d in gzip, %d in brotli", len(ed.Bodies()), gz, br)
+	}
+}
+
+// TestImportLendsUnchangedBodies: an import after a version takes the
+// compressed encodings of every body the previous version has byte for byte
+// from that version's pack, and compresses only the others. To tell lent
+// bytes from bytes compressed again (compressing is deterministic), the
+// previous version is stored with a pack compressed at another effort and
+// labelled with the import's.
+func TestImportLendsUnchangedBodies(t *testing.T) {
+	t.Parallel()
+	src := openStore(t, t.TempDir())
+	prevID := mustImport(t, src, fixtureDir(t, "14")).ManifestID
+	m, files, err := src.ReadVersion(prevID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err := catalog.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := representation.Effort{Gzip: 6, Brotli: 5}
+	pack, err := edition.Encode(rendered, edition.Options{Effort: other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pack = relabel(t, pack, apitest.Effort())
+	st := openStore(t, t.TempDir())
+	publish(t, st, store.Publication{ManifestID: prevID, Version: m.Version, Branch: m.Branch, Files: files, Edition: pack, Now: time.Now()})
+	prev, err := edition.Decode(pack)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rep := mustImport(t, st, fixtureDir(t, "15"))
+	if rep.Previous != prevID {
+		t.Fatalf("diffed against %q, want %s", rep.Previous, prevID)
+	}
+	cur, _, err := loadEdition(st, rep.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkEncodings(t, cur)
+	_, files, err = st.ReadVersion(rep.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rendered, err = catalog.RenderFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := edition.Build(rendered, edition.Options{Effort: apitest.Effort()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byETag := func(ed *edition.Edition) map[string]*representation.Body {
+		out := map[string]*representation.Body{}
+		for _, b := range ed.Bodies() {
+			out[b.ETag()] = b
+		}
+		return out
+	}
+	lender, compressed := byETag(prev), byETag(fresh)
+	lent, added, distinct := 0, 0, 0
+	for _, b := range cur.Bodies() {
+		want, ok := lender[b.ETag()]
+		if ok {
+			lent++
+			if f := compressed[b.ETag()]; !sameEncodings(f, want) {
+				distinct++ // compressing again would have given other bytes
+			}
+		} else {
+			added++
+			want = compressed[b.ETag()]
+		}
+		if want == nil || !bytes.Equal(want.JSON, b.JSON) {
+			t.Fatalf("body %s: not in the edition of the stored files", b.ETag())
+		}
+		if !sameEncodings(want, b) {
+			t.Errorf("body %s (%d bytes, lent: %v): encodings differ from the expected ones", b.ETag(), len(b.JSON), ok)
+		}
+	}
+	if lent == 0 || added == 0 || distinct == 0 {
+		t.Errorf("%d bodies lent (%d with bytes compressing again would not give), %d compressed: the versions do not exercise lending", lent, distinct, added)
+	}
+}
+
+// sameEncodings reports whether two bodies have the same compressed bytes.
+func sameEncodings(a, b *representation.Body) bool {
+	eq := func(x, y *representation.Encoded) bool {
+		if x == nil || y == nil {
+			return x == y
+		}
+		return bytes.Equal(x.Bytes, y.Bytes) && x.ETag() == y.ETag()
+	}
+	return a != nil && b != nil && eq(a.Gzip(), b.Gzip()) && eq(a.Brotli(), b.Brotli())
+}
+
+// relabel rewrites the effort a pack says its bodies were compressed at
+// (the meta record after the header, edition/pack.go), leaving the bodies.
+func relabel(t *testing.T, pack []byte, e representation.Effort) []byte {
+	t.Helper()
+	const magic = "refdata-edition/1\n"
+	if !bytes.HasPrefix(pack, []byte(magic)) {
+		t.Fatal("not a pack")
+	}
+	rest := pack[len(magic):]
+	n := binary.LittleEndian.Uint32(rest)
+	var meta map[string]any
+	if err := json.Unmarshal(rest[4:4+n], &meta); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := meta["effort"]; !ok {
+		t.Fatalf("the meta record has no effort: %v", meta)
+	}
+	meta["effort"] = e
+	mb, err := json.Marshal(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := binary.LittleEndian.AppendUint32([]byte(magic), uint32(len(mb)))
+	out = append(append(out, mb...), rest[4+n:]...)
+	if ed, err := edition.Decode(out); err != nil || ed.Effort != e {
+		t.Fatalf("relabelled pack: %v", err)
+	}
+	return out
+}
+
+// publish stores a version directly, holding the store's lock, as another
+// program would have.
+func publish(t *testing.T, st *store.Store, p store.Publication) {
+	t.Helper()
+	unlock, err := st.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	if _, err := st.Publish(p); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestImportAfterVersionWithoutEdition: a version stored without a pack (by
+// an older refdata) is diffed against by rendering its stored files again,
+// which the report says: the diff and the new version's pack are those an
+// import after the same version with its pack makes.
+func TestImportAfterVersionWithoutEdition(t *testing.T) {
+	t.Parallel()
+	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
+	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	opt := options()
+	opt.Now = func() time.Time { return now }
+	importWith := func(st *store.Store, dir string) *pipeline.Report {
+		t.Helper()
+		rep, err := pipeline.Import(st, dir, opt)
+		if err != nil || rep.Outcome != "published" {
+			t.Fatalf("import %s: %v, outcome %q", dir, err, rep.Outcome)
+		}
+		return rep
+	}
+
+	// With the pack.
+	ref := openStore(t, t.TempDir())
+	prevID := importWith(ref, v14).ManifestID
+	want := importWith(ref, v15)
+	wantDiff, err := ref.ReadDiff(prevID, want.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEd, _, err := loadEdition(ref, want.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Without: the same files, published with no Edition.
+	m, files, err := ref.ReadVersion(prevID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := openStore(t, t.TempDir())
+	publish(t, st, store.Publication{ManifestID: prevID, Version: m.Version, Branch: m.Branch, Files: files, Now: now})
+	if _, _, err := st.ReadEdition(prevID, ""); err == nil {
+		t.Fatal("a version published without an edition has one")
+	}
+	rep := importWith(st, v15)
+	if rep.Previous != prevID {
+		t.Fatalf("diffed against %q, want %s", rep.Previous, prevID)
+	}
+	if !slices.ContainsFunc(rep.Notes, func(n string) bool {
+		return strings.Contains(n, "version "+prevID+" has no usable stored edition") && strings.Contains(n, "rendered it again from its files")
+	}) {
+		t.Errorf("the report does not say the version was rendered again: %q", rep.Notes)
+	}
+	if rep.Summary == nil || *rep.Summary != *want.Summary || want.Summary.TotalChanged == 0 {
+		t.Errorf("summary %+v, want %+v", rep.Summary, want.Summary)
+	}
+	got, err := st.ReadDiff(prevID, rep.ManifestID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, wantDiff) {
+		t.Errorf("the diff from the rendered files differs from the one from the pack:\n%s\nwant\n%s", got, wantDiff)
+	}
+	gotEd := checkStoredEdition(t, st, rep.ManifestID)
+	ed, err := edition.Decode(gotEd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, wantEd, ed)
+	apitest.SameEdition(t, wantEd, ed)
+}
+
+// sameJSON fails t, naming the route, the locale and where the bytes part,
+// unless got serves the bytes want does on every catalog route (SameEdition
+// says only which category differs).
+func sameJSON(t *testing.T, want, got *edition.Edition) {
+	t.Helper()
+	same := func(what string, w, g *representation.Body) {
+		t.Helper()
+		if w == nil || g == nil {
+			if w != g {
+				t.Fatalf("%s: body %v, want %v", what, g, w)
+			}
+			return
+		}
+		if bytes.Equal(w.JSON, g.JSON) {
+			return
+		}
+		i := 0
+		for i < min(len(w.JSON), len(g.JSON)) && w.JSON[i] == g.JSON[i] {
+			i++
+		}
+		excerpt := func(b []byte) []byte { return b[max(0, i-120):min(len(b), i+240)] }
+		t.Fatalf("%s: %d bytes, want %d; from byte %d:\n got …%s…\nwant …%s…", what, len(g.JSON), len(w.JSON), i, excerpt(g.JSON), excerpt(w.JSON))
+	}
+	for _, c := range catalog.Categories() {
+		if !slices.Equal(want.UUIDs(c), got.UUIDs(c)) {
+			t.Fatalf("%s: items %v, want %v", c.Name(), got.UUIDs(c), want.UUIDs(c))
+		}
+		for loc := range catalog.NumLocales + 1 {
+			lang := "all"
+			if loc < catalog.NumLocales {
+				lang = catalog.Locales[loc]
+			}
+			same(fmt.Sprintf("/v1/%s?language=%s", c.Name(), lang), want.List(c, loc), got.List(c, loc))
+			for _, u := range want.UUIDs(c) {
+				same(fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang), want.Item(c, u, loc), got.Item(c, u, loc))
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package replica_test
+
+const raceOn = false

@@ -1,0 +1,619 @@
+// Package replica serves a version store to the API: an edition.Repository with
+// the active version's edition behind one atomic pointer, swapped when the
+// store's active pointer changes (Reload, Poll), replicas on a shared store
+// switching together; diffs come from the store or are computed and stored.
+// A version arrives rendered and compressed (its edition pack): swapping to
+// it is a read and an index, never a render.
+package replica
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/store"
+)
+
+// state is one served version. Handlers read it once per request through the
+// atomic pointer, so a request never sees two versions.
+type state struct {
+	ed     *edition.Edition
+	ptr    store.Pointer
+	rawPtr []byte // the ACTIVE bytes this state came from
+	latest atomic.Pointer[representation.Body]
+	// versions is /v1/versions as the store stood when this state was made: the
+	// store changes its versions only when it publishes, which moves the pointer.
+	versions *edition.VersionList
+}
+
+// movedTo is s for the same version under another pointer (a rescheduled
+// switch): one copy of every field, so a new one is not left behind.
+func (s *state) movedTo(ptr store.Pointer, raw []byte) *state {
+	m := &state{ed: s.ed, ptr: ptr, rawPtr: raw, versions: s.versions}
+	m.latest.Store(s.latest.Load())
+	return m
+}
+
+// Repository is the store-backed edition.Repository.
+type Repository struct {
+	st      store.Backend
+	log     *slog.Logger
+	metrics *Metrics
+
+	cur       atomic.Pointer[state]
+	reload    sync.Mutex // one reload at a time
+	badPtr    []byte     // an ACTIVE content that failed to load, not retried until it changes
+	diffs     sync.Mutex // one on-demand diff computation at a time
+	diffCache sync.Map   // "FROM-TO" → *representation.Body
+	// next is a version staged (its pack read and decoded) to be served
+	// from a scheduled instant, on a store shared by replicas.
+	next atomic.Pointer[pending]
+	// swap orders installs: a request that promotes a due staged version and
+	// a reload that installs a newer one must not interleave, or the older one
+	// could land last and the replica step back (seen under -race).
+	swap sync.Mutex
+	// onSwap runs after each install (OnSwap); guarded by swap.
+	onSwap []func()
+	// replica names this process to a Coordinator store.
+	replica string
+	// seen is what the last Reload read of the store: the pointer, or the
+	// error reading it (for Ready).
+	seen atomic.Pointer[seen]
+	// beat orders heartbeats: each reports the state as it stands when it is
+	// sent, so a keep-alive cannot overwrite a newer report with an older one.
+	beat sync.Mutex
+	// heartbeatEvery is how often keepAlive reports (defaultHeartbeat; the
+	// tests shorten it with a shorter ReplicaTTL).
+	heartbeatEvery time.Duration
+}
+
+var (
+	_ edition.Repository = (*Repository)(nil)
+	_ edition.Readiness  = (*Repository)(nil)
+	_ edition.Swapping   = (*Repository)(nil)
+	_ edition.Exporter   = (*Repository)(nil)
+)
+
+// pending is a staged version and the instant it becomes the served one.
+type pending struct {
+	s           *state
+	at          time.Time
+	publishedAt time.Time
+}
+
+// seen is the store as the last Reload found it.
+type seen struct {
+	ptr store.Pointer
+	err error
+	at  time.Time
+}
+
+// Open loads the version to serve: the active one when intact, else the
+// newest intact one (logging why). An empty store serves fallback, when
+// given, until a version is published.
+func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition) (*Repository, error) {
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat}
+	ptr, ed, man, why, err := r.resolve()
+	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
+		// The replicas have not switched to the newest version yet: serve the
+		// one they serve, and stage the new one at the first Reload.
+		if prev, pm, perr := r.read(ptr.Previous, ""); perr == nil {
+			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, pm.PublishedAt)
+			r.heartbeat()
+			return r, nil
+		}
+	}
+	switch {
+	case errors.Is(err, store.ErrNotFound) && fallback != nil:
+		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Location(), "err", err)
+		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
+		_, raw, _ := st.Active()
+		r.badPtr = raw
+		m.Active(fallback, time.Time{})
+		return r, nil
+	case err != nil:
+		return nil, err
+	}
+	if why != "" {
+		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
+	}
+	_, raw, _ := st.Active()
+	if why != "" {
+		r.badPtr = raw
+		raw = nil
+	}
+	r.start(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
+	r.heartbeat()
+	return r, nil
+}
+
+// resolve picks the version to serve at start-up: the one the pointer names
+// when its edition reads and decodes, else the newest stored version whose
+// does; why says why it fell back ("" when it did not). An error wrapping
+// store.ErrNotFound when no version's edition is intact.
+func (r *Repository) resolve() (store.Pointer, *edition.Edition, store.Manifest, string, error) {
+	p, _, perr := r.st.Active()
+	if perr == nil {
+		ed, m, err := r.read(p.ManifestID, p.ManifestSHA256)
+		if err == nil {
+			return p, ed, m, "", nil
+		}
+		perr = err
+	}
+	vs, err := r.st.Versions()
+	if err != nil {
+		return store.Pointer{}, nil, store.Manifest{}, "", err
+	}
+	why, errs := perr.Error(), []any{perr}
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].ManifestID == p.ManifestID {
+			continue // just failed
+		}
+		ed, m, err := r.read(vs[i].ManifestID, "")
+		if err != nil {
+			why += "; " + err.Error()
+			errs = append(errs, err)
+			continue
+		}
+		return store.Pointer{ManifestID: m.ManifestID, PublishedAt: m.PublishedAt}, ed, m, why, nil
+	}
+	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
+	return store.Pointer{}, nil, store.Manifest{}, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, store.ErrNotFound)...)
+}
+
+// read reads a version's edition from the store, its manifest checked against
+// manifestSHA when not "".
+func (r *Repository) read(id, manifestSHA string) (*edition.Edition, store.Manifest, error) {
+	m, pack, err := r.st.ReadEdition(id, manifestSHA)
+	if err != nil {
+		return nil, m, err
+	}
+	ed, err := edition.Decode(pack)
+	if err != nil {
+		return nil, m, fmt.Errorf("version %s: %w", id, err)
+	}
+	return ed, m, nil
+}
+
+// replicaName names this process to the other replicas: host, pid and a random
+// part, so a restarted process is a new replica.
+func replicaName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%08x", host, os.Getpid(), rand.Uint32())
+}
+
+// heartbeat tells a Coordinator store what this replica serves and has staged.
+func (r *Repository) heartbeat() {
+	c, ok := r.st.(store.Coordinator)
+	if !ok {
+		return
+	}
+	r.beat.Lock()
+	defer r.beat.Unlock()
+	staged := ""
+	if n := r.next.Load(); n != nil {
+		staged = n.s.ed.ManifestID
+	}
+	if err := c.Heartbeat(r.replica, r.cur.Load().ed.ManifestID, staged); err != nil {
+		r.log.Warn("could not report to the store", "err", err)
+	}
+}
+
+// Forget takes this replica out of a Coordinator store's list (at shutdown), so
+// publishes stop waiting for it.
+func (r *Repository) Forget() {
+	if f, ok := r.st.(interface{ Forget(string) error }); ok {
+		_ = f.Forget(r.replica)
+	}
+}
+
+// keepAlive reports to a Coordinator store every r.heartbeatEvery until ctx
+// ends, beside Reload: a replica loading a large version for longer than the
+// store's ReplicaTTL must still count as live, or the publisher stops waiting
+// for it and schedules a switch it cannot make in time.
+func (r *Repository) keepAlive(ctx context.Context) {
+	t := time.NewTicker(r.heartbeatEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			r.heartbeat()
+		}
+	}
+}
+
+// defaultHeartbeat is well inside postgres.DefaultReplicaTTL (10 s).
+const defaultHeartbeat = 2 * time.Second
+
+// overtaken promotes a staged version the store's pointer has moved past.
+// Publishers replace a pointer only once its switch instant has come (a
+// Coordinator store waits for it), so the other replicas serve that version
+// already; a replica that had not learned the instant (its reload ran late, a
+// notification was lost) would otherwise drop it for the next one and step
+// back while they serve it.
+func (r *Repository) overtaken(ptr store.Pointer) {
+	n := r.next.Load()
+	if n == nil || n.s.ed.ManifestID == ptr.ManifestID {
+		return
+	}
+	r.swap.Lock()
+	defer r.swap.Unlock()
+	if r.next.CompareAndSwap(n, nil) {
+		r.install(n.s, n.publishedAt)
+	}
+}
+
+// promoteDue makes a staged version the served one once its instant has come.
+// Every reader calls it first, so no request after the instant is answered
+// from the old version, whichever replica or goroutine it reaches.
+func (r *Repository) promoteDue() {
+	n := r.next.Load()
+	if n == nil || time.Now().Before(n.at) {
+		return
+	}
+	r.swap.Lock()
+	defer r.swap.Unlock()
+	if r.next.CompareAndSwap(n, nil) {
+		r.install(n.s, n.publishedAt)
+	}
+}
+
+// current is the served state, after any due switch.
+func (r *Repository) current() *state {
+	r.promoteDue()
+	return r.cur.Load()
+}
+
+// start makes s the served state at start-up.
+func (r *Repository) start(s *state, publishedAt time.Time) {
+	s.versions = r.listVersions(s.ed)
+	r.install(s, publishedAt)
+}
+
+// install makes a loaded state the served one.
+func (r *Repository) install(s *state, publishedAt time.Time) {
+	r.cur.Store(s)
+	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
+	for _, f := range r.onSwap {
+		f()
+	}
+	r.metrics.Active(s.ed, publishedAt)
+	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
+}
+
+// OnSwap has f called each time another version becomes the served one, right
+// after it does: for what keeps answers of the version served until then (the
+// edge's memo) to let go of them before the swap's collection, not at its
+// next request. f runs while installs wait, so it must not call r.
+func (r *Repository) OnSwap(f func()) {
+	r.swap.Lock()
+	defer r.swap.Unlock()
+	r.onSwap = append(r.onSwap, f)
+}
+
+// Store is the store the repository serves.
+func (r *Repository) Store() store.Backend { return r.st }
+
+// Active returns the edition being served.
+func (r *Repository) Active() *edition.Edition { return r.current().ed }
+
+// Reload checks the active pointer and swaps to the version it names when that
+// changed. It reports whether it swapped. Requests in flight keep the edition
+// they loaded.
+func (r *Repository) Reload() (bool, error) {
+	r.reload.Lock()
+	defer r.reload.Unlock()
+	defer r.heartbeat()
+	r.current()
+	ptr, raw, err := r.st.Active()
+	r.seen.Store(&seen{ptr: ptr, err: err, at: time.Now()})
+	if err == nil {
+		r.overtaken(ptr)
+	}
+	cur := r.cur.Load()
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		r.log.Warn("cannot read the store's active pointer; serving what is loaded", "serving", cur.ed.ManifestID, "err", err)
+		return false, err
+	}
+	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil {
+		r.metrics.checked(time.Now())
+		return false, nil
+	}
+	if raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
+		r.metrics.checked(time.Now())
+		return false, nil
+	}
+	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
+		// The pointer changed but not the version (a rescheduled switch).
+		r.cur.CompareAndSwap(cur, cur.movedTo(ptr, raw))
+		r.metrics.checked(time.Now())
+		return false, nil
+	}
+	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
+		// Staged already: take the instant the store has now.
+		r.next.CompareAndSwap(n, &pending{s: n.s.movedTo(ptr, raw), at: ptr.ActivateAt, publishedAt: n.publishedAt})
+		r.metrics.checked(time.Now())
+		return false, nil
+	}
+	if err == nil {
+		began := time.Now()
+		var ed *edition.Edition
+		var man store.Manifest
+		ed, man, err = r.read(ptr.ManifestID, ptr.ManifestSHA256)
+		if err == nil {
+			r.badPtr = nil
+			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
+			s.versions = r.listVersions(ed)
+			r.log.Info("read version", "manifest_id", ed.ManifestID, "load_seconds", time.Since(began).Seconds())
+			r.metrics.checked(time.Now())
+			if time.Now().Before(ptr.ActivateAt) {
+				r.next.Store(&pending{s: s, at: ptr.ActivateAt, publishedAt: man.PublishedAt})
+				r.log.Info("staged version", "manifest_id", ed.ManifestID, "switch_at", ptr.ActivateAt)
+				return false, nil
+			}
+			r.swap.Lock()
+			r.next.Store(nil)
+			r.install(s, man.PublishedAt)
+			r.swap.Unlock()
+			return true, nil
+		}
+	}
+	r.badPtr = raw
+	r.metrics.reloadFailed()
+	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
+	return false, err
+}
+
+// Poll calls Reload every interval until ctx ends; on a Coordinator store it
+// also reports to the store every r.heartbeatEvery, whatever Reload is doing.
+func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
+	if _, ok := r.st.(store.Coordinator); ok {
+		go r.keepAlive(ctx)
+	}
+	for {
+		wait := interval
+		if r.next.Load() != nil {
+			// A staged version waits for its instant: look for it often, in case
+			// the store's notification is late or lost.
+			wait = min(interval, stagedPoll)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+			_, _ = r.Reload()
+		}
+	}
+}
+
+// stagedPoll is how often a replica with a staged version reads the pointer.
+const stagedPoll = 50 * time.Millisecond
+
+// LatestDiff serves the diff stored when the active version was published.
+func (r *Repository) LatestDiff() (*representation.Body, error) {
+	s := r.current()
+	if b := s.latest.Load(); b != nil {
+		return b, nil
+	}
+	if s.ptr.Previous == "" {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s was the first one imported (or was recovered after damage), so it has no diff; use /v1/diff/{from}/{to} with two retained versions", s.ed.ManifestID)
+	}
+	body, err := r.st.ReadDiff(s.ptr.Previous, s.ed.ManifestID)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the diff %s → %s is no longer stored (the previous version was pruned by retention)", s.ptr.Previous, s.ed.ManifestID)
+	case err != nil:
+		return nil, err
+	}
+	b := representation.Encode(body, "", representation.Best)
+	s.latest.Store(b)
+	return b, nil
+}
+
+// Diff serves the diff between two retained versions: the stored file when there
+// is an intact one, otherwise computed from both versions and stored. from and to
+// are only compared with the store's listing, never used as paths.
+func (r *Repository) Diff(from, to string) (*representation.Body, error) {
+	f, err := r.st.Lookup(from)
+	if err != nil {
+		return nil, notFound(from, err)
+	}
+	t, err := r.st.Lookup(to)
+	if err != nil {
+		return nil, notFound(to, err)
+	}
+	key := f + "-" + t
+	if b, ok := r.diffCache.Load(key); ok {
+		return b.(*representation.Body), nil
+	}
+	r.diffs.Lock()
+	defer r.diffs.Unlock()
+	if b, ok := r.diffCache.Load(key); ok {
+		return b.(*representation.Body), nil
+	}
+	body, err := r.st.ReadDiff(f, t)
+	switch {
+	case err == nil:
+		b := representation.Encode(body, "", representation.Best)
+		r.diffCache.Store(key, b)
+		return b, nil
+	case errors.Is(err, store.ErrCorrupt):
+		r.log.Warn("stored diff is damaged; computing it again", "from", f, "to", t, "err", err)
+	case !errors.Is(err, store.ErrNotFound):
+		return nil, err
+	}
+	b, err := r.compute(f, t)
+	if err != nil {
+		return nil, err
+	}
+	r.diffCache.Store(key, b)
+	if unlock, ok := r.st.TryLock(); ok {
+		if err := r.st.WriteDiff(f, t, b.JSON); err != nil {
+			r.log.Warn("could not store a computed diff", "from", f, "to", t, "err", err)
+		}
+		unlock()
+	}
+	return b, nil
+}
+
+// compute diffs two stored versions, stamped with the newer one's
+// publication: every replica that computes it makes the same bytes.
+func (r *Repository) compute(from, to string) (*representation.Body, error) {
+	ms, err := r.st.Versions()
+	if err != nil {
+		return nil, err
+	}
+	var newest store.Manifest
+	for _, m := range ms {
+		if (m.ManifestID == from || m.ManifestID == to) && m.Seq > newest.Seq {
+			newest = m
+		}
+	}
+	eds := make([]*edition.Edition, 2)
+	for i, id := range []string{from, to} {
+		if eds[i], err = r.RetainedEdition(id); err != nil {
+			return nil, fmt.Errorf("load version %s for a diff: %w", id, err)
+		}
+	}
+	return edition.DiffBody(eds[0], eds[1], newest.PublishedAt)
+}
+
+// load reads a stored version's edition and manifest from the store (the
+// active one too: its manifest is needed for the diff's stamp).
+func (r *Repository) load(id string) (*edition.Edition, store.Manifest, error) {
+	ed, m, err := r.read(id, "")
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, edition.ErrBadPack) {
+		return nil, m, catalog.Internal("version "+id+" cannot be read", err)
+	}
+	return ed, m, err
+}
+
+func notFound(id string, err error) error {
+	if errors.Is(err, store.ErrNotFound) {
+		return catalog.Errorf(catalog.ENOTFOUND, "version %s is not retained; /v1/versions lists the ones that are", id)
+	}
+	return err
+}
+
+// listVersions lists the store's versions newest first, from their manifests
+// (no version is loaded), marking active. A store that cannot be listed, or holds
+// no intact version (the embedded fallback is served), lists active alone.
+func (r *Repository) listVersions(active *edition.Edition) *edition.VersionList {
+	ms, err := r.st.Versions()
+	if err != nil {
+		r.log.Error("list the store's versions for /v1/versions; listing the active one alone", "err", err)
+	}
+	vs := make([]gen.RetainedVersion, 0, len(ms)+1)
+	found := false
+	for i := len(ms) - 1; i >= 0; i-- {
+		m := ms[i]
+		at := m.PublishedAt.UTC().Format(time.RFC3339)
+		isActive := m.ManifestID == active.ManifestID
+		found = found || isActive
+		vs = append(vs, gen.RetainedVersion{
+			ManifestId: m.ManifestID, Version: m.Version, Branch: m.Branch,
+			PublishedAt: &at, ContentHash: catalog.ContentHash(m.Files), Active: isActive,
+		})
+	}
+	if !found {
+		vs = append([]gen.RetainedVersion{edition.RetainedVersion(active, nil, true)}, vs...)
+	}
+	l, err := edition.NewVersionList(vs)
+	if err != nil {
+		r.log.Error("render /v1/versions", "err", err)
+		return nil
+	}
+	return l
+}
+
+// Versions lists the retained versions, newest first.
+func (r *Repository) Versions() *edition.VersionList { return r.current().versions }
+
+// Ready: a version is loaded, the store answered the last Reload, and the
+// version served is the one the store says every replica serves now.
+func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
+	cur := r.current()
+	st := gen.ProbeStatus{Serving: cur.ed.ManifestID}
+	if n := r.next.Load(); n != nil {
+		id := n.s.ed.ManifestID
+		st.Staged = &id
+	}
+	sn := r.seen.Load()
+	if sn == nil {
+		return st, true, "" // not polled yet: what Open loaded is the store's
+	}
+	if sn.err != nil && !errors.Is(sn.err, store.ErrNotFound) {
+		return st, false, "the store cannot be read (the replica's log says why); serving " + cur.ed.ManifestID
+	}
+	if sn.err != nil {
+		return st, true, "" // an empty store: serving the embedded sample data
+	}
+	due := sn.ptr.ManifestID
+	if time.Now().Before(sn.ptr.ActivateAt) && sn.ptr.Previous != "" {
+		due = sn.ptr.Previous
+	}
+	st.Active = &due
+	if due != cur.ed.ManifestID {
+		behind := float32(0)
+		if !sn.ptr.ActivateAt.IsZero() {
+			behind = float32(time.Since(sn.ptr.ActivateAt).Seconds())
+		}
+		st.SecondsBehind = &behind
+		return st, false, fmt.Sprintf("serving %s, the store's active version is %s (loading it)", cur.ed.ManifestID, due)
+	}
+	zero := float32(0)
+	st.SecondsBehind = &zero
+	return st, true, ""
+}
+
+// RetainedEdition returns a retained version's edition: the active one as
+// served, any other read from the store. id is only compared with the
+// store's listing, never used as a path.
+func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
+	if ed := r.Active(); strings.EqualFold(ed.ManifestID, id) {
+		return ed, nil
+	}
+	found, err := r.st.Lookup(id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	ed, _, err := r.load(found)
+	return ed, err
+}
+
+func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+
+// Snapshot returns a retained version's files ("" for the active one), each
+// checked against its manifest, for /v1/export.
+func (r *Repository) Snapshot(id string) (*edition.Snapshot, error) {
+	if id == "" {
+		s := r.current()
+		if s.ptr.ManifestID == "" {
+			return nil, catalog.Errorf(catalog.ENOTFOUND, "the embedded sample data is served until a version is imported; it has no stored files")
+		}
+		id = s.ptr.ManifestID
+	}
+	found, err := r.st.Lookup(id)
+	if err != nil {
+		return nil, notFound(id, err)
+	}
+	m, files, err := r.st.ReadVersion(found)
+	if err != nil {
+		return nil, fmt.Errorf("export version %s: %w", found, err)
+	}
+	return &edition.Snapshot{ManifestID: m.ManifestID, ContentHash: catalog.ContentHash(m.Files), Files: files}, nil
+}
