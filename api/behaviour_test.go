@@ -116,7 +116,7 @@ func TestContentLanguage(t *testing.T) {
 		{"/v1/weapons/" + classic, "ja-JP", true},
 		{"/v1/weapons/" + classic, "JA-jp", true},
 		{"/v1/weapons", "de-DE", true},
-		{"/v1/buddies", "ja-JP", false}, // no buddy is translated: the en-US body
+		{"/v1/themes", "ja-JP", false}, // no theme is translated: the en-US body
 		{"/v1/locres/ja-jp", "", true},
 	} {
 		t.Run(tc.path+"?"+tc.lang, func(t *testing.T) {

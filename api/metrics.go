@@ -40,8 +40,10 @@ func (m *HTTPMetrics) Observer(route string, status int) prometheus.Observer {
 }
 
 // RegisterEditionMetrics exposes the size of the active edition's bodies by
-// encoding, so operators can relate memory to data.
+// encoding, so operators can relate memory to data, and the fields its
+// upstream added that the contract does not describe yet.
 func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Edition) {
+	reg.MustRegister(unknownFields{active})
 	for i, enc := range []string{"identity", "gzip", "br"} {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace:   "refdata",
@@ -53,5 +55,22 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Ed
 			sizes[0], sizes[1], sizes[2] = representation.Sizes(active().Bodies())
 			return float64(sizes[i])
 		}))
+	}
+}
+
+// unknownFields reports the active edition's fields openapi.yaml does not
+// describe: one series per catalog and field, its value the items carrying
+// it. Read at each scrape, so it follows swaps.
+type unknownFields struct{ active func() *edition.Edition }
+
+var unknownDesc = prometheus.NewDesc("refdata_unknown_fields",
+	"Items of the active version carrying a field the contract does not describe (served as the upstream sent it), by catalog and field.",
+	[]string{"category", "field"}, nil)
+
+func (u unknownFields) Describe(ch chan<- *prometheus.Desc) { ch <- unknownDesc }
+
+func (u unknownFields) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range u.active().Unknown {
+		ch <- prometheus.MustNewConstMetric(unknownDesc, prometheus.GaugeValue, float64(f.Items), f.Category.Name(), f.Field)
 	}
 }

@@ -181,10 +181,17 @@ func textOnly(sc *openapi3.Schema, v any) (any, bool) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, pv := range x {
-			if ps := sc.Properties[k]; ps != nil && ps.Value != nil {
-				if t, ok := textOnly(ps.Value, pv); ok {
-					out[k] = t
+			ps := sc.Properties[k]
+			if ps == nil || ps.Value == nil {
+				// A field the contract does not name: text may be
+				// localized, so it is kept.
+				if s, ok := pv.(string); ok {
+					out[k] = s
 				}
+				continue
+			}
+			if t, ok := textOnly(ps.Value, pv); ok {
+				out[k] = t
 			}
 		}
 		if len(out) == 0 {
@@ -282,9 +289,19 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, pv := range x {
-			if ps := sc.Properties[k]; ps != nil && ps.Value != nil {
+			switch ps := sc.Properties[k]; {
+			case ps != nil && ps.Value != nil:
 				out[k] = pickLocale(ps.Value, pv, loc, found)
-			} else {
+			case isLocaleObject(pv):
+				// A field the contract does not name, localized.
+				*found = true
+				m := pv.(map[string]any)
+				if t, ok := m[Locales[loc]]; ok {
+					out[k] = t
+				} else {
+					out[k] = m[Locales[DefaultLocale]]
+				}
+			default:
 				out[k] = pv
 			}
 		}
@@ -301,4 +318,26 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 		return out
 	}
 	return v
+}
+
+// isLocaleObject reports whether v is text keyed by locale code, as
+// language=all writes a localized field: an object with an en-US key whose
+// keys are all locale codes and whose values are all text or null.
+func isLocaleObject(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	if _, ok := m[Locales[DefaultLocale]]; !ok {
+		return false
+	}
+	for k, t := range m {
+		if loc, ok := ParseLocale(k); !ok || Locales[loc] != k {
+			return false
+		}
+		if _, text := t.(string); !text && t != nil {
+			return false
+		}
+	}
+	return true
 }

@@ -324,8 +324,8 @@ func TestTranslationsShareUntranslatedBodies(t *testing.T) {
 	en := catalog.DefaultLocale
 	ja, _ := catalog.ParseLocale("ja-JP")
 	ar, _ := catalog.ParseLocale("ar-AE")
-	if list(r, catalog.Buddies, ja) != list(r, catalog.Buddies, en) {
-		t.Error("untranslated buddies list is not shared with en-US")
+	if list(r, catalog.Themes, ja) != list(r, catalog.Themes, en) {
+		t.Error("untranslated themes list is not shared with en-US")
 	}
 	if list(r, catalog.Weapons, ja) == list(r, catalog.Weapons, en) || list(r, catalog.Weapons, ja).Lang != "ja-JP" {
 		t.Error("translated weapons list is shared with en-US")

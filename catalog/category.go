@@ -1,5 +1,7 @@
 package catalog
 
+import "fmt"
+
 // Category is one catalog of the API, named by its path after /v1/ (the diff uses
 // the same names).
 type Category int
@@ -32,6 +34,11 @@ const (
 	PlayerCards
 	Sprays
 	SprayLevels
+	ContentTiers
+	Gear
+	Ceremonies
+	Missions
+	Objectives
 	NumCategories
 )
 
@@ -72,6 +79,11 @@ var categories = [NumCategories]categoryInfo{
 	PlayerCards:         {"playercards", "PlayerCard", "player card", PlayerCards},
 	Sprays:              {"sprays", "Spray", "spray", Sprays},
 	SprayLevels:         {"sprays/levels", "SprayLevel", "spray level", Sprays},
+	ContentTiers:        {"contenttiers", "ContentTier", "content tier", ContentTiers},
+	Gear:                {"gear", "Gear", "piece of gear", Gear},
+	Ceremonies:          {"ceremonies", "Ceremony", "ceremony", Ceremonies},
+	Missions:            {"missions", "Mission", "mission", Missions},
+	Objectives:          {"objectives", "Objective", "objective", Objectives},
 }
 
 // Name is the category's path after /v1/, e.g. "weapons/skins".
@@ -96,6 +108,24 @@ func (c Category) File() string {
 		}
 	}
 	return string(b) + ".json"
+}
+
+// MarshalText writes the category as its name, as diffs and reports name it.
+func (c Category) MarshalText() ([]byte, error) {
+	if c < 0 || c >= NumCategories {
+		return nil, fmt.Errorf("category %d", int(c))
+	}
+	return []byte(c.Name()), nil
+}
+
+// UnmarshalText reads a category's name.
+func (c *Category) UnmarshalText(b []byte) error {
+	found, ok := CategoryNamed(string(b))
+	if !ok {
+		return fmt.Errorf("no category %q", b)
+	}
+	*c = found
+	return nil
 }
 
 // Categories lists every category in diff order.

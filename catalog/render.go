@@ -35,6 +35,9 @@ type Rendered struct {
 	// ContentHash is the version's ContentHash, set by the loader that knows
 	// its files; "" when unknown.
 	ContentHash string
+	// Unknown lists the fields openapi.yaml does not describe (Validate
+	// finds them), which the bodies carry as sent.
+	Unknown []Unknown
 }
 
 // Doc is one rendered body and the locale whose text it holds (Lang, the
@@ -51,7 +54,18 @@ type Table struct {
 	Order []UUID // as the source lists them
 	List  [NumLocales + 1]*Doc
 	Items map[UUID]*[NumLocales + 1]*Doc
+	// Filtered holds, for each boolean field the list can be filtered by
+	// (Filters), the list of the items whose field is false ([0]) and true
+	// ([1]), per locale.
+	Filtered map[string]*[2][NumLocales + 1]*Doc
 }
+
+// filters names the boolean fields a category's list can be filtered by, as
+// the public API filters /v1/agents?isPlayableCharacter=.
+var filters = map[Category][]string{Agents: {"isPlayableCharacter"}}
+
+// Filters lists the boolean fields category c's list can be filtered by.
+func (c Category) Filters() []string { return filters[c] }
 
 // Docs lists every Doc of r once, in one order for the same version: the
 // version record, the string tables, then each category's lists and items.
@@ -77,6 +91,15 @@ func (r *Rendered) Docs() []*Doc {
 		for _, u := range t.Order {
 			for _, d := range t.Items[u] {
 				add(d)
+			}
+		}
+		for _, f := range filters[Category(c)] {
+			if lists := t.Filtered[f]; lists != nil {
+				for _, vals := range lists {
+					for _, d := range vals {
+						add(d)
+					}
+				}
 			}
 		}
 	}
@@ -315,8 +338,56 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		if all[c], err = r.renderAll(c, &trees, all); err != nil {
 			return fmt.Errorf("%s for language=all: %w", c.Name(), err)
 		}
+		r.renderFilters(c, trees[DefaultLocale][c])
 	}
 	return nil
+}
+
+// enFirst lists the locale indexes, language=all's included, en-US first:
+// the other locales share its bodies where theirs are the same.
+var enFirst = func() []int {
+	out := []int{DefaultLocale}
+	for loc := range NumLocales + 1 {
+		if loc != DefaultLocale {
+			out = append(out, loc)
+		}
+	}
+	return out
+}()
+
+// renderFilters renders the filtered lists of a category (Filters), from
+// its items' bodies: an item is in the list of its en-US value of the field
+// (a missing or non-boolean value counts as false).
+func (r *Rendered) renderFilters(c Category, en []node) {
+	t := &r.Tables[c]
+	for _, field := range filters[c] {
+		lists := new([2][NumLocales + 1]*Doc)
+		for val := range 2 {
+			for _, loc := range enFirst {
+				var bodies [][]byte
+				for i, n := range en {
+					if v, _ := n.v[field].(bool); v == (val == 1) {
+						bodies = append(bodies, t.Items[t.Order[i]][loc].JSON)
+					}
+				}
+				list := listEnvelope(bodies)
+				switch {
+				case loc == DefaultLocale:
+					lists[val][loc] = &Doc{JSON: list, Lang: Locales[loc]}
+				case loc == AllLocales:
+					lists[val][loc] = &Doc{JSON: list, Lang: AllLanguages}
+				case bytes.Equal(list, lists[val][DefaultLocale].JSON):
+					lists[val][loc] = lists[val][DefaultLocale]
+				default:
+					lists[val][loc] = &Doc{JSON: list, Lang: Locales[loc]}
+				}
+			}
+		}
+		if t.Filtered == nil {
+			t.Filtered = map[string]*[2][NumLocales + 1]*Doc{}
+		}
+		t.Filtered[field] = lists
+	}
 }
 
 func (r *Rendered) setDefault(c Category, ns []node, bodies [][]byte) error {

@@ -24,17 +24,46 @@ const (
 
 // Unknown is one field openapi.yaml does not describe, in one catalog.
 type Unknown struct {
-	Category Category
+	Category Category `json:"category"`
 	// Field is where it is in an item: "background", or "skins[].levels[].foo"
 	// for one nested in an item's arrays and objects.
-	Field string
+	Field string `json:"field"`
 	// Items counts the items that carry it; Example is one of their uuids.
-	Items   int
-	Example string
+	Items   int    `json:"items"`
+	Example string `json:"example"`
+	// FirstSeen is the manifest ID of the first version that had it, as far
+	// as the store remembers ("" when not known).
+	FirstSeen string `json:"firstSeen,omitempty"`
 }
 
 func (u Unknown) String() string {
-	return fmt.Sprintf("%s: %s in %d items (e.g. %s)", u.Category.Name(), u.Field, u.Items, u.Example)
+	s := fmt.Sprintf("%s: %s in %d items (e.g. %s)", u.Category.Name(), u.Field, u.Items, u.Example)
+	if u.FirstSeen != "" {
+		s += ", first seen in " + u.FirstSeen
+	}
+	return s
+}
+
+// SinceFirstSeen gives each of now's unknown fields the version it was first
+// seen in: before's when before (the previous version's) had it, else id.
+func SinceFirstSeen(now, before []Unknown, id string) []Unknown {
+	type key struct {
+		c Category
+		f string
+	}
+	seen := map[key]string{}
+	for _, u := range before {
+		seen[key{u.Category, u.Field}] = u.FirstSeen
+	}
+	out := make([]Unknown, len(now))
+	for i, u := range now {
+		u.FirstSeen = id
+		if first, ok := seen[key{u.Category, u.Field}]; ok && first != "" {
+			u.FirstSeen = first
+		}
+		out[i] = u
+	}
+	return out
 }
 
 // unknownFields finds the unknown fields of one item of category c and

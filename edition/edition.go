@@ -19,6 +19,9 @@ type Edition struct {
 	// Effort is what its bodies were compressed at (the zero Effort: they
 	// were not).
 	Effort representation.Effort
+	// Unknown lists the fields openapi.yaml does not describe that its
+	// bodies carry, once per catalog and field.
+	Unknown []catalog.Unknown
 
 	version    *representation.Body
 	locresList *representation.Body
@@ -30,9 +33,10 @@ type Edition struct {
 // table holds a category's bodies per locale; index catalog.AllLocales is
 // language=all.
 type table struct {
-	order []catalog.UUID
-	list  [catalog.NumLocales + 1]*representation.Body
-	items map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body
+	order    []catalog.UUID
+	list     [catalog.NumLocales + 1]*representation.Body
+	items    map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body
+	filtered map[string]*[2][catalog.NumLocales + 1]*representation.Body
 }
 
 // List is the body of /v1/<category> in locale loc (catalog.AllLocales:
@@ -47,6 +51,19 @@ func (e *Edition) Item(c catalog.Category, u catalog.UUID, loc int) *representat
 		return b[loc]
 	}
 	return nil
+}
+
+// Filtered is the body of /v1/<category>?<field>=<value> in locale loc, or
+// nil when the category's list is not filtered by field (Category.Filters).
+func (e *Edition) Filtered(c catalog.Category, field string, value bool, loc int) *representation.Body {
+	lists := e.tables[c].filtered[field]
+	if lists == nil {
+		return nil
+	}
+	if value {
+		return lists[1][loc]
+	}
+	return lists[0][loc]
 }
 
 // UUIDs lists the items of a category in source order.
@@ -86,7 +103,9 @@ func New(r *catalog.Rendered) *Edition {
 	for i, d := range docs {
 		bodies[i] = representation.Assemble(d.JSON, etags[i], d.Lang, nil, "", nil, "")
 	}
-	return assemble(r.ManifestID, r.Version, r.ContentHash, representation.Effort{}, r, docs, bodies)
+	e := assemble(r.ManifestID, r.Version, r.ContentHash, representation.Effort{}, r, docs, bodies)
+	e.Unknown = r.Unknown
+	return e
 }
 
 // assemble indexes bodies, made of docs in the same order, by the routes of r.
@@ -115,6 +134,18 @@ func assemble(id string, v gen.Version, hash string, eff representation.Effort, 
 				bs[loc] = idx[d]
 			}
 			t.items[u] = &bs
+		}
+		for field, lists := range rt.Filtered {
+			bs := new([2][catalog.NumLocales + 1]*representation.Body)
+			for val := range lists {
+				for loc, d := range lists[val] {
+					bs[val][loc] = idx[d]
+				}
+			}
+			if t.filtered == nil {
+				t.filtered = map[string]*[2][catalog.NumLocales + 1]*representation.Body{}
+			}
+			t.filtered[field] = bs
 		}
 	}
 	return e

@@ -37,6 +37,7 @@ type category struct {
 	lists                []int   // offsets of the 19 list body indexes
 	uuids                []int   // offsets of each item's uuid
 	refs                 [][]int // offsets of each item's 19 body indexes
+	filters              []int   // offsets of each filter's 2 × 19 list body indexes
 }
 
 func layoutOf(t testing.TB, b []byte) layout {
@@ -101,6 +102,14 @@ func layoutOf(t testing.TB, b []byte) layout {
 				refs = append(refs, at)
 			}
 			c.refs = append(c.refs, refs)
+		}
+		nf := binary.LittleEndian.Uint16(b[take(2):])
+		for range nf {
+			take(int(binary.LittleEndian.Uint16(b[take(2):])))
+			for range 2 * (catalog.NumLocales + 1) {
+				at, _ := u32()
+				c.filters = append(c.filters, at)
+			}
 		}
 		l.cats = append(l.cats, c)
 	}

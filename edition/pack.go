@@ -7,7 +7,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -21,13 +23,14 @@ import (
 //
 //	"refdata-edition/1\n"
 //	u32 length, then the meta record as JSON (manifestId, contentHash,
-//	    version, effort)
+//	    version, effort, the fields openapi.yaml does not describe)
 //	u32 bodies; per body: u8 language (a locale's index, 18 for
 //	    language=all, 255 for none), u32 lengths of identity, gzip and brotli
 //	    (0: no such encoding), and the ETag hash of each encoding present
 //	the routes, as body indexes: the version record, the locale list, the 18
 //	    string tables; then u32 categories, each: u16 length and name, u32
-//	    items, 19 list bodies, and per item its 16-byte uuid and 19 bodies
+//	    items, 19 list bodies, per item its 16-byte uuid and 19 bodies, and
+//	    u16 filters, each: u16 length and field name, 2 × 19 list bodies
 //	u64 length, then every body's encodings, in body order
 //
 // Written by hand because no library fits: the reader must slice the bodies
@@ -49,6 +52,7 @@ type meta struct {
 	ContentHash string                `json:"contentHash"`
 	Version     gen.Version           `json:"version"`
 	Effort      representation.Effort `json:"effort"`
+	Unknown     []catalog.Unknown     `json:"unknown,omitempty"`
 }
 
 // Options tune Encode.
@@ -176,7 +180,7 @@ func hashAll(docs []*catalog.Doc) []string {
 }
 
 func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byte, error) {
-	m, err := json.Marshal(meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: eff})
+	m, err := json.Marshal(meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: eff, Unknown: r.Unknown})
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", r.ManifestID, err)
 	}
@@ -237,6 +241,17 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 			b = append(b, u[:]...)
 			for _, d := range t.Items[u] {
 				ref(d)
+			}
+		}
+		fields := slices.Sorted(maps.Keys(t.Filtered))
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(fields)))
+		for _, f := range fields {
+			b = binary.LittleEndian.AppendUint16(b, uint16(len(f)))
+			b = append(b, f...)
+			for _, vals := range t.Filtered[f] {
+				for _, d := range vals {
+					ref(d)
+				}
 			}
 		}
 	}
@@ -325,6 +340,7 @@ func Decode(b []byte) (*Edition, error) {
 		lists               [catalog.NumCategories][catalog.NumLocales + 1]int
 		items               [catalog.NumCategories]map[catalog.UUID]*[catalog.NumLocales + 1]int
 		orders              [catalog.NumCategories][]catalog.UUID
+		filtered            [catalog.NumCategories]map[string]*[2][catalog.NumLocales + 1]int
 	)
 	version, locresList = body(), body()
 	for i := range locres {
@@ -364,6 +380,25 @@ func Decode(b []byte) (*Edition, error) {
 			items[c][u] = &bs
 			orders[c] = append(orders[c], u)
 		}
+		for range d.u16() {
+			field := string(d.next(int(d.u16())))
+			if d.err == nil && !slices.Contains(c.Filters(), field) {
+				d.fail(fmt.Errorf("%s: no filter %q", name, field))
+			}
+			if d.err != nil {
+				break
+			}
+			bs := new([2][catalog.NumLocales + 1]int)
+			for val := range bs {
+				for loc := range bs[val] {
+					bs[val][loc] = body()
+				}
+			}
+			if filtered[c] == nil {
+				filtered[c] = map[string]*[2][catalog.NumLocales + 1]int{}
+			}
+			filtered[c][field] = bs
+		}
 	}
 	blob := d.next(int(d.u64()))
 	if d.err == nil && d.off != len(b) {
@@ -387,7 +422,7 @@ func Decode(b []byte) (*Edition, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadPack, d.err)
 	}
 
-	e := &Edition{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Effort: m.Effort}
+	e := &Edition{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Effort: m.Effort, Unknown: m.Unknown}
 	e.VersionField = representation.NewField("X-Data-Version", m.ManifestID)
 	e.bodies = make([]*representation.Body, len(heads))
 	for i := range heads {
@@ -420,6 +455,18 @@ func Decode(b []byte) (*Edition, error) {
 				bs[loc] = e.bodies[j]
 			}
 			t.items[u] = &bs
+		}
+		for field, js := range filtered[c] {
+			bs := new([2][catalog.NumLocales + 1]*representation.Body)
+			for val := range js {
+				for loc, j := range js[val] {
+					bs[val][loc] = e.bodies[j]
+				}
+			}
+			if t.filtered == nil {
+				t.filtered = map[string]*[2][catalog.NumLocales + 1]*representation.Body{}
+			}
+			t.filtered[field] = bs
 		}
 	}
 	return e, nil

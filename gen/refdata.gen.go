@@ -157,6 +157,42 @@ func (e Locale) Valid() bool {
 	}
 }
 
+// Defines values for IsPlayableCharacter.
+const (
+	IsPlayableCharacterFalse IsPlayableCharacter = "false"
+	IsPlayableCharacterTrue  IsPlayableCharacter = "true"
+)
+
+// Valid indicates whether the value is a known member of the IsPlayableCharacter enum.
+func (e IsPlayableCharacter) Valid() bool {
+	switch e {
+	case IsPlayableCharacterFalse:
+		return true
+	case IsPlayableCharacterTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListAgentsParamsIsPlayableCharacter.
+const (
+	ListAgentsParamsIsPlayableCharacterFalse ListAgentsParamsIsPlayableCharacter = "false"
+	ListAgentsParamsIsPlayableCharacterTrue  ListAgentsParamsIsPlayableCharacter = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListAgentsParamsIsPlayableCharacter enum.
+func (e ListAgentsParamsIsPlayableCharacter) Valid() bool {
+	switch e {
+	case ListAgentsParamsIsPlayableCharacterFalse:
+		return true
+	case ListAgentsParamsIsPlayableCharacterTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // AdsStats defines model for AdsStats.
 type AdsStats struct {
 	BurstCount           float64                `json:"burstCount"`
@@ -793,6 +829,70 @@ type CategoryDiff struct {
 	Removed []string `json:"removed"`
 }
 
+// Ceremony A ceremony: the banner shown for a feat such as an ace or a clutch.
+type Ceremony struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// Uuid Example: 1e71c55c-476e-24ac-0687-e48b07ef8d3e
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// CeremonyAll (language=all: each localized text is an object keyed by locale.)
+type CeremonyAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName          LocalizedText          `json:"displayName"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// CeremonyAllBody defines model for CeremonyAllBody.
+type CeremonyAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data CeremonyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CeremonyBody defines model for CeremonyBody.
+type CeremonyBody struct {
+	// Data A ceremony: the banner shown for a feat such as an ace or a clutch.
+	Data Ceremony `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CeremonyListAllBody defines model for CeremonyListAllBody.
+type CeremonyListAllBody struct {
+	Data []CeremonyAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// CeremonyListBody defines model for CeremonyListBody.
+type CeremonyListBody struct {
+	Data []Ceremony `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // ChangedItem defines model for ChangedItem.
 type ChangedItem struct {
 	// Fields Sorted top-level field names whose serialized value differs (numbers compare by value).
@@ -1032,6 +1132,100 @@ type CompetitiveTierSetListAllBody struct {
 // CompetitiveTierSetListBody defines model for CompetitiveTierSetListBody.
 type CompetitiveTierSetListBody struct {
 	Data []CompetitiveTierSet `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContentTier A rarity tier of skins (Select, Deluxe, Premium, Exclusive, Ultra); a weapon skin's contentTierUuid names one.
+type ContentTier struct {
+	AssetPath string `json:"assetPath"`
+
+	// DevName Internal name; not localized.
+	//
+	// Example: Select
+	DevName string `json:"devName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// HighlightColor 8-character RGBA hex.
+	//
+	// Example: 5a9fe2ff
+	HighlightColor string `json:"highlightColor"`
+	JuiceCost      int    `json:"juiceCost"`
+	JuiceValue     int    `json:"juiceValue"`
+
+	// Rank Order of the tiers, 0 the lowest.
+	Rank int `json:"rank"`
+
+	// Uuid Example: 12683d76-48d7-84a3-4e09-6985794f0445
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ContentTierAll (language=all: each localized text is an object keyed by locale.)
+type ContentTierAll struct {
+	AssetPath string `json:"assetPath"`
+	DevName   string `json:"devName"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName          LocalizedText          `json:"displayName"`
+	HighlightColor       string                 `json:"highlightColor"`
+	JuiceCost            int                    `json:"juiceCost"`
+	JuiceValue           int                    `json:"juiceValue"`
+	Rank                 int                    `json:"rank"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ContentTierAllBody defines model for ContentTierAllBody.
+type ContentTierAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data ContentTierAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContentTierBody defines model for ContentTierBody.
+type ContentTierBody struct {
+	// Data A rarity tier of skins (Select, Deluxe, Premium, Exclusive, Ultra); a weapon skin's contentTierUuid names one.
+	Data ContentTier `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContentTierListAllBody defines model for ContentTierListAllBody.
+type ContentTierListAllBody struct {
+	Data []ContentTierAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ContentTierListBody defines model for ContentTierListBody.
+type ContentTierListBody struct {
+	Data []ContentTier `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -1303,15 +1497,20 @@ type DiffCategories struct {
 	Buddies              CategoryDiff `json:"buddies"`
 	Buddieslevels        CategoryDiff `json:"buddies/levels"`
 	Bundles              CategoryDiff `json:"bundles"`
+	Ceremonies           CategoryDiff `json:"ceremonies"`
 	Competitivetiers     CategoryDiff `json:"competitivetiers"`
+	Contenttiers         CategoryDiff `json:"contenttiers"`
 	Contracts            CategoryDiff `json:"contracts"`
 	Currencies           CategoryDiff `json:"currencies"`
 	Events               CategoryDiff `json:"events"`
 	Flex                 CategoryDiff `json:"flex"`
 	Gamemodes            CategoryDiff `json:"gamemodes"`
 	Gamemodesequippables CategoryDiff `json:"gamemodes/equippables"`
+	Gear                 CategoryDiff `json:"gear"`
 	Levelborders         CategoryDiff `json:"levelborders"`
 	Maps                 CategoryDiff `json:"maps"`
+	Missions             CategoryDiff `json:"missions"`
+	Objectives           CategoryDiff `json:"objectives"`
 	Playercards          CategoryDiff `json:"playercards"`
 	Playertitles         CategoryDiff `json:"playertitles"`
 	Premierconferences   CategoryDiff `json:"premier/conferences"`
@@ -1736,6 +1935,90 @@ type GameModeListBody struct {
 	Status int `json:"status"`
 }
 
+// Gear A piece of gear bought in the buy phase (armor).
+type Gear struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description Localized description.
+	Description string `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName Localized name.
+	DisplayName string `json:"displayName"`
+
+	// ShopData Null for gear that cannot be bought.
+	ShopData *ShopData `json:"shopData"`
+
+	// Uuid Example: 822bcab2-40a2-324e-c137-e09195ad7692
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// GearAll (language=all: each localized text is an object keyed by locale.)
+type GearAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Description A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	Description LocalizedText `json:"description"`
+
+	// DisplayIcon Absolute URL of an image or video on the media host; may be null.
+	//
+	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
+	DisplayIcon *Url `json:"displayIcon"`
+
+	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
+	DisplayName          LocalizedText          `json:"displayName"`
+	ShopData             *ShopDataAll           `json:"shopData"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// GearAllBody defines model for GearAllBody.
+type GearAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data GearAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GearBody defines model for GearBody.
+type GearBody struct {
+	// Data A piece of gear bought in the buy phase (armor).
+	Data Gear `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GearListAllBody defines model for GearListAllBody.
+type GearListAllBody struct {
+	Data []GearAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// GearListBody defines model for GearListBody.
+type GearListBody struct {
+	Data []Gear `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // GridPosition defines model for GridPosition.
 type GridPosition struct {
 	Column               float64                `json:"column"`
@@ -2084,6 +2367,165 @@ type MapListAllBody struct {
 // MapListBody defines model for MapListBody.
 type MapListBody struct {
 	Data []Map `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// Mission A mission (daily, weekly or a contract's) and the objectives that complete it.
+type Mission struct {
+	// ActivationDate ISO 8601 UTC timestamp.
+	ActivationDate string `json:"activationDate"`
+	AssetPath      string `json:"assetPath"`
+
+	// DisplayName Localized name; null for some missions.
+	DisplayName *string `json:"displayName"`
+
+	// ExpirationDate ISO 8601 UTC timestamp.
+	ExpirationDate     string              `json:"expirationDate"`
+	Objectives         *[]MissionObjective `json:"objectives"`
+	ProgressToComplete int                 `json:"progressToComplete"`
+	Tags               *[]string           `json:"tags"`
+
+	// Title Localized title; null for some missions.
+	Title *string `json:"title"`
+
+	// Type Enum string such as `EAresMissionType::Daily`; the set grows.
+	Type *string `json:"type"`
+	Uuid string  `json:"uuid"`
+
+	// XpGrant Account experience granted.
+	XpGrant              int                    `json:"xpGrant"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// MissionAll (language=all: each localized text is an object keyed by locale.)
+type MissionAll struct {
+	ActivationDate string `json:"activationDate"`
+	AssetPath      string `json:"assetPath"`
+
+	// DisplayName A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	DisplayName        LocalizedTextOrNull `json:"displayName"`
+	ExpirationDate     string              `json:"expirationDate"`
+	Objectives         *[]MissionObjective `json:"objectives"`
+	ProgressToComplete int                 `json:"progressToComplete"`
+	Tags               *[]string           `json:"tags"`
+
+	// Title A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	Title                LocalizedTextOrNull    `json:"title"`
+	Type                 *string                `json:"type"`
+	Uuid                 string                 `json:"uuid"`
+	XpGrant              int                    `json:"xpGrant"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// MissionAllBody defines model for MissionAllBody.
+type MissionAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data MissionAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MissionBody defines model for MissionBody.
+type MissionBody struct {
+	// Data A mission (daily, weekly or a contract's) and the objectives that complete it.
+	Data Mission `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MissionListAllBody defines model for MissionListAllBody.
+type MissionListAllBody struct {
+	Data []MissionAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MissionListBody defines model for MissionListBody.
+type MissionListBody struct {
+	Data []Mission `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// MissionObjective One objective of a mission and the value that completes it.
+type MissionObjective struct {
+	// ObjectiveUuid Names an Objective.
+	ObjectiveUuid        string                 `json:"objectiveUuid"`
+	Value                int                    `json:"value"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// Objective An objective a mission counts, such as a kill with a given weapon.
+type Objective struct {
+	AssetPath string `json:"assetPath"`
+
+	// Directive Localized instruction; null for some objectives.
+	Directive            *string                `json:"directive"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ObjectiveAll (language=all: each localized text is an object keyed by locale.)
+type ObjectiveAll struct {
+	AssetPath string `json:"assetPath"`
+
+	// Directive A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
+	Directive            LocalizedTextOrNull    `json:"directive"`
+	Uuid                 string                 `json:"uuid"`
+	AdditionalProperties map[string]interface{} `json:"-"`
+}
+
+// ObjectiveAllBody defines model for ObjectiveAllBody.
+type ObjectiveAllBody struct {
+	// Data (language=all: each localized text is an object keyed by locale.)
+	Data ObjectiveAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ObjectiveBody defines model for ObjectiveBody.
+type ObjectiveBody struct {
+	// Data An objective a mission counts, such as a kill with a given weapon.
+	Data Objective `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ObjectiveListAllBody defines model for ObjectiveListAllBody.
+type ObjectiveListAllBody struct {
+	Data []ObjectiveAll `json:"data"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// ObjectiveListBody defines model for ObjectiveListBody.
+type ObjectiveListBody struct {
+	Data []Objective `json:"data"`
 
 	// Status The HTTP status code, 200.
 	//
@@ -2489,7 +2931,7 @@ type RetainedVersion struct {
 	// ManifestId Example: 05E83EB5E32657B9
 	ManifestId string `json:"manifestId"`
 
-	// PublishedAt When the version was published into this server's store (UTC); null for the embedded sample data.
+	// PublishedAt When the version was published into this server's store (UTC); the embedded sample data's build date; null when unknown.
 	PublishedAt *string `json:"publishedAt"`
 
 	// Version The game version, as `/v1/version` has it.
@@ -3440,6 +3882,9 @@ type WeaponStats struct {
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
+// IsPlayableCharacter defines model for IsPlayableCharacter.
+type IsPlayableCharacter string
+
 // Language One of the 18 supported locales, or `all` for every locale at once.
 //
 // Example: de-DE
@@ -3502,6 +3947,16 @@ type BundleList struct {
 	union json.RawMessage
 }
 
+// CeremonyItem defines model for CeremonyItem.
+type CeremonyItem struct {
+	union json.RawMessage
+}
+
+// CeremonyList defines model for CeremonyList.
+type CeremonyList struct {
+	union json.RawMessage
+}
+
 // CompetitiveSeasonItem defines model for CompetitiveSeasonItem.
 type CompetitiveSeasonItem struct {
 	union json.RawMessage
@@ -3519,6 +3974,16 @@ type CompetitiveTierSetItem struct {
 
 // CompetitiveTierSetList defines model for CompetitiveTierSetList.
 type CompetitiveTierSetList struct {
+	union json.RawMessage
+}
+
+// ContentTierItem defines model for ContentTierItem.
+type ContentTierItem struct {
+	union json.RawMessage
+}
+
+// ContentTierList defines model for ContentTierList.
+type ContentTierList struct {
 	union json.RawMessage
 }
 
@@ -3585,6 +4050,16 @@ type GameModeList struct {
 	union json.RawMessage
 }
 
+// GearItem defines model for GearItem.
+type GearItem struct {
+	union json.RawMessage
+}
+
+// GearList defines model for GearList.
+type GearList struct {
+	union json.RawMessage
+}
+
 // InternalError The body of every non-2xx response.
 type InternalError = Error
 
@@ -3611,11 +4086,31 @@ type MapList struct {
 	union json.RawMessage
 }
 
+// MissionItem defines model for MissionItem.
+type MissionItem struct {
+	union json.RawMessage
+}
+
+// MissionList defines model for MissionList.
+type MissionList struct {
+	union json.RawMessage
+}
+
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
 // NotReady The body of every non-2xx response.
 type NotReady = Error
+
+// ObjectiveItem defines model for ObjectiveItem.
+type ObjectiveItem struct {
+	union json.RawMessage
+}
+
+// ObjectiveList defines model for ObjectiveList.
+type ObjectiveList struct {
+	union json.RawMessage
+}
 
 // PlayerCardItem defines model for PlayerCardItem.
 type PlayerCardItem struct {
@@ -3775,7 +4270,15 @@ type ListAgentsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// IsPlayableCharacter `true` lists only the agents a player can pick; `false` only the others (a
+	// record the game keeps for a non-playable character). Left out, every agent.
+	// Any letter case; anything else is 400 naming the two values.
+	IsPlayableCharacter *ListAgentsParamsIsPlayableCharacter `form:"isPlayableCharacter,omitempty" json:"isPlayableCharacter,omitempty"`
 }
+
+// ListAgentsParamsIsPlayableCharacter defines parameters for ListAgents.
+type ListAgentsParamsIsPlayableCharacter string
 
 // GetAgentParams defines parameters for GetAgent.
 type GetAgentParams struct {
@@ -3861,6 +4364,30 @@ type GetBundleParams struct {
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListCeremoniesParams defines parameters for ListCeremonies.
+type ListCeremoniesParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetCeremonyParams defines parameters for GetCeremony.
+type GetCeremonyParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
 type ListCompetitiveTierSetsParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
@@ -3875,6 +4402,30 @@ type ListCompetitiveTierSetsParams struct {
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
 type GetCompetitiveTierSetParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListContentTiersParams defines parameters for ListContentTiers.
+type ListContentTiersParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetContentTierParams defines parameters for GetContentTier.
+type GetContentTierParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
 	// (each localized text field becomes an object keyed by the 18 codes; see the
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
@@ -4029,6 +4580,30 @@ type GetGameModeParams struct {
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
+// ListGearParams defines parameters for ListGear.
+type ListGearParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetGearParams defines parameters for GetGear.
+type GetGearParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
 // ListLevelBordersParams defines parameters for ListLevelBorders.
 type ListLevelBordersParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
@@ -4067,6 +4642,54 @@ type ListMapsParams struct {
 
 // GetMapParams defines parameters for GetMap.
 type GetMapParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListMissionsParams defines parameters for ListMissions.
+type ListMissionsParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetMissionParams defines parameters for GetMission.
+type GetMissionParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// ListObjectivesParams defines parameters for ListObjectives.
+type ListObjectivesParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetObjectiveParams defines parameters for GetObjective.
+type GetObjectiveParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
 	// (each localized text field becomes an object keyed by the 18 codes; see the
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
@@ -7062,6 +7685,190 @@ func (a CalloutLocation) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for Ceremony. Returns the specified
+// element and whether it was found
+func (a Ceremony) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Ceremony
+func (a *Ceremony) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Ceremony to handle AdditionalProperties
+func (a *Ceremony) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Ceremony to handle AdditionalProperties
+func (a Ceremony) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for CeremonyAll. Returns the specified
+// element and whether it was found
+func (a CeremonyAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for CeremonyAll
+func (a *CeremonyAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for CeremonyAll to handle AdditionalProperties
+func (a *CeremonyAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for CeremonyAll to handle AdditionalProperties
+func (a CeremonyAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for CompetitiveSeason. Returns the specified
 // element and whether it was found
 func (a CompetitiveSeason) Get(fieldName string) (value interface{}, found bool) {
@@ -7903,6 +8710,346 @@ func (a CompetitiveTierSetAll) MarshalJSON() ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("error marshaling 'tiers': %w", err)
 		}
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContentTier. Returns the specified
+// element and whether it was found
+func (a ContentTier) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContentTier
+func (a *ContentTier) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContentTier to handle AdditionalProperties
+func (a *ContentTier) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["devName"]; found {
+		err = json.Unmarshal(raw, &a.DevName)
+		if err != nil {
+			return fmt.Errorf("error reading 'devName': %w", err)
+		}
+		delete(object, "devName")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["highlightColor"]; found {
+		err = json.Unmarshal(raw, &a.HighlightColor)
+		if err != nil {
+			return fmt.Errorf("error reading 'highlightColor': %w", err)
+		}
+		delete(object, "highlightColor")
+	}
+
+	if raw, found := object["juiceCost"]; found {
+		err = json.Unmarshal(raw, &a.JuiceCost)
+		if err != nil {
+			return fmt.Errorf("error reading 'juiceCost': %w", err)
+		}
+		delete(object, "juiceCost")
+	}
+
+	if raw, found := object["juiceValue"]; found {
+		err = json.Unmarshal(raw, &a.JuiceValue)
+		if err != nil {
+			return fmt.Errorf("error reading 'juiceValue': %w", err)
+		}
+		delete(object, "juiceValue")
+	}
+
+	if raw, found := object["rank"]; found {
+		err = json.Unmarshal(raw, &a.Rank)
+		if err != nil {
+			return fmt.Errorf("error reading 'rank': %w", err)
+		}
+		delete(object, "rank")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContentTier to handle AdditionalProperties
+func (a ContentTier) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["devName"], err = json.Marshal(a.DevName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'devName': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["highlightColor"], err = json.Marshal(a.HighlightColor)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'highlightColor': %w", err)
+	}
+
+	object["juiceCost"], err = json.Marshal(a.JuiceCost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'juiceCost': %w", err)
+	}
+
+	object["juiceValue"], err = json.Marshal(a.JuiceValue)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'juiceValue': %w", err)
+	}
+
+	object["rank"], err = json.Marshal(a.Rank)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rank': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ContentTierAll. Returns the specified
+// element and whether it was found
+func (a ContentTierAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ContentTierAll
+func (a *ContentTierAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ContentTierAll to handle AdditionalProperties
+func (a *ContentTierAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["devName"]; found {
+		err = json.Unmarshal(raw, &a.DevName)
+		if err != nil {
+			return fmt.Errorf("error reading 'devName': %w", err)
+		}
+		delete(object, "devName")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["highlightColor"]; found {
+		err = json.Unmarshal(raw, &a.HighlightColor)
+		if err != nil {
+			return fmt.Errorf("error reading 'highlightColor': %w", err)
+		}
+		delete(object, "highlightColor")
+	}
+
+	if raw, found := object["juiceCost"]; found {
+		err = json.Unmarshal(raw, &a.JuiceCost)
+		if err != nil {
+			return fmt.Errorf("error reading 'juiceCost': %w", err)
+		}
+		delete(object, "juiceCost")
+	}
+
+	if raw, found := object["juiceValue"]; found {
+		err = json.Unmarshal(raw, &a.JuiceValue)
+		if err != nil {
+			return fmt.Errorf("error reading 'juiceValue': %w", err)
+		}
+		delete(object, "juiceValue")
+	}
+
+	if raw, found := object["rank"]; found {
+		err = json.Unmarshal(raw, &a.Rank)
+		if err != nil {
+			return fmt.Errorf("error reading 'rank': %w", err)
+		}
+		delete(object, "rank")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ContentTierAll to handle AdditionalProperties
+func (a ContentTierAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["devName"], err = json.Marshal(a.DevName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'devName': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["highlightColor"], err = json.Marshal(a.HighlightColor)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'highlightColor': %w", err)
+	}
+
+	object["juiceCost"], err = json.Marshal(a.JuiceCost)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'juiceCost': %w", err)
+	}
+
+	object["juiceValue"], err = json.Marshal(a.JuiceValue)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'juiceValue': %w", err)
+	}
+
+	object["rank"], err = json.Marshal(a.Rank)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'rank': %w", err)
 	}
 
 	object["uuid"], err = json.Marshal(a.Uuid)
@@ -10517,6 +11664,268 @@ func (a GameModeEquippableAll) MarshalJSON() ([]byte, error) {
 	return json.Marshal(object)
 }
 
+// Getter for additional properties for Gear. Returns the specified
+// element and whether it was found
+func (a Gear) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Gear
+func (a *Gear) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Gear to handle AdditionalProperties
+func (a *Gear) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["shopData"]; found {
+		err = json.Unmarshal(raw, &a.ShopData)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopData': %w", err)
+		}
+		delete(object, "shopData")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Gear to handle AdditionalProperties
+func (a Gear) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["shopData"], err = json.Marshal(a.ShopData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shopData': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for GearAll. Returns the specified
+// element and whether it was found
+func (a GearAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for GearAll
+func (a *GearAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for GearAll to handle AdditionalProperties
+func (a *GearAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["description"]; found {
+		err = json.Unmarshal(raw, &a.Description)
+		if err != nil {
+			return fmt.Errorf("error reading 'description': %w", err)
+		}
+		delete(object, "description")
+	}
+
+	if raw, found := object["displayIcon"]; found {
+		err = json.Unmarshal(raw, &a.DisplayIcon)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayIcon': %w", err)
+		}
+		delete(object, "displayIcon")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["shopData"]; found {
+		err = json.Unmarshal(raw, &a.ShopData)
+		if err != nil {
+			return fmt.Errorf("error reading 'shopData': %w", err)
+		}
+		delete(object, "shopData")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for GearAll to handle AdditionalProperties
+func (a GearAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["description"], err = json.Marshal(a.Description)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'description': %w", err)
+	}
+
+	object["displayIcon"], err = json.Marshal(a.DisplayIcon)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayIcon': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["shopData"], err = json.Marshal(a.ShopData)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'shopData': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
 // Getter for additional properties for GridPosition. Returns the specified
 // element and whether it was found
 func (a GridPosition) Get(fieldName string) (value interface{}, found bool) {
@@ -11451,6 +12860,669 @@ func (a MapAll) MarshalJSON() ([]byte, error) {
 	object["yScalarToAdd"], err = json.Marshal(a.YScalarToAdd)
 	if err != nil {
 		return nil, fmt.Errorf("error marshaling 'yScalarToAdd': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Mission. Returns the specified
+// element and whether it was found
+func (a Mission) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Mission
+func (a *Mission) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Mission to handle AdditionalProperties
+func (a *Mission) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["activationDate"]; found {
+		err = json.Unmarshal(raw, &a.ActivationDate)
+		if err != nil {
+			return fmt.Errorf("error reading 'activationDate': %w", err)
+		}
+		delete(object, "activationDate")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["expirationDate"]; found {
+		err = json.Unmarshal(raw, &a.ExpirationDate)
+		if err != nil {
+			return fmt.Errorf("error reading 'expirationDate': %w", err)
+		}
+		delete(object, "expirationDate")
+	}
+
+	if raw, found := object["objectives"]; found {
+		err = json.Unmarshal(raw, &a.Objectives)
+		if err != nil {
+			return fmt.Errorf("error reading 'objectives': %w", err)
+		}
+		delete(object, "objectives")
+	}
+
+	if raw, found := object["progressToComplete"]; found {
+		err = json.Unmarshal(raw, &a.ProgressToComplete)
+		if err != nil {
+			return fmt.Errorf("error reading 'progressToComplete': %w", err)
+		}
+		delete(object, "progressToComplete")
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &a.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+		delete(object, "tags")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["xpGrant"]; found {
+		err = json.Unmarshal(raw, &a.XpGrant)
+		if err != nil {
+			return fmt.Errorf("error reading 'xpGrant': %w", err)
+		}
+		delete(object, "xpGrant")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Mission to handle AdditionalProperties
+func (a Mission) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["activationDate"], err = json.Marshal(a.ActivationDate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'activationDate': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["expirationDate"], err = json.Marshal(a.ExpirationDate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'expirationDate': %w", err)
+	}
+
+	if a.Objectives != nil {
+		object["objectives"], err = json.Marshal(a.Objectives)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'objectives': %w", err)
+		}
+	}
+
+	object["progressToComplete"], err = json.Marshal(a.ProgressToComplete)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'progressToComplete': %w", err)
+	}
+
+	if a.Tags != nil {
+		object["tags"], err = json.Marshal(a.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["xpGrant"], err = json.Marshal(a.XpGrant)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xpGrant': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for MissionAll. Returns the specified
+// element and whether it was found
+func (a MissionAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for MissionAll
+func (a *MissionAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for MissionAll to handle AdditionalProperties
+func (a *MissionAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["activationDate"]; found {
+		err = json.Unmarshal(raw, &a.ActivationDate)
+		if err != nil {
+			return fmt.Errorf("error reading 'activationDate': %w", err)
+		}
+		delete(object, "activationDate")
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["displayName"]; found {
+		err = json.Unmarshal(raw, &a.DisplayName)
+		if err != nil {
+			return fmt.Errorf("error reading 'displayName': %w", err)
+		}
+		delete(object, "displayName")
+	}
+
+	if raw, found := object["expirationDate"]; found {
+		err = json.Unmarshal(raw, &a.ExpirationDate)
+		if err != nil {
+			return fmt.Errorf("error reading 'expirationDate': %w", err)
+		}
+		delete(object, "expirationDate")
+	}
+
+	if raw, found := object["objectives"]; found {
+		err = json.Unmarshal(raw, &a.Objectives)
+		if err != nil {
+			return fmt.Errorf("error reading 'objectives': %w", err)
+		}
+		delete(object, "objectives")
+	}
+
+	if raw, found := object["progressToComplete"]; found {
+		err = json.Unmarshal(raw, &a.ProgressToComplete)
+		if err != nil {
+			return fmt.Errorf("error reading 'progressToComplete': %w", err)
+		}
+		delete(object, "progressToComplete")
+	}
+
+	if raw, found := object["tags"]; found {
+		err = json.Unmarshal(raw, &a.Tags)
+		if err != nil {
+			return fmt.Errorf("error reading 'tags': %w", err)
+		}
+		delete(object, "tags")
+	}
+
+	if raw, found := object["title"]; found {
+		err = json.Unmarshal(raw, &a.Title)
+		if err != nil {
+			return fmt.Errorf("error reading 'title': %w", err)
+		}
+		delete(object, "title")
+	}
+
+	if raw, found := object["type"]; found {
+		err = json.Unmarshal(raw, &a.Type)
+		if err != nil {
+			return fmt.Errorf("error reading 'type': %w", err)
+		}
+		delete(object, "type")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if raw, found := object["xpGrant"]; found {
+		err = json.Unmarshal(raw, &a.XpGrant)
+		if err != nil {
+			return fmt.Errorf("error reading 'xpGrant': %w", err)
+		}
+		delete(object, "xpGrant")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for MissionAll to handle AdditionalProperties
+func (a MissionAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["activationDate"], err = json.Marshal(a.ActivationDate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'activationDate': %w", err)
+	}
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["displayName"], err = json.Marshal(a.DisplayName)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'displayName': %w", err)
+	}
+
+	object["expirationDate"], err = json.Marshal(a.ExpirationDate)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'expirationDate': %w", err)
+	}
+
+	if a.Objectives != nil {
+		object["objectives"], err = json.Marshal(a.Objectives)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'objectives': %w", err)
+		}
+	}
+
+	object["progressToComplete"], err = json.Marshal(a.ProgressToComplete)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'progressToComplete': %w", err)
+	}
+
+	if a.Tags != nil {
+		object["tags"], err = json.Marshal(a.Tags)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling 'tags': %w", err)
+		}
+	}
+
+	object["title"], err = json.Marshal(a.Title)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'title': %w", err)
+	}
+
+	object["type"], err = json.Marshal(a.Type)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'type': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	object["xpGrant"], err = json.Marshal(a.XpGrant)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'xpGrant': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for MissionObjective. Returns the specified
+// element and whether it was found
+func (a MissionObjective) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for MissionObjective
+func (a *MissionObjective) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for MissionObjective to handle AdditionalProperties
+func (a *MissionObjective) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["objectiveUuid"]; found {
+		err = json.Unmarshal(raw, &a.ObjectiveUuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'objectiveUuid': %w", err)
+		}
+		delete(object, "objectiveUuid")
+	}
+
+	if raw, found := object["value"]; found {
+		err = json.Unmarshal(raw, &a.Value)
+		if err != nil {
+			return fmt.Errorf("error reading 'value': %w", err)
+		}
+		delete(object, "value")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for MissionObjective to handle AdditionalProperties
+func (a MissionObjective) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["objectiveUuid"], err = json.Marshal(a.ObjectiveUuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'objectiveUuid': %w", err)
+	}
+
+	object["value"], err = json.Marshal(a.Value)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'value': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for Objective. Returns the specified
+// element and whether it was found
+func (a Objective) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for Objective
+func (a *Objective) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for Objective to handle AdditionalProperties
+func (a *Objective) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["directive"]; found {
+		err = json.Unmarshal(raw, &a.Directive)
+		if err != nil {
+			return fmt.Errorf("error reading 'directive': %w", err)
+		}
+		delete(object, "directive")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for Objective to handle AdditionalProperties
+func (a Objective) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["directive"], err = json.Marshal(a.Directive)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'directive': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
+	}
+
+	for fieldName, field := range a.AdditionalProperties {
+		object[fieldName], err = json.Marshal(field)
+		if err != nil {
+			return nil, fmt.Errorf("error marshaling '%s': %w", fieldName, err)
+		}
+	}
+	return json.Marshal(object)
+}
+
+// Getter for additional properties for ObjectiveAll. Returns the specified
+// element and whether it was found
+func (a ObjectiveAll) Get(fieldName string) (value interface{}, found bool) {
+	if a.AdditionalProperties != nil {
+		value, found = a.AdditionalProperties[fieldName]
+	}
+	return
+}
+
+// Setter for additional properties for ObjectiveAll
+func (a *ObjectiveAll) Set(fieldName string, value interface{}) {
+	if a.AdditionalProperties == nil {
+		a.AdditionalProperties = make(map[string]interface{})
+	}
+	a.AdditionalProperties[fieldName] = value
+}
+
+// Override default JSON handling for ObjectiveAll to handle AdditionalProperties
+func (a *ObjectiveAll) UnmarshalJSON(b []byte) error {
+	object := make(map[string]json.RawMessage)
+	err := json.Unmarshal(b, &object)
+	if err != nil {
+		return err
+	}
+
+	if raw, found := object["assetPath"]; found {
+		err = json.Unmarshal(raw, &a.AssetPath)
+		if err != nil {
+			return fmt.Errorf("error reading 'assetPath': %w", err)
+		}
+		delete(object, "assetPath")
+	}
+
+	if raw, found := object["directive"]; found {
+		err = json.Unmarshal(raw, &a.Directive)
+		if err != nil {
+			return fmt.Errorf("error reading 'directive': %w", err)
+		}
+		delete(object, "directive")
+	}
+
+	if raw, found := object["uuid"]; found {
+		err = json.Unmarshal(raw, &a.Uuid)
+		if err != nil {
+			return fmt.Errorf("error reading 'uuid': %w", err)
+		}
+		delete(object, "uuid")
+	}
+
+	if len(object) != 0 {
+		a.AdditionalProperties = make(map[string]interface{})
+		for fieldName, fieldBuf := range object {
+			var fieldVal interface{}
+			err := json.Unmarshal(fieldBuf, &fieldVal)
+			if err != nil {
+				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
+			}
+			a.AdditionalProperties[fieldName] = fieldVal
+		}
+	}
+	return nil
+}
+
+// Override default JSON handling for ObjectiveAll to handle AdditionalProperties
+func (a ObjectiveAll) MarshalJSON() ([]byte, error) {
+	var err error
+	object := make(map[string]json.RawMessage)
+
+	object["assetPath"], err = json.Marshal(a.AssetPath)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'assetPath': %w", err)
+	}
+
+	object["directive"], err = json.Marshal(a.Directive)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'directive': %w", err)
+	}
+
+	object["uuid"], err = json.Marshal(a.Uuid)
+	if err != nil {
+		return nil, fmt.Errorf("error marshaling 'uuid': %w", err)
 	}
 
 	for fieldName, field := range a.AdditionalProperties {
@@ -16020,6 +18092,130 @@ func (t *BundleList) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsCeremonyBody returns the union data inside the CeremonyItem as a CeremonyBody
+func (t CeremonyItem) AsCeremonyBody() (CeremonyBody, error) {
+	var body CeremonyBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCeremonyBody overwrites any union data inside the CeremonyItem as the provided CeremonyBody
+func (t *CeremonyItem) FromCeremonyBody(v CeremonyBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCeremonyBody performs a merge with any union data inside the CeremonyItem, using the provided CeremonyBody
+func (t *CeremonyItem) MergeCeremonyBody(v CeremonyBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCeremonyAllBody returns the union data inside the CeremonyItem as a CeremonyAllBody
+func (t CeremonyItem) AsCeremonyAllBody() (CeremonyAllBody, error) {
+	var body CeremonyAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCeremonyAllBody overwrites any union data inside the CeremonyItem as the provided CeremonyAllBody
+func (t *CeremonyItem) FromCeremonyAllBody(v CeremonyAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCeremonyAllBody performs a merge with any union data inside the CeremonyItem, using the provided CeremonyAllBody
+func (t *CeremonyItem) MergeCeremonyAllBody(v CeremonyAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CeremonyItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CeremonyItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsCeremonyListBody returns the union data inside the CeremonyList as a CeremonyListBody
+func (t CeremonyList) AsCeremonyListBody() (CeremonyListBody, error) {
+	var body CeremonyListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCeremonyListBody overwrites any union data inside the CeremonyList as the provided CeremonyListBody
+func (t *CeremonyList) FromCeremonyListBody(v CeremonyListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCeremonyListBody performs a merge with any union data inside the CeremonyList, using the provided CeremonyListBody
+func (t *CeremonyList) MergeCeremonyListBody(v CeremonyListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsCeremonyListAllBody returns the union data inside the CeremonyList as a CeremonyListAllBody
+func (t CeremonyList) AsCeremonyListAllBody() (CeremonyListAllBody, error) {
+	var body CeremonyListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromCeremonyListAllBody overwrites any union data inside the CeremonyList as the provided CeremonyListAllBody
+func (t *CeremonyList) FromCeremonyListAllBody(v CeremonyListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeCeremonyListAllBody performs a merge with any union data inside the CeremonyList, using the provided CeremonyListAllBody
+func (t *CeremonyList) MergeCeremonyListAllBody(v CeremonyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t CeremonyList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *CeremonyList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsCompetitiveSeasonBody returns the union data inside the CompetitiveSeasonItem as a CompetitiveSeasonBody
 func (t CompetitiveSeasonItem) AsCompetitiveSeasonBody() (CompetitiveSeasonBody, error) {
 	var body CompetitiveSeasonBody
@@ -16264,6 +18460,130 @@ func (t CompetitiveTierSetList) MarshalJSON() ([]byte, error) {
 }
 
 func (t *CompetitiveTierSetList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContentTierBody returns the union data inside the ContentTierItem as a ContentTierBody
+func (t ContentTierItem) AsContentTierBody() (ContentTierBody, error) {
+	var body ContentTierBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContentTierBody overwrites any union data inside the ContentTierItem as the provided ContentTierBody
+func (t *ContentTierItem) FromContentTierBody(v ContentTierBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContentTierBody performs a merge with any union data inside the ContentTierItem, using the provided ContentTierBody
+func (t *ContentTierItem) MergeContentTierBody(v ContentTierBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContentTierAllBody returns the union data inside the ContentTierItem as a ContentTierAllBody
+func (t ContentTierItem) AsContentTierAllBody() (ContentTierAllBody, error) {
+	var body ContentTierAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContentTierAllBody overwrites any union data inside the ContentTierItem as the provided ContentTierAllBody
+func (t *ContentTierItem) FromContentTierAllBody(v ContentTierAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContentTierAllBody performs a merge with any union data inside the ContentTierItem, using the provided ContentTierAllBody
+func (t *ContentTierItem) MergeContentTierAllBody(v ContentTierAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContentTierItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContentTierItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsContentTierListBody returns the union data inside the ContentTierList as a ContentTierListBody
+func (t ContentTierList) AsContentTierListBody() (ContentTierListBody, error) {
+	var body ContentTierListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContentTierListBody overwrites any union data inside the ContentTierList as the provided ContentTierListBody
+func (t *ContentTierList) FromContentTierListBody(v ContentTierListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContentTierListBody performs a merge with any union data inside the ContentTierList, using the provided ContentTierListBody
+func (t *ContentTierList) MergeContentTierListBody(v ContentTierListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsContentTierListAllBody returns the union data inside the ContentTierList as a ContentTierListAllBody
+func (t ContentTierList) AsContentTierListAllBody() (ContentTierListAllBody, error) {
+	var body ContentTierListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromContentTierListAllBody overwrites any union data inside the ContentTierList as the provided ContentTierListAllBody
+func (t *ContentTierList) FromContentTierListAllBody(v ContentTierListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeContentTierListAllBody performs a merge with any union data inside the ContentTierList, using the provided ContentTierListAllBody
+func (t *ContentTierList) MergeContentTierListAllBody(v ContentTierListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ContentTierList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ContentTierList) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -17012,6 +19332,130 @@ func (t *GameModeList) UnmarshalJSON(b []byte) error {
 	return err
 }
 
+// AsGearBody returns the union data inside the GearItem as a GearBody
+func (t GearItem) AsGearBody() (GearBody, error) {
+	var body GearBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGearBody overwrites any union data inside the GearItem as the provided GearBody
+func (t *GearItem) FromGearBody(v GearBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGearBody performs a merge with any union data inside the GearItem, using the provided GearBody
+func (t *GearItem) MergeGearBody(v GearBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGearAllBody returns the union data inside the GearItem as a GearAllBody
+func (t GearItem) AsGearAllBody() (GearAllBody, error) {
+	var body GearAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGearAllBody overwrites any union data inside the GearItem as the provided GearAllBody
+func (t *GearItem) FromGearAllBody(v GearAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGearAllBody performs a merge with any union data inside the GearItem, using the provided GearAllBody
+func (t *GearItem) MergeGearAllBody(v GearAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GearItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GearItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsGearListBody returns the union data inside the GearList as a GearListBody
+func (t GearList) AsGearListBody() (GearListBody, error) {
+	var body GearListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGearListBody overwrites any union data inside the GearList as the provided GearListBody
+func (t *GearList) FromGearListBody(v GearListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGearListBody performs a merge with any union data inside the GearList, using the provided GearListBody
+func (t *GearList) MergeGearListBody(v GearListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsGearListAllBody returns the union data inside the GearList as a GearListAllBody
+func (t GearList) AsGearListAllBody() (GearListAllBody, error) {
+	var body GearListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromGearListAllBody overwrites any union data inside the GearList as the provided GearListAllBody
+func (t *GearList) FromGearListAllBody(v GearListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeGearListAllBody performs a merge with any union data inside the GearList, using the provided GearListAllBody
+func (t *GearList) MergeGearListAllBody(v GearListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t GearList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *GearList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
 // AsLevelBorderBody returns the union data inside the LevelBorderItem as a LevelBorderBody
 func (t LevelBorderItem) AsLevelBorderBody() (LevelBorderBody, error) {
 	var body LevelBorderBody
@@ -17256,6 +19700,254 @@ func (t MapList) MarshalJSON() ([]byte, error) {
 }
 
 func (t *MapList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMissionBody returns the union data inside the MissionItem as a MissionBody
+func (t MissionItem) AsMissionBody() (MissionBody, error) {
+	var body MissionBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMissionBody overwrites any union data inside the MissionItem as the provided MissionBody
+func (t *MissionItem) FromMissionBody(v MissionBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMissionBody performs a merge with any union data inside the MissionItem, using the provided MissionBody
+func (t *MissionItem) MergeMissionBody(v MissionBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMissionAllBody returns the union data inside the MissionItem as a MissionAllBody
+func (t MissionItem) AsMissionAllBody() (MissionAllBody, error) {
+	var body MissionAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMissionAllBody overwrites any union data inside the MissionItem as the provided MissionAllBody
+func (t *MissionItem) FromMissionAllBody(v MissionAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMissionAllBody performs a merge with any union data inside the MissionItem, using the provided MissionAllBody
+func (t *MissionItem) MergeMissionAllBody(v MissionAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MissionItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MissionItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsMissionListBody returns the union data inside the MissionList as a MissionListBody
+func (t MissionList) AsMissionListBody() (MissionListBody, error) {
+	var body MissionListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMissionListBody overwrites any union data inside the MissionList as the provided MissionListBody
+func (t *MissionList) FromMissionListBody(v MissionListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMissionListBody performs a merge with any union data inside the MissionList, using the provided MissionListBody
+func (t *MissionList) MergeMissionListBody(v MissionListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsMissionListAllBody returns the union data inside the MissionList as a MissionListAllBody
+func (t MissionList) AsMissionListAllBody() (MissionListAllBody, error) {
+	var body MissionListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromMissionListAllBody overwrites any union data inside the MissionList as the provided MissionListAllBody
+func (t *MissionList) FromMissionListAllBody(v MissionListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeMissionListAllBody performs a merge with any union data inside the MissionList, using the provided MissionListAllBody
+func (t *MissionList) MergeMissionListAllBody(v MissionListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t MissionList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *MissionList) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsObjectiveBody returns the union data inside the ObjectiveItem as a ObjectiveBody
+func (t ObjectiveItem) AsObjectiveBody() (ObjectiveBody, error) {
+	var body ObjectiveBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectiveBody overwrites any union data inside the ObjectiveItem as the provided ObjectiveBody
+func (t *ObjectiveItem) FromObjectiveBody(v ObjectiveBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectiveBody performs a merge with any union data inside the ObjectiveItem, using the provided ObjectiveBody
+func (t *ObjectiveItem) MergeObjectiveBody(v ObjectiveBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectiveAllBody returns the union data inside the ObjectiveItem as a ObjectiveAllBody
+func (t ObjectiveItem) AsObjectiveAllBody() (ObjectiveAllBody, error) {
+	var body ObjectiveAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectiveAllBody overwrites any union data inside the ObjectiveItem as the provided ObjectiveAllBody
+func (t *ObjectiveItem) FromObjectiveAllBody(v ObjectiveAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectiveAllBody performs a merge with any union data inside the ObjectiveItem, using the provided ObjectiveAllBody
+func (t *ObjectiveItem) MergeObjectiveAllBody(v ObjectiveAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ObjectiveItem) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ObjectiveItem) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsObjectiveListBody returns the union data inside the ObjectiveList as a ObjectiveListBody
+func (t ObjectiveList) AsObjectiveListBody() (ObjectiveListBody, error) {
+	var body ObjectiveListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectiveListBody overwrites any union data inside the ObjectiveList as the provided ObjectiveListBody
+func (t *ObjectiveList) FromObjectiveListBody(v ObjectiveListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectiveListBody performs a merge with any union data inside the ObjectiveList, using the provided ObjectiveListBody
+func (t *ObjectiveList) MergeObjectiveListBody(v ObjectiveListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsObjectiveListAllBody returns the union data inside the ObjectiveList as a ObjectiveListAllBody
+func (t ObjectiveList) AsObjectiveListAllBody() (ObjectiveListAllBody, error) {
+	var body ObjectiveListAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromObjectiveListAllBody overwrites any union data inside the ObjectiveList as the provided ObjectiveListAllBody
+func (t *ObjectiveList) FromObjectiveListAllBody(v ObjectiveListAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeObjectiveListAllBody performs a merge with any union data inside the ObjectiveList, using the provided ObjectiveListAllBody
+func (t *ObjectiveList) MergeObjectiveListAllBody(v ObjectiveListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ObjectiveList) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ObjectiveList) UnmarshalJSON(b []byte) error {
 	err := t.union.UnmarshalJSON(b)
 	return err
 }
@@ -18918,6 +21610,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
 	GetBundle(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListCeremonies List ceremonies (kill banners such as Ace and Clutch)
+	//
+	// Corresponds with GET /v1/ceremonies (the `ListCeremonies` operationId).
+	ListCeremonies(ctx context.Context, params *ListCeremoniesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetCeremony Get one ceremony
+	//
+	// Corresponds with GET /v1/ceremonies/{uuid} (the `GetCeremony` operationId).
+	GetCeremony(ctx context.Context, uuid Uuid, params *GetCeremonyParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListCompetitiveTierSets List competitive tier sets
 	//
 	// Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -18927,6 +21629,16 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListContentTiers List content tiers (the rarities a skin's contentTierUuid names)
+	//
+	// Corresponds with GET /v1/contenttiers (the `ListContentTiers` operationId).
+	ListContentTiers(ctx context.Context, params *ListContentTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetContentTier Get one content tier
+	//
+	// Corresponds with GET /v1/contenttiers/{uuid} (the `GetContentTier` operationId).
+	GetContentTier(ctx context.Context, uuid Uuid, params *GetContentTierParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListContracts List contracts (battle passes, agent and event contracts)
 	//
@@ -19033,6 +21745,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/gamemodes/{uuid} (the `GetGameMode` operationId).
 	GetGameMode(ctx context.Context, uuid Uuid, params *GetGameModeParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// ListGear List gear (armor and other buyables)
+	//
+	// Corresponds with GET /v1/gear (the `ListGear` operationId).
+	ListGear(ctx context.Context, params *ListGearParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetGear Get one piece of gear
+	//
+	// Corresponds with GET /v1/gear/{uuid} (the `GetGear` operationId).
+	GetGear(ctx context.Context, uuid Uuid, params *GetGearParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListLevelBorders List level borders
 	//
 	// Corresponds with GET /v1/levelborders (the `ListLevelBorders` operationId).
@@ -19076,6 +21798,26 @@ type ClientInterface interface {
 	//
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListMissions List missions
+	//
+	// Corresponds with GET /v1/missions (the `ListMissions` operationId).
+	ListMissions(ctx context.Context, params *ListMissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetMission Get one mission
+	//
+	// Corresponds with GET /v1/missions/{uuid} (the `GetMission` operationId).
+	GetMission(ctx context.Context, uuid Uuid, params *GetMissionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// ListObjectives List mission objectives
+	//
+	// Corresponds with GET /v1/objectives (the `ListObjectives` operationId).
+	ListObjectives(ctx context.Context, params *ListObjectivesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetObjective Get one objective
+	//
+	// Corresponds with GET /v1/objectives/{uuid} (the `GetObjective` operationId).
+	GetObjective(ctx context.Context, uuid Uuid, params *GetObjectiveParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListPlayerCards List player cards
 	//
@@ -19181,8 +21923,8 @@ type ClientInterface interface {
 	//
 	// Every version this server retains, newest first (by import order), with when it was
 	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-	// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
-	// `publishedAt` null (they were never published into a store).
+	// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+	// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 	//
 	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
 	ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -19464,6 +22206,36 @@ func (c *Client) GetBundle(ctx context.Context, uuid Uuid, params *GetBundlePara
 	return c.Client.Do(req)
 }
 
+// ListCeremonies List ceremonies (kill banners such as Ace and Clutch)
+//
+// Corresponds with GET /v1/ceremonies (the `ListCeremonies` operationId).
+func (c *Client) ListCeremonies(ctx context.Context, params *ListCeremoniesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListCeremoniesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCeremony Get one ceremony
+//
+// Corresponds with GET /v1/ceremonies/{uuid} (the `GetCeremony` operationId).
+func (c *Client) GetCeremony(ctx context.Context, uuid Uuid, params *GetCeremonyParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCeremonyRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 //
 // Corresponds with GET /v1/competitivetiers (the `ListCompetitiveTierSets` operationId).
@@ -19484,6 +22256,36 @@ func (c *Client) ListCompetitiveTierSets(ctx context.Context, params *ListCompet
 // Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 func (c *Client) GetCompetitiveTierSet(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCompetitiveTierSetRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListContentTiers List content tiers (the rarities a skin's contentTierUuid names)
+//
+// Corresponds with GET /v1/contenttiers (the `ListContentTiers` operationId).
+func (c *Client) ListContentTiers(ctx context.Context, params *ListContentTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListContentTiersRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetContentTier Get one content tier
+//
+// Corresponds with GET /v1/contenttiers/{uuid} (the `GetContentTier` operationId).
+func (c *Client) GetContentTier(ctx context.Context, uuid Uuid, params *GetContentTierParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetContentTierRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -19759,6 +22561,36 @@ func (c *Client) GetGameMode(ctx context.Context, uuid Uuid, params *GetGameMode
 	return c.Client.Do(req)
 }
 
+// ListGear List gear (armor and other buyables)
+//
+// Corresponds with GET /v1/gear (the `ListGear` operationId).
+func (c *Client) ListGear(ctx context.Context, params *ListGearParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListGearRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetGear Get one piece of gear
+//
+// Corresponds with GET /v1/gear/{uuid} (the `GetGear` operationId).
+func (c *Client) GetGear(ctx context.Context, uuid Uuid, params *GetGearParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetGearRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // ListLevelBorders List level borders
 //
 // Corresponds with GET /v1/levelborders (the `ListLevelBorders` operationId).
@@ -19863,6 +22695,66 @@ func (c *Client) GetMap(ctx context.Context, uuid Uuid, params *GetMapParams, re
 // Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 func (c *Client) GetMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetMetricsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListMissions List missions
+//
+// Corresponds with GET /v1/missions (the `ListMissions` operationId).
+func (c *Client) ListMissions(ctx context.Context, params *ListMissionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListMissionsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMission Get one mission
+//
+// Corresponds with GET /v1/missions/{uuid} (the `GetMission` operationId).
+func (c *Client) GetMission(ctx context.Context, uuid Uuid, params *GetMissionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMissionRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// ListObjectives List mission objectives
+//
+// Corresponds with GET /v1/objectives (the `ListObjectives` operationId).
+func (c *Client) ListObjectives(ctx context.Context, params *ListObjectivesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewListObjectivesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetObjective Get one objective
+//
+// Corresponds with GET /v1/objectives/{uuid} (the `GetObjective` operationId).
+func (c *Client) GetObjective(ctx context.Context, uuid Uuid, params *GetObjectiveParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetObjectiveRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -20167,8 +23059,8 @@ func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) 
 //
 // Every version this server retains, newest first (by import order), with when it was
 // published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
-// `publishedAt` null (they were never published into a store).
+// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 //
 // Corresponds with GET /v1/versions (the `ListVersions` operationId).
 func (c *Client) ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -20564,6 +23456,18 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IsPlayableCharacter != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "isPlayableCharacter", *params.IsPlayableCharacter, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -20993,6 +23897,121 @@ func NewGetBundleRequest(server string, uuid Uuid, params *GetBundleParams) (*ht
 	return req, nil
 }
 
+// NewListCeremoniesRequest constructs an http.Request for the ListCeremonies method
+func NewListCeremoniesRequest(server string, params *ListCeremoniesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ceremonies")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCeremonyRequest constructs an http.Request for the GetCeremony method
+func NewGetCeremonyRequest(server string, uuid Uuid, params *GetCeremonyParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/ceremonies/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListCompetitiveTierSetsRequest constructs an http.Request for the ListCompetitiveTierSets method
 func NewListCompetitiveTierSetsRequest(server string, params *ListCompetitiveTierSetsParams) (*http.Request, error) {
 	var err error
@@ -21064,6 +24083,121 @@ func NewGetCompetitiveTierSetRequest(server string, uuid Uuid, params *GetCompet
 	}
 
 	operationPath := fmt.Sprintf("/v1/competitivetiers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListContentTiersRequest constructs an http.Request for the ListContentTiers method
+func NewListContentTiersRequest(server string, params *ListContentTiersParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contenttiers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetContentTierRequest constructs an http.Request for the GetContentTier method
+func NewGetContentTierRequest(server string, uuid Uuid, params *GetContentTierParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/contenttiers/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -21927,6 +25061,121 @@ func NewGetGameModeRequest(server string, uuid Uuid, params *GetGameModeParams) 
 	return req, nil
 }
 
+// NewListGearRequest constructs an http.Request for the ListGear method
+func NewListGearRequest(server string, params *ListGearParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gear")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetGearRequest constructs an http.Request for the GetGear method
+func NewGetGearRequest(server string, uuid Uuid, params *GetGearParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/gear/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListLevelBordersRequest constructs an http.Request for the ListLevelBorders method
 func NewListLevelBordersRequest(server string, params *ListLevelBordersParams) (*http.Request, error) {
 	var err error
@@ -22235,6 +25484,236 @@ func NewGetMetricsRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListMissionsRequest constructs an http.Request for the ListMissions method
+func NewListMissionsRequest(server string, params *ListMissionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/missions")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMissionRequest constructs an http.Request for the GetMission method
+func NewGetMissionRequest(server string, uuid Uuid, params *GetMissionParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/missions/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewListObjectivesRequest constructs an http.Request for the ListObjectives method
+func NewListObjectivesRequest(server string, params *ListObjectivesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/objectives")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetObjectiveRequest constructs an http.Request for the GetObjective method
+func NewGetObjectiveRequest(server string, uuid Uuid, params *GetObjectiveParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/objectives/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -23962,6 +27441,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/bundles/{uuid} (the `GetBundle` operationId).
 	GetBundleWithResponse(ctx context.Context, uuid Uuid, params *GetBundleParams, reqEditors ...RequestEditorFn) (*GetBundleResponse, error)
 
+	// ListCeremoniesWithResponse List ceremonies (kill banners such as Ace and Clutch)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ceremonies (the `ListCeremonies` operationId).
+	ListCeremoniesWithResponse(ctx context.Context, params *ListCeremoniesParams, reqEditors ...RequestEditorFn) (*ListCeremoniesResponse, error)
+
+	// GetCeremonyWithResponse Get one ceremony
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/ceremonies/{uuid} (the `GetCeremony` operationId).
+	GetCeremonyWithResponse(ctx context.Context, uuid Uuid, params *GetCeremonyParams, reqEditors ...RequestEditorFn) (*GetCeremonyResponse, error)
+
 	// ListCompetitiveTierSetsWithResponse List competitive tier sets
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -23975,6 +27468,20 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/competitivetiers/{uuid} (the `GetCompetitiveTierSet` operationId).
 	GetCompetitiveTierSetWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveTierSetParams, reqEditors ...RequestEditorFn) (*GetCompetitiveTierSetResponse, error)
+
+	// ListContentTiersWithResponse List content tiers (the rarities a skin's contentTierUuid names)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contenttiers (the `ListContentTiers` operationId).
+	ListContentTiersWithResponse(ctx context.Context, params *ListContentTiersParams, reqEditors ...RequestEditorFn) (*ListContentTiersResponse, error)
+
+	// GetContentTierWithResponse Get one content tier
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/contenttiers/{uuid} (the `GetContentTier` operationId).
+	GetContentTierWithResponse(ctx context.Context, uuid Uuid, params *GetContentTierParams, reqEditors ...RequestEditorFn) (*GetContentTierResponse, error)
 
 	// ListContractsWithResponse List contracts (battle passes, agent and event contracts)
 	//
@@ -24113,6 +27620,20 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /v1/gamemodes/{uuid} (the `GetGameMode` operationId).
 	GetGameModeWithResponse(ctx context.Context, uuid Uuid, params *GetGameModeParams, reqEditors ...RequestEditorFn) (*GetGameModeResponse, error)
 
+	// ListGearWithResponse List gear (armor and other buyables)
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/gear (the `ListGear` operationId).
+	ListGearWithResponse(ctx context.Context, params *ListGearParams, reqEditors ...RequestEditorFn) (*ListGearResponse, error)
+
+	// GetGearWithResponse Get one piece of gear
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/gear/{uuid} (the `GetGear` operationId).
+	GetGearWithResponse(ctx context.Context, uuid Uuid, params *GetGearParams, reqEditors ...RequestEditorFn) (*GetGearResponse, error)
+
 	// ListLevelBordersWithResponse List level borders
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -24170,6 +27691,34 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/metrics (the `GetMetrics` operationId).
 	GetMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetMetricsResponse, error)
+
+	// ListMissionsWithResponse List missions
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/missions (the `ListMissions` operationId).
+	ListMissionsWithResponse(ctx context.Context, params *ListMissionsParams, reqEditors ...RequestEditorFn) (*ListMissionsResponse, error)
+
+	// GetMissionWithResponse Get one mission
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/missions/{uuid} (the `GetMission` operationId).
+	GetMissionWithResponse(ctx context.Context, uuid Uuid, params *GetMissionParams, reqEditors ...RequestEditorFn) (*GetMissionResponse, error)
+
+	// ListObjectivesWithResponse List mission objectives
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/objectives (the `ListObjectives` operationId).
+	ListObjectivesWithResponse(ctx context.Context, params *ListObjectivesParams, reqEditors ...RequestEditorFn) (*ListObjectivesResponse, error)
+
+	// GetObjectiveWithResponse Get one objective
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/objectives/{uuid} (the `GetObjective` operationId).
+	GetObjectiveWithResponse(ctx context.Context, uuid Uuid, params *GetObjectiveParams, reqEditors ...RequestEditorFn) (*GetObjectiveResponse, error)
 
 	// ListPlayerCardsWithResponse List player cards
 	//
@@ -24313,8 +27862,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every version this server retains, newest first (by import order), with when it was
 	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-	// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
-	// `publishedAt` null (they were never published into a store).
+	// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+	// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -25482,6 +29031,175 @@ func (r GetBundleResponse) ContentType() string {
 	return ""
 }
 
+// ListCeremoniesResponse200Headers the declared response headers of an HTTP 200 response for ListCeremonies
+type ListCeremoniesResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListCeremoniesResponse304Headers the declared response headers of an HTTP 304 response for ListCeremonies
+type ListCeremoniesResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListCeremoniesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CeremonyList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListCeremoniesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListCeremoniesResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListCeremoniesResponse) GetJSON200() *CeremonyList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListCeremoniesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListCeremoniesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListCeremoniesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListCeremoniesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListCeremoniesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListCeremoniesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCeremonyResponse200Headers the declared response headers of an HTTP 200 response for GetCeremony
+type GetCeremonyResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetCeremonyResponse304Headers the declared response headers of an HTTP 304 response for GetCeremony
+type GetCeremonyResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetCeremonyResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CeremonyItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCeremonyResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCeremonyResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCeremonyResponse) GetJSON200() *CeremonyItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCeremonyResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCeremonyResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCeremonyResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCeremonyResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCeremonyResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCeremonyResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCeremonyResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListCompetitiveTierSetsResponse200Headers the declared response headers of an HTTP 200 response for ListCompetitiveTierSets
 type ListCompetitiveTierSetsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -25645,6 +29363,175 @@ func (r GetCompetitiveTierSetResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCompetitiveTierSetResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListContentTiersResponse200Headers the declared response headers of an HTTP 200 response for ListContentTiers
+type ListContentTiersResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListContentTiersResponse304Headers the declared response headers of an HTTP 304 response for ListContentTiers
+type ListContentTiersResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListContentTiersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContentTierList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListContentTiersResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListContentTiersResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListContentTiersResponse) GetJSON200() *ContentTierList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListContentTiersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListContentTiersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListContentTiersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListContentTiersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListContentTiersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListContentTiersResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetContentTierResponse200Headers the declared response headers of an HTTP 200 response for GetContentTier
+type GetContentTierResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetContentTierResponse304Headers the declared response headers of an HTTP 304 response for GetContentTier
+type GetContentTierResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetContentTierResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ContentTierItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetContentTierResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetContentTierResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetContentTierResponse) GetJSON200() *ContentTierItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetContentTierResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetContentTierResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetContentTierResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetContentTierResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetContentTierResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetContentTierResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetContentTierResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -26997,6 +30884,175 @@ func (r GetGameModeResponse) ContentType() string {
 	return ""
 }
 
+// ListGearResponse200Headers the declared response headers of an HTTP 200 response for ListGear
+type ListGearResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListGearResponse304Headers the declared response headers of an HTTP 304 response for ListGear
+type ListGearResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListGearResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GearList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListGearResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListGearResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListGearResponse) GetJSON200() *GearList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListGearResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListGearResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListGearResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListGearResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListGearResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListGearResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetGearResponse200Headers the declared response headers of an HTTP 200 response for GetGear
+type GetGearResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetGearResponse304Headers the declared response headers of an HTTP 304 response for GetGear
+type GetGearResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetGearResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GearItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetGearResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetGearResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetGearResponse) GetJSON200() *GearItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetGearResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetGearResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetGearResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetGearResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetGearResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetGearResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetGearResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListLevelBordersResponse200Headers the declared response headers of an HTTP 200 response for ListLevelBorders
 type ListLevelBordersResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -27545,6 +31601,344 @@ func (r GetMetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListMissionsResponse200Headers the declared response headers of an HTTP 200 response for ListMissions
+type ListMissionsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListMissionsResponse304Headers the declared response headers of an HTTP 304 response for ListMissions
+type ListMissionsResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListMissionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MissionList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListMissionsResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListMissionsResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListMissionsResponse) GetJSON200() *MissionList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListMissionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListMissionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListMissionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListMissionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListMissionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListMissionsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMissionResponse200Headers the declared response headers of an HTTP 200 response for GetMission
+type GetMissionResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetMissionResponse304Headers the declared response headers of an HTTP 304 response for GetMission
+type GetMissionResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetMissionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *MissionItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMissionResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMissionResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetMissionResponse) GetJSON200() *MissionItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMissionResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMissionResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMissionResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMissionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMissionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMissionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMissionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// ListObjectivesResponse200Headers the declared response headers of an HTTP 200 response for ListObjectives
+type ListObjectivesResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// ListObjectivesResponse304Headers the declared response headers of an HTTP 304 response for ListObjectives
+type ListObjectivesResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type ListObjectivesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ObjectiveList
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *ListObjectivesResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *ListObjectivesResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r ListObjectivesResponse) GetJSON200() *ObjectiveList {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r ListObjectivesResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r ListObjectivesResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r ListObjectivesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r ListObjectivesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r ListObjectivesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r ListObjectivesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetObjectiveResponse200Headers the declared response headers of an HTTP 200 response for GetObjective
+type GetObjectiveResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetObjectiveResponse304Headers the declared response headers of an HTTP 304 response for GetObjective
+type GetObjectiveResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetObjectiveResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ObjectiveItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetObjectiveResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetObjectiveResponse304Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetObjectiveResponse) GetJSON200() *ObjectiveItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetObjectiveResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetObjectiveResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetObjectiveResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetObjectiveResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetObjectiveResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetObjectiveResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetObjectiveResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -30116,6 +34510,32 @@ func (c *ClientWithResponses) GetBundleWithResponse(ctx context.Context, uuid Uu
 	return ParseGetBundleResponse(rsp)
 }
 
+// ListCeremoniesWithResponse List ceremonies (kill banners such as Ace and Clutch)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ceremonies (the `ListCeremonies` operationId).
+func (c *ClientWithResponses) ListCeremoniesWithResponse(ctx context.Context, params *ListCeremoniesParams, reqEditors ...RequestEditorFn) (*ListCeremoniesResponse, error) {
+	rsp, err := c.ListCeremonies(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListCeremoniesResponse(rsp)
+}
+
+// GetCeremonyWithResponse Get one ceremony
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/ceremonies/{uuid} (the `GetCeremony` operationId).
+func (c *ClientWithResponses) GetCeremonyWithResponse(ctx context.Context, uuid Uuid, params *GetCeremonyParams, reqEditors ...RequestEditorFn) (*GetCeremonyResponse, error) {
+	rsp, err := c.GetCeremony(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCeremonyResponse(rsp)
+}
+
 // ListCompetitiveTierSetsWithResponse List competitive tier sets
 //
 // Returns a wrapper object for the known response body format(s).
@@ -30140,6 +34560,32 @@ func (c *ClientWithResponses) GetCompetitiveTierSetWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseGetCompetitiveTierSetResponse(rsp)
+}
+
+// ListContentTiersWithResponse List content tiers (the rarities a skin's contentTierUuid names)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contenttiers (the `ListContentTiers` operationId).
+func (c *ClientWithResponses) ListContentTiersWithResponse(ctx context.Context, params *ListContentTiersParams, reqEditors ...RequestEditorFn) (*ListContentTiersResponse, error) {
+	rsp, err := c.ListContentTiers(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListContentTiersResponse(rsp)
+}
+
+// GetContentTierWithResponse Get one content tier
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/contenttiers/{uuid} (the `GetContentTier` operationId).
+func (c *ClientWithResponses) GetContentTierWithResponse(ctx context.Context, uuid Uuid, params *GetContentTierParams, reqEditors ...RequestEditorFn) (*GetContentTierResponse, error) {
+	rsp, err := c.GetContentTier(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetContentTierResponse(rsp)
 }
 
 // ListContractsWithResponse List contracts (battle passes, agent and event contracts)
@@ -30375,6 +34821,32 @@ func (c *ClientWithResponses) GetGameModeWithResponse(ctx context.Context, uuid 
 	return ParseGetGameModeResponse(rsp)
 }
 
+// ListGearWithResponse List gear (armor and other buyables)
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/gear (the `ListGear` operationId).
+func (c *ClientWithResponses) ListGearWithResponse(ctx context.Context, params *ListGearParams, reqEditors ...RequestEditorFn) (*ListGearResponse, error) {
+	rsp, err := c.ListGear(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListGearResponse(rsp)
+}
+
+// GetGearWithResponse Get one piece of gear
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/gear/{uuid} (the `GetGear` operationId).
+func (c *ClientWithResponses) GetGearWithResponse(ctx context.Context, uuid Uuid, params *GetGearParams, reqEditors ...RequestEditorFn) (*GetGearResponse, error) {
+	rsp, err := c.GetGear(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetGearResponse(rsp)
+}
+
 // ListLevelBordersWithResponse List level borders
 //
 // Returns a wrapper object for the known response body format(s).
@@ -30473,6 +34945,58 @@ func (c *ClientWithResponses) GetMetricsWithResponse(ctx context.Context, reqEdi
 		return nil, err
 	}
 	return ParseGetMetricsResponse(rsp)
+}
+
+// ListMissionsWithResponse List missions
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/missions (the `ListMissions` operationId).
+func (c *ClientWithResponses) ListMissionsWithResponse(ctx context.Context, params *ListMissionsParams, reqEditors ...RequestEditorFn) (*ListMissionsResponse, error) {
+	rsp, err := c.ListMissions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListMissionsResponse(rsp)
+}
+
+// GetMissionWithResponse Get one mission
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/missions/{uuid} (the `GetMission` operationId).
+func (c *ClientWithResponses) GetMissionWithResponse(ctx context.Context, uuid Uuid, params *GetMissionParams, reqEditors ...RequestEditorFn) (*GetMissionResponse, error) {
+	rsp, err := c.GetMission(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMissionResponse(rsp)
+}
+
+// ListObjectivesWithResponse List mission objectives
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/objectives (the `ListObjectives` operationId).
+func (c *ClientWithResponses) ListObjectivesWithResponse(ctx context.Context, params *ListObjectivesParams, reqEditors ...RequestEditorFn) (*ListObjectivesResponse, error) {
+	rsp, err := c.ListObjectives(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseListObjectivesResponse(rsp)
+}
+
+// GetObjectiveWithResponse Get one objective
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/objectives/{uuid} (the `GetObjective` operationId).
+func (c *ClientWithResponses) GetObjectiveWithResponse(ctx context.Context, uuid Uuid, params *GetObjectiveParams, reqEditors ...RequestEditorFn) (*GetObjectiveResponse, error) {
+	rsp, err := c.GetObjective(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetObjectiveResponse(rsp)
 }
 
 // ListPlayerCardsWithResponse List player cards
@@ -30731,8 +35255,8 @@ func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEdi
 //
 // Every version this server retains, newest first (by import order), with when it was
 // published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-// `/changes/{from}/{to}` can compare. The embedded sample data lists its versions with
-// `publishedAt` null (they were never published into a store).
+// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -32814,6 +37338,313 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 	return response, nil
 }
 
+// ParseListCeremoniesResponse parses an HTTP response from a ListCeremoniesWithResponse call
+func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListCeremoniesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CeremonyList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListCeremoniesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListCeremoniesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetCeremonyResponse parses an HTTP response from a GetCeremonyWithResponse call
+func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCeremonyResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CeremonyItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCeremonyResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCeremonyResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListCompetitiveTierSetsResponse parses an HTTP response from a ListCompetitiveTierSetsWithResponse call
 func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveTierSetsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -33073,6 +37904,313 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 		response.Headers200 = &headers
 	case rsp.StatusCode == 304:
 		var headers GetCompetitiveTierSetResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListContentTiersResponse parses an HTTP response from a ListContentTiersWithResponse call
+func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListContentTiersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContentTierList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListContentTiersResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListContentTiersResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetContentTierResponse parses an HTTP response from a GetContentTierWithResponse call
+func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetContentTierResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ContentTierItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetContentTierResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetContentTierResponse304Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -35535,6 +40673,313 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 	return response, nil
 }
 
+// ParseListGearResponse parses an HTTP response from a ListGearWithResponse call
+func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListGearResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GearList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListGearResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListGearResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetGearResponse parses an HTTP response from a GetGearWithResponse call
+func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetGearResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GearItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetGearResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetGearResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListLevelBordersResponse parses an HTTP response from a ListLevelBordersWithResponse call
 func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -36477,6 +41922,620 @@ func ParseGetMetricsResponse(rsp *http.Response) (*GetMetricsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	}
+
+	return response, nil
+}
+
+// ParseListMissionsResponse parses an HTTP response from a ListMissionsWithResponse call
+func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListMissionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MissionList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListMissionsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListMissionsResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMissionResponse parses an HTTP response from a GetMissionWithResponse call
+func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMissionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest MissionItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMissionResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMissionResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseListObjectivesResponse parses an HTTP response from a ListObjectivesWithResponse call
+func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &ListObjectivesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ObjectiveList
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers ListObjectivesResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers ListObjectivesResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetObjectiveResponse parses an HTTP response from a GetObjectiveWithResponse call
+func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetObjectiveResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ObjectiveItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetObjectiveResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetObjectiveResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -40803,12 +46862,24 @@ type ServerInterface interface {
 	// GetBundle Get one bundle
 	// (GET /v1/bundles/{uuid})
 	GetBundle(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetBundleParams)
+	// ListCeremonies List ceremonies (kill banners such as Ace and Clutch)
+	// (GET /v1/ceremonies)
+	ListCeremonies(w http.ResponseWriter, r *http.Request, params ListCeremoniesParams)
+	// GetCeremony Get one ceremony
+	// (GET /v1/ceremonies/{uuid})
+	GetCeremony(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCeremonyParams)
 	// ListCompetitiveTierSets List competitive tier sets
 	// (GET /v1/competitivetiers)
 	ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams)
 	// GetCompetitiveTierSet Get one competitive tier set
 	// (GET /v1/competitivetiers/{uuid})
 	GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams)
+	// ListContentTiers List content tiers (the rarities a skin's contentTierUuid names)
+	// (GET /v1/contenttiers)
+	ListContentTiers(w http.ResponseWriter, r *http.Request, params ListContentTiersParams)
+	// GetContentTier Get one content tier
+	// (GET /v1/contenttiers/{uuid})
+	GetContentTier(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContentTierParams)
 	// ListContracts List contracts (battle passes, agent and event contracts)
 	// (GET /v1/contracts)
 	ListContracts(w http.ResponseWriter, r *http.Request, params ListContractsParams)
@@ -40857,6 +46928,12 @@ type ServerInterface interface {
 	// GetGameMode Get one game mode
 	// (GET /v1/gamemodes/{uuid})
 	GetGameMode(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetGameModeParams)
+	// ListGear List gear (armor and other buyables)
+	// (GET /v1/gear)
+	ListGear(w http.ResponseWriter, r *http.Request, params ListGearParams)
+	// GetGear Get one piece of gear
+	// (GET /v1/gear/{uuid})
+	GetGear(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetGearParams)
 	// ListLevelBorders List level borders
 	// (GET /v1/levelborders)
 	ListLevelBorders(w http.ResponseWriter, r *http.Request, params ListLevelBordersParams)
@@ -40878,6 +46955,18 @@ type ServerInterface interface {
 	// GetMetrics Prometheus metrics
 	// (GET /v1/metrics)
 	GetMetrics(w http.ResponseWriter, r *http.Request)
+	// ListMissions List missions
+	// (GET /v1/missions)
+	ListMissions(w http.ResponseWriter, r *http.Request, params ListMissionsParams)
+	// GetMission Get one mission
+	// (GET /v1/missions/{uuid})
+	GetMission(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetMissionParams)
+	// ListObjectives List mission objectives
+	// (GET /v1/objectives)
+	ListObjectives(w http.ResponseWriter, r *http.Request, params ListObjectivesParams)
+	// GetObjective Get one objective
+	// (GET /v1/objectives/{uuid})
+	GetObjective(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetObjectiveParams)
 	// ListPlayerCards List player cards
 	// (GET /v1/playercards)
 	ListPlayerCards(w http.ResponseWriter, r *http.Request, params ListPlayerCardsParams)
@@ -41052,6 +47141,18 @@ func (_ Unimplemented) GetBundle(w http.ResponseWriter, r *http.Request, uuid Uu
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListCeremonies List ceremonies (kill banners such as Ace and Clutch)
+// (GET /v1/ceremonies)
+func (_ Unimplemented) ListCeremonies(w http.ResponseWriter, r *http.Request, params ListCeremoniesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetCeremony Get one ceremony
+// (GET /v1/ceremonies/{uuid})
+func (_ Unimplemented) GetCeremony(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCeremonyParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListCompetitiveTierSets List competitive tier sets
 // (GET /v1/competitivetiers)
 func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request, params ListCompetitiveTierSetsParams) {
@@ -41061,6 +47162,18 @@ func (_ Unimplemented) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Re
 // GetCompetitiveTierSet Get one competitive tier set
 // (GET /v1/competitivetiers/{uuid})
 func (_ Unimplemented) GetCompetitiveTierSet(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveTierSetParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListContentTiers List content tiers (the rarities a skin's contentTierUuid names)
+// (GET /v1/contenttiers)
+func (_ Unimplemented) ListContentTiers(w http.ResponseWriter, r *http.Request, params ListContentTiersParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetContentTier Get one content tier
+// (GET /v1/contenttiers/{uuid})
+func (_ Unimplemented) GetContentTier(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetContentTierParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -41160,6 +47273,18 @@ func (_ Unimplemented) GetGameMode(w http.ResponseWriter, r *http.Request, uuid 
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
+// ListGear List gear (armor and other buyables)
+// (GET /v1/gear)
+func (_ Unimplemented) ListGear(w http.ResponseWriter, r *http.Request, params ListGearParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetGear Get one piece of gear
+// (GET /v1/gear/{uuid})
+func (_ Unimplemented) GetGear(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetGearParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
 // ListLevelBorders List level borders
 // (GET /v1/levelborders)
 func (_ Unimplemented) ListLevelBorders(w http.ResponseWriter, r *http.Request, params ListLevelBordersParams) {
@@ -41199,6 +47324,30 @@ func (_ Unimplemented) GetMap(w http.ResponseWriter, r *http.Request, uuid Uuid,
 // GetMetrics Prometheus metrics
 // (GET /v1/metrics)
 func (_ Unimplemented) GetMetrics(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListMissions List missions
+// (GET /v1/missions)
+func (_ Unimplemented) ListMissions(w http.ResponseWriter, r *http.Request, params ListMissionsParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMission Get one mission
+// (GET /v1/missions/{uuid})
+func (_ Unimplemented) GetMission(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetMissionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// ListObjectives List mission objectives
+// (GET /v1/objectives)
+func (_ Unimplemented) ListObjectives(w http.ResponseWriter, r *http.Request, params ListObjectivesParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetObjective Get one objective
+// (GET /v1/objectives/{uuid})
+func (_ Unimplemented) GetObjective(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetObjectiveParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -41541,6 +47690,19 @@ func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "isPlayableCharacter" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "isPlayableCharacter", r.URL.Query(), &params.IsPlayableCharacter, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "isPlayableCharacter"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "isPlayableCharacter", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAgents(w, r, params)
 	}))
@@ -41819,6 +47981,81 @@ func (siw *ServerInterfaceWrapper) GetBundle(w http.ResponseWriter, r *http.Requ
 	handler.ServeHTTP(w, r)
 }
 
+// ListCeremonies operation middleware
+func (siw *ServerInterfaceWrapper) ListCeremonies(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListCeremoniesParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListCeremonies(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCeremony operation middleware
+func (siw *ServerInterfaceWrapper) GetCeremony(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetCeremonyParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCeremony(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListCompetitiveTierSets operation middleware
 func (siw *ServerInterfaceWrapper) ListCompetitiveTierSets(w http.ResponseWriter, r *http.Request) {
 
@@ -41885,6 +48122,81 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveTierSet(w http.ResponseWriter, 
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveTierSet(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListContentTiers operation middleware
+func (siw *ServerInterfaceWrapper) ListContentTiers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListContentTiersParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListContentTiers(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetContentTier operation middleware
+func (siw *ServerInterfaceWrapper) GetContentTier(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetContentTierParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetContentTier(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -42433,6 +48745,81 @@ func (siw *ServerInterfaceWrapper) GetGameMode(w http.ResponseWriter, r *http.Re
 	handler.ServeHTTP(w, r)
 }
 
+// ListGear operation middleware
+func (siw *ServerInterfaceWrapper) ListGear(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListGearParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListGear(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetGear operation middleware
+func (siw *ServerInterfaceWrapper) GetGear(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetGearParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetGear(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListLevelBorders operation middleware
 func (siw *ServerInterfaceWrapper) ListLevelBorders(w http.ResponseWriter, r *http.Request) {
 
@@ -42628,6 +49015,156 @@ func (siw *ServerInterfaceWrapper) GetMetrics(w http.ResponseWriter, r *http.Req
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetMetrics(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListMissions operation middleware
+func (siw *ServerInterfaceWrapper) ListMissions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListMissionsParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListMissions(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMission operation middleware
+func (siw *ServerInterfaceWrapper) GetMission(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetMissionParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMission(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// ListObjectives operation middleware
+func (siw *ServerInterfaceWrapper) ListObjectives(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params ListObjectivesParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.ListObjectives(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetObjective operation middleware
+func (siw *ServerInterfaceWrapper) GetObjective(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetObjectiveParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetObjective(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -43910,6 +50447,36 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/flex/{uuid}", wrapper.GetFlex)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contenttiers", wrapper.ListContentTiers)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/contenttiers/{uuid}", wrapper.GetContentTier)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/gear", wrapper.ListGear)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/gear/{uuid}", wrapper.GetGear)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/ceremonies", wrapper.ListCeremonies)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/ceremonies/{uuid}", wrapper.GetCeremony)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/missions", wrapper.ListMissions)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/missions/{uuid}", wrapper.GetMission)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/objectives", wrapper.ListObjectives)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/objectives/{uuid}", wrapper.GetObjective)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/events", wrapper.ListEvents)
 	})
 	r.Group(func(r chi.Router) {
@@ -43963,340 +50530,372 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs51iiKvwqh3wZiz1fyJXHcaRuNHxzH6c73xUlgO93znVGfI6pqSeK4iqwhWZbVjQDz136AjQPs",
-	"N5gX2W8yT3LARdZFUkmqki2lnKhn0G1JvK47FxfX+rPliygWHLhWrZM/W0OgAUj888z3QalzwbUU4VkY",
-	"itFHyQaMm98CUL5ksWaCt05a5x+vrklfSNKTYqRAEhrH6pTQcETHinT/0t1reS0J/0iYhKB1omUCXkv5",
-	"Q4ioGQzuaRSH0Dpp/aXltfQ4Nn8qLRkftL588SYXcnEfCwW/5MucXcopCUGricUQCTQg3YsbOuh6pPvX",
-	"9huqaftXkIoJ3iWUB6RrJgCu2+8pHyR0AJVXbUb1yOSYHpkernRr59QfgttZyWaopqEYKNKNk17IfI9E",
-	"9L5NB/DTi4MDjyhNQ2iPhiyEtoQ7GrKAavjp+KB7Srr7d4f7d4X9dTh+FbB+fz+kGpTu5sNy0fbNSrpk",
-	"Jx+IwB3IMdEsglNCyYuDI8IU8YdA493T4nB/9qWIvuz/qcWXbslSD1++OD4w62VRlGjaC6G71+EVYVtv",
-	"4+Uwtoi44L4IzHczYO72ZJcISbqDP1jcJaMhcKKHQHoiGOOWRRRLUAoCsuMPhQJOemPSNWQZ63Y6bpf8",
-	"o31HwwSUZ0hPh4z0mVSaCE4o0Qx2TwntKeAaWYUFwDXTY0NkhY3zJGqd/K3Vky2vZZbT+n3BljLSmtnS",
-	"zRBIKHwaQraTZ4pouNdmQ4yTHQX2p7NP70ih7+4prq4buqF/omHY9bDl4Svii8BszxdRRNsKYiqphqAq",
-	"nwBvf74uRZHhHMc4s3u5pJz1QWny7g0RfVzKgEZAHHXnqPLNt4YWqy7o4OXFqxcXr19evHh+/PKH1z+W",
-	"rs1w9+yirrUUfEAc7QlpV8aMoDG0AlxT05LsAPWHxLf4IpZSyJAqwrQiYsR3vQ4PQLI7CHDp+H1vrEGd",
-	"OBLxaWi/ILcAMe5WmY2adRHqS6FUCgq11+HXwAPCNOlR/9Yguvuu3/4gOLQvqfaHXaIFGYC2/FydDTst",
-	"fnA3uISDP/54+Vv09tfxz8k10/z2B9lplULtVyrHs1A7cxphmnWqImyqX8nMX7yWocoItFMPb6WI6pBW",
-	"RlUC+Z5KS1Jk5/CYDOGeBuCziIYkYAOm1a5ZuVGJrZjqYctrcRqZ9ZguqxNhRO/fAx/oYevk+KgMuvMZ",
-	"/71lercZZPg+gzBQJ0Tw7PuclQ2vGxZHrrcC38kNaiSXDx1uSRi/ZX9AUBiU9MAXEShCORG9v4OvyS2M",
-	"ITDisTjNKXHSpsO7//7nv87MfBYUanePvIE+TUJNUDzskfegNUjiUwUnltpB3hk1HipBKBKAmXBMhB6C",
-	"7PAwb++2p4BYQUx2ugG0AzAq/+z9++6uR5DzUstkSJWHul9LoNr+ojocycAMQEKmNARkCBLIzqyBQAy2",
-	"FS7StVQxhCHjg93Twrcdnn5thK/53qBCC6KAB3vkjI/10PwIoQLT4sjoOLMsJdIOGU2TAbsD3uGRkAai",
-	"BvDcN4v7/2cSO4D2m4tOcnDw/Dj7ri/bb6+6uxagIKWQbu1MWyGANPyPBOQ4J+Iwt1xywv0fEvqtk9b/",
-	"bz+3G/cdLvdTwHyUZ2GIhJoy2LtgKfNRIkFTxiHIeLCc5zzEfgHt85gwyidfHyt+ogOoyo5MQ+Tg7vRW",
-	"TAdQyplkZ2qTSLp9IS15nn1690zlWro7y0aWqw0V0Qn6MgLt6ODghFCcnKihGKkON0tIR3tMisD9I6Bu",
-	"xAPFsBY1hbAWa8T754QF5XaXwfIzRT5/fvfGI6/aR/i/w+clCzf6eQrNc7aSmNmqbeb4BRz7z3vH7SP6",
-	"Ctqvjn/02y+CI78NL169ePny+fPjl6+Olm/wi5lMxYIrsIfBAXD9TkNkPjhzxvxJ4zhkPto6+39XFrn5",
-	"qigff+y3Tv62mEhw7NciGLe+eBVanoWhbfw7LnMSAR85EGpaeQa4hpIMzACFs1VsBsIzp9y2O4O18Zzb",
-	"zg+6ZatxvffnHpCzM2s2rD21tgvH1soDTx540zNju3BoXDTUxAEzPzm0i6ehhf2nDk+FIYpSr8IQWfOC",
-	"Tb2oG7YpWJKL2mKbL15r8gy+rFfx1IGkhOT1nim9LiI3Y1cndNN6IbFfoL2G5J7KTeprdpeJzy0TbJmg",
-	"LhO8psGVpZYKXJCpnT9baFUWbATy7P6+/de/PjMmLBeaqCSOhdQQnJJEQWrzUNk+u/AI2qyetV088u9/",
-	"/stYGJrqRLVOjg4OvlS1Ny5wESWscpMzgVlQRMO+kBEEZIcL8lmBbJ9ZrZHwbKGZQeQV2hu1bk5NUW6z",
-	"7O4ZsL9OgmC8Jg2JY1cSHNhyqYbsmVZb4bAVDrWFgyGc93AH4TopHSeoTu7YvBrNk9C03VL+lvJXp/w1",
-	"GYiTE9Sk/oqmYoEHtgbjljMekzPWyRT1+KEOK2yZYMsEj8QEPAhhbUaRGbwiC5imFYwh02xL6FtCX43Q",
-	"1ybu08FrEHtlgW8abyX+lhEehxHORRSDZoaMroEqwdck/GfmqcQaM72WqgQ/70EUdtlyxZYrHswVa9IU",
-	"pfOsxhkV9ccsf2x1yZZrHp1rbhjIa9DrVyZuoro847rVUieagSQKtnfyW9Z4BNZYv0YpTLQie6ygU1Im",
-	"2WqVLes8FutwLam/Pl1ih6/IIrZxBb1hG24JfkvwqxL82jREPnwtoq+sDWzzrQbYMsQjMUQiJXB/XWFJ",
-	"6fDVmME1Xq4BXMMtwW8JflWCX5cGKAxfi+iragDXfKsBtgzxOAzxhvX7taX/Ioo2A1oyniXiMxKwfp/0",
-	"QI8AONEjMfFSV23p9IF02lAiM3CSi+QtvmSfILG+kBHVrZNWj3GKT8xKXiDNhnA7SnqmiOI0VkOhCVWE",
-	"EjNBu/BOX1NJqPSH7G4rHJHo3jAVC8V06fu7LtWa+sMIuD4lfRYCpxH81GlJ6AeGLjrJwcELP39OiZ9h",
-	"T1O5N/ij06r8fHvJNNPP8LIJFr7Lr8ILD6TvtyHcGyG6JjM6Hb6SRZE2XmpG90O4x7eIW7NhazasSvFr",
-	"sqOLw9ei+op2dEb7W0N6yxGPwxE/0wgu7tb3CDobvxI/ZK2XqgE0wOFu+yJ6S/UPofo1KYKJ8etRfkVV",
-	"kNP/VhdsueLxuOJSBHDxj4TFMe2tLfB/dqLKPDLZrZqaiEQABLJOW9bYssbDWWONmmN2ohXZo44umWKS",
-	"rVbZss7jss6adUktFqmuN7YUv6X4VSl+zSqitmKorQ62OmDLEY/CEe+4BslpaPMYrZR/ibkhbJrPUyJB",
-	"yzEJqQZZSKr08rGSKrnsrH3KQghs1tMIlMLUknSsyGhItZflcWU+EKXN90mMWZNcqhcZgFyT3ivMUEkI",
-	"FNov1X42k0YPG2/Zfcvuddm9QGtr0oFTM9TlgIqasMgHW2W45Y5H4g4kkOskiqisH9G3PC1xYeR5EU03",
-	"NiVzISUg9lRkxPTQajX2R2r/MUlsfALBKhfbcKdvNNzpksZrslUuaVxJQl/SeKltEtF4K3S3QncF4l6T",
-	"KeJGrkrgFU2PiMZbi2NL/I9D/B+EfisSHqx28uaCjIDGglvrIElYQA7cP+2Sf6X/GEJN6x1Mx0CeYg0R",
-	"Q8cRoZrs3x3u2znURIbko4cf5j8IohJ/6EIGLat42bqExNhuPLN/EPpSBKzPYE4FhKkaSJxGEJTVImKK",
-	"KM3C0L170KeECyzltGXRRlpOjkWugAbj1VgEfUB8QF78cHx2cHR+/uPLH384+uHw2HmItJDwTE0JckMm",
-	"02xBdpSmA6yoo3cn3FovHoMTNNYLHJe6s8Z75Cp3qU1R6gPwnhaTmQKshnu9P9RROKlypx5ecPLLzeX7",
-	"lyQQfhIB13tVAupdL1sHZgcH8Mjnm7ftV7sekcADkBDY+kKUBwQrBAYkZLdpaUBkVXLj6tg8Ux0uRjyr",
-	"MnfBByFTw1MSUE3ttzt5BZxdV4hO55XqbG09j0RU3kKAQrTDmXZ1brrenDKNWRUmqlMNjwVsvi0BMhWx",
-	"v++KVu77Q8oHoMqLOeohjElfmFWXWEi7p6S7HwhfTY21rKDj4tqTezUrO6bLXVS78StbK+kQ1+Ankulx",
-	"+5MImV9S3+4a/1YGPOMQlEf6gmO1soD4gnPwTTtFBA/Htqoclgy0LvRTwiI6AGULneGvQ61j5ZiG+YLb",
-	"SkfzgfuwRxL17KwUJjfjGNofEQBqfsE/LhRn/X5l4nDtS2nigTbep5COQZ5TGazpEJ9PUOmokzdfeqSP",
-	"sSnxqQy2p5vt6WZ1yl/TCX9ygprUX/G8X+CB7bl/yxmPyRk3TK8tkrcwQw2+wPZV1YI2jbfUv6X+B1D/",
-	"WhVDNkNdDqinGpAPtrphyx2PxB0SIgbyXPA+SOD+2jTE9DzVuGS613JtYXuYA6nrsuWKLVc8mCvWpTnK",
-	"5lmNM6pqkRn+2OqSLdc8Kte8FwOxXi1iZqjDJaZ9Zc2hgUYkFAOxZYEtCzyABdarMtIZ6rJBTTWRMcNW",
-	"S2xZ5LFYRPTg0WJdcbRF8a0ScGjCFKGhId2dIdBQD//YJULai3Cihb2lIjv4+Y/dx733XmsBpRpVkyqW",
-	"StqWR9qy9mqsvdaaSDULIdWqfrSteLRlhEdlhFvGz4dSRHRdUj+boBozZM2XS/9bxomPbbeUv6X81Sl/",
-	"XWpgYoKa1F9VHeQ8sNUJW854PM7At6drVAnubWtFnsDW1RQCPoHdUv2W6lem+jWqg2z8epRfRxnYJ+Bb",
-	"XbDlisfhiljSdZUtwrGrcYJpuVz+m1ZbIt8S+UpEvlaLJ5ugOrlXtHlM063Rs6X8h1L+uqyeiQlqUn9V",
-	"uyfnga3hs+WMx+SMdTJFPX6owwpbJtgyweMwAb72u1kps/pCks7HXXQjXsziZIhacNjS7JZmF9PszRCi",
-	"dcWG49iVhDa2XGq9a9NqK5i3RL4Ska/JOsnGrk7oFa0TJPetdbJlgsdhAvfhUS0TN+Yiq8QRbrGi7pZI",
-	"v80Mk+6DEW+PSmVXoCnjEBTGXxwZaptnBZw9wmEESpM+k0pvqe/bpL7fMMHcmkxZO3glFW+bLjVmbT68",
-	"rSLfKvLVCH1N5mw+eA1ir2jQujSTW4t2ywiPyAjXt2y9Ut9MUIMZTPOK0h9jULaUv6X81Sl/rWognaAm",
-	"9ddTBxiHtdUJW854BM7IsuhaugjUtaYa/6ZBwAz10fCTFDFIzaAs8SPpMwgDJLokVloCjQgNAggI7WuQ",
-	"NvOl4TVJfe3Z14UBoWqyhwKuCdOYdjqemK6XSKXPRWI5tS9kRHXrpBWIpBcWconyJOqBNN37TMIV1VC9",
-	"udKvkzAEfeb7iaQ232eFnjLh1zFAcJmEmsUhA1mx4x9CRDU7fSmm0/zb9AiFTZcuyytCsXzLv2dTit7f",
-	"wdfIzoNUPn4tUpjJY0zNkshOHNIxXtr5Q2oGA7lrc7EzrYgUoU1kTHssZGatRvpNUlX2k/nANERqmUsF",
-	"gXGG3ZDrHLSolBQ/U6VAf6J6WJKg1cBf6U9CakmZXjbTZ4lCK9vaDR2UQBtL27A/ICCaDpRN6U4V6Z5J",
-	"oOQNjegAuqeEJ2FI+kJawNlyNiLR2MdAJdv65Iq91n07TCew+Vu/eC0zmIF6mtB1GgQTC5y/3h4TA0nj",
-	"4Xg2eXX5vAHcQWiw94FGMDtyWkuP+CIATBJ9SrhwOaLNQCVJsr1WwJShonf+fJE5hZBCj+uIhmG9buVr",
-	"z6Fi1l0VIP0kDGtSE1Nnd5Qh+t4KeQPWBnKT9YQIgXLb7jVVcJ7bRlMsmA6SUVLCQ+HfMj5wxDYaggSb",
-	"5V0k0sdsIgHVYLncSogdn8Y6kaBID/pCAjl4sXdwhG/N59DYxArfFrZ/xQZD/Zb6TquXNf/khMV5ylCz",
-	"23pLQwWWT0iQWGMQPMIFb2ei5lrcUSLBF9KKOMx27lMpGWDuZjKkinCB4me3gMnCWm5ZGPYBgpq4MyOi",
-	"0ArDCoYoCqor0+XL7zMZ71NxYDYwsTu7sQUYyNVCkrBgMoszDYLjo6MXtH102AvacHR41O4f06ANL18F",
-	"z49/6B/Bjy/LePBOMB/eM153d79m/Wa3iDcoplFbQQi+JjgJCRmH6hRaAQ5TGhmBMsnskyubFmPTAn5S",
-	"IpVImyklMiUFSoirqJMWsU05j5SKjGn54GjTK+jTIlbnGhWpHm2ObfGRg7MXMLyNOlNj1nKoqOQK31dW",
-	"c6tqpMdULSoUZWLfQubQI+6v5x75WQKnAXjkc6hZRDUQIcknqhS7w9ly8ZA2KM3yXmQinHwJExWAtIy8",
-	"zqyObjiFkZ3QHRJ/omF4QoD6w9x2yapsUE7sLsktjI0VNU6P9rvLaHRphUQz0Q3c69ZjUGGt2b4NcmsU",
-	"na1+SloDJT7snGUA++0dtWoxSM0zVz1W/5bOVbV2vj1AbQ9Qyw9QKH62Z6jtGaqZZyh3XzTX8ugbnpwx",
-	"Damm1VSw1b1pwb2y8o+/3Nx8IrYB6giPPD84mLDFnh8cZMtnXMOgxJftZvDs0uZud517bdRGi3eBq+23",
-	"hp1VbmA1ChYbAUSjoXCVqq9mHTCeuUPEzpsEQqa0R95xphnVQnrE3b6GID1yDVwzDuFuyT3MQlP+G/e1",
-	"pEbA4lNqFa04ofVymC6kqGaeWlcgqnUcW+uQZYPdK1+Pwn6dMEubEUoQ0fs3iaTl4uQafMEDPKlXuMKP",
-	"IGBZXr9MzTRknxbnFXYxondQkQpHI6aqtZ0iLiQt29tNWEYz07o3YvxxUDW1muK43gRBFHFaStVMvk6k",
-	"0o2Mj3nDlKbcrxrzooZCDxL+CcIQasTWTFsvs6N4U8spBWSor23PRoKyRujQusGISykD4eskCJp0eXZG",
-	"emZFZMcFKJpTeVTwNWPqFLXE+pvjfBzQCNrAB4wDwfYkpnq4Rz7G9B8JPK4L8jGNO6Z+YUEA/F3/g9Af",
-	"RxyC2ZFtizRmE6vik9EQOLpZhelT7gaz8Kx8wkFywYQ3ZaIWH81+dobC5PquoA9SES0IJfgOl+x09+8O",
-	"97GL2v/TGA5furu5T8huxBKD9eZxWOAHylE26w/74eDH4xf0OGgfvez90H7VD47a/jGl7ePnveeHL1/+",
-	"cPiS0qU3PKWWTQlmilCYb+xkgJ/Lkw2zqaux5brt5wYxdi3juZEcPMdjs2XiR2XiNTkbMxnREO8Srmed",
-	"e23URq0GbFZASJZUjlqGq+shQ5GebWz6oioCyXyiGciKx9pGWE5DFkAFmTslZskb6NMk1CjpkGqrXlLN",
-	"SudabpMCCmbWPuNUqeFGmZT5DSfbjfvgmkb4tSyLLYXPUvg61VDRcmqWOlr7rpu35Q3dby41mZsHlc2B",
-	"pNnw2CCBNJ42NkUWzYUCD5p1++1O+T1c2Ddwo216PP961j7ca0nfVAJLIcY2Eko7FKjlvonymWMpIvFV",
-	"Zk4UnGXUjHFg93OiSefYaV7rzlCcj7wQiXfRghfpiy7nKtz8zuCnBHBzdrQgHO95q3QLyy1GA/emeVkn",
-	"BML3EY3wAKFRa4Fl0qHyAB/lh8Tq9zJWX2GYLd8+lG/Xdt5J5UKjzJa17rZZW92Y0V5AdHPt1c2Y7SkV",
-	"NBEO5zQMRdKo7CFolgZEwoDZnHqURDSeteCNHq6iJNwW36fNEUZm7HLz+K2xIGs9xU1ikFcLRvxEpdlt",
-	"SHsQVht0Co2F5c5O5+WAWIDgptli5Theg1H2aFRS773sLE3U6P/46H9fgEJDaOCDkJHDa8Q4i2hMYqFw",
-	"ZR7hImKchuGYME7+duCRw99PSGQzJY0Nvs0kaTdmbJtnqsNHLNBDfCw7BDYYaqIFGYAmMbvHAIpzEcWJ",
-	"NqvUJBQ0IJpFQPpSRAXf/DNFRkKGQYf7QsiAcfTTYzAGTkrjZypdCgOpvPw3eg+KqBGN4xwSmB48EKBO",
-	"Ovye/GTH3huT//O/yX2e+on8B7m/9mlI5Y04CwKPjLOm96bpeKLpuNB0r8PPSB9GRAINiW/RrUjIgPw9",
-	"UZqYTyywlw8IKIRPn4YhUaEBUjjO2lhA73X4DBfdVwy1G68SWXffMh3LqVfDQMjxG9bv19TRSKolMalC",
-	"GgL4/PndG0ViCUifgltCw5eCMAJZzOc+J/VSiT73h5QPyiZ9Z4YwE/SEHpLRUCgw/MIc+d/RMAESsD4G",
-	"gDBOKE8FmkeUXXBvTMxhovID5XO7FkwfWrJUCZG4Wwk+IgxWg88U0i1+8pXk4CslhMJ26tEBSjE1d6Na",
-	"xG17S2rFndFLahmKdiwhG/EXxVSCwQ622K1HMLVu99xGSqEjohg00+wOroGqRol5zFtP+S0EZMR4IEZp",
-	"Ug1foyQyw2gj1hRoQ2N9If3a7tqekGnqyqmgKspvifuVAJXcstKIcWUJmimiEGTTcVX224nAqmqMN42L",
-	"1zh7lRwBft71xmiW8jix/xRm8VqQwkwZBEvD8YAHN6w0c8D1R/Lq+OCQfL45P02xFId0TPxQKBsTlwtz",
-	"qqFtFGapBTsQ7Zl5LQiX7MICiey4JKm7pTtQmkpddw8iBv7gPdRi0XyZOdAnwDAHxzkBL3PQzFDX+nw1",
-	"s0KlKUfWWQ777gGAIqZJ5zuZC15CR1TmY1NitafRA0YO176aq+0LD9PwoypvRSIahjXGnutANlu7ytBa",
-	"3yh2IiV04TwTw007fvNF15YfG/IHlvJSI/1hZQDaQmcWOjfsK0ucqTdh1L8dSJHw4FyEoiTzzat2loOE",
-	"XP38+owM4X4yH9mB+6fMAPGrD3pKAiliXHdIlSZ6JPLEXgrvpq9+fj05dd/9U/6Y4o6p0mvvC55EaW3U",
-	"LNnVRQFHb1zXk5N3Vx8/dPcWDb8kVqCqMzSkcgA15KfREzeSUT4I4Y0Y8RW7fo5rdKwr4zUrS6V0QJgi",
-	"CbcW5ykJxQik+cr+Yb6uGNNqhn8U6E+xs7YpxbPhC6Q0hfaUvr0ZNprULTly5yCuFCkVBEmzvNOP74Te",
-	"SqdHkk61nPBbWfQgWbT6hcUTkjzX0Ky7z9AMh2cjsx91SuiEn8f6Ep4p0i1zJHSd+9L6r5a60z4iUFJ0",
-	"z/De4mOYQW4JiD6aEx8E9lIlpUiyg/6pg12ihXX4iTijyroWMhqeD3WmTu9/8uWh3Vs16mnaxep6CGhd",
-	"0XJPlwTnxLZ8PSpcvxesQPHNPI9eg94YFJoLgs27dCYJ4wk4LhyUNg+i5sLHqpxGqbK0M9npUa1DIDFV",
-	"ynNZ04UkcGf+SFvt4nUipkyHEZUBMd/e1n6onSeEXoxZO2maHLYpb7L7EuAKt3/tDyFIwizZxOyd2pDF",
-	"7+qFRVeKbp70TNtJ5i4sB/hyz7WFeNPsrUch0s0/y/56ZF4vAfz3QM9rs1lyjmmYmlnzjpu23fMhjXWj",
-	"rkty8lVleRmKgTC+XfwqkTB2eXaeKgEwTF3ELBSDBMrZuGY2pnQBc55STyfAzCfPZvImALUQxYUqxc1A",
-	"scNbfXCl1FpiqsYSIpZE5RJ5ad4p1/vXT+dClZTc+CSZD2m9ZNfW6kfCePaFn0gJ3B+fkvZhRqQSjHpM",
-	"qbNKTVgIMR76Bn+YXkkXU+N2PdK117Fdo8i7F0aTd4txYgnHcSColHYrnbM8ICqr5eCloWeZ8YBcmJoZ",
-	"PQgFHyiiRYVJZwLJC7ueWpCXE8wiPE9jcRFPfP1ETlP5dtWnRPpDqgzEfmN6+OuncjljbbP68u0uTim7",
-	"Agnex6uEhbilYfdsQq90awtRsykfwYQJ0uST72b8Abl90mRYXGX03xDOpVGNwuJM/cIGQ3zbAEE5g+tS",
-	"sf/bkFphaw4C1hN+QroX/0hYHBu+ur5lHGWa0Qz51+dZ2iXUGLGkY/PHp5COQZ5TGZhPN0yHYP44d/oL",
-	"/04vXo1WgZGNIVckomNC4xioLL0TrXaY0VbGp57myCUsngROKRG4BTar6ADjbXxJk6r/JX6dpcr4kb01",
-	"n8JE0rBwZK/jtCmMfM34IAlpyRVv+suKc9S+C0cR8EnCHYPRw+Mha5y0J8Awff6euAeeWeLSM7cjnsaV",
-	"1Jih7nU7hNbPH6vkt5jmgPVGe3zjFL4uH0uBh5pitrglrXnHTdvupmz4SYQ30m4tQGRT4GgqLGyd2yvK",
-	"B00q6dMTwdiurKIRPwQa1OoQwqBWe2kgdMGDS0idZFU7XWsqdY1u0yf46TFm1jKxe68Iu+I2S5Ff5Z10",
-	"yaHHPb21ITOCQ/q+F7PRc6GHNkHvlIPRPs52nxbxjFnWed4a73VE9KudY5YaLylnfVCavHuTugPtq2PF",
-	"gvKCAwPgIKmG4EyXHeucJztg/T4ZUftsF/MA7Hy+Od996CvHJIqoHFeBwbVrakSHqLN9+yh9zvan6KsI",
-	"2uI8k1DyiujLNzGPqNakWpFemyI4J4m0Hhd95ECAazkmMUjiU01DMfBclpPeGG98Y6qHTpxiYYfuKYE7",
-	"kGPiMDE2Fr17cu8RiGI9NryoCON+mATWyzxl02MJ8+WpTQpZFLDyehBU4No53fbzW5h6vTEVY91uhSjF",
-	"LNyvXn+rs+p3tHp+BTih0752r34I93X7mDNjJIL6S8w67kPmxqo9CNJB4eV9nb4RjWv3idGh5qd3lvW7",
-	"aqZX2Cbed4Dc9wXvgyGJ1YcIxUDU7mxvg1bttl9goNpDxJKO1Wq9VpQStthN3V62btKq3fbVLeP+UIqI",
-	"PmiI1XZcHKFm5ykVl0JheszyjZauPdcNM+Le8WxOj+UkViKxp9gvQ/KEjJ0SJ04eZsK0KOvmia9yVp3m",
-	"Pi9VmrlKKmqJSTGT8cA0Wc8zIK5zY7CGqaSFpuFZmrBo2pLx7O/neXahOS2u8qQ+S6yhwoRTfacmK9vn",
-	"hZRC1rSPjCFnzjHGoLVGDxe8/fz+nkhQhgpL3qhAOk/JgWVkTpojKfgAA+pGeHMjSCAI7YnEHkLL84hU",
-	"tjOLFubRwVF1C9Ouuwxyb0O4X5zCaPM3a4+ca6Fh5bdrVDlJkfOtv0VdM8Y3Vvd6NdSu6SBbJJ6GnGfT",
-	"Ja15x03b7oa84lMIb6InuAiRTYGjqbD4mUaA8XvNvPdFK/eUUB/faI6GLLQJO62BrMnnm3ObqzRkoEgP",
-	"9AiAkyzdGNpALuHYiumUlijsUwxK6YF1S1WuGZInnnuIg3UopH6zxmVOZJfbVK64SW02s8d5yeQWK7qM",
-	"zBsb4fCYlE6+knG0WoWMtfFCvcTU3yStr8nGmWCnpmmyde+5cRvekGU3jfRGmzObsO0mKKKp0LgUQbOq",
-	"z6G2i0QAe+SmkKu+H9IB3vMlvZCpIQQk4QFImxkcQ449QsMRHeP0iikNXJ90eJepSzuELTrbNYPYq+EB",
-	"PuIgok/yRmdhKEYQdD3SZ2GY3uyPhswfwh3uDzrc1aIdUlWW8p2aIdR5orSIDISvwAhsVR5QbRtfUu0P",
-	"jfAWiZ7XcA1l91Yp7dYIz1aQSKrnxABof5gaQhHT6asjpoci0YSSIZUB8W1ZlKXBnOALLqJx+WOnd1yD",
-	"5DQkkCfs8gjsDfZI9+JMgrrIe5+cXGvKAyqDbqWJDRO8BaoTCR/vQEoWwML3hlxwIDSOw/HEK8OmPJq0",
-	"O5mbrcZIqtKXi9MRGoVx0l5lcm3Zc0kD3askhNdChN8AeGUSPhy22SAPAey0GC0XZVMSeV6jG6DRr4L5",
-	"sHCwkCn9q4vyvaH29FZBKAnZO0+fxkyhq8dCpsdEyJ4igqe1S6q+jxQJD9QnkL/QsF8xOE4Dja5EOJcE",
-	"+0IaawDFB2pGtbhawjIsPcR5PFFcLxPDk5KyXKuVorSEZGbpo4CtaQB7c7VtEaxz5Ok8QTATWT5NYlVO",
-	"WMaualrKjUc1rcjjW1akYFitw0fx9Q2zFWpybvhBydayeoDqLy+k811ZP6Ug2FooWwtla6E000JZozs0",
-	"tYEa5u5a846btt38wX3DbrY0RITeUYaiIKuVp2LwWZ/5Vo6QHVT7FD89UySCEIAISagTgjYYc7d2ukIX",
-	"EFo1/Xoha4HreXJyadYyL/16A7xktywMrxERm3mlm8F0WjxNLaSqcMph3rxb2Uel3c1nMWw49dc6snxT",
-	"ZL5m3TTJUo1VVBuDQnNBsMFL21LCaPJ95SSUNg+ipsNnw7TzBChmk3TSWFhIFnxyheKblG5ThEnEq+YR",
-	"EKOVUgeIka2YY2Yqg817Z399TCtqBdCnSWimAN7+fN0qe7fs3pgfviIqiWNbFtsaZMrDxJc0DLvoG7Ev",
-	"d+xvhGoiuK0tAzyJsKa3bJ9d4BztNxf4vZ0TVPvC/ffyr5hUtf32quW1WNB+9wY9LO13Ny2v9Xfa/s9P",
-	"xgIR7f+6wqdY7U/vzX91+7X5LJP21Wd8QNa++cX8V7ZvzPd3rP3rh5bX+mPYPnf/vfnNuiwMmPJKVunC",
-	"Zkw9TN/WwDKqtjS5fRW3R86IfZz2TKWlVd1VheCAHmz8MJBANShNuhhWx/jAJqfr8BCUaU9tbtF/JDRM",
-	"q6Fk41LfFwnXduLSsJBHiCaul7nMrOSDZYhytx3jhIZh4d7HyI5yN+Icj10xjUg22xmm4KPchzq1vPK0",
-	"f/X7F9FVQm5F1BSunRCBaandOA6ZdVtWEEMPCeKcWOskluZBcRGElp0yCgzauIpLj8ijpDaLPqkg6C0v",
-	"b3l5mpfXdEieEhgNMV4Lq1r/vhu46Q0d6WaR38STzBRcNgiUxkIEVdIjHFyaeyqpeB7BbVTNJjELmmmA",
-	"4LspDE1ifyDgmFapf1wbJVqSfoFrycqvyo0uMIO4AVxLQn0plEL9jWOqgolfyFURZkiuAAidpSaatwjb",
-	"guxghFdMfVC7ZfNO0aJbRDaBl+13Pl06dGyEVyfw32Ruzcy7ekR6NmOj8kn3woRZu3uScrr71WxLedbY",
-	"RaPa0DOOs4PsTUZYFATLXNseafmasitWFBDlYW+GLMt+sUKk9BcUK3N+ufxr6S9W9JT9YoVR6S8onsp+",
-	"sQKr7Bcrwsp+sUKt9BcUc2W/WMFXWpkVRWHpLygcy36x4rLsFytA5/xy89tyq7dxGmAxK7mgyboMlZ6H",
-	"1sVZQuIUC/hneVbxlJ+WB1am/LW8ZcpvVVpa/lvaMuPHpS0z/lzeMuXXpS0z/l3aMuPn5bWXUv5e3jLl",
-	"9+UFjVL+X9oykwfLW6byYWnLTF4sbZnJjyotrTypV1ep+fLlksaN8plFNM6li0/DUCRa1Q9+sv1KrEPM",
-	"uyphwARXLsK7L6SZVmWh3ml3F99i1o6JmHerV7izI1QJBfWFkAHjVJcB/C3zLVbaCrQ2JvUAxEDSeMh8",
-	"UuhZKTK8ETFbxUjOiqtYMb44orH5a37wPb4Wiakelsb4cIMhze7gTaWnp3n1N2dduqcesYTAYAi/Q+5Z",
-	"9WGqy1b4mvq3AwzBfZcmNa/idYxDqoaVXZRjnHq1qTT1NfNpWA1uBJM+EJdmOgvJwmc2+XGSaVDrh3Ay",
-	"r4Ls/WUSahaHrMw7/ZuQYUD+/T//V/beKMpanxIuZOR2ek9+IiNsPCb/53+TwqDkP8j9tU9DKm/EWRBU",
-	"dOwWu8wu62O/r0BPSOd0XT5NH0hXmGX8KHsfZ3u/N3sfT+x9XH/v4w3svYqHvFRKlPPApKhfFOFeHvDu",
-	"WHg+e84VEUW3eyYXJ6l6Es9TtDUF7oJ+nWNRNO0irtyo+ApRqc0wS5zn+xuyTOrdNT51E2SFR5ZP3HhY",
-	"YcdbZb5V5ltl/jjKfE030s5SaMilxSWN17fPBm1yQzftOXKbeEPl4LABIDQVAnmATqNMdRvMRnwqg73W",
-	"E8xJz5R9Mv2u/0HojyM+99E8lQM4k7pO1Fn15lhI47OzgCa3dQV9kArrt5Eb04zsYNEpW3tj/0+jGb90",
-	"d3Nvi31/bxCSXZVWMurnGmAjFlTeeRW1XQLyIgSmlXMGynwlBXQsC1ErxLU17JBb5BzybVcH2DLZd8Rk",
-	"azLKJhm5cUp57btu3pY3ZJjOIL7Z1tkmzNRJqmguPG6YblaSj1TpYgWzvfU9iTrFFdnKny62cuYeLNUb",
-	"ZIe79xISaIjPJIyuzzfXaXVau49tzyIE0nC/eVtBu0MNxYi7DHw0BeCcTfaFJL2Q8lsLYUV2KOnDyO7M",
-	"fTWkd4B61Ft1jw94IZFve46KrKLokKwbak5ayn5Sb4lWItlNVad6VIJZq5GQUWXzVMD6993ATW/UPCoi",
-	"v+H2wOYMpIwyGgkRe11wnlU4bZY2sasjeQHWva//gJxV91YwdZ3EZZdmNzIBNFMo0SJua7PJgRRJjA9o",
-	"hlQj3Cjjigg9nICAOiVImfn531lyImJaTVYqLaitWyhJa3WNr1UIC4Br1meIM6pJIMAYhZr4WLY1fYgT",
-	"U+0PzfyJAsI0YVxpoAERfVIAM27r78IsnfKAKC0kHUDpTfUDFKLZjkNFDualanCa2BtnPc3S+9Oyobas",
-	"8Q2xxrrspTIubKo63BQMGguATdmPc4jiSdhMG7ElyyimwdB5LwaikbpVm4ahGIg98s4ohYgOwIhtRSIq",
-	"b1GfhEKqE9ILqX9LbgFiknAr7gOP9MIEiEh0yDh4HS4hILFkEZVjjwwkFpcEX/CAyvEeuTFz2fGILyLA",
-	"tKE7Vz/t7Xk/m3+9Nv86+2lvb7drI02Ndu/gZBzQGfe3A48c/n5qtn4HEovSv2r3mCZXP79GJRJh/QG3",
-	"9JjdQ2hDP1F9hoAZNEiP8qDDdyjXrE1DRhUEBIIBKBIyyKpiukFQNSUSg4eMzrXr3105edNXvln3BS8f",
-	"LwunNE0Kiv4hN2iV7sTSFdUrOl7gq6aarY/JWmQNnEXWwljkgXz1rd+6f5sMuF7DMOXy5un09e+7gZve",
-	"rBFcQH7DDbwNGr4pZTQTIqK3vpOi6MG1XUKTtnudLaRGUonfhlQTSiRgFL41NZSHmnFkfrJZhIQEouhY",
-	"odbDwu4lXl/8vhwOEeWsD0q/cymK8gFt3orJ6QkXo1NCe2jg5GW7bK8de7fcA7SXFIIR78Z3J+DaOnh5",
-	"8erFxeuXFy+eH7/84fWPZS4da72o1zBkvCT469r+TBQzhkW28GcpDMgdSMUEJz3waQQkSPJ690xNbiog",
-	"lKNz7JQcWGeYq4e/V/aQwnQxa1wOzOl51ApQ0HQAQZmZymEEcu58Q6pIKCiarYZcWBgSNWJYfE0Qqi3E",
-	"/CEESQgBOuDoxH7nWAjp5ssI/Qo0ZRyCXy3kV8ibleIMF2cgJonEQVV1kv5tCOjnRHC45J85LWBFCsR5",
-	"uXOzZwzV4WR2LAkhUAXtgxd7hwdlSDKnAeD6F/d+a4pQfzlrP395TERantAt5pkiitNYDYUmfRaCOsEc",
-	"pcaaJ91OcnDwwo+pHuJfQOwXakhxqL57hh2C/bnT4d0Oj0Hidx5RNvlYb4zP3ixbdnGSbto55ZbLsw/v",
-	"3l5c3+z9XWEREUPEikbQ4dieDAwvafelIashEZxQPnYIOiUB66OPxW3DBZ2YveTE2eE4Di00FhzsGTkH",
-	"tN3eyY/95/6Bf9wLXvqHwQEc9J/Dof+qf9T7gb4InsNh/4D+2Hvl/xAcw8v+EX3Re47tfuy/oj/0jv2X",
-	"hlSoNsZy66T1f7tB/3bQ/pG2+7//eXz05X+UITFf7CT2S7i0MLoZ9qz99vc/D4/Lh81SqZ7pUlrlEwQ6",
-	"osUCmoxj8tk0rkg+S8X9zueb893CC9Z5Ynfy0RbV0NYsgkoP9weiPfuliIwNEuux4+EvXusuZ/ZZaYgv",
-	"L10LD8+c+3eH++6LLgope8tQALdhsr2Dg73jFz8+P36xVCAV0JYvJuPjSfhPcqqXipAKsuyBltvUO2QY",
-	"gTLcIpUmO70xYVEspCaYG7L6O+NpcdtQa+8aqPrKpQJmCi9BzJQIgOzgG8c29TWJQTIR7GJhJW5sCLIj",
-	"RTIYhmOi2H17BHBLJOW3YJQpD8RotwF368CDG1bqK7j+SF4dHxySzzfnc4VABaY3AowacV0egf/587s3",
-	"qUKx7VLQnhIFGjWFr5VnJZXIAF/twTomRl77/nQa7jpdqHZMei5QskpgaHmClCpI1KXVa22JWss8tkLt",
-	"ma+7WBBi5pcLC9VuQSOkgC5okx70hVuz5TCjbGwV5UkRXDbzmn1MFgluzCLmcxqfoMRlzie7+sYVfHsc",
-	"ufOkYhy2IuoRRVQtyG/lyhrlyprcV7ncapT1ttbdNmurG/JdTyC6uWb7JjzWORU0Eg5DEb9x22lIrbNl",
-	"+a/4a7iR1Mjm2cW9kcJWHyRBYtPPD4H0kjGJh1RBuU+sWOd1bhHYZa+SnFwmIe1BWNU09oUqGfSTZD4Q",
-	"xgnjbfQw+BICpquWahlMV7ALw4/91snfltTlK/b68vu0cXclRuhotdXhzOJSwJrppp8g25K9xkjjQqeN",
-	"TcMFRkdOkqxGqicOo3crNH++ypNmxNZEZdsJ4piC/BSlptsqLLm4nKWK2bFps0z+zee++6q8X8s83fL2",
-	"lrcr8vYt4+dDKSLaqDAuDEgyByelxyGQOyoZ5dqcNSlRt4w3JbOOvdPpUQXERyjaGDP0Xd0y7l4F4/2n",
-	"IjSOgQeEZttBfe1gRgmHUch4Zf9kPwnDK+CurGelvIYG7BD8ygIQVfuMqPaH66/YPhn8VNhatoTp9Vcn",
-	"7KaFKC6l7W88Cm9LuNUJd13OgQnmaMppMFvU2nfdvC1vyjUyjfhGugUmoLI5kDQZHlmx1eZcuCTxQNIA",
-	"CD6LzLSXRxIeCt/eqeih0VJpQxv45Y8blRZxTs4W9LineVqwTqwio6FQk8lqXM2oyrW+32mI5lQHTidF",
-	"W9LVP/6VhgkowrgfJgGQ7sXFPxJmj5kZTZghT05+ffvXrke6JydnnEWYU9h+fMs4U0OQ9tO1SHhw0e+D",
-	"r5X95kZSruzZL+vzXywMz0XCddrtRsRvJR3YD++4isHXZzww7bqnxmwld3ahER2jkUtlxQue+nr9Aao6",
-	"x8BMrrfaChpB37gr0NU58hs3ObfM9y0y3xrNxIy/m2YCrHvPjdvwBg3jItIbbQduyizOKKKR0IjNYprk",
-	"2FFmRXmZHms11q/8l18KlEaXmEnOXaOTk3PBjXJOaNgtVjF9GqX0+kkY1liBaY460waV1Kl+g6ioTvsG",
-	"xnOJ//GzJlvCeYy0yVVUceGeYX764ww15WCfrOHhwDuXS5vmgS1n1K9QTetpsHpt726zeXqOht+y9Qps",
-	"vS5zNJUaTbI11rnXRm20ab7Gj9wdyp1Pw6zxSZZWURPQrRByUUscFEZffEu15IQ9ISgbTgXfuN/q6RHM",
-	"OoVk45wy2aLWvuvmbXlTfpllZlvzoLI5kDQbHhskkMbTxqbIorFQQEV0Y88+802Ked/PvtqanmBqaxiJ",
-	"a0wzFVMfsCTsjrvdvYUxfp60EoqlNkqXvS4RXwBMQ3CFJ9xG+WvwPHua5VhWEWjmKyLB5R8lTGMChOzc",
-	"232axwMtJLwFqhMJtWpOP1r8WskKlll/SC1Nc/CtQDDf+kniKdPWmmRvRrpNErzr3GujNroh+7CI5CZa",
-	"RhksNgKIpkLBCJtZRdFTIkw0kM9X79Hpw10eXyHJHQtAEJfOLIKAUTIUSp9iGEwPstuR/IX8UOtYnezv",
-	"Y+O9OxoKSblu05jt+SLat0+L1P7xCzj2n/eO20f0FbRfHf/ot18ER34bXrx68fLl8+fHL18d7TvJxnzB",
-	"92LU55lvJpGsiqN/tTxuBiUuBV8x/dMe6Uom9HnIgGs3cne/8N3rhIVBl1AJxOYGVkT0O7ybJhqQ012n",
-	"fnD9+0ISH79QWdoH09AnZ5/e7XX4W6PXFaFpjGTAAnyo5UYjOyIMiARfyCCteidIF/iAcUjnJtkcHd4z",
-	"0+7isqeDNMtSgK+UXw7neEN1iRWHuyYB1ZjSOUvKcEK6//3f//3f7cvL9ps3XZdcJMtIkWWgmKS+5wfP",
-	"D9uHh+3nz28ODk7w///X3OX8Oi/v14ckAsl8gq2IdfuZtdEUKhNzHpZmPZwAd6llMpmtbSrzRl6ExFEA",
-	"EmLahewcHpMkjkH6VAEZwj0NwGcRDUnABkyr5ckqV0kAVyTT0i2VE/oCUmmrIYtjxgftwx/b89Klea0p",
-	"FiuRYYbdDKjKlrq3eMi5ZDBvUNehdNi7si0/KCFclgaukBmuSL3TpDYXC3PwWAaKWYgXObhMs7ieazKr",
-	"CvnhmqBGf0Ml1qijmHuymwVbmE0oj6ihiG1lV8xFf1uehnTF8IkLnkRpML9K/CGe9Qrxu3lMxS9A78bd",
-	"UoYJoE+TUF/fMv55Xo3yRrgNblkYXiMiaqxDFVNvVHrInSXrmH3EncVQOyPK1cai3Cj/HpCeSAZDXemN",
-	"NlJCZZvW0rtBUZlhO7+0vO1mKLH6/n8rdFoAAmuPhpA+Vq+w65rRHdOEOX3QnqKHyZiO4tYLVJACfr5Q",
-	"aZqLp4ZcaVBg19ORTLW8SxsWQXicb6IUmuNn2AqixxVEazLmckHXKHNurbtt1lY35BOcQHQT3WE5NDYD",
-	"imbDAe27BtoemOElM0Bs/hdFdhgP4J4cpPUR8E2hfZhHuQ+7aJi4F8U7NqDtEOuGuZpeae6Y2jmw3QIe",
-	"6eG7y+Z+w0DOCYqmkukxvjUt5DB1OiE/0T2Nlyh1g8kXPY56eCB5nTK8XmtEwzCmccV0KpUyuxbix6fp",
-	"YFrJ57NP6veUGheGkU9aTt8hi2/+aLKykJijLp+OnKj/Ylw92vPRrUxYTSas1fYtnNiaZeysfdfN2/JG",
-	"Lf8FR/XmQWVzIGk4PDIvSUMyRQeqpuPmLO0xx2uDDwcpi9qBGPG2YoOhxiprCVdJHGPZsUreK8rk60Qq",
-	"XXd5E90WeJYioXTqZKu2oFC/ZRJuSosm2K2nxQ5DrMOrgfSZrPZkkob6eij0IKnrRzub6rhgx1zwtrJt",
-	"q+04oBEdwBXlA6huRLzJO5WxouGZ+IZF4MozVnwS1Lchd6b1UlgaoF+KABakyVGa8oDKgNBEi4hq5ldH",
-	"lWl4VRpqcSUSHigSg3SVtSvmJMY6X6+TMAR95vuJpH6J0/06lkCDUxKKEUjDUJGQQCi211BxpogO6B+M",
-	"wzX7AypCXkIoaFAfYzLh1zFAcJmEmsUhs1bctNUYUowD0sIePyJxB5ERVsp0rbgpR9OfwAAQ0w7NznRY",
-	"ygEVBjdW4CfgoCXVpWEM5Zchv012e2MtS1vU5BIClkTd5aU0M0qbQlwpcEtYqwx55dRWCsTZzed8WOCy",
-	"Scno5SplVqpNS/UpEfN7mS9fgZ+Ys9e1j0cJg4DPCuTZAMrw/EFgrVnwJegTV57WHES6xAAWlCZRonRa",
-	"G31sD8QYiJHWojc00gspv+3wrpmojTN1PdOHhuGYdM/i2Bwn0rAJsvMfn6/e73b3yG9O/gtuQ70oV45X",
-	"jw4ObKwXM4scArXJVTke6lr5NDlJ0Jj9F4xbXwwIGO9jciuj56mPu3Y9JfQDe+GQyLAQHjhgepj0MCTQ",
-	"NUn/O+smuAIatAUPx4XIcrx7xBeq2tgPZlbm05CooRDG7Pj3P//f7IKKcrRPmMxuL81puMMRnqmzIfcl",
-	"eKSXBAED5ZGIxs6X4NMwFAl2xlofyiNGtYBmVjwwkMrr8NiWrsbleQa7XNuhURaaRVFF/vP64wfCODl8",
-	"5dwLyiNxmEyXlqQ86HD8KmD9/v6///mvLlGCGKvFWU0+9YegSB+0PyQIIKyp7A8NtQakB3oEwCdiGNVe",
-	"h3f4X/5yLrhZnPnmL3/Br8gF0iIuTiW+D0qRngjGhjq6f3acAdlpnRjz0yMdNCTNx3//819fuqeOlEFK",
-	"IdN+HU6mutoasMaKtVVfzTjYBX9s2Z8jUIoO0rqwrS/dFIPE/WJLO+NetQHIXr78ElbyqZTjIt+QUrbB",
-	"xc7hnNPMcprHOX8h3dTF1CUKQvC1wsYufO/wFcmsyxTrtqhtTCWNQGNpVOBJ5N5TmOWEoA0t+xhJmonu",
-	"ANoBuChT34dY5/Z0yJT5ZOC762FBLBqGXSI48ammoRiYUaVItKEaIR3O7HIINbvz4RQzF+a2sE1853Y6",
-	"gwkzI+IZnW1ZHx/Lj5Ez61rDI4JpZJ1zfSkibO/QlEEkz+mB7G1rq3oWHiOmwPYE3v58vYfoOrcekvb7",
-	"DPT4GM3Cwg6JjkNHxoyfTM1rMJRNapqZYYcCw2v52CDPyF+zieIyuriErsVfOrhOh8Ef7de9sTGxDUOM",
-	"NexOkslPiJodhxiHld2TIk5y56Q9ZO10C071E2LMv+6udVyadU/7Lh3dOUAgSshOd8IH1931UtrJQ4zT",
-	"MulMn6aYlaCMKLX1tiM6sd/uv//5rzOzlzTF+k6X8vHHftfIOPS0Pj84yEawUPjMb7kYcfKPxGw2YwGF",
-	"VM0GXEgIyA5mhU0joRXwgMC9ljTjBaSBdOCPqC7UT7b3/2Os5K6d7PW4jSX0HOE71jXUbFBDSURDY2dB",
-	"QLDZDheavGof4f8On5Mh3LuoWg+JwrDjrpna8MLRwZEbZQRh2C6Oo/Mo8rQ2ciDA1tQY0jsoSC2LXppC",
-	"F5kK8RqOjKSLJZgD8qlt5zQSF44zrXzr4oaRLd4Y5pkpbkfdLHBvhcQAtHK9yE56pnAzYC1H5EPrP07J",
-	"AH99pkhBP1uOw73cODc6NyScDm2rjGZbQ8ndteZk94TQOYQeUXkLKDJKSR5DTgqVS42koNluhCQh9W8R",
-	"gpP+BgxtN6M6c7jbaXVaXS+Taq6KsQTzn7QOahgWMJUxQi5oiuoVxQUKL6zYj/KKcdL9a9sgpZ1G35sl",
-	"7NA8nPvdm91TQguDIwQjdm+mGImi8k4X8vnqvQOWe4phN3+S8YsxEbSTJvY9h+lCFRGxdetY3hDG0kG2",
-	"iyUYk0aCUob5uj1MjTr4g8Vde9XiD4UCbiRL9wwVT/uC+yIwmCT/aNv8qCgxwIHK0S2a5hZHBvCCD8jF",
-	"DR14pPuu3/4gOLQvqfaHXSzUrsiLgyOPdH+5OHvTJSMhb40eLYxqmBiXfv7x6vokm8tBzsyCq1OqbbSD",
-	"FGH7LAzFqP1RsoFRAH+x5gTcx8Ko1a5ZStdDUpvCErab1TGoILsfP928+/jhumvA1g/ZYKjTovJYr95w",
-	"lxnz+cERMabjCMnt54sbj5ideSTtj1s5yywWJGqslJ6GVJlDtUHbLzc3n/YP9+4t4x4ZGwy1l5EFka1e",
-	"STk5PCb/xV7jsxNCrBmvyNGLw0JjanUTFvM/PsLmR4cvrDIz0l/TW5RSphkDtYupuxWg8jajpvKEO2R4",
-	"aYUgLK9vDUDgdxCKGJy1+YkOnMURg4hD+MtfjJSdsMMIBwgg8EjXyIH9oY7CU2PJSgX6p0T326+6uyek",
-	"u2+1boenDJcyuOPglFOIdKXFdz3S3Q+Er7AjK7xO9YjEGhJWWV5BIPwOR47t7osYOI3Z3t8VZgx2k2SG",
-	"S49xKsc4tDW2lSOW9OP+n6btl/0/tfjS7fCdUru8yNmeWYORKQhNZ3tMKHC1i1VwxoZXOzxbujHZ0KGT",
-	"AgTxaKcydsXM7zFl0p52cNhde87Ao0RAQnYLjqXsq15DKicpu/Zkd98KBM9wqT0whswHrqBw5rt8dzNz",
-	"3jMAtcJ6T8jBvuuk9k3bvDxselzEkxLK1ckTX+EVxEnrcO9g78B0dshqnbRe7B3svbCPW4Z4EN83/xqA",
-	"LvesT9KQZy1BprH6a6Y/vXK6skojZPwWLxVRWQpf2dYZ+D1nLGvJ/OwgSlQM/l4LF279Fu+C1knrZ9C/",
-	"iAg+2Se7qUTDbTw/OJjn1cza7WPHL17rxcHR8sYfhL4UAeszCEyfl1UmeMfRaxxeGBafcH20Tv72u9dS",
-	"SRRROW6dtN5TbtQCie1eNB2o1snfWuajav1ueqaMshA/BSq2zBBSbYRkkZRPiugpFvJ1ppcRe//+n/+L",
-	"oNAofLdD3XkbD9d24C6e6am0ij3a3UPzLk80aOWypQAjITscqAxZzlyWI2bQem736jCbW7tzfed5E8Rq",
-	"qnrQd75ZwjiqMsFrGlxZ/WW7VJvmrUj4Oojvt6Ksdapp0g73CqpoMXkW5fhcUv2EyhqPcZYa8RoivQXj",
-	"AZEQCRQwTsZn4SlMEuab9WQGqOnZ4enqszAWZ/jr4tZ2HLEb6rZ3bRiPjGdV6x5WVra7WohGgXxAqxUP",
-	"We7wlnstnHm3EzP/FmT66NcAZdez5zizOivyOlwLtHXRXWRtMqzRpoq+Jrv5JARrnWfcVlSOJ3gQMzzW",
-	"4V3zvS3krUU3rT84YSd7OUsCQw3lWqVyeTELvraqdyVOfCtFlD9EW9r8RtRovOXyB3F50aJKCaFgWi3l",
-	"dqO557I3WoaGLTiq/XJbkFDt7Mx9adrv2Qu8UHDY+7vqnhp7+vzNh11nc6oOnzIy98gHgECR/6R39Bpn",
-	"Py3YoWMahd00Dg55LBB+ghdR1Pqn5tD9G+Grb8GiuDGmuzmdlJjvc5A6BBrq4R9z8foc5Q5zPsJYCnR5",
-	"W++QSg9kyiCWhuEeuQIsvT/R2JkGTJE+ZaE5/JrDkzEh0VfcR/8GDUiPhpT7IK1A7+6bM934jy5hXGmg",
-	"82TWL7iB1TAnRQ/WYdixO+Bm5zFOkAM+W3wKfbvFJcAHTmjuOlEILKszPTxNE8xmQ9SQulOahDhkPlWe",
-	"gbFjB9e/w5E3bAc6VrkXwvRIfZpcjE7Jy4MXZCfTrRIvdHYLtOD6dDhiXHmFo7ifPoMTEtDD7sal3J6X",
-	"0s3gYXzSDO3wHbtopVkYEqXpIK1gzGFkWuCAEUP/C25mxLQ/3N0jZ1NkpIAHRgdL2u8z3179aIGugiKM",
-	"lMi8QdajpAAKAB8I0qP+7RzquwIaMIPrzROg6fWiksQxixwvpNhsG8tJ9u5wnw7MHAWqnQQLhs/ZJnWt",
-	"hwdqd5zVTL9BFb+q7ChIC6WJBWnR5JUiBDQNaY+FDAO9cqw4DExhxMXnzkXMz6DT6+l6aMHA2goG2mOg",
-	"D+syfYMWWobvn8FekNI0UmAOTt39+kI2e+3abJjPzLTjJ8lnDqhkx72p8IdURmq3gIYsQ98MJvbzOPyF",
-	"CLH5cL8SUtLEv08SM+P0oYroO8MEv62DnVkZOH1O0Ynk1iZ6nU9p7BUI+/Za09guthCFbbJb6obM4d1U",
-	"eZqv8LsRqgUqqkY1y1Xma0eCzUXx94XdZXjlQbhUa9o2GxfQZtonKZztgbGXwW05AioxlmnZXM4yq/uO",
-	"WMshYwFqC7GcGMq5kMnO88Y3DOQ1bP44OLuEJ8l80yG0RFlYpphysbbz8VSBF2dB1VS+nF3pd8OjZYSw",
-	"mA7sg7JljJq22jh72omfKFM6qJGdHtU6BBJTpUB59lxvo6fuzF9Zy+IpM5ZiIEHhzdcsvioxrG3bXDa1",
-	"6/uOmDNDyGIk2zL3yzw753mzTbOlq8P/NNmyCLYUDxFTfhkCqrCZA0Zj2cyt7/thsxwh5egtRCrNdQJN",
-	"BCxNRZ/bEqnEDEN2XJibDS6RhaAqGwMNgediwPFR0x0TicqaYHycTHgxuBxHNT9ENIDdU/IyveDLbuUC",
-	"24apDk+4BBpgwLmQxBdSJvG8G+z3uOE3rN9f6SLKdPzmSag8GAIvqqdQlwYa5deSBXJLIyamSK5KDNSF",
-	"DcYRMgDporZ3XDgPhxHmAaDchvXYjj1QZCAYH+Ad5O4euS7EVVAkOgOGRKd0g8Rk+AQfMKjie5ysISYj",
-	"RVrby8KKiF1Ghy8KKzqdF1ZEZ+JJ5gVaWALdVEjR71teqMULZYFBCynfvt1caMhc3H2Nm+CfaQQ485O0",
-	"YhhvY1w3pLArV3X25wpWDEKiqSZMhqrvxoaZQO987N4bE2Nh6PeU6ZK+MOE0VkOhSUjHItFkp5sKZfdQ",
-	"w77M3LfviPssdI+I3c8d3rW/2KcP9rc5jYmWlKvQBoh4pBsKX4Lan+1vm0+82wT7qhJjfgZ/sLhdeFel",
-	"qSRU+kN2B3ukm753sEZX1729ce/OsB4KhgzZAGHa4RHD5zU+5UQBBOndnn1npvfIGU8HxwQcNAB8AOKe",
-	"NlhDj6pbo2eF9Gx4sMpyCzCtCu+dgA/0sHtaDH2/BYjt8oxAzQYiIVWa7ChBKB93uCuYIvrm5GitWk0s",
-	"zhXxhdL2UZtbqHpGIoiEHHuocFHDU4x6uuBapo/TJAySkEoEiyLKvjLu2cdWXvoIKoAOPzg+OjIjETHi",
-	"IDN75zNn9wRiYd9QR8hfvn2YplkEGCuVxVbaSezjyw4foFMq/a031qAcUOxbNvuCzMA7AMkmYkMddT6z",
-	"GZAMGIZUDTs8e3yQ6p1u+uZT7+6R7jn1h5A+XztxL3PNptr4TKd7YqiiL8JQjNTEw4asUFGFY4Czye1e",
-	"d2x8GL5doQrfLHd4Gn7n3oJC1AMMaVeYdgof5OyWWUMXiOoznHUlm90O8E0LzBIZZyVGyhaLjRME0P6f",
-	"eaGY+Zb5mSM126dro6EpH2fzlhHiXCLs8Ijet+kAfnpx+PLF8cHBgUdYFCXaHObwQa+jq5z0LYVZArN2",
-	"GdmhZhU+BB0uoe1e3bonFzbjSYFdrPBz/GmZbbdo3udASG37Dj88LimKdDrJFoW402UPCCxBFgrp1LI2",
-	"LvNyPqvZEd8BP5zNmOd1+KEfwv1CU/2tabBhQ93MaQy/J2mnG4ja10iLL05Nuwpm+krw35CVnuLpuzHS",
-	"M9wuRq0x5I1NtfgQbM44l9jqK5yDzcRPkr1sNT8HtuyQhJ9n4b8PWeGaari4KLT/SljJl/C08UNgApZ1",
-	"UFVBLM5Cq8mujMmVfjfisowWqpBCdfQ3HenfH6rn4xcDcHt4z7FYGGN08mvXcMNSuDD3kxS/NnC9lwFv",
-	"gZVSxEcFlitApqlcV1jid8N4RYQvwTf6YRdznm2yEuzRfXtt1/ckWWdussnCAzyb/ayNPhui2B8Tpo3L",
-	"tmbz6U6Bff9PO9p8b1PXNuha97PGpEI7LqNRIZ3lLqEDynjZejFP4anpoIeMDzocQuXSTx65HBMwwJfv",
-	"Waq5RNkUb9R6zbEi0ZxggpQ0pjh/chMfF+bttCv0pre0lybPjW0VDpcMyfZpFfMm27TdNiHeZKHoANpv",
-	"LjCZ8r11v7dOjo9mkzCvJFausffNd2O6OQ89PrG2kSZ9K2pShCwm+IjGagGVZ1lTaKhElsTQ3o1wKqXN",
-	"Go63D2lq4sIQavbZlWHeSzPnhk2FSxo/STk3m5q5aLMZQE6gsoJpcEnjppoElzT+bkyBCNEwB5M2kdr8",
-	"TExSRKCHkNicKDbJI1YxITaT/gmJWQwh44D5F8AjfQlqyEEpz6YudNUR8McOT2J7O1hyjbbDeF+41G42",
-	"PyYWakkTOQaJSy6AaStEoqHDNURxSNNUSbarSyRKZZa92d11X12cvbm8mKPHLh0gyonJ3Z5gySq41/tx",
-	"SG1px1znTKuUmaTrS0G597XYv7CyKAPDoqQOcUjHIH0qg8V24ydsd47tNiyF86mfpDC2ECa+A90C872A",
-	"iwoiOQdLUyVzvsLvRkAXkF0F15jas5IplVtR3UJRPJdZFYfBlOXltpNFxI2d7KtwL879lNlXp8CriNPK",
-	"DIyQaTYH4xK/NxbWDi+L8G0Lmuz7gru8a0t0qG1/Xmi+aWacXsHTZElXSMafAGT+/Ap/XYimKtw5DarG",
-	"8uj0Qr8fTp2hgypkEIqBqMSn77Hh1+FQM/eT5k2sPBU6CFbDSXWmNNBpODuaJX53jJghfRHO0/fqizjw",
-	"2rXZMPPZaZ9mqhYLMbIDMVNYzQij4qfen8/kCnBfFHNHVE3v8ZVwNLOCJ5/cQ2WArIOmetk9LKieQHIP",
-	"u9DvMreHSnG0lAyWo77Z+P7OkFwBsbGk4yUq0TbZtEY0sz5NhYjwcqmsbZLIJfk+bY8q6T4tVL5Kus98",
-	"6qeLlZl0n/htDeRUEYAZnBorBLMVfj+CMMd+JWxXRHOjMfx9IXcxWnVWBHyuaL2xTTYsVXHWpxrSFi27",
-	"l7BtKnATgqGp3ISL+264STtULEBrVu1vXsCHCEMswHJCaJb0o/gi1CPdXsLCIKvpKaT75g3V0CWKDTgN",
-	"FaGEw6jDY6r94amtbYyFN2dKxM0JyMjfhtbHuuu7Ybw/WpCdi4splsFd+Fgz+2ZuLiE0mPJKKmkZ36z0",
-	"noc5hZR2CQ12euO0ci8GEO+6hACFco4dntdDRqfRxAvjk6mUSHk9NsFhXuGytD5/WcVPTNDgagnaYJ+y",
-	"x/PZm3+VV0wzC+/wbrbaM90lPAlDLOs5JiOQaXXgfEOMa5E+vC59kG+k6K950puVKdSM89So9Abr+cyU",
-	"BCsS0EJqtdUUFiv031ybDWt0O+2TVOkOqpZPlaZaeUQNRWz5At/737IJf2GKh2nE7JuG/lCKiFZB0vUt",
-	"4+eu9aaPtdnUT/NYe8s4cYAuHGtvGV+swkvwVMFMm8ZWY88/2Qq/n0NQTgjVMV/B45Sj/Cu5ndKZny57",
-	"zjidanFnZcfTFKaazJvfmfMpI4LqWK/KlF/JvEEkPl0Tx9oxOUfab2tgpxY7NpUT8xV+N6xYQH81bFfF",
-	"c7Nx/J3ht/yAMlmO9M/WZwXSlqc8+dvvBrrWnVH29NQcV4cCg13knS0Py1Re7HkH9gZ7WFXYp2GePhLH",
-	"6xLByVDr+GR/H38345y8Onh1gFXeEhm2Tlr7iF235plUcbZU504c0jE+mfSHVFLfUMfu4gKee/mDV1fs",
-	"0RDc5OiuoqM3IRm97EhhxrMWiOc8vt5kYLo38czEc7efXlq7yZvMGuAVUlgVVpcz4OwCz1cofJF6igxU",
-	"YGQWVpisWCVhdrrfZs7A9uCbHoMLA6W0NTvI5cwzyEI3fDw32+fChU95GDvllQXq2G2lFXkKQ6bX+rOj",
-	"/pylNCrAxHxuY3niQmKc4goxucbsYJ9mw5/tqFnI5QSYbfhdCUazggjYezL5cHEZTPkl3a/oiBRfB0+8",
-	"Jy72n3hCPDvOTbmXFNcUsH5fZXmqU/9TYezMJVUGpemXcJjc0SoOIYujFN7FzY7zy83le4Kl0wul8rFk",
-	"vZFcbRQLhAMEEBTBjrXWv/z+5f8LAAD//w==",
+	"7P37bhs5tjCKvwqh3wfEni35HnfaRuMHx3a6s3ecBLbTPfuM+hxRVUsSx1VkDcmyrG4EmL/2A2wc4HuD",
+	"/SLfm8yTHHCRdZFUkqpkSynH6hl0WxKv687FxbX+bHgijAQHrlXj5M/GAKgPEv888zxQ6lxwLUVwFgRi",
+	"+EmyPuPmNx+UJ1mkmeCNk8b5p+sb0hOSdKUYKpCERpE6JTQY0pEinb90dhrNhoR/xEyC3zjRMoZmQ3kD",
+	"CKkZDB5oGAXQOGn8pdFs6FFk/lRaMt5vfP3aHF/I5UMkFPySLXN6KackAK3GFkMkUJ90Lm9pv9Mknb+2",
+	"LqimrV9BKiZ4h1Duk46ZALhufaC8H9M+lF61GbVJxsdsksnhCrd2Tr0BuJ0VbIZqGoi+Ip0o7gbMa5KQ",
+	"PrRoH3463NtrEqVpAK3hgAXQknBPA+ZTDT8d73VOSWf3fn/3Pre/NsevfNbr7QZUg9KdbFguWp5ZSYds",
+	"ZQMRuAc5IpqFcEooOdw7IkwRbwA02j7ND/dnT4rw6+6fWnztFCx1//Xh8Z5ZLwvDWNNuAJ2dNi8J22ob",
+	"L4axRcQl94RvvpsCc6crO0RI0un/waIOGQ6AEz0A0hX+CLcswkiCUuCTLW8gFHDSHZGOIctIt5JxO+Qf",
+	"rXsaxKCahvR0wEiPSaWJ4IQSzWD7lNCuAq6RVZgPXDM9MkSW2ziPw8bJ3xpd2Wg2zHIav8/ZUkpaU1u6",
+	"HQAJhEcDSHfyShEND9psiHGypcD+dPb5Pcn13T7F1XUCN/RPNAg6TWy5/4Z4wjfb80QY0paCiEqqwS/L",
+	"J8BbX24KUWQ4xzHO9F6uKGc9UJq8vyCih0vp0xCIo+4MVZ751tBi2QXtvb58c3j59vXl4cHx6x/e/li4",
+	"NsPd04u60VLwPnG0J6RdGTOCxtAKcE1NS7IF1BsQz+KLWEohA6oI04qIId9utrkPkt2Dj0vH77sjDerE",
+	"kYhHA/sFuQOIcLfKbNSsi1BPCqUSUKidNr8B7hOmSZd6dwbRnfe91kfBoXVFtTfoEC1IH7Tl5/Js2G7w",
+	"vfv+Fez98cfr38J3v45+jm+Y5nc/yHajEGq/UjmahtqZ0wiTrFMWYRP9Cmb+2mwYqgxBO/XwToqwCmml",
+	"VCWQ76m0JEW29o/JAB6oDx4LaUB81mdabZuVG5XYiKgeNJoNTkOzHtNleSIM6cMH4H09aJwcHxVB9736",
+	"HNCREaXnAyqpp0EWiDUzZ4cETBlS48EI90f7RtUTSqKAjkASj3ISMe/ulHR6NFDQyZoKPQCpyBZtcwme",
+	"kH7Ge4YUFUoKSrjgrcgth3jJerZ3yAfoaSJi3XSaBKfeafMzPjIaWuPsyigXPtIDwxgQKDAC6mhvj3Aa",
+	"mq/MlHooiBWtlmIR4P+IQY4yiLMCkBRJVgOURrOBey0WrrOl6gcrUR2loDTtMQh8dUIET7/P5KQRpEZ+",
+	"IqAsDJxQpkYteNDmVj7gt+wP8HODki54IgRFKCei+3fwNLmDEfhG9+SnOSVOlLd551///J8zM5/dttre",
+	"IRfQo3GgCcpeg5IU7CdWlIC8NzZSoAShyF1mwpHFfZvn0OS2p8Chgmx1fGj5YOypsw8fOttNgmItMfsG",
+	"VDXRsNISqLa/qDZHHjMDIGGCTwYggWxNW1+GAEDhIl1LFUEQMN7fPs192+bJ14ZwkGw5GO5VwP0dclZA",
+	"WnZZSiQdUoFB+uweeJuHQhqIGsBzzyzu/5+qQx9aF5fteG/v4Dj9ridb76472xagIKWQbu1Mz6bXIDML",
+	"MyL9XxJ6jZPG/283M8p3HS53E8B8kmdBgISaSK/3/kLJRokETRkHPxVwxQKtidjPoX2WhAuzyVcn5z7T",
+	"PpRlR6YhdHB3RkFE+1DImWRrYpNIuj0hLXmefX7/SmUmUGeajSxXGyoaF11GWxzt7Z0Y8Ur7QNRADFWb",
+	"myUkoz0lReD+EVC34pE6TouKGk6LFeL9S8z8YqPWYPmVIl++vL9okjetI/zf/kHBwo3xM4HmGVuJzWzl",
+	"NnN8CMfeQfe4dUTfQOvN8Y9e69A/8lpw+Obw9euDg+PXb44Wb/CrmUxFgiuwJ22jGN9rCM0HZyuaP2kU",
+	"BcxDQ3L378oiN1sV5aNPvcbJ3+YTCY79VvijxtdmiZZnQWAb/47LHEfAJ+7sh6YBrqEkAzNA4WwVm4Hw",
+	"lAuh5Q64LXQitDIvQtFqXO/dmd6H1CGQDmtdAq2cT6D0wOPehORA3sqdyOcNNXZ6z45lrfxRc27/iZNp",
+	"boi81CsxRNo8d2CZ1w3b5Mz0eW2xzddmY9zBsahX/kiHpITk9YEpvSoiN2OXJ3TTei6xX2Y2ayI3qafZ",
+	"fSo+N0ywYYKqTPCW+teWWkpwQap2/mygVZmzEcirh4fWX//6ypiwXGii4igSUoN/SmIFic1DZevssknQ",
+	"Zm1a26VJ/vXP/zEWhqY6Vo2To729r2XtjUtcRAGr3GZMYBYU0qAnZAg+2eKCfFEgW2dWa8Q8XWhqEDVz",
+	"7Y1aN6emMLNZtncM2N/Gvj9akYbEsUsJDmy5UEN2TauNcNgIh8rCwRDOB7iHYJWUjhOUJ3dsXo7mSWDa",
+	"bih/Q/nLU/6KDMTxCSpSf0lTMccDG4NxwxlPyRmrZIpq/FCFFTZMsGGCJ2IC7gewMqPIDF6SBUzTEsaQ",
+	"abYh9A2hL0foKxP3yeAViL20wDeNNxJ/wwhPwwjnICEUfFUun2T4UoyQNF4o9z3XcEPwG4JfluBXJPvz",
+	"w1ci+pLyPyH9jQbYMMQTMYQII9DMkNENUCX4qlTB5Dzl2GOy12LlkPUgCrtsuGLDFY/milXpi6J5luOM",
+	"shpkij82umTDNU/ONbcM5A3o1SsTN1FVnnHdKqkTzUASBZuorA1rPAFrrF6j5CZakj2W0CkJk2y0yoZ1",
+	"nop1cKWGJFemTtIZSjJK2r6EArFP0gxfbKh/Q/2PoP6VaYyxGapyQGkdkfHBRjdsuOPpuENST69QMZjh",
+	"S/OEaVxKJZiGG4LfEPyyBL9CXZAMX4noK2gB03yjATYM8UQMEUsJ3FvZDbYbvhwzuMaLNYBruCH4DcEv",
+	"S/Cr0gC54SsRfVkN4JpvNMCGIZ6GIS5Yr1dZ+s+jaDOgJeNpIj4jPuv1SBf0EIBjxpR8kiS1odNH0mlN",
+	"iczASc6Tt5hEbIzEekKGVDdOGl3GKSagKMhPMP3A01HSK0UUp5EaCE2oIpSYCVq5FGmaSkKlN2D3G+GI",
+	"RHfBVCQU04XZOTpUa+oNQuD6lPRYAJyG8FO7IaHnG7pox3t7h16WbAU/w46mcqf/R7tROnPWgmkmk3Sk",
+	"E8xNiVaGFx5J3+8CeDBCdEVmdDJ8KYsiabzQjO4F8ICZSjZmw8ZsWJbiV2RH54evRPUl7eiU9jeG9IYj",
+	"noYjfqYhXN6vLkVSOn4pfkhbL1QDaIDD/SZf0obqH0P1K1IEY+NXo/ySqiCj/40u2HDF03HFlfDh8h8x",
+	"iyLaXdmz4OmJSvPIeLdyaiIUPhBIO21YY8Maj2eNFWqO6YmWZI8qumSCSTZaZcM6T8s6K9YllVikvN7Y",
+	"UPyG4pel+BWriMqKobI62OiADUc8DUcAXVUcvxm6HBcAXRy5HzHwkO77QDeh+xtKX4rSVyX33dClqb2k",
+	"vB+j+Y3M33DC03DCe65BchrYzNZLZeRmbghb+OWUSNByRALq6g+5NNuvnyrNtqvX06MsAN/WwQlBKSw2",
+	"QkeKDAdUN9PKPswDorT5Po4wj7ZL/iv9lb1Zy81QSgjk2i/UfDa3ahcbb9h9w+5V2T1HayvSfxMzVOWA",
+	"ktowzwcbZbjhjifiDiSQmzgMqawexb24UFVu5FlRrLe2SFeuSAT2VGTI9MBqNfZHcuZnktiYNIJFZTch",
+	"rt9piOsVjVZkq1zRqJSEvqLRQtskpNFG6G6E7hLEvSJTxI1clsBLmh4hjTYWx4b4n4j4mTIfViXd7ejl",
+	"GMC2XSzlbbsNsW+IfUliX5W0z0avQvBlpb5tvZH8G2Z4Gmb4KPQ7EXN/OZ8rF2QINBLcngvjmPlkz/3T",
+	"KvhX8o8h1KT28eSLp1OsJ27oOCRUk937/V07hxqrlnj0eDfuR0FU7A3cAyHLKs10XULiS0701n4U+kr4",
+	"rMdgRjVkCZEEBVwjyLD6tW822Xnfa30UHFpXVHuDDmGKKM2CwL1y1qeEC9IV/mjDorU8MzsWuQbqj5Zj",
+	"EfT+8z45/OH4bO/o/PzH1z/+cPTD/rG7G9BCwis1IcgNmUyyBdlSmvaxur7eHrvQOHwKTtBEmj0WXmSM",
+	"dsh1dpkyQamPwLtZx6fu3wH3viLbMx2/lDJOWy+0P0XScqN0N0q3qtJNyWxFNujY+NUIv6QdmpL/xhLd",
+	"MMXTMMVnt5scL2h40LsDHQbjTDCRcIOTX26vPrwmvvDiELjeKZNIwfUikdFzWzhAk3y5fdd6s90kErgP",
+	"EnwiuAeEcp94BpM+CdgdPqSSI2u0EWP7mSFeqTYXQ07Mio32vuT9gKnBKfGppvbbLXyLayxDtW2aOA6x",
+	"fEG8gVDAmySk8g58NKfbnGlFOgHl/U4TV9GZxH7Hjkf0gOqEw9r8u+OxiUwNux0LjV1vQHkfVId0orgb",
+	"MK9JuGghqjpkSw9gRHrCrLpAQm2fks6uLzw1Mdbunz0pwq+7f2rxNTduSB9atA8/He7tNYnSNIDWcMAC",
+	"aEm4pwHzqYafjvdKJ4GYXG5hcod6SItkiBvwYsn0qPVZBMwbTaPlBv9WBjyjAFST9ATXynKP4NyoC8EV",
+	"ETwYEQNjogfmNIRhNKeEhbQPitBACfvrQOtIOaZhnuBqez5wH5cco5qcS2ByO4qg9QkBoAoEUzA09nOH",
+	"C8VZr1eaOFz7Qpp4rIwN6AjkOZX+isztbIJSZkfWfHGwLTYlHpX+xrrYWBfLU/6KbO7xCSpSf9ng24wH",
+	"Nnb3hjOekjNumV7ZC+7cDBX4AtuXVQvaNN5Q/4b6H0H9K1UM6QxVOaCaakA+2OiGDXc8EXdICBnIc8F7",
+	"IIF7K9MQk/OU45LJXou1he1hDqSuy4YrNlzxaK5YleYommc5ziirRab4Y6NLNlzzpFzzQfTFarWImaEK",
+	"l5j2pTWHBhqSQPTFhgU2LPAIFlitykhmqMoGFdVEygwbLbFhkadiEdGFJ3vvhqPNe+MmAYcmTBEaGNLd",
+	"GgAN9OCPbSKkDYkiWthbKrKFn//YftoIKFucfUUq0Q5eSgzYpgsVoS0Jv2HtDWtXZW1LYCtSfNngFYi9",
+	"pLqzJL/RcRtGeCJGuGP8fCBFSFcl9dMJyjFD2nyx9L9jnHjYdkP5G8pfnvJXpQbGJqhI/WXVQcYDG52w",
+	"4Yyn4wzMP7NCleDy25TkCWxdTiFgGpwN1W+ofmmqX6E6SMevRvlVlIFNA7XRBRuueBquiCRdVblqHLsc",
+	"J5iWi+W/abUh8g2RL0XkK7V40gnKk3tJm8c03Rg9G8p/LOWvyuoZm6Ai9Ze1ezIe2Bg+G854Ss5YJVNU",
+	"44cqrLBhgg0TPA0T4Gu/26Uq6s0l6WzceTfi+UyuhqgFhw3Nbmh2Ps3eDiBcVWw4jl1KaGPLhda7Nq02",
+	"gnlD5EsR+Yqsk3Ts8oRe0jpBct9YJxsmeBomcB+e1DJxY86zShzhYrU5R70bIv0+s8y7D0a8PSmVXYOm",
+	"jIOfG39+ZKhtnpCbahIOQ1Ca9JhUekN93yf1/YapRldkytrBS6l423ShMWszo24U+UaRL0foKzJns8Er",
+	"EHtJg9YlHN5YtBtGeEJGuLljq5X6ZoIKzGCal5T+GIOyofwN5S9P+StVA8kEFam/mjrAOKyNTthwxhNw",
+	"RppP3dKFr2401fg39X1mqI8Gn6WIQGoGRYkfSY9B4CPRxZHSEmhIqO+DT2hPg7SZLw2vSerppn1d6BOq",
+	"xnso4JowjQUIorHpurFU+lzEllN7QoZUN04avoi7QS6XKI/DLkjTvcckXFMN5Zsr/TYOAtBnnhdLavN9",
+	"lugpY34TAfhXcaBZFDCQJTv+IURYsdPXfDrNv02OkNt04bKaeSgWb/n3dEqb7hrZuZ/Ix29FClN5jKlZ",
+	"EtmKAjrCSztvQM1gILdtVQ6mFZEisImMaZcFzKzVSL9xqkp/Mh+YhlAtcqkgMM6wG3KdgxaVkuJnqhTo",
+	"z1QPChK0Gvgr/VlILSnTi2b6IlFopVu7pf0CaGN5S/YH+ETTvrLFPaginTMJlFzQkPahc0p4HASkJ6QF",
+	"nC1pKWKNfQxU0q2Pr7jZeGgFyQQ2f+vXZsMMZqCeJHSdBMHYAmevt8tEX9JoMJpOXl08rw/3EBjsfaQh",
+	"TI+c1NMmnvABk0SfEi5cjmgzUEGS7GbDZ8pQ0XtvtsicQEiux01Ig6Bat+K1Z1Ax6y4LkF4cBBWpiamz",
+	"e8oQfe+EvAVrA7nJukIEQLlt95YqOM9sowkWTAZJKSnmgfDuGO87YhsOQIKt9yFi6WE2EZ9qsFxuJcSW",
+	"RyMdS1CkCz0hgewd7uwd4VvzGTQ2tsJ3ue1fs/5Av6Oe0+pFzT87YXGeMNT0tt7RQIHlE+LH1hiEJuGC",
+	"t1JRcyPuKZHgCWlFHGY796iUDDB3MxlQRbhA8bOdw2RuLXcsCHoAfkXcmRFRaAVBCUMUBdW16fL196na",
+	"J4k4MBsY253d2BwMZGohjpk/nsWZ+v7x0dEhbR3td/0WHO0ftXrH1G/B6zf+wfEPvSP48XURD94L5sEH",
+	"xqvu7te03/QW8QbFNGopCMDTBCchAeNQnkJLwGFCIyNQxpl9fGWTYmxSwI9LpAJpM6FEJqRAAXHlddI8",
+	"tinmkUKRMSkfHG02c/o0j9WZRkWiR+tjW3zi4OwFDG+jztSYthxKKrnc96XV3LIa6SlViwpEkdi3kNlv",
+	"EvfXQZP8LIFTH5rkS6BZSDUQIclnqhS7x9ky8ZA0KMzynmcinHwBE+WAtIi8zqyOrjmFka3AHRJ/okFw",
+	"QoB6g8x2SatsUO4K0ZA7GBkrapQc7bcX0ejCKulmolt40I2noMJKs30f5FYrOlv+lLQCSnzcOcsA9vs7",
+	"alVikIpnrmqs/j2dqyrtfHOA2hygFh+gUPxszlCbM1Q9z1Duvmim5dEzPDllGlJNy6lgq3uT0qtFhYB/",
+	"ub39TGwD1BFNcrC3N2aLHeztpctnXEO/wJftZmjapc3c7ir3WquN5u8Cl9tvBTur2MCqFSzWAohaQ+E6",
+	"UV/1OmC8coeIrYsYAqZ0k7znTDOqhWwSd/sagGySG+CacQi2C+5h5pry37mvJTEC5p9Sy2jFMa2XwXQu",
+	"RdXz1LoEUa3i2FqFLGvsXvl2FPbrmFlaj1CCkD5cxJIWi5Mb8AT38aRe4go/BJ+lef1SNVOTfVqcl9jF",
+	"kN5DSSocDpkq13aCuJC0bG83YRHNTOrekPGnQdXEavLjNscIIo/TQqpm8m0sla5lfMwFU5pyr2zMixoI",
+	"3Y/5ZwgCqBBbM2m9TI/SnFhOISADfWN71hKUFUKHVg1GXEoRCN/Gvl+ny7Mz0jUrIlsuQNGcysOcrxlT",
+	"p6gF1t8M52OfhtAC3mccCLYnEdWDHfIpov+I4WldkE9p3DH1C/N94O97H4X+NOTgT49sWyQxm0oLCWQ4",
+	"AI5uVmH6FLvBLDxLn3CQXDDhTZGoxUezX5yhML6+a+iBVEQLQgm+wyVbnd37/V3sonb/NIbD18525hOy",
+	"G7HEYL15HOb4gTKUTfvDftj78fiQHvuto9fdH1pvev5RyzumtHV80D3Yf/36h/3XlC684Sm0bAowk4fC",
+	"bGMnBfxMnqyZTV2OLVdtP9eIsSsZz7Xk4Bkemw0TPykTr8jZmMqImniXcD2r3GutNmo1YL0CQtKkctQy",
+	"XFUPGYr0dGOTF1UhSOYRzUCWPNbWwnIaMB9KyNwJMUsuoEfjQKOkQ6ote0k1LZ0ruU1yKJha+5RTpYIb",
+	"ZVzm15xs1+6DqxvhV7IsNhQ+TeGrVEN5y6le6mjlu67fltd0v7nQZK4fVNYHknrDY40EUnvaWBdZ1BcK",
+	"3K/X7bc75XdxYd/BjbbpcfDtrH140JJelAJLLsY2FEo7FKjFvonimSMpQvFNZo4VnKXUjHFgDzOiSWfY",
+	"ac3GvaE4D3khFO/DOS/S513Olbj5ncJPAeBm7GhOON5Bo3ALiy1GA/e6eVnHBMLLiEZ4hNCotMAi6VB6",
+	"gE/yY2z1exGrLzHMhm8fy7crO+8kcqFWZstKd1uvra7NaM8hur726nrM9oQK6giHcxoEIq5V9hA0S30i",
+	"oc9sTj1KQhpNW/BGD5dREm6LH5LmCCMzdrF5/M5YkJWe4sYRyOs5I36m0uw2oF0Iyg06gcbccqena2aA",
+	"mIPgutlixThegVH2ZFRS7b3sNE1U6P/06P+Qg0JNaOCjkKHDa8g4C2lEIqFwZU3CRcg4DYIRYZz8ba9J",
+	"9n8/IaHNlDQy+DaTJN2YsW1eqTYfMl8P8LHsAFh/oIkWpA+aROwBAyjORRjF2qxSk0BQn2gWAulJEeZ8",
+	"868UGQoZ+G3uCSF9xtFPj8EYOCmNXqlkKQykama/0QdQRA1pFGWQwPTgvgB10uYP5Cc79s6I/J//TR6y",
+	"1E/k38jDjUcDKm/Fme83ySht+mCajsaajnJNd9r8jPRgSCTQgHgW3YoEDMjfY6WJ+cR8e/mAgEL49GgQ",
+	"EBUYIAWjtI0F9E6bT3HRQ8lQu9EykXUPDdOxmHo19IUcXbBer6KORlItiEkV0hDAly/vLxSJJCB9Cm4J",
+	"DV8KwhBkPp/7jNRLBfrcG1DeL5r0vRnCTNAVekCGA6HA8Atz5H9PgxiIz3oYAMI4oTwRaE2i7IK7I2IO",
+	"E6UfKJ/btWD60IKlSgjF/VLwEYG/HHwmkG7xk60kA18hIYBpx+sVTOm5RZ3YQBzKOUiiBmLI3QvbHlCd",
+	"PkOnnFAPsyFQ4gWx9gaVnZKre9qShQLtww/73uvXXuvoh2NoHRxRr7V3/OaHFhy96e79AL03/iEsFwo0",
+	"/+iZYLhehsranUTf5hFJadSs6KScR35dDkZuSSvecd22uyb/wATCa3kyzkFkXeCoLSxy1kQ1MKB8VjPt",
+	"DC2ilg1SsoLc6C61yELasnak2XIYUQlG3mKL7Wr2WiWB6TZSCB0RRqCZZvdwA1TV6pSFZWMovwOfDBn3",
+	"xTDJaeVpPAiYYbQ5VSjQxsTrCelVvi3tCplkjp6Iaab8jrhfCVDJrXIcMq6sPckUUQiyybBm++1YXHM5",
+	"TprExVucvUyKHi/remsOdsVh2v8uzOK1ILmZUggWRsMD929ZYeKem0/kzfHePvlye36aYMloZeIFQtmQ",
+	"9OwsRTW0zHm10LLri9bUvBaEC3ZhgUS2XI7y7cIdKE2lrroHEQF/9B4qsWi2zAzoY2CYgeOMgBdaQpPU",
+	"tUKTaEqo1EUXTHPYiwcAipg6HU1lJngJHVKZjU2J1Z5GDxg5vOQhtMJVdJBE/5Z5qhnSIKgw9sz7W7O1",
+	"6xSt1X1STqQELpp2bLjJe9ds0ZXlx7rM7SJeqqWhWQSgDXSmoXPLvrHEmXiSTb27vhQx989FIAoSz71p",
+	"pSnAyPXPb8/IAB7G04HuuX+KDBCv/KCnxJciwnUHVGmihyLLq6nQMXf989vxqXvun+K3jPdMFUadXfI4",
+	"TEqTp7kmL3M4unBdT07eX3/62NmZN/wCp15Zf15AZR8qyE+jJ24lo7wfwIUY8iW7fokqdKwq4zUrymS4",
+	"R5giMbcW5ykJxBCk+cr+Yb4u+aTEDP8k0J9gZ20reqTD50hpAu0JfTen2Ghct2TInYG4QqSUECTfu891",
+	"I52eSDpV8kdvZNGjZNHy8QLPSPLcQL1CjwIzHJ6NzH7UKaFjfh7rS3ilSKfIkdBx7kvrv1roTvuEQEnQ",
+	"PcV7849hBrkFIPpkTnzg25iGhCLJFvqn9raJFtbhJ6KUKqtayGh4PtaZOrn/8Yf/dm/lqKducU2rIaBV",
+	"Bas/XxKccXH07ahw9V6wHMXX8zx6A3ptUKgvCNbv0hknjGfguHBQWj+I6gsfzDH+zZ06025kyfTIXm+J",
+	"Hha0VWTrBpPNN8kFBPEDNMlnCSGLwya5fPCCWLF7W/1F0m2j/nLFcF/Z5bidGo3nFJ674av2nOp+QTmM",
+	"GZUwsoOV3UdtM9MNWH+AEZpLH1pf0x97cFB8cvx7zDw4F2PlMVICdj//SoMYin83unuG7k9KHmsbHbtn",
+	"T7tiCCp/P5obqyAI7eD4zaH/w3Hr6I3/Q+vNET1sHcHej63jH9+8/uHHo97e0dHr5YLQErJxOxjbaB4o",
+	"U+CvljIjx9AvPKAtY9NvnCZump1WxROzKfy5EOzKzLgxrqif8l39vmu46bUZrJPIr7klth4TdYwy6goR",
+	"o2zqFXrvOpOtLtU6ABJRpZquoJ6QBO7NH0mrbQx1w2p6MKTSJ+bbu8o5/LJaYYtQaiZN6gbVxZzsSYBr",
+	"3P6NNwA/DtI8pNPxXgMWva/2Yr6UKhuPmrCTzFxYBvAyustAvG6+wCch0vVn7Pt2ZF6tNuBLoOcVGiQJ",
+	"x9RMzax4x3Xb7vmARrpWoTwZ+aqilJ35IG3PLn6ZKG27PDtPmeBspi4jFoj+2Nlr+UTdyQJmZNmbrI2S",
+	"TZ7O1BwD1FwUZwK1Jih2eKsOroRaC0zVyDoBiyXywpTkrvevn5PT90QGBck8SPxKrq3Vj4Tx9AsvlhK4",
+	"Nzolrf2USCUY9ZhQZ4k7eAkBPpW/xR8mV9LBqkmdJunYUMGOUeSdS6PJO/k3DDHHccAvlZE9mbM4WD8t",
+	"89lMnkWkxgNyYWJmdCEQvK+IFiUmncoxkNv1xIKaGcHMw/MkFufxxLfP8T1Rikl9jqU3oMpA7DemB79+",
+	"LpYz1jarLt/uo4SyS5DgQ7RMyLJbGnZPJ2wWbm0uatbnDsiZIHU++a7LEZDYJ3WGxXVK/zXhXBqWLuhk",
+	"q1E4Jyn4xQyuC8X+bwNqhW2cXlqdkM7lP2IWRYavbu4YR5lmNEP29XmakRs1RiTpyPzxOaAjkOdU+ubT",
+	"LdMBmD/Onf7Cv5OrHaNVYGjfNyoS0hGhUQRUFsbrlTvMaCvjkyiI0NWyGgdOIRG4BdarHiXjLUyykqj/",
+	"BX6dhcr4ib01n4NY0iB3ZK/itMmNfMN4Pw5owUVg8suSc1SO00QR8FnCPYPh49/qVDhpj4Fh8vw9FqM4",
+	"tcSFZ25HPLWrtjpF3at2CK2eP5ZJfTrJAauNRP7OKXxVPpYcD9XFbHFLWvGO67bdddnw4wivpd2ag8i6",
+	"wFFXWFzQkPbhmvJ+nao9d4U/sisracQPgPqVOgTQr9ReGghdcv8KEidZ2U43mkpdodvkCX5yjKm1jO2+",
+	"mYddfpuFyC+TQq/g0OOystlwbsEhSf2GhQq50ANbu2nCwWjz9rlP83jGLOs8a433OiL81c4xTY1XlLMe",
+	"KE3eXyTuQJuQTjG/uBZlHzhIqsE/00XHOufJ9lmvR4bUppTBFJFbX27Ptx+bgSMOQypHZWBw45oa0SGq",
+	"bN/mK5yx/Qn6yoM2P884lJp59GWbmEVUK1KtSK91EZzjRFqNiz5xIMC1HJEIJPGopoHoN10C3O4Ib3wj",
+	"qgdOnGLNz84pgXuQI+IwMTIWvcvG2CQQRnpkeFERxr0g9q2XecKm7xtwLs56m0uw+bXZ6Ma+X4JrZ3Tb",
+	"zW5hqvXGKh1Vu7n0i0ssN/f2Jn3EUq0/3ugs3ddoyuodrXWxxHbxqqByr14AD1X7mJNqKPzqS0w77kLq",
+	"PKs+CCw+G072QYrN5a+q0jekUfU+TBmRW7mfFUbsvjpUInQ2esl9bvWumuklkIF3QSB3PcF7YAh3+SEC",
+	"0ReVO9ubsmW77eZEROUhIklHarleS0pQWyO6ai/7MmPZbrvqjnFvIEVIHzXEcjvOj1Cx84T6T6AwOWbx",
+	"RgvXnunNKVXopERGj8UkVqCTJtgvRfKYJpgQYE5qpyI/L5FnCdliVp3kvmZiUGTqOq/LxsVMygOTZD2h",
+	"Op3IHlPlORE5JvVm2WU3mY1dwQLVQtPgLEkRPh2wj7+fZ/m8Z7S4ztJoLzAycxNO9J2YrGifl1IKWdHs",
+	"NPaxOR6ac4K1JbngrYOHByJBGQIueHEFyTwF58ChOcAPpeB9jFMc4oWYIL4gtCtie7YvTh1Y2nzPG+5H",
+	"e0flDXe77iLIvQvgYX7W0vVfWD5xerUVZgV/dEzkfI90gpxNyu/1XaesH7Ur8g/kiacmboJkSSvecd22",
+	"u6bLhgmE19HBnofIusBRV1j8TEPAsMh6XqejgXxKKFqXZDhggS2RY21rTb7cntvqQAEDRbqghwCcpBmG",
+	"0QZyOYZXU8bjFGN9umC9faWr9Ga5ph/jtx4IqS9WuMyxhNLrSg89rs2m9jgrf/R8RZeSeW0DR56S0slz",
+	"qoeyOl6oVgruu6T1Fdk4Y+xUN0226j3XbsNrsuwmkV5rc2Ydtt0YRdQVGlfCh1o9t0VtFwofdshtrjpk",
+	"L6B9vD6NuwFTA/BJzH2QthYfRnI3CQ2GdITTK6Y0cH3S5h2mruwQvzDfB94xg9gb9z6+jSGiR7JGZ0Eg",
+	"huB3mqTHgiAJmBgOmDeAe9wftLmtMEkGVBUVWaRmCHUeKy1CA+FrMAJbFcep28ZXVHsDI7xFrGc1rFKV",
+	"fpb3KPf94rdFc0OZv61ny48l1TNCK7Q3SAyhkOnkMRfTAxFrQsmASp94thDxwhhZ8AQX4aj4DVmaoQqy",
+	"HL1NAjv9HdK5PJOgLrPeJyc3mnKfSr9TamLDBO+A6ljCp3uQkvkw9xknFxwIjaJgNPZ4sy5vUe1OZmYQ",
+	"MpKq8EHoZOBLbpykV5FcW/QK1UD3Og7grRDBdwBeGQePh206yGMAOylGi0XZhESe1egWaPirYB7MHSxg",
+	"Sv/qgqdvqT29lRBKQnbPkxdHE+jqsoDpERGyq4jgSbXgss9ORcx99RnkLzTolYw51EDDaxHMJMGekMYa",
+	"QPGBmlHNL5C2CEuPSmOVrS4nhsclZbFWK0RpAclM00cOW5MAbs7UtnmwzpCnswTBVMD+JImVOWEZu6pu",
+	"mUye1LQiT29ZkZxhtQofxbc3zEq7HD5Jw/rf4J3OxrJ6hOovrp35oqyfQhBsLJSNhbKxUOppoazQHZrY",
+	"QDVzd614x3XbbpbHoGY3WxpCQu8pQ1FABA9GhHGiIvBYj3lWjpAtVPsUP71SJIQAgAhJqBOCNo5zu3IW",
+	"SBdLWrbiUi4ZhOt5cnJl1jKr4lINvGR3LAhuEBHrefycwnRSPE0spKxwymBev1vZJ6Xd9SeHrDn1Vzqy",
+	"fFdkvmLdNM5StVVUa4NCfUGwxkvbQsKo833lOJTWD6K6w2fNtPMMKGaddFJbWLh3lbVxR0cMbDrQPlBJ",
+	"uiLuD7BYnhmgG49INKAKyBaVoZDb1QsLLXMj/mxuwNVARBeOOmkQfOo1Tv42fy03SY+vvzdn+XAQERrz",
+	"RVDOhSZdcHiZ41vNKGy6AtCbg4OuR7sHraM9etA6PDiClrd/+EML9n7c//E19X84/vFg2QpAY36eGY8a",
+	"coCaxRIvvbDPcvcT6zfzl6d41E+/V6Dfb0yOq7J+HbHXSB2tcKd12ua67LEMwXW1P9Zihzns1xIGkvmf",
+	"hWKJvK1LJnkRxCEvmyJLDJfKiiWGtlC5makINh+c5vuUqGQfejQOzBTAW19uGkUpeVz6pP03RMVRJKQG",
+	"36lC1cSc7jQIOmjb2NfT9jdCNRHclvQGHodmfVS2zi5xjtbFJX5v5wTVunT/vfor1gtovbtuNBvMb72/",
+	"wFuu1vvbRrPxd9r698+NZuNOtP7jGl/Stz5/MP/Vrbfms4xb11/w/X/r9hfzX9m6Nd/fs9avHxvNxh+D",
+	"1rn77+1v9trIgCmzpZKFTelwzEz8FnMH1KuItlkXsUkNdsgZsbkFXin3VRIuIjhgFAF+6EugGpQmHXza",
+	"wHjf5l1u8wCUaU9t2vx/xDRIilCn41LPEzHXduLC0NwneNFVLSmvWclHyxDFV6eMExoEudgbIzuKr3Jn",
+	"2C/5DHnpbGeYXZpyD0qaZiqkQZBltK7eP4+uAnLLoyYX+mMPe5YeaBQFzF4dlxBDj3lIM7bWcSzNguI8",
+	"CC3y9OYYtHaF7p+QR0llFn1WD9E2vLzh5UleXtEBZkJg1MR4za1q9fuu4abXdIybRn4dTzITcFkjUGoL",
+	"EVRJT3Bwqe+ppOR5BLdRNqPXNGgmAYJv1zE8nP2BgGNaJTEK2ijRghRYXEtWHK5odIEZxA3gWhLqSaEU",
+	"6m8cUxUXuQ9SJJcAhE7zX85ahG1BtjDKPqIeqO2ieSdo0S0inaCZ7nc2XTp0rIVXx/BfZ25NzbtqRHo2",
+	"ZaPycffCmFm7fZJwuvvVbEs1rbGLRrWhZxxnC9mbDLHenenkeiSVGYtuwVBAFLv2DVkW/WKFSOEvKFZm",
+	"/HL118JfrOgp+sUKo8JfUDwVFu9HgVX0ixVhRb9YoVb4C4q5ol+s4Cv6xYrCwl9QOBb9YsVl0S9WgM74",
+	"5fa3xVZv7TTAfFZyD1eqMlRyHloVZwmJU8zhn8UFcxJ+Wvy4JeGvxS0TfivT0vLfwpYpPy5smfLn4pYJ",
+	"vy5smfLvwpYpPy8uK5rw9+KWCb8vrtWZ8P/Clqk8WNwykQ8LW6byYmHLVH6UaWnlSbWSofWXL1c0qpXP",
+	"LKRRJl08GgQi1qp6ALrtV2AdYkkBCX0muHKv7HpCmmlV+twu6e5ijM3ascbIdvnizXaEMs9xPCGkzzjV",
+	"RQB/xzyLlZYCrY1J3QfRlzQaMI/kepZ6nVeL2Jr8a5qSq1jyjVdII/PX7AeQ+GI3onpQGGfNDYY0u4eL",
+	"UsFOWWFjZ12657aRBN9gCL9D7lk2OYhLNv2Wend9fAb1PqnXU8brGAVUDUq7KEc49XJTaepp5tGgHNwI",
+	"Jt4iroJKGhaPT52z4yTToFYP4Rme0mbj4SoONIsCVuSd/k3IwCf/+q//Tt98h2nrU8KFDN1OH8hPZIiN",
+	"R+T//G+SG5T8G3m48WhA5a048/2Sjt18l+llfer1FOgx6Zysy6NJSF6JWUZPsvdRuvcHs/fR2N5H1fc+",
+	"WsPey3jIC6VEMQ+Mi/p5rwyLHx06Fp7NnjNFxHiUlJOL41Q9jucJ2poAd06/zrAo6nYRV2xUfIOXQfUw",
+	"S5zn+zuyTKrdNT53E2SJRBfP3HhYYscbZb5R5htl/jTKfEU30s5SqMmlxRWNVrfPGm1yTTftGXLreEPl",
+	"4LAGINQWAraEVL3sdLsmsuVTFoyaZAhwF4zwVX868Cu1nd5ZZ7Wv3MMqYSCkwVVamrDNTUtUGBcuJ9KE",
+	"UXbzibw53ttPs70rTcOo0DB7slDXnKmvRAgJANSyHgx4iJh8mj2OV1MsR+129Z+SnmUOGZEUfQlK3Ypz",
+	"h7wZtcRof3whlfMeYZG4eQjBBk+NEV2YhK04E8SZBOVgaLOvXRg26Jxabxdo0pdiWO5ENdv6jX6WtDDx",
+	"lQs8hIcIJAPuAemblrZw7gJxU2hOWYC7vtnMhThvTrLnFC07EhgjzEXxhA6Y3/0rxCnJ9jiJtcRpa1rw",
+	"vCCBsgS8ErHwJIz83JlzVWZ3xv31srlWu9+abXZdx40xZNfY4F7LsSOjhBpDIhPr9VHOGD2crIuIHqHp",
+	"oSQ5dNzTIIbx84YqPHCk43xxMnza5496PoVDoR2O05WQ8uOzJf2KwF9HuJ/xHNgzmKNJqpqpjUzJHXN5",
+	"kQklfXYP3CV6q15hTmZAmHUiYFxpGeNFx+S5IFN0T3zbPEt5J8tdpFZT7L70krE5/D7d9cFTYmdFZsAY",
+	"AdRE4qdrWvWea7fhNZk/k0ivo9ofg8naAFJXaGQPJOuVNwyXRTwq/Z3GM6zLzpRNG/6+91HoT0M+M3E8",
+	"lX04k7rKq9/yzfUAwhlm3zX0QCqiBaHk1jQjW53d+/1d7KJ2/zQq5WtnO4t2sznbDELSpyqPcwEOmV96",
+	"52VcCQUgz0Ng8nI0BWW2khw6FinQ3LvimgUZ5TmHfN8V8jdM9oKYbEUm2zgj104pr3zX9dvymkzVKcTX",
+	"2zpbh7E6ThX1hcdtcuNRN6WLtxk7q0tJZa9gsX5/cm079Q4h0Rtki7t8NRJogGlqjK7PNtdutBvbT23P",
+	"IgSS59Yzb7iN3aEGYshdFTqaAHDGJntCkm5A+Z2FsCJblPRgaHfmvhrQe0A92lx2j4/IUJNte4aKLKPo",
+	"kKxrak5ayn5WuZyWItlKM9SFYFZqJKRUWT8VsPp913DTazWP8sivuT2wPgMppYxaQsSGa58L3gMJLh9c",
+	"fbSJXZ0ZxC1v59sn8GTlvRVM3cRR0aOFWxkDmimUaBG1tNlkX4o4wgRG9pKWa8q4IkIPxiCgTglSZnb+",
+	"d5acCJlOrnSn1dYdFJR2usFsQYT5wDXrMXCZ/n0BxijUxBtQ3ockEVJEtTcw88cKCNN4zwjUJ6JHcmDG",
+	"bf1dmKVT7hOlhaT94kviRyhEsx2HigzMC9XgJLHXznqapvfnZUNtWOM7Yo1V2UtFXFhXdbguGNQWAOuy",
+	"H2cQxbOwmdZiSxZRTI2h80H0RS11qzYNA9EXO+S9UQoh7YMR24qEVN6hPgmEVCekG1DvjtwBRCTmVtz7",
+	"TdINYiAi1gHj0GxzCT6JJAupHDVJXwJwosAT3KdytENuzVx2POKJEPDBxNb1Tzs7zZ/Nv96af539tLOz",
+	"3bHRYUa7t3EyDuiM+9tek+z/fmq2fg9SEy3Im1aXaXL981tUIiHW4HdLj9gDBCoJNNMiAMxgTLqU+22+",
+	"RblmLRowqsAn4PdBkYAB6YIemoW7QVA1xRIfbxqda9e/vXTy/G98s+4JXjxe+pzdNMkp+sfcoJW6E0tW",
+	"NLso0AK+qqvZ+pSsRVbAWWQljEUeyVff+63798mAqzUMEy6vn05f/b5ruOn1GsE55NfcwFuj4ZtQRj0h",
+	"IrqrOymKLtzYJdRpuzfpQiok9f1tQDWhRAJmQbGmhmqiZhyan2wWdyGBKDpSqPXSJyYFj0ehGA4h5awH",
+	"Sr93KeKzAW3e4PHpCRfDU0K7aOAkSauo67Vl75a7gPaSQjDi3fj2GFwbe68v3xxevn19eXhw/PqHtz8W",
+	"uXSs9aLewoDxguCvG/szUcwYFunCXyUwIPcg8XVJFzwaAvFjIMMBC8AacGOb8gnl6Bw7JXvWGebFUgLP",
+	"O8CyRDami1njYmBOzqOWgIKmffCLzFQOQ5Az5xtQRQJB0Ww15MKCgKghMzaaFoRqCzFvAH4cuDcwdGy/",
+	"MyyEZPNFhH4NmjIO/q8W8kvULUhwZp/Cy3uQROKgqjxJ/zYA9HMiOFzxpYwW8C0+4rzYudk1hupgvDqB",
+	"hACogtbe4c7+XhGSzGkAuP7F5c+aINRfzloHr4+JuMdFpYt5pYjiNFIDoUmPBaBOsEaUseZJpx3v7R16",
+	"EdUD/AuI/UINKA7Vc2kwA7A/t9u80+YRSPyuSZQt/tAdYdoxy5YdnKSTdE645ers4/t3lze3O39Xgm/v",
+	"EEPEiobQ5tgen1/ZDoaLBlQNCD6TGzkEnRKf9dDH4rbhgk7MXjLibPO+ffOVNRYc7Bk5A7Td3smPvQNv",
+	"zzvu+q+9fX8P9noHsO+96R11f6CH/gHs9/boj9033g/+MbzuHdHD7gG2+7H3hv7QPfZeG1Kh2hjLjZPG",
+	"/+0G/dte60fa6v3+5/HR1/9VhMRssePYL+DS3Ohm2LPWu9//3D8uHjYtZXWmC2mVjxHokKpc8SvGsfhX",
+	"ElckXyXifuvL7fl2EskzLW1fKdKNWYDVsyAf/hrzOy6GE7m0qIaWZiGUeuHWF63pL0VoTJNIjxxrf202",
+	"7jMZMC0kMSGea9HEo+ju/f6u+6KDsstePuSwYHhvZ29v5/jwx4Pjw4VyKofNbDEpe4+jZZyBm4lkKSHi",
+	"HmnQTTwVhSEow0RSabLVHREWRkJqgiV7yqd/nJTCNTUCb4CqeiUm4gQipoQPZAtTz7Wop0kEkgl/G7MT",
+	"cWNakC0p4v4gGBHFHlpDgDsiKb8Do2O5L4bbNbhyB+7fsnBBZqCZQqAE0xu5Ro0ULw7M//Ll/UWiZ2y7",
+	"BLSnmOFGICRV00omkQK+XNYbrFe38v3NSCR0RUek6+Iny8SLFuetXj6nkM0fZJnHpg8683QH6/RO/XJp",
+	"odrJvWpOAJ1TMl3oCbdmy2FGB/VYEFgTKRPBRTOv2PU0kb8kw3xG42OUuMgnZVdfM3/wU8mdZxX6sBFR",
+	"TyiiKkF+I1dWKFdW5NXK5FatrLeV7rZeW12TS3sM0fU129fhyM6ooJZwGIjowm3nmxkS1coS8LdwK6mR",
+	"zdOLu5AiijCCz49tVdABkG48ItGAKih2lXlUQ1/Y+qQF09kfFz1WcnKZBLQLQVnT2BOqYNDPknlAGCeM",
+	"t9DD4EnwmS5bQbsvmf9ZKJZko6dB8KnXOPnbfCr9Od/r6++Txt21GKL/1RNBHJqVpYA1002+TLZJjoyR",
+	"xoVOGpuGc4yOjCRZhQz8HIbvl2h+sMxLZ8RWjlwmiGMC8hOUmmwrt+T8chYqZsemLztN0jfm/Urm6Ya3",
+	"N7xdkrfvGD8fSBHSWkV3YZySOTgpPQqA3FPJKNc2y6C6Y7wuCXfsVU+XKiAeQtGGnqHv6o5x91gYr0UV",
+	"oVEE3Cc03Q7qawczSjgMA8ZL+yd7cRBcA/fte4ZS5WYM2MH/lfkgyvYZUu2VrWfziLPkeExUbmvpEibX",
+	"X56w6xa5uJC2v/PgvA3hlifcVTkHxpijLqfBdFEr33X9trwu18gk4mvpFhiDyvpAUmd4fIB7qNmFSxz1",
+	"JfWB4GvJVHs1ScwD4dk7FT0wWippaOPBvFGtsiXOSOWCHvckfUtggK/IcCDUeA4bV8q/VDVnM8Z7DWFB",
+	"zEJyAaATWxIb75BfaRCDIox7QewD6Vxe/iNm9piZ0oQZ8uTk13d/7TRJ5+TkjLMQiw3Yj+8YZ2oA0n66",
+	"ETH3L3s98LSy39xKypU9+6V9/oMFwbmIuU663YronaR9++E9VxF4+oz7pl3n1JitNtG3IiEdoZFLZckL",
+	"nup6/RGqOsPAVAq4ygoaQV+7K9DlOfI7Nzk3zPc9Mt8KzcSUv+tmAqx6z7Xb8BoN4zzSa20HrsssTimi",
+	"ltCIzGLq5NhRZkVZ9XRrNe5UvmbILgUKo0vMJOeu0cnJueBGOcc0wDiTxCJdfR3xpwix7MVBUGEFpjnq",
+	"TBtUUqUoOaKiPO0bGM8k/qdPpmwJ5ymyKZdRxbl7htlZkVPUFIN9vLSyA+9MLq2bB7aYUcn6bxSfB6tX",
+	"9u7Wm6dnaPgNWy/B1qsyRxOpUSdbY5V7rdVG6+Zr/MTdodz5NMwan2XFFTUG3RIhF5XEQW70+bdUC07Y",
+	"Y4Ky5lTwnfutnh/BrFJI1s4pky5q5buu35bX5ZdZZLbVDyrrA0m94bFGAqk9bayLLGoLBVREt/bsM9uk",
+	"mPX99KutyQkmtoaRuMY0UxH1gPzrv/6bbLnb3TsY4edxKyFfgaNw2asS8TnA1ARXeMKtlb8Gz7Onaepl",
+	"FYJmniISXFpSwjQmQEjPvZ3neTzQQsI7oDqW4FeJPn6y+LWCFSyy/pBa6ubgW4JgvveTxHOmrRXJ3pR0",
+	"6yR4V7nXWm10TfZhHsl1tIxSWKwFEHWFghE204qiq0QQayBfrj+g04e79L5CknvmgyAuy1kIPqNkIJQ+",
+	"xTCYLqS3I9kL+YHWkTrZ3cXGO/c0EJJy3aIR2/FEuGufFqnd40M49g66x60j+gZab45/9FqH/pHXgsM3",
+	"h69fHxwcv35ztOskG/ME34lQn6e+mViyMo7+5dK7GZS4zHz59E87pCOZ0OcBA67dyJ3d3HdvYxb4HUIl",
+	"EJsyWBHRa/NOkmhATnad+MH17wlJPPxCpWkfTEOPnH1+v9Pm74xeV4QmMZI+8/GhlhuNbInAJxI8If2k",
+	"GJ4gHeB9xiGZm6RztDnm39rGZU8GaRZlBl8q7RzOcUF1gRX3Nk3/RfIZxU5I5z//8z//s3V11bq46Ljk",
+	"ImlGijQDxTj1Hewd7Lf291sHB7d7eyf4//9r5nJ+nZX362McgmSeS0xm3X5mbTSBytic+4XJEMfAXWiZ",
+	"jCdxm8i8kdUmcRSAhJh0IVv7xySOIpAeVUAG8EB98FhIA+KzPtNqcQ7LZfLC5cm0cEvFhD6HVFpqwKKI",
+	"8X5r/8fWrHRpzcYEixXIMMNuBlRFS92ZP+RMMpg1qOtQOOx90ZYflRAuTQOXywyXp95JUpuJhRl4LALF",
+	"NMTzHFykWVzPFZlVufxwdVCjv6ESq9VRzD3ZTYMtzCZUk6iBiGzBV0xRf1ecnXTJ8IlLHodJML+KvQGe",
+	"9XLxu1lMxS9A70edQobxoUfjQN/cMf5lVunyWrgN7lgQ3CAiKqxD5VNvlHrInSbrmH7EncZQOyPKlcyi",
+	"3Cj/LpCuiPsDXeqNNlJCaZvW0rtBUZFhO7vivO1mKLH8/n/LdZoDAmuPBpA8Vi+x64rRHZOEOXnQnqCH",
+	"8ZiO/NZzVJAAfrZQqZuLp4JcqVFg1/ORTJW8S2sWQXicr6MUmuFn2AiipxVEKzLmMkFXK3Nupbut11bX",
+	"5BMcQ3Qd3WEZNNYDinrDAe27GtoemOElNUBs/hdFthj34YHsJWUT8E2hfZhHuQfbaJi4F8VbNqBtH8uJ",
+	"uVJfSe6Yyjmw3QKe6OG7y+Z+y0DOCIqmkukRvjXN5TB1OiE70T2PlyhVg8nnPY56fCB5leq8zcaQBkFE",
+	"o5LpVEplds3Fj0/SwaSSz2Yf1+8JNc4NIx+3nF4gi6//aLK0kJihLp+PnKj+Ylw92fPRjUxYTias1PbN",
+	"ndjqZeysfNf12/JaLf85R/X6QWV9IKk5PFIvSU0yRfuqouPmLOkxw2uDDwcpC1u+GPKWYv2BxuJrMVdx",
+	"FGE1slLeK8rk21gqXXV5Y93meJZCoXTiZCu3oEC/YxJuC4sm2K0nNRADLM+rgfSYLPdkkgb6ZiB0P67q",
+	"Rzub6Dhnx1zwlrJty+3YpyHtwzXlfShvRFxknYpY0fBMdMtCcFUbSz4J6tmQO9N6ISwN0K+ED3PS5ChN",
+	"uU+lT2isRUg188qjyjS8Lgy1uBYx9xWJQLqC2yVzEmOdr7dxEIA+87xYUq/A6X4TSaD+KQnEEKRhqFBI",
+	"IBTbayg5U0j79A/G4Yb9ASUhLyEQ1K+OMRnzmwjAv4oDzaKAWStu0moMKMYBaWGPH6G4h9AIK2W6ltyU",
+	"o+nPYACIaYemZ9ov5IASgxsr8DNw0JLqwjCG4suQ38a7XVjL0hY1uQKfxWFncYXNlNImEFcI3ALWKkJe",
+	"MbUVAnF68xkf5rhsXDI2M5UyLdUmpfqEiPm9yJevwIvN2evGw6OEQcAXBfKsD0V4/iiwBC14EvSJq1pr",
+	"DiIdYgALSpMwVjopmT6yB2IMxEhK1Bsa6QaU37V5x0zUwpk6TdOHBsGIdM6iyBwnkrAJsvVvX64/bHd2",
+	"yG9O/gtuQ70oV45Xj/b2bKwXM4scALXJVTke6hrZNBlJ0Ij9B4waXw0IGO9hciuj56mHu3Y9JfR8e+EQ",
+	"yyAXHthnehB3MSTQNUn+O+0muAbqtwQPRrnIcrx7xBeq2tgPZlbm0YCogRDG7PjXP//f9IKKcrRPmExv",
+	"L81puM0RnomzIfMlNEk39n0GqklCGjlfgkeDQMTYGWt9qCYxqgU0s+KBgVTNNo9sRWtcXtNgl2s7NMpC",
+	"syiqyL/ffPpIGCf7b5x7QTVJFMSTpSUp99scv/JZr7f7r3/+T4coQYzV4qwmj3oDUKQH2hsQBBCWWvYG",
+	"hlp90gU9BOBjMYxqp83b/C9/ORfcLM5885e/4FfkEmkRF6dizwOlSFf4I0MdnT/bzoBsN06M+dkkbTQk",
+	"zcd//fN/vnZOHSmDlEIm/dqcTHS1pWGNFWuLwZpxsAv+2LA/h6AU7SflYhtfOwkGifvFVnzGvWoDkJ1s",
+	"+QWs5FEpR3m+IYVsg4udwTmnqeU0i3P+QjqJi6lDFATgaYWNXfje/huSWpcJ1m2t24hKGoLGiqnA49C9",
+	"pzDLCUAbWvYwkjQV3T60fHBRpp4Hkc7s6YAp88nAd7uJBbFoEHSI4MSjmgaib0aVItaGaoR0OLPLIdTs",
+	"zoNTzFyY2cI28Z3b6RQmzIyIZ3S2pX08LD9GzqxrDY8IppF1zvWkCLG9Q1MKkSynB7K3ra3atPAYMgW2",
+	"J/DWl5sdRNe59ZC0PqSgx8doFhZ2SHQcOjJm/GRiXoOhdFLTzAw7EBhey0cGeUb+mk3kl9HBJXQs/pLB",
+	"dTIM/mi/7o6MiW0YYqRhe5xMfkLUbDnEOKxsn+Rxkjkn7SFrq5Nzqp8QY/51tq3j0qx70nfp6M4BAlFC",
+	"tjpjPrjOdjOhnSzEOKmezvRpglkJyohSW4Y7pGP77fzrn/9zZvaSpFjf6lA++tTrGBmHntaDvb10BAuF",
+	"L7a4L/lHbDabsoBCqmZ9LiT4ZAuzwiaR0Aq4T+BBS5ryAtJAMvAnVBfqJ9v7/zFWcsdO9nbUwhJ6jvAd",
+	"6xpqNqihJKSBsbPAJ9hsiwtN3rSO8H/7B2QADy6qtolEYdhx20xteOFo78iNMoQgaOXH0VkUeVIy2Rdg",
+	"a2oM6D3kpJZFL02gi0yFeA2GRtJFEswB+dS2cxqJC8eZVr51cMPIFheGeaaK21E3CzxYIdEHrVwvspWc",
+	"KdwMWMsR+dD6jxMywF9fKZLTz5bjcC+3zo3ODQknQ9sqo+nWUHJ3rDnZOSF0BqGHVN4BioxCkseQk1zl",
+	"UiMpaLobIUlAvTuE4Li/AUPbzajOHO60G+1Gp5lKNVfFWIL5T1IHNQhymEoZIRM0efWK4gKFFxbyR3nF",
+	"OOn8tWWQ0kqi780StmgWzv3+YvuU0NzgCMGQPZgphiKvvJOFfLn+4IDlnmLYzZ+k/GJMBO2kiX3PYbpQ",
+	"RURk3TqWN4SxdJDtIgnGpJGglGG+ThdTo/b/YFHHXrV4A6GAG8nSOUPF07rknvANJsk/WjY/KkoMcKBy",
+	"dIumucWRAbzgfXJ5S/tN0nnfa30UHFpXVHuDDtZvV+Rw76hJOr9cnl10yFDIO6NHc6MaJsaln3+6vjlJ",
+	"53KQM7Pg6pRqGe0gRdA6CwIxbH2SrG8UwF+sOQEPkTBqtWOW0mkiqU1gCdtN6xhUkJ1Pn2/ff/p40zFg",
+	"6wWsP9BJrXksY2+4y4x5sHdEjOk4RHL7+fK2SczOmiTpj1s5Sy0WJGosoJ6EVJlDtUHbL7e3n3f3dx4s",
+	"4x4ZGwy1l5EFoa1eSTnZPyb/wd7isxNCrBmvyNHhfq4xtboJa/wfH2Hzo/1Dq8yM9Nf0DqWUacZA2drt",
+	"ClB5m1ETecIdMppJhSCsum8NQOD3EIgInLX5mfadxRGBiAL4y1+MlB2zwwgH8MFvko6RA7sDHQanxpKV",
+	"CvRPse613nS2T0hn12rdNk8YLmFwx8EJpxDpSotvN0ln1xeewo4s9zq1SSTWkLDK8hp84bU5cmxnV0TA",
+	"acR2/q4wY7CbJDVcuoxTOcKhrbGtHLEkH3f/NG2/7v6pxddOm28V2uV5zm6aNRiZgtB0tseYAlfbWAVn",
+	"ZHi1zdOlG5MNHToJQBCPdipjV0z9HlEm7WkHh9225ww8SvgkYHfgWMq+6jWkcpKwa1d2dq1AaBoutQfG",
+	"gHnAFeTOfFfvb6fOewagVljvCNnfdZ3UrmmblYdNjot4UkK5On7iy72COGns7+zt7JnODlmNk8bhzt7O",
+	"oX3cMsCD+K75Vx90sWd9nIaa1hJkGqu/pvqzWUxXVmkEjN/hpSIqS+Ep2zoFf9MZy1oyLz2IEhWBt9PA",
+	"hVu/xXu/cdL4GfQvIoTP9sluItFwGwd7e7O8mmm7Xez4tdk43Dta3Pij0FfCZz0GvunzuswE7zl6jYNL",
+	"w+Jjro/Gyd9+bzZUHIZUjhonjQ+UG7VAIrsXTfuqcfK3hvmoGr+bngmjzMVPjootMwRUGyGZJ+WTPHry",
+	"hXyd6WXE3r/+678JCo3cd1vUnbfxcG0H7uCZnkqr2MPtHTTvskSDVi5bCjASss2ByoBlzGU5Ygqt53av",
+	"DrOZtTvTd541Qawmqgd95+sljKMyE7yl/rXVX7ZLuWneiZivgvh+y8tap5rG7fBmThXNJ8+8HJ9Jqp9R",
+	"WeMxzlIjXkMkt2DcJxJCgQLGyfg0PIVJwjyzntQANT3bPFl9GsbiDH+d39qWI3ZD3fauDeOR8axq3cPK",
+	"ynZXC9EokI9oteIhyx3eMq+FM++2IubdgUwe/RqgbDftOc6szoq8NtcCbV10F1mbDGu0qbyvyW4+DsBa",
+	"5ym35ZXjCR7EDI+1ecd8bwt5a9FJ6g+O2cnNjCWBoYZyrRK5PJ8F31rVuxQnvpMizB6iLWx+Kyo03nD5",
+	"o7g8b1ElhJAzrRZyu9HcM9kbLUPDFhzVfrEtSKh2duauNO137AVeIDjs/F11To09fX7xcdvZnKrNJ4zM",
+	"HfIRwFfk3+k9vcHZT3N26IiGQSeJg0Me84UX40UUtf6pGXR/ITz1PVgUt8Z0N6eTAvN9BlIHQAM9+GMm",
+	"Xg9Q7jDnI4ykQJe39Q6p5ECmDGJpEOyQa8DS+2ONnWnAFOlRFpjDrzk8GRMSfcU99G9Qn3RpQLkH0gr0",
+	"zq45043+6BDGlQY6S2b9ghtYDnNSdGEVhh27B252HuEEGeDTxSfQt1tcAHzghGauE4XAsjqziadpgtls",
+	"iBpQd0qTEAXMo6ppYOzYwfVvc+QN24GOVOaFMD0SnyYXw1Pyeu+QbKW6VeKFznaOFlyfNkeMq2buKO4l",
+	"z+CEBPSwu3Ept+elZDN4GB83Q9t8yy5aaRYERGnaTyoYcxiaFjhgyND/gpsZMu0NtnfI2QQZKeC+0cGS",
+	"9nrMs1c/WqCrIA8jJVJvkPUoKYAcwPuCdKl3N4P6roH6zOB6/QRoeh2WkjhmkaO5FJtuYzHJ3u/v0r6Z",
+	"I0e142DB8DnbpKr1kGn3xdbAe/U5oCN8qDigknoa5JJGAS7WrHqNlsGyIicnZJQmFhN5S1mKANCipF0W",
+	"MIwPy5DpEDeBSBfWOxOfP4NObrWrYRPjcUtg8pE2HS4Oyzl9h4Zdiu+fwd6r0iTAYAZO3bX8XO5869os",
+	"z55LIcpMO3qWfOaASrbcUwxvQGWotnNoSBP7TWFiNwvfn4sQm0b3GyElyRf8LDEzSt63iJ6zZ/DbKtiZ",
+	"loGTxxsdS25NqbfZlMbMgaBnb0ONyWPrV9gm24XeywzedZWn2QpfjFDNUVE5qlmsMt86Eqwvil8Wdhfh",
+	"lfvBQq1p26xdQJtpn6VwtufMbgq3xQgoxVimZX05y6zuBbGWQ8Yc1HogIRR8kVF6njVbM4e5mZ+naZpB",
+	"l2zdsSAgXco5yCwU8syzB8LzINbeIG+zhkx5RWgqwYQJyOrKhsn6XgwjehlCZqA3C8TGOOz5vJg1vmUg",
+	"b0CvnymnlvA82XMi/p0oC8sESS5QfjaeyjDjFKhqy5ZTK305DFpACPPpACPqyvBq+gD+GzBpOvcz5U5c",
+	"v32ZYoPCJJXoNiUUX8C8UmQiw4ANal3g+8ljrxQHp1PUl3XTJb4gns3IYzG+JfX0Yla1rb4Bn5qJny2T",
+	"ItTIVpdqHQCJqFKgmtYXbgOV781facs8d0ZS9CUoDDKZxldJ5jRt68yZZn0vii0dQuYjOZYSuLfw4Jk1",
+	"Wzdb2pmf6cEzD7YZZ460SRk2c8CoLZu59b0cNssQUozeXFDwzIuTsdjgiYdetho5McOQLRdRbuM4ZS5+",
+	"2T43Ar/pnlvh++F7JmKVNsFQdBnz/DsuHNX8EFIftk/J6ySWJg2A8W0bpto85hKoj2+7hCSekDKOZgWL",
+	"fcANX7Beb6mYD9Pxuyeh4rhDjAmbQF0S05tFAOXILQlOnCC5MuHGlzbuVUgfpHsgteUiZzkMMeUO5TaC",
+	"1nbsgiJ9wXgfw322d8hNLoSRItEZMMQ6oRskJsMn+FZQ5Z++pg0x7zfS2k4awUvsMtp8XgTv6awIXjoV",
+	"ujkrptES6Lqid3/f8EIlXiiKwZ1L+TZNwlxD5vL+kUFXSyHxZxoCzvwsrRjGW/iEChLYFas6+3MJKwYh",
+	"UVcTJkXVi7FhxtA7G7sPxsSY+8pqwnRJHnNyGqmB0CSgIxFrstVJhLJ7E2mTIOzalB09Frh8He7nNu/Y",
+	"X+wrQ/vbjMZES8pVYGMxm6QTCE+C2p3ub5uPpUgAm8AAw2v7f7ColXvCrKkkVHoDdg87pJM8LbRGV8c9",
+	"c3VPvLH0GEbn2rc4tM1Dhi9ZPcqJAvCTeBj7pFvvkDOeDI65rqgP+NbSvSK0hh5Vd0bPCtm0L3FUmsaH",
+	"aZV7Wgy8rwed0/wrszuAyC7PCNR0IBJQpcmWEoTyUZu72mSiZ06O1qrVxOJcEU8obd+Pu4WqVySEUMhR",
+	"ExUuaniKAcaXXMvkHbiEfhxQiWBRRNmEHl37rrmZvDf2oc33jo+OzEhEDDnI1N75wtkDgUjYO7oQ+cuz",
+	"b8A1CwHDktNnDHYSm+egzfvoQk5+6440KAcU+2zcPtY28PZBsrFnGI46M6emscEHbZ6+80v0TidJr6C3",
+	"d0jnnHoDSF6Kn7gkGGZTLXwR2zkxVNETQSCGauwNYVoTsMQxwNnkdq9bNhQbn4lShelB2jyJdHdpFyDs",
+	"Ar4eU5jhEd++bhdZQ5eI6jOcdSmb3Q7wXQvMAhlnJUbCFvONEwTQ7p9ZTbbZlvmZIzXbp2MfHlE+Suct",
+	"IsSZRNjmIX1o0T78dLj/+vB4b2+vSVgYxtoc5jB3hqOrjPQthVkCs3YZ2aJmFR74bS6h5RJcuNeNNrlY",
+	"jl2s8HP8aZltO2/eZ0BIbPs23z8uqD94Os4WuScei97qWYLM1ayrZG1cZZXzlrMjXgA/nE2Z51X4oRfA",
+	"w1xT/Z1psGZD3cxpDL9naacbiNqHv/MvYky7Emb6UvBfk5We4OnFGOkpbuej1hjyxqaafwg2Z5wrbPUN",
+	"zsFm4mfJXrZwrgNbekjCz9Pw34W0Rlw5XFzm2n8jrGRLeN74ITAGyyqoKiEWp6FVZ1fG+EpfjLgsooUy",
+	"pFAe/XVH+stD9Rz8ApXzhbBpsG6pC/R5BoQZaJItKkNhXTUuv1eM74zHwkpc3uRxRJThsWXQsS7+Avpy",
+	"grsiBh5mHu5bjMxELD4L6+JN4nxzB9/MvXUN18xxubmfJePZ55TdFHhzzgF5fJRguBxk6sp3uSW+GPbL",
+	"I3wBvvGmYz7n2SZLwR4vSG7s+p4l68zMnJ5LC2FT+bbQK0oU+2Ps8OBSB9viEBNg3/3Tjjbbn9uxDTr2",
+	"gkdjhswtl54zl5t9m9A+ZbxovZh0+9R00APG+20OgXK51I9cwjToYxqnNG9yrGy+YmrvpbC85oxwnYQ0",
+	"Jjh/fBOf5iahtytsTm5pJ6kEEdmSci6zp+3TyBcBsTVobHZnA8G0KFXDh9bFJVYGebAXXI2T46PpiiJL",
+	"iZUb7H37Yg5H7g4M8wXZWK6eFTUJQuYTfEgjNYfK0xSANFAizchtbx85ldKWwMH7vaTORm4INZ0MwDDv",
+	"lZlzzabCFY2epZybrjOSPxUZQI6hsoRpcEWjupoEVzR6MaZAiGiYgUmbFXh2WlEpQtADiG2CP5uxHEvy",
+	"EVsW6oRELIKAccBkYtAkPQlqwEGpps3D7Up94Y9tHkf2/r3gonqL8Z5weYptsnesOphkJfdjlykLc7CJ",
+	"WEObawijgCZ5P21XlxWfyrQUiYsmub48u7i6nKHHrhwgionJ3U9i/VV40LtRQG2d8kznTKqUqQpCC0G5",
+	"863YP7eyMAXDvAxlIVP2Rm6e0XiVNFq3/LXzPk8ZnMFs7tOLpF0ZIWyb1lYQ2+W9HGGcomMugm0ZHXa/",
+	"4GD2KWu2Zi5LZ37OfEZEHn4lEVKC51Lg1JXr0gW+GL4TOZTMRXQU0BFIj0p/Put9xnbn2G7NvJdN/SyZ",
+	"z0KYeA50c1xTOVyU4LoMLHVlu2yFL+caIEN2GVxjDZZSboLMQ9Dxbd3YjzQEVwIHh8HacsV+AYuIWzvZ",
+	"N+FenPs5s69OgFcSp6UZGCFTbw7GJb40FtYOL/PwbSvP7nqCuwT5C3SobX+ea75uZpxcwfNkSVfx1xsD",
+	"ZGbm4K9z0VSGOydBVVsenVzoy+HUKTooQwaB6ItSfPoBG34bDjVzP2vexBLhgYNgOZyUZ0oDnZqzo1ni",
+	"i2PEFOnzcJ7kJpvHgTeuzZqZz077PJPjWoiRLYiYwrLT+KZyInvRVF4490U+T2DZVI7fCEdTK3j2iRxV",
+	"CsgqaKqWydGC6hkkcrQLfZF5HFWCo4VksBj19cb3C0NyCcRGko4WqETbZN0a0cz6PBUiwsvVHLNlORZk",
+	"2bQ9yhRYsVD5JgVWsqmfL1amCqzgtxWQU0YApnCqrRBMV/hyBGGG/VLYLonmWmP4ZSF3Plr1AMIFPtJb",
+	"22TNUhVnfa7h2uGiewnbpgQ3IRjqyk24uBfDTdqhYg5aXSDh7GBGEQRYKfeE0DRlXD6fSJN0ujELfJf5",
+	"w1YBx28uqIYOUazPaaAIJRyGbR5R7Q0wNxDHsqfTtfxnBBtmmUWqY931XTPenyyA3MV89nMl2uem+ki/",
+	"mZmJEg2mrOQtU0n2KpthRDUxI6XSLh3WVnfk0m/Z7JXbLp0U5omxWVLbHLPfqIFLMUnH8tOcTCTUzArn",
+	"Cw6zKszb1FudopL+HUzvZQBKpQtkLUq95DJGYfVf0cOsOQls2pwqkluyrZWHdGu6mhWSHnsAH3Nf2fV3",
+	"+sANVYJ/pjvJgGbZqohmjWT9NUujuDTVmnGeG+XeYjHmqXrueaKaS8HJg8d5Sv4312bNWt5O+yzVvIOq",
+	"5V2lqVZNogYisryCGaTu2JgPcerhqfti1zT0BlKEtAySbu4YP3et133UTad+nkfdO8aJA3TuqHvH+Hy1",
+	"XoCnEqbbJLZqeyZKV/hyDkYZIZTHfAkvVIbyb+SKSmZ+vuw55YiqxJ2lnVETmKozb74wh1RKBOWxXpYp",
+	"v5F5g0h8viaOtWMyjrTfVsBOJXasKydmK3wxrJhDfzlsl8VzvXH8wvBbfEAxHcCLJdMjRNAXBfKsjy9Q",
+	"//a7ga51cRSlWjDH1YHAABh5j2/1B0wRX3gxpnjYgp3+DqE2fD5LSI7jdYjgZKB1dLK7i7+bcU7e7L3Z",
+	"w1r7sQwaJ41dxK5b81TyYbNGRbaigGJKJ+INqKSeoY7tfL4MKQL7lp92WYD1AHeyBA9YdkwhwY2P/tZW",
+	"h2+OScZmeqQw41kLpOm8wM3xYPXm2NOTprsRbSYVtJvjWXKauaSoudVlDDi9wPMlSqkl3iMDFRiaheUm",
+	"y79Qmp7ut6kzsD34Jsfg3EAJbU0PcjX17D/XDR+LT/e5dCFVTYynahYF79htJRVZc0MmV/3To/6cJsnM",
+	"wcR8bgkejPKZGfMrxHRt04N9ng6JtqOmYZhjYLYheQUYTUtsYe/xchb5ZTDlFXS/pkOSz4Yxlj8j338s",
+	"Zcb0OLfFnlNcEzrt0sonif8pN3bqkiqC0uTLb0wXbhWHkPlRcu/Ap8f55fbqA4loH2z/CEQUwCnhghjJ",
+	"1UKxQDiAD34e7KZD4+vvX/+/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -168,8 +168,14 @@ func (s *Server) GetWeapon(w http.ResponseWriter, r *http.Request, uuid gen.Uuid
 	s.item(w, r, catalog.Weapons, uuid, p.Language)
 }
 
+// ListAgents serves /v1/agents, filtered by isPlayableCharacter as the public
+// API filters it.
 func (s *Server) ListAgents(w http.ResponseWriter, r *http.Request, p gen.ListAgentsParams) {
-	s.list(w, r, catalog.Agents, p.Language)
+	if p.IsPlayableCharacter == nil {
+		s.list(w, r, catalog.Agents, p.Language)
+		return
+	}
+	s.filtered(w, r, catalog.Agents, "isPlayableCharacter", string(*p.IsPlayableCharacter), p.Language)
 }
 
 func (s *Server) GetAgent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetAgentParams) {
@@ -214,4 +220,44 @@ func (s *Server) ListSprayLevels(w http.ResponseWriter, r *http.Request, p gen.L
 
 func (s *Server) GetSprayLevel(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetSprayLevelParams) {
 	s.item(w, r, catalog.SprayLevels, uuid, p.Language)
+}
+
+func (s *Server) ListContentTiers(w http.ResponseWriter, r *http.Request, p gen.ListContentTiersParams) {
+	s.list(w, r, catalog.ContentTiers, p.Language)
+}
+
+func (s *Server) GetContentTier(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetContentTierParams) {
+	s.item(w, r, catalog.ContentTiers, uuid, p.Language)
+}
+
+func (s *Server) ListGear(w http.ResponseWriter, r *http.Request, p gen.ListGearParams) {
+	s.list(w, r, catalog.Gear, p.Language)
+}
+
+func (s *Server) GetGear(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetGearParams) {
+	s.item(w, r, catalog.Gear, uuid, p.Language)
+}
+
+func (s *Server) ListCeremonies(w http.ResponseWriter, r *http.Request, p gen.ListCeremoniesParams) {
+	s.list(w, r, catalog.Ceremonies, p.Language)
+}
+
+func (s *Server) GetCeremony(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCeremonyParams) {
+	s.item(w, r, catalog.Ceremonies, uuid, p.Language)
+}
+
+func (s *Server) ListMissions(w http.ResponseWriter, r *http.Request, p gen.ListMissionsParams) {
+	s.list(w, r, catalog.Missions, p.Language)
+}
+
+func (s *Server) GetMission(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetMissionParams) {
+	s.item(w, r, catalog.Missions, uuid, p.Language)
+}
+
+func (s *Server) ListObjectives(w http.ResponseWriter, r *http.Request, p gen.ListObjectivesParams) {
+	s.list(w, r, catalog.Objectives, p.Language)
+}
+
+func (s *Server) GetObjective(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetObjectiveParams) {
+	s.item(w, r, catalog.Objectives, uuid, p.Language)
 }

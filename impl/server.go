@@ -64,6 +64,27 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 	serve(w, r, ed, ed.List(c, loc), listRoutes[c])
 }
 
+// filtered serves a list filtered by a boolean field: value is "true" or
+// "false" in any letter case.
+func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value string, lang *gen.Language) {
+	var want bool
+	switch {
+	case strings.EqualFold(value, "true"):
+		want = true
+	case strings.EqualFold(value, "false"):
+	default:
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s %q is not supported; use true or false (any letter case), or leave it out for every %s", field, value, c.Noun()))
+		return
+	}
+	loc, err := parseLanguage((*string)(lang), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ed := s.Repo.Active()
+	serve(w, r, ed, ed.Filtered(c, field, want, loc), listRoutes[c])
+}
+
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {

@@ -40,6 +40,14 @@ type changesData struct {
 	Summary    gen.DiffSummary
 	Categories []categoryChanges
 	Unchanged  []string
+	// NewFields are the fields the contract does not describe that the newer
+	// version's items carry and the older one's did not.
+	NewFields []newField
+}
+
+type newField struct {
+	Path, Field string
+	Items       int
 }
 
 type categoryChanges struct {
@@ -107,6 +115,15 @@ func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, erro
 	}
 	for _, code := range catalog.Locales {
 		data.Locales = append(data.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == lang})
+	}
+	had := map[[2]string]bool{}
+	for _, u := range a.Unknown {
+		had[[2]string{u.Category.Name(), u.Field}] = true
+	}
+	for _, u := range b.Unknown {
+		if !had[[2]string{u.Category.Name(), u.Field}] {
+			data.NewFields = append(data.NewFields, newField{Path: "/v1/" + u.Category.Name(), Field: u.Field, Items: u.Items})
+		}
 	}
 	byName, err := categoryDiffs(d.Categories)
 	if err != nil {

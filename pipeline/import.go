@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path"
 	"sort"
@@ -78,6 +79,9 @@ type Options struct {
 	// Effort is what the version's bodies are compressed at; the zero value
 	// means representation.Best, what the service serves (tests pass Fast).
 	Effort representation.Effort
+	// Names, when not nil, holds name files to take as translations
+	// (names.go): <catalog>/<locale>.json.
+	Names fs.FS
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -328,6 +332,15 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		}
 	}
 	im.carryOver(files, baseFiles, base.ManifestID)
+	if im.opt.Names != nil {
+		maxFile := im.opt.MaxFileBytes
+		if maxFile <= 0 {
+			maxFile = DefaultMaxFileBytes
+		}
+		if ps := applyNames(im.opt.Names, maxFile, files, r); len(ps) > 0 {
+			return im.reject(ps, "%d name files cannot be read", len(ps))
+		}
+	}
 
 	snap, err := catalog.LoadFiles(files)
 	if err != nil {
@@ -404,6 +417,12 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 			return err
 		}
 	}
+	var before []catalog.Unknown
+	if old != nil {
+		before = old.Unknown
+	}
+	rendered.Unknown = catalog.SinceFirstSeen(val.Unknown, before, id)
+	r.Unknown = rendered.Unknown
 	if err := im.checkpoint(); err != nil {
 		return err
 	}

@@ -147,8 +147,8 @@ func TestUnknownFieldsAreReported(t *testing.T) {
 	st := openStore(t, t.TempDir())
 	rep := mustImport(t, st, snap)
 	want := []catalog.Unknown{
-		{Category: catalog.Maps, Field: "callouts[].elevation", Items: 2, Example: second},
-		{Category: catalog.Maps, Field: "newPatchField", Items: 1, Example: first},
+		{Category: catalog.Maps, Field: "callouts[].elevation", Items: 2, Example: second, FirstSeen: rep.ManifestID},
+		{Category: catalog.Maps, Field: "newPatchField", Items: 1, Example: first, FirstSeen: rep.ManifestID},
 	}
 	got := slices.Clone(rep.Unknown)
 	slices.SortFunc(got, func(a, b catalog.Unknown) int { return strings.Compare(a.Field, b.Field) })

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -30,6 +31,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	maxDepth := fs.Int("max-json-depth", pipeline.DefaultMaxJSONDepth, "deepest JSON nesting accepted in a snapshot file")
 	allowShrink := fs.Bool("allow-shrink", false, "publish even when a catalog is emptied or loses more than --shrink-limit of its items")
 	force := fs.Bool("force", false, "re-validate and re-publish a manifestId already stored (replacing its files; it becomes the active version)")
+	names := fs.String("names", "", "a directory of name files (<catalog>/<locale>.json, arrays of {uuid, displayName, …}) to take as translations where the snapshot has none")
 	shrinkLimit := fs.Float64("shrink-limit", pipeline.DefaultShrinkLimit, "share of a catalog's items a version may remove (0.2 = 20%)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: refdata import [--data DIR] [--retain N] [--lock-timeout D] [--allow-shrink] [--max-file-bytes N] … SNAPSHOT_DIR")
@@ -63,7 +65,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{
 		Retain: *retain, Progress: progress(stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: namesFS(*names),
 	})
 	endProgress(stderr)
 	out := stdout
@@ -72,6 +74,14 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	}
 	rep.Write(out)
 	return err
+}
+
+// namesFS is the --names directory, nil when not given.
+func namesFS(dir string) iofs.FS {
+	if dir == "" {
+		return nil
+	}
+	return os.DirFS(dir)
 }
 
 // progress shows the stage on one rewritten line on a terminal, and as plain log

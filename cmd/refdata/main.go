@@ -29,6 +29,7 @@ import (
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/representation"
 )
 
 const usage = `usage:
@@ -210,7 +211,7 @@ var embedded = func() func(*slog.Logger) (*edition.Static, error) {
 	var err error
 	return func(logger *slog.Logger) (*edition.Static, error) {
 		once.Do(func() {
-			s, err = fixtures.Sample(func(err error) {
+			s, err = fixtures.Sample(representation.Best, func(err error) {
 				if err != nil {
 					logger.Error("the embedded sample data stays uncompressed", "err", err)
 				}

@@ -1,21 +1,41 @@
-// Command fixturegen writes the AUTHORED sample data of the embedded fixture
-// snapshots (fixtures/versions/NN_<clientversion>/).
+// Command fixturegen writes the AUTHORED sample data and the translations of
+// the embedded fixture snapshots (fixtures/versions/NN_<clientversion>/).
 //
 // The REAL catalogs (version.json and en-US/{weapons,buddies,maps,seasons,
-// competitivetiers,playertitles}.json) are copied byte for byte from the
-// upstream captures and are only read here, never rewritten. Pass -captures
-// to (re)copy them from a capture directory first.
+// competitivetiers,playertitles,agents,bundles,contracts,playercards,
+// sprays}.json) are copied byte for byte from the upstream captures and are
+// only read here, never rewritten. Pass -captures to (re)copy them from a
+// capture directory first.
 //
-// Everything else (themes, currencies, level borders, flex items, events,
-// game modes and their equippables, competitive seasons, premier conferences
-// and logos, the partial translations under <locale>/ and the string tables
-// under locres/) is derived deterministically from the real data and the
-// tables in this file: no randomness, UUIDs are SHA-1 based (v5-style) on a
-// stable name, so running
+// Authored (catalogs.go and below): themes, currencies, level borders, flex
+// items, events, game modes and their equippables, competitive seasons,
+// premier conferences and logos, content tiers, gear, ceremonies, missions,
+// objectives and the string tables under locres/. They are derived
+// deterministically from the real data and the tables in these files: no
+// randomness, UUIDs are SHA-1 based (v5-style) on a stable name (except the
+// content tiers' and currencies', which are the real ones).
+//
+// Translations (translations.go), the partial items under <locale>/: REAL
+// text where the repository has it — fixtures/l10n-skins (skins, chromas,
+// levels), fixtures/l10n-names (buddies, sprays, player cards and titles,
+// bundles, currencies, weapons, contracts), fixtures/pt-BR-2023 (pt-BR
+// agents, maps and callouts, rank names, weapon shop categories) — else the
+// authored table `translations`. The -source flags refresh those copies from
+// ../shared/data first; without them the generator reads the repository only.
+// It prints, per version, how many items of each catalog got real text in
+// each locale, and stops when a catalog that l10n-names covers gets fewer
+// than 90 % of its named items' real names somewhere. Running
 //
 //	go run ./tools/fixturegen
 //
-// from the module root twice yields identical files.
+// from the module root twice yields identical files. Flags:
+//
+//	-captures ../shared/data/upstream-en-US       re-copy the REAL files first
+//	-l10n-source ../shared/data/l10n-skins        refresh fixtures/l10n-skins
+//	-names-source ../shared/data/l10n-names       refresh fixtures/l10n-names
+//	-pt-br-source ../shared/data/upstream-2023-pt-BR
+//	                                              refresh fixtures/pt-BR-2023
+//	-coverage                                     print the README's table of real text
 package main
 
 import (
@@ -179,23 +199,31 @@ type chroma struct {
 }
 
 type skin struct {
-	UUID        string   `json:"uuid"`
-	DisplayName string   `json:"displayName"`
-	ThemeUUID   *string  `json:"themeUuid"`
-	Chromas     []chroma `json:"chromas"`
-	Levels      []chroma `json:"levels"`
+	UUID            string   `json:"uuid"`
+	DisplayName     string   `json:"displayName"`
+	ThemeUUID       *string  `json:"themeUuid"`
+	ContentTierUUID *string  `json:"contentTierUuid"`
+	Chromas         []chroma `json:"chromas"`
+	Levels          []chroma `json:"levels"`
+}
+
+type shopData struct {
+	Category     string `json:"category"`
+	CategoryText string `json:"categoryText"`
 }
 
 type weapon struct {
-	UUID        string `json:"uuid"`
-	DisplayName string `json:"displayName"`
-	Skins       []skin `json:"skins"`
+	UUID        string    `json:"uuid"`
+	DisplayName string    `json:"displayName"`
+	ShopData    *shopData `json:"shopData"`
+	Skins       []skin    `json:"skins"`
 }
 
 type buddy struct {
-	UUID        string  `json:"uuid"`
-	DisplayName string  `json:"displayName"`
-	ThemeUUID   *string `json:"themeUuid"`
+	UUID        string   `json:"uuid"`
+	DisplayName string   `json:"displayName"`
+	ThemeUUID   *string  `json:"themeUuid"`
+	Levels      []chroma `json:"levels"`
 }
 
 type season struct {
@@ -210,6 +238,7 @@ type season struct {
 type tier struct {
 	Tier         int    `json:"tier"`
 	TierName     string `json:"tierName"`
+	Division     string `json:"division"`
 	DivisionName string `json:"divisionName"`
 }
 
@@ -224,13 +253,50 @@ type named struct {
 	DisplayName string `json:"displayName"`
 }
 
+type spray struct {
+	UUID        string   `json:"uuid"`
+	DisplayName string   `json:"displayName"`
+	Levels      []chroma `json:"levels"`
+}
+
+type bundle struct {
+	UUID             string  `json:"uuid"`
+	DisplayName      string  `json:"displayName"`
+	ExtraDescription *string `json:"extraDescription"`
+}
+
+type ability struct {
+	Slot string `json:"slot"`
+}
+
+type agent struct {
+	UUID          string   `json:"uuid"`
+	DisplayName   string   `json:"displayName"`
+	CharacterTags []string `json:"characterTags"`
+	Role          *struct {
+		UUID string `json:"uuid"`
+	} `json:"role"`
+	Abilities []ability `json:"abilities"`
+}
+
+type gameMap struct {
+	UUID        string    `json:"uuid"`
+	DisplayName string    `json:"displayName"`
+	Callouts    []callout `json:"callouts"`
+}
+
 type realData struct {
-	weapons  []weapon
-	buddies  []buddy
-	seasons  []season
-	tierSets []tierSet
-	maps     []named
-	titles   []named
+	weapons   []weapon
+	buddies   []buddy
+	seasons   []season
+	tierSets  []tierSet
+	maps      []gameMap
+	titles    []named
+	sprays    []spray
+	cards     []named
+	contracts []named
+	bundles   []bundle
+	agents    []agent
 }
 
 func loadReal(dir string) realData {
@@ -242,6 +308,11 @@ func loadReal(dir string) realData {
 	readData(filepath.Join(en, "competitivetiers.json"), &r.tierSets)
 	readData(filepath.Join(en, "maps.json"), &r.maps)
 	readData(filepath.Join(en, "playertitles.json"), &r.titles)
+	readData(filepath.Join(en, "sprays.json"), &r.sprays)
+	readData(filepath.Join(en, "playercards.json"), &r.cards)
+	readData(filepath.Join(en, "contracts.json"), &r.contracts)
+	readData(filepath.Join(en, "bundles.json"), &r.bundles)
+	readData(filepath.Join(en, "agents.json"), &r.agents)
 	return r
 }
 
@@ -405,9 +476,12 @@ func themes(r realData) []O {
 	return out
 }
 
+// currencyDef is one currency. The uuids are the real currencies' (the real
+// contracts' rewards name Radianite and Free Agents by them, and l10n-names
+// has their real names), not uuidFor's.
 type currencyDef struct {
-	key, name, singular, asset string
-	large, preview             bool
+	uuid, key, name, singular, asset string
+	large, preview                   bool
 }
 
 func currencyDefs(ver int) []currencyDef {
@@ -416,17 +490,17 @@ func currencyDefs(ver int) []currencyDef {
 		radianite = "Radianite Points" // renamed in 15: shows up as a changed item
 	}
 	return []currencyDef{
-		{"vp", "VALORANT Points", "VALORANT Point", "ShooterGame/Content/Currencies/Currency_AresPoints_DataAsset", true, true},
-		{"radianite", radianite, "Radianite Point", "ShooterGame/Content/Currencies/Currency_UpgradeToken_DataAsset", true, true},
-		{"kingdom", "Kingdom Credits", "Kingdom Credit", "ShooterGame/Content/Currencies/Currency_KingdomCredits_DataAsset", true, false},
-		{"freeagents", "Free Agents", "Free Agent", "", false, false},
+		{"85ad13f7-3d1b-5128-9eb2-7cd8ee0b5741", "vp", "VALORANT Points", "VALORANT Point", "ShooterGame/Content/Currencies/Currency_AresPoints_DataAsset", true, true},
+		{"e59aa87c-4cbf-517a-5983-6e81511be9b7", "radianite", radianite, "Radianite Point", "ShooterGame/Content/Currencies/Currency_UpgradeToken_DataAsset", true, true},
+		{"85ca954a-41f2-ce94-9b45-8ca3dd39a00d", "kingdom", "Kingdom Credits", "Kingdom Credit", "ShooterGame/Content/Currencies/Currency_KingdomCredits_DataAsset", true, false},
+		{"f08d4ae3-939c-4576-ab26-09ce1f23bb37", "freeagents", "Free Agents", "Free Agent", "", false, false},
 	}
 }
 
 func currencies(ver int) []O {
 	var out []O
 	for _, c := range currencyDefs(ver) {
-		id := uuidFor("currency", c.key)
+		id := c.uuid
 		var large, preview, asset any
 		if c.large {
 			large = media("currencies", id, "largeicon")
@@ -723,7 +797,10 @@ func premierLogos() []O {
 }
 
 // ---------------------------------------------------------------------------
-// Translations (partial items per locale).
+// Authored translations (partial items per locale). A text here is used only
+// where no real source has the same field (translations.go): real weapon
+// names, player titles and Radianite's displayName replace these everywhere,
+// and in pt-BR real map, tier and division names replace them too.
 
 type localeText struct {
 	weapons   map[string]string    // English weapon name -> name
@@ -804,127 +881,6 @@ var translations = map[string]localeText{
 func must(ok bool, format string, args ...any) {
 	if !ok {
 		log.Fatalf(format, args...)
-	}
-}
-
-func writeTranslations(dir string, r realData, l10n map[string]map[string]string) {
-	for _, loc := range locales {
-		if loc == "en-US" {
-			continue
-		}
-		t, authored := translations[loc]
-		names := l10n[loc]
-		base := filepath.Join(dir, loc)
-		// weapons: authored weapon names; the REAL names of every skin, chroma and
-		// level that fixtures/l10n-skins has in this locale.
-		var ws []O
-		usedW := map[string]bool{}
-		named := func(uuid string) (O, bool) {
-			n := names[uuid]
-			return O{{"uuid", uuid}, {"displayName", n}}, n != ""
-		}
-		for _, w := range r.weapons {
-			item := O{{"uuid", w.UUID}}
-			if n, ok := t.weapons[w.DisplayName]; ok {
-				item = append(item, F{"displayName", n})
-				usedW[w.DisplayName] = true
-			}
-			var ss []O
-			for _, s := range w.Skins {
-				si := O{{"uuid", s.UUID}}
-				if n := names[s.UUID]; n != "" {
-					si = append(si, F{"displayName", n})
-				}
-				for _, part := range []struct {
-					field string
-					elems []chroma
-				}{{"chromas", s.Chromas}, {"levels", s.Levels}} {
-					var es []O
-					for _, e := range part.elems {
-						if o, ok := named(e.UUID); ok {
-							es = append(es, o)
-						}
-					}
-					if len(es) > 0 {
-						si = append(si, F{part.field, es})
-					}
-				}
-				if len(si) > 1 {
-					ss = append(ss, si)
-				}
-			}
-			if len(ss) > 0 {
-				item = append(item, F{"skins", ss})
-			}
-			if len(item) > 1 {
-				ws = append(ws, item)
-			}
-		}
-		must(len(usedW) == len(t.weapons), "%s: unknown weapon name", loc)
-		writeJSON(filepath.Join(base, "weapons.json"), ws)
-		if !authored {
-			continue
-		}
-
-		var ms []O
-		for _, m := range r.maps {
-			if n, ok := t.maps[m.DisplayName]; ok {
-				ms = append(ms, O{{"uuid", m.UUID}, {"displayName", n}})
-			}
-		}
-		must(len(ms) == len(t.maps), "%s: unknown map name", loc)
-		writeJSON(filepath.Join(base, "maps.json"), ms)
-
-		var ts []O
-		for _, p := range r.titles {
-			if n, ok := t.titles[p.DisplayName]; ok {
-				ts = append(ts, O{{"uuid", p.UUID}, {"displayName", n[0]}, {"titleText", n[1]}})
-			}
-		}
-		must(len(ts) == len(t.titles), "%s: unknown title name", loc)
-		writeJSON(filepath.Join(base, "playertitles.json"), ts)
-
-		var cs []O
-		for _, set := range r.tierSets {
-			var tiers []O
-			for _, tr := range set.Tiers {
-				item := O{{"tier", tr.Tier}}
-				if n, ok := t.tiers[tr.TierName]; ok {
-					item = append(item, F{"tierName", n})
-				}
-				if n, ok := t.tiers[tr.DivisionName]; ok {
-					item = append(item, F{"divisionName", n})
-				}
-				if len(item) > 1 {
-					tiers = append(tiers, item)
-				}
-			}
-			if len(tiers) > 0 {
-				cs = append(cs, O{{"uuid", set.UUID}, {"tiers", tiers}})
-			}
-		}
-		writeJSON(filepath.Join(base, "competitivetiers.json"), cs)
-
-		writeJSON(filepath.Join(base, "currencies.json"), []O{{
-			{"uuid", uuidFor("currency", "radianite")},
-			{"displayName", t.radianite[0]},
-			{"displayNameSingular", t.radianite[1]},
-		}})
-
-		var gs []O
-		for _, g := range gameModeDefs() {
-			n, ok := t.modes[g.name]
-			if !ok {
-				continue
-			}
-			item := O{{"uuid", uuidFor("gamemode", g.name)}, {"displayName", n[0]}}
-			if n[1] != "" {
-				item = append(item, F{"description", n[1]})
-			}
-			gs = append(gs, item)
-		}
-		must(len(gs) == len(t.modes), "%s: unknown game mode", loc)
-		writeJSON(filepath.Join(base, "gamemodes.json"), gs)
 	}
 }
 
@@ -1034,6 +990,11 @@ func main() {
 	captures := flag.String("captures", "", "if set, first copy the REAL files byte for byte from this capture directory (e.g. ../shared/data/upstream-en-US)")
 	l10nDir := flag.String("l10n", "fixtures/l10n-skins", "directory holding the REAL skin, chroma and level names, <locale>.json")
 	l10nSource := flag.String("l10n-source", "", "if set, first copy into -l10n the names of this directory (e.g. ../shared/data/l10n-skins) for the uuids of the snapshots")
+	namesDir := flag.String("names", "fixtures/l10n-names", "directory holding the REAL names of more catalogs, <catalog>/<locale>.json")
+	namesSource := flag.String("names-source", "", "if set, first copy into -names the items of this directory (e.g. ../shared/data/l10n-names) that the snapshots have")
+	ptDir := flag.String("pt-br", "fixtures/pt-BR-2023", "directory holding the REAL pt-BR answers of 2023 (agents, maps, competitivetiers, weapons)")
+	ptSource := flag.String("pt-br-source", "", "if set, first copy into -pt-br the text of this directory (e.g. ../shared/data/upstream-2023-pt-BR) for the items of the snapshots")
+	table := flag.Bool("coverage", false, "also print, as a Markdown table, the share of items with real text per catalog and locale in the newest version (fixtures/README.md)")
 	flag.Parse()
 
 	entries, err := os.ReadDir(*root)
@@ -1054,7 +1015,14 @@ func main() {
 	if *l10nSource != "" {
 		copyL10n(*l10nSource, *l10nDir, dirs)
 	}
-	l10n := loadL10n(*l10nDir)
+	if *namesSource != "" {
+		copyNames(*namesSource, *namesDir, dirs)
+	}
+	if *ptSource != "" {
+		copyPtBR(*ptSource, *ptDir, dirs)
+	}
+	src := sources{skins: loadL10n(*l10nDir), names: loadNames(*namesDir), ptBR: loadPtBR(*ptDir)}
+	var newest *coverage
 	n := 0
 	for _, e := range entries {
 		m := verPrefix.FindStringSubmatch(e.Name())
@@ -1076,12 +1044,38 @@ func main() {
 		writeJSON(filepath.Join(en, "seasons-competitive.json"), envelope(competitiveSeasons(r)))
 		writeJSON(filepath.Join(en, "premier-conferences.json"), envelope(premierConferences()))
 		writeJSON(filepath.Join(en, "premier-logos.json"), envelope(premierLogos()))
-		writeTranslations(dir, r, l10n)
+		writeJSON(filepath.Join(en, "contenttiers.json"), envelope(contentTiers(r)))
+		writeJSON(filepath.Join(en, "gear.json"), envelope(gear()))
+		writeJSON(filepath.Join(en, "ceremonies.json"), envelope(ceremonies()))
+		writeJSON(filepath.Join(en, "objectives.json"), envelope(objectives()))
+		writeJSON(filepath.Join(en, "missions.json"), envelope(missions(ver)))
+		removeTranslations(dir)
+		cov := writeTranslations(dir, ver, r, src)
 		writeLocres(dir, ver)
 		n++
 		fmt.Printf("fixturegen: wrote authored data for %s\n", e.Name())
+		cov.print(e.Name())
+		checkNames(dir, r, src)
+		newest = cov
 	}
 	if n == 0 {
 		log.Fatalf("no NN_<clientversion> directories under %s", *root)
+	}
+	if *table {
+		fmt.Print(newest.markdown())
+	}
+}
+
+// removeTranslations deletes the <locale>/ directories of a snapshot but
+// en-US/ before they are written again, so that a file no source fills any
+// more does not linger.
+func removeTranslations(dir string) {
+	for _, loc := range locales {
+		if loc == "en-US" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(dir, loc)); err != nil {
+			log.Fatal(err)
+		}
 	}
 }

@@ -139,6 +139,21 @@ export function calloutNames(cache: Cache): string[] {
   return names;
 }
 
+/** The query /v1/agents takes, typed from the spec. */
+export type AgentsQuery = NonNullable<operations["listAgents"]["parameters"]["query"]>;
+
+/** The agents a player can pick: the public API's isPlayableCharacter filter. */
+export async function playableAgents(c: Client): Promise<ItemOf<"agents">[]> {
+  const q: AgentsQuery = { isPlayableCharacter: "true" };
+  const params = new URLSearchParams(q as Record<string, string>);
+  if (c.language) params.set("language", c.language);
+  const { body } = await get<{ status: number; data: ItemOf<"agents">[] }>(c, `/v1/agents?${params}`);
+  return body?.data ?? [];
+}
+
+// @ts-expect-error the filter takes "true" or "false", nothing else
+export const badFilter: AgentsQuery["isPlayableCharacter"] = "yes";
+
 // The types are the spec's, not `any`: tsc fails here if a schema loosens.
 // @ts-expect-error a map's displayName is text, never a number
 export const typed: ItemOf<"maps">["displayName"] = 1;

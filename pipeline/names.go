@@ -1,0 +1,161 @@
+package pipeline
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"maps"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// Name files are translations an operator adds to an import (Options.Names,
+// `refdata import --names DIR`): the layout of ../shared/data/l10n-names,
+// <catalog>/<locale>.json, each a JSON array of {uuid, displayName, …} in one
+// locale. They fill the localized text a snapshot's own translations lack;
+// where both name a field, the snapshot's wins (it is the upstream's). Only
+// text fields are taken (openapi.yaml's x-localized), never data; an entry
+// whose uuid is the first level of an item (some caches key buddies so)
+// names that item; entries for items the version lacks are counted and
+// left out. The result is stored as the version's own translation files.
+
+// applyNames lays the name files of names over files' translations and
+// reports what it took; a name file that cannot be read is a problem.
+func applyNames(names fs.FS, maxFile int64, files map[string][]byte, r *Report) []catalog.Problem {
+	var ps []catalog.Problem
+	taken := map[string][]string{} // catalog → locales
+	applied, stray := 0, 0
+	for _, c := range catalog.SourceCategories() {
+		entries, err := fs.ReadDir(names, c.Name())
+		if err != nil {
+			continue // no name files for this catalog
+		}
+		en, p := decodeItems("en-US/"+c.File(), files["en-US/"+c.File()])
+		if p != nil {
+			continue // validation reports the en-US file
+		}
+		owner := itemOwners(en)
+		for _, e := range entries {
+			lang := strings.TrimSuffix(e.Name(), ".json")
+			loc, ok := catalog.ParseLocale(lang)
+			if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") || !ok || catalog.Locales[loc] != lang || loc == catalog.DefaultLocale {
+				r.Ignored = append(r.Ignored, path.Join("names", c.Name(), e.Name()))
+				continue
+			}
+			name := path.Join(c.Name(), e.Name())
+			if info, err := e.Info(); err == nil && info.Size() > maxFile {
+				ps = append(ps, catalog.Problem{File: "names/" + name, Reason: fmt.Sprintf("larger than the per-file limit of %d bytes (raise it with --max-file-bytes)", maxFile)})
+				continue
+			}
+			b, err := fs.ReadFile(names, name)
+			if err != nil {
+				ps = append(ps, catalog.Problem{File: "names/" + name, Reason: err.Error()})
+				continue
+			}
+			var items []map[string]any
+			if err := json.Unmarshal(b, &items); err != nil {
+				ps = append(ps, catalog.Problem{File: "names/" + name, Reason: "not a JSON array of items: " + err.Error()})
+				continue
+			}
+			text, err := catalog.TextOnly(c, anys(items))
+			if err != nil {
+				return append(ps, catalog.Problem{File: "names/" + name, Reason: err.Error()})
+			}
+			n, s, merged, err := mergeNames(files[path.Join(lang, c.File())], text, owner)
+			if err != nil {
+				ps = append(ps, catalog.Problem{File: path.Join(lang, c.File()), Reason: err.Error()})
+				continue
+			}
+			applied, stray = applied+n, stray+s
+			if n > 0 {
+				files[path.Join(lang, c.File())] = merged
+				taken[c.Name()] = append(taken[c.Name()], lang)
+			}
+		}
+	}
+	for _, c := range slices.Sorted(maps.Keys(taken)) {
+		r.note("names: %s in %d locales (%s) taken as translations", c, len(taken[c]), strings.Join(taken[c], ", "))
+	}
+	if applied+stray > 0 {
+		r.note("names: %d entries applied, %d name items this version does not have", applied, stray)
+	}
+	return ps
+}
+
+// itemOwners maps the uuid of every item, and of every item's first nested
+// level, to the item's uuid.
+func itemOwners(items []any) map[string]string {
+	out := map[string]string{}
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		id, _ := m["uuid"].(string)
+		if id == "" {
+			continue
+		}
+		out[id] = id
+		if levels, _ := m["levels"].([]any); len(levels) > 0 {
+			if l, _ := levels[0].(map[string]any); l != nil {
+				if lid, _ := l["uuid"].(string); lid != "" {
+					if _, taken := out[lid]; !taken {
+						out[lid] = id
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// mergeNames lays text (partial items of one locale) under the translation
+// file existing (nil: none): the file's fields win. It returns how many
+// entries it applied and how many name no item of the version.
+func mergeNames(existing []byte, text []any, owner map[string]string) (applied, stray int, merged []byte, err error) {
+	var over []any
+	if existing != nil {
+		if over, _ = decodeItems("", existing); over == nil {
+			return 0, 0, nil, fmt.Errorf("not a translation file")
+		}
+	}
+	byID := map[string]map[string]any{}
+	for _, it := range over {
+		if m, ok := it.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				byID[id] = m
+			}
+		}
+	}
+	for _, it := range text {
+		m, _ := it.(map[string]any)
+		id, _ := m["uuid"].(string)
+		target, ok := owner[id]
+		if !ok {
+			stray++
+			continue
+		}
+		applied++
+		cur := byID[target]
+		if cur == nil {
+			cur = map[string]any{"uuid": target}
+			byID[target] = cur
+			over = append(over, cur)
+		}
+		for k, v := range m {
+			if _, has := cur[k]; !has && k != "uuid" && !(target != id && k == "levels") {
+				cur[k] = v
+			}
+		}
+	}
+	merged, err = json.Marshal(over)
+	return applied, stray, merged, err
+}
+
+func anys(items []map[string]any) []any {
+	out := make([]any, len(items))
+	for i, it := range items {
+		out[i] = it
+	}
+	return out
+}

@@ -1,0 +1,591 @@
+package main
+
+// Translations: the partial items of <locale>/<file>.json. Each text comes
+// from the first source that has it:
+//
+//  1. REAL text: fixtures/l10n-skins (skins, chromas, levels), fixtures/l10n-names
+//     (buddies, sprays, player cards and titles, bundles, currencies, weapons,
+//     contracts), fixtures/pt-BR-2023 (pt-BR agents, maps and callouts, rank
+//     names, weapon shop categories);
+//  2. the AUTHORED table `translations` (main.go), for the texts no real
+//     source has;
+//
+// else the field is left out and falls back to en-US.
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// sources are the real texts, loaded once.
+type sources struct {
+	skins map[string]map[string]string // locale -> uuid -> name
+	names names
+	ptBR  ptBR
+}
+
+// coverage counts, per catalog (its API name) and locale, the items that got
+// real text, out of the catalog's items.
+type coverage struct {
+	total map[string]int
+	real  map[string]map[string]int
+}
+
+func newCoverage() *coverage {
+	return &coverage{total: map[string]int{}, real: map[string]map[string]int{}}
+}
+
+func (c *coverage) add(cat, loc string) {
+	if c.real[cat] == nil {
+		c.real[cat] = map[string]int{}
+	}
+	c.real[cat][loc]++
+}
+
+// coverageCatalogs are the catalogs that get real text somewhere, in table order.
+var coverageCatalogs = []string{
+	"weapons", "weapons/skins", "weapons/skinchromas", "weapons/skinlevels",
+	"buddies", "buddies/levels", "sprays", "sprays/levels", "playercards", "playertitles", "bundles",
+	"currencies", "contracts", "agents", "maps", "competitivetiers",
+}
+
+// partial builds a partial item: uuid (or another key) first, then fields.
+type partial struct{ o O }
+
+func newPartial(k string, v any) *partial { return &partial{O{{k, v}}} }
+
+func (p *partial) set(k string, v any) { p.o = append(p.o, F{k, v}) }
+
+// has reports whether the item translates anything.
+func (p *partial) has() bool { return len(p.o) > 1 }
+
+func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
+	cov := newCoverage()
+	cov.total["weapons"] = len(r.weapons)
+	for _, w := range r.weapons {
+		cov.total["weapons/skins"] += len(w.Skins)
+		for _, s := range w.Skins {
+			cov.total["weapons/skinchromas"] += len(s.Chromas)
+			cov.total["weapons/skinlevels"] += len(s.Levels)
+		}
+	}
+	cov.total["buddies"] = len(r.buddies)
+	for _, b := range r.buddies {
+		cov.total["buddies/levels"] += len(b.Levels)
+	}
+	cov.total["sprays"] = len(r.sprays)
+	for _, s := range r.sprays {
+		cov.total["sprays/levels"] += len(s.Levels)
+	}
+	cov.total["playercards"] = len(r.cards)
+	cov.total["playertitles"] = len(r.titles)
+	cov.total["bundles"] = len(r.bundles)
+	cov.total["currencies"] = len(currencyDefs(ver))
+	cov.total["contracts"] = len(r.contracts)
+	cov.total["agents"] = len(r.agents)
+	cov.total["maps"] = len(r.maps)
+	cov.total["competitivetiers"] = len(r.tierSets)
+
+	for _, loc := range locales {
+		if loc == "en-US" {
+			continue
+		}
+		t := translations[loc]
+		base := filepath.Join(dir, loc)
+		realText := func(cat string) { cov.add(cat, loc) }
+		out := func(file string, items []O) {
+			if len(items) > 0 {
+				writeJSON(filepath.Join(base, file), items)
+			}
+		}
+
+		// weapons: real weapon names (l10n-names), pt-BR shop categories
+		// (pt-BR-2023), real skin, chroma and level names (l10n-skins).
+		names := src.skins[loc]
+		wnames := src.names["weapons"][loc]
+		ptWeapons := map[string]ptWeapon{}
+		if loc == "pt-BR" {
+			for _, w := range src.ptBR.weapons {
+				ptWeapons[w.UUID] = w
+			}
+		}
+		usedW := map[string]bool{}
+		var ws []O
+		for _, w := range r.weapons {
+			item := newPartial("uuid", w.UUID)
+			gotReal := false
+			if n := text(wnames[w.UUID].DisplayName); n != "" {
+				item.set("displayName", n)
+				gotReal = true
+			} else if n, ok := t.weapons[w.DisplayName]; ok {
+				item.set("displayName", n)
+			}
+			if _, ok := t.weapons[w.DisplayName]; ok {
+				usedW[w.DisplayName] = true
+			}
+			if p, ok := ptWeapons[w.UUID]; ok && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
+				item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
+				gotReal = true
+			}
+			if gotReal {
+				realText("weapons")
+			}
+			var ss []O
+			for _, s := range w.Skins {
+				si := newPartial("uuid", s.UUID)
+				if n := names[s.UUID]; n != "" {
+					si.set("displayName", n)
+					realText("weapons/skins")
+				}
+				for _, part := range []struct {
+					field, cat string
+					elems      []chroma
+				}{{"chromas", "weapons/skinchromas", s.Chromas}, {"levels", "weapons/skinlevels", s.Levels}} {
+					var es []O
+					for _, e := range part.elems {
+						if n := names[e.UUID]; n != "" {
+							es = append(es, O{{"uuid", e.UUID}, {"displayName", n}})
+							realText(part.cat)
+						}
+					}
+					if len(es) > 0 {
+						si.set(part.field, es)
+					}
+				}
+				if si.has() {
+					ss = append(ss, si.o)
+				}
+			}
+			if len(ss) > 0 {
+				item.set("skins", ss)
+			}
+			if item.has() {
+				ws = append(ws, item.o)
+			}
+		}
+		must(len(usedW) == len(t.weapons), "%s: an authored weapon name names no weapon", loc)
+		out("weapons.json", ws)
+
+		// buddies: l10n-names keys a buddy by its first level's uuid; the level
+		// carries the buddy's name wherever en-US gives it the buddy's name.
+		var bs []O
+		for _, b := range r.buddies {
+			if len(b.Levels) == 0 {
+				continue
+			}
+			n := text(src.names["buddies"][loc][b.Levels[0].UUID].DisplayName)
+			if n == "" {
+				continue
+			}
+			realText("buddies")
+			item := newPartial("uuid", b.UUID)
+			item.set("displayName", n)
+			var ls []O
+			for _, l := range b.Levels {
+				if l.DisplayName == b.DisplayName {
+					ls = append(ls, O{{"uuid", l.UUID}, {"displayName", n}})
+					realText("buddies/levels")
+				}
+			}
+			if len(ls) > 0 {
+				item.set("levels", ls)
+			}
+			bs = append(bs, item.o)
+		}
+		out("buddies.json", bs)
+
+		// sprays, player cards, contracts: displayName. (l10n-names has no
+		// spray level names: spray levels keep their en-US text.)
+		sprays := make([]named, len(r.sprays))
+		for i, s := range r.sprays {
+			sprays[i] = named{s.UUID, s.DisplayName}
+		}
+		for _, c := range []struct {
+			cat   string
+			items []named
+		}{{"sprays", sprays}, {"playercards", r.cards}, {"contracts", r.contracts}} {
+			var items []O
+			for _, it := range c.items {
+				if n := text(src.names[c.cat][loc][it.UUID].DisplayName); n != "" {
+					realText(c.cat)
+					items = append(items, O{{"uuid", it.UUID}, {"displayName", n}})
+				}
+			}
+			out(c.cat+".json", items)
+		}
+
+		// player titles: displayName and titleText, real else authored.
+		usedT := 0
+		var ts []O
+		for _, p := range r.titles {
+			rec := src.names["playertitles"][loc][p.UUID]
+			item := newPartial("uuid", p.UUID)
+			a, authored := t.titles[p.DisplayName]
+			if authored {
+				usedT++
+			}
+			if n := text(rec.DisplayName); n != "" {
+				realText("playertitles")
+				item.set("displayName", n)
+			} else if authored {
+				item.set("displayName", a[0])
+			}
+			if n := text(rec.TitleText); n != "" {
+				item.set("titleText", n)
+			} else if authored {
+				item.set("titleText", a[1])
+			}
+			if item.has() {
+				ts = append(ts, item.o)
+			}
+		}
+		must(usedT == len(t.titles), "%s: an authored title names no title", loc)
+		out("playertitles.json", ts)
+
+		// bundles: displayName, and extraDescription where en-US has one.
+		// (displayNameSubText is neither in the captures nor in the Bundle
+		// schema: left out.)
+		var us []O
+		for _, b := range r.bundles {
+			rec := src.names["bundles"][loc][b.UUID]
+			n := text(rec.DisplayName)
+			if n == "" {
+				continue
+			}
+			realText("bundles")
+			item := newPartial("uuid", b.UUID)
+			item.set("displayName", n)
+			if b.ExtraDescription != nil && *b.ExtraDescription != "" {
+				if d := text(rec.ExtraDescription); d != "" {
+					item.set("extraDescription", d)
+				}
+			}
+			us = append(us, item.o)
+		}
+		out("bundles.json", us)
+
+		// currencies: real displayName; the authored singular of Radianite.
+		var cs []O
+		for _, c := range currencyDefs(ver) {
+			item := newPartial("uuid", c.uuid)
+			if n := text(src.names["currencies"][loc][c.uuid].DisplayName); n != "" {
+				realText("currencies")
+				item.set("displayName", n)
+			} else if c.key == "radianite" && t.radianite[0] != "" {
+				item.set("displayName", t.radianite[0])
+			}
+			if c.key == "radianite" && t.radianite[1] != "" {
+				item.set("displayNameSingular", t.radianite[1])
+			}
+			if item.has() {
+				cs = append(cs, item.o)
+			}
+		}
+		out("currencies.json", cs)
+
+		// agents (pt-BR only).
+		if loc == "pt-BR" {
+			out("agents.json", ptAgents(r, src.ptBR, func() { realText("agents") }))
+		}
+
+		// maps: pt-BR real names and callouts; authored names elsewhere.
+		var ms []O
+		ptMaps := map[string]ptMap{}
+		if loc == "pt-BR" {
+			for _, m := range src.ptBR.maps {
+				ptMaps[m.UUID] = m
+			}
+		}
+		usedM := 0
+		for _, m := range r.maps {
+			item := newPartial("uuid", m.UUID)
+			a, authored := t.maps[m.DisplayName]
+			if authored {
+				usedM++
+			}
+			p, ok := ptMaps[m.UUID]
+			switch {
+			case ok && p.DisplayName != "":
+				item.set("displayName", p.DisplayName)
+				realText("maps")
+				if cos, ok := calloutsLineUp(m.Callouts, p.Callouts); ok && len(cos) > 0 {
+					item.set("callouts", cos)
+				}
+			case authored:
+				item.set("displayName", a)
+			}
+			if item.has() {
+				ms = append(ms, item.o)
+			}
+		}
+		must(usedM == len(t.maps), "%s: an authored map name names no map", loc)
+		out("maps.json", ms)
+
+		// competitive tiers: pt-BR real tier and division names, matched by
+		// tier number within the same tier set and checked by division;
+		// authored elsewhere.
+		ptSets := map[string]map[int]ptTier{}
+		if loc == "pt-BR" {
+			for _, s := range src.ptBR.tiers {
+				ptSets[s.UUID] = map[int]ptTier{}
+				for _, tr := range s.Tiers {
+					ptSets[s.UUID][tr.Tier] = tr
+				}
+			}
+		}
+		var sets []O
+		for _, set := range r.tierSets {
+			var tiers []O
+			gotReal := false
+			for _, tr := range set.Tiers {
+				item := newPartial("tier", tr.Tier)
+				p, ok := ptSets[set.UUID][tr.Tier]
+				ok = ok && p.Division == tr.Division
+				if ok && p.TierName != "" {
+					item.set("tierName", p.TierName)
+					gotReal = true
+				} else if n, ok := t.tiers[tr.TierName]; ok {
+					item.set("tierName", n)
+				}
+				if ok && p.DivisionName != "" {
+					item.set("divisionName", p.DivisionName)
+					gotReal = true
+				} else if n, ok := t.tiers[tr.DivisionName]; ok {
+					item.set("divisionName", n)
+				}
+				if item.has() {
+					tiers = append(tiers, item.o)
+				}
+			}
+			if gotReal {
+				realText("competitivetiers")
+			}
+			if len(tiers) > 0 {
+				sets = append(sets, O{{"uuid", set.UUID}, {"tiers", tiers}})
+			}
+		}
+		out("competitivetiers.json", sets)
+
+		// game modes: authored only.
+		var gs []O
+		for _, g := range gameModeDefs() {
+			n, ok := t.modes[g.name]
+			if !ok {
+				continue
+			}
+			item := O{{"uuid", uuidFor("gamemode", g.name)}, {"displayName", n[0]}}
+			if n[1] != "" {
+				item = append(item, F{"description", n[1]})
+			}
+			gs = append(gs, item)
+		}
+		must(len(gs) == len(t.modes), "%s: unknown game mode", loc)
+		out("gamemodes.json", gs)
+	}
+	return cov
+}
+
+// ptAgents: the pt-BR partial agents. Abilities are matched by position, so
+// they are given only when the 2023 agent has the same slots in the same
+// order; the role only when it is the same role; character tags only when
+// both have the same number.
+func ptAgents(r realData, p ptBR, counted func()) []O {
+	byID := map[string]ptAgent{}
+	for _, a := range p.agents {
+		byID[a.UUID] = a
+	}
+	var out []O
+	for _, a := range r.agents {
+		pa, ok := byID[a.UUID]
+		if !ok || pa.DisplayName == "" {
+			continue
+		}
+		counted()
+		item := newPartial("uuid", a.UUID)
+		item.set("displayName", pa.DisplayName)
+		if pa.Description != "" {
+			item.set("description", pa.Description)
+		}
+		if len(a.CharacterTags) > 0 && len(a.CharacterTags) == len(pa.CharacterTags) {
+			item.set("characterTags", pa.CharacterTags)
+		}
+		if a.Role != nil && pa.Role != nil && a.Role.UUID == pa.Role.UUID {
+			item.set("role", O{{"uuid", a.Role.UUID}, {"displayName", pa.Role.DisplayName}, {"description", pa.Role.Description}})
+		}
+		if sameSlots(a.Abilities, pa.Abilities) {
+			var abs []O
+			for _, ab := range pa.Abilities {
+				abs = append(abs, O{{"displayName", ab.DisplayName}, {"description", ab.Description}})
+			}
+			item.set("abilities", abs)
+		}
+		out = append(out, item.o)
+	}
+	return out
+}
+
+func sameSlots(en []ability, pt []ptAbility) bool {
+	if len(en) != len(pt) {
+		return false
+	}
+	for i := range en {
+		if en[i].Slot != pt[i].Slot {
+			return false
+		}
+	}
+	return true
+}
+
+// calloutsLineUp returns the pt-BR callouts as the full partial array in the
+// en-US order when the two lists line up: callouts have no uuid, so the merge
+// matches them by position. They line up when they have the same length, at
+// least 90 % of the positions hold the same location, and every en-US
+// super-region is translated one way only (a moved callout keeps its place).
+func calloutsLineUp(en, pt []callout) ([]O, bool) {
+	if len(en) == 0 || len(en) != len(pt) {
+		return nil, false
+	}
+	same := 0
+	super := map[string]string{}
+	for i := range en {
+		if en[i].Location == pt[i].Location {
+			same++
+		}
+		if s, ok := super[en[i].SuperRegionName]; ok && s != pt[i].SuperRegionName {
+			return nil, false
+		}
+		super[en[i].SuperRegionName] = pt[i].SuperRegionName
+	}
+	if same*10 < len(en)*9 {
+		return nil, false
+	}
+	out := make([]O, len(pt))
+	for i, c := range pt {
+		out[i] = O{{"regionName", c.RegionName}, {"superRegionName", c.SuperRegionName}}
+	}
+	return out, true
+}
+
+// print prints the counts of real text per catalog and locale.
+func (c *coverage) print(version string) {
+	fmt.Printf("fixturegen: %s: items with real text per locale (real/items)\n", version)
+	fmt.Printf("  %-20s", "catalog")
+	for _, loc := range locales {
+		if loc != "en-US" {
+			fmt.Printf(" %-7s", loc[:2]+loc[3:])
+		}
+	}
+	fmt.Println()
+	for _, cat := range coverageCatalogs {
+		fmt.Printf("  %-20s", cat)
+		for _, loc := range locales {
+			if loc != "en-US" {
+				fmt.Printf(" %-7s", fmt.Sprintf("%d/%d", c.real[cat][loc], c.total[cat]))
+			}
+		}
+		fmt.Println()
+	}
+}
+
+// checkNames reads back the translation files written in dir and stops the
+// generator when, in some locale, fewer than 90 % of the items of a catalog
+// that l10n-names names (by uuid; buddies by their first level's uuid) carry
+// that name there.
+func checkNames(dir string, r realData, src sources) {
+	keys := map[string][][2]string{} // catalog -> {item uuid, l10n-names key}
+	for _, w := range r.weapons {
+		keys["weapons"] = append(keys["weapons"], [2]string{w.UUID, w.UUID})
+	}
+	for _, b := range r.buddies {
+		if len(b.Levels) > 0 {
+			keys["buddies"] = append(keys["buddies"], [2]string{b.UUID, b.Levels[0].UUID})
+		}
+	}
+	for _, s := range r.sprays {
+		keys["sprays"] = append(keys["sprays"], [2]string{s.UUID, s.UUID})
+	}
+	for _, b := range r.bundles {
+		keys["bundles"] = append(keys["bundles"], [2]string{b.UUID, b.UUID})
+	}
+	for cat, items := range map[string][]named{"playercards": r.cards, "playertitles": r.titles, "contracts": r.contracts} {
+		for _, it := range items {
+			keys[cat] = append(keys[cat], [2]string{it.UUID, it.UUID})
+		}
+	}
+	for _, c := range currencyDefs(0) {
+		keys["currencies"] = append(keys["currencies"], [2]string{c.uuid, c.uuid})
+	}
+	var bad []string
+	for _, cat := range nameCatalogs {
+		for _, loc := range locales {
+			if loc == "en-US" {
+				continue
+			}
+			written := map[string]string{}
+			if f := filepath.Join(dir, loc, cat+".json"); fileExists(f) {
+				var items []named
+				readData(f, &items)
+				for _, it := range items {
+					written[it.UUID] = it.DisplayName
+				}
+			}
+			want, got := 0, 0
+			for _, k := range keys[cat] {
+				n := text(src.names[cat][loc][k[1]].DisplayName)
+				if n == "" {
+					continue
+				}
+				want++
+				if written[k[0]] == n {
+					got++
+				}
+			}
+			if want == 0 || got*10 < want*9 {
+				bad = append(bad, fmt.Sprintf("%s %s: %d of %d named items", cat, loc, got, want))
+			}
+		}
+	}
+	must(len(bad) == 0, "%s: real names below 90 %%:\n%s", dir, strings.Join(bad, "\n"))
+}
+
+func fileExists(name string) bool {
+	_, err := os.Stat(name)
+	return err == nil
+}
+
+// markdown is the README table: the share of items with real text, per
+// catalog and locale.
+func (c *coverage) markdown() string {
+	var b strings.Builder
+	b.WriteString("| catalog (items) |")
+	for _, loc := range locales {
+		if loc != "en-US" {
+			b.WriteString(" " + loc + " |")
+		}
+	}
+	b.WriteString("\n|---|")
+	for _, loc := range locales {
+		if loc != "en-US" {
+			b.WriteString("---:|")
+		}
+	}
+	b.WriteString("\n")
+	for _, cat := range coverageCatalogs {
+		fmt.Fprintf(&b, "| %s (%d) |", cat, c.total[cat])
+		for _, loc := range locales {
+			if loc == "en-US" {
+				continue
+			}
+			n, t := c.real[cat][loc], c.total[cat]
+			pct := 0
+			if t > 0 {
+				pct = n * 100 / t
+			}
+			fmt.Fprintf(&b, " %d %% |", pct)
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
