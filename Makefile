@@ -75,7 +75,7 @@ test: vet
 # -vet=off: the vet target has just run every analyzer over every package and its
 # tests; go test's own vet pass would repeat a subset (about 35 CPU-seconds cold).
 test-short:
-	$(BUILDENV) $(GO) test $(BUILDFLAGS) -vet=off -short -count=1 -timeout 10m $(SLOWFIRST) ./...
+	$(BUILDENV) $(GO) test $(BUILDFLAGS) -vet=off -short -count=1 -p 4 -timeout 10m $(SLOWFIRST) ./...
 
 ## test-race: every test in its short form under the race detector (vet is make test's part)
 test-race:

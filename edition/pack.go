@@ -2,7 +2,6 @@ package edition
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -151,8 +150,7 @@ func bytesOf(e *representation.Encoded) []byte {
 }
 
 func sum(b []byte) [representation.ETagSize]byte {
-	s := sha256.Sum256(b)
-	return [representation.ETagSize]byte(s[:representation.ETagSize])
+	return [representation.ETagSize]byte(representation.Sum(b))
 }
 
 // parallel calls f(0) … f(n-1) from one goroutine per core.

@@ -181,8 +181,8 @@ func TestNoAllocations(t *testing.T) {
 	}
 }
 
-// TestETag: an ETag is the quoted base64url of the first ETagSize bytes of
-// the body's SHA-256; ParseETag reads back exactly what FormatETag writes and
+// TestETag: an ETag is the quoted base64url of the ETagSize bytes of the
+// body's hash (Sum); ParseETag reads back exactly what FormatETag writes and
 // refuses anything else, with a short error.
 func TestETag(t *testing.T) {
 	t.Parallel()

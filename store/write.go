@@ -92,7 +92,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
 			return nil, err
 		}
-		m.Edition = sum(p.Edition)
+		m.Edition = PackSum(p.Edition)
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -39,7 +39,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 		// A replica may start before its database: serve the sample data, not
 		// ready, and keep trying (replica.Eventually).
 		logger.Warn("the store cannot be reached; retrying", "err", err)
-		fallback, ferr := embeddedEdition(logger)
+		fallback, ferr := embeddedEdition()
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -66,7 +66,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	repo, err := replica.Open(st, logger, served, nil)
 	if errors.Is(err, store.ErrNotFound) {
 		var fallback *edition.Edition
-		if fallback, err = embeddedEdition(logger); err != nil {
+		if fallback, err = embeddedEdition(); err != nil {
 			return nil, err
 		}
 		repo, err = replica.Open(st, logger, served, fallback)

@@ -14,7 +14,6 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -58,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var err error
 	switch args[0] {
 	case "serve":
-		err = serve(ctx, args[1:], stderr, nil)
+		err = serve(ctx, args[1:], process{stderr: stderr, sampleEffort: representation.Best})
 	case "import":
 		err = importCmd(args[1:], stdout, stderr)
 	case "sync":
@@ -102,9 +101,19 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// serve runs the HTTP server until ctx ends. ready, when set, receives the bound
-// address (tests listen on :0).
-func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- string) error {
+// process is what serve takes from the process beyond its arguments.
+type process struct {
+	stderr io.Writer
+	// ready, when set, receives the bound address (tests listen on :0).
+	ready chan<- string
+	// sampleEffort is what the embedded sample is compressed at
+	// (representation.Best; tests lower it).
+	sampleEffort representation.Effort
+}
+
+// serve runs the HTTP server until ctx ends.
+func serve(ctx context.Context, args []string, p process) error {
+	stderr := p.stderr
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", env("REFDATA_ADDR", "127.0.0.1:8080"), "listen address (env REFDATA_ADDR)")
@@ -145,7 +154,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	case *syncFrom != "":
 		err = errors.New("--sync needs --data: synced versions go into a version store")
 	default:
-		repo, err = embeddedRepository(logger)
+		repo, err = embeddedRepository(logger, p.sampleEffort)
 		if err == nil {
 			// The same metric names with or without a store, so dashboards need no cases.
 			replica.NewMetrics(reg, processStart).Active(repo.Active(), time.Time{})
@@ -172,7 +181,7 @@ func serve(ctx context.Context, args []string, stderr io.Writer, ready chan<- st
 	if sw, ok := repo.(edition.Swapping); ok {
 		sw.OnSwap(es.ActiveChanged)
 	}
-	return listenAndServe(ctx, *addr, es, logger, ready)
+	return listenAndServe(ctx, *addr, es, logger, p.ready)
 }
 
 // servePprof exposes the profiler on its own listener, never on the API's.
@@ -190,9 +199,14 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) {
 	}
 }
 
-// embeddedRepository serves the embedded sample data, and says so in the log.
-func embeddedRepository(logger *slog.Logger) (edition.Repository, error) {
-	s, err := embedded(logger)
+// embeddedRepository serves the embedded sample data, compressed at effort,
+// and says so in the log.
+func embeddedRepository(logger *slog.Logger, effort representation.Effort) (edition.Repository, error) {
+	s, err := fixtures.Sample(effort, func(err error) {
+		if err != nil {
+			logger.Error("the embedded sample data stays uncompressed", "err", err)
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -203,32 +217,14 @@ func embeddedRepository(logger *slog.Logger) (edition.Repository, error) {
 	return s, nil
 }
 
-// embedded is the sample data, made once per process however many servers
-// it starts (its tests start several): the versions are immutable.
-var embedded = func() func(*slog.Logger) (*edition.Static, error) {
-	var once sync.Once
-	var s *edition.Static
-	var err error
-	return func(logger *slog.Logger) (*edition.Static, error) {
-		once.Do(func() {
-			s, err = fixtures.Sample(representation.Best, func(err error) {
-				if err != nil {
-					logger.Error("the embedded sample data stays uncompressed", "err", err)
-				}
-			})
-		})
-		return s, err
-	}
-}()
-
-// embeddedEdition is the newest embedded sample version: what a store with no
-// intact version serves until one is imported.
-func embeddedEdition(logger *slog.Logger) (*edition.Edition, error) {
-	s, err := embedded(logger)
+// embeddedEdition is the newest embedded sample version, uncompressed: what a
+// store with no intact version serves until one is imported.
+func embeddedEdition() (*edition.Edition, error) {
+	r, err := fixtures.Newest()
 	if err != nil {
 		return nil, err
 	}
-	return s.Active(), nil
+	return edition.New(r), nil
 }
 
 func listenAndServe(ctx context.Context, addr string, es *edge.Server, logger *slog.Logger, ready chan<- string) error {

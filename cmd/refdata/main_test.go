@@ -30,7 +30,7 @@ func TestServe(t *testing.T) {
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, io.Discard, ready)
+		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn"}, process{stderr: io.Discard, ready: ready, sampleEffort: apitest.Effort()})
 	}()
 	var addr string
 	select {

@@ -196,7 +196,7 @@ func TestServeSync(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
-			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, io.Discard, ready)
+			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, process{stderr: io.Discard, ready: ready, sampleEffort: apitest.Effort()})
 	}()
 	var addr string
 	select {

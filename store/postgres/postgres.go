@@ -404,7 +404,7 @@ func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, err
 		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
 	case m.Edition == "" || body == nil:
 		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, store.ErrCorrupt)
-	case sum(body) != m.Edition:
+	case store.PackSum(body) != m.Edition:
 		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, store.ErrCorrupt)
 	}
 	return m, body, nil
@@ -508,7 +508,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
 		}
 		if len(p.Edition) > 0 {
-			m.Edition = sum(p.Edition)
+			m.Edition = store.PackSum(p.Edition)
 		}
 		mb, err := json.MarshalIndent(m, "", "  ")
 		if err != nil {
