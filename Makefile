@@ -63,9 +63,10 @@ pg-start:
 pg-stop:
 	@tools/pg.sh stop
 
-# The three test tiers (README § Tests). -short means: stress loops in their short
-# form, bodies compressed at catalog.Fast; without it the same tests run full-size.
-## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; a few minutes)
+# The three test tiers (README § Development). -short means: trimmed sample
+# versions, fewer loops, bodies compressed at representation.Fast; without it the
+# same tests run full-size.
+## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; about two minutes)
 # vet first: it compiles what the tests and the generator share. Then the tests and
 # check-generate side by side: the tests leave about a fifth of two cores idle
 # (waiting on timers and the database), where the generator's own packages compile.
@@ -74,6 +75,8 @@ test: vet
 
 # -vet=off: the vet target has just run every analyzer over every package and its
 # tests; go test's own vet pass would repeat a subset (about 35 CPU-seconds cold).
+# -p 4: four packages at once on two cores, since the slow ones spend much of their
+# time waiting on timers, the database and the disk.
 test-short:
 	$(BUILDENV) $(GO) test $(BUILDFLAGS) -vet=off -short -count=1 -p 4 -timeout 10m $(SLOWFIRST) ./...
 
@@ -106,7 +109,7 @@ bench:
 clean:
 	rm -rf bin
 
-# Pages and clients, the npm-based tiers (issue 13). Each pins its tools in its own
+# Pages and clients, the npm-based tiers. Each pins its tools in its own
 # package.json + package-lock.json and installs them with npm ci.
 .PHONY: test-browser test-ts redoc
 

@@ -6,7 +6,7 @@ to 180 s on one keep-alive connection; exit 1 if none came.
 
 Why not a curl per poll in the shell: a loop of curl, grep, date and sleep
 took 1.1 of 2 cores (3.4 CPU-s in 3 s); this takes about a tenth of one
-(BENCHMARKS.md § Stop 34). The loop ran at normal priority beside the server
+. The loop ran at normal priority beside the server
 and its builder child at idle priority, and lengthened what it measured.
 
     python3 bench/firstanswer.py PORT [WANT]

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# A new version going live under load (BENCHMARKS.md § Publishing under load):
+# A new version going live under load (BENCHMARKS.md):
 # imports FROM into a fresh store, starts `serve --data` on it, measures wrk's
 # latency on PATH at rest, then imports TO while the same load runs and reports
 # how long after the import exited the server first answered with TO's
 # manifestId, wrk's p50/p99/p999 from the publish on (SECONDS_LOAD, which
 # should cover the swap: the script says when it did not), and the CPU the
-# server and its child processes used over that span.
+# server used over that span.
 #
 #   go build -o bin/refdata ./cmd/refdata
 #   bench/swap.sh ../shared/data/upstream-en-US/13_… ../shared/data/upstream-en-US/14_…
@@ -37,32 +37,17 @@ trap 'kill "$pid" ${poll_pid:-} 2>/dev/null || true; [ -n "${KEEP_LOG:-}" ] && c
 "$bin" serve --data "$tmp/store" --addr "127.0.0.1:$port" --log-level info 2>"$tmp/serve.log" &
 pid=$!
 until curl -sf -o /dev/null -A "$ua" "http://127.0.0.1:$port/v1/version"; do sleep 0.01; done
-# Wait for start-up compression to end (the gzip byte count stops moving).
-metric() { curl -s -A "$ua" "http://127.0.0.1:$port/v1/metrics" | awk -v m="$1" '$1==m {printf "%d\n", $2}'; }
-prev=-1
-while :; do
-  gz=$(metric 'refdata_rendered_bytes{encoding="gzip"}')
-  [ "$gz" = "$prev" ] && [ "$gz" != 0 ] && break
-  prev=$gz; sleep 1
-done
 
 # wrk's own percentiles, p999 included; DELAY_MS adds a pause to the script.
 cp "$bench_dir/percentiles.lua" "$tmp/p.lua"
 if [ -n "${DELAY_MS:-}" ]; then echo "delay = function() return $DELAY_MS end" >> "$tmp/p.lua"; fi
 run_wrk() { wrk -t1 -c"${CONNS:-32}" -d"${1}s" -H "User-Agent: $ua" -s "$tmp/p.lua" "http://127.0.0.1:$port$path" | tail -1; }
 
-# CPU used so far, in ms: the server's own (serving included), and its child
-# processes' (the builder and compression children, reaped or running). On a
-# host whose neighbours move the p99 from run to run, CPU is the steadier
-# measure of what a swap costs.
+# CPU the server has used so far, in ms: on a host whose neighbours move the
+# p99 from run to run, the steadier measure of what a swap costs.
 tick=$((1000 / $(getconf CLK_TCK)))
-cpu() {
-  local self reaped live=0 c
-  read -r self reaped < <(awk -v t="$tick" '{print ($14+$15)*t, ($16+$17)*t}' /proc/"$pid"/stat)
-  for c in $(pgrep -P "$pid"); do live=$((live + $(awk -v t="$tick" '{print ($14+$15)*t}' /proc/"$c"/stat 2>/dev/null || echo 0))); done
-  echo "$self $((reaped + live))"
-}
-spent() { echo "cpu over the span: server $(( $3 - $1 )) ms, its children $(( $4 - $2 )) ms"; }
+cpu() { awk -v t="$tick" '{print ($14+$15)*t}' /proc/"$pid"/stat; }
+spent() { echo "cpu over the span: server $(( $2 - $1 )) ms"; }
 
 # CPU and run-queue wait of the server's threads so far, in ms.
 sched() { cat /proc/"$pid"/task/*/schedstat 2>/dev/null | awk '{c+=$1; w+=$2} END {printf "%d %d\n", c/1e6, w/1e6}'; }
@@ -103,7 +88,7 @@ ms=$(((live - published) / 1000000))
 printf 'live after:   %d ms (import exit to the first answer with manifestId %s)\n' "$ms" "$want"
 # The publish itself: when the import wrote the pointer (ACTIVE is written, then
 # renamed into place). An import that holds much memory takes a while to exit
-# after it, which "live after" counts and this does not (BENCHMARKS.md § Stop 42).
+# after it, which "live after" counts and this does not.
 written=$(stat -c %.9Y "$tmp/store/ACTIVE" | tr -d .)
 printf 'from publish: %d ms (ACTIVE written to that answer; the import exited %d ms after it)\n' \
   $(((live - written) / 1000000)) $(((published - written) / 1000000))

@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # p50, p99 and p999 of each path, the server against nginx serving the same
-# bytes (issue 14's point 2 asks for all three; ../shared/bench/compare.sh
-# reports p99 and throughput). The nginx is compare.sh's: its tree and
+# bytes (../shared/bench/compare.sh reports p99 and throughput). The nginx is compare.sh's: its tree and
 # configuration come from ../shared/bench/benchlib.py, so the two scripts
 # measure the same nginx. Each round runs the server, then nginx; the table
 # gives the median of ROUNDS rounds.

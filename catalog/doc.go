@@ -1,4 +1,5 @@
-// Package catalog owns the data model of one game version: it loads a snapshot,
-// normalizes it to the contract's shape, and renders it into an Edition — every
-// response body as bytes, made once when the version is loaded.
+// Package catalog owns the data model of one game version: loading a
+// snapshot, normalizing and validating it against openapi.yaml, rendering every
+// body as JSON, diffing two versions, and the error codes every layer speaks.
+// It imports nothing of serving, compression or scheduling.
 package catalog

@@ -1,19 +1,11 @@
-// Package edge owns the listening socket. It serves HTTP/1.1 with fasthttp and keeps
-// a memo of request targets the router has answered from an edition's pre-rendered
-// bodies, so the next request for the same target is answered from memory without
-// routing, parameter binding or handler. Everything else — the first request for a
-// target, errors, diffs, metrics, /v1/versions, the HTML pages, preflights — goes
-// to the router (package api), which stays the one place where the API's behaviour
-// is decided. The memo keeps the representation.Response a handler described
-// (impl.DescribeKey; only bodies an edition owns are described) and writes it
-// again; which requests it may answer so is api.EdgeMayAnswer, beside the
-// middleware those answers skip.
-//
-// Why not net/http: a by-UUID lookup through net/http costs about twice the CPU of
-// nginx sending the same file (per-request allocations, a background-read goroutine,
-// a 4 KiB write buffer that splits a 4.4 KB body into two sends); fasthttp, with a
-// write buffer that holds the whole response, sends it in one. BENCHMARKS.md has the
-// figures.
+// Package edge owns the listening socket: HTTP/1.1 with fasthttp, and a memo
+// of the request targets the router (package api) has answered from the active
+// edition's bodies, so the next request for one is answered from memory
+// without routing or handler. Everything else — errors, diffs, metrics,
+// /v1/versions, pages, preflights — takes the router, the one place the API's
+// behaviour is decided; api.EdgeMayAnswer says which requests the memo may
+// answer. Why fasthttp and the memo: net/http cost about twice nginx's CPU per
+// answer, with a p99 five to seven times nginx's (BENCHMARKS.md).
 package edge
 
 import (
