@@ -195,12 +195,12 @@ func (e ListAgentsParamsIsPlayableCharacter) Valid() bool {
 
 // AdsStats defines model for AdsStats.
 type AdsStats struct {
-	BurstCount           float64                `json:"burstCount"`
-	FireRate             float64                `json:"fireRate"`
-	FirstBulletAccuracy  float64                `json:"firstBulletAccuracy"`
-	RunSpeedMultiplier   float64                `json:"runSpeedMultiplier"`
-	ZoomMultiplier       float64                `json:"zoomMultiplier"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	BurstCount           float64                  `json:"burstCount"`
+	FireRate             float64                  `json:"fireRate"`
+	FirstBulletAccuracy  float64                  `json:"firstBulletAccuracy"`
+	RunSpeedMultiplier   float64                  `json:"runSpeedMultiplier"`
+	ZoomMultiplier       float64                  `json:"zoomMultiplier"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // Agent An agent (playable character) with its role and abilities.
@@ -260,8 +260,8 @@ type Agent struct {
 	Uuid string `json:"uuid"`
 
 	// VoiceLine The agent-select voice line; null where the source predates the field.
-	VoiceLine            *AgentVoiceLine        `json:"voiceLine"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	VoiceLine            *AgentVoiceLine          `json:"voiceLine"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentAbility One ability of an agent.
@@ -280,8 +280,8 @@ type AgentAbility struct {
 	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
 	//
 	// Example: Ultimate
-	Slot                 string                 `json:"slot"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Slot                 string                   `json:"slot"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentAbilityAll One ability of an agent. (language=all: each localized text is an object keyed by locale.)
@@ -300,8 +300,8 @@ type AgentAbilityAll struct {
 	// Slot Ability1, Ability2, Grenade, Ultimate or Passive.
 	//
 	// Example: Ultimate
-	Slot                 string                 `json:"slot"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Slot                 string                   `json:"slot"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentAll An agent (playable character) with its role and abilities. (language=all: each localized text is an object keyed by locale.)
@@ -361,8 +361,8 @@ type AgentAll struct {
 	Uuid string `json:"uuid"`
 
 	// VoiceLine The agent-select voice line; null where the source predates the field.
-	VoiceLine            *AgentVoiceLine        `json:"voiceLine"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	VoiceLine            *AgentVoiceLine          `json:"voiceLine"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentAllBody defines model for AgentAllBody.
@@ -420,9 +420,9 @@ type AgentRole struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName          string                 `json:"displayName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          string                   `json:"displayName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentRoleAll An agent's role (Duelist, Initiator, Controller, Sentinel). (language=all: each localized text is an object keyed by locale.)
@@ -438,9 +438,9 @@ type AgentRoleAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentVoiceLine defines model for AgentVoiceLine.
@@ -450,8 +450,8 @@ type AgentVoiceLine struct {
 	MediaList   []AgentVoiceLine_MediaList_Item `json:"mediaList"`
 
 	// MinDuration Seconds.
-	MinDuration          float64                `json:"minDuration"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	MinDuration          float64                  `json:"minDuration"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AgentVoiceLine_MediaList_Item defines model for AgentVoiceLine.mediaList.Item.
@@ -466,22 +466,22 @@ type AgentVoiceLine_MediaList_Item struct {
 	// Wwise Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Wwise                *Url                   `json:"wwise"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Wwise                *Url                     `json:"wwise"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AirBurstStats defines model for AirBurstStats.
 type AirBurstStats struct {
-	BurstDistance        float64                `json:"burstDistance"`
-	ShotgunPelletCount   float64                `json:"shotgunPelletCount"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	BurstDistance        float64                  `json:"burstDistance"`
+	ShotgunPelletCount   float64                  `json:"shotgunPelletCount"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // AltShotgunStats defines model for AltShotgunStats.
 type AltShotgunStats struct {
-	BurstRate            float64                `json:"burstRate"`
-	ShotgunPelletCount   float64                `json:"shotgunPelletCount"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	BurstRate            float64                  `json:"burstRate"`
+	ShotgunPelletCount   float64                  `json:"shotgunPelletCount"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // Buddy A buddy (weapon charm) with its levels.
@@ -505,8 +505,8 @@ type Buddy struct {
 	ThemeUuid *string `json:"themeUuid"`
 
 	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BuddyAll A buddy (weapon charm) with its levels. (language=all: each localized text is an object keyed by locale.)
@@ -530,8 +530,8 @@ type BuddyAll struct {
 	ThemeUuid *string `json:"themeUuid"`
 
 	// Uuid Example: 70963a6d-45b7-8fd4-c6aa-62b2155715aa
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BuddyAllBody defines model for BuddyAllBody.
@@ -572,9 +572,9 @@ type BuddyLevel struct {
 	DisplayName string `json:"displayName"`
 
 	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
-	HideIfNotOwned       bool                   `json:"hideIfNotOwned"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	HideIfNotOwned       bool                     `json:"hideIfNotOwned"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BuddyLevelAll One level of a buddy. (language=all: each localized text is an object keyed by locale.)
@@ -593,9 +593,9 @@ type BuddyLevelAll struct {
 	DisplayName LocalizedText `json:"displayName"`
 
 	// HideIfNotOwned Hidden when not owned. Defaults to false where the source predates the field.
-	HideIfNotOwned       bool                   `json:"hideIfNotOwned"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	HideIfNotOwned       bool                     `json:"hideIfNotOwned"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BuddyLevelAllBody defines model for BuddyLevelAllBody.
@@ -691,8 +691,8 @@ type Bundle struct {
 	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	VerticalPromoImage   *Url                   `json:"verticalPromoImage"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	VerticalPromoImage   *Url                     `json:"verticalPromoImage"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BundleAll A store bundle. (language=all: each localized text is an object keyed by locale.)
@@ -726,8 +726,8 @@ type BundleAll struct {
 	// VerticalPromoImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	VerticalPromoImage   *Url                   `json:"verticalPromoImage"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	VerticalPromoImage   *Url                     `json:"verticalPromoImage"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // BundleAllBody defines model for BundleAllBody.
@@ -785,8 +785,8 @@ type Callout struct {
 	RegionName string `json:"regionName"`
 
 	// SuperRegionName Parent label.
-	SuperRegionName      string                 `json:"superRegionName"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	SuperRegionName      string                   `json:"superRegionName"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CalloutAll A named region of a map. (language=all: each localized text is an object keyed by locale.)
@@ -802,8 +802,8 @@ type CalloutAll struct {
 	RegionName LocalizedText `json:"regionName"`
 
 	// SuperRegionName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	SuperRegionName      LocalizedText          `json:"superRegionName"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	SuperRegionName      LocalizedText            `json:"superRegionName"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CalloutLocation Normalized minimap position, nominally in [0, 1]: multiply by the minimap image's
@@ -812,9 +812,9 @@ type CalloutAll struct {
 // x = world.y × xMultiplier + xScalarToAdd, y = world.x × yMultiplier + yScalarToAdd.
 // A few real callouts lie just outside the image and fall slightly outside [0, 1].
 type CalloutLocation struct {
-	X                    float64                `json:"x"`
-	Y                    float64                `json:"y"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	X                    float64                  `json:"x"`
+	Y                    float64                  `json:"y"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CategoryDiff defines model for CategoryDiff.
@@ -837,8 +837,8 @@ type Ceremony struct {
 	DisplayName string `json:"displayName"`
 
 	// Uuid Example: 1e71c55c-476e-24ac-0687-e48b07ef8d3e
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CeremonyAll (language=all: each localized text is an object keyed by locale.)
@@ -846,9 +846,9 @@ type CeremonyAll struct {
 	AssetPath string `json:"assetPath"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CeremonyAllBody defines model for CeremonyAllBody.
@@ -917,9 +917,9 @@ type CompetitiveSeason struct {
 	SeasonUuid string `json:"seasonUuid"`
 
 	// StartTime ISO 8601 UTC; ranked play opened.
-	StartTime            string                 `json:"startTime"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StartTime            string                   `json:"startTime"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveSeasonAllBody defines model for CompetitiveSeasonAllBody.
@@ -957,10 +957,10 @@ type CompetitiveSeasonBorder struct {
 	// SmallIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	SmallIcon            *Url                   `json:"smallIcon"`
-	Uuid                 string                 `json:"uuid"`
-	WinsRequired         float64                `json:"winsRequired"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	SmallIcon            *Url                     `json:"smallIcon"`
+	Uuid                 string                   `json:"uuid"`
+	WinsRequired         float64                  `json:"winsRequired"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveSeasonListAllBody defines model for CompetitiveSeasonListAllBody.
@@ -1025,8 +1025,8 @@ type CompetitiveTier struct {
 	Tier float64 `json:"tier"`
 
 	// TierName Localized.
-	TierName             string                 `json:"tierName"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TierName             string                   `json:"tierName"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveTierAll (language=all: each localized text is an object keyed by locale.)
@@ -1071,8 +1071,8 @@ type CompetitiveTierAll struct {
 	Tier float64 `json:"tier"`
 
 	// TierName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	TierName             LocalizedText          `json:"tierName"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TierName             LocalizedText            `json:"tierName"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveTierSet A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force.
@@ -1081,9 +1081,9 @@ type CompetitiveTierSet struct {
 	AssetPath       string `json:"assetPath"`
 
 	// Tiers Ordered from unranked (tier 0) to the top rank.
-	Tiers                []CompetitiveTier      `json:"tiers"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Tiers                []CompetitiveTier        `json:"tiers"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveTierSetAll A ladder of ranks; a Competitive season's `competitiveTiersUuid` names the set in force. (language=all: each localized text is an object keyed by locale.)
@@ -1092,9 +1092,9 @@ type CompetitiveTierSetAll struct {
 	AssetPath       string `json:"assetPath"`
 
 	// Tiers Ordered from unranked (tier 0) to the top rank.
-	Tiers                []CompetitiveTierAll   `json:"tiers"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Tiers                []CompetitiveTierAll     `json:"tiers"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CompetitiveTierSetAllBody defines model for CompetitiveTierSetAllBody.
@@ -1167,8 +1167,8 @@ type ContentTier struct {
 	Rank int `json:"rank"`
 
 	// Uuid Example: 12683d76-48d7-84a3-4e09-6985794f0445
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ContentTierAll (language=all: each localized text is an object keyed by locale.)
@@ -1182,13 +1182,13 @@ type ContentTierAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	HighlightColor       string                 `json:"highlightColor"`
-	JuiceCost            int                    `json:"juiceCost"`
-	JuiceValue           int                    `json:"juiceValue"`
-	Rank                 int                    `json:"rank"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	HighlightColor       string                   `json:"highlightColor"`
+	JuiceCost            int                      `json:"juiceCost"`
+	JuiceValue           int                      `json:"juiceValue"`
+	Rank                 int                      `json:"rank"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ContentTierAllBody defines model for ContentTierAllBody.
@@ -1244,11 +1244,11 @@ type Contract struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName            string                 `json:"displayName"`
-	FreeRewardScheduleUuid string                 `json:"freeRewardScheduleUuid"`
-	ShipIt                 bool                   `json:"shipIt"`
-	Uuid                   string                 `json:"uuid"`
-	AdditionalProperties   map[string]interface{} `json:"-"`
+	DisplayName            string                   `json:"displayName"`
+	FreeRewardScheduleUuid string                   `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool                     `json:"shipIt"`
+	Uuid                   string                   `json:"uuid"`
+	AdditionalProperties   map[string]UpstreamField `json:"-"`
 }
 
 // ContractAll A contract (battle pass, agent or event contract) and its reward track. (language=all: each localized text is an object keyed by locale.)
@@ -1262,11 +1262,11 @@ type ContractAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName            LocalizedText          `json:"displayName"`
-	FreeRewardScheduleUuid string                 `json:"freeRewardScheduleUuid"`
-	ShipIt                 bool                   `json:"shipIt"`
-	Uuid                   string                 `json:"uuid"`
-	AdditionalProperties   map[string]interface{} `json:"-"`
+	DisplayName            LocalizedText            `json:"displayName"`
+	FreeRewardScheduleUuid string                   `json:"freeRewardScheduleUuid"`
+	ShipIt                 bool                     `json:"shipIt"`
+	Uuid                   string                   `json:"uuid"`
+	AdditionalProperties   map[string]UpstreamField `json:"-"`
 }
 
 // ContractAllBody defines model for ContractAllBody.
@@ -1294,10 +1294,10 @@ type ContractBody struct {
 // ContractChapter defines model for ContractChapter.
 type ContractChapter struct {
 	// FreeRewards Null when the chapter has none.
-	FreeRewards          *[]ContractReward      `json:"freeRewards"`
-	IsEpilogue           bool                   `json:"isEpilogue"`
-	Levels               []ContractLevel        `json:"levels"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	FreeRewards          *[]ContractReward        `json:"freeRewards"`
+	IsEpilogue           bool                     `json:"isEpilogue"`
+	Levels               []ContractLevel          `json:"levels"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ContractContent defines model for ContractContent.
@@ -1312,17 +1312,17 @@ type ContractContent struct {
 	RelationType *string `json:"relationType"`
 
 	// RelationUuid The agent, season or event the contract belongs to.
-	RelationUuid         *string                `json:"relationUuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	RelationUuid         *string                  `json:"relationUuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ContractLevel defines model for ContractLevel.
 type ContractLevel struct {
-	IsPurchasableWithVP  bool                   `json:"isPurchasableWithVP"`
-	Reward               ContractReward         `json:"reward"`
-	VpCost               float64                `json:"vpCost"`
-	Xp                   float64                `json:"xp"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	IsPurchasableWithVP  bool                     `json:"isPurchasableWithVP"`
+	Reward               ContractReward           `json:"reward"`
+	VpCost               float64                  `json:"vpCost"`
+	Xp                   float64                  `json:"xp"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ContractListAllBody defines model for ContractListAllBody.
@@ -1351,9 +1351,9 @@ type ContractReward struct {
 	IsHighlighted bool    `json:"isHighlighted"`
 
 	// Type What the uuid names: `EquippableSkinLevel`, `EquippableCharmLevel`, `Spray`, `PlayerCard`, `Title`, `Currency`, `Character`; new values may appear.
-	Type                 string                 `json:"type"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Type                 string                   `json:"type"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // Currency An in-game currency.
@@ -1379,9 +1379,9 @@ type Currency struct {
 	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	RewardPreviewIcon    *Url                   `json:"rewardPreviewIcon"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	RewardPreviewIcon    *Url                     `json:"rewardPreviewIcon"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CurrencyAll An in-game currency. (language=all: each localized text is an object keyed by locale.)
@@ -1407,9 +1407,9 @@ type CurrencyAll struct {
 	// RewardPreviewIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	RewardPreviewIcon    *Url                   `json:"rewardPreviewIcon"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	RewardPreviewIcon    *Url                     `json:"rewardPreviewIcon"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // CurrencyAllBody defines model for CurrencyAllBody.
@@ -1456,12 +1456,12 @@ type CurrencyListBody struct {
 
 // DamageRange defines model for DamageRange.
 type DamageRange struct {
-	BodyDamage           float64                `json:"bodyDamage"`
-	HeadDamage           float64                `json:"headDamage"`
-	LegDamage            float64                `json:"legDamage"`
-	RangeEndMeters       float64                `json:"rangeEndMeters"`
-	RangeStartMeters     float64                `json:"rangeStartMeters"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	BodyDamage           float64                  `json:"bodyDamage"`
+	HeadDamage           float64                  `json:"headDamage"`
+	LegDamage            float64                  `json:"legDamage"`
+	RangeEndMeters       float64                  `json:"rangeEndMeters"`
+	RangeStartMeters     float64                  `json:"rangeStartMeters"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // Diff What changed from one version to another.
@@ -1554,9 +1554,9 @@ type FlexItem struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName          string                 `json:"displayName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          string                   `json:"displayName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // FlexItemAll (language=all: each localized text is an object keyed by locale.)
@@ -1569,9 +1569,9 @@ type FlexItemAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // FlexItemAllBody defines model for FlexItemAllBody.
@@ -1624,10 +1624,10 @@ type GameEvent struct {
 	EndTime     string `json:"endTime"`
 
 	// ShortDisplayName Localized; may be empty.
-	ShortDisplayName     string                 `json:"shortDisplayName"`
-	StartTime            string                 `json:"startTime"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	ShortDisplayName     string                   `json:"shortDisplayName"`
+	StartTime            string                   `json:"startTime"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameEventAll An in-game event; active while the current UTC time lies between startTime and endTime. (language=all: each localized text is an object keyed by locale.)
@@ -1639,10 +1639,10 @@ type GameEventAll struct {
 	EndTime     string        `json:"endTime"`
 
 	// ShortDisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	ShortDisplayName     LocalizedText          `json:"shortDisplayName"`
-	StartTime            string                 `json:"startTime"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	ShortDisplayName     LocalizedText            `json:"shortDisplayName"`
+	StartTime            string                   `json:"startTime"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameEventAllBody defines model for GameEventAllBody.
@@ -1731,23 +1731,23 @@ type GameMode struct {
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
 	// TeamRoles Null for standard modes.
-	TeamRoles            *[]string              `json:"teamRoles"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TeamRoles            *[]string                `json:"teamRoles"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameMode_GameFeatureOverrides_Item defines model for GameMode.gameFeatureOverrides.Item.
 type GameMode_GameFeatureOverrides_Item struct {
-	FeatureName          string                 `json:"featureName"`
-	State                bool                   `json:"state"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	FeatureName          string                   `json:"featureName"`
+	State                bool                     `json:"state"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameMode_GameRuleBoolOverrides_Item defines model for GameMode.gameRuleBoolOverrides.Item.
 type GameMode_GameRuleBoolOverrides_Item struct {
-	RuleName             string                 `json:"ruleName"`
-	State                bool                   `json:"state"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	RuleName             string                   `json:"ruleName"`
+	State                bool                     `json:"state"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameModeAll A game mode. The minimap flag is published under both names, always consistent: `isMinimapHidden` is the negation of `isMinimapAllowed`, filled from whichever the source has. (language=all: each localized text is an object keyed by locale.)
@@ -1798,9 +1798,9 @@ type GameModeAll struct {
 	RoundsPerHalf float64 `json:"roundsPerHalf"`
 
 	// TeamRoles Null for standard modes.
-	TeamRoles            *[]string              `json:"teamRoles"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TeamRoles            *[]string                `json:"teamRoles"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameModeAllBody defines model for GameModeAllBody.
@@ -1845,9 +1845,9 @@ type GameModeEquippable struct {
 	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	KillStreamIcon       *Url                   `json:"killStreamIcon"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	KillStreamIcon       *Url                     `json:"killStreamIcon"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameModeEquippableAll An item available only in specific modes (e.g. a mode's melee or ability weapon). (language=all: each localized text is an object keyed by locale.)
@@ -1868,9 +1868,9 @@ type GameModeEquippableAll struct {
 	// KillStreamIcon Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	KillStreamIcon       *Url                   `json:"killStreamIcon"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	KillStreamIcon       *Url                     `json:"killStreamIcon"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GameModeEquippableAllBody defines model for GameModeEquippableAllBody.
@@ -1954,8 +1954,8 @@ type Gear struct {
 	ShopData *ShopData `json:"shopData"`
 
 	// Uuid Example: 822bcab2-40a2-324e-c137-e09195ad7692
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GearAll (language=all: each localized text is an object keyed by locale.)
@@ -1971,10 +1971,10 @@ type GearAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	ShopData             *ShopDataAll           `json:"shopData"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	ShopData             *ShopDataAll             `json:"shopData"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // GearAllBody defines model for GearAllBody.
@@ -2021,9 +2021,9 @@ type GearListBody struct {
 
 // GridPosition defines model for GridPosition.
 type GridPosition struct {
-	Column               float64                `json:"column"`
-	Row                  float64                `json:"row"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Column               float64                  `json:"column"`
+	Row                  float64                  `json:"row"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // LanguageOrAll One of the 18 supported locales, or `all` for every locale at once.
@@ -2053,9 +2053,9 @@ type LevelBorder struct {
 	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
 
 	// StartingLevel Account level from which the border applies.
-	StartingLevel        float64                `json:"startingLevel"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StartingLevel        float64                  `json:"startingLevel"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // LevelBorderAll A level border. A player's border is the one with the greatest `startingLevel` less than or equal to the player's account level. (language=all: each localized text is an object keyed by locale.)
@@ -2079,9 +2079,9 @@ type LevelBorderAll struct {
 	SmallPlayerCardAppearance *Url `json:"smallPlayerCardAppearance"`
 
 	// StartingLevel Account level from which the border applies.
-	StartingLevel        float64                `json:"startingLevel"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StartingLevel        float64                  `json:"startingLevel"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // LevelBorderAllBody defines model for LevelBorderAllBody.
@@ -2261,8 +2261,8 @@ type Map struct {
 	YMultiplier float64 `json:"yMultiplier"`
 
 	// YScalarToAdd Offset added after multiplication.
-	YScalarToAdd         float64                `json:"yScalarToAdd"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	YScalarToAdd         float64                  `json:"yScalarToAdd"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // MapAll A map with its callouts. (language=all: each localized text is an object keyed by locale.)
@@ -2328,8 +2328,8 @@ type MapAll struct {
 	YMultiplier float64 `json:"yMultiplier"`
 
 	// YScalarToAdd Offset added after multiplication.
-	YScalarToAdd         float64                `json:"yScalarToAdd"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	YScalarToAdd         float64                  `json:"yScalarToAdd"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // MapAllBody defines model for MapAllBody.
@@ -2397,8 +2397,8 @@ type Mission struct {
 	Uuid string  `json:"uuid"`
 
 	// XpGrant Account experience granted.
-	XpGrant              int                    `json:"xpGrant"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	XpGrant              int                      `json:"xpGrant"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // MissionAll (language=all: each localized text is an object keyed by locale.)
@@ -2414,11 +2414,11 @@ type MissionAll struct {
 	Tags               *[]string           `json:"tags"`
 
 	// Title A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
-	Title                LocalizedTextOrNull    `json:"title"`
-	Type                 *string                `json:"type"`
-	Uuid                 string                 `json:"uuid"`
-	XpGrant              int                    `json:"xpGrant"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Title                LocalizedTextOrNull      `json:"title"`
+	Type                 *string                  `json:"type"`
+	Uuid                 string                   `json:"uuid"`
+	XpGrant              int                      `json:"xpGrant"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // MissionAllBody defines model for MissionAllBody.
@@ -2466,9 +2466,9 @@ type MissionListBody struct {
 // MissionObjective One objective of a mission and the value that completes it.
 type MissionObjective struct {
 	// ObjectiveUuid Names an Objective.
-	ObjectiveUuid        string                 `json:"objectiveUuid"`
-	Value                int                    `json:"value"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	ObjectiveUuid        string                   `json:"objectiveUuid"`
+	Value                int                      `json:"value"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // Objective An objective a mission counts, such as a kill with a given weapon.
@@ -2476,9 +2476,9 @@ type Objective struct {
 	AssetPath string `json:"assetPath"`
 
 	// Directive Localized instruction; null for some objectives.
-	Directive            *string                `json:"directive"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Directive            *string                  `json:"directive"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ObjectiveAll (language=all: each localized text is an object keyed by locale.)
@@ -2486,9 +2486,9 @@ type ObjectiveAll struct {
 	AssetPath string `json:"assetPath"`
 
 	// Directive A nullable localized text in every locale (language=all): the 18 locale codes, each with its text or null.
-	Directive            LocalizedTextOrNull    `json:"directive"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Directive            LocalizedTextOrNull      `json:"directive"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ObjectiveAllBody defines model for ObjectiveAllBody.
@@ -2563,8 +2563,8 @@ type PlayerCard struct {
 	// WideArt Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	WideArt              *Url                   `json:"wideArt"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	WideArt              *Url                     `json:"wideArt"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PlayerCardAll A player card. (language=all: each localized text is an object keyed by locale.)
@@ -2597,8 +2597,8 @@ type PlayerCardAll struct {
 	// WideArt Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	WideArt              *Url                   `json:"wideArt"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	WideArt              *Url                     `json:"wideArt"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PlayerCardAllBody defines model for PlayerCardAllBody.
@@ -2652,9 +2652,9 @@ type PlayerTitle struct {
 	IsHiddenIfNotOwned bool   `json:"isHiddenIfNotOwned"`
 
 	// TitleText Localized text shown under a player name; the empty string for blank titles (a few real titles have null, served as "").
-	TitleText            string                 `json:"titleText"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TitleText            string                   `json:"titleText"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PlayerTitleAll A player title. (language=all: each localized text is an object keyed by locale.)
@@ -2666,9 +2666,9 @@ type PlayerTitleAll struct {
 	IsHiddenIfNotOwned bool          `json:"isHiddenIfNotOwned"`
 
 	// TitleText A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	TitleText            LocalizedText          `json:"titleText"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	TitleText            LocalizedText            `json:"titleText"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PlayerTitleAllBody defines model for PlayerTitleAllBody.
@@ -2729,9 +2729,9 @@ type PremierConference struct {
 	IsSuper bool `json:"isSuper"`
 
 	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
-	Key                  string                 `json:"key"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Key                  string                   `json:"key"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PremierConferenceAll A premier conference. (language=all: each localized text is an object keyed by locale.)
@@ -2750,9 +2750,9 @@ type PremierConferenceAll struct {
 	IsSuper bool `json:"isSuper"`
 
 	// Key Stable identifier that does not change across patches; use it instead of displayName for joins and storage.
-	Key                  string                 `json:"key"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Key                  string                   `json:"key"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PremierConferenceAllBody defines model for PremierConferenceAllBody.
@@ -2813,9 +2813,9 @@ type PremierLogo struct {
 	DisplayName string `json:"displayName"`
 
 	// IconName Internal icon identifier.
-	IconName             *string                `json:"iconName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	IconName             *string                  `json:"iconName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PremierLogoAll A premier team logo. Its image uses marker colors: black keep unchanged, blue outline, red primary, green secondary. Team colors come as `(R=..,G=..,B=..,A=..)` with each channel in [0, 1]; convert to 8-bit RGB and match marker pixels with a tolerance band (anti-aliased edges lie between marker and surrounding colors). (language=all: each localized text is an object keyed by locale.)
@@ -2831,9 +2831,9 @@ type PremierLogoAll struct {
 	DisplayName LocalizedText `json:"displayName"`
 
 	// IconName Internal icon identifier.
-	IconName             *string                `json:"iconName"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	IconName             *string                  `json:"iconName"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // PremierLogoAllBody defines model for PremierLogoAllBody.
@@ -2973,9 +2973,9 @@ type Season struct {
 	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
 	//
 	// Example: EAresSeasonType::Act
-	Type                 *string                `json:"type"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Type                 *string                  `json:"type"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SeasonAll An episode (multi-act period) or an act (roughly six-week ranked window). (language=all: each localized text is an object keyed by locale.)
@@ -3000,9 +3000,9 @@ type SeasonAll struct {
 	// Type `EAresSeasonType::Act` or `EAresSeasonType::Episode`; null for episodes published before the field was filled.
 	//
 	// Example: EAresSeasonType::Act
-	Type                 *string                `json:"type"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Type                 *string                  `json:"type"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SeasonAllBody defines model for SeasonAllBody.
@@ -3077,8 +3077,8 @@ type ShopData struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                   `json:"newImage2"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	NewImage2            *Url                     `json:"newImage2"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ShopDataAll (language=all: each localized text is an object keyed by locale.)
@@ -3111,8 +3111,8 @@ type ShopDataAll struct {
 	// NewImage2 Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	NewImage2            *Url                   `json:"newImage2"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	NewImage2            *Url                     `json:"newImage2"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SkinChroma A color or style variant of a skin.
@@ -3140,9 +3140,9 @@ type SkinChroma struct {
 	// Swatch Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Swatch               *Url                   `json:"swatch"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Swatch               *Url                     `json:"swatch"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SkinChromaAll A color or style variant of a skin. (language=all: each localized text is an object keyed by locale.)
@@ -3170,9 +3170,9 @@ type SkinChromaAll struct {
 	// Swatch Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Swatch               *Url                   `json:"swatch"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Swatch               *Url                     `json:"swatch"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SkinChromaAllBody defines model for SkinChromaAllBody.
@@ -3235,9 +3235,9 @@ type SkinLevel struct {
 	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StreamedVideo        *Url                   `json:"streamedVideo"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StreamedVideo        *Url                     `json:"streamedVideo"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SkinLevelAll An upgrade tier of a skin, unlocked with an upgrade currency. (language=all: each localized text is an object keyed by locale.)
@@ -3258,9 +3258,9 @@ type SkinLevelAll struct {
 	// StreamedVideo Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StreamedVideo        *Url                   `json:"streamedVideo"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StreamedVideo        *Url                     `json:"streamedVideo"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SkinLevelAllBody defines model for SkinLevelAllBody.
@@ -3332,9 +3332,9 @@ type Spray struct {
 	Levels              []SprayLevel `json:"levels"`
 
 	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
-	ThemeUuid            *string                `json:"themeUuid"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	ThemeUuid            *string                  `json:"themeUuid"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SprayAll A spray with its levels. (language=all: each localized text is an object keyed by locale.)
@@ -3364,9 +3364,9 @@ type SprayAll struct {
 	Levels              []SprayLevelAll `json:"levels"`
 
 	// ThemeUuid Refers to a Theme (`/v1/themes/{uuid}`); null when the spray has none.
-	ThemeUuid            *string                `json:"themeUuid"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	ThemeUuid            *string                  `json:"themeUuid"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SprayAllBody defines model for SprayAllBody.
@@ -3401,10 +3401,10 @@ type SprayLevel struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName Localized name.
-	DisplayName          string                 `json:"displayName"`
-	SprayLevel           float64                `json:"sprayLevel"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          string                   `json:"displayName"`
+	SprayLevel           float64                  `json:"sprayLevel"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SprayLevelAll One level of a spray. (language=all: each localized text is an object keyed by locale.)
@@ -3417,10 +3417,10 @@ type SprayLevelAll struct {
 	DisplayIcon *Url `json:"displayIcon"`
 
 	// DisplayName A localized text in every locale (language=all): the 18 locale codes, each with its text (en-US where the locale has none).
-	DisplayName          LocalizedText          `json:"displayName"`
-	SprayLevel           float64                `json:"sprayLevel"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	DisplayName          LocalizedText            `json:"displayName"`
+	SprayLevel           float64                  `json:"sprayLevel"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // SprayLevelAllBody defines model for SprayLevelAllBody.
@@ -3514,9 +3514,9 @@ type Theme struct {
 	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StoreFeaturedImage   *Url                   `json:"storeFeaturedImage"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StoreFeaturedImage   *Url                     `json:"storeFeaturedImage"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ThemeAll A theme; other cosmetics reference it as `themeUuid`. (language=all: each localized text is an object keyed by locale.)
@@ -3534,9 +3534,9 @@ type ThemeAll struct {
 	// StoreFeaturedImage Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	StoreFeaturedImage   *Url                   `json:"storeFeaturedImage"`
-	Uuid                 string                 `json:"uuid"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	StoreFeaturedImage   *Url                     `json:"storeFeaturedImage"`
+	Uuid                 string                   `json:"uuid"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // ThemeAllBody defines model for ThemeAllBody.
@@ -3580,6 +3580,14 @@ type ThemeListBody struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// UpstreamField A field the upstream added after this contract, served as the upstream sent it: any JSON value, null included.
+type UpstreamField struct {
+	union json.RawMessage
+}
+
+// UpstreamField0 defines model for UpstreamField.0.
+type UpstreamField0 = interface{}
 
 // Url Absolute URL of an image or video on the media host; may be null.
 //
@@ -3665,8 +3673,8 @@ type Weapon struct {
 	Uuid     string       `json:"uuid"`
 
 	// WeaponStats Null for the melee weapon.
-	WeaponStats          *WeaponStats           `json:"weaponStats"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	WeaponStats          *WeaponStats             `json:"weaponStats"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // WeaponAll A weapon with its stats, shop data and skins. (language=all: each localized text is an object keyed by locale.)
@@ -3696,8 +3704,8 @@ type WeaponAll struct {
 	Uuid     string          `json:"uuid"`
 
 	// WeaponStats Null for the melee weapon.
-	WeaponStats          *WeaponStats           `json:"weaponStats"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	WeaponStats          *WeaponStats             `json:"weaponStats"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // WeaponAllBody defines model for WeaponAllBody.
@@ -3766,8 +3774,8 @@ type WeaponSkin struct {
 	// Wallpaper Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Wallpaper            *Url                   `json:"wallpaper"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Wallpaper            *Url                     `json:"wallpaper"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // WeaponSkinAll A weapon skin with its chromas (index 0 is the base appearance) and levels (level 1 comes with the skin). (language=all: each localized text is an object keyed by locale.)
@@ -3794,8 +3802,8 @@ type WeaponSkinAll struct {
 	// Wallpaper Absolute URL of an image or video on the media host; may be null.
 	//
 	// Example: https://media.valorant-api.com/weapons/63e6c2b6-4a8e-869c-3d4c-e38355226584/displayicon.png
-	Wallpaper            *Url                   `json:"wallpaper"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	Wallpaper            *Url                     `json:"wallpaper"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // WeaponSkinAllBody defines model for WeaponSkinAllBody.
@@ -3875,8 +3883,8 @@ type WeaponStats struct {
 	ShotgunPelletCount float64 `json:"shotgunPelletCount"`
 
 	// WallPenetration Enum string such as `EWallPenetrationDisplayType::Medium`.
-	WallPenetration      string                 `json:"wallPenetration"`
-	AdditionalProperties map[string]interface{} `json:"-"`
+	WallPenetration      string                   `json:"wallPenetration"`
+	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
 // FromVersion Example: 05E83EB5E32657B9
@@ -5014,7 +5022,7 @@ type GetWeaponParams struct {
 
 // Getter for additional properties for AdsStats. Returns the specified
 // element and whether it was found
-func (a AdsStats) Get(fieldName string) (value interface{}, found bool) {
+func (a AdsStats) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5022,9 +5030,9 @@ func (a AdsStats) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AdsStats
-func (a *AdsStats) Set(fieldName string, value interface{}) {
+func (a *AdsStats) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5078,9 +5086,9 @@ func (a *AdsStats) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -5132,7 +5140,7 @@ func (a AdsStats) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Agent. Returns the specified
 // element and whether it was found
-func (a Agent) Get(fieldName string) (value interface{}, found bool) {
+func (a Agent) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5140,9 +5148,9 @@ func (a Agent) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Agent
-func (a *Agent) Set(fieldName string, value interface{}) {
+func (a *Agent) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5300,9 +5308,9 @@ func (a *Agent) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -5423,7 +5431,7 @@ func (a Agent) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentAbility. Returns the specified
 // element and whether it was found
-func (a AgentAbility) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentAbility) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5431,9 +5439,9 @@ func (a AgentAbility) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentAbility
-func (a *AgentAbility) Set(fieldName string, value interface{}) {
+func (a *AgentAbility) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5479,9 +5487,9 @@ func (a *AgentAbility) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -5528,7 +5536,7 @@ func (a AgentAbility) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentAbilityAll. Returns the specified
 // element and whether it was found
-func (a AgentAbilityAll) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentAbilityAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5536,9 +5544,9 @@ func (a AgentAbilityAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentAbilityAll
-func (a *AgentAbilityAll) Set(fieldName string, value interface{}) {
+func (a *AgentAbilityAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5584,9 +5592,9 @@ func (a *AgentAbilityAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -5633,7 +5641,7 @@ func (a AgentAbilityAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentAll. Returns the specified
 // element and whether it was found
-func (a AgentAll) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5641,9 +5649,9 @@ func (a AgentAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentAll
-func (a *AgentAll) Set(fieldName string, value interface{}) {
+func (a *AgentAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5801,9 +5809,9 @@ func (a *AgentAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -5924,7 +5932,7 @@ func (a AgentAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentRole. Returns the specified
 // element and whether it was found
-func (a AgentRole) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentRole) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -5932,9 +5940,9 @@ func (a AgentRole) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentRole
-func (a *AgentRole) Set(fieldName string, value interface{}) {
+func (a *AgentRole) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -5988,9 +5996,9 @@ func (a *AgentRole) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6042,7 +6050,7 @@ func (a AgentRole) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentRoleAll. Returns the specified
 // element and whether it was found
-func (a AgentRoleAll) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentRoleAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6050,9 +6058,9 @@ func (a AgentRoleAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentRoleAll
-func (a *AgentRoleAll) Set(fieldName string, value interface{}) {
+func (a *AgentRoleAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6106,9 +6114,9 @@ func (a *AgentRoleAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6160,7 +6168,7 @@ func (a AgentRoleAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentVoiceLine. Returns the specified
 // element and whether it was found
-func (a AgentVoiceLine) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentVoiceLine) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6168,9 +6176,9 @@ func (a AgentVoiceLine) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AgentVoiceLine
-func (a *AgentVoiceLine) Set(fieldName string, value interface{}) {
+func (a *AgentVoiceLine) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6208,9 +6216,9 @@ func (a *AgentVoiceLine) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6254,7 +6262,7 @@ func (a AgentVoiceLine) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AgentVoiceLine_MediaList_Item. Returns the specified
 // element and whether it was found
-func (a AgentVoiceLine_MediaList_Item) Get(fieldName string) (value interface{}, found bool) {
+func (a AgentVoiceLine_MediaList_Item) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6262,9 +6270,9 @@ func (a AgentVoiceLine_MediaList_Item) Get(fieldName string) (value interface{},
 }
 
 // Setter for additional properties for AgentVoiceLine_MediaList_Item
-func (a *AgentVoiceLine_MediaList_Item) Set(fieldName string, value interface{}) {
+func (a *AgentVoiceLine_MediaList_Item) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6302,9 +6310,9 @@ func (a *AgentVoiceLine_MediaList_Item) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6346,7 +6354,7 @@ func (a AgentVoiceLine_MediaList_Item) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AirBurstStats. Returns the specified
 // element and whether it was found
-func (a AirBurstStats) Get(fieldName string) (value interface{}, found bool) {
+func (a AirBurstStats) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6354,9 +6362,9 @@ func (a AirBurstStats) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AirBurstStats
-func (a *AirBurstStats) Set(fieldName string, value interface{}) {
+func (a *AirBurstStats) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6386,9 +6394,9 @@ func (a *AirBurstStats) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6425,7 +6433,7 @@ func (a AirBurstStats) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for AltShotgunStats. Returns the specified
 // element and whether it was found
-func (a AltShotgunStats) Get(fieldName string) (value interface{}, found bool) {
+func (a AltShotgunStats) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6433,9 +6441,9 @@ func (a AltShotgunStats) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for AltShotgunStats
-func (a *AltShotgunStats) Set(fieldName string, value interface{}) {
+func (a *AltShotgunStats) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6465,9 +6473,9 @@ func (a *AltShotgunStats) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6504,7 +6512,7 @@ func (a AltShotgunStats) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Buddy. Returns the specified
 // element and whether it was found
-func (a Buddy) Get(fieldName string) (value interface{}, found bool) {
+func (a Buddy) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6512,9 +6520,9 @@ func (a Buddy) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Buddy
-func (a *Buddy) Set(fieldName string, value interface{}) {
+func (a *Buddy) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6584,9 +6592,9 @@ func (a *Buddy) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6650,7 +6658,7 @@ func (a Buddy) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for BuddyAll. Returns the specified
 // element and whether it was found
-func (a BuddyAll) Get(fieldName string) (value interface{}, found bool) {
+func (a BuddyAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6658,9 +6666,9 @@ func (a BuddyAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for BuddyAll
-func (a *BuddyAll) Set(fieldName string, value interface{}) {
+func (a *BuddyAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6730,9 +6738,9 @@ func (a *BuddyAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6796,7 +6804,7 @@ func (a BuddyAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for BuddyLevel. Returns the specified
 // element and whether it was found
-func (a BuddyLevel) Get(fieldName string) (value interface{}, found bool) {
+func (a BuddyLevel) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6804,9 +6812,9 @@ func (a BuddyLevel) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for BuddyLevel
-func (a *BuddyLevel) Set(fieldName string, value interface{}) {
+func (a *BuddyLevel) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6868,9 +6876,9 @@ func (a *BuddyLevel) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -6927,7 +6935,7 @@ func (a BuddyLevel) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for BuddyLevelAll. Returns the specified
 // element and whether it was found
-func (a BuddyLevelAll) Get(fieldName string) (value interface{}, found bool) {
+func (a BuddyLevelAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -6935,9 +6943,9 @@ func (a BuddyLevelAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for BuddyLevelAll
-func (a *BuddyLevelAll) Set(fieldName string, value interface{}) {
+func (a *BuddyLevelAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -6999,9 +7007,9 @@ func (a *BuddyLevelAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7058,7 +7066,7 @@ func (a BuddyLevelAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Bundle. Returns the specified
 // element and whether it was found
-func (a Bundle) Get(fieldName string) (value interface{}, found bool) {
+func (a Bundle) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7066,9 +7074,9 @@ func (a Bundle) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Bundle
-func (a *Bundle) Set(fieldName string, value interface{}) {
+func (a *Bundle) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7162,9 +7170,9 @@ func (a *Bundle) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7241,7 +7249,7 @@ func (a Bundle) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for BundleAll. Returns the specified
 // element and whether it was found
-func (a BundleAll) Get(fieldName string) (value interface{}, found bool) {
+func (a BundleAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7249,9 +7257,9 @@ func (a BundleAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for BundleAll
-func (a *BundleAll) Set(fieldName string, value interface{}) {
+func (a *BundleAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7345,9 +7353,9 @@ func (a *BundleAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7424,7 +7432,7 @@ func (a BundleAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Callout. Returns the specified
 // element and whether it was found
-func (a Callout) Get(fieldName string) (value interface{}, found bool) {
+func (a Callout) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7432,9 +7440,9 @@ func (a Callout) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Callout
-func (a *Callout) Set(fieldName string, value interface{}) {
+func (a *Callout) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7472,9 +7480,9 @@ func (a *Callout) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7516,7 +7524,7 @@ func (a Callout) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CalloutAll. Returns the specified
 // element and whether it was found
-func (a CalloutAll) Get(fieldName string) (value interface{}, found bool) {
+func (a CalloutAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7524,9 +7532,9 @@ func (a CalloutAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for CalloutAll
-func (a *CalloutAll) Set(fieldName string, value interface{}) {
+func (a *CalloutAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7564,9 +7572,9 @@ func (a *CalloutAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7608,7 +7616,7 @@ func (a CalloutAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CalloutLocation. Returns the specified
 // element and whether it was found
-func (a CalloutLocation) Get(fieldName string) (value interface{}, found bool) {
+func (a CalloutLocation) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7616,9 +7624,9 @@ func (a CalloutLocation) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for CalloutLocation
-func (a *CalloutLocation) Set(fieldName string, value interface{}) {
+func (a *CalloutLocation) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7648,9 +7656,9 @@ func (a *CalloutLocation) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7687,7 +7695,7 @@ func (a CalloutLocation) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Ceremony. Returns the specified
 // element and whether it was found
-func (a Ceremony) Get(fieldName string) (value interface{}, found bool) {
+func (a Ceremony) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7695,9 +7703,9 @@ func (a Ceremony) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Ceremony
-func (a *Ceremony) Set(fieldName string, value interface{}) {
+func (a *Ceremony) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7735,9 +7743,9 @@ func (a *Ceremony) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7779,7 +7787,7 @@ func (a Ceremony) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CeremonyAll. Returns the specified
 // element and whether it was found
-func (a CeremonyAll) Get(fieldName string) (value interface{}, found bool) {
+func (a CeremonyAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7787,9 +7795,9 @@ func (a CeremonyAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for CeremonyAll
-func (a *CeremonyAll) Set(fieldName string, value interface{}) {
+func (a *CeremonyAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7827,9 +7835,9 @@ func (a *CeremonyAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -7871,7 +7879,7 @@ func (a CeremonyAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveSeason. Returns the specified
 // element and whether it was found
-func (a CompetitiveSeason) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveSeason) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -7879,9 +7887,9 @@ func (a CompetitiveSeason) Get(fieldName string) (value interface{}, found bool)
 }
 
 // Setter for additional properties for CompetitiveSeason
-func (a *CompetitiveSeason) Set(fieldName string, value interface{}) {
+func (a *CompetitiveSeason) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -7951,9 +7959,9 @@ func (a *CompetitiveSeason) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8017,7 +8025,7 @@ func (a CompetitiveSeason) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveSeasonBorder. Returns the specified
 // element and whether it was found
-func (a CompetitiveSeasonBorder) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveSeasonBorder) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8025,9 +8033,9 @@ func (a CompetitiveSeasonBorder) Get(fieldName string) (value interface{}, found
 }
 
 // Setter for additional properties for CompetitiveSeasonBorder
-func (a *CompetitiveSeasonBorder) Set(fieldName string, value interface{}) {
+func (a *CompetitiveSeasonBorder) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8089,9 +8097,9 @@ func (a *CompetitiveSeasonBorder) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8148,7 +8156,7 @@ func (a CompetitiveSeasonBorder) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveTier. Returns the specified
 // element and whether it was found
-func (a CompetitiveTier) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveTier) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8156,9 +8164,9 @@ func (a CompetitiveTier) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for CompetitiveTier
-func (a *CompetitiveTier) Set(fieldName string, value interface{}) {
+func (a *CompetitiveTier) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8252,9 +8260,9 @@ func (a *CompetitiveTier) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8331,7 +8339,7 @@ func (a CompetitiveTier) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveTierAll. Returns the specified
 // element and whether it was found
-func (a CompetitiveTierAll) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveTierAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8339,9 +8347,9 @@ func (a CompetitiveTierAll) Get(fieldName string) (value interface{}, found bool
 }
 
 // Setter for additional properties for CompetitiveTierAll
-func (a *CompetitiveTierAll) Set(fieldName string, value interface{}) {
+func (a *CompetitiveTierAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8435,9 +8443,9 @@ func (a *CompetitiveTierAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8514,7 +8522,7 @@ func (a CompetitiveTierAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveTierSet. Returns the specified
 // element and whether it was found
-func (a CompetitiveTierSet) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveTierSet) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8522,9 +8530,9 @@ func (a CompetitiveTierSet) Get(fieldName string) (value interface{}, found bool
 }
 
 // Setter for additional properties for CompetitiveTierSet
-func (a *CompetitiveTierSet) Set(fieldName string, value interface{}) {
+func (a *CompetitiveTierSet) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8570,9 +8578,9 @@ func (a *CompetitiveTierSet) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8621,7 +8629,7 @@ func (a CompetitiveTierSet) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CompetitiveTierSetAll. Returns the specified
 // element and whether it was found
-func (a CompetitiveTierSetAll) Get(fieldName string) (value interface{}, found bool) {
+func (a CompetitiveTierSetAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8629,9 +8637,9 @@ func (a CompetitiveTierSetAll) Get(fieldName string) (value interface{}, found b
 }
 
 // Setter for additional properties for CompetitiveTierSetAll
-func (a *CompetitiveTierSetAll) Set(fieldName string, value interface{}) {
+func (a *CompetitiveTierSetAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8677,9 +8685,9 @@ func (a *CompetitiveTierSetAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8728,7 +8736,7 @@ func (a CompetitiveTierSetAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContentTier. Returns the specified
 // element and whether it was found
-func (a ContentTier) Get(fieldName string) (value interface{}, found bool) {
+func (a ContentTier) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8736,9 +8744,9 @@ func (a ContentTier) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContentTier
-func (a *ContentTier) Set(fieldName string, value interface{}) {
+func (a *ContentTier) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8824,9 +8832,9 @@ func (a *ContentTier) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -8898,7 +8906,7 @@ func (a ContentTier) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContentTierAll. Returns the specified
 // element and whether it was found
-func (a ContentTierAll) Get(fieldName string) (value interface{}, found bool) {
+func (a ContentTierAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -8906,9 +8914,9 @@ func (a ContentTierAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContentTierAll
-func (a *ContentTierAll) Set(fieldName string, value interface{}) {
+func (a *ContentTierAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -8994,9 +9002,9 @@ func (a *ContentTierAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9068,7 +9076,7 @@ func (a ContentTierAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Contract. Returns the specified
 // element and whether it was found
-func (a Contract) Get(fieldName string) (value interface{}, found bool) {
+func (a Contract) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9076,9 +9084,9 @@ func (a Contract) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Contract
-func (a *Contract) Set(fieldName string, value interface{}) {
+func (a *Contract) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9148,9 +9156,9 @@ func (a *Contract) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9212,7 +9220,7 @@ func (a Contract) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContractAll. Returns the specified
 // element and whether it was found
-func (a ContractAll) Get(fieldName string) (value interface{}, found bool) {
+func (a ContractAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9220,9 +9228,9 @@ func (a ContractAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContractAll
-func (a *ContractAll) Set(fieldName string, value interface{}) {
+func (a *ContractAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9292,9 +9300,9 @@ func (a *ContractAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9356,7 +9364,7 @@ func (a ContractAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContractChapter. Returns the specified
 // element and whether it was found
-func (a ContractChapter) Get(fieldName string) (value interface{}, found bool) {
+func (a ContractChapter) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9364,9 +9372,9 @@ func (a ContractChapter) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContractChapter
-func (a *ContractChapter) Set(fieldName string, value interface{}) {
+func (a *ContractChapter) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9404,9 +9412,9 @@ func (a *ContractChapter) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9452,7 +9460,7 @@ func (a ContractChapter) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContractContent. Returns the specified
 // element and whether it was found
-func (a ContractContent) Get(fieldName string) (value interface{}, found bool) {
+func (a ContractContent) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9460,9 +9468,9 @@ func (a ContractContent) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContractContent
-func (a *ContractContent) Set(fieldName string, value interface{}) {
+func (a *ContractContent) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9516,9 +9524,9 @@ func (a *ContractContent) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9572,7 +9580,7 @@ func (a ContractContent) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContractLevel. Returns the specified
 // element and whether it was found
-func (a ContractLevel) Get(fieldName string) (value interface{}, found bool) {
+func (a ContractLevel) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9580,9 +9588,9 @@ func (a ContractLevel) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContractLevel
-func (a *ContractLevel) Set(fieldName string, value interface{}) {
+func (a *ContractLevel) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9628,9 +9636,9 @@ func (a *ContractLevel) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9677,7 +9685,7 @@ func (a ContractLevel) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ContractReward. Returns the specified
 // element and whether it was found
-func (a ContractReward) Get(fieldName string) (value interface{}, found bool) {
+func (a ContractReward) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9685,9 +9693,9 @@ func (a ContractReward) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ContractReward
-func (a *ContractReward) Set(fieldName string, value interface{}) {
+func (a *ContractReward) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9733,9 +9741,9 @@ func (a *ContractReward) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9782,7 +9790,7 @@ func (a ContractReward) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Currency. Returns the specified
 // element and whether it was found
-func (a Currency) Get(fieldName string) (value interface{}, found bool) {
+func (a Currency) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9790,9 +9798,9 @@ func (a Currency) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Currency
-func (a *Currency) Set(fieldName string, value interface{}) {
+func (a *Currency) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -9862,9 +9870,9 @@ func (a *Currency) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -9926,7 +9934,7 @@ func (a Currency) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for CurrencyAll. Returns the specified
 // element and whether it was found
-func (a CurrencyAll) Get(fieldName string) (value interface{}, found bool) {
+func (a CurrencyAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -9934,9 +9942,9 @@ func (a CurrencyAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for CurrencyAll
-func (a *CurrencyAll) Set(fieldName string, value interface{}) {
+func (a *CurrencyAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10006,9 +10014,9 @@ func (a *CurrencyAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10070,7 +10078,7 @@ func (a CurrencyAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for DamageRange. Returns the specified
 // element and whether it was found
-func (a DamageRange) Get(fieldName string) (value interface{}, found bool) {
+func (a DamageRange) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10078,9 +10086,9 @@ func (a DamageRange) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for DamageRange
-func (a *DamageRange) Set(fieldName string, value interface{}) {
+func (a *DamageRange) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10134,9 +10142,9 @@ func (a *DamageRange) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10188,7 +10196,7 @@ func (a DamageRange) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for FlexItem. Returns the specified
 // element and whether it was found
-func (a FlexItem) Get(fieldName string) (value interface{}, found bool) {
+func (a FlexItem) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10196,9 +10204,9 @@ func (a FlexItem) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for FlexItem
-func (a *FlexItem) Set(fieldName string, value interface{}) {
+func (a *FlexItem) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10244,9 +10252,9 @@ func (a *FlexItem) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10293,7 +10301,7 @@ func (a FlexItem) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for FlexItemAll. Returns the specified
 // element and whether it was found
-func (a FlexItemAll) Get(fieldName string) (value interface{}, found bool) {
+func (a FlexItemAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10301,9 +10309,9 @@ func (a FlexItemAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for FlexItemAll
-func (a *FlexItemAll) Set(fieldName string, value interface{}) {
+func (a *FlexItemAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10349,9 +10357,9 @@ func (a *FlexItemAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10398,7 +10406,7 @@ func (a FlexItemAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameEvent. Returns the specified
 // element and whether it was found
-func (a GameEvent) Get(fieldName string) (value interface{}, found bool) {
+func (a GameEvent) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10406,9 +10414,9 @@ func (a GameEvent) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GameEvent
-func (a *GameEvent) Set(fieldName string, value interface{}) {
+func (a *GameEvent) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10470,9 +10478,9 @@ func (a *GameEvent) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10529,7 +10537,7 @@ func (a GameEvent) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameEventAll. Returns the specified
 // element and whether it was found
-func (a GameEventAll) Get(fieldName string) (value interface{}, found bool) {
+func (a GameEventAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10537,9 +10545,9 @@ func (a GameEventAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GameEventAll
-func (a *GameEventAll) Set(fieldName string, value interface{}) {
+func (a *GameEventAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10601,9 +10609,9 @@ func (a *GameEventAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10660,7 +10668,7 @@ func (a GameEventAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameMode. Returns the specified
 // element and whether it was found
-func (a GameMode) Get(fieldName string) (value interface{}, found bool) {
+func (a GameMode) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10668,9 +10676,9 @@ func (a GameMode) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GameMode
-func (a *GameMode) Set(fieldName string, value interface{}) {
+func (a *GameMode) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10828,9 +10836,9 @@ func (a *GameMode) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -10953,7 +10961,7 @@ func (a GameMode) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameMode_GameFeatureOverrides_Item. Returns the specified
 // element and whether it was found
-func (a GameMode_GameFeatureOverrides_Item) Get(fieldName string) (value interface{}, found bool) {
+func (a GameMode_GameFeatureOverrides_Item) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -10961,9 +10969,9 @@ func (a GameMode_GameFeatureOverrides_Item) Get(fieldName string) (value interfa
 }
 
 // Setter for additional properties for GameMode_GameFeatureOverrides_Item
-func (a *GameMode_GameFeatureOverrides_Item) Set(fieldName string, value interface{}) {
+func (a *GameMode_GameFeatureOverrides_Item) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -10993,9 +11001,9 @@ func (a *GameMode_GameFeatureOverrides_Item) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11032,7 +11040,7 @@ func (a GameMode_GameFeatureOverrides_Item) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameMode_GameRuleBoolOverrides_Item. Returns the specified
 // element and whether it was found
-func (a GameMode_GameRuleBoolOverrides_Item) Get(fieldName string) (value interface{}, found bool) {
+func (a GameMode_GameRuleBoolOverrides_Item) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11040,9 +11048,9 @@ func (a GameMode_GameRuleBoolOverrides_Item) Get(fieldName string) (value interf
 }
 
 // Setter for additional properties for GameMode_GameRuleBoolOverrides_Item
-func (a *GameMode_GameRuleBoolOverrides_Item) Set(fieldName string, value interface{}) {
+func (a *GameMode_GameRuleBoolOverrides_Item) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11072,9 +11080,9 @@ func (a *GameMode_GameRuleBoolOverrides_Item) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11111,7 +11119,7 @@ func (a GameMode_GameRuleBoolOverrides_Item) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameModeAll. Returns the specified
 // element and whether it was found
-func (a GameModeAll) Get(fieldName string) (value interface{}, found bool) {
+func (a GameModeAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11119,9 +11127,9 @@ func (a GameModeAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GameModeAll
-func (a *GameModeAll) Set(fieldName string, value interface{}) {
+func (a *GameModeAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11279,9 +11287,9 @@ func (a *GameModeAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11404,7 +11412,7 @@ func (a GameModeAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameModeEquippable. Returns the specified
 // element and whether it was found
-func (a GameModeEquippable) Get(fieldName string) (value interface{}, found bool) {
+func (a GameModeEquippable) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11412,9 +11420,9 @@ func (a GameModeEquippable) Get(fieldName string) (value interface{}, found bool
 }
 
 // Setter for additional properties for GameModeEquippable
-func (a *GameModeEquippable) Set(fieldName string, value interface{}) {
+func (a *GameModeEquippable) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11476,9 +11484,9 @@ func (a *GameModeEquippable) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11535,7 +11543,7 @@ func (a GameModeEquippable) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GameModeEquippableAll. Returns the specified
 // element and whether it was found
-func (a GameModeEquippableAll) Get(fieldName string) (value interface{}, found bool) {
+func (a GameModeEquippableAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11543,9 +11551,9 @@ func (a GameModeEquippableAll) Get(fieldName string) (value interface{}, found b
 }
 
 // Setter for additional properties for GameModeEquippableAll
-func (a *GameModeEquippableAll) Set(fieldName string, value interface{}) {
+func (a *GameModeEquippableAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11607,9 +11615,9 @@ func (a *GameModeEquippableAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11666,7 +11674,7 @@ func (a GameModeEquippableAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Gear. Returns the specified
 // element and whether it was found
-func (a Gear) Get(fieldName string) (value interface{}, found bool) {
+func (a Gear) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11674,9 +11682,9 @@ func (a Gear) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Gear
-func (a *Gear) Set(fieldName string, value interface{}) {
+func (a *Gear) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11738,9 +11746,9 @@ func (a *Gear) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11797,7 +11805,7 @@ func (a Gear) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GearAll. Returns the specified
 // element and whether it was found
-func (a GearAll) Get(fieldName string) (value interface{}, found bool) {
+func (a GearAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11805,9 +11813,9 @@ func (a GearAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GearAll
-func (a *GearAll) Set(fieldName string, value interface{}) {
+func (a *GearAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11869,9 +11877,9 @@ func (a *GearAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -11928,7 +11936,7 @@ func (a GearAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for GridPosition. Returns the specified
 // element and whether it was found
-func (a GridPosition) Get(fieldName string) (value interface{}, found bool) {
+func (a GridPosition) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -11936,9 +11944,9 @@ func (a GridPosition) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for GridPosition
-func (a *GridPosition) Set(fieldName string, value interface{}) {
+func (a *GridPosition) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -11968,9 +11976,9 @@ func (a *GridPosition) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -12007,7 +12015,7 @@ func (a GridPosition) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for LevelBorder. Returns the specified
 // element and whether it was found
-func (a LevelBorder) Get(fieldName string) (value interface{}, found bool) {
+func (a LevelBorder) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -12015,9 +12023,9 @@ func (a LevelBorder) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for LevelBorder
-func (a *LevelBorder) Set(fieldName string, value interface{}) {
+func (a *LevelBorder) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -12087,9 +12095,9 @@ func (a *LevelBorder) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -12151,7 +12159,7 @@ func (a LevelBorder) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for LevelBorderAll. Returns the specified
 // element and whether it was found
-func (a LevelBorderAll) Get(fieldName string) (value interface{}, found bool) {
+func (a LevelBorderAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -12159,9 +12167,9 @@ func (a LevelBorderAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for LevelBorderAll
-func (a *LevelBorderAll) Set(fieldName string, value interface{}) {
+func (a *LevelBorderAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -12231,9 +12239,9 @@ func (a *LevelBorderAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -12295,7 +12303,7 @@ func (a LevelBorderAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Map. Returns the specified
 // element and whether it was found
-func (a Map) Get(fieldName string) (value interface{}, found bool) {
+func (a Map) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -12303,9 +12311,9 @@ func (a Map) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Map
-func (a *Map) Set(fieldName string, value interface{}) {
+func (a *Map) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -12463,9 +12471,9 @@ func (a *Map) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -12584,7 +12592,7 @@ func (a Map) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for MapAll. Returns the specified
 // element and whether it was found
-func (a MapAll) Get(fieldName string) (value interface{}, found bool) {
+func (a MapAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -12592,9 +12600,9 @@ func (a MapAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for MapAll
-func (a *MapAll) Set(fieldName string, value interface{}) {
+func (a *MapAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -12752,9 +12760,9 @@ func (a *MapAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -12873,7 +12881,7 @@ func (a MapAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Mission. Returns the specified
 // element and whether it was found
-func (a Mission) Get(fieldName string) (value interface{}, found bool) {
+func (a Mission) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -12881,9 +12889,9 @@ func (a Mission) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Mission
-func (a *Mission) Set(fieldName string, value interface{}) {
+func (a *Mission) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -12985,9 +12993,9 @@ func (a *Mission) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13073,7 +13081,7 @@ func (a Mission) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for MissionAll. Returns the specified
 // element and whether it was found
-func (a MissionAll) Get(fieldName string) (value interface{}, found bool) {
+func (a MissionAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13081,9 +13089,9 @@ func (a MissionAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for MissionAll
-func (a *MissionAll) Set(fieldName string, value interface{}) {
+func (a *MissionAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13185,9 +13193,9 @@ func (a *MissionAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13273,7 +13281,7 @@ func (a MissionAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for MissionObjective. Returns the specified
 // element and whether it was found
-func (a MissionObjective) Get(fieldName string) (value interface{}, found bool) {
+func (a MissionObjective) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13281,9 +13289,9 @@ func (a MissionObjective) Get(fieldName string) (value interface{}, found bool) 
 }
 
 // Setter for additional properties for MissionObjective
-func (a *MissionObjective) Set(fieldName string, value interface{}) {
+func (a *MissionObjective) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13313,9 +13321,9 @@ func (a *MissionObjective) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13352,7 +13360,7 @@ func (a MissionObjective) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Objective. Returns the specified
 // element and whether it was found
-func (a Objective) Get(fieldName string) (value interface{}, found bool) {
+func (a Objective) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13360,9 +13368,9 @@ func (a Objective) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Objective
-func (a *Objective) Set(fieldName string, value interface{}) {
+func (a *Objective) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13400,9 +13408,9 @@ func (a *Objective) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13444,7 +13452,7 @@ func (a Objective) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ObjectiveAll. Returns the specified
 // element and whether it was found
-func (a ObjectiveAll) Get(fieldName string) (value interface{}, found bool) {
+func (a ObjectiveAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13452,9 +13460,9 @@ func (a ObjectiveAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ObjectiveAll
-func (a *ObjectiveAll) Set(fieldName string, value interface{}) {
+func (a *ObjectiveAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13492,9 +13500,9 @@ func (a *ObjectiveAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13536,7 +13544,7 @@ func (a ObjectiveAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PlayerCard. Returns the specified
 // element and whether it was found
-func (a PlayerCard) Get(fieldName string) (value interface{}, found bool) {
+func (a PlayerCard) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13544,9 +13552,9 @@ func (a PlayerCard) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PlayerCard
-func (a *PlayerCard) Set(fieldName string, value interface{}) {
+func (a *PlayerCard) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13632,9 +13640,9 @@ func (a *PlayerCard) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13706,7 +13714,7 @@ func (a PlayerCard) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PlayerCardAll. Returns the specified
 // element and whether it was found
-func (a PlayerCardAll) Get(fieldName string) (value interface{}, found bool) {
+func (a PlayerCardAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13714,9 +13722,9 @@ func (a PlayerCardAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PlayerCardAll
-func (a *PlayerCardAll) Set(fieldName string, value interface{}) {
+func (a *PlayerCardAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13802,9 +13810,9 @@ func (a *PlayerCardAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13876,7 +13884,7 @@ func (a PlayerCardAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PlayerTitle. Returns the specified
 // element and whether it was found
-func (a PlayerTitle) Get(fieldName string) (value interface{}, found bool) {
+func (a PlayerTitle) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -13884,9 +13892,9 @@ func (a PlayerTitle) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PlayerTitle
-func (a *PlayerTitle) Set(fieldName string, value interface{}) {
+func (a *PlayerTitle) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -13940,9 +13948,9 @@ func (a *PlayerTitle) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -13994,7 +14002,7 @@ func (a PlayerTitle) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PlayerTitleAll. Returns the specified
 // element and whether it was found
-func (a PlayerTitleAll) Get(fieldName string) (value interface{}, found bool) {
+func (a PlayerTitleAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14002,9 +14010,9 @@ func (a PlayerTitleAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PlayerTitleAll
-func (a *PlayerTitleAll) Set(fieldName string, value interface{}) {
+func (a *PlayerTitleAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14058,9 +14066,9 @@ func (a *PlayerTitleAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14112,7 +14120,7 @@ func (a PlayerTitleAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PremierConference. Returns the specified
 // element and whether it was found
-func (a PremierConference) Get(fieldName string) (value interface{}, found bool) {
+func (a PremierConference) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14120,9 +14128,9 @@ func (a PremierConference) Get(fieldName string) (value interface{}, found bool)
 }
 
 // Setter for additional properties for PremierConference
-func (a *PremierConference) Set(fieldName string, value interface{}) {
+func (a *PremierConference) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14184,9 +14192,9 @@ func (a *PremierConference) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14243,7 +14251,7 @@ func (a PremierConference) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PremierConferenceAll. Returns the specified
 // element and whether it was found
-func (a PremierConferenceAll) Get(fieldName string) (value interface{}, found bool) {
+func (a PremierConferenceAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14251,9 +14259,9 @@ func (a PremierConferenceAll) Get(fieldName string) (value interface{}, found bo
 }
 
 // Setter for additional properties for PremierConferenceAll
-func (a *PremierConferenceAll) Set(fieldName string, value interface{}) {
+func (a *PremierConferenceAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14315,9 +14323,9 @@ func (a *PremierConferenceAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14374,7 +14382,7 @@ func (a PremierConferenceAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PremierLogo. Returns the specified
 // element and whether it was found
-func (a PremierLogo) Get(fieldName string) (value interface{}, found bool) {
+func (a PremierLogo) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14382,9 +14390,9 @@ func (a PremierLogo) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PremierLogo
-func (a *PremierLogo) Set(fieldName string, value interface{}) {
+func (a *PremierLogo) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14438,9 +14446,9 @@ func (a *PremierLogo) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14492,7 +14500,7 @@ func (a PremierLogo) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for PremierLogoAll. Returns the specified
 // element and whether it was found
-func (a PremierLogoAll) Get(fieldName string) (value interface{}, found bool) {
+func (a PremierLogoAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14500,9 +14508,9 @@ func (a PremierLogoAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for PremierLogoAll
-func (a *PremierLogoAll) Set(fieldName string, value interface{}) {
+func (a *PremierLogoAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14556,9 +14564,9 @@ func (a *PremierLogoAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14610,7 +14618,7 @@ func (a PremierLogoAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Season. Returns the specified
 // element and whether it was found
-func (a Season) Get(fieldName string) (value interface{}, found bool) {
+func (a Season) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14618,9 +14626,9 @@ func (a Season) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Season
-func (a *Season) Set(fieldName string, value interface{}) {
+func (a *Season) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14698,9 +14706,9 @@ func (a *Season) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14767,7 +14775,7 @@ func (a Season) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SeasonAll. Returns the specified
 // element and whether it was found
-func (a SeasonAll) Get(fieldName string) (value interface{}, found bool) {
+func (a SeasonAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14775,9 +14783,9 @@ func (a SeasonAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SeasonAll
-func (a *SeasonAll) Set(fieldName string, value interface{}) {
+func (a *SeasonAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -14855,9 +14863,9 @@ func (a *SeasonAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -14924,7 +14932,7 @@ func (a SeasonAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ShopData. Returns the specified
 // element and whether it was found
-func (a ShopData) Get(fieldName string) (value interface{}, found bool) {
+func (a ShopData) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -14932,9 +14940,9 @@ func (a ShopData) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ShopData
-func (a *ShopData) Set(fieldName string, value interface{}) {
+func (a *ShopData) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15020,9 +15028,9 @@ func (a *ShopData) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15094,7 +15102,7 @@ func (a ShopData) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ShopDataAll. Returns the specified
 // element and whether it was found
-func (a ShopDataAll) Get(fieldName string) (value interface{}, found bool) {
+func (a ShopDataAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15102,9 +15110,9 @@ func (a ShopDataAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ShopDataAll
-func (a *ShopDataAll) Set(fieldName string, value interface{}) {
+func (a *ShopDataAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15190,9 +15198,9 @@ func (a *ShopDataAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15264,7 +15272,7 @@ func (a ShopDataAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SkinChroma. Returns the specified
 // element and whether it was found
-func (a SkinChroma) Get(fieldName string) (value interface{}, found bool) {
+func (a SkinChroma) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15272,9 +15280,9 @@ func (a SkinChroma) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SkinChroma
-func (a *SkinChroma) Set(fieldName string, value interface{}) {
+func (a *SkinChroma) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15344,9 +15352,9 @@ func (a *SkinChroma) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15408,7 +15416,7 @@ func (a SkinChroma) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SkinChromaAll. Returns the specified
 // element and whether it was found
-func (a SkinChromaAll) Get(fieldName string) (value interface{}, found bool) {
+func (a SkinChromaAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15416,9 +15424,9 @@ func (a SkinChromaAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SkinChromaAll
-func (a *SkinChromaAll) Set(fieldName string, value interface{}) {
+func (a *SkinChromaAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15488,9 +15496,9 @@ func (a *SkinChromaAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15552,7 +15560,7 @@ func (a SkinChromaAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SkinLevel. Returns the specified
 // element and whether it was found
-func (a SkinLevel) Get(fieldName string) (value interface{}, found bool) {
+func (a SkinLevel) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15560,9 +15568,9 @@ func (a SkinLevel) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SkinLevel
-func (a *SkinLevel) Set(fieldName string, value interface{}) {
+func (a *SkinLevel) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15624,9 +15632,9 @@ func (a *SkinLevel) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15683,7 +15691,7 @@ func (a SkinLevel) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SkinLevelAll. Returns the specified
 // element and whether it was found
-func (a SkinLevelAll) Get(fieldName string) (value interface{}, found bool) {
+func (a SkinLevelAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15691,9 +15699,9 @@ func (a SkinLevelAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SkinLevelAll
-func (a *SkinLevelAll) Set(fieldName string, value interface{}) {
+func (a *SkinLevelAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15755,9 +15763,9 @@ func (a *SkinLevelAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15814,7 +15822,7 @@ func (a SkinLevelAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Spray. Returns the specified
 // element and whether it was found
-func (a Spray) Get(fieldName string) (value interface{}, found bool) {
+func (a Spray) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15822,9 +15830,9 @@ func (a Spray) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Spray
-func (a *Spray) Set(fieldName string, value interface{}) {
+func (a *Spray) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -15910,9 +15918,9 @@ func (a *Spray) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -15986,7 +15994,7 @@ func (a Spray) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SprayAll. Returns the specified
 // element and whether it was found
-func (a SprayAll) Get(fieldName string) (value interface{}, found bool) {
+func (a SprayAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -15994,9 +16002,9 @@ func (a SprayAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SprayAll
-func (a *SprayAll) Set(fieldName string, value interface{}) {
+func (a *SprayAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16082,9 +16090,9 @@ func (a *SprayAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16158,7 +16166,7 @@ func (a SprayAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SprayLevel. Returns the specified
 // element and whether it was found
-func (a SprayLevel) Get(fieldName string) (value interface{}, found bool) {
+func (a SprayLevel) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16166,9 +16174,9 @@ func (a SprayLevel) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SprayLevel
-func (a *SprayLevel) Set(fieldName string, value interface{}) {
+func (a *SprayLevel) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16222,9 +16230,9 @@ func (a *SprayLevel) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16276,7 +16284,7 @@ func (a SprayLevel) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for SprayLevelAll. Returns the specified
 // element and whether it was found
-func (a SprayLevelAll) Get(fieldName string) (value interface{}, found bool) {
+func (a SprayLevelAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16284,9 +16292,9 @@ func (a SprayLevelAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for SprayLevelAll
-func (a *SprayLevelAll) Set(fieldName string, value interface{}) {
+func (a *SprayLevelAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16340,9 +16348,9 @@ func (a *SprayLevelAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16394,7 +16402,7 @@ func (a SprayLevelAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Theme. Returns the specified
 // element and whether it was found
-func (a Theme) Get(fieldName string) (value interface{}, found bool) {
+func (a Theme) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16402,9 +16410,9 @@ func (a Theme) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Theme
-func (a *Theme) Set(fieldName string, value interface{}) {
+func (a *Theme) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16458,9 +16466,9 @@ func (a *Theme) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16512,7 +16520,7 @@ func (a Theme) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for ThemeAll. Returns the specified
 // element and whether it was found
-func (a ThemeAll) Get(fieldName string) (value interface{}, found bool) {
+func (a ThemeAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16520,9 +16528,9 @@ func (a ThemeAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for ThemeAll
-func (a *ThemeAll) Set(fieldName string, value interface{}) {
+func (a *ThemeAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16576,9 +16584,9 @@ func (a *ThemeAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16630,7 +16638,7 @@ func (a ThemeAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for Weapon. Returns the specified
 // element and whether it was found
-func (a Weapon) Get(fieldName string) (value interface{}, found bool) {
+func (a Weapon) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16638,9 +16646,9 @@ func (a Weapon) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for Weapon
-func (a *Weapon) Set(fieldName string, value interface{}) {
+func (a *Weapon) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16734,9 +16742,9 @@ func (a *Weapon) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -16815,7 +16823,7 @@ func (a Weapon) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for WeaponAll. Returns the specified
 // element and whether it was found
-func (a WeaponAll) Get(fieldName string) (value interface{}, found bool) {
+func (a WeaponAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -16823,9 +16831,9 @@ func (a WeaponAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for WeaponAll
-func (a *WeaponAll) Set(fieldName string, value interface{}) {
+func (a *WeaponAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -16919,9 +16927,9 @@ func (a *WeaponAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -17000,7 +17008,7 @@ func (a WeaponAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for WeaponSkin. Returns the specified
 // element and whether it was found
-func (a WeaponSkin) Get(fieldName string) (value interface{}, found bool) {
+func (a WeaponSkin) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -17008,9 +17016,9 @@ func (a WeaponSkin) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for WeaponSkin
-func (a *WeaponSkin) Set(fieldName string, value interface{}) {
+func (a *WeaponSkin) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -17096,9 +17104,9 @@ func (a *WeaponSkin) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -17174,7 +17182,7 @@ func (a WeaponSkin) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for WeaponSkinAll. Returns the specified
 // element and whether it was found
-func (a WeaponSkinAll) Get(fieldName string) (value interface{}, found bool) {
+func (a WeaponSkinAll) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -17182,9 +17190,9 @@ func (a WeaponSkinAll) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for WeaponSkinAll
-func (a *WeaponSkinAll) Set(fieldName string, value interface{}) {
+func (a *WeaponSkinAll) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -17270,9 +17278,9 @@ func (a *WeaponSkinAll) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -17348,7 +17356,7 @@ func (a WeaponSkinAll) MarshalJSON() ([]byte, error) {
 
 // Getter for additional properties for WeaponStats. Returns the specified
 // element and whether it was found
-func (a WeaponStats) Get(fieldName string) (value interface{}, found bool) {
+func (a WeaponStats) Get(fieldName string) (value UpstreamField, found bool) {
 	if a.AdditionalProperties != nil {
 		value, found = a.AdditionalProperties[fieldName]
 	}
@@ -17356,9 +17364,9 @@ func (a WeaponStats) Get(fieldName string) (value interface{}, found bool) {
 }
 
 // Setter for additional properties for WeaponStats
-func (a *WeaponStats) Set(fieldName string, value interface{}) {
+func (a *WeaponStats) Set(fieldName string, value UpstreamField) {
 	if a.AdditionalProperties == nil {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 	}
 	a.AdditionalProperties[fieldName] = value
 }
@@ -17492,9 +17500,9 @@ func (a *WeaponStats) UnmarshalJSON(b []byte) error {
 	}
 
 	if len(object) != 0 {
-		a.AdditionalProperties = make(map[string]interface{})
+		a.AdditionalProperties = make(map[string]UpstreamField)
 		for fieldName, fieldBuf := range object {
-			var fieldVal interface{}
+			var fieldVal UpstreamField
 			err := json.Unmarshal(fieldBuf, &fieldVal)
 			if err != nil {
 				return fmt.Errorf("error unmarshaling field %s: %w", fieldName, err)
@@ -17594,6 +17602,42 @@ func (a WeaponStats) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsUpstreamField0 returns the union data inside the UpstreamField as a UpstreamField0
+func (t UpstreamField) AsUpstreamField0() (UpstreamField0, error) {
+	var body UpstreamField0
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpstreamField0 overwrites any union data inside the UpstreamField as the provided UpstreamField0
+func (t *UpstreamField) FromUpstreamField0(v UpstreamField0) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpstreamField0 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField0
+func (t *UpstreamField) MergeUpstreamField0(v UpstreamField0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t UpstreamField) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *UpstreamField) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // AsAgentBody returns the union data inside the AgentItem as a AgentBody
@@ -50530,372 +50574,372 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs5tjCKvwqh3wfEni35HnfaRuMHx3a6s3ecBLbTPfuM+hxRVUsSx1VkDcmyrG4EmL/2A2wc4HuD",
-	"/SLfm8yTHHCRdZFUkqpkSynH6hl0WxKv687FxbX+bHgijAQHrlXj5M/GAKgPEv888zxQ6lxwLUVwFgRi",
-	"+EmyPuPmNx+UJ1mkmeCNk8b5p+sb0hOSdKUYKpCERpE6JTQY0pEinb90dhrNhoR/xEyC3zjRMoZmQ3kD",
-	"CKkZDB5oGAXQOGn8pdFs6FFk/lRaMt5vfP3aHF/I5UMkFPySLXN6KackAK3GFkMkUJ90Lm9pv9Mknb+2",
-	"LqimrV9BKiZ4h1Duk46ZALhufaC8H9M+lF61GbVJxsdsksnhCrd2Tr0BuJ0VbIZqGoi+Ip0o7gbMa5KQ",
-	"PrRoH3463NtrEqVpAK3hgAXQknBPA+ZTDT8d73VOSWf3fn/3Pre/NsevfNbr7QZUg9KdbFguWp5ZSYds",
-	"ZQMRuAc5IpqFcEooOdw7IkwRbwA02j7ND/dnT4rw6+6fWnztFCx1//Xh8Z5ZLwvDWNNuAJ2dNi8J22ob",
-	"L4axRcQl94RvvpsCc6crO0RI0un/waIOGQ6AEz0A0hX+CLcswkiCUuCTLW8gFHDSHZGOIctIt5JxO+Qf",
-	"rXsaxKCahvR0wEiPSaWJ4IQSzWD7lNCuAq6RVZgPXDM9MkSW2ziPw8bJ3xpd2Wg2zHIav8/ZUkpaU1u6",
-	"HQAJhEcDSHfyShEND9psiHGypcD+dPb5Pcn13T7F1XUCN/RPNAg6TWy5/4Z4wjfb80QY0paCiEqqwS/L",
-	"J8BbX24KUWQ4xzHO9F6uKGc9UJq8vyCih0vp0xCIo+4MVZ751tBi2QXtvb58c3j59vXl4cHx6x/e/li4",
-	"NsPd04u60VLwPnG0J6RdGTOCxtAKcE1NS7IF1BsQz+KLWEohA6oI04qIId9utrkPkt2Dj0vH77sjDerE",
-	"kYhHA/sFuQOIcLfKbNSsi1BPCqUSUKidNr8B7hOmSZd6dwbRnfe91kfBoXVFtTfoEC1IH7Tl5/Js2G7w",
-	"vfv+Fez98cfr38J3v45+jm+Y5nc/yHajEGq/UjmahtqZ0wiTrFMWYRP9Cmb+2mwYqgxBO/XwToqwCmml",
-	"VCWQ76m0JEW29o/JAB6oDx4LaUB81mdabZuVG5XYiKgeNJoNTkOzHtNleSIM6cMH4H09aJwcHxVB9736",
-	"HNCREaXnAyqpp0EWiDUzZ4cETBlS48EI90f7RtUTSqKAjkASj3ISMe/ulHR6NFDQyZoKPQCpyBZtcwme",
-	"kH7Ge4YUFUoKSrjgrcgth3jJerZ3yAfoaSJi3XSaBKfeafMzPjIaWuPsyigXPtIDwxgQKDAC6mhvj3Aa",
-	"mq/MlHooiBWtlmIR4P+IQY4yiLMCkBRJVgOURrOBey0WrrOl6gcrUR2loDTtMQh8dUIET7/P5KQRpEZ+",
-	"IqAsDJxQpkYteNDmVj7gt+wP8HODki54IgRFKCei+3fwNLmDEfhG9+SnOSVOlLd551///J8zM5/dttre",
-	"IRfQo3GgCcpeg5IU7CdWlIC8NzZSoAShyF1mwpHFfZvn0OS2p8Chgmx1fGj5YOypsw8fOttNgmItMfsG",
-	"VDXRsNISqLa/qDZHHjMDIGGCTwYggWxNW1+GAEDhIl1LFUEQMN7fPs192+bJ14ZwkGw5GO5VwP0dclZA",
-	"WnZZSiQdUoFB+uweeJuHQhqIGsBzzyzu/5+qQx9aF5fteG/v4Dj9ridb76472xagIKWQbu1Mz6bXIDML",
-	"MyL9XxJ6jZPG/283M8p3HS53E8B8kmdBgISaSK/3/kLJRokETRkHPxVwxQKtidjPoX2WhAuzyVcn5z7T",
-	"PpRlR6YhdHB3RkFE+1DImWRrYpNIuj0hLXmefX7/SmUmUGeajSxXGyoaF11GWxzt7Z0Y8Ur7QNRADFWb",
-	"myUkoz0lReD+EVC34pE6TouKGk6LFeL9S8z8YqPWYPmVIl++vL9okjetI/zf/kHBwo3xM4HmGVuJzWzl",
-	"NnN8CMfeQfe4dUTfQOvN8Y9e69A/8lpw+Obw9euDg+PXb44Wb/CrmUxFgiuwJ22jGN9rCM0HZyuaP2kU",
-	"BcxDQ3L378oiN1sV5aNPvcbJ3+YTCY79VvijxtdmiZZnQWAb/47LHEfAJ+7sh6YBrqEkAzNA4WwVm4Hw",
-	"lAuh5Q64LXQitDIvQtFqXO/dmd6H1CGQDmtdAq2cT6D0wOPehORA3sqdyOcNNXZ6z45lrfxRc27/iZNp",
-	"boi81CsxRNo8d2CZ1w3b5Mz0eW2xzddmY9zBsahX/kiHpITk9YEpvSoiN2OXJ3TTei6xX2Y2ayI3qafZ",
-	"fSo+N0ywYYKqTPCW+teWWkpwQap2/mygVZmzEcirh4fWX//6ypiwXGii4igSUoN/SmIFic1DZevssknQ",
-	"Zm1a26VJ/vXP/zEWhqY6Vo2To729r2XtjUtcRAGr3GZMYBYU0qAnZAg+2eKCfFEgW2dWa8Q8XWhqEDVz",
-	"7Y1aN6emMLNZtncM2N/Gvj9akYbEsUsJDmy5UEN2TauNcNgIh8rCwRDOB7iHYJWUjhOUJ3dsXo7mSWDa",
-	"bih/Q/nLU/6KDMTxCSpSf0lTMccDG4NxwxlPyRmrZIpq/FCFFTZMsGGCJ2IC7gewMqPIDF6SBUzTEsaQ",
-	"abYh9A2hL0foKxP3yeAViL20wDeNNxJ/wwhPwwjnICEUfFUun2T4UoyQNF4o9z3XcEPwG4JfluBXJPvz",
-	"w1ci+pLyPyH9jQbYMMQTMYQII9DMkNENUCX4qlTB5Dzl2GOy12LlkPUgCrtsuGLDFY/milXpi6J5luOM",
-	"shpkij82umTDNU/ONbcM5A3o1SsTN1FVnnHdKqkTzUASBZuorA1rPAFrrF6j5CZakj2W0CkJk2y0yoZ1",
-	"nop1cKWGJFemTtIZSjJK2r6EArFP0gxfbKh/Q/2PoP6VaYyxGapyQGkdkfHBRjdsuOPpuENST69QMZjh",
-	"S/OEaVxKJZiGG4LfEPyyBL9CXZAMX4noK2gB03yjATYM8UQMEUsJ3FvZDbYbvhwzuMaLNYBruCH4DcEv",
-	"S/Cr0gC54SsRfVkN4JpvNMCGIZ6GIS5Yr1dZ+s+jaDOgJeNpIj4jPuv1SBf0EIBjxpR8kiS1odNH0mlN",
-	"iczASc6Tt5hEbIzEekKGVDdOGl3GKSagKMhPMP3A01HSK0UUp5EaCE2oIpSYCVq5FGmaSkKlN2D3G+GI",
-	"RHfBVCQU04XZOTpUa+oNQuD6lPRYAJyG8FO7IaHnG7pox3t7h16WbAU/w46mcqf/R7tROnPWgmkmk3Sk",
-	"E8xNiVaGFx5J3+8CeDBCdEVmdDJ8KYsiabzQjO4F8ICZSjZmw8ZsWJbiV2RH54evRPUl7eiU9jeG9IYj",
-	"noYjfqYhXN6vLkVSOn4pfkhbL1QDaIDD/SZf0obqH0P1K1IEY+NXo/ySqiCj/40u2HDF03HFlfDh8h8x",
-	"iyLaXdmz4OmJSvPIeLdyaiIUPhBIO21YY8Maj2eNFWqO6YmWZI8qumSCSTZaZcM6T8s6K9YllVikvN7Y",
-	"UPyG4pel+BWriMqKobI62OiADUc8DUcAXVUcvxm6HBcAXRy5HzHwkO77QDeh+xtKX4rSVyX33dClqb2k",
-	"vB+j+Y3M33DC03DCe65BchrYzNZLZeRmbghb+OWUSNByRALq6g+5NNuvnyrNtqvX06MsAN/WwQlBKSw2",
-	"QkeKDAdUN9PKPswDorT5Po4wj7ZL/iv9lb1Zy81QSgjk2i/UfDa3ahcbb9h9w+5V2T1HayvSfxMzVOWA",
-	"ktowzwcbZbjhjifiDiSQmzgMqawexb24UFVu5FlRrLe2SFeuSAT2VGTI9MBqNfZHcuZnktiYNIJFZTch",
-	"rt9piOsVjVZkq1zRqJSEvqLRQtskpNFG6G6E7hLEvSJTxI1clsBLmh4hjTYWx4b4n4j4mTIfViXd7ejl",
-	"GMC2XSzlbbsNsW+IfUliX5W0z0avQvBlpb5tvZH8G2Z4Gmb4KPQ7EXN/OZ8rF2QINBLcngvjmPlkz/3T",
-	"KvhX8o8h1KT28eSLp1OsJ27oOCRUk937/V07hxqrlnj0eDfuR0FU7A3cAyHLKs10XULiS0701n4U+kr4",
-	"rMdgRjVkCZEEBVwjyLD6tW822Xnfa30UHFpXVHuDDmGKKM2CwL1y1qeEC9IV/mjDorU8MzsWuQbqj5Zj",
-	"EfT+8z45/OH4bO/o/PzH1z/+cPTD/rG7G9BCwis1IcgNmUyyBdlSmvaxur7eHrvQOHwKTtBEmj0WXmSM",
-	"dsh1dpkyQamPwLtZx6fu3wH3viLbMx2/lDJOWy+0P0XScqN0N0q3qtJNyWxFNujY+NUIv6QdmpL/xhLd",
-	"MMXTMMVnt5scL2h40LsDHQbjTDCRcIOTX26vPrwmvvDiELjeKZNIwfUikdFzWzhAk3y5fdd6s90kErgP",
-	"EnwiuAeEcp94BpM+CdgdPqSSI2u0EWP7mSFeqTYXQ07Mio32vuT9gKnBKfGppvbbLXyLayxDtW2aOA6x",
-	"fEG8gVDAmySk8g58NKfbnGlFOgHl/U4TV9GZxH7Hjkf0gOqEw9r8u+OxiUwNux0LjV1vQHkfVId0orgb",
-	"MK9JuGghqjpkSw9gRHrCrLpAQm2fks6uLzw1Mdbunz0pwq+7f2rxNTduSB9atA8/He7tNYnSNIDWcMAC",
-	"aEm4pwHzqYafjvdKJ4GYXG5hcod6SItkiBvwYsn0qPVZBMwbTaPlBv9WBjyjAFST9ATXynKP4NyoC8EV",
-	"ETwYEQNjogfmNIRhNKeEhbQPitBACfvrQOtIOaZhnuBqez5wH5cco5qcS2ByO4qg9QkBoAoEUzA09nOH",
-	"C8VZr1eaOFz7Qpp4rIwN6AjkOZX+isztbIJSZkfWfHGwLTYlHpX+xrrYWBfLU/6KbO7xCSpSf9ng24wH",
-	"Nnb3hjOekjNumV7ZC+7cDBX4AtuXVQvaNN5Q/4b6H0H9K1UM6QxVOaCaakA+2OiGDXc8EXdICBnIc8F7",
-	"IIF7K9MQk/OU45LJXou1he1hDqSuy4YrNlzxaK5YleYommc5ziirRab4Y6NLNlzzpFzzQfTFarWImaEK",
-	"l5j2pTWHBhqSQPTFhgU2LPAIFlitykhmqMoGFdVEygwbLbFhkadiEdGFJ3vvhqPNe+MmAYcmTBEaGNLd",
-	"GgAN9OCPbSKkDYkiWthbKrKFn//YftoIKFucfUUq0Q5eSgzYpgsVoS0Jv2HtDWtXZW1LYCtSfNngFYi9",
-	"pLqzJL/RcRtGeCJGuGP8fCBFSFcl9dMJyjFD2nyx9L9jnHjYdkP5G8pfnvJXpQbGJqhI/WXVQcYDG52w",
-	"4Yyn4wzMP7NCleDy25TkCWxdTiFgGpwN1W+ofmmqX6E6SMevRvlVlIFNA7XRBRuueBquiCRdVblqHLsc",
-	"J5iWi+W/abUh8g2RL0XkK7V40gnKk3tJm8c03Rg9G8p/LOWvyuoZm6Ai9Ze1ezIe2Bg+G854Ss5YJVNU",
-	"44cqrLBhgg0TPA0T4Gu/26Uq6s0l6WzceTfi+UyuhqgFhw3Nbmh2Ps3eDiBcVWw4jl1KaGPLhda7Nq02",
-	"gnlD5EsR+Yqsk3Ts8oRe0jpBct9YJxsmeBomcB+e1DJxY86zShzhYrU5R70bIv0+s8y7D0a8PSmVXYOm",
-	"jIOfG39+ZKhtnpCbahIOQ1Ca9JhUekN93yf1/YapRldkytrBS6l423ShMWszo24U+UaRL0foKzJns8Er",
-	"EHtJg9YlHN5YtBtGeEJGuLljq5X6ZoIKzGCal5T+GIOyofwN5S9P+StVA8kEFam/mjrAOKyNTthwxhNw",
-	"RppP3dKFr2401fg39X1mqI8Gn6WIQGoGRYkfSY9B4CPRxZHSEmhIqO+DT2hPg7SZLw2vSerppn1d6BOq",
-	"xnso4JowjQUIorHpurFU+lzEllN7QoZUN04avoi7QS6XKI/DLkjTvcckXFMN5Zsr/TYOAtBnnhdLavN9",
-	"lugpY34TAfhXcaBZFDCQJTv+IURYsdPXfDrNv02OkNt04bKaeSgWb/n3dEqb7hrZuZ/Ix29FClN5jKlZ",
-	"EtmKAjrCSztvQM1gILdtVQ6mFZEisImMaZcFzKzVSL9xqkp/Mh+YhlAtcqkgMM6wG3KdgxaVkuJnqhTo",
-	"z1QPChK0Gvgr/VlILSnTi2b6IlFopVu7pf0CaGN5S/YH+ETTvrLFPaginTMJlFzQkPahc0p4HASkJ6QF",
-	"nC1pKWKNfQxU0q2Pr7jZeGgFyQQ2f+vXZsMMZqCeJHSdBMHYAmevt8tEX9JoMJpOXl08rw/3EBjsfaQh",
-	"TI+c1NMmnvABk0SfEi5cjmgzUEGS7GbDZ8pQ0XtvtsicQEiux01Ig6Bat+K1Z1Ax6y4LkF4cBBWpiamz",
-	"e8oQfe+EvAVrA7nJukIEQLlt95YqOM9sowkWTAZJKSnmgfDuGO87YhsOQIKt9yFi6WE2EZ9qsFxuJcSW",
-	"RyMdS1CkCz0hgewd7uwd4VvzGTQ2tsJ3ue1fs/5Av6Oe0+pFzT87YXGeMNT0tt7RQIHlE+LH1hiEJuGC",
-	"t1JRcyPuKZHgCWlFHGY796iUDDB3MxlQRbhA8bOdw2RuLXcsCHoAfkXcmRFRaAVBCUMUBdW16fL196na",
-	"J4k4MBsY253d2BwMZGohjpk/nsWZ+v7x0dEhbR3td/0WHO0ftXrH1G/B6zf+wfEPvSP48XURD94L5sEH",
-	"xqvu7te03/QW8QbFNGopCMDTBCchAeNQnkJLwGFCIyNQxpl9fGWTYmxSwI9LpAJpM6FEJqRAAXHlddI8",
-	"tinmkUKRMSkfHG02c/o0j9WZRkWiR+tjW3zi4OwFDG+jztSYthxKKrnc96XV3LIa6SlViwpEkdi3kNlv",
-	"EvfXQZP8LIFTH5rkS6BZSDUQIclnqhS7x9ky8ZA0KMzynmcinHwBE+WAtIi8zqyOrjmFka3AHRJ/okFw",
-	"QoB6g8x2SatsUO4K0ZA7GBkrapQc7bcX0ejCKulmolt40I2noMJKs30f5FYrOlv+lLQCSnzcOcsA9vs7",
-	"alVikIpnrmqs/j2dqyrtfHOA2hygFh+gUPxszlCbM1Q9z1Duvmim5dEzPDllGlJNy6lgq3uT0qtFhYB/",
-	"ub39TGwD1BFNcrC3N2aLHeztpctnXEO/wJftZmjapc3c7ir3WquN5u8Cl9tvBTur2MCqFSzWAohaQ+E6",
-	"UV/1OmC8coeIrYsYAqZ0k7znTDOqhWwSd/sagGySG+CacQi2C+5h5pry37mvJTEC5p9Sy2jFMa2XwXQu",
-	"RdXz1LoEUa3i2FqFLGvsXvl2FPbrmFlaj1CCkD5cxJIWi5Mb8AT38aRe4go/BJ+lef1SNVOTfVqcl9jF",
-	"kN5DSSocDpkq13aCuJC0bG83YRHNTOrekPGnQdXEavLjNscIIo/TQqpm8m0sla5lfMwFU5pyr2zMixoI",
-	"3Y/5ZwgCqBBbM2m9TI/SnFhOISADfWN71hKUFUKHVg1GXEoRCN/Gvl+ny7Mz0jUrIlsuQNGcysOcrxlT",
-	"p6gF1t8M52OfhtAC3mccCLYnEdWDHfIpov+I4WldkE9p3DH1C/N94O97H4X+NOTgT49sWyQxm0oLCWQ4",
-	"AI5uVmH6FLvBLDxLn3CQXDDhTZGoxUezX5yhML6+a+iBVEQLQgm+wyVbnd37/V3sonb/NIbD18525hOy",
-	"G7HEYL15HOb4gTKUTfvDftj78fiQHvuto9fdH1pvev5RyzumtHV80D3Yf/36h/3XlC684Sm0bAowk4fC",
-	"bGMnBfxMnqyZTV2OLVdtP9eIsSsZz7Xk4Bkemw0TPykTr8jZmMqImniXcD2r3GutNmo1YL0CQtKkctQy",
-	"XFUPGYr0dGOTF1UhSOYRzUCWPNbWwnIaMB9KyNwJMUsuoEfjQKOkQ6ote0k1LZ0ruU1yKJha+5RTpYIb",
-	"ZVzm15xs1+6DqxvhV7IsNhQ+TeGrVEN5y6le6mjlu67fltd0v7nQZK4fVNYHknrDY40EUnvaWBdZ1BcK",
-	"3K/X7bc75XdxYd/BjbbpcfDtrH140JJelAJLLsY2FEo7FKjFvonimSMpQvFNZo4VnKXUjHFgDzOiSWfY",
-	"ac3GvaE4D3khFO/DOS/S513Olbj5ncJPAeBm7GhOON5Bo3ALiy1GA/e6eVnHBMLLiEZ4hNCotMAi6VB6",
-	"gE/yY2z1exGrLzHMhm8fy7crO+8kcqFWZstKd1uvra7NaM8hur726nrM9oQK6giHcxoEIq5V9hA0S30i",
-	"oc9sTj1KQhpNW/BGD5dREm6LH5LmCCMzdrF5/M5YkJWe4sYRyOs5I36m0uw2oF0Iyg06gcbccqena2aA",
-	"mIPgutlixThegVH2ZFRS7b3sNE1U6P/06P+Qg0JNaOCjkKHDa8g4C2lEIqFwZU3CRcg4DYIRYZz8ba9J",
-	"9n8/IaHNlDQy+DaTJN2YsW1eqTYfMl8P8LHsAFh/oIkWpA+aROwBAyjORRjF2qxSk0BQn2gWAulJEeZ8",
-	"868UGQoZ+G3uCSF9xtFPj8EYOCmNXqlkKQykama/0QdQRA1pFGWQwPTgvgB10uYP5Cc79s6I/J//TR6y",
-	"1E/k38jDjUcDKm/Fme83ySht+mCajsaajnJNd9r8jPRgSCTQgHgW3YoEDMjfY6WJ+cR8e/mAgEL49GgQ",
-	"EBUYIAWjtI0F9E6bT3HRQ8lQu9EykXUPDdOxmHo19IUcXbBer6KORlItiEkV0hDAly/vLxSJJCB9Cm4J",
-	"DV8KwhBkPp/7jNRLBfrcG1DeL5r0vRnCTNAVekCGA6HA8Atz5H9PgxiIz3oYAMI4oTwRaE2i7IK7I2IO",
-	"E6UfKJ/btWD60IKlSgjF/VLwEYG/HHwmkG7xk60kA18hIYBpx+sVTOm5RZ3YQBzKOUiiBmLI3QvbHlCd",
-	"PkOnnFAPsyFQ4gWx9gaVnZKre9qShQLtww/73uvXXuvoh2NoHRxRr7V3/OaHFhy96e79AL03/iEsFwo0",
-	"/+iZYLhehsranUTf5hFJadSs6KScR35dDkZuSSvecd22uyb/wATCa3kyzkFkXeCoLSxy1kQ1MKB8VjPt",
-	"DC2ilg1SsoLc6C61yELasnak2XIYUQlG3mKL7Wr2WiWB6TZSCB0RRqCZZvdwA1TV6pSFZWMovwOfDBn3",
-	"xTDJaeVpPAiYYbQ5VSjQxsTrCelVvi3tCplkjp6Iaab8jrhfCVDJrXIcMq6sPckUUQiyybBm++1YXHM5",
-	"TprExVucvUyKHi/remsOdsVh2v8uzOK1ILmZUggWRsMD929ZYeKem0/kzfHePvlye36aYMloZeIFQtmQ",
-	"9OwsRTW0zHm10LLri9bUvBaEC3ZhgUS2XI7y7cIdKE2lrroHEQF/9B4qsWi2zAzoY2CYgeOMgBdaQpPU",
-	"tUKTaEqo1EUXTHPYiwcAipg6HU1lJngJHVKZjU2J1Z5GDxg5vOQhtMJVdJBE/5Z5qhnSIKgw9sz7W7O1",
-	"6xSt1X1STqQELpp2bLjJe9ds0ZXlx7rM7SJeqqWhWQSgDXSmoXPLvrHEmXiSTb27vhQx989FIAoSz71p",
-	"pSnAyPXPb8/IAB7G04HuuX+KDBCv/KCnxJciwnUHVGmihyLLq6nQMXf989vxqXvun+K3jPdMFUadXfI4",
-	"TEqTp7kmL3M4unBdT07eX3/62NmZN/wCp15Zf15AZR8qyE+jJ24lo7wfwIUY8iW7fokqdKwq4zUrymS4",
-	"R5giMbcW5ykJxBCk+cr+Yb4u+aTEDP8k0J9gZ20reqTD50hpAu0JfTen2Ghct2TInYG4QqSUECTfu891",
-	"I52eSDpV8kdvZNGjZNHy8QLPSPLcQL1CjwIzHJ6NzH7UKaFjfh7rS3ilSKfIkdBx7kvrv1roTvuEQEnQ",
-	"PcV7849hBrkFIPpkTnzg25iGhCLJFvqn9raJFtbhJ6KUKqtayGh4PtaZOrn/8Yf/dm/lqKducU2rIaBV",
-	"Bas/XxKccXH07ahw9V6wHMXX8zx6A3ptUKgvCNbv0hknjGfguHBQWj+I6gsfzDH+zZ06025kyfTIXm+J",
-	"Hha0VWTrBpPNN8kFBPEDNMlnCSGLwya5fPCCWLF7W/1F0m2j/nLFcF/Z5bidGo3nFJ674av2nOp+QTmM",
-	"GZUwsoOV3UdtM9MNWH+AEZpLH1pf0x97cFB8cvx7zDw4F2PlMVICdj//SoMYin83unuG7k9KHmsbHbtn",
-	"T7tiCCp/P5obqyAI7eD4zaH/w3Hr6I3/Q+vNET1sHcHej63jH9+8/uHHo97e0dHr5YLQErJxOxjbaB4o",
-	"U+CvljIjx9AvPKAtY9NvnCZump1WxROzKfy5EOzKzLgxrqif8l39vmu46bUZrJPIr7klth4TdYwy6goR",
-	"o2zqFXrvOpOtLtU6ABJRpZquoJ6QBO7NH0mrbQx1w2p6MKTSJ+bbu8o5/LJaYYtQaiZN6gbVxZzsSYBr",
-	"3P6NNwA/DtI8pNPxXgMWva/2Yr6UKhuPmrCTzFxYBvAyustAvG6+wCch0vVn7Pt2ZF6tNuBLoOcVGiQJ",
-	"x9RMzax4x3Xb7vmARrpWoTwZ+aqilJ35IG3PLn6ZKG27PDtPmeBspi4jFoj+2Nlr+UTdyQJmZNmbrI2S",
-	"TZ7O1BwD1FwUZwK1Jih2eKsOroRaC0zVyDoBiyXywpTkrvevn5PT90QGBck8SPxKrq3Vj4Tx9AsvlhK4",
-	"Nzolrf2USCUY9ZhQZ4k7eAkBPpW/xR8mV9LBqkmdJunYUMGOUeSdS6PJO/k3DDHHccAvlZE9mbM4WD8t",
-	"89lMnkWkxgNyYWJmdCEQvK+IFiUmncoxkNv1xIKaGcHMw/MkFufxxLfP8T1Rikl9jqU3oMpA7DemB79+",
-	"LpYz1jarLt/uo4SyS5DgQ7RMyLJbGnZPJ2wWbm0uatbnDsiZIHU++a7LEZDYJ3WGxXVK/zXhXBqWLuhk",
-	"q1E4Jyn4xQyuC8X+bwNqhW2cXlqdkM7lP2IWRYavbu4YR5lmNEP29XmakRs1RiTpyPzxOaAjkOdU+ubT",
-	"LdMBmD/Onf7Cv5OrHaNVYGjfNyoS0hGhUQRUFsbrlTvMaCvjkyiI0NWyGgdOIRG4BdarHiXjLUyykqj/",
-	"BX6dhcr4ib01n4NY0iB3ZK/itMmNfMN4Pw5owUVg8suSc1SO00QR8FnCPYPh49/qVDhpj4Fh8vw9FqM4",
-	"tcSFZ25HPLWrtjpF3at2CK2eP5ZJfTrJAauNRP7OKXxVPpYcD9XFbHFLWvGO67bdddnw4wivpd2ag8i6",
-	"wFFXWFzQkPbhmvJ+nao9d4U/sisracQPgPqVOgTQr9ReGghdcv8KEidZ2U43mkpdodvkCX5yjKm1jO2+",
-	"mYddfpuFyC+TQq/g0OOystlwbsEhSf2GhQq50ANbu2nCwWjz9rlP83jGLOs8a433OiL81c4xTY1XlLMe",
-	"KE3eXyTuQJuQTjG/uBZlHzhIqsE/00XHOufJ9lmvR4bUppTBFJFbX27Ptx+bgSMOQypHZWBw45oa0SGq",
-	"bN/mK5yx/Qn6yoM2P884lJp59GWbmEVUK1KtSK91EZzjRFqNiz5xIMC1HJEIJPGopoHoN10C3O4Ib3wj",
-	"qgdOnGLNz84pgXuQI+IwMTIWvcvG2CQQRnpkeFERxr0g9q2XecKm7xtwLs56m0uw+bXZ6Ma+X4JrZ3Tb",
-	"zW5hqvXGKh1Vu7n0i0ssN/f2Jn3EUq0/3ugs3ddoyuodrXWxxHbxqqByr14AD1X7mJNqKPzqS0w77kLq",
-	"PKs+CCw+G072QYrN5a+q0jekUfU+TBmRW7mfFUbsvjpUInQ2esl9bvWumuklkIF3QSB3PcF7YAh3+SEC",
-	"0ReVO9ubsmW77eZEROUhIklHarleS0pQWyO6ai/7MmPZbrvqjnFvIEVIHzXEcjvOj1Cx84T6T6AwOWbx",
-	"RgvXnunNKVXopERGj8UkVqCTJtgvRfKYJpgQYE5qpyI/L5FnCdliVp3kvmZiUGTqOq/LxsVMygOTZD2h",
-	"Op3IHlPlORE5JvVm2WU3mY1dwQLVQtPgLEkRPh2wj7+fZ/m8Z7S4ztJoLzAycxNO9J2YrGifl1IKWdHs",
-	"NPaxOR6ac4K1JbngrYOHByJBGQIueHEFyTwF58ChOcAPpeB9jFMc4oWYIL4gtCtie7YvTh1Y2nzPG+5H",
-	"e0flDXe77iLIvQvgYX7W0vVfWD5xerUVZgV/dEzkfI90gpxNyu/1XaesH7Ur8g/kiacmboJkSSvecd22",
-	"u6bLhgmE19HBnofIusBRV1j8TEPAsMh6XqejgXxKKFqXZDhggS2RY21rTb7cntvqQAEDRbqghwCcpBmG",
-	"0QZyOYZXU8bjFGN9umC9faWr9Ga5ph/jtx4IqS9WuMyxhNLrSg89rs2m9jgrf/R8RZeSeW0DR56S0slz",
-	"qoeyOl6oVgruu6T1Fdk4Y+xUN0226j3XbsNrsuwmkV5rc2Ydtt0YRdQVGlfCh1o9t0VtFwofdshtrjpk",
-	"L6B9vD6NuwFTA/BJzH2QthYfRnI3CQ2GdITTK6Y0cH3S5h2mruwQvzDfB94xg9gb9z6+jSGiR7JGZ0Eg",
-	"huB3mqTHgiAJmBgOmDeAe9wftLmtMEkGVBUVWaRmCHUeKy1CA+FrMAJbFcep28ZXVHsDI7xFrGc1rFKV",
-	"fpb3KPf94rdFc0OZv61ny48l1TNCK7Q3SAyhkOnkMRfTAxFrQsmASp94thDxwhhZ8AQX4aj4DVmaoQqy",
-	"HL1NAjv9HdK5PJOgLrPeJyc3mnKfSr9TamLDBO+A6ljCp3uQkvkw9xknFxwIjaJgNPZ4sy5vUe1OZmYQ",
-	"MpKq8EHoZOBLbpykV5FcW/QK1UD3Og7grRDBdwBeGQePh206yGMAOylGi0XZhESe1egWaPirYB7MHSxg",
-	"Sv/qgqdvqT29lRBKQnbPkxdHE+jqsoDpERGyq4jgSbXgss9ORcx99RnkLzTolYw51EDDaxHMJMGekMYa",
-	"QPGBmlHNL5C2CEuPSmOVrS4nhsclZbFWK0RpAclM00cOW5MAbs7UtnmwzpCnswTBVMD+JImVOWEZu6pu",
-	"mUye1LQiT29ZkZxhtQofxbc3zEq7HD5Jw/rf4J3OxrJ6hOovrp35oqyfQhBsLJSNhbKxUOppoazQHZrY",
-	"QDVzd614x3XbbpbHoGY3WxpCQu8pQ1FABA9GhHGiIvBYj3lWjpAtVPsUP71SJIQAgAhJqBOCNo5zu3IW",
-	"SBdLWrbiUi4ZhOt5cnJl1jKr4lINvGR3LAhuEBHrefycwnRSPE0spKxwymBev1vZJ6Xd9SeHrDn1Vzqy",
-	"fFdkvmLdNM5StVVUa4NCfUGwxkvbQsKo833lOJTWD6K6w2fNtPMMKGaddFJbWLh3lbVxR0cMbDrQPlBJ",
-	"uiLuD7BYnhmgG49INKAKyBaVoZDb1QsLLXMj/mxuwNVARBeOOmkQfOo1Tv42fy03SY+vvzdn+XAQERrz",
-	"RVDOhSZdcHiZ41vNKGy6AtCbg4OuR7sHraM9etA6PDiClrd/+EML9n7c//E19X84/vFg2QpAY36eGY8a",
-	"coCaxRIvvbDPcvcT6zfzl6d41E+/V6Dfb0yOq7J+HbHXSB2tcKd12ua67LEMwXW1P9Zihzns1xIGkvmf",
-	"hWKJvK1LJnkRxCEvmyJLDJfKiiWGtlC5makINh+c5vuUqGQfejQOzBTAW19uGkUpeVz6pP03RMVRJKQG",
-	"36lC1cSc7jQIOmjb2NfT9jdCNRHclvQGHodmfVS2zi5xjtbFJX5v5wTVunT/vfor1gtovbtuNBvMb72/",
-	"wFuu1vvbRrPxd9r698+NZuNOtP7jGl/Stz5/MP/Vrbfms4xb11/w/X/r9hfzX9m6Nd/fs9avHxvNxh+D",
-	"1rn77+1v9trIgCmzpZKFTelwzEz8FnMH1KuItlkXsUkNdsgZsbkFXin3VRIuIjhgFAF+6EugGpQmHXza",
-	"wHjf5l1u8wCUaU9t2vx/xDRIilCn41LPEzHXduLC0NwneNFVLSmvWclHyxDFV6eMExoEudgbIzuKr3Jn",
-	"2C/5DHnpbGeYXZpyD0qaZiqkQZBltK7eP4+uAnLLoyYX+mMPe5YeaBQFzF4dlxBDj3lIM7bWcSzNguI8",
-	"CC3y9OYYtHaF7p+QR0llFn1WD9E2vLzh5UleXtEBZkJg1MR4za1q9fuu4abXdIybRn4dTzITcFkjUGoL",
-	"EVRJT3Bwqe+ppOR5BLdRNqPXNGgmAYJv1zE8nP2BgGNaJTEK2ijRghRYXEtWHK5odIEZxA3gWhLqSaEU",
-	"6m8cUxUXuQ9SJJcAhE7zX85ahG1BtjDKPqIeqO2ieSdo0S0inaCZ7nc2XTp0rIVXx/BfZ25NzbtqRHo2",
-	"ZaPycffCmFm7fZJwuvvVbEs1rbGLRrWhZxxnC9mbDLHenenkeiSVGYtuwVBAFLv2DVkW/WKFSOEvKFZm",
-	"/HL118JfrOgp+sUKo8JfUDwVFu9HgVX0ixVhRb9YoVb4C4q5ol+s4Cv6xYrCwl9QOBb9YsVl0S9WgM74",
-	"5fa3xVZv7TTAfFZyD1eqMlRyHloVZwmJU8zhn8UFcxJ+Wvy4JeGvxS0TfivT0vLfwpYpPy5smfLn4pYJ",
-	"vy5smfLvwpYpPy8uK5rw9+KWCb8vrtWZ8P/Clqk8WNwykQ8LW6byYmHLVH6UaWnlSbWSofWXL1c0qpXP",
-	"LKRRJl08GgQi1qp6ALrtV2AdYkkBCX0muHKv7HpCmmlV+twu6e5ijM3ascbIdvnizXaEMs9xPCGkzzjV",
-	"RQB/xzyLlZYCrY1J3QfRlzQaMI/kepZ6nVeL2Jr8a5qSq1jyjVdII/PX7AeQ+GI3onpQGGfNDYY0u4eL",
-	"UsFOWWFjZ12657aRBN9gCL9D7lk2OYhLNv2Wend9fAb1PqnXU8brGAVUDUq7KEc49XJTaepp5tGgHNwI",
-	"Jt4iroJKGhaPT52z4yTToFYP4Rme0mbj4SoONIsCVuSd/k3IwCf/+q//Tt98h2nrU8KFDN1OH8hPZIiN",
-	"R+T//G+SG5T8G3m48WhA5a048/2Sjt18l+llfer1FOgx6Zysy6NJSF6JWUZPsvdRuvcHs/fR2N5H1fc+",
-	"WsPey3jIC6VEMQ+Mi/p5rwyLHx06Fp7NnjNFxHiUlJOL41Q9jucJ2poAd06/zrAo6nYRV2xUfIOXQfUw",
-	"S5zn+zuyTKrdNT53E2SJRBfP3HhYYscbZb5R5htl/jTKfEU30s5SqMmlxRWNVrfPGm1yTTftGXLreEPl",
-	"4LAGINQWAraEVL3sdLsmsuVTFoyaZAhwF4zwVX868Cu1nd5ZZ7Wv3MMqYSCkwVVamrDNTUtUGBcuJ9KE",
-	"UXbzibw53ttPs70rTcOo0DB7slDXnKmvRAgJANSyHgx4iJh8mj2OV1MsR+129Z+SnmUOGZEUfQlK3Ypz",
-	"h7wZtcRof3whlfMeYZG4eQjBBk+NEV2YhK04E8SZBOVgaLOvXRg26Jxabxdo0pdiWO5ENdv6jX6WtDDx",
-	"lQs8hIcIJAPuAemblrZw7gJxU2hOWYC7vtnMhThvTrLnFC07EhgjzEXxhA6Y3/0rxCnJ9jiJtcRpa1rw",
-	"vCCBsgS8ErHwJIz83JlzVWZ3xv31srlWu9+abXZdx40xZNfY4F7LsSOjhBpDIhPr9VHOGD2crIuIHqHp",
-	"oSQ5dNzTIIbx84YqPHCk43xxMnza5496PoVDoR2O05WQ8uOzJf2KwF9HuJ/xHNgzmKNJqpqpjUzJHXN5",
-	"kQklfXYP3CV6q15hTmZAmHUiYFxpGeNFx+S5IFN0T3zbPEt5J8tdpFZT7L70krE5/D7d9cFTYmdFZsAY",
-	"AdRE4qdrWvWea7fhNZk/k0ivo9ofg8naAFJXaGQPJOuVNwyXRTwq/Z3GM6zLzpRNG/6+91HoT0M+M3E8",
-	"lX04k7rKq9/yzfUAwhlm3zX0QCqiBaHk1jQjW53d+/1d7KJ2/zQq5WtnO4t2sznbDELSpyqPcwEOmV96",
-	"52VcCQUgz0Ng8nI0BWW2khw6FinQ3LvimgUZ5TmHfN8V8jdM9oKYbEUm2zgj104pr3zX9dvymkzVKcTX",
-	"2zpbh7E6ThX1hcdtcuNRN6WLtxk7q0tJZa9gsX5/cm079Q4h0Rtki7t8NRJogGlqjK7PNtdutBvbT23P",
-	"IgSS59Yzb7iN3aEGYshdFTqaAHDGJntCkm5A+Z2FsCJblPRgaHfmvhrQe0A92lx2j4/IUJNte4aKLKPo",
-	"kKxrak5ayn5WuZyWItlKM9SFYFZqJKRUWT8VsPp913DTazWP8sivuT2wPgMppYxaQsSGa58L3gMJLh9c",
-	"fbSJXZ0ZxC1v59sn8GTlvRVM3cRR0aOFWxkDmimUaBG1tNlkX4o4wgRG9pKWa8q4IkIPxiCgTglSZnb+",
-	"d5acCJlOrnSn1dYdFJR2usFsQYT5wDXrMXCZ/n0BxijUxBtQ3ockEVJEtTcw88cKCNN4zwjUJ6JHcmDG",
-	"bf1dmKVT7hOlhaT94kviRyhEsx2HigzMC9XgJLHXznqapvfnZUNtWOM7Yo1V2UtFXFhXdbguGNQWAOuy",
-	"H2cQxbOwmdZiSxZRTI2h80H0RS11qzYNA9EXO+S9UQoh7YMR24qEVN6hPgmEVCekG1DvjtwBRCTmVtz7",
-	"TdINYiAi1gHj0GxzCT6JJAupHDVJXwJwosAT3KdytENuzVx2POKJEPDBxNb1Tzs7zZ/Nv96af539tLOz",
-	"3bHRYUa7t3EyDuiM+9tek+z/fmq2fg9SEy3Im1aXaXL981tUIiHW4HdLj9gDBCoJNNMiAMxgTLqU+22+",
-	"RblmLRowqsAn4PdBkYAB6YIemoW7QVA1xRIfbxqda9e/vXTy/G98s+4JXjxe+pzdNMkp+sfcoJW6E0tW",
-	"NLso0AK+qqvZ+pSsRVbAWWQljEUeyVff+63798mAqzUMEy6vn05f/b5ruOn1GsE55NfcwFuj4ZtQRj0h",
-	"IrqrOymKLtzYJdRpuzfpQiok9f1tQDWhRAJmQbGmhmqiZhyan2wWdyGBKDpSqPXSJyYFj0ehGA4h5awH",
-	"Sr93KeKzAW3e4PHpCRfDU0K7aOAkSauo67Vl75a7gPaSQjDi3fj2GFwbe68v3xxevn19eXhw/PqHtz8W",
-	"uXSs9aLewoDxguCvG/szUcwYFunCXyUwIPcg8XVJFzwaAvFjIMMBC8AacGOb8gnl6Bw7JXvWGebFUgLP",
-	"O8CyRDami1njYmBOzqOWgIKmffCLzFQOQ5Az5xtQRQJB0Ww15MKCgKghMzaaFoRqCzFvAH4cuDcwdGy/",
-	"MyyEZPNFhH4NmjIO/q8W8kvULUhwZp/Cy3uQROKgqjxJ/zYA9HMiOFzxpYwW8C0+4rzYudk1hupgvDqB",
-	"hACogtbe4c7+XhGSzGkAuP7F5c+aINRfzloHr4+JuMdFpYt5pYjiNFIDoUmPBaBOsEaUseZJpx3v7R16",
-	"EdUD/AuI/UINKA7Vc2kwA7A/t9u80+YRSPyuSZQt/tAdYdoxy5YdnKSTdE645ers4/t3lze3O39Xgm/v",
-	"EEPEiobQ5tgen1/ZDoaLBlQNCD6TGzkEnRKf9dDH4rbhgk7MXjLibPO+ffOVNRYc7Bk5A7Td3smPvQNv",
-	"zzvu+q+9fX8P9noHsO+96R11f6CH/gHs9/boj9033g/+MbzuHdHD7gG2+7H3hv7QPfZeG1Kh2hjLjZPG",
-	"/+0G/dte60fa6v3+5/HR1/9VhMRssePYL+DS3Ohm2LPWu9//3D8uHjYtZXWmC2mVjxHokKpc8SvGsfhX",
-	"ElckXyXifuvL7fl2EskzLW1fKdKNWYDVsyAf/hrzOy6GE7m0qIaWZiGUeuHWF63pL0VoTJNIjxxrf202",
-	"7jMZMC0kMSGea9HEo+ju/f6u+6KDsstePuSwYHhvZ29v5/jwx4Pjw4VyKofNbDEpe4+jZZyBm4lkKSHi",
-	"HmnQTTwVhSEow0RSabLVHREWRkJqgiV7yqd/nJTCNTUCb4CqeiUm4gQipoQPZAtTz7Wop0kEkgl/G7MT",
-	"cWNakC0p4v4gGBHFHlpDgDsiKb8Do2O5L4bbNbhyB+7fsnBBZqCZQqAE0xu5Ro0ULw7M//Ll/UWiZ2y7",
-	"BLSnmOFGICRV00omkQK+XNYbrFe38v3NSCR0RUek6+Iny8SLFuetXj6nkM0fZJnHpg8683QH6/RO/XJp",
-	"odrJvWpOAJ1TMl3oCbdmy2FGB/VYEFgTKRPBRTOv2PU0kb8kw3xG42OUuMgnZVdfM3/wU8mdZxX6sBFR",
-	"TyiiKkF+I1dWKFdW5NXK5FatrLeV7rZeW12TS3sM0fU129fhyM6ooJZwGIjowm3nmxkS1coS8LdwK6mR",
-	"zdOLu5AiijCCz49tVdABkG48ItGAKih2lXlUQ1/Y+qQF09kfFz1WcnKZBLQLQVnT2BOqYNDPknlAGCeM",
-	"t9DD4EnwmS5bQbsvmf9ZKJZko6dB8KnXOPnbfCr9Od/r6++Txt21GKL/1RNBHJqVpYA1002+TLZJjoyR",
-	"xoVOGpuGc4yOjCRZhQz8HIbvl2h+sMxLZ8RWjlwmiGMC8hOUmmwrt+T8chYqZsemLztN0jfm/Urm6Ya3",
-	"N7xdkrfvGD8fSBHSWkV3YZySOTgpPQqA3FPJKNc2y6C6Y7wuCXfsVU+XKiAeQtGGnqHv6o5x91gYr0UV",
-	"oVEE3Cc03Q7qawczSjgMA8ZL+yd7cRBcA/fte4ZS5WYM2MH/lfkgyvYZUu2VrWfziLPkeExUbmvpEibX",
-	"X56w6xa5uJC2v/PgvA3hlifcVTkHxpijLqfBdFEr33X9trwu18gk4mvpFhiDyvpAUmd4fIB7qNmFSxz1",
-	"JfWB4GvJVHs1ScwD4dk7FT0wWippaOPBvFGtsiXOSOWCHvckfUtggK/IcCDUeA4bV8q/VDVnM8Z7DWFB",
-	"zEJyAaATWxIb75BfaRCDIox7QewD6Vxe/iNm9piZ0oQZ8uTk13d/7TRJ5+TkjLMQiw3Yj+8YZ2oA0n66",
-	"ETH3L3s98LSy39xKypU9+6V9/oMFwbmIuU663YronaR9++E9VxF4+oz7pl3n1JitNtG3IiEdoZFLZckL",
-	"nup6/RGqOsPAVAq4ygoaQV+7K9DlOfI7Nzk3zPc9Mt8KzcSUv+tmAqx6z7Xb8BoN4zzSa20HrsssTimi",
-	"ltCIzGLq5NhRZkVZ9XRrNe5UvmbILgUKo0vMJOeu0cnJueBGOcc0wDiTxCJdfR3xpwix7MVBUGEFpjnq",
-	"TBtUUqUoOaKiPO0bGM8k/qdPpmwJ5ymyKZdRxbl7htlZkVPUFIN9vLSyA+9MLq2bB7aYUcn6bxSfB6tX",
-	"9u7Wm6dnaPgNWy/B1qsyRxOpUSdbY5V7rdVG6+Zr/MTdodz5NMwan2XFFTUG3RIhF5XEQW70+bdUC07Y",
-	"Y4Ky5lTwnfutnh/BrFJI1s4pky5q5buu35bX5ZdZZLbVDyrrA0m94bFGAqk9bayLLGoLBVREt/bsM9uk",
-	"mPX99KutyQkmtoaRuMY0UxH1gPzrv/6bbLnb3TsY4edxKyFfgaNw2asS8TnA1ARXeMKtlb8Gz7Onaepl",
-	"FYJmniISXFpSwjQmQEjPvZ3neTzQQsI7oDqW4FeJPn6y+LWCFSyy/pBa6ubgW4JgvveTxHOmrRXJ3pR0",
-	"6yR4V7nXWm10TfZhHsl1tIxSWKwFEHWFghE204qiq0QQayBfrj+g04e79L5CknvmgyAuy1kIPqNkIJQ+",
-	"xTCYLqS3I9kL+YHWkTrZ3cXGO/c0EJJy3aIR2/FEuGufFqnd40M49g66x60j+gZab45/9FqH/pHXgsM3",
-	"h69fHxwcv35ztOskG/ME34lQn6e+mViyMo7+5dK7GZS4zHz59E87pCOZ0OcBA67dyJ3d3HdvYxb4HUIl",
-	"EJsyWBHRa/NOkmhATnad+MH17wlJPPxCpWkfTEOPnH1+v9Pm74xeV4QmMZI+8/GhlhuNbInAJxI8If2k",
-	"GJ4gHeB9xiGZm6RztDnm39rGZU8GaRZlBl8q7RzOcUF1gRX3Nk3/RfIZxU5I5z//8z//s3V11bq46Ljk",
-	"ImlGijQDxTj1Hewd7Lf291sHB7d7eyf4//9r5nJ+nZX362McgmSeS0xm3X5mbTSBytic+4XJEMfAXWiZ",
-	"jCdxm8i8kdUmcRSAhJh0IVv7xySOIpAeVUAG8EB98FhIA+KzPtNqcQ7LZfLC5cm0cEvFhD6HVFpqwKKI",
-	"8X5r/8fWrHRpzcYEixXIMMNuBlRFS92ZP+RMMpg1qOtQOOx90ZYflRAuTQOXywyXp95JUpuJhRl4LALF",
-	"NMTzHFykWVzPFZlVufxwdVCjv6ESq9VRzD3ZTYMtzCZUk6iBiGzBV0xRf1ecnXTJ8IlLHodJML+KvQGe",
-	"9XLxu1lMxS9A70edQobxoUfjQN/cMf5lVunyWrgN7lgQ3CAiKqxD5VNvlHrInSbrmH7EncZQOyPKlcyi",
-	"3Cj/LpCuiPsDXeqNNlJCaZvW0rtBUZFhO7vivO1mKLH8/n/LdZoDAmuPBpA8Vi+x64rRHZOEOXnQnqCH",
-	"8ZiO/NZzVJAAfrZQqZuLp4JcqVFg1/ORTJW8S2sWQXicr6MUmuFn2AiipxVEKzLmMkFXK3Nupbut11bX",
-	"5BMcQ3Qd3WEZNNYDinrDAe27GtoemOElNUBs/hdFthj34YHsJWUT8E2hfZhHuQfbaJi4F8VbNqBtH8uJ",
-	"uVJfSe6Yyjmw3QKe6OG7y+Z+y0DOCIqmkukRvjXN5TB1OiE70T2PlyhVg8nnPY56fCB5leq8zcaQBkFE",
-	"o5LpVEplds3Fj0/SwaSSz2Yf1+8JNc4NIx+3nF4gi6//aLK0kJihLp+PnKj+Ylw92fPRjUxYTias1PbN",
-	"ndjqZeysfNf12/JaLf85R/X6QWV9IKk5PFIvSU0yRfuqouPmLOkxw2uDDwcpC1u+GPKWYv2BxuJrMVdx",
-	"FGE1slLeK8rk21gqXXV5Y93meJZCoXTiZCu3oEC/YxJuC4sm2K0nNRADLM+rgfSYLPdkkgb6ZiB0P67q",
-	"Rzub6Dhnx1zwlrJty+3YpyHtwzXlfShvRFxknYpY0fBMdMtCcFUbSz4J6tmQO9N6ISwN0K+ED3PS5ChN",
-	"uU+lT2isRUg188qjyjS8Lgy1uBYx9xWJQLqC2yVzEmOdr7dxEIA+87xYUq/A6X4TSaD+KQnEEKRhqFBI",
-	"IBTbayg5U0j79A/G4Yb9ASUhLyEQ1K+OMRnzmwjAv4oDzaKAWStu0moMKMYBaWGPH6G4h9AIK2W6ltyU",
-	"o+nPYACIaYemZ9ov5IASgxsr8DNw0JLqwjCG4suQ38a7XVjL0hY1uQKfxWFncYXNlNImEFcI3ALWKkJe",
-	"MbUVAnF68xkf5rhsXDI2M5UyLdUmpfqEiPm9yJevwIvN2evGw6OEQcAXBfKsD0V4/iiwBC14EvSJq1pr",
-	"DiIdYgALSpMwVjopmT6yB2IMxEhK1Bsa6QaU37V5x0zUwpk6TdOHBsGIdM6iyBwnkrAJsvVvX64/bHd2",
-	"yG9O/gtuQ70oV45Xj/b2bKwXM4scALXJVTke6hrZNBlJ0Ij9B4waXw0IGO9hciuj56mHu3Y9JfR8e+EQ",
-	"yyAXHthnehB3MSTQNUn+O+0muAbqtwQPRrnIcrx7xBeq2tgPZlbm0YCogRDG7PjXP//f9IKKcrRPmExv",
-	"L81puM0RnomzIfMlNEk39n0GqklCGjlfgkeDQMTYGWt9qCYxqgU0s+KBgVTNNo9sRWtcXtNgl2s7NMpC",
-	"syiqyL/ffPpIGCf7b5x7QTVJFMSTpSUp99scv/JZr7f7r3/+T4coQYzV4qwmj3oDUKQH2hsQBBCWWvYG",
-	"hlp90gU9BOBjMYxqp83b/C9/ORfcLM5885e/4FfkEmkRF6dizwOlSFf4I0MdnT/bzoBsN06M+dkkbTQk",
-	"zcd//fN/vnZOHSmDlEIm/dqcTHS1pWGNFWuLwZpxsAv+2LA/h6AU7SflYhtfOwkGifvFVnzGvWoDkJ1s",
-	"+QWs5FEpR3m+IYVsg4udwTmnqeU0i3P+QjqJi6lDFATgaYWNXfje/huSWpcJ1m2t24hKGoLGiqnA49C9",
-	"pzDLCUAbWvYwkjQV3T60fHBRpp4Hkc7s6YAp88nAd7uJBbFoEHSI4MSjmgaib0aVItaGaoR0OLPLIdTs",
-	"zoNTzFyY2cI28Z3b6RQmzIyIZ3S2pX08LD9GzqxrDY8IppF1zvWkCLG9Q1MKkSynB7K3ra3atPAYMgW2",
-	"J/DWl5sdRNe59ZC0PqSgx8doFhZ2SHQcOjJm/GRiXoOhdFLTzAw7EBhey0cGeUb+mk3kl9HBJXQs/pLB",
-	"dTIM/mi/7o6MiW0YYqRhe5xMfkLUbDnEOKxsn+Rxkjkn7SFrq5Nzqp8QY/51tq3j0qx70nfp6M4BAlFC",
-	"tjpjPrjOdjOhnSzEOKmezvRpglkJyohSW4Y7pGP77fzrn/9zZvaSpFjf6lA++tTrGBmHntaDvb10BAuF",
-	"L7a4L/lHbDabsoBCqmZ9LiT4ZAuzwiaR0Aq4T+BBS5ryAtJAMvAnVBfqJ9v7/zFWcsdO9nbUwhJ6jvAd",
-	"6xpqNqihJKSBsbPAJ9hsiwtN3rSO8H/7B2QADy6qtolEYdhx20xteOFo78iNMoQgaOXH0VkUeVIy2Rdg",
-	"a2oM6D3kpJZFL02gi0yFeA2GRtJFEswB+dS2cxqJC8eZVr51cMPIFheGeaaK21E3CzxYIdEHrVwvspWc",
-	"KdwMWMsR+dD6jxMywF9fKZLTz5bjcC+3zo3ODQknQ9sqo+nWUHJ3rDnZOSF0BqGHVN4BioxCkseQk1zl",
-	"UiMpaLobIUlAvTuE4Li/AUPbzajOHO60G+1Gp5lKNVfFWIL5T1IHNQhymEoZIRM0efWK4gKFFxbyR3nF",
-	"OOn8tWWQ0kqi780StmgWzv3+YvuU0NzgCMGQPZgphiKvvJOFfLn+4IDlnmLYzZ+k/GJMBO2kiX3PYbpQ",
-	"RURk3TqWN4SxdJDtIgnGpJGglGG+ThdTo/b/YFHHXrV4A6GAG8nSOUPF07rknvANJsk/WjY/KkoMcKBy",
-	"dIumucWRAbzgfXJ5S/tN0nnfa30UHFpXVHuDDtZvV+Rw76hJOr9cnl10yFDIO6NHc6MaJsaln3+6vjlJ",
-	"53KQM7Pg6pRqGe0gRdA6CwIxbH2SrG8UwF+sOQEPkTBqtWOW0mkiqU1gCdtN6xhUkJ1Pn2/ff/p40zFg",
-	"6wWsP9BJrXksY2+4y4x5sHdEjOk4RHL7+fK2SczOmiTpj1s5Sy0WJGosoJ6EVJlDtUHbL7e3n3f3dx4s",
-	"4x4ZGwy1l5EFoa1eSTnZPyb/wd7isxNCrBmvyNHhfq4xtboJa/wfH2Hzo/1Dq8yM9Nf0DqWUacZA2drt",
-	"ClB5m1ETecIdMppJhSCsum8NQOD3EIgInLX5mfadxRGBiAL4y1+MlB2zwwgH8MFvko6RA7sDHQanxpKV",
-	"CvRPse613nS2T0hn12rdNk8YLmFwx8EJpxDpSotvN0ln1xeewo4s9zq1SSTWkLDK8hp84bU5cmxnV0TA",
-	"acR2/q4wY7CbJDVcuoxTOcKhrbGtHLEkH3f/NG2/7v6pxddOm28V2uV5zm6aNRiZgtB0tseYAlfbWAVn",
-	"ZHi1zdOlG5MNHToJQBCPdipjV0z9HlEm7WkHh9225ww8SvgkYHfgWMq+6jWkcpKwa1d2dq1AaBoutQfG",
-	"gHnAFeTOfFfvb6fOewagVljvCNnfdZ3UrmmblYdNjot4UkK5On7iy72COGns7+zt7JnODlmNk8bhzt7O",
-	"oX3cMsCD+K75Vx90sWd9nIaa1hJkGqu/pvqzWUxXVmkEjN/hpSIqS+Ep2zoFf9MZy1oyLz2IEhWBt9PA",
-	"hVu/xXu/cdL4GfQvIoTP9sluItFwGwd7e7O8mmm7Xez4tdk43Dta3Pij0FfCZz0GvunzuswE7zl6jYNL",
-	"w+Jjro/Gyd9+bzZUHIZUjhonjQ+UG7VAIrsXTfuqcfK3hvmoGr+bngmjzMVPjootMwRUGyGZJ+WTPHry",
-	"hXyd6WXE3r/+678JCo3cd1vUnbfxcG0H7uCZnkqr2MPtHTTvskSDVi5bCjASss2ByoBlzGU5Ygqt53av",
-	"DrOZtTvTd541Qawmqgd95+sljKMyE7yl/rXVX7ZLuWneiZivgvh+y8tap5rG7fBmThXNJ8+8HJ9Jqp9R",
-	"WeMxzlIjXkMkt2DcJxJCgQLGyfg0PIVJwjyzntQANT3bPFl9GsbiDH+d39qWI3ZD3fauDeOR8axq3cPK",
-	"ynZXC9EokI9oteIhyx3eMq+FM++2IubdgUwe/RqgbDftOc6szoq8NtcCbV10F1mbDGu0qbyvyW4+DsBa",
-	"5ym35ZXjCR7EDI+1ecd8bwt5a9FJ6g+O2cnNjCWBoYZyrRK5PJ8F31rVuxQnvpMizB6iLWx+Kyo03nD5",
-	"o7g8b1ElhJAzrRZyu9HcM9kbLUPDFhzVfrEtSKh2duauNO137AVeIDjs/F11To09fX7xcdvZnKrNJ4zM",
-	"HfIRwFfk3+k9vcHZT3N26IiGQSeJg0Me84UX40UUtf6pGXR/ITz1PVgUt8Z0N6eTAvN9BlIHQAM9+GMm",
-	"Xg9Q7jDnI4ykQJe39Q6p5ECmDGJpEOyQa8DS+2ONnWnAFOlRFpjDrzk8GRMSfcU99G9Qn3RpQLkH0gr0",
-	"zq45043+6BDGlQY6S2b9ghtYDnNSdGEVhh27B252HuEEGeDTxSfQt1tcAHzghGauE4XAsjqziadpgtls",
-	"iBpQd0qTEAXMo6ppYOzYwfVvc+QN24GOVOaFMD0SnyYXw1Pyeu+QbKW6VeKFznaOFlyfNkeMq2buKO4l",
-	"z+CEBPSwu3Ept+elZDN4GB83Q9t8yy5aaRYERGnaTyoYcxiaFjhgyND/gpsZMu0NtnfI2QQZKeC+0cGS",
-	"9nrMs1c/WqCrIA8jJVJvkPUoKYAcwPuCdKl3N4P6roH6zOB6/QRoeh2WkjhmkaO5FJtuYzHJ3u/v0r6Z",
-	"I0e142DB8DnbpKr1kGn3xdbAe/U5oCN8qDigknoa5JJGAS7WrHqNlsGyIicnZJQmFhN5S1mKANCipF0W",
-	"MIwPy5DpEDeBSBfWOxOfP4NObrWrYRPjcUtg8pE2HS4Oyzl9h4Zdiu+fwd6r0iTAYAZO3bX8XO5869os",
-	"z55LIcpMO3qWfOaASrbcUwxvQGWotnNoSBP7TWFiNwvfn4sQm0b3GyElyRf8LDEzSt63iJ6zZ/DbKtiZ",
-	"loGTxxsdS25NqbfZlMbMgaBnb0ONyWPrV9gm24XeywzedZWn2QpfjFDNUVE5qlmsMt86Eqwvil8Wdhfh",
-	"lfvBQq1p26xdQJtpn6VwtufMbgq3xQgoxVimZX05y6zuBbGWQ8Yc1HogIRR8kVF6njVbM4e5mZ+naZpB",
-	"l2zdsSAgXco5yCwU8syzB8LzINbeIG+zhkx5RWgqwYQJyOrKhsn6XgwjehlCZqA3C8TGOOz5vJg1vmUg",
-	"b0CvnymnlvA82XMi/p0oC8sESS5QfjaeyjDjFKhqy5ZTK305DFpACPPpACPqyvBq+gD+GzBpOvcz5U5c",
-	"v32ZYoPCJJXoNiUUX8C8UmQiw4ANal3g+8ljrxQHp1PUl3XTJb4gns3IYzG+JfX0Yla1rb4Bn5qJny2T",
-	"ItTIVpdqHQCJqFKgmtYXbgOV781facs8d0ZS9CUoDDKZxldJ5jRt68yZZn0vii0dQuYjOZYSuLfw4Jk1",
-	"Wzdb2pmf6cEzD7YZZ460SRk2c8CoLZu59b0cNssQUozeXFDwzIuTsdjgiYdetho5McOQLRdRbuM4ZS5+",
-	"2T43Ar/pnlvh++F7JmKVNsFQdBnz/DsuHNX8EFIftk/J6ySWJg2A8W0bpto85hKoj2+7hCSekDKOZgWL",
-	"fcANX7Beb6mYD9Pxuyeh4rhDjAmbQF0S05tFAOXILQlOnCC5MuHGlzbuVUgfpHsgteUiZzkMMeUO5TaC",
-	"1nbsgiJ9wXgfw322d8hNLoSRItEZMMQ6oRskJsMn+FZQ5Z++pg0x7zfS2k4awUvsMtp8XgTv6awIXjoV",
-	"ujkrptES6Lqid3/f8EIlXiiKwZ1L+TZNwlxD5vL+kUFXSyHxZxoCzvwsrRjGW/iEChLYFas6+3MJKwYh",
-	"UVcTJkXVi7FhxtA7G7sPxsSY+8pqwnRJHnNyGqmB0CSgIxFrstVJhLJ7E2mTIOzalB09Frh8He7nNu/Y",
-	"X+wrQ/vbjMZES8pVYGMxm6QTCE+C2p3ub5uPpUgAm8AAw2v7f7ColXvCrKkkVHoDdg87pJM8LbRGV8c9",
-	"c3VPvLH0GEbn2rc4tM1Dhi9ZPcqJAvCTeBj7pFvvkDOeDI65rqgP+NbSvSK0hh5Vd0bPCtm0L3FUmsaH",
-	"aZV7Wgy8rwed0/wrszuAyC7PCNR0IBJQpcmWEoTyUZu72mSiZ06O1qrVxOJcEU8obd+Pu4WqVySEUMhR",
-	"ExUuaniKAcaXXMvkHbiEfhxQiWBRRNmEHl37rrmZvDf2oc33jo+OzEhEDDnI1N75wtkDgUjYO7oQ+cuz",
-	"b8A1CwHDktNnDHYSm+egzfvoQk5+6440KAcU+2zcPtY28PZBsrFnGI46M6emscEHbZ6+80v0TidJr6C3",
-	"d0jnnHoDSF6Kn7gkGGZTLXwR2zkxVNETQSCGauwNYVoTsMQxwNnkdq9bNhQbn4lShelB2jyJdHdpFyDs",
-	"Ar4eU5jhEd++bhdZQ5eI6jOcdSmb3Q7wXQvMAhlnJUbCFvONEwTQ7p9ZTbbZlvmZIzXbp2MfHlE+Suct",
-	"IsSZRNjmIX1o0T78dLj/+vB4b2+vSVgYxtoc5jB3hqOrjPQthVkCs3YZ2aJmFR74bS6h5RJcuNeNNrlY",
-	"jl2s8HP8aZltO2/eZ0BIbPs23z8uqD94Os4WuScei97qWYLM1ayrZG1cZZXzlrMjXgA/nE2Z51X4oRfA",
-	"w1xT/Z1psGZD3cxpDL9naacbiNqHv/MvYky7Emb6UvBfk5We4OnFGOkpbuej1hjyxqaafwg2Z5wrbPUN",
-	"zsFm4mfJXrZwrgNbekjCz9Pw34W0Rlw5XFzm2n8jrGRLeN74ITAGyyqoKiEWp6FVZ1fG+EpfjLgsooUy",
-	"pFAe/XVH+stD9Rz8ApXzhbBpsG6pC/R5BoQZaJItKkNhXTUuv1eM74zHwkpc3uRxRJThsWXQsS7+Avpy",
-	"grsiBh5mHu5bjMxELD4L6+JN4nxzB9/MvXUN18xxubmfJePZ55TdFHhzzgF5fJRguBxk6sp3uSW+GPbL",
-	"I3wBvvGmYz7n2SZLwR4vSG7s+p4l68zMnJ5LC2FT+bbQK0oU+2Ps8OBSB9viEBNg3/3Tjjbbn9uxDTr2",
-	"gkdjhswtl54zl5t9m9A+ZbxovZh0+9R00APG+20OgXK51I9cwjToYxqnNG9yrGy+YmrvpbC85oxwnYQ0",
-	"Jjh/fBOf5iahtytsTm5pJ6kEEdmSci6zp+3TyBcBsTVobHZnA8G0KFXDh9bFJVYGebAXXI2T46PpiiJL",
-	"iZUb7H37Yg5H7g4M8wXZWK6eFTUJQuYTfEgjNYfK0xSANFAizchtbx85ldKWwMH7vaTORm4INZ0MwDDv",
-	"lZlzzabCFY2epZybrjOSPxUZQI6hsoRpcEWjupoEVzR6MaZAiGiYgUmbFXh2WlEpQtADiG2CP5uxHEvy",
-	"EVsW6oRELIKAccBkYtAkPQlqwEGpps3D7Up94Y9tHkf2/r3gonqL8Z5weYptsnesOphkJfdjlykLc7CJ",
-	"WEObawijgCZ5P21XlxWfyrQUiYsmub48u7i6nKHHrhwgionJ3U9i/VV40LtRQG2d8kznTKqUqQpCC0G5",
-	"863YP7eyMAXDvAxlIVP2Rm6e0XiVNFq3/LXzPk8ZnMFs7tOLpF0ZIWyb1lYQ2+W9HGGcomMugm0ZHXa/",
-	"4GD2KWu2Zi5LZ37OfEZEHn4lEVKC51Lg1JXr0gW+GL4TOZTMRXQU0BFIj0p/Put9xnbn2G7NvJdN/SyZ",
-	"z0KYeA50c1xTOVyU4LoMLHVlu2yFL+caIEN2GVxjDZZSboLMQ9Dxbd3YjzQEVwIHh8HacsV+AYuIWzvZ",
-	"N+FenPs5s69OgFcSp6UZGCFTbw7GJb40FtYOL/PwbSvP7nqCuwT5C3SobX+ea75uZpxcwfNkSVfx1xsD",
-	"ZGbm4K9z0VSGOydBVVsenVzoy+HUKTooQwaB6ItSfPoBG34bDjVzP2vexBLhgYNgOZyUZ0oDnZqzo1ni",
-	"i2PEFOnzcJ7kJpvHgTeuzZqZz077PJPjWoiRLYiYwrLT+KZyInvRVF4490U+T2DZVI7fCEdTK3j2iRxV",
-	"CsgqaKqWydGC6hkkcrQLfZF5HFWCo4VksBj19cb3C0NyCcRGko4WqETbZN0a0cz6PBUiwsvVHLNlORZk",
-	"2bQ9yhRYsVD5JgVWsqmfL1amCqzgtxWQU0YApnCqrRBMV/hyBGGG/VLYLonmWmP4ZSF3Plr1AMIFPtJb",
-	"22TNUhVnfa7h2uGiewnbpgQ3IRjqyk24uBfDTdqhYg5aXSDh7GBGEQRYKfeE0DRlXD6fSJN0ujELfJf5",
-	"w1YBx28uqIYOUazPaaAIJRyGbR5R7Q0wNxDHsqfTtfxnBBtmmUWqY931XTPenyyA3MV89nMl2uem+ki/",
-	"mZmJEg2mrOQtU0n2KpthRDUxI6XSLh3WVnfk0m/Z7JXbLp0U5omxWVLbHLPfqIFLMUnH8tOcTCTUzArn",
-	"Cw6zKszb1FudopL+HUzvZQBKpQtkLUq95DJGYfVf0cOsOQls2pwqkluyrZWHdGu6mhWSHnsAH3Nf2fV3",
-	"+sANVYJ/pjvJgGbZqohmjWT9NUujuDTVmnGeG+XeYjHmqXrueaKaS8HJg8d5Sv4312bNWt5O+yzVvIOq",
-	"5V2lqVZNogYisryCGaTu2JgPcerhqfti1zT0BlKEtAySbu4YP3et133UTad+nkfdO8aJA3TuqHvH+Hy1",
-	"XoCnEqbbJLZqeyZKV/hyDkYZIZTHfAkvVIbyb+SKSmZ+vuw55YiqxJ2lnVETmKozb74wh1RKBOWxXpYp",
-	"v5F5g0h8viaOtWMyjrTfVsBOJXasKydmK3wxrJhDfzlsl8VzvXH8wvBbfEAxHcCLJdMjRNAXBfKsjy9Q",
-	"//a7ga51cRSlWjDH1YHAABh5j2/1B0wRX3gxpnjYgp3+DqE2fD5LSI7jdYjgZKB1dLK7i7+bcU7e7L3Z",
-	"w1r7sQwaJ41dxK5b81TyYbNGRbaigGJKJ+INqKSeoY7tfL4MKQL7lp92WYD1AHeyBA9YdkwhwY2P/tZW",
-	"h2+OScZmeqQw41kLpOm8wM3xYPXm2NOTprsRbSYVtJvjWXKauaSoudVlDDi9wPMlSqkl3iMDFRiaheUm",
-	"y79Qmp7ut6kzsD34Jsfg3EAJbU0PcjX17D/XDR+LT/e5dCFVTYynahYF79htJRVZc0MmV/3To/6cJsnM",
-	"wcR8bgkejPKZGfMrxHRt04N9ng6JtqOmYZhjYLYheQUYTUtsYe/xchb5ZTDlFXS/pkOSz4Yxlj8j338s",
-	"Zcb0OLfFnlNcEzrt0sonif8pN3bqkiqC0uTLb0wXbhWHkPlRcu/Ap8f55fbqA4loH2z/CEQUwCnhghjJ",
-	"1UKxQDiAD34e7KZD4+vvX/+/AAAA//8=",
+	"7P37bhs5tjCKvwqh3wfEni35FsedttH4wbGd7uwdJ4HtdM8+4z5HVNWSxHEVWUOyLKsbAeav/QAbB/je",
+	"YL/I9ybzJAdcZF0klaQq2aWUE/UMui2J13Xn4uJaf7Y8EUaCA9eqdfxnawjUB4l/nnoeKHUmuJYiOA0C",
+	"Mfoo2YBx85sPypMs0kzw1nHr7OPVNekLSXpSjBRIQqNInRAajOhYke5fujutdkvCP2ImwW8daxlDu6W8",
+	"IYTUDAYPNIwCaB23/tJqt/Q4Mn8qLRkftL58aU8u5OIhEgp+yZY5u5QTEoBWE4shEqhPuhc3dNBtk+5f",
+	"O+dU086vIBUTvEso90nXTABcd95TPojpAEqv2ozaJpNjtsn0cIVbO6PeENzOCjZDNQ3EQJFuFPcC5rVJ",
+	"SB86dAA/vdzbaxOlaQCd0ZAF0JFwTwPmUw0/He11T0h3935/9z63v1uOX/ms398NqAalu9mwXHQ8s5Iu",
+	"2coGInAPckw0C+GEUPJy75AwRbwh0Gj7JD/cn30pwi+7f2rxpVuw1P1XL4/2zHpZGMaa9gLo7tzykrCt",
+	"tvFiGFtEXHBP+Oa7GTB3e7JLhCTdwR8s6pLREDjRQyA94Y9xyyKMJCgFPtnyhkIBJ70x6RqyjHQnGbdL",
+	"/tG5p0EMqm1ITweM9JlUmghOKNEMtk8I7SngGlmF+cA102NDZLmN8zhsHf+t1ZOtdsssp/X7gi2lpDWz",
+	"pZshkEB4NIB0Jy8U0fCgzYYYJ1sK7E+nn96RXN/tE1xdN3BD/0SDoNvGlvuviSd8sz1PhCHtKIiopBr8",
+	"snwCvPP5uhBFhnMc48zu5ZJy1gelybtzIvq4lAENgTjqzlDlmW8NLZZd0N6ri9cvL968unh5cPTqhzc/",
+	"Fq7NcPfsoq61FHxAHO0JaVfGjKAxtAJcU9OSbAH1hsSz+CKWUsiQKsK0ImLEt9u33AfJ7sHHpeP3vbEG",
+	"dexIxKOB/YLcAUS4W2U2atZFqCeFUgko1M4tvwbuE6ZJj3p3BtHdd/3OB8Ghc0m1N+wSLcgAtOXn8mx4",
+	"2+J794NL2Pvjj1e/hW9/Hf8cXzPN736Qt61CqP1K5XgWaqdOI0yzTlmETfUrmPlLu2WoMgTt1MNbKcIq",
+	"pJVSlUC+p9KSFNnaPyJDeKA+eCykAfHZgGm1bVZuVGIronrYarc4Dc16TJfViTCkD++BD/SwdXx0WATd",
+	"d+pTQMdGlJ4NqaSeBlkg1sycXRIwZUiNB2PcHx0YVU8oiQI6Bkk8yknEvLsT0u3TQEE3ayr0EKQiW/SW",
+	"S/CE9DPeM6SoUFJQwgXvRG45xEvWs71D3kNfExHrttMkOPXOLT/lY6OhNc6ujHLhYz00jAGBAiOgDvf2",
+	"CKeh+cpMqUeCWNFqKRYB/o8Y5DiDOCsASZFkNUBptVu412LhOl+qvrcS1VEKStM+g8BXx0Tw9PtMThpB",
+	"auQnAsrCwAllatSCB7fcygf8lv0Bfm5Q0gNPhKAI5UT0/g6eJncwBt/onvw0J8SJ8lve/dc//+fUzGe3",
+	"rbZ3yDn0aRxogrLXoCQF+7EVJSDvjY0UKEEocpeZcGxxf8tzaHLbU+BQQba6PnR8MPbU6fv33e02QbGW",
+	"mH1DqtpoWGkJVNtf1C1HHjMDIGGCT4YggWzNWl+GAEDhIl1LFUEQMD7YPsl9e8uTrw3hINlyMNyrgPs7",
+	"5LSAtOyylEg6pAKDDNg98FseCmkgagDPPbO4/3+qDn3onF/cxnt7B0fpd33ZeXvV3bYABSmFdGtnej69",
+	"BplZmBHp/5LQbx23/n+7mVG+63C5mwDmozwNAiTURHq985dKNkokaMo4+KmAKxZobcR+Du3zJFyYTV6f",
+	"nPtEB1CWHZmG0MHdGQURHUAhZ5KtqU0i6faFtOR5+undC5WZQN1ZNrJcbahoUnQZbXG4t3dsxCsdAFFD",
+	"MVK33CwhGe0pKQL3j4C6EY/UcVpU1HBa1Ij3zzHzi41ag+UXinz+/O68TV53DvF/+wcFCzfGzxSa52wl",
+	"NrOV28zRSzjyDnpHnUP6Gjqvj370Oi/9Q68DL1+/fPXq4ODo1evD5Rv8YiZTkeAK7EnbKMZ3GkLzwdmK",
+	"5k8aRQHz0JDc/buyyM1WRfn4Y791/LfFRIJjvxH+uPWlXaLlaRDYxr/jMicR8JE7+6FtgGsoycAMUDhb",
+	"xWYgPONC6LgDbgedCJ3Mi1C0Gtd7d673IXUIpMNal0An5xMoPfCkNyE5kHdyJ/JFQ02c3rNjWSd/1FzY",
+	"f+pkmhsiL/VKDJE2zx1YFnXDNjkzfVFbbPOl3Zp0cCzrlT/SISkheb1nStdF5Gbs8oRuWi8k9ovMZk3k",
+	"JvU0u0/F54YJNkxQlQneUP/KUksJLkjVzp8ttCpzNgJ58fDQ+etfXxgTlgtNVBxFQmrwT0isILF5qOyc",
+	"XrQJ2qxta7u0yb/++T/GwtBUx6p1fLi396WsvXGBiyhglZuMCcyCQhr0hQzBJ1tckM8KZOfUao2YpwtN",
+	"DaJ2rr1R6+bUFGY2y/aOAfub2PfHNWlIHLuU4MCWSzVkz7TaCIeNcKgsHAzhvId7COqkdJygPLlj83I0",
+	"TwLTdkP5G8pfnfJrMhAnJ6hI/SVNxRwPbAzGDWc8JWfUyRTV+KEKK2yYYMMET8QE3A+gNqPIDF6SBUzT",
+	"EsaQabYh9A2hr0botYn7ZPAKxF5a4JvGG4m/YYSnYYQzkBAKXpfLJxm+FCMkjZfKfc813BD8huBXJfia",
+	"ZH9++EpEX1L+J6S/0QAbhngihhBhBJoZMroGqgSvSxVMz1OOPaZ7LVcOWQ+isMuGKzZc8WiuqEtfFM2z",
+	"GmeU1SAz/LHRJRuueXKuuWEgr0HXr0zcRFV5xnWrpE40A0kUbKKyNqzxBKxRv0bJTbQie6ygUxIm2WiV",
+	"Des8FevgSg1J1qZO0hlKMkravoQCsU/SDF9sqH9D/Y+g/to0xsQMVTmgtI7I+GCjGzbc8XTcIamna1QM",
+	"ZvjSPGEal1IJpuGG4DcEvyrB16gLkuErEX0FLWCabzTAhiGeiCFiKYF7td1gu+HLMYNrvFwDuIYbgt8Q",
+	"/KoEX5cGyA1fiejLagDXfKMBNgzxNAxxzvr9ytJ/EUWbAS0ZzxLxKfFZv096oEcAHDOm5JMkqQ2dPpJO",
+	"G0pkBk5ykbzFJGITJNYXMqS6ddzqMU4xAUVBfoLZB56Okl4oojiN1FBoQhWhxEzQyaVI01QSKr0hu98I",
+	"RyS6c6YioZguzM7RpVpTbxgC1yekzwLgNISfblsS+r6hi9t4b++llyVbwc+wo6ncGfxx2yqdOWvJNNNJ",
+	"OtIJFqZEK8MLj6TvtwE8GCFakxmdDF/KokgaLzWj+wE8YKaSjdmwMRtWpfia7Oj88JWovqQdndL+xpDe",
+	"cMTTcMTPNISL+/pSJKXjl+KHtPVSNYAGONxv8iVtqP4xVF+TIpgYvxrll1QFGf1vdMGGK56OKy6FDxf/",
+	"iFkU0V5tz4JnJyrNI5PdyqmJUPhAIO20YY0NazyeNWrUHLMTrcgeVXTJFJNstMqGdZ6WdWrWJZVYpLze",
+	"2FD8huJXpfiaVURlxVBZHWx0wIYjnoYjgNYVx2+GLscFQJdH7kcMPKT7AdBN6P6G0lei9Lrkvhu6NLWX",
+	"lPcTNL+R+RtOeBpOeMc1SE4Dm9l6pYzczA1hC7+cEAlajklAXf0hl2b71VOl2Xb1evqUBeDbOjghKIXF",
+	"RuhYkdGQ6nZa2Yd5QJQ238cR5tF2yX+lX9ubtdwMpYRArv1SzWdzq/aw8YbdN+xeld1ztFaT/puaoSoH",
+	"lNSGeT7YKMMNdzwRdyCBXMdhSGX1KO7lhapyI8+LYr2xRbpyRSKwpyIjpodWq7E/kjM/k8TGpBEsKrsJ",
+	"cf1GQ1wvaVSTrXJJo1IS+pJGS22TkEYbobsRuisQd02miBu5LIGXND1CGm0sjg3xPxHxM2U+1CXd7ejl",
+	"GMC2XS7lbbsNsW+IfUVir0vaZ6NXIfiyUt+23kj+DTM8DTN8EPqtiLm/ms+VCzICGgluz4VxzHyy5/7p",
+	"FPwr+ccQalL7ePrF0wnWEzd0HBKqye79/q6dQ01USzx8vBv3gyAq9obugZBllXa6LiHxJSd6az8IfSl8",
+	"1mcwpxqyhEiCAq4RZFj92jeb7L7rdz4IDp1Lqr1hlzBFlGZB4F456xPCBekJf7xh0UaemR2LXAH1x6ux",
+	"CHr/+YC8/OHodO/w7OzHVz/+cPjD/pG7G9BCwgs1JcgNmUyzBdlSmg6wur7enrjQePkUnKCJNHssvMgY",
+	"75Cr7DJlilIfgXezjo+9vwPuvSbbMx2/lDJOWy+1P0XScqN0N0q3qtJNyawmG3Ri/GqEX9IOTcl/Y4lu",
+	"mOJpmOKT202OFzQ86N2hDoNJJphKuMHJLzeX718RX3hxCFzvlEmk4HqRyOi5LRygTT7fvO283m4TCdwH",
+	"CT4R3ANCuU88g0mfBOwOH1LJsTXaiLH9zBAv1C0XI07Mio32vuCDgKnhCfGppvbbLXyLayxDtW2aOA6x",
+	"fEG8oVDA2ySk8g58NKdvOdOKdAPKB902rqI7jf2uHY/oIdUJh93yb47HpjI17HYtNHa9IeUDUF3SjeJe",
+	"wLw24aKDqOqSLT2EMekLs+oCCbV9Qrq7vvDU1Fi7f/alCL/s/qnFl9y4IX3o0AH89HJvr02UpgF0RkMW",
+	"QEfCPQ2YTzX8dLRXOgnE9HILkzs0Q1okQ1yDF0umx51PImDeeBYt1/i3MuAZB6DapC+4VpZ7BOdGXQiu",
+	"iODBmBgYEz00pyEMozkhLKQDUIQGSthfh1pHyjEN8wRX24uB+7jkGNXkXAKTm3EEnY8IAFUgmIKRsZ+7",
+	"XCjO+v3SxOHaF9LEY2VsQMcgz6j0azK3swlKmR1Z8+XBttiUeFT6G+tiY12sTvk12dyTE1Sk/rLBtxkP",
+	"bOzuDWc8JWfcMF3bC+7cDBX4AtuXVQvaNN5Q/4b6H0H9tSqGdIaqHFBNNSAfbHTDhjueiDskhAzkmeB9",
+	"kMC92jTE9DzluGS613JtYXuYA6nrsuGKDVc8mivq0hxF86zGGWW1yAx/bHTJhmuelGvei4GoV4uYGapw",
+	"iWlfWnNooCEJxEBsWGDDAo9ggXpVRjJDVTaoqCZSZthoiQ2LPBWLiB482Xs3HG3RGzcJODRhitDAkO7W",
+	"EGigh39sEyFtSBTRwt5SkS38/Mf200ZA2eLsNalEO3gpMWCbLlWEtiT8hrU3rF2VtS2B1aT4ssErEHtJ",
+	"dWdJfqPjNozwRIxwx/jZUIqQ1iX10wnKMUPafLn0v2OceNh2Q/kbyl+d8utSAxMTVKT+suog44GNTthw",
+	"xtNxBuafqVEluPw2JXkCW5dTCJgGZ0P1G6pfmeprVAfp+NUov4oysGmgNrpgwxVPwxWRpHWVq8axy3GC",
+	"ablc/ptWGyLfEPlKRF6rxZNOUJ7cS9o8punG6NlQ/mMpvy6rZ2KCitRf1u7JeGBj+Gw44yk5o06mqMYP",
+	"VVhhwwQbJngaJsDXfjcrVdRbSNLZuItuxPOZXA1RCw4bmt3Q7GKavRlCWFdsOI5dSmhjy6XWuzatNoJ5",
+	"Q+QrEXlN1kk6dnlCL2mdILlvrJMNEzwNE7gPT2qZuDEXWSWOcLHanKPeDZF+m1nm3Qcj3p6Uyq5AU8bB",
+	"z42/ODLUNk/ITbUJhxEoTfpMKr2hvm+T+n7DVKM1mbJ28FIq3jZdaszazKgbRb5R5KsRek3mbDZ4BWIv",
+	"adC6hMMbi3bDCE/ICNd3rF6pbyaowAymeUnpjzEoG8rfUP7qlF+rGkgmqEj91dQBxmFtdMKGM56AM9J8",
+	"6pYufHWtqca/qe8zQ300+CRFBFIzUMvOnZ8jpSXQ8C2DwDdriya69mKp9JmILdf1hQypbh23fBH3glxe",
+	"UB6HPZCme59JuKIayjdX+k0cBKBPPS+W1ObuLNFTxvw6AvAv40CzKGAgS3b8Q4iwYqcv+dSYf5seIbfp",
+	"wmW181As3vLv6ZQ2dTWy5iCRdU+B1pn8wtQMT7aigI7xMs0bUkk9DXLbVstgWhEpAptgmPZYwMy8RipN",
+	"Ukj6k/nANIRL14YbO8VuyA1u51RKip+pUqA/UT0sSJxqYKn0JyG1pEwvhYJEYZJu7YYOCjKhYtlJ9gf4",
+	"RNOBskU3qCLdUwmUnNOQDqB7QngcBKQvpAWcLTUpYo19DFTSrU+uuN166ATJBDav6pd2ywxmoJ4kWp0G",
+	"wcQC56+3x8RA0mg4nk0qXTyvD/cQGOx9oCHMjpzUuSae8AGTN58QLlzuZjNQQfLqdstnylDRO2++KJtC",
+	"SK7HdUiDoFq34rVnUDHrLguQfhwEFamJqdN7yhB9b4W8AWubuMl6QgRAuW33hio4y2yWKRZMBkkpKeaB",
+	"8O4YHzhiGw1Bgq3DIWLpYZYPn2pMqA2kbzibbHk00rEERXrQFxLI3sudvUN8Az6HxiZW+Da3/Ss2GOq3",
+	"1HPatqj5JycszhKGmt3WWxoosHxC/NgaadAmXPBOKmquxT0lEjwhfdwKZiH3qJQMMKcyGVJFuEDxs53D",
+	"ZG4tdywI+gB+RdyZEVFoBUEJAxEF1ZXp8uX3mZokiTgwG5jYnd3YAgxkIj6OmT+ZXZn6/tHh4UvaOdzv",
+	"+R043D/s9I+o34FXr/2Dox/6h/DjqyIevBfMg/eMV93dr2m/2S3izYZp1FEQgKcJTkICxqE8hZaAw5R2",
+	"RaBMMvvkyqbF2LSAn5RIBdJmSolMSYEC4srrpEVsU8wjhSJjWj442mzn9Gkeq3MNhESP1mMnmGO8XRCG",
+	"kFFnNsxaASUVVu770iprVe3ylGpCBaJIhFvI7LeJ++ugTX6WwKkPbfI50CykGoiQ5BNVit3jbBmrJw0K",
+	"M6nnGQInX8IQOSAtI5VTq2/XSC1kK3CHqp9oEBwToN4wsynSqhSUu8It5A7GxroZJ0fh7WX0trSquJno",
+	"Bh506ykoqtJs3wbp1EYzq59EaqCqx51lDJC+veNMJWKveK6pxrbf0tml0s43h5TNIWX5IQXFz+acsjmn",
+	"NPOc4u5K5loRfcOTM2Ye1bScCra6Nyk7WlQE95ebm0/ENkAd0SYHe3sTdtXB3l66fMY1DAp8v26Gtl3a",
+	"3O3WuddGbTR/D7bafivYWcUGVqNgsRZANBoKV4n6qu+w8MIdCLbOYwiY0m3yjjPNqBayTdwtYgCyTa6B",
+	"a8Yh2C64t1holn/j/oxEoS8+PZbRcBMaLIPpQuqo/zS5AoHUcZysQmINdmF8PWr5dcJcfPrr7ZA+nMeS",
+	"FrP5NXiC+3gaLnGtHILP0rxxqSivYc0WFyVWNKL3UJI6RiOmyrWdQjqi3PZ2ExbhclpXhYw/DdinVpMf",
+	"tz2B3Dx+CqmNyTexVLr2WIpzpjTlXtn4CDUUehDzTxAEUCEOY1pzz47SnlpOIVACfW171g6WCiEjdYME",
+	"l1IEjjex79d10XJKemZ0suUCxsxJMcz5PzGVhVpixcxxiA1oCB3gA8aBYHsSUT3cIR8j+o8YntYt9pRG",
+	"ClO/MN8H/q7/QeiPIw7+7Mi2RRJDp7SQYE77HF1/wvQpds1YeJa2uhH1mICkSJzhI8bPTklOru8K+iAV",
+	"0YJQgu8iyVZ3935/F7uo3T+N0vzS3c78FHYjlhish4nDAt9EhrJZH80Pez8evaRHfufwVe+Hzuu+f9jx",
+	"jijtHB30DvZfvfph/xWlS28QCrV6AWbyUJiv6FPAz+WvGm3DcixWtx3YICatZAQ2khvneAQ2DPmkDFmT",
+	"Myvl94Z4L3A9de61URu12qy+QIA0+Ra1zFPVA4PiOV3k9KVGCJJ5RDOQJY9njbBohsyHEvJzSmSSc+jT",
+	"ONAotZACy15ozEraSkf5HApm1j5z0K9wtJ+U32skwbX7eJpGxJU0/oZaZ6m1TvWQt2iapSZq33Xztrym",
+	"e62lpmzzoLI+kDQbHmskkMbTxrrIorlQ4H59t57uJN3DSb6Bm0zT4+DrWeHwoCU9LwWWXJxkKJR2KFDL",
+	"z//FM0dShOKrzBwrOE0pE2N5HuZEBM6xudqte0NxHtJ1KN6FC17ULrowKnFLOIOfAsDN2dGCkKqDVuEW",
+	"llt/Bu51eiUnmPv7uIV+hACotMAiTi89wEf5IbZ6t4htVxhmw4OP5cHaziEJjzfKnKh1t83a6tqM6Ryi",
+	"m2tHrsecTqigiXA4o0Eg4tqyH6C56BMJA2ZzdVES0mjWsjY6tYzAd8t9nzTH/Zqxi83Wt8ayq/T8MI5A",
+	"Xi0Y8ROVwDUJaA+CcoNOoSS33Nnp2hkgFiCrThupGF81GEtPhvFqbwRn8Vuh/9Oj8n0OCjXg84OQocNR",
+	"yDgLaUQioXCWNuEiZJwGwZgwTv621yb7vx+T0GZTGRvc6SGk3ZixH16oWz5ivh7iA8EhsMFQEy3IADSJ",
+	"2ANe6p+JMIo1+IRqEgjqE81CIH0pwpxf+oUiIyED/5Z7QkifcfRRY4AATkqjFypZCgOp2tlv9AEUUSMa",
+	"RWYO69jGdMC+AHV8yx/IT3bsnTH5P/+bPGTpYci/kYdrjwZU3ohT32+Tcdr0wTQdTzQd55ru3PJT0ocR",
+	"kUAD4lnUKRIwIH+PlSbmE/Ot4x0BhfDp0yAgKjBACsZpGwvonVs+wxEPJcOyxqtEYT20TMdiStQwEHJ8",
+	"zvr9inqQ+n7RdcW1kIYAPn9+d65IJEEZiSm4JTR8HQUjkPn8zXNSuhToTG9I+aBo0ndmCDNBT+ghGQ2F",
+	"AqJAMkf+9zSIgfisj0EJjBPKE+HUJsouuDcmxmAv/SjzzK4F0wUWLFVCKO5Xgo8I/NXgM4V0i59sJRn4",
+	"CgkBTDteX+Cd5yY4toEelHOQRA3FiLsXgn2gOn1GSzmhHr7MpsQLYu0NKzvk6gvnz0JN9uGHfe/VK69z",
+	"+MMRdA4OqdfZO3r9QwcOX/f2foD+a/8lrBZqsviolmCrPmNg7Q6SrxM4XxrMNZ0S84hsyqHALanmHTdt",
+	"u2s6G08hvJGnwhxE1gWOxsIip+WrgQHjLdRc/a9F1LGBM/bxvtFDapnlsmXtO7PlMKISjLzFFtvV7KhK",
+	"AtNtpBA6IoxAM83u4Rqoqu0kg6UYKL8Dn4wY98UoyXvjaTS2jUWhjeWuQBszqi+kV/kGrydkko11KpaV",
+	"8jvifiVAJbeKbsS4sjYbU0Th9qfDWe23E/Gs5bhiGq5vcPYyqT+8rOuNOTwVh+f+uzCL14LkZkohWBgF",
+	"Ddy/YYUJQa4/ktdHe/vk883ZSYIlo2GJFwhlQ5Gz8wrV0DFnwkKLayA6M/NaEC7ZhQUS2XJ5f7cLd6A0",
+	"lbrqHkQE/NF7qMRu2TIzoE+AYQ6OMwJeatVMU1eN5s2MgGiKXJ/lsO8eAChi6jr+yUyIEjqi0gef0L42",
+	"n4jVakamG5m64kGvwvVokESKlnkGF9IgqDD23DtFs7WrFEXVfThOPAQu8nJiuOm7wGzRlWXBuszgIr5o",
+	"pAFYBKANdGahc8OeUHpMPV2l3t1Aipj7ZyIQBYmmXnfSlD/k6uc3p2QID5Op/PbcP0WGgVd+0BPiSxGh",
+	"bRdQpYkeiSyPnkJH1tXPbyan7rt/it+W3TNVGKF0weMwKcOb5pa7yMH73HU9Pn539fFDd2fR8EucYGX9",
+	"XwGVA6ggC43Mv5GM8kEA52LEV+z6OarQsaq81qwoc9keYYrE3FqCJyQQI5DmK/uH+brkUwIz/JNAf4o1",
+	"tc14nw6fI6UptCf03Z5ho0k9kSF3DuIKkVJCKDwnH+VG0jyRpKnkv93IlUfJldXvsJ+RFLmG+sJUAur7",
+	"9vxh1qZOCJ3wi9iz9wtFukUH765z3Vl/z1L300fcYIK6GT5afNQxiCqw+D6aUxX49p49oS6yhf6cvW2i",
+	"hXWQiSilsKpWKBp3j3UkTu9/8oG03Vs5SqgzBqYeYqgr4Pj5ktOcC5CvR1H1e4By1NvM89s16LVBobkg",
+	"WL8LZJIwnsFB30Fp/SBqLnwwb++TOkFmXaiS6bG9phF9LHaoyNY1JmNuk3MI4gdok08SQhaHbXLx4AWx",
+	"Yve20oGk20aV5QolvjAQSVdttJdTXu6mqtrzlvsl6eLnZIrPDi92H43NkjVkgyFG8618MHxFf+zDQfHp",
+	"7O8x8+BMTKSPT4nR/fwrDWIo/t3o4Tl6PCmHqW0k5Z49UYoRqPw9X26sgiCng6PXL/0fjjqHr/0fOq8P",
+	"6cvOIez92Dn68fWrH3487O8dHr5aLcgpIRu3g4mN5oEyA/5qqQVyzPkNBUxlLPeVU1bNskZd9D2fWp8L",
+	"8dVmXk1QePOUYv37buCm12ZITiO/4RbSekzHCcpoKkSMxVBfyLWbgGz1qNYBkIgq1XaFoIQkcG/+SFpt",
+	"YygVVoGCEZU+Md/eVc4nltW4WYYeM2lS76IpZl5fAlzh9q+9IfhxkOY3nI0nGrLoXbWXxaXU0uRNvp1k",
+	"7sIygJfRQwbidfrOnoTg1p897OuRbLX6VN8DbdZoKCTU3zDxX/OOm7bdsyGNdG2hIhkpqqJUgPngXM8u",
+	"ZJXoXLsTO0+ZoFymLiIWiMHE+Wb1xLzJAuZk75quHZBNns7UngDUQnRlwrEGdDkcVN96QkUFpl1kHWDF",
+	"knJpOmHX+9dPyWl16gW4ZB4kPhXX1uotwnj6hRdLCdwbn5DOfkpwEozaSiitxB2vhACfB9/gD9Mr6WLl",
+	"jm6bdG2IWNco2O6F0bDdfBx6zHEc8EtlU07mLA64TkvAtZPQ9lSpI0cl6r8HgeADRbQoMenMu+rcrqcW",
+	"1M4IZhGep7G4iL6fNj/vVAkR9SmW3pAqs/vfmB7++qmY/639U13u3EcJlZYgp4dolbBTtzTsnk7YLtza",
+	"QjCv7yicU/NNPvWt6xCc2ABNhsVVSv81cCENSxcvsRnenbMP/GJm1YXi+LchtUIwTi9Sjkn34h8xiyLD",
+	"I9d3jKOsMRI7+/oszaaLkjySdGz++BTQMcgzKn3z6YbpAMwfZ06v4N/JdYOR9jCy78AUCemY0CgCKgvj",
+	"tMoZ/9rK3uSWPXR1WyaBU4hQt8D66o4x3sGED4mKXeKfWKrwntjr8CmIJQ1yx9UqzofcyNeMD+KAFlw0",
+	"Jb+sOEflWDtkzU8S7hmMHv8OosIpcwIM02fPiTizmSUuPW864qm1Qt4Mpdbt2Kif1ldJWzhNzfVGhn7j",
+	"1FqXryDHD00xDdySat5x07a7Ljt5EuGNtA1zEFkXOJoKi3Ma0gFcUT6oq0JnT/hjO0tJQ3kI1K/UIYBB",
+	"pfbS7PaC+5eQOIjKdrrWVOoK3aZPvNNjzKxlYvftPOzy2yxEZJk0WwUHC5e5yYbkCg5JeigssMWFHtra",
+	"JlPONZvbqwRxmGWdZa3xrkGEv9o5Zkn/knLWB6XJu/PEFWaTVinmF9dQGwAHSTX4p7ro6OQ8sj7r98mI",
+	"2vQWmEZu6/PN2fZjMwjEYUjluAwMrl1TIwZEle3bnGZztj9FX3nQ5ueZhFI7j75sE/OIqiY1ifTaFCE4",
+	"SaTVuOgjBwJcyzGJQBKPahqIQdslvOyN8RYyonro3qRjrbruCYF7kGPiMDE21rnL2NYmEEZ6bHhREca9",
+	"IPath3XKPh8YcC7PcplLwvel3erFvl+Ca+d0281uE6r1xsz3Vbu5tG4rLDf3fiJ9iFCtP95MrNxXUq86",
+	"atxhboXtopu8cq9+AA9V+5hTZyj86ktMO+5C6qCqPggsP+dN90GKzeXfqdI3pFH1PkwZkVu5nxVG7L46",
+	"VCJ06HnJvWT1rprpFZCB9yAgdz3B+2AId/UhAjEQlTvbW6JVu+3mRETlISJJx2q1XitKUFvbtGovG5G/",
+	"ardddce4N5QipI8aYrUd50eo2HlK/SdQmB6zeKOFa8/05owqdFIio8diEivQSVPslyJ5QhNMCTAntVOR",
+	"n5fI84RsMatOc187MSgydZ3XZZNiJuWBabKeUp1OZE+o8pyInJB68+yy68zGrmCBaqFpcJqkEZ4N7sbf",
+	"z7Kcv3NaXGWpdpcYmbkJp/pOTVa0zwsphaxodhr72BwPzTnB2pJc8M7BwwORoAwBF7y0gWSegnPgCLgm",
+	"Iyn4AGPnRnjpJIgvCO2JWBOm56U+K22+5w33w73D8oa7XXcR5N4G8LA4g+LjLvieOD1UjZmDHx1zt9hT",
+	"nAD6m0sLvKYri/WjqaZze54QGnJ8T5ZU846btt01OfSnEN5EJ3YeIusCR1Nh8TMNAUP16r9+RiP0hFC0",
+	"4MhoyAJbqsLar5p8vjmzVToCBor0QI8AOEmzkKKd4fKQ1pOC/wRjVnpgPWqlq0tm+Wgf4xseCqnPa1zm",
+	"RNLZdaWQndRMM3ucl2N2sdJKSXYtQRNPSbXkOdUyqI+uq5VK+ibptibbY4I1mqZh6t5z4za8JotrGumN",
+	"NjPWYXNNUERToXEp/Prqh6PmCoUPO+QmVz2tH9ABXh3GvYCpIfgk5j5IW6sKI4XbhAYjOsaELIopDVwf",
+	"3/IuU5d2iF+Y7wPvmkHsbfMA30QQ0SdZo9MgECPwu23SZ0GQBAuMhswbwj1I0/OW2wpsZEhVUREyaoZQ",
+	"Z7HSIjTQugIjfFVxHLRtfEm1NzSCWMR6XsMaCqevUpy7EZ4gP5ZUzwkr0N4wMWpCppNHPEwPRawJJUMq",
+	"feLZAppLYz3BE1yE4+K3Q2lWHshyf7YJ7Ax2SPfiVIK6yHofH19ryn0q/W6piQ0TvAWqYwkf70FK5i4i",
+	"5z3F44IDoVEUjCce4NXxNtCuam7WFCNBCh/oTQdw5MZJehXJm2WvAg2kruIA3ggRNAxUMg4eD6d0kMcA",
+	"aVq8FYuYKUk5r9EN0PBXwTxYOFjAlP7VBefeUHvaKSEshOydJS9NpjRDjwVMj4mQPUUET6pcln0GKGLu",
+	"q08gf6FBv2QcnAYaXolgLjn1hTQaF9kaNZZaXEBoGZYelYYnX+o8FY+TEqxY2xSitIBkZukjh61pALfn",
+	"asE8WOfIuXlMPRMQPk1iZU4xxnapM3vDk5ov5OmtF5IzXuo4039946f0Ef2jNGz8Fd50bKyXR6jk4jpx",
+	"35VVUgiCjbWxsTY21kYzrY0a3YeJPdMw91DNO27adrO36DXe6mgICb2nDNk6rXauIvBYn3lWJpAtVOEU",
+	"P71QJIQAbAVwJ9BszN925Yx0Lu6wbOWT3ON81/P4+NKsZV7lkwZ4le5YEFwjEtbz6DWF6bSomVpIWUGT",
+	"wbze28UnpcP1J6prOCVXOkp8UyRbs86YZI/GKpC1QaG5IFjj5WMhYTT53m0SSusHUdPhs2baeQYUs046",
+	"aSws3Hu6Wly+EQObznAAVJKeiAdDbWvaA+nFYxINqQKyRWUo5Hb1oiCr3Ow+m5tcNRTRuaM0GgQf+63j",
+	"vy1ey3XS48vv7Xl+EkSExjf/lHOhSQ8cXhb4LzNqma3e8frgoOfR3kHncI8edF4eHELH23/5Qwf2ftz/",
+	"8RX1fzj68WDV6h0TvpQ5AfA5QM0j72+pKMdq/vz1m9+rUy/qjd8r0OJXJq26rFJHuA1SEzXutEnbXJed",
+	"lCG4qXbBWuwjh/1GwkAy/5NQLJG3dWSoFkEc8rLph8RopYxDYmQL7JqZivb53mmxj4mq9KFP48BMAbzz",
+	"+bpVlO7EpabZf01UHEVCavCdWlNtzBVNg6CLNod9mWp/I1QTwW35WuBxaNZHZef0AufonF/g93ZOUJ0L",
+	"99/Lv2JO8c7bq1a7xfzOu3O84em8u2m1W3+nnX//1Gq37kTnP67wlXLn03vzX915Yz7LuHP1Gd9Wd25+",
+	"Mf+VnRvz/T3r/Pqh1W79Meycuf/e/GavTAyYMhsnWdiMPsbMqm/wXXZ9BWPNHMQ+/t4hp8S+wX6h3FdJ",
+	"2IPggLfh+GEggWpQmnQxpJ3xgc0Be8sDUKY9tam1/xHTICm4mo5LPU/EXNuJC8M4n+BVTrWkomYlHyxx",
+	"F18BMk5oEORiSAxPF19JzrEr8pnE0tlOMdMt5R5UKeOdZdet3j+ProK71zxqciEs9kBl6YFGUcDsFWgJ",
+	"kfKYBxQTa53E0jwoLoLQMs9ojtlqLdD8hPxGKrPbs3pMtOHLDV9O82VNh4Qp5m+IgZhbVf37buCm13RU",
+	"mkV+E08LU3BZI1AaCxFUSU9woGjuaaHkOQG3UTaL0SxopgGC748xZJn9gYBjWiX389oo0YK0P1wneS2n",
+	"9bTRBVjx2w7gWhLqSaEU6m8cUxUXdA5SJJcAhE5z/s1bhG1BtjDyO6IeqO2ieado0S0inaCd7nc+XTp0",
+	"rIVXJ/DfZG5NzbtqRHo6Y6PyyWP/hFm7fZxwuvvVbEu1rbGLRrWhZxxnC9mbjLC+la0tjj2SqmpFt0Yo",
+	"IIrd54Ysi36xQqTwFxQrc365/GvhL1b0FP1ihVHhLyieCotbo8Aq+sWKsKJfrFAr/AXFXNEvVvAV/WJF",
+	"YeEvKByLfrHisugXK0Dn/HLz23Krt3EaYDEruccUVRkqOQ/VxVlC4hQL+Gd5wY+En5Y/uEj4a3nLhN/K",
+	"tLT8t7Rlyo9LW6b8ubxlwq9LW6b8u7Rlys/Lywgm/L28ZcLvy2vzJfy/tGUqD5a3TOTD0papvFjaMpUf",
+	"ZVpaeVKtRGDz5csljWrzf4U0yiSFR4NAxFpVD4q2/QosPUyJLmHABFfuFVdfSDOtSp9zJd1drKwRaVgj",
+	"Ybt8EVU7QpnnHp4Q0mec6iLD9C3zLIQ7CrQ25vEAxEDSaMg8kutZ6vVXI+JK8q81Sq5ixTdEIY3MX/Mf",
+	"2OGL0IjqYWG8MDcY0uwezksF+mRFSZ2l6J5zRhJ8gyH8rm+oftUEDy5Z7hvq3Q3wmc27pN5IGQ9iFFA1",
+	"LO1uHOPUq02lqaeZR4NycCOYCIm4ChBpeDc+pc2OhkyDqh/C8byC4w+XcaBZFLAiT/NvQgY++dd//Xf6",
+	"pjhMW58QLmTodvpAfiIjbDwm/+d/k9yg5N/Iw7VHAypvxKnvl3TS5rvMLutjv69AE+r74Lu6D8m6PJqE",
+	"o5WYZfwkex+ne38wex9P7H1cfe/jNey9jLe7UEoU88CkqF/0iq34UZtj4fnsOVdETEYVObk4SdWTeJ6i",
+	"rSlw5/TrHOugzguyYgPhK7xWaYaJ4TzS35CVUe0O8LmbEyskRXjmhsAKO94o5o1i3ijmp1HMNd0UO63f",
+	"kMuESxrVt88GbXJNN+AZcpt4c+TgsAYgNBYCtpxNfTa3HZ9s+ZQF4zYZAdwFY3w1TpICPS/UdnovnNXU",
+	"cY99hNmtBlfBZcrONi1R+J+7XDhTBtb1R/L6aG8/zYqtNA2jQiPryUJDc2a7EiEkAFCrehbgIWLyafY4",
+	"WaWtHOXa1X9MepY5MERSDCQodSPOHPLm1Ciig8mFVM53g8WnFiEEGzw1RnRh8q3iTAOnEpSDoc26dW7Y",
+	"oHtivVCgyUCKUbnT0XxLNvpZ0sKERy64Dx4ikAy4B2RgWtqCnEtER6FpZAHu+mYzF+K8Pc2eM7TsSGCC",
+	"MJfF7DlgPquXcTNS6nHSZ4VT0KwQ+Y6EwwrwSlj8SZjyuTNaXeZwxsnNsoXq3W/DNruuY8AEshtsCK/l",
+	"OJBRQoMhkYn1ehQtRs4mcxDRJzQ9LCSHgXsaxDB5DlCFB4F0nM9OHs/61VFnp3sqtI9xuhISe3K2pF8R",
+	"KOuG4SnPgTCDH5p9qp3aoZTcMZdzllAyYPfAXbKu6pWrZLaheVY340rLGC8Gpm3vTAE98U3rPKWaLHeZ",
+	"uksx9S2ViMzh6ulc508J6ZpU7QQyGyJV0zXVvefGbXhNJsY00puoWidgsjaANBUa2aO9+vI44RTEo9Lf",
+	"aT3D+shM2VTJ7/ofhP444nOTZVM5gFOpq7wqLd8ca7sXm1ZX0AepiBaEkhvTjGx1d+/3d205+N0/jXr4",
+	"0t3OIrBsDi2DkPQpxOPcXyPml955maN3AcjzEJi+5EtBma0kh45lyjD3brXGwJc8F5Bvu1L1hmG+I4ap",
+	"yZSaZMrGKcvad928La/JhJxBfLOtpnUYkZNU0Vx43CTe/joVKHrld+pLK2SvBbGOdnKVOBOznugAssVd",
+	"nhIJNMD0JEZvK5D34BOqyG3rtrX91HYmQiB5Zjv31tXYEGooRtxVxKIJAOdssi8k6QWU31kIK7JFSR9G",
+	"dmfuqyG9B9SJ7VX3+IjMJNm256i7MkoLSXQNZp6l0meVj2cl8qs0Q1OQX6vyTimseaK5/n03cNNrNVvy",
+	"yG+4nl6f4ZJSRiMhYkN7zwTvgwSX06sezWBnIl461c7XT47IynsEmLqOo6Jg9RsZA5oPlGgRdbTZ5ECK",
+	"OMKEMvbikGvKuCJCDycgoE4IUll2xnYWlgiZTq4ZZ1XQHRSUmbnG7C2E+cA16zNwmcp9AcZY08QbUj6A",
+	"JDFNRLU3NPPHCgjTeF8G1CeiT3Jgxm39XZilU+4TpYWkg+KLy0coN7Mdh4oMzEtV2jTh1mrVzNLu87Jt",
+	"NmT+DZF5XXZMEUc1VU2tCwaNBcC67Lo5RPEsbJm12HhFFNNg6LwXA1G7ntRAQxKIgdgh74yAD+kAjAhW",
+	"JKTyDnVDIKQ6Jr2AenfkDiAiMbei22+TXhADEbEOGIf2LZfgk0iykMpxmwwkACcKPMF9Ksc75MbMZccj",
+	"nggBg963rn7a2Wn/bP71xvzr9Kedne2ujT4ymvoWJ+OAzqu/7bXJ/u8nRmHdg9REC/K602OaXP38BhVC",
+	"iPWz3dIj9gCBSgKZtAgAM72SHuX+Ld+iXLMODRhV4BPwB6BIwID0QI/Mwt0gqGZiiY/pjP60699eOWH4",
+	"V74h9gQvHi99Xmya5JT2Y26PSt0HJSuaX6BkCY+sw5x8SjYhNXAJqYVJyCN55Fu/Pf42malegy3h2Obp",
+	"2vr33cBNr9c4zSG/4YbXGg3ShDKaCRHRq+8EJ3pwbZfQpO1epwupkMj0tyHVhBIJmGHCXjqqNmrGkfnJ",
+	"Zq4WEoiiY4VaL31aUPAAEIrhEFLO+qD0O5cWOxvQ5kqdnJ5wMTohtKeA6zQhEHW9tuy9ag8wRYZCMOK9",
+	"8PYEXFt7ry5ev7x48+ri5cHRqx/e/FjkarHWi3oDQ8YLgpiu7c9EMWNYpAt/kcCA3IPElwg98GgIxI+B",
+	"jIYsMG2ZmtyUTyhHp9UJ2bNOKi+WEnjeMZUlCTFdzBqXA3N6HrUCFDQdQMH2TwmHEci58w2pIoGgmKnE",
+	"kAsLAqJGzNhoWhCqLcS8Ifhx4N5L0In9zrEQks0XEfoVaMo4+L9ayK+Qqz3BmX2aLO9BEomDqvIk/dsQ",
+	"0P+I4HAFZzJawLfRiPNip2PPGKrDyYzsEgKgCjp7L3f294qQ5AmugetfXG6iKUL95bRz8OqIiHtcVLqY",
+	"F4ooTiM1FJr0WQDqGOviGGuedG/jvb2XXkT1EP8CYr9QQ4pD9V26wADsz7e3vHvLI5D4XZsom/C+N8aU",
+	"TpYtuzhJN+mccMvl6Yd3by+ub3b+rrBwviFiRUO45dgen+rYDoaLhlQNCT6PGjsEnRCf9dH34bbhAi7M",
+	"XjLivOUD+z4oayw42PNuBmi7veMf+wfennfU8195+/4e7PUPYN973T/s/UBf+gew39+jP/Zeez/4R/Cq",
+	"f0hf9g6w3Y/91/SH3pH3ypAK1cZYbh23/m836N/2Oj/STv/3P48Ov/yvIiRmi53EfgGX5kY3w5523v7+",
+	"5/5R8bBp+Z5TXUirfIJAR1TlCv4wjgWPkpga+SIR91ufb862kyiWWWn7QpFezAKsGAT5MM6Y33ExmspT",
+	"RDV0NAuh1GuogejMfilCY5pEeuxY+0u7dZ/JgFkhicnGXIs2HkV37/d33RddlF32UiCHBcN7O3t7O0cv",
+	"fzw4erlUTuWwmS0mZe9JtEwycDuRLCVE3CMNuqkngjACZZhIKk22emPCwkhITbBMSfnUetNSuKFG4DVQ",
+	"VV/SF04gYkr4QLYwRVeHeppEIJnwtzHzCzdmAtmSIh4MgzFR7KEzArgjkvI7MPqS+2K03YArauD+DQuX",
+	"ZF2Zy9AlGNjIKGokcnGw+OfP784TnWHbJaA9wewhAiGp2lbKiBTw5TKKYL2t2vc3J0nLJR2TnosDLBP3",
+	"WJyrd/V8LTY3i2UEm5rl1NNdrP8588uFhWo395o1AXROYfSgL9yacX2oT/osCKy5k4nToplrdiNN5ZPI",
+	"MJ/R+AQlLvMv2dXX6Kd9KhnyrEIFNuLmCcVNJchvZESNMqImb1MmgxplVdW622ZtdU2u5glEN9ecXoeD",
+	"OaOCRsJhKKJzt50aSs4vS6vO38CNpEbOzoLhXIoowug1P7bVBodAevGYREOqoNgd5VENA2HrHhZMZ39c",
+	"9hjGyVgS0B4EZU1WT6iCQT9J5gFhnDDewVO8J8Fnumxl3oFk/iehWJJNmwbBx37r+G+LcfJzvteX36cN",
+	"tSsxQh+nLdJvFpcA1kw3/YrVJp0xBhcXOmlsGi4wIDLyYhUyiHMYvVuh+cEqr2IRWzlymSKOKchPUWqy",
+	"rdyS88tZqmQdy307aWu+Mh9XMhs3fLrh05J8esf42VCKkNYW2YQxOuZwovQ4AHJPJaNc28xq6o7xpiRA",
+	"sdccPaqAeAgRG3aFvp47xt0jUbwSVIRGEXCf0HQ7qEddAQBKOIwCxkv78/pxEFwB922MfakyFgbk4P/K",
+	"fBBl+4yo9srWyXjEeW0yHii3tXQJ0+svT6R1RuAtpdNvPMhsQ4TlibCuw/QEoTfl9JQuqvZdN2/L63Il",
+	"TCO+kcfoCaisDyRNhsd7uIcaLxviaCCpDwRf1qWaqE1iHgjP3ifoodE4SUMbo+SNG5VVbk5qDfQ2J+k0",
+	"AgNIRUZDoSZziriS2qUqsZox3mkIC+7RE+e3Tmw8bLxDfqVBDIow7gWxD6R7cfGPmNmjXIpfM+Tx8a9v",
+	"/9ptk+7x8SlnISYxtx/fMs7UEKT9dC1i7l/0++BpZb+5kZQre75K+/wHC4IzEXOddLsR0VtJB/bDO64i",
+	"8PQp90277okxJ23SYUVCOkbjk8qSlxvVdfQj1G6GgZn0WpWVLYK+1qu81bnrGzcFN4z0LTJSjeZbyqtN",
+	"U81177lxG16jwZpHeqPts3WZqylFNBIakVlMXc4TZUbPqhhba26nsos9c4gXRjyYSc5co+PjM8GNoo1p",
+	"gLEPiaVYfz3fpwjh68dBUGEFpjnqPxvoUKU4MKKiPB0bGM8l5KdPIGsJ5ykyyJZRqzkf+/xMsClqisE+",
+	"WeLUgXcux9XpsSxmuq9QOPx5sG1lb2iz+XOO5t2w6AosWpeZmEiAJtkAde61URut0zf3kbuDr/MbmPme",
+	"ZSUHNQGpEmEAlVg7N/riG5olp9gJobdGjH7jfp7nh/w6hVfjnBjpomrfdfO2vC4/xjJzqnlQWR9Img2P",
+	"NRJI42ljXWTRWCigIrqxZ5L55sG872df60xPMLU1jPQ0ZpaKqAfkX//132TL3WzewRg/T1oJ+WoAhcuu",
+	"S8TnANMQXOHJszafCJ4ZT9J0syoEzTxFJLhUjIRpfFyeni27z9Ns10LCW6A6luBXiVR9spiqghUss+QQ",
+	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkkkf8+zLkVP3",
+	"UlkPgcRuGEIx642NwsccOZ7gWlJP56szTfTAlGVMH2P2on+//vjBxoe4t+QumsXfwcXKoCDnVk+JINZA",
+	"Pl+9R88RdzlbhST3zAdBXOqqEHxGyVAofYKxJz1Irz6y59VDrSN1vLuLjXfuaSAk5bpDI7bjiXDXvn9R",
+	"u0cv4cg76B11Dulr6Lw++tHrvPQPvQ68fP3y1auDg6NXrw93nRhmnuA7ERoSqYMnlqyMF3+1nF2Gfly6",
+	"tXxOnx3SlUzos4AB127k7m7uuzcxC/wuoRKIzQOriOjf8m7ySl1Od536wfXvC0k8/EKlOQNMQ4+cfnq3",
+	"c8uR1BShSZChz3x8TeRGI1si8IkET0g/qe4lSBf4gHFI5ibpHLcckypt47KnoxyLUjevlEsM5zinusB8",
+	"fJPmdCL5NFHHpPuf//mf/9m5vOycn3ddZoo0nUGavmCS+g72DvY7+/udg4Obvb1j/P//NXc5v85L5vQh",
+	"DkEyz2Wbsr5DW+3fQWVizv3CDHcT4C40oyYzc02lbcgKQTgKQEJMupCt/SMSRxFIjyogQ3igPngspAHx",
+	"2YBptTwx4SrJvvJkWrilYkJfQCodNWRRxPigs/9jZ14OrHZrisUKZJhhNwOqoqXuLB5yLhnMG9R1KBz2",
+	"vmjLj8ryleb2yqX7ylPvNKnNxcIcPBaBYhbieQ4uUoOuZ002YC7pVxN0/m+oxGo7A7o3omlUhFmQahM1",
+	"FJGtRok5xO+K00euGOdwweMwiWxXsTfEQ2YuADYLfvgF6P24W0j8PvRpHOjrO8Y/z6uR3Ajfwx0LgmtE",
+	"QoV1qHwOhlIvh9OsDbO2XxqE7AwiV2uIcqPIe0B6Ih4MdalHwUgJpY1pS7sGRUUW9fzS1rabocTy+/8t",
+	"12kBCKxtGUDyOrrEriuGYUwT5vQJf4oeJoMv8lvPUUEC+PkCok4/UQUZ0aBoqucjZSq5qNYsTtAn0ESJ",
+	"MsdZsREqTytUajKyMqHVKDOr1t02a6trcixOILqJPrUMGusBRbPhgLZazXYEpgdJjQmbPESRLcZ9eCB7",
+	"Sb55fCxnX5xR7sE2Ghnu2euWjTzbxzpMrkZSknikcsJht4Anemnt0mDfMJBzooqpZHqMjyhzSSadfM9O",
+	"Ws/jWUbVaOxFr34eH4ldpdxouzWiQRDRqGT+jlKpN3MB2NN0MK2ws9kndXVCjQvjsCetoGfOrus/MqzM",
+	"8HPU2PPh+erPmtWTvXHc8Pdq/F2rTZo7STXLCKl9183b8lot8gVH6OZBZX0gaTg8Uu9FDWl5fVXROXKa",
+	"9JjjGcEXcZSFHV+MeEexwVBjNamYqziKsLxSKQ8RZfJNLJWuuryJbgu8N6FQOnFklVtQoN8yCTeF2ebt",
+	"1pOibgHWG9VA+kyWewtIA309FHoQV/VVnU51XLBjLnhH2bblduzTkA7givIBlDcIzrNORWxl6D+6YSG4",
+	"MnQl39T0bWycab0Ulgbol8KHBXlZlKbcp9InNNYipJp55VFlGl4VhhlciZj7ikQgXQXhkkljsXDRmzgI",
+	"QJ96XiypV+DYvo4kUP+EBGIE0jBUKCQQiu01lJwppAP6B+Nwzf6AkpCXEAjqV8eYjPl1BOBfxoFmUcCs",
+	"RTZtAQYUY2C0sEeJUNxDCFwTZbqW3JSj6U9gAIh5bmZn2i/kgBKDG4vuE3DQkurCK/ziC4ffJrudWyvR",
+	"VoO4BJ/FYXd5ycCU0qYQVwjcAtYqQl4xtRUCcXbzGR/muGxSMrYzlTIr1aal+pSI+b3IX67Ai8056trD",
+	"Y4FBwGcF8nQARXj+ILCmJngS9LErw2kOFV1iAAtKkzBWOqkBPbaHWwxCSGpuGxrpBZTf3fKumaiDM3Xb",
+	"pg8NgjHpnkaRORokIQNk698+X73f7u6Q35z8F9yGOVGuHK8e7u3ZOCdmFjkEarNscjygtbJpMpKgEfsP",
+	"GLe+GBAw3sdsSub0QT3ctespoe9bp34sg1xo3IDpYdzDcDjXJPnv7JH/CqjfETwY50LA8X4Pn3hiqXUz",
+	"K/NoQNRQCA2S/Ouf/296CWSO/HoITKY3hOZke8sRnonjIPMLtEkv9n0Gqk1CGjm/gEeDQMTYGYskqDYx",
+	"qgU0s+KBgVTtW57UfzfLaxvscm2HRlloFkWVjU9knOy/dq4C1SZREE/XyqPcv+X4lc/6/d1//fN/ukQJ",
+	"YqwWF/XoUW8IivRBe0OCAMLasa6MfFp1PR+/p3Zu+S3/y1/OBDeLM9/85S/4FblAWsTFqdjzQCnSE/7Y",
+	"UEf3z1tnDN62jo0p2Sa3aBSaj//65/986Z44UgYphUz63XIy1dXWujQWqa1uacbBLvhjy/4cglJ0kNS/",
+	"bH3pJhgk7hdbwhb3qg1AdrLlF7CSR6Uc5/mGFLINLnYO55ykltM8zvkL6Sbuoi5REICnFTZ2oWv7r0lq",
+	"XSZYt8U7IyppCBpLQAKPQ/fwwSwnAG1o2cMoylR0+9DxwUVYeh5EOouHDZgynwx8t9tYSYgGQZcITjyq",
+	"aSAGZlQpYm2oRkiHM7scQs3uPDjBVHmZLWwjad1OZzBhZkQ8o+Ms7eNh3SZyat1kGOJrGllHW1+KENs7",
+	"NKUQyZJVIHvbYpFtC48RU2B7Au98vt5BdJ1Zb0fnfQp6fM1lYWGHRCegI2PGj6fmNRhKJzXNzLBDgaGl",
+	"fGyQZ+Sv2UR+GV1cQtfiLxlcJ8Pgj/br3tiY2IYhxhq2J8nkJ0TNlkOMw8r2cR4nmaPRBklvdXPO7mNi",
+	"zL/utnVCmnVP+yEd3TlAIErIVnfCn9bdbie0k4XXJuWgmT5JMCtBGVFq6wqHdGK/3X/9839OzV6SXNtb",
+	"XYz/7hoZh17Tg729dAQLhc+2Win5R2w2m7KAQqpmAy4k+GQLU4omUcAKuE/gQUua8gLSQDLwR1QX6ifb",
+	"+/8xVnLXTvZm3MHaY47wHesaajaooSSkgbGzwCfYbIsLTV53DvF/+wdkCA8uorSNRGHYcdtMbXjhcO/Q",
+	"jTKCIOjkx9FZBHVSA9YXYIseDOk95KSWRS9NoItMhXgNRkbSRRIUcH1i2zmNxIXjTCvfurhhZItzwzwz",
+	"VcGomwUerJAYgFauF9lKzhRuBiyCh3xofcEJGeCvLxTJ6WfLcbiXG+cS54aEk6FtqcV0ayi5u9ac7B4T",
+	"OofQQyrvAEVGIcljWEeufKORFDTdjZAkoN4dQnDyvQCGdZtRnTncvW3dtrrtVKq5sqwSzH+SYpBBkMNU",
+	"ygiZoMmrVxQXKLywMjnKK8ZJ968dg5ROEnlulrBFs1Dmd+fbJ1gNPhkcIRiyBzPFSOSVd7KQz1fvHbDc",
+	"MwS7+eOUX4yJoJ00sW8ZTBeqiIisi8byhjCWDrJdJMGYNBKUMszX7WEuzsEfLOraaxNvKBRwI1m6p6h4",
+	"OhfcE77BJPlHxybkRImRFpe3dIumucWRAbzgA3JxQwdt0n3X73wQHDqXVHvDLhakVuTl3mGbdH+5OD3v",
+	"kpGQd0aP5kY1TIxLP/t4dX2czuUgZ2bB1SnVMdpBiqBzGgRi1Pko2cAogL9YcwIeImHUatcspdtGUpvC",
+	"Erab1TGoILsfP928+/jhumvA1g/YYKiT4tlYl9twlxnzYO+QGNNxhOT288VNm5idtUnSH7dymlosufLo",
+	"LmzJHKoN2n65ufm0u7/zYBn30NhgqL2MLAht2T/Kyf4R+Q/2Bp9cEGLNeEUOX+7nGlOrm7Bo+dEhNj/c",
+	"f2mVmZH+mt6hlDLNGChbjFoBKm8zaiJPuENGOynhgmXErQEI/B4CEYGzNj/RgbM4IhBRAH/5i5GyE3YY",
+	"4QA++G3SNXJgd6jD4MRYslKB/inW/c7r7vYx6e5arXvLE4ZLq/z7+WrbyhWXB3+7Tbq7vvAUdmS5Z6Rt",
+	"IrGYgFWWV+AL75Yjx3Z3RQScRgwrp3fTV0ep4dJjnMoxDm2NbeWIJfm4+6dp+2X3Ty2+dG/5VqFdnufs",
+	"tlmDkSkITWd7TChwZSu4jw2v3vJ06cZkQ4dOAhDEo53K2BUzv0eUSXvawWG37TkDjxI+CdgdOJayz28N",
+	"qRwn7NqT3V0rENqGS+2BMWAecAW5M9/lu5uZ854BqBXWO0IOdl0ntWvaZnU1k+MinpRQrk6e+HIvAI5b",
+	"+zt7O3ums0NW67j1cmdv56V92DHEg/iu+dcAdLGXfJKG2tYSZHqyVHu7mK6s0ggYv8MLQlSWwlO2dQr+",
+	"tjOWtWReehAlKgJvp4ULt36Ld37ruPUz6F9ECJ/s29pEouE2Dvb25nk103a72PFLu/Vy73B54w9CXwqf",
+	"9Rmgz/1VmQnecfQaBxeGxSdcH63jv/3ebqk4DKkct45b7yk3aoFEdi+aDlTr+G8t81G1fjc9E0ZZiJ8c",
+	"FVtmCKg2QjJPyscTRfZzFVCd6WXE3r/+678JCo3cd1tJbXo8XNuBu3imp9Iq9nB7B827LIOelcuWAoyE",
+	"vOVAZcAy5rIcMYPWM7tXh9nM2p3rO8+aIFYT1YO+8/USxmGZCd5Q/8rqL9ul3DRvRczrIL7f8rLWqaZJ",
+	"O7ydU0WLyTMvx+eS6idU1niMs9SI1xDJK1buEwmhQAHjZHwaasIkYZ5ZT2qAmp63PFl9GpLiDH+d39qW",
+	"I3ZD3fatLMb84lnVuoeVle2uWJ1RIB/QasVDlju8ZV4LZ95tRcy7A5k8eDVA2W7bc5xZnRV5t1wLtHXR",
+	"XWRtMiy8pfK+Jrv5OABrnafclleOx3gQMzx2y7vme1sBWYtuUiBuwk5uZywJDDWUa5XI5cUs+Maq3pU4",
+	"8a0UYfYIa2nzG1Gh8YbLH8XleYsqIYScabWU243mnsveaBkatuCo9ottQUK1szN3pWm/Yy/wAsFh5++q",
+	"e2Ls6bPzD9vO5lS3fMrI3CEfAHxF/p3e02uc/SRnh45pGHSTmDbkMV94MV5EUeufmkP358JT34JFcWNM",
+	"d3M6KTDf5yB1CDTQwz/m4vUA5Q5zPsJICnR5W++QSg5kyiCWBsEOuQKsWT7R2JkGTJE+ZYE5/JrDkzEh",
+	"0VfcR/8G9UmPBpR7IK1A7+6aM934jy5hXGmg82TWL7iB1TAnRQ/qMOzYPXCz8wgnyACfLj6Bvt3iEuAD",
+	"JzRznSgEltWZbTxNE0w7Q9SQulOahChgHlVtA2PHDq7/LUfesB3oWGVeCNMj8WlyMTohr/Zekq1Ut0q8",
+	"0NnO0YLrc8sR46qdO4p7yVMzIQE97G5cyu15KdkMHsYnzdBbvmUXrTQLAqI0HSQlZjmMTAscMGTof8HN",
+	"jJj2hts75HSKjBRw3+hgSft95tmrHy3QVZCHkRKpN8h6lBRADuADQXrUu5tDfVdAfWZwvX4CNL1elpI4",
+	"ZpHjhRSbbmM5yd7v79KBmSNHtZNgwVA426Sq9ZBp9+XWwDv1KaBjfAw4pJJ6GuSKRgEu1qx6jZbBqiIn",
+	"J2SUJhYTeUtZigDQoqQ9FjCMD8uQ6RA3hUgXojsXnz+DTm61q2ETY2tLYPKRNh0uDusHfYOGXYrvn8He",
+	"q9IkwGAOTt21/ELufOParM6eKyHKTDt+lnzmgEq23LMKb0hlqLZzaEgz8M1gYjcLxV+IEJuH9ishJUm4",
+	"+ywxM07eqoi+s2fw2yrYmZWB08cbHUtuTak32ZTGzIGgb29DjcljCzPYJtuF3ssM3k2Vp9kKvxuhmqOi",
+	"clSzXGW+cSTYXBR/X9hdhlfuB0u1pm2zdgFtpn2WwtmeM3sp3JYjoBRjmZbN5Syzuu+ItRwyFqDWAwmh",
+	"4MuM0rOs2Zo5zM38PE3TDLpk644FAelRzkFmoZCnnj0QngWx9oZ5mzVkyitCUwkmTEDWVDZM1vfdMKKX",
+	"IWQOerNAbIzDXsyLWeMbBvIa9PqZcmYJz5M9p+LfibKwTJDkAuXn46kMM86AqrFsObPS74dBCwhhMR1g",
+	"RF0ZXk0fs38FJk3nfqbcieu3L1NsUJikEt2mrkL+C0WmsgXYoNYlvp889kpxcDpFc1k3XeJ3xLMZeSzH",
+	"t6SeXs6qttVX4FMz8bNlUoQa2epRrQMgEVUKVNv6wm2g8r35K22Z585IioEEhUEms/gqyZymbZM506zv",
+	"u2JLh5DFSI6lBO4tPXhmzdbNlnbmZ3rwzINtzpkjbVKGzRwwGstmbn3fD5tlCClGby4oeO7FyURs8NRD",
+	"L1tmm5hhyJaLKLdxnDIXv2yfG4Hfds+t8P3wPROxSptgKLqMef4dF45qfgipD9sn5FUSS5MGwPi2DVO3",
+	"POYSqI9vu4QknpAyjuYFi73HDZ+zfn+lmA/T8ZsnoeK4Q4wJm0JdEtObRQDlyC0JTpwiuTLhxhc27lVI",
+	"H6R7ILXlImc5jLBkDuU2gtZ27IEiA8H4AMN9tnfIdS6EkSLRGTDEOqEbJCbDJ/hWUOWfvqYNMbc20tpO",
+	"GsFL7DJu+aII3pN5Ebx0JnRzXkyjJdB1Re/+vuGFSrxQFIO7kPJtmoSFhszF/SODrlZC4s80BJz5WVox",
+	"jHfwCRUksCtWdfbnElYMQqKpJkyKqu/GhplA73zsPhgTY+ErqynTJXnMyWmkhkKTgI5FrMlWNxHK7k2k",
+	"TYKwa1N29Fng8nW4n2951/5iXxna3+Y0JlpSrgIbi9km3UB4EtTubH/bfCJFAtgEBhheO/iDRZ3cE2ZN",
+	"JaHSG7J72CHd5GmhNbq67pmre+KNZbcwOte+xaG3PGT4ktWjnCgAP4mHsU+69Q455cngmOuK+oBvLd0r",
+	"QmvoUXVn9KyQbfsSR6VpfJhWuafFwAd62D3JvzK7A4js8oxATQciAVWabClBKB/fcleXS/TNydFatZpY",
+	"nCviCaXt+3G3UPWChBAKOW6jwkUNTzHA+IJrmbwDlzCIAyoRLIoom9CjZ981t5P3xj7c8r2jw0MzEhEj",
+	"DjK1dz5z9kAgEvaOLkT+8uwbcM1CwLDk9BmDncTmObjlA3QhJ7/1xhqUA4p9Nm4faxt4+yDZxDMMR52Z",
+	"U9PY4MNbnr7zS/RON0mvoLd3SPeMekNIXoofuyQYZlMdfBHbPTZU0RdBIEZq4g1hWg+vxDHA2eR2r1s2",
+	"FBufiVKF6UFueRLp7tIuQNgDfD2mMFsjvn3dLrKGLhDVpzjrSja7HeCbFpgFMs5KjIQtFhsnCKDdP7N6",
+	"ZPMt81NHarZP1z48onyczltEiHOJ8JaH9KFDB/DTy/1XL4/29vbahIVhrM1hDnNnOLrKSN9SmCUwa5eR",
+	"LWpW4YF/yyV0XIIL97rRJhfLsYsVfo4/LbNt5837DAiJbX/L948Kau+dTLJF7onHsrd6liBz9doqWRuX",
+	"WdW41eyI74AfTmfM8yr80A/gYaGp/tY0WLOhbuY0ht+ztNMNRO3D38UXMaZdCTN9JfivyUpP8PTdGOkp",
+	"bhej1hjyxqZafAg2Z5xLbPUVzsFm4mfJXrZorANbekjCz7Pw34W0Dls5XFzk2n8lrGRLeN74ITAByyqo",
+	"KiEWZ6HVZFfG5Eq/G3FZRAtlSKE8+puO9O8P1QvwC1QuFsKmwbqlLtDnGRBmoEm2qAyFddW4/F4xvjOe",
+	"CCtxeZMnEVGGx1ZBx7r4C+j3E9wVMfAw8/DAYmQuYvFZWA9vEhebO/hm7o1ruGaOy839LBnPPqfspcBb",
+	"cA7I46MEw+Ug01S+yy3xu2G/PMKX4BtvOhZznm2yEuzxguTaru9Zss7czOm5tBA2lW8HvaJEsT8mDg8u",
+	"dbAtDjEF9t0/7Wjz/bld26BrL3g0Zsjccuk5c7nZtwkdUMaL1otJt09MBz1kfHDLIVAul/qhS5gGA0zj",
+	"lOZNjpXNV0ztvRSWvZwTrpOQxhTnT27i48Ik9HaF7ekt7SSVICJbHs5l9rR9WvkiILYGjc3ubCCYFphq",
+	"+dA5v8DKIA/2gqt1fHQ4W1FkJbFyjb1vvpvDkbsDw3xBNparb0VNgpDFBB/SSC2g8jQFIA2USDNy29tH",
+	"TqW0JXDwfi+ps5EbQs0mAzDMe2nmXLOpcEmjZynnZuuM5E9FBpATqCxhGlzSqKkmwSWNvhtTIEQ0zMGk",
+	"zQo8P62oFCHoIcQ2wZ/NWI7l9YgtC3VMIhZBwDhgMjFok74ENeSgVNvm4XalvvDHWx5H9v694KJ6i/G+",
+	"cHmKbbJ3rCCYZCX3Y5cpC3OwiVjDLdcQRgFN8n7ari4rPpVpKRIXTXJ1cXp+eTFHj106QBQTk7ufxFqq",
+	"8KB3o4DaWuCZzplWKTMVhJaCcudrsX9uZWEKhkUZykKm7I3cIqPxMmm0bvlr532eMjiD2cKnF0m7MkLY",
+	"Nm2sILbL+36EcYqOhQi2ZXTY/ZKD2ces2Zq5LJ35OfMZEXn4lURICZ5LgdNUrksX+N3wncihZCGio4CO",
+	"QXpU+otZ7xO2O8N2a+a9bOpnyXwWwsRzoFvgmsrhogTXZWBpKttlK/x+rgEyZJfBNdZgKeUmyDwEXd/W",
+	"jf1AQ3AlcHAYrC1X7BewiLixk30V7sW5nzP76gR4JXFamoERMs3mYFzi98bC2uFlEb5t5dldT3CXIH+J",
+	"DrXtz3LN182M0yt4nizpKv56E4DMzBz8dSGaynDnNKgay6PTC/1+OHWGDsqQQSAGohSfvseGX4dDzdzP",
+	"mjexRHjgIFgOJ+WZ0kCn4exolvjdMWKK9EU4T3KTLeLAa9dmzcxnp32eyXEtxMgWRExh2Wl8UzmVvWgm",
+	"L5z7Ip8nsGwqx6+Eo5kVPPtEjioFZBU0VcvkaEH1DBI52oV+l3kcVYKjpWSwHPXNxvd3huQSiI0kHS9R",
+	"ibbJujWimfV5KkSEl6s5ZstyLMmyaXuUKbBiofJVCqxkUz9frMwUWMFvKyCnjABM4dRYIZiu8PsRhBn2",
+	"S2G7JJobjeHvC7mL0aqHEC7xkd7YJmuWqjjrcw3XDpfdS9g2JbgJwdBUbsLFfTfcpB0qFqDVBRLOD2YU",
+	"QYCVco8JTVPG5fOJtEm3F7PAd5k/bBVw/OacaugSxQacBopQwmF0yyOqvSHmBuJY9nS2lv+cYMMss0h1",
+	"rLu+a8b7kwWQu5jPQa5E+8JUH+k3czNRosGUlbxlKsleZTOMqDZmpFTapcPa6o1d+i2bvXLbpZPCPDE2",
+	"S+otx+w3auhSTNKJ/DTHUwk1s8L5gsO8CvM29Va3qKR/F9N7GYBS6QJZi1IvuYxRWP1X9DFrTgKbW04V",
+	"yS3Z1spDujVdzQpJnz2Aj7mv7Pq7A+CGKsE/1d1kQLNsVUSzRrL+mqVRXJlqzTjPjXJvsBjzTD33PFEt",
+	"pODkweMiJf+ba7NmLW+nfZZq3kHV8q7SVKs2UUMRWV7BDFJ3bMKHOPPw1H2xaxp6QylCWgZJ13eMn7nW",
+	"6z7qplM/z6PuHePEATp31L1jfLFaL8BTCdNtGluNPROlK/x+DkYZIZTHfAkvVIbyr+SKSmZ+vuw544iq",
+	"xJ2lnVFTmGoyb35nDqmUCMpjvSxTfiXzBpH4fE0ca8dkHGm/rYCdSuzYVE7MVvjdsGIO/eWwXRbPzcbx",
+	"d4bf4gOK6QBeLJkeI4I+K5CnA3yB+rffDXSti6Mo1YI5rg4FBsDIe3yrP2SK+MKLMcXDFuwMdgi14fNZ",
+	"QnIcr0sEJ0Oto+PdXfzdjHP8eu/1Htbaj2XQOm7tInbdmmeSD5s1KrIVBRRTOhFvSCX1DHVs5/NlSBHY",
+	"t/y0xwKsB7iTJXjAsmMKCW5y9De2Onx7QjK20yOFGc9aIG3nBW5PBqu3J56etN2NaDupoN2ezJLTziVF",
+	"za0uY8DZBZ6tUEot8R4ZqMDILCw3Wf6F0ux0v82cge3BNzkG5wZKaGt2kMuZZ/+5bvhYfLbPhQupamM8",
+	"VbsoeMduK6nImhsyueqfHfXnNElmDibmc0fwYJzPzJhfIaZrmx3s02xItB01DcOcALMNySvAaFpiC3tP",
+	"lrPIL4Mpr6D7FR2RfDaMifwZ+f4TKTNmx7kp9pzimtBpl1Y+SfxPubFTl1QRlKZffmO6cKs4hMyPknsH",
+	"PjvOLzeX70lEB2D7RyCiAE4IF8RIrg6KBcIBfPDzYDcdWl9+//L/BQAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
