@@ -465,6 +465,12 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	// The fields the contract does not name are known only to validation.
+	if snap, lerr := catalog.LoadFiles(files); lerr == nil {
+		if val, verr := catalog.Validate(snap); verr == nil {
+			rendered.Unknown = val.Unknown
+		}
+	}
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil
 }

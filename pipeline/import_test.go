@@ -259,7 +259,10 @@ func TestImportAllCaptures(t *testing.T) {
 // TestUnknownFieldsAreDiffed: a change of a field openapi.yaml does not
 // describe, at the top of an item or nested in a field it does, is reported
 // like any other; the golden comparison takes it, and only it, as beyond the
-// diff of the same versions without it.
+// diff of the same versions without it. The report and the stored edition
+// list each such field with the version it was first seen in, which a next
+// version keeping it keeps; a field that version adds is first seen in it,
+// and its diff names only that field.
 func TestUnknownFieldsAreDiffed(t *testing.T) {
 	t.Parallel()
 	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
@@ -310,6 +313,57 @@ func TestUnknownFieldsAreDiffed(t *testing.T) {
 	}
 	if n := checkGoldenDiff(t, golden, body, fromEd, toEd); n != 2 {
 		t.Errorf("%d changes taken as of unknown fields, want 2", n)
+	}
+	wantUnknown := []catalog.Unknown{
+		{Category: catalog.Maps, Field: "callouts[].elevation", Items: 1, Example: second, FirstSeen: to},
+		{Category: catalog.Maps, Field: "newPatchField", Items: 1, Example: first, FirstSeen: to},
+	}
+	if !reflect.DeepEqual(rep.Unknown, wantUnknown) || !reflect.DeepEqual(toEd.Unknown, wantUnknown) {
+		t.Errorf("unknown fields: report %+v, stored edition %+v; want %+v", rep.Unknown, toEd.Unknown, wantUnknown)
+	}
+
+	// A next version keeps the fields and adds one: the kept ones were first
+	// seen in the version before, the new one in it; its diff names only the
+	// new field (the kept ones did not change).
+	v16 := filepath.Join(t.TempDir(), "v16")
+	copyDir(t, v15, v16)
+	const next = "05E83EB5E32657BA"
+	edit(t, v16, "version.json", func(v any) any { v.(map[string]any)["manifestId"] = next; return v })
+	edit(t, v16, "en-US/maps.json", func(v any) any {
+		item(v, 0)["laterField"] = []any{1.0}
+		item(v, 1)["laterField"] = []any{2.0}
+		return v
+	})
+	rep = mustImport(t, st, v16)
+	if rep.ManifestID != next || rep.Previous != to {
+		t.Fatalf("imported %s after %s, want %s after %s", rep.ManifestID, rep.Previous, next, to)
+	}
+	wantUnknown = []catalog.Unknown{
+		{Category: catalog.Maps, Field: "callouts[].elevation", Items: 1, Example: second, FirstSeen: to},
+		{Category: catalog.Maps, Field: "laterField", Items: 2, Example: first, FirstSeen: next},
+		{Category: catalog.Maps, Field: "newPatchField", Items: 1, Example: first, FirstSeen: to},
+	}
+	if !reflect.DeepEqual(rep.Unknown, wantUnknown) {
+		t.Errorf("unknown fields of the next version %+v, want %+v", rep.Unknown, wantUnknown)
+	}
+	body, err = st.ReadDiff(to, next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var nextDiff gen.DiffBody
+	if err := json.Unmarshal(body, &nextDiff); err != nil {
+		t.Fatal(err)
+	}
+	cats := categoriesOf(t, nextDiff.Data.Categories)
+	for _, c := range catalog.Categories() {
+		cd := cats[c.Name()]
+		want := map[string][]string{}
+		if c == catalog.Maps {
+			want = map[string][]string{first: {"laterField"}, second: {"laterField"}}
+		}
+		if got := changedFields(cd); len(cd.Added)+len(cd.Removed) > 0 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s → %s, %s: added %v, removed %v, changed %v; want changed %v", to, next, c.Name(), cd.Added, cd.Removed, got, want)
+		}
 	}
 }
 

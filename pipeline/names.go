@@ -17,7 +17,8 @@ import (
 // <catalog>/<locale>.json, each a JSON array of {uuid, displayName, …} in one
 // locale. They fill the localized text a snapshot's own translations lack;
 // where both name a field, the snapshot's wins (it is the upstream's). Only
-// text fields are taken (openapi.yaml's x-localized), never data; an entry
+// text is taken (openapi.yaml's x-localized fields, and text in a field it
+// does not name that the en-US item has too), never data nor null; an entry
 // whose uuid is the first level of an item (some caches key buddies so)
 // names that item; entries for items the version lacks are counted and
 // left out. The result is stored as the version's own translation files.
@@ -38,6 +39,10 @@ func applyNames(names fs.FS, maxFile int64, files map[string][]byte, r *Report) 
 			continue // validation reports the en-US file
 		}
 		owner := itemOwners(en)
+		fields, err := nameFields(c, en)
+		if err != nil {
+			return append(ps, catalog.Problem{File: "names/" + c.Name(), Reason: err.Error()})
+		}
 		for _, e := range entries {
 			lang := strings.TrimSuffix(e.Name(), ".json")
 			loc, ok := catalog.ParseLocale(lang)
@@ -64,7 +69,7 @@ func applyNames(names fs.FS, maxFile int64, files map[string][]byte, r *Report) 
 			if err != nil {
 				return append(ps, catalog.Problem{File: "names/" + name, Reason: err.Error()})
 			}
-			n, s, merged, err := mergeNames(files[path.Join(lang, c.File())], text, owner)
+			n, s, merged, err := mergeNames(files[path.Join(lang, c.File())], text, owner, fields)
 			if err != nil {
 				ps = append(ps, catalog.Problem{File: path.Join(lang, c.File()), Reason: err.Error()})
 				continue
@@ -109,10 +114,49 @@ func itemOwners(items []any) map[string]string {
 	return out
 }
 
+// nameFields says which top-level fields of a name entry an item takes: text
+// (TextOnly has kept only text) that is not null — a null names nothing, and
+// taken it would blank en-US's text — in a field the item schema names or the
+// en-US item carries. A field neither has would be served in that locale alone
+// (not in en-US nor language=all) and reported nowhere.
+func nameFields(c catalog.Category, en []any) (func(item, field string, v any) bool, error) {
+	doc, err := catalog.Spec()
+	if err != nil {
+		return nil, err
+	}
+	ref := doc.Components.Schemas[c.Schema()]
+	if ref == nil || ref.Value == nil {
+		return nil, fmt.Errorf("openapi.yaml has no schema %s", c.Schema())
+	}
+	sc := ref.Value
+	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
+		sc = sc.AllOf[0].Value
+	}
+	carried := map[string]map[string]any{}
+	for _, it := range en {
+		if m, ok := it.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				carried[id] = m
+			}
+		}
+	}
+	return func(item, field string, v any) bool {
+		if v == nil {
+			return false
+		}
+		if _, named := sc.Properties[field]; named {
+			return true
+		}
+		_, has := carried[item][field]
+		return has
+	}, nil
+}
+
 // mergeNames lays text (partial items of one locale) under the translation
-// file existing (nil: none): the file's fields win. It returns how many
-// entries it applied and how many name no item of the version.
-func mergeNames(existing []byte, text []any, owner map[string]string) (applied, stray int, merged []byte, err error) {
+// file existing (nil: none): the file's fields win. take says which fields of
+// an entry for an item are taken (nameFields). It returns how many entries it
+// applied and how many name no item of the version.
+func mergeNames(existing []byte, text []any, owner map[string]string, take func(item, field string, v any) bool) (applied, stray int, merged []byte, err error) {
 	var over []any
 	if existing != nil {
 		if over, _ = decodeItems("", existing); over == nil {
@@ -143,7 +187,7 @@ func mergeNames(existing []byte, text []any, owner map[string]string) (applied, 
 			over = append(over, cur)
 		}
 		for k, v := range m {
-			if _, has := cur[k]; !has && k != "uuid" && !(target != id && k == "levels") {
+			if _, has := cur[k]; !has && k != "uuid" && !(target != id && k == "levels") && take(target, k, v) {
 				cur[k] = v
 			}
 		}

@@ -131,8 +131,9 @@ func TestRejections(t *testing.T) {
 }
 
 // TestUnknownFieldsAreReported: a field the schema does not know is reported
-// once per catalog and field (with how many items carry it and one of them),
-// is not a rejection, and is served as the upstream sent it.
+// once per catalog and field (with how many items carry it, one of them and
+// the version it was first seen in), is not a rejection, and is served as the
+// upstream sent it in every locale's body and list and in language=all.
 func TestUnknownFieldsAreReported(t *testing.T) {
 	t.Parallel()
 	snap := fixtureDir(t, "15")
@@ -162,22 +163,40 @@ func TestUnknownFieldsAreReported(t *testing.T) {
 			t.Errorf("the report does not name %s:\n%s", u, b.String())
 		}
 	}
-	// Served as sent, in the stored edition.
+	// Served as sent, in the stored edition: in the item's body and the
+	// list in every locale — those the maps are translated in too — and in
+	// language=all (the same text in every locale: as sent, not by locale).
 	ed, _, err := loadEdition(st, rep.ManifestID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tc := range []struct{ uuid, want string }{
-		{first, `"newPatchField":"x"`},
-		{second, `"elevation":3`},
-	} {
-		u, ok := catalog.ParseUUID(tc.uuid)
-		if !ok {
-			t.Fatalf("%q is not a uuid", tc.uuid)
+	translated := 0
+	for loc := range catalog.NumLocales + 1 {
+		for _, tc := range []struct{ uuid, want string }{
+			{first, `"newPatchField":"x"`},
+			{second, `"elevation":3`},
+		} {
+			u, ok := catalog.ParseUUID(tc.uuid)
+			if !ok {
+				t.Fatalf("%q is not a uuid", tc.uuid)
+			}
+			body := ed.Item(catalog.Maps, u, loc)
+			if body == nil || !bytes.Contains(body.JSON, []byte(tc.want)) {
+				t.Errorf("maps/%s?language=%s does not serve %s", tc.uuid, langName(loc), tc.want)
+			}
+			if loc != catalog.DefaultLocale && loc != catalog.AllLocales && body != ed.Item(catalog.Maps, u, catalog.DefaultLocale) {
+				translated++
+			}
 		}
-		body := ed.Item(catalog.Maps, u, catalog.DefaultLocale)
-		if body == nil || !bytes.Contains(body.JSON, []byte(tc.want)) {
-			t.Errorf("maps/%s does not serve %s", tc.uuid, tc.want)
+		list := ed.List(catalog.Maps, loc).JSON
+		if n := bytes.Count(list, []byte(`"newPatchField":`)); n != 1 {
+			t.Errorf("maps?language=%s holds newPatchField %d times, want once", langName(loc), n)
 		}
+		if n := bytes.Count(list, []byte(`"elevation":`)); n != 2 {
+			t.Errorf("maps?language=%s holds elevation %d times, want twice", langName(loc), n)
+		}
+	}
+	if translated == 0 {
+		t.Error("no locale has its own body of the maps: translated bodies are not checked")
 	}
 }
