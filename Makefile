@@ -63,7 +63,7 @@ pg-start:
 pg-stop:
 	@tools/pg.sh stop
 
-# The three test tiers (README § Development). -short means: trimmed sample
+# The three test tiers (README, Development). -short means: trimmed sample
 # versions, fewer loops, bodies compressed at representation.Fast; without it the
 # same tests run full-size.
 ## test: generated code in sync, vet, gofmt, every test in its short form (no race detector; about two minutes)

@@ -118,6 +118,22 @@ func TestContentLanguage(t *testing.T) {
 		{"/v1/weapons", "de-DE", true},
 		{"/v1/themes", "ja-JP", false}, // no theme is translated: the en-US body
 		{"/v1/locres/ja-jp", "", true},
+		// Real text where a source has it (fixtures/README.md), en-US said
+		// to be en-US where none has.
+		{"/v1/buddies", "ko-KR", true},
+		{"/v1/sprays", "ja-JP", true},
+		{"/v1/sprays/levels", "ja-JP", false}, // no source names spray levels
+		{"/v1/agents", "pt-BR", true},
+		{"/v1/agents", "ja-JP", false}, // agents: pt-BR only
+		{"/v1/agents/add6443a-41bd-e414-f6ad-e58d267f4e95", "pt-BR", true},
+		{"/v1/agents/" + nonPlayableSova, "pt-BR", false}, // no 2023 counterpart
+		{"/v1/maps", "pt-BR", true},
+		{"/v1/maps", "ar-AE", false},
+		{"/v1/competitivetiers", "pt-BR", true},
+		{"/v1/competitivetiers", "it-IT", false},
+		{"/v1/seasons", "ja-JP", false},
+		{"/v1/contenttiers", "ko-KR", false},
+		{"/v1/events", "de-DE", false},
 	} {
 		t.Run(tc.path+"?"+tc.lang, func(t *testing.T) {
 			url := tc.path

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/fixtures"
@@ -21,6 +22,15 @@ func TestSampleDiffs(t *testing.T) {
 	st := served(t)
 	older, newer := previous(t, st), st.Active().ManifestID
 	published := *st.Versions().Versions[0].PublishedAt
+	// Fixed for the sample: the newer version's build date, whenever and
+	// however often the sample is loaded.
+	built, err := time.Parse(time.RFC3339, st.Active().Version.BuildDate)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, err := time.Parse(time.RFC3339, published); err != nil || !at.Equal(built) {
+		t.Fatalf("the newer version is published at %s (%v), want its build date %s", published, err, built)
+	}
 	check := apitest.New(t)
 	h := handler(t, st, nil)
 	diff := func(target string) (gen.Diff, []byte) {

@@ -2,9 +2,12 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -15,6 +18,8 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/representation"
 )
@@ -93,5 +98,170 @@ func TestMetrics(t *testing.T) {
 		if want == 0 || rendered[enc] != float64(want) {
 			t.Errorf("refdata_rendered_bytes{encoding=%q} = %v, want %d", enc, rendered[enc], want)
 		}
+	}
+}
+
+// withUnknownFields is the trimmed newest sample with fields openapi.yaml
+// does not describe added as an upstream adds them: background on the first
+// two maps, callouts[].elevation on one callout of the first map with
+// callouts, and rarity on every theme. It is rendered as an import renders it
+// (the unknown fields Validate found on the edition) and returns the edition
+// and the items per catalog and field that carry one.
+func withUnknownFields(t *testing.T) (*edition.Edition, map[string]float64) {
+	t.Helper()
+	files, err := fixtures.Files(fixtures.Versions()[1], true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := catalog.LoadFiles(files)
+	if err != nil {
+		t.Fatal(err)
+	}
+	catalog.Repair(s)
+	want := map[string]float64{}
+	maps := s.Sources[catalog.Maps]
+	if len(maps) < 3 {
+		t.Fatalf("%d maps in the trimmed sample, want 3 or more", len(maps))
+	}
+	for _, it := range maps[:2] {
+		it.(map[string]any)["background"] = "dusk"
+		want["maps background"]++
+	}
+	for _, it := range maps {
+		if c, _ := it.(map[string]any)["callouts"].([]any); len(c) > 1 {
+			c[1].(map[string]any)["elevation"] = 3.0
+			want["maps callouts[].elevation"]++
+			break
+		}
+	}
+	for _, it := range s.Sources[catalog.Themes] {
+		it.(map[string]any)["rarity"] = map[string]any{"tier": "rare"}
+		want["themes rarity"]++
+	}
+	if want["maps callouts[].elevation"] != 1 || want["themes rarity"] == 0 {
+		t.Fatalf("the trimmed sample has no map with callouts or no theme: %v", want)
+	}
+	val, err := catalog.Validate(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(val.Rejections) > 0 {
+		t.Fatalf("the snapshot is refused: %v", val.Rejections)
+	}
+	r, err := catalog.Render(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Unknown = val.Unknown
+	return edition.New(r), want
+}
+
+// unknownSeries reads the refdata_unknown_fields series of a scrape in the
+// text format: "catalog field" → value.
+func unknownSeries(t *testing.T, scrape []byte) map[string]float64 {
+	t.Helper()
+	out := map[string]float64{}
+	for _, line := range strings.Split(string(scrape), "\n") {
+		rest, ok := strings.CutPrefix(line, "refdata_unknown_fields{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok {
+			t.Fatalf("series %q", line)
+		}
+		got := map[string]string{}
+		for _, l := range strings.Split(labels, ",") {
+			k, v, _ := strings.Cut(l, "=")
+			uq, err := strconv.Unquote(v)
+			if err != nil {
+				t.Fatalf("series %q: label %s: %v", line, l, err)
+			}
+			got[k] = uq
+		}
+		if len(got) != 2 || got["category"] == "" || got["field"] == "" {
+			t.Errorf("series %q: want the labels category and field", line)
+		}
+		f, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			t.Fatalf("series %q: %v", line, err)
+		}
+		out[got["category"]+" "+got["field"]] = f
+	}
+	return out
+}
+
+// TestUnknownFieldsMetric: refdata_unknown_fields has one series per catalog
+// and field the active version carries that openapi.yaml does not describe,
+// labelled category and field, its value the items carrying it; it is read at
+// each scrape, so it follows a swap to a version without any (no series then:
+// nothing to report) and back. The bodies serve the fields as sent.
+func TestUnknownFieldsMetric(t *testing.T) {
+	t.Parallel()
+	withNew, want := withUnknownFields(t)
+	small, err := fixtures.Small("15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := edition.New(small)
+	if len(plain.Unknown) != 0 {
+		t.Fatalf("the trimmed sample carries unknown fields: %v", plain.Unknown)
+	}
+	st := &edition.Static{}
+	reg := prometheus.NewRegistry()
+	api.RegisterEditionMetrics(reg, st.Active)
+	h, err := api.New(&impl.Server{Repo: st, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	scrape := func() []byte {
+		t.Helper()
+		res := check.Do(t, h, get("/v1/metrics"))
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("/v1/metrics: %d", res.StatusCode)
+		}
+		return body
+	}
+	for i, tc := range []struct {
+		name string
+		ed   *edition.Edition
+		want map[string]float64
+	}{
+		{"unknown fields", withNew, want},
+		{"swapped to none", plain, map[string]float64{}},
+		{"swapped back", withNew, want},
+	} {
+		if err := st.Set(true, edition.StaticVersion{Edition: tc.ed}); err != nil {
+			t.Fatal(err)
+		}
+		body := scrape()
+		if got := unknownSeries(t, body); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: refdata_unknown_fields %v, want %v", tc.name, got, tc.want)
+		}
+		if has := bytes.Contains(body, []byte("# TYPE refdata_unknown_fields gauge")); has != (len(tc.want) > 0) {
+			t.Errorf("%s: the scrape describes refdata_unknown_fields: %v", tc.name, has)
+		}
+		if i > 0 {
+			continue
+		}
+		problems, err := promlint.New(bytes.NewReader(body)).Lint()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range problems {
+			t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+		}
+	}
+	// Served as the upstream sent them.
+	m := withNew.UUIDs(catalog.Maps)[0]
+	res := check.Do(t, h, get("/v1/maps/"+m.String()))
+	var item struct{ Data map[string]any }
+	if err := json.NewDecoder(res.Body).Decode(&item); err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("/v1/maps/%s: %d %v", m, res.StatusCode, err)
+	}
+	if item.Data["background"] != "dusk" {
+		t.Errorf("/v1/maps/%s: background %v, want the upstream's dusk", m, item.Data["background"])
 	}
 }

@@ -104,6 +104,7 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	ja, all := gen.Language("ja-JP"), gen.Language("all")
+	ptBR, playable := gen.Language("pt-BR"), gen.ListAgentsParamsIsPlayableCharacter("TRUE")
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
 	cs, ced := compressed(t)
 	br := ced.List(catalog.Weapons, catalog.DefaultLocale).Brotli()
@@ -127,6 +128,9 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 		}},
 		{"list all", httptest.NewRequest("GET", "/v1/weapons?language=all", nil), func(w http.ResponseWriter, r *http.Request) {
 			s.ListWeapons(w, r, gen.ListWeaponsParams{Language: &all})
+		}},
+		{"list filtered", httptest.NewRequest("GET", "/v1/agents?isPlayableCharacter=TRUE&language=pt-BR", nil), func(w http.ResponseWriter, r *http.Request) {
+			s.ListAgents(w, r, gen.ListAgentsParams{IsPlayableCharacter: &playable, Language: &ptBR})
 		}},
 		{"by uuid", httptest.NewRequest("GET", "/v1/weapons/skins/"+skin, nil), func(w http.ResponseWriter, r *http.Request) {
 			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})

@@ -1,6 +1,7 @@
 package impl
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -82,7 +83,12 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		return
 	}
 	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Filtered(c, field, want, loc), listRoutes[c])
+	body := ed.Filtered(c, field, want, loc)
+	if body == nil {
+		s.fail(w, r, catalog.Internal(fmt.Sprintf("version %s has no %s list filtered by %s", ed.ManifestID, c.Name(), field), nil))
+		return
+	}
+	serve(w, r, ed, body, listRoutes[c])
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {

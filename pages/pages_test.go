@@ -6,6 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"strings"
@@ -15,15 +19,26 @@ import (
 	"time"
 	"weak"
 
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
 	"github.com/refdata/refdata/representation"
 )
 
 // snapshot is a minimal version: its record and one theme per name given.
 func snapshot(t *testing.T, manifest string, themes map[string]string) *edition.Edition {
+	t.Helper()
+	return snapshotWith(t, manifest, themes, nil)
+}
+
+// snapshotWith is snapshot with extra fields on every theme, as an upstream
+// adds them, rendered as an import renders a version: the fields openapi.yaml
+// does not describe that Validate finds are the edition's Unknown.
+func snapshotWith(t *testing.T, manifest string, themes map[string]string, extra map[string]any) *edition.Edition {
 	t.Helper()
 	version := map[string]any{"status": 200, "data": map[string]any{
 		"manifestId": manifest, "branch": "release-test", "version": "01.00.00." + manifest[:4],
@@ -32,7 +47,11 @@ func snapshot(t *testing.T, manifest string, themes map[string]string) *edition.
 	}}
 	var items []map[string]any
 	for uuid, name := range themes {
-		items = append(items, map[string]any{"uuid": uuid, "displayName": name, "displayIcon": "https://example.com/" + uuid + ".png", "storeFeaturedImage": nil, "assetPath": "Themes/" + uuid})
+		it := map[string]any{"uuid": uuid, "displayName": name, "displayIcon": "https://example.com/" + uuid + ".png", "storeFeaturedImage": nil, "assetPath": "Themes/" + uuid}
+		for k, v := range extra {
+			it[k] = v
+		}
+		items = append(items, it)
 	}
 	vb, _ := json.Marshal(version)
 	tb, _ := json.Marshal(map[string]any{"status": 200, "data": items})
@@ -40,10 +59,18 @@ func snapshot(t *testing.T, manifest string, themes map[string]string) *edition.
 	if err != nil {
 		t.Fatal(err)
 	}
+	val, err := catalog.Validate(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(val.Rejections) > 0 {
+		t.Fatalf("the snapshot is refused: %v", val.Rejections)
+	}
 	r, err := catalog.Render(snap)
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Unknown = val.Unknown
 	return edition.New(r)
 }
 
@@ -289,6 +316,86 @@ func TestChangesComeFromTheRepository(t *testing.T) {
 				}
 				if page := string(b.JSON); !strings.Contains(page, tc.says) || strings.Contains(page, tc.not) {
 					t.Errorf("%v: the page does not say %q, or says %q", pair, tc.says, tc.not)
+				}
+			}
+		})
+	}
+}
+
+// TestChangesNewFields: /changes lists under "New fields" each field the
+// newer version's items carry that openapi.yaml does not describe and the
+// older version's did not — its catalog's route, its name (escaped: a field
+// name is data, never markup) and how many items carry it — in every
+// locale's page. Without such a field (none, the same ones, or one that went
+// away) the section is absent; back from the newer version to the older, the
+// fields only the older has are the new ones.
+func TestChangesNewFields(t *testing.T) {
+	t.Parallel()
+	const evil = `<img src=x onerror=alert(1)>`
+	themes := map[string]string{
+		"aaaaaaaa-0000-0000-0000-000000000001": "Plain",
+		"aaaaaaaa-0000-0000-0000-000000000002": "Other",
+	}
+	glow := map[string]any{"glow": "warm"}
+	item := func(field string) string {
+		return `<li><code>/v1/themes</code> <code>` + field + `</code> <span class="muted">in 2 items</span></li>`
+	}
+	check := apitest.New(t)
+	for _, tc := range []struct {
+		name     string
+		old, cur map[string]any // extra fields on every theme
+		listed   []string       // under New fields, in order; none: no section
+		back     []string       // the same, from the newer version back to the older
+	}{
+		{"added", nil, map[string]any{"glow": "warm", evil: 1.0, "rarity": map[string]any{"tier": "rare"}},
+			[]string{item("&lt;img src=x onerror=alert(1)&gt;"), item("glow"), item("rarity")}, nil},
+		{"one more beside one the older had", glow, map[string]any{"glow": "cold", "rarity": "rare"},
+			[]string{item("rarity")}, nil},
+		{"the same ones", glow, glow, nil, nil},
+		{"one went away", glow, nil, nil, []string{item("glow")}},
+		{"none", nil, nil, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			old := snapshotWith(t, "1111111111111111", themes, tc.old)
+			cur := snapshotWith(t, "2222222222222222", themes, tc.cur)
+			if len(cur.Unknown) != len(tc.cur) || len(old.Unknown) != len(tc.old) {
+				t.Fatalf("the versions carry unknown fields %v and %v, want %d and %d", old.Unknown, cur.Unknown, len(tc.old), len(tc.cur))
+			}
+			h, err := api.New(&impl.Server{Repo: static(t, cur, old)}, slog.New(slog.DiscardHandler), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, page := range []struct {
+				target string
+				listed []string
+			}{
+				{"/changes", tc.listed},
+				{"/changes?language=ja-JP", tc.listed},
+				{"/changes/" + cur.ManifestID + "/" + old.ManifestID, tc.back},
+			} {
+				req := httptest.NewRequest(http.MethodGet, page.target, nil)
+				res := check.Do(t, h, req)
+				b, _ := io.ReadAll(res.Body)
+				if res.StatusCode != http.StatusOK {
+					t.Fatalf("GET %s: %d %.300s", page.target, res.StatusCode, b)
+				}
+				body := string(b)
+				if strings.Contains(body, evil) {
+					t.Errorf("GET %s: the page carries %s unescaped", page.target, evil)
+				}
+				heading := strings.Contains(body, `<h2 id="new-fields">New fields</h2>`)
+				start := strings.Index(body, `<ul class="new-fields">`)
+				if heading != (len(page.listed) > 0) || (start >= 0) != heading {
+					t.Fatalf("GET %s: New fields heading %v, list %v; want them when %d fields are new", page.target, heading, start >= 0, len(page.listed))
+				}
+				if start < 0 {
+					continue
+				}
+				end := strings.Index(body[start:], "</ul>")
+				list := body[start : start+end]
+				if want := `<ul class="new-fields">` + strings.Join(page.listed, ""); list != want {
+					t.Errorf("GET %s: new fields\n%s\nwant\n%s", page.target, list, want)
 				}
 			}
 		})

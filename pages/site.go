@@ -59,8 +59,7 @@ type Site struct {
 var _ impl.Pages = (*Site)(nil)
 
 // homePage and latestPair know their edition by a weak pointer: held, it kept
-// a swapped-out edition, all of it, live until the page's next request
-// (BENCHMARKS.md § Stop 45).
+// a swapped-out edition, all of it, live until the page's next request.
 type homePage struct {
 	ed   weak.Pointer[edition.Edition]
 	list *edition.VersionList
