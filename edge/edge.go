@@ -1,11 +1,10 @@
-// Package edge owns the listening socket: HTTP/1.1 with fasthttp, and a memo
-// of the request targets the router (package api) has answered from the active
-// edition's bodies, so the next request for one is answered from memory
-// without routing or handler. Everything else — errors, diffs, metrics,
-// /v1/versions, pages, preflights — takes the router, the one place the API's
-// behaviour is decided; api.EdgeMayAnswer says which requests the memo may
-// answer. Why fasthttp and the memo: net/http cost about twice nginx's CPU per
-// answer, with a p99 five to seven times nginx's (BENCHMARKS.md).
+// Package edge owns the listening socket: HTTP/1.1 with fasthttp (net/http
+// cost about twice nginx's CPU per answer), and a memo of the request targets
+// the router (package api) has answered from the active edition's bodies, so
+// the next request for one is answered from memory without routing or
+// handler. Everything else — errors, diffs, metrics, /v1/versions, pages,
+// preflights — takes the router, the one place the API's behaviour is
+// decided; api.EdgeMayAnswer says which requests the memo may answer.
 package edge
 
 import (
@@ -93,11 +92,10 @@ type Server struct {
 
 // New builds a Server; Serve starts it.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router)), limit: cfg.MemoLimit, logger: cfg.Logger}
+	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router)), limit: cfg.MemoLimit, logger: cfg.Logger, grace: cfg.DrainGrace}
 	if s.limit <= 0 {
 		s.limit = DefaultMemoLimit
 	}
-	s.grace = cfg.DrainGrace
 	if s.grace <= 0 {
 		s.grace = DefaultDrainGrace
 	}
@@ -181,7 +179,7 @@ type drainConn struct {
 	// unanswered: a Read returned bytes and no Write has followed yet. It is set
 	// before the bytes reach fasthttp, so there is no moment between a request's
 	// arrival and fasthttp marking the connection active in which the
-	// connection looks idle (fasthttp's idle close used to land there).
+	// connection looks idle to Close.
 	unanswered atomic.Bool
 	// spoke: a Read has returned bytes; a connection that never sent one gets
 	// no error response (badRequest). Only the connection's own goroutine reads
@@ -308,22 +306,11 @@ type memo struct {
 	entries map[string]*entry
 }
 
-func newMemo(ed *edition.Edition) *memo {
-	return &memo{ed: ed, entries: map[string]*entry{}}
-}
-
 // entry is the router's answer to one request target, as its handler described
 // it, with the observers of its route.
 type entry struct {
 	res             representation.Response
 	ok, notModified prometheus.Observer
-}
-
-func (m *memo) get(target []byte) *entry {
-	m.mu.RLock()
-	e := m.entries[string(target)]
-	m.mu.RUnlock()
-	return e
 }
 
 // fromMemo answers a request api.EdgeMayAnswer lets the edge answer, when the
@@ -336,7 +323,9 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if m.ed == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
 		return false
 	}
-	e := m.get(ctx.RequestURI())
+	m.mu.RLock()
+	e := m.entries[string(ctx.RequestURI())]
+	m.mu.RUnlock()
 	if e == nil || m.ed != s.cfg.Active() {
 		return false // the router answers: a new target, or a new edition
 	}
@@ -419,7 +408,7 @@ func (s *Server) remember(target string, d impl.Description) {
 		if d.Edition != s.cfg.Active() {
 			return // answered from an edition that is no longer active
 		}
-		next := newMemo(d.Edition)
+		next := &memo{ed: d.Edition, entries: map[string]*entry{}}
 		if !s.memo.CompareAndSwap(m, next) {
 			return // another request started it; the next miss fills this target
 		}
@@ -458,14 +447,10 @@ func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // detached hands h requests whose strings are h's own. The adaptor's request
 // (fasthttpadaptor.ConvertRequest) views fasthttp's buffers: its method, URL,
 // host and header strings are the connection's request buffer, which the
-// connection's next request overwrites. A handler that kept one past its
-// answer kept bytes that later changed under it: the changelog pages' cache
-// key (two manifest IDs from the path) turned into the next request's IDs,
-// and a request for a version nobody has was answered with another pair's
-// changelog (TestEveryOperation under load: 3 runs in ~440 over stops 43–44;
-// TestRoutedRequestsOwnTheirStrings fails every run without the copies).
-// Copying them costs a few small allocations on the router's path only; the
-// memo's answers do not come here.
+// connection's next request overwrites, so a handler that kept one (the
+// changelog pages' cache key) kept bytes that later changed under it. Copying
+// costs a few small allocations on the router's path only; the memo's answers
+// do not come here.
 func detached(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := *r

@@ -98,54 +98,47 @@ func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte,
 // embedded sample serves while Encode compresses it (package main).
 func New(r *catalog.Rendered) *Edition {
 	docs := r.Docs()
-	etags := hashAll(docs)
 	bodies := make([]*representation.Body, len(docs))
-	for i, d := range docs {
-		bodies[i] = representation.Assemble(d.JSON, etags[i], d.Lang, nil, "", nil, "")
-	}
-	e := assemble(r.ManifestID, r.Version, r.ContentHash, representation.Effort{}, r, docs, bodies)
-	e.Unknown = r.Unknown
-	return e
+	parallel(len(docs), func(i int) {
+		s := sum(docs[i].JSON)
+		bodies[i] = representation.Assemble(docs[i].JSON, representation.FormatETag(s[:]), docs[i].Lang, nil, "", nil, "")
+	})
+	return assemble(r, representation.Effort{}, docs, bodies)
 }
 
 // assemble indexes bodies, made of docs in the same order, by the routes of r.
-func assemble(id string, v gen.Version, hash string, eff representation.Effort, r *catalog.Rendered, docs []*catalog.Doc, bodies []*representation.Body) *Edition {
+func assemble(r *catalog.Rendered, eff representation.Effort, docs []*catalog.Doc, bodies []*representation.Body) *Edition {
 	idx := make(map[*catalog.Doc]*representation.Body, len(docs))
 	for i, d := range docs {
 		idx[d] = bodies[i]
 	}
-	e := &Edition{ManifestID: id, Version: v, ContentHash: hash, Effort: eff, bodies: bodies}
-	e.VersionField = representation.NewField("X-Data-Version", id)
+	e := &Edition{ManifestID: r.ManifestID, Version: r.Version, ContentHash: r.ContentHash, Effort: eff, Unknown: r.Unknown, bodies: bodies}
+	e.VersionField = representation.NewField("X-Data-Version", r.ManifestID)
 	e.version = idx[r.VersionBody]
 	e.locresList = idx[r.LocresList]
 	for loc, d := range r.Locres {
 		e.locres[loc] = idx[d]
 	}
+	bodiesOf := func(ds *[catalog.NumLocales + 1]*catalog.Doc) *[catalog.NumLocales + 1]*representation.Body {
+		var bs [catalog.NumLocales + 1]*representation.Body
+		for loc, d := range ds {
+			bs[loc] = idx[d]
+		}
+		return &bs
+	}
 	for c := range catalog.Category(catalog.NumCategories) {
 		rt, t := &r.Tables[c], &e.tables[c]
 		t.order = rt.Order
-		for loc, d := range rt.List {
-			t.list[loc] = idx[d]
-		}
+		t.list = *bodiesOf(&rt.List)
 		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body, len(rt.Items))
 		for u, ds := range rt.Items {
-			var bs [catalog.NumLocales + 1]*representation.Body
-			for loc, d := range ds {
-				bs[loc] = idx[d]
-			}
-			t.items[u] = &bs
+			t.items[u] = bodiesOf(ds)
 		}
 		for field, lists := range rt.Filtered {
-			bs := new([2][catalog.NumLocales + 1]*representation.Body)
-			for val := range lists {
-				for loc, d := range lists[val] {
-					bs[val][loc] = idx[d]
-				}
-			}
 			if t.filtered == nil {
 				t.filtered = map[string]*[2][catalog.NumLocales + 1]*representation.Body{}
 			}
-			t.filtered[field] = bs
+			t.filtered[field] = &[2][catalog.NumLocales + 1]*representation.Body{*bodiesOf(&lists[0]), *bodiesOf(&lists[1])}
 		}
 	}
 	return e

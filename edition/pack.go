@@ -167,16 +167,6 @@ func parallel(n int, f func(int)) {
 	wg.Wait()
 }
 
-// hashAll returns the ETag of each doc's bytes.
-func hashAll(docs []*catalog.Doc) []string {
-	out := make([]string, len(docs))
-	parallel(len(docs), func(i int) {
-		s := sum(docs[i].JSON)
-		out[i] = representation.FormatETag(s[:])
-	})
-	return out
-}
-
 func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byte, error) {
 	m, err := json.Marshal(meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: eff, Unknown: r.Unknown})
 	if err != nil {
@@ -186,15 +176,12 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 	index := make(map[*catalog.Doc]uint32, len(enc))
 	var bodies []int
 	for i := range enc {
-		if enc[i].duplicate < 0 {
-			index[enc[i].doc] = uint32(len(bodies))
-			bodies = append(bodies, i)
-		}
-	}
-	for i := range enc {
 		if d := enc[i].duplicate; d >= 0 {
-			index[enc[i].doc] = index[enc[d].doc]
+			index[enc[i].doc] = index[enc[d].doc] // d < i
+			continue
 		}
+		index[enc[i].doc] = uint32(len(bodies))
+		bodies = append(bodies, i)
 	}
 	blob := 0
 	for _, i := range bodies {
@@ -303,11 +290,10 @@ func Decode(b []byte) (*Edition, error) {
 		}
 	}
 	type head struct {
-		lang      byte
-		n         [3]uint32
-		etags     [3][]byte
-		identity  []byte
-		gzip, brt []byte
+		lang  byte
+		n     [3]uint32 // the lengths of identity, gzip and brotli
+		etags [3][]byte
+		enc   [3][]byte
 	}
 	heads := make([]head, d.count(1+12+representation.ETagSize))
 	for i := range heads {
@@ -325,24 +311,22 @@ func Decode(b []byte) (*Edition, error) {
 			d.fail(fmt.Errorf("body %d: language %d", i, h.lang))
 		}
 	}
-	body := func() int {
+	// The routes, as a rendered version whose docs stand for the bodies.
+	docs := make([]catalog.Doc, len(heads))
+	r := &catalog.Rendered{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Unknown: m.Unknown}
+	body := func() *catalog.Doc {
 		i := d.u32()
 		if d.err == nil && int(i) >= len(heads) {
 			d.fail(fmt.Errorf("body %d of %d", i, len(heads)))
 		}
-		return int(i)
+		if d.err != nil {
+			return nil
+		}
+		return &docs[i]
 	}
-	var (
-		version, locresList int
-		locres              [catalog.NumLocales]int
-		lists               [catalog.NumCategories][catalog.NumLocales + 1]int
-		items               [catalog.NumCategories]map[catalog.UUID]*[catalog.NumLocales + 1]int
-		orders              [catalog.NumCategories][]catalog.UUID
-		filtered            [catalog.NumCategories]map[string]*[2][catalog.NumLocales + 1]int
-	)
-	version, locresList = body(), body()
-	for i := range locres {
-		locres[i] = body()
+	r.VersionBody, r.LocresList = body(), body()
+	for i := range r.Locres {
+		r.Locres[i] = body()
 	}
 	if n := d.u32(); d.err == nil && n != uint32(catalog.NumCategories) {
 		d.fail(fmt.Errorf("%d categories, this program serves %d", n, catalog.NumCategories))
@@ -350,33 +334,34 @@ func Decode(b []byte) (*Edition, error) {
 	for range catalog.NumCategories {
 		name := string(d.next(int(d.u16())))
 		c, ok := catalog.CategoryNamed(name)
-		if d.err == nil && (!ok || items[c] != nil) {
+		if d.err == nil && (!ok || r.Tables[c].Items != nil) {
 			d.fail(fmt.Errorf("category %.40q unknown or repeated", name))
 		}
 		if d.err != nil {
 			break
 		}
+		t := &r.Tables[c]
 		n := d.count(16 + 4*(catalog.NumLocales+1))
-		for loc := range lists[c] {
-			lists[c][loc] = body()
+		for loc := range t.List {
+			t.List[loc] = body()
 		}
-		items[c] = make(map[catalog.UUID]*[catalog.NumLocales + 1]int, n)
-		orders[c] = make([]catalog.UUID, 0, n)
+		t.Items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*catalog.Doc, n)
+		t.Order = make([]catalog.UUID, 0, n)
 		for range n {
 			raw := d.next(16)
 			if d.err != nil {
 				break // a body index of the item before was out of range
 			}
 			u := catalog.UUID(raw)
-			var bs [catalog.NumLocales + 1]int
-			for loc := range bs {
-				bs[loc] = body()
+			var ds [catalog.NumLocales + 1]*catalog.Doc
+			for loc := range ds {
+				ds[loc] = body()
 			}
-			if d.err == nil && items[c][u] != nil {
+			if d.err == nil && t.Items[u] != nil {
 				d.fail(fmt.Errorf("%s: uuid %s twice", name, u))
 			}
-			items[c][u] = &bs
-			orders[c] = append(orders[c], u)
+			t.Items[u] = &ds
+			t.Order = append(t.Order, u)
 		}
 		for range d.u16() {
 			field := string(d.next(int(d.u16())))
@@ -386,16 +371,16 @@ func Decode(b []byte) (*Edition, error) {
 			if d.err != nil {
 				break
 			}
-			bs := new([2][catalog.NumLocales + 1]int)
-			for val := range bs {
-				for loc := range bs[val] {
-					bs[val][loc] = body()
+			ds := new([2][catalog.NumLocales + 1]*catalog.Doc)
+			for val := range ds {
+				for loc := range ds[val] {
+					ds[val][loc] = body()
 				}
 			}
-			if filtered[c] == nil {
-				filtered[c] = map[string]*[2][catalog.NumLocales + 1]int{}
+			if t.Filtered == nil {
+				t.Filtered = map[string]*[2][catalog.NumLocales + 1]*catalog.Doc{}
 			}
-			filtered[c][field] = bs
+			t.Filtered[field] = ds
 		}
 	}
 	blob := d.next(int(d.u64()))
@@ -409,9 +394,9 @@ func Decode(b []byte) (*Edition, error) {
 			d.fail(fmt.Errorf("body %d runs past the bodies", i))
 			break
 		}
-		h.identity, blob = blob[:h.n[0]:h.n[0]], blob[h.n[0]:]
-		h.gzip, blob = blob[:h.n[1]:h.n[1]], blob[h.n[1]:]
-		h.brt, blob = blob[:h.n[2]:h.n[2]], blob[h.n[2]:]
+		for j, n := range h.n {
+			h.enc[j], blob = blob[:n:n], blob[n:]
+		}
 	}
 	if d.err == nil && len(blob) != 0 {
 		d.fail(fmt.Errorf("%d bytes of bodies no body names", len(blob)))
@@ -420,54 +405,21 @@ func Decode(b []byte) (*Edition, error) {
 		return nil, fmt.Errorf("%w: %v", ErrBadPack, d.err)
 	}
 
-	e := &Edition{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Effort: m.Effort, Unknown: m.Unknown}
-	e.VersionField = representation.NewField("X-Data-Version", m.ManifestID)
-	e.bodies = make([]*representation.Body, len(heads))
+	bodies := make([]*representation.Body, len(heads))
+	ptrs := make([]*catalog.Doc, len(heads))
 	for i := range heads {
 		h := &heads[i]
-		etag := func(j int, enc []byte) (string, []byte) {
-			if h.n[j] == 0 && j > 0 {
-				return "", nil
+		var etags [3]string
+		var enc [3][]byte
+		for j, e := range h.enc {
+			if j == 0 || h.n[j] > 0 {
+				etags[j], enc[j] = representation.FormatETag(h.etags[j]), e
 			}
-			return representation.FormatETag(h.etags[j]), enc
 		}
-		et, id := etag(0, h.identity)
-		gt, gz := etag(1, h.gzip)
-		bt, br := etag(2, h.brt)
-		e.bodies[i] = representation.Assemble(id, et, langOf(h.lang), gz, gt, br, bt)
+		bodies[i] = representation.Assemble(enc[0], etags[0], langOf(h.lang), enc[1], etags[1], enc[2], etags[2])
+		ptrs[i] = &docs[i]
 	}
-	e.version, e.locresList = e.bodies[version], e.bodies[locresList]
-	for i, j := range locres {
-		e.locres[i] = e.bodies[j]
-	}
-	for c := range catalog.Category(catalog.NumCategories) {
-		t := &e.tables[c]
-		t.order = orders[c]
-		for loc, j := range lists[c] {
-			t.list[loc] = e.bodies[j]
-		}
-		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body, len(items[c]))
-		for u, js := range items[c] {
-			var bs [catalog.NumLocales + 1]*representation.Body
-			for loc, j := range js {
-				bs[loc] = e.bodies[j]
-			}
-			t.items[u] = &bs
-		}
-		for field, js := range filtered[c] {
-			bs := new([2][catalog.NumLocales + 1]*representation.Body)
-			for val := range js {
-				for loc, j := range js[val] {
-					bs[val][loc] = e.bodies[j]
-				}
-			}
-			if t.filtered == nil {
-				t.filtered = map[string]*[2][catalog.NumLocales + 1]*representation.Body{}
-			}
-			t.filtered[field] = bs
-		}
-	}
-	return e, nil
+	return assemble(r, m.Effort, ptrs, bodies), nil
 }
 
 func langOf(b byte) string {

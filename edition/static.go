@@ -1,6 +1,7 @@
 package edition
 
 import (
+	"cmp"
 	"errors"
 	"strings"
 	"sync/atomic"
@@ -154,9 +155,7 @@ func (s *Static) Diff(from, to string) (*representation.Body, error) {
 // Snapshot returns a version's files ("" for the active one).
 func (s *Static) Snapshot(id string) (*Snapshot, error) {
 	st := s.state.Load()
-	if id == "" {
-		id = st.versions[0].Edition.ManifestID
-	}
+	id = cmp.Or(id, st.versions[0].Edition.ManifestID)
 	v, err := st.find(id)
 	if err != nil {
 		return nil, err

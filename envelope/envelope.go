@@ -32,8 +32,7 @@ func (e *Error) Error() string { return e.Reason }
 // envelope, or the value itself when it is bare.
 //
 // It decodes with json.Unmarshal, not a Decoder: a Decoder copies b into a
-// buffer it grows as it reads, a second copy of every file (56 of the 595 MB
-// a builder child allocated to build an 18-locale version).
+// buffer it grows as it reads, a second copy of every file.
 func Decode(b []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {

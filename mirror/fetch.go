@@ -43,9 +43,7 @@ const locresPath = "locres"
 // The answers are held until the snapshot is built, so together they may not
 // exceed budget (the import's --max-snapshot-bytes; 0: its default).
 func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(done, total int)) (*fetched, error) {
-	if budget <= 0 {
-		budget = pipeline.DefaultMaxSnapshotBytes
-	}
+	orDefault(&budget, pipeline.DefaultMaxSnapshotBytes)
 	if v == nil || v.Body == nil {
 		var err error
 		if v, err = c.Version(ctx, ""); err != nil {
@@ -111,11 +109,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 	for _, name := range names {
 		first = append(first, key{name, langs[min(catalog.DefaultLocale, len(langs)-1)]})
 	}
-	if len(langs) == 1 {
-		first = append(first, key{locresPath, "en-US"}) // language=all has no locres/all
-	} else {
-		first = append(first, key{locresPath, langs[catalog.DefaultLocale]})
-	}
+	first = append(first, key{locresPath, "en-US"}) // language=all has no locres/all
 	if err := fetchAll(first); err != nil {
 		return nil, err
 	}

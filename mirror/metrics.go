@@ -24,31 +24,21 @@ type Metrics struct {
 // NewMetrics registers sync's metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "refdata", Name: "sync_last_success_timestamp_seconds",
-			Help: "When the last sync from the upstream ended well (published, unchanged or already stored), Unix time.",
-		}),
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "refdata", Name: "sync_runs_total",
-			Help: "Syncs by outcome: unchanged, published, already stored, held, rejected, failed.",
-		}, []string{"outcome"}),
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "refdata", Name: "sync_upstream_requests_total",
-			Help: "Requests to the upstream (every attempt, retries included) by status; 0 is a transport error.",
-		}, []string{"code"}),
-		bytes: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "refdata", Name: "sync_upstream_bytes_total",
-			Help: "Body bytes read from the upstream.",
-		}),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts(opts("sync_last_success_timestamp_seconds",
+			"When the last sync from the upstream ended well (published, unchanged or already stored), Unix time."))),
+		runs: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_runs_total",
+			"Syncs by outcome: unchanged, published, already stored, held, rejected, failed.")), []string{"outcome"}),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_upstream_requests_total",
+			"Requests to the upstream (every attempt, retries included) by status; 0 is a transport error.")), []string{"code"}),
+		bytes: prometheus.NewCounter(prometheus.CounterOpts(opts("sync_upstream_bytes_total",
+			"Body bytes read from the upstream."))),
 		duration: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: "refdata", Name: "sync_duration_seconds",
 			Help:    "How long one sync took, checks that found nothing new included.",
 			Buckets: []float64{0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900},
 		}),
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "refdata", Name: "sync_upstream_version_info",
-			Help: "The upstream's version as last seen; always 1, the labels say which.",
-		}, []string{"upstream", "manifest_id"}),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("sync_upstream_version_info",
+			"The upstream's version as last seen; always 1, the labels say which.")), []string{"upstream", "manifest_id"}),
 	}
 	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info)
 	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
@@ -92,4 +82,9 @@ func (m *Metrics) synced(res *Result, err error, now time.Time) {
 			m.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
 		}
 	}
+}
+
+// opts names one of refdata's metrics.
+func opts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: "refdata", Name: name, Help: help}
 }

@@ -91,15 +91,9 @@ func New(opt Options) (*Follower, error) {
 	if opt.Client == nil || opt.Store == nil {
 		return nil, errors.New("follow: a client and a store are needed")
 	}
-	if opt.ContentCheck <= 0 {
-		opt.ContentCheck = DefaultContentCheck
-	}
-	if opt.MaxRestarts <= 0 {
-		opt.MaxRestarts = DefaultMaxRestarts
-	}
-	if opt.Timeout <= 0 {
-		opt.Timeout = DefaultTimeout
-	}
+	orDefault(&opt.ContentCheck, DefaultContentCheck)
+	orDefault(&opt.MaxRestarts, DefaultMaxRestarts)
+	orDefault(&opt.Timeout, DefaultTimeout)
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -112,6 +106,13 @@ func New(opt Options) (*Follower, error) {
 		return nil, fmt.Errorf("follow: language-all %q: want auto, always or never", opt.LanguageAll)
 	}
 	return &Follower{opt: opt}, nil
+}
+
+// orDefault sets *v to def when it is not positive.
+func orDefault[T ~int | ~int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 func (f *Follower) state() State {
@@ -132,9 +133,7 @@ func (f *Follower) saveState(s State) error {
 		return err
 	}
 	wait := f.opt.Import.LockTimeout
-	if wait <= 0 {
-		wait = pipeline.DefaultLockTimeout
-	}
+	orDefault(&wait, pipeline.DefaultLockTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	unlock, err := f.opt.Store.Lock(ctx)

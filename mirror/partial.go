@@ -114,12 +114,7 @@ func partial(base, loc any) (any, bool) {
 		if len(out) == 0 {
 			return nil, false
 		}
-		for _, key := range []string{"uuid", "tier"} {
-			if v, ok := l[key]; ok {
-				out[key] = v
-				break
-			}
-		}
+		copyKey(out, l)
 		return out, true
 	case []any:
 		b, ok := base.([]any)
@@ -143,14 +138,8 @@ func partial(base, loc any) (any, bool) {
 			p, d := partial(b[j], e)
 			switch {
 			case d && keyed:
-				pm, isMap := p.(map[string]any)
-				if isMap {
-					for _, key := range []string{"uuid", "tier"} {
-						if v, ok := e.(map[string]any)[key]; ok {
-							pm[key] = v
-							break
-						}
-					}
+				if pm, isMap := p.(map[string]any); isMap {
+					copyKey(pm, e.(map[string]any))
 				}
 				out = append(out, p)
 			case d:
@@ -176,5 +165,16 @@ func partial(base, loc any) (any, bool) {
 			return nil, false
 		}
 		return loc, true
+	}
+}
+
+// copyKey copies into dst the uuid, else the tier, of src: what the merge
+// rule matches an array element by.
+func copyKey(dst, src map[string]any) {
+	for _, key := range []string{"uuid", "tier"} {
+		if v, ok := src[key]; ok {
+			dst[key] = v
+			return
+		}
 	}
 }

@@ -55,8 +55,8 @@ func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, eta
 	if ex.StatusCode() != http.StatusOK {
 		return fmt.Errorf("export %s from %s: status %d", theirs, f.opt.Client.BaseURL(), ex.StatusCode())
 	}
-	lim := f.opt.Import
-	files, ps, err := pipeline.ReadArchive(bytes.NewReader(ex.Body), lim.MaxFileBytes, lim.MaxSnapshotBytes)
+	opt := f.opt.Import
+	files, ps, err := pipeline.ReadArchive(bytes.NewReader(ex.Body), opt.MaxFileBytes, opt.MaxSnapshotBytes)
 	if err != nil {
 		return fmt.Errorf("export %s from %s: %w", theirs, f.opt.Client.BaseURL(), err)
 	}
@@ -64,7 +64,6 @@ func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, eta
 		return fmt.Errorf("export %s from %s: %s: %s", theirs, f.opt.Client.BaseURL(), ps[0].File, ps[0].Reason)
 	}
 	res.ManifestID, res.Bytes = theirs, int64(len(ex.Body))
-	opt := f.opt.Import
 	opt.Context = ctx
 	rep, err := pipeline.ImportFiles(f.opt.Store, f.opt.Client.BaseURL()+"/v1/export/"+theirs, files, opt)
 	res.Report = rep

@@ -64,37 +64,25 @@ type Metrics struct {
 // start, for uptime.
 func NewMetrics(reg prometheus.Registerer, start time.Time) *Metrics {
 	m := &Metrics{
-		published: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "refdata", Name: "data_published_timestamp_seconds",
-			Help: "When the active version was published (Unix time).",
-		}),
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts{
-			Namespace: "refdata", Name: "last_success_timestamp_seconds",
-			Help: "When the last check of the store's active pointer succeeded (Unix time).",
-		}),
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Namespace: "refdata", Name: "active_version_info",
-			Help: "The active game version; always 1, the labels say which.",
-		}, []string{"manifest_id", "version", "branch"}),
-		reloadErrs: prometheus.NewCounter(prometheus.CounterOpts{
-			Namespace: "refdata", Name: "reload_errors_total",
-			Help: "Versions the store named active that could not be loaded (the previous one kept serving).",
-		}),
+		published: prometheus.NewGauge(prometheus.GaugeOpts(opts("data_published_timestamp_seconds",
+			"When the active version was published (Unix time)."))),
+		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts(opts("last_success_timestamp_seconds",
+			"When the last check of the store's active pointer succeeded (Unix time)."))),
+		info: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("active_version_info",
+			"The active game version; always 1, the labels say which.")), []string{"manifest_id", "version", "branch"}),
+		reloadErrs: prometheus.NewCounter(prometheus.CounterOpts(opts("reload_errors_total",
+			"Versions the store named active that could not be loaded (the previous one kept serving)."))),
 	}
-	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: "refdata", Name: "data_age_seconds",
-		Help: "Seconds since the active version was published.",
-	}, func() float64 {
+	age := prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("data_age_seconds",
+		"Seconds since the active version was published.")), func() float64 {
 		ns := m.publishedAt.Load()
 		if ns == 0 {
 			return 0
 		}
 		return time.Since(time.Unix(0, ns)).Seconds()
 	})
-	uptime := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Namespace: "refdata", Name: "uptime_seconds",
-		Help: "Seconds since the process started.",
-	}, func() float64 { return time.Since(start).Seconds() })
+	uptime := prometheus.NewGaugeFunc(prometheus.GaugeOpts(opts("uptime_seconds",
+		"Seconds since the process started.")), func() float64 { return time.Since(start).Seconds() })
 	reg.MustRegister(m.published, m.lastSuccess, m.info, m.reloadErrs, age, uptime)
 	return m
 }
@@ -125,4 +113,9 @@ func (m *Metrics) reloadFailed() {
 	if m != nil {
 		m.reloadErrs.Inc()
 	}
+}
+
+// opts names one of refdata's metrics.
+func opts(name, help string) prometheus.Opts {
+	return prometheus.Opts{Namespace: "refdata", Name: name, Help: help}
 }

@@ -105,11 +105,11 @@ type seen struct {
 // given, until a version is published.
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition) (*Repository, error) {
 	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat}
-	ptr, ed, man, why, err := r.resolve()
+	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
 		// one they serve, and stage the new one at the first Reload.
-		if prev, pm, perr := r.read(ptr.Previous, ""); perr == nil {
+		if pm, prev, perr := r.read(ptr.Previous, ""); perr == nil {
 			r.start(&state{ed: prev, ptr: store.Pointer{ManifestID: ptr.Previous}}, pm.PublishedAt)
 			r.heartbeat()
 			return r, nil
@@ -119,72 +119,34 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 	case errors.Is(err, store.ErrNotFound) && fallback != nil:
 		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Location(), "err", err)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
-		_, raw, _ := st.Active()
-		r.badPtr = raw
+		_, r.badPtr, _ = st.Active()
 		m.Active(fallback, time.Time{})
 		return r, nil
 	case err != nil:
 		return nil, err
 	}
-	if why != "" {
-		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
-	}
 	_, raw, _ := st.Active()
 	if why != "" {
-		r.badPtr = raw
-		raw = nil
+		logger.Error("the active version is not served: it fails its checks; serving the newest intact version", "reason", why, "serving", ptr.ManifestID)
+		r.badPtr, raw = raw, nil
 	}
 	r.start(&state{ed: ed, ptr: ptr, rawPtr: raw}, man.PublishedAt)
 	r.heartbeat()
 	return r, nil
 }
 
-// resolve picks the version to serve at start-up: the one the pointer names
-// when its edition reads and decodes, else the newest stored version whose
-// does; why says why it fell back ("" when it did not). An error wrapping
-// store.ErrNotFound when no version's edition is intact.
-func (r *Repository) resolve() (store.Pointer, *edition.Edition, store.Manifest, string, error) {
-	p, _, perr := r.st.Active()
-	if perr == nil {
-		ed, m, err := r.read(p.ManifestID, p.ManifestSHA256)
-		if err == nil {
-			return p, ed, m, "", nil
-		}
-		perr = err
-	}
-	vs, err := r.st.Versions()
-	if err != nil {
-		return store.Pointer{}, nil, store.Manifest{}, "", err
-	}
-	why, errs := perr.Error(), []any{perr}
-	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].ManifestID == p.ManifestID {
-			continue // just failed
-		}
-		ed, m, err := r.read(vs[i].ManifestID, "")
-		if err != nil {
-			why += "; " + err.Error()
-			errs = append(errs, err)
-			continue
-		}
-		return store.Pointer{ManifestID: m.ManifestID, PublishedAt: m.PublishedAt}, ed, m, why, nil
-	}
-	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
-	return store.Pointer{}, nil, store.Manifest{}, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, store.ErrNotFound)...)
-}
-
 // read reads a version's edition from the store, its manifest checked against
 // manifestSHA when not "".
-func (r *Repository) read(id, manifestSHA string) (*edition.Edition, store.Manifest, error) {
+func (r *Repository) read(id, manifestSHA string) (store.Manifest, *edition.Edition, error) {
 	m, pack, err := r.st.ReadEdition(id, manifestSHA)
 	if err != nil {
-		return nil, m, err
+		return m, nil, err
 	}
 	ed, err := edition.Decode(pack)
 	if err != nil {
-		return nil, m, fmt.Errorf("version %s: %w", id, err)
+		return m, nil, fmt.Errorf("version %s: %w", id, err)
 	}
-	return ed, m, nil
+	return m, ed, nil
 }
 
 // replicaName names this process to the other replicas: host, pid and a random
@@ -246,14 +208,8 @@ const defaultHeartbeat = 2 * time.Second
 // notification was lost) would otherwise drop it for the next one and step
 // back while they serve it.
 func (r *Repository) overtaken(ptr store.Pointer) {
-	n := r.next.Load()
-	if n == nil || n.s.ed.ManifestID == ptr.ManifestID {
-		return
-	}
-	r.swap.Lock()
-	defer r.swap.Unlock()
-	if r.next.CompareAndSwap(n, nil) {
-		r.install(n.s, n.publishedAt)
+	if n := r.next.Load(); n != nil && n.s.ed.ManifestID != ptr.ManifestID {
+		r.promote(n)
 	}
 }
 
@@ -261,10 +217,13 @@ func (r *Repository) overtaken(ptr store.Pointer) {
 // Every reader calls it first, so no request after the instant is answered
 // from the old version, whichever replica or goroutine it reaches.
 func (r *Repository) promoteDue() {
-	n := r.next.Load()
-	if n == nil || time.Now().Before(n.at) {
-		return
+	if n := r.next.Load(); n != nil && !time.Now().Before(n.at) {
+		r.promote(n)
 	}
+}
+
+// promote installs n unless another goroutine has promoted or replaced it.
+func (r *Repository) promote(n *pending) {
 	r.swap.Lock()
 	defer r.swap.Unlock()
 	if r.next.CompareAndSwap(n, nil) {
@@ -287,7 +246,7 @@ func (r *Repository) start(s *state, publishedAt time.Time) {
 // install makes a loaded state the served one.
 func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.cur.Store(s)
-	r.diffCache.Range(func(k, _ any) bool { r.diffCache.Delete(k); return true })
+	r.diffCache.Clear()
 	for _, f := range r.onSwap {
 		f()
 	}
@@ -329,12 +288,9 @@ func (r *Repository) Reload() (bool, error) {
 		r.log.Warn("cannot read the store's active pointer; serving what is loaded", "serving", cur.ed.ManifestID, "err", err)
 		return false, err
 	}
-	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil {
-		r.metrics.checked(time.Now())
-		return false, nil
-	}
-	if raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
-		r.metrics.checked(time.Now())
+	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil ||
+		raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
+		r.metrics.checked(time.Now()) // nothing new, or a pointer that failed
 		return false, nil
 	}
 	if err == nil && ptr.ManifestID == cur.ed.ManifestID && cur.rawPtr != nil {
@@ -353,7 +309,7 @@ func (r *Repository) Reload() (bool, error) {
 		began := time.Now()
 		var ed *edition.Edition
 		var man store.Manifest
-		ed, man, err = r.read(ptr.ManifestID, ptr.ManifestSHA256)
+		man, ed, err = r.read(ptr.ManifestID, ptr.ManifestSHA256)
 		if err == nil {
 			r.badPtr = nil
 			s := &state{ed: ed, ptr: ptr, rawPtr: raw}
@@ -492,16 +448,6 @@ func (r *Repository) compute(from, to string) (*representation.Body, error) {
 	return edition.DiffBody(eds[0], eds[1], newest.PublishedAt)
 }
 
-// load reads a stored version's edition and manifest from the store (the
-// active one too: its manifest is needed for the diff's stamp).
-func (r *Repository) load(id string) (*edition.Edition, store.Manifest, error) {
-	ed, m, err := r.read(id, "")
-	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, edition.ErrBadPack) {
-		return nil, m, catalog.Internal("version "+id+" cannot be read", err)
-	}
-	return ed, m, err
-}
-
 func notFound(id string, err error) error {
 	if errors.Is(err, store.ErrNotFound) {
 		return catalog.Errorf(catalog.ENOTFOUND, "version %s is not retained; /v1/versions lists the ones that are", id)
@@ -591,7 +537,10 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	if err != nil {
 		return nil, notFound(id, err)
 	}
-	ed, _, err := r.load(found)
+	_, ed, err := r.read(found, "")
+	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, edition.ErrBadPack) {
+		return nil, catalog.Internal("version "+found+" cannot be read", err)
+	}
 	return ed, err
 }
 

@@ -255,11 +255,10 @@ func (z *Compressor) brotli(b []byte) []byte {
 
 // Decode returns what an encoding of a body decodes to, for checks.
 func Decode(e *Encoded) ([]byte, error) {
-	var r io.Reader = bytes.NewReader(e.Bytes)
-	switch e.Encoding.Name {
-	case "":
+	if e.Encoding.Name == "" {
 		return e.Bytes, nil
 	}
+	var r io.Reader = bytes.NewReader(e.Bytes)
 	switch e.Encoding.Value[0] {
 	case "gzip":
 		zr, err := gzip.NewReader(r)
@@ -325,16 +324,12 @@ func acceptQ(values []string) (gz, br int) {
 	for _, v := range values {
 		for len(v) > 0 {
 			var item string
-			if i := strings.IndexByte(v, ','); i >= 0 {
-				item, v = v[:i], v[i+1:]
-			} else {
-				item, v = v, ""
-			}
+			item, v, _ = strings.Cut(v, ",")
 			name, q := parseCoding(item)
 			switch {
-			case equalFold(name, "gzip") || equalFold(name, "x-gzip"):
+			case strings.EqualFold(name, "gzip") || strings.EqualFold(name, "x-gzip"):
 				gz = q
-			case equalFold(name, "br"):
+			case strings.EqualFold(name, "br"):
 				br = q
 			case name == "*":
 				star = q
@@ -353,15 +348,9 @@ func acceptQ(values []string) (gz, br int) {
 // parseCoding splits "gzip;q=0.8" into the name and q in thousandths (1000 when
 // absent; 0 when malformed, which refuses the coding).
 func parseCoding(item string) (string, int) {
-	name, params := trim(item), ""
-	for i := 0; i < len(item); i++ {
-		if item[i] == ';' {
-			name, params = trim(item[:i]), item[i+1:]
-			break
-		}
-	}
+	name, params, _ := strings.Cut(item, ";")
+	name, params = trim(name), trim(params)
 	q := 1000
-	params = trim(params)
 	if len(params) >= 2 && (params[0] == 'q' || params[0] == 'Q') && params[1] == '=' {
 		q = parseQ(trim(params[2:]))
 	}
@@ -389,28 +378,4 @@ func parseQ(s string) int {
 	return min(q, 1000)
 }
 
-func trim(s string) string {
-	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
-		s = s[1:]
-	}
-	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
-		s = s[:len(s)-1]
-	}
-	return s
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func trim(s string) string { return strings.Trim(s, " \t") }

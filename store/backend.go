@@ -106,69 +106,62 @@ type Coordinator interface {
 	Heartbeat(replica, serving, staged string) error
 }
 
+// LookupBoth is Lookup of the two versions of a diff.
+func LookupBoth(b Backend, from, to string) (string, string, error) {
+	f, err := b.Lookup(from)
+	if err != nil {
+		return "", "", err
+	}
+	t, err := b.Lookup(to)
+	return f, t, err
+}
+
 // ResolveIn picks the version to serve at start-up from any backend: the one
 // the pointer names when it is intact, else the newest intact version. why
 // explains a fallback ("" when none was needed). It returns an error wrapping
 // ErrNotFound when no version is intact.
 func ResolveIn(b Backend) (Pointer, string, error) {
+	p, _, _, why, err := ResolveWith(b, b.Verify)
+	return p, why, err
+}
+
+// ResolveEdition is ResolveIn for a server: a version is intact when its
+// manifest and edition pack read intact, and the pack is returned too.
+func ResolveEdition(b Backend) (Pointer, Manifest, []byte, string, error) {
+	return ResolveWith(b, b.ReadEdition)
+}
+
+// ResolveWith is ResolveIn with read as the check of a version (its manifest
+// checked against manifestSHA when not ""), returning what read made of the
+// version picked.
+func ResolveWith[T any](b Backend, read func(id, manifestSHA string) (Manifest, T, error)) (Pointer, Manifest, T, string, error) {
+	var none T
 	p, _, perr := b.Active()
 	if perr == nil {
-		if _, _, perr = b.Verify(p.ManifestID, p.ManifestSHA256); perr == nil {
-			return p, "", nil
+		m, v, err := read(p.ManifestID, p.ManifestSHA256)
+		if err == nil {
+			return p, m, v, "", nil
 		}
+		perr = err
 	}
 	vs, err := b.Versions()
 	if err != nil {
-		return Pointer{}, "", err
+		return Pointer{}, Manifest{}, none, "", err
 	}
 	why, errs := perr.Error(), []any{perr} // why each candidate was passed over
 	for i := len(vs) - 1; i >= 0; i-- {
 		if vs[i].ManifestID == p.ManifestID {
 			continue // just failed
 		}
-		if _, _, err := b.Verify(vs[i].ManifestID, ""); err != nil {
-			why += "; " + err.Error()
-			errs = append(errs, err)
-			continue
-		}
-		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, why, nil
-	}
-	// Each reason is wrapped, so a caller can tell damage (ErrCorrupt) apart.
-	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
-	return Pointer{}, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
-}
-
-// ResolveEdition picks the version a server serves at start-up: the one the
-// pointer names when its manifest and edition pack read intact, else the
-// newest stored version whose do, with the pack. why explains a fallback (""
-// when none was needed). It returns an error wrapping ErrNotFound when no
-// version's edition is intact.
-func ResolveEdition(b Backend) (Pointer, Manifest, []byte, string, error) {
-	p, _, perr := b.Active()
-	if perr == nil {
-		m, pack, err := b.ReadEdition(p.ManifestID, p.ManifestSHA256)
-		if err == nil {
-			return p, m, pack, "", nil
-		}
-		perr = err
-	}
-	vs, err := b.Versions()
-	if err != nil {
-		return Pointer{}, Manifest{}, nil, "", err
-	}
-	why, errs := perr.Error(), []any{perr}
-	for i := len(vs) - 1; i >= 0; i-- {
-		if vs[i].ManifestID == p.ManifestID {
-			continue // just failed
-		}
-		m, pack, err := b.ReadEdition(vs[i].ManifestID, "")
+		m, v, err := read(vs[i].ManifestID, "")
 		if err != nil {
 			why += "; " + err.Error()
 			errs = append(errs, err)
 			continue
 		}
-		return Pointer{ManifestID: m.ManifestID, PublishedAt: m.PublishedAt}, m, pack, why, nil
+		return Pointer{ManifestID: vs[i].ManifestID, PublishedAt: vs[i].PublishedAt}, m, v, why, nil
 	}
+	// Each reason is wrapped, so a caller can tell damage (ErrCorrupt) apart.
 	list := strings.TrimSuffix(strings.Repeat("%w; ", len(errs)), "; ")
-	return Pointer{}, Manifest{}, nil, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
+	return Pointer{}, Manifest{}, none, "", fmt.Errorf("no intact version ("+list+"): %w", append(errs, ErrNotFound)...)
 }

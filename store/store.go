@@ -104,8 +104,7 @@ func Open(dir string) (*Store, error) {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
 	}
-	s := &Store{dir: dir}
-	return s, nil
+	return &Store{dir: dir}, nil
 }
 
 // Dir is the store directory.
@@ -133,7 +132,7 @@ func (s *Store) step(what string) {
 // LockHolder; the returned func clears them and releases the lock.
 func (s *Store) Lock(ctx context.Context) (func(), error) {
 	for {
-		unlock, err := s.lock(false)
+		unlock, err := s.lock()
 		if err == nil {
 			return unlock, nil
 		}
@@ -150,7 +149,7 @@ func (s *Store) Lock(ctx context.Context) (func(), error) {
 
 // TryLock takes the writer lock if it is free.
 func (s *Store) TryLock() (func(), bool) {
-	unlock, err := s.lock(false)
+	unlock, err := s.lock()
 	return unlock, err == nil
 }
 
@@ -164,16 +163,12 @@ func (s *Store) LockHolder() string {
 	return strings.TrimSpace(string(b))
 }
 
-func (s *Store) lock(block bool) (func(), error) {
+func (s *Store) lock() (func(), error) {
 	f, err := os.OpenFile(filepath.Join(s.dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("lock store: %w", err)
 	}
-	how := syscall.LOCK_EX
-	if !block {
-		how |= syscall.LOCK_NB
-	}
-	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock store: %w", err)
 	}
@@ -253,14 +248,30 @@ func (s *Store) manifest(id string) (Manifest, string, error) {
 	return m, sum(b), nil
 }
 
+// checkedManifest finds a stored version and reads its manifest, checked
+// against manifestSHA when not "".
+func (s *Store) checkedManifest(id, manifestSHA string) (string, Manifest, error) {
+	id, err := s.Lookup(id)
+	if err != nil {
+		return "", Manifest{}, err
+	}
+	m, got, err := s.manifest(id)
+	if err == nil && manifestSHA != "" && got != manifestSHA {
+		err = fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
+	}
+	return id, m, err
+}
+
 // ReadVersion reads every file of a stored version and checks each against the
 // manifest; a mismatch is an error wrapping ErrCorrupt.
 func (s *Store) ReadVersion(id string) (Manifest, map[string][]byte, error) {
-	id, err := s.Lookup(id)
-	if err != nil {
-		return Manifest{}, nil, err
-	}
-	m, _, err := s.manifest(id)
+	return s.Verify(id, "")
+}
+
+// Verify is ReadVersion with the manifest checked against the pointer's
+// checksum, when given.
+func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, error) {
+	id, m, err := s.checkedManifest(id, manifestSHA)
 	if err != nil {
 		return Manifest{}, nil, err
 	}
@@ -301,48 +312,12 @@ func (s *Store) Active() (Pointer, []byte, error) {
 	return p, b, nil
 }
 
-// Verify checks a version against the pointer's manifest checksum (when given)
-// and every file against the manifest.
-func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, error) {
-	id, err := s.Lookup(id)
-	if err != nil {
-		return Manifest{}, nil, err
-	}
-	_, got, err := s.manifest(id)
-	if err != nil {
-		return Manifest{}, nil, err
-	}
-	if manifestSHA != "" && got != manifestSHA {
-		return Manifest{}, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
-	}
-	return s.ReadVersion(id)
-}
-
-// Resolve picks the version to serve at start-up: the one the pointer names when
-// it is intact, else the newest intact version. why explains a fallback ("" when
-// none was needed). It returns an error wrapping ErrNotFound when no version is
-// intact.
-func (s *Store) Resolve() (Pointer, string, error) {
-	p, why, err := ResolveIn(s)
-	if err != nil {
-		return p, why, fmt.Errorf("store %s: %w", s.dir, err)
-	}
-	return p, why, nil
-}
-
 // ReadEdition reads a version's manifest, checked against manifestSHA when
 // not "", and its edition pack, checked against the manifest.
 func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
-	id, err := s.Lookup(id)
-	if err != nil {
-		return Manifest{}, nil, err
-	}
-	m, got, err := s.manifest(id)
+	id, m, err := s.checkedManifest(id, manifestSHA)
 	if err != nil {
 		return m, nil, err
-	}
-	if manifestSHA != "" && got != manifestSHA {
-		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
 	}
 	if m.Edition == "" {
 		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
@@ -362,11 +337,7 @@ func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
 // ReadDiff reads the stored diff between two stored versions and verifies its
 // checksum. A diff never made wraps ErrNotFound; a damaged one wraps ErrCorrupt.
 func (s *Store) ReadDiff(from, to string) ([]byte, error) {
-	f, err := s.Lookup(from)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.Lookup(to)
+	f, t, err := LookupBoth(s, from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -35,8 +35,25 @@ type Publication struct {
 	// Replace re-publishes a manifestId already stored (import --force): the new
 	// files take the old ones' place and the diffs naming the version are
 	// dropped. Between the two renames a crash leaves the pointer naming a missing
-	// version; start-up then serves the newest intact one (Resolve).
+	// version; start-up then serves the newest intact one (ResolveIn).
 	Replace bool
+}
+
+// Names checks p's manifest ID and snapshot paths, which every backend
+// refuses a publication for, and returns the paths in order.
+func (p Publication) Names() ([]string, error) {
+	if !catalog.IsManifestID(p.ManifestID) {
+		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	}
+	names := make([]string, 0, len(p.Files))
+	for name := range p.Files {
+		if !fs.ValidPath(name) || Reserved(name) || strings.HasPrefix(name, ".") {
+			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // Publish persists a version and makes it active; the caller holds Lock. Order:
@@ -45,8 +62,9 @@ type Publication struct {
 // at most an unreferenced new directory, which is a complete, valid version.
 // It returns the manifest IDs pruned.
 func (s *Store) Publish(p Publication) ([]string, error) {
-	if !catalog.IsManifestID(p.ManifestID) {
-		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	names, err := p.Names()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := s.Lookup(p.ManifestID); err == nil && !p.Replace {
 		return nil, fmt.Errorf("publish: version %s is already stored", p.ManifestID)
@@ -66,14 +84,6 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	names := make([]string, 0, len(p.Files))
-	for name := range p.Files {
-		if !fs.ValidPath(name) || Reserved(name) || strings.HasPrefix(name, ".") {
-			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	dirs := map[string]bool{stage: true}
 	for _, name := range names {
 		full := filepath.Join(stage, filepath.FromSlash(name))
@@ -194,11 +204,7 @@ func (s *Store) WriteSyncState(b []byte) error { return s.replace(syncStateFile,
 
 // WriteDiff stores a diff computed on demand; the caller holds the lock.
 func (s *Store) WriteDiff(from, to string, body []byte) error {
-	f, err := s.Lookup(from)
-	if err != nil {
-		return err
-	}
-	t, err := s.Lookup(to)
+	f, t, err := LookupBoth(s, from, to)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,14 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 
 	"github.com/refdata/refdata/envelope"
 )
@@ -56,9 +58,7 @@ func (c *Client) Version(ctx context.Context, etag string) (*Version, error) {
 		v.Body, v.ManifestID = res.Body, id
 	case http.StatusNotModified:
 		v.NotModified = true
-		if v.ETag == "" {
-			v.ETag = etag
-		}
+		v.ETag = cmp.Or(v.ETag, etag)
 	default:
 		return nil, &StatusError{URL: c.base.String() + "/v1/version", Status: res.Status}
 	}
@@ -138,14 +138,9 @@ func hasAllLanguage(v any, depth int) bool {
 	switch x := v.(type) {
 	case map[string]any:
 		if x["name"] == "language" && x["in"] == "query" {
-			if sc, ok := x["schema"].(map[string]any); ok {
-				if enum, ok := sc["enum"].([]any); ok {
-					for _, e := range enum {
-						if e == "all" {
-							return true
-						}
-					}
-				}
+			sc, _ := x["schema"].(map[string]any)
+			if enum, _ := sc["enum"].([]any); slices.Contains(enum, any("all")) {
+				return true
 			}
 		}
 		for _, vv := range x {
@@ -154,11 +149,7 @@ func hasAllLanguage(v any, depth int) bool {
 			}
 		}
 	case []any:
-		for _, vv := range x {
-			if hasAllLanguage(vv, depth+1) {
-				return true
-			}
-		}
+		return slices.ContainsFunc(x, func(v any) bool { return hasAllLanguage(v, depth+1) })
 	}
 	return false
 }

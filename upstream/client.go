@@ -9,6 +9,7 @@ package upstream
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,7 @@ type Config struct {
 // UserAgent is the header refdata sends: its name and version, and the
 // operator's contact URL, so an upstream's operator knows whom to ask.
 func UserAgent(version, contact string) string {
-	if version == "" {
-		version = "dev"
-	}
+	version = cmp.Or(version, "dev")
 	if contact == "" {
 		return "refdata/" + version + " (+https://github.com/refdata/refdata)"
 	}
@@ -94,37 +93,30 @@ func New(cfg Config) (*Client, error) {
 	}
 	u.Path = strings.TrimRight(u.Path, "/")
 	u.RawQuery, u.Fragment = "", ""
-	if cfg.UserAgent == "" {
-		cfg.UserAgent = UserAgent("", "")
-	}
-	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = DefaultConcurrency
-	}
-	if cfg.RequestTimeout <= 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
-	}
+	cfg.UserAgent = cmp.Or(cfg.UserAgent, UserAgent("", ""))
+	orDefault(&cfg.Concurrency, DefaultConcurrency)
+	orDefault(&cfg.RequestTimeout, DefaultRequestTimeout)
 	switch {
 	case cfg.Retries == 0:
 		cfg.Retries = DefaultRetries
 	case cfg.Retries < 0:
 		cfg.Retries = 0
 	}
-	if cfg.Backoff <= 0 {
-		cfg.Backoff = DefaultBackoff
-	}
-	if cfg.MaxBackoff <= 0 {
-		cfg.MaxBackoff = DefaultMaxBackoff
-	}
-	if cfg.MaxRetryAfter <= 0 {
-		cfg.MaxRetryAfter = DefaultMaxRetryAfter
-	}
-	if cfg.MaxBodyBytes <= 0 {
-		cfg.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	orDefault(&cfg.Backoff, DefaultBackoff)
+	orDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
+	orDefault(&cfg.MaxRetryAfter, DefaultMaxRetryAfter)
+	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
 	if cfg.HTTP == nil {
 		cfg.HTTP = &http.Client{}
 	}
 	return &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency)}, nil
+}
+
+// orDefault sets *v to def when it is not positive.
+func orDefault[T ~int | ~int64](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
 }
 
 // BaseURL is the upstream's root as configured.
@@ -320,10 +312,7 @@ func retryAfter(v string, now time.Time) time.Duration {
 		if n <= 0 {
 			return 0
 		}
-		if n > int64(24*time.Hour/time.Second) {
-			n = int64(24 * time.Hour / time.Second)
-		}
-		return time.Duration(n) * time.Second
+		return time.Duration(min(n, int64(24*time.Hour/time.Second))) * time.Second
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		if d := t.Sub(now); d > 0 {

@@ -19,11 +19,11 @@ import (
 
 // dataOptions are serve's flags for the version store.
 type dataOptions struct {
-	dir    string        // --data
-	inbox  string        // --watch
-	poll   time.Duration // --poll
-	retain int           // --retain, for imports from the inbox
-	// --sync, --sync-every and the sync flags: follow an upstream.
+	dir   string        // --data
+	inbox string        // --watch
+	poll  time.Duration // --poll
+	// --sync, --sync-every and the sync flags (--retain too, for imports from
+	// the inbox): follow an upstream.
 	syncFrom  string
 	syncEvery time.Duration
 	sync      *syncFlags
@@ -34,7 +34,15 @@ type dataOptions struct {
 func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (edition.Repository, error) {
 	served := replica.NewMetrics(reg, processStart)
 	metrics := pipeline.NewMetrics(reg) // imports from the inbox and syncs
-	st, closeStore, err := openBackend(ctx, opts.dir)
+	// open opens the store, closed when ctx ends.
+	open := func(ctx context.Context) (store.Backend, error) {
+		st, closeStore, err := openBackend(ctx, opts.dir)
+		if err == nil {
+			context.AfterFunc(ctx, closeStore)
+		}
+		return st, err
+	}
+	st, err := open(ctx)
 	if err != nil && isDatabase(opts.dir) {
 		// A replica may start before its database: serve the sample data, not
 		// ready, and keep trying (replica.Eventually).
@@ -43,14 +51,7 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 		if ferr != nil {
 			return nil, ferr
 		}
-		connect := func(ctx context.Context) (store.Backend, error) {
-			st, closeStore, err := openBackend(ctx, opts.dir)
-			if err == nil {
-				go func() { <-ctx.Done(); closeStore() }()
-			}
-			return st, err
-		}
-		return replica.OpenEventually(ctx, connect, logger, served, fallback, 2*time.Second, func(repo *replica.Repository) {
+		return replica.OpenEventually(ctx, open, logger, served, fallback, 2*time.Second, func(repo *replica.Repository) {
 			if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
 				logger.Error("cannot follow the store", "err", err)
 			}
@@ -59,7 +60,6 @@ func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Regis
 	if err != nil {
 		return nil, err
 	}
-	go func() { <-ctx.Done(); closeStore() }()
 	// The embedded sample data is built only for a store with no intact version:
 	// building (and compressing) it beside the real one would slow start-up and
 	// hold memory for nothing.
@@ -96,7 +96,7 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, opts dataOptions
 	go func() { <-ctx.Done(); repo.Forget() }()
 	if opts.inbox != "" {
 		go func() {
-			opt := pipeline.Options{Retain: opts.retain, Metrics: metrics}
+			opt := pipeline.Options{Retain: opts.sync.retain, Metrics: metrics}
 			reload := func() { _, _ = repo.Reload() }
 			if err := pipeline.Watch(ctx, opts.inbox, repo.Store(), opt, opts.poll, logger, reload); err != nil {
 				logger.Error("inbox watcher stopped", "inbox", opts.inbox, "err", err)

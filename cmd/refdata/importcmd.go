@@ -9,20 +9,17 @@ import (
 	iofs "io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/refdata/refdata/pipeline"
 )
 
 // importCmd runs `refdata import [--data DIR] [--retain N] SNAPSHOT_DIR`.
-func importCmd(args []string, stdout, stderr io.Writer) error {
+func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", env("REFDATA_DATA", "data"), "version store: a directory, or a postgres:// URL (env REFDATA_DATA)")
-	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
+	data := storeFlag(fs, "data", dataUsage)
 	retain := fs.Int("retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep, the new one included (env REFDATA_RETAIN)")
 	lockTimeout := fs.Duration("lock-timeout", pipeline.DefaultLockTimeout, "how long to wait for another import's store lock")
 	timeout := fs.Duration("timeout", 0, "give up the whole import after this long, store untouched (0: no deadline)")
@@ -40,9 +37,6 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *storeURL != "" {
-		*data = *storeURL
-	}
 	if fs.NArg() != 1 {
 		fs.Usage()
 		return errors.New("want exactly one SNAPSHOT_DIR")
@@ -50,9 +44,7 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	if *retain < 1 {
 		return fmt.Errorf("--retain %d: keep at least 1 version", *retain)
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	st, closeStore, err := openBackend(ctx, *data)
+	st, closeStore, err := openBackend(ctx, data())
 	if err != nil {
 		return err
 	}
@@ -62,10 +54,14 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
+	var nameFiles iofs.FS // --names, nil when not given
+	if *names != "" {
+		nameFiles = os.DirFS(*names)
+	}
 	rep, err := pipeline.Import(st, fs.Arg(0), pipeline.Options{
 		Retain: *retain, Progress: progress(stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: namesFS(*names),
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: nameFiles,
 	})
 	endProgress(stderr)
 	out := stdout
@@ -76,18 +72,10 @@ func importCmd(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// namesFS is the --names directory, nil when not given.
-func namesFS(dir string) iofs.FS {
-	if dir == "" {
-		return nil
-	}
-	return os.DirFS(dir)
-}
-
 // progress shows the stage on one rewritten line on a terminal, and as plain log
 // lines otherwise (so CI logs and files stay readable).
 func progress(w io.Writer) func(pipeline.Stage, string) {
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if isTerminal(w) {
 		start := time.Now()
 		return func(s pipeline.Stage, detail string) {
 			fmt.Fprintf(w, "\r\033[K[%6.2fs] %-8s %s", time.Since(start).Seconds(), s, detail)
@@ -100,16 +88,9 @@ func progress(w io.Writer) func(pipeline.Stage, string) {
 }
 
 func endProgress(w io.Writer) {
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if isTerminal(w) {
 		fmt.Fprint(w, "\r\033[K")
 	}
-}
-
-func envBool(name string, def bool) bool {
-	if v, err := strconv.ParseBool(os.Getenv(name)); err == nil {
-		return v
-	}
-	return def
 }
 
 func envInt(name string, def int) int {

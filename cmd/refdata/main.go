@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -59,11 +60,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "serve":
 		err = serve(ctx, args[1:], process{stderr: stderr, sampleEffort: representation.Best})
 	case "import":
-		err = importCmd(args[1:], stdout, stderr)
+		err = importCmd(ctx, args[1:], stdout, stderr)
 	case "sync":
 		err = syncCmd(ctx, args[1:], stdout, stderr)
 	case "activate":
-		err = activateCmd(args[1:], stdout, stderr)
+		err = activateCmd(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -81,6 +82,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// dataUsage describes --data.
+const dataUsage = "version store: a directory, or a postgres:// URL shared by replicas (env REFDATA_DATA)"
+
+// storeFlag registers --data, defaulting to def, and --store, its other name
+// for a database URL, and returns the store they name.
+func storeFlag(fs *flag.FlagSet, def, usage string) func() string {
+	data := fs.String("data", env("REFDATA_DATA", def), usage)
+	store := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
+	return func() string { return cmp.Or(*store, *data) }
+}
+
 func env(name, def string) string {
 	if v := os.Getenv(name); v != "" {
 		return v
@@ -90,13 +102,18 @@ func env(name, def string) string {
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}
-	if f, ok := w.(*os.File); ok && isTerminal(f) {
+	if isTerminal(w) {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-func isTerminal(f *os.File) bool {
+// isTerminal reports whether w is a terminal (progress rewrites one line).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
@@ -117,24 +134,19 @@ func serve(ctx context.Context, args []string, p process) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", env("REFDATA_ADDR", "127.0.0.1:8080"), "listen address (env REFDATA_ADDR)")
-	data := fs.String("data", env("REFDATA_DATA", ""), "version store: a directory, or a postgres:// URL shared by replicas (env REFDATA_DATA); empty serves the embedded sample data")
-	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
+	data := storeFlag(fs, "", dataUsage+"; empty serves the embedded sample data")
 	inbox := fs.String("watch", env("REFDATA_WATCH", ""), "with --data: import snapshot folders dropped into this directory once they hold a READY file (env REFDATA_WATCH)")
 	poll := fs.Duration("poll", time.Second, "with --data: how often to check the active pointer and the inbox")
-	retain := fs.Int("retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
 	pprofAddr := fs.String("pprof", env("REFDATA_PPROF", ""), "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060 (env REFDATA_PPROF); off when empty")
 	logLevel := fs.String("log-level", env("REFDATA_LOG_LEVEL", "info"), "debug logs every request; info logs 4xx and 5xx (env REFDATA_LOG_LEVEL)")
 	syncFrom := fs.String("sync", env("REFDATA_SYNC_FROM", ""), "with --data: follow this upstream (env REFDATA_SYNC_FROM)")
 	syncEvery := fs.Duration("sync-every", 5*time.Minute, "with --sync: how often to check the upstream's /v1/version")
 	var sf syncFlags
 	sf.register(fs)
+	fs.IntVar(&sf.retain, "retain", envInt("REFDATA_RETAIN", 10), "with --watch: versions to keep (env REFDATA_RETAIN)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *storeURL != "" {
-		*data = *storeURL
-	}
-	sf.retain = *retain
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return fmt.Errorf("--log-level: %w", err)
@@ -146,8 +158,8 @@ func serve(ctx context.Context, args []string, p process) error {
 	var repo edition.Repository
 	var err error
 	switch {
-	case *data != "":
-		repo, err = storeRepository(ctx, dataOptions{dir: *data, inbox: *inbox, poll: *poll, retain: *retain,
+	case data() != "":
+		repo, err = storeRepository(ctx, dataOptions{dir: data(), inbox: *inbox, poll: *poll,
 			syncFrom: *syncFrom, syncEvery: *syncEvery, sync: &sf}, reg, logger)
 	case *inbox != "":
 		err = errors.New("--watch needs --data: imports go into a version store")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -64,8 +63,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	from := fs.String("from", env("REFDATA_SYNC_FROM", ""), "the upstream's root URL, e.g. https://valorant-api.com (env REFDATA_SYNC_FROM)")
-	data := fs.String("data", env("REFDATA_DATA", "data"), "version store: a directory, or a postgres:// URL (env REFDATA_DATA)")
-	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
+	data := storeFlag(fs, "data", dataUsage)
 	once := fs.Bool("once", false, "sync once and exit (the default without --every)")
 	every := fs.Duration("every", 0, "sync now and then at this interval until interrupted, e.g. 5m")
 	var sf syncFlags
@@ -81,10 +79,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *once && *every > 0 {
 		return errors.New("--once and --every exclude each other")
 	}
-	if *storeURL != "" {
-		*data = *storeURL
-	}
-	st, closeStore, err := openBackend(ctx, *data)
+	st, closeStore, err := openBackend(ctx, data())
 	if err != nil {
 		return err
 	}
@@ -124,8 +119,7 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // syncProgress rewrites one line on a terminal; elsewhere it says nothing
 // (the log has each sync's outcome).
 func syncProgress(w io.Writer) func(done, total int) {
-	f, ok := w.(*os.File)
-	if !ok || !isTerminal(f) {
+	if !isTerminal(w) {
 		return nil
 	}
 	start := time.Now()
@@ -135,23 +129,19 @@ func syncProgress(w io.Writer) func(done, total int) {
 }
 
 // activateCmd runs `refdata activate [--data DIR] MANIFEST_ID`.
-func activateCmd(args []string, stdout, stderr io.Writer) error {
+func activateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("activate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	data := fs.String("data", env("REFDATA_DATA", "data"), "version store: a directory, or a postgres:// URL (env REFDATA_DATA)")
-	storeURL := fs.String("store", env("REFDATA_STORE", ""), "the same as --data, named for a database URL: postgres://… (env REFDATA_STORE)")
+	data := storeFlag(fs, "data", dataUsage)
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 || !catalog.IsManifestID(fs.Arg(0)) {
 		return errors.New("usage: refdata activate [--data DIR | --store URL] MANIFEST_ID (16 hex digits, from /v1/versions)")
 	}
-	if *storeURL != "" {
-		*data = *storeURL
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), pipeline.DefaultLockTimeout)
+	ctx, cancel := context.WithTimeout(ctx, pipeline.DefaultLockTimeout)
 	defer cancel()
-	st, closeStore, err := openBackend(ctx, *data)
+	st, closeStore, err := openBackend(ctx, data())
 	if err != nil {
 		return err
 	}

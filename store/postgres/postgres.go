@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/refdata/refdata/catalog"
@@ -118,17 +119,6 @@ func (s *Store) migrate(ctx context.Context) error {
 		return err
 	}
 	sort.Strings(names)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey+1); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS refdata_schema_migrations (
-			version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("postgres store: migrations table: %w", err)
-	}
 	for _, name := range names {
 		base := strings.TrimPrefix(name, "migrations/")
 		n, err := strconv.Atoi(strings.SplitN(base, "_", 2)[0])
@@ -141,6 +131,10 @@ func (s *Store) migrate(ctx context.Context) error {
 		}
 		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1, $2)", lockClass, s.lockKey+1); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS refdata_schema_migrations (
+				version int PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
 				return err
 			}
 			var done bool
@@ -284,12 +278,40 @@ func (s *Store) manifest(ctx context.Context, q querier, id string) (store.Manif
 
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
-	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// deleteDiffs deletes the diffs naming version $1.
+const deleteDiffs = "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1"
+
+// writeDiff stores the diff from → to, replacing one stored before.
+func writeDiff(ctx context.Context, q querier, from, to string, body []byte) error {
+	_, err := q.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, from, to, sum(body), body)
+	return err
+}
+
+// setActive moves the active pointer to p, the switch at activateAt (nil: at
+// once), and counts one more revision.
+func setActive(ctx context.Context, tx pgx.Tx, p store.Pointer, activateAt *time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
+		VALUES (true, $1, $2, $3, $4, 1, $5, $6)
+		ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
+			manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
+			activate_at = excluded.activate_at, activated = excluded.activated, revision = refdata_active.revision + 1`,
+		p.ManifestID, p.Previous, p.ManifestSHA256, p.PublishedAt, activateAt, p.Activated)
+	return err
 }
 
 // ReadVersion reads every file of a version in one consistent snapshot of the
 // database and checks each against the manifest.
 func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
+	return s.Verify(id, "")
+}
+
+// Verify is ReadVersion with the manifest checked against a manifest
+// checksum, when given.
+func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
 	ctx := context.Background()
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -298,9 +320,13 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 	var m store.Manifest
 	var files map[string][]byte
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var got string
 		var err error
-		if m, _, err = s.manifest(ctx, tx, id); err != nil {
+		if m, got, err = s.manifest(ctx, tx, id); err != nil {
 			return err
+		}
+		if manifestSHA != "" && got != manifestSHA {
+			return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
 		}
 		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
 		if err != nil {
@@ -334,23 +360,6 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 		return m, nil, fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), store.ErrCorrupt)
 	}
 	return m, files, nil
-}
-
-// Verify checks a version against a manifest checksum (when given) and every
-// file against the manifest.
-func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
-	id, err := s.Lookup(id)
-	if err != nil {
-		return store.Manifest{}, nil, err
-	}
-	_, got, err := s.manifest(context.Background(), s.pool, id)
-	if err != nil {
-		return store.Manifest{}, nil, err
-	}
-	if manifestSHA != "" && got != manifestSHA {
-		return store.Manifest{}, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
-	}
-	return s.ReadVersion(id)
 }
 
 // Active reads the active pointer; the revision is a counter every publish
@@ -412,11 +421,7 @@ func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, err
 
 // ReadDiff reads a stored diff and verifies its checksum.
 func (s *Store) ReadDiff(from, to string) ([]byte, error) {
-	f, err := s.Lookup(from)
-	if err != nil {
-		return nil, err
-	}
-	t, err := s.Lookup(to)
+	f, t, err := store.LookupBoth(s, from, to)
 	if err != nil {
 		return nil, err
 	}
@@ -437,17 +442,11 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 
 // WriteDiff stores a diff computed on demand.
 func (s *Store) WriteDiff(from, to string, body []byte) error {
-	f, err := s.Lookup(from)
+	f, t, err := store.LookupBoth(s, from, to)
 	if err != nil {
 		return err
 	}
-	t, err := s.Lookup(to)
-	if err != nil {
-		return err
-	}
-	_, err = s.pool.Exec(context.Background(), `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, f, t, sum(body), body)
-	if err != nil {
+	if err := writeDiff(context.Background(), s.pool, f, t, body); err != nil {
 		return fmt.Errorf("write diff %s → %s: %w", f, t, err)
 	}
 	return nil
@@ -457,21 +456,14 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 // moves the pointer and prunes, in one transaction; its NOTIFY is delivered to
 // the replicas when it commits, and not at all if it does not.
 func (s *Store) Publish(p store.Publication) ([]string, error) {
-	if !catalog.IsManifestID(p.ManifestID) {
-		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	names, err := p.Names()
+	if err != nil {
+		return nil, err
 	}
-	names := make([]string, 0, len(p.Files))
-	for name := range p.Files {
-		if !fs.ValidPath(name) || store.Reserved(name) || strings.HasPrefix(name, ".") {
-			return nil, fmt.Errorf("publish: bad snapshot path %q", name)
-		}
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	ctx := context.Background()
 	var pruned []string
 	var replicas int
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := awaitSwitch(ctx, tx); err != nil {
 			return err
 		}
@@ -485,14 +477,10 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if exists {
 			// import --force: the new files take the old ones' place, in this
 			// same transaction, and the diffs naming the version go.
-			if _, err := tx.Exec(ctx, "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1", p.ManifestID); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "DELETE FROM refdata_files WHERE manifest_id = $1", p.ManifestID); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, "DELETE FROM refdata_extras WHERE manifest_id = $1", p.ManifestID); err != nil {
-				return err
+			for _, q := range []string{deleteDiffs, "DELETE FROM refdata_files WHERE manifest_id = $1", "DELETE FROM refdata_extras WHERE manifest_id = $1"} {
+				if _, err := tx.Exec(ctx, q, p.ManifestID); err != nil {
+					return err
+				}
 			}
 		}
 		var seq int64
@@ -534,9 +522,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			if !catalog.IsManifestID(p.Previous) {
 				return fmt.Errorf("bad previous version %q", p.Previous)
 			}
-			if _, err := tx.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
-				ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`,
-				p.Previous, p.ManifestID, sum(p.DiffBody), p.DiffBody); err != nil {
+			if err := writeDiff(ctx, tx, p.Previous, p.ManifestID, p.DiffBody); err != nil {
 				return fmt.Errorf("diff: %w", err)
 			}
 		}
@@ -551,11 +537,8 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			at := time.Now().Add(s.StageBound)
 			activateAt = &at
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
-			VALUES (true, $1, $2, $3, $4, 1, $5, false)
-			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
-				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-				activate_at = excluded.activate_at, activated = false, revision = refdata_active.revision + 1`, p.ManifestID, p.Previous, sum(mb), m.PublishedAt, activateAt); err != nil {
+		ptr := store.Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: sum(mb), PublishedAt: m.PublishedAt}
+		if err := setActive(ctx, tx, ptr, activateAt); err != nil {
 			return fmt.Errorf("active pointer: %w", err)
 		}
 		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
@@ -725,11 +708,10 @@ func (s *Store) Discard(id string) error {
 		if active {
 			return fmt.Errorf("discard %s: it is the active version", id)
 		}
-		if _, err := tx.Exec(ctx, "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1", id); err != nil {
-			return fmt.Errorf("discard %s: %w", id, err)
-		}
-		if _, err := tx.Exec(ctx, "DELETE FROM refdata_versions WHERE manifest_id = $1", id); err != nil {
-			return fmt.Errorf("discard %s: %w", id, err)
+		for _, q := range []string{deleteDiffs, "DELETE FROM refdata_versions WHERE manifest_id = $1"} {
+			if _, err := tx.Exec(ctx, q, id); err != nil {
+				return fmt.Errorf("discard %s: %w", id, err)
+			}
 		}
 		return nil
 	})
@@ -774,18 +756,12 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Point
 		default:
 			ptr.Previous = cur
 			if diffBody != nil {
-				if _, err := tx.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
-					ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, cur, id, sum(diffBody), diffBody); err != nil {
+				if err := writeDiff(ctx, tx, cur, id, diffBody); err != nil {
 					return err
 				}
 			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO refdata_active (one, manifest_id, previous, manifest_sha256, published_at, revision, activate_at, activated)
-			VALUES (true, $1, $2, $3, $4, 1, NULL, $5)
-			ON CONFLICT (one) DO UPDATE SET manifest_id = excluded.manifest_id, previous = excluded.previous,
-				manifest_sha256 = excluded.manifest_sha256, published_at = excluded.published_at,
-				activate_at = NULL, activated = excluded.activated, revision = refdata_active.revision + 1`,
-			ptr.ManifestID, ptr.Previous, ptr.ManifestSHA256, ptr.PublishedAt, ptr.Activated); err != nil {
+		if err := setActive(ctx, tx, ptr, nil); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, id)

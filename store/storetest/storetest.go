@@ -11,7 +11,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -37,7 +36,6 @@ const (
 	id1 = "00000000000000A1"
 	id2 = "00000000000000B2"
 	id3 = "00000000000000C3"
-	id4 = "00000000000000D4"
 )
 
 // Files is a small version's snapshot files; the bytes differ per id.
@@ -71,6 +69,16 @@ func publish(t *testing.T, b store.Backend, p store.Publication) []string {
 		t.Fatalf("publish %s: %v", p.ManifestID, err)
 	}
 	return pruned
+}
+
+// locked takes b's writer lock until the test ends.
+func locked(t *testing.T, b store.Backend) {
+	t.Helper()
+	unlock, err := b.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(unlock)
 }
 
 // Run runs the suite.
@@ -166,11 +174,7 @@ func Run(t *testing.T, h Harness) {
 		b := h.Open(t, "refusals")
 		publish(t, b, publication(id1, "", 0))
 		_, before, _ := b.Active()
-		unlock, err := b.Lock(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unlock()
+		locked(t, b)
 		bad := []store.Publication{
 			publication(id1, "", 0),                // already stored
 			publication("not-an-id", "", 0),        // not a manifest ID
@@ -238,11 +242,8 @@ func Run(t *testing.T, h Harness) {
 			t.Errorf("Lock past its deadline: %v, want one wrapping context.DeadlineExceeded", err)
 		}
 		// A waiter gets the lock once it is released.
-		var wg sync.WaitGroup
 		got := make(chan error, 1)
-		wg.Add(1)
 		go func() {
-			defer wg.Done()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			u, err := b.Lock(ctx)
@@ -252,7 +253,6 @@ func Run(t *testing.T, h Harness) {
 			got <- err
 		}()
 		unlock()
-		wg.Wait()
 		if err := <-got; err != nil {
 			t.Errorf("a waiter did not get the released lock: %v", err)
 		}
@@ -276,11 +276,7 @@ func Run(t *testing.T, h Harness) {
 		}
 		publish(t, b, publication(id1, "", 0))
 		publish(t, b, publication(id2, id1, 0))
-		unlock, err := b.Lock(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unlock()
+		locked(t, b)
 		if err := b.Discard(id2); err == nil {
 			t.Error("Discard removed the active version")
 		}
@@ -302,11 +298,7 @@ func Run(t *testing.T, h Harness) {
 		b := h.Open(t, "activate")
 		publish(t, b, publication(id1, "", 0))
 		publish(t, b, publication(id2, id1, 0))
-		unlock, err := b.Lock(context.Background())
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer unlock()
+		locked(t, b)
 		if _, err := b.Activate(id3, nil, time.Now()); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("Activate of an unknown version: %v, want ErrNotFound", err)
 		}
@@ -395,12 +387,9 @@ func Run(t *testing.T, h Harness) {
 			}
 		}
 		wait("the first signal (listening; look now)")
-		for i, id := range []string{id1, id2} {
-			previous := ""
-			if i > 0 {
-				previous = id1
-			}
-			publish(t, writer, publication(id, previous, 0))
+		for _, ids := range [][2]string{{id1, ""}, {id2, id1}} {
+			id := ids[0]
+			publish(t, writer, publication(id, ids[1], 0))
 			wait("a publish through another handle")
 			if p, _, err := reader.Active(); err != nil || p.ManifestID != id {
 				t.Errorf("after the signal Active = %+v, %v; want %s", p, err, id)

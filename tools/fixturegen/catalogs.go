@@ -1,29 +1,439 @@
 package main
 
-// AUTHORED catalogs added with the contract's content tiers, gear, ceremonies,
-// missions and objectives. No capture of these exists: they are sample
-// records, valid against their schemas in openapi.yaml.
+// AUTHORED catalogs: no capture of these exists. They are sample records,
+// valid against their schemas in openapi.yaml, made from the tables in
+// testdata/authored.json and from the real data.
 
 import (
+	"cmp"
+	_ "embed"
+	"encoding/json"
 	"fmt"
 	"log"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
 )
+
+//go:embed testdata/authored.json
+var authoredJSON []byte
+
+// authored holds the tables of testdata/authored.json. An entry with since or
+// until is in those versions only: 15 renames Radianite, changes the daily
+// kills mission and adds an event, a mission and a string, so the diff 14 → 15
+// has authored changes too.
+var authored struct {
+	Currencies []currencyDef
+	// ContentTiers are in rank order (rank = index).
+	ContentTiers []contentTierDef
+	Flex         []struct {
+		Name string
+		Icon bool
+	}
+	Events []struct {
+		span
+		Key, Name, Short, Start, End string
+	}
+	GameModes          []gameModeDef
+	Equippables        []struct{ Name, Category, Asset string }
+	PremierConferences []struct {
+		Key, Name string
+		Super     bool
+	}
+	PremierLogos []string
+	Gear         []struct {
+		Name, Description, Asset string
+		Cost, Column             int
+	}
+	Ceremonies []struct{ Name, Asset string }
+	// Objectives: a nil Directive is an internal objective, as real data has.
+	Objectives []struct {
+		Key, Asset string
+		Directive  any
+	}
+	Missions []missionDef
+	// Translations are the authored partial items per locale (translations.go).
+	Translations map[string]localeText
+	Locres       struct {
+		// English are the en-US texts by namespace/key.
+		English []struct {
+			span
+			Key, Text string
+		}
+		// Translated are the keys every other locale has, Text[locale] their
+		// texts but the last (UI_Store/NightMarket), left in English on purpose:
+		// an untranslated entry falls back to the en-US text.
+		Translated []string
+		Text       map[string][]string
+	}
+}
+
+func init() {
+	if err := json.Unmarshal(authoredJSON, &authored); err != nil {
+		log.Fatalf("testdata/authored.json: %v", err)
+	}
+}
+
+// span is the versions an authored entry is in, from Since to Until (0: no bound).
+type span struct{ Since, Until int }
+
+func (s span) in(ver int) bool { return ver >= s.Since && (s.Until == 0 || ver <= s.Until) }
+
+// inVersion lists the entries of all that are in version ver.
+func inVersion[T interface{ in(int) bool }](all []T, ver int) []T {
+	var out []T
+	for _, e := range all {
+		if e.in(ver) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// themes: one record per distinct themeUuid of a skin or a buddy.
+func themes(r realData) []O {
+	skinNames := map[string][]string{} // theme -> weapon-suffixed skin names minus weapon
+	otherNames := map[string][]string{}
+	buddyNames := map[string][]string{}
+	for _, w := range r.weapons {
+		for _, s := range w.Skins {
+			if s.ThemeUUID == nil || *s.ThemeUUID == "" {
+				continue
+			}
+			t := *s.ThemeUUID
+			if base, ok := strings.CutSuffix(s.DisplayName, " "+w.DisplayName); ok {
+				skinNames[t] = append(skinNames[t], base)
+			} else {
+				otherNames[t] = append(otherNames[t], s.DisplayName)
+			}
+		}
+	}
+	for _, b := range r.buddies {
+		if b.ThemeUUID == nil || *b.ThemeUUID == "" {
+			continue
+		}
+		buddyNames[*b.ThemeUUID] = append(buddyNames[*b.ThemeUUID], strings.TrimSuffix(b.DisplayName, " Buddy"))
+	}
+	ids := map[string]bool{}
+	for _, m := range []map[string][]string{skinNames, otherNames, buddyNames} {
+		for id := range m {
+			ids[id] = true
+		}
+	}
+	var out []O
+	for id := range ids {
+		var name string
+		fromSkins := len(skinNames[id])+len(otherNames[id]) > 0
+		switch {
+		case len(skinNames[id]) > 0:
+			// "Glitchpop Odin","Glitchpop Vandal" -> "Glitchpop"; a single
+			// weapon skin gives its name without the weapon.
+			name = commonWordPrefix(skinNames[id])
+		case len(otherNames[id]) > 0:
+			// Melee-only themes: common prefix; a lone name drops its last
+			// word (the blade type) when it has more than one.
+			name = commonWordPrefix(otherNames[id])
+			if len(otherNames[id]) == 1 {
+				if w := strings.Fields(name); len(w) > 1 {
+					name = strings.Join(w[:len(w)-1], " ")
+				}
+			}
+		default:
+			name = commonWordPrefix(buddyNames[id])
+			if name == "" {
+				n := append([]string(nil), buddyNames[id]...)
+				sort.Strings(n)
+				name = n[0]
+			}
+		}
+		name = cmp.Or(name, "Standard")
+		var featured any
+		if fromSkins && len(skinNames[id])+len(otherNames[id]) >= 4 {
+			featured = media("themes", id, "storefeaturedimage")
+		}
+		var icon any = media("themes", id, "displayicon")
+		if name == "Standard" {
+			icon = nil
+		}
+		p := pascal(name)
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", name},
+			{"displayIcon", icon},
+			{"storeFeaturedImage", featured},
+			{"assetPath", "ShooterGame/Content/Themes/" + p + "/Theme_" + p + "_DataAsset"},
+		})
+	}
+	slices.SortFunc(out, func(a, b O) int { // by name, then uuid
+		return cmp.Or(cmp.Compare(a[1].V.(string), b[1].V.(string)), cmp.Compare(a[0].V.(string), b[0].V.(string)))
+	})
+	return out
+}
+
+// currencyDef is one currency. The uuids are the real currencies' (the real
+// contracts' rewards name Radianite and Free Agents by them, and l10n-names
+// has their real names), not uuidFor's.
+type currencyDef struct {
+	span
+	UUID, Key, Name, Singular, Asset string
+	Large, Preview                   bool
+}
+
+func currencyDefs(ver int) []currencyDef { return inVersion(authored.Currencies, ver) }
+
+func currencies(ver int) []O {
+	var out []O
+	for _, c := range currencyDefs(ver) {
+		id := c.UUID
+		var large, preview, asset any
+		if c.Large {
+			large = media("currencies", id, "largeicon")
+		}
+		if c.Preview {
+			preview = media("currencies", id, "rewardpreviewicon")
+		}
+		if c.Asset != "" {
+			asset = c.Asset
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", c.Name},
+			{"displayNameSingular", c.Singular},
+			{"displayIcon", media("currencies", id, "displayicon")},
+			{"largeIcon", large},
+			{"rewardPreviewIcon", preview},
+			{"assetPath", asset},
+		})
+	}
+	return out
+}
+
+func levelBorders() []O {
+	var out []O
+	for lvl := 0; lvl <= 200; lvl += 20 {
+		start := max(lvl, 1)
+		id := uuidFor("levelborder", fmt.Sprint(start))
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", fmt.Sprintf("Level %d Border", start)},
+			{"startingLevel", start},
+			{"levelNumber", nil},
+			{"levelNumberAppearance", media("levelborders", id, "levelnumberappearance")},
+			{"smallPlayerCardAppearance", media("levelborders", id, "smallplayercardappearance")},
+			{"assetPath", fmt.Sprintf("ShooterGame/Content/Personalization/LevelBorders/LevelBorder_%d_PrimaryAsset", start)},
+		})
+	}
+	return out
+}
+
+func flex() []O {
+	var out []O
+	for _, it := range authored.Flex {
+		id := uuidFor("flex", it.Name)
+		var icon any
+		if it.Icon {
+			icon = media("flex", id, "displayicon")
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", it.Name},
+			{"displayIcon", icon},
+			{"assetPath", "ShooterGame/Content/Personalization/Flex/" + pascal(it.Name) + "_PrimaryAsset"},
+		})
+	}
+	return out
+}
+
+func events(ver int) []O {
+	var out []O
+	for _, e := range inVersion(authored.Events, ver) {
+		out = append(out, O{
+			{"uuid", uuidFor("event", e.Key)},
+			{"displayName", e.Name},
+			{"shortDisplayName", e.Short},
+			{"startTime", e.Start},
+			{"endTime", e.End},
+			{"assetPath", "ShooterGame/Content/Events/Event_" + pascal(e.Key) + "_DataAsset"},
+		})
+	}
+	return out
+}
+
+// gameModeDef is one game mode; Icon and Tall say whether it has a display
+// icon and a tall list view icon.
+type gameModeDef struct {
+	Name, Description, Asset                string
+	Duration, EconomyType, TeamRoles        any
+	Timeouts, Voice, MinimapHidden, Replays bool
+	Orbs, RoundsPerHalf                     int
+	Features, Rules                         json.RawMessage
+	Icon, Tall                              bool
+}
+
+func gameModes() []O {
+	var out []O
+	for _, g := range authored.GameModes {
+		id := uuidFor("gamemode", g.Name)
+		var icon, tall any
+		if g.Icon {
+			icon = media("gamemodes", id, "displayicon")
+		}
+		if g.Tall {
+			tall = media("gamemodes", id, "listviewicontall")
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", g.Name},
+			{"description", g.Description},
+			{"duration", g.Duration},
+			{"economyType", g.EconomyType},
+			{"allowsMatchTimeouts", g.Timeouts},
+			{"isTeamVoiceAllowed", g.Voice},
+			{"isMinimapHidden", g.MinimapHidden},
+			{"orbCount", g.Orbs},
+			{"roundsPerHalf", g.RoundsPerHalf},
+			{"allowsCustomGameReplays", g.Replays},
+			{"teamRoles", g.TeamRoles},
+			{"gameFeatureOverrides", g.Features},
+			{"gameRuleBoolOverrides", g.Rules},
+			{"displayIcon", icon},
+			{"listViewIconTall", tall},
+			{"assetPath", g.Asset},
+		})
+	}
+	return out
+}
+
+func equippables() []O {
+	var out []O
+	for _, it := range authored.Equippables {
+		id := uuidFor("gamemodeequippable", it.Name)
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", it.Name},
+			{"category", it.Category},
+			{"displayIcon", media("gamemodeequippables", id, "displayicon")},
+			{"killStreamIcon", media("gamemodeequippables", id, "killstreamicon")},
+			{"assetPath", it.Asset},
+		})
+	}
+	return out
+}
+
+var episodeNum = regexp.MustCompile(`(?i)episode\s*(\d+)`)
+
+// competitiveSeasons: one per act, joined to the tier set of the act's
+// episode (matched by "EpisodeN" in assetObjectName, else the newest set).
+func competitiveSeasons(r realData) []O {
+	byUUID := map[string]season{}
+	for _, s := range r.seasons {
+		byUUID[s.UUID] = s
+	}
+	setFor := func(ep string) string {
+		for _, ts := range r.tierSets {
+			if m := episodeNum.FindStringSubmatch(ts.AssetObjectName); m != nil && m[1] == ep {
+				return ts.UUID
+			}
+		}
+		return r.tierSets[len(r.tierSets)-1].UUID
+	}
+	withBorders := map[string]bool{"Season_Episode3_Act2_DataAsset": true, "Season_Episode3_Act3_DataAsset": true}
+	var out []O
+	for _, s := range r.seasons {
+		if s.ParentUUID == nil {
+			continue
+		}
+		parent := byUUID[*s.ParentUUID]
+		ep := ""
+		if m := episodeNum.FindStringSubmatch(parent.DisplayName); m != nil {
+			ep = m[1]
+		} else if m := episodeNum.FindStringSubmatch(parent.AssetPath); m != nil {
+			ep = m[1]
+		}
+		obj := filepath.Base(s.AssetPath) // Season_Episode3_Act2_DataAsset
+		key := strings.TrimSuffix(strings.TrimPrefix(obj, "Season_"), "_DataAsset")
+		id := uuidFor("competitiveseason", s.UUID)
+		var borders any
+		if withBorders[obj] {
+			var bs []O
+			for i, wins := range []int{9, 25, 50, 75, 100} {
+				lvl := i + 1
+				bid := uuidFor("competitiveseasonborder", fmt.Sprintf("%s/%d", s.UUID, lvl))
+				var small any = media("competitiveseasonborders", bid, "smallicon")
+				if lvl == 1 {
+					small = nil
+				}
+				bs = append(bs, O{
+					{"uuid", bid},
+					{"level", lvl},
+					{"winsRequired", wins},
+					{"displayIcon", media("competitiveseasonborders", bid, "displayicon")},
+					{"smallIcon", small},
+					{"assetPath", fmt.Sprintf("ShooterGame/Content/Seasons/%s/SeasonBorder_%s_Lv%d_PrimaryAsset", key, key, lvl)},
+				})
+			}
+			borders = bs
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"startTime", s.StartTime},
+			{"endTime", s.EndTime},
+			{"seasonUuid", s.UUID},
+			{"competitiveTiersUuid", setFor(ep)},
+			{"borders", borders},
+			{"assetPath", "ShooterGame/Content/Seasons/" + key + "_CompetitiveSeason_DataAsset"},
+		})
+	}
+	return out
+}
+
+func premierConferences() []O {
+	var out []O
+	for _, it := range authored.PremierConferences {
+		id := uuidFor("premierconference", it.Key)
+		var icon any = media("premierconferences", id, "icon")
+		if it.Super {
+			icon = nil
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", it.Name},
+			{"key", it.Key},
+			{"icon", icon},
+			{"isSuper", it.Super},
+			{"assetPath", "ShooterGame/Content/Premier/Conferences/" + pascal(strings.ToLower(it.Key)) + "_DataAsset"},
+		})
+	}
+	return out
+}
+
+func premierLogos() []O {
+	var out []O
+	for _, n := range authored.PremierLogos {
+		id := uuidFor("premierlogo", n)
+		var iconName, icon any = "Icon_" + pascal(n), media("premierlogos", id, "displayicon")
+		if n == "Blank" {
+			iconName, icon = nil, nil
+		}
+		out = append(out, O{
+			{"uuid", id},
+			{"displayName", n},
+			{"iconName", iconName},
+			{"displayIcon", icon},
+			{"assetPath", "ShooterGame/Content/Premier/Logos/" + pascal(n) + "_PrimaryAsset"},
+		})
+	}
+	return out
+}
 
 // contentTierDef is one skin rarity tier. The uuids are the real ones: the
 // captured skins name them in contentTierUuid, and contentTiers checks that
 // every such reference resolves.
 type contentTierDef struct {
-	uuid, dev, color   string
-	juiceValue, jcCost int
-}
-
-// contentTierDefs, in rank order (rank = index).
-var contentTierDefs = []contentTierDef{
-	{"12683d76-48d7-84a3-4e09-6985794f0445", "Select", "5a9fe2ff", 5, 10},
-	{"0cebb8be-46d7-c12a-d306-e9907bfc5a25", "Deluxe", "009587ff", 10, 20},
-	{"60bca009-4182-7998-dee7-b8a2558dc369", "Premium", "d1548dff", 15, 30},
-	{"e046854e-406c-37f4-6607-19a9ba8426fc", "Exclusive", "f5955bff", 20, 40},
-	{"411e4a55-4e59-7757-41f0-86a53f101bb5", "Ultra", "fad663ff", 25, 50},
+	UUID, Dev, Color      string
+	JuiceValue, JuiceCost int
 }
 
 // contentTiers: the five rarity tiers. It stops the generator when a skin of
@@ -31,18 +441,18 @@ var contentTierDefs = []contentTierDef{
 func contentTiers(r realData) []O {
 	known := map[string]bool{}
 	var out []O
-	for rank, t := range contentTierDefs {
-		known[t.uuid] = true
+	for rank, t := range authored.ContentTiers {
+		known[t.UUID] = true
 		out = append(out, O{
-			{"uuid", t.uuid},
-			{"displayName", t.dev + " Edition"},
-			{"devName", t.dev},
+			{"uuid", t.UUID},
+			{"displayName", t.Dev + " Edition"},
+			{"devName", t.Dev},
 			{"rank", rank},
-			{"juiceValue", t.juiceValue},
-			{"juiceCost", t.jcCost},
-			{"highlightColor", t.color},
-			{"displayIcon", media("contenttiers", t.uuid, "displayicon")},
-			{"assetPath", "ShooterGame/Content/ContentTiers/" + t.dev + "_PrimaryAsset"},
+			{"juiceValue", t.JuiceValue},
+			{"juiceCost", t.JuiceCost},
+			{"highlightColor", t.Color},
+			{"displayIcon", media("contenttiers", t.UUID, "displayicon")},
+			{"assetPath", "ShooterGame/Content/ContentTiers/" + t.Dev + "_PrimaryAsset"},
 		})
 	}
 	for _, w := range r.weapons {
@@ -57,32 +467,25 @@ func contentTiers(r realData) []O {
 
 // gear: the two armors, with shopData in the weapons' shopData shape.
 func gear() []O {
-	items := []struct {
-		name, desc, asset string
-		cost, column      int
-	}{
-		{"Light Shields", "+25 Shields\nAbsorbs part of the damage taken until depleted.", "ShooterGame/Content/Gear/Armor/Light/LightArmorGear", 400, 0},
-		{"Heavy Shields", "+50 Shields\nAbsorbs part of the damage taken until depleted.", "ShooterGame/Content/Gear/Armor/Heavy/HeavyArmorGear", 1000, 1},
-	}
 	var out []O
-	for _, it := range items {
-		id := uuidFor("gear", it.name)
+	for _, it := range authored.Gear {
+		id := uuidFor("gear", it.Name)
 		out = append(out, O{
 			{"uuid", id},
-			{"displayName", it.name},
-			{"description", it.desc},
+			{"displayName", it.Name},
+			{"description", it.Description},
 			{"displayIcon", media("gear", id, "displayicon")},
-			{"assetPath", it.asset + "_PrimaryAsset"},
+			{"assetPath", it.Asset + "_PrimaryAsset"},
 			{"shopData", O{
-				{"cost", it.cost},
+				{"cost", it.Cost},
 				{"category", "Armor"},
 				{"categoryText", "Armor"},
-				{"gridPosition", O{{"row", 0}, {"column", it.column}}},
+				{"gridPosition", O{{"row", 0}, {"column", it.Column}}},
 				{"canBeTrashed", false},
 				{"image", nil},
 				{"newImage", media("gear", id, "shop/newimage")},
 				{"newImage2", nil},
-				{"assetPath", it.asset + "Purchase"},
+				{"assetPath", it.Asset + "Purchase"},
 			}},
 		})
 	}
@@ -92,47 +495,23 @@ func gear() []O {
 // ceremonies: the banners of a round's feats.
 func ceremonies() []O {
 	var out []O
-	for _, n := range []struct{ name, asset string }{
-		{"ACE", "Ace"},
-		{"CLUTCH", "Clutch"},
-		{"THRIFTY", "Thrifty"},
-		{"FLAWLESS", "Flawless"},
-		{"TEAM ACE", "TeamAce"},
-		{"CLOSER", "Closer"},
-	} {
+	for _, n := range authored.Ceremonies {
 		out = append(out, O{
-			{"uuid", uuidFor("ceremony", n.asset)},
-			{"displayName", n.name},
-			{"assetPath", "ShooterGame/Content/Ceremonies/Ceremony" + n.asset + "_PrimaryAsset"},
+			{"uuid", uuidFor("ceremony", n.Asset)},
+			{"displayName", n.Name},
+			{"assetPath", "ShooterGame/Content/Ceremonies/Ceremony" + n.Asset + "_PrimaryAsset"},
 		})
 	}
 	return out
 }
 
-// objectiveDef is an objective a mission counts; a nil directive is an
-// internal objective without text (real data has such).
-type objectiveDef struct {
-	key       string
-	directive any
-	asset     string
-}
-
-var objectiveDefs = []objectiveDef{
-	{"kills", "Get kills", "Kills"},
-	{"rounds", "Win rounds", "RoundsWon"},
-	{"spike", "Plant or defuse the spike", "PlantOrDefuse"},
-	{"headshots", "Get headshot kills", "HeadshotKills"},
-	{"matches", "Play matches", "MatchesPlayed"},
-	{"progression", nil, "Internal_ProgressionTracker"},
-}
-
 func objectives() []O {
 	var out []O
-	for _, o := range objectiveDefs {
+	for _, o := range authored.Objectives {
 		out = append(out, O{
-			{"uuid", uuidFor("objective", o.key)},
-			{"directive", o.directive},
-			{"assetPath", "ShooterGame/Content/Objectives/Objective_" + o.asset + "_DataAsset"},
+			{"uuid", uuidFor("objective", o.Key)},
+			{"directive", o.Directive},
+			{"assetPath", "ShooterGame/Content/Objectives/Objective_" + o.Asset + "_DataAsset"},
 		})
 	}
 	return out
@@ -141,85 +520,87 @@ func objectives() []O {
 // missionDef is one mission; an internal one has no name, title or type
 // (null in the output, as real data has for some missions).
 type missionDef struct {
-	key, title, kind string
-	xp               int
-	from, to         string
-	tags             []string
-	objectives       []goal
-	internal         bool
-}
-
-type goal struct {
-	objective string
-	value     int
-}
-
-// missionDefs are the daily and weekly missions of a version. 15 adds the
-// weekly "Get 20 headshot kills" and changes the daily kills mission (more
-// kills, more XP).
-func missionDefs(ver int) []missionDef {
-	dailyKills := missionDef{key: "daily-kills", title: "Get 30 kills", kind: "Daily", xp: 2000,
-		from: "2021-11-16T00:00:00Z", to: "2021-11-23T00:00:00Z", objectives: []goal{{"kills", 30}}}
-	if ver >= 15 {
-		dailyKills.title, dailyKills.xp, dailyKills.objectives = "Get 40 kills", 2500, []goal{{"kills", 40}}
+	span
+	Key, Title, Kind, From, To string
+	XP                         int
+	Tags                       []string
+	Objectives                 []struct {
+		Objective string
+		Value     int
 	}
-	list := []missionDef{
-		dailyKills,
-		{key: "daily-rounds", title: "Win 10 rounds", kind: "Daily", xp: 2000,
-			from: "2021-11-16T00:00:00Z", to: "2021-11-23T00:00:00Z", objectives: []goal{{"rounds", 10}}},
-		{key: "daily-spike", title: "Plant or defuse the spike 4 times", kind: "Daily", xp: 2000,
-			from: "2021-11-16T00:00:00Z", to: "2021-11-23T00:00:00Z", objectives: []goal{{"spike", 4}}},
-		{key: "weekly-1", title: "Get 150 kills and win 45 rounds", kind: "Weekly", xp: 12000,
-			from: "2021-11-02T00:00:00Z", to: "2022-01-11T00:00:00Z", tags: []string{"Weekly", "Week1"}, objectives: []goal{{"kills", 150}, {"rounds", 45}}},
-		{key: "weekly-2", title: "Play 15 matches", kind: "Weekly", xp: 12000,
-			from: "2021-11-09T00:00:00Z", to: "2022-01-11T00:00:00Z", tags: []string{"Weekly", "Week2"}, objectives: []goal{{"matches", 15}}},
-		{key: "progression", internal: true,
-			from: "2021-11-02T00:00:00Z", to: "2022-01-11T00:00:00Z", objectives: []goal{{"progression", 1}}},
-	}
-	if ver >= 15 {
-		list = append(list, missionDef{key: "weekly-3", title: "Get 20 headshot kills", kind: "Weekly", xp: 12000,
-			from: "2021-11-16T00:00:00Z", to: "2022-01-11T00:00:00Z", tags: []string{"Weekly", "Week3"}, objectives: []goal{{"headshots", 20}}})
-	}
-	return list
+	Internal bool
 }
 
 func missions(ver int) []O {
 	objectiveIDs := map[string]string{}
-	for _, o := range objectiveDefs {
-		objectiveIDs[o.key] = uuidFor("objective", o.key)
+	for _, o := range authored.Objectives {
+		objectiveIDs[o.Key] = uuidFor("objective", o.Key)
 	}
 	var out []O
-	for _, m := range missionDefs(ver) {
+	for _, m := range inVersion(authored.Missions, ver) {
 		var objs []O
 		progress := 0
-		for _, g := range m.objectives {
-			id, ok := objectiveIDs[g.objective]
-			must(ok, "mission %s: unknown objective %q", m.key, g.objective)
-			objs = append(objs, O{{"objectiveUuid", id}, {"value", g.value}})
-			progress += g.value
+		for _, g := range m.Objectives {
+			id, ok := objectiveIDs[g.Objective]
+			must(ok, "mission %s: unknown objective %q", m.Key, g.Objective)
+			objs = append(objs, O{{"objectiveUuid", id}, {"value", g.Value}})
+			progress += g.Value
 		}
-		var name, title, kind, tags any
-		if !m.internal {
-			name = m.kind + ": " + m.title
-			title = m.title
-			kind = "EAresMissionType::" + m.kind
-		}
-		if m.tags != nil {
-			tags = m.tags
+		var name, title, kind any
+		if !m.Internal {
+			name = m.Kind + ": " + m.Title
+			title = m.Title
+			kind = "EAresMissionType::" + m.Kind
 		}
 		out = append(out, O{
-			{"uuid", uuidFor("mission", m.key)},
+			{"uuid", uuidFor("mission", m.Key)},
 			{"displayName", name},
 			{"title", title},
 			{"type", kind},
-			{"xpGrant", m.xp},
+			{"xpGrant", m.XP},
 			{"progressToComplete", progress},
-			{"activationDate", m.from},
-			{"expirationDate", m.to},
-			{"tags", tags},
+			{"activationDate", m.From},
+			{"expirationDate", m.To},
+			{"tags", m.Tags},
 			{"objectives", objs},
-			{"assetPath", fmt.Sprintf("ShooterGame/Content/Missions/Mission_%s_DataAsset", pascal(m.key))},
+			{"assetPath", fmt.Sprintf("ShooterGame/Content/Missions/Mission_%s_DataAsset", pascal(m.Key))},
 		})
 	}
 	return out
+}
+
+// writeLocres writes the string tables, locres/<locale>.json.
+func writeLocres(dir string, ver int) {
+	lr := authored.Locres
+	enText := map[string]string{}
+	for _, k := range inVersion(lr.English, ver) {
+		enText[k.Key] = k.Text
+	}
+	for _, loc := range locales {
+		table := map[string]map[string]string{}
+		put := func(nsKey, text string) {
+			ns, key, _ := strings.Cut(nsKey, "/")
+			if table[ns] == nil {
+				table[ns] = map[string]string{}
+			}
+			table[ns][key] = text
+		}
+		if loc == "en-US" {
+			for k, text := range enText {
+				put(k, text)
+			}
+		} else {
+			texts := lr.Text[loc]
+			must(len(texts) == len(lr.Translated)-1, "locres %s: want %d texts", loc, len(lr.Translated)-1)
+			for i, nk := range lr.Translated {
+				if i < len(texts) {
+					put(nk, texts[i])
+				} else {
+					put(nk, enText[nk])
+				}
+			}
+		}
+		// encoding/json sorts map keys: deterministic output.
+		writeJSON(filepath.Join(dir, "locres", loc+".json"), table)
+	}
 }

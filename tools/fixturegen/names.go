@@ -9,7 +9,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"log"
 	"path/filepath"
 )
 
@@ -18,48 +17,40 @@ var nameCatalogs = []string{"buddies", "sprays", "playercards", "playertitles", 
 
 // nameRec is one item of l10n-names; buddies are keyed by their first level's uuid.
 type nameRec struct {
-	UUID               string  `json:"uuid"`
-	DisplayName        *string `json:"displayName"`
-	TitleText          *string `json:"titleText"`
-	ExtraDescription   *string `json:"extraDescription"`
-	DisplayNameSubText *string `json:"displayNameSubText"`
+	UUID                                     string
+	DisplayName, TitleText, ExtraDescription *string
 }
 
 // names: catalog -> locale -> key -> record.
 type names map[string]map[string]map[string]nameRec
 
-// nameKeys lists, per l10n-names catalog, the keys the snapshots use: the
-// uuids of their items (of a buddy's first level for buddies; of the authored
-// currencies, which use the real currency uuids).
-func nameKeys(dirs []string) map[string]map[string]bool {
-	keys := map[string]map[string]bool{}
-	for _, c := range nameCatalogs {
-		keys[c] = map[string]bool{}
+// nameKeys lists, per l10n-names catalog, r's items and the keys l10n-names
+// has them by: {item uuid, key}. The key is the uuid, a buddy's first level's
+// for buddies; the authored currencies use the real currency uuids.
+func nameKeys(r realData) map[string][][2]string {
+	keys := map[string][][2]string{}
+	add := func(cat, uuid, key string) { keys[cat] = append(keys[cat], [2]string{uuid, key}) }
+	for _, w := range r.weapons {
+		add("weapons", w.UUID, w.UUID)
 	}
-	for _, d := range dirs {
-		r := loadReal(d)
-		for _, b := range r.buddies {
-			if len(b.Levels) > 0 {
-				keys["buddies"][b.Levels[0].UUID] = true
-			}
+	for _, b := range r.buddies {
+		if len(b.Levels) > 0 {
+			add("buddies", b.UUID, b.Levels[0].UUID)
 		}
-		for _, w := range r.weapons {
-			keys["weapons"][w.UUID] = true
-		}
-		for _, s := range r.sprays {
-			keys["sprays"][s.UUID] = true
-		}
-		for c, items := range map[string][]named{"playercards": r.cards, "playertitles": r.titles, "contracts": r.contracts} {
-			for _, it := range items {
-				keys[c][it.UUID] = true
-			}
-		}
-		for _, b := range r.bundles {
-			keys["bundles"][b.UUID] = true
+	}
+	for _, s := range r.sprays {
+		add("sprays", s.UUID, s.UUID)
+	}
+	for _, b := range r.bundles {
+		add("bundles", b.UUID, b.UUID)
+	}
+	for cat, items := range map[string][]named{"playercards": r.cards, "playertitles": r.titles, "contracts": r.contracts} {
+		for _, it := range items {
+			add(cat, it.UUID, it.UUID)
 		}
 	}
 	for _, c := range currencyDefs(0) {
-		keys["currencies"][c.uuid] = true
+		add("currencies", c.UUID, c.UUID)
 	}
 	return keys
 }
@@ -67,18 +58,24 @@ func nameKeys(dirs []string) map[string]map[string]bool {
 // copyNames copies src/<catalog>/<locale>.json into dst, keeping only the
 // items the snapshots have, each item's text as it is there.
 func copyNames(src, dst string, dirs []string) {
-	keys := nameKeys(dirs)
+	keep := map[[2]string]bool{} // {catalog, key}
+	for _, d := range dirs {
+		for c, ks := range nameKeys(loadReal(d)) {
+			for _, k := range ks {
+				keep[[2]string{c, k[1]}] = true
+			}
+		}
+	}
 	for _, c := range nameCatalogs {
 		for _, loc := range locales {
+			file := filepath.Join(src, c, loc+".json")
 			var items []json.RawMessage
-			readData(filepath.Join(src, c, loc+".json"), &items)
+			var recs []nameRec
+			readData(file, &items)
+			readData(file, &recs)
 			var kept []json.RawMessage
-			for _, raw := range items {
-				var rec nameRec
-				if err := json.Unmarshal(raw, &rec); err != nil {
-					log.Fatalf("%s/%s: %v", c, loc, err)
-				}
-				if keys[c][rec.UUID] {
+			for i, raw := range items {
+				if keep[[2]string{c, recs[i].UUID}] {
 					kept = append(kept, raw)
 				}
 			}
@@ -117,25 +114,26 @@ func text(s *string) string {
 // 2021 items (role uuid, ability slot, callout location, tier division,
 // weapon shop category).
 
-type ptRole struct {
+type role struct {
 	UUID        string `json:"uuid"`
 	DisplayName string `json:"displayName"`
 	Description string `json:"description"`
 }
 
-type ptAbility struct {
+type ability struct {
 	Slot        string `json:"slot"`
 	DisplayName string `json:"displayName"`
 	Description string `json:"description"`
 }
 
-type ptAgent struct {
-	UUID          string      `json:"uuid"`
-	DisplayName   string      `json:"displayName"`
-	Description   string      `json:"description"`
-	CharacterTags []string    `json:"characterTags"`
-	Role          *ptRole     `json:"role"`
-	Abilities     []ptAbility `json:"abilities"`
+// agent is an agent of en-US or of the pt-BR answers.
+type agent struct {
+	UUID          string    `json:"uuid"`
+	DisplayName   string    `json:"displayName"`
+	Description   string    `json:"description"`
+	CharacterTags []string  `json:"characterTags"`
+	Role          *role     `json:"role"`
+	Abilities     []ability `json:"abilities"`
 }
 
 type location struct {
@@ -149,40 +147,16 @@ type callout struct {
 	Location        location `json:"location"`
 }
 
-type ptMap struct {
+type ptWeapon struct {
 	UUID        string    `json:"uuid"`
 	DisplayName string    `json:"displayName"`
-	Callouts    []callout `json:"callouts"`
-}
-
-type ptTier struct {
-	Tier         int    `json:"tier"`
-	TierName     string `json:"tierName"`
-	Division     string `json:"division"`
-	DivisionName string `json:"divisionName"`
-}
-
-type ptTierSet struct {
-	UUID            string   `json:"uuid"`
-	AssetObjectName string   `json:"assetObjectName"`
-	Tiers           []ptTier `json:"tiers"`
-}
-
-type ptShop struct {
-	Category     string `json:"category"`
-	CategoryText string `json:"categoryText"`
-}
-
-type ptWeapon struct {
-	UUID        string  `json:"uuid"`
-	DisplayName string  `json:"displayName"`
-	ShopData    *ptShop `json:"shopData"`
+	ShopData    *shopData `json:"shopData"`
 }
 
 type ptBR struct {
-	agents  []ptAgent
-	maps    []ptMap
-	tiers   []ptTierSet
+	agents  []agent
+	maps    []gameMap
+	tiers   []tierSet
 	weapons []ptWeapon
 }
 
@@ -205,24 +179,22 @@ func copyPtBR(src, dst string, dirs []string) {
 			keep[w.UUID] = true
 		}
 	}
-	var p ptBR
-	readData(filepath.Join(src, "agents.json"), &p.agents)
-	readData(filepath.Join(src, "maps.json"), &p.maps)
-	readData(filepath.Join(src, "competitivetiers.json"), &p.tiers)
-	readData(filepath.Join(src, "weapons.json"), &p.weapons)
-	write := func(name string, n int, uuid func(int) string, item func(int) any) {
-		var out []any
-		for i := 0; i < n; i++ {
-			if keep[uuid(i)] {
-				out = append(out, item(i))
-			}
+	p := loadPtBR(src)
+	keepOnly(dst, "agents.json", p.agents, keep, func(a agent) string { return a.UUID })
+	keepOnly(dst, "maps.json", p.maps, keep, func(m gameMap) string { return m.UUID })
+	keepOnly(dst, "competitivetiers.json", p.tiers, keep, func(t tierSet) string { return t.UUID })
+	keepOnly(dst, "weapons.json", p.weapons, keep, func(w ptWeapon) string { return w.UUID })
+}
+
+// keepOnly writes dst/name: the items whose uuid keep holds.
+func keepOnly[T any](dst, name string, items []T, keep map[string]bool, uuid func(T) string) {
+	var out []T
+	for _, it := range items {
+		if keep[uuid(it)] {
+			out = append(out, it)
 		}
-		writeJSON(filepath.Join(dst, name), envelope(out))
 	}
-	write("agents.json", len(p.agents), func(i int) string { return p.agents[i].UUID }, func(i int) any { return p.agents[i] })
-	write("maps.json", len(p.maps), func(i int) string { return p.maps[i].UUID }, func(i int) any { return p.maps[i] })
-	write("competitivetiers.json", len(p.tiers), func(i int) string { return p.tiers[i].UUID }, func(i int) any { return p.tiers[i] })
-	write("weapons.json", len(p.weapons), func(i int) string { return p.weapons[i].UUID }, func(i int) any { return p.weapons[i] })
+	writeJSON(filepath.Join(dst, name), envelope(out))
 }
 
 func loadPtBR(dir string) ptBR {

@@ -1,21 +1,15 @@
 package main
 
-// Translations: the partial items of <locale>/<file>.json. Each text comes
-// from the first source that has it:
-//
-//  1. REAL text: fixtures/l10n-skins (skins, chromas, levels), fixtures/l10n-names
-//     (buddies, sprays, player cards and titles, bundles, currencies, weapons,
-//     contracts), fixtures/pt-BR-2023 (pt-BR agents, maps and callouts, rank
-//     names, weapon shop categories);
-//  2. the AUTHORED table `translations` (main.go), for the texts no real
-//     source has;
-//
-// else the field is left out and falls back to en-US.
+// Translations: the partial items of <locale>/<file>.json. Each text is the
+// REAL one where fixtures/l10n-skins, l10n-names or pt-BR-2023 has it (main.go,
+// names.go), else the AUTHORED one (testdata/authored.json), else the field is
+// left out and falls back to en-US.
 
 import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -30,18 +24,7 @@ type sources struct {
 // real text, out of the catalog's items.
 type coverage struct {
 	total map[string]int
-	real  map[string]map[string]int
-}
-
-func newCoverage() *coverage {
-	return &coverage{total: map[string]int{}, real: map[string]map[string]int{}}
-}
-
-func (c *coverage) add(cat, loc string) {
-	if c.real[cat] == nil {
-		c.real[cat] = map[string]int{}
-	}
-	c.real[cat][loc]++
+	real  map[[2]string]int // {catalog, locale}
 }
 
 // coverageCatalogs are the catalogs that get real text somewhere, in table order.
@@ -51,18 +34,20 @@ var coverageCatalogs = []string{
 	"currencies", "contracts", "agents", "maps", "competitivetiers",
 }
 
-// partial builds a partial item: uuid (or another key) first, then fields.
-type partial struct{ o O }
+// set adds a field to a partial item, whose first field is its uuid (or
+// another key).
+func (o *O) set(k string, v any) { *o = append(*o, F{k, v}) }
 
-func newPartial(k string, v any) *partial { return &partial{O{{k, v}}} }
-
-func (p *partial) set(k string, v any) { p.o = append(p.o, F{k, v}) }
-
-// has reports whether the item translates anything.
-func (p *partial) has() bool { return len(p.o) > 1 }
+// addTo appends the item to list when it translates anything.
+func (o O) addTo(list []O) []O {
+	if len(o) > 1 {
+		return append(list, o)
+	}
+	return list
+}
 
 func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
-	cov := newCoverage()
+	cov := &coverage{total: map[string]int{}, real: map[[2]string]int{}}
 	cov.total["weapons"] = len(r.weapons)
 	for _, w := range r.weapons {
 		cov.total["weapons/skins"] += len(w.Skins)
@@ -71,13 +56,11 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			cov.total["weapons/skinlevels"] += len(s.Levels)
 		}
 	}
-	cov.total["buddies"] = len(r.buddies)
-	for _, b := range r.buddies {
-		cov.total["buddies/levels"] += len(b.Levels)
-	}
-	cov.total["sprays"] = len(r.sprays)
-	for _, s := range r.sprays {
-		cov.total["sprays/levels"] += len(s.Levels)
+	for cat, items := range map[string][]leveled{"buddies": r.buddies, "sprays": r.sprays} {
+		cov.total[cat] = len(items)
+		for _, it := range items {
+			cov.total[cat+"/levels"] += len(it.Levels)
+		}
 	}
 	cov.total["playercards"] = len(r.cards)
 	cov.total["playertitles"] = len(r.titles)
@@ -88,13 +71,25 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 	cov.total["maps"] = len(r.maps)
 	cov.total["competitivetiers"] = len(r.tierSets)
 
-	for _, loc := range locales {
-		if loc == "en-US" {
-			continue
+	// The pt-BR answers of 2023 by uuid (tiers by set and tier number).
+	ptWeapons, ptMaps, ptSets := map[string]ptWeapon{}, map[string]gameMap{}, map[string]map[int]tier{}
+	for _, w := range src.ptBR.weapons {
+		ptWeapons[w.UUID] = w
+	}
+	for _, m := range src.ptBR.maps {
+		ptMaps[m.UUID] = m
+	}
+	for _, s := range src.ptBR.tiers {
+		ptSets[s.UUID] = map[int]tier{}
+		for _, tr := range s.Tiers {
+			ptSets[s.UUID][tr.Tier] = tr
 		}
-		t := translations[loc]
+	}
+	for _, loc := range otherLocales {
+		t := authored.Translations[loc]
+		pt := loc == "pt-BR" // the pt-BR answers apply
 		base := filepath.Join(dir, loc)
-		realText := func(cat string) { cov.add(cat, loc) }
+		realText := func(cat string) { cov.real[[2]string{cat, loc}]++ }
 		out := func(file string, items []O) {
 			if len(items) > 0 {
 				writeJSON(filepath.Join(base, file), items)
@@ -105,27 +100,21 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		// (pt-BR-2023), real skin, chroma and level names (l10n-skins).
 		names := src.skins[loc]
 		wnames := src.names["weapons"][loc]
-		ptWeapons := map[string]ptWeapon{}
-		if loc == "pt-BR" {
-			for _, w := range src.ptBR.weapons {
-				ptWeapons[w.UUID] = w
-			}
-		}
 		usedW := map[string]bool{}
 		var ws []O
 		for _, w := range r.weapons {
-			item := newPartial("uuid", w.UUID)
+			item := O{{"uuid", w.UUID}}
 			gotReal := false
 			if n := text(wnames[w.UUID].DisplayName); n != "" {
 				item.set("displayName", n)
 				gotReal = true
-			} else if n, ok := t.weapons[w.DisplayName]; ok {
+			} else if n, ok := t.Weapons[w.DisplayName]; ok {
 				item.set("displayName", n)
 			}
-			if _, ok := t.weapons[w.DisplayName]; ok {
+			if _, ok := t.Weapons[w.DisplayName]; ok {
 				usedW[w.DisplayName] = true
 			}
-			if p, ok := ptWeapons[w.UUID]; ok && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
+			if p, ok := ptWeapons[w.UUID]; ok && pt && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
 				item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
 				gotReal = true
 			}
@@ -134,14 +123,14 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			}
 			var ss []O
 			for _, s := range w.Skins {
-				si := newPartial("uuid", s.UUID)
+				si := O{{"uuid", s.UUID}}
 				if n := names[s.UUID]; n != "" {
 					si.set("displayName", n)
 					realText("weapons/skins")
 				}
 				for _, part := range []struct {
 					field, cat string
-					elems      []chroma
+					elems      []named
 				}{{"chromas", "weapons/skinchromas", s.Chromas}, {"levels", "weapons/skinlevels", s.Levels}} {
 					var es []O
 					for _, e := range part.elems {
@@ -154,18 +143,14 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 						si.set(part.field, es)
 					}
 				}
-				if si.has() {
-					ss = append(ss, si.o)
-				}
+				ss = si.addTo(ss)
 			}
 			if len(ss) > 0 {
 				item.set("skins", ss)
 			}
-			if item.has() {
-				ws = append(ws, item.o)
-			}
+			ws = item.addTo(ws)
 		}
-		must(len(usedW) == len(t.weapons), "%s: an authored weapon name names no weapon", loc)
+		must(len(usedW) == len(t.Weapons), "%s: an authored weapon name names no weapon", loc)
 		out("weapons.json", ws)
 
 		// buddies: l10n-names keys a buddy by its first level's uuid; the level
@@ -180,7 +165,7 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 				continue
 			}
 			realText("buddies")
-			item := newPartial("uuid", b.UUID)
+			item := O{{"uuid", b.UUID}}
 			item.set("displayName", n)
 			var ls []O
 			for _, l := range b.Levels {
@@ -192,7 +177,7 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			if len(ls) > 0 {
 				item.set("levels", ls)
 			}
-			bs = append(bs, item.o)
+			bs = append(bs, item)
 		}
 		out("buddies.json", bs)
 
@@ -221,27 +206,25 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		var ts []O
 		for _, p := range r.titles {
 			rec := src.names["playertitles"][loc][p.UUID]
-			item := newPartial("uuid", p.UUID)
-			a, authored := t.titles[p.DisplayName]
-			if authored {
+			item := O{{"uuid", p.UUID}}
+			a, own := t.Titles[p.DisplayName]
+			if own {
 				usedT++
 			}
 			if n := text(rec.DisplayName); n != "" {
 				realText("playertitles")
 				item.set("displayName", n)
-			} else if authored {
+			} else if own {
 				item.set("displayName", a[0])
 			}
 			if n := text(rec.TitleText); n != "" {
 				item.set("titleText", n)
-			} else if authored {
+			} else if own {
 				item.set("titleText", a[1])
 			}
-			if item.has() {
-				ts = append(ts, item.o)
-			}
+			ts = item.addTo(ts)
 		}
-		must(usedT == len(t.titles), "%s: an authored title names no title", loc)
+		must(usedT == len(t.Titles), "%s: an authored title names no title", loc)
 		out("playertitles.json", ts)
 
 		// bundles: displayName, and extraDescription where en-US has one.
@@ -255,109 +238,88 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 				continue
 			}
 			realText("bundles")
-			item := newPartial("uuid", b.UUID)
+			item := O{{"uuid", b.UUID}}
 			item.set("displayName", n)
 			if b.ExtraDescription != nil && *b.ExtraDescription != "" {
 				if d := text(rec.ExtraDescription); d != "" {
 					item.set("extraDescription", d)
 				}
 			}
-			us = append(us, item.o)
+			us = append(us, item)
 		}
 		out("bundles.json", us)
 
 		// currencies: real displayName; the authored singular of Radianite.
 		var cs []O
 		for _, c := range currencyDefs(ver) {
-			item := newPartial("uuid", c.uuid)
-			if n := text(src.names["currencies"][loc][c.uuid].DisplayName); n != "" {
+			item := O{{"uuid", c.UUID}}
+			if n := text(src.names["currencies"][loc][c.UUID].DisplayName); n != "" {
 				realText("currencies")
 				item.set("displayName", n)
-			} else if c.key == "radianite" && t.radianite[0] != "" {
-				item.set("displayName", t.radianite[0])
+			} else if c.Key == "radianite" && t.Radianite[0] != "" {
+				item.set("displayName", t.Radianite[0])
 			}
-			if c.key == "radianite" && t.radianite[1] != "" {
-				item.set("displayNameSingular", t.radianite[1])
+			if c.Key == "radianite" && t.Radianite[1] != "" {
+				item.set("displayNameSingular", t.Radianite[1])
 			}
-			if item.has() {
-				cs = append(cs, item.o)
-			}
+			cs = item.addTo(cs)
 		}
 		out("currencies.json", cs)
 
 		// agents (pt-BR only).
-		if loc == "pt-BR" {
+		if pt {
 			out("agents.json", ptAgents(r, src.ptBR, func() { realText("agents") }))
 		}
 
 		// maps: pt-BR real names and callouts; authored names elsewhere.
 		var ms []O
-		ptMaps := map[string]ptMap{}
-		if loc == "pt-BR" {
-			for _, m := range src.ptBR.maps {
-				ptMaps[m.UUID] = m
-			}
-		}
 		usedM := 0
 		for _, m := range r.maps {
-			item := newPartial("uuid", m.UUID)
-			a, authored := t.maps[m.DisplayName]
-			if authored {
+			item := O{{"uuid", m.UUID}}
+			a, own := t.Maps[m.DisplayName]
+			if own {
 				usedM++
 			}
 			p, ok := ptMaps[m.UUID]
 			switch {
-			case ok && p.DisplayName != "":
+			case ok && pt && p.DisplayName != "":
 				item.set("displayName", p.DisplayName)
 				realText("maps")
 				if cos, ok := calloutsLineUp(m.Callouts, p.Callouts); ok && len(cos) > 0 {
 					item.set("callouts", cos)
 				}
-			case authored:
+			case own:
 				item.set("displayName", a)
 			}
-			if item.has() {
-				ms = append(ms, item.o)
-			}
+			ms = item.addTo(ms)
 		}
-		must(usedM == len(t.maps), "%s: an authored map name names no map", loc)
+		must(usedM == len(t.Maps), "%s: an authored map name names no map", loc)
 		out("maps.json", ms)
 
 		// competitive tiers: pt-BR real tier and division names, matched by
 		// tier number within the same tier set and checked by division;
 		// authored elsewhere.
-		ptSets := map[string]map[int]ptTier{}
-		if loc == "pt-BR" {
-			for _, s := range src.ptBR.tiers {
-				ptSets[s.UUID] = map[int]ptTier{}
-				for _, tr := range s.Tiers {
-					ptSets[s.UUID][tr.Tier] = tr
-				}
-			}
-		}
 		var sets []O
 		for _, set := range r.tierSets {
 			var tiers []O
 			gotReal := false
 			for _, tr := range set.Tiers {
-				item := newPartial("tier", tr.Tier)
+				item := O{{"tier", tr.Tier}}
 				p, ok := ptSets[set.UUID][tr.Tier]
-				ok = ok && p.Division == tr.Division
+				ok = ok && pt && p.Division == tr.Division
 				if ok && p.TierName != "" {
 					item.set("tierName", p.TierName)
 					gotReal = true
-				} else if n, ok := t.tiers[tr.TierName]; ok {
+				} else if n, ok := t.Tiers[tr.TierName]; ok {
 					item.set("tierName", n)
 				}
 				if ok && p.DivisionName != "" {
 					item.set("divisionName", p.DivisionName)
 					gotReal = true
-				} else if n, ok := t.tiers[tr.DivisionName]; ok {
+				} else if n, ok := t.Tiers[tr.DivisionName]; ok {
 					item.set("divisionName", n)
 				}
-				if item.has() {
-					tiers = append(tiers, item.o)
-				}
+				tiers = item.addTo(tiers)
 			}
 			if gotReal {
 				realText("competitivetiers")
@@ -370,18 +332,18 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 
 		// game modes: authored only.
 		var gs []O
-		for _, g := range gameModeDefs() {
-			n, ok := t.modes[g.name]
+		for _, g := range authored.GameModes {
+			n, ok := t.Modes[g.Name]
 			if !ok {
 				continue
 			}
-			item := O{{"uuid", uuidFor("gamemode", g.name)}, {"displayName", n[0]}}
+			item := O{{"uuid", uuidFor("gamemode", g.Name)}, {"displayName", n[0]}}
 			if n[1] != "" {
 				item = append(item, F{"description", n[1]})
 			}
 			gs = append(gs, item)
 		}
-		must(len(gs) == len(t.modes), "%s: unknown game mode", loc)
+		must(len(gs) == len(t.Modes), "%s: unknown game mode", loc)
 		out("gamemodes.json", gs)
 	}
 	return cov
@@ -392,7 +354,7 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 // order; the role only when it is the same role; character tags only when
 // both have the same number.
 func ptAgents(r realData, p ptBR, counted func()) []O {
-	byID := map[string]ptAgent{}
+	byID := map[string]agent{}
 	for _, a := range p.agents {
 		byID[a.UUID] = a
 	}
@@ -403,7 +365,7 @@ func ptAgents(r realData, p ptBR, counted func()) []O {
 			continue
 		}
 		counted()
-		item := newPartial("uuid", a.UUID)
+		item := O{{"uuid", a.UUID}}
 		item.set("displayName", pa.DisplayName)
 		if pa.Description != "" {
 			item.set("description", pa.Description)
@@ -414,28 +376,16 @@ func ptAgents(r realData, p ptBR, counted func()) []O {
 		if a.Role != nil && pa.Role != nil && a.Role.UUID == pa.Role.UUID {
 			item.set("role", O{{"uuid", a.Role.UUID}, {"displayName", pa.Role.DisplayName}, {"description", pa.Role.Description}})
 		}
-		if sameSlots(a.Abilities, pa.Abilities) {
+		if slices.EqualFunc(a.Abilities, pa.Abilities, func(en, pt ability) bool { return en.Slot == pt.Slot }) {
 			var abs []O
 			for _, ab := range pa.Abilities {
 				abs = append(abs, O{{"displayName", ab.DisplayName}, {"description", ab.Description}})
 			}
 			item.set("abilities", abs)
 		}
-		out = append(out, item.o)
+		out = append(out, item)
 	}
 	return out
-}
-
-func sameSlots(en []ability, pt []ptAbility) bool {
-	if len(en) != len(pt) {
-		return false
-	}
-	for i := range en {
-		if en[i].Slot != pt[i].Slot {
-			return false
-		}
-	}
-	return true
 }
 
 // calloutsLineUp returns the pt-BR callouts as the full partial array in the
@@ -472,18 +422,14 @@ func calloutsLineUp(en, pt []callout) ([]O, bool) {
 func (c *coverage) print(version string) {
 	fmt.Printf("fixturegen: %s: items with real text per locale (real/items)\n", version)
 	fmt.Printf("  %-20s", "catalog")
-	for _, loc := range locales {
-		if loc != "en-US" {
-			fmt.Printf(" %-7s", loc[:2]+loc[3:])
-		}
+	for _, loc := range otherLocales {
+		fmt.Printf(" %-7s", loc[:2]+loc[3:])
 	}
 	fmt.Println()
 	for _, cat := range coverageCatalogs {
 		fmt.Printf("  %-20s", cat)
-		for _, loc := range locales {
-			if loc != "en-US" {
-				fmt.Printf(" %-7s", fmt.Sprintf("%d/%d", c.real[cat][loc], c.total[cat]))
-			}
+		for _, loc := range otherLocales {
+			fmt.Printf(" %-7s", fmt.Sprintf("%d/%d", c.real[[2]string{cat, loc}], c.total[cat]))
 		}
 		fmt.Println()
 	}
@@ -494,37 +440,13 @@ func (c *coverage) print(version string) {
 // that l10n-names names (by uuid; buddies by their first level's uuid) carry
 // that name there.
 func checkNames(dir string, r realData, src sources) {
-	keys := map[string][][2]string{} // catalog -> {item uuid, l10n-names key}
-	for _, w := range r.weapons {
-		keys["weapons"] = append(keys["weapons"], [2]string{w.UUID, w.UUID})
-	}
-	for _, b := range r.buddies {
-		if len(b.Levels) > 0 {
-			keys["buddies"] = append(keys["buddies"], [2]string{b.UUID, b.Levels[0].UUID})
-		}
-	}
-	for _, s := range r.sprays {
-		keys["sprays"] = append(keys["sprays"], [2]string{s.UUID, s.UUID})
-	}
-	for _, b := range r.bundles {
-		keys["bundles"] = append(keys["bundles"], [2]string{b.UUID, b.UUID})
-	}
-	for cat, items := range map[string][]named{"playercards": r.cards, "playertitles": r.titles, "contracts": r.contracts} {
-		for _, it := range items {
-			keys[cat] = append(keys[cat], [2]string{it.UUID, it.UUID})
-		}
-	}
-	for _, c := range currencyDefs(0) {
-		keys["currencies"] = append(keys["currencies"], [2]string{c.uuid, c.uuid})
-	}
+	keys := nameKeys(r)
 	var bad []string
 	for _, cat := range nameCatalogs {
-		for _, loc := range locales {
-			if loc == "en-US" {
-				continue
-			}
+		for _, loc := range otherLocales {
 			written := map[string]string{}
-			if f := filepath.Join(dir, loc, cat+".json"); fileExists(f) {
+			f := filepath.Join(dir, loc, cat+".json")
+			if _, err := os.Stat(f); err == nil {
 				var items []named
 				readData(f, &items)
 				for _, it := range items {
@@ -550,35 +472,19 @@ func checkNames(dir string, r realData, src sources) {
 	must(len(bad) == 0, "%s: real names below 90 %%:\n%s", dir, strings.Join(bad, "\n"))
 }
 
-func fileExists(name string) bool {
-	_, err := os.Stat(name)
-	return err == nil
-}
-
 // markdown is the README table: the share of items with real text, per
 // catalog and locale.
 func (c *coverage) markdown() string {
 	var b strings.Builder
 	b.WriteString("| catalog (items) |")
-	for _, loc := range locales {
-		if loc != "en-US" {
-			b.WriteString(" " + loc + " |")
-		}
+	for _, loc := range otherLocales {
+		b.WriteString(" " + loc + " |")
 	}
-	b.WriteString("\n|---|")
-	for _, loc := range locales {
-		if loc != "en-US" {
-			b.WriteString("---:|")
-		}
-	}
-	b.WriteString("\n")
+	b.WriteString("\n|---|" + strings.Repeat("---:|", len(otherLocales)) + "\n")
 	for _, cat := range coverageCatalogs {
 		fmt.Fprintf(&b, "| %s (%d) |", cat, c.total[cat])
-		for _, loc := range locales {
-			if loc == "en-US" {
-				continue
-			}
-			n, t := c.real[cat][loc], c.total[cat]
+		for _, loc := range otherLocales {
+			n, t := c.real[[2]string{cat, loc}], c.total[cat]
 			pct := 0
 			if t > 0 {
 				pct = n * 100 / t

@@ -6,6 +6,7 @@
 package upstreamtest
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,6 +17,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,9 +65,6 @@ func (s *Server) Publish(i int) {
 	s.cur = i
 	s.mu.Unlock()
 }
-
-// Len is the number of versions.
-func (s *Server) Len() int { return len(s.versions) }
 
 // Requests is the number of requests answered so far.
 func (s *Server) Requests() int64 { return s.requests.Load() }
@@ -116,11 +115,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusNotFound, "not found")
 			return
 		}
-		lang := r.URL.Query().Get("language")
-		if lang == "" {
-			lang = "en-US"
-		}
-		if !known(lang) {
+		lang := cmp.Or(r.URL.Query().Get("language"), "en-US")
+		if lang != "all" && !slices.Contains(catalog.Locales[:], lang) {
 			// The public API: codes are case-sensitive; an unknown one is a 404.
 			writeErr(w, http.StatusNotFound, "the requested language was not found")
 			return
@@ -134,18 +130,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		writeErr(w, http.StatusNotFound, "not found")
 	}
-}
-
-func known(lang string) bool {
-	if lang == "all" {
-		return true
-	}
-	for _, l := range catalog.Locales {
-		if l == lang {
-			return true
-		}
-	}
-	return false
 }
 
 func writeErr(w http.ResponseWriter, code int, msg string) {
@@ -321,29 +305,24 @@ func combine(trees []any) any {
 		// sends the object of the 18, null where a locale has none.
 		for _, t := range trees {
 			if _, ok := t.(string); ok {
-				m := map[string]any{}
-				for i, t := range trees {
-					m[catalog.Locales[i]] = t
-				}
-				return m
+				return byLocale(trees)
 			}
 		}
 		return nil
 	case string:
-		same := true
-		for _, t := range trees {
-			if t != x {
-				same = false
-			}
+		if slices.ContainsFunc(trees, func(t any) bool { return t != x }) {
+			return byLocale(trees)
 		}
-		if same {
-			return x
-		}
-		m := map[string]any{}
-		for i, t := range trees {
-			m[catalog.Locales[i]] = t
-		}
-		return m
+		return x
 	}
 	return trees[catalog.DefaultLocale]
+}
+
+// byLocale is the object of the 18 locales' values.
+func byLocale(values []any) map[string]any {
+	m := map[string]any{}
+	for i, v := range values {
+		m[catalog.Locales[i]] = v
+	}
+	return m
 }
