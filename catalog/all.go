@@ -30,9 +30,7 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	if sc == nil {
 		return appendJSON(b, base)
 	}
-	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
-		sc = sc.AllOf[0].Value
-	}
+	sc = unwrapAllOf(sc)
 	var err error
 	if isLocalized(sc) {
 		return appendLocalized(b, vals)
@@ -142,6 +140,14 @@ var localesByCode, localeKeys = func() ([]int, [NumLocales][]byte) {
 	return idx, keys
 }()
 
+// unwrapAllOf is the schema an allOf of one wraps (a nullable reference), else sc.
+func unwrapAllOf(sc *openapi3.Schema) *openapi3.Schema {
+	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
+		return sc.AllOf[0].Value
+	}
+	return sc
+}
+
 // isLocalized reports whether a schema is localized text (x-localized: true).
 func isLocalized(sc *openapi3.Schema) bool {
 	loc, _ := sc.Extensions["x-localized"].(bool)
@@ -171,9 +177,7 @@ func textOnly(sc *openapi3.Schema, v any) (any, bool) {
 	if sc == nil {
 		return nil, false
 	}
-	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
-		sc = sc.AllOf[0].Value
-	}
+	sc = unwrapAllOf(sc)
 	if isLocalized(sc) {
 		return v, true
 	}
@@ -271,19 +275,14 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 	if sc == nil {
 		return v
 	}
-	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
-		sc = sc.AllOf[0].Value
-	}
+	sc = unwrapAllOf(sc)
 	if isLocalized(sc) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return v
 		}
 		*found = true
-		if t, ok := m[Locales[loc]]; ok {
-			return t
-		}
-		return m[Locales[DefaultLocale]]
+		return textIn(m, loc)
 	}
 	switch x := v.(type) {
 	case map[string]any:
@@ -295,12 +294,7 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 			case isLocaleObject(pv):
 				// A field the contract does not name, localized.
 				*found = true
-				m := pv.(map[string]any)
-				if t, ok := m[Locales[loc]]; ok {
-					out[k] = t
-				} else {
-					out[k] = m[Locales[DefaultLocale]]
-				}
+				out[k] = textIn(pv.(map[string]any), loc)
 			default:
 				out[k] = pv
 			}
@@ -318,6 +312,14 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 		return out
 	}
 	return v
+}
+
+// textIn is a localized object's text in locale loc, en-US's when it lacks loc.
+func textIn(m map[string]any, loc int) any {
+	if t, ok := m[Locales[loc]]; ok {
+		return t
+	}
+	return m[Locales[DefaultLocale]]
 }
 
 // isLocaleObject reports whether v is text keyed by locale code, as

@@ -5,7 +5,8 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -15,11 +16,7 @@ import (
 // files always give the same bytes (and an ETag derived from the content hash
 // is sound). It streams: each file is written as it comes.
 func WriteArchive(w io.Writer, files map[string][]byte) error {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(files))
 	zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err

@@ -1,6 +1,9 @@
 package catalog
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Category is one catalog of the API, named by its path after /v1/ (the diff uses
 // the same names).
@@ -101,13 +104,7 @@ func (c Category) IsSource() bool { return categories[c].source == c }
 
 // File is the snapshot file name of a source category: the name with "/" as "-".
 func (c Category) File() string {
-	b := []byte(c.Name())
-	for i := range b {
-		if b[i] == '/' {
-			b[i] = '-'
-		}
-	}
-	return string(b) + ".json"
+	return strings.ReplaceAll(c.Name(), "/", "-") + ".json"
 }
 
 // MarshalText writes the category as its name, as diffs and reports name it.

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"time"
 
@@ -64,7 +66,7 @@ func categoryFields(dc *gen.DiffCategories) [NumCategories]*gen.CategoryDiff {
 	rv := reflect.ValueOf(dc).Elem()
 	rt := rv.Type()
 	byName := map[string]*gen.CategoryDiff{}
-	for i := 0; i < rt.NumField(); i++ {
+	for i := range rt.NumField() {
 		byName[rt.Field(i).Tag.Get("json")] = rv.Field(i).Addr().Interface().(*gen.CategoryDiff)
 	}
 	for _, c := range Categories() {
@@ -136,12 +138,7 @@ func changedFields(from, to Items, c Category, u UUID) ([]string, error) {
 			}
 		}
 	}
-	fields := make([]string, 0, len(set))
-	for k := range set {
-		fields = append(fields, k)
-	}
-	sort.Strings(fields)
-	return fields, nil
+	return slices.Sorted(maps.Keys(set)), nil
 }
 
 // itemFields splits an item body {"status":200,"data":{…}} into its top-level

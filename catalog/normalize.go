@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -113,11 +114,8 @@ func isText(ps *openapi3.SchemaRef) bool {
 }
 
 func refName(r *openapi3.SchemaRef, fallback string) string {
-	if r.Ref != "" {
-		const prefix = "#/components/schemas/"
-		if len(r.Ref) > len(prefix) {
-			return r.Ref[len(prefix):]
-		}
+	if name, ok := strings.CutPrefix(r.Ref, "#/components/schemas/"); ok && name != "" {
+		return name
 	}
 	return fallback
 }

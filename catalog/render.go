@@ -372,11 +372,9 @@ func (r *Rendered) renderFilters(c Category, en []node) {
 				}
 				list := listEnvelope(bodies)
 				switch {
-				case loc == DefaultLocale:
-					lists[val][loc] = &Doc{JSON: list, Lang: Locales[loc]}
 				case loc == AllLocales:
 					lists[val][loc] = &Doc{JSON: list, Lang: AllLanguages}
-				case bytes.Equal(list, lists[val][DefaultLocale].JSON):
+				case loc != DefaultLocale && bytes.Equal(list, lists[val][DefaultLocale].JSON):
 					lists[val][loc] = lists[val][DefaultLocale]
 				default:
 					lists[val][loc] = &Doc{JSON: list, Lang: Locales[loc]}

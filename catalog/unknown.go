@@ -76,9 +76,7 @@ func unknownFields(sc *openapi3.Schema, item map[string]any) (fields []string, s
 		if sc == nil || reject != "" {
 			return
 		}
-		if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
-			sc = sc.AllOf[0].Value
-		}
+		sc = unwrapAllOf(sc)
 		switch x := v.(type) {
 		case map[string]any:
 			for k, pv := range x {

@@ -1,12 +1,12 @@
 package catalog
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -24,21 +24,11 @@ type Problem struct {
 }
 
 func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
+	id := ""
 	if p.UUID != "" {
-		b.WriteString(" uuid ")
-		b.WriteString(p.UUID)
+		id = " uuid " + p.UUID
 	}
-	b.WriteString(" at ")
-	if p.Pointer == "" {
-		b.WriteString("/")
-	} else {
-		b.WriteString(p.Pointer)
-	}
-	b.WriteString(": ")
-	b.WriteString(p.Reason)
-	return b.String()
+	return p.File + id + " at " + cmp.Or(p.Pointer, "/") + ": " + p.Reason
 }
 
 // Validation is what Validate found. Rejections make a version unfit to publish;
@@ -220,11 +210,7 @@ func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 	var out []*openapi3.SchemaError
 	var walk func(error)
 	walk = func(err error) {
-		var me openapi3.MultiError
-		if m, ok := err.(openapi3.MultiError); ok {
-			me = m
-		}
-		if me != nil {
+		if me, ok := err.(openapi3.MultiError); ok && me != nil {
 			for _, e := range me {
 				walk(e)
 			}
@@ -284,32 +270,19 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 		}
 		seen[cat][u] = ptr
 	}
-	for i, it := range items {
-		ptr := "/" + strconv.Itoa(i)
-		add(c, it, ptr)
+	// visit adds an item and, recursively, the nested items it holds.
+	var visit func(cat Category, it any, ptr string)
+	visit = func(cat Category, it any, ptr string) {
+		add(cat, it, ptr)
 		m, _ := it.(map[string]any)
-		switch c {
-		case Weapons:
-			for j, sk := range arrayField(m, "skins") {
-				sp := ptr + "/skins/" + strconv.Itoa(j)
-				add(WeaponSkins, sk, sp)
-				skm, _ := sk.(map[string]any)
-				for k, ch := range arrayField(skm, "chromas") {
-					add(WeaponSkinChromas, ch, sp+"/chromas/"+strconv.Itoa(k))
-				}
-				for k, lv := range arrayField(skm, "levels") {
-					add(WeaponSkinLevels, lv, sp+"/levels/"+strconv.Itoa(k))
-				}
-			}
-		case Buddies:
-			for j, lv := range arrayField(m, "levels") {
-				add(BuddyLevels, lv, ptr+"/levels/"+strconv.Itoa(j))
-			}
-		case Sprays:
-			for j, lv := range arrayField(m, "levels") {
-				add(SprayLevels, lv, ptr+"/levels/"+strconv.Itoa(j))
+		for _, n := range nested[cat] {
+			for j, e := range arrayField(m, n.field) {
+				visit(n.c, e, ptr+"/"+n.field+"/"+strconv.Itoa(j))
 			}
 		}
+	}
+	for i, it := range items {
+		visit(c, it, "/"+strconv.Itoa(i))
 	}
 }
 
@@ -406,11 +379,4 @@ func jsonKind(v any) string {
 	return fmt.Sprintf("%T", v)
 }
 
-func sortedKeys(m map[string]any) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
-}
+func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

@@ -5,8 +5,9 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -15,11 +16,7 @@ import (
 // files is what a store's MANIFEST.json lists, so a stored version's hash needs no
 // file read, and the same files give the same hash on any server.
 func ContentHash(files map[string]string) string {
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(files))
 	h := sha256.New()
 	for _, n := range names {
 		fmt.Fprintf(h, "%s %s\n", n, files[n])

@@ -73,10 +73,9 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 // archives keeps the export archives made last. An archive is the same bytes
 // every time it is asked for (its ETag is the version's content hash), and making
 // one reads every file of the version and gzips them: for the 18-locale synthetic
-// version 34 MB read and most of a second of CPU. Made per request, as it was,
-// concurrent exports took that memory each, without bound. Now each is made once,
-// one at a time, and at most keepArchives are kept: any number of exports cost
-// those archives and one version's files.
+// version 34 MB read and most of a second of CPU. So each is made once, one at a
+// time, and at most keepArchives are kept: any number of concurrent exports cost
+// those archives and one version's files, not that memory each.
 type archives struct {
 	making sync.Mutex // held while an archive is made
 	mu     sync.Mutex

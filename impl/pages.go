@@ -27,22 +27,12 @@ type Pages interface {
 
 // GetHomePage serves the landing page.
 func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
-	if s.Pages == nil {
-		s.noPages(w, r)
-		return
-	}
-	b, err := s.Pages.Home()
-	s.page(w, r, b, err, homeRoute)
+	s.page(w, r, homeRoute, Pages.Home)
 }
 
 // GetDocsPage serves the rendered API reference.
 func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
-	if s.Pages == nil {
-		s.noPages(w, r)
-		return
-	}
-	b, err := s.Pages.Docs()
-	s.page(w, r, b, err, docsRoute)
+	s.page(w, r, docsRoute, Pages.Docs)
 }
 
 // GetChangesPage serves the changelog of the latest version pair.
@@ -52,12 +42,7 @@ func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.Ge
 		s.fail(w, r, err)
 		return
 	}
-	if s.Pages == nil {
-		s.noPages(w, r)
-		return
-	}
-	b, err := s.Pages.Changes("", "", loc)
-	s.page(w, r, b, err, changesRoute)
+	s.page(w, r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) })
 }
 
 // GetChangesBetweenPage serves the changelog between two retained versions. The
@@ -74,15 +59,18 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 		s.fail(w, r, err)
 		return
 	}
-	if s.Pages == nil {
-		s.noPages(w, r)
-		return
-	}
-	b, err := s.Pages.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
-	s.page(w, r, b, err, changesPairRoute)
+	s.page(w, r, changesPairRoute, func(p Pages) (*representation.Body, error) {
+		return p.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
+	})
 }
 
-func (s *Server) page(w http.ResponseWriter, r *http.Request, b *representation.Body, err error, route *representation.Route) {
+// page serves the body get renders with the server's Pages.
+func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representation.Route, get func(Pages) (*representation.Body, error)) {
+	if s.Pages == nil {
+		s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
+		return
+	}
+	b, err := get(s.Pages)
 	switch catalog.ErrorCode(err) {
 	case "":
 		writeBody(w, r, s.Repo.Active(), b, route)
@@ -91,10 +79,6 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, b *representation.
 	default:
 		s.fail(w, r, err)
 	}
-}
-
-func (s *Server) noPages(w http.ResponseWriter, r *http.Request) {
-	s.fail(w, r, catalog.Internal("the pages are not configured on this server", nil))
 }
 
 // ListVersions serves the retained versions. Not described for the edge's memo:

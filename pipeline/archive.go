@@ -47,12 +47,7 @@ func (im *importer) runArchive(name string) error {
 // ReadArchive reads a snapshot from a .tar.gz stream. Entries it refuses are
 // problems; err is for a stream that is not a gzip'd tar or breaks off.
 func ReadArchive(r io.Reader, maxFile, maxTotal int64) (map[string][]byte, []catalog.Problem, error) {
-	if maxFile <= 0 {
-		maxFile = DefaultMaxFileBytes
-	}
-	if maxTotal <= 0 {
-		maxTotal = DefaultMaxSnapshotBytes
-	}
+	maxFile, maxTotal = limits(maxFile, maxTotal)
 	zr, err := gzip.NewReader(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("not a gzip stream: %w", err)

@@ -11,9 +11,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -166,6 +167,15 @@ func (im *importer) checkpoint() error {
 	return nil
 }
 
+// next starts stage s unless the import's context has ended.
+func (im *importer) next(s Stage, format string, args ...any) error {
+	if err := im.checkpoint(); err != nil {
+		return err
+	}
+	im.enter(s, format, args...)
+	return nil
+}
+
 func (im *importer) enter(s Stage, format string, args ...any) {
 	im.stage = s
 	im.opt.Metrics.setStage(s)
@@ -252,21 +262,10 @@ func ImportFiles(st store.Backend, source string, files map[string][]byte, opt O
 // limitFiles keeps the files the snapshot layout names, within the byte limits.
 func (im *importer) limitFiles(files map[string][]byte) (map[string][]byte, []catalog.Problem) {
 	known := snapshotNames()
-	maxFile, remaining := im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes
-	if maxFile <= 0 {
-		maxFile = DefaultMaxFileBytes
-	}
-	if remaining <= 0 {
-		remaining = DefaultMaxSnapshotBytes
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	maxFile, remaining := limits(im.opt.MaxFileBytes, im.opt.MaxSnapshotBytes)
 	kept := make(map[string][]byte, len(files))
 	var ps []catalog.Problem
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		b := files[n]
 		switch {
 		case !known[n]:
@@ -333,10 +332,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	im.carryOver(files, baseFiles, base.ManifestID)
 	if im.opt.Names != nil {
-		maxFile := im.opt.MaxFileBytes
-		if maxFile <= 0 {
-			maxFile = DefaultMaxFileBytes
-		}
+		maxFile, _ := limits(im.opt.MaxFileBytes, 0)
 		if ps := applyNames(im.opt.Names, maxFile, files, r); len(ps) > 0 {
 			return im.reject(ps, "%d name files cannot be read", len(ps))
 		}
@@ -351,10 +347,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	for _, it := range snap.Sources {
 		items += len(it)
 	}
-	if err := im.checkpoint(); err != nil {
+	if err := im.next(Validate, "%d items in %d catalogs", items, len(snap.Sources)); err != nil {
 		return err
 	}
-	im.enter(Validate, "%d items in %d catalogs", items, len(snap.Sources))
 	repairs := catalog.Repair(snap)
 	r.NumRepairs, r.Repairs = len(repairs), capProblems(repairs)
 	val, err := catalog.Validate(snap)
@@ -366,10 +361,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if len(val.Rejections) > 0 {
 		return im.reject(val.Rejections, "%d problems", len(val.Rejections))
 	}
-	if err := im.checkpoint(); err != nil {
+	if err := im.next(Render, "%d items in %d catalogs, every locale", items, len(snap.Sources)); err != nil {
 		return err
 	}
-	im.enter(Render, "%d items in %d catalogs, every locale", items, len(snap.Sources))
 	rendered, err := catalog.Render(snap)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
@@ -395,10 +389,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	now := im.opt.Now()
 	var diffBody []byte
 	if old != nil {
-		if err := im.checkpoint(); err != nil {
+		if err := im.next(Diff, "%s → %s", old.ManifestID, id); err != nil {
 			return err
 		}
-		im.enter(Diff, "%s → %s", old.ManifestID, id)
 		d, err := catalog.Diff(old, rendered, now)
 		if err != nil {
 			return err
@@ -423,20 +416,18 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	rendered.Unknown = catalog.SinceFirstSeen(val.Unknown, before, id)
 	r.Unknown = rendered.Unknown
-	if err := im.checkpoint(); err != nil {
+	if err := im.next(Compress, "every body in gzip and brotli"); err != nil {
 		return err
 	}
-	im.enter(Compress, "every body in gzip and brotli")
 	pack, err := edition.Encode(rendered, edition.Options{Effort: im.opt.Effort, Previous: old})
 	if err != nil {
 		return err
 	}
 	r.EditionBytes = len(pack)
 
-	if err := im.checkpoint(); err != nil {
+	if err := im.next(Publish, "%s into %s", id, im.st.Location()); err != nil {
 		return err
 	}
-	im.enter(Publish, "%s into %s", id, im.st.Location())
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: id, Version: r.Version, Branch: rendered.Version.Branch,
 		Files: files, Previous: r.Previous, DiffBody: diffBody, Edition: pack,
@@ -514,16 +505,11 @@ func (im *importer) carryOver(files, base map[string][]byte, baseID string) {
 			}
 		}
 	}
-	hasLocres := false
-	for name := range files {
-		if strings.HasPrefix(name, "locres/") {
-			hasLocres = true
-		}
-	}
-	if !hasLocres {
+	isLocres := func(name string) bool { return strings.HasPrefix(name, "locres/") }
+	if !slices.ContainsFunc(slices.Collect(maps.Keys(files)), isLocres) {
 		missing = append(missing, "locres")
 		for name, b := range base {
-			if strings.HasPrefix(name, "locres/") {
+			if isLocres(name) {
 				files[name] = b
 			}
 		}
@@ -545,13 +531,8 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 	if maxDepth <= 0 {
 		maxDepth = DefaultMaxJSONDepth
 	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	var ps []catalog.Problem
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		b := files[n]
 		if why := checkJSONText(b, maxDepth); why != "" {
 			ps = append(ps, catalog.Problem{File: n, Reason: why})

@@ -34,17 +34,23 @@ type snapshotFiles struct {
 	maxFile, remaining int64
 }
 
-func openSnapshot(dir string, maxFile, maxTotal int64) (*snapshotFiles, error) {
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		return nil, err
-	}
+// limits defaults the per-file and per-snapshot byte limits left at 0.
+func limits(maxFile, maxTotal int64) (int64, int64) {
 	if maxFile <= 0 {
 		maxFile = DefaultMaxFileBytes
 	}
 	if maxTotal <= 0 {
 		maxTotal = DefaultMaxSnapshotBytes
 	}
+	return maxFile, maxTotal
+}
+
+func openSnapshot(dir string, maxFile, maxTotal int64) (*snapshotFiles, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	maxFile, maxTotal = limits(maxFile, maxTotal)
 	return &snapshotFiles{root: root, maxFile: maxFile, remaining: maxTotal}, nil
 }
 

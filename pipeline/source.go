@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/refdata/refdata/catalog"
@@ -182,26 +182,35 @@ var (
 // in a folder; a top-level file of the same name wins and the folder's copy is
 // named as ignored.
 func readLocaleDir(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) error {
-	entries, err := fs.ReadDir(sf.FS(), loc)
-	if err != nil {
-		return err
+	got, err := readCatalogDir(sf, loc, r, func(file string) bool { return files["en-US/"+file] == nil })
+	for file, b := range got {
+		files["en-US/"+file] = b
 	}
+	return err
+}
+
+// readCatalogDir reads the catalog files of dir that want takes, by file name;
+// anything else but the skins endpoints is named as ignored.
+func readCatalogDir(sf *snapshotFiles, dir string, r *Report, want func(file string) bool) (map[string][]byte, error) {
+	entries, err := fs.ReadDir(sf.FS(), dir)
+	if err != nil {
+		return nil, err
+	}
+	got := map[string][]byte{}
 	for _, e := range entries {
-		name := path.Join(loc, e.Name())
+		name := path.Join(dir, e.Name())
 		switch {
 		case strings.HasPrefix(e.Name(), "."):
-		case !e.IsDir() && bySourceFile[e.Name()] && files["en-US/"+e.Name()] == nil:
-			b, err := sf.ReadFile(name)
-			if err != nil {
-				return err
+		case !e.IsDir() && bySourceFile[e.Name()] && want(e.Name()):
+			if got[e.Name()], err = sf.ReadFile(name); err != nil {
+				return nil, err
 			}
-			files["en-US/"+e.Name()] = b
 		case !e.IsDir() && derivedFile[e.Name()]:
 		default:
 			r.Ignored = append(r.Ignored, name)
 		}
 	}
-	return nil
+	return got, nil
 }
 
 // localizedCapture imports <loc>/<catalog>.json — the public API's full payload
@@ -211,25 +220,13 @@ func readLocaleDir(sf *snapshotFiles, loc string, files map[string][]byte, r *Re
 // overlay of the snapshot layout. Anything else in the folder is named as
 // ignored.
 func localizedCapture(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) ([]catalog.Problem, error) {
-	entries, err := fs.ReadDir(sf.FS(), loc)
+	got, err := readCatalogDir(sf, loc, r, func(string) bool { return true })
 	if err != nil {
 		return nil, err
 	}
 	full := map[string][]byte{}
-	for _, e := range entries {
-		name := path.Join(loc, e.Name())
-		switch {
-		case strings.HasPrefix(e.Name(), "."):
-		case !e.IsDir() && bySourceFile[e.Name()]:
-			b, err := sf.ReadFile(name)
-			if err != nil {
-				return nil, err
-			}
-			full[name] = b
-		case !e.IsDir() && derivedFile[e.Name()]:
-		default:
-			r.Ignored = append(r.Ignored, name)
-		}
+	for file, b := range got {
+		full[path.Join(loc, file)] = b
 	}
 	ps, err := mergeCaptureSkins(sf, loc, full, path.Join(loc, "weapons.json"), r)
 	if err != nil || len(ps) > 0 {
@@ -305,16 +302,9 @@ func splitAllCaptures(files map[string][]byte, r *Report) ([]catalog.Problem, er
 	return ps, nil
 }
 
-// mergeCaptureSkins applies the skins rule to the weapons file files[key], with
-// the skins.json, skinchromas.json and skinlevels.json of dir ("" for the
-// top level).
-//
-// Rule when they disagree: the standalone skins.json is authoritative for skins
-// (with their chromas and levels) — it is the dedicated endpoint, and in the one
-// disagreement seen (09_: 43 skins) it is the more complete side (it has the
-// streamedVideo URLs the nested copies lack). Each skin nested in a weapon is
-// replaced by the skins.json entry with its uuid; the disagreement is reported
-// (count and uuids). skinchromas.json and skinlevels.json are only compared.
+// mergeCaptureSkins applies the skins rule (captureFiles) to the weapons file
+// files[key], with the skins.json, skinchromas.json and skinlevels.json of dir
+// ("" for the top level).
 func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, key string, r *Report) ([]catalog.Problem, error) {
 	var rejections []catalog.Problem
 	where := ""
@@ -362,7 +352,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 		}
 		want := map[string]any{}
 		for _, s := range standalone {
-			elems, _ := s.(map[string]any)[f.field].([]any)
+			elems, _ := s[f.field].([]any)
 			for _, e := range elems {
 				if m, ok := e.(map[string]any); ok {
 					want[fmt.Sprint(m["uuid"])] = m
@@ -378,7 +368,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 			}
 		}
 		if len(off) > 0 {
-			sort.Strings(off)
+			slices.Sort(off)
 			r.note("%s%s disagrees with the %s of skins.json on %d entries (skins.json wins): %s", where, f.file, f.field, len(off), capList(off))
 		}
 	}
@@ -393,15 +383,8 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 // replaceNestedSkins applies the rule above: each skin nested in a weapon is
 // replaced by the standalone entry with its uuid. It returns the standalone
 // skins by uuid, the uuids whose copies differed and those no weapon lists.
-func replaceNestedSkins(weapons, skins []any) (standalone map[string]any, differ, orphans []string) {
-	standalone = map[string]any{}
-	for _, s := range skins {
-		if m, ok := s.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				standalone[id] = m
-			}
-		}
-	}
+func replaceNestedSkins(weapons, skins []any) (standalone map[string]map[string]any, differ, orphans []string) {
+	standalone = itemsByUUID(skins)
 	attached := map[string]bool{}
 	for _, w := range weapons {
 		wm, _ := w.(map[string]any)
@@ -420,13 +403,12 @@ func replaceNestedSkins(weapons, skins []any) (standalone map[string]any, differ
 			nested[j] = alone
 		}
 	}
-	for id := range standalone {
+	for _, id := range slices.Sorted(maps.Keys(standalone)) {
 		if !attached[id] {
 			orphans = append(orphans, id)
 		}
 	}
-	sort.Strings(differ)
-	sort.Strings(orphans)
+	slices.Sort(differ)
 	return standalone, differ, orphans
 }
 

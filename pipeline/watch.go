@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -63,7 +62,6 @@ func ScanInbox(inbox string, st store.Backend, opt Options, logger *slog.Logger,
 			ready = append(ready, e.Name())
 		}
 	}
-	sort.Strings(ready)
 	for _, name := range ready {
 		src := filepath.Join(inbox, name)
 		rep, err := Import(st, src, opt)

@@ -93,12 +93,7 @@ func storeFlag(fs *flag.FlagSet, def, usage string) func() string {
 	return func() string { return cmp.Or(*store, *data) }
 }
 
-func env(name, def string) string {
-	if v := os.Getenv(name); v != "" {
-		return v
-	}
-	return def
-}
+func env(name, def string) string { return cmp.Or(os.Getenv(name), def) }
 
 func newLogger(w io.Writer, level slog.Level) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: level}

@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -143,9 +142,7 @@ func themes(r realData) []O {
 		default:
 			name = commonWordPrefix(buddyNames[id])
 			if name == "" {
-				n := append([]string(nil), buddyNames[id]...)
-				sort.Strings(n)
-				name = n[0]
+				name = slices.Min(buddyNames[id])
 			}
 		}
 		name = cmp.Or(name, "Standard")

@@ -7,9 +7,9 @@ package main
 // names and weapon shop categories), reduced to the items of the snapshots.
 
 import (
-	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"strings"
 )
 
 // nameCatalogs are the folders of l10n-names.
@@ -103,7 +103,7 @@ func loadNames(dir string) names {
 
 // text is a record's field, "" when null or blank.
 func text(s *string) string {
-	if s == nil || len(bytes.TrimSpace([]byte(*s))) == 0 {
+	if s == nil || strings.TrimSpace(*s) == "" {
 		return ""
 	}
 	return *s

@@ -165,8 +165,7 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 				continue
 			}
 			realText("buddies")
-			item := O{{"uuid", b.UUID}}
-			item.set("displayName", n)
+			item := O{{"uuid", b.UUID}, {"displayName", n}}
 			var ls []O
 			for _, l := range b.Levels {
 				if l.DisplayName == b.DisplayName {
@@ -238,8 +237,7 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 				continue
 			}
 			realText("bundles")
-			item := O{{"uuid", b.UUID}}
-			item.set("displayName", n)
+			item := O{{"uuid", b.UUID}, {"displayName", n}}
 			if b.ExtraDescription != nil && *b.ExtraDescription != "" {
 				if d := text(rec.ExtraDescription); d != "" {
 					item.set("extraDescription", d)
@@ -365,8 +363,7 @@ func ptAgents(r realData, p ptBR, counted func()) []O {
 			continue
 		}
 		counted()
-		item := O{{"uuid", a.UUID}}
-		item.set("displayName", pa.DisplayName)
+		item := O{{"uuid", a.UUID}, {"displayName", pa.DisplayName}}
 		if pa.Description != "" {
 			item.set("description", pa.Description)
 		}
