@@ -3587,7 +3587,19 @@ type UpstreamField struct {
 }
 
 // UpstreamField0 defines model for UpstreamField.0.
-type UpstreamField0 = interface{}
+type UpstreamField0 = map[string]interface{}
+
+// UpstreamField1 defines model for UpstreamField.1.
+type UpstreamField1 = []UpstreamField
+
+// UpstreamField2 defines model for UpstreamField.2.
+type UpstreamField2 = string
+
+// UpstreamField3 defines model for UpstreamField.3.
+type UpstreamField3 = float32
+
+// UpstreamField4 defines model for UpstreamField.4.
+type UpstreamField4 = bool
 
 // Url Absolute URL of an image or video on the media host; may be null.
 //
@@ -17620,6 +17632,110 @@ func (t *UpstreamField) FromUpstreamField0(v UpstreamField0) error {
 
 // MergeUpstreamField0 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField0
 func (t *UpstreamField) MergeUpstreamField0(v UpstreamField0) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUpstreamField1 returns the union data inside the UpstreamField as a UpstreamField1
+func (t UpstreamField) AsUpstreamField1() (UpstreamField1, error) {
+	var body UpstreamField1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpstreamField1 overwrites any union data inside the UpstreamField as the provided UpstreamField1
+func (t *UpstreamField) FromUpstreamField1(v UpstreamField1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpstreamField1 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField1
+func (t *UpstreamField) MergeUpstreamField1(v UpstreamField1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUpstreamField2 returns the union data inside the UpstreamField as a UpstreamField2
+func (t UpstreamField) AsUpstreamField2() (UpstreamField2, error) {
+	var body UpstreamField2
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpstreamField2 overwrites any union data inside the UpstreamField as the provided UpstreamField2
+func (t *UpstreamField) FromUpstreamField2(v UpstreamField2) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpstreamField2 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField2
+func (t *UpstreamField) MergeUpstreamField2(v UpstreamField2) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUpstreamField3 returns the union data inside the UpstreamField as a UpstreamField3
+func (t UpstreamField) AsUpstreamField3() (UpstreamField3, error) {
+	var body UpstreamField3
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpstreamField3 overwrites any union data inside the UpstreamField as the provided UpstreamField3
+func (t *UpstreamField) FromUpstreamField3(v UpstreamField3) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpstreamField3 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField3
+func (t *UpstreamField) MergeUpstreamField3(v UpstreamField3) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsUpstreamField4 returns the union data inside the UpstreamField as a UpstreamField4
+func (t UpstreamField) AsUpstreamField4() (UpstreamField4, error) {
+	var body UpstreamField4
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromUpstreamField4 overwrites any union data inside the UpstreamField as the provided UpstreamField4
+func (t *UpstreamField) FromUpstreamField4(v UpstreamField4) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeUpstreamField4 performs a merge with any union data inside the UpstreamField, using the provided UpstreamField4
+func (t *UpstreamField) MergeUpstreamField4(v UpstreamField4) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -50815,131 +50931,132 @@ var swaggerSpec = []string{
 	"ZSUHNQGpEmEAlVg7N/riG5olp9gJobdGjH7jfp7nh/w6hVfjnBjpomrfdfO2vC4/xjJzqnlQWR9Img2P",
 	"NRJI42ljXWTRWCigIrqxZ5L55sG872df60xPMLU1jPQ0ZpaKqAfkX//132TL3WzewRg/T1oJ+WoAhcuu",
 	"S8TnANMQXOHJszafCJ4ZT9J0syoEzTxFJLhUjIRpfFyeni27z9Ns10LCW6A6luBXiVR9spiqghUss+QQ",
-	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkkkf8+zLkVP3",
-	"UlkPgcRuGEIx642NwsccOZ7gWlJP56szTfTAlGVMH2P2on+//vjBxoe4t+QumsXfwcXKoCDnVk+JINZA",
-	"Pl+9R88RdzlbhST3zAdBXOqqEHxGyVAofYKxJz1Irz6y59VDrSN1vLuLjXfuaSAk5bpDI7bjiXDXvn9R",
-	"u0cv4cg76B11Dulr6Lw++tHrvPQPvQ68fP3y1auDg6NXrw93nRhmnuA7ERoSqYMnlqyMF3+1nF2Gfly6",
-	"tXxOnx3SlUzos4AB127k7m7uuzcxC/wuoRKIzQOriOjf8m7ySl1Od536wfXvC0k8/EKlOQNMQ4+cfnq3",
-	"c8uR1BShSZChz3x8TeRGI1si8IkET0g/qe4lSBf4gHFI5ibpHLcckypt47KnoxyLUjevlEsM5zinusB8",
-	"fJPmdCL5NFHHpPuf//mf/9m5vOycn3ddZoo0nUGavmCS+g72DvY7+/udg4Obvb1j/P//NXc5v85L5vQh",
-	"DkEyz2Wbsr5DW+3fQWVizv3CDHcT4C40oyYzc02lbcgKQTgKQEJMupCt/SMSRxFIjyogQ3igPngspAHx",
-	"2YBptTwx4SrJvvJkWrilYkJfQCodNWRRxPigs/9jZ14OrHZrisUKZJhhNwOqoqXuLB5yLhnMG9R1KBz2",
-	"vmjLj8ryleb2yqX7ylPvNKnNxcIcPBaBYhbieQ4uUoOuZ002YC7pVxN0/m+oxGo7A7o3omlUhFmQahM1",
-	"FJGtRok5xO+K00euGOdwweMwiWxXsTfEQ2YuADYLfvgF6P24W0j8PvRpHOjrO8Y/z6uR3Ajfwx0LgmtE",
-	"QoV1qHwOhlIvh9OsDbO2XxqE7AwiV2uIcqPIe0B6Ih4MdalHwUgJpY1pS7sGRUUW9fzS1rabocTy+/8t",
-	"12kBCKxtGUDyOrrEriuGYUwT5vQJf4oeJoMv8lvPUUEC+PkCok4/UQUZ0aBoqucjZSq5qNYsTtAn0ESJ",
-	"MsdZsREqTytUajKyMqHVKDOr1t02a6trcixOILqJPrUMGusBRbPhgLZazXYEpgdJjQmbPESRLcZ9eCB7",
-	"Sb55fCxnX5xR7sE2Ghnu2euWjTzbxzpMrkZSknikcsJht4Anemnt0mDfMJBzooqpZHqMjyhzSSadfM9O",
-	"Ws/jWUbVaOxFr34eH4ldpdxouzWiQRDRqGT+jlKpN3MB2NN0MK2ws9kndXVCjQvjsCetoGfOrus/MqzM",
-	"8HPU2PPh+erPmtWTvXHc8Pdq/F2rTZo7STXLCKl9183b8lot8gVH6OZBZX0gaTg8Uu9FDWl5fVXROXKa",
-	"9JjjGcEXcZSFHV+MeEexwVBjNamYqziKsLxSKQ8RZfJNLJWuuryJbgu8N6FQOnFklVtQoN8yCTeF2ebt",
-	"1pOibgHWG9VA+kyWewtIA309FHoQV/VVnU51XLBjLnhH2bblduzTkA7givIBlDcIzrNORWxl6D+6YSG4",
-	"MnQl39T0bWycab0Ulgbol8KHBXlZlKbcp9InNNYipJp55VFlGl4VhhlciZj7ikQgXQXhkkljsXDRmzgI",
-	"QJ96XiypV+DYvo4kUP+EBGIE0jBUKCQQiu01lJwppAP6B+Nwzf6AkpCXEAjqV8eYjPl1BOBfxoFmUcCs",
-	"RTZtAQYUY2C0sEeJUNxDCFwTZbqW3JSj6U9gAIh5bmZn2i/kgBKDG4vuE3DQkurCK/ziC4ffJrudWyvR",
-	"VoO4BJ/FYXd5ycCU0qYQVwjcAtYqQl4xtRUCcXbzGR/muGxSMrYzlTIr1aal+pSI+b3IX67Ai8056trD",
-	"Y4FBwGcF8nQARXj+ILCmJngS9LErw2kOFV1iAAtKkzBWOqkBPbaHWwxCSGpuGxrpBZTf3fKumaiDM3Xb",
-	"pg8NgjHpnkaRORokIQNk698+X73f7u6Q35z8F9yGOVGuHK8e7u3ZOCdmFjkEarNscjygtbJpMpKgEfsP",
-	"GLe+GBAw3sdsSub0QT3ctespoe9bp34sg1xo3IDpYdzDcDjXJPnv7JH/CqjfETwY50LA8X4Pn3hiqXUz",
-	"K/NoQNRQCA2S/Ouf/296CWSO/HoITKY3hOZke8sRnonjIPMLtEkv9n0Gqk1CGjm/gEeDQMTYGYskqDYx",
-	"qgU0s+KBgVTtW57UfzfLaxvscm2HRlloFkWVjU9knOy/dq4C1SZREE/XyqPcv+X4lc/6/d1//fN/ukQJ",
-	"YqwWF/XoUW8IivRBe0OCAMLasa6MfFp1PR+/p3Zu+S3/y1/OBDeLM9/85S/4FblAWsTFqdjzQCnSE/7Y",
-	"UEf3z1tnDN62jo0p2Sa3aBSaj//65/986Z44UgYphUz63XIy1dXWujQWqa1uacbBLvhjy/4cglJ0kNS/",
-	"bH3pJhgk7hdbwhb3qg1AdrLlF7CSR6Uc5/mGFLINLnYO55ykltM8zvkL6Sbuoi5REICnFTZ2oWv7r0lq",
-	"XSZYt8U7IyppCBpLQAKPQ/fwwSwnAG1o2cMoylR0+9DxwUVYeh5EOouHDZgynwx8t9tYSYgGQZcITjyq",
-	"aSAGZlQpYm2oRkiHM7scQs3uPDjBVHmZLWwjad1OZzBhZkQ8o+Ms7eNh3SZyat1kGOJrGllHW1+KENs7",
-	"NKUQyZJVIHvbYpFtC48RU2B7Au98vt5BdJ1Zb0fnfQp6fM1lYWGHRCegI2PGj6fmNRhKJzXNzLBDgaGl",
-	"fGyQZ+Sv2UR+GV1cQtfiLxlcJ8Pgj/br3tiY2IYhxhq2J8nkJ0TNlkOMw8r2cR4nmaPRBklvdXPO7mNi",
-	"zL/utnVCmnVP+yEd3TlAIErIVnfCn9bdbie0k4XXJuWgmT5JMCtBGVFq6wqHdGK/3X/9839OzV6SXNtb",
-	"XYz/7hoZh17Tg729dAQLhc+2Win5R2w2m7KAQqpmAy4k+GQLU4omUcAKuE/gQUua8gLSQDLwR1QX6ifb",
-	"+/8xVnLXTvZm3MHaY47wHesaajaooSSkgbGzwCfYbIsLTV53DvF/+wdkCA8uorSNRGHYcdtMbXjhcO/Q",
-	"jTKCIOjkx9FZBHVSA9YXYIseDOk95KSWRS9NoItMhXgNRkbSRRIUcH1i2zmNxIXjTCvfurhhZItzwzwz",
-	"VcGomwUerJAYgFauF9lKzhRuBiyCh3xofcEJGeCvLxTJ6WfLcbiXG+cS54aEk6FtqcV0ayi5u9ac7B4T",
-	"OofQQyrvAEVGIcljWEeufKORFDTdjZAkoN4dQnDyvQCGdZtRnTncvW3dtrrtVKq5sqwSzH+SYpBBkMNU",
-	"ygiZoMmrVxQXKLywMjnKK8ZJ968dg5ROEnlulrBFs1Dmd+fbJ1gNPhkcIRiyBzPFSOSVd7KQz1fvHbDc",
-	"MwS7+eOUX4yJoJ00sW8ZTBeqiIisi8byhjCWDrJdJMGYNBKUMszX7WEuzsEfLOraaxNvKBRwI1m6p6h4",
-	"OhfcE77BJPlHxybkRImRFpe3dIumucWRAbzgA3JxQwdt0n3X73wQHDqXVHvDLhakVuTl3mGbdH+5OD3v",
-	"kpGQd0aP5kY1TIxLP/t4dX2czuUgZ2bB1SnVMdpBiqBzGgRi1Pko2cAogL9YcwIeImHUatcspdtGUpvC",
-	"Erab1TGoILsfP928+/jhumvA1g/YYKiT4tlYl9twlxnzYO+QGNNxhOT288VNm5idtUnSH7dymlosufLo",
-	"LmzJHKoN2n65ufm0u7/zYBn30NhgqL2MLAht2T/Kyf4R+Q/2Bp9cEGLNeEUOX+7nGlOrm7Bo+dEhNj/c",
-	"f2mVmZH+mt6hlDLNGChbjFoBKm8zaiJPuENGOynhgmXErQEI/B4CEYGzNj/RgbM4IhBRAH/5i5GyE3YY",
-	"4QA++G3SNXJgd6jD4MRYslKB/inW/c7r7vYx6e5arXvLE4ZLq/z7+WrbyhWXB3+7Tbq7vvAUdmS5Z6Rt",
-	"IrGYgFWWV+AL75Yjx3Z3RQScRgwrp3fTV0ep4dJjnMoxDm2NbeWIJfm4+6dp+2X3Ty2+dG/5VqFdnufs",
-	"tlmDkSkITWd7TChwZSu4jw2v3vJ06cZkQ4dOAhDEo53K2BUzv0eUSXvawWG37TkDjxI+CdgdOJayz28N",
-	"qRwn7NqT3V0rENqGS+2BMWAecAW5M9/lu5uZ854BqBXWO0IOdl0ntWvaZnU1k+MinpRQrk6e+HIvAI5b",
-	"+zt7O3ums0NW67j1cmdv56V92DHEg/iu+dcAdLGXfJKG2tYSZHqyVHu7mK6s0ggYv8MLQlSWwlO2dQr+",
-	"tjOWtWReehAlKgJvp4ULt36Ld37ruPUz6F9ECJ/s29pEouE2Dvb25nk103a72PFLu/Vy73B54w9CXwqf",
-	"9Rmgz/1VmQnecfQaBxeGxSdcH63jv/3ebqk4DKkct45b7yk3aoFEdi+aDlTr+G8t81G1fjc9E0ZZiJ8c",
-	"FVtmCKg2QjJPyscTRfZzFVCd6WXE3r/+678JCo3cd1tJbXo8XNuBu3imp9Iq9nB7B827LIOelcuWAoyE",
-	"vOVAZcAy5rIcMYPWM7tXh9nM2p3rO8+aIFYT1YO+8/USxmGZCd5Q/8rqL9ul3DRvRczrIL7f8rLWqaZJ",
-	"O7ydU0WLyTMvx+eS6idU1niMs9SI1xDJK1buEwmhQAHjZHwaasIkYZ5ZT2qAmp63PFl9GpLiDH+d39qW",
-	"I3ZD3fatLMb84lnVuoeVle2uWJ1RIB/QasVDlju8ZV4LZ95tRcy7A5k8eDVA2W7bc5xZnRV5t1wLtHXR",
-	"XWRtMiy8pfK+Jrv5OABrnafclleOx3gQMzx2y7vme1sBWYtuUiBuwk5uZywJDDWUa5XI5cUs+Maq3pU4",
-	"8a0UYfYIa2nzG1Gh8YbLH8XleYsqIYScabWU243mnsveaBkatuCo9ottQUK1szN3pWm/Yy/wAsFh5++q",
-	"e2Ls6bPzD9vO5lS3fMrI3CEfAHxF/p3e02uc/SRnh45pGHSTmDbkMV94MV5EUeufmkP358JT34JFcWNM",
-	"d3M6KTDf5yB1CDTQwz/m4vUA5Q5zPsJICnR5W++QSg5kyiCWBsEOuQKsWT7R2JkGTJE+ZYE5/JrDkzEh",
-	"0VfcR/8G9UmPBpR7IK1A7+6aM934jy5hXGmg82TWL7iB1TAnRQ/qMOzYPXCz8wgnyACfLj6Bvt3iEuAD",
-	"JzRznSgEltWZbTxNE0w7Q9SQulOahChgHlVtA2PHDq7/LUfesB3oWGVeCNMj8WlyMTohr/Zekq1Ut0q8",
-	"0NnO0YLrc8sR46qdO4p7yVMzIQE97G5cyu15KdkMHsYnzdBbvmUXrTQLAqI0HSQlZjmMTAscMGTof8HN",
-	"jJj2hts75HSKjBRw3+hgSft95tmrHy3QVZCHkRKpN8h6lBRADuADQXrUu5tDfVdAfWZwvX4CNL1elpI4",
-	"ZpHjhRSbbmM5yd7v79KBmSNHtZNgwVA426Sq9ZBp9+XWwDv1KaBjfAw4pJJ6GuSKRgEu1qx6jZbBqiIn",
-	"J2SUJhYTeUtZigDQoqQ9FjCMD8uQ6RA3hUgXojsXnz+DTm61q2ETY2tLYPKRNh0uDusHfYOGXYrvn8He",
-	"q9IkwGAOTt21/ELufOParM6eKyHKTDt+lnzmgEq23LMKb0hlqLZzaEgz8M1gYjcLxV+IEJuH9ishJUm4",
-	"+ywxM07eqoi+s2fw2yrYmZWB08cbHUtuTak32ZTGzIGgb29DjcljCzPYJtuF3ssM3k2Vp9kKvxuhmqOi",
-	"clSzXGW+cSTYXBR/X9hdhlfuB0u1pm2zdgFtpn2WwtmeM3sp3JYjoBRjmZbN5Syzuu+ItRwyFqDWAwmh",
-	"4MuM0rOs2Zo5zM38PE3TDLpk644FAelRzkFmoZCnnj0QngWx9oZ5mzVkyitCUwkmTEDWVDZM1vfdMKKX",
-	"IWQOerNAbIzDXsyLWeMbBvIa9PqZcmYJz5M9p+LfibKwTJDkAuXn46kMM86AqrFsObPS74dBCwhhMR1g",
-	"RF0ZXk0fs38FJk3nfqbcieu3L1NsUJikEt2mrkL+C0WmsgXYoNYlvp889kpxcDpFc1k3XeJ3xLMZeSzH",
-	"t6SeXs6qttVX4FMz8bNlUoQa2epRrQMgEVUKVNv6wm2g8r35K22Z585IioEEhUEms/gqyZymbZM506zv",
-	"u2JLh5DFSI6lBO4tPXhmzdbNlnbmZ3rwzINtzpkjbVKGzRwwGstmbn3fD5tlCClGby4oeO7FyURs8NRD",
-	"L1tmm5hhyJaLKLdxnDIXv2yfG4Hfds+t8P3wPROxSptgKLqMef4dF45qfgipD9sn5FUSS5MGwPi2DVO3",
-	"POYSqI9vu4QknpAyjuYFi73HDZ+zfn+lmA/T8ZsnoeK4Q4wJm0JdEtObRQDlyC0JTpwiuTLhxhc27lVI",
-	"H6R7ILXlImc5jLBkDuU2gtZ27IEiA8H4AMN9tnfIdS6EkSLRGTDEOqEbJCbDJ/hWUOWfvqYNMbc20tpO",
-	"GsFL7DJu+aII3pN5Ebx0JnRzXkyjJdB1Re/+vuGFSrxQFIO7kPJtmoSFhszF/SODrlZC4s80BJz5WVox",
-	"jHfwCRUksCtWdfbnElYMQqKpJkyKqu/GhplA73zsPhgTY+ErqynTJXnMyWmkhkKTgI5FrMlWNxHK7k2k",
-	"TYKwa1N29Fng8nW4n2951/5iXxna3+Y0JlpSrgIbi9km3UB4EtTubH/bfCJFAtgEBhheO/iDRZ3cE2ZN",
-	"JaHSG7J72CHd5GmhNbq67pmre+KNZbcwOte+xaG3PGT4ktWjnCgAP4mHsU+69Q455cngmOuK+oBvLd0r",
-	"QmvoUXVn9KyQbfsSR6VpfJhWuafFwAd62D3JvzK7A4js8oxATQciAVWabClBKB/fcleXS/TNydFatZpY",
-	"nCviCaXt+3G3UPWChBAKOW6jwkUNTzHA+IJrmbwDlzCIAyoRLIoom9CjZ981t5P3xj7c8r2jw0MzEhEj",
-	"DjK1dz5z9kAgEvaOLkT+8uwbcM1CwLDk9BmDncTmObjlA3QhJ7/1xhqUA4p9Nm4faxt4+yDZxDMMR52Z",
-	"U9PY4MNbnr7zS/RON0mvoLd3SPeMekNIXoofuyQYZlMdfBHbPTZU0RdBIEZq4g1hWg+vxDHA2eR2r1s2",
-	"FBufiVKF6UFueRLp7tIuQNgDfD2mMFsjvn3dLrKGLhDVpzjrSja7HeCbFpgFMs5KjIQtFhsnCKDdP7N6",
-	"ZPMt81NHarZP1z48onyczltEiHOJ8JaH9KFDB/DTy/1XL4/29vbahIVhrM1hDnNnOLrKSN9SmCUwa5eR",
-	"LWpW4YF/yyV0XIIL97rRJhfLsYsVfo4/LbNt5837DAiJbX/L948Kau+dTLJF7onHsrd6liBz9doqWRuX",
-	"WdW41eyI74AfTmfM8yr80A/gYaGp/tY0WLOhbuY0ht+ztNMNRO3D38UXMaZdCTN9JfivyUpP8PTdGOkp",
-	"bhej1hjyxqZafAg2Z5xLbPUVzsFm4mfJXrZorANbekjCz7Pw34W0Dls5XFzk2n8lrGRLeN74ITAByyqo",
-	"KiEWZ6HVZFfG5Eq/G3FZRAtlSKE8+puO9O8P1QvwC1QuFsKmwbqlLtDnGRBmoEm2qAyFddW4/F4xvjOe",
-	"CCtxeZMnEVGGx1ZBx7r4C+j3E9wVMfAw8/DAYmQuYvFZWA9vEhebO/hm7o1ruGaOy839LBnPPqfspcBb",
-	"cA7I46MEw+Ug01S+yy3xu2G/PMKX4BtvOhZznm2yEuzxguTaru9Zss7czOm5tBA2lW8HvaJEsT8mDg8u",
-	"dbAtDjEF9t0/7Wjz/bld26BrL3g0Zsjccuk5c7nZtwkdUMaL1otJt09MBz1kfHDLIVAul/qhS5gGA0zj",
-	"lOZNjpXNV0ztvRSWvZwTrpOQxhTnT27i48Ik9HaF7ekt7SSVICJbHs5l9rR9WvkiILYGjc3ubCCYFphq",
-	"+dA5v8DKIA/2gqt1fHQ4W1FkJbFyjb1vvpvDkbsDw3xBNparb0VNgpDFBB/SSC2g8jQFIA2USDNy29tH",
-	"TqW0JXDwfi+ps5EbQs0mAzDMe2nmXLOpcEmjZynnZuuM5E9FBpATqCxhGlzSqKkmwSWNvhtTIEQ0zMGk",
-	"zQo8P62oFCHoIcQ2wZ/NWI7l9YgtC3VMIhZBwDhgMjFok74ENeSgVNvm4XalvvDHWx5H9v694KJ6i/G+",
-	"cHmKbbJ3rCCYZCX3Y5cpC3OwiVjDLdcQRgFN8n7ari4rPpVpKRIXTXJ1cXp+eTFHj106QBQTk7ufxFqq",
-	"8KB3o4DaWuCZzplWKTMVhJaCcudrsX9uZWEKhkUZykKm7I3cIqPxMmm0bvlr532eMjiD2cKnF0m7MkLY",
-	"Nm2sILbL+36EcYqOhQi2ZXTY/ZKD2ces2Zq5LJ35OfMZEXn4lURICZ5LgdNUrksX+N3wncihZCGio4CO",
-	"QXpU+otZ7xO2O8N2a+a9bOpnyXwWwsRzoFvgmsrhogTXZWBpKttlK/x+rgEyZJfBNdZgKeUmyDwEXd/W",
-	"jf1AQ3AlcHAYrC1X7BewiLixk30V7sW5nzP76gR4JXFamoERMs3mYFzi98bC2uFlEb5t5dldT3CXIH+J",
-	"DrXtz3LN182M0yt4nizpKv56E4DMzBz8dSGaynDnNKgay6PTC/1+OHWGDsqQQSAGohSfvseGX4dDzdzP",
-	"mjexRHjgIFgOJ+WZ0kCn4exolvjdMWKK9EU4T3KTLeLAa9dmzcxnp32eyXEtxMgWRExh2Wl8UzmVvWgm",
-	"L5z7Ip8nsGwqx6+Eo5kVPPtEjioFZBU0VcvkaEH1DBI52oV+l3kcVYKjpWSwHPXNxvd3huQSiI0kHS9R",
-	"ibbJujWimfV5KkSEl6s5ZstyLMmyaXuUKbBiofJVCqxkUz9frMwUWMFvKyCnjABM4dRYIZiu8PsRhBn2",
-	"S2G7JJobjeHvC7mL0aqHEC7xkd7YJmuWqjjrcw3XDpfdS9g2JbgJwdBUbsLFfTfcpB0qFqDVBRLOD2YU",
-	"QYCVco8JTVPG5fOJtEm3F7PAd5k/bBVw/OacaugSxQacBopQwmF0yyOqvSHmBuJY9nS2lv+cYMMss0h1",
-	"rLu+a8b7kwWQu5jPQa5E+8JUH+k3czNRosGUlbxlKsleZTOMqDZmpFTapcPa6o1d+i2bvXLbpZPCPDE2",
-	"S+otx+w3auhSTNKJ/DTHUwk1s8L5gsO8CvM29Va3qKR/F9N7GYBS6QJZi1IvuYxRWP1X9DFrTgKbW04V",
-	"yS3Z1spDujVdzQpJnz2Aj7mv7Pq7A+CGKsE/1d1kQLNsVUSzRrL+mqVRXJlqzTjPjXJvsBjzTD33PFEt",
-	"pODkweMiJf+ba7NmLW+nfZZq3kHV8q7SVKs2UUMRWV7BDFJ3bMKHOPPw1H2xaxp6QylCWgZJ13eMn7nW",
-	"6z7qplM/z6PuHePEATp31L1jfLFaL8BTCdNtGluNPROlK/x+DkYZIZTHfAkvVIbyr+SKSmZ+vuw544iq",
-	"xJ2lnVFTmGoyb35nDqmUCMpjvSxTfiXzBpH4fE0ca8dkHGm/rYCdSuzYVE7MVvjdsGIO/eWwXRbPzcbx",
-	"d4bf4gOK6QBeLJkeI4I+K5CnA3yB+rffDXSti6Mo1YI5rg4FBsDIe3yrP2SK+MKLMcXDFuwMdgi14fNZ",
-	"QnIcr0sEJ0Oto+PdXfzdjHP8eu/1Htbaj2XQOm7tInbdmmeSD5s1KrIVBRRTOhFvSCX1DHVs5/NlSBHY",
-	"t/y0xwKsB7iTJXjAsmMKCW5y9De2Onx7QjK20yOFGc9aIG3nBW5PBqu3J56etN2NaDupoN2ezJLTziVF",
-	"za0uY8DZBZ6tUEot8R4ZqMDILCw3Wf6F0ux0v82cge3BNzkG5wZKaGt2kMuZZ/+5bvhYfLbPhQupamM8",
-	"VbsoeMduK6nImhsyueqfHfXnNElmDibmc0fwYJzPzJhfIaZrmx3s02xItB01DcOcALMNySvAaFpiC3tP",
-	"lrPIL4Mpr6D7FR2RfDaMifwZ+f4TKTNmx7kp9pzimtBpl1Y+SfxPubFTl1QRlKZffmO6cKs4hMyPknsH",
-	"PjvOLzeX70lEB2D7RyCiAE4IF8RIrg6KBcIBfPDzYDcdWl9+//L/BQAA//8=",
+	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkmXPOUpuf0Zn",
+	"TIFhVkL/OeP2mC358/us7rHvpvUQSOymJBRz8Ng3AZixxxNcS+rpfK2oiR6YQI3pY8yl9O/XHz/YaBX3",
+	"st3F1vg7CDoZFGQA6ykRxBrI56v36MfiLoOskOSe+SCIS6QVgs8oGQqlTzASpgfpRUz22HuodaSOd3ex",
+	"8c49DYSkXHdoxHY8Ee7a1zhq9+glHHkHvaPOIX0NnddHP3qdl/6h14GXr1++enVwcPTq9eGuUwrME3wn",
+	"QrMmdTfFkpW5U1gtg5ihZpf8LZ9haId0JRP6LGDAtRu5u5v77k3MAr9LqARis9IqIvq3vJu8mZfTXad+",
+	"cP37QhIPv1BpBgPT0COnn97t3HIkS0VoEvLoMx/fNrnRyJYIfCLBE9JPao0J0gU+YBySuUk6xy3HFE/b",
+	"uOzpmMuiRNIrZTbDOc6pLjBm36QZpkg+adUx6f7nf/7nf3YuLzvn512XJyNNrpAmU5ikvoO9g/3O/n7n",
+	"4OBmb+8Y//9/zV3Or/NSS32IQ5DMc7mvLEubtdEEKhNz7hfm25sAd6FRN5knbCqJRFaWwlEAEmLShWzt",
+	"H5E4ikB6VAEZwgP1wWMhDYjPBkyr5WkSV0k9lifTwi0VE/oCUumoIYsixged/R878zJytVtTLFYgwwy7",
+	"GVAVLXVn8ZBzyWDeoK5D4bD3RVt+VM6xNNNYLvlYnnqnSW0uFubgsQgUsxDPc3CRUnY9a7JIcynImmCB",
+	"/IZKrLYTqXuxmsZomAWpNlFDEdnamJjR/K44meWKURcXPA6TOHsVe0M88ubCcbNQjF+A3o+7hcTvQ5/G",
+	"gb6+Y/zzvIrNjfCE3LEguEYkVFiHymeEKPWOOc0hMWv7pSHRziBylY8oN4q8B6Qn4sFQl3qijJRQ2rS3",
+	"tGtQVGTfzy+0bbsZSiy//99ynRaAwNqWASRvtUvsumJQyDRhTvsbpuhhMhQkv/UcFSSAny8g6vRaVZAR",
+	"DYrtej5SppLDbM3iBD0UTZQoc1wnG6HytEKlJiMrE1qNMrNq3W2ztromN+cEopvo4cugsR5QNBsOaKvV",
+	"bEdgspLUmLCpTBTZYtyHB7KXZL/Hp3v2/RvlHmyjkeEe4W7ZOLh9rArlKjYlaVAqpz92C3iid98uKfcN",
+	"AzknxplKpsf4pDOX8tLJ9+yk9TweiVSNDV/0BunxceFVip+2WyMaBBGNSmYTKZUINBcOPk0H0wo7m31S",
+	"VyfUuDAqfNIKeubsuv4jw8oMP0eNPR+er/7IWj3Zi8sNf6/G37XapLmTVLOMkNp33bwtr9UiX3CEbh5U",
+	"1geShsMj9V7UkCTYVxWdI6dJjzmeEXyfR1nY8cWIdxQbDDXWtoq5iqMIiz2V8hBRJt/EUumqy5votsB7",
+	"EwqlE0dWuQUF+i2TcFOY+95uPSkxF2D1Uw2kz2S5l4k00NdDoQdxVV/V6VTHBTvmgneUbVtuxz4N6QCu",
+	"KB9AeYPgPOtUxFaG/qMbFoIrilfyhU/fRuqZ1kthaYB+KXxYkCVGacp9Kn1CYy1CqplXHlWm4VVhmMGV",
+	"iLmvSATS1TMumcIWyyi9iYMA9KnnxZJ6BY7t60gC9U9IIEYgDUOFQgKh2F5DyZlCOqB/MA7X7A8oCXkJ",
+	"gaB+dYzJmF9HAP5lHGgWBcxaZNMWYEAxBkYLe5QIxT2EwDVRpmvJTTma/gQGgJh1Z3am/UIOKDG4seg+",
+	"AQctqS68wi++cPhtstu5tRJtbYpL8FkcdpcXMEwpbQpxhcAtYK0i5BVTWyEQZzef8WGOyyYlYztTKbNS",
+	"bVqqT4mY34v85Qq82Jyjrj08FhgEfFYgTwdQhOcPAit8gidBH7uioOZQ0SUGsKA0CWOlk4rUY3u4xSCE",
+	"pAK4oZFeQPndLe+aiTo4U7dt+tAgGJPuaRSZo0ESMkC2/u3z1fvt7g75zcl/wW2YE+XK8erh3p6Nc2Jm",
+	"kUOgNucnxwNaK5smIwkasf+AceuLAQHjfcztZE4f1MNdu54S+r516scyyIXGDZgexj0Mh3NNkv/OHvmv",
+	"gPodwYNxLiAd7/fwwSkWfjezMo8GRA2F0CDJv/75/6aXQObIr4fAZHpDaE62txzhmTgOMr9Am/Ri32eg",
+	"2iSkkfMLeDQIRIydsWSDahOjWkAzKx4YSNW+5Uk1erO8tsEu13ZolIVmUVTZ+ETGyf5r5ypQbRIF8XTl",
+	"Psr9W45f+azf3/3XP/+nS5QgxmpxUY8e9YagSB+0NyQIIKxk64rapzXg8/F7aueW3/K//OVMcLM4881f",
+	"/oJfkQukRVycij0PlCI94Y8NdXT/vHXG4G3r2JiSbXKLRqH5+K9//s+X7okjZZBSyKTfLSdTXW3lTWOR",
+	"2lqbZhzsgj+27M8hKEUHSTXO1pdugkHifrEFdXGv2gBkJ1t+ASt5VMpxnm9IIdvgYudwzklqOc3jnL+Q",
+	"buIu6hIFAXhaYWMXurb/mqTWZYJ1W0o0opKGoLEgJfA4dM8wzHIC0IaWPYyiTEW3Dx0fXISl50Gks3jY",
+	"gCnzycB3u411jWgQdIngxKOaBmJgRpUi1oZqhHQ4s8sh1OzOgxNM3JfZwjaS1u10BhNmRsQzOs7SPh5W",
+	"kSKn1k2GIb6mkXW09aUIsb1DUwqRLHUGsrctXdm28BgxBbYn8M7n6x1E15n1dnTep6DHt2UWFnZIdAI6",
+	"Mmb8eGpeg6F0UtPMDDsUGFrKxwZ5Rv6aTeSX0cUldC3+ksF1Mgz+aL/ujY2JbRhirGF7kkx+QtRsOcQ4",
+	"rGwf53GSORptkPRWN+fsPibG/OtuWyekWfe0H9LRnQMEooRsdSf8ad3tdkI7WXhtUpya6ZMEsxKUEaW2",
+	"ynFIJ/bb/dc//+fU7CXJ/L3VxWj0rpFx6DU92NtLR7BQ+Gxrp5J/xGazKQsopGo24EKCT7YwwWkSBayA",
+	"+wQetKQpLyANJAN/RHWhfrK9/x9jJXftZG/GHayE5gjfsa6hZoMaSkIaGDsLfILNtrjQ5HXnEP+3f0CG",
+	"8OAiSttIFIYdt83UhhcO9w7dKCMIgk5+HJ1FUCcVaX0BtgTDkN5DTmpZ9NIEushUiNdgZCRdJEEB1ye2",
+	"ndNIXDjOtPKtixtGtjg3zDNTo4y6WeDBCokBaOV6ka3kTOFmwJJ8yIfWF5yQAf76QpGcfrYch3u5cS5x",
+	"bkg4GdoWfky3hpK7a83J7jGhcwg9pPIOUGQUkjyGdeSKSRpJQdPdCEkC6t0hBCffC2BYtxnVmcPd29Zt",
+	"q9tOpZorEivB/CcpTRkEOUyljJAJmrx6RXGBwgvrpKO8Ypx0/9oxSOkkkedmCVs0C2V+d759grXpk8ER",
+	"giF7MFOMRF55Jwv5fPXeAcs9Q7CbP075xZgI2kkT+5bBdKGKiMi6aCxvCGPpINtFEoxJI0Epw3zdHmYG",
+	"HfzBoq69NvGGQgE3kqV7ioqnc8E94RtMkn90bHpQlBhpqXtLt2iaWxwZwAs+IBc3dNAm3Xf9zgfBoXNJ",
+	"tTfsYnlsRV7uHbZJ95eL0/MuGQl5Z/RoblTDxLj0s49X18fpXA5yZhZcnVIdox2kCDqnQSBGnY+SDYwC",
+	"+Is1J+AhEkatds1Sum0ktSksYbtZHYMKsvvx0827jx+uuwZs/YANhjop5Y1Vwg13mTEP9g6JMR1HSG4/",
+	"X9y0idlZmyT9cSunqcWSK9buwpbModqg7Zebm0+7+zsPlnEPjQ2G2svIgtAWIaSc7B+R/2Bv8MkFIdaM",
+	"V+Tw5X6uMbW6CUuoHx1i88P9l1aZGemv6R1KKdOMgbKlsRWg8jajJvKEO2S0k4IyWNTcGoDA7yEQEThr",
+	"8xMdOIsjAhEF8Je/GCk7YYcRDuCD3yZdIwd2hzoMTowlKxXon2Ld77zubh+T7q7Vurc8YbiEwR0HJ5zi",
+	"St2Dv90m3V1feAo7styj1jaRWNrAKssr8IV3y5Fju7siAk4jhnXcu+mro9Rw6TFO5RiHtsa2csSSfNz9",
+	"07T9svunFl+6t3yr0C7Pc3bbrMHIFISmsz0mFLiy9eTHhldvebp0Y7KhQycBCOLRTmXsipnfI8qkPe3g",
+	"sNv2nIFHCZ8E7A4cS9nHwIZUjhN27cnurhUIbcOl9sAYMA+4gtyZ7/Ldzcx5zwDUCusdIQe7rpPaNW2z",
+	"Kp/JcRFPSihXJ098uRcAx639nb2dPdPZIat13Hq5s7fz0j7sGOJBfNf8awC62Es+SUNtawkyPVk4vl1M",
+	"V1ZpBIzf4QUhKkvhKds6BX/bGctaMi89iBIVgbfTwoVbv8U7v3Xc+hn0LyKET/albyLRcBsHe3vzvJpp",
+	"u13s+KXderl3uLzxB6Evhc/6DNDn/qrMBO84eo2DC8PiE66P1vHffm+3VByGVI5bx633lBu1QCK7F00H",
+	"qnX8t5b5qFq/m54JoyzET46KLTMEVBshmSfl44mS/7l6rM70MmLvX//13wSFRu67raRSPh6u7cBdPNNT",
+	"aRV7uL2D5l2Wz8/KZUsBRkLecqAyYBlzWY6YQeuZ3avDbGbtzvWdZ00Qq4nqQd/5egnjsMwEb6h/ZfWX",
+	"7VJumrci5nUQ3295WetU06Qd3s6posXkmZfjc0n1EyprPMZZasRriOQVK/eJhFCggHEyPg01YZIwz6wn",
+	"NUBNz1uerD4NSXGGv85vbcsRu6Fu+1YWY37xrGrdw8rKdvf61iiQD2i14iHLHd4yr4Uz77Yi5t2BTB68",
+	"GqBst+05zqzOirxbrgXauugusjYZlgFTeV+T3XwcgLXOU27LK8djPIgZHrvlXfO9rcesRTcpVzdhJ7cz",
+	"lgSGGsq1SuTyYhZ8Y1XvSpz4Voowe4S1tPmNqNB4w+WP4vK8RZUQQs60WsrtRnPPZW+0DA1bcFT7xbYg",
+	"odrZmbvStN+xF3iB4LDzd9U9Mfb02fmHbWdzqls+ZWTukA8AviL/Tu/pNc5+krNDxzQMuklMG/KYL7wY",
+	"L6Ko9U/Noftz4alvwaK4Maa7OZ0UmO9zkDoEGujhH3PxeoByhzkfYSQFurytd0glBzJlEEuDYIdcAVZQ",
+	"n2jsTAOmSJ+ywBx+zeHJmJDoK+6jf4P6pEcDyj2QVqB3d82ZbvxHlzCuNNB5MusX3MBqmJOiB3UYduwe",
+	"uNl5hBNkgE8Xn0DfbnEJ8IETmrlOFALL6sw2nqYJJsEhakjdKU1CFDCPqraBsWMH1/+WI2/YDnSsMi+E",
+	"6ZH4NLkYnZBXey/JVqpbJV7obOdowfW55Yhx1c4dxb3kqZmQgB52Ny7l9ryUbAYP45Nm6C3fsotWmgUB",
+	"UZoOkoK3HEamBQ4YMvS/4GZGTHvD7R1yOkVGCrhvdLCk/T7z7NWPFugqyMNIidQbZD1KCiAH8IEgPerd",
+	"zaG+K6A+M7hePwGaXi9LSRyzyPFCik23sZxk7/d36cDMkaPaSbBgKJxtUtV6yLT7cmvgnfoU0DE+BhxS",
+	"ST0NckWjABdrVr1Gy2BVkZMTMkoTi4m8pSxFAGhR0h4LGMaHZch0iJtCpAvRnYvPn0Ent9rVsImxtSUw",
+	"+UibDheH1Yy+QcMuxffPYO9VaRJgMAen7lp+IXe+cW1WZ8+VEGWmHT9LPnNAJVvuWYU3pDJU2zk0pPkA",
+	"ZzCxm4XiL0SIzYr7lZCSpP99lpgZJ29VRN/ZM/htFezMysDp442OJbem1JtsSmPmQNC3t6HG5LFlImyT",
+	"7ULvZQbvpsrTbIXfjVDNUVE5qlmuMt84Emwuir8v7C7DK/eDpVrTtlm7gDbTPkvhbM+ZvRRuyxFQirFM",
+	"y+Zyllndd8RaDhkLUOuBhFDwZUbpWdZszRzmZn6epmkGXbJ1x4KA9CjnILNQyFPPHgjPglh7w7zNGjLl",
+	"FaGpBBMmIGsqGybr+24Y0csQMge9WSA2xmEv5sWs8Q0DeQ16/Uw5s4TnyZ5T8e9EWVgmSHKB8vPxVIYZ",
+	"Z0DVWLacWen3w6AFhLCYDjCirgyvpo/ZvwKTpnM/U+7E9duXKTYoTFKJblNXr/+FIlPZAmxQ6xLfTx57",
+	"pTg4naK5rJsu8Tvi2Yw8luNbUk8vZ1Xb6ivwqZn42TIpQo1s9ajWAZCIKgWqbX3hNlD53vyVtsxzZyTF",
+	"QILCIJNZfJVkTtO2yZxp1vddsaVDyGIkx1IC95YePLNm62ZLO/MzPXjmwTbnzJE2KcNmDhiNZTO3vu+H",
+	"zTKEFKM3FxQ89+JkIjZ46qGXLfpNzDBky0WU2zhOmYtfts+NwG+751b4fvieiVilTTAUXcY8/44LRzU/",
+	"hNSH7RPyKomlSQNgfNuGqVsecwnUx7ddQhJPSBlH84LF3uOGz1m/v1LMh+n4zZNQcdwhxoRNoS6J6c0i",
+	"gHLklgQnTpFcmXDjCxv3KqQP0j2Q2nKRsxxGWDKHchtBazv2QJGBYHyA4T7bO+Q6F8JIkegMGGKd0A0S",
+	"k+ETfCuo8k9f04aYWxtpbSeN4CV2Gbd8UQTvybwIXjoTujkvptES6Lqid3/f8EIlXiiKwV1I+TZNwkJD",
+	"5uL+kUFXKyHxZxoCzvwsrRjGO/iEChLYFas6+3MJKwYh0VQTJkXVd2PDTKB3PnYfjImx8JXVlOmSPObk",
+	"NFJDoUlAxyLWZKubCGX3JtImQdi1KTv6LHD5OtzPt7xrf7GvDO1vcxoTLSlXgY3FbJNuIDwJane2v20+",
+	"kSIBbAIDDK8d/MGiTu4Js6aSUOkN2T3skG7ytNAaXV33zNU98cayWxida9/i0FseMnzJ6lFOFICfxMPY",
+	"J916h5zyZHDMdUV9wLeW7hWhNfSoujN6Vsi2fYmj0jQ+TKvc02LgAz3snuRfmd0BRHZ5RqCmA5GAKk22",
+	"lCCUj2+5q8sl+ubkaK1aTSzOFfGE0vb9uFuoekFCCIUct1HhooanGGB8wbVM3oFLGMQBlQgWRZRN6NGz",
+	"75rbyXtjH2753tHhoRmJiBEHmdo7nzl7IBAJe0cXIn959g24ZiFgWHL6jMFOYvMc3PIBupCT33pjDcoB",
+	"xT4bt4+1Dbx9kGziGYajzsypaWzw4S1P3/kleqebpFfQ2zuke0a9ISQvxY9dEgyzqQ6+iO0eG6roiyAQ",
+	"IzXxhjCth1fiGOBscrvXLRuKjc9EqcL0ILc8iXR3aRcg7AG+HlOYrRHfvm4XWUMXiOpTnHUlm90O8E0L",
+	"zAIZZyVGwhaLjRME0O6fWT2y+Zb5qSM126drHx5RPk7nLSLEuUR4y0P60KED+Onl/quXR3t7e23CwjDW",
+	"5jCHuTMcXWWkbynMEpi1y8gWNavwwL/lEjouwYV73WiTi+XYxQo/x5+W2bbz5n0GhMS2v+X7RwW1904m",
+	"2SL3xGPZWz1LkLl6bZWsjcusatxqdsR3wA+nM+Z5FX7oB/Cw0FR/axqs2VA3cxrD71na6Qai9uHv4osY",
+	"066Emb4S/NdkpSd4+m6M9BS3i1FrDHljUy0+BJszziW2+grnYDPxs2QvWzTWgS09JOHnWfjvQlqHrRwu",
+	"LnLtvxJWsiU8b/wQmIBlFVSVEIuz0GqyK2Nypd+NuCyihTKkUB79TUf694fqBfgFKhcLYdNg3VIX6PMM",
+	"CDPQJFtUhsK6alx+rxjfGU+Elbi8yZOIKMNjq6BjXfwF9PsJ7ooYeJh5eGAxMhex+CyshzeJi80dfDP3",
+	"xjVcM8fl5n6WjGefU/ZS4C04B+TxUYLhcpBpKt/llvjdsF8e4UvwjTcdiznPNlkJ9nhBcm3X9yxZZ27m",
+	"9FxaCJvKt4NeUaLYHxOHB5c62BaHmAL77p92tPn+3K5t0LUXPBozZG659Jy53OzbhA4o40XrxaTbJ6aD",
+	"HjI+uOUQKJdL/dAlTIMBpnFK8ybHyuYrpvZeCstezgnXSUhjivMnN/FxYRJ6u8L29JZ2kkoQkS0P5zJ7",
+	"2j6tfBEQW4PGZnc2EEwLTLV86JxfYGWQB3vB1To+OpytKLKSWLnG3jffzeHI3YFhviAby9W3oiZByGKC",
+	"D2mkFlB5mgKQBkqkGbnt7SOnUtoSOHi/l9TZyA2hZpMBGOa9NHOu2VS4pNGzlHOzdUbypyIDyAlUljAN",
+	"LmnUVJPgkkbfjSkQIhrmYNJmBZ6fVlSKEPQQYpvgz2Ysx/J6xJaFOiYRiyBgHDCZGLRJX4IaclCqbfNw",
+	"u1Jf+OMtjyN7/15wUb3FeF+4PMU22TtWEEyykvuxy5SFOdhErOGWawijgCZ5P21XlxWfyrQUiYsmubo4",
+	"Pb+8mKPHLh0gionJ3U9iLVV40LtRQG0t8EznTKuUmQpCS0G587XYP7eyMAXDogxlIVP2Rm6R0XiZNFq3",
+	"/LXzPk8ZnMFs4dOLpF0ZIWybNlYQ2+V9P8I4RcdCBNsyOux+ycHsY9ZszVyWzvyc+YyIPPxKIqQEz6XA",
+	"aSrXpQv8bvhO5FCyENFRQMcgPSr9xaz3CdudYbs181429bNkPgth4jnQLXBN5XBRgusysDSV7bIVfj/X",
+	"ABmyy+Aaa7CUchNkHoKub+vGfqAhuBI4OAzWliv2C1hE3NjJvgr34tzPmX11ArySOC3NwAiZZnMwLvF7",
+	"Y2Ht8LII37by7K4nuEuQv0SH2vZnuebrZsbpFTxPlnQVf70JQGZmDv66EE1luHMaVI3l0emFfj+cOkMH",
+	"ZcggEANRik/fY8Ovw6Fm7mfNm1giPHAQLIeT8kxpoNNwdjRL/O4YMUX6IpwnuckWceC1a7Nm5rPTPs/k",
+	"uBZiZAsiprDsNL6pnMpeNJMXzn2RzxNYNpXjV8LRzAqefSJHlQKyCpqqZXK0oHoGiRztQr/LPI4qwdFS",
+	"MliO+mbj+ztDcgnERpKOl6hE22TdGtHM+jwVIsLL1RyzZTmWZNm0PcoUWLFQ+SoFVrKpny9WZgqs4LcV",
+	"kFNGAKZwaqwQTFf4/QjCDPulsF0SzY3G8PeF3MVo1UMIl/hIb2yTNUtVnPW5hmuHy+4lbJsS3IRgaCo3",
+	"4eK+G27SDhUL0OoCCecHM4ogwEq5x4SmKePy+UTapNuLWeC7zB+2Cjh+c041dIliA04DRSjhMLrlEdXe",
+	"EHMDcSx7OlvLf06wYZZZpDrWXd814/3JAshdzOcgV6J9YaqP9Ju5mSjRYMpK3jKVZK+yGUZUGzNSKu3S",
+	"YW31xi79ls1eue3SSWGeGJsl9ZZj9hs1dCkm6UR+muOphJpZ4XzBYV6FeZt6q1tU0r+L6b0MQKl0gaxF",
+	"qZdcxiis/iv6mDUngc0tp4rklmxr5SHdmq5mhaTPHsDH3Fd2/d0BcEOV4J/qbjKgWbYqolkjWX/N0iiu",
+	"TLVmnOdGuTdYjHmmnnueqBZScPLgcZGS/821WbOWt9M+SzXvoGp5V2mqVZuooYgsr2AGqTs24UOceXjq",
+	"vtg1Db2hFCEtg6TrO8bPXOt1H3XTqZ/nUfeOceIAnTvq3jG+WK0X4KmE6TaNrcaeidIVfj8Ho4wQymO+",
+	"hBcqQ/lXckUlMz9f9pxxRFXiztLOqClMNZk3vzOHVEoE5bFelim/knmDSHy+Jo61YzKOtN9WwE4ldmwq",
+	"J2Yr/G5YMYf+ctgui+dm4/g7w2/xAcV0AC+WTI8RQZ8VyNMBvkD92+8GutbFUZRqwRxXhwIDYOQ9vtUf",
+	"MkV84cWY4mELdgY7hNrw+SwhOY7XJYKTodbR8e4u/m7GOX6993oPa+3HMmgdt3YRu27NM8mHzRoV2YoC",
+	"iimdiDekknqGOrbz+TKkCOxbftpjAdYD3MkSPGDZMYUENzn6G1sdvj0hGdvpkcKMZy2QtvMCtyeD1dsT",
+	"T0/a7ka0nVTQbk9myWnnkqLmVpcx4OwCz1YopZZ4jwxUYGQWlpss/0JpdrrfZs7A9uCbHINzAyW0NTvI",
+	"5cyz/1w3fCw+2+fChVS1MZ6qXRS8Y7eVVGTNDZlc9c+O+nOaJDMHE/O5I3gwzmdmzK8Q07XNDvZpNiTa",
+	"jpqGYU6A2YbkFWA0LbGFvSfLWeSXwZRX0P2Kjkg+G8ZE/ox8/4mUGbPj3BR7TnFN6LRLK58k/qfc2KlL",
+	"qghK0y+/MV24VRxC5kfJvQOfHeeXm8v3JKIDsP0jEFEAJ4QLYiRXB8UC4QA++Hmwmw6tL79/+f8CAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
