@@ -382,6 +382,11 @@ func Decode(b []byte) (*Edition, error) {
 			}
 			t.Filtered[field] = ds
 		}
+		for _, field := range c.Filters() {
+			if d.err == nil && t.Filtered[field] == nil {
+				d.fail(fmt.Errorf("%s: no lists filtered by %q", name, field))
+			}
+		}
 	}
 	blob := d.next(int(d.u64()))
 	if d.err == nil && d.off != len(b) {

@@ -157,6 +157,12 @@ func tiny(t testing.TB) *catalog.Rendered {
 		for _, u := range keep {
 			tb.Items[u] = bodies(c, size)
 		}
+		for _, f := range catalog.Category(c).Filters() {
+			if tb.Filtered == nil {
+				tb.Filtered = map[string]*[2][catalog.NumLocales + 1]*catalog.Doc{}
+			}
+			tb.Filtered[f] = &[2][catalog.NumLocales + 1]*catalog.Doc{*bodies(c, size), *bodies(c, size)}
+		}
 	}
 	return out
 }
@@ -307,6 +313,18 @@ func TestDecodeRefusesBrokenPacks(t *testing.T) {
 	} {
 		checkBroken(t, tc.name, tc.b)
 	}
+}
+
+// TestDecodeRefusesMissingFilters: a pack whose agents lack the lists
+// ?isPlayableCharacter= serves is broken, not an edition that fails later.
+func TestDecodeRefusesMissingFilters(t *testing.T) {
+	t.Parallel()
+	r := tiny(t)
+	if r.Tables[catalog.Agents].Filtered == nil {
+		t.Fatal("the tiny version has no filtered agents lists to leave out")
+	}
+	r.Tables[catalog.Agents].Filtered = nil
+	checkBroken(t, "no filtered lists", encode(t, r, edition.Options{Effort: representation.Fast}))
 }
 
 // TestDecodeTruncated: every truncation of a pack is refused; a flipped byte

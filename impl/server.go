@@ -1,7 +1,6 @@
 package impl
 
 import (
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -83,12 +82,7 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		return
 	}
 	ed := s.Repo.Active()
-	body := ed.Filtered(c, field, want, loc)
-	if body == nil {
-		s.fail(w, r, catalog.Internal(fmt.Sprintf("version %s has no %s list filtered by %s", ed.ManifestID, c.Name(), field), nil))
-		return
-	}
-	serve(w, r, ed, body, listRoutes[c])
+	serve(w, r, ed, ed.Filtered(c, field, want, loc), listRoutes[c])
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {

@@ -452,16 +452,21 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if ferr != nil {
 		return nil, ferr
 	}
-	rendered, rerr := catalog.RenderFiles(files)
+	snap, rerr := catalog.LoadFiles(files)
 	if rerr != nil {
 		return nil, rerr
 	}
+	catalog.Repair(snap)
 	// The fields the contract does not name are known only to validation.
-	if snap, lerr := catalog.LoadFiles(files); lerr == nil {
-		if val, verr := catalog.Validate(snap); verr == nil {
-			rendered.Unknown = val.Unknown
-		}
+	val, rerr := catalog.Validate(snap)
+	if rerr != nil {
+		return nil, rerr
 	}
+	rendered, rerr := catalog.Render(snap)
+	if rerr != nil {
+		return nil, rerr
+	}
+	rendered.ContentHash, rendered.Unknown = catalog.FilesHash(files), val.Unknown
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil
 }
