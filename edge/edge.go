@@ -305,6 +305,7 @@ type memo struct {
 	ed      *edition.Edition
 	mu      sync.RWMutex
 	entries map[string]*entry
+	spill   spill
 }
 
 // entry is the router's answer to one request target, as its handler described
@@ -348,7 +349,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if status == http.StatusNotModified {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
-	} else {
+	} else if !m.spill.setFileBody(ctx, enc) {
 		ctx.Response.SetBodyRaw(enc.Bytes)
 	}
 	elapsed := time.Since(start)

@@ -364,6 +364,14 @@ func TestMemoMatchesRouter(t *testing.T) {
 			t.Errorf("no memoized target was answered with Content-Encoding %q: %v", enc, sent)
 		}
 	}
+	// The big bodies among them left by sendfile from the spill file.
+	m := h.es.memo.Load()
+	m.spill.mu.Lock()
+	spilled := len(m.spill.at)
+	m.spill.mu.Unlock()
+	if canSendfile && spilled == 0 {
+		t.Errorf("no answer of %d bytes or more was sent from the spill file", spillMin)
+	}
 }
 
 // TestDescriptionsNameTheirRoute: the handler's description of every answer the

@@ -1,0 +1,127 @@
+package edge
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"os"
+	"sync"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/refdata/refdata/representation"
+)
+
+// spillMin is the smallest body the memo sends from its spill file.
+const spillMin = 64 << 10
+
+// spill is a memo's copy of its big bodies in an unlinked temporary file, so
+// an answer leaves by sendfile(2) from the page cache instead of a copy from
+// the heap: it pays on the gzipped big lists under the fair protocol
+// (BENCHMARKS.md). Without a writable temporary directory, or off Linux,
+// bodies are written as the small ones are.
+type spill struct {
+	mu     sync.Mutex
+	f      *os.File
+	end    int64
+	failed bool
+	at     map[*representation.Encoded]int64
+}
+
+// place returns the file holding enc's bytes and their offset, copying them
+// there on first use.
+func (s *spill) place(enc *representation.Encoded) (*os.File, int64, bool) {
+	if !canSendfile || len(enc.Bytes) < spillMin {
+		return nil, 0, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if off, ok := s.at[enc]; ok {
+		return s.f, off, true
+	}
+	if s.failed {
+		return nil, 0, false
+	}
+	if s.f == nil {
+		f, err := os.CreateTemp("", "refdata-bodies-")
+		if err == nil {
+			err = os.Remove(f.Name())
+		}
+		if err != nil {
+			s.failed = true
+			return nil, 0, false
+		}
+		s.f, s.at = f, map[*representation.Encoded]int64{}
+	}
+	if _, err := s.f.WriteAt(enc.Bytes, s.end); err != nil {
+		s.failed = true
+		return nil, 0, false
+	}
+	off := s.end
+	s.at[enc] = off
+	s.end += int64(len(enc.Bytes))
+	return s.f, off, true
+}
+
+// fileBody is an answer's body in a spill file: fasthttp writes the head, then
+// WriteTo sends the bytes with sendfile(2) on the connection's socket.
+type fileBody struct {
+	conn *net.TCPConn
+	f    *os.File
+	off  int64
+	n    int64
+	r    *io.SectionReader
+}
+
+var fileBodies = sync.Pool{New: func() any { return new(fileBody) }}
+
+// setFileBody makes enc's bytes the body of ctx's answer from the spill file
+// when the connection is a TCP socket; false leaves the body to the caller.
+func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded) bool {
+	dc, ok := ctx.Conn().(*drainConn)
+	if !ok {
+		return false
+	}
+	tc, ok := dc.Conn.(*net.TCPConn)
+	if !ok {
+		return false
+	}
+	f, off, ok := s.place(enc)
+	if !ok {
+		return false
+	}
+	b := fileBodies.Get().(*fileBody)
+	*b = fileBody{conn: tc, f: f, off: off, n: int64(len(enc.Bytes))}
+	ctx.Response.SetBodyStream(b, len(enc.Bytes))
+	return true
+}
+
+// Read serves a reader that is not the connection's writer (fasthttp's
+// fallbacks); the socket's answers take WriteTo.
+func (b *fileBody) Read(p []byte) (int, error) {
+	if b.r == nil {
+		b.r = io.NewSectionReader(b.f, b.off, b.n)
+	}
+	return b.r.Read(p)
+}
+
+// SupportsBodyWriteTo tells fasthttp to call WriteTo with its buffered writer.
+func (b *fileBody) SupportsBodyWriteTo() bool { return true }
+
+func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
+	bw, ok := w.(*bufio.Writer)
+	if !ok {
+		return io.Copy(w, io.NewSectionReader(b.f, b.off, b.n))
+	}
+	if err := bw.Flush(); err != nil {
+		return 0, err
+	}
+	return sendfile(b.conn, b.f, b.off, b.n)
+}
+
+// Close returns the body to its pool once fasthttp has sent it.
+func (b *fileBody) Close() error {
+	*b = fileBody{}
+	fileBodies.Put(b)
+	return nil
+}
