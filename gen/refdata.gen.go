@@ -21695,8 +21695,9 @@ type ClientInterface interface {
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
 	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+	// at all: to a person that is a page that does not exist.
 	//
 	// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
 	GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22171,8 +22172,9 @@ func (c *Client) GetChangesPage(ctx context.Context, params *GetChangesPageParam
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
 // booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-// `from` or `to` is not a manifest ID, 404 when either is not retained.
+// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+// at all: to a person that is a page that does not exist.
 //
 // Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
 func (c *Client) GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -27502,8 +27504,9 @@ type ClientWithResponsesInterface interface {
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
 	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+	// at all: to a person that is a page that does not exist.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28111,20 +28114,24 @@ type GetHomePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetHomePageResponse500Headers the declared response headers of an HTTP 500 response for GetHomePage
+type GetHomePageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetHomePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHomePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetHomePageResponse304Headers
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetHomePageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetHomePageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28180,34 +28187,46 @@ type GetChangesPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesPageResponse400Headers the declared response headers of an HTTP 400 response for GetChangesPage
+type GetChangesPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesPageResponse404Headers the declared response headers of an HTTP 404 response for GetChangesPage
+type GetChangesPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesPageResponse500Headers the declared response headers of an HTTP 500 response for GetChangesPage
+type GetChangesPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesPageResponse304Headers
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChangesPageResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChangesPageResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetChangesPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetChangesPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetChangesPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetChangesPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28263,34 +28282,46 @@ type GetChangesBetweenPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesBetweenPageResponse400Headers the declared response headers of an HTTP 400 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesBetweenPageResponse404Headers the declared response headers of an HTTP 404 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesBetweenPageResponse500Headers the declared response headers of an HTTP 500 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesBetweenPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesBetweenPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesBetweenPageResponse304Headers
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetChangesBetweenPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetChangesBetweenPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetChangesBetweenPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28346,20 +28377,24 @@ type GetDocsPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDocsPageResponse500Headers the declared response headers of an HTTP 500 response for GetDocsPage
+type GetDocsPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetDocsPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDocsPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDocsPageResponse304Headers
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetDocsPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDocsPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -34499,8 +34534,9 @@ func (c *ClientWithResponses) GetChangesPageWithResponse(ctx context.Context, pa
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
 // booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-// `from` or `to` is not a manifest ID, 404 when either is not retained.
+// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+// at all: to a person that is a page that does not exist.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35547,19 +35583,6 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 	}
 
 	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 200:
 		var headers GetHomePageResponse200Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -35678,6 +35701,44 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetHomePageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -35694,33 +35755,6 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 	response := &GetChangesPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -35842,6 +35876,120 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetChangesPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetChangesPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetChangesPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -35858,33 +36006,6 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 	response := &GetChangesBetweenPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -36006,6 +36127,120 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetChangesBetweenPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetChangesBetweenPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetChangesBetweenPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -36022,19 +36257,6 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 	response := &GetDocsPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -36156,6 +36378,44 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDocsPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -50690,373 +50950,379 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs5tjCKvwqh3wfEni35FsedttH4wbGd7uwdJ4HtdM8+4z5HVNWSxHEVWUOyLKsbAeav/QAbB/je",
-	"YL/I9ybzJAdcZF0klaQq2aWUE/UMui2J13Xn4uJaf7Y8EUaCA9eqdfxnawjUB4l/nnoeKHUmuJYiOA0C",
-	"Mfoo2YBx85sPypMs0kzw1nHr7OPVNekLSXpSjBRIQqNInRAajOhYke5fujutdkvCP2ImwW8daxlDu6W8",
-	"IYTUDAYPNIwCaB23/tJqt/Q4Mn8qLRkftL58aU8u5OIhEgp+yZY5u5QTEoBWE4shEqhPuhc3dNBtk+5f",
-	"O+dU086vIBUTvEso90nXTABcd95TPojpAEqv2ozaJpNjtsn0cIVbO6PeENzOCjZDNQ3EQJFuFPcC5rVJ",
-	"SB86dAA/vdzbaxOlaQCd0ZAF0JFwTwPmUw0/He11T0h3935/9z63v1uOX/ms398NqAalu9mwXHQ8s5Iu",
-	"2coGInAPckw0C+GEUPJy75AwRbwh0Gj7JD/cn30pwi+7f2rxpVuw1P1XL4/2zHpZGMaa9gLo7tzykrCt",
-	"tvFiGFtEXHBP+Oa7GTB3e7JLhCTdwR8s6pLREDjRQyA94Y9xyyKMJCgFPtnyhkIBJ70x6RqyjHQnGbdL",
-	"/tG5p0EMqm1ITweM9JlUmghOKNEMtk8I7SngGlmF+cA102NDZLmN8zhsHf+t1ZOtdsssp/X7gi2lpDWz",
-	"pZshkEB4NIB0Jy8U0fCgzYYYJ1sK7E+nn96RXN/tE1xdN3BD/0SDoNvGlvuviSd8sz1PhCHtKIiopBr8",
-	"snwCvPP5uhBFhnMc48zu5ZJy1gelybtzIvq4lAENgTjqzlDlmW8NLZZd0N6ri9cvL968unh5cPTqhzc/",
-	"Fq7NcPfsoq61FHxAHO0JaVfGjKAxtAJcU9OSbAH1hsSz+CKWUsiQKsK0ImLEt9u33AfJ7sHHpeP3vbEG",
-	"dexIxKOB/YLcAUS4W2U2atZFqCeFUgko1M4tvwbuE6ZJj3p3BtHdd/3OB8Ghc0m1N+wSLcgAtOXn8mx4",
-	"2+J794NL2Pvjj1e/hW9/Hf8cXzPN736Qt61CqP1K5XgWaqdOI0yzTlmETfUrmPlLu2WoMgTt1MNbKcIq",
-	"pJVSlUC+p9KSFNnaPyJDeKA+eCykAfHZgGm1bVZuVGIronrYarc4Dc16TJfViTCkD++BD/SwdXx0WATd",
-	"d+pTQMdGlJ4NqaSeBlkg1sycXRIwZUiNB2PcHx0YVU8oiQI6Bkk8yknEvLsT0u3TQEE3ayr0EKQiW/SW",
-	"S/CE9DPeM6SoUFJQwgXvRG45xEvWs71D3kNfExHrttMkOPXOLT/lY6OhNc6ujHLhYz00jAGBAiOgDvf2",
-	"CKeh+cpMqUeCWNFqKRYB/o8Y5DiDOCsASZFkNUBptVu412LhOl+qvrcS1VEKStM+g8BXx0Tw9PtMThpB",
-	"auQnAsrCwAllatSCB7fcygf8lv0Bfm5Q0gNPhKAI5UT0/g6eJncwBt/onvw0J8SJ8lve/dc//+fUzGe3",
-	"rbZ3yDn0aRxogrLXoCQF+7EVJSDvjY0UKEEocpeZcGxxf8tzaHLbU+BQQba6PnR8MPbU6fv33e02QbGW",
-	"mH1DqtpoWGkJVNtf1C1HHjMDIGGCT4YggWzNWl+GAEDhIl1LFUEQMD7YPsl9e8uTrw3hINlyMNyrgPs7",
-	"5LSAtOyylEg6pAKDDNg98FseCmkgagDPPbO4/3+qDn3onF/cxnt7B0fpd33ZeXvV3bYABSmFdGtnej69",
-	"BplZmBHp/5LQbx23/n+7mVG+63C5mwDmozwNAiTURHq985dKNkokaMo4+KmAKxZobcR+Du3zJFyYTV6f",
-	"nPtEB1CWHZmG0MHdGQURHUAhZ5KtqU0i6faFtOR5+undC5WZQN1ZNrJcbahoUnQZbXG4t3dsxCsdAFFD",
-	"MVK33CwhGe0pKQL3j4C6EY/UcVpU1HBa1Ij3zzHzi41ag+UXinz+/O68TV53DvF/+wcFCzfGzxSa52wl",
-	"NrOV28zRSzjyDnpHnUP6Gjqvj370Oi/9Q68DL1+/fPXq4ODo1evD5Rv8YiZTkeAK7EnbKMZ3GkLzwdmK",
-	"5k8aRQHz0JDc/buyyM1WRfn4Y791/LfFRIJjvxH+uPWlXaLlaRDYxr/jMicR8JE7+6FtgGsoycAMUDhb",
-	"xWYgPONC6LgDbgedCJ3Mi1C0Gtd7d673IXUIpMNal0An5xMoPfCkNyE5kHdyJ/JFQ02c3rNjWSd/1FzY",
-	"f+pkmhsiL/VKDJE2zx1YFnXDNjkzfVFbbPOl3Zp0cCzrlT/SISkheb1nStdF5Gbs8oRuWi8k9ovMZk3k",
-	"JvU0u0/F54YJNkxQlQneUP/KUksJLkjVzp8ttCpzNgJ58fDQ+etfXxgTlgtNVBxFQmrwT0isILF5qOyc",
-	"XrQJ2qxta7u0yb/++T/GwtBUx6p1fLi396WsvXGBiyhglZuMCcyCQhr0hQzBJ1tckM8KZOfUao2YpwtN",
-	"DaJ2rr1R6+bUFGY2y/aOAfub2PfHNWlIHLuU4MCWSzVkz7TaCIeNcKgsHAzhvId7COqkdJygPLlj83I0",
-	"TwLTdkP5G8pfnfJrMhAnJ6hI/SVNxRwPbAzGDWc8JWfUyRTV+KEKK2yYYMMET8QE3A+gNqPIDF6SBUzT",
-	"EsaQabYh9A2hr0botYn7ZPAKxF5a4JvGG4m/YYSnYYQzkBAKXpfLJxm+FCMkjZfKfc813BD8huBXJfia",
-	"ZH9++EpEX1L+J6S/0QAbhngihhBhBJoZMroGqgSvSxVMz1OOPaZ7LVcOWQ+isMuGKzZc8WiuqEtfFM2z",
-	"GmeU1SAz/LHRJRuueXKuuWEgr0HXr0zcRFV5xnWrpE40A0kUbKKyNqzxBKxRv0bJTbQie6ygUxIm2WiV",
-	"Des8FevgSg1J1qZO0hlKMkravoQCsU/SDF9sqH9D/Y+g/to0xsQMVTmgtI7I+GCjGzbc8XTcIamna1QM",
-	"ZvjSPGEal1IJpuGG4DcEvyrB16gLkuErEX0FLWCabzTAhiGeiCFiKYF7td1gu+HLMYNrvFwDuIYbgt8Q",
-	"/KoEX5cGyA1fiejLagDXfKMBNgzxNAxxzvr9ytJ/EUWbAS0ZzxLxKfFZv096oEcAHDOm5JMkqQ2dPpJO",
-	"G0pkBk5ykbzFJGITJNYXMqS6ddzqMU4xAUVBfoLZB56Okl4oojiN1FBoQhWhxEzQyaVI01QSKr0hu98I",
-	"RyS6c6YioZguzM7RpVpTbxgC1yekzwLgNISfblsS+r6hi9t4b++llyVbwc+wo6ncGfxx2yqdOWvJNNNJ",
-	"OtIJFqZEK8MLj6TvtwE8GCFakxmdDF/KokgaLzWj+wE8YKaSjdmwMRtWpfia7Oj88JWovqQdndL+xpDe",
-	"cMTTcMTPNISL+/pSJKXjl+KHtPVSNYAGONxv8iVtqP4xVF+TIpgYvxrll1QFGf1vdMGGK56OKy6FDxf/",
-	"iFkU0V5tz4JnJyrNI5PdyqmJUPhAIO20YY0NazyeNWrUHLMTrcgeVXTJFJNstMqGdZ6WdWrWJZVYpLze",
-	"2FD8huJXpfiaVURlxVBZHWx0wIYjnoYjgNYVx2+GLscFQJdH7kcMPKT7AdBN6P6G0lei9Lrkvhu6NLWX",
-	"lPcTNL+R+RtOeBpOeMc1SE4Dm9l6pYzczA1hC7+cEAlajklAXf0hl2b71VOl2Xb1evqUBeDbOjghKIXF",
-	"RuhYkdGQ6nZa2Yd5QJQ238cR5tF2yX+lX9ubtdwMpYRArv1SzWdzq/aw8YbdN+xeld1ztFaT/puaoSoH",
-	"lNSGeT7YKMMNdzwRdyCBXMdhSGX1KO7lhapyI8+LYr2xRbpyRSKwpyIjpodWq7E/kjM/k8TGpBEsKrsJ",
-	"cf1GQ1wvaVSTrXJJo1IS+pJGS22TkEYbobsRuisQd02miBu5LIGXND1CGm0sjg3xPxHxM2U+1CXd7ejl",
-	"GMC2XS7lbbsNsW+IfUVir0vaZ6NXIfiyUt+23kj+DTM8DTN8EPqtiLm/ms+VCzICGgluz4VxzHyy5/7p",
-	"FPwr+ccQalL7ePrF0wnWEzd0HBKqye79/q6dQ01USzx8vBv3gyAq9obugZBllXa6LiHxJSd6az8IfSl8",
-	"1mcwpxqyhEiCAq4RZFj92jeb7L7rdz4IDp1Lqr1hlzBFlGZB4F456xPCBekJf7xh0UaemR2LXAH1x6ux",
-	"CHr/+YC8/OHodO/w7OzHVz/+cPjD/pG7G9BCwgs1JcgNmUyzBdlSmg6wur7enrjQePkUnKCJNHssvMgY",
-	"75Cr7DJlilIfgXezjo+9vwPuvSbbMx2/lDJOWy+1P0XScqN0N0q3qtJNyawmG3Ri/GqEX9IOTcl/Y4lu",
-	"mOJpmOKT202OFzQ86N2hDoNJJphKuMHJLzeX718RX3hxCFzvlEmk4HqRyOi5LRygTT7fvO283m4TCdwH",
-	"CT4R3ANCuU88g0mfBOwOH1LJsTXaiLH9zBAv1C0XI07Mio32vuCDgKnhCfGppvbbLXyLayxDtW2aOA6x",
-	"fEG8oVDA2ySk8g58NKdvOdOKdAPKB902rqI7jf2uHY/oIdUJh93yb47HpjI17HYtNHa9IeUDUF3SjeJe",
-	"wLw24aKDqOqSLT2EMekLs+oCCbV9Qrq7vvDU1Fi7f/alCL/s/qnFl9y4IX3o0AH89HJvr02UpgF0RkMW",
-	"QEfCPQ2YTzX8dLRXOgnE9HILkzs0Q1okQ1yDF0umx51PImDeeBYt1/i3MuAZB6DapC+4VpZ7BOdGXQiu",
-	"iODBmBgYEz00pyEMozkhLKQDUIQGSthfh1pHyjEN8wRX24uB+7jkGNXkXAKTm3EEnY8IAFUgmIKRsZ+7",
-	"XCjO+v3SxOHaF9LEY2VsQMcgz6j0azK3swlKmR1Z8+XBttiUeFT6G+tiY12sTvk12dyTE1Sk/rLBtxkP",
-	"bOzuDWc8JWfcMF3bC+7cDBX4AtuXVQvaNN5Q/4b6H0H9tSqGdIaqHFBNNSAfbHTDhjueiDskhAzkmeB9",
-	"kMC92jTE9DzluGS613JtYXuYA6nrsuGKDVc8mivq0hxF86zGGWW1yAx/bHTJhmuelGvei4GoV4uYGapw",
-	"iWlfWnNooCEJxEBsWGDDAo9ggXpVRjJDVTaoqCZSZthoiQ2LPBWLiB482Xs3HG3RGzcJODRhitDAkO7W",
-	"EGigh39sEyFtSBTRwt5SkS38/Mf200ZA2eLsNalEO3gpMWCbLlWEtiT8hrU3rF2VtS2B1aT4ssErEHtJ",
-	"dWdJfqPjNozwRIxwx/jZUIqQ1iX10wnKMUPafLn0v2OceNh2Q/kbyl+d8utSAxMTVKT+suog44GNTthw",
-	"xtNxBuafqVEluPw2JXkCW5dTCJgGZ0P1G6pfmeprVAfp+NUov4oysGmgNrpgwxVPwxWRpHWVq8axy3GC",
-	"ablc/ptWGyLfEPlKRF6rxZNOUJ7cS9o8punG6NlQ/mMpvy6rZ2KCitRf1u7JeGBj+Gw44yk5o06mqMYP",
-	"VVhhwwQbJngaJsDXfjcrVdRbSNLZuItuxPOZXA1RCw4bmt3Q7GKavRlCWFdsOI5dSmhjy6XWuzatNoJ5",
-	"Q+QrEXlN1kk6dnlCL2mdILlvrJMNEzwNE7gPT2qZuDEXWSWOcLHanKPeDZF+m1nm3Qcj3p6Uyq5AU8bB",
-	"z42/ODLUNk/ITbUJhxEoTfpMKr2hvm+T+n7DVKM1mbJ28FIq3jZdaszazKgbRb5R5KsRek3mbDZ4BWIv",
-	"adC6hMMbi3bDCE/ICNd3rF6pbyaowAymeUnpjzEoG8rfUP7qlF+rGkgmqEj91dQBxmFtdMKGM56AM9J8",
-	"6pYufHWtqca/qe8zQ300+CRFBFIzUMvOnZ8jpSXQ8C2DwDdriya69mKp9JmILdf1hQypbh23fBH3glxe",
-	"UB6HPZCme59JuKIayjdX+k0cBKBPPS+W1ObuLNFTxvw6AvAv40CzKGAgS3b8Q4iwYqcv+dSYf5seIbfp",
-	"wmW181As3vLv6ZQ2dTWy5iCRdU+B1pn8wtQMT7aigI7xMs0bUkk9DXLbVstgWhEpAptgmPZYwMy8RipN",
-	"Ukj6k/nANIRL14YbO8VuyA1u51RKip+pUqA/UT0sSJxqYKn0JyG1pEwvhYJEYZJu7YYOCjKhYtlJ9gf4",
-	"RNOBskU3qCLdUwmUnNOQDqB7QngcBKQvpAWcLTUpYo19DFTSrU+uuN166ATJBDav6pd2ywxmoJ4kWp0G",
-	"wcQC56+3x8RA0mg4nk0qXTyvD/cQGOx9oCHMjpzUuSae8AGTN58QLlzuZjNQQfLqdstnylDRO2++KJtC",
-	"SK7HdUiDoFq34rVnUDHrLguQfhwEFamJqdN7yhB9b4W8AWubuMl6QgRAuW33hio4y2yWKRZMBkkpKeaB",
-	"8O4YHzhiGw1Bgq3DIWLpYZYPn2pMqA2kbzibbHk00rEERXrQFxLI3sudvUN8Az6HxiZW+Da3/Ss2GOq3",
-	"1HPatqj5JycszhKGmt3WWxoosHxC/NgaadAmXPBOKmquxT0lEjwhfdwKZiH3qJQMMKcyGVJFuEDxs53D",
-	"ZG4tdywI+gB+RdyZEVFoBUEJAxEF1ZXp8uX3mZokiTgwG5jYnd3YAgxkIj6OmT+ZXZn6/tHh4UvaOdzv",
-	"+R043D/s9I+o34FXr/2Dox/6h/DjqyIevBfMg/eMV93dr2m/2S3izYZp1FEQgKcJTkICxqE8hZaAw5R2",
-	"RaBMMvvkyqbF2LSAn5RIBdJmSolMSYEC4srrpEVsU8wjhSJjWj442mzn9Gkeq3MNhESP1mMnmGO8XRCG",
-	"kFFnNsxaASUVVu770iprVe3ylGpCBaJIhFvI7LeJ++ugTX6WwKkPbfI50CykGoiQ5BNVit3jbBmrJw0K",
-	"M6nnGQInX8IQOSAtI5VTq2/XSC1kK3CHqp9oEBwToN4wsynSqhSUu8It5A7GxroZJ0fh7WX0trSquJno",
-	"Bh506ykoqtJs3wbp1EYzq59EaqCqx51lDJC+veNMJWKveK6pxrbf0tml0s43h5TNIWX5IQXFz+acsjmn",
-	"NPOc4u5K5loRfcOTM2Ye1bScCra6Nyk7WlQE95ebm0/ENkAd0SYHe3sTdtXB3l66fMY1DAp8v26Gtl3a",
-	"3O3WuddGbTR/D7bafivYWcUGVqNgsRZANBoKV4n6qu+w8MIdCLbOYwiY0m3yjjPNqBayTdwtYgCyTa6B",
-	"a8Yh2C64t1holn/j/oxEoS8+PZbRcBMaLIPpQuqo/zS5AoHUcZysQmINdmF8PWr5dcJcfPrr7ZA+nMeS",
-	"FrP5NXiC+3gaLnGtHILP0rxxqSivYc0WFyVWNKL3UJI6RiOmyrWdQjqi3PZ2ExbhclpXhYw/DdinVpMf",
-	"tz2B3Dx+CqmNyTexVLr2WIpzpjTlXtn4CDUUehDzTxAEUCEOY1pzz47SnlpOIVACfW171g6WCiEjdYME",
-	"l1IEjjex79d10XJKemZ0suUCxsxJMcz5PzGVhVpixcxxiA1oCB3gA8aBYHsSUT3cIR8j+o8YntYt9pRG",
-	"ClO/MN8H/q7/QeiPIw7+7Mi2RRJDp7SQYE77HF1/wvQpds1YeJa2uhH1mICkSJzhI8bPTklOru8K+iAV",
-	"0YJQgu8iyVZ3935/F7uo3T+N0vzS3c78FHYjlhish4nDAt9EhrJZH80Pez8evaRHfufwVe+Hzuu+f9jx",
-	"jijtHB30DvZfvfph/xWlS28QCrV6AWbyUJiv6FPAz+WvGm3DcixWtx3YICatZAQ2khvneAQ2DPmkDFmT",
-	"Myvl94Z4L3A9de61URu12qy+QIA0+Ra1zFPVA4PiOV3k9KVGCJJ5RDOQJY9njbBohsyHEvJzSmSSc+jT",
-	"ONAotZACy15ozEraSkf5HApm1j5z0K9wtJ+U32skwbX7eJpGxJU0/oZaZ6m1TvWQt2iapSZq33Xztrym",
-	"e62lpmzzoLI+kDQbHmskkMbTxrrIorlQ4H59t57uJN3DSb6Bm0zT4+DrWeHwoCU9LwWWXJxkKJR2KFDL",
-	"z//FM0dShOKrzBwrOE0pE2N5HuZEBM6xudqte0NxHtJ1KN6FC17ULrowKnFLOIOfAsDN2dGCkKqDVuEW",
-	"llt/Bu51eiUnmPv7uIV+hACotMAiTi89wEf5IbZ6t4htVxhmw4OP5cHaziEJjzfKnKh1t83a6tqM6Ryi",
-	"m2tHrsecTqigiXA4o0Eg4tqyH6C56BMJA2ZzdVES0mjWsjY6tYzAd8t9nzTH/Zqxi83Wt8ayq/T8MI5A",
-	"Xi0Y8ROVwDUJaA+CcoNOoSS33Nnp2hkgFiCrThupGF81GEtPhvFqbwRn8Vuh/9Oj8n0OCjXg84OQocNR",
-	"yDgLaUQioXCWNuEiZJwGwZgwTv621yb7vx+T0GZTGRvc6SGk3ZixH16oWz5ivh7iA8EhsMFQEy3IADSJ",
-	"2ANe6p+JMIo1+IRqEgjqE81CIH0pwpxf+oUiIyED/5Z7QkifcfRRY4AATkqjFypZCgOp2tlv9AEUUSMa",
-	"RWYO69jGdMC+AHV8yx/IT3bsnTH5P/+bPGTpYci/kYdrjwZU3ohT32+Tcdr0wTQdTzQd55ru3PJT0ocR",
-	"kUAD4lnUKRIwIH+PlSbmE/Ot4x0BhfDp0yAgKjBACsZpGwvonVs+wxEPJcOyxqtEYT20TMdiStQwEHJ8",
-	"zvr9inqQ+n7RdcW1kIYAPn9+d65IJEEZiSm4JTR8HQUjkPn8zXNSuhToTG9I+aBo0ndmCDNBT+ghGQ2F",
-	"AqJAMkf+9zSIgfisj0EJjBPKE+HUJsouuDcmxmAv/SjzzK4F0wUWLFVCKO5Xgo8I/NXgM4V0i59sJRn4",
-	"CgkBTDteX+Cd5yY4toEelHOQRA3FiLsXgn2gOn1GSzmhHr7MpsQLYu0NKzvk6gvnz0JN9uGHfe/VK69z",
-	"+MMRdA4OqdfZO3r9QwcOX/f2foD+a/8lrBZqsviolmCrPmNg7Q6SrxM4XxrMNZ0S84hsyqHALanmHTdt",
-	"u2s6G08hvJGnwhxE1gWOxsIip+WrgQHjLdRc/a9F1LGBM/bxvtFDapnlsmXtO7PlMKISjLzFFtvV7KhK",
-	"AtNtpBA6IoxAM83u4Rqoqu0kg6UYKL8Dn4wY98UoyXvjaTS2jUWhjeWuQBszqi+kV/kGrydkko11KpaV",
-	"8jvifiVAJbeKbsS4sjYbU0Th9qfDWe23E/Gs5bhiGq5vcPYyqT+8rOuNOTwVh+f+uzCL14LkZkohWBgF",
-	"Ddy/YYUJQa4/ktdHe/vk883ZSYIlo2GJFwhlQ5Gz8wrV0DFnwkKLayA6M/NaEC7ZhQUS2XJ5f7cLd6A0",
-	"lbrqHkQE/NF7qMRu2TIzoE+AYQ6OMwJeatVMU1eN5s2MgGiKXJ/lsO8eAChi6jr+yUyIEjqi0gef0L42",
-	"n4jVakamG5m64kGvwvVokESKlnkGF9IgqDD23DtFs7WrFEXVfThOPAQu8nJiuOm7wGzRlWXBuszgIr5o",
-	"pAFYBKANdGahc8OeUHpMPV2l3t1Aipj7ZyIQBYmmXnfSlD/k6uc3p2QID5Op/PbcP0WGgVd+0BPiSxGh",
-	"bRdQpYkeiSyPnkJH1tXPbyan7rt/it+W3TNVGKF0weMwKcOb5pa7yMH73HU9Pn539fFDd2fR8EucYGX9",
-	"XwGVA6ggC43Mv5GM8kEA52LEV+z6OarQsaq81qwoc9keYYrE3FqCJyQQI5DmK/uH+brkUwIz/JNAf4o1",
-	"tc14nw6fI6UptCf03Z5ho0k9kSF3DuIKkVJCKDwnH+VG0jyRpKnkv93IlUfJldXvsJ+RFLmG+sJUAur7",
-	"9vxh1qZOCJ3wi9iz9wtFukUH765z3Vl/z1L300fcYIK6GT5afNQxiCqw+D6aUxX49p49oS6yhf6cvW2i",
-	"hXWQiSilsKpWKBp3j3UkTu9/8oG03Vs5SqgzBqYeYqgr4Pj5ktOcC5CvR1H1e4By1NvM89s16LVBobkg",
-	"WL8LZJIwnsFB30Fp/SBqLnwwb++TOkFmXaiS6bG9phF9LHaoyNY1JmNuk3MI4gdok08SQhaHbXLx4AWx",
-	"Yve20oGk20aV5QolvjAQSVdttJdTXu6mqtrzlvsl6eLnZIrPDi92H43NkjVkgyFG8618MHxFf+zDQfHp",
-	"7O8x8+BMTKSPT4nR/fwrDWIo/t3o4Tl6PCmHqW0k5Z49UYoRqPw9X26sgiCng6PXL/0fjjqHr/0fOq8P",
-	"6cvOIez92Dn68fWrH3487O8dHr5aLcgpIRu3g4mN5oEyA/5qqQVyzPkNBUxlLPeVU1bNskZd9D2fWp8L",
-	"8dVmXk1QePOUYv37buCm12ZITiO/4RbSekzHCcpoKkSMxVBfyLWbgGz1qNYBkIgq1XaFoIQkcG/+SFpt",
-	"YygVVoGCEZU+Md/eVc4nltW4WYYeM2lS76IpZl5fAlzh9q+9IfhxkOY3nI0nGrLoXbWXxaXU0uRNvp1k",
-	"7sIygJfRQwbidfrOnoTg1p897OuRbLX6VN8DbdZoKCTU3zDxX/OOm7bdsyGNdG2hIhkpqqJUgPngXM8u",
-	"ZJXoXLsTO0+ZoFymLiIWiMHE+Wb1xLzJAuZk75quHZBNns7UngDUQnRlwrEGdDkcVN96QkUFpl1kHWDF",
-	"knJpOmHX+9dPyWl16gW4ZB4kPhXX1uotwnj6hRdLCdwbn5DOfkpwEozaSiitxB2vhACfB9/gD9Mr6WLl",
-	"jm6bdG2IWNco2O6F0bDdfBx6zHEc8EtlU07mLA64TkvAtZPQ9lSpI0cl6r8HgeADRbQoMenMu+rcrqcW",
-	"1M4IZhGep7G4iL6fNj/vVAkR9SmW3pAqs/vfmB7++qmY/639U13u3EcJlZYgp4dolbBTtzTsnk7YLtza",
-	"QjCv7yicU/NNPvWt6xCc2ABNhsVVSv81cCENSxcvsRnenbMP/GJm1YXi+LchtUIwTi9Sjkn34h8xiyLD",
-	"I9d3jKOsMRI7+/oszaaLkjySdGz++BTQMcgzKn3z6YbpAMwfZ06v4N/JdYOR9jCy78AUCemY0CgCKgvj",
-	"tMoZ/9rK3uSWPXR1WyaBU4hQt8D66o4x3sGED4mKXeKfWKrwntjr8CmIJQ1yx9UqzofcyNeMD+KAFlw0",
-	"Jb+sOEflWDtkzU8S7hmMHv8OosIpcwIM02fPiTizmSUuPW864qm1Qt4Mpdbt2Kif1ldJWzhNzfVGhn7j",
-	"1FqXryDHD00xDdySat5x07a7Ljt5EuGNtA1zEFkXOJoKi3Ma0gFcUT6oq0JnT/hjO0tJQ3kI1K/UIYBB",
-	"pfbS7PaC+5eQOIjKdrrWVOoK3aZPvNNjzKxlYvftPOzy2yxEZJk0WwUHC5e5yYbkCg5JeigssMWFHtra",
-	"JlPONZvbqwRxmGWdZa3xrkGEv9o5Zkn/knLWB6XJu/PEFWaTVinmF9dQGwAHSTX4p7ro6OQ8sj7r98mI",
-	"2vQWmEZu6/PN2fZjMwjEYUjluAwMrl1TIwZEle3bnGZztj9FX3nQ5ueZhFI7j75sE/OIqiY1ifTaFCE4",
-	"SaTVuOgjBwJcyzGJQBKPahqIQdslvOyN8RYyonro3qRjrbruCYF7kGPiMDE21rnL2NYmEEZ6bHhREca9",
-	"IPath3XKPh8YcC7PcplLwvel3erFvl+Ca+d0281uE6r1xsz3Vbu5tG4rLDf3fiJ9iFCtP95MrNxXUq86",
-	"atxhboXtopu8cq9+AA9V+5hTZyj86ktMO+5C6qCqPggsP+dN90GKzeXfqdI3pFH1PkwZkVu5nxVG7L46",
-	"VCJ06HnJvWT1rprpFZCB9yAgdz3B+2AId/UhAjEQlTvbW6JVu+3mRETlISJJx2q1XitKUFvbtGovG5G/",
-	"ardddce4N5QipI8aYrUd50eo2HlK/SdQmB6zeKOFa8/05owqdFIio8diEivQSVPslyJ5QhNMCTAntVOR",
-	"n5fI84RsMatOc187MSgydZ3XZZNiJuWBabKeUp1OZE+o8pyInJB68+yy68zGrmCBaqFpcJqkEZ4N7sbf",
-	"z7Kcv3NaXGWpdpcYmbkJp/pOTVa0zwsphaxodhr72BwPzTnB2pJc8M7BwwORoAwBF7y0gWSegnPgCLgm",
-	"Iyn4AGPnRnjpJIgvCO2JWBOm56U+K22+5w33w73D8oa7XXcR5N4G8LA4g+LjLvieOD1UjZmDHx1zt9hT",
-	"nAD6m0sLvKYri/WjqaZze54QGnJ8T5ZU846btt01OfSnEN5EJ3YeIusCR1Nh8TMNAUP16r9+RiP0hFC0",
-	"4MhoyAJbqsLar5p8vjmzVToCBor0QI8AOEmzkKKd4fKQ1pOC/wRjVnpgPWqlq0tm+Wgf4xseCqnPa1zm",
-	"RNLZdaWQndRMM3ucl2N2sdJKSXYtQRNPSbXkOdUyqI+uq5VK+ibptibbY4I1mqZh6t5z4za8JotrGumN",
-	"NjPWYXNNUERToXEp/Prqh6PmCoUPO+QmVz2tH9ABXh3GvYCpIfgk5j5IW6sKI4XbhAYjOsaELIopDVwf",
-	"3/IuU5d2iF+Y7wPvmkHsbfMA30QQ0SdZo9MgECPwu23SZ0GQBAuMhswbwj1I0/OW2wpsZEhVUREyaoZQ",
-	"Z7HSIjTQugIjfFVxHLRtfEm1NzSCWMR6XsMaCqevUpy7EZ4gP5ZUzwkr0N4wMWpCppNHPEwPRawJJUMq",
-	"feLZAppLYz3BE1yE4+K3Q2lWHshyf7YJ7Ax2SPfiVIK6yHofH19ryn0q/W6piQ0TvAWqYwkf70FK5i4i",
-	"5z3F44IDoVEUjCce4NXxNtCuam7WFCNBCh/oTQdw5MZJehXJm2WvAg2kruIA3ggRNAxUMg4eD6d0kMcA",
-	"aVq8FYuYKUk5r9EN0PBXwTxYOFjAlP7VBefeUHvaKSEshOydJS9NpjRDjwVMj4mQPUUET6pcln0GKGLu",
-	"q08gf6FBv2QcnAYaXolgLjn1hTQaF9kaNZZaXEBoGZYelYYnX+o8FY+TEqxY2xSitIBkZukjh61pALfn",
-	"asE8WOfIuXlMPRMQPk1iZU4xxnapM3vDk5ov5OmtF5IzXuo4039946f0Ef2jNGz8Fd50bKyXR6jk4jpx",
-	"35VVUgiCjbWxsTY21kYzrY0a3YeJPdMw91DNO27adrO36DXe6mgICb2nDNk6rXauIvBYn3lWJpAtVOEU",
-	"P71QJIQAbAVwJ9BszN925Yx0Lu6wbOWT3ON81/P4+NKsZV7lkwZ4le5YEFwjEtbz6DWF6bSomVpIWUGT",
-	"wbze28UnpcP1J6prOCVXOkp8UyRbs86YZI/GKpC1QaG5IFjj5WMhYTT53m0SSusHUdPhs2baeQYUs046",
-	"aSws3Hu6Wly+EQObznAAVJKeiAdDbWvaA+nFYxINqQKyRWUo5Hb1oiCr3Ow+m5tcNRTRuaM0GgQf+63j",
-	"vy1ey3XS48vv7Xl+EkSExjf/lHOhSQ8cXhb4LzNqma3e8frgoOfR3kHncI8edF4eHELH23/5Qwf2ftz/",
-	"8RX1fzj68WDV6h0TvpQ5AfA5QM0j72+pKMdq/vz1m9+rUy/qjd8r0OJXJq26rFJHuA1SEzXutEnbXJed",
-	"lCG4qXbBWuwjh/1GwkAy/5NQLJG3dWSoFkEc8rLph8RopYxDYmQL7JqZivb53mmxj4mq9KFP48BMAbzz",
-	"+bpVlO7EpabZf01UHEVCavCdWlNtzBVNg6CLNod9mWp/I1QTwW35WuBxaNZHZef0AufonF/g93ZOUJ0L",
-	"99/Lv2JO8c7bq1a7xfzOu3O84em8u2m1W3+nnX//1Gq37kTnP67wlXLn03vzX915Yz7LuHP1Gd9Wd25+",
-	"Mf+VnRvz/T3r/Pqh1W79Meycuf/e/GavTAyYMhsnWdiMPsbMqm/wXXZ9BWPNHMQ+/t4hp8S+wX6h3FdJ",
-	"2IPggLfh+GEggWpQmnQxpJ3xgc0Be8sDUKY9tam1/xHTICm4mo5LPU/EXNuJC8M4n+BVTrWkomYlHyxx",
-	"F18BMk5oEORiSAxPF19JzrEr8pnE0tlOMdMt5R5UKeOdZdet3j+ProK71zxqciEs9kBl6YFGUcDsFWgJ",
-	"kfKYBxQTa53E0jwoLoLQMs9ojtlqLdD8hPxGKrPbs3pMtOHLDV9O82VNh4Qp5m+IgZhbVf37buCm13RU",
-	"mkV+E08LU3BZI1AaCxFUSU9woGjuaaHkOQG3UTaL0SxopgGC748xZJn9gYBjWiX389oo0YK0P1wneS2n",
-	"9bTRBVjx2w7gWhLqSaEU6m8cUxUXdA5SJJcAhE5z/s1bhG1BtjDyO6IeqO2ieado0S0inaCd7nc+XTp0",
-	"rIVXJ/DfZG5NzbtqRHo6Y6PyyWP/hFm7fZxwuvvVbEu1rbGLRrWhZxxnC9mbjLC+la0tjj2SqmpFt0Yo",
-	"IIrd54Ysi36xQqTwFxQrc365/GvhL1b0FP1ihVHhLyieCotbo8Aq+sWKsKJfrFAr/AXFXNEvVvAV/WJF",
-	"YeEvKByLfrHisugXK0Dn/HLz23Krt3EaYDEruccUVRkqOQ/VxVlC4hQL+Gd5wY+En5Y/uEj4a3nLhN/K",
-	"tLT8t7Rlyo9LW6b8ubxlwq9LW6b8u7Rlys/Lywgm/L28ZcLvy2vzJfy/tGUqD5a3TOTD0papvFjaMpUf",
-	"ZVpaeVKtRGDz5csljWrzf4U0yiSFR4NAxFpVD4q2/QosPUyJLmHABFfuFVdfSDOtSp9zJd1drKwRaVgj",
-	"Ybt8EVU7QpnnHp4Q0mec6iLD9C3zLIQ7CrQ25vEAxEDSaMg8kutZ6vVXI+JK8q81Sq5ixTdEIY3MX/Mf",
-	"2OGL0IjqYWG8MDcY0uwezksF+mRFSZ2l6J5zRhJ8gyH8rm+oftUEDy5Z7hvq3Q3wmc27pN5IGQ9iFFA1",
-	"LO1uHOPUq02lqaeZR4NycCOYCIm4ChBpeDc+pc2OhkyDqh/C8byC4w+XcaBZFLAiT/NvQgY++dd//Xf6",
-	"pjhMW58QLmTodvpAfiIjbDwm/+d/k9yg5N/Iw7VHAypvxKnvl3TS5rvMLutjv69AE+r74Lu6D8m6PJqE",
-	"o5WYZfwkex+ne38wex9P7H1cfe/jNey9jLe7UEoU88CkqF/0iq34UZtj4fnsOVdETEYVObk4SdWTeJ6i",
-	"rSlw5/TrHOugzguyYgPhK7xWaYaJ4TzS35CVUe0O8LmbEyskRXjmhsAKO94o5o1i3ijmp1HMNd0UO63f",
-	"kMuESxrVt88GbXJNN+AZcpt4c+TgsAYgNBYCtpxNfTa3HZ9s+ZQF4zYZAdwFY3w1TpICPS/UdnovnNXU",
-	"cY99hNmtBlfBZcrONi1R+J+7XDhTBtb1R/L6aG8/zYqtNA2jQiPryUJDc2a7EiEkAFCrehbgIWLyafY4",
-	"WaWtHOXa1X9MepY5MERSDCQodSPOHPLm1Ciig8mFVM53g8WnFiEEGzw1RnRh8q3iTAOnEpSDoc26dW7Y",
-	"oHtivVCgyUCKUbnT0XxLNvpZ0sKERy64Dx4ikAy4B2RgWtqCnEtER6FpZAHu+mYzF+K8Pc2eM7TsSGCC",
-	"MJfF7DlgPquXcTNS6nHSZ4VT0KwQ+Y6EwwrwSlj8SZjyuTNaXeZwxsnNsoXq3W/DNruuY8AEshtsCK/l",
-	"OJBRQoMhkYn1ehQtRs4mcxDRJzQ9LCSHgXsaxDB5DlCFB4F0nM9OHs/61VFnp3sqtI9xuhISe3K2pF8R",
-	"KOuG4SnPgTCDH5p9qp3aoZTcMZdzllAyYPfAXbKu6pWrZLaheVY340rLGC8Gpm3vTAE98U3rPKWaLHeZ",
-	"uksx9S2ViMzh6ulc508J6ZpU7QQyGyJV0zXVvefGbXhNJsY00puoWidgsjaANBUa2aO9+vI44RTEo9Lf",
-	"aT3D+shM2VTJ7/ofhP444nOTZVM5gFOpq7wqLd8ca7sXm1ZX0AepiBaEkhvTjGx1d+/3d205+N0/jXr4",
-	"0t3OIrBsDi2DkPQpxOPcXyPml955maN3AcjzEJi+5EtBma0kh45lyjD3brXGwJc8F5Bvu1L1hmG+I4ap",
-	"yZSaZMrGKcvad928La/JhJxBfLOtpnUYkZNU0Vx43CTe/joVKHrld+pLK2SvBbGOdnKVOBOznugAssVd",
-	"nhIJNMD0JEZvK5D34BOqyG3rtrX91HYmQiB5Zjv31tXYEGooRtxVxKIJAOdssi8k6QWU31kIK7JFSR9G",
-	"dmfuqyG9B9SJ7VX3+IjMJNm256i7MkoLSXQNZp6l0meVj2cl8qs0Q1OQX6vyTimseaK5/n03cNNrNVvy",
-	"yG+4nl6f4ZJSRiMhYkN7zwTvgwSX06sezWBnIl461c7XT47IynsEmLqOo6Jg9RsZA5oPlGgRdbTZ5ECK",
-	"OMKEMvbikGvKuCJCDycgoE4IUll2xnYWlgiZTq4ZZ1XQHRSUmbnG7C2E+cA16zNwmcp9AcZY08QbUj6A",
-	"JDFNRLU3NPPHCgjTeF8G1CeiT3Jgxm39XZilU+4TpYWkg+KLy0coN7Mdh4oMzEtV2jTh1mrVzNLu87Jt",
-	"NmT+DZF5XXZMEUc1VU2tCwaNBcC67Lo5RPEsbJm12HhFFNNg6LwXA1G7ntRAQxKIgdgh74yAD+kAjAhW",
-	"JKTyDnVDIKQ6Jr2AenfkDiAiMbei22+TXhADEbEOGIf2LZfgk0iykMpxmwwkACcKPMF9Ksc75MbMZccj",
-	"nggBg963rn7a2Wn/bP71xvzr9Kedne2ujT4ymvoWJ+OAzqu/7bXJ/u8nRmHdg9REC/K602OaXP38BhVC",
-	"iPWz3dIj9gCBSgKZtAgAM72SHuX+Ld+iXLMODRhV4BPwB6BIwID0QI/Mwt0gqGZiiY/pjP60699eOWH4",
-	"V74h9gQvHi99Xmya5JT2Y26PSt0HJSuaX6BkCY+sw5x8SjYhNXAJqYVJyCN55Fu/Pf42malegy3h2Obp",
-	"2vr33cBNr9c4zSG/4YbXGg3ShDKaCRHRq+8EJ3pwbZfQpO1epwupkMj0tyHVhBIJmGHCXjqqNmrGkfnJ",
-	"Zq4WEoiiY4VaL31aUPAAEIrhEFLO+qD0O5cWOxvQ5kqdnJ5wMTohtKeA6zQhEHW9tuy9ag8wRYZCMOK9",
-	"8PYEXFt7ry5ev7x48+ri5cHRqx/e/FjkarHWi3oDQ8YLgpiu7c9EMWNYpAt/kcCA3IPElwg98GgIxI+B",
-	"jIYsMG2ZmtyUTyhHp9UJ2bNOKi+WEnjeMZUlCTFdzBqXA3N6HrUCFDQdQMH2TwmHEci58w2pIoGgmKnE",
-	"kAsLAqJGzNhoWhCqLcS8Ifhx4N5L0In9zrEQks0XEfoVaMo4+L9ayK+Qqz3BmX2aLO9BEomDqvIk/dsQ",
-	"0P+I4HAFZzJawLfRiPNip2PPGKrDyYzsEgKgCjp7L3f294qQ5AmugetfXG6iKUL95bRz8OqIiHtcVLqY",
-	"F4ooTiM1FJr0WQDqGOviGGuedG/jvb2XXkT1EP8CYr9QQ4pD9V26wADsz7e3vHvLI5D4XZsom/C+N8aU",
-	"TpYtuzhJN+mccMvl6Yd3by+ub3b+rrBwviFiRUO45dgen+rYDoaLhlQNCT6PGjsEnRCf9dH34bbhAi7M",
-	"XjLivOUD+z4oayw42PNuBmi7veMf+wfennfU8195+/4e7PUPYN973T/s/UBf+gew39+jP/Zeez/4R/Cq",
-	"f0hf9g6w3Y/91/SH3pH3ypAK1cZYbh23/m836N/2Oj/STv/3P48Ov/yvIiRmi53EfgGX5kY3w5523v7+",
-	"5/5R8bBp+Z5TXUirfIJAR1TlCv4wjgWPkpga+SIR91ufb862kyiWWWn7QpFezAKsGAT5MM6Y33ExmspT",
-	"RDV0NAuh1GuogejMfilCY5pEeuxY+0u7dZ/JgFkhicnGXIs2HkV37/d33RddlF32UiCHBcN7O3t7O0cv",
-	"fzw4erlUTuWwmS0mZe9JtEwycDuRLCVE3CMNuqkngjACZZhIKk22emPCwkhITbBMSfnUetNSuKFG4DVQ",
-	"VV/SF04gYkr4QLYwRVeHeppEIJnwtzHzCzdmAtmSIh4MgzFR7KEzArgjkvI7MPqS+2K03YArauD+DQuX",
-	"ZF2Zy9AlGNjIKGokcnGw+OfP784TnWHbJaA9wewhAiGp2lbKiBTw5TKKYL2t2vc3J0nLJR2TnosDLBP3",
-	"WJyrd/V8LTY3i2UEm5rl1NNdrP8588uFhWo395o1AXROYfSgL9yacX2oT/osCKy5k4nToplrdiNN5ZPI",
-	"MJ/R+AQlLvMv2dXX6Kd9KhnyrEIFNuLmCcVNJchvZESNMqImb1MmgxplVdW622ZtdU2u5glEN9ecXoeD",
-	"OaOCRsJhKKJzt50aSs4vS6vO38CNpEbOzoLhXIoowug1P7bVBodAevGYREOqoNgd5VENA2HrHhZMZ39c",
-	"9hjGyVgS0B4EZU1WT6iCQT9J5gFhnDDewVO8J8Fnumxl3oFk/iehWJJNmwbBx37r+G+LcfJzvteX36cN",
-	"tSsxQh+nLdJvFpcA1kw3/YrVJp0xBhcXOmlsGi4wIDLyYhUyiHMYvVuh+cEqr2IRWzlymSKOKchPUWqy",
-	"rdyS88tZqmQdy307aWu+Mh9XMhs3fLrh05J8esf42VCKkNYW2YQxOuZwovQ4AHJPJaNc28xq6o7xpiRA",
-	"sdccPaqAeAgRG3aFvp47xt0jUbwSVIRGEXCf0HQ7qEddAQBKOIwCxkv78/pxEFwB922MfakyFgbk4P/K",
-	"fBBl+4yo9srWyXjEeW0yHii3tXQJ0+svT6R1RuAtpdNvPMhsQ4TlibCuw/QEoTfl9JQuqvZdN2/L63Il",
-	"TCO+kcfoCaisDyRNhsd7uIcaLxviaCCpDwRf1qWaqE1iHgjP3ifoodE4SUMbo+SNG5VVbk5qDfQ2J+k0",
-	"AgNIRUZDoSZziriS2qUqsZox3mkIC+7RE+e3Tmw8bLxDfqVBDIow7gWxD6R7cfGPmNmjXIpfM+Tx8a9v",
-	"/9ptk+7x8SlnISYxtx/fMs7UEKT9dC1i7l/0++BpZb+5kZQre75K+/wHC4IzEXOddLsR0VtJB/bDO64i",
-	"8PQp90277okxJ23SYUVCOkbjk8qSlxvVdfQj1G6GgZn0WpWVLYK+1qu81bnrGzcFN4z0LTJSjeZbyqtN",
-	"U81177lxG16jwZpHeqPts3WZqylFNBIakVlMXc4TZUbPqhhba26nsos9c4gXRjyYSc5co+PjM8GNoo1p",
-	"gLEPiaVYfz3fpwjh68dBUGEFpjnqPxvoUKU4MKKiPB0bGM8l5KdPIGsJ5ykyyJZRqzkf+/xMsClqisE+",
-	"WeLUgXcux9XpsSxmuq9QOPx5sG1lb2iz+XOO5t2w6AosWpeZmEiAJtkAde61URut0zf3kbuDr/MbmPme",
-	"ZSUHNQGpEmEAlVg7N/riG5olp9gJobdGjH7jfp7nh/w6hVfjnBjpomrfdfO2vC4/xjJzqnlQWR9Img2P",
-	"NRJI42ljXWTRWCigIrqxZ5L55sG872df60xPMLU1jPQ0ZpaKqAfkX//132TL3WzewRg/T1oJ+WoAhcuu",
-	"S8TnANMQXOHJszafCJ4ZT9J0syoEzTxFJLhUjIRpfFyeni27z9Ns10LCW6A6luBXiVR9spiqghUss+QQ",
-	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkmJ4WH/zsqce",
-	"OdBMNp0Fw6yE/nPG7TFb8uf3Wd1j303rIZDYbYpQzMFj3wRgxh5PcC2pp/O1oiZ6YAI1po8xl9K/X3/8",
-	"YKNV3Mt2F1vj7yDoZFCQAaynRBBrIJ+v3qMfi7sMskKSe+aDIC6RVgg+o2QolD7BSJgepBcx2WPvodaR",
-	"Ot7dxcY79zQQknLdoRHb8US4a1/jqN2jl3DkHfSOOof0NXReH/3odV76h14HXr5++erVwcHRq9eHu04p",
-	"ME/wnQjNmtTdFEtW5k5htQxihppd8rd8hqEd0pVM6LOAAddu5O5u7rs3MQv8LqESiM1Kq4jo3/Ju8mZe",
-	"Tned+sH17wtJPPxCpRkMTEOPnH56t3PLkfAVoUnIo898fNvkRiNbIvCJBE9IP6k1JkgX+IBxSOYm6Ry3",
-	"HFM8beOyp2MuixJJr5TZDOc4p7rAmH2TZpgi+aRVx6T7n//5n//ZubzsnJ93XZ6MNLlCmkxhkvoO9g72",
-	"O/v7nYODm729Y/z//zV3Ob/OSy31IQ5BMs/lvrIsbdZGE6hMzLlfmG9vAtyFRt1knrCpJBJZWQpHAUiI",
-	"SReytX9E4igC6VEFZAgP1AePhTQgPhswrZanSVwl9VieTAu3VEzoC0ilo4YsihgfdPZ/7MzLyNVuTbFY",
-	"gQwz7GZAVbTUncVDziWDeYO6DoXD3hdt+VE5x9JMY7nkY3nqnSa1uViYg8ciUMxCPM/BRUrZ9azJIs2l",
-	"IGuCBfIbKrHaTqTuxWoao2EWpNpEDUVka2NiRvO74mSWK0ZdXPA4TOLsVewN8cibC8fNQjF+AXo/7hYS",
-	"vw99Ggf6+o7xz/MqNjfCE3LHguAakVBhHSqfEaLUO+Y0h8Ss7ZeGRDuDyFU+otwo8h6QnogHQ13qiTJS",
-	"QmnT3tKuQVGRfT+/0LbtZiix/P5/y3VaAAJrWwaQvNUuseuKQSHThDntb5iih8lQkPzWc1SQAH6+gKjT",
-	"a1VBRjQotuv5SJlKDrM1ixP0UDRRosxxnWyEytMKlZqMrExoNcrMqnW3zdrqmtycE4huoocvg8Z6QNFs",
-	"OKCtVrMdgclKUmPCpjJRZItxHx7IXpL9Hp/u2fdvlHuwjUaGe4S7ZePg9rEqlKvYlKRBqZz+2C3gid59",
-	"u6TcNwzknBhnKpke45POXMpLJ9+zk9bzeCRSNTZ80Rukx8eFVyl+2m6NaBBENCqZTaRUItBcOPg0HUwr",
-	"7Gz2SV2dUOPCqPBJK+iZs+v6jwwrM/wcNfZ8eL76I2v1ZC8uN/y9Gn/XapPmTlLNMkJq33XztrxWi3zB",
-	"Ebp5UFkfSBoOj9R7UUOSYF9VdI6cJj3meEbwfR5lYccXI95RbDDUWNsq5iqOIiz2VMpDRJl8E0ulqy5v",
-	"otsC700olE4cWeUWFOi3TMJNYe57u/WkxFyA1U81kD6T5V4m0kBfD4UexFV9VadTHRfsmAveUbZtuR37",
-	"NKQDuKJ8AOUNgvOsUxFbGfqPblgIriheyRc+fRupNxs6UwBLA/RL4cOCLDFKU+5T6RMaaxFSzbzyqDIN",
-	"rwrDDK5EzH1FIpCunnHJFLZYRulNHASgTz0vltQrcGxfRxKof0ICMQJpGCoUEgjF9hpKzhTSAf2Dcbhm",
-	"f0BJyEsIBPWrY0zG/DoC8C/jQLMoYNYim7YAA4oxMFrYo0Qo7iEErokyXUtuytH0JzAAxKw7szPtF3JA",
-	"icGNRfcJOGhJdeEVfvGFw2+T3c6tlWhrU1yCz+Kwu7yAYUppU4grBG4BaxUhr5jaCoE4u/mMD3NcNikZ",
-	"25lKmZVq01J9SsT8XuQvV+DF5hx17eGxwCDgswJ5OoAiPH8QWOETPAn62BUFNYeKLjGABaVJGCudVKQe",
-	"28MtBiEkFcANjfQCyu9ueddM1MGZum3ThwbBmHRPo8gcDZKQAbL1b5+v3m93d8hvTv4LbsOcKFeOVw/3",
-	"9mycEzOLHAK1OT85HtBa2TQZSdCI/QeMW18MCBjvY24nc/qgHu7a9ZTQ961TP5ZBLjRuwPQw7mE4nGuS",
-	"/Hf2yH8F1O8IHoxzAel4v4cPTrHwu5mVeTQgaiiEBkn+9c//N70EMkd+PQQm0xtCc7K95QjPxHGQ+QXa",
-	"pBf7PgPVJiGNnF/Ao0EgYuyMJRtUmxjVAppZ8cBAqvYtT6rRm+W1DXa5tkOjLDSLosrGJzJO9l87V4Fq",
-	"kyiIpyv3Ue7fcvzKZ/3+7r/++T9dogQxVouLevSoNwRF+qC9IUEAYSVbV9Q+rQGfj99TO7f8lv/lL2eC",
-	"m8WZb/7yF/yKXCAt4uJU7HmgFOkJf2yoo/vnrTMGb1vHxpRsk1s0Cs3Hf/3zf750Txwpg5RCJv1uOZnq",
-	"aitvGovU1to042AX/LFlfw5BKTpIqnG2vnQTDBL3iy2oi3vVBiA72fILWMmjUo7zfEMK2QYXO4dzTlLL",
-	"aR7n/IV0E3dRlygIwNMKG7vQtf3XJLUuE6zbUqIRlTQEjQUpgcehe4ZhlhOANrTsYRRlKrp96PjgIiw9",
-	"DyKdxcMGTJlPBr7bbaxrRIOgSwQnHtU0EAMzqhSxNlQjpMOZXQ6hZncenGDivswWtpG0bqczmDAzIp7R",
-	"cZb28bCKFDm1bjIM8TWNrKOtL0WI7R2aUohkqTOQvW3pyraFx4gpsD2Bdz5f7yC6zqy3o/M+BT2+LbOw",
-	"sEOiE9CRMePHU/MaDKWTmmZm2KHA0FI+Nsgz8tdsIr+MLi6ha/GXDK6TYfBH+3VvbExswxBjDduTZPIT",
-	"ombLIcZhZfs4j5PM0WiDpLe6OWf3MTHmX3fbOiHNuqf9kI7uHCAQJWSrO+FP6263E9rJwmuT4tRMnySY",
-	"laCMKLVVjkM6sd/uv/75P6dmL0nm760uRqN3jYxDr+nB3l46goXCZ1s7lfwjNptNWUAhVbMBFxJ8soUJ",
-	"TpMoYAXcJ/CgJU15AWkgGfgjqgv1k+39/xgruWsnezPuYCU0R/iOdQ01G9RQEtLA2FngE2y2xYUmrzuH",
-	"+L/9AzKEBxdR2kaiMOy4baY2vHC4d+hGGUEQdPLj6CyCOqlI6wuwJRiG9B5yUsuilybQRaZCvAYjI+ki",
-	"CQq4PrHtnEbiwnGmlW9d3DCyxblhnpkaZdTNAg9WSAxAK9eLbCVnCjcDluRDPrS+4IQM8NcXiuT0s+U4",
-	"3MuNc4lzQ8LJ0LbwY7o1lNxda052jwmdQ+ghlXeAIqOQ5DGsI1dM0kgKmu5GSBJQ7w4hOPleAMO6zajO",
-	"HO7etm5b3XYq1VyRWAnmP0lpyiDIYSplhEzQ5NUrigsUXlgnHeUV46T7145BSieJPDdL2KJZKPO78+0T",
-	"rE2fDI4QDNmDmWIk8so7Wcjnq/cOWO4Zgt38ccovxkTQTprYtwymC1VERNZFY3lDGEsH2S6SYEwaCUoZ",
-	"5uv2MDPo4A8Wde21iTcUCriRLN1TVDydC+4J32CS/KNj04OixEhL3Vu6RdPc4sgAXvABubihgzbpvut3",
-	"PggOnUuqvWEXy2Mr8nLvsE26v1ycnnfJSMg7o0dzoxomxqWffby6Pk7ncpAzs+DqlOoY7SBF0DkNAjHq",
-	"fJRsYBTAX6w5AQ+RMGq1a5bSbSOpTWEJ283qGFSQ3Y+fbt59/HDdNWDrB2ww1Ekpb6wSbrjLjHmwd0iM",
-	"6ThCcvv54qZNzM7aJOmPWzlNLZZcsXYXtmQO1QZtv9zcfNrd33mwjHtobDDUXkYWhLYIIeVk/4j8B3uD",
-	"Ty4IsWa8Iocv93ONqdVNWEL96BCbH+6/tMrMSH9N71BKmWYMlC2NrQCVtxk1kSfcIaOdFJTBoubWAAR+",
-	"D4GIwFmbn+jAWRwRiCiAv/zFSNkJO4xwAB/8NukaObA71GFwYixZqUD/FOt+53V3+5h0d63WveUJwyUM",
-	"7jg44RRX6h787Tbp7vrCU9iR5R61tonE0gZWWV6BL7xbjhzb3RURcBoxrOPeTV8dpYZLj3Eqxzi0NbaV",
-	"I5bk4+6fpu2X3T+1+NK95VuFdnmes9tmDUamIDSd7TGhwJWtJz82vHrL06Ubkw0dOglAEI92KmNXzPwe",
-	"USbtaQeH3bbnDDxK+CRgd+BYyj4GNqRynLBrT3Z3rUBoGy61B8aAecAV5M58l+9uZs57BqBWWO8IOdh1",
-	"ndSuaZtV+UyOi3hSQrk6eeLLvQA4bu3v7O3smc4OWa3j1sudvZ2X9mHHEA/iu+ZfA9DFXvJJGmpbS5Dp",
-	"ycLx7WK6skojYPwOLwhRWQpP2dYp+NvOWNaSeelBlKgIvJ0WLtz6Ld75rePWz6B/ESF8si99E4mG2zjY",
-	"25vn1Uzb7WLHL+3Wy73D5Y0/CH0pfNZngD73V2UmeMfRaxxcGBafcH20jv/2e7ul4jCkctw6br2n3KgF",
-	"Etm9aDpQreO/tcxH1frd9EwYZSF+clRsmSGg2gjJPCkfT5T8z9VjdaaXEXv/+q//Jig0ct9tJZXy8XBt",
-	"B+7imZ5Kq9jD7R0077J8flYuWwowEvKWA5UBy5jLcsQMWs/sXh1mM2t3ru88a4JYTVQP+s7XSxiHZSZ4",
-	"Q/0rq79sl3LTvBUxr4P4fsvLWqeaJu3wdk4VLSbPvByfS6qfUFnjMc5SI15DJK9YuU8khAIFjJPxaagJ",
-	"k4R5Zj2pAWp63vJk9WlIijP8dX5rW47YDXXbt7IY84tnVeseVla2u9e3RoF8QKsVD1nu8JZ5LZx5txUx",
-	"7w5k8uDVAGW7bc9xZnVW5N1yLdDWRXeRtcmwDJjK+5rs5uMArHWeclteOR7jQczw2C3vmu9tPWYtukm5",
-	"ugk7uZ2xJDDUUK5VIpcXs+Abq3pX4sS3UoTZI6ylzW9EhcYbLn8Ul+ctqoQQcqbVUm43mnsue6NlaNiC",
-	"o9ovtgUJ1c7O3JWm/Y69wAsEh52/q+6JsafPzj9sO5tT3fIpI3OHfADwFfl3ek+vcfaTnB06pmHQTWLa",
-	"kMd84cV4EUWtf2oO3Z8LT30LFsWNMd3N6aTAfJ+D1CHQQA//mIvXA5Q7zPkIIynQ5W29Qyo5kCmDWBoE",
-	"O+QKsIL6RGNnGjBF+pQF5vBrDk/GhERfcR/9G9QnPRpQ7oG0Ar27a8504z+6hHGlgc6TWb/gBlbDnBQ9",
-	"qMOwY/fAzc4jnCADfLr4BPp2i0uAD5zQzHWiEFhWZ7bxNE0wCQ5RQ+pOaRKigHlUtQ2MHTu4/rccecN2",
-	"oGOVeSFMj8SnycXohLzae0m2Ut0q8UJnO0cLrs8tR4yrdu4o7iVPzYQE9LC7cSm356VkM3gYnzRDb/mW",
-	"XbTSLAiI0nSQFLzlMDItcMCQof8FNzNi2htu75DTKTJSwH2jgyXt95lnr360QFdBHkZKpN4g61FSADmA",
-	"DwTpUe9uDvVdAfWZwfX6CdD0ellK4phFjhdSbLqN5SR7v79LB2aOHNVOggVD4WyTqtZDpt2XWwPv1KeA",
-	"jvEx4JBK6mmQKxoFuFiz6jVaBquKnJyQUZpYTOQtZSkCQIuS9ljAMD4sQ6ZD3BQiXYjuXHz+DDq51a6G",
-	"TYytLYHJR9p0uDisZvQNGnYpvn8Ge69KkwCDOTh11/ILufONa7M6e66EKDPt+FnymQMq2XLPKrwhlaHa",
-	"zqEhzQc4g4ndLBR/IUJsVtyvhJQk/e+zxMw4easi+s6ewW+rYGdWBk4fb3QsuTWl3mRTGjMHgr69DTUm",
-	"jy0TYZtsF3ovM3g3VZ5mK/xuhGqOispRzXKV+caRYHNR/H1hdxleuR8s1Zq2zdoFtJn2WQpne87spXBb",
-	"joBSjGVaNpezzOq+I9ZyyFiAWg8khIIvM0rPsmZr5jA38/M0TTPokq07FgSkRzkHmYVCnnr2QHgWxNob",
-	"5m3WkCmvCE0lmDABWVPZMFnfd8OIXoaQOejNArExDnsxL2aNbxjIa9DrZ8qZJTxP9pyKfyfKwjJBkguU",
-	"n4+nMsw4A6rGsuXMSr8fBi0ghMV0gBF1ZXg1fcz+FZg0nfuZcieu375MsUFhkkp0m7p6/S8UmcoWYINa",
-	"l/h+8tgrxcHpFM1l3XSJ3xHPZuSxHN+Seno5q9pWX4FPzcTPlkkRamSrR7UOgERUKVBt6wu3gcr35q+0",
-	"ZZ47IykGEhQGmcziqyRzmrZN5kyzvu+KLR1CFiM5lhK4t/TgmTVbN1vamZ/pwTMPtjlnjrRJGTZzwGgs",
-	"m7n1fT9sliGkGL25oOC5FycTscFTD71s0W9ihiFbLqLcxnHKXPyyfW4Efts9t8L3w/dMxCptgqHoMub5",
-	"d1w4qvkhpD5sn5BXSSxNGgDj2zZM3fKYS6A+vu0SknhCyjiaFyz2Hjd8zvr9lWI+TMdvnoSK4w4xJmwK",
-	"dUlMbxYBlCO3JDhxiuTKhBtf2LhXIX2Q7oHUlouc5TDCkjmU2wha27EHigwE4wMM99neIde5EEaKRGfA",
-	"EOuEbpCYDJ/gW0GVf/qaNsTc2khrO2kEL7HLuOWLInhP5kXw0pnQzXkxjZZA1xW9+/uGFyrxQlEM7kLK",
-	"t2kSFhoyF/ePDLpaCYk/0xBw5mdpxTDewSdUkMCuWNXZn0tYMQiJppowKaq+GxtmAr3zsftgTIyFr6ym",
-	"TJfkMSenkRoKTQI6FrEmW91EKLs3kTYJwq5N2dFngcvX4X6+5V37i31laH+b05hoSbkKbCxmm3QD4UlQ",
-	"u7P9bfOJFAlgExhgeO3gDxZ1ck+YNZWESm/I7mGHdJOnhdbo6rpnru6JN5bdwuhc+xaH3vKQ4UtWj3Ki",
-	"APwkHsY+6dY75JQng2OuK+oDvrV0rwitoUfVndGzQrbtSxyVpvFhWuWeFgMf6GH3JP/K7A4gssszAjUd",
-	"iARUabKlBKF8fMtdXS7RNydHa9VqYnGuiCeUtu/H3ULVCxJCKOS4jQoXNTzFAOMLrmXyDlzCIA6oRLAo",
-	"omxCj55919xO3hv7cMv3jg4PzUhEjDjI1N75zNkDgUjYO7oQ+cuzb8A1CwHDktNnDHYSm+fglg/QhZz8",
-	"1htrUA4o9tm4faxt4O2DZBPPMBx1Zk5NY4MPb3n6zi/RO90kvYLe3iHdM+oNIXkpfuySYJhNdfBFbPfY",
-	"UEVfBIEYqYk3hGk9vBLHAGeT271u2VBsfCZKFaYHueVJpLtLuwBhD/D1mMJsjfj2dbvIGrpAVJ/irCvZ",
-	"7HaAb1pgFsg4KzEStlhsnCCAdv/M6pHNt8xPHanZPl378IjycTpvESHOJcJbHtKHDh3ATy/3X7082tvb",
-	"axMWhrE2hznMneHoKiN9S2GWwKxdRraoWYUH/i2X0HEJLtzrRptcLMcuVvg5/rTMtp037zMgJLb9Ld8/",
-	"Kqi9dzLJFrknHsve6lmCzNVrq2RtXGZV41azI74DfjidMc+r8EM/gIeFpvpb02DNhrqZ0xh+z9JONxC1",
-	"D38XX8SYdiXM9JXgvyYrPcHTd2Okp7hdjFpjyBubavEh2JxxLrHVVzgHm4mfJXvZorEObOkhCT/Pwn8X",
-	"0jps5XBxkWv/lbCSLeF544fABCyroKqEWJyFVpNdGZMr/W7EZREtlCGF8uhvOtK/P1QvwC9QuVgImwbr",
-	"lrpAn2dAmIEm2aIyFNZV4/J7xfjOeCKsxOVNnkREGR5bBR3r4i+g309wV8TAw8zDA4uRuYjFZ2E9vElc",
-	"bO7gm7k3ruGaOS4397NkPPucspcCb8E5II+PEgyXg0xT+S63xO+G/fIIX4JvvOlYzHm2yUqwxwuSa7u+",
-	"Z8k6czOn59JC2FS+HfSKEsX+mDg8uNTBtjjEFNh3/7Sjzffndm2Drr3g0Zghc8ul58zlZt8mdEAZL1ov",
-	"Jt0+MR30kPHBLYdAuVzqhy5hGgwwjVOaNzlWNl8xtfdSWPZyTrhOQhpTnD+5iY8Lk9DbFbant7STVIKI",
-	"bHk4l9nT9mnli4DYGjQ2u7OBYFpgquVD5/wCK4M82Auu1vHR4WxFkZXEyjX2vvluDkfuDgzzBdlYrr4V",
-	"NQlCFhN8SCO1gMrTFIA0UCLNyG1vHzmV0pbAwfu9pM5Gbgg1mwzAMO+lmXPNpsIljZ6lnJutM5I/FRlA",
-	"TqCyhGlwSaOmmgSXNPpuTIEQ0TAHkzYr8Py0olKEoIcQ2wR/NmM5ltcjtizUMYlYBAHjgMnEoE36EtSQ",
-	"g1Jtm4fblfrCH295HNn794KL6i3G+8LlKbbJ3rGCYJKV3I9dpizMwSZiDbdcQxgFNMn7abu6rPhUpqVI",
-	"XDTJ1cXp+eXFHD126QBRTEzufhJrqcKD3o0CamuBZzpnWqXMVBBaCsqdr8X+uZWFKRgWZSgLmbI3couM",
-	"xsuk0brlr533ecrgDGYLn14k7coIYdu0sYLYLu/7EcYpOhYi2JbRYfdLDmYfs2Zr5rJ05ufMZ0Tk4VcS",
-	"ISV4LgVOU7kuXeB3w3cih5KFiI4COgbpUekvZr1P2O4M262Z97KpnyXzWQgTz4FugWsqh4sSXJeBpals",
-	"l63w+7kGyJBdBtdYg6WUmyDzEHR9Wzf2Aw3BlcDBYbC2XLFfwCLixk72VbgX537O7KsT4JXEaWkGRsg0",
-	"m4Nxid8bC2uHl0X4tpVndz3BXYL8JTrUtj/LNV83M06v4HmypKv4600AMjNz8NeFaCrDndOgaiyPTi/0",
-	"++HUGTooQwaBGIhSfPoeG34dDjVzP2vexBLhgYNgOZyUZ0oDnYazo1nid8eIKdIX4TzJTbaIA69dmzUz",
-	"n532eSbHtRAjWxAxhWWn8U3lVPaimbxw7ot8nsCyqRy/Eo5mVvDsEzmqFJBV0FQtk6MF1TNI5GgX+l3m",
-	"cVQJjpaSwXLUNxvf3xmSSyA2knS8RCXaJuvWiGbW56kQEV6u5pgty7Eky6btUabAioXKVymwkk39fLEy",
-	"U2AFv62AnDICMIVTY4VgusLvRxBm2C+F7ZJobjSGvy/kLkarHkK4xEd6Y5usWarirM81XDtcdi9h25Tg",
-	"JgRDU7kJF/fdcJN2qFiAVhdIOD+YUQQBVso9JjRNGZfPJ9Im3V7MAt9l/rBVwPGbc6qhSxQbcBooQgmH",
-	"0S2PqPaGmBuIY9nT2Vr+c4INs8wi1bHu+q4Z708WQO5iPge5Eu0LU32k38zNRIkGU1bylqkke5XNMKLa",
-	"mJFSaZcOa6s3dum3bPbKbZdOCvPE2Cyptxyz36ihSzFJJ/LTHE8l1MwK5wsO8yrM29Rb3aKS/l1M72UA",
-	"SqULZC1KveQyRmH1X9HHrDkJbG45VSS3ZFsrD+nWdDUrJH32AD7mvrLr7w6AG6oE/1R3kwHNslURzRrJ",
-	"+muWRnFlqjXjPDfKvcFizDP13PNEtZCCkwePi5T8b67NmrW8nfZZqnkHVcu7SlOt2kQNRWR5BTNI3bEJ",
-	"H+LMw1P3xa5p6A2lCGkZJF3fMX7mWq/7qJtO/TyPuneMEwfo3FH3jvHFar0ATyVMt2lsNfZMlK7w+zkY",
-	"ZYRQHvMlvFAZyr+SKyqZ+fmy54wjqhJ3lnZGTWGqybz5nTmkUiIoj/WyTPmVzBtE4vM1cawdk3Gk/bYC",
-	"diqxY1M5MVvhd8OKOfSXw3ZZPDcbx98ZfosPKKYDeLFkeowI+qxAng7wBerffjfQtS6OolQL5rg6FBgA",
-	"I+/xrf6QKeILL8YUD1uwM9gh1IbPZwnJcbwuEZwMtY6Od3fxdzPO8eu913tYaz+WQeu4tYvYdWueST5s",
-	"1qjIVhRQTOlEvCGV1DPUsZ3PlyFFYN/y0x4LsB7gTpbgAcuOKSS4ydHf2Orw7QnJ2E6PFGY8a4G0nRe4",
-	"PRms3p54etJ2N6LtpIJ2ezJLTjuXFDW3uowBZxd4tkIptcR7ZKACI7Ow3GT5F0qz0/02cwa2B9/kGJwb",
-	"KKGt2UEuZ57957rhY/HZPhcupKqN8VTtouAdu62kImtuyOSqf3bUn9MkmTmYmM8dwYNxPjNjfoWYrm12",
-	"sE+zIdF21DQMcwLMNiSvAKNpiS3sPVnOIr8MpryC7ld0RPLZMCbyZ+T7T6TMmB3npthzimtCp11a+STx",
-	"P+XGTl1SRVCafvmN6cKt4hAyP0ruHfjsOL/cXL4nER2A7R+BiAI4IVwQI7k6KBYIB/DBz4PddGh9+f3L",
-	"/xcAAP//",
+	"7P37bhs5tjCKvwqh3wfEni35kjjutI3GD47jdGfvOAlsp3v2GfU5oqqWJI6ryBqSZVndCDB/7QfYOMD3",
+	"BvtFvjeZJzngIusiqSRVyS6lnKhn0G1JvK47FxfX+rPliTASHLhWrZM/WyOgPkj888zzQKlzwbUUwVkQ",
+	"iPFHyYaMm998UJ5kkWaCt05a5x+vrslASNKXYqxAEhpF6pTQYEwnivT+0ttrtVsS/hEzCX7rRMsY2i3l",
+	"jSCkZjC4p2EUQOuk9ZdWu6UnkflTacn4sPXlS3t6IRf3kVDwS7bM+aWckgC0mloMkUB90ru4ocNem/T+",
+	"2nlDNe38ClIxwXuEcp/0zATAdec95cOYDqH0qs2obTI9ZpvMDle4tXPqjcDtrGAzVNNADBXpRXE/YF6b",
+	"hPS+Q4fw04uDgzZRmgbQGY9YAB0JdzRgPtXw0/FB75T09u8O9+9y++ty/Mpng8F+QDUo3cuG5aLjmZX0",
+	"yE42EIE7kBOiWQinhJIXB0eEKeKNgEa7p/nh/hxIEX7Z/1OLL72CpR6+fHF8YNbLwjDWtB9Ab6/LS8K2",
+	"2saLYWwRccE94Zvv5sDc68seEZL0hn+wqEfGI+BEj4D0hT/BLYswkqAU+GTHGwkFnPQnpGfIMtKdZNwe",
+	"+UfnjgYxqLYhPR0wMmBSaSI4oUQz2D0ltK+Aa2QV5gPXTE8MkeU2zuOwdfK3Vl+22i2znNbvS7aUktbc",
+	"lm5GQALh0QDSnTxTRMO9NhtinOwosD+dfXpHcn13T3F1vcAN/RMNgl4bWx6+Ip7wzfY8EYa0oyCikmrw",
+	"y/IJ8M7n60IUGc5xjDO/l0vK2QCUJu/eEDHApQxpCMRRd4Yqz3xraLHsgg5eXrx6cfH65cWL58cvf3j9",
+	"Y+HaDHfPL+paS8GHxNGekHZlzAgaQyvANTUtyQ5Qb0Q8iy9iKYWMqCJMKyLGfLfd5T5Idgc+Lh2/7080",
+	"qBNHIh4N7BfkFiDC3SqzUbMuQj0plEpAofa6/Bq4T5gmferdGkT33g06HwSHziXV3qhHtCBD0Jafy7Nh",
+	"t8UP7oaXcPDHHy9/C9/+Ovk5vmaa3/4gu61CqP1K5WQeamdOI8yyTlmEzfQrmPlLu2WoMgTt1MNbKcIq",
+	"pJVSlUC+p9KSFNk5PCYjuKc+eCykAfHZkGm1a1ZuVGIronrUarc4Dc16TJf1iTCk9++BD/WodXJ8VATd",
+	"d+pTQCdGlJ6PqKSeBlkg1sycPRIwZUiNBxPcHx0aVU8oiQI6AUk8yknEvNtT0hvQQEEvayr0CKQiO7TL",
+	"JXhC+hnvGVJUKCko4YJ3Ircc4iXr2d0j72GgiYh122kSnHqvy8/4xGhojbMro1z4RI8MY0CgwAioo4MD",
+	"wmlovjJT6rEgVrRaikWA/yMGOckgzgpAUiRZDVBa7RbutVi4Lpaq761EdZSC0nTAIPDVCRE8/T6Tk0aQ",
+	"GvmJgLIwcEKZGrXgQZdb+YDfsj/Azw1K+uCJEBShnIj+38HT5BYm4Bvdk5/mlDhR3uW9f/3zf87MfHbb",
+	"anePvIEBjQNNUPYalKRgP7GiBOSdsZECJQhF7jITTizuuzyHJrc9BQ4VZKfnQ8cHY0+dvX/f220TFGuJ",
+	"2Teiqo2GlZZAtf1FdTnymBkACRN8MgIJZGfe+jIEAAoX6VqqCIKA8eHuae7bLk++NoSDZMvBcK8C7u+R",
+	"swLSsstSIumQCgwyZHfAuzwU0kDUAJ57ZnH//1Qd+tB5c9GNDw6eH6ffDWTn7VVv1wIUpBTSrZ3pxfQa",
+	"ZGZhRqT/S8KgddL6/+1nRvm+w+V+ApiP8iwIkFAT6fXOXynZKJGgKePgpwKuWKC1Efs5tC+ScGE2eX1y",
+	"7hMdQll2ZBpCB3dnFER0CIWcSXZmNomkOxDSkufZp3fPVGYC9ebZyHK1oaJp0WW0xdHBwYkRr3QIRI3E",
+	"WHW5WUIy2mNSBO4fAXUjHqjjtKio4bSoEe+fY+YXG7UGy88U+fz53Zs2edU5wv8dPi9YuDF+ZtC8YCux",
+	"ma3cZo5fwLH3vH/cOaKvoPPq+Eev88I/8jrw4tWLly+fPz9++epo9Qa/mMlUJLgCe9I2ivGdhtB8cLai",
+	"+ZNGUcA8NCT3/64scrNVUT75OGid/G05keDYr4U/aX1pl2h5FgS28e+4zGkEfOTOfmgb4BpKMjADFM5W",
+	"sRkIz7kQOu6A20EnQifzIhStxvXeX+h9SB0C6bDWJdDJ+QRKDzztTUgO5J3ciXzZUFOn9+xY1skfNZf2",
+	"nzmZ5obIS70SQ6TNcweWZd2wTc5MX9YW23xpt6YdHKt65Y90SEpIXu+Z0nURuRm7PKGb1kuJ/SKzWRO5",
+	"ST3N7lLxuWWCLRNUZYLX1L+y1FKCC1K182cLrcqcjUCe3d93/vrXZ8aE5UITFUeRkBr8UxIrSGweKjtn",
+	"F22CNmvb2i5t8q9//o+xMDTVsWqdHB0cfClrb1zgIgpY5SZjArOgkAYDIUPwyQ4X5LMC2TmzWiPm6UJT",
+	"g6ida2/Uujk1hZnNsrtnwP469v1JTRoSxy4lOLDlSg3ZN622wmErHCoLB0M47+EOgjopHScoT+7YvBzN",
+	"k8C03VL+lvLXp/yaDMTpCSpSf0lTMccDW4NxyxmPyRl1MkU1fqjCClsm2DLBIzEB9wOozSgyg5dkAdO0",
+	"hDFkmm0JfUvo6xF6beI+GbwCsZcW+KbxVuJvGeFxGOEcJISC1+XySYYvxQhJ45Vy33MNtwS/Jfh1Cb4m",
+	"2Z8fvhLRl5T/CelvNcCWIR6JIUQYgWaGjK6BKsHrUgWz85Rjj9leq5VD1oMo7LLlii1XPJgr6tIXRfOs",
+	"xxllNcgcf2x1yZZrHp1rbhjIa9D1KxM3UVWecd0qqRPNQBIF26isLWs8AmvUr1FyE63JHmvolIRJtlpl",
+	"yzqPxTq4UkOStamTdIaSjJK2L6FA7JM0wxdb6t9S/wOovzaNMTVDVQ4orSMyPtjqhi13PB53SOrpGhWD",
+	"Gb40T5jGpVSCabgl+C3Br0vwNeqCZPhKRF9BC5jmWw2wZYhHYohYSuBebTfYbvhyzOAar9YAruGW4LcE",
+	"vy7B16UBcsNXIvqyGsA132qALUM8DkO8YYNBZem/jKLNgJaM54n4jPhsMCB90GMAjhlT8kmS1JZOH0in",
+	"DSUyAye5TN5iErEpEhsIGVLdOmn1GaeYgKIgP8H8A09HSc8UUZxGaiQ0oYpQYibo5FKkaSoJld6I3W2F",
+	"IxLdG6YioZguzM7Ro1pTbxQC16dkwALgNISfui0JA9/QRTc+OHjhZclW8DPsaSr3hn90W6UzZ62YZjZJ",
+	"RzrB0pRoZXjhgfT9NoB7I0RrMqOT4UtZFEnjlWb0IIB7zFSyNRu2ZsO6FF+THZ0fvhLVl7SjU9rfGtJb",
+	"jngcjviZhnBxV1+KpHT8UvyQtl6pBtAAh7ttvqQt1T+E6mtSBFPjV6P8kqogo/+tLthyxeNxxaXw4eIf",
+	"MYsi2q/tWfD8RKV5ZLpbOTURCh8IpJ22rLFljYezRo2aY36iNdmjii6ZYZKtVtmyzuOyTs26pBKLlNcb",
+	"W4rfUvy6FF+ziqisGCqrg60O2HLE43AE0Lri+M3Q5bgA6OrI/YiBh3Q/BLoN3d9S+lqUXpfcd0OXpvaS",
+	"8n6K5rcyf8sJj8MJ77gGyWlgM1uvlZGbuSFs4ZdTIkHLCQmoqz/k0my/fKw0265ez4CyAHxbBycEpbDY",
+	"CJ0oMh5R3U4r+zAPiNLm+zjCPNou+a/0a3uzlpuhlBDItV+p+Wxu1T423rL7lt2rsnuO1mrSfzMzVOWA",
+	"ktowzwdbZbjljkfiDiSQ6zgMqawexb26UFVu5EVRrDe2SFeuSAT2VGTM9MhqNfZHcuZnktiYNIJFZbch",
+	"rt9oiOsljWqyVS5pVEpCX9JopW0S0mgrdLdCdw3irskUcSOXJfCSpkdIo63FsSX+RyJ+psyHuqS7Hb0c",
+	"A9i2q6W8bbcl9i2xr0nsdUn7bPQqBF9W6tvWW8m/ZYbHYYYPQr8VMffX87lyQcZAI8HtuTCOmU8O3D+d",
+	"gn8l/xhCTWofz754OsV64oaOQ0I12b873LdzqKlqiUcPd+N+EETF3sg9ELKs0k7XJSS+5ERv7QehL4XP",
+	"BgwWVEOWEElQwDWCDKtf+2aTvXeDzgfBoXNJtTfqEaaI0iwI3CtnfUq4IH3hT7Ys2sgzs2ORK6D+ZD0W",
+	"Qe8/H5IXPxyfHRydn//48scfjn44PHZ3A1pIeKZmBLkhk1m2IDtK0yFW19e7UxcaLx6DEzSRZo+FFxmT",
+	"PXKVXabMUOoD8G7W8bH/d8C912R7puOXUsZp65X2p0habpXuVulWVbopmdVkg06NX43wS9qhKflvLdEt",
+	"UzwOU3xyu8nxgoZ7vT/SYTDNBDMJNzj55eby/UviCy8Ogeu9MokUXC8SGT23gwO0yeebt51Xu20igfsg",
+	"wSeCe0Ao94lnMOmTgN3iQyo5sUYbMbafGeKZ6nIx5sSs2GjvCz4MmBqdEp9qar/dwbe4xjJUu6aJ4xDL",
+	"F8QbCQW8TUIqb8FHc7rLmVakF1A+7LVxFb1Z7PfseESPqE44rMu/OR6bydSw37PQ2PdGlA9B9UgvivsB",
+	"89qEiw6iqkd29AgmZCDMqgsk1O4p6e37wlMzY+3/OZAi/LL/pxZfcuOG9L5Dh/DTi4ODNlGaBtAZj1gA",
+	"HQl3NGA+1fDT8UHpJBCzyy1M7tAMaZEMcQ1eLJmedD6JgHmTebRc49/KgGcSgGqTgeBaWe4RnBt1Ibgi",
+	"ggcTYmBM9MichjCM5pSwkA5BERooYX8daR0pxzTME1ztLgfuw5JjVJNzCUxuJhF0PiIAVIFgCsbGfu5x",
+	"oTgbDEoTh2tfSBOPIGOLQqzqFbR4FCKCE4qysm3T1Zg/TwidHTSRi+Zn9YwEdCJinV47d7k997QJJWaX",
+	"jA/bGGpFxqbvWAo+RJLD77QgviA7AyEJJS8N69LEIiHMd+J32OUjqvCDR2MFJOYY1YSkaI7wf+1c2T6d",
+	"d35v10rigPFbRfrUuzWTOInUtpRLu9wKk0AM2/bnRFDtkQ9Gezh18u2L6owFOnjSrcADtsNSwbhSJN1k",
+	"dBRhk6oi5OuxOnJrQCcgz6n0azocZxOUOiRkzVeHxmNT4lHpb88C27NAZT2VUlpNJ+TpCSpSf9lQ+YwH",
+	"tqfkLWc8JmfcMF1bvoXcDBX4AtuXVQvaNN5S/5b6H0D9tSqGdIaqHFBNNSAfbHXDljseiTskhAzkueAD",
+	"kMC92jTE7DzluGS212ptYXsQL+2y5YotVzyYK+rSHEXzrMcZZbXIHH9sdcmWax6Va96LoahXi5gZqnCJ",
+	"aV9ac2igIQnEUGxZYMsCD2CBelVGMkNVNqioJlJm2GqJLYs8FouIPjza61QcbdmLVAk4NGGK0MCQ7s4I",
+	"aKBHf+wSIW0AI9HC3imTHfz8x+7jxiteA1W1PZSxg5cSA7bpSkWosNmWtbesXZW1LYHVpPiywSsQe0l1",
+	"Z0l+q+O2jPBIjHDL+PlIipDWJfXTCcoxQ9p8tfS/ZZx42HZL+VvKX5/y61IDUxNUpP6y6iDjga1O2HLG",
+	"43EGZouqUSW4bFQleQJbl1MImLRqS/Vbql+b6mtUB+n41Si/ijKwSdu2umDLFY/DFZGkdRWXx7HLcYJp",
+	"uVr+m1ZbIt8S+VpEXqvFk05QntxL2jym6dbo2VL+Qym/LqtnaoKK1F/W7sl4YGv4bDnjMTmjTqaoxg9V",
+	"WGHLBFsmeBwmwAd7N2vVv1xK0tm4y27E83mXDVELDlua3dLscpq9GUFYV2w4jl1KaGPLlda7Nq22gnlL",
+	"5GsReU3WSTp2eUIvaZ0guW+tky0TPA4TuA+Papm4MZdZJY5wsTako94tkX6bNSHcByPeHpXKrkBTxsHP",
+	"jb88MtQ2T8hNtQmHMShNBkwqvaW+b5P6fsPEwDWZsnbwUireNl1pzNo8xltFvlXk6xF6TeZsNngFYi9p",
+	"0Lr04FuLdssIj8gI17esXqlvJqjADKZ5SemPMShbyt9S/vqUX6saSCaoSP3V1AHGYW11wpYzHoEz0uoH",
+	"li58da2pxr+p7zNDfTT4JEUEUjNQq86dnyOlJdDwLYPAN2uLprr2Y6n0uYgt1w2EDKlunbR8EfeDXLJK",
+	"Hod9kKb7gEm4ohrKN1f6dRwEoM88L5bUprUs0VPG/DoC8C/jQLMoYCBLdvxDiLBipy/57JZ/mx0ht+nC",
+	"ZbXzUCze8u/plDbRPLLmMJF1j4HWuSS11AxPdqKATvAyzRtRST0Nctcmn2VaESkCmw6c9lnAzLxGKk1T",
+	"SPqT+cA0hCvXhhs7w27IDW7nVEqKn6lSoD9RPSrIUWpgqfQnIbWkTK+EgkRhkm7thg4LkplikVj2B/hE",
+	"06GyJXKoIr0zCZS8oSEdQu+U8DgICGbWNcu3hWFFrLGPgUq69ekVt1v3nSCZwKZG/dJumcEM1JNcqbMg",
+	"mFrg4vX2mRhKGo0m85mJi+f14Q4Cg70PNIT5kZOq9MQTPmCq9VPChcu0bgYqyIDcbvlMGSp65y0WZTMI",
+	"yfW4DmkQVOtWvPYMKmbdZQEyiIOgIjUxdXZHGaLvrZA3YG0TN1lfiAAot+1eUwXnmc0yw4LJICklxTwQ",
+	"3i3jQ0ds4xFIsFVzRCw9zPLhUw02d/PAcDbZ8WikYwmK9GEgJJCDF3sHR/gGfAGNTa3wbW77V2w40m+p",
+	"57RtUfNPTlicJww1v623NFBg+YT4sTXSoE244J1U1FyLO0okeELanNRYM8CjUjLADOhkRBXhAsXPbg6T",
+	"ubXcsiAYAPgVcWdGRKEVBCUMRBRUV6bLl9/nKggl4sBsYGp3dmNLMJCJ+Dhm/nSCZOr7x0dHL2jn6LDv",
+	"d+Do8KgzOKZ+B16+8p8f/zA4gh9fFvHgnWAevGe86u5+TfvNbxFvNkyjjoIAPE1wEhIwDuUptAQcZrQr",
+	"AmWa2adXNivGZgX8tEQqkDYzSmRGChQQV14nLWObYh4pFBmz8sHRZjunT/NYXWggJHq0HjvBHOPtgjCE",
+	"jDqzYd4KKKmwct+XVlnrapfHVBMqEEUi3ELmsE3cX8/b5GcJnPrQJp8DzUKqgQhJPlGl2B3OlrF60qAw",
+	"5XueIXDyFQyRA9IqUjmz+naD1EJ2Aneo+okGwQkB6o0ymyKtIUO5K7NEbmFirJtJchTeXUVvyxadYvwG",
+	"7nXrMSiq0mzfBunURjPrn0RqoKqHnWUMkL6940wlYq94rqnGtt/S2aXSzreHlO0hZfUhBcXP9pyyPac0",
+	"85zi7koWWhEDw5NzZh7VtJwKtro3KRJcVBjpl5ubT8Q2QB3RJs8PDqbsqucHB+nyGdcwLPD9uhnadmkL",
+	"t1vnXhu10fw92Hr7rWBnFRtYjYLFRgDRaChcJeqrvsPCM3cg2HkTQ8CUbpN3nGlGtZBt4m4RA5Btcg1c",
+	"Mw7BbsG9xVKz/Bv3ZyQKffnpsYyGm9JgGUyXUkf9p8k1CKSO42QVEmuwC+PrUcuvU+bi419vh/T+TSxp",
+	"MZtfgye4j6fhEtfKIfgszRuXivIa1mxxUWJFY3oHJaljPGaqXNsZpCPKbW83YREuZ3VVyPjjgH1mNflx",
+	"21PIzeOnkNqYfB1LpWuPpXjDlKbcKxsfoUZCD2P+CYIAKsRhzGru+VHaM8spBEqgr23P2sFSIWSkbpDg",
+	"UorA8Tr2/bouWs5I34xOdlzAmDkphjn/J6ayUCusmAUOsSENoQN8yDgQbE8iqkd75GNE/xHD47rFHtNI",
+	"YeoX5vvA3w0+CP1xzMGfH9m2SGLosISuOe1zdP0J06fYNWPhWdrqRtRjApIicYaPGD87JTm9visYgFRE",
+	"C0IJvoskO739u8N97KL2/zRK80tvN/NT2I1YYrAeJg5LfBMZyuZ9ND8c/Hj8gh77naOX/R86rwb+Ucc7",
+	"prRz/Lz//PDlyx8OX1K68gahUKsXYCYPhcWKPgX8Qv6q0TYsx2J124ENYtJKRmAjuXGBR2DLkI/KkDU5",
+	"s1J+b4j3AtdT514btVGrzeoLBEiTb1HLPFU9MCie00XOXmqEIJlHNANZ8njWCItmxHwoIT9nRCZ5AwMa",
+	"BxqlFlJg2QuNeUlb6SifQ8Hc2ucO+hWO9tPye4MkuHEfT9OIuJLG31LrPLXWqR7yFk2z1ETtu27eljd0",
+	"r7XSlG0eVDYHkmbDY4ME0nja2BRZNBcK3K/v1tOdpPs4yTdwk2l6PP96Vjjca0nflAJLLk4yFEo7FKjV",
+	"5//imSMpQvFVZo4VnKWUibE89wsiAhfYXO3WnaE4D+k6FO/CJS9ql10YlbglnMNPAeAW7GhJSNXzVuEW",
+	"Vlt/Bu51eiWnmPv7uIV+gACotMAiTi89wEf5IbZ6t4ht1xhmy4MP5cHaziEJjzfKnKh1t83a6saM6Ryi",
+	"m2tHbsacTqigiXA4p0Eg4tqyH6C56BMJQ2ZzdVES0mjesjY6tYzAd8t9nzTH/Zqxi83Wt8ayq/T8MI5A",
+	"Xi0Z8ROVwDUJaB+CcoPOoCS33Pnp2hkgliCrThupGF81GEuPhvFqbwTn8Vuh/+Oj8n0OCjXg84OQocNR",
+	"yDgLaUQioXCWNuEiZJwGwYQwTv520CaHv5+Q0GZTmRjc6RGk3ZixH56pLh8zX4/wgeAI2HCkiRZkCJpE",
+	"7B4v9c9FGMUafEI1CQT1iWYhkIEUYc4v/UyRsZCB3+WeENJnHH3UGCCAk9LomUqWwkCqdvYbvQdF1JhG",
+	"kZnDOrYxHbAvQJ10+T35yY69NyH/53+T+yw9DPk3cn/t0YDKG3Hm+20ySZvem6aTqaaTXNO9Lj8jAxgT",
+	"CTQgnkWdIgED8vdYaWI+Md863hFQCJ8BDQKiAgOkYJK2sYDe6/I5jrgvGZY1WScK675lOhZTooahkJM3",
+	"bDCoqAep7xddV1wLaQjg8+d3bxSJJCgjMQW3hIavo2AMMp+/eUFKlwKd6Y0oHxZN+s4MYSboCz0i45FQ",
+	"QBRI5sj/jgYxEJ8NMCiBcUJ5IpzaRNkF9yfEGOylH2We27VgusCCpUoIxd1a8BGBvx58ZpBu8ZOtJANf",
+	"ISGAacfrC7zz3AQnNtCDcg6SqJEYc/dCcABUp89oKSfUw5fZlHhBrL1RZYdcfeH8WajJIfxw6L186XWO",
+	"fjiGzvMj6nUOjl/90IGjV/2DH2Dwyn8B64WaLD+qJdiqzxjYuIPk6wTOlwZzTafEPCKbcihwS6p5x03b",
+	"7obOxjMIb+SpMAeRTYGjsbDIaflqYMB4C7VQ/2sRdWzgjH28b/SQWmW57Fj7zmw5jKgEI2+xxW41O6qS",
+	"wHQbKYSOCCPQTLM7uAaqajvJYCkGym/BJ2PGfTFO8t54Go1tY1FoY7kr0MaMGgjpVb7B6wuZZGOdiWWl",
+	"/Ja4XwlQya2iGzOurM3GFFG4/dlwVvvtVDxrOa6YhetrnL1M6g8v63pjDk/F4bn/LszitSC5mVIIFkZB",
+	"A/dvWGFCkOuP5NXxwSH5fHN+mmDJaFjiBULZUOTsvEI1dMyZsNDiGorO3LwWhCt2YYFEdlze393CHShN",
+	"pa66BxEBf/AeKrFbtswM6FNgWIDjjIBXWjWz1FWjeTMnIJoi1+c57LsHAIqYuo5/MhOihI6p9MEndKDN",
+	"J2K1mpHpRqauedCrcD0aJJGiZZ7BhTQIKoy98E7RbO0qRVF1H44TD4GLvJwabvYuMFt0ZVmwKTO4iC8a",
+	"aQAWAWgLnXno3LBHlB4zT1epdzuUIub+uQhEQaKpV5005Q+5+vn1GRnB/XQqvwP3T5Fh4JUf9JT4UkRo",
+	"2wVUaaLHIsujp9CRdfXz6+mpB+6f4rdld0wVRihd8DhMyvCmueUucvB+47qenLy7+viht7ds+BVOsLL+",
+	"r4DKIVSQhUbm30hG+TCAN2LM1+z6OarQsaq81qwoc9kBYYrE3FqCpyQQY5DmK/uH+brkUwIz/KNAf4Y1",
+	"tc14nw6fI6UZtCf03Z5jo2k9kSF3AeIKkVJCKDwlH+VW0jySpKnkv93KlQfJlfXvsJ+QFLmG+sJUAur7",
+	"9vxh1qZOCZ3yi9iz9zNFekUH755z3Vl/z0r300fcYIK6OT5aftQxiCqw+D6aUxX49p49oS6yg/6cg12i",
+	"hXWQiSilsKpWKBp3D3Ukzu5/+oG03Vs5SqgzBqYeYqgr4PjpktOCC5CvR1H1e4By1NvM89s16I1Bobkg",
+	"2LwLZJownsBB30Fp8yBqLnwwb++jOkHmXaiS6Ym9phEDLHaoyM41JmNukzcQxPfQJp8khCwO2+Ti3gti",
+	"xe5spQNJd40qyxVKfGYgkq7aaC+nvNxNVbXnLXcr0sUvyBSfHV7sPhqbJWvEhiOM5lv7YPiS/jiA58Wn",
+	"s7/HzINzMZU+PiVG9/OvNIih+Hejhxfo8aQcpraRlAf2RCnGoPL3fLmxCoKcnh+/euH/cNw5euX/0Hl1",
+	"RF90juDgx87xj69e/vDj0eDg6OjlekFOCdm4HUxtNA+UOfBXSy2QY85vKGAqY7mvnLJqnjXqou/F1PpU",
+	"iK8282qKwpunFOvfdwM3vTFDchb5DbeQNmM6TlFGUyFiLIb6Qq7dBGSnT7UOgERUqbYrBCUkgTvzR9Jq",
+	"F0OpsAoUjKn0ifn2tnI+sazGzSr0mEmTehdNMfMGEuAKt3/tjcCPgzS/4Xw80YhF76q9LC6llqZv8u0k",
+	"CxeWAbyMHjIQr9N39igEt/nsYV+PZKvVp/oeaLNGQyGh/oaJ/5p33LTtno9opGsLFclIURWlAswH53p2",
+	"IetE59qd2HnKBOUydRGxQAynzjfrJ+ZNFrAge9ds7YBs8nSm9hSglqIrE441oMvhoPrWEyoqMO0i6wAr",
+	"lpQr0wm73r9+Sk6rMy/AJfMg8am4tlZvEcbTL7xYSuDe5JR0DlOCk2DUVkJpJe54JQT4PPgGf5hdSQ8r",
+	"d/TapGdDxHpGwfYujIbt5ePQY47jgF8qm3IyZ3HAdVoCrp2EtqdKHTkqUf99CAQfKqJFiUnn3lXndj2z",
+	"oHZGMMvwPIvFZfT9uPl5Z0qIqE+x9EZUmd3/xvTo10/F/G/tn+py5y5KqLQEOd1H64SduqVh93TCduHW",
+	"loJ5c0fhnJpv8qlvU4fgxAZoMiyuUvqvgQtpWLp4ic3w7px94Bczqy4Ux7+NqBWCcXqRckJ6F/+IWRQZ",
+	"Hrm+ZRxljZHY2dfnaTZdlOSRpBPzx6eATkCeU+mbTzdMB2D+OHd6Bf9OrhuMtIexfQemSEgnhEYRUFkY",
+	"p1XO+NdW9ia37KGr2zINnEKEugXWV3eM8Q4mfEhU7Ar/xEqF98heh09BLGmQO65WcT7kRr5mfBgHtOCi",
+	"KfllzTkqx9oha36ScMdg/PB3EBVOmVNgmD17TsWZzS1x5XnTEU+tFfLmKLVux0b9tL5O2sJZaq43MvQb",
+	"p9a6fAU5fmiKaeCWVPOOm7bdTdnJ0whvpG2Yg8imwNFUWLyhIR3CFeXDuip09oU/sbOUNJRHQP1KHQIY",
+	"VmovzW4vuH8JiYOobKdrTaWu0G32xDs7xtxapnbfzsMuv81CRJZJs1VwsHCZm2xIruCQpIfCAltc6JGt",
+	"bTLjXLO5vUoQh1nWedYa7xpE+KudY570LylnA1CavHuTuMJs0irF/OIaakPgIKkG/0wXHZ2cR9ZngwEZ",
+	"U5veAtPI7Xy+Od99aAaBOAypnJSBwbVrasSAqLJ9m9NswfZn6CsP2vw801Bq59GXbWIRUdWkJpFemyIE",
+	"p4m0Ghd95ECAazkhEUjiUU0DMWy7hJf9Cd5CRlSP3Jt0rFXXOyVwB3JCHCYmxjp3GdvaBMJITwwvKsK4",
+	"F8S+9bDO2OdDA87VWS5zSfi+tFv92PdLcO2CbvvZbUK13pj5vmo3l9ZtjeXm3k+kDxGq9cebibX7SupV",
+	"R407zK2xXXSTV+41COC+ah9z6gyFX32Jacd9SB1U1QeB1ee82T5Isbn8O1X6hjSq3ocpI3Ir97PCiN1V",
+	"h0qEDj0vuZes3lUzvQYy8B4E5L4n+AAM4a4/RCCGonJne0u0brf9nIioPEQk6USt12tNCWprm1btZSPy",
+	"1+22r24Z90ZShPRBQ6y34/wIFTvPqP8ECrNjFm+0cO2Z3pxThU5KZPRYTGIFOmmG/VIkT2mCGQHmpHYq",
+	"8vMSeZGQLWbVWe5rJwZFpq7zumxazKQ8MEvWM6rTiewpVZ4TkVNSb5Fddp3Z2BUsUC00Dc6SNMLzwd34",
+	"+3mW83dBi6ss1e4KIzM34UzfmcmK9nkhpZAVzU5jH5vjoTknWFuSC955fn9PJChDwAUvbSCZp+AcOAau",
+	"yVgKPsTYuTFeOgniC0L7ItaE6UWpz0qb73nD/ejgqLzhbtddBLm3Adwvz6D4sAu+R04PVWPm4AfH3C33",
+	"FCeA/ubSAm/oymLzaKrp3J4nhIYc35Ml1bzjpm13Qw79GYQ30Ymdh8imwNFUWPxMQ8BQvfqvn9EIPSUU",
+	"LTgyHrHAlqqw9qsmn2/ObZWOgIEifdBjAE7SLKRoZ7g8pPWk4D/FmJU+WI9a6eqSWT7ah/iGR0LqNzUu",
+	"cyrp7KZSyE5rprk9Lsoxu1xppSS7kaCJx6Ra8pRqGdRH19VKJX2TdFuT7THFGk3TMHXvuXEb3pDFNYv0",
+	"RpsZm7C5piiiqdC4FH599cNRc4XChz1yk6ueNgjoEK8O437A1Ah8EnMfpK1VhZHCbUKDMZ1gQhbFlAau",
+	"T7q8x9SlHeIX5vvAe2YQe9s8xDcRRAxI1ugsCMQY/F6bDFgQJMEC4xHzRnAH0vTscluBjYyoKipCRs0Q",
+	"6jxWWoQGWldghK8qjoO2jS+p9kZGEItYL2pYQ+H0dYpzN8IT5MeS6gVhBdobJUZNyHTyiIfpkYg1oWRE",
+	"pU88W0BzZawneIKLcFL8dijNygNZ7s82gb3hHuldnElQF1nvk5NrTblPpd8rNbFhgrdAdSzh4x1IydxF",
+	"5KKneFxwIDSKgsnUA7w63gbaVS3MmmIkSOEDvdkAjtw4Sa8iebPqVaCB1FUcwGshgoaBSsbBw+GUDvIQ",
+	"IM2Kt2IRMyMpFzW6ARr+KpgHSwcLmNK/uuDcG2pPOyWEhZD98+SlyYxm6LOA6QkRsq+I4EmVy7LPAEXM",
+	"ffUJ5C80GJSMg9NAwysRLCSngZBG4yJbo8ZSywsIrcLSg9Lw5Eudp+JxWoIVa5tClBaQzDx95LA1C+D2",
+	"Qi2YB+sCObeIqecCwmdJrMwpxtgudWZveFTzhTy+9UJyxksdZ/qvb/yUPqJ/lIaNv8Kbjq318gCVXFwn",
+	"7ruySgpBsLU2ttbG1tpoprVRo/swsWca5h6qecdN2272Fr3GWx0NIaF3lCFbp9XOVQQeGzDPygSygyqc",
+	"4qdnioQQgK0A7gSajfnbrZyRzsUdlq18knuc73qenFyatSyqfNIAr9ItC4JrRMJmHr2mMJ0VNTMLKSto",
+	"MpjXe7v4qHS4+UR1DafkSkeJb4pka9YZ0+zRWAWyMSg0FwQbvHwsJIwm37tNQ2nzIGo6fDZMO0+AYjZJ",
+	"J42FhXtPV4vLN2Jg0xkOgUrSF/FwpG1NeyD9eEKiEVVAdqgMhdytXhRknZvdJ3OTq0YieuMojQbBx0Hr",
+	"5G/L13Kd9Pjye3uRnwQRofHNP+VcaNIHh5cl/suMWuard7x6/rzv0f7zztEBfd558fwIOt7hix86cPDj",
+	"4Y8vqf/D8Y/P163eMeVLWRAAnwPUIvL+lopyrOfP37z5vT71ot74vQItfmXSqssqdYTbIDVR406btM1N",
+	"2UkZgptqF2zEPnLYbyQMJPM/CcUSeVtHhmoRxCEvm35IjNfKOCTGtsCumalon++dFvuYqEofBjQOzBTA",
+	"O5+vW0XpTlxqmsNXRMVRJKQG36k11cZc0TQIemhz2Jep9jdCNRHclq8FHodmfVR2zi5wjs6bC/zezgmq",
+	"c+H+e/lXzCneeXvVareY33n3Bm94Ou9uWu3W32nn3z+12q1b0fmPK3yl3Pn03vxXd16bzzLuXH3Gt9Wd",
+	"m1/Mf2Xnxnx/xzq/fmi1W3+MOufuvze/2SsTA6bMxkkWNqePMbPqa3yXXV/BWDMHsY+/98gZsW+wnyn3",
+	"VRL2IDjgbTh+GEqgGpQmPQxpZ3xoc8B2eQDKtKc2tfY/YhokBVfTcanniZhrO3FhGOcjvMqpllTUrOSD",
+	"Je7iK0DGCQ2CXAyJ4eniK8kFdkU+k1g62xlmuqXcgyplvLPsutX759FVcPeaR00uhMUeqCw90CgKmL0C",
+	"LSFSHvKAYmqt01haBMVlEFrlGc0xW60Fmh+R30hldntSj4m2fLnly1m+rOmQMMP8DTEQc6uqf98N3PSG",
+	"jkrzyG/iaWEGLhsESmMhgirpEQ4UzT0tlDwn4DbKZjGaB80sQPD9MYYssz8QcEyr5H5eGyVakPaH6ySv",
+	"5ayeNroAK37bAVxLQj0plEL9jWOq4oLOQYrkEoDQac6/RYuwLcgORn5H1AO1WzTvDC26RaQTtNP9LqZL",
+	"h46N8OoU/pvMral5V41Iz+ZsVD597J8ya3dPEk53v5ptqbY1dtGoNvSM4+wge5Mx1reytcWxR1JVrejW",
+	"CAVEsfvckGXRL1aIFP6CYmXBL5d/LfzFip6iX6wwKvwFxVNhcWsUWEW/WBFW9IsVaoW/oJgr+sUKvqJf",
+	"rCgs/AWFY9EvVlwW/WIF6IJfbn5bbfU2TgMsZyX3mKIqQyXnobo4S0icYgn/rC74kfDT6gcXCX+tbpnw",
+	"W5mWlv9Wtkz5cWXLlD9Xt0z4dWXLlH9Xtkz5eXUZwYS/V7dM+H11bb6E/1e2TOXB6paJfFjZMpUXK1um",
+	"8qNMSytPqpUIbL58uaRRbf6vkEaZpPBoEIhYq+pB0bZfgaWHKdElDJngyr3iGghpplXpc66ku4uVNSIN",
+	"ayTsli+iakco89zDE0L6jFNdZJi+ZZ6FcEeB1sY8HoIYShqNmEdyPUu9/mpEXEn+tUbJVaz5hiikkflr",
+	"8QM7fBEaUT0qjBfmBkOa3cGbUoE+WVFSZym655yRBN9gCL8bGKpfN8GDS5b7mnq3Q3xm8y6pN1LGgxgF",
+	"VI1KuxsnOPV6U2nqaebRoBzcCCZCIq4CRBrejU9ps6Mh06Dqh3C8qOD4/WUcaBYFrMjT/JuQgU/+9V//",
+	"nb4pDtPWp4QLGbqd3pOfyBgbT8j/+d8kNyj5N3J/7dGAyhtx5vslnbT5LvPL+jgYKNCE+j74ru5Dsi6P",
+	"JuFoJWaZPMreJ+ne783eJ1N7n1Tf+2QDey/j7S6UEsU8MC3ql71iK37U5lh4MXsuFBHTUUVOLk5T9TSe",
+	"Z2hrBtw5/brAOqjzgqzYQPgKr1WaYWI4j/Q3ZGVUuwN86ubEGkkRnrghsMaOt4p5q5i3ivlxFHNNN8VO",
+	"6zfkMuGSRvXts0Gb3NANeIbcJt4cOThsAAiNhYAtZ1OfzW3HJzs+ZcGkTcYAt8EEX42TpEDPM7Wb3gtn",
+	"NXXcYx9hdqvBVXCZsbNNSxT+b1wunBkD6/ojeXV8cJhmxVaahlGhkfVooaE5s12JEBIAqHU9C3AfMfk4",
+	"e5yu0laOcu3qPyY9yxwYIimGEpS6EecOeQtqFNHh9EIq57vB4lPLEIINHhsjujD5VnGmgTMJysHQZt16",
+	"Y9igd2q9UKDJUIpxudPRYks2+lnSwoRHLrgP7iOQDLgHZGha2oKcK0RHoWlkAe76ZjMX4rw9y55ztOxI",
+	"YIowV8XsOWA+qZdxc1LqYdJnjVPQvBD5joTDGvBKWPxRmPKpM1pd5nDGyc2yherdb8M2u6ljwBSyG2wI",
+	"b+Q4kFFCgyGRifV6FC1GziZzEDEgND0sJIeBOxrEMH0OUIUHgXScz04ez/vVUWeneyq0j3G6EhJ7erak",
+	"XxEo64bhGc+BMIMfmn2qndqhlNwyl3OWUDJkd8Bdsq7qlatktqFFVjfjSssYLwZmbe9MAT3yTesipZos",
+	"d5W6SzH1LZWIzOHq8VznjwnpmlTtFDIbIlXTNdW958ZteEMmxizSm6hap2CyMYA0FRrZo7368jjhFMSj",
+	"0t9rPcH6yEzZVMnvBh+E/jjmC5NlUzmEM6mrvCot3xxruxebVlcwAKmIFoSSG9OM7PT27w73bTn4/T+N",
+	"evjS280isGwOLYOQ9CnEw9xfY+aX3nmZo3cByPMQmL3kS0GZrSSHjlXKMPdutcbAlzwXkG+7UvWWYb4j",
+	"hqnJlJpmysYpy9p33bwtb8iEnEN8s62mTRiR01TRXHjcJN7+OhUoeuX36ksrZK8FsY52cpU4F7Oe6ACy",
+	"w12eEgk0wPQkRm8rkHfgE6pIt9Vt7T62nYkQSJ7ZLrx1NTaEGokxdxWxaALABZscCEn6AeW3FsKK7FAy",
+	"gLHdmftqRO8AdWJ73T0+IDNJtu0F6q6M0kIS3YCZZ6n0SeXjWYv8Ks3QFOTXqrxTCmueaK5/3w3c9EbN",
+	"ljzyG66nN2e4pJTRSIjY0N5zwQcgweX0qkcz2JmIl0619/WTI7LyHgGmruOoKFj9RsaA5gMlWkQdbTY5",
+	"lCKOMKGMvTjkmjKuiNCjKQioU4JUlp2xnYUlQqaTa8Z5FXQLBWVmrjF7C2E+cM0GDFymcl+AMdY08UaU",
+	"DyFJTBNR7Y3M/LECwjTelwH1iRiQHJhxW38XZumU+0RpIemw+OLyAcrNbMehIgPzSpU2S7i1WjXztPu0",
+	"bJstmX9DZF6XHVPEUU1VU5uCQWMBsCm7bgFRPAlbZiM2XhHFNBg678VQ1K4nNdCQBGIo9sg7I+BDOgQj",
+	"ghUJqbxF3RAIqU5IP6DeLbkFiEjMrej226QfxEBErAPGod3lEnwSSRZSOWmToQTgRIEnuE/lZI/cmLns",
+	"eMQTIWDQ+87VT3t77Z/Nv16bf539tLe327PRR0ZTd3EyDui8+ttBmxz+fmoU1h1ITbQgrzp9psnVz69R",
+	"IYRYP9stPWL3EKgkkEmLADDTK+lT7nf5DuWadWjAqAKfgD8ERQIGpA96bBbuBkE1E0t8TGf0p13/7toJ",
+	"w7/yDbEnePF46fNi0ySntB9ye1TqPihZ0eICJSt4ZBPm5GOyCamBS0gtTEIeyCPf+u3xt8lM9RpsCcc2",
+	"T9fWv+8GbnqzxmkO+Q03vDZokCaU0UyIiH59JzjRh2u7hCZt9zpdSIVEpr+NqCaUSMAME/bSUbVRM47N",
+	"TzZztZBAFJ0o1Hrp04KCB4BQDIeQcjYApd+5tNjZgDZX6vT0hIvxKaF9BVynCYGo67Vj71X7gCkyFIIR",
+	"74V3p+DaOnh58erFxeuXFy+eH7/84fWPRa4Wa72o1zBivCCI6dr+TBQzhkW68GcJDMgdSHyJ0AePhkD8",
+	"GMh4xALTlqnpTfmEcnRanZID66TyYimB5x1TWZIQ08WscTUwZ+dRa0BB0yEUbP+McBiDXDjfiCoSCIqZ",
+	"Sgy5sCAgasyMjaYFodpCzBuBHwfuvQSd2u8CCyHZfBGhX4GmjIP/q4X8GrnaE5zZp8nyDiSROKgqT9K/",
+	"jQD9jwgOV3AmowV8G404L3Y69o2hOprOyC4hAKqgc/Bi7/CgCEme4Bq4/sXlJpoh1F/OOs9fHhNxh4tK",
+	"F/NMEcVppEZCkwELQJ1gXRxjzZNeNz44eOFFVI/wLyD2CzWiONTApQsMwP7c7fJel0cg8bs2UTbhfX+C",
+	"KZ0sW/Zwkl7SOeGWy7MP795eXN/s/V1h4XxDxIqG0OXYHp/q2A6Gi0ZUjQg+j5o4BJ0Snw3Q9+G24QIu",
+	"zF4y4uzyoX0flDUWHOx5NwO03d7Jj4Pn3oF33Pdfeof+ARwMnsOh92pw1P+BvvCfw+HggP7Yf+X94B/D",
+	"y8ERfdF/ju1+HLyiP/SPvZeGVKg2xnLrpPV/u0H/dtD5kXYGv/95fPTlfxUhMVvsNPYLuDQ3uhn2rPP2",
+	"9z8Pj4uHTcv3nOlCWuVTBDqmKlfwh3EseJTE1Mhnibjf+XxzvptEscxL22eK9GMWYMUgyIdxxvyWi/FM",
+	"niKqoaNZCKVeQw1FZ/5LERrTJNITx9pf2q27TAbMC0lMNuZatPEoun93uO++6KHsspcCOSwY3ts7ONg7",
+	"fvHj8+MXK+VUDpvZYlL2nkbLNAO3E8lSQsQ90KCbeSIIY1CGiaTSZKc/ISyMhNQEy5SUT603K4UbagRe",
+	"A1X1JX3hBCKmhA9kB1N0dainSQSSCX8XM79wYyaQHSni4SiYEMXuO2OAWyIpvwWjL7kvxrsNuKIG7t+w",
+	"cEXWlYUMXYKBjYyiRiIXB4t//vzuTaIzbLsEtKeYPUQgJFXbShmRAr5cRhGst1X7/hYkabmkE9J3cYBl",
+	"4h6Lc/Wun6/F5maxjGBTs5x5uof1P+d+ubBQ7eVesyaAzimMPgyEWzOuD/XJgAWBNXcycVo0c81upJl8",
+	"EhnmMxqfosRV/iW7+hr9tI8lQ55UqMBW3DyiuKkE+a2MqFFG1ORtymRQo6yqWnfbrK1uyNU8hejmmtOb",
+	"cDBnVNBIOIxE9MZtp4aS86vSqvPXcCOpkbPzYHgjRRRh9Jof22qDIyD9eEKiEVVQ7I7yqIahsHUPC6az",
+	"P656DONkLAloH4KyJqsnVMGgnyTzgDBOGO/gKd6T4DNdtjLvUDL/k1AsyaZNg+DjoHXyt+U4+Tnf68vv",
+	"s4balRijj9MW6TeLSwBrppt9xWqTzhiDiwudNDYNlxgQGXmxChnEOYzfrdH8+TqvYhFbOXKZIY4ZyM9Q",
+	"arKt3JLzy1mpZB3LfTtpa74yH1cyG7d8uuXTknx6y/j5SIqQ1hbZhDE65nCi9CQAckclo1zbzGrqlvGm",
+	"JECx1xx9qoB4CBEbdoW+nlvG3SNRvBJUhEYRcJ/QdDuoR10BAEo4jAPGS/vzBnEQXAH3bYx9qTIWBuTg",
+	"/8p8EGX7jKn2ytbJeMB5bToeKLe1dAmz6y9PpHVG4K2k0288yGxLhOWJsK7D9BShN+X0lC6q9l03b8ub",
+	"ciXMIr6Rx+gpqGwOJE2Gx3u4gxovG+JoKKkPBF/WpZqoTWIeCM/eJ+iR0ThJQxuj5E0alVVuQWoN9DYn",
+	"6TQCA0hFxiOhpnOKuJLapSqxmjHeaQgL7tET57dObDxsvEd+pUEMijDuBbEPpHdx8Y+Y2aNcil8z5MnJ",
+	"r2//2muT3snJGWchJjG3H98yztQIpP10LWLuXwwG4Gllv7mRlCt7vkr7/AcLgnMRc510uxHRW0mH9sM7",
+	"riLw9Bn3TbveqTEnbdJhRUI6QeOTypKXG9V19APUboaBufRalZUtgr7Wq7z1uesbNwW3jPQtMlKN5lvK",
+	"q01TzXXvuXEb3qDBmkd6o+2zTZmrKUU0EhqRWUxdzhNlRs+qGFtrbq+yiz1ziBdGPJhJzl2jk5NzwY2i",
+	"jWmAsQ+JpVh/Pd/HCOEbxEFQYQWmOeo/G+hQpTgwoqI8HRsYLyTkx08gawnnMTLIllGrOR/74kywKWqK",
+	"wT5d4tSBdyHH1emxLGa6r1A4/GmwbWVvaLP5c4Hm3bLoGixal5mYSIAm2QB17rVRG63TN/eRu4Ov8xuY",
+	"+Z5kJQc1BakSYQCVWDs3+vIbmhWn2Cmht0GMfuN+nqeH/DqFV+OcGOmiat9187a8KT/GKnOqeVDZHEia",
+	"DY8NEkjjaWNTZNFYKKAiurFnksXmwaLv51/rzE4wszWM9DRmloqoB+Rf//XfZMfdbN7CBD9PWwn5agCF",
+	"y65LxOcA0xBc4cmzNp8InhlP03SzKgTNPEUkuFSMhGl8XJ6eLXtP02zXQsJboDqW4FeJVH20mKqCFayy",
+	"5BDzdTrE1kD+t27hP2U6qUkmpmTYJIFY514btdEN2W15JDfRYklhsRFANBUK0xLdQIFP3KOSYnhYf/Oq",
+	"px450Ew3nQfDvIT+c87tMV/y5/d53WPfTesRkNhtilDMwWPfBGDGHk9wLamn87WipnpgAjWmTzCX0r9f",
+	"f/xgo1Xcy3YXW+PvIehkUJABrK9EEGsgn6/eox+LuwyyQpI75oMgLpFWCD6jZCSUPsVImD6kFzHZY++R",
+	"1pE62d/Hxnt3NBCSct2hEdvzRLhvX+Oo/eMXcOw97x93jugr6Lw6/tHrvPCPvA68ePXi5cvnz49fvjra",
+	"d0qBeYLvRWjWpO6mWLIydwrrZRAz1OySv+UzDO2RnmRCnwcMuHYj9/Zz372OWeD3CJVAbFZaRcSgy3vJ",
+	"m3k523XmB9d/ICTx8AuVZjAwDT1y9undXpcj4StCk5BHn/n4tsmNRnZE4BMJnpB+UmtMkB7wIeOQzE3S",
+	"ObocUzzt4rJnYy6LEkmvldkM53hDdYEx+zrNMEXySatOSO8///M//7Nzedl586bn8mSkyRXSZArT1Pf8",
+	"4Plh5/Cw8/z5zcHBCf7//1q4nF8XpZb6EIcgmedyX1mWNmujCVSm5jwszLc3Be5Co246T9hMEomsLIWj",
+	"ACTEpAvZOTwmcRSB9KgCMoJ76oPHQhoQnw2ZVqvTJK6TeixPpoVbKib0JaTSUSMWRYwPO4c/dhZl5Gq3",
+	"ZlisQIYZdjOgKlrq3vIhF5LBokFdh8Jh74q2/KCcY2mmsVzysTz1zpLaQiwswGMRKOYhnufgIqXsetZk",
+	"keZSkDXBAvkNlVhtJ1L3YjWN0TALUm2iRiKytTExo/ltcTLLNaMuLngcJnH2KvZGeOTNheNmoRi/AL2b",
+	"9AqJ34cBjQN9fcv450UVmxvhCbllQXCNSKiwDpXPCFHqHXOaQ2Le9ktDop1B5CofUW4UeR9IX8TDkS71",
+	"RBkpobRpb2nXoKjIvl9caNt2M5RYfv+/5TotAYG1LQNI3mqX2HXFoJBZwpz1N8zQw3QoSH7rOSpIAL9Y",
+	"QNTptaogIxoU2/V0pEwlh9mGxQl6KJooURa4TrZC5XGFSk1GVia0GmVm1brbZm11Q27OKUQ30cOXQWMz",
+	"oGg2HNBWq9mOwGQlqTFhU5kossO4D/fkIMl+j0/37Ps3yj3YRSPDPcLdsXFwh1gVylVsStKgVE5/7Bbw",
+	"SO++XVLuGwZyQYwzlUxP8ElnLuWlk+/ZSetpPBKpGhu+7A3Sw+PCqxQ/bbfGNAgiGpXMJlIqEWguHHyW",
+	"DmYVdjb7tK5OqHFpVPi0FfTE2XXzR4a1GX6BGns6PF/9kbV6tBeXW/5ej79rtUlzJ6lmGSG177p5W96o",
+	"Rb7kCN08qGwOJA2HR+q9qCFJsK8qOkfOkh4LPCP4Po+ysOOLMe8oNhxprG0VcxVHERZ7KuUhoky+jqXS",
+	"VZc31W2J9yYUSieOrHILCvRbJuGmMPe93XpSYi7A6qcayIDJci8TaaCvR0IP46q+qrOZjkt2zAXvKNu2",
+	"3I59GtIhXFE+hPIGwZusUxFbGfqPblgIriheyRc+AxupNx86UwBLA/RL4cOSLDFKU+5T6RMaaxFSzbzy",
+	"qDINrwrDDK5EzH1FIpCunnHJFLZYRul1HASgzzwvltQrcGxfRxKof0oCMQZpGCoUEgjF9hpKzhTSIf2D",
+	"cbhmf0BJyEsIBPWrY0zG/DoC8C/jQLMoYNYim7UAA4oxMFrYo0Qo7iAErokyXUtuytH0JzAAxKw78zMd",
+	"FnJAicGNRfcJOGhJdeEVfvGFw2/T3d5YK9HWprgEn8Vhb3UBw5TSZhBXCNwC1ipCXjG1FQJxfvMZH+a4",
+	"bFoytjOVMi/VZqX6jIj5vchfrsCLzTnq2sNjgUHAZwXybAhFeP4gsMIneBL0iSsKag4VPWIAC0qTMFY6",
+	"qUg9sYdbDEJIKoAbGukHlN92ec9M1MGZem3ThwbBhPTOosgcDZKQAbLzb5+v3u/29shvTv4LbsOcKFeO",
+	"V48ODmycEzOLHAG1OT85HtBa2TQZSdCI/QdMWl8MCBgfYG4nc/qgHu7a9ZQw8K1TP5ZBLjRuyPQo7mM4",
+	"nGuS/Hf+yH8F1O8IHkxyAel4v4cPTrHwu5mVeTQgaiSEBkn+9c//N70EMkd+PQIm0xtCc7LtcoRn4jjI",
+	"/AJt0o99n4Fqk5BGzi/g0SAQMXbGkg2qTYxqAc2seGAgVbvLk2r0Znltg12u7dAoC82iqLLxiYyTw1fO",
+	"VaDaJAri2cp9lPtdjl/5bDDY/9c//6dHlCDGanFRjx71RqDIALQ3IgggrGTritqnNeDz8Xtqr8u7/C9/",
+	"ORfcLM5885e/4FfkAmkRF6dizwOlSF/4E0MdvT+7zhjstk6MKdkmXTQKzcd//fN/vvROHSmDlEIm/bqc",
+	"zHS1lTeNRWprbZpxsAv+2LI/h6AUHSbVOFtfegkGifvFFtTFvWoDEASs4DidYaU26e2LCDiN2N6EhsHU",
+	"F39XNgfa/ghooEd/4N9Gc03+sBP19kPQknmqt2dhYsa1TyOwAKjzLEV0COoZ2elDIMa7bZeBETejMI7w",
+	"l5vL97bVXgbeAlb3qJSTPF+TQrbG3S3g7NPUslvE2X8hvcSd1SMKAvC0wsYutO7wFUmt34QqbanTiEoa",
+	"gsaCmcDj0D0TMcsJQBte8zDKM1UtPnR8cBGgngeRzuJ1A6bMJ4P/3TbWXaJB0COCE49qGoihGVWKWBuq",
+	"FtLRlF0OoWZ3HpxiYsHMVreRvm6nc5RiZkQ6RMde2sfDKlfkzLrxMATZNLKOwIEUIbZ3aEohkqX2QPFj",
+	"S2u2LTzGTIHtCbzz+XoP0XVuvTGd9yno8e2bhYUdEp2Ujs0YP5mZ12AondQ0M8OOBIa+8olBntEPZhP5",
+	"ZfRwCT2Lv2RwnQyDP9qv+xNzBDAMO9GwO00mPyFqdhxiHFZ2T/I4yRyhNoh7p5dzxp8QY572dq2TFHlo",
+	"xk/q6M4BAlFCdnpT/r7ebjuhnSz8NymezfRpglkJyoh6W4U5pFP77f3rn/9zZvaSZCbf6WG0fM/IYPTq",
+	"Pj84SEewUPhsa7uSf8RmsykLWMZmQy4k+GQHE7AmUcoKuE/gXkua8gLSQDLwR1Rn6ifb+/8xVnzPTvZ6",
+	"0sFKbY7wHesaajaooSSkgbEDwSfYbIcLTV51jvB/h8/JCO5dxGsbicKw466Z2vDC0cGRG2UMQdDJj6Oz",
+	"CO+kYq4vwJaIGNE7yEkti16aQBeZCvEajI0kjiQo4PrUtnMakwvHmVa+9XDDyBZvDPPM1VCjbha4t0Ji",
+	"CFq5XmQnOfO4GbBkIPKh9VUnZIC/PlMkZz9YjsO93DiXPTcknAxtC1OmW0PN0rPmbu+E0AWEHlJ5Cygy",
+	"Ckkew05yxS6NpKDpboQkAfVuEYLT7xkw7NyM6sz1XrfVbfXaqVRzRWwlmP8kpTODIIeplBEyQZNX/ygu",
+	"UHhhHXeUV4yT3l87BimdJDLeLGGHZqHW797snmLt/GRwhGDI7s0UY5E3LpKFfL5674DlnknYzZ+k/GJM",
+	"GO2kiX1rYbpQRURkXUiWN4SxxJDtIgnG5JKglGG+Xh8zlw7/YFHPXut4RgNzI1l6Z6h4OhfcE77BJPlH",
+	"x6YvRYmRluK3dItHB4sjA3jBh+Tihg7bpPdu0PkgOHQuqfZGPSzfrciLg6M26f1ycfamR8ZC3ipnerhR",
+	"DRPj0s8/Xl2fpHM5yJlZcHVKdYx2kCLonAWBGHc+SjY0CuAv1gqB+0gYtdozS+m1kdRmsGStlTkdgwqy",
+	"9/HTzbuPH657BmyDgA1HOik1jkaM4S4z5vODI2JM2zGS288XN21idtYmSX/cyllqseSKybuwKmM6GbT9",
+	"cnPzaf9w794y7pGxEVF7GVkQ2iKJlJPDY/If7DU+CSHEHjMUOXpxmGtMrW7CEu/HR9j86PCFVWZG+mt6",
+	"i1LKNGOgbOluBai8zaiJPOEOGe2k4A0WXbcGKvA7CEQEzhr+ZKw0lJMRiCiAv/zFSNkpO4xwAB/8NukZ",
+	"ObA/0mFwaixtqUD/FOtB51Vv94T09q3W7fKE4RIGdxyccIorxQ/+rjE/feEp7Mhyj27bRGLpBassr8AX",
+	"Xpcjx84Zs26S1HDpM07lBIe2hwGVmLbu4/6fpu2X/T+1+NLr8p3Cc0Oes9tmDUamIDSd7TGlwJWtdz8x",
+	"vNrl6dKNyYYOpwQgiEc7lbEr5n6PKJP2NIbD7tpzEB51fBKwW3AsZS1yQyonCbv2ZW/fCoS24VJcD5PO",
+	"Jk+kqLHSDfnZUZAZzMGO+eCMcxTerlQStSREdnr7XERGtKMu9YUXoxfIUIwUfWjbXWcmP9npGaK6MFP3",
+	"dnN3y4YG7XmojScYq4usvOqh+jFax3AG40PbpMvHePw3ksnuImD8VpE+9W7NAQiJznyN+Kc54OKPCQXs",
+	"2gN+wDzgCnJn9Mt3N3Pnc0NgVnntCTncd53UvmmbVWVNjvd4AEM9M31Cz73YOGkd7h3sHZjOjnhbJ60X",
+	"ewd7L+xDnBE6TvbNv4agi281pnmqbS1jpqcL/beL+SwPOC2s8SA8ZVunEGu7wwOe/1KmVRF4ey1cuPUz",
+	"vfNbJ62fQf8iQvhkX2YnEh638fzgYJEXOm23jx2/tFsvDo5WN/4g9KXw2YAB3pG8LDsBEuCUm6p18rff",
+	"2y0VhyGVk9ZJ6z3lhtSQbFvtlqZD1Tr5WwupuPW76ZlQ0FLc5DjaCoaAaqMw8mx9kkdNvnauM0ONCvjX",
+	"f/03QQGa+26HOt8IOkLswD30v1BpjZxwdw9N3Sz3otVRFvuGl7scqAxYJmgsN8yh9Nzu1WE1s/wX3nNk",
+	"TRDgiRrGe47NEsVRRaIwPY4q9nhEwvstr3Ocip4+j7RzKnk5aeb12UIy/YRGCx5nLSXidVHy2pj7REIo",
+	"ULA4XZeKbSYJ88x6UkPc9OzyZPWpeHcHIJ3f2o4jdEPZ9k0zxmbjmd268ZXVce6VtFGkH9B6x8OmO8Rm",
+	"3htn5u5EzLsFmTxMNkDZbdvzrFmdFXVdrgXa/OjWs7YplmtTeZ8gmeKvvGlwmnFVz3xtDi9d3tOil2jI",
+	"aflKAyXITsxRTzuD7Rlag7uptE5Va+540eVUEwyzwmCbCKTCfVlNTHF39mN6RMVz4nImfm0NmbV4+a0U",
+	"YfbkbmXzG1Gh8VZOrC0n8rZpQno5I3WlvDA6f6GAQBvbMBZHgi62qgnVzmLfl6b9nr2qDQSHvb+r3qk5",
+	"mZy/+bDrrHfV5TPm+h75AOAr8u/0jl7j7Kez/urEx4xcmhqb1Hr6FtD8G+Gpp26L3JgDkDnjFRyCFiDU",
+	"efEX4vT5wQEZj5jztEZS4MWG9bGp5FiriBU/e+QKsE7+VGNnVDBFBpQF6rTLzRHUiDL0uA/QS0R90qcB",
+	"5R5Iqw6ySwXGlQbqL8DbL7iB9bBmjh6lUfCOY9BHUMIkZHfAzc7xbJMDfLr4BPp2iyuAD5zQzAGlEFhW",
+	"47bRJ0Ew1RFRI+rOuhKigHlUtZ26yFmNXY58YTvQicp8OaZH4hnmYnxKXh68IDupZpZ4bbebowXXp8sR",
+	"46qdc2h4yYNCIQHvKdy4lNtTZ7IZdGlMG7BdvmMXrTQLAnPUGyZljTmMTQscMGToxcLNjJn2Rrt75GyG",
+	"jBRw32hwSQcD5tkLPi3Q4ZKHkRKpT8365RRADuBDgQfFBdR3hQdNUGrzBGh6vSglbcwiJ0spNt3GapK9",
+	"O9ynQzNHjmqnwYIBj7ZJVash0+qrrYB36lNAJ/jkc0Ql9TTINY0BXKxZda0WwWvqX1lx+RCRkxMyShOL",
+	"ibydLUUA1pTss4BhFGCGTIe4GUS6QOyF+PwZdBK7UA2bGEFdApMPtOVwcVizanPoOyo5zVsRc/9R8P0z",
+	"2NtpmoSRLMCpC75Yyp2vXZv12XMtRJlpJ0+SzxxQyY57POONqAzVbg4NadbHOUzsZw8uliLE5j7+SkhJ",
+	"kjw/ScxMkhdJYuDsGfy2CnbmZeDs0UbHkltT6nU2pTFzIBjYO2Vj8thiILbJbqHPM4N3U+VptsLvRqjm",
+	"qKgc1axWma8dCTYXxd8XdlfhlfvBSq1p22xcQJtpn6RwtufMfgq31QgoxVimZXM5y6zuO2Ith4wlqPVA",
+	"Qij4KqP0PGu2YQ5zMz9N0zSDLtm5ZUFA+pRzkFlA6ZlnD4TnQay9Ud5mDZnyitBUggkTkDWVDZP1fTeM",
+	"6GUIWYDeLNweo+2X82LW+IaBvAa9eaacW8LTZM+ZVw5EWVgmSHLPIRbjqQwzzoGqsWw5t9Lvh0ELCGE5",
+	"HWBcYhleTVMWfAUmTed+otyJ67fvj2xonaQS3aaE4junZ4rM5ISwocErfD957JXi4HSK5rJuusTviGcz",
+	"8liNb0k9vZpVbauvwKdm4ifLpAg1stOnWgdAIqoUqLb1hdtw7zvzV9oyz52RFEMJCoNL5vFVkjlN2yZz",
+	"plnfd8WWDiHLkRxLCdxbefDMmm2aLe3MT/TgmQfbgjNH2qQMmzlgNJbN3Pq+HzbLEFKM3lw48cKLk6mo",
+	"4pnncra0OzHDkB0Xh26jQGUu8tk+2gK/7R6t4SvxOyZilTbBAHYZ8/xrOBzV/BBSH3ZPycskliYNgPFt",
+	"G6a6POYSqI8v5IQknpAyjhYFir3HDb9hg8FaMR+m4zdPQsUxhxgTNoO6JCI4iwDKkVsSmDhDcmWClS8Y",
+	"RhoJ6YN0z8x2XAguhzEWRqKcYCSu7dgHRYaC8SGG++zuketc+CJFojNgiHVCN0hMhk8wklblHxCnDTGD",
+	"OtLaHj5IzUUCd7mQJB8JPBXQmwscBruT7EXNTNjmonhGS6Cbitr9fcsLlXihKP52KeXbZBhLDZmLuwcG",
+	"Xa2FxJ9pCDjzk7RiGO/gwytIYFes6uzPJawYhERTTZgUVd+NDTOF3sXYvTcmxtL3WTOmS/IkltNIjYQm",
+	"AZ2IWJOdXiKUkzQpmC1i3yZmGbDAZWVxP3d5z/5i32ra3xY0JlpSrgIbi9kmvUB4EtT+fH/bfCrRBNg0",
+	"EBheO/yDRZ3cQ3BNJaHSG7E72CO95EGiNbp67rGweyiPxdUwOte9VunykOF7YI9yogD8JB7GPozXe+SM",
+	"J4NjRjPqA75YdW8PraFH1a3Rs0K27TselSZrYlrlHmgDH+pR7zT/Pu0WILLLMwI1HYgEVGmyowShfNLl",
+	"rvqaGJiTo7VqNbE4V8QTSttX+G6h6hkJIRRy0kaFixqeYoDxBdcyeU0vYRgHVCJYFFE2LUrfPohtJ6+2",
+	"fejyg+OjIzMSEWMOMrV3PnN2TyAS9o4uRP7y7Et6zULAsOT0CYOdxGaL6PIhupCT3/oTDcoBxT6+t0/e",
+	"Dbx9kGzqCYajzsypaWzwUZenLwQTvdNLklTo3T3SO6feCJL39iculYjZVAffFfdODFUMRBCIsZp6fZhW",
+	"PSxxDHA2ud3rjg3FxselVGGSlS5PIt1d8goI+4BvzxTm5MQXs7tF1tAFovoMZ13LZrcDfNMCs0DGWYmR",
+	"sMVy4wQBtP9nVnVusWV+5kjN9unZR0eUT9J5iwhxIRF2eUjvO3QIP704fPni+ODgoE1YGMbaHOYwA4mj",
+	"q4z0LYVZArN2GdmhZhUe+F0uoePShLi3kTaFXI5drPBz/GmZbTdv3mdASGz7Lj88LqiweDrNFrknHvmX",
+	"gYspOleVr5K1cZnVBlzPjvgO+OFszjyvwg+DAO6XmupvTYMNG+pmTmP4PUk73UDUPhtefhFj2pUw09eC",
+	"/4as9ARP342RnuJ2OWqNIW9squWHYHPGucRWX+EcbCZ+kuxlSwM7sKWHJPw8D/99SKvtlcPFRa79V8JK",
+	"toSnjR8CU7CsgqoSYnEeWk12ZUyv9LsRl0W0UIYUyqO/6Uj//lC9BL9A5XIhbBpsWuoCfZoBYQaaZIfK",
+	"UFhXjcuSFuM746mwEpcdexoRZXhsHXRsir+Afj/BXREDD/M3Dy1GFiIWn4X18SZxubmDb+Zeu4Yb5rjc",
+	"3E+S8exzyn4KvCXngDw+SjBcDjJN5bvcEr8b9ssjfAW+8aZjOefZJmvBHi9Iru36niTrLMw/n0sLYRMi",
+	"d9ArShT7Y+rw4BIw2xIgM2Df/9OOttif27MNevaCR2Oe0R2X5DSX4X6X0CFlvGi9mLr81HTQI8aHXQ6B",
+	"chnpj1y6NRhiCqc0+3SsbNZnau+lsLjpgnCdhDRmOH96Ex+XpvK3K2zPbmkvqfcR2SKALh+o7dPKl3qx",
+	"lYZsjmwDwbSMWMuHzpsLrP9yby+4WifHR/N1Y9YSK9fY++a7ORy5OzDMF2RjuQZW1CQIWU7wIY3UEipP",
+	"Ewhikr4kabm9feRUSlvoCO/3kmoquSHUfDIAw7yXZs4NmwqXNHqScm6+mkz+VGQAOYXKEqbBJY2aahJc",
+	"0ui7MQVCRMMCTNpcwouTkkoRgh5BbJP72bzvWESR2OJfJyRiEQSMY97oIbTJQIIacVCqnZSbwYJu+GOX",
+	"x5G9fy+4qN5hfCBcdmObMh/rRCa53f3YZcrCHGwi1tDlGsIooEnWUNvV1RagMi3o4qJJri7O3lxeLNBj",
+	"lw4QxcTk7iexYi7c6/0ooLbie6ZzZlXKXJ2olaDc+1rsn1tZmIJhWYaykCl7I7fMaLxMGm1a/tp5n6YM",
+	"zmC29OlF0q6MELZNGyuI7fK+H2GcomMpgm0xIna34mD2MWu2YS5LZ37KfEZEHn4lEVKC51LgNJXr0gV+",
+	"N3wncihZiugooBOQHpX+ctb7hO3Osd2GeS+b+kkyn4Uw8RzolrimcrgowXUZWJrKdtkKv59rgAzZZXCN",
+	"lVtKuQkyD0HPt9WBP9AQXCEhHAYr9BX7BSwibuxkX4V7ce6nzL46AV5JnJZmYIRMszkYl/i9sbB2eFmG",
+	"b1tfeN8T3CXIX6FDbfvzXPNNM+PsCp4mS7q6zt4UIDMzB39diqYy3DkLqsby6OxCvx9OnaODMmQQiKEo",
+	"xafvseHX4VAz95PmTSwEHzgIlsNJeaY00Gk4O5olfneMmCJ9Gc6T3GTLOPDatdkw89lpn2ZyXAsxsgMR",
+	"U1i8G99UzmQvmssL577I5wksm8rxK+FobgVPPpGjSgFZBU3VMjlaUD2BRI52od9lHkeV4GglGaxGfbPx",
+	"/Z0huQRiI0knK1SibbJpjWhmfZoKEeHlao7ZshwrsmzaHmUKrFiofJUCK9nUTxcrcwVW8NsKyCkjAFM4",
+	"NVYIpiv8fgRhhv1S2C6J5kZj+PtC7nK06hGEK3ykN7bJhqUqzvpUw7XDVfcStk0JbkIwNJWbcHHfDTdp",
+	"h4olaHWBhIuDGUUQYKXcE0LTlHH5fCJt0uvHLPBd5o8eEdJ984Zq6BHFhpwGilDCYdzlEdXeCHMDcSx7",
+	"mqtSbtN29hYEG2aZRapj3fXdMN4fLYDcxXwOcwXel6b6SL9ZmIkSDaas5C1TSfYqm2FEtTEjpdIuHdZO",
+	"f+LSb9nslbsunVRS/31MVZdj9hs1cikm6VR+mpOZhJpZ2X3BYVGlept6q7fvkt5M/+ZRjudeKl0ga1Hq",
+	"JZcxCqv/igFmzUlg0+VUkdySba08pFvT1ayQDNg9+Jj7yq6/NwRuqBL8M91LBjTLVkU0ayTrr1kaxbWp",
+	"1ozz1Cj3Bosxz9VyzxPVUgpOHjwuU/K/uTYb1vJ22iep5h1ULe8qTbVqEzUSkeUVzCB1y6Z8iHMPT90X",
+	"+6ahN5IipGWQdH3L+Llrvemjbjr10zzq3jJOHKBzR91bxper9QI8lTDdZrHV2DNRusLv52CUEUJ5zJfw",
+	"QmUo/0quqGTmp8uec46oStxZ2hk1g6km8+Z35pBKiaA81ssy5VcybxCJT9fEsXZMxpH22wrYqcSOTeXE",
+	"bIXfDSvm0F8O22Xx3Gwcf2f4LT6gmA7gxZLpCSLoswJ5NsQXqH/73UDXujiKUi2Y4+pIYACMvMO3+iOm",
+	"iC+8GFM87MDecI9QGz6fJSTH8XpEcDLSOjrZ38ffzTgnrw5eHWCt/VgGrZPWPmLXrXku+bBZoyI7UUAx",
+	"pRPxRlRSz1DHbj5fhhSBfctP+yzAeoB7WYIHLDumkOCmR39tq8O3pyRjOz1SmPGsBdJ2XuD2dLB6e+rp",
+	"SdvdiLaTCtrt6Sw57VxS1NzqMgacX+D5GqXUEu+RgQqMzcJyk+VfKM1P99vcGdgefJNjcG6ghLbmB7mc",
+	"e/af64aPxef7XLiQqjbGU7WLgnfstpKKrLkhk6v++VF/TpNk5mBiPncEDyb5zIz5FWK6tvnBPs2HRNtR",
+	"0zDMKTDbkLwCjKYltrD3dDmL/DKY8gq6X9ExyWfDmMqfke8/lTJjfpybYs8prgmddmnlk8T/lBs7dUkV",
+	"QWn25TemC7eKQ8j8KLl34PPj/HJz+Z5EdAi2fwQiCuCUcEGM5OqgWCAcwAc/D3bTofXl9y//XwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

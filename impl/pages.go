@@ -19,6 +19,10 @@ type Pages interface {
 	// both "" mean the latest pair. An ENOTFOUND error says what is missing,
 	// for the client; any other is internal.
 	Changes(from, to string, loc int) (*representation.Body, error)
+	// ErrorPage is the HTML page answering an error with status and message
+	// (free of internal detail) on a request for path: people reach the pages
+	// in browsers, so their errors are pages too, with links back.
+	ErrorPage(status int, message, path string) []byte
 }
 
 // The pages are not described for the edge's memo (they take the router every
@@ -39,24 +43,26 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
 	loc, err := parseLanguage((*string)(p.Language), false)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 		return
 	}
 	s.page(w, r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) })
 }
 
-// GetChangesBetweenPage serves the changelog between two retained versions. The
-// versions are checked as /v1/diff/{from}/{to} checks them.
+// GetChangesBetweenPage serves the changelog between two retained versions.
+// Unlike /v1/diff/{from}/{to}, a segment that is not a manifest ID is 404, not
+// 400: to a person it is a page that does not exist, like any other version
+// the server does not retain.
 func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
 	for _, v := range []string{from, to} {
-		if err := parseManifestID(v, "/v1/versions lists them"); err != nil {
-			s.fail(w, r, err)
+		if !catalog.IsManifestID(strings.ToUpper(v)) {
+			s.failPage(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server retains no version named %q; a version is named by its manifest ID, 16 hexadecimal digits, and the home page lists the retained ones", v))
 			return
 		}
 	}
 	loc, err := parseLanguage((*string)(p.Language), false)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 		return
 	}
 	s.page(w, r, changesPairRoute, func(p Pages) (*representation.Body, error) {
@@ -75,9 +81,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representat
 	case "":
 		writeBody(w, r, s.Repo.Active(), b, route)
 	case catalog.EINTERNAL:
-		s.fail(w, r, catalog.Internal("the page could not be rendered", err))
+		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
 	default:
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 	}
 }
 

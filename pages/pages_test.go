@@ -401,3 +401,45 @@ func TestChangesNewFields(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorPage: an error page is the site's layout with a heading for its
+// status, the message (capitalized, escaped: it may carry what the client
+// sent), the status, and a way back: to / always, to /changes from a
+// changelog unless /changes itself is what failed.
+func TestErrorPage(t *testing.T) {
+	t.Parallel()
+	check := apitest.New(t)
+	const home, changes = `<a href="/">Back to the home page</a>`, `<a href="/changes">The latest changes</a>`
+	for _, tc := range []struct {
+		status        int
+		message, path string
+		says          []string
+		not           []string
+	}{
+		{404, "There is no page at /nope.", "/nope", []string{"<title>Page not found · refdata</title>", "<h1>Page not found</h1>", "There is no page at /nope.", "HTTP status 404.", home}, []string{changes}},
+		{404, "this server retains no version named \"zzz\"", "/changes/zzz/yyy", []string{"<h1>Page not found</h1>", "This server retains no version named &#34;zzz&#34;", home, changes}, nil},
+		{400, `language "<b>" is not supported`, "/changes", []string{"<h1>Bad request</h1>", "Language &#34;&lt;b&gt;&#34; is not supported", home, changes}, []string{"<b>"}},
+		{404, "the server retains no version before X", "/changes", []string{home}, []string{changes}},
+		{405, "this API is read-only", "/docs", []string{"<h1>Method not allowed</h1>", "This API is read-only", home}, []string{changes}},
+		{500, "internal error (request id 1-2)", "/", []string{"<h1>Server error</h1>", "Internal error (request id 1-2)", home}, nil},
+		{418, "short and stout", "/", []string{"<h1>I&#39;m a teapot</h1>"}, nil},
+		{404, "", "/", []string{"<h1>Page not found</h1>"}, nil},
+		{404, "ärger", "/", []string{"Ärger"}, nil},
+	} {
+		page := string(pages.ErrorPage(tc.status, tc.message, tc.path))
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		rec := httptest.NewRecorder()
+		impl.WritePageError(rec, req, tc.status, func() []byte { return []byte(page) })
+		check.CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
+		for _, want := range tc.says {
+			if !strings.Contains(page, want) {
+				t.Errorf("%d %s: the page lacks %s", tc.status, tc.path, want)
+			}
+		}
+		for _, bad := range tc.not {
+			if strings.Contains(page, bad) {
+				t.Errorf("%d %s: the page has %s", tc.status, tc.path, bad)
+			}
+		}
+	}
+}

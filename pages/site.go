@@ -94,6 +94,11 @@ var Redoc = sync.OnceValue(func() *representation.Body {
 	return representation.Encode(redocJS, "", representation.Best)
 })
 
+// ErrorPage is the package's ErrorPage, for impl's page handlers.
+func (s *Site) ErrorPage(status int, message, path string) []byte {
+	return ErrorPage(status, message, path)
+}
+
 // Docs is the API reference page.
 func (s *Site) Docs() (*representation.Body, error) { return s.docs, nil }
 

@@ -18,7 +18,9 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,8 @@ func userAgentRule(_ context.Context, in *openapi3filter.AuthenticationInput) er
 // Do serves req with h and validates both sides. A request the spec rejects
 // (no User-Agent, say) must get a 4xx; every response must match the operation's
 // listed statuses, headers and schemas exactly. Requests to paths outside the spec
-// must answer 404 or 405 with the Error schema.
+// must answer 404 or 405: with the Error schema, or on a page path (pagePath) an
+// error page.
 func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -100,10 +103,13 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	}
 	route, pathParams, err := c.router.FindRoute(lookup)
 	if err != nil {
-		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+		switch res.StatusCode {
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			c.checkError(t, req, res, body)
+		default:
 			t.Errorf("%s %s: outside the spec (%v) but answered %d", method, req.URL, err, res.StatusCode)
+			c.checkError(t, req, res, body)
 		}
-		c.checkError(t, req, res.StatusCode, body)
 		return res
 	}
 	canonicalEnums(route.Operation, lookup)
@@ -167,7 +173,7 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 		validated.Store(rawKey, true)
 	}
 	if res.StatusCode >= 400 {
-		c.checkError(t, req, res.StatusCode, body)
+		c.checkError(t, req, res, body)
 	}
 	if res.StatusCode == http.StatusNotModified && len(body) != 0 {
 		t.Errorf("%s %s: 304 with a body", method, req.URL)
@@ -204,9 +210,86 @@ func Effort() representation.Effort {
 	return representation.Best
 }
 
-// checkError validates an error body against the Error schema and its status
-// field against the response's.
-func (c *Checker) checkError(t testing.TB, req *http.Request, status int, body []byte) {
+// pagePath is the spec's rule (info.description) for the paths whose errors
+// are HTML pages: every origin-form path outside /v1 but the documents and
+// probes machines read, whose errors are the JSON envelope.
+func pagePath(path string) bool {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+		return false
+	}
+	switch path {
+	case "/openapi.yaml", "/openapi.json", "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return true
+}
+
+// requestPath is the path req asks for: of its raw target when the test
+// wrote one (URL.Opaque), decoded when it decodes; "" when the target is not
+// origin-form.
+func requestPath(req *http.Request) string {
+	if req.URL.Opaque == "" {
+		return req.URL.Path
+	}
+	p, _, _ := strings.Cut(req.URL.Opaque, "?")
+	if d, err := url.PathUnescape(p); err == nil {
+		return d
+	}
+	return p
+}
+
+// checkError validates an error answer as the spec has it for the request's
+// path: an error page (checkErrorPage) or the JSON envelope (checkEnvelope).
+func (c *Checker) checkError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	if pagePath(requestPath(req)) {
+		c.CheckErrorPage(t, req, res, body)
+		return
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
+	}
+	c.checkEnvelope(t, req, res.StatusCode, body)
+}
+
+// CheckErrorPage holds an error answered as a page to what the spec's
+// PageError says: an HTML5 document (as every page), never cached, that
+// shows the status under a heading and links back to / (and, from a
+// changelog, to /changes).
+func (c *Checker) CheckErrorPage(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	for name, want := range map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"Cache-Control":          "no-store",
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if got := res.Header.Get(name); got != want {
+			t.Errorf("%s %s: error page with %s %q, want %q", req.Method, req.URL, name, got, want)
+		}
+	}
+	if req.Method == http.MethodHead {
+		return
+	}
+	doc, err := decodeHTML(bytes.NewReader(body), nil, nil, nil)
+	if err != nil {
+		t.Errorf("%s %s: error page: %v\nbody: %.300s", req.Method, req.URL, err, body)
+		return
+	}
+	page := doc.(string)
+	want := []string{"<h1>", strconv.Itoa(res.StatusCode), `<a href="/">`}
+	if strings.HasPrefix(requestPath(req), "/changes/") {
+		want = append(want, `<a href="/changes">`)
+	}
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("%s %s: the %d page has no %s\nbody: %.300s", req.Method, req.URL, res.StatusCode, w, body)
+		}
+	}
+}
+
+// checkEnvelope validates an error body against the Error schema and its
+// status field against the response's.
+func (c *Checker) checkEnvelope(t testing.TB, req *http.Request, status int, body []byte) {
 	t.Helper()
 	if req.Method == http.MethodHead {
 		return
@@ -381,13 +464,11 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 }
 
 // CheckError validates an error answer that no route of the spec describes (a
-// request refused before routing): JSON in the Error schema, with the status.
+// request refused before routing): on a page path an error page
+// (CheckErrorPage), elsewhere JSON in the Error schema, with the status.
 func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
-	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
-	}
-	c.checkError(t, req, res.StatusCode, body)
+	c.checkError(t, req, res, body)
 }
 
 // CheckEdition validates every body an edition serves on catalog routes — each

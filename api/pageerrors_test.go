@@ -1,0 +1,142 @@
+package api_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/edition"
+)
+
+// TestPageErrorsArePages: on the pages' paths — every path outside /v1 but
+// the documents and probes — an error is an HTML page in the site's layout
+// with the status, a heading, the message (escaped) and a way back: a link to
+// / and, from a changelog, to /changes; whatever Accept asks for. /v1, the
+// documents and the probes keep the JSON envelope. Through the router and
+// through the edge, which answers some of these before routing.
+func TestPageErrorsArePages(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, pageErrors)
+}
+
+func pageErrors(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+	full := served(t)
+	check := apitest.New(t)
+	h := handler(full, nil)
+	broken := handler(faulty{Static: full, panics: true}, nil)
+	newer := full.Active().ManifestID
+	for _, tc := range []struct {
+		name, method, target string
+		header               []string // more request headers, in pairs
+		h                    http.Handler
+		status               int
+		page                 bool     // an HTML page; else the JSON envelope
+		says                 []string // in the body (a page's text, escaped)
+		not                  []string // nowhere in the body
+	}{
+		{"unknown path", "GET", "/nope", nil, h, 404, true, []string{"<h1>Page not found</h1>", "There is no page at /nope."}, nil},
+		{"unknown path asked for JSON", "GET", "/nope", []string{"Accept", "application/json"}, h, 404, true, []string{"<h1>Page not found</h1>"}, nil},
+		{"unknown path, HEAD", "HEAD", "/nope", nil, h, 404, true, nil, nil},
+		{"unknown path below a page", "GET", "/docs/nope", nil, h, 404, true, []string{"There is no page at /docs/nope."}, nil},
+		{"unknown path below /changes", "GET", "/changes/a/b/c", nil, h, 404, true, []string{`<a href="/changes">`}, nil},
+		{"a path that is markup", "GET", "/%3Cscript%3Ealert(1)%3C/script%3E", nil, h, 404, true,
+			[]string{"There is no page at /&lt;script&gt;alert(1)&lt;/script&gt;."}, []string{"<script>alert"}},
+		{"unknown versions", "GET", "/changes/zzz/yyy", nil, h, 404, true,
+			[]string{"<h1>Page not found</h1>", "This server retains no version named &#34;zzz&#34;", `<a href="/changes">`}, nil},
+		{"a version not retained", "GET", "/changes/0000000000000000/" + newer, nil, h, 404, true, []string{`<a href="/changes">`}, nil},
+		{"unsupported language", "GET", "/changes?language=xx-XX", nil, h, 400, true,
+			[]string{"<h1>Bad request</h1>", "Language &#34;xx-XX&#34; is not supported", `<a href="/changes">`}, nil},
+		{"language given twice", "GET", "/changes?language=de-DE&language=fr-FR", nil, h, 400, true,
+			[]string{`Parameter &#34;language&#34;`}, nil},
+		{"malformed escape in a page's query", "GET", "/changes?language=%zz", nil, h, 400, true, []string{"malformed percent-escape"}, nil},
+		{"POST to a page", "POST", "/docs", nil, h, 405, true, []string{"<h1>Method not allowed</h1>"}, nil},
+		{"DELETE on an unknown path", "DELETE", "/nope", nil, h, 405, true, nil, nil},
+		{"a page that fails", "GET", "/", nil, broken, 500, true, []string{"<h1>Server error</h1>", "request id "}, []string{"repository exploded", "goroutine"}},
+		{"a changelog that fails", "GET", "/changes", nil, broken, 500, true, []string{"request id ", `<a href="/changes">`}, []string{"repository exploded"}},
+		// The API, the documents and the probes: the envelope, as before.
+		{"unknown /v1 route", "GET", "/v1/nothing", nil, h, 404, false, []string{`"status":404`}, nil},
+		{"/v1 asked for HTML", "GET", "/v1/nothing", []string{"Accept", "text/html"}, h, 404, false, []string{`"status":404`}, nil},
+		{"bad /v1 parameter", "GET", "/v1/weapons?language=xx-XX", nil, h, 400, false, []string{`"status":400`}, nil},
+		{"the diff's malformed version", "GET", "/v1/diff/zzz/yyy", nil, h, 400, false, []string{"not a manifest ID"}, nil},
+		{"POST to /v1", "POST", "/v1/weapons", nil, h, 405, false, nil, nil},
+		{"POST to a document", "POST", "/openapi.yaml", nil, h, 405, false, nil, nil},
+		{"POST to a probe", "POST", "/healthz", nil, h, 405, false, nil, nil},
+		{"/metrics is no page", "GET", "/metrics", nil, h, 404, false, nil, nil},
+		{"a /v1 route that fails", "GET", "/v1/version", nil, broken, 500, false, []string{"request id "}, []string{"repository exploded"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tc.method, tc.target, nil)
+			req.Header.Set("User-Agent", ua)
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			res := check.Do(t, tc.h, req)
+			b, _ := io.ReadAll(res.Body)
+			body := string(b)
+			if res.StatusCode != tc.status {
+				t.Fatalf("%s %s: %d, want %d: %.300s", tc.method, tc.target, res.StatusCode, tc.status, body)
+			}
+			// check.Do held the answer to the spec: a page's error to PageError
+			// (or, outside the spec's paths, to what every error page is), any
+			// other to the envelope. What the spec cannot say is checked here.
+			ct := res.Header.Get("Content-Type")
+			if tc.page && ct != "text/html; charset=utf-8" || !tc.page && ct != "application/json" {
+				t.Errorf("%s %s: Content-Type %q", tc.method, tc.target, ct)
+			}
+			if tc.status == http.StatusMethodNotAllowed && res.Header.Get("Allow") != "GET, HEAD, OPTIONS" {
+				t.Errorf("%s %s: 405 with Allow %q", tc.method, tc.target, res.Header.Get("Allow"))
+			}
+			if tc.page && tc.status == http.StatusInternalServerError && !strings.Contains(body, res.Header.Get("X-Request-Id")) {
+				t.Errorf("%s %s: the page does not name the request id %q", tc.method, tc.target, res.Header.Get("X-Request-Id"))
+			}
+			if tc.method == http.MethodHead {
+				if body != "" {
+					t.Errorf("HEAD %s: a body", tc.target)
+				}
+				return
+			}
+			if tc.page {
+				for _, want := range []string{`<html lang="en">`, `<a href="/">Back to the home page</a>`, `<p class="muted">HTTP status ` + res.Status[:3] + `.</p>`} {
+					if !strings.Contains(body, want) {
+						t.Errorf("%s %s: the page lacks %s", tc.method, tc.target, want)
+					}
+				}
+			} else if !json.Valid(b) {
+				t.Errorf("%s %s: not JSON: %.300s", tc.method, tc.target, body)
+			}
+			for _, want := range tc.says {
+				if !strings.Contains(body, want) {
+					t.Errorf("%s %s: the answer lacks %s\n%s", tc.method, tc.target, want, body[strings.Index(body, "<main"):])
+				}
+			}
+			for _, bad := range tc.not {
+				if strings.Contains(body, bad) {
+					t.Errorf("%s %s: the answer carries %s", tc.method, tc.target, bad)
+				}
+			}
+		})
+	}
+}
+
+// TestIsPagePath: the paths whose errors are pages, and those that keep the
+// envelope.
+func TestIsPagePath(t *testing.T) {
+	t.Parallel()
+	for path, want := range map[string]bool{
+		"/": true, "/nope": true, "/docs": true, "/docs/": true, "/changes/a/b": true, "/v1x": true,
+		"/openapi.yaml/": true, "/favicon.ico": true,
+		"/v1": false, "/v1/": false, "/v1/weapons": false, "/v1/nope": false,
+		"/openapi.yaml": false, "/openapi.json": false, "/healthz": false, "/readyz": false, "/metrics": false,
+		"": false, "*": false, "127.0.0.1:443": false, "http://a/b": false,
+	} {
+		if got := api.IsPagePath(path); got != want {
+			t.Errorf("IsPagePath(%q) = %v, want %v", path, got, want)
+		}
+	}
+}
