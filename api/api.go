@@ -21,8 +21,9 @@ import (
 
 // New builds the service's handler. Every error it writes is the spec's JSON
 // envelope, or on a page path an error page (IsPagePath), including the ones
-// the generated parameter binding and the router produce. A server
-// without Pages gets package pages' over its repository.
+// the generated parameter binding and the router produce. A path with a
+// trailing slash is redirected to the route without it. A server without
+// Pages gets package pages' over its repository.
 func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
 	specJSON, err := specAsJSON()
 	if err != nil {
@@ -49,6 +50,11 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Use(observe(logger, m))
 	r.Use(middleware.GetHead)
 	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		if to, ok := withoutTrailingSlash(r, req); ok {
+			w.Header().Set("Location", to)
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
 		msg := fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", req.URL.Path)
 		if IsPagePath(req.URL.Path) {
 			msg = fmt.Sprintf("There is no page at %s. The pages are the home page, the API reference (/docs) and the changes (/changes).", req.URL.Path)
@@ -129,6 +135,35 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) 
 		return
 	}
 	impl.WriteError(w, status, msg)
+}
+
+// withoutTrailingSlash is where a request whose path ends in '/' is sent when
+// the path without its trailing slashes is a route of the router (a page or a
+// /v1 route, not a probe or a document): that path, escaped as the request
+// had it, with the query kept. /docs/ and /v1/weapons/ are the same
+// resources as /docs and /v1/weapons, which clients and people type either
+// way; a redirect keeps one URL per resource for caches, ETags and metrics.
+func withoutTrailingSlash(router *chi.Mux, r *http.Request) (string, bool) {
+	if len(r.URL.Path) < 2 || !strings.HasSuffix(r.URL.Path, "/") {
+		return "", false
+	}
+	path := strings.TrimRight(r.URL.Path, "/")
+	escaped := strings.TrimRight(r.URL.EscapedPath(), "/")
+	// chi routes on the escaped path when the request has one (RawPath).
+	route := path
+	if r.URL.RawPath != "" {
+		route = escaped
+	}
+	// A path that starts "//" or "/\" is another host to a browser.
+	if path == "" || strings.HasPrefix(escaped, "//") || strings.HasPrefix(escaped, "/\\") ||
+		!IsPagePath(path) && !strings.HasPrefix(path, "/v1/") ||
+		!router.Match(chi.NewRouteContext(), http.MethodGet, route) {
+		return "", false
+	}
+	if r.URL.RawQuery != "" {
+		escaped += "?" + r.URL.RawQuery
+	}
+	return escaped, true
 }
 
 // Messages shared with the edge, which answers the same requests before routing.

@@ -140,3 +140,66 @@ func TestIsPagePath(t *testing.T) {
 		}
 	}
 }
+
+// TestTrailingSlashRedirects: a path with a trailing slash whose path without
+// it is a page's or a /v1 route's is 301 to that path, query kept, and the
+// Location then answers; any other such path is the 404 it was (a page's or
+// the envelope), never a redirect off the site.
+func TestTrailingSlashRedirects(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, trailingSlashes)
+}
+
+func trailingSlashes(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+	full := served(t)
+	check := apitest.New(t)
+	h := handler(full, nil)
+	older, newer := previous(t, full), full.Active().ManifestID
+	for _, tc := range []struct {
+		method, target string
+		userAgent      string
+		status         int
+		location       string
+	}{
+		{"GET", "/docs/", "", 301, "/docs"},
+		{"GET", "/changes/", "", 301, "/changes"},
+		{"GET", "/changes/?language=ja-JP", "", 301, "/changes?language=ja-JP"},
+		{"GET", "/changes/" + older + "/" + newer + "/", "", 301, "/changes/" + older + "/" + newer},
+		{"HEAD", "/docs/", "", 301, "/docs"},
+		{"GET", "/docs//", "", 301, "/docs"},
+		{"GET", "/v1/weapons/", ua, 301, "/v1/weapons"},
+		{"GET", "/v1/weapons/?language=de-DE", ua, 301, "/v1/weapons?language=de-DE"},
+		{"GET", "/v1/weapons/skins/", ua, 301, "/v1/weapons/skins"},
+		{"GET", "/v1/diff/latest/", ua, 301, "/v1/diff/latest"},
+		// The redirect comes before the User-Agent rule; the Location then has it.
+		{"GET", "/v1/weapons/", "", 301, "/v1/weapons"},
+		{"GET", "/nope/", "", 404, ""},
+		{"GET", "/v1/nothing/", ua, 404, ""},
+		{"GET", "/v1/", ua, 404, ""},
+		{"GET", "/healthz/", ua, 404, ""},
+		{"GET", "/openapi.json/", ua, 404, ""},
+		{"GET", "//evil.example/", "", 404, ""},
+		{"GET", "/", "", 200, ""},
+	} {
+		t.Run(tc.method+" "+tc.target, func(t *testing.T) {
+			t.Parallel()
+			req := httptest.NewRequest(tc.method, tc.target, nil)
+			req.Header.Set("User-Agent", tc.userAgent)
+			res := check.Do(t, h, req)
+			if res.StatusCode != tc.status {
+				t.Fatalf("%d, want %d", res.StatusCode, tc.status)
+			}
+			if loc := res.Header.Get("Location"); loc != tc.location {
+				t.Fatalf("Location %q, want %q", loc, tc.location)
+			}
+			if tc.status != http.StatusMovedPermanently {
+				return
+			}
+			next := httptest.NewRequest(tc.method, tc.location, nil)
+			next.Header.Set("User-Agent", ua)
+			if res := check.Do(t, h, next); res.StatusCode != http.StatusOK {
+				t.Errorf("the Location %s answers %d", tc.location, res.StatusCode)
+			}
+		})
+	}
+}

@@ -79,8 +79,8 @@ func userAgentRule(_ context.Context, in *openapi3filter.AuthenticationInput) er
 // Do serves req with h and validates both sides. A request the spec rejects
 // (no User-Agent, say) must get a 4xx; every response must match the operation's
 // listed statuses, headers and schemas exactly. Requests to paths outside the spec
-// must answer 404 or 405: with the Error schema, or on a page path (pagePath) an
-// error page.
+// must answer 404 or 405 — with the Error schema, or on a page path (pagePath) an
+// error page — or 301 from a trailing slash to the route without it.
 func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -104,6 +104,8 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	route, pathParams, err := c.router.FindRoute(lookup)
 	if err != nil {
 		switch res.StatusCode {
+		case http.StatusMovedPermanently:
+			c.checkRedirect(t, req, res, body)
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
 			c.checkError(t, req, res, body)
 		default:
@@ -287,6 +289,35 @@ func (c *Checker) CheckErrorPage(t testing.TB, req *http.Request, res *http.Resp
 	}
 }
 
+// checkRedirect holds a 301 to what the spec says of a trailing slash: the
+// same path without it, query kept, a route of the spec, with no body.
+func (c *Checker) checkRedirect(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	path := strings.TrimRight(req.URL.Path, "/")
+	want := strings.TrimRight(req.URL.EscapedPath(), "/")
+	if req.URL.RawQuery != "" {
+		want += "?" + req.URL.RawQuery
+	}
+	loc := res.Header.Get("Location")
+	if !strings.HasSuffix(req.URL.Path, "/") || loc != want {
+		t.Errorf("%s %s: 301 to %q, want a redirect only from a trailing slash, to %q", req.Method, req.URL, loc, want)
+		return
+	}
+	if !pagePath(path) && !strings.HasPrefix(path, "/v1/") {
+		t.Errorf("%s %s: 301 from a document or probe", req.Method, req.URL)
+	}
+	target, err := http.NewRequest(http.MethodGet, loc, nil)
+	if err == nil {
+		_, _, err = c.router.FindRoute(target)
+	}
+	if err != nil {
+		t.Errorf("%s %s: 301 to %s, which is not a route of the spec: %v", req.Method, req.URL, loc, err)
+	}
+	if len(body) != 0 {
+		t.Errorf("%s %s: 301 with a %d-byte body", req.Method, req.URL, len(body))
+	}
+}
+
 // checkEnvelope validates an error body against the Error schema and its
 // status field against the response's.
 func (c *Checker) checkEnvelope(t testing.TB, req *http.Request, status int, body []byte) {
@@ -434,8 +465,9 @@ func (readCloser) Close() error { return nil }
 // Forward returns a handler that sends each request to the server at base (say
 // "http://127.0.0.1:8080") over a real connection and copies its answer back, so Do
 // can check a running server. The client must not decompress (set
-// DisableCompression): the test's Accept-Encoding, or none, goes as written, and so
-// does a missing User-Agent.
+// DisableCompression) nor follow redirects (CheckRedirect returning
+// http.ErrUseLastResponse): the test's Accept-Encoding, or none, goes as written,
+// and so does a missing User-Agent.
 func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)

@@ -126,6 +126,14 @@ func TestCheckerCatches(t *testing.T) {
 			answer(404, errHTML, []byte("<h1>404</h1>"+home)), "error page: the page"},
 		{"a documented page error as JSON", "GET", "/changes?language=xx", nil,
 			answer(400, errJSON, []byte(`{"status":400,"error":"x"}`)), "does not match openapi.yaml"},
+		{"a redirect elsewhere", "GET", "/docs/", nil,
+			answer(301, map[string]string{"Location": "/"}, nil), `want a redirect only from a trailing slash, to "/docs"`},
+		{"a redirect without the query", "GET", "/v1/weapons/?language=de-DE", nil,
+			answer(301, map[string]string{"Location": "/v1/weapons"}, nil), `to "/v1/weapons?language=de-DE"`},
+		{"a redirect to no route", "GET", "/v1/nothing/", nil,
+			answer(301, map[string]string{"Location": "/v1/nothing"}, nil), "not a route of the spec"},
+		{"a redirect of a probe", "GET", "/healthz/", nil,
+			answer(301, map[string]string{"Location": "/healthz"}, nil), "from a document or probe"},
 		{"HEAD with a body", "HEAD", "/v1/version", nil,
 			answer(200, okHeaders, []byte(version)), "HEAD answered with"},
 		{"gzip not asked for", "GET", "/v1/version", nil,
@@ -160,6 +168,10 @@ func TestCheckerCatches(t *testing.T) {
 			answer(404, errHTML, page("404", home)), ""},
 		{"a good changelog 404 page", "GET", "/changes/zzz/yyy", nil,
 			answer(404, errHTML, page("404", home+`<a href="/changes">Changes</a>`)), ""},
+		{"a good 301", "GET", "/v1/weapons/?language=de-DE", nil,
+			answer(301, map[string]string{"Location": "/v1/weapons?language=de-DE"}, nil), ""},
+		{"a good 301 from a page", "GET", "/docs/", nil,
+			answer(301, map[string]string{"Location": "/docs"}, nil), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
