@@ -11,6 +11,7 @@ import (
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
 )
 
 // TestPageErrorsArePages: on the pages' paths — every path outside /v1 but
@@ -201,5 +202,90 @@ func trailingSlashes(t *testing.T, handler func(edition.Repository, http.Handler
 				t.Errorf("the Location %s answers %d", tc.location, res.StatusCode)
 			}
 		})
+	}
+}
+
+// TestHomeNamesTheRequestsAddress: the landing page's example command names
+// the address the request came to — its Host when that is a plain host name
+// or address, https when X-Forwarded-Proto says so — and anything else in
+// Host gives the default address, so nothing a client sends that could end
+// the command's quotes or the page's markup reaches the page.
+func TestHomeNamesTheRequestsAddress(t *testing.T) {
+	t.Parallel()
+	check := apitest.New(t)
+	h := handler(t, served(t), nil)
+	const path = "/v1/weapons?language=ja-JP'"
+	for _, tc := range []struct {
+		name, host, proto string
+		says              string
+	}{
+		{"a host name and port", "refdata.example:8443", "", "'http://refdata.example:8443" + path},
+		{"a host name", "refdata.example", "", "'http://refdata.example" + path},
+		{"an IPv4 address", "192.0.2.7:8080", "", "'http://192.0.2.7:8080" + path},
+		{"an IPv6 address", "[2001:db8::1]:8080", "", "'http://[2001:db8::1]:8080" + path},
+		{"behind a proxy that ends TLS", "refdata.example", "https", "'https://refdata.example" + path},
+		{"a proxy's list", "refdata.example", "HTTPS, http", "'https://refdata.example" + path},
+		{"a proxy on plain http", "refdata.example", "http", "'http://refdata.example" + path},
+		{"an unknown scheme", "refdata.example", "gopher", "'http://refdata.example" + path},
+		{"markup in Host", `evil.example"><script>alert(1)</script>`, "", "'http://localhost:8080" + path},
+		{"a quote in Host", `evil.example';rm -rf ~;'`, "", "'http://localhost:8080" + path},
+		{"markup in Host behind a proxy", `<img src=x onerror=alert(1)>`, "https", "'https://localhost:8080" + path},
+		{"a port that is not a number", "refdata.example:http", "", "'http://localhost:8080" + path},
+		{"a user in Host", "user@refdata.example", "", "'http://localhost:8080" + path},
+		{"no Host", "", "", "'http://localhost:8080" + path},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			req := get("/", "User-Agent", "", "X-Forwarded-Proto", tc.proto)
+			req.Host = tc.host
+			res := check.Do(t, h, req)
+			b, _ := io.ReadAll(res.Body)
+			body := string(b)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%d: %.300s", res.StatusCode, body)
+			}
+			if want := "curl -A 'MyApp/1.0 (+https://example.com)' " + tc.says; !strings.Contains(body, want) {
+				t.Errorf("the page lacks %s", want)
+			}
+			for _, bad := range []string{"<script>alert", "<img src=x", "rm -rf"} {
+				if strings.Contains(body, bad) {
+					t.Errorf("the page carries %s", bad)
+				}
+			}
+			if v := res.Header.Get("Vary"); v != "Accept-Encoding, X-Forwarded-Proto" {
+				t.Errorf("Vary %q: the page depends on X-Forwarded-Proto", v)
+			}
+			if cc := res.Header.Get("Cache-Control"); cc != impl.CacheSignal {
+				t.Errorf("Cache-Control %q", cc)
+			}
+		})
+	}
+}
+
+// TestHomeThroughTheEdge: the edge hands the router the Host its client sent,
+// and each address gets its own page (and ETag).
+func TestHomeThroughTheEdge(t *testing.T) {
+	t.Parallel()
+	r := served(t)
+	check := apitest.New(t)
+	h := throughEdge(t, handler(t, r, nil), r)
+	etags := map[string]string{}
+	for _, host := range []string{"one.example:8080", "two.example"} {
+		for range 2 {
+			req := get("/")
+			req.Host = host
+			res := check.Do(t, h, req)
+			b, _ := io.ReadAll(res.Body)
+			if !strings.Contains(string(b), "http://"+host+"/v1/weapons") {
+				t.Errorf("Host %s: the page does not name it", host)
+			}
+			if prev, ok := etags[host]; ok && prev != res.Header.Get("ETag") {
+				t.Errorf("Host %s: ETag %s, then %s", host, prev, res.Header.Get("ETag"))
+			}
+			etags[host] = res.Header.Get("ETag")
+		}
+	}
+	if etags["one.example:8080"] == etags["two.example"] {
+		t.Error("two addresses, one ETag")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -180,8 +181,8 @@ func TestChangesKeptPerPair(t *testing.T) {
 	if _, err := site.Changes("0000000000000000", eds[0].ManifestID, ja); catalog.ErrorCode(err) != catalog.ENOTFOUND {
 		t.Errorf("a version that is not retained: %v, want ENOTFOUND", err)
 	}
-	h1, _ := site.Home()
-	h2, _ := site.Home()
+	h1, _ := site.Home("http://example.test")
+	h2, _ := site.Home("http://example.test")
 	if h1 != h2 {
 		t.Error("the landing page was rendered twice for one version")
 	}
@@ -216,7 +217,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := site.Home(); err != nil {
+	if _, err := site.Home("http://example.test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := site.Changes("", "", catalog.DefaultLocale); err != nil {
@@ -229,7 +230,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 	if gone.Value() != nil {
 		t.Error("the pages keep the edition served before the swap")
 	}
-	home, err := site.Home()
+	home, err := site.Home("http://example.test")
 	if err != nil || !bytes.Contains(home.JSON, []byte("3333333333333333")) {
 		t.Errorf("the landing page after the swap does not name the new version (%v)", err)
 	}
@@ -441,5 +442,50 @@ func TestErrorPage(t *testing.T) {
 				t.Errorf("%d %s: the page has %s", tc.status, tc.path, bad)
 			}
 		}
+	}
+}
+
+// TestHomeEscapesItsOrigin: the origin the landing page names is text, never
+// markup, whatever the caller passes (impl passes only plain host names).
+func TestHomeEscapesItsOrigin(t *testing.T) {
+	t.Parallel()
+	cur := snapshot(t, "2222222222222222", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
+	site, err := pages.New(static(t, cur), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := site.Home(`http://x'"><script>alert(1)</script>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b.JSON)
+	if strings.Contains(page, "<script>alert") || !strings.Contains(page, `'http://x&#39;&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/v1/weapons?language=ja-JP'`) {
+		t.Errorf("the origin is not escaped: %s", page[strings.Index(page, "<pre>"):])
+	}
+}
+
+// TestHomeKeptPerOrigin: each address gets its page, rendered once and kept,
+// up to a bound; past it the oldest is rendered again when asked for.
+func TestHomeKeptPerOrigin(t *testing.T) {
+	t.Parallel()
+	cur := snapshot(t, "2222222222222222", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
+	site, err := pages.New(static(t, cur), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := site.Home("http://a.example")
+	if again, _ := site.Home("http://a.example"); again != first {
+		t.Error("one address, two renders")
+	}
+	if other, _ := site.Home("https://a.example"); other == first || !bytes.Contains(other.JSON, []byte("https://a.example/v1/weapons")) {
+		t.Error("another scheme, the same page")
+	}
+	for i := range 20 {
+		if _, err := site.Home(fmt.Sprintf("http://host%d.example", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again, _ := site.Home("http://a.example"); again == first || !bytes.Equal(again.JSON, first.JSON) {
+		t.Error("the oldest page is kept past the bound, or renders differently")
 	}
 }

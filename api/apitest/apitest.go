@@ -467,7 +467,7 @@ func (readCloser) Close() error { return nil }
 // can check a running server. The client must not decompress (set
 // DisableCompression) nor follow redirects (CheckRedirect returning
 // http.ErrUseLastResponse): the test's Accept-Encoding, or none, goes as written,
-// and so does a missing User-Agent.
+// and so do a missing User-Agent and the Host (the landing page names it).
 func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)
@@ -475,6 +475,7 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 			t.Fatal(err)
 		}
 		out.Header = req.Header.Clone()
+		out.Host = req.Host
 		if _, ok := out.Header["User-Agent"]; !ok {
 			out.Header["User-Agent"] = []string{""} // send none, not Go's default
 		}
