@@ -20,8 +20,10 @@ import (
 )
 
 // New builds the service's handler. Every error it writes is the spec's JSON
-// envelope, including the ones the generated parameter binding and the router
-// produce. A server without Pages gets package pages' over its repository.
+// envelope, or on a page path an error page (IsPagePath), including the ones
+// the generated parameter binding and the router produce. A path with a
+// trailing slash is redirected to the route without it. A server without
+// Pages gets package pages' over its repository.
 func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
 	specJSON, err := specAsJSON()
 	if err != nil {
@@ -47,12 +49,21 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Use(recoverer(logger))
 	r.Use(observe(logger, m))
 	r.Use(middleware.GetHead)
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		impl.WriteError(w, http.StatusNotFound, fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", r.URL.Path))
+	r.NotFound(func(w http.ResponseWriter, req *http.Request) {
+		if to, ok := withoutTrailingSlash(r, req); ok {
+			w.Header().Set("Location", to)
+			w.WriteHeader(http.StatusMovedPermanently)
+			return
+		}
+		msg := fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", req.URL.Path)
+		if IsPagePath(req.URL.Path) {
+			msg = fmt.Sprintf("There is no page at %s. The pages are the home page, the API reference (/docs) and the changes (/changes).", req.URL.Path)
+		}
+		writeError(w, req, http.StatusNotFound, msg)
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		w.Header()["Allow"] = hAllowMethods
-		impl.WriteError(w, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
+		writeError(w, r, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
 	})
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
@@ -78,15 +89,81 @@ func wellFormed(next http.Handler) http.Handler {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
 			w.Header()["Allow"] = hAllowMethods
-			impl.WriteError(w, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
+			writeError(w, r, http.StatusMethodNotAllowed, MethodNotAllowedMessage)
 			return
 		}
 		if !EscapesOK(r.URL.RawQuery) || (r.URL.RawPath != "" && !EscapesOK(r.URL.RawPath)) {
-			impl.WriteError(w, http.StatusBadRequest, BadEscapeMessage)
+			writeError(w, r, http.StatusBadRequest, BadEscapeMessage)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// IsPagePath reports whether the errors of a request for path are answered as
+// HTML pages: path is origin-form (starts with '/') and is neither under /v1
+// nor one of the documents and probes machines read (/openapi.yaml,
+// /openapi.json, /healthz, /readyz, /metrics), whose errors, like /v1's, are
+// the JSON envelope. The path alone decides, never Accept: one URL has one
+// kind of error, as it has one kind of body.
+func IsPagePath(path string) bool {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+		return false
+	}
+	switch path {
+	case "/openapi.yaml", "/openapi.json", "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return true
+}
+
+// ErrorAnswer is the error answer to a request for path, as header fields and
+// body: an HTML page in the pages' layout for a page path (IsPagePath), the
+// JSON envelope otherwise. For writers that are not net/http's (the edge).
+func ErrorAnswer(path string, status int, msg string) ([]representation.Field, []byte) {
+	if IsPagePath(path) {
+		return impl.PageErrorHeader, pages.ErrorPage(status, msg, path)
+	}
+	return representation.ErrorHeader, impl.ErrorJSON(status, msg)
+}
+
+// writeError answers an error the router or its middleware decides, in the
+// form ErrorAnswer gives for the request's path.
+func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if IsPagePath(r.URL.Path) {
+		impl.WritePageError(w, r, status, func() []byte { return pages.ErrorPage(status, msg, r.URL.Path) })
+		return
+	}
+	impl.WriteError(w, status, msg)
+}
+
+// withoutTrailingSlash is where a request whose path ends in '/' is sent when
+// the path without its trailing slashes is a route of the router (a page or a
+// /v1 route, not a probe or a document): that path, escaped as the request
+// had it, with the query kept. /docs/ and /v1/weapons/ are the same
+// resources as /docs and /v1/weapons, which clients and people type either
+// way; a redirect keeps one URL per resource for caches, ETags and metrics.
+func withoutTrailingSlash(router *chi.Mux, r *http.Request) (string, bool) {
+	if len(r.URL.Path) < 2 || !strings.HasSuffix(r.URL.Path, "/") {
+		return "", false
+	}
+	path := strings.TrimRight(r.URL.Path, "/")
+	escaped := strings.TrimRight(r.URL.EscapedPath(), "/")
+	// chi routes on the escaped path when the request has one (RawPath).
+	route := path
+	if r.URL.RawPath != "" {
+		route = escaped
+	}
+	// A path that starts "//" or "/\" is another host to a browser.
+	if path == "" || strings.HasPrefix(escaped, "//") || strings.HasPrefix(escaped, "/\\") ||
+		!IsPagePath(path) && !strings.HasPrefix(path, "/v1/") ||
+		!router.Match(chi.NewRouteContext(), http.MethodGet, route) {
+		return "", false
+	}
+	if r.URL.RawQuery != "" {
+		escaped += "?" + r.URL.RawQuery
+	}
+	return escaped, true
 }
 
 // Messages shared with the edge, which answers the same requests before routing.
@@ -182,7 +259,7 @@ func paramError(w http.ResponseWriter, r *http.Request, err error) {
 	case errors.As(err, &format):
 		msg = fmt.Sprintf("parameter %q is not in the form /openapi.yaml gives it; give it once, percent-encoded", format.ParamName)
 	}
-	impl.WriteError(w, http.StatusBadRequest, msg)
+	writeError(w, r, http.StatusBadRequest, msg)
 }
 
 func document(contentType string, body []byte) http.HandlerFunc {

@@ -341,8 +341,13 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 						b, _ := io.ReadAll(res.Body)
 						t.Errorf("unknown version: %d, want 404; header %v; body %.300q", res.StatusCode, res.Header, b)
 					}
-					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != http.StatusBadRequest {
-						t.Errorf("malformed version: %d, want 400", res.StatusCode)
+					// Not a manifest ID: the API's 400; a page that does not exist.
+					wantMalformed := http.StatusBadRequest
+					if page {
+						wantMalformed = http.StatusNotFound
+					}
+					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != wantMalformed {
+						t.Errorf("malformed version: %d, want %d", res.StatusCode, wantMalformed)
 					}
 				case "/readyz":
 					res := check.Do(t, notReady, get(url))

@@ -1,4 +1,5 @@
 // Package api assembles the HTTP server: the chi router with the generated routes,
 // middleware (recovery, request logging and metrics, the User-Agent rule), the JSON
-// error envelope for every error, and the spec documents.
+// error envelope for every error (an HTML page on the pages' paths), and the spec
+// documents.
 package api

@@ -35,7 +35,7 @@ func throughEdge(t testing.TB, router http.Handler, r edition.Repository) http.H
 	client := &http.Client{Transport: &http.Transport{
 		DialContext:        func(context.Context, string, string) (net.Conn, error) { return ln.Dial() },
 		DisableCompression: true,
-	}}
+	}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return apitest.Forward(t, client, "http://edge")
 }
 

@@ -18,7 +18,8 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// recoverer turns a panic into a 500 JSON error; the server lives on.
+// recoverer turns a panic into a 500 (JSON, or a page on a page path); the
+// server lives on.
 func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -27,7 +28,8 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 					if err, ok := v.(error); ok && errors.Is(err, http.ErrAbortHandler) {
 						panic(v)
 					}
-					impl.Fail(w, r, logger, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+					status, msg := impl.ClientError(w, r, logger, catalog.Internal("internal error", fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+					writeError(w, r, status, msg)
 				}
 			}()
 			next.ServeHTTP(w, r)

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -288,10 +289,10 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-// reject answers an error decided at the edge, logged once, as the router logs
-// its 4xx.
+// reject answers an error decided at the edge, in the form the router gives
+// the request's path (api.ErrorAnswer), logged once, as the router logs its 4xx.
 func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
-	writeError(ctx, status, msg)
+	writeError(ctx, status, msg, targetPath(ctx))
 	if s.logger.Enabled(context.Background(), slog.LevelInfo) {
 		s.logger.LogAttrs(context.Background(), slog.LevelInfo, "request",
 			slog.String("method", string(ctx.Method())), slog.String("target", string(ctx.RequestURI())),
@@ -384,9 +385,11 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	if d.Sent != nil {
 		ctx.Response.SetBodyRaw(d.Sent.Bytes)
 	}
-	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && !bytes.Equal(ctx.Response.Header.ContentType(), vJSON) {
+	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && bytes.HasPrefix(ctx.Response.Header.ContentType(), vText) {
 		// The adaptor could not turn the request into a net/http one (it logs
-		// why): the request is at fault, and the answer is still the envelope.
+		// why, and answers a text/plain 500, where the router's errors are the
+		// envelope or a page): the request is at fault, and gets the router's
+		// kind of error.
 		ctx.Response.Reset()
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
@@ -400,7 +403,7 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 }
 
-var vJSON = []byte("application/json")
+var vText = []byte("text/plain")
 
 // remember keeps the described Response for target, in the memo of the edition
 // it answered from.
@@ -504,7 +507,7 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	case errors.Is(err, fasthttp.ErrBodyTooLarge):
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
 	}
-	writeError(ctx, status, msg)
+	writeError(ctx, status, msg, "") // no path of an unreadable request is trusted: the envelope
 	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
 		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
 }
@@ -515,17 +518,31 @@ func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 		s.logger.Error("panic serving request", "request_id", id, "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
 		ctx.Response.Reset()
 		ctx.Response.Header.Set("X-Request-Id", id)
-		writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later")
+		writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later", targetPath(ctx))
 	}
 }
 
-// writeError answers an error decided at the edge: the envelope, with the
-// fields every error carries and the CORS fields the router's middleware adds.
-func writeError(ctx *fasthttp.RequestCtx, status int, msg string) {
+// writeError answers an error decided at the edge as the router answers one for
+// path (api.ErrorAnswer: a page for a page path, else the envelope), with the
+// CORS fields the router's middleware adds.
+func writeError(ctx *fasthttp.RequestCtx, status int, msg, path string) {
+	header, body := api.ErrorAnswer(path, status, msg)
 	ctx.SetStatusCode(status)
-	setFields(&ctx.Response.Header, representation.ErrorHeader)
+	setFields(&ctx.Response.Header, header)
 	setFields(&ctx.Response.Header, api.CORS)
-	ctx.SetBody(impl.ErrorJSON(status, msg))
+	ctx.SetBody(body)
+}
+
+// targetPath is the path of the request's target, percent-decoded as the
+// router's request has it (raw when it does not decode), for api.ErrorAnswer;
+// a target that is not origin-form ("*", an absolute or authority form) gives
+// a path that is not a page's. Errors only: it copies.
+func targetPath(ctx *fasthttp.RequestCtx) string {
+	path, _, _ := strings.Cut(string(ctx.RequestURI()), "?")
+	if decoded, err := url.PathUnescape(path); err == nil {
+		return decoded
+	}
+	return path
 }
 
 // logAdapter sends fasthttp's own messages (rare: accept errors and the like) to slog.

@@ -18,7 +18,7 @@ import (
 
 // FuzzRequest feeds raw bytes to the edge as one connection's input: whatever
 // arrives, no answer is a 5xx, no error answer is anything but the JSON
-// envelope, and nothing panics (a panic the recoverer catches is a 500, so it
+// envelope or an error page, and nothing panics (a panic the recoverer catches is a 500, so it
 // fails too). The seed corpus (testdata/fuzz/FuzzRequest and the f.Add calls)
 // runs in every `go test`; `make fuzz` explores further.
 func FuzzRequest(f *testing.F) {
@@ -53,6 +53,14 @@ func FuzzRequest(f *testing.F) {
 			if err != nil || res.StatusCode < 400 || len(body) == 0 {
 				continue
 			}
+			// The request it answers is not known here (the input may hold
+			// several, or none net/http reads): an error page answers a page
+			// path, and is held to what every error page is.
+			req := &http.Request{Method: "GET", URL: &url.URL{Opaque: "(fuzz input)"}}
+			if strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+				checker.CheckErrorPage(t, req, res, body)
+				continue
+			}
 			var e struct {
 				Status int    `json:"status"`
 				Error  string `json:"error"`
@@ -61,10 +69,8 @@ func FuzzRequest(f *testing.F) {
 				!strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
 				t.Fatalf("input %q\nanswered %d %q: %s", in, res.StatusCode, res.Header.Get("Content-Type"), body)
 			}
-			// The request it answers is not known here (the input may hold
-			// several, or none net/http reads): the error is held to the
-			// spec's Error schema, which every error answer has.
-			checker.CheckError(t, &http.Request{Method: "GET", URL: &url.URL{Opaque: "(fuzz input)"}}, res, body)
+			// Any other error is held to the spec's Error schema.
+			checker.CheckError(t, req, res, body)
 		}
 	})
 }

@@ -17,7 +17,8 @@ import (
 )
 
 // malformed are request shapes a hostile or careless client sends; each must get
-// its 4xx in the error envelope, never a 5xx or text/plain.
+// its 4xx — in the error envelope, or on a page path an error page — never a 5xx
+// or text/plain.
 var malformed = []struct {
 	name, method, target, proto string
 	status                      int
@@ -41,6 +42,13 @@ var malformed = []struct {
 	{"PATCH", "PATCH", "/v1/maps", "HTTP/1.1", 405},
 	{"trailing percent in language", "GET", "/v1/maps?language=en-US%", "HTTP/1.1", 400},
 	{"bad escape in a diff", "GET", "/v1/diff/latest?x=%G0", "HTTP/1.1", 400},
+	// On the pages' paths the same errors are error pages (apitest.CheckError
+	// knows which path gets which).
+	{"DELETE on a page", "DELETE", "/docs", "HTTP/1.1", 405},
+	{"bad escape in a page's query", "GET", "/changes?language=%zz", "HTTP/1.1", 400},
+	{"bad escape in a page's path", "GET", "/changes/%zz", "HTTP/1.1", 400},
+	{"HTTP/2.0 request line for a page", "GET", "/", "HTTP/2.0", 400},
+	{"unknown page", "GET", "/nope", "HTTP/1.1", 404},
 	// fasthttp reads these, but net/url cannot parse them into the router's request:
 	// the edge answers for the router (the adaptor alone would send a text/plain 500).
 	{"absolute form with a bad port", "GET", "http://a:b/v1/version", "HTTP/1.1", 400},

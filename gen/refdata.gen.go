@@ -21695,8 +21695,9 @@ type ClientInterface interface {
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
 	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+	// at all: to a person that is a page that does not exist.
 	//
 	// Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
 	GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22171,8 +22172,9 @@ func (c *Client) GetChangesPage(ctx context.Context, params *GetChangesPageParam
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
 // booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-// `from` or `to` is not a manifest ID, 404 when either is not retained.
+// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+// at all: to a person that is a page that does not exist.
 //
 // Corresponds with GET /changes/{from}/{to} (the `GetChangesBetweenPage` operationId).
 func (c *Client) GetChangesBetweenPage(ctx context.Context, from FromVersion, to ToVersion, params *GetChangesBetweenPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -27502,8 +27504,9 @@ type ClientWithResponsesInterface interface {
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
 	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-	// `from` or `to` is not a manifest ID, 404 when either is not retained.
+	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+	// at all: to a person that is a page that does not exist.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28111,20 +28114,24 @@ type GetHomePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetHomePageResponse500Headers the declared response headers of an HTTP 500 response for GetHomePage
+type GetHomePageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetHomePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHomePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetHomePageResponse304Headers
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetHomePageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetHomePageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28180,34 +28187,46 @@ type GetChangesPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesPageResponse400Headers the declared response headers of an HTTP 400 response for GetChangesPage
+type GetChangesPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesPageResponse404Headers the declared response headers of an HTTP 404 response for GetChangesPage
+type GetChangesPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesPageResponse500Headers the declared response headers of an HTTP 500 response for GetChangesPage
+type GetChangesPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesPageResponse304Headers
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChangesPageResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChangesPageResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetChangesPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetChangesPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetChangesPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetChangesPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28263,34 +28282,46 @@ type GetChangesBetweenPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesBetweenPageResponse400Headers the declared response headers of an HTTP 400 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesBetweenPageResponse404Headers the declared response headers of an HTTP 404 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetChangesBetweenPageResponse500Headers the declared response headers of an HTTP 500 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesBetweenPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON400 the response for an HTTP 400 `application/json` response
-	JSON400 *BadRequest
-	// JSON404 the response for an HTTP 404 `application/json` response
-	JSON404 *NotFound
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesBetweenPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesBetweenPageResponse304Headers
-}
-
-// GetJSON400 returns the response for an HTTP 400 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON400() *BadRequest {
-	return r.JSON400
-}
-
-// GetJSON404 returns the response for an HTTP 404 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON404() *NotFound {
-	return r.JSON404
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetChangesBetweenPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetChangesBetweenPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetChangesBetweenPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetChangesBetweenPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28346,20 +28377,24 @@ type GetDocsPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDocsPageResponse500Headers the declared response headers of an HTTP 500 response for GetDocsPage
+type GetDocsPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetDocsPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON500 the response for an HTTP 500 `application/json` response
-	JSON500 *InternalError
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDocsPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDocsPageResponse304Headers
-}
-
-// GetJSON500 returns the response for an HTTP 500 `application/json` response
-func (r GetDocsPageResponse) GetJSON500() *InternalError {
-	return r.JSON500
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetDocsPageResponse500Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -34499,8 +34534,9 @@ func (c *ClientWithResponses) GetChangesPageWithResponse(ctx context.Context, pa
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
 // booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions and rules as `/v1/diff/{from}/{to}`: 400 when
-// `from` or `to` is not a manifest ID, 404 when either is not retained.
+// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
+// at all: to a person that is a page that does not exist.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -35547,19 +35583,6 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 	}
 
 	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
-	}
-
-	switch {
 	case rsp.StatusCode == 200:
 		var headers GetHomePageResponse200Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
@@ -35678,6 +35701,44 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetHomePageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -35694,33 +35755,6 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 	response := &GetChangesPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -35842,6 +35876,120 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetChangesPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetChangesPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetChangesPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -35858,33 +36006,6 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 	response := &GetChangesBetweenPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
-		var dest BadRequest
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON400 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
-		var dest NotFound
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON404 = &dest
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -36006,6 +36127,120 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetChangesBetweenPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetChangesBetweenPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetChangesBetweenPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -36022,19 +36257,6 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 	response := &GetDocsPageResponse{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
-	}
-
-	switch {
-	case rsp.StatusCode == 304:
-		break // No content-type
-
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
-		var dest InternalError
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON500 = &dest
-
 	}
 
 	switch {
@@ -36156,6 +36378,44 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetDocsPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
 	}
 
 	return response, nil
@@ -50690,373 +50950,384 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs5tjCKvwqh3wfEni35FsedttH4wbGd7uwdJ4HtdM8+4z5HVNWSxHEVWUOyLKsbAeav/QAbB/je",
-	"YL/I9ybzJAdcZF0klaQq2aWUE/UMui2J13Xn4uJaf7Y8EUaCA9eqdfxnawjUB4l/nnoeKHUmuJYiOA0C",
-	"Mfoo2YBx85sPypMs0kzw1nHr7OPVNekLSXpSjBRIQqNInRAajOhYke5fujutdkvCP2ImwW8daxlDu6W8",
-	"IYTUDAYPNIwCaB23/tJqt/Q4Mn8qLRkftL58aU8u5OIhEgp+yZY5u5QTEoBWE4shEqhPuhc3dNBtk+5f",
-	"O+dU086vIBUTvEso90nXTABcd95TPojpAEqv2ozaJpNjtsn0cIVbO6PeENzOCjZDNQ3EQJFuFPcC5rVJ",
-	"SB86dAA/vdzbaxOlaQCd0ZAF0JFwTwPmUw0/He11T0h3935/9z63v1uOX/ms398NqAalu9mwXHQ8s5Iu",
-	"2coGInAPckw0C+GEUPJy75AwRbwh0Gj7JD/cn30pwi+7f2rxpVuw1P1XL4/2zHpZGMaa9gLo7tzykrCt",
-	"tvFiGFtEXHBP+Oa7GTB3e7JLhCTdwR8s6pLREDjRQyA94Y9xyyKMJCgFPtnyhkIBJ70x6RqyjHQnGbdL",
-	"/tG5p0EMqm1ITweM9JlUmghOKNEMtk8I7SngGlmF+cA102NDZLmN8zhsHf+t1ZOtdsssp/X7gi2lpDWz",
-	"pZshkEB4NIB0Jy8U0fCgzYYYJ1sK7E+nn96RXN/tE1xdN3BD/0SDoNvGlvuviSd8sz1PhCHtKIiopBr8",
-	"snwCvPP5uhBFhnMc48zu5ZJy1gelybtzIvq4lAENgTjqzlDlmW8NLZZd0N6ri9cvL968unh5cPTqhzc/",
-	"Fq7NcPfsoq61FHxAHO0JaVfGjKAxtAJcU9OSbAH1hsSz+CKWUsiQKsK0ImLEt9u33AfJ7sHHpeP3vbEG",
-	"dexIxKOB/YLcAUS4W2U2atZFqCeFUgko1M4tvwbuE6ZJj3p3BtHdd/3OB8Ghc0m1N+wSLcgAtOXn8mx4",
-	"2+J794NL2Pvjj1e/hW9/Hf8cXzPN736Qt61CqP1K5XgWaqdOI0yzTlmETfUrmPlLu2WoMgTt1MNbKcIq",
-	"pJVSlUC+p9KSFNnaPyJDeKA+eCykAfHZgGm1bVZuVGIronrYarc4Dc16TJfViTCkD++BD/SwdXx0WATd",
-	"d+pTQMdGlJ4NqaSeBlkg1sycXRIwZUiNB2PcHx0YVU8oiQI6Bkk8yknEvLsT0u3TQEE3ayr0EKQiW/SW",
-	"S/CE9DPeM6SoUFJQwgXvRG45xEvWs71D3kNfExHrttMkOPXOLT/lY6OhNc6ujHLhYz00jAGBAiOgDvf2",
-	"CKeh+cpMqUeCWNFqKRYB/o8Y5DiDOCsASZFkNUBptVu412LhOl+qvrcS1VEKStM+g8BXx0Tw9PtMThpB",
-	"auQnAsrCwAllatSCB7fcygf8lv0Bfm5Q0gNPhKAI5UT0/g6eJncwBt/onvw0J8SJ8lve/dc//+fUzGe3",
-	"rbZ3yDn0aRxogrLXoCQF+7EVJSDvjY0UKEEocpeZcGxxf8tzaHLbU+BQQba6PnR8MPbU6fv33e02QbGW",
-	"mH1DqtpoWGkJVNtf1C1HHjMDIGGCT4YggWzNWl+GAEDhIl1LFUEQMD7YPsl9e8uTrw3hINlyMNyrgPs7",
-	"5LSAtOyylEg6pAKDDNg98FseCmkgagDPPbO4/3+qDn3onF/cxnt7B0fpd33ZeXvV3bYABSmFdGtnej69",
-	"BplZmBHp/5LQbx23/n+7mVG+63C5mwDmozwNAiTURHq985dKNkokaMo4+KmAKxZobcR+Du3zJFyYTV6f",
-	"nPtEB1CWHZmG0MHdGQURHUAhZ5KtqU0i6faFtOR5+undC5WZQN1ZNrJcbahoUnQZbXG4t3dsxCsdAFFD",
-	"MVK33CwhGe0pKQL3j4C6EY/UcVpU1HBa1Ij3zzHzi41ag+UXinz+/O68TV53DvF/+wcFCzfGzxSa52wl",
-	"NrOV28zRSzjyDnpHnUP6Gjqvj370Oi/9Q68DL1+/fPXq4ODo1evD5Rv8YiZTkeAK7EnbKMZ3GkLzwdmK",
-	"5k8aRQHz0JDc/buyyM1WRfn4Y791/LfFRIJjvxH+uPWlXaLlaRDYxr/jMicR8JE7+6FtgGsoycAMUDhb",
-	"xWYgPONC6LgDbgedCJ3Mi1C0Gtd7d673IXUIpMNal0An5xMoPfCkNyE5kHdyJ/JFQ02c3rNjWSd/1FzY",
-	"f+pkmhsiL/VKDJE2zx1YFnXDNjkzfVFbbPOl3Zp0cCzrlT/SISkheb1nStdF5Gbs8oRuWi8k9ovMZk3k",
-	"JvU0u0/F54YJNkxQlQneUP/KUksJLkjVzp8ttCpzNgJ58fDQ+etfXxgTlgtNVBxFQmrwT0isILF5qOyc",
-	"XrQJ2qxta7u0yb/++T/GwtBUx6p1fLi396WsvXGBiyhglZuMCcyCQhr0hQzBJ1tckM8KZOfUao2YpwtN",
-	"DaJ2rr1R6+bUFGY2y/aOAfub2PfHNWlIHLuU4MCWSzVkz7TaCIeNcKgsHAzhvId7COqkdJygPLlj83I0",
-	"TwLTdkP5G8pfnfJrMhAnJ6hI/SVNxRwPbAzGDWc8JWfUyRTV+KEKK2yYYMMET8QE3A+gNqPIDF6SBUzT",
-	"EsaQabYh9A2hr0botYn7ZPAKxF5a4JvGG4m/YYSnYYQzkBAKXpfLJxm+FCMkjZfKfc813BD8huBXJfia",
-	"ZH9++EpEX1L+J6S/0QAbhngihhBhBJoZMroGqgSvSxVMz1OOPaZ7LVcOWQ+isMuGKzZc8WiuqEtfFM2z",
-	"GmeU1SAz/LHRJRuueXKuuWEgr0HXr0zcRFV5xnWrpE40A0kUbKKyNqzxBKxRv0bJTbQie6ygUxIm2WiV",
-	"Des8FevgSg1J1qZO0hlKMkravoQCsU/SDF9sqH9D/Y+g/to0xsQMVTmgtI7I+GCjGzbc8XTcIamna1QM",
-	"ZvjSPGEal1IJpuGG4DcEvyrB16gLkuErEX0FLWCabzTAhiGeiCFiKYF7td1gu+HLMYNrvFwDuIYbgt8Q",
-	"/KoEX5cGyA1fiejLagDXfKMBNgzxNAxxzvr9ytJ/EUWbAS0ZzxLxKfFZv096oEcAHDOm5JMkqQ2dPpJO",
-	"G0pkBk5ykbzFJGITJNYXMqS6ddzqMU4xAUVBfoLZB56Okl4oojiN1FBoQhWhxEzQyaVI01QSKr0hu98I",
-	"RyS6c6YioZguzM7RpVpTbxgC1yekzwLgNISfblsS+r6hi9t4b++llyVbwc+wo6ncGfxx2yqdOWvJNNNJ",
-	"OtIJFqZEK8MLj6TvtwE8GCFakxmdDF/KokgaLzWj+wE8YKaSjdmwMRtWpfia7Oj88JWovqQdndL+xpDe",
-	"cMTTcMTPNISL+/pSJKXjl+KHtPVSNYAGONxv8iVtqP4xVF+TIpgYvxrll1QFGf1vdMGGK56OKy6FDxf/",
-	"iFkU0V5tz4JnJyrNI5PdyqmJUPhAIO20YY0NazyeNWrUHLMTrcgeVXTJFJNstMqGdZ6WdWrWJZVYpLze",
-	"2FD8huJXpfiaVURlxVBZHWx0wIYjnoYjgNYVx2+GLscFQJdH7kcMPKT7AdBN6P6G0lei9Lrkvhu6NLWX",
-	"lPcTNL+R+RtOeBpOeMc1SE4Dm9l6pYzczA1hC7+cEAlajklAXf0hl2b71VOl2Xb1evqUBeDbOjghKIXF",
-	"RuhYkdGQ6nZa2Yd5QJQ238cR5tF2yX+lX9ubtdwMpYRArv1SzWdzq/aw8YbdN+xeld1ztFaT/puaoSoH",
-	"lNSGeT7YKMMNdzwRdyCBXMdhSGX1KO7lhapyI8+LYr2xRbpyRSKwpyIjpodWq7E/kjM/k8TGpBEsKrsJ",
-	"cf1GQ1wvaVSTrXJJo1IS+pJGS22TkEYbobsRuisQd02miBu5LIGXND1CGm0sjg3xPxHxM2U+1CXd7ejl",
-	"GMC2XS7lbbsNsW+IfUVir0vaZ6NXIfiyUt+23kj+DTM8DTN8EPqtiLm/ms+VCzICGgluz4VxzHyy5/7p",
-	"FPwr+ccQalL7ePrF0wnWEzd0HBKqye79/q6dQ01USzx8vBv3gyAq9obugZBllXa6LiHxJSd6az8IfSl8",
-	"1mcwpxqyhEiCAq4RZFj92jeb7L7rdz4IDp1Lqr1hlzBFlGZB4F456xPCBekJf7xh0UaemR2LXAH1x6ux",
-	"CHr/+YC8/OHodO/w7OzHVz/+cPjD/pG7G9BCwgs1JcgNmUyzBdlSmg6wur7enrjQePkUnKCJNHssvMgY",
-	"75Cr7DJlilIfgXezjo+9vwPuvSbbMx2/lDJOWy+1P0XScqN0N0q3qtJNyawmG3Ri/GqEX9IOTcl/Y4lu",
-	"mOJpmOKT202OFzQ86N2hDoNJJphKuMHJLzeX718RX3hxCFzvlEmk4HqRyOi5LRygTT7fvO283m4TCdwH",
-	"CT4R3ANCuU88g0mfBOwOH1LJsTXaiLH9zBAv1C0XI07Mio32vuCDgKnhCfGppvbbLXyLayxDtW2aOA6x",
-	"fEG8oVDA2ySk8g58NKdvOdOKdAPKB902rqI7jf2uHY/oIdUJh93yb47HpjI17HYtNHa9IeUDUF3SjeJe",
-	"wLw24aKDqOqSLT2EMekLs+oCCbV9Qrq7vvDU1Fi7f/alCL/s/qnFl9y4IX3o0AH89HJvr02UpgF0RkMW",
-	"QEfCPQ2YTzX8dLRXOgnE9HILkzs0Q1okQ1yDF0umx51PImDeeBYt1/i3MuAZB6DapC+4VpZ7BOdGXQiu",
-	"iODBmBgYEz00pyEMozkhLKQDUIQGSthfh1pHyjEN8wRX24uB+7jkGNXkXAKTm3EEnY8IAFUgmIKRsZ+7",
-	"XCjO+v3SxOHaF9LEY2VsQMcgz6j0azK3swlKmR1Z8+XBttiUeFT6G+tiY12sTvk12dyTE1Sk/rLBtxkP",
-	"bOzuDWc8JWfcMF3bC+7cDBX4AtuXVQvaNN5Q/4b6H0H9tSqGdIaqHFBNNSAfbHTDhjueiDskhAzkmeB9",
-	"kMC92jTE9DzluGS613JtYXuYA6nrsuGKDVc8mivq0hxF86zGGWW1yAx/bHTJhmuelGvei4GoV4uYGapw",
-	"iWlfWnNooCEJxEBsWGDDAo9ggXpVRjJDVTaoqCZSZthoiQ2LPBWLiB482Xs3HG3RGzcJODRhitDAkO7W",
-	"EGigh39sEyFtSBTRwt5SkS38/Mf200ZA2eLsNalEO3gpMWCbLlWEtiT8hrU3rF2VtS2B1aT4ssErEHtJ",
-	"dWdJfqPjNozwRIxwx/jZUIqQ1iX10wnKMUPafLn0v2OceNh2Q/kbyl+d8utSAxMTVKT+suog44GNTthw",
-	"xtNxBuafqVEluPw2JXkCW5dTCJgGZ0P1G6pfmeprVAfp+NUov4oysGmgNrpgwxVPwxWRpHWVq8axy3GC",
-	"ablc/ptWGyLfEPlKRF6rxZNOUJ7cS9o8punG6NlQ/mMpvy6rZ2KCitRf1u7JeGBj+Gw44yk5o06mqMYP",
-	"VVhhwwQbJngaJsDXfjcrVdRbSNLZuItuxPOZXA1RCw4bmt3Q7GKavRlCWFdsOI5dSmhjy6XWuzatNoJ5",
-	"Q+QrEXlN1kk6dnlCL2mdILlvrJMNEzwNE7gPT2qZuDEXWSWOcLHanKPeDZF+m1nm3Qcj3p6Uyq5AU8bB",
-	"z42/ODLUNk/ITbUJhxEoTfpMKr2hvm+T+n7DVKM1mbJ28FIq3jZdaszazKgbRb5R5KsRek3mbDZ4BWIv",
-	"adC6hMMbi3bDCE/ICNd3rF6pbyaowAymeUnpjzEoG8rfUP7qlF+rGkgmqEj91dQBxmFtdMKGM56AM9J8",
-	"6pYufHWtqca/qe8zQ300+CRFBFIzUMvOnZ8jpSXQ8C2DwDdriya69mKp9JmILdf1hQypbh23fBH3glxe",
-	"UB6HPZCme59JuKIayjdX+k0cBKBPPS+W1ObuLNFTxvw6AvAv40CzKGAgS3b8Q4iwYqcv+dSYf5seIbfp",
-	"wmW181As3vLv6ZQ2dTWy5iCRdU+B1pn8wtQMT7aigI7xMs0bUkk9DXLbVstgWhEpAptgmPZYwMy8RipN",
-	"Ukj6k/nANIRL14YbO8VuyA1u51RKip+pUqA/UT0sSJxqYKn0JyG1pEwvhYJEYZJu7YYOCjKhYtlJ9gf4",
-	"RNOBskU3qCLdUwmUnNOQDqB7QngcBKQvpAWcLTUpYo19DFTSrU+uuN166ATJBDav6pd2ywxmoJ4kWp0G",
-	"wcQC56+3x8RA0mg4nk0qXTyvD/cQGOx9oCHMjpzUuSae8AGTN58QLlzuZjNQQfLqdstnylDRO2++KJtC",
-	"SK7HdUiDoFq34rVnUDHrLguQfhwEFamJqdN7yhB9b4W8AWubuMl6QgRAuW33hio4y2yWKRZMBkkpKeaB",
-	"8O4YHzhiGw1Bgq3DIWLpYZYPn2pMqA2kbzibbHk00rEERXrQFxLI3sudvUN8Az6HxiZW+Da3/Ss2GOq3",
-	"1HPatqj5JycszhKGmt3WWxoosHxC/NgaadAmXPBOKmquxT0lEjwhfdwKZiH3qJQMMKcyGVJFuEDxs53D",
-	"ZG4tdywI+gB+RdyZEVFoBUEJAxEF1ZXp8uX3mZokiTgwG5jYnd3YAgxkIj6OmT+ZXZn6/tHh4UvaOdzv",
-	"+R043D/s9I+o34FXr/2Dox/6h/DjqyIevBfMg/eMV93dr2m/2S3izYZp1FEQgKcJTkICxqE8hZaAw5R2",
-	"RaBMMvvkyqbF2LSAn5RIBdJmSolMSYEC4srrpEVsU8wjhSJjWj442mzn9Gkeq3MNhESP1mMnmGO8XRCG",
-	"kFFnNsxaASUVVu770iprVe3ylGpCBaJIhFvI7LeJ++ugTX6WwKkPbfI50CykGoiQ5BNVit3jbBmrJw0K",
-	"M6nnGQInX8IQOSAtI5VTq2/XSC1kK3CHqp9oEBwToN4wsynSqhSUu8It5A7GxroZJ0fh7WX0trSquJno",
-	"Bh506ykoqtJs3wbp1EYzq59EaqCqx51lDJC+veNMJWKveK6pxrbf0tml0s43h5TNIWX5IQXFz+acsjmn",
-	"NPOc4u5K5loRfcOTM2Ye1bScCra6Nyk7WlQE95ebm0/ENkAd0SYHe3sTdtXB3l66fMY1DAp8v26Gtl3a",
-	"3O3WuddGbTR/D7bafivYWcUGVqNgsRZANBoKV4n6qu+w8MIdCLbOYwiY0m3yjjPNqBayTdwtYgCyTa6B",
-	"a8Yh2C64t1holn/j/oxEoS8+PZbRcBMaLIPpQuqo/zS5AoHUcZysQmINdmF8PWr5dcJcfPrr7ZA+nMeS",
-	"FrP5NXiC+3gaLnGtHILP0rxxqSivYc0WFyVWNKL3UJI6RiOmyrWdQjqi3PZ2ExbhclpXhYw/DdinVpMf",
-	"tz2B3Dx+CqmNyTexVLr2WIpzpjTlXtn4CDUUehDzTxAEUCEOY1pzz47SnlpOIVACfW171g6WCiEjdYME",
-	"l1IEjjex79d10XJKemZ0suUCxsxJMcz5PzGVhVpixcxxiA1oCB3gA8aBYHsSUT3cIR8j+o8YntYt9pRG",
-	"ClO/MN8H/q7/QeiPIw7+7Mi2RRJDp7SQYE77HF1/wvQpds1YeJa2uhH1mICkSJzhI8bPTklOru8K+iAV",
-	"0YJQgu8iyVZ3935/F7uo3T+N0vzS3c78FHYjlhish4nDAt9EhrJZH80Pez8evaRHfufwVe+Hzuu+f9jx",
-	"jijtHB30DvZfvfph/xWlS28QCrV6AWbyUJiv6FPAz+WvGm3DcixWtx3YICatZAQ2khvneAQ2DPmkDFmT",
-	"Myvl94Z4L3A9de61URu12qy+QIA0+Ra1zFPVA4PiOV3k9KVGCJJ5RDOQJY9njbBohsyHEvJzSmSSc+jT",
-	"ONAotZACy15ozEraSkf5HApm1j5z0K9wtJ+U32skwbX7eJpGxJU0/oZaZ6m1TvWQt2iapSZq33Xztrym",
-	"e62lpmzzoLI+kDQbHmskkMbTxrrIorlQ4H59t57uJN3DSb6Bm0zT4+DrWeHwoCU9LwWWXJxkKJR2KFDL",
-	"z//FM0dShOKrzBwrOE0pE2N5HuZEBM6xudqte0NxHtJ1KN6FC17ULrowKnFLOIOfAsDN2dGCkKqDVuEW",
-	"llt/Bu51eiUnmPv7uIV+hACotMAiTi89wEf5IbZ6t4htVxhmw4OP5cHaziEJjzfKnKh1t83a6tqM6Ryi",
-	"m2tHrsecTqigiXA4o0Eg4tqyH6C56BMJA2ZzdVES0mjWsjY6tYzAd8t9nzTH/Zqxi83Wt8ayq/T8MI5A",
-	"Xi0Y8ROVwDUJaA+CcoNOoSS33Nnp2hkgFiCrThupGF81GEtPhvFqbwRn8Vuh/9Oj8n0OCjXg84OQocNR",
-	"yDgLaUQioXCWNuEiZJwGwZgwTv621yb7vx+T0GZTGRvc6SGk3ZixH16oWz5ivh7iA8EhsMFQEy3IADSJ",
-	"2ANe6p+JMIo1+IRqEgjqE81CIH0pwpxf+oUiIyED/5Z7QkifcfRRY4AATkqjFypZCgOp2tlv9AEUUSMa",
-	"RWYO69jGdMC+AHV8yx/IT3bsnTH5P/+bPGTpYci/kYdrjwZU3ohT32+Tcdr0wTQdTzQd55ru3PJT0ocR",
-	"kUAD4lnUKRIwIH+PlSbmE/Ot4x0BhfDp0yAgKjBACsZpGwvonVs+wxEPJcOyxqtEYT20TMdiStQwEHJ8",
-	"zvr9inqQ+n7RdcW1kIYAPn9+d65IJEEZiSm4JTR8HQUjkPn8zXNSuhToTG9I+aBo0ndmCDNBT+ghGQ2F",
-	"AqJAMkf+9zSIgfisj0EJjBPKE+HUJsouuDcmxmAv/SjzzK4F0wUWLFVCKO5Xgo8I/NXgM4V0i59sJRn4",
-	"CgkBTDteX+Cd5yY4toEelHOQRA3FiLsXgn2gOn1GSzmhHr7MpsQLYu0NKzvk6gvnz0JN9uGHfe/VK69z",
-	"+MMRdA4OqdfZO3r9QwcOX/f2foD+a/8lrBZqsviolmCrPmNg7Q6SrxM4XxrMNZ0S84hsyqHALanmHTdt",
-	"u2s6G08hvJGnwhxE1gWOxsIip+WrgQHjLdRc/a9F1LGBM/bxvtFDapnlsmXtO7PlMKISjLzFFtvV7KhK",
-	"AtNtpBA6IoxAM83u4Rqoqu0kg6UYKL8Dn4wY98UoyXvjaTS2jUWhjeWuQBszqi+kV/kGrydkko11KpaV",
-	"8jvifiVAJbeKbsS4sjYbU0Th9qfDWe23E/Gs5bhiGq5vcPYyqT+8rOuNOTwVh+f+uzCL14LkZkohWBgF",
-	"Ddy/YYUJQa4/ktdHe/vk883ZSYIlo2GJFwhlQ5Gz8wrV0DFnwkKLayA6M/NaEC7ZhQUS2XJ5f7cLd6A0",
-	"lbrqHkQE/NF7qMRu2TIzoE+AYQ6OMwJeatVMU1eN5s2MgGiKXJ/lsO8eAChi6jr+yUyIEjqi0gef0L42",
-	"n4jVakamG5m64kGvwvVokESKlnkGF9IgqDD23DtFs7WrFEXVfThOPAQu8nJiuOm7wGzRlWXBuszgIr5o",
-	"pAFYBKANdGahc8OeUHpMPV2l3t1Aipj7ZyIQBYmmXnfSlD/k6uc3p2QID5Op/PbcP0WGgVd+0BPiSxGh",
-	"bRdQpYkeiSyPnkJH1tXPbyan7rt/it+W3TNVGKF0weMwKcOb5pa7yMH73HU9Pn539fFDd2fR8EucYGX9",
-	"XwGVA6ggC43Mv5GM8kEA52LEV+z6OarQsaq81qwoc9keYYrE3FqCJyQQI5DmK/uH+brkUwIz/JNAf4o1",
-	"tc14nw6fI6UptCf03Z5ho0k9kSF3DuIKkVJCKDwnH+VG0jyRpKnkv93IlUfJldXvsJ+RFLmG+sJUAur7",
-	"9vxh1qZOCJ3wi9iz9wtFukUH765z3Vl/z1L300fcYIK6GT5afNQxiCqw+D6aUxX49p49oS6yhf6cvW2i",
-	"hXWQiSilsKpWKBp3j3UkTu9/8oG03Vs5SqgzBqYeYqgr4Pj5ktOcC5CvR1H1e4By1NvM89s16LVBobkg",
-	"WL8LZJIwnsFB30Fp/SBqLnwwb++TOkFmXaiS6bG9phF9LHaoyNY1JmNuk3MI4gdok08SQhaHbXLx4AWx",
-	"Yve20oGk20aV5QolvjAQSVdttJdTXu6mqtrzlvsl6eLnZIrPDi92H43NkjVkgyFG8618MHxFf+zDQfHp",
-	"7O8x8+BMTKSPT4nR/fwrDWIo/t3o4Tl6PCmHqW0k5Z49UYoRqPw9X26sgiCng6PXL/0fjjqHr/0fOq8P",
-	"6cvOIez92Dn68fWrH3487O8dHr5aLcgpIRu3g4mN5oEyA/5qqQVyzPkNBUxlLPeVU1bNskZd9D2fWp8L",
-	"8dVmXk1QePOUYv37buCm12ZITiO/4RbSekzHCcpoKkSMxVBfyLWbgGz1qNYBkIgq1XaFoIQkcG/+SFpt",
-	"YygVVoGCEZU+Md/eVc4nltW4WYYeM2lS76IpZl5fAlzh9q+9IfhxkOY3nI0nGrLoXbWXxaXU0uRNvp1k",
-	"7sIygJfRQwbidfrOnoTg1p897OuRbLX6VN8DbdZoKCTU3zDxX/OOm7bdsyGNdG2hIhkpqqJUgPngXM8u",
-	"ZJXoXLsTO0+ZoFymLiIWiMHE+Wb1xLzJAuZk75quHZBNns7UngDUQnRlwrEGdDkcVN96QkUFpl1kHWDF",
-	"knJpOmHX+9dPyWl16gW4ZB4kPhXX1uotwnj6hRdLCdwbn5DOfkpwEozaSiitxB2vhACfB9/gD9Mr6WLl",
-	"jm6bdG2IWNco2O6F0bDdfBx6zHEc8EtlU07mLA64TkvAtZPQ9lSpI0cl6r8HgeADRbQoMenMu+rcrqcW",
-	"1M4IZhGep7G4iL6fNj/vVAkR9SmW3pAqs/vfmB7++qmY/639U13u3EcJlZYgp4dolbBTtzTsnk7YLtza",
-	"QjCv7yicU/NNPvWt6xCc2ABNhsVVSv81cCENSxcvsRnenbMP/GJm1YXi+LchtUIwTi9Sjkn34h8xiyLD",
-	"I9d3jKOsMRI7+/oszaaLkjySdGz++BTQMcgzKn3z6YbpAMwfZ06v4N/JdYOR9jCy78AUCemY0CgCKgvj",
-	"tMoZ/9rK3uSWPXR1WyaBU4hQt8D66o4x3sGED4mKXeKfWKrwntjr8CmIJQ1yx9UqzofcyNeMD+KAFlw0",
-	"Jb+sOEflWDtkzU8S7hmMHv8OosIpcwIM02fPiTizmSUuPW864qm1Qt4Mpdbt2Kif1ldJWzhNzfVGhn7j",
-	"1FqXryDHD00xDdySat5x07a7Ljt5EuGNtA1zEFkXOJoKi3Ma0gFcUT6oq0JnT/hjO0tJQ3kI1K/UIYBB",
-	"pfbS7PaC+5eQOIjKdrrWVOoK3aZPvNNjzKxlYvftPOzy2yxEZJk0WwUHC5e5yYbkCg5JeigssMWFHtra",
-	"JlPONZvbqwRxmGWdZa3xrkGEv9o5Zkn/knLWB6XJu/PEFWaTVinmF9dQGwAHSTX4p7ro6OQ8sj7r98mI",
-	"2vQWmEZu6/PN2fZjMwjEYUjluAwMrl1TIwZEle3bnGZztj9FX3nQ5ueZhFI7j75sE/OIqiY1ifTaFCE4",
-	"SaTVuOgjBwJcyzGJQBKPahqIQdslvOyN8RYyonro3qRjrbruCYF7kGPiMDE21rnL2NYmEEZ6bHhREca9",
-	"IPath3XKPh8YcC7PcplLwvel3erFvl+Ca+d0281uE6r1xsz3Vbu5tG4rLDf3fiJ9iFCtP95MrNxXUq86",
-	"atxhboXtopu8cq9+AA9V+5hTZyj86ktMO+5C6qCqPggsP+dN90GKzeXfqdI3pFH1PkwZkVu5nxVG7L46",
-	"VCJ06HnJvWT1rprpFZCB9yAgdz3B+2AId/UhAjEQlTvbW6JVu+3mRETlISJJx2q1XitKUFvbtGovG5G/",
-	"ardddce4N5QipI8aYrUd50eo2HlK/SdQmB6zeKOFa8/05owqdFIio8diEivQSVPslyJ5QhNMCTAntVOR",
-	"n5fI84RsMatOc187MSgydZ3XZZNiJuWBabKeUp1OZE+o8pyInJB68+yy68zGrmCBaqFpcJqkEZ4N7sbf",
-	"z7Kcv3NaXGWpdpcYmbkJp/pOTVa0zwsphaxodhr72BwPzTnB2pJc8M7BwwORoAwBF7y0gWSegnPgCLgm",
-	"Iyn4AGPnRnjpJIgvCO2JWBOm56U+K22+5w33w73D8oa7XXcR5N4G8LA4g+LjLvieOD1UjZmDHx1zt9hT",
-	"nAD6m0sLvKYri/WjqaZze54QGnJ8T5ZU846btt01OfSnEN5EJ3YeIusCR1Nh8TMNAUP16r9+RiP0hFC0",
-	"4MhoyAJbqsLar5p8vjmzVToCBor0QI8AOEmzkKKd4fKQ1pOC/wRjVnpgPWqlq0tm+Wgf4xseCqnPa1zm",
-	"RNLZdaWQndRMM3ucl2N2sdJKSXYtQRNPSbXkOdUyqI+uq5VK+ibptibbY4I1mqZh6t5z4za8JotrGumN",
-	"NjPWYXNNUERToXEp/Prqh6PmCoUPO+QmVz2tH9ABXh3GvYCpIfgk5j5IW6sKI4XbhAYjOsaELIopDVwf",
-	"3/IuU5d2iF+Y7wPvmkHsbfMA30QQ0SdZo9MgECPwu23SZ0GQBAuMhswbwj1I0/OW2wpsZEhVUREyaoZQ",
-	"Z7HSIjTQugIjfFVxHLRtfEm1NzSCWMR6XsMaCqevUpy7EZ4gP5ZUzwkr0N4wMWpCppNHPEwPRawJJUMq",
-	"feLZAppLYz3BE1yE4+K3Q2lWHshyf7YJ7Ax2SPfiVIK6yHofH19ryn0q/W6piQ0TvAWqYwkf70FK5i4i",
-	"5z3F44IDoVEUjCce4NXxNtCuam7WFCNBCh/oTQdw5MZJehXJm2WvAg2kruIA3ggRNAxUMg4eD6d0kMcA",
-	"aVq8FYuYKUk5r9EN0PBXwTxYOFjAlP7VBefeUHvaKSEshOydJS9NpjRDjwVMj4mQPUUET6pcln0GKGLu",
-	"q08gf6FBv2QcnAYaXolgLjn1hTQaF9kaNZZaXEBoGZYelYYnX+o8FY+TEqxY2xSitIBkZukjh61pALfn",
-	"asE8WOfIuXlMPRMQPk1iZU4xxnapM3vDk5ov5OmtF5IzXuo4039946f0Ef2jNGz8Fd50bKyXR6jk4jpx",
-	"35VVUgiCjbWxsTY21kYzrY0a3YeJPdMw91DNO27adrO36DXe6mgICb2nDNk6rXauIvBYn3lWJpAtVOEU",
-	"P71QJIQAbAVwJ9BszN925Yx0Lu6wbOWT3ON81/P4+NKsZV7lkwZ4le5YEFwjEtbz6DWF6bSomVpIWUGT",
-	"wbze28UnpcP1J6prOCVXOkp8UyRbs86YZI/GKpC1QaG5IFjj5WMhYTT53m0SSusHUdPhs2baeQYUs046",
-	"aSws3Hu6Wly+EQObznAAVJKeiAdDbWvaA+nFYxINqQKyRWUo5Hb1oiCr3Ow+m5tcNRTRuaM0GgQf+63j",
-	"vy1ey3XS48vv7Xl+EkSExjf/lHOhSQ8cXhb4LzNqma3e8frgoOfR3kHncI8edF4eHELH23/5Qwf2ftz/",
-	"8RX1fzj68WDV6h0TvpQ5AfA5QM0j72+pKMdq/vz1m9+rUy/qjd8r0OJXJq26rFJHuA1SEzXutEnbXJed",
-	"lCG4qXbBWuwjh/1GwkAy/5NQLJG3dWSoFkEc8rLph8RopYxDYmQL7JqZivb53mmxj4mq9KFP48BMAbzz",
-	"+bpVlO7EpabZf01UHEVCavCdWlNtzBVNg6CLNod9mWp/I1QTwW35WuBxaNZHZef0AufonF/g93ZOUJ0L",
-	"99/Lv2JO8c7bq1a7xfzOu3O84em8u2m1W3+nnX//1Gq37kTnP67wlXLn03vzX915Yz7LuHP1Gd9Wd25+",
-	"Mf+VnRvz/T3r/Pqh1W79Meycuf/e/GavTAyYMhsnWdiMPsbMqm/wXXZ9BWPNHMQ+/t4hp8S+wX6h3FdJ",
-	"2IPggLfh+GEggWpQmnQxpJ3xgc0Be8sDUKY9tam1/xHTICm4mo5LPU/EXNuJC8M4n+BVTrWkomYlHyxx",
-	"F18BMk5oEORiSAxPF19JzrEr8pnE0tlOMdMt5R5UKeOdZdet3j+ProK71zxqciEs9kBl6YFGUcDsFWgJ",
-	"kfKYBxQTa53E0jwoLoLQMs9ojtlqLdD8hPxGKrPbs3pMtOHLDV9O82VNh4Qp5m+IgZhbVf37buCm13RU",
-	"mkV+E08LU3BZI1AaCxFUSU9woGjuaaHkOQG3UTaL0SxopgGC748xZJn9gYBjWiX389oo0YK0P1wneS2n",
-	"9bTRBVjx2w7gWhLqSaEU6m8cUxUXdA5SJJcAhE5z/s1bhG1BtjDyO6IeqO2ieado0S0inaCd7nc+XTp0",
-	"rIVXJ/DfZG5NzbtqRHo6Y6PyyWP/hFm7fZxwuvvVbEu1rbGLRrWhZxxnC9mbjLC+la0tjj2SqmpFt0Yo",
-	"IIrd54Ysi36xQqTwFxQrc365/GvhL1b0FP1ihVHhLyieCotbo8Aq+sWKsKJfrFAr/AXFXNEvVvAV/WJF",
-	"YeEvKByLfrHisugXK0Dn/HLz23Krt3EaYDEruccUVRkqOQ/VxVlC4hQL+Gd5wY+En5Y/uEj4a3nLhN/K",
-	"tLT8t7Rlyo9LW6b8ubxlwq9LW6b8u7Rlys/Lywgm/L28ZcLvy2vzJfy/tGUqD5a3TOTD0papvFjaMpUf",
-	"ZVpaeVKtRGDz5csljWrzf4U0yiSFR4NAxFpVD4q2/QosPUyJLmHABFfuFVdfSDOtSp9zJd1drKwRaVgj",
-	"Ybt8EVU7QpnnHp4Q0mec6iLD9C3zLIQ7CrQ25vEAxEDSaMg8kutZ6vVXI+JK8q81Sq5ixTdEIY3MX/Mf",
-	"2OGL0IjqYWG8MDcY0uwezksF+mRFSZ2l6J5zRhJ8gyH8rm+oftUEDy5Z7hvq3Q3wmc27pN5IGQ9iFFA1",
-	"LO1uHOPUq02lqaeZR4NycCOYCIm4ChBpeDc+pc2OhkyDqh/C8byC4w+XcaBZFLAiT/NvQgY++dd//Xf6",
-	"pjhMW58QLmTodvpAfiIjbDwm/+d/k9yg5N/Iw7VHAypvxKnvl3TS5rvMLutjv69AE+r74Lu6D8m6PJqE",
-	"o5WYZfwkex+ne38wex9P7H1cfe/jNey9jLe7UEoU88CkqF/0iq34UZtj4fnsOVdETEYVObk4SdWTeJ6i",
-	"rSlw5/TrHOugzguyYgPhK7xWaYaJ4TzS35CVUe0O8LmbEyskRXjmhsAKO94o5o1i3ijmp1HMNd0UO63f",
-	"kMuESxrVt88GbXJNN+AZcpt4c+TgsAYgNBYCtpxNfTa3HZ9s+ZQF4zYZAdwFY3w1TpICPS/UdnovnNXU",
-	"cY99hNmtBlfBZcrONi1R+J+7XDhTBtb1R/L6aG8/zYqtNA2jQiPryUJDc2a7EiEkAFCrehbgIWLyafY4",
-	"WaWtHOXa1X9MepY5MERSDCQodSPOHPLm1Ciig8mFVM53g8WnFiEEGzw1RnRh8q3iTAOnEpSDoc26dW7Y",
-	"oHtivVCgyUCKUbnT0XxLNvpZ0sKERy64Dx4ikAy4B2RgWtqCnEtER6FpZAHu+mYzF+K8Pc2eM7TsSGCC",
-	"MJfF7DlgPquXcTNS6nHSZ4VT0KwQ+Y6EwwrwSlj8SZjyuTNaXeZwxsnNsoXq3W/DNruuY8AEshtsCK/l",
-	"OJBRQoMhkYn1ehQtRs4mcxDRJzQ9LCSHgXsaxDB5DlCFB4F0nM9OHs/61VFnp3sqtI9xuhISe3K2pF8R",
-	"KOuG4SnPgTCDH5p9qp3aoZTcMZdzllAyYPfAXbKu6pWrZLaheVY340rLGC8Gpm3vTAE98U3rPKWaLHeZ",
-	"uksx9S2ViMzh6ulc508J6ZpU7QQyGyJV0zXVvefGbXhNJsY00puoWidgsjaANBUa2aO9+vI44RTEo9Lf",
-	"aT3D+shM2VTJ7/ofhP444nOTZVM5gFOpq7wqLd8ca7sXm1ZX0AepiBaEkhvTjGx1d+/3d205+N0/jXr4",
-	"0t3OIrBsDi2DkPQpxOPcXyPml955maN3AcjzEJi+5EtBma0kh45lyjD3brXGwJc8F5Bvu1L1hmG+I4ap",
-	"yZSaZMrGKcvad928La/JhJxBfLOtpnUYkZNU0Vx43CTe/joVKHrld+pLK2SvBbGOdnKVOBOznugAssVd",
-	"nhIJNMD0JEZvK5D34BOqyG3rtrX91HYmQiB5Zjv31tXYEGooRtxVxKIJAOdssi8k6QWU31kIK7JFSR9G",
-	"dmfuqyG9B9SJ7VX3+IjMJNm256i7MkoLSXQNZp6l0meVj2cl8qs0Q1OQX6vyTimseaK5/n03cNNrNVvy",
-	"yG+4nl6f4ZJSRiMhYkN7zwTvgwSX06sezWBnIl461c7XT47IynsEmLqOo6Jg9RsZA5oPlGgRdbTZ5ECK",
-	"OMKEMvbikGvKuCJCDycgoE4IUll2xnYWlgiZTq4ZZ1XQHRSUmbnG7C2E+cA16zNwmcp9AcZY08QbUj6A",
-	"JDFNRLU3NPPHCgjTeF8G1CeiT3Jgxm39XZilU+4TpYWkg+KLy0coN7Mdh4oMzEtV2jTh1mrVzNLu87Jt",
-	"NmT+DZF5XXZMEUc1VU2tCwaNBcC67Lo5RPEsbJm12HhFFNNg6LwXA1G7ntRAQxKIgdgh74yAD+kAjAhW",
-	"JKTyDnVDIKQ6Jr2AenfkDiAiMbei22+TXhADEbEOGIf2LZfgk0iykMpxmwwkACcKPMF9Ksc75MbMZccj",
-	"nggBg963rn7a2Wn/bP71xvzr9Kedne2ujT4ymvoWJ+OAzqu/7bXJ/u8nRmHdg9REC/K602OaXP38BhVC",
-	"iPWz3dIj9gCBSgKZtAgAM72SHuX+Ld+iXLMODRhV4BPwB6BIwID0QI/Mwt0gqGZiiY/pjP60699eOWH4",
-	"V74h9gQvHi99Xmya5JT2Y26PSt0HJSuaX6BkCY+sw5x8SjYhNXAJqYVJyCN55Fu/Pf42malegy3h2Obp",
-	"2vr33cBNr9c4zSG/4YbXGg3ShDKaCRHRq+8EJ3pwbZfQpO1epwupkMj0tyHVhBIJmGHCXjqqNmrGkfnJ",
-	"Zq4WEoiiY4VaL31aUPAAEIrhEFLO+qD0O5cWOxvQ5kqdnJ5wMTohtKeA6zQhEHW9tuy9ag8wRYZCMOK9",
-	"8PYEXFt7ry5ev7x48+ri5cHRqx/e/FjkarHWi3oDQ8YLgpiu7c9EMWNYpAt/kcCA3IPElwg98GgIxI+B",
-	"jIYsMG2ZmtyUTyhHp9UJ2bNOKi+WEnjeMZUlCTFdzBqXA3N6HrUCFDQdQMH2TwmHEci58w2pIoGgmKnE",
-	"kAsLAqJGzNhoWhCqLcS8Ifhx4N5L0In9zrEQks0XEfoVaMo4+L9ayK+Qqz3BmX2aLO9BEomDqvIk/dsQ",
-	"0P+I4HAFZzJawLfRiPNip2PPGKrDyYzsEgKgCjp7L3f294qQ5AmugetfXG6iKUL95bRz8OqIiHtcVLqY",
-	"F4ooTiM1FJr0WQDqGOviGGuedG/jvb2XXkT1EP8CYr9QQ4pD9V26wADsz7e3vHvLI5D4XZsom/C+N8aU",
-	"TpYtuzhJN+mccMvl6Yd3by+ub3b+rrBwviFiRUO45dgen+rYDoaLhlQNCT6PGjsEnRCf9dH34bbhAi7M",
-	"XjLivOUD+z4oayw42PNuBmi7veMf+wfennfU8195+/4e7PUPYN973T/s/UBf+gew39+jP/Zeez/4R/Cq",
-	"f0hf9g6w3Y/91/SH3pH3ypAK1cZYbh23/m836N/2Oj/STv/3P48Ov/yvIiRmi53EfgGX5kY3w5523v7+",
-	"5/5R8bBp+Z5TXUirfIJAR1TlCv4wjgWPkpga+SIR91ufb862kyiWWWn7QpFezAKsGAT5MM6Y33ExmspT",
-	"RDV0NAuh1GuogejMfilCY5pEeuxY+0u7dZ/JgFkhicnGXIs2HkV37/d33RddlF32UiCHBcN7O3t7O0cv",
-	"fzw4erlUTuWwmS0mZe9JtEwycDuRLCVE3CMNuqkngjACZZhIKk22emPCwkhITbBMSfnUetNSuKFG4DVQ",
-	"VV/SF04gYkr4QLYwRVeHeppEIJnwtzHzCzdmAtmSIh4MgzFR7KEzArgjkvI7MPqS+2K03YArauD+DQuX",
-	"ZF2Zy9AlGNjIKGokcnGw+OfP784TnWHbJaA9wewhAiGp2lbKiBTw5TKKYL2t2vc3J0nLJR2TnosDLBP3",
-	"WJyrd/V8LTY3i2UEm5rl1NNdrP8588uFhWo395o1AXROYfSgL9yacX2oT/osCKy5k4nToplrdiNN5ZPI",
-	"MJ/R+AQlLvMv2dXX6Kd9KhnyrEIFNuLmCcVNJchvZESNMqImb1MmgxplVdW622ZtdU2u5glEN9ecXoeD",
-	"OaOCRsJhKKJzt50aSs4vS6vO38CNpEbOzoLhXIoowug1P7bVBodAevGYREOqoNgd5VENA2HrHhZMZ39c",
-	"9hjGyVgS0B4EZU1WT6iCQT9J5gFhnDDewVO8J8Fnumxl3oFk/iehWJJNmwbBx37r+G+LcfJzvteX36cN",
-	"tSsxQh+nLdJvFpcA1kw3/YrVJp0xBhcXOmlsGi4wIDLyYhUyiHMYvVuh+cEqr2IRWzlymSKOKchPUWqy",
-	"rdyS88tZqmQdy307aWu+Mh9XMhs3fLrh05J8esf42VCKkNYW2YQxOuZwovQ4AHJPJaNc28xq6o7xpiRA",
-	"sdccPaqAeAgRG3aFvp47xt0jUbwSVIRGEXCf0HQ7qEddAQBKOIwCxkv78/pxEFwB922MfakyFgbk4P/K",
-	"fBBl+4yo9srWyXjEeW0yHii3tXQJ0+svT6R1RuAtpdNvPMhsQ4TlibCuw/QEoTfl9JQuqvZdN2/L63Il",
-	"TCO+kcfoCaisDyRNhsd7uIcaLxviaCCpDwRf1qWaqE1iHgjP3ifoodE4SUMbo+SNG5VVbk5qDfQ2J+k0",
-	"AgNIRUZDoSZziriS2qUqsZox3mkIC+7RE+e3Tmw8bLxDfqVBDIow7gWxD6R7cfGPmNmjXIpfM+Tx8a9v",
-	"/9ptk+7x8SlnISYxtx/fMs7UEKT9dC1i7l/0++BpZb+5kZQre75K+/wHC4IzEXOddLsR0VtJB/bDO64i",
-	"8PQp90277okxJ23SYUVCOkbjk8qSlxvVdfQj1G6GgZn0WpWVLYK+1qu81bnrGzcFN4z0LTJSjeZbyqtN",
-	"U81177lxG16jwZpHeqPts3WZqylFNBIakVlMXc4TZUbPqhhba26nsos9c4gXRjyYSc5co+PjM8GNoo1p",
-	"gLEPiaVYfz3fpwjh68dBUGEFpjnqPxvoUKU4MKKiPB0bGM8l5KdPIGsJ5ykyyJZRqzkf+/xMsClqisE+",
-	"WeLUgXcux9XpsSxmuq9QOPx5sG1lb2iz+XOO5t2w6AosWpeZmEiAJtkAde61URut0zf3kbuDr/MbmPme",
-	"ZSUHNQGpEmEAlVg7N/riG5olp9gJobdGjH7jfp7nh/w6hVfjnBjpomrfdfO2vC4/xjJzqnlQWR9Img2P",
-	"NRJI42ljXWTRWCigIrqxZ5L55sG872df60xPMLU1jPQ0ZpaKqAfkX//132TL3WzewRg/T1oJ+WoAhcuu",
-	"S8TnANMQXOHJszafCJ4ZT9J0syoEzTxFJLhUjIRpfFyeni27z9Ns10LCW6A6luBXiVR9spiqghUss+QQ",
-	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkmJ4WH/zsqce",
-	"OdBMNp0Fw6yE/nPG7TFb8uf3Wd1j303rIZDYbYpQzMFj3wRgxh5PcC2pp/O1oiZ6YAI1po8xl9K/X3/8",
-	"YKNV3Mt2F1vj7yDoZFCQAaynRBBrIJ+v3qMfi7sMskKSe+aDIC6RVgg+o2QolD7BSJgepBcx2WPvodaR",
-	"Ot7dxcY79zQQknLdoRHb8US4a1/jqN2jl3DkHfSOOof0NXReH/3odV76h14HXr5++erVwcHRq9eHu04p",
-	"ME/wnQjNmtTdFEtW5k5htQxihppd8rd8hqEd0pVM6LOAAddu5O5u7rs3MQv8LqESiM1Kq4jo3/Ju8mZe",
-	"Tned+sH17wtJPPxCpRkMTEOPnH56t3PLkfAVoUnIo898fNvkRiNbIvCJBE9IP6k1JkgX+IBxSOYm6Ry3",
-	"HFM8beOyp2MuixJJr5TZDOc4p7rAmH2TZpgi+aRVx6T7n//5n//ZubzsnJ93XZ6MNLlCmkxhkvoO9g72",
-	"O/v7nYODm729Y/z//zV3Ob/OSy31IQ5BMs/lvrIsbdZGE6hMzLlfmG9vAtyFRt1knrCpJBJZWQpHAUiI",
-	"SReytX9E4igC6VEFZAgP1AePhTQgPhswrZanSVwl9VieTAu3VEzoC0ilo4YsihgfdPZ/7MzLyNVuTbFY",
-	"gQwz7GZAVbTUncVDziWDeYO6DoXD3hdt+VE5x9JMY7nkY3nqnSa1uViYg8ciUMxCPM/BRUrZ9azJIs2l",
-	"IGuCBfIbKrHaTqTuxWoao2EWpNpEDUVka2NiRvO74mSWK0ZdXPA4TOLsVewN8cibC8fNQjF+AXo/7hYS",
-	"vw99Ggf6+o7xz/MqNjfCE3LHguAakVBhHSqfEaLUO+Y0h8Ss7ZeGRDuDyFU+otwo8h6QnogHQ13qiTJS",
-	"QmnT3tKuQVGRfT+/0LbtZiix/P5/y3VaAAJrWwaQvNUuseuKQSHThDntb5iih8lQkPzWc1SQAH6+gKjT",
-	"a1VBRjQotuv5SJlKDrM1ixP0UDRRosxxnWyEytMKlZqMrExoNcrMqnW3zdrqmtycE4huoocvg8Z6QNFs",
-	"OKCtVrMdgclKUmPCpjJRZItxHx7IXpL9Hp/u2fdvlHuwjUaGe4S7ZePg9rEqlKvYlKRBqZz+2C3gid59",
-	"u6TcNwzknBhnKpke45POXMpLJ9+zk9bzeCRSNTZ80Rukx8eFVyl+2m6NaBBENCqZTaRUItBcOPg0HUwr",
-	"7Gz2SV2dUOPCqPBJK+iZs+v6jwwrM/wcNfZ8eL76I2v1ZC8uN/y9Gn/XapPmTlLNMkJq33XztrxWi3zB",
-	"Ebp5UFkfSBoOj9R7UUOSYF9VdI6cJj3meEbwfR5lYccXI95RbDDUWNsq5iqOIiz2VMpDRJl8E0ulqy5v",
-	"otsC700olE4cWeUWFOi3TMJNYe57u/WkxFyA1U81kD6T5V4m0kBfD4UexFV9VadTHRfsmAveUbZtuR37",
-	"NKQDuKJ8AOUNgvOsUxFbGfqPblgIriheyRc+fRupNxs6UwBLA/RL4cOCLDFKU+5T6RMaaxFSzbzyqDIN",
-	"rwrDDK5EzH1FIpCunnHJFLZYRulNHASgTz0vltQrcGxfRxKof0ICMQJpGCoUEgjF9hpKzhTSAf2Dcbhm",
-	"f0BJyEsIBPWrY0zG/DoC8C/jQLMoYNYim7YAA4oxMFrYo0Qo7iEErokyXUtuytH0JzAAxKw7szPtF3JA",
-	"icGNRfcJOGhJdeEVfvGFw2+T3c6tlWhrU1yCz+Kwu7yAYUppU4grBG4BaxUhr5jaCoE4u/mMD3NcNikZ",
-	"25lKmZVq01J9SsT8XuQvV+DF5hx17eGxwCDgswJ5OoAiPH8QWOETPAn62BUFNYeKLjGABaVJGCudVKQe",
-	"28MtBiEkFcANjfQCyu9ueddM1MGZum3ThwbBmHRPo8gcDZKQAbL1b5+v3m93d8hvTv4LbsOcKFeOVw/3",
-	"9mycEzOLHAK1OT85HtBa2TQZSdCI/QeMW18MCBjvY24nc/qgHu7a9ZTQ961TP5ZBLjRuwPQw7mE4nGuS",
-	"/Hf2yH8F1O8IHoxzAel4v4cPTrHwu5mVeTQgaiiEBkn+9c//N70EMkd+PQQm0xtCc7K95QjPxHGQ+QXa",
-	"pBf7PgPVJiGNnF/Ao0EgYuyMJRtUmxjVAppZ8cBAqvYtT6rRm+W1DXa5tkOjLDSLosrGJzJO9l87V4Fq",
-	"kyiIpyv3Ue7fcvzKZ/3+7r/++T9dogQxVouLevSoNwRF+qC9IUEAYSVbV9Q+rQGfj99TO7f8lv/lL2eC",
-	"m8WZb/7yF/yKXCAt4uJU7HmgFOkJf2yoo/vnrTMGb1vHxpRsk1s0Cs3Hf/3zf750Txwpg5RCJv1uOZnq",
-	"aitvGovU1to042AX/LFlfw5BKTpIqnG2vnQTDBL3iy2oi3vVBiA72fILWMmjUo7zfEMK2QYXO4dzTlLL",
-	"aR7n/IV0E3dRlygIwNMKG7vQtf3XJLUuE6zbUqIRlTQEjQUpgcehe4ZhlhOANrTsYRRlKrp96PjgIiw9",
-	"DyKdxcMGTJlPBr7bbaxrRIOgSwQnHtU0EAMzqhSxNlQjpMOZXQ6hZncenGDivswWtpG0bqczmDAzIp7R",
-	"cZb28bCKFDm1bjIM8TWNrKOtL0WI7R2aUohkqTOQvW3pyraFx4gpsD2Bdz5f7yC6zqy3o/M+BT2+LbOw",
-	"sEOiE9CRMePHU/MaDKWTmmZm2KHA0FI+Nsgz8tdsIr+MLi6ha/GXDK6TYfBH+3VvbExswxBjDduTZPIT",
-	"ombLIcZhZfs4j5PM0WiDpLe6OWf3MTHmX3fbOiHNuqf9kI7uHCAQJWSrO+FP6263E9rJwmuT4tRMnySY",
-	"laCMKLVVjkM6sd/uv/75P6dmL0nm760uRqN3jYxDr+nB3l46goXCZ1s7lfwjNptNWUAhVbMBFxJ8soUJ",
-	"TpMoYAXcJ/CgJU15AWkgGfgjqgv1k+39/xgruWsnezPuYCU0R/iOdQ01G9RQEtLA2FngE2y2xYUmrzuH",
-	"+L/9AzKEBxdR2kaiMOy4baY2vHC4d+hGGUEQdPLj6CyCOqlI6wuwJRiG9B5yUsuilybQRaZCvAYjI+ki",
-	"CQq4PrHtnEbiwnGmlW9d3DCyxblhnpkaZdTNAg9WSAxAK9eLbCVnCjcDluRDPrS+4IQM8NcXiuT0s+U4",
-	"3MuNc4lzQ8LJ0LbwY7o1lNxda052jwmdQ+ghlXeAIqOQ5DGsI1dM0kgKmu5GSBJQ7w4hOPleAMO6zajO",
-	"HO7etm5b3XYq1VyRWAnmP0lpyiDIYSplhEzQ5NUrigsUXlgnHeUV46T7145BSieJPDdL2KJZKPO78+0T",
-	"rE2fDI4QDNmDmWIk8so7Wcjnq/cOWO4Zgt38ccovxkTQTprYtwymC1VERNZFY3lDGEsH2S6SYEwaCUoZ",
-	"5uv2MDPo4A8Wde21iTcUCriRLN1TVDydC+4J32CS/KNj04OixEhL3Vu6RdPc4sgAXvABubihgzbpvut3",
-	"PggOnUuqvWEXy2Mr8nLvsE26v1ycnnfJSMg7o0dzoxomxqWffby6Pk7ncpAzs+DqlOoY7SBF0DkNAjHq",
-	"fJRsYBTAX6w5AQ+RMGq1a5bSbSOpTWEJ283qGFSQ3Y+fbt59/HDdNWDrB2ww1Ekpb6wSbrjLjHmwd0iM",
-	"6ThCcvv54qZNzM7aJOmPWzlNLZZcsXYXtmQO1QZtv9zcfNrd33mwjHtobDDUXkYWhLYIIeVk/4j8B3uD",
-	"Ty4IsWa8Iocv93ONqdVNWEL96BCbH+6/tMrMSH9N71BKmWYMlC2NrQCVtxk1kSfcIaOdFJTBoubWAAR+",
-	"D4GIwFmbn+jAWRwRiCiAv/zFSNkJO4xwAB/8NukaObA71GFwYixZqUD/FOt+53V3+5h0d63WveUJwyUM",
-	"7jg44RRX6h787Tbp7vrCU9iR5R61tonE0gZWWV6BL7xbjhzb3RURcBoxrOPeTV8dpYZLj3Eqxzi0NbaV",
-	"I5bk4+6fpu2X3T+1+NK95VuFdnmes9tmDUamIDSd7TGhwJWtJz82vHrL06Ubkw0dOglAEI92KmNXzPwe",
-	"USbtaQeH3bbnDDxK+CRgd+BYyj4GNqRynLBrT3Z3rUBoGy61B8aAecAV5M58l+9uZs57BqBWWO8IOdh1",
-	"ndSuaZtV+UyOi3hSQrk6eeLLvQA4bu3v7O3smc4OWa3j1sudvZ2X9mHHEA/iu+ZfA9DFXvJJGmpbS5Dp",
-	"ycLx7WK6skojYPwOLwhRWQpP2dYp+NvOWNaSeelBlKgIvJ0WLtz6Ld75rePWz6B/ESF8si99E4mG2zjY",
-	"25vn1Uzb7WLHL+3Wy73D5Y0/CH0pfNZngD73V2UmeMfRaxxcGBafcH20jv/2e7ul4jCkctw6br2n3KgF",
-	"Etm9aDpQreO/tcxH1frd9EwYZSF+clRsmSGg2gjJPCkfT5T8z9VjdaaXEXv/+q//Jig0ct9tJZXy8XBt",
-	"B+7imZ5Kq9jD7R0077J8flYuWwowEvKWA5UBy5jLcsQMWs/sXh1mM2t3ru88a4JYTVQP+s7XSxiHZSZ4",
-	"Q/0rq79sl3LTvBUxr4P4fsvLWqeaJu3wdk4VLSbPvByfS6qfUFnjMc5SI15DJK9YuU8khAIFjJPxaagJ",
-	"k4R5Zj2pAWp63vJk9WlIijP8dX5rW47YDXXbt7IY84tnVeseVla2u9e3RoF8QKsVD1nu8JZ5LZx5txUx",
-	"7w5k8uDVAGW7bc9xZnVW5N1yLdDWRXeRtcmwDJjK+5rs5uMArHWeclteOR7jQczw2C3vmu9tPWYtukm5",
-	"ugk7uZ2xJDDUUK5VIpcXs+Abq3pX4sS3UoTZI6ylzW9EhcYbLn8Ul+ctqoQQcqbVUm43mnsue6NlaNiC",
-	"o9ovtgUJ1c7O3JWm/Y69wAsEh52/q+6JsafPzj9sO5tT3fIpI3OHfADwFfl3ek+vcfaTnB06pmHQTWLa",
-	"kMd84cV4EUWtf2oO3Z8LT30LFsWNMd3N6aTAfJ+D1CHQQA//mIvXA5Q7zPkIIynQ5W29Qyo5kCmDWBoE",
-	"O+QKsIL6RGNnGjBF+pQF5vBrDk/GhERfcR/9G9QnPRpQ7oG0Ar27a8504z+6hHGlgc6TWb/gBlbDnBQ9",
-	"qMOwY/fAzc4jnCADfLr4BPp2i0uAD5zQzHWiEFhWZ7bxNE0wCQ5RQ+pOaRKigHlUtQ2MHTu4/rccecN2",
-	"oGOVeSFMj8SnycXohLzae0m2Ut0q8UJnO0cLrs8tR4yrdu4o7iVPzYQE9LC7cSm356VkM3gYnzRDb/mW",
-	"XbTSLAiI0nSQFLzlMDItcMCQof8FNzNi2htu75DTKTJSwH2jgyXt95lnr360QFdBHkZKpN4g61FSADmA",
-	"DwTpUe9uDvVdAfWZwfX6CdD0ellK4phFjhdSbLqN5SR7v79LB2aOHNVOggVD4WyTqtZDpt2XWwPv1KeA",
-	"jvEx4JBK6mmQKxoFuFiz6jVaBquKnJyQUZpYTOQtZSkCQIuS9ljAMD4sQ6ZD3BQiXYjuXHz+DDq51a6G",
-	"TYytLYHJR9p0uDisZvQNGnYpvn8Ge69KkwCDOTh11/ILufONa7M6e66EKDPt+FnymQMq2XLPKrwhlaHa",
-	"zqEhzQc4g4ndLBR/IUJsVtyvhJQk/e+zxMw4easi+s6ewW+rYGdWBk4fb3QsuTWl3mRTGjMHgr69DTUm",
-	"jy0TYZtsF3ovM3g3VZ5mK/xuhGqOispRzXKV+caRYHNR/H1hdxleuR8s1Zq2zdoFtJn2WQpne87spXBb",
-	"joBSjGVaNpezzOq+I9ZyyFiAWg8khIIvM0rPsmZr5jA38/M0TTPokq07FgSkRzkHmYVCnnr2QHgWxNob",
-	"5m3WkCmvCE0lmDABWVPZMFnfd8OIXoaQOejNArExDnsxL2aNbxjIa9DrZ8qZJTxP9pyKfyfKwjJBkguU",
-	"n4+nMsw4A6rGsuXMSr8fBi0ghMV0gBF1ZXg1fcz+FZg0nfuZcieu375MsUFhkkp0m7p6/S8UmcoWYINa",
-	"l/h+8tgrxcHpFM1l3XSJ3xHPZuSxHN+Seno5q9pWX4FPzcTPlkkRamSrR7UOgERUKVBt6wu3gcr35q+0",
-	"ZZ47IykGEhQGmcziqyRzmrZN5kyzvu+KLR1CFiM5lhK4t/TgmTVbN1vamZ/pwTMPtjlnjrRJGTZzwGgs",
-	"m7n1fT9sliGkGL25oOC5FycTscFTD71s0W9ihiFbLqLcxnHKXPyyfW4Efts9t8L3w/dMxCptgqHoMub5",
-	"d1w4qvkhpD5sn5BXSSxNGgDj2zZM3fKYS6A+vu0SknhCyjiaFyz2Hjd8zvr9lWI+TMdvnoSK4w4xJmwK",
-	"dUlMbxYBlCO3JDhxiuTKhBtf2LhXIX2Q7oHUlouc5TDCkjmU2wha27EHigwE4wMM99neIde5EEaKRGfA",
-	"EOuEbpCYDJ/gW0GVf/qaNsTc2khrO2kEL7HLuOWLInhP5kXw0pnQzXkxjZZA1xW9+/uGFyrxQlEM7kLK",
-	"t2kSFhoyF/ePDLpaCYk/0xBw5mdpxTDewSdUkMCuWNXZn0tYMQiJppowKaq+GxtmAr3zsftgTIyFr6ym",
-	"TJfkMSenkRoKTQI6FrEmW91EKLs3kTYJwq5N2dFngcvX4X6+5V37i31laH+b05hoSbkKbCxmm3QD4UlQ",
-	"u7P9bfOJFAlgExhgeO3gDxZ1ck+YNZWESm/I7mGHdJOnhdbo6rpnru6JN5bdwuhc+xaH3vKQ4UtWj3Ki",
-	"APwkHsY+6dY75JQng2OuK+oDvrV0rwitoUfVndGzQrbtSxyVpvFhWuWeFgMf6GH3JP/K7A4gssszAjUd",
-	"iARUabKlBKF8fMtdXS7RNydHa9VqYnGuiCeUtu/H3ULVCxJCKOS4jQoXNTzFAOMLrmXyDlzCIA6oRLAo",
-	"omxCj55919xO3hv7cMv3jg4PzUhEjDjI1N75zNkDgUjYO7oQ+cuzb8A1CwHDktNnDHYSm+fglg/QhZz8",
-	"1htrUA4o9tm4faxt4O2DZBPPMBx1Zk5NY4MPb3n6zi/RO90kvYLe3iHdM+oNIXkpfuySYJhNdfBFbPfY",
-	"UEVfBIEYqYk3hGk9vBLHAGeT271u2VBsfCZKFaYHueVJpLtLuwBhD/D1mMJsjfj2dbvIGrpAVJ/irCvZ",
-	"7HaAb1pgFsg4KzEStlhsnCCAdv/M6pHNt8xPHanZPl378IjycTpvESHOJcJbHtKHDh3ATy/3X7082tvb",
-	"axMWhrE2hznMneHoKiN9S2GWwKxdRraoWYUH/i2X0HEJLtzrRptcLMcuVvg5/rTMtp037zMgJLb9Ld8/",
-	"Kqi9dzLJFrknHsve6lmCzNVrq2RtXGZV41azI74DfjidMc+r8EM/gIeFpvpb02DNhrqZ0xh+z9JONxC1",
-	"D38XX8SYdiXM9JXgvyYrPcHTd2Okp7hdjFpjyBubavEh2JxxLrHVVzgHm4mfJXvZorEObOkhCT/Pwn8X",
-	"0jps5XBxkWv/lbCSLeF544fABCyroKqEWJyFVpNdGZMr/W7EZREtlCGF8uhvOtK/P1QvwC9QuVgImwbr",
-	"lrpAn2dAmIEm2aIyFNZV4/J7xfjOeCKsxOVNnkREGR5bBR3r4i+g309wV8TAw8zDA4uRuYjFZ2E9vElc",
-	"bO7gm7k3ruGaOS4397NkPPucspcCb8E5II+PEgyXg0xT+S63xO+G/fIIX4JvvOlYzHm2yUqwxwuSa7u+",
-	"Z8k6czOn59JC2FS+HfSKEsX+mDg8uNTBtjjEFNh3/7Sjzffndm2Drr3g0Zghc8ul58zlZt8mdEAZL1ov",
-	"Jt0+MR30kPHBLYdAuVzqhy5hGgwwjVOaNzlWNl8xtfdSWPZyTrhOQhpTnD+5iY8Lk9DbFbant7STVIKI",
-	"bHk4l9nT9mnli4DYGjQ2u7OBYFpgquVD5/wCK4M82Auu1vHR4WxFkZXEyjX2vvluDkfuDgzzBdlYrr4V",
-	"NQlCFhN8SCO1gMrTFIA0UCLNyG1vHzmV0pbAwfu9pM5Gbgg1mwzAMO+lmXPNpsIljZ6lnJutM5I/FRlA",
-	"TqCyhGlwSaOmmgSXNPpuTIEQ0TAHkzYr8Py0olKEoIcQ2wR/NmM5ltcjtizUMYlYBAHjgMnEoE36EtSQ",
-	"g1Jtm4fblfrCH295HNn794KL6i3G+8LlKbbJ3rGCYJKV3I9dpizMwSZiDbdcQxgFNMn7abu6rPhUpqVI",
-	"XDTJ1cXp+eXFHD126QBRTEzufhJrqcKD3o0CamuBZzpnWqXMVBBaCsqdr8X+uZWFKRgWZSgLmbI3couM",
-	"xsuk0brlr533ecrgDGYLn14k7coIYdu0sYLYLu/7EcYpOhYi2JbRYfdLDmYfs2Zr5rJ05ufMZ0Tk4VcS",
-	"ISV4LgVOU7kuXeB3w3cih5KFiI4COgbpUekvZr1P2O4M262Z97KpnyXzWQgTz4FugWsqh4sSXJeBpals",
-	"l63w+7kGyJBdBtdYg6WUmyDzEHR9Wzf2Aw3BlcDBYbC2XLFfwCLixk72VbgX537O7KsT4JXEaWkGRsg0",
-	"m4Nxid8bC2uHl0X4tpVndz3BXYL8JTrUtj/LNV83M06v4HmypKv4600AMjNz8NeFaCrDndOgaiyPTi/0",
-	"++HUGTooQwaBGIhSfPoeG34dDjVzP2vexBLhgYNgOZyUZ0oDnYazo1nid8eIKdIX4TzJTbaIA69dmzUz",
-	"n532eSbHtRAjWxAxhWWn8U3lVPaimbxw7ot8nsCyqRy/Eo5mVvDsEzmqFJBV0FQtk6MF1TNI5GgX+l3m",
-	"cVQJjpaSwXLUNxvf3xmSSyA2knS8RCXaJuvWiGbW56kQEV6u5pgty7Eky6btUabAioXKVymwkk39fLEy",
-	"U2AFv62AnDICMIVTY4VgusLvRxBm2C+F7ZJobjSGvy/kLkarHkK4xEd6Y5usWarirM81XDtcdi9h25Tg",
-	"JgRDU7kJF/fdcJN2qFiAVhdIOD+YUQQBVso9JjRNGZfPJ9Im3V7MAt9l/rBVwPGbc6qhSxQbcBooQgmH",
-	"0S2PqPaGmBuIY9nT2Vr+c4INs8wi1bHu+q4Z708WQO5iPge5Eu0LU32k38zNRIkGU1bylqkke5XNMKLa",
-	"mJFSaZcOa6s3dum3bPbKbZdOCvPE2Cyptxyz36ihSzFJJ/LTHE8l1MwK5wsO8yrM29Rb3aKS/l1M72UA",
-	"SqULZC1KveQyRmH1X9HHrDkJbG45VSS3ZFsrD+nWdDUrJH32AD7mvrLr7w6AG6oE/1R3kwHNslURzRrJ",
-	"+muWRnFlqjXjPDfKvcFizDP13PNEtZCCkwePi5T8b67NmrW8nfZZqnkHVcu7SlOt2kQNRWR5BTNI3bEJ",
-	"H+LMw1P3xa5p6A2lCGkZJF3fMX7mWq/7qJtO/TyPuneMEwfo3FH3jvHFar0ATyVMt2lsNfZMlK7w+zkY",
-	"ZYRQHvMlvFAZyr+SKyqZ+fmy54wjqhJ3lnZGTWGqybz5nTmkUiIoj/WyTPmVzBtE4vM1cawdk3Gk/bYC",
-	"diqxY1M5MVvhd8OKOfSXw3ZZPDcbx98ZfosPKKYDeLFkeowI+qxAng7wBerffjfQtS6OolQL5rg6FBgA",
-	"I+/xrf6QKeILL8YUD1uwM9gh1IbPZwnJcbwuEZwMtY6Od3fxdzPO8eu913tYaz+WQeu4tYvYdWueST5s",
-	"1qjIVhRQTOlEvCGV1DPUsZ3PlyFFYN/y0x4LsB7gTpbgAcuOKSS4ydHf2Orw7QnJ2E6PFGY8a4G0nRe4",
-	"PRms3p54etJ2N6LtpIJ2ezJLTjuXFDW3uowBZxd4tkIptcR7ZKACI7Ow3GT5F0qz0/02cwa2B9/kGJwb",
-	"KKGt2UEuZ57957rhY/HZPhcupKqN8VTtouAdu62kImtuyOSqf3bUn9MkmTmYmM8dwYNxPjNjfoWYrm12",
-	"sE+zIdF21DQMcwLMNiSvAKNpiS3sPVnOIr8MpryC7ld0RPLZMCbyZ+T7T6TMmB3npthzimtCp11a+STx",
-	"P+XGTl1SRVCafvmN6cKt4hAyP0ruHfjsOL/cXL4nER2A7R+BiAI4IVwQI7k6KBYIB/DBz4PddGh9+f3L",
-	"/xcAAP//",
+	"7L3tbhs5tij6KoTuAWLPkfyROO60jcaB4zjd2TtOAtvpnn1HfW9RVUsSx1VkDcmyrG4EmF/7ATYucN5g",
+	"v8h5k3mSCy6yPiSVpCrZpciJegbdlsTP9c3FxbX+bPkiigUHrlXr5M/WEGgAEv88831Q6lxwLUV4FoZi",
+	"9FGyAePmtwCUL1msmeCtk9b5x6tr0heS9KQYKZCExrE6JTQc0bEi3l+8vVa7JeEfCZMQtE60TKDdUv4Q",
+	"ImoGg3saxSG0Tlp/abVbehybP5WWjA9aX760JxdycR8LBb/ky5xdyikJQauJxRAJNCDexQ0deG3i/bXz",
+	"hmra+RWkYoJ7hPKAeGYC4LrznvJBQgdQedVm1DaZHLNNpocr3do59YfgdlayGappKAaKeHHSC5nfJhG9",
+	"79AB/PTi4KBNlKYhdEZDFkJHwh0NWUA1/HR84J0Sb//ucP+usL8ux68C1u/vh1SD0l4+LBcd36zEIzv5",
+	"QATuQI6JZhGcEkpeHBwRpog/BBrvnhaH+7MvRfRl/08tvnglSz18+eL4wKyXRVGiaS8Eb6/LK8K23sbL",
+	"YWwRccF9EZjvZsDs9aRHhCTe4A8We2Q0BE70EEhPBGPcsohiCUpBQHb8oVDASW9MPEOWse6k43rkH507",
+	"Giag2ob0dMhIn0mlieCEEs1g95TQngKukVVYAFwzPTZEVtg4T6LWyd9aPdlqt8xyWr8v2FJGWjNbuhkC",
+	"CYVPQ8h28kwRDffabIhxsqPA/nT26R0p9N09xdV5oRv6JxqGXhtbHr4ivgjM9nwRRbSjIKaSagiq8gnw",
+	"zufrUhQZznGMM7uXS8pZH5Qm794Q0celDGgExFF3jirffGtoseqCDl5evHpx8frlxYvnxy9/eP1j6doM",
+	"d88u6lpLwQfE0Z6QdmXMCBpDK8A1NS3JDlB/SHyLL2IphQypIkwrIkZ8t93lAUh2BwEuHb/vjTWoE0ci",
+	"Pg3tF+QWIMbdKrNRsy5CfSmUSkGh9rr8GnhAmCY96t8aRHvv+p0PgkPnkmp/6BEtyAC05efqbNht8YO7",
+	"wSUc/PHHy9+it7+Of06umea3P8huqxRqv1I5noXamdMI06xTFWFT/Upm/tJuGaqMQDv18FaKqA5pZVQl",
+	"kO+ptCRFdg6PyRDuaQA+i2hIAjZgWu2alRuV2IqpHrbaLU4jsx7TZXUijOj9e+ADPWydHB+VQfed+hTS",
+	"sRGl50Mqqa9Blog1M6dHQqYMqfFwjPujA6PqCSVxSMcgiU85iZl/e0q8Pg0VeHlToYcgFdmhXS7BFzLI",
+	"ec+QokJJQQkXvBO75RA/Xc/uHnkPfU1EottOk+DUe11+xsdGQ2ucXRnlwsd6aBgDQgVGQB0dHBBOI/OV",
+	"mVKPBLGi1VIsAvwfCchxDnFWApIyyWqA0mq3cK/lwnW+VH1vJaqjFJSmfQZhoE6I4Nn3uZw0gtTITwSU",
+	"hYETytSoBR+63MoH/Jb9AUFhUNIDX0SgCOVE9P4Ovia3MIbA6J7iNKfEifIu9/71z/8+M/PZbavdPfIG",
+	"+jQJNUHZa1CSgf3EihKQd8ZGCpUgFLnLTDi2uO/yAprc9hQ4VJAdL4BOAMaeOnv/3tttExRrqdk3pKqN",
+	"hpWWQLX9RXU58pgZAAkTAjIECWRn1voyBAAKF+laqhjCkPHB7mnh2y5PvzaEg2TLwXCvAh7skbMS0rLL",
+	"UiLtkAkMMmB3wLs8EtJA1ACe+2Zx/ytThwF03lx0k4OD58fZd33ZeXvl7VqAgpRCurUzPZ9ew9wszIn0",
+	"f0jot05a/9d+bpTvO1zup4D5KM/CEAk1lV7vgqWSjRIJmjIOQSbgygVaG7FfQPs8CRflkzcn5z7RAVRl",
+	"R6YhcnB3RkFMB1DKmWRnapNIun0hLXmefXr3TOUmkDfLRparDRVNii6jLY4ODk6MeKUDIGooRqrLzRLS",
+	"0R6TInD/CKgb8UAdp0VNDadFg3j/nLCg3Kg1WH6myOfP7960yavOEf7v8HnJwo3xM4XmOVtJzGzVNnP8",
+	"Ao79573jzhF9BZ1Xxz/6nRfBkd+BF69evHz5/Pnxy1dHyzf4xUymYsEV2JO2UYzvNETmg7MVzZ80jkPm",
+	"oyG5/3dlkZuvivLxx37r5G+LiQTHfi2CcetLu0LLszC0jX/HZU4i4CN39kPbANdQkoEZoHC2is1AeMaF",
+	"0HEH3A46ETq5F6FsNa73/lzvQ+YQyIa1LoFOwSdQeeBJb0J6IO8UTuSLhpo4vefHsk7xqLmw/9TJtDBE",
+	"UepVGCJrXjiwLOqGbQpm+qK22OZLuzXp4FjWq3ikQ1JC8nrPlG6KyM3Y1QndtF5I7Be5zZrKTeprdpeJ",
+	"zy0TbJmgLhO8psGVpZYKXJCpnT9baFUWbATy7P6+89e/PjMmLBeaqCSOhdQQnJJEQWrzUNk5u2gTtFnb",
+	"1nZpk3/987+NhaGpTlTr5Ojg4EtVe+MCF1HCKjc5E5gFRTTsCxlBQHa4IJ8VyM6Z1RoJzxaaGUTtQnuj",
+	"1s2pKcptlt09A/bXSRCMG9KQOHYlwYEtl2rInmm1FQ5b4VBbOBjCeQ93EDZJ6ThBdXLH5tVonoSm7Zby",
+	"t5S/OuU3ZCBOTlCT+iuaigUe2BqMW854TM5okinq8UMdVtgywZYJHokJeBBCY0aRGbwiC5imFYwh02xL",
+	"6FtCX43QGxP36eA1iL2ywDeNtxJ/ywiPwwjnICESvCmXTzp8JUZIGy+V+75ruCX4LcGvSvANyf7i8LWI",
+	"vqL8T0l/qwG2DPFIDCGiGDQzZHQNVAnelCqYnqcae0z3Wq4c8h5EYZctV2y54sFc0ZS+KJtnNc6oqkFm",
+	"+GOrS7Zc8+hcc8NAXoNuXpm4ieryjOtWS51oBpIo2EZlbVnjEVijeY1SmGhF9lhBp6RMstUqW9Z5LNbB",
+	"lRqSbEydZDNUZJSsfQUFYp+kGb7YUv+W+h9A/Y1pjIkZ6nJAZR2R88FWN2y54/G4Q1JfN6gYzPCVecI0",
+	"rqQSTMMtwW8JflWCb1AXpMPXIvoaWsA032qALUM8EkMkUgL3G7vBdsNXYwbXeLkGcA23BL8l+FUJvikN",
+	"UBi+FtFX1QCu+VYDbBnicRjiDev3a0v/RRRtBrRkPEvEZyRg/T7pgR4BcMyYUkySpLZ0+kA63VAiM3CS",
+	"i+QtJhGbILG+kBHVrZNWj3GKCShK8hPMPvB0lPRMEcVprIZCE6oIJWaCTiFFmqaSUOkP2d1WOCLRvWEq",
+	"Forp0uwcHtWa+sMIuD4lfRYCpxH81G1J6AeGLrrJwcELP0+2gp9hT1O5N/ij26qcOWvJNNNJOrIJFqZE",
+	"q8ILD6TvtyHcGyHakBmdDl/JokgbLzWj+yHcY6aSrdmwNRtWpfiG7Oji8LWovqIdndH+1pDecsTjcMTP",
+	"NIKLu+ZSJGXjV+KHrPVSNYAGONxt8yVtqf4hVN+QIpgYvx7lV1QFOf1vdcGWKx6PKy5FABf/SFgc015j",
+	"z4JnJ6rMI5PdqqmJSARAIOu0ZY0tazycNRrUHLMTrcgedXTJFJNstcqWdR6XdRrWJbVYpLre2FL8luJX",
+	"pfiGVURtxVBbHWx1wJYjHocjgDYVx2+GrsYFQJdH7scMfKT7AdBt6P6W0lei9Kbkvhu6MrVXlPcTNL+V",
+	"+VtOeBxOeMc1SE5Dm9l6pYzczA1hC7+cEglajklIXf0hl2b75WOl2Xb1evqUhRDYOjgRKIXFRuhYkdGQ",
+	"6nZW2Yf5QJQ23ycx5tF2yX9l0NibtcIMlYRAof1SzWdzq/aw8Zbdt+xel90LtNaQ/puaoS4HVNSGRT7Y",
+	"KsMtdzwSdyCBXCdRRGX9KO7lhaoKI8+LYr2xRboKRSKwpyIjpodWq7E/0jM/k8TGpBEsKrsNcf1GQ1wv",
+	"adyQrXJJ40oS+pLGS22TiMZbobsVuisQd0OmiBu5KoFXND0iGm8tji3xPxLxM2U+NCXd7ejVGMC2XS7l",
+	"bbstsW+JfUVib0ra56PXIfiqUt+23kr+LTM8DjN8EPqtSHiwms+VCzICGgtuz4VJwgJy4P7plPwr/ccQ",
+	"alr7ePrF0ynWEzd0HBGqyf7d4b6dQ01USzx6uBv3gyAq8YfugZBllXa2LiHxJSd6az8IfSkC1mcwpxqy",
+	"hFiCAq4RZFj9OjCb9N71Ox8Eh84l1f7QI0wRpVkYulfO+pRwQXoiGG9ZdCPPzI5FroAG49VYBL3/fEBe",
+	"/HB8dnB0fv7jyx9/OPrh8NjdDWgh4ZmaEuSGTKbZguwoTQdYXV/vTlxovHgMTtBEmj2WXmSM98hVfpky",
+	"RakPwLtZx8fe3wH33pDtmY1fSRlnrZfanyJtuVW6W6VbV+lmZNaQDToxfj3Cr2iHZuS/tUS3TPE4TPHJ",
+	"7abACxru9f5QR+EkE0wl3ODkl5vL9y9JIPwkAq73qiRScL1IbPTcDg7QJp9v3nZe7baJBB6AhIAI7gOh",
+	"PCC+wWRAQnaLD6nk2BptxNh+ZohnqsvFiBOzYqO9L/ggZGp4SgKqqf12B9/iGstQ7ZomjkMsXxB/KBTw",
+	"NomovIUAzekuZ1oRL6R84LVxFd409j07HtFDqlMO6/JvjsemMjXsexYa+/6Q8gEoj3hx0guZ3yZcdBBV",
+	"HtnRQxiTvjCrLpFQu6fE2w+Er6bG2v+zL0X0Zf9PLb4Uxo3ofYcO4KcXBwdtojQNoTMashA6Eu5oyAKq",
+	"4afjg8pJIKaXW5rcYTOkRTrENfiJZHrc+SRC5o9n0XKNfysDnnEIqk36gmtluUdwbtSF4IoIHo6JgTHR",
+	"Q3MawjCaU8IiOgBFaKiE/XWodawc0zBfcLW7GLgPS46RyrkpSjN0GucY8E6J4MTb99pk+qc2+WvnrZAj",
+	"KgMIOp+k0MIzq1fEYZ34IooMMFKOBYKLB0JJLMX92JwhhdTL9pkT0dQKSmnor50UfzfjGDofcWeqRIiG",
+	"I2Pre1wozvr9yoTs2s+Z+8H6oCwcrFmlgMc2g2WKcr1tU+uYP08InR40leHmZ/WMhHQsEp1dkXe5PaO1",
+	"CSVml0glIyOpR6bvSAo+QPbA77QggSA7fSEJJS+NmKGp9URY4FTFoMuH1BKPTxMFJOEYgYVswzjx/tq5",
+	"sn067wJv12qNkPFbRXrUvzWTOOnZtlxGu9wKvlAM2vbnVKjukQ9G0znV9+2rlZwFOngqr8EDtsNCIb5U",
+	"fN7kdBRjk7ri7uuxOnJrSMcgz6kMGjrI5xNUOtDkzZeH8WNT4lMZbM8t23NLbT2VUVpDp/nJCWpSf9Ww",
+	"/pwHtif6LWc8JmfcMN1YbojCDDX4AttXVQvaNN5S/5b6H0D9jSqGbIa6HFBPNSAfbHXDljseiTskRAzk",
+	"ueB9kMD9xjTE9DzVuGS613JtYXsQP+uy5YotVzyYK5rSHGXzrMYZVbXIDH9sdcmWax6Va96LgWhWi5gZ",
+	"6nCJaV9Zc2igEQnFQGxZYMsCD2CBZlVGOkNdNqipJjJm2GqJLYs8FouIHjzaS1ocbdHrWQk4NGGK0NCQ",
+	"7s4QaKiHf+wSIW2wJdHC3n+THfz8x+7jxlZeA1WNPeqxg1cSA7bpUkWosNmWtbesXZe1LYE1pPjywWsQ",
+	"e0V1Z0l+q+O2jPBIjHDL+PlQiog2JfWzCaoxQ9Z8ufS/ZZz42HZL+VvKX53ym1IDExPUpP6q6iDnga1O",
+	"2HLG43EGZrZqUCW4zFkVeQJbV1MImGBrS/Vbql+Z6htUB9n49Si/jjKwCea2umDLFY/DFbGkTRXCx7Gr",
+	"cYJpuVz+m1ZbIt8S+UpE3qjFk01Qndwr2jym6dbo2VL+Qym/KatnYoKa1F/V7sl5YGv4bDnjMTmjSaao",
+	"xw91WGHLBFsmeBwmwAd7NyvV6lxI0vm4i27EizmiDVELDlua3dLsYpq9GULUVGw4jl1JaGPLpda7Nq22",
+	"gnlL5CsReUPWSTZ2dUKvaJ0guW+tky0TPA4TuA+Papm4MRdZJY5wsY6lo94tkX6b9SvcByPeHpXKrkBT",
+	"xiEojL84MtQ2T8lNtQmHEShN+kwqvaW+b5P6fsMkxg2ZsnbwSireNl1qzNqcy1tFvlXkqxF6Q+ZsPngN",
+	"Yq9o0LpU5luLdssIj8gI17esWalvJqjBDKZ5RemPMShbyt9S/uqU36gaSCeoSf311AHGYW11wpYzHoEz",
+	"skoNli4Cda2pxr9pEDBDfTT8JEUMUjNQy86dn2OlJdDoLYMwMGuLJ7r2Eqn0uUgs1/WFjKhunbQCkfTC",
+	"QrJKnkQ9kKZ7n0m4ohqqN1f6dRKGoM98P5HUprWs0FMm/DoGCC6TULM4ZCArdvxDiKhmpy/F7JZ/mx6h",
+	"sOnSZbWLUCzf8u/ZlDYpPrLmIJV1j4HWmSS11AxPduKQjvEyzR9SSX0Nctcmn2VaESlCm7qc9ljIzLxG",
+	"Kk1SSPaT+cA0REvXhhs7w27IDW7nVEqKn6lSoD9RPSzJUWpgqfQnIbWkTC+FgkRhkm3thg5KkpliQVv2",
+	"BwRE04Gy5XyoIt6ZBEre0IgOwDslPAlDgpl1zfJtEVuRaOxjoJJtfXLF7dZ9J0wnsKlRv7RbZjAD9TRX",
+	"6jQIJhY4f709JgaSxsPxbGbi8nkDuIPQYO8DjWB25LSCPvFFAJhk+pRw4bLCm4FKMiC3WwFThore+fNF",
+	"2RRCCj2uIxqG9bqVrz2Hill3VYD0kzCsSU1Mnd1Rhuh7K+QNWNvETdYTIgTKbbvXVMF5brNMsWA6SEZJ",
+	"CQ+Ff8v4wBHbaAgSbJJvkUgfs3wEVLvE333D2WTHp7FOJCjSg76QQA5e7B0c4RvwOTQ2scK3he1fscFQ",
+	"v6W+07ZlzT85YXGeMtTstt7SUIHlExIk1kiDNuGCdzJRcy3uKJHgC2lzUmN9A59KyQCztZMhVYQLFD+7",
+	"BUwW1nLLwrAPENTEnRkRhVYYVjAQUVBdmS5ffp+pdpSKA7OBid3ZjS3AQC7ik4QFkwmSaRAcHx29oJ2j",
+	"w17QgaPDo07/mAYdePkqeH78Q/8IfnxZxoN3gvnwnvG6u/s16ze7RbzZMI06CkLwNcFJSMg4VKfQCnCY",
+	"0q4IlElmn1zZtBibFvCTEqlE2kwpkSkpUEJcRZ20iG3KeaRUZEzLB0eb7YI+LWJ1roGQ6tFm7ARzjLcL",
+	"whAy6syGWSugosIqfF9ZZa2qXR5TTahQlIlwC5nDNnF/PW+TnyVwGkCbfA41i6gGIiT5RJVidzhbzupp",
+	"g9KU70WGwMmXMEQBSMtI5czq2zVSC9kJ3aHqJxqGJwSoP8xtiqzeDeWuJBS5hbGxbsbpUXh3Gb0tWnSG",
+	"8Ru4163HoKhas30bpNMYzax+EmmAqh52ljFA+vaOM7WIvea5ph7bfktnl1o73x5StoeU5YcUFD/bc8r2",
+	"nLKZ5xR3VzLXiugbnpwx86im1VSw1b1pQeOywki/3Nx8IrYB6og2eX5wMGFXPT84yJbPuIZBie/XzdC2",
+	"S5u73Sb3ulEbLd6DrbbfGnZWuYG1UbBYCyA2GgpXqfpq7rDwzB0Idt4kEDKl2+QdZ5pRLWSbuFvEEGSb",
+	"XAPXjEO4W3JvsdAs/8b9GalCX3x6rKLhJjRYDtOF1NH8aXIFAmniOFmHxDbYhfH1qOXXCXPx8a+3I3r/",
+	"JpG0nM2vwRc8wNNwhWvlCAKW5Y3LRHkDa7a4qLCiEb2DitQxGjFVre0U0hHltrebsAyX07oqYvxxwD61",
+	"muK47QnkFvFTSm1Mvk6k0o3HUrxhSlPuV42PUEOhBwn/BGEINeIwpjX37CjtqeWUAiXU17Zn42CpETLS",
+	"NEhwKWXgeJ0EQVMXLWekZ0YnOy5gzJwUo4L/E1NZqCVWzByH2IBG0AE+YBwIticx1cM98jGm/0jgcd1i",
+	"j2mkMPULCwLg7/ofhP444hDMjmxbpDF0WELXnPY5uv6E6VPumrHwrGx1I+oxAUmZOMNHjJ+dkpxc3xX0",
+	"QSqiBaEE30WSHW//7nAfu6j9P43S/OLt5n4KuxFLDNbDxGGBbyJH2ayP5oeDH49f0OOgc/Sy90PnVT84",
+	"6vjHlHaOn/eeH758+cPhS0qX3iCUavUSzBShMF/RZ4Cfy18N2obVWKxpO3CDmLSWEbiR3DjHI7BlyEdl",
+	"yIacWRm/b4j3AtfT5F43aqNWmzUXCJAl36KWeep6YFA8Z4ucvtSIQDKfaAay4vFsIyyaIQuggvycEpnk",
+	"DfRpEmqUWkiBVS80ZiVtraN8AQUza5856Nc42k/K7zWS4Np9PJtGxLU0/pZaZ6m1SfVQtGg2S000vuvN",
+	"2/Ka7rWWmrKbB5X1gWSz4bFGAtl42lgXWWwuFHjQ3K2nO0n3cJJv4CbT9Hj+9axwuNeSvqkElkKcZCSU",
+	"dihQy8//5TPHUkTiq8ycKDjLKBNjee7nRATOsbnarTtDcT7SdSTeRQte1C66MKpwSziDnxLAzdnRgpCq",
+	"563SLSy3/gzcm/RKTjD393EL/QABUGuBZZxeeYCP8kNi9W4Z264wzJYHH8qDjZ1DUh7fKHOi0d1u1lbX",
+	"ZkwXEL25duR6zOmUCjYRDuc0DEXSWPYDNBcDImHAbK4uSiIaz1rWRqdWEfhuue/T5rhfM3a52frWWHa1",
+	"nh8mMcirBSN+ohK4JiHtQVht0CmUFJY7O107B8QCZDVpI5XjqwFj6dEwXu+N4Cx+a/R/fFS+L0ChAXx+",
+	"EDJyOIoYZxGNSSwUztImXESM0zAcE8bJ3w7a5PD3ExLZbCpjgzs9hKwbM/bDM9XlIxboIT4QHAIbDDXR",
+	"ggxAk5jd46X+uYjiRENAqCahoAHRLALSlyIq+KWfKTISMgy63BdCBoyjjxoDBHBSGj9T6VIYSNXOf6P3",
+	"oIga0Tg2c1jHNqYDDgSoky6/Jz/ZsffG5P/8b3Kfp4ch/5PcX/s0pPJGnAVBm4yzpvem6Xii6bjQdK/L",
+	"z0gfRkQCDYlvUadIyID8PVGamE8ssI53BBTCp0/DkKjQACkcZ20soPe6fIYj7iuGZY1XicK6b5mO5ZSo",
+	"YSDk+A3r92vqQRoEZdcV10IaAvj8+d0bRWIJykhMwS2h4esoGIEs5m+ek9KlRGf6Q8oHZZO+M0OYCXpC",
+	"D8loKBQQBZI58r+jYQIkYH0MSmCcUJ4KpzZRdsG9MTEGe+VHmed2LZgusGSpEiJxtxJ8RBisBp8ppFv8",
+	"5CvJwVdKCGDa8eYC73w3wYkN9KCcgyRqKEbcvRDsA9XZM1rKCfXxZTYlfphof1jbIddcOH8eanIIPxz6",
+	"L1/6naMfjqHz/Ij6nYPjVz904OhV7+AH6L8KXsBqoSaLj2optpozBtbuIPk6gfOVwdzQKbGIyE05FLgl",
+	"NbzjTdvums7GUwjfyFNhASLrAsfGwqKg5euBAeMt1Fz9r0XcsYEz9vG+0UNqmeWyY+07s+UophKMvMUW",
+	"u/XsqFoC022kFDoiikEzze7gGqhq7CSDpRgov4WAjBgPxCjNe+NrNLaNRaGN5a5AGzOqL6Rf+wavJ2Sa",
+	"jXUqlpXyW+J+JUAlt4puxLiyNhtTROH2p8NZ7bcT8azVuGIarq9x9iqpP/y86405PJWH5/6bMIvXghRm",
+	"yiBYGgUNPLhhpQlBrj+SV8cHh+TzzflpiiWjYYkfCmVDkfPzCtXQMWfCUotrIDoz81oQLtmFBRLZcXl/",
+	"d0t3oDSVuu4eRAz8wXuoxW75MnOgT4BhDo5zAl5q1UxTV4PmzYyA2BS5Psth3z0AUMQ0dfyTuRAldERl",
+	"AAGhfW0+EavVjEw3MnXFg16N69EwjRSt8gwuomFYY+y5d4pma1cZiur7cJx4CF3k5cRw03eB+aJry4J1",
+	"mcFlfLGRBmAZgLbQmYXODXtE6TH1dJX6twMpEh6ci1CUJJp61clS/pCrn1+fkSHcT6byO3D/lBkGfvVB",
+	"T0kgRYy2XUiVJnok8jx6Ch1ZVz+/npy67/4pf1t2x1RphNIFT6K0DG+WW+6iAO83ruvJyburjx+8vUXD",
+	"L3GCVfV/hVQOoIYsNDL/RjLKByG8ESO+YtfPcY2OdeW1ZmWZyw4IUyTh1hI8JaEYgTRf2T/M1xWfEpjh",
+	"HwX6U6ypbcb7bPgCKU2hPaXv9gwbTeqJHLlzEFeKlApC4Sn5KLeS5pEkTS3/7VauPEiurH6H/YSkyDU0",
+	"F6YS0iCw5w+zNnVK6IRfxJ69nynilR28Pee6s/6epe6nj7jBFHUzfLT4qGMQVWLxfTSnKgjsPXtKXWQH",
+	"/TkHu0QL6yATcUZhda1QNO4e6kic3v/kA2m7t2qU0GQMTDPE0FTA8dMlpzkXIF+Popr3ABWodzPPb9eg",
+	"1waFzQXB+l0gk4TxBA76DkrrB9Hmwgfz9j6qE2TWhSqZHttrGtHHYoeK7FxjMuY2eQNhcg9t8klCxJKo",
+	"TS7u/TBR7M5WOpB016iyQqHEZwYi2aqN9nLKy91U1XvecrckXfycTPH54cXuY2OzZA3ZYIjRfCsfDF/S",
+	"H/vwvPx09veE+XAuJtLHZ8Tofv6VhgmU/2708Bw9npbD1DaS8sCeKMUIVPGerzBWSZDT8+NXL4IfjjtH",
+	"r4IfOq+O6IvOERz82Dn+8dXLH3486h8cHb1cLcgpJRu3g4mNFoEyA/56qQUKzPkNBUzlLPeVU1bNskZT",
+	"9D2fWp8K8TVmXk1Q+OYpxeb3vYGbXpshOY38DbeQ1mM6TlDGpkLEWAzNhVy7CchOj2odAompUm1XCEpI",
+	"Anfmj7TVLoZSYRUoGFEZEPPtbe18YnmNm2XoMZOm9S42xczrS4Ar3P61P4QgCbP8hrPxREMWv6v3sriS",
+	"Wpq8ybeTzF1YDvAqeshAvEnf2aMQ3Pqzh309kq1Xn+p7oM0GDYWU+jdM/De8403b7vmQxrqxUJGcFFVZ",
+	"KsBicK5vF7JKdK7diZ2nSlAuUxcxC8Vg4nyzemLedAFzsndN1w7IJ89mak8AaiG6cuHYALocDupvPaWi",
+	"EtMutg6wckm5NJ2w6/3rp/S0OvUCXDIfUp+Ka2v1FmE8+8JPpATuj09J5zAjOAlGbaWUVuGOV0KIz4Nv",
+	"8IfplXhYucNrE8+GiHlGwXoXRsN6xTj0hOM4EFTKppzOWR5wnZWAa6eh7ZlSR45K1X8PQsEHimhRYdKZ",
+	"d9WFXU8tqJ0TzCI8T2NxEX0/bn7eqRIi6lMi/SFVZve/MT389VM5/1v7p77cuYtTKq1ATvfxKmGnbmnY",
+	"PZuwXbq1hWBe31G4oOY3+dS3rkNwagNsMiyuMvpvgAtpVLl4ic3w7px9EJQzqy4Vx78NqRWCSXaRckK8",
+	"i38kLI4Nj1zfMo6yxkjs/OvzLJsuSvJY0rH541NIxyDPqQzMpxumQzB/nDu9gn+n1w1G2sPIvgNTJKJj",
+	"QuMYqCyN06pm/Gsre9Nb9sjVbZkETilC3QKbqzvGeAcTPqQqdol/YqnCe2Svw6cwkTQsHFfrOB8KI18z",
+	"PkhCWnLRlP6y4hy1Y+2QNT9JuGMwevg7iBqnzAkwTJ89J+LMZpa49LzpiKfRCnkzlNq0Y6N5Wl8lbeE0",
+	"NTcbGfqNU2tTvoICP2yKaeCW1PCON22767KTJxG+kbZhASLrAsemwuINjegArigfNFWhsyeCsZ2loqE8",
+	"BBrU6hDCoFZ7aXZ7wYNLSB1EVTtdayp1jW7TJ97pMWbWMrH7dhF2xW2WIrJKmq2Sg4XL3GRDcgWHND0U",
+	"FtjiQg9tbZMp55rN7VWBOMyyzvPWeNcgol/tHLOkf0k564PS5N2b1BVmk1YpFpTXUBsAB0k1BGe67Ojk",
+	"PLIB6/fJiNr0FphGbufzzfnuQzMIJFFE5bgKDK5dUyMGRJ3t25xmc7Y/RV9F0BbnmYRSu4i+fBPziKoh",
+	"NYn0uilCcJJI63HRRw4EuJZjEoMkPtU0FIO2S3jZG+MtZEz10L1Jx1p13imBO5Bj4jAxNta5y9jWJhDF",
+	"emx4URHG/TAJrId1yj4fGHAuz3JZSML3pd3qJUFQgWvndNvPbxPq9cbM93W7ubRuKyy38H4ie4hQrz/e",
+	"TKzcV1K/PmrcYW6F7aKbvHavfgj3dfuYU2ckgvpLzDruQ+agqj8ILD/nTfdBii3k36nTN6Jx/T5MGZFb",
+	"u58VRuyuPlRidOj56b1k/a6a6RWQgfcgIPd9wftgCHf1IUIxELU721uiVbvtF0RE7SFiScdqtV4rSlBb",
+	"27RuLxuRv2q3fXXLuD+UIqIPGmK1HRdHqNl5Sv2nUJges3yjpWvP9eaMKnRSIqfHchIr0UlT7JcheUIT",
+	"TAkwJ7UzkV+UyPOEbDmrTnNfOzUocnVd1GWTYibjgWmynlKdTmRPqPKCiJyQevPssuvcxq5hgWqhaXiW",
+	"phGeDe7G38/znL9zWlzlqXaXGJmFCaf6Tk1Wts8LKYWsaXYa+9gcD805wdqSXPDO8/t7IkEZAi55aQPp",
+	"PCXnwBFwTUZS8AHGzo3w0kmQQBDaE4kmTM9LfVbZfC8a7kcHR9UNd7vuMsi9DeF+cQbFh13wPXJ6qAYz",
+	"Bz845m6xpzgF9DeXFnhNVxbrR1ND5/YiIWzI8T1dUsM73rTtrsmhP4XwTXRiFyGyLnBsKix+phFgqF7z",
+	"189ohJ4SihYcGQ1ZaEtVWPtVk88357ZKR8hAkR7oEQAnWRZStDNcHtJmUvCfYsxKD6xHrXJ1yTwf7UN8",
+	"w0Mh9ZsGlzmRdHZdKWQnNdPMHuflmF2stDKSXUvQxGNSLXlKtQyao+t6pZK+SbptyPaYYI1N0zBN73nj",
+	"Nrwmi2sa6RttZqzD5pqgiE2FxqUImqsfjporEgHskZtC9bR+SAd4dZj0QqaGEJCEByBtrSqMFG4TGo7o",
+	"GBOyKKY0cH3S5R5Tl3aIX1gQAPfMIPa2eYBvIojok7zRWRiKEQRem/RZGKbBAqMh84dwB9L07HJbgY0M",
+	"qSorQkbNEOo8UVpEBlpXYISvKo+Dto0vqfaHRhCLRM9r2EDh9FWKc2+EJyhIJNVzwgq0P0yNmojp9BEP",
+	"00ORaELJkMqA+LaA5tJYT/AFF9G4/O1QlpUH8tyfbQJ7gz3iXZxJUBd575OTa015QGXgVZrYMMFboDqR",
+	"8PEOpGTuInLeUzwuOBAax+F44gFeE28D7armZk0xEqT0gd50AEdhnLRXmbxZ9irQQOoqCeG1EOGGgUom",
+	"4cPhlA3yECBNi7dyETMlKec1ugEa/SqYDwsHC5nSv7rg3BtqTzsVhIWQvfP0pcmUZuixkOkxEbKniOBp",
+	"lcuqzwBFwgP1CeQvNOxXjIPTQKMrEc4lp76QRuMiW6PGUosLCC3D0oPS8BRLnWficVKClWubUpSWkMws",
+	"fRSwNQ3g9lwtWATrHDk3j6lnAsKnSazKKcbYLk1mb3hU84U8vvVCCsZLE2f6r2/8VD6if5SGjb/Cm46t",
+	"9fIAlVxeJ+67skpKQbC1NrbWxtba2Exro0H3YWrPbJh7qOEdb9p287foDd7qaIgIvaMM2Tqrdq5i8Fmf",
+	"+VYmkB1U4RQ/PVMkghBsBXAn0GzM327tjHQu7rBq5ZPC43zX8+Tk0qxlXuWTDfAq3bIwvEYkrOfRawbT",
+	"aVEztZCqgiaHebO3i49Kh+tPVLfhlFzrKPFNkWzDOmOSPTZWgawNCpsLgjVePpYSxibfu01Caf0g2nT4",
+	"rJl2ngDFrJNONhYW7j1dIy7fmIFNZzgAKklPJIOhtjXtgfSSMYmHVAHZoTIScrd+UZBVbnafzE2uGor4",
+	"jaM0GoYf+62Tvy1ey3Xa48vv7Xl+EkSExjf/lHOhSQ8cXhb4L3Nqma3e8er5855Pe887Rwf0eefF8yPo",
+	"+IcvfujAwY+HP76kwQ/HPz5ftXrHhC9lTgB8AVDzyPtbKsqxmj9//eb36tSLeuP3GrT4lUmrKavUEe4G",
+	"qYkGd7pJ21yXnZQjeFPtgrXYRw77GwkDyYJPQrFU3jaRoVqEScSrph8So5UyDomRLbBrZirb53unxT6m",
+	"qjKAPk1CMwXwzufrVlm6E5ea5vAVUUkcC6khcGpNtTFXNA1DD20O+zLV/kaoJoLb8rXAk8isj8rO2QXO",
+	"0Xlzgd/bOUF1Ltx/L/+KOcU7b69a7RYLOu/e4A1P591Nq936O+3826dWu3UrOv9+ha+UO5/em//qzmvz",
+	"WSadq8/4trpz84v5r+zcmO/vWOfXD612649h59z99+Y3e2ViwJTbOOnCZvQxZlZ9je+ymysYa+Yg9vH3",
+	"Hjkj9g32M+W+SsMeBAe8DccPAwlUg9LEw5B2xgc2B2yXh6BMe2pTa/8joWFacDUbl/q+SLi2E5eGcT7C",
+	"q5x6SUXNSj5Y4i6/AmSc0DAsxJAYni6/kpxjVxQziWWznWGmW8p9qFPGO8+uW79/EV0ld69F1BRCWOyB",
+	"ytIDjeOQ2SvQCiLlIQ8oJtY6iaV5UFwEoWWe0QKzNVqg+RH5jdRmtyf1mGjLl1u+nObLhg4JU8y/IQZi",
+	"YVXN73sDN72mo9Is8jfxtDAFlzUCZWMhgirpEQ4Um3taqHhOwG1UzWI0C5ppgOD7YwxZZn8g4JhW6f28",
+	"Nkq0JO0P12ley2k9bXQBVvy2A7iWhPpSKIX6G8dU5QWdwwzJFQChs5x/8xZhW5AdjPyOqQ9qt2zeKVp0",
+	"i8gmaGf7nU+XDh1r4dUJ/G8yt2bmXT0iPZuxUfnksX/CrN09STnd/Wq2pdrW2EWj2tAzjrOD7E1GWN/K",
+	"1hbHHmlVtbJbIxQQ5e5zQ5Zlv1ghUvoLipU5v1z+tfQXK3rKfrHCqPQXFE+lxa1RYJX9YkVY2S9WqJX+",
+	"gmKu7Bcr+Mp+saKw9BcUjmW/WHFZ9osVoHN+ufltudW7cRpgMSu5xxR1GSo9DzXFWULiFAv4Z3nBj5Sf",
+	"lj+4SPlrecuU36q0tPy3tGXGj0tbZvy5vGXKr0tbZvy7tGXGz8vLCKb8vbxlyu/La/Ol/L+0ZSYPlrdM",
+	"5cPSlpm8WNoykx9VWlp5Uq9E4ObLl0saN+b/imicSwqfhqFItKofFG37lVh6mBJdwoAJrtwrrr6QZlqV",
+	"PedKu7tYWSPSsEbCbvUiqnaEKs89fCFkwDjVZYbpW+ZbCHcUaG3M4wGIgaTxkPmk0LPS66+NiCspvtao",
+	"uIoV3xBFNDZ/zX9ghy9CY6qHpfHC3GBIszt4UynQJy9K6ixF95wzlhAYDOF3fUP1qyZ4cMlyX1P/doDP",
+	"bN6l9UaqeBDjkKphZXfjGKdebSpNfc18GlaDG8FESMRVgMjCu/EpbX40ZBpU8xBO5hUcv79MQs3ikJV5",
+	"mn8TMgzIv/7zv7I3xVHW+pRwISO303vyExlh4zH5P/+bFAYl/5PcX/s0pPJGnAVBRSdtscvssj72+wo0",
+	"oUEAgav7kK7Lp2k4WoVZxo+y93G293uz9/HE3sf19z5ew96reLtLpUQ5D0yK+kWv2MoftTkWns+ec0XE",
+	"ZFSRk4uTVD2J5ynamgJ3Qb/OsQ6avCArNxC+wmuVzTAxnEf6G7Iy6t0BPnVzYoWkCE/cEFhhx1vFvFXM",
+	"W8X8OIq5oZtip/U35DLhksbN7XODNrmmG/AcuZt4c+TgsAYgbCwEbDmb5mxuOz7ZCSgLx20yArgNx/hq",
+	"nKQFep6p3exeOK+p4x77CLNbDa6Cy5SdbVqi8H/jcuFMGVjXH8mr44PDLCu20jSKS42sRwsNLZjtSkSQ",
+	"AkCt6lmA+5jJx9njZJW2apRrV/8x7VnlwBBLMZCg1I04d8ibU6OIDiYXUjvfDRafWoQQbPDYGNGlybfK",
+	"Mw2cSVAOhjbr1hvDBt6p9UKBJgMpRtVOR/Mt2fhnSUsTHrngPriPQTLgPpCBaWkLci4RHaWmkQW465vP",
+	"XIrz9jR7ztCyI4EJwlwWs+eA+aRexs1IqYdJnxVOQbNC5DsSDivAK2XxR2HKp85oTZnDOSdvli3U7H43",
+	"bLPrOgZMIHuDDeG1HAdySthgSORivRlFi5Gz6RxE9AnNDgvpYeCOhglMngNU6UEgG+ezk8ezfnXU2dme",
+	"Su1jnK6CxJ6cLe1XBsqmYXjGCyDM4Ydmn2pndiglt8zlnCWUDNgdcJesq37lKplvaJ7VzbjSMsGLgWnb",
+	"O1dAj3zTOk+ppstdpu4yTH1LJSILuHo81/ljQrohVTuBzA2Rqtmamt7zxm14TSbGNNI3UbVOwGRtANlU",
+	"aOSP9prL44RTEJ/KYK/1BOsjM2VTJb/rfxD644jPTZZN5QDOpK7zqrR6c6ztXm5aXUEfpCJaEEpuTDOy",
+	"4+3fHe7bcvD7fxr18MXbzSOwbA4tg5DsKcTD3F8jFlTeeZWjdwnIixCYvuTLQJmvpICOZcqw8G61wcCX",
+	"IheQb7tS9ZZhviOGaciUmmTKjVOWje9687a8JhNyBvGbbTWtw4icpIrNhcdN6u1vUoGiV36vubRC9loQ",
+	"62inV4kzMeupDiA73OUpkUBDTE9i9LYCeQcBoYp0W93W7mPbmQiB9Jnt3FtXY0OooRhxVxGLpgCcs8m+",
+	"kKQXUn5rIazIDiV9GNmdua+G9A5QJ7ZX3eMDMpPk256j7qooLSTRNZh5lkqfVD6elciv1gybgvxGlXdG",
+	"YZsnmpvf9wZueq1mSxH5G66n12e4ZJSxkRCxob3ngvdBgsvp1YxmsDMRP5tq7+snR2TVPQJMXSdxWbD6",
+	"jUwAzQdKtIg72mxyIEUSY0IZe3HINWVcEaGHExBQpwSpLD9jOwtLREyn14yzKugWSsrMXGP2FsIC4Jr1",
+	"GbhM5YEAY6xp4g8pH0CamCam2h+a+RMFhGm8LwMaENEnBTDjtv4uzNIpD4jSQtJB+cXlA5Sb2Y5DRQ7m",
+	"pSptmnAbtWpmafdp2TZbMv+GyLwpO6aMozZVTa0LBhsLgHXZdXOI4knYMmux8cooZoOh814MRON6UgON",
+	"SCgGYo+8MwI+ogMwIliRiMpb1A2hkOqE9ELq35JbgJgk3IruoE16YQJEJDpkHNpdLiEgsWQRleM2GUgA",
+	"ThT4ggdUjvfIjZnLjkd8EQEGve9c/bS31/7Z/Ou1+dfZT3t7u56NPjKauouTcUDn1d8O2uTw91OjsO5A",
+	"aqIFedXpMU2ufn6NCiHC+tlu6TG7h1ClgUxahICZXkmP8qDLdyjXrENDRhUEBIIBKBIyID3QI7NwNwiq",
+	"mUTiYzqjP+36d1dOGP6Vb4h9wcvHy54XmyYFpf2Q26NK90HpiuYXKFnCI+swJx+TTUgDXEIaYRLyQB75",
+	"1m+Pv01matZgSzl283Rt8/vewE2v1zgtIH/DDa81GqQpZWwmRESvuROc6MG1XcImbfc6W0iNRKa/Dakm",
+	"lEjADBP20lG1UTOOzE82c7WQQBQdK9R62dOCkgeAUA6HiHLWB6XfubTY+YA2V+rk9ISL0SmhPQVcZwmB",
+	"qOu1Y+9Ve4ApMhSCEe+Fdyfg2jp4efHqxcXrlxcvnh+//OH1j2WuFmu9qNcwZLwkiOna/kwUM4ZFtvBn",
+	"KQzIHUh8idADn0ZAggTIaMhC05apyU0FhHJ0Wp2SA+uk8hMpgRcdU3mSENPFrHE5MKfnUStAQdMBlGz/",
+	"jHAYgZw735AqEgqKmUoMubAwJGrEjI2mBaHaQswfQpCE7r0EndjvHAsh3XwZoV+BpoxD8KuF/Aq52lOc",
+	"2afJ8g4kkTioqk7Svw0B/Y8IDldwJqcFfBuNOC93OvaMoTqczMguIQSqoHPwYu/woAxJvuAauP7F5Saa",
+	"ItRfzjrPXx4TcYeLyhbzTBHFaayGQpM+C0GdYF0cY80Tr5scHLzwY6qH+BcQ+4UaUhyq79IFhmB/7na5",
+	"1+UxSPyuTZRNeN8bY0ony5YeTuKlnVNuuTz78O7txfXN3t8VFs43RKxoBF2O7fGpju1guGhI1ZDg86ix",
+	"Q9ApCVgffR9uGy7gwuwlJ84uH9j3QXljwcGed3NA2+2d/Nh/7h/4x73gpX8YHMBB/zkc+q/6R70f6Ivg",
+	"ORz2D+iPvVf+D8ExvOwf0Re959jux/4r+kPv2H9pSIVqYyy3Tlr/jxv0bwedH2mn//ufx0df/kcZEvPF",
+	"TmK/hEsLo5thzzpvf//z8Lh82Kx8z5kupVU+QaAjqgoFfxjHgkdpTI18lor7nc8357tpFMustH2mSC9h",
+	"IVYMgmIYZ8JvuRhN5SmiGjqaRVDpNdRAdGa/FJExTWI9dqz9pd26y2XArJDEZGOuRRuPovt3h/vuCw9l",
+	"l70UKGDB8N7ewcHe8Ysfnx+/WCqnCtjMF5Ox9yRaJhm4nUqWCiLugQbd1BNBGIEyTCSVJju9MWFRLKQm",
+	"WKakemq9aSm8oUbgNVDVXNIXTiBmSgRAdjBFV4f6msQgmQh2MfMLN2YC2ZEiGQzDMVHsvjMCuCWS8lsw",
+	"+pIHYrS7AVfUwIMbFi3JujKXoSswsJFR1Ejk8mDxz5/fvUl1hm2XgvYUs4cIhKRqWykjMsBXyyiC9bYa",
+	"39+cJC2XdEx6Lg6wStxjea7e1fO12NwslhFsapYzX3tY/3PmlwsLVa/wmjUFdEFh9KAv3JpxfahP+iwM",
+	"rbmTi9OymRt2I03lk8gxn9P4BCUu8y/Z1Tfop30sGfKkQgW24uYRxU0tyG9lRIMyoiFvUy6DNsqqanS3",
+	"m7XVNbmaJxC9ueb0OhzMORVsJByGIn7jttNAyflladX5a7iR1MjZWTC8kSKOMXotSGy1wSGQXjIm8ZAq",
+	"KHdH+VTDQNi6hyXT2R+XPYZxMpaEtAdhVZPVF6pk0E+S+UAYJ4x38BTvSwiYrlqZdyBZ8EkolmbTpmH4",
+	"sd86+dtinPxc7PXl92lD7UqM0Mdpi/SbxaWANdNNv2K1SWeMwcWFThubhgsMiJy8WI0M4hxG71Zo/nyV",
+	"V7GIrQK5TBHHFOSnKDXdVmHJxeUsVbKO5b6dtDVfmY9rmY1bPt3yaUU+vWX8fChFRBuLbMIYHXM4UXoc",
+	"ArmjklGubWY1dcv4piRAsdccPaqA+AgRG3aFvp5bxt0jUbwSVITGMfCA0Gw7qEddAQBKOIxCxiv78/pJ",
+	"GF4BD2yMfaUyFgbkEPzKAhBV+4yo9qvWyXjAeW0yHqiwtWwJ0+uvTqRNRuAtpdNvPMhsS4TVibCpw/QE",
+	"oW/K6SlbVOO73rwtr8uVMI34jTxGT0BlfSDZZHi8hzto8LIhiQeSBkDwZV2midok4aHw7X2CHhqNkza0",
+	"MUr+eKOyys1JrYHe5jSdRmgAqchoKNRkThFXUrtSJVYzxjsNUck9eur81qmNh433yK80TEARxv0wCYB4",
+	"Fxf/SJg9ymX4NUOenPz69q9em3gnJ2ecRZjE3H58yzhTQ5D207VIeHDR74Ovlf3mRlKu7Pkq6/PvLAzP",
+	"RcJ12u1GxG8lHdgP77iKwddnPDDtvFNjTtqkw4pEdIzGJ5UVLzfq6+gHqN0cAzPptWorWwR9o1d5q3PX",
+	"N24KbhnpW2SkBs23jFc3TTU3veeN2/AaDdYi0jfaPluXuZpRxEZCIzaLacp5oszoeRVja83t1Xax5w7x",
+	"0ogHM8m5a3Ryci64UbQJDTH2IbUUm6/n+xghfP0kDGuswDRH/WcDHeoUB0ZUVKdjA+O5hPz4CWQt4TxG",
+	"BtkqarXgY5+fCTZDTTnYJ0ucOvDO5bgmPZblTPcVCoc/Dbat7Q3dbP6co3m3LLoCizZlJqYSYJNsgCb3",
+	"ulEbbdI395G7g6/zG5j5nmQlBzUBqQphALVYuzD64huaJafYCaG3Rox+436ep4f8JoXXxjkxskU1vuvN",
+	"2/K6/BjLzKnNg8r6QLLZ8FgjgWw8bayLLDYWCqiIbuyZZL55MO/72dc60xNMbQ0jPY2ZpWLqA/nXf/4X",
+	"2XE3m7cwxs+TVkKxGkDpspsS8QXAbAiu8OTZmE8Ez4ynWbpZFYFmviISXCpGwjQ+Ls/Olt7TNNu1kPAW",
+	"qE4kBHUiVR8tpqpkBcssOcR8kw6xFZD/rVv4T5lOGpKJGRlukkBscq8btdE12W1FJG+ixZLBYi2A2FQo",
+	"TEp0AwU+do9KyuFh/c3LnnoUQDPZdBYMsxL6zxm3x2zJn99ndY99N62HQBK3KUIxB499E4AZe3zBtaS+",
+	"LtaKmuiBCdSYPsFcSv92/fGDjVZxL9tdbE2wh6CTYUkGsJ4SYaKBfL56j34s7jLICknuWACCuERaEQSM",
+	"kqFQ+hQjYXqQXcTkj72HWsfqZH8fG+/d0VBIynWHxmzPF9G+fY2j9o9fwLH/vHfcOaKvoPPq+Ee/8yI4",
+	"8jvw4tWLly+fPz9++epo3ykF5gu+F6NZk7mbEsmq3CmslkHMULNL/lbMMLRHPMmEPg8ZcO1G9vYL371O",
+	"WBh4hEogNiutIqLf5V76Zl5Od536wfXvC0l8/EJlGQxMQ5+cfXq31+VI+IrQNOQxYAG+bXKjkR0RBkSC",
+	"L2SQ1hoTxAM+YBzSuUk2R5djiqddXPZ0zGVZIumVMpvhHG+oLjFmX2cZpkgxadUJ8f7jP/7jPzqXl503",
+	"bzyXJyNLrpAlU5ikvucHzw87h4ed589vDg5O8P//99zl/DovtdSHJALJfJf7yrK0WRtNoTIx52Fpvr0J",
+	"cJcadZN5wqaSSORlKRwFICGmXcjO4TFJ4hikTxWQIdzTAHwW0ZAEbMC0Wp4mcZXUY0UyLd1SOaEvIJWO",
+	"GrI4ZnzQOfyxMy8jV7s1xWIlMsywmwFV2VL3Fg85lwzmDeo6lA57V7blB+UcyzKNFZKPFal3mtTmYmEO",
+	"HstAMQvxIgeXKWXXsyGLtJCCbBMskN9QiTV2InUvVrMYDbMg1SZqKGJbGxMzmt+WJ7NcMerigidRGmev",
+	"En+IR95COG4eivEL0LuxV0r8AfRpEurrW8Y/z6vYvBGekFsWhteIhBrrUMWMEJXeMWc5JGZtvywk2hlE",
+	"rvIR5UaR94D0RDIY6kpPlJESKpv2lnYNisrs+/mFtm03Q4nV9/9bodMCEFjbMoT0rXaFXdcMCpkmzGl/",
+	"wxQ9TIaCFLdeoIIU8PMFRJNeqxoyYoNiu56OlKnlMFuzOEEPxSZKlDmuk61QeVyh0pCRlQutjTKzGt3t",
+	"Zm11TW7OCURvoocvh8Z6QLHZcEBbrWE7ApOVZMaETWWiyA7jAdyTgzT7PT7ds+/fKPdhF40M9wh3x8bB",
+	"HWJVKFexKU2DUjv9sVvAI737dkm5bxjIOTHOVDI9xiedhZSXTr7nJ62n8Uikbmz4ojdID48Lr1P8tN0a",
+	"0TCMaVwxm0ilRKCFcPBpOphW2Pnsk7o6pcaFUeGTVtATZ9f1HxlWZvg5auzp8Hz9R9bq0V5cbvl7Nf5u",
+	"1CYtnKQ2ywhpfNebt+W1WuQLjtCbB5X1gWTD4ZF5LxpIEhyoms6Rs7THHM8Ivs+jLOoEYsQ7ig2GGmtb",
+	"JVwlcYzFnip5iCiTrxOpdN3lTXRb4L2JhNKpI6vagkL9lkm4Kc19b7eelpgLsfqpBtJnstrLRBrq66HQ",
+	"g6Sur+psquOCHXPBO8q2rbbjgEZ0AFeUD6C6QfAm71TGVob+4xsWgSuKV/GFT99G6s2GzpTA0gD9UgSw",
+	"IEuM0pQHVAaEJlpEVDO/OqpMw6vSMIMrkfBAkRikq2dcMYUtllF6nYQh6DPfTyT1Sxzb17EEGpySUIxA",
+	"GoaKhARCsb2GijNFdED/YByu2R9QEfISQkGD+hiTCb+OAYLLJNQsDpm1yKYtwJBiDIwW9igRiTuIgGui",
+	"TNeKm3I0/QkMADHrzuxMh6UcUGFwY9F9Ag5aUl16hV9+4fDbZLc31kq0tSkuIWBJ5C0vYJhR2hTiSoFb",
+	"wlplyCuntlIgzm4+58MCl01KxnauUmal2rRUnxIxv5f5yxX4iTlHXft4LDAI+KxAng2gDM8fBFb4BF+C",
+	"PnFFQc2hwiMGsKA0iRKl04rUY3u4xSCEtAK4oZFeSPltl3tmog7O5LVNHxqGY+KdxbE5GqQhA2Tnf36+",
+	"er/r7ZHfnPwX3IY5Ua4crx4dHNg4J2YWOQRqc35yPKC18mlykqAx+3cYt74YEDDex9xO5vRBfdy16ymh",
+	"H1infiLDQmjcgOlh0sNwONck/e/skf8KaNARPBwXAtLxfg8fnGLhdzMr82lI1FAIDZL865//X3YJZI78",
+	"eghMZjeE5mTb5QjP1HGQ+wXapJcEAQPVJhGNnV/Ap2EoEuyMJRtUmxjVAppZ8cBAqnaXp9XozfLaBrtc",
+	"26FRFppFUWXjExknh6+cq0C1SRwm05X7KA+6HL8KWL+//69//rdHlCDGanFRjz71h6BIH7Q/JAggrGTr",
+	"itpnNeCL8Xtqr8u7/C9/ORfcLM5885e/4FfkAmkRF6cS3welSE8EY0Md3p9dZwx2WyfGlGyTLhqF5uO/",
+	"/vnfX7xTR8ogpZBpvy4nU11t5U1jkdpam2Yc7II/tuzPEShFB2k1ztYXL8Ugcb/Ygrq4V20AgoAVHKcz",
+	"rNQm3r6IgdOY7Y1pFE588Xdlc6DtD4GGevgH/m001/gPO5G3H4GWzFfenoWJGdc+jcACoM6zFNMBqGdk",
+	"pwehGO22XQZG3IzCOMJfbi7f21Z7Brxntndaxl9SFqJEDqkaus5ZA8OjzLqXiBSJTh0PaeSo17Z7DYRv",
+	"PhBv3+Jc7Xu71ill+BoC4r04OCSX4g4C8glkRI0lFI49uwrvvfBtSjizITPixALQFWZW1yb/SAxubyHW",
+	"kwv5X5mLLIDOmwtvd48Y+eZGC4SfRBkHxFL0QJ3kgN/3rOA52supr0QS+lTKcVHskVKphwCZI/hOsz3N",
+	"E3x/IV66FY8oCMHXChu7yMPDVyQ7HKRMayvBxlTSCDTWEwWeRO4VjVlOCNqIIh+DYDPNG0AnABcg6/sQ",
+	"6zycOWTKfDLssdvGslQ0DD0iOPGppqEYmFGRHpQtSIUws8sh1OzOh1PMu5gfZWwgtNvpDCOZGZFNEdlZ",
+	"Hx+LgJEz6+XECG3TyPpJ+1JE2N6hKYNInvkEpbOtPNq28BgxBbYn8M7n6z1E17l1VnXeZ6DHp4EWFnZI",
+	"9OE6KcT4ydS8BkPZpKaZGXYoMDKYjw3yjPo0myguw8MleBZ/6eA6HQZ/tF/3xuaEZOTZWMPuJJn8hKjZ",
+	"cYhxWNk9KeIk9xPbGPcdr3BXcUKM9Z6yK4qYKTeyozsHCEQJ2fEm3KHebjulnTw6Oq0tzvRpilkJyrCr",
+	"LVId0Yn9ev/653+fmb2kidt3PHxM4BkVhU7v5wcH2QgWCp9t6VsnFzIWsHKPDbgwsmcH89OmQdwKeEDg",
+	"Xkua8QLSQDrwR9T26ifb+/81hxzPTvZ63MFCdo7wHesaajaooSSioTGTISDYbIcLTV51jvB/h8/JEO5d",
+	"QHAbicKw466Z2vDC0cGRG2UEYdgpjqPzAPi0oHAgwFbQGNI7KEgti16aQheZCvEajoyiiiUo4PrUtnMG",
+	"BReOM61883DDyBZvDPPMlJijbha4t0JiAFq5XmQnPRK6GbCiIvKhdeWnZIC/PlOkYF5ZjsO93LgbDW5I",
+	"OB3a1u3MtoaK17OnAe+E0DmEHlF5CygySkkeo3IKtUCNpKDZboQkIfVvEYKTzz0wKt+M6k4zXrfVbXnt",
+	"TKq5Gr8SzH/SyqJhWMBUxgi5oClaRyguUHhhmXuUV4wT768dg5RO+nDALGGH5pHo797snhpNnQ2OEIzY",
+	"vZliJIq2V7qQz1fvHbDcKxK7+ZOMX4yFp500sU9RTBeqiIith83yhjCGKrJdLMFYpBKUMszn9TCx6+AP",
+	"Fnv21ss3NgY3ksU7Q8XTueC+CAwmyT86NrsrSgxwoHJ0iyaCxZEBvOADcnFDB23ivet3PggOnUuq/aGH",
+	"1c0VeXFw1CbeLxdnbzwyEvJWOcvMjWqYGJd+/vHq+iSby0HOzIKrU6pjtIMUYecsDMWo81GygVEAf7FG",
+	"GtzHwqhVzyzFmUNTWLLG3IyOQQXpffx08+7jh2vPgK0fssFQp5XY0QYy3GXGfH5wRIzlP0Jy+/nipk3M",
+	"ztok7e9Mu9RiKdTad1FnxrI0aPvl5ubT/uHevWXcI2NCo/YysiCyNSQpJ4fH5N/Za3wxQ4g9hSly9OKw",
+	"0Jha3YQV8I+PsPnR4QurzIz01/QWpZRpxkDZyuYKUHmbUVN5wh0y2mk9IKxJb+134HcQihjcYeGTMWJR",
+	"TsYg4hD+8hcjZSfsMMIBAgjaxDNyYH+oo/DUHESkAv1TovudV96usf2s1u3ylOFSBnccnHIKka7w9m7b",
+	"mbnYkRXeJLeJxMoUVlleQSD8LkeOnbH13SSZ4dJjnMrxbsFuTi3/1Iz+07T9sv+nFl+8Lt8pPVYVObtt",
+	"1mBkCkLT2R4TClztYp2cseHVLs+Wbkw29MelAEE82qmMXTHze0yZtIdVHHbXHhPxJBiQkN2CYyl7YDGk",
+	"cpKya096+1YgtA2X4nqYdEeWVIqac4ghPzsKMoM597IAnHGOwttVkiqcTriIjWhHXZoa/uYTmv1tu+v8",
+	"RER2PENUF2Zqb7dw9W5o0B4X23jAs7rIyisP1Y/ROoYzGB/YJl0+Qu+IkUx2FyHjt4r0qH9rzodIdOZr",
+	"xD8tABd/TClgd8+0NFa8vSLpcl9EkemX6woaBEa+Fq1Qqym0OEHd4f0ilPbIjr1jIHFIGcfXgjgIEbLL",
+	"3RhtAqGxRRGNpsXJq4NXB8ag89BH4lnD1vtr562QIyoDCDqfpNDCQoEoYf01IfOBKyi4XC7f3cy4WwxD",
+	"WGW7J+Rg33VS+6ZtXmQ39dbgeRr14qTDpfAA56R1uHewd2A6O2ZrnbRe7B3svbDvqoboB9s3/xqALr+k",
+	"mpQBbbthprGGbmb/tMvlQhHRWlhjR/jKts4w3HaHHTzOZ0JGxeDvtXDh1m34LmidtH4G/YuI4JN9aJ9q",
+	"JNzG84ODeZcKWbt97Pil3XpxcLS88QehL0XA+gzwyutl1QmQYSa8jq2Tv/3ebqkkiqgct05a7yk3rIFs",
+	"1mq3NB2o1snfWsh1rd9Nz5TiF+KmIIGsIAupNtReFEMnRdQUSyE7s9morH/9539Zd0Dhux3qXF3o17ID",
+	"e+hOo9IyWrS7h6Z5nkrT6lSLfSN7uhyoDFkuGC03zKD03O7VYTU/qcy9tsqbIMBTswGvrdZLFEc1icL0",
+	"OKrZ4xEJ77eijnQmxeT5qV0wIRaTZlH/ziXTT2hk4fHbUiLe/qWPx3lAJEQCBYvTzZmaYZIw36wnOziY",
+	"nl2erj5TR+7Apotb23GEbijbPlHHUHv0MdhbGWV1snv0bhT/B9QgeDh2h+7c2+TM8p2Y+bcg03fmBii7",
+	"bXv+Nquzoq7LtUA9g15aa0tj9T1VdPGSCf4qmjKnOVd55msPNZJnlIrT6JPylYZKkJ2Eo13hDMxnaL3u",
+	"ZtI6MwUKx6Eup5pg1BzGTsUgFe6LOp+m2Z39mB2p8Vy7mIlfW8NrJV5+K0WUv6Bc2vxG1Gi8lRMry4mi",
+	"LZ2SXsGoXiovjM6fKyDwTGAYiyNBl58CCNWpI12a9nv25j0UHPb+rrxTc5I6f/Nh1502VJdPHS/2yAeA",
+	"QJF/o3f0Gmc/nb5+SK8MkEsz45haz+Qcmn8jfPXUbZEbc2AzZ9KSQ9schLq7gbk4fX5wQEZD5jzDsRR4",
+	"T2V9giq1yRWx4mePXIHSVOqJxs6oYIr0KQvVaZebI7MRZXhD0EevFg1Ij4aU+yDdZUl2R8S40kCDOXj7",
+	"BTewGtbMUakyCt5xjOEJK5iE7A642TmexQqAzxafQt9ucQnw8WSTOcwUAstq3Db6UAhmriJqSN3ZXEIc",
+	"Mp+qtlMXBauxy5EvbAdzrMl8T6ZH6snmYnRKXh68IDuZZpZ4C7tboAXXp8sR46pdcMD46ftQIQHvVdy4",
+	"lNtTcroZdMFMGrBdvmMXrTQLQ3M0HaRVqjmMTAscMGLodcPNjJj2h7t75GyKjBTwwGhwSft95tv7Wi3Q",
+	"QVSEkRKZD9D6ERVAAeADgQfbOdR3hQdjUGr9BGh6vagkbcwixwspNtvGcpK9O9ynAzNHgWonwYLxq7ZJ",
+	"Xash1+rLrYB36lNIx/iCd0gl9TXIFY0BXKxZdaMWwWsaXFlx+RCRUxAyShOLiaKdLUUI1pTssZBhUGeO",
+	"TIe4KUS6uPq5+PwZdBqKUg+bGBBfAZMPtOVwcViCbH3oO6o4zVuR8OBR8P0z2Nt0mkYFzcGpi6VZyJ2v",
+	"XZvV2XMlRJlpx0+SzxxQyY57C+UPqYzUbgENWRLPGUzs5+9nFiLEprL+SkhJc3Y/ScyM0wdmou/sGfy2",
+	"DnZmZeD00UYnkltT6nU+pTFzIOzbO3Bj8tjaLrbJbqnPM4f3psrTfIXfjVAtUFE1qlmuMl87EtxcFH9f",
+	"2F2GVx6ES7WmbbN2AW2mfZLC2Z4zexncliOgEmOZlpvLWWZ13xFrOWQsQK0PEiLBlxml53mzNXOYm/lp",
+	"mqY5dMnOLQtD0qOcg8wDYM98eyA8DxPtD4s2a8SUX4amCkyYgmxT2TBd33fDiH6OkDnozV9P4OOJxbyY",
+	"N75hIK9Br58pZ5bwNNlz6tEKURaWKZLc65b5eKrCjDOg2li2nFnp98OgJYSwmA4wjrIKr2YZKL4Ck2Zz",
+	"P1HuxPXb52Q2FFBSiW5TQvHZ2jNFplJ82PC0Jb6fIvYqcXA2xeaybrbE74hnc/JYjm9Jfb2cVW2rr8Cn",
+	"ZuIny6QINbLTo1qHQGKqFKi29YXb8PQ781fWssidsRQDCQqDS2bxVZE5TdtN5kyzvu+KLR1CFiM5kRK4",
+	"v/TgmTdbN1vamZ/owbMItjlnjqxJFTZzwNhYNnPr+37YLEdIOXoL4cRzL04mooqnnvfZSv3EDEN2XBy6",
+	"jQKVhchn+8gMgrZ7ZIeP/u+YSFTWBAPYZcKLr/dwVPNDRAPYPSUv01iaLAAmsG2Y6vKES6ABvugTkvhC",
+	"yiSeFyj2Hjf8hvX7K8V8mI7fPAmVxxxiTNgU6tKI4DwCqEBuaWDiFMlVCVa+YBhpJGQA0j2L23EhuBxG",
+	"WOeKcoKRuLZjDxQZCMYHGO6zu0euC+GLFInOgCHRKd0gMRk+wUhaVXzwnDXEhPhIa3v4gLYQCdzlQpJi",
+	"JPBEQG8hcBjsTvIXQFNhm/PiGS2Britq9/ctL9TihbL424WUb3ObLDRkLu4eGHS1EhJ/phHgzE/SimG8",
+	"gw+vIIVduaqzP1ewYhASm2rCZKj6bmyYCfTOx+69MTEWvs+aMl3SJ7ycxmooNAnpWCSa7HipUE6z3mB2",
+	"i32bZ6fPQpdkx/3c5Z79xb4ttb/NaUy0pFyFNhazje8YJaj92f62+URiDLBpKzC8dvAHizuFh+uaSkKl",
+	"P2R3sEe89EGiNbo897jZPezHWnkYneteq3R5xPD9sk85UQBBGg9jH/LrPXLG08ExQR0NAF/YureH1tCj",
+	"6tboWSHb9h2PynJv4QvP7EE58IEeeqfF92m3ALFdnhGo2UAkpEqTHSUI5eMud8X0RN+cHK1Vq4nFuSK+",
+	"UNpmDXALVc9IBJGQ4zYqXNTwFAOML7iW6et/CYMkpBLBooiyaVx69gFvO31lHkCXHxwfHZmRiBhxkJm9",
+	"85mzewKxsHd0EfKXTQ5ENIsAw5KzJwx2EpvdossH6EJOf+uNNSgHFJsswD7RN/AOQLKJJxiOOnOnprHB",
+	"h12evRBM9Y6XJtXQu3vEO6f+ENL8ACcu9YnZVAffQXsnhir6IgzFSE28PsyKWFY4Bjib3O51x4Zi4+NS",
+	"qjApTJenke4u2QZEPcC3ZwrfD+OL2d0ya+gCUX2Gs65ks9sBvmmBWSLjrMRI2WKxcYIA2v8zLyI43zI/",
+	"c6Rm+3j20RHl42zeMkKcS4RdHtH7Dh3ATy8OX744Pjg4aBMWRYk2hznMmOLoKid9S2GWwKxdRnaoWYUP",
+	"QZdL6Li0Ju5tpM0IWGAXK/wcf1pm2y2a9zkQUtu+yw+PSwpmnk6yReGJR/Fl4HyKLhRZrGVtXOalHlez",
+	"I74DfjibMc/r8EM/hPuFpvpb02DNhrqZ0xh+T9JONxC1z4YXX8SYdhXM9JXgvyYrPcXTd2OkZ7hdjFpj",
+	"yBubavEh2JxxLrHVVzgHm4mfJHvZSs8ObNkhCT/Pwn8fsuKJ1XBxUWj/lbCSL+Fp44fABCzroKqCWJyF",
+	"1ia7MiZX+t2IyzJaqEIK1dG/6Uj//lC9AL9A5WIhbBqsW+oCfZoBYQaaZIfKSFhXjcvqluA744mwEpeR",
+	"eRIRVXhsFXSsi7+Afj/BXTEDH/NNDyxG5iIWn4X18CZxsbmDb+Zeu4Zr5rjC3E+S8exzyl4GvAXngCI+",
+	"KjBcATKbyneFJX437FdE+BJ8403HYs6zTVaCPV6QXNv1PUnWmZsvv5AWwiZw7qBXlCj2x8ThwSWMthVd",
+	"psC+/6cdbb4/12bUBM9e8GjMi7rjkrIWMvLvEjqgjJetF1Otn5oOesj4oMsxU6erVWDTrcEAUzhl2bIT",
+	"ZbNUU3svhbVq54TrpKQxxfmTm/i4sPSAXWF7ekt7afmW2NZ0dPlAbZ9WsXKPLRxlc3obCGZV4VpYxwHL",
+	"+dzbC67WyfHRbBmglcTKNfa++W4OR+4ODPMF2ViuvhU1KUIWE3xEY7WAyrMEgpikL02ybm8fOZXS1q3C",
+	"+720OE5hCDWbDMAw76WZc82mwiWNn6Scmy0OVDwVGUBOoLKCaXBJ4001CS5p/N2YAhGiYQ4mbS7h+UlJ",
+	"pYhADyGxyf1snnqsiUlsLbcTErMYQsYxz/UA2qQvQQ25TQltqwdhfT78scuT2N6/l1xU7zDeFy67sU3x",
+	"j2U/08TUQeIyZWEONpFo6HINURzSNGuo7eryW1OZFaBx0SRXF2dvLi/m6LFLB4hyYnL3k1gAGe71PibC",
+	"Np9ynTOtUmbKfi0F5d7XYv/CyqIMDIsylEVM2Ru5RUbjZdpo3fLXzvs0ZXAOs4VPL9J2VYSwbbqxgtgu",
+	"7/sRxhk6FiLYFk9id0sOZh/zZmvmsmzmp8xnRBThVxEhFXguA86mcl22wO+G70QBJQsRHYd0DNKnMljM",
+	"ep+w3Tm2WzPv5VM/SeazECa+A90C11QBFxW4LgfLprJdvsLv5xogR3YVXGPllkpugtxD4AW22PMHGoEr",
+	"fITDYEXBcr+ARcSNneyrcC/O/ZTZV6fAq4jTygyMkNlsDsYlfm8srB1eFuHblove9wV3CfKX6FDb/rzQ",
+	"fN3MOL2Cp8mSrky3PwHI3MzBXxeiqQp3ToNqY3l0eqHfD6fO0EEVMgjFQFTi0/fY8OtwqJn7SfMm1vUP",
+	"HQSr4aQ6UxrobDg7miV+d4yYIX0RztPcZIs48Nq1WTPz2WmfZnJcCzGyAzFTWGwc31ROZS+ayQvnvijm",
+	"CayayvEr4WhmBU8+kaPKAFkHTfUyOVpQPYFEjnah32UeR5XiaCkZLEf9ZuP7O0NyBcTGko6XqETbZN0a",
+	"0cz6NBUiwsvVHLNlOZZk2bQ9qhRYsVD5KgVW8qmfLlZmCqzgtzWQU0UAZnDaWCGYrfD7EYQ59ithuyKa",
+	"NxrD3xdyF6NVDyFa4iO9sU3WLFVx1qcarh0tu5ewbSpwE4JhU7kJF/fdcJN2qFiAVhdIOD+YUYQhVso9",
+	"ITRLGVfMJ9ImXi9hYeAyf3hESPfNG6rBI4oNOA0VoYTDqMtjqv0h5gbiWPa0UKXcpu305gQb5plF6mPd",
+	"9V0z3h8tgNzFfA4KBd4XpvrIvpmbiRINprzkLVNp9iqbYUS1MSOl0i4d1k5v7NJv2eyVuy6dVFr/fURV",
+	"l2P2GzV0KSbpRH6ak6mEmnnZfcFhXqV6m3rL23dJbyZ/8ynHcy+VLpC1LPWSyxiF1X9FH7PmpLDpcqpI",
+	"Ycm2Vh7SrelqVkj67B4CzH1l1+8NgBuqhOBMe+mAZtmqjGaNZP01T6O4MtWacZ4a5d5gMeaZWu5FolpI",
+	"wemDx0VK/jfXZs1a3k77JNW8g6rlXaWpVm2ihiK2vIIZpG7ZhA9x5uGp+2LfNPSHUkS0CpKubxk/d63X",
+	"fdTNpn6aR91bxokDdOGoe8v4YrVegqcKpts0tjb2TJSt8Ps5GOWEUB3zFbxQOcq/kisqnfnpsueMI6oW",
+	"d1Z2Rk1hapN58ztzSGVEUB3rVZnyK5k3iMSna+JYOybnSPttDezUYsdN5cR8hd8NKxbQXw3bVfG82Tj+",
+	"zvBbfkAxHcBPJNNjRNBnBfJsgC9Q//a7ga51cZSlWjDH1aHAABh5h2/1h0yRQPgJpnjYgb3BHqE2fD5P",
+	"SI7jeURwMtQ6Ptnfx9/NOCevDl4dYK39RIatk9Y+YteteSb5sFmjIjtxSDGlE/GHVFLfUMduMV+GFKF9",
+	"y097LMR6gHt5ggcsO6aQ4CZHf22rw7cnJGM7O1KY8awF0nZe4PZksHp74ulJ292IttMK2u3JLDntQlLU",
+	"wupyBpxd4PkKpdRS75GBCozMwgqTFV8ozU7328wZ2B5802NwYaCUtmYHuZx59l/oho/FZ/tcuJCqNsZT",
+	"tcuCd+y20oqshSHTq/7ZUX/OkmQWYGI+dwQPx8XMjMUVYrq22cE+zYZE21GzMMwJMNuQvBKMZiW2sPdk",
+	"OYviMpjyS7pf0REpZsOYyJ9R7D+RMmN2nJtyzymuCZ12WeWT1P9UGDtzSZVBafrlN6YLt4pDyOIohXfg",
+	"s+P8cnP5nsR0ALZ/DCIO4ZRwQYzk6qBYIBwggKAIdtOh9eX3L/9/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -23,30 +23,47 @@ var statuses = map[string]int{
 	catalog.EINTERNAL:    http.StatusInternalServerError,
 }
 
-// Fail answers err in the error envelope with its code's status. An internal
-// error's text can name files: the client gets a request id, the log gets
-// the error under it. A code the table lacks (or a nil err) is a handler's
-// mistake, answered as internal.
+// Fail answers err in the error envelope with its code's status (ClientError).
 func Fail(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
+	status, msg := ClientError(w, r, logger, err)
+	WriteError(w, status, msg)
+}
+
+// ClientError is what a client is told of err, in whichever form it is
+// answered: its code's status and message. An internal error's text can name
+// files: the client gets a request id (in the message and X-Request-Id), the
+// log gets the error under it. A code the table lacks (or a nil err) is a
+// handler's mistake, answered as internal.
+func ClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) (status int, message string) {
 	code := catalog.ErrorCode(err)
 	status, ok := statuses[code]
 	if !ok {
 		code, status = catalog.EINTERNAL, http.StatusInternalServerError
 	}
 	if code != catalog.EINTERNAL {
-		WriteError(w, status, catalog.ErrorMessage(err))
-		return
+		return status, catalog.ErrorMessage(err)
 	}
 	id := NewRequestID()
 	if logger != nil {
 		logger.Error("internal error", "request_id", id, "method", r.Method, "path", r.URL.Path, "err", err)
 	}
 	w.Header().Set("X-Request-Id", id)
-	WriteError(w, status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id))
+	return status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id)
 }
 
 // fail is Fail with the server's logger.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) { Fail(w, r, s.Logger, err) }
+
+// failPage answers err on a page route as an HTML page (Pages.ErrorPage) with
+// the status and message Fail would give: people reach the pages in browsers.
+func (s *Server) failPage(w http.ResponseWriter, r *http.Request, err error) {
+	if s.Pages == nil {
+		s.fail(w, r, err)
+		return
+	}
+	status, msg := ClientError(w, r, s.Logger, err)
+	WritePageError(w, r, status, func() []byte { return s.Pages.ErrorPage(status, msg, r.URL.Path) })
+}
 
 // WriteError writes the error envelope. Errors are rare, so the body is
 // marshaled per request.
@@ -57,6 +74,28 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 	representation.SetFields(h, representation.ErrorHeader)
 	w.WriteHeader(status)
 	_, _ = w.Write(ErrorJSON(status, msg))
+}
+
+// PageErrorHeader is what an error answered as an HTML page carries: never
+// cached, and the pages' own Content-Security-Policy and nosniff.
+var PageErrorHeader = []representation.Field{
+	representation.NewField("Content-Type", contentHTML),
+	representation.NewField("Cache-Control", "no-store"),
+	pageCSP,
+	noSniff,
+}
+
+// WritePageError writes an error page, the HTML document page renders; a HEAD
+// gets the header alone, and nothing is rendered for it.
+func WritePageError(w http.ResponseWriter, r *http.Request, status int, page func() []byte) {
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("ETag")
+	representation.SetFields(h, PageErrorHeader)
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write(page())
+	}
 }
 
 // ErrorJSON is the error envelope's body, for writers that are not net/http's.

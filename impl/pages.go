@@ -13,12 +13,18 @@ import (
 // page is rendered once — per active version, or per version pair and locale —
 // and kept; the methods return the kept body.
 type Pages interface {
-	Home() (*representation.Body, error)
+	// Home is the landing page for a request that came to origin (scheme and
+	// host, as requestOrigin gives them: its "Try it" command names them).
+	Home(origin string) (*representation.Body, error)
 	Docs() (*representation.Body, error)
 	// Changes is the changelog from → to with names in locale loc; from and to
 	// both "" mean the latest pair. An ENOTFOUND error says what is missing,
 	// for the client; any other is internal.
 	Changes(from, to string, loc int) (*representation.Body, error)
+	// ErrorPage is the HTML page answering an error with status and message
+	// (free of internal detail) on a request for path: people reach the pages
+	// in browsers, so their errors are pages too, with links back.
+	ErrorPage(status int, message, path string) []byte
 }
 
 // The pages are not described for the edge's memo (they take the router every
@@ -27,7 +33,8 @@ type Pages interface {
 
 // GetHomePage serves the landing page.
 func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
-	s.page(w, r, homeRoute, Pages.Home)
+	origin := requestOrigin(r)
+	s.page(w, r, homeRoute, func(p Pages) (*representation.Body, error) { return p.Home(origin) })
 }
 
 // GetDocsPage serves the rendered API reference.
@@ -39,24 +46,26 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
 	loc, err := parseLanguage((*string)(p.Language), false)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 		return
 	}
 	s.page(w, r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) })
 }
 
-// GetChangesBetweenPage serves the changelog between two retained versions. The
-// versions are checked as /v1/diff/{from}/{to} checks them.
+// GetChangesBetweenPage serves the changelog between two retained versions.
+// Unlike /v1/diff/{from}/{to}, a segment that is not a manifest ID is 404, not
+// 400: to a person it is a page that does not exist, like any other version
+// the server does not retain.
 func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
 	for _, v := range []string{from, to} {
-		if err := parseManifestID(v, "/v1/versions lists them"); err != nil {
-			s.fail(w, r, err)
+		if !catalog.IsManifestID(strings.ToUpper(v)) {
+			s.failPage(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server retains no version named %q; a version is named by its manifest ID, 16 hexadecimal digits, and the home page lists the retained ones", v))
 			return
 		}
 	}
 	loc, err := parseLanguage((*string)(p.Language), false)
 	if err != nil {
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 		return
 	}
 	s.page(w, r, changesPairRoute, func(p Pages) (*representation.Body, error) {
@@ -75,9 +84,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representat
 	case "":
 		writeBody(w, r, s.Repo.Active(), b, route)
 	case catalog.EINTERNAL:
-		s.fail(w, r, catalog.Internal("the page could not be rendered", err))
+		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
 	default:
-		s.fail(w, r, err)
+		s.failPage(w, r, err)
 	}
 }
 
@@ -91,4 +100,65 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeBody(w, r, ed, l.Body, versionsRoute)
+}
+
+// defaultOrigin is the address the landing page names when the request's Host
+// is not a plain host name or address: the one `refdata serve` listens on by
+// default.
+const defaultOrigin = "localhost:8080"
+
+// requestOrigin is the address a request came to, for the landing page's
+// example command: "https://" when X-Forwarded-Proto (a proxy that ends TLS)
+// says https, "http://" otherwise, and the Host when it is a host name or IP
+// address with an optional port (defaultOrigin otherwise). Nothing else a
+// client sends reaches the page, and the page escapes what does.
+func requestOrigin(r *http.Request) string {
+	scheme := "http://"
+	if r.TLS != nil {
+		scheme = "https://"
+	} else if p := r.Header["X-Forwarded-Proto"]; len(p) > 0 {
+		first, _, _ := strings.Cut(p[0], ",")
+		if strings.EqualFold(strings.TrimSpace(first), "https") {
+			scheme = "https://"
+		}
+	}
+	host := r.Host
+	if !plainHost(host) {
+		host = defaultOrigin
+	}
+	return scheme + host
+}
+
+// plainHost reports whether h is a host name or IPv4 address (letters,
+// digits, '.', '-', '_') or a bracketed IPv6 address, with an optional port:
+// nothing that could end a quoted string in a shell or in HTML.
+func plainHost(h string) bool {
+	name, chars := h, hostChars
+	if rest, ok := strings.CutPrefix(h, "["); ok {
+		var port string
+		if name, port, ok = strings.Cut(rest, "]"); !ok || !portOK(port) {
+			return false
+		}
+		chars = ipv6Chars
+	} else if i := strings.LastIndexByte(h, ':'); i >= 0 {
+		if !portOK(h[i:]) {
+			return false
+		}
+		name = h[:i]
+	}
+	return name != "" && len(name) <= 253 && strings.Trim(name, chars) == ""
+}
+
+const (
+	hostChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_"
+	ipv6Chars = "0123456789abcdefABCDEF:."
+)
+
+// portOK: none, or ':' and 1 to 5 digits.
+func portOK(p string) bool {
+	if p == "" {
+		return true
+	}
+	d, ok := strings.CutPrefix(p, ":")
+	return ok && d != "" && len(d) <= 5 && strings.Trim(d, "0123456789") == ""
 }

@@ -176,7 +176,7 @@ func TestVersionRoutes(t *testing.T) {
 		{h, "/readyz", 200, newer},
 		{h, "/changes/" + older + "/" + newer, 200, ""},
 		{h, "/changes/" + newer + "/" + older, 200, ""},
-		{h, "/changes/zz/" + newer, 400, "not a manifest ID"},
+		{h, "/changes/zz/" + newer, 404, "retains no version named"},
 		{h, "/changes?language=all", 400, "a page shows one language"},
 	} {
 		res := c.Do(t, tc.h, request("GET", tc.target))

@@ -42,9 +42,12 @@ var (
 	latestDiffRoute = representation.NewRoute("/v1/diff/latest", contentJSON, CacheSignal)
 	diffRoute       = representation.NewRoute("/v1/diff/{from}/{to}", contentJSON, CacheImmutable)
 
-	noSniff          = representation.NewField("X-Content-Type-Options", "nosniff")
-	pageCSP          = representation.NewField("Content-Security-Policy", PageCSP)
-	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff)
+	noSniff = representation.NewField("X-Content-Type-Options", "nosniff")
+	pageCSP = representation.NewField("Content-Security-Policy", PageCSP)
+	// The landing page's example command names the request's scheme, which a
+	// proxy tells in X-Forwarded-Proto (requestOrigin); this Vary replaces
+	// the route's own (fields are set in order, the last one wins).
+	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff, representation.NewField("Vary", "Accept-Encoding, X-Forwarded-Proto"))
 	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheCatalog, pageCSP, noSniff)
 	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
 	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheCatalog, pageCSP, noSniff)

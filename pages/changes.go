@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
@@ -324,9 +326,11 @@ func plural(noun string) string {
 	return noun + "s"
 }
 
+// capitalize upper-cases s's first letter.
 func capitalize(s string) string {
-	if s == "" {
-		return s
+	r, n := utf8.DecodeRuneInString(s)
+	if r == utf8.RuneError {
+		return s // empty, or not UTF-8 there: left as it is
 	}
-	return strings.ToUpper(s[:1]) + s[1:]
+	return string(unicode.ToUpper(r)) + s[n:]
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -180,8 +181,8 @@ func TestChangesKeptPerPair(t *testing.T) {
 	if _, err := site.Changes("0000000000000000", eds[0].ManifestID, ja); catalog.ErrorCode(err) != catalog.ENOTFOUND {
 		t.Errorf("a version that is not retained: %v, want ENOTFOUND", err)
 	}
-	h1, _ := site.Home()
-	h2, _ := site.Home()
+	h1, _ := site.Home("http://example.test")
+	h2, _ := site.Home("http://example.test")
 	if h1 != h2 {
 		t.Error("the landing page was rendered twice for one version")
 	}
@@ -216,7 +217,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := site.Home(); err != nil {
+	if _, err := site.Home("http://example.test"); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := site.Changes("", "", catalog.DefaultLocale); err != nil {
@@ -229,7 +230,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 	if gone.Value() != nil {
 		t.Error("the pages keep the edition served before the swap")
 	}
-	home, err := site.Home()
+	home, err := site.Home("http://example.test")
 	if err != nil || !bytes.Contains(home.JSON, []byte("3333333333333333")) {
 		t.Errorf("the landing page after the swap does not name the new version (%v)", err)
 	}
@@ -399,5 +400,92 @@ func TestChangesNewFields(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestErrorPage: an error page is the site's layout with a heading for its
+// status, the message (capitalized, escaped: it may carry what the client
+// sent), the status, and a way back: to / always, to /changes from a
+// changelog unless /changes itself is what failed.
+func TestErrorPage(t *testing.T) {
+	t.Parallel()
+	check := apitest.New(t)
+	const home, changes = `<a href="/">Back to the home page</a>`, `<a href="/changes">The latest changes</a>`
+	for _, tc := range []struct {
+		status        int
+		message, path string
+		says          []string
+		not           []string
+	}{
+		{404, "There is no page at /nope.", "/nope", []string{"<title>Page not found · refdata</title>", "<h1>Page not found</h1>", "There is no page at /nope.", "HTTP status 404.", home}, []string{changes}},
+		{404, "this server retains no version named \"zzz\"", "/changes/zzz/yyy", []string{"<h1>Page not found</h1>", "This server retains no version named &#34;zzz&#34;", home, changes}, nil},
+		{400, `language "<b>" is not supported`, "/changes", []string{"<h1>Bad request</h1>", "Language &#34;&lt;b&gt;&#34; is not supported", home, changes}, []string{"<b>"}},
+		{404, "the server retains no version before X", "/changes", []string{home}, []string{changes}},
+		{405, "this API is read-only", "/docs", []string{"<h1>Method not allowed</h1>", "This API is read-only", home}, []string{changes}},
+		{500, "internal error (request id 1-2)", "/", []string{"<h1>Server error</h1>", "Internal error (request id 1-2)", home}, nil},
+		{418, "short and stout", "/", []string{"<h1>I&#39;m a teapot</h1>"}, nil},
+		{404, "", "/", []string{"<h1>Page not found</h1>"}, nil},
+		{404, "ärger", "/", []string{"Ärger"}, nil},
+	} {
+		page := string(pages.ErrorPage(tc.status, tc.message, tc.path))
+		req := httptest.NewRequest(http.MethodGet, tc.path, nil)
+		rec := httptest.NewRecorder()
+		impl.WritePageError(rec, req, tc.status, func() []byte { return []byte(page) })
+		check.CheckErrorPage(t, req, rec.Result(), rec.Body.Bytes())
+		for _, want := range tc.says {
+			if !strings.Contains(page, want) {
+				t.Errorf("%d %s: the page lacks %s", tc.status, tc.path, want)
+			}
+		}
+		for _, bad := range tc.not {
+			if strings.Contains(page, bad) {
+				t.Errorf("%d %s: the page has %s", tc.status, tc.path, bad)
+			}
+		}
+	}
+}
+
+// TestHomeEscapesItsOrigin: the origin the landing page names is text, never
+// markup, whatever the caller passes (impl passes only plain host names).
+func TestHomeEscapesItsOrigin(t *testing.T) {
+	t.Parallel()
+	cur := snapshot(t, "2222222222222222", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
+	site, err := pages.New(static(t, cur), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := site.Home(`http://x'"><script>alert(1)</script>`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b.JSON)
+	if strings.Contains(page, "<script>alert") || !strings.Contains(page, `'http://x&#39;&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/v1/weapons?language=ja-JP'`) {
+		t.Errorf("the origin is not escaped: %s", page[strings.Index(page, "<pre>"):])
+	}
+}
+
+// TestHomeKeptPerOrigin: each address gets its page, rendered once and kept,
+// up to a bound; past it the oldest is rendered again when asked for.
+func TestHomeKeptPerOrigin(t *testing.T) {
+	t.Parallel()
+	cur := snapshot(t, "2222222222222222", map[string]string{"aaaaaaaa-0000-0000-0000-000000000001": "Plain"})
+	site, err := pages.New(static(t, cur), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := site.Home("http://a.example")
+	if again, _ := site.Home("http://a.example"); again != first {
+		t.Error("one address, two renders")
+	}
+	if other, _ := site.Home("https://a.example"); other == first || !bytes.Contains(other.JSON, []byte("https://a.example/v1/weapons")) {
+		t.Error("another scheme, the same page")
+	}
+	for i := range 20 {
+		if _, err := site.Home(fmt.Sprintf("http://host%d.example", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again, _ := site.Home("http://a.example"); again == first || !bytes.Equal(again.JSON, first.JSON) {
+		t.Error("the oldest page is kept past the bound, or renders differently")
 	}
 }

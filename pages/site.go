@@ -63,8 +63,18 @@ var _ impl.Pages = (*Site)(nil)
 type homePage struct {
 	ed   weak.Pointer[edition.Edition]
 	list *edition.VersionList
-	body *representation.Body
+	data homeData // without Origin
+
+	mu     sync.Mutex // guards bodies and order; held while rendering one
+	bodies map[string]*representation.Body
+	order  []string // origins, oldest render first
 }
+
+// maxOrigins bounds the landing pages kept per version: one per address the
+// server is reached by (the example command names it), which is a handful
+// (localhost, a host name, a proxy's). Beyond it the oldest is dropped and
+// rendered again when asked for.
+const maxOrigins = 8
 
 type latestPair struct {
 	ed       weak.Pointer[edition.Edition]
@@ -94,15 +104,27 @@ var Redoc = sync.OnceValue(func() *representation.Body {
 	return representation.Encode(redocJS, "", representation.Best)
 })
 
+// ErrorPage is the package's ErrorPage, for impl's page handlers.
+func (s *Site) ErrorPage(status int, message, path string) []byte {
+	return ErrorPage(status, message, path)
+}
+
 // Docs is the API reference page.
 func (s *Site) Docs() (*representation.Body, error) { return s.docs, nil }
 
-// Home is the landing page of the active version, rendered once per active
-// version and version list.
-func (s *Site) Home() (*representation.Body, error) {
+// Home is the landing page of the active version for a request that came to
+// origin ("http://localhost:8080": scheme and host, which the caller has
+// checked), whose "Try it" command names that address. It is rendered once per
+// active version, version list and origin.
+func (s *Site) Home(origin string) (*representation.Body, error) {
+	return s.homePage().body(origin, s.log)
+}
+
+// homePage is the landing page's model for the active version and version list.
+func (s *Site) homePage() *homePage {
 	ed, list := s.repo.Active(), s.repo.Versions()
 	if h := s.home.Load(); h != nil && h.ed == weak.Make(ed) && h.list == list {
-		return h.body, nil
+		return h
 	}
 	data := homeData{Active: ed.Version, ManifestID: ed.ManifestID}
 	if list != nil {
@@ -120,12 +142,31 @@ func (s *Site) Home() (*representation.Body, error) {
 	if from, to, err := s.latestPair(); err == nil {
 		data.LatestChanges = fmt.Sprintf("/changes/%s/%s", from, to)
 	}
+	h := &homePage{ed: weak.Make(ed), list: list, data: data, bodies: map[string]*representation.Body{}}
+	s.home.Store(h)
+	return h
+}
+
+// body is the landing page for origin, rendered on its first request.
+func (h *homePage) body(origin string, log *slog.Logger) (*representation.Body, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if b := h.bodies[origin]; b != nil {
+		return b, nil
+	}
+	data := h.data
+	data.Origin = origin
 	b, err := render("home", data, "en")
 	if err != nil {
-		s.log.Error("render the landing page", "err", err)
+		log.Error("render the landing page", "origin", origin, "err", err)
 		return nil, err
 	}
-	s.home.Store(&homePage{ed: weak.Make(ed), list: list, body: b})
+	if len(h.order) >= maxOrigins {
+		delete(h.bodies, h.order[0])
+		h.order = h.order[1:]
+	}
+	h.bodies[origin] = b
+	h.order = append(h.order, origin)
 	return b, nil
 }
 
@@ -185,6 +226,8 @@ func render(name string, data any, lang string) (*representation.Body, error) {
 type docsData struct{ Redoc string }
 
 type homeData struct {
+	// Origin is the address the request came to, for the example command.
+	Origin        string
 	Active        gen.Version
 	ManifestID    string
 	PublishedAt   *string

@@ -18,7 +18,9 @@ import (
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -77,7 +79,8 @@ func userAgentRule(_ context.Context, in *openapi3filter.AuthenticationInput) er
 // Do serves req with h and validates both sides. A request the spec rejects
 // (no User-Agent, say) must get a 4xx; every response must match the operation's
 // listed statuses, headers and schemas exactly. Requests to paths outside the spec
-// must answer 404 or 405 with the Error schema.
+// must answer 404 or 405 — with the Error schema, or on a page path (pagePath) an
+// error page — or 301 from a trailing slash to the route without it.
 func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -100,10 +103,15 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	}
 	route, pathParams, err := c.router.FindRoute(lookup)
 	if err != nil {
-		if res.StatusCode != http.StatusNotFound && res.StatusCode != http.StatusMethodNotAllowed {
+		switch res.StatusCode {
+		case http.StatusMovedPermanently:
+			c.checkRedirect(t, req, res, body)
+		case http.StatusNotFound, http.StatusMethodNotAllowed:
+			c.checkError(t, req, res, body)
+		default:
 			t.Errorf("%s %s: outside the spec (%v) but answered %d", method, req.URL, err, res.StatusCode)
+			c.checkError(t, req, res, body)
 		}
-		c.checkError(t, req, res.StatusCode, body)
 		return res
 	}
 	canonicalEnums(route.Operation, lookup)
@@ -167,7 +175,7 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 		validated.Store(rawKey, true)
 	}
 	if res.StatusCode >= 400 {
-		c.checkError(t, req, res.StatusCode, body)
+		c.checkError(t, req, res, body)
 	}
 	if res.StatusCode == http.StatusNotModified && len(body) != 0 {
 		t.Errorf("%s %s: 304 with a body", method, req.URL)
@@ -204,9 +212,115 @@ func Effort() representation.Effort {
 	return representation.Best
 }
 
-// checkError validates an error body against the Error schema and its status
-// field against the response's.
-func (c *Checker) checkError(t testing.TB, req *http.Request, status int, body []byte) {
+// pagePath is the spec's rule (info.description) for the paths whose errors
+// are HTML pages: every origin-form path outside /v1 but the documents and
+// probes machines read, whose errors are the JSON envelope.
+func pagePath(path string) bool {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+		return false
+	}
+	switch path {
+	case "/openapi.yaml", "/openapi.json", "/healthz", "/readyz", "/metrics":
+		return false
+	}
+	return true
+}
+
+// requestPath is the path req asks for: of its raw target when the test
+// wrote one (URL.Opaque), decoded when it decodes; "" when the target is not
+// origin-form.
+func requestPath(req *http.Request) string {
+	if req.URL.Opaque == "" {
+		return req.URL.Path
+	}
+	p, _, _ := strings.Cut(req.URL.Opaque, "?")
+	if d, err := url.PathUnescape(p); err == nil {
+		return d
+	}
+	return p
+}
+
+// checkError validates an error answer as the spec has it for the request's
+// path: an error page (checkErrorPage) or the JSON envelope (checkEnvelope).
+func (c *Checker) checkError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	if pagePath(requestPath(req)) {
+		c.CheckErrorPage(t, req, res, body)
+		return
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
+	}
+	c.checkEnvelope(t, req, res.StatusCode, body)
+}
+
+// CheckErrorPage holds an error answered as a page to what the spec's
+// PageError says: an HTML5 document (as every page), never cached, that
+// shows the status under a heading and links back to / (and, from a
+// changelog, to /changes).
+func (c *Checker) CheckErrorPage(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	for name, want := range map[string]string{
+		"Content-Type":           "text/html; charset=utf-8",
+		"Cache-Control":          "no-store",
+		"X-Content-Type-Options": "nosniff",
+	} {
+		if got := res.Header.Get(name); got != want {
+			t.Errorf("%s %s: error page with %s %q, want %q", req.Method, req.URL, name, got, want)
+		}
+	}
+	if req.Method == http.MethodHead {
+		return
+	}
+	doc, err := decodeHTML(bytes.NewReader(body), nil, nil, nil)
+	if err != nil {
+		t.Errorf("%s %s: error page: %v\nbody: %.300s", req.Method, req.URL, err, body)
+		return
+	}
+	page := doc.(string)
+	want := []string{"<h1>", strconv.Itoa(res.StatusCode), `<a href="/">`}
+	if strings.HasPrefix(requestPath(req), "/changes/") {
+		want = append(want, `<a href="/changes">`)
+	}
+	for _, w := range want {
+		if !strings.Contains(page, w) {
+			t.Errorf("%s %s: the %d page has no %s\nbody: %.300s", req.Method, req.URL, res.StatusCode, w, body)
+		}
+	}
+}
+
+// checkRedirect holds a 301 to what the spec says of a trailing slash: the
+// same path without it, query kept, a route of the spec, with no body.
+func (c *Checker) checkRedirect(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+	t.Helper()
+	path := strings.TrimRight(req.URL.Path, "/")
+	want := strings.TrimRight(req.URL.EscapedPath(), "/")
+	if req.URL.RawQuery != "" {
+		want += "?" + req.URL.RawQuery
+	}
+	loc := res.Header.Get("Location")
+	if !strings.HasSuffix(req.URL.Path, "/") || loc != want {
+		t.Errorf("%s %s: 301 to %q, want a redirect only from a trailing slash, to %q", req.Method, req.URL, loc, want)
+		return
+	}
+	if !pagePath(path) && !strings.HasPrefix(path, "/v1/") {
+		t.Errorf("%s %s: 301 from a document or probe", req.Method, req.URL)
+	}
+	target, err := http.NewRequest(http.MethodGet, loc, nil)
+	if err == nil {
+		_, _, err = c.router.FindRoute(target)
+	}
+	if err != nil {
+		t.Errorf("%s %s: 301 to %s, which is not a route of the spec: %v", req.Method, req.URL, loc, err)
+	}
+	if len(body) != 0 {
+		t.Errorf("%s %s: 301 with a %d-byte body", req.Method, req.URL, len(body))
+	}
+}
+
+// checkEnvelope validates an error body against the Error schema and its
+// status field against the response's.
+func (c *Checker) checkEnvelope(t testing.TB, req *http.Request, status int, body []byte) {
 	t.Helper()
 	if req.Method == http.MethodHead {
 		return
@@ -351,8 +465,9 @@ func (readCloser) Close() error { return nil }
 // Forward returns a handler that sends each request to the server at base (say
 // "http://127.0.0.1:8080") over a real connection and copies its answer back, so Do
 // can check a running server. The client must not decompress (set
-// DisableCompression): the test's Accept-Encoding, or none, goes as written, and so
-// does a missing User-Agent.
+// DisableCompression) nor follow redirects (CheckRedirect returning
+// http.ErrUseLastResponse): the test's Accept-Encoding, or none, goes as written,
+// and so do a missing User-Agent and the Host (the landing page names it).
 func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)
@@ -360,6 +475,7 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 			t.Fatal(err)
 		}
 		out.Header = req.Header.Clone()
+		out.Host = req.Host
 		if _, ok := out.Header["User-Agent"]; !ok {
 			out.Header["User-Agent"] = []string{""} // send none, not Go's default
 		}
@@ -381,13 +497,11 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 }
 
 // CheckError validates an error answer that no route of the spec describes (a
-// request refused before routing): JSON in the Error schema, with the status.
+// request refused before routing): on a page path an error page
+// (CheckErrorPage), elsewhere JSON in the Error schema, with the status.
 func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
-	if ct := res.Header.Get("Content-Type"); ct != "application/json" {
-		t.Errorf("%s %s: error answered with Content-Type %q, want application/json", req.Method, req.URL, ct)
-	}
-	c.checkError(t, req, res.StatusCode, body)
+	c.checkError(t, req, res, body)
 }
 
 // CheckEdition validates every body an edition serves on catalog routes — each

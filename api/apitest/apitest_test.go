@@ -80,6 +80,20 @@ func TestCheckerCatches(t *testing.T) {
 		return h
 	}
 	errJSON := map[string]string{"Content-Type": "application/json"}
+	errHTML := map[string]string{
+		"Content-Type":                  "text/html; charset=utf-8",
+		"Cache-Control":                 "no-store",
+		"X-Content-Type-Options":        "nosniff",
+		"Content-Security-Policy":       "default-src 'self'",
+		"Access-Control-Allow-Origin":   "*",
+		"Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language",
+	}
+	page := func(status, links string) []byte {
+		return []byte(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Error · refdata</title></head>
+<body><main><h1>Error</h1><p>HTTP status ` + status + `.</p>` + links + `</main></body></html>`)
+	}
+	home := `<a href="/">Home</a>`
 	for _, tc := range []struct {
 		name    string
 		method  string
@@ -92,12 +106,34 @@ func TestCheckerCatches(t *testing.T) {
 			answer(200, okHeaders, []byte(`{"status":200,"data":{"manifestId":7}}`)), "does not match openapi.yaml"},
 		{"undocumented status", "GET", "/v1/version", nil,
 			answer(418, errJSON, []byte(`{"status":418,"error":"teapot"}`)), "does not match openapi.yaml"},
-		{"outside the spec, 500", "GET", "/v2/nothing", nil,
+		{"outside the spec, 500", "GET", "/v1/nothing", nil,
 			answer(500, errJSON, []byte(`{"status":500,"error":"x"}`)), "outside the spec"},
-		{"error body not JSON", "GET", "/v2/nothing", nil,
+		{"error body not JSON", "GET", "/v1/nothing", nil,
 			answer(404, map[string]string{"Content-Type": "text/plain"}, []byte("404 page not found")), "not JSON"},
-		{"error status disagrees", "GET", "/v2/nothing", nil,
+		{"error status disagrees", "GET", "/v1/nothing", nil,
 			answer(404, errJSON, []byte(`{"status":400,"error":"x"}`)), "does not carry status 404"},
+		{"a page's error as JSON", "GET", "/nope", nil,
+			answer(404, errJSON, []byte(`{"status":404,"error":"no route"}`)), `Content-Type "application/json", want "text/html`},
+		{"an API error as a page", "GET", "/v1/nothing", nil,
+			answer(404, errHTML, page("404", home)), "want application/json"},
+		{"an error page without the way back", "GET", "/nope", nil,
+			answer(404, errHTML, page("404", "")), `no <a href="/">`},
+		{"a changelog's error page without /changes", "GET", "/changes/zzz/yyy", nil,
+			answer(404, errHTML, page("404", home)), `no <a href="/changes">`},
+		{"an error page that does not say its status", "GET", "/nope", nil,
+			answer(404, errHTML, page("400", home)), "has no 404"},
+		{"an error page that is no HTML document", "GET", "/nope", nil,
+			answer(404, errHTML, []byte("<h1>404</h1>"+home)), "error page: the page"},
+		{"a documented page error as JSON", "GET", "/changes?language=xx", nil,
+			answer(400, errJSON, []byte(`{"status":400,"error":"x"}`)), "does not match openapi.yaml"},
+		{"a redirect elsewhere", "GET", "/docs/", nil,
+			answer(301, map[string]string{"Location": "/"}, nil), `want a redirect only from a trailing slash, to "/docs"`},
+		{"a redirect without the query", "GET", "/v1/weapons/?language=de-DE", nil,
+			answer(301, map[string]string{"Location": "/v1/weapons"}, nil), `to "/v1/weapons?language=de-DE"`},
+		{"a redirect to no route", "GET", "/v1/nothing/", nil,
+			answer(301, map[string]string{"Location": "/v1/nothing"}, nil), "not a route of the spec"},
+		{"a redirect of a probe", "GET", "/healthz/", nil,
+			answer(301, map[string]string{"Location": "/healthz"}, nil), "from a document or probe"},
 		{"HEAD with a body", "HEAD", "/v1/version", nil,
 			answer(200, okHeaders, []byte(version)), "HEAD answered with"},
 		{"gzip not asked for", "GET", "/v1/version", nil,
@@ -126,8 +162,16 @@ func TestCheckerCatches(t *testing.T) {
 			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`7`)+`}`)), `"displayName"`},
 		{"an item without a known field", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
 			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":{"uuid":"83815add-44a4-d508-47c7-0e81755fb716","newField":1}}`)), "does not match openapi.yaml"},
-		{"a good 404", "GET", "/v2/nothing", nil,
+		{"a good 404", "GET", "/v1/nothing", nil,
 			answer(404, errJSON, []byte(`{"status":404,"error":"no route"}`)), ""},
+		{"a good 404 page", "GET", "/nope", nil,
+			answer(404, errHTML, page("404", home)), ""},
+		{"a good changelog 404 page", "GET", "/changes/zzz/yyy", nil,
+			answer(404, errHTML, page("404", home+`<a href="/changes">Changes</a>`)), ""},
+		{"a good 301", "GET", "/v1/weapons/?language=de-DE", nil,
+			answer(301, map[string]string{"Location": "/v1/weapons?language=de-DE"}, nil), ""},
+		{"a good 301 from a page", "GET", "/docs/", nil,
+			answer(301, map[string]string{"Location": "/docs"}, nil), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -159,7 +203,7 @@ func TestUnexercised(t *testing.T) {
 	if len(before) < 50 {
 		t.Fatalf("only %d statuses before any request", len(before))
 	}
-	req := httptest.NewRequest("GET", "/v2/nothing", nil)
+	req := httptest.NewRequest("GET", "/v1/nothing", nil)
 	req.Header.Set("User-Agent", "apitest-test/1")
 	c.Do(t, answer(404, map[string]string{"Content-Type": "application/json"}, []byte(`{"status":404,"error":"no route"}`)), req)
 	if len(c.Unexercised()) != len(before) {

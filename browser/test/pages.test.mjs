@@ -74,6 +74,50 @@ test('landing page names the served version and every retained one', async (t) =
     for (const href of ['/docs', '/changes', '/v1/metrics', '/openapi.yaml']) {
       assert.ok(await page.locator(`a[href="${href}"]`).count() > 0, `a link to ${href}`);
     }
+    // The example command names the address the browser asked.
+    const example = await page.locator('#start ~ pre code').textContent();
+    assert.ok(example.includes(`'${srv.base}/v1/weapons?language=ja-JP'`), `the example names ${srv.base}: ${example}`);
+    await page.close();
+  }
+});
+
+// Chromium reports the status of a page it shows in the console; that is the
+// point of these pages, not an error of theirs.
+const notStatus = (errors) => errors.filter((e) => !/the server responded with a status of 40\d/.test(e));
+
+test('an unknown page and an unknown changelog are pages that say 404 and lead back', async (t) => {
+  for (const [route, shot, back] of [['/nope', 'error-404', ['/']], ['/changes/zzz/yyy', 'error-404-changes', ['/', '/changes']]]) {
+    const { page, res, errors } = await open(b.context, stored.base + route);
+    assert.equal(res.status(), 404, route);
+    assert.match(res.headers()['content-type'], /^text\/html; charset=utf-8$/, route);
+    const heading = page.getByRole('heading', { level: 1 });
+    assert.ok(await heading.isVisible(), `${route}: a visible heading`);
+    assert.equal((await heading.textContent()).trim(), 'Page not found', route);
+    for (const href of back) {
+      assert.ok(await page.locator(`main a[href="${href}"]`).isVisible(), `${route}: a visible link back to ${href}`);
+    }
+    shots.push(await screenshot(page, shot));
+    assert.deepEqual(await axe(page), [], `${route}: axe-core violations`);
+    const phone = await open(b.context, stored.base + route, { width: 375, height: 812 });
+    const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${route} at 375 px scrolls sideways by ${overflow} px`);
+    await phone.page.close();
+    // The way back leads to a page that answers.
+    const [home] = await Promise.all([page.waitForNavigation(), page.locator(`main a[href="${back.at(-1)}"]`).click()]);
+    assert.equal(home.status(), 200, `${route}: the link back to ${back.at(-1)}`);
+    assert.deepEqual(notStatus([...errors, ...phone.errors]), [], `${route}: console errors`);
+    assert.deepEqual(b.outside.refused, [], `${route}: requests beyond loopback`);
+    await page.close();
+  }
+});
+
+test('a trailing slash leads to the page without it', async () => {
+  for (const [route, want] of [['/docs/', '/docs'], ['/changes/?language=ja-JP', '/changes?language=ja-JP']]) {
+    const { page, res } = await open(b.context, stored.base + route);
+    assert.equal(res.status(), 200, route);
+    assert.equal(page.url(), stored.base + want, route);
+    const hop = await res.request().redirectedFrom()?.response();
+    assert.equal(hop?.status(), 301, `${route}: the redirect`);
     await page.close();
   }
 });
