@@ -27,4 +27,4 @@ mkdir -p "$(dirname "$bin")" "$(dirname "$out")"
 # -buildvcs=true on the command line: it wins over a GOFLAGS that turns it off.
 (cd "$src" && CGO_ENABLED=0 GOOS=linux GOARCH="$arch" go build -trimpath -buildvcs=true \
   -ldflags="-s -w -X main.version=$version" -o "$bin" ./cmd/refdata)
-cd deploy/image && go run . build -binary "$bin" -tag "$tag" -o "$out"
+cd deploy && go run ./image build -binary "$bin" -tag "$tag" -o "$out"

@@ -5,8 +5,8 @@
 // name one in). The tarball is what `docker save` writes, so `docker load`,
 // `podman load`, `crane push` and `kind load image-archive` take it.
 //
-//	go run . build -binary BIN -tag refdata:latest -o refdata-image.tar
-//	go run . inspect refdata-image.tar
+//	go run ./image build -binary BIN -tag refdata:latest -o refdata-image.tar
+//	go run ./image inspect refdata-image.tar
 //
 // Both check the binary: a static ELF executable built with CGO_ENABLED=0 and
 // -trimpath, its commit recorded in its build info.
