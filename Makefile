@@ -15,7 +15,7 @@ BUILDENV   := CGO_ENABLED=0
 SLOWFIRST  := ./replica ./pipeline ./mirror
 OAPI       := $(BUILDENV) $(GO) run $(BUILDFLAGS) github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 
-.PHONY: all help generate check-generate build run test test-short test-race stress vet lint bench fuzz clean pg-start pg-stop
+.PHONY: all help generate check-generate build run test test-short test-race stress vet lint bench fuzz clean pg-start pg-stop image deploy-check
 
 all: test
 
@@ -38,6 +38,18 @@ check-generate:
 ## build: bin/refdata
 build:
 	$(BUILDENV) $(GO) build $(BUILDFLAGS) -o bin/refdata ./cmd/refdata
+
+# The container image: the static binary and nothing else, as a tarball written
+# by deploy/image (go-containerregistry; no container engine needed).
+IMAGE ?= refdata:latest
+
+## image: bin/refdata-image.tar, the OCI image (one layer: /refdata, user 65532) for docker/podman load or crane push
+image:
+	deploy/image/build.sh bin/refdata-image.tar $(IMAGE)
+
+## deploy-check: deploy/ checked without an engine or a cluster: systemd units, the image, compose, Kubernetes, the quick start (about 2 min)
+deploy-check:
+	deploy/check.sh
 
 ## run: serve the embedded sample data on $(ADDR)
 run:

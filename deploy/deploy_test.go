@@ -1,0 +1,246 @@
+// Package deploy_test holds the files in deploy/ to what they promise, without
+// a container engine or a cluster: compose.yaml loads as Docker Compose loads
+// it (compose-go, the spec's schema), every Kubernetes manifest decodes
+// strictly into its API type, and both run refdata as the docs say. The
+// systemd units are checked by systemd-analyze (check.sh), the image by
+// `go run ./image inspect`.
+package deploy_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/compose-spec/compose-go/v2/cli"
+	"github.com/compose-spec/compose-go/v2/types"
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+)
+
+const placeholderPassword = "placeholder-for-the-test"
+
+func loadCompose(t *testing.T, env ...string) (*types.Project, error) {
+	t.Helper()
+	opts, err := cli.NewProjectOptions([]string{"compose.yaml"},
+		cli.WithWorkingDirectory("."), cli.WithEnv(env), cli.WithDiscardEnvFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return opts.LoadProject(context.Background())
+}
+
+func TestCompose(t *testing.T) {
+	p, err := loadCompose(t, "POSTGRES_PASSWORD="+placeholderPassword)
+	if err != nil {
+		t.Fatalf("compose.yaml: %v", err)
+	}
+	want := []string{"lb", "postgres", "refdata", "sync"}
+	if got := p.ServiceNames(); !slices.Equal(sorted(got), want) {
+		t.Fatalf("services %v, want %v", got, want)
+	}
+	const store = "postgres://refdata@postgres:5432/refdata?sslmode=disable"
+	serve := p.Services["refdata"]
+	if serve.Deploy == nil || serve.Deploy.Replicas == nil || *serve.Deploy.Replicas != 3 {
+		t.Errorf("refdata: want deploy.replicas 3")
+	}
+	if !slices.Equal(serve.Command, []string{"serve", "--addr", ":8080", "--data", store}) {
+		t.Errorf("refdata command %q", serve.Command)
+	}
+	sync := p.Services["sync"]
+	if !slices.Equal(sync.Command, []string{"sync", "--every", "5m", "--from", "https://valorant-api.com", "--data", store}) {
+		t.Errorf("sync command %q (REFDATA_UPSTREAM unset: the public API)", sync.Command)
+	}
+	for _, name := range []string{"refdata", "sync"} {
+		s := p.Services[name]
+		if !s.ReadOnly || !slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
+			t.Errorf("%s: want read_only, cap_drop ALL, no-new-privileges", name)
+		}
+		// The password reaches refdata as PGPASSWORD, never inside a command line.
+		if pw := s.Environment["PGPASSWORD"]; pw == nil || *pw != placeholderPassword {
+			t.Errorf("%s: PGPASSWORD is not POSTGRES_PASSWORD", name)
+		}
+		if dep, ok := s.DependsOn["postgres"]; !ok || dep.Condition != types.ServiceConditionHealthy {
+			t.Errorf("%s: want depends_on postgres service_healthy", name)
+		}
+		if s.Image != "refdata:latest" {
+			t.Errorf("%s: image %q", name, s.Image)
+		}
+	}
+	if p.Services["postgres"].HealthCheck == nil {
+		t.Errorf("postgres: no healthcheck")
+	}
+	lb := p.Services["lb"]
+	if len(lb.Volumes) != 1 || filepath.Base(lb.Volumes[0].Source) != "haproxy.cfg" {
+		t.Fatalf("lb: want haproxy.cfg mounted, have %+v", lb.Volumes)
+	}
+	cfg, err := os.ReadFile("haproxy.cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"http-check send meth GET uri /readyz", "http-check expect status 200", "server-template refdata 3 refdata:8080 check"} {
+		if !bytes.Contains(cfg, []byte(line)) {
+			t.Errorf("haproxy.cfg lacks %q", line)
+		}
+	}
+
+	p, err = loadCompose(t, "POSTGRES_PASSWORD=x", "REFDATA_UPSTREAM=http://upstream.example:8080")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Services["sync"].Command; !slices.Contains(got, "http://upstream.example:8080") {
+		t.Errorf("REFDATA_UPSTREAM not used: %q", got)
+	}
+	// No password is written down: without one the file does not load.
+	if _, err := loadCompose(t); err == nil || !strings.Contains(err.Error(), "POSTGRES_PASSWORD") {
+		t.Errorf("compose.yaml loads without POSTGRES_PASSWORD (err %v)", err)
+	}
+}
+
+func sorted(s []string) []string { s = slices.Clone(s); slices.Sort(s); return s }
+
+// decode reads one Kubernetes manifest strictly: an unknown or misspelt field
+// is an error, as kubectl's server-side validation makes it.
+func decode(t *testing.T, name string, into any) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("kubernetes", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(b, into); err != nil {
+		t.Fatalf("kubernetes/%s: %v", name, err)
+	}
+}
+
+func TestKubernetes(t *testing.T) {
+	var kust struct {
+		APIVersion string   `json:"apiVersion"`
+		Kind       string   `json:"kind"`
+		Resources  []string `json:"resources"`
+		Images     []struct {
+			Name, NewName, NewTag string
+		} `json:"images"`
+	}
+	decode(t, "kustomization.yaml", &kust)
+	files, _ := filepath.Glob("kubernetes/*.yaml")
+	var listed []string
+	for _, f := range files {
+		if b := filepath.Base(f); b != "kustomization.yaml" && b != "secret.example.yaml" {
+			listed = append(listed, b)
+		}
+	}
+	if !slices.Equal(sorted(kust.Resources), listed) {
+		t.Errorf("kustomization resources %v, want every manifest but the example Secret: %v", kust.Resources, listed)
+	}
+
+	var d appsv1.Deployment
+	decode(t, "deployment.yaml", &d)
+	if d.Kind != "Deployment" || d.Spec.Replicas == nil || *d.Spec.Replicas != 3 {
+		t.Errorf("deployment: want a Deployment of 3 replicas")
+	}
+	labels := d.Spec.Template.Labels
+	if !matches(d.Spec.Selector.MatchLabels, labels) {
+		t.Errorf("deployment: selector does not match its pods")
+	}
+	pod := d.Spec.Template.Spec
+	checkPod(t, "deployment", pod)
+	c := pod.Containers[0]
+	if got := append(slices.Clone(c.Command), c.Args...); !slices.Equal(got, []string{"/refdata", "serve", "--addr", ":8080"}) {
+		t.Errorf("deployment: runs %q", got)
+	}
+	probe := func(p *corev1.Probe, path string) {
+		if p == nil || p.HTTPGet == nil || p.HTTPGet.Path != path || p.HTTPGet.Port != intstr.FromString("http") {
+			t.Errorf("deployment: want a probe of %s on port http, have %+v", path, p)
+		}
+	}
+	probe(c.ReadinessProbe, "/readyz")
+	probe(c.LivenessProbe, "/healthz")
+	probe(c.StartupProbe, "/healthz")
+	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
+		t.Errorf("deployment: want cpu and memory requests and a memory limit")
+	}
+	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
+		t.Errorf("deployment: want port http 8080")
+	}
+
+	var svc corev1.Service
+	decode(t, "service.yaml", &svc)
+	if svc.Kind != "Service" || !matches(svc.Spec.Selector, labels) || svc.Spec.Ports[0].TargetPort != intstr.FromString("http") {
+		t.Errorf("service: does not select the Deployment's pods on port http")
+	}
+
+	var pdb policyv1.PodDisruptionBudget
+	decode(t, "poddisruptionbudget.yaml", &pdb)
+	if pdb.Kind != "PodDisruptionBudget" || !matches(pdb.Spec.Selector.MatchLabels, labels) || pdb.Spec.MinAvailable == nil || pdb.Spec.MinAvailable.IntValue() < 2 {
+		t.Errorf("pdb: want minAvailable ≥ 2 of the Deployment's pods")
+	}
+
+	var cj batchv1.CronJob
+	decode(t, "cronjob-sync.yaml", &cj)
+	if cj.Kind != "CronJob" || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("cronjob: want a CronJob that never runs two syncs at once")
+	}
+	jp := cj.Spec.JobTemplate.Spec.Template.Spec
+	checkPod(t, "cronjob", jp)
+	jc := jp.Containers[0]
+	if got := append(slices.Clone(jc.Command), jc.Args...); len(got) < 3 || !slices.Equal(got[:3], []string{"/refdata", "sync", "--once"}) || !slices.Contains(got, "--from") {
+		t.Errorf("cronjob: runs %q", got)
+	}
+
+	var secret corev1.Secret
+	decode(t, "secret.example.yaml", &secret)
+	url := secret.StringData["url"]
+	if secret.Kind != "Secret" || secret.Name != "refdata-database" || !strings.HasPrefix(url, "postgres://") || !strings.Contains(url, "REPLACE-ME") {
+		t.Errorf("secret.example.yaml: want refdata-database with a postgres:// url whose password is REPLACE-ME, have %q", url)
+	}
+}
+
+// checkPod holds a pod to what every refdata pod promises: a non-root user, a
+// read-only root file system, no privileges, the store's URL from the Secret.
+func checkPod(t *testing.T, what string, pod corev1.PodSpec) {
+	t.Helper()
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%s: want one container", what)
+	}
+	psc, c := pod.SecurityContext, pod.Containers[0]
+	if psc == nil || psc.RunAsNonRoot == nil || !*psc.RunAsNonRoot || psc.RunAsUser == nil || *psc.RunAsUser == 0 {
+		t.Errorf("%s: want runAsNonRoot and a non-zero runAsUser", what)
+	}
+	sc := c.SecurityContext
+	if sc == nil || sc.ReadOnlyRootFilesystem == nil || !*sc.ReadOnlyRootFilesystem ||
+		sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation ||
+		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
+		t.Errorf("%s: want readOnlyRootFilesystem, no privilege escalation, every capability dropped", what)
+	}
+	if c.Image != "refdata:latest" {
+		t.Errorf("%s: image %q, which kustomization.yaml renames", what, c.Image)
+	}
+	for _, e := range c.Env {
+		if e.Name == "REFDATA_STORE" {
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil || e.ValueFrom.SecretKeyRef.Name != "refdata-database" {
+				t.Errorf("%s: REFDATA_STORE is not from the Secret refdata-database", what)
+			}
+			return
+		}
+	}
+	t.Errorf("%s: no REFDATA_STORE", what)
+}
+
+func matches(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
