@@ -96,7 +96,7 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 				logger.LogAttrs(r.Context(), level, "request",
 					slog.String("method", r.Method), slog.String("path", r.URL.Path),
 					slog.String("route", route), slog.Int("status", status),
-					slog.Duration("duration", elapsed), slog.String("user_agent", r.UserAgent()))
+					slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", r.UserAgent()))
 			}
 		})
 	}
