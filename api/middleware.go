@@ -136,6 +136,8 @@ var CORS = []representation.Field{
 //     route label and status, and logs it at Debug (marked memo).
 //   - GetHead: a HEAD gets the GET's headers and no body (fasthttp's HEAD).
 //   - requireUserAgent: this rule asks for the same User-Agent.
+//   - needsVersion: the memo holds answers of an edition a handler described,
+//     never of edition.None, whose requests stop before any handler.
 //
 // The rule: GET or HEAD, a User-Agent the router would take, and a target whose
 // query is empty or the language alone (other queries are answered, by the

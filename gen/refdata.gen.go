@@ -4116,6 +4116,9 @@ type MissionList struct {
 	union json.RawMessage
 }
 
+// NoVersion The body of every non-2xx response.
+type NoVersion = Error
+
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
@@ -28111,20 +28114,34 @@ type GetHomePageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetHomePageResponse503Headers the declared response headers of an HTTP 503 response for GetHomePage
+type GetHomePageResponse503Headers struct {
+	CacheControl string
+}
+
 type GetHomePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetHomePageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetHomePageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHomePageResponse503Headers
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetHomePageResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetHomePageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28180,6 +28197,11 @@ type GetChangesPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesPageResponse503Headers the declared response headers of an HTTP 503 response for GetChangesPage
+type GetChangesPageResponse503Headers struct {
+	CacheControl string
+}
+
 type GetChangesPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28189,10 +28211,14 @@ type GetChangesPageResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesPageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetChangesPageResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -28208,6 +28234,11 @@ func (r GetChangesPageResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetChangesPageResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetChangesPageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28263,6 +28294,11 @@ type GetChangesBetweenPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetChangesBetweenPageResponse503Headers the declared response headers of an HTTP 503 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse503Headers struct {
+	CacheControl string
+}
+
 type GetChangesBetweenPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28272,10 +28308,14 @@ type GetChangesBetweenPageResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetChangesBetweenPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetChangesBetweenPageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetChangesBetweenPageResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -28291,6 +28331,11 @@ func (r GetChangesBetweenPageResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetChangesBetweenPageResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetChangesBetweenPageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28346,20 +28391,34 @@ type GetDocsPageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDocsPageResponse503Headers the declared response headers of an HTTP 503 response for GetDocsPage
+type GetDocsPageResponse503Headers struct {
+	CacheControl string
+}
+
 type GetDocsPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDocsPageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDocsPageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDocsPageResponse503Headers
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDocsPageResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDocsPageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28537,6 +28596,11 @@ type ListAgentsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListAgentsResponse503Headers the declared response headers of an HTTP 503 response for ListAgents
+type ListAgentsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListAgentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28546,10 +28610,14 @@ type ListAgentsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListAgentsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListAgentsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAgentsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28565,6 +28633,11 @@ func (r ListAgentsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListAgentsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAgentsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28618,6 +28691,11 @@ type GetAgentResponse304Headers struct {
 	Vary                       string
 }
 
+// GetAgentResponse503Headers the declared response headers of an HTTP 503 response for GetAgent
+type GetAgentResponse503Headers struct {
+	CacheControl string
+}
+
 type GetAgentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28629,10 +28707,14 @@ type GetAgentResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAgentResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetAgentResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAgentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28653,6 +28735,11 @@ func (r GetAgentResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAgentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAgentResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28706,6 +28793,11 @@ type ListBuddiesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBuddiesResponse503Headers the declared response headers of an HTTP 503 response for ListBuddies
+type ListBuddiesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBuddiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28715,10 +28807,14 @@ type ListBuddiesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBuddiesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBuddiesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBuddiesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28734,6 +28830,11 @@ func (r ListBuddiesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBuddiesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBuddiesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28787,6 +28888,11 @@ type ListBuddyLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBuddyLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListBuddyLevels
+type ListBuddyLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBuddyLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28796,10 +28902,14 @@ type ListBuddyLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBuddyLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBuddyLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBuddyLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28815,6 +28925,11 @@ func (r ListBuddyLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBuddyLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBuddyLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28868,6 +28983,11 @@ type GetBuddyLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBuddyLevelResponse503Headers the declared response headers of an HTTP 503 response for GetBuddyLevel
+type GetBuddyLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBuddyLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28879,10 +28999,14 @@ type GetBuddyLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBuddyLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBuddyLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuddyLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28903,6 +29027,11 @@ func (r GetBuddyLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBuddyLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuddyLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28956,6 +29085,11 @@ type GetBuddyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBuddyResponse503Headers the declared response headers of an HTTP 503 response for GetBuddy
+type GetBuddyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBuddyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28967,10 +29101,14 @@ type GetBuddyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBuddyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBuddyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuddyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28991,6 +29129,11 @@ func (r GetBuddyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBuddyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuddyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29044,6 +29187,11 @@ type ListBundlesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBundlesResponse503Headers the declared response headers of an HTTP 503 response for ListBundles
+type ListBundlesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBundlesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29053,10 +29201,14 @@ type ListBundlesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBundlesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBundlesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBundlesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29072,6 +29224,11 @@ func (r ListBundlesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBundlesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBundlesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29125,6 +29282,11 @@ type GetBundleResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBundleResponse503Headers the declared response headers of an HTTP 503 response for GetBundle
+type GetBundleResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBundleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29136,10 +29298,14 @@ type GetBundleResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBundleResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBundleResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBundleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29160,6 +29326,11 @@ func (r GetBundleResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBundleResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBundleResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29213,6 +29384,11 @@ type ListCeremoniesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCeremoniesResponse503Headers the declared response headers of an HTTP 503 response for ListCeremonies
+type ListCeremoniesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCeremoniesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29222,10 +29398,14 @@ type ListCeremoniesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCeremoniesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCeremoniesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCeremoniesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29241,6 +29421,11 @@ func (r ListCeremoniesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCeremoniesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCeremoniesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29294,6 +29479,11 @@ type GetCeremonyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCeremonyResponse503Headers the declared response headers of an HTTP 503 response for GetCeremony
+type GetCeremonyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCeremonyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29305,10 +29495,14 @@ type GetCeremonyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCeremonyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCeremonyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCeremonyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29329,6 +29523,11 @@ func (r GetCeremonyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCeremonyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCeremonyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29382,6 +29581,11 @@ type ListCompetitiveTierSetsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCompetitiveTierSetsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveTierSets
+type ListCompetitiveTierSetsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCompetitiveTierSetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29391,10 +29595,14 @@ type ListCompetitiveTierSetsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCompetitiveTierSetsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCompetitiveTierSetsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCompetitiveTierSetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29410,6 +29618,11 @@ func (r ListCompetitiveTierSetsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCompetitiveTierSetsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCompetitiveTierSetsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29463,6 +29676,11 @@ type GetCompetitiveTierSetResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCompetitiveTierSetResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveTierSet
+type GetCompetitiveTierSetResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCompetitiveTierSetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29474,10 +29692,14 @@ type GetCompetitiveTierSetResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCompetitiveTierSetResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCompetitiveTierSetResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveTierSetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29498,6 +29720,11 @@ func (r GetCompetitiveTierSetResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCompetitiveTierSetResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveTierSetResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29551,6 +29778,11 @@ type ListContentTiersResponse304Headers struct {
 	Vary                       string
 }
 
+// ListContentTiersResponse503Headers the declared response headers of an HTTP 503 response for ListContentTiers
+type ListContentTiersResponse503Headers struct {
+	CacheControl string
+}
+
 type ListContentTiersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29560,10 +29792,14 @@ type ListContentTiersResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContentTiersResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListContentTiersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContentTiersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29579,6 +29815,11 @@ func (r ListContentTiersResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListContentTiersResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContentTiersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29632,6 +29873,11 @@ type GetContentTierResponse304Headers struct {
 	Vary                       string
 }
 
+// GetContentTierResponse503Headers the declared response headers of an HTTP 503 response for GetContentTier
+type GetContentTierResponse503Headers struct {
+	CacheControl string
+}
+
 type GetContentTierResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29643,10 +29889,14 @@ type GetContentTierResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetContentTierResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetContentTierResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContentTierResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29667,6 +29917,11 @@ func (r GetContentTierResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetContentTierResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContentTierResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29720,6 +29975,11 @@ type ListContractsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListContractsResponse503Headers the declared response headers of an HTTP 503 response for ListContracts
+type ListContractsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListContractsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29729,10 +29989,14 @@ type ListContractsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContractsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListContractsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContractsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29748,6 +30012,11 @@ func (r ListContractsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListContractsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContractsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29801,6 +30070,11 @@ type GetContractResponse304Headers struct {
 	Vary                       string
 }
 
+// GetContractResponse503Headers the declared response headers of an HTTP 503 response for GetContract
+type GetContractResponse503Headers struct {
+	CacheControl string
+}
+
 type GetContractResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29812,10 +30086,14 @@ type GetContractResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetContractResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetContractResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContractResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29836,6 +30114,11 @@ func (r GetContractResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetContractResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContractResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29889,6 +30172,11 @@ type ListCurrenciesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCurrenciesResponse503Headers the declared response headers of an HTTP 503 response for ListCurrencies
+type ListCurrenciesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCurrenciesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29898,10 +30186,14 @@ type ListCurrenciesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCurrenciesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCurrenciesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCurrenciesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29917,6 +30209,11 @@ func (r ListCurrenciesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCurrenciesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCurrenciesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29970,6 +30267,11 @@ type GetCurrencyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCurrencyResponse503Headers the declared response headers of an HTTP 503 response for GetCurrency
+type GetCurrencyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCurrencyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29981,10 +30283,14 @@ type GetCurrencyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCurrencyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCurrencyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCurrencyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30005,6 +30311,11 @@ func (r GetCurrencyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCurrencyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCurrencyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30057,6 +30368,11 @@ type GetLatestDiffResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLatestDiffResponse503Headers the declared response headers of an HTTP 503 response for GetLatestDiff
+type GetLatestDiffResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLatestDiffResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30068,10 +30384,14 @@ type GetLatestDiffResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLatestDiffResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLatestDiffResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLatestDiffResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30092,6 +30412,11 @@ func (r GetLatestDiffResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLatestDiffResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLatestDiffResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30144,6 +30469,11 @@ type GetDiffResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDiffResponse503Headers the declared response headers of an HTTP 503 response for GetDiff
+type GetDiffResponse503Headers struct {
+	CacheControl string
+}
+
 type GetDiffResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30155,10 +30485,14 @@ type GetDiffResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDiffResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDiffResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDiffResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30179,6 +30513,11 @@ func (r GetDiffResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDiffResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDiffResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30232,6 +30571,11 @@ type ListEventsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30241,10 +30585,14 @@ type ListEventsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListEventsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30260,6 +30608,11 @@ func (r ListEventsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListEventsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30313,6 +30666,11 @@ type GetEventResponse304Headers struct {
 	Vary                       string
 }
 
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	CacheControl string
+}
+
 type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30324,10 +30682,14 @@ type GetEventResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetEventResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetEventResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30348,6 +30710,11 @@ func (r GetEventResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetEventResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30399,6 +30766,11 @@ type ExportActiveResponse304Headers struct {
 	Vary                       string
 }
 
+// ExportActiveResponse503Headers the declared response headers of an HTTP 503 response for ExportActive
+type ExportActiveResponse503Headers struct {
+	CacheControl string
+}
+
 type ExportActiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30408,10 +30780,14 @@ type ExportActiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportActiveResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ExportActiveResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportActiveResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -30427,6 +30803,11 @@ func (r ExportActiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ExportActiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportActiveResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30478,6 +30859,11 @@ type ExportVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// ExportVersionResponse503Headers the declared response headers of an HTTP 503 response for ExportVersion
+type ExportVersionResponse503Headers struct {
+	CacheControl string
+}
+
 type ExportVersionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30487,10 +30873,14 @@ type ExportVersionResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ExportVersionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportVersionResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -30506,6 +30896,11 @@ func (r ExportVersionResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ExportVersionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportVersionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30559,6 +30954,11 @@ type ListFlexResponse304Headers struct {
 	Vary                       string
 }
 
+// ListFlexResponse503Headers the declared response headers of an HTTP 503 response for ListFlex
+type ListFlexResponse503Headers struct {
+	CacheControl string
+}
+
 type ListFlexResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30568,10 +30968,14 @@ type ListFlexResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListFlexResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListFlexResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFlexResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30587,6 +30991,11 @@ func (r ListFlexResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListFlexResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFlexResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30640,6 +31049,11 @@ type GetFlexResponse304Headers struct {
 	Vary                       string
 }
 
+// GetFlexResponse503Headers the declared response headers of an HTTP 503 response for GetFlex
+type GetFlexResponse503Headers struct {
+	CacheControl string
+}
+
 type GetFlexResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30651,10 +31065,14 @@ type GetFlexResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetFlexResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetFlexResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFlexResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30675,6 +31093,11 @@ func (r GetFlexResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetFlexResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFlexResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30728,6 +31151,11 @@ type ListGameModesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGameModesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModes
+type ListGameModesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGameModesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30737,10 +31165,14 @@ type ListGameModesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGameModesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGameModesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGameModesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30756,6 +31188,11 @@ func (r ListGameModesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGameModesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGameModesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30809,6 +31246,11 @@ type ListGameModeEquippablesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGameModeEquippablesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModeEquippables
+type ListGameModeEquippablesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGameModeEquippablesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30818,10 +31260,14 @@ type ListGameModeEquippablesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGameModeEquippablesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGameModeEquippablesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGameModeEquippablesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30837,6 +31283,11 @@ func (r ListGameModeEquippablesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGameModeEquippablesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGameModeEquippablesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30890,6 +31341,11 @@ type GetGameModeEquippableResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGameModeEquippableResponse503Headers the declared response headers of an HTTP 503 response for GetGameModeEquippable
+type GetGameModeEquippableResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGameModeEquippableResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30901,10 +31357,14 @@ type GetGameModeEquippableResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGameModeEquippableResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGameModeEquippableResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGameModeEquippableResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30925,6 +31385,11 @@ func (r GetGameModeEquippableResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGameModeEquippableResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGameModeEquippableResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30978,6 +31443,11 @@ type GetGameModeResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGameModeResponse503Headers the declared response headers of an HTTP 503 response for GetGameMode
+type GetGameModeResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGameModeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30989,10 +31459,14 @@ type GetGameModeResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGameModeResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGameModeResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGameModeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31013,6 +31487,11 @@ func (r GetGameModeResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGameModeResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGameModeResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31066,6 +31545,11 @@ type ListGearResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGearResponse503Headers the declared response headers of an HTTP 503 response for ListGear
+type ListGearResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGearResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31075,10 +31559,14 @@ type ListGearResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGearResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGearResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGearResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31094,6 +31582,11 @@ func (r ListGearResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGearResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGearResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31147,6 +31640,11 @@ type GetGearResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGearResponse503Headers the declared response headers of an HTTP 503 response for GetGear
+type GetGearResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGearResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31158,10 +31656,14 @@ type GetGearResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGearResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGearResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGearResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31182,6 +31684,11 @@ func (r GetGearResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGearResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGearResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31235,6 +31742,11 @@ type ListLevelBordersResponse304Headers struct {
 	Vary                       string
 }
 
+// ListLevelBordersResponse503Headers the declared response headers of an HTTP 503 response for ListLevelBorders
+type ListLevelBordersResponse503Headers struct {
+	CacheControl string
+}
+
 type ListLevelBordersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31244,10 +31756,14 @@ type ListLevelBordersResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLevelBordersResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListLevelBordersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLevelBordersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31263,6 +31779,11 @@ func (r ListLevelBordersResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLevelBordersResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLevelBordersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31316,6 +31837,11 @@ type GetLevelBorderResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLevelBorderResponse503Headers the declared response headers of an HTTP 503 response for GetLevelBorder
+type GetLevelBorderResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLevelBorderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31327,10 +31853,14 @@ type GetLevelBorderResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLevelBorderResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLevelBorderResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLevelBorderResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31351,6 +31881,11 @@ func (r GetLevelBorderResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLevelBorderResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLevelBorderResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31403,6 +31938,11 @@ type ListLocresResponse304Headers struct {
 	Vary                       string
 }
 
+// ListLocresResponse503Headers the declared response headers of an HTTP 503 response for ListLocres
+type ListLocresResponse503Headers struct {
+	CacheControl string
+}
+
 type ListLocresResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31412,10 +31952,14 @@ type ListLocresResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLocresResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListLocresResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLocresResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31431,6 +31975,11 @@ func (r ListLocresResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLocresResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLocresResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31484,6 +32033,11 @@ type GetLocresResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLocresResponse503Headers the declared response headers of an HTTP 503 response for GetLocres
+type GetLocresResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLocresResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31495,10 +32049,14 @@ type GetLocresResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLocresResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLocresResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLocresResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31519,6 +32077,11 @@ func (r GetLocresResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLocresResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLocresResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31572,6 +32135,11 @@ type ListMapsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListMapsResponse503Headers the declared response headers of an HTTP 503 response for ListMaps
+type ListMapsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListMapsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31581,10 +32149,14 @@ type ListMapsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListMapsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListMapsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListMapsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31600,6 +32172,11 @@ func (r ListMapsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListMapsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListMapsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31653,6 +32230,11 @@ type GetMapResponse304Headers struct {
 	Vary                       string
 }
 
+// GetMapResponse503Headers the declared response headers of an HTTP 503 response for GetMap
+type GetMapResponse503Headers struct {
+	CacheControl string
+}
+
 type GetMapResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31664,10 +32246,14 @@ type GetMapResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMapResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetMapResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMapResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31688,6 +32274,11 @@ func (r GetMapResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMapResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMapResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31789,6 +32380,11 @@ type ListMissionsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListMissionsResponse503Headers the declared response headers of an HTTP 503 response for ListMissions
+type ListMissionsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListMissionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31798,10 +32394,14 @@ type ListMissionsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListMissionsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListMissionsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListMissionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31817,6 +32417,11 @@ func (r ListMissionsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListMissionsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListMissionsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31870,6 +32475,11 @@ type GetMissionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetMissionResponse503Headers the declared response headers of an HTTP 503 response for GetMission
+type GetMissionResponse503Headers struct {
+	CacheControl string
+}
+
 type GetMissionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31881,10 +32491,14 @@ type GetMissionResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMissionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetMissionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMissionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31905,6 +32519,11 @@ func (r GetMissionResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMissionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMissionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31958,6 +32577,11 @@ type ListObjectivesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListObjectivesResponse503Headers the declared response headers of an HTTP 503 response for ListObjectives
+type ListObjectivesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListObjectivesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31967,10 +32591,14 @@ type ListObjectivesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListObjectivesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListObjectivesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListObjectivesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31986,6 +32614,11 @@ func (r ListObjectivesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListObjectivesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListObjectivesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32039,6 +32672,11 @@ type GetObjectiveResponse304Headers struct {
 	Vary                       string
 }
 
+// GetObjectiveResponse503Headers the declared response headers of an HTTP 503 response for GetObjective
+type GetObjectiveResponse503Headers struct {
+	CacheControl string
+}
+
 type GetObjectiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32050,10 +32688,14 @@ type GetObjectiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetObjectiveResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetObjectiveResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetObjectiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32074,6 +32716,11 @@ func (r GetObjectiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetObjectiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetObjectiveResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32127,6 +32774,11 @@ type ListPlayerCardsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPlayerCardsResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerCards
+type ListPlayerCardsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPlayerCardsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32136,10 +32788,14 @@ type ListPlayerCardsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPlayerCardsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPlayerCardsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPlayerCardsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32155,6 +32811,11 @@ func (r ListPlayerCardsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPlayerCardsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32208,6 +32869,11 @@ type GetPlayerCardResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPlayerCardResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerCard
+type GetPlayerCardResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPlayerCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32219,10 +32885,14 @@ type GetPlayerCardResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPlayerCardResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPlayerCardResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32243,6 +32913,11 @@ func (r GetPlayerCardResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPlayerCardResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPlayerCardResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32296,6 +32971,11 @@ type ListPlayerTitlesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPlayerTitlesResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerTitles
+type ListPlayerTitlesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPlayerTitlesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32305,10 +32985,14 @@ type ListPlayerTitlesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPlayerTitlesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPlayerTitlesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPlayerTitlesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32324,6 +33008,11 @@ func (r ListPlayerTitlesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPlayerTitlesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPlayerTitlesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32377,6 +33066,11 @@ type GetPlayerTitleResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPlayerTitleResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerTitle
+type GetPlayerTitleResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPlayerTitleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32388,10 +33082,14 @@ type GetPlayerTitleResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPlayerTitleResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPlayerTitleResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerTitleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32412,6 +33110,11 @@ func (r GetPlayerTitleResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPlayerTitleResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPlayerTitleResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32465,6 +33168,11 @@ type ListPremierConferencesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPremierConferencesResponse503Headers the declared response headers of an HTTP 503 response for ListPremierConferences
+type ListPremierConferencesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPremierConferencesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32474,10 +33182,14 @@ type ListPremierConferencesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPremierConferencesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPremierConferencesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPremierConferencesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32493,6 +33205,11 @@ func (r ListPremierConferencesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPremierConferencesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPremierConferencesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32546,6 +33263,11 @@ type GetPremierConferenceResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierConferenceResponse503Headers the declared response headers of an HTTP 503 response for GetPremierConference
+type GetPremierConferenceResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPremierConferenceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32557,10 +33279,14 @@ type GetPremierConferenceResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPremierConferenceResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierConferenceResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierConferenceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32581,6 +33307,11 @@ func (r GetPremierConferenceResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPremierConferenceResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierConferenceResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32634,6 +33365,11 @@ type ListPremierLogosResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPremierLogosResponse503Headers the declared response headers of an HTTP 503 response for ListPremierLogos
+type ListPremierLogosResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPremierLogosResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32643,10 +33379,14 @@ type ListPremierLogosResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPremierLogosResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPremierLogosResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPremierLogosResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32662,6 +33402,11 @@ func (r ListPremierLogosResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPremierLogosResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPremierLogosResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32715,6 +33460,11 @@ type GetPremierLogoResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierLogoResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogo
+type GetPremierLogoResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPremierLogoResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32726,10 +33476,14 @@ type GetPremierLogoResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPremierLogoResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierLogoResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierLogoResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32750,6 +33504,11 @@ func (r GetPremierLogoResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPremierLogoResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierLogoResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32803,6 +33562,11 @@ type ListSeasonsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListSeasons
+type ListSeasonsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSeasonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32812,10 +33576,14 @@ type ListSeasonsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSeasonsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSeasonsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSeasonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32831,6 +33599,11 @@ func (r ListSeasonsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSeasonsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSeasonsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32884,6 +33657,11 @@ type ListCompetitiveSeasonsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCompetitiveSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveSeasons
+type ListCompetitiveSeasonsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCompetitiveSeasonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32893,10 +33671,14 @@ type ListCompetitiveSeasonsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCompetitiveSeasonsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCompetitiveSeasonsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCompetitiveSeasonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32912,6 +33694,11 @@ func (r ListCompetitiveSeasonsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCompetitiveSeasonsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCompetitiveSeasonsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32965,6 +33752,11 @@ type GetCompetitiveSeasonResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCompetitiveSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeason
+type GetCompetitiveSeasonResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCompetitiveSeasonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32976,10 +33768,14 @@ type GetCompetitiveSeasonResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCompetitiveSeasonResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCompetitiveSeasonResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveSeasonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33000,6 +33796,11 @@ func (r GetCompetitiveSeasonResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCompetitiveSeasonResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveSeasonResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33053,6 +33854,11 @@ type GetSeasonResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetSeason
+type GetSeasonResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSeasonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33064,10 +33870,14 @@ type GetSeasonResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSeasonResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSeasonResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSeasonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33088,6 +33898,11 @@ func (r GetSeasonResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSeasonResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSeasonResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33141,6 +33956,11 @@ type ListSpraysResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSpraysResponse503Headers the declared response headers of an HTTP 503 response for ListSprays
+type ListSpraysResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSpraysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33150,10 +33970,14 @@ type ListSpraysResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSpraysResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSpraysResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSpraysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33169,6 +33993,11 @@ func (r ListSpraysResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSpraysResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSpraysResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33222,6 +34051,11 @@ type ListSprayLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSprayLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListSprayLevels
+type ListSprayLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSprayLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33231,10 +34065,14 @@ type ListSprayLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSprayLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSprayLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSprayLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33250,6 +34088,11 @@ func (r ListSprayLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSprayLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33303,6 +34146,11 @@ type GetSprayLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSprayLevelResponse503Headers the declared response headers of an HTTP 503 response for GetSprayLevel
+type GetSprayLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSprayLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33314,10 +34162,14 @@ type GetSprayLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSprayLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSprayLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSprayLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33338,6 +34190,11 @@ func (r GetSprayLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSprayLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSprayLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33391,6 +34248,11 @@ type GetSprayResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSprayResponse503Headers the declared response headers of an HTTP 503 response for GetSpray
+type GetSprayResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSprayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33402,10 +34264,14 @@ type GetSprayResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSprayResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSprayResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSprayResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33426,6 +34292,11 @@ func (r GetSprayResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSprayResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSprayResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33479,6 +34350,11 @@ type ListThemesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListThemesResponse503Headers the declared response headers of an HTTP 503 response for ListThemes
+type ListThemesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListThemesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33488,10 +34364,14 @@ type ListThemesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListThemesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListThemesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListThemesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33507,6 +34387,11 @@ func (r ListThemesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListThemesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListThemesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33560,6 +34445,11 @@ type GetThemeResponse304Headers struct {
 	Vary                       string
 }
 
+// GetThemeResponse503Headers the declared response headers of an HTTP 503 response for GetTheme
+type GetThemeResponse503Headers struct {
+	CacheControl string
+}
+
 type GetThemeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33571,10 +34461,14 @@ type GetThemeResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetThemeResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetThemeResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetThemeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33595,6 +34489,11 @@ func (r GetThemeResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetThemeResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetThemeResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33647,6 +34546,11 @@ type GetVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
+type GetVersionResponse503Headers struct {
+	CacheControl string
+}
+
 type GetVersionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33656,10 +34560,14 @@ type GetVersionResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetVersionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetVersionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33675,6 +34583,11 @@ func (r GetVersionResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetVersionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetVersionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33727,6 +34640,11 @@ type ListVersionsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListVersionsResponse503Headers the declared response headers of an HTTP 503 response for ListVersions
+type ListVersionsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListVersionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33736,10 +34654,14 @@ type ListVersionsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListVersionsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListVersionsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListVersionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33755,6 +34677,11 @@ func (r ListVersionsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListVersionsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListVersionsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33808,6 +34735,11 @@ type ListWeaponsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponsResponse503Headers the declared response headers of an HTTP 503 response for ListWeapons
+type ListWeaponsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33817,10 +34749,14 @@ type ListWeaponsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33836,6 +34772,11 @@ func (r ListWeaponsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33889,6 +34830,11 @@ type ListWeaponSkinChromasResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinChromasResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinChromas
+type ListWeaponSkinChromasResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinChromasResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33898,10 +34844,14 @@ type ListWeaponSkinChromasResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinChromasResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinChromasResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinChromasResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33917,6 +34867,11 @@ func (r ListWeaponSkinChromasResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinChromasResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinChromasResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33970,6 +34925,11 @@ type GetWeaponSkinChromaResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinChromaResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinChroma
+type GetWeaponSkinChromaResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinChromaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33981,10 +34941,14 @@ type GetWeaponSkinChromaResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinChromaResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinChromaResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinChromaResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34005,6 +34969,11 @@ func (r GetWeaponSkinChromaResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinChromaResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinChromaResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34058,6 +35027,11 @@ type ListWeaponSkinLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinLevels
+type ListWeaponSkinLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34067,10 +35041,14 @@ type ListWeaponSkinLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34086,6 +35064,11 @@ func (r ListWeaponSkinLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34139,6 +35122,11 @@ type GetWeaponSkinLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinLevelResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinLevel
+type GetWeaponSkinLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34150,10 +35138,14 @@ type GetWeaponSkinLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34174,6 +35166,11 @@ func (r GetWeaponSkinLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34227,6 +35224,11 @@ type ListWeaponSkinsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkins
+type ListWeaponSkinsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34236,10 +35238,14 @@ type ListWeaponSkinsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34255,6 +35261,11 @@ func (r ListWeaponSkinsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34308,6 +35319,11 @@ type GetWeaponSkinResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkin
+type GetWeaponSkinResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34319,10 +35335,14 @@ type GetWeaponSkinResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34343,6 +35363,11 @@ func (r GetWeaponSkinResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34396,6 +35421,11 @@ type GetWeaponResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponResponse503Headers the declared response headers of an HTTP 503 response for GetWeapon
+type GetWeaponResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34407,10 +35437,14 @@ type GetWeaponResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34431,6 +35465,11 @@ func (r GetWeaponResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -35557,6 +36596,13 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -35678,6 +36724,16 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetHomePageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35720,6 +36776,13 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -35842,6 +36905,16 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetChangesPageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35884,6 +36957,13 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36006,6 +37086,16 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetChangesBetweenPageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36034,6 +37124,13 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36156,6 +37253,16 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDocsPageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36308,6 +37415,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -36415,6 +37529,16 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAgentsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36464,6 +37588,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36572,6 +37703,16 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAgentResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36614,6 +37755,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36722,6 +37870,16 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBuddiesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36764,6 +37922,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36872,6 +38037,16 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBuddyLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36921,6 +38096,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37029,6 +38211,16 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuddyLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37078,6 +38270,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37186,6 +38385,16 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuddyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37228,6 +38437,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37336,6 +38552,16 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBundlesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37385,6 +38611,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37493,6 +38726,16 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBundleResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37535,6 +38778,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37643,6 +38893,16 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCeremoniesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37692,6 +38952,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37800,6 +39067,16 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCeremonyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37842,6 +39119,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37950,6 +39234,16 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCompetitiveTierSetsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37999,6 +39293,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38107,6 +39408,16 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveTierSetResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38149,6 +39460,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38257,6 +39575,16 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContentTiersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38306,6 +39634,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38414,6 +39749,16 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContentTierResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38456,6 +39801,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38564,6 +39916,16 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContractsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38613,6 +39975,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38721,6 +40090,16 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContractResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38763,6 +40142,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38871,6 +40257,16 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCurrenciesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38920,6 +40316,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39028,6 +40431,16 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCurrencyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39077,6 +40490,13 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39178,6 +40598,16 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLatestDiffResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39227,6 +40657,13 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39328,6 +40765,16 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDiffResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39370,6 +40817,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39478,6 +40932,16 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39527,6 +40991,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39635,6 +41106,16 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39677,6 +41158,13 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39771,6 +41259,16 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportActiveResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39813,6 +41311,13 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39907,6 +41412,16 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportVersionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39949,6 +41464,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40057,6 +41579,16 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFlexResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40106,6 +41638,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40214,6 +41753,16 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFlexResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40256,6 +41805,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40364,6 +41920,16 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGameModesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40406,6 +41972,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40514,6 +42087,16 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGameModeEquippablesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40563,6 +42146,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40671,6 +42261,16 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGameModeEquippableResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40720,6 +42320,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40828,6 +42435,16 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGameModeResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40870,6 +42487,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40978,6 +42602,16 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGearResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41027,6 +42661,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41135,6 +42776,16 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGearResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41177,6 +42828,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41285,6 +42943,16 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLevelBordersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41334,6 +43002,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41442,6 +43117,16 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLevelBorderResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41484,6 +43169,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41585,6 +43277,16 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLocresResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41634,6 +43336,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41742,6 +43451,16 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLocresResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41784,6 +43503,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41892,6 +43618,16 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListMapsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41941,6 +43677,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42049,6 +43792,16 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMapResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42124,6 +43877,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42232,6 +43992,16 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListMissionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42281,6 +44051,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42389,6 +44166,16 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMissionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42431,6 +44218,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42539,6 +44333,16 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListObjectivesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42588,6 +44392,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42696,6 +44507,16 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetObjectiveResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42738,6 +44559,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42846,6 +44674,16 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPlayerCardsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42895,6 +44733,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43003,6 +44848,16 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerCardResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43045,6 +44900,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43153,6 +45015,16 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPlayerTitlesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43202,6 +45074,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43310,6 +45189,16 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerTitleResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43352,6 +45241,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43460,6 +45356,16 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPremierConferencesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43509,6 +45415,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43617,6 +45530,16 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierConferenceResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43659,6 +45582,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43767,6 +45697,16 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPremierLogosResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43816,6 +45756,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43924,6 +45871,16 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierLogoResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43966,6 +45923,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44074,6 +46038,16 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSeasonsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44116,6 +46090,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44224,6 +46205,16 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCompetitiveSeasonsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44273,6 +46264,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44381,6 +46379,16 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveSeasonResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44430,6 +46438,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44538,6 +46553,16 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSeasonResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44580,6 +46605,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44688,6 +46720,16 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSpraysResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44730,6 +46772,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44838,6 +46887,16 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSprayLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44887,6 +46946,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44995,6 +47061,16 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSprayLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45044,6 +47120,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45152,6 +47235,16 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSprayResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45194,6 +47287,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45302,6 +47402,16 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListThemesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45351,6 +47461,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45459,6 +47576,16 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetThemeResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45501,6 +47628,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45602,6 +47736,16 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetVersionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45644,6 +47788,13 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45745,6 +47896,16 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListVersionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45787,6 +47948,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45895,6 +48063,16 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45937,6 +48115,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46045,6 +48230,16 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinChromasResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46094,6 +48289,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46202,6 +48404,16 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinChromaResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46244,6 +48456,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46352,6 +48571,16 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46401,6 +48630,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46509,6 +48745,16 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46551,6 +48797,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46659,6 +48912,16 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46708,6 +48971,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46816,6 +49086,16 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46865,6 +49145,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46973,6 +49260,16 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50690,373 +52987,378 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37bhs5tjCKvwqh3wfEni35FsedttH4wbGd7uwdJ4HtdM8+4z5HVNWSxHEVWUOyLKsbAeav/QAbB/je",
-	"YL/I9ybzJAdcZF0klaQq2aWUE/UMui2J13Xn4uJaf7Y8EUaCA9eqdfxnawjUB4l/nnoeKHUmuJYiOA0C",
-	"Mfoo2YBx85sPypMs0kzw1nHr7OPVNekLSXpSjBRIQqNInRAajOhYke5fujutdkvCP2ImwW8daxlDu6W8",
-	"IYTUDAYPNIwCaB23/tJqt/Q4Mn8qLRkftL58aU8u5OIhEgp+yZY5u5QTEoBWE4shEqhPuhc3dNBtk+5f",
-	"O+dU086vIBUTvEso90nXTABcd95TPojpAEqv2ozaJpNjtsn0cIVbO6PeENzOCjZDNQ3EQJFuFPcC5rVJ",
-	"SB86dAA/vdzbaxOlaQCd0ZAF0JFwTwPmUw0/He11T0h3935/9z63v1uOX/ms398NqAalu9mwXHQ8s5Iu",
-	"2coGInAPckw0C+GEUPJy75AwRbwh0Gj7JD/cn30pwi+7f2rxpVuw1P1XL4/2zHpZGMaa9gLo7tzykrCt",
-	"tvFiGFtEXHBP+Oa7GTB3e7JLhCTdwR8s6pLREDjRQyA94Y9xyyKMJCgFPtnyhkIBJ70x6RqyjHQnGbdL",
-	"/tG5p0EMqm1ITweM9JlUmghOKNEMtk8I7SngGlmF+cA102NDZLmN8zhsHf+t1ZOtdsssp/X7gi2lpDWz",
-	"pZshkEB4NIB0Jy8U0fCgzYYYJ1sK7E+nn96RXN/tE1xdN3BD/0SDoNvGlvuviSd8sz1PhCHtKIiopBr8",
-	"snwCvPP5uhBFhnMc48zu5ZJy1gelybtzIvq4lAENgTjqzlDlmW8NLZZd0N6ri9cvL968unh5cPTqhzc/",
-	"Fq7NcPfsoq61FHxAHO0JaVfGjKAxtAJcU9OSbAH1hsSz+CKWUsiQKsK0ImLEt9u33AfJ7sHHpeP3vbEG",
-	"dexIxKOB/YLcAUS4W2U2atZFqCeFUgko1M4tvwbuE6ZJj3p3BtHdd/3OB8Ghc0m1N+wSLcgAtOXn8mx4",
-	"2+J794NL2Pvjj1e/hW9/Hf8cXzPN736Qt61CqP1K5XgWaqdOI0yzTlmETfUrmPlLu2WoMgTt1MNbKcIq",
-	"pJVSlUC+p9KSFNnaPyJDeKA+eCykAfHZgGm1bVZuVGIronrYarc4Dc16TJfViTCkD++BD/SwdXx0WATd",
-	"d+pTQMdGlJ4NqaSeBlkg1sycXRIwZUiNB2PcHx0YVU8oiQI6Bkk8yknEvLsT0u3TQEE3ayr0EKQiW/SW",
-	"S/CE9DPeM6SoUFJQwgXvRG45xEvWs71D3kNfExHrttMkOPXOLT/lY6OhNc6ujHLhYz00jAGBAiOgDvf2",
-	"CKeh+cpMqUeCWNFqKRYB/o8Y5DiDOCsASZFkNUBptVu412LhOl+qvrcS1VEKStM+g8BXx0Tw9PtMThpB",
-	"auQnAsrCwAllatSCB7fcygf8lv0Bfm5Q0gNPhKAI5UT0/g6eJncwBt/onvw0J8SJ8lve/dc//+fUzGe3",
-	"rbZ3yDn0aRxogrLXoCQF+7EVJSDvjY0UKEEocpeZcGxxf8tzaHLbU+BQQba6PnR8MPbU6fv33e02QbGW",
-	"mH1DqtpoWGkJVNtf1C1HHjMDIGGCT4YggWzNWl+GAEDhIl1LFUEQMD7YPsl9e8uTrw3hINlyMNyrgPs7",
-	"5LSAtOyylEg6pAKDDNg98FseCmkgagDPPbO4/3+qDn3onF/cxnt7B0fpd33ZeXvV3bYABSmFdGtnej69",
-	"BplZmBHp/5LQbx23/n+7mVG+63C5mwDmozwNAiTURHq985dKNkokaMo4+KmAKxZobcR+Du3zJFyYTV6f",
-	"nPtEB1CWHZmG0MHdGQURHUAhZ5KtqU0i6faFtOR5+undC5WZQN1ZNrJcbahoUnQZbXG4t3dsxCsdAFFD",
-	"MVK33CwhGe0pKQL3j4C6EY/UcVpU1HBa1Ij3zzHzi41ag+UXinz+/O68TV53DvF/+wcFCzfGzxSa52wl",
-	"NrOV28zRSzjyDnpHnUP6Gjqvj370Oi/9Q68DL1+/fPXq4ODo1evD5Rv8YiZTkeAK7EnbKMZ3GkLzwdmK",
-	"5k8aRQHz0JDc/buyyM1WRfn4Y791/LfFRIJjvxH+uPWlXaLlaRDYxr/jMicR8JE7+6FtgGsoycAMUDhb",
-	"xWYgPONC6LgDbgedCJ3Mi1C0Gtd7d673IXUIpMNal0An5xMoPfCkNyE5kHdyJ/JFQ02c3rNjWSd/1FzY",
-	"f+pkmhsiL/VKDJE2zx1YFnXDNjkzfVFbbPOl3Zp0cCzrlT/SISkheb1nStdF5Gbs8oRuWi8k9ovMZk3k",
-	"JvU0u0/F54YJNkxQlQneUP/KUksJLkjVzp8ttCpzNgJ58fDQ+etfXxgTlgtNVBxFQmrwT0isILF5qOyc",
-	"XrQJ2qxta7u0yb/++T/GwtBUx6p1fLi396WsvXGBiyhglZuMCcyCQhr0hQzBJ1tckM8KZOfUao2YpwtN",
-	"DaJ2rr1R6+bUFGY2y/aOAfub2PfHNWlIHLuU4MCWSzVkz7TaCIeNcKgsHAzhvId7COqkdJygPLlj83I0",
-	"TwLTdkP5G8pfnfJrMhAnJ6hI/SVNxRwPbAzGDWc8JWfUyRTV+KEKK2yYYMMET8QE3A+gNqPIDF6SBUzT",
-	"EsaQabYh9A2hr0botYn7ZPAKxF5a4JvGG4m/YYSnYYQzkBAKXpfLJxm+FCMkjZfKfc813BD8huBXJfia",
-	"ZH9++EpEX1L+J6S/0QAbhngihhBhBJoZMroGqgSvSxVMz1OOPaZ7LVcOWQ+isMuGKzZc8WiuqEtfFM2z",
-	"GmeU1SAz/LHRJRuueXKuuWEgr0HXr0zcRFV5xnWrpE40A0kUbKKyNqzxBKxRv0bJTbQie6ygUxIm2WiV",
-	"Des8FevgSg1J1qZO0hlKMkravoQCsU/SDF9sqH9D/Y+g/to0xsQMVTmgtI7I+GCjGzbc8XTcIamna1QM",
-	"ZvjSPGEal1IJpuGG4DcEvyrB16gLkuErEX0FLWCabzTAhiGeiCFiKYF7td1gu+HLMYNrvFwDuIYbgt8Q",
-	"/KoEX5cGyA1fiejLagDXfKMBNgzxNAxxzvr9ytJ/EUWbAS0ZzxLxKfFZv096oEcAHDOm5JMkqQ2dPpJO",
-	"G0pkBk5ykbzFJGITJNYXMqS6ddzqMU4xAUVBfoLZB56Okl4oojiN1FBoQhWhxEzQyaVI01QSKr0hu98I",
-	"RyS6c6YioZguzM7RpVpTbxgC1yekzwLgNISfblsS+r6hi9t4b++llyVbwc+wo6ncGfxx2yqdOWvJNNNJ",
-	"OtIJFqZEK8MLj6TvtwE8GCFakxmdDF/KokgaLzWj+wE8YKaSjdmwMRtWpfia7Oj88JWovqQdndL+xpDe",
-	"cMTTcMTPNISL+/pSJKXjl+KHtPVSNYAGONxv8iVtqP4xVF+TIpgYvxrll1QFGf1vdMGGK56OKy6FDxf/",
-	"iFkU0V5tz4JnJyrNI5PdyqmJUPhAIO20YY0NazyeNWrUHLMTrcgeVXTJFJNstMqGdZ6WdWrWJZVYpLze",
-	"2FD8huJXpfiaVURlxVBZHWx0wIYjnoYjgNYVx2+GLscFQJdH7kcMPKT7AdBN6P6G0lei9Lrkvhu6NLWX",
-	"lPcTNL+R+RtOeBpOeMc1SE4Dm9l6pYzczA1hC7+cEAlajklAXf0hl2b71VOl2Xb1evqUBeDbOjghKIXF",
-	"RuhYkdGQ6nZa2Yd5QJQ238cR5tF2yX+lX9ubtdwMpYRArv1SzWdzq/aw8YbdN+xeld1ztFaT/puaoSoH",
-	"lNSGeT7YKMMNdzwRdyCBXMdhSGX1KO7lhapyI8+LYr2xRbpyRSKwpyIjpodWq7E/kjM/k8TGpBEsKrsJ",
-	"cf1GQ1wvaVSTrXJJo1IS+pJGS22TkEYbobsRuisQd02miBu5LIGXND1CGm0sjg3xPxHxM2U+1CXd7ejl",
-	"GMC2XS7lbbsNsW+IfUVir0vaZ6NXIfiyUt+23kj+DTM8DTN8EPqtiLm/ms+VCzICGgluz4VxzHyy5/7p",
-	"FPwr+ccQalL7ePrF0wnWEzd0HBKqye79/q6dQ01USzx8vBv3gyAq9obugZBllXa6LiHxJSd6az8IfSl8",
-	"1mcwpxqyhEiCAq4RZFj92jeb7L7rdz4IDp1Lqr1hlzBFlGZB4F456xPCBekJf7xh0UaemR2LXAH1x6ux",
-	"CHr/+YC8/OHodO/w7OzHVz/+cPjD/pG7G9BCwgs1JcgNmUyzBdlSmg6wur7enrjQePkUnKCJNHssvMgY",
-	"75Cr7DJlilIfgXezjo+9vwPuvSbbMx2/lDJOWy+1P0XScqN0N0q3qtJNyawmG3Ri/GqEX9IOTcl/Y4lu",
-	"mOJpmOKT202OFzQ86N2hDoNJJphKuMHJLzeX718RX3hxCFzvlEmk4HqRyOi5LRygTT7fvO283m4TCdwH",
-	"CT4R3ANCuU88g0mfBOwOH1LJsTXaiLH9zBAv1C0XI07Mio32vuCDgKnhCfGppvbbLXyLayxDtW2aOA6x",
-	"fEG8oVDA2ySk8g58NKdvOdOKdAPKB902rqI7jf2uHY/oIdUJh93yb47HpjI17HYtNHa9IeUDUF3SjeJe",
-	"wLw24aKDqOqSLT2EMekLs+oCCbV9Qrq7vvDU1Fi7f/alCL/s/qnFl9y4IX3o0AH89HJvr02UpgF0RkMW",
-	"QEfCPQ2YTzX8dLRXOgnE9HILkzs0Q1okQ1yDF0umx51PImDeeBYt1/i3MuAZB6DapC+4VpZ7BOdGXQiu",
-	"iODBmBgYEz00pyEMozkhLKQDUIQGSthfh1pHyjEN8wRX24uB+7jkGNXkXAKTm3EEnY8IAFUgmIKRsZ+7",
-	"XCjO+v3SxOHaF9LEY2VsQMcgz6j0azK3swlKmR1Z8+XBttiUeFT6G+tiY12sTvk12dyTE1Sk/rLBtxkP",
-	"bOzuDWc8JWfcMF3bC+7cDBX4AtuXVQvaNN5Q/4b6H0H9tSqGdIaqHFBNNSAfbHTDhjueiDskhAzkmeB9",
-	"kMC92jTE9DzluGS613JtYXuYA6nrsuGKDVc8mivq0hxF86zGGWW1yAx/bHTJhmuelGvei4GoV4uYGapw",
-	"iWlfWnNooCEJxEBsWGDDAo9ggXpVRjJDVTaoqCZSZthoiQ2LPBWLiB482Xs3HG3RGzcJODRhitDAkO7W",
-	"EGigh39sEyFtSBTRwt5SkS38/Mf200ZA2eLsNalEO3gpMWCbLlWEtiT8hrU3rF2VtS2B1aT4ssErEHtJ",
-	"dWdJfqPjNozwRIxwx/jZUIqQ1iX10wnKMUPafLn0v2OceNh2Q/kbyl+d8utSAxMTVKT+suog44GNTthw",
-	"xtNxBuafqVEluPw2JXkCW5dTCJgGZ0P1G6pfmeprVAfp+NUov4oysGmgNrpgwxVPwxWRpHWVq8axy3GC",
-	"ablc/ptWGyLfEPlKRF6rxZNOUJ7cS9o8punG6NlQ/mMpvy6rZ2KCitRf1u7JeGBj+Gw44yk5o06mqMYP",
-	"VVhhwwQbJngaJsDXfjcrVdRbSNLZuItuxPOZXA1RCw4bmt3Q7GKavRlCWFdsOI5dSmhjy6XWuzatNoJ5",
-	"Q+QrEXlN1kk6dnlCL2mdILlvrJMNEzwNE7gPT2qZuDEXWSWOcLHanKPeDZF+m1nm3Qcj3p6Uyq5AU8bB",
-	"z42/ODLUNk/ITbUJhxEoTfpMKr2hvm+T+n7DVKM1mbJ28FIq3jZdaszazKgbRb5R5KsRek3mbDZ4BWIv",
-	"adC6hMMbi3bDCE/ICNd3rF6pbyaowAymeUnpjzEoG8rfUP7qlF+rGkgmqEj91dQBxmFtdMKGM56AM9J8",
-	"6pYufHWtqca/qe8zQ300+CRFBFIzUMvOnZ8jpSXQ8C2DwDdriya69mKp9JmILdf1hQypbh23fBH3glxe",
-	"UB6HPZCme59JuKIayjdX+k0cBKBPPS+W1ObuLNFTxvw6AvAv40CzKGAgS3b8Q4iwYqcv+dSYf5seIbfp",
-	"wmW181As3vLv6ZQ2dTWy5iCRdU+B1pn8wtQMT7aigI7xMs0bUkk9DXLbVstgWhEpAptgmPZYwMy8RipN",
-	"Ukj6k/nANIRL14YbO8VuyA1u51RKip+pUqA/UT0sSJxqYKn0JyG1pEwvhYJEYZJu7YYOCjKhYtlJ9gf4",
-	"RNOBskU3qCLdUwmUnNOQDqB7QngcBKQvpAWcLTUpYo19DFTSrU+uuN166ATJBDav6pd2ywxmoJ4kWp0G",
-	"wcQC56+3x8RA0mg4nk0qXTyvD/cQGOx9oCHMjpzUuSae8AGTN58QLlzuZjNQQfLqdstnylDRO2++KJtC",
-	"SK7HdUiDoFq34rVnUDHrLguQfhwEFamJqdN7yhB9b4W8AWubuMl6QgRAuW33hio4y2yWKRZMBkkpKeaB",
-	"8O4YHzhiGw1Bgq3DIWLpYZYPn2pMqA2kbzibbHk00rEERXrQFxLI3sudvUN8Az6HxiZW+Da3/Ss2GOq3",
-	"1HPatqj5JycszhKGmt3WWxoosHxC/NgaadAmXPBOKmquxT0lEjwhfdwKZiH3qJQMMKcyGVJFuEDxs53D",
-	"ZG4tdywI+gB+RdyZEVFoBUEJAxEF1ZXp8uX3mZokiTgwG5jYnd3YAgxkIj6OmT+ZXZn6/tHh4UvaOdzv",
-	"+R043D/s9I+o34FXr/2Dox/6h/DjqyIevBfMg/eMV93dr2m/2S3izYZp1FEQgKcJTkICxqE8hZaAw5R2",
-	"RaBMMvvkyqbF2LSAn5RIBdJmSolMSYEC4srrpEVsU8wjhSJjWj442mzn9Gkeq3MNhESP1mMnmGO8XRCG",
-	"kFFnNsxaASUVVu770iprVe3ylGpCBaJIhFvI7LeJ++ugTX6WwKkPbfI50CykGoiQ5BNVit3jbBmrJw0K",
-	"M6nnGQInX8IQOSAtI5VTq2/XSC1kK3CHqp9oEBwToN4wsynSqhSUu8It5A7GxroZJ0fh7WX0trSquJno",
-	"Bh506ykoqtJs3wbp1EYzq59EaqCqx51lDJC+veNMJWKveK6pxrbf0tml0s43h5TNIWX5IQXFz+acsjmn",
-	"NPOc4u5K5loRfcOTM2Ye1bScCra6Nyk7WlQE95ebm0/ENkAd0SYHe3sTdtXB3l66fMY1DAp8v26Gtl3a",
-	"3O3WuddGbTR/D7bafivYWcUGVqNgsRZANBoKV4n6qu+w8MIdCLbOYwiY0m3yjjPNqBayTdwtYgCyTa6B",
-	"a8Yh2C64t1holn/j/oxEoS8+PZbRcBMaLIPpQuqo/zS5AoHUcZysQmINdmF8PWr5dcJcfPrr7ZA+nMeS",
-	"FrP5NXiC+3gaLnGtHILP0rxxqSivYc0WFyVWNKL3UJI6RiOmyrWdQjqi3PZ2ExbhclpXhYw/DdinVpMf",
-	"tz2B3Dx+CqmNyTexVLr2WIpzpjTlXtn4CDUUehDzTxAEUCEOY1pzz47SnlpOIVACfW171g6WCiEjdYME",
-	"l1IEjjex79d10XJKemZ0suUCxsxJMcz5PzGVhVpixcxxiA1oCB3gA8aBYHsSUT3cIR8j+o8YntYt9pRG",
-	"ClO/MN8H/q7/QeiPIw7+7Mi2RRJDp7SQYE77HF1/wvQpds1YeJa2uhH1mICkSJzhI8bPTklOru8K+iAV",
-	"0YJQgu8iyVZ3935/F7uo3T+N0vzS3c78FHYjlhish4nDAt9EhrJZH80Pez8evaRHfufwVe+Hzuu+f9jx",
-	"jijtHB30DvZfvfph/xWlS28QCrV6AWbyUJiv6FPAz+WvGm3DcixWtx3YICatZAQ2khvneAQ2DPmkDFmT",
-	"Myvl94Z4L3A9de61URu12qy+QIA0+Ra1zFPVA4PiOV3k9KVGCJJ5RDOQJY9njbBohsyHEvJzSmSSc+jT",
-	"ONAotZACy15ozEraSkf5HApm1j5z0K9wtJ+U32skwbX7eJpGxJU0/oZaZ6m1TvWQt2iapSZq33Xztrym",
-	"e62lpmzzoLI+kDQbHmskkMbTxrrIorlQ4H59t57uJN3DSb6Bm0zT4+DrWeHwoCU9LwWWXJxkKJR2KFDL",
-	"z//FM0dShOKrzBwrOE0pE2N5HuZEBM6xudqte0NxHtJ1KN6FC17ULrowKnFLOIOfAsDN2dGCkKqDVuEW",
-	"llt/Bu51eiUnmPv7uIV+hACotMAiTi89wEf5IbZ6t4htVxhmw4OP5cHaziEJjzfKnKh1t83a6tqM6Ryi",
-	"m2tHrsecTqigiXA4o0Eg4tqyH6C56BMJA2ZzdVES0mjWsjY6tYzAd8t9nzTH/Zqxi83Wt8ayq/T8MI5A",
-	"Xi0Y8ROVwDUJaA+CcoNOoSS33Nnp2hkgFiCrThupGF81GEtPhvFqbwRn8Vuh/9Oj8n0OCjXg84OQocNR",
-	"yDgLaUQioXCWNuEiZJwGwZgwTv621yb7vx+T0GZTGRvc6SGk3ZixH16oWz5ivh7iA8EhsMFQEy3IADSJ",
-	"2ANe6p+JMIo1+IRqEgjqE81CIH0pwpxf+oUiIyED/5Z7QkifcfRRY4AATkqjFypZCgOp2tlv9AEUUSMa",
-	"RWYO69jGdMC+AHV8yx/IT3bsnTH5P/+bPGTpYci/kYdrjwZU3ohT32+Tcdr0wTQdTzQd55ru3PJT0ocR",
-	"kUAD4lnUKRIwIH+PlSbmE/Ot4x0BhfDp0yAgKjBACsZpGwvonVs+wxEPJcOyxqtEYT20TMdiStQwEHJ8",
-	"zvr9inqQ+n7RdcW1kIYAPn9+d65IJEEZiSm4JTR8HQUjkPn8zXNSuhToTG9I+aBo0ndmCDNBT+ghGQ2F",
-	"AqJAMkf+9zSIgfisj0EJjBPKE+HUJsouuDcmxmAv/SjzzK4F0wUWLFVCKO5Xgo8I/NXgM4V0i59sJRn4",
-	"CgkBTDteX+Cd5yY4toEelHOQRA3FiLsXgn2gOn1GSzmhHr7MpsQLYu0NKzvk6gvnz0JN9uGHfe/VK69z",
-	"+MMRdA4OqdfZO3r9QwcOX/f2foD+a/8lrBZqsviolmCrPmNg7Q6SrxM4XxrMNZ0S84hsyqHALanmHTdt",
-	"u2s6G08hvJGnwhxE1gWOxsIip+WrgQHjLdRc/a9F1LGBM/bxvtFDapnlsmXtO7PlMKISjLzFFtvV7KhK",
-	"AtNtpBA6IoxAM83u4Rqoqu0kg6UYKL8Dn4wY98UoyXvjaTS2jUWhjeWuQBszqi+kV/kGrydkko11KpaV",
-	"8jvifiVAJbeKbsS4sjYbU0Th9qfDWe23E/Gs5bhiGq5vcPYyqT+8rOuNOTwVh+f+uzCL14LkZkohWBgF",
-	"Ddy/YYUJQa4/ktdHe/vk883ZSYIlo2GJFwhlQ5Gz8wrV0DFnwkKLayA6M/NaEC7ZhQUS2XJ5f7cLd6A0",
-	"lbrqHkQE/NF7qMRu2TIzoE+AYQ6OMwJeatVMU1eN5s2MgGiKXJ/lsO8eAChi6jr+yUyIEjqi0gef0L42",
-	"n4jVakamG5m64kGvwvVokESKlnkGF9IgqDD23DtFs7WrFEXVfThOPAQu8nJiuOm7wGzRlWXBuszgIr5o",
-	"pAFYBKANdGahc8OeUHpMPV2l3t1Aipj7ZyIQBYmmXnfSlD/k6uc3p2QID5Op/PbcP0WGgVd+0BPiSxGh",
-	"bRdQpYkeiSyPnkJH1tXPbyan7rt/it+W3TNVGKF0weMwKcOb5pa7yMH73HU9Pn539fFDd2fR8EucYGX9",
-	"XwGVA6ggC43Mv5GM8kEA52LEV+z6OarQsaq81qwoc9keYYrE3FqCJyQQI5DmK/uH+brkUwIz/JNAf4o1",
-	"tc14nw6fI6UptCf03Z5ho0k9kSF3DuIKkVJCKDwnH+VG0jyRpKnkv93IlUfJldXvsJ+RFLmG+sJUAur7",
-	"9vxh1qZOCJ3wi9iz9wtFukUH765z3Vl/z1L300fcYIK6GT5afNQxiCqw+D6aUxX49p49oS6yhf6cvW2i",
-	"hXWQiSilsKpWKBp3j3UkTu9/8oG03Vs5SqgzBqYeYqgr4Pj5ktOcC5CvR1H1e4By1NvM89s16LVBobkg",
-	"WL8LZJIwnsFB30Fp/SBqLnwwb++TOkFmXaiS6bG9phF9LHaoyNY1JmNuk3MI4gdok08SQhaHbXLx4AWx",
-	"Yve20oGk20aV5QolvjAQSVdttJdTXu6mqtrzlvsl6eLnZIrPDi92H43NkjVkgyFG8618MHxFf+zDQfHp",
-	"7O8x8+BMTKSPT4nR/fwrDWIo/t3o4Tl6PCmHqW0k5Z49UYoRqPw9X26sgiCng6PXL/0fjjqHr/0fOq8P",
-	"6cvOIez92Dn68fWrH3487O8dHr5aLcgpIRu3g4mN5oEyA/5qqQVyzPkNBUxlLPeVU1bNskZd9D2fWp8L",
-	"8dVmXk1QePOUYv37buCm12ZITiO/4RbSekzHCcpoKkSMxVBfyLWbgGz1qNYBkIgq1XaFoIQkcG/+SFpt",
-	"YygVVoGCEZU+Md/eVc4nltW4WYYeM2lS76IpZl5fAlzh9q+9IfhxkOY3nI0nGrLoXbWXxaXU0uRNvp1k",
-	"7sIygJfRQwbidfrOnoTg1p897OuRbLX6VN8DbdZoKCTU3zDxX/OOm7bdsyGNdG2hIhkpqqJUgPngXM8u",
-	"ZJXoXLsTO0+ZoFymLiIWiMHE+Wb1xLzJAuZk75quHZBNns7UngDUQnRlwrEGdDkcVN96QkUFpl1kHWDF",
-	"knJpOmHX+9dPyWl16gW4ZB4kPhXX1uotwnj6hRdLCdwbn5DOfkpwEozaSiitxB2vhACfB9/gD9Mr6WLl",
-	"jm6bdG2IWNco2O6F0bDdfBx6zHEc8EtlU07mLA64TkvAtZPQ9lSpI0cl6r8HgeADRbQoMenMu+rcrqcW",
-	"1M4IZhGep7G4iL6fNj/vVAkR9SmW3pAqs/vfmB7++qmY/639U13u3EcJlZYgp4dolbBTtzTsnk7YLtza",
-	"QjCv7yicU/NNPvWt6xCc2ABNhsVVSv81cCENSxcvsRnenbMP/GJm1YXi+LchtUIwTi9Sjkn34h8xiyLD",
-	"I9d3jKOsMRI7+/oszaaLkjySdGz++BTQMcgzKn3z6YbpAMwfZ06v4N/JdYOR9jCy78AUCemY0CgCKgvj",
-	"tMoZ/9rK3uSWPXR1WyaBU4hQt8D66o4x3sGED4mKXeKfWKrwntjr8CmIJQ1yx9UqzofcyNeMD+KAFlw0",
-	"Jb+sOEflWDtkzU8S7hmMHv8OosIpcwIM02fPiTizmSUuPW864qm1Qt4Mpdbt2Kif1ldJWzhNzfVGhn7j",
-	"1FqXryDHD00xDdySat5x07a7Ljt5EuGNtA1zEFkXOJoKi3Ma0gFcUT6oq0JnT/hjO0tJQ3kI1K/UIYBB",
-	"pfbS7PaC+5eQOIjKdrrWVOoK3aZPvNNjzKxlYvftPOzy2yxEZJk0WwUHC5e5yYbkCg5JeigssMWFHtra",
-	"JlPONZvbqwRxmGWdZa3xrkGEv9o5Zkn/knLWB6XJu/PEFWaTVinmF9dQGwAHSTX4p7ro6OQ8sj7r98mI",
-	"2vQWmEZu6/PN2fZjMwjEYUjluAwMrl1TIwZEle3bnGZztj9FX3nQ5ueZhFI7j75sE/OIqiY1ifTaFCE4",
-	"SaTVuOgjBwJcyzGJQBKPahqIQdslvOyN8RYyonro3qRjrbruCYF7kGPiMDE21rnL2NYmEEZ6bHhREca9",
-	"IPath3XKPh8YcC7PcplLwvel3erFvl+Ca+d0281uE6r1xsz3Vbu5tG4rLDf3fiJ9iFCtP95MrNxXUq86",
-	"atxhboXtopu8cq9+AA9V+5hTZyj86ktMO+5C6qCqPggsP+dN90GKzeXfqdI3pFH1PkwZkVu5nxVG7L46",
-	"VCJ06HnJvWT1rprpFZCB9yAgdz3B+2AId/UhAjEQlTvbW6JVu+3mRETlISJJx2q1XitKUFvbtGovG5G/",
-	"ardddce4N5QipI8aYrUd50eo2HlK/SdQmB6zeKOFa8/05owqdFIio8diEivQSVPslyJ5QhNMCTAntVOR",
-	"n5fI84RsMatOc187MSgydZ3XZZNiJuWBabKeUp1OZE+o8pyInJB68+yy68zGrmCBaqFpcJqkEZ4N7sbf",
-	"z7Kcv3NaXGWpdpcYmbkJp/pOTVa0zwsphaxodhr72BwPzTnB2pJc8M7BwwORoAwBF7y0gWSegnPgCLgm",
-	"Iyn4AGPnRnjpJIgvCO2JWBOm56U+K22+5w33w73D8oa7XXcR5N4G8LA4g+LjLvieOD1UjZmDHx1zt9hT",
-	"nAD6m0sLvKYri/WjqaZze54QGnJ8T5ZU846btt01OfSnEN5EJ3YeIusCR1Nh8TMNAUP16r9+RiP0hFC0",
-	"4MhoyAJbqsLar5p8vjmzVToCBor0QI8AOEmzkKKd4fKQ1pOC/wRjVnpgPWqlq0tm+Wgf4xseCqnPa1zm",
-	"RNLZdaWQndRMM3ucl2N2sdJKSXYtQRNPSbXkOdUyqI+uq5VK+ibptibbY4I1mqZh6t5z4za8JotrGumN",
-	"NjPWYXNNUERToXEp/Prqh6PmCoUPO+QmVz2tH9ABXh3GvYCpIfgk5j5IW6sKI4XbhAYjOsaELIopDVwf",
-	"3/IuU5d2iF+Y7wPvmkHsbfMA30QQ0SdZo9MgECPwu23SZ0GQBAuMhswbwj1I0/OW2wpsZEhVUREyaoZQ",
-	"Z7HSIjTQugIjfFVxHLRtfEm1NzSCWMR6XsMaCqevUpy7EZ4gP5ZUzwkr0N4wMWpCppNHPEwPRawJJUMq",
-	"feLZAppLYz3BE1yE4+K3Q2lWHshyf7YJ7Ax2SPfiVIK6yHofH19ryn0q/W6piQ0TvAWqYwkf70FK5i4i",
-	"5z3F44IDoVEUjCce4NXxNtCuam7WFCNBCh/oTQdw5MZJehXJm2WvAg2kruIA3ggRNAxUMg4eD6d0kMcA",
-	"aVq8FYuYKUk5r9EN0PBXwTxYOFjAlP7VBefeUHvaKSEshOydJS9NpjRDjwVMj4mQPUUET6pcln0GKGLu",
-	"q08gf6FBv2QcnAYaXolgLjn1hTQaF9kaNZZaXEBoGZYelYYnX+o8FY+TEqxY2xSitIBkZukjh61pALfn",
-	"asE8WOfIuXlMPRMQPk1iZU4xxnapM3vDk5ov5OmtF5IzXuo4039946f0Ef2jNGz8Fd50bKyXR6jk4jpx",
-	"35VVUgiCjbWxsTY21kYzrY0a3YeJPdMw91DNO27adrO36DXe6mgICb2nDNk6rXauIvBYn3lWJpAtVOEU",
-	"P71QJIQAbAVwJ9BszN925Yx0Lu6wbOWT3ON81/P4+NKsZV7lkwZ4le5YEFwjEtbz6DWF6bSomVpIWUGT",
-	"wbze28UnpcP1J6prOCVXOkp8UyRbs86YZI/GKpC1QaG5IFjj5WMhYTT53m0SSusHUdPhs2baeQYUs046",
-	"aSws3Hu6Wly+EQObznAAVJKeiAdDbWvaA+nFYxINqQKyRWUo5Hb1oiCr3Ow+m5tcNRTRuaM0GgQf+63j",
-	"vy1ey3XS48vv7Xl+EkSExjf/lHOhSQ8cXhb4LzNqma3e8frgoOfR3kHncI8edF4eHELH23/5Qwf2ftz/",
-	"8RX1fzj68WDV6h0TvpQ5AfA5QM0j72+pKMdq/vz1m9+rUy/qjd8r0OJXJq26rFJHuA1SEzXutEnbXJed",
-	"lCG4qXbBWuwjh/1GwkAy/5NQLJG3dWSoFkEc8rLph8RopYxDYmQL7JqZivb53mmxj4mq9KFP48BMAbzz",
-	"+bpVlO7EpabZf01UHEVCavCdWlNtzBVNg6CLNod9mWp/I1QTwW35WuBxaNZHZef0AufonF/g93ZOUJ0L",
-	"99/Lv2JO8c7bq1a7xfzOu3O84em8u2m1W3+nnX//1Gq37kTnP67wlXLn03vzX915Yz7LuHP1Gd9Wd25+",
-	"Mf+VnRvz/T3r/Pqh1W79Meycuf/e/GavTAyYMhsnWdiMPsbMqm/wXXZ9BWPNHMQ+/t4hp8S+wX6h3FdJ",
-	"2IPggLfh+GEggWpQmnQxpJ3xgc0Be8sDUKY9tam1/xHTICm4mo5LPU/EXNuJC8M4n+BVTrWkomYlHyxx",
-	"F18BMk5oEORiSAxPF19JzrEr8pnE0tlOMdMt5R5UKeOdZdet3j+ProK71zxqciEs9kBl6YFGUcDsFWgJ",
-	"kfKYBxQTa53E0jwoLoLQMs9ojtlqLdD8hPxGKrPbs3pMtOHLDV9O82VNh4Qp5m+IgZhbVf37buCm13RU",
-	"mkV+E08LU3BZI1AaCxFUSU9woGjuaaHkOQG3UTaL0SxopgGC748xZJn9gYBjWiX389oo0YK0P1wneS2n",
-	"9bTRBVjx2w7gWhLqSaEU6m8cUxUXdA5SJJcAhE5z/s1bhG1BtjDyO6IeqO2ieado0S0inaCd7nc+XTp0",
-	"rIVXJ/DfZG5NzbtqRHo6Y6PyyWP/hFm7fZxwuvvVbEu1rbGLRrWhZxxnC9mbjLC+la0tjj2SqmpFt0Yo",
-	"IIrd54Ysi36xQqTwFxQrc365/GvhL1b0FP1ihVHhLyieCotbo8Aq+sWKsKJfrFAr/AXFXNEvVvAV/WJF",
-	"YeEvKByLfrHisugXK0Dn/HLz23Krt3EaYDEruccUVRkqOQ/VxVlC4hQL+Gd5wY+En5Y/uEj4a3nLhN/K",
-	"tLT8t7Rlyo9LW6b8ubxlwq9LW6b8u7Rlys/Lywgm/L28ZcLvy2vzJfy/tGUqD5a3TOTD0papvFjaMpUf",
-	"ZVpaeVKtRGDz5csljWrzf4U0yiSFR4NAxFpVD4q2/QosPUyJLmHABFfuFVdfSDOtSp9zJd1drKwRaVgj",
-	"Ybt8EVU7QpnnHp4Q0mec6iLD9C3zLIQ7CrQ25vEAxEDSaMg8kutZ6vVXI+JK8q81Sq5ixTdEIY3MX/Mf",
-	"2OGL0IjqYWG8MDcY0uwezksF+mRFSZ2l6J5zRhJ8gyH8rm+oftUEDy5Z7hvq3Q3wmc27pN5IGQ9iFFA1",
-	"LO1uHOPUq02lqaeZR4NycCOYCIm4ChBpeDc+pc2OhkyDqh/C8byC4w+XcaBZFLAiT/NvQgY++dd//Xf6",
-	"pjhMW58QLmTodvpAfiIjbDwm/+d/k9yg5N/Iw7VHAypvxKnvl3TS5rvMLutjv69AE+r74Lu6D8m6PJqE",
-	"o5WYZfwkex+ne38wex9P7H1cfe/jNey9jLe7UEoU88CkqF/0iq34UZtj4fnsOVdETEYVObk4SdWTeJ6i",
-	"rSlw5/TrHOugzguyYgPhK7xWaYaJ4TzS35CVUe0O8LmbEyskRXjmhsAKO94o5o1i3ijmp1HMNd0UO63f",
-	"kMuESxrVt88GbXJNN+AZcpt4c+TgsAYgNBYCtpxNfTa3HZ9s+ZQF4zYZAdwFY3w1TpICPS/UdnovnNXU",
-	"cY99hNmtBlfBZcrONi1R+J+7XDhTBtb1R/L6aG8/zYqtNA2jQiPryUJDc2a7EiEkAFCrehbgIWLyafY4",
-	"WaWtHOXa1X9MepY5MERSDCQodSPOHPLm1Ciig8mFVM53g8WnFiEEGzw1RnRh8q3iTAOnEpSDoc26dW7Y",
-	"oHtivVCgyUCKUbnT0XxLNvpZ0sKERy64Dx4ikAy4B2RgWtqCnEtER6FpZAHu+mYzF+K8Pc2eM7TsSGCC",
-	"MJfF7DlgPquXcTNS6nHSZ4VT0KwQ+Y6EwwrwSlj8SZjyuTNaXeZwxsnNsoXq3W/DNruuY8AEshtsCK/l",
-	"OJBRQoMhkYn1ehQtRs4mcxDRJzQ9LCSHgXsaxDB5DlCFB4F0nM9OHs/61VFnp3sqtI9xuhISe3K2pF8R",
-	"KOuG4SnPgTCDH5p9qp3aoZTcMZdzllAyYPfAXbKu6pWrZLaheVY340rLGC8Gpm3vTAE98U3rPKWaLHeZ",
-	"uksx9S2ViMzh6ulc508J6ZpU7QQyGyJV0zXVvefGbXhNJsY00puoWidgsjaANBUa2aO9+vI44RTEo9Lf",
-	"aT3D+shM2VTJ7/ofhP444nOTZVM5gFOpq7wqLd8ca7sXm1ZX0AepiBaEkhvTjGx1d+/3d205+N0/jXr4",
-	"0t3OIrBsDi2DkPQpxOPcXyPml955maN3AcjzEJi+5EtBma0kh45lyjD3brXGwJc8F5Bvu1L1hmG+I4ap",
-	"yZSaZMrGKcvad928La/JhJxBfLOtpnUYkZNU0Vx43CTe/joVKHrld+pLK2SvBbGOdnKVOBOznugAssVd",
-	"nhIJNMD0JEZvK5D34BOqyG3rtrX91HYmQiB5Zjv31tXYEGooRtxVxKIJAOdssi8k6QWU31kIK7JFSR9G",
-	"dmfuqyG9B9SJ7VX3+IjMJNm256i7MkoLSXQNZp6l0meVj2cl8qs0Q1OQX6vyTimseaK5/n03cNNrNVvy",
-	"yG+4nl6f4ZJSRiMhYkN7zwTvgwSX06sezWBnIl461c7XT47IynsEmLqOo6Jg9RsZA5oPlGgRdbTZ5ECK",
-	"OMKEMvbikGvKuCJCDycgoE4IUll2xnYWlgiZTq4ZZ1XQHRSUmbnG7C2E+cA16zNwmcp9AcZY08QbUj6A",
-	"JDFNRLU3NPPHCgjTeF8G1CeiT3Jgxm39XZilU+4TpYWkg+KLy0coN7Mdh4oMzEtV2jTh1mrVzNLu87Jt",
-	"NmT+DZF5XXZMEUc1VU2tCwaNBcC67Lo5RPEsbJm12HhFFNNg6LwXA1G7ntRAQxKIgdgh74yAD+kAjAhW",
-	"JKTyDnVDIKQ6Jr2AenfkDiAiMbei22+TXhADEbEOGIf2LZfgk0iykMpxmwwkACcKPMF9Ksc75MbMZccj",
-	"nggBg963rn7a2Wn/bP71xvzr9Kedne2ujT4ymvoWJ+OAzqu/7bXJ/u8nRmHdg9REC/K602OaXP38BhVC",
-	"iPWz3dIj9gCBSgKZtAgAM72SHuX+Ld+iXLMODRhV4BPwB6BIwID0QI/Mwt0gqGZiiY/pjP60699eOWH4",
-	"V74h9gQvHi99Xmya5JT2Y26PSt0HJSuaX6BkCY+sw5x8SjYhNXAJqYVJyCN55Fu/Pf42malegy3h2Obp",
-	"2vr33cBNr9c4zSG/4YbXGg3ShDKaCRHRq+8EJ3pwbZfQpO1epwupkMj0tyHVhBIJmGHCXjqqNmrGkfnJ",
-	"Zq4WEoiiY4VaL31aUPAAEIrhEFLO+qD0O5cWOxvQ5kqdnJ5wMTohtKeA6zQhEHW9tuy9ag8wRYZCMOK9",
-	"8PYEXFt7ry5ev7x48+ri5cHRqx/e/FjkarHWi3oDQ8YLgpiu7c9EMWNYpAt/kcCA3IPElwg98GgIxI+B",
-	"jIYsMG2ZmtyUTyhHp9UJ2bNOKi+WEnjeMZUlCTFdzBqXA3N6HrUCFDQdQMH2TwmHEci58w2pIoGgmKnE",
-	"kAsLAqJGzNhoWhCqLcS8Ifhx4N5L0In9zrEQks0XEfoVaMo4+L9ayK+Qqz3BmX2aLO9BEomDqvIk/dsQ",
-	"0P+I4HAFZzJawLfRiPNip2PPGKrDyYzsEgKgCjp7L3f294qQ5AmugetfXG6iKUL95bRz8OqIiHtcVLqY",
-	"F4ooTiM1FJr0WQDqGOviGGuedG/jvb2XXkT1EP8CYr9QQ4pD9V26wADsz7e3vHvLI5D4XZsom/C+N8aU",
-	"TpYtuzhJN+mccMvl6Yd3by+ub3b+rrBwviFiRUO45dgen+rYDoaLhlQNCT6PGjsEnRCf9dH34bbhAi7M",
-	"XjLivOUD+z4oayw42PNuBmi7veMf+wfennfU8195+/4e7PUPYN973T/s/UBf+gew39+jP/Zeez/4R/Cq",
-	"f0hf9g6w3Y/91/SH3pH3ypAK1cZYbh23/m836N/2Oj/STv/3P48Ov/yvIiRmi53EfgGX5kY3w5523v7+",
-	"5/5R8bBp+Z5TXUirfIJAR1TlCv4wjgWPkpga+SIR91ufb862kyiWWWn7QpFezAKsGAT5MM6Y33ExmspT",
-	"RDV0NAuh1GuogejMfilCY5pEeuxY+0u7dZ/JgFkhicnGXIs2HkV37/d33RddlF32UiCHBcN7O3t7O0cv",
-	"fzw4erlUTuWwmS0mZe9JtEwycDuRLCVE3CMNuqkngjACZZhIKk22emPCwkhITbBMSfnUetNSuKFG4DVQ",
-	"VV/SF04gYkr4QLYwRVeHeppEIJnwtzHzCzdmAtmSIh4MgzFR7KEzArgjkvI7MPqS+2K03YArauD+DQuX",
-	"ZF2Zy9AlGNjIKGokcnGw+OfP784TnWHbJaA9wewhAiGp2lbKiBTw5TKKYL2t2vc3J0nLJR2TnosDLBP3",
-	"WJyrd/V8LTY3i2UEm5rl1NNdrP8588uFhWo395o1AXROYfSgL9yacX2oT/osCKy5k4nToplrdiNN5ZPI",
-	"MJ/R+AQlLvMv2dXX6Kd9KhnyrEIFNuLmCcVNJchvZESNMqImb1MmgxplVdW622ZtdU2u5glEN9ecXoeD",
-	"OaOCRsJhKKJzt50aSs4vS6vO38CNpEbOzoLhXIoowug1P7bVBodAevGYREOqoNgd5VENA2HrHhZMZ39c",
-	"9hjGyVgS0B4EZU1WT6iCQT9J5gFhnDDewVO8J8Fnumxl3oFk/iehWJJNmwbBx37r+G+LcfJzvteX36cN",
-	"tSsxQh+nLdJvFpcA1kw3/YrVJp0xBhcXOmlsGi4wIDLyYhUyiHMYvVuh+cEqr2IRWzlymSKOKchPUWqy",
-	"rdyS88tZqmQdy307aWu+Mh9XMhs3fLrh05J8esf42VCKkNYW2YQxOuZwovQ4AHJPJaNc28xq6o7xpiRA",
-	"sdccPaqAeAgRG3aFvp47xt0jUbwSVIRGEXCf0HQ7qEddAQBKOIwCxkv78/pxEFwB922MfakyFgbk4P/K",
-	"fBBl+4yo9srWyXjEeW0yHii3tXQJ0+svT6R1RuAtpdNvPMhsQ4TlibCuw/QEoTfl9JQuqvZdN2/L63Il",
-	"TCO+kcfoCaisDyRNhsd7uIcaLxviaCCpDwRf1qWaqE1iHgjP3ifoodE4SUMbo+SNG5VVbk5qDfQ2J+k0",
-	"AgNIRUZDoSZziriS2qUqsZox3mkIC+7RE+e3Tmw8bLxDfqVBDIow7gWxD6R7cfGPmNmjXIpfM+Tx8a9v",
-	"/9ptk+7x8SlnISYxtx/fMs7UEKT9dC1i7l/0++BpZb+5kZQre75K+/wHC4IzEXOddLsR0VtJB/bDO64i",
-	"8PQp90277okxJ23SYUVCOkbjk8qSlxvVdfQj1G6GgZn0WpWVLYK+1qu81bnrGzcFN4z0LTJSjeZbyqtN",
-	"U81177lxG16jwZpHeqPts3WZqylFNBIakVlMXc4TZUbPqhhba26nsos9c4gXRjyYSc5co+PjM8GNoo1p",
-	"gLEPiaVYfz3fpwjh68dBUGEFpjnqPxvoUKU4MKKiPB0bGM8l5KdPIGsJ5ykyyJZRqzkf+/xMsClqisE+",
-	"WeLUgXcux9XpsSxmuq9QOPx5sG1lb2iz+XOO5t2w6AosWpeZmEiAJtkAde61URut0zf3kbuDr/MbmPme",
-	"ZSUHNQGpEmEAlVg7N/riG5olp9gJobdGjH7jfp7nh/w6hVfjnBjpomrfdfO2vC4/xjJzqnlQWR9Img2P",
-	"NRJI42ljXWTRWCigIrqxZ5L55sG872df60xPMLU1jPQ0ZpaKqAfkX//132TL3WzewRg/T1oJ+WoAhcuu",
-	"S8TnANMQXOHJszafCJ4ZT9J0syoEzTxFJLhUjIRpfFyeni27z9Ns10LCW6A6luBXiVR9spiqghUss+QQ",
-	"83U6xFZA/rdu4T9nOqlJJqZk2CSBWOdeG7XRNdlteSQ30WJJYbEWQDQVCpMS3UCBj92jkmJ4WH/zsqce",
-	"OdBMNp0Fw6yE/nPG7TFb8uf3Wd1j303rIZDYbYpQzMFj3wRgxh5PcC2pp/O1oiZ6YAI1po8xl9K/X3/8",
-	"YKNV3Mt2F1vj7yDoZFCQAaynRBBrIJ+v3qMfi7sMskKSe+aDIC6RVgg+o2QolD7BSJgepBcx2WPvodaR",
-	"Ot7dxcY79zQQknLdoRHb8US4a1/jqN2jl3DkHfSOOof0NXReH/3odV76h14HXr5++erVwcHRq9eHu04p",
-	"ME/wnQjNmtTdFEtW5k5htQxihppd8rd8hqEd0pVM6LOAAddu5O5u7rs3MQv8LqESiM1Kq4jo3/Ju8mZe",
-	"Tned+sH17wtJPPxCpRkMTEOPnH56t3PLkfAVoUnIo898fNvkRiNbIvCJBE9IP6k1JkgX+IBxSOYm6Ry3",
-	"HFM8beOyp2MuixJJr5TZDOc4p7rAmH2TZpgi+aRVx6T7n//5n//ZubzsnJ93XZ6MNLlCmkxhkvoO9g72",
-	"O/v7nYODm729Y/z//zV3Ob/OSy31IQ5BMs/lvrIsbdZGE6hMzLlfmG9vAtyFRt1knrCpJBJZWQpHAUiI",
-	"SReytX9E4igC6VEFZAgP1AePhTQgPhswrZanSVwl9VieTAu3VEzoC0ilo4YsihgfdPZ/7MzLyNVuTbFY",
-	"gQwz7GZAVbTUncVDziWDeYO6DoXD3hdt+VE5x9JMY7nkY3nqnSa1uViYg8ciUMxCPM/BRUrZ9azJIs2l",
-	"IGuCBfIbKrHaTqTuxWoao2EWpNpEDUVka2NiRvO74mSWK0ZdXPA4TOLsVewN8cibC8fNQjF+AXo/7hYS",
-	"vw99Ggf6+o7xz/MqNjfCE3LHguAakVBhHSqfEaLUO+Y0h8Ss7ZeGRDuDyFU+otwo8h6QnogHQ13qiTJS",
-	"QmnT3tKuQVGRfT+/0LbtZiix/P5/y3VaAAJrWwaQvNUuseuKQSHThDntb5iih8lQkPzWc1SQAH6+gKjT",
-	"a1VBRjQotuv5SJlKDrM1ixP0UDRRosxxnWyEytMKlZqMrExoNcrMqnW3zdrqmtycE4huoocvg8Z6QNFs",
-	"OKCtVrMdgclKUmPCpjJRZItxHx7IXpL9Hp/u2fdvlHuwjUaGe4S7ZePg9rEqlKvYlKRBqZz+2C3gid59",
-	"u6TcNwzknBhnKpke45POXMpLJ9+zk9bzeCRSNTZ80Rukx8eFVyl+2m6NaBBENCqZTaRUItBcOPg0HUwr",
-	"7Gz2SV2dUOPCqPBJK+iZs+v6jwwrM/wcNfZ8eL76I2v1ZC8uN/y9Gn/XapPmTlLNMkJq33XztrxWi3zB",
-	"Ebp5UFkfSBoOj9R7UUOSYF9VdI6cJj3meEbwfR5lYccXI95RbDDUWNsq5iqOIiz2VMpDRJl8E0ulqy5v",
-	"otsC700olE4cWeUWFOi3TMJNYe57u/WkxFyA1U81kD6T5V4m0kBfD4UexFV9VadTHRfsmAveUbZtuR37",
-	"NKQDuKJ8AOUNgvOsUxFbGfqPblgIriheyRc+fRupNxs6UwBLA/RL4cOCLDFKU+5T6RMaaxFSzbzyqDIN",
-	"rwrDDK5EzH1FIpCunnHJFLZYRulNHASgTz0vltQrcGxfRxKof0ICMQJpGCoUEgjF9hpKzhTSAf2Dcbhm",
-	"f0BJyEsIBPWrY0zG/DoC8C/jQLMoYNYim7YAA4oxMFrYo0Qo7iEErokyXUtuytH0JzAAxKw7szPtF3JA",
-	"icGNRfcJOGhJdeEVfvGFw2+T3c6tlWhrU1yCz+Kwu7yAYUppU4grBG4BaxUhr5jaCoE4u/mMD3NcNikZ",
-	"25lKmZVq01J9SsT8XuQvV+DF5hx17eGxwCDgswJ5OoAiPH8QWOETPAn62BUFNYeKLjGABaVJGCudVKQe",
-	"28MtBiEkFcANjfQCyu9ueddM1MGZum3ThwbBmHRPo8gcDZKQAbL1b5+v3m93d8hvTv4LbsOcKFeOVw/3",
-	"9mycEzOLHAK1OT85HtBa2TQZSdCI/QeMW18MCBjvY24nc/qgHu7a9ZTQ961TP5ZBLjRuwPQw7mE4nGuS",
-	"/Hf2yH8F1O8IHoxzAel4v4cPTrHwu5mVeTQgaiiEBkn+9c//N70EMkd+PQQm0xtCc7K95QjPxHGQ+QXa",
-	"pBf7PgPVJiGNnF/Ao0EgYuyMJRtUmxjVAppZ8cBAqvYtT6rRm+W1DXa5tkOjLDSLosrGJzJO9l87V4Fq",
-	"kyiIpyv3Ue7fcvzKZ/3+7r/++T9dogQxVouLevSoNwRF+qC9IUEAYSVbV9Q+rQGfj99TO7f8lv/lL2eC",
-	"m8WZb/7yF/yKXCAt4uJU7HmgFOkJf2yoo/vnrTMGb1vHxpRsk1s0Cs3Hf/3zf750Txwpg5RCJv1uOZnq",
-	"aitvGovU1to042AX/LFlfw5BKTpIqnG2vnQTDBL3iy2oi3vVBiA72fILWMmjUo7zfEMK2QYXO4dzTlLL",
-	"aR7n/IV0E3dRlygIwNMKG7vQtf3XJLUuE6zbUqIRlTQEjQUpgcehe4ZhlhOANrTsYRRlKrp96PjgIiw9",
-	"DyKdxcMGTJlPBr7bbaxrRIOgSwQnHtU0EAMzqhSxNlQjpMOZXQ6hZncenGDivswWtpG0bqczmDAzIp7R",
-	"cZb28bCKFDm1bjIM8TWNrKOtL0WI7R2aUohkqTOQvW3pyraFx4gpsD2Bdz5f7yC6zqy3o/M+BT2+LbOw",
-	"sEOiE9CRMePHU/MaDKWTmmZm2KHA0FI+Nsgz8tdsIr+MLi6ha/GXDK6TYfBH+3VvbExswxBjDduTZPIT",
-	"ombLIcZhZfs4j5PM0WiDpLe6OWf3MTHmX3fbOiHNuqf9kI7uHCAQJWSrO+FP6263E9rJwmuT4tRMnySY",
-	"laCMKLVVjkM6sd/uv/75P6dmL0nm760uRqN3jYxDr+nB3l46goXCZ1s7lfwjNptNWUAhVbMBFxJ8soUJ",
-	"TpMoYAXcJ/CgJU15AWkgGfgjqgv1k+39/xgruWsnezPuYCU0R/iOdQ01G9RQEtLA2FngE2y2xYUmrzuH",
-	"+L/9AzKEBxdR2kaiMOy4baY2vHC4d+hGGUEQdPLj6CyCOqlI6wuwJRiG9B5yUsuilybQRaZCvAYjI+ki",
-	"CQq4PrHtnEbiwnGmlW9d3DCyxblhnpkaZdTNAg9WSAxAK9eLbCVnCjcDluRDPrS+4IQM8NcXiuT0s+U4",
-	"3MuNc4lzQ8LJ0LbwY7o1lNxda052jwmdQ+ghlXeAIqOQ5DGsI1dM0kgKmu5GSBJQ7w4hOPleAMO6zajO",
-	"HO7etm5b3XYq1VyRWAnmP0lpyiDIYSplhEzQ5NUrigsUXlgnHeUV46T7145BSieJPDdL2KJZKPO78+0T",
-	"rE2fDI4QDNmDmWIk8so7Wcjnq/cOWO4Zgt38ccovxkTQTprYtwymC1VERNZFY3lDGEsH2S6SYEwaCUoZ",
-	"5uv2MDPo4A8Wde21iTcUCriRLN1TVDydC+4J32CS/KNj04OixEhL3Vu6RdPc4sgAXvABubihgzbpvut3",
-	"PggOnUuqvWEXy2Mr8nLvsE26v1ycnnfJSMg7o0dzoxomxqWffby6Pk7ncpAzs+DqlOoY7SBF0DkNAjHq",
-	"fJRsYBTAX6w5AQ+RMGq1a5bSbSOpTWEJ283qGFSQ3Y+fbt59/HDdNWDrB2ww1Ekpb6wSbrjLjHmwd0iM",
-	"6ThCcvv54qZNzM7aJOmPWzlNLZZcsXYXtmQO1QZtv9zcfNrd33mwjHtobDDUXkYWhLYIIeVk/4j8B3uD",
-	"Ty4IsWa8Iocv93ONqdVNWEL96BCbH+6/tMrMSH9N71BKmWYMlC2NrQCVtxk1kSfcIaOdFJTBoubWAAR+",
-	"D4GIwFmbn+jAWRwRiCiAv/zFSNkJO4xwAB/8NukaObA71GFwYixZqUD/FOt+53V3+5h0d63WveUJwyUM",
-	"7jg44RRX6h787Tbp7vrCU9iR5R61tonE0gZWWV6BL7xbjhzb3RURcBoxrOPeTV8dpYZLj3Eqxzi0NbaV",
-	"I5bk4+6fpu2X3T+1+NK95VuFdnmes9tmDUamIDSd7TGhwJWtJz82vHrL06Ubkw0dOglAEI92KmNXzPwe",
-	"USbtaQeH3bbnDDxK+CRgd+BYyj4GNqRynLBrT3Z3rUBoGy61B8aAecAV5M58l+9uZs57BqBWWO8IOdh1",
-	"ndSuaZtV+UyOi3hSQrk6eeLLvQA4bu3v7O3smc4OWa3j1sudvZ2X9mHHEA/iu+ZfA9DFXvJJGmpbS5Dp",
-	"ycLx7WK6skojYPwOLwhRWQpP2dYp+NvOWNaSeelBlKgIvJ0WLtz6Ld75rePWz6B/ESF8si99E4mG2zjY",
-	"25vn1Uzb7WLHL+3Wy73D5Y0/CH0pfNZngD73V2UmeMfRaxxcGBafcH20jv/2e7ul4jCkctw6br2n3KgF",
-	"Etm9aDpQreO/tcxH1frd9EwYZSF+clRsmSGg2gjJPCkfT5T8z9VjdaaXEXv/+q//Jig0ct9tJZXy8XBt",
-	"B+7imZ5Kq9jD7R0077J8flYuWwowEvKWA5UBy5jLcsQMWs/sXh1mM2t3ru88a4JYTVQP+s7XSxiHZSZ4",
-	"Q/0rq79sl3LTvBUxr4P4fsvLWqeaJu3wdk4VLSbPvByfS6qfUFnjMc5SI15DJK9YuU8khAIFjJPxaagJ",
-	"k4R5Zj2pAWp63vJk9WlIijP8dX5rW47YDXXbt7IY84tnVeseVla2u9e3RoF8QKsVD1nu8JZ5LZx5txUx",
-	"7w5k8uDVAGW7bc9xZnVW5N1yLdDWRXeRtcmwDJjK+5rs5uMArHWeclteOR7jQczw2C3vmu9tPWYtukm5",
-	"ugk7uZ2xJDDUUK5VIpcXs+Abq3pX4sS3UoTZI6ylzW9EhcYbLn8Ul+ctqoQQcqbVUm43mnsue6NlaNiC",
-	"o9ovtgUJ1c7O3JWm/Y69wAsEh52/q+6JsafPzj9sO5tT3fIpI3OHfADwFfl3ek+vcfaTnB06pmHQTWLa",
-	"kMd84cV4EUWtf2oO3Z8LT30LFsWNMd3N6aTAfJ+D1CHQQA//mIvXA5Q7zPkIIynQ5W29Qyo5kCmDWBoE",
-	"O+QKsIL6RGNnGjBF+pQF5vBrDk/GhERfcR/9G9QnPRpQ7oG0Ar27a8504z+6hHGlgc6TWb/gBlbDnBQ9",
-	"qMOwY/fAzc4jnCADfLr4BPp2i0uAD5zQzHWiEFhWZ7bxNE0wCQ5RQ+pOaRKigHlUtQ2MHTu4/rccecN2",
-	"oGOVeSFMj8SnycXohLzae0m2Ut0q8UJnO0cLrs8tR4yrdu4o7iVPzYQE9LC7cSm356VkM3gYnzRDb/mW",
-	"XbTSLAiI0nSQFLzlMDItcMCQof8FNzNi2htu75DTKTJSwH2jgyXt95lnr360QFdBHkZKpN4g61FSADmA",
-	"DwTpUe9uDvVdAfWZwfX6CdD0ellK4phFjhdSbLqN5SR7v79LB2aOHNVOggVD4WyTqtZDpt2XWwPv1KeA",
-	"jvEx4JBK6mmQKxoFuFiz6jVaBquKnJyQUZpYTOQtZSkCQIuS9ljAMD4sQ6ZD3BQiXYjuXHz+DDq51a6G",
-	"TYytLYHJR9p0uDisZvQNGnYpvn8Ge69KkwCDOTh11/ILufONa7M6e66EKDPt+FnymQMq2XLPKrwhlaHa",
-	"zqEhzQc4g4ndLBR/IUJsVtyvhJQk/e+zxMw4easi+s6ewW+rYGdWBk4fb3QsuTWl3mRTGjMHgr69DTUm",
-	"jy0TYZtsF3ovM3g3VZ5mK/xuhGqOispRzXKV+caRYHNR/H1hdxleuR8s1Zq2zdoFtJn2WQpne87spXBb",
-	"joBSjGVaNpezzOq+I9ZyyFiAWg8khIIvM0rPsmZr5jA38/M0TTPokq07FgSkRzkHmYVCnnr2QHgWxNob",
-	"5m3WkCmvCE0lmDABWVPZMFnfd8OIXoaQOejNArExDnsxL2aNbxjIa9DrZ8qZJTxP9pyKfyfKwjJBkguU",
-	"n4+nMsw4A6rGsuXMSr8fBi0ghMV0gBF1ZXg1fcz+FZg0nfuZcieu375MsUFhkkp0m7p6/S8UmcoWYINa",
-	"l/h+8tgrxcHpFM1l3XSJ3xHPZuSxHN+Seno5q9pWX4FPzcTPlkkRamSrR7UOgERUKVBt6wu3gcr35q+0",
-	"ZZ47IykGEhQGmcziqyRzmrZN5kyzvu+KLR1CFiM5lhK4t/TgmTVbN1vamZ/pwTMPtjlnjrRJGTZzwGgs",
-	"m7n1fT9sliGkGL25oOC5FycTscFTD71s0W9ihiFbLqLcxnHKXPyyfW4Efts9t8L3w/dMxCptgqHoMub5",
-	"d1w4qvkhpD5sn5BXSSxNGgDj2zZM3fKYS6A+vu0SknhCyjiaFyz2Hjd8zvr9lWI+TMdvnoSK4w4xJmwK",
-	"dUlMbxYBlCO3JDhxiuTKhBtf2LhXIX2Q7oHUlouc5TDCkjmU2wha27EHigwE4wMM99neIde5EEaKRGfA",
-	"EOuEbpCYDJ/gW0GVf/qaNsTc2khrO2kEL7HLuOWLInhP5kXw0pnQzXkxjZZA1xW9+/uGFyrxQlEM7kLK",
-	"t2kSFhoyF/ePDLpaCYk/0xBw5mdpxTDewSdUkMCuWNXZn0tYMQiJppowKaq+GxtmAr3zsftgTIyFr6ym",
-	"TJfkMSenkRoKTQI6FrEmW91EKLs3kTYJwq5N2dFngcvX4X6+5V37i31laH+b05hoSbkKbCxmm3QD4UlQ",
-	"u7P9bfOJFAlgExhgeO3gDxZ1ck+YNZWESm/I7mGHdJOnhdbo6rpnru6JN5bdwuhc+xaH3vKQ4UtWj3Ki",
-	"APwkHsY+6dY75JQng2OuK+oDvrV0rwitoUfVndGzQrbtSxyVpvFhWuWeFgMf6GH3JP/K7A4gssszAjUd",
-	"iARUabKlBKF8fMtdXS7RNydHa9VqYnGuiCeUtu/H3ULVCxJCKOS4jQoXNTzFAOMLrmXyDlzCIA6oRLAo",
-	"omxCj55919xO3hv7cMv3jg4PzUhEjDjI1N75zNkDgUjYO7oQ+cuzb8A1CwHDktNnDHYSm+fglg/QhZz8",
-	"1htrUA4o9tm4faxt4O2DZBPPMBx1Zk5NY4MPb3n6zi/RO90kvYLe3iHdM+oNIXkpfuySYJhNdfBFbPfY",
-	"UEVfBIEYqYk3hGk9vBLHAGeT271u2VBsfCZKFaYHueVJpLtLuwBhD/D1mMJsjfj2dbvIGrpAVJ/irCvZ",
-	"7HaAb1pgFsg4KzEStlhsnCCAdv/M6pHNt8xPHanZPl378IjycTpvESHOJcJbHtKHDh3ATy/3X7082tvb",
-	"axMWhrE2hznMneHoKiN9S2GWwKxdRraoWYUH/i2X0HEJLtzrRptcLMcuVvg5/rTMtp037zMgJLb9Ld8/",
-	"Kqi9dzLJFrknHsve6lmCzNVrq2RtXGZV41azI74DfjidMc+r8EM/gIeFpvpb02DNhrqZ0xh+z9JONxC1",
-	"D38XX8SYdiXM9JXgvyYrPcHTd2Okp7hdjFpjyBubavEh2JxxLrHVVzgHm4mfJXvZorEObOkhCT/Pwn8X",
-	"0jps5XBxkWv/lbCSLeF544fABCyroKqEWJyFVpNdGZMr/W7EZREtlCGF8uhvOtK/P1QvwC9QuVgImwbr",
-	"lrpAn2dAmIEm2aIyFNZV4/J7xfjOeCKsxOVNnkREGR5bBR3r4i+g309wV8TAw8zDA4uRuYjFZ2E9vElc",
-	"bO7gm7k3ruGaOS4397NkPPucspcCb8E5II+PEgyXg0xT+S63xO+G/fIIX4JvvOlYzHm2yUqwxwuSa7u+",
-	"Z8k6czOn59JC2FS+HfSKEsX+mDg8uNTBtjjEFNh3/7Sjzffndm2Drr3g0Zghc8ul58zlZt8mdEAZL1ov",
-	"Jt0+MR30kPHBLYdAuVzqhy5hGgwwjVOaNzlWNl8xtfdSWPZyTrhOQhpTnD+5iY8Lk9DbFbant7STVIKI",
-	"bHk4l9nT9mnli4DYGjQ2u7OBYFpgquVD5/wCK4M82Auu1vHR4WxFkZXEyjX2vvluDkfuDgzzBdlYrr4V",
-	"NQlCFhN8SCO1gMrTFIA0UCLNyG1vHzmV0pbAwfu9pM5Gbgg1mwzAMO+lmXPNpsIljZ6lnJutM5I/FRlA",
-	"TqCyhGlwSaOmmgSXNPpuTIEQ0TAHkzYr8Py0olKEoIcQ2wR/NmM5ltcjtizUMYlYBAHjgMnEoE36EtSQ",
-	"g1Jtm4fblfrCH295HNn794KL6i3G+8LlKbbJ3rGCYJKV3I9dpizMwSZiDbdcQxgFNMn7abu6rPhUpqVI",
-	"XDTJ1cXp+eXFHD126QBRTEzufhJrqcKD3o0CamuBZzpnWqXMVBBaCsqdr8X+uZWFKRgWZSgLmbI3couM",
-	"xsuk0brlr533ecrgDGYLn14k7coIYdu0sYLYLu/7EcYpOhYi2JbRYfdLDmYfs2Zr5rJ05ufMZ0Tk4VcS",
-	"ISV4LgVOU7kuXeB3w3cih5KFiI4COgbpUekvZr1P2O4M262Z97KpnyXzWQgTz4FugWsqh4sSXJeBpals",
-	"l63w+7kGyJBdBtdYg6WUmyDzEHR9Wzf2Aw3BlcDBYbC2XLFfwCLixk72VbgX537O7KsT4JXEaWkGRsg0",
-	"m4Nxid8bC2uHl0X4tpVndz3BXYL8JTrUtj/LNV83M06v4HmypKv4600AMjNz8NeFaCrDndOgaiyPTi/0",
-	"++HUGTooQwaBGIhSfPoeG34dDjVzP2vexBLhgYNgOZyUZ0oDnYazo1nid8eIKdIX4TzJTbaIA69dmzUz",
-	"n532eSbHtRAjWxAxhWWn8U3lVPaimbxw7ot8nsCyqRy/Eo5mVvDsEzmqFJBV0FQtk6MF1TNI5GgX+l3m",
-	"cVQJjpaSwXLUNxvf3xmSSyA2knS8RCXaJuvWiGbW56kQEV6u5pgty7Eky6btUabAioXKVymwkk39fLEy",
-	"U2AFv62AnDICMIVTY4VgusLvRxBm2C+F7ZJobjSGvy/kLkarHkK4xEd6Y5usWarirM81XDtcdi9h25Tg",
-	"JgRDU7kJF/fdcJN2qFiAVhdIOD+YUQQBVso9JjRNGZfPJ9Im3V7MAt9l/rBVwPGbc6qhSxQbcBooQgmH",
-	"0S2PqPaGmBuIY9nT2Vr+c4INs8wi1bHu+q4Z708WQO5iPge5Eu0LU32k38zNRIkGU1bylqkke5XNMKLa",
-	"mJFSaZcOa6s3dum3bPbKbZdOCvPE2Cyptxyz36ihSzFJJ/LTHE8l1MwK5wsO8yrM29Rb3aKS/l1M72UA",
-	"SqULZC1KveQyRmH1X9HHrDkJbG45VSS3ZFsrD+nWdDUrJH32AD7mvrLr7w6AG6oE/1R3kwHNslURzRrJ",
-	"+muWRnFlqjXjPDfKvcFizDP13PNEtZCCkwePi5T8b67NmrW8nfZZqnkHVcu7SlOt2kQNRWR5BTNI3bEJ",
-	"H+LMw1P3xa5p6A2lCGkZJF3fMX7mWq/7qJtO/TyPuneMEwfo3FH3jvHFar0ATyVMt2lsNfZMlK7w+zkY",
-	"ZYRQHvMlvFAZyr+SKyqZ+fmy54wjqhJ3lnZGTWGqybz5nTmkUiIoj/WyTPmVzBtE4vM1cawdk3Gk/bYC",
-	"diqxY1M5MVvhd8OKOfSXw3ZZPDcbx98ZfosPKKYDeLFkeowI+qxAng7wBerffjfQtS6OolQL5rg6FBgA",
-	"I+/xrf6QKeILL8YUD1uwM9gh1IbPZwnJcbwuEZwMtY6Od3fxdzPO8eu913tYaz+WQeu4tYvYdWueST5s",
-	"1qjIVhRQTOlEvCGV1DPUsZ3PlyFFYN/y0x4LsB7gTpbgAcuOKSS4ydHf2Orw7QnJ2E6PFGY8a4G0nRe4",
-	"PRms3p54etJ2N6LtpIJ2ezJLTjuXFDW3uowBZxd4tkIptcR7ZKACI7Ow3GT5F0qz0/02cwa2B9/kGJwb",
-	"KKGt2UEuZ57957rhY/HZPhcupKqN8VTtouAdu62kImtuyOSqf3bUn9MkmTmYmM8dwYNxPjNjfoWYrm12",
-	"sE+zIdF21DQMcwLMNiSvAKNpiS3sPVnOIr8MpryC7ld0RPLZMCbyZ+T7T6TMmB3npthzimtCp11a+STx",
-	"P+XGTl1SRVCafvmN6cKt4hAyP0ruHfjsOL/cXL4nER2A7R+BiAI4IVwQI7k6KBYIB/DBz4PddGh9+f3L",
-	"/xcAAP//",
+	"7P37bhtJli8Kv0qA3wYs9ZC62LLKJaHwQZblKs/4Bkmu6jmtOofBzEUyWpkR2RGRolgFA/3XPMDgAPsN",
+	"5kX2m/STHMSKyAvJJJlJKem0ndWNKpGM61q/dYnbWn92PBFGggPXqnPyZ2cM1AeJf555Hih1LriWIjgL",
+	"AjH5INmIcfObD8qTLNJM8M5J5/zD5RUZCkkGUkwUSEKjSJ0SGkzoVJH+X/p7nW5Hwj9iJsHvnGgZQ7ej",
+	"vDGE1DQG9zSMAuicdP7S6Xb0NDJ/Ki0ZH3U+f+7ODuTiPhIKfsmGuTiUUxKAVjODIRKoT/oX13TU75L+",
+	"X3uvqKa9X0EqJnifUO6TvukAuO69pXwU0xGUHrVptUtm2+yS+eYKp3ZOvTG4mRVMhmoaiJEi/SgeBMzr",
+	"kpDe9+gIfnp2cNAlStMAepMxC6An4Y4GzKcafjo+6J+S/v7d4f5dbn43HL/y2XC4H1ANSvezZrnoeWYk",
+	"fbKTNUTgDuSUaBbCKaHk2cERYYp4Y6DR7mm+uT+HUoSf9//U4nO/YKiHz58dH5jxsjCMNR0E0N+74SVp",
+	"W23ixTS2jLjgnvDNdwtk7g9knwhJ+qM/WNQnkzFwosdABsKf4pRFGElQCnyy442FAk4GU9I3sIx0L2m3",
+	"T/7Ru6NBDKproKcDRoZMKk0EJ5RoBrunhA4UcI2iwnzgmumpAVlu4jwOOyd/6wxkp9sxw+n8vmJKKbQW",
+	"pnQ9BhIIjwaQzuSJIhrutZkQ42RHgf3p7OMbkqu7e4qj6weu6Z9oEPS7WPLwBfGEb6bniTCkPQURlVSD",
+	"X1ZOgPc+XRWyyEiOE5zFubyjnA1BafLmFRFDHMqIhkAcujNWeeZbg8WyAzp4fvHi2cXL5xfPnh4//+Hl",
+	"j4VjM9K9OKgrLQUfEYc9Ie3ImFE0BivANTUlyQ5Qb0w8yy9ikULGVBGmFRETvtu94T5Idgc+Dh2/H0w1",
+	"qBMHEY8G9gtyCxDhbJWZqBkXoZ4USiWkUHs3/Aq4T5gmA+rdGkb33wx77wWH3juqvXGfaEFGoK08lxfD",
+	"mw4/uBu9g4M//nj+W/j61+nP8RXT/PYHedMppNqvVE4XqXbmLMK86JRl2Fy9gp4/dzsGlSFoZx5eSxFW",
+	"gVaKKoFyT6WFFNk5PCZjuKc+eCykAfHZiGm1a0ZuTGInonrc6XY4Dc14TJXNQRjS+7fAR3rcOTk+KqLu",
+	"G/UxoFOjSs/HVFJPgyxQa6bPPgmYMlDjwRTnR0fG1BNKooBOQRKPchIx7/aU9Ic0UNDPigo9BqnIDr3h",
+	"Ejwh/Uz2DBQVagpKuOC9yA2HeMl4dvfIWxhqImLddZYEu9674Wd8aiy0xt6VMS58qsdGMCBQYBTU0cEB",
+	"4TQ0X5ku9UQQq1otYpHg/4hBTjOKswKSFGlWQ5ROt4NzLVauy7XqW6tRHVJQmw4ZBL46IYKn32d60ihS",
+	"oz+RUJYGTilTYxY8uOFWP+C37A/wc42SAXgiBEUoJ2Lwd/A0uYUp+Mb25Ls5JU6V3/D+v/75P2emPztt",
+	"tbtHXsGQxoEmqHsNS1Kyn1hVAvLO+EiBEoSidJkOp5b3NzzHJjc9BY4VZKfvQ88H40+dvX3b3+0SVGuJ",
+	"2zemqouOlZZAtf1F3XCUMdMAAhN8MgYJZGfR+zIAAIWDdCVVBEHA+Gj3NPftDU++NsBB2HIw0quA+3vk",
+	"rABadlhKJBVShUFG7A74DQ+FNBQ1hOeeGdz/PzWHPvReXdzEBwdPj9PvhrL3+rK/awkKUgrpxs70crwG",
+	"mVuYgfR/SRh2Tjr/v/3MKd93vNxPCPNBngUBAjXRXm/8tZqNEgmaMg5+quCKFVoXuZ9j+zINF2ad16fn",
+	"PtIRlBVHpiF0dHdOQURHUCiZZGdukgjdoZAWnmcf3zxRmQvUXxQjK9UGRbOqy1iLo4ODE6Ne6QiIGouJ",
+	"uuFmCElrj4kInD8S6lo80MZpUdHCaVEj3z/FzC92ag2Xnyjy6dObV13yoneE/zt8WjBw4/zMsXnJVGLT",
+	"W7nJHD+DY+/p4Lh3RF9A78Xxj17vmX/k9eDZi2fPnz99evz8xdH6CX42nalIcAV2pW0M4xsNofngfEXz",
+	"J42igHnoSO7/XVnmZqOifPph2Dn522qQYNsvhT/tfO6WKHkWBLbw7zjMWQZ84M5/6BriGiQZmgEqZ2vY",
+	"DIUXthB6boHbw02EXraLUDQaV3t/6e5DuiGQNmu3BHq5PYHSDc/uJiQL8l5uRb6qqZnVe7Ys6+WXmivr",
+	"z61Mc03ktV6JJtLiuQXLqmpYJuemryqLZT53O7MbHOtq5Zd0CCWE11umdF0gN22XB7opvRLsF5nPmuhN",
+	"6ml2l6rPVghaIagqBC+pf2nRUkIKUrPzZwe9ypyPQJ7c3/f++tcnxoXlQhMVR5GQGvxTEitIfB4qe2cX",
+	"XYI+a9f6Ll3yr3/+j/EwNNWx6pwcHRx8LutvXOAgCkTlOhMCM6CQBkMhQ/DJDhfkkwLZO7NWI+bpQFOH",
+	"qJsrb8y6WTWFmc+yu2fI/jL2/WlNFhLbLqU4sORaCzkwpVrl0CqHysrBAOct3EFQJ9Kxg/Jwx+LlME8C",
+	"U7ZFfov8zZFfk4M420FF9Jd0FXMy0DqMrWQ8pmTUKRTV5KGKKLRC0ArBIwkB9wOozSkyjZcUAVO0hDNk",
+	"irVAb4G+GdBrU/dJ4xXAXlrhm8Ktxm8F4XEE4RwkhILXteWTNF9KEJLCa/W+5wq2gG8Bvynga9L9+eYr",
+	"gb6k/k+g31qAViAeSSBEGIFmBkZXQJXgdZmC+X7Kicd8rfXGIatBFFZppaKVigdLRV32oqifzSSjrAVZ",
+	"kI/WlrRS8+hSc81AXoGu35i4jqrKjKtWyZxoBpIoaG9ltaLxCKJRv0XJdbSheGxgUxIhaa1KKzqPJTo4",
+	"UgPJ2sxJ2kNJQUnLlzAg9kmakYsW/S36H4D+2izGTA9VJaC0jcjkoLUNrXQ8nnRI6ukaDYNpvrRMmMKl",
+	"TIIp2AK+BfymgK/RFiTNVwJ9BStgircWoBWIRxKIWErgXm0n2K75csLgCq+3AK5gC/gW8JsCvi4LkGu+",
+	"EujLWgBXvLUArUA8jkC8YsNhZe2/CtGmQQvjRRCfEZ8Nh2QAegLAMWJKPkiSanH6QJw2FGSGTnKVvsUg",
+	"YjMQGwoZUt056QwYpxiAoiA+weIDT4ekJ4ooTiM1FppQRSgxHfRyIdI0lYRKb8zuWuWIoHvFVCQU04XR",
+	"OfpUa+qNQ+D6lAxZAJyG8NNNR8LQN7i4iQ8OnnlZsBX8DHuayr3RHzed0pGz1nQzH6Qj7WBlSLQysvBA",
+	"fL8O4N4o0Zrc6KT5Uh5FUnitGz0M4B4jlbRuQ+s2bIr4mvzofPOVUF/Sj06x3zrSrUQ8jkT8TEO4uKsv",
+	"RFLafil5SEuvNQPogMNdGy+pRf1DUF+TIZhpvxryS5qCDP+tLWil4vGk4p3w4eIfMYsiOqjtWfBiR6Vl",
+	"ZLZaOTMRCh8IpJVa0WhF4+GiUaPlWOxoQ/GoYkvmhKS1Kq3oPK7o1GxLKolIebvRIr5F/KaIr9lEVDYM",
+	"lc1BawNaiXgciQBa1z1+03Q5KQC6/uZ+xMBD3I+Atlf3W6RvhPS69L5rujTaS+r7Gcy3Or+VhMeRhDdc",
+	"g+Q0sJGtN4rIzVwTNvHLKZGg5ZQE1OUfcmG2nz9WmG2Xr2dIWQC+zYMTglKYbIROFZmMqe6mmX2YB0Rp",
+	"830cYRxtF/xX+rW9Wcv1UEoJ5MqvtXw2tuoAC7fi3op7VXHPYa0m+zfXQ1UJKGkN83LQGsNWOh5JOhAg",
+	"V3EYUln9Fvf6RFW5lpfdYr22SbpySSKwpiITpsfWqrE/kjU/k8TeSSOYVLa94vqNXnF9R6OafJV3NCql",
+	"od/RaK1vEtKoVbqt0t0A3DW5Iq7lsgAv6XqENGo9jhb8jwR+psyHurS7bb2cANiy67W8LdeCvQX7hmCv",
+	"S9tnrVcBfFmtb0u3mr8VhscRhvf5fMXVN125SHMYs9AtFaegl+++Pnv47ut7kc+bjPuwps8TgumdJ1Rl",
+	"Q2Fci1x29SeKKC0kYEL4XNJ1pm640iwISCCojxnM9R65XtzSZd54Zmpkp78vgfrTP/pEx5Ir8vTggEzG",
+	"wDHzI7ZruvB3bbbpnBA+ANKWb/q1iLm/MdsmQCPB7Xo+jplPDtw/vYJ/Jf8YBZPQfv6l2inmgTdkDQnV",
+	"ZP/ucN/2oWayXB49CgBU7I3dwy6r4rrpuITEF7i4y/5e6HfCZ0MGS7JYS4gkKOAaSYZZyw1qSP/NsPde",
+	"cOi9o9ob9wkzyDEAsa/T9SnhggyEP21VayP3OpyIXBrZ3ExE8NSGj8izH47PDo7Oz398/uMPRz8cHrsz",
+	"HaNGnqg5A2xgMi8WZEdpOrI6ZffxVaEmqH8KD6Cme+Qy01V7j6p/Pgz+Djj3mtYMafulnKi09Np1g0hK",
+	"ts5S6yxVdZZSmNW0dphpvxrwS64fUvi3K4hWKB5HKD662eRkQcO93h/rMJgVgrlAKZz8cv3u7XPiCy8O",
+	"geu9MgEwXC0SGTu3gw10yafr170Xu10igfsgwSeCe0Ao94lnOOmTgN3iAzg5tU4b+vamiSfqhosJJ2bE",
+	"xnpf8FHA1PiU+FRT++0OvqE2nqHaNUWchFi5IN5YKOBdElJ5Cz660zecaUX6AeWjfhdH0Z/nft+2R/SY",
+	"6kTC5hcI34CMzUXY2O9baux7Y8pHoPqkH8WDgHldwkUPWdUnO3oMUzIUZtQFGmr3lPT3feGpubb2/xxK",
+	"EX7e/1OLz7l2Q3rfoyP46dnBQZcoTQPoTcYsgJ6EOxown2r46figdPCO+eEWBuVohrZImrgCL5ZMT3sf",
+	"RcC86SJbrvBvZcgzDUB1yVBwraz0CM6NuRBcEcGDKTE0JnpsVkO4cj4lLKQjUIQGSthfx1pHygkN8wRX",
+	"u6uJ+7CgJtX0XEKT62kEvQ9IAFWgmIKJ8Z/7XCjOhsPS4HDlCzHxUB0b0CnIcyr9mtztrINSbkdWfP0l",
+	"aSxKPCr91rtovYvNkV+Tzz3bQUX0l700nclA63e3kvGYknHNdG0v73M9VJALLF/WLGhTuEV/i/4HoL9W",
+	"w5D2UFUCqpkGlIPWNrTS8UjSISFkIM8FH4IE7tVmIeb7KScl87XWWwtbwyxIXZVWKlqpeLBU1GU5ivrZ",
+	"TDLKWpEF+WhtSSs1jyo1b8VI1GtFTA9VpMSUL205NNCQBGIkWhFoReABIlCvyUh6qCoGFc1EKgytlWhF",
+	"5LFERAzg0d4pYmur3iZKwKYJU4QGBro7Y6CBHv+xS4S0V6Kyy6E79orm7uPegLJJ9WsyibbxUmrAFl1r",
+	"CG0q/1a0W9GuKtoWYDUZvqzxCmAvae4s5Fsb1wrCIwnCLePnYylCWpfWTzsoJwxp8fXa/5Zx4mHZFvkt",
+	"8jdHfl1mYKaDiugvaw4yGWhtQisZjycZGDeoRpPg4hKVlAksXc4gYPiiFvUt6jdGfY3mIG2/GvKrGAMb",
+	"vqu1Ba1UPI5URJLWlWYc2y4nCabkev1vSrUgb0G+Echr9XjSDsrDvaTPY4q2Tk+L/Icivy6vZ6aDiugv",
+	"6/dkMtA6Pq1kPKZk1CkU1eShiii0QtAKweMIAb72u94oE+JKSGftrjoRz0fgNaAWHFrMtphdjdnrMYR1",
+	"3Q3HtkspbSy51nvXplSrmFuQbwTymryTtO3yQC/pnSDcW++kFYLHEQL34VE9E9fmKq/EARezBDr0tiD9",
+	"NrMDuA9GvT0qyi5BU8bBz7W/+maoLZ7ATXUJhwkoTYZMKt2i79tE328YarQmV9Y2XsrE26JrnVkbGbU1",
+	"5K0h3wzoNbmzWeMVwF7SoXUBh1uPthWERxSEq1tWr9Y3HVQQBlO8pPbHOygt8lvkb478Ws1A0kFF9Fcz",
+	"B3gPq7UJrWQ8gmSk8dQtLnx1panGv6nvM4M+GnyUIgKpGah1685PkdISaPiaQeCbsUUzVQexVPpcxFbq",
+	"hkKGVHdOOr6IB0EuLiiPwwFIU33IJFxSDeWLK/0yDgLQZ54XS2pjd5aoKWN+FQH47+JAsyhgIEtW/EOI",
+	"sGKlz/nQmH+bbyE36cJhdfNULJ7y72mXNnQ1iuYo0XWPwdaF+MLUNE92ooBO8TDNG1NJPQ1y12bLYFoR",
+	"KQIbYJgOWMBMv0YrzSIk/cl8YBrCtWPDiZ1hNZQGN3MqJcXPVCnQH6keFwRONbRU+qOQWlKm11JBojJJ",
+	"p3ZNRwWRUDFdKPsDfKLpSNmkG1SR/pkESl7RkI6gf0p4HARkKKQlnE0RKmKNdQxV0qnPjrjbue8FSQc2",
+	"rurnbsc0ZqieBFqdJ8HMAJePd8DESNJoPF0MKl3crw93EBjuvachLLac5CcnnvABgzefEi5c7GbTUEHw",
+	"6m7HZ8qg6I23XJXNMSRX4yqkQVCtWvHYM6qYcZclyDAOgopoYursjjJk32shr8H6Jq6zgRABUG7LvaQK",
+	"zjOfZU4Ek0ZSJMU8EN4t4yMHtskYJNg8HCKWHkb58KnGgNpAhkayyY5HIx1LUGQAQyGBHDzbOzjCN+BL",
+	"MDYzwte56V+y0Vi/pp6ztkXFPzplcZ4I1OK0XtNAgZUT4sfWSYMu4YL3UlVzJe4okeAJ6eNUMAq5R6Vk",
+	"gDGVyZgqwgWqn90cJ3NjuWVBMATwK/LOtIhKKwhKOIioqC5Nlc+/L+QkSdSBmcDM7OzEVnAgU/FxzPzZ",
+	"6MrU94+Pjp7R3tHhwO/B0eFRb3hM/R48f+E/Pf5heAQ/Pi+SwTvBPHjLeNXZ/ZrWW5winmyYQj0FAXia",
+	"YCckYBzKI7QEHeasKxJlVthnRzavxuYV/KxGKtA2c0ZkTgsUgCtvk1aJTbGMFKqMef3gsNnN2dM8V5c6",
+	"CIkdrcdPMMt4OyC8Qkad27DoBZQ0WLnvS5usTa3LY5oJFYgiFW4pc9gl7q+nXfKzBE596JJPgWYh1UCE",
+	"JB+pUuwOe8tEPSlQGEk9LxDY+RqByBFpHVTOrL3dIlrITuAWVT/RIDghQL1x5lOkWSkod4lbyC1MjXcz",
+	"TZbCu+vwtjYbvOnoGu515zEQVam3bwM6tWFm85VIDah62FrGEOnbW85UAnvFdU01sf2W1i6VZt4uUtpF",
+	"yvpFCqqfdp3SrlOauU5xZyVLvYihkckFN49qWs4EW9ubpB0tSoL7y/X1R2ILoI3okqcHBzN+1dODg3T4",
+	"jGsYFez9uh66dmhLp1vnXBs10fw52GbzreBnFTtYjaLFVgjRaCpcJuarvsXCE7cg2HkVQ8CU7pI3nGlG",
+	"tZBd4k4RA5BdcgVcMw7BbsG5xUq3/Bvfz0gM+urVYxkLN2PBMpquREf9q8kNAFLHcrIKxBq8hfHl0PLr",
+	"jLv4+MfbIb1/FUtaLOZX4Anu42q4xLFyCD5L48alqryGMVtelBjRhN5BSXRMJkyVKzvHdGS5re06LOLl",
+	"vK0KGX8css+NJt9ud4a5ef4Uoo3Jl7FUuva7FK+Y0pR7Ze9HqLHQo5h/hCCACvcw5i33YivdueEUEiXQ",
+	"V7Zm7WSpcGWkbpLgUIrI8TL2/boOWs7IwLROdtyFMbNSDHP7nxjKQq3xYpZsiI1oCD3gI8aBYHkSUT3e",
+	"Ix8i+o8YHndb7DGdFKZ+Yb4P/M3wvdAfJhz8xZZtieQOndJCglntc9z6E6ZO8daMpWdprxtZjwFIitQZ",
+	"PmL85Izk7PguYQhSES0IJfgukuz09+8O97GK2v/TGM3P/d1sn8JOxILB7jBxWLE3kbFscY/mh4Mfj5/R",
+	"Y7939HzwQ+/F0D/qeceU9o6fDp4ePn/+w+FzSteeIBRa9QLO5Kmw3NCnhF8qXzX6huVErG4/sEFCWskJ",
+	"bKQ0LtkRaAXyUQWyps2sVN4bsnuB46lzro2aqLVm9V0ESINvUSs8VXdgUD2ng5w/1AhBMo9oBrLk8qwR",
+	"Hs2Y+VBCf86pTPIKhjQONGotRGDZA41FTVtpKZ9jwcLYFxb6FZb2s/p7ixDc+h5P00BcyeK3aF1Ea53m",
+	"Ie/RNMtM1D7r5k15S+daa13Z5lFleyRpNj22CJDGY2NbsGguFbhf36mnW0kPsJNv4CTT1Hj65bxwuNeS",
+	"vipFltw9yVAo7Vig1q//i3uOpAjFF+k5VnCWIhPv8twvuRG4xOfqdu4M4jzEdSjehCte1K46MCpxSrjA",
+	"nwLCLZnRiitVTzuFU1jv/Rm617krOSPc38cp9AMUQKUBFkl66QY+yPextbtFYrtBM60MPlQGa1uHJDLe",
+	"KHei1tk2a6pbc6ZzjG6uH7kddzpBQRPpcE6DQMS1RT9Ad9EnEkbMxuqiJKTRomdtbGoZhe+G+zYpjvM1",
+	"bRe7ra+NZ1fp+WEcgbxc0eJHKoFrEtABBOUanWNJbriL3XUzQqxgVp0+UjG/anCWHo3j1d4ILvK3Qv3H",
+	"Z+XbHBVq4Od7IUPHo5BxFtKIREJhL13CRcg4DYIpYZz87aBLDn8/IaGNpjI1vNNjSKsx4z88UTd8wnw9",
+	"xgeCY2CjsSZakBFoErF7PNQ/F2EUa/AJ1SQQ1CeahUCGUoS5feknikyEDPwb7gkhfcZxjxovCGCnNHqi",
+	"kqEwkKqb/UbvQRE1oVFk+rAb2xgO2BegTm74PfnJtr03Jf/nf5P7LDwM+Tdyf+XRgMprceb7XTJNi96b",
+	"otOZotNc0b0bfkaGMCESaEA8yzpFAgbk77HSxHxivt14R0IhfYY0CIgKDJGCaVrGEnrvhi9IxH3Ja1nT",
+	"TW5h3XdMxWIkahgJOX3FhsOKdpD6ftFxxZWQBgCfPr15pUgkQRmNKbgFGr6OggnIfPzmJSFdCmymN6Z8",
+	"VNTpG9OE6WAg9JhMxkIBUSCZg/8dDWIgPhvipQTGCeWJcuoSZQc8mBLjsJd+lHlux4LhAguGKiEUdxvR",
+	"RwT+ZvSZY7rlTzaSjHyFQABTjtd38c5zHZzYix6Uc5BEjcWEuxeCQ6A6fUZLOaEevsymxAti7Y0rb8jV",
+	"d50/u2pyCD8ces+fe72jH46h9/SIer2D4xc/9ODoxeDgBxi+8J/BZldNVi/VEm7V5wxsfYPky1ycL03m",
+	"mlaJeUY2ZVHghlTzjJs23S2tjecY3shVYY4i2yJHY2mRs/LVyID3LdRS+69F1LMXZ+zjfWOH1DrPZcf6",
+	"d2bKYUQlGH2LJXar+VGVFKabSCF1RBiBZprdwRVQVdtKBlMxUH4LPpkw7otJEvfG0+hsG49CG89dgTZu",
+	"1FBIr/IJ3kDIJBrr3F1Wym+J+5UAldwaugnjyvpsTBGF05+/zmq/nbnPWk4q5un6EnsvE/rDy6pem8VT",
+	"8fXcfxdm8FqQXE8pBQtvQQP3r1lhQJCrD+TF8cEh+XR9fppwyVhY4gVC2avI2XqFauiZNWGhxzUSvYV+",
+	"LQnXzMISiey4uL+7hTNQmkpddQ4iAv7gOVQSt2yYGdFnyLCExxmA13o18+iq0b1ZUBBN0euLEvbdEwBV",
+	"TF3LP5kpUUInVPrgEzrU5hOxVs3odKNTN1zoVTgeDZKbomWewYU0CCq0vfRM0UztMmVR9T0cpx4Cd/Ny",
+	"prn5s8Bs0JV1wbbc4CK5aKQDWESgljqL1Llmj6g95p6uUu92JEXM/XMRiIJAUy96acgfcvnzyzMyhvvZ",
+	"UH4H7p8ix8Ar3+gp8aWI0LcLqNJET0QWR0/hRtblzy9nux66f4rflt0xVXhD6YLHYZKGN40td5Gj9ytX",
+	"9eTkzeWH9/29Vc2v2QQru/8VUDmCCrrQ6PxrySgfBfBKTPiGVT9FFSpW1deaFUUuOyBMkZhbT/CUBGIC",
+	"0nxl/zBfl3xKYJp/FOrPiaa2Ee/T5nNQmmN7gu/ughjN2omMuUsYV8iUEkrha9qjbDXNI2maSvu3rV55",
+	"kF7Z/Az7K9IiV1DfNZWA+r5df5ixqVNCZ/ZF7Nr7iSL9ooV3323d2f2etdtPH3CCCesW5Gj1UscwqsDj",
+	"+2BWVeDbc/YEXWQH93MOdokWdoNMRCnCqnqh6Nw9dCNxfv6zD6Tt3Mohoc47MPWAoa4Lx18vnJYcgHw5",
+	"RNW/A5RDbzPXb1egt0aF5pJg+1sgs8D4Chb6jkrbJ1Fz6YNxex91E2RxC1UyPbXHNGKIyQ4V2bnCYMxd",
+	"8gqC+B665KOEkMVhl1zce0Gs2J3NdCDprjFluUSJTwxF0lEb6+WMlzupqva85W5NuPglkeKzxYudR2Oj",
+	"ZI3ZaIy3+TZeGD6nPw7hafHq7O8x8+BczISPT8Hofv6VBjEU/27s8BI7nqTD1PYm5YFdUYoJqPw5X66t",
+	"gktOT49fPPN/OO4dvfB/6L04os96R3DwY+/4xxfPf/jxaHhwdPR8s0tOCWzcDGYmmifKAvmrhRbICec3",
+	"dGEqE7kvHLJqUTTqwvdytH4t4KvNvZpBePOMYv3zbuCkt+ZIzjO/4R7SdlzHGWQ0lSLGY6jvyrXrgOwM",
+	"qNYBkIgq1XWJoIQkcGf+SErt4lUqzAIFEyp9Yr69rRxPLMtxs449ptMk30VT3LyhBLjE6V95Y/DjII1v",
+	"uHifaMyiN9VeFpcyS7Mn+baTpQPLCF7GDhmK17l39iiA2370sC8H2Wr5qb4HbNboKCTob5j6r3nGTZvu",
+	"+ZhGurarIhkUVVEowPzlXM8OZJPbuXYmtp8yl3KZuohYIEYz65vNA/MmA1gSvWs+d0DWedpTd4ZQK9mV",
+	"Kcca2OV4UH3qCYoKXLvIboAVa8q14YRd7V8/JqvVuRfgknmQ7Km4stZuEcbTL7xYSuDe9JT0DlPASTBm",
+	"K0FaiTNeCQE+D77GH+ZH0sfMHf0u6dsrYn1jYPsXxsL28/fQY47tgF8qmnLSZ/GF6zQFXDe52p4adZSo",
+	"xPwPIBB8pIgWJTpdeFedm/XcgLoZYFbxeZ6Lq/D9uPF551KIqI+x9MZUmdn/xvT414/F8m/9n+p65y5K",
+	"UFoCTvfRJtdO3dCwetpht3BqK8m8vaVwzsw3edW3rUVw4gM0mRaXKf5rkEIalk5eYiO8u80+8IuFVReq",
+	"49/G1CrBOD1IOSH9i3/ELIqMjFzdMo66xmjs7OvzNJouavJI0qn542NApyDPqfTNp2umAzB/nDu7gn8n",
+	"xw1G28PEvgNTJKRTQqMIqCy8p1XO+ddW9yan7KHL2zJLnEKGugHWl3eM8R4GfEhM7Jr9ibUG75F3HT4G",
+	"saRBbrlaZfMh1/IV46M4oAUHTckvG/ZR+a4diuZHCXcMJg9/B1FhlTlDhvm158w9s4Uhrl1vOvDUmiFv",
+	"Aal1b2zUj/VNwhbOo7nem6HfOFrr2ivIyUNTXAM3pJpn3LTpbstPnmV4I33DHEW2RY6m0uIVDekILikf",
+	"1ZWhcyD8qe2lpKM8BupXqhDAqFJ5aWZ7wf13kGwQla10panUFarNr3jn21gYy8zsu3na5adZyMgyYbYK",
+	"FhYucpO9kis4JOGhMMEWF3psc5vMba7Z2F4lwGGGdZ6VxrMGEf5q+1iE/jvK2RCUJm9eJVthNmiVYn5x",
+	"DrURcJBUg3+mi5ZObkfWZ8MhmVAb3gLDyO18uj7ffWgEgTgMqZyWocGVK2rUgKgyfRvTbMn05/CVJ22+",
+	"n1kqdfPsyyaxDFQ1mUnEa1OU4CxIq0nRBw4EuJZTEoEkHtU0EKOuC3g5mOIpZET12L1Jx1x1/VMCdyCn",
+	"xHFiarxzF7GtSyCM9NTIoiKMe0Hs2x3WOf98ZMi5PsplLgjf525nEPt+CaldUm0/O02oVhsj31et5sK6",
+	"bTDc3PuJ9CFCtfp4MrFxXUm96qxxi7kNpovb5JVrDQO4r1rHrDpD4VcfYlpxH9INquqNwPp13nwdRGwu",
+	"/k6VuiGNqtdhyqjcyvWsMmJ31akS4Yael5xLVq+qmd6AGXgOAnLfE3wIBribNxGIkahc2Z4SbVptP6ci",
+	"KjcRSTpVm9XaUIPa3KZVa9kb+ZtW21e3jHtjKUL6oCY2m3G+hYqV58x/QoX5NosnWjj2zG4umEKnJTI8",
+	"FkOswCbNiV/K5BlLMKfAnNZOVX5eIy9TssWiOi993cShyMx13pbNqplUBuZhPWc6ncqeMeU5FTmj9Zb5",
+	"ZVeZj13BA9VC0+AsCSO8eLkbfz/PYv4uKXGZhdpd42TmOpyrO9dZ0TwvpBSyottp/GOzPDTrBOtLcsF7",
+	"T+/viQRlAFzw0gaSfgrWgRPgmkyk4CO8OzfBQydBfEHoQMSaML0s9Flp9z3vuB8dHJV33O24iyj3OoD7",
+	"1REUH3bA98jhoWqMHPzgO3erd4oTQn9zYYG3dGSxfTbVtG7PA6Ehy/dkSDXPuGnT3dKG/hzDm7iJnafI",
+	"tsjRVFr8TEPAq3r1Hz+jE3pKKHpwZDJmgU1VYf1XTT5dn9ssHQEDRQagJwCcpFFI0c9wcUjrCcF/indW",
+	"BmB31Epnl8zi0T5kb3gspH5V4zBngs5uK4TsrGVamOOyGLOrjVYK2a1cmnhM1JKvKZdBfbiulirpm8Rt",
+	"Tb7HjGg0zcLUPefGTXhLHtc80xvtZmzD55pBRFOp8U749eUPR8sVCh/2yHUue9owoCM8OowHAVNj8EnM",
+	"fZA2VxXeFO4SGkzoFAOyKKY0cH1yw/tMvbNN/MJ8H3jfNGJPm0f4JoKIIckKnQWBmIDf75IhC4LkssBk",
+	"zLwx3IE0NW+4zcBGxlQVJSGjpgl1HistQkOtSzDKVxXfg7aF31HtjY0iFrFeVrCGxOmbJOduxE6QH0uq",
+	"l1wr0N44cWpCppNHPEyPRawJJWMqfeLZBJpr73qCJ7gIp8Vvh9KoPJDF/uwS2Bvtkf7FmQR1kdU+ObnS",
+	"lPtU+v1SHRsheA1UxxI+3IGUzB1ELnuKxwUHQqMomM48wKvjbaAd1dKoKUaDFD7Qm7/AkWsnqVWkb9a9",
+	"CjSUuowDeClE0DBSyTh4OJ3SRh5CpHn1Vqxi5jTlskLXQMNfBfNgZWMBU/pXdzn3mtrVTgllIeTgPHlp",
+	"MmcZBixgekqEHCgieJLlsuwzQBFzX30E+QsNhiXvwWmg4aUIlsJpKKSxuCjWaLHU6gRC67j0oDA8+VTn",
+	"qXqc1WDF1qaQpQWQWcRHjlvzBO4utYJ5si7Rc8uEeuFC+DzEyqxijO9SZ/SGR3VfyON7LyTnvNSxpv/y",
+	"zk/pJfoHacT4C7zpaL2XB5jk4jxx35VXUkiC1ttovY3W22imt1Hj9mHizzRse6jmGTdtutlb9BpPdTSE",
+	"hN5RhmKdZjtXEXhsyDyrE8gOmnCKn54oEkIANgO4U2j2zt9u5Yh07t5h2cwnucf5rubJyTszlmWZTxqw",
+	"q3TLguAKmbCdR68pTedVzdxAyiqajOb1ni4+Kg63H6iu4UiutJT4piBbs82YFY/GGpCtUaG5JNji4WMh",
+	"MJp87jZLpe2TqOn02TJ2vgLEbBMnjaWFe09Xy5ZvxMCGMxwBlWQg4tFY25z2QAbxlERjqoDsUBkKuVs9",
+	"KcgmJ7tfzUmuGovolUMaDYIPw87J31aP5Sqp8fn37rJ9EmSExjf/lHOhyQAcX1bsX2ZoWcze8eLp04FH",
+	"B097Rwf0ae/Z0yPoeYfPfujBwY+HPz6n/g/HPz7dNHvHzF7KkgvwOUItg/e3lJRjs/387bvfm6MX7cbv",
+	"FbD4haFVl1fqgNsgM1HjTJs0zW35SRmDm+oXbMU/ctxvJA0k8z8KxRJ9W0eEahHEIS8bfkhMNoo4JCY2",
+	"wa7pqWieb50V+5CYSh+GNA5MF8B7n646ReFOXGiawxdExVEkpAbfmTXVxVjRNAj66HPYl6n2N0I1Edym",
+	"rwUeh2Z8VPbOLrCP3qsL/N72Cap34f777q8YU7z3+rLT7TC/9+YVnvD03lx3up2/096/f+x0O7ei9x+X",
+	"+Eq59/Gt+a/uvTSfZdy7/IRvq3vXv5j/yt61+f6O9X593+l2/hj3zt1/r3+zRyaGTJmPkwxswR5jZNWX",
+	"+C67voSxpg9iH3/vkTNi32A/Ue6r5NqD4ICn4fhhJIFqUJr08Uo74yMbA/aGB6BMeWpDa/8jpkGScDVt",
+	"l3qeiLm2HRde43yEVznVgoqakby34C4+AmSc0CDI3SExMl18JLnEr8hHEkt7O8NIt5R7UCWNdxZdt3r9",
+	"PLsKzl7zrMldYbELKosHGkUBs0egJVTKQx5QzIx1lkvLqLiKQut2RnPCVmuC5keUN1JZ3L6qx0StXLZy",
+	"OS+XNS0S5oS/IQ5iblT1z7uBk97SUmmR+U1cLczRZYtEaSxF0CQ9woKiuauFkusEnEbZKEaLpJknCL4/",
+	"xivL7A8kHNMqOZ/XxogWhP3hOolrOW+njS3AjN+2AVeSUE8KpdB+Y5uqOKFzkDK5BCF0GvNv2SBsCbKD",
+	"N78j6oHaLep3DotuEGkH3XS+y3Hp2LEVWZ3hf5OlNXXvqoH0bMFH5bPL/hm3dvckkXT3q5mW6lpnF51q",
+	"g2dsZwfFm0wwv5XNLY41kqxqRadGqCCKt88NLIt+sUqk8BdUK0t+effXwl+s6in6xSqjwl9QPRUmt0aF",
+	"VfSLVWFFv1ilVvgLqrmiX6ziK/rFqsLCX1A5Fv1i1WXRL1aBLvnl+rf1Xm/jLMBqUXKPKaoKVLIeqkuy",
+	"hMQuVsjP+oQfiTytf3CRyNf6kom8lSlp5W9tyVQe15ZM5XN9yURe15ZM5XdtyVSe16cRTOR7fclE3tfn",
+	"5kvkf23JVB+sL5noh7UlU32xtmSqP8qUtPqkWorA5uuXdzSqbf8rpFGmKTwaBCLWqvqlaFuvwNPDkOgS",
+	"Rkxw5V5xDYU03ar0OVdS3d2VNSoNcyTslk+ialso89zDE0L6jFNd5Ji+Zp6lcE+B1sY9HoEYSRqNmUdy",
+	"NUu9/mrEvZL8a42So9jwDVFII/PX8gd2+CI0onpceF+YGw5pdgevSl30yZKSOk/RPeeMJPiGQ/jd0KB+",
+	"0wAPLljuS+rdjvCZzZsk30iZHcQooGpcertxil1v1pWmnmYeDcrRjWAgJOIyQKTXu/EpbbY0ZBpU/RSO",
+	"lyUcv38XB5pFASvaaf5NyMAn//qv/07fFIdp6VPChQzdTO/JT2SChafk//xvkmuU/Bu5v/JoQOW1OPP9",
+	"kpu0+SqLw/owHCrQhPo++C7vQzIujybX0Ur0Mn2UuU/Tud+buU9n5j6tPvfpFuZeZre7UEsUy8Csql/1",
+	"iq34UZsT4eXiuVRFzN4qcnpxFtWzfJ7D1hy5c/Z1iXdQ5wFZsYPwBV6rNMPFcDvS35CXUe0M8Gt3JzYI",
+	"ivCVOwIbzLg1zK1hbg3z4xjmmk6KndVvyGHCOxrVN88GTXJLJ+AZc5t4cuTosAUiNJYCNp1NfT63bZ/s",
+	"+JQF0y6ZANwGU3w1TpIEPU/UbnounOXUcY99hJmtBpfBZc7PNiVR+b9ysXDmHKyrD+TF8cFhGhVbaRpG",
+	"hU7Wo10NzbntSoSQEEBturMA9xGTjzPH2Sxt5ZBrR/8hqVlmwRBJMZKg1LU4d8xbkqOIjmYHUjneDSaf",
+	"WsUQLPDYHNGFwbeKIw2cSVCOhjbq1isjBv1TuwsFmoykmJRbHS33ZKOfJS0MeOQu98F9BJIB94CMTEmb",
+	"kHON6ih0jSzBXd2s50Ked+fFcwHLDgIzwFx3Z88R86t6GbegpR6mfTZYBS0qke9IOWxAr0TEH0Uov3ZB",
+	"q8sdziS5Wb5QvfNt2GS3tQyYYXaDHeGtLAcyJDSYEplar8fQ4s3ZpA8ihoSmi4VkMXBHgxhm1wGqcCGQ",
+	"tvPJ6ePFfXW02emcCv1j7K6Exp7tLalXRMq6aXjGcyTM6Idun+qmfiglt8zFnCWUjNgdcBesq3rmKplN",
+	"aJnXzbjSMsaDgXnfOzNAj3zSusyoJsNdZ+5STn1LKSJzvHq8rfPHpHRNpnaGmQ3RqumY6p5z4ya8JRdj",
+	"nulNNK0zNNkaQZpKjezRXn1xnLAL4lHp73W+wvzITNlQyW+G74X+MOFLg2VTOYIzqau8Ki1fHHO7F7tW",
+	"lzAEqYgWhJJrU4zs9PfvDvdtOvj9P415+NzfzW5g2RhahiHpU4iHbX9NmF965mWW3gUkz1Ng/pAvJWU2",
+	"khw71hnD3LvVGi++5KWAfNuZqluB+Y4EpiZXalYoG2csa59186a8JRdygfHN9pq24UTOoqK59LhOdvvr",
+	"NKC4K79XX1gheyyIebSTo8SFO+uJDSA73MUpkUADDE9i7LYCeQc+oYrcdG46u4/tZyIFkme2S09djQ+h",
+	"xmLCXUYsmhBwySSHQpJBQPmtpbAiO5QMYWJn5r4a0ztAm9jddI4PiEySTXuJuStjtBCiW3DzLEq/qng8",
+	"G8GvUg9NYX6txjtFWPNUc/3zbuCkt+q25JnfcDu9PcclRUYjKWKv9p4LPgQJLqZXPZbB9kS8tKu9Lx8c",
+	"kZXfEWDqKo6KLqtfyxjQfaBEi6inzSRHUsQRBpSxB4dcU8YVEXo8QwF1ShBl2RrbeVgiZDo5Zlw0QbdQ",
+	"kGbmCqO3EOYD12zIwEUq9wUYZ00Tb0z5CJLANBHV3tj0HysgTON5GVCfiCHJkRmn9Xdhhk65T5QWko6K",
+	"Dy4fYNzMdBwrMjKvNWnzwK3Vq1nE7tfl27Qw/4ZgXpcfUyRRTTVT26JBYwmwLb9uCSi+Cl9mKz5eEWIa",
+	"TJ23YiRqt5MaaEgCMRJ75I1R8CEdgVHBioRU3qJtCIRUJ2QQUO+W3AJEJOZWdftdMghiICLWAePQveES",
+	"fBJJFlI57ZKRBOBEgSe4T+V0j1ybvmx7xBMh4KX3ncuf9va6P5t/vTT/Ovtpb2+3b28fGUt9g51xwM2r",
+	"vx10yeHvp8Zg3YHURAvyojdgmlz+/BINQoj5s93QI3YPgUouMmkRAEZ6JQPK/Ru+Q7lmPRowqsAn4I9A",
+	"kYABGYCemIG7RtDMxBIf0xn7ace/u3HA8C98QuwJXtxe+rzYFMkZ7YecHpU6D0pGtDxByRoZ2YY7+Zhi",
+	"QmqQElKLkJAHysi3fnr8bQpTvQ5bIrHNs7X1z7uBk96uc5pjfsMdry06pAkymkkRMahvBScGcGWH0KTp",
+	"XqUDqRDI9Lcx1YQSCRhhwh46qi5axon5yUauFhKIolOFVi99WlDwABCK6RBSzoag9BsXFjtr0MZKne2e",
+	"cDE5JXSggOs0IBB1tXbsueoAMESGQjLiufDuDF07B88vXjy7ePn84tnT4+c/vPyxaKvFei/qJYwZL7jE",
+	"dGV/JooZxyId+JOEBuQOJL5EGIBHQyB+DGQyZoEpy9TspHxCOW5anZIDu0nlxVICz29MZUFCTBUzxvXE",
+	"nO9HbUAFTUdQMP0zwmECcml/Y6pIIChGKjFwYUFA1IQZH00LQrWlmDcGPw7cewk6M98lHkIy+SKgX4Km",
+	"jIP/q6X8BrHaE57Zp8nyDiSR2KgqD+nfxoD7j0gOl3AmwwK+jUaeF286DoyjOp6NyC4hAKqgd/Bs7/Cg",
+	"iEme4Bq4/sXFJpoD6i9nvafPj4m4w0Glg3miiOI0UmOhyZAFoE4wL47x5kn/Jj44eOZFVI/xLyD2CzWm",
+	"2NTQhQsMwP58c8P7NzwCid91ibIB7wdTDOlkxbKPnfSTyom0vDt7/+b1xdX13t8VJs43IFY0hBuO5fGp",
+	"jq1gpGhM1Zjg86ipY9Ap8dkQ9z7cNNyFCzOXDJw3fGTfB2WFBQe73s0Ibad38uPwqXfgHQ/8596hfwAH",
+	"w6dw6L0YHg1+oM/8p3A4PKA/Dl54P/jH8Hx4RJ8NnmK5H4cv6A+DY++5gQrVxlnunHT+b9fo3w56P9Le",
+	"8Pc/j48+/68iJmaDneV+gZTmWjfNnvVe//7n4XFxs2n6njNdiFU+A9AJVbmEP4xjwqPkTo18kqj7nU/X",
+	"57vJLZZFbftEkUHMAswYBPlrnDG/5WIyF6eIauhpFkKp11Aj0Vv8UoTGNYn01In2527nLtMBi0oSg425",
+	"El1ciu7fHe67L/qou+yhQI4LRvb2Dg72jp/9+PT42Vo9leNmNphUvGfZMivA3USzlFBxD3To5p4IwgSU",
+	"ESKpNNkZTAkLIyE1wTQl5UPrzWvhhjqBV0BVfUFfOIGIKeED2cEQXT3qaRKBZMLfxcgv3LgJZEeKeDQO",
+	"pkSx+94E4JZIym/B2Evui8luA46ogfvXLFwTdWWpQJcQYKOjqNHIxZfFP3168yqxGbZcQtpTjB4ikJKq",
+	"a7WMSAlfLqII5tuqfX5LgrS8o1MycPcAy9x7LI7Vu3m8FhubxQqCDc1y5uk+5v9c+OXCUrWfe82aEDpn",
+	"MAYwFG7MOD60J0MWBNbdydRpUc81byPNxZPIOJ9hfAaJ6/aX7Ohr3Kd9LB3yVV0VaNXNI6qbSpRvdUSN",
+	"OqKm3aZMBzXKq6p1ts2a6pa2mmcY3Vx3ehsbzBkKGkmHsYheuenUkHJ+XVh1/hKuJTV6dpEMr6SIIry9",
+	"5sc22+AYyCCekmhMFRRvR3lUw0jYvIcF3dkf1z2GcTqWBHQAQVmX1ROqoNGPknlAGCeM93AV70nwmS6b",
+	"mXckmf9RKJZE06ZB8GHYOfnbap78nK/1+fd5R+1STHCP0ybpN4NLCGu6m3/FaoPOGIeLC50UNgVXOBAZ",
+	"vFiFCOIcJm82KP50k1exyK0cXObAMUf5OaQm08oNOT+ctUbWidy3E7bmC8txJbexldNWTkvK6S3j52Mp",
+	"QlrbzSa8o2MWJ0pPAyB3VDLKtY2spm4Zb0oAFHvMMaAKiIcUsdeucK/nlnH3SBSPBBWhUQTcJzSdDtpR",
+	"lwCAEg6TgPHS+3nDOAgugfv2jn2pNBaG5OD/ynwQZetMqPbK5sl4wHpt9j5QbmrpEObHXx6kdd7AW4vT",
+	"b/ySWQvC8iCsazE9A/SmrJ7SQdU+6+ZNeVtbCfOMb+QyeoYq2yNJk+nxFu6gxsOGOBpJ6gPBl3WpJeqS",
+	"mAfCs+cJemwsTlLQ3lHypo2KKrcktAbuNifhNAJDSEUmY6FmY4q4lNqlMrGaNt5oCAvO0ZPNb534eFh4",
+	"j/xKgxgUYdwLYh9I/+LiHzGzS7mUv6bJk5NfX/+13yX9k5MzzkIMYm4/vmacqTFI++lKxNy/GA7B08p+",
+	"cy0pV3Z9ldb5DxYE5yLmOql2LaLXko7shzdcReDpM+6bcv1T407aoMOKhHSKzieVJQ83qtvoB5jdjAML",
+	"4bUqG1skfa1HeZtL1zfuCraC9C0KUo3uWyqrTTPNdc+5cRPeosOaZ3qj/bNtuaspIhpJjcgMpq7NE2Va",
+	"z7IYW29ur/IWe7YhXnjjwXRy7gqdnJwLbgxtTAO8+5B4ivXn832MK3zDOAgqjMAUR/tnLzpUSQ6MrCiP",
+	"Y0PjpUB+/ACyFjiPEUG2jFnN7bEvjwSbsqaY7LMpTh15l0pcnTuWxUL3BRKHfx1iW3k3tNnyucTytiK6",
+	"gYjW5SYmGqBJPkCdc23UROvcm/vA3cLX7RuY/r7KTA5qhlIlrgFUEu1c66tPaNasYmeU3hY5+o3v83x9",
+	"zK9TeTVuEyMdVO2zbt6Ut7WPsc6dah5VtkeSZtNjiwBpPDa2BYvGUgEN0bVdkyx3D5Z9v/haZ76Duanh",
+	"TU/jZqmIekD+9V//TXbcyeYtTPHzrJeQzwZQOOy6VHyOMA3hFa48a9sTwTXjaRpuVoWgmaeIBBeKkTCN",
+	"j8vTtWX/63TbtZDwGqiOJfhVbqo+2p2qghGs8+SQ83VuiG3A/G/dw/+acVKTTkxh2CSFWOdcGzXRLflt",
+	"eSY30WNJabEVQjSVCrMa3VCBT92jkmJ62P3mdU89cqSZLbpIhkUN/efCtsdiyp/fF22PfTetx0BiNylC",
+	"MQaPfROAEXs8wbWkns7nipqpgQHUmD7BWEr/fvXhvb2t4l62u7s1/h6STgYFEcAGSgSxBvLp8i3uY3EX",
+	"QVZIcsd8EMQF0grBZ5SMhdKneBNmAOlBTPbYe6x1pE7297Hw3h0NhKRc92jE9jwR7tvXOGr/+Bkce08H",
+	"x70j+gJ6L45/9HrP/COvB89ePHv+/OnT4+cvjvadUWCe4HsRujXpdlMsWZkzhc0iiBk0u+Bv+QhDe6Qv",
+	"mdDnAQOuXcv9/dx3L2MW+H1CJRAblVYRMbzh/eTNvJyvOveDqz8Uknj4hUojGJiCHjn7+GbvhiPwFaHJ",
+	"lUef+fi2ybVGdkTgEwmekH6Sa0yQPvAR45D0TdI+bjiGeNrFYc/fuSwKJL1RZDPs4xXVBc7syzTCFMkH",
+	"rToh/f/8z//8z967d71Xr/ouTkYaXCENpjCLvqcHTw97h4e9p0+vDw5O8P//19Lh/LostNT7OATJPBf7",
+	"yoq0GRtNqDLT52FhvL0Zchc6dbNxwuaCSGRpKRwCEIhJFbJzeEziKALpUQVkDPfUB4+FNCA+GzGt1odJ",
+	"3CT0WB6mhVMqBvoKqPTUmEUR46Pe4Y+9ZRG5up05ESvQYUbcDKmKhrq3usmlMFjWqKtQ2Oxd0ZQfFHMs",
+	"jTSWCz6WR+881JZyYQkfi0ixSPG8BBcZZVezJo80F4KsCR7Ib2jEaluRuher6R0NMyDVJWosIpsbEyOa",
+	"3xYHs9zw1sUFj8Pknr2KvTEueXPXcbOrGL8AvZv2C8Hvw5DGgb66ZfzTsozNjdgJuWVBcIVMqDAOlY8I",
+	"UeodcxpDYtH3S69EO4fIZT6i3BjyAZCBiEdjXeqJMiKhtGtvsWtYVOTfL0+0basZJJaf/2+5SitIYH3L",
+	"AJK32iVmXfFSyDww5/cb5vAwexUkP/UcChLCL1cQde5aVdARDbrb9fVomUobZltWJ7hD0USNsmTrpFUq",
+	"j6tUanKyMqXVKDer1tk2a6pb2uacYXQTd/gyamyHFM2mA/pqNfsRGKwkdSZsKBNFdhj34Z4cJNHv8eme",
+	"ff9GuQe76GS4R7g79h7cIWaFchmbkjAolcMfuwE80rtvF5T7moFccseZSqan+KQzF/LS6fdspfV1PBKp",
+	"ejd81Rukh98Lr5L8tNuZ0CCIaFQymkipQKC56+DzOJg32Fnvs7Y6QePKW+GzXtBXLq7bXzJsLPBLzNjX",
+	"I/PVH1mrR3tx2cr3ZvJdq0+aW0k1ywmpfdbNm/JWPfIVS+jmUWV7JGk4PdLdixqCBPuq4ubIWVJjyc4I",
+	"vs+jLOz5YsJ7io3GGnNbxVzFUYTJnkrtEFEmX8ZS6arDm6m2YvcmFEonG1nlBhTo10zCdWHsezv1JMVc",
+	"gNlPNZAhk+VeJtJAX42FHsVV96rO5iqumDEXvKds2XIz9mlIR3BJ+QjKOwSvskpFYmXwH12zEFxSvJIv",
+	"fIb2pt7i1ZkCWhqivxM+rIgSozTlPpU+obEWIdXMK88qU/Cy8JrBpYi5r0gE0uUzLhnCFtMovYyDAPSZ",
+	"58WSegUb21eRBOqfkkBMQBqBCoUEQrG8hpI9hXRE/2AcrtgfUJLyEgJB/eockzG/igD8d3GgWRQw65HN",
+	"e4ABxTswWtilRCjuIASuiTJVS07KYfojGAJi1J3Fng4LJaBE48aj+wgctKS68Ai/+MDht9lqr6yXaHNT",
+	"vAOfxWF/fQLDFGlzjCskboFoFTGvGG2FRFycfCaHOSmb1YzdzKQsarV5rT6nYn4v2i9X4MVmHXXl4bLA",
+	"MOCTAnk2giI+vxeY4RM8CfrEJQU1i4o+MYQFpUkYK51kpJ7axS1eQkgygBuMDALKb29433TUw576XVOH",
+	"BsGU9M+iyCwNkisDZOffPl2+3e3vkd+c/hfcXnOiXDlZPTo4sPecmBnkGKiN+clxgdbJuskgQSP2HzDt",
+	"fDYkYHyIsZ3M6oN6OGtXU8LQt5v6sQxyV+NGTI/jAV6Hc0WS/y4u+S+B+j3Bg2nuQjqe7+GDU0z8bnpl",
+	"Hg2IGguhQZJ//fP/TQ+BzJJfj4HJ9ITQrGxvONIz2TjI9gW6ZBD7PgPVJSGN3L6AR4NAxFgZUzaoLjGm",
+	"BTSz6oGBVN0bnmSjN8PrGu5ybZtGXWgGRZW9n8g4OXzhtgpUl0RBPJ+5j3L/huNXPhsO9//1z//pEyWI",
+	"8VrcrUePemNQZAjaGxMkEGaydUnt0xzw+ft7au+G3/C//OVccDM4881f/oJfkQvEIg5OxZ4HSpGB8KcG",
+	"Hf0/b5wzeNM5Ma5kl9ygU2g+/uuf//O5f+qgDFIKmdS74WSuqs28aTxSm2vTtINV8MeO/TkEpegoycbZ",
+	"+dxPOEjcLzahLs5VG4LsZcMvECWPSjnNyw0pFBsc7BLJOU09p2WS8xfST7aL+kRBAJ5WWNhdXTt8QVLv",
+	"MuG6TSUaUUlD0JiQEngcumcYZjgBaINlD29Rpqrbh54P7oal50Gks/uwAVPmk6HvbhfzGtEg6BPBiUc1",
+	"DcTItCpFrA1qhHQ8s8Mh1MzOg1MM3Jf5wvYmrZvpAidMj8hn3DhL63iYRYqc2W0yvOJrCtmNtqEUIZZ3",
+	"bEopkoXOQPG2qSu7lh4TpsDWBN77dLWH7Dq3ux29tynp8W2ZpYVtEjcBHYwZP5nr13Ao7dQUM82OBV4t",
+	"5VPDPKN/zSTyw+jjEPqWf0njOmkGf7RfD6bGxTYCMdWwOwuTn5A1O44xjiu7J3meZBuN9pL0Tj+32X1C",
+	"jPvX37WbkGbc8/uQDneOEMgSstOf2U/r73YT7GTXa5Pk1EyfJpyVoIwqtVmOQzoz3/6//vk/Z2YuSeTv",
+	"nT7eRu8bHYe7pk8PDtIWLBU+2dyp5B+xmWwqAgpRzUZcSPDJDgY4TW4BK+A+gXstaSoLiIGk4Q9oLtRP",
+	"tvb/Y7zkvu3s5bSHmdAc8J3oGjQb1lAS0sD4WeATLLbDhSYvekf4v8OnZAz37kZpF0FhxHHXdG1k4ejg",
+	"yLUygSDo5dvR2Q3qJCOtL8CmYBjTO8hpLctemlAXhQr5GkyMposkKOD61JZzFokLJ5lWv/VxwigWr4zw",
+	"LOQoo64XuLdKYgRauVpkJ1lTuB4wJR/Kod0LTmCAvz5RJGefrcThXK7dljg3EE6atokf06mh5u5bd7J/",
+	"QugSoIdU3gKqjELI47WOXDJJoyloOhshSUC9W6Tg7HsBvNZtWnXucP+mc9Ppd1Ot5pLESjD/SVJTBkGO",
+	"U6kgZIomb15RXaDywjzpqK8YJ/2/9gxTesnNczOEHZpdZX7zavcUc9MnjSMFQ3ZvupiIvPFOBvLp8q0j",
+	"lnuGYCd/ksqLcRG00yb2LYOpQhURkd2isbIhjKeDYhdJMC6NBKWM8PUHGBl09AeL+vbYxBsLBdxolv4Z",
+	"Gp7eBfeEbzhJ/tGz4UFRY6Sp7i1u0TW3PDKEF3xELq7pqEv6b4a994JD7x3V3riP6bEVeXZw1CX9Xy7O",
+	"XvXJRMhbY0dzrRohxqGff7i8Okn7cpQzveDolOoZ6yBF0DsLAjHpfZBsZAzAX6w7AfeRMGa1b4bS7yLU",
+	"5riE5RZtDBrI/oeP128+vL/qG7INAzYa6ySVN2YJN9Jl2nx6cESM6zhBuP18cd0lZmZdktTHqfzmcumn",
+	"idpt0KgshbuwP6BuGpumLFKTtNb29puR8ikYSyUtxlkQYN56U4FqghkAd7t5QlpJ4gC+9VasblTk+cGz",
+	"JE2M9eiA30EgIkgtQiTFwDiu6KCGoCXzVOaoqQi8RNHSIEhznuNsz1L/LDdjd0lLAkVp/eX6+uP+4d69",
+	"VVNHxuNEW200X2hTLlJODo/Jf7CX+MCEELtoUeTo2WGuMLWWGBPGHx9h8aPDZ9Z0G1un6S3qZFOMgbKJ",
+	"wBWgq2JaTbQndxTrJnTBFO6zxHG+9Uc6cv5VBCIK4C9/MXyb8TqR5OB3Sd9ovf2xDoNT47dLBfqnWA97",
+	"L/q7J6S/b32MG54AIVFnjsyJXnCJ/cHfNQzxhWHFDr6cSldMXSIxkYN1DS7BF94NR/3U3xcRcBoxzFrf",
+	"T99YpW7agHEqp9i0XVo4Rqcf9/80ZT/v/6nF5/4N3ylcheT1WNeMwWhQpKbztGbcFWWz50+NZrrh6dCN",
+	"g4rbVwlBkI+2K+NFLfweUSbt2g6b3bWrKlw4+SRgt+CkwT59NlA5SZTTQPb3rfrrGp1kl8cB84AryK1w",
+	"3725XljdGoJa07Qn5GjfVVL7pmyW0zRZHOO6EK3I7Po2997hpHO4d7B3YCo7ZnVOOs/2Dvae2WcsY9x2",
+	"2Df/GoEuPhOYxVDX+r1Mz6bJ7xbjyprIgPFbPA5F10B4ypZOyd91SwNUBjO6YK+DA7e7NG/8zknnZ9C/",
+	"iBA+2nfNif7GaTw9OFi2h5uW28eKn7udZwdH6wu/F/qd8NmQAZ4wPC/TwRuOe+TBhRFxW+tZmZ7Sdxq5",
+	"raHOyd9+73ZUHIZUTjsnnbeUo1KO7Ow1HanOyd865qPq/G5qJqK1kqM53FvxCag2ajUP/pM8Q/P5ap1r",
+	"ahTlv/7rvwmqmdx3O9TtR+Dmg224j3seVFrHJ9zdQ/c3i3doNbnFjNGpNxyoDFgmjlaGFoBwbufqsJCt",
+	"BpaeLWRFEAeJacazhe1C6ahMBy+pf2ktnq1SrpvXIubNgOtveX3uzN/syqabM3erAZ23FUvB/REdAlwY",
+	"W/ziwU7yLpj7REIoUIk5O5Je3mGSMM+MJ3XpTc0bnow+veTjllI6P7UdJx5GHuzrY7xFjat/u+GurP1w",
+	"75mNkXqP6wBctrrlcLYP5BzmnYh5tyCTJ8SGKMYLMytjMzqrVm8SPw434KyXi4nVVH73zk4+DsCud1L5",
+	"zBvgE1zaGqm84X3zvc1wrUU/SQA4s/LoZkIMDK2gK5Xo/tVC+9Ka941k97UUYfasbW3xa1GhcKsXtqwX",
+	"8n5eAp2cw7dWPxh/YqlCQH/VCBJHZ6TYQzVrHOv97ktTfs8eogaCw97fVf/UePnnr97vOk9Y3fA513eP",
+	"vMeV0L/TO3qFvZ/mvOMpDYN+cq8QpdIXXoyHgdTuES6RlFfCU9+nn3NtliBmlVWwDFkCgzHQQI//WIqE",
+	"p6jbkuVyJAUeVCTrVrewVAYKNAj2yCXgqnemsHNYmCJDygJ1esPNItC4wrjDP8RdKeqTAQ0o90Bao9Hf",
+	"N2vT6R99wrjSQJfpxV9wApvx2qypN2XcKneT3QE3M8dFe47w6eAT6tspriE+cEKzDS+FxLJ2uYt7IG4r",
+	"Qo2pW21KiALmUdU1NHYC5OrfcJQmW4FOVbZ3ZGokO9FcTE5xT2Intd8Sj+F2c1hwdW44clx1c1sK3jjb",
+	"IsFzEdcu5Xbdl+6zjCmfc45v+I4dtN1OUZqOkjTFHCamBDYYMtw1w8lMmPbGu3vkbA5GCrhv7LykwyHz",
+	"7IGdFrjlkaeREukent0HVAA5go8EGVDvdgn6LoH6zPB6+wAsrTlwkNOViE2nsR6yd4f7dGT6yKF2lix4",
+	"gdEWqeqhZB7Eeo/jjfoY0Ck+4RxTST0NckPHAwdrRr1F72N7tiKnlpQmlnd5/12KANDPpQMWMLwHmLHf",
+	"sXqO9e4q9lIE/Aw6ub1Qjf94h7oE7x/oaeLgMGtV627mEfIz2BN3mlw9WYICd2FjpQZ46cpsrgI2Yq3p",
+	"dvqdyLJjA9lxT3S8MZWh2s0xLo0tucC7/exZx0oW2gjLX4iNSSjp74SX0+SllBg6vwy/rcLPRc08v7DT",
+	"seTWJXyZdWncNQiG9izeuG42SYktslu4m5xxqKlaPhthq+qXqvoc7srhbL3pf+lA21xQtHhYjYd1SOB+",
+	"sNb62zJbNxum2+/EZNhV/CCl9HqWlRJeU7K50mtG14rvCvF17FsBBg8khIKvc+DPs2JblmLX8/fixmf8",
+	"IDu3LAjIgHIOMruCfObZBfp5EGtvnPfvQ6a8IsaWEPSEyE0V9WR8rbAvFXYvY+ESQGRPJvDFxGp5zwpf",
+	"M5BXoLcv+AtD+F5UwNzbFqIs9RO2ukcwyzlbRuAXiNtY0V8YaasEliuBAuisRg7ery2jD9LQFl9AEaR9",
+	"fzcaAGdsX7bZa5aSStyOJxRf0D1RZC7aiL0Uv2a/L8/vUloi7aK56iEdYqsXVuiFDFDrESKpp9erA1vq",
+	"C+gC0/F3pAiQzmRnQLUOgERUKVBdeypjH1Pcmb/SknkNEEkxkqCw9UUOl1QApmyTpd+MrxX9laLvWLga",
+	"FrGUwL21GwFZsW2Lvu35u9kIyBN6yYouLVJGlB35GivKbnytKC8X5YyFxYDIPRdYeug382pg7omse/lm",
+	"miE77nWKva8tcy8bkudvXfdQFSMv3DERq7QIPmuRMc+/gMVWzQ8h9WH3lDxP7rOll9B8W4apGx5zCdTH",
+	"V7FCEk9IGUfLrni+xQm/YsPhRveuTMUWdAugK75fjDc555id3PbP7u3lAJpcQp4DaZmHCBf2RryQPkj3",
+	"GHXH3annMMH0ZJTbu/W24gAUGQnGR3hJb3ePXOWuKlOEqSFBrBOkIfyMZOG7bJUPM5AWxDwGiM699G4/",
+	"scO44avu9p8uu9tPF65oL7u7bCG9rXv9v7fSU7P0FN3OXykrNojNSofs4u6Blys3YvvPNATs+Tvxxhjv",
+	"4SNRSKhdbIDtzyW8MaRdU12xlLmtYC/1xWYAsRwP98ZVWvmOdM4FSx64cxqpsdAkoFMRa7LTT0yFeydu",
+	"w+Ds26BNQxa4iE3u5xvet7/Yl9f2tyWFiZaUq8De6+6SfiA8CWp/sb4tPhMkB2wIG7yqP/qDRb1cEAtN",
+	"JaHSG7M72CP95Lm1dR777um/C/KBiRfxpr99O0hveMjwdb9HOVEAfnInzQb10HvkjCeNY7RD6gO+P3cv",
+	"q63DStWtsf5Cdu3LQZUGcmNa5YJLAB/pcf80/472FiCywzNKO22IBFRpsqMEoXx6w11mRjE0q2zrnWti",
+	"ea6IJ5S2EUTcQNUTEkIo5LSLbgD6HRQfK1xwLZNIIBJGcUAlkkURZQNNDGxki24Sg8GHG35wfHRkWiJi",
+	"wkGmXtgnzu4JRMKeFocokZ6NAqJZCPjEIX1EZTuxkW5u+AiPDZLfBlMNyhHFBg6x4ToMvX2QbOYRmENn",
+	"ti1t1hLjG56+ZE5sWz8JsKN390j/nHpjSGKFnLgwSGZSPYwS0D8xqBiKIBATNfNKOs2IWmI549YWdq47",
+	"9lkHPp2nCgNE3fDk1YwLvAPhAPC1q8J4vRgPYLfIR7tAVp9hrxutPWwDrYr9PPtwbYGT1EVIsYK02mVC",
+	"ku7/meWwXL7COHPgtHX69qEk5dO03yLoLoXtDQ/pfY+O4Kdnh8+fHR8cHHQJC8NYm2UsxltySMyExWLS",
+	"QtJ6i2SHmlF44N9wCT0XFMm937YBKXMCZtWlk2grnrv5ZUpGhGSNcsMPjwvytZ7OClLugdm618gWwrkc",
+	"n5U8mndZptHNfJVWggok6GxhmVFFgoYB3K9ccrw2Bba84DB9Gnf0O1lvGB7Y8Amrj+tMuRLLjY04tqXV",
+	"RsLZdrGxdLGRomE1GMyCxPiGqzcMzOruHZb6AnsGpuPvRIRtwnRH6HR5iJ8XObYPaQ7Scty7yJX/QnzM",
+	"hvC9cZTADPWrMLeEsl6kb5M3imZH2irxpUq8CD1lwFMeME2HSQuO9eBYgQigcrVpMAW2bQuAfi+XMg39",
+	"yQ6VobCbbS5qZYxRJ2auXbncB7OsKyPHmzBwWzIMtL1guVx+IwYe5hsYWR4uhQI+rh3gmfZqRw/fKr90",
+	"Bbcs1bm+vxPhtg/fBym5V6yy8hwsIdQ5WjZVtnNDbEV8qYjnIbIGIXiCtlq6bZGNuIUHb1d2fN+JeC7N",
+	"4pILXWTTCvRwt50o9sfM0sylMbCJquYYtf+nbW35OUHfFujbo0aN8at3XPDsXJ6YXUJHlPGi8WICkFNT",
+	"AUPI33AIlMvrcuRCjcIIwxmmORxiZXMnUHtCym0E98ILcAmY5rTL7CQ+rEyIY0fYnZ/SXpKVKrKpal3c",
+	"bVunk09IZvPh2UwThoJpssuOD71XF5il7N4etXZOjo8Ws5ttpLqusPZ1u/Rcqrrc+S3GzbP3KYdWnSUs",
+	"XC0iIY3UCrlIw+3SQIk0n4g9OedUSpvAD8+mkyxhuSbUYjAZI+7vTJ9bdnne0eg70aWLedXya05D+hnm",
+	"l3Bx3tGoqa7NOxq1emGpSxMi45bw3mYSWB4mXIoQ9BhiG37X5nTBBMTEJs48IRGLIGAcMHAndMlQghpz",
+	"UKprc3e4ZKj44w2PI3s/peAixw7jQ+FyG9h0OJhjOclk4scuKiXGOxWxhhuuIYwCmsTxtlVd3iAq02Rt",
+	"7rbV5cXZq3cXS6zrO0eIYvi503jMNg/3ej8KKMM8oJklnDd0CzkW15Jyb4sqZgYouZGFKRlWRQMNmbKn",
+	"yauc33dJoW3reNvv96LnMyqvfPiVlCuj6G3Rxip7O7xW4S9X+CkDV0LCJjNkd2sWsR+yYluW5LTn70uW",
+	"ichTvCQLS8h1Ss6mSnY6wFa2l8q2yDFxJTSigE5BelT6q8X7I5Y7x3Jblu+s6+9EwC1PiOeIvWJzMce9",
+	"EpKdEbKpop2NsJXt5cdLGTzKoANz3JXatsl2bPo+U6b2exqCSzGIzWCm4uJ9Gsu6a9vZF9EQ2Pf3pSJ0",
+	"Qu6SKCitJJCWzdYSOMRWTaxTE9pxchVCJIQM5L4nuEsOtMYXsOXPc8W3LfDzI/hexN7Om3gzpM8cPPx1",
+	"JWPLaIB54jZWD8wPtNUGy7XBAnLKACcQI1FKF7zFgl9GC5i+vzP510BDEjial+NiecE39Gy4yJshtsK+",
+	"VthTmKxCSRIHdJWUX7kyWxZw2+33ErTf0pjsQMSU8MGmmJ2P4rcQtdV9kY/7WzaY8xfi6sIIvsNQziol",
+	"fRXGVovlbIn7FYRytgNt9XmpSM4q4epa4KwHS7MR0sJiDSxKQCGSdLrGtNsi27bsptfvxbAjhV3GXJuM",
+	"bU1kblujTCI+S8cvkogv6/p74uNCIj78tgI7y6jllLKNVc3pCFv1vFw9Z3gphY+SwGg0Jlo4rIbDaiDo",
+	"MYRr9t6vbZEt63rs9ft5XhKuO1OzZUpILBKuqRKLg2sldqnEase8FUBwl5KXX4wWQUD0mKkTQtMQsPlI",
+	"XF3SH8Qs8N1I+kRI980rqqFPFBtxGihCCYfJDY+o9sYYh48TCdS3Qclyob77Sy4uZzG5quPE1d0yUr7g",
+	"Exl34xzf4d+lhFseJCv9Zmn0anQVkxvsBg9JbEkbm0t1MYq10i5Y5c5g6oJj2ojXuy7YI8Zks7HYbzhG",
+	"mlNjF5aazsSCO5kLwt1NQ0IKDiqHmlzs7b4NjNnfdwHmZn/zKMd9CCrdNfqiwIguniNQb2w8ZKbTwODq",
+	"hlNFckO22aQR6aaqGSEZsnvwMTKlHX9/BNzgGPwz3U8aNMNWRSg32vvXLJDyxjg37Xz7WDcsXIg/PQvD",
+	"lZhPHrOvclZ+c2W27K3Ybr8Td8XxweoHpalWXaLGIrLyiBEhb9nMTvNCGAL3xb4p6I2lCGkZtl7dMn7u",
+	"Sm976yHt+nvZerhlnDjW5LYebhlf7Z4UcLaE0zrP38auONMRtk7s8mVnBp3yWCmx85iB5AttPyY9f08q",
+	"YGHzsZIGKL0BOcfbJst/uwlZQvxL7EHmcVJW8L+QY4ds/56cO+vBZVJvv63Az0oi31Rpz0bYivtScc8B",
+	"phw+yiKj2ahoEbEGEcXLP1MBvFgyPUWWflIgz0YYweBvvxt+2E2qogBC12MgY4HX1uQdxpMZM0V84cUY",
+	"uGgH9kZ7hNonRVnCF2yvTwQnY62jk/19/N20c/Li4MXB7l6n24ll0Dnp7CMe3JgXUjWYMSqyEwUUAy4S",
+	"b0wl9QyedvNRoKQIbLwZOmABZszey8IWYdJchRCdbf1l7PsMVHdG+3bT5Zdpz3pSXXdW0J19jtOdecDX",
+	"def/XTKIuY8/z8SX6+bCu+dGl4ns4gDPN0gEnOz/GarAxAws11n+Zehid78t7DDYbYVkkyHXUIKtxUbe",
+	"LQSayVXDYCOLdS7cRcgu3oLsFl2gs9Nyye3zTSZXYRZb/TkNxZ2jifncEzyY5qM550eI4VcXG/u4+CDD",
+	"tppe0J4hs716W8DRNHkr1p5NMJYfBlNeQfVLOiH5iE0zMZ7y9WfCOi22c128941jwm3XNHtdsh+Yazvd",
+	"Iiyi0nzkEEyuYk2NkPlWcnFEFtv55frdWxLREdj6EYgogFPCBTGaq4dqgXAAH/w82U2FzuffP/9/AQAA",
+	"//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

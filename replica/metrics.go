@@ -90,7 +90,7 @@ func NewMetrics(reg prometheus.Registerer, start time.Time) *Metrics {
 // Active records the version being served and when it was published (zero
 // when unknown: the embedded data).
 func (m *Metrics) Active(ed *edition.Edition, publishedAt time.Time) {
-	if m == nil || ed == nil {
+	if m == nil || ed == nil || ed.IsNone() {
 		return
 	}
 	m.mu.Lock()

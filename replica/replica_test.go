@@ -659,6 +659,43 @@ func TestEmptyStoreServesFallback(t *testing.T) {
 	}
 }
 
+// TestEmptyStoreNotReady: a replica on a store with no version and no
+// fallback is alive but not ready, answers 503 wherever a version is needed,
+// and serves the first version once it is published.
+func TestEmptyStoreNotReady(t *testing.T) {
+	t.Parallel()
+	e := &env{logs: new(syncBuffer)}
+	e.dir, e.st = copyStore(t, 0)
+	e.open(t, nil)
+	for _, tc := range []struct {
+		target string
+		status int
+		says   string
+	}{
+		{"/readyz", http.StatusServiceUnavailable, replica.NoVersion},
+		{"/v1/weapons", http.StatusServiceUnavailable, replica.NoVersion + "; retry later"},
+		{"/v1/version", http.StatusServiceUnavailable, replica.NoVersion},
+		{"/healthz", http.StatusOK, ""},
+		{"/v1/metrics", http.StatusOK, "refdata_replica_ready 0"},
+	} {
+		if res, b := e.get(t, tc.target); res.StatusCode != tc.status || !bytes.Contains(b, []byte(tc.says)) {
+			t.Errorf("%s on an empty store: %d %.200s, want %d saying %q", tc.target, res.StatusCode, b, tc.status, tc.says)
+		}
+	}
+	if !strings.Contains(e.logs.String(), "not ready, answering 503 until one is imported") {
+		t.Errorf("the log does not say the replica waits for a version:\n%s", e.logs)
+	}
+	e.importDir(t, fixtureDir(t, "15"))
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload after the first publish = %v, %v", swapped, err)
+	}
+	for _, target := range []string{"/readyz", "/v1/weapons"} {
+		if res, b := e.get(t, target); res.StatusCode != http.StatusOK {
+			t.Errorf("%s after the first publish: %d %.200s", target, res.StatusCode, b)
+		}
+	}
+}
+
 // TestEventually: a replica whose store cannot be reached at start serves the
 // fallback and is not ready (alive all the same), keeps trying, and once the
 // store opens serves its version, ready.
