@@ -558,7 +558,12 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	return ed, err
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+// storeUp: the last read of the store's active pointer succeeded (an empty
+// store answers too).
+func (r *Repository) storeUp() bool {
+	sn := r.seen.Load()
+	return sn == nil || sn.err == nil || errors.Is(sn.err, store.ErrNotFound)
+}
 
 // Snapshot returns a retained version's files ("" for the active one), each
 // checked against its manifest, for /v1/export.
