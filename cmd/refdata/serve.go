@@ -149,10 +149,18 @@ type build struct {
 	modified                                       bool
 }
 
+// version, when the linker sets it (-X main.version=…, as
+// deploy/image/build.sh does with git describe), names this build instead of
+// its module version.
+var version string
+
 func readBuild() build {
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		bi = &debug.BuildInfo{GoVersion: runtime.Version()}
+	}
+	if version != "" {
+		bi.Main.Version = version
 	}
 	return buildOf(bi)
 }
