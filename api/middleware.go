@@ -61,8 +61,9 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 var writers = sync.Pool{New: func() any { return new(statusWriter) }}
 
 // observe records each request's duration by route template and status, and logs
-// it: 5xx at Error, 4xx at Info, the rest at Debug, so a busy server with the
-// default level logs only what needs a look.
+// it: 5xx at Error, 4xx and 503 (not ready: loading, or no version yet, which
+// every probe would otherwise log as an error) at Info, the rest at Debug, so
+// a busy server with the default level logs only what needs a look.
 func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -87,7 +88,7 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 			}
 			level := slog.LevelDebug
 			switch {
-			case status >= 500:
+			case status >= 500 && status != http.StatusServiceUnavailable:
 				level = slog.LevelError
 			case status >= 400:
 				level = slog.LevelInfo

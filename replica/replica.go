@@ -125,7 +125,11 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		if fallback.IsNone() {
 			serving = "not ready, answering 503"
 		}
-		logger.Warn("the store holds no intact version; "+serving+" until one is imported", "store", st.Location(), "err", err)
+		what, attrs := "no version yet", []any{"store", st.Location()}
+		if vs, verr := st.Versions(); verr != nil || len(vs) > 0 {
+			what, attrs = "no intact version", append(attrs, "err", err) // each one's damage
+		}
+		logger.Warn("the store holds "+what+"; "+serving+" until one is imported", attrs...)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
 		_, r.badPtr, _ = st.Active()
 		m.Active(fallback, time.Time{})
