@@ -13,6 +13,7 @@ import (
 
 	"github.com/refdata/refdata"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
@@ -72,6 +73,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
+		r.Use(needsVersion(srv.Repo))
 		gen.HandlerWithOptions(srv, gen.ChiServerOptions{
 			BaseRouter:       r,
 			ErrorHandlerFunc: paramError,
@@ -207,6 +209,30 @@ func requireUserAgent(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
+
+// needsVersion answers 503 wherever a version is needed while repo has
+// none (edition.None: an empty store, or data still loading), with why from
+// its readiness. The probes and the metrics answer all the same (the spec
+// documents are outside the group).
+func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if !repo.Active().IsNone() || versionless[r.URL.Path] {
+				next.ServeHTTP(w, r)
+				return
+			}
+			why := "no version loaded yet"
+			if rd, ok := repo.(edition.Readiness); ok {
+				if _, ready, reason := rd.Ready(); !ready && reason != "" {
+					why = reason
+				}
+			}
+			writeError(w, r, http.StatusServiceUnavailable, why+"; retry later")
+		})
+	}
+}
+
+var versionless = map[string]bool{"/healthz": true, "/readyz": true, "/v1/metrics": true}
 
 // UserAgentOK is the User-Agent rule: any non-blank value.
 func UserAgentOK(v string) bool { return strings.TrimSpace(v) != "" }

@@ -216,6 +216,8 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 		t.Fatal(err)
 	}
 	notReady := handler(loading, nil)
+	// No version at all: an empty store.
+	empty := handler(edition.Serve(edition.None()), nil)
 
 	doc, err := catalog.Spec()
 	if err != nil {
@@ -381,6 +383,14 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					t.Errorf("page without a User-Agent: %d, want 200", res.StatusCode)
 				} else if !page && res.StatusCode != http.StatusBadRequest {
 					t.Errorf("no User-Agent: %d, want 400", res.StatusCode)
+				}
+				res = check.Do(t, empty, get(url))
+				if _, needs := op.Responses.Map()["503"]; needs && path != "/readyz" {
+					if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusServiceUnavailable || !bytes.Contains(body, []byte("retry later")) {
+						t.Errorf("no version yet: %d %s, want 503 saying to retry later", res.StatusCode, body)
+					}
+				} else if res.StatusCode != http.StatusOK {
+					t.Errorf("no version yet: %d, want 200 (it needs none)", res.StatusCode)
 				}
 				if res := check.Do(t, broken, get(url)); res.StatusCode != http.StatusInternalServerError {
 					t.Errorf("panicking repository: %d, want 500", res.StatusCode)

@@ -63,8 +63,9 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 var writers = sync.Pool{New: func() any { return new(statusWriter) }}
 
 // observe records each request's duration by route template and status, and logs
-// it: 5xx at Error, 4xx at Info, the rest at Debug, so a busy server with the
-// default level logs only what needs a look.
+// it: 5xx at Error, 4xx and 503 (not ready: loading, or no version yet, which
+// every probe would otherwise log as an error) at Info, the rest at Debug, so
+// a busy server with the default level logs only what needs a look.
 func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -89,7 +90,7 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 			}
 			level := slog.LevelDebug
 			switch {
-			case status >= 500:
+			case status >= 500 && status != http.StatusServiceUnavailable:
 				level = slog.LevelError
 			case status >= 400:
 				level = slog.LevelInfo
@@ -98,7 +99,7 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 				logger.LogAttrs(r.Context(), level, "request",
 					slog.String("method", r.Method), slog.String("path", r.URL.Path),
 					slog.String("route", route), slog.Int("status", status),
-					slog.Duration("duration", elapsed), slog.String("user_agent", r.UserAgent()))
+					slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", r.UserAgent()))
 			}
 		})
 	}
@@ -138,6 +139,8 @@ var CORS = []representation.Field{
 //     route label and status, and logs it at Debug (marked memo).
 //   - GetHead: a HEAD gets the GET's headers and no body (fasthttp's HEAD).
 //   - requireUserAgent: this rule asks for the same User-Agent.
+//   - needsVersion: the memo holds answers of an edition a handler described,
+//     never of edition.None, whose requests stop before any handler.
 //
 // The rule: GET or HEAD, a User-Agent the router would take, and a target whose
 // query is empty or the language alone (other queries are answered, by the

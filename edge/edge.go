@@ -361,7 +361,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
 			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
 			slog.String("route", e.res.Route.Label), slog.Int("status", status),
-			slog.Duration("duration", elapsed), slog.String("user_agent", string(ctx.UserAgent())),
+			slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", string(ctx.UserAgent())),
 			slog.Bool("memo", true))
 	}
 	return true

@@ -81,6 +81,14 @@ func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
 // Bodies lists every distinct body once; callers must not change it.
 func (e *Edition) Bodies() []*representation.Body { return e.bodies }
 
+// None is the edition of a repository with no version yet (a store nothing
+// was imported into, or data still loading): no bodies and no manifest ID.
+// While it is active the router answers 503 wherever a version is needed.
+func None() *Edition { return &Edition{} }
+
+// IsNone reports whether e is a None: no version at all.
+func (e *Edition) IsNone() bool { return e.ManifestID == "" }
+
 // ID is the manifest ID (catalog.Items).
 func (e *Edition) ID() string { return e.ManifestID }
 

@@ -4116,6 +4116,9 @@ type MissionList struct {
 	union json.RawMessage
 }
 
+// NoVersion The body of every non-2xx response.
+type NoVersion = Error
+
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
@@ -28123,6 +28126,15 @@ type GetHomePageResponse500Headers struct {
 	XContentTypeOptions        string
 }
 
+// GetHomePageResponse503Headers the declared response headers of an HTTP 503 response for GetHomePage
+type GetHomePageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetHomePageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28132,6 +28144,8 @@ type GetHomePageResponse struct {
 	Headers304 *GetHomePageResponse304Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetHomePageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetHomePageResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28214,6 +28228,15 @@ type GetChangesPageResponse500Headers struct {
 	XContentTypeOptions        string
 }
 
+// GetChangesPageResponse503Headers the declared response headers of an HTTP 503 response for GetChangesPage
+type GetChangesPageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28227,6 +28250,8 @@ type GetChangesPageResponse struct {
 	Headers404 *GetChangesPageResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetChangesPageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetChangesPageResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28309,6 +28334,15 @@ type GetChangesBetweenPageResponse500Headers struct {
 	XContentTypeOptions        string
 }
 
+// GetChangesBetweenPageResponse503Headers the declared response headers of an HTTP 503 response for GetChangesBetweenPage
+type GetChangesBetweenPageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetChangesBetweenPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28322,6 +28356,8 @@ type GetChangesBetweenPageResponse struct {
 	Headers404 *GetChangesBetweenPageResponse404Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetChangesBetweenPageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetChangesBetweenPageResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28386,6 +28422,15 @@ type GetDocsPageResponse500Headers struct {
 	XContentTypeOptions        string
 }
 
+// GetDocsPageResponse503Headers the declared response headers of an HTTP 503 response for GetDocsPage
+type GetDocsPageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
 type GetDocsPageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28395,6 +28440,8 @@ type GetDocsPageResponse struct {
 	Headers304 *GetDocsPageResponse304Headers
 	// Headers500 the parsed response headers for an HTTP 500 response
 	Headers500 *GetDocsPageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDocsPageResponse503Headers
 }
 
 // GetBody returns the raw response body bytes
@@ -28572,6 +28619,11 @@ type ListAgentsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListAgentsResponse503Headers the declared response headers of an HTTP 503 response for ListAgents
+type ListAgentsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListAgentsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28581,10 +28633,14 @@ type ListAgentsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListAgentsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListAgentsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListAgentsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28600,6 +28656,11 @@ func (r ListAgentsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListAgentsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListAgentsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28653,6 +28714,11 @@ type GetAgentResponse304Headers struct {
 	Vary                       string
 }
 
+// GetAgentResponse503Headers the declared response headers of an HTTP 503 response for GetAgent
+type GetAgentResponse503Headers struct {
+	CacheControl string
+}
+
 type GetAgentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28664,10 +28730,14 @@ type GetAgentResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetAgentResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetAgentResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetAgentResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28688,6 +28758,11 @@ func (r GetAgentResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetAgentResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetAgentResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28741,6 +28816,11 @@ type ListBuddiesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBuddiesResponse503Headers the declared response headers of an HTTP 503 response for ListBuddies
+type ListBuddiesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBuddiesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28750,10 +28830,14 @@ type ListBuddiesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBuddiesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBuddiesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBuddiesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28769,6 +28853,11 @@ func (r ListBuddiesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBuddiesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBuddiesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28822,6 +28911,11 @@ type ListBuddyLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBuddyLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListBuddyLevels
+type ListBuddyLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBuddyLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28831,10 +28925,14 @@ type ListBuddyLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBuddyLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBuddyLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBuddyLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28850,6 +28948,11 @@ func (r ListBuddyLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBuddyLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBuddyLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28903,6 +29006,11 @@ type GetBuddyLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBuddyLevelResponse503Headers the declared response headers of an HTTP 503 response for GetBuddyLevel
+type GetBuddyLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBuddyLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -28914,10 +29022,14 @@ type GetBuddyLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBuddyLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBuddyLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuddyLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -28938,6 +29050,11 @@ func (r GetBuddyLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBuddyLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuddyLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -28991,6 +29108,11 @@ type GetBuddyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBuddyResponse503Headers the declared response headers of an HTTP 503 response for GetBuddy
+type GetBuddyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBuddyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29002,10 +29124,14 @@ type GetBuddyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBuddyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBuddyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBuddyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29026,6 +29152,11 @@ func (r GetBuddyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBuddyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBuddyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29079,6 +29210,11 @@ type ListBundlesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListBundlesResponse503Headers the declared response headers of an HTTP 503 response for ListBundles
+type ListBundlesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListBundlesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29088,10 +29224,14 @@ type ListBundlesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListBundlesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListBundlesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListBundlesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29107,6 +29247,11 @@ func (r ListBundlesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListBundlesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListBundlesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29160,6 +29305,11 @@ type GetBundleResponse304Headers struct {
 	Vary                       string
 }
 
+// GetBundleResponse503Headers the declared response headers of an HTTP 503 response for GetBundle
+type GetBundleResponse503Headers struct {
+	CacheControl string
+}
+
 type GetBundleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29171,10 +29321,14 @@ type GetBundleResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetBundleResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetBundleResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBundleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29195,6 +29349,11 @@ func (r GetBundleResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetBundleResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBundleResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29248,6 +29407,11 @@ type ListCeremoniesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCeremoniesResponse503Headers the declared response headers of an HTTP 503 response for ListCeremonies
+type ListCeremoniesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCeremoniesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29257,10 +29421,14 @@ type ListCeremoniesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCeremoniesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCeremoniesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCeremoniesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29276,6 +29444,11 @@ func (r ListCeremoniesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCeremoniesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCeremoniesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29329,6 +29502,11 @@ type GetCeremonyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCeremonyResponse503Headers the declared response headers of an HTTP 503 response for GetCeremony
+type GetCeremonyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCeremonyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29340,10 +29518,14 @@ type GetCeremonyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCeremonyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCeremonyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCeremonyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29364,6 +29546,11 @@ func (r GetCeremonyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCeremonyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCeremonyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29417,6 +29604,11 @@ type ListCompetitiveTierSetsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCompetitiveTierSetsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveTierSets
+type ListCompetitiveTierSetsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCompetitiveTierSetsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29426,10 +29618,14 @@ type ListCompetitiveTierSetsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCompetitiveTierSetsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCompetitiveTierSetsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCompetitiveTierSetsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29445,6 +29641,11 @@ func (r ListCompetitiveTierSetsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCompetitiveTierSetsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCompetitiveTierSetsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29498,6 +29699,11 @@ type GetCompetitiveTierSetResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCompetitiveTierSetResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveTierSet
+type GetCompetitiveTierSetResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCompetitiveTierSetResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29509,10 +29715,14 @@ type GetCompetitiveTierSetResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCompetitiveTierSetResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCompetitiveTierSetResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveTierSetResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29533,6 +29743,11 @@ func (r GetCompetitiveTierSetResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCompetitiveTierSetResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveTierSetResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29586,6 +29801,11 @@ type ListContentTiersResponse304Headers struct {
 	Vary                       string
 }
 
+// ListContentTiersResponse503Headers the declared response headers of an HTTP 503 response for ListContentTiers
+type ListContentTiersResponse503Headers struct {
+	CacheControl string
+}
+
 type ListContentTiersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29595,10 +29815,14 @@ type ListContentTiersResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContentTiersResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListContentTiersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContentTiersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29614,6 +29838,11 @@ func (r ListContentTiersResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListContentTiersResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContentTiersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29667,6 +29896,11 @@ type GetContentTierResponse304Headers struct {
 	Vary                       string
 }
 
+// GetContentTierResponse503Headers the declared response headers of an HTTP 503 response for GetContentTier
+type GetContentTierResponse503Headers struct {
+	CacheControl string
+}
+
 type GetContentTierResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29678,10 +29912,14 @@ type GetContentTierResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetContentTierResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetContentTierResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContentTierResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29702,6 +29940,11 @@ func (r GetContentTierResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetContentTierResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContentTierResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29755,6 +29998,11 @@ type ListContractsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListContractsResponse503Headers the declared response headers of an HTTP 503 response for ListContracts
+type ListContractsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListContractsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29764,10 +30012,14 @@ type ListContractsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListContractsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListContractsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListContractsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29783,6 +30035,11 @@ func (r ListContractsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListContractsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListContractsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29836,6 +30093,11 @@ type GetContractResponse304Headers struct {
 	Vary                       string
 }
 
+// GetContractResponse503Headers the declared response headers of an HTTP 503 response for GetContract
+type GetContractResponse503Headers struct {
+	CacheControl string
+}
+
 type GetContractResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29847,10 +30109,14 @@ type GetContractResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetContractResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetContractResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetContractResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29871,6 +30137,11 @@ func (r GetContractResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetContractResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetContractResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -29924,6 +30195,11 @@ type ListCurrenciesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCurrenciesResponse503Headers the declared response headers of an HTTP 503 response for ListCurrencies
+type ListCurrenciesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCurrenciesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -29933,10 +30209,14 @@ type ListCurrenciesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCurrenciesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCurrenciesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCurrenciesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -29952,6 +30232,11 @@ func (r ListCurrenciesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCurrenciesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCurrenciesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30005,6 +30290,11 @@ type GetCurrencyResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCurrencyResponse503Headers the declared response headers of an HTTP 503 response for GetCurrency
+type GetCurrencyResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCurrencyResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30016,10 +30306,14 @@ type GetCurrencyResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCurrencyResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCurrencyResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCurrencyResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30040,6 +30334,11 @@ func (r GetCurrencyResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCurrencyResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCurrencyResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30092,6 +30391,11 @@ type GetLatestDiffResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLatestDiffResponse503Headers the declared response headers of an HTTP 503 response for GetLatestDiff
+type GetLatestDiffResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLatestDiffResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30103,10 +30407,14 @@ type GetLatestDiffResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLatestDiffResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLatestDiffResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLatestDiffResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30127,6 +30435,11 @@ func (r GetLatestDiffResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLatestDiffResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLatestDiffResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30179,6 +30492,11 @@ type GetDiffResponse304Headers struct {
 	Vary                       string
 }
 
+// GetDiffResponse503Headers the declared response headers of an HTTP 503 response for GetDiff
+type GetDiffResponse503Headers struct {
+	CacheControl string
+}
+
 type GetDiffResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30190,10 +30508,14 @@ type GetDiffResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetDiffResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetDiffResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetDiffResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30214,6 +30536,11 @@ func (r GetDiffResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetDiffResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetDiffResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30267,6 +30594,11 @@ type ListEventsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListEventsResponse503Headers the declared response headers of an HTTP 503 response for ListEvents
+type ListEventsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30276,10 +30608,14 @@ type ListEventsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListEventsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListEventsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListEventsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30295,6 +30631,11 @@ func (r ListEventsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListEventsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListEventsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30348,6 +30689,11 @@ type GetEventResponse304Headers struct {
 	Vary                       string
 }
 
+// GetEventResponse503Headers the declared response headers of an HTTP 503 response for GetEvent
+type GetEventResponse503Headers struct {
+	CacheControl string
+}
+
 type GetEventResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30359,10 +30705,14 @@ type GetEventResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetEventResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetEventResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetEventResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30383,6 +30733,11 @@ func (r GetEventResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetEventResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetEventResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30434,6 +30789,11 @@ type ExportActiveResponse304Headers struct {
 	Vary                       string
 }
 
+// ExportActiveResponse503Headers the declared response headers of an HTTP 503 response for ExportActive
+type ExportActiveResponse503Headers struct {
+	CacheControl string
+}
+
 type ExportActiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30443,10 +30803,14 @@ type ExportActiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportActiveResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ExportActiveResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportActiveResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -30462,6 +30826,11 @@ func (r ExportActiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ExportActiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportActiveResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30513,6 +30882,11 @@ type ExportVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// ExportVersionResponse503Headers the declared response headers of an HTTP 503 response for ExportVersion
+type ExportVersionResponse503Headers struct {
+	CacheControl string
+}
+
 type ExportVersionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30522,10 +30896,14 @@ type ExportVersionResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ExportVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ExportVersionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ExportVersionResponse503Headers
 }
 
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
@@ -30541,6 +30919,11 @@ func (r ExportVersionResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ExportVersionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ExportVersionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30594,6 +30977,11 @@ type ListFlexResponse304Headers struct {
 	Vary                       string
 }
 
+// ListFlexResponse503Headers the declared response headers of an HTTP 503 response for ListFlex
+type ListFlexResponse503Headers struct {
+	CacheControl string
+}
+
 type ListFlexResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30603,10 +30991,14 @@ type ListFlexResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListFlexResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListFlexResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListFlexResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30622,6 +31014,11 @@ func (r ListFlexResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListFlexResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListFlexResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30675,6 +31072,11 @@ type GetFlexResponse304Headers struct {
 	Vary                       string
 }
 
+// GetFlexResponse503Headers the declared response headers of an HTTP 503 response for GetFlex
+type GetFlexResponse503Headers struct {
+	CacheControl string
+}
+
 type GetFlexResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30686,10 +31088,14 @@ type GetFlexResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetFlexResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetFlexResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetFlexResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30710,6 +31116,11 @@ func (r GetFlexResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetFlexResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetFlexResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30763,6 +31174,11 @@ type ListGameModesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGameModesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModes
+type ListGameModesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGameModesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30772,10 +31188,14 @@ type ListGameModesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGameModesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGameModesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGameModesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30791,6 +31211,11 @@ func (r ListGameModesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGameModesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGameModesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30844,6 +31269,11 @@ type ListGameModeEquippablesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGameModeEquippablesResponse503Headers the declared response headers of an HTTP 503 response for ListGameModeEquippables
+type ListGameModeEquippablesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGameModeEquippablesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30853,10 +31283,14 @@ type ListGameModeEquippablesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGameModeEquippablesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGameModeEquippablesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGameModeEquippablesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30872,6 +31306,11 @@ func (r ListGameModeEquippablesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGameModeEquippablesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGameModeEquippablesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -30925,6 +31364,11 @@ type GetGameModeEquippableResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGameModeEquippableResponse503Headers the declared response headers of an HTTP 503 response for GetGameModeEquippable
+type GetGameModeEquippableResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGameModeEquippableResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -30936,10 +31380,14 @@ type GetGameModeEquippableResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGameModeEquippableResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGameModeEquippableResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGameModeEquippableResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -30960,6 +31408,11 @@ func (r GetGameModeEquippableResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGameModeEquippableResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGameModeEquippableResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31013,6 +31466,11 @@ type GetGameModeResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGameModeResponse503Headers the declared response headers of an HTTP 503 response for GetGameMode
+type GetGameModeResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGameModeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31024,10 +31482,14 @@ type GetGameModeResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGameModeResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGameModeResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGameModeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31048,6 +31510,11 @@ func (r GetGameModeResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGameModeResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGameModeResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31101,6 +31568,11 @@ type ListGearResponse304Headers struct {
 	Vary                       string
 }
 
+// ListGearResponse503Headers the declared response headers of an HTTP 503 response for ListGear
+type ListGearResponse503Headers struct {
+	CacheControl string
+}
+
 type ListGearResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31110,10 +31582,14 @@ type ListGearResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListGearResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListGearResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListGearResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31129,6 +31605,11 @@ func (r ListGearResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListGearResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListGearResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31182,6 +31663,11 @@ type GetGearResponse304Headers struct {
 	Vary                       string
 }
 
+// GetGearResponse503Headers the declared response headers of an HTTP 503 response for GetGear
+type GetGearResponse503Headers struct {
+	CacheControl string
+}
+
 type GetGearResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31193,10 +31679,14 @@ type GetGearResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetGearResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetGearResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetGearResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31217,6 +31707,11 @@ func (r GetGearResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetGearResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetGearResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31270,6 +31765,11 @@ type ListLevelBordersResponse304Headers struct {
 	Vary                       string
 }
 
+// ListLevelBordersResponse503Headers the declared response headers of an HTTP 503 response for ListLevelBorders
+type ListLevelBordersResponse503Headers struct {
+	CacheControl string
+}
+
 type ListLevelBordersResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31279,10 +31779,14 @@ type ListLevelBordersResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLevelBordersResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListLevelBordersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLevelBordersResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31298,6 +31802,11 @@ func (r ListLevelBordersResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLevelBordersResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLevelBordersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31351,6 +31860,11 @@ type GetLevelBorderResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLevelBorderResponse503Headers the declared response headers of an HTTP 503 response for GetLevelBorder
+type GetLevelBorderResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLevelBorderResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31362,10 +31876,14 @@ type GetLevelBorderResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLevelBorderResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLevelBorderResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLevelBorderResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31386,6 +31904,11 @@ func (r GetLevelBorderResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLevelBorderResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLevelBorderResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31438,6 +31961,11 @@ type ListLocresResponse304Headers struct {
 	Vary                       string
 }
 
+// ListLocresResponse503Headers the declared response headers of an HTTP 503 response for ListLocres
+type ListLocresResponse503Headers struct {
+	CacheControl string
+}
+
 type ListLocresResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31447,10 +31975,14 @@ type ListLocresResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListLocresResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListLocresResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListLocresResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31466,6 +31998,11 @@ func (r ListLocresResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListLocresResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListLocresResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31519,6 +32056,11 @@ type GetLocresResponse304Headers struct {
 	Vary                       string
 }
 
+// GetLocresResponse503Headers the declared response headers of an HTTP 503 response for GetLocres
+type GetLocresResponse503Headers struct {
+	CacheControl string
+}
+
 type GetLocresResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31530,10 +32072,14 @@ type GetLocresResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetLocresResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetLocresResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetLocresResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31554,6 +32100,11 @@ func (r GetLocresResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetLocresResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetLocresResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31607,6 +32158,11 @@ type ListMapsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListMapsResponse503Headers the declared response headers of an HTTP 503 response for ListMaps
+type ListMapsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListMapsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31616,10 +32172,14 @@ type ListMapsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListMapsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListMapsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListMapsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31635,6 +32195,11 @@ func (r ListMapsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListMapsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListMapsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31688,6 +32253,11 @@ type GetMapResponse304Headers struct {
 	Vary                       string
 }
 
+// GetMapResponse503Headers the declared response headers of an HTTP 503 response for GetMap
+type GetMapResponse503Headers struct {
+	CacheControl string
+}
+
 type GetMapResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31699,10 +32269,14 @@ type GetMapResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMapResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetMapResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMapResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31723,6 +32297,11 @@ func (r GetMapResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMapResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMapResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31824,6 +32403,11 @@ type ListMissionsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListMissionsResponse503Headers the declared response headers of an HTTP 503 response for ListMissions
+type ListMissionsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListMissionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31833,10 +32417,14 @@ type ListMissionsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListMissionsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListMissionsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListMissionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31852,6 +32440,11 @@ func (r ListMissionsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListMissionsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListMissionsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31905,6 +32498,11 @@ type GetMissionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetMissionResponse503Headers the declared response headers of an HTTP 503 response for GetMission
+type GetMissionResponse503Headers struct {
+	CacheControl string
+}
+
 type GetMissionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -31916,10 +32514,14 @@ type GetMissionResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetMissionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetMissionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetMissionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -31940,6 +32542,11 @@ func (r GetMissionResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetMissionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetMissionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -31993,6 +32600,11 @@ type ListObjectivesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListObjectivesResponse503Headers the declared response headers of an HTTP 503 response for ListObjectives
+type ListObjectivesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListObjectivesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32002,10 +32614,14 @@ type ListObjectivesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListObjectivesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListObjectivesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListObjectivesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32021,6 +32637,11 @@ func (r ListObjectivesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListObjectivesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListObjectivesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32074,6 +32695,11 @@ type GetObjectiveResponse304Headers struct {
 	Vary                       string
 }
 
+// GetObjectiveResponse503Headers the declared response headers of an HTTP 503 response for GetObjective
+type GetObjectiveResponse503Headers struct {
+	CacheControl string
+}
+
 type GetObjectiveResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32085,10 +32711,14 @@ type GetObjectiveResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetObjectiveResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetObjectiveResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetObjectiveResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32109,6 +32739,11 @@ func (r GetObjectiveResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetObjectiveResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetObjectiveResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32162,6 +32797,11 @@ type ListPlayerCardsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPlayerCardsResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerCards
+type ListPlayerCardsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPlayerCardsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32171,10 +32811,14 @@ type ListPlayerCardsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPlayerCardsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPlayerCardsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPlayerCardsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32190,6 +32834,11 @@ func (r ListPlayerCardsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPlayerCardsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPlayerCardsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32243,6 +32892,11 @@ type GetPlayerCardResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPlayerCardResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerCard
+type GetPlayerCardResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPlayerCardResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32254,10 +32908,14 @@ type GetPlayerCardResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPlayerCardResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPlayerCardResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerCardResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32278,6 +32936,11 @@ func (r GetPlayerCardResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPlayerCardResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPlayerCardResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32331,6 +32994,11 @@ type ListPlayerTitlesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPlayerTitlesResponse503Headers the declared response headers of an HTTP 503 response for ListPlayerTitles
+type ListPlayerTitlesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPlayerTitlesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32340,10 +33008,14 @@ type ListPlayerTitlesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPlayerTitlesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPlayerTitlesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPlayerTitlesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32359,6 +33031,11 @@ func (r ListPlayerTitlesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPlayerTitlesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPlayerTitlesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32412,6 +33089,11 @@ type GetPlayerTitleResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPlayerTitleResponse503Headers the declared response headers of an HTTP 503 response for GetPlayerTitle
+type GetPlayerTitleResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPlayerTitleResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32423,10 +33105,14 @@ type GetPlayerTitleResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPlayerTitleResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPlayerTitleResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPlayerTitleResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32447,6 +33133,11 @@ func (r GetPlayerTitleResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPlayerTitleResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPlayerTitleResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32500,6 +33191,11 @@ type ListPremierConferencesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPremierConferencesResponse503Headers the declared response headers of an HTTP 503 response for ListPremierConferences
+type ListPremierConferencesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPremierConferencesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32509,10 +33205,14 @@ type ListPremierConferencesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPremierConferencesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPremierConferencesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPremierConferencesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32528,6 +33228,11 @@ func (r ListPremierConferencesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPremierConferencesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPremierConferencesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32581,6 +33286,11 @@ type GetPremierConferenceResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierConferenceResponse503Headers the declared response headers of an HTTP 503 response for GetPremierConference
+type GetPremierConferenceResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPremierConferenceResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32592,10 +33302,14 @@ type GetPremierConferenceResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPremierConferenceResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierConferenceResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierConferenceResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32616,6 +33330,11 @@ func (r GetPremierConferenceResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPremierConferenceResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierConferenceResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32669,6 +33388,11 @@ type ListPremierLogosResponse304Headers struct {
 	Vary                       string
 }
 
+// ListPremierLogosResponse503Headers the declared response headers of an HTTP 503 response for ListPremierLogos
+type ListPremierLogosResponse503Headers struct {
+	CacheControl string
+}
+
 type ListPremierLogosResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32678,10 +33402,14 @@ type ListPremierLogosResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListPremierLogosResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListPremierLogosResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListPremierLogosResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32697,6 +33425,11 @@ func (r ListPremierLogosResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListPremierLogosResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListPremierLogosResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32750,6 +33483,11 @@ type GetPremierLogoResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierLogoResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogo
+type GetPremierLogoResponse503Headers struct {
+	CacheControl string
+}
+
 type GetPremierLogoResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32761,10 +33499,14 @@ type GetPremierLogoResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetPremierLogoResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierLogoResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierLogoResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32785,6 +33527,11 @@ func (r GetPremierLogoResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetPremierLogoResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierLogoResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32838,6 +33585,11 @@ type ListSeasonsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListSeasons
+type ListSeasonsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSeasonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32847,10 +33599,14 @@ type ListSeasonsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSeasonsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSeasonsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSeasonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32866,6 +33622,11 @@ func (r ListSeasonsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSeasonsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSeasonsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -32919,6 +33680,11 @@ type ListCompetitiveSeasonsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListCompetitiveSeasonsResponse503Headers the declared response headers of an HTTP 503 response for ListCompetitiveSeasons
+type ListCompetitiveSeasonsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListCompetitiveSeasonsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -32928,10 +33694,14 @@ type ListCompetitiveSeasonsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListCompetitiveSeasonsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListCompetitiveSeasonsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListCompetitiveSeasonsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -32947,6 +33717,11 @@ func (r ListCompetitiveSeasonsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListCompetitiveSeasonsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListCompetitiveSeasonsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33000,6 +33775,11 @@ type GetCompetitiveSeasonResponse304Headers struct {
 	Vary                       string
 }
 
+// GetCompetitiveSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeason
+type GetCompetitiveSeasonResponse503Headers struct {
+	CacheControl string
+}
+
 type GetCompetitiveSeasonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33011,10 +33791,14 @@ type GetCompetitiveSeasonResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetCompetitiveSeasonResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetCompetitiveSeasonResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveSeasonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33035,6 +33819,11 @@ func (r GetCompetitiveSeasonResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetCompetitiveSeasonResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveSeasonResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33088,6 +33877,11 @@ type GetSeasonResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSeasonResponse503Headers the declared response headers of an HTTP 503 response for GetSeason
+type GetSeasonResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSeasonResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33099,10 +33893,14 @@ type GetSeasonResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSeasonResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSeasonResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSeasonResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33123,6 +33921,11 @@ func (r GetSeasonResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSeasonResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSeasonResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33176,6 +33979,11 @@ type ListSpraysResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSpraysResponse503Headers the declared response headers of an HTTP 503 response for ListSprays
+type ListSpraysResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSpraysResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33185,10 +33993,14 @@ type ListSpraysResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSpraysResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSpraysResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSpraysResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33204,6 +34016,11 @@ func (r ListSpraysResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSpraysResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSpraysResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33257,6 +34074,11 @@ type ListSprayLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListSprayLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListSprayLevels
+type ListSprayLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListSprayLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33266,10 +34088,14 @@ type ListSprayLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListSprayLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListSprayLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListSprayLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33285,6 +34111,11 @@ func (r ListSprayLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListSprayLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListSprayLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33338,6 +34169,11 @@ type GetSprayLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSprayLevelResponse503Headers the declared response headers of an HTTP 503 response for GetSprayLevel
+type GetSprayLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSprayLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33349,10 +34185,14 @@ type GetSprayLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSprayLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSprayLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSprayLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33373,6 +34213,11 @@ func (r GetSprayLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSprayLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSprayLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33426,6 +34271,11 @@ type GetSprayResponse304Headers struct {
 	Vary                       string
 }
 
+// GetSprayResponse503Headers the declared response headers of an HTTP 503 response for GetSpray
+type GetSprayResponse503Headers struct {
+	CacheControl string
+}
+
 type GetSprayResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33437,10 +34287,14 @@ type GetSprayResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetSprayResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetSprayResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetSprayResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33461,6 +34315,11 @@ func (r GetSprayResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetSprayResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetSprayResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33514,6 +34373,11 @@ type ListThemesResponse304Headers struct {
 	Vary                       string
 }
 
+// ListThemesResponse503Headers the declared response headers of an HTTP 503 response for ListThemes
+type ListThemesResponse503Headers struct {
+	CacheControl string
+}
+
 type ListThemesResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33523,10 +34387,14 @@ type ListThemesResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListThemesResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListThemesResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListThemesResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33542,6 +34410,11 @@ func (r ListThemesResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListThemesResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListThemesResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33595,6 +34468,11 @@ type GetThemeResponse304Headers struct {
 	Vary                       string
 }
 
+// GetThemeResponse503Headers the declared response headers of an HTTP 503 response for GetTheme
+type GetThemeResponse503Headers struct {
+	CacheControl string
+}
+
 type GetThemeResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33606,10 +34484,14 @@ type GetThemeResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetThemeResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetThemeResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetThemeResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33630,6 +34512,11 @@ func (r GetThemeResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetThemeResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetThemeResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33682,6 +34569,11 @@ type GetVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
+type GetVersionResponse503Headers struct {
+	CacheControl string
+}
+
 type GetVersionResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33691,10 +34583,14 @@ type GetVersionResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetVersionResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetVersionResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33710,6 +34606,11 @@ func (r GetVersionResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetVersionResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetVersionResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33762,6 +34663,11 @@ type ListVersionsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListVersionsResponse503Headers the declared response headers of an HTTP 503 response for ListVersions
+type ListVersionsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListVersionsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33771,10 +34677,14 @@ type ListVersionsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListVersionsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListVersionsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListVersionsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33790,6 +34700,11 @@ func (r ListVersionsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListVersionsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListVersionsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33843,6 +34758,11 @@ type ListWeaponsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponsResponse503Headers the declared response headers of an HTTP 503 response for ListWeapons
+type ListWeaponsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33852,10 +34772,14 @@ type ListWeaponsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33871,6 +34795,11 @@ func (r ListWeaponsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -33924,6 +34853,11 @@ type ListWeaponSkinChromasResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinChromasResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinChromas
+type ListWeaponSkinChromasResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinChromasResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -33933,10 +34867,14 @@ type ListWeaponSkinChromasResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinChromasResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinChromasResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinChromasResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -33952,6 +34890,11 @@ func (r ListWeaponSkinChromasResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinChromasResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinChromasResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34005,6 +34948,11 @@ type GetWeaponSkinChromaResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinChromaResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinChroma
+type GetWeaponSkinChromaResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinChromaResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34016,10 +34964,14 @@ type GetWeaponSkinChromaResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinChromaResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinChromaResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinChromaResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34040,6 +34992,11 @@ func (r GetWeaponSkinChromaResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinChromaResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinChromaResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34093,6 +35050,11 @@ type ListWeaponSkinLevelsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinLevelsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkinLevels
+type ListWeaponSkinLevelsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinLevelsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34102,10 +35064,14 @@ type ListWeaponSkinLevelsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinLevelsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinLevelsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinLevelsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34121,6 +35087,11 @@ func (r ListWeaponSkinLevelsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinLevelsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinLevelsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34174,6 +35145,11 @@ type GetWeaponSkinLevelResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinLevelResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkinLevel
+type GetWeaponSkinLevelResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinLevelResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34185,10 +35161,14 @@ type GetWeaponSkinLevelResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinLevelResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinLevelResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinLevelResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34209,6 +35189,11 @@ func (r GetWeaponSkinLevelResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinLevelResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinLevelResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34262,6 +35247,11 @@ type ListWeaponSkinsResponse304Headers struct {
 	Vary                       string
 }
 
+// ListWeaponSkinsResponse503Headers the declared response headers of an HTTP 503 response for ListWeaponSkins
+type ListWeaponSkinsResponse503Headers struct {
+	CacheControl string
+}
+
 type ListWeaponSkinsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34271,10 +35261,14 @@ type ListWeaponSkinsResponse struct {
 	JSON400 *BadRequest
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *ListWeaponSkinsResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *ListWeaponSkinsResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *ListWeaponSkinsResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34290,6 +35284,11 @@ func (r ListWeaponSkinsResponse) GetJSON400() *BadRequest {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r ListWeaponSkinsResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r ListWeaponSkinsResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34343,6 +35342,11 @@ type GetWeaponSkinResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponSkinResponse503Headers the declared response headers of an HTTP 503 response for GetWeaponSkin
+type GetWeaponSkinResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponSkinResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34354,10 +35358,14 @@ type GetWeaponSkinResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponSkinResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponSkinResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponSkinResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34378,6 +35386,11 @@ func (r GetWeaponSkinResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponSkinResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponSkinResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -34431,6 +35444,11 @@ type GetWeaponResponse304Headers struct {
 	Vary                       string
 }
 
+// GetWeaponResponse503Headers the declared response headers of an HTTP 503 response for GetWeapon
+type GetWeaponResponse503Headers struct {
+	CacheControl string
+}
+
 type GetWeaponResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -34442,10 +35460,14 @@ type GetWeaponResponse struct {
 	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetWeaponResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetWeaponResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetWeaponResponse503Headers
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
@@ -34466,6 +35488,11 @@ func (r GetWeaponResponse) GetJSON404() *NotFound {
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
 func (r GetWeaponResponse) GetJSON500() *InternalError {
 	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetWeaponResponse) GetJSON503() *NoVersion {
+	return r.JSON503
 }
 
 // GetBody returns the raw response body bytes
@@ -35739,6 +36766,44 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			headers.XContentTypeOptions = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetHomePageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -35990,6 +37055,44 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 			headers.XContentTypeOptions = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetChangesPageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36241,6 +37344,44 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			headers.XContentTypeOptions = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetChangesBetweenPageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36416,6 +37557,44 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 			headers.XContentTypeOptions = value
 		}
 		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDocsPageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36568,6 +37747,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 		}
 		response.JSON500 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
 	}
 
 	switch {
@@ -36675,6 +37861,16 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListAgentsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36724,6 +37920,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36832,6 +38035,16 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetAgentResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -36874,6 +38087,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -36982,6 +38202,16 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBuddiesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37024,6 +38254,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37132,6 +38369,16 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBuddyLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37181,6 +38428,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37289,6 +38543,16 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuddyLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37338,6 +38602,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37446,6 +38717,16 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBuddyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37488,6 +38769,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37596,6 +38884,16 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListBundlesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37645,6 +38943,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37753,6 +39058,16 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBundleResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37795,6 +39110,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -37903,6 +39225,16 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCeremoniesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -37952,6 +39284,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38060,6 +39399,16 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCeremonyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38102,6 +39451,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38210,6 +39566,16 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCompetitiveTierSetsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38259,6 +39625,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38367,6 +39740,16 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveTierSetResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38409,6 +39792,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38517,6 +39907,16 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContentTiersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38566,6 +39966,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38674,6 +40081,16 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContentTierResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38716,6 +40133,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38824,6 +40248,16 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListContractsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -38873,6 +40307,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -38981,6 +40422,16 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetContractResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39023,6 +40474,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39131,6 +40589,16 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCurrenciesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39180,6 +40648,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39288,6 +40763,16 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCurrencyResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39337,6 +40822,13 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39438,6 +40930,16 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLatestDiffResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39487,6 +40989,13 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39588,6 +41097,16 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetDiffResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39630,6 +41149,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39738,6 +41264,16 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListEventsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39787,6 +41323,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -39895,6 +41438,16 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetEventResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -39937,6 +41490,13 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40031,6 +41591,16 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportActiveResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40073,6 +41643,13 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40167,6 +41744,16 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ExportVersionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40209,6 +41796,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40317,6 +41911,16 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListFlexResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40366,6 +41970,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40474,6 +42085,16 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetFlexResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40516,6 +42137,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40624,6 +42252,16 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGameModesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40666,6 +42304,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40774,6 +42419,16 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGameModeEquippablesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40823,6 +42478,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -40931,6 +42593,16 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGameModeEquippableResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -40980,6 +42652,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41088,6 +42767,16 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGameModeResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41130,6 +42819,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41238,6 +42934,16 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListGearResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41287,6 +42993,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41395,6 +43108,16 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetGearResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41437,6 +43160,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41545,6 +43275,16 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLevelBordersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41594,6 +43334,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41702,6 +43449,16 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLevelBorderResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41744,6 +43501,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -41845,6 +43609,16 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListLocresResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -41894,6 +43668,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42002,6 +43783,16 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetLocresResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42044,6 +43835,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42152,6 +43950,16 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListMapsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42201,6 +44009,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42309,6 +44124,16 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMapResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42384,6 +44209,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42492,6 +44324,16 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListMissionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42541,6 +44383,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42649,6 +44498,16 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetMissionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42691,6 +44550,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42799,6 +44665,16 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListObjectivesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42848,6 +44724,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -42956,6 +44839,16 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetObjectiveResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -42998,6 +44891,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43106,6 +45006,16 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPlayerCardsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43155,6 +45065,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43263,6 +45180,16 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerCardResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43305,6 +45232,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43413,6 +45347,16 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPlayerTitlesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43462,6 +45406,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43570,6 +45521,16 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPlayerTitleResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43612,6 +45573,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43720,6 +45688,16 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPremierConferencesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43769,6 +45747,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -43877,6 +45862,16 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierConferenceResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -43919,6 +45914,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44027,6 +46029,16 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListPremierLogosResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44076,6 +46088,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44184,6 +46203,16 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierLogoResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44226,6 +46255,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44334,6 +46370,16 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSeasonsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44376,6 +46422,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44484,6 +46537,16 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListCompetitiveSeasonsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44533,6 +46596,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44641,6 +46711,16 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveSeasonResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44690,6 +46770,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44798,6 +46885,16 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSeasonResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44840,6 +46937,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -44948,6 +47052,16 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSpraysResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -44990,6 +47104,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45098,6 +47219,16 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListSprayLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45147,6 +47278,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45255,6 +47393,16 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSprayLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45304,6 +47452,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45412,6 +47567,16 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetSprayResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45454,6 +47619,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45562,6 +47734,16 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListThemesResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45611,6 +47793,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45719,6 +47908,16 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetThemeResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45761,6 +47960,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -45862,6 +48068,16 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetVersionResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -45904,6 +48120,13 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46005,6 +48228,16 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListVersionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46047,6 +48280,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46155,6 +48395,16 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46197,6 +48447,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46305,6 +48562,16 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinChromasResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46354,6 +48621,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46462,6 +48736,16 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinChromaResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46504,6 +48788,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46612,6 +48903,16 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinLevelsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46661,6 +48962,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46769,6 +49077,16 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinLevelResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46811,6 +49129,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -46919,6 +49244,16 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers ListWeaponSkinsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -46968,6 +49303,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47076,6 +49418,16 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponSkinResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -47125,6 +49477,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			return nil, err
 		}
 		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
 
 	}
 
@@ -47233,6 +49592,16 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetWeaponResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
 	}
 
 	return response, nil
@@ -50950,384 +53319,389 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3tbhs5tij6KoTuAWLPkfyROO60jcaB4zjd2TtOAtvpnn1HfW9RVUsSx1VkDcmyrG4EmF/7ATYucN5g",
-	"v8h5k3mSCy6yPiSVpCrZpciJegbdlsTP9c3FxbX+bPkiigUHrlXr5M/WEGgAEv88831Q6lxwLUV4FoZi",
-	"9FGyAePmtwCUL1msmeCtk9b5x6tr0heS9KQYKZCExrE6JTQc0bEi3l+8vVa7JeEfCZMQtE60TKDdUv4Q",
-	"ImoGg3saxSG0Tlp/abVbehybP5WWjA9aX760JxdycR8LBb/ky5xdyikJQauJxRAJNCDexQ0deG3i/bXz",
-	"hmra+RWkYoJ7hPKAeGYC4LrznvJBQgdQedVm1DaZHLNNpocr3do59YfgdlayGappKAaKeHHSC5nfJhG9",
-	"79AB/PTi4KBNlKYhdEZDFkJHwh0NWUA1/HR84J0Sb//ucP+usL8ux68C1u/vh1SD0l4+LBcd36zEIzv5",
-	"QATuQI6JZhGcEkpeHBwRpog/BBrvnhaH+7MvRfRl/08tvnglSz18+eL4wKyXRVGiaS8Eb6/LK8K23sbL",
-	"YWwRccF9EZjvZsDs9aRHhCTe4A8We2Q0BE70EEhPBGPcsohiCUpBQHb8oVDASW9MPEOWse6k43rkH507",
-	"Giag2ob0dMhIn0mlieCEEs1g95TQngKukVVYAFwzPTZEVtg4T6LWyd9aPdlqt8xyWr8v2FJGWjNbuhkC",
-	"CYVPQ8h28kwRDffabIhxsqPA/nT26R0p9N09xdV5oRv6JxqGXhtbHr4ivgjM9nwRRbSjIKaSagiq8gnw",
-	"zufrUhQZznGMM7uXS8pZH5Qm794Q0celDGgExFF3jirffGtoseqCDl5evHpx8frlxYvnxy9/eP1j6doM",
-	"d88u6lpLwQfE0Z6QdmXMCBpDK8A1NS3JDlB/SHyLL2IphQypIkwrIkZ8t93lAUh2BwEuHb/vjTWoE0ci",
-	"Pg3tF+QWIMbdKrNRsy5CfSmUSkGh9rr8GnhAmCY96t8aRHvv+p0PgkPnkmp/6BEtyAC05efqbNht8YO7",
-	"wSUc/PHHy9+it7+Of06umea3P8huqxRqv1I5noXamdMI06xTFWFT/Upm/tJuGaqMQDv18FaKqA5pZVQl",
-	"kO+ptCRFdg6PyRDuaQA+i2hIAjZgWu2alRuV2IqpHrbaLU4jsx7TZXUijOj9e+ADPWydHB+VQfed+hTS",
-	"sRGl50Mqqa9Blog1M6dHQqYMqfFwjPujA6PqCSVxSMcgiU85iZl/e0q8Pg0VeHlToYcgFdmhXS7BFzLI",
-	"ec+QokJJQQkXvBO75RA/Xc/uHnkPfU1EottOk+DUe11+xsdGQ2ucXRnlwsd6aBgDQgVGQB0dHBBOI/OV",
-	"mVKPBLGi1VIsAvwfCchxDnFWApIyyWqA0mq3cK/lwnW+VH1vJaqjFJSmfQZhoE6I4Nn3uZw0gtTITwSU",
-	"hYETytSoBR+63MoH/Jb9AUFhUNIDX0SgCOVE9P4Ovia3MIbA6J7iNKfEifIu9/71z/8+M/PZbavdPfIG",
-	"+jQJNUHZa1CSgf3EihKQd8ZGCpUgFLnLTDi2uO/yAprc9hQ4VJAdL4BOAMaeOnv/3tttExRrqdk3pKqN",
-	"hpWWQLX9RXU58pgZAAkTAjIECWRn1voyBAAKF+laqhjCkPHB7mnh2y5PvzaEg2TLwXCvAh7skbMS0rLL",
-	"UiLtkAkMMmB3wLs8EtJA1ACe+2Zx/ytThwF03lx0k4OD58fZd33ZeXvl7VqAgpRCurUzPZ9ew9wszIn0",
-	"f0jot05a/9d+bpTvO1zup4D5KM/CEAk1lV7vgqWSjRIJmjIOQSbgygVaG7FfQPs8CRflkzcn5z7RAVRl",
-	"R6YhcnB3RkFMB1DKmWRnapNIun0hLXmefXr3TOUmkDfLRparDRVNii6jLY4ODk6MeKUDIGooRqrLzRLS",
-	"0R6TInD/CKgb8UAdp0VNDadFg3j/nLCg3Kg1WH6myOfP7960yavOEf7v8HnJwo3xM4XmOVtJzGzVNnP8",
-	"Ao79573jzhF9BZ1Xxz/6nRfBkd+BF69evHz5/Pnxy1dHyzf4xUymYsEV2JO2UYzvNETmg7MVzZ80jkPm",
-	"oyG5/3dlkZuvivLxx37r5G+LiQTHfi2CcetLu0LLszC0jX/HZU4i4CN39kPbANdQkoEZoHC2is1AeMaF",
-	"0HEH3A46ETq5F6FsNa73/lzvQ+YQyIa1LoFOwSdQeeBJb0J6IO8UTuSLhpo4vefHsk7xqLmw/9TJtDBE",
-	"UepVGCJrXjiwLOqGbQpm+qK22OZLuzXp4FjWq3ikQ1JC8nrPlG6KyM3Y1QndtF5I7Be5zZrKTeprdpeJ",
-	"zy0TbJmgLhO8psGVpZYKXJCpnT9baFUWbATy7P6+89e/PjMmLBeaqCSOhdQQnJJEQWrzUNk5u2gTtFnb",
-	"1nZpk3/987+NhaGpTlTr5Ojg4EtVe+MCF1HCKjc5E5gFRTTsCxlBQHa4IJ8VyM6Z1RoJzxaaGUTtQnuj",
-	"1s2pKcptlt09A/bXSRCMG9KQOHYlwYEtl2rInmm1FQ5b4VBbOBjCeQ93EDZJ6ThBdXLH5tVonoSm7Zby",
-	"t5S/OuU3ZCBOTlCT+iuaigUe2BqMW854TM5okinq8UMdVtgywZYJHokJeBBCY0aRGbwiC5imFYwh02xL",
-	"6FtCX43QGxP36eA1iL2ywDeNtxJ/ywiPwwjnICESvCmXTzp8JUZIGy+V+75ruCX4LcGvSvANyf7i8LWI",
-	"vqL8T0l/qwG2DPFIDCGiGDQzZHQNVAnelCqYnqcae0z3Wq4c8h5EYZctV2y54sFc0ZS+KJtnNc6oqkFm",
-	"+GOrS7Zc8+hcc8NAXoNuXpm4ieryjOtWS51oBpIo2EZlbVnjEVijeY1SmGhF9lhBp6RMstUqW9Z5LNbB",
-	"lRqSbEydZDNUZJSsfQUFYp+kGb7YUv+W+h9A/Y1pjIkZ6nJAZR2R88FWN2y54/G4Q1JfN6gYzPCVecI0",
-	"rqQSTMMtwW8JflWCb1AXpMPXIvoaWsA032qALUM8EkMkUgL3G7vBdsNXYwbXeLkGcA23BL8l+FUJvikN",
-	"UBi+FtFX1QCu+VYDbBnicRjiDev3a0v/RRRtBrRkPEvEZyRg/T7pgR4BcMyYUkySpLZ0+kA63VAiM3CS",
-	"i+QtJhGbILG+kBHVrZNWj3GKCShK8hPMPvB0lPRMEcVprIZCE6oIJWaCTiFFmqaSUOkP2d1WOCLRvWEq",
-	"Forp0uwcHtWa+sMIuD4lfRYCpxH81G1J6AeGLrrJwcELP0+2gp9hT1O5N/ij26qcOWvJNNNJOrIJFqZE",
-	"q8ILD6TvtyHcGyHakBmdDl/JokgbLzWj+yHcY6aSrdmwNRtWpfiG7Oji8LWovqIdndH+1pDecsTjcMTP",
-	"NIKLu+ZSJGXjV+KHrPVSNYAGONxt8yVtqf4hVN+QIpgYvx7lV1QFOf1vdcGWKx6PKy5FABf/SFgc015j",
-	"z4JnJ6rMI5PdqqmJSARAIOu0ZY0tazycNRrUHLMTrcgedXTJFJNstcqWdR6XdRrWJbVYpLre2FL8luJX",
-	"pfiGVURtxVBbHWx1wJYjHocjgDYVx2+GrsYFQJdH7scMfKT7AdBt6P6W0lei9Kbkvhu6MrVXlPcTNL+V",
-	"+VtOeBxOeMc1SE5Dm9l6pYzczA1hC7+cEglajklIXf0hl2b75WOl2Xb1evqUhRDYOjgRKIXFRuhYkdGQ",
-	"6nZW2Yf5QJQ23ycx5tF2yX9l0NibtcIMlYRAof1SzWdzq/aw8Zbdt+xel90LtNaQ/puaoS4HVNSGRT7Y",
-	"KsMtdzwSdyCBXCdRRGX9KO7lhaoKI8+LYr2xRboKRSKwpyIjpodWq7E/0jM/k8TGpBEsKrsNcf1GQ1wv",
-	"adyQrXJJ40oS+pLGS22TiMZbobsVuisQd0OmiBu5KoFXND0iGm8tji3xPxLxM2U+NCXd7ejVGMC2XS7l",
-	"bbstsW+JfUVib0ra56PXIfiqUt+23kr+LTM8DjN8EPqtSHiwms+VCzICGgtuz4VJwgJy4P7plPwr/ccQ",
-	"alr7ePrF0ynWEzd0HBGqyf7d4b6dQ01USzx6uBv3gyAq8YfugZBllXa2LiHxJSd6az8IfSkC1mcwpxqy",
-	"hFiCAq4RZFj9OjCb9N71Ox8Eh84l1f7QI0wRpVkYulfO+pRwQXoiGG9ZdCPPzI5FroAG49VYBL3/fEBe",
-	"/HB8dnB0fv7jyx9/OPrh8NjdDWgh4ZmaEuSGTKbZguwoTQdYXV/vTlxovHgMTtBEmj2WXmSM98hVfpky",
-	"RakPwLtZx8fe3wH33pDtmY1fSRlnrZfanyJtuVW6W6VbV+lmZNaQDToxfj3Cr2iHZuS/tUS3TPE4TPHJ",
-	"7abACxru9f5QR+EkE0wl3ODkl5vL9y9JIPwkAq73qiRScL1IbPTcDg7QJp9v3nZe7baJBB6AhIAI7gOh",
-	"PCC+wWRAQnaLD6nk2BptxNh+ZohnqsvFiBOzYqO9L/ggZGp4SgKqqf12B9/iGstQ7ZomjkMsXxB/KBTw",
-	"NomovIUAzekuZ1oRL6R84LVxFd409j07HtFDqlMO6/JvjsemMjXsexYa+/6Q8gEoj3hx0guZ3yZcdBBV",
-	"HtnRQxiTvjCrLpFQu6fE2w+Er6bG2v+zL0X0Zf9PLb4Uxo3ofYcO4KcXBwdtojQNoTMashA6Eu5oyAKq",
-	"4afjg8pJIKaXW5rcYTOkRTrENfiJZHrc+SRC5o9n0XKNfysDnnEIqk36gmtluUdwbtSF4IoIHo6JgTHR",
-	"Q3MawjCaU8IiOgBFaKiE/XWodawc0zBfcLW7GLgPS46RyrkpSjN0GucY8E6J4MTb99pk+qc2+WvnrZAj",
-	"KgMIOp+k0MIzq1fEYZ34IooMMFKOBYKLB0JJLMX92JwhhdTL9pkT0dQKSmnor50UfzfjGDofcWeqRIiG",
-	"I2Pre1wozvr9yoTs2s+Z+8H6oCwcrFmlgMc2g2WKcr1tU+uYP08InR40leHmZ/WMhHQsEp1dkXe5PaO1",
-	"CSVml0glIyOpR6bvSAo+QPbA77QggSA7fSEJJS+NmKGp9URY4FTFoMuH1BKPTxMFJOEYgYVswzjx/tq5",
-	"sn067wJv12qNkPFbRXrUvzWTOOnZtlxGu9wKvlAM2vbnVKjukQ9G0znV9+2rlZwFOngqr8EDtsNCIb5U",
-	"fN7kdBRjk7ri7uuxOnJrSMcgz6kMGjrI5xNUOtDkzZeH8WNT4lMZbM8t23NLbT2VUVpDp/nJCWpSf9Ww",
-	"/pwHtif6LWc8JmfcMN1YbojCDDX4AttXVQvaNN5S/5b6H0D9jSqGbIa6HFBPNSAfbHXDljseiTskRAzk",
-	"ueB9kMD9xjTE9DzVuGS613JtYXsQP+uy5YotVzyYK5rSHGXzrMYZVbXIDH9sdcmWax6Va96LgWhWi5gZ",
-	"6nCJaV9Zc2igEQnFQGxZYMsCD2CBZlVGOkNdNqipJjJm2GqJLYs8FouIHjzaS1ocbdHrWQk4NGGK0NCQ",
-	"7s4QaKiHf+wSIW2wJdHC3n+THfz8x+7jxlZeA1WNPeqxg1cSA7bpUkWosNmWtbesXZe1LYE1pPjywWsQ",
-	"e0V1Z0l+q+O2jPBIjHDL+PlQiog2JfWzCaoxQ9Z8ufS/ZZz42HZL+VvKX53ym1IDExPUpP6q6iDnga1O",
-	"2HLG43EGZrZqUCW4zFkVeQJbV1MImGBrS/Vbql+Z6htUB9n49Si/jjKwCea2umDLFY/DFbGkTRXCx7Gr",
-	"cYJpuVz+m1ZbIt8S+UpE3qjFk01Qndwr2jym6dbo2VL+Qym/KatnYoKa1F/V7sl5YGv4bDnjMTmjSaao",
-	"xw91WGHLBFsmeBwmwAd7NyvV6lxI0vm4i27EizmiDVELDlua3dLsYpq9GULUVGw4jl1JaGPLpda7Nq22",
-	"gnlL5CsReUPWSTZ2dUKvaJ0guW+tky0TPA4TuA+Papm4MRdZJY5wsY6lo94tkX6b9SvcByPeHpXKrkBT",
-	"xiEojL84MtQ2T8lNtQmHEShN+kwqvaW+b5P6fsMkxg2ZsnbwSireNl1qzNqcy1tFvlXkqxF6Q+ZsPngN",
-	"Yq9o0LpU5luLdssIj8gI17esWalvJqjBDKZ5RemPMShbyt9S/uqU36gaSCeoSf311AHGYW11wpYzHoEz",
-	"skoNli4Cda2pxr9pEDBDfTT8JEUMUjNQy86dn2OlJdDoLYMwMGuLJ7r2Eqn0uUgs1/WFjKhunbQCkfTC",
-	"QrJKnkQ9kKZ7n0m4ohqqN1f6dRKGoM98P5HUprWs0FMm/DoGCC6TULM4ZCArdvxDiKhmpy/F7JZ/mx6h",
-	"sOnSZbWLUCzf8u/ZlDYpPrLmIJV1j4HWmSS11AxPduKQjvEyzR9SSX0Nctcmn2VaESlCm7qc9ljIzLxG",
-	"Kk1SSPaT+cA0REvXhhs7w27IDW7nVEqKn6lSoD9RPSzJUWpgqfQnIbWkTC+FgkRhkm3thg5KkpliQVv2",
-	"BwRE04Gy5XyoIt6ZBEre0IgOwDslPAlDgpl1zfJtEVuRaOxjoJJtfXLF7dZ9J0wnsKlRv7RbZjAD9TRX",
-	"6jQIJhY4f709JgaSxsPxbGbi8nkDuIPQYO8DjWB25LSCPvFFAJhk+pRw4bLCm4FKMiC3WwFThore+fNF",
-	"2RRCCj2uIxqG9bqVrz2Hill3VYD0kzCsSU1Mnd1Rhuh7K+QNWNvETdYTIgTKbbvXVMF5brNMsWA6SEZJ",
-	"CQ+Ff8v4wBHbaAgSbJJvkUgfs3wEVLvE333D2WTHp7FOJCjSg76QQA5e7B0c4RvwOTQ2scK3he1fscFQ",
-	"v6W+07ZlzT85YXGeMtTstt7SUIHlExIk1kiDNuGCdzJRcy3uKJHgC2lzUmN9A59KyQCztZMhVYQLFD+7",
-	"BUwW1nLLwrAPENTEnRkRhVYYVjAQUVBdmS5ffp+pdpSKA7OBid3ZjS3AQC7ik4QFkwmSaRAcHx29oJ2j",
-	"w17QgaPDo07/mAYdePkqeH78Q/8IfnxZxoN3gvnwnvG6u/s16ze7RbzZMI06CkLwNcFJSMg4VKfQCnCY",
-	"0q4IlElmn1zZtBibFvCTEqlE2kwpkSkpUEJcRZ20iG3KeaRUZEzLB0eb7YI+LWJ1roGQ6tFm7ARzjLcL",
-	"whAy6syGWSugosIqfF9ZZa2qXR5TTahQlIlwC5nDNnF/PW+TnyVwGkCbfA41i6gGIiT5RJVidzhbzupp",
-	"g9KU70WGwMmXMEQBSMtI5czq2zVSC9kJ3aHqJxqGJwSoP8xtiqzeDeWuJBS5hbGxbsbpUXh3Gb0tWnSG",
-	"8Ru4163HoKhas30bpNMYzax+EmmAqh52ljFA+vaOM7WIvea5ph7bfktnl1o73x5StoeU5YcUFD/bc8r2",
-	"nLKZ5xR3VzLXiugbnpwx86im1VSw1b1pQeOywki/3Nx8IrYB6og2eX5wMGFXPT84yJbPuIZBie/XzdC2",
-	"S5u73Sb3ulEbLd6DrbbfGnZWuYG1UbBYCyA2GgpXqfpq7rDwzB0Idt4kEDKl2+QdZ5pRLWSbuFvEEGSb",
-	"XAPXjEO4W3JvsdAs/8b9GalCX3x6rKLhJjRYDtOF1NH8aXIFAmniOFmHxDbYhfH1qOXXCXPx8a+3I3r/",
-	"JpG0nM2vwRc8wNNwhWvlCAKW5Y3LRHkDa7a4qLCiEb2DitQxGjFVre0U0hHltrebsAyX07oqYvxxwD61",
-	"muK47QnkFvFTSm1Mvk6k0o3HUrxhSlPuV42PUEOhBwn/BGEINeIwpjX37CjtqeWUAiXU17Zn42CpETLS",
-	"NEhwKWXgeJ0EQVMXLWekZ0YnOy5gzJwUo4L/E1NZqCVWzByH2IBG0AE+YBwIticx1cM98jGm/0jgcd1i",
-	"j2mkMPULCwLg7/ofhP444hDMjmxbpDF0WELXnPY5uv6E6VPumrHwrGx1I+oxAUmZOMNHjJ+dkpxc3xX0",
-	"QSqiBaEE30WSHW//7nAfu6j9P43S/OLt5n4KuxFLDNbDxGGBbyJH2ayP5oeDH49f0OOgc/Sy90PnVT84",
-	"6vjHlHaOn/eeH758+cPhS0qX3iCUavUSzBShMF/RZ4Cfy18N2obVWKxpO3CDmLSWEbiR3DjHI7BlyEdl",
-	"yIacWRm/b4j3AtfT5F43aqNWmzUXCJAl36KWeep6YFA8Z4ucvtSIQDKfaAay4vFsIyyaIQuggvycEpnk",
-	"DfRpEmqUWkiBVS80ZiVtraN8AQUza5856Nc42k/K7zWS4Np9PJtGxLU0/pZaZ6m1SfVQtGg2S000vuvN",
-	"2/Ka7rWWmrKbB5X1gWSz4bFGAtl42lgXWWwuFHjQ3K2nO0n3cJJv4CbT9Hj+9axwuNeSvqkElkKcZCSU",
-	"dihQy8//5TPHUkTiq8ycKDjLKBNjee7nRATOsbnarTtDcT7SdSTeRQte1C66MKpwSziDnxLAzdnRgpCq",
-	"563SLSy3/gzcm/RKTjD393EL/QABUGuBZZxeeYCP8kNi9W4Z264wzJYHH8qDjZ1DUh7fKHOi0d1u1lbX",
-	"ZkwXEL25duR6zOmUCjYRDuc0DEXSWPYDNBcDImHAbK4uSiIaz1rWRqdWEfhuue/T5rhfM3a52frWWHa1",
-	"nh8mMcirBSN+ohK4JiHtQVht0CmUFJY7O107B8QCZDVpI5XjqwFj6dEwXu+N4Cx+a/R/fFS+L0ChAXx+",
-	"EDJyOIoYZxGNSSwUztImXESM0zAcE8bJ3w7a5PD3ExLZbCpjgzs9hKwbM/bDM9XlIxboIT4QHAIbDDXR",
-	"ggxAk5jd46X+uYjiRENAqCahoAHRLALSlyIq+KWfKTISMgy63BdCBoyjjxoDBHBSGj9T6VIYSNXOf6P3",
-	"oIga0Tg2c1jHNqYDDgSoky6/Jz/ZsffG5P/8b3Kfp4ch/5PcX/s0pPJGnAVBm4yzpvem6Xii6bjQdK/L",
-	"z0gfRkQCDYlvUadIyID8PVGamE8ssI53BBTCp0/DkKjQACkcZ20soPe6fIYj7iuGZY1XicK6b5mO5ZSo",
-	"YSDk+A3r92vqQRoEZdcV10IaAvj8+d0bRWIJykhMwS2h4esoGIEs5m+ek9KlRGf6Q8oHZZO+M0OYCXpC",
-	"D8loKBQQBZI58r+jYQIkYH0MSmCcUJ4KpzZRdsG9MTEGe+VHmed2LZgusGSpEiJxtxJ8RBisBp8ppFv8",
-	"5CvJwVdKCGDa8eYC73w3wYkN9KCcgyRqKEbcvRDsA9XZM1rKCfXxZTYlfphof1jbIddcOH8eanIIPxz6",
-	"L1/6naMfjqHz/Ij6nYPjVz904OhV7+AH6L8KXsBqoSaLj2optpozBtbuIPk6gfOVwdzQKbGIyE05FLgl",
-	"NbzjTdvums7GUwjfyFNhASLrAsfGwqKg5euBAeMt1Fz9r0XcsYEz9vG+0UNqmeWyY+07s+UophKMvMUW",
-	"u/XsqFoC022kFDoiikEzze7gGqhq7CSDpRgov4WAjBgPxCjNe+NrNLaNRaGN5a5AGzOqL6Rf+wavJ2Sa",
-	"jXUqlpXyW+J+JUAlt4puxLiyNhtTROH2p8NZ7bcT8azVuGIarq9x9iqpP/y86405PJWH5/6bMIvXghRm",
-	"yiBYGgUNPLhhpQlBrj+SV8cHh+TzzflpiiWjYYkfCmVDkfPzCtXQMWfCUotrIDoz81oQLtmFBRLZcXl/",
-	"d0t3oDSVuu4eRAz8wXuoxW75MnOgT4BhDo5zAl5q1UxTV4PmzYyA2BS5Psth3z0AUMQ0dfyTuRAldERl",
-	"AAGhfW0+EavVjEw3MnXFg16N69EwjRSt8gwuomFYY+y5d4pma1cZiur7cJx4CF3k5cRw03eB+aJry4J1",
-	"mcFlfLGRBmAZgLbQmYXODXtE6TH1dJX6twMpEh6ci1CUJJp61clS/pCrn1+fkSHcT6byO3D/lBkGfvVB",
-	"T0kgRYy2XUiVJnok8jx6Ch1ZVz+/npy67/4pf1t2x1RphNIFT6K0DG+WW+6iAO83ruvJyburjx+8vUXD",
-	"L3GCVfV/hVQOoIYsNDL/RjLKByG8ESO+YtfPcY2OdeW1ZmWZyw4IUyTh1hI8JaEYgTRf2T/M1xWfEpjh",
-	"HwX6U6ypbcb7bPgCKU2hPaXv9gwbTeqJHLlzEFeKlApC4Sn5KLeS5pEkTS3/7VauPEiurH6H/YSkyDU0",
-	"F6YS0iCw5w+zNnVK6IRfxJ69nynilR28Pee6s/6epe6nj7jBFHUzfLT4qGMQVWLxfTSnKgjsPXtKXWQH",
-	"/TkHu0QL6yATcUZhda1QNO4e6kic3v/kA2m7t2qU0GQMTDPE0FTA8dMlpzkXIF+Popr3ABWodzPPb9eg",
-	"1waFzQXB+l0gk4TxBA76DkrrB9Hmwgfz9j6qE2TWhSqZHttrGtHHYoeK7FxjMuY2eQNhcg9t8klCxJKo",
-	"TS7u/TBR7M5WOpB016iyQqHEZwYi2aqN9nLKy91U1XvecrckXfycTPH54cXuY2OzZA3ZYIjRfCsfDF/S",
-	"H/vwvPx09veE+XAuJtLHZ8Tofv6VhgmU/2708Bw9npbD1DaS8sCeKMUIVPGerzBWSZDT8+NXL4IfjjtH",
-	"r4IfOq+O6IvOERz82Dn+8dXLH3486h8cHb1cLcgpJRu3g4mNFoEyA/56qQUKzPkNBUzlLPeVU1bNskZT",
-	"9D2fWp8K8TVmXk1Q+OYpxeb3vYGbXpshOY38DbeQ1mM6TlDGpkLEWAzNhVy7CchOj2odAompUm1XCEpI",
-	"Anfmj7TVLoZSYRUoGFEZEPPtbe18YnmNm2XoMZOm9S42xczrS4Ar3P61P4QgCbP8hrPxREMWv6v3sriS",
-	"Wpq8ybeTzF1YDvAqeshAvEnf2aMQ3Pqzh309kq1Xn+p7oM0GDYWU+jdM/De8403b7vmQxrqxUJGcFFVZ",
-	"KsBicK5vF7JKdK7diZ2nSlAuUxcxC8Vg4nyzemLedAFzsndN1w7IJ89mak8AaiG6cuHYALocDupvPaWi",
-	"EtMutg6wckm5NJ2w6/3rp/S0OvUCXDIfUp+Ka2v1FmE8+8JPpATuj09J5zAjOAlGbaWUVuGOV0KIz4Nv",
-	"8IfplXhYucNrE8+GiHlGwXoXRsN6xTj0hOM4EFTKppzOWR5wnZWAa6eh7ZlSR45K1X8PQsEHimhRYdKZ",
-	"d9WFXU8tqJ0TzCI8T2NxEX0/bn7eqRIi6lMi/SFVZve/MT389VM5/1v7p77cuYtTKq1ATvfxKmGnbmnY",
-	"PZuwXbq1hWBe31G4oOY3+dS3rkNwagNsMiyuMvpvgAtpVLl4ic3w7px9EJQzqy4Vx78NqRWCSXaRckK8",
-	"i38kLI4Nj1zfMo6yxkjs/OvzLJsuSvJY0rH541NIxyDPqQzMpxumQzB/nDu9gn+n1w1G2sPIvgNTJKJj",
-	"QuMYqCyN06pm/Gsre9Nb9sjVbZkETilC3QKbqzvGeAcTPqQqdol/YqnCe2Svw6cwkTQsHFfrOB8KI18z",
-	"PkhCWnLRlP6y4hy1Y+2QNT9JuGMwevg7iBqnzAkwTJ89J+LMZpa49LzpiKfRCnkzlNq0Y6N5Wl8lbeE0",
-	"NTcbGfqNU2tTvoICP2yKaeCW1PCON22767KTJxG+kbZhASLrAsemwuINjegArigfNFWhsyeCsZ2loqE8",
-	"BBrU6hDCoFZ7aXZ7wYNLSB1EVTtdayp1jW7TJ97pMWbWMrH7dhF2xW2WIrJKmq2Sg4XL3GRDcgWHND0U",
-	"FtjiQg9tbZMp55rN7VWBOMyyzvPWeNcgol/tHLOkf0k564PS5N2b1BVmk1YpFpTXUBsAB0k1BGe67Ojk",
-	"PLIB6/fJiNr0FphGbufzzfnuQzMIJFFE5bgKDK5dUyMGRJ3t25xmc7Y/RV9F0BbnmYRSu4i+fBPziKoh",
-	"NYn0uilCcJJI63HRRw4EuJZjEoMkPtU0FIO2S3jZG+MtZEz10L1Jx1p13imBO5Bj4jAxNta5y9jWJhDF",
-	"emx4URHG/TAJrId1yj4fGHAuz3JZSML3pd3qJUFQgWvndNvPbxPq9cbM93W7ubRuKyy38H4ie4hQrz/e",
-	"TKzcV1K/PmrcYW6F7aKbvHavfgj3dfuYU2ckgvpLzDruQ+agqj8ILD/nTfdBii3k36nTN6Jx/T5MGZFb",
-	"u58VRuyuPlRidOj56b1k/a6a6RWQgfcgIPd9wftgCHf1IUIxELU721uiVbvtF0RE7SFiScdqtV4rSlBb",
-	"27RuLxuRv2q3fXXLuD+UIqIPGmK1HRdHqNl5Sv2nUJges3yjpWvP9eaMKnRSIqfHchIr0UlT7JcheUIT",
-	"TAkwJ7UzkV+UyPOEbDmrTnNfOzUocnVd1GWTYibjgWmynlKdTmRPqPKCiJyQevPssuvcxq5hgWqhaXiW",
-	"phGeDe7G38/znL9zWlzlqXaXGJmFCaf6Tk1Wts8LKYWsaXYa+9gcD805wdqSXPDO8/t7IkEZAi55aQPp",
-	"PCXnwBFwTUZS8AHGzo3w0kmQQBDaE4kmTM9LfVbZfC8a7kcHR9UNd7vuMsi9DeF+cQbFh13wPXJ6qAYz",
-	"Bz845m6xpzgF9DeXFnhNVxbrR1ND5/YiIWzI8T1dUsM73rTtrsmhP4XwTXRiFyGyLnBsKix+phFgqF7z",
-	"189ohJ4SihYcGQ1ZaEtVWPtVk88357ZKR8hAkR7oEQAnWRZStDNcHtJmUvCfYsxKD6xHrXJ1yTwf7UN8",
-	"w0Mh9ZsGlzmRdHZdKWQnNdPMHuflmF2stDKSXUvQxGNSLXlKtQyao+t6pZK+SbptyPaYYI1N0zBN73nj",
-	"Nrwmi2sa6RttZqzD5pqgiE2FxqUImqsfjporEgHskZtC9bR+SAd4dZj0QqaGEJCEByBtrSqMFG4TGo7o",
-	"GBOyKKY0cH3S5R5Tl3aIX1gQAPfMIPa2eYBvIojok7zRWRiKEQRem/RZGKbBAqMh84dwB9L07HJbgY0M",
-	"qSorQkbNEOo8UVpEBlpXYISvKo+Dto0vqfaHRhCLRM9r2EDh9FWKc2+EJyhIJNVzwgq0P0yNmojp9BEP",
-	"00ORaELJkMqA+LaA5tJYT/AFF9G4/O1QlpUH8tyfbQJ7gz3iXZxJUBd575OTa015QGXgVZrYMMFboDqR",
-	"8PEOpGTuInLeUzwuOBAax+F44gFeE28D7armZk0xEqT0gd50AEdhnLRXmbxZ9irQQOoqCeG1EOGGgUom",
-	"4cPhlA3yECBNi7dyETMlKec1ugEa/SqYDwsHC5nSv7rg3BtqTzsVhIWQvfP0pcmUZuixkOkxEbKniOBp",
-	"lcuqzwBFwgP1CeQvNOxXjIPTQKMrEc4lp76QRuMiW6PGUosLCC3D0oPS8BRLnWficVKClWubUpSWkMws",
-	"fRSwNQ3g9lwtWATrHDk3j6lnAsKnSazKKcbYLk1mb3hU84U8vvVCCsZLE2f6r2/8VD6if5SGjb/Cm46t",
-	"9fIAlVxeJ+67skpKQbC1NrbWxtba2Exro0H3YWrPbJh7qOEdb9p287foDd7qaIgIvaMM2Tqrdq5i8Fmf",
-	"+VYmkB1U4RQ/PVMkghBsBXAn0GzM327tjHQu7rBq5ZPC43zX8+Tk0qxlXuWTDfAq3bIwvEYkrOfRawbT",
-	"aVEztZCqgiaHebO3i49Kh+tPVLfhlFzrKPFNkWzDOmOSPTZWgawNCpsLgjVePpYSxibfu01Caf0g2nT4",
-	"rJl2ngDFrJNONhYW7j1dIy7fmIFNZzgAKklPJIOhtjXtgfSSMYmHVAHZoTIScrd+UZBVbnafzE2uGor4",
-	"jaM0GoYf+62Tvy1ey3Xa48vv7Xl+EkSExjf/lHOhSQ8cXhb4L3Nqma3e8er5855Pe887Rwf0eefF8yPo",
-	"+IcvfujAwY+HP76kwQ/HPz5ftXrHhC9lTgB8AVDzyPtbKsqxmj9//eb36tSLeuP3GrT4lUmrKavUEe4G",
-	"qYkGd7pJ21yXnZQjeFPtgrXYRw77GwkDyYJPQrFU3jaRoVqEScSrph8So5UyDomRLbBrZirb53unxT6m",
-	"qjKAPk1CMwXwzufrVlm6E5ea5vAVUUkcC6khcGpNtTFXNA1DD20O+zLV/kaoJoLb8rXAk8isj8rO2QXO",
-	"0Xlzgd/bOUF1Ltx/L/+KOcU7b69a7RYLOu/e4A1P591Nq936O+3826dWu3UrOv9+ha+UO5/em//qzmvz",
-	"WSadq8/4trpz84v5r+zcmO/vWOfXD612649h59z99+Y3e2ViwJTbOOnCZvQxZlZ9je+ymysYa+Yg9vH3",
-	"Hjkj9g32M+W+SsMeBAe8DccPAwlUg9LEw5B2xgc2B2yXh6BMe2pTa/8joWFacDUbl/q+SLi2E5eGcT7C",
-	"q5x6SUXNSj5Y4i6/AmSc0DAsxJAYni6/kpxjVxQziWWznWGmW8p9qFPGO8+uW79/EV0ld69F1BRCWOyB",
-	"ytIDjeOQ2SvQCiLlIQ8oJtY6iaV5UFwEoWWe0QKzNVqg+RH5jdRmtyf1mGjLl1u+nObLhg4JU8y/IQZi",
-	"YVXN73sDN72mo9Is8jfxtDAFlzUCZWMhgirpEQ4Um3taqHhOwG1UzWI0C5ppgOD7YwxZZn8g4JhW6f28",
-	"Nkq0JO0P12ley2k9bXQBVvy2A7iWhPpSKIX6G8dU5QWdwwzJFQChs5x/8xZhW5AdjPyOqQ9qt2zeKVp0",
-	"i8gmaGf7nU+XDh1r4dUJ/G8yt2bmXT0iPZuxUfnksX/CrN09STnd/Wq2pdrW2EWj2tAzjrOD7E1GWN/K",
-	"1hbHHmlVtbJbIxQQ5e5zQ5Zlv1ghUvoLipU5v1z+tfQXK3rKfrHCqPQXFE+lxa1RYJX9YkVY2S9WqJX+",
-	"gmKu7Bcr+Mp+saKw9BcUjmW/WHFZ9osVoHN+ufltudW7cRpgMSu5xxR1GSo9DzXFWULiFAv4Z3nBj5Sf",
-	"lj+4SPlrecuU36q0tPy3tGXGj0tbZvy5vGXKr0tbZvy7tGXGz8vLCKb8vbxlyu/La/Ol/L+0ZSYPlrdM",
-	"5cPSlpm8WNoykx9VWlp5Uq9E4ObLl0saN+b/imicSwqfhqFItKofFG37lVh6mBJdwoAJrtwrrr6QZlqV",
-	"PedKu7tYWSPSsEbCbvUiqnaEKs89fCFkwDjVZYbpW+ZbCHcUaG3M4wGIgaTxkPmk0LPS66+NiCspvtao",
-	"uIoV3xBFNDZ/zX9ghy9CY6qHpfHC3GBIszt4UynQJy9K6ixF95wzlhAYDOF3fUP1qyZ4cMlyX1P/doDP",
-	"bN6l9UaqeBDjkKphZXfjGKdebSpNfc18GlaDG8FESMRVgMjCu/EpbX40ZBpU8xBO5hUcv79MQs3ikJV5",
-	"mn8TMgzIv/7zv7I3xVHW+pRwISO303vyExlh4zH5P/+bFAYl/5PcX/s0pPJGnAVBRSdtscvssj72+wo0",
-	"oUEAgav7kK7Lp2k4WoVZxo+y93G293uz9/HE3sf19z5ew96reLtLpUQ5D0yK+kWv2MoftTkWns+ec0XE",
-	"ZFSRk4uTVD2J5ynamgJ3Qb/OsQ6avCArNxC+wmuVzTAxnEf6G7Iy6t0BPnVzYoWkCE/cEFhhx1vFvFXM",
-	"W8X8OIq5oZtip/U35DLhksbN7XODNrmmG/AcuZt4c+TgsAYgbCwEbDmb5mxuOz7ZCSgLx20yArgNx/hq",
-	"nKQFep6p3exeOK+p4x77CLNbDa6Cy5SdbVqi8H/jcuFMGVjXH8mr44PDLCu20jSKS42sRwsNLZjtSkSQ",
-	"AkCt6lmA+5jJx9njZJW2apRrV/8x7VnlwBBLMZCg1I04d8ibU6OIDiYXUjvfDRafWoQQbPDYGNGlybfK",
-	"Mw2cSVAOhjbr1hvDBt6p9UKBJgMpRtVOR/Mt2fhnSUsTHrngPriPQTLgPpCBaWkLci4RHaWmkQW465vP",
-	"XIrz9jR7ztCyI4EJwlwWs+eA+aRexs1IqYdJnxVOQbNC5DsSDivAK2XxR2HKp85oTZnDOSdvli3U7H43",
-	"bLPrOgZMIHuDDeG1HAdySthgSORivRlFi5Gz6RxE9AnNDgvpYeCOhglMngNU6UEgG+ezk8ezfnXU2dme",
-	"Su1jnK6CxJ6cLe1XBsqmYXjGCyDM4Ydmn2pndiglt8zlnCWUDNgdcJesq37lKplvaJ7VzbjSMsGLgWnb",
-	"O1dAj3zTOk+ppstdpu4yTH1LJSILuHo81/ljQrohVTuBzA2Rqtmamt7zxm14TSbGNNI3UbVOwGRtANlU",
-	"aOSP9prL44RTEJ/KYK/1BOsjM2VTJb/rfxD644jPTZZN5QDOpK7zqrR6c6ztXm5aXUEfpCJaEEpuTDOy",
-	"4+3fHe7bcvD7fxr18MXbzSOwbA4tg5DsKcTD3F8jFlTeeZWjdwnIixCYvuTLQJmvpICOZcqw8G61wcCX",
-	"IheQb7tS9ZZhviOGaciUmmTKjVOWje9687a8JhNyBvGbbTWtw4icpIrNhcdN6u1vUoGiV36vubRC9loQ",
-	"62inV4kzMeupDiA73OUpkUBDTE9i9LYCeQcBoYp0W93W7mPbmQiB9Jnt3FtXY0OooRhxVxGLpgCcs8m+",
-	"kKQXUn5rIazIDiV9GNmdua+G9A5QJ7ZX3eMDMpPk256j7qooLSTRNZh5lkqfVD6elciv1gybgvxGlXdG",
-	"YZsnmpvf9wZueq1mSxH5G66n12e4ZJSxkRCxob3ngvdBgsvp1YxmsDMRP5tq7+snR2TVPQJMXSdxWbD6",
-	"jUwAzQdKtIg72mxyIEUSY0IZe3HINWVcEaGHExBQpwSpLD9jOwtLREyn14yzKugWSsrMXGP2FsIC4Jr1",
-	"GbhM5YEAY6xp4g8pH0CamCam2h+a+RMFhGm8LwMaENEnBTDjtv4uzNIpD4jSQtJB+cXlA5Sb2Y5DRQ7m",
-	"pSptmnAbtWpmafdp2TZbMv+GyLwpO6aMozZVTa0LBhsLgHXZdXOI4knYMmux8cooZoOh814MRON6UgON",
-	"SCgGYo+8MwI+ogMwIliRiMpb1A2hkOqE9ELq35JbgJgk3IruoE16YQJEJDpkHNpdLiEgsWQRleM2GUgA",
-	"ThT4ggdUjvfIjZnLjkd8EQEGve9c/bS31/7Z/Ou1+dfZT3t7u56NPjKauouTcUDn1d8O2uTw91OjsO5A",
-	"aqIFedXpMU2ufn6NCiHC+tlu6TG7h1ClgUxahICZXkmP8qDLdyjXrENDRhUEBIIBKBIyID3QI7NwNwiq",
-	"mUTiYzqjP+36d1dOGP6Vb4h9wcvHy54XmyYFpf2Q26NK90HpiuYXKFnCI+swJx+TTUgDXEIaYRLyQB75",
-	"1m+Pv01matZgSzl283Rt8/vewE2v1zgtIH/DDa81GqQpZWwmRESvuROc6MG1XcImbfc6W0iNRKa/Dakm",
-	"lEjADBP20lG1UTOOzE82c7WQQBQdK9R62dOCkgeAUA6HiHLWB6XfubTY+YA2V+rk9ISL0SmhPQVcZwmB",
-	"qOu1Y+9Ve4ApMhSCEe+Fdyfg2jp4efHqxcXrlxcvnh+//OH1j2WuFmu9qNcwZLwkiOna/kwUM4ZFtvBn",
-	"KQzIHUh8idADn0ZAggTIaMhC05apyU0FhHJ0Wp2SA+uk8hMpgRcdU3mSENPFrHE5MKfnUStAQdMBlGz/",
-	"jHAYgZw735AqEgqKmUoMubAwJGrEjI2mBaHaQswfQpCE7r0EndjvHAsh3XwZoV+BpoxD8KuF/Aq52lOc",
-	"2afJ8g4kkTioqk7Svw0B/Y8IDldwJqcFfBuNOC93OvaMoTqczMguIQSqoHPwYu/woAxJvuAauP7F5Saa",
-	"ItRfzjrPXx4TcYeLyhbzTBHFaayGQpM+C0GdYF0cY80Tr5scHLzwY6qH+BcQ+4UaUhyq79IFhmB/7na5",
-	"1+UxSPyuTZRNeN8bY0ony5YeTuKlnVNuuTz78O7txfXN3t8VFs43RKxoBF2O7fGpju1guGhI1ZDg86ix",
-	"Q9ApCVgffR9uGy7gwuwlJ84uH9j3QXljwcGed3NA2+2d/Nh/7h/4x73gpX8YHMBB/zkc+q/6R70f6Ivg",
-	"ORz2D+iPvVf+D8ExvOwf0Re959jux/4r+kPv2H9pSIVqYyy3Tlr/jxv0bwedH2mn//ufx0df/kcZEvPF",
-	"TmK/hEsLo5thzzpvf//z8Lh82Kx8z5kupVU+QaAjqgoFfxjHgkdpTI18lor7nc8357tpFMustH2mSC9h",
-	"IVYMgmIYZ8JvuRhN5SmiGjqaRVDpNdRAdGa/FJExTWI9dqz9pd26y2XArJDEZGOuRRuPovt3h/vuCw9l",
-	"l70UKGDB8N7ewcHe8Ysfnx+/WCqnCtjMF5Ox9yRaJhm4nUqWCiLugQbd1BNBGIEyTCSVJju9MWFRLKQm",
-	"WKakemq9aSm8oUbgNVDVXNIXTiBmSgRAdjBFV4f6msQgmQh2MfMLN2YC2ZEiGQzDMVHsvjMCuCWS8lsw",
-	"+pIHYrS7AVfUwIMbFi3JujKXoSswsJFR1Ejk8mDxz5/fvUl1hm2XgvYUs4cIhKRqWykjMsBXyyiC9bYa",
-	"39+cJC2XdEx6Lg6wStxjea7e1fO12NwslhFsapYzX3tY/3PmlwsLVa/wmjUFdEFh9KAv3JpxfahP+iwM",
-	"rbmTi9OymRt2I03lk8gxn9P4BCUu8y/Z1Tfop30sGfKkQgW24uYRxU0tyG9lRIMyoiFvUy6DNsqqanS3",
-	"m7XVNbmaJxC9ueb0OhzMORVsJByGIn7jttNAyflladX5a7iR1MjZWTC8kSKOMXotSGy1wSGQXjIm8ZAq",
-	"KHdH+VTDQNi6hyXT2R+XPYZxMpaEtAdhVZPVF6pk0E+S+UAYJ4x38BTvSwiYrlqZdyBZ8EkolmbTpmH4",
-	"sd86+dtinPxc7PXl92lD7UqM0Mdpi/SbxaWANdNNv2K1SWeMwcWFThubhgsMiJy8WI0M4hxG71Zo/nyV",
-	"V7GIrQK5TBHHFOSnKDXdVmHJxeUsVbKO5b6dtDVfmY9rmY1bPt3yaUU+vWX8fChFRBuLbMIYHXM4UXoc",
-	"ArmjklGubWY1dcv4piRAsdccPaqA+AgRG3aFvp5bxt0jUbwSVITGMfCA0Gw7qEddAQBKOIxCxiv78/pJ",
-	"GF4BD2yMfaUyFgbkEPzKAhBV+4yo9qvWyXjAeW0yHqiwtWwJ0+uvTqRNRuAtpdNvPMhsS4TVibCpw/QE",
-	"oW/K6SlbVOO73rwtr8uVMI34jTxGT0BlfSDZZHi8hzto8LIhiQeSBkDwZV2midok4aHw7X2CHhqNkza0",
-	"MUr+eKOyys1JrYHe5jSdRmgAqchoKNRkThFXUrtSJVYzxjsNUck9eur81qmNh433yK80TEARxv0wCYB4",
-	"Fxf/SJg9ymX4NUOenPz69q9em3gnJ2ecRZjE3H58yzhTQ5D207VIeHDR74Ovlf3mRlKu7Pkq6/PvLAzP",
-	"RcJ12u1GxG8lHdgP77iKwddnPDDtvFNjTtqkw4pEdIzGJ5UVLzfq6+gHqN0cAzPptWorWwR9o1d5q3PX",
-	"N24KbhnpW2SkBs23jFc3TTU3veeN2/AaDdYi0jfaPluXuZpRxEZCIzaLacp5oszoeRVja83t1Xax5w7x",
-	"0ogHM8m5a3Ryci64UbQJDTH2IbUUm6/n+xghfP0kDGuswDRH/WcDHeoUB0ZUVKdjA+O5hPz4CWQt4TxG",
-	"BtkqarXgY5+fCTZDTTnYJ0ucOvDO5bgmPZblTPcVCoc/Dbat7Q3dbP6co3m3LLoCizZlJqYSYJNsgCb3",
-	"ulEbbdI395G7g6/zG5j5nmQlBzUBqQphALVYuzD64huaJafYCaG3Rox+436ep4f8JoXXxjkxskU1vuvN",
-	"2/K6/BjLzKnNg8r6QLLZ8FgjgWw8bayLLDYWCqiIbuyZZL55MO/72dc60xNMbQ0jPY2ZpWLqA/nXf/4X",
-	"2XE3m7cwxs+TVkKxGkDpspsS8QXAbAiu8OTZmE8Ez4ynWbpZFYFmviISXCpGwjQ+Ls/Olt7TNNu1kPAW",
-	"qE4kBHUiVR8tpqpkBcssOcR8kw6xFZD/rVv4T5lOGpKJGRlukkBscq8btdE12W1FJG+ixZLBYi2A2FQo",
-	"TEp0AwU+do9KyuFh/c3LnnoUQDPZdBYMsxL6zxm3x2zJn99ndY99N62HQBK3KUIxB499E4AZe3zBtaS+",
-	"LtaKmuiBCdSYPsFcSv92/fGDjVZxL9tdbE2wh6CTYUkGsJ4SYaKBfL56j34s7jLICknuWACCuERaEQSM",
-	"kqFQ+hQjYXqQXcTkj72HWsfqZH8fG+/d0VBIynWHxmzPF9G+fY2j9o9fwLH/vHfcOaKvoPPq+Ee/8yI4",
-	"8jvw4tWLly+fPz9++epo3ykF5gu+F6NZk7mbEsmq3CmslkHMULNL/lbMMLRHPMmEPg8ZcO1G9vYL371O",
-	"WBh4hEogNiutIqLf5V76Zl5Od536wfXvC0l8/EJlGQxMQ5+cfXq31+VI+IrQNOQxYAG+bXKjkR0RBkSC",
-	"L2SQ1hoTxAM+YBzSuUk2R5djiqddXPZ0zGVZIumVMpvhHG+oLjFmX2cZpkgxadUJ8f7jP/7jPzqXl503",
-	"bzyXJyNLrpAlU5ikvucHzw87h4ed589vDg5O8P//99zl/DovtdSHJALJfJf7yrK0WRtNoTIx52Fpvr0J",
-	"cJcadZN5wqaSSORlKRwFICGmXcjO4TFJ4hikTxWQIdzTAHwW0ZAEbMC0Wp4mcZXUY0UyLd1SOaEvIJWO",
-	"GrI4ZnzQOfyxMy8jV7s1xWIlMsywmwFV2VL3Fg85lwzmDeo6lA57V7blB+UcyzKNFZKPFal3mtTmYmEO",
-	"HstAMQvxIgeXKWXXsyGLtJCCbBMskN9QiTV2InUvVrMYDbMg1SZqKGJbGxMzmt+WJ7NcMerigidRGmev",
-	"En+IR95COG4eivEL0LuxV0r8AfRpEurrW8Y/z6vYvBGekFsWhteIhBrrUMWMEJXeMWc5JGZtvywk2hlE",
-	"rvIR5UaR94D0RDIY6kpPlJESKpv2lnYNisrs+/mFtm03Q4nV9/9bodMCEFjbMoT0rXaFXdcMCpkmzGl/",
-	"wxQ9TIaCFLdeoIIU8PMFRJNeqxoyYoNiu56OlKnlMFuzOEEPxSZKlDmuk61QeVyh0pCRlQutjTKzGt3t",
-	"Zm11TW7OCURvoocvh8Z6QLHZcEBbrWE7ApOVZMaETWWiyA7jAdyTgzT7PT7ds+/fKPdhF40M9wh3x8bB",
-	"HWJVKFexKU2DUjv9sVvAI737dkm5bxjIOTHOVDI9xiedhZSXTr7nJ62n8Uikbmz4ojdID48Lr1P8tN0a",
-	"0TCMaVwxm0ilRKCFcPBpOphW2Pnsk7o6pcaFUeGTVtATZ9f1HxlWZvg5auzp8Hz9R9bq0V5cbvl7Nf5u",
-	"1CYtnKQ2ywhpfNebt+W1WuQLjtCbB5X1gWTD4ZF5LxpIEhyoms6Rs7THHM8Ivs+jLOoEYsQ7ig2GGmtb",
-	"JVwlcYzFnip5iCiTrxOpdN3lTXRb4L2JhNKpI6vagkL9lkm4Kc19b7eelpgLsfqpBtJnstrLRBrq66HQ",
-	"g6Sur+psquOCHXPBO8q2rbbjgEZ0AFeUD6C6QfAm71TGVob+4xsWgSuKV/GFT99G6s2GzpTA0gD9UgSw",
-	"IEuM0pQHVAaEJlpEVDO/OqpMw6vSMIMrkfBAkRikq2dcMYUtllF6nYQh6DPfTyT1Sxzb17EEGpySUIxA",
-	"GoaKhARCsb2GijNFdED/YByu2R9QEfISQkGD+hiTCb+OAYLLJNQsDpm1yKYtwJBiDIwW9igRiTuIgGui",
-	"TNeKm3I0/QkMADHrzuxMh6UcUGFwY9F9Ag5aUl16hV9+4fDbZLc31kq0tSkuIWBJ5C0vYJhR2hTiSoFb",
-	"wlplyCuntlIgzm4+58MCl01KxnauUmal2rRUnxIxv5f5yxX4iTlHXft4LDAI+KxAng2gDM8fBFb4BF+C",
-	"PnFFQc2hwiMGsKA0iRKl04rUY3u4xSCEtAK4oZFeSPltl3tmog7O5LVNHxqGY+KdxbE5GqQhA2Tnf36+",
-	"er/r7ZHfnPwX3IY5Ua4crx4dHNg4J2YWOQRqc35yPKC18mlykqAx+3cYt74YEDDex9xO5vRBfdy16ymh",
-	"H1infiLDQmjcgOlh0sNwONck/e/skf8KaNARPBwXAtLxfg8fnGLhdzMr82lI1FAIDZL865//X3YJZI78",
-	"eghMZjeE5mTb5QjP1HGQ+wXapJcEAQPVJhGNnV/Ap2EoEuyMJRtUmxjVAppZ8cBAqnaXp9XozfLaBrtc",
-	"26FRFppFUWXjExknh6+cq0C1SRwm05X7KA+6HL8KWL+//69//rdHlCDGanFRjz71h6BIH7Q/JAggrGTr",
-	"itpnNeCL8Xtqr8u7/C9/ORfcLM5885e/4FfkAmkRF6cS3welSE8EY0Md3p9dZwx2WyfGlGyTLhqF5uO/",
-	"/vnfX7xTR8ogpZBpvy4nU11t5U1jkdpam2Yc7II/tuzPEShFB2k1ztYXL8Ugcb/Ygrq4V20AgoAVHKcz",
-	"rNQm3r6IgdOY7Y1pFE588Xdlc6DtD4GGevgH/m001/gPO5G3H4GWzFfenoWJGdc+jcACoM6zFNMBqGdk",
-	"pwehGO22XQZG3IzCOMJfbi7f21Z7Brxntndaxl9SFqJEDqkaus5ZA8OjzLqXiBSJTh0PaeSo17Z7DYRv",
-	"PhBv3+Jc7Xu71ill+BoC4r04OCSX4g4C8glkRI0lFI49uwrvvfBtSjizITPixALQFWZW1yb/SAxubyHW",
-	"kwv5X5mLLIDOmwtvd48Y+eZGC4SfRBkHxFL0QJ3kgN/3rOA52supr0QS+lTKcVHskVKphwCZI/hOsz3N",
-	"E3x/IV66FY8oCMHXChu7yMPDVyQ7HKRMayvBxlTSCDTWEwWeRO4VjVlOCNqIIh+DYDPNG0AnABcg6/sQ",
-	"6zycOWTKfDLssdvGslQ0DD0iOPGppqEYmFGRHpQtSIUws8sh1OzOh1PMu5gfZWwgtNvpDCOZGZFNEdlZ",
-	"Hx+LgJEz6+XECG3TyPpJ+1JE2N6hKYNInvkEpbOtPNq28BgxBbYn8M7n6z1E17l1VnXeZ6DHp4EWFnZI",
-	"9OE6KcT4ydS8BkPZpKaZGXYoMDKYjw3yjPo0myguw8MleBZ/6eA6HQZ/tF/3xuaEZOTZWMPuJJn8hKjZ",
-	"cYhxWNk9KeIk9xPbGPcdr3BXcUKM9Z6yK4qYKTeyozsHCEQJ2fEm3KHebjulnTw6Oq0tzvRpilkJyrCr",
-	"LVId0Yn9ev/653+fmb2kidt3PHxM4BkVhU7v5wcH2QgWCp9t6VsnFzIWsHKPDbgwsmcH89OmQdwKeEDg",
-	"Xkua8QLSQDrwR9T26ifb+/81hxzPTvZ63MFCdo7wHesaajaooSSioTGTISDYbIcLTV51jvB/h8/JEO5d",
-	"QHAbicKw466Z2vDC0cGRG2UEYdgpjqPzAPi0oHAgwFbQGNI7KEgti16aQheZCvEajoyiiiUo4PrUtnMG",
-	"BReOM61883DDyBZvDPPMlJijbha4t0JiAFq5XmQnPRK6GbCiIvKhdeWnZIC/PlOkYF5ZjsO93LgbDW5I",
-	"OB3a1u3MtoaK17OnAe+E0DmEHlF5CygySkkeo3IKtUCNpKDZboQkIfVvEYKTzz0wKt+M6k4zXrfVbXnt",
-	"TKq5Gr8SzH/SyqJhWMBUxgi5oClaRyguUHhhmXuUV4wT768dg5RO+nDALGGH5pHo797snhpNnQ2OEIzY",
-	"vZliJIq2V7qQz1fvHbDcKxK7+ZOMX4yFp500sU9RTBeqiIith83yhjCGKrJdLMFYpBKUMszn9TCx6+AP",
-	"Fnv21ss3NgY3ksU7Q8XTueC+CAwmyT86NrsrSgxwoHJ0iyaCxZEBvOADcnFDB23ivet3PggOnUuq/aGH",
-	"1c0VeXFw1CbeLxdnbzwyEvJWOcvMjWqYGJd+/vHq+iSby0HOzIKrU6pjtIMUYecsDMWo81GygVEAf7FG",
-	"GtzHwqhVzyzFmUNTWLLG3IyOQQXpffx08+7jh2vPgK0fssFQp5XY0QYy3GXGfH5wRIzlP0Jy+/nipk3M",
-	"ztok7e9Mu9RiKdTad1FnxrI0aPvl5ubT/uHevWXcI2NCo/YysiCyNSQpJ4fH5N/Za3wxQ4g9hSly9OKw",
-	"0Jha3YQV8I+PsPnR4QurzIz01/QWpZRpxkDZyuYKUHmbUVN5wh0y2mk9IKxJb+134HcQihjcYeGTMWJR",
-	"TsYg4hD+8hcjZSfsMMIBAgjaxDNyYH+oo/DUHESkAv1TovudV96usf2s1u3ylOFSBnccnHIKka7w9m7b",
-	"mbnYkRXeJLeJxMoUVlleQSD8LkeOnbH13SSZ4dJjnMrxbsFuTi3/1Iz+07T9sv+nFl+8Lt8pPVYVObtt",
-	"1mBkCkLT2R4TClztYp2cseHVLs+Wbkw29MelAEE82qmMXTHze0yZtIdVHHbXHhPxJBiQkN2CYyl7YDGk",
-	"cpKya096+1YgtA2X4nqYdEeWVIqac4ghPzsKMoM597IAnHGOwttVkiqcTriIjWhHXZoa/uYTmv1tu+v8",
-	"RER2PENUF2Zqb7dw9W5o0B4X23jAs7rIyisP1Y/ROoYzGB/YJl0+Qu+IkUx2FyHjt4r0qH9rzodIdOZr",
-	"xD8tABd/TClgd8+0NFa8vSLpcl9EkemX6woaBEa+Fq1Qqym0OEHd4f0ilPbIjr1jIHFIGcfXgjgIEbLL",
-	"3RhtAqGxRRGNpsXJq4NXB8ag89BH4lnD1vtr562QIyoDCDqfpNDCQoEoYf01IfOBKyi4XC7f3cy4WwxD",
-	"WGW7J+Rg33VS+6ZtXmQ39dbgeRr14qTDpfAA56R1uHewd2A6O2ZrnbRe7B3svbDvqoboB9s3/xqALr+k",
-	"mpQBbbthprGGbmb/tMvlQhHRWlhjR/jKts4w3HaHHTzOZ0JGxeDvtXDh1m34LmidtH4G/YuI4JN9aJ9q",
-	"JNzG84ODeZcKWbt97Pil3XpxcLS88QehL0XA+gzwyutl1QmQYSa8jq2Tv/3ebqkkiqgct05a7yk3rIFs",
-	"1mq3NB2o1snfWsh1rd9Nz5TiF+KmIIGsIAupNtReFEMnRdQUSyE7s9morH/9539Zd0Dhux3qXF3o17ID",
-	"e+hOo9IyWrS7h6Z5nkrT6lSLfSN7uhyoDFkuGC03zKD03O7VYTU/qcy9tsqbIMBTswGvrdZLFEc1icL0",
-	"OKrZ4xEJ77eijnQmxeT5qV0wIRaTZlH/ziXTT2hk4fHbUiLe/qWPx3lAJEQCBYvTzZmaYZIw36wnOziY",
-	"nl2erj5TR+7Apotb23GEbijbPlHHUHv0MdhbGWV1snv0bhT/B9QgeDh2h+7c2+TM8p2Y+bcg03fmBii7",
-	"bXv+Nquzoq7LtUA9g15aa0tj9T1VdPGSCf4qmjKnOVd55msPNZJnlIrT6JPylYZKkJ2Eo13hDMxnaL3u",
-	"ZtI6MwUKx6Eup5pg1BzGTsUgFe6LOp+m2Z39mB2p8Vy7mIlfW8NrJV5+K0WUv6Bc2vxG1Gi8lRMry4mi",
-	"LZ2SXsGoXiovjM6fKyDwTGAYiyNBl58CCNWpI12a9nv25j0UHPb+rrxTc5I6f/Nh1502VJdPHS/2yAeA",
-	"QJF/o3f0Gmc/nb5+SK8MkEsz45haz+Qcmn8jfPXUbZEbc2AzZ9KSQ9schLq7gbk4fX5wQEZD5jzDsRR4",
-	"T2V9giq1yRWx4mePXIHSVOqJxs6oYIr0KQvVaZebI7MRZXhD0EevFg1Ij4aU+yDdZUl2R8S40kCDOXj7",
-	"BTewGtbMUakyCt5xjOEJK5iE7A642TmexQqAzxafQt9ucQnw8WSTOcwUAstq3Db6UAhmriJqSN3ZXEIc",
-	"Mp+qtlMXBauxy5EvbAdzrMl8T6ZH6snmYnRKXh68IDuZZpZ4C7tboAXXp8sR46pdcMD46ftQIQHvVdy4",
-	"lNtTcroZdMFMGrBdvmMXrTQLQ3M0HaRVqjmMTAscMGLodcPNjJj2h7t75GyKjBTwwGhwSft95tv7Wi3Q",
-	"QVSEkRKZD9D6ERVAAeADgQfbOdR3hQdjUGr9BGh6vagkbcwixwspNtvGcpK9O9ynAzNHgWonwYLxq7ZJ",
-	"Xash1+rLrYB36lNIx/iCd0gl9TXIFY0BXKxZdaMWwWsaXFlx+RCRUxAyShOLiaKdLUUI1pTssZBhUGeO",
-	"TIe4KUS6uPq5+PwZdBqKUg+bGBBfAZMPtOVwcViCbH3oO6o4zVuR8OBR8P0z2Nt0mkYFzcGpi6VZyJ2v",
-	"XZvV2XMlRJlpx0+SzxxQyY57C+UPqYzUbgENWRLPGUzs5+9nFiLEprL+SkhJc3Y/ScyM0wdmou/sGfy2",
-	"DnZmZeD00UYnkltT6nU+pTFzIOzbO3Bj8tjaLrbJbqnPM4f3psrTfIXfjVAtUFE1qlmuMl87EtxcFH9f",
-	"2F2GVx6ES7WmbbN2AW2mfZLC2Z4zexncliOgEmOZlpvLWWZ13xFrOWQsQK0PEiLBlxml53mzNXOYm/lp",
-	"mqY5dMnOLQtD0qOcg8wDYM98eyA8DxPtD4s2a8SUX4amCkyYgmxT2TBd33fDiH6OkDnozV9P4OOJxbyY",
-	"N75hIK9Br58pZ5bwNNlz6tEKURaWKZLc65b5eKrCjDOg2li2nFnp98OgJYSwmA4wjrIKr2YZKL4Ck2Zz",
-	"P1HuxPXb52Q2FFBSiW5TQvHZ2jNFplJ82PC0Jb6fIvYqcXA2xeaybrbE74hnc/JYjm9Jfb2cVW2rr8Cn",
-	"ZuIny6QINbLTo1qHQGKqFKi29YXb8PQ781fWssidsRQDCQqDS2bxVZE5TdtN5kyzvu+KLR1CFiM5kRK4",
-	"v/TgmTdbN1vamZ/owbMItjlnjqxJFTZzwNhYNnPr+37YLEdIOXoL4cRzL04mooqnnvfZSv3EDEN2XBy6",
-	"jQKVhchn+8gMgrZ7ZIeP/u+YSFTWBAPYZcKLr/dwVPNDRAPYPSUv01iaLAAmsG2Y6vKES6ABvugTkvhC",
-	"yiSeFyj2Hjf8hvX7K8V8mI7fPAmVxxxiTNgU6tKI4DwCqEBuaWDiFMlVCVa+YBhpJGQA0j2L23EhuBxG",
-	"WOeKcoKRuLZjDxQZCMYHGO6zu0euC+GLFInOgCHRKd0gMRk+wUhaVXzwnDXEhPhIa3v4gLYQCdzlQpJi",
-	"JPBEQG8hcBjsTvIXQFNhm/PiGS2Britq9/ctL9TihbL424WUb3ObLDRkLu4eGHS1EhJ/phHgzE/SimG8",
-	"gw+vIIVduaqzP1ewYhASm2rCZKj6bmyYCfTOx+69MTEWvs+aMl3SJ7ycxmooNAnpWCSa7HipUE6z3mB2",
-	"i32bZ6fPQpdkx/3c5Z79xb4ttb/NaUy0pFyFNhazje8YJaj92f62+URiDLBpKzC8dvAHizuFh+uaSkKl",
-	"P2R3sEe89EGiNbo897jZPezHWnkYneteq3R5xPD9sk85UQBBGg9jH/LrPXLG08ExQR0NAF/YureH1tCj",
-	"6tboWSHb9h2PynJv4QvP7EE58IEeeqfF92m3ALFdnhGo2UAkpEqTHSUI5eMud8X0RN+cHK1Vq4nFuSK+",
-	"UNpmDXALVc9IBJGQ4zYqXNTwFAOML7iW6et/CYMkpBLBooiyaVx69gFvO31lHkCXHxwfHZmRiBhxkJm9",
-	"85mzewKxsHd0EfKXTQ5ENIsAw5KzJwx2EpvdossH6EJOf+uNNSgHFJsswD7RN/AOQLKJJxiOOnOnprHB",
-	"h12evRBM9Y6XJtXQu3vEO6f+ENL8ACcu9YnZVAffQXsnhir6IgzFSE28PsyKWFY4Bjib3O51x4Zi4+NS",
-	"qjApTJenke4u2QZEPcC3ZwrfD+OL2d0ya+gCUX2Gs65ks9sBvmmBWSLjrMRI2WKxcYIA2v8zLyI43zI/",
-	"c6Rm+3j20RHl42zeMkKcS4RdHtH7Dh3ATy8OX744Pjg4aBMWRYk2hznMmOLoKid9S2GWwKxdRnaoWYUP",
-	"QZdL6Li0Ju5tpM0IWGAXK/wcf1pm2y2a9zkQUtu+yw+PSwpmnk6yReGJR/Fl4HyKLhRZrGVtXOalHlez",
-	"I74DfjibMc/r8EM/hPuFpvpb02DNhrqZ0xh+T9JONxC1z4YXX8SYdhXM9JXgvyYrPcXTd2OkZ7hdjFpj",
-	"yBubavEh2JxxLrHVVzgHm4mfJHvZSs8ObNkhCT/Pwn8fsuKJ1XBxUWj/lbCSL+Fp44fABCzroKqCWJyF",
-	"1ia7MiZX+t2IyzJaqEIK1dG/6Uj//lC9AL9A5WIhbBqsW+oCfZoBYQaaZIfKSFhXjcvqluA744mwEpeR",
-	"eRIRVXhsFXSsi7+Afj/BXTEDH/NNDyxG5iIWn4X18CZxsbmDb+Zeu4Zr5rjC3E+S8exzyl4GvAXngCI+",
-	"KjBcATKbyneFJX437FdE+BJ8403HYs6zTVaCPV6QXNv1PUnWmZsvv5AWwiZw7qBXlCj2x8ThwSWMthVd",
-	"psC+/6cdbb4/12bUBM9e8GjMi7rjkrIWMvLvEjqgjJetF1Otn5oOesj4oMsxU6erVWDTrcEAUzhl2bIT",
-	"ZbNUU3svhbVq54TrpKQxxfmTm/i4sPSAXWF7ekt7afmW2NZ0dPlAbZ9WsXKPLRxlc3obCGZV4VpYxwHL",
-	"+dzbC67WyfHRbBmglcTKNfa++W4OR+4ODPMF2ViuvhU1KUIWE3xEY7WAyrMEgpikL02ybm8fOZXS1q3C",
-	"+720OE5hCDWbDMAw76WZc82mwiWNn6Scmy0OVDwVGUBOoLKCaXBJ4001CS5p/N2YAhGiYQ4mbS7h+UlJ",
-	"pYhADyGxyf1snnqsiUlsLbcTErMYQsYxz/UA2qQvQQ25TQltqwdhfT78scuT2N6/l1xU7zDeFy67sU3x",
-	"j2U/08TUQeIyZWEONpFo6HINURzSNGuo7eryW1OZFaBx0SRXF2dvLi/m6LFLB4hyYnL3k1gAGe71PibC",
-	"Np9ynTOtUmbKfi0F5d7XYv/CyqIMDIsylEVM2Ru5RUbjZdpo3fLXzvs0ZXAOs4VPL9J2VYSwbbqxgtgu",
-	"7/sRxhk6FiLYFk9id0sOZh/zZmvmsmzmp8xnRBThVxEhFXguA86mcl22wO+G70QBJQsRHYd0DNKnMljM",
-	"ep+w3Tm2WzPv5VM/SeazECa+A90C11QBFxW4LgfLprJdvsLv5xogR3YVXGPllkpugtxD4AW22PMHGoEr",
-	"fITDYEXBcr+ARcSNneyrcC/O/ZTZV6fAq4jTygyMkNlsDsYlfm8srB1eFuHblove9wV3CfKX6FDb/rzQ",
-	"fN3MOL2Cp8mSrky3PwHI3MzBXxeiqQp3ToNqY3l0eqHfD6fO0EEVMgjFQFTi0/fY8OtwqJn7SfMm1vUP",
-	"HQSr4aQ6UxrobDg7miV+d4yYIX0RztPcZIs48Nq1WTPz2WmfZnJcCzGyAzFTWGwc31ROZS+ayQvnvijm",
-	"CayayvEr4WhmBU8+kaPKAFkHTfUyOVpQPYFEjnah32UeR5XiaCkZLEf9ZuP7O0NyBcTGko6XqETbZN0a",
-	"0cz6NBUiwsvVHLNlOZZk2bQ9qhRYsVD5KgVW8qmfLlZmCqzgtzWQU0UAZnDaWCGYrfD7EYQ59ithuyKa",
-	"NxrD3xdyF6NVDyFa4iO9sU3WLFVx1qcarh0tu5ewbSpwE4JhU7kJF/fdcJN2qFiAVhdIOD+YUYQhVso9",
-	"ITRLGVfMJ9ImXi9hYeAyf3hESPfNG6rBI4oNOA0VoYTDqMtjqv0h5gbiWPa0UKXcpu305gQb5plF6mPd",
-	"9V0z3h8tgNzFfA4KBd4XpvrIvpmbiRINprzkLVNp9iqbYUS1MSOl0i4d1k5v7NJv2eyVuy6dVFr/fURV",
-	"l2P2GzV0KSbpRH6ak6mEmnnZfcFhXqV6m3rL23dJbyZ/8ynHcy+VLpC1LPWSyxiF1X9FH7PmpLDpcqpI",
-	"Ycm2Vh7SrelqVkj67B4CzH1l1+8NgBuqhOBMe+mAZtmqjGaNZP01T6O4MtWacZ4a5d5gMeaZWu5FolpI",
-	"wemDx0VK/jfXZs1a3k77JNW8g6rlXaWpVm2ihiK2vIIZpG7ZhA9x5uGp+2LfNPSHUkS0CpKubxk/d63X",
-	"fdTNpn6aR91bxokDdOGoe8v4YrVegqcKpts0tjb2TJSt8Ps5GOWEUB3zFbxQOcq/kisqnfnpsueMI6oW",
-	"d1Z2Rk1hapN58ztzSGVEUB3rVZnyK5k3iMSna+JYOybnSPttDezUYsdN5cR8hd8NKxbQXw3bVfG82Tj+",
-	"zvBbfkAxHcBPJNNjRNBnBfJsgC9Q//a7ga51cZSlWjDH1aHAABh5h2/1h0yRQPgJpnjYgb3BHqE2fD5P",
-	"SI7jeURwMtQ6Ptnfx9/NOCevDl4dYK39RIatk9Y+YteteSb5sFmjIjtxSDGlE/GHVFLfUMduMV+GFKF9",
-	"y097LMR6gHt5ggcsO6aQ4CZHf22rw7cnJGM7O1KY8awF0nZe4PZksHp74ulJ292IttMK2u3JLDntQlLU",
-	"wupyBpxd4PkKpdRS75GBCozMwgqTFV8ozU7328wZ2B5802NwYaCUtmYHuZx59l/oho/FZ/tcuJCqNsZT",
-	"tcuCd+y20oqshSHTq/7ZUX/OkmQWYGI+dwQPx8XMjMUVYrq22cE+zYZE21GzMMwJMNuQvBKMZiW2sPdk",
-	"OYviMpjyS7pf0REpZsOYyJ9R7D+RMmN2nJtyzymuCZ12WeWT1P9UGDtzSZVBafrlN6YLt4pDyOIohXfg",
-	"s+P8cnP5nsR0ALZ/DCIO4ZRwQYzk6qBYIBwggKAIdtOh9eX3L/9/AAAA//8=",
+	"7L3rbhs5tjD6KoTOB8SeT/IlcdxpG40PjuN0Z+/cEDvds8+ozymqakniuIqsIVmW1Y0A82s/wMYBvjfY",
+	"L/K9yTzJARdZF0klqUpxKUpSPYNuS+J13bm4uNafHV9EseDAteqc/dkZAw1A4p8Xvg9KXQqupQgvwlBM",
+	"3kk2Ytz8FoDyJYs1E7xz1rl89+GaDIUkAykmCiShcazOCQ0ndKqI9xfvoNPtSPhHwiQEnTMtE+h2lD+G",
+	"iJrB4J5GcQids85fOt2OnsbmT6Ul46POp0/d2YVc3cdCwS/5MheXck5C0GpmMUQCDYh3dUNHXpd4f+29",
+	"oJr2fgWpmOAeoTwgnpkAuO69pnyU0BFUXrUZtUtmx+yS+eFKt3ZJ/TG4nZVshmoaipEiXpwMQuZ3SUTv",
+	"e3QEPz05OuoSpWkIvcmYhdCTcEdDFlANP50eeefEO7w7Prwr7K/P8auADYeHIdWgtJcPy0XPNyvxyF4+",
+	"EIE7kFOiWQTnhJInRyeEKeKPgcb758Xh/hxKEX06/FOLT17JUo+fPjk9MutlUZRoOgjBO+jzirCtt/Fy",
+	"GFtEXHFfBOa7BTB7A+kRIYk3+oPFHpmMgRM9BjIQwRS3LKJYglIQkD1/LBRwMpgSz5BlrHvpuB75R++O",
+	"hgmoriE9HTIyZFJpIjihRDPYPyd0oIBrZBUWANdMTw2RFTbOk6hz9rfOQHa6HbOczu8rtpSR1sKWbsZA",
+	"QuHTELKdPFJEw702G2Kc7CmwP128f0UKfffPcXVe6Ib+iYah18WWx8+ILwKzPV9EEe0piKmkGoKqfAK8",
+	"9/G6FEWGcxzjLO7lDeVsCEqTVy+IGOJSRjQC4qg7R5VvvjW0WHVBR0+vnj25ev706snj06c/PP+xdG2G",
+	"uxcXda2l4CPiaE9IuzJmBI2hFeCampZkD6g/Jr7FF7GUQsZUEaYVERO+3+3zACS7gwCXjt8PphrUmSMR",
+	"n4b2C3ILEONuldmoWRehvhRKpaBQB31+DTwgTJMB9W8Nor1Xw95bwaH3hmp/7BEtyAi05efqbNjv8KO7",
+	"0Rs4+uOPp79FL3+d/pxcM81vf5D9TinUfqVyugi1C6cR5lmnKsLm+pXM/KnbMVQZgXbq4aUUUR3SyqhK",
+	"IN9TaUmK7B2fkjHc0wB8FtGQBGzEtNo3KzcqsRNTPe50O5xGZj2my+ZEGNH718BHetw5Oz0pg+4r9T6k",
+	"UyNKL8dUUl+DLBFrZk6PhEwZUuPhFPdHR0bVE0rikE5BEp9yEjP/9px4Qxoq8PKmQo9BKrJH+1yCL2SQ",
+	"854hRYWSghIueC92yyF+up79A/IahpqIRHedJsGpD/r8gk+NhtY4uzLKhU/12DAGhAqMgDo5OiKcRuYr",
+	"M6WeCGJFq6VYBPg/EpDTHOKsBCRlktUApdPt4F7LhetyqfraSlRHKShNhwzCQJ0RwbPvczlpBKmRnwgo",
+	"CwMnlKlRCz70uZUP+C37A4LCoGQAvohAEcqJGPwdfE1uYQqB0T3Fac6JE+V97v3rn/99Yeaz21b7B+QF",
+	"DGkSaoKy16AkA/uZFSUg74yNFCpBKHKXmXBqcd/nBTS57SlwqCB7XgC9AIw9dfH6tbffJSjWUrNvTFUX",
+	"DSstgWr7i+pz5DEzABImBGQMEsjeovVlCAAULtK1VDGEIeOj/fPCt32efm0IB8mWg+FeBTw4IBclpGWX",
+	"pUTaIRMYZMTugPd5JKSBqAE8983i/lemDgPovbjqJ0dHj0+z74ay9/KDt28BClIK6dbO9HJ6DXOzMCfS",
+	"/yFh2Dnr/F+HuVF+6HB5mALmnbwIQyTUVHq9CtZKNkokaMo4BJmAKxdoXcR+Ae3LJFyUT96cnHtPR1CV",
+	"HZmGyMHdGQUxHUEpZ5K9uU0i6Q6FtOR58f7VI5WbQN4iG1muNlQ0K7qMtjg5Ojoz4pWOgKixmKg+N0tI",
+	"R3tIisD9I6BuxGfqOC1qajgtGsT7x4QF5UatwfIjRT5+fPWiS571TvB/x49LFm6Mnzk0L9lKYmartpnT",
+	"J3DqPx6c9k7oM+g9O/3R7z0JTvwePHn25OnTx49Pnz47Wb/BT2YyFQuuwJ60jWJ8pSEyH5ytaP6kcRwy",
+	"Hw3Jw78ri9x8VZRP3w07Z39bTSQ49nMRTDufuhVaXoShbfw7LnMWAe+4sx+6BriGkgzMAIWzVWwGwgsu",
+	"hJ474PbQidDLvQhlq3G9D5d6HzKHQDasdQn0Cj6BygPPehPSA3mvcCJfNdTM6T0/lvWKR82V/edOpoUh",
+	"ilKvwhBZ88KBZVU3bFMw01e1xTafup1ZB8e6XsUjHZISktdrpnRTRG7Grk7opvVKYr/KbdZUblJfs7tM",
+	"fLZM0DJBXSZ4ToMPlloqcEGmdv7soFVZsBHIo/v73l//+siYsFxoopI4FlJDcE4SBanNQ2Xv4qpL0Gbt",
+	"WtulS/71z/82FoamOlGds5Ojo09V7Y0rXEQJq9zkTGAWFNFwKGQEAdnjgnxUIHsXVmskPFtoZhB1C+2N",
+	"Wjenpii3WfYPDNifJ0EwbUhD4tiVBAe2XKshB6ZVKxxa4VBbOBjCeQ13EDZJ6ThBdXLH5tVonoSmbUv5",
+	"LeVvTvkNGYizE9Sk/oqmYoEHWoOx5YyH5IwmmaIeP9RhhZYJWiZ4ICbgQQiNGUVm8IosYJpWMIZMs5bQ",
+	"W0LfjNAbE/fp4DWIvbLAN41bid8ywsMwwiVIiARvyuWTDl+JEdLGa+W+7xq2BN8S/KYE35DsLw5fi+gr",
+	"yv+U9FsN0DLEAzGEiGLQzJDRNVAleFOqYH6eauwx32u9csh7EIVdWq5oueKzuaIpfVE2z2acUVWDLPBH",
+	"q0tarnlwrrlhIK9BN69M3ER1ecZ1q6VONANJFLRRWS1rPABrNK9RChNtyB4b6JSUSVqt0rLOQ7EOrtSQ",
+	"ZGPqJJuhIqNk7SsoEPskzfBFS/0t9X8G9TemMWZmqMsBlXVEzgetbmi54+G4Q1JfN6gYzPCVecI0rqQS",
+	"TMOW4FuC35TgG9QF6fC1iL6GFjDNWw3QMsQDMUQiJXC/sRtsN3w1ZnCN12sA17Al+JbgNyX4pjRAYfha",
+	"RF9VA7jmrQZoGeJhGOIFGw5rS/9VFG0GtGS8SMQXJGDDIRmAngBwzJhSTJKkWjr9TDrdUSIzcJKr5C0m",
+	"EZshsaGQEdWds86AcYoJKEryEyw+8HSU9EgRxWmsxkITqgglZoJeIUWappJQ6Y/ZXSsckeheMBULxXRp",
+	"dg6Pak39cQRcn5MhC4HTCH7qdyQMA0MX/eTo6ImfJ1vBz3CgqTwY/dHvVM6ctWaa+SQd2QQrU6JV4YXP",
+	"pO+XIdwbIdqQGZ0OX8miSBuvNaOHIdxjppLWbGjNhk0pviE7ujh8LaqvaEdntN8a0i1HPAxH/EwjuLpr",
+	"LkVSNn4lfshar1UDaIDDXZsvqaX6z6H6hhTBzPj1KL+iKsjpv9UFLVc8HFe8EQFc/SNhcUwHjT0LXpyo",
+	"Mo/MdqumJiIRAIGsU8saLWt8Pms0qDkWJ9qQPerokjkmabVKyzoPyzoN65JaLFJdb7QU31L8phTfsIqo",
+	"rRhqq4NWB7Qc8TAcAbSpOH4zdDUuALo+cj9m4CPdj4C2ofstpW9E6U3JfTd0ZWqvKO9naL6V+S0nPAwn",
+	"vOIaJKehzWy9UUZu5oawhV/OiQQtpySkrv6QS7P99KHSbLt6PUPKQghsHZwIlMJiI3SqyGRMdTer7MN8",
+	"IEqb75MY82i75L8yaOzNWmGGSkKg0H6t5rO5VQfYuGX3lt3rsnuB1hrSf3Mz1OWAitqwyAetMmy544G4",
+	"AwnkOokiKutHca8vVFUYeVkU640t0lUoEoE9FZkwPbZajf2RnvmZJDYmjWBR2TbE9RsNcX1D44ZslTc0",
+	"riSh39B4rW0S0bgVuq3Q3YC4GzJF3MhVCbyi6RHRuLU4WuJ/IOJnynxoSrrb0asxgG27Xsrbdi2xt8S+",
+	"IbE3Je3z0esQfFWpb1u3kr9lhodhhrfFesX1na5cZDWMWeSOilPQy72vTz7f+/pWFOsmox/WzHlGsLzz",
+	"hKp8KYxrUaiu/kgRpYUELAhfKLrOVJ8rzcKQhIIGWMFcH5CbRZcu88czWyN73qEEGkz/8IhOJFfk8dER",
+	"mYyBY+VHHNdMEezbatMFJvwMkrZ40y9FwoON0TYBGgtuz/NJwgJy5P7plfwr/ccImBT28y/VzrEOvAFr",
+	"RKgmh3fHh3YONVPl8uRBCEAl/tg97LIirputS0h8gYte9rdCvxEBGzJYUsVaQixBAdcIMqxabqiGeK+G",
+	"vbeCQ+8N1f7YI8xQjiEQ+zpdnxMuyEAE01a07qSvw7HIB8Obm7EI3trwEXnyw+nF0cnl5Y9Pf/zh5Ifj",
+	"U3enY8TIIzWngA2ZzLMF2VOajqxM2X94UagJyp/SC6jpAfmQy6qDB5U/7wZ/B9x7Q2eGbPxKRlTWeu25",
+	"QaQtW2OpNZbqGksZmTV0dpgZvx7hVzw/ZOTfniBapngYpnjvdlPgBQ33+nCso3CWCeYSpXDyy82b109J",
+	"IPwkAq4PqiTAcL1IbPTcHg7QJR9vXvae7XeJBB6AhIAI7gOhPCC+wWRAQnaLD+Dk1BptaNubIR6pPhcT",
+	"TsyKjfa+4qOQqfE5Caim9ts9fENtLEO1b5o4DrF8QfyxUMC7JKLyFgI0p/ucaUW8kPKR18VVePPY9+x4",
+	"RI+pTjls/oDwDfDYXIaNQ89C49AfUz4C5REvTgYh87uEix6iyiN7egxTMhRm1SUSav+ceIeB8NXcWId/",
+	"DqWIPh3+qcWnwrgRve/REfz05OioS5SmIfQmYxZCT8IdDVlANfx0elQ5ecf8ckuTcuyGtEiHuAY/kUxP",
+	"e+9FyPzpIlqu8W9lwDMNQXXJUHCtLPcIzo26EFwRwcMpMTAmemxOQ3hyPicsoiNQhIZK2F/HWsfKMQ3z",
+	"BVf7q4H7eUlNUjk3R2mGTuMcA945EZx4h16XzP/UJX/tvRRyQmUAQe+9FFp4ZvWKOKwTX0SRAUbKsUBw",
+	"8UAoiaW4n5ozpJB63T5zIppbQSkN/bWX4u9mGkPvHe5MlQjRcGJsfY8LxdlwWJmQXfslc3+2PigL42tW",
+	"KeCxzWCZolzv2pRI5s8zQucHTWW4+Vk9IiGdikRnoQ19bs9oXUKJ2SVSycRI6onpO5GCj5A98DstSCDI",
+	"3lBIQslTI2Zoaj0RFjhVMerzMbXE49NEAUk4Rs4h2zBOvL/2Ptg+vVeBt2+1Rsj4rSID6t+aSZz07Fou",
+	"o31uBV8oRl37cypUD8hbo+mc6vv21UrOAj08ldfgAdthpRBfKz5vcjqKsUldcfflWB25NaRTkJdUBg0d",
+	"5PMJKh1o8ubrn19gU+JTGbTnlvbcUltPZZTW0Gl+doKa1F/1OUbOA+2JvuWMh+SMG6Yby+lRmKEGX2D7",
+	"qmpBm8Yt9bfU/xnU36hiyGaoywH1VAPyQasbWu54IO6QEDGQl4IPQQL3G9MQ8/NU45L5Xuu1he1B/KxL",
+	"yxUtV3w2VzSlOcrm2YwzqmqRBf5odUnLNQ/KNa/FSDSrRcwMdbjEtK+sOTTQiIRiJFoWaFngM1igWZWR",
+	"zlCXDWqqiYwZWi3RsshDsYgYwIO9gMbRVr16loBDE6YIDQ3p7o2Bhnr8xz4R0gZb5mHnezb4e/9hYyuv",
+	"garGHmPZwSuJAdt0rSJU2Kxl7Za167K2JbCGFF8+eA1ir6juLMm3Oq5lhAdihFvGL8dSRLQpqZ9NUI0Z",
+	"subrpf8t48THti3lt5S/OeU3pQZmJqhJ/VXVQc4DrU5oOePhOAMzkjWoElzGs4o8ga2rKQRMjNZSfUv1",
+	"G1N9g+ogG78e5ddRBjYxYKsLWq54GK6IJZ02pQfM2NU4wbRcL/9Nq5bIWyLfiMgbtXiyCaqTe0WbxzRt",
+	"jZ6W8j+X8puyemYmqEn9Ve2enAdaw6fljIfkjCaZoh4/1GGFlglaJngYJsAHezcb1VhdSdL5uKtuxIu5",
+	"vQ1RCw4tzbY0u5pmb8YQNRUbjmNXEtrYcq31rk2rVjC3RL4RkTdknWRjVyf0itYJkntrnbRM8DBM4D48",
+	"qGXixlxllTjCxfqjjnpbIv026464D0a8PSiVfQBNGYegMP7qyFDbPCU31SUcJqA0GTKpdEt93yb1/YZJ",
+	"jBsyZe3glVS8bbrWmLU5l1tF3iryzQi9IXM2H7wGsVc0aF0q89aibRnhARnh+pY1K/XNBDWYwTSvKP0x",
+	"BqWl/JbyN6f8RtVAOkFN6q+nDjAOq9UJLWc8AGdklRosXQTqWlONf9MgYIb6aPheihikZqDWnTs/xkpL",
+	"oNFLBmFg1hbPdB0kUulLkViuGwoZUd056wQiGYSFZJU8iQYgTfchk/CBaqjeXOnnSRiCvvD9RFKb1rJC",
+	"T5nw6xggeJOEmsUhA1mx4x9CRDU7fSpmt/zb/AiFTZcuq1uEYvmWf8+mtEnxkTVHqax7CLQuJKmlZniy",
+	"F4d0ipdp/phK6muQ+zb5LNOKSBHa1OV0wEJm5jVSaZZCsp/MB6YhWrs23NgFdkNucDunUlL8TJUC/Z7q",
+	"cUmOUgNLpd8LqSVlei0UJAqTbGs3dFSSzBQLEbM/ICCajpQt50MV8S4kUPKCRnQE3jnhSRgSzKxrlm+L",
+	"D4tEYx8DlWzrsyvudu57YTqBTY36qdsxgxmop7lS50Ews8Dl6x0wMZI0Hk8XMxOXzxvAHYQGe29pBIsj",
+	"v+IaJKch8UUAmGT6nHDhssKbgUoyIHc7AVOGil75y0XZHEIKPa4jGob1upWvPYeKWXdVgAyTMKxJTUxd",
+	"3FGG6Hsp5A1Y28RNNhAiBMptu+dUwWVus8yxYDpIRkkJD4V/y/jIEdtkDBJskm+RSB+zfARUu8TfQ8PZ",
+	"ZM+nsU4kKDKAoZBAjp4cHJ3gG/AlNDazwpeF7X9go7F+SX2nbcuav3fC4jJlqMVtvaShAssnJEiskQZd",
+	"wgXvZaLmWtxRIsEX0uakxvoGPpWSAWZrJ2OqCBcofvYLmCys5ZaF4RAgqIk7MyIKrTCsYCCioPpgunz6",
+	"faHaUSoOzAZmdmc3tgIDuYhPEhbMJkimQXB6cvKE9k6OB0EPTo5PesNTGvTg6bPg8ekPwxP48WkZD94J",
+	"5sNrxuvu7tes3+IW8WbDNOopCMHXBCchIeNQnUIrwGFOuyJQZpl9dmXzYmxewM9KpBJpM6dE5qRACXEV",
+	"ddIqtinnkVKRMS8fHG12C/q0iNWlBkKqR5uxE8wx3i4IQ8ioMxsWrYCKCqvwfWWVtal2eUg1oUJRJsIt",
+	"ZI67xP31uEt+lsBpAF3yMdQsohqIkOQ9VYrd4Ww5q6cNSlO+FxkCJ1/DEAUgrSOVC6tvt0gtZC90h6qf",
+	"aBieEaD+OLcpsno3lLuSUOQWpsa6maZH4f119LZq0RnGb+Bedx6ComrN9m2QTmM0s/lJpAGq+ryzjAHS",
+	"t3ecqUXsNc819dj2Wzq71Np5e0hpDynrDykoftpzSntO2c1zirsrWWpFDA1PLph5VNNqKtjq3rSgcVlh",
+	"pF9ubt4T2wB1RJc8PjqasaseHx1ly2dcw6jE9+tm6NqlLd1uk3vdqY0W78E2228NO6vcwNopWGwFEDsN",
+	"hQ+p+mrusPDIHQj2XiQQMqW75BVnmlEtZJe4W8QQZJdcA9eMQ7hfcm+x0iz/xv0ZqUJffXqsouFmNFgO",
+	"05XU0fxpcgMCaeI4WYfEdtiF8eWo5dcZc/Hhr7cjev8ikbScza/BFzzA03CFa+UIApbljctEeQNrtrio",
+	"sKIJvYOK1DGZMFWt7RzSEeW2t5uwDJfzuipi/GHAPrea4rjdGeQW8VNKbUw+T6TSjcdSvGBKU+5XjY9Q",
+	"Y6FHCX8PYQg14jDmNffiKN255ZQCJdTXtmfjYKkRMtI0SHApZeB4ngRBUxctF2RgRid7LmDMnBSjgv8T",
+	"U1moNVbMEofYiEbQAz5iHAi2JzHV4wPyLqb/SOBh3WIPaaQw9QsLAuCvhm+FfjfhECyObFukMXRYQtec",
+	"9jm6/oTpU+6asfCsbHUj6jEBSZk4w0eMH52SnF3fBxiCVEQLQgm+iyR73uHd8SF2UYd/GqX5ydvP/RR2",
+	"I5YYrIeJwwrfRI6yRR/ND0c/nj6hp0Hv5Ongh96zYXDS808p7Z0+Hjw+fvr0h+OnlK69QSjV6iWYKUJh",
+	"uaLPAL+Uvxq0DauxWNN24A4xaS0jcCe5cYlHoGXIB2XIhpxZGb/viPcC19PkXndqo1abNRcIkCXfopZ5",
+	"6npgUDxni5y/1IhAMp9oBrLi8WwnLJoxC6CC/JwTmeQFDGkSapRaSIFVLzQWJW2to3wBBQtrXzjo1zja",
+	"z8rvLZLg1n08u0bEtTR+S62L1NqkeihaNLulJhrf9e5teUv3WmtN2d2DyvZAstvw2CKB7DxtbIssdhcK",
+	"PGju1tOdpAc4yTdwk2l6PP5yVjjca0lfVAJLIU4yEko7FKj15//ymWMpIvFFZk4UXGSUibE890siApfY",
+	"XN3OnaE4H+k6Eq+iFS9qV10YVbglXMBPCeCW7GhFSNXjTukW1lt/Bu5NeiVnmPv7uIX+DAFQa4FlnF55",
+	"gHfybWL1bhnbbjBMy4Ofy4ONnUNSHt8pc6LR3e7WVrdmTBcQvbt25HbM6ZQKdhEOlzQMRdJY9gM0FwMi",
+	"YcRsri5KIhovWtZGp1YR+G65r9PmuF8zdrnZ+tJYdrWeHyYxyA8rRnxPJXBNQjqAsNqgcygpLHdxum4O",
+	"iBXIatJGKsdXA8bSg2G83hvBRfzW6P/wqHxdgEID+HwrZORwFDHOIhqTWCicpUu4iBinYTgljJO/HXXJ",
+	"8e9nJLLZVKYGd3oMWTdm7IdHqs8nLNBjfCA4BjYaa6IFGYEmMbvHS/1LEcWJhoBQTUJBA6JZBGQoRVTw",
+	"Sz9SZCJkGPS5L4QMGEcfNQYI4KQ0fqTSpTCQqpv/Ru9BETWhcWzmsI5tTAccCFBnfX5PfrJjH0zJ//nf",
+	"5D5PD0P+J7m/9mlI5Y24CIIumWZN703T6UzTaaHpQZ9fkCFMiAQaEt+iTpGQAfl7ojQxn1hgHe8IKITP",
+	"kIYhUaEBUjjN2lhAH/T5AkfcVwzLmm4ShXXfMR3LKVHDSMjpCzYc1tSDNAjKriuuhTQE8PHjqxeKxBKU",
+	"kZiCW0LD11EwAVnM37wkpUuJzvTHlI/KJn1lhjATDIQek8lYKCAKJHPkf0fDBEjAhhiUwDihPBVOXaLs",
+	"ggdTYgz2yo8yL+1aMF1gyVIlROJuI/iIMNgMPnNIt/jJV5KDr5QQwLTjzQXe+W6CMxvoQTkHSdRYTLh7",
+	"ITgEqrNntJQT6uPLbEr8MNH+uLZDrrlw/jzU5Bh+OPafPvV7Jz+cQu/xCfV7R6fPfujBybPB0Q8wfBY8",
+	"gc1CTVYf1VJsNWcMbN1B8mUC5yuDuaFTYhGRu3IocEtqeMe7tt0tnY3nEL6Tp8ICRLYFjp2FRUHL1wMD",
+	"xluopfpfi7hnA2fs432jh9Q6y2XP2ndmy1FMJRh5iy3269lRtQSm20gpdEQUg2aa3cE1UNXYSQZLMVB+",
+	"CwGZMB6ISZr3xtdobBuLQhvLXYE2ZtRQSL/2Dd5AyDQb61wsK+W3xP1KgEpuFd2EcWVtNqaIwu3Ph7Pa",
+	"b2fiWatxxTxcn+PsVVJ/+HnXG3N4Kg/P/TdhFq8FKcyUQbA0Chp4cMNKE4JcvyPPTo+Oyceby/MUS0bD",
+	"Ej8UyoYi5+cVqqFnzoSlFtdI9BbmtSBcswsLJLLn8v7ul+5AaSp13T2IGPhn76EWu+XLzIE+A4YlOM4J",
+	"eK1VM09dDZo3CwJiV+T6Iod99wBAEdPU8U/mQpTQCZUBBIQOtflErFYzMt3I1A0PejWuR8M0UrTKM7iI",
+	"hmGNsZfeKZqtfchQVN+H48RD6CIvZ4abvwvMF11bFmzLDC7ji500AMsA1EJnETo37AGlx9zTVerfjqRI",
+	"eHApQlGSaOpZL0v5Qz78/PyCjOF+NpXfkfunzDDwqw96TgIpYrTtQqo00ROR59FT6Mj68PPz2amH7p/y",
+	"t2V3TJVGKF3xJErL8Ga55a4K8H7hup6dvfrw7q13sGr4NU6wqv6vkMoR1JCFRubfSEb5KIQXYsI37Pox",
+	"rtGxrrzWrCxz2RFhiiTcWoLnJBQTkOYr+4f5uuJTAjP8g0B/jjW1zXifDV8gpTm0p/TdXWCjWT2RI3cJ",
+	"4kqRUkEofE0+ylbSPJCkqeW/beXKZ8mVze+wvyIpcg3NhamENAjs+cOsTZ0TOuMXsWfvR4p4ZQdvz7nu",
+	"rL9nrfvpHW4wRd0CH60+6hhElVh878ypCgJ7z55SF9lDf87RPtHCOshEnFFYXSsUjbvPdSTO73/2gbTd",
+	"WzVKaDIGphliaCrg+OslpyUXIF+Oopr3ABWodzfPb9egtwaF3QXB9l0gs4TxFRz0HZS2D6LdhQ/m7X1Q",
+	"J8iiC1UyPbXXNGKIxQ4V2bvGZMxd8gLC5B665L2EiCVRl1zd+2Gi2J2tdCDpvlFlhUKJjwxEslUb7eWU",
+	"l7upqve85W5NuvglmeLzw4vdx85myRqz0Rij+TY+GD6lPw7hcfnp7O8J8+FSzKSPz4jR/fwrDRMo/93o",
+	"4SV6PC2HqW0k5ZE9UYoJqOI9X2GskiCnx6fPngQ/nPZOngU/9J6d0Ce9Ezj6sXf647OnP/x4Mjw6OXm6",
+	"WZBTSjZuBzMbLQJlAfz1UgsUmPMbCpjKWe4Lp6xaZI2m6Hs5tX4txNeYeTVD4bunFJvf9w5uemuG5Dzy",
+	"d9xC2o7pOEMZuwoRYzE0F3LtJiB7A6p1CCSmSnVdISghCdyZP9JW+xhKhVWgYEJlQMy3t7XzieU1btah",
+	"x0ya1rvYFTNvKAE+4Pav/TEESZjlN1yMJxqz+FW9l8WV1NLsTb6dZOnCcoBX0UMG4k36zh6E4LafPezL",
+	"kWy9+lTfA202aCik1L9j4r/hHe/adi/HNNaNhYrkpKjKUgEWg3N9u5BNonPtTuw8VYJymbqKWShGM+eb",
+	"zRPzpgtYkr1rvnZAPnk2U3cGUCvRlQvHBtDlcFB/6ykVlZh2sXWAlUvKtemEXe9f36en1bkX4JL5kPpU",
+	"XFurtwjj2Rd+IiVwf3pOescZwUkwaiultAp3vBJCfB58gz/Mr8TDyh1el3g2RMwzCta7MhrWK8ahJxzH",
+	"gaBSNuV0zvKA66wEXDcNbc+UOnJUqv4HEAo+UkSLCpMuvKsu7HpuQd2cYFbheR6Lq+j7YfPzzpUQUe8T",
+	"6Y+pMrv/jenxr+/L+d/aP/Xlzl2cUmkFcrqPNwk7dUvD7tmE3dKtrQTz9o7CBTW/y6e+bR2CUxtgl2Hx",
+	"IaP/BriQRpWLl9gM787ZB0E5s+pScfzbmFohmGQXKWfEu/pHwuLY8Mj1LeMoa4zEzr++zLLpoiSPJZ2a",
+	"P96HdAryksrAfLphOgTzx6XTK/h3et1gpD1M7DswRSI6JTSOgcrSOK1qxr+2sje9ZY9c3ZZZ4JQi1C2w",
+	"ubpjjPcw4UOqYtf4J9YqvAf2OrwPE0nDwnG1jvOhMPI146MkpCUXTekvG85RO9YOWfO9hDsGk89/B1Hj",
+	"lDkDhvmz50yc2cIS1543HfE0WiFvgVKbdmw0T+ubpC2cp+ZmI0O/cWptyldQ4IddMQ3ckhre8a5td1t2",
+	"8izCd9I2LEBkW+DYVVi8oBEdwQfKR01V6ByIYGpnqWgoj4EGtTqEMKrVXprdXvHgDaQOoqqdrjWVuka3",
+	"+RPv/BgLa5nZfbcIu+I2SxFZJc1WycHCZW6yIbmCQ5oeCgtscaHHtrbJnHPN5vaqQBxmWZd5a7xrENGv",
+	"do5F0n9DORuC0uTVi9QVZpNWKRaU11AbAQdJNQQXuuzo5DyyARsOyYTa9BaYRm7v483l/udmEEiiiMpp",
+	"FRhcu6ZGDIg627c5zZZsf46+iqAtzjMLpW4RffkmlhFVQ2oS6XVXhOAskdbjonccCHAtpyQGSXyqaShG",
+	"XZfwcjDFW8iY6rF7k4616rxzAncgp8RhYmqsc5exrUsgivXU8KIijPthElgP65x9PjLgXJ/lspCE71O3",
+	"M0iCoALXLul2mN8m1OuNme/rdnNp3TZYbuH9RPYQoV5/vJnYuK+kfn3UuMPcBttFN3ntXsMQ7uv2MafO",
+	"SAT1l5h1PITMQVV/EFh/zpvvgxRbyL9Tp29E4/p9mDIit3Y/K4zYXX2oxOjQ89N7yfpdNdMbIAPvQUAe",
+	"+oIPwRDu5kOEYiRqd7a3RJt2OyyIiNpDxJJO1Wa9NpSgtrZp3V42In/TbofqlnF/LEVEP2uIzXZcHKFm",
+	"5zn1n0JhfszyjZauPdebC6rQSYmcHstJrEQnzbFfhuQZTTAnwJzUzkR+USIvE7LlrDrPfd3UoMjVdVGX",
+	"zYqZjAfmyXpOdTqRPaPKCyJyRuots8uucxu7hgWqhabhRZpGeDG4G3+/zHP+LmnxIU+1u8bILEw413du",
+	"srJ9XkkpZE2z09jH5nhozgnWluSC9x7f3xMJyhBwyUsbSOcpOQdOgGsykYKPMHZugpdOggSC0IFINGF6",
+	"WeqzyuZ70XA/OTqpbrjbdZdB7mUI96szKH7eBd8Dp4dqMHPwZ8fcrfYUp4D+5tICb+nKYvtoaujcXiSE",
+	"HTm+p0tqeMe7tt0tOfTnEL6LTuwiRLYFjl2Fxc80AgzVa/76GY3Qc0LRgiOTMQttqQprv2ry8ebSVukI",
+	"GSgyAD0B4CTLQop2hstD2kwK/nOMWRmA9ahVri6Z56P9HN/wWEj9osFlziSd3VYK2VnNtLDHZTlmVyut",
+	"jGS3EjTxkFRLvqZaBs3Rdb1SSd8k3TZke8ywxq5pmKb3vHMb3pLFNY/0nTYztmFzzVDErkLjjQiaqx+O",
+	"misSARyQm0L1tGFIR3h1mAxCpsYQkIQHIG2tKowU7hIaTugUE7IopjRwfdbnHlNv7BC/sCAA7plB7G3z",
+	"CN9EEDEkeaOLMBQTCLwuGbIwTIMFJmPmj+EOpOnZ57YCGxlTVVaEjJoh1GWitIgMtD6AEb6qPA7aNn5D",
+	"tT82glgkelnDBgqnb1Kceyc8QUEiqV4SVqD9cWrUREynj3iYHotEE0rGVAbEtwU018Z6gi+4iKblb4ey",
+	"rDyQ5/7sEjgYHRDv6kKCusp7n51da8oDKgOv0sSGCV4C1YmEd3cgJXMXkcue4nHBgdA4DqczD/CaeBto",
+	"V7U0a4qRIKUP9OYDOArjpL3K5M26V4EGUh+SEJ4LEe4YqGQSfj6cskE+B0jz4q1cxMxJymWNboBGvwrm",
+	"w8rBQqb0ry4494ba004FYSHk4DJ9aTKnGQYsZHpKhBwoInha5bLqM0CR8EC9B/kLDYcV4+A00OiDCJeS",
+	"01BIo3GRrVFjqdUFhNZh6bPS8BRLnWficVaClWubUpSWkMwifRSwNQ/g7lItWATrEjm3jKkXAsLnSazK",
+	"KcbYLk1mb3hQ84U8vPVCCsZLE2f6L2/8VD6iv5OGjb/Am47WevkMlVxeJ+67skpKQdBaG6210Vobu2lt",
+	"NOg+TO2ZHXMPNbzjXdtu/ha9wVsdDRGhd5QhW2fVzlUMPhsy38oEsocqnOKnR4pEEIKtAO4Emo3526+d",
+	"kc7FHVatfFJ4nO96np29MWtZVvlkB7xKtywMrxEJ23n0msF0XtTMLaSqoMlh3uzt4oPS4fYT1e04Jdc6",
+	"SnxTJNuwzphlj51VIFuDwu6CYIuXj6WEscv3brNQ2j6Idh0+W6adr4BitkknOwsL956uEZdvzMCmMxwB",
+	"lWQgktFY25r2QAbJlMRjqoDsURkJuV+/KMgmN7tfzU2uGov4haM0Gobvhp2zv61ey3Xa49Pv3WV+EkSE",
+	"xjf/lHOhyQAcXlb4L3NqWaze8ezx44FPB497J0f0ce/J4xPo+cdPfujB0Y/HPz6lwQ+nPz7etHrHjC9l",
+	"SQB8AVDLyPtbKsqxmT9/++b35tSLeuP3GrT4hUmrKavUEe4OqYkGd7pL29yWnZQjeFftgq3YRw77OwkD",
+	"yYL3QrFU3jaRoVqEScSrph8Sk40yDomJLbBrZirb52unxd6lqjKAIU1CMwXw3sfrTlm6E5ea5vgZUUkc",
+	"C6khcGpNdTFXNA1DD20O+zLV/kaoJoLb8rXAk8isj8rexRXO0Xtxhd/bOUH1rtx/3/wVc4r3Xn7odDss",
+	"6L16gTc8vVc3nW7n77T3b+873c6t6P37B3yl3Hv/2vxX956bzzLpffiIb6t7N7+Y/8rejfn+jvV+fdvp",
+	"dv4Y9y7df29+s1cmBky5jZMubEEfY2bV5/guu7mCsWYOYh9/H5ALYt9gP1LuqzTsQXDA23D8MJJANShN",
+	"PAxpZ3xkc8D2eQjKtKc2tfY/EhqmBVezcanvi4RrO3FpGOcDvMqpl1TUrOStJe7yK0DGCQ3DQgyJ4eny",
+	"K8kldkUxk1g22wVmuqXchzplvPPsuvX7F9FVcvdaRE0hhMUeqCw90DgOmb0CrSBSPucBxcxaZ7G0DIqr",
+	"ILTOM1pgtkYLND8gv5Ha7PZVPSZq+bLly3m+bOiQMMf8O2IgFlbV/L53cNNbOiotIn8XTwtzcNkiUHYW",
+	"IqiSHuBAsbunhYrnBNxG1SxGi6CZBwi+P8aQZfYHAo5pld7Pa6NES9L+cJ3mtZzX00YXYMVvO4BrSagv",
+	"hVKov3FMVV7QOcyQXAEQOsv5t2wRtgXZw8jvmPqg9svmnaNFt4hsgm623+V06dCxFV6dwf8uc2tm3tUj",
+	"0osFG5XPHvtnzNr9s5TT3a9mW6prjV00qg094zh7yN5kgvWtbG1x7JFWVSu7NUIBUe4+N2RZ9osVIqW/",
+	"oFhZ8subv5b+YkVP2S9WGJX+guKptLg1CqyyX6wIK/vFCrXSX1DMlf1iBV/ZL1YUlv6CwrHsFysuy36x",
+	"AnTJLze/rbd6d04DrGYl95iiLkOl56GmOEtInGIF/6wv+JHy0/oHFyl/rW+Z8luVlpb/1rbM+HFty4w/",
+	"17dM+XVty4x/17bM+Hl9GcGUv9e3TPl9fW2+lP/XtszkwfqWqXxY2zKTF2tbZvKjSksrT+qVCNx9+fKG",
+	"xo35vyIa55LCp2EoEq3qB0XbfiWWHqZElzBigiv3imsopJlWZc+50u4uVtaINKyRsF+9iKodocpzD18I",
+	"GTBOdZlh+pL5FsI9BVob83gEYiRpPGY+KfSs9PprJ+JKiq81Kq5iwzdEEY3NX8sf2OGL0JjqcWm8MDcY",
+	"0uwOXlQK9MmLkjpL0T3njCUEBkP43dBQ/aYJHlyy3OfUvx3hM5tXab2RKh7EOKRqXNndOMWpN5tKU18z",
+	"n4bV4EYwERJxFSCy8G58SpsfDZkG1TyEk2UFx+/fJKFmccjKPM2/CRkG5F//+V/Zm+Ioa31OuJCR2+k9",
+	"+YlMsPGU/J//TQqDkv9J7q99GlJ5Iy6CoKKTtthlcVnvhkMFmtAggMDVfUjX5dM0HK3CLNMH2fs02/u9",
+	"2ft0Zu/T+nufbmHvVbzdpVKinAdmRf2qV2zlj9ocCy9nz6UiYjaqyMnFWaqexfMcbc2Bu6Bfl1gHTV6Q",
+	"lRsIX+C1ym6YGM4j/Q1ZGfXuAL92c2KDpAhfuSGwwY5bxdwq5lYxP4xibuim2Gn9HblMeEPj5va5Q5vc",
+	"0g14jtxdvDlycNgCEHYWAracTXM2tx2f7AWUhdMumQDchlN8NU7SAj2P1H52L5zX1HGPfYTZrQZXwWXO",
+	"zjYtUfi/cLlw5gys63fk2enRcZYVW2kaxaVG1oOFhhbMdiUiSAGgNvUswH3M5MPscbZKWzXKtat/l/as",
+	"cmCIpRhJUOpGXDrkLalRREezC6md7waLT61CCDZ4aIzo0uRb5ZkGLiQoB0ObdeuFYQPv3HqhQJORFJNq",
+	"p6Pllmz8s6SlCY9ccB/cxyAZcB/IyLS0BTnXiI5S08gC3PXNZy7FeXeePRdo2ZHADGGui9lzwPyqXsYt",
+	"SKnPkz4bnIIWhch3JBw2gFfK4g/ClF87ozVlDuecvFu2ULP73bHNbusYMIPsHTaEt3IcyClhhyGRi/Vm",
+	"FC1GzqZzEDEkNDsspIeBOxomMHsOUKUHgWycj04eL/rVUWdneyq1j3G6ChJ7dra0Xxkom4bhBS+AMIcf",
+	"mn2qm9mhlNwyl3OWUDJid8Bdsq76latkvqFlVjfjSssELwbmbe9cAT3wTesypZoud526yzD1LZWILODq",
+	"4VznDwnphlTtDDJ3RKpma2p6zzu34S2ZGPNI30XVOgOTrQFkV6GRP9prLo8TTkF8KoODzldYH5kpmyr5",
+	"1fCt0O8mfGmybCpHcCF1nVel1Ztjbfdy0+oDDEEqogWh5MY0I3ve4d3xoS0Hf/inUQ+fvP08Asvm0DII",
+	"yZ5CfJ77a8KCyjuvcvQuAXkRAvOXfBko85UU0LFOGRberTYY+FLkAvJtV6puGeY7YpiGTKlZptw5Zdn4",
+	"rndvy1syIRcQv9tW0zaMyFmq2F143KTe/iYVKHrlD5pLK2SvBbGOdnqVuBCznuoAssddnhIJNMT0JEZv",
+	"K5B3EBCqSL/T7+w/tJ2JEEif2S69dTU2hBqLCXcVsWgKwCWbHApJBiHltxbCiuxRMoSJ3Zn7akzvAHVi",
+	"d9M9fkZmknzbS9RdFaWFJLoFM89S6VeVj2cj8qs1w64gv1HlnVHY7onm5ve9g5veqtlSRP6O6+ntGS4Z",
+	"ZewkRGxo76XgQ5Dgcno1oxnsTMTPpjr48skRWXWPAFPXSVwWrH4jE0DzgRIt4p42mxxJkcSYUMZeHHJN",
+	"GVdE6PEMBNQ5QSrLz9jOwhIR0+k146IKuoWSMjPXmL2FsAC4ZkMGLlN5IMAYa5r4Y8pHkCamian2x2b+",
+	"RAFhGu/LgAZEDEkBzLitvwuzdMoDorSQdFR+cfkZys1sx6EiB/NalTZPuI1aNYu0+3XZNi2Zf0Nk3pQd",
+	"U8ZRu6qmtgWDnQXAtuy6JUTxVdgyW7Hxyihmh6HzWoxE43pSA41IKEbigLwyAj6iIzAiWJGIylvUDaGQ",
+	"6owMQurfkluAmCTciu6gSwZhAkQkOmQcun0uISCxZBGV0y4ZSQBOFPiCB1ROD8iNmcuOR3wRAQa97334",
+	"6eCg+7P513Pzr4ufDg72PRt9ZDR1HyfjgM6rvx11yfHv50Zh3YHURAvyrDdgmnz4+TkqhAjrZ7ulx+we",
+	"QpUGMmkRAmZ6JQPKgz7fo1yzHg0ZVRAQCEagSMiADEBPzMLdIKhmEomP6Yz+tOvf3zhh+Be+IfYFLx8v",
+	"e15smhSU9ufcHlW6D0pXtLxAyRoe2YY5+ZBsQhrgEtIIk5DP5JFv/fb422SmZg22lGN3T9c2v+8d3PR2",
+	"jdMC8nfc8NqiQZpSxm5CRAyaO8GJAVzbJezSdq+zhdRIZPrbmGpCiQTMMGEvHVUXNePE/GQzVwsJRNGp",
+	"Qq2XPS0oeQAI5XCIKGdDUPqVS4udD2hzpc5OT7iYnBM6UMB1lhCIul579l51AJgiQyEY8V54fwaunaOn",
+	"V8+eXD1/evXk8enTH57/WOZqsdaLeg5jxkuCmK7tz0QxY1hkC3+UwoDcgcSXCAPwaQQkSIBMxiw0bZma",
+	"3VRAKEen1Tk5sk4qP5ESeNExlScJMV3MGtcDc34etQEUNB1ByfYvCIcJyKXzjakioaCYqcSQCwtDoibM",
+	"2GhaEKotxPwxBEno3kvQmf0usRDSzZcR+gfQlHEIfrWQ3yBXe4oz+zRZ3oEkEgdV1Un6tzGg/xHB4QrO",
+	"5LSAb6MR5+VOx4ExVMezGdklhEAV9I6eHBwflSHJF1wD17+43ERzhPrLRe/x01Mi7nBR2WIeKaI4jdVY",
+	"aDJkIagzrItjrHni9ZOjoyd+TPUY/wJiv1BjikMNXbrAEOzP/T73+jwGid91ibIJ7wdTTOlk2dLDSby0",
+	"c8otby7evnp5dX1z8HeFhfMNESsaQZ9je3yqYzsYLhpTNSb4PGrqEHROAjZE34fbhgu4MHvJibPPR/Z9",
+	"UN5YcLDn3RzQdntnPw4f+0f+6SB46h8HR3A0fAzH/rPhyeAH+iR4DMfDI/rj4Jn/Q3AKT4cn9MngMbb7",
+	"cfiM/jA49Z8aUqHaGMuds87/4wb921HvR9ob/v7n6cmn/1GGxHyxs9gv4dLC6GbYi97L3/88Pi0fNivf",
+	"c6FLaZXPEOiEqkLBH8ax4FEaUyMfpeJ+7+PN5X4axbIobR8pMkhYiBWDoBjGmfBbLiZzeYqohp5mEVR6",
+	"DTUSvcUvRWRMk1hPHWt/6nbuchmwKCQx2Zhr0cWj6OHd8aH7wkPZZS8FClgwvHdwdHRw+uTHx6dP1sqp",
+	"AjbzxWTsPYuWWQbuppKlgoj7TINu7okgTEAZJpJKk73BlLAoFlITLFNSPbXevBTeUSPwGqhqLukLJxAz",
+	"JQIge5iiq0d9TWKQTAT7mPmFGzOB7EmRjMbhlCh235sA3BJJ+S0YfckDMdnfgStq4MENi9ZkXVnK0BUY",
+	"2MgoaiRyebD4x4+vXqQ6w7ZLQXuO2UMEQlJ1rZQRGeCrZRTBeluN729JkpY3dEoGLg6wStxjea7ezfO1",
+	"2NwslhFsapYLX3tY/3PhlysLVa/wmjUFdEFhDGAo3JpxfahPhiwMrbmTi9OymRt2I83lk8gxn9P4DCWu",
+	"8y/Z1Tfop30oGfJVhQq04uYBxU0tyLcyokEZ0ZC3KZdBO2VVNbrb3drqllzNM4jeXXN6Gw7mnAp2Eg5j",
+	"Eb9w22mg5Py6tOr8OdxIauTsIhheSBHHGL0WJLba4BjIIJmSeEwVlLujfKphJGzdw5Lp7I/rHsM4GUtC",
+	"OoCwqsnqC1Uy6HvJfCCME8Z7eIr3JQRMV63MO5IseC8US7Np0zB8N+yc/W01Tn4u9vr0+7yh9kFM0Mdp",
+	"i/SbxaWANdPNv2K1SWeMwcWFThubhisMiJy8WI0M4hwmrzZo/niTV7GIrQK5zBHHHOTnKDXdVmHJxeWs",
+	"VbKO5b6dtDVfmI9rmY0tn7Z8WpFPbxm/HEsR0cYimzBGxxxOlJ6GQO6oZJRrm1lN3TK+KwlQ7DXHgCog",
+	"PkLEhl2hr+eWcfdIFK8EFaFxDDwgNNsO6lFXAIASDpOQ8cr+vGEShh+ABzbGvlIZCwNyCH5lAYiqfSZU",
+	"+1XrZHzGeW02HqiwtWwJ8+uvTqRNRuCtpdNvPMisJcLqRNjUYXqG0Hfl9JQtqvFd796Wt+VKmEf8Th6j",
+	"Z6CyPZDsMjxewx00eNmQxCNJAyD4si7TRF2S8FD49j5Bj43GSRvaGCV/ulNZ5Zak1kBvc5pOIzSAVGQy",
+	"Fmo2p4grqV2pEqsZ45WGqOQePXV+69TGw8YH5FcaJqAI436YBEC8q6t/JMwe5TL8miHPzn59+VevS7yz",
+	"swvOIkxibj++ZJypMUj76VokPLgaDsHXyn5zIylX9nyV9fl3FoaXIuE67XYj4peSjuyHV1zF4OsLHph2",
+	"3rkxJ23SYUUiOkXjk8qKlxv1dfRnqN0cAwvptWorWwR9o1d5m3PXN24Ktoz0LTJSg+Zbxqu7ppqb3vPO",
+	"bXiLBmsR6Tttn23LXM0oYiehEZvFNOU8UWb0vIqxteYOarvYc4d4acSDmeTSNTo7uxTcKNqEhhj7kFqK",
+	"zdfzfYgQvmEShjVWYJqj/rOBDnWKAyMqqtOxgfFSQn74BLKWcB4ig2wVtVrwsS/PBJuhphzssyVOHXiX",
+	"clyTHstypvsChcO/Drat7Q3dbf5conlbFt2ARZsyE1MJsEs2QJN73amNNumbe8fdwdf5Dcx8X2UlBzUD",
+	"qQphALVYuzD66huaNafYGaG3RYx+436erw/5TQqvnXNiZItqfNe7t+Vt+THWmVO7B5XtgWS34bFFAtl5",
+	"2tgWWewsFFAR3dgzyXLzYNn3i6915ieY2xpGehozS8XUB/Kv//wvsuduNm9hip9nrYRiNYDSZTcl4guA",
+	"2RFc4cmzMZ8InhnPs3SzKgLNfEUkuFSMhGl8XJ6dLb2v02zXQsJLoDqRENSJVH2wmKqSFayz5BDzTTrE",
+	"NkD+t27hf8100pBMzMhwlwRik3vdqY1uyW4rInkXLZYMFlsBxK5CYVaiGyjwqXtUUg4P629e99SjAJrZ",
+	"potgWJTQfy64PRZL/vy+qHvsu2k9BpK4TRGKOXjsmwDM2OMLriX1dbFW1EwPTKDG9BnmUvq363dvbbSK",
+	"e9nuYmuCAwSdDEsygA2UCBMN5OOH1+jH4i6DrJDkjgUgiEukFUHAKBkLpc8xEmYA2UVM/th7rHWszg4P",
+	"sfHBHQ2FpFz3aMwOfBEd2tc46vD0CZz6jwenvRP6DHrPTn/0e0+CE78HT549efr08ePTp89ODp1SYL7g",
+	"BzGaNZm7KZGsyp3CZhnEDDW75G/FDEMHxJNM6MuQAdduZO+w8N3zhIWBR6gEYrPSKiKGfe6lb+blfNe5",
+	"H1z/oZDExy9UlsHANPTJxftXB32OhK8ITUMeAxbg2yY3GtkTYUAk+EIGaa0xQTzgI8YhnZtkc/Q5pnja",
+	"x2XPx1yWJZLeKLMZzvGC6hJj9nmWYYoUk1adEe8//uM//qP35k3vxQvP5cnIkitkyRRmqe/x0ePj3vFx",
+	"7/Hjm6OjM/z//710Ob8uSy31NolAMt/lvrIsbdZGU6jMzHlcmm9vBtylRt1snrC5JBJ5WQpHAUiIaRey",
+	"d3xKkjgG6VMFZAz3NACfRTQkARsxrdanSdwk9ViRTEu3VE7oK0ilp8Ysjhkf9Y5/7C3LyNXtzLFYiQwz",
+	"7GZAVbbUg9VDLiWDZYO6DqXD3pVt+bNyjmWZxgrJx4rUO09qS7GwBI9loFiEeJGDy5Sy69mQRVpIQbYL",
+	"FshvqMQaO5G6F6tZjIZZkOoSNRaxrY2JGc1vy5NZbhh1ccWTKI2zV4k/xiNvIRw3D8X4Bejd1Csl/gCG",
+	"NAn19S3jH5dVbN4JT8gtC8NrREKNdahiRohK75izHBKLtl8WEu0MIlf5iHKjyAdABiIZjXWlJ8pICZVN",
+	"e0u7BkVl9v3yQtu2m6HE6vv/rdBpBQisbRlC+la7wq5rBoXME+a8v2GOHmZDQYpbL1BBCvjlAqJJr1UN",
+	"GbFDsV1fj5Sp5TDbsjhBD8UuSpQlrpNWqDysUGnIyMqF1k6ZWY3udre2uiU35wyid9HDl0NjO6DYbTig",
+	"rdawHYHJSjJjwqYyUWSP8QDuyVGa/R6f7tn3b5T7sI9GhnuEu2fj4I6xKpSr2JSmQamd/tgt4IHefbuk",
+	"3DcM5JIYZyqZnuKTzkLKSyff85PW1/FIpG5s+Ko3SJ8fF16n+Gm3M6FhGNO4YjaRSolAC+Hg83Qwr7Dz",
+	"2Wd1dUqNK6PCZ62gr5xdt39k2Jjhl6ixr4fn6z+yVg/24rLl7834u1GbtHCS2i0jpPFd796Wt2qRrzhC",
+	"7x5UtgeSHYdH5r1oIElwoGo6Ry7SHks8I/g+j7KoF4gJ7yk2GmusbZVwlcQxFnuq5CGiTD5PpNJ1lzfT",
+	"bYX3JhJKp46sagsK9Usm4aY0973delpiLsTqpxrIkMlqLxNpqK/HQo+Sur6qi7mOK3bMBe8p27bajgMa",
+	"0RF8oHwE1Q2CF3mnMrYy9B/fsAhcUbyKL3yGNlJvMXSmBJYG6G9EACuyxChNeUBlQGiiRUQ186ujyjT8",
+	"UBpm8EEkPFAkBunqGVdMYYtllJ4nYQj6wvcTSf0Sx/Z1LIEG5yQUE5CGoSIhgVBsr6HiTBEd0T8Yh2v2",
+	"B1SEvIRQ0KA+xmTCr2OA4E0SahaHzFpk8xZgSDEGRgt7lIjEHUTANVGma8VNOZp+DwaAmHVncabjUg6o",
+	"MLix6N4DBy2pLr3CL79w+G222wtrJdraFG8gYEnkrS9gmFHaHOJKgVvCWmXIK6e2UiAubj7nwwKXzUrG",
+	"bq5SFqXavFSfEzG/l/nLFfiJOUdd+3gsMAj4qEBejKAMz28FVvgEX4I+c0VBzaHCIwawoDSJEqXTitRT",
+	"e7jFIIS0ArihkUFI+W2fe2aiHs7kdU0fGoZT4l3EsTkapCEDZO9/fvzwet87IL85+S+4DXOiXDlePTk6",
+	"snFOzCxyDNTm/OR4QOvk0+QkQWP27zDtfDIgYHyIuZ3M6YP6uGvXU8IwsE79RIaF0LgR0+NkgOFwrkn6",
+	"38Uj/wegQU/wcFoISMf7PXxwioXfzazMpyFRYyE0SPKvf/5/2SWQOfLrMTCZ3RCak22fIzxTx0HuF+iS",
+	"QRIEDFSXRDR2fgGfhqFIsDOWbFBdYlQLaGbFAwOpun2eVqM3y+sa7HJth0ZZaBZFlY1PZJwcP3OuAtUl",
+	"cZjMV+6jPOhz/Cpgw+Hhv/753x5RghirxUU9+tQfgyJD0P6YIICwkq0rap/VgC/G76mDPu/zv/zlUnCz",
+	"OPPNX/6CX5ErpEVcnEp8H5QiAxFMDXV4f/adMdjvnBlTskv6aBSaj//6539/8s4dKYOUQqb9+pzMdbWV",
+	"N41FamttmnGwC/7YsT9HoBQdpdU4O5+8FIPE/WIL6uJetQEIAlZwnM6wUpd4hyIGTmN2MKVROPPF35XN",
+	"gXY4Bhrq8R/4t9Fc0z/sRN5hBFoyX3kHFiZmXPs0AguAOs9STEegHpG9AYRist91GRhxMwrjCH+5efPa",
+	"tjow4L2wvdMy/pKyECVySNXYdc4aGB5l1r1EpEh06nhII0e9rt1rIHzzgXiHFufq0Nu3TinD1xAQ78nR",
+	"MXkj7iAg70FG1FhC4dSzq/BeC9+mhDMbMiPOLABdYWZ1XfKPxOD2FmI9u5D/lbnIAui9uPL2D4iRb260",
+	"QPhJlHFALMUA1FkO+EPPCp6Tg5z6SiShT6WcFsUeKZV6CJAlgu8829MywfcX4qVb8YiCEHytsLGLPDx+",
+	"RrLDQcq0thJsTCWNQGM9UeBJ5F7RmOWEoI0o8jEINtO8AfQCcAGyvg+xzsOZQ6bMJ8Me+10sS0XD0COC",
+	"E59qGoqRGRXpQdmCVAgzuxxCze58OMe8i/lRxgZCu50uMJKZEdkUkZ318bEIGLmwXk6M0DaNrJ90KEWE",
+	"7R2aMojkmU9QOtvKo10LjwlTYHsC7328PkB0XVpnVe91Bnp8GmhhYYdEH66TQoyfzc1rMJRNapqZYccC",
+	"I4P51CDPqE+zieIyPFyCZ/GXDq7TYfBH+/Vgak5IRp5NNezPkslPiJo9hxiHlf2zIk5yP7GNcd/zCncV",
+	"Z8RY7ym7ooiZcyM7unOAQJSQPW/GHertd1PayaOj09riTJ+nmJWgDLvaItURndmv969//veF2UuauH3P",
+	"w8cEnlFR6PR+fHSUjWCh8NGWvnVyIWMBK/fYiAsje/YwP20axK2ABwTutaQZLyANpAO/Q22vfrK9/19z",
+	"yPHsZM+nPSxk5wjfsa6hZoMaSiIaGjMZAoLN9rjQ5FnvBP93/JiM4d4FBHeRKAw77pupDS+cHJ24USYQ",
+	"hr3iODoPgE8LCgcCbAWNMb2DgtSy6KUpdJGpEK/hxCiqWIICrs9tO2dQcOE408o3DzeMbPHCMM9CiTnq",
+	"ZoF7KyRGoJXrRfbSI6GbASsqIh9aV35KBvjrI0UK5pXlONzLjbvR4IaE06Ft3c5sa6h4PXsa8M4IXULo",
+	"EZW3gCKjlOQxKqdQC9RICprtRkgSUv8WITj73AOj8s2o7jTj9Tv9jtfNpJqr8SvB/CetLBqGBUxljJAL",
+	"mqJ1hOIChReWuUd5xTjx/tozSOmlDwfMEvZoHon+6sX+udHU2eAIwYjdmykmomh7pQv5+OG1A5Z7RWI3",
+	"f5bxi7HwtJMm9imK6UIVEbH1sFneEMZQRbaLJRiLVIJShvm8ASZ2Hf3BYs/eevnGxuBGsngXqHh6V9wX",
+	"gcEk+UfPZndFiQEOVI5u0USwODKAF3xErm7oqEu8V8PeW8Gh94Zqf+xhdXNFnhyddIn3y9XFC49MhLxV",
+	"zjJzoxomxqVfvvtwfZbN5SBnZsHVKdUz2kGKsHcRhmLSeyfZyCiAv1gjDe5jYdSqZ5bizKE5LFljbkHH",
+	"oIL03r2/efXu7bVnwDYM2Wis00rsaAMZ7jJjPj46IcbynyC5/Xx10yVmZ12S9set/DZmTlW5Ovs251de",
+	"gV/YH1A2jc1QllLTquQ2eNFw+RSMppKWxlkYEnM6Nh2oJljAcb9bBKTlJA4QWGvFykZFnh49Sav8WIMc",
+	"+B2EIoZMI1hrrGuPHKm9mzGSisFPBS0Nw6xkvTNkU/ussGMXY2fsaEOkv9zcvD88Pri3YurEHBhQVxvJ",
+	"F9mKmZST41Py7+w5vg8ixJ45FTl5clxoTK0mxnr/pyfY/OT4iVXdRtdpeosy2TRjoGwddwVoqphRU+nJ",
+	"HcS6KVywAv8scNzR6L0x2VErxCDiEP7yF4O3GasTQQ5Bl3hG6h2OdRSem2OXVKB/SvSw98zbN5autTH6",
+	"PCWEVJw5MKdygUhXZny/64x67MgKL7C7RGIdDmsafIBA+H2O8mnhZOMmycy0AeNUTvcLp4T0nJMeGv40",
+	"bT8d/qnFJ6/P90oPkUU51jVrMBIUoeksrRlzRe1jVaCpkUx9ni3dGKjofUwBgni0UxkrauH3mDJpj+Y4",
+	"7L49FOO5NyAhuwXHDfZ4ZkjlLBVOA+kdWvHXNTIJ18OkO6ClOsOcugz52VGQ9c0pnwXgjiLIYK5uVuEs",
+	"xkVsFBlaDukxx3xCturaXefnP7LnGaK6MlN7+4VAA0OD9nDcxeOs1bxWOnuobI2ONZzB+Mg26fMJ+oKM",
+	"HLa7CBm/VWRA/VsjaJDozNeIf1oALv6YUsD+gWlpziz2QqjPfRFFpl+uGWkQGG1StLmtXtTiDGWW94tQ",
+	"2iN79kaFxCFlHN9G4iAox9wYXQKhsbwRjabF2bOjZ0fGfPXQI+RZM977a++lkBMqAwh676XQwkKBKGG9",
+	"UyHzgSsoOJjevLpZcC4ZhrCmxYGQo0PXSR2atnlJ4dQ3hd4DtAJm3UuF50ZnneODo4Mj09kxW+es8+Tg",
+	"6OCJfUU2Rq/fofnXCHT5ldysDOjaDTONFYMza69bLheKiNbCmnbCV7Z1huGuO9qhMJ+R5QcdXLh1kr4K",
+	"Omedn0H/IiJ4b9MKpPoXt/H46GjZFUrW7hA7fup2nhydrG/8Vug3ImBDBnjB97TqBMgwtseTWj0KXtnO",
+	"2d9+73ZUEkVUTjtnndeUo0KN7c41HanO2d86yKed303PlEdWYrMgs6zoC6k2/FEUXGdFZBZLRbtjhVFy",
+	"//rP/7LuksJ3e9S5AtHvZwf20N1IpWXNaP8Ajy55qlGrhS29GGnV50BlyHJRavlngQgu7V4dHeQnuaXX",
+	"enkTBHhqVuG13nbJ6KQ2GZ1UmWWO8L4gqf5W1MPObJk9kXYLZspqYi7q+KWE/R4NOXRoWNrF+9T0OT4P",
+	"iIRIoPBy+j9TZUwS5pv1ZEcx07PP09VnKs8dgXVxa3uONQwv2Ef/+HgBvTb2nktZve/SCBjj4i1qKXQ3",
+	"ODdG7r9zB529mPm3INOX+wYoxnqm/hhXZ8VpP7W/0e9tTydYz1AVneZkhiOL5tJ5zoee+dpDrecZxeWs",
+	"hlkZTkMlyF7C0XZxRuwjtJD3M42QmRuFA2afU00wDhGj0WKQCvdFnZfY7M5+zJwU6ClYzfbPrXG3Efe/",
+	"lCLK36SubX4jajRuJcsWJUvRwk+JtWDqr5UwxhJZKlLwpGJYkSMLlJ9NzOnWXWZI0/7ARj+EgsPB35V3",
+	"bs53ly/e7rszkOrzuUPPAXmLZ+B/o3f0Gmc/n78CSq9tkK8zk51a7/ASLnkhfPX9WUg35uBpztYlh88l",
+	"JOBudJZSweOjIzLJnCSxFHi7mHor3NlCESviDsgHQF/HTGNn6jBFhpSF6rzPzdHfiEu81xmiL5IGZEBD",
+	"yn2Q7ooru9ljXGmgwRJM/4Ib2AzP5shXGWmvOEZehRUMVXYH3Owcz5QFwGeLT6Fvt7gG+HhCy9ycCoFl",
+	"tXoXPV/OAaXG1PkYJMQh86nqOpVUsGX7HDnJdjDHs8xjaHqk9w9cTM7RE7WXaX+Jd+f7BVpwffocMa66",
+	"BUeSP84dY3gb5sal3J72M+/amPI5s7rP9+yirRNNaTpKa4tzmJgWOGDE0FeKm5kw7Y/3D8jFHBkp4IGx",
+	"EiQdDplvb9m1QEdXEUZKZJ5b6/1VAAWAjwQe0JdQ3wc84INS2yfAipLjrcBFTldSbLaN9SR7d3xIR2aO",
+	"AtXOggWjjm2TupZJbjmstzReqfchneK76zGV1NcgNzQ4cLFm1Y1aHc9p8MGKy8Yxntlrn2bFktLE4q5o",
+	"/UsRgjVwByxkGLybo9+heg717v3EUgr4GXQaclQP//jwoQLuP9PCxMVhqbntIfyk4jQvRcKDL0QhP4ON",
+	"s6BpvNgSKnBRVislwHPXZnMRsBFqzbTT74SXHRrInntX54+pjNR+AXFZQtgF3B3mb7FWotCmRf9CaEzz",
+	"v38nuJymzxvF0Nll+G0dfC5K5vlDnU4ktybh83xKY65BOLQRGMZ0s5WFbJP9Uh90jqFdlfL5CltRv1TU",
+	"F+iuGp2tV/3PHdHuLlG09LCaHtZRAg/Ctdrfttm62jDTficqw57iBxmk16OsEvOalrvLvWZ1LfuuYF+H",
+	"vhXE4IOESPB1Bvxl3mzLXOxm/l7M+BwfZO+WhSEZUM5B5oHnF749oF+GifbHRfs+YsovQ2wFRk+BvKus",
+	"nq6vZfalzO7nKFxCEPk7J3zmtJrf88Y3DOQ16O0z/sISvhcRMPcgjSgL/RSt7uXacsxWYfgF4O4s6y+s",
+	"tBUCy4VACemsphyMqq4iD7J8NF9AEGRzfzcSAHdsn6Pa4FpJJbrjCcVnr48UmUsRZAM+1/j7iviuJCWy",
+	"KXZXPGRLbOXCCrmQE9R6CpHU1+vFgW31BWSBmfg7EgQIZ7I3oFqHQGKqFKiuvZWxT2juzF9Zy6IEiKUY",
+	"SVA4+iKGKwoA03aXud+sr2X9lazvULiaLBIpgftrHQF5s22zvp35u3EEFAG95ESXNanCyg58O8vKbn0t",
+	"Ky9n5RyF5QRReGiw9NJv5r3B3MNo997RDEP23JsWG+0tC28i0kePXfc8GdOl3DGRqKwJPoaRCS++e8ZR",
+	"zQ8RDWD/nDxN49myILTAtmGqzxMugQb4FlpI4gspk3hZeOdr3PALNhxuFHdlOrZEt0B05bHFGMk5h+z0",
+	"rUAet1cg0DQAeY5IqzxjuGIYHyhkANI9Qd5zwfkcJlhTkHKCMfq24wAUGQnGRxikt39ArgthyhTJ1IAg",
+	"0SmlIfkZzsIYe1VMLpE1xOIjSJ0HmKyg8Eagz4UkxTcCM6H+hScFYHeSvz+cC89eFrdsSXpb8fy/t9zT",
+	"MPeUReav5BWbeWqlQXZ195nBlRuh/WcaAc78nVhjjPfwaSmk0C5XwPbnCtYYwm5XTbEMuS1jL7XFZghi",
+	"OT3cG1Np5QvUORMsTWvAaazGQpOQTkWiyZ6Xqoo07xnmNzq0mdaGLHRp1tzPfe7ZX+x7e/vbksZES8pV",
+	"aOO6u/i2W4I6XOxvm8+kRgKbuAhD9Ud/sLhXSF2iqSRU+mN2BwfESx9pW+PRcwkfXGoXrJaKkf7udV2f",
+	"RwxzOviUEwUQpDFpNpWLPiAXPB0cU5TSADDrgHuPbQ1Wqm6N9heya98dqiz7Ir56z1KKAB/psXdefIF7",
+	"CxDb5RmhnQ1EQqo02VOCUD7tc1dOVQzNKdta55pYnCviC6Vt3hi3UPWIRBAJOe2iGYB2B8XHCldcyzT/",
+	"i4RRElKJYFFE2fQiA5vUoJtm3gigz49OT07MSERMOMjMCvvI2T2BWNjb4gg50qaHI5pFgE8csgdUdhKb",
+	"36jPR3htkP42mGpQDig2XYxN0mLgHYBkMw/AHHXmbmlzlhj3efYGOtVtXppWSe8fEO+S+mNIM8ScueRX",
+	"ZlM9zA3hnRmqGIowFBM18746K2Nc4TjjzhZ2r3v2WQc+uKcK04L1efpqxqVbgmgA+FZWYU4FzCKwX2aj",
+	"XSGqL3DWjc4edoBWxH6afbi2gEnq8uJYRlptMiFID//MC88uP2FcOOK0fTz7SJLyaTZvGekuJds+j+h9",
+	"j47gpyfHT5+cHh0ddQmLokSbYyxm2XKUmDOLpUlLktZaJHvUrMKHoM8l9FwqLPf622aRLTCYFZeOoy17",
+	"7hePKTkQ0jNKnx+flhRZPp9lpMIDs+Lb5+U8UCjMW8uieZOXB97MVmk5qISDLhaOGXU4aBjC/cojx0vT",
+	"YMsHDjOnMUe/k/OGwYFNvrD6us60q3Dc2AhjWzptpJhtDxtLDxsZNawmBnMgMbbhaoeBOd29wVZfwGdg",
+	"Jv5OWBiPh5EDdHY8xM+LGDuErHBwNexdFdp/ITzmS/jeMEpgBvp1kFtBWC/Cd5cdRbMrbYX4UiFeRj1V",
+	"iKc6wew6mbTEsZ44VlAEULlaNZgG29YFQL+XoEwDf7JHZSSss83lKk0w68RM2JWrqjCLuip8vAkCt8XD",
+	"QNsAy+X8GzPwscrEyOJwKSng49oB3mmvNvTwrfJz13DLXF2Y+zthbvvwfZCBe8Upq4jBCkxdgOWu8nZh",
+	"iS2LL2XxIomsoRC8QVvN3bbJRtjCi7dru77vhD2X1u4ppC6yxSR66G0niv0xczRzxStsdbk5RB3+aUdb",
+	"fk9g812DZ68aNWYt33Mp0wvVgfYJHVHGy9aLZV/OTQcsHNDnmEfb1U2yiUphhKkMs8odibIVM6i9IeU2",
+	"b39pAFxKTHPSZXYT71aWQbIr7M5v6SAtJRfb+tIuW7ft0ylWEbRFLG19EQPBrEJtB2tKYWnBe3vV2jk7",
+	"PVksSbiR6LrG3jft0XOp6HL3t5g3z8ZTDq04S1G4mkUiGqsVfJEl68WEuGmJGHtzzqmUtuom3k2npf0K",
+	"Q6jFZDKG3d+YObds8ryh8XciSxeLIRbPnAb0M8ivYOK8ofGumjZvaNzKhaUmTYSIW4J7W39geZJxKSLQ",
+	"Y0hs6l1byQerhhNb7faMxCyGkHGsjTGCLhlKUGNuy0jY+opYwRh/7PMktvEpJYEce4wPhauIYIsgYWH0",
+	"tJhFkLislJjvVCQa+lxDFIc0zQJuu7qaGFRmJfpctNWHq4sXb66WaNc3DhDl5Odu482fWEMGi2eYT7km",
+	"nFd0C4VR14LyYIsiZoZQCiuLMjCsygYaMWVvk1cZv2/SRtuW8Xbe70XO51Be+fArbVdF0NumOyvs7fJa",
+	"gb9c4GcIXEkStoQlu1tziH2XN9syJ2czf1+8TEQR4hVRWIGvM3DuKmdnC2x5eylviwISV5JGHNIpSJ/K",
+	"YDV7v8d2l9huy/ydT/2dMLjFCfEdsFc4FwvYq8DZOSB3lbXzFba8vfx6KSePKtSBlfEquW1yj40XMGV6",
+	"v6URuMKSOAzWpy7301jU3djJvoiEwLm/LxGhU3BXpILKQgJhudtSApfYiol1YkI7TK6iEAkRA3noC+6K",
+	"A62xBWz7y0LzbTP8/Aq+F7a3+yb+DOhzAw9/XYnYKhJgHrg7KwfmF9pKg+XSYIFyqhBOKEaikix4jQ2/",
+	"jBQwc39n/K+BRiR0MK+GxeqMb+C54yxvltgy+1pmz8hkFZWkeUBXcfm1a7NlBrfTfi9J+y2MyR7ETIkA",
+	"bLXv+Sx+C1lb3RfFvL9Vkzl/IawurOA7TOWsMtDXQWy9XM4WuF9BKme70FaeV8rkrFKsriWc9cSy2xTS",
+	"ksUasqhACrGk0zWq3TbZtmY3s34vih0h7Crm2mJsazJz2x5VCvFZOH6RQnz51N8THhcK8eG3NdBZRSxn",
+	"kN1Z0ZytsBXPy8VzTi+V6KMiYew0TbTksJocVhOCHkO0xvd+Y5tsWdbjrN/P85Jo3Z2abVOBYxFwu8qx",
+	"uLiWY5dyrHbIW0EILih5eWC0CEOix0ydEZqlgC1m4uoSb5CwMHAr8YiQ7psXVINHFBtxGipCCYdJn8dU",
+	"+2PMw8eJBBrYpGSFVN/eksDlPCdXfTpxfbdMKV/wiYyLOMd3+HcZ4JYnycq+WZq9Gk3FNILd0EOaW9Lm",
+	"5lJdzGKttEtWuTeYuuSYNuP1vkv2iDnZbC72PsdMc2rs0lLTmVxwZ3NJuLtZSkjBQRWoppB727OJMb1D",
+	"l2Bu9jefcvRDUOnC6MsSI7p8jkD9sbGQmc4Sg6s+p4oUlmyrSSOlm65mhWTI7iHAzJR2/d4IuKFjCC60",
+	"lw5olq3KqNxI71/zRMob07kZ59undYPChfzTs2S4kubTx+yrjJXfXJstWyt22u/EXHF4sPJBaapVl6ix",
+	"iC0/YkbIWzbjaV5IQ+C+ODQN/bEUEa2C1utbxi9d6227HrKpvxfXwy3jxKGm4Hq4ZXy1eVKC2QpG6zx+",
+	"d/bEma2wNWKXHztz0qlOKxU8jzmRfCH3Yzrz9yQCFpyPtSRAZQfkHG53mf9bJ2QF9q/ggyzSSVXG/0KG",
+	"HaL9ezLurAWXc739tgY+a7H8rnJ7vsKW3Zeye4FgqtFHVcrYbapoKWINRZQf/0wH8BPJ9BRR+lGBvBhh",
+	"BoO//W7wYZ1UZQmEbsZAxgLD1uQd5pMZM0UC4SeYuGgPDkYHhNonRXnBFxzPI4KTsdbx2eEh/m7GOXt2",
+	"9Oxo/6DT7SQy7Jx1DpEe3JoXSjWYNSqyF4cUEy4Sf0wl9Q097RezQEkR2nwzdMBCrJh9kKctwqK5Ckl0",
+	"dvTnSRAwUN0Z6dvNjl9mPGtJdd1dQXf2OU535gFf193/d8kg4QH+PJNfrltI715YXc6yiwu83KAQcOr/",
+	"M1CBiVlYYbLiy9DF6X5b8DBYt0LqZCgMlNLW4iBvFhLNFLphspHFPlcuELKLUZDdsgA6uy1X3L44ZBoK",
+	"szjqz1kq7gJMzOee4OG0mM25uEJMv7o42PvFBxl21CxAewbMNvS2BKNZ8VbsPVtgrLgMpvyS7h/ohBQz",
+	"Ns3keCr2n0nrtDjOTbnvG9eEbtesel3qDyyMnbkIy6A0nzkEi6tYVSNkcZRCHpHFcX65efOaxHQEtn8M",
+	"Ig7hnHBBjOTqoVggHCCAoAh206Hz6fdP/38AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -168,7 +168,7 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	}
 	v, err := f.opt.Client.Version(ctx, etag)
 	if err != nil {
-		return res, fmt.Errorf("check %s/v1/version: %w", f.opt.Client.BaseURL(), err)
+		return res, fmt.Errorf("check the upstream's version: %w", err)
 	}
 	due := now.Sub(st.CheckedAt) >= f.opt.ContentCheck
 	if !v.NotModified {
@@ -190,11 +190,11 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	for attempt := 0; ; attempt++ {
 		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Import.MaxSnapshotBytes, f.opt.Progress)
 		if err != nil {
-			return res, fmt.Errorf("fetch from %s: %w", f.opt.Client.BaseURL(), err)
+			return res, fmt.Errorf("fetch the upstream's catalogs: %w", err)
 		}
 		after, err := f.opt.Client.Version(ctx, "")
 		if err != nil {
-			return res, fmt.Errorf("re-check %s/v1/version: %w", f.opt.Client.BaseURL(), err)
+			return res, fmt.Errorf("re-check the upstream's version: %w", err)
 		}
 		if after.ManifestID == snap.manifestID && bytes.Equal(after.Body, snap.files["version.json"]) {
 			break
@@ -277,7 +277,7 @@ func (f *Follower) Run(ctx context.Context, every time.Duration, published func(
 			f.opt.Logger.Error("sync failed; the active version is unchanged", "upstream", f.opt.Client.BaseURL(), "err", err)
 		default:
 			f.opt.Logger.Info("sync", "upstream", f.opt.Client.BaseURL(), "outcome", res.Outcome, "manifest_id", res.ManifestID,
-				"requests", res.Requests, "duration", res.Duration.Round(time.Millisecond))
+				"requests", res.Requests, "duration_seconds", res.Duration.Seconds())
 			if res.Outcome == "published" && published != nil {
 				published()
 			}

@@ -37,7 +37,7 @@ func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, eta
 		d, err := c.GetDiffWithResponse(ctx, active.ManifestID, theirs)
 		switch {
 		case err != nil:
-			return fmt.Errorf("diff %s → %s from %s: %w", active.ManifestID, theirs, f.opt.Client.BaseURL(), err)
+			return fmt.Errorf("diff %s → %s: %w", active.ManifestID, theirs, err)
 		case d.StatusCode() == http.StatusOK && d.JSON200 != nil:
 			their = &d.JSON200.Data
 			res.Notes = append(res.Notes, fmt.Sprintf("the upstream's diff %s → %s: %d added, %d removed, %d changed",
@@ -50,7 +50,7 @@ func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, eta
 	}
 	ex, err := c.ExportVersionWithResponse(ctx, theirs)
 	if err != nil {
-		return fmt.Errorf("export %s from %s: %w", theirs, f.opt.Client.BaseURL(), err)
+		return fmt.Errorf("export %s: %w", theirs, err)
 	}
 	if ex.StatusCode() != http.StatusOK {
 		return fmt.Errorf("export %s from %s: status %d", theirs, f.opt.Client.BaseURL(), ex.StatusCode())

@@ -294,7 +294,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		problems = append(problems, catalog.Problem{File: "version.json", Reason: "missing: a snapshot needs its version record"})
 	}
 	if len(problems) > 0 {
-		return im.reject(problems, "%d files cannot be read", len(problems))
+		return im.reject(problems, "%s cannot be read", count(len(problems), "file"))
 	}
 	r.ManifestID = rawManifestID(files["version.json"])
 	base, why, err := store.ResolveIn(im.st)
@@ -359,7 +359,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	r.Unknown = val.Unknown
 	r.Fills = val.Fills
 	if len(val.Rejections) > 0 {
-		return im.reject(val.Rejections, "%d problems", len(val.Rejections))
+		return im.reject(val.Rejections, "%s", count(len(val.Rejections), "problem"))
 	}
 	if err := im.next(Render, "%d items in %d catalogs, every locale", items, len(snap.Sources)); err != nil {
 		return err
@@ -400,7 +400,11 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		r.Summary = &d.Summary
 		if ps := shrinkage(old, rendered, im.opt.ShrinkLimit); len(ps) > 0 {
 			if !im.opt.AllowShrink {
-				return im.reject(ps, "shrink guard: %d catalogs lose too many items (publish anyway with --allow-shrink)", len(ps))
+				lose := "lose"
+				if len(ps) == 1 {
+					lose = "loses"
+				}
+				return im.reject(ps, "shrink guard: %s %s too many items (publish anyway with --allow-shrink)", count(len(ps), "catalog"), lose)
 			}
 			for _, p := range ps {
 				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)

@@ -332,10 +332,10 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 	}
 	standalone, differ, orphans := replaceNestedSkins(weapons, skins)
 	if len(differ) > 0 {
-		r.note("%sweapons.json and %sskins.json disagree on %d skins; skins.json is authoritative and replaced the nested copies: %s", where, where, len(differ), capList(differ))
+		r.note("%sweapons.json and %sskins.json disagree on %s; skins.json is authoritative and replaced the nested copies: %s", where, where, count(len(differ), "skin"), capList(differ))
 	}
 	if len(orphans) > 0 {
-		r.note("%sskins.json has %d skins no weapon lists; they cannot be placed and were left out: %s", where, len(orphans), capList(orphans))
+		r.note("%sskins.json has %s no weapon lists; they cannot be placed and were left out: %s", where, count(len(orphans), "skin"), capList(orphans))
 	}
 	for _, f := range []struct{ file, field string }{{"skinchromas.json", "chromas"}, {"skinlevels.json", "levels"}} {
 		raw, err := sf.ReadFile(path.Join(dir, f.file))
@@ -427,10 +427,10 @@ func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
 	_, differ, orphans := replaceNestedSkins(weapons, skins)
 	var notes []string
 	if len(differ) > 0 {
-		notes = append(notes, fmt.Sprintf("/v1/weapons and /v1/weapons/skins disagree on %d skins; the latter is authoritative: %s", len(differ), capList(differ)))
+		notes = append(notes, fmt.Sprintf("/v1/weapons and /v1/weapons/skins disagree on %s; the latter is authoritative: %s", count(len(differ), "skin"), capList(differ)))
 	}
 	if len(orphans) > 0 {
-		notes = append(notes, fmt.Sprintf("/v1/weapons/skins has %d skins no weapon lists; left out: %s", len(orphans), capList(orphans)))
+		notes = append(notes, fmt.Sprintf("/v1/weapons/skins has %s no weapon lists; left out: %s", count(len(orphans), "skin"), capList(orphans)))
 	}
 	b, err := envelope.Marshal(weapons)
 	return b, notes, err

@@ -32,11 +32,17 @@ func RegisterReplicaMetrics(reg prometheus.Registerer, repo edition.Readiness) {
 		st, _, _ := repo.Ready()
 		return b2f(st.Active == nil || *st.Active == st.Serving)
 	})
-	if r, ok := repo.(*Repository); ok {
-		gauge("store_up", "1 when the last read of the store's active pointer succeeded.", func() float64 {
-			sn := r.seen.Load()
-			return b2f(sn == nil || sn.err == nil || isNotFound(sn.err))
-		})
+	var up func() bool
+	switch r := repo.(type) {
+	case *Repository:
+		up = r.storeUp
+	case *Pending:
+		if r.store {
+			up = r.storeUp
+		}
+	}
+	if up != nil {
+		gauge("store_up", "1 when the last read of the store's active pointer succeeded.", func() float64 { return b2f(up()) })
 	}
 }
 
@@ -90,7 +96,7 @@ func NewMetrics(reg prometheus.Registerer, start time.Time) *Metrics {
 // Active records the version being served and when it was published (zero
 // when unknown: the embedded data).
 func (m *Metrics) Active(ed *edition.Edition, publishedAt time.Time) {
-	if m == nil || ed == nil {
+	if m == nil || ed == nil || ed.IsNone() {
 		return
 	}
 	m.mu.Lock()

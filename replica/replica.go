@@ -101,10 +101,14 @@ type seen struct {
 }
 
 // Open loads the version to serve: the active one when intact, else the
-// newest intact one (logging why). An empty store serves fallback, when
-// given, until a version is published.
+// newest intact one (logging why). A store with no intact version serves
+// fallback until a version is published; a nil fallback is edition.None, not
+// ready (NoVersion), answering 503.
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition) (*Repository, error) {
 	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat}
+	if fallback == nil {
+		fallback = edition.None()
+	}
 	ptr, man, ed, why, err := store.ResolveWith(st, r.read)
 	if err == nil && why == "" && ptr.Previous != "" && time.Now().Before(ptr.ActivateAt) {
 		// The replicas have not switched to the newest version yet: serve the
@@ -116,8 +120,16 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 		}
 	}
 	switch {
-	case errors.Is(err, store.ErrNotFound) && fallback != nil:
-		logger.Warn("the store holds no intact version; serving the embedded sample data until one is imported", "store", st.Location(), "err", err)
+	case errors.Is(err, store.ErrNotFound):
+		serving := "serving the embedded sample data"
+		if fallback.IsNone() {
+			serving = "not ready, answering 503"
+		}
+		what, attrs := "no version yet", []any{"store", st.Location()}
+		if vs, verr := st.Versions(); verr != nil || len(vs) > 0 {
+			what, attrs = "no intact version", append(attrs, "err", err) // each one's damage
+		}
+		logger.Warn("the store holds "+what+"; "+serving+" until one is imported", attrs...)
 		r.cur.Store(&state{ed: fallback, versions: r.listVersions(fallback)})
 		_, r.badPtr, _ = st.Active()
 		m.Active(fallback, time.Time{})
@@ -475,7 +487,7 @@ func (r *Repository) listVersions(active *edition.Edition) *edition.VersionList 
 			PublishedAt: &at, ContentHash: catalog.ContentHash(m.Files), Active: isActive,
 		})
 	}
-	if !found {
+	if !found && !active.IsNone() {
 		vs = append([]gen.RetainedVersion{edition.RetainedVersion(active, nil, true)}, vs...)
 	}
 	l, err := edition.NewVersionList(vs)
@@ -489,6 +501,9 @@ func (r *Repository) listVersions(active *edition.Edition) *edition.VersionList 
 // Versions lists the retained versions, newest first.
 func (r *Repository) Versions() *edition.VersionList { return r.current().versions }
 
+// NoVersion is why a replica on a store with no version yet is not ready.
+const NoVersion = "no version imported yet"
+
 // Ready: a version is loaded, the store answered the last Reload, and the
 // version served is the one the store says every replica serves now.
 func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
@@ -497,6 +512,9 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 	if n := r.next.Load(); n != nil {
 		id := n.s.ed.ManifestID
 		st.Staged = &id
+	}
+	if cur.ed.IsNone() {
+		return st, false, NoVersion
 	}
 	sn := r.seen.Load()
 	if sn == nil {
@@ -544,7 +562,12 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	return ed, err
 }
 
-func isNotFound(err error) bool { return errors.Is(err, store.ErrNotFound) }
+// storeUp: the last read of the store's active pointer succeeded (an empty
+// store answers too).
+func (r *Repository) storeUp() bool {
+	sn := r.seen.Load()
+	return sn == nil || sn.err == nil || errors.Is(sn.err, store.ErrNotFound)
+}
 
 // Snapshot returns a retained version's files ("" for the active one), each
 // checked against its manifest, for /v1/export.

@@ -659,16 +659,50 @@ func TestEmptyStoreServesFallback(t *testing.T) {
 	}
 }
 
-// TestEventually: a replica whose store cannot be reached at start serves the
-// fallback and is not ready (alive all the same), keeps trying, and once the
-// store opens serves its version, ready.
-func TestEventually(t *testing.T) {
+// TestEmptyStoreNotReady: a replica on a store with no version and no
+// fallback is alive but not ready, answers 503 wherever a version is needed,
+// and serves the first version once it is published.
+func TestEmptyStoreNotReady(t *testing.T) {
+	t.Parallel()
+	e := &env{logs: new(syncBuffer)}
+	e.dir, e.st = copyStore(t, 0)
+	e.open(t, nil)
+	for _, tc := range []struct {
+		target string
+		status int
+		says   string
+	}{
+		{"/readyz", http.StatusServiceUnavailable, replica.NoVersion},
+		{"/v1/weapons", http.StatusServiceUnavailable, replica.NoVersion + "; retry later"},
+		{"/v1/version", http.StatusServiceUnavailable, replica.NoVersion},
+		{"/healthz", http.StatusOK, ""},
+		{"/v1/metrics", http.StatusOK, "refdata_replica_ready 0"},
+	} {
+		if res, b := e.get(t, tc.target); res.StatusCode != tc.status || !bytes.Contains(b, []byte(tc.says)) {
+			t.Errorf("%s on an empty store: %d %.200s, want %d saying %q", tc.target, res.StatusCode, b, tc.status, tc.says)
+		}
+	}
+	// A state, not an error: every probe would log one.
+	if logs := e.logs.String(); !strings.Contains(logs, "the store holds no version yet; not ready, answering 503 until one is imported") || strings.Contains(logs, "level=ERROR") {
+		t.Errorf("the log does not say the replica waits for a version, or logs its 503s as errors:\n%s", logs)
+	}
+	e.importDir(t, fixtureDir(t, "15"))
+	if swapped, err := e.repo.Reload(); !swapped || err != nil {
+		t.Fatalf("Reload after the first publish = %v, %v", swapped, err)
+	}
+	for _, target := range []string{"/readyz", "/v1/weapons"} {
+		if res, b := e.get(t, target); res.StatusCode != http.StatusOK {
+			t.Errorf("%s after the first publish: %d %.200s", target, res.StatusCode, b)
+		}
+	}
+}
+
+// TestPending: a replica whose store cannot be reached at start answers
+// before it is: alive, not ready, 503 wherever a version is needed; it keeps
+// trying, and once the store opens serves its version, ready.
+func TestPending(t *testing.T) {
 	t.Parallel()
 	_, st := copyStore(t, 2)
-	r, err := fixtures.Small("14")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	up := make(chan struct{})
@@ -687,33 +721,45 @@ func TestEventually(t *testing.T) {
 			return nil, errors.New("connection refused")
 		}
 	}
-	opened := make(chan *replica.Repository, 1)
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	repo := replica.OpenEventually(ctx, connect, logger, replica.NewMetrics(prometheus.NewRegistry(), time.Now()), edition.New(r), time.Millisecond,
-		func(r *replica.Repository) { opened <- r })
+	repo := replica.NewPending("loading", true)
+	var told atomic.Int64
+	repo.OnSwap(func() { told.Add(1) })
+	opened := make(chan *replica.Repository, 1)
+	go func() {
+		r, err := replica.OpenRetrying(ctx, connect, logger, replica.NewMetrics(prometheus.NewRegistry(), time.Now()), nil, time.Millisecond, repo)
+		if err != nil {
+			t.Error(err)
+		}
+		opened <- r
+	}()
 	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	check := apitest.New(t)
 	<-tried
-	if res, b := do(t, check, h, "/readyz"); res.StatusCode != http.StatusServiceUnavailable {
-		t.Errorf("/readyz with the store unreachable: %d %s, want 503", res.StatusCode, b)
-	}
-	if res, _ := do(t, check, h, "/healthz"); res.StatusCode != http.StatusOK {
-		t.Errorf("/healthz with the store unreachable: %d, want 200 (alive)", res.StatusCode)
-	}
-	if res, _ := do(t, check, h, "/v1/version"); res.StatusCode != http.StatusOK || res.Header.Get("X-Data-Version") != id14 {
-		t.Errorf("/v1/version with the store unreachable: %d from %s, want the fallback %s", res.StatusCode, res.Header.Get("X-Data-Version"), id14)
+	for _, tc := range []struct {
+		target string
+		status int
+	}{
+		{"/readyz", http.StatusServiceUnavailable},
+		{"/healthz", http.StatusOK},
+		{"/v1/version", http.StatusServiceUnavailable},
+	} {
+		if res, b := do(t, check, h, tc.target); res.StatusCode != tc.status || tc.status != 200 && !bytes.Contains(b, []byte("cannot be reached")) {
+			t.Errorf("%s with the store unreachable: %d %s, want %d saying why", tc.target, res.StatusCode, b, tc.status)
+		}
 	}
 	close(up)
 	select {
-	case <-opened:
+	case r := <-opened:
+		repo.Set(r)
 	case <-time.After(time.Minute):
 		t.Fatalf("the store never opened after %d tries", tries.Load())
 	}
-	if res, _ := do(t, check, h, "/readyz"); res.StatusCode != http.StatusOK {
-		t.Errorf("/readyz once the store opened: %d", res.StatusCode)
+	if res, _ := do(t, check, h, "/readyz"); res.StatusCode != http.StatusOK || told.Load() != 1 {
+		t.Errorf("/readyz once the store opened: %d; OnSwap's function ran %d times, want 1", res.StatusCode, told.Load())
 	}
 	if res, _ := do(t, check, h, "/v1/version"); res.Header.Get("X-Data-Version") != id15 {
 		t.Errorf("once the store opened: serving %s, want %s", res.Header.Get("X-Data-Version"), id15)

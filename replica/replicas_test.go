@@ -19,8 +19,6 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
-	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
@@ -421,13 +419,15 @@ func TestReplicaStartsBeforeDatabase(t *testing.T) {
 	defer cancel()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	connect := func(ctx context.Context) (store.Backend, error) { return postgres.Open(ctx, c.url) }
-	r15, err := fixtures.Small("15") // what it serves before the database answers: any edition
-	if err != nil {
-		t.Fatal(err)
-	}
+	repo := replica.NewPending("loading", true)
 	opened := make(chan *replica.Repository, 1)
-	repo := replica.OpenEventually(ctx, connect, logger, replica.NewMetrics(prometheus.NewRegistry(), time.Now()), edition.New(r15), 100*time.Millisecond,
-		func(r *replica.Repository) { opened <- r })
+	go func() {
+		r, err := replica.OpenRetrying(ctx, connect, logger, replica.NewMetrics(prometheus.NewRegistry(), time.Now()), nil, 100*time.Millisecond, repo)
+		if err == nil {
+			repo.Set(r)
+		}
+		opened <- r
+	}()
 	h, err := api.New(&impl.Server{Repo: repo}, logger, nil)
 	if err != nil {
 		t.Fatal(err)

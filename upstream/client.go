@@ -259,6 +259,10 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 	res, err := c.cfg.HTTP.Do(req)
 	if err != nil {
 		c.observe("0", 0)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // its text repeats the method and URL ours names
+		}
 		return nil, 0, fmt.Errorf("GET %s: %w", target, causeOf(actx, err))
 	}
 	defer res.Body.Close()

@@ -110,3 +110,16 @@ func TestPickLocale(t *testing.T) {
 		t.Fatalf("%v", got)
 	}
 }
+
+// TestTransportErrorSaysEachThingOnce: a refused connection names the request
+// once (net/http's own error repeats it).
+func TestTransportErrorSaysEachThingOnce(t *testing.T) {
+	t.Parallel()
+	hs := httptest.NewServer(http.NotFoundHandler())
+	url := hs.URL
+	hs.Close()
+	_, err := client(t, url, upstream.Config{Retries: -1}).Catalog(context.Background(), "maps", "de-DE")
+	if err == nil || strings.Count(err.Error(), url) != 1 || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("error %v, want one naming %s once and saying why", err, url)
+	}
+}

@@ -15,7 +15,8 @@ export const outDir = process.env.SCREENSHOT_DIR || path.join(repoRoot, 'browser
 export const UA = 'refdata-browser-test/1.0 (+http://localhost)';
 
 // serve starts the binary with args and resolves to its base URL once it logs the
-// address it bound (it listens on port 0, so the port is always free).
+// address it bound (it listens on port 0, so the port is always free) and /readyz
+// says its data is served (it listens before it loads).
 export async function serve(args = []) {
   const child = spawn(bin, ['serve', '--addr', '127.0.0.1:0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let log = '';
@@ -28,6 +29,11 @@ export async function serve(args = []) {
     });
     child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`refdata serve exited ${code}:\n${log}`)); });
   });
+  const deadline = Date.now() + 120_000;
+  while (!(await fetch(base + '/readyz').catch(() => null))?.ok) {
+    if (child.exitCode !== null || Date.now() > deadline) throw new Error('refdata serve never became ready:\n' + log);
+    await new Promise((r) => setTimeout(r, 20));
+  }
   return { base, stop: () => child.kill('SIGTERM'), log: () => log };
 }
 

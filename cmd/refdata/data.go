@@ -1,90 +1,128 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"io/fs"
 	"log/slog"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
 )
 
-// dataOptions are serve's flags for the version store.
+// dataOptions are serve's flags for what it serves.
 type dataOptions struct {
-	dir   string        // --data
-	inbox string        // --watch
-	poll  time.Duration // --poll
+	dir    string // --data or --store; "" for the embedded sample data
+	init   bool   // --init
+	sample bool   // --sample-until-imported
+	inbox  string
+	poll   time.Duration
 	// --sync, --sync-every and the sync flags (--retain too, for imports from
 	// the inbox): follow an upstream.
 	syncFrom  string
 	syncEvery time.Duration
 	sync      *syncFlags
+	effort    representation.Effort // the embedded sample's compression
 }
 
-// storeRepository serves the store in opts.dir: it polls the active pointer and,
-// with an inbox, imports the folders dropped there. Goroutines end with ctx.
-func storeRepository(ctx context.Context, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger) (edition.Repository, error) {
-	served := replica.NewMetrics(reg, processStart)
-	metrics := pipeline.NewMetrics(reg) // imports from the inbox and syncs
+// check holds the flags to each other, as a dry run does.
+func (o dataOptions) check() error {
+	switch {
+	case o.dir != "":
+	case o.inbox != "", o.syncFrom != "", o.init, o.sample:
+		return usagef("--watch, --sync, --init and --sample-until-imported need a version store: --data DIR or --store URL")
+	}
+	if o.poll <= 0 || o.syncEvery <= 0 {
+		return usagef("--poll and --sync-every must be positive")
+	}
+	return nil
+}
+
+// checkDir holds --data to a directory that exists, unless --init asks for
+// one: a mistyped path must not start an empty store.
+func (o dataOptions) checkDir() error {
+	if o.dir == "" || isDatabase(o.dir) || o.init {
+		return nil
+	}
+	switch st, err := os.Stat(o.dir); {
+	case errors.Is(err, fs.ErrNotExist):
+		return usagef("--data %s: no such directory; --init creates it, as does an import into it", o.dir)
+	case err != nil:
+		return usagef("--data %s: %v", o.dir, err)
+	case !st.IsDir():
+		return usagef("--data %s is not a directory", o.dir)
+	}
+	return nil
+}
+
+// storeFlags registers --data, defaulting to def, and --store, its other
+// name for a database URL, and returns the store they name.
+func storeFlags(c *cli, def, none string) func() string {
+	data := c.fs.String("data", def, "version store: a directory, or a postgres:// URL shared by replicas"+none)
+	st := c.fs.String("store", "", "the same as --data, named for a database URL: postgres://…")
+	return func() string { return cmp.Or(*st, *data) }
+}
+
+// load reads what serve serves into repo: the embedded sample data without a
+// store; else the store's active version, then keeps to the store's (and the
+// inbox's, and the upstream's). A database may not be up yet: loading waits
+// for it. Goroutines end with ctx.
+func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometheus.Registerer, served *replica.Metrics, imports *pipeline.Metrics, logger *slog.Logger) error {
+	if o.dir == "" {
+		s, err := embeddedRepository(logger, o.effort)
+		if err == nil {
+			repo.Set(s)
+			served.Active(s.Active(), time.Time{})
+		}
+		return err
+	}
 	// open opens the store, closed when ctx ends.
 	open := func(ctx context.Context) (store.Backend, error) {
-		st, closeStore, err := openBackend(ctx, opts.dir)
+		st, closeStore, err := openBackend(ctx, o.dir)
 		if err == nil {
 			context.AfterFunc(ctx, closeStore)
 		}
 		return st, err
 	}
-	st, err := open(ctx)
-	if err != nil && isDatabase(opts.dir) {
-		// A replica may start before its database: serve the sample data, not
-		// ready, and keep trying (replica.Eventually).
-		logger.Warn("the store cannot be reached; retrying", "err", err)
-		fallback, ferr := embeddedEdition()
-		if ferr != nil {
-			return nil, ferr
-		}
-		return replica.OpenEventually(ctx, open, logger, served, fallback, 2*time.Second, func(repo *replica.Repository) {
-			if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
-				logger.Error("cannot follow the store", "err", err)
-			}
-		}), nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The embedded sample data is built only for a store with no intact version:
-	// building (and compressing) it beside the real one would slow start-up and
-	// hold memory for nothing.
-	repo, err := replica.Open(st, logger, served, nil)
-	if errors.Is(err, store.ErrNotFound) {
-		var fallback *edition.Edition
+	var fallback *edition.Edition // served while the store has no version
+	var err error
+	if o.sample {
 		if fallback, err = embeddedEdition(); err != nil {
-			return nil, err
+			return err
 		}
-		repo, err = replica.Open(st, logger, served, fallback)
+	}
+	var r *replica.Repository
+	if isDatabase(o.dir) {
+		r, err = replica.OpenRetrying(ctx, open, logger, served, fallback, 2*time.Second, repo)
+	} else if st, oerr := open(ctx); oerr != nil {
+		err = oerr
+	} else {
+		r, err = replica.Open(st, logger, served, fallback)
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := keepCurrent(ctx, repo, opts, reg, logger, metrics); err != nil {
-		return nil, err
-	}
-	return repo, nil
+	repo.Set(r)
+	return keepCurrent(ctx, r, o, reg, logger, imports)
 }
 
 // keepCurrent keeps a repository on its store's active version: polling, the
 // store's notifications when it has them, the inbox when one is watched, and the
 // upstream with --sync.
-func keepCurrent(ctx context.Context, repo *replica.Repository, opts dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
-	go repo.Poll(ctx, opts.poll)
+func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
+	go repo.Poll(ctx, o.poll)
 	if n, ok := repo.Store().(store.Notifier); ok {
 		// A shared store says when a publish commits: swap then, not at the next poll.
 		go func() {
@@ -94,30 +132,56 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, opts dataOptions
 		}()
 	}
 	go func() { <-ctx.Done(); repo.Forget() }()
-	if opts.inbox != "" {
+	if o.inbox != "" {
 		go func() {
-			opt := pipeline.Options{Retain: opts.sync.retain, Metrics: metrics}
+			opt := pipeline.Options{Retain: o.sync.retain, Metrics: metrics}
 			reload := func() { _, _ = repo.Reload() }
-			if err := pipeline.Watch(ctx, opts.inbox, repo.Store(), opt, opts.poll, logger, reload); err != nil {
-				logger.Error("inbox watcher stopped", "inbox", opts.inbox, "err", err)
+			if err := pipeline.Watch(ctx, o.inbox, repo.Store(), opt, o.poll, logger, reload); err != nil {
+				logger.Error("inbox watcher stopped", "inbox", o.inbox, "err", err)
 			}
 		}()
 	}
-	if opts.syncFrom != "" {
-		f, err := opts.sync.follower(opts.syncFrom, repo.Store(), logger, mirror.NewMetrics(reg), metrics, nil)
+	if o.syncFrom != "" {
+		f, err := o.sync.follower(o.syncFrom, repo.Store(), logger, mirror.NewMetrics(reg), metrics, nil)
 		if err != nil {
 			return err
 		}
-		go f.Run(ctx, opts.syncEvery, func() { _, _ = repo.Reload() })
+		go f.Run(ctx, o.syncEvery, func() { _, _ = repo.Reload() })
 	}
 	return nil
+}
+
+// embeddedRepository serves the embedded sample data, compressed at effort,
+// and says so in the log.
+func embeddedRepository(logger *slog.Logger, effort representation.Effort) (*edition.Static, error) {
+	s, err := fixtures.Sample(effort, func(err error) {
+		if err != nil {
+			logger.Error("the embedded sample data stays uncompressed", "err", err)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	ed := s.Active()
+	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
+		"version", ed.Version.Version, "manifestId", ed.ManifestID,
+		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
+	return s, nil
+}
+
+// embeddedEdition is the newest embedded sample version, uncompressed: what
+// --sample-until-imported serves until a version is imported.
+func embeddedEdition() (*edition.Edition, error) {
+	r, err := fixtures.Newest()
+	if err != nil {
+		return nil, err
+	}
+	return edition.New(r), nil
 }
 
 func isDatabase(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
-
-var processStart = time.Now()
 
 // openBackend opens the store an operator named: a PostgreSQL URL
 // (postgres:// or postgresql://, shared by replicas) or a directory (the file

@@ -77,7 +77,7 @@ func TestSyncActivateForce(t *testing.T) {
 		t.Fatalf("a sync undid the rollback: %+v", p)
 	}
 	cmd(1, "activate", "--data", data, "0123456789ABCDEF")
-	cmd(1, "activate", "--data", data, "../etc")
+	cmd(2, "activate", "--data", data, "../etc")
 
 	// import --force of the stored 15 (an export-like copy of its directory).
 	if out := cmd(0, "import", "--data", data, st.Dir()+"/versions/"+id15); !strings.Contains(out, "already stored") {
@@ -192,18 +192,8 @@ func TestServeSync(t *testing.T) {
 	defer hs.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	ready := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- serve(ctx, []string{"--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
-			"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops"}, process{stderr: io.Discard, ready: ready, sampleEffort: apitest.Effort()})
-	}()
-	var addr string
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("serve: %v", err)
-	}
+	addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--log-level", "warn", "--data", t.TempDir(),
+		"--sync", hs.URL, "--sync-every", "1h", "--poll", "20ms", "--contact", "https://example.org/ops")
 	check := apitest.New(t)
 	h := apitest.Forward(t, &http.Client{}, "http://"+addr)
 	get := func(target string) *http.Response {

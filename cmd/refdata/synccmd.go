@@ -2,11 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -15,9 +15,6 @@ import (
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/upstream"
 )
-
-// version names this build in the User-Agent sent upstream.
-var version = "dev"
 
 // syncFlags are the flags sync and serve --sync share.
 type syncFlags struct {
@@ -30,7 +27,7 @@ type syncFlags struct {
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&sf.contact, "contact", env("REFDATA_CONTACT", ""), "your URL or mail address, sent in the User-Agent so the upstream's operator can reach you (env REFDATA_CONTACT)")
+	fs.StringVar(&sf.contact, "contact", "", "your URL or mail address, sent in the User-Agent so the upstream's operator can reach you")
 	fs.StringVar(&sf.languageAll, "language-all", "auto", "ask ?language=all: auto (when the upstream's /openapi.json advertises it), always, never")
 	fs.IntVar(&sf.concurrency, "concurrency", upstream.DefaultConcurrency, "requests to the upstream in flight at once")
 	fs.IntVar(&sf.retries, "retries", upstream.DefaultRetries, "retries of a failed request (backoff with jitter; Retry-After honoured)")
@@ -42,9 +39,21 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
 }
 
+// check holds the upstream a flag names, and the sync flags, to what a sync
+// takes, as a dry run does.
+func (sf *syncFlags) check(flag, from string) error {
+	if _, err := upstream.New(upstream.Config{BaseURL: from}); err != nil {
+		return usagef("%s: %v", flag, err)
+	}
+	if !slices.Contains([]string{"auto", "always", "never"}, sf.languageAll) {
+		return usagef("--language-all %q: want auto, always or never", sf.languageAll)
+	}
+	return nil
+}
+
 func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(int, int)) (*mirror.Follower, error) {
 	c, err := upstream.New(upstream.Config{
-		BaseURL: from, UserAgent: upstream.UserAgent(version, sf.contact),
+		BaseURL: from, UserAgent: upstream.UserAgent(readBuild().userAgentVersion, sf.contact),
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
 		MaxBodyBytes: sf.maxBody, Observe: m.Observe,
 	})
@@ -58,34 +67,40 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	})
 }
 
-// syncCmd runs `refdata sync --from URL [--data DIR] [--once | --every 5m]`.
-func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("sync", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	from := fs.String("from", env("REFDATA_SYNC_FROM", ""), "the upstream's root URL, e.g. https://valorant-api.com (env REFDATA_SYNC_FROM)")
-	data := storeFlag(fs, "data", dataUsage)
+// syncCmd syncs from an upstream, once or every interval.
+func syncCmd(ctx context.Context, c *cli) error {
+	fs := c.fs
+	c.section("Sync")
+	from := fs.String("from", "", "the upstream's root URL, e.g. https://valorant-api.com (required)")
 	once := fs.Bool("once", false, "sync once and exit (the default without --every)")
 	every := fs.Duration("every", 0, "sync now and then at this interval until interrupted, e.g. 5m")
 	var sf syncFlags
 	sf.register(fs)
-	fs.IntVar(&sf.retain, "retain", envInt("REFDATA_RETAIN", pipeline.DefaultRetain), "versions to keep")
-	if err := fs.Parse(args); err != nil {
+	c.section("Store")
+	data := storeFlags(c, "data", "")
+	fs.IntVar(&sf.retain, "retain", pipeline.DefaultRetain, "versions to keep")
+	c.section("Logging")
+	level := logLevel(c)
+	if _, err := c.parse(0); err != nil {
 		return err
 	}
-	if *from == "" || fs.NArg() != 0 {
-		fs.Usage()
-		return errors.New("want --from URL and no arguments")
+	lvl, err := level()
+	switch {
+	case err != nil:
+		return err
+	case *once && *every > 0:
+		return usagef("--once and --every exclude each other")
 	}
-	if *once && *every > 0 {
-		return errors.New("--once and --every exclude each other")
+	if err := sf.check("--from", *from); err != nil || c.dryRun {
+		return err
 	}
 	st, closeStore, err := openBackend(ctx, data())
 	if err != nil {
 		return err
 	}
 	defer closeStore()
-	logger := newLogger(stderr, slog.LevelInfo)
-	f, err := sf.follower(*from, st, logger, nil, nil, syncProgress(stderr))
+	logger := newLogger(c.stderr, lvl)
+	f, err := sf.follower(*from, st, logger, nil, nil, syncProgress(c.stderr))
 	if err != nil {
 		return err
 	}
@@ -94,24 +109,24 @@ func syncCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return nil
 	}
 	res, err := f.Sync(ctx)
-	endProgress(stderr)
+	endProgress(c.stderr)
 	if res != nil && res.Report != nil {
-		out := stdout
+		out := c.stdout
 		if err != nil {
-			out = stderr
+			out = c.stderr
 		}
 		res.Report.Write(out)
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "sync: %s %s from %s in %d requests, %s", res.Outcome, res.ManifestID, *from, res.Requests, res.Duration.Round(time.Millisecond))
+	fmt.Fprintf(c.stdout, "sync: %s %s from %s in %s, %s", res.Outcome, res.ManifestID, *from, plural(int(res.Requests), "request"), res.Duration.Round(time.Millisecond))
 	if len(res.Lacking) > 0 {
-		fmt.Fprintf(stdout, "; the upstream lacks (carried over): %v", res.Lacking)
+		fmt.Fprintf(c.stdout, "; the upstream lacks (carried over): %v", res.Lacking)
 	}
-	fmt.Fprintln(stdout)
+	fmt.Fprintln(c.stdout)
 	for _, n := range res.Notes {
-		fmt.Fprintln(stdout, "note:", n)
+		fmt.Fprintln(c.stdout, "note:", n)
 	}
 	return nil
 }
@@ -128,16 +143,21 @@ func syncProgress(w io.Writer) func(done, total int) {
 	}
 }
 
-// activateCmd runs `refdata activate [--data DIR] MANIFEST_ID`.
-func activateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("activate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	data := storeFlag(fs, "data", dataUsage)
-	if err := fs.Parse(args); err != nil {
+// activateCmd makes a retained version the active one.
+func activateCmd(ctx context.Context, c *cli) error {
+	c.section("Store")
+	data := storeFlags(c, "data", "")
+	args, err := c.parse(1)
+	switch {
+	case err != nil:
 		return err
+	case !catalog.IsManifestID(args[0]):
+		return usagef("%q is not a manifest ID: want 16 hexadecimal digits, as /v1/versions lists them", args[0])
+	case c.dryRun:
+		return nil
 	}
-	if fs.NArg() != 1 || !catalog.IsManifestID(fs.Arg(0)) {
-		return errors.New("usage: refdata activate [--data DIR | --store URL] MANIFEST_ID (16 hex digits, from /v1/versions)")
+	if err := (dataOptions{dir: data()}).checkDir(); err != nil {
+		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, pipeline.DefaultLockTimeout)
 	defer cancel()
@@ -146,10 +166,10 @@ func activateCmd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	defer closeStore()
-	p, err := pipeline.Activate(ctx, st, fs.Arg(0), time.Now())
+	p, err := pipeline.Activate(ctx, st, args[0], time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "active: %s (previous %s); a running serve picks it up at its next poll\n", p.ManifestID, p.Previous)
+	fmt.Fprintf(c.stdout, "active: %s (previous %s); a running serve picks it up at its next poll\n", p.ManifestID, p.Previous)
 	return nil
 }
