@@ -48,6 +48,9 @@ type Config struct {
 	Logger  *slog.Logger
 	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
 	MemoLimit int
+	// SendfileMin is the smallest memo answer sent with sendfile from the
+	// memo's spill file (spill.go); 0 means DefaultSendfileMin.
+	SendfileMin int
 	// DrainGrace is how long a keep-alive connection that looks idle when
 	// shutdown begins still reads; 0 means DefaultDrainGrace.
 	DrainGrace time.Duration
@@ -85,7 +88,9 @@ type Server struct {
 	memo   atomic.Pointer[memo]
 	http   *fasthttp.Server
 	limit  int
-	logger *slog.Logger
+	// sendfileMin is Config.SendfileMin.
+	sendfileMin int
+	logger      *slog.Logger
 	// draining is set by Shutdown.
 	draining atomic.Bool
 	grace    time.Duration
@@ -98,6 +103,7 @@ func New(cfg Config) *Server {
 	if s.limit <= 0 {
 		s.limit = DefaultMemoLimit
 	}
+	s.sendfileMin = cmp.Or(cfg.SendfileMin, DefaultSendfileMin)
 	if s.grace <= 0 {
 		s.grace = DefaultDrainGrace
 	}
@@ -350,7 +356,7 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if status == http.StatusNotModified {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
-	} else if !m.spill.setFileBody(ctx, enc) {
+	} else if !m.spill.setFileBody(ctx, enc, s.sendfileMin) {
 		ctx.Response.SetBodyRaw(enc.Bytes)
 	}
 	elapsed := time.Since(start)

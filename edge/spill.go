@@ -12,8 +12,8 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// spillMin is the smallest body the memo sends from its spill file.
-const spillMin = 64 << 10
+// DefaultSendfileMin is the smallest answer sent from the spill file.
+const DefaultSendfileMin = 64 << 10
 
 // spill is a memo's copy of its big bodies in an unlinked temporary file, so
 // an answer leaves by sendfile(2) from the page cache instead of a copy from
@@ -30,8 +30,8 @@ type spill struct {
 
 // place returns the file holding enc's bytes and their offset, copying them
 // there on first use.
-func (s *spill) place(enc *representation.Encoded) (*os.File, int64, bool) {
-	if !canSendfile || len(enc.Bytes) < spillMin {
+func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bool) {
+	if !canSendfile || len(enc.Bytes) < min {
 		return nil, 0, false
 	}
 	s.mu.Lock()
@@ -77,7 +77,7 @@ var fileBodies = sync.Pool{New: func() any { return new(fileBody) }}
 
 // setFileBody makes enc's bytes the body of ctx's answer from the spill file
 // when the connection is a TCP socket; false leaves the body to the caller.
-func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded) bool {
+func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, min int) bool {
 	dc, ok := ctx.Conn().(*drainConn)
 	if !ok {
 		return false
@@ -86,7 +86,7 @@ func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encode
 	if !ok {
 		return false
 	}
-	f, off, ok := s.place(enc)
+	f, off, ok := s.place(enc, min)
 	if !ok {
 		return false
 	}
