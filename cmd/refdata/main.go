@@ -14,6 +14,10 @@ import (
 	"runtime/debug"
 	"syscall"
 
+	// The Mozilla roots, used only where the system has none (the container
+	// image is the binary alone): a sync over HTTPS needs them.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/refdata/refdata/representation"
 )
 
