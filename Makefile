@@ -35,9 +35,9 @@ check-generate:
 	if cmp -s $$tmp/refdata.gen.go gen/refdata.gen.go; then echo "gen/ is up to date"; \
 	else echo "gen/ is out of date with openapi.yaml: run 'make generate' and commit"; exit 1; fi
 
-## build: bin/refdata
+## build: bin/refdata, stamped with its commit (refdata version; -buildvcs=auto wins over a GOFLAGS that turns stamping off)
 build:
-	$(BUILDENV) $(GO) build $(BUILDFLAGS) -o bin/refdata ./cmd/refdata
+	$(BUILDENV) $(GO) build $(BUILDFLAGS) -buildvcs=auto -o bin/refdata ./cmd/refdata
 
 # The container image: the static binary and nothing else, as a tarball written
 # by deploy/image (go-containerregistry; no container engine needed).
