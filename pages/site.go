@@ -156,7 +156,9 @@ func (h *homePage) body(origin string, log *slog.Logger) (*representation.Body, 
 	}
 	data := h.data
 	data.Origin = origin
-	b, err := render("home", data, "en")
+	// Fast, not Best: a client naming a new Host each time makes this run per
+	// request once maxOrigins are kept, and the page is a few KB.
+	b, err := renderAt("home", data, "en", representation.Fast)
 	if err != nil {
 		log.Error("render the landing page", "origin", origin, "err", err)
 		return nil, err
@@ -216,11 +218,15 @@ func (s *Site) kept(key pairKey) *[catalog.NumLocales]*representation.Body {
 // render executes a template into a page body whose Content-Language is
 // lang, in every encoding: a page is rendered once and served many times.
 func render(name string, data any, lang string) (*representation.Body, error) {
+	return renderAt(name, data, lang, representation.Best)
+}
+
+func renderAt(name string, data any, lang string, effort representation.Effort) (*representation.Body, error) {
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, name, data); err != nil {
 		return nil, fmt.Errorf("render page %s: %w", name, err)
 	}
-	return representation.Encode(buf.Bytes(), lang, representation.Best), nil
+	return representation.Encode(buf.Bytes(), lang, effort), nil
 }
 
 type docsData struct{ Redoc string }
