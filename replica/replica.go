@@ -54,7 +54,8 @@ type Repository struct {
 
 	cur       atomic.Pointer[state]
 	reload    sync.Mutex // one reload at a time
-	badPtr    []byte     // an ACTIVE content that failed to load, not retried until it changes
+	badPtr    []byte     // an ACTIVE content that failed to load, retried after badRetry
+	badAt     time.Time  // when badPtr failed
 	diffs     sync.Mutex // one on-demand diff computation at a time
 	diffCache sync.Map   // "FROM-TO" → *representation.Body
 	// next is a version staged (its pack read and decoded) to be served
@@ -77,7 +78,13 @@ type Repository struct {
 	// heartbeatEvery is how often keepAlive reports (defaultHeartbeat; the
 	// tests shorten it with a shorter ReplicaTTL).
 	heartbeatEvery time.Duration
+	// badRetry is how long a pointer whose version failed to load waits before
+	// it is tried again (defaultBadRetry): the failure may have been passing,
+	// a database being restored under the replica.
+	badRetry time.Duration
 }
+
+const defaultBadRetry = time.Minute
 
 var (
 	_ edition.Repository = (*Repository)(nil)
@@ -105,7 +112,7 @@ type seen struct {
 // fallback until a version is published; a nil fallback is edition.None, not
 // ready (NoVersion), answering 503.
 func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition) (*Repository, error) {
-	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat}
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat, badRetry: defaultBadRetry, badAt: time.Now()}
 	if fallback == nil {
 		fallback = edition.None()
 	}
@@ -301,7 +308,7 @@ func (r *Repository) Reload() (bool, error) {
 		return false, err
 	}
 	if errors.Is(err, store.ErrNotFound) && cur.rawPtr == nil ||
-		raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr)) {
+		raw != nil && (bytes.Equal(raw, cur.rawPtr) || bytes.Equal(raw, r.badPtr) && time.Since(r.badAt) < r.badRetry) {
 		r.metrics.checked(time.Now()) // nothing new, or a pointer that failed
 		return false, nil
 	}
@@ -340,9 +347,9 @@ func (r *Repository) Reload() (bool, error) {
 			return true, nil
 		}
 	}
-	r.badPtr = raw
+	r.badPtr, r.badAt = raw, time.Now()
 	r.metrics.reloadFailed()
-	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "err", err)
+	r.log.Error("the active pointer names a version that cannot be served; keeping the current one", "serving", cur.ed.ManifestID, "retry_in_seconds", r.badRetry.Seconds(), "err", err)
 	return false, err
 }
 

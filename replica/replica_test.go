@@ -576,7 +576,16 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 			t.Parallel()
 			e := &env{logs: new(syncBuffer)}
 			e.dir, e.st = copyStore(t, 2)
-			tc.damage(t, filepath.Join(e.dir, "versions", id15))
+			v15 := filepath.Join(e.dir, "versions", id15)
+			intact := map[string][]byte{}
+			for _, name := range []string{"EDITION.pack", "MANIFEST.json"} {
+				b, err := os.ReadFile(filepath.Join(v15, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				intact[name] = b
+			}
+			tc.damage(t, v15)
 			e.open(t, nil)
 			if got := e.repo.Active().ManifestID; got != id14 {
 				t.Fatalf("serving %s, want the intact %s", got, id14)
@@ -594,6 +603,17 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 			// The damaged version is not tried again while the pointer stays.
 			if swapped, err := e.repo.Reload(); swapped || err != nil || e.repo.Active().ManifestID != id14 {
 				t.Errorf("Reload with the damaged version active: %v, %v; serving %s", swapped, err, e.repo.Active().ManifestID)
+			}
+			// Repaired in place (a backup restored under the replica), it is
+			// tried again once the retry interval has passed, and served.
+			for name, b := range intact {
+				if err := os.WriteFile(filepath.Join(v15, name), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			replica.SetBadRetry(e.repo, 0)
+			if swapped, err := e.repo.Reload(); !swapped || err != nil || e.repo.Active().ManifestID != id15 {
+				t.Errorf("Reload after the repair: %v, %v; serving %s, want %s", swapped, err, e.repo.Active().ManifestID, id15)
 			}
 		})
 	}
