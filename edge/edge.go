@@ -74,10 +74,10 @@ const DefaultMemoLimit = 1 << 16
 const (
 	maxHeaderBytes = 16 << 10
 	maxBodyBytes   = 64 << 10
-	// writeBuffer holds a whole response of up to 256 KiB, headers included (the
-	// gzipped big lists are ~120 KB), so it leaves in one write: 16 % more
-	// answers per second on them than at 64 KiB (BENCHMARKS.md). A connection
-	// holds it only while it answers (ReduceMemoryUsage, New).
+	// writeBuffer holds a whole response written from memory, headers
+	// included, so it leaves in one write: the router's answers, and the memo's
+	// below Config.SendfileMin (bigger ones leave by sendfile, spill.go). A
+	// connection holds it only while it answers (ReduceMemoryUsage, New).
 	writeBuffer = 256 << 10
 )
 
@@ -192,7 +192,10 @@ type drainConn struct {
 	// spoke: a Read has returned bytes; a connection that never sent one gets
 	// no error response (badRequest). Only the connection's own goroutine reads
 	// and writes it.
-	spoke  bool
+	spoke bool
+	// more: the next Write is an answer's head, its body follows by sendfile
+	// (spill.go). Only the connection's own goroutine reads and writes it.
+	more   bool
 	graced atomic.Bool
 	once   sync.Once
 }
@@ -210,7 +213,13 @@ func (c *drainConn) Read(b []byte) (int, error) {
 
 // Write: an answer's first write ends its request's unanswered spell.
 func (c *drainConn) Write(b []byte) (int, error) {
-	n, err := c.Conn.Write(b)
+	var n int
+	var err error
+	if tc, ok := c.Conn.(*net.TCPConn); ok && c.more {
+		n, err = sendMore(tc, b)
+	} else {
+		n, err = c.Conn.Write(b)
+	}
 	if c.unanswered.Load() {
 		c.unanswered.Store(false)
 	}

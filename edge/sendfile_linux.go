@@ -46,3 +46,31 @@ func sendfile(c *net.TCPConn, f *os.File, off, n int64) (int64, error) {
 	})
 	return n - (end - off), errors.Join(ferr, err, serr)
 }
+
+// sendMore writes b on c with MSG_MORE: held back until what follows fills a
+// segment or is sent without it.
+func sendMore(c *net.TCPConn, b []byte) (int, error) {
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var serr error
+	err = rc.Write(func(fd uintptr) bool {
+		for n < len(b) {
+			w, e := syscall.SendmsgN(int(fd), b[n:], nil, nil, syscall.MSG_MORE)
+			switch e {
+			case nil:
+				n += w
+			case syscall.EINTR:
+			case syscall.EAGAIN:
+				return false
+			default:
+				serr = os.NewSyscallError("sendmsg", e)
+				return true
+			}
+		}
+		return true
+	})
+	return n, errors.Join(err, serr)
+}

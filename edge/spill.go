@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultSendfileMin is the smallest answer sent from the spill file.
-const DefaultSendfileMin = 64 << 10
+const DefaultSendfileMin = 16 << 10
 
 // spill is a memo's copy of its big bodies in an unlinked temporary file, so
 // an answer leaves by sendfile(2) from the page cache instead of a copy from
@@ -66,6 +66,7 @@ func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bo
 // fileBody is an answer's body in a spill file: fasthttp writes the head, then
 // WriteTo sends the bytes with sendfile(2) on the connection's socket.
 type fileBody struct {
+	dc   *drainConn
 	conn *net.TCPConn
 	f    *os.File
 	off  int64
@@ -91,7 +92,7 @@ func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encode
 		return false
 	}
 	b := fileBodies.Get().(*fileBody)
-	*b = fileBody{conn: tc, f: f, off: off, n: int64(len(enc.Bytes))}
+	*b = fileBody{dc: dc, conn: tc, f: f, off: off, n: int64(len(enc.Bytes))}
 	ctx.Response.SetBodyStream(b, len(enc.Bytes))
 	return true
 }
@@ -113,7 +114,12 @@ func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
 	if !ok {
 		return io.Copy(w, io.NewSectionReader(b.f, b.off, b.n))
 	}
-	if err := bw.Flush(); err != nil {
+	// The head leaves with MSG_MORE: the kernel holds it for the body's first
+	// segment, one packet as a single write would have sent.
+	b.dc.more = true
+	err := bw.Flush()
+	b.dc.more = false
+	if err != nil {
 		return 0, err
 	}
 	return sendfile(b.conn, b.f, b.off, b.n)
