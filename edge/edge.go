@@ -215,7 +215,7 @@ func (c *drainConn) Read(b []byte) (int, error) {
 func (c *drainConn) Write(b []byte) (int, error) {
 	var n int
 	var err error
-	if tc, ok := c.Conn.(*net.TCPConn); ok && c.more {
+	if tc, ok := c.Conn.(*net.TCPConn); c.more && ok {
 		n, err = sendMore(tc, b)
 	} else {
 		n, err = c.Conn.Write(b)

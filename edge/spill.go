@@ -67,7 +67,7 @@ func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bo
 // WriteTo sends the bytes with sendfile(2) on the connection's socket.
 type fileBody struct {
 	dc   *drainConn
-	conn *net.TCPConn
+	conn *net.TCPConn // dc's socket
 	f    *os.File
 	off  int64
 	n    int64
