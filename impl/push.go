@@ -349,6 +349,7 @@ func openStream(w http.ResponseWriter, r *http.Request) (*stream, error) {
 		_ = conn.Close()
 		return nil, err
 	}
+	_ = conn.SetReadDeadline(time.Time{}) // the server's, for reading the request
 	go out.watch()
 	return out, nil
 }
