@@ -113,15 +113,13 @@ func commonWordPrefix(names []string) string {
 }
 
 func writeJSON(path string, v any) {
-	b, err := marshal(v)
-	if err != nil {
-		log.Fatalf("%s: %v", path, err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		log.Fatalf("%s: %v", path, err)
 	}
-	out.WriteByte('\n')
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		log.Fatal(err)
 	}
