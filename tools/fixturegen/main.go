@@ -221,26 +221,23 @@ type realData struct {
 	agents    []agent
 }
 
-func loadReal(dir string) realData {
-	var r realData
-	en := filepath.Join(dir, "en-US")
-	readData(filepath.Join(en, "weapons.json"), &r.weapons)
-	readData(filepath.Join(en, "buddies.json"), &r.buddies)
-	readData(filepath.Join(en, "seasons.json"), &r.seasons)
-	readData(filepath.Join(en, "competitivetiers.json"), &r.tierSets)
-	readData(filepath.Join(en, "maps.json"), &r.maps)
-	readData(filepath.Join(en, "playertitles.json"), &r.titles)
-	readData(filepath.Join(en, "sprays.json"), &r.sprays)
-	readData(filepath.Join(en, "playercards.json"), &r.cards)
-	readData(filepath.Join(en, "contracts.json"), &r.contracts)
-	readData(filepath.Join(en, "bundles.json"), &r.bundles)
-	readData(filepath.Join(en, "agents.json"), &r.agents)
-	return r
+// files are the REAL en-US files, by name without .json: copied byte for byte
+// from the captures (copyReal, version.json aside) and read into r (loadReal).
+func (r *realData) files() map[string]any {
+	return map[string]any{
+		"weapons": &r.weapons, "buddies": &r.buddies, "maps": &r.maps, "seasons": &r.seasons,
+		"competitivetiers": &r.tierSets, "playertitles": &r.titles, "agents": &r.agents,
+		"bundles": &r.bundles, "contracts": &r.contracts, "playercards": &r.cards, "sprays": &r.sprays,
+	}
 }
 
-// realFiles are copied byte for byte from the captures (into en-US/ except
-// version.json).
-var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles", "agents", "bundles", "contracts", "playercards", "sprays"}
+func loadReal(dir string) realData {
+	var r realData
+	for f, v := range r.files() {
+		readData(filepath.Join(dir, "en-US", f+".json"), v)
+	}
+	return r
+}
 
 func copyReal(captures, dir string) {
 	src := filepath.Join(captures, filepath.Base(dir))
@@ -257,7 +254,7 @@ func copyReal(captures, dir string) {
 		}
 	}
 	cp(filepath.Join(src, "version.json"), filepath.Join(dir, "version.json"))
-	for _, f := range realFiles {
+	for f := range (&realData{}).files() {
 		cp(filepath.Join(src, f+".json"), filepath.Join(dir, "en-US", f+".json"))
 	}
 }
