@@ -118,18 +118,14 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 			} else {
 				r.Ignored = append(r.Ignored, name+"/")
 			}
-		case name == "version.json":
-			b, err := sf.ReadFile(name)
-			if err != nil {
+		case name == "version.json" || bySourceFile[name]:
+			key := name
+			if bySourceFile[name] {
+				key = "en-US/" + name
+			}
+			if files[key], err = sf.ReadFile(name); err != nil {
 				return nil, nil, err
 			}
-			files[name] = b
-		case bySourceFile[name]:
-			b, err := sf.ReadFile(name)
-			if err != nil {
-				return nil, nil, err
-			}
-			files["en-US/"+name] = b
 		case derivedFile[name]:
 		default:
 			r.Ignored = append(r.Ignored, name)
@@ -140,7 +136,11 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 	// (as a top-level catalog file wins over the folder's).
 	skinsDir := ""
 	if slices.Contains(localeDirs, "en-US") {
-		if err := readLocaleDir(sf, "en-US", files, r); err != nil {
+		got, err := readCatalogDir(sf, "en-US", r, func(file string) bool { return files["en-US/"+file] == nil })
+		for file, b := range got {
+			files["en-US/"+file] = b
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if _, err := fs.Stat(sf.FS(), "skins.json"); errors.Is(err, fs.ErrNotExist) {
@@ -178,19 +178,9 @@ var (
 	derivedFile = map[string]bool{"skins.json": true, "skinchromas.json": true, "skinlevels.json": true}
 )
 
-// readLocaleDir reads en-US/<catalog>.json of a capture whose en-US payloads are
-// in a folder; a top-level file of the same name wins and the folder's copy is
-// named as ignored.
-func readLocaleDir(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) error {
-	got, err := readCatalogDir(sf, loc, r, func(file string) bool { return files["en-US/"+file] == nil })
-	for file, b := range got {
-		files["en-US/"+file] = b
-	}
-	return err
-}
-
 // readCatalogDir reads the catalog files of dir that want takes, by file name;
-// anything else but the skins endpoints is named as ignored.
+// anything else but the skins endpoints is named as ignored (so is a file want
+// refuses: in en-US/, one a top-level file of the same name wins over).
 func readCatalogDir(sf *snapshotFiles, dir string, r *Report, want func(file string) bool) (map[string][]byte, error) {
 	entries, err := fs.ReadDir(sf.FS(), dir)
 	if err != nil {
