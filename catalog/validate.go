@@ -291,14 +291,7 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 // fields a partial item carries are served in its locale: they are bounded as
 // en-US's are, and it returns how many bytes they hold.
 func (v *Validation) checkOverlay(c Category, file string, base, over []any) (unknownBytes int) {
-	byID := map[string]any{}
-	for _, it := range base {
-		if m, ok := it.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				byID[id] = m
-			}
-		}
-	}
+	byID := ItemsByUUID(base)
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		v.reject(file, "", "", err.Error())
@@ -333,6 +326,19 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) (un
 		v.check(sc, merged[0], file, id, ptr)
 	}
 	return unknownBytes
+}
+
+// ItemsByUUID indexes the items that are objects with a string uuid.
+func ItemsByUUID(items []any) map[string]map[string]any {
+	byID := map[string]map[string]any{}
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				byID[id] = m
+			}
+		}
+	}
+	return byID
 }
 
 func arrayField(m map[string]any, k string) []any {

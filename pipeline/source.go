@@ -374,7 +374,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 // replaced by the standalone entry with its uuid. It returns the standalone
 // skins by uuid, the uuids whose copies differed and those no weapon lists.
 func replaceNestedSkins(weapons, skins []any) (standalone map[string]map[string]any, differ, orphans []string) {
-	standalone = itemsByUUID(skins)
+	standalone = catalog.ItemsByUUID(skins)
 	attached := map[string]bool{}
 	for _, w := range weapons {
 		wm, _ := w.(map[string]any)
