@@ -428,13 +428,9 @@ func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.
 func decodeItems(file string, b []byte) ([]any, *catalog.Problem) {
-	v, err := envelope.Decode(b)
+	items, err := envelope.DecodeArray(b)
 	if err != nil {
 		return nil, problemIn(file, err)
-	}
-	items, ok := v.([]any)
-	if !ok {
-		return nil, &catalog.Problem{File: file, Reason: "wrong envelope: data is not an array"}
 	}
 	return items, nil
 }
