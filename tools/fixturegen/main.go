@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -273,16 +274,9 @@ func copyL10n(src, dst string, dirs []string) {
 			}
 		}
 	}
-	for _, loc := range locales {
-		var names map[string]string
-		readData(filepath.Join(src, loc+".json"), &names)
-		out := map[string]string{}
-		for id, n := range names {
-			if keep[id] {
-				out[id] = n
-			}
-		}
-		writeJSON(filepath.Join(dst, loc+".json"), out)
+	for loc, names := range loadL10n(src) {
+		maps.DeleteFunc(names, func(id, _ string) bool { return !keep[id] })
+		writeJSON(filepath.Join(dst, loc+".json"), names)
 	}
 }
 
