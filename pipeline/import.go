@@ -296,7 +296,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if len(problems) > 0 {
 		return im.reject(problems, "%s cannot be read", count(len(problems), "file"))
 	}
-	r.ManifestID = rawManifestID(files["version.json"])
+	r.ManifestID = catalog.ManifestIDOf(files["version.json"])
 	base, why, err := store.ResolveIn(im.st)
 	replace := false
 	if catalog.IsManifestID(r.ManifestID) {
@@ -569,13 +569,6 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 		}
 	}
 	return ps
-}
-
-func rawManifestID(b []byte) string {
-	v, _ := envelope.Decode(b)
-	m, _ := v.(map[string]any)
-	id, _ := m["manifestId"].(string)
-	return id
 }
 
 func problemOf(err error) catalog.Problem {
