@@ -132,7 +132,7 @@ func Render(s *Snapshot) (*Rendered, error) {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	r.ManifestID = r.Version.ManifestId
-	vb, err := encode(r.Version)
+	vb, err := Encode(r.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +299,7 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 	trees[DefaultLocale] = flatten(src, items)
 	for loc, lang := range Locales {
 		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
-			merged := mergeOverlay(items, over)
+			merged := Translate(items, over)
 			if err := normalizeTranslated(src, merged); err != nil {
 				return err
 			}
@@ -497,13 +497,13 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 			n += len(ns)
 		}
 		summary = append(summary, gen.LocaleSummary{Locale: loc, Tables: len(t), Entries: n})
-		b, err := encode(t)
+		b, err := Encode(t)
 		if err != nil {
 			return fmt.Errorf("render locres %s: %w", loc, err)
 		}
 		r.Locres[i] = &Doc{JSON: itemEnvelope(b), Lang: loc}
 	}
-	b, err := encode(summary)
+	b, err := Encode(summary)
 	if err != nil {
 		return fmt.Errorf("render locres list: %w", err)
 	}
@@ -522,9 +522,7 @@ func convert(v any, into any) error {
 
 // Encode marshals v as every body is written: without HTML escaping, so text
 // such as "R&D" keeps its bytes, and without a trailing newline.
-func Encode(v any) ([]byte, error) { return encode(v) }
-
-func encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
+func Encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
 
 // appendEncoded appends v, as encode renders it, to b.
 func appendEncoded(b []byte, v any) ([]byte, error) {

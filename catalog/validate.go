@@ -315,10 +315,10 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) (un
 			v.reject(file, id, ptr+"/uuid", "translation names no en-US item of this version")
 			continue
 		}
-		// mergeOverlay shares what the overlay leaves alone, and
+		// Translate shares what the overlay leaves alone, and
 		// normalizeItems converts in place (the callouts): copy, so the
 		// snapshot stays as it was.
-		merged := mergeOverlay([]any{deepCopy(b)}, []any{deepCopy(m)})
+		merged := Translate([]any{deepCopy(b)}, []any{deepCopy(m)})
 		if err := normalizeItems(c, merged, map[Fill]int{}); err != nil {
 			v.reject(file, id, ptr, err.Error())
 			continue

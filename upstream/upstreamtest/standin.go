@@ -236,7 +236,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 			if err := json.Unmarshal(b, &over); err != nil {
 				return v, fmt.Errorf("%s/%s: %w", loc, c.File(), err)
 			}
-			trees[i] = catalog.Translate(items, over) // on deep copies
+			trees[i] = catalog.Translate(items, over) // items stays as it is
 			if byLang[loc], err = envelope.Marshal(trees[i]); err != nil {
 				return v, err
 			}
