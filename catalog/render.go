@@ -128,11 +128,15 @@ func Render(s *Snapshot) (*Rendered, error) {
 	if err := normalizeVersion(s.Version, r.Fills); err != nil {
 		return nil, err
 	}
-	if err := convert(s.Version, &r.Version); err != nil {
+	vb, err := json.Marshal(s.Version) // into gen's type, through JSON
+	if err == nil {
+		err = json.Unmarshal(vb, &r.Version)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	r.ManifestID = r.Version.ManifestId
-	vb, err := Encode(r.Version)
+	vb, err = Encode(r.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -509,15 +513,6 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 	}
 	r.LocresList = &Doc{JSON: itemEnvelope(b)}
 	return nil
-}
-
-// convert converts a decoded JSON value into a gen type.
-func convert(v any, into any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
 }
 
 // Encode marshals v as every body is written: without HTML escaping, so text
