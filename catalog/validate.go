@@ -195,11 +195,7 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 	}
 	for _, se := range flattenSchemaErrors(err) {
 		p := ptr + pointer(se.JSONPointer())
-		reason := se.Reason
-		if reason == "" {
-			reason = se.Error()
-		}
-		v.reject(file, id, p, reason)
+		v.reject(file, id, p, cmp.Or(se.Reason, se.Error()))
 	}
 }
 

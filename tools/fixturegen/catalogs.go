@@ -134,10 +134,7 @@ func themes(r realData) []O {
 				}
 			}
 		default:
-			name = commonWordPrefix(buddyNames[id])
-			if name == "" {
-				name = slices.Min(buddyNames[id])
-			}
+			name = cmp.Or(commonWordPrefix(buddyNames[id]), slices.Min(buddyNames[id]))
 		}
 		name = cmp.Or(name, "Standard")
 		var featured any
