@@ -81,12 +81,14 @@ sub vcl_recv {
 }
 
 sub vcl_backend_fetch {
-    # A long poll holds a request up to a minute; the stream is open for good.
+    # A long poll holds a request up to 120 s; the stream sends a comment every
+    # 25 s and is ended by the replica after 15 minutes (or by Varnish's
+    # send_timeout, 600 s: the client reconnects with Last-Event-ID either way).
     if (bereq.url ~ "^/v1/version\?(.*&)?wait=") {
-        set bereq.first_byte_timeout = 90s;
+        set bereq.first_byte_timeout = 150s;
     } elsif (bereq.url ~ "^/v1/version/stream") {
-        set bereq.first_byte_timeout = 90s;
-        set bereq.between_bytes_timeout = 1h;
+        set bereq.first_byte_timeout = 150s;
+        set bereq.between_bytes_timeout = 150s;
     }
 }
 
