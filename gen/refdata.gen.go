@@ -1526,6 +1526,13 @@ type DiffCategories struct {
 	Weaponsskins         CategoryDiff `json:"weapons/skins"`
 }
 
+// DiffCount defines model for DiffCount.
+type DiffCount struct {
+	Added   int `json:"added"`
+	Changed int `json:"changed"`
+	Removed int `json:"removed"`
+}
+
 // DiffSummary defines model for DiffSummary.
 type DiffSummary struct {
 	TotalAdded   int `json:"totalAdded"`
@@ -3658,6 +3665,29 @@ type VersionBody struct {
 	Status int `json:"status"`
 }
 
+// VersionEvent The `data` of a `/v1/version/stream` event: the version now active and, when the
+// server has its diff from the version before it (as `/v1/diff/latest`), the diff's
+// summary; else `diff` is `null`.
+type VersionEvent struct {
+	Diff *VersionEventDiff `json:"diff"`
+
+	// ManifestId Example: 05E83EB5E32657B9
+	ManifestId string `json:"manifestId"`
+
+	// Version Example: 03.10.00.639263
+	Version string `json:"version"`
+}
+
+// VersionEventDiff defines model for VersionEvent.diff.
+type VersionEventDiff struct {
+	// Categories The catalogs that changed, named by their path after `/v1/`, with how many items were added, removed and changed; catalogs with no change are left out.
+	Categories map[string]DiffCount `json:"categories"`
+
+	// FromVersion Manifest ID of the version before.
+	FromVersion string      `json:"fromVersion"`
+	Summary     DiffSummary `json:"summary"`
+}
+
 // Weapon A weapon with its stats, shop data and skins.
 type Weapon struct {
 	AssetPath string `json:"assetPath"`
@@ -3923,6 +3953,9 @@ type ToVersion = string
 
 // Uuid Example: 63e6c2b6-4a8e-869c-3d4c-e38355226584
 type Uuid = string
+
+// Wait Example: 60s
+type Wait = string
 
 // AgentItem defines model for AgentItem.
 type AgentItem struct {
@@ -4240,6 +4273,9 @@ type ThemeItem struct {
 type ThemeList struct {
 	union json.RawMessage
 }
+
+// Unavailable The body of every non-2xx response.
+type Unavailable = Error
 
 // VersionItem defines model for VersionItem.
 type VersionItem = VersionBody
@@ -4937,6 +4973,21 @@ type GetThemeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetVersionParams defines parameters for GetVersion.
+type GetVersionParams struct {
+	// Wait How long to hold the request for another version (with `If-None-Match`, see the
+	// operation): a Go duration (`60s`, `2m`, `1m30s`) or whole seconds (`60`), at most
+	// `120s`; `0` answers at once. Anything else, or longer, is 400 and the message says
+	// the form and the limit.
+	Wait *Wait `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
+// StreamVersionsParams defines parameters for StreamVersions.
+type StreamVersionsParams struct {
+	// LastEventID The `id` of the last event received; `EventSource` sends it when it reconnects.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // ListWeaponsParams defines parameters for ListWeapons.
@@ -22078,10 +22129,41 @@ type ClientInterface interface {
 	// GetVersion Get the active game version
 	//
 	// Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-	// patch; then read `/v1/diff/latest`.
+	// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+	// of the answer you hold in `If-None-Match`, the request is held while that is
+	// still the answer (it would be 304), and answered 200 as soon as another version
+	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+	// that is already stale, the answer comes at once. While the server shuts down a
+	// held request is answered 304 at once (ask again: another replica answers).
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
-	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamVersions Server-Sent Events, one per version activated
+	//
+	// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+	// it) with one event per version that becomes active on this server:
+	//
+	// ```
+	// id: 05E83EB5E32657B9
+	// event: version
+	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// ```
+	//
+	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+	// the `VersionEvent` schema: the version and the summary of its diff from the
+	// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+	// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+	// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+	// version gets the active one's event at once, so a client that reconnects
+	// misses no activation but those in between. A comment line (`: keep-alive`)
+	// every 25 seconds keeps proxies from closing the connection. The server ends a
+	// stream after 15 minutes, and at once while it shuts down: reconnect (with
+	// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+	// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+	//
+	// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+	StreamVersions(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListVersions The retained versions, newest first
 	//
@@ -23205,11 +23287,52 @@ func (c *Client) GetTheme(ctx context.Context, uuid Uuid, params *GetThemeParams
 // GetVersion Get the active game version
 //
 // Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-// patch; then read `/v1/diff/latest`.
+// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+// of the answer you hold in `If-None-Match`, the request is held while that is
+// still the answer (it would be 304), and answered 200 as soon as another version
+// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+// that is already stale, the answer comes at once. While the server shuts down a
+// held request is answered 304 at once (ask again: another replica answers).
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
-func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetVersionRequest(c.Server)
+func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamVersions Server-Sent Events, one per version activated
+//
+// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+// it) with one event per version that becomes active on this server:
+//
+// ```
+// id: 05E83EB5E32657B9
+// event: version
+// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// ```
+//
+// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+// the `VersionEvent` schema: the version and the summary of its diff from the
+// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+// version gets the active one's event at once, so a client that reconnects
+// misses no activation but those in between. A comment line (`: keep-alive`)
+// every 25 seconds keeps proxies from closing the connection. The server ends a
+// stream after 15 minutes, and at once while it shuts down: reconnect (with
+// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+//
+// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+func (c *Client) StreamVersions(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamVersionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -26925,7 +27048,7 @@ func NewGetThemeRequest(server string, uuid Uuid, params *GetThemeParams) (*http
 }
 
 // NewGetVersionRequest constructs an http.Request for the GetVersion method
-func NewGetVersionRequest(server string) (*http.Request, error) {
+func NewGetVersionRequest(server string, params *GetVersionParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -26943,9 +27066,78 @@ func NewGetVersionRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamVersionsRequest constructs an http.Request for the StreamVersions method
+func NewStreamVersionsRequest(server string, params *StreamVersionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/version/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -28017,12 +28209,45 @@ type ClientWithResponsesInterface interface {
 	// GetVersionWithResponse Get the active game version
 	//
 	// Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-	// patch; then read `/v1/diff/latest`.
+	// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+	// of the answer you hold in `If-None-Match`, the request is held while that is
+	// still the answer (it would be 304), and answered 200 as soon as another version
+	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+	// that is already stale, the answer comes at once. While the server shuts down a
+	// held request is answered 304 at once (ask again: another replica answers).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
-	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+	GetVersionWithResponse(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+
+	// StreamVersionsWithResponse Server-Sent Events, one per version activated
+	//
+	// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+	// it) with one event per version that becomes active on this server:
+	//
+	// ```
+	// id: 05E83EB5E32657B9
+	// event: version
+	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// ```
+	//
+	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+	// the `VersionEvent` schema: the version and the summary of its diff from the
+	// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+	// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+	// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+	// version gets the active one's event at once, so a client that reconnects
+	// misses no activation but those in between. A comment line (`: keep-alive`)
+	// every 25 seconds keeps proxies from closing the connection. The server ends a
+	// stream after 15 minutes, and at once while it shuts down: reconnect (with
+	// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+	// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+	StreamVersionsWithResponse(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*StreamVersionsResponse, error)
 
 	// ListVersionsWithResponse The retained versions, newest first
 	//
@@ -34572,6 +34797,7 @@ type GetVersionResponse304Headers struct {
 // GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
 type GetVersionResponse503Headers struct {
 	CacheControl string
+	RetryAfter   *string
 }
 
 type GetVersionResponse struct {
@@ -34584,7 +34810,7 @@ type GetVersionResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *NoVersion
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -34609,7 +34835,7 @@ func (r GetVersionResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetVersionResponse) GetJSON503() *NoVersion {
+func (r GetVersionResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
@@ -34636,6 +34862,79 @@ func (r GetVersionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetVersionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamVersionsResponse200Headers the declared response headers of an HTTP 200 response for StreamVersions
+type StreamVersionsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	XAccelBuffering            string
+}
+
+// StreamVersionsResponse503Headers the declared response headers of an HTTP 503 response for StreamVersions
+type StreamVersionsResponse503Headers struct {
+	CacheControl string
+	RetryAfter   *string
+}
+
+type StreamVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamVersionsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamVersionsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamVersionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamVersionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamVersionsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36461,17 +36760,56 @@ func (c *ClientWithResponses) GetThemeWithResponse(ctx context.Context, uuid Uui
 // GetVersionWithResponse Get the active game version
 //
 // Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-// patch; then read `/v1/diff/latest`.
+// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+// of the answer you hold in `If-None-Match`, the request is held while that is
+// still the answer (it would be 304), and answered 200 as soon as another version
+// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+// that is already stale, the answer comes at once. While the server shuts down a
+// held request is answered 304 at once (ask again: another replica answers).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
-func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
-	rsp, err := c.GetVersion(ctx, reqEditors...)
+func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
+	rsp, err := c.GetVersion(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetVersionResponse(rsp)
+}
+
+// StreamVersionsWithResponse Server-Sent Events, one per version activated
+//
+// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+// it) with one event per version that becomes active on this server:
+//
+// ```
+// id: 05E83EB5E32657B9
+// event: version
+// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// ```
+//
+// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+// the `VersionEvent` schema: the version and the summary of its diff from the
+// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+// version gets the active one's event at once, so a client that reconnects
+// misses no activation but those in between. A comment line (`: keep-alive`)
+// every 25 seconds keeps proxies from closing the connection. The server ends a
+// stream after 15 minutes, and at once while it shuts down: reconnect (with
+// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+func (c *ClientWithResponses) StreamVersionsWithResponse(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*StreamVersionsResponse, error) {
+	rsp, err := c.StreamVersions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamVersionsResponse(rsp)
 }
 
 // ListVersionsWithResponse The retained versions, newest first
@@ -47962,7 +48300,7 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest NoVersion
+		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -48076,6 +48414,104 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamVersionsResponse parses an HTTP response from a StreamVersionsWithResponse call
+func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamVersionsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Accel-Buffering"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Accel-Buffering", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAccelBuffering = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamVersionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -49812,7 +50248,10 @@ type ServerInterface interface {
 	GetTheme(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetThemeParams)
 	// GetVersion Get the active game version
 	// (GET /v1/version)
-	GetVersion(w http.ResponseWriter, r *http.Request)
+	GetVersion(w http.ResponseWriter, r *http.Request, params GetVersionParams)
+	// StreamVersions Server-Sent Events, one per version activated
+	// (GET /v1/version/stream)
+	StreamVersions(w http.ResponseWriter, r *http.Request, params StreamVersionsParams)
 	// ListVersions The retained versions, newest first
 	// (GET /v1/versions)
 	ListVersions(w http.ResponseWriter, r *http.Request)
@@ -50250,7 +50689,13 @@ func (_ Unimplemented) GetTheme(w http.ResponseWriter, r *http.Request, uuid Uui
 
 // GetVersion Get the active game version
 // (GET /v1/version)
-func (_ Unimplemented) GetVersion(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) GetVersion(w http.ResponseWriter, r *http.Request, params GetVersionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamVersions Server-Sent Events, one per version activated
+// (GET /v1/version/stream)
+func (_ Unimplemented) StreamVersions(w http.ResponseWriter, r *http.Request, params StreamVersionsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -52641,8 +53086,68 @@ func (siw *ServerInterfaceWrapper) GetTheme(w http.ResponseWriter, r *http.Reque
 // GetVersion operation middleware
 func (siw *ServerInterfaceWrapper) GetVersion(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetVersionParams
+
+	// ------------- Optional query parameter "wait" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "wait", r.URL.Query(), &params.Wait, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "wait"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "wait", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetVersion(w, r)
+		siw.Handler.GetVersion(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamVersions operation middleware
+func (siw *ServerInterfaceWrapper) StreamVersions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamVersionsParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamVersions(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -53275,6 +53780,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/version", wrapper.GetVersion)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/version/stream", wrapper.StreamVersions)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/diff/latest", wrapper.GetLatestDiff)
 	})
 	r.Group(func(r chi.Router) {
@@ -53319,389 +53827,422 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbhs5tjD6KoTOB8SeT/IlcdxpG40PjuN0Z+/cEDvds8+ozymqakniuIqsIVmW1Y0A82s/wMYBvjfY",
-	"L/K9yTzJARdZF0klqUpxKUpSPYNuS+J13bm4uNafHV9EseDAteqc/dkZAw1A4p8Xvg9KXQqupQgvwlBM",
-	"3kk2Ytz8FoDyJYs1E7xz1rl89+GaDIUkAykmCiShcazOCQ0ndKqI9xfvoNPtSPhHwiQEnTMtE+h2lD+G",
-	"iJrB4J5GcQids85fOt2OnsbmT6Ul46POp0/d2YVc3cdCwS/5MheXck5C0GpmMUQCDYh3dUNHXpd4f+29",
-	"oJr2fgWpmOAeoTwgnpkAuO69pnyU0BFUXrUZtUtmx+yS+eFKt3ZJ/TG4nZVshmoaipEiXpwMQuZ3SUTv",
-	"e3QEPz05OuoSpWkIvcmYhdCTcEdDFlANP50eeefEO7w7Prwr7K/P8auADYeHIdWgtJcPy0XPNyvxyF4+",
-	"EIE7kFOiWQTnhJInRyeEKeKPgcb758Xh/hxKEX06/FOLT17JUo+fPjk9MutlUZRoOgjBO+jzirCtt/Fy",
-	"GFtEXHFfBOa7BTB7A+kRIYk3+oPFHpmMgRM9BjIQwRS3LKJYglIQkD1/LBRwMpgSz5BlrHvpuB75R++O",
-	"hgmoriE9HTIyZFJpIjihRDPYPyd0oIBrZBUWANdMTw2RFTbOk6hz9rfOQHa6HbOczu8rtpSR1sKWbsZA",
-	"QuHTELKdPFJEw702G2Kc7CmwP128f0UKfffPcXVe6Ib+iYah18WWx8+ILwKzPV9EEe0piKmkGoKqfAK8",
-	"9/G6FEWGcxzjLO7lDeVsCEqTVy+IGOJSRjQC4qg7R5VvvjW0WHVBR0+vnj25ev706snj06c/PP+xdG2G",
-	"uxcXda2l4CPiaE9IuzJmBI2hFeCampZkD6g/Jr7FF7GUQsZUEaYVERO+3+3zACS7gwCXjt8PphrUmSMR",
-	"n4b2C3ILEONuldmoWRehvhRKpaBQB31+DTwgTJMB9W8Nor1Xw95bwaH3hmp/7BEtyAi05efqbNjv8KO7",
-	"0Rs4+uOPp79FL3+d/pxcM81vf5D9TinUfqVyugi1C6cR5lmnKsLm+pXM/KnbMVQZgXbq4aUUUR3SyqhK",
-	"IN9TaUmK7B2fkjHc0wB8FtGQBGzEtNo3KzcqsRNTPe50O5xGZj2my+ZEGNH718BHetw5Oz0pg+4r9T6k",
-	"UyNKL8dUUl+DLBFrZk6PhEwZUuPhFPdHR0bVE0rikE5BEp9yEjP/9px4Qxoq8PKmQo9BKrJH+1yCL2SQ",
-	"854hRYWSghIueC92yyF+up79A/IahpqIRHedJsGpD/r8gk+NhtY4uzLKhU/12DAGhAqMgDo5OiKcRuYr",
-	"M6WeCGJFq6VYBPg/EpDTHOKsBCRlktUApdPt4F7LhetyqfraSlRHKShNhwzCQJ0RwbPvczlpBKmRnwgo",
-	"CwMnlKlRCz70uZUP+C37A4LCoGQAvohAEcqJGPwdfE1uYQqB0T3Fac6JE+V97v3rn/99Yeaz21b7B+QF",
-	"DGkSaoKy16AkA/uZFSUg74yNFCpBKHKXmXBqcd/nBTS57SlwqCB7XgC9AIw9dfH6tbffJSjWUrNvTFUX",
-	"DSstgWr7i+pz5DEzABImBGQMEsjeovVlCAAULtK1VDGEIeOj/fPCt32efm0IB8mWg+FeBTw4IBclpGWX",
-	"pUTaIRMYZMTugPd5JKSBqAE8983i/lemDgPovbjqJ0dHj0+z74ay9/KDt28BClIK6dbO9HJ6DXOzMCfS",
-	"/yFh2Dnr/F+HuVF+6HB5mALmnbwIQyTUVHq9CtZKNkokaMo4BJmAKxdoXcR+Ae3LJFyUT96cnHtPR1CV",
-	"HZmGyMHdGQUxHUEpZ5K9uU0i6Q6FtOR58f7VI5WbQN4iG1muNlQ0K7qMtjg5Ojoz4pWOgKixmKg+N0tI",
-	"R3tIisD9I6BuxGfqOC1qajgtGsT7x4QF5UatwfIjRT5+fPWiS571TvB/x49LFm6Mnzk0L9lKYmartpnT",
-	"J3DqPx6c9k7oM+g9O/3R7z0JTvwePHn25OnTx49Pnz47Wb/BT2YyFQuuwJ60jWJ8pSEyH5ytaP6kcRwy",
-	"Hw3Jw78ri9x8VZRP3w07Z39bTSQ49nMRTDufuhVaXoShbfw7LnMWAe+4sx+6BriGkgzMAIWzVWwGwgsu",
-	"hJ474PbQidDLvQhlq3G9D5d6HzKHQDasdQn0Cj6BygPPehPSA3mvcCJfNdTM6T0/lvWKR82V/edOpoUh",
-	"ilKvwhBZ88KBZVU3bFMw01e1xTafup1ZB8e6XsUjHZISktdrpnRTRG7Grk7opvVKYr/KbdZUblJfs7tM",
-	"fLZM0DJBXSZ4ToMPlloqcEGmdv7soFVZsBHIo/v73l//+siYsFxoopI4FlJDcE4SBanNQ2Xv4qpL0Gbt",
-	"WtulS/71z/82FoamOlGds5Ojo09V7Y0rXEQJq9zkTGAWFNFwKGQEAdnjgnxUIHsXVmskPFtoZhB1C+2N",
-	"Wjenpii3WfYPDNifJ0EwbUhD4tiVBAe2XKshB6ZVKxxa4VBbOBjCeQ13EDZJ6ThBdXLH5tVonoSmbUv5",
-	"LeVvTvkNGYizE9Sk/oqmYoEHWoOx5YyH5IwmmaIeP9RhhZYJWiZ4ICbgQQiNGUVm8IosYJpWMIZMs5bQ",
-	"W0LfjNAbE/fp4DWIvbLAN41bid8ywsMwwiVIiARvyuWTDl+JEdLGa+W+7xq2BN8S/KYE35DsLw5fi+gr",
-	"yv+U9FsN0DLEAzGEiGLQzJDRNVAleFOqYH6eauwx32u9csh7EIVdWq5oueKzuaIpfVE2z2acUVWDLPBH",
-	"q0tarnlwrrlhIK9BN69M3ER1ecZ1q6VONANJFLRRWS1rPABrNK9RChNtyB4b6JSUSVqt0rLOQ7EOrtSQ",
-	"ZGPqJJuhIqNk7SsoEPskzfBFS/0t9X8G9TemMWZmqMsBlXVEzgetbmi54+G4Q1JfN6gYzPCVecI0rqQS",
-	"TMOW4FuC35TgG9QF6fC1iL6GFjDNWw3QMsQDMUQiJXC/sRtsN3w1ZnCN12sA17Al+JbgNyX4pjRAYfha",
-	"RF9VA7jmrQZoGeJhGOIFGw5rS/9VFG0GtGS8SMQXJGDDIRmAngBwzJhSTJKkWjr9TDrdUSIzcJKr5C0m",
-	"EZshsaGQEdWds86AcYoJKEryEyw+8HSU9EgRxWmsxkITqgglZoJeIUWappJQ6Y/ZXSsckeheMBULxXRp",
-	"dg6Pak39cQRcn5MhC4HTCH7qdyQMA0MX/eTo6ImfJ1vBz3CgqTwY/dHvVM6ctWaa+SQd2QQrU6JV4YXP",
-	"pO+XIdwbIdqQGZ0OX8miSBuvNaOHIdxjppLWbGjNhk0pviE7ujh8LaqvaEdntN8a0i1HPAxH/EwjuLpr",
-	"LkVSNn4lfshar1UDaIDDXZsvqaX6z6H6hhTBzPj1KL+iKsjpv9UFLVc8HFe8EQFc/SNhcUwHjT0LXpyo",
-	"Mo/MdqumJiIRAIGsU8saLWt8Pms0qDkWJ9qQPerokjkmabVKyzoPyzoN65JaLFJdb7QU31L8phTfsIqo",
-	"rRhqq4NWB7Qc8TAcAbSpOH4zdDUuALo+cj9m4CPdj4C2ofstpW9E6U3JfTd0ZWqvKO9naL6V+S0nPAwn",
-	"vOIaJKehzWy9UUZu5oawhV/OiQQtpySkrv6QS7P99KHSbLt6PUPKQghsHZwIlMJiI3SqyGRMdTer7MN8",
-	"IEqb75MY82i75L8yaOzNWmGGSkKg0H6t5rO5VQfYuGX3lt3rsnuB1hrSf3Mz1OWAitqwyAetMmy544G4",
-	"AwnkOokiKutHca8vVFUYeVkU640t0lUoEoE9FZkwPbZajf2RnvmZJDYmjWBR2TbE9RsNcX1D44ZslTc0",
-	"riSh39B4rW0S0bgVuq3Q3YC4GzJF3MhVCbyi6RHRuLU4WuJ/IOJnynxoSrrb0asxgG27Xsrbdi2xt8S+",
-	"IbE3Je3z0esQfFWpb1u3kr9lhodhhrfFesX1na5cZDWMWeSOilPQy72vTz7f+/pWFOsmox/WzHlGsLzz",
-	"hKp8KYxrUaiu/kgRpYUELAhfKLrOVJ8rzcKQhIIGWMFcH5CbRZcu88czWyN73qEEGkz/8IhOJFfk8dER",
-	"mYyBY+VHHNdMEezbatMFJvwMkrZ40y9FwoON0TYBGgtuz/NJwgJy5P7plfwr/ccImBT28y/VzrEOvAFr",
-	"RKgmh3fHh3YONVPl8uRBCEAl/tg97LIirputS0h8gYte9rdCvxEBGzJYUsVaQixBAdcIMqxabqiGeK+G",
-	"vbeCQ+8N1f7YI8xQjiEQ+zpdnxMuyEAE01a07qSvw7HIB8Obm7EI3trwEXnyw+nF0cnl5Y9Pf/zh5Ifj",
-	"U3enY8TIIzWngA2ZzLMF2VOajqxM2X94UagJyp/SC6jpAfmQy6qDB5U/7wZ/B9x7Q2eGbPxKRlTWeu25",
-	"QaQtW2OpNZbqGksZmTV0dpgZvx7hVzw/ZOTfniBapngYpnjvdlPgBQ33+nCso3CWCeYSpXDyy82b109J",
-	"IPwkAq4PqiTAcL1IbPTcHg7QJR9vXvae7XeJBB6AhIAI7gOhPCC+wWRAQnaLD+Dk1BptaNubIR6pPhcT",
-	"TsyKjfa+4qOQqfE5Caim9ts9fENtLEO1b5o4DrF8QfyxUMC7JKLyFgI0p/ucaUW8kPKR18VVePPY9+x4",
-	"RI+pTjls/oDwDfDYXIaNQ89C49AfUz4C5REvTgYh87uEix6iyiN7egxTMhRm1SUSav+ceIeB8NXcWId/",
-	"DqWIPh3+qcWnwrgRve/REfz05OioS5SmIfQmYxZCT8IdDVlANfx0elQ5ecf8ckuTcuyGtEiHuAY/kUxP",
-	"e+9FyPzpIlqu8W9lwDMNQXXJUHCtLPcIzo26EFwRwcMpMTAmemxOQ3hyPicsoiNQhIZK2F/HWsfKMQ3z",
-	"BVf7q4H7eUlNUjk3R2mGTuMcA945EZx4h16XzP/UJX/tvRRyQmUAQe+9FFp4ZvWKOKwTX0SRAUbKsUBw",
-	"8UAoiaW4n5ozpJB63T5zIppbQSkN/bWX4u9mGkPvHe5MlQjRcGJsfY8LxdlwWJmQXfslc3+2PigL42tW",
-	"KeCxzWCZolzv2pRI5s8zQucHTWW4+Vk9IiGdikRnoQ19bs9oXUKJ2SVSycRI6onpO5GCj5A98DstSCDI",
-	"3lBIQslTI2Zoaj0RFjhVMerzMbXE49NEAUk4Rs4h2zBOvL/2Ptg+vVeBt2+1Rsj4rSID6t+aSZz07Fou",
-	"o31uBV8oRl37cypUD8hbo+mc6vv21UrOAj08ldfgAdthpRBfKz5vcjqKsUldcfflWB25NaRTkJdUBg0d",
-	"5PMJKh1o8ubrn19gU+JTGbTnlvbcUltPZZTW0Gl+doKa1F/1OUbOA+2JvuWMh+SMG6Yby+lRmKEGX2D7",
-	"qmpBm8Yt9bfU/xnU36hiyGaoywH1VAPyQasbWu54IO6QEDGQl4IPQQL3G9MQ8/NU45L5Xuu1he1B/KxL",
-	"yxUtV3w2VzSlOcrm2YwzqmqRBf5odUnLNQ/KNa/FSDSrRcwMdbjEtK+sOTTQiIRiJFoWaFngM1igWZWR",
-	"zlCXDWqqiYwZWi3RsshDsYgYwIO9gMbRVr16loBDE6YIDQ3p7o2Bhnr8xz4R0gZb5mHnezb4e/9hYyuv",
-	"garGHmPZwSuJAdt0rSJU2Kxl7Za167K2JbCGFF8+eA1ir6juLMm3Oq5lhAdihFvGL8dSRLQpqZ9NUI0Z",
-	"subrpf8t48THti3lt5S/OeU3pQZmJqhJ/VXVQc4DrU5oOePhOAMzkjWoElzGs4o8ga2rKQRMjNZSfUv1",
-	"G1N9g+ogG78e5ddRBjYxYKsLWq54GK6IJZ02pQfM2NU4wbRcL/9Nq5bIWyLfiMgbtXiyCaqTe0WbxzRt",
-	"jZ6W8j+X8puyemYmqEn9Ve2enAdaw6fljIfkjCaZoh4/1GGFlglaJngYJsAHezcb1VhdSdL5uKtuxIu5",
-	"vQ1RCw4tzbY0u5pmb8YQNRUbjmNXEtrYcq31rk2rVjC3RL4RkTdknWRjVyf0itYJkntrnbRM8DBM4D48",
-	"qGXixlxllTjCxfqjjnpbIv026464D0a8PSiVfQBNGYegMP7qyFDbPCU31SUcJqA0GTKpdEt93yb1/YZJ",
-	"jBsyZe3glVS8bbrWmLU5l1tF3iryzQi9IXM2H7wGsVc0aF0q89aibRnhARnh+pY1K/XNBDWYwTSvKP0x",
-	"BqWl/JbyN6f8RtVAOkFN6q+nDjAOq9UJLWc8AGdklRosXQTqWlONf9MgYIb6aPheihikZqDWnTs/xkpL",
-	"oNFLBmFg1hbPdB0kUulLkViuGwoZUd056wQiGYSFZJU8iQYgTfchk/CBaqjeXOnnSRiCvvD9RFKb1rJC",
-	"T5nw6xggeJOEmsUhA1mx4x9CRDU7fSpmt/zb/AiFTZcuq1uEYvmWf8+mtEnxkTVHqax7CLQuJKmlZniy",
-	"F4d0ipdp/phK6muQ+zb5LNOKSBHa1OV0wEJm5jVSaZZCsp/MB6YhWrs23NgFdkNucDunUlL8TJUC/Z7q",
-	"cUmOUgNLpd8LqSVlei0UJAqTbGs3dFSSzBQLEbM/ICCajpQt50MV8S4kUPKCRnQE3jnhSRgSzKxrlm+L",
-	"D4tEYx8DlWzrsyvudu57YTqBTY36qdsxgxmop7lS50Ews8Dl6x0wMZI0Hk8XMxOXzxvAHYQGe29pBIsj",
-	"v+IaJKch8UUAmGT6nHDhssKbgUoyIHc7AVOGil75y0XZHEIKPa4jGob1upWvPYeKWXdVgAyTMKxJTUxd",
-	"3FGG6Hsp5A1Y28RNNhAiBMptu+dUwWVus8yxYDpIRkkJD4V/y/jIEdtkDBJskm+RSB+zfARUu8TfQ8PZ",
-	"ZM+nsU4kKDKAoZBAjp4cHJ3gG/AlNDazwpeF7X9go7F+SX2nbcuav3fC4jJlqMVtvaShAssnJEiskQZd",
-	"wgXvZaLmWtxRIsEX0uakxvoGPpWSAWZrJ2OqCBcofvYLmCys5ZaF4RAgqIk7MyIKrTCsYCCioPpgunz6",
-	"faHaUSoOzAZmdmc3tgIDuYhPEhbMJkimQXB6cvKE9k6OB0EPTo5PesNTGvTg6bPg8ekPwxP48WkZD94J",
-	"5sNrxuvu7tes3+IW8WbDNOopCMHXBCchIeNQnUIrwGFOuyJQZpl9dmXzYmxewM9KpBJpM6dE5qRACXEV",
-	"ddIqtinnkVKRMS8fHG12C/q0iNWlBkKqR5uxE8wx3i4IQ8ioMxsWrYCKCqvwfWWVtal2eUg1oUJRJsIt",
-	"ZI67xP31uEt+lsBpAF3yMdQsohqIkOQ9VYrd4Ww5q6cNSlO+FxkCJ1/DEAUgrSOVC6tvt0gtZC90h6qf",
-	"aBieEaD+OLcpsno3lLuSUOQWpsa6maZH4f119LZq0RnGb+Bedx6ComrN9m2QTmM0s/lJpAGq+ryzjAHS",
-	"t3ecqUXsNc819dj2Wzq71Np5e0hpDynrDykoftpzSntO2c1zirsrWWpFDA1PLph5VNNqKtjq3rSgcVlh",
-	"pF9ubt4T2wB1RJc8PjqasaseHx1ly2dcw6jE9+tm6NqlLd1uk3vdqY0W78E2228NO6vcwNopWGwFEDsN",
-	"hQ+p+mrusPDIHQj2XiQQMqW75BVnmlEtZJe4W8QQZJdcA9eMQ7hfcm+x0iz/xv0ZqUJffXqsouFmNFgO",
-	"05XU0fxpcgMCaeI4WYfEdtiF8eWo5dcZc/Hhr7cjev8ikbScza/BFzzA03CFa+UIApbljctEeQNrtrio",
-	"sKIJvYOK1DGZMFWt7RzSEeW2t5uwDJfzuipi/GHAPrea4rjdGeQW8VNKbUw+T6TSjcdSvGBKU+5XjY9Q",
-	"Y6FHCX8PYQg14jDmNffiKN255ZQCJdTXtmfjYKkRMtI0SHApZeB4ngRBUxctF2RgRid7LmDMnBSjgv8T",
-	"U1moNVbMEofYiEbQAz5iHAi2JzHV4wPyLqb/SOBh3WIPaaQw9QsLAuCvhm+FfjfhECyObFukMXRYQtec",
-	"9jm6/oTpU+6asfCsbHUj6jEBSZk4w0eMH52SnF3fBxiCVEQLQgm+iyR73uHd8SF2UYd/GqX5ydvP/RR2",
-	"I5YYrIeJwwrfRI6yRR/ND0c/nj6hp0Hv5Ongh96zYXDS808p7Z0+Hjw+fvr0h+OnlK69QSjV6iWYKUJh",
-	"uaLPAL+Uvxq0DauxWNN24A4xaS0jcCe5cYlHoGXIB2XIhpxZGb/viPcC19PkXndqo1abNRcIkCXfopZ5",
-	"6npgUDxni5y/1IhAMp9oBrLi8WwnLJoxC6CC/JwTmeQFDGkSapRaSIFVLzQWJW2to3wBBQtrXzjo1zja",
-	"z8rvLZLg1n08u0bEtTR+S62L1NqkeihaNLulJhrf9e5teUv3WmtN2d2DyvZAstvw2CKB7DxtbIssdhcK",
-	"PGju1tOdpAc4yTdwk2l6PP5yVjjca0lfVAJLIU4yEko7FKj15//ymWMpIvFFZk4UXGSUibE890siApfY",
-	"XN3OnaE4H+k6Eq+iFS9qV10YVbglXMBPCeCW7GhFSNXjTukW1lt/Bu5NeiVnmPv7uIX+DAFQa4FlnF55",
-	"gHfybWL1bhnbbjBMy4Ofy4ONnUNSHt8pc6LR3e7WVrdmTBcQvbt25HbM6ZQKdhEOlzQMRdJY9gM0FwMi",
-	"YcRsri5KIhovWtZGp1YR+G65r9PmuF8zdrnZ+tJYdrWeHyYxyA8rRnxPJXBNQjqAsNqgcygpLHdxum4O",
-	"iBXIatJGKsdXA8bSg2G83hvBRfzW6P/wqHxdgEID+HwrZORwFDHOIhqTWCicpUu4iBinYTgljJO/HXXJ",
-	"8e9nJLLZVKYGd3oMWTdm7IdHqs8nLNBjfCA4BjYaa6IFGYEmMbvHS/1LEcWJhoBQTUJBA6JZBGQoRVTw",
-	"Sz9SZCJkGPS5L4QMGEcfNQYI4KQ0fqTSpTCQqpv/Ru9BETWhcWzmsI5tTAccCFBnfX5PfrJjH0zJ//nf",
-	"5D5PD0P+J7m/9mlI5Y24CIIumWZN703T6UzTaaHpQZ9fkCFMiAQaEt+iTpGQAfl7ojQxn1hgHe8IKITP",
-	"kIYhUaEBUjjN2lhAH/T5AkfcVwzLmm4ShXXfMR3LKVHDSMjpCzYc1tSDNAjKriuuhTQE8PHjqxeKxBKU",
-	"kZiCW0LD11EwAVnM37wkpUuJzvTHlI/KJn1lhjATDIQek8lYKCAKJHPkf0fDBEjAhhiUwDihPBVOXaLs",
-	"ggdTYgz2yo8yL+1aMF1gyVIlROJuI/iIMNgMPnNIt/jJV5KDr5QQwLTjzQXe+W6CMxvoQTkHSdRYTLh7",
-	"ITgEqrNntJQT6uPLbEr8MNH+uLZDrrlw/jzU5Bh+OPafPvV7Jz+cQu/xCfV7R6fPfujBybPB0Q8wfBY8",
-	"gc1CTVYf1VJsNWcMbN1B8mUC5yuDuaFTYhGRu3IocEtqeMe7tt0tnY3nEL6Tp8ICRLYFjp2FRUHL1wMD",
-	"xluopfpfi7hnA2fs432jh9Q6y2XP2ndmy1FMJRh5iy3269lRtQSm20gpdEQUg2aa3cE1UNXYSQZLMVB+",
-	"CwGZMB6ISZr3xtdobBuLQhvLXYE2ZtRQSL/2Dd5AyDQb61wsK+W3xP1KgEpuFd2EcWVtNqaIwu3Ph7Pa",
-	"b2fiWatxxTxcn+PsVVJ/+HnXG3N4Kg/P/TdhFq8FKcyUQbA0Chp4cMNKE4JcvyPPTo+Oyceby/MUS0bD",
-	"Ej8UyoYi5+cVqqFnzoSlFtdI9BbmtSBcswsLJLLn8v7ul+5AaSp13T2IGPhn76EWu+XLzIE+A4YlOM4J",
-	"eK1VM09dDZo3CwJiV+T6Iod99wBAEdPU8U/mQpTQCZUBBIQOtflErFYzMt3I1A0PejWuR8M0UrTKM7iI",
-	"hmGNsZfeKZqtfchQVN+H48RD6CIvZ4abvwvMF11bFmzLDC7ji500AMsA1EJnETo37AGlx9zTVerfjqRI",
-	"eHApQlGSaOpZL0v5Qz78/PyCjOF+NpXfkfunzDDwqw96TgIpYrTtQqo00ROR59FT6Mj68PPz2amH7p/y",
-	"t2V3TJVGKF3xJErL8Ga55a4K8H7hup6dvfrw7q13sGr4NU6wqv6vkMoR1JCFRubfSEb5KIQXYsI37Pox",
-	"rtGxrrzWrCxz2RFhiiTcWoLnJBQTkOYr+4f5uuJTAjP8g0B/jjW1zXifDV8gpTm0p/TdXWCjWT2RI3cJ",
-	"4kqRUkEofE0+ylbSPJCkqeW/beXKZ8mVze+wvyIpcg3NhamENAjs+cOsTZ0TOuMXsWfvR4p4ZQdvz7nu",
-	"rL9nrfvpHW4wRd0CH60+6hhElVh878ypCgJ7z55SF9lDf87RPtHCOshEnFFYXSsUjbvPdSTO73/2gbTd",
-	"WzVKaDIGphliaCrg+OslpyUXIF+Oopr3ABWodzfPb9egtwaF3QXB9l0gs4TxFRz0HZS2D6LdhQ/m7X1Q",
-	"J8iiC1UyPbXXNGKIxQ4V2bvGZMxd8gLC5B665L2EiCVRl1zd+2Gi2J2tdCDpvlFlhUKJjwxEslUb7eWU",
-	"l7upqve85W5NuvglmeLzw4vdx85myRqz0Rij+TY+GD6lPw7hcfnp7O8J8+FSzKSPz4jR/fwrDRMo/93o",
-	"4SV6PC2HqW0k5ZE9UYoJqOI9X2GskiCnx6fPngQ/nPZOngU/9J6d0Ce9Ezj6sXf647OnP/x4Mjw6OXm6",
-	"WZBTSjZuBzMbLQJlAfz1UgsUmPMbCpjKWe4Lp6xaZI2m6Hs5tX4txNeYeTVD4bunFJvf9w5uemuG5Dzy",
-	"d9xC2o7pOEMZuwoRYzE0F3LtJiB7A6p1CCSmSnVdISghCdyZP9JW+xhKhVWgYEJlQMy3t7XzieU1btah",
-	"x0ya1rvYFTNvKAE+4Pav/TEESZjlN1yMJxqz+FW9l8WV1NLsTb6dZOnCcoBX0UMG4k36zh6E4LafPezL",
-	"kWy9+lTfA202aCik1L9j4r/hHe/adi/HNNaNhYrkpKjKUgEWg3N9u5BNonPtTuw8VYJymbqKWShGM+eb",
-	"zRPzpgtYkr1rvnZAPnk2U3cGUCvRlQvHBtDlcFB/6ykVlZh2sXWAlUvKtemEXe9f36en1bkX4JL5kPpU",
-	"XFurtwjj2Rd+IiVwf3pOescZwUkwaiultAp3vBJCfB58gz/Mr8TDyh1el3g2RMwzCta7MhrWK8ahJxzH",
-	"gaBSNuV0zvKA66wEXDcNbc+UOnJUqv4HEAo+UkSLCpMuvKsu7HpuQd2cYFbheR6Lq+j7YfPzzpUQUe8T",
-	"6Y+pMrv/jenxr+/L+d/aP/Xlzl2cUmkFcrqPNwk7dUvD7tmE3dKtrQTz9o7CBTW/y6e+bR2CUxtgl2Hx",
-	"IaP/BriQRpWLl9gM787ZB0E5s+pScfzbmFohmGQXKWfEu/pHwuLY8Mj1LeMoa4zEzr++zLLpoiSPJZ2a",
-	"P96HdAryksrAfLphOgTzx6XTK/h3et1gpD1M7DswRSI6JTSOgcrSOK1qxr+2sje9ZY9c3ZZZ4JQi1C2w",
-	"ubpjjPcw4UOqYtf4J9YqvAf2OrwPE0nDwnG1jvOhMPI146MkpCUXTekvG85RO9YOWfO9hDsGk89/B1Hj",
-	"lDkDhvmz50yc2cIS1543HfE0WiFvgVKbdmw0T+ubpC2cp+ZmI0O/cWptyldQ4IddMQ3ckhre8a5td1t2",
-	"8izCd9I2LEBkW+DYVVi8oBEdwQfKR01V6ByIYGpnqWgoj4EGtTqEMKrVXprdXvHgDaQOoqqdrjWVuka3",
-	"+RPv/BgLa5nZfbcIu+I2SxFZJc1WycHCZW6yIbmCQ5oeCgtscaHHtrbJnHPN5vaqQBxmWZd5a7xrENGv",
-	"do5F0n9DORuC0uTVi9QVZpNWKRaU11AbAQdJNQQXuuzo5DyyARsOyYTa9BaYRm7v483l/udmEEiiiMpp",
-	"FRhcu6ZGDIg627c5zZZsf46+iqAtzjMLpW4RffkmlhFVQ2oS6XVXhOAskdbjonccCHAtpyQGSXyqaShG",
-	"XZfwcjDFW8iY6rF7k4616rxzAncgp8RhYmqsc5exrUsgivXU8KIijPthElgP65x9PjLgXJ/lspCE71O3",
-	"M0iCoALXLul2mN8m1OuNme/rdnNp3TZYbuH9RPYQoV5/vJnYuK+kfn3UuMPcBttFN3ntXsMQ7uv2MafO",
-	"SAT1l5h1PITMQVV/EFh/zpvvgxRbyL9Tp29E4/p9mDIit3Y/K4zYXX2oxOjQ89N7yfpdNdMbIAPvQUAe",
-	"+oIPwRDu5kOEYiRqd7a3RJt2OyyIiNpDxJJO1Wa9NpSgtrZp3V42In/TbofqlnF/LEVEP2uIzXZcHKFm",
-	"5zn1n0JhfszyjZauPdebC6rQSYmcHstJrEQnzbFfhuQZTTAnwJzUzkR+USIvE7LlrDrPfd3UoMjVdVGX",
-	"zYqZjAfmyXpOdTqRPaPKCyJyRuots8uucxu7hgWqhabhRZpGeDG4G3+/zHP+LmnxIU+1u8bILEw413du",
-	"srJ9XkkpZE2z09jH5nhozgnWluSC9x7f3xMJyhBwyUsbSOcpOQdOgGsykYKPMHZugpdOggSC0IFINGF6",
-	"WeqzyuZ70XA/OTqpbrjbdZdB7mUI96szKH7eBd8Dp4dqMHPwZ8fcrfYUp4D+5tICb+nKYvtoaujcXiSE",
-	"HTm+p0tqeMe7tt0tOfTnEL6LTuwiRLYFjl2Fxc80AgzVa/76GY3Qc0LRgiOTMQttqQprv2ry8ebSVukI",
-	"GSgyAD0B4CTLQop2hstD2kwK/nOMWRmA9ahVri6Z56P9HN/wWEj9osFlziSd3VYK2VnNtLDHZTlmVyut",
-	"jGS3EjTxkFRLvqZaBs3Rdb1SSd8k3TZke8ywxq5pmKb3vHMb3pLFNY/0nTYztmFzzVDErkLjjQiaqx+O",
-	"misSARyQm0L1tGFIR3h1mAxCpsYQkIQHIG2tKowU7hIaTugUE7IopjRwfdbnHlNv7BC/sCAA7plB7G3z",
-	"CN9EEDEkeaOLMBQTCLwuGbIwTIMFJmPmj+EOpOnZ57YCGxlTVVaEjJoh1GWitIgMtD6AEb6qPA7aNn5D",
-	"tT82glgkelnDBgqnb1Kceyc8QUEiqV4SVqD9cWrUREynj3iYHotEE0rGVAbEtwU018Z6gi+4iKblb4ey",
-	"rDyQ5/7sEjgYHRDv6kKCusp7n51da8oDKgOv0sSGCV4C1YmEd3cgJXMXkcue4nHBgdA4DqczD/CaeBto",
-	"V7U0a4qRIKUP9OYDOArjpL3K5M26V4EGUh+SEJ4LEe4YqGQSfj6cskE+B0jz4q1cxMxJymWNboBGvwrm",
-	"w8rBQqb0ry4494ba004FYSHk4DJ9aTKnGQYsZHpKhBwoInha5bLqM0CR8EC9B/kLDYcV4+A00OiDCJeS",
-	"01BIo3GRrVFjqdUFhNZh6bPS8BRLnWficVaClWubUpSWkMwifRSwNQ/g7lItWATrEjm3jKkXAsLnSazK",
-	"KcbYLk1mb3hQ84U8vPVCCsZLE2f6L2/8VD6iv5OGjb/Am47WevkMlVxeJ+67skpKQdBaG6210Vobu2lt",
-	"NOg+TO2ZHXMPNbzjXdtu/ha9wVsdDRGhd5QhW2fVzlUMPhsy38oEsocqnOKnR4pEEIKtAO4Emo3526+d",
-	"kc7FHVatfFJ4nO96np29MWtZVvlkB7xKtywMrxEJ23n0msF0XtTMLaSqoMlh3uzt4oPS4fYT1e04Jdc6",
-	"SnxTJNuwzphlj51VIFuDwu6CYIuXj6WEscv3brNQ2j6Idh0+W6adr4BitkknOwsL956uEZdvzMCmMxwB",
-	"lWQgktFY25r2QAbJlMRjqoDsURkJuV+/KMgmN7tfzU2uGov4haM0Gobvhp2zv61ey3Xa49Pv3WV+EkSE",
-	"xjf/lHOhyQAcXlb4L3NqWaze8ezx44FPB497J0f0ce/J4xPo+cdPfujB0Y/HPz6lwQ+nPz7etHrHjC9l",
-	"SQB8AVDLyPtbKsqxmT9/++b35tSLeuP3GrT4hUmrKavUEe4OqYkGd7pL29yWnZQjeFftgq3YRw77OwkD",
-	"yYL3QrFU3jaRoVqEScSrph8Sk40yDomJLbBrZirb52unxd6lqjKAIU1CMwXw3sfrTlm6E5ea5vgZUUkc",
-	"C6khcGpNdTFXNA1DD20O+zLV/kaoJoLb8rXAk8isj8rexRXO0Xtxhd/bOUH1rtx/3/wVc4r3Xn7odDss",
-	"6L16gTc8vVc3nW7n77T3b+873c6t6P37B3yl3Hv/2vxX956bzzLpffiIb6t7N7+Y/8rejfn+jvV+fdvp",
-	"dv4Y9y7df29+s1cmBky5jZMubEEfY2bV5/guu7mCsWYOYh9/H5ALYt9gP1LuqzTsQXDA23D8MJJANShN",
-	"PAxpZ3xkc8D2eQjKtKc2tfY/EhqmBVezcanvi4RrO3FpGOcDvMqpl1TUrOStJe7yK0DGCQ3DQgyJ4eny",
-	"K8kldkUxk1g22wVmuqXchzplvPPsuvX7F9FVcvdaRE0hhMUeqCw90DgOmb0CrSBSPucBxcxaZ7G0DIqr",
-	"ILTOM1pgtkYLND8gv5Ha7PZVPSZq+bLly3m+bOiQMMf8O2IgFlbV/L53cNNbOiotIn8XTwtzcNkiUHYW",
-	"IqiSHuBAsbunhYrnBNxG1SxGi6CZBwi+P8aQZfYHAo5pld7Pa6NES9L+cJ3mtZzX00YXYMVvO4BrSagv",
-	"hVKov3FMVV7QOcyQXAEQOsv5t2wRtgXZw8jvmPqg9svmnaNFt4hsgm623+V06dCxFV6dwf8uc2tm3tUj",
-	"0osFG5XPHvtnzNr9s5TT3a9mW6prjV00qg094zh7yN5kgvWtbG1x7JFWVSu7NUIBUe4+N2RZ9osVIqW/",
-	"oFhZ8subv5b+YkVP2S9WGJX+guKptLg1CqyyX6wIK/vFCrXSX1DMlf1iBV/ZL1YUlv6CwrHsFysuy36x",
-	"AnTJLze/rbd6d04DrGYl95iiLkOl56GmOEtInGIF/6wv+JHy0/oHFyl/rW+Z8luVlpb/1rbM+HFty4w/",
-	"17dM+XVty4x/17bM+Hl9GcGUv9e3TPl9fW2+lP/XtszkwfqWqXxY2zKTF2tbZvKjSksrT+qVCNx9+fKG",
-	"xo35vyIa55LCp2EoEq3qB0XbfiWWHqZElzBigiv3imsopJlWZc+50u4uVtaINKyRsF+9iKodocpzD18I",
-	"GTBOdZlh+pL5FsI9BVob83gEYiRpPGY+KfSs9PprJ+JKiq81Kq5iwzdEEY3NX8sf2OGL0JjqcWm8MDcY",
-	"0uwOXlQK9MmLkjpL0T3njCUEBkP43dBQ/aYJHlyy3OfUvx3hM5tXab2RKh7EOKRqXNndOMWpN5tKU18z",
-	"n4bV4EYwERJxFSCy8G58SpsfDZkG1TyEk2UFx+/fJKFmccjKPM2/CRkG5F//+V/Zm+Ioa31OuJCR2+k9",
-	"+YlMsPGU/J//TQqDkv9J7q99GlJ5Iy6CoKKTtthlcVnvhkMFmtAggMDVfUjX5dM0HK3CLNMH2fs02/u9",
-	"2ft0Zu/T+nufbmHvVbzdpVKinAdmRf2qV2zlj9ocCy9nz6UiYjaqyMnFWaqexfMcbc2Bu6Bfl1gHTV6Q",
-	"lRsIX+C1ym6YGM4j/Q1ZGfXuAL92c2KDpAhfuSGwwY5bxdwq5lYxP4xibuim2Gn9HblMeEPj5va5Q5vc",
-	"0g14jtxdvDlycNgCEHYWAracTXM2tx2f7AWUhdMumQDchlN8NU7SAj2P1H52L5zX1HGPfYTZrQZXwWXO",
-	"zjYtUfi/cLlw5gys63fk2enRcZYVW2kaxaVG1oOFhhbMdiUiSAGgNvUswH3M5MPscbZKWzXKtat/l/as",
-	"cmCIpRhJUOpGXDrkLalRREezC6md7waLT61CCDZ4aIzo0uRb5ZkGLiQoB0ObdeuFYQPv3HqhQJORFJNq",
-	"p6Pllmz8s6SlCY9ccB/cxyAZcB/IyLS0BTnXiI5S08gC3PXNZy7FeXeePRdo2ZHADGGui9lzwPyqXsYt",
-	"SKnPkz4bnIIWhch3JBw2gFfK4g/ClF87ozVlDuecvFu2ULP73bHNbusYMIPsHTaEt3IcyClhhyGRi/Vm",
-	"FC1GzqZzEDEkNDsspIeBOxomMHsOUKUHgWycj04eL/rVUWdneyq1j3G6ChJ7dra0Xxkom4bhBS+AMIcf",
-	"mn2qm9mhlNwyl3OWUDJid8Bdsq76latkvqFlVjfjSssELwbmbe9cAT3wTesypZoud526yzD1LZWILODq",
-	"4VznDwnphlTtDDJ3RKpma2p6zzu34S2ZGPNI30XVOgOTrQFkV6GRP9prLo8TTkF8KoODzldYH5kpmyr5",
-	"1fCt0O8mfGmybCpHcCF1nVel1Ztjbfdy0+oDDEEqogWh5MY0I3ve4d3xoS0Hf/inUQ+fvP08Asvm0DII",
-	"yZ5CfJ77a8KCyjuvcvQuAXkRAvOXfBko85UU0LFOGRberTYY+FLkAvJtV6puGeY7YpiGTKlZptw5Zdn4",
-	"rndvy1syIRcQv9tW0zaMyFmq2F143KTe/iYVKHrlD5pLK2SvBbGOdnqVuBCznuoAssddnhIJNMT0JEZv",
-	"K5B3EBCqSL/T7+w/tJ2JEEif2S69dTU2hBqLCXcVsWgKwCWbHApJBiHltxbCiuxRMoSJ3Zn7akzvAHVi",
-	"d9M9fkZmknzbS9RdFaWFJLoFM89S6VeVj2cj8qs1w64gv1HlnVHY7onm5ve9g5veqtlSRP6O6+ntGS4Z",
-	"ZewkRGxo76XgQ5Dgcno1oxnsTMTPpjr48skRWXWPAFPXSVwWrH4jE0DzgRIt4p42mxxJkcSYUMZeHHJN",
-	"GVdE6PEMBNQ5QSrLz9jOwhIR0+k146IKuoWSMjPXmL2FsAC4ZkMGLlN5IMAYa5r4Y8pHkCamian2x2b+",
-	"RAFhGu/LgAZEDEkBzLitvwuzdMoDorSQdFR+cfkZys1sx6EiB/NalTZPuI1aNYu0+3XZNi2Zf0Nk3pQd",
-	"U8ZRu6qmtgWDnQXAtuy6JUTxVdgyW7Hxyihmh6HzWoxE43pSA41IKEbigLwyAj6iIzAiWJGIylvUDaGQ",
-	"6owMQurfkluAmCTciu6gSwZhAkQkOmQcun0uISCxZBGV0y4ZSQBOFPiCB1ROD8iNmcuOR3wRAQa97334",
-	"6eCg+7P513Pzr4ufDg72PRt9ZDR1HyfjgM6rvx11yfHv50Zh3YHURAvyrDdgmnz4+TkqhAjrZ7ulx+we",
-	"QpUGMmkRAmZ6JQPKgz7fo1yzHg0ZVRAQCEagSMiADEBPzMLdIKhmEomP6Yz+tOvf3zhh+Be+IfYFLx8v",
-	"e15smhSU9ufcHlW6D0pXtLxAyRoe2YY5+ZBsQhrgEtIIk5DP5JFv/fb422SmZg22lGN3T9c2v+8d3PR2",
-	"jdMC8nfc8NqiQZpSxm5CRAyaO8GJAVzbJezSdq+zhdRIZPrbmGpCiQTMMGEvHVUXNePE/GQzVwsJRNGp",
-	"Qq2XPS0oeQAI5XCIKGdDUPqVS4udD2hzpc5OT7iYnBM6UMB1lhCIul579l51AJgiQyEY8V54fwaunaOn",
-	"V8+eXD1/evXk8enTH57/WOZqsdaLeg5jxkuCmK7tz0QxY1hkC3+UwoDcgcSXCAPwaQQkSIBMxiw0bZma",
-	"3VRAKEen1Tk5sk4qP5ESeNExlScJMV3MGtcDc34etQEUNB1ByfYvCIcJyKXzjakioaCYqcSQCwtDoibM",
-	"2GhaEKotxPwxBEno3kvQmf0usRDSzZcR+gfQlHEIfrWQ3yBXe4oz+zRZ3oEkEgdV1Un6tzGg/xHB4QrO",
-	"5LSAb6MR5+VOx4ExVMezGdklhEAV9I6eHBwflSHJF1wD17+43ERzhPrLRe/x01Mi7nBR2WIeKaI4jdVY",
-	"aDJkIagzrItjrHni9ZOjoyd+TPUY/wJiv1BjikMNXbrAEOzP/T73+jwGid91ibIJ7wdTTOlk2dLDSby0",
-	"c8otby7evnp5dX1z8HeFhfMNESsaQZ9je3yqYzsYLhpTNSb4PGrqEHROAjZE34fbhgu4MHvJibPPR/Z9",
-	"UN5YcLDn3RzQdntnPw4f+0f+6SB46h8HR3A0fAzH/rPhyeAH+iR4DMfDI/rj4Jn/Q3AKT4cn9MngMbb7",
-	"cfiM/jA49Z8aUqHaGMuds87/4wb921HvR9ob/v7n6cmn/1GGxHyxs9gv4dLC6GbYi97L3/88Pi0fNivf",
-	"c6FLaZXPEOiEqkLBH8ax4FEaUyMfpeJ+7+PN5X4axbIobR8pMkhYiBWDoBjGmfBbLiZzeYqohp5mEVR6",
-	"DTUSvcUvRWRMk1hPHWt/6nbuchmwKCQx2Zhr0cWj6OHd8aH7wkPZZS8FClgwvHdwdHRw+uTHx6dP1sqp",
-	"AjbzxWTsPYuWWQbuppKlgoj7TINu7okgTEAZJpJKk73BlLAoFlITLFNSPbXevBTeUSPwGqhqLukLJxAz",
-	"JQIge5iiq0d9TWKQTAT7mPmFGzOB7EmRjMbhlCh235sA3BJJ+S0YfckDMdnfgStq4MENi9ZkXVnK0BUY",
-	"2MgoaiRyebD4x4+vXqQ6w7ZLQXuO2UMEQlJ1rZQRGeCrZRTBeluN729JkpY3dEoGLg6wStxjea7ezfO1",
-	"2NwslhFsapYLX3tY/3PhlysLVa/wmjUFdEFhDGAo3JpxfahPhiwMrbmTi9OymRt2I83lk8gxn9P4DCWu",
-	"8y/Z1Tfop30oGfJVhQq04uYBxU0tyLcyokEZ0ZC3KZdBO2VVNbrb3drqllzNM4jeXXN6Gw7mnAp2Eg5j",
-	"Eb9w22mg5Py6tOr8OdxIauTsIhheSBHHGL0WJLba4BjIIJmSeEwVlLujfKphJGzdw5Lp7I/rHsM4GUtC",
-	"OoCwqsnqC1Uy6HvJfCCME8Z7eIr3JQRMV63MO5IseC8US7Np0zB8N+yc/W01Tn4u9vr0+7yh9kFM0Mdp",
-	"i/SbxaWANdPNv2K1SWeMwcWFThubhisMiJy8WI0M4hwmrzZo/niTV7GIrQK5zBHHHOTnKDXdVmHJxeWs",
-	"VbKO5b6dtDVfmI9rmY0tn7Z8WpFPbxm/HEsR0cYimzBGxxxOlJ6GQO6oZJRrm1lN3TK+KwlQ7DXHgCog",
-	"PkLEhl2hr+eWcfdIFK8EFaFxDDwgNNsO6lFXAIASDpOQ8cr+vGEShh+ABzbGvlIZCwNyCH5lAYiqfSZU",
-	"+1XrZHzGeW02HqiwtWwJ8+uvTqRNRuCtpdNvPMisJcLqRNjUYXqG0Hfl9JQtqvFd796Wt+VKmEf8Th6j",
-	"Z6CyPZDsMjxewx00eNmQxCNJAyD4si7TRF2S8FD49j5Bj43GSRvaGCV/ulNZ5Zak1kBvc5pOIzSAVGQy",
-	"Fmo2p4grqV2pEqsZ45WGqOQePXV+69TGw8YH5FcaJqAI436YBEC8q6t/JMwe5TL8miHPzn59+VevS7yz",
-	"swvOIkxibj++ZJypMUj76VokPLgaDsHXyn5zIylX9nyV9fl3FoaXIuE67XYj4peSjuyHV1zF4OsLHph2",
-	"3rkxJ23SYUUiOkXjk8qKlxv1dfRnqN0cAwvptWorWwR9o1d5m3PXN24Ktoz0LTJSg+Zbxqu7ppqb3vPO",
-	"bXiLBmsR6Tttn23LXM0oYiehEZvFNOU8UWb0vIqxteYOarvYc4d4acSDmeTSNTo7uxTcKNqEhhj7kFqK",
-	"zdfzfYgQvmEShjVWYJqj/rOBDnWKAyMqqtOxgfFSQn74BLKWcB4ig2wVtVrwsS/PBJuhphzssyVOHXiX",
-	"clyTHstypvsChcO/Drat7Q3dbf5conlbFt2ARZsyE1MJsEs2QJN73amNNumbe8fdwdf5Dcx8X2UlBzUD",
-	"qQphALVYuzD66huaNafYGaG3RYx+436erw/5TQqvnXNiZItqfNe7t+Vt+THWmVO7B5XtgWS34bFFAtl5",
-	"2tgWWewsFFAR3dgzyXLzYNn3i6915ieY2xpGehozS8XUB/Kv//wvsuduNm9hip9nrYRiNYDSZTcl4guA",
-	"2RFc4cmzMZ8InhnPs3SzKgLNfEUkuFSMhGl8XJ6dLb2v02zXQsJLoDqRENSJVH2wmKqSFayz5BDzTTrE",
-	"NkD+t27hf8100pBMzMhwlwRik3vdqY1uyW4rInkXLZYMFlsBxK5CYVaiGyjwqXtUUg4P629e99SjAJrZ",
-	"potgWJTQfy64PRZL/vy+qHvsu2k9BpK4TRGKOXjsmwDM2OMLriX1dbFW1EwPTKDG9BnmUvq363dvbbSK",
-	"e9nuYmuCAwSdDEsygA2UCBMN5OOH1+jH4i6DrJDkjgUgiEukFUHAKBkLpc8xEmYA2UVM/th7rHWszg4P",
-	"sfHBHQ2FpFz3aMwOfBEd2tc46vD0CZz6jwenvRP6DHrPTn/0e0+CE78HT549efr08ePTp89ODp1SYL7g",
-	"BzGaNZm7KZGsyp3CZhnEDDW75G/FDEMHxJNM6MuQAdduZO+w8N3zhIWBR6gEYrPSKiKGfe6lb+blfNe5",
-	"H1z/oZDExy9UlsHANPTJxftXB32OhK8ITUMeAxbg2yY3GtkTYUAk+EIGaa0xQTzgI8YhnZtkc/Q5pnja",
-	"x2XPx1yWJZLeKLMZzvGC6hJj9nmWYYoUk1adEe8//uM//qP35k3vxQvP5cnIkitkyRRmqe/x0ePj3vFx",
-	"7/Hjm6OjM/z//710Ob8uSy31NolAMt/lvrIsbdZGU6jMzHlcmm9vBtylRt1snrC5JBJ5WQpHAUiIaRey",
-	"d3xKkjgG6VMFZAz3NACfRTQkARsxrdanSdwk9ViRTEu3VE7oK0ilp8Ysjhkf9Y5/7C3LyNXtzLFYiQwz",
-	"7GZAVbbUg9VDLiWDZYO6DqXD3pVt+bNyjmWZxgrJx4rUO09qS7GwBI9loFiEeJGDy5Sy69mQRVpIQbYL",
-	"FshvqMQaO5G6F6tZjIZZkOoSNRaxrY2JGc1vy5NZbhh1ccWTKI2zV4k/xiNvIRw3D8X4Bejd1Csl/gCG",
-	"NAn19S3jH5dVbN4JT8gtC8NrREKNdahiRohK75izHBKLtl8WEu0MIlf5iHKjyAdABiIZjXWlJ8pICZVN",
-	"e0u7BkVl9v3yQtu2m6HE6vv/rdBpBQisbRlC+la7wq5rBoXME+a8v2GOHmZDQYpbL1BBCvjlAqJJr1UN",
-	"GbFDsV1fj5Sp5TDbsjhBD8UuSpQlrpNWqDysUGnIyMqF1k6ZWY3udre2uiU35wyid9HDl0NjO6DYbTig",
-	"rdawHYHJSjJjwqYyUWSP8QDuyVGa/R6f7tn3b5T7sI9GhnuEu2fj4I6xKpSr2JSmQamd/tgt4IHefbuk",
-	"3DcM5JIYZyqZnuKTzkLKSyff85PW1/FIpG5s+Ko3SJ8fF16n+Gm3M6FhGNO4YjaRSolAC+Hg83Qwr7Dz",
-	"2Wd1dUqNK6PCZ62gr5xdt39k2Jjhl6ixr4fn6z+yVg/24rLl7834u1GbtHCS2i0jpPFd796Wt2qRrzhC",
-	"7x5UtgeSHYdH5r1oIElwoGo6Ry7SHks8I/g+j7KoF4gJ7yk2GmusbZVwlcQxFnuq5CGiTD5PpNJ1lzfT",
-	"bYX3JhJKp46sagsK9Usm4aY0973delpiLsTqpxrIkMlqLxNpqK/HQo+Sur6qi7mOK3bMBe8p27bajgMa",
-	"0RF8oHwE1Q2CF3mnMrYy9B/fsAhcUbyKL3yGNlJvMXSmBJYG6G9EACuyxChNeUBlQGiiRUQ186ujyjT8",
-	"UBpm8EEkPFAkBunqGVdMYYtllJ4nYQj6wvcTSf0Sx/Z1LIEG5yQUE5CGoSIhgVBsr6HiTBEd0T8Yh2v2",
-	"B1SEvIRQ0KA+xmTCr2OA4E0SahaHzFpk8xZgSDEGRgt7lIjEHUTANVGma8VNOZp+DwaAmHVncabjUg6o",
-	"MLix6N4DBy2pLr3CL79w+G222wtrJdraFG8gYEnkrS9gmFHaHOJKgVvCWmXIK6e2UiAubj7nwwKXzUrG",
-	"bq5SFqXavFSfEzG/l/nLFfiJOUdd+3gsMAj4qEBejKAMz28FVvgEX4I+c0VBzaHCIwawoDSJEqXTitRT",
-	"e7jFIIS0ArihkUFI+W2fe2aiHs7kdU0fGoZT4l3EsTkapCEDZO9/fvzwet87IL85+S+4DXOiXDlePTk6",
-	"snFOzCxyDNTm/OR4QOvk0+QkQWP27zDtfDIgYHyIuZ3M6YP6uGvXU8IwsE79RIaF0LgR0+NkgOFwrkn6",
-	"38Uj/wegQU/wcFoISMf7PXxwioXfzazMpyFRYyE0SPKvf/5/2SWQOfLrMTCZ3RCak22fIzxTx0HuF+iS",
-	"QRIEDFSXRDR2fgGfhqFIsDOWbFBdYlQLaGbFAwOpun2eVqM3y+sa7HJth0ZZaBZFlY1PZJwcP3OuAtUl",
-	"cZjMV+6jPOhz/Cpgw+Hhv/753x5RghirxUU9+tQfgyJD0P6YIICwkq0rap/VgC/G76mDPu/zv/zlUnCz",
-	"OPPNX/6CX5ErpEVcnEp8H5QiAxFMDXV4f/adMdjvnBlTskv6aBSaj//6539/8s4dKYOUQqb9+pzMdbWV",
-	"N41FamttmnGwC/7YsT9HoBQdpdU4O5+8FIPE/WIL6uJetQEIAlZwnM6wUpd4hyIGTmN2MKVROPPF35XN",
-	"gXY4Bhrq8R/4t9Fc0z/sRN5hBFoyX3kHFiZmXPs0AguAOs9STEegHpG9AYRist91GRhxMwrjCH+5efPa",
-	"tjow4L2wvdMy/pKyECVySNXYdc4aGB5l1r1EpEh06nhII0e9rt1rIHzzgXiHFufq0Nu3TinD1xAQ78nR",
-	"MXkj7iAg70FG1FhC4dSzq/BeC9+mhDMbMiPOLABdYWZ1XfKPxOD2FmI9u5D/lbnIAui9uPL2D4iRb260",
-	"QPhJlHFALMUA1FkO+EPPCp6Tg5z6SiShT6WcFsUeKZV6CJAlgu8829MywfcX4qVb8YiCEHytsLGLPDx+",
-	"RrLDQcq0thJsTCWNQGM9UeBJ5F7RmOWEoI0o8jEINtO8AfQCcAGyvg+xzsOZQ6bMJ8Me+10sS0XD0COC",
-	"E59qGoqRGRXpQdmCVAgzuxxCze58OMe8i/lRxgZCu50uMJKZEdkUkZ318bEIGLmwXk6M0DaNrJ90KEWE",
-	"7R2aMojkmU9QOtvKo10LjwlTYHsC7328PkB0XVpnVe91Bnp8GmhhYYdEH66TQoyfzc1rMJRNapqZYccC",
-	"I4P51CDPqE+zieIyPFyCZ/GXDq7TYfBH+/Vgak5IRp5NNezPkslPiJo9hxiHlf2zIk5yP7GNcd/zCncV",
-	"Z8RY7ym7ooiZcyM7unOAQJSQPW/GHertd1PayaOj09riTJ+nmJWgDLvaItURndmv969//veF2UuauH3P",
-	"w8cEnlFR6PR+fHSUjWCh8NGWvnVyIWMBK/fYiAsje/YwP20axK2ABwTutaQZLyANpAO/Q22vfrK9/19z",
-	"yPHsZM+nPSxk5wjfsa6hZoMaSiIaGjMZAoLN9rjQ5FnvBP93/JiM4d4FBHeRKAw77pupDS+cHJ24USYQ",
-	"hr3iODoPgE8LCgcCbAWNMb2DgtSy6KUpdJGpEK/hxCiqWIICrs9tO2dQcOE408o3DzeMbPHCMM9CiTnq",
-	"ZoF7KyRGoJXrRfbSI6GbASsqIh9aV35KBvjrI0UK5pXlONzLjbvR4IaE06Ft3c5sa6h4PXsa8M4IXULo",
-	"EZW3gCKjlOQxKqdQC9RICprtRkgSUv8WITj73AOj8s2o7jTj9Tv9jtfNpJqr8SvB/CetLBqGBUxljJAL",
-	"mqJ1hOIChReWuUd5xTjx/tozSOmlDwfMEvZoHon+6sX+udHU2eAIwYjdmykmomh7pQv5+OG1A5Z7RWI3",
-	"f5bxi7HwtJMm9imK6UIVEbH1sFneEMZQRbaLJRiLVIJShvm8ASZ2Hf3BYs/eevnGxuBGsngXqHh6V9wX",
-	"gcEk+UfPZndFiQEOVI5u0USwODKAF3xErm7oqEu8V8PeW8Gh94Zqf+xhdXNFnhyddIn3y9XFC49MhLxV",
-	"zjJzoxomxqVfvvtwfZbN5SBnZsHVKdUz2kGKsHcRhmLSeyfZyCiAv1gjDe5jYdSqZ5bizKE5LFljbkHH",
-	"oIL03r2/efXu7bVnwDYM2Wis00rsaAMZ7jJjPj46IcbynyC5/Xx10yVmZ12S9set/DZmTlW5Ovs251de",
-	"gV/YH1A2jc1QllLTquQ2eNFw+RSMppKWxlkYEnM6Nh2oJljAcb9bBKTlJA4QWGvFykZFnh49Sav8WIMc",
-	"+B2EIoZMI1hrrGuPHKm9mzGSisFPBS0Nw6xkvTNkU/ussGMXY2fsaEOkv9zcvD88Pri3YurEHBhQVxvJ",
-	"F9mKmZST41Py7+w5vg8ixJ45FTl5clxoTK0mxnr/pyfY/OT4iVXdRtdpeosy2TRjoGwddwVoqphRU+nJ",
-	"HcS6KVywAv8scNzR6L0x2VErxCDiEP7yF4O3GasTQQ5Bl3hG6h2OdRSem2OXVKB/SvSw98zbN5autTH6",
-	"PCWEVJw5MKdygUhXZny/64x67MgKL7C7RGIdDmsafIBA+H2O8mnhZOMmycy0AeNUTvcLp4T0nJMeGv40",
-	"bT8d/qnFJ6/P90oPkUU51jVrMBIUoeksrRlzRe1jVaCpkUx9ni3dGKjofUwBgni0UxkrauH3mDJpj+Y4",
-	"7L49FOO5NyAhuwXHDfZ4ZkjlLBVOA+kdWvHXNTIJ18OkO6ClOsOcugz52VGQ9c0pnwXgjiLIYK5uVuEs",
-	"xkVsFBlaDukxx3xCturaXefnP7LnGaK6MlN7+4VAA0OD9nDcxeOs1bxWOnuobI2ONZzB+Mg26fMJ+oKM",
-	"HLa7CBm/VWRA/VsjaJDozNeIf1oALv6YUsD+gWlpziz2QqjPfRFFpl+uGWkQGG1StLmtXtTiDGWW94tQ",
-	"2iN79kaFxCFlHN9G4iAox9wYXQKhsbwRjabF2bOjZ0fGfPXQI+RZM977a++lkBMqAwh676XQwkKBKGG9",
-	"UyHzgSsoOJjevLpZcC4ZhrCmxYGQo0PXSR2atnlJ4dQ3hd4DtAJm3UuF50ZnneODo4Mj09kxW+es8+Tg",
-	"6OCJfUU2Rq/fofnXCHT5ldysDOjaDTONFYMza69bLheKiNbCmnbCV7Z1huGuO9qhMJ+R5QcdXLh1kr4K",
-	"Omedn0H/IiJ4b9MKpPoXt/H46GjZFUrW7hA7fup2nhydrG/8Vug3ImBDBnjB97TqBMgwtseTWj0KXtnO",
-	"2d9+73ZUEkVUTjtnndeUo0KN7c41HanO2d86yKed303PlEdWYrMgs6zoC6k2/FEUXGdFZBZLRbtjhVFy",
-	"//rP/7LuksJ3e9S5AtHvZwf20N1IpWXNaP8Ajy55qlGrhS29GGnV50BlyHJRavlngQgu7V4dHeQnuaXX",
-	"enkTBHhqVuG13nbJ6KQ2GZ1UmWWO8L4gqf5W1MPObJk9kXYLZspqYi7q+KWE/R4NOXRoWNrF+9T0OT4P",
-	"iIRIoPBy+j9TZUwS5pv1ZEcx07PP09VnKs8dgXVxa3uONQwv2Ef/+HgBvTb2nktZve/SCBjj4i1qKXQ3",
-	"ODdG7r9zB529mPm3INOX+wYoxnqm/hhXZ8VpP7W/0e9tTydYz1AVneZkhiOL5tJ5zoee+dpDrecZxeWs",
-	"hlkZTkMlyF7C0XZxRuwjtJD3M42QmRuFA2afU00wDhGj0WKQCvdFnZfY7M5+zJwU6ClYzfbPrXG3Efe/",
-	"lCLK36SubX4jajRuJcsWJUvRwk+JtWDqr5UwxhJZKlLwpGJYkSMLlJ9NzOnWXWZI0/7ARj+EgsPB35V3",
-	"bs53ly/e7rszkOrzuUPPAXmLZ+B/o3f0Gmc/n78CSq9tkK8zk51a7/ASLnkhfPX9WUg35uBpztYlh88l",
-	"JOBudJZSweOjIzLJnCSxFHi7mHor3NlCESviDsgHQF/HTGNn6jBFhpSF6rzPzdHfiEu81xmiL5IGZEBD",
-	"yn2Q7ooru9ljXGmgwRJM/4Ib2AzP5shXGWmvOEZehRUMVXYH3Owcz5QFwGeLT6Fvt7gG+HhCy9ycCoFl",
-	"tXoXPV/OAaXG1PkYJMQh86nqOpVUsGX7HDnJdjDHs8xjaHqk9w9cTM7RE7WXaX+Jd+f7BVpwffocMa66",
-	"BUeSP84dY3gb5sal3J72M+/amPI5s7rP9+yirRNNaTpKa4tzmJgWOGDE0FeKm5kw7Y/3D8jFHBkp4IGx",
-	"EiQdDplvb9m1QEdXEUZKZJ5b6/1VAAWAjwQe0JdQ3wc84INS2yfAipLjrcBFTldSbLaN9SR7d3xIR2aO",
-	"AtXOggWjjm2TupZJbjmstzReqfchneK76zGV1NcgNzQ4cLFm1Y1aHc9p8MGKy8Yxntlrn2bFktLE4q5o",
-	"/UsRgjVwByxkGLybo9+heg717v3EUgr4GXQaclQP//jwoQLuP9PCxMVhqbntIfyk4jQvRcKDL0QhP4ON",
-	"s6BpvNgSKnBRVislwHPXZnMRsBFqzbTT74SXHRrInntX54+pjNR+AXFZQtgF3B3mb7FWotCmRf9CaEzz",
-	"v38nuJymzxvF0Nll+G0dfC5K5vlDnU4ktybh83xKY65BOLQRGMZ0s5WFbJP9Uh90jqFdlfL5CltRv1TU",
-	"F+iuGp2tV/3PHdHuLlG09LCaHtZRAg/Ctdrfttm62jDTficqw57iBxmk16OsEvOalrvLvWZ1LfuuYF+H",
-	"vhXE4IOESPB1Bvxl3mzLXOxm/l7M+BwfZO+WhSEZUM5B5oHnF749oF+GifbHRfs+YsovQ2wFRk+BvKus",
-	"nq6vZfalzO7nKFxCEPk7J3zmtJrf88Y3DOQ16O0z/sISvhcRMPcgjSgL/RSt7uXacsxWYfgF4O4s6y+s",
-	"tBUCy4VACemsphyMqq4iD7J8NF9AEGRzfzcSAHdsn6Pa4FpJJbrjCcVnr48UmUsRZAM+1/j7iviuJCWy",
-	"KXZXPGRLbOXCCrmQE9R6CpHU1+vFgW31BWSBmfg7EgQIZ7I3oFqHQGKqFKiuvZWxT2juzF9Zy6IEiKUY",
-	"SVA4+iKGKwoA03aXud+sr2X9lazvULiaLBIpgftrHQF5s22zvp35u3EEFAG95ESXNanCyg58O8vKbn0t",
-	"Ky9n5RyF5QRReGiw9NJv5r3B3MNo997RDEP23JsWG+0tC28i0kePXfc8GdOl3DGRqKwJPoaRCS++e8ZR",
-	"zQ8RDWD/nDxN49myILTAtmGqzxMugQb4FlpI4gspk3hZeOdr3PALNhxuFHdlOrZEt0B05bHFGMk5h+z0",
-	"rUAet1cg0DQAeY5IqzxjuGIYHyhkANI9Qd5zwfkcJlhTkHKCMfq24wAUGQnGRxikt39ArgthyhTJ1IAg",
-	"0SmlIfkZzsIYe1VMLpE1xOIjSJ0HmKyg8Eagz4UkxTcCM6H+hScFYHeSvz+cC89eFrdsSXpb8fy/t9zT",
-	"MPeUReav5BWbeWqlQXZ195nBlRuh/WcaAc78nVhjjPfwaSmk0C5XwPbnCtYYwm5XTbEMuS1jL7XFZghi",
-	"OT3cG1Np5QvUORMsTWvAaazGQpOQTkWiyZ6Xqoo07xnmNzq0mdaGLHRp1tzPfe7ZX+x7e/vbksZES8pV",
-	"aOO6u/i2W4I6XOxvm8+kRgKbuAhD9Ud/sLhXSF2iqSRU+mN2BwfESx9pW+PRcwkfXGoXrJaKkf7udV2f",
-	"RwxzOviUEwUQpDFpNpWLPiAXPB0cU5TSADDrgHuPbQ1Wqm6N9heya98dqiz7Ir56z1KKAB/psXdefIF7",
-	"CxDb5RmhnQ1EQqo02VOCUD7tc1dOVQzNKdta55pYnCviC6Vt3hi3UPWIRBAJOe2iGYB2B8XHCldcyzT/",
-	"i4RRElKJYFFE2fQiA5vUoJtm3gigz49OT07MSERMOMjMCvvI2T2BWNjb4gg50qaHI5pFgE8csgdUdhKb",
-	"36jPR3htkP42mGpQDig2XYxN0mLgHYBkMw/AHHXmbmlzlhj3efYGOtVtXppWSe8fEO+S+mNIM8ScueRX",
-	"ZlM9zA3hnRmqGIowFBM18746K2Nc4TjjzhZ2r3v2WQc+uKcK04L1efpqxqVbgmgA+FZWYU4FzCKwX2aj",
-	"XSGqL3DWjc4edoBWxH6afbi2gEnq8uJYRlptMiFID//MC88uP2FcOOK0fTz7SJLyaTZvGekuJds+j+h9",
-	"j47gpyfHT5+cHh0ddQmLokSbYyxm2XKUmDOLpUlLktZaJHvUrMKHoM8l9FwqLPf622aRLTCYFZeOoy17",
-	"7hePKTkQ0jNKnx+flhRZPp9lpMIDs+Lb5+U8UCjMW8uieZOXB97MVmk5qISDLhaOGXU4aBjC/cojx0vT",
-	"YMsHDjOnMUe/k/OGwYFNvrD6us60q3Dc2AhjWzptpJhtDxtLDxsZNawmBnMgMbbhaoeBOd29wVZfwGdg",
-	"Jv5OWBiPh5EDdHY8xM+LGDuErHBwNexdFdp/ITzmS/jeMEpgBvp1kFtBWC/Cd5cdRbMrbYX4UiFeRj1V",
-	"iKc6wew6mbTEsZ44VlAEULlaNZgG29YFQL+XoEwDf7JHZSSss83lKk0w68RM2JWrqjCLuip8vAkCt8XD",
-	"QNsAy+X8GzPwscrEyOJwKSng49oB3mmvNvTwrfJz13DLXF2Y+zthbvvwfZCBe8Upq4jBCkxdgOWu8nZh",
-	"iS2LL2XxIomsoRC8QVvN3bbJRtjCi7dru77vhD2X1u4ppC6yxSR66G0niv0xczRzxStsdbk5RB3+aUdb",
-	"fk9g812DZ68aNWYt33Mp0wvVgfYJHVHGy9aLZV/OTQcsHNDnmEfb1U2yiUphhKkMs8odibIVM6i9IeU2",
-	"b39pAFxKTHPSZXYT71aWQbIr7M5v6SAtJRfb+tIuW7ft0ylWEbRFLG19EQPBrEJtB2tKYWnBe3vV2jk7",
-	"PVksSbiR6LrG3jft0XOp6HL3t5g3z8ZTDq04S1G4mkUiGqsVfJEl68WEuGmJGHtzzqmUtuom3k2npf0K",
-	"Q6jFZDKG3d+YObds8ryh8XciSxeLIRbPnAb0M8ivYOK8ofGumjZvaNzKhaUmTYSIW4J7W39geZJxKSLQ",
-	"Y0hs6l1byQerhhNb7faMxCyGkHGsjTGCLhlKUGNuy0jY+opYwRh/7PMktvEpJYEce4wPhauIYIsgYWH0",
-	"tJhFkLislJjvVCQa+lxDFIc0zQJuu7qaGFRmJfpctNWHq4sXb66WaNc3DhDl5Odu482fWEMGi2eYT7km",
-	"nFd0C4VR14LyYIsiZoZQCiuLMjCsygYaMWVvk1cZv2/SRtuW8Xbe70XO51Be+fArbVdF0NumOyvs7fJa",
-	"gb9c4GcIXEkStoQlu1tziH2XN9syJ2czf1+8TEQR4hVRWIGvM3DuKmdnC2x5eylviwISV5JGHNIpSJ/K",
-	"YDV7v8d2l9huy/ydT/2dMLjFCfEdsFc4FwvYq8DZOSB3lbXzFba8vfx6KSePKtSBlfEquW1yj40XMGV6",
-	"v6URuMKSOAzWpy7301jU3djJvoiEwLm/LxGhU3BXpILKQgJhudtSApfYiol1YkI7TK6iEAkRA3noC+6K",
-	"A62xBWz7y0LzbTP8/Aq+F7a3+yb+DOhzAw9/XYnYKhJgHrg7KwfmF9pKg+XSYIFyqhBOKEaikix4jQ2/",
-	"jBQwc39n/K+BRiR0MK+GxeqMb+C54yxvltgy+1pmz8hkFZWkeUBXcfm1a7NlBrfTfi9J+y2MyR7ETIkA",
-	"bLXv+Sx+C1lb3RfFvL9Vkzl/IawurOA7TOWsMtDXQWy9XM4WuF9BKme70FaeV8rkrFKsriWc9cSy2xTS",
-	"ksUasqhACrGk0zWq3TbZtmY3s34vih0h7Crm2mJsazJz2x5VCvFZOH6RQnz51N8THhcK8eG3NdBZRSxn",
-	"kN1Z0ZytsBXPy8VzTi+V6KMiYew0TbTksJocVhOCHkO0xvd+Y5tsWdbjrN/P85Jo3Z2abVOBYxFwu8qx",
-	"uLiWY5dyrHbIW0EILih5eWC0CEOix0ydEZqlgC1m4uoSb5CwMHAr8YiQ7psXVINHFBtxGipCCYdJn8dU",
-	"+2PMw8eJBBrYpGSFVN/eksDlPCdXfTpxfbdMKV/wiYyLOMd3+HcZ4JYnycq+WZq9Gk3FNILd0EOaW9Lm",
-	"5lJdzGKttEtWuTeYuuSYNuP1vkv2iDnZbC72PsdMc2rs0lLTmVxwZ3NJuLtZSkjBQRWoppB727OJMb1D",
-	"l2Bu9jefcvRDUOnC6MsSI7p8jkD9sbGQmc4Sg6s+p4oUlmyrSSOlm65mhWTI7iHAzJR2/d4IuKFjCC60",
-	"lw5olq3KqNxI71/zRMob07kZ59undYPChfzTs2S4kubTx+yrjJXfXJstWyt22u/EXHF4sPJBaapVl6ix",
-	"iC0/YkbIWzbjaV5IQ+C+ODQN/bEUEa2C1utbxi9d6227HrKpvxfXwy3jxKGm4Hq4ZXy1eVKC2QpG6zx+",
-	"d/bEma2wNWKXHztz0qlOKxU8jzmRfCH3Yzrz9yQCFpyPtSRAZQfkHG53mf9bJ2QF9q/ggyzSSVXG/0KG",
-	"HaL9ezLurAWXc739tgY+a7H8rnJ7vsKW3Zeye4FgqtFHVcrYbapoKWINRZQf/0wH8BPJ9BRR+lGBvBhh",
-	"BoO//W7wYZ1UZQmEbsZAxgLD1uQd5pMZM0UC4SeYuGgPDkYHhNonRXnBFxzPI4KTsdbx2eEh/m7GOXt2",
-	"9Oxo/6DT7SQy7Jx1DpEe3JoXSjWYNSqyF4cUEy4Sf0wl9Q097RezQEkR2nwzdMBCrJh9kKctwqK5Ckl0",
-	"dvTnSRAwUN0Z6dvNjl9mPGtJdd1dQXf2OU535gFf193/d8kg4QH+PJNfrltI715YXc6yiwu83KAQcOr/",
-	"M1CBiVlYYbLiy9DF6X5b8DBYt0LqZCgMlNLW4iBvFhLNFLphspHFPlcuELKLUZDdsgA6uy1X3L44ZBoK",
-	"szjqz1kq7gJMzOee4OG0mM25uEJMv7o42PvFBxl21CxAewbMNvS2BKNZ8VbsPVtgrLgMpvyS7h/ohBQz",
-	"Ns3keCr2n0nrtDjOTbnvG9eEbtesel3qDyyMnbkIy6A0nzkEi6tYVSNkcZRCHpHFcX65efOaxHQEtn8M",
-	"Ig7hnHBBjOTqoVggHCCAoAh206Hz6fdP/38AAAD//w==",
+	"7L3tbhs5tij6KoTuAWLPkWz5I+60jcaBkzjd2TtfsJ3u3nfU9xZVtSRxXEXWkCzL6kaA/es8wMEFzhvs",
+	"FzlvMk9ywUXWh6SSVFJcipLU7I2ZWMXP9c3FxbX+avkiigUHrlXr/K/WCGgAEv956fug1AvBtRThZRiK",
+	"8XvJhoybbwEoX7JYM8Fb560X769vyEBI0pdirEASGsfqgtBwTCeKeH/zDlrtloR/JkxC0DrXMoF2S/kj",
+	"iKgZDB5oFIfQOm/9rdVu6Uls/qm0ZHzY+vSpPb2Qq4dYKPglX+b8Ui5ICFpNLYZIoAHxrm7p0GsT7/fO",
+	"S6pp51eQignuEcoD4pkJgOvOG8qHCR1C5VWbUdtkesw2mR2udGsvqD8Ct7OSzVBNQzFUxIuTfsj8Nono",
+	"Q4cO4aeTbrdNlKYhdMYjFkJHwj0NWUA1/HTW9S6Id3h/dHhf2F+P408BGwwOQ6pBaS8flouOb1bikb18",
+	"IAL3ICdEswguCCUn3VPCFPFHQOP9i+Jwfw2kiD4d/qXFJ69kqUdPT866Zr0sihJN+yF4Bz1eEbbrbbwc",
+	"xhYRV9wXgfltDsxeX3pESOIN/2SxR8Yj4ESPgPRFMMEtiyiWoBQEZM8fCQWc9CfEM2QZ6046rkf+2bmn",
+	"YQKqbUhPh4wMmFSaCE4o0Qz2LwjtK+AaWYUFwDXTE0NkhY3zJGqd/73Vl612yyyn9ceSLWWkNbel2xGQ",
+	"UPg0hGwnTxTR8KDNhhgnewrsp8sPr0mh7/4Frs4L3dA/0TD02tjy6BnxRWC254sooh0FMZVUQ1CVT4B3",
+	"Pt6UoshwjmOc+b28pZwNQGny+iURA1zKkEZAHHXnqPLNr4YWqy6o+/Tq2cnV86dXJ8dnT394/mPp2gx3",
+	"zy/qRkvBh8TRnpB2ZcwIGkMrwDU1LckeUH9EfIsvYimFjKgiTCsixny/3eMBSHYPAS4df+9PNKhzRyI+",
+	"De0P5A4gxt0qs1GzLkJ9KZRKQaEOevwGeECYJn3q3xlEe68HnXeCQ+ct1f7II1qQIWjLz9XZsNfi3fvh",
+	"W+j++efT36JXv05+Tm6Y5nc/yF6rFGq/UjmZh9ql0wizrFMVYTP9Smb+1G4ZqoxAO/XwSopoHdLKqEog",
+	"31NpSYrsHZ2RETzQAHwW0ZAEbMi02jcrNyqxFVM9arVbnEZmPabL5kQY0Yc3wId61Do/Oy2D7mv1IaQT",
+	"I0pfjKikvgZZItbMnB4JmTKkxsMJ7o8OjaonlMQhnYAkPuUkZv7dBfEGNFTg5U2FHoFUZI/2uARfyCDn",
+	"PUOKCiUFJVzwTuyWQ/x0PfsH5A0MNBGJbjtNglMf9PglnxgNrXF2ZZQLn+iRYQwIFRgBddrtEk4j85OZ",
+	"Uo8FsaLVUiwC/J8JyEkOcVYCkjLJaoDSardwr+XCdbFUfWMlqqMUlKYDBmGgzong2e+5nDSC1MhPBJSF",
+	"gRPK1KgFH3rcygf8lf0JQWFQ0gdfRKAI5UT0/wG+JncwgcDonuI0F8SJ8h73/vWf/3Vp5rPbVvsH5CUM",
+	"aBJqgrLXoCQD+7kVJSDvjY0UKkEocpeZcGJx3+MFNLntKXCoIHteAJ0AjD11+eaNt98mKNZSs29EVRsN",
+	"Ky2BavtF9TjymBkACRMCMgIJZG/e+jIEAAoX6VqqGMKQ8eH+ReHXHk9/NoSDZMvBcK8CHhyQyxLSsstS",
+	"Iu2QCQwyZPfAezwS0kDUAJ77ZnH/I1OHAXReXvWSbvf4LPttIDuvrr19C1CQUki3dqYX02uYm4U5kf43",
+	"CYPWeev/OsyN8kOHy8MUMO/lZRgioabS63WwUrJRIkFTxiHIBFy5QGsj9gtoXyThonzy+uTcBzqEquzI",
+	"NEQO7s4oiOkQSjmT7M1sEkl3IKQlz8sPr5+o3ATy5tnIcrWhomnRZbTFabd7bsQrHQJRIzFWPW6WkI72",
+	"mBSB+0dA3YrP1HFarKnhtKgR7x8TFpQbtQbLTxT5+PH1yzZ51jnF/zs6Llm4MX5m0LxgK4mZrdpmzk7g",
+	"zD/un3VO6TPoPDv70e+cBKd+B06enTx9enx89vTZaZUN/kaZnt/gL2JMQmNWakFGIrT61izLoA+VLUe5",
+	"nPPwmOnRrInXzhWCiEGiHbpvSPJnQYJEOrvUO+sqI7qPI/PfR9FJV3n7RmONRyI0esEXPFDYDkW7JpFQ",
+	"use9o+OuMgfMrmEANTYWgtNmM9IW9Z/ZDsh2qtRRH4yARKAUMgidOJ0wEDLKPocsWiY7xwZ6CxDUVdPw",
+	"PzkuNRIlqFhwBdbTYQyT1xoi84ez1c0/aRyHzEeAHf5DWebKJ6V88n7QOv/7cibFsZ+LYNL61K7Q8jIM",
+	"beM/cJnT9PGeO/utbYi7QBwQOMPCUPicC6fjHAwddOJ0ci9O2Wpc78OF3p/MIZMNa10ynYJPpvLA096c",
+	"1CHSKXhElg015T3Jj8Wd4lF/af8Zz0BhiKLWqTBE1rxwYFzWDdsUjknL2mKbT+3WtINpVa/ikRpJCcnr",
+	"DVO6LiI3Y1cndNN6KbFf5WeGVG9RX7P7TH01TNAwwbpM8JwG15ZaKnBBplX+aqFVX7DRyJOHh87vvz8x",
+	"eo0LTVQSx0JqCC5IoiC1OansXF61CZ4Z2tZ2bJN//ed/Gd2lqU5U6/y02/1U1d67wkWUsMptwUxgikQ0",
+	"NNoUArLHBfmoQHYurdZIeLbQzCBtF9obs8po7Si3GfcPDNifJ0EwqUlD4tiVBAe2XKkh+6ZVIxwa4bC2",
+	"cDCE8wbuIayT0nGC6uSOzavRPAlN24byG8rfnPJrMhCnJ1iT+iuaigUeaAzGhjMekzPqZIr1+GEdVmiY",
+	"oGGCR2ICHoRQm1FkBq/IAqZpBWPINGsIvSH0zQi9NnGfDr4GsVcW+KZxI/EbRngcRngBEiLB63L5pMNX",
+	"YoS08Uq577uGDcE3BL8pwdck+4vDr0X0FeV/SvqNBmgY4pEYQkQxaGbI6AaoErwuVTA7TzX2mO21Wjnk",
+	"PYjCLg1XNFzx2VxRl74om2czzqiqQeb4o9ElDdc8OtfcMpA3oOtXJm6idXnGdVtLnWgGkihoorIa1ngE",
+	"1qhfoxQm2pA9NtApKZM0WqVhncdiHVypIcna1Ek2Q0VGydpXUCD2SaDhi4b6G+r/DOqvTWNMzbAuB1TW",
+	"ETkfNLqh4Y7H4w5JfV2jYjDDV+YJ07iSSjANG4JvCH5Tgq9RF6TDr0X0a2gB07zRAA1DPBJDJFIC92u7",
+	"wXbDV2MG13i1BnANG4JvCH5Tgq9LAxSGX4voq2oA17zRAA1DPA5DvGSDwdrSfxlFmwEtGc8T8SUJ2GBA",
+	"+qDHABwz1hSTVKmGTj+TTneUyAyc5DJ5i0ncpkhsIGREdeu81WecYlqDkvwE8w88HSU9UURxGquR0IQq",
+	"QomZoFNIUaepJFT6I3bfCEckupdMxUIxXZodxaNaU38UAdcXZMBC4DSCn3otCYPA0EUv6XZP/DzZDf4N",
+	"B5rKg+GfvVblzGUrpplNkpJNsDQlXRVe+Ez6fhXCgxGiNZnR6fCVLIq08UozehDCA2aKacyGxmzYlOJr",
+	"sqOLw69F9RXt6Iz2G0O64YjH4YifaQRX9/WlSMrGr8QPWeuVagANcLhv8iU1VP85VF+TIpgafz3Kr6gK",
+	"cvpvdEHDFY/HFW9FAFf/TFgc035tz4LnJ6rMI9PdqqmJSARAIOvUsEbDGp/PGjVqjvmJNmSPdXTJDJM0",
+	"WqVhncdlnZp1yVosUl1vNBTfUPymFF+zilhbMaytDhod0HDE43AE0Lri+M3Q1bgA6OrI/ZiBj3Q/BNqE",
+	"7jeUvhGl1yX33dCVqb2ivJ+i+UbmN5zwOJzwmmuQnIY2s/VGGbmZG8IW3rkgErSckJC6+k8uzfbTx0qz",
+	"7eolDSgLIbiYq2VBxiOq21llJeYDUdr8nsSYR9sl/5VBbW/WCjNUEgKF9is1n82t2sfGDbs37L4uuxdo",
+	"rSb9NzPDuhxQURsW+aBRhg13PBJ3IIHcJFFE5fpR3KsLhRVGXhTFemuLpBWKRGBPRbDOFGo19md65meS",
+	"2Jg0gkV9mxDXbzTE9S2Na7JV3tK4koR+S+OVtklE40boNkJ3A+KuyRRxI1cl8IqmR0TjxuJoiP+RiJ8p",
+	"80dd0t2OXo0BbNvVUt62a4i9IfYNib0uaZ+Pvg7BV5X6tnUj+RtmeBxmeFesF72+05WLrAQxi9xRcQJ6",
+	"sff15PO9r+9EsW41+mHNnOcEy2uPqcqXwrgWher2TxRRWkhbkLhQ9J6pHleahSEJBQ2wgrw+ILfzLl3m",
+	"j6a2Rva8Qwk0mPzpEZ1Irshxt0vGI+BY+RHHNVME+7aGcYEJP4OkLd70K5HwYGO0jYHGgtvzfJKwgHTd",
+	"fzol/5X+xwiYFPazL9UusA6/AWtEqCaH90eHdg41VeXy9FEIQCX+yD3ssiKuna1LSHyBi172d0K/FQEb",
+	"MFhQRVxCLEEB17YYNqcRUs1sJW3CDOUYArGv0/UF4YL0RTBpROtO+joci1wb3tyMRfDWhg/JyQ9nl93T",
+	"Fy9+fPrjD6c/HJ25Ox0jRp6oGQVsyGSWLcie0nRoZcr+44tCTVD+lF5ATQ7IdS6rDh5V/rzv/wNw7zWd",
+	"GbLxKxlRWeuV5waRtmyMpcZYWtdYysisprPD1PjrEX7F80NG/s0JomGKx2GKD243BV7Q8KAPRzoKp5lg",
+	"JlEKJ7/cvn3zlATCTyLg+qBKAgzXi8RGz+3hAG3y8fZV59l+m0jgAUgIiOA+EMoD4htMBiRkd/gATk6s",
+	"0Ya2vRniiepxMebErNho7ys+DJkaXZCAamp/3cM31MYyVPumieMQyxfEHwkFvE0iKu8gQHO6x5lWxAsp",
+	"H3ptXIU3i33Pjkf0iOqUw2YPCN8Aj81k2Dj0LDQO/RHlQ1Ae8eKkHzK/TbjoIKo8sqdHMCEDYVZdIqH2",
+	"L4h3GAhfzYx1+NdAiujT4V9afCqMG9GHDh3CTyfdbpsoTUPojEcshI6EexqygGr46axbOXnH7HJLk3Ls",
+	"hrRIh7gBP5FMTzofRMj8yTxabvDfyoBnEoJqk4HgWlnuEZwbdSG4IoKHE2JgTPTInIbw5HxBWESHoAgN",
+	"lbBfR1rHyjEN8wVX+8uB+3lJTVI5N0Nphk7jHAPeBRGceIdem8x+apPfO6+EHFMZQND5IIUWnlm9Ig7r",
+	"xBdRZICRciwQXDwQSmIpHibmDCmkXrXPnIhmVlBKQ793UvzdTmLovMedqRIhGo6Nre9xoTgbDCoTsmu/",
+	"YO7P1gdlYXz1KgU8thksU5TrbZsSyfzznNDZQVMZbj6rJySkE5HoLLShx+0ZrU0oMbtEKhkbST02fcdS",
+	"8CGyB/6mBQkE2RsISSh5asQMTa0nwgKnKoY9PqKWeHyaKCAJx8g5ZBvGifd759r26bwOvH2rNULG7xTp",
+	"U//OTOKkZ9tyGe1xK/hCMWzbz6lQPSDvjKZzqu/bVys5C3TwVL4GD9gOS4X4SvF5m9NRjE3WFXdfjtWR",
+	"W0M6AfmCyqCmg3w+QaUDTd589fMLbEp8KoPm3NKcW9bWUxml1XSan55gTeqv+hwj54HmRN9wxmNyxi3T",
+	"teX0KMywBl9g+6pqQZvGDfU31P8Z1F+rYshmWJcD1lMNyAeNbmi445G4Q0LEQL4QfAASuF+bhpidpxqX",
+	"zPZarS1sD+JnXRquaLjis7miLs1RNs9mnFFVi8zxR6NLGq55VK55I4aiXi1iZliHS0z7yppDA41IKIai",
+	"YYGGBT6DBepVGekM67LBmmoiY4ZGSzQs8lgsIvrwaC+gcbRlr54l4NCEKUJDQ7p7I6ChHv25T4S0wZZ5",
+	"2PmeDf7ef9zYyhugqrbHWHbwSmLANl2pCBU2a1i7Ye11WdsSWE2KLx98DWKvqO4syTc6rmGER2KEO8Zf",
+	"jKSIaF1SP5ugGjNkzVdL/zvGiY9tG8pvKH9zyq9LDUxNsCb1V1UHOQ80OqHhjMfjDMxIVqNKcBnPKvIE",
+	"tq6mEDAxWkP1DdVvTPU1qoNs/PUofx1lYBMDNrqg4YrH4YpY0kldesCMXY0TTMvV8t+0aoi8IfKNiLxW",
+	"iyeboDq5V7R5TNPG6Gko/3Mpvy6rZ2qCNam/qt2T80Bj+DSc8ZicUSdTrMcP67BCwwQNEzwOE+CDvduN",
+	"aqwuJel83GU34sXc3oaoBYeGZhuaXU6ztyOI6ooNx7ErCW1sudJ616ZVI5gbIt+IyGuyTrKxqxN6ResE",
+	"yb2xThomeBwm+MjpPWWhsQ42y7RYyCdDRiIMFDnCXKNjyrQxPBwtqjZhWpGQRSzLL0sHGiR5ShT4ggcK",
+	"87rGIgwx+2ialHHM9Ajze1Cmt5SLluxRRbwst6637zLOzm6UKhJRPkm32uPpXjEBiNISaIStmCaa3oEi",
+	"e55p67WJV9jioW3p7Z8b5uU97mHex86lAY+XpoMEXCOCbUgZt0lGIqAcMyJZuKWwsrM8ZtLadquwppIs",
+	"RBaDZoVmatKHgZCAYDI0kOdUwbVf2HREdk95Ht9poBbAZsRXWW6MpwuyYji8Paq17cZcZmk7YYw1dR1q",
+	"G8H7bdbScX8Ylf2oVHYNmjIOQWH85dHOtnlKbqpNOIwNnw2YVLqhvm+T+n7DxNw1Hc/s4JXMVtt05QHN",
+	"5hFvjNPGON2M0Gs6ouWDr0HsFQ9pLj1/c0prGOERGeHmjtUr9c0EazCDaV5R+mNcVUP5DeVvTvm1qoF0",
+	"gjWpfz11gLGFjU5oOOMROCNzflm6CNSNphr/TYOAGeqj4QcpYpCagVp17vwYWx/UKwZhYNYWT3XtJ1Lp",
+	"FyKxXDcQMqK6dd4KRNIPCwlYeRL1QZruAybhmmqo3lzp50kYgr70/URSm6q1Qk+Z8JsYIHibhJrFIbPO",
+	"qQod/xQiWrPTp2LG1r/PjlDYdOmy2kUolm/5j2xKW+gBWXOYyrrHQOtc4mVqhid7cUgneEHsj6ikvga5",
+	"bxMqM62IFKFNx0/7LGRmXiOVpikk+2T+YBqilWvDjV1iN+QGt3MqJcW/qVKgP1A9Ksm7a2Cp9AchtaRM",
+	"r4SCRGGSbe2WDksS9GJxbfYnBETTobIlqqgi3qUESl7SiA7BuyA8CUOC2aLN8lXmcTV9DFSyrU+vuN16",
+	"6ITpBDbd76d2ywxmHe82/+8sCKYWuHi9fSaGksajyXy27fJ5A7iH0GDvHY1gfuTXXIPkNCS+CAATp18Q",
+	"LlylAzNQSVbvditgylDRa3+xKJtBSKHHTUTDcL1u5WvPoWLWXRUggyQM16Qmpi7Te5NXQt6CtU3cZH0h",
+	"QqDctntOFbzIbZYZFkwHySgp4aHw7xgfOmIbj0CCdZOLRPqYuSag2iWzHxjOJns+jXUiQaWO9+7JQfcU",
+	"8xosoLGpFb4qbP+aDUf6FfWdti1r/sEJixcpQ81v6xUNFVg+IUFijTRoEy54JxM1N+KeEgm+kDbPOtbs",
+	"8KmUDLACARlRRbhA8bNfwGRhLXcsDAcAwZq4MyOi0ArDCgYiCqpr0+XTH3MXSKk4MBuY2p3d2BIM5CI+",
+	"SVgwfbFBg+Ds9PSEdk6P+kEHTo9OO4MzGnTg6bPg+OyHwSn8+LSMB+8F8+EN4+vu7tes3/wW8WbDNOoo",
+	"CMHXBCchIeNQnUIrwGFGuyJQppl9emWzYmxWwE9LpBJpM6NEZqRACXEVddIytinnkVKRMSsfHG22C/q0",
+	"iNWFBkKqR+uxE8wx3i4IwyKpMxvmrYCKCqvwe2WVtal2eUw1oUJRJsItZI7axP3ruE1+lsBpAG3yMdQs",
+	"ohqIkOQDVYrd42w5q6cNSssYFBkCJ1/BEAUgrSKVS6tvt0gtZC90h6qfaBieE6D+KLcpshpOlLsyZ+QO",
+	"Jsa6maRH4f1V9LZs0RnGb+FBtx6Dotaa7dsgndpoZvOTSA1U9XlnGQOkb+84sxaxr3muWY9tv6Wzy1o7",
+	"bw4pzSFl9SEFxU9zTmnOKbt5TnF3JQutiIHhyTkzj2paTQVb3ZvGiJYV+/rl9vYDsQ1QR7TJcbc7ZVcd",
+	"d7vZ8hnXMCzx/boZ2nZpC7db5153aqPFe7DN9ruGnVVuYO0ULLYCiJ2GwnWqvuo7LDxxB4K9lwmETOk2",
+	"ec2ZZlQL2SbuFjEE2SY3wDXjEO6X3FssNcu/cX9GqtCXnx6raLgpDZbDdCl11H+a3IBA6jhOrkNiO+zC",
+	"+HLU8uuUufj419sRfXiZSFrO5u5pg+GpCtfKEQQsy4WYifIa1mxxUWFFY3oPFaljPGaqWtsZpCPKbW83",
+	"YRkuZ3VVxPjjgH1mNcVx21PILeKnlNqYfJ5IpWuPpXjJlKbcrxofoUZCDxP+AcIQ1ojDmNXc86O0Z5ZT",
+	"CpRQ39ietYNljZCRukGCSykDx/MkCOq6aLkkfTM62XMBY+akGBX8n5ieRa2wYhY4xIY0gg7wIeNAsD2J",
+	"qR4dkPcx/WcCj+sWe0wjhalfWBAAfz14J/T7MYdgfmTbIo2hw7LQ9nUZF5oI06fcNWPhWdnqRtRjUp0y",
+	"cYYPcz86JTm9vmsYgMTXcZTgW1+yhw8AsYs6/MsozU/efu6nsBuxxGA9TByW+CZylM37aH7o/nh2Qs+C",
+	"zunT/g+dZ4PgtOOfUdo5O+4fHz19+sPRU0pX3iCUavUSzBShsFjRZ4BfyF812obVWKxuO3CHmHQtI3An",
+	"uXGBR6BhyEdlyJqcWRm/74j3AtdT5153aqNWm9UXCJAllKOWedb1wKB4zhY5e6kRgWQ+0QxkxePZTlg0",
+	"IxZABfk5IzLJSxjQJNQotZACq15ozEvatY7yBRTMrX3uoL/G0X5afm+RBLfu49k1Il5L4zfUOk+tdaqH",
+	"okWzW2qi9l3v3pa3dK+10pTdPahsDyS7DY8tEsjO08a2yGJ3ocCD+m493Um6j5N8AzeZpsfxl7PC4UFL",
+	"+rISWApxkpFQ2qFArT7/l88cSxGJLzJzouAyo0yM5XlYEBG4wOZqt+4NxflI15F4HS15UbvswqjCLeEc",
+	"fkoAt2BHS0KqjlulW1ht/Rm41+mVnGLu7+MW+jMEwFoLLOP0ygO8l+8Sq3fL2HaDYRoe/FwerO0ckvL4",
+	"TpkTte52t7a6NWO6gOjdtSO3Y06nVLCLcHhBw1AktWU/QHMxIBKGzObqoiSi8bxlbXRqFYHvlvsmbY77",
+	"NWOXm62vjGW31vPDJAZ5vWTED1QC1ySkfQirDTqDksJy56dr54BYgqw6baRyfNVgLD0axtd7IziP3zX6",
+	"Pz4q3xSgUAM+3wkZORxFjLOIxiQWCmdpEy4ixmkYTgjj5O/dNjn645xENpvKxOBOjyDrxoz98ET1+JgF",
+	"eoQPBEfAhiNNtCBD0CRmD3ip/0JEcaIhIFSTUNCAaBYBGUgRFfzSTxQZCxkGPe4LIQPG0UeNAQI4KY2f",
+	"qHQpDKRq59/oAyiixjSOzRzWsY3pgAMB6rzHH8hPduyDCfk//5s85OlhyH8nDzc+Dam8FZdB0CaTrOmD",
+	"aTqZajopND3o8UsygDGRQEPiW9QpEjIg/0iUJuYvFljHOwIK4TOgYUhUaIAUTrI2FtA2b/Q0RzxUDMua",
+	"bBKF9dAyHcspUcNQyMlLNhisqQdpEJRdV9wIaQjg48fXLxWJJSgjMTEdtYtX4DAGWczfvCClS4nO9EeU",
+	"D8smfW2GMBP0hR6R8UgoTHrNHPnf0zABErABBiUwTihPhVObKLvg/oQYg73yo8wXdi2YLrBkqRIicb8R",
+	"fEQYbAafGaRb/OQrycFXSghg2vH6Au98N8G5DfSgnIMkaiTG3L0QHADV2TNaygn18WU2JX6YaH+0tkOu",
+	"vnD+PNTkCH448p8+9TunP5xB5/iU+p3u2bMfOnD6rN/9AQbPghPYLNRk+VEtxVZ9xsDWHSRfJnC+Mphr",
+	"OiUWEbkrhwK3pJp3vGvb3dLZeAbhO3kqLEBkW+DYWVgUtPx6YMB4C7VQ/2sRd2zgjH28b/SQWmW57Fn7",
+	"zmw5iqkEI2+xxf56dtRaAtNtpBQ6IopBM83u4Qaoqu0kg6UYKL+DgIwZD8Q4zXvjazS2jUWhjeWuQBsz",
+	"aiCkv/YNXl/INBvrTCwr5XfEfSVAJbeKbsy4sjYblq0x258NZ7W/TsWzVuOKWbg+x9mrpP7w86635vBU",
+	"Hp77b8IsXgtSmCmDYGkUNPDglpUmBLl5T56ddY/Ix9sXFymWjIYlfiiUDUXOzytUQ8ecCUstrqHozM1r",
+	"QbhiFxZIZM/l/d0v3YHSVOp19yBi4J+9h7XYLV9mDvQpMCzAcU7AK62aWeqq0byZExC7ItfnOey7BwCK",
+	"mLqOfzIXooSOqQwgcOXJKLFazch0I1M3POitcT0appGiVZ7BRTQM1xh74Z2i2dp1hqL1fThOPIQu8nJq",
+	"uNm7wHzRa8uCbZnBZXyxkwZgGYAa6MxD55Y9ovSYebpK/buhFAkPXohQlCSaetbJUv6Q65+fX5IRPEyn",
+	"8uu6/5QZBn71QS9IIEWMtl1IlSZ6LPI8egodWdc/P5+eeuD+U/627J6p0gilK55EaWnpLLfcVQHeL13X",
+	"8/PX1+/feQfLhl/hBKvq/wqpHMIastDI/FvJKB+G8FKM+YZdP8ZrdFxXXmtWlrmsS5giCbeW4AUJxRik",
+	"+cn+w/xc8SmBGf5RoD/DmtpmvM+GL5DSDNpT+m7PsdG0nsiRuwBxpUipIBS+Jh9lI2keSdKs5b9t5Mpn",
+	"yZXN77C/IilyA/WFqYQ0COz5w6xNXRA65RexZ+8ninhlB2/Pue6sv2el++k9bjBF3RwfLT/qGESVWHzv",
+	"zakKAnvPnlIX2UN/TncfqxqPgGgRZxS2rhWKxt3nOhJn9z/9QNrurRol1BkDUw8x1BVw/PWS04ILkC9H",
+	"UfV7gArUu5vntxvQW4PC7oJg+y6QacL4Cg76DkrbB9Huwgfz9j6qE2TehSqZnthrGjHAYoeK7N1gMuY2",
+	"eQlh8gBt8kFCxJKoTa4e/DBR7N5WOpB036iyQqHEJwYi2aqN9nLKy91Urfe85X5FuvgFmeLzw4vdx85m",
+	"yRqx4Qij+TY+GD6lPw7guPx09o+E+fBCTKWPz4jRff6VhgmUfzd6eIEeT8thahtJ2bUnSjEGVbznK4xV",
+	"EuR0fPbsJPjhrHP6LPih8+yUnnROoftj5+zHZ09/+PF00D09fbpZkFNKNm4HUxstAmUO/OulFigw5zcU",
+	"MJWz3BdOWTXPGnXR92Jq/VqIrzbzaorCd08p1r/vHdz01gzJWeTvuIW0HdNxijJ2FSLGYqgv5NpNQPb6",
+	"VOsQSEyVartCUEISuDf/SFvtYygVVoGCMZUBMb/erZ1PLK9xswo9ZtK03sWumHkDCXCN27/xRxAkYZbf",
+	"cD6eaMTi1+u9LK6klqZv8u0kCxeWA7yKHjIQr9N39igEt/3sYV+OZNerT/U90GaNhkJK/Tsm/mve8a5t",
+	"98WIxrq2UJGcFFVZKsBicK5vF7JJdK7diZ2nSlAuU1cxC8Vw6nyzeWLedAELsnfN1g7IJ89mak8Baim6",
+	"cuFYA7ocDtbfekpFJaZdbB1g5ZJyZTph1/vXD+lpdeYFuGQ+pD4V19bqLcJ49oOfSAncn1yQzlFGcBKM",
+	"2koprcIdr4QQnwff4ofZlXhYucNrE8+GiHlGwXpXRsN6xTj0hOM4EFTKppzOWR5wnZWAa6eh7ZlSR45K",
+	"1X8fQsGHimhRYdK5d9WFXc8sqJ0TzDI8z2JxGX0/bn7emRIi6kMi/RFVZve/MT369UM5/1v7Z325cx+n",
+	"VFqBnB7iTcJO3dKwezZhu3RrS8G8vaNwQc3v8qlvW4fg1AbYZVhcZ/RfAxfSqHLxEpvh3Tn7IChnVl0q",
+	"jn8bUSsEk+wi5Zx4V/9MWBwbHrm5YxxljZHY+c8vsmy6KMljSSfmHx9COgH5gsrA/HXLdAjmHy+cXsF/",
+	"p9cNRtrD2L4DUySiE0LjGKgsjdOqZvxrK3vTW/bI1W2ZBk4pQt0C66s7xngHEz6kKnaFf2Klwntkr8OH",
+	"MJE0LBxX13E+FEa+YXyYhLTkoin9suEca8faIWt+kHDPYPz57yDWOGVOgWH27DkVZza3xJXnTUc8tVbI",
+	"m6PUuh0b9dP6JmkLZ6m53sjQb5xa6/IVFPhhV0wDt6Sad7xr292WnTyN8J20DQsQ2RY4dhUWL2lEh3BN",
+	"+bCuCp19EUzsLBUN5RHQYK0OIQzXai/Nbq948BZSB1HVTjeaSr1Gt9kT7+wYc2uZ2n27CLviNksRWSXN",
+	"VsnBwmVusiG5gkOaHgoLbHGhR7a2yYxzzeb2qkAcZlkv8tZ41yCiX+0c86T/lnI2AKXJ65epK8wmrVIs",
+	"KK+hNgQOkmoILnXZ0cl5ZAM2GJAxtektMI3c3sfbF/ufm0EgiSIqJ1VgcOOaGjEg1tm+zWm2YPsz9FUE",
+	"bXGeaSi1i+jLN7GIqGpSk0ivuyIEp4l0PS56z4EA13JCYpDEp5qGYth2CS/7E7yFjKkeuTfpWKvOuyBw",
+	"D3JCHCYmxjp3GdvaBKJYTwwvKsK4HyaB9bDO2OdDA87VWS4LSfg+tVv9JAgqcO2Cbof5bcJ6vTHz/brd",
+	"XFq3DZZbeD+RPURYrz/eTGzcV1J/fdS4w9wG20U3+dq9BiE8rNvHnDojEay/xKzjIWQOqvUHgdXnvNk+",
+	"SLGF/Dvr9I1ovH4fpozIXbufFUbsfn2oxOjQ89N7yfW7aqY3QAbeg4A89AUfgCHczYcIxVCs3dneEm3a",
+	"7bAgItYeIpZ0ojbrtaEEtbVN1+1lI/I37Xao7hj3R1JE9LOG2GzHxRHW7Dyj/lMozI5ZvtHSted6c04V",
+	"OimR02M5iZXopBn2y5A8pQlmBJiT2pnIL0rkRUK2nFVnua+dGhS5ui7qsmkxk/HALFnPqE4nsqdUeUFE",
+	"Tkm9hXZZesWySf7g+ajuQp7fkmDwPLPuCptyvQy4xQPAejvRQtPwcvF28PuLZXvCFteVN1aYcKbvzGRl",
+	"+7ySUsg1zWdj55tjrjnvWJuYC945fnggEpRhxJIXQ5DOU3KeHQPXZCwFH2IM4BgvzwQJBKF9kWjC9KIU",
+	"bpWPIcUDyGn3tPoBxK67DHKvQnhYngny8y4qHznNVY0ZkD87dnC5xzsF9DeX3nhLVy/bR1NN/ociIeyI",
+	"GyJdUs073rXtbuliYgbhu+iML0JkW+DYVVj8TCPAkMP6r9HRmL4gFC1RMh6x0JbcsHa4Jh9vX9hqIyED",
+	"RfqgxwCcZNlU0c5w+VTrKSVwgbE3fbCewcpVMvO8up/j4x4JqV/WuMyp5LnbSoU7rZnm9rgoV+5ypZWR",
+	"7FaCPx6TasnXVJOhPrper+TTN0m3NdkeU6yxaxqm7j3v3Ia3ZHHNIn2nzYxt2FxTFLGr0HgrgvrqoKPm",
+	"ikQAB+S2UAVuENIhXoEm/ZCpEQQk4QFIW3MLI57bhIZjOsHEMoopDVyf97jH1Fs7xC8sCIB7ZhB7az7E",
+	"tx1EDEje6DIMxRgCr00GLAzToIfxiPkjuAdpeva4rSRHRlSVFVOjZgj1IlFaRAZa12CEryqP57aN31Lt",
+	"j4wgFole1LCGAvCbFBnfCU9QkEiqF4RHaH+UGjUR0+ljJKZHItGEkhGVAfFtIdCVMavgCy6iSfkbqCy7",
+	"EOQ5TNsEDoYHxLu6lKCu8t7n5zea8oDKwKs0sWGCV0B1IuH9PUjJ3IXqoieFXHAgNI7DydRDwjreONpV",
+	"Lcz+YiRI6UPD2UCUwjhprzJ5s+p1o4HUdRLCcyHCHQOVTMLPh1M2yOcAaVa8lYuYGUm5qNEt0OhXwXxY",
+	"OljIlP7VBRnfUnvaqSAshOxn1zkzmqHPQqYnRMi+IoKn1TqrPmcUCQ/UB5C/0HBQMZ5PA42uRbiQnAZC",
+	"Go2LbI0aSy0vhLQKS5+VTqhYsj0Tj9MSrFzblKK0hGTm6aOArVkAtxdqwSJYF8i5RUw9F9g+S2JVTjHG",
+	"dqkzC8Wjmi/k8a0XUjBe6jjTf3njp/IR/b00bPwF3qY01stnqOTyenfflVVSCoLG2misjcba2E1ro0b3",
+	"YWrP7Jh7qOYd79p28zf1Nd7qaIgIvacM2Tqr2q5i8NmA+VYmkD1U4RT/eqJIBCHYSuZOoNnYxf21M+u5",
+	"+MmqFVwKSQZcz/Pzt2Ytiyq47IBX6Y6F4Q0iYTuPdzOYzoqamYVUFTQ5zOu9XXxUOtx+wr0dp+S1jhLf",
+	"FMnWrDOm2WNnFcjWoLC7INji5WMpYezyvds0lLYPol2Hz5Zp5yugmG3Syc7Cwr0LrMXlGzOwaRmHQCXp",
+	"i2Q40rY2P5B+MiHxiCoge1RGQu6vX9xkk5vdr+YmV41E/NJRGg3D94PW+d+Xr+Um7fHpj/YiPwkiQmPu",
+	"Asq50KQPDi9L/Jc5tcxXIXl2fNz3af+4c9qlx52T41Po+EcnP3Sg++PRj09p8MPZj8ebViGZ8qUsCIAv",
+	"AGoReX9LxUU28+dv3/zenHpRb/yxBi1+YdKqyyp1hLtDaqLGne7SNrdlJ+UI3lW7YCv2kcP+TsJAsuCD",
+	"UCyVt3Vk2hZhEvGqaZTEeKPMSWJsCwWbmcr2+cZpsfepqgxgQJPQTAG88/GmVZa2xaXYOXpGVBLHQmoI",
+	"nFpTbcx5TcPQQ5vDvky13wjVRHBbhhd4EuF7YNm5vMI5Oi+v8Hc7J6jOlfvft79jbvTOq+tWu8WCzuuX",
+	"eMPTeX3barf+QTv/9qHVbt2Jzr9f42vrzoc35n9157n5Wyad64/4Rrxz+4v5X9m5Nb/fs86v71rt1p+j",
+	"zgv3v7e/2SsTA6bcxkkXNqePMUPsc3xfXl/hWzMHsY/YD8glsW/Jnyj3Uxr2IDjgbTj+MZRANShNPAxp",
+	"Z3xoc9n2eAjKtKc2Rfg/ExqmhWOzcanvi4RrO3FpGOcjvMpZLzmqWck7S9zlV4CMExqGhRgSw9PlV5IL",
+	"7IpiRrRstkvM2Eu5D+uUI8+zBK/fv4iukrvXImoKISz2QGXpgcZxyOwVaAWR8jkPKKbWOo2lRVBcBqFV",
+	"ntECs9VaaPoR+Y2szW5f1WOihi8bvpzly5oOCTPMvyMGYmFV9e97Bze9paPSPPJ38bQwA5ctAmVnIYIq",
+	"6REOFLt7Wqh4TsBtVM1iNA+aWYDg+2MMWWZ/IuCYVun9vDZKtCTtD9dpfs5ZPW10AVYutwO4loT6UiiF",
+	"+hvHVOWFqcMMyRUAobPchYsWYVuQPYz8jqkPar9s3hladIvIJmhn+11Mlw4dW+HVKfzvMrdm5t16RHo5",
+	"Z6Py6WP/lFm7f55yuvtqtqXa1thFo9rQM46zh+xNxliny9ZIxx5pdbiyWyMUEOXuc0OWZV+sECn9gmJl",
+	"wZe3v5d+saKn7IsVRqVfUDyVFulGgVX2xYqwsi9WqJV+QTFX9sUKvrIvVhSWfkHhWPbFisuyL1aALvhy",
+	"+9tqq3fnNMByVnKPKdZlqPQ8VBdnCYlTLOGf1YVLUn5a/eAi5a/VLVN+q9LS8t/Klhk/rmyZ8efqlim/",
+	"rmyZ8e/Klhk/ry6HmPL36pYpv6+uMZjy/8qWmTxY3TKVDytbZvJiZctMflRpaeXJeqUOd1++vKVxbf6v",
+	"iMa5pPBpGIpEq/WDom2/EksPU7tLGDLBlXvFNRDSTKuy51xpdxcra0Qa1nrYr14M1o5Q5bmHL4QMGKe6",
+	"zDB9xXwL4Y4CrY15PAQxlDQeMZ8UelZ6/bUTcSXF1xoVV7HhG6KIxuZfix/Y4YvQmOpRabwwNxjS7B5e",
+	"Vgr0yYurOkvRPeeMJQQGQ/jbwFD9pgkeXNLf59S/G+Izm9dp3ZQqHsQ4pGpU2d04wak3m0pTXzOfhtXg",
+	"RjAREnGVLLLwbnxKmx8NmQZVP4STRYXTH94moWZxyMo8zb8JGQbkX//zf2VviqOs9QXhQkZupw/kJzLG",
+	"xhPyf/43KQxK/jt5uPFpSOWtuAyCik7aYpf5Zb0fDBRogtmOXf2KdF0+TcPRKswyeZS9T7K9P5i9T6b2",
+	"Pll/75Mt7L2Kt7tUSpTzwLSoX/aKrfxRm2Phxey5UERMRxU5uThN1dN4nqGtGXAX9OsC66DOC7JyA+EL",
+	"vFbZDRPDeaS/IStjvTvAr92c2CApwlduCGyw40YxN4q5UcyPo5hruil2Wn9HLhPe0ri+fe7QJrd0A54j",
+	"dxdvjhwctgCEnYWALctTn81txyd7AWXhpE3GAHfhBF+Nk7TQ0BO1n90L57WB3GMfYXarwVVwmbGzTUsU",
+	"/i9dLpwZA+vmPXl21j3KsmIrTaO41Mh6tNDQgtmuRAQpANSmngV4iJl8nD1OV5urRrl29e/TnlUODLEU",
+	"QwlK3YoXDnkLahTR4fRC1s53g0W0liEEGzw2RnRp8q3yTAOXEpSDoc269dKwgXdhvVCgyVCKcbXT0WJL",
+	"Nv5Z0tKERy64Dx5ikAy4D2RoWtrCoitER6lpZAHu+uYzl+K8Pcuec7TsSGCKMFfF7DlgflUv4+ak1OdJ",
+	"nw1OQfNC5DsSDhvAK2XxR2HKr53R6jKHc07eLVuo3v3u2Ga3dQyYQvYOG8JbOQ7klLDDkMjFej2KFiNn",
+	"0zmIGBCaHRbSw8A9DROYPgeo0oNANs5HJ4/n/eqos7M9ldrHOF0FiT09W9qvDJR1w/CSF0CYww/NPtXO",
+	"7FBK7pjLOUsoGbJ74C5Z1/qVq2S+oUVWN+NKywQvBmZt71wBPfJN6yKlmi53lbrLMPUtlYgs4OrxXOeP",
+	"CemaVO0UMndEqmZrqnvPO7fhLZkYs0jfRdU6BZOtAWRXoZE/2qsvjxNOQXwqg4PWV1gfmSmbKvn14J3Q",
+	"78d8YbJsKodwKfU6r0qrN8ca9eWm1TUMQCqiBaHk1jQje97h/dGhLWt/+JdRD5+8/TwCy+bQMgjJnkJ8",
+	"nvtrzILKO69y9C4BeRECs5d8GSjzlRTQsUoZFt6t1hj4UuQC8m1Xqm4Y5jtimJpMqWmm3DllWfuud2/L",
+	"WzIh5xC/21bTNozIaarYXXjcpt7+OhUoeuUP6ksrZK8FsY52epU4F7Oe6gCyx12eEgk0xPQkRm8rkPcQ",
+	"EKpIr9Vr7T+2nYkQSJ/ZLrx1NTaEGokxdxWxaArABZscCEn6IeV3FsKK7FEygLHdmftpRO8BdWJ70z1+",
+	"RmaSfNsL1F0VpYUkugUzz1LpV5WPZyPyW2uGXUF+rco7o7DdE83173sHN71Vs6WI/B3X09szXDLK2EmI",
+	"2NDeF4IPQILL6VWPZrAzET+b6uDLJ0dk1T0CTN0kcVmw+q1MAM0HSrSIO9pscihFEmNCGXtxyDVlXBGh",
+	"R1MQUBcEqSw/YzsLS0RMp9eM8yroDkrKzNxg9hbCAuCaDRi4TOWBAGOsaeKPKB9CmpgmptofmfkTBYRp",
+	"vC8DGhAxIAUw47b+IczSKQ+I0kLSYfnF5WcoN7Mdh4oczCtV2izh1mrVzNPu12XbNGT+DZF5XXZMGUft",
+	"qpraFgx2FgDbsusWEMVXYctsxcYro5gdhs4bMRS160kNNCKhGIoD8toI+IgOwYhgRSIq71A3hEKqc9IP",
+	"qX9H7gBiknAruoM26YcJEJHokHFo97iEgMSSRVRO2mQoAThR4AseUDk5ILdmLjse8UUEGPS+d/3TwUH7",
+	"Z/Nfz81/Xf50cLDv2egjo6l7OBkHdF79vdsmR39cGIV1D1ITLcizTp9pcv3zc1QIEdbPdkuP2QOEKg1k",
+	"0iIEzPRK+pQHPb5HuWYdGjKqICAQDEGRkAHpgx6bhbtBUM0kEh/TGf1p17+/ccLwL3xD7AtePl72vNg0",
+	"KSjtz7k9qnQflK5ocYGSFTyyDXPyMdmE1MAlpBYmIZ/JI9/67fG3yUz1Gmwpx+6erq1/3zu46e0apwXk",
+	"77jhtUWDNKWM3YSI6Nd3ghN9uLFL2KXt3mQLWSOR6W8jqgklEjDDhL10VG3UjGPzyWauFhKIohOFWi97",
+	"WlDyABDK4RBRzgag9GuXFjsf0OZKnZ6ecDG+ILSvgOssIRB1vfbsvWofMEWGQjDivfD+FFxb3adXz06u",
+	"nj+9Ojk+e/rD8x/LXC3WelHPYcR4SRDTjf1MFDOGRbbwJykMyD1IfInQB59GQIIEyHjEQtOWqelNBYRy",
+	"dFpdkK51UvmJlMCLjqk8SYjpYta4Gpiz86gNoKDpEEq2f0k4jEEunG9EFQkFxUwlhlxYGBI1ZsZG04JQ",
+	"bSHmjyBIQvdegk7td4GFkG6+jNCvQVPGIfjVQn6DXO0pzuzTZHkPkkgcVFUn6d9GgP5HBIcrOJPTAr6N",
+	"RpyXOx37xlAdTWdklxACVdDpnhwcdcuQ5AuugetfXG6iGUL95bJz/PSMiHtcVLaYJ4ooTmM1EpoMWAjq",
+	"HOviGGueeL2k2z3xY6pH+C8g9gc1ojjUwKULDMF+7vW41+MxSPytTZRNeN+fYEony5YeTuKlnVNueXv5",
+	"7vWrq5vbg38oLJxviFjRCHoc2+NTHdvBcNGIqhHB51ETh6ALErAB+j7cNlzAhdlLTpw9PrTvg/LGgoM9",
+	"7+aAtts7/3Fw7Hf9s37w1D8KutAdHMOR/2xw2v+BngTHcDTo0h/7z/wfgjN4OjilJ/1jbPfj4Bn9oX/m",
+	"PzWkQrUxllvnrf/HDfr3budH2hn88dfZ6af/VobEfLHT2C/h0sLoZtjLzqs//jo6Kx82K99zqUtplU8R",
+	"6JiqQsEfxrHgURpTI5+k4n7v4+2L/TSKZV7aPlGkn7AQKwZBMYwz4XdcjGfyFFENHc0iqPQaaig68z+K",
+	"yJgmsZ441v7Ubt3nMmBeSGKyMdeijUfRw/ujQ/eDh7LLXgoUsGB476DbPTg7+fH47GSlnCpgM19Mxt7T",
+	"aJlm4HYqWSqIuM806GaeCMIYlGEiqTTZ608Ii2IhNcEyJdVT681K4R01Am+AqvqSvnACMVMiALKHKbo6",
+	"1NckBslEsI+ZX7gxE8ieFMlwFE6IYg+dMcAdkZTfgdGXPBDj/R24ogYe3LJoRdaVhQxdgYGNjKJGIpcH",
+	"i3/8+PplqjNsuxS0F5g9RCAkVdtKGZEBvlpGEay3Vfv+FiRpeUsnpO/iAKvEPZbn6t08X4vNzWIZwaZm",
+	"ufS1h/U/575cWah6hdesKaALCqMPA+HWjOtDfTJgYWjNnVycls1csxtpJp9EjvmcxqcocZV/ya6+Rj/t",
+	"Y8mQrypUoBE3jyhu1oJ8IyNqlBE1eZtyGbRTVlWtu92trW7J1TyF6N01p7fhYM6pYCfhMBLxS7edGkrO",
+	"r0qrzp/DraRGzs6D4aUUcYzRa0Fiqw2OgPSTCYlHVEG5O8qnGobC1j0smc5+XPUYxslYEtI+hFVNVl+o",
+	"kkE/SOYDYZww3sFTvC8hYLpqZd6hZMEHoViaTZuG4ftB6/zvy3Hyc7HXpz9mDbVrMUYfpy3SbxaXAtZM",
+	"N/uK1SadMQYXFzptbBouMSBy8mJrZBDnMH69QfPjTV7FIrYK5DJDHDOQn6HUdFuFJReXs1LJOpb7dtLW",
+	"fGE+XstsbPi04dOKfHrH+IuRFBGtLbIJY3TM4UTpSQjknkpGubaZ1dQd47uSAMVec/SpAuIjRGzYFfp6",
+	"7hh3j0TxSlARGsfAA0Kz7aAedQUAKOEwDhmv7M8bJGF4DTywMfaVylgYkEPwKwtAVO0zptqvWifjM85r",
+	"0/FAha1lS5hdf3UirTMCbyWdfuNBZg0RVifCug7TU4S+K6enbFG173r3trwtV8Is4nfyGD0Fle2BZJfh",
+	"8QbuocbLhiQeShoAwZd1mSZqk4SHwrf3CXpkNE7a0MYo+ZOdyiq3ILUGepvTdBqhAaQi45FQ0zlFXEnt",
+	"SpVYzRivNUQl9+ip81unNh42PiC/0jABRRj3wyQA4l1d/TNh9iiX4dcMeX7+66vfvTbxzs8vOYswibn9",
+	"8xXjTI1A2r9uRMKDq8EAfK3sL7eScmXPV1mff2dh+EIkXKfdbkX8StKh/eM1VzH4+pIHpp13YcxJm3RY",
+	"kYhO0PiksuLlxvo6+jPUbo6BufRaaytbBH2tV3mbc9c3bgo2jPQtMlKN5lvGq7ummuve885teIsGaxHp",
+	"O22fbctczShiJ6ERm8XU5TxRZvS8irG15g7WdrHnDvHSiAczyQvX6Pz8heBG0SY0xNiH1FKsv57vY4Tw",
+	"DZIwXGMFpjnqPxvosE5xYERFdTo2MF5IyI+fQNYSzmNkkK2iVgs+9sWZYDPUlIN9usSpA+9CjqvTY1nO",
+	"dF+gcPjXwbZre0N3mz8XaN6GRTdg0brMxFQC7JINUOded2qjdfrm3nN38HV+AzPfV1nJQU1BqkIYwFqs",
+	"XRh9+Q3NilPslNDbIka/cT/P14f8OoXXzjkxskXVvuvd2/K2/BirzKndg8r2QLLb8Ngigew8bWyLLHYW",
+	"CqiIbu2ZZLF5sOj3+dc6sxPMbA0jPY2ZpWLqA/nX//xfZM/dbN7BBP+ethKK1QBKl12XiC8AZkdwhSfP",
+	"2nwieGa8yNLNqgg08xWR4FIxEqbxcXl2tvS+TrNdCwmvgOpEQrBOpOqjxVSVrGCVJYeYr9MhtgHyv3UL",
+	"/2umk5pkYkaGuyQQ69zrTm10S3ZbEcm7aLFksNgKIHYVCtMS3UCBT9yjknJ4WH/zqqceBdBMN50Hw7yE",
+	"/mvO7TFf8uePed1j303rEZDEbYpQzMFj3wRgxh5fcC2pr4u1oqZ6YAI1ps8xl9K/3bx/Z6NV3Mt2F1sT",
+	"HCDoZFiSAayvRJhoIB+v36Afi7sMskKSexaAIC6RVgQBo2QklL7ASJg+ZBcx+WPvkdaxOj88xMYH9zQU",
+	"knLdoTE78EV0aF/jqMOzEzjzj/tnnVP6DDrPzn70OyfBqd+Bk2cnT58eH589fXZ66JQC8wU/iNGsydxN",
+	"iWRV7hQ2yyBmqNklfytmGDognmRCvwgZcO1G9g4Lvz1PWBh4hEogNiutImLQ4176Zl7Odp354PoPhCQ+",
+	"/qCyDAamoU8uP7w+6HEkfEVoGvIYsADfNrnRyJ4IAyLBFzJIa40J4gEfMg7p3CSbo8cxxdM+Lns25rIs",
+	"kfRGmc1wjpdUlxizz7MMU6SYtOqceP/xH//xH523bzsvX3ouT0aWXCFLpjBNfcfd46PO0VHn+Pi22z3H",
+	"//+/Fy7n10Wppd4lEUjmu9xXlqXN2mgKlak5j0rz7U2Bu9Som84TNpNEIi9L4SgACTHtQvaOzkgSxyB9",
+	"qoCM4IEG4LOIhiRgQ6bV6jSJm6QeK5Jp6ZbKCX0JqXTUiMUx48PO0Y+dRRm52q0ZFiuRYYbdDKjKlnqw",
+	"fMiFZLBoUNehdNj7si1/Vs6xLNNYIflYkXpnSW0hFhbgsQwU8xAvcnCZUnY9a7JICynIdsECccu5ugeu",
+	"N1AtnhnYs1dGxYR1h1ahewTMwOdT+fy4GKcqifKgnV2097hLb2lz3SnMi0gGUkQz+SoxVwvTZC/Nkmca",
+	"HoZUg9Lefhtbm5+eqB5XSRRRObkgECqzXDYYeOZA6xl965XpBNNkJSRmtfX0EO4Of4XXbRmVvGSDAcb1",
+	"ljjfsOy0pqEYKldkKM1+z2lkz+Z6BEzaPJfW/EIweW0bLDMSYyN+JwStRDIGo+SNrdYmEiJx7/KjumEv",
+	"8tmwNxdZQSEJJISBJiLRpf49g7uFIultqgDy5EbTKC4VSg6fVeB345rOMkVxVfmA7SLW5jilkNaow9ER",
+	"McU5Zroa82U+viTOBTCSe5lk+A3N29p8Ve4texa9ZUSVahM1ErGtmou1Du7K09xuGI91xZMofYGjEn+E",
+	"zrBCoH4epPUL0PuJV0qBAQxoEuqbO8Y/LqrlvhM+0jsWhjeIhDXWoYq5YiplOMiyy8yfCrPHEu6o5MQV",
+	"5cbE7wPpi2Q40pWSFyAlVD70W9o1KCo7+S8uwW+7GUqsvv/fCp2WgMCeOkNIszhU2PWa4WKzhDnriZyh",
+	"h+kgseLWC1SQAn6xgKjTn72GjNihqM+vR8qs5UrfsjhB3+UuSpQFTtVGqDyuUKnp+JULrR05gNkF1brb",
+	"3drqli5AphC9i77/HBrbAcVuwwFttZrtCExjlBkTNsmRInuMB/BAumldDHzUa1/GUu7DPhoZ7nn+no2Q",
+	"PcJ6ce48nCZIWjsxulvAI2WEcOn6bxnIBa8fqGR6go+9C8lwnXzPT1pfx/OxdV+NLHud+PkvRtYpi9xu",
+	"jWkYxjSumGeoUorgwkORWTqYVdj57NO6OqXGpe9Fpq2gr5xdt39k2JjhF6ixr4fn10+/oB7tLXbD35vx",
+	"d602aeEktVtGSO273r0tb9UiX3KE3j2obA8kOw6PzHtRQ/rwQK3pHLlMeyzwjOCFImVRJxBj3lFsONJY",
+	"9S7hKoljLANXyUNEmXyeSKXXXd5UtyXem0gonTqyqi0o1K+YhNvSqhh262nxyRDrImsgAyarvVmmob4Z",
+	"CT1M1vVVXc50XLJjLnhH2bbVdhzQiA7hmvIhVDcIXuadytjK0H98yyJw5TIrvv0b2Bje+aC6ElgaoL8V",
+	"ASzJH6U05QGVAaGJFhHVzK+OKtPwujQA6VokPFAkBukqnVdMbo0F1p4nYQj60vcTSf0Sx/ZNLIEGFyQU",
+	"Y5CGoSIhgVBsr6HiTBEd0j8Zhxv2J1SEvIRQ0GB9jMmE38QAwdsk1CwOmbXIZi3AkGIoghb2KBGJe4iA",
+	"a6JM14qbcjT9AQwA7b393ExHpRxQYXBj0X0ADlpSXXqTXn7h8Nt0t5fWSrRVa95CwJLIW13aNKO0GcSV",
+	"AreEtcqQV05tpUCc33zOhwUum5aM7VylzEu1Wak+I2L+KPOXK/ATc4668fFYYBDwUYG8HEIZnt8JrP0L",
+	"vgR97soFm0OFRwxgQWkSJUqnteon9nCL4Uku3x7SSD+k/K7HPTNRB2fy2qYPDcMJ8S7j2BwN0mAisvff",
+	"P16/2fcOyG9O/gtuAyApV45XT7tdG+3CzCJHQG02YBfMkE+TkwSN2b/DpPXJgIDxAWZ9M6cP6uOuXU8J",
+	"g8A69RMZFoJmh0yPkj4Gyrom6f/OH/mvgQYdwcNJ4akK3u9hXJEGGhEzK/NpSNRICA2S/Os//7/sEsgc",
+	"+W3IS3pDaE62PY7wTB0HuV+gTfpJEDBQbRLR2PkFfBqGIsHOWMxFtYlRLaCZFQ8MpGr3eGxLiePy2ja6",
+	"yQ6NstAsiiobucw4OXrmXAWqTeIwma3pSXnQ43kA07/+8788ogQxVouLh/apPwJFBqD9EUEAjQsBP6QP",
+	"egzApyJ71UGP9/jf/vZCcLM488vf/oY/kSukRVycSnwflCJ9EUwwHOqvnjMGe61zY0q2SQ+NQvPnv/7z",
+	"vz55F46UQUoh0349Tma62pq8xiK1VXjNONgFP7bs5wiUosO0Tm/rk5dikLgvttQ27lUbgCBgBcfpDCu1",
+	"iXcoYuA0ZgcTGoVTP/xD2eyIhyOgoR79if82mmvyp53IO4xAS+Yr78DCxIxrH01hyJTzLMV0COoJ2etD",
+	"KMb7bZebFTejMPbpl9u3b2yrAwPeS9vbMbGWlIUokUOqRq5z1sDwKLPuJSJFolPHQxpT7rXtXgPhmz+I",
+	"d2hxrg69feuUMnwNAfFOukfkLcZsfQAZUWMJhRPPrsJ7I3ybLNLG15HpBaArzKyuTf6ZGNzeQaynF/I/",
+	"MhdZAJ2XV97+ATHyzY0WCD+JMg6IpeiDOs8Bf+hZwXN6kFNfiST0qZSTotgjpVIPAbJA8F1ke1ok+P5G",
+	"vHQrHlEQgq8VNnahZ0fPSHY4SJnW1oiOqaQRaKw0DDyJ3Ps6s5wQtBFFPobHZ5o3gE4ALnTe9yHW+UOH",
+	"kCnzl2GP/TYWrKNh6BHB0xg7MyrSg7Kl6hBmdjmEmt35cIEZWfOjjH0i4XY6x0hmRmRTRHbWx8fygOTS",
+	"ejnx7YZpZP2kWcilQ1MGkTwnEkpnG6fZtvAYMwW2J/DOx5sDRNcL66zqvMlAj4+GLSzskOjDdVKI8fOZ",
+	"eQ2GsklNMzPsSOCbAT4xyDPq02yiuAwPl+BZ/KWD63QY/Gh/7k/MCcnIs4mG/Wky+QlRs+cQ47Cyf17E",
+	"Se4ntq9f9rzCXcU5MdZ7yq4oYmbcyI7uHCAQJWTPm3KHevvtlHbydxOucD5h+iLFrARl2NWWr4/o1H69",
+	"f/3nf12avaQlHfY8fGbkGRWFTu/jbjcbwULhoy2K7eRCxgJW7rEhF0b27GHm6vR5hwIeEHjQkma8gDSQ",
+	"Dvwetb36yfb+fzH+1k72fNLBEpeO8B3rGmo2qKEkoqExkyEg2GyPC02edU7x/46OyQge3FOBNhKFYcd9",
+	"M7XhhdPuqRtlDGHYKY6j86cxaeBpIMDW1hnReyhILYtemkIXmQrxGo6NooolKOD6wrbL42QtZ1r5lgUc",
+	"E/LSMM9c8UnqZoEHKySGoNMwZbKXHgndDFhrFfnQuvJTMsCvTxQpmFeW43Avt+5GgxsSToe2FX2zraHi",
+	"9expwDsndAGhR1TeAYqMUpLHqJxClWAjKWi2GyFJSP07hOD0QzB8r2NGdacZr9fqtbx2JtVc9W8J5n/S",
+	"msNhWMBUxgi5oClaRzau3MDfN7+ivGKceL93DFI66ZMis4Q9mr9Ref1y/8Jo6mxwhGDEHswUY1G0vdKF",
+	"fLx+44Dl3pfZzZ9n/GIsPO2kiX2kZrpQRURsPWyWN4QxVJHtYgnGIpWglGE+r48pn4d/stjbdwHbQgE3",
+	"ksW7RMXTueK+CAwmyT87Nu8zSgxwoHJ0iyaCxZEBvOBDcnVLh23ivR503gkOnbdU+yOPDJkROyfd0zbx",
+	"frm6fOmRsZB3yllmblTDxLj0F++vb86zuRzkzCy4OqU6RjtIEXYuw1CMO+8lGxoF8DdrpMFDLIxa9cxS",
+	"nDk0gyVrzM3pGFSQ3vsPt6/fv7vxDNgGIRuObJ1cPrE2kOEuM+Zx95QYy3+M5Pbz1W2bmJ21Sdoft/Lb",
+	"iDlVVXiiwDO8GyMVP6BsGpmhLKVCQBjXwgUvGi6fgNFU0tI4C0NiTsemA9UES7vut4uAtJzEAQJrrVjZ",
+	"qMjT7kla/8sa5MDvIRQxZBrBWmNte+RI7d2MkVQMfipoaRja32jkEGfD++NEjc6njiz/Y0yZ/umsq1L7",
+	"coY+mCIjQ/EJ1ywklGeGUsZ9KpW4e6Ehs1iExkbebzu7vOQBiVErdu83CPrODT70IwQD79HThUMiERuL",
+	"JsWQNRK09bJSLJTsnr+JAekLPSJaDAGt/r2jbrvb7ZpR+5NUpraJ1+lE9KFjNg1SefsXJKYK7XY9ggny",
+	"pMGDBcU1aDnpXA40SA9LaTGZYgt1kTQSQHTwROcsE4TV1JEQ5bpphsSSQvn3jmGYsPM8GQzAyMVzwoWV",
+	"UYg3hNR+25wdzfCGmmIpHozciKlCIWjsOazJbcSY+Tgx5DOQgjsjnIZK2AOCUnN4RcYJLJ+gGKQB0SwC",
+	"9DT3xT2Qo+MuSU9BqXFfYBcXoIkdqcLLi8Ojgwer407NaRMNPbPbyBZippwcnZF/Z8/x2Skh1mGhyOnJ",
+	"UaExtWacMHOcnWLz06MTCxZjKGl6hwrdNGOg9rEShwK0cxHbTvVyx27tlKkML8xwljtXfzDnPTQpYhBx",
+	"CH/7m2H6qSML8isEbeIZlXk40lF4Yc7sUoH+KdGDzjNv3zCWJYMeT7kj1YWOR1OlQiRoyjgE+213IsSO",
+	"rJDYo00klneyduU1BMLvcVRuc8diN0lm4/cZp3KyXzhipofk9MT5l2n76fAvLT55Pb5X6oEoKsG2WYNR",
+	"vwhNZ6ZP2bpqHzkEWajHs6Wb0w0ydAoQxKOdypjgc99jikyWHk/2rUcFWSwgIbsDJ0rt2d6Qynmq2frS",
+	"O7S6s20UWsqx9nSfGhzmyG7Iz46CekMkWrEA3DkWpbMrx1g4yHMRg+Vlmp2RzV8ok9t217nzgOx5hqiu",
+	"zNTefiFKxdCg9ay00RdizTar2j201IyBZjiD8aFt0uNjdCQaJW53ETJ+p0if+ndGSyHRmZ8R/7QAXPyY",
+	"UsD+gWlpDrz2NrHHfRFFpl9uVtEgMKZI8cBmjSotzlHheb8IpT2yZ6/jSBxSxvHJPQ6CStCN0Xav8xCN",
+	"psX5s+6zrjn7eOhO9OwZ0Pu980rIMZUBBJ0PUmhhoUCUsK7NkPnAFRS8k29f3855Jg1DWLv0QMjhoeuk",
+	"Dk3bvFJ96thE1xOakNO+ycIjqvPW0UH3oGs6O2ZrnbdODroHJ/ad1whdxofmv4agy+9zp2WAexTJNBai",
+	"z44K7XK5UES0FvZcIHxlW2cYbju/AFoCU4bAQQsXbj3sr4PWeetn0L+ICD7YbDWp8YbbOO52F92/Ze0O",
+	"seOnduuke7q68Tuh34qADRjg7fDTqhMgw9geJ2v1KLj0W+d//6PwqLD1hnK0xmK7c02HqnX+9xbyaesP",
+	"0zPlkaXYLMgsK/rs49QpwXVe9qq1cCY1Su5f//N/WV9b4bfSV6/oq6bSsma0f4Dn3jyDtdXCll6MtOpx",
+	"oDJkuSi1/DNHBNYSVI4OcjfAwjvhvAkCPLXJ8U54u2R0ujYZnVaZZYbwviCp/lbUw85smXZntAtmynJi",
+	"Lur4hYT9AQ059IZZ2rXPh12WFx6kj4cz/Z+pMiYJ8816snO86dnj6eozlef8J8VXzWTPsYbhBfuYGV++",
+	"oMvPGvTK6n2XncYYF+9QS6GvyvnAcuevOyXvxcy/M4cBnjn7zdGL+iNcnRWnvfTwhpcm9miLZXJV8caF",
+	"THFk0Vy6yPnQMz97qPU8o7ic1TAtw40VTvYSjraLM2KfoIW8n2mEzNwoeCd6nBoTPjy3oYwxSIX7ou6K",
+	"wezO/pl5uNDNtJztn1vjbiPuf1V4ZP2pvbL5rVijcSNZtihZihZ+SqwFU3+lhDGWyEKRgicVw4ocWaD8",
+	"bGIO8e4mTJr2BzZ0JhQcDv6hvAtzvnvx8t2+OwOpHp859ByQd+hA+Td6T29w9ovZ+8P0zg/5OjPZqb1a",
+	"WMAlL4Wvvj8L6dYcPM3ZuuTwuYAE3HXgQio47nbJOPOwxVLg1XTq6nJnC/Tl0DA8INeAjrKpxs7UYYoM",
+	"KAvVRY+bo78Rl3gpOEBHNg1In4aU+yCdZyW7FmZcaaDBAkz/ghvYDM/myFcZaa85hu2FFQxVdg/c7BzP",
+	"lAXAZ4tPoW+3uAL4eEIreOkMsKxWb6P3x3kv1Yg6H4OEOGQ+VW2nkgq2bI9brxR2MMezzN1seqSXV1yM",
+	"L9B9tpdpf4mBF/sFWnB9ehwxrtoFR5I/yr2qeJXqxnVex9w1O6J8xqzu8T27aOuBVZoOjc1vGnEYmxY4",
+	"YMTQ0Y6bGTPtj/YPyOUMGaF3sse1pIMB822Ihhbo6CrCSInM7W+vDhRAAeBDgQf0BdR3jQd8UGr7BFhR",
+	"crwTuMjJUorNtrGaZO+PDunQzFGg2mmwYMi6bbKuZZJbDqstjdfqQ0gn+Gh/RCX1NcgNDQ5crFl1rVbH",
+	"cxpcW3FZO8Yze+3TtFhSmljcFa1/KUKwBm6fhQwjv3P0O1TPoN49vllIAT+DTuPV1sM/vpqpgPvPtDBx",
+	"cVjBdHsIP604zSuR8OALUcjPYIN0aBpsuIAKXIjeUgnw3LXZXARshFoz7eQ74WWHBrLnHmX6IyojtV9A",
+	"XJZnfA53h/lDvqUotNU2vhAa07Ii3wkuJ+nbWDFwdhn+ug4+5yXz7KFOJ5Jbk/B5PqUx1yAc2PAdY7rZ",
+	"gnW2yX6pDzrH0K5K+XyFjahfKOoLdFeNzlar/ueOaHeXKBp6WE4PqyiBB+FK7W/bbF1tmGm/E5VhT/H9",
+	"DNKrUVaJeU3L3eVes7qGfZewr0PfEmLwQUIk+CoD/kXebMtc7Gb+Xsz4HB9k746FIelTzkHmrxYufXtA",
+	"fxEm2h8V7fuIKb8MsRUYPQXyrrJ6ur6G2Rcyu5+jcAFB5I/k8I3ccn7PG98ykDegt8/4c0v4XkTAzGtG",
+	"oiz0U7S6Z4+LMVuF4eeAu7OsP7fSRggsFgIlpLOccjAkv4o8yJIZfQFBkM393UgA3LF9y2yDayWV6I4n",
+	"FN9MP1FkJr+UDfhc4e8r4ruSlMim2F3xkC2xkQtL5EJOUKspRFJfrxYHttUXkAVm4u9IECCcyV6fah0C",
+	"PvsA1ba3Mvb9FT6vyVoWJUAsxVCCwtHnMVxRAJi2u8z9Zn0N6y9lfYfC5WSRSAncX+kIyJttm/XtzN+N",
+	"I6AI6AUnuqxJFVZ24NtZVnbra1h5MSvnKCwniMJDg4WXflPvDWZe1bvHsljOa8+9abHR3rLwJiJ9Mdt2",
+	"b9sx1849E4nKmuBjGJnw4qN5HNV8iGgA+xfkaRrPlgWhBbYNUz2ecAk0wIf0QhJfSJnEi8I73+CGsbLT",
+	"JoRnOjZEN0d05bHFGMk5g+z0rUAet1cg0DQAeYZIqzxjuGIYHyhkANK9X99zwfkcxliqlnKCMfq2Yx8U",
+	"GQrGhxikt39gHyKnT+iQTA0IEp1SGpKf4SyMsVfFzCRZQ6xcg9R5gJkuCm8EelxIUnwjMBXqX3hSAHYn",
+	"+fvDmfDsRXHLlqS3Fc//R8M9NXNPWWT+Ul6xacuWGmRX958ZXLkR2n+mEeDM34k1xngHn5ZCCu1yBWw/",
+	"V7DGbBnPHTXFMuQ2jL3QFpsiiMX08GBMpaUvUGdMsDStAaexGglNQjoRiSZ7Xqoq0qR5mBzr0KbpG7DQ",
+	"5ehzn3vcs1/se3v7bUFjoiXlKrRx3W182y1BHc73t82n8mqBzXqFofrDP1ncKeS90VQSKv0Ru4cD4qWP",
+	"tK3x6LmEDy4vEBbhxkh/97quxyOGOR18yokCCNKYNJsHSB+QS54OjvltaQCYdcC9x7YGK1V3RvsL2bbv",
+	"DlWWuhNfvWf5aIAP9ci7KL7AvQOI7fKM0M4GIiFVmuwpQSif9HiepsQX3FrnmlicK+ILpW3SIbdQ9YRE",
+	"EAk5aaMZgHYHxccKV1zLNHmQhGESUolgUUTZ3DR9m9SgnWbeCKDHu2enp2YkIsYcZGaFfeTsgUAs7G1x",
+	"hBxpcwtiJhB84pA9oLKT2ORYPT7Ea4P0W3+iQTmg2FxDNsOPgXcAkk09AHPUmbulzVli1OPZG+hUt3lp",
+	"Ti69f0C8F9QfQZpe6NxlTjObculXzg1VDEQYirGael+dVcevcJxxZwu71z37rAMf3FOFOeV6PH0143J1",
+	"QdQHfCurMKcCZhHYL7PRrhDVlzjrRmcPO0AjYj9NP1ybwyR1SZUsIy03mRCkh3/lVXQXnzAuHXHaPp59",
+	"JEn5JJu3jHQXkm2PR/ShQ4fw08nR05OzbrfbJiyKEm2OsZiizVFiziyWJi1JulrNe9SswoegxyV0XB41",
+	"9/rbpiAuMJgVl46jLXvuF48pORDSM0qPH52V1O6/mGakwgOz4tvnxTxQqPe+lkXzNq91vJmt0nBQCQdd",
+	"zh0z1uGgQQgPS48cr0yDLR84zJzGHP1OzhsGBzb5wvLrOtOuwnFjI4xt6bSRYrY5bCw8bGTUsJwYzIHE",
+	"2IbLHQbmdPcWW30Bn4GZ+DthYTweRg7Q2fEQ/57H2CFkVaerYe+q0P4L4TFfwveGUQJT0F8HuRWE9Tx8",
+	"d9lRNL3SRogvFOJl1FOFeKoTzK6TSUMcq4ljCUUAlctVg2mwbV0A9HsJyjTwJ3tURsI621yu0gSzTkyF",
+	"XbmSHNOoq8LHmyBwWzwMtAmwXMy/MQMfS5QMLQ4XkgI+ru3jnfZyQw/fKj93DbfM1YW5vxPmtg/f+xm4",
+	"l5yyihiswNQFWO4qbxeW2LD4QhYvksgKCsEbtOXcbZtshC28eLux6/tO2HNh4adC6iJbiaSD3nai2J9T",
+	"RzNX+cSWJpxB1OFfdrTF9wQ23zV49qpRY9byPZcyvVBaap/QIWW8bL1YM+jCdMCqEz2OebRd0S2bqBSG",
+	"mMowK/uSKFtuhdobUm6LPpQGwKXENCNdpjfxfmkNLbvC9uyWDtI6hLEtTu6ydds+rWIJSlsB1RanMRDM",
+	"yhu3sCAZ1qV8sFetrfOz0/l6lhuJrhvsfdscPReKLnd/i3nzbDzlwIqzFIXLWSSisVrCF1myXkyIm9YX",
+	"sjfnnEppS7bi3XRaF7IwhJpPJmPY/a2Zc8smz1safyeydL6SZvHMaUA/hfwKJs5bGu+qafOWxo1cWGjS",
+	"RIi4Bbi39QcWJxmXIgI9gsSm3rVloLDkPLGlks9JzGIIGcfaGENok4EENeK2jIQtzonlr/FjjyexjU8p",
+	"CeTYY3wgXEUEW0ELq+qnxSyCxGWlxHynItHQ4xqiOKRpFnDb1dXEoDKr7+iira6vLl++vVqgXd86QJST",
+	"n7uNN//EGjJYPMP8lWvCWUU3V1V3JSgPtihipgilsLIoA8OybKARU/Y2eZnx+zZttG0Zb+f9XuR8DuWl",
+	"D7/SdlUEvW26s8LeLq8R+IsFfobApSRh65+y+xWH2Pd5sy1zcjbz98XLRBQhXhGFFfg6A+eucna2wIa3",
+	"F/K2KCBxKWnEIZ2A9KkMlrP3B2z3Atttmb/zqb8TBrc4Ib4D9hLnYgF7FTg7B+Susna+woa3F18v5eRR",
+	"hTqwMl4lt03usfECpkzvdzQCV1gSh8Hi5uV+Gou6WzvZF5EQOPf3JSJ0Cu6KVFBZSCAsd1tK4BIbMbFK",
+	"TGiHyWUUIiFiIA99wV1xoBW2gG3/otB82ww/u4Lvhe3tvok/BfrcwMOvSxFbRQLMAndn5cDsQhtpsFga",
+	"zFFOFcIJxVBUkgVvsOGXkQJm7u+M/zXQiIQO5tWwWJ3xDTx3nOXNEhtmX8nsGZkso5I0D+gyLr9xbbbM",
+	"4Hba7yVpv4Ux2YOYKRGArfY9m8VvLmur+6GY97dqMucvhNW5FXyHqZxVBvp1ELteLmcL3K8glbNdaCPP",
+	"K2VyVilWVxLOamLZbQppyGIFWVQghVjSyQrVbptsW7ObWb8XxY4QdhVzbTG2FZm5bY8qhfgsHL9IIb58",
+	"6u8Jj3OF+PDXNdBZRSxnkN1Z0ZytsBHPi8VzTi+V6KMiYew0TTTksJwclhOCHkG0wvd+a5tsWdbjrN/P",
+	"85Jo1Z2abVOBYxFwu8qxuLiGYxdyrHbIW0IILih5cWC0CEOiR0ydE5qlgC1m4moTr5+wMHAr8YiQ7peX",
+	"VINHFBtyGipCCYdxj8dU+yPMw8eJBBrYpGSFVN/eAXkvyZhiqjxJmD634f2e+cnLEgPa9GA97t4AUa7G",
+	"IMlEJGQkQgyF9l4POu8Eh85bM6VnQ7HTIGumyAjCgIxHLDRwohoTdSvNcLvZgJg3XCRhQPpATrqn+y6l",
+	"I36FgBx3u4QqooRNSkW5fUftoNrjTLnob0wvfpJmJXObkQlXRCT6gPzG9Egken7RQtrtU07MjnvcrZXQ",
+	"0IBvQpSmYRpnbtfsC4wL15hC8oD85raYZYNUo0QrEogxJ7THEQwFsGRbM4t1g5A9qu7sc7DzbI8S4pD5",
+	"1HX4/9m72t62bSf+VQi/qQ3Idtog/bfKq+RfY93Qh2FJ1wFTAdISYxNRSEOkkxhFgH2afbB9koF3J4my",
+	"5FQNsDZb8tKWeKTuiacT73d2tOPA+V2x1D4K5e7oFmjKb+wY/kE7/6DFpVA5YGx010RRiQEAL1xWHN+N",
+	"ikb/TK0rpLjYDSnIONQBAC7sGG/mbAhI5MX4RGrHELE5wtq+eWGurCyeWMbh/xOzLlLJwdJtopUboTYD",
+	"Wih0elnV1oJmOJekvyX+Ongf0t040YnmnCdaZTHbO5i92J8dH8z2nz0/+N/xy0QDzbg2v0w4EbPPyaB2",
+	"WMkgTgatkYMoKbmEN+xPnu5N9vYmz/dfPnu+D9e9k0oG8ee//vjz5oaWkWiuEI3QSyHAS48Yh8VwwiNl",
+	"JeStd5h+WRzr1hTWMf508v4dU9qbt2ScFHiGBLD2Im5AGZZukDTBk1DeqNXZWQVjmujybupaoBwbXnke",
+	"t3wushelmJq1dnaEpSYIPYui8g6yXc4SMQCiJU8RsbXOpbWMvxHWjeEJxj++4n5ilS6bagEYtplFl6gc",
+	"K2RqtJapsyMqblGu9HOHTLRoanGh9AKKPMEl1Q+8kM5uofg/sfQY1Uqt8VtarqCVlGdLPX+iL5S1EgBX",
+	"gQRCzs7X/k5jpd9fCAd9wo68x4VqV5DmkMcAuDsWubqUfARaWWzYswNm/QSZJTzeVWGulbQorzQ3Fqoa",
+	"l9Dkxq8CEGFPa78NvBJ+k/JmyMSZkwV7esAulF47WYINk8fGjU25wNvH9QNiLifRWxwdRd4el2JlmTPb",
+	"jn7C+OvZ0SteOnxY6lKKTBZM5EbLSaLfIfanwJpirs0YQEL5iGlTsPn67Ay2lvmGCXj8DRvy38ZHaSrz",
+	"8TFcVXoRM21453ZyAk/+a401f2uJsGcdWCfFCIB2jDpQyFSqS5kdbvkp1Ee/57dUsqodxkeuq4cbLByE",
+	"RcN3KxHersEKfW+zFGurwQQ4YkZNTirGBd0kfDgYg5Jaz5iYISp24BsBGRsAt5uetHRa5ZDQQfkZvfui",
+	"wRQfMXmxchuY7BDxqkMjsT5sKZxXeAzuYo7y/mJ12SkWAHsDwAyWRtGgVICPXp2sLQFtx0d5bq7G7wu1",
+	"wFK2rq2WRk9xKI2EgTTuJtomO7teGSvHr+t5exPGoeXIm2jQQODt2IVpB6nMadKzVr0c0MHYaNCyu9sm",
+	"5uQuyWj1QunrEbVvA9xvMiwMg5XDILT/OrtE/y8Kw7oCIjjHEEQ3tI/IrE9gtvu48ww2kzpkqmIjQsm1",
+	"EfSTsY727uF8QzD12HtmRLDrpYe7EjbRgPlsl9QgRjRQmeOtjTSqgg8DjqSrCw5Hk+dTgnpuXkuFhi+C",
+	"oqCC1i6IckJWB92i6KbkTaKFZcGSHVyFd04/1K+QnalrmQFGPK6fL6T2HlFmR46H4ZLt2mjeKOuCbebO",
+	"ryCezn/nNeQ2iPNWJ5imGt6q8yWs1G1pw490zzfOG+K0DyRxSHJA/2Cd8F7MLs0K7RGw2c9V48xHCxCM",
+	"/pj6G9NlYS5EH7GenCv9f7r7W38ErKZ+KB8Bz5VmJJrgI+C50rcnCjsk2yN9vC3fe/vtp1rhYzp59weg",
+	"WnX660qPMwC1knyngwDlzA/JBbSOAXyVB+h9FGBLtvfZ/h+PA/Qw/x6nAUI96Wv43ymwA7E/pOAOI7ja",
+	"6vHfr5DnV5n8fbX2eoWP5r7T3AOF6acffTXjfmvFo0Z8QSO6X//8AJmuC+U2INIPVhZHC8hj//7JywOT",
+	"VLvy9EsDBSTFJX4DUZZlJl1DvngoJ4sJE1jcX7deBHqcGc2Wzq3i6RSuezrxi70Xe6PJIBqsi3wQD6ag",
+	"D7TmVopzAVnz4SoXAH3O0qUoROr1aRTisRYmR+RHMVe5cgqTm/QJQAARUNEm9eN1lilpo4b3jarXL08P",
+	"I6mITu1EzcL4qAGlEdFJ3IjN1zqDyw2k5yhotBSsrjbZ9gIh5yxSz4G5cC6XlNONGDwTrBAzu2l556jM",
+	"/3muyCu/sGCyEKOlPd3HVoYB0wplkiEgVOpWm8jbFuRjMAxg/9pjZlSSFEE9UtRVyoKPpWTBrGyQLA+l",
+	"t6n+UDXFCXjif4+NzjdhX5VwhdAIoU3s53ZpNFKtSiUbbMYiuA6JYlt9RaObrX7DZSibdgz/RVyxEDu1",
+	"gbYajm8ArLbpnHYfSoA1Qdq16iNd5gMD2lWKsItL2xh+cEwItxpThFQCRL82ndenb9+wlVhIHL+SZpXL",
+	"Q6YN855rDG6BaSkzmYVs9wMGN59u/g4AAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -30,6 +30,7 @@ func serve(ctx context.Context, c *cli) error {
 	c.section("Server")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address, host:port")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060")
+	maxWaiters := fs.Int("max-waiters", impl.DefaultMaxWaiters, "requests held for a change at once (/v1/version?wait=, /v1/version/stream); past it 503")
 	c.section("Store")
 	data := storeFlags(c, "", "; none: the embedded sample data")
 	opts := dataOptions{effort: c.sampleEffort}
@@ -52,6 +53,9 @@ func serve(ctx context.Context, c *cli) error {
 	lvl, err := level()
 	if err == nil {
 		err = cmp.Or(checkAddr("addr", *addr), opts.check())
+	}
+	if err == nil && *maxWaiters < 1 {
+		err = usagef("--max-waiters %d: give at least 1", *maxWaiters)
 	}
 	if err == nil && *pprofAddr != "" {
 		err = checkAddr("pprof", *pprofAddr)
@@ -80,7 +84,9 @@ func serve(ctx context.Context, c *cli) error {
 	api.RegisterEditionMetrics(reg, repo.Active)
 	replica.RegisterReplicaMetrics(reg, repo)
 	httpMetrics := api.NewHTTPMetrics(reg)
-	router, err := api.New(&impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, logger, httpMetrics)
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), MaxWaiters: *maxWaiters}
+	api.RegisterHeldMetric(reg, srv.Held)
+	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {
 		return err
 	}
