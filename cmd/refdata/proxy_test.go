@@ -142,11 +142,14 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	}
 	// get reads target through the proxy, checked against openapi.yaml; any
 	// answer but 200 is a failure.
-	get := func(target, encoding string) *http.Response {
+	get := func(target, encoding string, header ...string) *http.Response {
 		req := httptest.NewRequest("GET", target, nil)
 		req.Header.Set("User-Agent", "refdata-proxy-test/1.0 (+http://localhost)")
 		if encoding != "" {
 			req.Header.Set("Accept-Encoding", encoding)
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
 		}
 		res := check.Do(t, h, req)
 		if res.StatusCode != http.StatusOK {
@@ -211,6 +214,10 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	_, maxAge := active("")
 	for i := range 10 {
 		want := ids[(i+1)%2]
+		var pushed func()
+		if i == 2 {
+			pushed = pushThrough(t, engine, check, "http://127.0.0.1:"+port, get, want)
+		}
 		if i == 0 {
 			refdata("import", "--data", data, dirs[1])
 		} else {
@@ -230,6 +237,9 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 					engine, i+1, id, want, time.Since(deadline.Add(-maxAge-time.Second)).Round(time.Millisecond), maxAge)
 				break
 			}
+		}
+		if pushed != nil {
+			pushed()
 		}
 		time.Sleep(500 * time.Millisecond) // the clients read the new version a while
 	}
@@ -257,6 +267,71 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	}
 	t.Logf("%s: %d pinned reads by 6 clients through 10 publishes; %d pinned URL and encoding pairs fetched from the replicas",
 		engine, reads.Load(), pinned)
+}
+
+// pushThrough opens /v1/version/stream and holds /v1/version?wait= (with the
+// ETag of the answer it has) through the proxy, before the publish that makes
+// want active; the function it returns, called once want is active, checks
+// that the held request was answered after the publish with want, and that
+// the stream sent want's event within 10 s (a proxy that buffered the stream
+// would hold it for the 25 s of a keep-alive comment). A build without change
+// push (the stream is 404) checks neither, and says so.
+func pushThrough(t *testing.T, engine string, check *apitest.Checker, base string, get func(target, encoding string, header ...string) *http.Response, want string) func() {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	req := httptest.NewRequest("GET", "/v1/version/stream", nil)
+	req.Header.Set("User-Agent", "refdata-proxy-test/1.0 (+http://localhost)")
+	sreq, _ := http.NewRequestWithContext(ctx, "GET", base+req.URL.Path, nil)
+	sreq.Header = req.Header.Clone()
+	res, err := (&http.Client{Transport: &http.Transport{DisableCompression: true}}).Do(sreq)
+	if err != nil {
+		cancel()
+		t.Fatalf("%s: GET /v1/version/stream: %v", engine, err)
+	}
+	if res.StatusCode == http.StatusNotFound {
+		res.Body.Close()
+		cancel()
+		t.Logf("%s: /v1/version/stream is 404, this build has no change push: ?wait= and the stream through the proxy not checked", engine)
+		return nil
+	}
+	stream := apitest.NewStream(res)
+	current := get("/v1/version", "")
+	if ev, err := stream.Next(); err != nil || ev["id"] != current.Header.Get("X-Data-Version") {
+		t.Errorf("%s: the stream's first event %v (%v), want the active version %s's", engine, ev, err, current.Header.Get("X-Data-Version"))
+	}
+	type answer struct {
+		res *http.Response
+		at  time.Time
+	}
+	held := make(chan answer, 1)
+	go func() {
+		res := get("/v1/version?wait=120s", "", "If-None-Match", current.Header.Get("ETag"))
+		held <- answer{res, time.Now()}
+	}()
+	time.Sleep(300 * time.Millisecond) // the request reaches a replica and is held there
+	published := time.Now()
+	return func() {
+		t.Helper()
+		defer cancel()
+		if a := <-held; a.res.Header.Get("X-Data-Version") != want || a.at.Before(published) {
+			t.Errorf("%s: /v1/version?wait= held over the publish of %s: %d from %s, %s after the publish: want it held, then 200 from %s",
+				engine, want, a.res.StatusCode, a.res.Header.Get("X-Data-Version"), a.at.Sub(published).Round(time.Millisecond), want)
+		}
+		late := time.AfterFunc(10*time.Second, cancel)
+		defer late.Stop()
+		for {
+			ev, err := stream.Next()
+			if err != nil {
+				t.Errorf("%s: the stream through the proxy sent no event for %s within 10 s of it being active: %v", engine, want, err)
+				return
+			}
+			if ev["id"] == want {
+				break
+			}
+		}
+		res.Body.Close()
+		check.Check(t, req, res, stream.Raw)
+	}
 }
 
 // maxAgeOf is the max-age of a Cache-Control value: 0 without one (no-cache).
