@@ -161,12 +161,8 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		res := get("/v1/version", encoding)
 		return res.Header.Get("X-Data-Version"), maxAgeOf(res.Header.Get("Cache-Control"))
 	}
-	eventually(t, "the proxy answers /v1/version with the first version", func() bool {
-		res, err := client.Get("http://127.0.0.1:" + port + "/readyz")
-		if err == nil {
-			res.Body.Close()
-		}
-		return err == nil && res.StatusCode == 200
+	eventually(t, "/readyz through the proxy answers 200", func() bool {
+		return check.Do(t, h, httptest.NewRequest("GET", "/readyz", nil)).StatusCode == http.StatusOK
 	})
 
 	// The clients: each starts from /v1/version or from a current route's
