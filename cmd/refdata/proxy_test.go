@@ -79,14 +79,32 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 	refdata("import", "--data", data, dirs[0])
 	ids := [2]string{manifestOf(t, fixtures.Versions()[0]), manifestOf(t, fixtures.Versions()[1])}
 
+	check := apitest.New(t)
+	client := &http.Client{
+		Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Timeout:       30 * time.Second,
+	}
 	// Two replicas of the store, each behind a reverse proxy that counts the
 	// requests reaching it by target and Accept-Encoding.
 	var hits sync.Map // "target encoding" → *atomic.Int64
 	var ports [2]string
 	var exits []<-chan int
+	t.Cleanup(func() {
+		cancel()
+		for _, done := range exits {
+			<-done
+		}
+	})
 	for i := range ports {
 		addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--data", data, "--log-level", "warn")
 		exits = append(exits, done)
+		// Ready before the proxy starts: nginx would take a replica's 503 while
+		// it loads for a failure, and have none left for a few seconds.
+		direct := apitest.Forward(t, client, "http://"+addr)
+		eventually(t, "replica ready", func() bool {
+			return check.Do(t, direct, httptest.NewRequest("GET", "/readyz", nil)).StatusCode == http.StatusOK
+		})
 		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
 		rp.Transport = &http.Transport{DisableCompression: true}
 		rp.FlushInterval = -1
@@ -98,12 +116,6 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		t.Cleanup(front.Close)
 		ports[i] = front.URL[strings.LastIndex(front.URL, ":")+1:]
 	}
-	t.Cleanup(func() {
-		cancel()
-		for _, done := range exits {
-			<-done
-		}
-	})
 
 	port := freePort(t)
 	out, err := exec.Command(script, "start", engine, port, ports[0], ports[1]).Output()
@@ -124,12 +136,6 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		}
 	})
 
-	check := apitest.New(t)
-	client := &http.Client{
-		Transport:     &http.Transport{DisableCompression: true, MaxIdleConnsPerHost: 16},
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
-		Timeout:       30 * time.Second,
-	}
 	h := apitest.Forward(t, client, "http://127.0.0.1:"+port)
 	// complain reports the first 20 failures of the clients, who may repeat one
 	// many times a second.
