@@ -3910,6 +3910,9 @@ type IsPlayableCharacter string
 // Example: de-DE
 type Language = LanguageOrAll
 
+// LocresLocale Example: de-DE
+type LocresLocale = string
+
 // ManifestId Example: 05E83EB5E32657B9
 type ManifestId = string
 
@@ -21940,7 +21943,7 @@ type ClientInterface interface {
 	// else is 404. The segment is never used as a file name.
 	//
 	// Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-	GetLocres(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetLocres(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMaps List maps with callouts
 	//
@@ -22807,7 +22810,7 @@ func (c *Client) ListLocres(ctx context.Context, reqEditors ...RequestEditorFn) 
 // else is 404. The segment is never used as a file name.
 //
 // Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-func (c *Client) GetLocres(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetLocres(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLocresRequest(c.Server, locale)
 	if err != nil {
 		return nil, err
@@ -25484,7 +25487,7 @@ func NewListLocresRequest(server string) (*http.Request, error) {
 }
 
 // NewGetLocresRequest constructs an http.Request for the GetLocres method
-func NewGetLocresRequest(server string, locale string) (*http.Request, error) {
+func NewGetLocresRequest(server string, locale LocresLocale) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -27829,7 +27832,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-	GetLocresWithResponse(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*GetLocresResponse, error)
+	GetLocresWithResponse(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*GetLocresResponse, error)
 
 	// ListMapsWithResponse List maps with callouts
 	//
@@ -28113,6 +28116,7 @@ type GetHomePageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28197,6 +28201,7 @@ type GetChangesPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28303,6 +28308,7 @@ type GetChangesBetweenPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28409,6 +28415,7 @@ type GetDocsPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28604,6 +28611,7 @@ type ListAgentsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28615,6 +28623,7 @@ type ListAgentsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28699,6 +28708,7 @@ type GetAgentResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28710,6 +28720,7 @@ type GetAgentResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28801,6 +28812,7 @@ type ListBuddiesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28812,6 +28824,7 @@ type ListBuddiesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28896,6 +28909,7 @@ type ListBuddyLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28907,6 +28921,7 @@ type ListBuddyLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28991,6 +29006,7 @@ type GetBuddyLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29002,6 +29018,7 @@ type GetBuddyLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29093,6 +29110,7 @@ type GetBuddyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29104,6 +29122,7 @@ type GetBuddyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29195,6 +29214,7 @@ type ListBundlesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29206,6 +29226,7 @@ type ListBundlesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29290,6 +29311,7 @@ type GetBundleResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29301,6 +29323,7 @@ type GetBundleResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29392,6 +29415,7 @@ type ListCeremoniesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29403,6 +29427,7 @@ type ListCeremoniesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29487,6 +29512,7 @@ type GetCeremonyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29498,6 +29524,7 @@ type GetCeremonyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29589,6 +29616,7 @@ type ListCompetitiveTierSetsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29600,6 +29628,7 @@ type ListCompetitiveTierSetsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29684,6 +29713,7 @@ type GetCompetitiveTierSetResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29695,6 +29725,7 @@ type GetCompetitiveTierSetResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29786,6 +29817,7 @@ type ListContentTiersResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29797,6 +29829,7 @@ type ListContentTiersResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29881,6 +29914,7 @@ type GetContentTierResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29892,6 +29926,7 @@ type GetContentTierResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29983,6 +30018,7 @@ type ListContractsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29994,6 +30030,7 @@ type ListContractsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30078,6 +30115,7 @@ type GetContractResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30089,6 +30127,7 @@ type GetContractResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30180,6 +30219,7 @@ type ListCurrenciesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30191,6 +30231,7 @@ type ListCurrenciesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30275,6 +30316,7 @@ type GetCurrencyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30286,6 +30328,7 @@ type GetCurrencyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30387,6 +30430,7 @@ type GetLatestDiffResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30488,6 +30532,7 @@ type GetDiffResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30579,6 +30624,7 @@ type ListEventsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30590,6 +30636,7 @@ type ListEventsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30674,6 +30721,7 @@ type GetEventResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30685,6 +30733,7 @@ type GetEventResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30785,6 +30834,7 @@ type ExportActiveResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30878,6 +30928,7 @@ type ExportVersionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30962,6 +31013,7 @@ type ListFlexResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30973,6 +31025,7 @@ type ListFlexResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31057,6 +31110,7 @@ type GetFlexResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31068,6 +31122,7 @@ type GetFlexResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31159,6 +31214,7 @@ type ListGameModesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31170,6 +31226,7 @@ type ListGameModesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31254,6 +31311,7 @@ type ListGameModeEquippablesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31265,6 +31323,7 @@ type ListGameModeEquippablesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31349,6 +31408,7 @@ type GetGameModeEquippableResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31360,6 +31420,7 @@ type GetGameModeEquippableResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31451,6 +31512,7 @@ type GetGameModeResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31462,6 +31524,7 @@ type GetGameModeResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31553,6 +31616,7 @@ type ListGearResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31564,6 +31628,7 @@ type ListGearResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31648,6 +31713,7 @@ type GetGearResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31659,6 +31725,7 @@ type GetGearResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31750,6 +31817,7 @@ type ListLevelBordersResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31761,6 +31829,7 @@ type ListLevelBordersResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31845,6 +31914,7 @@ type GetLevelBorderResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31856,6 +31926,7 @@ type GetLevelBorderResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31946,6 +32017,7 @@ type ListLocresResponse200Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31957,6 +32029,7 @@ type ListLocresResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32041,6 +32114,7 @@ type GetLocresResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32052,6 +32126,7 @@ type GetLocresResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32143,6 +32218,7 @@ type ListMapsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32154,6 +32230,7 @@ type ListMapsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32238,6 +32315,7 @@ type GetMapResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32249,6 +32327,7 @@ type GetMapResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32388,6 +32467,7 @@ type ListMissionsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32399,6 +32479,7 @@ type ListMissionsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32483,6 +32564,7 @@ type GetMissionResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32494,6 +32576,7 @@ type GetMissionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32585,6 +32668,7 @@ type ListObjectivesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32596,6 +32680,7 @@ type ListObjectivesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32680,6 +32765,7 @@ type GetObjectiveResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32691,6 +32777,7 @@ type GetObjectiveResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32782,6 +32869,7 @@ type ListPlayerCardsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32793,6 +32881,7 @@ type ListPlayerCardsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32877,6 +32966,7 @@ type GetPlayerCardResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32888,6 +32978,7 @@ type GetPlayerCardResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32979,6 +33070,7 @@ type ListPlayerTitlesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32990,6 +33082,7 @@ type ListPlayerTitlesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33074,6 +33167,7 @@ type GetPlayerTitleResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33085,6 +33179,7 @@ type GetPlayerTitleResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33176,6 +33271,7 @@ type ListPremierConferencesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33187,6 +33283,7 @@ type ListPremierConferencesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33271,6 +33368,7 @@ type GetPremierConferenceResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33282,6 +33380,7 @@ type GetPremierConferenceResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33373,6 +33472,7 @@ type ListPremierLogosResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33384,6 +33484,7 @@ type ListPremierLogosResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33468,6 +33569,7 @@ type GetPremierLogoResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33479,6 +33581,7 @@ type GetPremierLogoResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33570,6 +33673,7 @@ type ListSeasonsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33581,6 +33685,7 @@ type ListSeasonsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33665,6 +33770,7 @@ type ListCompetitiveSeasonsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33676,6 +33782,7 @@ type ListCompetitiveSeasonsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33760,6 +33867,7 @@ type GetCompetitiveSeasonResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33771,6 +33879,7 @@ type GetCompetitiveSeasonResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33862,6 +33971,7 @@ type GetSeasonResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33873,6 +33983,7 @@ type GetSeasonResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33964,6 +34075,7 @@ type ListSpraysResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33975,6 +34087,7 @@ type ListSpraysResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34059,6 +34172,7 @@ type ListSprayLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34070,6 +34184,7 @@ type ListSprayLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34154,6 +34269,7 @@ type GetSprayLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34165,6 +34281,7 @@ type GetSprayLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34256,6 +34373,7 @@ type GetSprayResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34267,6 +34385,7 @@ type GetSprayResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34358,6 +34477,7 @@ type ListThemesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34369,6 +34489,7 @@ type ListThemesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34453,6 +34574,7 @@ type GetThemeResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34464,6 +34586,7 @@ type GetThemeResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34565,6 +34688,7 @@ type GetVersionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34659,6 +34783,7 @@ type ListVersionsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34743,6 +34868,7 @@ type ListWeaponsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34754,6 +34880,7 @@ type ListWeaponsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34838,6 +34965,7 @@ type ListWeaponSkinChromasResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34849,6 +34977,7 @@ type ListWeaponSkinChromasResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34933,6 +35062,7 @@ type GetWeaponSkinChromaResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34944,6 +35074,7 @@ type GetWeaponSkinChromaResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35035,6 +35166,7 @@ type ListWeaponSkinLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35046,6 +35178,7 @@ type ListWeaponSkinLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35130,6 +35263,7 @@ type GetWeaponSkinLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35141,6 +35275,7 @@ type GetWeaponSkinLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35232,6 +35367,7 @@ type ListWeaponSkinsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35243,6 +35379,7 @@ type ListWeaponSkinsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35327,6 +35464,7 @@ type GetWeaponSkinResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35338,6 +35476,7 @@ type GetWeaponSkinResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35429,6 +35568,7 @@ type GetWeaponResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35440,6 +35580,7 @@ type GetWeaponResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -36117,7 +36258,7 @@ func (c *ClientWithResponses) ListLocresWithResponse(ctx context.Context, reqEdi
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-func (c *ClientWithResponses) GetLocresWithResponse(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*GetLocresResponse, error) {
+func (c *ClientWithResponses) GetLocresWithResponse(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*GetLocresResponse, error) {
 	rsp, err := c.GetLocres(ctx, locale, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -36713,6 +36854,13 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -36925,6 +37073,13 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -37215,6 +37370,13 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37503,6 +37665,13 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -37794,6 +37963,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37845,6 +38021,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -37968,6 +38151,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38019,6 +38209,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38135,6 +38332,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38186,6 +38390,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38302,6 +38513,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38353,6 +38571,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38476,6 +38701,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38527,6 +38759,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38650,6 +38889,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38701,6 +38947,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38817,6 +39070,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38868,6 +39128,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38991,6 +39258,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39042,6 +39316,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39158,6 +39439,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39209,6 +39497,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39332,6 +39627,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39383,6 +39685,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39499,6 +39808,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39550,6 +39866,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39673,6 +39996,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39724,6 +40054,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39840,6 +40177,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39891,6 +40235,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40014,6 +40365,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40065,6 +40423,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40181,6 +40546,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40232,6 +40604,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40355,6 +40734,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40406,6 +40792,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40522,6 +40915,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40573,6 +40973,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40696,6 +41103,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40747,6 +41161,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40915,6 +41336,13 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41082,6 +41510,13 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41197,6 +41632,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41248,6 +41690,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41371,6 +41820,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41422,6 +41878,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41576,6 +42039,13 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41729,6 +42199,13 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41844,6 +42321,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41895,6 +42379,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42018,6 +42509,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42069,6 +42567,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42185,6 +42690,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42236,6 +42748,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42352,6 +42871,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42403,6 +42929,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42526,6 +43059,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42577,6 +43117,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42700,6 +43247,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42751,6 +43305,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42867,6 +43428,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42918,6 +43486,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43041,6 +43616,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43092,6 +43674,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43208,6 +43797,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43259,6 +43855,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43382,6 +43985,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43433,6 +44043,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43542,6 +44159,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43593,6 +44217,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43716,6 +44347,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43767,6 +44405,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43883,6 +44528,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43934,6 +44586,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44057,6 +44716,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44108,6 +44774,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44257,6 +44930,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44308,6 +44988,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44431,6 +45118,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44482,6 +45176,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44598,6 +45299,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44649,6 +45357,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44772,6 +45487,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44823,6 +45545,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44939,6 +45668,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44990,6 +45726,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45113,6 +45856,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45164,6 +45914,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45280,6 +46037,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45331,6 +46095,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45454,6 +46225,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45505,6 +46283,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45621,6 +46406,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45672,6 +46464,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45795,6 +46594,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45846,6 +46652,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45962,6 +46775,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46013,6 +46833,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46136,6 +46963,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46187,6 +47021,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46303,6 +47144,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46354,6 +47202,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46470,6 +47325,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46521,6 +47383,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46644,6 +47513,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46695,6 +47571,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46818,6 +47701,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46869,6 +47759,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46985,6 +47882,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47036,6 +47940,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47152,6 +48063,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47203,6 +48121,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47326,6 +48251,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47377,6 +48309,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47500,6 +48439,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47551,6 +48497,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47667,6 +48620,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47718,6 +48678,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47841,6 +48808,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47892,6 +48866,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48053,6 +49034,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48213,6 +49201,13 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48328,6 +49323,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48379,6 +49381,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48495,6 +49504,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48546,6 +49562,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48669,6 +49692,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48720,6 +49750,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48836,6 +49873,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48887,6 +49931,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49010,6 +50061,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49061,6 +50119,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49177,6 +50242,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49228,6 +50300,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49351,6 +50430,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49402,6 +50488,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49525,6 +50618,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49576,6 +50676,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49734,7 +50841,7 @@ type ServerInterface interface {
 	ListLocres(w http.ResponseWriter, r *http.Request)
 	// GetLocres Get the string table of one locale
 	// (GET /v1/locres/{locale})
-	GetLocres(w http.ResponseWriter, r *http.Request, locale string)
+	GetLocres(w http.ResponseWriter, r *http.Request, locale LocresLocale)
 	// ListMaps List maps with callouts
 	// (GET /v1/maps)
 	ListMaps(w http.ResponseWriter, r *http.Request, params ListMapsParams)
@@ -50094,7 +51201,7 @@ func (_ Unimplemented) ListLocres(w http.ResponseWriter, r *http.Request) {
 
 // GetLocres Get the string table of one locale
 // (GET /v1/locres/{locale})
-func (_ Unimplemented) GetLocres(w http.ResponseWriter, r *http.Request, locale string) {
+func (_ Unimplemented) GetLocres(w http.ResponseWriter, r *http.Request, locale LocresLocale) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -51705,7 +52812,7 @@ func (siw *ServerInterfaceWrapper) GetLocres(w http.ResponseWriter, r *http.Requ
 	_ = err
 
 	// ------------- Path parameter "locale" -------------
-	var locale string
+	var locale LocresLocale
 
 	err = runtime.BindStyledParameterWithOptions("simple", "locale", chi.URLParam(r, "locale"), &locale, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -53319,389 +54426,401 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3rbhs5tjD6KoTOB8SeT/IlcdxpG40PjuN0Z+/cEDvds8+ozymqakniuIqsIVmW1Y0A82s/wMYBvjfY",
-	"L/K9yTzJARdZF0klqUpxKUpSPYNuS+J13bm4uNafHV9EseDAteqc/dkZAw1A4p8Xvg9KXQqupQgvwlBM",
-	"3kk2Ytz8FoDyJYs1E7xz1rl89+GaDIUkAykmCiShcazOCQ0ndKqI9xfvoNPtSPhHwiQEnTMtE+h2lD+G",
-	"iJrB4J5GcQids85fOt2OnsbmT6Ul46POp0/d2YVc3cdCwS/5MheXck5C0GpmMUQCDYh3dUNHXpd4f+29",
-	"oJr2fgWpmOAeoTwgnpkAuO69pnyU0BFUXrUZtUtmx+yS+eFKt3ZJ/TG4nZVshmoaipEiXpwMQuZ3SUTv",
-	"e3QEPz05OuoSpWkIvcmYhdCTcEdDFlANP50eeefEO7w7Prwr7K/P8auADYeHIdWgtJcPy0XPNyvxyF4+",
-	"EIE7kFOiWQTnhJInRyeEKeKPgcb758Xh/hxKEX06/FOLT17JUo+fPjk9MutlUZRoOgjBO+jzirCtt/Fy",
-	"GFtEXHFfBOa7BTB7A+kRIYk3+oPFHpmMgRM9BjIQwRS3LKJYglIQkD1/LBRwMpgSz5BlrHvpuB75R++O",
-	"hgmoriE9HTIyZFJpIjihRDPYPyd0oIBrZBUWANdMTw2RFTbOk6hz9rfOQHa6HbOczu8rtpSR1sKWbsZA",
-	"QuHTELKdPFJEw702G2Kc7CmwP128f0UKfffPcXVe6Ib+iYah18WWx8+ILwKzPV9EEe0piKmkGoKqfAK8",
-	"9/G6FEWGcxzjLO7lDeVsCEqTVy+IGOJSRjQC4qg7R5VvvjW0WHVBR0+vnj25ev706snj06c/PP+xdG2G",
-	"uxcXda2l4CPiaE9IuzJmBI2hFeCampZkD6g/Jr7FF7GUQsZUEaYVERO+3+3zACS7gwCXjt8PphrUmSMR",
-	"n4b2C3ILEONuldmoWRehvhRKpaBQB31+DTwgTJMB9W8Nor1Xw95bwaH3hmp/7BEtyAi05efqbNjv8KO7",
-	"0Rs4+uOPp79FL3+d/pxcM81vf5D9TinUfqVyugi1C6cR5lmnKsLm+pXM/KnbMVQZgXbq4aUUUR3SyqhK",
-	"IN9TaUmK7B2fkjHc0wB8FtGQBGzEtNo3KzcqsRNTPe50O5xGZj2my+ZEGNH718BHetw5Oz0pg+4r9T6k",
-	"UyNKL8dUUl+DLBFrZk6PhEwZUuPhFPdHR0bVE0rikE5BEp9yEjP/9px4Qxoq8PKmQo9BKrJH+1yCL2SQ",
-	"854hRYWSghIueC92yyF+up79A/IahpqIRHedJsGpD/r8gk+NhtY4uzLKhU/12DAGhAqMgDo5OiKcRuYr",
-	"M6WeCGJFq6VYBPg/EpDTHOKsBCRlktUApdPt4F7LhetyqfraSlRHKShNhwzCQJ0RwbPvczlpBKmRnwgo",
-	"CwMnlKlRCz70uZUP+C37A4LCoGQAvohAEcqJGPwdfE1uYQqB0T3Fac6JE+V97v3rn/99Yeaz21b7B+QF",
-	"DGkSaoKy16AkA/uZFSUg74yNFCpBKHKXmXBqcd/nBTS57SlwqCB7XgC9AIw9dfH6tbffJSjWUrNvTFUX",
-	"DSstgWr7i+pz5DEzABImBGQMEsjeovVlCAAULtK1VDGEIeOj/fPCt32efm0IB8mWg+FeBTw4IBclpGWX",
-	"pUTaIRMYZMTugPd5JKSBqAE8983i/lemDgPovbjqJ0dHj0+z74ay9/KDt28BClIK6dbO9HJ6DXOzMCfS",
-	"/yFh2Dnr/F+HuVF+6HB5mALmnbwIQyTUVHq9CtZKNkokaMo4BJmAKxdoXcR+Ae3LJFyUT96cnHtPR1CV",
-	"HZmGyMHdGQUxHUEpZ5K9uU0i6Q6FtOR58f7VI5WbQN4iG1muNlQ0K7qMtjg5Ojoz4pWOgKixmKg+N0tI",
-	"R3tIisD9I6BuxGfqOC1qajgtGsT7x4QF5UatwfIjRT5+fPWiS571TvB/x49LFm6Mnzk0L9lKYmartpnT",
-	"J3DqPx6c9k7oM+g9O/3R7z0JTvwePHn25OnTx49Pnz47Wb/BT2YyFQuuwJ60jWJ8pSEyH5ytaP6kcRwy",
-	"Hw3Jw78ri9x8VZRP3w07Z39bTSQ49nMRTDufuhVaXoShbfw7LnMWAe+4sx+6BriGkgzMAIWzVWwGwgsu",
-	"hJ474PbQidDLvQhlq3G9D5d6HzKHQDasdQn0Cj6BygPPehPSA3mvcCJfNdTM6T0/lvWKR82V/edOpoUh",
-	"ilKvwhBZ88KBZVU3bFMw01e1xTafup1ZB8e6XsUjHZISktdrpnRTRG7Grk7opvVKYr/KbdZUblJfs7tM",
-	"fLZM0DJBXSZ4ToMPlloqcEGmdv7soFVZsBHIo/v73l//+siYsFxoopI4FlJDcE4SBanNQ2Xv4qpL0Gbt",
-	"WtulS/71z/82FoamOlGds5Ojo09V7Y0rXEQJq9zkTGAWFNFwKGQEAdnjgnxUIHsXVmskPFtoZhB1C+2N",
-	"Wjenpii3WfYPDNifJ0EwbUhD4tiVBAe2XKshB6ZVKxxa4VBbOBjCeQ13EDZJ6ThBdXLH5tVonoSmbUv5",
-	"LeVvTvkNGYizE9Sk/oqmYoEHWoOx5YyH5IwmmaIeP9RhhZYJWiZ4ICbgQQiNGUVm8IosYJpWMIZMs5bQ",
-	"W0LfjNAbE/fp4DWIvbLAN41bid8ywsMwwiVIiARvyuWTDl+JEdLGa+W+7xq2BN8S/KYE35DsLw5fi+gr",
-	"yv+U9FsN0DLEAzGEiGLQzJDRNVAleFOqYH6eauwx32u9csh7EIVdWq5oueKzuaIpfVE2z2acUVWDLPBH",
-	"q0tarnlwrrlhIK9BN69M3ER1ecZ1q6VONANJFLRRWS1rPABrNK9RChNtyB4b6JSUSVqt0rLOQ7EOrtSQ",
-	"ZGPqJJuhIqNk7SsoEPskzfBFS/0t9X8G9TemMWZmqMsBlXVEzgetbmi54+G4Q1JfN6gYzPCVecI0rqQS",
-	"TMOW4FuC35TgG9QF6fC1iL6GFjDNWw3QMsQDMUQiJXC/sRtsN3w1ZnCN12sA17Al+JbgNyX4pjRAYfha",
-	"RF9VA7jmrQZoGeJhGOIFGw5rS/9VFG0GtGS8SMQXJGDDIRmAngBwzJhSTJKkWjr9TDrdUSIzcJKr5C0m",
-	"EZshsaGQEdWds86AcYoJKEryEyw+8HSU9EgRxWmsxkITqgglZoJeIUWappJQ6Y/ZXSsckeheMBULxXRp",
-	"dg6Pak39cQRcn5MhC4HTCH7qdyQMA0MX/eTo6ImfJ1vBz3CgqTwY/dHvVM6ctWaa+SQd2QQrU6JV4YXP",
-	"pO+XIdwbIdqQGZ0OX8miSBuvNaOHIdxjppLWbGjNhk0pviE7ujh8LaqvaEdntN8a0i1HPAxH/EwjuLpr",
-	"LkVSNn4lfshar1UDaIDDXZsvqaX6z6H6hhTBzPj1KL+iKsjpv9UFLVc8HFe8EQFc/SNhcUwHjT0LXpyo",
-	"Mo/MdqumJiIRAIGsU8saLWt8Pms0qDkWJ9qQPerokjkmabVKyzoPyzoN65JaLFJdb7QU31L8phTfsIqo",
-	"rRhqq4NWB7Qc8TAcAbSpOH4zdDUuALo+cj9m4CPdj4C2ofstpW9E6U3JfTd0ZWqvKO9naL6V+S0nPAwn",
-	"vOIaJKehzWy9UUZu5oawhV/OiQQtpySkrv6QS7P99KHSbLt6PUPKQghsHZwIlMJiI3SqyGRMdTer7MN8",
-	"IEqb75MY82i75L8yaOzNWmGGSkKg0H6t5rO5VQfYuGX3lt3rsnuB1hrSf3Mz1OWAitqwyAetMmy544G4",
-	"AwnkOokiKutHca8vVFUYeVkU640t0lUoEoE9FZkwPbZajf2RnvmZJDYmjWBR2TbE9RsNcX1D44ZslTc0",
-	"riSh39B4rW0S0bgVuq3Q3YC4GzJF3MhVCbyi6RHRuLU4WuJ/IOJnynxoSrrb0asxgG27Xsrbdi2xt8S+",
-	"IbE3Je3z0esQfFWpb1u3kr9lhodhhrfFesX1na5cZDWMWeSOilPQy72vTz7f+/pWFOsmox/WzHlGsLzz",
-	"hKp8KYxrUaiu/kgRpYUELAhfKLrOVJ8rzcKQhIIGWMFcH5CbRZcu88czWyN73qEEGkz/8IhOJFfk8dER",
-	"mYyBY+VHHNdMEezbatMFJvwMkrZ40y9FwoON0TYBGgtuz/NJwgJy5P7plfwr/ccImBT28y/VzrEOvAFr",
-	"RKgmh3fHh3YONVPl8uRBCEAl/tg97LIirputS0h8gYte9rdCvxEBGzJYUsVaQixBAdcIMqxabqiGeK+G",
-	"vbeCQ+8N1f7YI8xQjiEQ+zpdnxMuyEAE01a07qSvw7HIB8Obm7EI3trwEXnyw+nF0cnl5Y9Pf/zh5Ifj",
-	"U3enY8TIIzWngA2ZzLMF2VOajqxM2X94UagJyp/SC6jpAfmQy6qDB5U/7wZ/B9x7Q2eGbPxKRlTWeu25",
-	"QaQtW2OpNZbqGksZmTV0dpgZvx7hVzw/ZOTfniBapngYpnjvdlPgBQ33+nCso3CWCeYSpXDyy82b109J",
-	"IPwkAq4PqiTAcL1IbPTcHg7QJR9vXvae7XeJBB6AhIAI7gOhPCC+wWRAQnaLD+Dk1BptaNubIR6pPhcT",
-	"TsyKjfa+4qOQqfE5Caim9ts9fENtLEO1b5o4DrF8QfyxUMC7JKLyFgI0p/ucaUW8kPKR18VVePPY9+x4",
-	"RI+pTjls/oDwDfDYXIaNQ89C49AfUz4C5REvTgYh87uEix6iyiN7egxTMhRm1SUSav+ceIeB8NXcWId/",
-	"DqWIPh3+qcWnwrgRve/REfz05OioS5SmIfQmYxZCT8IdDVlANfx0elQ5ecf8ckuTcuyGtEiHuAY/kUxP",
-	"e+9FyPzpIlqu8W9lwDMNQXXJUHCtLPcIzo26EFwRwcMpMTAmemxOQ3hyPicsoiNQhIZK2F/HWsfKMQ3z",
-	"BVf7q4H7eUlNUjk3R2mGTuMcA945EZx4h16XzP/UJX/tvRRyQmUAQe+9FFp4ZvWKOKwTX0SRAUbKsUBw",
-	"8UAoiaW4n5ozpJB63T5zIppbQSkN/bWX4u9mGkPvHe5MlQjRcGJsfY8LxdlwWJmQXfslc3+2PigL42tW",
-	"KeCxzWCZolzv2pRI5s8zQucHTWW4+Vk9IiGdikRnoQ19bs9oXUKJ2SVSycRI6onpO5GCj5A98DstSCDI",
-	"3lBIQslTI2Zoaj0RFjhVMerzMbXE49NEAUk4Rs4h2zBOvL/2Ptg+vVeBt2+1Rsj4rSID6t+aSZz07Fou",
-	"o31uBV8oRl37cypUD8hbo+mc6vv21UrOAj08ldfgAdthpRBfKz5vcjqKsUldcfflWB25NaRTkJdUBg0d",
-	"5PMJKh1o8ubrn19gU+JTGbTnlvbcUltPZZTW0Gl+doKa1F/1OUbOA+2JvuWMh+SMG6Yby+lRmKEGX2D7",
-	"qmpBm8Yt9bfU/xnU36hiyGaoywH1VAPyQasbWu54IO6QEDGQl4IPQQL3G9MQ8/NU45L5Xuu1he1B/KxL",
-	"yxUtV3w2VzSlOcrm2YwzqmqRBf5odUnLNQ/KNa/FSDSrRcwMdbjEtK+sOTTQiIRiJFoWaFngM1igWZWR",
-	"zlCXDWqqiYwZWi3RsshDsYgYwIO9gMbRVr16loBDE6YIDQ3p7o2Bhnr8xz4R0gZb5mHnezb4e/9hYyuv",
-	"garGHmPZwSuJAdt0rSJU2Kxl7Za167K2JbCGFF8+eA1ir6juLMm3Oq5lhAdihFvGL8dSRLQpqZ9NUI0Z",
-	"subrpf8t48THti3lt5S/OeU3pQZmJqhJ/VXVQc4DrU5oOePhOAMzkjWoElzGs4o8ga2rKQRMjNZSfUv1",
-	"G1N9g+ogG78e5ddRBjYxYKsLWq54GK6IJZ02pQfM2NU4wbRcL/9Nq5bIWyLfiMgbtXiyCaqTe0WbxzRt",
-	"jZ6W8j+X8puyemYmqEn9Ve2enAdaw6fljIfkjCaZoh4/1GGFlglaJngYJsAHezcb1VhdSdL5uKtuxIu5",
-	"vQ1RCw4tzbY0u5pmb8YQNRUbjmNXEtrYcq31rk2rVjC3RL4RkTdknWRjVyf0itYJkntrnbRM8DBM4D48",
-	"qGXixlxllTjCxfqjjnpbIv026464D0a8PSiVfQBNGYegMP7qyFDbPCU31SUcJqA0GTKpdEt93yb1/YZJ",
-	"jBsyZe3glVS8bbrWmLU5l1tF3iryzQi9IXM2H7wGsVc0aF0q89aibRnhARnh+pY1K/XNBDWYwTSvKP0x",
-	"BqWl/JbyN6f8RtVAOkFN6q+nDjAOq9UJLWc8AGdklRosXQTqWlONf9MgYIb6aPheihikZqDWnTs/xkpL",
-	"oNFLBmFg1hbPdB0kUulLkViuGwoZUd056wQiGYSFZJU8iQYgTfchk/CBaqjeXOnnSRiCvvD9RFKb1rJC",
-	"T5nw6xggeJOEmsUhA1mx4x9CRDU7fSpmt/zb/AiFTZcuq1uEYvmWf8+mtEnxkTVHqax7CLQuJKmlZniy",
-	"F4d0ipdp/phK6muQ+zb5LNOKSBHa1OV0wEJm5jVSaZZCsp/MB6YhWrs23NgFdkNucDunUlL8TJUC/Z7q",
-	"cUmOUgNLpd8LqSVlei0UJAqTbGs3dFSSzBQLEbM/ICCajpQt50MV8S4kUPKCRnQE3jnhSRgSzKxrlm+L",
-	"D4tEYx8DlWzrsyvudu57YTqBTY36qdsxgxmop7lS50Ews8Dl6x0wMZI0Hk8XMxOXzxvAHYQGe29pBIsj",
-	"v+IaJKch8UUAmGT6nHDhssKbgUoyIHc7AVOGil75y0XZHEIKPa4jGob1upWvPYeKWXdVgAyTMKxJTUxd",
-	"3FGG6Hsp5A1Y28RNNhAiBMptu+dUwWVus8yxYDpIRkkJD4V/y/jIEdtkDBJskm+RSB+zfARUu8TfQ8PZ",
-	"ZM+nsU4kKDKAoZBAjp4cHJ3gG/AlNDazwpeF7X9go7F+SX2nbcuav3fC4jJlqMVtvaShAssnJEiskQZd",
-	"wgXvZaLmWtxRIsEX0uakxvoGPpWSAWZrJ2OqCBcofvYLmCys5ZaF4RAgqIk7MyIKrTCsYCCioPpgunz6",
-	"faHaUSoOzAZmdmc3tgIDuYhPEhbMJkimQXB6cvKE9k6OB0EPTo5PesNTGvTg6bPg8ekPwxP48WkZD94J",
-	"5sNrxuvu7tes3+IW8WbDNOopCMHXBCchIeNQnUIrwGFOuyJQZpl9dmXzYmxewM9KpBJpM6dE5qRACXEV",
-	"ddIqtinnkVKRMS8fHG12C/q0iNWlBkKqR5uxE8wx3i4IQ8ioMxsWrYCKCqvwfWWVtal2eUg1oUJRJsIt",
-	"ZI67xP31uEt+lsBpAF3yMdQsohqIkOQ9VYrd4Ww5q6cNSlO+FxkCJ1/DEAUgrSOVC6tvt0gtZC90h6qf",
-	"aBieEaD+OLcpsno3lLuSUOQWpsa6maZH4f119LZq0RnGb+Bedx6ComrN9m2QTmM0s/lJpAGq+ryzjAHS",
-	"t3ecqUXsNc819dj2Wzq71Np5e0hpDynrDykoftpzSntO2c1zirsrWWpFDA1PLph5VNNqKtjq3rSgcVlh",
-	"pF9ubt4T2wB1RJc8PjqasaseHx1ly2dcw6jE9+tm6NqlLd1uk3vdqY0W78E2228NO6vcwNopWGwFEDsN",
-	"hQ+p+mrusPDIHQj2XiQQMqW75BVnmlEtZJe4W8QQZJdcA9eMQ7hfcm+x0iz/xv0ZqUJffXqsouFmNFgO",
-	"05XU0fxpcgMCaeI4WYfEdtiF8eWo5dcZc/Hhr7cjev8ikbScza/BFzzA03CFa+UIApbljctEeQNrtrio",
-	"sKIJvYOK1DGZMFWt7RzSEeW2t5uwDJfzuipi/GHAPrea4rjdGeQW8VNKbUw+T6TSjcdSvGBKU+5XjY9Q",
-	"Y6FHCX8PYQg14jDmNffiKN255ZQCJdTXtmfjYKkRMtI0SHApZeB4ngRBUxctF2RgRid7LmDMnBSjgv8T",
-	"U1moNVbMEofYiEbQAz5iHAi2JzHV4wPyLqb/SOBh3WIPaaQw9QsLAuCvhm+FfjfhECyObFukMXRYQtec",
-	"9jm6/oTpU+6asfCsbHUj6jEBSZk4w0eMH52SnF3fBxiCVEQLQgm+iyR73uHd8SF2UYd/GqX5ydvP/RR2",
-	"I5YYrIeJwwrfRI6yRR/ND0c/nj6hp0Hv5Ongh96zYXDS808p7Z0+Hjw+fvr0h+OnlK69QSjV6iWYKUJh",
-	"uaLPAL+Uvxq0DauxWNN24A4xaS0jcCe5cYlHoGXIB2XIhpxZGb/viPcC19PkXndqo1abNRcIkCXfopZ5",
-	"6npgUDxni5y/1IhAMp9oBrLi8WwnLJoxC6CC/JwTmeQFDGkSapRaSIFVLzQWJW2to3wBBQtrXzjo1zja",
-	"z8rvLZLg1n08u0bEtTR+S62L1NqkeihaNLulJhrf9e5teUv3WmtN2d2DyvZAstvw2CKB7DxtbIssdhcK",
-	"PGju1tOdpAc4yTdwk2l6PP5yVjjca0lfVAJLIU4yEko7FKj15//ymWMpIvFFZk4UXGSUibE890siApfY",
-	"XN3OnaE4H+k6Eq+iFS9qV10YVbglXMBPCeCW7GhFSNXjTukW1lt/Bu5NeiVnmPv7uIX+DAFQa4FlnF55",
-	"gHfybWL1bhnbbjBMy4Ofy4ONnUNSHt8pc6LR3e7WVrdmTBcQvbt25HbM6ZQKdhEOlzQMRdJY9gM0FwMi",
-	"YcRsri5KIhovWtZGp1YR+G65r9PmuF8zdrnZ+tJYdrWeHyYxyA8rRnxPJXBNQjqAsNqgcygpLHdxum4O",
-	"iBXIatJGKsdXA8bSg2G83hvBRfzW6P/wqHxdgEID+HwrZORwFDHOIhqTWCicpUu4iBinYTgljJO/HXXJ",
-	"8e9nJLLZVKYGd3oMWTdm7IdHqs8nLNBjfCA4BjYaa6IFGYEmMbvHS/1LEcWJhoBQTUJBA6JZBGQoRVTw",
-	"Sz9SZCJkGPS5L4QMGEcfNQYI4KQ0fqTSpTCQqpv/Ru9BETWhcWzmsI5tTAccCFBnfX5PfrJjH0zJ//nf",
-	"5D5PD0P+J7m/9mlI5Y24CIIumWZN703T6UzTaaHpQZ9fkCFMiAQaEt+iTpGQAfl7ojQxn1hgHe8IKITP",
-	"kIYhUaEBUjjN2lhAH/T5AkfcVwzLmm4ShXXfMR3LKVHDSMjpCzYc1tSDNAjKriuuhTQE8PHjqxeKxBKU",
-	"kZiCW0LD11EwAVnM37wkpUuJzvTHlI/KJn1lhjATDIQek8lYKCAKJHPkf0fDBEjAhhiUwDihPBVOXaLs",
-	"ggdTYgz2yo8yL+1aMF1gyVIlROJuI/iIMNgMPnNIt/jJV5KDr5QQwLTjzQXe+W6CMxvoQTkHSdRYTLh7",
-	"ITgEqrNntJQT6uPLbEr8MNH+uLZDrrlw/jzU5Bh+OPafPvV7Jz+cQu/xCfV7R6fPfujBybPB0Q8wfBY8",
-	"gc1CTVYf1VJsNWcMbN1B8mUC5yuDuaFTYhGRu3IocEtqeMe7tt0tnY3nEL6Tp8ICRLYFjp2FRUHL1wMD",
-	"xluopfpfi7hnA2fs432jh9Q6y2XP2ndmy1FMJRh5iy3269lRtQSm20gpdEQUg2aa3cE1UNXYSQZLMVB+",
-	"CwGZMB6ISZr3xtdobBuLQhvLXYE2ZtRQSL/2Dd5AyDQb61wsK+W3xP1KgEpuFd2EcWVtNqaIwu3Ph7Pa",
-	"b2fiWatxxTxcn+PsVVJ/+HnXG3N4Kg/P/TdhFq8FKcyUQbA0Chp4cMNKE4JcvyPPTo+Oyceby/MUS0bD",
-	"Ej8UyoYi5+cVqqFnzoSlFtdI9BbmtSBcswsLJLLn8v7ul+5AaSp13T2IGPhn76EWu+XLzIE+A4YlOM4J",
-	"eK1VM09dDZo3CwJiV+T6Iod99wBAEdPU8U/mQpTQCZUBBIQOtflErFYzMt3I1A0PejWuR8M0UrTKM7iI",
-	"hmGNsZfeKZqtfchQVN+H48RD6CIvZ4abvwvMF11bFmzLDC7ji500AMsA1EJnETo37AGlx9zTVerfjqRI",
-	"eHApQlGSaOpZL0v5Qz78/PyCjOF+NpXfkfunzDDwqw96TgIpYrTtQqo00ROR59FT6Mj68PPz2amH7p/y",
-	"t2V3TJVGKF3xJErL8Ga55a4K8H7hup6dvfrw7q13sGr4NU6wqv6vkMoR1JCFRubfSEb5KIQXYsI37Pox",
-	"rtGxrrzWrCxz2RFhiiTcWoLnJBQTkOYr+4f5uuJTAjP8g0B/jjW1zXifDV8gpTm0p/TdXWCjWT2RI3cJ",
-	"4kqRUkEofE0+ylbSPJCkqeW/beXKZ8mVze+wvyIpcg3NhamENAjs+cOsTZ0TOuMXsWfvR4p4ZQdvz7nu",
-	"rL9nrfvpHW4wRd0CH60+6hhElVh878ypCgJ7z55SF9lDf87RPtHCOshEnFFYXSsUjbvPdSTO73/2gbTd",
-	"WzVKaDIGphliaCrg+OslpyUXIF+Oopr3ABWodzfPb9egtwaF3QXB9l0gs4TxFRz0HZS2D6LdhQ/m7X1Q",
-	"J8iiC1UyPbXXNGKIxQ4V2bvGZMxd8gLC5B665L2EiCVRl1zd+2Gi2J2tdCDpvlFlhUKJjwxEslUb7eWU",
-	"l7upqve85W5NuvglmeLzw4vdx85myRqz0Rij+TY+GD6lPw7hcfnp7O8J8+FSzKSPz4jR/fwrDRMo/93o",
-	"4SV6PC2HqW0k5ZE9UYoJqOI9X2GskiCnx6fPngQ/nPZOngU/9J6d0Ce9Ezj6sXf647OnP/x4Mjw6OXm6",
-	"WZBTSjZuBzMbLQJlAfz1UgsUmPMbCpjKWe4Lp6xaZI2m6Hs5tX4txNeYeTVD4bunFJvf9w5uemuG5Dzy",
-	"d9xC2o7pOEMZuwoRYzE0F3LtJiB7A6p1CCSmSnVdISghCdyZP9JW+xhKhVWgYEJlQMy3t7XzieU1btah",
-	"x0ya1rvYFTNvKAE+4Pav/TEESZjlN1yMJxqz+FW9l8WV1NLsTb6dZOnCcoBX0UMG4k36zh6E4LafPezL",
-	"kWy9+lTfA202aCik1L9j4r/hHe/adi/HNNaNhYrkpKjKUgEWg3N9u5BNonPtTuw8VYJymbqKWShGM+eb",
-	"zRPzpgtYkr1rvnZAPnk2U3cGUCvRlQvHBtDlcFB/6ykVlZh2sXWAlUvKtemEXe9f36en1bkX4JL5kPpU",
-	"XFurtwjj2Rd+IiVwf3pOescZwUkwaiultAp3vBJCfB58gz/Mr8TDyh1el3g2RMwzCta7MhrWK8ahJxzH",
-	"gaBSNuV0zvKA66wEXDcNbc+UOnJUqv4HEAo+UkSLCpMuvKsu7HpuQd2cYFbheR6Lq+j7YfPzzpUQUe8T",
-	"6Y+pMrv/jenxr+/L+d/aP/Xlzl2cUmkFcrqPNwk7dUvD7tmE3dKtrQTz9o7CBTW/y6e+bR2CUxtgl2Hx",
-	"IaP/BriQRpWLl9gM787ZB0E5s+pScfzbmFohmGQXKWfEu/pHwuLY8Mj1LeMoa4zEzr++zLLpoiSPJZ2a",
-	"P96HdAryksrAfLphOgTzx6XTK/h3et1gpD1M7DswRSI6JTSOgcrSOK1qxr+2sje9ZY9c3ZZZ4JQi1C2w",
-	"ubpjjPcw4UOqYtf4J9YqvAf2OrwPE0nDwnG1jvOhMPI146MkpCUXTekvG85RO9YOWfO9hDsGk89/B1Hj",
-	"lDkDhvmz50yc2cIS1543HfE0WiFvgVKbdmw0T+ubpC2cp+ZmI0O/cWptyldQ4IddMQ3ckhre8a5td1t2",
-	"8izCd9I2LEBkW+DYVVi8oBEdwQfKR01V6ByIYGpnqWgoj4EGtTqEMKrVXprdXvHgDaQOoqqdrjWVuka3",
-	"+RPv/BgLa5nZfbcIu+I2SxFZJc1WycHCZW6yIbmCQ5oeCgtscaHHtrbJnHPN5vaqQBxmWZd5a7xrENGv",
-	"do5F0n9DORuC0uTVi9QVZpNWKRaU11AbAQdJNQQXuuzo5DyyARsOyYTa9BaYRm7v483l/udmEEiiiMpp",
-	"FRhcu6ZGDIg627c5zZZsf46+iqAtzjMLpW4RffkmlhFVQ2oS6XVXhOAskdbjonccCHAtpyQGSXyqaShG",
-	"XZfwcjDFW8iY6rF7k4616rxzAncgp8RhYmqsc5exrUsgivXU8KIijPthElgP65x9PjLgXJ/lspCE71O3",
-	"M0iCoALXLul2mN8m1OuNme/rdnNp3TZYbuH9RPYQoV5/vJnYuK+kfn3UuMPcBttFN3ntXsMQ7uv2MafO",
-	"SAT1l5h1PITMQVV/EFh/zpvvgxRbyL9Tp29E4/p9mDIit3Y/K4zYXX2oxOjQ89N7yfpdNdMbIAPvQUAe",
-	"+oIPwRDu5kOEYiRqd7a3RJt2OyyIiNpDxJJO1Wa9NpSgtrZp3V42In/TbofqlnF/LEVEP2uIzXZcHKFm",
-	"5zn1n0JhfszyjZauPdebC6rQSYmcHstJrEQnzbFfhuQZTTAnwJzUzkR+USIvE7LlrDrPfd3UoMjVdVGX",
-	"zYqZjAfmyXpOdTqRPaPKCyJyRuots8uucxu7hgWqhabhRZpGeDG4G3+/zHP+LmnxIU+1u8bILEw413du",
-	"srJ9XkkpZE2z09jH5nhozgnWluSC9x7f3xMJyhBwyUsbSOcpOQdOgGsykYKPMHZugpdOggSC0IFINGF6",
-	"WeqzyuZ70XA/OTqpbrjbdZdB7mUI96szKH7eBd8Dp4dqMHPwZ8fcrfYUp4D+5tICb+nKYvtoaujcXiSE",
-	"HTm+p0tqeMe7tt0tOfTnEL6LTuwiRLYFjl2Fxc80AgzVa/76GY3Qc0LRgiOTMQttqQprv2ry8ebSVukI",
-	"GSgyAD0B4CTLQop2hstD2kwK/nOMWRmA9ahVri6Z56P9HN/wWEj9osFlziSd3VYK2VnNtLDHZTlmVyut",
-	"jGS3EjTxkFRLvqZaBs3Rdb1SSd8k3TZke8ywxq5pmKb3vHMb3pLFNY/0nTYztmFzzVDErkLjjQiaqx+O",
-	"misSARyQm0L1tGFIR3h1mAxCpsYQkIQHIG2tKowU7hIaTugUE7IopjRwfdbnHlNv7BC/sCAA7plB7G3z",
-	"CN9EEDEkeaOLMBQTCLwuGbIwTIMFJmPmj+EOpOnZ57YCGxlTVVaEjJoh1GWitIgMtD6AEb6qPA7aNn5D",
-	"tT82glgkelnDBgqnb1Kceyc8QUEiqV4SVqD9cWrUREynj3iYHotEE0rGVAbEtwU018Z6gi+4iKblb4ey",
-	"rDyQ5/7sEjgYHRDv6kKCusp7n51da8oDKgOv0sSGCV4C1YmEd3cgJXMXkcue4nHBgdA4DqczD/CaeBto",
-	"V7U0a4qRIKUP9OYDOArjpL3K5M26V4EGUh+SEJ4LEe4YqGQSfj6cskE+B0jz4q1cxMxJymWNboBGvwrm",
-	"w8rBQqb0ry4494ba004FYSHk4DJ9aTKnGQYsZHpKhBwoInha5bLqM0CR8EC9B/kLDYcV4+A00OiDCJeS",
-	"01BIo3GRrVFjqdUFhNZh6bPS8BRLnWficVaClWubUpSWkMwifRSwNQ/g7lItWATrEjm3jKkXAsLnSazK",
-	"KcbYLk1mb3hQ84U8vPVCCsZLE2f6L2/8VD6iv5OGjb/Am47WevkMlVxeJ+67skpKQdBaG6210Vobu2lt",
-	"NOg+TO2ZHXMPNbzjXdtu/ha9wVsdDRGhd5QhW2fVzlUMPhsy38oEsocqnOKnR4pEEIKtAO4Emo3526+d",
-	"kc7FHVatfFJ4nO96np29MWtZVvlkB7xKtywMrxEJ23n0msF0XtTMLaSqoMlh3uzt4oPS4fYT1e04Jdc6",
-	"SnxTJNuwzphlj51VIFuDwu6CYIuXj6WEscv3brNQ2j6Idh0+W6adr4BitkknOwsL956uEZdvzMCmMxwB",
-	"lWQgktFY25r2QAbJlMRjqoDsURkJuV+/KMgmN7tfzU2uGov4haM0Gobvhp2zv61ey3Xa49Pv3WV+EkSE",
-	"xjf/lHOhyQAcXlb4L3NqWaze8ezx44FPB497J0f0ce/J4xPo+cdPfujB0Y/HPz6lwQ+nPz7etHrHjC9l",
-	"SQB8AVDLyPtbKsqxmT9/++b35tSLeuP3GrT4hUmrKavUEe4OqYkGd7pL29yWnZQjeFftgq3YRw77OwkD",
-	"yYL3QrFU3jaRoVqEScSrph8Sk40yDomJLbBrZirb52unxd6lqjKAIU1CMwXw3sfrTlm6E5ea5vgZUUkc",
-	"C6khcGpNdTFXNA1DD20O+zLV/kaoJoLb8rXAk8isj8rexRXO0Xtxhd/bOUH1rtx/3/wVc4r3Xn7odDss",
-	"6L16gTc8vVc3nW7n77T3b+873c6t6P37B3yl3Hv/2vxX956bzzLpffiIb6t7N7+Y/8rejfn+jvV+fdvp",
-	"dv4Y9y7df29+s1cmBky5jZMubEEfY2bV5/guu7mCsWYOYh9/H5ALYt9gP1LuqzTsQXDA23D8MJJANShN",
-	"PAxpZ3xkc8D2eQjKtKc2tfY/EhqmBVezcanvi4RrO3FpGOcDvMqpl1TUrOStJe7yK0DGCQ3DQgyJ4eny",
-	"K8kldkUxk1g22wVmuqXchzplvPPsuvX7F9FVcvdaRE0hhMUeqCw90DgOmb0CrSBSPucBxcxaZ7G0DIqr",
-	"ILTOM1pgtkYLND8gv5Ha7PZVPSZq+bLly3m+bOiQMMf8O2IgFlbV/L53cNNbOiotIn8XTwtzcNkiUHYW",
-	"IqiSHuBAsbunhYrnBNxG1SxGi6CZBwi+P8aQZfYHAo5pld7Pa6NES9L+cJ3mtZzX00YXYMVvO4BrSagv",
-	"hVKov3FMVV7QOcyQXAEQOsv5t2wRtgXZw8jvmPqg9svmnaNFt4hsgm623+V06dCxFV6dwf8uc2tm3tUj",
-	"0osFG5XPHvtnzNr9s5TT3a9mW6prjV00qg094zh7yN5kgvWtbG1x7JFWVSu7NUIBUe4+N2RZ9osVIqW/",
-	"oFhZ8subv5b+YkVP2S9WGJX+guKptLg1CqyyX6wIK/vFCrXSX1DMlf1iBV/ZL1YUlv6CwrHsFysuy36x",
-	"AnTJLze/rbd6d04DrGYl95iiLkOl56GmOEtInGIF/6wv+JHy0/oHFyl/rW+Z8luVlpb/1rbM+HFty4w/",
-	"17dM+XVty4x/17bM+Hl9GcGUv9e3TPl9fW2+lP/XtszkwfqWqXxY2zKTF2tbZvKjSksrT+qVCNx9+fKG",
-	"xo35vyIa55LCp2EoEq3qB0XbfiWWHqZElzBigiv3imsopJlWZc+50u4uVtaINKyRsF+9iKodocpzD18I",
-	"GTBOdZlh+pL5FsI9BVob83gEYiRpPGY+KfSs9PprJ+JKiq81Kq5iwzdEEY3NX8sf2OGL0JjqcWm8MDcY",
-	"0uwOXlQK9MmLkjpL0T3njCUEBkP43dBQ/aYJHlyy3OfUvx3hM5tXab2RKh7EOKRqXNndOMWpN5tKU18z",
-	"n4bV4EYwERJxFSCy8G58SpsfDZkG1TyEk2UFx+/fJKFmccjKPM2/CRkG5F//+V/Zm+Ioa31OuJCR2+k9",
-	"+YlMsPGU/J//TQqDkv9J7q99GlJ5Iy6CoKKTtthlcVnvhkMFmtAggMDVfUjX5dM0HK3CLNMH2fs02/u9",
-	"2ft0Zu/T+nufbmHvVbzdpVKinAdmRf2qV2zlj9ocCy9nz6UiYjaqyMnFWaqexfMcbc2Bu6Bfl1gHTV6Q",
-	"lRsIX+C1ym6YGM4j/Q1ZGfXuAL92c2KDpAhfuSGwwY5bxdwq5lYxP4xibuim2Gn9HblMeEPj5va5Q5vc",
-	"0g14jtxdvDlycNgCEHYWAracTXM2tx2f7AWUhdMumQDchlN8NU7SAj2P1H52L5zX1HGPfYTZrQZXwWXO",
-	"zjYtUfi/cLlw5gys63fk2enRcZYVW2kaxaVG1oOFhhbMdiUiSAGgNvUswH3M5MPscbZKWzXKtat/l/as",
-	"cmCIpRhJUOpGXDrkLalRREezC6md7waLT61CCDZ4aIzo0uRb5ZkGLiQoB0ObdeuFYQPv3HqhQJORFJNq",
-	"p6Pllmz8s6SlCY9ccB/cxyAZcB/IyLS0BTnXiI5S08gC3PXNZy7FeXeePRdo2ZHADGGui9lzwPyqXsYt",
-	"SKnPkz4bnIIWhch3JBw2gFfK4g/ClF87ozVlDuecvFu2ULP73bHNbusYMIPsHTaEt3IcyClhhyGRi/Vm",
-	"FC1GzqZzEDEkNDsspIeBOxomMHsOUKUHgWycj04eL/rVUWdneyq1j3G6ChJ7dra0Xxkom4bhBS+AMIcf",
-	"mn2qm9mhlNwyl3OWUDJid8Bdsq76latkvqFlVjfjSssELwbmbe9cAT3wTesypZoud526yzD1LZWILODq",
-	"4VznDwnphlTtDDJ3RKpma2p6zzu34S2ZGPNI30XVOgOTrQFkV6GRP9prLo8TTkF8KoODzldYH5kpmyr5",
-	"1fCt0O8mfGmybCpHcCF1nVel1Ztjbfdy0+oDDEEqogWh5MY0I3ve4d3xoS0Hf/inUQ+fvP08Asvm0DII",
-	"yZ5CfJ77a8KCyjuvcvQuAXkRAvOXfBko85UU0LFOGRberTYY+FLkAvJtV6puGeY7YpiGTKlZptw5Zdn4",
-	"rndvy1syIRcQv9tW0zaMyFmq2F143KTe/iYVKHrlD5pLK2SvBbGOdnqVuBCznuoAssddnhIJNMT0JEZv",
-	"K5B3EBCqSL/T7+w/tJ2JEEif2S69dTU2hBqLCXcVsWgKwCWbHApJBiHltxbCiuxRMoSJ3Zn7akzvAHVi",
-	"d9M9fkZmknzbS9RdFaWFJLoFM89S6VeVj2cj8qs1w64gv1HlnVHY7onm5ve9g5veqtlSRP6O6+ntGS4Z",
-	"ZewkRGxo76XgQ5Dgcno1oxnsTMTPpjr48skRWXWPAFPXSVwWrH4jE0DzgRIt4p42mxxJkcSYUMZeHHJN",
-	"GVdE6PEMBNQ5QSrLz9jOwhIR0+k146IKuoWSMjPXmL2FsAC4ZkMGLlN5IMAYa5r4Y8pHkCamian2x2b+",
-	"RAFhGu/LgAZEDEkBzLitvwuzdMoDorSQdFR+cfkZys1sx6EiB/NalTZPuI1aNYu0+3XZNi2Zf0Nk3pQd",
-	"U8ZRu6qmtgWDnQXAtuy6JUTxVdgyW7Hxyihmh6HzWoxE43pSA41IKEbigLwyAj6iIzAiWJGIylvUDaGQ",
-	"6owMQurfkluAmCTciu6gSwZhAkQkOmQcun0uISCxZBGV0y4ZSQBOFPiCB1ROD8iNmcuOR3wRAQa97334",
-	"6eCg+7P513Pzr4ufDg72PRt9ZDR1HyfjgM6rvx11yfHv50Zh3YHURAvyrDdgmnz4+TkqhAjrZ7ulx+we",
-	"QpUGMmkRAmZ6JQPKgz7fo1yzHg0ZVRAQCEagSMiADEBPzMLdIKhmEomP6Yz+tOvf3zhh+Be+IfYFLx8v",
-	"e15smhSU9ufcHlW6D0pXtLxAyRoe2YY5+ZBsQhrgEtIIk5DP5JFv/fb422SmZg22lGN3T9c2v+8d3PR2",
-	"jdMC8nfc8NqiQZpSxm5CRAyaO8GJAVzbJezSdq+zhdRIZPrbmGpCiQTMMGEvHVUXNePE/GQzVwsJRNGp",
-	"Qq2XPS0oeQAI5XCIKGdDUPqVS4udD2hzpc5OT7iYnBM6UMB1lhCIul579l51AJgiQyEY8V54fwaunaOn",
-	"V8+eXD1/evXk8enTH57/WOZqsdaLeg5jxkuCmK7tz0QxY1hkC3+UwoDcgcSXCAPwaQQkSIBMxiw0bZma",
-	"3VRAKEen1Tk5sk4qP5ESeNExlScJMV3MGtcDc34etQEUNB1ByfYvCIcJyKXzjakioaCYqcSQCwtDoibM",
-	"2GhaEKotxPwxBEno3kvQmf0usRDSzZcR+gfQlHEIfrWQ3yBXe4oz+zRZ3oEkEgdV1Un6tzGg/xHB4QrO",
-	"5LSAb6MR5+VOx4ExVMezGdklhEAV9I6eHBwflSHJF1wD17+43ERzhPrLRe/x01Mi7nBR2WIeKaI4jdVY",
-	"aDJkIagzrItjrHni9ZOjoyd+TPUY/wJiv1BjikMNXbrAEOzP/T73+jwGid91ibIJ7wdTTOlk2dLDSby0",
-	"c8otby7evnp5dX1z8HeFhfMNESsaQZ9je3yqYzsYLhpTNSb4PGrqEHROAjZE34fbhgu4MHvJibPPR/Z9",
-	"UN5YcLDn3RzQdntnPw4f+0f+6SB46h8HR3A0fAzH/rPhyeAH+iR4DMfDI/rj4Jn/Q3AKT4cn9MngMbb7",
-	"cfiM/jA49Z8aUqHaGMuds87/4wb921HvR9ob/v7n6cmn/1GGxHyxs9gv4dLC6GbYi97L3/88Pi0fNivf",
-	"c6FLaZXPEOiEqkLBH8ax4FEaUyMfpeJ+7+PN5X4axbIobR8pMkhYiBWDoBjGmfBbLiZzeYqohp5mEVR6",
-	"DTUSvcUvRWRMk1hPHWt/6nbuchmwKCQx2Zhr0cWj6OHd8aH7wkPZZS8FClgwvHdwdHRw+uTHx6dP1sqp",
-	"AjbzxWTsPYuWWQbuppKlgoj7TINu7okgTEAZJpJKk73BlLAoFlITLFNSPbXevBTeUSPwGqhqLukLJxAz",
-	"JQIge5iiq0d9TWKQTAT7mPmFGzOB7EmRjMbhlCh235sA3BJJ+S0YfckDMdnfgStq4MENi9ZkXVnK0BUY",
-	"2MgoaiRyebD4x4+vXqQ6w7ZLQXuO2UMEQlJ1rZQRGeCrZRTBeluN729JkpY3dEoGLg6wStxjea7ezfO1",
-	"2NwslhFsapYLX3tY/3PhlysLVa/wmjUFdEFhDGAo3JpxfahPhiwMrbmTi9OymRt2I83lk8gxn9P4DCWu",
-	"8y/Z1Tfop30oGfJVhQq04uYBxU0tyLcyokEZ0ZC3KZdBO2VVNbrb3drqllzNM4jeXXN6Gw7mnAp2Eg5j",
-	"Eb9w22mg5Py6tOr8OdxIauTsIhheSBHHGL0WJLba4BjIIJmSeEwVlLujfKphJGzdw5Lp7I/rHsM4GUtC",
-	"OoCwqsnqC1Uy6HvJfCCME8Z7eIr3JQRMV63MO5IseC8US7Np0zB8N+yc/W01Tn4u9vr0+7yh9kFM0Mdp",
-	"i/SbxaWANdPNv2K1SWeMwcWFThubhisMiJy8WI0M4hwmrzZo/niTV7GIrQK5zBHHHOTnKDXdVmHJxeWs",
-	"VbKO5b6dtDVfmI9rmY0tn7Z8WpFPbxm/HEsR0cYimzBGxxxOlJ6GQO6oZJRrm1lN3TK+KwlQ7DXHgCog",
-	"PkLEhl2hr+eWcfdIFK8EFaFxDDwgNNsO6lFXAIASDpOQ8cr+vGEShh+ABzbGvlIZCwNyCH5lAYiqfSZU",
-	"+1XrZHzGeW02HqiwtWwJ8+uvTqRNRuCtpdNvPMisJcLqRNjUYXqG0Hfl9JQtqvFd796Wt+VKmEf8Th6j",
-	"Z6CyPZDsMjxewx00eNmQxCNJAyD4si7TRF2S8FD49j5Bj43GSRvaGCV/ulNZ5Zak1kBvc5pOIzSAVGQy",
-	"Fmo2p4grqV2pEqsZ45WGqOQePXV+69TGw8YH5FcaJqAI436YBEC8q6t/JMwe5TL8miHPzn59+VevS7yz",
-	"swvOIkxibj++ZJypMUj76VokPLgaDsHXyn5zIylX9nyV9fl3FoaXIuE67XYj4peSjuyHV1zF4OsLHph2",
-	"3rkxJ23SYUUiOkXjk8qKlxv1dfRnqN0cAwvptWorWwR9o1d5m3PXN24Ktoz0LTJSg+Zbxqu7ppqb3vPO",
-	"bXiLBmsR6Tttn23LXM0oYiehEZvFNOU8UWb0vIqxteYOarvYc4d4acSDmeTSNTo7uxTcKNqEhhj7kFqK",
-	"zdfzfYgQvmEShjVWYJqj/rOBDnWKAyMqqtOxgfFSQn74BLKWcB4ig2wVtVrwsS/PBJuhphzssyVOHXiX",
-	"clyTHstypvsChcO/Drat7Q3dbf5conlbFt2ARZsyE1MJsEs2QJN73amNNumbe8fdwdf5Dcx8X2UlBzUD",
-	"qQphALVYuzD66huaNafYGaG3RYx+436erw/5TQqvnXNiZItqfNe7t+Vt+THWmVO7B5XtgWS34bFFAtl5",
-	"2tgWWewsFFAR3dgzyXLzYNn3i6915ieY2xpGehozS8XUB/Kv//wvsuduNm9hip9nrYRiNYDSZTcl4guA",
-	"2RFc4cmzMZ8InhnPs3SzKgLNfEUkuFSMhGl8XJ6dLb2v02zXQsJLoDqRENSJVH2wmKqSFayz5BDzTTrE",
-	"NkD+t27hf8100pBMzMhwlwRik3vdqY1uyW4rInkXLZYMFlsBxK5CYVaiGyjwqXtUUg4P629e99SjAJrZ",
-	"potgWJTQfy64PRZL/vy+qHvsu2k9BpK4TRGKOXjsmwDM2OMLriX1dbFW1EwPTKDG9BnmUvq363dvbbSK",
-	"e9nuYmuCAwSdDEsygA2UCBMN5OOH1+jH4i6DrJDkjgUgiEukFUHAKBkLpc8xEmYA2UVM/th7rHWszg4P",
-	"sfHBHQ2FpFz3aMwOfBEd2tc46vD0CZz6jwenvRP6DHrPTn/0e0+CE78HT549efr08ePTp89ODp1SYL7g",
-	"BzGaNZm7KZGsyp3CZhnEDDW75G/FDEMHxJNM6MuQAdduZO+w8N3zhIWBR6gEYrPSKiKGfe6lb+blfNe5",
-	"H1z/oZDExy9UlsHANPTJxftXB32OhK8ITUMeAxbg2yY3GtkTYUAk+EIGaa0xQTzgI8YhnZtkc/Q5pnja",
-	"x2XPx1yWJZLeKLMZzvGC6hJj9nmWYYoUk1adEe8//uM//qP35k3vxQvP5cnIkitkyRRmqe/x0ePj3vFx",
-	"7/Hjm6OjM/z//710Ob8uSy31NolAMt/lvrIsbdZGU6jMzHlcmm9vBtylRt1snrC5JBJ5WQpHAUiIaRey",
-	"d3xKkjgG6VMFZAz3NACfRTQkARsxrdanSdwk9ViRTEu3VE7oK0ilp8Ysjhkf9Y5/7C3LyNXtzLFYiQwz",
-	"7GZAVbbUg9VDLiWDZYO6DqXD3pVt+bNyjmWZxgrJx4rUO09qS7GwBI9loFiEeJGDy5Sy69mQRVpIQbYL",
-	"FshvqMQaO5G6F6tZjIZZkOoSNRaxrY2JGc1vy5NZbhh1ccWTKI2zV4k/xiNvIRw3D8X4Bejd1Csl/gCG",
-	"NAn19S3jH5dVbN4JT8gtC8NrREKNdahiRohK75izHBKLtl8WEu0MIlf5iHKjyAdABiIZjXWlJ8pICZVN",
-	"e0u7BkVl9v3yQtu2m6HE6vv/rdBpBQisbRlC+la7wq5rBoXME+a8v2GOHmZDQYpbL1BBCvjlAqJJr1UN",
-	"GbFDsV1fj5Sp5TDbsjhBD8UuSpQlrpNWqDysUGnIyMqF1k6ZWY3udre2uiU35wyid9HDl0NjO6DYbTig",
-	"rdawHYHJSjJjwqYyUWSP8QDuyVGa/R6f7tn3b5T7sI9GhnuEu2fj4I6xKpSr2JSmQamd/tgt4IHefbuk",
-	"3DcM5JIYZyqZnuKTzkLKSyff85PW1/FIpG5s+Ko3SJ8fF16n+Gm3M6FhGNO4YjaRSolAC+Hg83Qwr7Dz",
-	"2Wd1dUqNK6PCZ62gr5xdt39k2Jjhl6ixr4fn6z+yVg/24rLl7834u1GbtHCS2i0jpPFd796Wt2qRrzhC",
-	"7x5UtgeSHYdH5r1oIElwoGo6Ry7SHks8I/g+j7KoF4gJ7yk2GmusbZVwlcQxFnuq5CGiTD5PpNJ1lzfT",
-	"bYX3JhJKp46sagsK9Usm4aY0973delpiLsTqpxrIkMlqLxNpqK/HQo+Sur6qi7mOK3bMBe8p27bajgMa",
-	"0RF8oHwE1Q2CF3mnMrYy9B/fsAhcUbyKL3yGNlJvMXSmBJYG6G9EACuyxChNeUBlQGiiRUQ186ujyjT8",
-	"UBpm8EEkPFAkBunqGVdMYYtllJ4nYQj6wvcTSf0Sx/Z1LIEG5yQUE5CGoSIhgVBsr6HiTBEd0T8Yh2v2",
-	"B1SEvIRQ0KA+xmTCr2OA4E0SahaHzFpk8xZgSDEGRgt7lIjEHUTANVGma8VNOZp+DwaAmHVncabjUg6o",
-	"MLix6N4DBy2pLr3CL79w+G222wtrJdraFG8gYEnkrS9gmFHaHOJKgVvCWmXIK6e2UiAubj7nwwKXzUrG",
-	"bq5SFqXavFSfEzG/l/nLFfiJOUdd+3gsMAj4qEBejKAMz28FVvgEX4I+c0VBzaHCIwawoDSJEqXTitRT",
-	"e7jFIIS0ArihkUFI+W2fe2aiHs7kdU0fGoZT4l3EsTkapCEDZO9/fvzwet87IL85+S+4DXOiXDlePTk6",
-	"snFOzCxyDNTm/OR4QOvk0+QkQWP27zDtfDIgYHyIuZ3M6YP6uGvXU8IwsE79RIaF0LgR0+NkgOFwrkn6",
-	"38Uj/wegQU/wcFoISMf7PXxwioXfzazMpyFRYyE0SPKvf/5/2SWQOfLrMTCZ3RCak22fIzxTx0HuF+iS",
-	"QRIEDFSXRDR2fgGfhqFIsDOWbFBdYlQLaGbFAwOpun2eVqM3y+sa7HJth0ZZaBZFlY1PZJwcP3OuAtUl",
-	"cZjMV+6jPOhz/Cpgw+Hhv/753x5RghirxUU9+tQfgyJD0P6YIICwkq0rap/VgC/G76mDPu/zv/zlUnCz",
-	"OPPNX/6CX5ErpEVcnEp8H5QiAxFMDXV4f/adMdjvnBlTskv6aBSaj//6539/8s4dKYOUQqb9+pzMdbWV",
-	"N41FamttmnGwC/7YsT9HoBQdpdU4O5+8FIPE/WIL6uJetQEIAlZwnM6wUpd4hyIGTmN2MKVROPPF35XN",
-	"gXY4Bhrq8R/4t9Fc0z/sRN5hBFoyX3kHFiZmXPs0AguAOs9STEegHpG9AYRist91GRhxMwrjCH+5efPa",
-	"tjow4L2wvdMy/pKyECVySNXYdc4aGB5l1r1EpEh06nhII0e9rt1rIHzzgXiHFufq0Nu3TinD1xAQ78nR",
-	"MXkj7iAg70FG1FhC4dSzq/BeC9+mhDMbMiPOLABdYWZ1XfKPxOD2FmI9u5D/lbnIAui9uPL2D4iRb260",
-	"QPhJlHFALMUA1FkO+EPPCp6Tg5z6SiShT6WcFsUeKZV6CJAlgu8829MywfcX4qVb8YiCEHytsLGLPDx+",
-	"RrLDQcq0thJsTCWNQGM9UeBJ5F7RmOWEoI0o8jEINtO8AfQCcAGyvg+xzsOZQ6bMJ8Me+10sS0XD0COC",
-	"E59qGoqRGRXpQdmCVAgzuxxCze58OMe8i/lRxgZCu50uMJKZEdkUkZ318bEIGLmwXk6M0DaNrJ90KEWE",
-	"7R2aMojkmU9QOtvKo10LjwlTYHsC7328PkB0XVpnVe91Bnp8GmhhYYdEH66TQoyfzc1rMJRNapqZYccC",
-	"I4P51CDPqE+zieIyPFyCZ/GXDq7TYfBH+/Vgak5IRp5NNezPkslPiJo9hxiHlf2zIk5yP7GNcd/zCncV",
-	"Z8RY7ym7ooiZcyM7unOAQJSQPW/GHertd1PayaOj09riTJ+nmJWgDLvaItURndmv969//veF2UuauH3P",
-	"w8cEnlFR6PR+fHSUjWCh8NGWvnVyIWMBK/fYiAsje/YwP20axK2ABwTutaQZLyANpAO/Q22vfrK9/19z",
-	"yPHsZM+nPSxk5wjfsa6hZoMaSiIaGjMZAoLN9rjQ5FnvBP93/JiM4d4FBHeRKAw77pupDS+cHJ24USYQ",
-	"hr3iODoPgE8LCgcCbAWNMb2DgtSy6KUpdJGpEK/hxCiqWIICrs9tO2dQcOE408o3DzeMbPHCMM9CiTnq",
-	"ZoF7KyRGoJXrRfbSI6GbASsqIh9aV35KBvjrI0UK5pXlONzLjbvR4IaE06Ft3c5sa6h4PXsa8M4IXULo",
-	"EZW3gCKjlOQxKqdQC9RICprtRkgSUv8WITj73AOj8s2o7jTj9Tv9jtfNpJqr8SvB/CetLBqGBUxljJAL",
-	"mqJ1hOIChReWuUd5xTjx/tozSOmlDwfMEvZoHon+6sX+udHU2eAIwYjdmykmomh7pQv5+OG1A5Z7RWI3",
-	"f5bxi7HwtJMm9imK6UIVEbH1sFneEMZQRbaLJRiLVIJShvm8ASZ2Hf3BYs/eevnGxuBGsngXqHh6V9wX",
-	"gcEk+UfPZndFiQEOVI5u0USwODKAF3xErm7oqEu8V8PeW8Gh94Zqf+xhdXNFnhyddIn3y9XFC49MhLxV",
-	"zjJzoxomxqVfvvtwfZbN5SBnZsHVKdUz2kGKsHcRhmLSeyfZyCiAv1gjDe5jYdSqZ5bizKE5LFljbkHH",
-	"oIL03r2/efXu7bVnwDYM2Wis00rsaAMZ7jJjPj46IcbynyC5/Xx10yVmZ12S9set/DZmTlW5Ovs251de",
-	"gV/YH1A2jc1QllLTquQ2eNFw+RSMppKWxlkYEnM6Nh2oJljAcb9bBKTlJA4QWGvFykZFnh49Sav8WIMc",
-	"+B2EIoZMI1hrrGuPHKm9mzGSisFPBS0Nw6xkvTNkU/ussGMXY2fsaEOkv9zcvD88Pri3YurEHBhQVxvJ",
-	"F9mKmZST41Py7+w5vg8ixJ45FTl5clxoTK0mxnr/pyfY/OT4iVXdRtdpeosy2TRjoGwddwVoqphRU+nJ",
-	"HcS6KVywAv8scNzR6L0x2VErxCDiEP7yF4O3GasTQQ5Bl3hG6h2OdRSem2OXVKB/SvSw98zbN5autTH6",
-	"PCWEVJw5MKdygUhXZny/64x67MgKL7C7RGIdDmsafIBA+H2O8mnhZOMmycy0AeNUTvcLp4T0nJMeGv40",
-	"bT8d/qnFJ6/P90oPkUU51jVrMBIUoeksrRlzRe1jVaCpkUx9ni3dGKjofUwBgni0UxkrauH3mDJpj+Y4",
-	"7L49FOO5NyAhuwXHDfZ4ZkjlLBVOA+kdWvHXNTIJ18OkO6ClOsOcugz52VGQ9c0pnwXgjiLIYK5uVuEs",
-	"xkVsFBlaDukxx3xCturaXefnP7LnGaK6MlN7+4VAA0OD9nDcxeOs1bxWOnuobI2ONZzB+Mg26fMJ+oKM",
-	"HLa7CBm/VWRA/VsjaJDozNeIf1oALv6YUsD+gWlpziz2QqjPfRFFpl+uGWkQGG1StLmtXtTiDGWW94tQ",
-	"2iN79kaFxCFlHN9G4iAox9wYXQKhsbwRjabF2bOjZ0fGfPXQI+RZM977a++lkBMqAwh676XQwkKBKGG9",
-	"UyHzgSsoOJjevLpZcC4ZhrCmxYGQo0PXSR2atnlJ4dQ3hd4DtAJm3UuF50ZnneODo4Mj09kxW+es8+Tg",
-	"6OCJfUU2Rq/fofnXCHT5ldysDOjaDTONFYMza69bLheKiNbCmnbCV7Z1huGuO9qhMJ+R5QcdXLh1kr4K",
-	"Omedn0H/IiJ4b9MKpPoXt/H46GjZFUrW7hA7fup2nhydrG/8Vug3ImBDBnjB97TqBMgwtseTWj0KXtnO",
-	"2d9+73ZUEkVUTjtnndeUo0KN7c41HanO2d86yKed303PlEdWYrMgs6zoC6k2/FEUXGdFZBZLRbtjhVFy",
-	"//rP/7LuksJ3e9S5AtHvZwf20N1IpWXNaP8Ajy55qlGrhS29GGnV50BlyHJRavlngQgu7V4dHeQnuaXX",
-	"enkTBHhqVuG13nbJ6KQ2GZ1UmWWO8L4gqf5W1MPObJk9kXYLZspqYi7q+KWE/R4NOXRoWNrF+9T0OT4P",
-	"iIRIoPBy+j9TZUwS5pv1ZEcx07PP09VnKs8dgXVxa3uONQwv2Ef/+HgBvTb2nktZve/SCBjj4i1qKXQ3",
-	"ODdG7r9zB529mPm3INOX+wYoxnqm/hhXZ8VpP7W/0e9tTydYz1AVneZkhiOL5tJ5zoee+dpDrecZxeWs",
-	"hlkZTkMlyF7C0XZxRuwjtJD3M42QmRuFA2afU00wDhGj0WKQCvdFnZfY7M5+zJwU6ClYzfbPrXG3Efe/",
-	"lCLK36SubX4jajRuJcsWJUvRwk+JtWDqr5UwxhJZKlLwpGJYkSMLlJ9NzOnWXWZI0/7ARj+EgsPB35V3",
-	"bs53ly/e7rszkOrzuUPPAXmLZ+B/o3f0Gmc/n78CSq9tkK8zk51a7/ASLnkhfPX9WUg35uBpztYlh88l",
-	"JOBudJZSweOjIzLJnCSxFHi7mHor3NlCESviDsgHQF/HTGNn6jBFhpSF6rzPzdHfiEu81xmiL5IGZEBD",
-	"yn2Q7ooru9ljXGmgwRJM/4Ib2AzP5shXGWmvOEZehRUMVXYH3Owcz5QFwGeLT6Fvt7gG+HhCy9ycCoFl",
-	"tXoXPV/OAaXG1PkYJMQh86nqOpVUsGX7HDnJdjDHs8xjaHqk9w9cTM7RE7WXaX+Jd+f7BVpwffocMa66",
-	"BUeSP84dY3gb5sal3J72M+/amPI5s7rP9+yirRNNaTpKa4tzmJgWOGDE0FeKm5kw7Y/3D8jFHBkp4IGx",
-	"EiQdDplvb9m1QEdXEUZKZJ5b6/1VAAWAjwQe0JdQ3wc84INS2yfAipLjrcBFTldSbLaN9SR7d3xIR2aO",
-	"AtXOggWjjm2TupZJbjmstzReqfchneK76zGV1NcgNzQ4cLFm1Y1aHc9p8MGKy8Yxntlrn2bFktLE4q5o",
-	"/UsRgjVwByxkGLybo9+heg717v3EUgr4GXQaclQP//jwoQLuP9PCxMVhqbntIfyk4jQvRcKDL0QhP4ON",
-	"s6BpvNgSKnBRVislwHPXZnMRsBFqzbTT74SXHRrInntX54+pjNR+AXFZQtgF3B3mb7FWotCmRf9CaEzz",
-	"v38nuJymzxvF0Nll+G0dfC5K5vlDnU4ktybh83xKY65BOLQRGMZ0s5WFbJP9Uh90jqFdlfL5CltRv1TU",
-	"F+iuGp2tV/3PHdHuLlG09LCaHtZRAg/Ctdrfttm62jDTficqw57iBxmk16OsEvOalrvLvWZ1LfuuYF+H",
-	"vhXE4IOESPB1Bvxl3mzLXOxm/l7M+BwfZO+WhSEZUM5B5oHnF749oF+GifbHRfs+YsovQ2wFRk+BvKus",
-	"nq6vZfalzO7nKFxCEPk7J3zmtJrf88Y3DOQ16O0z/sISvhcRMPcgjSgL/RSt7uXacsxWYfgF4O4s6y+s",
-	"tBUCy4VACemsphyMqq4iD7J8NF9AEGRzfzcSAHdsn6Pa4FpJJbrjCcVnr48UmUsRZAM+1/j7iviuJCWy",
-	"KXZXPGRLbOXCCrmQE9R6CpHU1+vFgW31BWSBmfg7EgQIZ7I3oFqHQGKqFKiuvZWxT2juzF9Zy6IEiKUY",
-	"SVA4+iKGKwoA03aXud+sr2X9lazvULiaLBIpgftrHQF5s22zvp35u3EEFAG95ESXNanCyg58O8vKbn0t",
-	"Ky9n5RyF5QRReGiw9NJv5r3B3MNo997RDEP23JsWG+0tC28i0kePXfc8GdOl3DGRqKwJPoaRCS++e8ZR",
-	"zQ8RDWD/nDxN49myILTAtmGqzxMugQb4FlpI4gspk3hZeOdr3PALNhxuFHdlOrZEt0B05bHFGMk5h+z0",
-	"rUAet1cg0DQAeY5IqzxjuGIYHyhkANI9Qd5zwfkcJlhTkHKCMfq24wAUGQnGRxikt39ArgthyhTJ1IAg",
-	"0SmlIfkZzsIYe1VMLpE1xOIjSJ0HmKyg8Eagz4UkxTcCM6H+hScFYHeSvz+cC89eFrdsSXpb8fy/t9zT",
-	"MPeUReav5BWbeWqlQXZ195nBlRuh/WcaAc78nVhjjPfwaSmk0C5XwPbnCtYYwm5XTbEMuS1jL7XFZghi",
-	"OT3cG1Np5QvUORMsTWvAaazGQpOQTkWiyZ6Xqoo07xnmNzq0mdaGLHRp1tzPfe7ZX+x7e/vbksZES8pV",
-	"aOO6u/i2W4I6XOxvm8+kRgKbuAhD9Ud/sLhXSF2iqSRU+mN2BwfESx9pW+PRcwkfXGoXrJaKkf7udV2f",
-	"RwxzOviUEwUQpDFpNpWLPiAXPB0cU5TSADDrgHuPbQ1Wqm6N9heya98dqiz7Ir56z1KKAB/psXdefIF7",
-	"CxDb5RmhnQ1EQqo02VOCUD7tc1dOVQzNKdta55pYnCviC6Vt3hi3UPWIRBAJOe2iGYB2B8XHCldcyzT/",
-	"i4RRElKJYFFE2fQiA5vUoJtm3gigz49OT07MSERMOMjMCvvI2T2BWNjb4gg50qaHI5pFgE8csgdUdhKb",
-	"36jPR3htkP42mGpQDig2XYxN0mLgHYBkMw/AHHXmbmlzlhj3efYGOtVtXppWSe8fEO+S+mNIM8ScueRX",
-	"ZlM9zA3hnRmqGIowFBM18746K2Nc4TjjzhZ2r3v2WQc+uKcK04L1efpqxqVbgmgA+FZWYU4FzCKwX2aj",
-	"XSGqL3DWjc4edoBWxH6afbi2gEnq8uJYRlptMiFID//MC88uP2FcOOK0fTz7SJLyaTZvGekuJds+j+h9",
-	"j47gpyfHT5+cHh0ddQmLokSbYyxm2XKUmDOLpUlLktZaJHvUrMKHoM8l9FwqLPf622aRLTCYFZeOoy17",
-	"7hePKTkQ0jNKnx+flhRZPp9lpMIDs+Lb5+U8UCjMW8uieZOXB97MVmk5qISDLhaOGXU4aBjC/cojx0vT",
-	"YMsHDjOnMUe/k/OGwYFNvrD6us60q3Dc2AhjWzptpJhtDxtLDxsZNawmBnMgMbbhaoeBOd29wVZfwGdg",
-	"Jv5OWBiPh5EDdHY8xM+LGDuErHBwNexdFdp/ITzmS/jeMEpgBvp1kFtBWC/Cd5cdRbMrbYX4UiFeRj1V",
-	"iKc6wew6mbTEsZ44VlAEULlaNZgG29YFQL+XoEwDf7JHZSSss83lKk0w68RM2JWrqjCLuip8vAkCt8XD",
-	"QNsAy+X8GzPwscrEyOJwKSng49oB3mmvNvTwrfJz13DLXF2Y+zthbvvwfZCBe8Upq4jBCkxdgOWu8nZh",
-	"iS2LL2XxIomsoRC8QVvN3bbJRtjCi7dru77vhD2X1u4ppC6yxSR66G0niv0xczRzxStsdbk5RB3+aUdb",
-	"fk9g812DZ68aNWYt33Mp0wvVgfYJHVHGy9aLZV/OTQcsHNDnmEfb1U2yiUphhKkMs8odibIVM6i9IeU2",
-	"b39pAFxKTHPSZXYT71aWQbIr7M5v6SAtJRfb+tIuW7ft0ylWEbRFLG19EQPBrEJtB2tKYWnBe3vV2jk7",
-	"PVksSbiR6LrG3jft0XOp6HL3t5g3z8ZTDq04S1G4mkUiGqsVfJEl68WEuGmJGHtzzqmUtuom3k2npf0K",
-	"Q6jFZDKG3d+YObds8ryh8XciSxeLIRbPnAb0M8ivYOK8ofGumjZvaNzKhaUmTYSIW4J7W39geZJxKSLQ",
-	"Y0hs6l1byQerhhNb7faMxCyGkHGsjTGCLhlKUGNuy0jY+opYwRh/7PMktvEpJYEce4wPhauIYIsgYWH0",
-	"tJhFkLislJjvVCQa+lxDFIc0zQJuu7qaGFRmJfpctNWHq4sXb66WaNc3DhDl5Odu482fWEMGi2eYT7km",
-	"nFd0C4VR14LyYIsiZoZQCiuLMjCsygYaMWVvk1cZv2/SRtuW8Xbe70XO51Be+fArbVdF0NumOyvs7fJa",
-	"gb9c4GcIXEkStoQlu1tziH2XN9syJ2czf1+8TEQR4hVRWIGvM3DuKmdnC2x5eylviwISV5JGHNIpSJ/K",
-	"YDV7v8d2l9huy/ydT/2dMLjFCfEdsFc4FwvYq8DZOSB3lbXzFba8vfx6KSePKtSBlfEquW1yj40XMGV6",
-	"v6URuMKSOAzWpy7301jU3djJvoiEwLm/LxGhU3BXpILKQgJhudtSApfYiol1YkI7TK6iEAkRA3noC+6K",
-	"A62xBWz7y0LzbTP8/Aq+F7a3+yb+DOhzAw9/XYnYKhJgHrg7KwfmF9pKg+XSYIFyqhBOKEaikix4jQ2/",
-	"jBQwc39n/K+BRiR0MK+GxeqMb+C54yxvltgy+1pmz8hkFZWkeUBXcfm1a7NlBrfTfi9J+y2MyR7ETIkA",
-	"bLXv+Sx+C1lb3RfFvL9Vkzl/IawurOA7TOWsMtDXQWy9XM4WuF9BKme70FaeV8rkrFKsriWc9cSy2xTS",
-	"ksUasqhACrGk0zWq3TbZtmY3s34vih0h7Crm2mJsazJz2x5VCvFZOH6RQnz51N8THhcK8eG3NdBZRSxn",
-	"kN1Z0ZytsBXPy8VzTi+V6KMiYew0TbTksJocVhOCHkO0xvd+Y5tsWdbjrN/P85Jo3Z2abVOBYxFwu8qx",
-	"uLiWY5dyrHbIW0EILih5eWC0CEOix0ydEZqlgC1m4uoSb5CwMHAr8YiQ7psXVINHFBtxGipCCYdJn8dU",
-	"+2PMw8eJBBrYpGSFVN/eksDlPCdXfTpxfbdMKV/wiYyLOMd3+HcZ4JYnycq+WZq9Gk3FNILd0EOaW9Lm",
-	"5lJdzGKttEtWuTeYuuSYNuP1vkv2iDnZbC72PsdMc2rs0lLTmVxwZ3NJuLtZSkjBQRWoppB727OJMb1D",
-	"l2Bu9jefcvRDUOnC6MsSI7p8jkD9sbGQmc4Sg6s+p4oUlmyrSSOlm65mhWTI7iHAzJR2/d4IuKFjCC60",
-	"lw5olq3KqNxI71/zRMob07kZ59undYPChfzTs2S4kubTx+yrjJXfXJstWyt22u/EXHF4sPJBaapVl6ix",
-	"iC0/YkbIWzbjaV5IQ+C+ODQN/bEUEa2C1utbxi9d6227HrKpvxfXwy3jxKGm4Hq4ZXy1eVKC2QpG6zx+",
-	"d/bEma2wNWKXHztz0qlOKxU8jzmRfCH3Yzrz9yQCFpyPtSRAZQfkHG53mf9bJ2QF9q/ggyzSSVXG/0KG",
-	"HaL9ezLurAWXc739tgY+a7H8rnJ7vsKW3Zeye4FgqtFHVcrYbapoKWINRZQf/0wH8BPJ9BRR+lGBvBhh",
-	"BoO//W7wYZ1UZQmEbsZAxgLD1uQd5pMZM0UC4SeYuGgPDkYHhNonRXnBFxzPI4KTsdbx2eEh/m7GOXt2",
-	"9Oxo/6DT7SQy7Jx1DpEe3JoXSjWYNSqyF4cUEy4Sf0wl9Q097RezQEkR2nwzdMBCrJh9kKctwqK5Ckl0",
-	"dvTnSRAwUN0Z6dvNjl9mPGtJdd1dQXf2OU535gFf193/d8kg4QH+PJNfrltI715YXc6yiwu83KAQcOr/",
-	"M1CBiVlYYbLiy9DF6X5b8DBYt0LqZCgMlNLW4iBvFhLNFLphspHFPlcuELKLUZDdsgA6uy1X3L44ZBoK",
-	"szjqz1kq7gJMzOee4OG0mM25uEJMv7o42PvFBxl21CxAewbMNvS2BKNZ8VbsPVtgrLgMpvyS7h/ohBQz",
-	"Ns3keCr2n0nrtDjOTbnvG9eEbtesel3qDyyMnbkIy6A0nzkEi6tYVSNkcZRCHpHFcX65efOaxHQEtn8M",
-	"Ig7hnHBBjOTqoVggHCCAoAh206Hz6fdP/38AAAD//w==",
+	"7L37bhtJ0if6KgmdBSzNkrrYstotobGQZbnb3+cbJLl7vjPqcypZFSRzVJVZk5klit0wMH/tAywOsG8w",
+	"L7JvMk9ykJFZF5JFskpWUWW7egbdIpnXiPhFRN4i/tzyRRQLDlyrreM/t8ZAA5D456nvg1JngmspwtMw",
+	"FJMPko0YN78FoHzJYs0E3zreOvtwcUmGQpKBFBMFktA4VieEhhM6VcT7i7e71duS8I+ESQi2jrVMoLel",
+	"/DFE1DQGdzSKQ9g63vrLVm9LT2Pzp9KS8dHW58+92YGc38VCwS/5MBeHckJC0GpmMEQCDYh3fkVHXo94",
+	"f+2/opr2fwWpmOAeoTwgnukAuO6/pXyU0BFUHrVptUdm2+yR+eZKp3ZG/TG4mZVMhmoaipEiXpwMQub3",
+	"SETv+nQEPz3b3+8RpWkI/cmYhdCXcEtDFlANPx3teyfE27s92LstzO+a41cBGw73QqpBaS9vlou+b0bi",
+	"ke28IQK3IKdEswhOCCXP9g8JU8QfA413TorN/TmUIvq896cWn72SoR48f3a0b8bLoijRdBCCt3vNK9K2",
+	"3sTLaWwZcc59EZjvFsjsDaRHhCTe6A8We2QyBk70GMhABFOcsohiCUpBQLb9sVDAyWBKPCOWse6n7Xrk",
+	"H/1bGiagekb0dMjIkEmlieCEEs1g54TQgQKuESosAK6ZnhohK0ycJ9HW8d+2BnKrt2WGs/X7iillorUw",
+	"pasxkFD4NIRsJk8U0XCnzYQYJ9sK7E+nH9+QQt2dExydF7qmf6Jh6PWw5MEL4ovATM8XUUT7CmIqqYag",
+	"Kk6A9z9drmLRW+FTO4Gy+cSMcwjIp4u3RAxxRIpGQAZTDep4RuDV3nWyv//MjyhnQ1D6TYCfwSNDYfQY",
+	"BIaBegzX3IwblH6iSEz1mNChBoltWaXAtCL/SAwMqCLIu23TsWfH4hEpEg1qp7o8z4xy//n5i2fnL5+f",
+	"P3t69PyHlz/uTYDG5gd1w7j6HxkP/k77//GxlHBG5TiNs0i0d2765M2rlGIjQzHXfy7jvvnWgLgqJ+cH",
+	"Xjo2oxYXB3WppeAj4kArpB0ZMxragAy4RhEg20D9MfGtYBALMTKmClkiJnynd80DkOwWAhw6fu9kwWLL",
+	"p6H9gtwAxLnAmHER6kuhVEoKtXvNLwH5TQbUvzEI8d4M++8Fh/47qv2xR7QgI9BWEVbn9/UW378dvYP9",
+	"P/54/lv0+tfpz8kl0/zmB3m9VUq1X6mcLlLt1JnSeZ1TlWFz9Up6/tzbMnCOQDu7+lqKqI5oZVIlUGFS",
+	"aUWKbB8ckTHc0QB8FtGQBGzEtNoxIze+xJbB3VZvi9PIjMdUub8QRvTuLfCRHm8dHx2WUfeN+hjSqbFB",
+	"Z2Mqqa9BltgD06dHQqaMqPEQVQWhI+MjEUrikE5BEp9yEjP/5oR4Qxoq8PKiQo9BKrJNjX7xhQxy7BlR",
+	"VKhiKeGC92M3HOKn49nZJW9hqIlIdM+ZYOx695qf8qlxbTT2roxV5lM9NsCAUIHR7If7+4TTyHxlutQT",
+	"QaxNshKLBEd9llOclZCkzCQZomz1tnCu5VZpuTl6a02RkxQ0Q0MGYaCOieDZ97mBMRbIGB4klKWBs2bU",
+	"2FMfrrnVD/gt+wOCQqNkAL6IQBHKiRj8HXxNbmCa6fysmxPibOA19/79z3+dmv7stNXOLnkFQ5qEmqDR",
+	"MizJyH5sVQnIW+NchkoQiugyHU4t7695gU1uegocK8i2F0A/AOOInr596+30CKq11F8eU9VD46MlUG1/",
+	"UdccMWYaQMGEgIxBAtledFuNAIDCQbqSKoYwZHy0c1L49pqnXxvBQbHlYNCrgAe75LREtOywlEgrZAqD",
+	"jNgt8GseCWkoagjPfTO43IYF0H91bszw06Psu6Hsv77wdixBQUoh3diZXi6vYe5P50L63yQMt463/q+9",
+	"fDWz53i5lxLmgzwNQyuowpegrFAuCuuHGYlUSRwLaajoJNCJKJ3F4hJ1ZutUVGhIoipa7F3m16zVzJRI",
+	"0JQZxylV0OUKeWFGyzR07lQ1qKc/0hFUVSdMQ+Tkxjk1MR1BqWYh23OTROgNhbTwOv345onKfV9vUQ1Y",
+	"rWRQMKt6jbU73N8/NuaBjoCosZioa26GkLb2kBJtpcoQ6kp8oY3WoqaF1qJBvn9KWFDu/RsuP1Hk06c3",
+	"r3rkRf8Q/3fwtGTgxnmrhs7E9FZtMkfP4Mh/OjjqH9IX0H9x9KPffxYc+n149uLZ8+dPnx49f3G4foKf",
+	"TWfKuPhgt1iMYX+jITIfnK9r/qRxHDK7Ftr7u7LMzUdF+fTDcOv4b6uFBNt+KYLp1udehZKnYWgL/47D",
+	"XFSJ6IT0DHGNJLl1U6YWDYUX9o76bmejj7tH/Xz7qGw0rvbe0m2nbCcoa9buBfULm0GVG57dRkp3YvqF",
+	"rZhVTc1s2+Tr135xj2Fl/bktiUITRa1XoYmseLGJwjK6ShNp8cKabVU1LFNYqawqi2U+97ZmN8fW1Squ",
+	"alEaUULfMqWbwolpuzpWTOmVeDnP3fZU9VJfs9tMA3c46nD0CDh6SYMLK3AVgJQZvz+30DcveCrkyd1d",
+	"/69/fWIWAlzo3Ek+IYmC1POisn963iPo1vasB9Uj//7nv4yfo6lO1Nbx4f7+56pezzkOogRtVzmOzIAi",
+	"Gg6FjCAg21yQTwpk/9TaroQXvHk3lV6hvHEuzNozyj2nnV1D9pdJEEwbstPYdiXdgyXX2umBKdXpl06/",
+	"PIZ+MbL3Fm4hbBIs2EF1xGDxarAhoSnbgacDz6OCpyFPd7aDmgCq6PMWYNR5vh24WgauJnFVD1J10NTh",
+	"qMNRe3DEgxAa8+5M4xVRZIpW8OpMsQ4rHVYeDSuNGZ208Rp4qWx2TOHO7nRYag2WzkBCJHhTm3Bp85Ww",
+	"lBZea318V7DDTIeZR8RMQxao2Hwt3FS0Qil6OjvUYao9mBJRDJoZSbwEqgRvyiDN91MNYfO11puovAZR",
+	"WKUDVgesNgCrKatV1s/9wFXVji1ArLNoHfDaCLwrBvISdPMmzXVUF3auWi2jphlIoqC7udihqx3oat6u",
+	"FTq6J8LuYdlSnHW2rUNfi9CHIzVS3ZhRy3qoiLWsfAUzZh+/Gmh1AOoA9LgAasxuzfRQF0SVLVUOpc5C",
+	"dQBrFcAk9XWD5sk0XxlWpnAlw2QKdpjpMPOImGnQIqXN18JNDVtkind2qMNUezCVSAncb+x+hWu+Gp5c",
+	"4fV2yBXsMNNh5hEx05QdKjRfCzdV7ZAr3tmhDlOtwdQrNhzWtkGrQGEatEhYxMEpCdhwSAagJwAco2UV",
+	"A+SpTtS/UNRbKmSGTnKVysbImzMiNhQyonrreGvAOMXgPSWxXRafpTtJeqKI4jRWY6EJVYQS00G/EFdU",
+	"U0mo9MfsttOvKHSvmIqFYuXRQD2qNfXHEXB9QoYsBE4j+Ol6S8IwMHJRHv1zV1O5O/rjeqty1MQ13cwH",
+	"OMo6WBkOswoWvlC+X4dwZ5RoQ8582nwlpyQtvNaZH4Zwh1GeOs+j8zwewSikgtqQN19svhZwKnrzGXw6",
+	"d74DVWtA9TON4Py2uSB3WfuVIJWVXmuMcBkAt13Euw44jwychszRTPv1wFPRIOUQ6ixSB6xWAeudCOD8",
+	"HwmLYzpoLJjBYkeVYTZbrZqxikQABLJKHbo6dLUCXQ3ar8WO7omwOhZtDmedbevQ1zr0NWzRaqGsuvXq",
+	"QNOB5hFB07Chqm2eahulzhJ1oGoNqIA29eLGNF0NSEDXv7GJGfgInRHQ7pFNB5bHAktT1sc1XRkwFa3O",
+	"DGw6y9OBqTVgesM1SE5Dmy3iXlkumGvCpqQ7IRK0nJKQusyILnXF84dKXeEyCQ4pCyGwGfoiUArTiNGp",
+	"IpMx1b0s5yDzgShtvk9izE3houHLoLE3roUeKumRQvm19tdGCh9g4U5jdBrjETRGQVwbssJzPdQFUUWb",
+	"XIRSZ5I7gLUHYChjl0kUUVn/scT6RJiFlpfd9L4qT+aqyITpsbWt7I90C4VJYu9tEk0HIXTXwB8MHd+c",
+	"aL+jcUNO1zsaV7IT72i81smKaNyp/k71Pw4+GvKpXMtVMVLRh4po3LlOHX7agx+mzIembIxtvRqGbNn1",
+	"tsaW6/DS4eXx8NKUzclbr4OZqrbHlu7sT4en1uDpvSjUrL+TzkUqv4RFbuU9Bb18S/3Zl2+pv8/71MJu",
+	"rps+jwkXHMiEqnwojGuRbayDfKKI0kJCjwhZ+Jowdc2VZmFIQkGN2BCmd8nV4j4988czUyPb3p4EGkz/",
+	"8IhOJFfk6f4+mYyBY4psbNd0EezsXvNZHH8BKizf9GuR8ODebJsAjQW32yNJwgKy7/7pl/wr/cfoqJT2",
+	"849jT0jIlDZkjQjVZO/2YM/2oWbSgR8+iACoxB+7t6RWS/aycQmJj/7x6OS90O9EwIYMgsVHxjareCxB",
+	"AddIMsJphFJDvDfD/nvBof+Oan/sEWYkxwiIjamhTwgXZCCCaaedG9g6mnc6Eas+1TQUIyJFokH1CFVu",
+	"K89AbmxQrw0zctn6shfa1XWwg+OF0QP3gyMe+/ERefbD0en+4dnZj89//OHwh4MjdyhoVNYTNecvGJGc",
+	"hyDZVpqOrP7aeXi1qwnqutITzOkuucj14u6D6roPg78Dzr2hVVLWfiWfLyu9dqUk0pKdb9f5do/g22WS",
+	"2tBqaab9etipuGLKENStmTpctQZXHx1BCnDScKf3xjoKZ3E0F42Kk1+u3r19TgLhJxFw9FfWRhlytUhs",
+	"rO02NtAjn65e91/s9IgEHoCEgAjuA6E8IL4RhoCE7AYf58qpdVNxNWOaeKKuuZhwYkZsfIhzPgqZGp+Q",
+	"gGpqv93GKBPGF1Y7pogDmYUW8cdCAe+RiMobCHABcc2ZVsQLKR95PRyFNy9Anm2P6DHVKUjnl0TfAEzn",
+	"whjteZYae/6Y8hEoj3hxMgiZ3yNc9JFVHtnWY5iSoTCjLlFyOyfE2wuEr+ba2vtzKEX0ee9PLT4X2o3o",
+	"XZ+O4Kdn+/s9ojQNoT8ZsxD6Em5pyAKq4aej/coRkuaHWxr5qF0K5xL8RDI97X8UIfOni2y5xL+VIc80",
+	"NEuJoeBaWfQIzo3FEVwRwcMpMTQmemzWf7hXcEJYREegCA2VsL+OtY6VAw3zBVc7q4n7MOuSOUkzchrn",
+	"HPBOiODE2/N6ZP6nHvlr/7WQEyoDCPofpdDCM6NXxHGd+CKKDDFSxALBwQOhJJbibmpWzULqdfPMhWhu",
+	"BKUy9Nd+yr+raQz9DzgzVaJEw4lZcXhcKM6Gw8qC7Mov6fuL7UHZbdRmjQIuHg2XKer1no07Z/48JnS+",
+	"0VSHm5/VExLSqUh0djfmmtuVYo9QYmaJUjIxmnpi6k6k4COEB36nBQkE2R4KSSh5btQMTR0wwgJnKkbX",
+	"fGxX6MSniQKScLwAirBhnHh/7V/YOv03gbdjrUbI+I0iA+rfmE6c9uxZlNFrbhVfKEY9+3OqVHfJe2Pp",
+	"nOn79s1KDoE+7g3UwICtsFKJr1WfV7kcxVikrrp7PKgjWkM6BXlGZdDQdkLeQaU1UV58/VsmLEp8KoNu",
+	"6dMtfR5j6ZMJa0N7CrMd1ARQ1bdNOYy6fYUOXC0D1xXTjYUsKvRQA1pYvqpx0qZwB6AOQI8LoEbNU9ZD",
+	"XRDVM1AIpc5CdQBrD8AkRAzkmeBDkMD9xuzUfD/VgDZfa73NsjWIn1XpgNUBqw3Aasp+lfVzP3BVtWUL",
+	"EOssWge8tgHvrRiJZm2Z6aEO0Ez5yvZLA41IKEaiQ1GHosdFUbOGK+2hLpJqGqsMT52t6lDWIpSJATxY",
+	"aAVsbVU4BQnYNGGK0NBI//YYaKjHf+wQIe1V4PwBxrZ9BrHzsDd/L4Gqxh5H2sYraRJbdK05Vlis0w6d",
+	"dngE7WBltCHzmzdeAy8Vja5FTWdpOyy1B0s3jJ+NpYhoU7Yn66AanrLi623QDePEx7IdeDrwPCp4mjJG",
+	"Mx3UBFBVo5TDqLNMHbhaBS6MHNmgYXKRKSvCCktXM0sYwLIDTgecxwROg0Ypa78eeOqYJBsDtrNIHbBa",
+	"A6xY0mlT1si0XQ1MpuR6K2RKdTjpcPJYOGnUdcs6qI6Yis6bKdp5bx14WgCepty3mQ5qAqiqA5fDqPPg",
+	"OnC1DFxN4qoepOqgqcNRh6PW4AifGV/dK+X8SlTk7a66r1FMaWFwITh0Yt+JfeNifzWGqKmHINh2JdOB",
+	"JdeuZLQp1ZmHDiePhZOG3Kys7epYqehmIWI6N6vDUWtw5D48qIvl2lzlXjnZx3TsDgCdnH+hnLdbwoyG",
+	"fFApuwBNGYeg0P7qC9i2eCpuqkc4TEBpMmRS6U76vk3p+w2j5jfkUNvGK3kJtuhal9oG+e98gc4XeDSs",
+	"NORU543XwEtFt9ql3+j86g5L7cLS5Q1r1vaYDmrgyRSvaIPwhlQHng48jwqeRo1R2kFNANUzSnjRsLNM",
+	"HbjaAa4sdZEVrUBdaqrxbxoEzAydhh+liEFqBmrdGvxTrLQEGr1mEAZmbPFM1UEilT4TiQXuUMiI6q3j",
+	"rUAkg7AQN5kn0QCkqT5kEi6ohurFlX6ZhCHoU99PJLURlivUlAm/jAGCd0moWRwykBUr/iFEVLPS52Kg",
+	"5b/Nt1CYdOmwekUqlk/596xLm+IF0T1K1eVDsHUhXjo1zZPtOKRTPCH1x1RSX4PcsXHQmVZEitBm0aAD",
+	"FjLTr1FssxKS/WQ+MA3R2rHhxE6xGqLBzZxKSfEzVQr0R6rHJeGyDS2V/iiklpTptVSQqI+yqV3RUUlc",
+	"bYP4kP0BAdF0pGwuPaqIdyqBklc0oiPwTghPwpBgkHczfIVEEonGOoYq2dRnR9zbuuuHaQc2Svfn3pZp",
+	"zFA9Dds9T4KZAS4f74CJkaTxeLoYJL+83wBuITTce08jWGz5DdcgOQ2JLwLAfAcnhAuXoMQ0VBKMv7cV",
+	"MGWk6I2/XJXNMaRQ4zKiYVivWvnYc6qYcVclyDAJw5rSxNTpLWXIvtdCXoF1b1xnAyFCoNyWe0kVnOVu",
+	"zxwE00YySUp4KPwbxkdO2CZjkGDzTYhE+hjeKKDa5aAYGmSTbZ/GOpGgyACGQgLZf7a7f4hhJ5bI2MwI",
+	"Xxemf8FGY/2a+s5glxX/6JTFWQqoxWm9pqECixMSJNbPgx7hgvczVXMpbimR4Atp0yNgqh2fSskAE4dg",
+	"+kIuUP3sFDhZGMsNC8MhQFCTd6ZFVFphWMHHREV1Yap8/n0h/V+qDswEZmZnJ7aCA7mKTxIWzMbqp0Fw",
+	"dHj4jPYPDwZBHw4PDvvDIxr04fmL4OnRD8ND+PF5GQZvBfPhLeN1Z/drVm9xinjKYwr1FYTga4KdkJBx",
+	"qC6hFegwZ12RKLNgnx3ZvBqbV/CzGqlE28wZkTktUCJcRZu0CjblGClVGfP6wclmr2BPi1xd6iCkdrQZ",
+	"P+EDB2f78WohdW7DohdQ0WAVvq9ssu5rXR7STKhQlKlwS5mDHnF/Pe2RnyVwGkCPfAo1i6gGIiT5SJVi",
+	"t9hbDvW0QGn2kSIgsPM1gCgQaZ2onFp7u0FpIduhW5f9RMPwmAD1x7lPkaVeo9wlOCQ3MDXezTRdTe+s",
+	"k7dVg844fgV3eushJKpWb9+G6DQmM/dfiTQgVV+2ljFE+vaWM7WEvea6ph5sv6W1S62Zd4uUbpGyfpGC",
+	"6qdbp3TrlHauU9xxy1IvYmgwueDmUU2rmWBre9MM/2U5+n65uvpIbAG0ET3ydH9/xq96ur+fDZ9xDaOS",
+	"vV/XQ88Obel0m5xrqyZaPEq733xr+FnlDlaraLERQrSaChep+WpusfDELQi2XyUQMqV75A1nmlEtZI+4",
+	"g8gQZI9cAteMQ7hTcm6x0i3/xvczUoO+evVYxcLNWLCcpiulo/nV5D0EpInlZB0Ra/EWxuNJy68z7uLD",
+	"H29H9O5VImk5zC/BFzzA1XCFY+UIApZFeMxUeQNjtryoMKIJvYWK0jGZMFWt7BzTkeW2tuuwjJfztipi",
+	"/GHIPjeaYru9GeYW+VMqbUy+TKTSjd+leMWUptyvej9CjYUeJfwjhCHUuIcxb7kXW+nNDaeUKKG+tDUb",
+	"J0uNKyNNkwSHUkaOl0kQNHXQckoGpnWy7e6cmZViVNj/xCgpao0Xs2RDbEQj6AMfMQ4Ey5OY6vEu+RDT",
+	"fyTwsNtiD+mkMPULCwLgb4bvhf4w4RAstmxLpNfwMJu7We1z3PoTpk751oylZ2WvG1mPsW3K1Bm+Cf3k",
+	"jOTs+C5gCFIRLQgl+MyUbHt7twd7WEXt/WmM5mdvJ9+nsBOxwmB3mDis2JvIWba4R/PD/o9Hz+hR0D98",
+	"Pvih/2IYHPb9I0r7R08HTw+eP//h4Dmla08QSq16CWeKVFhu6DPCL8VXg75hNYg17Qe2CKS1nMBWonHJ",
+	"jkAHyAcFZEObWRneW7J7geNpcq6tmqi1Zs1dBMjiulELnro7MKies0HOH2pEIJlPNANZcXnWCo9mzAKo",
+	"oD/nVCZ5BUOahBq1Fkpg1QONRU1baylfYMHC2BcW+jWW9rP6e4MiuPE9nrYJcS2L30nrorQ2aR6KHk27",
+	"zETjs27flDd0rrXWlW0fVTZHknbTY4MC0nrZ2JRYtJcKPGju1NOtpAfYyTdwkmlqPH08LxzutKSvKpGl",
+	"cE8yEko7Fqj16//ynmMpIvEoPScKTjPJxLs8d0tuBC7xuXpbt0bifJTrSLyJVjzKXXVgVOGUcIE/JYRb",
+	"MqMVV6qebpVOYb33Z+je5K7kDLi/j1PoL1AAtQZYhvTKDXyQ7xNrd8tge49mOgx+KQYbW4ekGG+VO9Ho",
+	"bNs11Y050wVGt9eP3Iw7nUpBG+lwRsNQJI1FP0B3MSASRswGHaMkovGiZx2uCR2S9ueGWwwdYtsud1tf",
+	"G8+u1vPDJAZ5saLFj1QC1ySkAwirNTrHksJwF7vr5YRYwawmfaRyfjXgLD0Yx+u9EVzkb436D8/KYsic",
+	"Bvj5XsjI8ShinEU0JrFQ2EuPcBExTsNwShgnf9vvkYPfj0lko6lMDe/0GLJqzPgPT9Q1n7BAj/GB4BjY",
+	"aKyJFmQEmsTsDg/1z0QUJxoCQjUJBQ2IZhGQoRRRYV/6iSITIcPgmvtCyIBx3KPGCwLYKY2fqHQoDKTq",
+	"5b/RO1BETWgcmz7sxjaGRg4EqONrfkd+sm3vTsn/+d/kLg8PQ/47ubv0aUjllTgNgh6ZZkXvTNHpTNFp",
+	"oejuNT8lQ5gQCTQkvmWdIiED8vdEaWI+scBuvCOhkD5DGoZEhYZI4TQrYwm9e80XEHFX8VrW9D63sO62",
+	"TMVySdQwEnL6ig2HNe0gDYKy44pLIY0AfPr05pUisQRlNKbgVtDwdRRMQBZjWS8J6VJiM/0x5aOyTt+Y",
+	"JkwHA6HHZDIWCogCyZz439IwARKwIV5KYJxQniqnHlF2wIMpMQ575UeZZ3YsGLSwZKgSInF7L/qIMLgf",
+	"feaYbvmTjyQnX6kggCnHm7t457sOju1FD8o5SKLGYsLdC8EhUJ09o6WcUB9fZlPih4n2x7U35Jq7zp9f",
+	"NTmAHw7858/9/uEPR9B/ekj9/v7Rix/6cPhisP8DDF8Ez+B+V01WL9VSbjXnDGx8g+RxLs5XJnNDq8Qi",
+	"I9uyKHBDanjGbZvuhtbGcwxv5aqwQJFNkaO1tChY+XpkwPsWaqn91yLu24sz9vG+sUNqneeybf07M+Uo",
+	"phKMvsUSO/X8qFoK002klDoiikEzzW7hEqhqbCWDaSkov4GATBgPxCSNe+NrdLaNR6GN565AGzdqKKRf",
+	"+wRvIGQa0HXuLivlN8T9SoBKbg3dhHFlfTamiMLpz19ntd/O3Gethop5ur7E3quE/vDzqldm8VR+Pfc/",
+	"hBm8FqTQU0bB0lvQwIMrVhoQ5PIDeXG0f0A+XZ2dpFwyFpb4oVD2KnK+XqEa+mZNWOpxjUR/oV9LwjWz",
+	"sEQi2y508E7pDJSmUtedg4iBf/EcasEtH2ZO9BkyLOFxLsBrvZp56WrQvVlQEG3R64sI++4JgCqmqeWf",
+	"zJUooRMqAwgIHWrziVirZnS60an3XOjVOB4N05uiVZ7BRTQMa7S99EzRTO0iY1H9PRynHkJ383Kmufmz",
+	"wHzQtXXBptzgMly00gEsI1BHnUXqXLEH1B5zT1epfzOSIuHBmQhFSaCpF/0s5A+5+PnlKRnD3Wwov333",
+	"T5lj4Fdv9IQEUsTo24VUaaInIo+jp3Aj6+Lnl7NdD90/5W/LbpkqvaF0zpMoza2cxZY7L9D7lat6fPzm",
+	"4sN7b3dV82s2waruf4VUjqCGLjQ6/0oyykchvBITfs+qn+IaFevqa83KIpftE6ZIwq0neEJCMQFpvrJ/",
+	"mK8rPiUwzT8I9eegqW3E+6z5gijNsT2V794CjGbtRM7cJYwrZUoFpfA17VF2muaBNE2t/dtOr3yRXrn/",
+	"GfZXpEUuoblrKiENArv+MGNTJ4TO7IvYtfcTRbyyhbfntu7sfs/a7acPOMGUdQs4Wr3UMYwq8fg+mFUV",
+	"BPacPZUuso37Ofs7RAu7QSbiTMLqeqHo3H3pRuL8/GcfSNu5VZOEJu/ANCMMTV04/nrFackByONJVPM7",
+	"QAXpbef67RL0xqjQXhJsfgtkVjC+goW+o9LmSdRe+mDc3gfdBFncQpVMT+0xjRhivkRFti8xGHOPvIIw",
+	"uYMe+SghYknUI+d3fpgodmszHUi6Y0xZIdfiE0ORbNTGejnj5U6q6j1vuV0TLn5JpPh88WLn0dooWWM2",
+	"GuNtvnsvDJ/TH4fwtHx19veE+XAmZsLHZ8Lofv6VhgmU/27s8BI7nmbU1PYm5b5dUYoJqOI5X6GtkktO",
+	"T49ePAt+OOofvgh+6L84pM/6h7D/Y//oxxfPf/jxcLh/ePj8fpecUrFxM5iZaJEoC+SvF1qgAM5v6MJU",
+	"DrlHDlm1CI2m5Hu5tH4twteYezUj4e0zis3Pu4WT3pgjOc/8lntIm3EdZySjrRQxHkNzV65dB2R7QLUO",
+	"gcRUqZ5LBCUkgVvzR1pqB69SYRYomFAZEPPtTe14YnmOm3XsMZ2m+S7a4uYNJcAFTv/SH0OQhFl8w8X7",
+	"RGMWv6n3sriSWZo9ybedLB1YTvAqdshQvMm9swcRuM1HD3s8ka2Xn+p7kM0GHYVU+lum/huecdumezam",
+	"sW7sqkguiqosFGDxcq5vB3Kf27l2JrafKpdymTqPWShGM+ub+wfmTQewJHrXfO6AvPOsp94MoVayK1eO",
+	"DbDL8aD+1FMpKnHtYrsBVq4p14YTdrV//ZiuVudegEvmQ7qn4spau0UYz77wEymB+9MT0j/IBE6CMVup",
+	"pFU445UQ4vPgK/xhfiQeZu7wesSzV8Q8Y2C9c2NhveI99IRjOxBUiqac9ll+4TpLAddLr7ZnRh0RlZr/",
+	"AYSCjxTRokKnC++qC7OeG1AvF5hVfJ7n4ir5ftj4vHMpRNTHRPpjqszsf2N6/OvHcvxb/6e+3rmNUymt",
+	"IE538X2unbqhYfWsw17p1FaSeXNL4YKZb/Oqb1OL4NQHaDMtLjL5bwCFNKqcvMRGeHebfRCUg1WXquPf",
+	"xtQqwSQ7SDkm3vk/EhbHBiOXN4yjrjEaO//6LIumi5o8lnRq/vgY0inIMyoD8+mK6RDMH2fOruDf6XGD",
+	"0fYwse/AFInolNA4BipL72lVc/611b3pKXvk8rbMEqeUoW6AzeUdY7yPAR9SE7tmf2KtwXvgXYePYSJp",
+	"WFiu1tl8KLR8yfgoCWnJQVP6yz37qH3XDqH5UcItg8mXv4OoscqcIcP82nPmntnCENeuN53wNJohb0FS",
+	"m97YaF7W7xO2cF6am70Z+o1La1N7BQU8tMU1cENqeMZtm+6m/ORZhrfSNyxQZFPkaCstXtGIjuCC8lFT",
+	"GToHIpjaXio6ymOgQa0KIYxqlZdmtuc8eAfpBlHVSpeaSl2j2vyKd76NhbHMzL5XpF1xmqWMrBJmq2Rh",
+	"4SI32Su5gkMaHgoTbHGhxza3ydzmmo3tVUE4zLDO8tJ41iCiX20fi6L/jnI2BKXJm1fpVpgNWqVYUJ5D",
+	"bQQcJNUQnOqypZPbkQ3YcEgm1Ia3wDBy25+uzna+NIJAEkVUTqvQ4NIVNWpA1Jm+jWm2ZPpz8lUkbbGf",
+	"WSr1iuzLJ7FMqBoykyivbVGCs0JaD0UfOBDgWk5JDJL4VNNQjHou4OVgiqeQMdVj9yYdc9V5JwRuQU6J",
+	"48TUeOcuYluPQBTrqcGiIoz7YRLYHdY5/3xkyLk+ymUhCN/n3tYgCYIKqF1SbS8/TahXGyPf163mwrrd",
+	"Y7iF9xPZQ4R69fFk4t51JfXrs8Yt5u4xXdwmr11rGMJd3Tpm1RmJoP4Qs4p7kG1Q1W8E1q/z5uugxBbi",
+	"79SpG9G4fh2mjMqtXc8qI3Zbnyoxbuj56blk/aqa6XswA89BQO75gg/BCO79mwjFSNSubE+J7lttr6Ai",
+	"ajcRSzpV96t1Tw1qc5vWrWVv5N+32p66YdwfSxHRL2rifjMutlCz8pz5T6kw32b5REvHntvNBVPotEQu",
+	"j+UiVmKT5uCXMXnGEswpMKe1M5Vf1MjLlGw5VOfR10sditxcF23ZrJrJMDAv1nOm06nsGVNeUJEzWm+Z",
+	"X3aZ+9g1PFAtNA1P0zDCi5e78fezPObvkhIXeajdNU5mocO5unOdlc3zXEoha7qdxj82y0OzTrC+JBe8",
+	"//TujkhQRoBLXtpA2k/JOnACXJOJFHyEd+cmeOgkSCAIHYhEE6aXhT6r7L4XHffD/cPqjrsddxnlXodw",
+	"tzqC4pcd8D1weKgGIwd/8Z271TvFKaG/ubDAGzqy2DybGlq3FwWhJcv3dEgNz7ht093Qhv4cw9u4iV2k",
+	"yKbI0VZa/EwjwKt6zR8/oxN6Qih6cGQyZqFNVWH9V00+XZ3ZLB0hA0UGoCcAnGRRSNHPcHFImwnBf4J3",
+	"VgZgd9QqZ5fM49F+yd7wWEj9qsFhzgSd3VQI2VnLtDDHZTFmVxutTGQ3cmniIaWWfE25DJqT63qpkr5J",
+	"uW3I95iBRtssTNNzbt2EN+RxzTO91W7GJnyuGYloKzXeiaC5/OFouSIRwC65KmRPG4Z0hEeHySBkagwB",
+	"SXgA0uaqwpvCPULDCZ1iQBbFlAauj6+5x9Q728QvLAiAe6YRe9o8wjcRRAxJXug0DMUEAq9HhiwM08sC",
+	"kzHzx3AL0tS85jYDGxlTVZaEjJom1FmitIgMtS7AKF9Vfg/aFn5HtT82ilgkelnBBhKn3yc5dyt2goJE",
+	"Ur3kWoH2x6lTEzGdPuJheiwSTSgZUxkQ3ybQXHvXE3zBRTQtfzuUReWBPPZnj8DuaJd456cS1Hle+/j4",
+	"UlMeUBl4lTo2IHgNVCcSPtyClMwdRC57iscFB0LjOJzOPMBr4m2gHdXSqClGg5Q+0Ju/wFFoJ61Vpm/W",
+	"vQo0lLpIQngpRNgyUskk/HI6ZY18CZHm1Vu5ipnTlMsKXQGNfhXMh5WNhUzpX93l3CtqVzsVlIWQg7P0",
+	"pcmcZRiwkOkpEXKgiOBplsuqzwBFwgP1EeQvNBxWvAengUYXIlwqTkMhjcVFWKPFUqsTCK3j0heF4Smm",
+	"Os/U46wGK7c2pSwtEZlF+Shwa57AvaVWsEjWJXpuGagXLoTPi1iVVYzxXZqM3vCg7gt5eO+FFJyXJtb0",
+	"j+/8VF6if5AGxo/wpqPzXr7AJJfnifuuvJJSEnTeRudtdN5GO72NBrcPU3+mZdtDDc+4bdPN36I3eKqj",
+	"ISL0ljKEdZbtXMXgsyHzrU4g22jCKX56okgEIdgM4E6h2Tt/O7Uj0rl7h1UznxQe57uax8fvzFiWZT5p",
+	"wa7SDQvDS2TCZh69ZjSdVzVzA6mqaHKaN3u6+KByuPlAdS2X5FpLiW9KZBu2GbPwaK0B2RgV2kuCDR4+",
+	"lgpGm8/dZqm0eRK1nT4blp2vQGI2KSetpYV7T9fIlm/MwIYzHAGVZCCS0VjbnPZABsmUxGOqgGxTGQm5",
+	"Uz8pyH1Odr+ak1w1FvErJ2k0DD8Mt47/tnosl2mNz7/3lu2TICM0vvmnnAtNBuD4smL/MpeWxewdL54+",
+	"Hfh08LR/uE+f9p89PYS+f/Dshz7s/3jw43Ma/HD049P7Zu+Y2UtZcgG+QKhl4v0tJeW4337+5t3v+0sv",
+	"2o3fa8jiI4tWU16pE9wWmYkGZ9qmaW7KT8oZ3Fa/YCP+keN+K2kgWfBRKJbq2yYiVIswiXjV8ENicq+I",
+	"Q2JiE+yansrm+dZZsQ+pqQxgSJPQdAG8/+lyqyzciQtNc/CCqCSOhdQQOLOmehgrmoahhz6HfZlqfyNU",
+	"E8Ft+lrgSWTGR2X/9Bz76L86x+9tn6D65+6/7/6KMcX7ry+2elss6L95hSc8/TdXW72tv9P+f3zc6m3d",
+	"iP5/XuAr5f7Ht+a/uv/SfJZJ/+ITvq3uX/1i/iv7V+b7W9b/9f1Wb+uPcf/M/ffqN3tkYsiU+zjpwBbs",
+	"MUZWfYnvsptLGGv6IPbx9y45JfYN9hPlvkqvPQgOeBqOH0YSqAaliYdX2hkf2Riw1zwEZcpTG1r7HwkN",
+	"04SrWbvU90XCte249BrnA7zKqRdU1IzkvRXu8iNAxgkNw8IdEoPp8iPJJX5FMZJY1tspRrql3Ic6abzz",
+	"6Lr16xfZVXL2WmRN4QqLXVBZeaBxHDJ7BFpBpXzJA4qZsc5yaRkVV1Fo3c5oAWyNJmh+QLyR2nD7qh4T",
+	"dbjscDmPy4YWCXPgb4mDWBhV8/Nu4aQ3tFRaZH4bVwtzdNkgUVpLETRJD7CgaO9qoeI6AadRNYrRImnm",
+	"CYLvj/HKMvsDCce0Ss/ntTGiJWF/uE7jWs7baWMLMOO3bcCVJNSXQim039imKk/oHGZMrkAIncX8WzYI",
+	"W4Js483vmPqgdsr6nZNFN4isg1423+Vy6dixEazO8L/NaM3cu3pCerrgo/LZZf+MW7tznCLd/WqmpXrW",
+	"2UWn2sgztrON8CYTzG9lc4tjjTSrWtmpESqI8u1zI5Zlv1glUvoLqpUlv7z7a+kvVvWU/WKVUekvqJ5K",
+	"k1ujwir7xaqwsl+sUiv9BdVc2S9W8ZX9YlVh6S+oHMt+seqy7BerQJf8cvXbeq+3dRZgNZTcY4q6gErX",
+	"Q00hS0jsYgV+1if8SPG0/sFFiq/1JVO8VSlp8be2ZIbHtSUzfK4vmeJ1bckMv2tLZnhen0Ywxff6kine",
+	"1+fmS/G/tmSmD9aXTPXD2pKZvlhbMtMfVUpafVIvRWD79cs7Gje2/xXRONcUPg1DkWhV/1K0rVfi6WFI",
+	"dAkjJrhyr7iGQppuVfacK63u7soalYY5EnaqJ1G1LVR57uELIQPGqS5zTF8z31K4r0Br4x6PQIwkjcfM",
+	"J4WalV5/teJeSfG1RsVR3PMNUURj89fyB3b4IjSmelx6X5gbDml2C68qXfTJk5I6T9E954wlBIZD+N3Q",
+	"SP19Azy4YLkvqX8zwmc2b9J8I1V2EOOQqnHl7cYpdn2/rjT1NfNpWI1uBAMhEZcBIrvejU9p86Uh06Ca",
+	"p3CyLOH43bsk1CwOWdlO829ChgH59//8X9mb4igrfUK4kJGb6R35iUyw8JT8n/9NCo2S/07uLn0aUnkl",
+	"ToOg4iZtscrisD4Mhwo0oUEAgcv7kI7Lp+l1tAq9TB9k7tNs7ndm7tOZuU/rz326gblX2e0u1RLlGJhV",
+	"9atesZU/anMQXg7PpSpi9laR04uzUj3L5znZmiN3wb4u8Q6aPCArdxAe4bVKO1wMtyP9DXkZ9c4Av3Z3",
+	"4h5BEb5yR+AeM+4Mc2eYO8P8MIa5oZNiZ/VbcpjwjsbNzbNFk9zQCXjO3DaeHDk6bIAIraWATWfTnM9t",
+	"2yfbAWXhtEcmADfhFF+NkzRBzxO1k50L5zl13GMfYWarwWVwmfOzTUlU/q9cLJw5B+vyA3lxtH+QRcVW",
+	"mkZxqZP1YFdDC267EhGkBFD33VmAu5jJh5njbJa2apJrR/8hrVllwRBLMZKg1JU4c8xbkqOIjmYHUjve",
+	"DSafWsUQLPDQHNGlwbfKIw2cSlCOhjbq1isDA+/E7kKBJiMpJtVWR8s92fhnSUsDHrnLfXAXg2TAfSAj",
+	"U9Im5FyjOkpdI0twVzfvuZTnvXl4LsiyE4EZwVx3Z88R86t6Gbegpb5M+9xjFbSoRL4j5XAPeqUQfxBQ",
+	"fu1Aa8odzpHcLl+o2fm2bLKbWgbMMLvFjvBGlgO5JLSYErlab8bQ4s3ZtA8ihoRmi4V0MXBLwwRm1wGq",
+	"dCGQtfPJ6ePFfXW02dmcSv1j7K6Cxp7tLa1XRsqmaXjKCyTM6Ydun+plfiglN8zFnCWUjNgtcBesq37m",
+	"KplPaJnXzbjSMsGDgXnfOzdAD3zSusyopsNdZ+4yTn1LKSILvHq4rfOHpHRDpnaGmS3RqtmYmp5z6ya8",
+	"IRdjnultNK0zNNkYQdpKjfzRXnNxnLAL4lMZ7G59hfmRmbKhkt8M3wv9YcKXBsumcgSnUtd5VVq9OOZ2",
+	"L3etLmAIUhEtCCVXphjZ9vZuD/ZsOvi9P415+Ozt5DewbAwtw5DsKcSXbX9NWFB55lWW3iUkL1Jg/pAv",
+	"I2U+kgI71hnDwrvVBi++FFFAvu1M1R1gviPANORKzYKydcay8Vm3b8obciEXGN9ur2kTTuSsVLSXHlfp",
+	"bn+TBhR35XebCytkjwUxj3Z6lLhwZz21AWSbuzglEmiI4UmM3VYgbyEgVJHrreutnYf2M5EC6TPbpaeu",
+	"xodQYzHhLiMWTQm4ZJJDIckgpPzGUliRbUqGMLEzc1+N6S2gTezdd45fEJkkn/YSc1fFaKGIbsDNs1L6",
+	"VcXjuZf41eqhLcxv1HhnEtY+1dz8vFs46Y26LUXmt9xOb85xySSjlRSxV3vPBB+CBBfTqxnLYHsiftbV",
+	"7uMHR2TVdwSYukzissvqVzIBdB8o0SLuazPJkRRJjAFl7MEh15RxRYQez1BAnRCUsnyN7TwsETGdHjMu",
+	"mqAbKEkzc4nRWwgLgGs2ZOAilQcCjLOmiT+mfARpYJqYan9s+k8UEKbxvAxoQMSQFMiM0/q7MEOnPCBK",
+	"C0lH5QeXX2DczHQcK3IyrzVp84LbqFezKLtfl2/Tifk3JOZN+TFliGqrmdoUDVpLgE35dUuE4qvwZTbi",
+	"45VJTIup81aMRON2UgONSChGYpe8MQo+oiMwKliRiMobtA2hkOqYDELq35AbgJgk3KruoEcGYQJEJDpk",
+	"HHrXXEJAYskiKqc9MpIAnCjwBQ+onO6SK9OXbY/4IgK89L598dPubu9n86+X5l+nP+3u7nj29pGx1NfY",
+	"GQfcvPrbfo8c/H5iDNYtSE20IC/6A6bJxc8v0SBEmD/bDT1mdxCq9CKTFiFgpFcyoDy45tuUa9anIaMK",
+	"AgLBCBQJGZAB6IkZuGsEzUwi8TGdsZ92/Dv3Dhj+yCfEvuDl7WXPi02RgtH+ktOjSudB6YiWJyhZg5FN",
+	"uJMPCRPSAEpIIyAhX4iRb/30+NsEU7MOW4rY9tna5ufdwklv1jktML/ljtcGHdJUMtpJETFobgUnBnBp",
+	"h9Cm6V5mA6kRyPS3MdWEEgkYYcIeOqoeWsaJ+clGrhYSiKJThVYve1pQ8gAQyukQUc6GoPQbFxY7b9DG",
+	"Sp3tnnAxOSF0oIDrLCAQdbW27bnqADBEhkIy4rnwzgxdt/afn794dv7y+fmzp0fPf3j5Y9lWi/Ve1EsY",
+	"M15yienS/kwUM45FNvAnKQ3ILUh8iTAAn0ZAggTIZMxCU5ap2UkFhHLctDoh+3aTyk+kBF7cmMqDhJgq",
+	"ZozriTnfj7oHFTQdQcn0TwmHCcil/Y2pIqGgGKnEiAsLQ6ImzPhoWhCqLcX8MQRJ6N5L0Jn5LvEQ0smX",
+	"CfoFaMo4BL9ayt8jVnvKM/s0Wd6CJBIbVdVF+rcx4P4jksMlnMllAd9GI8/LNx0HxlEdz0ZklxACVdDf",
+	"f7Z7sF/GJF9wDVz/4mITzQnqL6f9p8+PiLjFQWWDeaKI4jRWY6HJkIWgjjEvjvHmiXed7O8/82Oqx/gX",
+	"EPuFGlNsaujCBYZgf76+5t41j0Hidz2ibMD7wRRDOllYetiJl1ZO0fLu9P2b1+eXV7t/V5g43wixohFc",
+	"cyyPT3VsBYOiMVVjgs+jpo5BJyRgQ9z7cNNwFy7MXHLhvOYj+z4oLyw42PVuTmg7veMfh0/9ff9oEDz3",
+	"D4J92B8+hQP/xfBw8AN9FjyFg+E+/XHwwv8hOILnw0P6bPAUy/04fEF/GBz5z42oUG2c5a3jrf/HNfq3",
+	"/f6PtD/8/c+jw8//rYyJ+WBnuV+C0kLrptnT/uvf/zw4Km82S99zqktllc8I6ISqQsIfxjHhUXqnRj5J",
+	"1f32p6uznfQWy6K2faLIIGEhZgyC4jXOhN9wMZmLU0Q19DWLoNJrqJHoL34pIuOaxHrqoP25t3Wb64BF",
+	"JYnBxlyJHi5F924P9twXHuoueyhQ4ILB3u7+/u7Rsx+fHj1bq6cK3MwHk8F7li2zAO6lmqWCivtCh27u",
+	"iSBMQBkQSaXJ9mBKWBQLqQmmKakeWm9eC7fUCbwEqpoL+sIJxEyJAMg2hujqU1+TGCQTwQ5GfuHGTSDb",
+	"UiSjcTglit31JwA3RFJ+A8Ze8kBMdlpwRA08uGLRmqgrSwFdAcBGR1Gjkcsvi3/69OZVajNsuZS0Jxg9",
+	"RCAlVc9qGZERvlpEEcy31fj8lgRpeUenZODuAVa591geq/f+8VpsbBYLBBua5dTXHub/XPjl3FLVK7xm",
+	"TQldMBgDGAo3Zhwf2pMhC0Pr7uTqtKznhreR5uJJ5JzPZXxGEtftL9nRN7hP+1A65Ku6KtCpmwdUN7Uo",
+	"3+mIBnVEQ7tNuQ5qlVfV6GzbNdUNbTXPMLq97vQmNphzKWglHcYifuWm00DK+XVh1flLuJLU6NlFMryS",
+	"Io7x9lqQ2GyDYyCDZEriMVVQvh3lUw0jYfMelnRnf1z3GMbpWBLSAYRVXVZfqJJGP0rmA2GcMN7HVbwv",
+	"IWC6ambekWTBR6FYGk2bhuGH4dbx31bz5Odirc+/zztqF2KCe5w2Sb8ZXEpY0938K1YbdMY4XFzotLAp",
+	"uMKByMWL1YggzmHy5h7Fn97nVSxyqyAuc8IxR/k5SU2nVRhycThrjayD3LcTtuaRcVzLbexw2uG0Ik5v",
+	"GD8bSxHRxm424R0dszhRehoCuaWSUa5tZDV1w3hbAqDYY44BVUB8pIi9doV7PTeMu0eieCSoCI1j4AGh",
+	"2XTQjroEAJRwmISMV97PGyZheAE8sHfsK6WxMCSH4FcWgKhaZ0K1XzVPxhes12bvAxWmlg1hfvzVhbTJ",
+	"G3hr5fQbv2TWCWF1IWxqMT0j6G1ZPWWDanzW7ZvyprYS5hnfymX0DFU2R5I20+Mt3EKDhw1JPJI0AIIv",
+	"6zJL1CMJD4VvzxP02FictKC9o+RPWxVVbkloDdxtTsNphIaQikzGQs3GFHEptStlYjVtvNEQlZyjp5vf",
+	"OvXxsPAu+ZWGCSjCuB8mARDv/PwfCbNLuYy/psnj419f/9XrEe/4+JSzCIOY24+vGWdqDNJ+uhQJD86H",
+	"Q/C1st9cScqVXV9ldf6TheGZSLhOq12J+LWkI/vhDVcx+PqUB6acd2LcSRt0WJGITtH5pLLi4UZ9G/0F",
+	"ZjfnwEJ4rdrGFknf6FHe/dH1jbuCHZC+RSA16L5lWG2baW56zq2b8AYd1iLTW+2fbcpdzSSildSIzWCa",
+	"2jxRpvU8i7H15nZrb7HnG+KlNx5MJ2eu0PHxmeDG0CY0xLsPqafYfD7fh7jCN0zCsMYITHG0f/aiQ53k",
+	"wMiK6nJsaLxUkB8+gKwVnIeIIFvFrBb22JdHgs1YU0722RSnjrxLEdfkjmU56B4hcfjXAdvau6HtxucS",
+	"y9tB9B4QbcpNTDVAm3yAJufaqok2uTf3gbuFr9s3MP19lZkc1AylKlwDqAXtQuurT2jWrGJnlN4GOfqN",
+	"7/N8fcxvUnm1bhMjG1Tjs27flDe1j7HOnWofVTZHknbTY4MC0nrZ2JRYtJYKaIiu7JpkuXuw7PvF1zrz",
+	"HcxNDW96GjdLxdQH8u//+b/ItjvZvIEpfp71EorZAEqH3ZSKLxCmJbzClWdjeyK4ZjzJws2qCDTzFZHg",
+	"QjESpvFxeba29L5Ot10LCa+B6kRCUOem6oPdqSoZwTpPDjnf5IbYPZj/rXv4X7OcNKQTMzFsk0Jscq6t",
+	"muiG/LYik9vosWS02Agh2kqFWY1uqMCn7lFJOT3sfvO6px4F0swWXSTDoob+c2HbYzHlz++Ltse+m9Zj",
+	"IImbFKEYg8e+CcCIPb7gWlJfF3NFzdTAAGpMH2Mspf+4/PDe3lZxL9vd3ZpgF0knw5IIYAMlwkQD+XTx",
+	"FvexuIsgKyS5ZQEI4gJpRRAwSsZC6RO8CTOA7CAmf+w91jpWx3t7WHj3loZCUq77NGa7voj27GsctXf0",
+	"DI78p4Oj/iF9Af0XRz/6/WfBod+HZy+ePX/+9OnR8xeHe84oMF/w3Rjdmmy7KZGsypnC/SKIGWl2wd+K",
+	"EYZ2iSeZ0GchA65dy95e4buXCQsDj1AJxEalVUQMr7mXvpmX81XnfnD1h0ISH79QWQQDU9Anpx/f7F5z",
+	"FHxFaHrlMWABvm1yrZFtEQZEgi9kkOYaE8QDPmIc0r5J1sc1xxBPOzjs+TuXZYGk7xXZDPt4RXWJM/sy",
+	"izBFikGrjon3X//1X//Vf/eu/+qV5+JkZMEVsmAKs9L3dP/pQf/goP/06dX+/jH+//9eOpxfl4WWep9E",
+	"IJnvYl9ZSJux0ZQqM30elMbbmyF3qVM3GydsLohEnpbCSQAKYlqFbB8ckSSOQfpUARnDHQ3AZxENScBG",
+	"TKv1YRLvE3qsKKalUyoX9BWi0ldjFseMj/oHP/aXReTqbc1BrESHGbgZUpUNdXd1k0vFYFmjrkJps7dl",
+	"U/6imGNZpLFC8LGi9M6L2lIuLOFjGSkWKV5EcJlRdjUb8kgLIcja4IH8hkassRWpe7Ga3dEwA1I9osYi",
+	"trkxMaL5TXkwy3veujjnSZTes1eJP8Ylb+E6bn4V4xegt1OvVPgDGNIk1Jc3jH9alrG5FTshNywML5EJ",
+	"NcahihEhKr1jzmJILPp+2ZVo5xC5zEeUG0M+ADIQyWisKz1RRkmo7Npb2TUsKvPvlyfattWMJFaf/2+F",
+	"SitIYH3LENK32hVmXfNSyLxgzu83zMnD7FWQ4tQLUpASfrmCaHLXqoaOaNHdrq9Hy9TaMNuwOsEdijZq",
+	"lCVbJ51SeVil0pCTlSutVrlZjc62XVPd0DbnDKPbuMOXU2MzpGg3HdBXa9iPwGAlmTNhQ5koss14AHdk",
+	"P41+j0/37Ps3yn3YQSfDPcLdtvfgDjArlMvYlIZBqR3+2A3ggd59u6DcVwzkkjvOVDI9xSedhZCXTr/n",
+	"K62v45FI3bvhq94gffm98DrJT3tbExqGMY0rRhOpFAi0cB18Xg7mDXbe+6ytTqVx5a3wWS/oK4fr5pcM",
+	"9wb8EjP29WC+/iNr9WAvLjt83w/fjfqkhZVUu5yQxmfdvilv1CNfsYRuH1U2R5KW0yPbvWggSHCgam6O",
+	"nKY1luyM4Ps8yqJ+ICa8r9horDG3VcJVEseY7KnSDhFl8mUila47vJlqK3ZvIqF0upFVbUChfs0kXJXG",
+	"vrdTT1PMhZj9VAMZMlntZSIN9eVY6FFSd6/qdK7iihlzwfvKlq0244BGdAQXlI+gukPwKq9UBisj//EV",
+	"i8Alxav4wmdob+otXp0poaUh+jsRwIooMUpTHlAZEJpoEVHN/OqsMgUvSq8ZXIiEB4rEIF0+44ohbDGN",
+	"0sskDEGf+n4iqV+ysX0ZS6DBCQnFBKQBVCQkEIrlNVTsKaIj+gfjcMn+gIqUlxAKGtTnmEz4ZQwQvEtC",
+	"zeKQWY9s3gMMKd6B0cIuJSJxCxFwTZSpWnFSTqY/giEgRt1Z7OmgFAEVGjce3UfgoCXVpUf45QcOv81W",
+	"e2W9RJub4h0ELIm89QkMM0mbY1wpcUugVca8cmkrJeLi5HMcFlA2qxl7uUlZ1GrzWn1Oxfxetl+uwE/M",
+	"OurSx2WBYcAnBfJ0BGV8fi8wwyf4EvSxSwpqFhUeMYQFpUmUKJ1mpJ7axS1eQkgzgBsZGYSU31xzz3TU",
+	"x568nqlDw3BKvNM4NkuD9MoA2f7vny7e7ni75Den/wW315woVw6rh/v79p4TM4McA7UxPzku0LbybnKR",
+	"oDH7T5hufTYkYHyIsZ3M6oP6OGtXU8IwsJv6iQwLV+NGTI+TAV6Hc0XS/y4u+S+ABn3Bw2nhQjqe7+GD",
+	"U0z8bnplPg2JGguhQZJ///P/yw6BzJJfj4HJ7ITQrGyvOdIz3TjI9wV6ZJAEAQPVIxGN3b6AT8NQJFgZ",
+	"UzaoHjGmBTSz6oGBVL1rnmajN8PrGe5ybZtGXWgGRZW9n8g4OXjhtgpUj8RhMp+5j/LgmuNXARsO9/79",
+	"z395RAlivBZ369Gn/hgUGYL2xwQJhJlsXVL7LAd88f6e2r3m1/wvfzkT3AzOfPOXv+BX5BxlEQenEt8H",
+	"pchABFMjHd6f184ZvN46Nq5kj1yjU2g+/vuf//rsnThRBimFTOtdczJX1WbeNB6pzbVp2sEq+OOW/TkC",
+	"pegozca59dlLOUjcLzahLs5VG4IgYQXH7gyUesTbEzFwGrPdKY3CmS/+rmwMtL0x0FCP/8C/jeWa/mE7",
+	"8vYi0JL5ytu1NDHt2qcRmADU7SzFdATqCdkeQCgmOz0XgREno/Ae4S9X797aUruGvKe2dprGX1IWokYO",
+	"qRq7ylkBg1Fmt5eIFIlONx7Sm6Nez841EL75QLw9y3O15+3YTSmDawiI92z/gLwTtxCQjyAjajyhcOrZ",
+	"UXhvhW9DwpkJmRZnBoBbYWZ0PfKPxPD2BmI9O5D/kW2RBdB/de7t7BKj31xrgfCTKENALMUA1HFO+D3P",
+	"Kp7D3Vz6SjShT6WcFtUeKdV6SJAliu8km9MyxfcX4qVT8YiCEHytsLC7eXjwgmSLgxS0NhNsTCWNQGM+",
+	"UeBJ5F7RmOGEoI0q8vESbGZ5A+gH4C7I+j7EOr/OHDJlPhl47PQwLRUNQ48ITnyqaShGplWUB2UTUiHN",
+	"7HAINbPz4QTjLuZLGXsR2s10AUimR4QpMjur42MSMHJqdznxhrYpZPdJh1JEWN6xKaNIHvkEtbPNPNqz",
+	"9JgwBbYm8P6ny11k15ndrOq/zUiPTwMtLWyTuIfrtBDjx3P9Gg5lnZpiptmxwJvBfGqYZ8ynmURxGB4O",
+	"wbP8SxvXaTP4o/16MDUrJKPPphp2ZsXkJ2TNtmOM48rOcZEn+T6xveO+7RXOKo6J8d5TuKKKmdtGdnLn",
+	"CIEsIdvezHaot9NLZSe/HZ3mFmf6JOWsBGXgapNUR3Rmvt6///mvUzOXNHD7toePCTxjonDT++n+ftaC",
+	"pcInm/rW6YUMAlbvsREXRvdsY3za9BK3Ah4QuNOSZlhAGUgb/oDWXv1ka/+/ZpHj2c5eTvuYyM4JvoOu",
+	"kWbDGkoiGho3GQKCxba50ORF/xD/d/CUjOHOXQjuoVAYOO6Yrg0WDvcPXSsTCMN+sR2dX4BPEwoHAmwG",
+	"jTG9hYLWsuylKXURVMjXcGIMVSxBAdcntpxzKLhwyLT6zcMJIyxeGfAspJijrhe4s0piBFq5WmQ7XRK6",
+	"HjCjIuLQbuWnYoC/PlGk4F5ZxOFcrtyJBjcinDZt83ZmU0PD69nVgHdM6BJBj6i8AVQZpSKPt3IKuUCN",
+	"pqDZbIQkIfVvkIKzzz3wVr5p1a1mvOut6y2vl2k1l+NXgvlPmlk0DAucyoCQK5qid4TqApUXprlHfcU4",
+	"8f7aN0zppw8HzBC2aX4T/c2rnRNjqbPGkYIRuzNdTETR90oH8unirSOWe0ViJ3+c4cV4eNppE/sUxVSh",
+	"iojY7rBZbAjjqCLsYgnGI5WglAGfN8DArqM/WOzZUy/f+BjcaBbvFA1P/5z7IjCcJP/o2+iuqDHAkcrJ",
+	"LboIlkeG8IKPyPkVHfWI92bYfy849N9R7Y89zG6uyLP9wx7xfjk/feWRiZA3ynlmrlUDYhz62YeLy+Os",
+	"L0c50wuOTqm+sQ5ShP3TMBST/gfJRsYA/MU6aXAXC2NWPTMU5w7Ncck6cws2Bg2k9+Hj1ZsP7y89Q7Zh",
+	"yEZjnWZiRx/IoMu0+XT/kBjPf4Li9vP5VY+YmfVIWh+n8tuYOVPl8uzbmF95Bn5hf0DdNDZNWUlNs5Lb",
+	"y4sG5VMwlkpaGWdhSMzq2FSgmmACx51ekZAWSRwgsN6K1Y2KPN9/lmb5sQ458FsIRQyZRbDeWM8uOVJ/",
+	"NwOSisFPFS0NwyxlvXNkU/+sMGN3x8740UZIf7m6+rh3sHtn1dShWTCgrTaaL7IZMyknB0fkP9lLfB9E",
+	"iF1zKnL47KBQmFpLjPn+jw6x+OHBM2u6ja3T9AZ1sinGQNk87grQVTGtptqTO4r1UrpgBv5Z4ril0Ufj",
+	"sqNViEHEIfzlL4ZvM14nkhyCHvGM1tsb6yg8McsuqUD/lOhh/4W3Yzxd62Nc81QQUnXmyJzqBSJdmvGd",
+	"nnPqsSIrvMDuEYl5OKxrcAGB8K856qeFlY3rJHPTBoxTOd0prBLSdU66aPjTlP2896cWn71rvl26iCzq",
+	"sZ4Zg9GgSE3nac24K2oHswJNjWa65tnQjYOKu48pQZCPtivjRS38HlMm7dIcm92xi2Jc9wYkZDfg0GCX",
+	"Z0ZUjlPlNJDenlV/PaOTcDxMugVaajPMqsuIn20FoW9W+SwAtxRBgLm8WYW1GBexMWToOaTLHPMJYdWz",
+	"s87Xf2TbM0J1brr2dgoXDYwM2sVxD5ez1vJa7eyhsTU21iCD8ZEtcs0nuBdk9LCdRcj4jSID6t8YRYNC",
+	"Z75G/tMCcfHHVAJ2dk1Js2axB0LX3BdRZOrllpEGgbEmRZ/b2kUtjlFneb8IpT2ybU9USBxSxvFtJDaC",
+	"esy10SMQGs8b2WhKHL/Yf7Fv3FcPd4Q868Z7f+2/FnJCZQBB/6MUWlgqECXs7lTIfOAKChtM795cLWwu",
+	"GUBY12JXyNGeq6T2TNk8pXC6N4W7B+gFzG4vFZ4bHW8d7O7v7pvKDmxbx1vPdvd3n9lXZGPc9dsz/xqB",
+	"Lj+Sm9UBPTthpjFjcObt9cr1QpHRWljXTvjKls443HNLO1TmM7p8dwsHbjdJ3wRbx1s/g/5FRPDRhhVI",
+	"7S9O4+n+/rIjlKzcHlb83Nt6tn+4vvB7od+JgA0Z4AHf86odIGBsjWe1ahR2ZbeO//Z7b0slUUTldOt4",
+	"6y3laFBjO3NNR2rr+G9biNOt303NFCMruVnQWVb1hVQbfBQV13GRmcVU0W5ZYYzcv//n/7LbJYXvtqnb",
+	"CsR9P9uwh9uNVFpoRju7uHTJQ41aK2zlxWiraw5UhixXpRY/C0JwZufq5CBfyS091suLIMFTtwqP9TYr",
+	"Roe1xeiwSi9zgveIovpb0Q47t2V2RdoruCmrhblo45cK9kd05HBDw8ounqemz/F5QCREApWXs/+ZKWOS",
+	"MN+MJ1uKmZrXPB19ZvLcElgXp7btoGGwYB/94+MF3LWx51zK2n0XRsA4F+/RSuF2g9vGyPfv3EJnO2b+",
+	"Dcj05b4hivGeqT/G0Vl1ep3637jvbVcnmM9QFTfNyQwii+7SSY5Dz3ztodXzjOFyXsOsDqehEmQ74ei7",
+	"OCf2CXrIO5lFyNyNwgLzmlNN8B4i3kaLQSqcF3W7xGZ29mO2SYE7Bath/9I6d/dC/2spovxN6triV6JG",
+	"4U6zbFCzFD38VFgLrv5aDWM8kaUqBVcqBoocIVC+NjGrW3eYIU35XXv7IRQcdv+uvBOzvjt79X7HrYHU",
+	"NZ9b9OyS97gG/g96Sy+x95P5I6D02AZxnbns1O4OL0HJK+Gr789DujILT7O2Lll8LhEBd6KzVAqe7u+T",
+	"SbZJEkuBp4vpboVbWyhiVdwuuQDc65gp7FwdpsiQslCdXHOz9DfqEs91hrgXSQMyoCHlPkh3xJWd7DGu",
+	"NNBgCad/wQncj89myVeZaW843rwKKziq7Ba4mTmuKQuEzwafUt9OcQ3xcYWWbXMqJJa16j3c+XIbUGpM",
+	"3R6DhDhkPlU9Z5IKvuw1RyTZCmZ5lu0Ymhrp+QMXkxPcidrOrL/Es/Odgiy4OtccOa56hY0kf5xvjOFp",
+	"mGuXcrvaz3bXxpTPudXXfNsO2m6iKU1HaW5xDhNTAhuMGO6V4mQmTPvjnV1yOidGCnhgvARJh0Pm21N2",
+	"LXCjq0gjJbKdW7v7qwAKBB8JXKAvkb4LXOCDUpsXwIqa473AQU5XSmw2jfUie3uwR0emj4LUzpIFbx3b",
+	"InU9k9xzWO9pvFEfQzrFd9djKqmvQd7T4cDBmlE36nW8pMGFVZeNczzz1z7PqiWlieVd0fuXIgTr4A5Y",
+	"yPDybs5+x+o51rv3E0sl4GfQ6ZWjevzHhw8VeP+FHiYODlPNbY7hhxW7eS0SHjyShPwM9p4FTe+LLZEC",
+	"d8tqpQZ46crcXwXci7Wm2+l3gmXHBrLt3tX5YyojtVNgXBYQdoF3e/lbrJUstGHRH4mNafz374SX0/R5",
+	"oxg6vwy/rcPPRc08v6jTieTWJXyZd2ncNQiH9gaGcd1sZiFbZKd0DzrnUFu1fD7CTtUvVfUFuasmZ+tN",
+	"/0sntO0Vik4eVsvDOkngQbjW+tsyGzcbptvvxGTYVfwgo/R6llUCrynZXvSa0XXwXQFfx74VwuCDhEjw",
+	"dQ78WV5swyh2PX8vbnzOD7J9w8KQDCjnIPOL56e+XaCfhYn2x0X/PmLKL2NsBaCnRG4r1NPxdWBfCnY/",
+	"Z+ESgcjfOeEzp9V4zwtfMZCXoDcP/IUhfC8qYO5BGlGW+ilb3cu15ZytAvgF4rYW+gsj7ZTAciVQIjqr",
+	"JQdvVVfRB1k8mkdQBFnf340GwBnb56j2cq2kErfjCcVnr08UmQsRZC98rtnvK/K7kpbIumivesiG2OmF",
+	"FXohF6j1EiKpr9erA1vqEXSB6fg7UgRIZ7I9oFqHQGKqFKiePZWxT2huzV9ZyaIGiKUYSVDY+iKHKyoA",
+	"U7bN6Dfj66C/EvqOhavFIpESuL92IyAvtmno256/m42AIqGXrOiyIlWg7MjXWii78XVQXg7lnIXlAlF4",
+	"aLD00G/mvcHcw2j33tE0Q7bdmxZ721sW3kSkjx577nkyhku5ZSJRWRF8DCMTXnz3jK2aHyIawM4JeZ7e",
+	"Z8suoQW2DFPXPOESaIBvoYUkvpAyiZdd73yLE37FhsN73bsyFTuhWxC68rvFeJNzjtnpW4H83l5BQNML",
+	"yHNCWuUZwznD+4FCBiDdE+RtdzmfwwRzClJO8I6+rTgARUaC8RFe0tvZJZeFa8oUxdSQINGppKH4GWTh",
+	"HXtVDC6RFcTkIyiduxisoPBG4JoLSYpvBGau+heeFICdSf7+cO569rJ7y1akN3Wf//cOPQ2jp+xm/kqs",
+	"2MhTKx2y89svvFx5L7b/TCPAnr8Tb4zxPj4thZTa5QbY/lzBG0PatdUVy5jbAXupLzYjEMvl4c64Sitf",
+	"oM65YGlYA05jNRaahHQqEk22vdRUpHHPML7Rno20NmShC7Pmfr7mnv3Fvre3vy0pTLSkXIX2XncP33ZL",
+	"UHuL9W3xmdBIYAMX4VX90R8s7hdCl2gqCZX+mN3CLvHSR9rWefRcwAcX2gWzpeJNf/e67ppHDGM6+JQT",
+	"BRCkd9JsKBe9S0552jiGKKUBYNQB9x7bOqxU3RjrL2TPvjtUWfRFfPWehRQBPtJj76T4AvcGILbDM0o7",
+	"a4iEVGmyrQShfHrNXTpVMTSrbOuda2J5rogvlLZxY9xA1RMSQSTktIduAPodFB8rnHMt0/gvEkZJSCWS",
+	"RRFlw4sMbFCDXhp5I4Brvn90eGhaImLCQWZe2CfO7gjEwp4WR4hIGx6OaBYBPnHIHlDZTmx8o2s+wmOD",
+	"9LfBVINyRLHhYmyQFkPvACSbeQDmpDPfljZrifE1z95Ap7bNS8Mq6Z1d4p1RfwxphJhjF/zKTKqPsSG8",
+	"YyMVQxGGYqJm3ldnaYwrLGfc2sLOdds+68AH91RhWLBrnr6aceGWIBoAvpVVGFMBowjslPlo58jqU+z1",
+	"XmsP20CnYj/PPlxb4CR1cXEskFa7TEjSvT/zxLPLVxinTjhtHc8+kqR8mvVbJrpLxfaaR/SuT0fw07OD",
+	"58+O9vf3e4RFUaLNMhajbDlJzMFiZdKKpPUWyTY1o/AhuOYS+i4Ulnv9baPIFgBm1aVDtIXnTnGZkhMh",
+	"XaNc84OjkiTLJ7NAKjwwK759Xo6BQmLeWh7Nuzw98P18lQ5BJQg6XVhm1EHQMIS7lUuO16bAhhccpk/j",
+	"jn4n6w3DAxt8YfVxnSlXYblxL45taLWRcrZbbCxdbGTSsFoYzILE+IarNwzM6u4dlnqEPQPT8XcCYVwe",
+	"Ro7Q2fIQPy9ybA+yxMHVuHdeKP9IfMyH8L1xlMAM9eswt4KyXqRvmzeKZkfaKfGlSrxMeqoIT3WBabuY",
+	"dMKxXjhWSARQudo0mAKbtgVAv5dLmYb+ZJvKSNjNNherNMGoEzPXrlxWhVnWVcHxfRi4KQwD7S5YLsdv",
+	"zMDHLBMjy8OlooCPawd4pr3a0cO3yi9dwQ2jutD3dwJu+/B9kJF7xSqryMEKoC7Qsq3YLgyxg/hSiBdF",
+	"ZI2E4AnaanTbIvfiFh68XdrxfSfwXJq7pxC6yCaT6ONuO1Hsj5mlmUteYbPLzTFq70/b2vJzAhvvGjx7",
+	"1Kgxavm2C5leyA60Q+iIMl42Xkz7cmIqYOKAa45xtF3eJBuoFEYYyjDL3JEomzGD2hNSbuP2l16AS4Wp",
+	"ppHAalac7qk5LpHmV93Kb6nmcMenGLbOXmccWm1iyb5OQiMaqxVimcXKxXi0aYYWe3DNqZQ26SUeDaeZ",
+	"9QpNqMVYLgZt70yfG/Y43tH4O1Fli7kIi0s+Q/oZ5lfwMN7RuK2exTsad3phqUcRIeOW8N6G/18e41uK",
+	"CPQYEhv51ibSwaTdxCabPSYxiyFkHFNTjKBHhhLUmNssDja9ISYQxh+veRLb6yEl9yi2GR8Kl5DA5iDC",
+	"vORpLokgcUEhMdyoSDRccw1RHNI0CLet6lJSUJllyHOXnS7OT1+9O19i3N45QpSLnzsMN39iChfMXWE+",
+	"2URX+P1c6tuFvKRrSbm7QRUzIyiFkUUZGVYF44yYsoe5q3zPd2mhTet42+/3oudzKq98d5WWq6LobdHW",
+	"Kns7vE7hL1f4GQNXioTNIMlu16whP+TFNozkrOfvC8tEFClekYUVcJ2Rs63IzgbYYXsptkWBiStFIw7p",
+	"FKRPZbAa3h+x3BmW2zC+866/E4BbnhDfEXvF3l6BexWQnROyrdDOR9hhe/npTi4eVaQDE9NV2rbJd2y8",
+	"gClT+z2NwOV1xGYwPXT5Po1l3ZXt7FE0BPb9fakInZK7ohRUVhJIy3ZrCRxipybWqQntOLlKQiREDOSe",
+	"L7jLzbPGF7DlzwrFNw34+RF8L7C38yb+DOlzBw9/XcnYKhpgnrit1QPzA+20wXJtsCA5VQQnFCNRSRe8",
+	"xYKPowVM398Z/jXQiISO5tW4WB34hp4th7wZYgf2tWDPxGSVlKRhOFeh/NKV2TDAbbffS8x8S2OyDTFT",
+	"IgCbbHs+iN5C0FT3RTHsbtVYyo/E1YURfIeRlFVG+jqMrRdK2RL3K4ikbAfa6fNKgZRVytW1grNeWNot",
+	"IZ1YrBGLCqIQSzpdY9ptkU1bdtPr92LYkcIuYa3NhbYmMLatUSUPnqXjo+TBy7v+nvi4kAcPv63Bzipq",
+	"OaNsa1VzNsJOPS9Xz7m8VJKPioLRapnoxGG1OKwWBD2GaM3e+5UtsmFdj71+P687onVnarZMBcQi4dqK",
+	"WBxch9iliNWOeSsEwV1KXn4xWoQh0WOmjgnNIrAWA2H1iDdIWBi4kXhESPfNK6rBI4qNOA0VoYTD5JrH",
+	"VPtjDIPHiQQa2JhghUjb3pKLy3lIrPpy4upuWFIe8YmMu3GOz+BvM8Itj1GVfbM0eDS6iukNdiMPaWhH",
+	"GxpL9TCItNIuVuT2YOpiU9qA0zsu1iKGRLOh0K85BnpTYxcVms6EYjuei4HdyyIyCg6qIDWF0NeejUvp",
+	"7bn4brO/+ZTjPgSV7hp9WVxCF04RqD82HjLTWVxudc2pIoUh22TOKOmmqhkhGbI7CDAwpB2/NwJu5BiC",
+	"U+2lDZphqzIpN9r71zyO8b3l3LTz7cu6YeFC+OdZMawk8zOxDfdcOv7jPyuUys3nysJ5Rv8qxfJFc43S",
+	"9UZSuXSai7hKsYqNziRIrViyatOLGRlrla/czUySt8plazSfZoyqVrBqw8WMNBVLVmw6i6teoVTFJl3U",
+	"xLVlKjZXjOVWreBcCLH6leqOrGp5G7dmbZmKzc0F0Khctmrz6dv9CqWKD8dXFneveNeWqTjGwiuvSuUq",
+	"Njvz7KRiyYpNz955r1q0VuPZpdvKZas2X3pXr26Vmp2l14CqF67YQX73oEqxuTPuulXqjalq6fSEpUKp",
+	"ir7Jku3iKnWqFc62mSqUqthkGlmoWrE9dcO4P5YiovepUm9MWLMa5Rdr3KOrWr3U7WC+dE735VuGv7ky",
+	"G94ztN1+J5uGjg92la401apH1FjEdlWMYdFRNFbE4irHxjq2Xt4wfuZKb/oAMOv6ezkAvGGcONYUDgBv",
+	"GF+9SbhShS3dOp7nb2vPfbIRdlvJyw9/ctGpLisVzv9zIXmkSwBpz9+TCli4AlBLA1S+BjDH2zbjv7sK",
+	"UAH+FW4CzPuRVYD/SI4dsv17cu6sB5ej3n5bg5+1IN9WtOcj7OC+FO4FgakmH1Ulo91S0UnEGokoX/6Z",
+	"CuAnkukpsvSTAnk6wjhif/vd8MMeFVt+L6ZsHAt8PCJvMarjmCkSCD/B6J3bsDvaJdQ+7M+zHmJ7HhGc",
+	"jLWOj/f28HfTzvGL/Rf7O7tbva1EhlvHW3soD27MC/nK8BSPbMchxajjxB9TSX0jTzvFUKhShDbqIx2w",
+	"kGkGGOmR0wi2jrfcgaER0dnWX9rDtt6M9u1lyy/TnvWkeu7GTm/2UXxvJoxGz93C7RF33tabDbLcK+Q4",
+	"Kowuh+ziAM/SAySyPaBah0BiqpRpGeeEI8QzG5IdNe2kp/CGKjAxAyt0VozPstjdbws7DHZbId1kKDSU",
+	"ytZiI+8Wwj0WquG5wGKdc/ccqYdvkXplz1jstBhIomCmyXR/d7HVn7N8NAWamM99wcNpMaVJcYR4BLXY",
+	"2MfFZ9G21eyZ5AyZ7QO4Eo5mB3dYezbLbnEYTPkl1S/ohBTjps5EWi3WnwmuutjOVfkNFBwTXn7IUjin",
+	"e4WFtrOD+hJGotviU01DMbKhEW1ojzz4sGdD/C7ka1M2dbkBWo8kPAB5zb3lu5X//ue/vOO53J09cn5F",
+	"R5aywH0RMD6yoWHtSIxUikRfc5fVfcjuCOVqAhICMhmzEIgeUz2T1N9SqUcwPSemRDWu2TXf9tLcnaty",
+	"IO7sLqQkNKq6LMti75ovBlgm23nSVmGTmnouqqRN6MkFZz4N/3+2riZlQhiGXiV8q09QcDE7LzALZyPj",
+	"rrMoGKSgaakjzMa7D0mUqT8HiKbvNUkXj7wc5hAwFhLTNnVWwa0sDW1intXW8NIJMRcnxH+yI9+kfWrZ",
+	"ySHR0NEiEZR0BZLfrnYPNyRoa+ruPUFwxOy3TQ2ODJ2PKWq2wXFzE1Ii2m6CidG3g/6BQYh+7nkKeD34",
+	"ukva0Og+qGa0P+EJV9nKs2jd1Nc4kQyp5GcrYsnwshUcl1SKjaa+p3xMSyVZWXn+zv35qCHYHjU+oA8D",
+	"VkAeeDwXMvuAEDvs0t7CAX/La/kGAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
