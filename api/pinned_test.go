@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
@@ -141,5 +143,60 @@ func TestCatalogCache(t *testing.T) {
 		if got := res.Header.Get("Cache-Control"); res.StatusCode != http.StatusOK || got != tc.cache {
 			t.Errorf("Fresh %v, %s: %d, Cache-Control %q; want 200, %q", tc.fresh, tc.target, res.StatusCode, got, tc.cache)
 		}
+	}
+}
+
+// TestPinnedRoutesDocumented: the router serves under a version exactly the
+// routes openapi.yaml lists there (tag pinned), each described as its current
+// route is: the same parameters after manifestId, the same 200 answer.
+func TestPinnedRoutesDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	routed := map[string]bool{}
+	_ = chi.Walk(handler(t, served(t), nil).(chi.Routes), func(_, route string, _ http.Handler, _ ...func(http.Handler) http.Handler) error {
+		routed[route] = true
+		return nil
+	})
+	documented := 0
+	for _, path := range doc.Paths.InMatchingOrder() {
+		pinned, ok := impl.PinnedPattern(path)
+		if !ok {
+			if strings.HasPrefix(path, impl.PinnedPrefix) {
+				documented++
+				if op := doc.Paths.Find(path).Get; len(op.Tags) != 1 || op.Tags[0] != "pinned" || !routed[path] {
+					t.Errorf("%s: tags %v, routed %v; want [pinned], routed", path, op.Tags, routed[path])
+				}
+			}
+			continue
+		}
+		cur, pin := doc.Paths.Find(path).Get, doc.Paths.Find(pinned)
+		if pin == nil || pin.Get == nil {
+			t.Errorf("%s has no pinned twin %s in openapi.yaml", path, pinned)
+			continue
+		}
+		var want []string
+		for _, p := range cur.Parameters {
+			want = append(want, p.Ref)
+		}
+		var got []string
+		for _, p := range pin.Get.Parameters[1:] {
+			got = append(got, p.Ref)
+		}
+		if pin.Get.Parameters[0].Value.Name != "manifestId" || strings.Join(got, " ") != strings.Join(want, " ") ||
+			pin.Get.Responses.Value("200").Ref != cur.Responses.Value("200").Ref || pin.Get.Responses.Value("404") == nil {
+			t.Errorf("%s is not described as %s is, after manifestId, with a 404", pinned, path)
+		}
+	}
+	pinnedRoutes := 0
+	for route := range routed {
+		if strings.HasPrefix(route, impl.PinnedPrefix) {
+			pinnedRoutes++
+		}
+	}
+	if documented != pinnedRoutes || documented == 0 {
+		t.Errorf("%d pinned paths documented, %d routed", documented, pinnedRoutes)
 	}
 }
