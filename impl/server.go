@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -29,6 +30,14 @@ type Server struct {
 	StreamFor time.Duration
 
 	push push // activations and held requests (push.go)
+
+	// Fresh is how long a replica may take to see a new version (its store's
+	// poll interval): the current catalog routes' Cache-Control follows from it
+	// (CatalogCache). 0 means DefaultFresh.
+	Fresh time.Duration
+
+	currentOnce sync.Once
+	current     *catalogRoutes // the current catalog routes, cached as Fresh says
 
 	archives archives // the exports made last
 }
@@ -69,8 +78,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.List(c, loc), listRoutes[c])
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.List(c, loc), rs.list[c])
 }
 
 // filtered serves a list filtered by a boolean field: value is "true" or
@@ -90,8 +99,8 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Filtered(c, field, want, loc), listRoutes[c])
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
@@ -105,20 +114,21 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
+	ed, rs := s.read(r)
 	b := ed.Item(c, u, loc)
 	if b == nil {
 		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
+		list := strings.Replace(rs.list[c].Label, "{manifestId}", ed.ManifestID, 1)
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, list))
 		return
 	}
-	serve(w, r, ed, b, itemRoutes[c])
+	serveCatalog(w, r, ed, b, rs.item[c])
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.LocresList(), locresListRoute)
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.LocresList(), rs.locresList)
 }
 
 // GetLocres serves one string table. The segment is only compared with the
@@ -129,8 +139,8 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Locres(loc), locresRoute)
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.Locres(loc), rs.locres)
 }
 
 // GetLatestDiff serves the diff that came with the active version.
