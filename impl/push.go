@@ -201,7 +201,7 @@ var keepAlive = []byte(": keep-alive\n\n")
 // StreamFor has passed, the client leaves or the request's context ends (the
 // edge's at shutdown).
 func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
-	ev := s.versionEvent() // before anything is written: a failure is still an answer
+	s.versionEvent() // rendered before anything is written: a failure is still an answer
 	if r.Method != http.MethodHead && !s.hold(w, r) {
 		return
 	}
@@ -227,7 +227,7 @@ func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params g
 	defer beat.Stop()
 	for {
 		next := s.push.wake()
-		if ev = s.versionEvent(); !strings.EqualFold(ev.id, last) {
+		if ev := s.versionEvent(); !strings.EqualFold(ev.id, last) {
 			if out.write(ev.bytes) != nil {
 				return
 			}
