@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -86,8 +87,8 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		Timeout:       30 * time.Second,
 	}
 	// Two replicas of the store, each behind a reverse proxy that counts the
-	// requests reaching it by target and Accept-Encoding.
-	var hits sync.Map // "target encoding" → *atomic.Int64
+	// answers leaving it by target and Content-Encoding.
+	var hits sync.Map // "target coding" → *atomic.Int64
 	var ports [2]string
 	var exits []<-chan int
 	t.Cleanup(func() {
@@ -108,11 +109,12 @@ func proxyUnderPublishes(t *testing.T, engine string, dirs [2]string) {
 		rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: addr})
 		rp.Transport = &http.Transport{DisableCompression: true}
 		rp.FlushInterval = -1
-		front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			n, _ := hits.LoadOrStore(r.URL.RequestURI()+" "+r.Header.Get("Accept-Encoding"), new(atomic.Int64))
+		rp.ModifyResponse = func(res *http.Response) error {
+			n, _ := hits.LoadOrStore(res.Request.URL.RequestURI()+" "+cmp.Or(res.Header.Get("Content-Encoding"), "identity"), new(atomic.Int64))
 			n.(*atomic.Int64).Add(1)
-			rp.ServeHTTP(w, r)
-		}))
+			return nil
+		}
+		front := httptest.NewServer(rp)
 		t.Cleanup(front.Close)
 		ports[i] = front.URL[strings.LastIndex(front.URL, ":")+1:]
 	}
