@@ -3,7 +3,6 @@ package impl
 import (
 	"bufio"
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -268,39 +267,15 @@ func (s *Server) versionEvent() *versionEvent {
 	if e := s.push.event.Load(); e != nil && e.ed == ed {
 		return e
 	}
-	data, _ := json.Marshal(gen.VersionEvent{ManifestId: ed.ManifestID, Version: ed.Version.Version, Diff: s.diffSummary(ed)})
-	e := &versionEvent{ed: ed, id: ed.ManifestID, bytes: fmt.Appendf(nil, "id: %s\nevent: version\ndata: %s\n\n", ed.ManifestID, data)}
+	latest, err := s.Repo.LatestDiff()
+	if err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND && s.Logger != nil {
+		s.Logger.Warn("the latest diff cannot be read; the version event goes without it", "manifest_id", ed.ManifestID, "err", err)
+	}
+	// A diff of another edition (a swap in between) is left out by Event; the
+	// next event is the newer edition's.
+	e := &versionEvent{ed: ed, id: ed.ManifestID, bytes: edition.Event(ed, latest)}
 	s.push.event.Store(e)
 	return e
-}
-
-// diffSummary counts the latest diff's changes per catalog, if it leads to ed;
-// nil without one (or when it cannot be read: logged).
-func (s *Server) diffSummary(ed *edition.Edition) *gen.VersionEventDiff {
-	b, err := s.Repo.LatestDiff()
-	if err != nil {
-		if catalog.ErrorCode(err) != catalog.ENOTFOUND && s.Logger != nil {
-			s.Logger.Warn("the latest diff cannot be read; the version event goes without it", "manifest_id", ed.ManifestID, "err", err)
-		}
-		return nil
-	}
-	var d struct {
-		Data struct {
-			FromVersion, ToVersion string
-			Summary                gen.DiffSummary
-			Categories             map[string]struct{ Added, Removed, Changed []json.RawMessage }
-		}
-	}
-	if json.Unmarshal(b.JSON, &d) != nil || d.Data.ToVersion != ed.ManifestID {
-		return nil // a swap in between: the next event is the newer edition's
-	}
-	sum := &gen.VersionEventDiff{FromVersion: d.Data.FromVersion, Summary: d.Data.Summary, Categories: map[string]gen.DiffCount{}}
-	for name, c := range d.Data.Categories {
-		if n := (gen.DiffCount{Added: len(c.Added), Removed: len(c.Removed), Changed: len(c.Changed)}); n != (gen.DiffCount{}) {
-			sum.Categories[name] = n
-		}
-	}
-	return sum
 }
 
 // stream is where a stream's events go: the connection itself when the
