@@ -81,8 +81,8 @@ func (s *Server) read(r *http.Request) (*edition.Edition, *catalogRoutes) {
 	if ed, ok := r.Context().Value(pinnedKey{}).(*edition.Edition); ok {
 		return ed, pinnedRoutes
 	}
-	s.currentOnce.Do(func() { s.current = newCatalogRoutes("/v1", CatalogCache(cmp.Or(s.Fresh, DefaultFresh))) })
-	return s.Repo.Active(), s.current
+	s.current.once.Do(func() { s.current.routes = newCatalogRoutes("/v1", CatalogCache(cmp.Or(s.Fresh, DefaultFresh))) })
+	return s.Repo.Active(), s.current.routes
 }
 
 // pinnedURL is the pinned URL of r's answer from ed: r's path after /v1 under

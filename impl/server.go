@@ -4,7 +4,6 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -18,6 +17,10 @@ type Server struct {
 	Repo edition.Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
+	// Fresh is how long a replica may take to see a new version (its store's
+	// poll interval): the current catalog routes' Cache-Control follows from it
+	// (CatalogCache). 0 means DefaultFresh.
+	Fresh time.Duration
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
 	Logger *slog.Logger
 	// Pages renders /, /docs and /changes; nil answers them 500.
@@ -29,17 +32,10 @@ type Server struct {
 	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
 	StreamFor time.Duration
 
-	push push // activations and held requests (push.go)
-
-	// Fresh is how long a replica may take to see a new version (its store's
-	// poll interval): the current catalog routes' Cache-Control follows from it
-	// (CatalogCache). 0 means DefaultFresh.
-	Fresh time.Duration
-
-	currentOnce sync.Once
-	current     *catalogRoutes // the current catalog routes, cached as Fresh says
-
+	push     push     // activations and held requests (push.go)
 	archives archives // the exports made last
+
+	current currentRoutes // the current catalog routes, cached as Fresh says
 }
 
 var _ gen.ServerInterface = (*Server)(nil)

@@ -3,6 +3,7 @@ package impl
 import (
 	"fmt"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -85,6 +86,13 @@ func newCatalogRoutes(prefix, cache string) *catalogRoutes {
 		rs.item[c] = representation.NewRoute(name+"/{uuid}", contentJSON, cache)
 	}
 	return rs
+}
+
+// currentRoutes are a Server's current catalog routes, made at its first
+// request from its Fresh.
+type currentRoutes struct {
+	once   sync.Once
+	routes *catalogRoutes
 }
 
 // pinnedRoutes are every server's: a pinned answer never changes.
