@@ -15,7 +15,7 @@ BUILDENV   := CGO_ENABLED=0
 SLOWFIRST  := ./replica ./pipeline ./mirror
 OAPI       := $(BUILDENV) $(GO) run $(BUILDFLAGS) github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 
-.PHONY: all help generate check-generate build run test test-short test-race stress vet lint bench fuzz clean pg-start pg-stop image deploy-check
+.PHONY: all help generate check-generate build run test test-short test-race stress test-proxy vet lint bench fuzz clean pg-start pg-stop image deploy-check
 
 all: test
 
@@ -99,6 +99,13 @@ test-race:
 ## stress: every test full-size (all crash points, more hot-swap readers, gzip/brotli at the served levels)
 stress:
 	$(BUILDENV) $(GO) test $(BUILDFLAGS) -count=1 -timeout 30m $(SLOWFIRST) ./...
+
+## test-proxy: deploy/proxy's nginx and Varnish in front of two replicas through ten publishes under load (tools/proxy.sh installs them when missing)
+# TestCachingProxy also runs in make stress where both engines are installed; here
+# an engine that is missing fails it instead of skipping it.
+test-proxy:
+	tools/proxy.sh install
+	REFDATA_REQUIRE_PROXY=1 $(BUILDENV) $(GO) test $(BUILDFLAGS) -v -count=1 -run '^TestCachingProxy$$' -timeout 10m ./cmd/refdata
 
 $(REDOCLY): .lint/package.json .lint/package-lock.json
 	cd .lint && npm ci --no-audit --no-fund

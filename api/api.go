@@ -78,6 +78,15 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 			BaseRouter:       r,
 			ErrorHandlerFunc: paramError,
 		})
+		// The pinned routes: every catalog route again under a version,
+		// answered by the same handlers (impl.Server.Pinned).
+		catalogs := gen.HandlerWithOptions(srv, gen.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: paramError})
+		pinned := srv.Pinned(catalogs)
+		for _, rt := range catalogs.(chi.Routes).Routes() {
+			if p, ok := impl.PinnedPattern(rt.Pattern); ok {
+				r.Get(p, pinned)
+			}
+		}
 	})
 	return r, nil
 }
@@ -294,7 +303,7 @@ func document(contentType string, body []byte) http.HandlerFunc {
 		h := w.Header()
 		h.Set("Content-Type", contentType)
 		h.Set("ETag", etag)
-		h.Set("Cache-Control", impl.CacheCatalog)
+		h.Set("Cache-Control", impl.CacheDocument)
 		_, _ = w.Write(body)
 	}
 }

@@ -190,8 +190,10 @@ func get(path string, header ...string) *http.Request {
 
 // categoryOf maps a spec path to the catalog it serves: /v1/weapons/skins/{uuid}
 // → weapons/skins.
+// A pinned path serves its catalog too: /v1/versions/{manifestId}/weapons.
 func categoryOf(path string) (catalog.Category, bool) {
-	return catalog.CategoryNamed(strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}"))
+	path = strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1")
+	return catalog.CategoryNamed(strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/{uuid}"))
 }
 
 // TestEveryOperation walks every operation of openapi.yaml against the real router,
@@ -205,6 +207,10 @@ func TestEveryOperation(t *testing.T) {
 func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
 	full := served(t)
 	ed, older := full.Active(), previous(t, full)
+	olderEd, err := full.RetainedEdition(older)
+	if err != nil {
+		t.Fatal(err)
+	}
 	check := apitest.New(t)
 	h := handler(full, nil)
 	// One version: no diff, no earlier version, no files to export.
@@ -238,9 +244,13 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 				t.Parallel()
 				c, isCatalog := categoryOf(path)
 				byUUID := strings.Contains(path, "{uuid}")
+				pinned, src := strings.HasPrefix(path, impl.PinnedPrefix), ed
+				if pinned {
+					src = olderEd // the pinned routes are walked in the older version
+				}
 				url := path
 				if byUUID {
-					uuids := ed.UUIDs(c)
+					uuids := src.UUIDs(c)
 					if len(uuids) == 0 {
 						t.Fatalf("%s: the sample data has no %s", path, c.Noun())
 					}
@@ -309,11 +319,26 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 						}
 					}
 				}
+				if pinned {
+					if res.Header.Get("X-Data-Version") != older || res.Header.Get("Cache-Control") != impl.CacheImmutable {
+						t.Errorf("pinned: X-Data-Version %q, Cache-Control %q; want %s, immutable", res.Header.Get("X-Data-Version"), res.Header.Get("Cache-Control"), older)
+					}
+					for _, tc := range []struct {
+						id   string
+						want int
+					}{{"0000000000000000", http.StatusNotFound}, {"latest", http.StatusBadRequest}} {
+						res := check.Do(t, h, get(strings.Replace(url, strings.ToLower(older), tc.id, 1)))
+						if body, _ := io.ReadAll(res.Body); res.StatusCode != tc.want || !bytes.Contains(body, []byte("/v1/versions")) {
+							t.Errorf("version %s: %d %s, want %d naming /v1/versions", tc.id, res.StatusCode, body, tc.want)
+						}
+					}
+				}
 				if byUUID {
-					if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
+					at := strings.Replace(path, "{manifestId}", older, 1)
+					if res := check.Do(t, h, get(strings.Replace(at, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
 						t.Errorf("unknown uuid: %d, want 404", res.StatusCode)
 					}
-					if res := check.Do(t, h, get(strings.Replace(path, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
+					if res := check.Do(t, h, get(strings.Replace(at, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
 						t.Errorf("malformed uuid: %d, want 400", res.StatusCode)
 					}
 				}

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/edition"
 )
 
 // sink is a ResponseWriter that allocates nothing, so the figures are the
@@ -18,10 +17,10 @@ func (s *sink) WriteHeader(int)             {}
 
 // BenchmarkRouter measures a whole request through the real handler: CORS,
 // recovery, metrics, routing, the generated parameter binding, the User-Agent rule,
-// lookup and write.
+// lookup and write; pinned reads the version before the active one.
 func BenchmarkRouter(b *testing.B) {
 	ed := active(b)
-	h := handler(b, edition.Serve(ed), nil)
+	h := handler(b, served(b), nil)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	etag := ed.List(catalog.Currencies, catalog.DefaultLocale).ETag()
 	for _, bc := range []struct{ name, path, inm string }{
@@ -30,6 +29,7 @@ func BenchmarkRouter(b *testing.B) {
 		{"list-ja", "/v1/weapons?language=ja-JP", ""},
 		{"uuid", "/v1/weapons/skins/" + skin, ""},
 		{"304", "/v1/currencies", etag},
+		{"pinned-ja", "/v1/versions/" + previous(b, served(b)) + "/weapons?language=ja-JP", ""},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := get(bc.path, "Accept-Encoding", "gzip", "If-None-Match", bc.inm)

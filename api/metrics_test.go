@@ -45,6 +45,8 @@ func TestMetrics(t *testing.T) {
 		target string
 		status int
 	}{
+		{"/v1/versions/" + strings.ToLower(previous(t, st)) + "/weapons/skins?language=ja-JP", 200},
+		{"/v1/versions/0000000000000000/weapons/skins", 404},
 		{"/v1/weapons/skins/" + skin, 200},
 		{"/v1/weapons/skins/" + skin + "?language=ja-JP", 200},
 		{"/v1/weapons/skins/00000000-0000-0000-0000-000000000000", 404},
@@ -83,7 +85,7 @@ func TestMetrics(t *testing.T) {
 			switch f.GetName() {
 			case "refdata_http_request_duration_seconds":
 				series[labels["route"]+" "+labels["code"]] = true
-				if strings.Contains(labels["route"], skin) || strings.Contains(labels["route"], "nothing") || strings.Contains(labels["route"], "0000") {
+				if strings.Contains(labels["route"], skin) || strings.Contains(labels["route"], "nothing") || strings.Contains(labels["route"], "0000") || strings.Contains(strings.ToUpper(labels["route"]), previous(t, st)) {
 					t.Errorf("a series labelled by the raw path: %v", labels)
 				}
 			case "refdata_rendered_bytes":
@@ -92,6 +94,12 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 	for _, want := range []string{"/v1/weapons/skins/{uuid} 200", "/v1/weapons/skins/{uuid} 404", "unmatched 404", "/v1/version?wait 304"} {
+		if !series[want] {
+			t.Errorf("no request series %q; have %v", want, series)
+		}
+	}
+	// A pinned route's series is its template's, whatever version it names.
+	for _, want := range []string{"/v1/versions/{manifestId}/weapons/skins 200", "/v1/versions/{manifestId}/weapons/skins 404"} {
 		if !series[want] {
 			t.Errorf("no request series %q; have %v", want, series)
 		}

@@ -271,7 +271,8 @@ func union(a, b http.Header) []string {
 // targets are the request targets the edge serves: every GET path of the spec but
 // the diffs, metrics, exports and the version stream (never an edition's body; the
 // api tests cover them), with the first UUID of its catalog and the two sample
-// versions, with and without a language. memo tells whether the memo keeps the
+// versions (a pinned route names the active one), with and without a language.
+// memo tells whether the memo keeps the
 // target: it keeps only bodies an edition owns (impl describes only those), so the pages, /v1/versions and the probes always take
 // the router.
 func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[string]bool) {
@@ -288,8 +289,9 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 		p := strings.Replace(path, "{locale}", "de-DE", 1)
 		p = strings.Replace(p, "{from}", older.ManifestID, 1)
 		p = strings.Replace(p, "{to}", ed.ManifestID, 1)
+		p = strings.Replace(p, "{manifestId}", ed.ManifestID, 1) // pinned: the active version's are memoized
 		if strings.Contains(p, "{uuid}") {
-			name := strings.TrimSuffix(strings.TrimPrefix(path, "/v1/"), "/{uuid}")
+			name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")[1:]
 			c, ok := catalog.CategoryNamed(name)
 			if !ok {
 				t.Fatalf("%s: no catalog %s", path, name)

@@ -3940,6 +3940,9 @@ type IsPlayableCharacter string
 // Example: de-DE
 type Language = LanguageOrAll
 
+// LocresLocale Example: de-DE
+type LocresLocale = string
+
 // ManifestId Example: 05E83EB5E32657B9
 type ManifestId = string
 
@@ -21991,7 +21994,7 @@ type ClientInterface interface {
 	// else is 404. The segment is never used as a file name.
 	//
 	// Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-	GetLocres(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetLocres(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListMaps List maps with callouts
 	//
@@ -22169,7 +22172,8 @@ type ClientInterface interface {
 	//
 	// Every version this server retains, newest first (by import order), with when it was
 	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-	// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+	// `/changes/{from}/{to}` can compare and `/v1/versions/{manifestId}/…` (the `pinned`
+	// routes) serves. The embedded sample data lists each of its versions
 	// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 	//
 	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
@@ -22889,7 +22893,7 @@ func (c *Client) ListLocres(ctx context.Context, reqEditors ...RequestEditorFn) 
 // else is 404. The segment is never used as a file name.
 //
 // Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-func (c *Client) GetLocres(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+func (c *Client) GetLocres(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetLocresRequest(c.Server, locale)
 	if err != nil {
 		return nil, err
@@ -23347,7 +23351,8 @@ func (c *Client) StreamVersions(ctx context.Context, params *StreamVersionsParam
 //
 // Every version this server retains, newest first (by import order), with when it was
 // published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+// `/changes/{from}/{to}` can compare and `/v1/versions/{manifestId}/…` (the `pinned`
+// routes) serves. The embedded sample data lists each of its versions
 // as published at its build date, a fixed time: the `generatedAt` of its diffs.
 //
 // Corresponds with GET /v1/versions (the `ListVersions` operationId).
@@ -25607,7 +25612,7 @@ func NewListLocresRequest(server string) (*http.Request, error) {
 }
 
 // NewGetLocresRequest constructs an http.Request for the GetLocres method
-func NewGetLocresRequest(server string, locale string) (*http.Request, error) {
+func NewGetLocresRequest(server string, locale LocresLocale) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -28021,7 +28026,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-	GetLocresWithResponse(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*GetLocresResponse, error)
+	GetLocresWithResponse(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*GetLocresResponse, error)
 
 	// ListMapsWithResponse List maps with callouts
 	//
@@ -28253,7 +28258,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Every version this server retains, newest first (by import order), with when it was
 	// published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-	// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+	// `/changes/{from}/{to}` can compare and `/v1/versions/{manifestId}/…` (the `pinned`
+	// routes) serves. The embedded sample data lists each of its versions
 	// as published at its build date, a fixed time: the `generatedAt` of its diffs.
 	//
 	// Returns a wrapper object for the known response body format(s).
@@ -28338,6 +28344,7 @@ type GetHomePageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28422,6 +28429,7 @@ type GetChangesPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28528,6 +28536,7 @@ type GetChangesBetweenPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28634,6 +28643,7 @@ type GetDocsPageResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28829,6 +28839,7 @@ type ListAgentsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28840,6 +28851,7 @@ type ListAgentsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -28924,6 +28936,7 @@ type GetAgentResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -28935,6 +28948,7 @@ type GetAgentResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29026,6 +29040,7 @@ type ListBuddiesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29037,6 +29052,7 @@ type ListBuddiesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29121,6 +29137,7 @@ type ListBuddyLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29132,6 +29149,7 @@ type ListBuddyLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29216,6 +29234,7 @@ type GetBuddyLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29227,6 +29246,7 @@ type GetBuddyLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29318,6 +29338,7 @@ type GetBuddyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29329,6 +29350,7 @@ type GetBuddyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29420,6 +29442,7 @@ type ListBundlesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29431,6 +29454,7 @@ type ListBundlesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29515,6 +29539,7 @@ type GetBundleResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29526,6 +29551,7 @@ type GetBundleResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29617,6 +29643,7 @@ type ListCeremoniesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29628,6 +29655,7 @@ type ListCeremoniesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29712,6 +29740,7 @@ type GetCeremonyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29723,6 +29752,7 @@ type GetCeremonyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29814,6 +29844,7 @@ type ListCompetitiveTierSetsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29825,6 +29856,7 @@ type ListCompetitiveTierSetsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -29909,6 +29941,7 @@ type GetCompetitiveTierSetResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -29920,6 +29953,7 @@ type GetCompetitiveTierSetResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30011,6 +30045,7 @@ type ListContentTiersResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30022,6 +30057,7 @@ type ListContentTiersResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30106,6 +30142,7 @@ type GetContentTierResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30117,6 +30154,7 @@ type GetContentTierResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30208,6 +30246,7 @@ type ListContractsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30219,6 +30258,7 @@ type ListContractsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30303,6 +30343,7 @@ type GetContractResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30314,6 +30355,7 @@ type GetContractResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30405,6 +30447,7 @@ type ListCurrenciesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30416,6 +30459,7 @@ type ListCurrenciesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30500,6 +30544,7 @@ type GetCurrencyResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30511,6 +30556,7 @@ type GetCurrencyResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30612,6 +30658,7 @@ type GetLatestDiffResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30713,6 +30760,7 @@ type GetDiffResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30804,6 +30852,7 @@ type ListEventsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30815,6 +30864,7 @@ type ListEventsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -30899,6 +30949,7 @@ type GetEventResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -30910,6 +30961,7 @@ type GetEventResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31010,6 +31062,7 @@ type ExportActiveResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31103,6 +31156,7 @@ type ExportVersionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31187,6 +31241,7 @@ type ListFlexResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31198,6 +31253,7 @@ type ListFlexResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31282,6 +31338,7 @@ type GetFlexResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31293,6 +31350,7 @@ type GetFlexResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31384,6 +31442,7 @@ type ListGameModesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31395,6 +31454,7 @@ type ListGameModesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31479,6 +31539,7 @@ type ListGameModeEquippablesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31490,6 +31551,7 @@ type ListGameModeEquippablesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31574,6 +31636,7 @@ type GetGameModeEquippableResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31585,6 +31648,7 @@ type GetGameModeEquippableResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31676,6 +31740,7 @@ type GetGameModeResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31687,6 +31752,7 @@ type GetGameModeResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31778,6 +31844,7 @@ type ListGearResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31789,6 +31856,7 @@ type ListGearResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31873,6 +31941,7 @@ type GetGearResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31884,6 +31953,7 @@ type GetGearResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -31975,6 +32045,7 @@ type ListLevelBordersResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -31986,6 +32057,7 @@ type ListLevelBordersResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32070,6 +32142,7 @@ type GetLevelBorderResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32081,6 +32154,7 @@ type GetLevelBorderResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32171,6 +32245,7 @@ type ListLocresResponse200Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32182,6 +32257,7 @@ type ListLocresResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32266,6 +32342,7 @@ type GetLocresResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32277,6 +32354,7 @@ type GetLocresResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32368,6 +32446,7 @@ type ListMapsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32379,6 +32458,7 @@ type ListMapsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32463,6 +32543,7 @@ type GetMapResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32474,6 +32555,7 @@ type GetMapResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32613,6 +32695,7 @@ type ListMissionsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32624,6 +32707,7 @@ type ListMissionsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32708,6 +32792,7 @@ type GetMissionResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32719,6 +32804,7 @@ type GetMissionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32810,6 +32896,7 @@ type ListObjectivesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32821,6 +32908,7 @@ type ListObjectivesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -32905,6 +32993,7 @@ type GetObjectiveResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -32916,6 +33005,7 @@ type GetObjectiveResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33007,6 +33097,7 @@ type ListPlayerCardsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33018,6 +33109,7 @@ type ListPlayerCardsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33102,6 +33194,7 @@ type GetPlayerCardResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33113,6 +33206,7 @@ type GetPlayerCardResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33204,6 +33298,7 @@ type ListPlayerTitlesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33215,6 +33310,7 @@ type ListPlayerTitlesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33299,6 +33395,7 @@ type GetPlayerTitleResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33310,6 +33407,7 @@ type GetPlayerTitleResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33401,6 +33499,7 @@ type ListPremierConferencesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33412,6 +33511,7 @@ type ListPremierConferencesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33496,6 +33596,7 @@ type GetPremierConferenceResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33507,6 +33608,7 @@ type GetPremierConferenceResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33598,6 +33700,7 @@ type ListPremierLogosResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33609,6 +33712,7 @@ type ListPremierLogosResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33693,6 +33797,7 @@ type GetPremierLogoResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33704,6 +33809,7 @@ type GetPremierLogoResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33795,6 +33901,7 @@ type ListSeasonsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33806,6 +33913,7 @@ type ListSeasonsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33890,6 +33998,7 @@ type ListCompetitiveSeasonsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33901,6 +34010,7 @@ type ListCompetitiveSeasonsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -33985,6 +34095,7 @@ type GetCompetitiveSeasonResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -33996,6 +34107,7 @@ type GetCompetitiveSeasonResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34087,6 +34199,7 @@ type GetSeasonResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34098,6 +34211,7 @@ type GetSeasonResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34189,6 +34303,7 @@ type ListSpraysResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34200,6 +34315,7 @@ type ListSpraysResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34284,6 +34400,7 @@ type ListSprayLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34295,6 +34412,7 @@ type ListSprayLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34379,6 +34497,7 @@ type GetSprayLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34390,6 +34509,7 @@ type GetSprayLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34481,6 +34601,7 @@ type GetSprayResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34492,6 +34613,7 @@ type GetSprayResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34583,6 +34705,7 @@ type ListThemesResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34594,6 +34717,7 @@ type ListThemesResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34678,6 +34802,7 @@ type GetThemeResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -34689,6 +34814,7 @@ type GetThemeResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34790,6 +34916,7 @@ type GetVersionResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -34958,6 +35085,7 @@ type ListVersionsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35042,6 +35170,7 @@ type ListWeaponsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35053,6 +35182,7 @@ type ListWeaponsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35137,6 +35267,7 @@ type ListWeaponSkinChromasResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35148,6 +35279,7 @@ type ListWeaponSkinChromasResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35232,6 +35364,7 @@ type GetWeaponSkinChromaResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35243,6 +35376,7 @@ type GetWeaponSkinChromaResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35334,6 +35468,7 @@ type ListWeaponSkinLevelsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35345,6 +35480,7 @@ type ListWeaponSkinLevelsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35429,6 +35565,7 @@ type GetWeaponSkinLevelResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35440,6 +35577,7 @@ type GetWeaponSkinLevelResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35531,6 +35669,7 @@ type ListWeaponSkinsResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35542,6 +35681,7 @@ type ListWeaponSkinsResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35626,6 +35766,7 @@ type GetWeaponSkinResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35637,6 +35778,7 @@ type GetWeaponSkinResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -35728,6 +35870,7 @@ type GetWeaponResponse200Headers struct {
 	CacheControl               string
 	ContentEncoding            *string
 	ContentLanguage            string
+	ContentLocation            string
 	ETag                       string
 	Vary                       string
 	XDataVersion               string
@@ -35739,6 +35882,7 @@ type GetWeaponResponse304Headers struct {
 	AccessControlExposeHeaders string
 	CacheControl               string
 	ContentEncoding            *string
+	ContentLocation            *string
 	ETag                       string
 	Vary                       string
 }
@@ -36416,7 +36560,7 @@ func (c *ClientWithResponses) ListLocresWithResponse(ctx context.Context, reqEdi
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/locres/{locale} (the `GetLocres` operationId).
-func (c *ClientWithResponses) GetLocresWithResponse(ctx context.Context, locale string, reqEditors ...RequestEditorFn) (*GetLocresResponse, error) {
+func (c *ClientWithResponses) GetLocresWithResponse(ctx context.Context, locale LocresLocale, reqEditors ...RequestEditorFn) (*GetLocresResponse, error) {
 	rsp, err := c.GetLocres(ctx, locale, reqEditors...)
 	if err != nil {
 		return nil, err
@@ -36816,7 +36960,8 @@ func (c *ClientWithResponses) StreamVersionsWithResponse(ctx context.Context, pa
 //
 // Every version this server retains, newest first (by import order), with when it was
 // published and a content hash: the active one, and the ones `/v1/diff/{from}/{to}` and
-// `/changes/{from}/{to}` can compare. The embedded sample data lists each of its versions
+// `/changes/{from}/{to}` can compare and `/v1/versions/{manifestId}/…` (the `pinned`
+// routes) serves. The embedded sample data lists each of its versions
 // as published at its build date, a fixed time: the `generatedAt` of its diffs.
 //
 // Returns a wrapper object for the known response body format(s).
@@ -37051,6 +37196,13 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37263,6 +37415,13 @@ func ParseGetChangesPageResponse(rsp *http.Response) (*GetChangesPageResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -37553,6 +37712,13 @@ func ParseGetChangesBetweenPageResponse(rsp *http.Response) (*GetChangesBetweenP
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -37841,6 +38007,13 @@ func ParseGetDocsPageResponse(rsp *http.Response) (*GetDocsPageResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38132,6 +38305,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38183,6 +38363,13 @@ func ParseListAgentsResponse(rsp *http.Response) (*ListAgentsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38306,6 +38493,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38357,6 +38551,13 @@ func ParseGetAgentResponse(rsp *http.Response) (*GetAgentResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38473,6 +38674,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38524,6 +38732,13 @@ func ParseListBuddiesResponse(rsp *http.Response) (*ListBuddiesResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38640,6 +38855,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38691,6 +38913,13 @@ func ParseListBuddyLevelsResponse(rsp *http.Response) (*ListBuddyLevelsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38814,6 +39043,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -38865,6 +39101,13 @@ func ParseGetBuddyLevelResponse(rsp *http.Response) (*GetBuddyLevelResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -38988,6 +39231,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39039,6 +39289,13 @@ func ParseGetBuddyResponse(rsp *http.Response) (*GetBuddyResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39155,6 +39412,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39206,6 +39470,13 @@ func ParseListBundlesResponse(rsp *http.Response) (*ListBundlesResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39329,6 +39600,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39380,6 +39658,13 @@ func ParseGetBundleResponse(rsp *http.Response) (*GetBundleResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39496,6 +39781,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39547,6 +39839,13 @@ func ParseListCeremoniesResponse(rsp *http.Response) (*ListCeremoniesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39670,6 +39969,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39721,6 +40027,13 @@ func ParseGetCeremonyResponse(rsp *http.Response) (*GetCeremonyResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -39837,6 +40150,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -39888,6 +40208,13 @@ func ParseListCompetitiveTierSetsResponse(rsp *http.Response) (*ListCompetitiveT
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40011,6 +40338,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40062,6 +40396,13 @@ func ParseGetCompetitiveTierSetResponse(rsp *http.Response) (*GetCompetitiveTier
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40178,6 +40519,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40229,6 +40577,13 @@ func ParseListContentTiersResponse(rsp *http.Response) (*ListContentTiersRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40352,6 +40707,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40403,6 +40765,13 @@ func ParseGetContentTierResponse(rsp *http.Response) (*GetContentTierResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40519,6 +40888,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40570,6 +40946,13 @@ func ParseListContractsResponse(rsp *http.Response) (*ListContractsResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40693,6 +41076,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40744,6 +41134,13 @@ func ParseGetContractResponse(rsp *http.Response) (*GetContractResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -40860,6 +41257,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -40911,6 +41315,13 @@ func ParseListCurrenciesResponse(rsp *http.Response) (*ListCurrenciesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41034,6 +41445,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41085,6 +41503,13 @@ func ParseGetCurrencyResponse(rsp *http.Response) (*GetCurrencyResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41253,6 +41678,13 @@ func ParseGetLatestDiffResponse(rsp *http.Response) (*GetLatestDiffResponse, err
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41420,6 +41852,13 @@ func ParseGetDiffResponse(rsp *http.Response) (*GetDiffResponse, error) {
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41535,6 +41974,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41586,6 +42032,13 @@ func ParseListEventsResponse(rsp *http.Response) (*ListEventsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41709,6 +42162,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -41760,6 +42220,13 @@ func ParseGetEventResponse(rsp *http.Response) (*GetEventResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -41914,6 +42381,13 @@ func ParseExportActiveResponse(rsp *http.Response) (*ExportActiveResponse, error
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42067,6 +42541,13 @@ func ParseExportVersionResponse(rsp *http.Response) (*ExportVersionResponse, err
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42182,6 +42663,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42233,6 +42721,13 @@ func ParseListFlexResponse(rsp *http.Response) (*ListFlexResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42356,6 +42851,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42407,6 +42909,13 @@ func ParseGetFlexResponse(rsp *http.Response) (*GetFlexResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42523,6 +43032,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42574,6 +43090,13 @@ func ParseListGameModesResponse(rsp *http.Response) (*ListGameModesResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42690,6 +43213,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42741,6 +43271,13 @@ func ParseListGameModeEquippablesResponse(rsp *http.Response) (*ListGameModeEqui
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -42864,6 +43401,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -42915,6 +43459,13 @@ func ParseGetGameModeEquippableResponse(rsp *http.Response) (*GetGameModeEquippa
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43038,6 +43589,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43089,6 +43647,13 @@ func ParseGetGameModeResponse(rsp *http.Response) (*GetGameModeResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43205,6 +43770,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43256,6 +43828,13 @@ func ParseListGearResponse(rsp *http.Response) (*ListGearResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43379,6 +43958,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43430,6 +44016,13 @@ func ParseGetGearResponse(rsp *http.Response) (*GetGearResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43546,6 +44139,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43597,6 +44197,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43720,6 +44327,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43771,6 +44385,13 @@ func ParseGetLevelBorderResponse(rsp *http.Response) (*GetLevelBorderResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -43880,6 +44501,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -43931,6 +44559,13 @@ func ParseListLocresResponse(rsp *http.Response) (*ListLocresResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44054,6 +44689,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44105,6 +44747,13 @@ func ParseGetLocresResponse(rsp *http.Response) (*GetLocresResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44221,6 +44870,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44272,6 +44928,13 @@ func ParseListMapsResponse(rsp *http.Response) (*ListMapsResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44395,6 +45058,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44446,6 +45116,13 @@ func ParseGetMapResponse(rsp *http.Response) (*GetMapResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44595,6 +45272,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44646,6 +45330,13 @@ func ParseListMissionsResponse(rsp *http.Response) (*ListMissionsResponse, error
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44769,6 +45460,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44820,6 +45518,13 @@ func ParseGetMissionResponse(rsp *http.Response) (*GetMissionResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -44936,6 +45641,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -44987,6 +45699,13 @@ func ParseListObjectivesResponse(rsp *http.Response) (*ListObjectivesResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45110,6 +45829,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45161,6 +45887,13 @@ func ParseGetObjectiveResponse(rsp *http.Response) (*GetObjectiveResponse, error
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45277,6 +46010,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45328,6 +46068,13 @@ func ParseListPlayerCardsResponse(rsp *http.Response) (*ListPlayerCardsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45451,6 +46198,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45502,6 +46256,13 @@ func ParseGetPlayerCardResponse(rsp *http.Response) (*GetPlayerCardResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45618,6 +46379,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45669,6 +46437,13 @@ func ParseListPlayerTitlesResponse(rsp *http.Response) (*ListPlayerTitlesRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45792,6 +46567,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -45843,6 +46625,13 @@ func ParseGetPlayerTitleResponse(rsp *http.Response) (*GetPlayerTitleResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -45959,6 +46748,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46010,6 +46806,13 @@ func ParseListPremierConferencesResponse(rsp *http.Response) (*ListPremierConfer
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46133,6 +46936,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46184,6 +46994,13 @@ func ParseGetPremierConferenceResponse(rsp *http.Response) (*GetPremierConferenc
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46300,6 +47117,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46351,6 +47175,13 @@ func ParseListPremierLogosResponse(rsp *http.Response) (*ListPremierLogosRespons
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46474,6 +47305,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46525,6 +47363,13 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46641,6 +47486,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46692,6 +47544,13 @@ func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46808,6 +47667,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -46859,6 +47725,13 @@ func ParseListCompetitiveSeasonsResponse(rsp *http.Response) (*ListCompetitiveSe
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -46982,6 +47855,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47033,6 +47913,13 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47156,6 +48043,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47207,6 +48101,13 @@ func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47323,6 +48224,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47374,6 +48282,13 @@ func ParseListSpraysResponse(rsp *http.Response) (*ListSpraysResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47490,6 +48405,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47541,6 +48463,13 @@ func ParseListSprayLevelsResponse(rsp *http.Response) (*ListSprayLevelsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47664,6 +48593,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47715,6 +48651,13 @@ func ParseGetSprayLevelResponse(rsp *http.Response) (*GetSprayLevelResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -47838,6 +48781,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -47889,6 +48839,13 @@ func ParseGetSprayResponse(rsp *http.Response) (*GetSprayResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48005,6 +48962,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48056,6 +49020,13 @@ func ParseListThemesResponse(rsp *http.Response) (*ListThemesResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48179,6 +49150,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48230,6 +49208,13 @@ func ParseGetThemeResponse(rsp *http.Response) (*GetThemeResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48390,6 +49375,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48649,6 +49641,13 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 			}
 			headers.ContentEncoding = &value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48764,6 +49763,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48815,6 +49821,13 @@ func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) 
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -48931,6 +49944,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -48982,6 +50002,13 @@ func ParseListWeaponSkinChromasResponse(rsp *http.Response) (*ListWeaponSkinChro
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49105,6 +50132,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49156,6 +50190,13 @@ func ParseGetWeaponSkinChromaResponse(rsp *http.Response) (*GetWeaponSkinChromaR
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49272,6 +50313,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49323,6 +50371,13 @@ func ParseListWeaponSkinLevelsResponse(rsp *http.Response) (*ListWeaponSkinLevel
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49446,6 +50501,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49497,6 +50559,13 @@ func ParseGetWeaponSkinLevelResponse(rsp *http.Response) (*GetWeaponSkinLevelRes
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49613,6 +50682,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49664,6 +50740,13 @@ func ParseListWeaponSkinsResponse(rsp *http.Response) (*ListWeaponSkinsResponse,
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49787,6 +50870,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -49838,6 +50928,13 @@ func ParseGetWeaponSkinResponse(rsp *http.Response) (*GetWeaponSkinResponse, err
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -49961,6 +51058,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 			}
 			headers.ContentLanguage = value
 		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -50012,6 +51116,13 @@ func ParseGetWeaponResponse(rsp *http.Response) (*GetWeaponResponse, error) {
 				return nil, err
 			}
 			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
 		}
 		if values := rsp.Header.Values("ETag"); len(values) > 0 {
 			var value string
@@ -50170,7 +51281,7 @@ type ServerInterface interface {
 	ListLocres(w http.ResponseWriter, r *http.Request)
 	// GetLocres Get the string table of one locale
 	// (GET /v1/locres/{locale})
-	GetLocres(w http.ResponseWriter, r *http.Request, locale string)
+	GetLocres(w http.ResponseWriter, r *http.Request, locale LocresLocale)
 	// ListMaps List maps with callouts
 	// (GET /v1/maps)
 	ListMaps(w http.ResponseWriter, r *http.Request, params ListMapsParams)
@@ -50533,7 +51644,7 @@ func (_ Unimplemented) ListLocres(w http.ResponseWriter, r *http.Request) {
 
 // GetLocres Get the string table of one locale
 // (GET /v1/locres/{locale})
-func (_ Unimplemented) GetLocres(w http.ResponseWriter, r *http.Request, locale string) {
+func (_ Unimplemented) GetLocres(w http.ResponseWriter, r *http.Request, locale LocresLocale) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -52150,7 +53261,7 @@ func (siw *ServerInterfaceWrapper) GetLocres(w http.ResponseWriter, r *http.Requ
 	_ = err
 
 	// ------------- Path parameter "locale" -------------
-	var locale string
+	var locale LocresLocale
 
 	err = runtime.BindStyledParameterWithOptions("simple", "locale", chi.URLParam(r, "locale"), &locale, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
 	if err != nil {
@@ -53827,422 +54938,441 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L3tbhs5tij6KoTuAWLPkWz5I+60jcaBkzjd2TtfsJ3u3nfU9xZVtSRxXEXWkCzL6kaA/es8wMEFzhvs",
-	"FzlvMk9ywUXWh6SSVFJcipLU7I2ZWMXP9c3FxbX+avkiigUHrlXr/K/WCGgAEv956fug1AvBtRThZRiK",
-	"8XvJhoybbwEoX7JYM8Fb560X769vyEBI0pdirEASGsfqgtBwTCeKeH/zDlrtloR/JkxC0DrXMoF2S/kj",
-	"iKgZDB5oFIfQOm/9rdVu6Uls/qm0ZHzY+vSpPb2Qq4dYKPglX+b8Ui5ICFpNLYZIoAHxrm7p0GsT7/fO",
-	"S6pp51eQignuEcoD4pkJgOvOG8qHCR1C5VWbUdtkesw2mR2udGsvqD8Ct7OSzVBNQzFUxIuTfsj8Nono",
-	"Q4cO4aeTbrdNlKYhdMYjFkJHwj0NWUA1/HTW9S6Id3h/dHhf2F+P408BGwwOQ6pBaS8flouOb1bikb18",
-	"IAL3ICdEswguCCUn3VPCFPFHQOP9i+Jwfw2kiD4d/qXFJ69kqUdPT866Zr0sihJN+yF4Bz1eEbbrbbwc",
-	"xhYRV9wXgfltDsxeX3pESOIN/2SxR8Yj4ESPgPRFMMEtiyiWoBQEZM8fCQWc9CfEM2QZ6046rkf+2bmn",
-	"YQKqbUhPh4wMmFSaCE4o0Qz2LwjtK+AaWYUFwDXTE0NkhY3zJGqd/73Vl612yyyn9ceSLWWkNbel2xGQ",
-	"UPg0hGwnTxTR8KDNhhgnewrsp8sPr0mh7/4Frs4L3dA/0TD02tjy6BnxRWC254sooh0FMZVUQ1CVT4B3",
-	"Pt6UoshwjmOc+b28pZwNQGny+iURA1zKkEZAHHXnqPLNr4YWqy6o+/Tq2cnV86dXJ8dnT394/mPp2gx3",
-	"zy/qRkvBh8TRnpB2ZcwIGkMrwDU1LckeUH9EfIsvYimFjKgiTCsixny/3eMBSHYPAS4df+9PNKhzRyI+",
-	"De0P5A4gxt0qs1GzLkJ9KZRKQaEOevwGeECYJn3q3xlEe68HnXeCQ+ct1f7II1qQIWjLz9XZsNfi3fvh",
-	"W+j++efT36JXv05+Tm6Y5nc/yF6rFGq/UjmZh9ql0wizrFMVYTP9Smb+1G4ZqoxAO/XwSopoHdLKqEog",
-	"31NpSYrsHZ2RETzQAHwW0ZAEbMi02jcrNyqxFVM9arVbnEZmPabL5kQY0Yc3wId61Do/Oy2D7mv1IaQT",
-	"I0pfjKikvgZZItbMnB4JmTKkxsMJ7o8OjaonlMQhnYAkPuUkZv7dBfEGNFTg5U2FHoFUZI/2uARfyCDn",
-	"PUOKCiUFJVzwTuyWQ/x0PfsH5A0MNBGJbjtNglMf9PglnxgNrXF2ZZQLn+iRYQwIFRgBddrtEk4j85OZ",
-	"Uo8FsaLVUiwC/J8JyEkOcVYCkjLJaoDSardwr+XCdbFUfWMlqqMUlKYDBmGgzong2e+5nDSC1MhPBJSF",
-	"gRPK1KgFH3rcygf8lf0JQWFQ0gdfRKAI5UT0/wG+JncwgcDonuI0F8SJ8h73/vWf/3Vp5rPbVvsH5CUM",
-	"aBJqgrLXoCQD+7kVJSDvjY0UKkEocpeZcGJx3+MFNLntKXCoIHteAJ0AjD11+eaNt98mKNZSs29EVRsN",
-	"Ky2BavtF9TjymBkACRMCMgIJZG/e+jIEAAoX6VqqGMKQ8eH+ReHXHk9/NoSDZMvBcK8CHhyQyxLSsstS",
-	"Iu2QCQwyZPfAezwS0kDUAJ77ZnH/I1OHAXReXvWSbvf4LPttIDuvrr19C1CQUki3dqYX02uYm4U5kf43",
-	"CYPWeev/OsyN8kOHy8MUMO/lZRgioabS63WwUrJRIkFTxiHIBFy5QGsj9gtoXyThonzy+uTcBzqEquzI",
-	"NEQO7s4oiOkQSjmT7M1sEkl3IKQlz8sPr5+o3ATy5tnIcrWhomnRZbTFabd7bsQrHQJRIzFWPW6WkI72",
-	"mBSB+0dA3YrP1HFarKnhtKgR7x8TFpQbtQbLTxT5+PH1yzZ51jnF/zs6Llm4MX5m0LxgK4mZrdpmzk7g",
-	"zD/un3VO6TPoPDv70e+cBKd+B06enTx9enx89vTZaZUN/kaZnt/gL2JMQmNWakFGIrT61izLoA+VLUe5",
-	"nPPwmOnRrInXzhWCiEGiHbpvSPJnQYJEOrvUO+sqI7qPI/PfR9FJV3n7RmONRyI0esEXPFDYDkW7JpFQ",
-	"use9o+OuMgfMrmEANTYWgtNmM9IW9Z/ZDsh2qtRRH4yARKAUMgidOJ0wEDLKPocsWiY7xwZ6CxDUVdPw",
-	"PzkuNRIlqFhwBdbTYQyT1xoi84ez1c0/aRyHzEeAHf5DWebKJ6V88n7QOv/7cibFsZ+LYNL61K7Q8jIM",
-	"beM/cJnT9PGeO/utbYi7QBwQOMPCUPicC6fjHAwddOJ0ci9O2Wpc78OF3p/MIZMNa10ynYJPpvLA096c",
-	"1CHSKXhElg015T3Jj8Wd4lF/af8Zz0BhiKLWqTBE1rxwYFzWDdsUjknL2mKbT+3WtINpVa/ikRpJCcnr",
-	"DVO6LiI3Y1cndNN6KbFf5WeGVG9RX7P7TH01TNAwwbpM8JwG15ZaKnBBplX+aqFVX7DRyJOHh87vvz8x",
-	"eo0LTVQSx0JqCC5IoiC1OansXF61CZ4Z2tZ2bJN//ed/Gd2lqU5U6/y02/1U1d67wkWUsMptwUxgikQ0",
-	"NNoUArLHBfmoQHYurdZIeLbQzCBtF9obs8po7Si3GfcPDNifJ0EwqUlD4tiVBAe2XKkh+6ZVIxwa4bC2",
-	"cDCE8wbuIayT0nGC6uSOzavRPAlN24byG8rfnPJrMhCnJ1iT+iuaigUeaAzGhjMekzPqZIr1+GEdVmiY",
-	"oGGCR2ICHoRQm1FkBq/IAqZpBWPINGsIvSH0zQi9NnGfDr4GsVcW+KZxI/EbRngcRngBEiLB63L5pMNX",
-	"YoS08Uq577uGDcE3BL8pwdck+4vDr0X0FeV/SvqNBmgY4pEYQkQxaGbI6AaoErwuVTA7TzX2mO21Wjnk",
-	"PYjCLg1XNFzx2VxRl74om2czzqiqQeb4o9ElDdc8OtfcMpA3oOtXJm6idXnGdVtLnWgGkihoorIa1ngE",
-	"1qhfoxQm2pA9NtApKZM0WqVhncdiHVypIcna1Ek2Q0VGydpXUCD2SaDhi4b6G+r/DOqvTWNMzbAuB1TW",
-	"ETkfNLqh4Y7H4w5JfV2jYjDDV+YJ07iSSjANG4JvCH5Tgq9RF6TDr0X0a2gB07zRAA1DPBJDJFIC92u7",
-	"wXbDV2MG13i1BnANG4JvCH5Tgq9LAxSGX4voq2oA17zRAA1DPA5DvGSDwdrSfxlFmwEtGc8T8SUJ2GBA",
-	"+qDHABwz1hSTVKmGTj+TTneUyAyc5DJ5i0ncpkhsIGREdeu81WecYlqDkvwE8w88HSU9UURxGquR0IQq",
-	"QomZoFNIUaepJFT6I3bfCEckupdMxUIxXZodxaNaU38UAdcXZMBC4DSCn3otCYPA0EUv6XZP/DzZDf4N",
-	"B5rKg+GfvVblzGUrpplNkpJNsDQlXRVe+Ez6fhXCgxGiNZnR6fCVLIq08UozehDCA2aKacyGxmzYlOJr",
-	"sqOLw69F9RXt6Iz2G0O64YjH4YifaQRX9/WlSMrGr8QPWeuVagANcLhv8iU1VP85VF+TIpgafz3Kr6gK",
-	"cvpvdEHDFY/HFW9FAFf/TFgc035tz4LnJ6rMI9PdqqmJSARAIOvUsEbDGp/PGjVqjvmJNmSPdXTJDJM0",
-	"WqVhncdlnZp1yVosUl1vNBTfUPymFF+zilhbMaytDhod0HDE43AE0Lri+M3Q1bgA6OrI/ZiBj3Q/BNqE",
-	"7jeUvhGl1yX33dCVqb2ivJ+i+UbmN5zwOJzwmmuQnIY2s/VGGbmZG8IW3rkgErSckJC6+k8uzfbTx0qz",
-	"7eolDSgLIbiYq2VBxiOq21llJeYDUdr8nsSYR9sl/5VBbW/WCjNUEgKF9is1n82t2sfGDbs37L4uuxdo",
-	"rSb9NzPDuhxQURsW+aBRhg13PBJ3IIHcJFFE5fpR3KsLhRVGXhTFemuLpBWKRGBPRbDOFGo19md65meS",
-	"2Jg0gkV9mxDXbzTE9S2Na7JV3tK4koR+S+OVtklE40boNkJ3A+KuyRRxI1cl8IqmR0TjxuJoiP+RiJ8p",
-	"80dd0t2OXo0BbNvVUt62a4i9IfYNib0uaZ+Pvg7BV5X6tnUj+RtmeBxmeFesF72+05WLrAQxi9xRcQJ6",
-	"sff15PO9r+9EsW41+mHNnOcEy2uPqcqXwrgWher2TxRRWkhbkLhQ9J6pHleahSEJBQ2wgrw+ILfzLl3m",
-	"j6a2Rva8Qwk0mPzpEZ1Irshxt0vGI+BY+RHHNVME+7aGcYEJP4OkLd70K5HwYGO0jYHGgtvzfJKwgHTd",
-	"fzol/5X+xwiYFPazL9UusA6/AWtEqCaH90eHdg41VeXy9FEIQCX+yD3ssiKuna1LSHyBi172d0K/FQEb",
-	"MFhQRVxCLEEB17YYNqcRUs1sJW3CDOUYArGv0/UF4YL0RTBpROtO+joci1wb3tyMRfDWhg/JyQ9nl93T",
-	"Fy9+fPrjD6c/HJ25Ox0jRp6oGQVsyGSWLcie0nRoZcr+44tCTVD+lF5ATQ7IdS6rDh5V/rzv/wNw7zWd",
-	"GbLxKxlRWeuV5waRtmyMpcZYWtdYysisprPD1PjrEX7F80NG/s0JomGKx2GKD243BV7Q8KAPRzoKp5lg",
-	"JlEKJ7/cvn3zlATCTyLg+qBKAgzXi8RGz+3hAG3y8fZV59l+m0jgAUgIiOA+EMoD4htMBiRkd/gATk6s",
-	"0Ya2vRniiepxMebErNho7ys+DJkaXZCAamp/3cM31MYyVPumieMQyxfEHwkFvE0iKu8gQHO6x5lWxAsp",
-	"H3ptXIU3i33Pjkf0iOqUw2YPCN8Aj81k2Dj0LDQO/RHlQ1Ae8eKkHzK/TbjoIKo8sqdHMCEDYVZdIqH2",
-	"L4h3GAhfzYx1+NdAiujT4V9afCqMG9GHDh3CTyfdbpsoTUPojEcshI6EexqygGr46axbOXnH7HJLk3Ls",
-	"hrRIh7gBP5FMTzofRMj8yTxabvDfyoBnEoJqk4HgWlnuEZwbdSG4IoKHE2JgTPTInIbw5HxBWESHoAgN",
-	"lbBfR1rHyjEN8wVX+8uB+3lJTVI5N0Nphk7jHAPeBRGceIdem8x+apPfO6+EHFMZQND5IIUWnlm9Ig7r",
-	"xBdRZICRciwQXDwQSmIpHibmDCmkXrXPnIhmVlBKQ793UvzdTmLovMedqRIhGo6Nre9xoTgbDCoTsmu/",
-	"YO7P1gdlYXz1KgU8thksU5TrbZsSyfzznNDZQVMZbj6rJySkE5HoLLShx+0ZrU0oMbtEKhkbST02fcdS",
-	"8CGyB/6mBQkE2RsISSh5asQMTa0nwgKnKoY9PqKWeHyaKCAJx8g5ZBvGifd759r26bwOvH2rNULG7xTp",
-	"U//OTOKkZ9tyGe1xK/hCMWzbz6lQPSDvjKZzqu/bVys5C3TwVL4GD9gOS4X4SvF5m9NRjE3WFXdfjtWR",
-	"W0M6AfmCyqCmg3w+QaUDTd589fMLbEp8KoPm3NKcW9bWUxml1XSan55gTeqv+hwj54HmRN9wxmNyxi3T",
-	"teX0KMywBl9g+6pqQZvGDfU31P8Z1F+rYshmWJcD1lMNyAeNbmi445G4Q0LEQL4QfAASuF+bhpidpxqX",
-	"zPZarS1sD+JnXRquaLjis7miLs1RNs9mnFFVi8zxR6NLGq55VK55I4aiXi1iZliHS0z7yppDA41IKIai",
-	"YYGGBT6DBepVGekM67LBmmoiY4ZGSzQs8lgsIvrwaC+gcbRlr54l4NCEKUJDQ7p7I6ChHv25T4S0wZZ5",
-	"2PmeDf7ef9zYyhugqrbHWHbwSmLANl2pCBU2a1i7Ye11WdsSWE2KLx98DWKvqO4syTc6rmGER2KEO8Zf",
-	"jKSIaF1SP5ugGjNkzVdL/zvGiY9tG8pvKH9zyq9LDUxNsCb1V1UHOQ80OqHhjMfjDMxIVqNKcBnPKvIE",
-	"tq6mEDAxWkP1DdVvTPU1qoNs/PUofx1lYBMDNrqg4YrH4YpY0kldesCMXY0TTMvV8t+0aoi8IfKNiLxW",
-	"iyeboDq5V7R5TNPG6Gko/3Mpvy6rZ2qCNam/qt2T80Bj+DSc8ZicUSdTrMcP67BCwwQNEzwOE+CDvduN",
-	"aqwuJel83GU34sXc3oaoBYeGZhuaXU6ztyOI6ooNx7ErCW1sudJ616ZVI5gbIt+IyGuyTrKxqxN6ResE",
-	"yb2xThomeBwm+MjpPWWhsQ42y7RYyCdDRiIMFDnCXKNjyrQxPBwtqjZhWpGQRSzLL0sHGiR5ShT4ggcK",
-	"87rGIgwx+2ialHHM9Ajze1Cmt5SLluxRRbwst6637zLOzm6UKhJRPkm32uPpXjEBiNISaIStmCaa3oEi",
-	"e55p67WJV9jioW3p7Z8b5uU97mHex86lAY+XpoMEXCOCbUgZt0lGIqAcMyJZuKWwsrM8ZtLadquwppIs",
-	"RBaDZoVmatKHgZCAYDI0kOdUwbVf2HREdk95Ht9poBbAZsRXWW6MpwuyYji8Paq17cZcZmk7YYw1dR1q",
-	"G8H7bdbScX8Ylf2oVHYNmjIOQWH85dHOtnlKbqpNOIwNnw2YVLqhvm+T+n7DxNw1Hc/s4JXMVtt05QHN",
-	"5hFvjNPGON2M0Gs6ouWDr0HsFQ9pLj1/c0prGOERGeHmjtUr9c0EazCDaV5R+mNcVUP5DeVvTvm1qoF0",
-	"gjWpfz11gLGFjU5oOOMROCNzflm6CNSNphr/TYOAGeqj4QcpYpCagVp17vwYWx/UKwZhYNYWT3XtJ1Lp",
-	"FyKxXDcQMqK6dd4KRNIPCwlYeRL1QZruAybhmmqo3lzp50kYgr70/URSm6q1Qk+Z8JsYIHibhJrFIbPO",
-	"qQod/xQiWrPTp2LG1r/PjlDYdOmy2kUolm/5j2xKW+gBWXOYyrrHQOtc4mVqhid7cUgneEHsj6ikvga5",
-	"bxMqM62IFKFNx0/7LGRmXiOVpikk+2T+YBqilWvDjV1iN+QGt3MqJcW/qVKgP1A9Ksm7a2Cp9AchtaRM",
-	"r4SCRGGSbe2WDksS9GJxbfYnBETTobIlqqgi3qUESl7SiA7BuyA8CUOC2aLN8lXmcTV9DFSyrU+vuN16",
-	"6ITpBDbd76d2ywxmHe82/+8sCKYWuHi9fSaGksajyXy27fJ5A7iH0GDvHY1gfuTXXIPkNCS+CAATp18Q",
-	"LlylAzNQSVbvditgylDRa3+xKJtBSKHHTUTDcL1u5WvPoWLWXRUggyQM16Qmpi7Te5NXQt6CtU3cZH0h",
-	"QqDctntOFbzIbZYZFkwHySgp4aHw7xgfOmIbj0CCdZOLRPqYuSag2iWzHxjOJns+jXUiQaWO9+7JQfcU",
-	"8xosoLGpFb4qbP+aDUf6FfWdti1r/sEJixcpQ81v6xUNFVg+IUFijTRoEy54JxM1N+KeEgm+kDbPOtbs",
-	"8KmUDLACARlRRbhA8bNfwGRhLXcsDAcAwZq4MyOi0ArDCgYiCqpr0+XTH3MXSKk4MBuY2p3d2BIM5CI+",
-	"SVgwfbFBg+Ds9PSEdk6P+kEHTo9OO4MzGnTg6bPg+OyHwSn8+LSMB+8F8+EN4+vu7tes3/wW8WbDNOoo",
-	"CMHXBCchIeNQnUIrwGFGuyJQppl9emWzYmxWwE9LpBJpM6NEZqRACXEVddIytinnkVKRMSsfHG22C/q0",
-	"iNWFBkKqR+uxE8wx3i4IwyKpMxvmrYCKCqvwe2WVtal2eUw1oUJRJsItZI7axP3ruE1+lsBpAG3yMdQs",
-	"ohqIkOQDVYrd42w5q6cNSssYFBkCJ1/BEAUgrSKVS6tvt0gtZC90h6qfaBieE6D+KLcpshpOlLsyZ+QO",
-	"Jsa6maRH4f1V9LZs0RnGb+FBtx6Dotaa7dsgndpoZvOTSA1U9XlnGQOkb+84sxaxr3muWY9tv6Wzy1o7",
-	"bw4pzSFl9SEFxU9zTmnOKbt5TnF3JQutiIHhyTkzj2paTQVb3ZvGiJYV+/rl9vYDsQ1QR7TJcbc7ZVcd",
-	"d7vZ8hnXMCzx/boZ2nZpC7db5153aqPFe7DN9ruGnVVuYO0ULLYCiJ2GwnWqvuo7LDxxB4K9lwmETOk2",
-	"ec2ZZlQL2SbuFjEE2SY3wDXjEO6X3FssNcu/cX9GqtCXnx6raLgpDZbDdCl11H+a3IBA6jhOrkNiO+zC",
-	"+HLU8uuUufj419sRfXiZSFrO5u5pg+GpCtfKEQQsy4WYifIa1mxxUWFFY3oPFaljPGaqWtsZpCPKbW83",
-	"YRkuZ3VVxPjjgH1mNcVx21PILeKnlNqYfJ5IpWuPpXjJlKbcrxofoUZCDxP+AcIQ1ojDmNXc86O0Z5ZT",
-	"CpRQ39ietYNljZCRukGCSykDx/MkCOq6aLkkfTM62XMBY+akGBX8n5ieRa2wYhY4xIY0gg7wIeNAsD2J",
-	"qR4dkPcx/WcCj+sWe0wjhalfWBAAfz14J/T7MYdgfmTbIo2hw7LQ9nUZF5oI06fcNWPhWdnqRtRjUp0y",
-	"cYYPcz86JTm9vmsYgMTXcZTgW1+yhw8AsYs6/MsozU/efu6nsBuxxGA9TByW+CZylM37aH7o/nh2Qs+C",
-	"zunT/g+dZ4PgtOOfUdo5O+4fHz19+sPRU0pX3iCUavUSzBShsFjRZ4BfyF812obVWKxuO3CHmHQtI3An",
-	"uXGBR6BhyEdlyJqcWRm/74j3AtdT5153aqNWm9UXCJAllKOWedb1wKB4zhY5e6kRgWQ+0QxkxePZTlg0",
-	"IxZABfk5IzLJSxjQJNQotZACq15ozEvatY7yBRTMrX3uoL/G0X5afm+RBLfu49k1Il5L4zfUOk+tdaqH",
-	"okWzW2qi9l3v3pa3dK+10pTdPahsDyS7DY8tEsjO08a2yGJ3ocCD+m493Um6j5N8AzeZpsfxl7PC4UFL",
-	"+rISWApxkpFQ2qFArT7/l88cSxGJLzJzouAyo0yM5XlYEBG4wOZqt+4NxflI15F4HS15UbvswqjCLeEc",
-	"fkoAt2BHS0KqjlulW1ht/Rm41+mVnGLu7+MW+jMEwFoLLOP0ygO8l+8Sq3fL2HaDYRoe/FwerO0ckvL4",
-	"TpkTte52t7a6NWO6gOjdtSO3Y06nVLCLcHhBw1AktWU/QHMxIBKGzObqoiSi8bxlbXRqFYHvlvsmbY77",
-	"NWOXm62vjGW31vPDJAZ5vWTED1QC1ySkfQirDTqDksJy56dr54BYgqw6baRyfNVgLD0axtd7IziP3zX6",
-	"Pz4q3xSgUAM+3wkZORxFjLOIxiQWCmdpEy4ixmkYTgjj5O/dNjn645xENpvKxOBOjyDrxoz98ET1+JgF",
-	"eoQPBEfAhiNNtCBD0CRmD3ip/0JEcaIhIFSTUNCAaBYBGUgRFfzSTxQZCxkGPe4LIQPG0UeNAQI4KY2f",
-	"qHQpDKRq59/oAyiixjSOzRzWsY3pgAMB6rzHH8hPduyDCfk//5s85OlhyH8nDzc+Dam8FZdB0CaTrOmD",
-	"aTqZajopND3o8UsygDGRQEPiW9QpEjIg/0iUJuYvFljHOwIK4TOgYUhUaIAUTrI2FtA2b/Q0RzxUDMua",
-	"bBKF9dAyHcspUcNQyMlLNhisqQdpEJRdV9wIaQjg48fXLxWJJSgjMTEdtYtX4DAGWczfvCClS4nO9EeU",
-	"D8smfW2GMBP0hR6R8UgoTHrNHPnf0zABErABBiUwTihPhVObKLvg/oQYg73yo8wXdi2YLrBkqRIicb8R",
-	"fEQYbAafGaRb/OQrycFXSghg2vH6Au98N8G5DfSgnIMkaiTG3L0QHADV2TNaygn18WU2JX6YaH+0tkOu",
-	"vnD+PNTkCH448p8+9TunP5xB5/iU+p3u2bMfOnD6rN/9AQbPghPYLNRk+VEtxVZ9xsDWHSRfJnC+Mphr",
-	"OiUWEbkrhwK3pJp3vGvb3dLZeAbhO3kqLEBkW+DYWVgUtPx6YMB4C7VQ/2sRd2zgjH28b/SQWmW57Fn7",
-	"zmw5iqkEI2+xxf56dtRaAtNtpBQ6IopBM83u4Qaoqu0kg6UYKL+DgIwZD8Q4zXvjazS2jUWhjeWuQBsz",
-	"aiCkv/YNXl/INBvrTCwr5XfEfSVAJbeKbsy4sjYblq0x258NZ7W/TsWzVuOKWbg+x9mrpP7w86635vBU",
-	"Hp77b8IsXgtSmCmDYGkUNPDglpUmBLl5T56ddY/Ix9sXFymWjIYlfiiUDUXOzytUQ8ecCUstrqHozM1r",
-	"QbhiFxZIZM/l/d0v3YHSVOp19yBi4J+9h7XYLV9mDvQpMCzAcU7AK62aWeqq0byZExC7ItfnOey7BwCK",
-	"mLqOfzIXooSOqQwgcOXJKLFazch0I1M3POitcT0appGiVZ7BRTQM1xh74Z2i2dp1hqL1fThOPIQu8nJq",
-	"uNm7wHzRa8uCbZnBZXyxkwZgGYAa6MxD55Y9ovSYebpK/buhFAkPXohQlCSaetbJUv6Q65+fX5IRPEyn",
-	"8uu6/5QZBn71QS9IIEWMtl1IlSZ6LPI8egodWdc/P5+eeuD+U/627J6p0gilK55EaWnpLLfcVQHeL13X",
-	"8/PX1+/feQfLhl/hBKvq/wqpHMIastDI/FvJKB+G8FKM+YZdP8ZrdFxXXmtWlrmsS5giCbeW4AUJxRik",
-	"+cn+w/xc8SmBGf5RoD/DmtpmvM+GL5DSDNpT+m7PsdG0nsiRuwBxpUipIBS+Jh9lI2keSdKs5b9t5Mpn",
-	"yZXN77C/IilyA/WFqYQ0COz5w6xNXRA65RexZ+8ninhlB2/Pue6sv2el++k9bjBF3RwfLT/qGESVWHzv",
-	"zakKAnvPnlIX2UN/TncfqxqPgGgRZxS2rhWKxt3nOhJn9z/9QNrurRol1BkDUw8x1BVw/PWS04ILkC9H",
-	"UfV7gArUu5vntxvQW4PC7oJg+y6QacL4Cg76DkrbB9Huwgfz9j6qE2TehSqZnthrGjHAYoeK7N1gMuY2",
-	"eQlh8gBt8kFCxJKoTa4e/DBR7N5WOpB036iyQqHEJwYi2aqN9nLKy91Urfe85X5FuvgFmeLzw4vdx85m",
-	"yRqx4Qij+TY+GD6lPw7guPx09o+E+fBCTKWPz4jRff6VhgmUfzd6eIEeT8thahtJ2bUnSjEGVbznK4xV",
-	"EuR0fPbsJPjhrHP6LPih8+yUnnROoftj5+zHZ09/+PF00D09fbpZkFNKNm4HUxstAmUO/OulFigw5zcU",
-	"MJWz3BdOWTXPGnXR92Jq/VqIrzbzaorCd08p1r/vHdz01gzJWeTvuIW0HdNxijJ2FSLGYqgv5NpNQPb6",
-	"VOsQSEyVartCUEISuDf/SFvtYygVVoGCMZUBMb/erZ1PLK9xswo9ZtK03sWumHkDCXCN27/xRxAkYZbf",
-	"cD6eaMTi1+u9LK6klqZv8u0kCxeWA7yKHjIQr9N39igEt/3sYV+OZNerT/U90GaNhkJK/Tsm/mve8a5t",
-	"98WIxrq2UJGcFFVZKsBicK5vF7JJdK7diZ2nSlAuU1cxC8Vw6nyzeWLedAELsnfN1g7IJ89mak8Baim6",
-	"cuFYA7ocDtbfekpFJaZdbB1g5ZJyZTph1/vXD+lpdeYFuGQ+pD4V19bqLcJ49oOfSAncn1yQzlFGcBKM",
-	"2koprcIdr4QQnwff4ofZlXhYucNrE8+GiHlGwXpXRsN6xTj0hOM4EFTKppzOWR5wnZWAa6eh7ZlSR45K",
-	"1X8fQsGHimhRYdK5d9WFXc8sqJ0TzDI8z2JxGX0/bn7emRIi6kMi/RFVZve/MT369UM5/1v7Z325cx+n",
-	"VFqBnB7iTcJO3dKwezZhu3RrS8G8vaNwQc3v8qlvW4fg1AbYZVhcZ/RfAxfSqHLxEpvh3Tn7IChnVl0q",
-	"jn8bUSsEk+wi5Zx4V/9MWBwbHrm5YxxljZHY+c8vsmy6KMljSSfmHx9COgH5gsrA/HXLdAjmHy+cXsF/",
-	"p9cNRtrD2L4DUySiE0LjGKgsjdOqZvxrK3vTW/bI1W2ZBk4pQt0C66s7xngHEz6kKnaFf2Klwntkr8OH",
-	"MJE0LBxX13E+FEa+YXyYhLTkoin9suEca8faIWt+kHDPYPz57yDWOGVOgWH27DkVZza3xJXnTUc8tVbI",
-	"m6PUuh0b9dP6JmkLZ6m53sjQb5xa6/IVFPhhV0wDt6Sad7xr292WnTyN8J20DQsQ2RY4dhUWL2lEh3BN",
-	"+bCuCp19EUzsLBUN5RHQYK0OIQzXai/Nbq948BZSB1HVTjeaSr1Gt9kT7+wYc2uZ2n27CLviNksRWSXN",
-	"VsnBwmVusiG5gkOaHgoLbHGhR7a2yYxzzeb2qkAcZlkv8tZ41yCiX+0c86T/lnI2AKXJ65epK8wmrVIs",
-	"KK+hNgQOkmoILnXZ0cl5ZAM2GJAxtektMI3c3sfbF/ufm0EgiSIqJ1VgcOOaGjEg1tm+zWm2YPsz9FUE",
-	"bXGeaSi1i+jLN7GIqGpSk0ivuyIEp4l0PS56z4EA13JCYpDEp5qGYth2CS/7E7yFjKkeuTfpWKvOuyBw",
-	"D3JCHCYmxjp3GdvaBKJYTwwvKsK4HyaB9bDO2OdDA87VWS4LSfg+tVv9JAgqcO2Cbof5bcJ6vTHz/brd",
-	"XFq3DZZbeD+RPURYrz/eTGzcV1J/fdS4w9wG20U3+dq9BiE8rNvHnDojEay/xKzjIWQOqvUHgdXnvNk+",
-	"SLGF/Dvr9I1ovH4fpozIXbufFUbsfn2oxOjQ89N7yfW7aqY3QAbeg4A89AUfgCHczYcIxVCs3dneEm3a",
-	"7bAgItYeIpZ0ojbrtaEEtbVN1+1lI/I37Xao7hj3R1JE9LOG2GzHxRHW7Dyj/lMozI5ZvtHSted6c04V",
-	"OimR02M5iZXopBn2y5A8pQlmBJiT2pnIL0rkRUK2nFVnua+dGhS5ui7qsmkxk/HALFnPqE4nsqdUeUFE",
-	"Tkm9hXZZesWySf7g+ajuQp7fkmDwPLPuCptyvQy4xQPAejvRQtPwcvF28PuLZXvCFteVN1aYcKbvzGRl",
-	"+7ySUsg1zWdj55tjrjnvWJuYC945fnggEpRhxJIXQ5DOU3KeHQPXZCwFH2IM4BgvzwQJBKF9kWjC9KIU",
-	"bpWPIcUDyGn3tPoBxK67DHKvQnhYngny8y4qHznNVY0ZkD87dnC5xzsF9DeX3nhLVy/bR1NN/ociIeyI",
-	"GyJdUs073rXtbuliYgbhu+iML0JkW+DYVVj8TCPAkMP6r9HRmL4gFC1RMh6x0JbcsHa4Jh9vX9hqIyED",
-	"RfqgxwCcZNlU0c5w+VTrKSVwgbE3fbCewcpVMvO8up/j4x4JqV/WuMyp5LnbSoU7rZnm9rgoV+5ypZWR",
-	"7FaCPx6TasnXVJOhPrper+TTN0m3NdkeU6yxaxqm7j3v3Ia3ZHHNIn2nzYxt2FxTFLGr0HgrgvrqoKPm",
-	"ikQAB+S2UAVuENIhXoEm/ZCpEQQk4QFIW3MLI57bhIZjOsHEMoopDVyf97jH1Fs7xC8sCIB7ZhB7az7E",
-	"tx1EDEje6DIMxRgCr00GLAzToIfxiPkjuAdpeva4rSRHRlSVFVOjZgj1IlFaRAZa12CEryqP57aN31Lt",
-	"j4wgFole1LCGAvCbFBnfCU9QkEiqF4RHaH+UGjUR0+ljJKZHItGEkhGVAfFtIdCVMavgCy6iSfkbqCy7",
-	"EOQ5TNsEDoYHxLu6lKCu8t7n5zea8oDKwKs0sWGCV0B1IuH9PUjJ3IXqoieFXHAgNI7DydRDwjreONpV",
-	"Lcz+YiRI6UPD2UCUwjhprzJ5s+p1o4HUdRLCcyHCHQOVTMLPh1M2yOcAaVa8lYuYGUm5qNEt0OhXwXxY",
-	"OljIlP7VBRnfUnvaqSAshOxn1zkzmqHPQqYnRMi+IoKn1TqrPmcUCQ/UB5C/0HBQMZ5PA42uRbiQnAZC",
-	"Go2LbI0aSy0vhLQKS5+VTqhYsj0Tj9MSrFzblKK0hGTm6aOArVkAtxdqwSJYF8i5RUw9F9g+S2JVTjHG",
-	"dqkzC8Wjmi/k8a0XUjBe6jjTf3njp/IR/b00bPwF3qY01stnqOTyenfflVVSCoLG2misjcba2E1ro0b3",
-	"YWrP7Jh7qOYd79p28zf1Nd7qaIgIvacM2Tqr2q5i8NmA+VYmkD1U4RT/eqJIBCHYSuZOoNnYxf21M+u5",
-	"+MmqFVwKSQZcz/Pzt2Ytiyq47IBX6Y6F4Q0iYTuPdzOYzoqamYVUFTQ5zOu9XXxUOtx+wr0dp+S1jhLf",
-	"FMnWrDOm2WNnFcjWoLC7INji5WMpYezyvds0lLYPol2Hz5Zp5yugmG3Syc7Cwr0LrMXlGzOwaRmHQCXp",
-	"i2Q40rY2P5B+MiHxiCoge1RGQu6vX9xkk5vdr+YmV41E/NJRGg3D94PW+d+Xr+Um7fHpj/YiPwkiQmPu",
-	"Asq50KQPDi9L/Jc5tcxXIXl2fNz3af+4c9qlx52T41Po+EcnP3Sg++PRj09p8MPZj8ebViGZ8qUsCIAv",
-	"AGoReX9LxUU28+dv3/zenHpRb/yxBi1+YdKqyyp1hLtDaqLGne7SNrdlJ+UI3lW7YCv2kcP+TsJAsuCD",
-	"UCyVt3Vk2hZhEvGqaZTEeKPMSWJsCwWbmcr2+cZpsfepqgxgQJPQTAG88/GmVZa2xaXYOXpGVBLHQmoI",
-	"nFpTbcx5TcPQQ5vDvky13wjVRHBbhhd4EuF7YNm5vMI5Oi+v8Hc7J6jOlfvft79jbvTOq+tWu8WCzuuX",
-	"eMPTeX3barf+QTv/9qHVbt2Jzr9f42vrzoc35n9157n5Wyad64/4Rrxz+4v5X9m5Nb/fs86v71rt1p+j",
-	"zgv3v7e/2SsTA6bcxkkXNqePMUPsc3xfXl/hWzMHsY/YD8glsW/Jnyj3Uxr2IDjgbTj+MZRANShNPAxp",
-	"Z3xoc9n2eAjKtKc2Rfg/ExqmhWOzcanvi4RrO3FpGOcjvMpZLzmqWck7S9zlV4CMExqGhRgSw9PlV5IL",
-	"7IpiRrRstkvM2Eu5D+uUI8+zBK/fv4iukrvXImoKISz2QGXpgcZxyOwVaAWR8jkPKKbWOo2lRVBcBqFV",
-	"ntECs9VaaPoR+Y2szW5f1WOihi8bvpzly5oOCTPMvyMGYmFV9e97Bze9paPSPPJ38bQwA5ctAmVnIYIq",
-	"6REOFLt7Wqh4TsBtVM1iNA+aWYDg+2MMWWZ/IuCYVun9vDZKtCTtD9dpfs5ZPW10AVYutwO4loT6UiiF",
-	"+hvHVOWFqcMMyRUAobPchYsWYVuQPYz8jqkPar9s3hladIvIJmhn+11Mlw4dW+HVKfzvMrdm5t16RHo5",
-	"Z6Py6WP/lFm7f55yuvtqtqXa1thFo9rQM46zh+xNxliny9ZIxx5pdbiyWyMUEOXuc0OWZV+sECn9gmJl",
-	"wZe3v5d+saKn7IsVRqVfUDyVFulGgVX2xYqwsi9WqJV+QTFX9sUKvrIvVhSWfkHhWPbFisuyL1aALvhy",
-	"+9tqq3fnNMByVnKPKdZlqPQ8VBdnCYlTLOGf1YVLUn5a/eAi5a/VLVN+q9LS8t/Klhk/rmyZ8efqlim/",
-	"rmyZ8e/Klhk/ry6HmPL36pYpv6+uMZjy/8qWmTxY3TKVDytbZvJiZctMflRpaeXJeqUOd1++vKVxbf6v",
-	"iMa5pPBpGIpEq/WDom2/EksPU7tLGDLBlXvFNRDSTKuy51xpdxcra0Qa1nrYr14M1o5Q5bmHL4QMGKe6",
-	"zDB9xXwL4Y4CrY15PAQxlDQeMZ8UelZ6/bUTcSXF1xoVV7HhG6KIxuZfix/Y4YvQmOpRabwwNxjS7B5e",
-	"Vgr0yYurOkvRPeeMJQQGQ/jbwFD9pgkeXNLf59S/G+Izm9dp3ZQqHsQ4pGpU2d04wak3m0pTXzOfhtXg",
-	"RjAREnGVLLLwbnxKmx8NmQZVP4STRYXTH94moWZxyMo8zb8JGQbkX//zf2VviqOs9QXhQkZupw/kJzLG",
-	"xhPyf/43KQxK/jt5uPFpSOWtuAyCik7aYpf5Zb0fDBRogtmOXf2KdF0+TcPRKswyeZS9T7K9P5i9T6b2",
-	"Pll/75Mt7L2Kt7tUSpTzwLSoX/aKrfxRm2Phxey5UERMRxU5uThN1dN4nqGtGXAX9OsC66DOC7JyA+EL",
-	"vFbZDRPDeaS/IStjvTvAr92c2CApwlduCGyw40YxN4q5UcyPo5hruil2Wn9HLhPe0ri+fe7QJrd0A54j",
-	"dxdvjhwctgCEnYWALctTn81txyd7AWXhpE3GAHfhBF+Nk7TQ0BO1n90L57WB3GMfYXarwVVwmbGzTUsU",
-	"/i9dLpwZA+vmPXl21j3KsmIrTaO41Mh6tNDQgtmuRAQpANSmngV4iJl8nD1OV5urRrl29e/TnlUODLEU",
-	"QwlK3YoXDnkLahTR4fRC1s53g0W0liEEGzw2RnRp8q3yTAOXEpSDoc269dKwgXdhvVCgyVCKcbXT0WJL",
-	"Nv5Z0tKERy64Dx5ikAy4D2RoWtrCoitER6lpZAHu+uYzl+K8Pcuec7TsSGCKMFfF7DlgflUv4+ak1OdJ",
-	"nw1OQfNC5DsSDhvAK2XxR2HKr53R6jKHc07eLVuo3v3u2Ga3dQyYQvYOG8JbOQ7klLDDkMjFej2KFiNn",
-	"0zmIGBCaHRbSw8A9DROYPgeo0oNANs5HJ4/n/eqos7M9ldrHOF0FiT09W9qvDJR1w/CSF0CYww/NPtXO",
-	"7FBK7pjLOUsoGbJ74C5Z1/qVq2S+oUVWN+NKywQvBmZt71wBPfJN6yKlmi53lbrLMPUtlYgs4OrxXOeP",
-	"CemaVO0UMndEqmZrqnvPO7fhLZkYs0jfRdU6BZOtAWRXoZE/2qsvjxNOQXwqg4PWV1gfmSmbKvn14J3Q",
-	"78d8YbJsKodwKfU6r0qrN8ca9eWm1TUMQCqiBaHk1jQje97h/dGhLWt/+JdRD5+8/TwCy+bQMgjJnkJ8",
-	"nvtrzILKO69y9C4BeRECs5d8GSjzlRTQsUoZFt6t1hj4UuQC8m1Xqm4Y5jtimJpMqWmm3DllWfuud2/L",
-	"WzIh5xC/21bTNozIaarYXXjcpt7+OhUoeuUP6ksrZK8FsY52epU4F7Oe6gCyx12eEgk0xPQkRm8rkPcQ",
-	"EKpIr9Vr7T+2nYkQSJ/ZLrx1NTaEGokxdxWxaArABZscCEn6IeV3FsKK7FEygLHdmftpRO8BdWJ70z1+",
-	"RmaSfNsL1F0VpYUkugUzz1LpV5WPZyPyW2uGXUF+rco7o7DdE83173sHN71Vs6WI/B3X09szXDLK2EmI",
-	"2NDeF4IPQILL6VWPZrAzET+b6uDLJ0dk1T0CTN0kcVmw+q1MAM0HSrSIO9pscihFEmNCGXtxyDVlXBGh",
-	"R1MQUBcEqSw/YzsLS0RMp9eM8yroDkrKzNxg9hbCAuCaDRi4TOWBAGOsaeKPKB9CmpgmptofmfkTBYRp",
-	"vC8DGhAxIAUw47b+IczSKQ+I0kLSYfnF5WcoN7Mdh4oczCtV2izh1mrVzNPu12XbNGT+DZF5XXZMGUft",
-	"qpraFgx2FgDbsusWEMVXYctsxcYro5gdhs4bMRS160kNNCKhGIoD8toI+IgOwYhgRSIq71A3hEKqc9IP",
-	"qX9H7gBiknAruoM26YcJEJHokHFo97iEgMSSRVRO2mQoAThR4AseUDk5ILdmLjse8UUEGPS+d/3TwUH7",
-	"Z/Nfz81/Xf50cLDv2egjo6l7OBkHdF79vdsmR39cGIV1D1ITLcizTp9pcv3zc1QIEdbPdkuP2QOEKg1k",
-	"0iIEzPRK+pQHPb5HuWYdGjKqICAQDEGRkAHpgx6bhbtBUM0kEh/TGf1p17+/ccLwL3xD7AtePl72vNg0",
-	"KSjtz7k9qnQflK5ocYGSFTyyDXPyMdmE1MAlpBYmIZ/JI9/67fG3yUz1Gmwpx+6erq1/3zu46e0apwXk",
-	"77jhtUWDNKWM3YSI6Nd3ghN9uLFL2KXt3mQLWSOR6W8jqgklEjDDhL10VG3UjGPzyWauFhKIohOFWi97",
-	"WlDyABDK4RBRzgag9GuXFjsf0OZKnZ6ecDG+ILSvgOssIRB1vfbsvWofMEWGQjDivfD+FFxb3adXz06u",
-	"nj+9Ojk+e/rD8x/LXC3WelHPYcR4SRDTjf1MFDOGRbbwJykMyD1IfInQB59GQIIEyHjEQtOWqelNBYRy",
-	"dFpdkK51UvmJlMCLjqk8SYjpYta4Gpiz86gNoKDpEEq2f0k4jEEunG9EFQkFxUwlhlxYGBI1ZsZG04JQ",
-	"bSHmjyBIQvdegk7td4GFkG6+jNCvQVPGIfjVQn6DXO0pzuzTZHkPkkgcVFUn6d9GgP5HBIcrOJPTAr6N",
-	"RpyXOx37xlAdTWdklxACVdDpnhwcdcuQ5AuugetfXG6iGUL95bJz/PSMiHtcVLaYJ4ooTmM1EpoMWAjq",
-	"HOviGGueeL2k2z3xY6pH+C8g9gc1ojjUwKULDMF+7vW41+MxSPytTZRNeN+fYEony5YeTuKlnVNueXv5",
-	"7vWrq5vbg38oLJxviFjRCHoc2+NTHdvBcNGIqhHB51ETh6ALErAB+j7cNlzAhdlLTpw9PrTvg/LGgoM9",
-	"7+aAtts7/3Fw7Hf9s37w1D8KutAdHMOR/2xw2v+BngTHcDTo0h/7z/wfgjN4OjilJ/1jbPfj4Bn9oX/m",
-	"PzWkQrUxllvnrf/HDfr3budH2hn88dfZ6af/VobEfLHT2C/h0sLoZtjLzqs//jo6Kx82K99zqUtplU8R",
-	"6JiqQsEfxrHgURpTI5+k4n7v4+2L/TSKZV7aPlGkn7AQKwZBMYwz4XdcjGfyFFENHc0iqPQaaig68z+K",
-	"yJgmsZ441v7Ubt3nMmBeSGKyMdeijUfRw/ujQ/eDh7LLXgoUsGB476DbPTg7+fH47GSlnCpgM19Mxt7T",
-	"aJlm4HYqWSqIuM806GaeCMIYlGEiqTTZ608Ii2IhNcEyJdVT681K4R01Am+AqvqSvnACMVMiALKHKbo6",
-	"1NckBslEsI+ZX7gxE8ieFMlwFE6IYg+dMcAdkZTfgdGXPBDj/R24ogYe3LJoRdaVhQxdgYGNjKJGIpcH",
-	"i3/8+PplqjNsuxS0F5g9RCAkVdtKGZEBvlpGEay3Vfv+FiRpeUsnpO/iAKvEPZbn6t08X4vNzWIZwaZm",
-	"ufS1h/U/575cWah6hdesKaALCqMPA+HWjOtDfTJgYWjNnVycls1csxtpJp9EjvmcxqcocZV/ya6+Rj/t",
-	"Y8mQrypUoBE3jyhu1oJ8IyNqlBE1eZtyGbRTVlWtu92trW7J1TyF6N01p7fhYM6pYCfhMBLxS7edGkrO",
-	"r0qrzp/DraRGzs6D4aUUcYzRa0Fiqw2OgPSTCYlHVEG5O8qnGobC1j0smc5+XPUYxslYEtI+hFVNVl+o",
-	"kkE/SOYDYZww3sFTvC8hYLpqZd6hZMEHoViaTZuG4ftB6/zvy3Hyc7HXpz9mDbVrMUYfpy3SbxaXAtZM",
-	"N/uK1SadMQYXFzptbBouMSBy8mJrZBDnMH69QfPjTV7FIrYK5DJDHDOQn6HUdFuFJReXs1LJOpb7dtLW",
-	"fGE+XstsbPi04dOKfHrH+IuRFBGtLbIJY3TM4UTpSQjknkpGubaZ1dQd47uSAMVec/SpAuIjRGzYFfp6",
-	"7hh3j0TxSlARGsfAA0Kz7aAedQUAKOEwDhmv7M8bJGF4DTywMfaVylgYkEPwKwtAVO0zptqvWifjM85r",
-	"0/FAha1lS5hdf3UirTMCbyWdfuNBZg0RVifCug7TU4S+K6enbFG173r3trwtV8Is4nfyGD0Fle2BZJfh",
-	"8QbuocbLhiQeShoAwZd1mSZqk4SHwrf3CXpkNE7a0MYo+ZOdyiq3ILUGepvTdBqhAaQi45FQ0zlFXEnt",
-	"SpVYzRivNUQl9+ip81unNh42PiC/0jABRRj3wyQA4l1d/TNh9iiX4dcMeX7+66vfvTbxzs8vOYswibn9",
-	"8xXjTI1A2r9uRMKDq8EAfK3sL7eScmXPV1mff2dh+EIkXKfdbkX8StKh/eM1VzH4+pIHpp13YcxJm3RY",
-	"kYhO0PiksuLlxvo6+jPUbo6BufRaaytbBH2tV3mbc9c3bgo2jPQtMlKN5lvGq7ummuve885teIsGaxHp",
-	"O22fbctczShiJ6ERm8XU5TxRZvS8irG15g7WdrHnDvHSiAczyQvX6Pz8heBG0SY0xNiH1FKsv57vY4Tw",
-	"DZIwXGMFpjnqPxvosE5xYERFdTo2MF5IyI+fQNYSzmNkkK2iVgs+9sWZYDPUlIN9usSpA+9CjqvTY1nO",
-	"dF+gcPjXwbZre0N3mz8XaN6GRTdg0brMxFQC7JINUOded2qjdfrm3nN38HV+AzPfV1nJQU1BqkIYwFqs",
-	"XRh9+Q3NilPslNDbIka/cT/P14f8OoXXzjkxskXVvuvd2/K2/BirzKndg8r2QLLb8Ngigew8bWyLLHYW",
-	"CqiIbu2ZZLF5sOj3+dc6sxPMbA0jPY2ZpWLqA/nX//xfZM/dbN7BBP+ethKK1QBKl12XiC8AZkdwhSfP",
-	"2nwieGa8yNLNqgg08xWR4FIxEqbxcXl2tvS+TrNdCwmvgOpEQrBOpOqjxVSVrGCVJYeYr9MhtgHyv3UL",
-	"/2umk5pkYkaGuyQQ69zrTm10S3ZbEcm7aLFksNgKIHYVCtMS3UCBT9yjknJ4WH/zqqceBdBMN50Hw7yE",
-	"/mvO7TFf8uePed1j303rEZDEbYpQzMFj3wRgxh5fcC2pr4u1oqZ6YAI1ps8xl9K/3bx/Z6NV3Mt2F1sT",
-	"HCDoZFiSAayvRJhoIB+v36Afi7sMskKSexaAIC6RVgQBo2QklL7ASJg+ZBcx+WPvkdaxOj88xMYH9zQU",
-	"knLdoTE78EV0aF/jqMOzEzjzj/tnnVP6DDrPzn70OyfBqd+Bk2cnT58eH589fXZ66JQC8wU/iNGsydxN",
-	"iWRV7hQ2yyBmqNklfytmGDognmRCvwgZcO1G9g4Lvz1PWBh4hEogNiutImLQ4176Zl7Odp354PoPhCQ+",
-	"/qCyDAamoU8uP7w+6HEkfEVoGvIYsADfNrnRyJ4IAyLBFzJIa40J4gEfMg7p3CSbo8cxxdM+Lns25rIs",
-	"kfRGmc1wjpdUlxizz7MMU6SYtOqceP/xH//xH523bzsvX3ouT0aWXCFLpjBNfcfd46PO0VHn+Pi22z3H",
-	"//+/Fy7n10Wppd4lEUjmu9xXlqXN2mgKlak5j0rz7U2Bu9Som84TNpNEIi9L4SgACTHtQvaOzkgSxyB9",
-	"qoCM4IEG4LOIhiRgQ6bV6jSJm6QeK5Jp6ZbKCX0JqXTUiMUx48PO0Y+dRRm52q0ZFiuRYYbdDKjKlnqw",
-	"fMiFZLBoUNehdNj7si1/Vs6xLNNYIflYkXpnSW0hFhbgsQwU8xAvcnCZUnY9a7JICynIdsECccu5ugeu",
-	"N1AtnhnYs1dGxYR1h1ahewTMwOdT+fy4GKcqifKgnV2097hLb2lz3SnMi0gGUkQz+SoxVwvTZC/Nkmca",
-	"HoZUg9Lefhtbm5+eqB5XSRRRObkgECqzXDYYeOZA6xl965XpBNNkJSRmtfX0EO4Of4XXbRmVvGSDAcb1",
-	"ljjfsOy0pqEYKldkKM1+z2lkz+Z6BEzaPJfW/EIweW0bLDMSYyN+JwStRDIGo+SNrdYmEiJx7/KjumEv",
-	"8tmwNxdZQSEJJISBJiLRpf49g7uFIultqgDy5EbTKC4VSg6fVeB345rOMkVxVfmA7SLW5jilkNaow9ER",
-	"McU5Zroa82U+viTOBTCSe5lk+A3N29p8Ve4texa9ZUSVahM1ErGtmou1Du7K09xuGI91xZMofYGjEn+E",
-	"zrBCoH4epPUL0PuJV0qBAQxoEuqbO8Y/LqrlvhM+0jsWhjeIhDXWoYq5YiplOMiyy8yfCrPHEu6o5MQV",
-	"5cbE7wPpi2Q40pWSFyAlVD70W9o1KCo7+S8uwW+7GUqsvv/fCp2WgMCeOkNIszhU2PWa4WKzhDnriZyh",
-	"h+kgseLWC1SQAn6xgKjTn72GjNihqM+vR8qs5UrfsjhB3+UuSpQFTtVGqDyuUKnp+JULrR05gNkF1brb",
-	"3drqli5AphC9i77/HBrbAcVuwwFttZrtCExjlBkTNsmRInuMB/BAumldDHzUa1/GUu7DPhoZ7nn+no2Q",
-	"PcJ6ce48nCZIWjsxulvAI2WEcOn6bxnIBa8fqGR6go+9C8lwnXzPT1pfx/OxdV+NLHud+PkvRtYpi9xu",
-	"jWkYxjSumGeoUorgwkORWTqYVdj57NO6OqXGpe9Fpq2gr5xdt39k2JjhF6ixr4fn10+/oB7tLXbD35vx",
-	"d602aeEktVtGSO273r0tb9UiX3KE3j2obA8kOw6PzHtRQ/rwQK3pHLlMeyzwjOCFImVRJxBj3lFsONJY",
-	"9S7hKoljLANXyUNEmXyeSKXXXd5UtyXem0gonTqyqi0o1K+YhNvSqhh262nxyRDrImsgAyarvVmmob4Z",
-	"CT1M1vVVXc50XLJjLnhH2bbVdhzQiA7hmvIhVDcIXuadytjK0H98yyJw5TIrvv0b2Bje+aC6ElgaoL8V",
-	"ASzJH6U05QGVAaGJFhHVzK+OKtPwujQA6VokPFAkBukqnVdMbo0F1p4nYQj60vcTSf0Sx/ZNLIEGFyQU",
-	"Y5CGoSIhgVBsr6HiTBEd0j8Zhxv2J1SEvIRQ0GB9jMmE38QAwdsk1CwOmbXIZi3AkGIoghb2KBGJe4iA",
-	"a6JM14qbcjT9AQwA7b393ExHpRxQYXBj0X0ADlpSXXqTXn7h8Nt0t5fWSrRVa95CwJLIW13aNKO0GcSV",
-	"AreEtcqQV05tpUCc33zOhwUum5aM7VylzEu1Wak+I2L+KPOXK/ATc4668fFYYBDwUYG8HEIZnt8JrP0L",
-	"vgR97soFm0OFRwxgQWkSJUqnteon9nCL4Uku3x7SSD+k/K7HPTNRB2fy2qYPDcMJ8S7j2BwN0mAisvff",
-	"P16/2fcOyG9O/gtuAyApV45XT7tdG+3CzCJHQG02YBfMkE+TkwSN2b/DpPXJgIDxAWZ9M6cP6uOuXU8J",
-	"g8A69RMZFoJmh0yPkj4Gyrom6f/OH/mvgQYdwcNJ4akK3u9hXJEGGhEzK/NpSNRICA2S/Os//7/sEsgc",
-	"+W3IS3pDaE62PY7wTB0HuV+gTfpJEDBQbRLR2PkFfBqGIsHOWMxFtYlRLaCZFQ8MpGr3eGxLiePy2ja6",
-	"yQ6NstAsiiobucw4OXrmXAWqTeIwma3pSXnQ43kA07/+8788ogQxVouLh/apPwJFBqD9EUEAjQsBP6QP",
-	"egzApyJ71UGP9/jf/vZCcLM488vf/oY/kSukRVycSnwflCJ9EUwwHOqvnjMGe61zY0q2SQ+NQvPnv/7z",
-	"vz55F46UQUoh0349Tma62pq8xiK1VXjNONgFP7bs5wiUosO0Tm/rk5dikLgvttQ27lUbgCBgBcfpDCu1",
-	"iXcoYuA0ZgcTGoVTP/xD2eyIhyOgoR79if82mmvyp53IO4xAS+Yr78DCxIxrH01hyJTzLMV0COoJ2etD",
-	"KMb7bZebFTejMPbpl9u3b2yrAwPeS9vbMbGWlIUokUOqRq5z1sDwKLPuJSJFolPHQxpT7rXtXgPhmz+I",
-	"d2hxrg69feuUMnwNAfFOukfkLcZsfQAZUWMJhRPPrsJ7I3ybLNLG15HpBaArzKyuTf6ZGNzeQaynF/I/",
-	"MhdZAJ2XV97+ATHyzY0WCD+JMg6IpeiDOs8Bf+hZwXN6kFNfiST0qZSTotgjpVIPAbJA8F1ke1ok+P5G",
-	"vHQrHlEQgq8VNnahZ0fPSHY4SJnW1oiOqaQRaKw0DDyJ3Ps6s5wQtBFFPobHZ5o3gE4ALnTe9yHW+UOH",
-	"kCnzl2GP/TYWrKNh6BHB0xg7MyrSg7Kl6hBmdjmEmt35cIEZWfOjjH0i4XY6x0hmRmRTRHbWx8fygOTS",
-	"ejnx7YZpZP2kWcilQ1MGkTwnEkpnG6fZtvAYMwW2J/DOx5sDRNcL66zqvMlAj4+GLSzskOjDdVKI8fOZ",
-	"eQ2GsklNMzPsSOCbAT4xyDPq02yiuAwPl+BZ/KWD63QY/Gh/7k/MCcnIs4mG/Wky+QlRs+cQ47Cyf17E",
-	"Se4ntq9f9rzCXcU5MdZ7yq4oYmbcyI7uHCAQJWTPm3KHevvtlHbydxOucD5h+iLFrARl2NWWr4/o1H69",
-	"f/3nf12avaQlHfY8fGbkGRWFTu/jbjcbwULhoy2K7eRCxgJW7rEhF0b27GHm6vR5hwIeEHjQkma8gDSQ",
-	"Dvwetb36yfb+fzH+1k72fNLBEpeO8B3rGmo2qKEkoqExkyEg2GyPC02edU7x/46OyQge3FOBNhKFYcd9",
-	"M7XhhdPuqRtlDGHYKY6j86cxaeBpIMDW1hnReyhILYtemkIXmQrxGo6NooolKOD6wrbL42QtZ1r5lgUc",
-	"E/LSMM9c8UnqZoEHKySGoNMwZbKXHgndDFhrFfnQuvJTMsCvTxQpmFeW43Avt+5GgxsSToe2FX2zraHi",
-	"9expwDsndAGhR1TeAYqMUpLHqJxClWAjKWi2GyFJSP07hOD0QzB8r2NGdacZr9fqtbx2JtVc9W8J5n/S",
-	"msNhWMBUxgi5oClaRzau3MDfN7+ivGKceL93DFI66ZMis4Q9mr9Ref1y/8Jo6mxwhGDEHswUY1G0vdKF",
-	"fLx+44Dl3pfZzZ9n/GIsPO2kiX2kZrpQRURsPWyWN4QxVJHtYgnGIpWglGE+r48pn4d/stjbdwHbQgE3",
-	"ksW7RMXTueK+CAwmyT87Nu8zSgxwoHJ0iyaCxZEBvOBDcnVLh23ivR503gkOnbdU+yOPDJkROyfd0zbx",
-	"frm6fOmRsZB3yllmblTDxLj0F++vb86zuRzkzCy4OqU6RjtIEXYuw1CMO+8lGxoF8DdrpMFDLIxa9cxS",
-	"nDk0gyVrzM3pGFSQ3vsPt6/fv7vxDNgGIRuObJ1cPrE2kOEuM+Zx95QYy3+M5Pbz1W2bmJ21Sdoft/Lb",
-	"iDlVVXiiwDO8GyMVP6BsGpmhLKVCQBjXwgUvGi6fgNFU0tI4C0NiTsemA9UES7vut4uAtJzEAQJrrVjZ",
-	"qMjT7kla/8sa5MDvIRQxZBrBWmNte+RI7d2MkVQMfipoaRja32jkEGfD++NEjc6njiz/Y0yZ/umsq1L7",
-	"coY+mCIjQ/EJ1ywklGeGUsZ9KpW4e6Ehs1iExkbebzu7vOQBiVErdu83CPrODT70IwQD79HThUMiERuL",
-	"JsWQNRK09bJSLJTsnr+JAekLPSJaDAGt/r2jbrvb7ZpR+5NUpraJ1+lE9KFjNg1SefsXJKYK7XY9ggny",
-	"pMGDBcU1aDnpXA40SA9LaTGZYgt1kTQSQHTwROcsE4TV1JEQ5bpphsSSQvn3jmGYsPM8GQzAyMVzwoWV",
-	"UYg3hNR+25wdzfCGmmIpHozciKlCIWjsOazJbcSY+Tgx5DOQgjsjnIZK2AOCUnN4RcYJLJ+gGKQB0SwC",
-	"9DT3xT2Qo+MuSU9BqXFfYBcXoIkdqcLLi8Ojgwer407NaRMNPbPbyBZippwcnZF/Z8/x2Skh1mGhyOnJ",
-	"UaExtWacMHOcnWLz06MTCxZjKGl6hwrdNGOg9rEShwK0cxHbTvVyx27tlKkML8xwljtXfzDnPTQpYhBx",
-	"CH/7m2H6qSML8isEbeIZlXk40lF4Yc7sUoH+KdGDzjNv3zCWJYMeT7kj1YWOR1OlQiRoyjgE+213IsSO",
-	"rJDYo00klneyduU1BMLvcVRuc8diN0lm4/cZp3KyXzhipofk9MT5l2n76fAvLT55Pb5X6oEoKsG2WYNR",
-	"vwhNZ6ZP2bpqHzkEWajHs6Wb0w0ydAoQxKOdypjgc99jikyWHk/2rUcFWSwgIbsDJ0rt2d6Qynmq2frS",
-	"O7S6s20UWsqx9nSfGhzmyG7Iz46CekMkWrEA3DkWpbMrx1g4yHMRg+Vlmp2RzV8ok9t217nzgOx5hqiu",
-	"zNTefiFKxdCg9ay00RdizTar2j201IyBZjiD8aFt0uNjdCQaJW53ETJ+p0if+ndGSyHRmZ8R/7QAXPyY",
-	"UsD+gWlpDrz2NrHHfRFFpl9uVtEgMKZI8cBmjSotzlHheb8IpT2yZ6/jSBxSxvHJPQ6CStCN0Xav8xCN",
-	"psX5s+6zrjn7eOhO9OwZ0Pu980rIMZUBBJ0PUmhhoUCUsK7NkPnAFRS8k29f3855Jg1DWLv0QMjhoeuk",
-	"Dk3bvFJ96thE1xOakNO+ycIjqvPW0UH3oGs6O2ZrnbdODroHJ/ad1whdxofmv4agy+9zp2WAexTJNBai",
-	"z44K7XK5UES0FvZcIHxlW2cYbju/AFoCU4bAQQsXbj3sr4PWeetn0L+ICD7YbDWp8YbbOO52F92/Ze0O",
-	"seOnduuke7q68Tuh34qADRjg7fDTqhMgw9geJ2v1KLj0W+d//6PwqLD1hnK0xmK7c02HqnX+9xbyaesP",
-	"0zPlkaXYLMgsK/rs49QpwXVe9qq1cCY1Su5f//N/WV9b4bfSV6/oq6bSsma0f4Dn3jyDtdXCll6MtOpx",
-	"oDJkuSi1/DNHBNYSVI4OcjfAwjvhvAkCPLXJ8U54u2R0ujYZnVaZZYbwviCp/lbUw85smXZntAtmynJi",
-	"Lur4hYT9AQ059IZZ2rXPh12WFx6kj4cz/Z+pMiYJ8816snO86dnj6eozlef8J8VXzWTPsYbhBfuYGV++",
-	"oMvPGvTK6n2XncYYF+9QS6GvyvnAcuevOyXvxcy/M4cBnjn7zdGL+iNcnRWnvfTwhpcm9miLZXJV8caF",
-	"THFk0Vy6yPnQMz97qPU8o7ic1TAtw40VTvYSjraLM2KfoIW8n2mEzNwoeCd6nBoTPjy3oYwxSIX7ou6K",
-	"wezO/pl5uNDNtJztn1vjbiPuf1V4ZP2pvbL5rVijcSNZtihZihZ+SqwFU3+lhDGWyEKRgicVw4ocWaD8",
-	"bGIO8e4mTJr2BzZ0JhQcDv6hvAtzvnvx8t2+OwOpHp859ByQd+hA+Td6T29w9ovZ+8P0zg/5OjPZqb1a",
-	"WMAlL4Wvvj8L6dYcPM3ZuuTwuYAE3HXgQio47nbJOPOwxVLg1XTq6nJnC/Tl0DA8INeAjrKpxs7UYYoM",
-	"KAvVRY+bo78Rl3gpOEBHNg1In4aU+yCdZyW7FmZcaaDBAkz/ghvYDM/myFcZaa85hu2FFQxVdg/c7BzP",
-	"lAXAZ4tPoW+3uAL4eEIreOkMsKxWb6P3x3kv1Yg6H4OEOGQ+VW2nkgq2bI9brxR2MMezzN1seqSXV1yM",
-	"L9B9tpdpf4mBF/sFWnB9ehwxrtoFR5I/yr2qeJXqxnVex9w1O6J8xqzu8T27aOuBVZoOjc1vGnEYmxY4",
-	"YMTQ0Y6bGTPtj/YPyOUMGaF3sse1pIMB822Ihhbo6CrCSInM7W+vDhRAAeBDgQf0BdR3jQd8UGr7BFhR",
-	"crwTuMjJUorNtrGaZO+PDunQzFGg2mmwYMi6bbKuZZJbDqstjdfqQ0gn+Gh/RCX1NcgNDQ5crFl1rVbH",
-	"cxpcW3FZO8Yze+3TtFhSmljcFa1/KUKwBm6fhQwjv3P0O1TPoN49vllIAT+DTuPV1sM/vpqpgPvPtDBx",
-	"cVjBdHsIP604zSuR8OALUcjPYIN0aBpsuIAKXIjeUgnw3LXZXARshFoz7eQ74WWHBrLnHmX6IyojtV9A",
-	"XJZnfA53h/lDvqUotNU2vhAa07Ii3wkuJ+nbWDFwdhn+ug4+5yXz7KFOJ5Jbk/B5PqUx1yAc2PAdY7rZ",
-	"gnW2yX6pDzrH0K5K+XyFjahfKOoLdFeNzlar/ueOaHeXKBp6WE4PqyiBB+FK7W/bbF1tmGm/E5VhT/H9",
-	"DNKrUVaJeU3L3eVes7qGfZewr0PfEmLwQUIk+CoD/kXebMtc7Gb+Xsz4HB9k746FIelTzkHmrxYufXtA",
-	"fxEm2h8V7fuIKb8MsRUYPQXyrrJ6ur6G2Rcyu5+jcAFB5I/k8I3ccn7PG98ykDegt8/4c0v4XkTAzGtG",
-	"oiz0U7S6Z4+LMVuF4eeAu7OsP7fSRggsFgIlpLOccjAkv4o8yJIZfQFBkM393UgA3LF9y2yDayWV6I4n",
-	"FN9MP1FkJr+UDfhc4e8r4ruSlMim2F3xkC2xkQtL5EJOUKspRFJfrxYHttUXkAVm4u9IECCcyV6fah0C",
-	"PvsA1ba3Mvb9FT6vyVoWJUAsxVCCwtHnMVxRAJi2u8z9Zn0N6y9lfYfC5WSRSAncX+kIyJttm/XtzN+N",
-	"I6AI6AUnuqxJFVZ24NtZVnbra1h5MSvnKCwniMJDg4WXflPvDWZe1bvHsljOa8+9abHR3rLwJiJ9Mdt2",
-	"b9sx1849E4nKmuBjGJnw4qN5HNV8iGgA+xfkaRrPlgWhBbYNUz2ecAk0wIf0QhJfSJnEi8I73+CGsbLT",
-	"JoRnOjZEN0d05bHFGMk5g+z0rUAet1cg0DQAeYZIqzxjuGIYHyhkANK9X99zwfkcxliqlnKCMfq2Yx8U",
-	"GQrGhxikt39gHyKnT+iQTA0IEp1SGpKf4SyMsVfFzCRZQ6xcg9R5gJkuCm8EelxIUnwjMBXqX3hSAHYn",
-	"+fvDmfDsRXHLlqS3Fc//R8M9NXNPWWT+Ul6xacuWGmRX958ZXLkR2n+mEeDM34k1xngHn5ZCCu1yBWw/",
-	"V7DGbBnPHTXFMuQ2jL3QFpsiiMX08GBMpaUvUGdMsDStAaexGglNQjoRiSZ7Xqoq0qR5mBzr0KbpG7DQ",
-	"5ehzn3vcs1/se3v7bUFjoiXlKrRx3W182y1BHc73t82n8mqBzXqFofrDP1ncKeS90VQSKv0Ru4cD4qWP",
-	"tK3x6LmEDy4vEBbhxkh/97quxyOGOR18yokCCNKYNJsHSB+QS54OjvltaQCYdcC9x7YGK1V3RvsL2bbv",
-	"DlWWuhNfvWf5aIAP9ci7KL7AvQOI7fKM0M4GIiFVmuwpQSif9HiepsQX3FrnmlicK+ILpW3SIbdQ9YRE",
-	"EAk5aaMZgHYHxccKV1zLNHmQhGESUolgUUTZ3DR9m9SgnWbeCKDHu2enp2YkIsYcZGaFfeTsgUAs7G1x",
-	"hBxpcwtiJhB84pA9oLKT2ORYPT7Ea4P0W3+iQTmg2FxDNsOPgXcAkk09AHPUmbulzVli1OPZG+hUt3lp",
-	"Ti69f0C8F9QfQZpe6NxlTjObculXzg1VDEQYirGael+dVcevcJxxZwu71z37rAMf3FOFOeV6PH0143J1",
-	"QdQHfCurMKcCZhHYL7PRrhDVlzjrRmcPO0AjYj9NP1ybwyR1SZUsIy03mRCkh3/lVXQXnzAuHXHaPp59",
-	"JEn5JJu3jHQXkm2PR/ShQ4fw08nR05OzbrfbJiyKEm2OsZiizVFiziyWJi1JulrNe9SswoegxyV0XB41",
-	"9/rbpiAuMJgVl46jLXvuF48pORDSM0qPH52V1O6/mGakwgOz4tvnxTxQqPe+lkXzNq91vJmt0nBQCQdd",
-	"zh0z1uGgQQgPS48cr0yDLR84zJzGHP1OzhsGBzb5wvLrOtOuwnFjI4xt6bSRYrY5bCw8bGTUsJwYzIHE",
-	"2IbLHQbmdPcWW30Bn4GZ+DthYTweRg7Q2fEQ/57H2CFkVaerYe+q0P4L4TFfwveGUQJT0F8HuRWE9Tx8",
-	"d9lRNL3SRogvFOJl1FOFeKoTzK6TSUMcq4ljCUUAlctVg2mwbV0A9HsJyjTwJ3tURsI621yu0gSzTkyF",
-	"XbmSHNOoq8LHmyBwWzwMtAmwXMy/MQMfS5QMLQ4XkgI+ru3jnfZyQw/fKj93DbfM1YW5vxPmtg/f+xm4",
-	"l5yyihiswNQFWO4qbxeW2LD4QhYvksgKCsEbtOXcbZtshC28eLux6/tO2HNh4adC6iJbiaSD3nai2J9T",
-	"RzNX+cSWJpxB1OFfdrTF9wQ23zV49qpRY9byPZcyvVBaap/QIWW8bL1YM+jCdMCqEz2OebRd0S2bqBSG",
-	"mMowK/uSKFtuhdobUm6LPpQGwKXENCNdpjfxfmkNLbvC9uyWDtI6hLEtTu6ydds+rWIJSlsB1RanMRDM",
-	"yhu3sCAZ1qV8sFetrfOz0/l6lhuJrhvsfdscPReKLnd/i3nzbDzlwIqzFIXLWSSisVrCF1myXkyIm9YX",
-	"sjfnnEppS7bi3XRaF7IwhJpPJmPY/a2Zc8smz1safyeydL6SZvHMaUA/hfwKJs5bGu+qafOWxo1cWGjS",
-	"RIi4Bbi39QcWJxmXIgI9gsSm3rVloLDkPLGlks9JzGIIGcfaGENok4EENeK2jIQtzonlr/FjjyexjU8p",
-	"CeTYY3wgXEUEW0ELq+qnxSyCxGWlxHynItHQ4xqiOKRpFnDb1dXEoDKr7+iira6vLl++vVqgXd86QJST",
-	"n7uNN//EGjJYPMP8lWvCWUU3V1V3JSgPtihipgilsLIoA8OybKARU/Y2eZnx+zZttG0Zb+f9XuR8DuWl",
-	"D7/SdlUEvW26s8LeLq8R+IsFfobApSRh65+y+xWH2Pd5sy1zcjbz98XLRBQhXhGFFfg6A+eucna2wIa3",
-	"F/K2KCBxKWnEIZ2A9KkMlrP3B2z3Atttmb/zqb8TBrc4Ib4D9hLnYgF7FTg7B+Susna+woa3F18v5eRR",
-	"hTqwMl4lt03usfECpkzvdzQCV1gSh8Hi5uV+Gou6WzvZF5EQOPf3JSJ0Cu6KVFBZSCAsd1tK4BIbMbFK",
-	"TGiHyWUUIiFiIA99wV1xoBW2gG3/otB82ww/u4Lvhe3tvok/BfrcwMOvSxFbRQLMAndn5cDsQhtpsFga",
-	"zFFOFcIJxVBUkgVvsOGXkQJm7u+M/zXQiIQO5tWwWJ3xDTx3nOXNEhtmX8nsGZkso5I0D+gyLr9xbbbM",
-	"4Hba7yVpv4Ux2YOYKRGArfY9m8VvLmur+6GY97dqMucvhNW5FXyHqZxVBvp1ELteLmcL3K8glbNdaCPP",
-	"K2VyVilWVxLOamLZbQppyGIFWVQghVjSyQrVbptsW7ObWb8XxY4QdhVzbTG2FZm5bY8qhfgsHL9IIb58",
-	"6u8Jj3OF+PDXNdBZRSxnkN1Z0ZytsBHPi8VzTi+V6KMiYew0TTTksJwclhOCHkG0wvd+a5tsWdbjrN/P",
-	"85Jo1Z2abVOBYxFwu8qxuLiGYxdyrHbIW0IILih5cWC0CEOiR0ydE5qlgC1m4moTr5+wMHAr8YiQ7peX",
-	"VINHFBtyGipCCYdxj8dU+yPMw8eJBBrYpGSFVN/eAXkvyZhiqjxJmD634f2e+cnLEgPa9GA97t4AUa7G",
-	"IMlEJGQkQgyF9l4POu8Eh85bM6VnQ7HTIGumyAjCgIxHLDRwohoTdSvNcLvZgJg3XCRhQPpATrqn+y6l",
-	"I36FgBx3u4QqooRNSkW5fUftoNrjTLnob0wvfpJmJXObkQlXRCT6gPzG9Egken7RQtrtU07MjnvcrZXQ",
-	"0IBvQpSmYRpnbtfsC4wL15hC8oD85raYZYNUo0QrEogxJ7THEQwFsGRbM4t1g5A9qu7sc7DzbI8S4pD5",
-	"1HX4/9m72t62bSf+VQi/qQ3Idtog/bfKq+RfY93Qh2FJ1wFTAdISYxNRSEOkkxhFgH2afbB9koF3J4my",
-	"5FQNsDZb8tKWeKTuiacT73d2tOPA+V2x1D4K5e7oFmjKb+wY/kE7/6DFpVA5YGx010RRiQEAL1xWHN+N",
-	"ikb/TK0rpLjYDSnIONQBAC7sGG/mbAhI5MX4RGrHELE5wtq+eWGurCyeWMbh/xOzLlLJwdJtopUboTYD",
-	"Wih0elnV1oJmOJekvyX+Ongf0t040YnmnCdaZTHbO5i92J8dH8z2nz0/+N/xy0QDzbg2v0w4EbPPyaB2",
-	"WMkgTgatkYMoKbmEN+xPnu5N9vYmz/dfPnu+D9e9k0oG8ee//vjz5oaWkWiuEI3QSyHAS48Yh8VwwiNl",
-	"JeStd5h+WRzr1hTWMf508v4dU9qbt2ScFHiGBLD2Im5AGZZukDTBk1DeqNXZWQVjmujybupaoBwbXnke",
-	"t3wushelmJq1dnaEpSYIPYui8g6yXc4SMQCiJU8RsbXOpbWMvxHWjeEJxj++4n5ilS6bagEYtplFl6gc",
-	"K2RqtJapsyMqblGu9HOHTLRoanGh9AKKPMEl1Q+8kM5uofg/sfQY1Uqt8VtarqCVlGdLPX+iL5S1EgBX",
-	"gQRCzs7X/k5jpd9fCAd9wo68x4VqV5DmkMcAuDsWubqUfARaWWzYswNm/QSZJTzeVWGulbQorzQ3Fqoa",
-	"l9Dkxq8CEGFPa78NvBJ+k/JmyMSZkwV7esAulF47WYINk8fGjU25wNvH9QNiLifRWxwdRd4el2JlmTPb",
-	"jn7C+OvZ0SteOnxY6lKKTBZM5EbLSaLfIfanwJpirs0YQEL5iGlTsPn67Ay2lvmGCXj8DRvy38ZHaSrz",
-	"8TFcVXoRM21453ZyAk/+a401f2uJsGcdWCfFCIB2jDpQyFSqS5kdbvkp1Ee/57dUsqodxkeuq4cbLByE",
-	"RcN3KxHersEKfW+zFGurwQQ4YkZNTirGBd0kfDgYg5Jaz5iYISp24BsBGRsAt5uetHRa5ZDQQfkZvfui",
-	"wRQfMXmxchuY7BDxqkMjsT5sKZxXeAzuYo7y/mJ12SkWAHsDwAyWRtGgVICPXp2sLQFtx0d5bq7G7wu1",
-	"wFK2rq2WRk9xKI2EgTTuJtomO7teGSvHr+t5exPGoeXIm2jQQODt2IVpB6nMadKzVr0c0MHYaNCyu9sm",
-	"5uQuyWj1QunrEbVvA9xvMiwMg5XDILT/OrtE/y8Kw7oCIjjHEEQ3tI/IrE9gtvu48ww2kzpkqmIjQsm1",
-	"EfSTsY727uF8QzD12HtmRLDrpYe7EjbRgPlsl9QgRjRQmeOtjTSqgg8DjqSrCw5Hk+dTgnpuXkuFhi+C",
-	"oqCC1i6IckJWB92i6KbkTaKFZcGSHVyFd04/1K+QnalrmQFGPK6fL6T2HlFmR46H4ZLt2mjeKOuCbebO",
-	"ryCezn/nNeQ2iPNWJ5imGt6q8yWs1G1pw490zzfOG+K0DyRxSHJA/2Cd8F7MLs0K7RGw2c9V48xHCxCM",
-	"/pj6G9NlYS5EH7GenCv9f7r7W38ErKZ+KB8Bz5VmJJrgI+C50rcnCjsk2yN9vC3fe/vtp1rhYzp59weg",
-	"WnX660qPMwC1knyngwDlzA/JBbSOAXyVB+h9FGBLtvfZ/h+PA/Qw/x6nAUI96Wv43ymwA7E/pOAOI7ja",
-	"6vHfr5DnV5n8fbX2eoWP5r7T3AOF6acffTXjfmvFo0Z8QSO6X//8AJmuC+U2INIPVhZHC8hj//7JywOT",
-	"VLvy9EsDBSTFJX4DUZZlJl1DvngoJ4sJE1jcX7deBHqcGc2Wzq3i6RSuezrxi70Xe6PJIBqsi3wQD6ag",
-	"D7TmVopzAVnz4SoXAH3O0qUoROr1aRTisRYmR+RHMVe5cgqTm/QJQAARUNEm9eN1lilpo4b3jarXL08P",
-	"I6mITu1EzcL4qAGlEdFJ3IjN1zqDyw2k5yhotBSsrjbZ9gIh5yxSz4G5cC6XlNONGDwTrBAzu2l556jM",
-	"/3muyCu/sGCyEKOlPd3HVoYB0wplkiEgVOpWm8jbFuRjMAxg/9pjZlSSFEE9UtRVyoKPpWTBrGyQLA+l",
-	"t6n+UDXFCXjif4+NzjdhX5VwhdAIoU3s53ZpNFKtSiUbbMYiuA6JYlt9RaObrX7DZSibdgz/RVyxEDu1",
-	"gbYajm8ArLbpnHYfSoA1Qdq16iNd5gMD2lWKsItL2xh+cEwItxpThFQCRL82ndenb9+wlVhIHL+SZpXL",
-	"Q6YN855rDG6BaSkzmYVs9wMGN59u/g4AAP//",
+	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
+	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
+	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
+	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
+	"2n1FNe3+ClIxwT1CeUA80wFw3X1L+SihI6g9atNqh5Tb7JDZ5iqn9pL6Y3Azq5hMIiVwTXyqaShGRIpE",
+	"g7KjPbg9PAiFL0H9+5//8ogXJ4OQ+R0S0bsuHcFP7ztEaRpCdzJmIXQl3NKQBVTDT++9Tp+/J3oMRIG8",
+	"BflEEaWFBBKLMCSMa5C31PxBJmMRmlK+4IEiu1STEKjS5PCMHJLBlAQwpEmo9876XI+BSRIzziFIB7qL",
+	"o7y1FFEHf0aUsyEo/Sb4fGBGvZdPJWDD4cGfQymizwd/avHZ6/O5KT09fPb0pNfrdQiLokTTQQjeGSn2",
+	"4c00GFINShfb4qLrG5p7ZDcnCYFbkFOiWQRnhJKnvWPCFPHHQOO9M0uoGHwSCD+JDFCqxmaGtYDgJz1v",
+	"v89rMtNsw4cLmz2s5ijLdhfcF4H5bo6pvIH0iJDEG/3BYo9MxsBxigMRTHHaIoolKAUB2fXHQgE3K+0Z",
+	"EMa6m7brkX90b2mYgOoYoOmQkSGTShPBCSWawd4ZoQNluNcIBhYA10xPDaQKs+ZJtHP6t52B3OnsmOHs",
+	"/L5kShmQ5qZ0PQYSCp+GkM3kiSIa7rSZEONkV4H96fzjG1Kou3eGo/NC1/RPNAy9DpY8fE58EZjp+SKK",
+	"aFdBTCXVENSVCsC7n66WLdFb4VM7gar5OCR9unxLxNDyII2ADKYa1CkpA6uf9HpP/Rxd+Bk8MhRGakNg",
+	"FlCPoc/NuEHpJ4rEVI8JHWqQ2JYFDtOK/CMxUKCK4Nrtmo49OxbPwXqvPjOXRtl7dvH86cWLZxdPj06e",
+	"/fDix4MJ0Nj8oG4YV/8jW4O/0+5/fKwknBGwTr7OE+2dmz558yql2MhQzPWf87hvvjWSpu5Kzg68cmxG",
+	"CcwP6kpLwUfEYVZIOzJm9JEBGXCNLEB2gfpj4lvGIBZiZEwVLomY8L1Onwcg2S0EOHT83vGCxZZPQ/sF",
+	"uQGIc4Yx4yLUl0KplBRqv8+vANebDKh/YxDivRl23wsO3XdU+2OPaEFGoK0wrL/e/R3eux29g94ffzz7",
+	"LXr96/Tn5IppfvOD7O9UUu1XKqfzVDt3hsOszKm7YDP1Knr+3NkxcI5AOyvitRTROqyVcZVAgUmlZSmy",
+	"e3hCxnBHA/BZREMSsBHTas+M3FhOOwZ3O50dTiMzHlPl/kwY0bu3wEd6vHN6clxF3TfqY0inRk++HFNJ",
+	"fQ2yQh+YPj0SMmVYjYcoKggdGUVHKIlDOgVJfMpJzPybM+INaajAy4sKPQZprAMjX3whgxx7hhUVilhK",
+	"uODd2A2H+Ol49vbJWxhqIhLdcWoYu97v83M+NYacxt6V0cx8qscGGBAqMJL9uNcjnEbmK9OlnghidZLl",
+	"WCQ4yrOc4qyCJFUqyRBlp7ODc63WSovV0VurihynoBoaMggDdUoEz77PFYzRQEbxIKEsDZw2o0af+tDn",
+	"Vj7gt+wPCAqNkgH4IkKrkIjB38HX5AammczPujkjTgf2uffvf/7r3PRnp6329skra8gRVFpmSTKynxYM",
+	"RUJDJQhFdJkOp3bt+7ywTG56CtxSkF0vgG4Axuw+f/vW2+sQFGupdzCmqoPKR0ug2v6i0Jy0DSBjQkDG",
+	"IIHszhvphgFA4SBdSRVDGDI+cqab/bbP068N4yDbcjDoVcCDfXJewVp2WEqkFTKBQUbsFnifR8Zm1mND",
+	"eO6bweU6LIDuqwujho9Osu+Gsvv60tuzBAUphXRjZ3oxv4a595Az6X+TMNw53fm/DnLf7cCt5UFKmA/y",
+	"PAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMqoKsF8tyM",
+	"Fkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6jbY77vVO",
+	"jXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY/3d4VDFw",
+	"Y7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+ICQmNWawF",
+	"GYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9o3FnQhve",
+	"SQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+znkEXLZP/E",
+	"UG/BAvVUmf5PjyqNXAnKuFhgA3rGsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQYtsvRDDd",
+	"+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XKSy6+JoXYxVdvNgZdVoXO2DhUHOLO6YNWsjj91C6LF2",
+	"w+WgZRr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9xWVks87mz",
+	"Uw7FrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGkTLf9uYO+",
+	"UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu1XmBg6hA",
+	"23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZtyU+kUyhvjztgOUW657u0bsr9IgmDakJ7GtmvJHiy5Uk8P",
+	"TKmtfNnKl8eQL4b33sIthE2CBTuojxgsXg82JDRlt+DZgudRwdOQpVvuYE0A1bR5CzDaWr5bcLUMXE3i",
+	"aj1IrYOmLY62OGoPjngQQmPWnWm8JopM0RpWnSm2xcoWK4+GlcaUTtr4GniprXZM4a3e2WKpNVh6CRIi",
+	"wZsKwqXN18JSWnil9vFdwS1mtph5RMw0pIGKza+Fm5paKEXPVg9tMdUeTIkoBs0MJ14BVYI3pZBm+6mH",
+	"sNlaq1VUXoMorLIF1hZYbQBWU1qrqp/7gauuHpuD2FajbYHXRuBdM5BXoJtXaa6jdWHnqq2l1DQDSRRs",
+	"Ty5u0dUOdDWv1wod3RNh99BsKc62um2LvhahD0dquLoxpZb1UBNrWfkaasxePjbQ2gJoC6DHBVBjeqvU",
+	"w7ogqq2pcihtNdQWYK0CmKS+blA9meZrw8oUrqWYTMEtZraYeUTMNKiR0ubXws0ausgU3+qhLabagylM",
+	"bOc3dr7CNV8PT67waj3kCm4xs8XMI2KmKT1UaH4t3NTVQ674Vg9tMdUaTL1iw+HaOmgZKEyDFgnzODgn",
+	"ARsOyQD0BIBjtrJigkK1ZfUvZPWWMpmhk1wmsjHzaYnFhkJGVO+c7gwYp5gSpiK3y/y1dMdJTxRRnMZq",
+	"LDShilBiOugW8rpqKgmV/pjdbuUrMt0rpmKhWHU2Vo9qTf1xBFyfkSELgdMIfurvSBgGhi+qs6/uayr3",
+	"R3/0d2pnrVzRzWyCqayDpelI62DhC/n7dQh3Rog2ZMynzdcyStLCK435YQh3mGVra3lsLY9HUAopozZk",
+	"zRebXws4Na35DD5bc34LqtaA6mcawcVtc0nusvZrQSorvVIZoRsAt9uMd1vgPDJwGlJHpfbXA09NhZRD",
+	"aKuRtsBqFbDeiQAu/pGwOKaDxpIZzHdUG2blavWUVSQCIJBV2qJri65WoKtB/TXf0T0Rto5Gm8HZVrdt",
+	"0dc69DWs0dZCWX3ttQXNFjSPCJqGFdXa6mltpbTVRFtQtQZUQJu6cWOargckoKvv2MQMfITOCOj2ks0W",
+	"LI8Flqa0j2u6NmBqap0SbLaaZwum1oDpDdcgOQ3taxH3euWCuSbsk4BnRIKWUxJS9zKle7ri2UM9XeFe",
+	"chxSFkJwNvdKFZmMqe5kbz4yH4jS5vskxrcpXDZ8GTR2x7XQQy05Uii/Uv/aTOEDLLyVGFuJ8QgSo8Cu",
+	"DWnhmR7WBVFNnVyE0lYlbwHWHoAhj10lUUTl+pclVj9EWmh50Unv6+rHdBXBdyxRt7I/0hAKk8Se2ySa",
+	"DkLYHgN/MHR8c6z9jsYNGV3vaFxLT7yj8UojK6LxVvRvRf/j4KMhm8q1XBcjNW2oiMZb02mLn/bghynz",
+	"oSkdY1uvhyFbdrWuseW2eNni5fHw0pTOyVtfBzN1dY8tvdU/Wzy1Bk/vRaHm+pF0LlL+JSxynvcU9OKQ",
+	"+tMvD6m/z/vUwgbXTZ+nhAsOZEJVPhTGtcgC6yCfKKK0kNAhQha+Jkz1udIsDEkoqGEbwvQ+uZ6P0zN/",
+	"XJoa2fUOJNBg+odHdCK5Ike9HpmMgeMT2diu6SLY2+/zMo6/ABV23fRrkfDg3ss2ARoLbsMjScIC0nP/",
+	"dCv+lf5jZFRK+9nLsWckZEobskaEanJwe3hg+1Cl58CPH4QBVOKP3V1SKyU72biExEv/uHXyXuh3ImBD",
+	"BsH8JWP7qngsQQHXSDLCaYRcQ7w3w+57waH7jmp/7BFmOMcwiM2poc8IF2QggulWOjcQOpo1OhGrPtU0",
+	"FCMiRaJBdQhVLpRnIDc2qNdmMXLe+rIb2vVlsIPjpZED94MjbvvxEXn6w8l57/jlyx+f/fjD8Q+HJ25T",
+	"0IisJ2rGXjAsOQtBsqs0HVn5tffwYlcTlHWVO5jTfXKZy8X9B5V1HwZ/B5x7Q15S1n4tmy8rvdJTEmnJ",
+	"rW23te0ewbbLOLUhb6nU/nrYqekxZQja+kxbXLUGVx8dQQpw0nCnD8Y6Css4mslGxckv1+/ePiOB8JMI",
+	"ONorK7MMuVokNtp2FxvokE/Xr7vP9zpEAg9AQkAE94FQHhDfMENAQnaDl3Pl1Jqp6M2YJp6oPhcTTsyI",
+	"jQ1xwUchU+MzElBN7be7mGXC2MJqzxRxILPQIv5YKOAdElF5AwE6EH3OtCJeSPnI6+AovFkG8mx7RI+p",
+	"TkE66xJ9AzCdSWN04FlqHPhjykegPOLFySBkfodw0cWl8siuHsOUDIUZdYWQ2zsj3kEgfDXT1sGfQymi",
+	"zwd/avG50G5E77p0BD897fU6RGkaQncyZiF0JdzSkAVUw08nvdoZkmaHW5n5qF0C5wr8RDI97X4UIfOn",
+	"88tyhX8rQ55paFyJoeBaWfQIzo3GEVwRwcMpMTQmemz8P4wVnBEW0REoQkMl7K9jrWPlQMN8wdXecuI+",
+	"jF8yw2mGT+N8BbwzIjjxDrwOmf2pQ/7afS3khMoAgu5HKbTwzOgVcatOfBFFhhgpYoHg4IFQEktxNzVe",
+	"s5B61TxzJpoZQSUP/bWbrt/1NIbuB5yZqhCi4cR4HB4XirPhsDYju/IL+v5ifVB1GrVZpYDOo1llinK9",
+	"Y/POmT9PCZ1tNJXh5mf1hIR0KhKdnY3pc+spdgglZpbIJRMjqSem7kQKPkJ44HdakECQ3aGQhJJnRszQ",
+	"1AAjLHCqYtTnY+uhE58mCkjC8QAowoZx4v21e2nrdN8E3p7VGiHjN4oMqH9jOnHSs2NRRvvcCr5QjDr2",
+	"51So7pP3RtM51fftq5UcAl2MDayBAVthqRBfKT6vcz6Ksci64u7xoI5oDekU5Esqg4bCCXkHtXyivPjq",
+	"u0xYlPhUBlvXZ+v6PIbrkzFrQzGFcgdrAqju3aYcRtu4whZcLQPXNdONpSwq9LAGtLB8XeWkTeEtgLYA",
+	"elwANaqesh7WBdF6CgqhtNVQW4C1B2ASIgbypeBDkMD9xvTUbD/1gDZba7XOsjWIn1XZAmsLrDYAqyn9",
+	"VdXP/cBVV5fNQWyr0bbAaxvw3oqRaFaXmR7WAZopX1t/aaARCcVIbFG0RdHjoqhZxZX2sC6S1lRWGZ62",
+	"umqLshahTAzgwVIrYGvL0ilIwKYJU4SGhvt3x0BDPf5jjwhpjwLnFzB27TWIvYc9+XsFVDV2OdI2XkuS",
+	"2KIr1bHCYlvpsJUOjyAdLI82pH7zxtfAS02la1Gz1bRbLLUHSzeMvxxLEdGmdE/WQT08ZcVX66AbxomP",
+	"Zbfg2YLnUcHTlDIqdbAmgOoqpRxGW820BVerwIWZIxtUTC4zZU1YYel6agkTWG6BswXOYwKnQaWUtb8e",
+	"eNZRSTYH7FYjbYHVGmDFkk6b0kam7XpgMiVXayFTaouTLU4eCyeNmm5ZB/URU9N4M0W31tsWPC0AT1Pm",
+	"W6mDNQFU14DLYbS14Lbgahm4msTVepBaB01bHG1x1Boc4TXj63s9Ob8UFXm7y85rFJ+0MLgQHLZsv2X7",
+	"xtn+egxRUxdBsO1aqgNLrvRktCm1VQ9bnDwWThoys7K262OlppmFiNmaWVsctQZHnzi9pSw0Zs790u0W",
+	"0nmRsQgDRQ4xufWEMm0sKMfOqkOYViRkEcsSmtOhBkmeEQW+4IHCROKxCENMd51m5p0wPcb0SpTpDSU/",
+	"J7tUES9L5u7tuRTnsxOlikSUT9Op9nk6V8y/pLQEGmEppommN6DIrmfKeh3iFaZ4YEt6e6cG/7zPPUz+",
+	"2z035PHSnMCAY0SyjSjjNsdTBJRjQjpLt5RWtpeHzJLe2SmMqSIJnF1BM0LTNRnAUEhAMhkeyFNa4djP",
+	"bDY4O6c8cXyZqAWylTNR56mJni1ISuTW7UHdBtfmMpfByfMRjTKhvpXdXyi7Wyo13Qej9R+Uyy5BU8Yh",
+	"KLS//FKBLZ6ym+oQDhODsyGTSm+579vkvt/wJYiGnETbeC3L1xZd6Sbahyu29u3Wvn00rDTkKOaNr4GX",
+	"mq6ie1Jm6ytusdQuLF3dsGZ1j+lgDTyZ4jV1EJ7624JnC55HBU+jyijtYE0AraeU8PDsVjNtwdUOcGWB",
+	"QMtagbrSVOPfNAiYGToNP0oRg9QM1Cof/FNs43GvGYSBGVtcqjpIpNIvRWKBOxQyonrndCcQySAs5ALn",
+	"STQAaaoPmYRLqqF+caVfJGEI+tz3E0lt1vAaNWXCr2KA4F0SahaHzAbqalT8Q4hozUqfi8nD/zbbQmHS",
+	"lcPqFKlYPeXfsy7ts0WI7lEqLh9iWefeAKCmebIbh3SKu/7+mErqa5B7Nrc/04pIEdqXYeiAhcz0awRb",
+	"mUOyn8wHpiFaOTac2DlWQzS4mVMpKX6mSoH+SPW4IgW8oaXSH4XUkjK9kgoS5VE2tWs6qsgVbxAfsj8g",
+	"IJqOlH0fkirinUug5BWN6Ai8M8KTMCT4cIEZvsqiz6aOoUo29fKIOzt33TDtwGae/9zZMY3ZTQibin6W",
+	"BKUBLh7vgImRpPF4Ov/wQ3W/AdxCaFbvPY1gvuU3XIPkNCS+CADf8DgjXLhHd0xDFQ9MdHYCpgwXvfEX",
+	"i7KZBSnUuIpoGK5XrXrsOVXMuOsSZJiE4ZrcxNR5uof0WshrsOaN62wgRAiU23IvqIKXudkzA8G0kYyT",
+	"Eh4K/4bxkWO2yRgk2C0DkUgfU3YFVLt3VYYG2WTXp7FOJKh0E6L3dL93jKlUFvBYaYSvC9O/ZKOxfk19",
+	"p7Crin90wuJlCqj5ab2moQKLExIk1s6DDuGCdzNRcyVuKZHgC2mf/MDno3wqJQN8DAef5OQCxc9eYSUL",
+	"Y7lhYTgECNZcO9MiCq0wrGFjoqC6NFU+/z63mZaKAzOB0uzsxJasQC7ik4QF5U0eGgQnx8dPaff4cBB0",
+	"4fjwuDs8oUEXnj0Pjk5+GB7Dj8+qMHgrmA9vGV93dr9m9eaniLs8plBXQQi+JtgJCRmH+hxagw4z2hWJ",
+	"UgZ7eWSzYmxWwJclUoW0mVEiM1KggrmKOmkZbKoxUikyZuWD481OQZ8WV3WhgZDq0WbshA8cnO7H47LU",
+	"mQ3zVkBNhVX4vrbKuq92eUg1oUJRJcItZQ47xP111CE/S+A0gA75FGoWUQ1ESPKRKsVusbcc6mmByhd1",
+	"ioDAzlcAokCkVaxybvXtBrmF7IbOL/uJhuEpAeqPc5sie06QcvdoJ7mBqbFupqk3vbeK35YNOlvxa7jT",
+	"Ow/BUWv19m2wTmM8c39PpAGu+jJfxhDp23Nn1mL2Nf2a9WD7Lfkua81866RsnZTVTgqKn62fsvVT2umn",
+	"uO2WhVbE0GByzsyjmtZTwVb3pudlq96d/OX6+iOxBVBHdMhRr1eyq456vWz4jGsYVcR+XQ8dO7SF021y",
+	"rq2aaHEr7X7zXcPOqjawWkWLjRCi1VS4TNVXc87CE+cQ7L5KIGRKd8gbzjSjWsgOcRuRIcgOuQKuGYdw",
+	"r2LfYqlZ/o3HM1KFvtx7rKPhShosp+lS7mjem7wHgzThTq7DYi0OYTwet/xaMhcffns7onevEkmrYe6u",
+	"eRhM1dhWjiBgWdbSTJQ3MGa7FjVGNKG3UJM7JhOm6pWdWXRcclvbdVi1lrO6KmL8Ycg+M5piu53S4hbX",
+	"p5LbmHyRSKUbP0vxiilNuV/3fIQaCz1K+EcIQ1jjHMas5p5vpTMznEqihPrK1mycLGscGWmaJDiUKnK8",
+	"SIKgqY2WczIwrZNdd+bMeIpRIf6JmX/UCitmQUBsRCPoAh8xDgTLk5jq8T75ENN/JPCwYbGHNFKY+oUF",
+	"AfA3w/dCf5hwCOZbtiXSY3hKCwn2ph0XmghTpzo0Y+lZ2+rGpcd8TVXiDO85f3JKsjy+SxiCxJuClODV",
+	"abKLlyGxijr40yjNz95eHqewE7HMYCNMHJbEJvIlm4/R/ND78eQpPQm6x88GP3SfD4Pjrn9CaffkaHB0",
+	"+OzZD4fPKF25g1Cp1StWpkiFxYo+I/xCfDVoG9aDWNN2YItAupYR2Eo0LogIbAH5oIBsKJiV4b0l0Qsc",
+	"T5NzbdVErTZr7iBAlquQWvCsG4FB8ZwNcnZTIwLJfKIZyJruWSssmjELoIb8nBGZ5BUMaRJqlFrIgXU3",
+	"NOYl7VqufGEJ5sY+5+iv4dqX5fcGWXDjMZ62MfFaGn/LrfPc2qR6KFo07VITjc+6fVPe0L7WSlO2fVTZ",
+	"HEnaTY8NMkjreWNTbNFeKvCguV1P50kPsJNvYCfT1Dh6PCsc7rSkr2qRpXBOMhJKuyVQq/3/6p5jKSLx",
+	"KD0nCs4zzsSzPHcLTgQusLk6O7eG43zk60i8iZZcyl22YVRjl3BufSoIt2BGS45UHe1UTmG19Wfo3mRU",
+	"sgTu72MX+gsEwFoDrEJ67QY+yPeJ1btVsL1HM1sMfikGG/NDUoy3ypxodLbtmurGjOnCQrfXjtyMOZ1y",
+	"QRvp8JKGoUgay36A5mJAJIyYTTpGSUTjecs6XJE6JO3PDbeYOsS2XW22vjaW3VrXD5MY5OWSFj9SCVyT",
+	"kA4grNfozJIUhjvfXScnxJLFatJGql6vBoylB1vx9e4Izq/vGvUffimLKXMaWM/3QkZujSLGWURjEguF",
+	"vXQIFxHjNAynhHHyt16HHP5+SiKbTWVq1k6PIavGjP3wRPX5hAV6jBcEx8BGY020ICPQJGZ3uKn/UkRx",
+	"oiEgVJNQ0IBoFgEZShEV4tJPFJkIGQZ97gshA8YxRo0HBLBTGj9R6VAYSNXJf6N3oIia0Dg2fdjANqZG",
+	"DgSo0z6/Iz/Ztven5P/8b3KXp4ch/53cXfk0pPJanAdBh0yzonem6LRUdFoout/n52QIEyKBhsS3S6dI",
+	"yID8PVGamE8ssIF3JBTSZ0jDkKjQECmcZmUsoW0O7TIi7moey5re5xTW3Y6pWM2JGkZCTl+x4XBNPUiD",
+	"oGq74kpIwwCfPr15pUgsQRmJiam53XkFDhOQxVzWC1K6VOhMf0z5qKrTN6YJ08FA6DGZjIXCBODMsf8t",
+	"DRMgARvioQTGCeWpcOoQZQc8mBJjsNe+lPnSjgWTFlYMVUIkbu9FHxEG96PPzKLb9clHkpOvkhHAlOPN",
+	"HbzzXQen9qAH5RwkUWMx4e6G4BCozq7RUk6ojzezKfHDRPvjtQNyzR3nz4+aHMIPh/6zZ373+IcT6B4d",
+	"U7/bO3n+QxeOnw96P8DwefAU7nfUZLmrlq5Wc8bAxgMkj3NwvjaZG/ISiwvZFqfADanhGbdtuhvyjWcW",
+	"vJVeYYEimyJHa2lR0PLrkQHPW6iF+l+LuGsPztjL+0YPqVWWy66178yUo5hKMPIWS+ytZ0etJTDdRCqp",
+	"I6IYNNPsFq6AqsY8GXyWgvIbCMiE8UBM0rw3vkZj21gU2ljuCrQxo4ZC+mvv4A2ETBO6zpxlpfyGuF8J",
+	"UMmtopswrqzNhk/4mOnPHme135bOs9ZDxSxdX2DvdVJ/+HnVa+M8VR/P/Q9hBq8FKfSUUbDyFDTw4JpV",
+	"JgS5+kCen/QOyafrl2fpKhkNS/xQKHsUOfdXqIau8QkrLa6R6M71a0m4YhaWSGTXpQ7eq5yB0lTqdecg",
+	"YuBfPIe14JYPMyd6iQwL1jhn4JVWzSx3NWjezAmItsj1eYR99wRAEdOU+ydzIUrohMoAAvdUGyVWqxmZ",
+	"bmTqPR29NbZHw/SkaJ1rcBENwzXaXrinaKZ2mS3R+jEcJx5Cd/Ky1NzsXmA+6LVlwabM4CpctNIArCLQ",
+	"ljrz1LlmDyg9Zq6uUv9mJEXCg5ciFBWJpp53s5Q/5PLnF+dkDHflVH4990+VYeDXb/SMBFLEaNuFVGmi",
+	"JyLPo6cwkHX584ty10P3T/XdslumKk8oXfAkSt8Lz3LLXRTo/cpVPT19c/nhvbe/rPkVQbC68a+QyhGs",
+	"IQuNzL+WjPJRCK/EhN+z6qd4jYrrymvNqjKX9QhTJOHWEjwjoZiANF/ZP8zXNa8SmOYfhPoz0NQ2433W",
+	"fIGVZpY95e/OHIzKeiJf3AULV7koNYTC1xSj3EqaB5I0a8Vvt3Lli+TK/fewvyIpcgXNHVMJaRBY/8OM",
+	"TZ0RWoqLWN/7iSJelePtudCdjfesDD99wAmmSzeHo+WujlmoCovvg/GqILD77Cl3kV2M5/T28IXnMRAt",
+	"4ozD1rVC0bj70kDi7PzLF6Tt3OpxQpNnYJphhqYOHH+97LRgA+TxOKr5CFCBe9vpv12B3hgV2kuCzYdA",
+	"yozxFTj6jkqbJ1F76YN5ex80CDIfQpVMT+02jRjie4mK7F5hMuYOeQVhcgcd8lFCxJKoQy7u/DBR7Na+",
+	"dCDpnlFlhbcWnxiKZKM22sspL7dTtd71ltsV6eIXZIrPnRc7j9ZmyRqz0RhP893bMXxGfxzCUbV39veE",
+	"+fBSlNLHZ8zofv6VhglU/2708AI9nr6oqe1Jyp71KMUEVHGfr9BWxSGno5PnT4MfTrrHz4Mfus+P6dPu",
+	"MfR+7J78+PzZDz8eD3vHx8/ud8gpZRs3g9JEi0SZI/96qQUK4PyGDkzlkHvklFXz0GiKvxdz69fCfI2Z",
+	"VyUOb59SbH7eLZz0xgzJ2cVvuYW0GdOxxBltpYixGJo7cu06ILsDqnUIJKZKddxDUEISuDV/pKX28CgV",
+	"vgIFEyoDYr69WTufWP7GzarlMZ2m7120xcwbSoBLnP6VP4YgCbP8hvPnicYsfrPezeJaaqm8k287WTiw",
+	"nOB19JCheJOxswdhuM1nD3s8ll3vfarvgTcbNBRS7m+Z+G94xm2b7ssxjXVjR0VyVlRVqQCLh3N9O5D7",
+	"nM61M7H91DmUy9RFzEIxKvk390/Mmw5gQfau2bcD8s6znjolQi1drlw4NrBcbg3Wn3rKRRWmXWwDYNWS",
+	"cmU6YVf714+ptzpzA1wyH9KYiitr9RZhPPvCT6QE7k/PSPcwYzgJRm2lnFZjj1dCiNeDr/GH2ZF4+HKH",
+	"1yGePSLmGQXrXRgN6xXPoScc24GgVjbltM/qA9fZE3Cd9Gh7ptQRUan6H0Ao+EgRLWp0OnevujDrmQF1",
+	"coZZts6zq7iMvx82P+/MEyLqYyL9MVVm9r8xPf71YzX+rf2zvty5jVMurcFOd/F9jp26oWH1rMNO5dSW",
+	"knlzrnBBzbfZ69uUE5zaAG2mxWXG/w2gkEa1Hy+xGd5dsA+CarDqSnH825haIZhkGymnxLv4R8Li2GDk",
+	"6oZxlDVGYudfv8yy6aIkjyWdmj8+hnQK8iWVgfl0zXQI5o+XTq/g3+l2g5H2MLH3wBSJ6JTQOAYqK89p",
+	"1TP+tZW96S575N5tKROnckHdAJt7d4zxLiZ8SFXsivjESoX3wFGHj2EiaVhwV9cJPhRavmJ8lIS0YqMp",
+	"/eWefax91g6h+VHCLYPJl9+DWMPLLJFh1vcsnTObG+JKf9MxT6Mv5M1xatOBjeZ5/T5pC2e5udmTod84",
+	"tzYVKyjgoS2mgRtSwzNu23Q3ZSeXF7yVtmGBIpsiR1tp8YpGdASXlI+aeqFzIIKp7aWmoTwGGqxVIYTR",
+	"WuWlme0FD95BGiCqW+lKU6nXqDbr8c62MTeW0uw7RdoVp1m5kHXSbFU4Fi5zkz2SKzik6aHwgS0u9Ni+",
+	"bTITXLO5vWowhxnWy7w07jWI6Ffbxzzrv6OcDUFp8uZVGgqzSasUC6rfUBsBB0k1BOe6ynVyEdmADYdk",
+	"Qm16C0wjt/vp+uXel2YQSKKIymkdGly5okYMiHWmb3OaLZj+DH8VSVvsp0ylTnH58kksYqqG1CTya1uE",
+	"YJlJ10PRBw4EuJZTEoMkPtU0FKOOS3g5mOIuZEz12N1Jx7fqvDMCtyCnxK3E1FjnLmNbh0AU66nBoiKM",
+	"+2ES2AjrjH0+MuRcneWykITvc2dnkARBDdQuqHaQ7yasVxsz369bzaV1u8dwC/cnsosI69XHnYl715XU",
+	"X39pnDN3j+limHztWsMQ7tatY7zOSATrDzGreABZgGr9RmC1nzdbBzm2kH9nnboRjdevw5QRuWvXs8KI",
+	"3a5PlRgDen66L7l+Vc30PRYD90FAHviCD8Ew7v2bCMVIrF3Z7hLdt9pBQUSs3UQs6VTdr9Y9Jah923Td",
+	"WvZE/n2rHagbxv2xFBH9oibuN+NiC2tWnlH/KRVm26yeaOXYc705pwqdlMj5sZrFKnTSDPyyRS5pghkB",
+	"5qR2JvKLEnmRkK2G6iz6OqlBkavroi4ri5kMA7NsPaM6ncguqfKCiCxJvYV2WbrFcp/8wfOnugt5fisO",
+	"g+eZdVfYlOtlwC06AOvNRAtNw/PF08HfXy6bE5a4rD2xQoczdWc6q5rnhZRCrmk+GzvfuLnG37E2MRe8",
+	"e3R3RyQoA8SKG0OQ9lPhz06AazKRgo/wDOAEN88ECQShA5FowvSiFG613ZCiA3LcO67vgNhxV1HudQh3",
+	"yzNBftlG5QOnuWowA/IXnx1cHvFOCf3NpTfe0NbL5pepofhDkRFaEoZIh9TwjNs23Q1tTMwseBuD8UWK",
+	"bIocbaXFzzQCPHLY/DY6GtNnhKIlSiZjFtonN6wdrsmn65f2tZGQgSID0BMATrJsqmhnuHyqzTwlcIZn",
+	"bwZgI4O1X8nM8+p+SYx7LKR+1eAwS8lzN5UKt6yZ5ua4KFfucqWVsexGDn88JNeSr+lNhub4er0nn75J",
+	"vm3I9ihBo20apuk5t27CG7K4Zhe91WbGJmyuEke0lRrvRNDcO+iouSIRwD65LrwCNwzpCLdAk0HI1BgC",
+	"kvAApH1zC088dwgNJ3SKiWUUUxq4Pu1zj6l3tolfWBAA90wjdtd8hHc7iBiSvNB5GIoJBF6HDFkYpoce",
+	"JmPmj+EWpKnZ5/YlOTKmquoxNWqaUC8TpUVkqHUJRviq6vPctvA7qv2xEcQi0YsKNvAA/H0eGW9FJChI",
+	"JNULjkdof5waNRHT6WUkpsci0YSSMZUB8e1DoCvPrIIvuIim1XegsuxCkOcw7RDYH+0T7+JcgrrIa5+e",
+	"XmnKAyoDr1bHBgSvgepEwodbkJK5DdVFVwq54EBoHIfT0kXCJu442lEtzP5iJEjlRcPZgyiFdtJaVfJm",
+	"1e1GQ6nLJIQXQoQtI5VMwi+nU9bIlxBpVrxVi5gZSbmo0DXQ6FfBfFjaWMiU/tUdMr6m1tupISyEHGTb",
+	"OTOaYcBCpqdEyIEigqevdda9zigSHqiPIH+h4bDmeT4NNLoU4UJ2GgppNC7CGjWWWv4Q0qpV+qJ0QsUn",
+	"2zPxWJZg1dqmckkrWGaePwqrNUvgzkItWCTrAjm3CNRzB9tnWayOF2NslyazUDyo+UIe3nohBeOlCZ/+",
+	"8Y2f2i76B2lg/Ah3U7bWyxeo5Or37r4rq6SSBFtrY2ttbK2NdlobDYYPU3umZeGhhmfctunmd+ob3NXR",
+	"EBF6SxnCOnu1XcXgsyHzrUwgu6jCKX56okgEIdiXzJ1As2cX99bOrOfOT9Z9waWQZMDVPD19Z8ay6AWX",
+	"FkSVblgYXuEibObybkbTWVEzM5C6gianebO7iw/Kh5tPuNdyTl7LlfimWLZhnVGGR2sVyMao0F4SbHDz",
+	"sZIx2rzvVqbS5knUdvpsmHe+Ao7ZJJ+0lhbuXmAjId+YgU3LOAIqyUAko7G2b/MDGSRTEo+pArJLZSTk",
+	"3vqPm9xnZ/er2clVYxG/cpxGw/DDcOf0b8vHcpXW+Px7Z1GcBBdCY+4CyrnQZABuXZbEL3NumX+F5PnR",
+	"0cCng6PucY8edZ8eHUPXP3z6Qxd6Px7++IwGP5z8eHTfV0hKsZQFB+ALhFrE3t/S4yL3i+dv3vy+P/ei",
+	"3vh9DV58ZNZqyip1jNsiNdHgTNs0zU3ZSfkCt9Uu2Ih95Fa/lTSQLPgoFEvlbROZtkWYRLxuGiUxuVfm",
+	"JDGxDwWbnqrm+dZpsQ+pqgxgSJPQdAG8++lqpypti0uxc/icqCSOhdQQOLWmOpjzmoahhzaHvZlqfyNU",
+	"E8HtM7zAkwjvA8vu+QX20X11gd/bPkF1L9x/3/0Vc6N3X1/udHZY0H3zCnd4um+udzo7f6fd//i409m5",
+	"Ed3/vMTb1t2Pb81/dfeF+SyT7uUnvCPevf7F/Fd2r833t6z76/udzs4f4+5L99/r3+yWiSFTbuOkA5vT",
+	"x5gh9gXeL2/u4VvTB7GX2PfJObF3yZ8o91V67EFwwN1w/DCSQDUoTTw80s74yOay7fMQlClPbYrwfyQ0",
+	"TB+Ozdqlvi8Srm3Hlcc4H+BWznrJUc1I3lvmrt4CZJzQMCycITGYrt6SXGBXFDOiZb2dY8Zeyn1Y5zny",
+	"PEvw+vWLy1Wx91pcmsIRFutQWX6gcRwyuwVaQ6R8yQWK0ljLq7SIissotCoyWgBbow9NPyDeyNpw+6ou",
+	"E21xucXlLC4bchJmwN8SA7Ewqubn3cJJb8hVml/8NnoLM3TZIFFaSxFUSQ/gULTXW6jpJ+A06mYxmifN",
+	"LEHw/jEeWWZ/IOGYVun+vDZKtCLtD9dpfs5ZPW10Ab5cbhtwJQn1pVAK9Te2qaofpg6zRa5BCJ3lLlw0",
+	"CFuC7OLJ75j6oPaq+p3hRTeIrINONt/FfOmWYyNYLa1/m9GamXfrMen5nI3Ky25/yazdO02R7n4101Id",
+	"a+yiUW34GdvZRXiTCb7TZd9Ixxrp63BVu0YoIKrD54Ytq36xQqTyFxQrC35599fKX6zoqfrFCqPKX1A8",
+	"VT7SjQKr6hcrwqp+sUKt8hcUc1W/WMFX9YsVhZW/oHCs+sWKy6pfrABd8Mv1b6ut3tZpgOVQcpcp1gVU",
+	"6g81hSwhsYsl+Fn9cEmKp9UXLlJ8rS6Z4q1OSYu/lSUzPK4smeFzdckUrytLZvhdWTLD8+rnEFN8ry6Z",
+	"4n31G4Mp/leWzOTB6pKpfFhZMpMXK0tm8qNOSStP1nvqsP3y5R2NG4t/RTTOJYVPw1AkWq1/KNrWq7D0",
+	"MLW7hBETXLlbXEMhTbcqu86VVndnZY1Iw7ce9uo/BmtbqHPdwxdCBoxTXWWYvma+pXBXgdbGPB6BGEka",
+	"j5lPCjVr3f5qxbmS4m2NmqO45x2iiMbmr8UX7PBGaEz1uPK8MDcrpNktvKp10Cd/XNVZiu46ZywhMCuE",
+	"3w0N1983wYNL+vuC+jcjvGbzJn03pU4EMQ6pGtcON06x6/t1pamvmU/DenQjmAiJuJcssuPdeJU2dw2Z",
+	"BtU8hZNFD6ffvUtCzeKQVUWafxMyDMi//+f/yu4UR1npM8KFjNxM78hPZIKFp+T//G9SaJT8d3J35dOQ",
+	"ymtxHgQ1g7TFKvPD+jAcKtAEsx279yvScfk0PY5Wo5fpg8x9ms39zsx9Wpr7dP25Tzcw9zrR7kopUY2B",
+	"sqhfdout+lKbg/BieC4UEeVTRU4ulrm6vM4zvDVD7oJ+XWAdNLlBVm0gPMJtlXaYGC4i/Q1ZGevtAX7t",
+	"5sQ9kiJ85YbAPWa8VcxbxbxVzA+jmBvaKXZavyWbCe9o3Nw8WzTJDe2A54vbxp0jR4cNEKG1FLDP8jRn",
+	"c9v2yW5AWTjtkAnATTjFW+MkfWjoidrL9oXzt4HcZR9hZqvBveAyY2ebkij8X7lcODMG1tUH8vykd5hl",
+	"xVaaRnGlkfVgR0MLZrsSEaQEUPeNLMBdzOTDzLH82lw9zrWj/5DWrOMwxFKMJCh1LV66xVvwRhEdlQey",
+	"dr4bfERr2YJggYdeEV2ZfKs608C5BOVoaLNuvTIw8M5sFAo0GUkxqecdLbZk458lrUx45A73wV0MkgH3",
+	"gYxMSfuw6ArRUWkaWYK7unnPlWvemYXnHC87Figx5qoze46YX9XNuDkp9WXS5x5e0LwQ+Y6Ewz3olUL8",
+	"QUD5tQOtKXM4R3K7bKFm59uyyW7KDSgtdosN4Y24AzkntJgSuVhvRtHiydm0DyKGhGbOQuoM3NIwgbIf",
+	"oCodgaydT04ez8fVUWdnc6q0j7G7GhK73Ftar4qUTdPwnBdImNMPzT7VyexQSm6YyzlLKBmxW+AuWdf6",
+	"L1fJfEKLrG7GlZYJbgzM2t65AnrgndZFSjUd7ip1l63Ut/REZGGtHi50/pCUbkjVlhazJVI1G1PTc27d",
+	"hDdkYswuehtVa4kmGyNIW6mRX9prLo8TdkF8KoP9na/wfWSmbKrkN8P3Qn+Y8IXJsqkcwbnU69wqrV8c",
+	"36ivNq0uYQhSES0IJdemGNn1Dm4PD+yz9gd/GvXw2dvLT2DZHFpmQbKrEF8W/pqwoPbM67jeFSQvUmB2",
+	"ky8jZT6SwnKsUoaFe6sNHnwpooB82y9VbwHzHQGmIVOqDMrWKcvGZ92+KW/IhJxb+HZbTZswIstc0V56",
+	"XKfR/iYVKEbl95tLK2S3BfEd7XQrce7MeqoDyC53eUok0BDTkxi9rUDeQkCoIv2d/s7eQ9uZSIH0mu3C",
+	"XVdjQ6ixmHD3IhZNCbhgkkMhySCk/MZSWJFdSoYwsTNzX43pLaBO7Nx3jl+QmSSf9gJ1V0dpIYtuwMyz",
+	"XPpV5eO5F/ut1UNbFr9R5Z1xWPtEc/PzbuGkN2q2FBe/5Xp6c4ZLxhmtpIg92vtS8CFIcDm9mtEMtifi",
+	"Z13tP35yRFY/IsDUVRJXHVa/lgmg+UCJFnFXm0mOpEhiTChjNw65powrIvS4RAF1RpDLch/bWVgiYjrd",
+	"ZpxXQTdQ8czMFWZvISwArtmQgctUHggwxpom/pjyEaSJaWKq/bHpP1FAmMb9MqABEUNSIDNO6+/CDJ3y",
+	"gCgtJB1Vb1x+gXIz03FLkZN5pUqbZdxGrZp53v26bJstm39DbN6UHVOFqLaqqU3RoLUE2JRdt4Apvgpb",
+	"ZiM2XhXHtJg6b8VINK4nNdCIhGIk9skbI+AjOgIjghWJqLxB3RAKqU7JIKT+DbkBiEnCregOOmQQJkBE",
+	"okPGodPnEgISSxZROe2QkQTgRIEveEDldJ9cm75se8QXEeCh993Ln/b3Oz+bf70w/zr/aX9/z7Onj4ym",
+	"7mNnHDB49bdehxz+fmYU1i1ITbQgz7sDpsnlzy9QIUT4frYbeszuIFTpQSYtQsBMr2RAedDnu5Rr1qUh",
+	"owoCAsEIFAkZkAHoiRm4awTVTCLxMp3Rn3b8e/dOGP7IO8S+4NXtZdeLTZGC0v6S3aNa+0HpiBY/ULIC",
+	"I5swJx8SJqQBlJBGQEK+ECPf+u7xtwmmZg22FLHt07XNz7uFk96scVpY/JYbXhs0SFPOaCdFxKA5D04M",
+	"4MoOoU3TvcoGskYi09/GVBNKJGCGCbvpqDqoGSfmJ5u5Wkggik4Var3sakHFBUCopkNEORuC0m9cWuy8",
+	"QZsrtdw94WJyRuhAAddZQiDqau3afdUBYIoMhWTEfeG9El13es8unj+9ePHs4unRybMfXvxYFWqx1ot6",
+	"AWPGKw4xXdmfiWLGsMgG/iSlAbkFiTcRBuDTCEiQAJmMWWjKMlWeVEAox6DVGenZIJWfSAm8GJjKk4SY",
+	"KmaMq4k524+6BxU0HUHF9M8JhwnIhf2NqSKhoJipxLALC0OiJszYaFoQqi3F/DEESejuS9DSfBdYCOnk",
+	"qxj9EjRlHIJfLeXvkas9XTN7NVnegiQSG1X1Wfq3MWD8EcnhHpzJeQHvRuOaVwcdB8ZQHZczsksIgSro",
+	"9p7uH/aqFskXXAPXv7jcRDOM+st59+jZCRG3OKhsME8UUZzGaiw0GbIQ1Cm+i2OseeL1k17vqR9TPca/",
+	"gNgv1JhiU0OXLjAE+3O/z70+j0Hidx2ibML7wRRTOllYetiJl1ZO0fLu/P2b1xdX1/t/V/hwvmFiRSPo",
+	"cyyPV3VsBYOiMVVjgtejpm6BzkjAhhj7cNNwBy7MXHLm7PORvR+UFxYcrL+bE9pO7/TH4ZHf808GwTP/",
+	"MOhBb3gEh/7z4fHgB/o0OILDYY/+OHju/xCcwLPhMX06OMJyPw6f0x8GJ/4zwypUG2N553Tn/3GN/q3X",
+	"/ZF2h7//eXL8+b9VLWI+2PLqV6C00Lpp9rz7+vc/D0+qm82e7znXlbzKSww6oarw4A/j+OBReqZGPknF",
+	"/e6n65d76SmWeWn7RJFBwkJ8MQiKxzgTfsPFZCZPEdXQ1SyCWrehRqI7/6WIjGkS66mD9ufOzm0uA+aF",
+	"JCYbcyU66Ioe3B4euC88lF12U6CwCgZ7+73e/snTH49Onq6UU4XVzAeTwbu8LGUAd1LJUkPEfaFBN3NF",
+	"ECagDIik0mR3MCUsioXUBJ8pqZ9ab1YKt9QIvAKqmkv6wgnETIkAyC6m6OpSX5MYJBPBHmZ+4cZMILtS",
+	"JKNxOCWK3XUnADdEUn4DRl/yQEz2WrBFDTy4ZtGKrCsLAV0DwEZGUSORqw+Lf/r05lWqM2y5lLRnmD1E",
+	"ICVVx0oZkRG+XkYRfG+r8fktSNLyjk7JwJ0DrHPusTpX7/3ztdjcLBYINjXLua89fP9z7pcLS1WvcJs1",
+	"JXRBYQxgKNyYcXyoT4YsDK25k4vTqp4bDiPN5JPIVz7n8RInroov2dE3GKd9KBnyVR0V2IqbBxQ3a1F+",
+	"KyMalBENRZtyGdQqq6rR2bZrqhsKNZcWur3m9CYCzDkXtJIOYxG/ctNp4Mn5VWnV+Qu4ltTI2XkyvJIi",
+	"jvH0WpDY1wbHQAbJlMRjqqA6HOVTDSNh3z2s6M7+uOoyjJOxJKQDCOuarL5QFY1+lMwHwjhhvItevC8h",
+	"YLruy7wjyYKPQrE0mzYNww/DndO/LV+Tn4u1Pv8+a6hdignGOO0j/WZwKWFNd7O3WG3SGWNwcaHTwqbg",
+	"EgMiZy+2RgZxDpM39yh+dJ9bsbhaBXaZYY4Zys9wajqtwpCLw1mpZB3kvp20NY+M47XMxi1OtzitidMb",
+	"xl+OpYhoYyeb8IyOcU6UnoZAbqlklGubWU3dMN6WBCh2m2NAFRAfKWKPXWGs54Zxd0kUtwQVoXEMPCA0",
+	"mw7qUfcAACUcJiHjteN5wyQML4EH9ox9rWcsDMkh+JUFIOrWmVDt130n4wv8tfJ5oMLUsiHMjr8+kzZ5",
+	"Am8ln37jh8y2TFifCZtypkuM3hbvKRtU47Nu35Q3FUqYXfhWutElqmyOJG2mx1u4hQY3G5J4JGkABG/W",
+	"ZZqoQxIeCt/uJ+ix0ThpQXtGyZ+2KqvcgtQaGG1O02mEhpCKTMZClXOKuCe1a73Eatp4oyGq2EdPg986",
+	"tfGw8D75lYYJKMK4HyYBEO/i4h8Js65ctr6mydPTX1//1esQ7/T0nLMIk5jbj68ZZ2oM0n66EgkPLoZD",
+	"8LWy31xLypX1r7I6/8nC8KVIuE6rXYv4taQj++ENVzH4+pwHppx3ZsxJm3RYkYhO0fiksubmxvo6+gvU",
+	"br4Cc+m11la2SPpGt/Luj65v3BTcAulbBFKD5luG1bap5qbn3LoJb9BgLS56q+2zTZmrGUe0khqxGUxT",
+	"wRNlWs9fMbbW3P7aIfY8IF554sF08tIVOj19KbhRtAkN8exDaik2/57vQxzhGyZhuMYITHHUf/agwzqP",
+	"A+NS1OdjQ+OFjPzwCWQt4zxEBtk6arUQY1+cCTZbmmqyl584deRdiLgmI5bVoHuEh8O/DtiuHQ1tNz4X",
+	"aN4tRO8B0abMxFQCtMkGaHKurZpok7G5D9w5vi5uYPr7Kl9yUCVK1TgGsBa0C60v36FZ4cWWhN4GV/Qb",
+	"j/N8fYvfpPBqXRAjG1Tjs27flDcVx1hlTrWPKpsjSbvpsUEGaT1vbIotWksFVETX1idZbB4s+n7+ts5s",
+	"BzNTw5OexsxSMfWB/Pt//i+y63Y2b2CKn8tWQvE1gMphNyXiC4RpyVqh59lYTAR9xrMs3ayKQDNfEQku",
+	"FSNhGi+XZ76l93Wa7VpIeA1UJxKCdU6qPtiZqooRrLLkcOWbDIjdY/G/dQv/a+aThmRixoZtEohNzrVV",
+	"E92Q3VZc5DZaLBktNkKItlKhLNENFfjUXSqppoeNN6+66lEgTbnoPBnmJfSfc2GP+Sd/fp/XPfbetB4D",
+	"SdykCMUcPPZOAGbs8QXXkvq6+FZUqQYmUGP6FHMp/cfVh/f2tIq72e7O1gT7SDoZVmQAGygRJhrIp8u3",
+	"GMfiLoOskOSWBSCIS6QVQcAoGQulz/AkzACyjZj8svdY61idHhxg4f1bGgpJue7SmO37Ijqwt3HUwclT",
+	"OPGPBifdY/ocus9PfvS7T4NjvwtPnz999uzo6OTZ8+MDpxSYL/h+jGZNFm5KJKuzp3C/DGKGm13yt2KG",
+	"oX3iSSb0y5AB165l76Dw3YuEhYFHqARis9IqIoZ97qV35uVs1ZkfXP2hkMTHL1SWwcAU9Mn5xzf7fY6M",
+	"rwhNjzwGLMC7Ta41sivCgEjwhQzSt8YE8YCPGIe0b5L10eeY4mkPhz175rIqkfS9MpthH6+orjBmX2QZ",
+	"pkgxadUp8f7rv/7rv7rv3nVfvfJcnowsuUKWTKHMfUe9o8Pu4WH36Oi61zvF///fC4fz66LUUu+TCCTz",
+	"Xe4rC2kzNppSpdTnYWW+vRK5K426cp6wmSQS+bMUjgOQEdMqZPfwhCRxDNKnCsgY7mgAPotoSAI2Ylqt",
+	"TpN4n9RjRTatnFI1oy9hla4aszhmfNQ9/LG7KCNXZ2cGYhUyzMDNkKpqqPvLm1zIBosadRUqm72tmvIX",
+	"5RzLMo0Vko8VuXeW1RauwoJ1rCLFPMWLCK5Syq5mQxZpIQVZGywQN5yLW+D6HqrFMw17dsuomLDuwCp0",
+	"j4Bp+LSUz4+LSaqSKA862UZ7n7v0ljbXncK8iGQoRTSTrxJztTBNdtMseabgQUg1KO3tdbC0+eqJ6nOV",
+	"RBGV0zMCoTLDZcOhZxxaz+hbr0onmCIrKTGrrctNuD38FVG3ZVzyig2HeK63IviGz05rGoqRco8Mpdnv",
+	"OY2sb67HwKTNc2nNLyST17GHZcZiYsTvlKCVSCZglLyx1TpEQiRuXX5U1+xZ3hvW5iJ7UEgCCWGoiUh0",
+	"ZXzPrN1CkfQuVQB5cqPyElcKJbeedeh35YrOgqI4qrzBTnHV5pBSSGvU5RiIKCHHdNdgvsyHl8S5AEZ2",
+	"r5IMv6F521isyt1lz05vGVGlOkSNRWxfzcW3Dm6q09ze8zzWBU+i9AaOSvwxBsMKB/XzQ1q/AL2depUc",
+	"GMCQJqG+umH806K33FsRI71hYXiFi7DGOFQxV0ytDAdZdpl5rzC7LOFcJSeuKDcm/gDIQCSjsa6VvAA5",
+	"obbTb3nXLFGV57/4CX5bzXBi/fn/Vqi0hATW6wwhzeJQY9ZrHhebZczZSOQMP5QPiRWnXuCClPCLBUST",
+	"8ew1ZESLTn1+PVJmrVD6hsUJxi7bKFEWBFW3QuVhhUpD7lcutFrigNkBNTrbdk11QxsgpYVuY+w/p8Zm",
+	"SNFuOqCt1rAdgWmMMmPCJjlSZJfxAO5IL30XAy/12puxlPuwh0aGu56/a0/IHuJ7cc4fThMkrZ0Y3Q3g",
+	"gTJCuHT91wzkgtsPVDI9xcvehWS4Tr7nntbXcX1s3Vsjy24nfvmNkXWeRe7sTGgYxjSumWeoVorgwkWR",
+	"WT6YVdh572VdnXLj0vsiZSvoK4fr5l2GewN+gRr7ejC/fvoF9WB3sbf4vh++G7VJC55Uu4yQxmfdvilv",
+	"1CJf4kK3jyqbI0nL6ZFFLxpIHx6oNYMj52mNBZER3FCkLOoGYsK7io3GGl+9S7hK4hifgasVIaJMvkik",
+	"0usOr1RtSfQmEkqngax6Awr1aybhuvJVDDv19PHJEN9F1kCGTNa7s0xDfTUWepSsG6s6n6m4ZMZc8K6y",
+	"ZevNOKARHcEl5SOobxC8yitVwcrwf3zNInDPZda8+ze0Z3jnD9VV0NIQ/Z0IYEn+KKUpD6gMCE20iKhm",
+	"fv2lMgUvKw8gXYqEB4rEIN1L5zWTW+MDay+SMAR97vuJpH5FYPsqlkCDMxKKCUgDqEhIIBTLa6jZU0RH",
+	"9A/G4Yr9ATUpLyEUNFh/xWTCr2KA4F0SahaHzFpksxZgSPEoghbWlYjELUTANVGmas1JOZ7+CIaAdt9+",
+	"rqfDSgTUaNxYdB+Bg5ZUV+6kV284/Fau9spaifbVmncQsCTyVj9tmnHazMJVErcCWlWLV81tlUScn3yO",
+	"wwLKypKxk6uUeak2K9VnRMzvVfFyBX5i/KgrH90CswCfFMjzEVSt83uBb/+CL0GfuueCjVPhEUNYUJpE",
+	"idLpW/VT69zi8SSXbw95ZBBSftPnnumoiz15HVOHhuGUeOdxbFyD9DAR2f3vny7f7nn75Dcn/wW3ByAp",
+	"Vw6rx72ePe3CzCDHQG02YHeYIe8mZwkas/+E6c5nQwLGh5j1zXgf1MdZu5oShoEN6icyLByaHTE9TgZ4",
+	"UNYVSf877/JfAg26gofTwlUV3N/Dc0UaaERMr8ynIVFjITRI8u9//n/ZJpBx+e2Rl3SH0Hi2fY70TAMH",
+	"eVygQwZJEDBQHRLR2MUFfBqGIsHK+JiL6hCjWkAzKx4YSNXp89g+JY7D69jTTbZplIVmUFTZk8uMk8Pn",
+	"LlSgOiQOk9k3PSkP+jw/wPTvf/7LI0oQY7W489A+9cegyBC0PyZIoEnhwA8ZgJ4A8NLJXrXf533+l7+8",
+	"FNwMznzzl7/gV+QCeREHpxLfB6XIQARTPA71Z98Zg/2dU2NKdkgfjULz8d///Ndn78yxMkgpZFqvz8lM",
+	"Vfsmr7FI7Su8ph2sgj/u2J8jUIqO0nd6dz576QoS94t9ahvnqg1BkLCCY3cGSh3iHYgYOI3Z/pRGYemL",
+	"vyubHfFgDDTU4z/wb6O5pn/YjryDCLRkvvL2LU1Mu/bSFB6ZcpGlmI5APSG7AwjFZK/jcrPiZBSeffrl",
+	"+t1bW2rfkPfc1nYg1pKyECVySNXYVc4KGIwyG14iUiQ6DTykZ8q9jp1rIHzzgXgHds3Vgbdng1IG1xAQ",
+	"72nvkLzDM1sfQUbUWELh1LOj8N4K3yaLtOfrSHkAGAozo+uQfyRmbW8g1uWB/I8sRBZA99WFt7dPjHxz",
+	"rQXCT6IMAbEUA1CnOeEPPCt4jvdz7quQhD6VcloUe6RS6iFBFgi+s2xOiwTfX4iXTsUjCkLwtcLC7ujZ",
+	"4XOSOQcpaO0b0TGVNAKNLw0DTyJ3v84MJwRtRJGPx+MzzRtANwB3dN73Idb5RYeQKfPJwGOvgw/W0TD0",
+	"iODpGTvTKvKDsk/VIc3scAg1s/PhDDOy5q6MvSLhZjoHJNMjwhQXO6vj4/OA5NxGOfHuhilk46TZkUu3",
+	"TBlF8pxIKJ3tOc2OpceEKbA1gXc/Xe3jcr20waru24z0eGnY0sI2iTFcJ4UYP53p16xQ1qkpZpodC7wz",
+	"wKdm8Yz6NJMoDsPDIXh2/dLGddoM/mi/HkyNh2Tk2VTDXplNfsKl2XUL41Zl77S4Jnmc2N5+2fUKexWn",
+	"xFjvKVxRxMyEkR3fOULgkpBdrxQO9fY6Ke/k9ybcw/mE6bN0ZSUoA1f7fH1ES/P1/v3Pf52buaRPOux6",
+	"eM3IMyoKg95HvV7WgqXCJ/sotpMLGQSs3GMjLozs2cXM1en1DgU8IHCnJc2wgDyQNvwBtb36ydb+f/H8",
+	"re3sxbSLT1w6xnfQNdxsloaSiIbGTIaAYLFdLjR53j3G/x0ekTHcuasCHWQKA8c907XBwnHv2LUygTDs",
+	"FtvR+dWY9OBpIMC+rTOmt1CQWnZ5aUpdBBWuazgxiiqWoIDrM1suPydrkWnlW3bgmJBXBjxzj09S1wvc",
+	"WSExAp0eUya7qUvoesC3VhGHNpSfsgH++kSRgnllEYdzuXY7GtywcNq0fdE3mxoqXs96A94poQsYPaLy",
+	"BlBkVLI8nsopvBJsJAXNZiMkCal/gxQsXwTD+zqmVefNeP2d/o7XyaSae/1bgvlP+uZwGBZWKgNCLmiK",
+	"1pE9V27o75tvUV4xTry/ds2idNMrRWYIuzS/o/Lm1d6Z0dRZ40jBiN2ZLiaiaHulA/l0+dYRy90vs5M/",
+	"zfBiLDztpIm9pGaqUEVEbCNsFhvCGKoIu1iCsUglKGXA5w0w5fPoDxZ7e+7AtlDAjWTxzlHxdC+4LwKz",
+	"kuQfXZv3GSUGOFI5vkUTwa6RIbzgI3JxTUcd4r0Zdt8LDt13VPtjj4yYETtPe8cd4v1ycf7KIxMhb5Sz",
+	"zFyrBsQ49I+Mc6OeHG1SyVkSqM4euz08CIUvQaENjMBSIuWNhAdW3RatZ3XwZ36g+bO1nVFjGnmWLnap",
+	"gmdh28m3AY3QV6mgMDO2/GIH5jqfjBkqKaqzVieGUCg3OsR7aSz0rtFzUoSnTkij8RbRu65RI08Pnz09",
+	"6RmLmkVRog2KjWaiI+LFSCFjVFmecZIPvZ4ymZCbLcqpRkYxXJup19TMs2842TTtOpWnjv8kJIZvUBgq",
+	"EppVNhNBtNl7F5reAG6GKQD7iFM65447fikkPFEkFngZU4O8pSHZ9bpd843XIYdEkQHi18mlvVPiOZJk",
+	"9LAugGvD2MUhuFiVkd+ahECVJofOfbDCgIbQxZXoSrilIQuoThtCKUMj50x4HeNBUes4mfaHUnCdKkya",
+	"kcZRmqLkxDisgXFpYspdncCZWwLZuxGC75NrQW4AYmNFGHgaaoJEi04LYnwNS9ZbkDRM10EM0ZzJ2Ag5",
+	"y5LZfM8KFwY72EbZXUwZdSjCUEysSWAR9unyrUpNIS9HhYcofPnh8uo0Q7yTXwbrKCOUSnm3e26a7X6Q",
+	"bGTMsL9YVwnuYmGMW8/AwzklM7LSQnjO0kMz1fvw8frNh/dXnhFew5CNxva1aj61nojRcabNo94xMf73",
+	"BIX+zxfXHWLkS4ek9XEqvzksAilcFOKZ9LWcK28BLYSxacrqCwjMooqch8kUjL0oLXOxMCShoEZOGv7D",
+	"B5b3OkVxZlHHAQLrM1juUeRZ72n6Cp91i4HfQihiyOwy6xN17EqmXmemzlQMfsaKYUhSXrYLZy/ZxIka",
+	"n5Y44X9MKNM/nfRU6uXNSGmmyNjonYRrFhLKM3cl04Gp/CK7KAYM2zM+2uvk0nj2Gpcx7uzcr5D03Su8",
+	"bksIXn/BeDM2iWLI+BXpCllTXVuMUXyu3F1CFUMyEEYSixGg77172Ov0ej3T6mCaSpAO8bpdIzrMpEEq",
+	"b++MxEZAMDQwpqgZzTpYUlyCltPuuQGuFYZMpquF+JFGD4suigfnHyCtSkhD68oUQ2ZJqfzXrgFM2H2R",
+	"DIdgrJNTwoW1FHDdkFJ7KH9M84abYinujHiIqULVYrwqfBnfGBPmx2kuotAVNmrPuulKza0rAiewOEFj",
+	"hAZEswhwv2cgboEcHvVIGotIXewCXNwxaaxIFW4hHhzu31lL89hoKHS3zGwj+xw65eTwhPwne4GXvwmx",
+	"YUNFjp8eFgpT60wJ08fJMRY/PnxqyWLcFatXuHDScg/fw1GA3iautjOAuYNbJwWVwcIMslx06yMdORc5",
+	"BhGH8Je/GNCXAgeIVyNKPWO4Hox1FJ4Rf0ylAv1Toofd555RTweWDfo8RUdqkTqMpuYDkaAp4xDsdVxc",
+	"BiuyQnodI7WNrWK9u0sIhN/naGLOBadcJ5mnPWCcyuleIdCThqrSuM+fpuzngz+1+Oz1+W5lHLBoinbM",
+	"GIzZgNR0znLJ41R7iBCEUJ9nQxfcBwR0ShBcR9uVMUjmfo8pgiwNEuzZuCZCLCAhuwEnSm2EzbDKaWpf",
+	"DqR3YC3YjjErU8TaGFtq9gsFyH62FdQbItGKBeCiSSid3aOohXAaFzFYLNMsUmU+oUzu2FnnITyy6xmm",
+	"ujBde3uFs2KGB218s4MRSes8WQPbQ3/JuEkGGYyPbJE+n2A435jSdhYh4zeKDKh/Y7QUMh3qcrP+tEBc",
+	"/DHlgL19U/KJIm5Pv899EUWmXu7c0CAwDkExbGJdGy1OrUHwi1DaI7t2U5zEIWUcE19gI6gEXRsdd0cW",
+	"l9GUOH3ee97zDFNiUN+zkRjvr93XQk6oDCDofpRCC0sFooTdYAiZD1xBYY/g3Zvruf0BAwjrHe4LOTpw",
+	"ldSBKfu5s6OZDgvbCxgARkeuvENQuMp4unO439vvmcoObDunO0/3e/tP7W3LMW7cHJh/jUBXn6ooywB3",
+	"NZlpNPkLxlmlXCgutBbWOxe+sqWzFe646BxaAiVDYH8HB273ud4EO6c7P4P+RUTw0eaMSo03nMZRr7do",
+	"Fzwrd4AVP3d2nvaOVxd+L/Q7EbAhAzyj8axuBwgYW+PpWjUKG2s7p3/7vXC1d+ct5WiNxXbmmo7Uzunf",
+	"dhCnO7+bmilGlq5mQWZZ0WeviJcE12nV3fJCZMgouX//z/9lI96F7yrvnuOOEZUWmtHePkaf8jzyVgtb",
+	"fjHSqs+BypDlotTiZ44JrCWoHB/kwbiFJzPyIkjw1CbHkxmbZaPjtdnouE4vM4z3iKz6W1EPO7OlHFTs",
+	"FMyU5cxc1PELGfsjGnIYG7C8ay/xu1xLPEiv8Gf6P1NlTBLmm/Fk0TRTs8/T0Wcqz0Uxi7kFyK6DhsGC",
+	"9Yvx/hkG3q1Br6zedzmijHHxHrUURoxdJDrfgnGxqt2Y+TfGGeDZlptxvag/xtFZcdpPnTfcurQBJgx0",
+	"qOK+JykhsmguneU49MzXHmo9zyguZzWUZTgGn3YTjraLM2KfoIW8l2mEzNwoxAj7nBoTPjy1B4pjkArn",
+	"Rd1Gn5md/ZjFmTHYuxz2L6xxdy/0vy6kOvjcWVn8WqxReCtZNihZihZ+yqwFU3+lhDGWyEKRgp6KgSJH",
+	"CFT7JsaJd/vR0pTftwfYQsFh/+/KOzP+3ctX7/ecD6T6fMbp2SfvMYDyH/SWXmHvZ7O7+OnOO+I6M9mp",
+	"3eBbgJJXwlffn4V0bRxP41tXOJ8LWMBtyi/kgqNeL4t2Y+AKD4ikoS7nW2Ash4bhPrkEDJSVCjtThyky",
+	"pCxUZ31uXH8jLnFrfojbSTQgAxpS7oN0kZXscAbjSgMNFqz0LziB+62zcflqL9objodnwxqGKrsFbmaO",
+	"PmWB8NngU+rbKa4gPnpohSidIZbV6h2M/rjopRpTF2OQEIfMp6rjVFLBlu1zG5XCCsY9yzZ9TI00Is7F",
+	"5AzDZ7uZ9pd4/GmvwAuuTp/jiqtOIZDkj/OoKoa/00i7jTrmodkx5TNmdZ/v2kHbCKzSdGRsflPIhcSx",
+	"wYjhdhdOZsK0P97bJ+czbITRyT7Xkg6HzLcHpVwcvkgjJbLNN7uBZ/c50jGOBDroC7jvEh18UGrzDFhT",
+	"crwXOMjpUo7NprGaZW8PD+jI9FHg2jJZ8OKILbKuZZJbDqstjTfqY0inmDpjTCX1Nch7Ghw4WDPqRq2O",
+	"FzS4tOKy8RXP7LXPZbGkNLFrV7T+pQjthisdsJDh/Yt8+d1Szyy9uwK3kAN+Bp2eGl1v/fHuWo21/0IL",
+	"EweH7whvbsGPa3bzWiQ8eCQO+RnsUTmaHvldwAXuoOxSCfDClbm/CLjX0ppup98Jlt0ykF13NdofUxmp",
+	"vcLCZdn+59buIL9Ou3QJ7Zs3j7SM6eM+38laTtMb6mLo7DL8dp31nJfMs06dTiS3JuGLvEtjrkE4tIfo",
+	"jOlmn420RfYqY9D5CrVVyucj3Ir6haK+wHf1+Gy16n/hmLa9TLHlh+X8sIoTeBCu1P62zMbVhun2O1EZ",
+	"1osfZJRevWS1wGtKthe9ZnRb+C6Br1u+Jczgg4RI8FUG/Mu82IZR7Hr+Xsz4fD3I7g0LQzKgnIPM7w6d",
+	"+9ZBfxkm2h8X7fuIKb9qYWsAPSVyW6Gejm8L9oVg9/MlXMAQ+VVVvKm6HO954WsG8gr05oE/N4TvRQTM",
+	"3CkmylI/XVZ3+XjxytYB/BxxWwv9uZFuhcBiIVDBOss5B4/k15EHWUqxRxAEWd/fjQTAGduMAvZwraQS",
+	"w/GEYuaCJ4rMZHmzBz5XxPuK611LSmRdtFc8ZEPcyoUlciFnqNUcIqmvV4sDW+oRZIHp+DsSBEhnsjug",
+	"WoeA1z5AdeyujL1/hddrspJFCRBLMZKgsPX5Fa4pAEzZNqPfjG8L/aXQd0u4nC3w2qO/MhCQF9s09G3P",
+	"300goEjoBR5dVqQOlB35WgtlN74tlBdDOV/CaoYoXDRYuOlXum8wk9vCXZbFR/V23Z0We9pbFu5EpDdm",
+	"Oy7DBGa8umUiUaX777FMeDF1BbZqfohoAHtn5Fl6ni07hBbYMkz1ecIl0ADTWQhJfCFlEi863vkWJ4zv",
+	"q92H8UzFLdPNMV312WI8yTmz2OldgfzcXoFB0wPIM0xa5xrDBcPzgUIGIF0WiV13OJ/DBB+MppzgGX1b",
+	"cQCKjATjIzykt7dvLyKnV+iQTQ0JEp1yGrKfQRaesVfF/EBZQXw/CrlzH/PNFO4I9LmQpHhHoHTUv3Cl",
+	"AOxM8vuHM8ezF51btiy9qfP8v2/R0zB6qk7mL8WKTR641CC7uP3Cw5X3WvafaQTY83dijTHexaulkFK7",
+	"WgHbn2tYY/Yx3ZaaYtniboG90BYrMcRifrgzptLSG6gzJlia1oDTWI2FJiGdikSTXS9VFWnqSkxRd2AT",
+	"3AxZ6JLbuJ/73LO/2Pv29rcFhYmWlKvQnuvu4N1uCepgvr4tXspuBzb3HB7VH/3B4m4h+5SmklDpj9kt",
+	"7BMvvaRtjUcvTSRks3PhU/h40t/druvziGFOB59yogCC9Eyazcal98k5TxvHLNM0AMw64O5jW4OVqhub",
+	"zahj7x2qLIEu3nrP8tEAH+mxd1a8gXsDENvhGaGdNURCqjTZVYJQPu3zPE2JL3iaN8iuuSK+UNqm/nID",
+	"VU9IBJGQ0w6aAWh3ULyscMG1TFN4SRglIZVIFkWUzU0zsEkNOmnmjQD6vHdyfGxaImLCQWZW2CfO7gjE",
+	"wu4WR4hIm/oJM4HgFYfsApXtxKao6/MRbhukv2HqK0cUm/HLZvgx9A5AstIFMMedeVja+BLjPs/uQM+k",
+	"2CJM7+0vSo1FsvQrp4YrbDYjVbpfnaKB1HBnnG9h57prr3XghXuqMLNjn6e3ZlzGPIgGgHdlFeZUwCwC",
+	"e1U22gUu9Tn2ei/fwzawFbGfyxfX5laSuqRKFkjLTSYkaSn120L5e+6Y09bx7CVJyqdLs8PtL87otiyf",
+	"22l6NysogMXypGVJ92L6LjWj8CHocwldl83Q3f62icALALPi0iHawnOv6KYUMn0576PPD0/IGO5oAD6L",
+	"aOjSYp6VgVS4YFa8+7wYA/lj6etZNO/yF8fvZ6tsEVSBoPM5N2MdBA1DuFvqcrw2BTbscJg+jTn6nfgb",
+	"Zg1s8oXl23WmXA13414rtiFvI13ZrbOx0NnIuGE5MxiHxNiGywMGxrt7h6UeIWZgOv5OIIzuYeQInbmH",
+	"+Hl+xQ4ge/u93updFMo/0jrmQ/jeVpRAifrrLG4NYT1P3zYHisoj3QrxhUK8invqME99hmk7m2yZYzVz",
+	"LOEIoHK5ajAFNq0LgH4vhzIN/ckulZGwwTaXqzTBrBOlY1fuYZzy0tXB8X0WcFMYBro9YLkYvzEDHx8K",
+	"Gtk1XMgKeLl2gHvayw09vKv8whXcMKoLfX8n4LYX3wcZuZd4WcUVrAHqAi3biu3CELcQXwjxIous4BDc",
+	"QVuOblvkXquFG29XdnzfCTwXPr9WSF1k3wPqYrSdKPZHyTVz7w/ZB0JnFurgT9va4n0Cm+8aPLvVqDFr",
+	"+a5LmV544G2P0BFlvGq8+HLXmamAr070OebRdk/f2USlMMJUhtnjS/gUCz64gzuk3D76UHkALmWmNZUE",
+	"VrPsdE/JcYU0v956fgslh9s+xbR19jijfeLFctRKDo1orJawZZYrF/PRpo9s2Y1rTqW07xbj1nD6OGqh",
+	"CTWfy8Wg7Z3pc8MWxzsafyeibP452aLLZ0hfWvwaFsY7GrfVsnhH461cWGhRRLhwC9bepv9fnONbigj0",
+	"GBKb+da+wsTwmId9L/yUxCyGkHF8mmIEHTKUoMbcvuJgX6jFN+Dxxz5PYns8pOIcxS7jQ+EeJLDPyP1y",
+	"ff0xe0siSFxSSEw3KhINfa4hikOaJuG2Vd2TFFRmj5y6w06XF+ev3l0sUG7vHCGq2c9thps/8QkXfLvC",
+	"fLJvFeL3M6+Xzz0tvZKU+xsUMSVGKYwsysiwLBlnxJTdzF1me75LC21axtt+vxc5n1N56b2rtFwdQW+L",
+	"tlbY2+FtBf5igZ8t4FKWsI8As9sVPuSHvNiGkZz1/H1hmYgixWsuYQ1cZ+RsK7KzAW6xvRDborCIS1kj",
+	"DukUpE9lsBzeH7HcSyy3YXznXX8nALdrQnxH7CWxvcLq1UB2Tsi2Qjsf4Rbbi3d3cvaowx34MF2tsE0e",
+	"sfECpkzt9zQC964jNoMv/FfHaezS/f/sXW9v2zjS/yoDv1kbkJ1ss+2zq75K2+DpHtL20KTXA04FxEiM",
+	"TVQmfSJdJ1gE2E+zH2w/yYEzlERZ/kMXuMR79svEw+FwODOkzZnfXNNkTxIhcO7DChGmUnegFQQHCdTl",
+	"fkcJFPEYJraFCeN2cpOFlHwqeHmSKel682y5CxD9a4/8sR1+WYJDcXtaN2Qt1TcXPPx048aGRIBl5e5t",
+	"HFgW9BgN1keDjuWEGE6hxiooFlwi4dNEATv3gfm/4WwKhdN52C6GO77V5567vBXx6Oxbnb02k01WUsFw",
+	"bvLyK0fzyA5O0x4KZj7pGPp8JrTKOTXbXgbR64Cmun/4sLuhWMpPtKsdCQ4QSVnXqt9lY3eDUibl/gWQ",
+	"lEnQYzwPAlLW1a5uNZztxrLfFnI0iy1mEWAKs5LdbznaieSxT3Y766Ec7Khh17CWeqFtAcamESF98EiP",
+	"T9IHr5n6kPax0wcP/7vDdoaE5VqzexuaawmP4Xl9eG7sJcg+Ag1jr23iaA6bzWGzIZgJn2757f2aSB45",
+	"1uOsh1PdMd32pkY0AR6LittXj0Xhjh671mON27wNhuCSktcnRquiADMROgZWI7D6QFgRpDdzUeROkhRU",
+	"6f7zhhmeghZjyQoNDCRfJHLGTDZBGDwJJWc5YYJ5SNvpCD6UsGCIVFeCMDGl96f2X2mNy0foXIlUt5Ri",
+	"LfWCl3Cv5jBRBaZCp7/eDt8ryYfv7JQppWJXSdZCw4QXOSwmorB6YgZxsrURuNyaIcJ2q3mRww2Hs9Of",
+	"Bg5RET/lOTw7PQWmQSvChGKSypidVhMptMv+RnTvswoUzC2mnEsNam5G8FmYiZqbrtCqpOUzCXbFiXSy",
+	"Aius+u5BG1ZUeeYkc6YwL9wgguMIPrsl1mCMejI3GnK1kMASiWrw1FIvzQrrmECf6a9UjRXXayz5rBAZ",
+	"cwP0YE3C+fdCmX1mwnxnWHBTPnJg+C/6+SfJvjFRIMTF6pooV2KAuAffao2vByVz/znRpuRsuh7RD1Ks",
+	"A0BY1iERp9BHIPByeMWlAQJMjqi07qZUC83LHzSk+P8rNS8znqKn60QKMyBrRrBObLQya7yF3PCGO/ut",
+	"4M8x+jjbjROZyDRNEynyGE6fX/x8dvHq+cXZsxfP/+/VL4lEnnHjfjkzLIbfkl4TsJJenPQ6I3tRUmmJ",
+	"CM5GP56OTk9HL85+efbiDD+3QSrpxb/9+fsfDw9OjESmgsAA7S54cOURpChM6uBAoUKctQHTipVS3ZqQ",
+	"WMP2t6sP70FI694cUmfAF8SAai/iFpJgFQadJVgWwjq1uL2tUUQTWVG7pgHCQH9hddyJuaRe2sVMzaXR",
+	"Ayo1IeRX2iobILvlLBEgDqyLFBHMZcG1hvSSaTPEFQx/fZPaiUU2aZsFQsjmmkKiMFDyTEnJM6MHrrhF",
+	"mCrOvQTW4SnZVMgxlo1iSGoWPOZGL4Ho/6DdMmpJtbJHWiGwk5NVSzN/IqdCa454p8iCEF9v5pZSaW7P",
+	"FwdDPoJzG3Gx2BR3s5/GiHc7ZIX4xtMBWmV5D8+eg7YT5NrB4c5KdSe4pv3KCqWxqnGCPWasFAjIet3E",
+	"bdQVs4eUdUNgt4aX8ONzmAo5N7zC+nURmw42YbxoHzcLpN9yErmk0UFk/XHCZhqMWg70I0jfXpy/SauA",
+	"j6JOOMt5CaxQko8S+Z6gNxmV9KZSDRGjMx2AVCXczG9v8Wi5uQeGy7+HfvrP4XmW8WL4Cj8VchyDVOnK",
+	"4+QKV/6PBup96UjpwkGjd7o7AoINkw2UPOPiG89fLsUpskd75ndMctSLesKypSX3op41UXvn9lXYi7xS",
+	"qSm7IzDkXvzip6hTOfUlrAbLj73tUqyl/g4YiMH1GKkV5zVzsNfBGI1UW8XEQKDUXmxEYGrEu25H0ipo",
+	"VUP8AGVntOHLDXb3I+DTmbnHyV4SXLTvJNpeW0pjDZ4ud3FK+721uuyaCoCtA9AvWJK2hnYF9WjNSesK",
+	"T3Z4XhRqMfxQijGVsq06at3oExrqRuJAN+4hWmZ7cTdTmg/fNvMGM6ah1ciHqNcCwF1xCrsTpHanEZbv",
+	"/XsuSp73YlPOuW92/A5xlntxrxqwQrFRr+N3myZOXbh0TivHQt4NXPc0hN12jkXXYGHoEhou56qt/wtd",
+	"w1ZdiDCPwbvduHOE5yEXs/Xpzhd4mDRXpvpu5EBqdYTtXLRxZ3f/5t6hxFPrl4FDPa8i3ILpRCLksp64",
+	"/iysBYocLx2kUX35UBhIVjWhScnl0xOHtNz+LGMSXwRZScX0LVjoFtT0yZ+//5FSx850JqTkeZpIrInV",
+	"A3dnoSNyFca4g0ZH63T3o2qSRDIN3qINforfWu1Qu0a4FXc8R5B30kA65tLGVJ6fm9S/cOlVR9Wl0MY7",
+	"qL77S4zl87/zRWYTRnmnlUvbkIO8pm082NTRajyAqvkpbCPxzTzPqadfCFnzALYD9W6SBFPLvAiRG8kC",
+	"mTY98cMpQ1l3u6vvRB88TathczDtDuyr7q9hhKGM/e6SgZSBrOseSQFUgSwdAvpWmkB2Pi5zGOESHPDu",
+	"g3aVLJSeMCi30gSyWwLDC6YNZV/hcAVQ+SBQG8kdIs9WmkAZPcSGILpAtq0S8kDKQNbt+tVQ0p2Y1wV0",
+	"wbSh7FfW3ew6ZMfJqpT+cOLACZo84hCypXzVXYfsJlModZUtFUAVeDdZk/oRMiaMuH4yDqAKZFmhhIaR",
+	"neivQmaTUk3Z9wzZTSYcGab57ojvmGqnWXadYJm60fv65//PjuaR3/9p2gNJAHD7QN/ztWFGR6Anakbf",
+	"irHFEZrGBlzd1b6xbVuvvgr52lE/djJfPfWhJPN9FRLc1njJfF+F3PzgvzGErU0DWd7fvc3hqiU8poWs",
+	"T+RqTCfcVgJyeRsjeaKE3mrmQwoBnXTenSJAcErv0t7us/8f03oD3D8gq3f5Hhni+E90scNtP6TLHd3g",
+	"Gq+n/+6wnzu5/L56eyPh0d3XurtnMGH2EWoZ+20VR4vYYhGrv/7ZATybl8Lc45Z+0rw8H2M+yr++2P2g",
+	"x+Z1+TYThYXg5TfKZRIacpXNMe+jz0fjETAC6Wo6mCO/FJSEiTGz+OQEP7d84p9Pfz4djHpRb14Wvbh3",
+	"gvbgZO6kKuArHvRnBcMOQpBNWMkya08Dv61BqQp6dGY3ohBGUJKCS+VxD4bWRNvcX9FjW9SKvlH99cvy",
+	"o5tU5LLvozbAVdSCxItcRV0E7r0tajdMibx+pZ50jct2BXxdPSBB/4YZU3CXmxEBrgklpAyN+qlpUL3j",
+	"W63whRXMm8zHWuxO97nzCwP9rFD9yOAxqmyry+RdB7rdG4bvAt0xFw5aIEJcgWhVSTotS/ASNG+xrH7f",
+	"7XL9/7q3pKcT+/dQyeLeb0/oS4hPUF1mf+9CHBHXGvKkpWYCs1ixo/XDHY4WcojJvU3GUyWG0NmK4R/Z",
+	"AvweCK2uCf74VqOELp/r1cnFKBMmP1R5kPWzvce7fqhfsZF4bcmYYYUaE8x5kwtCb0gp5RR3ei9jxMBd",
+	"mkYwlzkvE7klhSRe6sMfYTI9aZbLTOVCjilvjiRZUDo+5bvOSn4r7prEeK9moBJpwZo8f5f9eKtKezVL",
+	"ZD+t+vBv6mc+GHXai9tQvapjepTIbrMU6Kev6YF6eKky3M3UJdFSc36ppMhYEcF8NuPlEMd8+ng5eAk/",
+	"nZ4mskoHci3KV3Y1j7Cred+l3bZFG3S6nWPxQ6vdOdCmuzIFdWs311c3eNqu8n81UN6PlRUTpLvLjDtp",
+	"vCzXoK32WUEzWCWUaj6euPTdTx8vXV+YRE7Fnf18obzEE+tlbp+xbgX3QngpQ5TyUzkxSrgyFCwDzmNN",
+	"C92nVOm7igc/3+Xz9vrdJczYmNP4GVezgr8EqcAez0M8+0BynvPcjy12QO/hy8N/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -11,7 +11,7 @@ import (
 // answered, so it can answer the same request target again without routing,
 // middleware, parameter binding or handler: a caller puts a
 // *Description under DescribeKey, and a handler that answered from a body its
-// edition owns (the catalogs, /v1/version, /v1/locres) fills it. Nothing else is described: a diff's retention, the version
+// edition owns (the catalogs, /v1/version, /v1/locres, pinned or not) fills it. Nothing else is described: a diff's retention, the version
 // list and the pages can change while an edition stays active. Which requests
 // the edge may then answer itself is api.EdgeMayAnswer.
 
@@ -39,7 +39,26 @@ type Description struct {
 // serve writes an edition's own body at route and describes the answer to the
 // request's caller, if it asked.
 func serve(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
-	res := representation.Response{Route: route, Version: &ed.VersionField, Body: b}
+	respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Body: b})
+}
+
+// serveCatalog is serve for the catalog routes and string tables, whose answers
+// name their pinned URL (Content-Location): the two allocations of their
+// answers, the URL and the field (a memo keeps them with the answer).
+func serveCatalog(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
+	loc := &location{}
+	loc.value[0] = pinnedURL(ed, r)
+	loc.f = representation.Field{Name: "Content-Location", Value: loc.value[:]}
+	respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Location: &loc.f, Body: b})
+}
+
+// location is a Content-Location field with its value's slice, allocated once.
+type location struct {
+	f     representation.Field
+	value [1]string
+}
+
+func respond(w http.ResponseWriter, r *http.Request, ed *edition.Edition, res representation.Response) {
 	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
 		d.Edition, d.Response = ed, res
 		if d.BodyByCaller {

@@ -17,6 +17,10 @@ type Server struct {
 	Repo edition.Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
+	// Fresh is how long a replica may take to see a new version (its store's
+	// poll interval): the current catalog routes' Cache-Control follows from it
+	// (CatalogCache). 0 means DefaultFresh.
+	Fresh time.Duration
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
 	Logger *slog.Logger
 	// Pages renders /, /docs and /changes; nil answers them 500.
@@ -28,9 +32,10 @@ type Server struct {
 	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
 	StreamFor time.Duration
 
-	push push // activations and held requests (push.go)
-
+	push     push     // activations and held requests (push.go)
 	archives archives // the exports made last
+
+	current currentRoutes // the current catalog routes, cached as Fresh says
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
@@ -69,8 +74,8 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.List(c, loc), listRoutes[c])
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.List(c, loc), rs.list[c])
 }
 
 // filtered serves a list filtered by a boolean field: value is "true" or
@@ -90,8 +95,8 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Filtered(c, field, want, loc), listRoutes[c])
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
 func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
@@ -105,20 +110,21 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		s.fail(w, r, err)
 		return
 	}
-	ed := s.Repo.Active()
+	ed, rs := s.read(r)
 	b := ed.Item(c, u, loc)
 	if b == nil {
 		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at /v1/%s", c.Noun(), u, ed.ManifestID, c.Name()))
+		list := strings.Replace(rs.list[c].Label, "{manifestId}", ed.ManifestID, 1)
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, list))
 		return
 	}
-	serve(w, r, ed, b, itemRoutes[c])
+	serveCatalog(w, r, ed, b, rs.item[c])
 }
 
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.LocresList(), locresListRoute)
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.LocresList(), rs.locresList)
 }
 
 // GetLocres serves one string table. The segment is only compared with the
@@ -129,8 +135,8 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no string table for locale %q; use one of %s (any letter case)", locale, catalog.SupportedLocales))
 		return
 	}
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.Locres(loc), locresRoute)
+	ed, rs := s.read(r)
+	serveCatalog(w, r, ed, ed.Locres(loc), rs.locres)
 }
 
 // GetLatestDiff serves the diff that came with the active version.

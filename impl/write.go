@@ -1,23 +1,41 @@
 package impl
 
 import (
+	"fmt"
 	"net/http"
+	"sync"
+	"time"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
-// Cache policies, justified in the README: catalog bodies may be reused for five
-// minutes and then revalidated (a 304 is cheap, and ETags follow the bytes, so an
-// unchanged body keeps its ETag across versions); the change signals (/v1/version,
-// /v1/diff/latest) are revalidated on every use; a diff between two named
-// versions never changes.
+// Cache policies, justified in docs/decisions.md: the current catalog routes
+// follow how soon a replica sees a new version (Server.Fresh, CatalogCache); the
+// change signals (/v1/version, /v1/diff/latest) are revalidated on every use; a
+// pinned route and a diff between two named versions never change; the bodies
+// of the binary (the spec, /docs and its script) and a changelog between two
+// versions may be reused for five minutes.
 const (
-	CacheCatalog   = "public, max-age=300, stale-while-revalidate=60"
+	CacheDocument  = "public, max-age=300, stale-while-revalidate=60"
 	CacheSignal    = "public, no-cache"
 	CacheImmutable = "public, max-age=31536000, immutable"
 )
+
+// DefaultFresh is Server.Fresh when unset: serve's default --poll.
+const DefaultFresh = time.Second
+
+// CatalogCache is the Cache-Control of the current catalog routes on a server
+// whose store is read every fresh: max-age that many seconds (rounded up, at
+// least 1), since a replica may take that long to see a new version, and
+// stale-while-revalidate as long again. A cache in front thus serves a body at
+// most two intervals after its replica moved on; the pinned URL
+// (Content-Location) of the same bytes may be kept forever.
+func CatalogCache(fresh time.Duration) string {
+	s := max(1, int64((fresh+time.Second-1)/time.Second))
+	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=%d", s, s)
+}
 
 // PageCSP is the Content-Security-Policy of the HTML pages: everything from this
 // server; images also over https (item icons are the data's URLs); inline styles
@@ -33,11 +51,7 @@ const (
 // The routes' shared parts of every answer, made once: label (the route
 // template, as chi names it), cache policy, header fields.
 var (
-	listRoutes, itemRoutes [catalog.NumCategories]*representation.Route
-
 	versionRoute    = representation.NewRoute("/v1/version", contentJSON, CacheSignal)
-	locresListRoute = representation.NewRoute("/v1/locres", contentJSON, CacheCatalog)
-	locresRoute     = representation.NewRoute("/v1/locres/{locale}", contentJSON, CacheCatalog)
 	versionsRoute   = representation.NewRoute("/v1/versions", contentJSON, CacheSignal)
 	latestDiffRoute = representation.NewRoute("/v1/diff/latest", contentJSON, CacheSignal)
 	diffRoute       = representation.NewRoute("/v1/diff/{from}/{to}", contentJSON, CacheImmutable)
@@ -48,23 +62,46 @@ var (
 	// proxy tells in X-Forwarded-Proto (requestOrigin); this Vary replaces
 	// the route's own (fields are set in order, the last one wins).
 	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff, representation.NewField("Vary", "Accept-Encoding, X-Forwarded-Proto"))
-	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheCatalog, pageCSP, noSniff)
+	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheDocument, pageCSP, noSniff)
 	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
-	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheCatalog, pageCSP, noSniff)
+	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheDocument, pageCSP, noSniff)
 )
 
-func init() {
-	for c := range catalog.NumCategories {
-		name := "/v1/" + c.Name()
-		listRoutes[c] = representation.NewRoute(name, contentJSON, CacheCatalog)
-		itemRoutes[c] = representation.NewRoute(name+"/{uuid}", contentJSON, CacheCatalog)
-	}
+// catalogRoutes are the routes that serve an edition's catalogs and string
+// tables: the current ones (under /v1) or the pinned ones (under
+// PinnedPrefix), as each Server caches them.
+type catalogRoutes struct {
+	list, item         [catalog.NumCategories]*representation.Route
+	locresList, locres *representation.Route
 }
+
+func newCatalogRoutes(prefix, cache string) *catalogRoutes {
+	rs := &catalogRoutes{
+		locresList: representation.NewRoute(prefix+"/locres", contentJSON, cache),
+		locres:     representation.NewRoute(prefix+"/locres/{locale}", contentJSON, cache),
+	}
+	for c := range catalog.NumCategories {
+		name := prefix + "/" + c.Name()
+		rs.list[c] = representation.NewRoute(name, contentJSON, cache)
+		rs.item[c] = representation.NewRoute(name+"/{uuid}", contentJSON, cache)
+	}
+	return rs
+}
+
+// currentRoutes are a Server's current catalog routes, made at its first
+// request from its Fresh.
+type currentRoutes struct {
+	once   sync.Once
+	routes *catalogRoutes
+}
+
+// pinnedRoutes are every server's: a pinned answer never changes.
+var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable)
 
 // AssetRoute describes a route that serves a body of no version (the docs
 // page's script) as contentType: cached as the catalog is, never sniffed.
 func AssetRoute(label, contentType string) *representation.Route {
-	return representation.NewRoute(label, contentType, CacheCatalog, noSniff)
+	return representation.NewRoute(label, contentType, CacheDocument, noSniff)
 }
 
 // WriteAsset writes a body that belongs to no version as the handlers write

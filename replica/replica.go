@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -82,7 +83,18 @@ type Repository struct {
 	// it is tried again (defaultBadRetry): the failure may have been passing,
 	// a database being restored under the replica.
 	badRetry time.Duration
+	// kept holds the editions of versions other than the active one that
+	// RetainedEdition read last, most recent first, at most keptEditions: the
+	// pinned routes and diffs of older versions cost a bounded number of
+	// decoded packs, each read once while kept. keptMu also makes those reads
+	// one at a time, so concurrent requests for a version wait for one read
+	// rather than each decoding a copy.
+	keptMu sync.Mutex
+	kept   []*edition.Edition
 }
+
+// keptEditions bounds Repository.kept.
+const keptEditions = 2
 
 const defaultBadRetry = time.Minute
 
@@ -552,11 +564,25 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 }
 
 // RetainedEdition returns a retained version's edition: the active one as
-// served, any other read from the store. id is only compared with the
-// store's listing, never used as a path.
+// served, any other from kept or read from the store (and kept). id is only
+// compared with the store's listing, never used as a path.
 func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
-	if ed := r.Active(); strings.EqualFold(ed.ManifestID, id) {
-		return ed, nil
+	cur := r.current()
+	if strings.EqualFold(cur.ed.ManifestID, id) {
+		return cur.ed, nil
+	}
+	r.keptMu.Lock()
+	defer r.keptMu.Unlock()
+	for i, ed := range r.kept {
+		if strings.EqualFold(ed.ManifestID, id) {
+			if !listed(cur.versions, ed.ManifestID) {
+				r.kept = slices.Delete(r.kept, i, i+1) // no longer retained
+				break
+			}
+			copy(r.kept[1:i+1], r.kept[:i])
+			r.kept[0] = ed
+			return ed, nil
+		}
 	}
 	found, err := r.st.Lookup(id)
 	if err != nil {
@@ -566,7 +592,16 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	if errors.Is(err, store.ErrCorrupt) || errors.Is(err, edition.ErrBadPack) {
 		return nil, catalog.Internal("version "+found+" cannot be read", err)
 	}
-	return ed, err
+	if err != nil {
+		return nil, err
+	}
+	r.kept = append([]*edition.Edition{ed}, r.kept[:min(len(r.kept), keptEditions-1)]...)
+	return ed, nil
+}
+
+// listed reports whether l (nil: unknown) lists the version id.
+func listed(l *edition.VersionList, id string) bool {
+	return l == nil || slices.ContainsFunc(l.Versions, func(v gen.RetainedVersion) bool { return v.ManifestId == id })
 }
 
 // storeUp: the last read of the store's active pointer succeeded (an empty

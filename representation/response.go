@@ -61,7 +61,10 @@ var vary = NewField("Vary", "Accept-Encoding")
 type Response struct {
 	Route   *Route
 	Version *Field // X-Data-Version; nil for a body of no version
-	Body    *Body
+	// Location is Content-Location, the URL of the same bytes that never
+	// changes (impl's pinned URLs); nil for none. Made per request target.
+	Location *Field
+	Body     *Body
 }
 
 // Negotiate decides the answer to a request's Accept-Encoding and If-None-Match
@@ -76,15 +79,18 @@ func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, 
 }
 
 // Fields appends to buf every header field of the answer in status and enc, in
-// one order for every writer: the route's, the version's, Content-Language, ETag,
-// and Content-Encoding unless the answer is a 304. A buf of MaxFields on the
-// caller's stack keeps it from allocating.
+// one order for every writer: the route's, the version's, Content-Location,
+// Content-Language, ETag, and Content-Encoding unless the answer is a 304. A
+// buf of MaxFields on the caller's stack keeps it from allocating.
 func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 	for i := range r.Route.Header {
 		buf = append(buf, &r.Route.Header[i])
 	}
 	if r.Version != nil {
 		buf = append(buf, r.Version)
+	}
+	if r.Location != nil {
+		buf = append(buf, r.Location)
 	}
 	if r.Body.Language.Name != "" {
 		buf = append(buf, r.Body.Language)
@@ -97,7 +103,7 @@ func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 }
 
 // MaxFields is room for the fields of any Response: a route's (a page's five)
-// and four more.
+// and five more.
 const MaxFields = 12
 
 // Write answers req with r through net/http: headers made at load time, 304 when

@@ -79,6 +79,9 @@ func TestCheckerCatches(t *testing.T) {
 		h[k] = v
 		return h
 	}
+	// A catalog item's: its locale and its pinned URL.
+	item := with("Content-Language", "en-US")
+	item["Content-Location"] = "/v1/versions/05E83EB5E32657B9/themes/83815add-44a4-d508-47c7-0e81755fb716"
 	errJSON := map[string]string{"Content-Type": "application/json"}
 	errHTML := map[string]string{
 		"Content-Type":                  "text/html; charset=utf-8",
@@ -157,11 +160,13 @@ func TestCheckerCatches(t *testing.T) {
 		{"a good gzip answer", "GET", "/v1/version", map[string]string{"Accept-Encoding": "br;q=0.5, gzip"},
 			answer(200, with("Content-Encoding", "gzip"), gz(t, []byte(version))), ""},
 		{"an item with a field the upstream added", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
-			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`"Theme"`)+`}`)), ""},
+			answer(200, item, []byte(`{"status":200,"data":`+theme(`"Theme"`)+`}`)), ""},
+		{"an item without its pinned URL", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
+			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`"Theme"`)+`}`)), `"Content-Location" missing`},
 		{"an item with a known field of the wrong type", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
-			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":`+theme(`7`)+`}`)), `"displayName"`},
+			answer(200, item, []byte(`{"status":200,"data":`+theme(`7`)+`}`)), `"displayName"`},
 		{"an item without a known field", "GET", "/v1/themes/83815add-44a4-d508-47c7-0e81755fb716", nil,
-			answer(200, with("Content-Language", "en-US"), []byte(`{"status":200,"data":{"uuid":"83815add-44a4-d508-47c7-0e81755fb716","newField":1}}`)), "does not match openapi.yaml"},
+			answer(200, item, []byte(`{"status":200,"data":{"uuid":"83815add-44a4-d508-47c7-0e81755fb716","newField":1}}`)), "does not match openapi.yaml"},
 		{"a good 404", "GET", "/v1/nothing", nil,
 			answer(404, errJSON, []byte(`{"status":404,"error":"no route"}`)), ""},
 		{"a good 404 page", "GET", "/nope", nil,

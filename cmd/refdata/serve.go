@@ -36,7 +36,7 @@ func serve(ctx context.Context, c *cli) error {
 	opts := dataOptions{effort: c.sampleEffort}
 	fs.BoolVar(&opts.init, "init", false, "create the --data directory when it does not exist")
 	fs.BoolVar(&opts.sample, "sample-until-imported", false, "serve the embedded sample data, ready, while the store has no version")
-	fs.DurationVar(&opts.poll, "poll", time.Second, "how often to read the store's active pointer and the inbox")
+	fs.DurationVar(&opts.poll, "poll", time.Second, "how often to read the store's active pointer and the inbox; also the current catalog routes' max-age, rounded up to whole seconds")
 	fs.StringVar(&opts.inbox, "watch", "", "import snapshot folders dropped into this directory once they hold a READY file")
 	var sf syncFlags
 	fs.IntVar(&sf.retain, "retain", 10, "versions to keep (--watch, --sync)")
@@ -84,7 +84,9 @@ func serve(ctx context.Context, c *cli) error {
 	api.RegisterEditionMetrics(reg, repo.Active)
 	replica.RegisterReplicaMetrics(reg, repo)
 	httpMetrics := api.NewHTTPMetrics(reg)
-	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), MaxWaiters: *maxWaiters}
+	// A replica may take a poll to see a new version: the current catalogs'
+	// max-age (impl.CatalogCache).
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), MaxWaiters: *maxWaiters, Fresh: opts.poll}
 	api.RegisterHeldMetric(reg, srv.Held)
 	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {
