@@ -39,6 +39,16 @@ func (m *HTTPMetrics) Observer(route string, status int) prometheus.Observer {
 	return m.duration.WithLabelValues(route, statusLabel(status))
 }
 
+// RegisterHeldMetric exposes how many requests are held for a change
+// (impl.Server.Held): waits and streams, which MaxWaiters bounds.
+func RegisterHeldMetric(reg prometheus.Registerer, held func() int) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Namespace: "refdata",
+		Name:      "held_requests",
+		Help:      "Requests held for a change now: /v1/version?wait= and /v1/version/stream.",
+	}, func() float64 { return float64(held()) }))
+}
+
 // RegisterEditionMetrics exposes the size of the active edition's bodies by
 // encoding, so operators can relate memory to data, and the fields its
 // upstream added that the contract does not describe yet.

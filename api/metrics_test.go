@@ -33,7 +33,9 @@ func TestMetrics(t *testing.T) {
 	ed := st.Active()
 	reg := prometheus.NewRegistry()
 	api.RegisterEditionMetrics(reg, st.Active)
-	h, err := api.New(&impl.Server{Repo: st, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
+	srv := &impl.Server{Repo: st, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	api.RegisterHeldMetric(reg, srv.Held)
+	h, err := api.New(srv, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,8 +51,9 @@ func TestMetrics(t *testing.T) {
 		{"/v1/weapons/skins/" + skin + "?language=ja-JP", 200},
 		{"/v1/weapons/skins/00000000-0000-0000-0000-000000000000", 404},
 		{"/v1/nothing/here", 404},
+		{"/v1/version?wait=1ms", 304}, // held: a series of its own
 	} {
-		if res := check.Do(t, h, get(tc.target)); res.StatusCode != tc.status {
+		if res := check.Do(t, h, get(tc.target, "If-None-Match", ed.VersionBody().ETag())); res.StatusCode != tc.status {
 			t.Fatalf("GET %s: %d, want %d", tc.target, res.StatusCode, tc.status)
 		}
 	}
@@ -90,7 +93,7 @@ func TestMetrics(t *testing.T) {
 			}
 		}
 	}
-	for _, want := range []string{"/v1/weapons/skins/{uuid} 200", "/v1/weapons/skins/{uuid} 404", "unmatched 404"} {
+	for _, want := range []string{"/v1/weapons/skins/{uuid} 200", "/v1/weapons/skins/{uuid} 404", "unmatched 404", "/v1/version?wait 304"} {
 		if !series[want] {
 			t.Errorf("no request series %q; have %v", want, series)
 		}
@@ -218,7 +221,9 @@ func TestUnknownFieldsMetric(t *testing.T) {
 	st := &edition.Static{}
 	reg := prometheus.NewRegistry()
 	api.RegisterEditionMetrics(reg, st.Active)
-	h, err := api.New(&impl.Server{Repo: st, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
+	srv := &impl.Server{Repo: st, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{})}
+	api.RegisterHeldMetric(reg, srv.Held)
+	h, err := api.New(srv, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -41,7 +42,13 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	route  string // set by the handler (impl.Relabeler); else the route template
 }
+
+// Relabel records the answer under route instead of its route template.
+func (s *statusWriter) Relabel(route string) { s.route = route }
+
+var _ impl.Relabeler = (*statusWriter)(nil)
 
 func (s *statusWriter) WriteHeader(code int) {
 	if s.status == 0 {
@@ -71,19 +78,19 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			start := time.Now()
 			sw := writers.Get().(*statusWriter)
-			sw.ResponseWriter, sw.status = w, 0
+			sw.ResponseWriter, sw.status, sw.route = w, 0, ""
 			next.ServeHTTP(sw, r)
-			status := sw.status
+			status, route := sw.status, sw.route
 			if status == 0 {
 				status = http.StatusOK
 			}
 			sw.ResponseWriter = nil
 			writers.Put(sw)
 
-			route := "unmatched"
-			if rc := chi.RouteContext(r.Context()); rc != nil && rc.RoutePattern() != "" {
+			if rc := chi.RouteContext(r.Context()); route == "" && rc != nil && rc.RoutePattern() != "" {
 				route = rc.RoutePattern()
 			}
+			route = cmp.Or(route, "unmatched")
 			elapsed := time.Since(start)
 			if m != nil {
 				m.observe(route, status, elapsed)

@@ -52,7 +52,7 @@ func Diff(from, to Items, generatedAt time.Time) (gen.Diff, error) {
 
 // DiffBody renders a diff as the body of /v1/diff/….
 func DiffBody(d gen.Diff) ([]byte, error) {
-	b, err := encode(gen.DiffBody{Status: 200, Data: d})
+	b, err := Encode(gen.DiffBody{Status: 200, Data: d})
 	if err != nil {
 		return nil, fmt.Errorf("render diff: %w", err)
 	}

@@ -1,5 +1,7 @@
 package catalog
 
+import "github.com/refdata/refdata/envelope"
+
 // IsManifestID reports whether id is a manifest ID in its canonical form, as the
 // version record's schema has it (^[0-9A-F]{16}$) and the store names versions.
 // Having one shape, a manifest ID can never form a path.
@@ -14,4 +16,12 @@ func IsManifestID(id string) bool {
 		}
 	}
 	return true
+}
+
+// ManifestIDOf reads data.manifestId of a version record ("" when it has none).
+func ManifestIDOf(record []byte) string {
+	v, _ := envelope.Decode(record)
+	m, _ := v.(map[string]any)
+	id, _ := m["manifestId"].(string)
+	return id
 }

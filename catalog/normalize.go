@@ -204,12 +204,12 @@ func normalizeMinimap(m map[string]any) {
 	}
 }
 
-// mergeOverlay lays a translation's partial items over the en-US items:
-// objects merge key by key, arrays of objects element by element, matched by
-// "uuid", else by "tier", else by position. Items the overlay does not name
-// stay as they are. base is not modified: what the overlay touches is copied,
-// the rest shared.
-func mergeOverlay(base []any, overlay []any) []any {
+// Translate lays a translation's partial items over the en-US items by the
+// translation merge rule (fixtures/README.md): objects merge key by key, arrays
+// of objects element by element, matched by "uuid", else by "tier", else by
+// position. Items the overlay does not name stay as they are. base is not
+// modified: what the overlay touches is copied, the rest shared.
+func Translate(base, overlay []any) []any {
 	return mergeValue(base, overlay).([]any)
 }
 
@@ -307,8 +307,3 @@ func deepCopy(v any) any {
 		return v
 	}
 }
-
-// Translate lays a translation file's partial items over the en-US items by the
-// translation merge rule (fixtures/README.md), on deep copies: the localized
-// items as an upstream in the public API's shape would send them.
-func Translate(base, overlay []any) []any { return mergeOverlay(base, overlay) }

@@ -40,7 +40,7 @@ func TestMergeOverlay(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			base := parse(tc.base)
-			got := mergeOverlay(base, parse(tc.over))
+			got := Translate(base, parse(tc.over))
 			if want := parse(tc.want); !reflect.DeepEqual(got, want) {
 				t.Errorf("got %v, want %v", got, want)
 			}

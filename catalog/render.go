@@ -128,11 +128,15 @@ func Render(s *Snapshot) (*Rendered, error) {
 	if err := normalizeVersion(s.Version, r.Fills); err != nil {
 		return nil, err
 	}
-	if err := convert(s.Version, &r.Version); err != nil {
+	vb, err := json.Marshal(s.Version) // into gen's type, through JSON
+	if err == nil {
+		err = json.Unmarshal(vb, &r.Version)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("version record: %w", err)
 	}
 	r.ManifestID = r.Version.ManifestId
-	vb, err := encode(r.Version)
+	vb, err = Encode(r.Version)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +303,7 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 	trees[DefaultLocale] = flatten(src, items)
 	for loc, lang := range Locales {
 		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
-			merged := mergeOverlay(items, over)
+			merged := Translate(items, over)
 			if err := normalizeTranslated(src, merged); err != nil {
 				return err
 			}
@@ -497,13 +501,13 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 			n += len(ns)
 		}
 		summary = append(summary, gen.LocaleSummary{Locale: loc, Tables: len(t), Entries: n})
-		b, err := encode(t)
+		b, err := Encode(t)
 		if err != nil {
 			return fmt.Errorf("render locres %s: %w", loc, err)
 		}
 		r.Locres[i] = &Doc{JSON: itemEnvelope(b), Lang: loc}
 	}
-	b, err := encode(summary)
+	b, err := Encode(summary)
 	if err != nil {
 		return fmt.Errorf("render locres list: %w", err)
 	}
@@ -511,20 +515,9 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 	return nil
 }
 
-// convert converts a decoded JSON value into a gen type.
-func convert(v any, into any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(b, into)
-}
-
 // Encode marshals v as every body is written: without HTML escaping, so text
 // such as "R&D" keeps its bytes, and without a trailing newline.
-func Encode(v any) ([]byte, error) { return encode(v) }
-
-func encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
+func Encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
 
 // appendEncoded appends v, as encode renders it, to b.
 func appendEncoded(b []byte, v any) ([]byte, error) {

@@ -39,13 +39,29 @@ func (e *FileError) Unwrap() error { return e.Err }
 // A missing catalog file leaves its category out of Sources; a file that is not
 // JSON, is truncated, or has the wrong envelope is an error naming the file.
 func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
+	return loadSnapshot(dir, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
+}
+
+// LoadFiles reads a snapshot held in memory (slash paths of the snapshot
+// layout) as LoadSnapshot reads a directory.
+func LoadFiles(files map[string][]byte) (*Snapshot, error) {
+	return loadSnapshot(".", func(name string) ([]byte, error) {
+		if b, ok := files[name]; ok {
+			return b, nil
+		}
+		return nil, &fs.PathError{Op: "read", Path: name, Err: fs.ErrNotExist}
+	})
+}
+
+// loadSnapshot reads the snapshot under dir with read, which reads a whole file.
+func loadSnapshot(dir string, read func(name string) ([]byte, error)) (*Snapshot, error) {
 	s := &Snapshot{
 		Sources:  map[Category][]any{},
 		Overlays: map[string]map[Category][]any{},
 		Locres:   map[string]map[string]map[string]string{},
 	}
 	var version any
-	if err := readEnveloped(fsys, path.Join(dir, "version.json"), &version); err != nil {
+	if err := readEnveloped(read, path.Join(dir, "version.json"), &version); err != nil {
 		return nil, err
 	}
 	vm, ok := version.(map[string]any)
@@ -80,11 +96,11 @@ func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 	for _, f := range files {
 		g.Go(func() error {
 			if f.c >= 0 {
-				f.items, f.err = readItems(fsys, path.Join(dir, f.loc, f.c.File()))
+				f.items, f.err = readItems(read, path.Join(dir, f.loc, f.c.File()))
 				return nil
 			}
 			name := path.Join(dir, "locres", f.loc+".json")
-			b, err := fs.ReadFile(fsys, name)
+			b, err := read(name)
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				f.err = err
@@ -118,9 +134,9 @@ func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 	return s, nil
 }
 
-func readItems(fsys fs.FS, name string) ([]any, error) {
+func readItems(read func(string) ([]byte, error), name string) ([]any, error) {
 	var v any
-	if err := readEnveloped(fsys, name, &v); err != nil {
+	if err := readEnveloped(read, name, &v); err != nil {
 		return nil, err
 	}
 	items, ok := v.([]any)
@@ -132,8 +148,8 @@ func readItems(fsys fs.FS, name string) ([]any, error) {
 
 // readEnveloped decodes a file holding either the API's {"status":200,"data":…}
 // body or the bare data (envelope's rules).
-func readEnveloped(fsys fs.FS, name string, into *any) error {
-	b, err := fs.ReadFile(fsys, name)
+func readEnveloped(read func(string) ([]byte, error), name string, into *any) error {
+	b, err := read(name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return err

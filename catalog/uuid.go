@@ -1,5 +1,7 @@
 package catalog
 
+import "encoding/hex"
+
 // UUID is an item UUID as 16 bytes, so lookups ignore letter case and never
 // allocate.
 type UUID [16]byte
@@ -10,45 +12,26 @@ func ParseUUID(s string) (UUID, bool) {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return u, false
 	}
-	j := 0
-	for i := 0; i < 36; {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++
-			continue
-		}
-		hi, ok1 := unhex(s[i])
-		lo, ok2 := unhex(s[i+1])
-		if !ok1 || !ok2 {
-			return u, false
-		}
-		u[j] = hi<<4 | lo
-		j++
-		i += 2
+	var digits [32]byte
+	n := 0
+	for _, part := range [...]string{s[:8], s[9:13], s[14:18], s[19:23], s[24:]} {
+		n += copy(digits[n:], part)
 	}
-	return u, true
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
+	_, err := hex.Decode(u[:], digits[:])
+	return u, err == nil
 }
 
 // String formats the UUID in lowercase 8-4-4-4-12 form.
 func (u UUID) String() string {
-	const hexd = "0123456789abcdef"
-	b := make([]byte, 0, 36)
-	for i, x := range u {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			b = append(b, '-')
-		}
-		b = append(b, hexd[x>>4], hexd[x&0xf])
-	}
-	return string(b)
+	var b [36]byte
+	hex.Encode(b[:], u[:4])
+	b[8] = '-'
+	hex.Encode(b[9:], u[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:], u[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:], u[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:], u[10:])
+	return string(b[:])
 }

@@ -195,11 +195,7 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 	}
 	for _, se := range flattenSchemaErrors(err) {
 		p := ptr + pointer(se.JSONPointer())
-		reason := se.Reason
-		if reason == "" {
-			reason = se.Error()
-		}
-		v.reject(file, id, p, reason)
+		v.reject(file, id, p, cmp.Or(se.Reason, se.Error()))
 	}
 }
 
@@ -291,14 +287,7 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 // fields a partial item carries are served in its locale: they are bounded as
 // en-US's are, and it returns how many bytes they hold.
 func (v *Validation) checkOverlay(c Category, file string, base, over []any) (unknownBytes int) {
-	byID := map[string]any{}
-	for _, it := range base {
-		if m, ok := it.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				byID[id] = m
-			}
-		}
-	}
+	byID := ItemsByUUID(base)
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		v.reject(file, "", "", err.Error())
@@ -322,10 +311,10 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) (un
 			v.reject(file, id, ptr+"/uuid", "translation names no en-US item of this version")
 			continue
 		}
-		// mergeOverlay shares what the overlay leaves alone, and
+		// Translate shares what the overlay leaves alone, and
 		// normalizeItems converts in place (the callouts): copy, so the
 		// snapshot stays as it was.
-		merged := mergeOverlay([]any{deepCopy(b)}, []any{deepCopy(m)})
+		merged := Translate([]any{deepCopy(b)}, []any{deepCopy(m)})
 		if err := normalizeItems(c, merged, map[Fill]int{}); err != nil {
 			v.reject(file, id, ptr, err.Error())
 			continue
@@ -333,6 +322,19 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) (un
 		v.check(sc, merged[0], file, id, ptr)
 	}
 	return unknownBytes
+}
+
+// ItemsByUUID indexes the items that are objects with a string uuid.
+func ItemsByUUID(items []any) map[string]map[string]any {
+	byID := map[string]map[string]any{}
+	for _, it := range items {
+		if m, ok := it.(map[string]any); ok {
+			if id, ok := m["uuid"].(string); ok {
+				byID[id] = m
+			}
+		}
+	}
+	return byID
 }
 
 func arrayField(m map[string]any, k string) []any {

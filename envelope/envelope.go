@@ -45,6 +45,19 @@ func Decode(b []byte) (any, error) {
 	return Open(v)
 }
 
+// DecodeArray is Decode for a body whose data must be an array.
+func DecodeArray(b []byte) ([]any, error) {
+	v, err := Decode(b)
+	if err != nil {
+		return nil, err
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return nil, &Error{Reason: "wrong envelope: data is not an array"}
+	}
+	return items, nil
+}
+
 // Open returns the data of a decoded value: an envelope's "data", or the value
 // itself when it is not an envelope.
 func Open(v any) (any, error) {

@@ -1526,6 +1526,13 @@ type DiffCategories struct {
 	Weaponsskins         CategoryDiff `json:"weapons/skins"`
 }
 
+// DiffCount defines model for DiffCount.
+type DiffCount struct {
+	Added   int `json:"added"`
+	Changed int `json:"changed"`
+	Removed int `json:"removed"`
+}
+
 // DiffSummary defines model for DiffSummary.
 type DiffSummary struct {
 	TotalAdded   int `json:"totalAdded"`
@@ -3658,6 +3665,29 @@ type VersionBody struct {
 	Status int `json:"status"`
 }
 
+// VersionEvent The `data` of a `/v1/version/stream` event: the version now active and, when the
+// server has its diff from the version before it (as `/v1/diff/latest`), the diff's
+// summary; else `diff` is `null`.
+type VersionEvent struct {
+	Diff *VersionEventDiff `json:"diff"`
+
+	// ManifestId Example: 05E83EB5E32657B9
+	ManifestId string `json:"manifestId"`
+
+	// Version Example: 03.10.00.639263
+	Version string `json:"version"`
+}
+
+// VersionEventDiff defines model for VersionEvent.diff.
+type VersionEventDiff struct {
+	// Categories The catalogs that changed, named by their path after `/v1/`, with how many items were added, removed and changed; catalogs with no change are left out.
+	Categories map[string]DiffCount `json:"categories"`
+
+	// FromVersion Manifest ID of the version before.
+	FromVersion string      `json:"fromVersion"`
+	Summary     DiffSummary `json:"summary"`
+}
+
 // Weapon A weapon with its stats, shop data and skins.
 type Weapon struct {
 	AssetPath string `json:"assetPath"`
@@ -3926,6 +3956,9 @@ type ToVersion = string
 
 // Uuid Example: 63e6c2b6-4a8e-869c-3d4c-e38355226584
 type Uuid = string
+
+// Wait Example: 60s
+type Wait = string
 
 // AgentItem defines model for AgentItem.
 type AgentItem struct {
@@ -4243,6 +4276,9 @@ type ThemeItem struct {
 type ThemeList struct {
 	union json.RawMessage
 }
+
+// Unavailable The body of every non-2xx response.
+type Unavailable = Error
 
 // VersionItem defines model for VersionItem.
 type VersionItem = VersionBody
@@ -4940,6 +4976,21 @@ type GetThemeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetVersionParams defines parameters for GetVersion.
+type GetVersionParams struct {
+	// Wait How long to hold the request for another version (with `If-None-Match`, see the
+	// operation): a Go duration (`60s`, `2m`, `1m30s`) or whole seconds (`60`), at most
+	// `120s`; `0` answers at once. Anything else, or longer, is 400 and the message says
+	// the form and the limit.
+	Wait *Wait `form:"wait,omitempty" json:"wait,omitempty"`
+}
+
+// StreamVersionsParams defines parameters for StreamVersions.
+type StreamVersionsParams struct {
+	// LastEventID The `id` of the last event received; `EventSource` sends it when it reconnects.
+	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
 // ListWeaponsParams defines parameters for ListWeapons.
@@ -22081,10 +22132,41 @@ type ClientInterface interface {
 	// GetVersion Get the active game version
 	//
 	// Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-	// patch; then read `/v1/diff/latest`.
+	// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+	// of the answer you hold in `If-None-Match`, the request is held while that is
+	// still the answer (it would be 304), and answered 200 as soon as another version
+	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+	// that is already stale, the answer comes at once. While the server shuts down a
+	// held request is answered 304 at once (ask again: another replica answers).
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
-	GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+	GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// StreamVersions Server-Sent Events, one per version activated
+	//
+	// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+	// it) with one event per version that becomes active on this server:
+	//
+	// ```
+	// id: 05E83EB5E32657B9
+	// event: version
+	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// ```
+	//
+	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+	// the `VersionEvent` schema: the version and the summary of its diff from the
+	// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+	// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+	// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+	// version gets the active one's event at once, so a client that reconnects
+	// misses no activation but those in between. A comment line (`: keep-alive`)
+	// every 25 seconds keeps proxies from closing the connection. The server ends a
+	// stream after 15 minutes, and at once while it shuts down: reconnect (with
+	// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+	// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+	//
+	// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+	StreamVersions(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// ListVersions The retained versions, newest first
 	//
@@ -23209,11 +23291,52 @@ func (c *Client) GetTheme(ctx context.Context, uuid Uuid, params *GetThemeParams
 // GetVersion Get the active game version
 //
 // Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-// patch; then read `/v1/diff/latest`.
+// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+// of the answer you hold in `If-None-Match`, the request is held while that is
+// still the answer (it would be 304), and answered 200 as soon as another version
+// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+// that is already stale, the answer comes at once. While the server shuts down a
+// held request is answered 304 at once (ask again: another replica answers).
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
-func (c *Client) GetVersion(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewGetVersionRequest(c.Server)
+func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetVersionRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// StreamVersions Server-Sent Events, one per version activated
+//
+// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+// it) with one event per version that becomes active on this server:
+//
+// ```
+// id: 05E83EB5E32657B9
+// event: version
+// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// ```
+//
+// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+// the `VersionEvent` schema: the version and the summary of its diff from the
+// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+// version gets the active one's event at once, so a client that reconnects
+// misses no activation but those in between. A comment line (`: keep-alive`)
+// every 25 seconds keeps proxies from closing the connection. The server ends a
+// stream after 15 minutes, and at once while it shuts down: reconnect (with
+// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+//
+// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+func (c *Client) StreamVersions(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewStreamVersionsRequest(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -26930,7 +27053,7 @@ func NewGetThemeRequest(server string, uuid Uuid, params *GetThemeParams) (*http
 }
 
 // NewGetVersionRequest constructs an http.Request for the GetVersion method
-func NewGetVersionRequest(server string) (*http.Request, error) {
+func NewGetVersionRequest(server string, params *GetVersionParams) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -26948,9 +27071,78 @@ func NewGetVersionRequest(server string) (*http.Request, error) {
 		return nil, err
 	}
 
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Wait != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "wait", *params.Wait, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewStreamVersionsRequest constructs an http.Request for the StreamVersions method
+func NewStreamVersionsRequest(server string, params *StreamVersionsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/version/stream")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+
+		if params.LastEventID != nil {
+			var headerParam0 string
+
+			headerParam0, err = runtime.StyleParamWithOptions("simple", false, "Last-Event-ID", *params.LastEventID, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationHeader, Type: "string", Format: ""})
+			if err != nil {
+				return nil, err
+			}
+
+			req.Header.Set("Last-Event-ID", headerParam0)
+		}
+
 	}
 
 	return req, nil
@@ -28022,12 +28214,45 @@ type ClientWithResponsesInterface interface {
 	// GetVersionWithResponse Get the active game version
 	//
 	// Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-	// patch; then read `/v1/diff/latest`.
+	// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+	// of the answer you hold in `If-None-Match`, the request is held while that is
+	// still the answer (it would be 304), and answered 200 as soon as another version
+	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+	// that is already stale, the answer comes at once. While the server shuts down a
+	// held request is answered 304 at once (ask again: another replica answers).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
-	GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+	GetVersionWithResponse(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*GetVersionResponse, error)
+
+	// StreamVersionsWithResponse Server-Sent Events, one per version activated
+	//
+	// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+	// it) with one event per version that becomes active on this server:
+	//
+	// ```
+	// id: 05E83EB5E32657B9
+	// event: version
+	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// ```
+	//
+	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+	// the `VersionEvent` schema: the version and the summary of its diff from the
+	// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+	// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+	// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+	// version gets the active one's event at once, so a client that reconnects
+	// misses no activation but those in between. A comment line (`: keep-alive`)
+	// every 25 seconds keeps proxies from closing the connection. The server ends a
+	// stream after 15 minutes, and at once while it shuts down: reconnect (with
+	// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+	// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+	StreamVersionsWithResponse(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*StreamVersionsResponse, error)
 
 	// ListVersionsWithResponse The retained versions, newest first
 	//
@@ -34699,6 +34924,7 @@ type GetVersionResponse304Headers struct {
 // GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
 type GetVersionResponse503Headers struct {
 	CacheControl string
+	RetryAfter   *string
 }
 
 type GetVersionResponse struct {
@@ -34711,7 +34937,7 @@ type GetVersionResponse struct {
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
-	JSON503 *NoVersion
+	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
@@ -34736,7 +34962,7 @@ func (r GetVersionResponse) GetJSON500() *InternalError {
 }
 
 // GetJSON503 returns the response for an HTTP 503 `application/json` response
-func (r GetVersionResponse) GetJSON503() *NoVersion {
+func (r GetVersionResponse) GetJSON503() *Unavailable {
 	return r.JSON503
 }
 
@@ -34763,6 +34989,79 @@ func (r GetVersionResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetVersionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// StreamVersionsResponse200Headers the declared response headers of an HTTP 200 response for StreamVersions
+type StreamVersionsResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	XAccelBuffering            string
+}
+
+// StreamVersionsResponse503Headers the declared response headers of an HTTP 503 response for StreamVersions
+type StreamVersionsResponse503Headers struct {
+	CacheControl string
+	RetryAfter   *string
+}
+
+type StreamVersionsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *Unavailable
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *StreamVersionsResponse200Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *StreamVersionsResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r StreamVersionsResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r StreamVersionsResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r StreamVersionsResponse) GetJSON503() *Unavailable {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r StreamVersionsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r StreamVersionsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r StreamVersionsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r StreamVersionsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36605,17 +36904,56 @@ func (c *ClientWithResponses) GetThemeWithResponse(ctx context.Context, uuid Uui
 // GetVersionWithResponse Get the active game version
 //
 // Poll this: a changed `manifestId`, `buildVersion` or `buildDate` signals a new
-// patch; then read `/v1/diff/latest`.
+// patch; then read `/v1/diff/latest`. Or wait for it: with `wait` and the `ETag`
+// of the answer you hold in `If-None-Match`, the request is held while that is
+// still the answer (it would be 304), and answered 200 as soon as another version
+// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
+// that is already stale, the answer comes at once. While the server shuts down a
+// held request is answered 304 at once (ask again: another replica answers).
 //
 // Returns a wrapper object for the known response body format(s).
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
-func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
-	rsp, err := c.GetVersion(ctx, reqEditors...)
+func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*GetVersionResponse, error) {
+	rsp, err := c.GetVersion(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
 	return ParseGetVersionResponse(rsp)
+}
+
+// StreamVersionsWithResponse Server-Sent Events, one per version activated
+//
+// A `text/event-stream` (Server-Sent Events, as a browser's `EventSource` reads
+// it) with one event per version that becomes active on this server:
+//
+// ```
+// id: 05E83EB5E32657B9
+// event: version
+// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// ```
+//
+// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
+// the `VersionEvent` schema: the version and the summary of its diff from the
+// version before it (what `/v1/diff/latest` serves, as counts). The first event is
+// the active version, sent at once, unless `Last-Event-ID` (which `EventSource`
+// sends when it reconnects) names it already; a `Last-Event-ID` naming any other
+// version gets the active one's event at once, so a client that reconnects
+// misses no activation but those in between. A comment line (`: keep-alive`)
+// every 25 seconds keeps proxies from closing the connection. The server ends a
+// stream after 15 minutes, and at once while it shuts down: reconnect (with
+// `Last-Event-ID`), perhaps to another replica. `HEAD` answers the header alone.
+// Never cached (`no-store`) nor buffered by a proxy (`X-Accel-Buffering: no`).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/version/stream (the `StreamVersions` operationId).
+func (c *ClientWithResponses) StreamVersionsWithResponse(ctx context.Context, params *StreamVersionsParams, reqEditors ...RequestEditorFn) (*StreamVersionsResponse, error) {
+	rsp, err := c.StreamVersions(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseStreamVersionsResponse(rsp)
 }
 
 // ListVersionsWithResponse The retained versions, newest first
@@ -48947,7 +49285,7 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		response.JSON500 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
-		var dest NoVersion
+		var dest Unavailable
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -49068,6 +49406,104 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 				return nil, err
 			}
 			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseStreamVersionsResponse parses an HTTP response from a StreamVersionsWithResponse call
+func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &StreamVersionsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest Unavailable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers StreamVersionsResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("X-Accel-Buffering"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Accel-Buffering", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XAccelBuffering = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 503:
+		var headers StreamVersionsResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = &value
 		}
 		response.Headers503 = &headers
 	}
@@ -50923,7 +51359,10 @@ type ServerInterface interface {
 	GetTheme(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetThemeParams)
 	// GetVersion Get the active game version
 	// (GET /v1/version)
-	GetVersion(w http.ResponseWriter, r *http.Request)
+	GetVersion(w http.ResponseWriter, r *http.Request, params GetVersionParams)
+	// StreamVersions Server-Sent Events, one per version activated
+	// (GET /v1/version/stream)
+	StreamVersions(w http.ResponseWriter, r *http.Request, params StreamVersionsParams)
 	// ListVersions The retained versions, newest first
 	// (GET /v1/versions)
 	ListVersions(w http.ResponseWriter, r *http.Request)
@@ -51361,7 +51800,13 @@ func (_ Unimplemented) GetTheme(w http.ResponseWriter, r *http.Request, uuid Uui
 
 // GetVersion Get the active game version
 // (GET /v1/version)
-func (_ Unimplemented) GetVersion(w http.ResponseWriter, r *http.Request) {
+func (_ Unimplemented) GetVersion(w http.ResponseWriter, r *http.Request, params GetVersionParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// StreamVersions Server-Sent Events, one per version activated
+// (GET /v1/version/stream)
+func (_ Unimplemented) StreamVersions(w http.ResponseWriter, r *http.Request, params StreamVersionsParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -53752,8 +54197,68 @@ func (siw *ServerInterfaceWrapper) GetTheme(w http.ResponseWriter, r *http.Reque
 // GetVersion operation middleware
 func (siw *ServerInterfaceWrapper) GetVersion(w http.ResponseWriter, r *http.Request) {
 
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetVersionParams
+
+	// ------------- Optional query parameter "wait" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "wait", r.URL.Query(), &params.Wait, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "wait"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "wait", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		siw.Handler.GetVersion(w, r)
+		siw.Handler.GetVersion(w, r, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// StreamVersions operation middleware
+func (siw *ServerInterfaceWrapper) StreamVersions(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params StreamVersionsParams
+
+	headers := r.Header
+
+	// ------------- Optional header parameter "Last-Event-ID" -------------
+	if valueList, found := headers[http.CanonicalHeaderKey("Last-Event-ID")]; found {
+		var LastEventID string
+		n := len(valueList)
+		if n != 1 {
+			siw.ErrorHandlerFunc(w, r, &TooManyValuesForParamError{ParamName: "Last-Event-ID", Count: n})
+			return
+		}
+
+		err = runtime.BindStyledParameterWithOptions("simple", "Last-Event-ID", valueList[0], &LastEventID, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""})
+		if err != nil {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "Last-Event-ID", Err: err})
+			return
+		}
+
+		params.LastEventID = &LastEventID
+
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.StreamVersions(w, r, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -54386,6 +54891,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/version", wrapper.GetVersion)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/version/stream", wrapper.StreamVersions)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/diff/latest", wrapper.GetLatestDiff)
 	})
 	r.Group(func(r chi.Router) {
@@ -54430,409 +54938,441 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37chs50if6KgidjbA0S+piy2q3FB0bsix3+/t8C0nunu+M+pwCq5IkRlVADYASxe5wxPy1D7BxIvYN",
-	"5kX2TeZJTiCBupAsklWyiirb1TPRLZK4JvKXmUgAmX9u+SKKBQeu1dbxn1tjoAFI/PPU90GpM8G1FOFp",
-	"GIrJB8lGjJvfAlC+ZLFmgm8db519uLgkQyHJQIqJAkloHKsTQsMJnSri/cXb3eptSfhHwiQEW8daJtDb",
-	"Uv4YImoagzsaxSFsHW/9Zau3paex+VNpyfho6/Pn3uxAzu9ioeCXfJiLQzkhIWg1MxgigQbEO7+iI69H",
-	"vL/2X1FN+7+CVExwj1AeEM90AFz331I+SugIKo/atNojs232yHxzpVM7o/4Y3MxKJpNICVwTn2oaihGR",
-	"ItGg7Gj3bg/2QuFLUP/+57884sXJIGR+j0T0rk9H8NP7HlGahtCfjFkIfQm3NGQB1fDTe693zd8TPQai",
-	"QN6CfKKI0kICiUUYEsY1yFtq/iCTsQhNKV/wQJFtqkkIVGlycEIOyGBKAhjSJNQ7J9dcj4FJEjPOIUgH",
-	"uo2jvLUUUXt/RpSzISj9Jvi8Z0a9k08lYMPh3p9DKaLPe39q8dm75gtTenbw/NnR/v5+j7AoSjQdhOCd",
-	"kGIf3lyDIdWgdLEtLvq+oblHtnOSELgFOSWaRXBCKHm2f0iYIv4YaLxzYgkVg08C4SeRAUrZ2MywlhD8",
-	"aN/bveYVmWm+4YOlzR6Uc5Rlu3Pui8B8t8BU3kB6REjijf5gsUcmY+A4xYEIpjhtEcUSlIKAbPtjoYCb",
-	"lfYMCGPdT9v1yD/6tzRMQPUM0HTIyJBJpYnghBLNYOeE0IEy3GsEAwuAa6anBlKFWfMk2jr+29ZAbvW2",
-	"zHC2fl8xpQxIC1O6GgMJhU9DyGbyRBENd9pMiHGyrcD+dPrxDSnU3TnB0Xmha/onGoZeD0sevCC+CMz0",
-	"fBFFtK8gppJqCKpKBeD9T5erluit8KmdQNl8HJI+XbwlYmh5kEZABlMN6pjMAus62d9/5ufows/gkaEw",
-	"UhsCs4B6DNfcjBuUfqJITPWY0KEGiW1Z4DCtyD8SAwWqCK7dtunYs2PxHKx3qjPzzCj3n5+/eHb+8vn5",
-	"s6dHz394+ePeBGhsflA3jKv/ka3B32n/Pz6WEs4IWCdfF4n2zk2fvHmVUmxkKOb6z3ncN98aSVN1JecH",
-	"Xjo2owQWB3WppeAj4jArpB0ZM/rIgAy4RhYg20D9MfEtYxALMTKmCpdETPhO75oHINktBDh0/N7xgsWW",
-	"T0P7BbkBiHOGMeMi1JdCqZQUaveaXwKuNxlQ/8YgxHsz7L8XHPrvqPbHHtGCjEBbYVh9va+3+P7t6B3s",
-	"//HH89+i179Of04umeY3P8jrrVKq/UrldJFqp85wmJc5VRdsrl5Jz597WwbOEWhnRbyWIqrDWhlXCRSY",
-	"VFqWItsHR2QMdzQAn0U0JAEbMa12zMiN5bRlcLfV2+I0MuMxVe7PhBG9ewt8pMdbx0eHZdR9oz6GdGr0",
-	"5NmYSuprkCX6wPTpkZApw2o8RFFB6MgoOkJJHNIpSOJTTmLm35wQb0hDBV5eVOgxSGMdGPniCxnk2DOs",
-	"qFDEUsIF78duOMRPx7OzS97CUBOR6J5Tw9j17jU/5VNjyGnsXRnNzKd6bIABoQIj2Q/39wmnkfnKdKkn",
-	"glidZDkWCY7yLKc4KyFJmUoyRNnqbeFcy7XScnX01qoixymohoYMwkAdE8Gz73MFYzSQUTxIKEsDp82o",
-	"0ac+XHMrH/Bb9gcEhUbJAHwRoVVIxODv4GtyA9NM5mfdnBCnA6+59+9//uvU9GenrXZ2yStryBFUWmZJ",
-	"MrIfFwxFQkMlCEV0mQ6ndu2veWGZ3PQUuKUg214A/QCM2X369q230yMo1tLdwZiqHiofLYFq+4tCc9I2",
-	"gIwJARmDBLK9aKQbBgCFg3QlVQxhyPjImW7222uefm0YB9mWg0GvAh7sktMS1rLDUiKtkAkMMmK3wK95",
-	"ZGxmPTaE574ZXK7DAui/Ojdq+OlR9t1Q9l9feDuWoCClkG7sTC/n1zDfPeRM+t8kDLeOt/6vvXzvtufW",
-	"ci8lzAd5GoaWUXGXYJlykVk/zHCkSuJYSENFx4GOReksFpeIM1unokBDElWRYu8yu2atZKZEgqbMGE6p",
-	"gC4XyAszWiahc6OqQTn9kY6gqjhhGiLHN86oiekISiUL2Z6bJEJvKKSF1+nHN09Ubvt6i2LASiWDglnR",
-	"a7Td4f7+sVEPdAREjcVEXXMzhLS1h+Roy1WGUFfiC3W0FjU1tBYNrvunhAXl1r9Z5SeKfPr05lWPvOgf",
-	"4v8OnpYM3Bhv1dCZmN6qTeboGRz5TwdH/UP6Avovjn70+8+CQ78Pz148e/786dOj5y8O10/ws+lMGRMf",
-	"rEPJKPY3GiLzwdm65k8axyGze6G9vyu7uPmoKJ9+GG4d/201k2DbL0Uw3frcq1DyNAxt4d9xmIsiEY2Q",
-	"niGu4SS3b8rEoqHwgqes7/w4ffSV9XNnWdloXO29pU62zO+VNWs9X/2C66tyw7NOs9Tv1C84nlY1NeOk",
-	"yvev/aKPYWX9OZdEoYmi1KvQRFa82ERhG12libR4Yc+2qhqWKexUVpXFMp97W7OuwHW1irta5Ebk0LdM",
-	"6aZwYtqujhVTeiVeznOzPRW91NfsNpPAHY46HD0Cjl7S4MIyXAUgZcrvzy20zQuWCnlyd9f/61+fmI0A",
-	"Fzo3kk9IoiC1vKjsn573CJq1PWtB9ci///kvY+doqhO1dXy4v/+5qtVzjoMoQdtVjiMzoIiGQyEjCMg2",
-	"F+STAtk/tbor4QVr3k2lVyhvjAuz94xyy2ln15D9ZRIE04b0NLZdSfZgybV6emBKdfKlky+PIV8M772F",
-	"WwibBAt2UB0xWLwabEhoynbg6cDzqOBpyNKd7aAmgCravAUYdZZvB66WgatJXNWDVB00dTjqcNQeHPEg",
-	"hMasO9N4RRSZohWsOlOsw0qHlUfDSmNKJ228Bl4qqx1TuNM7HZZag6UzkBAJ3pQTLm2+EpbSwmu1j+8K",
-	"dpjpMPOImGlIAxWbr4WbilooRU+nhzpMtQdTIopBM8OJl0CV4E0ppPl+qiFsvtZ6FZXXIAqrdMDqgNUG",
-	"YDWltcr6uR+4quqxBYh1Gq0DXhuBd8VAXoJuXqW5jurCzlWrpdQ0A0kUdDcXO3S1A13N67VCR/dE2D00",
-	"W4qzTrd16GsR+nCkhqsbU2pZDxWxlpWvoMbs41cDrQ5AHYAeF0CN6a2ZHuqCqLKmyqHUaagOYK0CmKS+",
-	"blA9meYrw8oUrqSYTMEOMx1mHhEzDWqktPlauKmhi0zxTg91mGoPpjCwmt/Y/QrXfDU8ucLr9ZAr2GGm",
-	"w8wjYqYpPVRovhZuquohV7zTQx2mWoOpV2w4rK2DVoHCNGiRsIiDUxKw4ZAMQE8AOEbLKgbIUx2rfyGr",
-	"t5TJDJ3kKpGNkTdnWGwoZET11vHWgHGKwXtKYrssPkt3nPREEcVprMZCE6oIJaaDfiGuqKaSUOmP2W0n",
-	"X5HpXjEVC8XKo4F6VGvqjyPg+oQMWQicRvDT9ZaEYWD4ojz6566mcnf0x/VW5aiJa7qZD3CUdbAyHGYV",
-	"LHwhf78O4c4I0YaM+bT5SkZJWnitMT8M4Q6jPHWWR2d5PIJSSBm1IWu+2Hwt4FS05jP4dOZ8B6rWgOpn",
-	"GsH5bXNB7rL2K0EqK71WGeE2AG67iHcdcB4ZOA2po5n264GnokLKIdRppA5YrQLWOxHA+T8SFsd00Fgw",
-	"g8WOKsNstlo1ZRWJAAhklTp0dehqBboa1F+LHd0TYXU02hzOOt3Woa916GtYo9VCWXXt1YGmA80jgqZh",
-	"RVVbPdVWSp0m6kDVGlABberFjWm6GpCArn9jEzPwETojoN0jmw4sjwWWprSPa7oyYCpqnRnYdJqnA1Nr",
-	"wPSGa5CchjZbxL2yXDDXhE1Jd0IkaDklIXWZEV3qiucPlbrCZRIcUhZCYDP0RaAUphGjU0UmY6p7Wc5B",
-	"5gNR2nyfxJibwkXDl0Fjb1wLPVSSI4Xya/WvjRQ+wMKdxOgkxiNIjAK7NqSF53qoC6KKOrkIpU4ldwBr",
-	"D8CQxy6TKKKy/mOJ9YkwCy0vu+l9VZ7MVZEJ02OrW9kfqQuFSWLvbRJNByF018AfDB3fHGu/o3FDRtc7",
-	"GlfSE+9ovNbIimjcif5O9D8OPhqyqVzLVTFS0YaKaNyZTh1+2oMfpsyHpnSMbb0ahmzZ9brGluvw0uHl",
-	"8fDSlM7JW6+Dmaq6x5bu9E+Hp9bg6b0o1KzvSeci5V/CIrfznoJe7lJ/9uUu9fd5n1pY57rp85hwwYFM",
-	"qMqHwrgWmWMd5BNFlBYSekTIwteEqWuuNAtDEgpq2IYwvUuuFv30zB/PTI1se3sSaDD9wyM6kVyRp/v7",
-	"ZDIGjimysV3TRbCze81ncfwFqLDrpl+LhAf3XrYJ0Fhw6x5JEhaQffdPv+Rf6T9GRqW0n38ce0JCprQh",
-	"a0SoJnu3B3u2DzWTDvzwQRhAJf7YvSW1UrKXjUtIfPSPRyfvhX4nAjZkECw+MrZZxWMJCrhGkhFOI+Qa",
-	"4r0Z9t8LDv13VPtjjzDDOYZBbEwNfUK4IAMRTDvp3IDraN7oRKz6VNNQjIgUiQbVI1Q5V56B3NigXpvF",
-	"yHnry15oV5fBDo4XRg7cD4547MdH5NkPR6f7h2dnPz7/8YfDHw6O3KGgEVlP1Jy9YFhyHoJkW2k6svJr",
-	"5+HFriYo60pPMKe75CKXi7sPKus+DP4OOPeGdklZ+5Vsvqz02p2SSEt2tl1n2z2CbZdxakO7pZn262Gn",
-	"4o4pQ1C3Z+pw1RpcfXQEKcBJw53eG+sonMXRXDQqTn65evf2OQmEn0TA0V5ZG2XI1SKx0bbb2ECPfLp6",
-	"3X+x0yMSeAASAiK4D4TygPiGGQISsht8nCun1kzF3Yxp4om65mLCiRmxsSHO+ShkanxCAqqp/XYbo0wY",
-	"W1jtmCIOZBZaxB8LBbxHIipvIMANxDVnWhEvpHzk9XAU3jwDebY9osdUpyCd3xJ9AzCdC2O051lq7Plj",
-	"ykegPOLFySBkfo9w0cel8si2HsOUDIUZdYmQ2zkh3l4gfDXX1t6fQymiz3t/avG50G5E7/p0BD8929/v",
-	"EaVpCP3JmIXQl3BLQxZQDT8d7VeOkDQ/3NLIR+0SOJfgJ5Lpaf+jCJk/XVyWS/xbGfJMQ7OVGAqulUWP",
-	"4NxoHMEVETycEkNjosdm/4e+ghPCIjoCRWiohP11rHWsHGiYL7jaWU3ch9mXzHGa4dM4XwHvhAhOvD2v",
-	"R+Z/6pG/9l8LOaEygKD/UQotPDN6RdyqE19EkSFGilggOHgglMRS3E3NrllIvW6eORPNjaCUh/7aT9fv",
-	"ahpD/wPOTJUI0XBidhweF4qz4bAyI7vyS/r+Yn1Qdhu1WaWAm0ezyhTles/GnTN/HhM632gqw83P6gkJ",
-	"6VQkOrsbc83tTrFHKDGzRC6ZGEk9MXUnUvARwgO/04IEgmwPhSSUPDdihqYGGGGBUxWjaz62O3Ti00QB",
-	"STheAEXYME68v/YvbJ3+m8DbsVojZPxGkQH1b0wnTnr2LMroNbeCLxSjnv05Faq75L3RdE71fftqJYdA",
-	"H30DNTBgK6wU4mvF51XORzEWqSvuHg/qiNaQTkGeURk05E7IO6i0J8qLr3/LhEWJT2XQbX26rc9jbH0y",
-	"Zm3IpzDbQU0AVX3blMOo8yt04GoZuK6YbixkUaGHGtDC8lWVkzaFOwB1AHpcADWqnrIe6oKonoJCKHUa",
-	"qgNYewAmIWIgzwQfggTuN6an5vupBrT5Wut1lq1B/KxKB6wOWG0AVlP6q6yf+4Grqi5bgFin0TrgtQ14",
-	"b8VINKvLTA91gGbKV9ZfGmhEQjESHYo6FD0uippVXGkPdZFUU1lleOp0VYeyFqFMDODBQitga6vCKUjA",
-	"pglThIaG+7fHQEM9/mOHCGmvAucPMLbtM4idh735ewlUNfY40jZeSZLYomvVscJinXTopMMjSAfLow2p",
-	"37zxGnipqHQtajpN22GpPVi6YfxsLEVEm9I9WQfV8JQVX6+DbhgnPpbtwNOB51HB05QymumgJoCqKqUc",
-	"Rp1m6sDVKnBh5MgGFZOLTFkRVli6mlrCAJYdcDrgPCZwGlRKWfv1wFNHJdkYsJ1G6oDVGmDFkk6b0kam",
-	"7WpgMiXXayFTqsNJh5PHwkmjplvWQXXEVDTeTNHOeuvA0wLwNGW+zXRQE0BVDbgcRp0F14GrZeBqElf1",
-	"IFUHTR2OOhy1Bkf4zPjqXinnV6Iib3fVfY1iSguDC8GhY/uO7Rtn+6sxRE09BMG2K6kOLLl2J6NNqU49",
-	"dDh5LJw0ZGZlbVfHSkUzCxHTmVkdjlqDI/fhQU0s1+Yq88rxPqZjdwDo+PwL+bzdHGYk5INy2QVoyjgE",
-	"hfZXX8C2xVN2Uz3CYQJKkyGTSnfc921y328YNb8hg9o2XslKsEXXmtQ2yH9nC3S2wKNhpSGjOm+8Bl4q",
-	"mtUu/UZnV3dYaheWLm9Ys7rHdFADT6Z4RR2EN6Q68HTgeVTwNKqM0g5qAqieUsKLhp1m6sDVDnBlqYss",
-	"awXqUlONf9MgYGboNPwoRQxSM1Dr9uCfYqUl0Og1gzAwY4tnqg4SqfSZSCxwh0JGVG8dbwUiGYSFuMk8",
-	"iQYgTfUhk3BBNVQvrvTLJAxBn/p+IqmNsFyhpkz4ZQwQvEtCzeKQgaxY8Q8hopqVPhcDLf9tvoXCpEuH",
-	"1StSsXzKv2dd2hQviO5RKi4fYlkX4qVT0zzZjkM6xRNSf0wl9TXIHRsHnWlFpAhtFg06YCEz/RrBNssh",
-	"2U/mA9MQrR0bTuwUqyEa3MyplBQ/U6VAf6R6XBIu29BS6Y9CakmZXksFifIom9oVHZXE1TaID9kfEBBN",
-	"R8rm0qOKeKcSKHlFIzoC74TwJAwJBnk3w1dIJJForGOokk19dsS9rbt+mHZgo3R/7m2ZxgzV07Dd8ySY",
-	"GeDy8Q6YGEkaj6eLQfLL+w3gFkKzeu9pBIstv+EaJKch8UUAmO/ghHDhEpSYhkqC8fe2AqYMF73xl4uy",
-	"uQUp1LiMaBjWq1Y+9pwqZtxVCTJMwrAmNzF1eksZLt9rIa/Amjeus4EQIVBuy72kCs5ys2cOgmkjGScl",
-	"PBT+DeMjx2yTMUiw+SZEIn0MbxRQ7XJQDA2yybZPY51IUGQAQyGB7D/b3T/EsBNLeGxmhK8L079go7F+",
-	"TX2nsMuKf3TC4iwF1OK0XtNQgcUJCRJr50GPcMH7mai5FLeUSPCFtOkRMNWOT6VkgIlDMH0hFyh+dgor",
-	"WRjLDQvDIUBQc+1Miyi0wrCCjYmC6sJU+fz7Qvq/VByYCczMzk5sxQrkIj5JWDAbq58GwdHh4TPaPzwY",
-	"BH04PDjsD49o0IfnL4KnRz8MD+HH52UYvBXMh7eM153dr1m9xSniKY8p1FcQgq8JdkJCxqE6h1agw5x2",
-	"RaLMgn12ZPNibF7Az0qkEmkzp0TmpEAJcxV10irYlGOkVGTMywfHm72CPi2u6lIDIdWjzdgJHzg43Y9X",
-	"C6kzGxatgIoKq/B9ZZV1X+3ykGpChaJMhFvKHPSI++tpj/wsgdMAeuRTqFlENRAhyUeqFLvF3nKopwVK",
-	"s48UAYGdrwFEgUjrWOXU6tsNcgvZDt2+7CcahscEqD/ObYos9RrlLsEhuYGpsW6m6W56Zx2/rRp0tuJX",
-	"cKe3HoKjavX2bbBOYzxz/51IA1z1ZXsZQ6RvbztTi9lr7mvqwfZb2rvUmnm3Sek2Kes3KSh+un1Kt09p",
-	"5z7FHbcstSKGBpMLZh7VtJoKtro3zfBflqPvl6urj8QWQB3RI0/392fsqqf7+9nwGdcwKvH9uh56dmhL",
-	"p9vkXFs10eJR2v3mW8POKjewWkWLjRCi1VS4SNVXc5uFJ25DsP0qgZAp3SNvONOMaiF7xB1EhiB75BK4",
-	"ZhzCnZJzi5Vm+Tfuz0gV+urdYxUNN6PBcpqu5I7md5P3YJAmtpN1WKzFLozH45ZfZ8zFhz/ejujdq0TS",
-	"cphfgi94gLvhCsfKEQQsi/CYifIGxmzXosKIJvQWKnLHZMJUtbJzi45Lbmu7DsvWcl5XRYw/DNnnRlNs",
-	"tzezuMX1KeU2Jl8mUunG71K8YkpT7le9H6HGQo8S/hHCEGrcw5jX3Iut9OaGU0qUUF/amo2TpcaVkaZJ",
-	"gkMpI8fLJAiaOmg5JQPTOtl2d87MTjEq+D8xSopaY8UscYiNaAR94CPGgWB5ElM93iUfYvqPBB7WLfaQ",
-	"RgpTv7AgAP5m+F7oDxMOwWLLtkR6DQ+zuZvdPkfXnzB1yl0zlp6VrW5ceoxtUybO8E3oJ6ckZ8d3AUOQ",
-	"imhBKMFnpmTb27s92MMqau9PozQ/ezu5n8JOxDKD9TBxWOGbyJds0Ufzw/6PR8/oUdA/fD74of9iGBz2",
-	"/SNK+0dPB08Pnj//4eA5pWtPEEq1esnKFKmwXNFnhF+KrwZtw2oQa9oObBFIaxmBrUTjEo9AB8gHBWRD",
-	"zqwM7y3xXuB4mpxrqyZqtVlzFwGyuG7UgqeuBwbFczbI+UONCCTziWYgK27PWmHRjFkAFeTnnMgkr2BI",
-	"k1Cj1EIOrHqgsShpa23lC0uwMPaFjX6Nrf2s/N4gC27cx9M2Jq6l8TtuXeTWJtVD0aJpl5pofNbtm/KG",
-	"zrXWmrLto8rmSNJuemyQQVrPG5tii/ZSgQfNnXq6nfQAO/kGTjJNjaePZ4XDnZb0VSWyFO5JRkJptwRq",
-	"/f6/vOdYikg8Ss+JgtOMM/Euz92SG4FLbK7e1q3hOB/5OhJvohWPclcdGFU4JVxYnxLCLZnRiitVT7dK",
-	"p7De+jN0b9IrOQPu7+MU+gsEQK0BliG9cgMf5PvE6t0y2N6jmQ6DX4rBxvYhKcZbZU40Ott2TXVjxnRh",
-	"odtrR27GnE65oI10OKNhKJLGoh+guRgQCSNmg45REtF40bIO14QOSftzwy2GDrFtl5utr41lV+v5YRKD",
-	"vFjR4kcqgWsS0gGE1RqdW5LCcBe76+WEWLFYTdpI5evVgLH0YCte743g4vrWqP/wS1kMmdPAer4XMnJr",
-	"FDHOIhqTWCjspUe4iBinYTgljJO/7ffIwe/HJLLRVKZm7fQYsmrM2A9P1DWfsECP8YHgGNhorIkWZASa",
-	"xOwOD/XPRBQnGgJCNQkFDYhmEZChFFHBL/1EkYmQYXDNfSFkwDj6qPGCAHZK4ycqHQoDqXr5b/QOFFET",
-	"GsemD+vYxtDIgQB1fM3vyE+27d0p+T//m9zl4WHIfyd3lz4NqbwSp0HQI9Os6J0pOp0pOi0U3b3mp2QI",
-	"EyKBhsS3S6dIyID8PVGamE8ssI53JBTSZ0jDkKjQECmcZmUsoXev+QIi7ipey5re5xbW3ZapWM6JGkZC",
-	"Tl+x4bCmHqRBUHZccSmkYYBPn968UiSWoIzEFNwyGr6OggnIYizrJSFdSnSmP6Z8VNbpG9OE6WAg9JhM",
-	"xkIBUSCZY/9bGiZAAjbESwmME8pT4dQjyg54MCXGYK/8KPPMjgWDFpYMVUIkbu9FHxEG96PP3KLb9clH",
-	"kpOvlBHAlOPNXbzzXQfH9qIH5RwkUWMx4e6F4BCozp7RUk6ojy+zKfHDRPvj2g655q7z51dNDuCHA//5",
-	"c79/+MMR9J8eUr+/f/Tihz4cvhjs/wDDF8EzuN9Vk9VbtXS1mjMGNu4geZyL85XJ3NAusbiQbdkUuCE1",
-	"POO2TXdDe+O5BW/lrrBAkU2Ro7W0KGj5emTA+xZqqf7XIu7bizP28b7RQ2qd5bJt7Tsz5SimEoy8xRI7",
-	"9eyoWgLTTaSUOiKKQTPNbuESqGpsJ4NpKSi/gYBMGA/EJI1742s0to1FoY3lrkAbM2oopF/7BG8gZBrQ",
-	"de4uK+U3xP1KgEpuFd2EcWVtNqaIwunPX2e1387cZ62Ginm6vsTeq4T+8POqV2bzVH499z+EGbwWpNBT",
-	"RsHSW9DAgytWGhDk8gN5cbR/QD5dnZ2kq2Q0LPFDoexV5Hy/QjX0zZ6w1OIaif5Cv5aEa2ZhiUS2Xejg",
-	"ndIZKE2lrjsHEQP/4jnUgls+zJzoM2RYssY5A6+1aua5q0HzZkFAtEWuLyLsuycAipimtn8yF6KETqgM",
-	"ICB0qM0nYrWakelGpt5zo1fjeDRMb4pWeQYX0TCs0fbSM0UztYtsier7cJx4CN3Ny5nm5s8C80HXlgWb",
-	"MoPLcNFKA7CMQB11FqlzxR5Qesw9XaX+zUiKhAdnIhQlgaZe9LOQP+Ti55enZAx3s6H89t0/ZYaBX73R",
-	"ExJIEaNtF1KliZ6IPI6eQkfWxc8vZ7seun/K35bdMlV6Q+mcJ1GaWzmLLXdeoPcrV/X4+M3Fh/fe7qrm",
-	"1zjBqvq/QipHUEMWGpl/JRnloxBeiQm/Z9VPcY2KdeW1ZmWRy/YJUyTh1hI8IaGYgDRf2T/M1xWfEpjm",
-	"H4T6c9DUNuJ91nyBleaWPeXv3gKMZvVEvrhLFq50USoIha/JR9lJmgeSNLX8t51c+SK5cv8z7K9IilxC",
-	"c9dUQhoEdv9hxqZOCJ3xi9i99xNFvLKNt+dcd9bfs9b99AEnmC7dAo5Wb3XMQpVYfB/MrgoCe86echfZ",
-	"Rn/O/g7RwjrIRJxxWF0rFI27L3Ukzs9/9oG0nVs1TmjyDkwzzNDUheOvl52WHIA8Hkc17wEqcG8792+X",
-	"oDdGhfaSYPMukFnG+Ao2+o5KmydRe+mDcXsf1Amy6EKVTE/tMY0YYr5ERbYvMRhzj7yCMLmDHvkoIWJJ",
-	"1CPnd36YKHZrMx1IumNUWSHX4hNDkWzURns55eVOquo9b7ldEy5+SaT4fPNi59HaKFljNhrjbb57bwyf",
-	"0x+H8LR8d/b3hPlwJmbCx2fM6H7+lYYJlP9u9PASPZ5m1NT2JuW+3VGKCajiOV+hrZJLTk+PXjwLfjjq",
-	"H74Ifui/OKTP+oew/2P/6McXz3/48XC4f3j4/H6XnFK2cTOYmWiRKAvkrxdaoADOb+jCVA65Rw5ZtQiN",
-	"pvh7Obd+LczXmHk1w+HtU4rNz7uFk96YITm/+C23kDZjOs5wRlspYiyG5q5cuw7I9oBqHQKJqVI9lwhK",
-	"SAK35o+01A5epcIsUDChMiDm25va8cTyHDfrlsd0mua7aIuZN5QAFzj9S38MQRJm8Q0X7xONWfym3svi",
-	"Smpp9iTfdrJ0YDnBq+ghQ/EmfWcPwnCbjx72eCxbLz/V98CbDRoKKfe3TPw3POO2TfdsTGPd2FWRnBVV",
-	"WSjA4uVc3w7kPrdz7UxsP1Uu5TJ1HrNQjGb2N/cPzJsOYEn0rvncAXnnWU+9GUKtXK5cODawXG4N6k89",
-	"5aIS0y62DrBySbk2nLCr/evHdLc69wJcMh9Sn4ora/UWYTz7wk+kBO5PT0j/IGM4CUZtpZxW4YxXQojP",
-	"g6/wh/mReJi5w+sRz14R84yC9c6NhvWK99ATju1AUCmactpn+YXrLAVcL73anil1RFSq/gcQCj5SRIsK",
-	"nS68qy7Mem5AvZxhVq3z/Cqu4u+Hjc87l0JEfUykP6bKzP43pse/fizHv7V/6sud2zjl0grsdBff59qp",
-	"GxpWzzrslU5tJZk3txUuqPk27/o2tQlObYA20+Ii4/8GUEijyslLbIR35+yDoBysulQc/zamVggm2UHK",
-	"MfHO/5GwODYYubxhHGWNkdj512dZNF2U5LGkU/PHx5BOQZ5RGZhPV0yHYP44c3oF/06PG4y0h4l9B6ZI",
-	"RKeExjFQWXpPq5rxr63sTU/ZI5e3ZZY4pQvqBthc3jHG+xjwIVWxa/wTaxXeA3sdPoaJpGFhu1rH+VBo",
-	"+ZLxURLSkoOm9Jd79lH7rh1C86OEWwaTL38HUWOXOUOG+b3nzD2zhSGu3W865mk0Q94Cpzbt2Gie1+8T",
-	"tnCem5u9GfqNc2tTvoICHtpiGrghNTzjtk13U3by7IK30jYsUGRT5GgrLV7RiI7ggvJRUxk6ByKY2l4q",
-	"GspjoEGtCiGMapWXZrbnPHgHqYOoaqVLTaWuUW1+xzvfxsJYZmbfK9KuOM3ShawSZqtkY+EiN9kruYJD",
-	"Gh4KE2xxocc2t8mcc83G9qrAHGZYZ3lpPGsQ0a+2j0XWf0c5G4LS5M2r1BVmg1YpFpTnUBsBB0k1BKe6",
-	"bOvkPLIBGw7JhNrwFhhGbvvT1dnOl0YQSKKIymkVGly6okYMiDrTtzHNlkx/jr+KpC32M0ulXnH58kks",
-	"Y6qG1CTya1uE4CyT1kPRBw4EuJZTEoMkPtU0FKOeC3g5mOIpZEz12L1Jx1x13gmBW5BT4lZiaqxzF7Gt",
-	"RyCK9dRgURHG/TAJrId1zj4fGXKuj3JZCML3ubc1SIKgAmqXVNvLTxPq1cbI93WrubBu9xhu4f1E9hCh",
-	"Xn08mbh3XUn9+kvjNnP3mC66yWvXGoZwV7eO2XVGIqg/xKziHmQOqvqNwPp93nwd5NhC/J06dSMa16/D",
-	"lBG5tetZYcRu61MlRoeen55L1q+qmb7HYuA5CMg9X/AhGMa9fxOhGInale0p0X2r7RVERO0mYkmn6n61",
-	"7ilBbW7TurXsjfz7VttTN4z7Yyki+kVN3G/GxRZqVp5T/ykV5tssn2jp2HO9uaAKnZTI+bGcxUp00hz8",
-	"skWe0QRzAsxJ7UzkFyXyMiFbDtV59PVSgyJX10VdNitmMgzMs/Wc6nQie0aVF0TkjNRbZpdd5jZ2DQtU",
-	"C03D0zSM8OLlbvz9LI/5u6TERR5qd42RWehwru5cZ2XzPJdSyJpmp7GPzfbQ7BOsLckF7z+9uyMSlGHg",
-	"kpc2kPZTsg+cANdkIgUf4d25CR46CRIIQgci0YTpZaHPKpvvRcP9cP+wuuFux11Gudch3K2OoPhlB3wP",
-	"HB6qwcjBX3znbrWnOCX0NxcWeENHFptfpob27UVGaMn2PR1SwzNu23Q35NCfW/A2OrGLFNkUOdpKi59p",
-	"BHhVr/njZzRCTwhFC45Mxiy0qSqs/arJp6szm6UjZKDIAPQEgJMsCinaGS4OaTMh+E/wzsoArEetcnbJ",
-	"PB7tl/iGx0LqVw0Ocybo7KZCyM5qpoU5Losxu1ppZSy7kUsTD8m15GvKZdAcX9dLlfRN8m1DtscMNNqm",
-	"YZqec+smvCGLa37RW21mbMLmmuGItlLjnQiayx+OmisSAeySq0L2tGFIR3h0mAxCpsYQkIQHIG2uKrwp",
-	"3CM0nNApBmRRTGng+viae0y9s038woIAuGcasafNI3wTQcSQ5IVOw1BMIPB6ZMjCML0sMBkzfwy3IE3N",
-	"a24zsJExVWVJyKhpQp0lSovIUOsCjPBV5fegbeF3VPtjI4hFopcVbCBx+n2Sc7fCExQkkuol1wq0P06N",
-	"mojp9BEP02ORaELJmMqA+DaB5tq7nuALLqJp+duhLCoP5LE/ewR2R7vEOz+VoM7z2sfHl5rygMrAq9Sx",
-	"AcFroDqR8OEWpGTuIHLZUzwuOBAax+F05gFeE28D7aiWRk0xEqT0gd78BY5CO2mtMnmz7lWgodRFEsJL",
-	"IcKWkUom4ZfTKWvkS4g0L97KRcycpFxW6Apo9KtgPqxsLGRK/+ou515Ru9upICyEHJylL03mNMOAhUxP",
-	"iZADRQRPs1xWfQYoEh6ojyB/oeGw4j04DTS6EOFSdhoKaTQuwho1llqdQGjdKn1RGJ5iqvNMPM5KsHJt",
-	"U7qkJSyzyB+F1ZoncG+pFiySdYmcWwbqhQvh8yxWZRdjbJcmozc8qPlCHt56IQXjpYk9/eMbP5W36B+k",
-	"gfEjvOnorJcvUMnleeK+K6uklASdtdFZG5210U5ro0H3YWrPtMw91PCM2zbd/C16g6c6GiJCbylDWGfZ",
-	"zlUMPhsy38oEso0qnOKnJ4pEEILNAO4Emr3zt1M7Ip27d1g180nhcb6reXz8zoxlWeaTFniVblgYXuIi",
-	"bObRa0bTeVEzN5CqgianebOniw/Kh5sPVNdyTq61lfimWLZhnTELj9YqkI1Rob0k2ODhYyljtPncbZZK",
-	"mydR2+mzYd75Cjhmk3zSWlq493SNuHxjBjac4QioJAORjMba5rQHMkimJB5TBWSbykjInfpJQe5zsvvV",
-	"nOSqsYhfOU6jYfhhuHX8t9VjuUxrfP69t8xPgguh8c0/5VxoMgC3Liv8lzm3LGbvePH06cCng6f9w336",
-	"tP/s6SH0/YNnP/Rh/8eDH5/T4IejH5/eN3vHjC9lyQX4AqGWsfe3lJTjfv78zZvf9+de1Bu/1+DFR2at",
-	"pqxSx7gtUhMNzrRN09yUnZQvcFvtgo3YR271W0kDyYKPQrFU3jYRoVqEScSrhh8Sk3tFHBITm2DX9FQ2",
-	"z7dOi31IVWUAQ5qEpgvg/U+XW2XhTlxomoMXRCVxLKSGwKk11cNY0TQMPbQ57MtU+xuhmghu09cCTyIz",
-	"Pir7p+fYR//VOX5v+wTVP3f/ffdXjCnef32x1dtiQf/NKzzh6b+52upt/Z32/+PjVm/rRvT/8wJfKfc/",
-	"vjX/1f2X5rNM+hef8G11/+oX81/ZvzLf37L+r++3elt/jPtn7r9Xv9kjE0Om3MZJB7agjzGy6kt8l91c",
-	"wljTB7GPv3fJKbFvsJ8o91V67UFwwNNw/DCSQDUoTTy80s74yMaAveYhKFOe2tDa/0homCZczdqlvi8S",
-	"rm3Hpdc4H+BVTr2gomYk7y1zlx8BMk5oGBbukBhMlx9JLrEripHEst5OMdIt5T7USeOdR9etX7+4XCVn",
-	"r8WlKVxhsRsqyw80jkNmj0AriJQveUAxM9bZVVpGxVUUWucZLYCt0QTND4g3UhtuX9Vjog6XHS7ncdnQ",
-	"JmEO/C0xEAujan7eLZz0hrZKi4vfxt3CHF02SJTWUgRV0gNsKNq7W6i4T8BpVI1itEiaeYLg+2O8ssz+",
-	"QMIxrdLzeW2UaEnYH67TuJbzetroAsz4bRtwJQn1pVAK9Te2qcoTOofZIlcghM5i/i0bhC1BtvHmd0x9",
-	"UDtl/c7xohtE1kEvm+9yvnTLsRGszqx/m9GamXf1mPR0wUbls9v+GbN25zhFuvvVTEv1rLGLRrXhZ2xn",
-	"G+FNJpjfyuYWxxppVrWyUyMUEOXuc8OWZb9YIVL6C4qVJb+8+2vpL1b0lP1ihVHpLyieSpNbo8Aq+8WK",
-	"sLJfrFAr/QXFXNkvVvCV/WJFYekvKBzLfrHisuwXK0CX/HL123qrt3UaYDWU3GOKuoBK90NNIUtI7GIF",
-	"ftYn/EjxtP7BRYqv9SVTvFUpafG3tmSGx7UlM3yuL5nidW3JDL9rS2Z4Xp9GMMX3+pIp3tfn5kvxv7Zk",
-	"Jg/Wl0zlw9qSmbxYWzKTH1VKWnlSL0Vg++XLOxo35v+KaJxLCp+GoUi0qn8p2tYrsfQwJLqEERNcuVdc",
-	"QyFNtyp7zpVWd3dljUjDHAk71ZOo2haqPPfwhZAB41SXGaavmW8p3FegtTGPRyBGksZj5pNCzUqvv1px",
-	"r6T4WqPiKO75hiiisflr+QM7fBEaUz0uvS/MzQppdguvKl30yZOSOkvRPeeMJQRmhfC7oeH6+wZ4cMFy",
-	"X1L/ZoTPbN6k+UaqeBDjkKpxZXfjFLu+X1ea+pr5NKxGN4KBkIjLAJFd78antPnWkGlQzVM4WZZw/O5d",
-	"EmoWh6zM0/ybkGFA/v0//1f2pjjKSp8QLmTkZnpHfiITLDwl/+d/k0Kj5L+Tu0ufhlReidMgqOikLVZZ",
-	"HNaH4VCBJjQIIHB5H9Jx+TS9jlahl+mDzH2azf3OzH06M/dp/blPNzD3Kt7uUilRjoFZUb/qFVv5ozYH",
-	"4eXwXCoiZm8VObk4y9Wz6zzHW3PkLujXJdZBkwdk5QbCI7xWaYeJ4TzS35CVUe8M8Gs3J+4RFOErNwTu",
-	"MeNOMXeKuVPMD6OYGzopdlq/JYcJ72jc3DxbNMkNnYDni9vGkyNHhw0QobUUsOlsmrO5bftkO6AsnPbI",
-	"BOAmnOKrcZIm6HmidrJz4TynjnvsI8xsNbgMLnN2timJwv+Vi4UzZ2BdfiAvjvYPsqjYStMoLjWyHuxq",
-	"aMFsVyKClADqvp4FuIuZfJg5zmZpq8a5dvQf0ppVNgyxFCMJSl2JM7d4S3IU0dHsQGrHu8HkU6sWBAs8",
-	"9Iro0uBb5ZEGTiUoR0MbdeuVgYF3Yr1QoMlIikm13dFySzb+WdLSgEfuch/cxSAZcB/IyJS0CTnXiI5S",
-	"08gS3NXNey5d8948PBd42bHADGOuu7PniPlVvYxbkFJfJn3usQtaFCLfkXC4B71SiD8IKL92oDVlDudI",
-	"bpct1Ox8WzbZTW0DZha7xYbwRrYDOSe0mBK5WG9G0eLN2bQPIoaEZpuFdDNwS8MEZvcBqnQjkLXzycnj",
-	"Rb866uxsTqX2MXZXQWLP9pbWKyNl0zQ85QUS5vRDs0/1MjuUkhvmYs4SSkbsFrgL1lU/c5XMJ7TM6mZc",
-	"aZngwcC87Z0roAc+aV2mVNPhrlN32Up9SykiC2v1cK7zh6R0Q6p2ZjFbIlWzMTU959ZNeEMmxvyit1G1",
-	"ztBkYwRpKzXyR3vNxXHCLohPZbC79RXmR2bKhkp+M3wv9IcJXxosm8oRnEpd51Vp9eKY273ctLqAIUhF",
-	"tCCUXJliZNvbuz3Ys+ng9/406uGzt5PfwLIxtMyCZE8hvsz9NWFB5ZlX2XqXkLxIgflDvoyU+UgKy7FO",
-	"GRberTZ48aWIAvJtZ6ruAPMdAaYhU2oWlK1Tlo3Pun1T3pAJubDw7baaNmFEznJFe+lxlXr7m1Sg6JXf",
-	"bS6skD0WxDza6VHiwp31VAeQbe7ilEigIYYnMXpbgbyFgFBFrreut3Ye2s5ECqTPbJeeuhobQo3FhLuM",
-	"WDQl4JJJDoUkg5DyG0thRbYpGcLEzsx9Naa3gDqxd985fkFkknzaS9RdFaWFLLoBM89y6VcVj+de7Fer",
-	"h7YsfqPKO+Ow9onm5ufdwklv1GwpLn7L9fTmDJeMM1pJEXu190zwIUhwMb2a0Qy2J+JnXe0+fnBEVt0j",
-	"wNRlEpddVr+SCaD5QIkWcV+bSY6kSGIMKGMPDrmmjCsi9HiGAuqEIJfle2xnYYmI6fSYcVEF3UBJmplL",
-	"jN5CWABcsyEDF6k8EGCMNU38MeUjSAPTxFT7Y9N/ooAwjedlQAMihqRAZpzW34UZOuUBUVpIOio/uPwC",
-	"5Wam45YiJ/NalTbPuI1aNYu8+3XZNh2bf0Ns3pQdU4aotqqpTdGgtQTYlF23hCm+CltmIzZeGce0mDpv",
-	"xUg0ric10IiEYiR2yRsj4CM6AiOCFYmovEHdEAqpjskgpP4NuQGIScKt6A56ZBAmQESiQ8ahd80lBCSW",
-	"LKJy2iMjCcCJAl/wgMrpLrkyfdn2iC8iwEvv2xc/7e72fjb/emn+dfrT7u6OZ28fGU19jZ1xQOfV3/Z7",
-	"5OD3E6OwbkFqogV50R8wTS5+fokKIcL82W7oMbuDUKUXmbQIASO9kgHlwTXfplyzPg0ZVRAQCEagSMiA",
-	"DEBPzMBdI6hmEomP6Yz+tOPfuXfA8Ec+IfYFL28ve15sihSU9pecHlU6D0pHtDxByRqMbMKcfEiYkAZQ",
-	"QhoBCflCjHzrp8ffJpiaNdhSxLZP1zY/7xZOerPGaWHxW254bdAgTTmjnRQRg+Z2cGIAl3YIbZruZTaQ",
-	"GoFMfxtTTSiRgBEm7KGj6qFmnJifbORqIYEoOlWo9bKnBSUPAKGcDhHlbAhKv3FhsfMGbazU2e4JF5MT",
-	"QgcKuM4CAlFXa9ueqw4AQ2QoJCOeC+/M0HVr//n5i2fnL5+fP3t69PyHlz+WuVqs9aJewpjxkktMl/Zn",
-	"opgxLLKBP0lpQG5B4kuEAfg0AhIkQCZjFpqyTM1OKiCUo9PqhOxbJ5WfSAm86JjKg4SYKmaM64k534+6",
-	"BxU0HUHJ9E8JhwnIpf2NqSKhoBipxLALC0OiJszYaFoQqi3F/DEESejeS9CZ+S6xENLJlzH6BWjKOAS/",
-	"WsrfI1Z7umb2abK8BUkkNqqqs/RvY0D/I5LDJZzJeQHfRuOalzsdB8ZQHc9GZJcQAlXQ33+2e7Bftki+",
-	"4Bq4/sXFJppj1F9O+0+fHxFxi4PKBvNEEcVprMZCkyELQR1jXhxjzRPvOtnff+bHVI/xLyD2CzWm2NTQ",
-	"hQsMwf58fc29ax6DxO96RNmA94MphnSysPSwEy+tnKLl3en7N6/PL692/64wcb5hYkUjuOZYHp/q2AoG",
-	"RWOqxgSfR03dAp2QgA3R9+Gm4S5cmLnkzHnNR/Z9UF5YcLD73ZzQdnrHPw6f+vv+0SB47h8E+7A/fAoH",
-	"/ovh4eAH+ix4CgfDffrj4IX/Q3AEz4eH9NngKZb7cfiC/jA48p8bVqHaGMtbx1v/j2v0b/v9H2l/+Puf",
-	"R4ef/1vZIuaDnV39EpQWWjfNnvZf//7nwVF5s1n6nlNdyqt8hkEnVBUS/jCOCY/SOzXySSrutz9dne2k",
-	"t1gWpe0TRQYJCzFjEBSvcSb8hovJXJwiqqGvWQSVXkONRH/xSxEZ0yTWUwftz72t21wGLApJDDbmSvRw",
-	"K7p3e7DnvvBQdtlDgcIqGOzt7u/vHj378enRs7VyqrCa+WAyeM8uyyyAe6lkqSDivtCgm3siCBNQBkRS",
-	"abI9mBIWxUJqgmlKqofWm5fCLTUCL4Gq5oK+cAIxUyIAso0huvrU1yQGyUSwg5FfuDETyLYUyWgcToli",
-	"d/0JwA2RlN+A0Zc8EJOdFhxRAw+uWLQm6spSQFcAsJFR1Ejk8svinz69eZXqDFsuJe0JRg8RSEnVs1JG",
-	"ZISvFlEE8201Pr8lQVre0SkZuHuAVe49lsfqvX+8FhubxQLBhmY59bWH+T8Xfjm3VPUKr1lTQhcUxgCG",
-	"wo0Zx4f6ZMjC0Jo7uTgt67lhN9JcPIl85XMen+HEdf4lO/oG/bQPJUO+qqsCnbh5QHFTi/KdjGhQRjTk",
-	"bcplUKusqkZn266pbsjVPLPQ7TWnN+FgzrmglXQYi/iVm04DKefXhVXnL+FKUiNnF8nwSoo4xttrQWKz",
-	"DY6BDJIpicdUQbk7yqcaRsLmPSzpzv647jGMk7EkpAMIq5qsvlAljX6UzAfCOGG8j7t4X0LAdNXMvCPJ",
-	"go9CsTSaNg3DD8Ot47+tXpOfi7U+/z5vqF2ICfo4bZJ+M7iUsKa7+VesNuiMMbi40GlhU3CFAZGzF6sR",
-	"QZzD5M09ij+9z6tYXK0Cu8wxxxzl5zg1nVZhyMXhrFWyDnLfTtiaR8ZxLbOxw2mH04o4vWH8bCxFRBu7",
-	"2YR3dMzmROlpCOSWSka5tpHV1A3jbQmAYo85BlQB8ZEi9toV+npuGHePRPFIUBEax8ADQrPpoB51CQAo",
-	"4TAJGa/szxsmYXgBPLB37CulsTAkh+BXFoCoWmdCtV81T8YX7Ndm7wMVppYNYX781Zm0yRt4a/n0G79k",
-	"1jFhdSZsajM9w+ht2T1lg2p81u2b8qZcCfML38pt9AxVNkeSNtPjLdxCg4cNSTySNACCL+syTdQjCQ+F",
-	"b88T9NhonLSgvaPkT1sVVW5JaA30NqfhNEJDSEUmY6FmY4q4lNqVMrGaNt5oiErO0VPnt05tPCy8S36l",
-	"YQKKMO6HSQDEOz//R8LsVi5bX9Pk8fGvr//q9Yh3fHzKWYRBzO3H14wzNQZpP12KhAfnwyH4WtlvriTl",
-	"yu6vsjr/ycLwTCRcp9WuRPxa0pH98IarGHx9ygNTzjsx5qQNOqxIRKdofFJZ8XCjvo7+ArWbr8BCeK3a",
-	"yhZJ3+hR3v3R9Y2bgh2QvkUgNWi+ZVhtm2pues6tm/AGDdbiorfaPtuUuZpxRCupEZvBNOU8Uab1PIux",
-	"teZ2a7vYc4d46Y0H08mZK3R8fCa4UbQJDfHuQ2opNp/P9yGu8A2TMKwxAlMc9Z+96FAnOTAuRXU+NjRe",
-	"ysgPH0DWMs5DRJCtolYLPvblkWCzpSkn+2yKU0fepYhr0mNZDrpHSBz+dcC2tje03fhconk7iN4Dok2Z",
-	"iakEaJMN0ORcWzXRJn1zH7jb+Dq/genvq8zkoGYoVeEaQC1oF1pffUKzZhc7I/Q2uKLfuJ/n61v8JoVX",
-	"65wY2aAan3X7prwpP8Y6c6p9VNkcSdpNjw0ySOt5Y1Ns0VoqoCK6snuS5ebBsu8XX+vMdzA3Nbzpacws",
-	"FVMfyL//5/8i2+5k8wam+HnWSihmAygddlMivkCYlqwV7jwb84ngnvEkCzerItDMV0SCC8VImMbH5dne",
-	"0vs6zXYtJLwGqhMJQZ2bqg92p6pkBOssOVz5Jh1i91j8b93C/5r5pCGZmLFhmwRik3Nt1UQ3ZLcVF7mN",
-	"FktGi40Qoq1UmJXohgp86h6VlNPD+pvXPfUokGa26CIZFiX0nwtuj8WUP78v6h77blqPgSRuUoRiDB77",
-	"JgAj9viCa0l9XcwVNVMDA6gxfYyxlP7j8sN7e1vFvWx3d2uCXSSdDEsigA2UCBMN5NPFW/RjcRdBVkhy",
-	"ywIQxAXSiiBglIyF0id4E2YA2UFM/th7rHWsjvf2sPDuLQ2FpFz3acx2fRHt2dc4au/oGRz5TwdH/UP6",
-	"Avovjn70+8+CQ78Pz148e/786dOj5y8O95xSYL7guzGaNZm7KZGsypnC/SKIGW52wd+KEYZ2iSeZ0Gch",
-	"A65dy95e4buXCQsDj1AJxEalVUQMr7mXvpmX81XnfnD1h0ISH79QWQQDU9Anpx/f7F5zZHxFaHrlMWAB",
-	"vm1yrZFtEQZEgi9kkOYaE8QDPmIc0r5J1sc1xxBPOzjs+TuXZYGk7xXZDPt4RXWJMfsyizBFikGrjon3",
-	"X//1X//Vf/eu/+qV5+JkZMEVsmAKs9z3dP/pQf/goP/06dX+/jH+//9eOpxfl4WWep9EIJnvYl9ZSJux",
-	"0ZQqM30elMbbmyF3qVE3GydsLohEnpbCcQAyYlqFbB8ckSSOQfpUARnDHQ3AZxENScBGTKv1YRLvE3qs",
-	"yKalUypn9BWs0ldjFseMj/oHP/aXReTqbc1BrESGGbgZUpUNdXd1k0vZYFmjrkJps7dlU/6imGNZpLFC",
-	"8LEi986z2tJVWLKOZaRYpHgRwWVK2dVsyCIthCBrgwXyGyqxxnak7sVqdkfDDEj1iBqL2ObGxIjmN+XB",
-	"LO956+KcJ1F6z14l/hi3vIXruPlVjF+A3k69UuYPYEiTUF/eMP5pWcbmVnhCblgYXuIi1BiHKkaEqPSO",
-	"OYshsWj7ZVeinUHkMh9RbhT5AMhAJKOxrvREGTmhsmlvedcsUZl9vzzRtq1mOLH6/H8rVFpBAmtbhpC+",
-	"1a4w65qXQuYZc97fMMcPs1dBilMvcEFK+OUCokmvVQ0Z0aK7XV+PlKnlMNuwOEEPRRslyhLXSSdUHlao",
-	"NGRk5UKrVWZWo7Nt11Q35OacWeg2evhyamyGFO2mA9pqDdsRGKwkMyZsKBNFthkP4I7sp9Hv8emeff9G",
-	"uQ87aGS4R7jb9h7cAWaFchmb0jAotcMfuwE80LtvF5T7ioFccseZSqan+KSzEPLSyfd8p/V1PBKpezd8",
-	"1RukL78XXif5aW9rQsMwpnHFaCKVAoEWroPP88G8ws57n9XVKTeuvBU+awV95XDd/Jbh3oBfosa+HszX",
-	"f2StHuzFZYfv++G7UZu0sJNqlxHS+KzbN+WNWuQrttDto8rmSNJyemTeiwaCBAeqpnPkNK2xxDOC7/Mo",
-	"i/qBmPC+YqOxxtxWCVdJHGOyp0oeIsrky0QqXXd4M9VWeG8ioXTqyKo2oFC/ZhKuSmPf26mnKeZCzH6q",
-	"gQyZrPYykYb6ciz0KKnrqzqdq7hixlzwvrJlq804oBEdwQXlI6huELzKK5XByvB/fMUicEnxKr7wGdqb",
-	"eotXZ0poaYj+TgSwIkqM0pQHVAaEJlpEVDO/+lKZghel1wwuRMIDRWKQLp9xxRC2mEbpZRKGoE99P5HU",
-	"L3FsX8YSaHBCQjEBaQAVCQmEYnkNFXuK6Ij+wThcsj+gIuUlhIIG9VdMJvwyBgjeJaFmccisRTZvAYYU",
-	"78BoYbcSkbiFCLgmylStOCnH0x/BEBCj7iz2dFCKgAqNG4vuI3DQkurSI/zyA4ffZqu9slaizU3xDgKW",
-	"RN76BIYZp80tXClxS6BVtnjl3FZKxMXJ5zgsoGxWMvZylbIo1eal+pyI+b3MX67AT8w+6tLHbYFZgE8K",
-	"5OkIytb5vcAMn+BL0McuKajZVHjEEBaUJlGidJqRemo3t3gJIc0AbnhkEFJ+c80901Efe/J6pg4Nwynx",
-	"TuPYbA3SKwNk+79/uni74+2S35z8F9xec6JcOawe7u/be07MDHIM1Mb85LhB28q7yVmCxuw/Ybr12ZCA",
-	"8SHGdjK7D+rjrF1NCcPAOvUTGRauxo2YHicDvA7niqT/XdzyXwAN+oKH08KFdDzfwwenmPjd9Mp8GhI1",
-	"FkKDJP/+5/+XHQKZLb8eA5PZCaHZ2V5zpGfqOMj9Aj0ySIKAgeqRiMbOL+DTMBQJVsaUDapHjGoBzax4",
-	"YCBV75qn2ejN8Hpmdbm2TaMsNIOiyt5PZJwcvHCuAtUjcZjMZ+6jPLjm+FXAhsO9f//zXx5Rghirxd16",
-	"9Kk/BkWGoP0xQQJhJluX1D7LAV+8v6d2r/k1/8tfzgQ3gzPf/OUv+BU5R17EwanE90EpMhDB1HCH9+e1",
-	"Mwavt46NKdkj12gUmo///ue/PnsnjpVBSiHTeteczFW1mTeNRWpzbZp2sAr+uGV/jkApOkqzcW599tIV",
-	"JO4Xm1AX56oNQZCwgmN3Bko94u2JGDiN2e6URuHMF39XNgba3hhoqMd/4N9Gc03/sB15exFoyXzl7Vqa",
-	"mHbt0whMAOo8SzEdgXpCtgcQislOz0VgxMkovEf4y9W7t7bUriHvqa2dpvGXlIUokUOqxq5yVsBglFn3",
-	"EpEi0anjIb056vXsXAPhmw/E27Nrrva8HeuUMriGgHjP9g/IO3ELAfkIMqLGEgqnnh2F91b4NiScmZBp",
-	"cWYA6Aozo+uRfyRmbW8g1rMD+R+ZiyyA/qtzb2eXGPnmWguEn0QZAmIpBqCOc8LveVbwHO7m3FciCX0q",
-	"5bQo9kip1EOCLBF8J9mclgm+vxAvnYpHFITga4WF3c3Dgxck2xykoLWZYGMqaQQa84kCTyL3isYMJwRt",
-	"RJGPl2AzzRtAPwB3Qdb3Idb5deaQKfPJwGOnh2mpaBh6RHDiU01DMTKtIj8om5AKaWaHQ6iZnQ8nGHcx",
-	"38rYi9BupgtAMj0iTHGxszo+JgEjp9bLiTe0TSHrJx1KEWF5t0wZRfLIJyidbebRnqXHhCmwNYH3P13u",
-	"4nKdWWdV/21GenwaaGlhm0QfrpNCjB/P9WtWKOvUFDPNjgXeDOZTs3hGfZpJFIfh4RA8u35p4zptBn+0",
-	"Xw+mZodk5NlUw84sm/yES7PtFsatys5xcU1yP7G9477tFc4qjomx3lO4ooiZcyM7vnOEwCUh296MO9Tb",
-	"6aW8k9+OTnOLM32SrqwEZeBqk1RHdGa+3r//+a9TM5c0cPu2h48JPKOi0On9dH8/a8FS4ZNNfevkQgYB",
-	"K/fYiAsje7YxPm16iVsBDwjcaUkzLCAPpA1/QG2vfrK1/1+zyfFsZy+nfUxk5xjfQddws1kaSiIaGjMZ",
-	"AoLFtrnQ5EX/EP938JSM4c5dCO4hUxg47piuDRYO9w9dKxMIw36xHZ1fgE8TCgcCbAaNMb2FgtSyy0tT",
-	"6iKocF3DiVFUsQQFXJ/Ycs6g4MIh08o3DyeMsHhlwLOQYo66XuDOCokRaOVqke10S+h6wIyKiEPryk/Z",
-	"AH99okjBvLKIw7lcuRMNblg4bdrm7cymhorXs7sB75jQJYweUXkDKDJKWR5v5RRygRpJQbPZCElC6t8g",
-	"BWefe+CtfNOq281411vXW14vk2oux68E8580s2gYFlYqA0IuaIrWEYoLFF6Y5h7lFePE+2vfLEo/fThg",
-	"hrBN85vob17tnBhNnTWOFIzYneliIoq2VzqQTxdvHbHcKxI7+eMML8bC006a2KcopgpVRMTWw2axIYyh",
-	"irCLJRiLVIJSBnzeAAO7jv5gsWdPvXxjY3AjWbxTVDz9c+6LwKwk+UffRndFiQGOVI5v0USwa2QIL/iI",
-	"nF/RUY94b4b994JD/x3V/tjD7OaKPNs/7BHvl/PTVx6ZCHmjnGXmWjUgxqF/ZJwb9eRok0rOGYHq7LHb",
-	"g71Q+BIU2sAILCVS3sAM6anpl1rPau/P/AL5Z2s7o8Y08ixd7JkKnoVtLz8GNEJfpYLCzNjyix2Y63wy",
-	"ZqikqJ7JOm7lRo94Z8ZC7xs9J0V47IQ0Gm8RvesbNfLs4Pmzo31jUbMoSrRBsdFMdES8GClkjCrLM07y",
-	"4a5nlkzIzRblVCOjGK7N1Gtq5tlMLTYYs07lqeM/CYnhGxSGioRmlc1EEG2YL51oegN4GKYAbKqWPO24",
-	"vX5pk+DHAp9caZC3NCTbXr9vvvF65IAoMkD8Orm0c0w8R5KMHi5Zv23D2MUhOF+Vkd+ahECVJgdu+2CF",
-	"AQ2hjyvRl3BLQxZQnTaUJtu35b2e2UFRu3Ey7Q+l4DpVmDQjjaM0RcmJflgD45mJKfc+DWduCRShnS34",
-	"LrkS5AYgNlaEgaehJki06LQgZq9hyXoLkobpOoghmjMZGyFnWTKb71nhWVAP25jdLqaMOhRhKCbWJLAI",
-	"+3TxVqWmkJejwkMUnn24uDzOEO/kl8E6ygilUt7tn5pm+x8kGxkz7C92qwR3sTDGrWfg4TYlc7LSQnjB",
-	"0kMz1fvw8erNh/eXnhFew5CNxjYnLZ/anYjRcabNp/uHxOy/Jyj0fz6/6hEjX3okrY9T+c1hEdL1sJH3",
-	"MopqJzLQQhibpqy+gMAsqsh5mEzB2IvSMhcLQxIKauSk4T9Mo7rTK4ozizoOENg9g+UeRZ7vP0tzbdlt",
-	"MfBbCEUMmV1m90Q9u5LprjNTZyoGP2PFMCQpL7vtZLpLKszY3XRF7qAKT4H2DnbvrLFwaIQMWsxGwkU2",
-	"by3l5OCI/Cd7ia/0CLGeH0UOnx0UClNrDwvTx9EhFj88eGYNaGNxWtHAhWP4HUxcoAA3DKbV1IbhjmK9",
-	"lC5mOnPEcQ6Kj2bjjOIoBhGH8Je/mHWb2fshyQ0aPGN77I11FJ4Qf0ylAv1Toof9F56RMHvW0r/mKSOk",
-	"RoUjc6oBiHTJ/nd6bmuNFVkhDoIBnlE31kC/gED41xythAX/gusk2ywNGKdyulPYq6fehnTr/qcp+3nv",
-	"Ty0+e9d8u9SVU7QmemYMRvIjNd1+Z2bToHZQ4k+NfXDNs6GbbSKeAaQEwXW0XRmdsvB7TJm0DjJsdse6",
-	"plCIBiRkN+DQYJ0khlWOUxNhIL09a4T0jGWA42HSuUlSy00oQPazrSD0RaIVC8A5BBBgLntdwSPCRWzM",
-	"SbTfU2eD+YSw6tlZ514Ysu0Zpjo3XXs7hes+hgeti6qHTiVr/1obyUOT11i6BhmMj2yRaz5Bj6yxhuws",
-	"QsZvFBlQ/8YIGmQ6FMdm/WmBuPhjygE7u6bkE0Xcsew190UUmXq5fUqDwNh0xZ2vtU61OLYy/RehtEe2",
-	"7bkmiUPKOL5QxkZQjrk2egRCs//FZTQljl/sv9g3m0gP/bKe3Ux7f+2/FnJCZQBB/6MUWlgqECWsjzhk",
-	"PnAFBTfvuzdXCy5eAwhr4O8KOdpzldSeKZsn9k49xOjDQ1t81slbePR3vHWwu7+7byo7sG0dbz3b3d99",
-	"Zt9yjtH3vmf+NQJdfjA+KwN6dsJMo9VW0K+lcqG40FrYDZbwlS2drXDPOVhQmM/I8t0tHLg9qngTbB1v",
-	"/Qz6FxHBRxvcI9W/OI2n+/vLDjKzcntY8XNv69n+4frC74V+JwI2ZIDH7M+rdoCAsTWe1apROBvZOv7b",
-	"770tlUQRldOt4623lKNCje3MNR2preO/bSFOt343NVOMrFzNgsyyoi+k2uCjKLiOi4tZTNjuNvdGyf37",
-	"f/4v67QsfLdNnUMeve+2YQ+d/lRaaEY7u+hAyAP+Wi1s+cVIq2sOVIYsF6UWPwtMcGbn6vgg96csPVzP",
-	"iyDBU7MKD9c3y0aHtdnosEovc4z3iKz6W1EPO7Nl1i/UK5gpq5m5qOOXMvZHNORwe2d5F281pEExeEAk",
-	"4E4j0/+ZKmOSMN+MJ3OImJrXPB19pvKcI0oXp7btoGGwYLc2+IQIfaf2tFlZve+CeRjj4j1qKXT6OWdi",
-	"7kV37obtmPk3ZtfKs1MTYz2bfbgZnRWn16n9jadP1keAe1VVPLoiM4gsmksnOQ4987WHWs8zistZDbMy",
-	"HP0H2wlH28UZsU/QQt7JNEJmbhTcPNecaoK3gfFOaAxS4byoO6sxs7MfM1ch+utWw/6lNe7uhf7XUkT5",
-	"y/C1xa9EjcKdZNmgZCla+CmzFkz9tRLGWCJLRQruVAwUOUKgfG9idrfuSFGa8rv2DlIoOOz+XXknZn93",
-	"9ur9jtsDqWs+t+nZJe9xD/wf9JZeYu8n8wex6eEp4joz2ak9o1mCklfCV9+fhXRlNp5mb12y+VzCAu5c",
-	"dSkXPN3fzxyW6HvAM/7UW+H2FopYEbdLLgB9HTOFnanDFBlSFqqTa262/kZc4unqEE8EaEAGNKTcB+kO",
-	"mrPzdcaVBhosWelfcAL3W2ez5au8aG843n8MKxiq7Ba4mTnuKQuEzwafUt9OcQ3xcYeWHTYoJJbV6j30",
-	"fDkHlBpT52OQEIfMp6rnVFLBlr3miCRbwWzPMr+9qZE6NbmYnKAnajvT/hJvsOwUeMHVuea44qpXcCT5",
-	"49wxhh7M1FnK7W4/866NKZ8zq6/5th20daIpTUdphn/n1cQGI4YnFjiZCdP+eGeXnM6xkQIeGCtB0uGQ",
-	"+faui3OlFmmkRHZ+Ys9grKs6HeNI4AZ9Cfdd4AYflNo8A1aUHO8FDnK6kmOzaaxn2duDPToyfRS4dpYs",
-	"ePffFqlrmeSWw3pL4436GNIpRj8YU0l9DfKeBgcO1oy6UavjJQ0urLhsfMUze+3zrFhSmti1K1r/UoT2",
-	"zIwOWMjwCn2+/G6p55bevWJaygE/g04v/tVbf3x+VGHtv9DCxMFhwsfNLfhhxW5ei4QHj8QhP4O97UTT",
-	"W5tLuMDddVwpAV66MvcXAfdaWtPt9DvBslsGsu1et/pjKiO1U1i4LCzzwtrt5S8iVy6hTU7wSMuYZmH4",
-	"TtZymj4yFkNnl+G3ddZzUTLPb+p0Irk1CV/mXRpzDcKhvQdlTDeb38sW2Sn1Qecr1FYpn4+wE/VLRX2B",
-	"76rx2XrV/9IxbXuZouOH1fywjhN4EK7V/rbMxtWG6fY7URl2Fz/IKL1+ySqB15RsL3rN6Dr4roCvW74V",
-	"zOCDhEjwdQb8WV5swyh2PX8vZny+HmT7hoUhGVDOQebPP059u0E/CxPtj4v2fcSUX7awFYCeErmtUE/H",
-	"14F9Kdj9fAmXMET+2hAfG67Ge174ioG8BL154C8M4XsRAXPPQomy1E+X1b0fXb6yVQC/QNzWQn9hpJ0Q",
-	"WC4ESlhnNefgreoq8iCLCvUIgiDr+7uRADhj+yjcXq6VVKI7nlB8fP5EkblAXfbC5xp/X3G9K0mJrIv2",
-	"iodsiJ1cWCEXcoZazyGS+nq9OLClHkEWmI6/I0GAdCbbA6p1CCSmSoHq2VMZ+4Tm1vyVlSxKgFiKkQSF",
-	"rS+ucEUBYMq2Gf1mfB30V0LfLeFqtsCXa/5aR0BebNPQtz1/N46AIqGX7OiyIlWg7MjXWii78XVQXg7l",
-	"fAnLGaLw0GDpod/Me4O58ATuvaNphmy7Ny32trcsvIlIHz32XJAADFp0y0SiZp4wxzLhxegD2Kr5IaIB",
-	"7JyQ5+l9tuwSWmDLMHXNEy6BBhiRQEjiCymTeNn1zrc44VdsOLzXvStTsWO6BaYrv1uMNznnFjt9K5Df",
-	"2yswaHoBeY5JqzxjOGd4P1DIAKQLBLDtLudzmGBmT8oJ3tG3FQegyEgwPsJLeju75LJwTZkimxoSJDrl",
-	"NGQ/gyy8Y6+KIV6ygpgCCLlzF0OGFN4IXHMhSfGNwMxV/8KTArAzyd8fzl3PXnZv2bL0pu7z/96hp2H0",
-	"lN3MX4kVG/9tpUF2fvuFlyvvtew/0wiw5+/EGmO8j09LIaV2uQK2P1ewxpB2bTXFssXtgL3UFpthiOX8",
-	"cGdMpZUvUOdMsDSsAaexGgtNQjoViSbbXqoq0uiDGGVsz8YoGbLQxSdxP19zz/5i39vb35YUJlpSrkJ7",
-	"r7uHb7slqL3F+rb4TIAysOHD8Kr+6A8W9wsBhDSVhEp/zG5hl3jpI21rPHppLBgbYAlzFuNNf/e67ppH",
-	"DGM6+JQTBRCkd9JsQCW9S0552jgGCqYBYNQB9x7bGqxU3diAND377lBlMVDx1XsWUgT4SI+9k+IL3BuA",
-	"2A7PCO2sIRJSpcm2EoTy6TV3SY3F0Oyy09Avds0V8YXSNnqTG6h6QiKIhJz20AxAu4PiY4VzrmUahUnC",
-	"KAmpRLIoomx4kYENatBLI28EcM33jw4PTUtETDjIzAr7xNkdgVjY0+IIEWmj9xDNIsAnDtkDKtuJjTJ2",
-	"zUd4bJD+htGLHFFs0CYbpMXQOwDJZh6AOe7M3dJmLzG+5tkb6LkoSYTpnd1l0Y0IF32MDeEdG66wAWnU",
-	"zPvqLJl4he2M21vYuW7bZx344J4qDM53zdNXMy7oGUQDwLeyCmMqYBSBnTIb7RyX+hR7vdfewzbQidjP",
-	"sw/XFlaSurg4FkirTSYk6Uz0rqXy99Qxp63j2UeSlE9XBvjaXR6Ua1VIruP0bVZQAIvlScuS1lok29SM",
-	"wofgmkvou4B07vW3jeVcAJgVlw7RFp47xW1KIViT231c84OjklTnJ7NAKjwwK759Xo6BQnrsWhbNuzxJ",
-	"9/1slQ5BJQg6Xdhm1EHQMIS7lVuO16bAhjccpk9jjn4n+w2zBjb4wurjOlOuwnbjXiu2od1GurLdZmPp",
-	"ZiPjhtXMYDYkxjZc7TAwu7t3WOoRfAam4+8Ewrg9jByhs+0hfl5csT3I0ndXW73zQvlHWsd8CN/bihKY",
-	"oX6dxa0grBfp22ZH0exIOyG+VIiXcU8V5qnOMG1nk4451jPHCo4AKlerBlNg07oA6PdyKdPQn2xTGQnr",
-	"bHOxShOMOjFz7crlNplduio4vs8CbgrDQLsLlsvxGzPwMdfLyK7hUlbAx7UDPNNebejhW+WXruCGUV3o",
-	"+zsBt334PsjIvWKXVVzBCqAu0LKt2C4MsYP4UogXWWQNh+AJ2mp02yL3Wi08eLu04/tO4Lk0g1YhdJFN",
-	"6dJHbztR7I+ZrZlLIWNzPM4t1N6ftrXl5wQ23jV49qhRY9TybRcyvZCja4fQEWW8bLyYfOnEVMDEAdcc",
-	"42i77GU2UCmMMJRhlj8Hs2lgzhQ8IeU2bn/pBbiUmWoqCaxm2emekuMSaX7V7fyWSg53fIph6+x1Rpul",
-	"w3LUWg6NaKxWsGUWKxfj0aZ5kuzBNadS2tSzeDSc5rcsNKEWY7kYtL0zfW7Y4nhH4+9ElC1mBC1u+Qzp",
-	"Zxa/goXxjsZttSze0biTC0stiggXbsna2/D/y2N8SxGBHkNiI9/aRDqYOp/YlM/HJGYxhIxjaooR9MhQ",
-	"ghpzm8XBJhnFNN744zVPYns9pOQexTbjQ+ESEthMYL9cXX3MckkEiQsKieFGRaLhmmuI4pCmQbhtVZeS",
-	"gsosT6W77HRxfvrq3fkS5fbOEaKc/dxhuPkTU7hg7grzyaabw+/nElAvZAdeS8rdDYqYGUYpjCzKyLAq",
-	"GGfElD3MXWV7vksLbVrG236/FzmfU3nlu6u0XBVBb4u2Vtjb4XUCf7nAzxZwJUvYPK7sds0e8kNebMNI",
-	"znr+vrBMRJHiFZewAq4zcrYV2dkAO2wvxbYoLOJK1ohDOgXpUxmshvdHLHeG5TaM77zr7wTgdk2I74i9",
-	"wrdXWL0KyM4J2VZo5yPssL38dCdnjyrcgYnpKrltco+NFzBlar+nEbi8jtgMJmkv99PYpbuynT2KhMC+",
-	"vy8RoVNyV+SCykICadluKYFD7MTEOjGh3Uqu4hAJEQO55wvucvOssQVs+bNC8U0Dfn4E3wvs7byJP0P6",
-	"3MDDX1cubBUJME/c1sqB+YF20mC5NFjgnCqME4qRqCQL3mLBx5ECpu/vDP8aaERCR/Nqq1gd+IaeLYe8",
-	"GWIH9rVgz9hkFZekYThXofzSldkwwG2330vMfEtjsg0xUyIAm2x7PojeQtBU90Ux7G7VWMqPtKoLI/gO",
-	"IymrjPR1FrZeKGVL3K8gkrIdaCfPKwVSVumqrmWc9czSbg7p2GINW1RghVjS6RrVbotsWrObXr8XxY4U",
-	"dglrbS60NYGxbY0qefAsHR8lD17e9fe0jgt58PDbGstZRSxnlG2taM5G2Inn5eI555dK/FGRMVrNEx07",
-	"rGaH1YygxxCt8b1f2SIblvXY6/fzuiNad6Zmy1RALBKurYjFwXWIXYpY7RZvBSO4S8nLL0aLMCR6zNQx",
-	"oVkE1mIgrB7xBgkLAzcSjwjpvnlFNXhEsRGnoSKUcJhc85hqf4xh8DiRQAMbE6wQadtbcnE5D4lVn09c",
-	"3Q1zyiM+kXE3zvEZ/G1GuOUxqrJvlgaPRlMxvcFu+CEN7WhDY6keBpFW2sWK3B5MXWxKG3B6x8VaxJBo",
-	"NhT6NcdAb2rsokLTmVBsx3MxsHtZREbBQRW4phD62rNxKb09F99t9jefcvRDUGmf8MwEo5sJcLf373/+",
-	"y7N5gryYcQ6Bd83xJr7asdNW9iJ+WWRDF5ARqD82NjbTWWRvdc2pIoVJ23TQiBVT1cyRDNkdBBha0lLA",
-	"GwE3SIDgVHtpg2biqgwnRv7/mkdCvjdSTDvfPlrMEi4EkJ5l5EqomWUel9D/+M8KpXIFvLKwyw9dsVi+",
-	"7a5Rut5IKpdOsxlXKVax0ZkUqxVLVm16MadjrfKVu5lJE1e5bI3m05xT1QpWbbiY06ZiyYpNZ5HZK5Sq",
-	"2KSLu7i2TMXmitHgqhWcC0JWv1LdkVUtbyPfrC1Tsbm5EByVy1ZtPn39X6FU8en5yuLuHfDaMhXHWHgn",
-	"VqlcxWZnHq5ULFmx6dlb81WL1mo8u7ZbuWzV5ktv+9WtUrOz9CJR9cIVO8hvL1QpNndKXrdKvTFVLZ2e",
-	"0VQoVdE2WeJwrlKnWuHMUVWhVMUm09hE1YrtqRvG/bEUEb1PlXpjwprVKL9Y4x5d1eqlbgfzpXO6L3c6",
-	"/ubKbNjraLv9TtyObh3sPl9pqlWPqLGI7a4YA6sja6yI5lWOjXXLennD+JkrvekjxKzr7+UI8YZx4pam",
-	"cIR4w/hqN+NKEbbU+Ty/vq09OcpG2Dmjlx8f5axTnVcq3CDImeSRrhGkPX9PImDhEkEtCVD5IsHc2rYZ",
-	"/91lggrwr3CXYN6OrAL8RzLscNm/J+POWnA56u23NdazFuTbivZ8hB3cl8K9wDDV+KMqZ7SbKzqOWMMR",
-	"5ds/UwH8RDI9xSX9pECejjAS2d9+N+thD5vtei8mfRwLfH4ibzEu5JgpEgg/+f8Ju5retmEY+lcIn2xA",
-	"TXPYoUhvG4rt0AJDkWEXD4hqa44AhTJsB+kO/e8DSdmRImM7FgXpZ+rDiki+x/yfpdl0G9BCDXDVTWR/",
-	"B/AIx2nqd/f3/H/ys3vYPmyrTaGK8+CKXXHP8yFgzhTPOIsHZe8085ZDc9SDbmg+VTGZ6uCdJJ31m3V2",
-	"soa5IlGfTLErQsKQpmjq/bMk21Sy+6rl5xf5k5OUCjU/Km2rVwkRhwp1vApCvk2lNM0qUkmK0F2XbA7w",
-	"y5xAgvJNT5Mz0OtxJM/8ToyQczawpJqqOY9PUTEXAhY9LGZ4yR/3M7thkGuF+ZIhcjTPrdzJS0YYGZlx",
-	"XiC3eQoNTYq7mdRaI4y8ljUDjCZxOd/v5l6/Loo2UUzo7zuP7k8sihIj5BRU7ux73lgtXpdGyyTM0kK3",
-	"MqJL4o6tU53eGIYdmxXzV32BmHk14WqN7RN61tzPfr2GhTFx8cMiAj3fFUa+l0T9ykDysaXRk3a+E3LF",
-	"ay2I5JAOQhKcKb6NIn5OC03BGVsz1PifEpLdjfqngqe97iSyBhvfWuyEXFaQ0Kz056nGoAv/276DxvFi",
-	"BtPC5WidgemopwXShZBylBSwwCeLqtLRrMbyMKt//ktFsdpkooa0Va/pNKoac4pmKK+yr15kUQ+Bl1Ik",
-	"QdGjbbRTcO57M9yxzY/X5+oRPm23Nc7lQEEYcVVLUbGWYon6RDMphVZlGos13oosggy6BJLOrjoNN0TR",
-	"Fuh2GkHqfggrWKwxf02uh3OWNjcelMHodoSRoq+dPIGCMPhzR18BLy8e2KhrPNl3I3K218ITWmVhnLla",
-	"TpSRo5IhKfmZFzEjXN0KbmkuWYhTzlN+iJdKRHqZ+/m2f3mGXndG7Hvje2ceAT3Q5/mOv32AxrSmjfcW",
-	"Mig+fn38DQAA//8=",
+	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
+	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
+	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
+	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
+	"2n1FNe3+ClIxwT1CeUA80wFw3X1L+SihI6g9atNqh5Tb7JDZ5iqn9pL6Y3Azq5hMIiVwTXyqaShGRIpE",
+	"g7KjPbg9PAiFL0H9+5//8ogXJ4OQ+R0S0bsuHcFP7ztEaRpCdzJmIXQl3NKQBVTDT++9Tp+/J3oMRIG8",
+	"BflEEaWFBBKLMCSMa5C31PxBJmMRmlK+4IEiu1STEKjS5PCMHJLBlAQwpEmo9876XI+BSRIzziFIB7qL",
+	"o7y1FFEHf0aUsyEo/Sb4fGBGvZdPJWDD4cGfQymizwd/avHZ6/O5KT09fPb0pNfrdQiLokTTQQjeGSn2",
+	"4c00GFINShfb4qLrG5p7ZDcnCYFbkFOiWQRnhJKnvWPCFPHHQOO9M0uoGHwSCD+JDFCqxmaGtYDgJz1v",
+	"v89rMtNsw4cLmz2s5ijLdhfcF4H5bo6pvIH0iJDEG/3BYo9MxsBxigMRTHHaIoolKAUB2fXHQgE3K+0Z",
+	"EMa6m7brkX90b2mYgOoYoOmQkSGTShPBCSWawd4ZoQNluNcIBhYA10xPDaQKs+ZJtHP6t52B3OnsmOHs",
+	"/L5kShmQ5qZ0PQYSCp+GkM3kiSIa7rSZEONkV4H96fzjG1Kou3eGo/NC1/RPNAy9DpY8fE58EZjp+SKK",
+	"aFdBTCXVENSVCsC7n66WLdFb4VM7gar5OCR9unxLxNDyII2ADKYa1CkpA6uf9HpP/Rxd+Bk8MhRGakNg",
+	"FlCPoc/NuEHpJ4rEVI8JHWqQ2JYFDtOK/CMxUKCK4Nrtmo49OxbPwXqvPjOXRtl7dvH86cWLZxdPj06e",
+	"/fDix4MJ0Nj8oG4YV/8jW4O/0+5/fKwknBGwTr7OE+2dmz558yql2MhQzPWf87hvvjWSpu5Kzg68cmxG",
+	"CcwP6kpLwUfEYVZIOzJm9JEBGXCNLEB2gfpj4lvGIBZiZEwVLomY8L1Onwcg2S0EOHT83vGCxZZPQ/sF",
+	"uQGIc4Yx4yLUl0KplBRqv8+vANebDKh/YxDivRl23wsO3XdU+2OPaEFGoK0wrL/e/R3eux29g94ffzz7",
+	"LXr96/Tn5IppfvOD7O9UUu1XKqfzVDt3hsOszKm7YDP1Knr+3NkxcI5AOyvitRTROqyVcZVAgUmlZSmy",
+	"e3hCxnBHA/BZREMSsBHTas+M3FhOOwZ3O50dTiMzHlPl/kwY0bu3wEd6vHN6clxF3TfqY0inRk++HFNJ",
+	"fQ2yQh+YPj0SMmVYjYcoKggdGUVHKIlDOgVJfMpJzPybM+INaajAy4sKPQZprAMjX3whgxx7hhUVilhK",
+	"uODd2A2H+Ol49vbJWxhqIhLdcWoYu97v83M+NYacxt6V0cx8qscGGBAqMJL9uNcjnEbmK9OlnghidZLl",
+	"WCQ4yrOc4qyCJFUqyRBlp7ODc63WSovV0VurihynoBoaMggDdUoEz77PFYzRQEbxIKEsDZw2o0af+tDn",
+	"Vj7gt+wPCAqNkgH4IkKrkIjB38HX5AammczPujkjTgf2uffvf/7r3PRnp6329skra8gRVFpmSTKynxYM",
+	"RUJDJQhFdJkOp3bt+7ywTG56CtxSkF0vgG4Axuw+f/vW2+sQFGupdzCmqoPKR0ug2v6i0Jy0DSBjQkDG",
+	"IIHszhvphgFA4SBdSRVDGDI+cqab/bbP068N4yDbcjDoVcCDfXJewVp2WEqkFTKBQUbsFnifR8Zm1mND",
+	"eO6bweU6LIDuqwujho9Osu+Gsvv60tuzBAUphXRjZ3oxv4a595Az6X+TMNw53fm/DnLf7cCt5UFKmA/y",
+	"PAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMqoKsF8tyM",
+	"Fkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6jbY77vVO",
+	"jXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY/3d4VDFw",
+	"Y7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+ICQmNWawF",
+	"GYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9o3FnQhve",
+	"SQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+znkEXLZP/E",
+	"UG/BAvVUmf5PjyqNXAnKuFhgA3rGsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQYtsvRDDd",
+	"+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XKSy6+JoXYxVdvNgZdVoXO2DhUHOLO6YNWsjj91C6LF2",
+	"w+WgZRr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9xWVks87mz",
+	"Uw7FrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGkTLf9uYO+",
+	"UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu1XmBg6hA",
+	"23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZtyU+kUyhvjztgOUW657u0bsr9IgmDakJ7GtmvJHiy5Uk8P",
+	"TKmtfNnKl8eQL4b33sIthE2CBTuojxgsXg82JDRlt+DZgudRwdOQpVvuYE0A1bR5CzDaWr5bcLUMXE3i",
+	"aj1IrYOmLY62OGoPjngQQmPWnWm8JopM0RpWnSm2xcoWK4+GlcaUTtr4GniprXZM4a3e2WKpNVh6CRIi",
+	"wZsKwqXN18JSWnil9vFdwS1mtph5RMw0pIGKza+Fm5paKEXPVg9tMdUeTIkoBs0MJ14BVYI3pZBm+6mH",
+	"sNlaq1VUXoMorLIF1hZYbQBWU1qrqp/7gauuHpuD2FajbYHXRuBdM5BXoJtXaa6jdWHnqq2l1DQDSRRs",
+	"Ty5u0dUOdDWv1wod3RNh99BsKc62um2LvhahD0dquLoxpZb1UBNrWfkaasxePjbQ2gJoC6DHBVBjeqvU",
+	"w7ogqq2pcihtNdQWYK0CmKS+blA9meZrw8oUrqWYTMEtZraYeUTMNKiR0ubXws0ausgU3+qhLabagylM",
+	"bOc3dr7CNV8PT67waj3kCm4xs8XMI2KmKT1UaH4t3NTVQ674Vg9tMdUaTL1iw+HaOmgZKEyDFgnzODgn",
+	"ARsOyQD0BIBjtrJigkK1ZfUvZPWWMpmhk1wmsjHzaYnFhkJGVO+c7gwYp5gSpiK3y/y1dMdJTxRRnMZq",
+	"LDShilBiOugW8rpqKgmV/pjdbuUrMt0rpmKhWHU2Vo9qTf1xBFyfkSELgdMIfurvSBgGhi+qs6/uayr3",
+	"R3/0d2pnrVzRzWyCqayDpelI62DhC/n7dQh3Rog2ZMynzdcyStLCK435YQh3mGVra3lsLY9HUAopozZk",
+	"zRebXws4Na35DD5bc34LqtaA6mcawcVtc0nusvZrQSorvVIZoRsAt9uMd1vgPDJwGlJHpfbXA09NhZRD",
+	"aKuRtsBqFbDeiQAu/pGwOKaDxpIZzHdUG2blavWUVSQCIJBV2qJri65WoKtB/TXf0T0Rto5Gm8HZVrdt",
+	"0dc69DWs0dZCWX3ttQXNFjSPCJqGFdXa6mltpbTVRFtQtQZUQJu6cWOargckoKvv2MQMfITOCOj2ks0W",
+	"LI8Flqa0j2u6NmBqap0SbLaaZwum1oDpDdcgOQ3taxH3euWCuSbsk4BnRIKWUxJS9zKle7ri2UM9XeFe",
+	"chxSFkJwNvdKFZmMqe5kbz4yH4jS5vskxrcpXDZ8GTR2x7XQQy05Uii/Uv/aTOEDLLyVGFuJ8QgSo8Cu",
+	"DWnhmR7WBVFNnVyE0lYlbwHWHoAhj10lUUTl+pclVj9EWmh50Unv6+rHdBXBdyxRt7I/0hAKk8Se2ySa",
+	"DkLYHgN/MHR8c6z9jsYNGV3vaFxLT7yj8UojK6LxVvRvRf/j4KMhm8q1XBcjNW2oiMZb02mLn/bghynz",
+	"oSkdY1uvhyFbdrWuseW2eNni5fHw0pTOyVtfBzN1dY8tvdU/Wzy1Bk/vRaHm+pF0LlL+JSxynvcU9OKQ",
+	"+tMvD6m/z/vUwgbXTZ+nhAsOZEJVPhTGtcgC6yCfKKK0kNAhQha+Jkz1udIsDEkoqGEbwvQ+uZ6P0zN/",
+	"XJoa2fUOJNBg+odHdCK5Ike9HpmMgeMT2diu6SLY2+/zMo6/ABV23fRrkfDg3ss2ARoLbsMjScIC0nP/",
+	"dCv+lf5jZFRK+9nLsWckZEobskaEanJwe3hg+1Cl58CPH4QBVOKP3V1SKyU72biExEv/uHXyXuh3ImBD",
+	"BsH8JWP7qngsQQHXSDLCaYRcQ7w3w+57waH7jmp/7BFmOMcwiM2poc8IF2QggulWOjcQOpo1OhGrPtU0",
+	"FCMiRaJBdQhVLpRnIDc2qNdmMXLe+rIb2vVlsIPjpZED94MjbvvxEXn6w8l57/jlyx+f/fjD8Q+HJ25T",
+	"0IisJ2rGXjAsOQtBsqs0HVn5tffwYlcTlHWVO5jTfXKZy8X9B5V1HwZ/B5x7Q15S1n4tmy8rvdJTEmnJ",
+	"rW23te0ewbbLOLUhb6nU/nrYqekxZQja+kxbXLUGVx8dQQpw0nCnD8Y6Css4mslGxckv1+/ePiOB8JMI",
+	"ONorK7MMuVokNtp2FxvokE/Xr7vP9zpEAg9AQkAE94FQHhDfMENAQnaDl3Pl1Jqp6M2YJp6oPhcTTsyI",
+	"jQ1xwUchU+MzElBN7be7mGXC2MJqzxRxILPQIv5YKOAdElF5AwE6EH3OtCJeSPnI6+AovFkG8mx7RI+p",
+	"TkE66xJ9AzCdSWN04FlqHPhjykegPOLFySBkfodw0cWl8siuHsOUDIUZdYWQ2zsj3kEgfDXT1sGfQymi",
+	"zwd/avG50G5E77p0BD897fU6RGkaQncyZiF0JdzSkAVUw08nvdoZkmaHW5n5qF0C5wr8RDI97X4UIfOn",
+	"88tyhX8rQ55paFyJoeBaWfQIzo3GEVwRwcMpMTQmemz8P4wVnBEW0REoQkMl7K9jrWPlQMN8wdXecuI+",
+	"jF8yw2mGT+N8BbwzIjjxDrwOmf2pQ/7afS3khMoAgu5HKbTwzOgVcatOfBFFhhgpYoHg4IFQEktxNzVe",
+	"s5B61TxzJpoZQSUP/bWbrt/1NIbuB5yZqhCi4cR4HB4XirPhsDYju/IL+v5ifVB1GrVZpYDOo1llinK9",
+	"Y/POmT9PCZ1tNJXh5mf1hIR0KhKdnY3pc+spdgglZpbIJRMjqSem7kQKPkJ44HdakECQ3aGQhJJnRszQ",
+	"1AAjLHCqYtTnY+uhE58mCkjC8QAowoZx4v21e2nrdN8E3p7VGiHjN4oMqH9jOnHSs2NRRvvcCr5QjDr2",
+	"51So7pP3RtM51fftq5UcAl2MDayBAVthqRBfKT6vcz6Ksci64u7xoI5oDekU5Esqg4bCCXkHtXyivPjq",
+	"u0xYlPhUBlvXZ+v6PIbrkzFrQzGFcgdrAqju3aYcRtu4whZcLQPXNdONpSwq9LAGtLB8XeWkTeEtgLYA",
+	"elwANaqesh7WBdF6CgqhtNVQW4C1B2ASIgbypeBDkMD9xvTUbD/1gDZba7XOsjWIn1XZAmsLrDYAqyn9",
+	"VdXP/cBVV5fNQWyr0bbAaxvw3oqRaFaXmR7WAZopX1t/aaARCcVIbFG0RdHjoqhZxZX2sC6S1lRWGZ62",
+	"umqLshahTAzgwVIrYGvL0ilIwKYJU4SGhvt3x0BDPf5jjwhpjwLnFzB27TWIvYc9+XsFVDV2OdI2XkuS",
+	"2KIr1bHCYlvpsJUOjyAdLI82pH7zxtfAS02la1Gz1bRbLLUHSzeMvxxLEdGmdE/WQT08ZcVX66AbxomP",
+	"Zbfg2YLnUcHTlDIqdbAmgOoqpRxGW820BVerwIWZIxtUTC4zZU1YYel6agkTWG6BswXOYwKnQaWUtb8e",
+	"eNZRSTYH7FYjbYHVGmDFkk6b0kam7XpgMiVXayFTaouTLU4eCyeNmm5ZB/URU9N4M0W31tsWPC0AT1Pm",
+	"W6mDNQFU14DLYbS14Lbgahm4msTVepBaB01bHG1x1Boc4TXj63s9Ob8UFXm7y85rFJ+0MLgQHLZsv2X7",
+	"xtn+egxRUxdBsO1aqgNLrvRktCm1VQ9bnDwWThoys7K262OlppmFiNmaWVsctQZHnzi9pSw0Zs790u0W",
+	"0nmRsQgDRQ4xufWEMm0sKMfOqkOYViRkEcsSmtOhBkmeEQW+4IHCROKxCENMd51m5p0wPcb0SpTpDSU/",
+	"J7tUES9L5u7tuRTnsxOlikSUT9Op9nk6V8y/pLQEGmEppommN6DIrmfKeh3iFaZ4YEt6e6cG/7zPPUz+",
+	"2z035PHSnMCAY0SyjSjjNsdTBJRjQjpLt5RWtpeHzJLe2SmMqSIJnF1BM0LTNRnAUEhAMhkeyFNa4djP",
+	"bDY4O6c8cXyZqAWylTNR56mJni1ISuTW7UHdBtfmMpfByfMRjTKhvpXdXyi7Wyo13Qej9R+Uyy5BU8Yh",
+	"KLS//FKBLZ6ym+oQDhODsyGTSm+579vkvt/wJYiGnETbeC3L1xZd6Sbahyu29u3Wvn00rDTkKOaNr4GX",
+	"mq6ie1Jm6ytusdQuLF3dsGZ1j+lgDTyZ4jV1EJ7624JnC55HBU+jyijtYE0AraeU8PDsVjNtwdUOcGWB",
+	"QMtagbrSVOPfNAiYGToNP0oRg9QM1Cof/FNs43GvGYSBGVtcqjpIpNIvRWKBOxQyonrndCcQySAs5ALn",
+	"STQAaaoPmYRLqqF+caVfJGEI+tz3E0lt1vAaNWXCr2KA4F0SahaHzAbqalT8Q4hozUqfi8nD/zbbQmHS",
+	"lcPqFKlYPeXfsy7ts0WI7lEqLh9iWefeAKCmebIbh3SKu/7+mErqa5B7Nrc/04pIEdqXYeiAhcz0awRb",
+	"mUOyn8wHpiFaOTac2DlWQzS4mVMpKX6mSoH+SPW4IgW8oaXSH4XUkjK9kgoS5VE2tWs6qsgVbxAfsj8g",
+	"IJqOlH0fkirinUug5BWN6Ai8M8KTMCT4cIEZvsqiz6aOoUo29fKIOzt33TDtwGae/9zZMY3ZTQibin6W",
+	"BKUBLh7vgImRpPF4Ov/wQ3W/AdxCaFbvPY1gvuU3XIPkNCS+CADf8DgjXLhHd0xDFQ9MdHYCpgwXvfEX",
+	"i7KZBSnUuIpoGK5XrXrsOVXMuOsSZJiE4ZrcxNR5uof0WshrsOaN62wgRAiU23IvqIKXudkzA8G0kYyT",
+	"Eh4K/4bxkWO2yRgk2C0DkUgfU3YFVLt3VYYG2WTXp7FOJKh0E6L3dL93jKlUFvBYaYSvC9O/ZKOxfk19",
+	"p7Crin90wuJlCqj5ab2moQKLExIk1s6DDuGCdzNRcyVuKZHgC2mf/MDno3wqJQN8DAef5OQCxc9eYSUL",
+	"Y7lhYTgECNZcO9MiCq0wrGFjoqC6NFU+/z63mZaKAzOB0uzsxJasQC7ik4QF5U0eGgQnx8dPaff4cBB0",
+	"4fjwuDs8oUEXnj0Pjk5+GB7Dj8+qMHgrmA9vGV93dr9m9eaniLs8plBXQQi+JtgJCRmH+hxagw4z2hWJ",
+	"UgZ7eWSzYmxWwJclUoW0mVEiM1KggrmKOmkZbKoxUikyZuWD481OQZ8WV3WhgZDq0WbshA8cnO7H47LU",
+	"mQ3zVkBNhVX4vrbKuq92eUg1oUJRJcItZQ47xP111CE/S+A0gA75FGoWUQ1ESPKRKsVusbcc6mmByhd1",
+	"ioDAzlcAokCkVaxybvXtBrmF7IbOL/uJhuEpAeqPc5sie06QcvdoJ7mBqbFupqk3vbeK35YNOlvxa7jT",
+	"Ow/BUWv19m2wTmM8c39PpAGu+jJfxhDp23Nn1mL2Nf2a9WD7Lfkua81866RsnZTVTgqKn62fsvVT2umn",
+	"uO2WhVbE0GByzsyjmtZTwVb3pudlq96d/OX6+iOxBVBHdMhRr1eyq456vWz4jGsYVcR+XQ8dO7SF021y",
+	"rq2aaHEr7X7zXcPOqjawWkWLjRCi1VS4TNVXc87CE+cQ7L5KIGRKd8gbzjSjWsgOcRuRIcgOuQKuGYdw",
+	"r2LfYqlZ/o3HM1KFvtx7rKPhShosp+lS7mjem7wHgzThTq7DYi0OYTwet/xaMhcffns7onevEkmrYe6u",
+	"eRhM1dhWjiBgWdbSTJQ3MGa7FjVGNKG3UJM7JhOm6pWdWXRcclvbdVi1lrO6KmL8Ycg+M5piu53S4hbX",
+	"p5LbmHyRSKUbP0vxiilNuV/3fIQaCz1K+EcIQ1jjHMas5p5vpTMznEqihPrK1mycLGscGWmaJDiUKnK8",
+	"SIKgqY2WczIwrZNdd+bMeIpRIf6JmX/UCitmQUBsRCPoAh8xDgTLk5jq8T75ENN/JPCwYbGHNFKY+oUF",
+	"AfA3w/dCf5hwCOZbtiXSY3hKCwn2ph0XmghTpzo0Y+lZ2+rGpcd8TVXiDO85f3JKsjy+SxiCxJuClODV",
+	"abKLlyGxijr40yjNz95eHqewE7HMYCNMHJbEJvIlm4/R/ND78eQpPQm6x88GP3SfD4Pjrn9CaffkaHB0",
+	"+OzZD4fPKF25g1Cp1StWpkiFxYo+I/xCfDVoG9aDWNN2YItAupYR2Eo0LogIbAH5oIBsKJiV4b0l0Qsc",
+	"T5NzbdVErTZr7iBAlquQWvCsG4FB8ZwNcnZTIwLJfKIZyJruWSssmjELoIb8nBGZ5BUMaRJqlFrIgXU3",
+	"NOYl7VqufGEJ5sY+5+iv4dqX5fcGWXDjMZ62MfFaGn/LrfPc2qR6KFo07VITjc+6fVPe0L7WSlO2fVTZ",
+	"HEnaTY8NMkjreWNTbNFeKvCguV1P50kPsJNvYCfT1Dh6PCsc7rSkr2qRpXBOMhJKuyVQq/3/6p5jKSLx",
+	"KD0nCs4zzsSzPHcLTgQusLk6O7eG43zk60i8iZZcyl22YVRjl3BufSoIt2BGS45UHe1UTmG19Wfo3mRU",
+	"sgTu72MX+gsEwFoDrEJ67QY+yPeJ1btVsL1HM1sMfikGG/NDUoy3ypxodLbtmurGjOnCQrfXjtyMOZ1y",
+	"QRvp8JKGoUgay36A5mJAJIyYTTpGSUTjecs6XJE6JO3PDbeYOsS2XW22vjaW3VrXD5MY5OWSFj9SCVyT",
+	"kA4grNfozJIUhjvfXScnxJLFatJGql6vBoylB1vx9e4Izq/vGvUffimLKXMaWM/3QkZujSLGWURjEguF",
+	"vXQIFxHjNAynhHHyt16HHP5+SiKbTWVq1k6PIavGjP3wRPX5hAV6jBcEx8BGY020ICPQJGZ3uKn/UkRx",
+	"oiEgVJNQ0IBoFgEZShEV4tJPFJkIGQZ97gshA8YxRo0HBLBTGj9R6VAYSNXJf6N3oIia0Dg2fdjANqZG",
+	"DgSo0z6/Iz/Ztven5P/8b3KXp4ch/53cXfk0pPJanAdBh0yzonem6LRUdFoout/n52QIEyKBhsS3S6dI",
+	"yID8PVGamE8ssIF3JBTSZ0jDkKjQECmcZmUsoW0O7TIi7moey5re5xTW3Y6pWM2JGkZCTl+x4XBNPUiD",
+	"oGq74kpIwwCfPr15pUgsQRmJiam53XkFDhOQxVzWC1K6VOhMf0z5qKrTN6YJ08FA6DGZjIXCBODMsf8t",
+	"DRMgARvioQTGCeWpcOoQZQc8mBJjsNe+lPnSjgWTFlYMVUIkbu9FHxEG96PPzKLb9clHkpOvkhHAlOPN",
+	"HbzzXQen9qAH5RwkUWMx4e6G4BCozq7RUk6ojzezKfHDRPvjtQNyzR3nz4+aHMIPh/6zZ373+IcT6B4d",
+	"U7/bO3n+QxeOnw96P8DwefAU7nfUZLmrlq5Wc8bAxgMkj3NwvjaZG/ISiwvZFqfADanhGbdtuhvyjWcW",
+	"vJVeYYEimyJHa2lR0PLrkQHPW6iF+l+LuGsPztjL+0YPqVWWy66178yUo5hKMPIWS+ytZ0etJTDdRCqp",
+	"I6IYNNPsFq6AqsY8GXyWgvIbCMiE8UBM0rw3vkZj21gU2ljuCrQxo4ZC+mvv4A2ETBO6zpxlpfyGuF8J",
+	"UMmtopswrqzNhk/4mOnPHme135bOs9ZDxSxdX2DvdVJ/+HnVa+M8VR/P/Q9hBq8FKfSUUbDyFDTw4JpV",
+	"JgS5+kCen/QOyafrl2fpKhkNS/xQKHsUOfdXqIau8QkrLa6R6M71a0m4YhaWSGTXpQ7eq5yB0lTqdecg",
+	"YuBfPIe14JYPMyd6iQwL1jhn4JVWzSx3NWjezAmItsj1eYR99wRAEdOU+ydzIUrohMoAAvdUGyVWqxmZ",
+	"bmTqPR29NbZHw/SkaJ1rcBENwzXaXrinaKZ2mS3R+jEcJx5Cd/Ky1NzsXmA+6LVlwabM4CpctNIArCLQ",
+	"ljrz1LlmDyg9Zq6uUv9mJEXCg5ciFBWJpp53s5Q/5PLnF+dkDHflVH4990+VYeDXb/SMBFLEaNuFVGmi",
+	"JyLPo6cwkHX584ty10P3T/XdslumKk8oXfAkSt8Lz3LLXRTo/cpVPT19c/nhvbe/rPkVQbC68a+QyhGs",
+	"IQuNzL+WjPJRCK/EhN+z6qd4jYrrymvNqjKX9QhTJOHWEjwjoZiANF/ZP8zXNa8SmOYfhPoz0NQ2433W",
+	"fIGVZpY95e/OHIzKeiJf3AULV7koNYTC1xSj3EqaB5I0a8Vvt3Lli+TK/fewvyIpcgXNHVMJaRBY/8OM",
+	"TZ0RWoqLWN/7iSJelePtudCdjfesDD99wAmmSzeHo+WujlmoCovvg/GqILD77Cl3kV2M5/T28IXnMRAt",
+	"4ozD1rVC0bj70kDi7PzLF6Tt3OpxQpNnYJphhqYOHH+97LRgA+TxOKr5CFCBe9vpv12B3hgV2kuCzYdA",
+	"yozxFTj6jkqbJ1F76YN5ex80CDIfQpVMT+02jRjie4mK7F5hMuYOeQVhcgcd8lFCxJKoQy7u/DBR7Na+",
+	"dCDpnlFlhbcWnxiKZKM22sspL7dTtd71ltsV6eIXZIrPnRc7j9ZmyRqz0RhP893bMXxGfxzCUbV39veE",
+	"+fBSlNLHZ8zofv6VhglU/2708AI9nr6oqe1Jyp71KMUEVHGfr9BWxSGno5PnT4MfTrrHz4Mfus+P6dPu",
+	"MfR+7J78+PzZDz8eD3vHx8/ud8gpZRs3g9JEi0SZI/96qQUK4PyGDkzlkHvklFXz0GiKvxdz69fCfI2Z",
+	"VyUOb59SbH7eLZz0xgzJ2cVvuYW0GdOxxBltpYixGJo7cu06ILsDqnUIJKZKddxDUEISuDV/pKX28CgV",
+	"vgIFEyoDYr69WTufWP7GzarlMZ2m7120xcwbSoBLnP6VP4YgCbP8hvPnicYsfrPezeJaaqm8k287WTiw",
+	"nOB19JCheJOxswdhuM1nD3s8ll3vfarvgTcbNBRS7m+Z+G94xm2b7ssxjXVjR0VyVlRVqQCLh3N9O5D7",
+	"nM61M7H91DmUy9RFzEIxKvk390/Mmw5gQfau2bcD8s6znjolQi1drlw4NrBcbg3Wn3rKRRWmXWwDYNWS",
+	"cmU6YVf714+ptzpzA1wyH9KYiitr9RZhPPvCT6QE7k/PSPcwYzgJRm2lnFZjj1dCiNeDr/GH2ZF4+HKH",
+	"1yGePSLmGQXrXRgN6xXPoScc24GgVjbltM/qA9fZE3Cd9Gh7ptQRUan6H0Ao+EgRLWp0OnevujDrmQF1",
+	"coZZts6zq7iMvx82P+/MEyLqYyL9MVVm9r8xPf71YzX+rf2zvty5jVMurcFOd/F9jp26oWH1rMNO5dSW",
+	"knlzrnBBzbfZ69uUE5zaAG2mxWXG/w2gkEa1Hy+xGd5dsA+CarDqSnH825haIZhkGymnxLv4R8Li2GDk",
+	"6oZxlDVGYudfv8yy6aIkjyWdmj8+hnQK8iWVgfl0zXQI5o+XTq/g3+l2g5H2MLH3wBSJ6JTQOAYqK89p",
+	"1TP+tZW96S575N5tKROnckHdAJt7d4zxLiZ8SFXsivjESoX3wFGHj2EiaVhwV9cJPhRavmJ8lIS0YqMp",
+	"/eWefax91g6h+VHCLYPJl9+DWMPLLJFh1vcsnTObG+JKf9MxT6Mv5M1xatOBjeZ5/T5pC2e5udmTod84",
+	"tzYVKyjgoS2mgRtSwzNu23Q3ZSeXF7yVtmGBIpsiR1tp8YpGdASXlI+aeqFzIIKp7aWmoTwGGqxVIYTR",
+	"WuWlme0FD95BGiCqW+lKU6nXqDbr8c62MTeW0uw7RdoVp1m5kHXSbFU4Fi5zkz2SKzik6aHwgS0u9Ni+",
+	"bTITXLO5vWowhxnWy7w07jWI6Ffbxzzrv6OcDUFp8uZVGgqzSasUC6rfUBsBB0k1BOe6ynVyEdmADYdk",
+	"Qm16C0wjt/vp+uXel2YQSKKIymkdGly5okYMiHWmb3OaLZj+DH8VSVvsp0ylTnH58kksYqqG1CTya1uE",
+	"YJlJ10PRBw4EuJZTEoMkPtU0FKOOS3g5mOIuZEz12N1Jx7fqvDMCtyCnxK3E1FjnLmNbh0AU66nBoiKM",
+	"+2ES2AjrjH0+MuRcneWykITvc2dnkARBDdQuqHaQ7yasVxsz369bzaV1u8dwC/cnsosI69XHnYl715XU",
+	"X39pnDN3j+limHztWsMQ7tatY7zOSATrDzGreABZgGr9RmC1nzdbBzm2kH9nnboRjdevw5QRuWvXs8KI",
+	"3a5PlRgDen66L7l+Vc30PRYD90FAHviCD8Ew7v2bCMVIrF3Z7hLdt9pBQUSs3UQs6VTdr9Y9Jah923Td",
+	"WvZE/n2rHagbxv2xFBH9oibuN+NiC2tWnlH/KRVm26yeaOXYc705pwqdlMj5sZrFKnTSDPyyRS5pghkB",
+	"5qR2JvKLEnmRkK2G6iz6OqlBkavroi4ri5kMA7NsPaM6ncguqfKCiCxJvYV2WbrFcp/8wfOnugt5fisO",
+	"g+eZdVfYlOtlwC06AOvNRAtNw/PF08HfXy6bE5a4rD2xQoczdWc6q5rnhZRCrmk+GzvfuLnG37E2MRe8",
+	"e3R3RyQoA8SKG0OQ9lPhz06AazKRgo/wDOAEN88ECQShA5FowvSiFG613ZCiA3LcO67vgNhxV1HudQh3",
+	"yzNBftlG5QOnuWowA/IXnx1cHvFOCf3NpTfe0NbL5pepofhDkRFaEoZIh9TwjNs23Q1tTMwseBuD8UWK",
+	"bIocbaXFzzQCPHLY/DY6GtNnhKIlSiZjFtonN6wdrsmn65f2tZGQgSID0BMATrJsqmhnuHyqzTwlcIZn",
+	"bwZgI4O1X8nM8+p+SYx7LKR+1eAwS8lzN5UKt6yZ5ua4KFfucqWVsexGDn88JNeSr+lNhub4er0nn75J",
+	"vm3I9ihBo20apuk5t27CG7K4Zhe91WbGJmyuEke0lRrvRNDcO+iouSIRwD65LrwCNwzpCLdAk0HI1BgC",
+	"kvAApH1zC088dwgNJ3SKiWUUUxq4Pu1zj6l3tolfWBAA90wjdtd8hHc7iBiSvNB5GIoJBF6HDFkYpoce",
+	"JmPmj+EWpKnZ5/YlOTKmquoxNWqaUC8TpUVkqHUJRviq6vPctvA7qv2xEcQi0YsKNvAA/H0eGW9FJChI",
+	"JNULjkdof5waNRHT6WUkpsci0YSSMZUB8e1DoCvPrIIvuIim1XegsuxCkOcw7RDYH+0T7+JcgrrIa5+e",
+	"XmnKAyoDr1bHBgSvgepEwodbkJK5DdVFVwq54EBoHIfT0kXCJu442lEtzP5iJEjlRcPZgyiFdtJaVfJm",
+	"1e1GQ6nLJIQXQoQtI5VMwi+nU9bIlxBpVrxVi5gZSbmo0DXQ6FfBfFjaWMiU/tUdMr6m1tupISyEHGTb",
+	"OTOaYcBCpqdEyIEigqevdda9zigSHqiPIH+h4bDmeT4NNLoU4UJ2GgppNC7CGjWWWv4Q0qpV+qJ0QsUn",
+	"2zPxWJZg1dqmckkrWGaePwqrNUvgzkItWCTrAjm3CNRzB9tnWayOF2NslyazUDyo+UIe3nohBeOlCZ/+",
+	"8Y2f2i76B2lg/Ah3U7bWyxeo5Or37r4rq6SSBFtrY2ttbK2NdlobDYYPU3umZeGhhmfctunmd+ob3NXR",
+	"EBF6SxnCOnu1XcXgsyHzrUwgu6jCKX56okgEIdiXzJ1As2cX99bOrOfOT9Z9waWQZMDVPD19Z8ay6AWX",
+	"FkSVblgYXuEibObybkbTWVEzM5C6gianebO7iw/Kh5tPuNdyTl7LlfimWLZhnVGGR2sVyMao0F4SbHDz",
+	"sZIx2rzvVqbS5knUdvpsmHe+Ao7ZJJ+0lhbuXmAjId+YgU3LOAIqyUAko7G2b/MDGSRTEo+pArJLZSTk",
+	"3vqPm9xnZ/er2clVYxG/cpxGw/DDcOf0b8vHcpXW+Px7Z1GcBBdCY+4CyrnQZABuXZbEL3NumX+F5PnR",
+	"0cCng6PucY8edZ8eHUPXP3z6Qxd6Px7++IwGP5z8eHTfV0hKsZQFB+ALhFrE3t/S4yL3i+dv3vy+P/ei",
+	"3vh9DV58ZNZqyip1jNsiNdHgTNs0zU3ZSfkCt9Uu2Ih95Fa/lTSQLPgoFEvlbROZtkWYRLxuGiUxuVfm",
+	"JDGxDwWbnqrm+dZpsQ+pqgxgSJPQdAG8++lqpypti0uxc/icqCSOhdQQOLWmOpjzmoahhzaHvZlqfyNU",
+	"E8HtM7zAkwjvA8vu+QX20X11gd/bPkF1L9x/3/0Vc6N3X1/udHZY0H3zCnd4um+udzo7f6fd//i409m5",
+	"Ed3/vMTb1t2Pb81/dfeF+SyT7uUnvCPevf7F/Fd2r833t6z76/udzs4f4+5L99/r3+yWiSFTbuOkA5vT",
+	"x5gh9gXeL2/u4VvTB7GX2PfJObF3yZ8o91V67EFwwN1w/DCSQDUoTTw80s74yOay7fMQlClPbYrwfyQ0",
+	"TB+Ozdqlvi8Srm3Hlcc4H+BWznrJUc1I3lvmrt4CZJzQMCycITGYrt6SXGBXFDOiZb2dY8Zeyn1Y5zny",
+	"PEvw+vWLy1Wx91pcmsIRFutQWX6gcRwyuwVaQ6R8yQWK0ljLq7SIissotCoyWgBbow9NPyDeyNpw+6ou",
+	"E21xucXlLC4bchJmwN8SA7Ewqubn3cJJb8hVml/8NnoLM3TZIFFaSxFUSQ/gULTXW6jpJ+A06mYxmifN",
+	"LEHw/jEeWWZ/IOGYVun+vDZKtCLtD9dpfs5ZPW10Ab5cbhtwJQn1pVAK9Te2qaofpg6zRa5BCJ3lLlw0",
+	"CFuC7OLJ75j6oPaq+p3hRTeIrINONt/FfOmWYyNYLa1/m9GamXfrMen5nI3Ky25/yazdO02R7n4101Id",
+	"a+yiUW34GdvZRXiTCb7TZd9Ixxrp63BVu0YoIKrD54Ytq36xQqTyFxQrC35599fKX6zoqfrFCqPKX1A8",
+	"VT7SjQKr6hcrwqp+sUKt8hcUc1W/WMFX9YsVhZW/oHCs+sWKy6pfrABd8Mv1b6ut3tZpgOVQcpcp1gVU",
+	"6g81hSwhsYsl+Fn9cEmKp9UXLlJ8rS6Z4q1OSYu/lSUzPK4smeFzdckUrytLZvhdWTLD8+rnEFN8ry6Z",
+	"4n31G4Mp/leWzOTB6pKpfFhZMpMXK0tm8qNOSStP1nvqsP3y5R2NG4t/RTTOJYVPw1AkWq1/KNrWq7D0",
+	"MLW7hBETXLlbXEMhTbcqu86VVndnZY1Iw7ce9uo/BmtbqHPdwxdCBoxTXWWYvma+pXBXgdbGPB6BGEka",
+	"j5lPCjVr3f5qxbmS4m2NmqO45x2iiMbmr8UX7PBGaEz1uPK8MDcrpNktvKp10Cd/XNVZiu46ZywhMCuE",
+	"3w0N1983wYNL+vuC+jcjvGbzJn03pU4EMQ6pGtcON06x6/t1pamvmU/DenQjmAiJuJcssuPdeJU2dw2Z",
+	"BtU8hZNFD6ffvUtCzeKQVUWafxMyDMi//+f/yu4UR1npM8KFjNxM78hPZIKFp+T//G9SaJT8d3J35dOQ",
+	"ymtxHgQ1g7TFKvPD+jAcKtAEsx279yvScfk0PY5Wo5fpg8x9ms39zsx9Wpr7dP25Tzcw9zrR7kopUY2B",
+	"sqhfdout+lKbg/BieC4UEeVTRU4ulrm6vM4zvDVD7oJ+XWAdNLlBVm0gPMJtlXaYGC4i/Q1ZGevtAX7t",
+	"5sQ9kiJ85YbAPWa8VcxbxbxVzA+jmBvaKXZavyWbCe9o3Nw8WzTJDe2A54vbxp0jR4cNEKG1FLDP8jRn",
+	"c9v2yW5AWTjtkAnATTjFW+MkfWjoidrL9oXzt4HcZR9hZqvBveAyY2ebkij8X7lcODMG1tUH8vykd5hl",
+	"xVaaRnGlkfVgR0MLZrsSEaQEUPeNLMBdzOTDzLH82lw9zrWj/5DWrOMwxFKMJCh1LV66xVvwRhEdlQey",
+	"dr4bfERr2YJggYdeEV2ZfKs608C5BOVoaLNuvTIw8M5sFAo0GUkxqecdLbZk458lrUx45A73wV0MkgH3",
+	"gYxMSfuw6ArRUWkaWYK7unnPlWvemYXnHC87Figx5qoze46YX9XNuDkp9WXS5x5e0LwQ+Y6Ewz3olUL8",
+	"QUD5tQOtKXM4R3K7bKFm59uyyW7KDSgtdosN4Y24AzkntJgSuVhvRtHiydm0DyKGhGbOQuoM3NIwgbIf",
+	"oCodgaydT04ez8fVUWdnc6q0j7G7GhK73Ftar4qUTdPwnBdImNMPzT7VyexQSm6YyzlLKBmxW+AuWdf6",
+	"L1fJfEKLrG7GlZYJbgzM2t65AnrgndZFSjUd7ip1l63Ut/REZGGtHi50/pCUbkjVlhazJVI1G1PTc27d",
+	"hDdkYswuehtVa4kmGyNIW6mRX9prLo8TdkF8KoP9na/wfWSmbKrkN8P3Qn+Y8IXJsqkcwbnU69wqrV8c",
+	"36ivNq0uYQhSES0IJdemGNn1Dm4PD+yz9gd/GvXw2dvLT2DZHFpmQbKrEF8W/pqwoPbM67jeFSQvUmB2",
+	"ky8jZT6SwnKsUoaFe6sNHnwpooB82y9VbwHzHQGmIVOqDMrWKcvGZ92+KW/IhJxb+HZbTZswIstc0V56",
+	"XKfR/iYVKEbl95tLK2S3BfEd7XQrce7MeqoDyC53eUok0BDTkxi9rUDeQkCoIv2d/s7eQ9uZSIH0mu3C",
+	"XVdjQ6ixmHD3IhZNCbhgkkMhySCk/MZSWJFdSoYwsTNzX43pLaBO7Nx3jl+QmSSf9gJ1V0dpIYtuwMyz",
+	"XPpV5eO5F/ut1UNbFr9R5Z1xWPtEc/PzbuGkN2q2FBe/5Xp6c4ZLxhmtpIg92vtS8CFIcDm9mtEMtifi",
+	"Z13tP35yRFY/IsDUVRJXHVa/lgmg+UCJFnFXm0mOpEhiTChjNw65powrIvS4RAF1RpDLch/bWVgiYjrd",
+	"ZpxXQTdQ8czMFWZvISwArtmQgctUHggwxpom/pjyEaSJaWKq/bHpP1FAmMb9MqABEUNSIDNO6+/CDJ3y",
+	"gCgtJB1Vb1x+gXIz03FLkZN5pUqbZdxGrZp53v26bJstm39DbN6UHVOFqLaqqU3RoLUE2JRdt4Apvgpb",
+	"ZiM2XhXHtJg6b8VINK4nNdCIhGIk9skbI+AjOgIjghWJqLxB3RAKqU7JIKT+DbkBiEnCregOOmQQJkBE",
+	"okPGodPnEgISSxZROe2QkQTgRIEveEDldJ9cm75se8QXEeCh993Ln/b3Oz+bf70w/zr/aX9/z7Onj4ym",
+	"7mNnHDB49bdehxz+fmYU1i1ITbQgz7sDpsnlzy9QIUT4frYbeszuIFTpQSYtQsBMr2RAedDnu5Rr1qUh",
+	"owoCAsEIFAkZkAHoiRm4awTVTCLxMp3Rn3b8e/dOGP7IO8S+4NXtZdeLTZGC0v6S3aNa+0HpiBY/ULIC",
+	"I5swJx8SJqQBlJBGQEK+ECPf+u7xtwmmZg22FLHt07XNz7uFk96scVpY/JYbXhs0SFPOaCdFxKA5D04M",
+	"4MoOoU3TvcoGskYi09/GVBNKJGCGCbvpqDqoGSfmJ5u5Wkggik4Var3sakHFBUCopkNEORuC0m9cWuy8",
+	"QZsrtdw94WJyRuhAAddZQiDqau3afdUBYIoMhWTEfeG9El13es8unj+9ePHs4unRybMfXvxYFWqx1ot6",
+	"AWPGKw4xXdmfiWLGsMgG/iSlAbkFiTcRBuDTCEiQAJmMWWjKMlWeVEAox6DVGenZIJWfSAm8GJjKk4SY",
+	"KmaMq4k524+6BxU0HUHF9M8JhwnIhf2NqSKhoJipxLALC0OiJszYaFoQqi3F/DEESejuS9DSfBdYCOnk",
+	"qxj9EjRlHIJfLeXvkas9XTN7NVnegiQSG1X1Wfq3MWD8EcnhHpzJeQHvRuOaVwcdB8ZQHZczsksIgSro",
+	"9p7uH/aqFskXXAPXv7jcRDOM+st59+jZCRG3OKhsME8UUZzGaiw0GbIQ1Cm+i2OseeL1k17vqR9TPca/",
+	"gNgv1JhiU0OXLjAE+3O/z70+j0Hidx2ibML7wRRTOllYetiJl1ZO0fLu/P2b1xdX1/t/V/hwvmFiRSPo",
+	"cyyPV3VsBYOiMVVjgtejpm6BzkjAhhj7cNNwBy7MXHLm7PORvR+UFxYcrL+bE9pO7/TH4ZHf808GwTP/",
+	"MOhBb3gEh/7z4fHgB/o0OILDYY/+OHju/xCcwLPhMX06OMJyPw6f0x8GJ/4zwypUG2N553Tn/3GN/q3X",
+	"/ZF2h7//eXL8+b9VLWI+2PLqV6C00Lpp9rz7+vc/D0+qm82e7znXlbzKSww6oarw4A/j+OBReqZGPknF",
+	"/e6n65d76SmWeWn7RJFBwkJ8MQiKxzgTfsPFZCZPEdXQ1SyCWrehRqI7/6WIjGkS66mD9ufOzm0uA+aF",
+	"JCYbcyU66Ioe3B4euC88lF12U6CwCgZ7+73e/snTH49Onq6UU4XVzAeTwbu8LGUAd1LJUkPEfaFBN3NF",
+	"ECagDIik0mR3MCUsioXUBJ8pqZ9ab1YKt9QIvAKqmkv6wgnETIkAyC6m6OpSX5MYJBPBHmZ+4cZMILtS",
+	"JKNxOCWK3XUnADdEUn4DRl/yQEz2WrBFDTy4ZtGKrCsLAV0DwEZGUSORqw+Lf/r05lWqM2y5lLRnmD1E",
+	"ICVVx0oZkRG+XkYRfG+r8fktSNLyjk7JwJ0DrHPusTpX7/3ztdjcLBYINjXLua89fP9z7pcLS1WvcJs1",
+	"JXRBYQxgKNyYcXyoT4YsDK25k4vTqp4bDiPN5JPIVz7n8RInroov2dE3GKd9KBnyVR0V2IqbBxQ3a1F+",
+	"KyMalBENRZtyGdQqq6rR2bZrqhsKNZcWur3m9CYCzDkXtJIOYxG/ctNp4Mn5VWnV+Qu4ltTI2XkyvJIi",
+	"jvH0WpDY1wbHQAbJlMRjqqA6HOVTDSNh3z2s6M7+uOoyjJOxJKQDCOuarL5QFY1+lMwHwjhhvItevC8h",
+	"YLruy7wjyYKPQrE0mzYNww/DndO/LV+Tn4u1Pv8+a6hdignGOO0j/WZwKWFNd7O3WG3SGWNwcaHTwqbg",
+	"EgMiZy+2RgZxDpM39yh+dJ9bsbhaBXaZYY4Zys9wajqtwpCLw1mpZB3kvp20NY+M47XMxi1OtzitidMb",
+	"xl+OpYhoYyeb8IyOcU6UnoZAbqlklGubWU3dMN6WBCh2m2NAFRAfKWKPXWGs54Zxd0kUtwQVoXEMPCA0",
+	"mw7qUfcAACUcJiHjteN5wyQML4EH9ox9rWcsDMkh+JUFIOrWmVDt130n4wv8tfJ5oMLUsiHMjr8+kzZ5",
+	"Am8ln37jh8y2TFifCZtypkuM3hbvKRtU47Nu35Q3FUqYXfhWutElqmyOJG2mx1u4hQY3G5J4JGkABG/W",
+	"ZZqoQxIeCt/uJ+ix0ThpQXtGyZ+2KqvcgtQaGG1O02mEhpCKTMZClXOKuCe1a73Eatp4oyGq2EdPg986",
+	"tfGw8D75lYYJKMK4HyYBEO/i4h8Js65ctr6mydPTX1//1esQ7/T0nLMIk5jbj68ZZ2oM0n66EgkPLoZD",
+	"8LWy31xLypX1r7I6/8nC8KVIuE6rXYv4taQj++ENVzH4+pwHppx3ZsxJm3RYkYhO0fiksubmxvo6+gvU",
+	"br4Cc+m11la2SPpGt/Luj65v3BTcAulbBFKD5luG1bap5qbn3LoJb9BgLS56q+2zTZmrGUe0khqxGUxT",
+	"wRNlWs9fMbbW3P7aIfY8IF554sF08tIVOj19KbhRtAkN8exDaik2/57vQxzhGyZhuMYITHHUf/agwzqP",
+	"A+NS1OdjQ+OFjPzwCWQt4zxEBtk6arUQY1+cCTZbmmqyl584deRdiLgmI5bVoHuEh8O/DtiuHQ1tNz4X",
+	"aN4tRO8B0abMxFQCtMkGaHKurZpok7G5D9w5vi5uYPr7Kl9yUCVK1TgGsBa0C60v36FZ4cWWhN4GV/Qb",
+	"j/N8fYvfpPBqXRAjG1Tjs27flDcVx1hlTrWPKpsjSbvpsUEGaT1vbIotWksFVETX1idZbB4s+n7+ts5s",
+	"BzNTw5OexsxSMfWB/Pt//i+y63Y2b2CKn8tWQvE1gMphNyXiC4RpyVqh59lYTAR9xrMs3ayKQDNfEQku",
+	"FSNhGi+XZ76l93Wa7VpIeA1UJxKCdU6qPtiZqooRrLLkcOWbDIjdY/G/dQv/a+aThmRixoZtEohNzrVV",
+	"E92Q3VZc5DZaLBktNkKItlKhLNENFfjUXSqppoeNN6+66lEgTbnoPBnmJfSfc2GP+Sd/fp/XPfbetB4D",
+	"SdykCMUcPPZOAGbs8QXXkvq6+FZUqQYmUGP6FHMp/cfVh/f2tIq72e7O1gT7SDoZVmQAGygRJhrIp8u3",
+	"GMfiLoOskOSWBSCIS6QVQcAoGQulz/AkzACyjZj8svdY61idHhxg4f1bGgpJue7SmO37Ijqwt3HUwclT",
+	"OPGPBifdY/ocus9PfvS7T4NjvwtPnz999uzo6OTZ8+MDpxSYL/h+jGZNFm5KJKuzp3C/DGKGm13yt2KG",
+	"oX3iSSb0y5AB165l76Dw3YuEhYFHqARis9IqIoZ97qV35uVs1ZkfXP2hkMTHL1SWwcAU9Mn5xzf7fY6M",
+	"rwhNjzwGLMC7Ta41sivCgEjwhQzSt8YE8YCPGIe0b5L10eeY4mkPhz175rIqkfS9MpthH6+orjBmX2QZ",
+	"pkgxadUp8f7rv/7rv7rv3nVfvfJcnowsuUKWTKHMfUe9o8Pu4WH36Oi61zvF///fC4fz66LUUu+TCCTz",
+	"Xe4rC2kzNppSpdTnYWW+vRK5K426cp6wmSQS+bMUjgOQEdMqZPfwhCRxDNKnCsgY7mgAPotoSAI2Ylqt",
+	"TpN4n9RjRTatnFI1oy9hla4aszhmfNQ9/LG7KCNXZ2cGYhUyzMDNkKpqqPvLm1zIBosadRUqm72tmvIX",
+	"5RzLMo0Vko8VuXeW1RauwoJ1rCLFPMWLCK5Syq5mQxZpIQVZGywQN5yLW+D6HqrFMw17dsuomLDuwCp0",
+	"j4Bp+LSUz4+LSaqSKA862UZ7n7v0ljbXncK8iGQoRTSTrxJztTBNdtMseabgQUg1KO3tdbC0+eqJ6nOV",
+	"RBGV0zMCoTLDZcOhZxxaz+hbr0onmCIrKTGrrctNuD38FVG3ZVzyig2HeK63IviGz05rGoqRco8Mpdnv",
+	"OY2sb67HwKTNc2nNLyST17GHZcZiYsTvlKCVSCZglLyx1TpEQiRuXX5U1+xZ3hvW5iJ7UEgCCWGoiUh0",
+	"ZXzPrN1CkfQuVQB5cqPyElcKJbeedeh35YrOgqI4qrzBTnHV5pBSSGvU5RiIKCHHdNdgvsyHl8S5AEZ2",
+	"r5IMv6F521isyt1lz05vGVGlOkSNRWxfzcW3Dm6q09ze8zzWBU+i9AaOSvwxBsMKB/XzQ1q/AL2depUc",
+	"GMCQJqG+umH806K33FsRI71hYXiFi7DGOFQxV0ytDAdZdpl5rzC7LOFcJSeuKDcm/gDIQCSjsa6VvAA5",
+	"obbTb3nXLFGV57/4CX5bzXBi/fn/Vqi0hATW6wwhzeJQY9ZrHhebZczZSOQMP5QPiRWnXuCClPCLBUST",
+	"8ew1ZESLTn1+PVJmrVD6hsUJxi7bKFEWBFW3QuVhhUpD7lcutFrigNkBNTrbdk11QxsgpYVuY+w/p8Zm",
+	"SNFuOqCt1rAdgWmMMmPCJjlSZJfxAO5IL30XAy/12puxlPuwh0aGu56/a0/IHuJ7cc4fThMkrZ0Y3Q3g",
+	"gTJCuHT91wzkgtsPVDI9xcvehWS4Tr7nntbXcX1s3Vsjy24nfvmNkXWeRe7sTGgYxjSumWeoVorgwkWR",
+	"WT6YVdh572VdnXLj0vsiZSvoK4fr5l2GewN+gRr7ejC/fvoF9WB3sbf4vh++G7VJC55Uu4yQxmfdvilv",
+	"1CJf4kK3jyqbI0nL6ZFFLxpIHx6oNYMj52mNBZER3FCkLOoGYsK7io3GGl+9S7hK4hifgasVIaJMvkik",
+	"0usOr1RtSfQmEkqngax6Awr1aybhuvJVDDv19PHJEN9F1kCGTNa7s0xDfTUWepSsG6s6n6m4ZMZc8K6y",
+	"ZevNOKARHcEl5SOobxC8yitVwcrwf3zNInDPZda8+ze0Z3jnD9VV0NIQ/Z0IYEn+KKUpD6gMCE20iKhm",
+	"fv2lMgUvKw8gXYqEB4rEIN1L5zWTW+MDay+SMAR97vuJpH5FYPsqlkCDMxKKCUgDqEhIIBTLa6jZU0RH",
+	"9A/G4Yr9ATUpLyEUNFh/xWTCr2KA4F0SahaHzFpksxZgSPEoghbWlYjELUTANVGmas1JOZ7+CIaAdt9+",
+	"rqfDSgTUaNxYdB+Bg5ZUV+6kV284/Fau9spaifbVmncQsCTyVj9tmnHazMJVErcCWlWLV81tlUScn3yO",
+	"wwLKypKxk6uUeak2K9VnRMzvVfFyBX5i/KgrH90CswCfFMjzEVSt83uBb/+CL0GfuueCjVPhEUNYUJpE",
+	"idLpW/VT69zi8SSXbw95ZBBSftPnnumoiz15HVOHhuGUeOdxbFyD9DAR2f3vny7f7nn75Dcn/wW3ByAp",
+	"Vw6rx72ePe3CzCDHQG02YHeYIe8mZwkas/+E6c5nQwLGh5j1zXgf1MdZu5oShoEN6icyLByaHTE9TgZ4",
+	"UNYVSf877/JfAg26gofTwlUV3N/Dc0UaaERMr8ynIVFjITRI8u9//n/ZJpBx+e2Rl3SH0Hi2fY70TAMH",
+	"eVygQwZJEDBQHRLR2MUFfBqGIsHK+JiL6hCjWkAzKx4YSNXp89g+JY7D69jTTbZplIVmUFTZk8uMk8Pn",
+	"LlSgOiQOk9k3PSkP+jw/wPTvf/7LI0oQY7W489A+9cegyBC0PyZIoEnhwA8ZgJ4A8NLJXrXf533+l7+8",
+	"FNwMznzzl7/gV+QCeREHpxLfB6XIQARTPA71Z98Zg/2dU2NKdkgfjULz8d///Ndn78yxMkgpZFqvz8lM",
+	"Vfsmr7FI7Su8ph2sgj/u2J8jUIqO0nd6dz576QoS94t9ahvnqg1BkLCCY3cGSh3iHYgYOI3Z/pRGYemL",
+	"vyubHfFgDDTU4z/wb6O5pn/YjryDCLRkvvL2LU1Mu/bSFB6ZcpGlmI5APSG7AwjFZK/jcrPiZBSeffrl",
+	"+t1bW2rfkPfc1nYg1pKyECVySNXYVc4KGIwyG14iUiQ6DTykZ8q9jp1rIHzzgXgHds3Vgbdng1IG1xAQ",
+	"72nvkLzDM1sfQUbUWELh1LOj8N4K3yaLtOfrSHkAGAozo+uQfyRmbW8g1uWB/I8sRBZA99WFt7dPjHxz",
+	"rQXCT6IMAbEUA1CnOeEPPCt4jvdz7quQhD6VcloUe6RS6iFBFgi+s2xOiwTfX4iXTsUjCkLwtcLC7ujZ",
+	"4XOSOQcpaO0b0TGVNAKNLw0DTyJ3v84MJwRtRJGPx+MzzRtANwB3dN73Idb5RYeQKfPJwGOvgw/W0TD0",
+	"iODpGTvTKvKDsk/VIc3scAg1s/PhDDOy5q6MvSLhZjoHJNMjwhQXO6vj4/OA5NxGOfHuhilk46TZkUu3",
+	"TBlF8pxIKJ3tOc2OpceEKbA1gXc/Xe3jcr20waru24z0eGnY0sI2iTFcJ4UYP53p16xQ1qkpZpodC7wz",
+	"wKdm8Yz6NJMoDsPDIXh2/dLGddoM/mi/HkyNh2Tk2VTDXplNfsKl2XUL41Zl77S4Jnmc2N5+2fUKexWn",
+	"xFjvKVxRxMyEkR3fOULgkpBdrxQO9fY6Ke/k9ybcw/mE6bN0ZSUoA1f7fH1ES/P1/v3Pf52buaRPOux6",
+	"eM3IMyoKg95HvV7WgqXCJ/sotpMLGQSs3GMjLozs2cXM1en1DgU8IHCnJc2wgDyQNvwBtb36ydb+f/H8",
+	"re3sxbSLT1w6xnfQNdxsloaSiIbGTIaAYLFdLjR53j3G/x0ekTHcuasCHWQKA8c907XBwnHv2LUygTDs",
+	"FtvR+dWY9OBpIMC+rTOmt1CQWnZ5aUpdBBWuazgxiiqWoIDrM1suPydrkWnlW3bgmJBXBjxzj09S1wvc",
+	"WSExAp0eUya7qUvoesC3VhGHNpSfsgH++kSRgnllEYdzuXY7GtywcNq0fdE3mxoqXs96A94poQsYPaLy",
+	"BlBkVLI8nsopvBJsJAXNZiMkCal/gxQsXwTD+zqmVefNeP2d/o7XyaSae/1bgvlP+uZwGBZWKgNCLmiK",
+	"1pE9V27o75tvUV4xTry/ds2idNMrRWYIuzS/o/Lm1d6Z0dRZ40jBiN2ZLiaiaHulA/l0+dYRy90vs5M/",
+	"zfBiLDztpIm9pGaqUEVEbCNsFhvCGKoIu1iCsUglKGXA5w0w5fPoDxZ7e+7AtlDAjWTxzlHxdC+4LwKz",
+	"kuQfXZv3GSUGOFI5vkUTwa6RIbzgI3JxTUcd4r0Zdt8LDt13VPtjj4yYETtPe8cd4v1ycf7KIxMhb5Sz",
+	"zFyrBsQ49I+Mc6OeHG1SyVkSqM4euz08CIUvQaENjMBSIuWNhAdW3RatZ3XwZ36g+bO1nVFjGnmWLnap",
+	"gmdh28m3AY3QV6mgMDO2/GIH5jqfjBkqKaqzVieGUCg3OsR7aSz0rtFzUoSnTkij8RbRu65RI08Pnz09",
+	"6RmLmkVRog2KjWaiI+LFSCFjVFmecZIPvZ4ymZCbLcqpRkYxXJup19TMs2842TTtOpWnjv8kJIZvUBgq",
+	"EppVNhNBtNl7F5reAG6GKQD7iFM65447fikkPFEkFngZU4O8pSHZ9bpd843XIYdEkQHi18mlvVPiOZJk",
+	"9LAugGvD2MUhuFiVkd+ahECVJofOfbDCgIbQxZXoSrilIQuoThtCKUMj50x4HeNBUes4mfaHUnCdKkya",
+	"kcZRmqLkxDisgXFpYspdncCZWwLZuxGC75NrQW4AYmNFGHgaaoJEi04LYnwNS9ZbkDRM10EM0ZzJ2Ag5",
+	"y5LZfM8KFwY72EbZXUwZdSjCUEysSWAR9unyrUpNIS9HhYcofPnh8uo0Q7yTXwbrKCOUSnm3e26a7X6Q",
+	"bGTMsL9YVwnuYmGMW8/AwzklM7LSQnjO0kMz1fvw8frNh/dXnhFew5CNxva1aj61nojRcabNo94xMf73",
+	"BIX+zxfXHWLkS4ek9XEqvzksAilcFOKZ9LWcK28BLYSxacrqCwjMooqch8kUjL0oLXOxMCShoEZOGv7D",
+	"B5b3OkVxZlHHAQLrM1juUeRZ72n6Cp91i4HfQihiyOwy6xN17EqmXmemzlQMfsaKYUhSXrYLZy/ZxIka",
+	"n5Y44X9MKNM/nfRU6uXNSGmmyNjonYRrFhLKM3cl04Gp/CK7KAYM2zM+2uvk0nj2Gpcx7uzcr5D03Su8",
+	"bksIXn/BeDM2iWLI+BXpCllTXVuMUXyu3F1CFUMyEEYSixGg77172Ov0ej3T6mCaSpAO8bpdIzrMpEEq",
+	"b++MxEZAMDQwpqgZzTpYUlyCltPuuQGuFYZMpquF+JFGD4suigfnHyCtSkhD68oUQ2ZJqfzXrgFM2H2R",
+	"DIdgrJNTwoW1FHDdkFJ7KH9M84abYinujHiIqULVYrwqfBnfGBPmx2kuotAVNmrPuulKza0rAiewOEFj",
+	"hAZEswhwv2cgboEcHvVIGotIXewCXNwxaaxIFW4hHhzu31lL89hoKHS3zGwj+xw65eTwhPwne4GXvwmx",
+	"YUNFjp8eFgpT60wJ08fJMRY/PnxqyWLcFatXuHDScg/fw1GA3iautjOAuYNbJwWVwcIMslx06yMdORc5",
+	"BhGH8Je/GNCXAgeIVyNKPWO4Hox1FJ4Rf0ylAv1Toofd555RTweWDfo8RUdqkTqMpuYDkaAp4xDsdVxc",
+	"BiuyQnodI7WNrWK9u0sIhN/naGLOBadcJ5mnPWCcyuleIdCThqrSuM+fpuzngz+1+Oz1+W5lHLBoinbM",
+	"GIzZgNR0znLJ41R7iBCEUJ9nQxfcBwR0ShBcR9uVMUjmfo8pgiwNEuzZuCZCLCAhuwEnSm2EzbDKaWpf",
+	"DqR3YC3YjjErU8TaGFtq9gsFyH62FdQbItGKBeCiSSid3aOohXAaFzFYLNMsUmU+oUzu2FnnITyy6xmm",
+	"ujBde3uFs2KGB218s4MRSes8WQPbQ3/JuEkGGYyPbJE+n2A435jSdhYh4zeKDKh/Y7QUMh3qcrP+tEBc",
+	"/DHlgL19U/KJIm5Pv899EUWmXu7c0CAwDkExbGJdGy1OrUHwi1DaI7t2U5zEIWUcE19gI6gEXRsdd0cW",
+	"l9GUOH3ee97zDFNiUN+zkRjvr93XQk6oDCDofpRCC0sFooTdYAiZD1xBYY/g3Zvruf0BAwjrHe4LOTpw",
+	"ldSBKfu5s6OZDgvbCxgARkeuvENQuMp4unO439vvmcoObDunO0/3e/tP7W3LMW7cHJh/jUBXn6ooywB3",
+	"NZlpNPkLxlmlXCgutBbWOxe+sqWzFe646BxaAiVDYH8HB273ud4EO6c7P4P+RUTw0eaMSo03nMZRr7do",
+	"Fzwrd4AVP3d2nvaOVxd+L/Q7EbAhAzyj8axuBwgYW+PpWjUKG2s7p3/7vXC1d+ct5WiNxXbmmo7Uzunf",
+	"dhCnO7+bmilGlq5mQWZZ0WeviJcE12nV3fJCZMgouX//z/9lI96F7yrvnuOOEZUWmtHePkaf8jzyVgtb",
+	"fjHSqs+BypDlotTiZ44JrCWoHB/kwbiFJzPyIkjw1CbHkxmbZaPjtdnouE4vM4z3iKz6W1EPO7OlHFTs",
+	"FMyU5cxc1PELGfsjGnIYG7C8ay/xu1xLPEiv8Gf6P1NlTBLmm/Fk0TRTs8/T0Wcqz0Uxi7kFyK6DhsGC",
+	"9Yvx/hkG3q1Br6zedzmijHHxHrUURoxdJDrfgnGxqt2Y+TfGGeDZlptxvag/xtFZcdpPnTfcurQBJgx0",
+	"qOK+JykhsmguneU49MzXHmo9zyguZzWUZTgGn3YTjraLM2KfoIW8l2mEzNwoxAj7nBoTPjy1B4pjkArn",
+	"Rd1Gn5md/ZjFmTHYuxz2L6xxdy/0vy6kOvjcWVn8WqxReCtZNihZihZ+yqwFU3+lhDGWyEKRgp6KgSJH",
+	"CFT7JsaJd/vR0pTftwfYQsFh/+/KOzP+3ctX7/ecD6T6fMbp2SfvMYDyH/SWXmHvZ7O7+OnOO+I6M9mp",
+	"3eBbgJJXwlffn4V0bRxP41tXOJ8LWMBtyi/kgqNeL4t2Y+AKD4ikoS7nW2Ash4bhPrkEDJSVCjtThyky",
+	"pCxUZ31uXH8jLnFrfojbSTQgAxpS7oN0kZXscAbjSgMNFqz0LziB+62zcflqL9objodnwxqGKrsFbmaO",
+	"PmWB8NngU+rbKa4gPnpohSidIZbV6h2M/rjopRpTF2OQEIfMp6rjVFLBlu1zG5XCCsY9yzZ9TI00Is7F",
+	"5AzDZ7uZ9pd4/GmvwAuuTp/jiqtOIZDkj/OoKoa/00i7jTrmodkx5TNmdZ/v2kHbCKzSdGRsflPIhcSx",
+	"wYjhdhdOZsK0P97bJ+czbITRyT7Xkg6HzLcHpVwcvkgjJbLNN7uBZ/c50jGOBDroC7jvEh18UGrzDFhT",
+	"crwXOMjpUo7NprGaZW8PD+jI9FHg2jJZ8OKILbKuZZJbDqstjTfqY0inmDpjTCX1Nch7Ghw4WDPqRq2O",
+	"FzS4tOKy8RXP7LXPZbGkNLFrV7T+pQjthisdsJDh/Yt8+d1Szyy9uwK3kAN+Bp2eGl1v/fHuWo21/0IL",
+	"EweH7whvbsGPa3bzWiQ8eCQO+RnsUTmaHvldwAXuoOxSCfDClbm/CLjX0ppup98Jlt0ykF13NdofUxmp",
+	"vcLCZdn+59buIL9Ou3QJ7Zs3j7SM6eM+38laTtMb6mLo7DL8dp31nJfMs06dTiS3JuGLvEtjrkE4tIfo",
+	"jOlmn420RfYqY9D5CrVVyucj3Ir6haK+wHf1+Gy16n/hmLa9TLHlh+X8sIoTeBCu1P62zMbVhun2O1EZ",
+	"1osfZJRevWS1wGtKthe9ZnRb+C6Br1u+Jczgg4RI8FUG/Mu82IZR7Hr+Xsz4fD3I7g0LQzKgnIPM7w6d",
+	"+9ZBfxkm2h8X7fuIKb9qYWsAPSVyW6Gejm8L9oVg9/MlXMAQ+VVVvKm6HO954WsG8gr05oE/N4TvRQTM",
+	"3CkmylI/XVZ3+XjxytYB/BxxWwv9uZFuhcBiIVDBOss5B4/k15EHWUqxRxAEWd/fjQTAGduMAvZwraQS",
+	"w/GEYuaCJ4rMZHmzBz5XxPuK611LSmRdtFc8ZEPcyoUlciFnqNUcIqmvV4sDW+oRZIHp+DsSBEhnsjug",
+	"WoeA1z5AdeyujL1/hddrspJFCRBLMZKgsPX5Fa4pAEzZNqPfjG8L/aXQd0u4nC3w2qO/MhCQF9s09G3P",
+	"300goEjoBR5dVqQOlB35WgtlN74tlBdDOV/CaoYoXDRYuOlXum8wk9vCXZbFR/V23Z0We9pbFu5EpDdm",
+	"Oy7DBGa8umUiUaX777FMeDF1BbZqfohoAHtn5Fl6ni07hBbYMkz1ecIl0ADTWQhJfCFlEi863vkWJ4zv",
+	"q92H8UzFLdPNMV312WI8yTmz2OldgfzcXoFB0wPIM0xa5xrDBcPzgUIGIF0WiV13OJ/DBB+MppzgGX1b",
+	"cQCKjATjIzykt7dvLyKnV+iQTQ0JEp1yGrKfQRaesVfF/EBZQXw/CrlzH/PNFO4I9LmQpHhHoHTUv3Cl",
+	"AOxM8vuHM8ezF51btiy9qfP8v2/R0zB6qk7mL8WKTR641CC7uP3Cw5X3WvafaQTY83dijTHexaulkFK7",
+	"WgHbn2tYY/Yx3ZaaYtniboG90BYrMcRifrgzptLSG6gzJlia1oDTWI2FJiGdikSTXS9VFWnqSkxRd2AT",
+	"3AxZ6JLbuJ/73LO/2Pv29rcFhYmWlKvQnuvu4N1uCepgvr4tXspuBzb3HB7VH/3B4m4h+5SmklDpj9kt",
+	"7BMvvaRtjUcvTSRks3PhU/h40t/druvziGFOB59yogCC9Eyazcal98k5TxvHLNM0AMw64O5jW4OVqhub",
+	"zahj7x2qLIEu3nrP8tEAH+mxd1a8gXsDENvhGaGdNURCqjTZVYJQPu3zPE2JL3iaN8iuuSK+UNqm/nID",
+	"VU9IBJGQ0w6aAWh3ULyscMG1TFN4SRglIZVIFkWUzU0zsEkNOmnmjQD6vHdyfGxaImLCQWZW2CfO7gjE",
+	"wu4WR4hIm/oJM4HgFYfsApXtxKao6/MRbhukv2HqK0cUm/HLZvgx9A5AstIFMMedeVja+BLjPs/uQM+k",
+	"2CJM7+0vSo1FsvQrp4YrbDYjVbpfnaKB1HBnnG9h57prr3XghXuqMLNjn6e3ZlzGPIgGgHdlFeZUwCwC",
+	"e1U22gUu9Tn2ei/fwzawFbGfyxfX5laSuqRKFkjLTSYkaSn120L5e+6Y09bx7CVJyqdLs8PtL87otiyf",
+	"22l6NysogMXypGVJ92L6LjWj8CHocwldl83Q3f62icALALPi0iHawnOv6KYUMn0576PPD0/IGO5oAD6L",
+	"aOjSYp6VgVS4YFa8+7wYA/lj6etZNO/yF8fvZ6tsEVSBoPM5N2MdBA1DuFvqcrw2BTbscJg+jTn6nfgb",
+	"Zg1s8oXl23WmXA13414rtiFvI13ZrbOx0NnIuGE5MxiHxNiGywMGxrt7h6UeIWZgOv5OIIzuYeQInbmH",
+	"+Hl+xQ4ge/u93updFMo/0jrmQ/jeVpRAifrrLG4NYT1P3zYHisoj3QrxhUK8invqME99hmk7m2yZYzVz",
+	"LOEIoHK5ajAFNq0LgH4vhzIN/ckulZGwwTaXqzTBrBOlY1fuYZzy0tXB8X0WcFMYBro9YLkYvzEDHx8K",
+	"Gtk1XMgKeLl2gHvayw09vKv8whXcMKoLfX8n4LYX3wcZuZd4WcUVrAHqAi3biu3CELcQXwjxIous4BDc",
+	"QVuOblvkXquFG29XdnzfCTwXPr9WSF1k3wPqYrSdKPZHyTVz7w/ZB0JnFurgT9va4n0Cm+8aPLvVqDFr",
+	"+a5LmV544G2P0BFlvGq8+HLXmamAr070OebRdk/f2USlMMJUhtnjS/gUCz64gzuk3D76UHkALmWmNZUE",
+	"VrPsdE/JcYU0v956fgslh9s+xbR19jijfeLFctRKDo1orJawZZYrF/PRpo9s2Y1rTqW07xbj1nD6OGqh",
+	"CTWfy8Wg7Z3pc8MWxzsafyeibP452aLLZ0hfWvwaFsY7GrfVsnhH461cWGhRRLhwC9bepv9fnONbigj0",
+	"GBKb+da+wsTwmId9L/yUxCyGkHF8mmIEHTKUoMbcvuJgX6jFN+Dxxz5PYns8pOIcxS7jQ+EeJLDPyP1y",
+	"ff0xe0siSFxSSEw3KhINfa4hikOaJuG2Vd2TFFRmj5y6w06XF+ev3l0sUG7vHCGq2c9thps/8QkXfLvC",
+	"fLJvFeL3M6+Xzz0tvZKU+xsUMSVGKYwsysiwLBlnxJTdzF1me75LC21axtt+vxc5n1N56b2rtFwdQW+L",
+	"tlbY2+FtBf5igZ8t4FKWsI8As9sVPuSHvNiGkZz1/H1hmYgixWsuYQ1cZ+RsK7KzAW6xvRDborCIS1kj",
+	"DukUpE9lsBzeH7HcSyy3YXznXX8nALdrQnxH7CWxvcLq1UB2Tsi2Qjsf4Rbbi3d3cvaowx34MF2tsE0e",
+	"sfECpkzt9zQC964jNoMv/FfHaezS/f/sXW9v2zjS/yoDv1kbkJ1ss+2zq75K2+DpHtL20KTXA04FxEiM",
+	"TVQmfSJdJ1gE2E+zH2w/yYEzlERZ/kMXuMR79svEw+FwODOkzZnfXNNkTxIhcO7DChGmUnegFQQHCdTl",
+	"fkcJFPEYJraFCeN2cpOFlHwqeHmSKel682y5CxD9a4/8sR1+WYJDcXtaN2Qt1TcXPPx048aGRIBl5e5t",
+	"HFgW9BgN1keDjuWEGE6hxiooFlwi4dNEATv3gfm/4WwKhdN52C6GO77V5567vBXx6Oxbnb02k01WUsFw",
+	"bvLyK0fzyA5O0x4KZj7pGPp8JrTKOTXbXgbR64Cmun/4sLuhWMpPtKsdCQ4QSVnXqt9lY3eDUibl/gWQ",
+	"lEnQYzwPAlLW1a5uNZztxrLfFnI0iy1mEWAKs5LdbznaieSxT3Y766Ec7Khh17CWeqFtAcamESF98EiP",
+	"T9IHr5n6kPax0wcP/7vDdoaE5VqzexuaawmP4Xl9eG7sJcg+Ag1jr23iaA6bzWGzIZgJn2757f2aSB45",
+	"1uOsh1PdMd32pkY0AR6LittXj0Xhjh671mON27wNhuCSktcnRquiADMROgZWI7D6QFgRpDdzUeROkhRU",
+	"6f7zhhmeghZjyQoNDCRfJHLGTDZBGDwJJWc5YYJ5SNvpCD6UsGCIVFeCMDGl96f2X2mNy0foXIlUt5Ri",
+	"LfWCl3Cv5jBRBaZCp7/eDt8ryYfv7JQppWJXSdZCw4QXOSwmorB6YgZxsrURuNyaIcJ2q3mRww2Hs9Of",
+	"Bg5RET/lOTw7PQWmQSvChGKSypidVhMptMv+RnTvswoUzC2mnEsNam5G8FmYiZqbrtCqpOUzCXbFiXSy",
+	"Aius+u5BG1ZUeeYkc6YwL9wgguMIPrsl1mCMejI3GnK1kMASiWrw1FIvzQrrmECf6a9UjRXXayz5rBAZ",
+	"cwP0YE3C+fdCmX1mwnxnWHBTPnJg+C/6+SfJvjFRIMTF6pooV2KAuAffao2vByVz/znRpuRsuh7RD1Ks",
+	"A0BY1iERp9BHIPByeMWlAQJMjqi07qZUC83LHzSk+P8rNS8znqKn60QKMyBrRrBObLQya7yF3PCGO/ut",
+	"4M8x+jjbjROZyDRNEynyGE6fX/x8dvHq+cXZsxfP/+/VL4lEnnHjfjkzLIbfkl4TsJJenPQ6I3tRUmmJ",
+	"CM5GP56OTk9HL85+efbiDD+3QSrpxb/9+fsfDw9OjESmgsAA7S54cOURpChM6uBAoUKctQHTipVS3ZqQ",
+	"WMP2t6sP70FI694cUmfAF8SAai/iFpJgFQadJVgWwjq1uL2tUUQTWVG7pgHCQH9hddyJuaRe2sVMzaXR",
+	"Ayo1IeRX2iobILvlLBEgDqyLFBHMZcG1hvSSaTPEFQx/fZPaiUU2aZsFQsjmmkKiMFDyTEnJM6MHrrhF",
+	"mCrOvQTW4SnZVMgxlo1iSGoWPOZGL4Ho/6DdMmpJtbJHWiGwk5NVSzN/IqdCa454p8iCEF9v5pZSaW7P",
+	"FwdDPoJzG3Gx2BR3s5/GiHc7ZIX4xtMBWmV5D8+eg7YT5NrB4c5KdSe4pv3KCqWxqnGCPWasFAjIet3E",
+	"bdQVs4eUdUNgt4aX8ONzmAo5N7zC+nURmw42YbxoHzcLpN9yErmk0UFk/XHCZhqMWg70I0jfXpy/SauA",
+	"j6JOOMt5CaxQko8S+Z6gNxmV9KZSDRGjMx2AVCXczG9v8Wi5uQeGy7+HfvrP4XmW8WL4Cj8VchyDVOnK",
+	"4+QKV/6PBup96UjpwkGjd7o7AoINkw2UPOPiG89fLsUpskd75ndMctSLesKypSX3op41UXvn9lXYi7xS",
+	"qSm7IzDkXvzip6hTOfUlrAbLj73tUqyl/g4YiMH1GKkV5zVzsNfBGI1UW8XEQKDUXmxEYGrEu25H0ipo",
+	"VUP8AGVntOHLDXb3I+DTmbnHyV4SXLTvJNpeW0pjDZ4ud3FK+721uuyaCoCtA9AvWJK2hnYF9WjNSesK",
+	"T3Z4XhRqMfxQijGVsq06at3oExrqRuJAN+4hWmZ7cTdTmg/fNvMGM6ah1ciHqNcCwF1xCrsTpHanEZbv",
+	"/XsuSp73YlPOuW92/A5xlntxrxqwQrFRr+N3myZOXbh0TivHQt4NXPc0hN12jkXXYGHoEhou56qt/wtd",
+	"w1ZdiDCPwbvduHOE5yEXs/Xpzhd4mDRXpvpu5EBqdYTtXLRxZ3f/5t6hxFPrl4FDPa8i3ILpRCLksp64",
+	"/iysBYocLx2kUX35UBhIVjWhScnl0xOHtNz+LGMSXwRZScX0LVjoFtT0yZ+//5FSx850JqTkeZpIrInV",
+	"A3dnoSNyFca4g0ZH63T3o2qSRDIN3qINforfWu1Qu0a4FXc8R5B30kA65tLGVJ6fm9S/cOlVR9Wl0MY7",
+	"qL77S4zl87/zRWYTRnmnlUvbkIO8pm082NTRajyAqvkpbCPxzTzPqadfCFnzALYD9W6SBFPLvAiRG8kC",
+	"mTY98cMpQ1l3u6vvRB88TathczDtDuyr7q9hhKGM/e6SgZSBrOseSQFUgSwdAvpWmkB2Pi5zGOESHPDu",
+	"g3aVLJSeMCi30gSyWwLDC6YNZV/hcAVQ+SBQG8kdIs9WmkAZPcSGILpAtq0S8kDKQNbt+tVQ0p2Y1wV0",
+	"wbSh7FfW3ew6ZMfJqpT+cOLACZo84hCypXzVXYfsJlModZUtFUAVeDdZk/oRMiaMuH4yDqAKZFmhhIaR",
+	"neivQmaTUk3Z9wzZTSYcGab57ojvmGqnWXadYJm60fv65//PjuaR3/9p2gNJAHD7QN/ztWFGR6Anakbf",
+	"irHFEZrGBlzd1b6xbVuvvgr52lE/djJfPfWhJPN9FRLc1njJfF+F3PzgvzGErU0DWd7fvc3hqiU8poWs",
+	"T+RqTCfcVgJyeRsjeaKE3mrmQwoBnXTenSJAcErv0t7us/8f03oD3D8gq3f5Hhni+E90scNtP6TLHd3g",
+	"Gq+n/+6wnzu5/L56eyPh0d3XurtnMGH2EWoZ+20VR4vYYhGrv/7ZATybl8Lc45Z+0rw8H2M+yr++2P2g",
+	"x+Z1+TYThYXg5TfKZRIacpXNMe+jz0fjETAC6Wo6mCO/FJSEiTGz+OQEP7d84p9Pfz4djHpRb14Wvbh3",
+	"gvbgZO6kKuArHvRnBcMOQpBNWMkya08Dv61BqQp6dGY3ohBGUJKCS+VxD4bWRNvcX9FjW9SKvlH99cvy",
+	"o5tU5LLvozbAVdSCxItcRV0E7r0tajdMibx+pZ50jct2BXxdPSBB/4YZU3CXmxEBrgklpAyN+qlpUL3j",
+	"W63whRXMm8zHWuxO97nzCwP9rFD9yOAxqmyry+RdB7rdG4bvAt0xFw5aIEJcgWhVSTotS/ASNG+xrH7f",
+	"7XL9/7q3pKcT+/dQyeLeb0/oS4hPUF1mf+9CHBHXGvKkpWYCs1ixo/XDHY4WcojJvU3GUyWG0NmK4R/Z",
+	"AvweCK2uCf74VqOELp/r1cnFKBMmP1R5kPWzvce7fqhfsZF4bcmYYYUaE8x5kwtCb0gp5RR3ei9jxMBd",
+	"mkYwlzkvE7klhSRe6sMfYTI9aZbLTOVCjilvjiRZUDo+5bvOSn4r7prEeK9moBJpwZo8f5f9eKtKezVL",
+	"ZD+t+vBv6mc+GHXai9tQvapjepTIbrMU6Kev6YF6eKky3M3UJdFSc36ppMhYEcF8NuPlEMd8+ng5eAk/",
+	"nZ4mskoHci3KV3Y1j7Cred+l3bZFG3S6nWPxQ6vdOdCmuzIFdWs311c3eNqu8n81UN6PlRUTpLvLjDtp",
+	"vCzXoK32WUEzWCWUaj6euPTdTx8vXV+YRE7Fnf18obzEE+tlbp+xbgX3QngpQ5TyUzkxSrgyFCwDzmNN",
+	"C92nVOm7igc/3+Xz9vrdJczYmNP4GVezgr8EqcAez0M8+0BynvPcjy12QO/hy8N/AgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -25,6 +25,14 @@ type Server struct {
 	Logger *slog.Logger
 	// Pages renders /, /docs and /changes; nil answers them 500.
 	Pages Pages
+	// MaxWaiters bounds the requests held at once (/v1/version?wait=,
+	// /v1/version/stream); past it they are 503. 0 means DefaultMaxWaiters.
+	MaxWaiters int
+	// StreamFor is how long a stream lasts before the server ends it (the
+	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
+	StreamFor time.Duration
+
+	push push // activations and held requests (push.go)
 
 	archives archives // the exports made last
 
@@ -112,12 +120,6 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		return
 	}
 	serveCatalog(w, r, ed, b, rs.item[c])
-}
-
-// GetVersion serves the active version record.
-func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request) {
-	ed := s.Repo.Active()
-	serve(w, r, ed, ed.VersionBody(), versionRoute)
 }
 
 // ListLocres serves the locale summary.

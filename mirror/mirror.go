@@ -8,6 +8,7 @@ package mirror
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,9 +95,7 @@ func New(opt Options) (*Follower, error) {
 	orDefault(&opt.ContentCheck, DefaultContentCheck)
 	orDefault(&opt.MaxRestarts, DefaultMaxRestarts)
 	orDefault(&opt.Timeout, DefaultTimeout)
-	if opt.Logger == nil {
-		opt.Logger = slog.New(slog.DiscardHandler)
-	}
+	opt.Logger = cmp.Or(opt.Logger, slog.New(slog.DiscardHandler))
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}

@@ -29,7 +29,7 @@ func (tr *translator) partialFile(locBody []byte) ([]byte, error) {
 		return nil, nil
 	}
 	if tr.byID == nil {
-		en, err := items(tr.en)
+		en, err := envelope.DecodeArray(tr.en)
 		if err != nil {
 			return nil, fmt.Errorf("en-US: %w", err)
 		}
@@ -40,7 +40,7 @@ func (tr *translator) partialFile(locBody []byte) ([]byte, error) {
 			}
 		}
 	}
-	loc, err := items(locBody)
+	loc, err := envelope.DecodeArray(locBody)
 	if err != nil {
 		return nil, err
 	}
@@ -73,18 +73,6 @@ func (tr *translator) partialFile(locBody []byte) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-func items(body []byte) ([]any, error) {
-	v, err := envelope.Decode(body)
-	if err != nil {
-		return nil, err
-	}
-	list, ok := v.([]any)
-	if !ok {
-		return nil, errors.New("wrong envelope: data is not an array")
-	}
-	return list, nil
 }
 
 // partial is what of loc differs from base, in the shape the merge rule reads:

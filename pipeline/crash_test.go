@@ -78,7 +78,8 @@ func TestCrashSafety(t *testing.T) {
 	steps := len(names)
 	want := map[string][]byte{} // manifestId → edition pack
 	for _, dir := range []string{base, ref} {
-		_, m, pack, why, err := store.ResolveEdition(openStore(t, dir))
+		st := openStore(t, dir)
+		_, m, pack, why, err := store.ResolveWith(st, st.ReadEdition)
 		if err != nil || why != "" {
 			t.Fatalf("%s: %v %s", dir, err, why)
 		}
@@ -113,7 +114,7 @@ func TestCrashSafety(t *testing.T) {
 	check := func(t *testing.T, dir string, reimport bool) {
 		st := openStore(t, dir)
 		// As a server starts: the active version's edition, checked.
-		p, _, pack, why, err := store.ResolveEdition(st)
+		p, _, pack, why, err := store.ResolveWith(st, st.ReadEdition)
 		if err != nil || why != "" {
 			t.Fatalf("store does not open cleanly: %v %s", err, why)
 		}
@@ -133,7 +134,7 @@ func TestCrashSafety(t *testing.T) {
 		if _, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort()}); err != nil {
 			t.Fatalf("import after the crash: %v", err)
 		}
-		if p, _, pack, _, err := store.ResolveEdition(st); err != nil || p.ManifestID != newID || !bytes.Equal(pack, want[newID]) {
+		if p, _, pack, _, err := store.ResolveWith(st, st.ReadEdition); err != nil || p.ManifestID != newID || !bytes.Equal(pack, want[newID]) {
 			t.Fatalf("after re-import the active version is %s (%v), its pack the uninterrupted import's: %v", p.ManifestID, err, bytes.Equal(pack, want[newID]))
 		}
 	}

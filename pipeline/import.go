@@ -6,6 +6,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -100,14 +101,11 @@ func Import(st store.Backend, dir string, opt Options) (*Report, error) {
 }
 
 func importWith(st store.Backend, source string, opt Options, run func(*importer) error) (*Report, error) {
-	if opt.Retain == 0 {
-		opt.Retain = DefaultRetain
-	}
+	opt.Retain = cmp.Or(opt.Retain, DefaultRetain)
+	opt.Context = cmp.Or(opt.Context, context.Background())
+	opt.Effort = cmp.Or(opt.Effort, representation.Best)
 	if opt.Now == nil {
 		opt.Now = time.Now
-	}
-	if opt.Context == nil {
-		opt.Context = context.Background()
 	}
 	if opt.LockTimeout <= 0 {
 		opt.LockTimeout = DefaultLockTimeout
@@ -115,18 +113,13 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 	if opt.ShrinkLimit <= 0 {
 		opt.ShrinkLimit = DefaultShrinkLimit
 	}
-	if opt.Effort == (representation.Effort{}) {
-		opt.Effort = representation.Best
-	}
 	r := &Report{Source: source}
 	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
 	err := im.locked(source, run)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
 		opt.Metrics.failed(im.stage)
-		if r.Outcome == "" {
-			r.Outcome = "failed"
-		}
+		r.Outcome = cmp.Or(r.Outcome, "failed")
 		return r, err
 	}
 	return r, nil
@@ -146,10 +139,7 @@ func (im *importer) lock() (func(), error) {
 	if unlock, ok := im.st.TryLock(); ok {
 		return unlock, nil
 	}
-	holder := im.st.LockHolder()
-	if holder == "" {
-		holder = "another process"
-	}
+	holder := cmp.Or(im.st.LockHolder(), "another process")
 	if im.opt.Progress != nil {
 		im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
 	}
@@ -204,8 +194,10 @@ func (im *importer) locked(source string, run func(*importer) error) error {
 		return err
 	}
 	defer unlock()
-	if err := cleanTmp(im.st); err != nil {
-		return err
+	if c, ok := im.st.(store.Cleaner); ok {
+		if err := c.CleanTmp(); err != nil {
+			return err
+		}
 	}
 	return run(im)
 }
@@ -296,7 +288,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if len(problems) > 0 {
 		return im.reject(problems, "%s cannot be read", count(len(problems), "file"))
 	}
-	r.ManifestID = rawManifestID(files["version.json"])
+	r.ManifestID = catalog.ManifestIDOf(files["version.json"])
 	base, why, err := store.ResolveIn(im.st)
 	replace := false
 	if catalog.IsManifestID(r.ManifestID) {
@@ -571,25 +563,10 @@ func checkFiles(files map[string][]byte, maxDepth int) []catalog.Problem {
 	return ps
 }
 
-func rawManifestID(b []byte) string {
-	v, _ := envelope.Decode(b)
-	m, _ := v.(map[string]any)
-	id, _ := m["manifestId"].(string)
-	return id
-}
-
 func problemOf(err error) catalog.Problem {
 	var fe *catalog.FileError
 	if errors.As(err, &fe) {
 		return catalog.Problem{File: fe.File, Reason: fe.Err.Error()}
 	}
 	return catalog.Problem{File: "(snapshot)", Reason: err.Error()}
-}
-
-// cleanTmp removes a crashed writer's leftovers, for backends that can have any.
-func cleanTmp(b store.Backend) error {
-	if c, ok := b.(store.Cleaner); ok {
-		return c.CleanTmp()
-	}
-	return nil
 }

@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"cmp"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -50,8 +52,5 @@ func (m *Metrics) failed(s Stage) {
 	if m == nil {
 		return
 	}
-	if s == "" {
-		s = Load
-	}
-	m.errors.WithLabelValues(string(s)).Inc()
+	m.errors.WithLabelValues(string(cmp.Or(s, Load))).Inc()
 }

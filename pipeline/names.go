@@ -132,7 +132,7 @@ func nameFields(c catalog.Category, en []any) (func(item, field string, v any) b
 	if len(sc.AllOf) == 1 && sc.AllOf[0].Value != nil {
 		sc = sc.AllOf[0].Value
 	}
-	carried := itemsByUUID(en)
+	carried := catalog.ItemsByUUID(en)
 	return func(item, field string, v any) bool {
 		if v == nil {
 			return false
@@ -156,7 +156,7 @@ func mergeNames(existing []byte, text []any, owner map[string]string, take func(
 			return 0, 0, nil, fmt.Errorf("not a translation file")
 		}
 	}
-	byID := itemsByUUID(over)
+	byID := catalog.ItemsByUUID(over)
 	for _, it := range text {
 		m, _ := it.(map[string]any)
 		id, _ := m["uuid"].(string)
@@ -180,19 +180,6 @@ func mergeNames(existing []byte, text []any, owner map[string]string, take func(
 	}
 	merged, err = json.Marshal(over)
 	return applied, stray, merged, err
-}
-
-// itemsByUUID indexes the items that are objects with a string uuid.
-func itemsByUUID(items []any) map[string]map[string]any {
-	byID := map[string]map[string]any{}
-	for _, it := range items {
-		if m, ok := it.(map[string]any); ok {
-			if id, ok := m["uuid"].(string); ok {
-				byID[id] = m
-			}
-		}
-	}
-	return byID
 }
 
 func anys(items []map[string]any) []any {

@@ -3,7 +3,8 @@ package pipeline
 import (
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -115,18 +116,13 @@ func (r *Report) Write(w io.Writer) {
 	}
 	list("null array elements removed", r.NumRepairs, r.Repairs)
 	if len(r.Fills) > 0 {
-		type kv struct {
-			k string
-			n int
-		}
-		var fs []kv
+		fills := map[string]int{}
 		for f, n := range r.Fills {
-			fs = append(fs, kv{fmt.Sprintf("%s.%s=%v", f.Schema, f.Field, f.Value), n})
+			fills[fmt.Sprintf("%s.%s=%v", f.Schema, f.Field, f.Value)] += n
 		}
-		sort.Slice(fs, func(i, j int) bool { return fs[i].k < fs[j].k })
 		fmt.Fprintf(w, "  defaults filled for fields the source lacks (or has as null text):")
-		for _, f := range fs {
-			fmt.Fprintf(w, " %s ×%d;", f.k, f.n)
+		for _, k := range slices.Sorted(maps.Keys(fills)) {
+			fmt.Fprintf(w, " %s ×%d;", k, fills[k])
 		}
 		fmt.Fprintln(w)
 	}

@@ -118,18 +118,14 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 			} else {
 				r.Ignored = append(r.Ignored, name+"/")
 			}
-		case name == "version.json":
-			b, err := sf.ReadFile(name)
-			if err != nil {
+		case name == "version.json" || bySourceFile[name]:
+			key := name
+			if bySourceFile[name] {
+				key = "en-US/" + name
+			}
+			if files[key], err = sf.ReadFile(name); err != nil {
 				return nil, nil, err
 			}
-			files[name] = b
-		case bySourceFile[name]:
-			b, err := sf.ReadFile(name)
-			if err != nil {
-				return nil, nil, err
-			}
-			files["en-US/"+name] = b
 		case derivedFile[name]:
 		default:
 			r.Ignored = append(r.Ignored, name)
@@ -140,7 +136,11 @@ func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Pr
 	// (as a top-level catalog file wins over the folder's).
 	skinsDir := ""
 	if slices.Contains(localeDirs, "en-US") {
-		if err := readLocaleDir(sf, "en-US", files, r); err != nil {
+		got, err := readCatalogDir(sf, "en-US", r, func(file string) bool { return files["en-US/"+file] == nil })
+		for file, b := range got {
+			files["en-US/"+file] = b
+		}
+		if err != nil {
 			return nil, nil, err
 		}
 		if _, err := fs.Stat(sf.FS(), "skins.json"); errors.Is(err, fs.ErrNotExist) {
@@ -178,19 +178,9 @@ var (
 	derivedFile = map[string]bool{"skins.json": true, "skinchromas.json": true, "skinlevels.json": true}
 )
 
-// readLocaleDir reads en-US/<catalog>.json of a capture whose en-US payloads are
-// in a folder; a top-level file of the same name wins and the folder's copy is
-// named as ignored.
-func readLocaleDir(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) error {
-	got, err := readCatalogDir(sf, loc, r, func(file string) bool { return files["en-US/"+file] == nil })
-	for file, b := range got {
-		files["en-US/"+file] = b
-	}
-	return err
-}
-
 // readCatalogDir reads the catalog files of dir that want takes, by file name;
-// anything else but the skins endpoints is named as ignored.
+// anything else but the skins endpoints is named as ignored (so is a file want
+// refuses: in en-US/, one a top-level file of the same name wins over).
 func readCatalogDir(sf *snapshotFiles, dir string, r *Report, want func(file string) bool) (map[string][]byte, error) {
 	entries, err := fs.ReadDir(sf.FS(), dir)
 	if err != nil {
@@ -384,7 +374,7 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 // replaced by the standalone entry with its uuid. It returns the standalone
 // skins by uuid, the uuids whose copies differed and those no weapon lists.
 func replaceNestedSkins(weapons, skins []any) (standalone map[string]map[string]any, differ, orphans []string) {
-	standalone = itemsByUUID(skins)
+	standalone = catalog.ItemsByUUID(skins)
 	attached := map[string]bool{}
 	for _, w := range weapons {
 		wm, _ := w.(map[string]any)
@@ -438,13 +428,9 @@ func WeaponsWithSkins(weaponsBody, skinsBody []byte) ([]byte, []string, error) {
 
 // decodeItems decodes an enveloped or bare array file, as a Problem when it is not.
 func decodeItems(file string, b []byte) ([]any, *catalog.Problem) {
-	v, err := envelope.Decode(b)
+	items, err := envelope.DecodeArray(b)
 	if err != nil {
 		return nil, problemIn(file, err)
-	}
-	items, ok := v.([]any)
-	if !ok {
-		return nil, &catalog.Problem{File: file, Reason: "wrong envelope: data is not an array"}
 	}
 	return items, nil
 }

@@ -125,12 +125,6 @@ func ResolveIn(b Backend) (Pointer, string, error) {
 	return p, why, err
 }
 
-// ResolveEdition is ResolveIn for a server: a version is intact when its
-// manifest and edition pack read intact, and the pack is returned too.
-func ResolveEdition(b Backend) (Pointer, Manifest, []byte, string, error) {
-	return ResolveWith(b, b.ReadEdition)
-}
-
 // ResolveWith is ResolveIn with read as the check of a version (its manifest
 // checked against manifestSHA when not ""), returning what read made of the
 // version picked.

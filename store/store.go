@@ -245,7 +245,7 @@ func (s *Store) manifest(id string) (Manifest, string, error) {
 	if m.ManifestID != id {
 		return Manifest{}, "", fmt.Errorf("%s names version %q: %w", name, m.ManifestID, ErrCorrupt)
 	}
-	return m, sum(b), nil
+	return m, Sum(b), nil
 }
 
 // checkedManifest finds a stored version and reads its manifest, checked
@@ -286,7 +286,7 @@ func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, err
 		if err != nil {
 			return m, nil, fmt.Errorf("version %s: %w: %w", id, ErrCorrupt, err)
 		}
-		if got := sum(b); got != want {
+		if got := Sum(b); got != want {
 			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
 		}
 		files[name] = b
@@ -356,7 +356,7 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 func encodeDiffFile(body []byte) []byte {
 	out := make([]byte, 0, len(body)+72)
 	out = append(out, "sha256:"...)
-	out = append(out, sum(body)...)
+	out = append(out, Sum(body)...)
 	out = append(out, '\n')
 	return append(out, body...)
 }
@@ -366,7 +366,7 @@ func decodeDiffFile(b []byte) ([]byte, error) {
 	if !ok || !bytes.HasPrefix(head, []byte("sha256:")) {
 		return nil, fmt.Errorf("diff file has no checksum line: %w", ErrCorrupt)
 	}
-	if got := sum(body); got != string(head[len("sha256:"):]) {
+	if got := Sum(body); got != string(head[len("sha256:"):]) {
 		return nil, fmt.Errorf("diff file fails its checksum: %w", ErrCorrupt)
 	}
 	if !json.Valid(body) {
@@ -385,7 +385,8 @@ func PackSum(b []byte) string {
 
 var crcTable = crc64.MakeTable(crc64.ECMA)
 
-func sum(b []byte) string {
+// Sum is the sha256 hex of b, as manifests and pointers hold checksums.
+func Sum(b []byte) string {
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
 }

@@ -96,7 +96,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		if err := s.writeSynced(full, p.Files[name]); err != nil {
 			return nil, err
 		}
-		m.Files[name] = sum(p.Files[name])
+		m.Files[name] = Sum(p.Files[name])
 	}
 	if len(p.Edition) > 0 {
 		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
@@ -137,7 +137,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		}
 	}
 
-	ptr := Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: sum(mb), PublishedAt: m.PublishedAt}
+	ptr := Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: Sum(mb), PublishedAt: m.PublishedAt}
 	pb, err := json.MarshalIndent(ptr, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("publish: %w", err)

@@ -106,9 +106,7 @@ func New(cfg Config) (*Client, error) {
 	orDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
 	orDefault(&cfg.MaxRetryAfter, DefaultMaxRetryAfter)
 	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	if cfg.HTTP == nil {
-		cfg.HTTP = &http.Client{}
-	}
+	cfg.HTTP = cmp.Or(cfg.HTTP, &http.Client{})
 	return &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency)}, nil
 }
 

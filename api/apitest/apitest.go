@@ -7,6 +7,7 @@ package apitest
 
 import (
 	"archive/tar"
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"context"
@@ -52,6 +53,7 @@ func New(t testing.TB) *Checker {
 	t.Helper()
 	registerHTML.Do(func() {
 		openapi3filter.RegisterBodyDecoder("text/html", decodeHTML)
+		openapi3filter.RegisterBodyDecoder("text/event-stream", decodeEvents)
 	})
 	doc, err := catalog.Spec()
 	if err != nil {
@@ -86,9 +88,15 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	res := rec.Result()
-	body := rec.Body.Bytes()
-	res.Body = readCloser{bytes.NewReader(body)}
+	return c.Check(t, req, res, rec.Body.Bytes())
+}
 
+// Check validates an answer req got elsewhere, as Do does: a stream read in
+// part (body: the events read, ending at an event's end), say. res.Body is
+// replaced by body.
+func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, body []byte) *http.Response {
+	t.Helper()
+	res.Body = readCloser{bytes.NewReader(body)}
 	method := req.Method
 	if method == http.MethodOptions {
 		c.checkPreflight(t, req, res, body)
@@ -458,6 +466,51 @@ func decodeHTML(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3
 	return doc, nil
 }
 
+// decodeEvents lets the validator read /v1/version/stream's text/event-stream
+// bodies, and holds each event to the operation's description: id, event:
+// version and one data line of a VersionEvent naming the id; comment lines
+// between. The body ends at an event's end.
+func decodeEvents(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := catalog.Spec()
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 && !bytes.HasSuffix(b, []byte("\n\n")) {
+		return nil, fmt.Errorf("the stream does not end at an event's end: %.100q", b)
+	}
+	for _, block := range strings.Split(strings.TrimSuffix(string(b), "\n\n"), "\n\n") {
+		fields := map[string]string{}
+		for _, line := range strings.Split(block, "\n") {
+			if strings.HasPrefix(line, ":") {
+				continue
+			}
+			name, value, ok := strings.Cut(line, ": ")
+			if _, dup := fields[name]; !ok || dup {
+				return nil, fmt.Errorf("event line %q is not one `name: value` of its event", line)
+			}
+			fields[name] = value
+		}
+		if len(fields) == 0 {
+			continue // comments alone
+		}
+		var data map[string]any
+		if err := json.Unmarshal([]byte(fields["data"]), &data); err != nil || len(fields) != 3 || fields["event"] != "version" {
+			return nil, fmt.Errorf("event %q is not id, event: version and JSON data", block)
+		}
+		if err := doc.Components.Schemas["VersionEvent"].Value.VisitJSON(data); err != nil {
+			return nil, fmt.Errorf("event data does not match VersionEvent: %w", err)
+		}
+		if data["manifestId"] != fields["id"] {
+			return nil, fmt.Errorf("event id %s names another version than its data %s", fields["id"], fields["data"])
+		}
+	}
+	return string(b), nil
+}
+
 type readCloser struct{ *bytes.Reader }
 
 func (readCloser) Close() error { return nil }
@@ -614,4 +667,35 @@ func checkArchive(body io.Reader) error {
 		return errors.New("export: no version.json")
 	}
 	return nil
+}
+
+// Stream reads a text/event-stream answer event by event; Raw keeps what was
+// read, for Check once the test has read what it wants.
+type Stream struct {
+	br  *bufio.Reader
+	Raw []byte
+}
+
+// NewStream reads res's body.
+func NewStream(res *http.Response) *Stream { return &Stream{br: bufio.NewReader(res.Body)} }
+
+// Next reads the next event, skipping comments, and returns its fields.
+func (s *Stream) Next() (map[string]string, error) {
+	fields := map[string]string{}
+	for {
+		line, err := s.br.ReadString('\n')
+		s.Raw = append(s.Raw, line...)
+		if err != nil {
+			return nil, err
+		}
+		line = strings.TrimSuffix(line, "\n")
+		switch {
+		case line == "" && len(fields) > 0:
+			return fields, nil
+		case line == "" || strings.HasPrefix(line, ":"):
+		default:
+			name, value, _ := strings.Cut(line, ": ")
+			fields[name] = value
+		}
+	}
 }

@@ -103,6 +103,8 @@ func TestDryRun(t *testing.T) {
 
 		{[]string{"serve", "--addr", "nonsense"}, nil, 2, `--addr "nonsense"`},
 		{[]string{"serve", "--pprof", "6060"}, nil, 2, `--pprof "6060"`},
+		{[]string{"serve", "--max-waiters", "0"}, nil, 2, "--max-waiters 0: give at least 1"},
+		{[]string{"serve"}, map[string]string{"REFDATA_MAX_WAITERS": "-5"}, 2, "--max-waiters -5"},
 		{[]string{"serve", "--poll", "soon"}, nil, 2, `invalid value "soon" for flag -poll`},
 		{[]string{"serve", "--poll", "0s"}, nil, 2, "--poll and --sync-every must be positive"},
 		{[]string{"serve", "--log-level", "loud"}, nil, 2, `--log-level "loud"`},

@@ -30,6 +30,7 @@ func serve(ctx context.Context, c *cli) error {
 	c.section("Server")
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address, host:port")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060")
+	maxWaiters := fs.Int("max-waiters", impl.DefaultMaxWaiters, "requests held for a change at once (/v1/version?wait=, /v1/version/stream); past it 503")
 	c.section("Store")
 	data := storeFlags(c, "", "; none: the embedded sample data")
 	opts := dataOptions{effort: c.sampleEffort}
@@ -52,6 +53,9 @@ func serve(ctx context.Context, c *cli) error {
 	lvl, err := level()
 	if err == nil {
 		err = cmp.Or(checkAddr("addr", *addr), opts.check())
+	}
+	if err == nil && *maxWaiters < 1 {
+		err = usagef("--max-waiters %d: give at least 1", *maxWaiters)
 	}
 	if err == nil && *pprofAddr != "" {
 		err = checkAddr("pprof", *pprofAddr)
@@ -82,7 +86,8 @@ func serve(ctx context.Context, c *cli) error {
 	httpMetrics := api.NewHTTPMetrics(reg)
 	// A replica may take a poll to see a new version: the current catalogs'
 	// max-age (impl.CatalogCache).
-	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll}
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters}
+	api.RegisterHeldMetric(reg, srv.Held)
 	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {
 		return err

@@ -7,9 +7,7 @@ package postgres
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -273,7 +271,7 @@ func (s *Store) manifest(ctx context.Context, q querier, id string) (store.Manif
 	if m.ManifestID != id {
 		return m, "", fmt.Errorf("manifest of %s names version %q: %w", id, m.ManifestID, store.ErrCorrupt)
 	}
-	return m, sum(raw), nil
+	return m, store.Sum(raw), nil
 }
 
 type querier interface {
@@ -287,7 +285,7 @@ const deleteDiffs = "DELETE FROM refdata_diffs WHERE from_id = $1 OR to_id = $1"
 // writeDiff stores the diff from → to, replacing one stored before.
 func writeDiff(ctx context.Context, q querier, from, to string, body []byte) error {
 	_, err := q.Exec(ctx, `INSERT INTO refdata_diffs (from_id, to_id, sha256, body) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, from, to, sum(body), body)
+		ON CONFLICT (from_id, to_id) DO UPDATE SET sha256 = excluded.sha256, body = excluded.body`, from, to, store.Sum(body), body)
 	return err
 }
 
@@ -352,7 +350,7 @@ func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byt
 		if !ok {
 			return m, nil, fmt.Errorf("version %s: %s is missing: %w", id, name, store.ErrCorrupt)
 		}
-		if got := sum(b); got != want {
+		if got := store.Sum(b); got != want {
 			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], store.ErrCorrupt)
 		}
 	}
@@ -434,7 +432,7 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read diff %s → %s: %w", f, t, err)
 	}
-	if sum(body) != want || !json.Valid(body) {
+	if store.Sum(body) != want || !json.Valid(body) {
 		return nil, fmt.Errorf("diff %s → %s fails its checksum: %w", f, t, store.ErrCorrupt)
 	}
 	return body, nil
@@ -491,7 +489,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			PublishedAt: p.Now.UTC(), Files: map[string]string{}}
 		rows := make([][]any, 0, len(names))
 		for _, name := range names {
-			h := sum(p.Files[name])
+			h := store.Sum(p.Files[name])
 			m.Files[name] = h
 			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
 		}
@@ -506,7 +504,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (manifest_id) DO UPDATE SET seq = excluded.seq, version = excluded.version, branch = excluded.branch,
 				published_at = excluded.published_at, manifest = excluded.manifest, manifest_sha256 = excluded.manifest_sha256`,
-			p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, sum(mb)); err != nil {
+			p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, store.Sum(mb)); err != nil {
 			return err
 		}
 		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
@@ -537,7 +535,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			at := time.Now().Add(s.StageBound)
 			activateAt = &at
 		}
-		ptr := store.Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: sum(mb), PublishedAt: m.PublishedAt}
+		ptr := store.Pointer{ManifestID: p.ManifestID, Previous: p.Previous, ManifestSHA256: store.Sum(mb), PublishedAt: m.PublishedAt}
 		if err := setActive(ctx, tx, ptr, activateAt); err != nil {
 			return fmt.Errorf("active pointer: %w", err)
 		}
@@ -686,11 +684,6 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 
 // Schema is the schema the store's tables live in.
 func (s *Store) Schema() string { return s.schema }
-
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
-}
 
 // Discard removes a stored version that is not active, with its files and the
 // diffs naming it.

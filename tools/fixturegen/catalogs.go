@@ -82,13 +82,7 @@ func (s span) in(ver int) bool { return ver >= s.Since && (s.Until == 0 || ver <
 
 // inVersion lists the entries of all that are in version ver.
 func inVersion[T interface{ in(int) bool }](all []T, ver int) []T {
-	var out []T
-	for _, e := range all {
-		if e.in(ver) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(all), func(e T) bool { return !e.in(ver) })
 }
 
 // themes: one record per distinct themeUuid of a skin or a buddy.
@@ -140,10 +134,7 @@ func themes(r realData) []O {
 				}
 			}
 		default:
-			name = commonWordPrefix(buddyNames[id])
-			if name == "" {
-				name = slices.Min(buddyNames[id])
-			}
+			name = cmp.Or(commonWordPrefix(buddyNames[id]), slices.Min(buddyNames[id]))
 		}
 		name = cmp.Or(name, "Standard")
 		var featured any

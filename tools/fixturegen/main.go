@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -113,15 +114,13 @@ func commonWordPrefix(names []string) string {
 }
 
 func writeJSON(path string, v any) {
-	b, err := marshal(v)
-	if err != nil {
-		log.Fatalf("%s: %v", path, err)
-	}
 	var out bytes.Buffer
-	if err := json.Indent(&out, b, "", "  "); err != nil {
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
 		log.Fatalf("%s: %v", path, err)
 	}
-	out.WriteByte('\n')
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		log.Fatal(err)
 	}
@@ -223,26 +222,23 @@ type realData struct {
 	agents    []agent
 }
 
-func loadReal(dir string) realData {
-	var r realData
-	en := filepath.Join(dir, "en-US")
-	readData(filepath.Join(en, "weapons.json"), &r.weapons)
-	readData(filepath.Join(en, "buddies.json"), &r.buddies)
-	readData(filepath.Join(en, "seasons.json"), &r.seasons)
-	readData(filepath.Join(en, "competitivetiers.json"), &r.tierSets)
-	readData(filepath.Join(en, "maps.json"), &r.maps)
-	readData(filepath.Join(en, "playertitles.json"), &r.titles)
-	readData(filepath.Join(en, "sprays.json"), &r.sprays)
-	readData(filepath.Join(en, "playercards.json"), &r.cards)
-	readData(filepath.Join(en, "contracts.json"), &r.contracts)
-	readData(filepath.Join(en, "bundles.json"), &r.bundles)
-	readData(filepath.Join(en, "agents.json"), &r.agents)
-	return r
+// files are the REAL en-US files, by name without .json: copied byte for byte
+// from the captures (copyReal, version.json aside) and read into r (loadReal).
+func (r *realData) files() map[string]any {
+	return map[string]any{
+		"weapons": &r.weapons, "buddies": &r.buddies, "maps": &r.maps, "seasons": &r.seasons,
+		"competitivetiers": &r.tierSets, "playertitles": &r.titles, "agents": &r.agents,
+		"bundles": &r.bundles, "contracts": &r.contracts, "playercards": &r.cards, "sprays": &r.sprays,
+	}
 }
 
-// realFiles are copied byte for byte from the captures (into en-US/ except
-// version.json).
-var realFiles = []string{"weapons", "buddies", "maps", "seasons", "competitivetiers", "playertitles", "agents", "bundles", "contracts", "playercards", "sprays"}
+func loadReal(dir string) realData {
+	var r realData
+	for f, v := range r.files() {
+		readData(filepath.Join(dir, "en-US", f+".json"), v)
+	}
+	return r
+}
 
 func copyReal(captures, dir string) {
 	src := filepath.Join(captures, filepath.Base(dir))
@@ -259,7 +255,7 @@ func copyReal(captures, dir string) {
 		}
 	}
 	cp(filepath.Join(src, "version.json"), filepath.Join(dir, "version.json"))
-	for _, f := range realFiles {
+	for f := range (&realData{}).files() {
 		cp(filepath.Join(src, f+".json"), filepath.Join(dir, "en-US", f+".json"))
 	}
 }
@@ -278,16 +274,9 @@ func copyL10n(src, dst string, dirs []string) {
 			}
 		}
 	}
-	for _, loc := range locales {
-		var names map[string]string
-		readData(filepath.Join(src, loc+".json"), &names)
-		out := map[string]string{}
-		for id, n := range names {
-			if keep[id] {
-				out[id] = n
-			}
-		}
-		writeJSON(filepath.Join(dst, loc+".json"), out)
+	for loc, names := range loadL10n(src) {
+		maps.DeleteFunc(names, func(id, _ string) bool { return !keep[id] })
+		writeJSON(filepath.Join(dst, loc+".json"), names)
 	}
 }
 

@@ -26,14 +26,6 @@ import (
 	"github.com/refdata/refdata/envelope"
 )
 
-// ManifestID reads data.manifestId of a version record.
-func ManifestID(record []byte) string {
-	v, _ := envelope.Decode(record)
-	m, _ := v.(map[string]any)
-	id, _ := m["manifestId"].(string)
-	return id
-}
-
 // Version is one upstream version (Name: its manifestId): the /v1/version body and, per catalog path
 // after /v1/ ("weapons/skins"), its body per locale ("*": every locale).
 type Version struct {
@@ -165,7 +157,7 @@ func FromCapture(dir string) (Version, error) {
 	if v.Record == nil {
 		return v, fmt.Errorf("capture %s has no version.json", dir)
 	}
-	v.Name = ManifestID(v.Record)
+	v.Name = catalog.ManifestIDOf(v.Record)
 	return v, nil
 }
 
@@ -212,7 +204,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 	if v.Record, err = fs.ReadFile(fsys, path.Join(dir, "version.json")); err != nil {
 		return v, err
 	}
-	v.Name = ManifestID(v.Record)
+	v.Name = catalog.ManifestIDOf(v.Record)
 	for _, c := range catalog.SourceCategories() {
 		en, err := fs.ReadFile(fsys, path.Join(dir, "en-US", c.File()))
 		if err != nil {
@@ -244,7 +236,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 			if err := json.Unmarshal(b, &over); err != nil {
 				return v, fmt.Errorf("%s/%s: %w", loc, c.File(), err)
 			}
-			trees[i] = catalog.Translate(items, over) // on deep copies
+			trees[i] = catalog.Translate(items, over) // items stays as it is
 			if byLang[loc], err = envelope.Marshal(trees[i]); err != nil {
 				return v, err
 			}

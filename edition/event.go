@@ -1,0 +1,33 @@
+package edition
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// Event renders the Server-Sent Event of ed's activation (/v1/version/stream):
+// id the manifest ID, event "version", data a gen.VersionEvent with the counts
+// of latest, the body of /v1/diff/latest, when it leads to ed (nil: none).
+func Event(ed *Edition, latest *representation.Body) []byte {
+	v := gen.VersionEvent{ManifestId: ed.ManifestID, Version: ed.Version.Version}
+	var d struct {
+		Data struct {
+			FromVersion, ToVersion string
+			Summary                gen.DiffSummary
+			Categories             map[string]struct{ Added, Removed, Changed []json.RawMessage }
+		}
+	}
+	if latest != nil && json.Unmarshal(latest.JSON, &d) == nil && d.Data.ToVersion == ed.ManifestID {
+		v.Diff = &gen.VersionEventDiff{FromVersion: d.Data.FromVersion, Summary: d.Data.Summary, Categories: map[string]gen.DiffCount{}}
+		for name, c := range d.Data.Categories {
+			if n := (gen.DiffCount{Added: len(c.Added), Removed: len(c.Removed), Changed: len(c.Changed)}); n != (gen.DiffCount{}) {
+				v.Diff.Categories[name] = n
+			}
+		}
+	}
+	data, _ := json.Marshal(v) // of strings and numbers: cannot fail
+	return fmt.Appendf(nil, "id: %s\nevent: version\ndata: %s\n\n", ed.ManifestID, data)
+}

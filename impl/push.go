@@ -1,0 +1,355 @@
+package impl
+
+import (
+	"bufio"
+	"cmp"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// Change push: /v1/version?wait= holds a request while its answer would be
+// 304, and /v1/version/stream sends an event per activation. A held request
+// costs its goroutines and a timer: it points at the edition's shared body
+// and event, never copies them. Activations arrive by the repository's OnSwap
+// (edition.Swapping); a repository that never swaps holds waits to their end.
+
+const (
+	// MaxWait is the longest wait a request may ask for.
+	MaxWait = 120 * time.Second
+	// DefaultMaxWaiters is Server.MaxWaiters when unset.
+	DefaultMaxWaiters = 10000
+	// DefaultStreamFor is Server.StreamFor when unset.
+	DefaultStreamFor = 15 * time.Minute
+	// heartbeat is how often a stream sends a comment, so proxies keep it open.
+	heartbeat = 25 * time.Second
+	// streamWriteTimeout drops a stream whose client reads nothing.
+	streamWriteTimeout = 30 * time.Second
+	// retryAfter is Retry-After past MaxWaiters, in seconds.
+	retryAfter = "5"
+	waitLabel  = "/v1/version?wait"
+)
+
+// push is a Server's broadcast of activations and its count of held requests.
+type push struct {
+	once  sync.Once
+	mu    sync.Mutex
+	next  chan struct{} // closed at the next activation; made on demand
+	held  atomic.Int64
+	event atomic.Pointer[versionEvent]
+	build sync.Mutex // one event rendered at a time
+}
+
+// changed wakes every held request: another edition is active.
+func (p *push) changed() {
+	p.mu.Lock()
+	if p.next != nil {
+		close(p.next)
+		p.next = nil
+	}
+	p.mu.Unlock()
+}
+
+// wake returns a channel closed at the next activation; take it before
+// reading the active edition, so an activation in between is not missed.
+func (p *push) wake() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.next == nil {
+		p.next = make(chan struct{})
+	}
+	return p.next
+}
+
+// Held is the number of requests held now (waits and streams).
+func (s *Server) Held() int { return int(s.push.held.Load()) }
+
+// hold counts a request about to be held, or answers 503 past MaxWaiters.
+// A true return must be paired with release.
+func (s *Server) hold(w http.ResponseWriter, r *http.Request) bool {
+	limit := int64(cmp.Or(s.MaxWaiters, DefaultMaxWaiters))
+	if s.push.held.Add(1) > limit {
+		s.push.held.Add(-1)
+		w.Header().Set("Retry-After", retryAfter)
+		s.fail(w, r, catalog.Errorf(catalog.EUNAVAILABLE, "this server holds %d waiting requests and streams, its limit; retry after %s seconds, or poll /v1/version without wait", limit, retryAfter))
+		return false
+	}
+	s.push.once.Do(func() {
+		if sw, ok := s.Repo.(edition.Swapping); ok {
+			sw.OnSwap(s.push.changed)
+		}
+	})
+	return true
+}
+
+func (s *Server) release() { s.push.held.Add(-1) }
+
+// Relabeler is a ResponseWriter that records each answer under its route
+// (api's metrics and log): a request held for a change is recorded under a
+// label of its own, so the route's figures stay those of its quick answers.
+type Relabeler interface{ Relabel(route string) }
+
+// GetVersion serves the active version record; with wait and an If-None-Match
+// that names it, it answers once another version is active, or at the end of
+// the wait (304), or when the server shuts down (304).
+func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.GetVersionParams) {
+	wait, err := parseWait(params.Wait)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ed := s.Repo.Active()
+	if wait > 0 && unchanged(r, ed) {
+		if !s.hold(w, r) {
+			return
+		}
+		defer s.release()
+		if rl, ok := w.(Relabeler); ok {
+			rl.Relabel(waitLabel)
+		}
+		ed = s.waitForChange(r, wait)
+	}
+	serve(w, r, ed, ed.VersionBody(), versionRoute)
+}
+
+// unchanged says whether the version record of ed would be answered 304.
+func unchanged(r *http.Request, ed *edition.Edition) bool {
+	inm := r.Header["If-None-Match"]
+	if len(inm) == 0 {
+		return false
+	}
+	res := representation.Response{Route: versionRoute, Body: ed.VersionBody()}
+	status, _ := res.Negotiate(r.Header["Accept-Encoding"], inm)
+	return status == http.StatusNotModified
+}
+
+// waitForChange returns the active edition once its version record is no
+// longer the one the request names, or at the end of wait, or when the
+// request's context ends (the edge's at shutdown).
+func (s *Server) waitForChange(r *http.Request, wait time.Duration) *edition.Edition {
+	done := r.Context().Done()
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		next := s.push.wake()
+		ed := s.Repo.Active()
+		if !unchanged(r, ed) {
+			return ed
+		}
+		select {
+		case <-next:
+		case <-timer.C:
+			return ed
+		case <-done:
+			return ed
+		}
+	}
+}
+
+// parseWait reads the wait parameter: a Go duration or whole seconds, 0 to
+// MaxWait.
+func parseWait(v *string) (time.Duration, error) {
+	if v == nil || *v == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(*v)
+	if err != nil {
+		n, nerr := strconv.ParseUint(*v, 10, 16)
+		d, err = time.Duration(n)*time.Second, nerr
+	}
+	switch {
+	case err != nil || d < 0:
+		return 0, catalog.Errorf(catalog.EINVALID, "wait %q is not a duration; give whole seconds (60) or a Go duration (60s, 2m), at most %s", *v, durationText(MaxWait))
+	case d > MaxWait:
+		return 0, catalog.Errorf(catalog.EINVALID, "wait %s is longer than %s, the longest this server holds a request; ask for at most wait=%s", durationText(d), durationText(MaxWait), durationText(MaxWait))
+	}
+	return d, nil
+}
+
+// durationText writes whole seconds as "120s", not Go's "2m0s".
+func durationText(d time.Duration) string {
+	if d%time.Second == 0 {
+		return strconv.FormatInt(int64(d/time.Second), 10) + "s"
+	}
+	return d.String()
+}
+
+// streamHeader is what a stream's answer carries besides CORS.
+var streamHeader = []representation.Field{
+	representation.NewField("Content-Type", "text/event-stream"),
+	representation.NewField("Cache-Control", "no-store"),
+	representation.NewField("X-Accel-Buffering", "no"),
+}
+
+var keepAlive = []byte(": keep-alive\n\n")
+
+// StreamVersions sends an event for the active version (unless Last-Event-ID
+// names it) and one per activation after, a comment every heartbeat, until
+// StreamFor has passed, the client leaves or the request's context ends (the
+// edge's at shutdown).
+func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
+	s.versionEvent() // rendered before anything is written: a failure is still an answer
+	if r.Method != http.MethodHead && !s.hold(w, r) {
+		return
+	}
+	representation.SetFields(w.Header(), streamHeader)
+	if r.Method == http.MethodHead {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	defer s.release()
+	out, err := openStream(w, r)
+	if err != nil {
+		return
+	}
+	defer out.close()
+	last := ""
+	if params.LastEventID != nil {
+		last = *params.LastEventID
+	}
+	done := r.Context().Done()
+	end := time.NewTimer(cmp.Or(s.StreamFor, DefaultStreamFor))
+	defer end.Stop()
+	beat := time.NewTicker(heartbeat)
+	defer beat.Stop()
+	for {
+		next := s.push.wake()
+		if ev := s.versionEvent(); !strings.EqualFold(ev.id, last) {
+			if out.write(ev.bytes) != nil {
+				return
+			}
+			last = ev.id
+		}
+		select {
+		case <-next:
+		case <-beat.C:
+			if out.write(keepAlive) != nil {
+				return
+			}
+		case <-end.C:
+			return
+		case <-done:
+			return
+		case <-out.gone:
+			return
+		}
+	}
+}
+
+// versionEvent is one edition's event, rendered once and shared by every
+// stream.
+type versionEvent struct {
+	ed    *edition.Edition
+	id    string
+	bytes []byte
+}
+
+// versionEvent returns the active edition's event.
+func (s *Server) versionEvent() *versionEvent {
+	ed := s.Repo.Active()
+	if e := s.push.event.Load(); e != nil && e.ed == ed {
+		return e
+	}
+	s.push.build.Lock()
+	defer s.push.build.Unlock()
+	if e := s.push.event.Load(); e != nil && e.ed == ed {
+		return e
+	}
+	latest, err := s.Repo.LatestDiff()
+	if err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND && s.Logger != nil {
+		s.Logger.Warn("the latest diff cannot be read; the version event goes without it", "manifest_id", ed.ManifestID, "err", err)
+	}
+	// A diff of another edition (a swap in between) is left out by Event; the
+	// next event is the newer edition's.
+	e := &versionEvent{ed: ed, id: ed.ManifestID, bytes: edition.Event(ed, latest)}
+	s.push.event.Store(e)
+	return e
+}
+
+// stream is where a stream's events go: the connection itself when the
+// server hands it over (the edge, net/http's HTTP/1), so a stream holds no
+// response buffer and sets its own write deadlines; else the ResponseWriter,
+// flushed after each event.
+type stream struct {
+	w     io.Writer
+	flush func() error
+	conn  net.Conn
+	buf   *bufio.Writer
+	gone  chan struct{} // closed when the client closes the connection it handed over
+}
+
+// watch closes gone when the connection's reading side ends: the client left,
+// or the stream closed it. Whatever the client sends is dropped.
+func (s *stream) watch() {
+	var b [1]byte
+	for {
+		if _, err := s.conn.Read(b[:]); err != nil {
+			close(s.gone)
+			return
+		}
+	}
+}
+
+// openStream writes the answer's head: 200 and the header fields set on w.
+func openStream(w http.ResponseWriter, r *http.Request) (*stream, error) {
+	rc := http.NewResponseController(w)
+	conn, rw, err := rc.Hijack()
+	if err != nil {
+		w.WriteHeader(http.StatusOK)
+		return &stream{w: w, flush: rc.Flush}, rc.Flush()
+	}
+	out := &stream{w: rw.Writer, flush: rw.Writer.Flush, conn: conn, buf: rw.Writer, gone: make(chan struct{})}
+	fmt.Fprintf(rw.Writer, "HTTP/%d.%d 200 OK\r\n", min(r.ProtoMajor, 1), min(r.ProtoMinor, 1))
+	h := w.Header().Clone()
+	h.Set("Connection", "close")
+	if r.ProtoAtLeast(1, 1) {
+		h.Set("Transfer-Encoding", "chunked")
+		out.w = httputil.NewChunkedWriter(rw.Writer)
+	}
+	_ = h.Write(rw.Writer)
+	rw.Writer.WriteString("\r\n")
+	if err := out.write(nil); err != nil {
+		_ = conn.Close()
+		return nil, err
+	}
+	_ = conn.SetReadDeadline(time.Time{}) // the server's, for reading the request
+	go out.watch()
+	return out, nil
+}
+
+func (s *stream) write(b []byte) error {
+	if s.conn != nil {
+		_ = s.conn.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	}
+	if len(b) > 0 {
+		if _, err := s.w.Write(b); err != nil {
+			return err
+		}
+	}
+	return s.flush()
+}
+
+// close ends a stream on a connection it was handed: the last chunk, then
+// the connection.
+func (s *stream) close() {
+	if s.conn == nil {
+		return
+	}
+	if c, ok := s.w.(io.Closer); ok && c.Close() == nil {
+		s.buf.WriteString("\r\n")
+	}
+	_ = s.write(nil)
+	_ = s.conn.Close()
+}
