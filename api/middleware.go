@@ -131,7 +131,7 @@ func statusLabel(code int) string {
 // answers it gives itself.
 var CORS = []representation.Field{
 	representation.NewField("Access-Control-Allow-Origin", "*"),
-	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language"),
+	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language, Content-Location"),
 }
 
 // EdgeMayAnswer is the one rule for the requests a server in front of the router

@@ -69,7 +69,7 @@ func TestCheckerCatches(t *testing.T) {
 		"Vary":                          "Accept-Encoding",
 		"X-Data-Version":                "05E83EB5E32657B9",
 		"Access-Control-Allow-Origin":   "*",
-		"Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language",
+		"Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language, Content-Location",
 	}
 	with := func(k, v string) map[string]string {
 		h := map[string]string{}
@@ -89,7 +89,7 @@ func TestCheckerCatches(t *testing.T) {
 		"X-Content-Type-Options":        "nosniff",
 		"Content-Security-Policy":       "default-src 'self'",
 		"Access-Control-Allow-Origin":   "*",
-		"Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language",
+		"Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language, Content-Location",
 	}
 	page := func(status, links string) []byte {
 		return []byte(`<!doctype html>
@@ -152,7 +152,7 @@ func TestCheckerCatches(t *testing.T) {
 		{"request the spec refuses, answered 200", "GET", "/v1/weapons?language=xx", nil,
 			answer(200, okHeaders, []byte(`{"status":200,"data":[]}`)), "the spec rejects this request"},
 		{"export not an archive", "GET", "/v1/export", nil,
-			answer(200, map[string]string{"Content-Type": "application/gzip", "Cache-Control": "public, no-cache", "ETag": `"x"`, "X-Data-Version": "05E83EB5E32657B9", "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language", "Content-Disposition": `attachment; filename="refdata-05E83EB5E32657B9.tar.gz"`}, []byte("{}")), "not gzip"},
+			answer(200, map[string]string{"Content-Type": "application/gzip", "Cache-Control": "public, no-cache", "ETag": `"x"`, "X-Data-Version": "05E83EB5E32657B9", "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language, Content-Location", "Content-Disposition": `attachment; filename="refdata-05E83EB5E32657B9.tar.gz"`}, []byte("{}")), "not gzip"},
 		{"preflight without CORS", "OPTIONS", "/v1/version", map[string]string{"Origin": "https://a.example", "Access-Control-Request-Method": "GET"},
 			answer(200, nil, nil), "want 204"},
 		{"a good answer", "GET", "/v1/version", nil,

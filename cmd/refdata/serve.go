@@ -86,7 +86,7 @@ func serve(ctx context.Context, c *cli) error {
 	httpMetrics := api.NewHTTPMetrics(reg)
 	// A replica may take a poll to see a new version: the current catalogs'
 	// max-age (impl.CatalogCache).
-	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), MaxWaiters: *maxWaiters, Fresh: opts.poll}
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters}
 	api.RegisterHeldMetric(reg, srv.Held)
 	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {
