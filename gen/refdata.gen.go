@@ -22150,7 +22150,7 @@ type ClientInterface interface {
 	// ```
 	// id: 05E83EB5E32657B9
 	// event: version
-	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// data: {"manifestId":"05E83EB5E32657B9",…}
 	// ```
 	//
 	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
@@ -23319,7 +23319,7 @@ func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEd
 // ```
 // id: 05E83EB5E32657B9
 // event: version
-// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// data: {"manifestId":"05E83EB5E32657B9",…}
 // ```
 //
 // `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
@@ -28234,7 +28234,7 @@ type ClientWithResponsesInterface interface {
 	// ```
 	// id: 05E83EB5E32657B9
 	// event: version
-	// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+	// data: {"manifestId":"05E83EB5E32657B9",…}
 	// ```
 	//
 	// `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
@@ -36930,7 +36930,7 @@ func (c *ClientWithResponses) GetVersionWithResponse(ctx context.Context, params
 // ```
 // id: 05E83EB5E32657B9
 // event: version
-// data: {"manifestId":"05E83EB5E32657B9","version":"03.10.00.639263","diff":{…}}
+// data: {"manifestId":"05E83EB5E32657B9",…}
 // ```
 //
 // `id` is the manifest ID, `event` always `version`, `data` one line of JSON in
@@ -55324,55 +55324,55 @@ var swaggerSpec = []string{
 	"fMIF364wn+xbhfj9zOvlc09LryTl/gZFTIlRCiOLMjIsS8YZMWU3c5fZnu/SQpuW8bbf70XO51Reeu8q",
 	"LVdH0NuirRX2dnhbgb9Y4GcLuJQl7CPA7HaFD/khL7ZhJGc9f19YJqJI8ZpLWAPXGTnbiuxsgFtsL8S2",
 	"KCziUtaIQzoF6VMZLIf3Ryz3EsttGN95198JwO2aEN8Re0lsr7B6NZCdE7Kt0M5HuMX24t2dnD3qcAc+",
-	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9fb2zaO9L/KwG/WBmQn27R9uuqrtA2e7iFtD017",
-	"PeBUQIzE2ERl0ifSdYJFgP00+8H2kxw4Q0mU5T90gUu8Z79MPBwOhzND2pz5DU32KBEC5z6sEGEqdQda",
-	"QXCQQF3ud5RAEY9hYluYMG4nN1lIyaeClyeZkq43z5a7ANG/9sgf2uGXJTgUt6d1Q9ZSfXPBw083bmxI",
-	"BFhW7t7GgWVBj9FgfTToWE6I4RRqrIJiwSUSPk4UsHMfmP8bzqZQOJ2H7WK441t97rnLWxGPzr7V2Wsz",
-	"2WQlFQznJi+/cjQP7OA07aFg5pOOoc9nQqucU7PtZRC9Dmiq+4cPuxuKpfxIu9qR4ACRlHWt+l02djco",
-	"ZVLuXwBJmQQ9xvMgIGVd7epWw9luLPttIUez2GIWAaYwK9ndlqOdSB76ZLezHsrBjhp2DWupF9oWYGwa",
-	"EdIHj/T4KH3wmqkPaR87ffDwvztsZ0hYrjW7t6G5lvAYnteH58Zeguwj0DD22iaO5rDZHDYbgpnw6Zbf",
-	"3j8RyQPHepz1cKo7ptve1IgmwGNRcfvqsSjc0WPXeqxxm7fBEFxS8vrEaFUUYCZCx8BqBFYfCCuC9Hou",
-	"itxJkoIq3X/eMMNT0GIsWaGBgeSLRM6YySYIgyeh5CwnTDAPaTsdwYcSFgyR6koQJqb0/tT+K61x+Qid",
-	"K5HqhlKspV7wEu7UHCaqwFTo9Neb4Xsl+fCdnTKlVOwqyVpomPAih8VEFFZPzCBOtjYCl1szRNhuNS9y",
-	"uOZwdvp04BAV8VOew5PTU2AatCJMKCapjNlpNZFCu+xvRPc+q0DB3GLKudSg5mYEX4SZqLnpCq1KWj6T",
-	"YFecSCcrsMKq7w60YUWVZ04yZwrzwg0iOI7gi1tiDcaoJ3OjIVcLCSyRqAZPLfXSrLCOCfSZ/kbVWHG9",
-	"xpLPCpExN0AP1iSc/yiU2RcmzA+GBTflAweG/6Kff5bsOxMFQlysrolyJQaIe/C91vh6UDL3nxNtSs6m",
-	"6xH9IMU6AIRlHRJxCn0EAi+HV1waIMDkiErrrku10Lz8SUOK/79S8zLjKXq6TqQwA7JmBOvERiuzxlvI",
-	"Da+5s98K/hyjj7PdOJGJTNM0kSKP4fTZxYuzi1fPLs6ePH/2f69+SSTyjBv3y5lhMfyW9JqAlfTipNcZ",
-	"2YuSSktEcDb6+XR0ejp6fvbLk+dn+LkNUkkv/u3P3/+4v3diJDIVBAZod8GDK48gRWFSBwcKFeKsDZhW",
-	"rJTq1oTEGra/XX14D0Ja9+aQOgO+IAZUexG3kASrMOgswbIQ1qnFzU2NIprIito1DRAG+gur407MJfXS",
-	"LmZqLo0eUKkJIb/SVtkA2S1niQBxYF2kiGAuC641pJdMmyGuYPjrm9ROLLJJ2ywQQjbXFBKFgZJnSkqe",
-	"GT1wxS3CVHHuJbAOT8mmQo6xbBRDUrPgMTd6CUT/J+2WUUuqlT3SCoGdnKxamvkTORVac8Q7RRaE+Ho9",
-	"t5RKc3u+OBjyEZzbiIvFprib/TRGvNshK8R3ng7QKss7ePIMtJ0g1w4Od1aqW8E17VdWKI1VjRPsMWOl",
-	"QEDWT03cRl0xe0hZNwR2Y3gJPz+DqZBzwyusXxex6WATxov2cbNA+i0nkUsaHUTWHydspsGo5UA/gvTt",
-	"xfmbtAr4KOqEs5yXwAol+SiR7wl6k1FJbyrVEDE60wFIVcL1/OYGj5brO2C4/Dvop/8cnmcZL4av8FMh",
-	"xzFIla48Tq5w5f9ooN6XjpQuHDR6p7sjINgw2UDJMy6+8/zlUpwie7RnfsckR72oJyxbWnIv6lkTtXdu",
-	"X4W9yCuVmrJbAkPuxc+fRp3Kqa9hNVh+7G2XYi31d8BADK7HSK04r5mDvQ7GaKTaKiYGAqX2YiMCUyPe",
-	"dTuSVkGrGuIHKDujDV9usLsfAZ/OzB1O9pLgon0n0fbaUhpr8HS5i1Pa763VZZ+oANg6AP2CJWlraFdQ",
-	"j9actK7wZIfnRaEWww+lGFMp26qj1o0+oaFuJA504+6jZbYXtzOl+fBtM28wYxpajbyPei0A3BWnsDtB",
-	"ancaYfnev+ei5HkvNuWc+2bHbxFnuRf3qgErFBv1On63aeLUhUvntHIs5O3AdU9D2G3nWHQNFoYuoeFy",
-	"rtr6v9A1bNWFCPMYvNuNO0d4HnIxW5/ufIGHSXNlqu9GDqRWR9jORRt3dvev7xxKPLV+GTjU8yrCLZhO",
-	"JEIu64nrz8JaoMjx0kEa1ZcPhYFkVROalFw+PXFIy+3PMibxRZCVVEzfgoVuQU2f/Pn7Hyl17ExnQkqe",
-	"p4nEmlg9cHcWOiJXYYw7aHS0Tnc/qiZJJNPgLdrgp/it1Q61a4QbcctzBHknDaRjLm1M5fm5Sf0Ll151",
-	"VF0KbbyD6oe/xFg+/ztfZDZhlHdaubQNOchr2saDTR2txgOomp/CNhJfz/OcevqFkDUPYDtQ7yZJMLXM",
-	"ixC5kSyQadMTP5wylHW3u/pO9MHTtBo2B9PuwL7q/hpGGMrY7y4ZSBnIuu6RFEAVyNIhoG+lCWTn4zKH",
-	"ES7BAe8+aFfJQukJg3IrTSC7JTC8YNpQ9hUOVwCVDwK1kdwh8mylCZTRQ2wIogtk2yohD6QMZN2uXw0l",
-	"3Yl5XUAXTBvKfmXdza5DdpysSukPJw6coMkjDiFbylfddchuMoVSV9lSAVSBd5M1qR8hY8KI6yfjAKpA",
-	"lhVKaBjZif4mZDYp1ZT9yJDdZMKRYZrvjviBqXaaZdcJlqkbva9//v/iaB74/Z+mPZAEALcP9D1fG2Z0",
-	"BHqiZvStGFscoWlswNVd7RvbtvXqm5CvHfVDJ/PVUx9KMt83IcFtjZfM903IzQ/+G0PY2jSQ5f3d2xyu",
-	"WsJjWsj6RK7GdMJtJSCXtzGSR0rorWY+pBDQSefdKQIEp/Qu7e0++/8xrTfA/QOyepfvkSGO/0gXO9z2",
-	"Q7rc0Q2u8Xr67w77uZPL76u3NxIe3X2tu3sGE2YfoZax31ZxtIgtFrH6658dwLN5KcwdbulnzcvzMeaj",
-	"/Our3Q96bF6XbzNRWAhefqdcJqEhV9kc8z76fDQeASOQrqaDOfJLQUmYGDOLT07wc8snfnH64nQw6kW9",
-	"eVn04t4J2oOTuZOqgK940J8VDDsIQTZhJcusPQ38tgalKujRmV2LQhhBSQoulcc9GFoTbXN/RY9tUSv6",
-	"RvXXL8uPblKRy76P2gBXUQsSL3IVdRG497ao3TAl8vqVetI1LtsV8HX1gAT9a2ZMwV1uRgS4JpSQMjTq",
-	"p6ZB9Y5vtcIXVjBvMh9rsTvdl84vDPSzQvUjg8eosq0uk3cd6HZvGL4LdMdcOGiBCHEFolUl6bQswUvQ",
-	"vMWy+n23y/X/696Snk7s30Mlizu/PaEvIT5BdZn9vQtxRFxryJOWmgnMYsWO1g93OFrIISb3NhlPlRhC",
-	"ZyuGf2QL8HsgtLom+ONbjRK6fD6tTi5GmTD5ocqDrJ/tPd71Q/2KjcRrS8YMK9SYYM6bXBB6Q0opp7jT",
-	"exkjBu7SNIK5zHmZyC0pJPFSH/4Ik+lJs1xmKhdyTHlzJMmC0vEp33VW8htx2yTGezUDlUgL1uT5u+zH",
-	"G1Xaq1ki+2nVh39TP/PBqNNe3IbqVR3To0R2m6VAP31ND9TDS5XhbqYuiZaa80slRcaKCOazGS+HOObz",
-	"x8vBS3h6eprIKh3ItShf2dU8wq7mfZd22xZt0Ol2jsUPrXbnQJvuyhTUjd1cX93gabvK/9VAeT9WVkyQ",
-	"7i4z7qTxslyDttpnBc1glVCq+Xji0nc/f7x0fWESORW39vOF8hJPrJe5fca6FdwL4aUMUcpP5cQo4cpQ",
-	"sAw4jzUtdJ9Spe8qHvx8l8/bT+8uYcbGnMbPuJoV/CVIBfZ4HuLZB5LznOd+bLEDevdf7/8TAAD//w==",
+	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9e720ZuxF9loC8nASvZvVyu6eaTkxjNFU5SxElT",
+	"oBtg6V1aIrIi1SU3slEEuKe5B7snKTjD3eVq9YcKUFtX6aOt4XA4nBlS4sxvaLJHiRA493GFCFOrO9AK",
+	"goME6vKwowSKeAoTu8KEcTu5zUJKPhe8PMuUdL15dtwFiP6lR/7QDr8qwbG4Pa0bso7q2wsefrp1Y0Mi",
+	"wKpyDzYOrAp6igabo0HPckIMp1BTFRQLrpDwcaKAnfvI/N9wNofC6TxsF8Md3+rzwF3einhy9p3O3pjJ",
+	"NiupYTi3efm1o3lgB6dpjwUzn3QMQ74QWuWcmm2vguj1QFPdP3zY3VAs5Ufa1Z4ER4ikrBvV77Ox+0Ep",
+	"k3L/AEjKJOgpngcBKet6V3cazm5jOWwLOZnFDrMIMIVFye53HO1E8tAnu531WA521LBrWEu90HYAY9OI",
+	"kD54pMdH6YPXTn1M+9jrg4f/3WM7Q8Jyo9mDDc2NhKfwvDk8t/YSZB+BhnHQNnEyh+3msN0QzIzPd/z2",
+	"/oFIHjjW46zHU90x3/WmRjQBHouKO1SPReFOHrvRY43bvC2G4JKSNydGq6IAMxM6BtYgsPpAWBGkN5Uo",
+	"cidJCqp0/3nFDE9Bi6lkhQYGki8TuWAmmyEMnoSSs5wwwTyk7XQC70pYMkSqK0GYmNL7U/uvtMHlI3Su",
+	"RKpbSrGWeslLuFcVzFSBqdDpL7fjt0ry8Rs7ZUqp2HWStdAw40UOy5korJ6YQZxsbQQut2GIsN2qKnK4",
+	"4fDk/KeRQ1TET3kOP56fA9OgFWFCMUllzE6riRTaZX8juveTGhTMLaaspAZVmQl8EmamKtMXWpW0fCbB",
+	"rjiRTlZghVXfPWjDijrPnGTOFOaFG0RwnMAnt8QGjFHPKqMhV0sJLJGoBk8tzdKssI4JDJn+QtVYcbPG",
+	"ki8KkTE3QI82JJx/L5TZJybMd4YFN+UDB4b/oZ9/lOwrEwVCXKyviXIlBoh78LXR+GZQMvefM21Kzuab",
+	"Ef0gxToAhGUdE3EKQwQCL8fXXBogwOSISutuSrXUvPxBQ4r/v1ZVmfEUPV0nUpgRWTOCdWKjlUXrLeSG",
+	"N9zZbw1/jtHH2W6cyESmaZpIkcdw/vTy2ZPLF08vn/z489M/v/hLIpFn3LpfzgyL4T/JoA1YySBOBr2R",
+	"g+j3X3/75ngnMhWE8GdV62GQR5DiDKnD+IQaRtZGQTtXSsVoQmJh2t+u370FIa3PckidVV4SAyqoiDvw",
+	"gHVsc9trWQjrqeL2toEGTWRN7ToBCAPDpVVcL5CSzmhrMlVJo0dUP0JwrqR/G/X6NSoRILirc/8IKllw",
+	"rSG9YtqMcQXjX16ldmKRzbp7jbiwuaY4JwyUPFNS8szokatYEaYOXs+B9XhKNhdyirWgGGfaBU+50SvI",
+	"+D9ot4xGUq3sOVUIbM9k1dLOn8i50JojiCmyIBjXm8pSKs3toeGwxSdwYcMoVpDibg7TGEFsx6wQX3k6",
+	"QlMr7+HHp6DtBLl2GLeLUt0Jrmm/skJpLFWcYeMYKwWirH5ogzHqitmTx/oWsFvDS/jTU5gLWRleA/i6",
+	"MEynlTBeCI/bBdIPNIlc0egosk42YwsNRq1G7wmkry8vXqV1FEdRZ5zlvARWKMkniXxLeJqM6nRTqcYI",
+	"vJmOQKoSbqrbWzwvbu6B4fLvYZj+c3yRZbwYv8BPhZzGIFW69oy4xpX/o8VvXzkn+hjP6J3u4EcEYbKB",
+	"kmdcfOX585XgQ/ZoD/KeSU4G0UBYtrTkQTSwJmov0r4KB5FX/zRnd4RwPIh//inqlUN9Dius8gNqt75q",
+	"pWkDRldwjUMaxXkdGuwdL0Yj1VYxMRDStBfwEG0aQay74bEOWvUQP0DZGW34coPdpQf4fGHucbLnhAHt",
+	"O4m2d5HSWIOnG1uc0n7vLBn7QFW91gHoZylJW0O7gnq05qR1DRI7vigKtRy/K8WU6tPWnZ9u9BkNdSNx",
+	"oBv3LVple3m3UJqPX7fzBjOmofXIb9Ggg2q75mh1J0jjThOsyft3JUqeD2JTVtw3O36H4MmDeFAPWKPY",
+	"aNDzu20Tpy5cOqeVUyHvRq4lGmJpO8eiu60wdLMMl3Pd1v+B7lbrbjmYnOBdWdw5wvOQ29bmHOZLPEza",
+	"e1Bz4XHIszrCHi3auLN7eHPvoN+pn8vIQZnXEW7JdCIRR1nPXNMV1kE6jlcO0qi5fCgMJOs6y6Tk8umZ",
+	"g0/ufpYxic98rKQK+Q7Wcwc/+uz3X39LqQ1nuhBS8jxNJBa66pG7s9ARuQ443OGdo3W6+1E9SSKZBm/R",
+	"Bj/Fr6J2qF0j3Io7niNyO2kgnXJpYyrPL0zqX7j0uqPqSmjjHVTf/c3E8vn/+XayDXi815+la8hBXtM1",
+	"HuzUaDUeQNX+vrWV+KbKc2rUF0LWvmrtQb2fJMHUMi9C5EayQKZto/twylDW/Zbpe9EHT9PpwhxMuwf7",
+	"uqVrGGEoY79lZCBlIOum8VEAVSBLB2u+kyaQnQ+2HEa4gvG7/6B9JQulJ2DJnTSB7FYQ7oJpQ9nX4FoB",
+	"VD6y01ZyB7OzkyZQRg+GIYgukG2nLjyQMpB1tyg1lHQv5k1VXDBtKPu1xTT7DtlzsjpPP5w4cII2OTiE",
+	"bCUJdd8h+8kUSl2nQAVQBd5NNuRzhIwJI27egQOoAlnW0J9hZGf6i5DZrFRz9j1D9pMJR4Zpvj/iO6ba",
+	"a5Z9J1ilbvW++U3/k6N54Ed9mvZIXvXdPtD3fG2Y0RHomVrQt2LsW4SmsQUsd71v7NrW6y9CvnTUD52h",
+	"10x9LBl6X4QEtzVeht4XIbe/4m8NYRtzO1b392ATsxoJT7kem7OzWtMJt5WABN3WSB4pS7ee+ZhCQC9H",
+	"d68IEJynu7K3h+z/p1zdAPcPSNVdvUeGOP4jXexw24/pckc3uNbr6b977OdeLn+o3t5KeHL3je7uGUyY",
+	"fYRaxmFbxckidljE+q9/dgDPqlKYe9zSj5qXF1PMR/nXZ7sf9Ni8Kd9mprC6u/xKuUxCQ66yCvM+hnwy",
+	"nQAj5K22LTnyS0FJmBmziM/O8HPLJ352/ux8NBlEg6osBvHgDO3BydxLVcBXPBguCoZtgSCbsZJl1p5G",
+	"fq+CUhX06MxuRCGMoCQFl8rjHgytiXa5v6DHtqgTfaPm65flRzepyKXUR13UqqiDcxe5MrkI3Htb1O2C",
+	"EnlNSD3pWpftC/iyfkCC4Q0zpuAuNyMCXBNKSBkazVPTqH7Ht1rhSyuYN5kPoNif7lPvFwb6WaH+kcFj",
+	"VNtWn8mbHh67NwzfBfpjLh1eQIRgAdG6OnNaluAlaN5hWf++2+f616ZhpKcT+/dYyeLe7znoS4hPUH1m",
+	"f+/jFhHXBseko2ZCqFizo83DHY4WcowZu23GUy2G0Nma4e/ZEvzGBp1WCP74TveDPp8P6zOGUSZMfqjz",
+	"IJtne49381C/ZiPx2pIxwwo1JezyNheE3pBSShTuNVTGiIG7NI+gkjkvE7kjhSReaa4fYYY8aZbLTOVC",
+	"TilvjiRZUo495bsuSn4r7tpsd68QoBZpydrkfZf9eKtKezVL5DCtm+tva1I+mvR6httQva4NepTIfgcU",
+	"GKYv6YF6fKUy3M3UJdFSx32ppMhYEUG1WPByjGM+vr8aPYefzs8TWacDub7ja1uVR9iqfOjSbruijXot",
+	"zLGiodPDHGjTXe2BurWb66sbPG3X+b8aKO/HyooJ0v1lxr00XpZr0Fb7rKAZrBJKVU1nLn334/sr1+wl",
+	"kXNxZz9fKi/xxHqZ22csRsG9EF7KEKX81E6MEq4NBaso8lioQvcpVfqu4mHK9/m8/vDmChZsymn8gqtF",
+	"wZ+DVGCP5zGefSA5z3nuxxY7YPDt87f/BgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
