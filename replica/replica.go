@@ -86,9 +86,11 @@ type Repository struct {
 	// kept holds the editions of versions other than the active one that
 	// RetainedEdition read last, most recent first, at most keptEditions: the
 	// pinned routes and diffs of older versions cost a bounded number of
-	// decoded packs, each read once while kept. keptMu also makes those reads
-	// one at a time, so concurrent requests for a version wait for one read
-	// rather than each decoding a copy.
+	// decoded packs, each read once while kept. readMu makes those reads one
+	// at a time, so concurrent requests for a version wait for one read rather
+	// than each decoding a copy; keptMu guards kept alone, so a kept version
+	// answers while another is being read.
+	readMu sync.Mutex
 	keptMu sync.Mutex
 	kept   []*edition.Edition
 }
@@ -571,18 +573,13 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	if strings.EqualFold(cur.ed.ManifestID, id) {
 		return cur.ed, nil
 	}
-	r.keptMu.Lock()
-	defer r.keptMu.Unlock()
-	for i, ed := range r.kept {
-		if strings.EqualFold(ed.ManifestID, id) {
-			if !listed(cur.versions, ed.ManifestID) {
-				r.kept = slices.Delete(r.kept, i, i+1) // no longer retained
-				break
-			}
-			copy(r.kept[1:i+1], r.kept[:i])
-			r.kept[0] = ed
-			return ed, nil
-		}
+	if ed := r.keptEdition(cur.versions, id); ed != nil {
+		return ed, nil
+	}
+	r.readMu.Lock()
+	defer r.readMu.Unlock()
+	if ed := r.keptEdition(cur.versions, id); ed != nil {
+		return ed, nil // read by the request this one waited for
 	}
 	found, err := r.st.Lookup(id)
 	if err != nil {
@@ -595,8 +592,29 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.keptMu.Lock()
 	r.kept = append([]*edition.Edition{ed}, r.kept[:min(len(r.kept), keptEditions-1)]...)
+	r.keptMu.Unlock()
 	return ed, nil
+}
+
+// keptEdition returns version id from kept, moved to the front, or nil; a
+// kept version versions no longer lists is dropped.
+func (r *Repository) keptEdition(versions *edition.VersionList, id string) *edition.Edition {
+	r.keptMu.Lock()
+	defer r.keptMu.Unlock()
+	for i, ed := range r.kept {
+		if strings.EqualFold(ed.ManifestID, id) {
+			if !listed(versions, ed.ManifestID) {
+				r.kept = slices.Delete(r.kept, i, i+1) // no longer retained
+				return nil
+			}
+			copy(r.kept[1:i+1], r.kept[:i])
+			r.kept[0] = ed
+			return ed
+		}
+	}
+	return nil
 }
 
 // listed reports whether l (nil: unknown) lists the version id.
