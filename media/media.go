@@ -1,0 +1,28 @@
+// Package media owns the mirror of the images and videos the catalogs reference:
+// files fetched from their host, stored once each under the sha256 of their bytes,
+// and the index from each upstream URL to its file.
+package media
+
+import (
+	"context"
+	"io"
+)
+
+// File is one mirrored image or video.
+type File struct {
+	SHA256      string // lowercase hex of the bytes: the file's name and its strong ETag
+	ContentType string // image/… or video/…
+	Size        int64
+}
+
+// Path is the URL path a server answers the file at.
+func (f File) Path() string { return "/media/" + f.SHA256 }
+
+// Library is the mirror as a server reads it. Lookup is an in-memory look-up, cheap
+// enough for every link a page renders.
+type Library interface {
+	// Lookup names the file mirrored from an upstream URL, exactly as a catalog holds it.
+	Lookup(upstreamURL string) (File, bool)
+	// Open reads a mirrored file by its hash; an unknown hash is an error.
+	Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error)
+}
