@@ -84,7 +84,7 @@ func newPushed(t *testing.T, maxWaiters int, viaEdge bool) *pushed {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.es = edge.New(edge.Config{Router: router, Active: p.repo.Active})
+		p.es = edge.New(edge.Config{Router: router, Active: p.repo.Active, Hold: p.srv.HoldForChange})
 		go func() { _ = p.es.Serve(ln) }()
 		t.Cleanup(func() { _ = p.es.Shutdown(context.Background()) })
 		p.base = "http://" + ln.Addr().String()

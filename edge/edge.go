@@ -58,6 +58,11 @@ type Config struct {
 	// reading any request from its first byte; 0 means DefaultReadTimeout.
 	// (Between requests a keep-alive connection may stay idle for 120 s.)
 	ReadTimeout time.Duration
+	// Hold, when set, holds a request for /v1/version?wait= on its
+	// connection's goroutine and returns its answer (impl.Server.HoldForChange),
+	// rather than the router, whose adaptor runs every request on a goroutine
+	// of its own: one goroutine per waiting client, not two.
+	Hold func(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool)
 }
 
 // DefaultReadTimeout: how long a client has to send a request's head.
@@ -271,7 +276,42 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	if s.fromMemo(ctx) {
 		return
 	}
+	if s.holdForChange(ctx) {
+		return
+	}
 	s.route(ctx)
+}
+
+var versionPath = []byte("/v1/version")
+
+// holdForChange holds a wait for the next version (Config.Hold) when the
+// router would hold it, and answers it.
+func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
+	if s.cfg.Hold == nil || !ctx.IsGet() && !ctx.IsHead() || !api.UserAgentOK(str(ctx.UserAgent())) {
+		return false
+	}
+	if path, _, _ := bytes.Cut(ctx.RequestURI(), []byte("?")); !bytes.Equal(path, versionPath) {
+		return false
+	}
+	wait := ctx.QueryArgs().PeekMulti("wait")
+	var aeBuf, inmBuf [4]string
+	ae, ok1 := values(&ctx.Request.Header, "Accept-Encoding", &aeBuf)
+	inm, ok2 := values(&ctx.Request.Header, "If-None-Match", &inmBuf)
+	if len(wait) != 1 || !ok1 || !ok2 {
+		return false
+	}
+	start := time.Now()
+	res, held := s.cfg.Hold(ctx, string(wait[0]), ae, inm)
+	if !held {
+		return false
+	}
+	var ok, notModified prometheus.Observer
+	if s.cfg.Metrics != nil {
+		ok = s.cfg.Metrics.Observer(res.Route.Label, http.StatusOK)
+		notModified = s.cfg.Metrics.Observer(res.Route.Label, http.StatusNotModified)
+	}
+	s.answer(ctx, start, &res, ae, inm, nil, ok, notModified)
+	return true
 }
 
 var (
@@ -353,19 +393,26 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if !ok1 || !ok2 {
 		return false // more header lines than the memo reads: the router reads them all
 	}
-	start := time.Now()
-	status, enc := e.res.Negotiate(ae, inm)
+	s.answer(ctx, time.Now(), &e.res, ae, inm, &m.spill, e.ok, e.notModified)
+	return true
+}
+
+// answer writes res as the router writes it, with the CORS fields the router's
+// middleware adds, and records it as the router's metrics and log would, timed
+// from start.
+func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, res *representation.Response, ae, inm []string, sp *spill, ok, notModified prometheus.Observer) {
+	status, enc := res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
 	var buf [representation.MaxFields]*representation.Field
-	for _, f := range e.res.Fields(status, enc, buf[:0]) {
+	for _, f := range res.Fields(status, enc, buf[:0]) {
 		h.SetCanonical(f.NameBytes(), f.ValueBytes())
 	}
 	setFields(h, api.CORS)
-	obs := e.ok
+	obs := ok
 	if status == http.StatusNotModified {
-		obs = e.notModified
+		obs = notModified
 		ctx.SetStatusCode(status)
-	} else if !m.spill.setFileBody(ctx, enc, s.sendfileMin) {
+	} else if sp == nil || !sp.setFileBody(ctx, enc, s.sendfileMin) {
 		ctx.Response.SetBodyRaw(enc.Bytes)
 	}
 	elapsed := time.Since(start)
@@ -375,11 +422,10 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if s.logger.Enabled(context.Background(), slog.LevelDebug) {
 		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
 			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
-			slog.String("route", e.res.Route.Label), slog.Int("status", status),
+			slog.String("route", res.Route.Label), slog.Int("status", status),
 			slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", string(ctx.UserAgent())),
-			slog.Bool("memo", true))
+			slog.Bool("memo", sp != nil))
 	}
-	return true
 }
 
 func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {

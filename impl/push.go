@@ -3,6 +3,7 @@ package impl
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -44,33 +45,44 @@ const (
 
 // push is a Server's broadcast of activations and its count of held requests.
 type push struct {
-	once  sync.Once
-	mu    sync.Mutex
-	next  chan struct{} // closed at the next activation; made on demand
+	once sync.Once
+	mu   sync.Mutex
+	// next is closed at the next activation, made on demand: one for streams,
+	// woken first (the scheduler runs them before the waits), one for waits.
+	next  [2]chan struct{}
 	held  atomic.Int64
 	event atomic.Pointer[versionEvent]
 	build sync.Mutex // one event rendered at a time
 }
 
+// Kinds of held request, in the order an activation wakes them.
+const (
+	streams = iota
+	waits
+)
+
 // changed wakes every held request: another edition is active.
 func (p *push) changed() {
 	p.mu.Lock()
-	if p.next != nil {
-		close(p.next)
-		p.next = nil
+	for i, c := range p.next {
+		if c != nil {
+			close(c)
+			p.next[i] = nil
+		}
 	}
 	p.mu.Unlock()
 }
 
-// wake returns a channel closed at the next activation; take it before
-// reading the active edition, so an activation in between is not missed.
-func (p *push) wake() <-chan struct{} {
+// wake returns a channel closed at the next activation for a request of the
+// kind; take it before reading the active edition, so an activation in
+// between is not missed.
+func (p *push) wake(kind int) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.next == nil {
-		p.next = make(chan struct{})
+	if p.next[kind] == nil {
+		p.next[kind] = make(chan struct{})
 	}
-	return p.next
+	return p.next[kind]
 }
 
 // Held is the number of requests held now (waits and streams).
@@ -79,19 +91,38 @@ func (s *Server) Held() int { return int(s.push.held.Load()) }
 // hold counts a request about to be held, or answers 503 past MaxWaiters.
 // A true return must be paired with release.
 func (s *Server) hold(w http.ResponseWriter, r *http.Request) bool {
-	limit := int64(cmp.Or(s.MaxWaiters, DefaultMaxWaiters))
-	if s.push.held.Add(1) > limit {
+	if s.tryHold() {
+		return true
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	s.fail(w, r, catalog.Errorf(catalog.EUNAVAILABLE, "this server holds %d waiting requests and streams, its limit; retry after %s seconds, or poll /v1/version without wait", s.maxWaiters(), retryAfter))
+	return false
+}
+
+func (s *Server) maxWaiters() int64 { return int64(cmp.Or(s.MaxWaiters, DefaultMaxWaiters)) }
+
+// tryHold counts a request about to be held; false past MaxWaiters.
+func (s *Server) tryHold() bool {
+	if s.push.held.Add(1) > s.maxWaiters() {
 		s.push.held.Add(-1)
-		w.Header().Set("Retry-After", retryAfter)
-		s.fail(w, r, catalog.Errorf(catalog.EUNAVAILABLE, "this server holds %d waiting requests and streams, its limit; retry after %s seconds, or poll /v1/version without wait", limit, retryAfter))
 		return false
 	}
 	s.push.once.Do(func() {
 		if sw, ok := s.Repo.(edition.Swapping); ok {
-			sw.OnSwap(s.push.changed)
+			sw.OnSwap(s.swapped)
 		}
 	})
 	return true
+}
+
+// swapped renders the new edition's event before it wakes the held requests,
+// so a stream that wakes among thousands of waits has one write left to do;
+// on a goroutine of its own, as OnSwap's functions must not call the repository.
+func (s *Server) swapped() {
+	go func() {
+		s.versionEvent()
+		s.push.changed()
+	}()
 }
 
 func (s *Server) release() { s.push.held.Add(-1) }
@@ -111,7 +142,7 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 		return
 	}
 	ed := s.Repo.Active()
-	if wait > 0 && unchanged(r, ed) {
+	if wait > 0 && unchanged(ed, r.Header["Accept-Encoding"], r.Header["If-None-Match"]) {
 		if !s.hold(w, r) {
 			return
 		}
@@ -119,33 +150,47 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 		if rl, ok := w.(Relabeler); ok {
 			rl.Relabel(waitLabel)
 		}
-		ed = s.waitForChange(r, wait)
+		ed = s.waitForChange(r.Context().Done(), wait, r.Header["Accept-Encoding"], r.Header["If-None-Match"])
 	}
 	serve(w, r, ed, ed.VersionBody(), versionRoute)
 }
 
+// HoldForChange is GetVersion's wait for a caller that holds the request on
+// a goroutine of its own and writes the answer itself (the edge: its router
+// would run a second goroutine per request). It returns false, having held
+// nothing, when GetVersion would not hold the request or MaxWaiters are held
+// (the router then answers it); else, once the answer is due, the version
+// record to answer with, under the route label of held requests.
+func (s *Server) HoldForChange(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool) {
+	d, err := parseWait(&wait)
+	if err != nil || d == 0 || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || !s.tryHold() {
+		return representation.Response{}, false
+	}
+	defer s.release()
+	ed := s.waitForChange(ctx.Done(), d, acceptEncoding, ifNoneMatch)
+	return representation.Response{Route: waitRoute, Version: &ed.VersionField, Body: ed.VersionBody()}, true
+}
+
 // unchanged says whether the version record of ed would be answered 304.
-func unchanged(r *http.Request, ed *edition.Edition) bool {
-	inm := r.Header["If-None-Match"]
-	if len(inm) == 0 {
+func unchanged(ed *edition.Edition, acceptEncoding, ifNoneMatch []string) bool {
+	if len(ifNoneMatch) == 0 {
 		return false
 	}
 	res := representation.Response{Route: versionRoute, Body: ed.VersionBody()}
-	status, _ := res.Negotiate(r.Header["Accept-Encoding"], inm)
+	status, _ := res.Negotiate(acceptEncoding, ifNoneMatch)
 	return status == http.StatusNotModified
 }
 
 // waitForChange returns the active edition once its version record is no
-// longer the one the request names, or at the end of wait, or when the
-// request's context ends (the edge's at shutdown).
-func (s *Server) waitForChange(r *http.Request, wait time.Duration) *edition.Edition {
-	done := r.Context().Done()
+// longer the one the request names, or at the end of wait, or when done is
+// closed (the request's context: the edge's ends at shutdown).
+func (s *Server) waitForChange(done <-chan struct{}, wait time.Duration, acceptEncoding, ifNoneMatch []string) *edition.Edition {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
-		next := s.push.wake()
+		next := s.push.wake(waits)
 		ed := s.Repo.Active()
-		if !unchanged(r, ed) {
+		if !unchanged(ed, acceptEncoding, ifNoneMatch) {
 			return ed
 		}
 		select {
@@ -225,7 +270,7 @@ func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params g
 	beat := time.NewTicker(heartbeat)
 	defer beat.Stop()
 	for {
-		next := s.push.wake()
+		next := s.push.wake(streams)
 		if ev := s.versionEvent(); !strings.EqualFold(ev.id, last) {
 			if out.write(ev.bytes) != nil {
 				return

@@ -52,6 +52,7 @@ const (
 // template, as chi names it), cache policy, header fields.
 var (
 	versionRoute    = representation.NewRoute("/v1/version", contentJSON, CacheSignal)
+	waitRoute       = representation.NewRoute(waitLabel, contentJSON, CacheSignal) // the version record, held
 	versionsRoute   = representation.NewRoute("/v1/versions", contentJSON, CacheSignal)
 	latestDiffRoute = representation.NewRoute("/v1/diff/latest", contentJSON, CacheSignal)
 	diffRoute       = representation.NewRoute("/v1/diff/{from}/{to}", contentJSON, CacheImmutable)

@@ -92,7 +92,7 @@ func serve(ctx context.Context, c *cli) error {
 	if err != nil {
 		return err
 	}
-	es := edge.New(edge.Config{Router: router, Active: repo.Active, Metrics: httpMetrics, Logger: logger})
+	es := edge.New(edge.Config{Router: router, Active: repo.Active, Metrics: httpMetrics, Logger: logger, Hold: srv.HoldForChange})
 	repo.OnSwap(es.ActiveChanged)
 	if *pprofAddr != "" {
 		go servePprof(ctx, *pprofAddr, logger)
