@@ -199,8 +199,7 @@ var (
 )
 
 // describe names one item of ed in locale loc and returns its top-level fields.
-// link adds the item's JSON route (an item removed from the served version has
-// none).
+// link adds the item's page (an item removed from the served version has none).
 func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
@@ -216,15 +215,24 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 	if err := json.Unmarshal(body.JSON, &env); err != nil {
 		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
 	}
-	it := item{UUID: u.String(), NameLang: body.Lang}
+	it := summary(env.Data, u.String(), body.Lang)
+	if link {
+		it.URL = itemPage(c, it.UUID, loc)
+	}
+	return it, env.Data, nil
+}
+
+// summary names an item (data: its fields, in locale lang) and finds its icon.
+func summary(data map[string]json.RawMessage, id, lang string) item {
+	it := item{UUID: id, NameLang: lang}
 	for _, f := range nameFields {
-		if s, ok := text(env.Data[f]); ok && s != "" {
+		if s, ok := text(data[f]); ok && s != "" {
 			it.Name = s
 			break
 		}
 	}
 	if it.Name == "" {
-		if s, ok := text(env.Data["assetPath"]); ok && s != "" {
+		if s, ok := text(data["assetPath"]); ok && s != "" {
 			it.Name = s[strings.LastIndexAny(s, "/.")+1:]
 		} else {
 			it.Name = it.UUID
@@ -232,18 +240,12 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 		it.NameLang = "en-US"
 	}
 	for _, f := range iconFields {
-		if s, ok := text(env.Data[f]); ok && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) {
+		if s, ok := text(data[f]); ok && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) {
 			it.Icon = s
 			break
 		}
 	}
-	if link {
-		it.URL = "/v1/" + c.Name() + "/" + it.UUID
-		if loc != catalog.DefaultLocale {
-			it.URL += "?language=" + catalog.Locales[loc]
-		}
-	}
-	return it, env.Data, nil
+	return it
 }
 
 // compare shows one changed field: before → after for scalars, a summary for

@@ -14,6 +14,7 @@ import (
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -42,6 +43,10 @@ const maxPairs = 16
 
 // Site renders and keeps the pages of one server.
 type Site struct {
+	// Media is the mirror the catalog pages load images from when it holds
+	// them (else from the data's URLs); nil: no mirror.
+	Media media.Library
+
 	repo edition.Repository
 	log  *slog.Logger
 
@@ -54,6 +59,9 @@ type Site struct {
 	mu        sync.Mutex // guards pairs and order; never held while rendering
 	pairs     map[pairKey]*[catalog.NumLocales]*representation.Body
 	order     []pairKey // oldest render first
+
+	browsed     map[browseKey]*browsePage // guarded by mu
+	browseOrder []browseKey               // oldest render first
 }
 
 var _ impl.Pages = (*Site)(nil)
@@ -89,7 +97,7 @@ func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*representation.Body{}}
+	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*representation.Body{}, browsed: map[browseKey]*browsePage{}}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en")
 	if err != nil {
 		return nil, err
