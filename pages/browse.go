@@ -15,10 +15,14 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// maxBrowse bounds the catalog and item pages kept (one per version, catalog
-// or item, and locale). Beyond it the least recently rendered is dropped and
-// rendered again when asked for.
-const maxBrowse = 256
+// maxBrowse and maxBrowseBytes (of the pages' text, which their compressed
+// encodings add a fifth or so to) bound the catalog and item pages kept, one
+// per version, catalog or item, and locale. Beyond them the least recently
+// rendered are dropped and rendered again when asked for.
+const (
+	maxBrowse      = 256
+	maxBrowseBytes = 32 << 20
+)
 
 // browseKey names one kept page: the list of catalogs (c is NumCategories), a
 // catalog's (u is zero) or an item's, in one locale of one version.
@@ -113,13 +117,18 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 // browse returns the kept page for key, rendering it (model gives its template
 // and data) when it is not kept or the mirror now holds a file it lacked.
 func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (*representation.Body, error) {
-	s.mu.Lock()
-	p := s.browsed[key]
-	s.mu.Unlock()
-	if p != nil && !s.mirrored(p.pending) {
+	if p := s.keptPage(key); p != nil {
+		return p.body, nil
+	}
+	// One render at a time: a crawler asking for every item in every locale
+	// takes one core, not all, and two requests for a page render it once.
+	s.browsing.Lock()
+	defer s.browsing.Unlock()
+	if p := s.keptPage(key); p != nil {
 		return p.body, nil
 	}
 	img := &images{lib: s.Media}
+	var p *browsePage
 	name, data, err := model(img)
 	if err == nil {
 		p = &browsePage{pending: img.pending}
@@ -132,15 +141,30 @@ func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, kept := s.browsed[key]; !kept {
-		if len(s.browseOrder) >= maxBrowse {
-			delete(s.browsed, s.browseOrder[0])
-			s.browseOrder = s.browseOrder[1:]
-		}
+	if old := s.browsed[key]; old != nil {
+		s.browseBytes -= len(old.body.JSON)
+	} else {
 		s.browseOrder = append(s.browseOrder, key)
 	}
 	s.browsed[key] = p
+	s.browseBytes += len(p.body.JSON)
+	for len(s.browseOrder) > 1 && (len(s.browseOrder) > maxBrowse || s.browseBytes > maxBrowseBytes) {
+		s.browseBytes -= len(s.browsed[s.browseOrder[0]].body.JSON)
+		delete(s.browsed, s.browseOrder[0])
+		s.browseOrder = s.browseOrder[1:]
+	}
 	return p.body, nil
+}
+
+// keptPage is the page kept for key unless the mirror now holds a file it lacked.
+func (s *Site) keptPage(key browseKey) *browsePage {
+	s.mu.Lock()
+	p := s.browsed[key]
+	s.mu.Unlock()
+	if p == nil || s.mirrored(p.pending) {
+		return nil
+	}
+	return p
 }
 
 // mirrored reports whether the mirror now holds any of urls.

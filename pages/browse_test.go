@@ -1,11 +1,13 @@
 package pages_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html"
 	"io"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/pages"
+	"github.com/refdata/refdata/representation"
 )
 
 // fakeMedia is a mirror holding the URLs a test gives it.
@@ -232,4 +235,39 @@ func itemName(t *testing.T, ed *edition.Edition, c catalog.Category, u catalog.U
 		t.Fatalf("%s %s has no displayName (%v)", c.Noun(), u, err)
 	}
 	return html.EscapeString(env.Data.DisplayName)
+}
+
+// TestBrowseKeptBounded: item pages are kept up to a bound; past it the oldest
+// is rendered again when asked for, to the same bytes.
+func TestBrowseKeptBounded(t *testing.T) {
+	t.Parallel()
+	themes := map[string]string{}
+	for i := range 300 {
+		themes[fmt.Sprintf("aaaaaaaa-0000-0000-0000-%012d", i)] = fmt.Sprint("Theme ", i)
+	}
+	site, err := pages.New(static(t, snapshot(t, "2222222222222222", themes)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := func(i int) *representation.Body {
+		b, err := site.Item(catalog.Themes, mustUUID(t, fmt.Sprintf("aaaaaaaa-0000-0000-0000-%012d", i)), catalog.DefaultLocale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	first := page(0)
+	if page(0) != first {
+		t.Error("one page, two renders")
+	}
+	for i := 1; i < 300; i++ {
+		page(i)
+	}
+	last := page(299)
+	if again := page(0); again == first || !bytes.Equal(again.JSON, first.JSON) {
+		t.Error("the oldest page is kept past the bound, or renders differently")
+	}
+	if page(299) != last {
+		t.Error("the newest page was dropped")
+	}
 }

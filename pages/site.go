@@ -60,8 +60,10 @@ type Site struct {
 	pairs     map[pairKey]*[catalog.NumLocales]*representation.Body
 	order     []pairKey // oldest render first
 
-	browsed     map[browseKey]*browsePage // guarded by mu
+	browsing    sync.Mutex                // one catalog or item page render at a time
+	browsed     map[browseKey]*browsePage // guarded by mu, as are the two below
 	browseOrder []browseKey               // oldest render first
+	browseBytes int                       // of the kept pages' text
 }
 
 var _ impl.Pages = (*Site)(nil)
