@@ -136,7 +136,7 @@ func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (
 		p.body, err = renderAt(name, data, catalog.Locales[key.loc], representation.Fast)
 	}
 	if err != nil {
-		s.log.Error("render a catalog page", "catalog", key.c, "uuid", key.u, "err", err)
+		s.log.Error("render a catalog page", "version", key.manifest, "catalog", int(key.c), "uuid", key.u.String(), "locale", catalog.Locales[key.loc], "err", err)
 		return nil, err
 	}
 	s.mu.Lock()
@@ -295,10 +295,11 @@ func (l fieldLinks) link(v *value) {
 }
 
 // images resolves the data's image URLs through the mirror, noting those it
-// does not hold.
+// does not hold, once each.
 type images struct {
 	lib     media.Library // nil: no mirror
 	pending []string
+	noted   map[string]bool
 }
 
 // src is where a page loads the image at upstream from: the mirror's path when
@@ -310,7 +311,13 @@ func (i *images) src(upstream string) string {
 	if f, ok := i.lib.Lookup(upstream); ok {
 		return f.Path()
 	}
-	i.pending = append(i.pending, upstream)
+	if !i.noted[upstream] {
+		if i.noted == nil {
+			i.noted = map[string]bool{}
+		}
+		i.noted[upstream] = true
+		i.pending = append(i.pending, upstream)
+	}
 	return upstream
 }
 

@@ -271,3 +271,34 @@ func TestBrowseKeptBounded(t *testing.T) {
 		t.Error("the newest page was dropped")
 	}
 }
+
+// TestChangesUseTheMirror: a changelog's icons come from the mirror once it
+// holds them; until then from their URLs, and the pair is rendered again when
+// the mirror gets one.
+func TestChangesUseTheMirror(t *testing.T) {
+	t.Parallel()
+	old := snapshot(t, "1111111111111111", map[string]string{plainID: "Plain"})
+	cur := snapshot(t, "2222222222222222", map[string]string{plainID: "Plain", evilID: "Added"})
+	site, err := pages.New(static(t, cur, old), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := &fakeMedia{}
+	site.Media = lib
+	icon := "https://example.com/" + evilID + ".png"
+	first, err := site.Changes("", "", catalog.DefaultLocale)
+	if err != nil || !strings.Contains(string(first.JSON), `src="`+icon+`"`) {
+		t.Fatalf("the added theme's icon is not from its URL (%v)", err)
+	}
+	if again, _ := site.Changes("", "", catalog.DefaultLocale); again != first {
+		t.Error("nothing new in the mirror, the changelog rendered again")
+	}
+	held := lib.hold(icon)
+	second, err := site.Changes("", "", catalog.DefaultLocale)
+	if err != nil || !strings.Contains(string(second.JSON), `src="`+held.Path()+`"`) || strings.Contains(string(second.JSON), `src="`+icon+`"`) {
+		t.Errorf("the mirror holds the icon; the changelog does not load it from %s (%v)", held.Path(), err)
+	}
+	if again, _ := site.Changes("", "", catalog.DefaultLocale); again != second {
+		t.Error("the mirror holds every icon; the changelog rendered again")
+	}
+}

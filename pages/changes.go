@@ -12,7 +12,6 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/representation"
 )
 
 // localeNames are the 18 locales as the picker shows them: each in its own
@@ -77,7 +76,7 @@ type fieldChange struct {
 }
 
 // renderChanges renders the changelog from → to in every locale.
-func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representation.Body, error) {
+func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 	a, err := s.repo.RetainedEdition(from)
 	if err != nil {
 		return nil, err
@@ -90,18 +89,31 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representat
 	if err != nil {
 		return nil, err
 	}
-	var out [catalog.NumLocales]*representation.Body
+	var out changesPages
+	img := &images{lib: s.Media}
 	for loc := range catalog.Locales {
 		data, err := changesModel(a, b, d, loc)
 		if err != nil {
 			return nil, err
 		}
+		for i := range data.Categories {
+			cc := &data.Categories[i]
+			for _, items := range [][]item{cc.Added, cc.Removed} {
+				for j := range items {
+					items[j].Icon = img.src(items[j].Icon)
+				}
+			}
+			for j := range cc.Changed {
+				cc.Changed[j].Icon = img.src(cc.Changed[j].Icon)
+			}
+		}
 		body, err := render("changes", data, catalog.Locales[loc])
 		if err != nil {
 			return nil, err
 		}
-		out[loc] = body
+		out.bodies[loc] = body
 	}
+	out.pending = img.pending
 	return &out, nil
 }
 
