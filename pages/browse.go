@@ -214,12 +214,13 @@ type catalogData struct {
 }
 
 // value is one JSON value as the item page shows it: Kids of an object (each
-// with its Key) or an array (List), else Text, shown as an image when Img is
-// set, linked when Href is.
+// with its Key) or an array (List; Folded, behind its count, when it holds
+// objects: a weapon's skins), else Text, shown as an image when Img is set,
+// linked when Href is.
 type value struct {
-	Key, Text, Img, Href string
-	Object, List, Null   bool
-	Kids                 []value
+	Key, Text, Img, Href       string
+	Object, List, Folded, Null bool
+	Kids                       []value
 }
 
 // fieldLinks turns an item's strings into links: an image URL into an image
@@ -256,6 +257,7 @@ func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
 			}
 			v.Kids = append(v.Kids, kid)
 		}
+		v.Folded = v.List && len(v.Kids) > 0 && v.Kids[0].Object
 		_, err = dec.Token() // the closing delimiter
 		return v, err
 	case string:

@@ -58,16 +58,17 @@ const (
 )
 
 // browsed is a site over one version of two themes, one with a hostile name,
-// each with nested fields: a list with an image URL, a video URL, a null and
-// the other theme's uuid.
+// each with nested fields: a list with an image URL, a video URL, a null; the
+// other theme's uuid; an empty list and a list of objects.
 func browsed(t *testing.T, lib media.Library) (*pages.Site, *edition.Edition) {
 	t.Helper()
 	ed := snapshotWith(t, "2222222222222222", map[string]string{plainID: "Plain", evilID: evil}, map[string]any{
 		"extra": map[string]any{
-			"art":   []any{"https://example.com/art.png", "https://example.com/clip.mp4", nil, 1.5, true},
-			"other": plainID,
-			"empty": []any{},
-			evil:    evil,
+			"art":    []any{"https://example.com/art.png", "https://example.com/clip.mp4", nil, 1.5, true},
+			"other":  plainID,
+			"empty":  []any{},
+			"levels": []any{map[string]any{"name": "a"}},
+			evil:     evil,
 		},
 	})
 	site, err := pages.New(static(t, ed), nil)
@@ -80,7 +81,8 @@ func browsed(t *testing.T, lib media.Library) (*pages.Site, *edition.Edition) {
 
 // TestBrowsePages: the catalog's page lists every item by name (escaped: a
 // name is data, never markup; marked en-US where the locale has none of its own) with its icon and a link to its page; the item's
-// page shows every field, nested ones as nested lists, image URLs as images,
+// page shows every field, nested ones as nested lists (a list of objects
+// folded behind its count), image URLs as images,
 // other URLs and item UUIDs as links; the list of catalogs counts the items.
 func TestBrowsePages(t *testing.T) {
 	t.Parallel()
@@ -118,6 +120,7 @@ func TestBrowsePages(t *testing.T) {
 			`<dt>art</dt><dd><ol class="values"><li><a class="image" href="https://example.com/art.png"><img src="https://example.com/art.png" alt="" loading="lazy" decoding="async"><span>https://example.com/art.png</span></a></li><li><a href="https://example.com/clip.mp4" dir="auto">https://example.com/clip.mp4</a></li><li><span class="muted">null</span></li><li><span dir="auto">1.5</span></li><li><span dir="auto">true</span></li></ol></dd>`,
 			`<dt>other</dt><dd><a href="/browse/themes/` + plainID + `?language=ja-JP" dir="auto">` + plainID + `</a></dd>`,
 			`<dt>empty</dt><dd><span class="muted">empty list</span></dd>`,
+			`<dt>levels</dt><dd><details><summary>1 entry</summary><ol class="values"><li><dl class="fields"><dt>name</dt><dd><span dir="auto">a</span></dd></dl></li></ol></details></dd>`,
 			`<dt>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</dt>`,
 		}},
 		{"index", string(index.JSON), []string{
