@@ -290,7 +290,8 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 		p = strings.Replace(p, "{from}", older.ManifestID, 1)
 		p = strings.Replace(p, "{to}", ed.ManifestID, 1)
 		p = strings.Replace(p, "{manifestId}", ed.ManifestID, 1) // pinned: the active version's are memoized
-		if strings.HasPrefix(p, "/browse/") { // the catalog pages: one catalog whose name has a '/'
+		// The catalog pages: one catalog whose name has a '/'.
+		if strings.HasPrefix(p, "/browse/") {
 			p = strings.Replace(p, "{catalog}", "weapons-skins", 1)
 			p = strings.Replace(p, "{uuid}", ed.UUIDs(catalog.WeaponSkins)[0].String(), 1)
 		}
