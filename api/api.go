@@ -24,7 +24,7 @@ import (
 // envelope, or on a page path an error page (IsPagePath), including the ones
 // the generated parameter binding and the router produce. A path with a
 // trailing slash is redirected to the route without it. A server without
-// Pages gets package pages' over its repository.
+// Pages gets package pages' over its repository and mirror.
 func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
 	specJSON, err := specAsJSON()
 	if err != nil {
@@ -38,6 +38,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		if err != nil {
 			return nil, err
 		}
+		site.Media = srv.Media
 		srv.Pages = site
 	}
 	r := chi.NewRouter()
@@ -58,7 +59,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		}
 		msg := fmt.Sprintf("no route %s; the routes are listed in /openapi.yaml", req.URL.Path)
 		if IsPagePath(req.URL.Path) {
-			msg = fmt.Sprintf("There is no page at %s. The pages are the home page, the API reference (/docs) and the changes (/changes).", req.URL.Path)
+			msg = fmt.Sprintf("There is no page at %s. The pages are the home page, the API reference (/docs), the catalogs (/browse) and the changes (/changes).", req.URL.Path)
 		}
 		writeError(w, req, http.StatusNotFound, msg)
 	})

@@ -243,6 +243,10 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 				t.Parallel()
 				c, isCatalog := categoryOf(path)
+				browse := strings.HasPrefix(path, "/browse/")
+				if browse {
+					c = catalog.WeaponSkins // a catalog whose name has a '/'
+				}
 				byUUID := strings.Contains(path, "{uuid}")
 				pinned, src := strings.HasPrefix(path, impl.PinnedPrefix), ed
 				if pinned {
@@ -256,6 +260,7 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					}
 					url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
 				}
+				url = strings.Replace(url, "{catalog}", strings.TrimPrefix(impl.BrowsePath(c), "/browse/"), 1)
 				url = strings.Replace(url, "{locale}", "de-de", 1)
 				url = strings.Replace(url, "{from}", older, 1)
 				url = strings.Replace(url, "{to}", ed.ManifestID, 1)
@@ -335,11 +340,17 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 				}
 				if byUUID {
 					at := strings.Replace(path, "{manifestId}", older, 1)
+					at = strings.Replace(at, "{catalog}", strings.TrimPrefix(impl.BrowsePath(c), "/browse/"), 1)
 					if res := check.Do(t, h, get(strings.Replace(at, "{uuid}", "00000000-0000-0000-0000-000000000000", 1))); res.StatusCode != http.StatusNotFound {
 						t.Errorf("unknown uuid: %d, want 404", res.StatusCode)
 					}
-					if res := check.Do(t, h, get(strings.Replace(at, "{uuid}", "not-a-uuid", 1))); res.StatusCode != http.StatusBadRequest {
-						t.Errorf("malformed uuid: %d, want 400", res.StatusCode)
+					// Not a UUID: the API's 400; a page that does not exist.
+					wantMalformed := http.StatusBadRequest
+					if page {
+						wantMalformed = http.StatusNotFound
+					}
+					if res := check.Do(t, h, get(strings.Replace(at, "{uuid}", "not-a-uuid", 1))); res.StatusCode != wantMalformed {
+						t.Errorf("malformed uuid: %d, want %d", res.StatusCode, wantMalformed)
 					}
 				}
 				switch path {
@@ -385,6 +396,14 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					}
 					if res := check.Do(t, notReady, get("/healthz")); res.StatusCode != http.StatusOK {
 						t.Errorf("/healthz of a replica that is not ready: %d, want 200", res.StatusCode)
+					}
+				case "/browse/{catalog}", "/browse/{catalog}/{uuid}":
+					// A catalog the API does not have, or named as /v1 names it.
+					for _, name := range []string{"nope", "weapons%2Fskins", "WEAPONS"} {
+						bad := strings.Replace(url, strings.TrimPrefix(impl.BrowsePath(c), "/browse/"), name, 1)
+						if res := check.Do(t, h, get(bad)); res.StatusCode != http.StatusNotFound {
+							t.Errorf("catalog %s: %d, want 404", name, res.StatusCode)
+						}
 					}
 				case "/changes":
 					if res := check.Do(t, noDiff, get(url)); res.StatusCode != http.StatusNotFound {

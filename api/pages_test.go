@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
 )
@@ -25,6 +26,9 @@ func TestPagesHeaders(t *testing.T) {
 		{"/changes?language=ko-kr", "ko-KR"},
 		{"/changes/" + older + "/" + newer + "?language=ja-JP", "ja-JP"},
 		{"/changes/" + newer + "/" + older + "?language=pt-br", "pt-BR"},
+		{"/browse", "en-US"},
+		{"/browse/weapons-skins?language=ja-jp", "ja-JP"},
+		{"/browse/weapons/" + r.Active().UUIDs(catalog.Weapons)[0].String() + "?language=ko-KR", "ko-KR"},
 	} {
 		res := check.Do(t, h, get(tc.path, "User-Agent", ""))
 		if res.StatusCode != http.StatusOK {

@@ -290,6 +290,11 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 		p = strings.Replace(p, "{from}", older.ManifestID, 1)
 		p = strings.Replace(p, "{to}", ed.ManifestID, 1)
 		p = strings.Replace(p, "{manifestId}", ed.ManifestID, 1) // pinned: the active version's are memoized
+		// The catalog pages: one catalog whose name has a '/'.
+		if strings.HasPrefix(p, "/browse/") {
+			p = strings.Replace(p, "{catalog}", "weapons-skins", 1)
+			p = strings.Replace(p, "{uuid}", ed.UUIDs(catalog.WeaponSkins)[0].String(), 1)
+		}
 		if strings.Contains(p, "{uuid}") {
 			name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")[1:]
 			c, ok := catalog.CategoryNamed(name)

@@ -3929,6 +3929,9 @@ type WeaponStats struct {
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
+// BrowseCatalog Example: weapons-skins
+type BrowseCatalog = string
+
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
@@ -4304,6 +4307,22 @@ type WeaponSkinItem struct {
 // WeaponSkinList defines model for WeaponSkinList.
 type WeaponSkinList struct {
 	union json.RawMessage
+}
+
+// GetBrowseCatalogPageParams defines parameters for GetBrowseCatalogPage.
+type GetBrowseCatalogPageParams struct {
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetBrowseItemPageParams defines parameters for GetBrowseItemPage.
+type GetBrowseItemPageParams struct {
+	// Language Locale of the item names on the page: one of the 18 codes (any letter case, as for
+	// the API's `language`). Default en-US. `all` and anything else are 400: a page shows
+	// one language.
+	Language *PageLanguage `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // GetChangesPageParams defines parameters for GetChangesPage.
@@ -21738,6 +21757,34 @@ type ClientInterface interface {
 	// Corresponds with GET / (the `GetHomePage` operationId).
 	GetHomePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBrowsePage The catalogs, for people
+	//
+	// Every catalog of the served version with its number of items, each linking to its page.
+	//
+	// Corresponds with GET /browse (the `GetBrowsePage` operationId).
+	GetBrowsePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBrowseCatalogPage One catalog's items, for people
+	//
+	// Every item of the catalog in the served version: its icon (from this server's media
+	// mirror when it holds the file, else the data's URL) and its name in the `language`
+	// chosen (picker on the page), each linking to its item page. 404 for a catalog the
+	// API does not have.
+	//
+	// Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
+	GetBrowseCatalogPage(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// GetBrowseItemPage One item with every field, for people
+	//
+	// Every field of the item as `/v1/{catalog}/{uuid}` serves it in the `language` chosen:
+	// nested objects and lists shown as nested lists, image URLs shown as images (from the
+	// media mirror when it holds the file), links to the item's JSON and its catalog's page.
+	// 404 for a catalog the API does not have or an item the served version does not have,
+	// and also (unlike the API's 400) for a `uuid` that is not a UUID at all.
+	//
+	// Corresponds with GET /browse/{catalog}/{uuid} (the `GetBrowseItemPage` operationId).
+	GetBrowseItemPage(ctx context.Context, catalog BrowseCatalog, uuid Uuid, params *GetBrowseItemPageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetChangesPage What changed in the active version, for people
 	//
 	// The changelog of the latest version pair: the version before the active one → the
@@ -21751,8 +21798,8 @@ type ClientInterface interface {
 	//
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
-	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// booleans). Names are in the `language` chosen (picker on the page), each item added or
+	// changed links to its item page (`/browse/{catalog}/{uuid}`). The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
 	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
 	// at all: to a person that is a page that does not exist.
 	//
@@ -22237,6 +22284,64 @@ func (c *Client) GetHomePage(ctx context.Context, reqEditors ...RequestEditorFn)
 	return c.Client.Do(req)
 }
 
+// GetBrowsePage The catalogs, for people
+//
+// Every catalog of the served version with its number of items, each linking to its page.
+//
+// Corresponds with GET /browse (the `GetBrowsePage` operationId).
+func (c *Client) GetBrowsePage(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBrowsePageRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBrowseCatalogPage One catalog's items, for people
+//
+// Every item of the catalog in the served version: its icon (from this server's media
+// mirror when it holds the file, else the data's URL) and its name in the `language`
+// chosen (picker on the page), each linking to its item page. 404 for a catalog the
+// API does not have.
+//
+// Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
+func (c *Client) GetBrowseCatalogPage(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBrowseCatalogPageRequest(c.Server, catalog, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBrowseItemPage One item with every field, for people
+//
+// Every field of the item as `/v1/{catalog}/{uuid}` serves it in the `language` chosen:
+// nested objects and lists shown as nested lists, image URLs shown as images (from the
+// media mirror when it holds the file), links to the item's JSON and its catalog's page.
+// 404 for a catalog the API does not have or an item the served version does not have,
+// and also (unlike the API's 400) for a `uuid` that is not a UUID at all.
+//
+// Corresponds with GET /browse/{catalog}/{uuid} (the `GetBrowseItemPage` operationId).
+func (c *Client) GetBrowseItemPage(ctx context.Context, catalog BrowseCatalog, uuid Uuid, params *GetBrowseItemPageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBrowseItemPageRequest(c.Server, catalog, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // GetChangesPage What changed in the active version, for people
 //
 // The changelog of the latest version pair: the version before the active one → the
@@ -22260,8 +22365,8 @@ func (c *Client) GetChangesPage(ctx context.Context, params *GetChangesPageParam
 //
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
-// booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// booleans). Names are in the `language` chosen (picker on the page), each item added or
+// changed links to its item page (`/browse/{catalog}/{uuid}`). The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
 // `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
 // at all: to a person that is a page that does not exist.
 //
@@ -23505,6 +23610,162 @@ func NewGetHomePageRequest(server string) (*http.Request, error) {
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBrowsePageRequest constructs an http.Request for the GetBrowsePage method
+func NewGetBrowsePageRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/browse")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBrowseCatalogPageRequest constructs an http.Request for the GetBrowseCatalogPage method
+func NewGetBrowseCatalogPageRequest(server string, catalog BrowseCatalog, params *GetBrowseCatalogPageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "catalog", catalog, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/browse/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetBrowseItemPageRequest constructs an http.Request for the GetBrowseItemPage method
+func NewGetBrowseItemPageRequest(server string, catalog BrowseCatalog, uuid Uuid, params *GetBrowseItemPageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "catalog", catalog, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/browse/%s/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -27688,6 +27949,40 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET / (the `GetHomePage` operationId).
 	GetHomePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHomePageResponse, error)
 
+	// GetBrowsePageWithResponse The catalogs, for people
+	//
+	// Every catalog of the served version with its number of items, each linking to its page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /browse (the `GetBrowsePage` operationId).
+	GetBrowsePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBrowsePageResponse, error)
+
+	// GetBrowseCatalogPageWithResponse One catalog's items, for people
+	//
+	// Every item of the catalog in the served version: its icon (from this server's media
+	// mirror when it holds the file, else the data's URL) and its name in the `language`
+	// chosen (picker on the page), each linking to its item page. 404 for a catalog the
+	// API does not have.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
+	GetBrowseCatalogPageWithResponse(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*GetBrowseCatalogPageResponse, error)
+
+	// GetBrowseItemPageWithResponse One item with every field, for people
+	//
+	// Every field of the item as `/v1/{catalog}/{uuid}` serves it in the `language` chosen:
+	// nested objects and lists shown as nested lists, image URLs shown as images (from the
+	// media mirror when it holds the file), links to the item's JSON and its catalog's page.
+	// 404 for a catalog the API does not have or an item the served version does not have,
+	// and also (unlike the API's 400) for a `uuid` that is not a UUID at all.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /browse/{catalog}/{uuid} (the `GetBrowseItemPage` operationId).
+	GetBrowseItemPageWithResponse(ctx context.Context, catalog BrowseCatalog, uuid Uuid, params *GetBrowseItemPageParams, reqEditors ...RequestEditorFn) (*GetBrowseItemPageResponse, error)
+
 	// GetChangesPageWithResponse What changed in the active version, for people
 	//
 	// The changelog of the latest version pair: the version before the active one → the
@@ -27703,8 +27998,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Per catalog: the items added and removed, by name with their icon, and the items
 	// changed with the fields that changed (before → after for text, numbers and
-	// booleans). Names are in the `language` chosen (picker on the page), each item links
-	// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+	// booleans). Names are in the `language` chosen (picker on the page), each item added or
+	// changed links to its item page (`/browse/{catalog}/{uuid}`). The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
 	// `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
 	// at all: to a person that is a page that does not exist.
 	//
@@ -28403,6 +28698,305 @@ func (r GetHomePageResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHomePageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBrowsePageResponse200Headers the declared response headers of an HTTP 200 response for GetBrowsePage
+type GetBrowsePageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetBrowsePageResponse304Headers the declared response headers of an HTTP 304 response for GetBrowsePage
+type GetBrowsePageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetBrowsePageResponse500Headers the declared response headers of an HTTP 500 response for GetBrowsePage
+type GetBrowsePageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowsePageResponse503Headers the declared response headers of an HTTP 503 response for GetBrowsePage
+type GetBrowsePageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+type GetBrowsePageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBrowsePageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBrowsePageResponse304Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBrowsePageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBrowsePageResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBrowsePageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBrowsePageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBrowsePageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBrowsePageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBrowseCatalogPageResponse200Headers the declared response headers of an HTTP 200 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetBrowseCatalogPageResponse304Headers the declared response headers of an HTTP 304 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetBrowseCatalogPageResponse400Headers the declared response headers of an HTTP 400 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseCatalogPageResponse404Headers the declared response headers of an HTTP 404 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseCatalogPageResponse500Headers the declared response headers of an HTTP 500 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseCatalogPageResponse503Headers the declared response headers of an HTTP 503 response for GetBrowseCatalogPage
+type GetBrowseCatalogPageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+type GetBrowseCatalogPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBrowseCatalogPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBrowseCatalogPageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBrowseCatalogPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetBrowseCatalogPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBrowseCatalogPageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBrowseCatalogPageResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBrowseCatalogPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBrowseCatalogPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBrowseCatalogPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBrowseCatalogPageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetBrowseItemPageResponse200Headers the declared response headers of an HTTP 200 response for GetBrowseItemPage
+type GetBrowseItemPageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentSecurityPolicy      string
+	ETag                       string
+	Vary                       string
+	XContentTypeOptions        string
+	XDataVersion               string
+}
+
+// GetBrowseItemPageResponse304Headers the declared response headers of an HTTP 304 response for GetBrowseItemPage
+type GetBrowseItemPageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetBrowseItemPageResponse400Headers the declared response headers of an HTTP 400 response for GetBrowseItemPage
+type GetBrowseItemPageResponse400Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseItemPageResponse404Headers the declared response headers of an HTTP 404 response for GetBrowseItemPage
+type GetBrowseItemPageResponse404Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseItemPageResponse500Headers the declared response headers of an HTTP 500 response for GetBrowseItemPage
+type GetBrowseItemPageResponse500Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+// GetBrowseItemPageResponse503Headers the declared response headers of an HTTP 503 response for GetBrowseItemPage
+type GetBrowseItemPageResponse503Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentSecurityPolicy      string
+	XContentTypeOptions        string
+}
+
+type GetBrowseItemPageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBrowseItemPageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBrowseItemPageResponse304Headers
+	// Headers400 the parsed response headers for an HTTP 400 response
+	Headers400 *GetBrowseItemPageResponse400Headers
+	// Headers404 the parsed response headers for an HTTP 404 response
+	Headers404 *GetBrowseItemPageResponse404Headers
+	// Headers500 the parsed response headers for an HTTP 500 response
+	Headers500 *GetBrowseItemPageResponse500Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBrowseItemPageResponse503Headers
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBrowseItemPageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBrowseItemPageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBrowseItemPageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBrowseItemPageResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -35982,6 +36576,58 @@ func (c *ClientWithResponses) GetHomePageWithResponse(ctx context.Context, reqEd
 	return ParseGetHomePageResponse(rsp)
 }
 
+// GetBrowsePageWithResponse The catalogs, for people
+//
+// Every catalog of the served version with its number of items, each linking to its page.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /browse (the `GetBrowsePage` operationId).
+func (c *ClientWithResponses) GetBrowsePageWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetBrowsePageResponse, error) {
+	rsp, err := c.GetBrowsePage(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBrowsePageResponse(rsp)
+}
+
+// GetBrowseCatalogPageWithResponse One catalog's items, for people
+//
+// Every item of the catalog in the served version: its icon (from this server's media
+// mirror when it holds the file, else the data's URL) and its name in the `language`
+// chosen (picker on the page), each linking to its item page. 404 for a catalog the
+// API does not have.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /browse/{catalog} (the `GetBrowseCatalogPage` operationId).
+func (c *ClientWithResponses) GetBrowseCatalogPageWithResponse(ctx context.Context, catalog BrowseCatalog, params *GetBrowseCatalogPageParams, reqEditors ...RequestEditorFn) (*GetBrowseCatalogPageResponse, error) {
+	rsp, err := c.GetBrowseCatalogPage(ctx, catalog, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBrowseCatalogPageResponse(rsp)
+}
+
+// GetBrowseItemPageWithResponse One item with every field, for people
+//
+// Every field of the item as `/v1/{catalog}/{uuid}` serves it in the `language` chosen:
+// nested objects and lists shown as nested lists, image URLs shown as images (from the
+// media mirror when it holds the file), links to the item's JSON and its catalog's page.
+// 404 for a catalog the API does not have or an item the served version does not have,
+// and also (unlike the API's 400) for a `uuid` that is not a UUID at all.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /browse/{catalog}/{uuid} (the `GetBrowseItemPage` operationId).
+func (c *ClientWithResponses) GetBrowseItemPageWithResponse(ctx context.Context, catalog BrowseCatalog, uuid Uuid, params *GetBrowseItemPageParams, reqEditors ...RequestEditorFn) (*GetBrowseItemPageResponse, error) {
+	rsp, err := c.GetBrowseItemPage(ctx, catalog, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBrowseItemPageResponse(rsp)
+}
+
 // GetChangesPageWithResponse What changed in the active version, for people
 //
 // The changelog of the latest version pair: the version before the active one → the
@@ -36003,8 +36649,8 @@ func (c *ClientWithResponses) GetChangesPageWithResponse(ctx context.Context, pa
 //
 // Per catalog: the items added and removed, by name with their icon, and the items
 // changed with the fields that changed (before → after for text, numbers and
-// booleans). Names are in the `language` chosen (picker on the page), each item links
-// to its JSON route. The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
+// booleans). Names are in the `language` chosen (picker on the page), each item added or
+// changed links to its item page (`/browse/{catalog}/{uuid}`). The same versions as `/v1/diff/{from}/{to}`; 404 when `from` or
 // `to` is not retained, and also (unlike the API's 400) when it is not a manifest ID
 // at all: to a person that is a page that does not exist.
 //
@@ -37258,6 +37904,818 @@ func ParseGetHomePageResponse(rsp *http.Response) (*GetHomePageResponse, error) 
 		response.Headers500 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetHomePageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBrowsePageResponse parses an HTTP response from a GetBrowsePageWithResponse call
+func ParseGetBrowsePageResponse(rsp *http.Response) (*GetBrowsePageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBrowsePageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBrowsePageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBrowsePageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBrowsePageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBrowsePageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBrowseCatalogPageResponse parses an HTTP response from a GetBrowseCatalogPageWithResponse call
+func ParseGetBrowseCatalogPageResponse(rsp *http.Response) (*GetBrowseCatalogPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBrowseCatalogPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBrowseCatalogPageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBrowseCatalogPageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBrowseCatalogPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetBrowseCatalogPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBrowseCatalogPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBrowseCatalogPageResponse503Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetBrowseItemPageResponse parses an HTTP response from a GetBrowseItemPageWithResponse call
+func ParseGetBrowseItemPageResponse(rsp *http.Response) (*GetBrowseItemPageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBrowseItemPageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBrowseItemPageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBrowseItemPageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 400:
+		var headers GetBrowseItemPageResponse400Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers400 = &headers
+	case rsp.StatusCode == 404:
+		var headers GetBrowseItemPageResponse404Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers404 = &headers
+	case rsp.StatusCode == 500:
+		var headers GetBrowseItemPageResponse500Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Security-Policy"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Security-Policy", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentSecurityPolicy = value
+		}
+		if values := rsp.Header.Values("X-Content-Type-Options"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Content-Type-Options", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XContentTypeOptions = value
+		}
+		response.Headers500 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBrowseItemPageResponse503Headers
 		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
 			var value string
 			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
@@ -51159,6 +52617,15 @@ type ServerInterface interface {
 	// GetHomePage Landing page
 	// (GET /)
 	GetHomePage(w http.ResponseWriter, r *http.Request)
+	// GetBrowsePage The catalogs, for people
+	// (GET /browse)
+	GetBrowsePage(w http.ResponseWriter, r *http.Request)
+	// GetBrowseCatalogPage One catalog's items, for people
+	// (GET /browse/{catalog})
+	GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request, catalog BrowseCatalog, params GetBrowseCatalogPageParams)
+	// GetBrowseItemPage One item with every field, for people
+	// (GET /browse/{catalog}/{uuid})
+	GetBrowseItemPage(w http.ResponseWriter, r *http.Request, catalog BrowseCatalog, uuid Uuid, params GetBrowseItemPageParams)
 	// GetChangesPage What changed in the active version, for people
 	// (GET /changes)
 	GetChangesPage(w http.ResponseWriter, r *http.Request, params GetChangesPageParams)
@@ -51399,6 +52866,24 @@ type Unimplemented struct{}
 // GetHomePage Landing page
 // (GET /)
 func (_ Unimplemented) GetHomePage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBrowsePage The catalogs, for people
+// (GET /browse)
+func (_ Unimplemented) GetBrowsePage(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBrowseCatalogPage One catalog's items, for people
+// (GET /browse/{catalog})
+func (_ Unimplemented) GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request, catalog BrowseCatalog, params GetBrowseCatalogPageParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBrowseItemPage One item with every field, for people
+// (GET /browse/{catalog}/{uuid})
+func (_ Unimplemented) GetBrowseItemPage(w http.ResponseWriter, r *http.Request, catalog BrowseCatalog, uuid Uuid, params GetBrowseItemPageParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -51878,6 +53363,113 @@ func (siw *ServerInterfaceWrapper) GetHomePage(w http.ResponseWriter, r *http.Re
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetHomePage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBrowsePage operation middleware
+func (siw *ServerInterfaceWrapper) GetBrowsePage(w http.ResponseWriter, r *http.Request) {
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBrowsePage(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBrowseCatalogPage operation middleware
+func (siw *ServerInterfaceWrapper) GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "catalog" -------------
+	var catalog BrowseCatalog
+
+	err = runtime.BindStyledParameterWithOptions("simple", "catalog", chi.URLParam(r, "catalog"), &catalog, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "catalog", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetBrowseCatalogPageParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBrowseCatalogPage(w, r, catalog, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetBrowseItemPage operation middleware
+func (siw *ServerInterfaceWrapper) GetBrowseItemPage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "catalog" -------------
+	var catalog BrowseCatalog
+
+	err = runtime.BindStyledParameterWithOptions("simple", "catalog", chi.URLParam(r, "catalog"), &catalog, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "catalog", Err: err})
+		return
+	}
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetBrowseItemPageParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBrowseItemPage(w, r, catalog, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -54929,6 +56521,15 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/changes/{from}/{to}", wrapper.GetChangesBetweenPage)
 	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/browse", wrapper.GetBrowsePage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/browse/{catalog}", wrapper.GetBrowseCatalogPage)
+	})
+	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/browse/{catalog}/{uuid}", wrapper.GetBrowseItemPage)
+	})
 
 	return r
 }
@@ -54955,424 +56556,432 @@ var swaggerSpec = []string{
 	"8eLZxdOjk2c/vPjxYAI0Nj+oG8bV/8jW4O+0+x8fKwlnRK6TuPNEe+emT968Sik2MhRz/ec87ptvjaSp",
 	"u5KzA68cm1EL84O60lLwEXGYFdKOjBmtZUAGXCMLkF2g/pj4ljGIhRgZU4VLIiZ8r9PnAUh2CwEOHb93",
 	"vGCx5dPQfkFuAOKcYcy4CPWlUColhdrv8yvA9SYD6t8YhHhvht33gkP3HdX+2CNakBFoKwzrr3d/h/du",
-	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1ngtRbQOa2Vc",
-	"JVBgUmlZiuwenpAx3NEAfBbRkARsxLTaMyM39tWOwd1OZ4fTyIzHVLk/E0b07i3wkR7vnJ4cV1H3jfoY",
-	"0qnRky/HVFJfg6zQB6ZPj4RMGVbjIYoKQkdG0RFK4pBOQRKfchIz/+aMeEMaKvDyokKPQRrrwMgXX8gg",
-	"x55hRYUilhIueDd2wyF+Op69ffIWhpqIRHecGsau9/v8nE+Nuaexd2U0M5/qsQEGhAqMZD/u9QinkfnK",
-	"dKknglidZDkWCY7yLKc4qyBJlUoyRNnp7OBcq7XSYnX01qoixymohoYMwkCdEsGz73MFYzSQUTxIKEsD",
-	"p82o0ac+9LmVD/gt+wOCQqNkAL6I0CokYvB38DW5gWkm87NuzojTgX3u/fuf/zo3/dlpq7198soacgSV",
-	"llmSjOynBUOR0FAJQhFdpsOpXfs+LyyTm54CtxRk1wugG4Axxc/fvvX2OgTFWupDjKnqoPLREqi2vyg0",
-	"J20DyJgQkDFIILsV1rxZWIWDdCVVDGHI+MiZbvbbPk+/NoyDbMvBoFcBD/bJeQVr2WEpkVbIBAYZsVvg",
-	"fR4Zm1mPDeG5bwaX67AAuq8ujBo+Osm+G8ru60tvzxIUpBTSjZ3pxfya1i4x6X+TMNw53fm/DnIP78Ct",
-	"5UFKmA/yPAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMq",
-	"oKsF8tyMFkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6",
-	"jbY77vVOjXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY",
-	"/3d4VDFwY7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+I",
-	"CQmNWawFGYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9",
-	"o3FnQhveSQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+zn",
-	"kEXLZP/EUG/BAvVUmf5PjyqNXAnKuFhgw37GsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQ",
-	"YtsvRDDd+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XDyz6+JoXYxodvOQZtVoXO2DhaHQLDqZNWvj",
-	"k91CgLJ2w+XQZhr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9x",
-	"WVks87mzUw7OrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGk",
-	"TLf9uYO+UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu",
-	"1XmBg6hA23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZvKtoXy8sa4M7ZDlFuue/uG7C+SIJg2pKex7Vqy",
-	"B0uu1NMDU2orX7by5THki+G9t3ALYZNgwQ7qIwaL14MNCU3ZLXi24HlU8DRk6ZY7WBNANW3eAoy2lu8W",
-	"XC0DV5O4Wg9S66Bpi6MtjtqDIx6E0Jh1ZxqviSJTtIZVZ4ptsbLFyqNhpTGlkza+Bl5qqx1TeKt3tlhq",
-	"DZZegoRI8KaCcGnztbCUFl6pfXxXcIuZLWYeETMNaaBi82vhpqYWStGz1UNbTLUHUyKKQTPDiVdAleBN",
-	"KaTZfuohbLbWahWV1yAKq2yBtQVWG4DVlNaq6ud+4Kqrx+YgttVoW+C1EXjXDOQV6OZVmutoXdi5amsp",
-	"Nc1AEgXbk4tbdLUDXc3rtUJH90TYPTRbirOtbtuir0Xow5Earm5MqWU91MRaVr6GGrOXjw20tgDaAuhx",
-	"AdSY3ir1sC6IamuqHEpbDbUFWKsAJqmvG1RPpvnasDKFaykmU3CLmS1mHhEzDWqktPm1cLOGLjLFt3po",
-	"i6n2YAoT2/mNna9wzdfDkyu8Wg+5glvMbDHziJhpSg8Vml8LN3X1kCu+1UNbTLUGU6/YcLi2DloGCtOg",
-	"RcI8Ds5JwIZDMgA9AeCYrayYoFBtWf0LWb2lTGboJJeJbMx8WmKxoZAR1TunOwPGKaaEqcjtMn8t3XHS",
-	"E0UUp7EaC02oIpSYDrqFvK6aSkKlP2a3W/mKTPeKqVgoVp2N1aNaU38cAddnZMhC4DSCn/o7EoaB4Yvq",
-	"7Kv7msr90R/9ndpZK1d0M5tgKutgaTrSOlj4Qv5+HcKdEaINGfNp87WMkrTwSmN+GMIdZtnaWh5by+MR",
-	"lELKqA1Z88Xm1wJOTWs+g8/WnN+CqjWg+plGcHHbXJK7rP1akMpKr1RG6AbA7Tbj3RY4jwychtRRqf31",
-	"wFNTIeUQ2mqkLbBaBax3IoCLfyQsjumgsWQG8x3Vhlm5Wj1lFYkACGSVtujaoqsV6GpQf813dE+EraPR",
-	"ZnC21W1b9LUOfQ1rtLVQVl97bUGzBc0jgqZhRbW2elpbKW010RZUrQEV0KZu3Jim6wEJ6Oo7NjEDH6Ez",
-	"Arq9ZLMFy2OBpSnt45quDZiaWqcEm63m2YKpNWB6wzVITkP7WsS9Xrlgrgn7JOAZkaDllITUvUzpnq54",
-	"9lBPV7iXHIeUhRCczb1SRSZjqjvZm4/MB6K0+T6J8W0Klw1fBo3dcS30UEuOFMqv1L82U/gAC28lxlZi",
-	"PILEKLBrQ1p4pod1QVRTJxehtFXJW4C1B2DIY1dJFFG5/mWJ1Q+RFlpedNL7uvoxXUXwHUvUreyPNITC",
-	"JLHnNommgxC2x8AfDB3fHGu/o3FDRtc7GtfSE+9ovNLIimi8Ff1b0f84+GjIpnIt18VITRsqovHWdNri",
-	"pz34Ycp8aErH2NbrYciWXa1rbLktXrZ4eTy8NKVz8tbXwUxd3WNLb/XPFk+twdN7Uai5fiSdi5R/CYuc",
-	"5z0FvTik/vTLQ+rv8z61sMF10+cp4YIDmVCVD4VxLbLAOsgniigtJHSIkIWvCVN9rjQLQxIKatiGML1P",
-	"rufj9Mwfl6ZGdr0DCTSY/uERnUiuyFGvRyZj4PhENrZrugj29vu8jOMvQIVdN/1aJDy497JNgMaC2/BI",
-	"krCA9Nw/3Yp/pf8YGZXSfvZy7BkJmdKGrBGhmhzcHh7YPlTpOfDjB2EAlfhjd5fUSslONi4h8dI/bp28",
-	"F/qdCNiQQTB/ydi+Kh5LUMA1koxwGiHXEO/NsPtecOi+o9ofe4QZzjEMYnNq6DPCBRmIYLqVzg2EjmaN",
-	"TsSqTzUNxYhIkWhQHUKVC+UZyI0N6rVZjJy3vuyGdn0Z7OB4aeTA/eCI2358RJ7+cHLeO3758sdnP/5w",
-	"/MPhidsUNCLriZqxFwxLzkKQ7CpNR1Z+7T282NUEZV3lDuZ0n1zmcnH/QWXdh8HfAefekJeUtV/L5stK",
-	"r/SURFpya9ttbbtHsO0yTm3IWyq1vx52anpMGYK2PtMWV63B1UdHkAKcNNzpg7GOwjKOZrJRcfLL9bu3",
-	"z0gg/CQCjvbKyixDrhaJjbbdxQY65NP16+7zvQ6RwAOQEBDBfSCUB8Q3zBCQkN3g5Vw5tWYqejOmiSeq",
-	"z8WEEzNiY0Nc8FHI1PiMBFRT++0uZpkwtrDaM0UcyCy0iD8WCniHRFTeQIAORJ8zrYgXUj7yOjgKb5aB",
-	"PNse0WOqU5DOukTfAExn0hgdeJYaB/6Y8hEoj3hxMgiZ3yFcdHGpPLKrxzAlQ2FGXSHk9s6IdxAIX820",
-	"dfDnUIro88GfWnwutBvRuy4dwU9Pe70OUZqG0J2MWQhdCbc0ZAHV8NNJr3aGpNnhVmY+apfAuQI/kUxP",
-	"ux9FyPzp/LJc4d/KkGcaGldiKLhWFj2Cc6NxBFdE8HBKDI2JHhv/D2MFZ4RFdASK0FAJ++tY61g50DBf",
-	"cLW3nLgP45fMcJrh0zhfAe+MCE68A69DZn/qkL92Xws5oTKAoPtRCi08M3pF3KoTX0SRIUaKWCA4eCCU",
-	"xFLcTY3XLKReNc+ciWZGUMlDf+2m63c9jaH7AWemKoRoODEeh8eF4mw4rM3IrvyCvr9YH1SdRm1WKaDz",
-	"aFaZolzv2Lxz5s9TQmcbTWW4+Vk9ISGdikRnZ2P63HqKHUKJmSVyycRI6ompO5GCjxAe+J0WJBBkdygk",
-	"oeSZETM0NcAIC5yqGPX52HroxKeJApJwPACKsGGceH/tXto63TeBt2e1Rsj4jSID6t+YTpz07FiU0T63",
-	"gi8Uo479ORWq++S90XRO9X37aiWHQBdjA2tgwFZYKsRXis/rnI9iLLKuuHs8qCNaQzoF+ZLKoKFwQt5B",
-	"LZ8oL776LhMWJT6Vwdb12bo+j+H6ZMzaUEyh3MGaAKp7tymH0TausAVXy8B1zXRjKYsKPawBLSxfVzlp",
-	"U3gLoC2AHhdAjaqnrId1QbSegkIobTXUFmDtAZiEiIF8KfgQJHC/MT012089oM3WWq2zbA3iZ1W2wNoC",
-	"qw3Aakp/VfVzP3DV1WVzENtqtC3w2ga8t2IkmtVlpod1gGbK19ZfGmhEQjESWxRtUfS4KGpWcaU9rIuk",
-	"NZVVhqetrtqirEUoEwN4sNQK2NqydAoSsGnCFKGh4f7dMdBQj//YI0Lao8D5BYxdew1i72FP/l4BVY1d",
-	"jrSN15IktuhKdayw2FY6bKXDI0gHy6MNqd+88TXwUlPpWtRsNe0WS+3B0g3jL8dSRLQp3ZN1UA9PWfHV",
-	"OuiGceJj2S14tuB5VPA0pYxKHawJoLpKKYfRVjNtwdUqcGHmyAYVk8tMWRNWWLqeWsIEllvgbIHzmMBp",
-	"UCll7a8HnnVUks0Bu9VIW2C1BlixpNOmtJFpux6YTMnVWsiU2uJki5PHwkmjplvWQX3E1DTeTNGt9bYF",
-	"TwvA05T5VupgTQDVNeByGG0tuC24WgauJnG1HqTWQdMWR1sctQZHeM34+l5Pzi9FRd7usvMaxSctDC4E",
-	"hy3bb9m+cba/HkPU1EUQbLuW6sCSKz0ZbUpt1cMWJ4+Fk4bMrKzt+lipaWYhYrZm1hZHrcHRJ05vKQuN",
-	"mXO/dLuFdF5kLMJAkUNMbj2hTBsLyrGz6hCmFQlZxLKE5nSoQZJnRIEveKAwkXgswhDTXaeZeSdMjzG9",
-	"EmV6Q8nPyS5VxMuSuXt7LsX57ESpIhHl03SqfZ7OFfMvKS2BRliKaaLpDSiy65myXod4hSke2JLe3qnB",
-	"P+9zD5P/ds8Nebw0JzDgGJFsI8q4zfEUAeWYkM7SLaWV7eUhs6R3dgpjqkgCZ1fQjNB0TQYwFBKQTIYH",
-	"8pRWOPYzmw3OzilPHF8maoFs5UzUeWqiZwuSErl1e1C3wbW5zGVw8nxEo0yob2X3F8rulkpN98Fo/Qfl",
-	"skvQlHEICu0vv1Rgi6fspjqEw8TgbMik0lvu+za57zd8CaIhJ9E2XsvytUVXuon24Yqtfbu1bx8NKw05",
-	"innja+ClpqvonpTZ+opbLLULS1c3rFndYzpYA0+meE0dhKf+tuDZgudRwdOoMko7WBNA6yklPDy71Uxb",
-	"cLUDXFkg0LJWoK401fg3DQJmhk7Dj1LEIDUDtcoH/xTbeNxrBmFgxhaXqg4SqfRLkVjgDoWMqN453QlE",
-	"MggLucB5Eg1AmupDJuGSaqhfXOkXSRiCPvf9RFKbNbxGTZnwqxggeJeEmsUhs4G6GhX/ECJas9LnYvLw",
-	"v822UJh05bA6RSpWT/n3rEv7bBGie5SKy4dY1rk3AKhpnuzGIZ3irr8/ppL6GuSeze3PtCJShPZlGDpg",
-	"ITP9GsFW5pDsJ/OBaYhWjg0ndo7VEA1u5lRKip+pUqA/Uj2uSAFvaKn0RyG1pEyvpIJEeZRN7ZqOKnLF",
-	"G8SH7A8IiKYjZd+HpIp45xIoeUUjOgLvjPAkDAk+XGCGr7Los6ljqJJNvTzizs5dN0w7sJnnP3d2TGN2",
-	"E8Kmop8lQWmAi8c7YGIkaTyezj/8UN1vALcQmtV7TyOYb/kN1yA5DYkvAsA3PM4IF+7RHdNQxQMTnZ2A",
-	"KcNFb/zFomxmQQo1riIahutVqx57ThUz7roEGSZhuCY3MXWe7iG9FvIarHnjOhsIEQLlttwLquBlbvbM",
-	"QDBtJOOkhIfCv2F85JhtMgYJdstAJNLHlF0B1e5dlaFBNtn1aawTCSrdhOg93e8dYyqVBTxWGuHrwvQv",
-	"2WisX1PfKeyq4h+dsHiZAmp+Wq9pqMDihASJtfOgQ7jg3UzUXIlbSiT4QtonP/D5KJ9KyQAfw8EnOblA",
-	"8bNXWMnCWG5YGA4BgjXXzrSIQisMa9iYKKguTZXPv89tpqXiwEygNDs7sSUrkIv4JGFBeZOHBsHJ8fFT",
-	"2j0+HARdOD487g5PaNCFZ8+Do5Mfhsfw47MqDN4K5sNbxted3a9Zvfkp4i6PKdRVEIKvCXZCQsahPofW",
-	"oMOMdkWilMFeHtmsGJsV8GWJVCFtZpTIjBSoYK6iTloGm2qMVIqMWfngeLNT0KfFVV1oIKR6tBk74QMH",
-	"p/vxuCx1ZsO8FVBTYRW+r62y7qtdHlJNqFBUiXBLmcMOcX8ddcjPEjgNoEM+hZpFVAMRknykSrFb7C2H",
-	"elqg8kWdIiCw8xWAKBBpFaucW327QW4hu6Hzy36iYXhKgPrj3KbInhOk3D3aSW5gaqybaepN763it2WD",
-	"zlb8Gu70zkNw1Fq9fRus0xjP3N8TaYCrvsyXMUT69tyZtZh9Tb9mPdh+S77LWjPfOilbJ2W1k4LiZ+un",
-	"bP2UdvopbrtloRUxNJicM/OopvVUsNW96XnZqncnf7m+/khsAdQRHXLU65XsqqNeLxs+4xpGFbFf10PH",
-	"Dm3hdJuca6smWtxKu99817Czqg2sVtFiI4RoNRUuU/XVnLPwxDkEu68SCJnSHfKGM82oFrJD3EZkCLJD",
-	"roBrxiHcq9i3WGqWf+PxjFShL/ce62i4kgbLabqUO5r3Ju/BIE24k+uwWItDGI/HLb+WzMWH396O6N2r",
-	"RNJqmLtrHgZTNbaVIwhYlrU0E+UNjNmuRY0RTegt1OSOyYSpemVnFh2X3NZ2HVat5ayuihh/GLLPjKbY",
-	"bqe0uMX1qeQ2Jl8kUunGz1K8YkpT7tc9H6HGQo8S/hHCENY4hzGruedb6cwMp5Ioob6yNRsnyxpHRpom",
-	"CQ6lihwvkiBoaqPlnAxM62TXnTkznmJUiH9i5h+1wopZEBAb0Qi6wEeMA8HyJKZ6vE8+xPQfCTxsWOwh",
-	"jRSmfmFBAPzN8L3QHyYcgvmWbYn0GJ7SQoK9aceFJsLUqQ7NWHrWtrpx6TFfU5U4w3vOn5ySLI/vEoYg",
-	"8aYgJXh1muziZUisog7+NErzs7eXxynsRCwz2AgThyWxiXzJ5mM0P/R+PHlKT4Lu8bPBD93nw+C4659Q",
-	"2j05GhwdPnv2w+EzSlfuIFRq9YqVKVJhsaLPCL8QXw3ahvUg1rQd2CKQrmUEthKNCyICW0A+KCAbCmZl",
-	"eG9J9ALH0+RcWzVRq82aOwiQ5SqkFjzrRmBQPGeDnN3UiEAyn2gGsqZ71gqLZswCqCE/Z0QmeQVDmoQa",
-	"pRZyYN0NjXlJu5YrX1iCubHPOfpruPZl+b1BFtx4jKdtTLyWxt9y6zy3NqkeihZNu9RE47Nu35Q3tK+1",
-	"0pRtH1U2R5J202ODDNJ63tgUW7SXCjxobtfTedID7OQb2Mk0NY4ezwqHOy3pq1pkKZyTjITSbgnUav+/",
-	"uudYikg8Ss+JgvOMM/Esz92CE4ELbK7Ozq3hOB/5OhJvoiWXcpdtGNXYJZxbnwrCLZjRkiNVRzuVU1ht",
-	"/Rm6NxmVLIH7+9iF/gIBsNYAq5Beu4EP8n1i9W4VbO/RzBaDX4rBxvyQFOOtMicanW27proxY7qw0O21",
-	"IzdjTqdc0EY6vKRhKJLGsh+guRgQCSNmk45REtF43rIOV6QOSftzwy2mDrFtV5utr41lt9b1wyQGebmk",
-	"xY9UAtckpAMI6zU6sySF4c5318kJsWSxmrSRqterAWPpwVZ8vTuC8+u7Rv2HX8piypwG1vO9kJFbo4hx",
-	"FtGYxEJhLx3CRcQ4DcMpYZz8rdchh7+fkshmU5matdNjyKoxYz88UX0+YYEe4wXBMbDRWBMtyAg0idkd",
-	"buq/FFGcaAgI1SQUNCCaRUCGUkSFuPQTRSZChkGf+0LIgHGMUeMBAeyUxk9UOhQGUnXy3+gdKKImNI5N",
-	"HzawjamRAwHqtM/vyE+27f0p+T//m9zl6WHIfyd3Vz4NqbwW50HQIdOs6J0pOi0VnRaK7vf5ORnChEig",
-	"IfHt0ikSMiB/T5Qm5hMLbOAdCYX0GdIwJCo0RAqnWRlLaJtDu4yIu5rHsqb3OYV1t2MqVnOihpGQ01ds",
-	"OFxTD9IgqNquuBLSMMCnT29eKRJLUEZiYmpud16BwwRkMZf1gpQuFTrTH1M+qur0jWnCdDAQekwmY6Ew",
-	"AThz7H9LwwRIwIZ4KIFxQnkqnDpE2QEPpsQY7LUvZb60Y8GkhRVDlRCJ23vRR4TB/egzs+h2ffKR5OSr",
-	"ZAQw5XhzB+9818GpPehBOQdJ1FhMuLshOASqs2u0lBPq481sSvww0f547YBcc8f586Mmh/DDof/smd89",
-	"/uEEukfH1O/2Tp7/0IXj54PeDzB8HjyF+x01We6qpavVnDGw8QDJ4xycr03mhrzE4kK2xSlwQ2p4xm2b",
-	"7oZ845kFb6VXWKDIpsjRWloUtPx6ZMDzFmqh/tci7tqDM/byvtFDapXlsmvtOzPlKKYSjLzFEnvr2VFr",
-	"CUw3kUrqiCgGzTS7hSugqjFPBp+loPwGAjJhPBCTNO+Nr9HYNhaFNpa7Am3MqKGQ/to7eAMh04SuM2dZ",
-	"Kb8h7lcCVHKr6CaMK2uz4RM+Zvqzx1ntt6XzrPVQMUvXF9h7ndQffl712jhP1cdz/0OYwWtBCj1lFKw8",
-	"BQ08uGaVCUGuPpDnJ71D8un65Vm6SkbDEj8Uyh5Fzv0VqqFrfMJKi2skunP9WhKumIUlEtl1qYP3Kmeg",
-	"NJV63TmIGPgXz2EtuOXDzIleIsOCNc4ZeKVVM8tdDZo3cwKiLXJ9HmHfPQFQxDTl/slciBI6oTKAwD3V",
-	"RonVakamG5l6T0dvje3RMD0pWucaXETDcI22F+4pmqldZku0fgzHiYfQnbwsNTe7F5gPem1ZsCkzuAoX",
-	"rTQAqwi0pc48da7ZA0qPmaur1L8ZSZHw4KUIRUWiqefdLOUPufz5xTkZw105lV/P/VNlGPj1Gz0jgRQx",
-	"2nYhVZroicjz6CkMZF3+/KLc9dD9U3237JapyhNKFzyJ0vfCs9xyFwV6v3JVT0/fXH547+0va35FEKxu",
-	"/CukcgRryEIj868lo3wUwisx4fes+ileo+K68lqzqsxlPcIUSbi1BM9IKCYgzVf2D/N1zasEpvkHof4M",
-	"NLXNeJ81X2ClmWVP+bszB6OynsgXd8HCVS5KDaHwNcUot5LmgSTNWvHbrVz5Irly/z3sr0iKXEFzx1RC",
-	"GgTW/zBjU2eEluIi1vd+oohX5Xh7LnRn4z0rw08fcILp0s3haLmrYxaqwuL7YLwqCOw+e8pdZBfjOb09",
-	"fOF5DESLOOOwda1QNO6+NJA4O//yBWk7t3qc0OQZmGaYoakDx18vOy3YAHk8jmo+AlTg3nb6b1egN0aF",
-	"9pJg8yGQMmN8BY6+o9LmSdRe+mDe3gcNgsyHUCXTU7tNI4b4XqIiu1eYjLlDXkGY3EGHfJQQsSTqkIs7",
-	"P0wUu7UvHUi6Z1RZ4a3FJ4Yi2aiN9nLKy+1UrXe95XZFuvgFmeJz58XOo7VZssZsNMbTfPd2DJ/RH4dw",
-	"VO2d/T1hPrwUpfTxGTO6n3+lYQLVvxs9vECPpy9qanuSsmc9SjEBVdznK7RVccjp6OT50+CHk+7x8+CH",
-	"7vNj+rR7DL0fuyc/Pn/2w4/Hw97x8bP7HXJK2cbNoDTRIlHmyL9eaoECOL+hA1M55B45ZdU8NJri78Xc",
-	"+rUwX2PmVYnD26cUm593Cye9MUNydvFbbiFtxnQscUZbKWIshuaOXLsOyO6Aah0CialSHfcQlJAEbs0f",
-	"aak9PEqFr0DBhMqAmG9v1s4nlr9xs2p5TKfpexdtMfOGEuASp3/ljyFIwiy/4fx5ojGL36x3s7iWWirv",
-	"5NtOFg4sJ3gdPWQo3mTs7EEYbvPZwx6PZdd7n+p74M0GDYWU+1sm/huecdum+3JMY93YUZGcFVVVKsDi",
-	"4VzfDuQ+p3PtTGw/dQ7lMnURs1CMSv7N/RPzpgNYkL1r9u2AvPOsp06JUEuXKxeODSyXW4P1p55yUYVp",
-	"F9sAWLWkXJlO2NX+9WPqrc7cAJfMhzSm4spavUUYz77wEymB+9Mz0j3MGE6CUVspp9XY45UQ4vXga/xh",
-	"diQevtzhdYhnj4h5RsF6F0bDesVz6AnHdiColU057bP6wHX2BFwnPdqeKXVEVKr+BxAKPlJEixqdzt2r",
-	"Lsx6ZkCdnGGWrfPsKi7j74fNzzvzhIj6mEh/TJWZ/W9Mj3/9WI1/a/+sL3du45RLa7DTXXyfY6duaFg9",
-	"67BTObWlZN6cK1xQ8232+jblBKc2QJtpcZnxfwMopFHtx0tshncX7IOgGqy6Uhz/NqZWCCbZRsop8S7+",
-	"kbA4Nhi5umEcZY2R2PnXL7NsuijJY0mn5o+PIZ2CfEllYD5dMx2C+eOl0yv4d7rdYKQ9TOw9MEUiOiU0",
-	"joHKynNa9Yx/bWVvusseuXdbysSpXFA3wObeHWO8iwkfUhW7Ij6xUuE9cNThY5hIGhbc1XWCD4WWrxgf",
-	"JSGt2GhKf7lnH2uftUNofpRwy2Dy5fcg1vAyS2SY9T1L58zmhrjS33TM0+gLeXOc2nRgo3lev0/awllu",
-	"bvZk6DfOrU3FCgp4aItp4IbU8IzbNt1N2cnlBW+lbVigyKbI0VZavKIRHcEl5aOmXugciGBqe6lpKI+B",
-	"BmtVCGG0VnlpZnvBg3eQBojqVrrSVOo1qs16vLNtzI2lNPtOkXbFaVYuZJ00WxWOhcvcZI/kCg5peih8",
-	"YIsLPbZvm8wE12xurxrMYYb1Mi+New0i+tX2Mc/67yhnQ1CavHmVhsJs0irFguo31EbAQVINwbmucp1c",
-	"RDZgwyGZUJveAtPI7X66frn3pRkEkiiiclqHBleuqBEDYp3p25xmC6Y/w19F0hb7KVOpU1y+fBKLmKoh",
-	"NYn82hYhWGbS9VD0gQMBruWUxCCJTzUNxajjEl4OprgLGVM9dnfS8a0674zALcgpcSsxNda5y9jWIRDF",
-	"emqwqAjjfpgENsI6Y5+PDDlXZ7ksJOH73NkZJEFQA7ULqh3kuwnr1cbM9+tWc2nd7jHcwv2J7CLCevVx",
-	"Z+LedSX1118a58zdY7oYJl+71jCEu3XrGK8zEsH6Q8wqHkAWoFq/EVjt583WQY4t5N9Zp25E4/XrMGVE",
-	"7tr1rDBit+tTJcaAnp/uS65fVTN9j8XAfRCQB77gQzCMe/8mQjESa1e2u0T3rXZQEBFrNxFLOlX3q3VP",
-	"CWrfNl23lj2Rf99qB+qGcX8sRUS/qIn7zbjYwpqVZ9R/SoXZNqsnWjn2XG/OqUInJXJ+rGaxCp00A79s",
-	"kUuaYEaAOamdifyiRF4kZKuhOou+TmpQ5Oq6qMvKYibDwCxbz6hOJ7JLqrwgIktSb6Fdlm6x3Cd/8Pyp",
-	"7kKe34rD4Hlm3RU25XoZcIsOwHoz0ULT8HzxdPD3l8vmhCUua0+s0OFM3ZnOquZ5IaWQa5rPxs43bq7x",
-	"d6xNzAXvHt3dEQnKALHixhCk/VT4sxPgmkyk4CM8AzjBzTNBAkHoQCSaML0ohVttN6TogBz3jus7IHbc",
-	"VZR7HcLd8kyQX7ZR+cBprhrMgPzFZweXR7xTQn9z6Y03tPWy+WVqKP5QZISWhCHSITU847ZNd0MbEzML",
-	"3sZgfJEimyJHW2nxM40Ajxw2v42OxvQZoWiJksmYhfbJDWuHa/Lp+qV9bSRkoMgA9ASAkyybKtoZLp9q",
-	"M08JnOHZmwHYyGDtVzLzvLpfEuMeC6lfNTjMUvLcTaXCLWumuTkuypW7XGllLLuRwx8PybXka3qToTm+",
-	"Xu/Jp2+SbxuyPUrQaJuGaXrOrZvwhiyu2UVvtZmxCZurxBFtpcY7ETT3DjpqrkgEsE+uC6/ADUM6wi3Q",
-	"ZBAyNYaAJDwAad/cwhPPHULDCZ1iYhnFlAauT/vcY+qdbeIXFgTAPdOI3TUf4d0OIoYkL3QehmICgdch",
-	"QxaG6aGHyZj5Y7gFaWr2uX1JjoypqnpMjZom1MtEaREZal2CEb6q+jy3LfyOan9sBLFI9KKCDTwAf59H",
-	"xlsRCQoSSfWC4xHaH6dGTcR0ehmJ6bFINKFkTGVAfPsQ6Mozq+ALLqJp9R2oLLsQ5DlMOwT2R/vEuziX",
-	"oC7y2qenV5rygMrAq9WxAcFroDqR8OEWpGRuQ3XRlUIuOBAax+G0dJGwiTuOdlQLs78YCVJ50XD2IEqh",
-	"nbRWlbxZdbvRUOoyCeGFEGHLSCWT8MvplDXyJUSaFW/VImZGUi4qdA00+lUwH5Y2FjKlf3WHjK+p9XZq",
-	"CAshB9l2zoxmGLCQ6SkRcqCI4OlrnXWvM4qEB+ojyF9oOKx5nk8DjS5FuJCdhkIajYuwRo2llj+EtGqV",
-	"viidUPHJ9kw8liVYtbapXNIKlpnnj8JqzRK4s1ALFsm6QM4tAvXcwfZZFqvjxRjbpcksFA9qvpCHt15I",
-	"wXhpwqd/fOOntov+QRoYP8LdlK318gUqufq9u+/KKqkkwdba2FobW2ujndZGg+HD1J5pWXio4Rm3bbr5",
-	"nfoGd3U0RITeUoawzl5tVzH4bMh8KxPILqpwip+eKBJBCPYlcyfQ7NnFvbUz67nzk3VfcCkkGXA1T0/f",
-	"mbEsesGlBVGlGxaGV7gIm7m8m9F0VtTMDKSuoMlp3uzu4oPy4eYT7rWck9dyJb4plm1YZ5Th0VoFsjEq",
-	"tJcEG9x8rGSMNu+7lam0eRK1nT4b5p2vgGM2ySetpYW7F9hIyDdmYNMyjoBKMhDJaKzt2/xABsmUxGOq",
-	"gOxSGQm5t/7jJvfZ2f1qdnLVWMSvHKfRMPww3Dn92/KxXKU1Pv/eWRQnwYXQmLuAci40GYBblyXxy5xb",
-	"5l8heX50NPDp4Kh73KNH3adHx9D1D5/+0IXej4c/PqPBDyc/Ht33FZJSLGXBAfgCoRax97f0uMj94vmb",
-	"N7/vz72oN35fgxcfmbWaskod47ZITTQ40zZNc1N2Ur7AbbULNmIfudVvJQ0kCz4KxVJ520SmbREmEa+b",
-	"RklM7pU5SUzsQ8Gmp6p5vnVa7EOqKgMY0iQ0XQDvfrraqUrb4lLsHD4nKoljITUETq2pDua8pmHooc1h",
-	"b6ba3wjVRHD7DC/wJML7wLJ7foF9dF9d4Pe2T1DdC/ffd3/F3Ojd15c7nR0WdN+8wh2e7pvrnc7O32n3",
-	"Pz7udHZuRPc/L/G2dffjW/Nf3X1hPsuke/kJ74h3r38x/5Xda/P9Lev++n6ns/PHuPvS/ff6N7tlYsiU",
-	"2zjpwOb0MWaIfYH3y5t7+Nb0Qewl9n1yTuxd8ifKfZUeexAccDccP4wkUA1KEw+PtDM+srls+zwEZcpT",
-	"myL8HwkN04djs3ap74uEa9tx5THOB7iVs15yVDOS95a5q7cAGSc0DAtnSAymq7ckF9gVxYxoWW/nmLGX",
-	"ch/WeY48zxK8fv3iclXsvRaXpnCExTpUlh9oHIfMboHWEClfcoGiNNbyKi2i4jIKrYqMFsDW6EPTD4g3",
-	"sjbcvqrLRFtcbnE5i8uGnIQZ8LfEQCyMqvl5t3DSG3KV5he/jd7CDF02SJTWUgRV0gM4FO31Fmr6CTiN",
-	"ulmM5kkzSxC8f4xHltkfSDimVbo/r40SrUj7w3Wan3NWTxtdgC+X2wZcSUJ9KZRC/Y1tquqHqcNskWsQ",
-	"Qme5CxcNwpYgu3jyO6Y+qL2qfmd40Q0i66CTzXcxX7rl2AhWS+vfZrRm5t16THo+Z6PysttfMmv3TlOk",
-	"u1/NtFTHGrtoVBt+xnZ2Ed5kgu902TfSsUb6OlzVrhEKiOrwuWHLql+sEKn8BcXKgl/e/bXyFyt6qn6x",
-	"wqjyFxRPlY90o8Cq+sWKsKpfrFCr/AXFXNUvVvBV/WJFYeUvKByrfrHisuoXK0AX/HL922qrt3UaYDmU",
-	"3GWKdQGV+kNNIUtI7GIJflY/XJLiafWFixRfq0umeKtT0uJvZckMjytLZvhcXTLF68qSGX5XlszwvPo5",
-	"xBTfq0umeF/9xmCK/5UlM3mwumQqH1aWzOTFypKZ/KhT0sqT9Z46bL98eUfjxuJfEY1zSeHTMBSJVusf",
-	"irb1Kiw9TO0uYcQEV+4W11BI063KrnOl1d1ZWSPS8K2HvfqPwdoW6lz38IWQAeNUVxmmr5lvKdxVoLUx",
-	"j0cgRpLGY+aTQs1at79aca6keFuj5ijueYcoorH5a/EFO7wRGlM9rjwvzM0KaXYLr2od9MkfV3WWorvO",
-	"GUsIzArhd0PD9fdN8OCS/r6g/s0Ir9m8Sd9NqRNBjEOqxrXDjVPs+n5daepr5tOwHt0IJkIi7iWL7Hg3",
-	"XqXNXUOmQTVP4WTRw+l375JQszhkVZHm34QMA/Lv//m/sjvFUVb6jHAhIzfTO/ITmWDhKfk//5sUGiX/",
-	"ndxd+TSk8lqcB0HNIG2xyvywPgyHCjTBbMfu/Yp0XD5Nj6PV6GX6IHOfZnO/M3OfluY+XX/u0w3MvU60",
-	"u1JKVGOgLOqX3WKrvtTmILwYngtFRPlUkZOLZa4ur/MMb82Qu6BfF1gHTW6QVRsIj3BbpR0mhotIf0NW",
-	"xnp7gF+7OXGPpAhfuSFwjxlvFfNWMW8V88Mo5oZ2ip3Wb8lmwjsaNzfPFk1yQzvg+eK2cefI0WEDRGgt",
-	"BeyzPM3Z3LZ9shtQFk47ZAJwE07x1jhJHxp6ovayfeH8bSB32UeY2WpwL7jM2NmmJAr/Vy4XzoyBdfWB",
-	"PD/pHWZZsZWmUVxpZD3Y0dCC2a5EBCkB1H0jC3AXM/kwcyy/NlePc+3oP6Q16zgMsRQjCUpdi5du8Ra8",
-	"UURH5YGsne8GH9FatiBY4KFXRFcm36rONHAuQTka2qxbrwwMvDMbhQJNRlJM6nlHiy3Z+GdJKxMeucN9",
-	"cBeDZMB9ICNT0j4sukJ0VJpGluCubt5z5Zp3ZuE5x8uOBUqMuerMniPmV3Uzbk5KfZn0uYcXNC9EviPh",
-	"cA96pRB/EFB+7UBryhzOkdwuW6jZ+bZssptyA0qL3WJDeCPuQM4JLaZELtabUbR4cjbtg4ghoZmzkDoD",
-	"tzRMoOwHqEpHIGvnk5PH83F11NnZnCrtY+yuhsQu95bWqyJl0zQ85wUS5vRDs091MjuUkhvmcs4SSkbs",
-	"FrhL1rX+y1Uyn9Aiq5txpWWCGwOztneugB54p3WRUk2Hu0rdZSv1LT0RWVirhwudPySlG1K1pcVsiVTN",
-	"xtT0nFs34Q2ZGLOL3kbVWqLJxgjSVmrkl/aay+OEXRCfymB/5yt8H5kpmyr5zfC90B8mfGGybCpHcC71",
-	"OrdK6xfHN+qrTatLGIJURAtCybUpRna9g9vDA/us/cGfRj189vbyE1g2h5ZZkOwqxJeFvyYsqD3zOq53",
-	"BcmLFJjd5MtImY+ksByrlGHh3mqDB1+KKCDf9kvVW8B8R4BpyJQqg7J1yrLxWbdvyhsyIecWvt1W0yaM",
-	"yDJXtJce12m0v0kFilH5/ebSCtltQXxHO91KnDuznuoAsstdnhIJNMT0JEZvK5C3EBCqSH+nv7P30HYm",
-	"UiC9Zrtw19XYEGosJty9iEVTAi6Y5FBIMggpv7EUVmSXkiFM7MzcV2N6C6gTO/ed4xdkJsmnvUDd1VFa",
-	"yKIbMPMsl35V+XjuxX5r9dCWxW9UeWcc1j7R3Py8WzjpjZotxcVvuZ7enOGScUYrKWKP9r4UfAgSXE6v",
-	"ZjSD7Yn4WVf7j58ckdWPCDB1lcRVh9WvZQJoPlCiRdzVZpIjKZIYE8rYjUOuKeOKCD0uUUCdEeSy3Md2",
-	"FpaImE63GedV0A1UPDNzhdlbCAuAazZk4DKVBwKMsaaJP6Z8BGlimphqf2z6TxQQpnG/DGhAxJAUyIzT",
-	"+rswQ6c8IEoLSUfVG5dfoNzMdNxS5GReqdJmGbdRq2aed78u22bL5t8Qmzdlx1Qhqq1qalM0aC0BNmXX",
-	"LWCKr8KW2YiNV8UxLabOWzESjetJDTQioRiJffLGCPiIjsCIYEUiKm9QN4RCqlMyCKl/Q24AYpJwK7qD",
-	"DhmECRCR6JBx6PS5hIDEkkVUTjtkJAE4UeALHlA53SfXpi/bHvFFBHjofffyp/39zs/mXy/Mv85/2t/f",
-	"8+zpI6Op+9gZBwxe/a3XIYe/nxmFdQtSEy3I8+6AaXL58wtUCBG+n+2GHrM7CFV6kEmLEDDTKxlQHvT5",
-	"LuWadWnIqIKAQDACRUIGZAB6YgbuGkE1k0i8TGf0px3/3r0Thj/yDrEveHV72fViU6SgtL9k96jWflA6",
-	"osUPlKzAyCbMyYeECWkAJaQRkJAvxMi3vnv8bYKpWYMtRWz7dG3z827hpDdrnBYWv+WG1wYN0pQz2kkR",
-	"MWjOgxMDuLJDaNN0r7KBrJHI9Lcx1YQSCZhhwm46qg5qxon5yWauFhKIolOFWi+7WlBxARCq6RBRzoag",
-	"9BuXFjtv0OZKLXdPuJicETpQwHWWEIi6Wrt2X3UAmCJDIRlxX3ivRNed3rOL508vXjy7eHp08uyHFz9W",
-	"hVqs9aJewJjxikNMV/ZnopgxLLKBP0lpQG5B4k2EAfg0AhIkQCZjFpqyTJUnFRDKMWh1Rno2SOUnUgIv",
-	"BqbyJCGmihnjamLO9qPuQQVNR1Ax/XPCYQJyYX9jqkgoKGYqMezCwpCoCTM2mhaEaksxfwxBErr7ErQ0",
-	"3wUWQjr5Kka/BE0Zh+BXS/l75GpP18xeTZa3IInERlV9lv5tDBh/RHK4B2dyXsC70bjm1UHHgTFUx+WM",
-	"7BJCoAq6vaf7h72qRfIF18D1Ly430Qyj/nLePXp2QsQtDiobzBNFFKexGgtNhiwEdYrv4hhrnnj9pNd7",
-	"6sdUj/EvIPYLNabY1NClCwzB/tzvc6/PY5D4XYcom/B+MMWUThaWHnbipZVTtLw7f//m9cXV9f7fFT6c",
-	"b5hY0Qj6HMvjVR1bwaBoTNWY4PWoqVugMxKwIcY+3DTcgQszl5w5+3xk7wflhQUH6+/mhLbTO/1xeOT3",
-	"/JNB8Mw/DHrQGx7Bof98eDz4gT4NjuBw2KM/Dp77PwQn8Gx4TJ8OjrDcj8Pn9IfBif/MsArVxljeOd35",
-	"f1yjf+t1f6Td4e9/nhx//m9Vi5gPtrz6FSgttG6aPe++/v3Pw5PqZrPne851Ja/yEoNOqCo8+MM4PniU",
-	"nqmRT1Jxv/vp+uVeeoplXto+UWSQsBBfDILiMc6E33AxmclTRDV0NYug1m2okejOfykiY5rEeuqg/bmz",
-	"c5vLgHkhicnGXIkOuqIHt4cH7gsPZZfdFCisgsHefq+3f/L0x6OTpyvlVGE188Fk8C4vSxnAnVSy1BBx",
-	"X2jQzVwRhAkoAyKpNNkdTAmLYiE1wWdK6qfWm5XCLTUCr4Cq5pK+cAIxUyIAsospurrU1yQGyUSwh5lf",
-	"uDETyK4UyWgcTolid90JwA2RlN+A0Zc8EJO9FmxRAw+uWbQi68pCQNcAsJFR1Ejk6sPinz69eZXqDFsu",
-	"Je0ZZg8RSEnVsVJGZISvl1EE39tqfH4LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1y7msP3/+c++XC",
-	"UtUr3GZNCV1QGAMYCjdmHB/qkyELQ2vu5OK0queGw0gz+STylc95vMSJq+JLdvQNxmkfSoZ8VUcFtuLm",
-	"AcXNWpTfyogGZURD0aZcBrXKqmp0tu2a6oZCzaWFbq85vYkAc84FraTDWMSv3HQaeHJ+VVp1/gKuJTVy",
-	"dp4Mr6SIYzy9FiT2tcExkEEyJfGYKqgOR/lUw0jYdw8rurM/rroM42QsCekAwromqy9URaMfJfOBME4Y",
-	"76IX70sImK77Mu9IsuCjUCzNpk3D8MNw5/Rvy9fk52Ktz7/PGmqXYoIxTvtIvxlcSljT3ewtVpt0xhhc",
-	"XOi0sCm4xIDI2YutkUGcw+TNPYof3edWLK5WgV1mmGOG8jOcmk6rMOTicFYqWQe5bydtzSPjeC2zcYvT",
-	"LU5r4vSG8ZdjKSLa2MkmPKNjnBOlpyGQWyoZ5dpmVlM3jLclAYrd5hhQBcRHithjVxjruWHcXRLFLUFF",
-	"aBwDDwjNpoN61D0AQAmHSch47XjeMAnDS+CBPWNf6xkLQ3IIfmUBiLp1JlT7dd/J+AJ/rXweqDC1bAiz",
-	"46/PpE2ewFvJp9/4IbMtE9Znwqac6RKjt8V7ygbV+KzbN+VNhRJmF76VbnSJKpsjSZvp8RZuocHNhiQe",
-	"SRoAwZt1mSbqkISHwrf7CXpsNE5a0J5R8qetyiq3ILUGRpvTdBqhIaQik7FQ5Zwi7kntWi+xmjbeaIgq",
-	"9tHT4LdObTwsvE9+pWECijDuh0kAxLu4+EfCrCuXra9p8vT019d/9TrEOz095yzCJOb242vGmRqDtJ+u",
-	"RMKDi+EQfK3sN9eScmX9q6zOf7IwfCkSrtNq1yJ+LenIfnjDVQy+PueBKeedGXPSJh1WJKJTND6prLm5",
-	"sb6O/gK1m6/AXHqttZUtkr7Rrbz7o+sbNwW3QPoWgdSg+ZZhtW2quek5t27CGzRYi4veavtsU+ZqxhGt",
-	"pEZsBtNU8ESZ1vNXjK01t792iD0PiFeeeDCdvHSFTk9fCm4UbUJDPPuQWorNv+f7EEf4hkkYrjECUxz1",
-	"nz3osM7jwLgU9fnY0HghIz98AlnLOA+RQbaOWi3E2Bdngs2Wpprs5SdOHXkXIq7JiGU16B7h4fCvA7Zr",
-	"R0Pbjc8FmncL0XtAtCkzMZUAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypccVIlSNY4BrAXtQuvLd2hWeLEl",
-	"obfBFf3G4zxf3+I3KbxaF8TIBtX4rNs35U3FMVaZU+2jyuZI0m56bJBBWs8bm2KL1lIBFdG19UkWmweL",
-	"vp+/rTPbwczU8KSnMbNUTH0g//6f/4vsup3NG5ji57KVUHwNoHLYTYn4AmFaslboeTYWE0Gf8SxLN6si",
-	"0MxXRIJLxUiYxsvlmW/pfZ1muxYSXgPViYRgnZOqD3amqmIEqyw5XPkmA2L3WPxv3cL/mvmkIZmYsWGb",
-	"BGKTc23VRDdktxUXuY0WS0aLjRCirVQoS3RDBT51l0qq6WHjzauuehRIUy46T4Z5Cf3nXNhj/smf3+d1",
-	"j703rcdAEjcpQjEHj70TgBl7fMG1pL4uvhVVqoEJ1Jg+xVxK/3H14b09reJutruzNcE+kk6GFRnABkqE",
-	"iQby6fItxrG4yyArJLllAQjiEmlFEDBKxkLpMzwJM4BsIya/7D3WOlanBwdYeP+WhkJSrrs0Zvu+iA7s",
-	"bRx1cPIUTvyjwUn3mD6H7vOTH/3u0+DY78LT50+fPTs6Onn2/PjAKQXmC74fo1mThZsSyersKdwvg5jh",
-	"Zpf8rZhhaJ94kgn9MmTAtWvZOyh89yJhYeARKoHYrLSKiGGfe+mdeTlbdeYHV38oJPHxC5VlMDAFfXL+",
-	"8c1+nyPjK0LTI48BC/Buk2uN7IowIBJ8IYP0rTFBPOAjxiHtm2R99DmmeNrDYc+euaxKJH2vzGbYxyuq",
-	"K4zZF1mGKVJMWnVKvP/6r//6r+67d91XrzyXJyNLrpAlUyhz31Hv6LB7eNg9Orru9U7x///3wuH8uii1",
-	"1PskAsl8l/vKQtqMjaZUKfV5WJlvr0TuSqOunCdsJolE/iyF4wBkxLQK2T08IUkcg/SpAjKGOxqAzyIa",
-	"koCNmFar0yTeJ/VYkU0rp1TN6EtYpavGLI4ZH3UPf+wuysjV2ZmBWIUMM3AzpKoa6v7yJheywaJGXYXK",
-	"Zm+rpvxFOceyTGOF5GNF7p1ltYWrsGAdq0gxT/EigquUsqvZkEVaSEHWBgvEDefiFri+h2rxTMOe3TIq",
-	"Jqw7sArdI2AaPi3l8+NikqokyoNOttHe5y69pc11pzAvIhlKEc3kq8RcLUyT3TRLnil4EFINSnt7HSxt",
-	"vnqi+lwlUUTl9IxAqMxw2XDoGYfWM/rWq9IJpshKSsxq63ITbg9/RdRtGZe8YsMhnuutCL7hs9OahmKk",
-	"3CNDafZ7TiPrm+sxMGnzXFrzC8nkdexhmbGYGPE7JWglkgkYJW9stQ6REIlblx/VNXuW94a1ucgeFJJA",
-	"QhhqIhJdGd8za7dQJL1LFUCe3Ki8xJVCya1nHfpduaKzoCiOKm+wU1y1OaQU0hp1OQYiSsgx3TWYL/Ph",
-	"JXEugJHdqyTDb2jeNharcnfZs9NbRlSpDlFjEdtXc/Gtg5vqNLf3PI91wZMovYGjEn+MwbDCQf38kNYv",
-	"QG+nXiUHBjCkSaivbhj/tOgt91bESG9YGF7hIqwxDlXMFVMrw0GWXWbeK8wuSzhXyYkryo2JPwAyEMlo",
-	"rGslL0BOqO30W941S1Tl+S9+gt9WM5xYf/6/FSotIYH1OkNIszjUmPWax8VmGXM2EjnDD+VDYsWpF7gg",
-	"JfxiAdFkPHsNGdGiU59fj5RZK5S+YXGCscs2SpQFQdWtUHlYodKQ+5ULrZY4YHZAjc62XVPd0AZIaaHb",
-	"GPvPqbEZUrSbDmirNWxHYBqjzJiwSY4U2WU8gDvSS9/FwEu99mYs5T7soZHhrufv2hOyh/henPOH0wRJ",
-	"aydGdwN4oIwQLl3/NQO54PYDlUxP8bJ3IRmuk++5p/V1XB9b99bIstuJX35jZJ1nkTs7ExqGMY1r5hmq",
-	"lSK4cFFklg9mFXbee1lXp9y49L5I2Qr6yuG6eZfh3oBfoMa+Hsyvn35BPdhd7C2+74fvRm3SgifVLiOk",
-	"8Vm3b8obtciXuNDto8rmSNJyemTRiwbShwdqzeDIeVpjQWQENxQpi7qBmPCuYqOxxlfvEq6SOMZn4GpF",
-	"iCiTLxKp9LrDK1VbEr2JhNJpIKvegEL9mkm4rnwVw049fXwyxHeRNZAhk/XuLNNQX42FHiXrxqrOZyou",
-	"mTEXvKts2XozDmhER3BJ+QjqGwSv8kpVsDL8H1+zCNxzmTXv/g3tGd75Q3UVtDREfycCWJI/SmnKAyoD",
-	"QhMtIqqZX3+pTMHLygNIlyLhgSIxSPfSec3k1vjA2oskDEGf+34iqV8R2L6KJdDgjIRiAtIAKhISCMXy",
-	"Gmr2FNER/YNxuGJ/QE3KSwgFDdZfMZnwqxggeJeEmsUhsxbZrAUYUjyKoIV1JSJxCxFwTZSpWnNSjqc/",
-	"giGg3bef6+mwEgE1GjcW3UfgoCXVlTvp1RsOv5WrvbJWon215h0ELIm81U+bZpw2s3CVxK2AVtXiVXNb",
-	"JRHnJ5/jsICysmTs5CplXqrNSvUZEfN7VbxcgZ8YP+rKR7fALMAnBfJ8BFXr/F7g27/gS9Cn7rlg41R4",
-	"xBAWlCZRonT6Vv3UOrd4PMnl20MeGYSU3/S5ZzrqYk9ex9ShYTgl3nkcG9cgPUxEdv/7p8u3e94++c3J",
-	"f8HtAUjKlcPqca9nT7swM8gxUJsN2B1myLvJWYLG7D9huvPZkIDxIWZ9M94H9XHWrqaEYWCD+okMC4dm",
-	"R0yPkwEelHVF0v/Ou/yXQIOu4OG0cFUF9/fwXJEGGhHTK/NpSNRYCA2S/Puf/1+2CWRcfnvkJd0hNJ5t",
-	"nyM908BBHhfokEESBAxUh0Q0dnEBn4ahSLAyPuaiOsSoFtDMigcGUnX6PLZPiePwOvZ0k20aZaEZFFX2",
-	"5DLj5PC5CxWoDonDZPZNT8qDPs8PMP37n//yiBLEWC3uPLRP/TEoMgTtjwkSaFI48EMGoCcAvHSyV+33",
-	"eZ//5S8vBTeDM9/85S/4FblAXsTBqcT3QSkyEMEUj0P92XfGYH/n1JiSHdJHo9B8/Pc///XZO3OsDFIK",
-	"mdbrczJT1b7JayxS+wqvaQer4I879ucIlKKj9J3enc9euoLE/WKf2sa5akMQJKzg2J2BUod4ByIGTmO2",
-	"P6VRWPri78pmRzwYAw31+A/822iu6R+2I+8gAi2Zr7x9SxPTrr00hUemXGQppiNQT8juAEIx2eu43Kw4",
-	"GYVnn365fvfWlto35D23tR2ItaQsRIkcUjV2lbMCBqPMhpeIFIlOAw/pmXKvY+caCN98IN6BXXN14O3Z",
-	"oJTBNQTEe9o7JO/wzNZHkBE1llA49ewovLfCt8ki7fk6Uh4AhsLM6DrkH4lZ2xuIdXkg/yMLkQXQfXXh",
-	"7e0TI99ca4HwkyhDQCzFANRpTvgDzwqe4/2c+yokoU+lnBbFHqmUekiQBYLvLJvTIsH3F+KlU/GIghB8",
-	"rbCwO3p2+JxkzkEKWvtGdEwljUDjS8PAk8jdrzPDCUEbUeTj8fhM8wbQDcAdnfd9iHV+0SFkynwy8Njr",
-	"4IN1NAw9Inh6xs60ivyg7FN1SDM7HELN7Hw4w4ysuStjr0i4mc4ByfSIMMXFzur4+DwgObdRTry7YQrZ",
-	"OGl25NItU0aRPCcSSmd7TrNj6TFhCmxN4N1PV/u4XC9tsKr7NiM9Xhq2tLBNYgzXSSHGT2f6NSuUdWqK",
-	"mWbHAu8M8KlZPKM+zSSKw/BwCJ5dv7RxnTaDP9qvB1PjIRl5NtWwV2aTn3Bpdt3CuFXZOy2uSR4ntrdf",
-	"dr3CXsUpMdZ7ClcUMTNhZMd3jhC4JGTXK4VDvb1Oyjv5vQn3cD5h+ixdWQnKwNU+Xx/R0ny9f//zX+dm",
-	"LumTDrseXjPyjIrCoPdRr5e1YKnwyT6K7eRCBgEr99iICyN7djFzdXq9QwEPCNxpSTMsIA+kDX9Aba9+",
-	"srX/Xzx/azt7Me3iE5eO8R10DTebpaEkoqExkyEgWGyXC02ed4/xf4dHZAx37qpAB5nCwHHPdG2wcNw7",
-	"dq1MIAy7xXZ0fjUmPXgaCLBv64zpLRSkll1emlIXQYXrGk6MooolKOD6zJbLz8laZFr5lh04JuSVAc/c",
-	"45PU9QJ3VkiMQKfHlMlu6hK6HvCtVcShDeWnbIC/PlGkYF5ZxOFcrt2OBjcsnDZtX/TNpoaK17PegHdK",
-	"6AJGj6i8ARQZlSyPp3IKrwQbSUGz2QhJQurfIAXLF8Hwvo5p1XkzXn+nv+N1MqnmXv+WYP6TvjkchoWV",
-	"yoCQC5qidWTPlRv6++ZblFeME++vXbMo3fRKkRnCLs3vqLx5tXdmNHXWOFIwYnemi4ko2l7pQD5dvnXE",
-	"cvfL7ORPM7wYC087aWIvqZkqVBER2wibxYYwhirCLpZgLFIJShnweQNM+Tz6g8XenjuwLRRwI1m8c1Q8",
-	"3Qvui8CsJPlH1+Z9RokBjlSOb9FEsGtkCC/4iFxc01GHeG+G3feCQ/cd1f7YIyNmxM7T3nGHeL9cnL/y",
-	"yETIG+UsM9eqATEO/SPj3KgnR5tUcpYEqrPHbg8PQuFLUGgDI7CUSHkj4YFVt0XrWR38mR9o/mxtZ9SY",
-	"Rp6li12q4FnYdvJtQCP0VSoozIwtv9iBuc4nY4ZKiuqs1YkhFMqNDvFeGgu9a/ScFOGpE9JovEX0rmvU",
-	"yNPDZ09PesaiZlGUaINio5noiHgxUsgYVZZnnORDr6dMJuRmi3KqkVEM12bqNTXz7BtONk27TuWp4z8J",
-	"ieEbFIaKhGaVzUQQbfbehaY3gJthCsA+4pTOueOOXwoJTxSJBV7G1CBvaUh2vW7XfON1yCFRZID4dXJp",
-	"75R4jiQZPawL4NowdnEILlZl5LcmIVClyaFzH6wwoCF0cSW6Em5pyAKq04ZQytDIORNex3hQ1DpOpv2h",
-	"FFynCpNmpHGUpig5MQ5rYFyamHJXJ3DmlkD2boTg++RakBuA2FgRBp6GmiDRotOCGF/DkvUWJA3TdRBD",
-	"NGcyNkLOsmQ237PChcEOtlF2F1NGHYowFBNrEliEfbp8q1JTyMtR4SEKX364vDrNEO/kl8E6ygilUt7t",
-	"nptmux8kGxkz7C/WVYK7WBjj1jPwcE7JjKy0EJ6z9NBM9T58vH7z4f2VZ4TXMGSjsX2tmk+tJ2J0nGnz",
-	"qHdMjP89QaH/88V1hxj50iFpfZzKbw6LQAoXhXgmfS3nyltAC2FsmrL6AgKzqCLnYTIFYy9Ky1wsDEko",
-	"qJGThv/wgeW9TlGcWdRxgMD6DJZ7FHnWe5q+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C",
-	"2Us2caLGpyVO+B8TyvRPJz2VenkzUpopMjZ6J+GahYTyzF3JdGAqv8guigHD9oyP9jq5NJ69xmWMOzv3",
-	"KyR99wqv2xKC118w3oxNohgyfkW6QtZU1xZjFJ8rd5dQxZAMhJHEYgToe+8e9jq9Xs+0OpimEqRDvG7X",
-	"iA4zaZDK2zsjsREQDA2MKWpGsw6WFJeg5bR7boBrhSGT6WohfqTRw6KL4sH5B0irEtLQujLFkFlSKv+1",
-	"awATdl8kwyEY6+SUcGEtBVw3pNQeyh/TvOGmWIo7Ix5iqlC1GK8KX8Y3xoT5cZqLKHSFjdqzbrpSc+uK",
-	"wAksTtAYoQHRLALc7xmIWyCHRz2SxiJSF7sAF3dMGitShVuIB4f7d9bSPDYaCt0tM9vIPodOOTk8If/J",
-	"XuDlb0Js2FCR46eHhcLUOlPC9HFyjMWPD59ashh3xeoVLpy03MP3cBSgt4mr7Qxg7uDWSUFlsDCDLBfd",
-	"+khHzkWOQcQh/OUvBvSlwAHi1YhSzxiuB2MdhWfEH1OpQP+U6GH3uWfU04Flgz5P0ZFapA6jqflAJGjK",
-	"OAR7HReXwYqskF7HSG1jq1jv7hIC4fc5mphzwSnXSeZpDxincrpXCPSkoao07vOnKfv54E8tPnt9vlsZ",
-	"Byyaoh0zBmM2IDWds1zyONUeIgQh1OfZ0AX3AQGdEgTX0XZlDJK532OKIEuDBHs2rokQC0jIbsCJUhth",
-	"M6xymtqXA+kdWAu2Y8zKFLE2xpaa/UIBsp9tBfWGSLRiAbhoEkpn9yhqIZzGRQwWyzSLVJlPKJM7dtZ5",
-	"CI/seoapLkzX3l7hrJjhQRvf7GBE0jpP1sD20F8ybpJBBuMjW6TPJxjON6a0nUXI+I0iA+rfGC2FTIe6",
-	"3Kw/LRAXf0w5YG/flHyiiNvT73NfRJGplzs3NAiMQ1AMm1jXRotTaxD8IpT2yK7dFCdxSBnHxBfYCCpB",
-	"10bH3ZHFZTQlTp/3nvc8w5QY1PdsJMb7a/e1kBMqAwi6H6XQwlKBKGE3GELmA1dQ2CN49+Z6bn/AAMJ6",
-	"h/tCjg5cJXVgyn7u7Gimw8L2AgaA0ZEr7xAUrjKe7hzu9/Z7prID287pztP93v5Te9tyjBs3B+ZfI9DV",
-	"pyrKMsBdTWYaTf6CcVYpF4oLrYX1zoWvbOlshTsuOoeWQMkQ2N/Bgdt9rjfBzunOz6B/ERF8tDmjUuMN",
-	"p3HU6y3aBc/KHWDFz52dp73j1YXfC/1OBGzIAM9oPKvbAQLG1ni6Vo3CxtrO6d9+L1zt3XlLOVpjsZ25",
-	"piO1c/q3HcTpzu+mZoqRpatZkFlW9Nkr4iXBdVp1t7wQGTJK7t//83/ZiHfhu8q757hjRKWFZrS3j9Gn",
-	"PI+81cKWX4y06nOgMmS5KLX4mWMCawkqxwd5MG7hyYy8CBI8tcnxZMZm2eh4bTY6rtPLDOM9Iqv+VtTD",
-	"zmwpBxU7BTNlOTMXdfxCxv6IhhzGBizv2kv8LtcSD9Ir/Jn+z1QZk4T5ZjxZNM3U7PN09JnKc1HMYm4B",
-	"suugYbBg/WK8f4aBd2vQK6v3XY4oY1y8Ry2FEWMXic63YFysajdm/o1xBni25WZcL+qPcXRWnPZT5w23",
-	"Lm2ACQMdqrjvSUqILJpLZzkOPfO1h1rPM4rLWQ1lGY7Bp92Eo+3ijNgnaCHvZRohMzcKMcI+p8aED0/t",
-	"geIYpMJ5UbfRZ2ZnP2ZxZgz2Lof9C2vc3Qv9rwupDj53Vha/FmsU3kqWDUqWooWfMmvB1F8pYYwlslCk",
-	"oKdioMgRAtW+iXHi3X60NOX37QG2UHDY/7vyzox/9/LV+z3nA6k+n3F69sl7DKD8B72lV9j72ewufrrz",
-	"jrjOTHZqN/gWoOSV8NX3ZyFdG8fT+NYVzucCFnCb8gu54KjXy6LdGLjCAyJpqMv5FhjLoWG4Ty4BA2Wl",
-	"ws7UYYoMKQvVWZ8b19+IS9yaH+J2Eg3IgIaU+yBdZCU7nMG40kCDBSv9C07gfutsXL7ai/aG4+HZsIah",
-	"ym6Bm5mjT1kgfDb4lPp2iiuIjx5aIUpniGW1egejPy56qcbUxRgkxCHzqeo4lVSwZfvcRqWwgnHPsk0f",
-	"UyONiHMxOcPw2W6m/SUef9or8IKr0+e44qpTCCT54zyqiuHvNNJuo455aHZM+YxZ3ee7dtA2Aqs0HRmb",
-	"3xRyIXFsMGK43YWTmTDtj/f2yfkMG2F0ss+1pMMh8+1BKReHL9JIiWzzzW7g2X2OdIwjgQ76Au67RAcf",
-	"lNo8A9aUHO8FDnK6lGOzaaxm2dvDAzoyfRS4tkwWvDhii6xrmeSWw2pL4436GNIpps4YU0l9DfKeBgcO",
-	"1oy6UavjBQ0urbhsfMUze+1zWSwpTezaFa1/KUK74UoHLGR4/yJffrfUM0vvrsAt5ICfQaenRtdbf7y7",
-	"VmPtv9DCxMHhO8KbW/Djmt28FgkPHolDfgZ7VI6mR34XcIE7KLtUArxwZe4vAu61tKbb6XeCZbcMZNdd",
-	"jfbHVEZqr7BwWbb/ubU7yK/TLl1C++bNIy1j+rjPd7KW0/SGuhg6uwy/XWc95yXzrFOnE8mtSfgi79KY",
-	"axAO7SE6Y7rZZyNtkb3KGHS+Qm2V8vkIt6J+oagv8F09Plut+l84pm0vU2z5YTk/rOIEHoQrtb8ts3G1",
-	"Ybr9TlSG9eIHGaVXL1kt8JqS7UWvGd0Wvkvg65ZvCTP4ICESfJUB/zIvtmEUu56/FzM+Xw+ye8PCkAwo",
-	"5yDzu0PnvnXQX4aJ9sdF+z5iyq9a2BpAT4ncVqin49uCfSHY/XwJFzBEflUVb6oux3te+JqBvAK9eeDP",
-	"DeF7EQEzd4qJstRPl9VdPl68snUAP0fc1kJ/bqRbIbBYCFSwznLOwSP5deRBllLsEQRB1vd3IwFwxjaj",
-	"gD1cK6nEcDyhmLngiSIzWd7sgc8V8b7ieteSElkX7RUP2RC3cmGJXMgZajWHSOrr1eLAlnoEWWA6/o4E",
-	"AdKZ7A6o1iHgtQ9QHbsrY+9f4fWarGRRAsRSjCQobH1+hWsKAFO2zeg349tCfyn03RIuZwu89uivDATk",
-	"xTYNfdvzdxMIKBJ6gUeXFakDZUe+1kLZjW8L5cVQzpewmiEKFw0WbvqV7hvM5LZwl2XxUb1dd6fFnvaW",
-	"hTsR6Y3ZjsswgRmvbplIVOn+eywTXkxdga2aHyIawN4ZeZaeZ8sOoQW2DFN9nnAJNMB0FkISX0iZxIuO",
-	"d77FCeP7avdhPFNxy3RzTFd9thhPcs4sdnpXID+3V2DQ9ADyDJPWucZwwfB8oJABSJdFYtcdzucwwQej",
-	"KSd4Rt9WHIAiI8H4CA/p7e3bi8jpFTpkU0OCRKechuxnkIVn7FUxP1BWEN+PQu7cx3wzhTsCfS4kKd4R",
-	"KB31L1wpADuT/P7hzPHsReeWLUtv6jz/71v0NIyeqpP5S7FikwcuNcgubr/wcOW9lv1nGgH2/J1YY4x3",
-	"8WoppNSuVsD25xrWmH1Mt6WmWLa4W2AvtMVKDLGYH+6MqbT0BuqMCZamNeA0VmOhSUinItFk10tVRZq6",
-	"ElPUHdgEN0MWuuQ27uc+9+wv9r69/W1BYaIl5Sq057o7eLdbgjqYr2+Ll7Lbgc09h0f1R3+wuFvIPqWp",
-	"JFT6Y3YL+8RLL2lb49FLEwnZ7Fz4FD6e9He36/o8YpjTwaecKIAgPZNms3HpfXLO08YxyzQNALMOuPvY",
-	"1mCl6sZmM+rYe4cqS6CLt96zfDTAR3rsnRVv4N4AxHZ4RmhnDZGQKk12lSCUT/s8T1PiC57mDbJrrogv",
-	"lLapv9xA1RMSQSTktINmANodFC8rXHAt0xReEkZJSCWSRRFlc9MMbFKDTpp5I4A+750cH5uWiJhwkJkV",
-	"9omzOwKxsLvFESLSpn7CTCB4xSG7QGU7sSnq+nyE2wbpb5j6yhHFZvyyGX4MvQOQrHQBzHFnHpY2vsS4",
-	"z7M70DMptgjTe/uLUmORLP3KqeEKm81Ile5Xp2ggNdwZ51vYue7aax144Z4qzOzY5+mtGZcxD6IB4F1Z",
-	"hTkVMIvAXpWNdoFLfY693sv3sA1sRezn8sW1uZWkLqmSBdJykwlJWkr9tlD+njvmtHU8e0mS8unS7HD7",
-	"izO6LcvndprezQoKYLE8aVnSvZi+S80ofAj6XELXZTN0t79tIvACwKy4dIi28NwruimFTF/O++jzwxMy",
-	"hjsagM8iGrq0mGdlIBUumBXvPi/GQP5Y+noWzbv8xfH72SpbBFUg6HzOzVgHQcMQ7pa6HK9NgQ07HKZP",
-	"Y45+J/6GWQObfGH5dp0pV8PduNeKbcjbSFd262wsdDYybljODMYhMbbh8oCB8e7eYalHiBmYjr8TCKN7",
-	"GDlCZ+4hfp5fsQPI3n6vt3oXhfKPtI75EL63FSVQov46i1tDWM/Tt82BovJIt0J8oRCv4p46zFOfYdrO",
-	"JlvmWM0cSzgCqFyuGkyBTesCoN/LoUxDf7JLZSRssM3lKk0w60Tp2JV7GKe8dHVwfJ8F3BSGgW4PWC7G",
-	"b8zAx4eCRnYNF7ICXq4d4J72ckMP7yq/cAU3jOpC398JuO3F90FG7iVeVnEFa4C6QMu2YrswxC3EF0K8",
-	"yCIrOAR30Jaj2xa512rhxtuVHd93As+Fz68VUhfZ94C6GG0niv1Rcs3c+0P2gdCZhTr407a2eJ/A5rsG",
-	"z241asxavutSphceeNsjdEQZrxovvtx1ZirgqxN9jnm03dN3NlEpjDCVYfb4Ej7Fgg/u4A4pt48+VB6A",
-	"S5lpTSWB1Sw73VNyXCHNr7ee30LJ4bZPMW2dPc5on3ixHLWSQyMaqyVsmeXKxXy06SNbduOaUyntu8W4",
-	"NZw+jlpoQs3ncjFoe2f63LDF8Y7G34kom39OtujyGdKXFr+GhfGOxm21LN7ReCsXFloUES7cgrW36f8X",
-	"5/iWIgI9hsRmvrWvMDE85mHfCz8lMYshZByfphhBhwwlqDG3rzjYF2rxDXj8sc+T2B4PqThHscv4ULgH",
-	"Cewzcr9cX3/M3pIIEpcUEtONikRDn2uI4pCmSbhtVfckBZXZI6fusNPlxfmrdxcLlNs7R4hq9nOb4eZP",
-	"fMIF364wn+xbhfj9zOvlc09LryTl/gZFTIlRCiOLMjIsS8YZMWU3c5fZnu/SQpuW8bbf70XO51Reeu8q",
-	"LVdH0NuirRX2dnhbgb9Y4GcLuJQl7CPA7HaFD/khL7ZhJGc9f19YJqJI8ZpLWAPXGTnbiuxsgFtsL8S2",
-	"KCziUtaIQzoF6VMZLIf3Ryz3EsttGN95198JwO2aEN8Re0lsr7B6NZCdE7Kt0M5HuMX24t2dnD3qcAc+",
-	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9e720ZuxF9loC8nASvZvVyu6eaTkxjNFU5SxElT",
-	"oBtg6V1aIrIi1SU3slEEuKe5B7snKTjD3eVq9YcKUFtX6aOt4XA4nBlS4sxvaLJHiRA493GFCFOrO9AK",
-	"goME6vKwowSKeAoTu8KEcTu5zUJKPhe8PMuUdL15dtwFiP6lR/7QDr8qwbG4Pa0bso7q2wsefrp1Y0Mi",
-	"wKpyDzYOrAp6igabo0HPckIMp1BTFRQLrpDwcaKAnfvI/N9wNofC6TxsF8Md3+rzwF3einhy9p3O3pjJ",
-	"NiupYTi3efm1o3lgB6dpjwUzn3QMQ74QWuWcmm2vguj1QFPdP3zY3VAs5Ufa1Z4ER4ikrBvV77Ox+0Ep",
-	"k3L/AEjKJOgpngcBKet6V3cazm5jOWwLOZnFDrMIMIVFye53HO1E8tAnu531WA521LBrWEu90HYAY9OI",
-	"kD54pMdH6YPXTn1M+9jrg4f/3WM7Q8Jyo9mDDc2NhKfwvDk8t/YSZB+BhnHQNnEyh+3msN0QzIzPd/z2",
-	"/oFIHjjW46zHU90x3/WmRjQBHouKO1SPReFOHrvRY43bvC2G4JKSNydGq6IAMxM6BtYgsPpAWBGkN5Uo",
-	"cidJCqp0/3nFDE9Bi6lkhQYGki8TuWAmmyEMnoSSs5wwwTyk7XQC70pYMkSqK0GYmNL7U/uvtMHlI3Su",
-	"RKpbSrGWeslLuFcVzFSBqdDpL7fjt0ry8Rs7ZUqp2HWStdAw40UOy5korJ6YQZxsbQQut2GIsN2qKnK4",
-	"4fDk/KeRQ1TET3kOP56fA9OgFWFCMUllzE6riRTaZX8juveTGhTMLaaspAZVmQl8EmamKtMXWpW0fCbB",
-	"rjiRTlZghVXfPWjDijrPnGTOFOaFG0RwnMAnt8QGjFHPKqMhV0sJLJGoBk8tzdKssI4JDJn+QtVYcbPG",
-	"ki8KkTE3QI82JJx/L5TZJybMd4YFN+UDB4b/oZ9/lOwrEwVCXKyviXIlBoh78LXR+GZQMvefM21Kzuab",
-	"Ef0gxToAhGUdE3EKQwQCL8fXXBogwOSISutuSrXUvPxBQ4r/v1ZVmfEUPV0nUpgRWTOCdWKjlUXrLeSG",
-	"N9zZbw1/jtHH2W6cyESmaZpIkcdw/vTy2ZPLF08vn/z489M/v/hLIpFn3LpfzgyL4T/JoA1YySBOBr2R",
-	"g+j3X3/75ngnMhWE8GdV62GQR5DiDKnD+IQaRtZGQTtXSsVoQmJh2t+u370FIa3PckidVV4SAyqoiDvw",
-	"gHVsc9trWQjrqeL2toEGTWRN7ToBCAPDpVVcL5CSzmhrMlVJo0dUP0JwrqR/G/X6NSoRILirc/8IKllw",
-	"rSG9YtqMcQXjX16ldmKRzbp7jbiwuaY4JwyUPFNS8szokatYEaYOXs+B9XhKNhdyirWgGGfaBU+50SvI",
-	"+D9ot4xGUq3sOVUIbM9k1dLOn8i50JojiCmyIBjXm8pSKs3toeGwxSdwYcMoVpDibg7TGEFsx6wQX3k6",
-	"QlMr7+HHp6DtBLl2GLeLUt0Jrmm/skJpLFWcYeMYKwWirH5ogzHqitmTx/oWsFvDS/jTU5gLWRleA/i6",
-	"MEynlTBeCI/bBdIPNIlc0egosk42YwsNRq1G7wmkry8vXqV1FEdRZ5zlvARWKMkniXxLeJqM6nRTqcYI",
-	"vJmOQKoSbqrbWzwvbu6B4fLvYZj+c3yRZbwYv8BPhZzGIFW69oy4xpX/o8VvXzkn+hjP6J3u4EcEYbKB",
-	"kmdcfOX585XgQ/ZoD/KeSU4G0UBYtrTkQTSwJmov0r4KB5FX/zRnd4RwPIh//inqlUN9Dius8gNqt75q",
-	"pWkDRldwjUMaxXkdGuwdL0Yj1VYxMRDStBfwEG0aQay74bEOWvUQP0DZGW34coPdpQf4fGHucbLnhAHt",
-	"O4m2d5HSWIOnG1uc0n7vLBn7QFW91gHoZylJW0O7gnq05qR1DRI7vigKtRy/K8WU6tPWnZ9u9BkNdSNx",
-	"oBv3LVple3m3UJqPX7fzBjOmofXIb9Ggg2q75mh1J0jjThOsyft3JUqeD2JTVtw3O36H4MmDeFAPWKPY",
-	"aNDzu20Tpy5cOqeVUyHvRq4lGmJpO8eiu60wdLMMl3Pd1v+B7lbrbjmYnOBdWdw5wvOQ29bmHOZLPEza",
-	"e1Bz4XHIszrCHi3auLN7eHPvoN+pn8vIQZnXEW7JdCIRR1nPXNMV1kE6jlcO0qi5fCgMJOs6y6Tk8umZ",
-	"g0/ufpYxic98rKQK+Q7Wcwc/+uz3X39LqQ1nuhBS8jxNJBa66pG7s9ARuQ443OGdo3W6+1E9SSKZBm/R",
-	"Bj/Fr6J2qF0j3Io7niNyO2kgnXJpYyrPL0zqX7j0uqPqSmjjHVTf/c3E8vn/+XayDXi815+la8hBXtM1",
-	"HuzUaDUeQNX+vrWV+KbKc2rUF0LWvmrtQb2fJMHUMi9C5EayQKZto/twylDW/Zbpe9EHT9PpwhxMuwf7",
-	"uqVrGGEoY79lZCBlIOum8VEAVSBLB2u+kyaQnQ+2HEa4gvG7/6B9JQulJ2DJnTSB7FYQ7oJpQ9nX4FoB",
-	"VD6y01ZyB7OzkyZQRg+GIYgukG2nLjyQMpB1tyg1lHQv5k1VXDBtKPu1xTT7DtlzsjpPP5w4cII2OTiE",
-	"bCUJdd8h+8kUSl2nQAVQBd5NNuRzhIwJI27egQOoAlnW0J9hZGf6i5DZrFRz9j1D9pMJR4Zpvj/iO6ba",
-	"a5Z9J1ilbvW++U3/k6N54Ed9mvZIXvXdPtD3fG2Y0RHomVrQt2LsW4SmsQUsd71v7NrW6y9CvnTUD52h",
-	"10x9LBl6X4QEtzVeht4XIbe/4m8NYRtzO1b392ATsxoJT7kem7OzWtMJt5WABN3WSB4pS7ee+ZhCQC9H",
-	"d68IEJynu7K3h+z/p1zdAPcPSNVdvUeGOP4jXexw24/pckc3uNbr6b977OdeLn+o3t5KeHL3je7uGUyY",
-	"fYRaxmFbxckidljE+q9/dgDPqlKYe9zSj5qXF1PMR/nXZ7sf9Ni8Kd9mprC6u/xKuUxCQ66yCvM+hnwy",
-	"nQAj5K22LTnyS0FJmBmziM/O8HPLJ352/ux8NBlEg6osBvHgDO3BydxLVcBXPBguCoZtgSCbsZJl1p5G",
-	"fq+CUhX06MxuRCGMoCQFl8rjHgytiXa5v6DHtqgTfaPm65flRzepyKXUR13UqqiDcxe5MrkI3Htb1O2C",
-	"EnlNSD3pWpftC/iyfkCC4Q0zpuAuNyMCXBNKSBkazVPTqH7Ht1rhSyuYN5kPoNif7lPvFwb6WaH+kcFj",
-	"VNtWn8mbHh67NwzfBfpjLh1eQIRgAdG6OnNaluAlaN5hWf++2+f616ZhpKcT+/dYyeLe7znoS4hPUH1m",
-	"f+/jFhHXBseko2ZCqFizo83DHY4WcowZu23GUy2G0Nma4e/ZEvzGBp1WCP74TveDPp8P6zOGUSZMfqjz",
-	"IJtne49381C/ZiPx2pIxwwo1JezyNheE3pBSShTuNVTGiIG7NI+gkjkvE7kjhSReaa4fYYY8aZbLTOVC",
-	"TilvjiRZUo495bsuSn4r7tpsd68QoBZpydrkfZf9eKtKezVL5DCtm+tva1I+mvR6httQva4NepTIfgcU",
-	"GKYv6YF6fKUy3M3UJdFSx32ppMhYEUG1WPByjGM+vr8aPYefzs8TWacDub7ja1uVR9iqfOjSbruijXot",
-	"zLGiodPDHGjTXe2BurWb66sbPG3X+b8aKO/HyooJ0v1lxr00XpZr0Fb7rKAZrBJKVU1nLn334/sr1+wl",
-	"kXNxZz9fKi/xxHqZ22csRsG9EF7KEKX81E6MEq4NBaso8lioQvcpVfqu4mHK9/m8/vDmChZsymn8gqtF",
-	"wZ+DVGCP5zGefSA5z3nuxxY7YPDt87f/BgAA//8=",
+	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1niBJsVLq2gr",
+	"RpTq4A7hNLKIMkswA6MDj0yYHhPvwDMQ8rreKfEcmxtbxP3ZRY43atiLJUQMZDcUI6GcmjCG2I5peaez",
+	"Y3rbOd1xvdecf6mbnc5ORO/eAh/p8c7pyXHVMryWIloHWBmmBKoLKi2gyO7hCRnDHQ3AZxENScBGTKu9",
+	"/epJmSr3h+DKSb1RH0M6NVbCyzGV1NcgK7Sh6dMjIVMGaDxEQUnoyKh5Qkkc0ilI4lNOYubfnBFvSEMF",
+	"Xl5U6DFIYxsZ6eoLGeSSxwBRoYKhhAvejd1wiJ+OZ2+fvIWhJiLRHWeEYNf7fX7Op8bY1di7MnYJn+qx",
+	"EQsQKjB67bjXM8xovjJd6okgViMXuAileU5xVkGSKoVsiLLT2cG5Vuvkxcr4rVXEjlNQCQ8ZhIE6JYJn",
+	"3+fq1ehfo3aRUJYGTpdTY0340OdWOuK37A8ICo2SAfgiQpuYiMHfwdfkBqaZxsu6OSPOAuhz79///Ne5",
+	"6c9OW+3tk1fWjCWoss2SZGQ/LZjJhIZKEIqyxXQ4tWvf54VlctNT4JaC7HoBdAMw4D9/+9bb6xAU6qkH",
+	"Naaqg6pXS6Da/qLQmLYNIGNCQMYggexW+DJmYRUO0pVUMYQh4yNnuNpv+zz92jAOsi0Hg14FPNgn5xWs",
+	"ZYelRFohE5dkxG6B93lkPAY9NoTnvhlcrsED6L66MEbI0Un23VB2X196e5agIKWQbuxML+bXtHaJSf+b",
+	"hOHO6c7/dZD7twduLQ9SwnyQ52FoGRV9JMuU88z6ocSRKoljIQ0VHQc6FqVlLC4QZ7ZOTYGGJKojxd5l",
+	"Vt1KyUyJBE2ZMRtTAV0tkOdmtEhC5yZlg3L6Ix1BXXHCNESOb5xJF9MRVEoWsjszSYTeUEgLr/OPb56o",
+	"3PL35sWAlUoGBWXRa7Tdca93atQDHQFRYzFRfW6GkLb2kBxtucoQ6lp8oY7WYk0NrUWD6/4pYUG172NW",
+	"+Ykinz69edUhz7vH+L/Do4qBG9O1HjoT01u9yZw8hRP/aHDSPabPofv85Ee/+zQ49rvw9PnTZ8+Ojk6e",
+	"PT+uM8HfKNPzE/xFTEhonAItyFiE1l5wjpk1FjjqlRzD1qQsG+idXKGJGCR6EXuGJX8WJEik8yq8kx7a",
+	"nUeR+fdh9LSnvD2jcWcCO95JD1WTJpFQus+9w6Oe8s6I1zMAUBNj4ThtPKMtUH+b6YDspEYJ6rMxkAiU",
+	"QoDQqdNpQyGj7OeQRctk/8RQb8EC9Was2qdHlSa+BGXsYLBBT2NYvdEQmQ/O0zJ/0jgOmfXED/6uLLjy",
+	"TimffhjunP5tOUix7RcimO587tQoeR6GtvDvOMx5lYRGYMcwd4E5MrVkOHwumtt1UcQuxnO7eUC3ajSu",
+	"9sHCQHAWm82atdHZbiE8W7vhcmA3jXp2C2HPZU2VQqR59KRbjHAtrT8TECs0UdQ6NZrIihebKARx6jSR",
+	"Fi9EDJZVwzIFP3lZWSzzubNTDk2vqlWMqSA3Ioe+ZUo3hRPTdn2smNJL8XKRu02p6qO+ZreZBtziaIuj",
+	"R8DRCxpcWoarAaRMt/25g75RwVIkT+7uun/96xOjXbnQuZNyRhIFqeVLZff8okPQrehYC7ZD/v3PfxkN",
+	"qqlO1M7pca/3ua7VeYGDqEDbdcFYYYpENDQ6HQKyywX5pEB2z63uSnjBm8o2xfLyxrgztkOUW657+4bs",
+	"L5IgmDakp7HtWrIHS67U0wNTaitftvLlMeSL4b23cAthk2DBDuojBovXgw0JTdkteLbgeVTwNGTpljtY",
+	"E0A1bd4CjLaW7xZcLQNXk7haD1LroGmLoy2O2oMjHoTQmHVnGq+JIlO0hlVnim2xssXKo2GlMaWTNr4G",
+	"XmqrHVN4q3e2WGoNll6ChEjwpoJwafO1sJQWXql9fFdwi5ktZh4RMw1poGLza+GmphZK0bPVQ1tMtQdT",
+	"IopBM8OJV0CV4E0ppNl+6iFsttZqFZXXIAqrbIG1BVYbgNWU1qrq537gqqvH5iC21Whb4LUReNcM5BXo",
+	"5lWa62hd2Llqayk1zUASBduTi1t0tQNdzeu1Qkf3RNg9NFuKs61u26KvRejDkRqubkypZT3UxFpWvoYa",
+	"s1evDbS2ANoC6HEB1JjeKvWwLohqa6ocSlsNtQVYqwAmqa8bVE+m+dqwMoVrKSZTcIuZLWYeETMNaqS0",
+	"+bVws4YuMsW3emiLqfZgCtP6+Y2dr3DN18OTK7xaD7mCW8xsMfOImGlKDxWaXws3dfWQK77VQ1tMtQZT",
+	"r9hwuLYOWgYK06BFwjwOzknAhkMyAD0B4JitrJieUW1Z/QtZvaVMZugkl4lszPtaYrGhkBHVO6c7A8Yp",
+	"poSpyO0yfy3dcdITRRSnsRoLTagilJgOuoWstppKQqU/Zrdb+YpM94qpWChWnYvWo1pTfxwB12dkyELg",
+	"NIKf+jsShoHhi+rcs/uayv3RH/2d2jk7V3Qzm2Aq62BpMtY6WPhC/n4dwp0Rog0Z82nztYyStPBKY34Y",
+	"wh1m2dpaHlvL4xGUQsqoDVnzxebXAk5Naz6Dz9ac34KqNaD6mUZwcdtckrus/VqQykqvVEboBsDtNuPd",
+	"FjiPDJyG1FGp/fXAU1Mh5RDaaqQtsFoFrHcigIt/JCyO6aCxZAbzHdWGWblaPWUViQAIZJW26NqiqxXo",
+	"alB/zXd0T4Sto9FmcLbVbVv0tQ59DWu0tVBWX3ttQbMFzSOCpmFFtbZ6WlspbTXRFlStARXQpm7cmKbr",
+	"AQno6js2MQMfoTMCur1kswXLY4GlKe3jmq4NmJpapwSbrebZgqk1YHrDNUhOQ/taxL1euWCuCfsk4BmR",
+	"oOWUhNS9TOmernj2UE9XuJcch5SFEJzNvVJFJmOqO9mbj8wHorT5PonxbQqXDV8Gjd1xLfRQS44Uyq/U",
+	"vzZT+AALbyXGVmI8gsQosGtDWnimh3VBVFMnF6G0VclbgLUHYMhjV0kUUbn+ZYnVD5EWWl500vu6+jFd",
+	"ZZ9GR93K/khDKEwSe26TaDoIYXsM/MHQ8c2x9jsaN2R0vaNxLT3xjsYrjayIxlvRvxX9j4OPhmwq13Jd",
+	"jNS0oSIab02nLX7agx+mzIemdIxtvR6GbNnVusaW2+Jli5fHw0tTOidvfR3M1NU9tvRW/2zx1Bo8vReF",
+	"mutH0rlI+ZewyHneU9CLQ+pPvzyk/j7vUwsbXDd9nhIuOJAJVflQGNciC6yDfKKI0kJChwhZ+Jow1edK",
+	"szAkoaCGbQjT++R6Pk7P/HFpamTXO5BAg+kfHtGJ5Ioc9XpkMgaOT2Rju6aLYG+/z8s4/gJU2HXTr0XC",
+	"g3sv2wRoLLgNjyQJC0jP/dOt+Ff6j5FRKe1nL8eekZApbcgaEarJwe3hge1DlZ4DP34QBlCJP3Z3Sa2U",
+	"7GTjEhIv/ePWyXuh34mADRkE85eM7avisQQFXCPJCKcRcg3x3gy77wWH7juq/bFHmOEcwyA2p4Y+I1yQ",
+	"gQimW+ncQOho1uhErPpU01CMiBSJBtUhVLlQnoHc2KBem8XIeevLbmjXl8EOjpdGDtwPjrjtx0fk6Q8n",
+	"573jly9/fPbjD8c/HJ64TUEjsp6oGXvBsOQsBMmu0nRk5dfew4tdTVDWVe5gTvfJZS4X9x9U1n0Y/B1w",
+	"7g15SVn7tWy+rPRKT0mkJbe23da2ewTbLuPUhrylUvvrYaemx5QhaOszbXHVGlx9dAQpwEnDnT4Y6ygs",
+	"42gmGxUnv1y/e/uMBMJPIuBor6zMMuRqkdho211soEM+Xb/uPt/rEAk8AAkBEdwHQnlAfMMMAQnZDV7O",
+	"lVNrpqI3Y5p4ovpcTDgxIzY2xAUfhUyNz0hANbXf7mKWCWMLqz1TxIHMQov4Y6GAd0hE5Q0E6ED0OdOK",
+	"eCHlI6+Do/BmGciz7RE9pjoF6axL9A3AdCaN0YHXId6BP6Z8BMqzlDkYSDFR8O9//ssjXpwMQuZ3CBdd",
+	"XDiP7OoxTMlQmDlUiLy9M+IdBMLPWnONH/w5lCL6fPCnFp8L7Ub0rktH8NPTXq9DlKYhdCdjFkJXwi0N",
+	"WUA1/HTSq50vaXa4lXmQ2iV+rsBPJNPT7kcRMn86v0hX+Lcy5JmGxrEYCq6VxZLg3OgfwRURPJwSQ2Oi",
+	"x8YbxMjBGWERHYEiNFTC/jrWOlYOQswXXO0tJ+7DeCkzfGe4Ns5XwDsjghPLjTM/dchfu6+FnFAZQND9",
+	"KIUWnhm9Im7ViS+iyBAjxS8QHDwQSmIp7qbGhxZSr5pnzkQzI6jkob920/W7nsbQ/YAzUxUiNZwY/8Pj",
+	"QnE2HNZmZFd+Qd9frB2qzqY2qyLQlTSrTFHKd2wWOvPnKaGzjaYS3fysnpCQTkWis5MyfW79xg6hxMwS",
+	"uWRi5PbE1J1IwUcID/xOCxIIsjsUklDyzIgZmppjhAVOcYz6fGz9deLTRAFJOB4HRdgwTry/di9tne6b",
+	"wNuzOiRk/EaRAfVvTCfeAUq8jkUZ7XMr+EIx6tifUym7T94bvecU4bevZHIIdDFSsAYGbIWlQnyl+LzO",
+	"+SjGIuuKu8eDOqI1pFOQL6kMGgou5B3U8pDy4qtvNmFR4lMZbB2hrSP0GI5QxqwNRRjKHawJoLo3nXIY",
+	"baMMW3C1DFzXTDeWwKjQwxrQwvJ1lZM2hbcA2gLocQHUqHrKelgXROspKITSVkNtAdYegEmIGMiXgg9B",
+	"Avcb01Oz/dQD2myt1TrL1iB+VmULrC2w2gCspvRXVT/3A1ddXTYHsa1G2wKvbcB7K0aiWV1melgHaKZ8",
+	"bf2lgUYkFCOxRdEWRY+LomYVV9rDukhaU1lleNrqqi3KWoQyMYAHS7SArS1LriABmyZMERoa7t8dAw31",
+	"+I89IqQ9GJxfx9i1lyL2HvYc8BVQ1dhVSdt4LUlii65UxwqLbaXDVjo8gnSwPNqQ+s0bXwMvNZWuRc1W",
+	"026x1B4s3TD+cixFRJvSPVkH9fCUFV+tg24YJz6W3YJnC55HBU9TyqjUwZoAqquUchhtNdMWXK0CF+aR",
+	"bFAxuTyVNWGFpeupJUxnuQXOFjiPCZwGlVLW/nrgWUcl2YywW420BVZrgBVLOm1KG5m264HJlFythUyp",
+	"LU62OHksnDRqumUd1EdMTePNFN1ab1vwtAA8TZlvpQ7WBFBdAy6H0daC24KrZeBqElfrQWodNG1xtMVR",
+	"a3CE14yv7/UA/VJU5O0uO69RfODC4EJw2LL9lu0bZ/vrMURNXQTBtmupDiy50pPRptRWPWxx8lg4acjM",
+	"ytquj5WaZhYiZmtmbXHUGhx94vSWstCYOfdLvltI50XGIgwUOcRU1xPKtLGgHDurDmFakZBFLEtvToca",
+	"JHlGFPiCBwrTisciDDH5dZqnd8L0GNMrUaY3lAqd7FJFvCy1u7fnEp7PTpQqElE+Tafa5+lcMf+S0hJo",
+	"hKWYJpregCK7nimLWe3yKR7Ykt7eqcE/73MPUwF3zw15vDRDMOAYkWwjyrjN8RQB5ZiQztItpZXt5SFz",
+	"pnd2CmOqSAJnV9CM0HRNBjAUEpBMhgfylFY49jObDc7OKU8jXyZqgWzlvNR5aqJnC5ISuXV7ULfBtbnM",
+	"ZXDyfESjTKhvZfcXyu6WSk33wWj9B+WyS9CUcQgK7S+/VGCLp+ymOoTDxOBsyKTSW+77NrnvN3wXoiEn",
+	"0TZey/K1RVe6ifYZi619u7VvHw0rDTmKeeNr4KWmq+gemNn6ilsstQtLVzesWd1jOlgDT6Z4TR2Ep/62",
+	"4NmC51HB06gySjtYE0DrKSU8PLvVTFtwtQNcWSDQslagrjTV+DcNAmaGTsOPUsQgNQO1ygf/FNt43GsG",
+	"YWDGFpeqDhKp9EuRWOAOhYyo3jndCUQyCAu5wHkSDUCa6kMm4ZJqqF9c6RdJGII+9/1EUps1vEZNmfCr",
+	"GCB4l4SaxSGzgboaFf8QIlqz0udi8vC/zbZQmHTlsDpFKlZP+fesS/uIEaJ7lIrLh1jWuTcAqGme7MYh",
+	"neKuvz+mkvoa5J7N7c+0IlKE9p0YOmAhM/0awVbmkOwn84FpiFaODSd2jtUQDW7mVEqKn6lSoD9SPa5I",
+	"AW9oqfRHIbWkTK+kgkR5lE3tmo4qcsUbxIfsDwiIpiNlX4ukinjnEih5RSM6Au+M8CQMCT5cYIavsuiz",
+	"qWOokk29POLOzl03TDuwmec/d3ZMY3YTwqainyVBaYCLxztgYiRpPJ7OP/xQ3W8AtxCa1XtPI5hv+Q3X",
+	"IDkNiS8CwDc8zggX7gke01DFAxOdnYApw0Vv/MWibGZBCjWuIhqG61WrHntOFTPuugQZJmG4JjcxdZ7u",
+	"Ib0W8hqseeM6GwgRAuW23Auq4GVu9sxAMG0k46SEh8K/YXzkmG0yBgl2y0Ak0seUXQHV7l2VoUE22fVp",
+	"rBMJKt2E6D3d7x1jKpUFPFYa4evC9C/ZaKxfU98p7KriH52weJkCan5ar2mowOKEBIm186BDuODdTNRc",
+	"iVtKJPhC2ic/8DEpn0rJAB/DwQc6uUDxs1dYycJYblgYDgGCNdfOtIhCKwxr2JgoqC5Nlc+/z22mpeLA",
+	"TKA0OzuxJSuQi/gkYUF5k4cGwcnx8VPaPT4cBF04PjzuDk9o0IVnz4Ojkx+Gx/DjsyoM3grmw1vG153d",
+	"r1m9+SniLo8p1FUQgq8JdkJCxqE+h9agw4x2RaKUwV4e2awYmxXwZYlUIW1mlMiMFKhgrqJOWgabaoxU",
+	"ioxZ+eB4s1PQp8VVXWggpHq0GTvhAwen+/G4LHVmw7wVUFNhFb6vrbLuq10eUk2oUFSJcEuZww5xfx11",
+	"yM8SOA2gQz6FmkVUAxGSfKRKsVvsLYd6WqDyRZ0iILDzFYAoEGkVq5xbfbtBbiG7ofPLfqJheEqA+uPc",
+	"psgeF6TcPeFJbmBqrJtp6k3vreK3ZYPOVvwa7vTOQ3DUWr19G6zTGM/c3xNpgKu+zJcxRPr23Jm1mH1N",
+	"v2Y92H5LvstaM986KVsnZbWTguJn66ds/ZR2+iluu2WhFTE0mJwz86im9VSw1b3pedmqdyd/ub7+SGwB",
+	"1BEdctTrleyqo14vGz7jGkYVsV/XQ8cObeF0m5xrqyZa3Eq733zXsLOqDaxW0WIjhGg1FS5T9dWcs/DE",
+	"OQS7rxIImdId8oYzzagWskPcRmQIskOugGvGIdyr2LdYapZ/4/GMVKEv9x7raLiSBstpupQ7mvcm78Eg",
+	"TbiT67BYi0MYj8ctv5bMxYff3o7o3atE0mqYu2seBlM1tpUjCFiWtTQT5Q2M2a5FjRFN6C3U5I7JhKl6",
+	"ZWcWHZfc1nYdVq3lrK6KGH8Yss+Mpthup7S4xfWp5DYmXyRS6cbPUrxiSlPu1z0focZCjxL+EcIQ1jiH",
+	"Mau551vpzAynkiihvrI1GyfLGkdGmiYJDqWKHC+SIGhqo+WcDEzrZNedOTOeYlSIf2LmH7XCilkQEBvR",
+	"CLrAR4wDwfIkpnq8Tz7E9B8JPGxY7CGNFKZ+YUEA/M3wvdAfJhyC+ZZtifQYntJCgr1px4UmwtSpDs1Y",
+	"eta2unHpMV9TlTjDe86fnJIsj+8ShiDxpiAleHWa7OJlSKyiDv40SvOzt5fHKexELDPYCBOHJbGJfMnm",
+	"YzQ/9H48eUpPgu7xs8EP3efD4Ljrn1DaPTkaHB0+e/bD4TNKV+4gVGr1ipUpUmGxos8IvxBfDdqG9SDW",
+	"tB3YIpCuZQS2Eo0LIgJbQD4oIBsKZmV4b0n0AsfT5FxbNVGrzZo7CJDlKqQWPOtGYFA8Z4Oc3dSIQDKf",
+	"aAaypnvWCotmzAKoIT9nRCZ5BUOahBqlFnJg3Q2NeUm7litfWIK5sc85+mu49mX5vUEW3HiMp21MvJbG",
+	"33LrPLc2qR6KFk271ETjs27flDe0r7XSlG0fVTZHknbTY4MM0nre2BRbtJcKPGhu19N50gPs5BvYyTQ1",
+	"jh7PCoc7LemrWmQpnJOMhNJuCdRq/7+651iKSDxKz4mC84wz8SzP3YITgQtsrs7OreE4H/k6Em+iJZdy",
+	"l20Y1dglnFufCsItmNGSI1VHO5VTWG39Gbo3GZUsgfv72IX+AgGw1gCrkF67gQ/yfWL1bhVs79HMFoNf",
+	"isHG/JAU460yJxqdbbumujFjurDQ7bUjN2NOp1zQRjq8pGEoksayH6C5GBAJI2aTjlES0Xjesg5XpA5J",
+	"+3PDLaYOsW1Xm62vjWW31vXDJAZ5uaTFj1QC1ySkAwjrNTqzJIXhznfXyQmxZLGatJGq16sBY+nBVny9",
+	"O4Lz67tG/YdfymLKnAbW872QkVujiHEW0ZjEQmEvHcJFxDgNwylhnPyt1yGHv5+SyGZTmZq102PIqjFj",
+	"PzxRfT5hgR7jBcExsNFYEy3ICDSJ2R1u6r8UUZxoCAjVJBQ0IJpFQIZSRIW49BNFJkKGQZ/7QsiAcYxR",
+	"4wEB7JTGT1Q6FAZSdfLf6B0ooiY0jk0fNrCNqZEDAeq0z+/IT7bt/Sn5P/+b3OXpYch/J3dXPg2pvBbn",
+	"QdAh06zonSk6LRWdForu9/k5GcKESKAh8e3SKRIyIH9PlCbmEwts4B0JhfQZ0jAkKjRECqdZGUtom0O7",
+	"jIi7mseypvc5hXW3YypWc6KGkZDTV2w4XFMP0iCo2q64EtIwwKdPb14pEktQRmJiam53XoHDBGQxl/WC",
+	"lC4VOtMfUz6q6vSNacJ0MBB6TCZjoTABOHPsf0vDBEjAhngogXFCeSqcOkTZAQ+mxBjstS9lvrRjwaSF",
+	"FUOVEInbe9FHhMH96DOz6HZ98pHk5KtkBDDleHMH73zXwak96EE5B0nUWEy4uyE4BKqza7SUE+rjzWxK",
+	"/DDR/njtgFxzx/nzoyaH8MOh/+yZ3z3+4QS6R8fU7/ZOnv/QhePng94PMHwePIX7HTVZ7qqlq9WcMbDx",
+	"AMnjHJyvTeaGvMTiQrbFKXBDanjGbZvuhnzjmQVvpVdYoMimyNFaWhS0/HpkwPMWaqH+1yLu2oMz9vK+",
+	"0UNqleWya+07M+UophKMvMUSe+vZUWsJTDeRSuqIKAbNNLuFK6CqMU8Gn6Wg/AYCMmE8EJM0742v0dg2",
+	"FoU2lrsCbcyooZD+2jt4AyHThK4zZ1kpvyHuVwJUcqvoJowra7PhEz5m+rPHWe23pfOs9VAxS9cX2Hud",
+	"1B9+XvXaOE/Vx3P/Q5jBa0EKPWUUrDwFDTy4ZpUJQa4+kOcnvUPy6frlWbpKRsMSPxTKHkXO/RWqoWt8",
+	"wkqLayS6c/1aEq6YhSUS2XWpg/cqZ6A0lXrdOYgY+BfPYS245cPMiV4iw4I1zhl4pVUzy10NmjdzAqIt",
+	"cn0eYd89AVDENOX+yVyIEjqhMoDAPdVGidVqRqYbmXpPR2+N7dEwPSla5xpcRMNwjbYX7imaqV1mS7R+",
+	"DMeJh9CdvCw1N7sXmA96bVmwKTO4ChetNACrCLSlzjx1rtkDSo+Zq6vUvxlJkfDgpQhFRaKp590s5Q+5",
+	"/PnFORnDXTmVX8/9U2UY+PUbPSOBFDHadiFVmuiJyPPoKQxkXf78otz10P1TfbfslqnKE0oXPInS98Kz",
+	"3HIXBXq/clVPT99cfnjv7S9rfkUQrG78K6RyBGvIQiPzryWjfBTCKzHh96z6KV6j4rryWrOqzGU9whRJ",
+	"uLUEz0goJiDNV/YP83XNqwSm+Qeh/gw0tc14nzVfYKWZZU/5uzMHo7KeyBd3wcJVLkoNofA1xSi3kuaB",
+	"JM1a8dutXPkiuXL/PeyvSIpcQXPHVEIaBNb/MGNTZ4SW4iLW936iiFfleHsudGfjPSvDTx9wgunSzeFo",
+	"uatjFqrC4vtgvCoI7D57yl1kF+M5vT184XkMRIs447B1rVA07r40kDg7//IFaTu3epzQ5BmYZpihqQPH",
+	"Xy87LdgAeTyOaj4CVODedvpvV6A3RoX2kmDzIZAyY3wFjr6j0uZJ1F76YN7eBw2CzIdQJdNTu00jhvhe",
+	"oiK7V5iMuUNeQZjcQYd8lBCxJOqQizs/TBS7tS8dSLpnVFnhrcUnhiLZqI32csrL7VStd73ldkW6+AWZ",
+	"4nPnxc6jtVmyxmw0xtN893YMn9Efh3BU7Z39PWE+vBSl9PEZM7qff6VhAtW/Gz28QI+nL2pqe5KyZz1K",
+	"MQFV3OcrtFVxyOno5PnT4IeT7vHz4Ifu82P6tHsMvR+7Jz8+f/bDj8fD3vHxs/sdckrZxs2gNNEiUebI",
+	"v15qgQI4v6EDUznkHjll1Tw0muLvxdz6tTBfY+ZVicPbpxSbn3cLJ70xQ3J28VtuIW3GdCxxRlspYiyG",
+	"5o5cuw7I7oBqHQKJqVId9xCUkARuzR9pqT08SoWvQMGEyoCYb2/WzieWv3GzanlMp+l7F20x84YS4BKn",
+	"f+WPIUjCLL/h/HmiMYvfrHezuJZaKu/k204WDiwneB09ZCjeZOzsQRhu89nDHo9l13uf6nvgzQYNhZT7",
+	"Wyb+G55x26b7ckxj3dhRkZwVVVUqwOLhXN8O5D6nc+1MbD91DuUydRGzUIxK/s39E/OmA1iQvWv27YC8",
+	"86ynTolQS5crF44NLJdbg/WnnnJRhWkX2wBYtaRcmU7Y1f71Y+qtztwAl8yHNKbiylq9RRjPvvATKYH7",
+	"0zPSPcwYToJRWymn1djjlRDi9eBr/GF2JB6+3OF1iGePiHlGwXoXRsN6xXPoCcd2IKiVTTnts/rAdfYE",
+	"XCc92p4pdURUqv4HEAo+UkSLGp3O3asuzHpmQJ2cYZat8+wqLuPvh83PO/OEiPqYSH9MlZn9b0yPf/1Y",
+	"jX9r/6wvd27jlEtrsNNdfJ9jp25oWD3rsFM5taVk3pwrXFDzbfb6NuUEpzZAm2lxmfF/AyikUe3HS2yG",
+	"dxfsg6AarLpSHP82plYIJtlGyinxLv6RsDg2GLm6YRxljZHY+dcvs2y6KMljSafmj48hnYJ8SWVgPl0z",
+	"HYL546XTK/h3ut1gpD1M7D0wRSI6JTSOgcrKc1r1jH9tZW+6yx65d1vKxKlcUDfA5t4dY7yLCR9SFbsi",
+	"PrFS4T1w1OFjmEgaFtzVdYIPhZavGB8lIa3YaEp/uWcfa5+1Q2h+lHDLYPLl9yDW8DJLZJj1PUvnzOaG",
+	"uNLfdMzT6At5c5zadGCjeV6/T9rCWW5u9mToN86tTcUKCnhoi2nghtTwjNs23U3ZyeUFb6VtWKDIpsjR",
+	"Vlq8ohEdwSXlo6Ze6ByIYGp7qWkoj4EGa1UIYbRWeWlme8GDd5AGiOpWutJU6jWqzXq8s23MjaU0+06R",
+	"dsVpVi5knTRbFY6Fy9xkj+QKDml6KHxgiws9tm+bzATXbG6vGsxhhvUyL417DSL61fYxz/rvKGdDUJq8",
+	"eZWGwmzSKsWC6jfURsBBUg3Bua5ynVxENmDDIZlQm94C08jtfrp+ufelGQSSKKJyWocGV66oEQNinenb",
+	"nGYLpj/DX0XSFvspU6lTXL58EouYqiE1ifzaFiFYZtL1UPSBAwGu5ZTEIIlPNQ3FqOMSXg6muAsZUz12",
+	"d9LxrTrvjMAtyClxKzE11rnL2NYhEMV6arCoCON+mAQ2wjpjn48MOVdnuSwk4fvc2RkkQVADtQuqHeS7",
+	"CevVxsz361Zzad3uMdzC/YnsIsJ69XFn4t51JfXXXxrnzN1juhgmX7vWMIS7desYrzMSwfpDzCoeQBag",
+	"Wr8RWO3nzdZBji3k31mnbkTj9eswZUTu2vWsMGK361MlxoCen+5Lrl9VM32PxcB9EJAHvuBDMIx7/yZC",
+	"MRJrV7a7RPetdlAQEWs3EUs6VferdU8Jat82XbeWPZF/32oH6oZxfyxFRL+oifvNuNjCmpVn1H9Khdk2",
+	"qydaOfZcb86pQiclcn6sZrEKnTQDv2yRS5pgRoA5qZ2J/KJEXiRkq6E6i75OalDk6rqoy8piJsPALFvP",
+	"qE4nskuqvCAiS1JvoV2WbrHcJ3/w/KnuQp7fisPgeWbdFTblehlwiw7AejPRQtPwfPF08PeXy+aEJS5r",
+	"T6zQ4Uzdmc6q5nkhpZBrms/GzjdurvF3rE3MBe8e3d0RCcoAseLGEKT9VPizE+CaTKTgIzwDOMHNM0EC",
+	"QehAJJowvSiFW203pOiAHPeO6zsgdtxVlHsdwt3yTJBftlH5wGmuGsyA/MVnB5dHvFNCf3PpjTe09bL5",
+	"ZWoo/lBkhJaEIdIhNTzjtk13QxsTMwvexmB8kSKbIkdbafEzjQCPHDa/jY7G9BmhaImSyZiF9skNa4dr",
+	"8un6pX1tJGSgyAD0BICTLJsq2hkun2ozTwmc4dmbAdjIYO1XMvO8ul8S4x4LqV81OMxS8txNpcIta6a5",
+	"OS7KlbtcaWUsu5HDHw/JteRrepOhOb5e78mnb5JvG7I9StBom4Zpes6tm/CGLK7ZRW+1mbEJm6vEEW2l",
+	"xjsRNPcOOmquSASwT64Lr8ANQzrCLdBkEDI1hoAkPABp39zCE88dQsMJnWJiGcWUBq5P+9xj6p1t4hcW",
+	"BMA904jdNR/h3Q4ihiQvdB6GYgKB1yFDFobpoYfJmPljuAVpava5fUmOjKmqekyNmibUy0RpERlqXYIR",
+	"vqr6PLct/I5qf2wEsUj0ooINPAB/n0fGWxEJChJJ9YLjEdofp0ZNxHR6GYnpsUg0oWRMZUB8+xDoyjOr",
+	"4Asuomn1HagsuxDkOUw7BPZH+8S7OJegLvLap6dXmvKAysCr1bEBwWugOpHw4RakZG5DddGVQi44EBrH",
+	"4bR0kbCJO452VAuzvxgJUnnRcPYgSqGdtFaVvFl1u9FQ6jIJ4YUQYctIJZPwy+mUNfIlRJoVb9UiZkZS",
+	"Lip0DTT6VTAfljYWMqV/dYeMr6n1dmoICyEH2XbOjGYYsJDpKRFyoIjg6Wudda8zioQH6iPIX2g4rHme",
+	"TwONLkW4kJ2GQhqNi7BGjaWWP4S0apW+KJ1Q8cn2TDyWJVi1tqlc0gqWmeePwmrNErizUAsWybpAzi0C",
+	"9dzB9lkWq+PFGNulySwUD2q+kIe3XkjBeGnCp39846e2i/5BGhg/wt2UrfXyBSq5+r2778oqqSTB1trY",
+	"Whtba6Od1kaD4cPUnmlZeKjhGbdtuvmd+gZ3dTREhN5ShrDOXm1XMfhsyHwrE8guqnCKn54oEkEI9iVz",
+	"J9Ds2cW9tTPrufOTdV9wKSQZcDVPT9+ZsSx6waUFUaUbFoZXuAibubyb0XRW1MwMpK6gyWne7O7ig/Lh",
+	"5hPutZyT13IlvimWbVhnlOHRWgWyMSq0lwQb3HysZIw277uVqbR5ErWdPhvmna+AYzbJJ62lhbsX2EjI",
+	"N2Zg0zKOgEoyEMlorO3b/EAGyZTEY6qA7FIZCbm3/uMm99nZ/Wp2ctVYxK8cp9Ew/DDcOf3b8rFcpTU+",
+	"/95ZFCfBhdCYu4ByLjQZgFuXJfHLnFvmXyF5fnQ08OngqHvco0fdp0fH0PUPn/7Qhd6Phz8+o8EPJz8e",
+	"3fcVklIsZcEB+AKhFrH3t/S4yP3i+Zs3v+/Pvag3fl+DFx+ZtZqySh3jtkhNNDjTNk1zU3ZSvsBttQs2",
+	"Yh+51W8lDSQLPgrFUnnbRKZtESYRr5tGSUzulTlJTOxDwaanqnm+dVrsQ6oqAxjSJDRdAO9+utqpStvi",
+	"UuwcPicqiWMhNQROrakO5rymYeihzWFvptrfCNVEcPsML/AkwvvAsnt+gX10X13g97ZPUN0L9993f8Xc",
+	"6N3XlzudHRZ037zCHZ7um+udzs7fafc/Pu50dm5E9z8v8bZ19+Nb81/dfWE+y6R7+QnviHevfzH/ld1r",
+	"8/0t6/76fqez88e4+9L99/o3u2ViyJTbOOnA5vQxZoh9gffLm3v41vRB7CX2fXJO7F3yJ8p9lR57EBxw",
+	"Nxw/jCRQDUoTD4+0Mz6yuWz7PARlylObIvwfCQ3Th2Ozdqnvi4Rr23HlMc4HuJWzXnJUM5L3lrmrtwAZ",
+	"JzQMC2dIDKartyQX2BXFjGhZb+eYsZdyH9Z5jjzPErx+/eJyVey9FpemcITFOlSWH2gch8xugdYQKV9y",
+	"gaI01vIqLaLiMgqtiowWwNboQ9MPiDeyNty+qstEW1xucTmLy4achBnwt8RALIyq+Xm3cNIbcpXmF7+N",
+	"3sIMXTZIlNZSBFXSAzgU7fUWavoJOI26WYzmSTNLELx/jEeW2R9IOKZVuj+vjRKtSPvDdZqfc1ZPG12A",
+	"L5fbBlxJQn0plEL9jW2q6oepw2yRaxBCZ7kLFw3CliC7ePI7pj6ovap+Z3jRDSLroJPNdzFfuuXYCFZL",
+	"699mtGbm3XpMej5no/Ky218ya/dOU6S7X820VMcau2hUG37GdnYR3mSC73TZN9KxRvo6XNWuEQqI6vC5",
+	"YcuqX6wQqfwFxcqCX979tfIXK3qqfrHCqPIXFE+Vj3SjwKr6xYqwql+sUKv8BcVc1S9W8FX9YkVh5S8o",
+	"HKt+seKy6hcrQBf8cv3baqu3dRpgOZTcZYp1AZX6Q00hS0jsYgl+Vj9ckuJp9YWLFF+rS6Z4q1PS4m9l",
+	"yQyPK0tm+FxdMsXrypIZfleWzPC8+jnEFN+rS6Z4X/3GYIr/lSUzebC6ZCofVpbM5MXKkpn8qFPSypP1",
+	"njpsv3x5R+PG4l8RjXNJ4dMwFIlW6x+KtvUqLD1M7S5hxARX7hbXUEjTrcquc6XV3VlZI9LwrYe9+o/B",
+	"2hbqXPfwhZAB41RXGaavmW8p3FWgtTGPRyBGksZj5pNCzVq3v1pxrqR4W6PmKO55hyiisflr8QU7vBEa",
+	"Uz2uPC/MzQppdguvah30yR9XdZaiu84ZSwjMCuF3Q8P1903w4JL+vqD+zQiv2bxJ302pE0GMQ6rGtcON",
+	"U+z6fl1p6mvm07Ae3QgmQiLuJYvseDdepc1dQ6ZBNU/hZNHD6XfvklCzOGRVkebfhAwD8u//+b+yO8VR",
+	"VvqMcCEjN9M78hOZYOEp+T//mxQaJf+d3F35NKTyWpwHQc0gbbHK/LA+DIcKNMFsx+79inRcPk2Po9Xo",
+	"Zfogc59mc78zc5+W5j5df+7TDcy9TrS7UkpUY6As6pfdYqu+1OYgvBieC0VE+VSRk4tlri6v8wxvzZC7",
+	"oF8XWAdNbpBVGwiPcFulHSaGi0h/Q1bGenuAX7s5cY+kCF+5IXCPGW8V81YxbxXzwyjmhnaKndZvyWbC",
+	"Oxo3N88WTXJDO+D54rZx58jRYQNEaC0F7LM8zdnctn2yG1AWTjtkAnATTvHWOEkfGnqi9rJ94fxtIHfZ",
+	"R5jZanAvuMzY2aYkCv9XLhfOjIF19YE8P+kdZlmxlaZRXGlkPdjR0ILZrkQEKQHUfSMLcBcz+TBzLL82",
+	"V49z7eg/pDXrOAyxFCMJSl2Ll27xFrxRREflgayd7wYf0Vq2IFjgoVdEVybfqs40cC5BORrarFuvDAy8",
+	"MxuFAk1GUkzqeUeLLdn4Z0krEx65w31wF4NkwH0gI1PSPiy6QnRUmkaW4K5u3nPlmndm4TnHy44FSoy5",
+	"6syeI+ZXdTNuTkp9mfS5hxc0L0S+I+FwD3qlEH8QUH7tQGvKHM6R3C5bqNn5tmyym3IDSovdYkN4I+5A",
+	"zgktpkQu1ptRtHhyNu2DiCGhmbOQOgO3NEyg7AeoSkcga+eTk8fzcXXU2dmcKu1j7K6GxC73ltarImXT",
+	"NDznBRLm9EOzT3UyO5SSG+ZyzhJKRuwWuEvWtf7LVTKf0CKrm3GlZYIbA7O2d66AHnindZFSTYe7St1l",
+	"K/UtPRFZWKuHC50/JKUbUrWlxWyJVM3G1PScWzfhDZkYs4veRtVaosnGCNJWauSX9prL44RdEJ/KYH/n",
+	"K3wfmSmbKvnN8L3QHyZ8YbJsKkdwLvU6t0rrF8c36qtNq0sYglREC0LJtSlGdr2D28MD+6z9wZ9GPXz2",
+	"9vITWDaHllmQ7CrEl4W/JiyoPfM6rncFyYsUmN3ky0iZj6SwHKuUYeHeaoMHX4ooIN/2S9VbwHxHgGnI",
+	"lCqDsnXKsvFZt2/KGzIh5xa+3VbTJozIMle0lx7XabS/SQWKUfn95tIK2W1BfEc73UqcO7Oe6gCyy12e",
+	"Egk0xPQkRm8rkLcQEKpIf6e/s/fQdiZSIL1mu3DX1dgQaiwm3L2IRVMCLpjkUEgyCCm/sRRWZJeSIUzs",
+	"zNxXY3oLqBM7953jF2Qmyae9QN3VUVrIohsw8yyXflX5eO7Ffmv10JbFb1R5ZxzWPtHc/LxbOOmNmi3F",
+	"xW+5nt6c4ZJxRispYo/2vhR8CBJcTq9mNIPtifhZV/uPnxyR1Y8IMHWVxFWH1a9lAmg+UKJF3NVmkiMp",
+	"khgTytiNQ64p44oIPS5RQJ0R5LLcx3YWloiYTrcZ51XQDVQ8M3OF2VsIC4BrNmTgMpUHAoyxpok/pnwE",
+	"aWKamGp/bPpPFBCmcb8MaEDEkBTIjNP6uzBDpzwgSgtJR9Ubl1+g3Mx03FLkZF6p0mYZt1GrZp53vy7b",
+	"Zsvm3xCbN2XHVCGqrWpqUzRoLQE2ZdctYIqvwpbZiI1XxTEtps5bMRKN60kNNCKhGIl98sYI+IiOwIhg",
+	"RSIqb1A3hEKqUzIIqX9DbgBiknAruoMOGYQJEJHokHHo9LmEgMSSRVROO2QkAThR4AseUDndJ9emL9se",
+	"8UUEeOh99/Kn/f3Oz+ZfL8y/zn/a39/z7Okjo6n72BkHDF79rdchh7+fGYV1C1ITLcjz7oBpcvnzC1QI",
+	"Eb6f7YYeszsIVXqQSYsQMNMrGVAe9Pku5Zp1aciogoBAMAJFQgZkAHpiBu4aQTWTSLxMZ/SnHf/evROG",
+	"P/IOsS94dXvZ9WJTpKC0v2T3qNZ+UDqixQ+UrMDIJszJh4QJaQAlpBGQkC/EyLe+e/xtgqlZgy1FbPt0",
+	"bfPzbuGkN2ucFha/5YbXBg3SlDPaSRExaM6DEwO4skNo03SvsoGskcj0tzHVhBIJmGHCbjqqDmrGifnJ",
+	"Zq4WEoiiU4VaL7taUHEBEKrpEFHOhqD0G5cWO2/Q5kotd0+4mJwROlDAdZYQiLpau3ZfdQCYIkMhGXFf",
+	"eK9E153es4vnTy9ePLt4enTy7IcXP1aFWqz1ol7AmPGKQ0xX9meimDEssoE/SWlAbkHiTYQB+DQCEiRA",
+	"JmMWmrJMlScVEMoxaHVGejZI5SdSAi8GpvIkIaaKGeNqYs72o+5BBU1HUDH9c8JhAnJhf2OqSCgoZiox",
+	"7MLCkKgJMzaaFoRqSzF/DEESuvsStDTfBRZCOvkqRr8ETRmH4FdL+Xvkak/XzF5NlrcgicRGVX2W/m0M",
+	"GH9EcrgHZ3JewLvRuObVQceBMVTH5YzsEkKgCrq9p/uHvapF8gXXwPUvLjfRDKP+ct49enZCxC0OKhvM",
+	"E0UUp7EaC02GLAR1iu/iGGueeP2k13vqx1SP8S8g9gs1ptjU0KULDMH+3O9zr89jkPhdhyib8H4wxZRO",
+	"FpYeduKllVO0vDt//+b1xdX1/t8VPpxvmFjRCPocy+NVHVvBoGhM1Zjg9aipW6AzErAhxj7cNNyBCzOX",
+	"nDn7fGTvB+WFBQfr7+aEttM7/XF45Pf8k0HwzD8MetAbHsGh/3x4PPiBPg2O4HDYoz8Onvs/BCfwbHhM",
+	"nw6OsNyPw+f0h8GJ/8ywCtXGWN453fl/XKN/63V/pN3h73+eHH/+b1WLmA+2vPoVKC20bpo9777+/c/D",
+	"k+pms+d7znUlr/ISg06oKjz4wzg+eJSeqZFPUnG/++n65V56imVe2j5RZJCwEF8MguIxzoTfcDGZyVNE",
+	"NXQ1i6DWbaiR6M5/KSJjmsR66qD9ubNzm8uAeSGJycZciQ66oge3hwfuCw9ll90UKKyCwd5+r7d/8vTH",
+	"o5OnK+VUYTXzwWTwLi9LGcCdVLLUEHFfaNDNXBGECSgDIqk02R1MCYtiITXBZ0rqp9ablcItNQKvgKrm",
+	"kr5wAjFTIgCyiym6utTXJAbJRLCHmV+4MRPIrhTJaBxOiWJ33QnADZGU34DRlzwQk70WbFEDD65ZtCLr",
+	"ykJA1wCwkVHUSOTqw+KfPr15leoMWy4l7RlmDxFISdWxUkZkhK+XUQTf22p8fguStLyjUzJw5wDrnHus",
+	"ztV7/3wtNjeLBYJNzXLuaw/f/5z75cJS1SvcZk0JXVAYAxgKN2YcH+qTIQtDa+7k4rSq54bDSDP5JPKV",
+	"z3m8xImr4kt29A3GaR9KhnxVRwW24uYBxc1alN/KiAZlREPRplwGtcqqanS27ZrqhkLNpYVurzm9iQBz",
+	"zgWtpMNYxK/cdBp4cn5VWnX+Aq4lNXJ2ngyvpIhjPL0WJPa1wTGQQTIl8ZgqqA5H+VTDSNh3Dyu6sz+u",
+	"ugzjZCwJ6QDCuiarL1RFox8l84EwThjvohfvSwiYrvsy70iy4KNQLM2mTcPww3Dn9G/L1+TnYq3Pv88a",
+	"apdigjFO+0i/GVxKWNPd7C1Wm3TGGFxc6LSwKbjEgMjZi62RQZzD5M09ih/d51YsrlaBXWaYY4byM5ya",
+	"Tqsw5OJwVipZB7lvJ23NI+N4LbNxi9MtTmvi9Ibxl2MpItrYySY8o2OcE6WnIZBbKhnl2mZWUzeMtyUB",
+	"it3mGFAFxEeK2GNXGOu5YdxdEsUtQUVoHAMPCM2mg3rUPQBACYdJyHjteN4wCcNL4IE9Y1/rGQtDcgh+",
+	"ZQGIunUmVPt138n4An+tfB6oMLVsCLPjr8+kTZ7AW8mn3/ghsy0T1mfCppzpEqO3xXvKBtX4rNs35U2F",
+	"EmYXvpVudIkqmyNJm+nxFm6hwc2GJB5JGgDBm3WZJuqQhIfCt/sJemw0TlrQnlHyp63KKrcgtQZGm9N0",
+	"GqEhpCKTsVDlnCLuSe1aL7GaNt5oiCr20dPgt05tPCy8T36lYQKKMO6HSQDEu7j4R8KsK5etr2ny9PTX",
+	"13/1OsQ7PT3nLMIk5vbja8aZGoO0n65EwoOL4RB8rew315JyZf2rrM5/sjB8KRKu02rXIn4t6ch+eMNV",
+	"DL4+54Ep550Zc9ImHVYkolM0Pqmsubmxvo7+ArWbr8Bceq21lS2SvtGtvPuj6xs3BbdA+haB1KD5lmG1",
+	"baq56Tm3bsIbNFiLi95q+2xT5mrGEa2kRmwG01TwRJnW81eMrTW3v3aIPQ+IV554MJ28dIVOT18KbhRt",
+	"QkM8+5Bais2/5/sQR/iGSRiuMQJTHPWfPeiwzuPAuBT1+djQeCEjP3wCWcs4D5FBto5aLcTYF2eCzZam",
+	"muzlJ04deRcirsmIZTXoHuHh8K8DtmtHQ9uNzwWadwvRe0C0KTMxlQBtsgGanGurJtpkbO4Dd46vixuY",
+	"/r7KlxxUiVI1jgGsBe1C68t3aFZ4sSWht8EV/cbjPF/f4jcpvFoXxMgG1fis2zflTcUxVplT7aPK5kjS",
+	"bnpskEFazxubYovWUgEV0bX1SRabB4u+n7+tM9vBzNTwpKcxs1RMfSD//p//i+y6nc0bmOLnspVQfA2g",
+	"cthNifgCYVqyVuh5NhYTQZ/xLEs3qyLQzFdEgkvFSJjGy+WZb+l9nWa7FhJeA9WJhGCdk6oPdqaqYgSr",
+	"LDlc+SYDYvdY/G/dwv+a+aQhmZixYZsEYpNzbdVEN2S3FRe5jRZLRouNEKKtVChLdEMFPnWXSqrpYePN",
+	"q656FEhTLjpPhnkJ/edc2GP+yZ/f53WPvTetx0ASNylCMQePvROAGXt8wbWkvi6+FVWqgQnUmD7FXEr/",
+	"cfXhvT2t4m62u7M1wT6SToYVGcAGSoSJBvLp8i3GsbjLICskuWUBCOISaUUQMErGQukzPAkzgGwjJr/s",
+	"PdY6VqcHB1h4/5aGQlKuuzRm+76IDuxtHHVw8hRO/KPBSfeYPofu85Mf/e7T4NjvwtPnT589Ozo6efb8",
+	"+MApBeYLvh+jWZOFmxLJ6uwp3C+DmOFml/ytmGFon3iSCf0yZMC1a9k7KHz3ImFh4BEqgdistIqIYZ97",
+	"6Z15OVt15gdXfygk8fELlWUwMAV9cv7xzX6fI+MrQtMjjwEL8G6Ta43sijAgEnwhg/StMUE84CPGIe2b",
+	"ZH30OaZ42sNhz565rEokfa/MZtjHK6orjNkXWYYpUkxadUq8//qv//qv7rt33VevPJcnI0uukCVTKHPf",
+	"Ue/osHt42D06uu71TvH///fC4fy6KLXU+yQCyXyX+8pC2oyNplQp9XlYmW+vRO5Ko66cJ2wmiUT+LIXj",
+	"AGTEtArZPTwhSRyD9KkCMoY7GoDPIhqSgI2YVqvTJN4n9ViRTSunVM3oS1ilq8YsjhkfdQ9/7C7KyNXZ",
+	"mYFYhQwzcDOkqhrq/vImF7LBokZdhcpmb6um/EU5x7JMY4XkY0XunWW1hauwYB2rSDFP8SKCq5Syq9mQ",
+	"RVpIQdYGC8QN5+IWuL6HavFMw57dMiomrDuwCt0jYBo+LeXz42KSqiTKg0620d7nLr2lzXWnMC8iGUoR",
+	"zeSrxFwtTJPdNEueKXgQUg1Ke3sdLG2+eqL6XCVRROX0jECozHDZcOgZh9Yz+tar0gmmyEpKzGrrchNu",
+	"D39F1G0Zl7xiwyGe660IvuGz05qGYqTcI0Np9ntOI+ub6zEwafNcWvMLyeR17GGZsZgY8TslaCWSCRgl",
+	"b2y1DpEQiVuXH9U1e5b3hrW5yB4UkkBCGGoiEl0Z3zNrt1AkvUsVQJ7cqLzElULJrWcd+l25orOgKI4q",
+	"b7BTXLU5pBTSGnU5BiJKyDHdNZgv8+ElcS6Akd2rJMNvaN42Fqtyd9mz01tGVKkOUWMR21dz8a2Dm+o0",
+	"t/c8j3XBkyi9gaMSf4zBsMJB/fyQ1i9Ab6deJQcGMKRJqK9uGP+06C33VsRIb1gYXuEirDEOVcwVUyvD",
+	"QZZdZt4rzC5LOFfJiSvKjYk/ADIQyWisayUvQE6o7fRb3jVLVOX5L36C31YznFh//r8VKi0hgfU6Q0iz",
+	"ONSY9ZrHxWYZczYSOcMP5UNixakXuCAl/GIB0WQ8ew0Z0aJTn1+PlFkrlL5hcYKxyzZKlAVB1a1QeVih",
+	"0pD7lQutljhgdkCNzrZdU93QBkhpodsY+8+psRlStJsOaKs1bEdgGqPMmLBJjhTZZTyAO9JL38XAS732",
+	"ZizlPuyhkeGu5+/aE7KH+F6c84fTBElrJ0Z3A3igjBAuXf81A7ng9gOVTE/xsnchGa6T77mn9XVcH1v3",
+	"1siy24lffmNknWeROzsTGoYxjWvmGaqVIrhwUWSWD2YVdt57WVen3Lj0vkjZCvrK4bp5l+HegF+gxr4e",
+	"zK+ffkE92F3sLb7vh+9GbdKCJ9UuI6TxWbdvyhu1yJe40O2jyuZI0nJ6ZNGLBtKHB2rN4Mh5WmNBZAQ3",
+	"FCmLuoGY8K5io7HGV+8SrpI4xmfgakWIKJMvEqn0usMrVVsSvYmE0mkgq96AQv2aSbiufBXDTj19fDLE",
+	"d5E1kCGT9e4s01BfjYUeJevGqs5nKi6ZMRe8q2zZejMOaERHcEn5COobBK/ySlWwMvwfX7MI3HOZNe/+",
+	"De0Z3vlDdRW0NER/JwJYkj9KacoDKgNCEy0iqplff6lMwcvKA0iXIuGBIjFI99J5zeTW+MDaiyQMQZ/7",
+	"fiKpXxHYvool0OCMhGIC0gAqEhIIxfIaavYU0RH9g3G4Yn9ATcpLCAUN1l8xmfCrGCB4l4SaxSGzFtms",
+	"BRhSPIqghXUlInELEXBNlKlac1KOpz+CIaDdt5/r6bASATUaNxbdR+CgJdWVO+nVGw6/lau9slaifbXm",
+	"HQQsibzVT5tmnDazcJXErYBW1eJVc1slEecnn+OwgLKyZOzkKmVeqs1K9RkR83tVvFyBnxg/6spHt8As",
+	"wCcF8nwEVev8XuDbv+BL0KfuuWDjVHjEEBaUJlGidPpW/dQ6t3g8yeXbQx4ZhJTf9LlnOupiT17H1KFh",
+	"OCXeeRwb1yA9TER2//uny7d73j75zcl/we0BSMqVw+pxr2dPuzAzyDFQmw3YHWbIu8lZgsbsP2G689mQ",
+	"gPEhZn0z3gf1cdaupoRhYIP6iQwLh2ZHTI+TAR6UdUXS/867/JdAg67g4bRwVQX39/BckQYaEdMr82lI",
+	"1FgIDZL8+5//X7YJZFx+e+Ql3SE0nm2fIz3TwEEeF+iQQRIEDFSHRDR2cQGfhqFIsDI+5qI6xKgW0MyK",
+	"BwZSdfo8tk+J4/A69nSTbRploRkUVfbkMuPk8LkLFagOicNk9k1PyoM+zw8w/fuf//KIEsRYLe48tE/9",
+	"MSgyBO2PCRJoUjjwQwagJwC8dLJX7fd5n//lLy8FN4Mz3/zlL/gVuUBexMGpxPdBKTIQwRSPQ/3Zd8Zg",
+	"f+fUmJId0kej0Hz89z//9dk7c6wMUgqZ1utzMlPVvslrLFL7Cq9pB6vgjzv25wiUoqP0nd6dz166gsT9",
+	"Yp/axrlqQxAkrODYnYFSh3gHIgZOY7Y/pVFY+uLvymZHPBgDDfX4D/zbaK7pH7Yj7yACLZmvvH1LE9Ou",
+	"vTSFR6ZcZCmmI1BPyO4AQjHZ67jcrDgZhWeffrl+99aW2jfkPbe1HYi1pCxEiRxSNXaVswIGo8yGl4gU",
+	"iU4DD+mZcq9j5xoI33wg3oFdc3Xg7dmglME1BMR72jsk7/DM1keQETWWUDj17Ci8t8K3ySLt+TpSHgCG",
+	"wszoOuQfiVnbG4h1eSD/IwuRBdB9deHt7RMj31xrgfCTKENALMUA1GlO+APPCp7j/Zz7KiShT6WcFsUe",
+	"qZR6SJAFgu8sm9MiwfcX4qVT8YiCEHytsLA7enb4nGTOQQpa+0Z0TCWNQONLw8CTyN2vM8MJQRtR5OPx",
+	"+EzzBtANwB2d932IdX7RIWTKfDLw2Ovgg3U0DD0ieHrGzrSK/KDsU3VIMzscQs3sfDjDjKy5K2OvSLiZ",
+	"zgHJ9IgwxcXO6vj4PCA5t1FOvLthCtk4aXbk0i1TRpE8JxJKZ3tOs2PpMWEKbE3g3U9X+7hcL22wqvs2",
+	"Iz1eGra0sE1iDNdJIcZPZ/o1K5R1aoqZZscC7wzwqVk8oz7NJIrD8HAInl2/tHGdNoM/2q8HU+MhGXk2",
+	"1bBXZpOfcGl23cK4Vdk7La5JHie2t192vcJexSkx1nsKVxQxM2Fkx3eOELgkZNcrhUO9vU7KO/m9Cfdw",
+	"PmH6LF1ZCcrA1T5fH9HSfL1///Nf52Yu6ZMOux5eM/KMisKg91Gvl7VgqfDJPort5EIGASv32IgLI3t2",
+	"MXN1er1DAQ8I3GlJMywgD6QNf0Btr36ytf9fPH9rO3sx7eITl47xHXQNN5uloSSioTGTISBYbJcLTZ53",
+	"j/F/h0dkDHfuqkAHmcLAcc90bbBw3Dt2rUwgDLvFdnR+NSY9eBoIsG/rjOktFKSWXV6aUhdBhesaToyi",
+	"iiUo4PrMlsvPyVpkWvmWHTgm5JUBz9zjk9T1AndWSIxAp8eUyW7qEroe8K1VxKEN5adsgL8+UaRgXlnE",
+	"4Vyu3Y4GNyycNm1f9M2mhorXs96Ad0roAkaPqLwBFBmVLI+ncgqvBBtJQbPZCElC6t8gBcsXwfC+jmnV",
+	"eTNef6e/43UyqeZe/5Zg/pO+ORyGhZXKgJALmqJ1ZM+VG/r75luUV4wT769dsyjd9EqRGcIuze+ovHm1",
+	"d2Y0ddY4UjBid6aLiSjaXulAPl2+dcRy98vs5E8zvBgLTztpYi+pmSpUERHbCJvFhjCGKsIulmAsUglK",
+	"GfB5A0z5PPqDxd6eO7AtFHAjWbxzVDzdC+6LwKwk+UfX5n1GiQGOVI5v0USwa2QIL/iIXFzTUYd4b4bd",
+	"94JD9x3V/tgjI2bEztPecYd4v1ycv/LIRMgb5Swz16oBMQ79I+PcqCdHm1RylgSqs8duDw9C4UtQaAMj",
+	"sJRIeSPhgVW3RetZHfyZH2j+bG1n1JhGnqWLXargWdh28m1AI/RVKijMjC2/2IG5zidjhkqK6qzViSEU",
+	"yo0O8V4aC71r9JwU4akT0mi8RfSua9TI08NnT096xqJmUZRog2KjmeiIeDFSyBhVlmec5EOvp0wm5GaL",
+	"cqqRUQzXZuo1NfPsG042TbtO5anjPwmJ4RsUhoqEZpXNRBBt9t6FpjeAm2EKwD7ilM65445fCglPFIkF",
+	"XsbUIG9pSHa9btd843XIIVFkgPh1cmnvlHiOJBk9rAvg2jB2cQguVmXktyYhUKXJoXMfrDCgIXRxJboS",
+	"bmnIAqrThlDK0Mg5E17HeFDUOk6m/aEUXKcKk2akcZSmKDkxDmtgXJqYclcncOaWQPZuhOD75FqQG4DY",
+	"WBEGnoaaINGi04IYX8OS9RYkDdN1EEM0ZzI2Qs6yZDbfs8KFwQ62UXYXU0YdijAUE2sSWIR9unyrUlPI",
+	"y1HhIQpffri8Os0Q7+SXwTrKCKVS3u2em2a7HyQbGTPsL9ZVgrtYGOPWM/BwTsmMrLQQnrP00Ez1Pny8",
+	"fvPh/ZVnhNcwZKOxfa2aT60nYnScafOod0yM/z1Bof/zxXWHGPnSIWl9nMpvDotACheFeCZ9LefKW0AL",
+	"YWyasvoCArOoIudhMgVjL0rLXCwMSSiokZOG//CB5b1OUZxZ1HGAwPoMlnsUedZ7mr7CZ91i4LcQihgy",
+	"u8z6RB27kqnXmakzFYOfsWIYkpSX7cLZSzZxosanJU74HxPK9E8nPZV6eTNSmikyNnon4ZqFhPLMXcl0",
+	"YCq/yC6KAcP2jI/2Ork0nr3GZYw7O/crJH33Cq/bEoLXXzDejE2iGDJ+RbpC1lTXFmMUnyt3l1DFkAyE",
+	"kcRiBOh77x72Or1ez7Q6mKYSpEO8bteIDjNpkMrbOyOxERAMDYwpakazDpYUl6DltHtugGuFIZPpaiF+",
+	"pNHDooviwfkHSKsS0tC6MsWQWVIq/7VrABN2XyTDIRjr5JRwYS0FXDek1B7KH9O84aZYijsjHmKqULUY",
+	"rwpfxjfGhPlxmosodIWN2rNuulJz64rACSxO0BihAdEsAtzvGYhbIIdHPZLGIlIXuwAXd0waK1KFW4gH",
+	"h/t31tI8NhoK3S0z28g+h045OTwh/8le4OVvQmzYUJHjp4eFwtQ6U8L0cXKMxY8Pn1qyGHfF6hUunLTc",
+	"w/dwFKC3iavtDGDu4NZJQWWwMIMsF936SEfORY5BxCH85S8G9KXAAeLViFLPGK4HYx2FZ8QfU6lA/5To",
+	"Yfe5Z9TTgWWDPk/RkVqkDqOp+UAkaMo4BHsdF5fBiqyQXsdIbWOrWO/uEgLh9zmamHPBKddJ5mkPGKdy",
+	"ulcI9KShqjTu86cp+/ngTy0+e32+WxkHLJqiHTMGYzYgNZ2zXPI4FXY3kGKiwIj29O+DP53t8Tkdw+z3",
+	"6cEYu8Tp9cCOi8HaW4UY3ERrzHx+opznsmQ0iFcL6IyOgvuA0sVNq89tlzhxYx7NFiAxRcinIYtOwZQS",
+	"dmwYsssq5gtfrjQQxu7MrszfQKydlW1kR0BCdgNOR9jQocHAaWo4D6R3YE3zjrGXU1Fkg4epPyMUIK5s",
+	"K6gQRaIVC8CFyVDtuNdeC3FCLmKwQopmITjzCZVNxxCwz/PYJNn1DFouTNfeXuEQnAGXDdx2MNRqvULr",
+	"OXjoCBr/z0Ce8ZEt0ucT3KcwPoKdRcj4jSID6t8Y9YtoQiPFMDYtrBP+mLL23r4p+UQRd1ihz30RRaZe",
+	"7rXRIDCeTjEeZH02LU6tpfOLUNoju3a3n8QhZRwzemAjqN1dGx13+RcX15Q4fd573vMM++NuhWdDTN5f",
+	"u6+FnFAZQND9KIUWlgpECbtzEjIfuILC5se7N9dzGx8G6dbt3RdydOAqqQNT9nNnRzMdFvZNMLKNHmp5",
+	"66NwR/N053C/t98zlZ0U2Tndebrf239qr5GOcUfqwPxrBLr6uEhZuLk710yjL1OwOisFXnGhtbBhB+Fb",
+	"uOcr3HFhRzRxShbO/g4O3G7gvQl2Tnd+Bv2LiOCjTYaVWqU4jaNeb9H2flbuACt+7uw87R2vLvxe6Hci",
+	"YEMGePjkWd0OEDC2xtO1ahR2DHdO//Z74c7yzlvK0cyM7cw1Hamd07/tIE53fjc1naxduJgXJR/aCVGn",
+	"TTLPIj0zm1taKJM77ogr4zf4RLe1iE3nlUv0Akfy/S3SdUmn5TbG0gXLleOKpUMN5NYtXcbU3Ckto5Vy",
+	"zBec7Do7IY2XySfKZjDq84iheZTi2drbLi4GTvClAfsnyriKVoshexix4/rOd0f63MWRdmPm3xj24dl2",
+	"2F41C2Vadb8Qb00nh8aVMQNng6uLee6lrepYL48+LzyKlBc5KLWAyatWVDC9pF4rnl3aLKsfr83qx3V6",
+	"mQHHI8LpA88Y/YlKBdHaqHIm5wpw2YCrQxdyZZoiZN52zTZR5iHgIqmnfc7dNhTu3LgzBBj8V2Mx4aZ1",
+	"V8LFFrNAbqEEfqcyEEOf2+xjS6G71ylrXGdE4+Z9it+cqoi9Pq8EH5nDnktAhfSpUB+lsp0+t06nEmQ3",
+	"4Wj1ukafoNO453r0DFlnTVbcZ6HGrw2XAv6NhmgzaMcz81up0AqpgAyIxgrk6K0hG5wbsdTgLXiIVhrY",
+	"9EAlN/G0Kq9QYVdQcJvaGjFb+K4y7xCeFqLSei/RntWE+RtCNgJjTWqDDuMby5DljusCfNgooLoXOLY8",
+	"3CwP/1aMwTglUt5Qrs/MxfjOQsb+iEE8lHWnmVZQaZ5NHqTpm7LYT+btM4mWZGEn1dQ0pp4dfRYVcDvY",
+	"xbxSZNdBw2DB7olg7gE8dGFdDBfucflB1d4+eY+OPJ4WWKBdl9mXVnXjtIwfnw4k04glo5PsLo5Q2aCS",
+	"jXVkjm0JvsW42lkOWs987WHvnhZeqtLKPvEyrZiq9UwXFjaT+9zqxFN78ywGqZAI1J0Iw1nhx0wX46mA",
+	"5TLihY0C3ktUvC7kxKqhHa/FGoW3YmiDYqgYCk6ZtRATXimOAuEvVqwY0ja45QiB6iC2sffcwUVpyu/b",
+	"mw6h4LD/d+WdES7Iy1fv91yQV/X5THR8n7zHnbb/oLf0Cns/mz3umR7RRFxnIVBqT4ItQMkr4avvMZjB",
+	"FHoAFbsUC1jAnd5cyAVHvV52LAJ3OPEkcbon6mK1KjX7ySXgjmqpsLOLmCJDykJ11uea3mBORzzDOcRz",
+	"RzQgAxpS7oN0W3DZKV7GlQYaLFjpX3AC91tnKQZQe9HecLxlFdYI/LFb4GbmGKMvED4bfEp9O8UVxMeI",
+	"d2E71xDLmgAd3CZ029xqTN1mlIQ4ZD41HqpOwZNtqdjtS6xApyo/HWRqpG4yF5Mz3GfdzUwFiefk9wq8",
+	"4Or0Oa646hR2HP1xvv2O5yTSIxl2ezrfwx9TPmOD9/muHbTdqleajjD2NIb07AQ2GDE8F4WTmTDtj/f2",
+	"yfkMG+E2dp9rSYdD5tsT9e7ARpFGSmSntOxJL3sgJh3jSOCGxwLuu8QNE1Bq8wxYU3K8FzjI6VKOzaax",
+	"mmVvDw/oyPRR4NoyWfCGsS2yrmWSWw6rLY036mNIp5hjbUwl9TXIexocOFgz6katjhc0uLTisvEVz+y1",
+	"z2WxpDSxa1d0FaQI7ck8OmAhw4u6+fK7pZ5Z+vn43Bww0utF661/3YDNF1qYOLg3GqINLvhxzW5ei4QH",
+	"j8QhP4O9U0HTu2ELuMDdqFoqAV64MvcXAfdaWtPt9DvBslsGsuty6PhjKiO1V1i47FmoubU7yPOuLF1C",
+	"+zjiIy1j+grkd7KW0zSVkRg6uwy/XWc9V+2cXIJOJLcm4Yu8S2OuQTi0ty3sPjGenMUie9UbxtkKtVXK",
+	"5yPcivqFor7Ad/X4bLXqf+GYtr1MseWH5fywihN4EK7U/rbMxtWG6fY7URnWix9klF69ZLXAa0q2F71m",
+	"dFv4LoGvW74lzOCDhEjwVQb8y7zYhlHsev5ezPh8PcjuDQtDMqCcg8wvmZ/71kF/GSbaHxft+4gpv2ph",
+	"awA9JXJboZ6Obwv2hWD38yVcwBB5ThNMabIc73nhawbyCvTmgT83hO9FBMwknyHKUj9dVpelZvHK1gH8",
+	"HHFbC/25kW6FwGIhUME6yzkH727WkQdZ7tlHEARZ39+NBMAZ29RT9qqVpBLD8YRiiqsnisykA7YXaFbE",
+	"+4rrXUtKZF20VzxkQ9zKhSVyIWeo1Rwiqa9XiwNb6hFkgen4OxIESGeyO6Bah4D3g0F17K6MvaiP97Cz",
+	"kkUJEEsxkqCw9fkVrikATNk2o9+Mbwv9pdB3S7icLTA/hr8yEJAX2zT0bc/fTSCgSOgFHl1WpA6UHfla",
+	"C2U3vi2UF0M5X8JqhijcSli46Ve6nDCTBM1lVcHXl3fdHWF7NFwWLlCkqVU6LhUZpka9ZSJRpURJsUx4",
+	"MccZtmp+iGgAe2fkWXqeLTuEFtgyTPV5wiXQAPOeCUl8IWUSLzre+RYnjA/x3ofxTMUt080xXfXZYjzJ",
+	"ObPY6cWC/NxegUHTA8gzTFrnzsMFw/OBQgYgXbqxXXc4n8MEpD0xiGf0bcUBKDISjI/wkN7evs1Yk6Yk",
+	"QDY1JEh0ymnIfgZZeMZeFRNJZgXxoVHkzn1MTFi4I9DnQpLiHYHSUf/ClQKwM8nzOcwcz150btmy9KbO",
+	"8/++RU/D6Kk6mb8UKzbL9FKD7OL2Cw9X3mvZf6YRYM/fiTXGeBdTdUBK7WoFbH+uYY0h7dpqimWLuwX2",
+	"QlusxBCL+eHOmEpLr6vOmGBpQghOYzUWmoR0KhJNdr1UVaQ5zjGX8YHNhDhkocuC6H7uc8/+YrMa2d8W",
+	"FCZaUq5Ce667g7lyJKiD+fq2eCkNMtgkxXhUf/QHi7uFNKWaSkKlP2a3sE+8NOmNNR69NOOku/OOl+U1",
+	"YS5BUp7dwqecKIAgPZNm07bqfXLO08bxORIa2LxOLr+NNVipurFpLzv2kqLKXlrALEJZ4kLgIz32zorX",
+	"dW8AYjs8I7SzhkhIlSa7ShDKp32eZ1nxBU8TTNo1V8QXStscsW6g6gmJIBJy2kEzAO0OipcVLriWaa5X",
+	"CaMkpBLJooiySQwHNklUJ03RFkCf906Oj01LREw4yMwK+8TZHYFY2N3iCBFpc4Riyji84pBdoLKd2FzG",
+	"fT7CbYP0N8yR6ohiU8PaVJCG3gFIVroA5rgzD0sbX2Lc59mF6ZlcrITpvf1FOVRJlqfv1HCFTXupSpex",
+	"UzSQGu6M8y3sXHfttQ6bg0VhCvA+T2/NuNTKEA0Ab6AqzFGFGVT2qmy0C1zqc+z1Xr6HbWArYj/PZuGZ",
+	"WUnqsm9aIC03mZCkpRzBC+XvuWNOW8ezlyQpny5NI7y/OPXvssS/p+ndrKAAFsuTliWttUh2qRmFD0Gf",
+	"S+i6tNfuqrjN/VEAmBWXDtEWnntFN6WQEtZ5H31+eELGcEcD8FlEQ5c//awMpMIFs+Ld58UYSFdyXYvm",
+	"XTbAe9oqWwRVIOh8zs1YB0HDEO6WuhyvTYENOxymT2OOfif+hlkDm6lh+XadKVfD3bjXim3I20hXduts",
+	"LHQ2Mm5YzgzGITG24fKAgfHu3mGpR4gZmI6/Ewijexg5QmfuIX6eX7EDfD8vNpZCvdW7KJR/pHXMh/C9",
+	"rSiBEvXXWdwawnqevm0OFJVHuhXiC4V4FffUYZ76DNN2Ntkyx2rmWMIRQOVy1WAKbFoXAP1eDmUa+pNd",
+	"KiNhg20u93uCWSdKx67cC4rlpauD4/ss4KYwDHR7wHIxfmMGPr4oObJruJAV8HLtAPe0lxt6eFf5hSu4",
+	"YVQX+v5OwG0vvg8yci/xsoorWAPUBVq2FduFIW4hvhDiRRZZwSG4g7Yc3bbIvVYLN96u7Pi+E3gufKe3",
+	"kLrIPhzZxWg7UeyPkmvmHqq0L8nPLNTBn7a1xfsE9v0Q8OxWo8ZXYHbdazaFl4D3CB1RxqvGi0+8npkK",
+	"+DxZn2N6fvdG8v/P3tX2to0j/69C+M3agOzkv93uf099lbbBdQ9Ju2jS6wGnBcRItE1UJnUkFSc4FNhP",
+	"sx9sP8mBM5REWX6gC1ziPftdYg/J0TyRFmd+g0ClbAZQhk2XTujZB50Z4YZUYHewtQlwtTHtuUnAMDSn",
+	"b4wcNyDz29Mvv42Rw12fAmwdpjNiL0C0qJ0WuqCl3mKWDbAu4NHW3Vjx4lpQZc3kHsuFmy763hS6j+Vi",
+	"ve3arvnEJ45rWh5JKLMaxbCV0aKQVTebyIq+o/yAE8Y1LQ/1ZHFNy1Nc2HiiWIDiNuge2yltBgRXcsHM",
+	"nFWIfIvtOjmkeUylWlATk5KXrOACWn3NWESmium5wK5Y0I0Muqfhl4moSkwPWZNHMeRiKl2DJ+wh8+72",
+	"9pemN1deOVBIgBuVlWGJMGxRFtQw3NtwqGvxRVXTDd8lO328vHh7fblhc7t2glhvfu4y3P4Jvf6gF5j9",
+	"D5taw+ePJRvEAwzCg69WwHuKcvKEIaZjKB5ni0YM28A4F1zjZe62s+d1TfTUMR7XPZY430p5a91VTRcS",
+	"6JH0YIM9sncK+JsDfqPArSaBPYf4/Y7fkB9asif25Gbl4/JlIn2JB6owwK8bcR6qZzcMnnx7o29LT4lb",
+	"TaMs6CNTGVX5dvf+BejeAN0T+3e79JE4OOqEZE7YW97tedoL8OxWkIfq2i2HJ9/efLvTmkeIdUCj36DX",
+	"Nu0bmzTn2o5+TxfMNd+GaW7Zg0nXv6dB1d3iYs8SIWDt4woRphZ3oBUEBwmQ5WFHCWDxFCZ2hQnjNLnN",
+	"QhRbcKbOMilcb54dZwGkf+ORP7XDr3JwLG6Pz02yjujbAx58u1WxIRFgVbgHGwdWGT1Fg83RoGc5IYZT",
+	"yJkMigVXQPg8UcCufWT+bxhdkMLJPEyL4Y5v5XngLm9ZPDn7TmdvzGSbldQwnNu8/MbRPLGD47LHgpmP",
+	"MiZDVnItc4Zd3ldB9Hqgqe4DH3Y3FEv5mbTa4+AIkZR1I/p9FLsflDIK90+ApIyMnuJ5EJCyrrW603B2",
+	"G8thW8jJLHaYRYAplIo+7tjakeSpd3a76rFs7CBh17AWe6HtAMbGESF98FCOz9IHr136mPTY64MHn+6h",
+	"zpCw3Ej2YENzw+EpPG8Oz629BNlHoGEctE2czGG7OWw3BDNnix3v3m+R5IljPax6PNUdi113akgT4LEg",
+	"uEP1WGDu5LEbPdY45W0xBJeUvDkxWhYFMXOuY0IbBFYfCCsi6V3Fi9xxkhKp3CdvqWEp0XwmaKEJJYIt",
+	"E1FSk80BBk8QxWiOmGAe0nY6IR8UWVJAqlOEmxjT+1P7Udrg8iE6VyLkFFOshV4yRR5lReaygFTo9Ofp",
+	"+L0UbHxtl0wxFbtOsuaazFmRk+WcF1ZO1ABOtjYcHreZEGC7ZVXk5I6RF+c/jByiInzLcvL9+TmhmmiJ",
+	"mFBUYBmzk2oiuHbZ34Du/aIGBXMPoyqhiazMhHzmZi4r02daKnx8Koh94kQ4XgktrPgeiTa0qPPMkedM",
+	"Ql64AQTHCfnsHrEBY9TzymiSy6UgNBEgBk8szaNZZt0kZEj1F6zGiptnVKwseEbdAD3akHD+rVBmnyk3",
+	"3xgW3JJPHBj+i37+SdB7yguAuFhfE+VKDAD34L6R+GZQMvfJmTaK0cVmRD+SQh0AwLKOkTglQwACV+Mb",
+	"JgxBwOQIS+vulFxqpr7TJIXPb2SlMpaCp+tEcDNCawawTmi0Urbegm54x5z91vDnEH2c7caJSESapong",
+	"eUzOX17+9OLy9cvLF9//+PL/X/8lETBn3LpfTg2Nyb+TQRuwkkGcDHojB9Efv/3+1c2diJQjwp8VrYdB",
+	"HpEUVkgdxiepYWRtFLRrpViMxgUUpv3t5sN7woX1WUZSZ5WXOAEWVMQdeMA6tjn12im49VQ+nTbQoImo",
+	"qV0nAG7IcGkF1wukKDNUTSYrYfQI60cQzhXlb6Nev0YlIgDu6tw/IpUomNYkvaLajOEJxj+/Te3CPJt3",
+	"dQ24sLnGOMcNUSyTQrDM6JGrWOGmDl6vCO3NKeiCixnUgkKcaR94xoxeQcb/TrvHaDjV0u5TBYf2TFYs",
+	"7fqJWHCtGYCYwhQI43pXWUqpmd00HLb4hFzYMAoVpKDNYRoDiO2YFvyepSMwNfVIvn9JtF0g1w7jtlTy",
+	"gTON+soKqaFUcQ6NYywXgLJ62wZjkBW1O4/1LUKnhinyfy/JgovKsBrA14Vh3K248UJ43D4gvqBJxIpE",
+	"R5F1sjktNTFyNXpPSPru8uJtWkdxYHXOaM4UoYUUbJKI94inSbFONxVyDMCb6YgIqchdNZ3CfnH3SCg8",
+	"/iMZpv8YX2QZK8av4VsuZjERMl27R9zAk/+9xW9f2Sf6GM/gnW7jBwRhtAHFMsbvWf5qJfigPdqNvGeS",
+	"k0E04HZafORBNLAmag/SvggHkVf/tKAPiHA8iH/8IeqVQ/0aVljlB9RufdVK0waIrsQ1DmkE53VosGe8",
+	"GIxUW8HEBJGmvYAHaNMAYt0Nj3XQqof4AcquaMOXG+wOPYQtSvMIi71CDGjfSbQ9iyhjDR5PbHGK+t5Z",
+	"MnaLVb3WAfC1lEDVoFZAjtactK5BYscXRSGX4w+Kz7A+bd3+6Uaf4VA3Ega6cV+j1WkvH0qp2fhdu27w",
+	"xDi0Hvk1GnRQbddsrW4HadxpAjV5/6q4YvkgNqpivtmxBwBPHsSDesAawUaDnt9tWzh14dI5rZhx8TBy",
+	"LdEAS9s5Fp5tucGTZTif61T/JzpbrTvlQHKCd2Rx+wjLQ05bm3OYL2Ezac9BzYHHIc/qCHq0aOP27uHd",
+	"o4N+x34uIwdlXke4JdWJABxlPXdNV2gH6The2Uij5vAhIZCs6yyTosunZw4+uftdRgVc81GFFfIdrOcO",
+	"fvTZH7/9nmIbzrTkQrA8TQQUuuqRO7PgFrkOONzhnYN1uvNRvUgiqCbeQxv4Fn6K2qH2GcmUP7AckNtR",
+	"AumMCRtTWX5hUv/ApddtVVdcG2+j+uZfJnae/51fJ9uAx3v9WbqGHOQ1XeOBTo1W4gFU7futrcR3VZ5j",
+	"o74QsvZWaw/q/TgJphZ5EcI3kAVO2ja6D6cMnbrfMn0v+uBlOl2Yg2n3mL5u6RpGGDqx3zIykDJw6qbx",
+	"UQBV4JQO1nwnTeB0PthyGOEKxu/+g/blLJQegSV30gROt4JwF0wbOn0NrhVA5SM7bSV3MDs7aQJ59GAY",
+	"gugCp+3UhQdSBk7dLUoNJd1r8qYqLpg2dPq1xTT7DtlzsTpPP5w4cIE2OTiEbCUJdd8h+/EUSl2nQAVQ",
+	"BZ5NNuRzhIwJI27ugQOoAqesoT/DyM70Fy6yuZIL+i1D9uMJRoZJvj/iG5baa5V9F1ilbuW++U7/s6N5",
+	"4kt9XPZIbvWdHvB3vjbU6IjouSzxVzH0LQLT2AKWu943dqn15gsXbxz1U2foNUsfS4beFy6IU42XofeF",
+	"i+23+FtD2MbcjlX9HmxiVsPhKddjc3ZWazrhthKQoNsayTNl6dYrH1MI6OXo7hUBgvN0V3R7yP5/ytUN",
+	"cP+AVN3Vc2SI4z/TwQ7UfkyHOzzBtV6Pn+6hz71c/lC9veXw5O4b3d0zmDD7CLWMw7aKk0XssIj1P//s",
+	"AJZViptHUOknzdTFDPJR/vmr1QdeNm/Kt5lLqO5W95jLxDXJZVZB3seQTWYTQhF5q21LDvOlRAoyN6aM",
+	"z87geztP/NP5T+ejySAaVKoYxIMzsAfHcy9VAW7xyLAsKLQFItmcKppZexr5vQqULPDSmd7xghuOSQou",
+	"lcddGFoT7c7+Gi/bok70jZqfX3Y+PElFLqU+6qJWRR2cu8iVyUXE3bdF3S4okdeE1OOuddk+g2/qCyQy",
+	"vKPGFMzlZkQEngk4xAyN5qppVN/jW6mwpWXMW8wHUOwv97n3hgFfK9QvGbyJatvqT3Ldw2P3hsG9QH/M",
+	"pcMLiAAsIFpXZ46PxZkimnWmrN/v9mf9a9Mw0pOJ/X8sRfHo9xz0OYQrqP5kv/Rxi3DWBsekI2ZEqFij",
+	"0ebiDkZzMYaM3TbjqWaD62zN8I90SfzGBp1WCP74TveD/jy36zOGgSdIfqjzIJtre2/u5qJ+jSLh2JJR",
+	"Qws5Q+zyNhcE75BSTBTuNVSGiAFaWkSkEjlTidiRQhKvNNePIEMeJctEJnMuZpg3h5wsMcce811Lxab8",
+	"oc129woBapaWtE3ed9mPU6ns0SwRw7Rurr+tSflo0usZbkP1ujboUSL6HVDIMH2DF9TjK5mBNlOXRIsd",
+	"94UUPKNFRKqyZGoMYz59vBq9Ij+cnyeiTgdyfcfXtiqPoFX50KXddlkb9VqYQ0VDp4c5QaW72gM5tcr1",
+	"xU08adf5v5pg3o/lFRKk+48Z99J4aa6JttKnBa5ghaBkNZu79N1PH69cs5dELPiD/X4pvcQT62VOz1CM",
+	"ArrgXsoQpvzUTgwcrg0FqyjyUKiC5ympfFfxMOX787y7vb4iJZ0xHF8yWRbsFRGS2O15DHsfEYzlLPdj",
+	"ix0w+Prr1/8EAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -21,6 +21,12 @@ type Pages interface {
 	// both "" mean the latest pair. An ENOTFOUND error says what is missing,
 	// for the client; any other is internal.
 	Changes(from, to string, loc int) (*representation.Body, error)
+	// Catalogs lists the catalogs (/browse); Catalog is one catalog's items
+	// and Item one item's fields, with names in locale loc. An ENOTFOUND
+	// error says what is missing, for the client; any other is internal.
+	Catalogs() (*representation.Body, error)
+	Catalog(c catalog.Category, loc int) (*representation.Body, error)
+	Item(c catalog.Category, u catalog.UUID, loc int) (*representation.Body, error)
 	// ErrorPage is the HTML page answering an error with status and message
 	// (free of internal detail) on a request for path: people reach the pages
 	// in browsers, so their errors are pages too, with links back.
@@ -71,6 +77,53 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 	s.page(w, r, changesPairRoute, func(p Pages) (*representation.Body, error) {
 		return p.Changes(strings.ToUpper(from), strings.ToUpper(to), loc)
 	})
+}
+
+// GetBrowsePage serves the list of catalogs.
+func (s *Server) GetBrowsePage(w http.ResponseWriter, r *http.Request) {
+	s.page(w, r, browseRoute, Pages.Catalogs)
+}
+
+// GetBrowseCatalogPage serves one catalog's items.
+func (s *Server) GetBrowseCatalogPage(w http.ResponseWriter, r *http.Request, name gen.BrowseCatalog, p gen.GetBrowseCatalogPageParams) {
+	c, loc, err := browseTarget(name, (*string)(p.Language))
+	if err != nil {
+		s.failPage(w, r, err)
+		return
+	}
+	s.page(w, r, browseCatalogRoute, func(p Pages) (*representation.Body, error) { return p.Catalog(c, loc) })
+}
+
+// GetBrowseItemPage serves one item's fields. A uuid that is not a UUID is
+// 404, not the API's 400: to a person it is a page that does not exist.
+func (s *Server) GetBrowseItemPage(w http.ResponseWriter, r *http.Request, name gen.BrowseCatalog, id gen.Uuid, p gen.GetBrowseItemPageParams) {
+	c, loc, err := browseTarget(name, (*string)(p.Language))
+	if err != nil {
+		s.failPage(w, r, err)
+		return
+	}
+	u, ok := catalog.ParseUUID(strings.ToLower(id))
+	if !ok {
+		s.failPage(w, r, catalog.Errorf(catalog.ENOTFOUND, "there is no %s %q; an item is named by its UUID, and %s lists them", c.Noun(), id, BrowsePath(c)))
+		return
+	}
+	s.page(w, r, browseItemRoute, func(p Pages) (*representation.Body, error) { return p.Item(c, u, loc) })
+}
+
+// BrowsePath is the page of catalog c: its name after /v1/ with '/' as '-'
+// (no catalog's name has a '-'), so a path segment names it.
+func BrowsePath(c catalog.Category) string {
+	return "/browse/" + strings.ReplaceAll(c.Name(), "/", "-")
+}
+
+// browseTarget resolves a catalog page's catalog segment and language.
+func browseTarget(name string, lang *string) (catalog.Category, int, error) {
+	c, ok := catalog.CategoryNamed(strings.ReplaceAll(name, "-", "/"))
+	if !ok || strings.Contains(name, "/") {
+		return 0, 0, catalog.Errorf(catalog.ENOTFOUND, "there is no catalog %q; /browse lists them", name)
+	}
+	loc, err := parseLanguage(lang, false)
+	return c, loc, err
 }
 
 // page serves the body get renders with the server's Pages.

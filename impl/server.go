@@ -9,6 +9,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -23,8 +24,10 @@ type Server struct {
 	Fresh time.Duration
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
 	Logger *slog.Logger
-	// Pages renders /, /docs and /changes; nil answers them 500.
+	// Pages renders /, /docs, /changes and /browse; nil answers them 500.
 	Pages Pages
+	// Media is the mirror of the data's images and videos; nil: none.
+	Media media.Library
 	// MaxWaiters bounds the requests held at once (/v1/version?wait=,
 	// /v1/version/stream); past it they are 503. 0 means DefaultMaxWaiters.
 	MaxWaiters int

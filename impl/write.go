@@ -66,6 +66,10 @@ var (
 	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheDocument, pageCSP, noSniff)
 	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
 	changesPairRoute = representation.NewRoute("/changes/{from}/{to}", contentHTML, CacheDocument, pageCSP, noSniff)
+	// The catalog pages follow the active version, like /changes.
+	browseRoute        = representation.NewRoute("/browse", contentHTML, CacheSignal, pageCSP, noSniff)
+	browseCatalogRoute = representation.NewRoute("/browse/{catalog}", contentHTML, CacheSignal, pageCSP, noSniff)
+	browseItemRoute    = representation.NewRoute("/browse/{catalog}/{uuid}", contentHTML, CacheSignal, pageCSP, noSniff)
 )
 
 // catalogRoutes are the routes that serve an edition's catalogs and string

@@ -12,7 +12,6 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
-	"github.com/refdata/refdata/representation"
 )
 
 // localeNames are the 18 locales as the picker shows them: each in its own
@@ -77,7 +76,7 @@ type fieldChange struct {
 }
 
 // renderChanges renders the changelog from → to in every locale.
-func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representation.Body, error) {
+func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 	a, err := s.repo.RetainedEdition(from)
 	if err != nil {
 		return nil, err
@@ -90,18 +89,31 @@ func (s *Site) renderChanges(from, to string) (*[catalog.NumLocales]*representat
 	if err != nil {
 		return nil, err
 	}
-	var out [catalog.NumLocales]*representation.Body
+	var out changesPages
+	img := &images{lib: s.Media}
 	for loc := range catalog.Locales {
 		data, err := changesModel(a, b, d, loc)
 		if err != nil {
 			return nil, err
 		}
+		for i := range data.Categories {
+			cc := &data.Categories[i]
+			for _, items := range [][]item{cc.Added, cc.Removed} {
+				for j := range items {
+					items[j].Icon = img.src(items[j].Icon)
+				}
+			}
+			for j := range cc.Changed {
+				cc.Changed[j].Icon = img.src(cc.Changed[j].Icon)
+			}
+		}
 		body, err := render("changes", data, catalog.Locales[loc])
 		if err != nil {
 			return nil, err
 		}
-		out[loc] = body
+		out.bodies[loc] = body
 	}
+	out.pending = img.pending
 	return &out, nil
 }
 
@@ -199,8 +211,7 @@ var (
 )
 
 // describe names one item of ed in locale loc and returns its top-level fields.
-// link adds the item's JSON route (an item removed from the served version has
-// none).
+// link adds the item's page (an item removed from the served version has none).
 func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
@@ -216,15 +227,24 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 	if err := json.Unmarshal(body.JSON, &env); err != nil {
 		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
 	}
-	it := item{UUID: u.String(), NameLang: body.Lang}
+	it := summary(env.Data, u.String(), body.Lang)
+	if link {
+		it.URL = itemPage(c, it.UUID, loc)
+	}
+	return it, env.Data, nil
+}
+
+// summary names an item (data: its fields, in locale lang) and finds its icon.
+func summary(data map[string]json.RawMessage, id, lang string) item {
+	it := item{UUID: id, NameLang: lang}
 	for _, f := range nameFields {
-		if s, ok := text(env.Data[f]); ok && s != "" {
+		if s, ok := text(data[f]); ok && s != "" {
 			it.Name = s
 			break
 		}
 	}
 	if it.Name == "" {
-		if s, ok := text(env.Data["assetPath"]); ok && s != "" {
+		if s, ok := text(data["assetPath"]); ok && s != "" {
 			it.Name = s[strings.LastIndexAny(s, "/.")+1:]
 		} else {
 			it.Name = it.UUID
@@ -232,18 +252,12 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 		it.NameLang = "en-US"
 	}
 	for _, f := range iconFields {
-		if s, ok := text(env.Data[f]); ok && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) {
+		if s, ok := text(data[f]); ok && (strings.HasPrefix(s, "https://") || strings.HasPrefix(s, "http://")) {
 			it.Icon = s
 			break
 		}
 	}
-	if link {
-		it.URL = "/v1/" + c.Name() + "/" + it.UUID
-		if loc != catalog.DefaultLocale {
-			it.URL += "?language=" + catalog.Locales[loc]
-		}
-	}
-	return it, env.Data, nil
+	return it
 }
 
 // compare shows one changed field: before → after for scalars, a summary for

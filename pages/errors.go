@@ -16,6 +16,9 @@ type errorData struct {
 	// Changes: the request was for a changelog, so the page also links to the
 	// latest one.
 	Changes bool
+	// Browse: the request was for a catalog or item page, so the page also
+	// links to the list of catalogs.
+	Browse bool
 }
 
 // errorTitles are the headings of the statuses the pages answer; any other
@@ -31,7 +34,7 @@ var errorTitles = map[int]string{
 // ErrorPage is the HTML page that answers an error on a request for path with
 // status: the site's layout, a heading, message (what went wrong and what to
 // do, already free of internal detail) and links back to / and, from a
-// changelog, to /changes. Every part is escaped: path and message may carry
+// changelog, to /changes, from a catalog or item page, to /browse. Every part is escaped: path and message may carry
 // what the client sent. Errors are rare, so the page is rendered per request.
 func ErrorPage(status int, message, path string) []byte {
 	title := errorTitles[status]
@@ -45,6 +48,7 @@ func ErrorPage(status int, message, path string) []byte {
 		// /changes itself links to itself only when the request's query was at
 		// fault: otherwise the same request fails again.
 		Changes: strings.HasPrefix(path, "/changes/") || path == "/changes" && status == http.StatusBadRequest,
+		Browse:  strings.HasPrefix(path, "/browse/"),
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "error", data); err != nil {

@@ -117,7 +117,7 @@ func TestChangesEscapeNames(t *testing.T) {
 		"&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;", // the added theme, by name
 		`<del><span class="visually-hidden">before: </span>Plain</del>`,
 		`<ins><span class="visually-hidden">after: </span>Plain &amp; renamed</ins>`,
-		`href="/v1/themes/aaaaaaaa-0000-0000-0000-000000000002"`,
+		`href="/browse/themes/aaaaaaaa-0000-0000-0000-000000000002"`,
 		`src="https://example.com/aaaaaaaa-0000-0000-0000-000000000002.png"`,
 		"<strong>1</strong> added",
 	} {
@@ -406,7 +406,8 @@ func TestChangesNewFields(t *testing.T) {
 // TestErrorPage: an error page is the site's layout with a heading for its
 // status, the message (capitalized, escaped: it may carry what the client
 // sent), the status, and a way back: to / always, to /changes from a
-// changelog unless /changes itself is what failed.
+// changelog unless /changes itself is what failed, to /browse from a catalog
+// or item page.
 func TestErrorPage(t *testing.T) {
 	t.Parallel()
 	check := apitest.New(t)
@@ -425,6 +426,8 @@ func TestErrorPage(t *testing.T) {
 		{500, "internal error (request id 1-2)", "/", []string{"<h1>Server error</h1>", "Internal error (request id 1-2)", home}, nil},
 		{418, "short and stout", "/", []string{"<h1>I&#39;m a teapot</h1>"}, nil},
 		{404, "", "/", []string{"<h1>Page not found</h1>"}, nil},
+		{404, "there is no catalog \"nope\"", "/browse/nope", []string{home, `<a href="/browse">The catalogs</a>`}, []string{changes}},
+		{404, "no route", "/browsed", []string{home}, []string{`<a href="/browse">The catalogs</a>`}},
 		{404, "ärger", "/", []string{"Ärger"}, nil},
 	} {
 		page := string(pages.ErrorPage(tc.status, tc.message, tc.path))

@@ -14,6 +14,7 @@ import (
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -42,6 +43,10 @@ const maxPairs = 16
 
 // Site renders and keeps the pages of one server.
 type Site struct {
+	// Media is the mirror the catalog pages load images from when it holds
+	// them (else from the data's URLs); nil: no mirror.
+	Media media.Library
+
 	repo edition.Repository
 	log  *slog.Logger
 
@@ -52,8 +57,13 @@ type Site struct {
 
 	rendering sync.Mutex // one changelog render at a time: each loads two editions
 	mu        sync.Mutex // guards pairs and order; never held while rendering
-	pairs     map[pairKey]*[catalog.NumLocales]*representation.Body
+	pairs     map[pairKey]*changesPages
 	order     []pairKey // oldest render first
+
+	browsing    sync.Mutex                // one catalog or item page render at a time
+	browsed     map[browseKey]*browsePage // guarded by mu, as are the two below
+	browseOrder []browseKey               // oldest render first
+	browseBytes int                       // of the kept pages' text
 }
 
 var _ impl.Pages = (*Site)(nil)
@@ -89,7 +99,7 @@ func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*[catalog.NumLocales]*representation.Body{}}
+	s := &Site{repo: repo, log: logger, pairs: map[pairKey]*changesPages{}, browsed: map[browseKey]*browsePage{}}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en")
 	if err != nil {
 		return nil, err
@@ -183,15 +193,15 @@ func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 		}
 	}
 	key := pairKey{from, to}
-	if bodies := s.kept(key); bodies != nil {
-		return bodies[loc], nil
+	if p := s.kept(key); p != nil {
+		return p.bodies[loc], nil
 	}
 	s.rendering.Lock()
 	defer s.rendering.Unlock()
-	if bodies := s.kept(key); bodies != nil {
-		return bodies[loc], nil // rendered while this request waited
+	if p := s.kept(key); p != nil {
+		return p.bodies[loc], nil // rendered while this request waited
 	}
-	bodies, err := s.renderChanges(from, to)
+	p, err := s.renderChanges(from, to)
 	if err != nil {
 		if catalog.ErrorCode(err) == catalog.EINTERNAL {
 			s.log.Error("render a changelog", "from", from, "to", to, "err", err)
@@ -200,19 +210,33 @@ func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.order) >= maxPairs {
-		delete(s.pairs, s.order[0])
-		s.order = s.order[1:]
+	if _, again := s.pairs[key]; !again {
+		if len(s.order) >= maxPairs {
+			delete(s.pairs, s.order[0])
+			s.order = s.order[1:]
+		}
+		s.order = append(s.order, key)
 	}
-	s.pairs[key] = bodies
-	s.order = append(s.order, key)
-	return bodies[loc], nil
+	s.pairs[key] = p
+	return p.bodies[loc], nil
 }
 
-func (s *Site) kept(key pairKey) *[catalog.NumLocales]*representation.Body {
+// changesPages are a pair's changelogs, one per locale, and the icon URLs
+// they show that the mirror did not hold (as browsePage's).
+type changesPages struct {
+	bodies  [catalog.NumLocales]*representation.Body
+	pending []string
+}
+
+// kept is the pair's changelogs unless the mirror now holds an icon they lack.
+func (s *Site) kept(key pairKey) *changesPages {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pairs[key]
+	p := s.pairs[key]
+	s.mu.Unlock()
+	if p == nil || s.mirrored(p.pending) {
+		return nil
+	}
+	return p
 }
 
 // render executes a template into a page body whose Content-Language is

@@ -1,7 +1,8 @@
 // The pages in Chromium: each loads without a console error or a request beyond
 // loopback, has no serious or critical axe-core violation, and fits a phone
 // (375 px); the changelog shows what the catalog diff says, by name, and its
-// locale picker switches names; /docs shows every operation of the spec.
+// locale picker switches names; the catalog pages show every item by name with
+// its icon; /docs shows every operation of the spec.
 // Expectations come from the server's own JSON routes, never from constants.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -85,8 +86,8 @@ test('landing page names the served version and every retained one', async (t) =
 // point of these pages, not an error of theirs.
 const notStatus = (errors) => errors.filter((e) => !/the server responded with a status of 40\d/.test(e));
 
-test('an unknown page and an unknown changelog are pages that say 404 and lead back', async (t) => {
-  for (const [route, shot, back] of [['/nope', 'error-404', ['/']], ['/changes/zzz/yyy', 'error-404-changes', ['/', '/changes']]]) {
+test('an unknown page, changelog and catalog are pages that say 404 and lead back', async (t) => {
+  for (const [route, shot, back] of [['/nope', 'error-404', ['/']], ['/changes/zzz/yyy', 'error-404-changes', ['/', '/changes']], ['/browse/nope', 'error-404-browse', ['/', '/browse']]]) {
     const { page, res, errors } = await open(b.context, stored.base + route);
     assert.equal(res.status(), 404, route);
     assert.match(res.headers()['content-type'], /^text\/html; charset=utf-8$/, route);
@@ -136,7 +137,7 @@ test('the changelog lists what the diff added, removed and changed, by name', as
         const shown = await page.locator(`[data-kind="${kind}"][data-category="/v1/${cat}"] > li[data-uuid="${uuid}"] .name`).textContent();
         assert.equal(shown, nameOf(item) ?? shown, `${cat} ${uuid} name`);
         const href = await page.locator(`[data-kind="${kind}"][data-category="/v1/${cat}"] > li[data-uuid="${uuid}"] a`).getAttribute('href');
-        assert.equal(href, `/v1/${cat}/${uuid}`);
+        assert.equal(href, `/browse/${cat.replaceAll('/', '-')}/${uuid}`);
       }
       if (kind === 'added') added += uuids.length;
     }
@@ -183,6 +184,76 @@ test('the locale picker switches names to Japanese', async (t) => {
   await page.close();
 });
 
+// mediaArgs are the `refdata serve` flags that give it a media mirror holding
+// the sample's icons; with them, every icon must come from the mirror (/media/…),
+// without them from the data's URLs (answered here with a placeholder).
+const mediaArgs = process.env.REFDATA_MEDIA_ARGS ? process.env.REFDATA_MEDIA_ARGS.split(' ') : [];
+
+// iconsShown scrolls every icon of the list into view (they load lazily) and
+// returns each one's src, after checking it loaded with a width.
+async function iconsShown(page, list) {
+  const srcs = [];
+  for (const img of await page.locator(`${list} img`).all()) {
+    await img.scrollIntoViewIfNeeded();
+    await img.evaluate((el) => (el.complete ? null : new Promise((r) => { el.onload = el.onerror = r; })));
+    const [src, width] = await img.evaluate((el) => [el.getAttribute('src'), el.naturalWidth]);
+    assert.ok(width > 0, `icon ${src} did not load`);
+    srcs.push(src);
+  }
+  return srcs;
+}
+
+test('the weapons catalog in Japanese names every weapon as the API does, with its icon', async (t) => {
+  const srv = mediaArgs.length ? await serve(mediaArgs) : embedded;
+  try {
+    const page = await check(t, srv.base, '/browse/weapons?language=ja-JP', 'browse-weapons-ja-JP');
+    const weapons = await api(srv.base, '/v1/weapons?language=ja-JP');
+    const english = await api(srv.base, '/v1/weapons');
+    assert.equal(await page.locator('ul.items > li').count(), weapons.length);
+    let japanese = 0;
+    for (const [i, w] of weapons.entries()) {
+      const row = page.locator(`ul.items > li[data-uuid="${w.uuid}"]`);
+      assert.equal(await row.locator('.name').textContent(), w.displayName, `${w.uuid} name`);
+      assert.equal(await row.locator('a').getAttribute('href'), `/browse/weapons/${w.uuid}?language=ja-JP`);
+      if (w.displayName !== english[i].displayName) {
+        japanese++;
+        assert.equal(await row.locator('.name').getAttribute('lang'), 'ja-JP');
+      }
+      const src = await row.locator('img').getAttribute('src');
+      if (mediaArgs.length) assert.match(src, /^\/media\/[0-9a-f]{64}$/, `${w.uuid} icon from the mirror`);
+      else assert.equal(src, w.displayIcon, `${w.uuid} icon`);
+    }
+    assert.ok(japanese > 0, 'the sample names some weapon in Japanese');
+    const srcs = await iconsShown(page, 'ul.items');
+    assert.equal(srcs.length, weapons.length, 'every weapon has its icon');
+    t.diagnostic(`${weapons.length} weapons, ${japanese} named in Japanese, ${srcs.length} icons shown`);
+
+    // Its item page: the name, every top-level field, the JSON route.
+    const w = weapons[0];
+    await Promise.all([page.waitForURL(/\/browse\/weapons\/.*language=ja-JP/), page.locator(`ul.items > li[data-uuid="${w.uuid}"] a`).click()]);
+    const item = await check(t, srv.base, new URL(page.url()).pathname + '?language=ja-JP', 'browse-weapon-ja-JP');
+    assert.equal((await item.locator('h1 .name').textContent()), w.displayName);
+    const keys = await item.$$eval('#fields + dl.fields > dt', (els) => els.map((e) => e.textContent));
+    assert.deepEqual(keys, Object.keys(w), 'every field, in order');
+    assert.ok(await item.locator(`a[href="/v1/weapons/${w.uuid}?language=ja-JP"]`).count() > 0, 'a link to the JSON');
+    await iconsShown(item, '.item-head');
+    await item.close();
+    await page.close();
+  } finally {
+    if (srv !== embedded) srv.stop();
+  }
+});
+
+test('the list of catalogs counts each one\'s items', async (t) => {
+  const page = await check(t, stored.base, '/browse', 'browse');
+  for (const cat of ['weapons', 'weapons/skins', 'agents']) {
+    const items = await api(stored.base, `/v1/${cat}`);
+    const row = page.locator('tr', { has: page.locator(`a[href="/browse/${cat.replace('/', '-')}"]`) });
+    assert.equal((await row.locator('td[data-label="Items"]').textContent()).trim(), String(items.length), cat);
+  }
+  await page.close();
+});
+
 test('the docs page shows every operation of the spec', async (t) => {
   const spec = await (await fetch(stored.base + '/openapi.json')).json();
   const ops = [];
@@ -200,7 +271,7 @@ test('the docs page shows every operation of the spec', async (t) => {
 });
 
 test('pages need no User-Agent; the API does', async () => {
-  for (const p of ['/', '/docs', '/changes']) {
+  for (const p of ['/', '/docs', '/changes', '/browse', '/browse/weapons']) {
     const res = await fetch(stored.base + p, { headers: { 'User-Agent': '' } });
     assert.equal(res.status, 200, p);
   }

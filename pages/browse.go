@@ -1,0 +1,337 @@
+package pages
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/representation"
+)
+
+// maxBrowse and maxBrowseBytes (of the pages' text, which their compressed
+// encodings add a fifth or so to) bound the catalog and item pages kept, one
+// per version, catalog or item, and locale. Beyond them the least recently
+// rendered are dropped and rendered again when asked for.
+const (
+	maxBrowse      = 256
+	maxBrowseBytes = 32 << 20
+)
+
+// browseKey names one kept page: the list of catalogs (c is NumCategories), a
+// catalog's (u is zero) or an item's, in one locale of one version.
+type browseKey struct {
+	manifest string
+	c        catalog.Category
+	u        catalog.UUID
+	loc      int
+}
+
+// browsePage is a kept page and the upstream URLs it shows that the mirror
+// did not hold when it was rendered: once the mirror holds one, the page is
+// rendered again, so a page follows the mirror as it fills.
+type browsePage struct {
+	body    *representation.Body
+	pending []string
+}
+
+// Catalogs is /browse: every catalog of the active version with its number of items.
+func (s *Site) Catalogs() (*representation.Body, error) {
+	ed := s.repo.Active()
+	return s.browse(browseKey{ed.ManifestID, catalog.NumCategories, catalog.UUID{}, catalog.DefaultLocale}, func(*images) (string, any, error) {
+		var rows []catalogRow
+		for _, c := range catalog.Categories() {
+			rows = append(rows, catalogRow{Title: capitalize(plural(c.Noun())), URL: impl.BrowsePath(c), API: "/v1/" + c.Name(), Count: len(ed.UUIDs(c))})
+		}
+		return "browse", browseData{Version: ed.Version.Version, ManifestID: ed.ManifestID, Catalogs: rows}, nil
+	})
+}
+
+// Catalog is /browse/{catalog}: every item of c, by name in locale loc, with its icon.
+func (s *Site) Catalog(c catalog.Category, loc int) (*representation.Body, error) {
+	ed := s.repo.Active()
+	return s.browse(browseKey{ed.ManifestID, c, catalog.UUID{}, loc}, func(img *images) (string, any, error) {
+		body := ed.List(c, loc)
+		if body == nil {
+			return "", nil, fmt.Errorf("version %s has no list of %s", ed.ManifestID, c.Name())
+		}
+		var env struct {
+			Data []map[string]json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body.JSON, &env); err != nil {
+			return "", nil, fmt.Errorf("read the list of %s: %w", c.Name(), err)
+		}
+		data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
+		for _, d := range env.Data {
+			id, _ := text(d["uuid"])
+			it := summary(d, id, body.Lang)
+			it.Icon = img.src(it.Icon)
+			it.URL = itemPage(c, it.UUID, loc)
+			data.Items = append(data.Items, it)
+		}
+		return "catalog", data, nil
+	})
+}
+
+// Item is /browse/{catalog}/{uuid}: every field of one item in locale loc. An
+// item the active version does not have is ENOTFOUND.
+func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representation.Body, error) {
+	ed := s.repo.Active()
+	body := ed.Item(c, u, loc)
+	if body == nil {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "version %s has no %s %s; %s lists them", ed.Version.Version, c.Noun(), u, impl.BrowsePath(c))
+	}
+	return s.browse(browseKey{ed.ManifestID, c, u, loc}, func(img *images) (string, any, error) {
+		var env struct {
+			Data json.RawMessage `json:"data"`
+		}
+		if err := json.Unmarshal(body.JSON, &env); err != nil {
+			return "", nil, fmt.Errorf("read %s %s: %w", c.Noun(), u, err)
+		}
+		var top map[string]json.RawMessage
+		if err := json.Unmarshal(env.Data, &top); err != nil {
+			return "", nil, fmt.Errorf("read %s %s: %w", c.Noun(), u, err)
+		}
+		data := s.pageHead(ed, c, loc, itemPage(c, u.String(), catalog.DefaultLocale))
+		data.Item = summary(top, u.String(), body.Lang)
+		data.Item.Icon = img.src(data.Item.Icon)
+		data.CatalogURL = withLanguage(impl.BrowsePath(c), loc)
+		data.JSON = withLanguage(data.API+"/"+u.String(), loc)
+		dec := json.NewDecoder(bytes.NewReader(env.Data))
+		dec.UseNumber()
+		v, err := decodeValue(dec, "", fieldLinks{ed: ed, loc: loc, img: img})
+		if err != nil {
+			return "", nil, fmt.Errorf("read %s %s: %w", c.Noun(), u, err)
+		}
+		data.Fields = v.Kids
+		return "item", data, nil
+	})
+}
+
+// browse returns the kept page for key, rendering it (model gives its template
+// and data) when it is not kept or the mirror now holds a file it lacked.
+func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (*representation.Body, error) {
+	if p := s.keptPage(key); p != nil {
+		return p.body, nil
+	}
+	// One render at a time: a crawler asking for every item in every locale
+	// takes one core, not all, and two requests for a page render it once.
+	s.browsing.Lock()
+	defer s.browsing.Unlock()
+	if p := s.keptPage(key); p != nil {
+		return p.body, nil
+	}
+	img := &images{lib: s.Media}
+	var p *browsePage
+	name, data, err := model(img)
+	if err == nil {
+		p = &browsePage{pending: img.pending}
+		// Fast, not Best: there are many such pages, each rendered on demand.
+		p.body, err = renderAt(name, data, catalog.Locales[key.loc], representation.Fast)
+	}
+	if err != nil {
+		s.log.Error("render a catalog page", "version", key.manifest, "catalog", int(key.c), "uuid", key.u.String(), "locale", catalog.Locales[key.loc], "err", err)
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if old := s.browsed[key]; old != nil {
+		s.browseBytes -= len(old.body.JSON)
+	} else {
+		s.browseOrder = append(s.browseOrder, key)
+	}
+	s.browsed[key] = p
+	s.browseBytes += len(p.body.JSON)
+	for len(s.browseOrder) > 1 && (len(s.browseOrder) > maxBrowse || s.browseBytes > maxBrowseBytes) {
+		s.browseBytes -= len(s.browsed[s.browseOrder[0]].body.JSON)
+		delete(s.browsed, s.browseOrder[0])
+		s.browseOrder = s.browseOrder[1:]
+	}
+	return p.body, nil
+}
+
+// keptPage is the page kept for key unless the mirror now holds a file it lacked.
+func (s *Site) keptPage(key browseKey) *browsePage {
+	s.mu.Lock()
+	p := s.browsed[key]
+	s.mu.Unlock()
+	if p == nil || s.mirrored(p.pending) {
+		return nil
+	}
+	return p
+}
+
+// mirrored reports whether the mirror now holds any of urls.
+func (s *Site) mirrored(urls []string) bool {
+	for _, u := range urls {
+		if _, ok := s.Media.Lookup(u); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// pageHead is the part of a catalog's and an item's page that names the
+// catalog and offers the locales; action is where the picker sends.
+func (s *Site) pageHead(ed *edition.Edition, c catalog.Category, loc int, action string) catalogData {
+	d := catalogData{
+		Title:   capitalize(plural(c.Noun())),
+		Noun:    c.Noun(),
+		API:     "/v1/" + c.Name(),
+		Version: ed.Version.Version,
+		Action:  action,
+	}
+	for _, code := range catalog.Locales {
+		d.Locales = append(d.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == catalog.Locales[loc]})
+	}
+	return d
+}
+
+type browseData struct {
+	Version, ManifestID string
+	Catalogs            []catalogRow
+}
+
+type catalogRow struct {
+	Title, URL, API string
+	Count           int
+}
+
+type catalogData struct {
+	Title, Noun, API, Version, Action string
+	Locales                           []localeOption
+	Items                             []item // the catalog's page
+	// The item's page:
+	Item             item
+	CatalogURL, JSON string
+	Fields           []value
+}
+
+// value is one JSON value as the item page shows it: Kids of an object (each
+// with its Key) or an array (List; Folded, behind its count, when it holds
+// objects: a weapon's skins), else Text, shown as an image when Img is set,
+// linked when Href is.
+type value struct {
+	Key, Text, Img, Href       string
+	Object, List, Folded, Null bool
+	Kids                       []value
+}
+
+// fieldLinks turns an item's strings into links: an image URL into an image
+// (from the mirror when it holds it), another URL into a link, the UUID of an
+// item of the version into a link to its page.
+type fieldLinks struct {
+	ed  *edition.Edition
+	loc int
+	img *images
+}
+
+// decodeValue reads the next JSON value of dec, keeping the order of object keys.
+func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
+	tok, err := dec.Token()
+	if err != nil {
+		return value{}, err
+	}
+	v := value{Key: key}
+	switch t := tok.(type) {
+	case json.Delim:
+		v.Object, v.List = t == '{', t == '['
+		for dec.More() {
+			k := ""
+			if v.Object {
+				kt, err := dec.Token()
+				if err != nil {
+					return v, err
+				}
+				k, _ = kt.(string)
+			}
+			kid, err := decodeValue(dec, k, l)
+			if err != nil {
+				return v, err
+			}
+			v.Kids = append(v.Kids, kid)
+		}
+		v.Folded = v.List && len(v.Kids) > 0 && v.Kids[0].Object
+		_, err = dec.Token() // the closing delimiter
+		return v, err
+	case string:
+		v.Text = t
+		l.link(&v)
+	case nil:
+		v.Text, v.Null = "null", true
+	case json.Number:
+		v.Text = t.String()
+	case bool:
+		v.Text = fmt.Sprint(t)
+	default:
+		return v, errors.New("unexpected JSON token")
+	}
+	return v, nil
+}
+
+// imageExts are the endings of the data's image URLs.
+var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".gif": true}
+
+func (l fieldLinks) link(v *value) {
+	if strings.HasPrefix(v.Text, "https://") || strings.HasPrefix(v.Text, "http://") {
+		v.Href = v.Text
+		if imageExts[strings.ToLower(path.Ext(v.Text))] {
+			v.Img = l.img.src(v.Text)
+		}
+		return
+	}
+	if u, ok := catalog.ParseUUID(v.Text); ok {
+		for _, c := range catalog.Categories() {
+			if l.ed.Item(c, u, l.loc) != nil {
+				v.Href = itemPage(c, v.Text, l.loc)
+				return
+			}
+		}
+	}
+}
+
+// images resolves the data's image URLs through the mirror, noting those it
+// does not hold, once each.
+type images struct {
+	lib     media.Library // nil: no mirror
+	pending []string
+	noted   map[string]bool
+}
+
+// src is where a page loads the image at upstream from: the mirror's path when
+// it holds the file, else upstream itself.
+func (i *images) src(upstream string) string {
+	if upstream == "" || i.lib == nil {
+		return upstream
+	}
+	if f, ok := i.lib.Lookup(upstream); ok {
+		return f.Path()
+	}
+	if !i.noted[upstream] {
+		if i.noted == nil {
+			i.noted = map[string]bool{}
+		}
+		i.noted[upstream] = true
+		i.pending = append(i.pending, upstream)
+	}
+	return upstream
+}
+
+// itemPage is the page of item id of c, with names in locale loc.
+func itemPage(c catalog.Category, id string, loc int) string {
+	return withLanguage(impl.BrowsePath(c)+"/"+id, loc)
+}
+
+// withLanguage adds loc to a page's URL unless it is the default.
+func withLanguage(url string, loc int) string {
+	if loc == catalog.DefaultLocale {
+		return url
+	}
+	return url + "?language=" + catalog.Locales[loc]
+}
