@@ -157,6 +157,21 @@ func (e Locale) Valid() bool {
 	}
 }
 
+// Defines values for Active.
+const (
+	ActiveTrue Active = "true"
+)
+
+// Valid indicates whether the value is a known member of the Active enum.
+func (e Active) Valid() bool {
+	switch e {
+	case ActiveTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IsPlayableCharacter.
 const (
 	IsPlayableCharacterFalse IsPlayableCharacter = "false"
@@ -187,6 +202,21 @@ func (e ListAgentsParamsIsPlayableCharacter) Valid() bool {
 	case ListAgentsParamsIsPlayableCharacterFalse:
 		return true
 	case ListAgentsParamsIsPlayableCharacterTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsActive.
+const (
+	ListEventsParamsActiveTrue ListEventsParamsActive = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsActive enum.
+func (e ListEventsParamsActive) Valid() bool {
+	switch e {
+	case ListEventsParamsActiveTrue:
 		return true
 	default:
 		return false
@@ -3929,6 +3959,12 @@ type WeaponStats struct {
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
+// Active defines model for Active.
+type Active string
+
+// At Example: 2021-12-01T00:00:00Z
+type At = string
+
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
@@ -3939,6 +3975,9 @@ type IsPlayableCharacter string
 //
 // Example: de-DE
 type Language = LanguageOrAll
+
+// Level Example: 57
+type Level = string
 
 // LocresLocale Example: de-DE
 type LocresLocale = string
@@ -4556,7 +4595,22 @@ type ListEventsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Active `true` lists only the events active now: an event is active from its `startTime`
+	// (included) to its `endTime` (excluded), in UTC. The answer's `max-age` ends at
+	// the next start or end of an event, when the list may change. Any letter case;
+	// any other value is 400, and so is `active` together with `at`.
+	Active *ListEventsParamsActive `form:"active,omitempty" json:"active,omitempty"`
+
+	// At Lists only the events active at this instant (RFC 3339, e.g.
+	// `2021-12-01T00:00:00Z`; a start is included, an end excluded). The answer
+	// depends only on the version, so it is cached as the list is. Anything that is
+	// not an RFC 3339 date-time is 400.
+	At *At `form:"at,omitempty" json:"at,omitempty"`
 }
+
+// ListEventsParamsActive defines parameters for ListEvents.
+type ListEventsParamsActive string
 
 // GetEventParams defines parameters for GetEvent.
 type GetEventParams struct {
@@ -4676,6 +4730,13 @@ type ListLevelBordersParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Level An account level (a non-negative integer): the answer is then the one level
+	// border for that level, as `/v1/levelborders/{uuid}` serves it — the border
+	// with the greatest `startingLevel` not above the level (the first listed, if
+	// two start at the same level). 404 below the lowest `startingLevel`; anything
+	// but decimal digits is 400. A level past every border gets the last one.
+	Level *Level `form:"level,omitempty" json:"level,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
@@ -4884,6 +4945,18 @@ type ListCompetitiveSeasonsParams struct {
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
 type GetCompetitiveSeasonParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetCompetitiveSeasonTiersParams defines parameters for GetCompetitiveSeasonTiers.
+type GetCompetitiveSeasonTiersParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
 	// (each localized text field becomes an object keyed by the 18 codes; see the
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
@@ -19787,6 +19860,58 @@ func (t *LevelBorderList) MergeLevelBorderListAllBody(v LevelBorderListAllBody) 
 	return err
 }
 
+// AsLevelBorderBody returns the union data inside the LevelBorderList as a LevelBorderBody
+func (t LevelBorderList) AsLevelBorderBody() (LevelBorderBody, error) {
+	var body LevelBorderBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderBody overwrites any union data inside the LevelBorderList as the provided LevelBorderBody
+func (t *LevelBorderList) FromLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderBody
+func (t *LevelBorderList) MergeLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderAllBody returns the union data inside the LevelBorderList as a LevelBorderAllBody
+func (t LevelBorderList) AsLevelBorderAllBody() (LevelBorderAllBody, error) {
+	var body LevelBorderAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderAllBody overwrites any union data inside the LevelBorderList as the provided LevelBorderAllBody
+func (t *LevelBorderList) FromLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderAllBody
+func (t *LevelBorderList) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t LevelBorderList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -22094,6 +22219,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 	GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+	//
+	// The tier set the season's `competitiveTiersUuid` names, as
+	// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+	// contract's rule for which ladder a season used, applied by the server.
+	// 404 when there is no such season, or when its tier set is not in the version.
+	//
+	// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+	GetCompetitiveSeasonTiers(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSeason Get one season
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
@@ -23173,6 +23308,26 @@ func (c *Client) ListCompetitiveSeasons(ctx context.Context, params *ListCompeti
 // Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 func (c *Client) GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCompetitiveSeasonRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+//
+// The tier set the season's `competitiveTiersUuid` names, as
+// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+// contract's rule for which ladder a season used, applied by the server.
+// 404 when there is no such season, or when its tier set is not in the version.
+//
+// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+func (c *Client) GetCompetitiveSeasonTiers(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCompetitiveSeasonTiersRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -24873,6 +25028,30 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.At != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "at", *params.At, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25500,6 +25679,18 @@ func NewListLevelBordersRequest(server string, params *ListLevelBordersParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Level != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "level", *params.Level, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26602,6 +26793,67 @@ func NewGetCompetitiveSeasonRequest(server string, uuid Uuid, params *GetCompeti
 	}
 
 	operationPath := fmt.Sprintf("/v1/seasons/competitive/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCompetitiveSeasonTiersRequest constructs an http.Request for the GetCompetitiveSeasonTiers method
+func NewGetCompetitiveSeasonTiersRequest(server string, uuid Uuid, params *GetCompetitiveSeasonTiersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/seasons/competitive/%s/tiers", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -28161,6 +28413,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 	GetCompetitiveSeasonWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonResponse, error)
+
+	// GetCompetitiveSeasonTiersWithResponse Get the competitive tier set in force for a competitive season
+	//
+	// The tier set the season's `competitiveTiersUuid` names, as
+	// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+	// contract's rule for which ladder a season used, applied by the server.
+	// 404 when there is no such season, or when its tier set is not in the version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+	GetCompetitiveSeasonTiersWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonTiersResponse, error)
 
 	// GetSeasonWithResponse Get one season
 	//
@@ -32074,6 +32338,8 @@ type ListLevelBordersResponse struct {
 	JSON200 *LevelBorderList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -32094,6 +32360,11 @@ func (r ListLevelBordersResponse) GetJSON200() *LevelBorderList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListLevelBordersResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLevelBordersResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34186,6 +34457,110 @@ func (r GetCompetitiveSeasonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCompetitiveSeasonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCompetitiveSeasonTiersResponse200Headers the declared response headers of an HTTP 200 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentLocation            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetCompetitiveSeasonTiersResponse304Headers the declared response headers of an HTTP 304 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetCompetitiveSeasonTiersResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse503Headers struct {
+	CacheControl string
+}
+
+type GetCompetitiveSeasonTiersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CompetitiveTierSetItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCompetitiveSeasonTiersResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCompetitiveSeasonTiersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveSeasonTiersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON200() *CompetitiveTierSetItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCompetitiveSeasonTiersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCompetitiveSeasonTiersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCompetitiveSeasonTiersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCompetitiveSeasonTiersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36808,6 +37183,24 @@ func (c *ClientWithResponses) GetCompetitiveSeasonWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetCompetitiveSeasonResponse(rsp)
+}
+
+// GetCompetitiveSeasonTiersWithResponse Get the competitive tier set in force for a competitive season
+//
+// The tier set the season's `competitiveTiersUuid` names, as
+// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+// contract's rule for which ladder a season used, applied by the server.
+// 404 when there is no such season, or when its tier set is not in the version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+func (c *ClientWithResponses) GetCompetitiveSeasonTiersWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonTiersResponse, error) {
+	rsp, err := c.GetCompetitiveSeasonTiers(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCompetitiveSeasonTiersResponse(rsp)
 }
 
 // GetSeasonWithResponse Get one season
@@ -44085,6 +44478,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -47951,6 +48351,194 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 	return response, nil
 }
 
+// ParseGetCompetitiveSeasonTiersResponse parses an HTTP response from a GetCompetitiveSeasonTiersWithResponse call
+func ParseGetCompetitiveSeasonTiersResponse(rsp *http.Response) (*GetCompetitiveSeasonTiersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCompetitiveSeasonTiersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CompetitiveTierSetItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCompetitiveSeasonTiersResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCompetitiveSeasonTiersResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveSeasonTiersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSeasonResponse parses an HTTP response from a GetSeasonWithResponse call
 func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51336,6 +51924,9 @@ type ServerInterface interface {
 	// GetCompetitiveSeason Get one competitive season
 	// (GET /v1/seasons/competitive/{uuid})
 	GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonParams)
+	// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+	// (GET /v1/seasons/competitive/{uuid}/tiers)
+	GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonTiersParams)
 	// GetSeason Get one season
 	// (GET /v1/seasons/{uuid})
 	GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams)
@@ -51753,6 +52344,12 @@ func (_ Unimplemented) ListCompetitiveSeasons(w http.ResponseWriter, r *http.Req
 // GetCompetitiveSeason Get one competitive season
 // (GET /v1/seasons/competitive/{uuid})
 func (_ Unimplemented) GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+// (GET /v1/seasons/competitive/{uuid}/tiers)
+func (_ Unimplemented) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonTiersParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -52772,6 +53369,32 @@ func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "active" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "active", r.URL.Query(), &params.Active, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "active"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "active", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "at" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "at", r.URL.Query(), &params.At, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "at"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "at", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListEvents(w, r, params)
 	}))
@@ -53183,6 +53806,19 @@ func (siw *ServerInterfaceWrapper) ListLevelBorders(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "level" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "level", r.URL.Query(), &params.Level, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "level"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "level", Err: err})
 		}
 		return
 	}
@@ -53918,6 +54554,48 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveSeason(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveSeason(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCompetitiveSeasonTiers operation middleware
+func (siw *ServerInterfaceWrapper) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetCompetitiveSeasonTiersParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCompetitiveSeasonTiers(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -54768,6 +55446,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/seasons/competitive/{uuid}", wrapper.GetCompetitiveSeason)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/seasons/competitive/{uuid}/tiers", wrapper.GetCompetitiveSeasonTiers)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/gamemodes", wrapper.ListGameModes)
 	})
 	r.Group(func(r chi.Router) {
@@ -54938,441 +55619,453 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
-	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
-	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
-	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
-	"2n1FNe3+ClIxwc03pnXguvuW8lFCR+ARyoPC18KnpofaMzE9dUi5nw6Z7aXwjeugkgAvqT8GN/+KKSdS",
-	"AtfEp5qGYkSkSDQoO/6D28ODUPgS1L//+S+PeHEyCJnfIRG969IR/PS+Q5SmIXQnYxZCV8ItDVlANfz0",
-	"3uv0+Xuix0AUyFuQTxRRWkggsQhDwrgGeUvNH2QyFqEp5QseKLJLNQmBKk0Oz8ghGUxJAEOahHrvrM/1",
-	"GJgkMeMcgnSguzjKW0sjdfBnRDkbgtJvgs8HZtR7+VQCNhwe/DmUIvp88KcWn70+n5vS08NnT096vV6H",
-	"sChKNB2E4J2RYh/eTIMh1aB0sS0uur6huUd2c5IQuAU5JZpFcEYoedo7JkwRfww03juzhIrBJ4Hwk8jA",
-	"qWpsZlgLCH7S8/b7vCZ7zTZ8uLDZw2qOsmx3wX0RmO/mmMobSI8ISbzRHyz2yGQMHKc4EMEUpy2iWIJS",
-	"EJBdfywUcLPSnoFqrLtpux75R/eWhgmojoGjDhkZMqk0EZxQohnsnRE6UIZ7jfhgAXDN9NSArDBrnkQ7",
-	"p3/bGcidzo4Zzs7vS6aUQmt+StdjIKHwaQjZTJ4oouFOmwkxTnYV2J/OP74hhbp7Zzg6L3RN/0TD0Otg",
-	"ycPnxBeBmZ4vooh2FcRUUg1BXTkBvPvpatkSZYKhcj4OSZ8u3xIxtDxIIyCDqQZ1SsrA6ie93lM/Rxd+",
-	"Bo8MhZHtEJgF1GPoczNuUPqJIjHVY0KHGiS2ZYHDtCL/SAwUqCK4drumY8+OxXOw3qvPzKVR9p5dPH96",
-	"8eLZxdOjk2c/vPjxYAI0Nj+oG8bV/8jW4O+0+x8fKwlnRK6TuPNEe+emT968Sik2MhRz/ec87ptvjaSp",
-	"u5KzA68cm1EL84O60lLwEXGYFdKOjBmtZUAGXCMLkF2g/pj4ljGIhRgZU4VLIiZ8r9PnAUh2CwEOHb93",
-	"vGCx5dPQfkFuAOKcYcy4CPWlUColhdrv8yvA9SYD6t8YhHhvht33gkP3HdX+2CNakBFoKwzrr3d/h/du",
-	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1ngtRbQOa2Vc",
-	"JVBgUmlZiuwenpAx3NEAfBbRkARsxLTaMyM39tWOwd1OZ4fTyIzHVLk/E0b07i3wkR7vnJ4cV1H3jfoY",
-	"0qnRky/HVFJfg6zQB6ZPj4RMGVbjIYoKQkdG0RFK4pBOQRKfchIz/+aMeEMaKvDyokKPQRrrwMgXX8gg",
-	"x55hRYUilhIueDd2wyF+Op69ffIWhpqIRHecGsau9/v8nE+Nuaexd2U0M5/qsQEGhAqMZD/u9QinkfnK",
-	"dKknglidZDkWCY7yLKc4qyBJlUoyRNnp7OBcq7XSYnX01qoixymohoYMwkCdEsGz73MFYzSQUTxIKEsD",
-	"p82o0ac+9LmVD/gt+wOCQqNkAL6I0CokYvB38DW5gWkm87NuzojTgX3u/fuf/zo3/dlpq7198soacgSV",
-	"llmSjOynBUOR0FAJQhFdpsOpXfs+LyyTm54CtxRk1wugG4Axxc/fvvX2OgTFWupDjKnqoPLREqi2vyg0",
-	"J20DyJgQkDFIILsV1rxZWIWDdCVVDGHI+MiZbvbbPk+/NoyDbMvBoFcBD/bJeQVr2WEpkVbIBAYZsVvg",
-	"fR4Zm1mPDeG5bwaX67AAuq8ujBo+Osm+G8ru60tvzxIUpBTSjZ3pxfya1i4x6X+TMNw53fm/DnIP78Ct",
-	"5UFKmA/yPAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMq",
-	"oKsF8tyMFkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6",
-	"jbY77vVOjXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY",
-	"/3d4VDFwY7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+I",
-	"CQmNWawFGYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9",
-	"o3FnQhveSQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+zn",
-	"kEXLZP/EUG/BAvVUmf5PjyqNXAnKuFhgw37GsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQ",
-	"YtsvRDDd+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XDyz6+JoXYxodvOQZtVoXO2DhaHQLDqZNWvj",
-	"k91CgLJ2w+XQZhr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9x",
-	"WVks87mzUw7OrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGk",
-	"TLf9uYO+UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu",
-	"1XmBg6hA23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZvKtoXy8sa4M7ZDlFuue/uG7C+SIJg2pKex7Vqy",
-	"B0uu1NMDU2orX7by5THki+G9t3ALYZNgwQ7qIwaL14MNCU3ZLXi24HlU8DRk6ZY7WBNANW3eAoy2lu8W",
-	"XC0DV5O4Wg9S66Bpi6MtjtqDIx6E0Jh1ZxqviSJTtIZVZ4ptsbLFyqNhpTGlkza+Bl5qqx1TeKt3tlhq",
-	"DZZegoRI8KaCcGnztbCUFl6pfXxXcIuZLWYeETMNaaBi82vhpqYWStGz1UNbTLUHUyKKQTPDiVdAleBN",
-	"KaTZfuohbLbWahWV1yAKq2yBtQVWG4DVlNaq6ud+4Kqrx+YgttVoW+C1EXjXDOQV6OZVmutoXdi5amsp",
-	"Nc1AEgXbk4tbdLUDXc3rtUJH90TYPTRbirOtbtuir0Xow5Earm5MqWU91MRaVr6GGrOXjw20tgDaAuhx",
-	"AdSY3ir1sC6IamuqHEpbDbUFWKsAJqmvG1RPpvnasDKFaykmU3CLmS1mHhEzDWqktPm1cLOGLjLFt3po",
-	"i6n2YAoT2/mNna9wzdfDkyu8Wg+5glvMbDHziJhpSg8Vml8LN3X1kCu+1UNbTLUGU6/YcLi2DloGCtOg",
-	"RcI8Ds5JwIZDMgA9AeCYrayYoFBtWf0LWb2lTGboJJeJbMx8WmKxoZAR1TunOwPGKaaEqcjtMn8t3XHS",
-	"E0UUp7EaC02oIpSYDrqFvK6aSkKlP2a3W/mKTPeKqVgoVp2N1aNaU38cAddnZMhC4DSCn/o7EoaB4Yvq",
-	"7Kv7msr90R/9ndpZK1d0M5tgKutgaTrSOlj4Qv5+HcKdEaINGfNp87WMkrTwSmN+GMIdZtnaWh5by+MR",
-	"lELKqA1Z88Xm1wJOTWs+g8/WnN+CqjWg+plGcHHbXJK7rP1akMpKr1RG6AbA7Tbj3RY4jwychtRRqf31",
-	"wFNTIeUQ2mqkLbBaBax3IoCLfyQsjumgsWQG8x3Vhlm5Wj1lFYkACGSVtujaoqsV6GpQf813dE+EraPR",
-	"ZnC21W1b9LUOfQ1rtLVQVl97bUGzBc0jgqZhRbW2elpbKW010RZUrQEV0KZu3Jim6wEJ6Oo7NjEDH6Ez",
-	"Arq9ZLMFy2OBpSnt45quDZiaWqcEm63m2YKpNWB6wzVITkP7WsS9Xrlgrgn7JOAZkaDllITUvUzpnq54",
-	"9lBPV7iXHIeUhRCczb1SRSZjqjvZm4/MB6K0+T6J8W0Klw1fBo3dcS30UEuOFMqv1L82U/gAC28lxlZi",
-	"PILEKLBrQ1p4pod1QVRTJxehtFXJW4C1B2DIY1dJFFG5/mWJ1Q+RFlpedNL7uvoxXUXwHUvUreyPNITC",
-	"JLHnNommgxC2x8AfDB3fHGu/o3FDRtc7GtfSE+9ovNLIimi8Ff1b0f84+GjIpnIt18VITRsqovHWdNri",
-	"pz34Ycp8aErH2NbrYciWXa1rbLktXrZ4eTy8NKVz8tbXwUxd3WNLb/XPFk+twdN7Uai5fiSdi5R/CYuc",
-	"5z0FvTik/vTLQ+rv8z61sMF10+cp4YIDmVCVD4VxLbLAOsgniigtJHSIkIWvCVN9rjQLQxIKatiGML1P",
-	"rufj9Mwfl6ZGdr0DCTSY/uERnUiuyFGvRyZj4PhENrZrugj29vu8jOMvQIVdN/1aJDy497JNgMaC2/BI",
-	"krCA9Nw/3Yp/pf8YGZXSfvZy7BkJmdKGrBGhmhzcHh7YPlTpOfDjB2EAlfhjd5fUSslONi4h8dI/bp28",
-	"F/qdCNiQQTB/ydi+Kh5LUMA1koxwGiHXEO/NsPtecOi+o9ofe4QZzjEMYnNq6DPCBRmIYLqVzg2EjmaN",
-	"TsSqTzUNxYhIkWhQHUKVC+UZyI0N6rVZjJy3vuyGdn0Z7OB4aeTA/eCI2358RJ7+cHLeO3758sdnP/5w",
-	"/MPhidsUNCLriZqxFwxLzkKQ7CpNR1Z+7T282NUEZV3lDuZ0n1zmcnH/QWXdh8HfAefekJeUtV/L5stK",
-	"r/SURFpya9ttbbtHsO0yTm3IWyq1vx52anpMGYK2PtMWV63B1UdHkAKcNNzpg7GOwjKOZrJRcfLL9bu3",
-	"z0gg/CQCjvbKyixDrhaJjbbdxQY65NP16+7zvQ6RwAOQEBDBfSCUB8Q3zBCQkN3g5Vw5tWYqejOmiSeq",
-	"z8WEEzNiY0Nc8FHI1PiMBFRT++0uZpkwtrDaM0UcyCy0iD8WCniHRFTeQIAORJ8zrYgXUj7yOjgKb5aB",
-	"PNse0WOqU5DOukTfAExn0hgdeJYaB/6Y8hEoj3hxMgiZ3yFcdHGpPLKrxzAlQ2FGXSHk9s6IdxAIX820",
-	"dfDnUIro88GfWnwutBvRuy4dwU9Pe70OUZqG0J2MWQhdCbc0ZAHV8NNJr3aGpNnhVmY+apfAuQI/kUxP",
-	"ux9FyPzp/LJc4d/KkGcaGldiKLhWFj2Cc6NxBFdE8HBKDI2JHhv/D2MFZ4RFdASK0FAJ++tY61g50DBf",
-	"cLW3nLgP45fMcJrh0zhfAe+MCE68A69DZn/qkL92Xws5oTKAoPtRCi08M3pF3KoTX0SRIUaKWCA4eCCU",
-	"xFLcTY3XLKReNc+ciWZGUMlDf+2m63c9jaH7AWemKoRoODEeh8eF4mw4rM3IrvyCvr9YH1SdRm1WKaDz",
-	"aFaZolzv2Lxz5s9TQmcbTWW4+Vk9ISGdikRnZ2P63HqKHUKJmSVyycRI6ompO5GCjxAe+J0WJBBkdygk",
-	"oeSZETM0NcAIC5yqGPX52HroxKeJApJwPACKsGGceH/tXto63TeBt2e1Rsj4jSID6t+YTpz07FiU0T63",
-	"gi8Uo479ORWq++S90XRO9X37aiWHQBdjA2tgwFZYKsRXis/rnI9iLLKuuHs8qCNaQzoF+ZLKoKFwQt5B",
-	"LZ8oL776LhMWJT6Vwdb12bo+j+H6ZMzaUEyh3MGaAKp7tymH0TausAVXy8B1zXRjKYsKPawBLSxfVzlp",
-	"U3gLoC2AHhdAjaqnrId1QbSegkIobTXUFmDtAZiEiIF8KfgQJHC/MT012089oM3WWq2zbA3iZ1W2wNoC",
-	"qw3Aakp/VfVzP3DV1WVzENtqtC3w2ga8t2IkmtVlpod1gGbK19ZfGmhEQjESWxRtUfS4KGpWcaU9rIuk",
-	"NZVVhqetrtqirEUoEwN4sNQK2NqydAoSsGnCFKGh4f7dMdBQj//YI0Lao8D5BYxdew1i72FP/l4BVY1d",
-	"jrSN15IktuhKdayw2FY6bKXDI0gHy6MNqd+88TXwUlPpWtRsNe0WS+3B0g3jL8dSRLQp3ZN1UA9PWfHV",
-	"OuiGceJj2S14tuB5VPA0pYxKHawJoLpKKYfRVjNtwdUqcGHmyAYVk8tMWRNWWLqeWsIEllvgbIHzmMBp",
-	"UCll7a8HnnVUks0Bu9VIW2C1BlixpNOmtJFpux6YTMnVWsiU2uJki5PHwkmjplvWQX3E1DTeTNGt9bYF",
-	"TwvA05T5VupgTQDVNeByGG0tuC24WgauJnG1HqTWQdMWR1sctQZHeM34+l5Pzi9FRd7usvMaxSctDC4E",
-	"hy3bb9m+cba/HkPU1EUQbLuW6sCSKz0ZbUpt1cMWJ4+Fk4bMrKzt+lipaWYhYrZm1hZHrcHRJ05vKQuN",
-	"mXO/dLuFdF5kLMJAkUNMbj2hTBsLyrGz6hCmFQlZxLKE5nSoQZJnRIEveKAwkXgswhDTXaeZeSdMjzG9",
-	"EmV6Q8nPyS5VxMuSuXt7LsX57ESpIhHl03SqfZ7OFfMvKS2BRliKaaLpDSiy65myXod4hSke2JLe3qnB",
-	"P+9zD5P/ds8Nebw0JzDgGJFsI8q4zfEUAeWYkM7SLaWV7eUhs6R3dgpjqkgCZ1fQjNB0TQYwFBKQTIYH",
-	"8pRWOPYzmw3OzilPHF8maoFs5UzUeWqiZwuSErl1e1C3wbW5zGVw8nxEo0yob2X3F8rulkpN98Fo/Qfl",
-	"skvQlHEICu0vv1Rgi6fspjqEw8TgbMik0lvu+za57zd8CaIhJ9E2XsvytUVXuon24Yqtfbu1bx8NKw05",
-	"innja+ClpqvonpTZ+opbLLULS1c3rFndYzpYA0+meE0dhKf+tuDZgudRwdOoMko7WBNA6yklPDy71Uxb",
-	"cLUDXFkg0LJWoK401fg3DQJmhk7Dj1LEIDUDtcoH/xTbeNxrBmFgxhaXqg4SqfRLkVjgDoWMqN453QlE",
-	"MggLucB5Eg1AmupDJuGSaqhfXOkXSRiCPvf9RFKbNbxGTZnwqxggeJeEmsUhs4G6GhX/ECJas9LnYvLw",
-	"v822UJh05bA6RSpWT/n3rEv7bBGie5SKy4dY1rk3AKhpnuzGIZ3irr8/ppL6GuSeze3PtCJShPZlGDpg",
-	"ITP9GsFW5pDsJ/OBaYhWjg0ndo7VEA1u5lRKip+pUqA/Uj2uSAFvaKn0RyG1pEyvpIJEeZRN7ZqOKnLF",
-	"G8SH7A8IiKYjZd+HpIp45xIoeUUjOgLvjPAkDAk+XGCGr7Los6ljqJJNvTzizs5dN0w7sJnnP3d2TGN2",
-	"E8Kmop8lQWmAi8c7YGIkaTyezj/8UN1vALcQmtV7TyOYb/kN1yA5DYkvAsA3PM4IF+7RHdNQxQMTnZ2A",
-	"KcNFb/zFomxmQQo1riIahutVqx57ThUz7roEGSZhuCY3MXWe7iG9FvIarHnjOhsIEQLlttwLquBlbvbM",
-	"QDBtJOOkhIfCv2F85JhtMgYJdstAJNLHlF0B1e5dlaFBNtn1aawTCSrdhOg93e8dYyqVBTxWGuHrwvQv",
-	"2WisX1PfKeyq4h+dsHiZAmp+Wq9pqMDihASJtfOgQ7jg3UzUXIlbSiT4QtonP/D5KJ9KyQAfw8EnOblA",
-	"8bNXWMnCWG5YGA4BgjXXzrSIQisMa9iYKKguTZXPv89tpqXiwEygNDs7sSUrkIv4JGFBeZOHBsHJ8fFT",
-	"2j0+HARdOD487g5PaNCFZ8+Do5Mfhsfw47MqDN4K5sNbxted3a9Zvfkp4i6PKdRVEIKvCXZCQsahPofW",
-	"oMOMdkWilMFeHtmsGJsV8GWJVCFtZpTIjBSoYK6iTloGm2qMVIqMWfngeLNT0KfFVV1oIKR6tBk74QMH",
-	"p/vxuCx1ZsO8FVBTYRW+r62y7qtdHlJNqFBUiXBLmcMOcX8ddcjPEjgNoEM+hZpFVAMRknykSrFb7C2H",
-	"elqg8kWdIiCw8xWAKBBpFaucW327QW4hu6Hzy36iYXhKgPrj3KbInhOk3D3aSW5gaqybaepN763it2WD",
-	"zlb8Gu70zkNw1Fq9fRus0xjP3N8TaYCrvsyXMUT69tyZtZh9Tb9mPdh+S77LWjPfOilbJ2W1k4LiZ+un",
-	"bP2UdvopbrtloRUxNJicM/OopvVUsNW96XnZqncnf7m+/khsAdQRHXLU65XsqqNeLxs+4xpGFbFf10PH",
-	"Dm3hdJuca6smWtxKu99817Czqg2sVtFiI4RoNRUuU/XVnLPwxDkEu68SCJnSHfKGM82oFrJD3EZkCLJD",
-	"roBrxiHcq9i3WGqWf+PxjFShL/ce62i4kgbLabqUO5r3Ju/BIE24k+uwWItDGI/HLb+WzMWH396O6N2r",
-	"RNJqmLtrHgZTNbaVIwhYlrU0E+UNjNmuRY0RTegt1OSOyYSpemVnFh2X3NZ2HVat5ayuihh/GLLPjKbY",
-	"bqe0uMX1qeQ2Jl8kUunGz1K8YkpT7tc9H6HGQo8S/hHCENY4hzGruedb6cwMp5Ioob6yNRsnyxpHRpom",
-	"CQ6lihwvkiBoaqPlnAxM62TXnTkznmJUiH9i5h+1wopZEBAb0Qi6wEeMA8HyJKZ6vE8+xPQfCTxsWOwh",
-	"jRSmfmFBAPzN8L3QHyYcgvmWbYn0GJ7SQoK9aceFJsLUqQ7NWHrWtrpx6TFfU5U4w3vOn5ySLI/vEoYg",
-	"8aYgJXh1muziZUisog7+NErzs7eXxynsRCwz2AgThyWxiXzJ5mM0P/R+PHlKT4Lu8bPBD93nw+C4659Q",
-	"2j05GhwdPnv2w+EzSlfuIFRq9YqVKVJhsaLPCL8QXw3ahvUg1rQd2CKQrmUEthKNCyICW0A+KCAbCmZl",
-	"eG9J9ALH0+RcWzVRq82aOwiQ5SqkFjzrRmBQPGeDnN3UiEAyn2gGsqZ71gqLZswCqCE/Z0QmeQVDmoQa",
-	"pRZyYN0NjXlJu5YrX1iCubHPOfpruPZl+b1BFtx4jKdtTLyWxt9y6zy3NqkeihZNu9RE47Nu35Q3tK+1",
-	"0pRtH1U2R5J202ODDNJ63tgUW7SXCjxobtfTedID7OQb2Mk0NY4ezwqHOy3pq1pkKZyTjITSbgnUav+/",
-	"uudYikg8Ss+JgvOMM/Esz92CE4ELbK7Ozq3hOB/5OhJvoiWXcpdtGNXYJZxbnwrCLZjRkiNVRzuVU1ht",
-	"/Rm6NxmVLIH7+9iF/gIBsNYAq5Beu4EP8n1i9W4VbO/RzBaDX4rBxvyQFOOtMicanW27proxY7qw0O21",
-	"IzdjTqdc0EY6vKRhKJLGsh+guRgQCSNmk45REtF43rIOV6QOSftzwy2mDrFtV5utr41lt9b1wyQGebmk",
-	"xY9UAtckpAMI6zU6sySF4c5318kJsWSxmrSRqterAWPpwVZ8vTuC8+u7Rv2HX8piypwG1vO9kJFbo4hx",
-	"FtGYxEJhLx3CRcQ4DcMpYZz8rdchh7+fkshmU5matdNjyKoxYz88UX0+YYEe4wXBMbDRWBMtyAg0idkd",
-	"buq/FFGcaAgI1SQUNCCaRUCGUkSFuPQTRSZChkGf+0LIgHGMUeMBAeyUxk9UOhQGUnXy3+gdKKImNI5N",
-	"HzawjamRAwHqtM/vyE+27f0p+T//m9zl6WHIfyd3Vz4NqbwW50HQIdOs6J0pOi0VnRaK7vf5ORnChEig",
-	"IfHt0ikSMiB/T5Qm5hMLbOAdCYX0GdIwJCo0RAqnWRlLaJtDu4yIu5rHsqb3OYV1t2MqVnOihpGQ01ds",
-	"OFxTD9IgqNquuBLSMMCnT29eKRJLUEZiYmpud16BwwRkMZf1gpQuFTrTH1M+qur0jWnCdDAQekwmY6Ew",
-	"AThz7H9LwwRIwIZ4KIFxQnkqnDpE2QEPpsQY7LUvZb60Y8GkhRVDlRCJ23vRR4TB/egzs+h2ffKR5OSr",
-	"ZAQw5XhzB+9818GpPehBOQdJ1FhMuLshOASqs2u0lBPq481sSvww0f547YBcc8f586Mmh/DDof/smd89",
-	"/uEEukfH1O/2Tp7/0IXj54PeDzB8HjyF+x01We6qpavVnDGw8QDJ4xycr03mhrzE4kK2xSlwQ2p4xm2b",
-	"7oZ845kFb6VXWKDIpsjRWloUtPx6ZMDzFmqh/tci7tqDM/byvtFDapXlsmvtOzPlKKYSjLzFEnvr2VFr",
-	"CUw3kUrqiCgGzTS7hSugqjFPBp+loPwGAjJhPBCTNO+Nr9HYNhaFNpa7Am3MqKGQ/to7eAMh04SuM2dZ",
-	"Kb8h7lcCVHKr6CaMK2uz4RM+Zvqzx1ntt6XzrPVQMUvXF9h7ndQffl712jhP1cdz/0OYwWtBCj1lFKw8",
-	"BQ08uGaVCUGuPpDnJ71D8un65Vm6SkbDEj8Uyh5Fzv0VqqFrfMJKi2skunP9WhKumIUlEtl1qYP3Kmeg",
-	"NJV63TmIGPgXz2EtuOXDzIleIsOCNc4ZeKVVM8tdDZo3cwKiLXJ9HmHfPQFQxDTl/slciBI6oTKAwD3V",
-	"RonVakamG5l6T0dvje3RMD0pWucaXETDcI22F+4pmqldZku0fgzHiYfQnbwsNTe7F5gPem1ZsCkzuAoX",
-	"rTQAqwi0pc48da7ZA0qPmaur1L8ZSZHw4KUIRUWiqefdLOUPufz5xTkZw105lV/P/VNlGPj1Gz0jgRQx",
-	"2nYhVZroicjz6CkMZF3+/KLc9dD9U3237JapyhNKFzyJ0vfCs9xyFwV6v3JVT0/fXH547+0va35FEKxu",
-	"/CukcgRryEIj868lo3wUwisx4fes+ileo+K68lqzqsxlPcIUSbi1BM9IKCYgzVf2D/N1zasEpvkHof4M",
-	"NLXNeJ81X2ClmWVP+bszB6OynsgXd8HCVS5KDaHwNcUot5LmgSTNWvHbrVz5Irly/z3sr0iKXEFzx1RC",
-	"GgTW/zBjU2eEluIi1vd+oohX5Xh7LnRn4z0rw08fcILp0s3haLmrYxaqwuL7YLwqCOw+e8pdZBfjOb09",
-	"fOF5DESLOOOwda1QNO6+NJA4O//yBWk7t3qc0OQZmGaYoakDx18vOy3YAHk8jmo+AlTg3nb6b1egN0aF",
-	"9pJg8yGQMmN8BY6+o9LmSdRe+mDe3gcNgsyHUCXTU7tNI4b4XqIiu1eYjLlDXkGY3EGHfJQQsSTqkIs7",
-	"P0wUu7UvHUi6Z1RZ4a3FJ4Yi2aiN9nLKy+1UrXe95XZFuvgFmeJz58XOo7VZssZsNMbTfPd2DJ/RH4dw",
-	"VO2d/T1hPrwUpfTxGTO6n3+lYQLVvxs9vECPpy9qanuSsmc9SjEBVdznK7RVccjp6OT50+CHk+7x8+CH",
-	"7vNj+rR7DL0fuyc/Pn/2w4/Hw97x8bP7HXJK2cbNoDTRIlHmyL9eaoECOL+hA1M55B45ZdU8NJri78Xc",
-	"+rUwX2PmVYnD26cUm593Cye9MUNydvFbbiFtxnQscUZbKWIshuaOXLsOyO6Aah0CialSHfcQlJAEbs0f",
-	"aak9PEqFr0DBhMqAmG9v1s4nlr9xs2p5TKfpexdtMfOGEuASp3/ljyFIwiy/4fx5ojGL36x3s7iWWirv",
-	"5NtOFg4sJ3gdPWQo3mTs7EEYbvPZwx6PZdd7n+p74M0GDYWU+1sm/huecdum+3JMY93YUZGcFVVVKsDi",
-	"4VzfDuQ+p3PtTGw/dQ7lMnURs1CMSv7N/RPzpgNYkL1r9u2AvPOsp06JUEuXKxeODSyXW4P1p55yUYVp",
-	"F9sAWLWkXJlO2NX+9WPqrc7cAJfMhzSm4spavUUYz77wEymB+9Mz0j3MGE6CUVspp9XY45UQ4vXga/xh",
-	"diQevtzhdYhnj4h5RsF6F0bDesVz6AnHdiColU057bP6wHX2BFwnPdqeKXVEVKr+BxAKPlJEixqdzt2r",
-	"Lsx6ZkCdnGGWrfPsKi7j74fNzzvzhIj6mEh/TJWZ/W9Mj3/9WI1/a/+sL3du45RLa7DTXXyfY6duaFg9",
-	"67BTObWlZN6cK1xQ8232+jblBKc2QJtpcZnxfwMopFHtx0tshncX7IOgGqy6Uhz/NqZWCCbZRsop8S7+",
-	"kbA4Nhi5umEcZY2R2PnXL7NsuijJY0mn5o+PIZ2CfEllYD5dMx2C+eOl0yv4d7rdYKQ9TOw9MEUiOiU0",
-	"joHKynNa9Yx/bWVvusseuXdbysSpXFA3wObeHWO8iwkfUhW7Ij6xUuE9cNThY5hIGhbc1XWCD4WWrxgf",
-	"JSGt2GhKf7lnH2uftUNofpRwy2Dy5fcg1vAyS2SY9T1L58zmhrjS33TM0+gLeXOc2nRgo3lev0/awllu",
-	"bvZk6DfOrU3FCgp4aItp4IbU8IzbNt1N2cnlBW+lbVigyKbI0VZavKIRHcEl5aOmXugciGBqe6lpKI+B",
-	"BmtVCGG0VnlpZnvBg3eQBojqVrrSVOo1qs16vLNtzI2lNPtOkXbFaVYuZJ00WxWOhcvcZI/kCg5peih8",
-	"YIsLPbZvm8wE12xurxrMYYb1Mi+New0i+tX2Mc/67yhnQ1CavHmVhsJs0irFguo31EbAQVINwbmucp1c",
-	"RDZgwyGZUJveAtPI7X66frn3pRkEkiiiclqHBleuqBEDYp3p25xmC6Y/w19F0hb7KVOpU1y+fBKLmKoh",
-	"NYn82hYhWGbS9VD0gQMBruWUxCCJTzUNxajjEl4OprgLGVM9dnfS8a0674zALcgpcSsxNda5y9jWIRDF",
-	"emqwqAjjfpgENsI6Y5+PDDlXZ7ksJOH73NkZJEFQA7ULqh3kuwnr1cbM9+tWc2nd7jHcwv2J7CLCevVx",
-	"Z+LedSX1118a58zdY7oYJl+71jCEu3XrGK8zEsH6Q8wqHkAWoFq/EVjt583WQY4t5N9Zp25E4/XrMGVE",
-	"7tr1rDBit+tTJcaAnp/uS65fVTN9j8XAfRCQB77gQzCMe/8mQjESa1e2u0T3rXZQEBFrNxFLOlX3q3VP",
-	"CWrfNl23lj2Rf99qB+qGcX8sRUS/qIn7zbjYwpqVZ9R/SoXZNqsnWjn2XG/OqUInJXJ+rGaxCp00A79s",
-	"kUuaYEaAOamdifyiRF4kZKuhOou+TmpQ5Oq6qMvKYibDwCxbz6hOJ7JLqrwgIktSb6Fdlm6x3Cd/8Pyp",
-	"7kKe34rD4Hlm3RU25XoZcIsOwHoz0ULT8HzxdPD3l8vmhCUua0+s0OFM3ZnOquZ5IaWQa5rPxs43bq7x",
-	"d6xNzAXvHt3dEQnKALHixhCk/VT4sxPgmkyk4CM8AzjBzTNBAkHoQCSaML0ohVttN6TogBz3jus7IHbc",
-	"VZR7HcLd8kyQX7ZR+cBprhrMgPzFZweXR7xTQn9z6Y03tPWy+WVqKP5QZISWhCHSITU847ZNd0MbEzML",
-	"3sZgfJEimyJHW2nxM40Ajxw2v42OxvQZoWiJksmYhfbJDWuHa/Lp+qV9bSRkoMgA9ASAkyybKtoZLp9q",
-	"M08JnOHZmwHYyGDtVzLzvLpfEuMeC6lfNTjMUvLcTaXCLWumuTkuypW7XGllLLuRwx8PybXka3qToTm+",
-	"Xu/Jp2+SbxuyPUrQaJuGaXrOrZvwhiyu2UVvtZmxCZurxBFtpcY7ETT3DjpqrkgEsE+uC6/ADUM6wi3Q",
-	"ZBAyNYaAJDwAad/cwhPPHULDCZ1iYhnFlAauT/vcY+qdbeIXFgTAPdOI3TUf4d0OIoYkL3QehmICgdch",
-	"QxaG6aGHyZj5Y7gFaWr2uX1JjoypqnpMjZom1MtEaREZal2CEb6q+jy3LfyOan9sBLFI9KKCDTwAf59H",
-	"xlsRCQoSSfWC4xHaH6dGTcR0ehmJ6bFINKFkTGVAfPsQ6Mozq+ALLqJp9R2oLLsQ5DlMOwT2R/vEuziX",
-	"oC7y2qenV5rygMrAq9WxAcFroDqR8OEWpGRuQ3XRlUIuOBAax+G0dJGwiTuOdlQLs78YCVJ50XD2IEqh",
-	"nbRWlbxZdbvRUOoyCeGFEGHLSCWT8MvplDXyJUSaFW/VImZGUi4qdA00+lUwH5Y2FjKlf3WHjK+p9XZq",
-	"CAshB9l2zoxmGLCQ6SkRcqCI4OlrnXWvM4qEB+ojyF9oOKx5nk8DjS5FuJCdhkIajYuwRo2llj+EtGqV",
-	"viidUPHJ9kw8liVYtbapXNIKlpnnj8JqzRK4s1ALFsm6QM4tAvXcwfZZFqvjxRjbpcksFA9qvpCHt15I",
-	"wXhpwqd/fOOntov+QRoYP8LdlK318gUqufq9u+/KKqkkwdba2FobW2ujndZGg+HD1J5pWXio4Rm3bbr5",
-	"nfoGd3U0RITeUoawzl5tVzH4bMh8KxPILqpwip+eKBJBCPYlcyfQ7NnFvbUz67nzk3VfcCkkGXA1T0/f",
-	"mbEsesGlBVGlGxaGV7gIm7m8m9F0VtTMDKSuoMlp3uzu4oPy4eYT7rWck9dyJb4plm1YZ5Th0VoFsjEq",
-	"tJcEG9x8rGSMNu+7lam0eRK1nT4b5p2vgGM2ySetpYW7F9hIyDdmYNMyjoBKMhDJaKzt2/xABsmUxGOq",
-	"gOxSGQm5t/7jJvfZ2f1qdnLVWMSvHKfRMPww3Dn92/KxXKU1Pv/eWRQnwYXQmLuAci40GYBblyXxy5xb",
-	"5l8heX50NPDp4Kh73KNH3adHx9D1D5/+0IXej4c/PqPBDyc/Ht33FZJSLGXBAfgCoRax97f0uMj94vmb",
-	"N7/vz72oN35fgxcfmbWaskod47ZITTQ40zZNc1N2Ur7AbbULNmIfudVvJQ0kCz4KxVJ520SmbREmEa+b",
-	"RklM7pU5SUzsQ8Gmp6p5vnVa7EOqKgMY0iQ0XQDvfrraqUrb4lLsHD4nKoljITUETq2pDua8pmHooc1h",
-	"b6ba3wjVRHD7DC/wJML7wLJ7foF9dF9d4Pe2T1DdC/ffd3/F3Ojd15c7nR0WdN+8wh2e7pvrnc7O32n3",
-	"Pz7udHZuRPc/L/G2dffjW/Nf3X1hPsuke/kJ74h3r38x/5Xda/P9Lev++n6ns/PHuPvS/ff6N7tlYsiU",
-	"2zjpwOb0MWaIfYH3y5t7+Nb0Qewl9n1yTuxd8ifKfZUeexAccDccP4wkUA1KEw+PtDM+srls+zwEZcpT",
-	"myL8HwkN04djs3ap74uEa9tx5THOB7iVs15yVDOS95a5q7cAGSc0DAtnSAymq7ckF9gVxYxoWW/nmLGX",
-	"ch/WeY48zxK8fv3iclXsvRaXpnCExTpUlh9oHIfMboHWEClfcoGiNNbyKi2i4jIKrYqMFsDW6EPTD4g3",
-	"sjbcvqrLRFtcbnE5i8uGnIQZ8LfEQCyMqvl5t3DSG3KV5he/jd7CDF02SJTWUgRV0gM4FO31Fmr6CTiN",
-	"ulmM5kkzSxC8f4xHltkfSDimVbo/r40SrUj7w3Wan3NWTxtdgC+X2wZcSUJ9KZRC/Y1tquqHqcNskWsQ",
-	"Qme5CxcNwpYgu3jyO6Y+qL2qfmd40Q0i66CTzXcxX7rl2AhWS+vfZrRm5t16THo+Z6PysttfMmv3TlOk",
-	"u1/NtFTHGrtoVBt+xnZ2Ed5kgu902TfSsUb6OlzVrhEKiOrwuWHLql+sEKn8BcXKgl/e/bXyFyt6qn6x",
-	"wqjyFxRPlY90o8Cq+sWKsKpfrFCr/AXFXNUvVvBV/WJFYeUvKByrfrHisuoXK0AX/HL922qrt3UaYDmU",
-	"3GWKdQGV+kNNIUtI7GIJflY/XJLiafWFixRfq0umeKtT0uJvZckMjytLZvhcXTLF68qSGX5XlszwvPo5",
-	"xBTfq0umeF/9xmCK/5UlM3mwumQqH1aWzOTFypKZ/KhT0sqT9Z46bL98eUfjxuJfEY1zSeHTMBSJVusf",
-	"irb1Kiw9TO0uYcQEV+4W11BI063KrnOl1d1ZWSPS8K2HvfqPwdoW6lz38IWQAeNUVxmmr5lvKdxVoLUx",
-	"j0cgRpLGY+aTQs1at79aca6keFuj5ijueYcoorH5a/EFO7wRGlM9rjwvzM0KaXYLr2od9MkfV3WWorvO",
-	"GUsIzArhd0PD9fdN8OCS/r6g/s0Ir9m8Sd9NqRNBjEOqxrXDjVPs+n5daepr5tOwHt0IJkIi7iWL7Hg3",
-	"XqXNXUOmQTVP4WTRw+l375JQszhkVZHm34QMA/Lv//m/sjvFUVb6jHAhIzfTO/ITmWDhKfk//5sUGiX/",
-	"ndxd+TSk8lqcB0HNIG2xyvywPgyHCjTBbMfu/Yp0XD5Nj6PV6GX6IHOfZnO/M3OfluY+XX/u0w3MvU60",
-	"u1JKVGOgLOqX3WKrvtTmILwYngtFRPlUkZOLZa4ur/MMb82Qu6BfF1gHTW6QVRsIj3BbpR0mhotIf0NW",
-	"xnp7gF+7OXGPpAhfuSFwjxlvFfNWMW8V88Mo5oZ2ip3Wb8lmwjsaNzfPFk1yQzvg+eK2cefI0WEDRGgt",
-	"BeyzPM3Z3LZ9shtQFk47ZAJwE07x1jhJHxp6ovayfeH8bSB32UeY2WpwL7jM2NmmJAr/Vy4XzoyBdfWB",
-	"PD/pHWZZsZWmUVxpZD3Y0dCC2a5EBCkB1H0jC3AXM/kwcyy/NlePc+3oP6Q16zgMsRQjCUpdi5du8Ra8",
-	"UURH5YGsne8GH9FatiBY4KFXRFcm36rONHAuQTka2qxbrwwMvDMbhQJNRlJM6nlHiy3Z+GdJKxMeucN9",
-	"cBeDZMB9ICNT0j4sukJ0VJpGluCubt5z5Zp3ZuE5x8uOBUqMuerMniPmV3Uzbk5KfZn0uYcXNC9EviPh",
-	"cA96pRB/EFB+7UBryhzOkdwuW6jZ+bZssptyA0qL3WJDeCPuQM4JLaZELtabUbR4cjbtg4ghoZmzkDoD",
-	"tzRMoOwHqEpHIGvnk5PH83F11NnZnCrtY+yuhsQu95bWqyJl0zQ85wUS5vRDs091MjuUkhvmcs4SSkbs",
-	"FrhL1rX+y1Uyn9Aiq5txpWWCGwOztneugB54p3WRUk2Hu0rdZSv1LT0RWVirhwudPySlG1K1pcVsiVTN",
-	"xtT0nFs34Q2ZGLOL3kbVWqLJxgjSVmrkl/aay+OEXRCfymB/5yt8H5kpmyr5zfC90B8mfGGybCpHcC71",
-	"OrdK6xfHN+qrTatLGIJURAtCybUpRna9g9vDA/us/cGfRj189vbyE1g2h5ZZkOwqxJeFvyYsqD3zOq53",
-	"BcmLFJjd5MtImY+ksByrlGHh3mqDB1+KKCDf9kvVW8B8R4BpyJQqg7J1yrLxWbdvyhsyIecWvt1W0yaM",
-	"yDJXtJce12m0v0kFilH5/ebSCtltQXxHO91KnDuznuoAsstdnhIJNMT0JEZvK5C3EBCqSH+nv7P30HYm",
-	"UiC9Zrtw19XYEGosJty9iEVTAi6Y5FBIMggpv7EUVmSXkiFM7MzcV2N6C6gTO/ed4xdkJsmnvUDd1VFa",
-	"yKIbMPMsl35V+XjuxX5r9dCWxW9UeWcc1j7R3Py8WzjpjZotxcVvuZ7enOGScUYrKWKP9r4UfAgSXE6v",
-	"ZjSD7Yn4WVf7j58ckdWPCDB1lcRVh9WvZQJoPlCiRdzVZpIjKZIYE8rYjUOuKeOKCD0uUUCdEeSy3Md2",
-	"FpaImE63GedV0A1UPDNzhdlbCAuAazZk4DKVBwKMsaaJP6Z8BGlimphqf2z6TxQQpnG/DGhAxJAUyIzT",
-	"+rswQ6c8IEoLSUfVG5dfoNzMdNxS5GReqdJmGbdRq2aed78u22bL5t8Qmzdlx1Qhqq1qalM0aC0BNmXX",
-	"LWCKr8KW2YiNV8UxLabOWzESjetJDTQioRiJffLGCPiIjsCIYEUiKm9QN4RCqlMyCKl/Q24AYpJwK7qD",
-	"DhmECRCR6JBx6PS5hIDEkkVUTjtkJAE4UeALHlA53SfXpi/bHvFFBHjofffyp/39zs/mXy/Mv85/2t/f",
-	"8+zpI6Op+9gZBwxe/a3XIYe/nxmFdQtSEy3I8+6AaXL58wtUCBG+n+2GHrM7CFV6kEmLEDDTKxlQHvT5",
-	"LuWadWnIqIKAQDACRUIGZAB6YgbuGkE1k0i8TGf0px3/3r0Thj/yDrEveHV72fViU6SgtL9k96jWflA6",
-	"osUPlKzAyCbMyYeECWkAJaQRkJAvxMi3vnv8bYKpWYMtRWz7dG3z827hpDdrnBYWv+WG1wYN0pQz2kkR",
-	"MWjOgxMDuLJDaNN0r7KBrJHI9Lcx1YQSCZhhwm46qg5qxon5yWauFhKIolOFWi+7WlBxARCq6RBRzoag",
-	"9BuXFjtv0OZKLXdPuJicETpQwHWWEIi6Wrt2X3UAmCJDIRlxX3ivRNed3rOL508vXjy7eHp08uyHFz9W",
-	"hVqs9aJewJjxikNMV/ZnopgxLLKBP0lpQG5B4k2EAfg0AhIkQCZjFpqyTJUnFRDKMWh1Rno2SOUnUgIv",
-	"BqbyJCGmihnjamLO9qPuQQVNR1Ax/XPCYQJyYX9jqkgoKGYqMezCwpCoCTM2mhaEaksxfwxBErr7ErQ0",
-	"3wUWQjr5Kka/BE0Zh+BXS/l75GpP18xeTZa3IInERlV9lv5tDBh/RHK4B2dyXsC70bjm1UHHgTFUx+WM",
-	"7BJCoAq6vaf7h72qRfIF18D1Ly430Qyj/nLePXp2QsQtDiobzBNFFKexGgtNhiwEdYrv4hhrnnj9pNd7",
-	"6sdUj/EvIPYLNabY1NClCwzB/tzvc6/PY5D4XYcom/B+MMWUThaWHnbipZVTtLw7f//m9cXV9f7fFT6c",
-	"b5hY0Qj6HMvjVR1bwaBoTNWY4PWoqVugMxKwIcY+3DTcgQszl5w5+3xk7wflhQUH6+/mhLbTO/1xeOT3",
-	"/JNB8Mw/DHrQGx7Bof98eDz4gT4NjuBw2KM/Dp77PwQn8Gx4TJ8OjrDcj8Pn9IfBif/MsArVxljeOd35",
-	"f1yjf+t1f6Td4e9/nhx//m9Vi5gPtrz6FSgttG6aPe++/v3Pw5PqZrPne851Ja/yEoNOqCo8+MM4PniU",
-	"nqmRT1Jxv/vp+uVeeoplXto+UWSQsBBfDILiMc6E33AxmclTRDV0NYug1m2okejOfykiY5rEeuqg/bmz",
-	"c5vLgHkhicnGXIkOuqIHt4cH7gsPZZfdFCisgsHefq+3f/L0x6OTpyvlVGE188Fk8C4vSxnAnVSy1BBx",
-	"X2jQzVwRhAkoAyKpNNkdTAmLYiE1wWdK6qfWm5XCLTUCr4Cq5pK+cAIxUyIAsospurrU1yQGyUSwh5lf",
-	"uDETyK4UyWgcTolid90JwA2RlN+A0Zc8EJO9FmxRAw+uWbQi68pCQNcAsJFR1Ejk6sPinz69eZXqDFsu",
-	"Je0ZZg8RSEnVsVJGZISvl1EE39tqfH4LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1y7msP3/+c++XC",
-	"UtUr3GZNCV1QGAMYCjdmHB/qkyELQ2vu5OK0queGw0gz+STylc95vMSJq+JLdvQNxmkfSoZ8VUcFtuLm",
-	"AcXNWpTfyogGZURD0aZcBrXKqmp0tu2a6oZCzaWFbq85vYkAc84FraTDWMSv3HQaeHJ+VVp1/gKuJTVy",
-	"dp4Mr6SIYzy9FiT2tcExkEEyJfGYKqgOR/lUw0jYdw8rurM/rroM42QsCekAwromqy9URaMfJfOBME4Y",
-	"76IX70sImK77Mu9IsuCjUCzNpk3D8MNw5/Rvy9fk52Ktz7/PGmqXYoIxTvtIvxlcSljT3ewtVpt0xhhc",
-	"XOi0sCm4xIDI2YutkUGcw+TNPYof3edWLK5WgV1mmGOG8jOcmk6rMOTicFYqWQe5bydtzSPjeC2zcYvT",
-	"LU5r4vSG8ZdjKSLa2MkmPKNjnBOlpyGQWyoZ5dpmVlM3jLclAYrd5hhQBcRHithjVxjruWHcXRLFLUFF",
-	"aBwDDwjNpoN61D0AQAmHSch47XjeMAnDS+CBPWNf6xkLQ3IIfmUBiLp1JlT7dd/J+AJ/rXweqDC1bAiz",
-	"46/PpE2ewFvJp9/4IbMtE9Znwqac6RKjt8V7ygbV+KzbN+VNhRJmF76VbnSJKpsjSZvp8RZuocHNhiQe",
-	"SRoAwZt1mSbqkISHwrf7CXpsNE5a0J5R8qetyiq3ILUGRpvTdBqhIaQik7FQ5Zwi7kntWi+xmjbeaIgq",
-	"9tHT4LdObTwsvE9+pWECijDuh0kAxLu4+EfCrCuXra9p8vT019d/9TrEOz095yzCJOb242vGmRqDtJ+u",
-	"RMKDi+EQfK3sN9eScmX9q6zOf7IwfCkSrtNq1yJ+LenIfnjDVQy+PueBKeedGXPSJh1WJKJTND6prLm5",
-	"sb6O/gK1m6/AXHqttZUtkr7Rrbz7o+sbNwW3QPoWgdSg+ZZhtW2quek5t27CGzRYi4veavtsU+ZqxhGt",
-	"pEZsBtNU8ESZ1vNXjK01t792iD0PiFeeeDCdvHSFTk9fCm4UbUJDPPuQWorNv+f7EEf4hkkYrjECUxz1",
-	"nz3osM7jwLgU9fnY0HghIz98AlnLOA+RQbaOWi3E2Bdngs2Wpprs5SdOHXkXIq7JiGU16B7h4fCvA7Zr",
-	"R0Pbjc8FmncL0XtAtCkzMZUAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypccVIlSNY4BrAXtQuvLd2hWeLEl",
-	"obfBFf3G4zxf3+I3KbxaF8TIBtX4rNs35U3FMVaZU+2jyuZI0m56bJBBWs8bm2KL1lIBFdG19UkWmweL",
-	"vp+/rTPbwczU8KSnMbNUTH0g//6f/4vsup3NG5ji57KVUHwNoHLYTYn4AmFaslboeTYWE0Gf8SxLN6si",
-	"0MxXRIJLxUiYxsvlmW/pfZ1muxYSXgPViYRgnZOqD3amqmIEqyw5XPkmA2L3WPxv3cL/mvmkIZmYsWGb",
-	"BGKTc23VRDdktxUXuY0WS0aLjRCirVQoS3RDBT51l0qq6WHjzauuehRIUy46T4Z5Cf3nXNhj/smf3+d1",
-	"j703rcdAEjcpQjEHj70TgBl7fMG1pL4uvhVVqoEJ1Jg+xVxK/3H14b09reJutruzNcE+kk6GFRnABkqE",
-	"iQby6fItxrG4yyArJLllAQjiEmlFEDBKxkLpMzwJM4BsIya/7D3WOlanBwdYeP+WhkJSrrs0Zvu+iA7s",
-	"bRx1cPIUTvyjwUn3mD6H7vOTH/3u0+DY78LT50+fPTs6Onn2/PjAKQXmC74fo1mThZsSyersKdwvg5jh",
-	"Zpf8rZhhaJ94kgn9MmTAtWvZOyh89yJhYeARKoHYrLSKiGGfe+mdeTlbdeYHV38oJPHxC5VlMDAFfXL+",
-	"8c1+nyPjK0LTI48BC/Buk2uN7IowIBJ8IYP0rTFBPOAjxiHtm2R99DmmeNrDYc+euaxKJH2vzGbYxyuq",
-	"K4zZF1mGKVJMWnVKvP/6r//6r+67d91XrzyXJyNLrpAlUyhz31Hv6LB7eNg9Orru9U7x///3wuH8uii1",
-	"1PskAsl8l/vKQtqMjaZUKfV5WJlvr0TuSqOunCdsJolE/iyF4wBkxLQK2T08IUkcg/SpAjKGOxqAzyIa",
-	"koCNmFar0yTeJ/VYkU0rp1TN6EtYpavGLI4ZH3UPf+wuysjV2ZmBWIUMM3AzpKoa6v7yJheywaJGXYXK",
-	"Zm+rpvxFOceyTGOF5GNF7p1ltYWrsGAdq0gxT/EigquUsqvZkEVaSEHWBgvEDefiFri+h2rxTMOe3TIq",
-	"Jqw7sArdI2AaPi3l8+NikqokyoNOttHe5y69pc11pzAvIhlKEc3kq8RcLUyT3TRLnil4EFINSnt7HSxt",
-	"vnqi+lwlUUTl9IxAqMxw2XDoGYfWM/rWq9IJpshKSsxq63ITbg9/RdRtGZe8YsMhnuutCL7hs9OahmKk",
-	"3CNDafZ7TiPrm+sxMGnzXFrzC8nkdexhmbGYGPE7JWglkgkYJW9stQ6REIlblx/VNXuW94a1ucgeFJJA",
-	"QhhqIhJdGd8za7dQJL1LFUCe3Ki8xJVCya1nHfpduaKzoCiOKm+wU1y1OaQU0hp1OQYiSsgx3TWYL/Ph",
-	"JXEugJHdqyTDb2jeNharcnfZs9NbRlSpDlFjEdtXc/Gtg5vqNLf3PI91wZMovYGjEn+MwbDCQf38kNYv",
-	"QG+nXiUHBjCkSaivbhj/tOgt91bESG9YGF7hIqwxDlXMFVMrw0GWXWbeK8wuSzhXyYkryo2JPwAyEMlo",
-	"rGslL0BOqO30W941S1Tl+S9+gt9WM5xYf/6/FSotIYH1OkNIszjUmPWax8VmGXM2EjnDD+VDYsWpF7gg",
-	"JfxiAdFkPHsNGdGiU59fj5RZK5S+YXGCscs2SpQFQdWtUHlYodKQ+5ULrZY4YHZAjc62XVPd0AZIaaHb",
-	"GPvPqbEZUrSbDmirNWxHYBqjzJiwSY4U2WU8gDvSS9/FwEu99mYs5T7soZHhrufv2hOyh/henPOH0wRJ",
-	"aydGdwN4oIwQLl3/NQO54PYDlUxP8bJ3IRmuk++5p/V1XB9b99bIstuJX35jZJ1nkTs7ExqGMY1r5hmq",
-	"lSK4cFFklg9mFXbee1lXp9y49L5I2Qr6yuG6eZfh3oBfoMa+Hsyvn35BPdhd7C2+74fvRm3SgifVLiOk",
-	"8Vm3b8obtciXuNDto8rmSNJyemTRiwbShwdqzeDIeVpjQWQENxQpi7qBmPCuYqOxxlfvEq6SOMZn4GpF",
-	"iCiTLxKp9LrDK1VbEr2JhNJpIKvegEL9mkm4rnwVw049fXwyxHeRNZAhk/XuLNNQX42FHiXrxqrOZyou",
-	"mTEXvKts2XozDmhER3BJ+QjqGwSv8kpVsDL8H1+zCNxzmTXv/g3tGd75Q3UVtDREfycCWJI/SmnKAyoD",
-	"QhMtIqqZX3+pTMHLygNIlyLhgSIxSPfSec3k1vjA2oskDEGf+34iqV8R2L6KJdDgjIRiAtIAKhISCMXy",
-	"Gmr2FNER/YNxuGJ/QE3KSwgFDdZfMZnwqxggeJeEmsUhsxbZrAUYUjyKoIV1JSJxCxFwTZSpWnNSjqc/",
-	"giGg3bef6+mwEgE1GjcW3UfgoCXVlTvp1RsOv5WrvbJWon215h0ELIm81U+bZpw2s3CVxK2AVtXiVXNb",
-	"JRHnJ5/jsICysmTs5CplXqrNSvUZEfN7VbxcgZ8YP+rKR7fALMAnBfJ8BFXr/F7g27/gS9Cn7rlg41R4",
-	"xBAWlCZRonT6Vv3UOrd4PMnl20MeGYSU3/S5ZzrqYk9ex9ShYTgl3nkcG9cgPUxEdv/7p8u3e94++c3J",
-	"f8HtAUjKlcPqca9nT7swM8gxUJsN2B1myLvJWYLG7D9huvPZkIDxIWZ9M94H9XHWrqaEYWCD+okMC4dm",
-	"R0yPkwEelHVF0v/Ou/yXQIOu4OG0cFUF9/fwXJEGGhHTK/NpSNRYCA2S/Puf/1+2CWRcfnvkJd0hNJ5t",
-	"nyM908BBHhfokEESBAxUh0Q0dnEBn4ahSLAyPuaiOsSoFtDMigcGUnX6PLZPiePwOvZ0k20aZaEZFFX2",
-	"5DLj5PC5CxWoDonDZPZNT8qDPs8PMP37n//yiBLEWC3uPLRP/TEoMgTtjwkSaFI48EMGoCcAvHSyV+33",
-	"eZ//5S8vBTeDM9/85S/4FblAXsTBqcT3QSkyEMEUj0P92XfGYH/n1JiSHdJHo9B8/Pc///XZO3OsDFIK",
-	"mdbrczJT1b7JayxS+wqvaQer4I879ucIlKKj9J3enc9euoLE/WKf2sa5akMQJKzg2J2BUod4ByIGTmO2",
-	"P6VRWPri78pmRzwYAw31+A/822iu6R+2I+8gAi2Zr7x9SxPTrr00hUemXGQppiNQT8juAEIx2eu43Kw4",
-	"GYVnn365fvfWlto35D23tR2ItaQsRIkcUjV2lbMCBqPMhpeIFIlOAw/pmXKvY+caCN98IN6BXXN14O3Z",
-	"oJTBNQTEe9o7JO/wzNZHkBE1llA49ewovLfCt8ki7fk6Uh4AhsLM6DrkH4lZ2xuIdXkg/yMLkQXQfXXh",
-	"7e0TI99ca4HwkyhDQCzFANRpTvgDzwqe4/2c+yokoU+lnBbFHqmUekiQBYLvLJvTIsH3F+KlU/GIghB8",
-	"rbCwO3p2+JxkzkEKWvtGdEwljUDjS8PAk8jdrzPDCUEbUeTj8fhM8wbQDcAdnfd9iHV+0SFkynwy8Njr",
-	"4IN1NAw9Inh6xs60ivyg7FN1SDM7HELN7Hw4w4ysuStjr0i4mc4ByfSIMMXFzur4+DwgObdRTry7YQrZ",
-	"OGl25NItU0aRPCcSSmd7TrNj6TFhCmxN4N1PV/u4XC9tsKr7NiM9Xhq2tLBNYgzXSSHGT2f6NSuUdWqK",
-	"mWbHAu8M8KlZPKM+zSSKw/BwCJ5dv7RxnTaDP9qvB1PjIRl5NtWwV2aTn3Bpdt3CuFXZOy2uSR4ntrdf",
-	"dr3CXsUpMdZ7ClcUMTNhZMd3jhC4JGTXK4VDvb1Oyjv5vQn3cD5h+ixdWQnKwNU+Xx/R0ny9f//zX+dm",
-	"LumTDrseXjPyjIrCoPdRr5e1YKnwyT6K7eRCBgEr99iICyN7djFzdXq9QwEPCNxpSTMsIA+kDX9Aba9+",
-	"srX/Xzx/azt7Me3iE5eO8R10DTebpaEkoqExkyEgWGyXC02ed4/xf4dHZAx37qpAB5nCwHHPdG2wcNw7",
-	"dq1MIAy7xXZ0fjUmPXgaCLBv64zpLRSkll1emlIXQYXrGk6MooolKOD6zJbLz8laZFr5lh04JuSVAc/c",
-	"45PU9QJ3VkiMQKfHlMlu6hK6HvCtVcShDeWnbIC/PlGkYF5ZxOFcrt2OBjcsnDZtX/TNpoaK17PegHdK",
-	"6AJGj6i8ARQZlSyPp3IKrwQbSUGz2QhJQurfIAXLF8Hwvo5p1XkzXn+nv+N1MqnmXv+WYP6TvjkchoWV",
-	"yoCQC5qidWTPlRv6++ZblFeME++vXbMo3fRKkRnCLs3vqLx5tXdmNHXWOFIwYnemi4ko2l7pQD5dvnXE",
-	"cvfL7ORPM7wYC087aWIvqZkqVBER2wibxYYwhirCLpZgLFIJShnweQNM+Tz6g8XenjuwLRRwI1m8c1Q8",
-	"3Qvui8CsJPlH1+Z9RokBjlSOb9FEsGtkCC/4iFxc01GHeG+G3feCQ/cd1f7YIyNmxM7T3nGHeL9cnL/y",
-	"yETIG+UsM9eqATEO/SPj3KgnR5tUcpYEqrPHbg8PQuFLUGgDI7CUSHkj4YFVt0XrWR38mR9o/mxtZ9SY",
-	"Rp6li12q4FnYdvJtQCP0VSoozIwtv9iBuc4nY4ZKiuqs1YkhFMqNDvFeGgu9a/ScFOGpE9JovEX0rmvU",
-	"yNPDZ09PesaiZlGUaINio5noiHgxUsgYVZZnnORDr6dMJuRmi3KqkVEM12bqNTXz7BtONk27TuWp4z8J",
-	"ieEbFIaKhGaVzUQQbfbehaY3gJthCsA+4pTOueOOXwoJTxSJBV7G1CBvaUh2vW7XfON1yCFRZID4dXJp",
-	"75R4jiQZPawL4NowdnEILlZl5LcmIVClyaFzH6wwoCF0cSW6Em5pyAKq04ZQytDIORNex3hQ1DpOpv2h",
-	"FFynCpNmpHGUpig5MQ5rYFyamHJXJ3DmlkD2boTg++RakBuA2FgRBp6GmiDRotOCGF/DkvUWJA3TdRBD",
-	"NGcyNkLOsmQ237PChcEOtlF2F1NGHYowFBNrEliEfbp8q1JTyMtR4SEKX364vDrNEO/kl8E6ygilUt7t",
-	"nptmux8kGxkz7C/WVYK7WBjj1jPwcE7JjKy0EJ6z9NBM9T58vH7z4f2VZ4TXMGSjsX2tmk+tJ2J0nGnz",
-	"qHdMjP89QaH/88V1hxj50iFpfZzKbw6LQAoXhXgmfS3nyltAC2FsmrL6AgKzqCLnYTIFYy9Ky1wsDEko",
-	"qJGThv/wgeW9TlGcWdRxgMD6DJZ7FHnWe5q+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C",
-	"2Us2caLGpyVO+B8TyvRPJz2VenkzUpopMjZ6J+GahYTyzF3JdGAqv8guigHD9oyP9jq5NJ69xmWMOzv3",
-	"KyR99wqv2xKC118w3oxNohgyfkW6QtZU1xZjFJ8rd5dQxZAMhJHEYgToe+8e9jq9Xs+0OpimEqRDvG7X",
-	"iA4zaZDK2zsjsREQDA2MKWpGsw6WFJeg5bR7boBrhSGT6WohfqTRw6KL4sH5B0irEtLQujLFkFlSKv+1",
-	"awATdl8kwyEY6+SUcGEtBVw3pNQeyh/TvOGmWIo7Ix5iqlC1GK8KX8Y3xoT5cZqLKHSFjdqzbrpSc+uK",
-	"wAksTtAYoQHRLALc7xmIWyCHRz2SxiJSF7sAF3dMGitShVuIB4f7d9bSPDYaCt0tM9vIPodOOTk8If/J",
-	"XuDlb0Js2FCR46eHhcLUOlPC9HFyjMWPD59ashh3xeoVLpy03MP3cBSgt4mr7Qxg7uDWSUFlsDCDLBfd",
-	"+khHzkWOQcQh/OUvBvSlwAHi1YhSzxiuB2MdhWfEH1OpQP+U6GH3uWfU04Flgz5P0ZFapA6jqflAJGjK",
-	"OAR7HReXwYqskF7HSG1jq1jv7hIC4fc5mphzwSnXSeZpDxincrpXCPSkoao07vOnKfv54E8tPnt9vlsZ",
-	"Byyaoh0zBmM2IDWds1zyONUeIgQh1OfZ0AX3AQGdEgTX0XZlDJK532OKIEuDBHs2rokQC0jIbsCJUhth",
-	"M6xymtqXA+kdWAu2Y8zKFLE2xpaa/UIBsp9tBfWGSLRiAbhoEkpn9yhqIZzGRQwWyzSLVJlPKJM7dtZ5",
-	"CI/seoapLkzX3l7hrJjhQRvf7GBE0jpP1sD20F8ybpJBBuMjW6TPJxjON6a0nUXI+I0iA+rfGC2FTIe6",
-	"3Kw/LRAXf0w5YG/flHyiiNvT73NfRJGplzs3NAiMQ1AMm1jXRotTaxD8IpT2yK7dFCdxSBnHxBfYCCpB",
-	"10bH3ZHFZTQlTp/3nvc8w5QY1PdsJMb7a/e1kBMqAwi6H6XQwlKBKGE3GELmA1dQ2CN49+Z6bn/AAMJ6",
-	"h/tCjg5cJXVgyn7u7Gimw8L2AgaA0ZEr7xAUrjKe7hzu9/Z7prID287pztP93v5Te9tyjBs3B+ZfI9DV",
-	"pyrKMsBdTWYaTf6CcVYpF4oLrYX1zoWvbOlshTsuOoeWQMkQ2N/Bgdt9rjfBzunOz6B/ERF8tDmjUuMN",
-	"p3HU6y3aBc/KHWDFz52dp73j1YXfC/1OBGzIAM9oPKvbAQLG1ni6Vo3CxtrO6d9+L1zt3XlLOVpjsZ25",
-	"piO1c/q3HcTpzu+mZoqRpatZkFlW9Nkr4iXBdVp1t7wQGTJK7t//83/ZiHfhu8q757hjRKWFZrS3j9Gn",
-	"PI+81cKWX4y06nOgMmS5KLX4mWMCawkqxwd5MG7hyYy8CBI8tcnxZMZm2eh4bTY6rtPLDOM9Iqv+VtTD",
-	"zmwpBxU7BTNlOTMXdfxCxv6IhhzGBizv2kv8LtcSD9Ir/Jn+z1QZk4T5ZjxZNM3U7PN09JnKc1HMYm4B",
-	"suugYbBg/WK8f4aBd2vQK6v3XY4oY1y8Ry2FEWMXic63YFysajdm/o1xBni25WZcL+qPcXRWnPZT5w23",
-	"Lm2ACQMdqrjvSUqILJpLZzkOPfO1h1rPM4rLWQ1lGY7Bp92Eo+3ijNgnaCHvZRohMzcKMcI+p8aED0/t",
-	"geIYpMJ5UbfRZ2ZnP2ZxZgz2Lof9C2vc3Qv9rwupDj53Vha/FmsU3kqWDUqWooWfMmvB1F8pYYwlslCk",
-	"oKdioMgRAtW+iXHi3X60NOX37QG2UHDY/7vyzox/9/LV+z3nA6k+n3F69sl7DKD8B72lV9j72ewufrrz",
-	"jrjOTHZqN/gWoOSV8NX3ZyFdG8fT+NYVzucCFnCb8gu54KjXy6LdGLjCAyJpqMv5FhjLoWG4Ty4BA2Wl",
-	"ws7UYYoMKQvVWZ8b19+IS9yaH+J2Eg3IgIaU+yBdZCU7nMG40kCDBSv9C07gfutsXL7ai/aG4+HZsIah",
-	"ym6Bm5mjT1kgfDb4lPp2iiuIjx5aIUpniGW1egejPy56qcbUxRgkxCHzqeo4lVSwZfvcRqWwgnHPsk0f",
-	"UyONiHMxOcPw2W6m/SUef9or8IKr0+e44qpTCCT54zyqiuHvNNJuo455aHZM+YxZ3ee7dtA2Aqs0HRmb",
-	"3xRyIXFsMGK43YWTmTDtj/f2yfkMG2F0ss+1pMMh8+1BKReHL9JIiWzzzW7g2X2OdIwjgQ76Au67RAcf",
-	"lNo8A9aUHO8FDnK6lGOzaaxm2dvDAzoyfRS4tkwWvDhii6xrmeSWw2pL4436GNIpps4YU0l9DfKeBgcO",
-	"1oy6UavjBQ0urbhsfMUze+1zWSwpTezaFa1/KUK74UoHLGR4/yJffrfUM0vvrsAt5ICfQaenRtdbf7y7",
-	"VmPtv9DCxMHhO8KbW/Djmt28FgkPHolDfgZ7VI6mR34XcIE7KLtUArxwZe4vAu61tKbb6XeCZbcMZNdd",
-	"jfbHVEZqr7BwWbb/ubU7yK/TLl1C++bNIy1j+rjPd7KW0/SGuhg6uwy/XWc95yXzrFOnE8mtSfgi79KY",
-	"axAO7SE6Y7rZZyNtkb3KGHS+Qm2V8vkIt6J+oagv8F09Plut+l84pm0vU2z5YTk/rOIEHoQrtb8ts3G1",
-	"Ybr9TlSG9eIHGaVXL1kt8JqS7UWvGd0Wvkvg65ZvCTP4ICESfJUB/zIvtmEUu56/FzM+Xw+ye8PCkAwo",
-	"5yDzu0PnvnXQX4aJ9sdF+z5iyq9a2BpAT4ncVqin49uCfSHY/XwJFzBEflUVb6oux3te+JqBvAK9eeDP",
-	"DeF7EQEzd4qJstRPl9VdPl68snUAP0fc1kJ/bqRbIbBYCFSwznLOwSP5deRBllLsEQRB1vd3IwFwxjaj",
-	"gD1cK6nEcDyhmLngiSIzWd7sgc8V8b7ieteSElkX7RUP2RC3cmGJXMgZajWHSOrr1eLAlnoEWWA6/o4E",
-	"AdKZ7A6o1iHgtQ9QHbsrY+9f4fWarGRRAsRSjCQobH1+hWsKAFO2zeg349tCfyn03RIuZwu89uivDATk",
-	"xTYNfdvzdxMIKBJ6gUeXFakDZUe+1kLZjW8L5cVQzpewmiEKFw0WbvqV7hvM5LZwl2XxUb1dd6fFnvaW",
-	"hTsR6Y3ZjsswgRmvbplIVOn+eywTXkxdga2aHyIawN4ZeZaeZ8sOoQW2DFN9nnAJNMB0FkISX0iZxIuO",
-	"d77FCeP7avdhPFNxy3RzTFd9thhPcs4sdnpXID+3V2DQ9ADyDJPWucZwwfB8oJABSJdFYtcdzucwwQej",
-	"KSd4Rt9WHIAiI8H4CA/p7e3bi8jpFTpkU0OCRKechuxnkIVn7FUxP1BWEN+PQu7cx3wzhTsCfS4kKd4R",
-	"KB31L1wpADuT/P7hzPHsReeWLUtv6jz/71v0NIyeqpP5S7FikwcuNcgubr/wcOW9lv1nGgH2/J1YY4x3",
-	"8WoppNSuVsD25xrWmH1Mt6WmWLa4W2AvtMVKDLGYH+6MqbT0BuqMCZamNeA0VmOhSUinItFk10tVRZq6",
-	"ElPUHdgEN0MWuuQ27uc+9+wv9r69/W1BYaIl5Sq057o7eLdbgjqYr2+Ll7Lbgc09h0f1R3+wuFvIPqWp",
-	"JFT6Y3YL+8RLL2lb49FLEwnZ7Fz4FD6e9He36/o8YpjTwaecKIAgPZNms3HpfXLO08YxyzQNALMOuPvY",
-	"1mCl6sZmM+rYe4cqS6CLt96zfDTAR3rsnRVv4N4AxHZ4RmhnDZGQKk12lSCUT/s8T1PiC57mDbJrrogv",
-	"lLapv9xA1RMSQSTktINmANodFC8rXHAt0xReEkZJSCWSRRFlc9MMbFKDTpp5I4A+750cH5uWiJhwkJkV",
-	"9omzOwKxsLvFESLSpn7CTCB4xSG7QGU7sSnq+nyE2wbpb5j6yhHFZvyyGX4MvQOQrHQBzHFnHpY2vsS4",
-	"z7M70DMptgjTe/uLUmORLP3KqeEKm81Ile5Xp2ggNdwZ51vYue7aax144Z4qzOzY5+mtGZcxD6IB4F1Z",
-	"hTkVMIvAXpWNdoFLfY693sv3sA1sRezn8sW1uZWkLqmSBdJykwlJWkr9tlD+njvmtHU8e0mS8unS7HD7",
-	"izO6LcvndprezQoKYLE8aVnSvZi+S80ofAj6XELXZTN0t79tIvACwKy4dIi28NwruimFTF/O++jzwxMy",
-	"hjsagM8iGrq0mGdlIBUumBXvPi/GQP5Y+noWzbv8xfH72SpbBFUg6HzOzVgHQcMQ7pa6HK9NgQ07HKZP",
-	"Y45+J/6GWQObfGH5dp0pV8PduNeKbcjbSFd262wsdDYybljODMYhMbbh8oCB8e7eYalHiBmYjr8TCKN7",
-	"GDlCZ+4hfp5fsQPI3n6vt3oXhfKPtI75EL63FSVQov46i1tDWM/Tt82BovJIt0J8oRCv4p46zFOfYdrO",
-	"JlvmWM0cSzgCqFyuGkyBTesCoN/LoUxDf7JLZSRssM3lKk0w60Tp2JV7GKe8dHVwfJ8F3BSGgW4PWC7G",
-	"b8zAx4eCRnYNF7ICXq4d4J72ckMP7yq/cAU3jOpC398JuO3F90FG7iVeVnEFa4C6QMu2YrswxC3EF0K8",
-	"yCIrOAR30Jaj2xa512rhxtuVHd93As+Fz68VUhfZ94C6GG0niv1Rcs3c+0P2gdCZhTr407a2eJ/A5rsG",
-	"z241asxavutSphceeNsjdEQZrxovvtx1ZirgqxN9jnm03dN3NlEpjDCVYfb4Ej7Fgg/u4A4pt48+VB6A",
-	"S5lpTSWB1Sw73VNyXCHNr7ee30LJ4bZPMW2dPc5on3ixHLWSQyMaqyVsmeXKxXy06SNbduOaUyntu8W4",
-	"NZw+jlpoQs3ncjFoe2f63LDF8Y7G34kom39OtujyGdKXFr+GhfGOxm21LN7ReCsXFloUES7cgrW36f8X",
-	"5/iWIgI9hsRmvrWvMDE85mHfCz8lMYshZByfphhBhwwlqDG3rzjYF2rxDXj8sc+T2B4PqThHscv4ULgH",
-	"Cewzcr9cX3/M3pIIEpcUEtONikRDn2uI4pCmSbhtVfckBZXZI6fusNPlxfmrdxcLlNs7R4hq9nOb4eZP",
-	"fMIF364wn+xbhfj9zOvlc09LryTl/gZFTIlRCiOLMjIsS8YZMWU3c5fZnu/SQpuW8bbf70XO51Reeu8q",
-	"LVdH0NuirRX2dnhbgb9Y4GcLuJQl7CPA7HaFD/khL7ZhJGc9f19YJqJI8ZpLWAPXGTnbiuxsgFtsL8S2",
-	"KCziUtaIQzoF6VMZLIf3Ryz3EsttGN95198JwO2aEN8Re0lsr7B6NZCdE7Kt0M5HuMX24t2dnD3qcAc+",
-	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9e720ZuxF9loC8nASvZvVyu6eaTkxjNFU5SxElT",
-	"oBtg6V1aIrIi1SU3slEEuKe5B7snKTjD3eVq9YcKUFtX6aOt4XA4nBlS4sxvaLJHiRA493GFCFOrO9AK",
-	"goME6vKwowSKeAoTu8KEcTu5zUJKPhe8PMuUdL15dtwFiP6lR/7QDr8qwbG4Pa0bso7q2wsefrp1Y0Mi",
-	"wKpyDzYOrAp6igabo0HPckIMp1BTFRQLrpDwcaKAnfvI/N9wNofC6TxsF8Md3+rzwF3einhy9p3O3pjJ",
-	"NiupYTi3efm1o3lgB6dpjwUzn3QMQ74QWuWcmm2vguj1QFPdP3zY3VAs5Ufa1Z4ER4ikrBvV77Ox+0Ep",
-	"k3L/AEjKJOgpngcBKet6V3cazm5jOWwLOZnFDrMIMIVFye53HO1E8tAnu531WA521LBrWEu90HYAY9OI",
-	"kD54pMdH6YPXTn1M+9jrg4f/3WM7Q8Jyo9mDDc2NhKfwvDk8t/YSZB+BhnHQNnEyh+3msN0QzIzPd/z2",
-	"/oFIHjjW46zHU90x3/WmRjQBHouKO1SPReFOHrvRY43bvC2G4JKSNydGq6IAMxM6BtYgsPpAWBGkN5Uo",
-	"cidJCqp0/3nFDE9Bi6lkhQYGki8TuWAmmyEMnoSSs5wwwTyk7XQC70pYMkSqK0GYmNL7U/uvtMHlI3Su",
-	"RKpbSrGWeslLuFcVzFSBqdDpL7fjt0ry8Rs7ZUqp2HWStdAw40UOy5korJ6YQZxsbQQut2GIsN2qKnK4",
-	"4fDk/KeRQ1TET3kOP56fA9OgFWFCMUllzE6riRTaZX8juveTGhTMLaaspAZVmQl8EmamKtMXWpW0fCbB",
-	"rjiRTlZghVXfPWjDijrPnGTOFOaFG0RwnMAnt8QGjFHPKqMhV0sJLJGoBk8tzdKssI4JDJn+QtVYcbPG",
-	"ki8KkTE3QI82JJx/L5TZJybMd4YFN+UDB4b/oZ9/lOwrEwVCXKyviXIlBoh78LXR+GZQMvefM21Kzuab",
-	"Ef0gxToAhGUdE3EKQwQCL8fXXBogwOSISutuSrXUvPxBQ4r/v1ZVmfEUPV0nUpgRWTOCdWKjlUXrLeSG",
-	"N9zZbw1/jtHH2W6cyESmaZpIkcdw/vTy2ZPLF08vn/z489M/v/hLIpFn3LpfzgyL4T/JoA1YySBOBr2R",
-	"g+j3X3/75ngnMhWE8GdV62GQR5DiDKnD+IQaRtZGQTtXSsVoQmJh2t+u370FIa3PckidVV4SAyqoiDvw",
-	"gHVsc9trWQjrqeL2toEGTWRN7ToBCAPDpVVcL5CSzmhrMlVJo0dUP0JwrqR/G/X6NSoRILirc/8IKllw",
-	"rSG9YtqMcQXjX16ldmKRzbp7jbiwuaY4JwyUPFNS8szokatYEaYOXs+B9XhKNhdyirWgGGfaBU+50SvI",
-	"+D9ot4xGUq3sOVUIbM9k1dLOn8i50JojiCmyIBjXm8pSKs3toeGwxSdwYcMoVpDibg7TGEFsx6wQX3k6",
-	"QlMr7+HHp6DtBLl2GLeLUt0Jrmm/skJpLFWcYeMYKwWirH5ogzHqitmTx/oWsFvDS/jTU5gLWRleA/i6",
-	"MEynlTBeCI/bBdIPNIlc0egosk42YwsNRq1G7wmkry8vXqV1FEdRZ5zlvARWKMkniXxLeJqM6nRTqcYI",
-	"vJmOQKoSbqrbWzwvbu6B4fLvYZj+c3yRZbwYv8BPhZzGIFW69oy4xpX/o8VvXzkn+hjP6J3u4EcEYbKB",
-	"kmdcfOX585XgQ/ZoD/KeSU4G0UBYtrTkQTSwJmov0r4KB5FX/zRnd4RwPIh//inqlUN9Dius8gNqt75q",
-	"pWkDRldwjUMaxXkdGuwdL0Yj1VYxMRDStBfwEG0aQay74bEOWvUQP0DZGW34coPdpQf4fGHucbLnhAHt",
-	"O4m2d5HSWIOnG1uc0n7vLBn7QFW91gHoZylJW0O7gnq05qR1DRI7vigKtRy/K8WU6tPWnZ9u9BkNdSNx",
-	"oBv3LVple3m3UJqPX7fzBjOmofXIb9Ggg2q75mh1J0jjThOsyft3JUqeD2JTVtw3O36H4MmDeFAPWKPY",
-	"aNDzu20Tpy5cOqeVUyHvRq4lGmJpO8eiu60wdLMMl3Pd1v+B7lbrbjmYnOBdWdw5wvOQ29bmHOZLPEza",
-	"e1Bz4XHIszrCHi3auLN7eHPvoN+pn8vIQZnXEW7JdCIRR1nPXNMV1kE6jlcO0qi5fCgMJOs6y6Tk8umZ",
-	"g0/ufpYxic98rKQK+Q7Wcwc/+uz3X39LqQ1nuhBS8jxNJBa66pG7s9ARuQ443OGdo3W6+1E9SSKZBm/R",
-	"Bj/Fr6J2qF0j3Io7niNyO2kgnXJpYyrPL0zqX7j0uqPqSmjjHVTf/c3E8vn/+XayDXi815+la8hBXtM1",
-	"HuzUaDUeQNX+vrWV+KbKc2rUF0LWvmrtQb2fJMHUMi9C5EayQKZto/twylDW/Zbpe9EHT9PpwhxMuwf7",
-	"uqVrGGEoY79lZCBlIOum8VEAVSBLB2u+kyaQnQ+2HEa4gvG7/6B9JQulJ2DJnTSB7FYQ7oJpQ9nX4FoB",
-	"VD6y01ZyB7OzkyZQRg+GIYgukG2nLjyQMpB1tyg1lHQv5k1VXDBtKPu1xTT7DtlzsjpPP5w4cII2OTiE",
-	"bCUJdd8h+8kUSl2nQAVQBd5NNuRzhIwJI27egQOoAlnW0J9hZGf6i5DZrFRz9j1D9pMJR4Zpvj/iO6ba",
-	"a5Z9J1ilbvW++U3/k6N54Ed9mvZIXvXdPtD3fG2Y0RHomVrQt2LsW4SmsQUsd71v7NrW6y9CvnTUD52h",
-	"10x9LBl6X4QEtzVeht4XIbe/4m8NYRtzO1b392ATsxoJT7kem7OzWtMJt5WABN3WSB4pS7ee+ZhCQC9H",
-	"d68IEJynu7K3h+z/p1zdAPcPSNVdvUeGOP4jXexw24/pckc3uNbr6b977OdeLn+o3t5KeHL3je7uGUyY",
-	"fYRaxmFbxckidljE+q9/dgDPqlKYe9zSj5qXF1PMR/nXZ7sf9Ni8Kd9mprC6u/xKuUxCQ66yCvM+hnwy",
-	"nQAj5K22LTnyS0FJmBmziM/O8HPLJ352/ux8NBlEg6osBvHgDO3BydxLVcBXPBguCoZtgSCbsZJl1p5G",
-	"fq+CUhX06MxuRCGMoCQFl8rjHgytiXa5v6DHtqgTfaPm65flRzepyKXUR13UqqiDcxe5MrkI3Htb1O2C",
-	"EnlNSD3pWpftC/iyfkCC4Q0zpuAuNyMCXBNKSBkazVPTqH7Ht1rhSyuYN5kPoNif7lPvFwb6WaH+kcFj",
-	"VNtWn8mbHh67NwzfBfpjLh1eQIRgAdG6OnNaluAlaN5hWf++2+f616ZhpKcT+/dYyeLe7znoS4hPUH1m",
-	"f+/jFhHXBseko2ZCqFizo83DHY4WcowZu23GUy2G0Nma4e/ZEvzGBp1WCP74TveDPp8P6zOGUSZMfqjz",
-	"IJtne49381C/ZiPx2pIxwwo1JezyNheE3pBSShTuNVTGiIG7NI+gkjkvE7kjhSReaa4fYYY8aZbLTOVC",
-	"TilvjiRZUo495bsuSn4r7tpsd68QoBZpydrkfZf9eKtKezVL5DCtm+tva1I+mvR6httQva4NepTIfgcU",
-	"GKYv6YF6fKUy3M3UJdFSx32ppMhYEUG1WPByjGM+vr8aPYefzs8TWacDub7ja1uVR9iqfOjSbruijXot",
-	"zLGiodPDHGjTXe2BurWb66sbPG3X+b8aKO/HyooJ0v1lxr00XpZr0Fb7rKAZrBJKVU1nLn334/sr1+wl",
-	"kXNxZz9fKi/xxHqZ22csRsG9EF7KEKX81E6MEq4NBaso8lioQvcpVfqu4mHK9/m8/vDmChZsymn8gqtF",
-	"wZ+DVGCP5zGefSA5z3nuxxY7YPDt87f/BgAA//8=",
+	"7P37biM3ti+Ovwrh3wHanl2y5Us7HRvBgdvtTnrvvsF2J9lnlPMrqmpJ4riKrCFZlpWggflrP8DGAc4b",
+	"zIucN5kn+YKLrIukklVyu+TqjjKDxJJ4XVyfdSO5+MdWIOJEcOBabZ38sTUCGoLEP8+CAJQ6F1xLEZ1F",
+	"kRh/kGzIuPktBBVIlmgm+NbJ1vmHyysyEJL0pRgrkIQmiTolNBrTiSL+X/zdLW9Lwt9TJiHcOtEyBW9L",
+	"BSOIqWkM7micRLB1svWXLW9LTxLzp9KS8eHW58/e9EAu7hKh4KdimPNDOSURaDU1GCKBhsS/uKZD3yP+",
+	"r51XVNPOzyAVE9x8Y1oHrjtvKR+mdAg+oTwsfS0CanqoPRPTk0em+/HIbC+lb1wHlQQ4p8EI3PwrppxK",
+	"CVyTgGoaiSGRItWg7Pj3bvf3IhFIUP/6xz994idpP2KBR2J616FD+OG9R5SmEXTGIxZBR8ItjVhINfzw",
+	"3vd6/D3RIyAK5C3IZ4ooLSSQREQRYVyDvKXmDzIeiciUCgQPFdmmmkRAlSb7p2Sf9CckhAFNI71z2uN6",
+	"BEyShHEOYTbQbRzlraWR2vsjppwNQOk34ec9M+qdYiohGwz2/hhIEX/e+0OLz36Pz03pcP/54XG32/UI",
+	"i+NU034E/ikp9+HPNBhRDUqX2+KiExia+2S7IAmBW5ATolkMp4SSw+4RYYoEI6DJzqklVAIBCUWQxgZO",
+	"VWMzw1pA8OOuv9vjNdlrtuH9hc3uV3OUZbsLHojQfDfHVH5f+kRI4g9/Z4lPxiPgOMW+CCc4bREnEpSC",
+	"kGwHI6GAm5X2DVQT3cna9cnfO7c0SkF5Bo46YmTApNJEcEKJZrBzSmhfGe414oOFwDXTEwOy0qx5Gm+d",
+	"/HWrL7e8LTOcrd/umVIGrfkpXY+ARCKgEeQzeaaIhjttJsQ42VZgfzr7+IaU6u6c4uj8yDX9A40i38OS",
+	"+y9IIEIzvUDEMe0oSKikGsK6cgJ459PVfUuUC4bK+Tgkfbp8S8TA8iCNgfQnGtQJmQZWL+12D4MCXfgZ",
+	"fDIQRrZDaBZQj6DHzbhB6WeKJFSPCB1okNiWBQ7Tivw9NVCgiuDabZuOfTsW38F6pz4zT42y+/zixeHF",
+	"y+cXhwfHz797+f3eGGhiflA3jKv/ma/B32jn3z9WEs6IXCdx54n2zk2fvHmVUWxoKOb6L3g8MN8aSVN3",
+	"JWcHXjk2oxbmB3WlpeBD4jArpB0ZM1rLgAy4RhYg20CDEQksYxALMTKiCpdEjPmO1+MhSHYLIQ4dv3e8",
+	"YLEV0Mh+QW4AkoJhzLgIDaRQKiOF2u3xK8D1Jn0a3BiE+G8GnfeCQ+cd1cHIJ1qQIWgrDOuvd2+Ld2+H",
+	"76D7++/Pf4lf/zz5Mb1imt98J3tblVT7mcrJPNXOnHkxK3PqLthMvYqeP3tbBs4x6Nwk0uy2QrT4phef",
+	"REyZheARAsnoC64VoViJcDE+IZTbb43Ecd/nC+UrTaW+ZjH4Pb7NeBClIYQ7hsj4M/AQfyTbcOd+88yi",
+	"fLo+3yVGGFCuxqinfacWfAJGI1ONipdwI+qwEyPZzdKKQT4ir5DxZhokphMSjCgfwi454xNjUhkxEFAF",
+	"pz1O+YQIPQJJULyb6RwZ3WbkgxLmo2+nZ3hkCFhyzPSI+FQ7NWcMyS2UI1veFqexobytUyn9DYWrBf+Z",
+	"nl+Qt/etBNUWXYwrTY34unx9Tg4PD7/3COwOd3vcP+ge7Hf2Dzrd/etu9wT//798o/Qt9bCuXQIPCchD",
+	"kq9JeS0MHBNcAxyKky+3mTloKIWtobERGnma058ppLseGYzrETXf9DgX2nSYDZgYFd8xFolbgXtIq7eq",
+	"YVA11y1vK6Z3b4EP9Wjr5PioiuyvpYhXEbO5hBVoPFDpWH97/5iM4I6GELCYRiRkQ6bVzm42D6ODimmY",
+	"Kg8XyEsn9UZ9jOjE2IznIyppoEHWRTsdWh4jSUQniBROEhbcnBJ/QCMFflEUkWMsZaNrAyHDQg8ZsazQ",
+	"3KCEC95J3HAMFu14dnbJWxhoIlLtOZMUu97t8VmcEpoxEEQqYxHCaWx5CogeCwtgtZhxWAVJFgLU28K5",
+	"VgN1sWn21ppljlPQJBswiEJ1QgTPvy+MLWONGSMMCWVp4Cw7amzLAHrc6kr8lv0OYalR0odAxOghEdH/",
+	"GwSa3MAkt3/ybk6Jswd73P/XP/55Zvqz01Y7u+SVdWoIGnBmSXKyn5ScJkIjJQhFTWM6dFKzx0vL5Kan",
+	"wC0F2fZD6IRg3NKzt2/9HY+gis/86RFVVtBqCVTbX5SV8FYYG8aEkIxAAtmu8GzNwhaSBkLjt0QR40Pn",
+	"xthvezz72jAOsi0Hg14FPCzJphJrleW/qZArTzJkt8B7PDb+ox4ZwvPADK6w50LovLowJunBcf7dQHZe",
+	"X/o7lqAgpZBu7Ewv5tes9hST/g8Jg62Trf/fXhHt2HNruZcR5oM8iyLLqHALFY72GTcrKVJuHNxbiMi2",
+	"xSiHIUXFYpziIUg3YKsCHC14TkGs2uN9IUOQyMAo3fFrXGnrtJuPtoza+yNNWfjZtzyFC/6vf/wfZ6qa",
+	"Ej2OuhWFiOEJI3itNcH4ECfjE9QcfXFrPRw3fvOndcjsmnuEDXrcSAWr6FBTOhMRq+zskqPuEelDJMa2",
+	"ITGu6K2QPD3eTzWZlu2ZriJnbhwJVdrB2JFlCNpxKEVvEe5Zb1ysahXw/LtpoX94YCw6gzzT0P/+a7fz",
+	"/W//9j8qbc63GDWxgmmeFT5MSSWVJomQBklOCjkxRafl8QKVZuvUVGoIkzqa7F3u5y3VzpRI0JQZRzJT",
+	"0tVKeW5Gi7R04WQ2qKs/0iHUVSlMQ+xkhzPCEjqESu1CtmcmiaAcCGlF7NnHN8bCzqSMP68KrGYyknBa",
+	"/RqL56jbPTEmAh0CUSMxVj2OMsG19phSzXKVIdS1+EI7TYsVrTQtGlz3TykLq6MhZpWfKfLp05tXHnnR",
+	"OcL/7R9UDNz4TfXQaURvzckcH8JxcNA/7hzRF9B5cfx90DkMj4IOHL44fP784OD4+YujOhP8hbIKl+Yn",
+	"MSaRMIabICMRWZvRhWqswcidR5Zh2Dpc0y67Vxg1IgGJcYUdw5I/ChKm0sUZ/OOuMubHQWz+vR8fdpW/",
+	"Y6yumVCvf9xF80STWCjd4/7+QVf5p8Tv+k79qcwim7EY0IYz0wHpZYYp2jQjIDEohQChE2fXDISM858j",
+	"Ft+n/8eGegsWqKvm9UGF0y9BJYIrsD6/Ma7faIjNBxd7MX/SJImYjc3t/U1ZcBWdUj75MNg6+ev9IMW2",
+	"X4pwsvXZq1HyLIps4d9wmPMqCR0BDAqUmCNXS4bD5/Z3Om5foYM7PJ1ii6dqNK723sKtoXy3Jm/W7td0",
+	"Shs2tRue3urJ9kE6pY2Q+5qa2jQp4qmdcsz73vozIfJSE2WtU6OJvHi5iVJYt04TWfFSDPG+alimFDm7",
+	"ryyW+extTW9WLatVjrIiNyKHvmVKN4UT03Z9rJjS9+LlonCdM9Xn4kN5fGaDow2O1o6jlzS8tAxXA0i5",
+	"bvtjC/3jkqVInt3ddX799ZnRrsb5y52UU5IqyCxfKjtnFx5Bt8KzFqxH/vWPfxoNqqlO1dbJUbf7ua7V",
+	"eYGDqEDbdclYYYrENDI6HUKyzQX5pEB2zqzuSnnJm8q3yYvyxrgztkNcWK47u4bsL9MwnDSkp7HtWrIH",
+	"Sy7V031TaiNfNvLlKeSL4T0M0zQJFuygPmKweD3YZJGyDXg24HlC8DRk6U53sCKAatq8JRhtLN8NuFoG",
+	"riZxtRqkVkHTBkcbHLUHRzyMoDHrzjReE0WmaA2rzhTbYGWDlSfDSmNKJ2t8BbzUVjum8EbvbLDUGiyd",
+	"g4RY8KaCcFnztbCUFV6qfQJXcIOZDWaeEDMNaaBy8yvhpqYWytCz0UMbTLUHUyJOQDPDiVdAleBNKaTZ",
+	"fuohbLbWchVV1CAKq2yAtQFWG4DVlNaq6udh4Kqrx+YgttFoG+C1EXjXDOQV6OZVmutoVdi5aispNc1A",
+	"EgWbk4sbdLUDXc3rtVJHD0TYAzRbhrONbtugr0Xow5Earm5MqeU91MRaXr6GGrPJGAy0NgDaAOhpAdSY",
+	"3prqYVUQ1dZUBZQ2GmoDsFYBTNJAN6ieTPO1YWUK11JMpuAGMxvMPCFmGtRIWfMr4WYFXWSKb/TQBlPt",
+	"wRQm+gwaO1/hmq+HJ1d4uR5yBTeY2WDmCTHTlB4qNb8SburqIVd8o4c2mGoNpl6xwWBlHXQfKEyDFgnz",
+	"ODgjIRsMSB/0GIBjxrpywla1YfUvZPWWMpmhk7xPZGMm6CkWGwgZU711stVnnGJKmIrcLvPX0h0nPVNE",
+	"cZqokdCEKkKJ6aBTynOtqSRUBiN2u5GvyHSvmEqEYtXZqX2qNQ1GMXB9SgYsAk5j+KG3JWEQGr6ozka9",
+	"q6ncHf7e26qdxXdJN7MJpvIO7k3PXAcLX8jfryO4M0K0IWM+a76WUZIVXmrMDyK4wyxbG8tjY3k8gVLI",
+	"GLUha77c/ErAqWnN5/DZmPMbULUGVD/SGC5um0tyl7dfC1J56aXKCN0Al7t+A5wNcJ4OOA2po6n2VwNP",
+	"TYVUQGijkTbAahWw3okQLv6esiSh/caSGcx3VBtm09XqKatYhEAgr7RB1wZdrUBXg/prvqMHImwVjTaD",
+	"s41u26CvdehrWKOthLL62msDmg1onhA0DSuqldXTykppo4k2oGoNqIA2dePGNF0PSECX37FJGAQInSHQ",
+	"zSWbDVieCixNaR/XdG3A1NQ6U7DZaJ4NmFoDpjdcg+Q0sq9FPOiVC+aasM9CnhIJWk5IRN3rpO7piueP",
+	"9XSFe81zQFkE4encK1VkPKLay9/9ZAEQpc33aYJvU7hs+DJs7I5rqYdacqRUfqn+tZnC7cuMG4mxkRhP",
+	"IDFK7NqQFp7pYVUQTelk72mwatV+Ga0rav1T90Y7NuF7+ZO1s2/VTr2CuwH+BvgNAh8Z8yqNYypXv8Sx",
+	"/IHUUsuLTqBfVz/yq0j+6LJiv2ehHSaJPU9KNO1HsDme/mjo+OZY+x1NGjIG39GklmJ5R5Olxl9Mk43N",
+	"txH9T4OPhmw913JdjNSMt8Q02URZNvhpD36YMh+a0jG29XoYsmWX6xpbboOXDV6eDi9N6Zyi9VUwU1f3",
+	"2NIb/bPBU2vw9F6Uaq4e4eci41/CYud5T0AvDvUffnmo/33RpxY26G/6PCFccCBjqoqhMK5FHvAH+UwR",
+	"pYUEj2CQLN8xYKrHlWZRRCJBDdsQpnfJ9fz+AQtGU1Mj2/6eBBpOfveJTiVX5KDbJeMRcAzJYbumi3Bn",
+	"t8encfwFqLDrpl+LlIcPXrYx0ERwGx5JUxaSrvunU/Gv7B8jozLaz17aPSURU9qQNSZUk73b/T3bh5p6",
+	"pvzoURhApcHI3XG1UtLLxyUkJiPALZ33Qr8TIRswCOcvP9vXzhMJCrhGkhFOY+Qa4r8ZdN4LDp13VAcj",
+	"nzDDOYZBbK4PfUq4IH0RTjbSuYHQ0azRiVgNqKaRGBIpUg3KI1S5UJ6B3MigXpvFKHjry26O15fBDo6X",
+	"Rg48DI64HcmH5PC747Pu0fn598+//+7ou/1jt1lpRNYzNWMvGJachSDZVpoOrfzaeXyxqwnKusqd1cku",
+	"uSzk4u6jyroP/b8Bzr0hLylvv5bNl5de6imJrOTGttvYdk9g2+Wc2pC3NNX+atip6THlCNr4TBtctQZX",
+	"Hx1BSnDScKf3RjqOpnE0kyWLk5+u3719TkIRpDFwtFeWZj9ytUhitO02NuCRT9evOy92PCKBhyAhJIIH",
+	"QCgPSWCYISQRu8FLw3JizVT0ZkwTz1SPizEnZsTGhrjgw4ip0SkJqab2223MfmFsYbVjijiQWWiRYCQU",
+	"cI/EVN5AiA5EjzOtiB9RPvQ9HIU/y0C+bc8eTXAgnXWJvgGYzqRX2vMtNfaCEeVDUD7xk7QfscAjXHRw",
+	"qXyyrUcwIQNhRl0h5HZOib8XikDNtLX3x0CK+PPeH1p8LrUb07sOHcIPh92uR5SmEXTGIxZBR8ItjVhI",
+	"Nfxw3K2duWl2uJUZmdolcK4gSCXTk85HEbFgMr8sV/i3MuSZRMaVGAiulUWP4NxoHMEVETyaEENjokfG",
+	"/8NYwSlhMR2CIjRSwv460jpRDjQsEFzt3E/cx/FLZjjN8GlSrIB/SgQn/p7vkdmfPPJr57WQYypDCDsf",
+	"pdDCN6NXxK06CUQcG2JkiAWCgwdCSSLF3cR4zULqZfMsmGhmBJU89GsnW7/rSQKdDzgzVSFEo7HxOHwu",
+	"FGeDQW1GduUX9P3F+qDqlGyzSgGdR7PKFOW6Z/PhmT9PCJ1tNJPh5mf1jER0IlKdn43pcespeoQSM0vk",
+	"krGR1GNTdywFHyI88DstSCjI9kBIQslzI2ZoZoARFjpVMezxkfXQSUBTBSTleDAVYcM48X/tXNo6nTeh",
+	"v2O1RsT4jSJ9GtyYTpz09CzKaI9bwReJoWd/zoTqLnlvNJ1Tfd++Wikg0MHYwAoYsBXuFeJLxed1wUcJ",
+	"FllV3D0d1BGtEZ2APKcybCicUHRQyycqii+/Y4VFSUBluHF9Nq7PU7g+ObM2FFOY7mBFANW9c1XAaBNX",
+	"2ICrZeC6ZrqxVEqlHlaAFpavq5y0KbwB0AZATwugRtVT3sOqIFpNQSGUNhpqA7D2AExCzECeCz4ACTxo",
+	"TE/N9lMPaLO1lussW4MEeZUNsDbAagOwmtJfVf08DFx1ddkcxDYabQO8tgHvrRiKZnWZ6WEVoJnytfWX",
+	"BhqTSAzFBkUbFD0tippVXFkPqyJpRWWV42mjqzYoaxHKRB8eLbUCtnZfOgUJ2DRhitDIcP/2CGikR7/v",
+	"ECHtUeDiAsa2vQax87gnf6+AqsYuR9rGa0kSW3SpOlZYbCMdNtLhCaSD5dGG1G/R+Ap4qal0LWo2mnaD",
+	"pfZg6Ybx85EUMW1K9+Qd1MNTXny5DrphnARYdgOeDXieFDxNKaOpDlYEUF2lVMBoo5k24GoVuDDVZIOK",
+	"yaWyrAkrLF1PLWEqyg1wNsB5SuA0qJTy9lcDzyoqySaO3WikDbBaA6xE0klT2si0XQ9MpuRyLWRKbXCy",
+	"wclT4aRR0y3voD5iahpvpujGetuApwXgacp8m+pgRQDVNeAKGG0suA24WgauJnG1GqRWQdMGRxsctQZH",
+	"eM34+kFP4d+LiqLd+85rlJ+0MLgQHDZsv2H7xtn+egRxUxdBsO1aqgNLLvVktCm1UQ8bnDwVThoys/K2",
+	"62OlppmFiNmYWRsctQZHnzi9pSwyZs7D0u2W0nmRkYhCRfYxufWYMm0sKMfOyiNMKxKxmOUJzelAgyTP",
+	"iYJA8FBhIvFERBGmu84y846ZHmF6Jcr0mpKfk22qiJ8nc/d3XIrz2YlSRWLKJ9lUezybK+ZfUloCjbEU",
+	"00TTG1Bk2zdlfY/4pSnu2ZL+zonBP+9xH5P/ds4MefwsJzDgGJFsQ8q4zfEUA+WYkM7SLaOV7eUxs6R7",
+	"W6UxVSSBsytoRmi6Jn0YCAlIJsMDRUorHPupzQZn51Qkjp8maols05moi9REzxckJXLr9qhug2vzPpfB",
+	"yfMhjXOhvpHdXyi7Wyo13Qej9R+Vyy5BU8YhLLV//6UCWzxjN+URDmODswGTSm+479vkvl/wJYiGnETb",
+	"eC3L1xZd6ibahys29u3Gvn0yrDTkKBaNr4CXmq6ie1Jm4ytusNQuLF3dsGZ1j+lgBTyZ4jV1EJ7624Bn",
+	"A54nBU+jyijrYEUAraaU8PDsRjNtwNUOcOWBQMtaobrSVOPfNAyZGTqNPkqRgNQM1DIf/FNi43GvGUSh",
+	"GVsyVbWfSqXPRWqBOxAypnrrZCsUaT8q5QLnadwHaaoPmIRLqqF+caVfplEE+iwIUklt1vAaNWXKrxKA",
+	"8F0aaZZEzAbqalT8XYh4xUqfy8nD/zrbQmnSlcPyylSsnvJveZf22SJE9zATl4+xrHNvAFDTPNlOIjrB",
+	"Xf9gRCUNNMgdm9ufaUWkiOzLMLTPImb6NYJtmkPyn8wHpiFeOjac2BlWQzS4mVMpKX6mSoH+SPWoIgW8",
+	"oaXSH4XUkjK9lAoS5VE+tWs6rMgVbxAfsd8hJJoOlX0fkirin0mg5BWN6RD8U8LTKCL4cIEZvsqjz6aO",
+	"oUo+9ekRe1t3nSjrwGae/+xtmcbsJoRNRT9LgqkBLh5vn4mhpMloMv/wQ3W/IdxCZFbvPY1hvuU3XIPk",
+	"NCKBCAHf8DglXLhHd0xDFQ9MeFshU4aL3gSLRdnMgpRqXMU0ilarVj32gipm3HUJMkijaEVuYuos20N6",
+	"LeQ1WPPGddYXIgLKbbmXVMF5YfbMQDBrJOeklEciuGF86JhtPAIJdstApDLAlF0h1e5dlYFBNtkOaKJT",
+	"CSrbhOge7naPMJXKAh6bGuHr0vQv2XCkX9PAKeyq4h+dsDjPADU/rdc0UmBxQsLU2nngES54Jxc1V+KW",
+	"EgmBkPbJD3w+KqBSMsDHcPBJTi5Q/OyUVrI0lhsWRQOAcMW1My2i0IqiGjYmCqpLU+Xzb3ObaZk4MBOY",
+	"mp2d2D0rUIj4NGXh9CYPDcPjo6ND2jna74cdONo/6gyOadiB5y/Cg+PvBkfw/fMqDN4KFsBbxled3c95",
+	"vfkp4i6PKdRREEGgCXZCIsahPofWoMOMdkWiTIN9emSzYmxWwE9LpAppM6NEZqRABXOVddJ9sKnGSKXI",
+	"mJUPjje9kj4tr+pCAyHTo83YCR84ON2Px2WpMxvmrYCaCqv0fW2V9VDt8phqQkWiSoRbyux7xP114JEf",
+	"JXAagkc+RZrFVAMRknykSrFb7K2Aelag8kWdMiCw8yWAKBFpGaucWX27Rm4h25Hzy36gUXRCgAajwqbI",
+	"nxOk3D3aSW5gYqybSeZN7yzjt/sGna/4NdzprcfgqJV6+zZYpzGeebgn0gBXfZkvY4j07bkzKzH7in7N",
+	"arD9lnyXlWa+cVI2TspyJwXFz8ZP2fgp7fRT3HbLQitiYDA5Z+ZRTeupYKt7s/OyVe9O/nR9/ZHYAqgj",
+	"PHLQ7U7ZVQfdbj58xjUMK2K/rgfPDm3hdJuca6smWt5Ke9h8V7Czqg2sVtFiLYRoNRUuM/XVnLPwzDkE",
+	"269SiJjSHnnDmWZUC+kRtxEZgfTIFXDNOEQ7FfsW95rl33g8I1Po93uPdTTclAYraHovdzTvTT6AQZpw",
+	"J1dhsRaHMJ6OW36eMhcff3s7pnevUkmrYe6ueRhM1dhWjiFkedbSXJQ3MGa7FjVGNKa3UJM7xmOm6pWd",
+	"WXRcclvbdVi1lrO6Kmb8ccg+M5pyu97U4pbXp5LbmHyZSqUbP0vxiilNeVD3fIQaCT1M+UeIIljhHMas",
+	"5p5vxZsZTiVRIn1lazZOlhWOjDRNEhxKFTlepmHY1EbLGemb1sm2O3NmPMW4FP/EzD9qiRWzICA2pDF0",
+	"gA8ZB4LlSUL1aJd8SOjfU3jcsNhjGilM/cTCEPibwXuhP4w5hPMt2xLZMTylhQR7044LTYSpUx2asfSs",
+	"bXXj0mO+pipxhvecPzklOT2+SxiAxJuClODVabKNlyGxitr7wyjNz/5OEaewE7HMYCNMHO6JTRRLNh+j",
+	"+a77/fEhPQ47R8/733VeDMKjTnBMaef4oH+w//z5d/vPKV26g1Cp1StWpkyFxYo+J/xCfDVoG9aDWNN2",
+	"YItAupIR2Eo0LogIbAD5qIBsKJiV470l0QscT5NzbdVErTZr7iBAnquQWvCsGoFB8ZwPcnZTIwbJAqIZ",
+	"yJruWSssmhELoYb8nBGZ5BUMaBpplFrIgXU3NOYl7UqufGkJ5sY+5+iv4NpPy+81suDaYzxtY+KVNP6G",
+	"W+e5tUn1ULZo2qUmGp91+6a8pn2tpaZs+6iyPpK0mx5rZJDW88a62KK9VOBhc7uezpPuYyffwE6mqXHw",
+	"dFY43GlJX9UiS+mcZCyUdkuglvv/1T0nUsTiSXpOFZzlnIlnee4WnAhcYHN5W7eG4wLk61i8ie+5lHvf",
+	"hlGNXcK59akg3IIZ3XOk6mCrcgrLrT9D9yajklPg/nPsQn+BAFhpgFVIr93AB/k+tXq3CrYPaGaDwS/F",
+	"YGN+SIbxVpkTjc62XVNdmzFdWuj22pHrMaczLmgjHc5pFIm0sewHaC6GRMKQ2aRjlMQ0mbesoyWpQ7L+",
+	"3HDLqUNs29Vm62tj2a10/TBNQF7e0+JHKoFrEtE+RPUanVmS0nDnu/MKQtyzWE3aSNXr1YCx9Ggrvtod",
+	"wfn1XaH+4y9lOWVOA+v5XsjYrVHMOItpQhKhsBePcBEzTqNoQhgnf+16ZP+3ExLbbCoTs3Z6BHk1ZuyH",
+	"Z6rHxyzUI7wgOAI2HGmiBRmCJgm7w039cxEnqYaQUE0iQUOiWQxkIEVciks/U2QsZBT2eCCEDBnHGDUe",
+	"EMBOafJMZUNhIJVX/EbvQBE1pkli+rCBbUyNHApQJz1+R36wbe9OyP/7v+SuSA9D/o3cXQU0ovJanIWh",
+	"RyZ50TtTdDJVdFIqutvjZ2QAYyKBRiSwS6dIxID8LVWamE8stIF3JBTSZ0CjiKjIECma5GUsoW0O7WlE",
+	"3NU8ljV5yCmsuy1TsZoTNQyFnLxig8GKepCGYdV2xZWQhgE+fXrzSpFEgjISE1Nzu/MKHMYgy7msF6R0",
+	"qdCZwYjyYVWnb0wTpoO+0CMyHgmFCcCZY/9bGqVAQjbAQwmME8oz4eQRZQfcnxBjsNe+lHlux4JJCyuG",
+	"KiEWtw+ij4jCh9FnZtHt+hQjKchXyQhgyvHmDt4FroMTe9CDcg6SqJEYc3dDcABU59doKSc0wJvZlARR",
+	"qoPRygG55o7zF0dN9uG7/eD586Bz9N0xdA6OaNDpHr/4rgNHL/rd72DwIjyEhx01ud9Vy1arOWNg7QGS",
+	"pzk4X5vMDXmJ5YVsi1PghtTwjNs23TX5xjML3kqvsESRdZGjtbQoafnVyIDnLdRC/a9F0rEHZ+zlfaOH",
+	"1DLLZdvad2bKcUIlGHmLJXZWs6NWEphuIpXUEXECmml2C1dAVWOeDD5LQfkNhGTMeCjGWd6bQKOxbSwK",
+	"bSx3BdqYUQMhg5V38PpCZgldZ86yUn5D3K8EqORW0Y0ZV9Zmwyd8zPRnj7Pab6fOs9ZDxSxdX2LvdVJ/",
+	"BEXVa+M8VR/P/XdhBq8FKfWUU7DyFDTw8JpVJgS5+kBeHHf3yafr89NslYyGJUEklD2KXPgrVEPH+ISV",
+	"FtdQdOb6tSRcMgtLJLLtUgfvVM5AaSr1qnMQCfAvnsNKcCuGWRB9igwL1rhg4KVWzSx3NWjezAmItsj1",
+	"eYT96QmAIqYp908WQpTQMZUhhO6pNkqsVjMy3cjUBzp6K2yPRtlJ0TrX4GIaRSu0vXBP0UztMl+i1WM4",
+	"TjxE7uTlVHOze4HFoFeWBesyg6tw0UoDsIpAG+rMU+eaPaL0mLm6SoOboRQpD89FJCoSTb3o5Cl/yOWP",
+	"L8/ICO6mU/l13T9VhkFQv9FTEkqRoG0XUaWJHosij57CQNbljy+nux64f6rvlt0yVXlC6YKncfZeeJ5b",
+	"7qJE71eu6snJm8sP7/3d+5pfEgSrG/+KqBzCCrLQyPxrySgfRvBKjPkDq35KVqi4qrzWrCpzWZcwRVJu",
+	"LcFTEokxSPOV/cN8XfMqgWn+Uag/A01tM97nzZdYaWbZM/725mA0rSeKxV2wcJWLUkMofE0xyo2keSRJ",
+	"s1L8diNXvkiuPHwP+yuSIlfQ3DGViIah9T/M2NQpoVNxEet7P1PEr3K8fRe6s/GepeGnDzjBbOnmcHS/",
+	"q2MWqsLi+2C8KgjtPnvGXWQb4zndHXzheQREiyTnsFWtUDTuvjSQODv/6QvSdm71OKHJMzDNMENTB46/",
+	"XnZasAHydBzVfASoxL3t9N+uQK+NCu0lwfpDINOM8RU4+o5K6ydRe+mDeXsfNQgyH0KVTE/sNo0Y4HuJ",
+	"imxfYTJmj7yCKL0Dj3yUELM09sjFXRClit3alw4k3TGqrPTW4jNDkXzURns55eV2qla73nK7JF38gkzx",
+	"hfNi59HaLFkjNhzhab4HO4bP6fcDOKj2zv6WsgDOxVT6+JwZ3c8/0yiF6t+NHl6gx7MXNbU9Sdm1HqUY",
+	"gyrv85XaqjjkdHD84jD87rhz9CL8rvPiiB52jqD7fef4+xfPv/v+aNA9Onr+sENOGdu4GUxNtEyUOfKv",
+	"llqgBM5v6MBUAbknTlk1D42m+Hsxt34tzNeYeTXF4e1Tis3Pu4WTXpshObv4LbeQ1mM6TnFGWyliLIbm",
+	"jly7Dsh2n2odAUmoUp57CEpIArfmj6zUDh6lwlegYExlSMy3NyvnEyveuFm2PKbT7L2Ltph5AwlwidO/",
+	"CkYQplGe33D+PNGIJW9Wu1lcSy1N7+TbThYOrCB4HT1kKN5k7OxRGG792cOejmVXe5/qz8CbDRoKGfe3",
+	"TPw3POO2Tfd8RBPd2FGRghVVVSrA8uHcwA7kIadz7UxsP3UO5TJ1kbBIDKf8m4cn5s0GsCB71+zbAUXn",
+	"eU/eFKHuXa5CODawXG4NVp96xkUVpl1iA2DVknJpOmFX++ePmbc6cwNcsgCymIora/UWYTz/IkilBB5M",
+	"TklnP2c4CUZtZZxWY49XQoTXg6/xh9mR+Phyh+8R3x4R842C9S+MhvXL59BTju1AWCubctZn9YHr/Ak4",
+	"Lzvanit1RFSm/vsQCT5URIsanc7dqy7NemZAXsEw963z7Crex9+Pm5935gkR9TGVwYgqM/tfmB79/LEa",
+	"/9b+WV3u3CYZl9Zgp7vkIcdO3dCwet6hVzm1e8m8Ple4pObb7PWtywnObIA20+Iy5/8GUEjj2o+X2Azv",
+	"LtgHYTVYdaU4/mVErRBM842UE+Jf/D1lSWIwcnXDOMoaI7GLr8/zbLooyRNJJ+aPjxGdgDynMjSfrpmO",
+	"wPxx7vQK/p1tNxhpD2N7D0yRmE4ITRKgsvKcVj3jX1vZm+2yx+7dlmniVC6oG2Bz744x3sGED5mKXRKf",
+	"WKrwHjnq8DFKJY1K7uoqwYdSy1eMD9OIVmw0Zb88sI+Vz9ohND9KuGUw/vJ7ECt4mVNkmPU9p86ZzQ1x",
+	"qb/pmKfRF/LmOLXpwEbzvP6QtIWz3NzsydBvnFubihWU8NAW08ANqeEZt22667KTpxe8lbZhiSLrIkdb",
+	"afGKxnQIl5QPm3qhsy/Cie2lpqE8AhquVCGC4UrlpZntBQ/fQRYgqlvpSlOpV6g26/HOtjE3lqnZe2Xa",
+	"ladZuZB10mxVOBYuc5M9kis4ZOmh8IEtLvTIvm0yE1yzub1qMIcZ1nlRGvcaRPyz7WOe9d9RzgagNHnz",
+	"KguF2aRVioXVb6gNgYOkGsIzXeU6uYhsyAYDMqY2vQWmkdv+dH2+86UZBNI4pnJShwZXrqgRA2KV6duc",
+	"ZgumP8NfZdKW+5mmkldevmISi5iqITWJ/NoWITjNpKuh6AMHAlzLCUlAkoBqGomh5xJe9ie4C5lQPXJ3",
+	"0vGtOv+UwC3ICXErMTHWucvY5hGIEz0xWFSE8SBKQxthnbHPh4acy7NclpLwffa2+mkY1kDtgmp7xW7C",
+	"arUx8/2q1VxatwcMt3R/Ir+IsFp93Jl4cF1Jg9WXxjlzD5guhslXrjWI4G7VOsbrjEW4+hDzinuQB6hW",
+	"bwSW+3mzdZBjS/l3Vqkb02T1OkwZkbtyPSuM2O3qVEkwoBdk+5KrV9VMP2AxcB8E5F4g+AAM4z68iUgM",
+	"xcqV7S7RQ6vtlUTEyk0kkk7Uw2o9UILat01XrWVP5D+02p66YTwYSRHTL2riYTMut7Bi5Rn1n1Fhts3q",
+	"iVaOvdCbc6rQSYmCH6tZrEInzcAvX+QpTTAjwJzUzkV+WSIvErLVUJ1Fn5cZFIW6LuuyaTGTY2CWrWdU",
+	"pxPZU6q8JCKnpN5CuyzbYnlI/uD5U92lPL8Vh8GLzLpLbMrVMuCWHYDVZqKFptHZ4ung7+f3zQlLXNae",
+	"WKnDmboznVXN80JKIVc0n42db9xc4+9Ym5gL3jm4uyMSlAFixY0hyPqp8GfHwDUZS8GHeAZwjJtngoSC",
+	"0L5INWF6UQq32m5I2QE56h7Vd0DsuKso9zqCu/szQX7ZRuUjp7lqMAPyF58dvD/inRH6m0tvvKatl/Uv",
+	"U0PxhzIjtCQMkQ2p4Rm3bbpr2piYWfA2BuPLFFkXOdpKix9pDHjksPltdDSmTwlFS5SMRyyyT25YO1yT",
+	"T9fn9rWRiIEifdBjAE7ybKpoZ7h8qs08JXCKZ2/6YCODtV/JLPLqfkmMeySkftXgMKeS564rFe60Zpqb",
+	"46JcufcrrZxl13L44zG5lnxNbzI0x9erPfn0TfJtQ7bHFDTapmGannPrJrwmi2t20VttZqzD5priiLZS",
+	"450Im3sHHTVXLELYJdelV+AGER3iFmjaj5gaQUhSHoK0b27hiWeP0GhMJ5hYRjGlgeuTHveZemeb+ImF",
+	"IXDfNGJ3zYd4t4OIASkKnUWRGEPoe2TAoig79DAesWAEtyBNzR63L8mREVVVj6lR04Q6T5UWsaHWJRjh",
+	"q6rPc9vC76gORkYQi1QvKtjAA/APeWS8FZGgMJVULzgeoYNRZtTETGeXkZgeiVQTSkZUhiSwD4EuPbMK",
+	"geAinlTfgcqzC0GRw9QjsDvcJf7FmQR1UdQ+ObnSlIdUhn6tjg0IXgPVqYQPtyAlcxuqi64UcsGB0CSJ",
+	"JlMXCZu442hHtTD7i5EglRcNZw+ilNrJalXJm2W3Gw2lLtMIXgoRtYxUMo2+nE55I19CpFnxVi1iZiTl",
+	"okLXQOOfBQvg3sYipvTP7pDxNbXeTg1hIWQ/386Z0Qx9FjE9IUL2FRE8e62z7nVGkfJQfQT5E40GNc/z",
+	"aaDxpYgWstNASKNxEdaosdT9DyEtW6UvSidUfrI9F4/TEqxa21QuaQXLzPNHabVmCewt1IJlsi6Qc4tA",
+	"PXewfZbF6ngxxnZpMgvFo5ov5PGtF1IyXprw6Z/e+Knton+QBsZPcDdlY718gUqufu/uT2WVVJJgY21s",
+	"rI2NtdFOa6PB8GFmz7QsPNTwjNs23eJOfYO7OhpiQm8pQ1jnr7arBAI2YIGVCWQbVTjFT88UiSEC+5K5",
+	"E2j27OLOypn13PnJui+4lJIMuJonJ+/MWBa94NKCqNINi6IrXIT1XN7NaToramYGUlfQFDRvdnfxUflw",
+	"/Qn3Ws7JK7kS3xTLNqwzpuHRWgWyNiq0lwRr3HysZIw277tNU2n9JGo7fdbMO18Bx6yTT1pLC3cvsJGQ",
+	"b8LApmUcApWkL9LhSNu3+YH00wlJRlQB2aYyFnJn9cdNHrKz+9Xs5KqRSF45TqNR9GGwdfLX+8dyldX4",
+	"/Ju3KE6CC6ExdwHlXGjSB7cu98QvC26Zf4XkxcFBP6D9g85Rlx50Dg+OoBPsH37Xge73+98/p+F3x98f",
+	"PPQVkqlYyoID8CVCLWLvb+lxkYfF89dvfj+ce1Fv/LYCLz4xazVllTrGbZGaaHCmbZrmuuykYoHbahes",
+	"xT5yq99KGkgWfhSKZfK2iUzbIkpjXjeNkhg/KHOSGNuHgk1PVfN867TYh0xVhjCgaWS6AN75dLVVlbbF",
+	"pdjZf0FUmiRCagidWlMe5rymUeSjzWFvptrfCNVEcPsML/A0xvvAsnN2gX10Xl3g97ZPUJ0L9993v2Ju",
+	"9M7ryy1vi4WdN69wh6fz5nrL2/ob7fz7xy1v60Z0/uMSb1t3Pr41/9Wdl+azTDuXn/COeOf6J/Nf2bk2",
+	"39+yzs/vt7yt30edc/ff61/slokhU2HjZAOb08eYIfYl3i9v7uFb0wexl9h3yRmxd8mfKfdVduxBcMDd",
+	"cPwwlEA1KE18PNLO+NDmsu3xCJQpT22K8L+nNMoejs3bpUEgUq5tx5XHOB/hVs5qyVHNSN5b5q7eAmSc",
+	"0CgqnSExmK7eklxgV5QzouW9nWHGXsoDWOU58iJL8Or1y8tVsfdaXprSERbrUFl+oEkSMbsFWkOkfMkF",
+	"iqmxTq/SIireR6FlkdES2Bp9aPoR8UZWhttXdZlog8sNLmdx2ZCTMAP+lhiIpVE1P+8WTnpNrtL84rfR",
+	"W5ihyxqJ0lqKoEp6BIeivd5CTT8Bp1E3i9E8aWYJgveP8cgy+x0Jx7TK9ue1UaIVaX+4zvJzzuppowvw",
+	"5XLbgCtJaCCFUqi/sU1V/TB1lC9yDULoPHfhokHYEmQbT34nNAC1U9XvDC+6QeQdePl8F/OlW461YHVq",
+	"/duM1ty8W41Jz+ZsVD7t9k+ZtTsnGdLdr2ZayrPGLhrVhp+xnW2ENxnjO132jXSskb0OV7VrhAKiOnxu",
+	"2LLqFytEKn9BsbLgl3e/Vv5iRU/VL1YYVf6C4qnykW4UWFW/WBFW9YsVapW/oJir+sUKvqpfrCis/AWF",
+	"Y9UvVlxW/WIF6IJfrn9ZbvW2TgPcDyV3mWJVQGX+UFPIEhK7uAc/yx8uyfC0/MJFhq/lJTO81Slp8be0",
+	"ZI7HpSVzfC4vmeF1ackcv0tL5nhe/hxihu/lJTO8L39jMMP/0pK5PFheMpMPS0vm8mJpyVx+1Clp5clq",
+	"Tx22X768o0lj8a+YJoWkCGgUiVSr1Q9F23oVlh6mdpcwZIIrd4trIKTpVuXXubLq7qysEWn41sNO/cdg",
+	"bQt1rnsEQsiQcaqrDNPXLLAU7ijQ2pjHQxBDSZMRC0ipZq3bX604V1K+rVFzFA+8QxTTxPy1+IId3ghN",
+	"qB5VnhfmZoU0u4VXtQ76FI+rOkvRXedMJIRmhfC7geH6hyZ4cEl/X9LgZojXbN5k76bUiSAmEVWj2uHG",
+	"CXb9sK40DTQLaFSPbgQTIRH3kkV+vBuv0hauIdOgmqdwuujh9Lt3aaRZErGqSPMvQkYh+dd//Xd+pzjO",
+	"S58SLmTsZnpHfiBjLDwh/+//klKj5N/I3VVAIyqvxVkY1gzSlqvMD+vDYKBAE8x27N6vyMYV0Ow4Wo1e",
+	"Jo8y90k+9zsz98nU3Cerz32yhrnXiXZXSolqDEyL+vtusVVfanMQXgzPhSJi+lSRk4vTXD29zjO8NUPu",
+	"kn5dYB00uUFWbSA8wW2VdpgYLiL9DVkZq+0Bfu3mxAOSInzlhsADZrxRzBvFvFHMj6OYG9opdlq/JZsJ",
+	"72jS3DxbNMk17YAXi9vGnSNHhzUQobUUsM/yNGdz2/bJdkhZNPHIGOAmmuCtcZI9NPRM7eT7wsXbQO6y",
+	"jzCz1eBecJmxs01JFP6vXC6cGQPr6gN5cdzdz7NiK03jpNLIerSjoSWzXYkYMgKoh0YW4C5h8nHmOP3a",
+	"XD3OtaP/kNWs4zAkUgwlKHUtzt3iLXijiA6nB7Jyvht8ROu+BcECj70iujL5VnWmgTMJytHQZt16ZWDg",
+	"n9ooFGgylGJczztabMkmP0pamfDIHe6DuwQkAx4AGZqS9mHRJaKj0jSyBHd1i54r19ybheccLzsWmGLM",
+	"ZWf2HDG/qptxc1Lqy6TPA7ygeSHyJxIOD6BXBvFHAeXXDrSmzOECye2yhZqdb8smuy43YGqxW2wIr8Ud",
+	"KDihxZQoxHozihZPzmZ9EDEgNHcWMmfglkYpTPsBqtIRyNv55OTxfFwddXY+p0r7GLurIbGne8vqVZGy",
+	"aRqe8RIJC/qh2ae83A6l5Ia5nLOEkiG7Be6Sda3+cpUsJrTI6mZcaZnixsCs7V0ooEfeaV2kVLPhLlN3",
+	"+Up9S09Eltbq8ULnj0nphlTt1GK2RKrmY2p6zq2b8JpMjNlFb6NqnaLJ2gjSVmoUl/aay+OEXZCAynB3",
+	"6yt8H5kpmyr5zeC90B/GfGGybCqHcCb1KrdK6xfHN+qrTatLGIBURAtCybUpRrb9vdv9Pfus/d4fRj18",
+	"9neKE1g2h5ZZkPwqxJeFv8YsrD3zOq53BcnLFJjd5MtJWYyktBzLlGHp3mqDB1/KKCDf9kvVG8D8iQDT",
+	"kCk1DcrWKcvGZ92+Ka/JhJxb+HZbTeswIqe5or30uM6i/U0qUIzK7zaXVshuC+I72tlW4tyZ9UwHkG3u",
+	"8pRIoBGmJzF6W4G8hZBQRXpbva2dx7YzkQLZNduFu67GhlAjMebuRSyaEXDBJAdCkn5E+Y2lsCLblAxg",
+	"bGfmvhrRW0Cd6D10jl+QmaSY9gJ1V0dpIYuuwcyzXPpV5eN5EPut1ENbFr9R5Z1zWPtEc/PzbuGk12q2",
+	"lBe/5Xp6fYZLzhmtpIg92nsu+AAkuJxezWgG2xMJ8q52nz45IqsfEWDqKk2qDqtfyxTQfKBEi6SjzSSH",
+	"UqQJJpSxG4dcU8YVEXo0RQF1SpDLCh/bWVgiZjrbZpxXQTdQ8czMFWZvISwErtmAgctUHgowxpomwYjy",
+	"IWSJaRKqg5HpP1VAmMb9MqAhEQNSIjNO62/CDJ3ykCgtJB1Wb1x+gXIz03FLUZB5qUqbZdxGrZp53v26",
+	"bJsNm39DbN6UHVOFqLaqqXXRoLUEWJddt4ApvgpbZi02XhXHtJg6b8VQNK4nNdCYRGIodskbI+BjOgQj",
+	"ghWJqbxB3RAJqU5IP6LBDbkBSEjKregOPdKPUiAi1RHj4PW4hJAkksVUTjwylACcKAgED6mc7JJr05dt",
+	"jwQiBjz0vn35w+6u96P510vzr7Mfdnd3fHv6yGjqHnbGAYNXf+16ZP+3U6OwbkFqogV50ekzTS5/fIkK",
+	"Icb3s93QE3YHkcoOMmkRAWZ6JX3Kwx7fplyzDo0YVRASCIegSMSA9EGPzcBdI6hmUomX6Yz+tOPfeXDC",
+	"8CfeIQ4Er24vv15sipSU9pfsHtXaD8pGtPiBkiUYWYc5+ZgwIQ2ghDQCEvKFGPnWd4+/TTA1a7BliG2f",
+	"rm1+3i2c9HqN09Lit9zwWqNBmnFGOyki+s15cKIPV3YIbZruVT6QFRKZ/jKimlAiATNM2E1H5aFmHJuf",
+	"bOZqIYEoOlGo9fKrBRUXAKGaDjHlbABKv3FpsYsGba7U6e4JF+NTQvsKuM4TAlFXa9vuq/YBU2QoJCPu",
+	"C+9M0XWr+/zixeHFy+cXhwfHz797+X1VqMVaL+oljBivOMR0ZX8mihnDIh/4s4wG5BYk3kToQ0BjIGEK",
+	"ZDxikSnL1PSkQkI5Bq1OSdcGqYJUSuDlwFSRJMRUMWNcTszZftQDqKDpECqmf0Y4jEEu7G9EFYkExUwl",
+	"hl1YFBE1ZsZG04JQbSkWjCBMI3dfgk7Nd4GFkE2+itEvQVPGIfzZUv4BudqzNbNXk+UtSCKxUVWfpX8Z",
+	"AcYfkRzuwZmCF/BuNK55ddCxbwzV0XRGdgkRUAWd7uHufrdqkQLBNXD9k8tNNMOoP511Dp4fE3GLg8oH",
+	"80wRxWmiRkKTAYtAneC7OMaaJ34v7XYPg4TqEf4FxH6hRhSbGrh0gRHYn3s97vd4AhK/84iyCe/7E0zp",
+	"ZGHpYyd+VjlDy7uz929eX1xd7/5N4cP5hokVjaHHsTxe1bEVDIpGVI0IXo+auAU6JSEbYOzDTcMduDBz",
+	"KZizx4f2flBRWHCw/m5BaDu9k+8HB0E3OO6Hz4P9sAvdwQHsBy8GR/3v6GF4APuDLv2+/yL4LjyG54Mj",
+	"etg/wHLfD17Q7/rHwXPDKlQbY3nrZOt/u0b/2u18TzuD3/44Pvr8P6oWsRjs9OpXoLTUumn2rPP6tz/2",
+	"j6ubzZ/vOdOVvMqnGHRMVenBH8bxwaPsTI18lon77U/X5zvZKZZ5aftMkX7KInwxCMrHOFN+w8V4Jk8R",
+	"1dDRLIZat6GGojP/pYiNaZLoiYP2Z2/rtpAB80ISk425Eh66onu3+3vuCx9ll90UKK2Cwd5ut7t7fPj9",
+	"wfHhUjlVWs1iMDm8p5dlGsBeJllqiLgvNOhmrgjCGJQBkVSabPcnhMWJkJrgMyX1U+vNSuGWGoFXQFVz",
+	"SV84gYQpEQLZxhRdHRpokoBkItzBzC/cmAlkW4p0OIomRLG7zhjghkjKb8DoSx6K8U4LtqiBh9csXpJ1",
+	"ZSGgawDYyChqJHL1YfFPn968ynSGLZeR9hSzhwikpPKslBE54etlFMH3thqf34IkLe/ohPTdOcA65x6r",
+	"c/U+PF+Lzc1igWBTs5wF2sf3P+d+ubBU9Uu3WTNClxRGHwbCjRnHh/pkwKLImjuFOK3queEw0kw+iWLl",
+	"Cx6f4sRl8SU7+gbjtI8lQ76qowIbcfOI4mYlym9kRIMyoqFoUyGDWmVVNTrbdk11TaHmqYVurzm9jgBz",
+	"wQWtpMNIJK/cdBp4cn5ZWnX+Eq4lNXJ2ngyvpEgSPL0Wpva1wRGQfjohyYgqqA5HBVTDUNh3Dyu6sz8u",
+	"uwzjZCyJaB+iuiZrIFRFox8lC4AwThjvoBcfSAiZrvsy71Cy8KNQLMumTaPow2Dr5K/3r8mP5Vqff5s1",
+	"1C7FGGOc9pF+M7iMsKa72VusNumMMbi40FlhU/AeA6JgL7ZCBnEO4zcPKH7wkFuxuFoldplhjhnKz3Bq",
+	"Nq3SkMvDWapkHeS+nbQ1T4zjlczGDU43OK2J0xvGz0dSxLSxk014Rsc4J0pPIiC3VDLKtc2spm4Yb0sC",
+	"FLvN0acKSIAUsceuMNZzw7i7JIpbgorQJAEeEppPB/WoewCAEg7jiPHa8bxBGkWXwEN7xr7WMxaG5BD+",
+	"zEIQdeuMqQ7qvpPxBf7a9Hmg0tTyIcyOvz6TNnkCbymffuOHzDZMWJ8Jm3Kmpxi9Ld5TPqjGZ92+Ka8r",
+	"lDC78K10o6eosj6StJkeb+EWGtxsSJOhpCEQvFmXayKPpDwSgd1P0COjcbKC9oxSMGlVVrkFqTUw2pyl",
+	"04gMIRUZj4SazinintSu9RKraeONhrhiHz0LfuvMxsPCu+RnGqWgCONBlIZA/IuLv6fMunL5+pomT05+",
+	"fv2r7xH/5OSMsxiTmNuPrxlnagTSfroSKQ8vBgMItLLfXEvKlfWv8jr/waLoXKRcZ9WuRfJa0qH98Iar",
+	"BAJ9xkNTzj815qRNOqxITCdofFJZc3NjdR39BWq3WIG59ForK1skfaNbeQ9H1zduCm6A9C0CqUHzLcdq",
+	"21Rz03Nu3YTXaLCWF73V9tm6zNWcI1pJjcQMpqngiTKtF68YW2tud+UQexEQrzzxYDo5d4VOTs4FN4o2",
+	"pRGefcgsxebf832MI3yDNIpWGIEpjvrPHnRY5XFgXIr6fGxovJCRHz+BrGWcx8ggW0etlmLsizPB5ktT",
+	"TfbpJ04deRcirsmIZTXonuDh8K8DtitHQ9uNzwWadwPRB0C0KTMxkwBtsgGanGurJtpkbO4Dd46vixuY",
+	"/r7KlxzUFKVqHANYCdql1u/foVnixU4JvTWu6Dce5/n6Fr9J4dW6IEY+qMZn3b4pryuOscycah9V1keS",
+	"dtNjjQzSet5YF1u0lgqoiK6tT7LYPFj0/fxtndkOZqaGJz2NmaUSGgD513/9N9l2O5s3MMHP01ZC+TWA",
+	"ymE3JeJLhGnJWqHn2VhMBH3G0zzdrIpBs0ARCS4VI2EaL5fnvqX/dZrtWkh4DVSnEsJVTqo+2pmqihEs",
+	"s+Rw5ZsMiD1g8b91C/9r5pOGZGLOhm0SiE3OtVUTXZPdVl7kNlosOS3WQoi2UmFaohsq8Im7VFJNDxtv",
+	"XnbVo0Sa6aLzZJiX0H/MhT3mn/z5bV732HvTegQkdZMiFHPw2DsBmLEnEFxLGujyW1FTNTCBGtMnmEvp",
+	"368+vLenVdzNdne2JtxF0smoIgNYX4ko1UA+Xb7FOBZ3GWSFJLcsBEFcIq0YQkbJSCh9iidh+pBvxBSX",
+	"vUdaJ+pkbw8L797SSEjKdYcmbDcQ8Z69jaP2jg/hODjoH3eO6AvovDj+PugchkdBBw5fHD5/fnBw/PzF",
+	"0Z5TCiwQfDdBsyYPN6WS1dlTeFgGMcPNLvlbOcPQLvElE/o8YsC1a9nfK333MmVR6BMqgdistIqIQY/7",
+	"2Z15OVt15gdXfyAkCfALlWcwMAUDcvbxzW6PI+MrQrMjjyEL8W6Ta41siygkEgIhw+ytMUF84EPGIeub",
+	"5H30OKZ42sFhz565rEok/aDMZtjHK6orjNmXeYYpUk5adUL8//zP//zPzrt3nVevfJcnI0+ukCdTmOa+",
+	"g+7Bfmd/v3NwcN3tnuD//9fC4fy8KLXU+zQGyQKX+8pC2oyNZlSZ6nO/Mt/eFLkrjbrpPGEzSSSKZykc",
+	"ByAjZlXI9v4xSZMEZEAVkBHc0RACFtOIhGzItFqeJvEhqcfKbFo5pWpGv4dVOmrEkoTxYWf/+86ijFze",
+	"1gzEKmSYgZshVdVQd+9vciEbLGrUVahs9rZqyl+UcyzPNFZKPlbm3llWW7gKC9axihTzFC8juEopu5oN",
+	"WaSlFGRtsEDccC5ugesHqBbfNOzbLaNywro9q9B9Aqbhk6l8flyMM5VEeejlG+097tJb2lx3CvMikoEU",
+	"8Uy+SszVwjTZzrLkmYJ7EdWgtL/jYWnz1TPV4yqNYyonpwQiZYbLBgPfOLS+0bd+lU4wRZZSYlZbTzfh",
+	"9vCXRN3u45JXbDDAc70VwTd8dlrTSAyVe2Qoy37PaWx9cz0CJm2eS2t+IZl8zx6WGYmxEb8TglYiGYNR",
+	"8sZW84iEWNy6/Kiu2dOiN6zNRf6gkAQSwUATkerK+J5Zu4Ui6V2mAIrkRtNLXCmU3HrWod+VKzoLivKo",
+	"iga98qrNIaWU1qjDMRAxhRzTXYP5Mh9fEhcCGNm9SjL8guZtY7Eqd5c9P71lRJXyiBqJxL6ai28d3FSn",
+	"uX3geawLnsbZDRyVBiMMhpUO6heHtH4CejvxKzkwhAFNI311w/inRW+5tyJGesOi6AoXYYVxqHKumFoZ",
+	"DvLsMvNeYX5ZwrlKTlxRbkz8PpC+SIcjXSt5AXJCbaff8q5ZoirPf/ET/Laa4cT68/+lVOkeElivM4Is",
+	"i0ONWa94XGyWMWcjkTP8MH1IrDz1EhdkhF8sIJqMZ68gI1p06vPrkTIrhdLXLE4wdtlGibIgqLoRKo8r",
+	"VBpyvwqh1RIHzA6o0dm2a6pr2gCZWug2xv4LaqyHFO2mA9pqDdsRmMYoNyZskiNFthkP4Y50s3cx8FKv",
+	"vRlLeQA7aGS46/nb9oTsPr4X5/zhLEHSyonR3QAeKSOES9d/zUAuuP1AJdMTvOxdSobr5HvhaX0d18dW",
+	"vTVy3+3EL78xssqzyN7WmEZRQpOaeYZqpQguXRSZ5YNZhV30Pq2rM268977ItBX0lcN1/S7DgwG/QI19",
+	"PZhfPf2CerS72Bt8PwzfjdqkJU+qXUZI47Nu35TXapHf40K3jyrrI0nL6ZFHLxpIHx6qFYMjZ1mNBZER",
+	"3FCkLO6EYsw7ig1HGl+9S7lKkwSfgasVIaJMvkyl0qsOb6raPdGbWCidBbLqDSjSr5mE68pXMezUs8cn",
+	"I3wXWQMZMFnvzjKN9NVI6GG6aqzqbKbiPTPmgneULVtvxiGN6RAuKR9CfYPgVVGpClaG/5NrFoN7LrPm",
+	"3b+BPcM7f6iugpaG6O9ECPfkj1Ka8pDKkNBUi5hqFtRfKlPwsvIA0qVIeahIAtK9dF4zuTU+sPYyjSLQ",
+	"Z0GQShpUBLavEgk0PCWRGIM0gIqFBEKxvIaaPcV0SH9nHK7Y71CT8hIiQcPVV0ym/CoBCN+lkWZJxKxF",
+	"NmsBRhSPImhhXYlY3EIMXBNlqtaclOPpj2AIaPft53rar0RAjcaNRfcROGhJdeVOevWGwy/T1V5ZK9G+",
+	"WvMOQpbG/vKnTXNOm1m4SuJWQKtq8aq5rZKI85MvcFhC2bRk9AqVMi/VZqX6jIj5rSperiBIjR91FaBb",
+	"YBbgkwJ5NoSqdX4v8O1fCCToE/dcsHEqfGIIC0qTOFU6e6t+Yp1bPJ7k8u0hj/Qjym963DcddbAn3zN1",
+	"aBRNiH+WJMY1yA4Tke1/+3T5dsffJb84+S+4PQBJuXJYPep27WkXZgY5AmqzAbvDDEU3BUvQhP0HTLY+",
+	"GxIwPsCsb8b7oAHO2tWUMAhtUD+VUenQ7JDpUdrHg7KuSPbfeZf/EmjYETyalK6q4P4enivSQGNiemUB",
+	"jYgaCaFBkn/94//km0DG5bdHXrIdQuPZ9jjSMwscFHEBj/TTMGSgPBLTxMUFAhpFIsXK+JiL8ohRLaCZ",
+	"FQ8MpPJ6PLFPiePwPHu6yTaNstAMiip7cplxsv/ChQqUR5IonX3Tk/Kwx4sDTP/6xz99ogQxVos7Dx3Q",
+	"YASKDEAHI4IEGpcO/JA+6DEAnzrZq3Z7vMf/8pdzwc3gzDd/+Qt+RS6QF3FwKg0CUIr0RTjB41B/9Jwx",
+	"2Ns6MaakR3poFJqP//rHPz/7p46VQUohs3o9Tmaq2jd5jUVqX+E17WAV/HHL/hyDUnSYvdO79dnPVpC4",
+	"X+xT2zhXbQiChBUcuzNQ8oi/JxLgNGG7ExpHU1/8TdnsiHsjoJEe/Y5/G801+d125O/FoCULlL9raWLa",
+	"tZem8MiUiywldAjqGdnuQyTGO57LzYqTUXj26afrd29tqV1D3jNb24FYS8oilMgRVSNXOS9gMMpseIlI",
+	"keos8JCdKfc9O9dQBOYD8ffsmqs9f8cGpQyuIST+YXefvMMzWx9BxtRYQtHEt6Pw34rAJou05+vI9AAw",
+	"FGZG55G/p2ZtbyDR0wP5n3mILITOqwt/Z5cY+eZaC0WQxjkCEin6oE4Kwu/5VvAc7RbcVyEJAyrlpCz2",
+	"SKXUQ4IsEHyn+ZwWCb6/ED+bik8URBBohYXd0bP9FyR3DjLQ2jeiEyppDBpfGgaexu5+nRlOBNqIogCP",
+	"x+eaN4ROCO7ofBBAoouLDhFT5pOBx46HD9bRKPKJ4NkZO9Mq8oOyT9UhzexwCDWzC+AUM7IWroy9IuFm",
+	"Ogck0yPCFBc7rxPg84DkzEY58e6GKWTjpPmRS7dMOUWKnEgone05Tc/SY8wU2JrAO5+udnG5zm2wqvM2",
+	"Jz1eGra0sE1iDNdJIcZPZvo1K5R3aoqZZkcC7wzwiVk8oz7NJMrD8HEIvl2/rHGdNYM/2q/7E+MhGXk2",
+	"0bAzzSY/4NJsu4Vxq7JzUl6TIk5sb79s+6W9ihNirPcMrihiZsLIju8cIXBJyLY/FQ71d7yMd4p7E+7h",
+	"fML0abayEpSBq32+PqZT8/X/9Y9/npm5ZE86bPt4zcg3KgqD3gfdbt6CpcIn+yi2kws5BKzcY0MujOzZ",
+	"xszV2fUOBTwkcKclzbGAPJA1/AG1vfrB1v7/4/lb29nLSQefuHSM76BruNksDSUxjYyZDCHBYttcaPKi",
+	"c4T/2z8gI7hzVwU8ZAoDxx3TtcHCUffItTKGKOqU29HF1Zjs4GkowL6tM6K3UJJadnlpRl0EFa5rNDaK",
+	"KpGggOtTW644J2uRaeVbfuCYkFcGPHOPT1LXC9xZITEEnR1TJtuZS+h6wLdWEYc2lJ+xAf76TJGSeWUR",
+	"h3O5djsa3LBw1rR90TefGipe33oD/gmhCxg9pvIGUGRUsjyeyim9EmwkBc1nIySJaHCDFJy+CIb3dUyr",
+	"zpvxe1u9Ld/LpZp7/VuC+U/25nAUlVYqB0IhaMrWkT1XbugfmG9RXjFO/F87ZlE62ZUiM4RtWtxRefNq",
+	"59Ro6rxxpGDM7kwXY1G2vbKBfLp864jl7pfZyZ/keDEWnnbSxF5SM1WoIiKxETaLDWEMVYRdIsFYpBKU",
+	"MuDz+5jyefg7S/wdd2BbKOBGsvhnqHg6FzwQoVlJ8veOzfuMEgMcqRzfoolg18gQXvAhubimQ4/4bwad",
+	"94JD5x3VwcgnQ2bEzmH3yCP+Txdnr3wyFvJGOcvMtWpAjEP/yDg36snRJpOcUwLV2WO3+3uRCCQotIER",
+	"WEpkvJHy0KrbsvWs9v4oDjR/trYzakwjz7LFnqrgW9h6xTagEfoqExRmxpZf7MBc5+MRQyVFdd7q2BAK",
+	"5YZH/HNjoXeMnpMiOnFCGo23mN51jBo53H9+eNw1FjWL41QbFBvNRIfET5BCxqiyPOMkH3o902RCbrYo",
+	"pxoZxXBtrl4zM8++4WTTtOtMnjr+k5AavkFhqEhkVtlMBNFm711oegO4GaYA7CNO2Zw9d/xSSHimSCLw",
+	"MqYGeUsjsu13OuYb3yP7RJE+4tfJpZ0T4juS5PSwLoBrw9jFEbhYlZHfmkRAlSb7zn2wwoBG0MGV6Ei4",
+	"pRELqc4aQilDY+dM+J7xoKh1nEz7Aym4zhQmzUnjKE1RcmIc1sB4amLKXZ3AmVsC2bsRgu+Sa0FuABJj",
+	"RRh4GmqCRItOC2J8DUvWW5A0ytZBDNCcydkIOcuS2XzPShcGPWxj2l3MGHUgokiMrUlgEfbp8q3KTCG/",
+	"QIWPKDz/cHl1kiPeyS+DdZQRSmW82zkzzXY+SDY0ZthfrKsEd4kwxq1v4OGckhlZaSE8Z+mhmep/+Hj9",
+	"5sP7K98Ir0HEhiP7WjWfWE/E6DjT5kH3iBj/e4xC/8eLa48Y+eKRrD5O5ReHRSCli0I8l76Wc+UtoIUw",
+	"Mk1ZfQGhWVRR8DCZgLEXpWUuFkUkEtTIScN/+MDyjlcWZxZ1HCC0PoPlHkWedw+zV/isWwz8FiKRQG6X",
+	"WZ/IsyuZeZ25OlMJBDkrRhHJeNkunL1kk6RqdDLFCf9zTJn+4birMi9vRkozRUZG76Rcs4hQnrsruQ7M",
+	"5BfZRjFg2J7x4Y5XSOPZa1zGuLNzv0LSd67wui0heP0F483YJIoh41dkK2RNdW0xRvG5cncJVQxIXxhJ",
+	"LIaAvvf2ftfrdrum1f4kkyAe8TsdIzrMpEEqf+eUJEZAMDQwJqgZzTpYUlyClpPOmQGuFYZMZquF+JFG",
+	"D4sOigfnHyCtppCG1pUphsySUfnXjgFM1HmZDgZgrJMTwoW1FHDdkFI7KH9M84abEinujHhIqELVYrwq",
+	"fBnfGBPmx0khotAVNmrPuulKza0rAie0OEFjhIZEsxhwv6cvboHsH3RJFovIXOwSXNwxaaxIFW4h7u3v",
+	"3llL88hoKHS3zGxj+xw65WT/mPwHe4mXvwmxYUNFjg73S4WpdaaE6eP4CIsf7R9ashh3xeoVLpy03MH3",
+	"cBSgt4mr7Qxg7uDmZaAyWJhBlotufaRD5yInIJII/vIXA/qpwAHi1YhS3xiueyMdR6ckGFGpQP+Q6kHn",
+	"hW/U055lgx7P0JFZpA6jmflAJGjKOIQ7novLYEVWSq9jpLaxVax3dwmhCHocTcy54JTrJPe0+4xTOdkp",
+	"BXqyUFUW9/nDlP2894cWn/0e366MA5ZNUc+MwZgNSE3nLE95nGoHEYIQ6vF86IIHgIDOCILraLsyBsnc",
+	"7wlFkGVBgh0b10SIhSRiN+BEqY2wGVY5yezLvvT3rAXrGbMyQ6yNsWVmv1CA7GdbQb0hUq1YCC6ahNLZ",
+	"PYpaCqdxkYDFMs0jVeYTymTPzroI4ZFt3zDVhena3ymdFTM8aOObHkYkrfNkDWwf/SXjJhlkMD60RXp8",
+	"jOF8Y0rbWUSM3yjSp8GN0VLIdKjLzfrTEnHxx4wDdnZNyWeKuD39Hg9EHJt6hXNDw9A4BOWwiXVttDix",
+	"BsFPQmmfbNtNcZJElHFMfIGNoBJ0bXjujiwuoylx8qL7ousbpsSgvm8jMf6vnddCjqkMIex8lEILSwWi",
+	"hN1giFgAXEFpj+Ddm+u5/QEDCOsd7go53HOV1J4p+9nb0kxHpe0FDACjIze9Q1C6yniytb/b3e2ayg5s",
+	"Wydbh7vd3UN723KEGzd75l9D0NWnKqZlgLuazDSa/CXjrFIulBdaC+udi0DZ0vkKey46h5bAlCGwu4UD",
+	"t/tcb8Ktk60fQf8kYvhoc0ZlxhtO46DbXbQLnpfbw4qfva3D7tHywu+FfidCNmCAZzSe1+0AAWNrHK5U",
+	"o7SxtnXy199KV3u33lKO1lhiZ67pUG2d/HULcbr1m6mZYeTe1SzJLCv67BXxKcF1UnW3vBQZMkruX//1",
+	"3zbiXfqu8u457hhRaaEZ7+xi9KnII2+1sOUXI616HKiMWCFKLX7mmMBagsrxQRGMW3gyoyiCBM9scjyZ",
+	"sV42OlqZjY7q9DLDeE/Iqr+U9bAzW6aDil7JTLmfmcs6fiFjf0RDDmMDlnftJX6Xa4mH2RX+XP/nqoxJ",
+	"wgIznjyaZmr2eDb6XOW5KGY5twDZdtAwWLB+Md4/w8C7NeiV1fsuR5QxLt6jlsKIsYtEF1swLla1nbDg",
+	"xjgDPN9yM64XDUY4OitOe5nzhluXNsCEgQ5V3vckU4gsm0unBQ5987WPWs83istZDdMyHINP2ylH28UZ",
+	"sc/QQt7JNUJubpRihD1OjQkfndgDxQlIhfOibqPPzM5+zOPMGOy9H/YvrXH3IPS/LqU6+OwtLX4tVii8",
+	"kSxrlCxlCz9j1pKpv1TCGEtkoUhBT8VAkSMEqn0T48S7/Whpyu/aA2yR4LD7N+WfGv/u/NX7HecDqR6f",
+	"cXp2yXsMoPw7vaVX2Pvp7C5+tvOOuM5Ndmo3+Bag5JUI1J/PQro2jqfxrSuczwUs4DblF3LBQbebR7sx",
+	"cIUHRLJQl/MtMJZDo2iXXAIGyqYKO1OHKTKgLFKnPW5cfyMucWt+gNtJNCR9GlEegHSRlfxwBuNKAw0X",
+	"rPRPOIGHrbNx+Wov2huOh2ejGoYquwVuZo4+ZYnw+eAz6tspLiE+emilKJ0hltXqHkZ/XPRSjaiLMUhI",
+	"IhZQ5TmVVLJle9xGpbCCcc/yTR9TI4uIczE+xfDZdq79JR5/2inxgqvT47jiyisFkoJREVXF8HcWabdR",
+	"xyI0O6J8xqzu8W07aBuBVZoOjc1vCrmQODYYM9zuwsmMmQ5GO7vkbIaNMDrZ41rSwYAF9qCUi8OXaaRE",
+	"vvlmN/DsPkc2xqFAB30B912igw9KrZ8Ba0qO9wIHObmXY/NpLGfZ2/09OjR9lLh2mix4ccQWWdUyKSyH",
+	"5ZbGG/UxohNMnTGikgYa5AMNDhysGXWjVsdLGl5acdn4iuf22udpsaQ0sWtXtv6liOyGK+2ziOH9i2L5",
+	"3VLPLL27AreQA34EnZ0aXW398e5ajbX/QgsTB4fvCK9vwY9qdvNapDx8Ig75EexROZod+V3ABe6g7L0S",
+	"4KUr83AR8KClNd1O/iRYdstAtt3V6GBEZax2SguXZ/ufW7u94jrtvUto37x5omXMHvf5k6zlJLuhLgbO",
+	"LsNvV1nPeck869TpVHJrEr4sujTmGkQDe4jOmG722UhbZKcyBl2sUFulfDHCjahfKOpLfFePz5ar/peO",
+	"advLFBt+uJ8flnECD6Ol2t+WWbvaMN3+SVSG9eL7OaWXL1kt8JqS7UWvGd0GvvfA1y3fPcwQgIRY8GUG",
+	"/HlRbM0odj3/Wcz4Yj3I9g2LItKnnIMs7g6dBdZBP49SHYzK9n3MVFC1sDWAnhG5rVDPxrcB+0KwB8US",
+	"LmCI4qoq3lS9H+9F4WsG8gr0+oE/N4Q/iwiYuVNMlKV+tqzu8vHila0D+Dnithb6cyPdCIHFQqCCde7n",
+	"HDySX0ce5CnFnkAQ5H3/aSQAzthmFLCHayWVGI4nFDMXPFNkJsubPfC5JN5XXu9aUiLvor3iIR/iRi7c",
+	"IxcKhlrOIZIGerk4sKWeQBaYjv9EggDpTLb7VOsI8NoHKM/uytj7V3i9Ji9ZlgCJFEMJClufX+GaAsCU",
+	"bTP6zfg20L8X+m4J72cLvPYYLA0EFMXWDX3b858mEFAm9AKPLi9SB8qOfK2FshvfBsqLoVwsYTVDlC4a",
+	"LNz0m7pvMJPbwl2WxUf1tt2dFnvaW5buRGQ3Zj2XYQIzXt0ykaqp+++JTHk5dQW2an6IaQg7p+R5dp4t",
+	"P4QW2jJM9XjKJdAQ01kISQIhZZosOt75FieM76s9hPFMxQ3TzTFd9dliPMk5s9jZXYHi3F6JQbMDyDNM",
+	"WucawwXD84FChiBdFoltdzifwxgfjKac4Bl9W7EPigwF40M8pLezay8iZ1fokE0NCVKdcRqyn0EWnrFX",
+	"5fxAeUF8Pwq5cxfzzZTuCPS4kKR8R2DqqH/pSgHYmRT3D2eOZy86t2xZel3n+X/boKdh9FSdzL8XKzZ5",
+	"4L0G2cVt44crzxDYtUrqB7LRjzQGnMmfxLpjvINXVSFbvWqFbn+uYd3Zx3lbatrli7sRFAttuymGWMwP",
+	"d8b0uvdG64xJl6VJ4DRRI6FJRCci1WTbz1RPlgoTU97t2YQ5Axa5ZDnu5x737S/2/r79bUFhoiXlKrLn",
+	"xD28Ky5B7c3Xt8WnsuWBzWWHR/+Hv7OkU8pmpakkVAYjdgu7xM8ufVtj1M8SE9lsX/i0Pt4ccLf1ejxm",
+	"mCMioJwogDA742aze+ldcsazxjFrNQ0Bsxi4+93WAKbqxmZH8uw9RpUn5MVb9Hl+G+BDPfJPyzd6bwAS",
+	"OzyjBPKGSESVJttKEMonPV6kPQkEz/IQ2TVXJBBK21RibqDqGYkhFnLioVmBdgzFyw8XXMssJZiEYRpR",
+	"iWRRRNlcN32bJMHLMnmE0OPd46Mj0xIRYw4yt+o+cXZHIBF29zlGRNpUUphZBK9M5BeybCc25V2PD3Eb",
+	"IvsNU2k5otgMYjZjkKF3CJJNXShz3FmEuY1vMurx/E71TMouwvTO7qJUWyRP53JiuMJmR1JT97UzNJAa",
+	"7pHzVexct+01EbzATxVmiuzx7BaOy8AHcR/w7q3CHA2YlWCnyua7wKV26vYhktY2sBGxn6cvws2tJHVJ",
+	"miyQ7jfBkKRTqeQWyt8zx5y2jm8vXVI+uTfb3O7iDHH35Yc7ye56hSWwWJ60LOleYN+mZhQBhD0uoeOy",
+	"I7rb5DaxeAlgVlw6RFt47pTdnlLmMOfN9Pj+MRnBHQ0hYDGNXJrN02kglS6sle9SL8ZA8fj6ahbNu+IF",
+	"84fZKhsEVSDobM5tWQVBgwju7nVhXpsCa44mmz6NOfon8TfMGthkDvdv/5lyNdyNB63YmryNbGU3zsZC",
+	"ZyPnhvuZwTgkxja8PwBhvLt3WGrNEM46/pNAGN3D2BE6dw/x8/yK7UH+lny91bsolX+idSyG8GdbUQJT",
+	"1F9lcWsI63n6tjlQND3SjRBfKMSruKcO89RnmLazyYY5ljPHPRwBVN6vGkyBdesCoH+WQ56G/mSbyv+P",
+	"vWvdcRu3wq9y4D+xAdkzu7l066A/chk0W2SSRWbSFKgWEEfi2ERkUhWleKaLAPs0+2D7JAXPoSTKsmx6",
+	"gHW8tf8lY950bqTEc75voehjm8U+LRHFopXGZYl22qrz8eOHKHBfPszZKWGz338zwWMkHpqRDntNAYt1",
+	"b/COfPNBD2ufX9qGf+RtoSXRf5BVOIvccxT4MxgHhg0q0b+pFbnh/c21DY9w4Qj/UKOGs8RT8OgNHq6J",
+	"bLEQvJvbHDeoyYO0hVd6V7S+I9nVe4niHJAlYi4a43d80OK/rZc+y5REVKYrijr7hUbrv4EgZG4e0SVm",
+	"gfjqQwvu7lDRjYDNmJDr1oscY89NB+THCCUifluSPoJU5TMEXaxpopA0BqmB8O5VEj3F2lS9yph23H6w",
+	"G5nTAyPHFcr8+vRO2Rs57MUsAuxR4iWR0ZBFbbXQBcv0BrOsUX0RObeiA6MrccnynBiW8dK5onF1htBd",
+	"1BnjbZdmzj2/oVyy7EhCWZf41n2ZNKJvKd/jhHHJskM9WVyy7BQXek8UC1Rcj+6JqKAfjTxXC17MeUkY",
+	"vcQXJTCBhJjNp5CJjKdCIonGjAdwm3M9l8Q3QVy6yFaPP4ayzCjxZE2GxlDIW2WpE4jw7s319U8160VS",
+	"WvhKBEZVZcFDWfBFlrIKLpy6WvIMltd0rDaN6sPFi9eXFz2b26UVxHrzs9fs5p9INoMsG+Z/xKqIf1/h",
+	"We+QYG8V5WSPIaZlKM7KFrUYNsGGLoSma+JNZ8/LqtG+YzzNeyxxvpHyxgqxqp1PoKemBxvsaXmngN8f",
+	"8GsFbjQJoisWX7a8Q75vmu3Zk+uZj8uXQbkS91Shh1/X4jxUz64XePLtXt9WjhI3mkaWsnuexyxPNrv3",
+	"T9juFbbbs383Ux+Jg5NOILbC3vBtz9Geh2c3gjxU125WePLt/nujxjx8rAMp9Lw+2zRfbKJEaNP7HVtw",
+	"y0CJw1zzuyJa/52GVHdNk32TCIFzH1eIKCpxe1qBd5BAWR52lMAlnsLEtjBRWE1uspCcLwTPz2IlLYvQ",
+	"lrMAtX/lNN+3w6+u4Fjcnp4b4pbomwMe/rpRsT4RYFW4BxsHVhd6igb90aBjOT6Gk6qZ8ooFb7Hht4kC",
+	"Zu4j8/+CswWkVuZ+WvR3fCPPA3d5s8STs2919tpMNllJBRi6ycuvbJs9OzhNeyzo/iRjGPJMaJVwogVf",
+	"hfvrwLvaP7gAwb6oz99Iq50VHCHms65Fv4tidwN9JuH+CTCfaaGneO4F+awrrT7AcM5WQaC70CIVorQF",
+	"tjAjPdIQxW2Ebm2MJKIr9AAYsvz2g5RHFR2oKAjouMGKwBh3cc1moylhNVRQlo805GWKWAuwnIt4DilL",
+	"Ep4Ds6vCjLQAWJalgtAuGiiOSSjd0vScU1E68StQdwS2syzeunlqW7wuWiXtfcTcqxb8MOTsE8b64eXI",
+	"rcNYN0aBKAuE+PBAp9wewQ87bJ9i9ZZY7WEKWc7ut5y3qcm+j9tm1mM5baOELd81USluwdWnHj40miTH",
+	"b0Kj2Ux9THrs0GjiX3dQp09YriV7sKG5XuEpPPeH58ZevOzD0zAO2iZO5rDZHDYbQjHniy0XYtfUZM+x",
+	"Hmc9npKrxbaLbmrj4bEouEP1WFzcyWN7PbawyttgCPa1vb9aQaUpFHOhp+Y1zgI4u7h3AUQ3pUgTu5II",
+	"VG7/8poVPAItZpKlGhhIvgxlxop4jqiXEnLOEoIAdID6owm8z2HJEJgyB1FMqeYmMn+KahhOAuMLpbql",
+	"ugeplzyHe1XCXKVYnxD9eDt+pyQfX5opI6qPqCofhIY5TxNYzkVq5MQKhNnXhcDHrQdE1H9VpgnccHh8",
+	"/mRkAVTxV57A9+fnwDRoRRBwTBJqgZVqKIW2JRn4DeVx9aHFPkxeSg2qLCbwSRRzVRbdRaucHp9J/PQT",
+	"SrtWYKkR3z3ogqVV8QetOVZYrFEgYOsEPtlHrLFX9bwsNCRqKYGFEsXgiKV+NLNYOwgMmf5MJZLT+hlz",
+	"nqUiZraDHvV8+XkocuEnJh4Knm2n3HNg+AP9/KNkX5hIEdFm/UcYW/eDMCdfaon3YxDav5zpIuds0Q/g",
+	"CREW5yAK85gaRzBEHoF8fMVlAYS3HlC9602ulprnjzRE+PcrVeYxj9DTdShFMSJrRmxe5GnKGm8hN7zh",
+	"1n4r9gSMPtZ2p6EMZRRFoRTJFM6fXvzw+OLl04vH3z97+peXfw0ljjlt3C9hBZvCL+GgCVjhYBoOOj0H",
+	"we+//vbVjh3KSBCgpxGtQ2EQQIQzRBbSFyrUaBMFzVwRVYgKidWi/7h6/w6END7LIbJWeUEDUJXTtIUG",
+	"WsU2q14zhDCeKm5vayTgUFatLZGIKGC4NILrBFL7JRlVE6tSFnpERV2E3kzyN1GvWzgWAGI5W/cPoJQp",
+	"1xqit0wXY3yC8Y+vIzOxiOdtXSMMdKKr78WQ81hJyeNCj2wZmSiq4PUcWGdMyRZCzrBAG+NM88AzXugV",
+	"Yo1H2j5GvVKtzD6VCmR3M2Jp5g/lQmjN8es2DkGozTelaak0N5uGpSaYwAsTRrGsG7U5jKaIWT1mqfjC",
+	"oxGaWn4P3z8FbSZItIW0znJ1J7gmfcWp0lg/jJ9JcRUIqnzdBGOUFTM7j/EtYLcFz+G7p7AQsix4hddt",
+	"wzDtVqJwQvi0eUD6QBPKFYmOAuNkc5ZpKNRq9J5A9ObixeuoiuK41DlneHuQKsknoXxH8LmMiucjqcaI",
+	"sxuNQKocbsrbW9wvbu6B4ePfwzD61/hFHPN0/BJ/FXI2BamitXvEFT75Pxv6h5V9onvvgt5pN34EDCcb",
+	"yHnMxReePF8JPmSPZiPvmORkEAyEGZYeeRAMjImag7QrwkHgFCUu2B0Bmg+mz54EnRrFn/2qHd2A2i56",
+	"XOF8wegKlneoFpxD8GLOeFM0Um0EMwUClncCHoLLI2Z9OzxWQavq4gYoM6MJX7azPfQAX2TFPU72nCDf",
+	"XSfR5iySF8bg6cQ2jUjfW+s4r6nU3jgAfZaSpBrSCsrRmJPWFSb0+EWaquX4fS5mVDS6bv+0vc+oq+2J",
+	"HW2/r8HqsBd3mdJ8/KaZ13tg6lr1/BoMWiDWa7ZWu4PU7jTBQtn/lCLnyWBa5CV3zY7fIVb6YDqoOqwR",
+	"bDDo+N2miSMbLq3TypmQdyPLqIjQ+dax6GwrCjpZ+q9zner/RGerdacczBhyjix2H+GJz2mr/zb5AjeT",
+	"5hxUH3gs0LQOkOJJF3bvHt7cW6YHooMaWeaCKsItmQ4lwqbrueVsYi1g8+nKRhrUhw+FgWQdMVVELh+d",
+	"WbT09m8xk3jNx3KCrWhBu7fg4s9+//W3iC63o0xIyZMolFh9rkf2zEJb5DqeAEtvgNZpz0fVJKFkGpyH",
+	"LvBXfBU1Xc0zwq244wkSNZAEohmXJqby5EURuQcuvW6reit04WxUD34zMeP8/7ydbOIZ6NA7tQ3Zy2va",
+	"xoNEr0biHq2a71sbG9+USUI8nz7NmlutHVrvthLv1jJJfdaNzTwHjXnOF0p6yKNp6Tv0SsrLru29p2mR",
+	"uHu33WH4ihHar6HvwC7jrGdLz6Fr3jSPVp5DWhaDrW08h3Ox1f0arkB6795p15X5ticc2a1tPIdbAbT0",
+	"bus7fIV459HKhVvb2NxiX21t47lGBxvFq53nsC2wBs+WnkO3K8V9m+40eF2q6t3Wd/i1FW67dtlxsqp4",
+	"xr+x5wRNxr5Ps5XM8F277LamTUmnXv09Z6tSqDxaeZ5tevJBfPr4Na7vkT1aeQ5ZIQX7NTvTn4WM57la",
+	"sId02W1N2NNP8t0eD5hqp1l2nWC1dSP3/pyAT7bNnpMCaNojyQqweqDvBLpghQ5Az1VGb9VIc4amsQFb",
+	"e71vbFPr1WchX9nW+87wq6c+lgy/z0KCVY2T4fdZyM1ZABtDWG9uyKp+Dzaxq17hKVekP7urMR1/W/FI",
+	"8G2M5Btl+VYzH1MI6OT47hQBvPN8V3R7yP5/yvX1cH+PVN/Vc6SP43+jgx2q/ZgOd3SCa7ye/rqDPndy",
+	"+UP19maFJ3fvdXfHYPzsw9cyDtsqThaxxSLWv/6ZDjwuc1Hco0o/ap6/mGE+y79/Nvqgy+q+fJ25QsiG",
+	"/AvlQgkNiYpLzBsZ8slsAozg9CDK+S2+juJ4ESgJ86LIpmdn+LsZZ/rD+Q/no8kgGJR5OpgOztAe7Jo7",
+	"qQ54CwjDLGXIIgbxnOUsNvY0cglIcpXSpTW7EakoBCU52FQge+FoTLQ9+ku6rAta0TeoX7/MeHSSCmxK",
+	"ftCGogta4JWBLbMLwN7XBW1qo8DhLHZW17hsd4GvqgsoGN6woki5ze0IAJ8JV0gZHvVV1ajKAzBS4Uuz",
+	"MGcyFxW1O92nzhcG+qxQfWRwBqpsqzvIZYdkwemG9wrdPhcWBCRABJBgHXgEPZatTnaHrL4Pd0f9e80v",
+	"68jE/H+sZHrvUpS6K8QrrO5gP3XByGjUGpyoJWaCnVmj0friD3sLOcaM3yZjqlqG0PGa7h/YEly2kha/",
+	"idu/RWnSHed6fcYxrgmTJ6o8yvra3xm7vuhfo0g8tsSsYKmaESFBk0tCd1ARJRp3+NcxYqCWFgGUMuG5",
+	"xVnoT0GhDJAGXyHADHuSLJexSoScUd4drWRJOfqUL5vl/FbcNdnyTiFBtaQla5L/bfbkrcrN0SyUwwgT",
+	"VeIAFuxuzGb8b4+/e/r42fn5eQBisShRI9Fo0iq1AEEk863niigjJghll9YIhtEruuAev1UxatMCUVBK",
+	"KpNKipilAZRZxvMx9vn44e3oOTw5Pw9llU5kkR6+ewZzfscSHosFSyERM2Hc7cn5ExjatN320kY1rESr",
+	"IsKMVSlwAqR0W7ugbo1yXXGDI+0qf1gD5Q2ZtWKCdfcxp500YJZo0Eb6LKUZjBByVc7mNv3344e3lsEp",
+	"lAtxZ35fKidxxXiZ1TMWs6AuhJNyRClDlRPjCteGglVqCCx0ofOUyl1XcYgiuuO8ub58CxmbceqfcZWl",
+	"/DlIBWZ7HuPeB5LzhCdubDEdBl9//vq/AAAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
