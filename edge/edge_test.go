@@ -291,7 +291,8 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 		p = strings.Replace(p, "{to}", ed.ManifestID, 1)
 		p = strings.Replace(p, "{manifestId}", ed.ManifestID, 1) // pinned: the active version's are memoized
 		if strings.Contains(p, "{uuid}") {
-			name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")[1:]
+			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")
+			name = name[1:]
 			c, ok := catalog.CategoryNamed(name)
 			if !ok {
 				t.Fatalf("%s: no catalog %s", path, name)

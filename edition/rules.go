@@ -42,7 +42,9 @@ type span struct {
 func (e *Edition) makeRules() {
 	var r rules
 	for _, u := range e.UUIDs(catalog.LevelBorders) {
-		var v struct{ Data struct{ StartingLevel *float64 } }
+		var v struct {
+			Data struct{ StartingLevel *float64 }
+		}
 		if json.Unmarshal(e.Item(catalog.LevelBorders, u, catalog.DefaultLocale).JSON, &v) == nil && v.Data.StartingLevel != nil {
 			r.borders = append(r.borders, border{*v.Data.StartingLevel, u})
 		}
@@ -52,7 +54,9 @@ func (e *Edition) makeRules() {
 	})
 	var spans []span
 	for _, u := range e.UUIDs(catalog.Events) {
-		var v struct{ Data struct{ StartTime, EndTime string } }
+		var v struct {
+			Data struct{ StartTime, EndTime string }
+		}
 		_ = json.Unmarshal(e.Item(catalog.Events, u, catalog.DefaultLocale).JSON, &v)
 		start, err1 := time.Parse(time.RFC3339, v.Data.StartTime)
 		end, err2 := time.Parse(time.RFC3339, v.Data.EndTime)
@@ -87,7 +91,9 @@ func (e *Edition) makeRules() {
 	}
 	r.tiers = map[catalog.UUID]catalog.UUID{}
 	for _, u := range e.UUIDs(catalog.CompetitiveSeasons) {
-		var v struct{ Data struct{ CompetitiveTiersUuid string } }
+		var v struct {
+			Data struct{ CompetitiveTiersUuid string }
+		}
 		_ = json.Unmarshal(e.Item(catalog.CompetitiveSeasons, u, catalog.DefaultLocale).JSON, &v)
 		if t, ok := catalog.ParseUUID(v.Data.CompetitiveTiersUuid); ok {
 			r.tiers[u] = t
