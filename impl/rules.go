@@ -63,9 +63,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	q := r.URL.Query()
 	q.Del("active")
 	q.Set("at", t.UTC().Format(time.RFC3339Nano))
-	in := *r
+	in := r.WithContext(r.Context())
 	in.URL = &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
-	serveCatalog(w, &in, ed, b, route)
+	serveCatalog(w, in, ed, b, route)
 }
 
 // levelBorder serves /v1/levelborders?level=N: the border for account level N.
