@@ -17,6 +17,9 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 )
 
@@ -321,4 +324,48 @@ func TestSeasonTiers(t *testing.T) {
 	}
 	fetchStatus(t, check, h, "/v1/seasons/competitive/00000000-0000-0000-0000-000000000000/tiers", http.StatusNotFound)
 	fetchStatus(t, check, h, "/v1/seasons/competitive/not-a-uuid/tiers", http.StatusBadRequest)
+}
+
+// TestRulesTiesAndGaps: on a sample changed where the rules' corner cases
+// live, two borders starting at the same level answer the first listed, and a
+// season naming a tier set the version lacks is a 404 that says so.
+func TestRulesTiesAndGaps(t *testing.T) {
+	t.Parallel()
+	r, err := fixtures.Newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit := func(c catalog.Category, i int, old, repl string) catalog.UUID {
+		t.Helper()
+		u := r.Tables[c].Order[i]
+		d := r.Tables[c].Items[u][catalog.DefaultLocale]
+		if !bytes.Contains(d.JSON, []byte(old)) {
+			t.Fatalf("%s %s has no %s", c.Noun(), u, old)
+		}
+		d.JSON = bytes.Replace(d.JSON, []byte(old), []byte(repl), 1)
+		return u
+	}
+	first := r.Tables[catalog.LevelBorders].Order[0]
+	edit(catalog.LevelBorders, 0, `"startingLevel":1,`, `"startingLevel":20,`) // ties the second
+	var s struct {
+		Data struct{ CompetitiveTiersUuid string }
+	}
+	season := r.Tables[catalog.CompetitiveSeasons].Order[0]
+	if err := json.Unmarshal(r.Tables[catalog.CompetitiveSeasons].Items[season][catalog.DefaultLocale].JSON, &s); err != nil {
+		t.Fatal(err)
+	}
+	edit(catalog.CompetitiveSeasons, 0, s.Data.CompetitiveTiersUuid, "00000000-0000-0000-0000-000000000001")
+	check := apitest.New(t)
+	h := handler(t, edition.Serve(edition.New(r)), nil)
+	for _, level := range []string{"20", "39"} {
+		_, got := fetchStatus(t, check, h, "/v1/levelborders?level="+level, http.StatusOK)
+		if !bytes.Contains(got, []byte(first.String())) {
+			t.Errorf("level %s: %s, want the first border listed at 20 (%s)", level, got, first)
+		}
+	}
+	fetchStatus(t, check, h, "/v1/levelborders?level=19", http.StatusNotFound)
+	_, b := fetchStatus(t, check, h, "/v1/seasons/competitive/"+season.String()+"/tiers", http.StatusNotFound)
+	if !bytes.Contains(b, []byte("names no tier set")) {
+		t.Errorf("a season whose tier set is missing: %s, want it said", b)
+	}
 }
