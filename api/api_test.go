@@ -191,9 +191,12 @@ func get(path string, header ...string) *http.Request {
 // categoryOf maps a spec path to the catalog it serves: /v1/weapons/skins/{uuid}
 // → weapons/skins.
 // A pinned path serves its catalog too: /v1/versions/{manifestId}/weapons.
+// A route below an item names the item's: /v1/seasons/competitive/{uuid}/tiers
+// → seasons/competitive.
 func categoryOf(path string) (catalog.Category, bool) {
 	path = strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1")
-	return catalog.CategoryNamed(strings.TrimSuffix(strings.TrimPrefix(path, "/"), "/{uuid}"))
+	path, _, _ = strings.Cut(path, "/{uuid}") // an item's route, or one below it (…/{uuid}/tiers)
+	return catalog.CategoryNamed(strings.TrimPrefix(path, "/"))
 }
 
 // TestEveryOperation walks every operation of openapi.yaml against the real router,
@@ -354,6 +357,10 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					}
 				}
 				switch path {
+				case "/v1/levelborders":
+					if res := check.Do(t, h, get(url+"?level=0")); res.StatusCode != http.StatusNotFound {
+						t.Errorf("a level below every border: %d, want 404", res.StatusCode)
+					}
 				case "/v1/locres/{locale}":
 					if res := check.Do(t, h, get("/v1/locres/xx-XX")); res.StatusCode != http.StatusNotFound {
 						t.Errorf("unsupported locale: %d, want 404", res.StatusCode)

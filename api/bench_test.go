@@ -30,6 +30,10 @@ func BenchmarkRouter(b *testing.B) {
 		{"uuid", "/v1/weapons/skins/" + skin, ""},
 		{"304", "/v1/currencies", etag},
 		{"pinned-ja", "/v1/versions/" + previous(b, served(b)) + "/weapons?language=ja-JP", ""},
+		{"level", "/v1/levelborders?level=57", ""},
+		{"events-at", "/v1/events?at=2021-12-01T00:00:00Z", ""},
+		{"events-active", "/v1/events?active=true", ""},
+		{"season-tiers", "/v1/seasons/competitive/" + ed.UUIDs(catalog.CompetitiveSeasons)[0].String() + "/tiers", ""},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			req := get(bc.path, "Accept-Encoding", "gzip", "If-None-Match", bc.inm)

@@ -296,7 +296,8 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 			p = strings.Replace(p, "{uuid}", ed.UUIDs(catalog.WeaponSkins)[0].String(), 1)
 		}
 		if strings.Contains(p, "{uuid}") {
-			name := strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")[1:]
+			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")
+			name = name[1:]
 			c, ok := catalog.CategoryNamed(name)
 			if !ok {
 				t.Fatalf("%s: no catalog %s", path, name)

@@ -28,6 +28,7 @@ type Edition struct {
 	locres     [catalog.NumLocales]*representation.Body
 	tables     [catalog.NumCategories]table
 	bodies     []*representation.Body // every distinct body once
+	rules      rules                  // rules.go
 }
 
 // table holds a category's bodies per locale; index catalog.AllLocales is
@@ -149,5 +150,6 @@ func assemble(r *catalog.Rendered, eff representation.Effort, docs []*catalog.Do
 			t.filtered[field] = &[2][catalog.NumLocales + 1]*representation.Body{*bodiesOf(&lists[0]), *bodiesOf(&lists[1])}
 		}
 	}
+	e.makeRules()
 	return e
 }

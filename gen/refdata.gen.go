@@ -157,6 +157,21 @@ func (e Locale) Valid() bool {
 	}
 }
 
+// Defines values for Active.
+const (
+	ActiveTrue Active = "true"
+)
+
+// Valid indicates whether the value is a known member of the Active enum.
+func (e Active) Valid() bool {
+	switch e {
+	case ActiveTrue:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for IsPlayableCharacter.
 const (
 	IsPlayableCharacterFalse IsPlayableCharacter = "false"
@@ -187,6 +202,21 @@ func (e ListAgentsParamsIsPlayableCharacter) Valid() bool {
 	case ListAgentsParamsIsPlayableCharacterFalse:
 		return true
 	case ListAgentsParamsIsPlayableCharacterTrue:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for ListEventsParamsActive.
+const (
+	ListEventsParamsActiveTrue ListEventsParamsActive = "true"
+)
+
+// Valid indicates whether the value is a known member of the ListEventsParamsActive enum.
+func (e ListEventsParamsActive) Valid() bool {
+	switch e {
+	case ListEventsParamsActiveTrue:
 		return true
 	default:
 		return false
@@ -3929,6 +3959,12 @@ type WeaponStats struct {
 	AdditionalProperties map[string]UpstreamField `json:"-"`
 }
 
+// Active defines model for Active.
+type Active string
+
+// At Example: 2021-12-01T00:00:00Z
+type At = string
+
 // BrowseCatalog Example: weapons-skins
 type BrowseCatalog = string
 
@@ -3942,6 +3978,9 @@ type IsPlayableCharacter string
 //
 // Example: de-DE
 type Language = LanguageOrAll
+
+// Level Example: 57
+type Level = string
 
 // LocresLocale Example: de-DE
 type LocresLocale = string
@@ -4575,7 +4614,22 @@ type ListEventsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Active `true` lists only the events active now: an event is active from its `startTime`
+	// (included) to its `endTime` (excluded), in UTC. The answer's `max-age` ends at
+	// the next start or end of an event, when the list may change. Any letter case;
+	// any other value is 400, and so is `active` together with `at`.
+	Active *ListEventsParamsActive `form:"active,omitempty" json:"active,omitempty"`
+
+	// At Lists only the events active at this instant (RFC 3339, e.g.
+	// `2021-12-01T00:00:00Z`; a start is included, an end excluded). The answer
+	// depends only on the version, so it is cached as the list is. Anything that is
+	// not an RFC 3339 date-time is 400.
+	At *At `form:"at,omitempty" json:"at,omitempty"`
 }
+
+// ListEventsParamsActive defines parameters for ListEvents.
+type ListEventsParamsActive string
 
 // GetEventParams defines parameters for GetEvent.
 type GetEventParams struct {
@@ -4695,6 +4749,13 @@ type ListLevelBordersParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Level An account level (a non-negative integer): the answer is then the one level
+	// border for that level, as `/v1/levelborders/{uuid}` serves it — the border
+	// with the greatest `startingLevel` not above the level (the first listed, if
+	// two start at the same level). 404 below the lowest `startingLevel`; anything
+	// but decimal digits is 400. A level past every border gets the last one.
+	Level *Level `form:"level,omitempty" json:"level,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
@@ -4903,6 +4964,18 @@ type ListCompetitiveSeasonsParams struct {
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
 type GetCompetitiveSeasonParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetCompetitiveSeasonTiersParams defines parameters for GetCompetitiveSeasonTiers.
+type GetCompetitiveSeasonTiersParams struct {
 	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
 	// (each localized text field becomes an object keyed by the 18 codes; see the
 	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
@@ -19806,6 +19879,58 @@ func (t *LevelBorderList) MergeLevelBorderListAllBody(v LevelBorderListAllBody) 
 	return err
 }
 
+// AsLevelBorderBody returns the union data inside the LevelBorderList as a LevelBorderBody
+func (t LevelBorderList) AsLevelBorderBody() (LevelBorderBody, error) {
+	var body LevelBorderBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderBody overwrites any union data inside the LevelBorderList as the provided LevelBorderBody
+func (t *LevelBorderList) FromLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderBody
+func (t *LevelBorderList) MergeLevelBorderBody(v LevelBorderBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsLevelBorderAllBody returns the union data inside the LevelBorderList as a LevelBorderAllBody
+func (t LevelBorderList) AsLevelBorderAllBody() (LevelBorderAllBody, error) {
+	var body LevelBorderAllBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromLevelBorderAllBody overwrites any union data inside the LevelBorderList as the provided LevelBorderAllBody
+func (t *LevelBorderList) FromLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderList, using the provided LevelBorderAllBody
+func (t *LevelBorderList) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t LevelBorderList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -22141,6 +22266,16 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 	GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+	//
+	// The tier set the season's `competitiveTiersUuid` names, as
+	// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+	// contract's rule for which ladder a season used, applied by the server.
+	// 404 when there is no such season, or when its tier set is not in the version.
+	//
+	// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+	GetCompetitiveSeasonTiers(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetSeason Get one season
 	//
 	// Corresponds with GET /v1/seasons/{uuid} (the `GetSeason` operationId).
@@ -23278,6 +23413,26 @@ func (c *Client) ListCompetitiveSeasons(ctx context.Context, params *ListCompeti
 // Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 func (c *Client) GetCompetitiveSeason(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetCompetitiveSeasonRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+//
+// The tier set the season's `competitiveTiersUuid` names, as
+// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+// contract's rule for which ladder a season used, applied by the server.
+// 404 when there is no such season, or when its tier set is not in the version.
+//
+// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+func (c *Client) GetCompetitiveSeasonTiers(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetCompetitiveSeasonTiersRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -25134,6 +25289,30 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.Active != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "active", *params.Active, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.At != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "at", *params.At, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25761,6 +25940,18 @@ func NewListLevelBordersRequest(server string, params *ListLevelBordersParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Level != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "level", *params.Level, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26863,6 +27054,67 @@ func NewGetCompetitiveSeasonRequest(server string, uuid Uuid, params *GetCompeti
 	}
 
 	operationPath := fmt.Sprintf("/v1/seasons/competitive/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetCompetitiveSeasonTiersRequest constructs an http.Request for the GetCompetitiveSeasonTiers method
+func NewGetCompetitiveSeasonTiersRequest(server string, uuid Uuid, params *GetCompetitiveSeasonTiersParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/seasons/competitive/%s/tiers", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -28456,6 +28708,18 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/seasons/competitive/{uuid} (the `GetCompetitiveSeason` operationId).
 	GetCompetitiveSeasonWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonResponse, error)
+
+	// GetCompetitiveSeasonTiersWithResponse Get the competitive tier set in force for a competitive season
+	//
+	// The tier set the season's `competitiveTiersUuid` names, as
+	// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+	// contract's rule for which ladder a season used, applied by the server.
+	// 404 when there is no such season, or when its tier set is not in the version.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+	GetCompetitiveSeasonTiersWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonTiersResponse, error)
 
 	// GetSeasonWithResponse Get one season
 	//
@@ -32668,6 +32932,8 @@ type ListLevelBordersResponse struct {
 	JSON200 *LevelBorderList
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -32688,6 +32954,11 @@ func (r ListLevelBordersResponse) GetJSON200() *LevelBorderList {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r ListLevelBordersResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r ListLevelBordersResponse) GetJSON404() *NotFound {
+	return r.JSON404
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -34780,6 +35051,110 @@ func (r GetCompetitiveSeasonResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetCompetitiveSeasonResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetCompetitiveSeasonTiersResponse200Headers the declared response headers of an HTTP 200 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentLocation            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetCompetitiveSeasonTiersResponse304Headers the declared response headers of an HTTP 304 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetCompetitiveSeasonTiersResponse503Headers the declared response headers of an HTTP 503 response for GetCompetitiveSeasonTiers
+type GetCompetitiveSeasonTiersResponse503Headers struct {
+	CacheControl string
+}
+
+type GetCompetitiveSeasonTiersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CompetitiveTierSetItem
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetCompetitiveSeasonTiersResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetCompetitiveSeasonTiersResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetCompetitiveSeasonTiersResponse503Headers
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON200() *CompetitiveTierSetItem {
+	return r.JSON200
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetCompetitiveSeasonTiersResponse) GetJSON503() *NoVersion {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetCompetitiveSeasonTiersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetCompetitiveSeasonTiersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetCompetitiveSeasonTiersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetCompetitiveSeasonTiersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37454,6 +37829,24 @@ func (c *ClientWithResponses) GetCompetitiveSeasonWithResponse(ctx context.Conte
 		return nil, err
 	}
 	return ParseGetCompetitiveSeasonResponse(rsp)
+}
+
+// GetCompetitiveSeasonTiersWithResponse Get the competitive tier set in force for a competitive season
+//
+// The tier set the season's `competitiveTiersUuid` names, as
+// `/v1/competitivetiers/{uuid}` serves it (the same bytes and ETag): the
+// contract's rule for which ladder a season used, applied by the server.
+// 404 when there is no such season, or when its tier set is not in the version.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/seasons/competitive/{uuid}/tiers (the `GetCompetitiveSeasonTiers` operationId).
+func (c *ClientWithResponses) GetCompetitiveSeasonTiersWithResponse(ctx context.Context, uuid Uuid, params *GetCompetitiveSeasonTiersParams, reqEditors ...RequestEditorFn) (*GetCompetitiveSeasonTiersResponse, error) {
+	rsp, err := c.GetCompetitiveSeasonTiers(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetCompetitiveSeasonTiersResponse(rsp)
 }
 
 // GetSeasonWithResponse Get one season
@@ -45543,6 +45936,13 @@ func ParseListLevelBordersResponse(rsp *http.Response) (*ListLevelBordersRespons
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -49409,6 +49809,194 @@ func ParseGetCompetitiveSeasonResponse(rsp *http.Response) (*GetCompetitiveSeaso
 	return response, nil
 }
 
+// ParseGetCompetitiveSeasonTiersResponse parses an HTTP response from a GetCompetitiveSeasonTiersWithResponse call
+func ParseGetCompetitiveSeasonTiersResponse(rsp *http.Response) (*GetCompetitiveSeasonTiersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetCompetitiveSeasonTiersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CompetitiveTierSetItem
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetCompetitiveSeasonTiersResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetCompetitiveSeasonTiersResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetCompetitiveSeasonTiersResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseGetSeasonResponse parses an HTTP response from a GetSeasonWithResponse call
 func ParseGetSeasonResponse(rsp *http.Response) (*GetSeasonResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -52803,6 +53391,9 @@ type ServerInterface interface {
 	// GetCompetitiveSeason Get one competitive season
 	// (GET /v1/seasons/competitive/{uuid})
 	GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonParams)
+	// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+	// (GET /v1/seasons/competitive/{uuid}/tiers)
+	GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonTiersParams)
 	// GetSeason Get one season
 	// (GET /v1/seasons/{uuid})
 	GetSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetSeasonParams)
@@ -53238,6 +53829,12 @@ func (_ Unimplemented) ListCompetitiveSeasons(w http.ResponseWriter, r *http.Req
 // GetCompetitiveSeason Get one competitive season
 // (GET /v1/seasons/competitive/{uuid})
 func (_ Unimplemented) GetCompetitiveSeason(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetCompetitiveSeasonTiers Get the competitive tier set in force for a competitive season
+// (GET /v1/seasons/competitive/{uuid}/tiers)
+func (_ Unimplemented) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetCompetitiveSeasonTiersParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -54364,6 +54961,32 @@ func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "active" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "active", r.URL.Query(), &params.Active, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "active"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "active", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "at" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "at", r.URL.Query(), &params.At, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "at"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "at", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListEvents(w, r, params)
 	}))
@@ -54775,6 +55398,19 @@ func (siw *ServerInterfaceWrapper) ListLevelBorders(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "level" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "level", r.URL.Query(), &params.Level, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "level"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "level", Err: err})
 		}
 		return
 	}
@@ -55510,6 +56146,48 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveSeason(w http.ResponseWriter, r
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveSeason(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetCompetitiveSeasonTiers operation middleware
+func (siw *ServerInterfaceWrapper) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetCompetitiveSeasonTiersParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetCompetitiveSeasonTiers(w, r, uuid, params)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -56360,6 +57038,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/seasons/competitive/{uuid}", wrapper.GetCompetitiveSeason)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/seasons/competitive/{uuid}/tiers", wrapper.GetCompetitiveSeasonTiers)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/gamemodes", wrapper.ListGameModes)
 	})
 	r.Group(func(r chi.Router) {
@@ -56539,449 +57220,461 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
-	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
-	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
-	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
-	"2n1FNe3+ClIxwc03pnXguvuW8lFCR+ARyoPC18KnpofaMzE9dUi5nw6Z7aXwjeugkgAvqT8GN/+KKSdS",
-	"AtfEp5qGYkSkSDQoO/6D28ODUPgS1L//+S+PeHEyCJnfIRG969IR/PS+Q5SmIXQnYxZCV8ItDVlANfz0",
-	"3uv0+Xuix0AUyFuQTxRRWkggsQhDwrgGeUvNH2QyFqEp5QseKLJLNQmBKk0Oz8ghGUxJAEOahHrvrM/1",
-	"GJgkMeMcgnSguzjKW0sjdfBnRDkbgtJvgs8HZtR7+VQCNhwe/DmUIvp88KcWn70+n5vS08NnT096vV6H",
-	"sChKNB2E4J2RYh/eTIMh1aB0sS0uur6huUd2c5IQuAU5JZpFcEYoedo7JkwRfww03juzhIrBJ4Hwk8jA",
-	"qWpsZlgLCH7S8/b7vCZ7zTZ8uLDZw2qOsmx3wX0RmO/mmMobSI8ISbzRHyz2yGQMHKc4EMEUpy2iWIJS",
-	"EJBdfywUcLPSnoFqrLtpux75R/eWhgmojoGjDhkZMqk0EZxQohnsnRE6UIZ7jfhgAXDN9NSArDBrnkQ7",
-	"p3/bGcidzo4Zzs7vS6aUQmt+StdjIKHwaQjZTJ4oouFOmwkxTnYV2J/OP74hhbp7Zzg6L3RN/0TD0Otg",
-	"ycPnxBeBmZ4vooh2FcRUUg1BXTkBvPvpatkSZYKhcj4OSZ8u3xIxtDxIIyCDqQZ1SsrA6ie93lM/Rxd+",
-	"Bo8MhZHtEJgF1GPoczNuUPqJIjHVY0KHGiS2ZYHDtCL/SAwUqCK4drumY8+OxXOw3qvPzKVR9p5dPH96",
-	"8eLZxdOjk2c/vPjxYAI0Nj+oG8bV/8jW4O+0+x8fKwlnRK6TuPNEe+emT968Sik2MhRz/ec87ptvjaSp",
-	"u5KzA68cm1EL84O60lLwEXGYFdKOjBmtZUAGXCMLkF2g/pj4ljGIhRgZU4VLIiZ8r9PnAUh2CwEOHb93",
-	"vGCx5dPQfkFuAOKcYcy4CPWlUColhdrv8yvA9SYD6t8YhHhvht33gkP3HdX+2CNakBFoKwzrr3d/h/du",
-	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1niBJsVLq2gr",
-	"RpTq4A7hNLKIMkswA6MDj0yYHhPvwDMQ8rreKfEcmxtbxP3ZRY43atiLJUQMZDcUI6GcmjCG2I5peaez",
-	"Y3rbOd1xvdecf6mbnc5ORO/eAh/p8c7pyXHVMryWIloHWBmmBKoLKi2gyO7hCRnDHQ3AZxENScBGTKu9",
-	"/epJmSr3h+DKSb1RH0M6NVbCyzGV1NcgK7Sh6dMjIVMGaDxEQUnoyKh5Qkkc0ilI4lNOYubfnBFvSEMF",
-	"Xl5U6DFIYxsZ6eoLGeSSxwBRoYKhhAvejd1wiJ+OZ2+fvIWhJiLRHWeEYNf7fX7Op8bY1di7MnYJn+qx",
-	"EQsQKjB67bjXM8xovjJd6okgViMXuAileU5xVkGSKoVsiLLT2cG5Vuvkxcr4rVXEjlNQCQ8ZhIE6JYJn",
-	"3+fq1ehfo3aRUJYGTpdTY0340OdWOuK37A8ICo2SAfgiQpuYiMHfwdfkBqaZxsu6OSPOAuhz79///Ne5",
-	"6c9OW+3tk1fWjCWoss2SZGQ/LZjJhIZKEIqyxXQ4tWvf54VlctNT4JaC7HoBdAMw4D9/+9bb6xAU6qkH",
-	"Naaqg6pXS6Da/qLQmLYNIGNCQMYggexW+DJmYRUO0pVUMYQh4yNnuNpv+zz92jAOsi0Hg14FPNgn5xWs",
-	"ZYelRFohE5dkxG6B93lkPAY9NoTnvhlcrsED6L66MEbI0Un23VB2X196e5agIKWQbuxML+bXtHaJSf+b",
-	"hOHO6c7/dZD7twduLQ9SwnyQ52FoGRV9JMuU88z6ocSRKoljIQ0VHQc6FqVlLC4QZ7ZOTYGGJKojxd5l",
-	"Vt1KyUyJBE2ZMRtTAV0tkOdmtEhC5yZlg3L6Ix1BXXHCNESOb5xJF9MRVEoWsjszSYTeUEgLr/OPb56o",
-	"3PL35sWAlUoGBWXRa7Tdca93atQDHQFRYzFRfW6GkLb2kBxtucoQ6lp8oY7WYk0NrUWD6/4pYUG172NW",
-	"+Ykinz69edUhz7vH+L/Do4qBG9O1HjoT01u9yZw8hRP/aHDSPabPofv85Ee/+zQ49rvw9PnTZ8+Ojk6e",
-	"PT+uM8HfKNPzE/xFTEhonAItyFiE1l5wjpk1FjjqlRzD1qQsG+idXKGJGCR6EXuGJX8WJEik8yq8kx7a",
-	"nUeR+fdh9LSnvD2jcWcCO95JD1WTJpFQus+9w6Oe8s6I1zMAUBNj4ThtPKMtUH+b6YDspEYJ6rMxkAiU",
-	"QoDQqdNpQyGj7OeQRctk/8RQb8EC9Was2qdHlSa+BGXsYLBBT2NYvdEQmQ/O0zJ/0jgOmfXED/6uLLjy",
-	"TimffhjunP5tOUix7RcimO587tQoeR6GtvDvOMx5lYRGYMcwd4E5MrVkOHwumtt1UcQuxnO7eUC3ajSu",
-	"9sHCQHAWm82atdHZbiE8W7vhcmA3jXp2C2HPZU2VQqR59KRbjHAtrT8TECs0UdQ6NZrIihebKARx6jSR",
-	"Fi9EDJZVwzIFP3lZWSzzubNTDk2vqlWMqSA3Ioe+ZUo3hRPTdn2smNJL8XKRu02p6qO+ZreZBtziaIuj",
-	"R8DRCxpcWoarAaRMt/25g75RwVIkT+7uun/96xOjXbnQuZNyRhIFqeVLZff8okPQrehYC7ZD/v3PfxkN",
-	"qqlO1M7pca/3ua7VeYGDqEDbdcFYYYpENDQ6HQKyywX5pEB2z63uSnjBm8o2xfLyxrgztkOUW657+4bs",
-	"L5IgmDakp7HtWrIHS67U0wNTaitftvLlMeSL4b23cAthk2DBDuojBovXgw0JTdkteLbgeVTwNGTpljtY",
-	"E0A1bd4CjLaW7xZcLQNXk7haD1LroGmLoy2O2oMjHoTQmHVnGq+JIlO0hlVnim2xssXKo2GlMaWTNr4G",
-	"XmqrHVN4q3e2WGoNll6ChEjwpoJwafO1sJQWXql9fFdwi5ktZh4RMw1poGLza+GmphZK0bPVQ1tMtQdT",
-	"IopBM8OJV0CV4E0ppNl+6iFsttZqFZXXIAqrbIG1BVYbgNWU1qrq537gqqvH5iC21Whb4LUReNcM5BXo",
-	"5lWa62hd2Llqayk1zUASBduTi1t0tQNdzeu1Qkf3RNg9NFuKs61u26KvRejDkRqubkypZT3UxFpWvoYa",
-	"s1evDbS2ANoC6HEB1JjeKvWwLohqa6ocSlsNtQVYqwAmqa8bVE+m+dqwMoVrKSZTcIuZLWYeETMNaqS0",
-	"+bVws4YuMsW3emiLqfZgCtP6+Y2dr3DN18OTK7xaD7mCW8xsMfOImGlKDxWaXws3dfWQK77VQ1tMtQZT",
-	"r9hwuLYOWgYK06BFwjwOzknAhkMyAD0B4JitrJieUW1Z/QtZvaVMZugkl4lszPtaYrGhkBHVO6c7A8Yp",
-	"poSpyO0yfy3dcdITRRSnsRoLTagilJgOuoWstppKQqU/Zrdb+YpM94qpWChWnYvWo1pTfxwB12dkyELg",
-	"NIKf+jsShoHhi+rcs/uayv3RH/2d2jk7V3Qzm2Aq62BpMtY6WPhC/n4dwp0Rog0Z82nztYyStPBKY34Y",
-	"wh1m2dpaHlvL4xGUQsqoDVnzxebXAk5Naz6Dz9ac34KqNaD6mUZwcdtckrus/VqQykqvVEboBsDtNuPd",
-	"FjiPDJyG1FGp/fXAU1Mh5RDaaqQtsFoFrHcigIt/JCyO6aCxZAbzHdWGWblaPWUViQAIZJW26NqiqxXo",
-	"alB/zXd0T4Sto9FmcLbVbVv0tQ59DWu0tVBWX3ttQbMFzSOCpmFFtbZ6WlspbTXRFlStARXQpm7cmKbr",
-	"AQno6js2MQMfoTMCur1kswXLY4GlKe3jmq4NmJpapwSbrebZgqk1YHrDNUhOQ/taxL1euWCuCfsk4BmR",
-	"oOWUhNS9TOmernj2UE9XuJcch5SFEJzNvVJFJmOqO9mbj8wHorT5PonxbQqXDV8Gjd1xLfRQS44Uyq/U",
-	"vzZT+AALbyXGVmI8gsQosGtDWnimh3VBVFMnF6G0VclbgLUHYMhjV0kUUbn+ZYnVD5EWWl500vu6+jFd",
-	"ZZ9GR93K/khDKEwSe26TaDoIYXsM/MHQ8c2x9jsaN2R0vaNxLT3xjsYrjayIxlvRvxX9j4OPhmwq13Jd",
-	"jNS0oSIab02nLX7agx+mzIemdIxtvR6GbNnVusaW2+Jli5fHw0tTOidvfR3M1NU9tvRW/2zx1Bo8vReF",
-	"mutH0rlI+ZewyHneU9CLQ+pPvzyk/j7vUwsbXDd9nhIuOJAJVflQGNciC6yDfKKI0kJChwhZ+Jow1edK",
-	"szAkoaCGbQjT++R6Pk7P/HFpamTXO5BAg+kfHtGJ5Ioc9XpkMgaOT2Rju6aLYG+/z8s4/gJU2HXTr0XC",
-	"g3sv2wRoLLgNjyQJC0jP/dOt+Ff6j5FRKe1nL8eekZApbcgaEarJwe3hge1DlZ4DP34QBlCJP3Z3Sa2U",
-	"7GTjEhIv/ePWyXuh34mADRkE85eM7avisQQFXCPJCKcRcg3x3gy77wWH7juq/bFHmOEcwyA2p4Y+I1yQ",
-	"gQimW+ncQOho1uhErPpU01CMiBSJBtUhVLlQnoHc2KBem8XIeevLbmjXl8EOjpdGDtwPjrjtx0fk6Q8n",
-	"573jly9/fPbjD8c/HJ64TUEjsp6oGXvBsOQsBMmu0nRk5dfew4tdTVDWVe5gTvfJZS4X9x9U1n0Y/B1w",
-	"7g15SVn7tWy+rPRKT0mkJbe23da2ewTbLuPUhrylUvvrYaemx5QhaOszbXHVGlx9dAQpwEnDnT4Y6ygs",
-	"42gmGxUnv1y/e/uMBMJPIuBor6zMMuRqkdho211soEM+Xb/uPt/rEAk8AAkBEdwHQnlAfMMMAQnZDV7O",
-	"lVNrpqI3Y5p4ovpcTDgxIzY2xAUfhUyNz0hANbXf7mKWCWMLqz1TxIHMQov4Y6GAd0hE5Q0E6ED0OdOK",
-	"eCHlI6+Do/BmGciz7RE9pjoF6axL9A3AdCaN0YHXId6BP6Z8BMqzlDkYSDFR8O9//ssjXpwMQuZ3CBdd",
-	"XDiP7OoxTMlQmDlUiLy9M+IdBMLPWnONH/w5lCL6fPCnFp8L7Ub0rktH8NPTXq9DlKYhdCdjFkJXwi0N",
-	"WUA1/HTSq50vaXa4lXmQ2iV+rsBPJNPT7kcRMn86v0hX+Lcy5JmGxrEYCq6VxZLg3OgfwRURPJwSQ2Oi",
-	"x8YbxMjBGWERHYEiNFTC/jrWOlYOQswXXO0tJ+7DeCkzfGe4Ns5XwDsjghPLjTM/dchfu6+FnFAZQND9",
-	"KIUWnhm9Im7ViS+iyBAjxS8QHDwQSmIp7qbGhxZSr5pnzkQzI6jkob920/W7nsbQ/YAzUxUiNZwY/8Pj",
-	"QnE2HNZmZFd+Qd9frB2qzqY2qyLQlTSrTFHKd2wWOvPnKaGzjaYS3fysnpCQTkWis5MyfW79xg6hxMwS",
-	"uWRi5PbE1J1IwUcID/xOCxIIsjsUklDyzIgZmppjhAVOcYz6fGz9deLTRAFJOB4HRdgwTry/di9tne6b",
-	"wNuzOiRk/EaRAfVvTCfeAUq8jkUZ7XMr+EIx6tifUym7T94bvecU4bevZHIIdDFSsAYGbIWlQnyl+LzO",
-	"+SjGIuuKu8eDOqI1pFOQL6kMGgou5B3U8pDy4qtvNmFR4lMZbB2hrSP0GI5QxqwNRRjKHawJoLo3nXIY",
-	"baMMW3C1DFzXTDeWwKjQwxrQwvJ1lZM2hbcA2gLocQHUqHrKelgXROspKITSVkNtAdYegEmIGMiXgg9B",
-	"Avcb01Oz/dQD2myt1TrL1iB+VmULrC2w2gCspvRXVT/3A1ddXTYHsa1G2wKvbcB7K0aiWV1melgHaKZ8",
-	"bf2lgUYkFCOxRdEWRY+LomYVV9rDukhaU1lleNrqqi3KWoQyMYAHS7SArS1LriABmyZMERoa7t8dAw31",
-	"+I89IqQ9GJxfx9i1lyL2HvYc8BVQ1dhVSdt4LUlii65UxwqLbaXDVjo8gnSwPNqQ+s0bXwMvNZWuRc1W",
-	"026x1B4s3TD+cixFRJvSPVkH9fCUFV+tg24YJz6W3YJnC55HBU9TyqjUwZoAqquUchhtNdMWXK0CF+aR",
-	"bFAxuTyVNWGFpeupJUxnuQXOFjiPCZwGlVLW/nrgWUcl2YywW420BVZrgBVLOm1KG5m264HJlFythUyp",
-	"LU62OHksnDRqumUd1EdMTePNFN1ab1vwtAA8TZlvpQ7WBFBdAy6H0daC24KrZeBqElfrQWodNG1xtMVR",
-	"a3CE14yv7/UA/VJU5O0uO69RfODC4EJw2LL9lu0bZ/vrMURNXQTBtmupDiy50pPRptRWPWxx8lg4acjM",
-	"ytquj5WaZhYiZmtmbXHUGhx94vSWstCYOfdLvltI50XGIgwUOcRU1xPKtLGgHDurDmFakZBFLEtvToca",
-	"JHlGFPiCBwrTisciDDH5dZqnd8L0GNMrUaY3lAqd7FJFvCy1u7fnEp7PTpQqElE+Tafa5+lcMf+S0hJo",
-	"hKWYJpregCK7nimLWe3yKR7Ykt7eqcE/73MPUwF3zw15vDRDMOAYkWwjyrjN8RQB5ZiQztItpZXt5SFz",
-	"pnd2CmOqSAJnV9CM0HRNBjAUEpBMhgfylFY49jObDc7OKU8jXyZqgWzlvNR5aqJnC5ISuXV7ULfBtbnM",
-	"ZXDyfESjTKhvZfcXyu6WSk33wWj9B+WyS9CUcQgK7S+/VGCLp+ymOoTDxOBsyKTSW+77NrnvN3wXoiEn",
-	"0TZey/K1RVe6ifYZi619u7VvHw0rDTmKeeNr4KWmq+gemNn6ilsstQtLVzesWd1jOlgDT6Z4TR2Ep/62",
-	"4NmC51HB06gySjtYE0DrKSU8PLvVTFtwtQNcWSDQslagrjTV+DcNAmaGTsOPUsQgNQO1ygf/FNt43GsG",
-	"YWDGFpeqDhKp9EuRWOAOhYyo3jndCUQyCAu5wHkSDUCa6kMm4ZJqqF9c6RdJGII+9/1EUps1vEZNmfCr",
-	"GCB4l4SaxSGzgboaFf8QIlqz0udi8vC/zbZQmHTlsDpFKlZP+fesS/uIEaJ7lIrLh1jWuTcAqGme7MYh",
-	"neKuvz+mkvoa5J7N7c+0IlKE9p0YOmAhM/0awVbmkOwn84FpiFaODSd2jtUQDW7mVEqKn6lSoD9SPa5I",
-	"AW9oqfRHIbWkTK+kgkR5lE3tmo4qcsUbxIfsDwiIpiNlX4ukinjnEih5RSM6Au+M8CQMCT5cYIavsuiz",
-	"qWOokk29POLOzl03TDuwmec/d3ZMY3YTwqainyVBaYCLxztgYiRpPJ7OP/xQ3W8AtxCa1XtPI5hv+Q3X",
-	"IDkNiS8CwDc8zggX7gke01DFAxOdnYApw0Vv/MWibGZBCjWuIhqG61WrHntOFTPuugQZJmG4JjcxdZ7u",
-	"Ib0W8hqseeM6GwgRAuW23Auq4GVu9sxAMG0k46SEh8K/YXzkmG0yBgl2y0Ak0seUXQHV7l2VoUE22fVp",
-	"rBMJKt2E6D3d7x1jKpUFPFYa4evC9C/ZaKxfU98p7KriH52weJkCan5ar2mowOKEBIm186BDuODdTNRc",
-	"iVtKJPhC2ic/8DEpn0rJAB/DwQc6uUDxs1dYycJYblgYDgGCNdfOtIhCKwxr2JgoqC5Nlc+/z22mpeLA",
-	"TKA0OzuxJSuQi/gkYUF5k4cGwcnx8VPaPT4cBF04PjzuDk9o0IVnz4Ojkx+Gx/DjsyoM3grmw1vG153d",
-	"r1m9+SniLo8p1FUQgq8JdkJCxqE+h9agw4x2RaKUwV4e2awYmxXwZYlUIW1mlMiMFKhgrqJOWgabaoxU",
-	"ioxZ+eB4s1PQp8VVXWggpHq0GTvhAwen+/G4LHVmw7wVUFNhFb6vrbLuq10eUk2oUFSJcEuZww5xfx11",
-	"yM8SOA2gQz6FmkVUAxGSfKRKsVvsLYd6WqDyRZ0iILDzFYAoEGkVq5xbfbtBbiG7ofPLfqJheEqA+uPc",
-	"psgeF6TcPeFJbmBqrJtp6k3vreK3ZYPOVvwa7vTOQ3DUWr19G6zTGM/c3xNpgKu+zJcxRPr23Jm1mH1N",
-	"v2Y92H5LvstaM986KVsnZbWTguJn66ds/ZR2+iluu2WhFTE0mJwz86im9VSw1b3pedmqdyd/ub7+SGwB",
-	"1BEdctTrleyqo14vGz7jGkYVsV/XQ8cObeF0m5xrqyZa3Eq733zXsLOqDaxW0WIjhGg1FS5T9dWcs/DE",
-	"OQS7rxIImdId8oYzzagWskPcRmQIskOugGvGIdyr2LdYapZ/4/GMVKEv9x7raLiSBstpupQ7mvcm78Eg",
-	"TbiT67BYi0MYj8ctv5bMxYff3o7o3atE0mqYu2seBlM1tpUjCFiWtTQT5Q2M2a5FjRFN6C3U5I7JhKl6",
-	"ZWcWHZfc1nYdVq3lrK6KGH8Yss+Mpthup7S4xfWp5DYmXyRS6cbPUrxiSlPu1z0focZCjxL+EcIQ1jiH",
-	"Mau551vpzAynkiihvrI1GyfLGkdGmiYJDqWKHC+SIGhqo+WcDEzrZNedOTOeYlSIf2LmH7XCilkQEBvR",
-	"CLrAR4wDwfIkpnq8Tz7E9B8JPGxY7CGNFKZ+YUEA/M3wvdAfJhyC+ZZtifQYntJCgr1px4UmwtSpDs1Y",
-	"eta2unHpMV9TlTjDe86fnJIsj+8ShiDxpiAleHWa7OJlSKyiDv40SvOzt5fHKexELDPYCBOHJbGJfMnm",
-	"YzQ/9H48eUpPgu7xs8EP3efD4Ljrn1DaPTkaHB0+e/bD4TNKV+4gVGr1ipUpUmGxos8IvxBfDdqG9SDW",
-	"tB3YIpCuZQS2Eo0LIgJbQD4oIBsKZmV4b0n0AsfT5FxbNVGrzZo7CJDlKqQWPOtGYFA8Z4Oc3dSIQDKf",
-	"aAaypnvWCotmzAKoIT9nRCZ5BUOahBqlFnJg3Q2NeUm7litfWIK5sc85+mu49mX5vUEW3HiMp21MvJbG",
-	"33LrPLc2qR6KFk271ETjs27flDe0r7XSlG0fVTZHknbTY4MM0nre2BRbtJcKPGhu19N50gPs5BvYyTQ1",
-	"jh7PCoc7LemrWmQpnJOMhNJuCdRq/7+651iKSDxKz4mC84wz8SzP3YITgQtsrs7OreE4H/k6Em+iJZdy",
-	"l20Y1dglnFufCsItmNGSI1VHO5VTWG39Gbo3GZUsgfv72IX+AgGw1gCrkF67gQ/yfWL1bhVs79HMFoNf",
-	"isHG/JAU460yJxqdbbumujFjurDQ7bUjN2NOp1zQRjq8pGEoksayH6C5GBAJI2aTjlES0Xjesg5XpA5J",
-	"+3PDLaYOsW1Xm62vjWW31vXDJAZ5uaTFj1QC1ySkAwjrNTqzJIXhznfXyQmxZLGatJGq16sBY+nBVny9",
-	"O4Lz67tG/YdfymLKnAbW872QkVujiHEW0ZjEQmEvHcJFxDgNwylhnPyt1yGHv5+SyGZTmZq102PIqjFj",
-	"PzxRfT5hgR7jBcExsNFYEy3ICDSJ2R1u6r8UUZxoCAjVJBQ0IJpFQIZSRIW49BNFJkKGQZ/7QsiAcYxR",
-	"4wEB7JTGT1Q6FAZSdfLf6B0ooiY0jk0fNrCNqZEDAeq0z+/IT7bt/Sn5P/+b3OXpYch/J3dXPg2pvBbn",
-	"QdAh06zonSk6LRWdForu9/k5GcKESKAh8e3SKRIyIH9PlCbmEwts4B0JhfQZ0jAkKjRECqdZGUtom0O7",
-	"jIi7mseypvc5hXW3YypWc6KGkZDTV2w4XFMP0iCo2q64EtIwwKdPb14pEktQRmJiam53XoHDBGQxl/WC",
-	"lC4VOtMfUz6q6vSNacJ0MBB6TCZjoTABOHPsf0vDBEjAhngogXFCeSqcOkTZAQ+mxBjstS9lvrRjwaSF",
-	"FUOVEInbe9FHhMH96DOz6HZ98pHk5KtkBDDleHMH73zXwak96EE5B0nUWEy4uyE4BKqza7SUE+rjzWxK",
-	"/DDR/njtgFxzx/nzoyaH8MOh/+yZ3z3+4QS6R8fU7/ZOnv/QhePng94PMHwePIX7HTVZ7qqlq9WcMbDx",
-	"AMnjHJyvTeaGvMTiQrbFKXBDanjGbZvuhnzjmQVvpVdYoMimyNFaWhS0/HpkwPMWaqH+1yLu2oMz9vK+",
-	"0UNqleWya+07M+UophKMvMUSe+vZUWsJTDeRSuqIKAbNNLuFK6CqMU8Gn6Wg/AYCMmE8EJM0742v0dg2",
-	"FoU2lrsCbcyooZD+2jt4AyHThK4zZ1kpvyHuVwJUcqvoJowra7PhEz5m+rPHWe23pfOs9VAxS9cX2Hud",
-	"1B9+XvXaOE/Vx3P/Q5jBa0EKPWUUrDwFDTy4ZpUJQa4+kOcnvUPy6frlWbpKRsMSPxTKHkXO/RWqoWt8",
-	"wkqLayS6c/1aEq6YhSUS2XWpg/cqZ6A0lXrdOYgY+BfPYS245cPMiV4iw4I1zhl4pVUzy10NmjdzAqIt",
-	"cn0eYd89AVDENOX+yVyIEjqhMoDAPdVGidVqRqYbmXpPR2+N7dEwPSla5xpcRMNwjbYX7imaqV1mS7R+",
-	"DMeJh9CdvCw1N7sXmA96bVmwKTO4ChetNACrCLSlzjx1rtkDSo+Zq6vUvxlJkfDgpQhFRaKp590s5Q+5",
-	"/PnFORnDXTmVX8/9U2UY+PUbPSOBFDHadiFVmuiJyPPoKQxkXf78otz10P1TfbfslqnKE0oXPInS98Kz",
-	"3HIXBXq/clVPT99cfnjv7S9rfkUQrG78K6RyBGvIQiPzryWjfBTCKzHh96z6KV6j4rryWrOqzGU9whRJ",
-	"uLUEz0goJiDNV/YP83XNqwSm+Qeh/gw0tc14nzVfYKWZZU/5uzMHo7KeyBd3wcJVLkoNofA1xSi3kuaB",
-	"JM1a8dutXPkiuXL/PeyvSIpcQXPHVEIaBNb/MGNTZ4SW4iLW936iiFfleHsudGfjPSvDTx9wgunSzeFo",
-	"uatjFqrC4vtgvCoI7D57yl1kF+M5vT184XkMRIs447B1rVA07r40kDg7//IFaTu3epzQ5BmYZpihqQPH",
-	"Xy87LdgAeTyOaj4CVODedvpvV6A3RoX2kmDzIZAyY3wFjr6j0uZJ1F76YN7eBw2CzIdQJdNTu00jhvhe",
-	"oiK7V5iMuUNeQZjcQYd8lBCxJOqQizs/TBS7tS8dSLpnVFnhrcUnhiLZqI32csrL7VStd73ldkW6+AWZ",
-	"4nPnxc6jtVmyxmw0xtN893YMn9Efh3BU7Z39PWE+vBSl9PEZM7qff6VhAtW/Gz28QI+nL2pqe5KyZz1K",
-	"MQFV3OcrtFVxyOno5PnT4IeT7vHz4Ifu82P6tHsMvR+7Jz8+f/bDj8fD3vHxs/sdckrZxs2gNNEiUebI",
-	"v15qgQI4v6EDUznkHjll1Tw0muLvxdz6tTBfY+ZVicPbpxSbn3cLJ70xQ3J28VtuIW3GdCxxRlspYiyG",
-	"5o5cuw7I7oBqHQKJqVId9xCUkARuzR9pqT08SoWvQMGEyoCYb2/WzieWv3GzanlMp+l7F20x84YS4BKn",
-	"f+WPIUjCLL/h/HmiMYvfrHezuJZaKu/k204WDiwneB09ZCjeZOzsQRhu89nDHo9l13uf6nvgzQYNhZT7",
-	"Wyb+G55x26b7ckxj3dhRkZwVVVUqwOLhXN8O5D6nc+1MbD91DuUydRGzUIxK/s39E/OmA1iQvWv27YC8",
-	"86ynTolQS5crF44NLJdbg/WnnnJRhWkX2wBYtaRcmU7Y1f71Y+qtztwAl8yHNKbiylq9RRjPvvATKYH7",
-	"0zPSPcwYToJRWymn1djjlRDi9eBr/GF2JB6+3OF1iGePiHlGwXoXRsN6xXPoCcd2IKiVTTnts/rAdfYE",
-	"XCc92p4pdURUqv4HEAo+UkSLGp3O3asuzHpmQJ2cYZat8+wqLuPvh83PO/OEiPqYSH9MlZn9b0yPf/1Y",
-	"jX9r/6wvd27jlEtrsNNdfJ9jp25oWD3rsFM5taVk3pwrXFDzbfb6NuUEpzZAm2lxmfF/AyikUe3HS2yG",
-	"dxfsg6AarLpSHP82plYIJtlGyinxLv6RsDg2GLm6YRxljZHY+dcvs2y6KMljSafmj48hnYJ8SWVgPl0z",
-	"HYL546XTK/h3ut1gpD1M7D0wRSI6JTSOgcrKc1r1jH9tZW+6yx65d1vKxKlcUDfA5t4dY7yLCR9SFbsi",
-	"PrFS4T1w1OFjmEgaFtzVdYIPhZavGB8lIa3YaEp/uWcfa5+1Q2h+lHDLYPLl9yDW8DJLZJj1PUvnzOaG",
-	"uNLfdMzT6At5c5zadGCjeV6/T9rCWW5u9mToN86tTcUKCnhoi2nghtTwjNs23U3ZyeUFb6VtWKDIpsjR",
-	"Vlq8ohEdwSXlo6Ze6ByIYGp7qWkoj4EGa1UIYbRWeWlme8GDd5AGiOpWutJU6jWqzXq8s23MjaU0+06R",
-	"dsVpVi5knTRbFY6Fy9xkj+QKDml6KHxgiws9tm+bzATXbG6vGsxhhvUyL417DSL61fYxz/rvKGdDUJq8",
-	"eZWGwmzSKsWC6jfURsBBUg3Bua5ynVxENmDDIZlQm94C08jtfrp+ufelGQSSKKJyWocGV66oEQNinenb",
-	"nGYLpj/DX0XSFvspU6lTXL58EouYqiE1ifzaFiFYZtL1UPSBAwGu5ZTEIIlPNQ3FqOMSXg6muAsZUz12",
-	"d9LxrTrvjMAtyClxKzE11rnL2NYhEMV6arCoCON+mAQ2wjpjn48MOVdnuSwk4fvc2RkkQVADtQuqHeS7",
-	"CevVxsz361Zzad3uMdzC/YnsIsJ69XFn4t51JfXXXxrnzN1juhgmX7vWMIS7desYrzMSwfpDzCoeQBag",
-	"Wr8RWO3nzdZBji3k31mnbkTj9eswZUTu2vWsMGK361MlxoCen+5Lrl9VM32PxcB9EJAHvuBDMIx7/yZC",
-	"MRJrV7a7RPetdlAQEWs3EUs6VferdU8Jat82XbeWPZF/32oH6oZxfyxFRL+oifvNuNjCmpVn1H9Khdk2",
-	"qydaOfZcb86pQiclcn6sZrEKnTQDv2yRS5pgRoA5qZ2J/KJEXiRkq6E6i75OalDk6rqoy8piJsPALFvP",
-	"qE4nskuqvCAiS1JvoV2WbrHcJ3/w/KnuQp7fisPgeWbdFTblehlwiw7AejPRQtPwfPF08PeXy+aEJS5r",
-	"T6zQ4Uzdmc6q5nkhpZBrms/GzjdurvF3rE3MBe8e3d0RCcoAseLGEKT9VPizE+CaTKTgIzwDOMHNM0EC",
-	"QehAJJowvSiFW203pOiAHPeO6zsgdtxVlHsdwt3yTJBftlH5wGmuGsyA/MVnB5dHvFNCf3PpjTe09bL5",
-	"ZWoo/lBkhJaEIdIhNTzjtk13QxsTMwvexmB8kSKbIkdbafEzjQCPHDa/jY7G9BmhaImSyZiF9skNa4dr",
-	"8un6pX1tJGSgyAD0BICTLJsq2hkun2ozTwmc4dmbAdjIYO1XMvO8ul8S4x4LqV81OMxS8txNpcIta6a5",
-	"OS7KlbtcaWUsu5HDHw/JteRrepOhOb5e78mnb5JvG7I9StBom4Zpes6tm/CGLK7ZRW+1mbEJm6vEEW2l",
-	"xjsRNPcOOmquSASwT64Lr8ANQzrCLdBkEDI1hoAkPABp39zCE88dQsMJnWJiGcWUBq5P+9xj6p1t4hcW",
-	"BMA904jdNR/h3Q4ihiQvdB6GYgKB1yFDFobpoYfJmPljuAVpava5fUmOjKmqekyNmibUy0RpERlqXYIR",
-	"vqr6PLct/I5qf2wEsUj0ooINPAB/n0fGWxEJChJJ9YLjEdofp0ZNxHR6GYnpsUg0oWRMZUB8+xDoyjOr",
-	"4Asuomn1HagsuxDkOUw7BPZH+8S7OJegLvLap6dXmvKAysCr1bEBwWugOpHw4RakZG5DddGVQi44EBrH",
-	"4bR0kbCJO452VAuzvxgJUnnRcPYgSqGdtFaVvFl1u9FQ6jIJ4YUQYctIJZPwy+mUNfIlRJoVb9UiZkZS",
-	"Lip0DTT6VTAfljYWMqV/dYeMr6n1dmoICyEH2XbOjGYYsJDpKRFyoIjg6Wudda8zioQH6iPIX2g4rHme",
-	"TwONLkW4kJ2GQhqNi7BGjaWWP4S0apW+KJ1Q8cn2TDyWJVi1tqlc0gqWmeePwmrNErizUAsWybpAzi0C",
-	"9dzB9lkWq+PFGNulySwUD2q+kIe3XkjBeGnCp39846e2i/5BGhg/wt2UrfXyBSq5+r2778oqqSTB1trY",
-	"Whtba6Od1kaD4cPUnmlZeKjhGbdtuvmd+gZ3dTREhN5ShrDOXm1XMfhsyHwrE8guqnCKn54oEkEI9iVz",
-	"J9Ds2cW9tTPrufOTdV9wKSQZcDVPT9+ZsSx6waUFUaUbFoZXuAibubyb0XRW1MwMpK6gyWne7O7ig/Lh",
-	"5hPutZyT13IlvimWbVhnlOHRWgWyMSq0lwQb3HysZIw277uVqbR5ErWdPhvmna+AYzbJJ62lhbsX2EjI",
-	"N2Zg0zKOgEoyEMlorO3b/EAGyZTEY6qA7FIZCbm3/uMm99nZ/Wp2ctVYxK8cp9Ew/DDcOf3b8rFcpTU+",
-	"/95ZFCfBhdCYu4ByLjQZgFuXJfHLnFvmXyF5fnQ08OngqHvco0fdp0fH0PUPn/7Qhd6Phz8+o8EPJz8e",
-	"3fcVklIsZcEB+AKhFrH3t/S4yP3i+Zs3v+/Pvag3fl+DFx+ZtZqySh3jtkhNNDjTNk1zU3ZSvsBttQs2",
-	"Yh+51W8lDSQLPgrFUnnbRKZtESYRr5tGSUzulTlJTOxDwaanqnm+dVrsQ6oqAxjSJDRdAO9+utqpStvi",
-	"UuwcPicqiWMhNQROrakO5rymYeihzWFvptrfCNVEcPsML/AkwvvAsnt+gX10X13g97ZPUN0L9993f8Xc",
-	"6N3XlzudHRZ037zCHZ7um+udzs7fafc/Pu50dm5E9z8v8bZ19+Nb81/dfWE+y6R7+QnviHevfzH/ld1r",
-	"8/0t6/76fqez88e4+9L99/o3u2ViyJTbOOnA5vQxZoh9gffLm3v41vRB7CX2fXJO7F3yJ8p9lR57EBxw",
-	"Nxw/jCRQDUoTD4+0Mz6yuWz7PARlylObIvwfCQ3Th2Ozdqnvi4Rr23HlMc4HuJWzXnJUM5L3lrmrtwAZ",
-	"JzQMC2dIDKartyQX2BXFjGhZb+eYsZdyH9Z5jjzPErx+/eJyVey9FpemcITFOlSWH2gch8xugdYQKV9y",
-	"gaI01vIqLaLiMgqtiowWwNboQ9MPiDeyNty+qstEW1xucTmLy4achBnwt8RALIyq+Xm3cNIbcpXmF7+N",
-	"3sIMXTZIlNZSBFXSAzgU7fUWavoJOI26WYzmSTNLELx/jEeW2R9IOKZVuj+vjRKtSPvDdZqfc1ZPG12A",
-	"L5fbBlxJQn0plEL9jW2q6oepw2yRaxBCZ7kLFw3CliC7ePI7pj6ovap+Z3jRDSLroJPNdzFfuuXYCFZL",
-	"699mtGbm3XpMej5no/Ky218ya/dOU6S7X820VMcau2hUG37GdnYR3mSC73TZN9KxRvo6XNWuEQqI6vC5",
-	"YcuqX6wQqfwFxcqCX979tfIXK3qqfrHCqPIXFE+Vj3SjwKr6xYqwql+sUKv8BcVc1S9W8FX9YkVh5S8o",
-	"HKt+seKy6hcrQBf8cv3baqu3dRpgOZTcZYp1AZX6Q00hS0jsYgl+Vj9ckuJp9YWLFF+rS6Z4q1PS4m9l",
-	"yQyPK0tm+FxdMsXrypIZfleWzPC8+jnEFN+rS6Z4X/3GYIr/lSUzebC6ZCofVpbM5MXKkpn8qFPSypP1",
-	"njpsv3x5R+PG4l8RjXNJ4dMwFIlW6x+KtvUqLD1M7S5hxARX7hbXUEjTrcquc6XV3VlZI9LwrYe9+o/B",
-	"2hbqXPfwhZAB41RXGaavmW8p3FWgtTGPRyBGksZj5pNCzVq3v1pxrqR4W6PmKO55hyiisflr8QU7vBEa",
-	"Uz2uPC/MzQppdguvah30yR9XdZaiu84ZSwjMCuF3Q8P1903w4JL+vqD+zQiv2bxJ302pE0GMQ6rGtcON",
-	"U+z6fl1p6mvm07Ae3QgmQiLuJYvseDdepc1dQ6ZBNU/hZNHD6XfvklCzOGRVkebfhAwD8u//+b+yO8VR",
-	"VvqMcCEjN9M78hOZYOEp+T//mxQaJf+d3F35NKTyWpwHQc0gbbHK/LA+DIcKNMFsx+79inRcPk2Po9Xo",
-	"Zfogc59mc78zc5+W5j5df+7TDcy9TrS7UkpUY6As6pfdYqu+1OYgvBieC0VE+VSRk4tlri6v8wxvzZC7",
-	"oF8XWAdNbpBVGwiPcFulHSaGi0h/Q1bGenuAX7s5cY+kCF+5IXCPGW8V81YxbxXzwyjmhnaKndZvyWbC",
-	"Oxo3N88WTXJDO+D54rZx58jRYQNEaC0F7LM8zdnctn2yG1AWTjtkAnATTvHWOEkfGnqi9rJ94fxtIHfZ",
-	"R5jZanAvuMzY2aYkCv9XLhfOjIF19YE8P+kdZlmxlaZRXGlkPdjR0ILZrkQEKQHUfSMLcBcz+TBzLL82",
-	"V49z7eg/pDXrOAyxFCMJSl2Ll27xFrxRREflgayd7wYf0Vq2IFjgoVdEVybfqs40cC5BORrarFuvDAy8",
-	"MxuFAk1GUkzqeUeLLdn4Z0krEx65w31wF4NkwH0gI1PSPiy6QnRUmkaW4K5u3nPlmndm4TnHy44FSoy5",
-	"6syeI+ZXdTNuTkp9mfS5hxc0L0S+I+FwD3qlEH8QUH7tQGvKHM6R3C5bqNn5tmyym3IDSovdYkN4I+5A",
-	"zgktpkQu1ptRtHhyNu2DiCGhmbOQOgO3NEyg7AeoSkcga+eTk8fzcXXU2dmcKu1j7K6GxC73ltarImXT",
-	"NDznBRLm9EOzT3UyO5SSG+ZyzhJKRuwWuEvWtf7LVTKf0CKrm3GlZYIbA7O2d66AHnindZFSTYe7St1l",
-	"K/UtPRFZWKuHC50/JKUbUrWlxWyJVM3G1PScWzfhDZkYs4veRtVaosnGCNJWauSX9prL44RdEJ/KYH/n",
-	"K3wfmSmbKvnN8L3QHyZ8YbJsKkdwLvU6t0rrF8c36qtNq0sYglREC0LJtSlGdr2D28MD+6z9wZ9GPXz2",
-	"9vITWDaHllmQ7CrEl4W/JiyoPfM6rncFyYsUmN3ky0iZj6SwHKuUYeHeaoMHX4ooIN/2S9VbwHxHgGnI",
-	"lCqDsnXKsvFZt2/KGzIh5xa+3VbTJozIMle0lx7XabS/SQWKUfn95tIK2W1BfEc73UqcO7Oe6gCyy12e",
-	"Egk0xPQkRm8rkLcQEKpIf6e/s/fQdiZSIL1mu3DX1dgQaiwm3L2IRVMCLpjkUEgyCCm/sRRWZJeSIUzs",
-	"zNxXY3oLqBM7953jF2Qmyae9QN3VUVrIohsw8yyXflX5eO7Ffmv10JbFb1R5ZxzWPtHc/LxbOOmNmi3F",
-	"xW+5nt6c4ZJxRispYo/2vhR8CBJcTq9mNIPtifhZV/uPnxyR1Y8IMHWVxFWH1a9lAmg+UKJF3NVmkiMp",
-	"khgTytiNQ64p44oIPS5RQJ0R5LLcx3YWloiYTrcZ51XQDVQ8M3OF2VsIC4BrNmTgMpUHAoyxpok/pnwE",
-	"aWKamGp/bPpPFBCmcb8MaEDEkBTIjNP6uzBDpzwgSgtJR9Ubl1+g3Mx03FLkZF6p0mYZt1GrZp53vy7b",
-	"Zsvm3xCbN2XHVCGqrWpqUzRoLQE2ZdctYIqvwpbZiI1XxTEtps5bMRKN60kNNCKhGIl98sYI+IiOwIhg",
-	"RSIqb1A3hEKqUzIIqX9DbgBiknAruoMOGYQJEJHokHHo9LmEgMSSRVROO2QkAThR4AseUDndJ9emL9se",
-	"8UUEeOh99/Kn/f3Oz+ZfL8y/zn/a39/z7Okjo6n72BkHDF79rdchh7+fGYV1C1ITLcjz7oBpcvnzC1QI",
-	"Eb6f7YYeszsIVXqQSYsQMNMrGVAe9Pku5Zp1aciogoBAMAJFQgZkAHpiBu4aQTWTSLxMZ/SnHf/evROG",
-	"P/IOsS94dXvZ9WJTpKC0v2T3qNZ+UDqixQ+UrMDIJszJh4QJaQAlpBGQkC/EyLe+e/xtgqlZgy1FbPt0",
-	"bfPzbuGkN2ucFha/5YbXBg3SlDPaSRExaM6DEwO4skNo03SvsoGskcj0tzHVhBIJmGHCbjqqDmrGifnJ",
-	"Zq4WEoiiU4VaL7taUHEBEKrpEFHOhqD0G5cWO2/Q5kotd0+4mJwROlDAdZYQiLpau3ZfdQCYIkMhGXFf",
-	"eK9E153es4vnTy9ePLt4enTy7IcXP1aFWqz1ol7AmPGKQ0xX9meimDEssoE/SWlAbkHiTYQB+DQCEiRA",
-	"JmMWmrJMlScVEMoxaHVGejZI5SdSAi8GpvIkIaaKGeNqYs72o+5BBU1HUDH9c8JhAnJhf2OqSCgoZiox",
-	"7MLCkKgJMzaaFoRqSzF/DEESuvsStDTfBRZCOvkqRr8ETRmH4FdL+Xvkak/XzF5NlrcgicRGVX2W/m0M",
-	"GH9EcrgHZ3JewLvRuObVQceBMVTH5YzsEkKgCrq9p/uHvapF8gXXwPUvLjfRDKP+ct49enZCxC0OKhvM",
-	"E0UUp7EaC02GLAR1iu/iGGueeP2k13vqx1SP8S8g9gs1ptjU0KULDMH+3O9zr89jkPhdhyib8H4wxZRO",
-	"FpYeduKllVO0vDt//+b1xdX1/t8VPpxvmFjRCPocy+NVHVvBoGhM1Zjg9aipW6AzErAhxj7cNNyBCzOX",
-	"nDn7fGTvB+WFBQfr7+aEttM7/XF45Pf8k0HwzD8MetAbHsGh/3x4PPiBPg2O4HDYoz8Onvs/BCfwbHhM",
-	"nw6OsNyPw+f0h8GJ/8ywCtXGWN453fl/XKN/63V/pN3h73+eHH/+b1WLmA+2vPoVKC20bpo9777+/c/D",
-	"k+pms+d7znUlr/ISg06oKjz4wzg+eJSeqZFPUnG/++n65V56imVe2j5RZJCwEF8MguIxzoTfcDGZyVNE",
-	"NXQ1i6DWbaiR6M5/KSJjmsR66qD9ubNzm8uAeSGJycZciQ66oge3hwfuCw9ll90UKKyCwd5+r7d/8vTH",
-	"o5OnK+VUYTXzwWTwLi9LGcCdVLLUEHFfaNDNXBGECSgDIqk02R1MCYtiITXBZ0rqp9ablcItNQKvgKrm",
-	"kr5wAjFTIgCyiym6utTXJAbJRLCHmV+4MRPIrhTJaBxOiWJ33QnADZGU34DRlzwQk70WbFEDD65ZtCLr",
-	"ykJA1wCwkVHUSOTqw+KfPr15leoMWy4l7RlmDxFISdWxUkZkhK+XUQTf22p8fguStLyjUzJw5wDrnHus",
-	"ztV7/3wtNjeLBYJNzXLuaw/f/5z75cJS1SvcZk0JXVAYAxgKN2YcH+qTIQtDa+7k4rSq54bDSDP5JPKV",
-	"z3m8xImr4kt29A3GaR9KhnxVRwW24uYBxc1alN/KiAZlREPRplwGtcqqanS27ZrqhkLNpYVurzm9iQBz",
-	"zgWtpMNYxK/cdBp4cn5VWnX+Aq4lNXJ2ngyvpIhjPL0WJPa1wTGQQTIl8ZgqqA5H+VTDSNh3Dyu6sz+u",
-	"ugzjZCwJ6QDCuiarL1RFox8l84EwThjvohfvSwiYrvsy70iy4KNQLM2mTcPww3Dn9G/L1+TnYq3Pv88a",
-	"apdigjFO+0i/GVxKWNPd7C1Wm3TGGFxc6LSwKbjEgMjZi62RQZzD5M09ih/d51YsrlaBXWaYY4byM5ya",
-	"Tqsw5OJwVipZB7lvJ23NI+N4LbNxi9MtTmvi9Ibxl2MpItrYySY8o2OcE6WnIZBbKhnl2mZWUzeMtyUB",
-	"it3mGFAFxEeK2GNXGOu5YdxdEsUtQUVoHAMPCM2mg3rUPQBACYdJyHjteN4wCcNL4IE9Y1/rGQtDcgh+",
-	"ZQGIunUmVPt138n4An+tfB6oMLVsCLPjr8+kTZ7AW8mn3/ghsy0T1mfCppzpEqO3xXvKBtX4rNs35U2F",
-	"EmYXvpVudIkqmyNJm+nxFm6hwc2GJB5JGgDBm3WZJuqQhIfCt/sJemw0TlrQnlHyp63KKrcgtQZGm9N0",
-	"GqEhpCKTsVDlnCLuSe1aL7GaNt5oiCr20dPgt05tPCy8T36lYQKKMO6HSQDEu7j4R8KsK5etr2ny9PTX",
-	"13/1OsQ7PT3nLMIk5vbja8aZGoO0n65EwoOL4RB8rew315JyZf2rrM5/sjB8KRKu02rXIn4t6ch+eMNV",
-	"DL4+54Ep550Zc9ImHVYkolM0Pqmsubmxvo7+ArWbr8Bceq21lS2SvtGtvPuj6xs3BbdA+haB1KD5lmG1",
-	"baq56Tm3bsIbNFiLi95q+2xT5mrGEa2kRmwG01TwRJnW81eMrTW3v3aIPQ+IV554MJ28dIVOT18KbhRt",
-	"QkM8+5Bais2/5/sQR/iGSRiuMQJTHPWfPeiwzuPAuBT1+djQeCEjP3wCWcs4D5FBto5aLcTYF2eCzZam",
-	"muzlJ04deRcirsmIZTXoHuHh8K8DtmtHQ9uNzwWadwvRe0C0KTMxlQBtsgGanGurJtpkbO4Dd46vixuY",
-	"/r7KlxxUiVI1jgGsBe1C68t3aFZ4sSWht8EV/cbjPF/f4jcpvFoXxMgG1fis2zflTcUxVplT7aPK5kjS",
-	"bnpskEFazxubYovWUgEV0bX1SRabB4u+n7+tM9vBzNTwpKcxs1RMfSD//p//i+y6nc0bmOLnspVQfA2g",
-	"cthNifgCYVqyVuh5NhYTQZ/xLEs3qyLQzFdEgkvFSJjGy+WZb+l9nWa7FhJeA9WJhGCdk6oPdqaqYgSr",
-	"LDlc+SYDYvdY/G/dwv+a+aQhmZixYZsEYpNzbdVEN2S3FRe5jRZLRouNEKKtVChLdEMFPnWXSqrpYePN",
-	"q656FEhTLjpPhnkJ/edc2GP+yZ/f53WPvTetx0ASNylCMQePvROAGXt8wbWkvi6+FVWqgQnUmD7FXEr/",
-	"cfXhvT2t4m62u7M1wT6SToYVGcAGSoSJBvLp8i3GsbjLICskuWUBCOISaUUQMErGQukzPAkzgGwjJr/s",
-	"PdY6VqcHB1h4/5aGQlKuuzRm+76IDuxtHHVw8hRO/KPBSfeYPofu85Mf/e7T4NjvwtPnT589Ozo6efb8",
-	"+MApBeYLvh+jWZOFmxLJ6uwp3C+DmOFml/ytmGFon3iSCf0yZMC1a9k7KHz3ImFh4BEqgdistIqIYZ97",
-	"6Z15OVt15gdXfygk8fELlWUwMAV9cv7xzX6fI+MrQtMjjwEL8G6Ta43sijAgEnwhg/StMUE84CPGIe2b",
-	"ZH30OaZ42sNhz565rEokfa/MZtjHK6orjNkXWYYpUkxadUq8//qv//qv7rt33VevPJcnI0uukCVTKHPf",
-	"Ue/osHt42D06uu71TvH///fC4fy6KLXU+yQCyXyX+8pC2oyNplQp9XlYmW+vRO5Ko66cJ2wmiUT+LIXj",
-	"AGTEtArZPTwhSRyD9KkCMoY7GoDPIhqSgI2YVqvTJN4n9ViRTSunVM3oS1ilq8YsjhkfdQ9/7C7KyNXZ",
-	"mYFYhQwzcDOkqhrq/vImF7LBokZdhcpmb6um/EU5x7JMY4XkY0XunWW1hauwYB2rSDFP8SKCq5Syq9mQ",
-	"RVpIQdYGC8QN5+IWuL6HavFMw57dMiomrDuwCt0jYBo+LeXz42KSqiTKg0620d7nLr2lzXWnMC8iGUoR",
-	"zeSrxFwtTJPdNEueKXgQUg1Ke3sdLG2+eqL6XCVRROX0jECozHDZcOgZh9Yz+tar0gmmyEpKzGrrchNu",
-	"D39F1G0Zl7xiwyGe660IvuGz05qGYqTcI0Np9ntOI+ub6zEwafNcWvMLyeR17GGZsZgY8TslaCWSCRgl",
-	"b2y1DpEQiVuXH9U1e5b3hrW5yB4UkkBCGGoiEl0Z3zNrt1AkvUsVQJ7cqLzElULJrWcd+l25orOgKI4q",
-	"b7BTXLU5pBTSGnU5BiJKyDHdNZgv8+ElcS6Akd2rJMNvaN42Fqtyd9mz01tGVKkOUWMR21dz8a2Dm+o0",
-	"t/c8j3XBkyi9gaMSf4zBsMJB/fyQ1i9Ab6deJQcGMKRJqK9uGP+06C33VsRIb1gYXuEirDEOVcwVUyvD",
-	"QZZdZt4rzC5LOFfJiSvKjYk/ADIQyWisayUvQE6o7fRb3jVLVOX5L36C31YznFh//r8VKi0hgfU6Q0iz",
-	"ONSY9ZrHxWYZczYSOcMP5UNixakXuCAl/GIB0WQ8ew0Z0aJTn1+PlFkrlL5hcYKxyzZKlAVB1a1QeVih",
-	"0pD7lQutljhgdkCNzrZdU93QBkhpodsY+8+psRlStJsOaKs1bEdgGqPMmLBJjhTZZTyAO9JL38XAS732",
-	"ZizlPuyhkeGu5+/aE7KH+F6c84fTBElrJ0Z3A3igjBAuXf81A7ng9gOVTE/xsnchGa6T77mn9XVcH1v3",
-	"1siy24lffmNknWeROzsTGoYxjWvmGaqVIrhwUWSWD2YVdt57WVen3Lj0vkjZCvrK4bp5l+HegF+gxr4e",
-	"zK+ffkE92F3sLb7vh+9GbdKCJ9UuI6TxWbdvyhu1yJe40O2jyuZI0nJ6ZNGLBtKHB2rN4Mh5WmNBZAQ3",
-	"FCmLuoGY8K5io7HGV+8SrpI4xmfgakWIKJMvEqn0usMrVVsSvYmE0mkgq96AQv2aSbiufBXDTj19fDLE",
-	"d5E1kCGT9e4s01BfjYUeJevGqs5nKi6ZMRe8q2zZejMOaERHcEn5COobBK/ySlWwMvwfX7MI3HOZNe/+",
-	"De0Z3vlDdRW0NER/JwJYkj9KacoDKgNCEy0iqplff6lMwcvKA0iXIuGBIjFI99J5zeTW+MDaiyQMQZ/7",
-	"fiKpXxHYvool0OCMhGIC0gAqEhIIxfIaavYU0RH9g3G4Yn9ATcpLCAUN1l8xmfCrGCB4l4SaxSGzFtms",
-	"BRhSPIqghXUlInELEXBNlKlac1KOpz+CIaDdt5/r6bASATUaNxbdR+CgJdWVO+nVGw6/lau9slaifbXm",
-	"HQQsibzVT5tmnDazcJXErYBW1eJVc1slEecnn+OwgLKyZOzkKmVeqs1K9RkR83tVvFyBnxg/6spHt8As",
-	"wCcF8nwEVev8XuDbv+BL0KfuuWDjVHjEEBaUJlGidPpW/dQ6t3g8yeXbQx4ZhJTf9LlnOupiT17H1KFh",
-	"OCXeeRwb1yA9TER2//uny7d73j75zcl/we0BSMqVw+pxr2dPuzAzyDFQmw3YHWbIu8lZgsbsP2G689mQ",
-	"gPEhZn0z3gf1cdaupoRhYIP6iQwLh2ZHTI+TAR6UdUXS/867/JdAg67g4bRwVQX39/BckQYaEdMr82lI",
-	"1FgIDZL8+5//X7YJZFx+e+Ql3SE0nm2fIz3TwEEeF+iQQRIEDFSHRDR2cQGfhqFIsDI+5qI6xKgW0MyK",
-	"BwZSdfo8tk+J4/A69nSTbRploRkUVfbkMuPk8LkLFagOicNk9k1PyoM+zw8w/fuf//KIEsRYLe48tE/9",
-	"MSgyBO2PCRJoUjjwQwagJwC8dLJX7fd5n//lLy8FN4Mz3/zlL/gVuUBexMGpxPdBKTIQwRSPQ/3Zd8Zg",
-	"f+fUmJId0kej0Hz89z//9dk7c6wMUgqZ1utzMlPVvslrLFL7Cq9pB6vgjzv25wiUoqP0nd6dz166gsT9",
-	"Yp/axrlqQxAkrODYnYFSh3gHIgZOY7Y/pVFY+uLvymZHPBgDDfX4D/zbaK7pH7Yj7yACLZmvvH1LE9Ou",
-	"vTSFR6ZcZCmmI1BPyO4AQjHZ67jcrDgZhWeffrl+99aW2jfkPbe1HYi1pCxEiRxSNXaVswIGo8yGl4gU",
-	"iU4DD+mZcq9j5xoI33wg3oFdc3Xg7dmglME1BMR72jsk7/DM1keQETWWUDj17Ci8t8K3ySLt+TpSHgCG",
-	"wszoOuQfiVnbG4h1eSD/IwuRBdB9deHt7RMj31xrgfCTKENALMUA1GlO+APPCp7j/Zz7KiShT6WcFsUe",
-	"qZR6SJAFgu8sm9MiwfcX4qVT8YiCEHytsLA7enb4nGTOQQpa+0Z0TCWNQONLw8CTyN2vM8MJQRtR5OPx",
-	"+EzzBtANwB2d932IdX7RIWTKfDLw2Ovgg3U0DD0ieHrGzrSK/KDsU3VIMzscQs3sfDjDjKy5K2OvSLiZ",
-	"zgHJ9IgwxcXO6vj4PCA5t1FOvLthCtk4aXbk0i1TRpE8JxJKZ3tOs2PpMWEKbE3g3U9X+7hcL22wqvs2",
-	"Iz1eGra0sE1iDNdJIcZPZ/o1K5R1aoqZZscC7wzwqVk8oz7NJIrD8HAInl2/tHGdNoM/2q8HU+MhGXk2",
-	"1bBXZpOfcGl23cK4Vdk7La5JHie2t192vcJexSkx1nsKVxQxM2Fkx3eOELgkZNcrhUO9vU7KO/m9Cfdw",
-	"PmH6LF1ZCcrA1T5fH9HSfL1///Nf52Yu6ZMOux5eM/KMisKg91Gvl7VgqfDJPort5EIGASv32IgLI3t2",
-	"MXN1er1DAQ8I3GlJMywgD6QNf0Btr36ytf9fPH9rO3sx7eITl47xHXQNN5uloSSioTGTISBYbJcLTZ53",
-	"j/F/h0dkDHfuqkAHmcLAcc90bbBw3Dt2rUwgDLvFdnR+NSY9eBoIsG/rjOktFKSWXV6aUhdBhesaToyi",
-	"iiUo4PrMlsvPyVpkWvmWHTgm5JUBz9zjk9T1AndWSIxAp8eUyW7qEroe8K1VxKEN5adsgL8+UaRgXlnE",
-	"4Vyu3Y4GNyycNm1f9M2mhorXs96Ad0roAkaPqLwBFBmVLI+ncgqvBBtJQbPZCElC6t8gBcsXwfC+jmnV",
-	"eTNef6e/43UyqeZe/5Zg/pO+ORyGhZXKgJALmqJ1ZM+VG/r75luUV4wT769dsyjd9EqRGcIuze+ovHm1",
-	"d2Y0ddY4UjBid6aLiSjaXulAPl2+dcRy98vs5E8zvBgLTztpYi+pmSpUERHbCJvFhjCGKsIulmAsUglK",
-	"GfB5A0z5PPqDxd6eO7AtFHAjWbxzVDzdC+6LwKwk+UfX5n1GiQGOVI5v0USwa2QIL/iIXFzTUYd4b4bd",
-	"94JD9x3V/tgjI2bEztPecYd4v1ycv/LIRMgb5Swz16oBMQ79I+PcqCdHm1RylgSqs8duDw9C4UtQaAMj",
-	"sJRIeSPhgVW3RetZHfyZH2j+bG1n1JhGnqWLXargWdh28m1AI/RVKijMjC2/2IG5zidjhkqK6qzViSEU",
-	"yo0O8V4aC71r9JwU4akT0mi8RfSua9TI08NnT096xqJmUZRog2KjmeiIeDFSyBhVlmec5EOvp0wm5GaL",
-	"cqqRUQzXZuo1NfPsG042TbtO5anjPwmJ4RsUhoqEZpXNRBBt9t6FpjeAm2EKwD7ilM65445fCglPFIkF",
-	"XsbUIG9pSHa9btd843XIIVFkgPh1cmnvlHiOJBk9rAvg2jB2cQguVmXktyYhUKXJoXMfrDCgIXRxJboS",
-	"bmnIAqrThlDK0Mg5E17HeFDUOk6m/aEUXKcKk2akcZSmKDkxDmtgXJqYclcncOaWQPZuhOD75FqQG4DY",
-	"WBEGnoaaINGi04IYX8OS9RYkDdN1EEM0ZzI2Qs6yZDbfs8KFwQ62UXYXU0YdijAUE2sSWIR9unyrUlPI",
-	"y1HhIQpffri8Os0Q7+SXwTrKCKVS3u2em2a7HyQbGTPsL9ZVgrtYGOPWM/BwTsmMrLQQnrP00Ez1Pny8",
-	"fvPh/ZVnhNcwZKOxfa2aT60nYnScafOod0yM/z1Bof/zxXWHGPnSIWl9nMpvDotACheFeCZ9LefKW0AL",
-	"YWyasvoCArOoIudhMgVjL0rLXCwMSSiokZOG//CB5b1OUZxZ1HGAwPoMlnsUedZ7mr7CZ91i4LcQihgy",
-	"u8z6RB27kqnXmakzFYOfsWIYkpSX7cLZSzZxosanJU74HxPK9E8nPZV6eTNSmikyNnon4ZqFhPLMXcl0",
-	"YCq/yC6KAcP2jI/2Ork0nr3GZYw7O/crJH33Cq/bEoLXXzDejE2iGDJ+RbpC1lTXFmMUnyt3l1DFkAyE",
-	"kcRiBOh77x72Or1ez7Q6mKYSpEO8bteIDjNpkMrbOyOxERAMDYwpakazDpYUl6DltHtugGuFIZPpaiF+",
-	"pNHDooviwfkHSKsS0tC6MsWQWVIq/7VrABN2XyTDIRjr5JRwYS0FXDek1B7KH9O84aZYijsjHmKqULUY",
-	"rwpfxjfGhPlxmosodIWN2rNuulJz64rACSxO0BihAdEsAtzvGYhbIIdHPZLGIlIXuwAXd0waK1KFW4gH",
-	"h/t31tI8NhoK3S0z28g+h045OTwh/8le4OVvQmzYUJHjp4eFwtQ6U8L0cXKMxY8Pn1qyGHfF6hUunLTc",
-	"w/dwFKC3iavtDGDu4NZJQWWwMIMsF936SEfORY5BxCH85S8G9KXAAeLViFLPGK4HYx2FZ8QfU6lA/5To",
-	"Yfe5Z9TTgWWDPk/RkVqkDqOp+UAkaMo4BHsdF5fBiqyQXsdIbWOrWO/uEgLh9zmamHPBKddJ5mkPGKdy",
-	"ulcI9KShqjTu86cp+/ngTy0+e32+WxkHLJqiHTMGYzYgNZ2zXPI4FXY3kGKiwIj29O+DP53t8Tkdw+z3",
-	"6cEYu8Tp9cCOi8HaW4UY3ERrzHx+opznsmQ0iFcL6IyOgvuA0sVNq89tlzhxYx7NFiAxRcinIYtOwZQS",
-	"dmwYsssq5gtfrjQQxu7MrszfQKydlW1kR0BCdgNOR9jQocHAaWo4D6R3YE3zjrGXU1Fkg4epPyMUIK5s",
-	"K6gQRaIVC8CFyVDtuNdeC3FCLmKwQopmITjzCZVNxxCwz/PYJNn1DFouTNfeXuEQnAGXDdx2MNRqvULr",
-	"OXjoCBr/z0Ce8ZEt0ucT3KcwPoKdRcj4jSID6t8Y9YtoQiPFMDYtrBP+mLL23r4p+UQRd1ihz30RRaZe",
-	"7rXRIDCeTjEeZH02LU6tpfOLUNoju3a3n8QhZRwzemAjqN1dGx13+RcX15Q4fd573vMM++NuhWdDTN5f",
-	"u6+FnFAZQND9KIUWlgpECbtzEjIfuILC5se7N9dzGx8G6dbt3RdydOAqqQNT9nNnRzMdFvZNMLKNHmp5",
-	"66NwR/N053C/t98zlZ0U2Tndebrf239qr5GOcUfqwPxrBLr6uEhZuLk710yjL1OwOisFXnGhtbBhB+Fb",
-	"uOcr3HFhRzRxShbO/g4O3G7gvQl2Tnd+Bv2LiOCjTYaVWqU4jaNeb9H2flbuACt+7uw87R2vLvxe6Hci",
-	"YEMGePjkWd0OEDC2xtO1ahR2DHdO//Z74c7yzlvK0cyM7cw1Hamd07/tIE53fjc1naxduJgXJR/aCVGn",
-	"TTLPIj0zm1taKJM77ogr4zf4RLe1iE3nlUv0Akfy/S3SdUmn5TbG0gXLleOKpUMN5NYtXcbU3Ckto5Vy",
-	"zBec7Do7IY2XySfKZjDq84iheZTi2drbLi4GTvClAfsnyriKVoshexix4/rOd0f63MWRdmPm3xj24dl2",
-	"2F41C2Vadb8Qb00nh8aVMQNng6uLee6lrepYL48+LzyKlBc5KLWAyatWVDC9pF4rnl3aLKsfr83qx3V6",
-	"mQHHI8LpA88Y/YlKBdHaqHIm5wpw2YCrQxdyZZoiZN52zTZR5iHgIqmnfc7dNhTu3LgzBBj8V2Mx4aZ1",
-	"V8LFFrNAbqEEfqcyEEOf2+xjS6G71ylrXGdE4+Z9it+cqoi9Pq8EH5nDnktAhfSpUB+lsp0+t06nEmQ3",
-	"4Wj1ukafoNO453r0DFlnTVbcZ6HGrw2XAv6NhmgzaMcz81up0AqpgAyIxgrk6K0hG5wbsdTgLXiIVhrY",
-	"9EAlN/G0Kq9QYVdQcJvaGjFb+K4y7xCeFqLSei/RntWE+RtCNgJjTWqDDuMby5DljusCfNgooLoXOLY8",
-	"3CwP/1aMwTglUt5Qrs/MxfjOQsb+iEE8lHWnmVZQaZ5NHqTpm7LYT+btM4mWZGEn1dQ0pp4dfRYVcDvY",
-	"xbxSZNdBw2DB7olg7gE8dGFdDBfucflB1d4+eY+OPJ4WWKBdl9mXVnXjtIwfnw4k04glo5PsLo5Q2aCS",
-	"jXVkjm0JvsW42lkOWs987WHvnhZeqtLKPvEyrZiq9UwXFjaT+9zqxFN78ywGqZAI1J0Iw1nhx0wX46mA",
-	"5TLihY0C3ktUvC7kxKqhHa/FGoW3YmiDYqgYCk6ZtRATXimOAuEvVqwY0ja45QiB6iC2sffcwUVpyu/b",
-	"mw6h4LD/d+WdES7Iy1fv91yQV/X5THR8n7zHnbb/oLf0Cns/mz3umR7RRFxnIVBqT4ItQMkr4avvMZjB",
-	"FHoAFbsUC1jAnd5cyAVHvV52LAJ3OPEkcbon6mK1KjX7ySXgjmqpsLOLmCJDykJ11uea3mBORzzDOcRz",
-	"RzQgAxpS7oN0W3DZKV7GlQYaLFjpX3AC91tnKQZQe9HecLxlFdYI/LFb4GbmGKMvED4bfEp9O8UVxMeI",
-	"d2E71xDLmgAd3CZ029xqTN1mlIQ4ZD41HqpOwZNtqdjtS6xApyo/HWRqpG4yF5Mz3GfdzUwFiefk9wq8",
-	"4Or0Oa646hR2HP1xvv2O5yTSIxl2ezrfwx9TPmOD9/muHbTdqleajjD2NIb07AQ2GDE8F4WTmTDtj/f2",
-	"yfkMG+E2dp9rSYdD5tsT9e7ARpFGSmSntOxJL3sgJh3jSOCGxwLuu8QNE1Bq8wxYU3K8FzjI6VKOzaax",
-	"mmVvDw/oyPRR4NoyWfCGsS2yrmWSWw6rLY036mNIp5hjbUwl9TXIexocOFgz6katjhc0uLTisvEVz+y1",
-	"z2WxpDSxa1d0FaQI7ck8OmAhw4u6+fK7pZ5Z+vn43Bww0utF661/3YDNF1qYOLg3GqINLvhxzW5ei4QH",
-	"j8QhP4O9U0HTu2ELuMDdqFoqAV64MvcXAfdaWtPt9DvBslsGsuty6PhjKiO1V1i47FmoubU7yPOuLF1C",
-	"+zjiIy1j+grkd7KW0zSVkRg6uwy/XWc9V+2cXIJOJLcm4Yu8S2OuQTi0ty3sPjGenMUie9UbxtkKtVXK",
-	"5yPcivqFor7Ad/X4bLXqf+GYtr1MseWH5fywihN4EK7U/rbMxtWG6fY7URnWix9klF69ZLXAa0q2F71m",
-	"dFv4LoGvW74lzOCDhEjwVQb8y7zYhlHsev5ezPh8PcjuDQtDMqCcg8wvmZ/71kF/GSbaHxft+4gpv2ph",
-	"awA9JXJboZ6Obwv2hWD38yVcwBB5ThNMabIc73nhawbyCvTmgT83hO9FBMwknyHKUj9dVpelZvHK1gH8",
-	"HHFbC/25kW6FwGIhUME6yzkH727WkQdZ7tlHEARZ39+NBMAZ29RT9qqVpBLD8YRiiqsnisykA7YXaFbE",
-	"+4rrXUtKZF20VzxkQ9zKhSVyIWeo1Rwiqa9XiwNb6hFkgen4OxIESGeyO6Bah4D3g0F17K6MvaiP97Cz",
-	"kkUJEEsxkqCw9fkVrikATNk2o9+Mbwv9pdB3S7icLTA/hr8yEJAX2zT0bc/fTSCgSOgFHl1WpA6UHfla",
-	"C2U3vi2UF0M5X8JqhijcSli46Ve6nDCTBM1lVcHXl3fdHWF7NFwWLlCkqVU6LhUZpka9ZSJRpURJsUx4",
-	"MccZtmp+iGgAe2fkWXqeLTuEFtgyTPV5wiXQAPOeCUl8IWUSLzre+RYnjA/x3ofxTMUt080xXfXZYjzJ",
-	"ObPY6cWC/NxegUHTA8gzTFrnzsMFw/OBQgYgXbqxXXc4n8MEpD0xiGf0bcUBKDISjI/wkN7evs1Yk6Yk",
-	"QDY1JEh0ymnIfgZZeMZeFRNJZgXxoVHkzn1MTFi4I9DnQpLiHYHSUf/ClQKwM8nzOcwcz150btmy9KbO",
-	"8/++RU/D6Kk6mb8UKzbL9FKD7OL2Cw9X3mvZf6YRYM/fiTXGeBdTdUBK7WoFbH+uYY0h7dpqimWLuwX2",
-	"QlusxBCL+eHOmEpLr6vOmGBpQghOYzUWmoR0KhJNdr1UVaQ5zjGX8YHNhDhkocuC6H7uc8/+YrMa2d8W",
-	"FCZaUq5Ce667g7lyJKiD+fq2eCkNMtgkxXhUf/QHi7uFNKWaSkKlP2a3sE+8NOmNNR69NOOku/OOl+U1",
-	"YS5BUp7dwqecKIAgPZNm07bqfXLO08bxORIa2LxOLr+NNVipurFpLzv2kqLKXlrALEJZ4kLgIz32zorX",
-	"dW8AYjs8I7SzhkhIlSa7ShDKp32eZ1nxBU8TTNo1V8QXStscsW6g6gmJIBJy2kEzAO0OipcVLriWaa5X",
-	"CaMkpBLJooiySQwHNklUJ03RFkCf906Oj01LREw4yMwK+8TZHYFY2N3iCBFpc4Riyji84pBdoLKd2FzG",
-	"fT7CbYP0N8yR6ohiU8PaVJCG3gFIVroA5rgzD0sbX2Lc59mF6ZlcrITpvf1FOVRJlqfv1HCFTXupSpex",
-	"UzSQGu6M8y3sXHfttQ6bg0VhCvA+T2/NuNTKEA0Ab6AqzFGFGVT2qmy0C1zqc+z1Xr6HbWArYj/PZuGZ",
-	"WUnqsm9aIC03mZCkpRzBC+XvuWNOW8ezlyQpny5NI7y/OPXvssS/p+ndrKAAFsuTliWttUh2qRmFD0Gf",
-	"S+i6tNfuqrjN/VEAmBWXDtEWnntFN6WQEtZ5H31+eELGcEcD8FlEQ5c//awMpMIFs+Ld58UYSFdyXYvm",
-	"XTbAe9oqWwRVIOh8zs1YB0HDEO6WuhyvTYENOxymT2OOfif+hlkDm6lh+XadKVfD3bjXim3I20hXduts",
-	"LHQ2Mm5YzgzGITG24fKAgfHu3mGpR4gZmI6/Ewijexg5QmfuIX6eX7EDfD8vNpZCvdW7KJR/pHXMh/C9",
-	"rSiBEvXXWdwawnqevm0OFJVHuhXiC4V4FffUYZ76DNN2Ntkyx2rmWMIRQOVy1WAKbFoXAP1eDmUa+pNd",
-	"KiNhg20u93uCWSdKx67cC4rlpauD4/ss4KYwDHR7wHIxfmMGPr4oObJruJAV8HLtAPe0lxt6eFf5hSu4",
-	"YVQX+v5OwG0vvg8yci/xsoorWAPUBVq2FduFIW4hvhDiRRZZwSG4g7Yc3bbIvVYLN96u7Pi+E3gufKe3",
-	"kLrIPhzZxWg7UeyPkmvmHqq0L8nPLNTBn7a1xfsE9v0Q8OxWo8ZXYHbdazaFl4D3CB1RxqvGi0+8npkK",
-	"+DxZn2N6fvdG8v/P3tX2to0j/69C+M3agOzkv93uf099lbbBdQ9Ju2jS6wGnBcRItE1UJnUkFSc4FNhP",
-	"sx9sP8mBM5REWX6gC1ziPftdYg/J0TyRFmd+g0ClbAZQhk2XTujZB50Z4YZUYHewtQlwtTHtuUnAMDSn",
-	"b4wcNyDz29Mvv42Rw12fAmwdpjNiL0C0qJ0WuqCl3mKWDbAu4NHW3Vjx4lpQZc3kHsuFmy763hS6j+Vi",
-	"ve3arvnEJ45rWh5JKLMaxbCV0aKQVTebyIq+o/yAE8Y1LQ/1ZHFNy1Nc2HiiWIDiNuge2yltBgRXcsHM",
-	"nFWIfIvtOjmkeUylWlATk5KXrOACWn3NWESmium5wK5Y0I0Muqfhl4moSkwPWZNHMeRiKl2DJ+wh8+72",
-	"9pemN1deOVBIgBuVlWGJMGxRFtQw3NtwqGvxRVXTDd8lO328vHh7fblhc7t2glhvfu4y3P4Jvf6gF5j9",
-	"D5taw+ePJRvEAwzCg69WwHuKcvKEIaZjKB5ni0YM28A4F1zjZe62s+d1TfTUMR7XPZY430p5a91VTRcS",
-	"6JH0YIM9sncK+JsDfqPArSaBPYf4/Y7fkB9asif25Gbl4/JlIn2JB6owwK8bcR6qZzcMnnx7o29LT4lb",
-	"TaMs6CNTGVX5dvf+BejeAN0T+3e79JE4OOqEZE7YW97tedoL8OxWkIfq2i2HJ9/efLvTmkeIdUCj36DX",
-	"Nu0bmzTn2o5+TxfMNd+GaW7Zg0nXv6dB1d3iYs8SIWDt4woRphZ3oBUEBwmQ5WFHCWDxFCZ2hQnjNLnN",
-	"QhRbcKbOMilcb54dZwGkf+ORP7XDr3JwLG6Pz02yjujbAx58u1WxIRFgVbgHGwdWGT1Fg83RoGc5IYZT",
-	"yJkMigVXQPg8UcCufWT+bxhdkMLJPEyL4Y5v5XngLm9ZPDn7TmdvzGSbldQwnNu8/MbRPLGD47LHgpmP",
-	"MiZDVnItc4Zd3ldB9Hqgqe4DH3Y3FEv5mbTa4+AIkZR1I/p9FLsflDIK90+ApIyMnuJ5EJCyrrW603B2",
-	"G8thW8jJLHaYRYAplIo+7tjakeSpd3a76rFs7CBh17AWe6HtAMbGESF98FCOz9IHr136mPTY64MHn+6h",
-	"zpCw3Ej2YENzw+EpPG8Oz629BNlHoGEctE2czGG7OWw3BDNnix3v3m+R5IljPax6PNUdi113akgT4LEg",
-	"uEP1WGDu5LEbPdY45W0xBJeUvDkxWhYFMXOuY0IbBFYfCCsi6V3Fi9xxkhKp3CdvqWEp0XwmaKEJJYIt",
-	"E1FSk80BBk8QxWiOmGAe0nY6IR8UWVJAqlOEmxjT+1P7Udrg8iE6VyLkFFOshV4yRR5lReaygFTo9Ofp",
-	"+L0UbHxtl0wxFbtOsuaazFmRk+WcF1ZO1ABOtjYcHreZEGC7ZVXk5I6RF+c/jByiInzLcvL9+TmhmmiJ",
-	"mFBUYBmzk2oiuHbZ34Du/aIGBXMPoyqhiazMhHzmZi4r02daKnx8Koh94kQ4XgktrPgeiTa0qPPMkedM",
-	"Ql64AQTHCfnsHrEBY9TzymiSy6UgNBEgBk8szaNZZt0kZEj1F6zGiptnVKwseEbdAD3akHD+rVBmnyk3",
-	"3xgW3JJPHBj+i37+SdB7yguAuFhfE+VKDAD34L6R+GZQMvfJmTaK0cVmRD+SQh0AwLKOkTglQwACV+Mb",
-	"JgxBwOQIS+vulFxqpr7TJIXPb2SlMpaCp+tEcDNCawawTmi0Urbegm54x5z91vDnEH2c7caJSESapong",
-	"eUzOX17+9OLy9cvLF9//+PL/X/8lETBn3LpfTg2Nyb+TQRuwkkGcDHojB9Efv/3+1c2diJQjwp8VrYdB",
-	"HpEUVkgdxiepYWRtFLRrpViMxgUUpv3t5sN7woX1WUZSZ5WXOAEWVMQdeMA6tjn12im49VQ+nTbQoImo",
-	"qV0nAG7IcGkF1wukKDNUTSYrYfQI60cQzhXlb6Nev0YlIgDu6tw/IpUomNYkvaLajOEJxj+/Te3CPJt3",
-	"dQ24sLnGOMcNUSyTQrDM6JGrWOGmDl6vCO3NKeiCixnUgkKcaR94xoxeQcb/TrvHaDjV0u5TBYf2TFYs",
-	"7fqJWHCtGYCYwhQI43pXWUqpmd00HLb4hFzYMAoVpKDNYRoDiO2YFvyepSMwNfVIvn9JtF0g1w7jtlTy",
-	"gTON+soKqaFUcQ6NYywXgLJ62wZjkBW1O4/1LUKnhinyfy/JgovKsBrA14Vh3K248UJ43D4gvqBJxIpE",
-	"R5F1sjktNTFyNXpPSPru8uJtWkdxYHXOaM4UoYUUbJKI94inSbFONxVyDMCb6YgIqchdNZ3CfnH3SCg8",
-	"/iMZpv8YX2QZK8av4VsuZjERMl27R9zAk/+9xW9f2Sf6GM/gnW7jBwRhtAHFMsbvWf5qJfigPdqNvGeS",
-	"k0E04HZafORBNLAmag/SvggHkVf/tKAPiHA8iH/8IeqVQ/0aVljlB9RufdVK0waIrsQ1DmkE53VosGe8",
-	"GIxUW8HEBJGmvYAHaNMAYt0Nj3XQqof4AcquaMOXG+wOPYQtSvMIi71CDGjfSbQ9iyhjDR5PbHGK+t5Z",
-	"MnaLVb3WAfC1lEDVoFZAjtactK5BYscXRSGX4w+Kz7A+bd3+6Uaf4VA3Ega6cV+j1WkvH0qp2fhdu27w",
-	"xDi0Hvk1GnRQbddsrW4HadxpAjV5/6q4YvkgNqpivtmxBwBPHsSDesAawUaDnt9tWzh14dI5rZhx8TBy",
-	"LdEAS9s5Fp5tucGTZTif61T/JzpbrTvlQHKCd2Rx+wjLQ05bm3OYL2Ezac9BzYHHIc/qCHq0aOP27uHd",
-	"o4N+x34uIwdlXke4JdWJABxlPXdNV2gH6The2Uij5vAhIZCs6yyTosunZw4+uftdRgVc81GFFfIdrOcO",
-	"fvTZH7/9nmIbzrTkQrA8TQQUuuqRO7PgFrkOONzhnYN1uvNRvUgiqCbeQxv4Fn6K2qH2GcmUP7AckNtR",
-	"AumMCRtTWX5hUv/ApddtVVdcG2+j+uZfJnae/51fJ9uAx3v9WbqGHOQ1XeOBTo1W4gFU7futrcR3VZ5j",
-	"o74QsvZWaw/q/TgJphZ5EcI3kAVO2ja6D6cMnbrfMn0v+uBlOl2Yg2n3mL5u6RpGGDqx3zIykDJw6qbx",
-	"UQBV4JQO1nwnTeB0PthyGOEKxu/+g/blLJQegSV30gROt4JwF0wbOn0NrhVA5SM7bSV3MDs7aQJ59GAY",
-	"gugCp+3UhQdSBk7dLUoNJd1r8qYqLpg2dPq1xTT7DtlzsTpPP5w4cIE2OTiEbCUJdd8h+/EUSl2nQAVQ",
-	"BZ5NNuRzhIwJI27ugQOoAqesoT/DyM70Fy6yuZIL+i1D9uMJRoZJvj/iG5baa5V9F1ilbuW++U7/s6N5",
-	"4kt9XPZIbvWdHvB3vjbU6IjouSzxVzH0LQLT2AKWu943dqn15gsXbxz1U2foNUsfS4beFy6IU42XofeF",
-	"i+23+FtD2MbcjlX9HmxiVsPhKddjc3ZWazrhthKQoNsayTNl6dYrH1MI6OXo7hUBgvN0V3R7yP5/ytUN",
-	"cP+AVN3Vc2SI4z/TwQ7UfkyHOzzBtV6Pn+6hz71c/lC9veXw5O4b3d0zmDD7CLWMw7aKk0XssIj1P//s",
-	"AJZViptHUOknzdTFDPJR/vmr1QdeNm/Kt5lLqO5W95jLxDXJZVZB3seQTWYTQhF5q21LDvOlRAoyN6aM",
-	"z87geztP/NP5T+ejySAaVKoYxIMzsAfHcy9VAW7xyLAsKLQFItmcKppZexr5vQqULPDSmd7xghuOSQou",
-	"lcddGFoT7c7+Gi/bok70jZqfX3Y+PElFLqU+6qJWRR2cu8iVyUXE3bdF3S4okdeE1OOuddk+g2/qCyQy",
-	"vKPGFMzlZkQEngk4xAyN5qppVN/jW6mwpWXMW8wHUOwv97n3hgFfK9QvGbyJatvqT3Ldw2P3hsG9QH/M",
-	"pcMLiAAsIFpXZ46PxZkimnWmrN/v9mf9a9Mw0pOJ/X8sRfHo9xz0OYQrqP5kv/Rxi3DWBsekI2ZEqFij",
-	"0ebiDkZzMYaM3TbjqWaD62zN8I90SfzGBp1WCP74TveD/jy36zOGgSdIfqjzIJtre2/u5qJ+jSLh2JJR",
-	"Qws5Q+zyNhcE75BSTBTuNVSGiAFaWkSkEjlTidiRQhKvNNePIEMeJctEJnMuZpg3h5wsMcce811Lxab8",
-	"oc129woBapaWtE3ed9mPU6ns0SwRw7Rurr+tSflo0usZbkP1ujboUSL6HVDIMH2DF9TjK5mBNlOXRIsd",
-	"94UUPKNFRKqyZGoMYz59vBq9Ij+cnyeiTgdyfcfXtiqPoFX50KXddlkb9VqYQ0VDp4c5QaW72gM5tcr1",
-	"xU08adf5v5pg3o/lFRKk+48Z99J4aa6JttKnBa5ghaBkNZu79N1PH69cs5dELPiD/X4pvcQT62VOz1CM",
-	"ArrgXsoQpvzUTgwcrg0FqyjyUKiC5ympfFfxMOX787y7vb4iJZ0xHF8yWRbsFRGS2O15DHsfEYzlLPdj",
-	"ix0w+Prr1/8EAAD//w==",
+	"7P37biM3ti+Ovwrh3wbani3Z8qWdjo1gw+12J71332C7k+wzyvkVVbUkcVxF1pAsy0rQwPx1HuDgAOcN",
+	"5kXOm8yTfMFF1k0qWSW3S67uKDNILInXxfVZN5KLf2z5IooFB67V1skfW2OgAUj888z3QalzwbUU4VkY",
+	"iskHyUaMm98CUL5ksWaCb51snX+4vCJDIclAiokCSWgcq1NCwwmdKuL9xdvd6mxJ+HvCJARbJ1om0NlS",
+	"/hgiahqDOxrFIWydbP1lq7Olp7H5U2nJ+Gjr8+dOeSAXd7FQ8FM+zPmhnJIQtCoNhkigAfEurunI6xDv",
+	"1+4rqmn3Z5CKCW6+Ma0D1923lI8SOgKPUB4UvhY+NT3UnonpqUPK/XTIbC+Fb1wHlQQ4p/4Y3PwrppxI",
+	"CVwTn2oaihGRItGg7Pj3bvf3QuFLUP/6xz894sXJIGR+h0T0rktH8MP7DlGahtCdjFkIXQm3NGQB1fDD",
+	"e6/T5++JHgNRIG9BPlNEaSGBxCIMCeMa5C01f5DJWISmlC94oMg21SQEqjTZPyX7ZDAlAQxpEuqd0z7X",
+	"Y2CSxIxzCNKBbuMoby2N1N4fEeVsCEq/CT7vmVHv5FMJ2HC498dQiujz3h9afPb6fG5Kh/vPD497vV6H",
+	"sChKNB2E4J2SYh/eTIMh1aB0sS0uur6huUe2c5IQuAU5JZpFcEooOewdEaaIPwYa75xaQsXgk0D4SWTg",
+	"VDU2M6wFBD/uebt9XpO9ZhveX9jsfjVHWba74L4IzHdzTOUNpEeEJN7odxZ7ZDIGjlMciGCK0xZRLEEp",
+	"CMi2PxYKuFlpz0A11t20XY/8vXtLwwRUx8BRh4wMmVSaCE4o0Qx2TgkdKMO9RnywALhmempAVpg1T6Kt",
+	"k79uDeRWZ8sMZ+u3e6aUQmt+StdjIKHwaQjZTJ4pouFOmwkxTrYV2J/OPr4hhbo7pzg6L3RN/0DD0Otg",
+	"yf0XxBeBmZ4vooh2FcRUUg1BXTkBvPvp6r4lygRD5Xwckj5dviViaHmQRkAGUw3qhJSB1U96vUM/Rxd+",
+	"Bo8MhZHtEJgF1GPoczNuUPqZIjHVY0KHGiS2ZYHDtCJ/TwwUqCK4dtumY8+OxXOw3qnPzKVR9p5fvDi8",
+	"ePn84vDg+Pl3L7/fmwCNzQ/qhnH1H9ka/I12//NjJeGMyHUSd55o79z0yZtXKcVGhmKu/5zHffOtkTR1",
+	"V3J24JVjM2phflBXWgo+Ig6zQtqRMaO1DMiAa2QBsg3UHxPfMgaxECNjqnBJxITvdPo8AMluIcCh4/eO",
+	"Fyy2fBraL8gNQJwzjBkXob4USqWkULt9fgW43mRA/RuDEO/NsPtecOi+o9ofe0QLMgJthWH99e5v8d7t",
+	"6B30fv/9+S/R65+nPyZXTPOb72R/q5JqP1M5nafamTMvZmVO3QWbqVfR8+fOloFzBDoziTS7rRAtnunF",
+	"IyFTZiF4iEAy+oJrRShWIlxMTgjl9lsjcdz32UJ5SlOpr1kEXp9vM+6HSQDBjiEy/gw8wB/JNty53zpm",
+	"UT5dn+8SIwwoVxPU055TCx4Bo5GpRsVLuBF12ImR7GZpxTAbUSeX8WYaJKJT4o8pH8EuOeNTY1IZMeBT",
+	"Bad9TvmUCD0GSVC8m+kcGd1m5IMS5qNnp2d4ZARYcsL0mHhUOzVnDMktlCNbnS1OI0N5W6dS+hsKVwv+",
+	"Mz2/IG/vWwmqLboYV5oa8XX5+pwcHh5+3yGwO9rtc++gd7Df3T/o9vave70T/P//8IzSt9TDunYJOkhA",
+	"HpBsTYprYeAY4xrgUJx8uU3NQUMpbA2NjcDI04z+TCHd9dhgXI+p+abPudCmw3TAxKj4rrFI3ArcQ1q9",
+	"VQ2DqrludbYievcW+EiPt06Oj6rI/hLN63NrdFagM7VHO8SMALWLYeMZlbLnOb7Y88z0va53Qjwn8o1d",
+	"7v7sovQ3JqkXS4gYyG4oRkIVecm0nM/X9V5TFpS6qTP711JEqyiZTL8INJ2odMDf3j8mY7ijAfgsoiEJ",
+	"2IhptbNbPSlT5eHqaOmk3qiPIZ0ai/l8TCX1Nci6so6OLMJIHNIpyglOYubfnBJvSEMFXl4U5YbxE4yl",
+	"4QsZ5FrYKCWFxhYlXPBu7IZjJJEdz84ueQtDTUSiO84gx653+3xWShGawgdClQLEMKNFFBA9EVZ8qcWw",
+	"YRUkWSieOls412oxtdgwfWuNUscpaJAOGYSBOiGCZ9/npqaxRY0JioSyNHB2LTWWtQ99bi0F/Jb9DkGh",
+	"UTIAX0ToHxIx+Bv4mtzANLP+sm5OibOG+9z71z/+eWb6s9NWO7vklXXpCJqvZkkysp8UXEZCQyUIRT1r",
+	"OnQ6o88Ly+Smp8AtBdn2AugGYMB/9vatt9MhaOCk0YQxVVbNaAlU21+U1W9WFRnGhICMQQLZrvDrzcLm",
+	"chYC47WFIeMj58TZb/s8/dowDrItB4NeBTwoSOYCaxW1n6mQmQ5kxG6B93lkvGc9NoTnvhlcbs0G0H11",
+	"YQzyg+Psu6Hsvr70dixBQUoh3diZXsyvae0Sk/6bhOHWydb/by+P9ey5tdxLCfNBnoWhZVS4hYowwxk3",
+	"KykSbtz7WwjJtsUohxFFtcq4hhFIN2CrAB0teEZBrNrnAyEDkMjAqNvwa1xpG7IwH20ZtfdHkrDgs2d5",
+	"Chf8X//4P85QNyX6HDUIChHDE0bwWluK8RFOxiOoNwfi1vp3bvzmT+uO2jXvEDbscyMVrJpHO8EZyFhl",
+	"Z5cc9Y7IAEIxsQ2JSUVvueTp80GiSVm2p5qanLlxxFRpB2NHlhFox6EUfWW4Z71xsapVwPPvykL/8MDY",
+	"swZ5pqH/+dde9/vf/v3fKi3utxgzsoJpnhU+lKSSSuJYSIMkJ4WcmKJlebxApdk6NZUawqSOJnuXeblL",
+	"tTMlEjRlxo1OlXS1Up6b0SItnbvYDerqj3QEdVUK0xA52eFM0JiOoFK7kO2ZSSIoh0JaEXv28Y3xL1Ip",
+	"482rAquZjCQsq19j8Rz1eifGRKAjIGosJqrPUSa41h5TqlmuMoS6Fl9op2mxopWmRYPr/ilhQXUsyKzy",
+	"M0U+fXrzqkNedI/wf/sHFQM3XmM9dBrRW3Myx4dw7B8MjrtH9AV0Xxx/73cPgyO/C4cvDp8/Pzg4fv7i",
+	"qM4Ef6GswqH7SUxIKIzhJshYhNZmdIEqazBy54+mGLZuRTlg0cmNGhGDxKjKjmHJHwUJEumiLN5xD32P",
+	"g8j8ez867Clvx1hdM4Fu77iH5okmkVC6z739g57yTonX85z6U6lFNmMxoA1npgOykxqmaNOMgUSgFAKE",
+	"Tp1dMxQyyn4OWXSf/p8Y6i1YoJ6a1wcVIQ8JyvhCYCMexrh+oyEyH1zkyfxJ4zhkNjK59zdlwZV3Svn0",
+	"w3Dr5K/3gxTbfimC6dbnTo2SZ2FoC/+Gw5xXSegIYEikwByZWjIcPre71XW7Kl3c3+rmG1xVo3G19xZu",
+	"jGV7VVmzdreqW9iuqt1weaMr3QXqFraB7muqtGWUR5O7xYj/vfVnNggKTRS1To0msuLFJgpB7TpNpMUL",
+	"EdT7qmGZQtzwvrJY5nNnq7xVt6xWMcaM3Igc+pYp3RROTNv1sWJK34uXi9x1TlWfi45l0akNjjY4WjuO",
+	"XtLg0jJcDSBluu2PLfSPC5YieXZ31/3112dGuxrnL3NSTkmiILV8qeyeXXQIuhUda8F2yL/+8U+jQTXV",
+	"ido6Oer1Pte1Oi9wEBVouy4YK0yRiIZGp0NAtrkgnxTI7pnVXQkveFPZIYG8vDHujO0Q5Zbrzq4h+8sk",
+	"CKYN6Wlsu5bswZJL9fTAlNrIl418eQr5YngPwzRNggU7qI8YLF4PNmmkbAOeDXieEDwNWbrlDlYEUE2b",
+	"twCjjeW7AVfLwNUkrlaD1Cpo2uBog6P24IgHITRm3ZnGa6LIFK1h1ZliG6xssPJkWGlM6aSNr4CX2mrH",
+	"FN7onQ2WWoOlc5AQCd5UEC5tvhaW0sJLtY/vCm4ws8HME2KmIQ1UbH4l3NTUQil6Nnpog6n2YEpEMWhm",
+	"OPEKqBK8KYU02089hM3WWq6i8hpEYZUNsDbAagOwmtJaVf08DFx19dgcxDYabQO8NgLvmoG8At28SnMd",
+	"rQo7V20lpaYZSKJgc3Jxg652oKt5vVbo6IEIe4BmS3G20W0b9LUIfThSw9WNKbWsh5pYy8rXUGM2FYWB",
+	"1gZAGwA9LYAa01ulHlYFUW1NlUNpo6E2AGsVwCT1dYPqyTRfG1amcC3FZApuMLPBzBNipkGNlDa/Em5W",
+	"0EWm+EYPbTDVHkxhmlO/sfMVrvl6eHKFl+shV3CDmQ1mnhAzTemhQvMr4aauHnLFN3pog6nWYOoVGw5X",
+	"1kH3gcI0aJEwj4MzErDhkAxATwA4ZqwrpqtVG1b/QlZvKZMZOsn7RDbmwS6x2FDIiOqtk60B4xRTwlTk",
+	"dpm/lu446ZkiitNYjYUmVBFKTAfdQpZvTSWh0h+z2418RaZ7xVQsFKvOze1Rrak/joDrUzJkIXAawQ/9",
+	"LQnDwPBFdS7uXU3l7uj3/lbtHMZLuplNMJV1cG9y6jpY+EL+fh3CnRGiDRnzafO1jJK08FJjfhjCHWbZ",
+	"2lgeG8vjCZRCyqgNWfPF5lcCTk1rPoPPxpzfgKo1oPqRRnBx21ySu6z9WpDKSi9VRugGuMz9G+BsgPN0",
+	"wGlIHZXaXw08NRVSDqGNRtoAq1XAeicCuPh7wuKYDhpLZjDfUW2YlavVU1aRCIBAVmmDrg26WoGuBvXX",
+	"fEcPRNgqGm0GZxvdtkFf69DXsEZbCWX1tdcGNBvQPCFoGlZUK6unlZXSRhNtQNUaUAFt6saNaboekIAu",
+	"v2MTM/AROiOgm0s2G7A8FVia0j6u6dqAqal1SrDZaJ4NmFoDpjdcg+Q0tK9FPOiVC+aasM9CnhIJWk5J",
+	"SN3rpO7piueP9XSFe81zSFkIwencK1VkMqa6k737yXwgSpvvkxjfpnDZ8GXQ2B3XQg+15Eih/FL9azOF",
+	"25cZNxJjIzGeQGIU2LUhLTzTw6ogKunkztNg1ar9IlpX1Pqn7iVybMLrZE/Wzr5VW3oFdwP8DfAbBD4y",
+	"5lUSRVSufolj+QOphZYXnUC/rn7kV5Hs0WXFfk9DO0wSe56UaDoIYXM8/dHQ8c2x9jsaN2QMvqNxLcXy",
+	"jsZLjb+IxhubbyP6nwYfDdl6ruW6GKkZb4lovImybPDTHvwwZT40pWNs6/UwZMsu1zW23AYvG7w8HV6a",
+	"0jl566tgpq7usaU3+meDp9bg6b0o1Fw9ws9Fyr+ERc7znoJeHOo//PJQ//u8Ty1s0N/0eUK44EAmVOVD",
+	"YVyLLOAP8pkiSgsJHYJBsmzHgKk+V5qFIQkFNWxDmN4l1/P7B8wfl6ZGtr09CTSY/u4RnUiuyEGvRyZj",
+	"4BiSw3ZNF8HObp+XcfwFqLDrpl+LhAcPXrYJ0FhwGx5JEhaQnvunW/Gv9B8jo1Laz17aPSUhU9qQNSJU",
+	"k73b/T3bhyo9U370KAygEn/s7rhaKdnJxiUkJiPALZ33Qr8TARsyCOYvP9vXzmMJCrhGkhFOI+Qa4r0Z",
+	"dt8LDt13VPtjjzDDOYZBbK4PfUq4IAMRTDfSuYHQ0azRiVj1qaahGBEpEg2qQ6hyoTwDubFBvTaLkfPW",
+	"l90cry+DHRwvjRx4GBxxO5KPyOF3x2e9o/Pz759//93Rd/vHbrPSiKxnasZeMCw5C0GyrTQdWfm18/hi",
+	"VxOUdZU7q9NdcpnLxd1HlXUfBn8DnHtDXlLWfi2bLyu91FMSacmNbbex7Z7Atss4tSFvqdT+atip6TFl",
+	"CNr4TBtctQZXHx1BCnDScKf3xjoKyziayZLFyU/X794+J4Hwkwg42itLsx+5WiQ22nYbG+iQT9evuy92",
+	"OkQCD0BCQAT3gVAeEN8wQ0BCdoOXhuXUmqnozZgmnqk+FxNOzIiNDXHBRyFT41MSUE3tt9uY/cLYwmrH",
+	"FHEgs9Ai/lgo4B0SUXkDAToQfc60Il5I+cjr4Ci8WQbybHv2aIID6axL9A3AdCa90p7XId6eP6Z8BMqz",
+	"lNkbSDFR8K9//NMjXpwMQuZ3CBddXDiPbOsxTMlQmDlUiLydU+LtBcLPWnON7/0xlCL6vPeHFp8L7Ub0",
+	"rktH8MNhr9chStMQupMxC6Er4ZaGLKAafjju1c7jNDvcyvxM7RI/V+Ankulp96MImT+dX6Qr/FsZ8kxD",
+	"41gMBdfKYklwbvSP4IoIHk6JoTHRY+MNYuTglLCIjkARGiphfx1rHSsHIeYLrnbuJ+7jeCkzfGe4Ns5X",
+	"wDslghPLjTM/dciv3ddCTqgMIOh+lEILz4xeEbfqxBdRZIiR4hcIDh4IJbEUd1PjQwupl80zZ6KZEVTy",
+	"0K/ddP2upzF0P+DMVIVIDSfG//C4UJwNh7UZ2ZVf0PcXa4eqM7PNqgh0Jc0qU5TyHZsdz/x5Quhso6lE",
+	"Nz+rZySkU5Ho7KRMn1u/sUMoMbNELpkYuT0xdSdS8BHCA7/TggSCbA+FJJQ8N2KGpuYYYYFTHKM+H1t/",
+	"nfg0UUASjsdUETaME+/X7qWt030TeDtWh4SM3ygyoP6N6cTbQ4nXsSijfW4FXyhGHftzKmV3yXuj95wi",
+	"/PaVTA6BLkYKVsCArXCvEF8qPq9zPoqxyKri7umgjmgN6RTkOZVBQ8GFvINaHlJefPmNKyxKfCqDjSO0",
+	"cYSewhHKmLWhCEO5gxUBVPcGVg6jTZRhA66Wgeua6cYSKxV6WAFaWL6uctKm8AZAGwA9LYAaVU9ZD6uC",
+	"aDUFhVDaaKgNwNoDMAkRA3ku+BAkcL8xPTXbTz2gzdZarrNsDeJnVTbA2gCrDcBqSn9V9fMwcNXVZXMQ",
+	"22i0DfDaBry3YiSa1WWmh1WAZsrX1l8aaERCMRIbFG1Q9LQoalZxpT2siqQVlVWGp42u2qCsRSgTA3i0",
+	"RAvY2n3JFSRg04QpQkPD/dtjoKEe/75DhLQHg/PrGNv2UsTO454DvgKqGrsqaRuvJUls0aXqWGGxjXTY",
+	"SIcnkA6WRxtSv3njK+ClptK1qNlo2g2W2oOlG8bPx1JEtCndk3VQD09Z8eU66IZx4mPZDXg24HlS8DSl",
+	"jEodrAigukoph9FGM23A1SpwYeLJBhWTS2xZE1ZYup5awsSUG+BsgPOUwGlQKWXtrwaeVVSSTSO70Ugb",
+	"YLUGWLGk06a0kWm7HphMyeVayJTa4GSDk6fCSaOmW9ZBfcTUNN5M0Y31tgFPC8DTlPlW6mBFANU14HIY",
+	"bSy4DbhaBq4mcbUapFZB0wZHGxy1Bkd4zfj6QQ/j34uKvN37zmsUH7gwuBAcNmy/YfvG2f56DFFTF0Gw",
+	"7VqqA0su9WS0KbVRDxucPBVOGjKzsrbrY6WmmYWI2ZhZGxy1BkefOL2lLDRmzsOS7xbSeZGxCANF9jHV",
+	"9YQybSwox86qQ5hWJGQRy9Kb06EGSZ4TBb7ggcK04rEIQ0x+nebpnTA9xvRKlOk1pUIn21QRL0vt7u24",
+	"hOezE6WKRJRP06n2eTpXzL+ktAQaYSmmiaY3oMi2Z8piVrt8inu2pLdzYvDP+9zDVMDdM0MeL80QDDhG",
+	"JNuIMm5zPEVAOSaks3RLaWV7ecyc6Z2twpgqksDZFTQjNF2TAQyFBCST4YE8pRWO/dRmg7NzytPIl4la",
+	"IFs5L3Wemuj5gqREbt0e1W1wbd7nMjh5PqJRJtQ3svsLZXdLpab7YLT+o3LZJWjKOASF9u+/VGCLp+ym",
+	"OoTDxOBsyKTSG+77NrnvF3wXoiEn0TZey/K1RZe6ifYZi419u7FvnwwrDTmKeeMr4KWmq+gemNn4ihss",
+	"tQtLVzesWd1jOlgBT6Z4TR2Ep/424NmA50nB06gySjtYEUCrKSU8PLvRTBtwtQNcWSDQslagrjTV+DcN",
+	"AmaGTsOPUsQgNQO1zAf/FNt43GsGYWDGFpeqDhKp9LlILHCHQkZUb51sBSIZhIVc4DyJBiBN9SGTcEk1",
+	"1C+u9MskDEGf+X4iqc0aXqOmTPhVDBC8S0LN4pDZQF2Nir8LEa1Y6XMxefhfZ1soTLpyWJ0iFaun/FvW",
+	"pX3ECNE9SsXlYyzr3BsA1DRPtuOQTnHX3x9TSX0Ncsfm9mdaESlC+04MHbCQmX6NYCtzSPaT+cA0REvH",
+	"hhM7w2qIBjdzKiXFz1Qp0B+pHlekgDe0VPqjkFpSppdSQaI8yqZ2TUcVueIN4kP2OwRE05Gyr0VSRbwz",
+	"CZS8ohEdgXdKeBKGBB8uMMNXWfTZ1DFUyaZeHnFn664bph3YzPOfO1umMbsJYVPRz5KgNMDF4x0wMZI0",
+	"Hk/nH36o7jeAWwjN6r2nEcy3/IZrkJyGxBcB4Bsep4QL9wSPaajigYnOVsCU4aI3/mJRNrMghRpXEQ3D",
+	"1apVjz2nihl3XYIMkzBckZuYOkv3kF4LeQ3WvHGdDYQIgXJb7iVVcJ6bPTMQTBvJOCnhofBvGB85ZpuM",
+	"QYLdMhCJ9DFlV0C1e1dlaJBNtn0a60SCSjcheoe7vSNMpbKAx0ojfF2Y/iUbjfVr6juFXVX8oxMW5ymg",
+	"5qf1moYKLE5IkFg7DzqEC97NRM2VuKVEgi+kffIDH5PyqZQM8DEcfKCTCxQ/O4WVLIzlhoXhECBYce1M",
+	"iyi0wrCGjYmC6tJU+fzb3GZaKg7MBEqzsxO7ZwVyEZ8kLChv8tAgOD46OqTdo/1B0IWj/aPu8JgGXXj+",
+	"Ijg4/m54BN8/r8LgrWA+vGV81dn9nNWbnyLu8phCXQUh+JpgJyRkHOpzaA06zGhXJEoZ7OWRzYqxWQFf",
+	"lkgV0mZGicxIgQrmKuqk+2BTjZFKkTErHxxvdgr6tLiqCw2EVI82Yyd84OB0Px6Xpc5smLcCaiqswve1",
+	"VdZDtctjqgkViioRbimz3yHur4MO+VECpwF0yKdQs4hqIEKSj1Qpdou95VBPC1S+qFMEBHa+BBAFIi1j",
+	"lTOrb9fILWQ7dH7ZDzQMTwhQf5zbFNnjgpS7JzzJDUyNdTNNvemdZfx236CzFb+GO731GBy1Um/fBus0",
+	"xjMP90Qa4Kov82UMkb49d2YlZl/Rr1kNtt+S77LSzDdOysZJWe6koPjZ+CkbP6WdforbblloRQwNJufM",
+	"PKppPRVsdW96Xrbq3cmfrq8/ElsAdUSHHPR6JbvqoNfLhs+4hlFF7Nf10LFDWzjdJufaqokWt9IeNt8V",
+	"7KxqA6tVtFgLIVpNhctUfTXnLDxzDsH2qwRCpnSHvOFMM6qF7BC3ERmC7JAr4JpxCHcq9i3uNcu/8XhG",
+	"qtDv9x7raLiSBstpei93NO9NPoBBmnAnV2GxFocwno5bfi6Zi4+/vR3Ru1eJpNUwd9c8DKZqbCtHELAs",
+	"a2kmyhsYs12LGiOa0FuoyR2TCVP1ys4sOi65re06rFrLWV0VMf44ZJ8ZTbHdTmlxi+tTyW1Mvkyk0o2f",
+	"pXjFlKbcr3s+Qo2FHiX8I4QhrHAOY1Zzz7fSmRlOJVFCfWVrNk6WFY6MNE0SHEoVOV4mQdDURssZGZjW",
+	"ybY7c2Y8xagQ/8TMP2qJFbMgIDaiEXSBjxgHguVJTPV4l3yI6d8TeNyw2GMaKUz9xIIA+Jvhe6E/TDgE",
+	"8y3bEukxPKWFBHvTjgtNhKlTHZqx9KxtdePSY76mKnGG95w/OSVZHt8lDEHiTUFK8Oo02cbLkFhF7f1h",
+	"lOZnbyePU9iJWGawESYO98Qm8iWbj9F81/v++JAeB92j54Pvui+GwVHXP6a0e3wwONh//vy7/eeULt1B",
+	"qNTqFStTpMJiRZ8RfiG+GrQN60GsaTuwRSBdyQhsJRoXRAQ2gHxUQDYUzMrw3pLoBY6nybm2aqJWmzV3",
+	"ECDLVUgteFaNwKB4zgY5u6kRgWQ+0QxkTfesFRbNmAVQQ37OiEzyCoY0CTVKLeTAuhsa85J2JVe+sARz",
+	"Y59z9Fdw7cvye40suPYYT9uYeCWNv+HWeW5tUj0ULZp2qYnGZ92+Ka9pX2upKds+qqyPJO2mxxoZpPW8",
+	"sS62aC8VeNDcrqfzpAfYyTewk2lqHDydFQ53WtJXtchSOCcZCaXdEqjl/n91z7EUkXiSnhMFZxln4lme",
+	"uwUnAhfYXJ2tW8NxPvJ1JN5E91zKvW/DqMYu4dz6VBBuwYzuOVJ1sFU5heXWn6F7k1HJErj/HLvQXyAA",
+	"VhpgFdJrN/BBvk+s3q2C7QOa2WDwSzHYmB+SYrxV5kSjs23XVNdmTBcWur125HrM6ZQL2kiHcxqGImks",
+	"+wGaiwGRMGI26RglEY3nLetwSeqQtD833GLqENt2tdn62lh2K10/TGKQl/e0+JFK4JqEdABhvUZnlqQw",
+	"3PnuOjkh7lmsJm2k6vVqwFh6tBVf7Y7g/PquUP/xl7KYMqeB9XwvZOTWKGKcRTQmsVDYS4dwETFOw3BK",
+	"GCd/7XXI/m8nJLLZVKZm7fQYsmrM2A/PVJ9PWKDHeEFwDGw01kQLMgJNYnaHm/rnIooTDQGhmoSCBkSz",
+	"CMhQiqgQl36myETIMOhzXwgZMI4xajwggJ3S+JlKh8JAqk7+G70DRdSExrHpwwa2MTVyIECd9Pkd+cG2",
+	"vTsl/+//krs8PQz5d3J35dOQymtxFgQdMs2K3pmi01LRaaHobp+fkSFMiAQaEt8unSIhA/K3RGliPrHA",
+	"Bt6RUEifIQ1DokJDpHCalbGEtjm0y4i4q3ksa/qQU1h3W6ZiNSdqGAk5fcWGwxX1IA2Cqu2KKyENA3z6",
+	"9OaVIrEEZSQmpuZ25xU4TEAWc1kvSOlSoTP9MeWjqk7fmCZMBwOhx2QyFgoTgDPH/rc0TIAEbIiHEhgn",
+	"lKfCqUOUHfBgSozBXvtS5rkdCyYtrBiqhEjcPog+IgweRp+ZRbfrk48kJ18lI4Apx5s7eOe7Dk7sQQ/K",
+	"OUiixmLC3Q3BIVCdXaOlnFAfb2ZT4oeJ9scrB+SaO86fHzXZh+/2/efP/e7Rd8fQPTiifrd3/OK7Lhy9",
+	"GPS+g+GL4BAedtTkflctXa3mjIG1B0ie5uB8bTI35CUWF7ItToEbUsMzbtt01+Qbzyx4K73CAkXWRY7W",
+	"0qKg5VcjA563UAv1vxZx1x6csZf3jR5SyyyXbWvfmSlHMZVg5C2W2FnNjlpJYLqJVFJHRDFoptktXAFV",
+	"jXky+CwF5TcQkAnjgZikeW98jca2sSi0sdwVaGNGDYX0V97BGwiZJnSdOctK+Q1xvxKgkltFN2FcWZsN",
+	"n/Ax0589zmq/LZ1nrYeKWbq+xN7rpP7w86rXxnmqPp77n8IMXgtS6CmjYOUpaODBNatMCHL1gbw47u2T",
+	"T9fnp+kqGQ1L/FAoexQ591eohq7xCSstrpHozvVrSbhkFpZIZNulDt6pnIHSVOpV5yBi4F88h5Xglg8z",
+	"J3qJDAvWOGfgpVbNLHc1aN7MCYi2yPV5hP3pCYAipin3T+ZClNAJlQEE7qk2SqxWMzLdyNQHOnorbI+G",
+	"6UnROtfgIhqGK7S9cE/RTO0yW6LVYzhOPITu5GWpudm9wHzQK8uCdZnBVbhopQFYRaANdeapc80eUXrM",
+	"XF2l/s1IioQH5yIUFYmmXnSzlD/k8seXZ2QMd+VUfj33T5Vh4Ndv9JQEUsRo24VUaaInIs+jpzCQdfnj",
+	"y3LXQ/dP9d2yW6YqTyhd8CRK3wvPcstdFOj9ylU9OXlz+eG9t3tf80uCYHXjXyGVI1hBFhqZfy0Z5aMQ",
+	"XokJf2DVT/EKFVeV15pVZS7rEaZIwq0leEpCMQFpvrJ/mK9rXiUwzT8K9WegqW3G+6z5AivNLHvK3505",
+	"GJX1RL64CxauclFqCIWvKUa5kTSPJGlWit9u5MoXyZWH72F/RVLkCpo7phLSILD+hxmbOiW0FBexvvcz",
+	"Rbwqx9tzoTsb71kafvqAE0yXbg5H97s6ZqEqLL4PxquCwO6zp9xFtjGe09vBF57HQLSIMw5b1QpF4+5L",
+	"A4mz8y9fkLZzq8cJTZ6BaYYZmjpw/PWy04INkKfjqOYjQAXubaf/dgV6bVRoLwnWHwIpM8ZX4Og7Kq2f",
+	"RO2lD+btfdQgyHwIVTI9tds0YojvJSqyfYXJmDvkFYTJHXTIRwkRS6IOubjzw0SxW/vSgaQ7RpUV3lp8",
+	"ZiiSjdpoL6e83E7Vatdbbpeki1+QKT53Xuw8Wpsla8xGYzzN92DH8Dn9fggH1d7Z3xLmw7kopY/PmNH9",
+	"/DMNE6j+3ejhBXo8fVFT25OUPetRigmo4j5foa2KQ04Hxy8Og++Ou0cvgu+6L47oYfcIet93j79/8fy7",
+	"74+GvaOj5w875JSyjZtBaaJFosyRf7XUAgVwfkMHpnLIPXHKqnloNMXfi7n1a2G+xsyrEoe3Tyk2P+8W",
+	"TnpthuTs4rfcQlqP6VjijLZSxFgMzR25dh2Q7QHVOgQSU6U67iEoIQncmj/SUjt4lApfgYIJlQEx396s",
+	"nE8sf+Nm2fKYTtP3Ltpi5g0lwCVO/8ofQ5CEWX7D+fNEYxa/We1mcS21VN7Jt50sHFhO8Dp6yFC8ydjZ",
+	"ozDc+rOHPR3LrvY+1Z+BNxs0FFLub5n4b3jGbZvu+ZjGurGjIjkrqqpUgMXDub4dyENO59qZ2H7qHMpl",
+	"6iJmoRiV/JuHJ+ZNB7Age9fs2wF551lPnRKh7l2uXDg2sFxuDVafespFFaZdbANg1ZJyaTphV/vnj6m3",
+	"OnMDXDIf0piKK2v1FmE8+8JPpATuT09Jdz9jOAlGbaWcVmOPV0KI14Ov8YfZkXj4cofXIZ49IuYZBetd",
+	"GA3rFc+hJxzbgaBWNuW0z+oD19kTcJ30aHum1BFRqfofQCj4SBEtanQ6d6+6MOuZAXVyhrlvnWdX8T7+",
+	"ftz8vDNPiKiPifTHVJnZ/8L0+OeP1fi39s/qcuc2Trm0BjvdxQ85duqGhtWzDjuVU7uXzOtzhQtqvs1e",
+	"37qc4NQGaDMtLjP+bwCFNKr9eInN8O6CfRBUg1VXiuNfxtQKwSTbSDkh3sXfExbHBiNXN4yjrDESO//6",
+	"PMumi5I8lnRq/vgY0inIcyoD8+ma6RDMH+dOr+Df6XaDkfYwsffAFInolNA4Biorz2nVM/61lb3pLnvk",
+	"3m0pE6dyQd0Am3t3jPEuJnxIVeyS+MRShffIUYePYSJpWHBXVwk+FFq+YnyUhLRioyn95YF9rHzWDqH5",
+	"UcItg8mX34NYwcsskWHW9yydM5sb4lJ/0zFPoy/kzXFq04GN5nn9IWkLZ7m52ZOh3zi3NhUrKOChLaaB",
+	"G1LDM27bdNdlJ5cXvJW2YYEi6yJHW2nxikZ0BJeUj5p6oXMggqntpaahPAYarFQhhNFK5aWZ7QUP3kEa",
+	"IKpb6UpTqVeoNuvxzrYxN5bS7DtF2hWnWbmQddJsVTgWLnOTPZIrOKTpofCBLS702L5tMhNcs7m9ajCH",
+	"GdZ5Xhr3GkT0s+1jnvXfUc6GoDR58yoNhdmkVYoF1W+ojYCDpBqCM13lOrmIbMCGQzKhNr0FppHb/nR9",
+	"vvOlGQSSKKJyWocGV66oEQNilenbnGYLpj/DX0XSFvspU6lTXL58EouYqiE1ifzaFiFYZtLVUPSBAwGu",
+	"5ZTEIIlPNQ3FqOMSXg6muAsZUz12d9LxrTrvlMAtyClxKzE11rnL2NYhEMV6arCoCON+mAQ2wjpjn48M",
+	"OZdnuSwk4fvc2RokQVADtQuq7eW7CavVxsz3q1Zzad0eMNzC/YnsIsJq9XFn4sF1JfVXXxrnzD1guhgm",
+	"X7nWMIS7VesYrzMSwepDzCruQRagWr0RWO7nzdZBji3k31mlbkTj1eswZUTuyvWsMGK3q1MlxoCen+5L",
+	"rl5VM/2AxcB9EJB7vuBDMIz78CZCMRIrV7a7RA+ttlcQESs3EUs6VQ+r9UAJat82XbWWPZH/0Gp76oZx",
+	"fyxFRL+oiYfNuNjCipVn1H9Khdk2qydaOfZcb86pQiclcn6sZrEKnTQDv2yRS5pgRoA5qZ2J/KJEXiRk",
+	"q6E6i75OalDk6rqoy8piJsPALFvPqE4nskuqvCAiS1JvoV2WbrE8JH/w/KnuQp7fisPgeWbdJTblahlw",
+	"iw7AajPRQtPwbPF08Pfz++aEJS5rT6zQ4Uzdmc6q5nkhpZArms/GzjdurvF3rE3MBe8e3N0RCcoAseLG",
+	"EKT9VPizE+CaTKTgIzwDOMHNM0ECQehAJJowvSiFW203pOiAHPWO6jsgdtxVlHsdwt39mSC/bKPykdNc",
+	"NZgB+YvPDt4f8U4J/c2lN17T1sv6l6mh+EOREVoShkiH1PCM2zbdNW1MzCx4G4PxRYqsixxtpcWPNAI8",
+	"ctj8Njoa06eEoiVKJmMW2ic3rB2uyafrc/vaSMhAkQHoCQAnWTZVtDNcPtVmnhI4xbM3A7CRwdqvZOZ5",
+	"db8kxj0WUr9qcJil5LnrSoVb1kxzc1yUK/d+pZWx7FoOfzwm15Kv6U2G5vh6tSefvkm+bcj2KEGjbRqm",
+	"6Tm3bsJrsrhmF73VZsY6bK4SR7SVGu9E0Nw76Ki5IhHALrkuvAI3DOkIt0CTQcjUGAKS8ACkfXMLTzx3",
+	"CA0ndIqJZRRTGrg+6XOPqXe2iZ9YEAD3TCN213yEdzuIGJK80FkYigkEXocMWRimhx4mY+aP4Rakqdnn",
+	"9iU5Mqaq6jE1appQ54nSIjLUugQjfFX1eW5b+B3V/tgIYpHoRQUbeAD+IY+MtyISFCSS6gXHI7Q/To2a",
+	"iOn0MhLTY5FoQsmYyoD49iHQpWdWwRdcRNPqO1BZdiHIc5h2COyOdol3cSZBXeS1T06uNOUBlYFXq2MD",
+	"gtdAdSLhwy1IydyG6qIrhVxwIDSOw2npImETdxztqBZmfzESpPKi4exBlEI7aa0qebPsdqOh1GUSwksh",
+	"wpaRSibhl9Mpa+RLiDQr3qpFzIykXFToGmj0s2A+3NtYyJT+2R0yvqbW26khLIQcZNs5M5phwEKmp0TI",
+	"gSKCp6911r3OKBIeqI8gf6LhsOZ5Pg00uhThQnYaCmk0LsIaNZa6/yGkZav0RemEik+2Z+KxLMGqtU3l",
+	"klawzDx/FFZrlsCdhVqwSNYFcm4RqOcOts+yWB0vxtguTWaheFTzhTy+9UIKxksTPv3TGz+1XfQP0sD4",
+	"Ce6mbKyXL1DJ1e/d/amskkoSbKyNjbWxsTbaaW00GD5M7ZmWhYcannHbppvfqW9wV0dDROgtZQjr7NV2",
+	"FYPPhsy3MoFsowqn+OmZIhGEYF8ydwLNnl3cWTmznjs/WfcFl0KSAVfz5OSdGcuiF1xaEFW6YWF4hYuw",
+	"nsu7GU1nRc3MQOoKmpzmze4uPiofrj/hXss5eSVX4pti2YZ1RhkerVUga6NCe0mwxs3HSsZo875bmUrr",
+	"J1Hb6bNm3vkKOGadfNJaWrh7gY2EfGMGNi3jCKgkA5GMxtq+zQ9kkExJPKYKyDaVkZA7qz9u8pCd3a9m",
+	"J1eNRfzKcRoNww/DrZO/3j+Wq7TG5986i+IkuBAacxdQzoUmA3Drck/8MueW+VdIXhwcDHw6OOge9ehB",
+	"9/DgCLr+/uF3Xeh9v//9cxp8d/z9wUNfISnFUhYcgC8QahF7f0uPizwsnr9+8/vh3It647cVePGJWasp",
+	"q9QxbovURIMzbdM012Un5QvcVrtgLfaRW/1W0kCy4KNQLJW3TWTaFmES8bpplMTkQZmTxMQ+FGx6qprn",
+	"W6fFPqSqMoAhTULTBfDup6utqrQtLsXO/guikjgWUkPg1JrqYM5rGoYe2hz2Zqr9jVBNBLfP8AJPIrwP",
+	"LLtnF9hH99UFfm/7BNW9cP999yvmRu++vtzqbLGg++YV7vB031xvdbb+Rrv/+XGrs3Ujuv91ibetux/f",
+	"mv/q7kvzWSbdy094R7x7/ZP5r+xem+9vWffn91udrd/H3XP33+tf7JaJIVNu46QDm9PHmCH2Jd4vb+7h",
+	"W9MHsZfYd8kZsXfJnyn3VXrsQXDA3XD8MJJANShNPDzSzvjI5rLt8xCUKU9tivC/JzRMH47N2qW+LxKu",
+	"bceVxzgf4VbOaslRzUjeW+au3gJknNAwLJwhMZiu3pJcYFcUM6JlvZ1hxl7KfVjlOfI8S/Dq9YvLVbH3",
+	"WlyawhEW61BZfqBxHDK7BVpDpHzJBYrSWMurtIiK91FoWWS0ALZGH5p+RLyRleH2VV0m2uByg8tZXDbk",
+	"JMyAvyUGYmFUzc+7hZNek6s0v/ht9BZm6LJGorSWIqiSHsGhaK+3UNNPwGnUzWI0T5pZguD9YzyyzH5H",
+	"wjGt0v15bZRoRdofrtP8nLN62ugCfLncNuBKEupLoRTqb2xTVT9MHWaLXIMQOstduGgQtgTZxpPfMfVB",
+	"7VT1O8OLbhBZB51svov50i3HWrBaWv82ozUz71Zj0rM5G5WX3f6SWbtzkiLd/WqmpTrW2EWj2vAztrON",
+	"8CYTfKfLvpGONdLX4ap2jVBAVIfPDVtW/WKFSOUvKFYW/PLu18pfrOip+sUKo8pfUDxVPtKNAqvqFyvC",
+	"qn6xQq3yFxRzVb9YwVf1ixWFlb+gcKz6xYrLql+sAF3wy/Uvy63e1mmA+6HkLlOsCqjUH2oKWUJiF/fg",
+	"Z/nDJSmell+4SPG1vGSKtzolLf6WlszwuLRkhs/lJVO8Li2Z4XdpyQzPy59DTPG9vGSK9+VvDKb4X1oy",
+	"kwfLS6byYWnJTF4sLZnJjzolrTxZ7anD9suXdzRuLP4V0TiXFD4NQ5FotfqhaFuvwtLD1O4SRkxw5W5x",
+	"DYU03arsOlda3Z2VNSIN33rYqf8YrG2hznUPXwgZME51lWH6mvmWwl0FWhvzeARiJGk8Zj4p1Kx1+6sV",
+	"50qKtzVqjuKBd4giGpu/Fl+wwxuhMdXjyvPC3KyQZrfwqtZBn/xxVWcpuuucsYTArBB+NzRc/9AEDy7p",
+	"70vq34zwms2b9N2UOhHEOKRqXDvcOMWuH9aVpr5mPg3r0Y1gIiTiXrLIjnfjVdrcNWQaVPMUThY9nH73",
+	"Lgk1i0NWFWn+RcgwIP/6X/87u1McZaVPCRcycjO9Iz+QCRaekv/3f0mhUfLv5O7KpyGV1+IsCGoGaYtV",
+	"5of1YThUoAlmO3bvV6Tj8ml6HK1GL9NHmfs0m/udmfu0NPfp6nOfrmHudaLdlVKiGgNlUX/fLbbqS20O",
+	"wovhuVBElE8VOblY5uryOs/w1gy5C/p1gXXQ5AZZtYHwBLdV2mFiuIj0N2RlrLYH+LWbEw9IivCVGwIP",
+	"mPFGMW8U80YxP45ibmin2Gn9lmwmvKNxc/Ns0STXtAOeL24bd44cHdZAhNZSwD7L05zNbdsn2wFl4bRD",
+	"JgA34RRvjZP0oaFnaifbF87fBnKXfYSZrQb3gsuMnW1KovB/5XLhzBhYVx/Ii+PefpYVW2kaxZVG1qMd",
+	"DS2Y7UpEkBJAPTSyAHcxk48zx/Jrc/U4147+Q1qzjsMQSzGSoNS1OHeLt+CNIjoqD2TlfDf4iNZ9C4IF",
+	"HntFdGXyrepMA2cSlKOhzbr1ysDAO7VRKNBkJMWknne02JKNf5S0MuGRO9wHdzFIBtwHMjIl7cOiS0RH",
+	"pWlkCe7q5j1XrnlnFp5zvOxYoMSYy87sOWJ+VTfj5qTUl0mfB3hB80LkTyQcHkCvFOKPAsqvHWhNmcM5",
+	"kttlCzU735ZNdl1uQGmxW2wIr8UdyDmhxZTIxXozihZPzqZ9EDEkNHMWUmfgloYJlP0AVekIZO18cvJ4",
+	"Pq6OOjubU6V9jN3VkNjl3tJ6VaRsmoZnvEDCnH5o9qlOZodScsNczllCyYjdAnfJulZ/uUrmE1pkdTOu",
+	"tExwY2DW9s4V0CPvtC5Squlwl6m7bKW+pSciC2v1eKHzx6R0Q6q2tJgtkarZmJqec+smvCYTY3bR26ha",
+	"SzRZG0HaSo380l5zeZywC+JTGexufYXvIzNlUyW/Gb4X+sOEL0yWTeUIzqRe5VZp/eL4Rn21aXUJQ5CK",
+	"aEEouTbFyLa3d7u/Z5+13/vDqIfP3k5+Asvm0DILkl2F+LLw14QFtWdex/WuIHmRArObfBkp85EUlmOZ",
+	"MizcW23w4EsRBeTbfql6A5g/EWAaMqXKoGydsmx81u2b8ppMyLmFb7fVtA4jsswV7aXHdRrtb1KBYlR+",
+	"t7m0QnZbEN/RTrcS586spzqAbHOXp0QCDTE9idHbCuQtBIQq0t/qb+08tp2JFEiv2S7cdTU2hBqLCXcv",
+	"YtGUgAsmORSSDELKbyyFFdmmZAgTOzP31ZjeAurEzkPn+AWZSfJpL1B3dZQWsugazDzLpV9VPp4Hsd9K",
+	"PbRl8RtV3hmHtU80Nz/vFk56rWZLcfFbrqfXZ7hknNFKitijveeCD0GCy+nVjGawPRE/62r36ZMjsvoR",
+	"AaaukrjqsPq1TADNB0q0iLvaTHIkRRJjQhm7ccg1ZVwRocclCqhTglyW+9jOwhIR0+k247wKuoGKZ2au",
+	"MHsLYQFwzYYMXKbyQIAx1jTxx5SPIE1ME1Ptj03/iQLCNO6XAQ2IGJICmXFafxNm6JQHRGkh6ah64/IL",
+	"lJuZjluKnMxLVdos4zZq1czz7tdl22zY/Bti86bsmCpEtVVNrYsGrSXAuuy6BUzxVdgya7HxqjimxdR5",
+	"K0aicT2pgUYkFCOxS94YAR/RERgRrEhE5Q3qhlBIdUIGIfVvyA1ATBJuRXfQIYMwASISHTIOnT6XEJBY",
+	"sojKaYeMJAAnCnzBAyqnu+Ta9GXbI76IAA+9b1/+sLvb+dH866X519kPu7s7nj19ZDR1HzvjgMGrv/Y6",
+	"ZP+3U6OwbkFqogV50R0wTS5/fIkKIcL3s93QY3YHoUoPMmkRAmZ6JQPKgz7fplyzLg0ZVRAQCEagSMiA",
+	"DEBPzMBdI6hmEomX6Yz+tOPfeXDC8CfeIfYFr24vu15sihSU9pfsHtXaD0pHtPiBkiUYWYc5+ZgwIQ2g",
+	"hDQCEvKFGPnWd4+/TTA1a7CliG2frm1+3i2c9HqN08Lit9zwWqNBmnJGOykiBs15cGIAV3YIbZruVTaQ",
+	"FRKZ/jKmmlAiATNM2E1H1UHNODE/2czVQgJRdKpQ62VXCyouAEI1HSLK2RCUfuPSYucN2lyp5e4JF5NT",
+	"QgcKuM4SAlFXa9vuqw4AU2QoJCPuC++U6LrVe37x4vDi5fOLw4Pj59+9/L4q1GKtF/USxoxXHGK6sj8T",
+	"xYxhkQ38WUoDcgsSbyIMwKcRkCABMhmz0JRlqjypgFCOQatT0rNBKj+REngxMJUnCTFVzBiXE3O2H/UA",
+	"Kmg6gorpnxEOE5AL+xtTRUJBMVOJYRcWhkRNmLHRtCBUW4r5YwiS0N2XoKX5LrAQ0slXMfolaMo4BD9b",
+	"yj8gV3u6ZvZqsrwFSSQ2quqz9C9jwPgjksM9OJPzAt6NxjWvDjoOjKE6LmdklxACVdDtHe7u96oWyRdc",
+	"A9c/udxEM4z601n34PkxEbc4qGwwzxRRnMZqLDQZshDUCb6LY6x54vWTXu/Qj6ke419A7BdqTLGpoUsX",
+	"GIL9ud/nXp/HIPG7DlE24f1giimdLCw97MRLK6doeXf2/s3ri6vr3b8pfDjfMLGiEfQ5lserOraCQdGY",
+	"qjHB61FTt0CnJGBDjH24abgDF2YuOXP2+cjeD8oLCw7W380Jbad38v3wwO/5x4Pgub8f9KA3PIB9/8Xw",
+	"aPAdPQwOYH/Yo98PXvjfBcfwfHhEDwcHWO774Qv63eDYf25YhWpjLG+dbP1P1+hfe93vaXf42x/HR5//",
+	"rWoR88GWV78CpYXWTbNn3de//bF/XN1s9nzPma7kVV5i0AlVhQd/GMcHj9IzNfJZKu63P12f76SnWOal",
+	"7TNFBgkL8cUgKB7jTPgNF5OZPEVUQ1ezCGrdhhqJ7vyXIjKmSaynDtqfO1u3uQyYF5KYbMyV6KArune7",
+	"v+e+8FB22U2BwioY7O32ervHh98fHB8ulVOF1cwHk8G7vCxlAHdSyVJDxH2hQTdzRRAmoAyIpNJkezAl",
+	"LIqF1ASfKamfWm9WCrfUCLwCqppL+sIJxEyJAMg2pujqUl+TGCQTwQ5mfuHGTCDbUiSjcTglit11JwA3",
+	"RFJ+A0Zf8kBMdlqwRQ08uGbRkqwrCwFdA8BGRlEjkasPi3/69OZVqjNsuZS0p5g9RCAlVcdKGZERvl5G",
+	"EXxvq/H5LUjS8o5OycCdA6xz7rE6V+/D87XY3CwWCDY1y5mvPXz/c+6XC0tVr3CbNSV0QWEMYCjcmHF8",
+	"qE+GLAytuZOL06qeGw4jzeSTyFc+5/ESJy6LL9nRNxinfSwZ8lUdFdiIm0cUNytRfiMjGpQRDUWbchnU",
+	"Kquq0dm2a6prCjWXFrq95vQ6Asw5F7SSDmMRv3LTaeDJ+WVp1flLuJbUyNl5MrySIo7x9FqQ2NcGx0AG",
+	"yZTEY6qgOhzlUw0jYd89rOjO/rjsMoyTsSSkAwjrmqy+UBWNfpTMB8I4YbyLXrwvIWC67su8I8mCj0Kx",
+	"NJs2DcMPw62Tv96/Jj8Wa33+bdZQuxQTjHHaR/rN4FLCmu5mb7HapDPG4OJCp4VNwXsMiJy92AoZxDlM",
+	"3jyg+MFDbsXiahXYZYY5Zig/w6nptApDLg5nqZJ1kPt20tY8MY5XMhs3ON3gtCZObxg/H0sR0cZONuEZ",
+	"HeOcKD0NgdxSySjXNrOaumG8LQlQ7DbHgCogPlLEHrvCWM8N4+6SKG4JKkLjGHhAaDYd1KPuAQBKOExC",
+	"xmvH84ZJGF4CD+wZ+1rPWBiSQ/AzC0DUrTOh2q/7TsYX+Gvl80CFqWVDmB1/fSZt8gTeUj79xg+ZbZiw",
+	"PhM25UyXGL0t3lM2qMZn3b4pryuUMLvwrXSjS1RZH0naTI+3cAsNbjYk8UjSAAjerMs0UYckPBS+3U/Q",
+	"Y6Nx0oL2jJI/bVVWuQWpNTDanKbTCA0hFZmMhSrnFHFPatd6idW08UZDVLGPnga/dWrjYeFd8jMNE1CE",
+	"cT9MAiDexcXfE2ZduWx9TZMnJz+//tXrEO/k5IyzCJOY24+vGWdqDNJ+uhIJDy6GQ/C1st9cS8qV9a+y",
+	"Ov/FwvBcJFyn1a5F/FrSkf3whqsYfH3GA1POOzXmpE06rEhEp2h8Ullzc2N1Hf0Fajdfgbn0WisrWyR9",
+	"o1t5D0fXN24KboD0LQKpQfMtw2rbVHPTc27dhNdosBYXvdX22brM1YwjWkmN2AymqeCJMq3nrxhba253",
+	"5RB7HhCvPPFgOjl3hU5OzgU3ijahIZ59SC3F5t/zfYwjfMMkDFcYgSmO+s8edFjlcWBcivp8bGi8kJEf",
+	"P4GsZZzHyCBbR60WYuyLM8FmS1NN9vITp468CxHXZMSyGnRP8HD41wHblaOh7cbnAs27gegDINqUmZhK",
+	"gDbZAE3OtVUTbTI294E7x9fFDUx/X+VLDqpEqRrHAFaCdqH1+3dolnixJaG3xhX9xuM8X9/iNym8WhfE",
+	"yAbV+KzbN+V1xTGWmVPto8r6SNJueqyRQVrPG+tii9ZSARXRtfVJFpsHi76fv60z28HM1PCkpzGzVEx9",
+	"IP/6X/+bbLudzRuY4ueylVB8DaBy2E2J+AJhWrJW6Hk2FhNBn/E0SzerItDMV0SCS8VImMbL5Zlv6X2d",
+	"ZrsWEl4D1YmEYJWTqo92pqpiBMssOVz5JgNiD1j8b93C/5r5pCGZmLFhmwRik3Nt1UTXZLcVF7mNFktG",
+	"i7UQoq1UKEt0QwU+dZdKqulh483LrnoUSFMuOk+GeQn9x1zYY/7Jn9/mdY+9N63HQBI3KUIxB4+9E4AZ",
+	"e3zBtaS+Lr4VVaqBCdSYPsFcSv959eG9Pa3ibra7szXBLpJOhhUZwAZKhIkG8unyLcaxuMsgKyS5ZQEI",
+	"4hJpRRAwSsZC6VM8CTOAbCMmv+w91jpWJ3t7WHj3loZCUq67NGa7voj27G0ctXd8CMf+weC4e0RfQPfF",
+	"8fd+9zA48rtw+OLw+fODg+PnL472nFJgvuC7MZo1WbgpkazOnsLDMogZbnbJ34oZhnaJJ5nQ5yEDrl3L",
+	"3l7hu5cJCwOPUAnEZqVVRAz73EvvzMvZqjM/uPpDIYmPX6gsg4Ep6JOzj292+xwZXxGaHnkMWIB3m1xr",
+	"ZFuEAZHgCxmkb40J4gEfMQ5p3yTro88xxdMODnv2zGVVIukHZTbDPl5RXWHMvswyTJFi0qoT4v33f//3",
+	"f3ffveu+euW5PBlZcoUsmUKZ+w56B/vd/f3uwcF1r3eC//8fC4fz86LUUu+TCCTzXe4rC2kzNppSpdTn",
+	"fmW+vRK5K426cp6wmSQS+bMUjgOQEdMqZHv/mCRxDNKnCsgY7mgAPotoSAI2YlotT5P4kNRjRTatnFI1",
+	"o9/DKl01ZnHM+Ki7/313UUauztYMxCpkmIGbIVXVUHfvb3IhGyxq1FWobPa2aspflHMsyzRWSD5W5N5Z",
+	"Vlu4CgvWsYoU8xQvIrhKKbuaDVmkhRRkbbBA3HAuboHrB6gWzzTs2S2jYsK6PavQPQKm4ZNSPj8uJqlK",
+	"ojzoZBvtfe7SW9pcdwrzIpKhFNFMvkrM1cI02U6z5JmCeyHVoLS308HS5qtnqs9VEkVUTk8JhMoMlw2H",
+	"nnFoPaNvvSqdYIospcSsti434fbwl0Td7uOSV2w4xHO9FcE3fHZa01CMlHtkKM1+z2lkfXM9BiZtnktr",
+	"fiGZvI49LDMWEyN+pwStRDIBo+SNrdYhEiJx6/KjumZP896wNhfZg0ISSAhDTUSiK+N7Zu0WiqR3qQLI",
+	"kxuVl7hSKLn1rEO/K1d0FhTFUeUNdoqrNoeUQlqjLsdARAk5prsG82U+viTOBTCye5Vk+AXN28ZiVe4u",
+	"e3Z6y4gq1SFqLGL7ai6+dXBTneb2geexLngSpTdwVOKPMRhWOKifH9L6Cejt1KvkwACGNAn11Q3jnxa9",
+	"5d6KGOkNC8MrXIQVxqGKuWJqZTjIssvMe4XZZQnnKjlxRbkx8QdABiIZjXWt5AXICbWdfsu7ZomqPP/F",
+	"T/DbaoYT68//l0Kle0hgvc4Q0iwONWa94nGxWcacjUTO8EP5kFhx6gUuSAm/WEA0Gc9eQUa06NTn1yNl",
+	"Vgqlr1mcYOyyjRJlQVB1I1QeV6g05H7lQqslDpgdUKOzbddU17QBUlroNsb+c2qshxTtpgPaag3bEZjG",
+	"KDMmbJIjRbYZD+CO9NJ3MfBSr70ZS7kPO2hkuOv52/aE7D6+F+f84TRB0sqJ0d0AHikjhEvXf81ALrj9",
+	"QCXTU7zsXUiG6+R77ml9HdfHVr01ct/txC+/MbLKs8idrQkNw5jGNfMM1UoRXLgoMssHswo7772sq1Nu",
+	"vPe+SNkK+srhun6X4cGAX6DGvh7Mr55+QT3aXewNvh+G70Zt0oIn1S4jpPFZt2/Ka7XI73Gh20eV9ZGk",
+	"5fTIohcNpA8P1IrBkbO0xoLICG4oUhZ1AzHhXcVGY42v3iVcJXGMz8DVihBRJl8mUulVh1eqdk/0JhJK",
+	"p4GsegMK9Wsm4bryVQw79fTxyRDfRdZAhkzWu7NMQ301FnqUrBqrOpupeM+MueBdZcvWm3FAIzqCS8pH",
+	"UN8geJVXqoKV4f/4mkXgnsusefdvaM/wzh+qq6ClIfo7EcA9+aOUpjygMiA00SKimvn1l8oUvKw8gHQp",
+	"Eh4oEoN0L53XTG6ND6y9TMIQ9JnvJ5L6FYHtq1gCDU5JKCYgDaAiIYFQLK+hZk8RHdHfGYcr9jvUpLyE",
+	"UNBg9RWTCb+KAYJ3SahZHDJrkc1agCHFowhaWFciErcQAddEmao1J+V4+iMYAtp9+7me9isRUKNxY9F9",
+	"BA5aUl25k1694fBLudorayXaV2veQcCSyFv+tGnGaTMLV0ncCmhVLV41t1UScX7yOQ4LKCtLxk6uUual",
+	"2qxUnxExv1XFyxX4ifGjrnx0C8wCfFIgz0ZQtc7vBb79C74EfeKeCzZOhUcMYUFpEiVKp2/VT61zi8eT",
+	"XL495JFBSPlNn3umoy725HVMHRqGU+KdxbFxDdLDRGT73z9dvt3xdskvTv4Lbg9AUq4cVo96PXvahZlB",
+	"joHabMDuMEPeTc4SNGb/BdOtz4YEjA8x65vxPqiPs3Y1JQwDG9RPZFg4NDtiepwM8KCsK5L+d97lvwQa",
+	"dAUPp4WrKri/h+eKNNCImF6ZT0OixkJokORf//g/2SaQcfntkZd0h9B4tn2O9EwDB3lcoEMGSRAwUB0S",
+	"0djFBXwahiLByviYi+oQo1pAMyseGEjV6fPYPiWOw+vY0022aZSFZlBU2ZPLjJP9Fy5UoDokDpPZNz0p",
+	"D/o8P8D0r3/80yNKEGO1uPPQPvXHoMgQtD8mSKBJ4cAPGYCeAPDSyV612+d9/pe/nAtuBme++ctf8Cty",
+	"gbyIg1OJ74NSZCCCKR6H+qPvjMH+1okxJTukj0ah+fivf/zzs3fqWBmkFDKt1+dkpqp9k9dYpPYVXtMO",
+	"VsEft+zPEShFR+k7vVufvXQFifvFPrWNc9WGIEhYwbE7A6UO8fZEDJzGbHdKo7D0xd+UzY64NwYa6vHv",
+	"+LfRXNPfbUfeXgRaMl95u5Ympl17aQqPTLnIUkxHoJ6R7QGEYrLTcblZcTIKzz79dP3urS21a8h7Zms7",
+	"EGtJWYgSOaRq7CpnBQxGmQ0vESkSnQYe0jPlXsfONRC++UC8Pbvmas/bsUEpg2sIiHfY2yfv8MzWR5AR",
+	"NZZQOPXsKLy3wrfJIu35OlIeAIbCzOg65O+JWdsbiHV5IP+RhcgC6L668HZ2iZFvrrVA+EmUISCWYgDq",
+	"JCf8nmcFz9Fuzn0VktCnUk6LYo9USj0kyALBd5rNaZHg+wvx0ql4REEIvlZY2B09239BMucgBa19Izqm",
+	"kkag8aVh4Enk7teZ4YSgjSjy8Xh8pnkD6Abgjs77PsQ6v+gQMmU+GXjsdPDBOhqGHhE8PWNnWkV+UPap",
+	"OqSZHQ6hZnY+nGJG1tyVsVck3EzngGR6RJjiYmd1fHwekJzZKCfe3TCFbJw0O3LplimjSJ4TCaWzPafZ",
+	"sfSYMAW2JvDup6tdXK5zG6zqvs1Ij5eGLS1skxjDdVKI8ZOZfs0KZZ2aYqbZscA7A3xqFs+oTzOJ4jA8",
+	"HIJn1y9tXKfN4I/268HUeEhGnk017JTZ5Adcmm23MG5Vdk6Ka5LHie3tl22vsFdxQoz1nsIVRcxMGNnx",
+	"nSMELgnZ9krhUG+nk/JOfm/CPZxPmD5NV1aCMnC1z9dHtDRf71//+OeZmUv6pMO2h9eMPKOiMOh90Otl",
+	"LVgqfLKPYju5kEHAyj024sLInm3MXJ1e71DAAwJ3WtIMC8gDacMfUNurH2zt/z+ev7WdvZx28YlLx/gO",
+	"uoabzdJQEtHQmMkQECy2zYUmL7pH+L/9AzKGO3dVoINMYeC4Y7o2WDjqHblWJhCG3WI7Or8akx48DQTY",
+	"t3XG9BYKUssuL02pi6DCdQ0nRlHFEhRwfWrL5edkLTKtfMsOHBPyyoBn7vFJ6nqBOyskRqDTY8pkO3UJ",
+	"XQ/41iri0IbyUzbAX58pUjCvLOJwLtduR4MbFk6bti/6ZlNDxetZb8A7IXQBo0dU3gCKjEqWx1M5hVeC",
+	"jaSg2WyEJCH1b5CC5YtgeF/HtOq8Ga+/1d/yOplUc69/SzD/Sd8cDsPCSmVAyAVN0Tqy58oN/X3zLcor",
+	"xon3a9csSje9UmSGsE3zOypvXu2cGk2dNY4UjNid6WIiirZXOpBPl28dsdz9Mjv5kwwvxsLTTprYS2qm",
+	"ClVExDbCZrEhjKGKsIslGItUglIGfN4AUz6Pfmext+MObAsF3EgW7wwVT/eC+yIwK0n+3rV5n1FigCOV",
+	"41s0EewaGcILPiIX13TUId6bYfe94NB9R7U/9siIGbFz2DvqEO+ni7NXHpkIeaOcZeZaNSDGoX9knBv1",
+	"5GiTSs6SQHX22O3+Xih8CQptYASWEilvJDyw6rZoPau9P/IDzZ+t7Ywa08izdLFLFTwL206+DWiEvkoF",
+	"hZmx5Rc7MNf5ZMxQSVGdtToxhEK50SHeubHQu0bPSRGeOCGNxltE77pGjRzuPz887hmLmkVRog2KjWai",
+	"I+LFSCFjVFmecZIPvZ4ymZCbLcqpRkYxXJup19TMs2842TTtOpWnjv8kJIZvUBgqEppVNhNBtNl7F5re",
+	"AG6GKQD7iFM65447fikkPFMkFngZU4O8pSHZ9rpd843XIftEkQHi18mlnRPiOZJk9LAugGvD2MUhuFiV",
+	"kd+ahECVJvvOfbDCgIbQxZXoSrilIQuoThtCKUMj50x4HeNBUes4mfaHUnCdKkyakcZRmqLkxDisgXFp",
+	"YspdncCZWwLZuxGC75JrQW4AYmNFGHgaaoJEi04LYnwNS9ZbkDRM10EM0ZzJ2Ag5y5LZfM8KFwY72EbZ",
+	"XUwZdSjCUEysSWAR9unyrUpNIS9HhYcoPP9weXWSId7JL4N1lBFKpbzbPTPNdj9INjJm2F+sqwR3sTDG",
+	"rWfg4ZySGVlpITxn6aGZ6n34eP3mw/srzwivYchGY/taNZ9aT8ToONPmQe+IGP97gkL/x4vrDjHypUPS",
+	"+jiVXxwWgRQuCvFM+lrOlbeAFsLYNGX1BQRmUUXOw2QKxl6UlrlYGJJQUCMnDf/hA8s7naI4s6jjAIH1",
+	"GSz3KPK8d5i+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C2Us2caLGJyVO+I8JZfqH455K",
+	"vbwZKc0UGRu9k3DNQkJ55q5kOjCVX2QbxYBhe8ZHO51cGs9e4zLGnZ37FZK+e4XXbQnB6y8Yb8YmUQwZ",
+	"vyJdIWuqa4sxis+Vu0uoYkgGwkhiMQL0vbf3e51er2daHUxTCdIhXrdrRIeZNEjl7ZyS2AgIhgbGFDWj",
+	"WQdLikvQcto9M8C1wpDJdLUQP9LoYdFF8eD8A6RVCWloXZliyCwplX/tGsCE3ZfJcAjGOjkhXFhLAdcN",
+	"KbWD8sc0b7gpluLOiIeYKlQtxqvCl/GNMWF+nOYiCl1ho/asm67U3LoicAKLEzRGaEA0iwD3ewbiFsj+",
+	"QY+ksYjUxS7AxR2TxopU4Rbi3v7unbU0j4yGQnfLzDayz6FTTvaPyX+xl3j5mxAbNlTk6HC/UJhaZ0qY",
+	"Po6PsPjR/qEli3FXrF7hwknLHXwPRwF6m7jazgDmDm6dFFQGCzPIctGtj3TkXOQYRBzCX/5iQF8KHCBe",
+	"jSj1jOG6N9ZReEr8MZUK9A+JHnZfeEY97Vk26PMUHalF6jCamg9EgqaMQ7DTcXEZrMgK6XWM1Da2ivXu",
+	"LiEQfp+jiTkXnHKdZJ72gHEqpzuFQE8aqkrjPn+Ysp/3/tDis9fn25VxwKIp2jFjMGYDUtM5yyWPU2F3",
+	"AykmCoxoT//e+8PZHp/TMcx+nx6MsUucXg/suBisvVWIwU20xsznZ8p5LveMBvFqAZ3RUXAfULq4afW5",
+	"7RInbsyj2QIkpgj5NGTRKZhSwo4NQ3ZZxXzhy5UGwtid2ZX5G4i1s7KN7AhIyG7A6QgbOjQYOEkN54H0",
+	"9qxp3jH2ciqKbPAw9WeEAsSVbQUVoki0YgG4MBmqHffaayFOyEUMVkjRLARnPqGy6RgC9nkemyTbnkHL",
+	"hena2ykcgjPgsoHbDoZarVdoPQcPHUHj/xnIMz6yRfp8gvsUxkewswgZv1FkQP0bo34RTWikGMamhXXC",
+	"H1PW3tk1JZ8p4g4r9LkvosjUy702GgTG0ynGg6zPpsWJtXR+Ekp7ZNvu9pM4pIxjRg9sBLW7a6PjLv/i",
+	"4poSJy96L3qeYX/crfBsiMn7tftayAmVAQTdj1JoYalAlLA7JyHzgSsobH68e3M9t/FhkG7d3l0hR3uu",
+	"ktozZT93tjTTYWHfBCPb6KGWtz4KdzRPtvZ3e7s9U9lJka2TrcPd3u6hvUY6xh2pPfOvEejq4yJl4ebu",
+	"XDONvkzB6qwUeMWF1sKGHYRv4Z6vcMeFHdHEKVk4u1s4cLuB9ybYOtn6EfRPIoKPNhlWapXiNA56vUXb",
+	"+1m5Paz4ubN12DtaXvi90O9EwIYM8PDJ87odIGBsjcOVahR2DLdO/vpb4c7y1lvK0cyM7cw1Hamtk79u",
+	"IU63fjM1naxduJgXJR/aCVGnTTLPIj0zm1taKJM77ogr4zf4RLe1iE3nlUv0Ekfy51uk65JOy22Mexcs",
+	"V45Llg41kFu3dBlTc6e0jFbKMV9wsu3shDReJp8pm8GozyOG5lGKZ2tvu7gYOMGXBuyfKeMqWi2G7GHE",
+	"jus73x3pcxdH2o6Zf2PYh2fbYTvVLJRp1d1CvDWdHBpXxgycDa4u5rlzW9WxXh59XngUKS+yV2oBk1ct",
+	"qWB6Sb1WPLu0XlY/WpnVj+r0MgOOJ4TTB54x+jOVCqKVUeVMziXgsgFXhy7kyjRFyLztmm2izEPARVJP",
+	"+py7bSjcuXFnCDD4r8Ziwk3rroSLLWaB3EIJ/E5lIIY+t9nH7oXuTqescZ0RjZv3KX5zqiL2+rwSfGQO",
+	"ey4BFdKnQn2Uynb63DqdSpDthKPV6xp9hk7jjuvRM2SdNVlxn4Uavza8F/BvNETrQTuemd9IhVZIBWRA",
+	"NFYgR28N2eDciHsN3oKHaKWBTQ9UchNPqvIKFXYFBbeprRGzhe8q8w7haSEqrfcS7VhNmL8hZCMw1qQ2",
+	"6DC+sQxZ7rguwIeNAqoHgWPDw83y8C/FGIxTIuUN5frMXIzvLGTsjxjEQ1l3kmkFlebZ5EGavimL/WTe",
+	"PpNoSRZ2Uk1NY+rZ0WdRAbeDXcwrRbYdNAwW7J4I5h7AQxfWxXDhHpcfVO3skvfoyONpgQXa9T770qpu",
+	"nJbx49OBZBqxZHSS7cURKhtUsrGOzLEtwbcYVzvNQeuZrz3s3dPCS1Va2Se+Tyumaj3ThYXN5D63OvHE",
+	"3jyLQSokAnUnwnBW+DHTxXgq4H4Z8dJGAR8kKl4XcmLV0I7XYoXCGzG0RjFUDAWnzFqICS8VR4HwFytW",
+	"DGkb3HKEQHUQ29h77uCiNOV37U2HUHDY/ZvyTgkX5PzV+x0X5FV9PhMd3yXvcaftP+ktvcLeT2ePe6ZH",
+	"NBHXWQiU2pNgC1DySvjqzxjMYAo9gIpdigUs4E5vLuSCg14vOxaBO5x4kjjdE3WxWpWa/eQScEe1VNjZ",
+	"RUyRIWWhOu1zTW8wpyOe4RziuSMakAENKfdBui247BQv40oDDRas9E84gYetsxQDqL1obzjesgprBP7Y",
+	"LXAzc4zRFwifDT6lvp3iEuJjxLuwnWuIZU2ADm4Tum1uNaZuM0pCHDKfGg9Vp+DJtlTs9iVWoFOVnw4y",
+	"NVI3mYvJKe6zbmemgsRz8jsFXnB1+hxXXHUKO47+ON9+x3MS6ZEMuz2d7+GPKZ+xwft82w7abtUrTUcY",
+	"expDenYCG4wYnovCyUyY9sc7u+Rsho1wG7vPtaTDIfPtiXp3YKNIIyWyU1r2pJc9EJOOcSRww2MB913i",
+	"hgkotX4GrCk53gsc5PRejs2msZxlb/f36Mj0UeDaMlnwhrEtsqplklsOyy2NN+pjSKeYY21MJfU1yAca",
+	"HDhYM+pGrY6XNLi04rLxFc/stc9lsaQ0sWtXdBWkCO3JPDpgIcOLuvnyu6WeWfr5+NwcMNLrRautf92A",
+	"zRdamDi4NxqiNS74Uc1uXouEB0/EIT+CvVNB07thC7jA3ai6VwK8dGUeLgIetLSm2+mfBMtuGci2y6Hj",
+	"j6mM1E5h4bJnoebWbi/Pu3LvEtrHEZ9oGdNXIP8kazlNUxmJobPL8NtV1nPZzskl6ERyaxK+zLs05hqE",
+	"Q3vbwu4T48lZLLJTvWGcrVBbpXw+wo2oXyjqC3xXj8+Wq/6XjmnbyxQbfrifH5ZxAg/Cpdrfllm72jDd",
+	"/klUhvXiBxmlly9ZLfCaku1FrxndBr73wNct3z3M4IOESPBlBvx5XmzNKHY9/1nM+Hw9yPYNC0MyoJyD",
+	"zC+Zn/nWQT8PE+2Pi/Z9xJRftbA1gJ4Sua1QT8e3AftCsPv5Ei5giDynCaY0uR/veeFrBvIK9PqBPzeE",
+	"P4sImEk+Q5SlfrqsLkvN4pWtA/g54rYW+nMj3QiBxUKggnXu5xy8u1lHHmS5Z59AEGR9/2kkAM7Ypp6y",
+	"V60klRiOJxRTXD1TZCYdsL1AsyTeV1zvWlIi66K94iEb4kYu3CMXcoZaziGS+nq5OLClnkAWmI7/RIIA",
+	"6Uy2B1TrEPB+MKiO3ZWxF/XxHnZWsigBYilGEhS2Pr/CNQWAKdtm9JvxbaB/L/TdEt7PFpgfw18aCMiL",
+	"rRv6tuc/TSCgSOgFHl1WpA6UHflaC2U3vg2UF0M5X8JqhijcSli46Ve6nDCTBM1lVcHXl7fdHWF7NFwW",
+	"LlCkqVU6LhUZpka9ZSJRpURJsUx4MccZtmp+iGgAO6fkeXqeLTuEFtgyTPV5wiXQAPOeCUl8IWUSLzre",
+	"+RYnjA/xPoTxTMUN080xXfXZYjzJObPY6cWC/NxegUHTA8gzTFrnzsMFw/OBQgYgXbqxbXc4n8MEpD0x",
+	"iGf0bcUBKDISjI/wkN7Ors1Yk6YkQDY1JEh0ymnIfgZZeMZeFRNJZgXxoVHkzl1MTFi4I9DnQpLiHYHS",
+	"Uf/ClQKwM8nzOcwcz150btmy9LrO8/+2QU/D6Kk6mX8vVmyW6XsNsovbxg9XniGwa5XUD2SjH2kEOJM/",
+	"iXXHeBdTf0C6etUK3f5cw7pD2rXVtMsWdyMoFtp2JYZYzA93xvS69/rrjEmXJpjgNFZjoUlIpyLRZNtL",
+	"VU+aMx1zI+/ZzIpDFrqsiu7nPvfsLzZLkv1tQWGiJeUqtOfEO5h7R4Lam69vi5fSKoNNeoxH/0e/s7hb",
+	"SHuqqSRU+mN2C7vES5PoWGPUSzNYujv0ePleE+YSLuXZMnzKiQII0jNuNg2s3iVnPG0cnzehgc0T5fLl",
+	"WAOYqhubRrNjLz2q7OUGzEqUJUIEPtJj77R4/fcGILbDM0oga4iEVGmyrQShfNrnedYWX/A0YaVdc0V8",
+	"obTNOesGqp6RCCIhpx00K9COoXj54YJrmeaOlTBKQiqRLIoomxRx8P+xd607buPI+lUI/4kNyO7O5HLm",
+	"ODg/OkmfkzlIJ4N0Z7PAagCxJdomIpFaUYrdOwgwTzMPNk+yYBUlUZYl0wbG7Vn7X9IuXlQ33qq+QtAp",
+	"r4R8i5gvLl8+f657InIpWFbt6j4LviIslfj6nIBFIuYoQNBBykSVkIWDIDayL+bwDFH+BpirhikINYvQ",
+	"kprfEct4I6HMaGd9za3PJgtfVAnYa9iuhOejSRcmK6lw/6ZaKxBGUzWSu0trIA7HI3NWwW8dYpoIYroo",
+	"gBT3RZmFY6CaWXLPIKNVAeYVILKMNu35rkHUZrndx9NiB2cX+30d1WdNktSgeaIh9W/BgKUNzOFO/3tl",
+	"lBPbBJh0ScVDLyzxpBtKuA9IeFrmekWWsaBOokri7pMMqZ5FyCJfZGxsYLRN6jliiVgGhu7SWDSa58g+",
+	"9lgQs+Y044unL8mCrWjEQp7Q2OCxv2oakpWwZudSd9tAKclddzQ31QT33KucLWiDBV21ji27WNAsZqve",
+	"I8z/aoID3ybrMfV29ETOG1oGiPzQ//yn6RyOG3tJ7ECnjVKy58NG52Gj0oZ+ZdAHEr037L+A0Ke7G6A6",
+	"sAmXA5+ICcPxMDGMro6H8P+2xC6gHl+qdwpu0ru26B9JjvUUTk2ihDW4v4twHZx1m7/HfFHUnOnZiXc6",
+	"8U3a46I87gpz7GpyVo7tytGjEYxm/UuDJjj0WsDoqQR5av6TIc0SiZdtBku+ABSLRhiXqcjYFJ2LHe8j",
+	"wEPZMKPngM1u+005C6FC5Rxl2KkKkKx7D2/k/Rs9yH1+bQj/zNdCTAPfTyusSR7YC/wVlAPcBqbo31eC",
+	"7Dm/2brh4C4s5h+r17CmeHYenc7DVpEtGgJvc/1+A0n2khY86d3i/E5kVe+sKGyBLGGJyzHc4xPF/9U4",
+	"9JmSmljzfk1QF79ib90vEFjphAX4iJlDvZqhqbtj1SweETqnXGyaLxSjfaUbQCE1X0AhAVPNGSFV2RxA",
+	"F6t6olBdEGpIwturwDpmG0P1SmXacfmBZqhOe3qOW+D53flM2ek5zMMsAOxh4CVWLUSN2qqhCU1Vj1pW",
+	"EMCAnFvWjcUncUEzrSbfMLG5qvdvdaHaqDPa2m70mAc+odzQ9ERcmZYouq2QxrEsmnFKmvUN4TvsMG5o",
+	"eqw7ixuanv1C544iAcF1yB4LP3VDl2cyYfmCFYjRi4VFOQSQzGSW0HxKUp6ymAsoSjZnHpllTC0E1u+C",
+	"umlQ5w1/9EWRYuDJhgiNIRczaUpRYbWbd3d3P1dVxKLCwFcCMKoscuaLnCVpTHOGaxs2NcXIaFbV7Tdh",
+	"VJ+ur97eXHcsbjeGEZvVzzyz639CVUKoWqb/h+W34e8PKRtMB+iEB981g3dk5eSALqahKNbMkooNfbCh",
+	"CVf4TNy397wpiQ7t43HcU/HzNZd7M8RKOhdHj6RH6+xxemeH3+3wKwH2qgRWR+LftpwhP9ZkB7bkauTT",
+	"smUibY47itDBrit2HqtlVxM823anbUtLiL2qkcb0gWUhzaJ+8/4Z6N4A3YHtux76RAwcZUJCw+yeuz1L",
+	"eg6WXTPyWE27nuHZtrvfjWr1cNEOKEnsdG1T39gEEVe69QeaMFMmHLq5Y6s82HxPg6K7w8EexUPA2Kfl",
+	"IvKS3Y5a4OwkgJfH7SVgimc3sc1N5EaSfRqSsYSz7CKUwlQR2rIXQPo3FvmhDX59Bqdi9vjdJGywvt7g",
+	"wa+9gnXxAOvMPVo/sD7Rszfo9gYtzXFRnFjOpZMveA+Ej+MF9NgnZv85owmJDc/dpOhu+JqfR27yeopn",
+	"Y99q7JWa9GlJCRjaZ+W3hubABo7Dngq6P/KYDFnKlYwY1qNfh/trwbuaP9gAwa6oz48k1dYMThDzWVWs",
+	"30Wwu4E+I3P/ApjPONGzP3eCfFalVPdQnIt1EOg2tEiJKG2ALXRPTxQJwiZCt9JKEuATukcoVPntBikP",
+	"ynKgPEeg4xorAnzc9R2dj6aI1VBCWT5RJCtiwFogywUPFySmUcQyQs2sICLNIzRNY45oFzUUx8QXdmp6",
+	"xjApHesrYHMAtjNVvFX91SZ5nTdS2rsKc69r8H7I2WeM9eOLkduEsa6VAlAWEPFhT6Pc7sGP222fffUW",
+	"X+2gCmlGH7bst5Hk0NttPeqp7LaBw6beNZZS3IKrjy1cymgiHx+ljGY99CnJsVVGE/66gzhd3HLF2aN1",
+	"zdUMz+652z3X+uKkH46KcdQ6cVaHfnXoV4R8wZItD2J3SHJgXw+jnk7KVbLtoRtpHCwWGHesFguTO1ts",
+	"p8XmRng9imCO7d3ZCjKOSb7gaqqPcQbA2ca980hwX/A4MjMJiMzMX97SnAVE8bmgsSKUCLb0RUrzcAGo",
+	"l4JkjEYIAWgB9QcT8jEjSwrAlBnh+RRzbgL9p6CC4UQwPl/IGeY9CLVkGXmQBVnIGPITgp9m4w9SsPGN",
+	"HjLA/Igy84ErsmBxRJYLHms+0Rxg9lXO4XOrDgH1XxZxRO4ZeXb5fGQAVOFXFpEfLi8JVURJhICjAlEL",
+	"DFd9wZVJyYA7lGflRYv5mKwQisgin5AvPF/IIm9PWmb4+VTA1Y8vzFwJjTX7HojKaVwmf+CcQwnJGjkA",
+	"tk7IF/OJFfaqWhS5IpFcCkJ9AWyw2FJ9mp6s6YQMqfqKKZLT6hszlsY8pKaBGnXc/OyLXPiF8n3Bs82Q",
+	"B3YMf6Kdfxb0G+UxINpsvoQxeT8Ac/Kt4ng3BqH5y4XKM0aTbgBPEkByDqAwj5E4IEOoI5CNb5nICeKt",
+	"e5jvep/JpWLZE0UC+PutLLKQBWDpyhc8H6E2AzYv1GlKa2tBM7xnRn/L6gngfYzuTn3hiyAIfMGjKbl8",
+	"cf3js+vXL66f/fDyxX+9/m9fQJ/T2vwimtMp+dUf1A7LH0z9QavlwPvjt9+/m759EXAE9NSstUoYeCSA",
+	"EQID6UtK1GjtBfVYAWaIcgHZov9/+/ED4ULbLCOB0cpr7ACznKYNNNDStxnx6i64tlQ+m1VIwL4oqU0h",
+	"EZ6T4VIzruVIzU0yiCaUhcjVCJO6EL0Z+a+9XjtxzCOA5WzM3yOFiJlSJHhPVT6GLxj/9DbQA/Nw0ZQ1",
+	"wEBHqrwvJhkLpRAszNXIpJHxvHRerwht9SlowsUcErTBz9QfPGe5Wius8USZz6hmqqRep2IO1d00W+rx",
+	"fZFwpRjcbkMXiNp8X2hKqZheNExpggm50m4U0rpBmsNgCpjVYxrzbywYgaplD+SHF0TpASJlIK3TTK44",
+	"UyivMJYK8ofhmhRmAaDKd7UzBl5RvfJo2yJ0lrOMPH1BEi6KnJV43cYN42rFc8uFT+sPxAsaX6xxdORp",
+	"I1vQVJFcrnvvCQneXV+9DUovDlNdMAqvB7EUbOKLDwifSzF5PhByDDi7wYgImZH7YjaD9eL+gVD4/Acy",
+	"DP4+vgpDFo9fw69czKdEyGDjGnELX/63uvzD2jrRfncB6zQLPwCGow5kLGT8G4terTkf1Ee9kLdUcjLw",
+	"Blx3i5888AZaRfVG2mbhwLOSEhO6QkDzwfTlc6+Vo/iLW7aj7VCbSY9rNV/AuxJTd6hinFXgRe/xpqCk",
+	"SjNmShBY3nJ4AC4PmPVN91g6rbKJ7aD0iNp9mcZm00NYkuYPMNgrhHy3jUTpvUiWa4XHHds0QHlvzeO8",
+	"w1R7bQB4LSVQNCgV4KNWJ6VKTOjxVRzL5fhjxueYNLpp/TStL7CpaQkNTbvv3nq316tUKjZ+V4/r3DE2",
+	"LVt+9wYNEOsNS6tZQSpzmkCi7D8LnrFoMM2zgtlqx1aAlT6YDsoGGxjrDVp21zdwYNylMVox52I1MhUV",
+	"ATrfGBbubXmOO0v3eW4S/V9ob7VplwMRQ9aWxawjLHLZbXW/Jl/DYlLvg6oNjwGaVh6UeFK5WbuH9w+m",
+	"0gOWgxqZygWlh1tS5QuATVcLU7OJNoDNp2sLqVdtPiQ4kk2FqQI0+eDCoKU3fwupgGc+miFsRQPavQEX",
+	"f/HHb78H+LgdpFwIFgW+gOxzNTJ7FlwiN9UJMOUNQDvN/qgcxBdUEeujc/gVjqK6qf5GMuMrFkGhBuRA",
+	"MGdC+1QWXeWBveFSm5aq91zl1kK198lE9/OfczrpqzPQKu/UVGQnq2kqDxR61Rx3oKrvt3qJ74sowjqf",
+	"LmT1q9YO1LvNxJlaRLHLvIHMsdOQZSyRwoEfNaVr12shL7vSOw/TKOLuTLtD92VFaDdC147tirOOlI5d",
+	"V3XTHKgcuzRVDLbSOHZnY6u7Ea5Beu/eaNeZudIjjuxWGsfu1gAtnWlduy8R7xyobLi1XnKDfbWVxnGO",
+	"FjaKE51jtw2wBkdKx66bmeKupDt1XqWqOtO6dr8xw23XJjsOVibPuBM7DlBH7LuQrUWG79pktzn1BZ06",
+	"tXccrQyhcqBy3Nt0xIO4tHEjrt6RHagcuyyRgt3ILtRXLsJFJhO6T5Pd5gQt3TjfbrHHUDuNsusA69Q1",
+	"37tjAr4YmgMHBeCwJxIVYOSA9wQqp7nyiFrIFE/VUOYMVKMHW3uzbWwT6+1XLt4Y6kNH+FVDn0qE31cu",
+	"iBGNFeH3lYv+KIBeF9YZG7Iu36MN7KpmeI4V6Y7uqlXHXVccAnxrJXmkKN9y5FNyAa0Y3508gHOc75ps",
+	"j9n+z7G+DubvEOq7vo90MfxH2tiB2E9pc4c7uNrq8a87yHMnkz9Wa69neDb3TnO3FMZNP1w147i14qwR",
+	"WzRi8/FPN2BhkfH8AUT6WbHsag7xLP/4RcsDH6u74nUWEiAbsm8YC8UViWRYQNzIkE3mE0IRTo8EGZvB",
+	"cRT6C4gUZJHn6fTiAn7X/Ux/vPzxcjQZeIMiiwfTwQXog5lzK9QBXgHJMI0pVBEj4YJmNNT6NLILkGQy",
+	"xkdres9jnnMMcjChQObBUatos/fX+FjnNbyvVx2/dH+4k/JMSL7XhKLzGuCVnkmz84h5r/OapY08q2ax",
+	"NbvaZNsTfFM+QJHhPc3zmJnYDo/AN8EMMcKjeqoalXEAmitsqSdmDWajoraH+9K6YcBrhfKSweqo1K12",
+	"JzetIgtWM3hXaLe5NiAgHiCAeJvAI/CzTHay3WV5P9zu9f+q+rIWT/T/x1LED3aJUnuG8ITV7uznNhgZ",
+	"9lqBEzXYjLAzGyRaPfxBay7GEPFbR0yV0+Aq3ND8E10Su1pJo76J3b5R0qTdz93miGOYEwRPlHGU1bO/",
+	"1Xf10L9BkLBtCWlOYznHggR1LAm+QQUYaNyqvw4eA6SUeKQQEcsMzkJ3CApGgNT4Ch5E2CNnmQhlxMUc",
+	"4+5wJkuM0cd42TRjM76qo+WtRIJySktaB/+b6MmZzPTWzBfDAAJVQo8kdDWmc/Y/z56+ePby8vLSIzxJ",
+	"CpBIMJo0Ui0IxyLzje8KMCLG80W7rBEZBm/wgXv8XoYgTQNEgSGpVEjBQxp7pEhTlo2hzedP70evyPPL",
+	"S1+U4UQG6eHpS7JgKxqxkCc0JhGfc21uzy+fk6EJ221ObVTBSjQyInRfpQAnBIVuchfkTAvXZjexuF3G",
+	"DyuCcUN6rhBg3f7MaSsMmEaKKM19GuMImgmZLOYLE/77+dN7U8HJFwlf6d+X0gpc0VZm5AzJLCALboUc",
+	"YchQacQww42uYL00BCS64H5KZrapWIUi2v28u7t5T1I6Z9g+ZTKN2SsiJNHL8xjWPiIYi1hk+xbdYPD9",
+	"l+//DgAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -42,7 +42,11 @@ func (s *Server) GetCurrency(w http.ResponseWriter, r *http.Request, uuid gen.Uu
 }
 
 func (s *Server) ListEvents(w http.ResponseWriter, r *http.Request, p gen.ListEventsParams) {
-	s.list(w, r, catalog.Events, p.Language)
+	if p.Active == nil && p.At == nil {
+		s.list(w, r, catalog.Events, p.Language)
+		return
+	}
+	s.events(w, r, (*string)(p.Active), p.At, p.Language)
 }
 
 func (s *Server) GetEvent(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetEventParams) {
@@ -74,7 +78,11 @@ func (s *Server) GetGameMode(w http.ResponseWriter, r *http.Request, uuid gen.Uu
 }
 
 func (s *Server) ListLevelBorders(w http.ResponseWriter, r *http.Request, p gen.ListLevelBordersParams) {
-	s.list(w, r, catalog.LevelBorders, p.Language)
+	if p.Level == nil {
+		s.list(w, r, catalog.LevelBorders, p.Language)
+		return
+	}
+	s.levelBorder(w, r, *p.Level, p.Language)
 }
 
 func (s *Server) GetLevelBorder(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetLevelBorderParams) {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -33,6 +34,7 @@ var pinnable = func() map[string]bool {
 	add := func(rt *representation.Route) { m["/v1"+strings.TrimPrefix(rt.Label, PinnedPrefix)] = true }
 	add(pinnedRoutes.locresList)
 	add(pinnedRoutes.locres)
+	add(pinnedRoutes.seasonTiers)
 	for c := range pinnedRoutes.list {
 		add(pinnedRoutes.list[c])
 		add(pinnedRoutes.item[c])
@@ -81,7 +83,10 @@ func (s *Server) read(r *http.Request) (*edition.Edition, *catalogRoutes) {
 	if ed, ok := r.Context().Value(pinnedKey{}).(*edition.Edition); ok {
 		return ed, pinnedRoutes
 	}
-	s.current.once.Do(func() { s.current.routes = newCatalogRoutes("/v1", CatalogCache(cmp.Or(s.Fresh, DefaultFresh))) })
+	s.current.once.Do(func() {
+		fresh := cmp.Or(s.Fresh, DefaultFresh)
+		s.current.routes = newCatalogRoutes("/v1", CatalogCache(fresh), time.Duration(cacheSeconds(fresh))*time.Second)
+	})
 	return s.Repo.Active(), s.current.routes
 }
 

@@ -34,6 +34,8 @@ type Server struct {
 	// StreamFor is how long a stream lasts before the server ends it (the
 	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
 	StreamFor time.Duration
+	// Now is the clock of /v1/events?active=true; nil means time.Now.
+	Now func() time.Time
 
 	push     push     // activations and held requests (push.go)
 	archives archives // the exports made last

@@ -33,8 +33,13 @@ const DefaultFresh = time.Second
 // most two intervals after its replica moved on; the pinned URL
 // (Content-Location) of the same bytes may be kept forever.
 func CatalogCache(fresh time.Duration) string {
-	s := max(1, int64((fresh+time.Second-1)/time.Second))
+	s := cacheSeconds(fresh)
 	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=%d", s, s)
+}
+
+// cacheSeconds is CatalogCache's max-age: fresh in seconds, rounded up, at least 1.
+func cacheSeconds(fresh time.Duration) int64 {
+	return max(1, int64((fresh+time.Second-1)/time.Second))
 }
 
 // PageCSP is the Content-Security-Policy of the HTML pages: everything from this
@@ -78,12 +83,18 @@ var (
 type catalogRoutes struct {
 	list, item         [catalog.NumCategories]*representation.Route
 	locresList, locres *representation.Route
+	seasonTiers        *representation.Route
+	// maxAge is the longest max-age an answer that changes with the clock
+	// (/v1/events?active=true) may have at these routes.
+	maxAge time.Duration
 }
 
-func newCatalogRoutes(prefix, cache string) *catalogRoutes {
+func newCatalogRoutes(prefix, cache string, maxAge time.Duration) *catalogRoutes {
 	rs := &catalogRoutes{
-		locresList: representation.NewRoute(prefix+"/locres", contentJSON, cache),
-		locres:     representation.NewRoute(prefix+"/locres/{locale}", contentJSON, cache),
+		locresList:  representation.NewRoute(prefix+"/locres", contentJSON, cache),
+		locres:      representation.NewRoute(prefix+"/locres/{locale}", contentJSON, cache),
+		seasonTiers: representation.NewRoute(prefix+"/seasons/competitive/{uuid}/tiers", contentJSON, cache),
+		maxAge:      maxAge,
 	}
 	for c := range catalog.NumCategories {
 		name := prefix + "/" + c.Name()
@@ -101,7 +112,7 @@ type currentRoutes struct {
 }
 
 // pinnedRoutes are every server's: a pinned answer never changes.
-var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable)
+var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Hour)
 
 // AssetRoute describes a route that serves a body of no version (the docs
 // page's script) as contentType: cached as the catalog is, never sniffed.

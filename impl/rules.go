@@ -1,0 +1,122 @@
+package impl
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// The contract's client-side rules as queries: each answers bodies the edition
+// made when it was assembled (edition's rules), so a request is a look-up.
+
+// events serves /v1/events?active=true (the events active now, cached until
+// the list next changes) and ?at= (active at that instant, cached as the list).
+func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *string, lang *gen.Language) {
+	const accepted = "use active=true for the events active now, or at=<RFC 3339 date-time> (e.g. 2021-12-01T00:00:00Z) for those active then, not both; or neither for every event"
+	if active != nil && at != nil {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "active and at were both given; %s", accepted))
+		return
+	}
+	if active != nil && !strings.EqualFold(*active, "true") {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "active %q is not supported; %s", *active, accepted))
+		return
+	}
+	var t time.Time
+	if at != nil {
+		var err error
+		if t, err = time.Parse(time.RFC3339, *at); err != nil {
+			s.fail(w, r, catalog.Errorf(catalog.EINVALID, "at %q is not an RFC 3339 date-time; %s", *at, accepted))
+			return
+		}
+	} else if s.Now != nil {
+		t = s.Now()
+	} else {
+		t = time.Now()
+	}
+	loc, err := parseLanguage((*string)(lang), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ed, rs := s.read(r)
+	b, next := ed.ActiveEvents(t, loc)
+	route := rs.list[catalog.Events]
+	if active == nil {
+		serveCatalog(w, r, ed, b, route)
+		return
+	}
+	// Active now: cached until the next start or end at most, never as
+	// immutable; the pinned URL of the same bytes names the instant.
+	age := rs.maxAge
+	if !next.IsZero() {
+		age = min(age, next.Sub(t))
+	}
+	route = representation.NewRoute(route.Label, contentJSON, fmt.Sprintf("public, max-age=%d", int64(age/time.Second)))
+	q := r.URL.Query()
+	q.Del("active")
+	q.Set("at", t.UTC().Format(time.RFC3339Nano))
+	in := r.WithContext(r.Context())
+	in.URL = &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
+	serveCatalog(w, in, ed, b, route)
+}
+
+// levelBorder serves /v1/levelborders?level=N: the border for account level N.
+func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level string, lang *gen.Language) {
+	n, err := strconv.ParseUint(level, 10, 64)
+	if err != nil && !(errors.Is(err, strconv.ErrRange) && strings.Trim(level, "0123456789") == "") {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "level %q is not an account level; use a non-negative integer in decimal digits, e.g. level=57", level))
+		return
+	}
+	loc, err := parseLanguage((*string)(lang), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ed, rs := s.read(r)
+	b, lowest, has := ed.LevelBorder(float64(n), loc) // a level past uint64 is past every border
+	if b == nil {
+		w.Header()["X-Data-Version"] = ed.VersionField.Value
+		why := fmt.Sprintf("the lowest starts at level %v", lowest)
+		if !has {
+			why = "the version has none"
+		}
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no level border for account level %d in version %s: %s", n, ed.ManifestID, why))
+		return
+	}
+	serveCatalog(w, r, ed, b, rs.list[catalog.LevelBorders])
+}
+
+// GetCompetitiveSeasonTiers serves the tier set a competitive season names.
+func (s *Server) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveSeasonTiersParams) {
+	u, ok := catalog.ParseUUID(uuid)
+	if !ok {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a competitive season UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", uuid))
+		return
+	}
+	loc, err := parseLanguage((*string)(p.Language), true)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ed, rs := s.read(r)
+	tiers, season := ed.SeasonTiers(u)
+	b := ed.Item(catalog.CompetitiveTiers, tiers, loc)
+	if b == nil {
+		w.Header()["X-Data-Version"] = ed.VersionField.Value
+		msg := fmt.Sprintf("no competitive season with uuid %s in version %s; list them at %s", u, ed.ManifestID, strings.Replace(rs.list[catalog.CompetitiveSeasons].Label, "{manifestId}", ed.ManifestID, 1))
+		if season {
+			msg = fmt.Sprintf("competitive season %s names no tier set of version %s; list them at %s", u, ed.ManifestID, strings.Replace(rs.list[catalog.CompetitiveTiers].Label, "{manifestId}", ed.ManifestID, 1))
+		}
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "%s", msg))
+		return
+	}
+	serveCatalog(w, r, ed, b, rs.seasonTiers)
+}
