@@ -168,7 +168,7 @@ func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Hand
 		metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
 	// A stream ends after its first event, so a test reads it whole.
-	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
+	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: &fakeMedia{every: markerPNG(t)}}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +243,11 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 				t.Parallel()
 				c, isCatalog := categoryOf(path)
+				pick := -1 // the last item of the catalog
+				if image, ok := strings.CutSuffix(path, "/image"); ok { // a logo's image: the sample's first logo has one
+					c, _ = categoryOf(image)
+					pick = 0
+				}
 				byUUID := strings.Contains(path, "{uuid}")
 				pinned, src := strings.HasPrefix(path, impl.PinnedPrefix), ed
 				if pinned {
@@ -254,7 +259,7 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					if len(uuids) == 0 {
 						t.Fatalf("%s: the sample data has no %s", path, c.Noun())
 					}
-					url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
+					url = strings.Replace(path, "{uuid}", uuids[(pick+len(uuids))%len(uuids)].String(), 1)
 				}
 				url = strings.Replace(url, "{locale}", "de-de", 1)
 				url = strings.Replace(url, "{from}", older, 1)

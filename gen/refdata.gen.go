@@ -3943,6 +3943,15 @@ type Language = LanguageOrAll
 // LocresLocale Example: de-DE
 type LocresLocale = string
 
+// LogoOutline Example: (R=1,G=1,B=1,A=1)
+type LogoOutline = string
+
+// LogoPrimary Example: (R=1,G=0.5,B=0,A=1)
+type LogoPrimary = string
+
+// LogoSecondary Example: (R=0.1,G=0.2,B=0.6,A=1)
+type LogoSecondary = string
+
 // ManifestId Example: 05E83EB5E32657B9
 type ManifestId = string
 
@@ -4856,6 +4865,23 @@ type GetPremierLogoParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetPremierLogoImageParams defines parameters for GetPremierLogoImage.
+type GetPremierLogoImageParams struct {
+	// Primary The primary slot's color (red marker), in the contract's form `(R=..,G=..,B=..,A=..)`: the four channels in
+	// this order and letter case, no spaces, each a decimal number from 0 to 1 (`1`,
+	// `0.5`, `.25`), converted to 8 bits as round(v × 255), halves away from zero, with
+	// no gamma transfer. Anything else is 400 and the message shows the form. Left out,
+	// the slot keeps its marker color (red for primary, green for secondary, blue for
+	// outline).
+	Primary *LogoPrimary `form:"primary,omitempty" json:"primary,omitempty"`
+
+	// Secondary The secondary slot's color (green marker), in the form `primary` describes.
+	Secondary *LogoSecondary `form:"secondary,omitempty" json:"secondary,omitempty"`
+
+	// Outline The outline slot's color (blue marker), in the form `primary` describes.
+	Outline *LogoOutline `form:"outline,omitempty" json:"outline,omitempty"`
 }
 
 // ListSeasonsParams defines parameters for ListSeasons.
@@ -22079,6 +22105,36 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 	GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPremierLogoImage A premier team logo recolored
+	//
+	// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+	// by the contract's rule, so a client need not implement it. The base image's marker
+	// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+	// is kept. Each slot is optional; an omitted slot keeps its marker color.
+	//
+	// The rule, for each pixel of the base image with straight (not premultiplied)
+	// 8-bit channels r, g, b, a:
+	//
+	// 1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+	//    c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+	//    counts as that marker, and an anti-aliased edge between a marker and black
+	//    or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+	//    their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+	//    is black's weight.
+	// 2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+	//    as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+	//    (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+	//    each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+	// 3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+	//    image's shape and soft edges are kept, scaled by the slots' alpha.
+	//
+	// Answers are PNG, cached like the other current catalog answers; the ETag is made
+	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	//
+	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+	GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSeasons List seasons (episodes and acts)
 	//
 	// Corresponds with GET /v1/seasons (the `ListSeasons` operationId).
@@ -23128,6 +23184,46 @@ func (c *Client) ListPremierLogos(ctx context.Context, params *ListPremierLogosP
 // Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 func (c *Client) GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPremierLogoRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPremierLogoImage A premier team logo recolored
+//
+// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+// by the contract's rule, so a client need not implement it. The base image's marker
+// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+// is kept. Each slot is optional; an omitted slot keeps its marker color.
+//
+// The rule, for each pixel of the base image with straight (not premultiplied)
+// 8-bit channels r, g, b, a:
+//
+//  1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+//     c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+//     counts as that marker, and an anti-aliased edge between a marker and black
+//     or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+//     their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+//     is black's weight.
+//  2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+//     as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+//     (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+//     each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+//  3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+//     image's shape and soft edges are kept, scaled by the slots' alpha.
+//
+// Answers are PNG, cached like the other current catalog answers; the ETag is made
+// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+//
+// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+func (c *Client) GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPremierLogoImageRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -26477,6 +26573,91 @@ func NewGetPremierLogoRequest(server string, uuid Uuid, params *GetPremierLogoPa
 	return req, nil
 }
 
+// NewGetPremierLogoImageRequest constructs an http.Request for the GetPremierLogoImage method
+func NewGetPremierLogoImageRequest(server string, uuid Uuid, params *GetPremierLogoImageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/premier/logos/%s/image", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Primary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "primary", *params.Primary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Secondary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "secondary", *params.Secondary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Outline != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "outline", *params.Outline, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSeasonsRequest constructs an http.Request for the ListSeasons method
 func NewListSeasonsRequest(server string, params *ListSeasonsParams) (*http.Request, error) {
 	var err error
@@ -28140,6 +28321,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 	GetPremierLogoWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*GetPremierLogoResponse, error)
+
+	// GetPremierLogoImageWithResponse A premier team logo recolored
+	//
+	// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+	// by the contract's rule, so a client need not implement it. The base image's marker
+	// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+	// is kept. Each slot is optional; an omitted slot keeps its marker color.
+	//
+	// The rule, for each pixel of the base image with straight (not premultiplied)
+	// 8-bit channels r, g, b, a:
+	//
+	// 1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+	//    c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+	//    counts as that marker, and an anti-aliased edge between a marker and black
+	//    or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+	//    their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+	//    is black's weight.
+	// 2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+	//    as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+	//    (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+	//    each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+	// 3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+	//    image's shape and soft edges are kept, scaled by the slots' alpha.
+	//
+	// Answers are PNG, cached like the other current catalog answers; the ETag is made
+	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+	GetPremierLogoImageWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*GetPremierLogoImageResponse, error)
 
 	// ListSeasonsWithResponse List seasons (episodes and acts)
 	//
@@ -33894,6 +34107,100 @@ func (r GetPremierLogoResponse) ContentType() string {
 	return ""
 }
 
+// GetPremierLogoImageResponse200Headers the declared response headers of an HTTP 200 response for GetPremierLogoImage
+type GetPremierLogoImageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetPremierLogoImageResponse304Headers the declared response headers of an HTTP 304 response for GetPremierLogoImage
+type GetPremierLogoImageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetPremierLogoImageResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogoImage
+type GetPremierLogoImageResponse503Headers struct {
+	CacheControl string
+}
+
+type GetPremierLogoImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPremierLogoImageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPremierLogoImageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierLogoImageResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPremierLogoImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPremierLogoImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPremierLogoImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPremierLogoImageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSeasonsResponse200Headers the declared response headers of an HTTP 200 response for ListSeasons
 type ListSeasonsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -36769,6 +37076,44 @@ func (c *ClientWithResponses) GetPremierLogoWithResponse(ctx context.Context, uu
 		return nil, err
 	}
 	return ParseGetPremierLogoResponse(rsp)
+}
+
+// GetPremierLogoImageWithResponse A premier team logo recolored
+//
+// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+// by the contract's rule, so a client need not implement it. The base image's marker
+// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+// is kept. Each slot is optional; an omitted slot keeps its marker color.
+//
+// The rule, for each pixel of the base image with straight (not premultiplied)
+// 8-bit channels r, g, b, a:
+//
+//  1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+//     c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+//     counts as that marker, and an anti-aliased edge between a marker and black
+//     or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+//     their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+//     is black's weight.
+//  2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+//     as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+//     (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+//     each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+//  3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+//     image's shape and soft edges are kept, scaled by the slots' alpha.
+//
+// Answers are PNG, cached like the other current catalog answers; the ETag is made
+// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+func (c *ClientWithResponses) GetPremierLogoImageWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*GetPremierLogoImageResponse, error) {
+	rsp, err := c.GetPremierLogoImage(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPremierLogoImageResponse(rsp)
 }
 
 // ListSeasonsWithResponse List seasons (episodes and acts)
@@ -47401,6 +47746,166 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 	return response, nil
 }
 
+// ParseGetPremierLogoImageResponse parses an HTTP response from a GetPremierLogoImageWithResponse call
+func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPremierLogoImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPremierLogoImageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPremierLogoImageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierLogoImageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListSeasonsResponse parses an HTTP response from a ListSeasonsWithResponse call
 func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -51327,6 +51832,9 @@ type ServerInterface interface {
 	// GetPremierLogo Get one premier team logo
 	// (GET /v1/premier/logos/{uuid})
 	GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoParams)
+	// GetPremierLogoImage A premier team logo recolored
+	// (GET /v1/premier/logos/{uuid}/image)
+	GetPremierLogoImage(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoImageParams)
 	// ListSeasons List seasons (episodes and acts)
 	// (GET /v1/seasons)
 	ListSeasons(w http.ResponseWriter, r *http.Request, params ListSeasonsParams)
@@ -51735,6 +52243,12 @@ func (_ Unimplemented) ListPremierLogos(w http.ResponseWriter, r *http.Request, 
 // GetPremierLogo Get one premier team logo
 // (GET /v1/premier/logos/{uuid})
 func (_ Unimplemented) GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPremierLogoImage A premier team logo recolored
+// (GET /v1/premier/logos/{uuid}/image)
+func (_ Unimplemented) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoImageParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -53819,6 +54333,74 @@ func (siw *ServerInterfaceWrapper) GetPremierLogo(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// GetPremierLogoImage operation middleware
+func (siw *ServerInterfaceWrapper) GetPremierLogoImage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPremierLogoImageParams
+
+	// ------------- Optional query parameter "primary" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "primary", r.URL.Query(), &params.Primary, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "primary"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "primary", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "secondary" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "secondary", r.URL.Query(), &params.Secondary, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "secondary"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "secondary", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "outline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "outline", r.URL.Query(), &params.Outline, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "outline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "outline", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPremierLogoImage(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSeasons operation middleware
 func (siw *ServerInterfaceWrapper) ListSeasons(w http.ResponseWriter, r *http.Request) {
 
@@ -54756,6 +55338,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/premier/logos/{uuid}", wrapper.GetPremierLogo)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/premier/logos/{uuid}/image", wrapper.GetPremierLogoImage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/seasons", wrapper.ListSeasons)
 	})
 	r.Group(func(r chi.Router) {
@@ -54938,441 +55523,463 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
-	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
-	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
-	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
-	"2n1FNe3+ClIxwc03pnXguvuW8lFCR+ARyoPC18KnpofaMzE9dUi5nw6Z7aXwjeugkgAvqT8GN/+KKSdS",
-	"AtfEp5qGYkSkSDQoO/6D28ODUPgS1L//+S+PeHEyCJnfIRG969IR/PS+Q5SmIXQnYxZCV8ItDVlANfz0",
-	"3uv0+Xuix0AUyFuQTxRRWkggsQhDwrgGeUvNH2QyFqEp5QseKLJLNQmBKk0Oz8ghGUxJAEOahHrvrM/1",
-	"GJgkMeMcgnSguzjKW0sjdfBnRDkbgtJvgs8HZtR7+VQCNhwe/DmUIvp88KcWn70+n5vS08NnT096vV6H",
-	"sChKNB2E4J2RYh/eTIMh1aB0sS0uur6huUd2c5IQuAU5JZpFcEYoedo7JkwRfww03juzhIrBJ4Hwk8jA",
-	"qWpsZlgLCH7S8/b7vCZ7zTZ8uLDZw2qOsmx3wX0RmO/mmMobSI8ISbzRHyz2yGQMHKc4EMEUpy2iWIJS",
-	"EJBdfywUcLPSnoFqrLtpux75R/eWhgmojoGjDhkZMqk0EZxQohnsnRE6UIZ7jfhgAXDN9NSArDBrnkQ7",
-	"p3/bGcidzo4Zzs7vS6aUQmt+StdjIKHwaQjZTJ4oouFOmwkxTnYV2J/OP74hhbp7Zzg6L3RN/0TD0Otg",
-	"ycPnxBeBmZ4vooh2FcRUUg1BXTkBvPvpatkSZYKhcj4OSZ8u3xIxtDxIIyCDqQZ1SsrA6ie93lM/Rxd+",
-	"Bo8MhZHtEJgF1GPoczNuUPqJIjHVY0KHGiS2ZYHDtCL/SAwUqCK4drumY8+OxXOw3qvPzKVR9p5dPH96",
-	"8eLZxdOjk2c/vPjxYAI0Nj+oG8bV/8jW4O+0+x8fKwlnRK6TuPNEe+emT968Sik2MhRz/ec87ptvjaSp",
-	"u5KzA68cm1EL84O60lLwEXGYFdKOjBmtZUAGXCMLkF2g/pj4ljGIhRgZU4VLIiZ8r9PnAUh2CwEOHb93",
-	"vGCx5dPQfkFuAOKcYcy4CPWlUColhdrv8yvA9SYD6t8YhHhvht33gkP3HdX+2CNakBFoKwzrr3d/h/du",
-	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1ngtRbQOa2Vc",
-	"JVBgUmlZiuwenpAx3NEAfBbRkARsxLTaMyM39tWOwd1OZ4fTyIzHVLk/E0b07i3wkR7vnJ4cV1H3jfoY",
-	"0qnRky/HVFJfg6zQB6ZPj4RMGVbjIYoKQkdG0RFK4pBOQRKfchIz/+aMeEMaKvDyokKPQRrrwMgXX8gg",
-	"x55hRYUilhIueDd2wyF+Op69ffIWhpqIRHecGsau9/v8nE+Nuaexd2U0M5/qsQEGhAqMZD/u9QinkfnK",
-	"dKknglidZDkWCY7yLKc4qyBJlUoyRNnp7OBcq7XSYnX01qoixymohoYMwkCdEsGz73MFYzSQUTxIKEsD",
-	"p82o0ac+9LmVD/gt+wOCQqNkAL6I0CokYvB38DW5gWkm87NuzojTgX3u/fuf/zo3/dlpq7198soacgSV",
-	"llmSjOynBUOR0FAJQhFdpsOpXfs+LyyTm54CtxRk1wugG4Axxc/fvvX2OgTFWupDjKnqoPLREqi2vyg0",
-	"J20DyJgQkDFIILsV1rxZWIWDdCVVDGHI+MiZbvbbPk+/NoyDbMvBoFcBD/bJeQVr2WEpkVbIBAYZsVvg",
-	"fR4Zm1mPDeG5bwaX67AAuq8ujBo+Osm+G8ru60tvzxIUpBTSjZ3pxfya1i4x6X+TMNw53fm/DnIP78Ct",
-	"5UFKmA/yPAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMq",
-	"oKsF8tyMFkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6",
-	"jbY77vVOjXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY",
-	"/3d4VDFwY7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+I",
-	"CQmNWawFGYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9",
-	"o3FnQhveSQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+zn",
-	"kEXLZP/EUG/BAvVUmf5PjyqNXAnKuFhgw37GsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQ",
-	"YtsvRDDd+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XDyz6+JoXYxodvOQZtVoXO2DhaHQLDqZNWvj",
-	"k91CgLJ2w+XQZhr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9x",
-	"WVks87mzUw7OrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGk",
-	"TLf9uYO+UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu",
-	"1XmBg6hA23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZvKtoXy8sa4M7ZDlFuue/uG7C+SIJg2pKex7Vqy",
-	"B0uu1NMDU2orX7by5THki+G9t3ALYZNgwQ7qIwaL14MNCU3ZLXi24HlU8DRk6ZY7WBNANW3eAoy2lu8W",
-	"XC0DV5O4Wg9S66Bpi6MtjtqDIx6E0Jh1ZxqviSJTtIZVZ4ptsbLFyqNhpTGlkza+Bl5qqx1TeKt3tlhq",
-	"DZZegoRI8KaCcGnztbCUFl6pfXxXcIuZLWYeETMNaaBi82vhpqYWStGz1UNbTLUHUyKKQTPDiVdAleBN",
-	"KaTZfuohbLbWahWV1yAKq2yBtQVWG4DVlNaq6ud+4Kqrx+YgttVoW+C1EXjXDOQV6OZVmutoXdi5amsp",
-	"Nc1AEgXbk4tbdLUDXc3rtUJH90TYPTRbirOtbtuir0Xow5Earm5MqWU91MRaVr6GGrOXjw20tgDaAuhx",
-	"AdSY3ir1sC6IamuqHEpbDbUFWKsAJqmvG1RPpvnasDKFaykmU3CLmS1mHhEzDWqktPm1cLOGLjLFt3po",
-	"i6n2YAoT2/mNna9wzdfDkyu8Wg+5glvMbDHziJhpSg8Vml8LN3X1kCu+1UNbTLUGU6/YcLi2DloGCtOg",
-	"RcI8Ds5JwIZDMgA9AeCYrayYoFBtWf0LWb2lTGboJJeJbMx8WmKxoZAR1TunOwPGKaaEqcjtMn8t3XHS",
-	"E0UUp7EaC02oIpSYDrqFvK6aSkKlP2a3W/mKTPeKqVgoVp2N1aNaU38cAddnZMhC4DSCn/o7EoaB4Yvq",
-	"7Kv7msr90R/9ndpZK1d0M5tgKutgaTrSOlj4Qv5+HcKdEaINGfNp87WMkrTwSmN+GMIdZtnaWh5by+MR",
-	"lELKqA1Z88Xm1wJOTWs+g8/WnN+CqjWg+plGcHHbXJK7rP1akMpKr1RG6AbA7Tbj3RY4jwychtRRqf31",
-	"wFNTIeUQ2mqkLbBaBax3IoCLfyQsjumgsWQG8x3Vhlm5Wj1lFYkACGSVtujaoqsV6GpQf813dE+EraPR",
-	"ZnC21W1b9LUOfQ1rtLVQVl97bUGzBc0jgqZhRbW2elpbKW010RZUrQEV0KZu3Jim6wEJ6Oo7NjEDH6Ez",
-	"Arq9ZLMFy2OBpSnt45quDZiaWqcEm63m2YKpNWB6wzVITkP7WsS9Xrlgrgn7JOAZkaDllITUvUzpnq54",
-	"9lBPV7iXHIeUhRCczb1SRSZjqjvZm4/MB6K0+T6J8W0Klw1fBo3dcS30UEuOFMqv1L82U/gAC28lxlZi",
-	"PILEKLBrQ1p4pod1QVRTJxehtFXJW4C1B2DIY1dJFFG5/mWJ1Q+RFlpedNL7uvoxXUXwHUvUreyPNITC",
-	"JLHnNommgxC2x8AfDB3fHGu/o3FDRtc7GtfSE+9ovNLIimi8Ff1b0f84+GjIpnIt18VITRsqovHWdNri",
-	"pz34Ycp8aErH2NbrYciWXa1rbLktXrZ4eTy8NKVz8tbXwUxd3WNLb/XPFk+twdN7Uai5fiSdi5R/CYuc",
-	"5z0FvTik/vTLQ+rv8z61sMF10+cp4YIDmVCVD4VxLbLAOsgniigtJHSIkIWvCVN9rjQLQxIKatiGML1P",
-	"rufj9Mwfl6ZGdr0DCTSY/uERnUiuyFGvRyZj4PhENrZrugj29vu8jOMvQIVdN/1aJDy497JNgMaC2/BI",
-	"krCA9Nw/3Yp/pf8YGZXSfvZy7BkJmdKGrBGhmhzcHh7YPlTpOfDjB2EAlfhjd5fUSslONi4h8dI/bp28",
-	"F/qdCNiQQTB/ydi+Kh5LUMA1koxwGiHXEO/NsPtecOi+o9ofe4QZzjEMYnNq6DPCBRmIYLqVzg2EjmaN",
-	"TsSqTzUNxYhIkWhQHUKVC+UZyI0N6rVZjJy3vuyGdn0Z7OB4aeTA/eCI2358RJ7+cHLeO3758sdnP/5w",
-	"/MPhidsUNCLriZqxFwxLzkKQ7CpNR1Z+7T282NUEZV3lDuZ0n1zmcnH/QWXdh8HfAefekJeUtV/L5stK",
-	"r/SURFpya9ttbbtHsO0yTm3IWyq1vx52anpMGYK2PtMWV63B1UdHkAKcNNzpg7GOwjKOZrJRcfLL9bu3",
-	"z0gg/CQCjvbKyixDrhaJjbbdxQY65NP16+7zvQ6RwAOQEBDBfSCUB8Q3zBCQkN3g5Vw5tWYqejOmiSeq",
-	"z8WEEzNiY0Nc8FHI1PiMBFRT++0uZpkwtrDaM0UcyCy0iD8WCniHRFTeQIAORJ8zrYgXUj7yOjgKb5aB",
-	"PNse0WOqU5DOukTfAExn0hgdeJYaB/6Y8hEoj3hxMgiZ3yFcdHGpPLKrxzAlQ2FGXSHk9s6IdxAIX820",
-	"dfDnUIro88GfWnwutBvRuy4dwU9Pe70OUZqG0J2MWQhdCbc0ZAHV8NNJr3aGpNnhVmY+apfAuQI/kUxP",
-	"ux9FyPzp/LJc4d/KkGcaGldiKLhWFj2Cc6NxBFdE8HBKDI2JHhv/D2MFZ4RFdASK0FAJ++tY61g50DBf",
-	"cLW3nLgP45fMcJrh0zhfAe+MCE68A69DZn/qkL92Xws5oTKAoPtRCi08M3pF3KoTX0SRIUaKWCA4eCCU",
-	"xFLcTY3XLKReNc+ciWZGUMlDf+2m63c9jaH7AWemKoRoODEeh8eF4mw4rM3IrvyCvr9YH1SdRm1WKaDz",
-	"aFaZolzv2Lxz5s9TQmcbTWW4+Vk9ISGdikRnZ2P63HqKHUKJmSVyycRI6ompO5GCjxAe+J0WJBBkdygk",
-	"oeSZETM0NcAIC5yqGPX52HroxKeJApJwPACKsGGceH/tXto63TeBt2e1Rsj4jSID6t+YTpz07FiU0T63",
-	"gi8Uo479ORWq++S90XRO9X37aiWHQBdjA2tgwFZYKsRXis/rnI9iLLKuuHs8qCNaQzoF+ZLKoKFwQt5B",
-	"LZ8oL776LhMWJT6Vwdb12bo+j+H6ZMzaUEyh3MGaAKp7tymH0TausAVXy8B1zXRjKYsKPawBLSxfVzlp",
-	"U3gLoC2AHhdAjaqnrId1QbSegkIobTXUFmDtAZiEiIF8KfgQJHC/MT012089oM3WWq2zbA3iZ1W2wNoC",
-	"qw3Aakp/VfVzP3DV1WVzENtqtC3w2ga8t2IkmtVlpod1gGbK19ZfGmhEQjESWxRtUfS4KGpWcaU9rIuk",
-	"NZVVhqetrtqirEUoEwN4sNQK2NqydAoSsGnCFKGh4f7dMdBQj//YI0Lao8D5BYxdew1i72FP/l4BVY1d",
-	"jrSN15IktuhKdayw2FY6bKXDI0gHy6MNqd+88TXwUlPpWtRsNe0WS+3B0g3jL8dSRLQp3ZN1UA9PWfHV",
-	"OuiGceJj2S14tuB5VPA0pYxKHawJoLpKKYfRVjNtwdUqcGHmyAYVk8tMWRNWWLqeWsIEllvgbIHzmMBp",
-	"UCll7a8HnnVUks0Bu9VIW2C1BlixpNOmtJFpux6YTMnVWsiU2uJki5PHwkmjplvWQX3E1DTeTNGt9bYF",
-	"TwvA05T5VupgTQDVNeByGG0tuC24WgauJnG1HqTWQdMWR1sctQZHeM34+l5Pzi9FRd7usvMaxSctDC4E",
-	"hy3bb9m+cba/HkPU1EUQbLuW6sCSKz0ZbUpt1cMWJ4+Fk4bMrKzt+lipaWYhYrZm1hZHrcHRJ05vKQuN",
-	"mXO/dLuFdF5kLMJAkUNMbj2hTBsLyrGz6hCmFQlZxLKE5nSoQZJnRIEveKAwkXgswhDTXaeZeSdMjzG9",
-	"EmV6Q8nPyS5VxMuSuXt7LsX57ESpIhHl03SqfZ7OFfMvKS2BRliKaaLpDSiy65myXod4hSke2JLe3qnB",
-	"P+9zD5P/ds8Nebw0JzDgGJFsI8q4zfEUAeWYkM7SLaWV7eUhs6R3dgpjqkgCZ1fQjNB0TQYwFBKQTIYH",
-	"8pRWOPYzmw3OzilPHF8maoFs5UzUeWqiZwuSErl1e1C3wbW5zGVw8nxEo0yob2X3F8rulkpN98Fo/Qfl",
-	"skvQlHEICu0vv1Rgi6fspjqEw8TgbMik0lvu+za57zd8CaIhJ9E2XsvytUVXuon24Yqtfbu1bx8NKw05",
-	"innja+ClpqvonpTZ+opbLLULS1c3rFndYzpYA0+meE0dhKf+tuDZgudRwdOoMko7WBNA6yklPDy71Uxb",
-	"cLUDXFkg0LJWoK401fg3DQJmhk7Dj1LEIDUDtcoH/xTbeNxrBmFgxhaXqg4SqfRLkVjgDoWMqN453QlE",
-	"MggLucB5Eg1AmupDJuGSaqhfXOkXSRiCPvf9RFKbNbxGTZnwqxggeJeEmsUhs4G6GhX/ECJas9LnYvLw",
-	"v822UJh05bA6RSpWT/n3rEv7bBGie5SKy4dY1rk3AKhpnuzGIZ3irr8/ppL6GuSeze3PtCJShPZlGDpg",
-	"ITP9GsFW5pDsJ/OBaYhWjg0ndo7VEA1u5lRKip+pUqA/Uj2uSAFvaKn0RyG1pEyvpIJEeZRN7ZqOKnLF",
-	"G8SH7A8IiKYjZd+HpIp45xIoeUUjOgLvjPAkDAk+XGCGr7Los6ljqJJNvTzizs5dN0w7sJnnP3d2TGN2",
-	"E8Kmop8lQWmAi8c7YGIkaTyezj/8UN1vALcQmtV7TyOYb/kN1yA5DYkvAsA3PM4IF+7RHdNQxQMTnZ2A",
-	"KcNFb/zFomxmQQo1riIahutVqx57ThUz7roEGSZhuCY3MXWe7iG9FvIarHnjOhsIEQLlttwLquBlbvbM",
-	"QDBtJOOkhIfCv2F85JhtMgYJdstAJNLHlF0B1e5dlaFBNtn1aawTCSrdhOg93e8dYyqVBTxWGuHrwvQv",
-	"2WisX1PfKeyq4h+dsHiZAmp+Wq9pqMDihASJtfOgQ7jg3UzUXIlbSiT4QtonP/D5KJ9KyQAfw8EnOblA",
-	"8bNXWMnCWG5YGA4BgjXXzrSIQisMa9iYKKguTZXPv89tpqXiwEygNDs7sSUrkIv4JGFBeZOHBsHJ8fFT",
-	"2j0+HARdOD487g5PaNCFZ8+Do5Mfhsfw47MqDN4K5sNbxted3a9Zvfkp4i6PKdRVEIKvCXZCQsahPofW",
-	"oMOMdkWilMFeHtmsGJsV8GWJVCFtZpTIjBSoYK6iTloGm2qMVIqMWfngeLNT0KfFVV1oIKR6tBk74QMH",
-	"p/vxuCx1ZsO8FVBTYRW+r62y7qtdHlJNqFBUiXBLmcMOcX8ddcjPEjgNoEM+hZpFVAMRknykSrFb7C2H",
-	"elqg8kWdIiCw8xWAKBBpFaucW327QW4hu6Hzy36iYXhKgPrj3KbInhOk3D3aSW5gaqybaepN763it2WD",
-	"zlb8Gu70zkNw1Fq9fRus0xjP3N8TaYCrvsyXMUT69tyZtZh9Tb9mPdh+S77LWjPfOilbJ2W1k4LiZ+un",
-	"bP2UdvopbrtloRUxNJicM/OopvVUsNW96XnZqncnf7m+/khsAdQRHXLU65XsqqNeLxs+4xpGFbFf10PH",
-	"Dm3hdJuca6smWtxKu99817Czqg2sVtFiI4RoNRUuU/XVnLPwxDkEu68SCJnSHfKGM82oFrJD3EZkCLJD",
-	"roBrxiHcq9i3WGqWf+PxjFShL/ce62i4kgbLabqUO5r3Ju/BIE24k+uwWItDGI/HLb+WzMWH396O6N2r",
-	"RNJqmLtrHgZTNbaVIwhYlrU0E+UNjNmuRY0RTegt1OSOyYSpemVnFh2X3NZ2HVat5ayuihh/GLLPjKbY",
-	"bqe0uMX1qeQ2Jl8kUunGz1K8YkpT7tc9H6HGQo8S/hHCENY4hzGruedb6cwMp5Ioob6yNRsnyxpHRpom",
-	"CQ6lihwvkiBoaqPlnAxM62TXnTkznmJUiH9i5h+1wopZEBAb0Qi6wEeMA8HyJKZ6vE8+xPQfCTxsWOwh",
-	"jRSmfmFBAPzN8L3QHyYcgvmWbYn0GJ7SQoK9aceFJsLUqQ7NWHrWtrpx6TFfU5U4w3vOn5ySLI/vEoYg",
-	"8aYgJXh1muziZUisog7+NErzs7eXxynsRCwz2AgThyWxiXzJ5mM0P/R+PHlKT4Lu8bPBD93nw+C4659Q",
-	"2j05GhwdPnv2w+EzSlfuIFRq9YqVKVJhsaLPCL8QXw3ahvUg1rQd2CKQrmUEthKNCyICW0A+KCAbCmZl",
-	"eG9J9ALH0+RcWzVRq82aOwiQ5SqkFjzrRmBQPGeDnN3UiEAyn2gGsqZ71gqLZswCqCE/Z0QmeQVDmoQa",
-	"pRZyYN0NjXlJu5YrX1iCubHPOfpruPZl+b1BFtx4jKdtTLyWxt9y6zy3NqkeihZNu9RE47Nu35Q3tK+1",
-	"0pRtH1U2R5J202ODDNJ63tgUW7SXCjxobtfTedID7OQb2Mk0NY4ezwqHOy3pq1pkKZyTjITSbgnUav+/",
-	"uudYikg8Ss+JgvOMM/Esz92CE4ELbK7Ozq3hOB/5OhJvoiWXcpdtGNXYJZxbnwrCLZjRkiNVRzuVU1ht",
-	"/Rm6NxmVLIH7+9iF/gIBsNYAq5Beu4EP8n1i9W4VbO/RzBaDX4rBxvyQFOOtMicanW27proxY7qw0O21",
-	"IzdjTqdc0EY6vKRhKJLGsh+guRgQCSNmk45REtF43rIOV6QOSftzwy2mDrFtV5utr41lt9b1wyQGebmk",
-	"xY9UAtckpAMI6zU6sySF4c5318kJsWSxmrSRqterAWPpwVZ8vTuC8+u7Rv2HX8piypwG1vO9kJFbo4hx",
-	"FtGYxEJhLx3CRcQ4DcMpYZz8rdchh7+fkshmU5matdNjyKoxYz88UX0+YYEe4wXBMbDRWBMtyAg0idkd",
-	"buq/FFGcaAgI1SQUNCCaRUCGUkSFuPQTRSZChkGf+0LIgHGMUeMBAeyUxk9UOhQGUnXy3+gdKKImNI5N",
-	"HzawjamRAwHqtM/vyE+27f0p+T//m9zl6WHIfyd3Vz4NqbwW50HQIdOs6J0pOi0VnRaK7vf5ORnChEig",
-	"IfHt0ikSMiB/T5Qm5hMLbOAdCYX0GdIwJCo0RAqnWRlLaJtDu4yIu5rHsqb3OYV1t2MqVnOihpGQ01ds",
-	"OFxTD9IgqNquuBLSMMCnT29eKRJLUEZiYmpud16BwwRkMZf1gpQuFTrTH1M+qur0jWnCdDAQekwmY6Ew",
-	"AThz7H9LwwRIwIZ4KIFxQnkqnDpE2QEPpsQY7LUvZb60Y8GkhRVDlRCJ23vRR4TB/egzs+h2ffKR5OSr",
-	"ZAQw5XhzB+9818GpPehBOQdJ1FhMuLshOASqs2u0lBPq481sSvww0f547YBcc8f586Mmh/DDof/smd89",
-	"/uEEukfH1O/2Tp7/0IXj54PeDzB8HjyF+x01We6qpavVnDGw8QDJ4xycr03mhrzE4kK2xSlwQ2p4xm2b",
-	"7oZ845kFb6VXWKDIpsjRWloUtPx6ZMDzFmqh/tci7tqDM/byvtFDapXlsmvtOzPlKKYSjLzFEnvr2VFr",
-	"CUw3kUrqiCgGzTS7hSugqjFPBp+loPwGAjJhPBCTNO+Nr9HYNhaFNpa7Am3MqKGQ/to7eAMh04SuM2dZ",
-	"Kb8h7lcCVHKr6CaMK2uz4RM+Zvqzx1ntt6XzrPVQMUvXF9h7ndQffl712jhP1cdz/0OYwWtBCj1lFKw8",
-	"BQ08uGaVCUGuPpDnJ71D8un65Vm6SkbDEj8Uyh5Fzv0VqqFrfMJKi2skunP9WhKumIUlEtl1qYP3Kmeg",
-	"NJV63TmIGPgXz2EtuOXDzIleIsOCNc4ZeKVVM8tdDZo3cwKiLXJ9HmHfPQFQxDTl/slciBI6oTKAwD3V",
-	"RonVakamG5l6T0dvje3RMD0pWucaXETDcI22F+4pmqldZku0fgzHiYfQnbwsNTe7F5gPem1ZsCkzuAoX",
-	"rTQAqwi0pc48da7ZA0qPmaur1L8ZSZHw4KUIRUWiqefdLOUPufz5xTkZw105lV/P/VNlGPj1Gz0jgRQx",
-	"2nYhVZroicjz6CkMZF3+/KLc9dD9U3237JapyhNKFzyJ0vfCs9xyFwV6v3JVT0/fXH547+0va35FEKxu",
-	"/CukcgRryEIj868lo3wUwisx4fes+ileo+K68lqzqsxlPcIUSbi1BM9IKCYgzVf2D/N1zasEpvkHof4M",
-	"NLXNeJ81X2ClmWVP+bszB6OynsgXd8HCVS5KDaHwNcUot5LmgSTNWvHbrVz5Irly/z3sr0iKXEFzx1RC",
-	"GgTW/zBjU2eEluIi1vd+oohX5Xh7LnRn4z0rw08fcILp0s3haLmrYxaqwuL7YLwqCOw+e8pdZBfjOb09",
-	"fOF5DESLOOOwda1QNO6+NJA4O//yBWk7t3qc0OQZmGaYoakDx18vOy3YAHk8jmo+AlTg3nb6b1egN0aF",
-	"9pJg8yGQMmN8BY6+o9LmSdRe+mDe3gcNgsyHUCXTU7tNI4b4XqIiu1eYjLlDXkGY3EGHfJQQsSTqkIs7",
-	"P0wUu7UvHUi6Z1RZ4a3FJ4Yi2aiN9nLKy+1UrXe95XZFuvgFmeJz58XOo7VZssZsNMbTfPd2DJ/RH4dw",
-	"VO2d/T1hPrwUpfTxGTO6n3+lYQLVvxs9vECPpy9qanuSsmc9SjEBVdznK7RVccjp6OT50+CHk+7x8+CH",
-	"7vNj+rR7DL0fuyc/Pn/2w4/Hw97x8bP7HXJK2cbNoDTRIlHmyL9eaoECOL+hA1M55B45ZdU8NJri78Xc",
-	"+rUwX2PmVYnD26cUm593Cye9MUNydvFbbiFtxnQscUZbKWIshuaOXLsOyO6Aah0CialSHfcQlJAEbs0f",
-	"aak9PEqFr0DBhMqAmG9v1s4nlr9xs2p5TKfpexdtMfOGEuASp3/ljyFIwiy/4fx5ojGL36x3s7iWWirv",
-	"5NtOFg4sJ3gdPWQo3mTs7EEYbvPZwx6PZdd7n+p74M0GDYWU+1sm/huecdum+3JMY93YUZGcFVVVKsDi",
-	"4VzfDuQ+p3PtTGw/dQ7lMnURs1CMSv7N/RPzpgNYkL1r9u2AvPOsp06JUEuXKxeODSyXW4P1p55yUYVp",
-	"F9sAWLWkXJlO2NX+9WPqrc7cAJfMhzSm4spavUUYz77wEymB+9Mz0j3MGE6CUVspp9XY45UQ4vXga/xh",
-	"diQevtzhdYhnj4h5RsF6F0bDesVz6AnHdiColU057bP6wHX2BFwnPdqeKXVEVKr+BxAKPlJEixqdzt2r",
-	"Lsx6ZkCdnGGWrfPsKi7j74fNzzvzhIj6mEh/TJWZ/W9Mj3/9WI1/a/+sL3du45RLa7DTXXyfY6duaFg9",
-	"67BTObWlZN6cK1xQ8232+jblBKc2QJtpcZnxfwMopFHtx0tshncX7IOgGqy6Uhz/NqZWCCbZRsop8S7+",
-	"kbA4Nhi5umEcZY2R2PnXL7NsuijJY0mn5o+PIZ2CfEllYD5dMx2C+eOl0yv4d7rdYKQ9TOw9MEUiOiU0",
-	"joHKynNa9Yx/bWVvusseuXdbysSpXFA3wObeHWO8iwkfUhW7Ij6xUuE9cNThY5hIGhbc1XWCD4WWrxgf",
-	"JSGt2GhKf7lnH2uftUNofpRwy2Dy5fcg1vAyS2SY9T1L58zmhrjS33TM0+gLeXOc2nRgo3lev0/awllu",
-	"bvZk6DfOrU3FCgp4aItp4IbU8IzbNt1N2cnlBW+lbVigyKbI0VZavKIRHcEl5aOmXugciGBqe6lpKI+B",
-	"BmtVCGG0VnlpZnvBg3eQBojqVrrSVOo1qs16vLNtzI2lNPtOkXbFaVYuZJ00WxWOhcvcZI/kCg5peih8",
-	"YIsLPbZvm8wE12xurxrMYYb1Mi+New0i+tX2Mc/67yhnQ1CavHmVhsJs0irFguo31EbAQVINwbmucp1c",
-	"RDZgwyGZUJveAtPI7X66frn3pRkEkiiiclqHBleuqBEDYp3p25xmC6Y/w19F0hb7KVOpU1y+fBKLmKoh",
-	"NYn82hYhWGbS9VD0gQMBruWUxCCJTzUNxajjEl4OprgLGVM9dnfS8a0674zALcgpcSsxNda5y9jWIRDF",
-	"emqwqAjjfpgENsI6Y5+PDDlXZ7ksJOH73NkZJEFQA7ULqh3kuwnr1cbM9+tWc2nd7jHcwv2J7CLCevVx",
-	"Z+LedSX1118a58zdY7oYJl+71jCEu3XrGK8zEsH6Q8wqHkAWoFq/EVjt583WQY4t5N9Zp25E4/XrMGVE",
-	"7tr1rDBit+tTJcaAnp/uS65fVTN9j8XAfRCQB77gQzCMe/8mQjESa1e2u0T3rXZQEBFrNxFLOlX3q3VP",
-	"CWrfNl23lj2Rf99qB+qGcX8sRUS/qIn7zbjYwpqVZ9R/SoXZNqsnWjn2XG/OqUInJXJ+rGaxCp00A79s",
-	"kUuaYEaAOamdifyiRF4kZKuhOou+TmpQ5Oq6qMvKYibDwCxbz6hOJ7JLqrwgIktSb6Fdlm6x3Cd/8Pyp",
-	"7kKe34rD4Hlm3RU25XoZcIsOwHoz0ULT8HzxdPD3l8vmhCUua0+s0OFM3ZnOquZ5IaWQa5rPxs43bq7x",
-	"d6xNzAXvHt3dEQnKALHixhCk/VT4sxPgmkyk4CM8AzjBzTNBAkHoQCSaML0ohVttN6TogBz3jus7IHbc",
-	"VZR7HcLd8kyQX7ZR+cBprhrMgPzFZweXR7xTQn9z6Y03tPWy+WVqKP5QZISWhCHSITU847ZNd0MbEzML",
-	"3sZgfJEimyJHW2nxM40Ajxw2v42OxvQZoWiJksmYhfbJDWuHa/Lp+qV9bSRkoMgA9ASAkyybKtoZLp9q",
-	"M08JnOHZmwHYyGDtVzLzvLpfEuMeC6lfNTjMUvLcTaXCLWumuTkuypW7XGllLLuRwx8PybXka3qToTm+",
-	"Xu/Jp2+SbxuyPUrQaJuGaXrOrZvwhiyu2UVvtZmxCZurxBFtpcY7ETT3DjpqrkgEsE+uC6/ADUM6wi3Q",
-	"ZBAyNYaAJDwAad/cwhPPHULDCZ1iYhnFlAauT/vcY+qdbeIXFgTAPdOI3TUf4d0OIoYkL3QehmICgdch",
-	"QxaG6aGHyZj5Y7gFaWr2uX1JjoypqnpMjZom1MtEaREZal2CEb6q+jy3LfyOan9sBLFI9KKCDTwAf59H",
-	"xlsRCQoSSfWC4xHaH6dGTcR0ehmJ6bFINKFkTGVAfPsQ6Mozq+ALLqJp9R2oLLsQ5DlMOwT2R/vEuziX",
-	"oC7y2qenV5rygMrAq9WxAcFroDqR8OEWpGRuQ3XRlUIuOBAax+G0dJGwiTuOdlQLs78YCVJ50XD2IEqh",
-	"nbRWlbxZdbvRUOoyCeGFEGHLSCWT8MvplDXyJUSaFW/VImZGUi4qdA00+lUwH5Y2FjKlf3WHjK+p9XZq",
-	"CAshB9l2zoxmGLCQ6SkRcqCI4OlrnXWvM4qEB+ojyF9oOKx5nk8DjS5FuJCdhkIajYuwRo2llj+EtGqV",
-	"viidUPHJ9kw8liVYtbapXNIKlpnnj8JqzRK4s1ALFsm6QM4tAvXcwfZZFqvjxRjbpcksFA9qvpCHt15I",
-	"wXhpwqd/fOOntov+QRoYP8LdlK318gUqufq9u+/KKqkkwdba2FobW2ujndZGg+HD1J5pWXio4Rm3bbr5",
-	"nfoGd3U0RITeUoawzl5tVzH4bMh8KxPILqpwip+eKBJBCPYlcyfQ7NnFvbUz67nzk3VfcCkkGXA1T0/f",
-	"mbEsesGlBVGlGxaGV7gIm7m8m9F0VtTMDKSuoMlp3uzu4oPy4eYT7rWck9dyJb4plm1YZ5Th0VoFsjEq",
-	"tJcEG9x8rGSMNu+7lam0eRK1nT4b5p2vgGM2ySetpYW7F9hIyDdmYNMyjoBKMhDJaKzt2/xABsmUxGOq",
-	"gOxSGQm5t/7jJvfZ2f1qdnLVWMSvHKfRMPww3Dn92/KxXKU1Pv/eWRQnwYXQmLuAci40GYBblyXxy5xb",
-	"5l8heX50NPDp4Kh73KNH3adHx9D1D5/+0IXej4c/PqPBDyc/Ht33FZJSLGXBAfgCoRax97f0uMj94vmb",
-	"N7/vz72oN35fgxcfmbWaskod47ZITTQ40zZNc1N2Ur7AbbULNmIfudVvJQ0kCz4KxVJ520SmbREmEa+b",
-	"RklM7pU5SUzsQ8Gmp6p5vnVa7EOqKgMY0iQ0XQDvfrraqUrb4lLsHD4nKoljITUETq2pDua8pmHooc1h",
-	"b6ba3wjVRHD7DC/wJML7wLJ7foF9dF9d4Pe2T1DdC/ffd3/F3Ojd15c7nR0WdN+8wh2e7pvrnc7O32n3",
-	"Pz7udHZuRPc/L/G2dffjW/Nf3X1hPsuke/kJ74h3r38x/5Xda/P9Lev++n6ns/PHuPvS/ff6N7tlYsiU",
-	"2zjpwOb0MWaIfYH3y5t7+Nb0Qewl9n1yTuxd8ifKfZUeexAccDccP4wkUA1KEw+PtDM+srls+zwEZcpT",
-	"myL8HwkN04djs3ap74uEa9tx5THOB7iVs15yVDOS95a5q7cAGSc0DAtnSAymq7ckF9gVxYxoWW/nmLGX",
-	"ch/WeY48zxK8fv3iclXsvRaXpnCExTpUlh9oHIfMboHWEClfcoGiNNbyKi2i4jIKrYqMFsDW6EPTD4g3",
-	"sjbcvqrLRFtcbnE5i8uGnIQZ8LfEQCyMqvl5t3DSG3KV5he/jd7CDF02SJTWUgRV0gM4FO31Fmr6CTiN",
-	"ulmM5kkzSxC8f4xHltkfSDimVbo/r40SrUj7w3Wan3NWTxtdgC+X2wZcSUJ9KZRC/Y1tquqHqcNskWsQ",
-	"Qme5CxcNwpYgu3jyO6Y+qL2qfmd40Q0i66CTzXcxX7rl2AhWS+vfZrRm5t16THo+Z6PysttfMmv3TlOk",
-	"u1/NtFTHGrtoVBt+xnZ2Ed5kgu902TfSsUb6OlzVrhEKiOrwuWHLql+sEKn8BcXKgl/e/bXyFyt6qn6x",
-	"wqjyFxRPlY90o8Cq+sWKsKpfrFCr/AXFXNUvVvBV/WJFYeUvKByrfrHisuoXK0AX/HL922qrt3UaYDmU",
-	"3GWKdQGV+kNNIUtI7GIJflY/XJLiafWFixRfq0umeKtT0uJvZckMjytLZvhcXTLF68qSGX5XlszwvPo5",
-	"xBTfq0umeF/9xmCK/5UlM3mwumQqH1aWzOTFypKZ/KhT0sqT9Z46bL98eUfjxuJfEY1zSeHTMBSJVusf",
-	"irb1Kiw9TO0uYcQEV+4W11BI063KrnOl1d1ZWSPS8K2HvfqPwdoW6lz38IWQAeNUVxmmr5lvKdxVoLUx",
-	"j0cgRpLGY+aTQs1at79aca6keFuj5ijueYcoorH5a/EFO7wRGlM9rjwvzM0KaXYLr2od9MkfV3WWorvO",
-	"GUsIzArhd0PD9fdN8OCS/r6g/s0Ir9m8Sd9NqRNBjEOqxrXDjVPs+n5daepr5tOwHt0IJkIi7iWL7Hg3",
-	"XqXNXUOmQTVP4WTRw+l375JQszhkVZHm34QMA/Lv//m/sjvFUVb6jHAhIzfTO/ITmWDhKfk//5sUGiX/",
-	"ndxd+TSk8lqcB0HNIG2xyvywPgyHCjTBbMfu/Yp0XD5Nj6PV6GX6IHOfZnO/M3OfluY+XX/u0w3MvU60",
-	"u1JKVGOgLOqX3WKrvtTmILwYngtFRPlUkZOLZa4ur/MMb82Qu6BfF1gHTW6QVRsIj3BbpR0mhotIf0NW",
-	"xnp7gF+7OXGPpAhfuSFwjxlvFfNWMW8V88Mo5oZ2ip3Wb8lmwjsaNzfPFk1yQzvg+eK2cefI0WEDRGgt",
-	"BeyzPM3Z3LZ9shtQFk47ZAJwE07x1jhJHxp6ovayfeH8bSB32UeY2WpwL7jM2NmmJAr/Vy4XzoyBdfWB",
-	"PD/pHWZZsZWmUVxpZD3Y0dCC2a5EBCkB1H0jC3AXM/kwcyy/NlePc+3oP6Q16zgMsRQjCUpdi5du8Ra8",
-	"UURH5YGsne8GH9FatiBY4KFXRFcm36rONHAuQTka2qxbrwwMvDMbhQJNRlJM6nlHiy3Z+GdJKxMeucN9",
-	"cBeDZMB9ICNT0j4sukJ0VJpGluCubt5z5Zp3ZuE5x8uOBUqMuerMniPmV3Uzbk5KfZn0uYcXNC9EviPh",
-	"cA96pRB/EFB+7UBryhzOkdwuW6jZ+bZssptyA0qL3WJDeCPuQM4JLaZELtabUbR4cjbtg4ghoZmzkDoD",
-	"tzRMoOwHqEpHIGvnk5PH83F11NnZnCrtY+yuhsQu95bWqyJl0zQ85wUS5vRDs091MjuUkhvmcs4SSkbs",
-	"FrhL1rX+y1Uyn9Aiq5txpWWCGwOztneugB54p3WRUk2Hu0rdZSv1LT0RWVirhwudPySlG1K1pcVsiVTN",
-	"xtT0nFs34Q2ZGLOL3kbVWqLJxgjSVmrkl/aay+OEXRCfymB/5yt8H5kpmyr5zfC90B8mfGGybCpHcC71",
-	"OrdK6xfHN+qrTatLGIJURAtCybUpRna9g9vDA/us/cGfRj189vbyE1g2h5ZZkOwqxJeFvyYsqD3zOq53",
-	"BcmLFJjd5MtImY+ksByrlGHh3mqDB1+KKCDf9kvVW8B8R4BpyJQqg7J1yrLxWbdvyhsyIecWvt1W0yaM",
-	"yDJXtJce12m0v0kFilH5/ebSCtltQXxHO91KnDuznuoAsstdnhIJNMT0JEZvK5C3EBCqSH+nv7P30HYm",
-	"UiC9Zrtw19XYEGosJty9iEVTAi6Y5FBIMggpv7EUVmSXkiFM7MzcV2N6C6gTO/ed4xdkJsmnvUDd1VFa",
-	"yKIbMPMsl35V+XjuxX5r9dCWxW9UeWcc1j7R3Py8WzjpjZotxcVvuZ7enOGScUYrKWKP9r4UfAgSXE6v",
-	"ZjSD7Yn4WVf7j58ckdWPCDB1lcRVh9WvZQJoPlCiRdzVZpIjKZIYE8rYjUOuKeOKCD0uUUCdEeSy3Md2",
-	"FpaImE63GedV0A1UPDNzhdlbCAuAazZk4DKVBwKMsaaJP6Z8BGlimphqf2z6TxQQpnG/DGhAxJAUyIzT",
-	"+rswQ6c8IEoLSUfVG5dfoNzMdNxS5GReqdJmGbdRq2aed78u22bL5t8Qmzdlx1Qhqq1qalM0aC0BNmXX",
-	"LWCKr8KW2YiNV8UxLabOWzESjetJDTQioRiJffLGCPiIjsCIYEUiKm9QN4RCqlMyCKl/Q24AYpJwK7qD",
-	"DhmECRCR6JBx6PS5hIDEkkVUTjtkJAE4UeALHlA53SfXpi/bHvFFBHjofffyp/39zs/mXy/Mv85/2t/f",
-	"8+zpI6Op+9gZBwxe/a3XIYe/nxmFdQtSEy3I8+6AaXL58wtUCBG+n+2GHrM7CFV6kEmLEDDTKxlQHvT5",
-	"LuWadWnIqIKAQDACRUIGZAB6YgbuGkE1k0i8TGf0px3/3r0Thj/yDrEveHV72fViU6SgtL9k96jWflA6",
-	"osUPlKzAyCbMyYeECWkAJaQRkJAvxMi3vnv8bYKpWYMtRWz7dG3z827hpDdrnBYWv+WG1wYN0pQz2kkR",
-	"MWjOgxMDuLJDaNN0r7KBrJHI9Lcx1YQSCZhhwm46qg5qxon5yWauFhKIolOFWi+7WlBxARCq6RBRzoag",
-	"9BuXFjtv0OZKLXdPuJicETpQwHWWEIi6Wrt2X3UAmCJDIRlxX3ivRNed3rOL508vXjy7eHp08uyHFz9W",
-	"hVqs9aJewJjxikNMV/ZnopgxLLKBP0lpQG5B4k2EAfg0AhIkQCZjFpqyTJUnFRDKMWh1Rno2SOUnUgIv",
-	"BqbyJCGmihnjamLO9qPuQQVNR1Ax/XPCYQJyYX9jqkgoKGYqMezCwpCoCTM2mhaEaksxfwxBErr7ErQ0",
-	"3wUWQjr5Kka/BE0Zh+BXS/l75GpP18xeTZa3IInERlV9lv5tDBh/RHK4B2dyXsC70bjm1UHHgTFUx+WM",
-	"7BJCoAq6vaf7h72qRfIF18D1Ly430Qyj/nLePXp2QsQtDiobzBNFFKexGgtNhiwEdYrv4hhrnnj9pNd7",
-	"6sdUj/EvIPYLNabY1NClCwzB/tzvc6/PY5D4XYcom/B+MMWUThaWHnbipZVTtLw7f//m9cXV9f7fFT6c",
-	"b5hY0Qj6HMvjVR1bwaBoTNWY4PWoqVugMxKwIcY+3DTcgQszl5w5+3xk7wflhQUH6+/mhLbTO/1xeOT3",
-	"/JNB8Mw/DHrQGx7Bof98eDz4gT4NjuBw2KM/Dp77PwQn8Gx4TJ8OjrDcj8Pn9IfBif/MsArVxljeOd35",
-	"f1yjf+t1f6Td4e9/nhx//m9Vi5gPtrz6FSgttG6aPe++/v3Pw5PqZrPne851Ja/yEoNOqCo8+MM4PniU",
-	"nqmRT1Jxv/vp+uVeeoplXto+UWSQsBBfDILiMc6E33AxmclTRDV0NYug1m2okejOfykiY5rEeuqg/bmz",
-	"c5vLgHkhicnGXIkOuqIHt4cH7gsPZZfdFCisgsHefq+3f/L0x6OTpyvlVGE188Fk8C4vSxnAnVSy1BBx",
-	"X2jQzVwRhAkoAyKpNNkdTAmLYiE1wWdK6qfWm5XCLTUCr4Cq5pK+cAIxUyIAsospurrU1yQGyUSwh5lf",
-	"uDETyK4UyWgcTolid90JwA2RlN+A0Zc8EJO9FmxRAw+uWbQi68pCQNcAsJFR1Ejk6sPinz69eZXqDFsu",
-	"Je0ZZg8RSEnVsVJGZISvl1EE39tqfH4LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1y7msP3/+c++XC",
-	"UtUr3GZNCV1QGAMYCjdmHB/qkyELQ2vu5OK0queGw0gz+STylc95vMSJq+JLdvQNxmkfSoZ8VUcFtuLm",
-	"AcXNWpTfyogGZURD0aZcBrXKqmp0tu2a6oZCzaWFbq85vYkAc84FraTDWMSv3HQaeHJ+VVp1/gKuJTVy",
-	"dp4Mr6SIYzy9FiT2tcExkEEyJfGYKqgOR/lUw0jYdw8rurM/rroM42QsCekAwromqy9URaMfJfOBME4Y",
-	"76IX70sImK77Mu9IsuCjUCzNpk3D8MNw5/Rvy9fk52Ktz7/PGmqXYoIxTvtIvxlcSljT3ewtVpt0xhhc",
-	"XOi0sCm4xIDI2YutkUGcw+TNPYof3edWLK5WgV1mmGOG8jOcmk6rMOTicFYqWQe5bydtzSPjeC2zcYvT",
-	"LU5r4vSG8ZdjKSLa2MkmPKNjnBOlpyGQWyoZ5dpmVlM3jLclAYrd5hhQBcRHithjVxjruWHcXRLFLUFF",
-	"aBwDDwjNpoN61D0AQAmHSch47XjeMAnDS+CBPWNf6xkLQ3IIfmUBiLp1JlT7dd/J+AJ/rXweqDC1bAiz",
-	"46/PpE2ewFvJp9/4IbMtE9Znwqac6RKjt8V7ygbV+KzbN+VNhRJmF76VbnSJKpsjSZvp8RZuocHNhiQe",
-	"SRoAwZt1mSbqkISHwrf7CXpsNE5a0J5R8qetyiq3ILUGRpvTdBqhIaQik7FQ5Zwi7kntWi+xmjbeaIgq",
-	"9tHT4LdObTwsvE9+pWECijDuh0kAxLu4+EfCrCuXra9p8vT019d/9TrEOz095yzCJOb242vGmRqDtJ+u",
-	"RMKDi+EQfK3sN9eScmX9q6zOf7IwfCkSrtNq1yJ+LenIfnjDVQy+PueBKeedGXPSJh1WJKJTND6prLm5",
-	"sb6O/gK1m6/AXHqttZUtkr7Rrbz7o+sbNwW3QPoWgdSg+ZZhtW2quek5t27CGzRYi4veavtsU+ZqxhGt",
-	"pEZsBtNU8ESZ1vNXjK01t792iD0PiFeeeDCdvHSFTk9fCm4UbUJDPPuQWorNv+f7EEf4hkkYrjECUxz1",
-	"nz3osM7jwLgU9fnY0HghIz98AlnLOA+RQbaOWi3E2Bdngs2Wpprs5SdOHXkXIq7JiGU16B7h4fCvA7Zr",
-	"R0Pbjc8FmncL0XtAtCkzMZUAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypccVIlSNY4BrAXtQuvLd2hWeLEl",
-	"obfBFf3G4zxf3+I3KbxaF8TIBtX4rNs35U3FMVaZU+2jyuZI0m56bJBBWs8bm2KL1lIBFdG19UkWmweL",
-	"vp+/rTPbwczU8KSnMbNUTH0g//6f/4vsup3NG5ji57KVUHwNoHLYTYn4AmFaslboeTYWE0Gf8SxLN6si",
-	"0MxXRIJLxUiYxsvlmW/pfZ1muxYSXgPViYRgnZOqD3amqmIEqyw5XPkmA2L3WPxv3cL/mvmkIZmYsWGb",
-	"BGKTc23VRDdktxUXuY0WS0aLjRCirVQoS3RDBT51l0qq6WHjzauuehRIUy46T4Z5Cf3nXNhj/smf3+d1",
-	"j703rcdAEjcpQjEHj70TgBl7fMG1pL4uvhVVqoEJ1Jg+xVxK/3H14b09reJutruzNcE+kk6GFRnABkqE",
-	"iQby6fItxrG4yyArJLllAQjiEmlFEDBKxkLpMzwJM4BsIya/7D3WOlanBwdYeP+WhkJSrrs0Zvu+iA7s",
-	"bRx1cPIUTvyjwUn3mD6H7vOTH/3u0+DY78LT50+fPTs6Onn2/PjAKQXmC74fo1mThZsSyersKdwvg5jh",
-	"Zpf8rZhhaJ94kgn9MmTAtWvZOyh89yJhYeARKoHYrLSKiGGfe+mdeTlbdeYHV38oJPHxC5VlMDAFfXL+",
-	"8c1+nyPjK0LTI48BC/Buk2uN7IowIBJ8IYP0rTFBPOAjxiHtm2R99DmmeNrDYc+euaxKJH2vzGbYxyuq",
-	"K4zZF1mGKVJMWnVKvP/6r//6r+67d91XrzyXJyNLrpAlUyhz31Hv6LB7eNg9Orru9U7x///3wuH8uii1",
-	"1PskAsl8l/vKQtqMjaZUKfV5WJlvr0TuSqOunCdsJolE/iyF4wBkxLQK2T08IUkcg/SpAjKGOxqAzyIa",
-	"koCNmFar0yTeJ/VYkU0rp1TN6EtYpavGLI4ZH3UPf+wuysjV2ZmBWIUMM3AzpKoa6v7yJheywaJGXYXK",
-	"Zm+rpvxFOceyTGOF5GNF7p1ltYWrsGAdq0gxT/EigquUsqvZkEVaSEHWBgvEDefiFri+h2rxTMOe3TIq",
-	"Jqw7sArdI2AaPi3l8+NikqokyoNOttHe5y69pc11pzAvIhlKEc3kq8RcLUyT3TRLnil4EFINSnt7HSxt",
-	"vnqi+lwlUUTl9IxAqMxw2XDoGYfWM/rWq9IJpshKSsxq63ITbg9/RdRtGZe8YsMhnuutCL7hs9OahmKk",
-	"3CNDafZ7TiPrm+sxMGnzXFrzC8nkdexhmbGYGPE7JWglkgkYJW9stQ6REIlblx/VNXuW94a1ucgeFJJA",
-	"QhhqIhJdGd8za7dQJL1LFUCe3Ki8xJVCya1nHfpduaKzoCiOKm+wU1y1OaQU0hp1OQYiSsgx3TWYL/Ph",
-	"JXEugJHdqyTDb2jeNharcnfZs9NbRlSpDlFjEdtXc/Gtg5vqNLf3PI91wZMovYGjEn+MwbDCQf38kNYv",
-	"QG+nXiUHBjCkSaivbhj/tOgt91bESG9YGF7hIqwxDlXMFVMrw0GWXWbeK8wuSzhXyYkryo2JPwAyEMlo",
-	"rGslL0BOqO30W941S1Tl+S9+gt9WM5xYf/6/FSotIYH1OkNIszjUmPWax8VmGXM2EjnDD+VDYsWpF7gg",
-	"JfxiAdFkPHsNGdGiU59fj5RZK5S+YXGCscs2SpQFQdWtUHlYodKQ+5ULrZY4YHZAjc62XVPd0AZIaaHb",
-	"GPvPqbEZUrSbDmirNWxHYBqjzJiwSY4U2WU8gDvSS9/FwEu99mYs5T7soZHhrufv2hOyh/henPOH0wRJ",
-	"aydGdwN4oIwQLl3/NQO54PYDlUxP8bJ3IRmuk++5p/V1XB9b99bIstuJX35jZJ1nkTs7ExqGMY1r5hmq",
-	"lSK4cFFklg9mFXbee1lXp9y49L5I2Qr6yuG6eZfh3oBfoMa+Hsyvn35BPdhd7C2+74fvRm3SgifVLiOk",
-	"8Vm3b8obtciXuNDto8rmSNJyemTRiwbShwdqzeDIeVpjQWQENxQpi7qBmPCuYqOxxlfvEq6SOMZn4GpF",
-	"iCiTLxKp9LrDK1VbEr2JhNJpIKvegEL9mkm4rnwVw049fXwyxHeRNZAhk/XuLNNQX42FHiXrxqrOZyou",
-	"mTEXvKts2XozDmhER3BJ+QjqGwSv8kpVsDL8H1+zCNxzmTXv/g3tGd75Q3UVtDREfycCWJI/SmnKAyoD",
-	"QhMtIqqZX3+pTMHLygNIlyLhgSIxSPfSec3k1vjA2oskDEGf+34iqV8R2L6KJdDgjIRiAtIAKhISCMXy",
-	"Gmr2FNER/YNxuGJ/QE3KSwgFDdZfMZnwqxggeJeEmsUhsxbZrAUYUjyKoIV1JSJxCxFwTZSpWnNSjqc/",
-	"giGg3bef6+mwEgE1GjcW3UfgoCXVlTvp1RsOv5WrvbJWon215h0ELIm81U+bZpw2s3CVxK2AVtXiVXNb",
-	"JRHnJ5/jsICysmTs5CplXqrNSvUZEfN7VbxcgZ8YP+rKR7fALMAnBfJ8BFXr/F7g27/gS9Cn7rlg41R4",
-	"xBAWlCZRonT6Vv3UOrd4PMnl20MeGYSU3/S5ZzrqYk9ex9ShYTgl3nkcG9cgPUxEdv/7p8u3e94++c3J",
-	"f8HtAUjKlcPqca9nT7swM8gxUJsN2B1myLvJWYLG7D9huvPZkIDxIWZ9M94H9XHWrqaEYWCD+okMC4dm",
-	"R0yPkwEelHVF0v/Ou/yXQIOu4OG0cFUF9/fwXJEGGhHTK/NpSNRYCA2S/Puf/1+2CWRcfnvkJd0hNJ5t",
-	"nyM908BBHhfokEESBAxUh0Q0dnEBn4ahSLAyPuaiOsSoFtDMigcGUnX6PLZPiePwOvZ0k20aZaEZFFX2",
-	"5DLj5PC5CxWoDonDZPZNT8qDPs8PMP37n//yiBLEWC3uPLRP/TEoMgTtjwkSaFI48EMGoCcAvHSyV+33",
-	"eZ//5S8vBTeDM9/85S/4FblAXsTBqcT3QSkyEMEUj0P92XfGYH/n1JiSHdJHo9B8/Pc///XZO3OsDFIK",
-	"mdbrczJT1b7JayxS+wqvaQer4I879ucIlKKj9J3enc9euoLE/WKf2sa5akMQJKzg2J2BUod4ByIGTmO2",
-	"P6VRWPri78pmRzwYAw31+A/822iu6R+2I+8gAi2Zr7x9SxPTrr00hUemXGQppiNQT8juAEIx2eu43Kw4",
-	"GYVnn365fvfWlto35D23tR2ItaQsRIkcUjV2lbMCBqPMhpeIFIlOAw/pmXKvY+caCN98IN6BXXN14O3Z",
-	"oJTBNQTEe9o7JO/wzNZHkBE1llA49ewovLfCt8ki7fk6Uh4AhsLM6DrkH4lZ2xuIdXkg/yMLkQXQfXXh",
-	"7e0TI99ca4HwkyhDQCzFANRpTvgDzwqe4/2c+yokoU+lnBbFHqmUekiQBYLvLJvTIsH3F+KlU/GIghB8",
-	"rbCwO3p2+JxkzkEKWvtGdEwljUDjS8PAk8jdrzPDCUEbUeTj8fhM8wbQDcAdnfd9iHV+0SFkynwy8Njr",
-	"4IN1NAw9Inh6xs60ivyg7FN1SDM7HELN7Hw4w4ysuStjr0i4mc4ByfSIMMXFzur4+DwgObdRTry7YQrZ",
-	"OGl25NItU0aRPCcSSmd7TrNj6TFhCmxN4N1PV/u4XC9tsKr7NiM9Xhq2tLBNYgzXSSHGT2f6NSuUdWqK",
-	"mWbHAu8M8KlZPKM+zSSKw/BwCJ5dv7RxnTaDP9qvB1PjIRl5NtWwV2aTn3Bpdt3CuFXZOy2uSR4ntrdf",
-	"dr3CXsUpMdZ7ClcUMTNhZMd3jhC4JGTXK4VDvb1Oyjv5vQn3cD5h+ixdWQnKwNU+Xx/R0ny9f//zX+dm",
-	"LumTDrseXjPyjIrCoPdRr5e1YKnwyT6K7eRCBgEr99iICyN7djFzdXq9QwEPCNxpSTMsIA+kDX9Aba9+",
-	"srX/Xzx/azt7Me3iE5eO8R10DTebpaEkoqExkyEgWGyXC02ed4/xf4dHZAx37qpAB5nCwHHPdG2wcNw7",
-	"dq1MIAy7xXZ0fjUmPXgaCLBv64zpLRSkll1emlIXQYXrGk6MooolKOD6zJbLz8laZFr5lh04JuSVAc/c",
-	"45PU9QJ3VkiMQKfHlMlu6hK6HvCtVcShDeWnbIC/PlGkYF5ZxOFcrt2OBjcsnDZtX/TNpoaK17PegHdK",
-	"6AJGj6i8ARQZlSyPp3IKrwQbSUGz2QhJQurfIAXLF8Hwvo5p1XkzXn+nv+N1MqnmXv+WYP6TvjkchoWV",
-	"yoCQC5qidWTPlRv6++ZblFeME++vXbMo3fRKkRnCLs3vqLx5tXdmNHXWOFIwYnemi4ko2l7pQD5dvnXE",
-	"cvfL7ORPM7wYC087aWIvqZkqVBER2wibxYYwhirCLpZgLFIJShnweQNM+Tz6g8XenjuwLRRwI1m8c1Q8",
-	"3Qvui8CsJPlH1+Z9RokBjlSOb9FEsGtkCC/4iFxc01GHeG+G3feCQ/cd1f7YIyNmxM7T3nGHeL9cnL/y",
-	"yETIG+UsM9eqATEO/SPj3KgnR5tUcpYEqrPHbg8PQuFLUGgDI7CUSHkj4YFVt0XrWR38mR9o/mxtZ9SY",
-	"Rp6li12q4FnYdvJtQCP0VSoozIwtv9iBuc4nY4ZKiuqs1YkhFMqNDvFeGgu9a/ScFOGpE9JovEX0rmvU",
-	"yNPDZ09PesaiZlGUaINio5noiHgxUsgYVZZnnORDr6dMJuRmi3KqkVEM12bqNTXz7BtONk27TuWp4z8J",
-	"ieEbFIaKhGaVzUQQbfbehaY3gJthCsA+4pTOueOOXwoJTxSJBV7G1CBvaUh2vW7XfON1yCFRZID4dXJp",
-	"75R4jiQZPawL4NowdnEILlZl5LcmIVClyaFzH6wwoCF0cSW6Em5pyAKq04ZQytDIORNex3hQ1DpOpv2h",
-	"FFynCpNmpHGUpig5MQ5rYFyamHJXJ3DmlkD2boTg++RakBuA2FgRBp6GmiDRotOCGF/DkvUWJA3TdRBD",
-	"NGcyNkLOsmQ237PChcEOtlF2F1NGHYowFBNrEliEfbp8q1JTyMtR4SEKX364vDrNEO/kl8E6ygilUt7t",
-	"nptmux8kGxkz7C/WVYK7WBjj1jPwcE7JjKy0EJ6z9NBM9T58vH7z4f2VZ4TXMGSjsX2tmk+tJ2J0nGnz",
-	"qHdMjP89QaH/88V1hxj50iFpfZzKbw6LQAoXhXgmfS3nyltAC2FsmrL6AgKzqCLnYTIFYy9Ky1wsDEko",
-	"qJGThv/wgeW9TlGcWdRxgMD6DJZ7FHnWe5q+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C",
-	"2Us2caLGpyVO+B8TyvRPJz2VenkzUpopMjZ6J+GahYTyzF3JdGAqv8guigHD9oyP9jq5NJ69xmWMOzv3",
-	"KyR99wqv2xKC118w3oxNohgyfkW6QtZU1xZjFJ8rd5dQxZAMhJHEYgToe+8e9jq9Xs+0OpimEqRDvG7X",
-	"iA4zaZDK2zsjsREQDA2MKWpGsw6WFJeg5bR7boBrhSGT6WohfqTRw6KL4sH5B0irEtLQujLFkFlSKv+1",
-	"awATdl8kwyEY6+SUcGEtBVw3pNQeyh/TvOGmWIo7Ix5iqlC1GK8KX8Y3xoT5cZqLKHSFjdqzbrpSc+uK",
-	"wAksTtAYoQHRLALc7xmIWyCHRz2SxiJSF7sAF3dMGitShVuIB4f7d9bSPDYaCt0tM9vIPodOOTk8If/J",
-	"XuDlb0Js2FCR46eHhcLUOlPC9HFyjMWPD59ashh3xeoVLpy03MP3cBSgt4mr7Qxg7uDWSUFlsDCDLBfd",
-	"+khHzkWOQcQh/OUvBvSlwAHi1YhSzxiuB2MdhWfEH1OpQP+U6GH3uWfU04Flgz5P0ZFapA6jqflAJGjK",
-	"OAR7HReXwYqskF7HSG1jq1jv7hIC4fc5mphzwSnXSeZpDxincrpXCPSkoao07vOnKfv54E8tPnt9vlsZ",
-	"Byyaoh0zBmM2IDWds1zyONUeIgQh1OfZ0AX3AQGdEgTX0XZlDJK532OKIEuDBHs2rokQC0jIbsCJUhth",
-	"M6xymtqXA+kdWAu2Y8zKFLE2xpaa/UIBsp9tBfWGSLRiAbhoEkpn9yhqIZzGRQwWyzSLVJlPKJM7dtZ5",
-	"CI/seoapLkzX3l7hrJjhQRvf7GBE0jpP1sD20F8ybpJBBuMjW6TPJxjON6a0nUXI+I0iA+rfGC2FTIe6",
-	"3Kw/LRAXf0w5YG/flHyiiNvT73NfRJGplzs3NAiMQ1AMm1jXRotTaxD8IpT2yK7dFCdxSBnHxBfYCCpB",
-	"10bH3ZHFZTQlTp/3nvc8w5QY1PdsJMb7a/e1kBMqAwi6H6XQwlKBKGE3GELmA1dQ2CN49+Z6bn/AAMJ6",
-	"h/tCjg5cJXVgyn7u7Gimw8L2AgaA0ZEr7xAUrjKe7hzu9/Z7prID287pztP93v5Te9tyjBs3B+ZfI9DV",
-	"pyrKMsBdTWYaTf6CcVYpF4oLrYX1zoWvbOlshTsuOoeWQMkQ2N/Bgdt9rjfBzunOz6B/ERF8tDmjUuMN",
-	"p3HU6y3aBc/KHWDFz52dp73j1YXfC/1OBGzIAM9oPKvbAQLG1ni6Vo3CxtrO6d9+L1zt3XlLOVpjsZ25",
-	"piO1c/q3HcTpzu+mZoqRpatZkFlW9Nkr4iXBdVp1t7wQGTJK7t//83/ZiHfhu8q757hjRKWFZrS3j9Gn",
-	"PI+81cKWX4y06nOgMmS5KLX4mWMCawkqxwd5MG7hyYy8CBI8tcnxZMZm2eh4bTY6rtPLDOM9Iqv+VtTD",
-	"zmwpBxU7BTNlOTMXdfxCxv6IhhzGBizv2kv8LtcSD9Ir/Jn+z1QZk4T5ZjxZNM3U7PN09JnKc1HMYm4B",
-	"suugYbBg/WK8f4aBd2vQK6v3XY4oY1y8Ry2FEWMXic63YFysajdm/o1xBni25WZcL+qPcXRWnPZT5w23",
-	"Lm2ACQMdqrjvSUqILJpLZzkOPfO1h1rPM4rLWQ1lGY7Bp92Eo+3ijNgnaCHvZRohMzcKMcI+p8aED0/t",
-	"geIYpMJ5UbfRZ2ZnP2ZxZgz2Lof9C2vc3Qv9rwupDj53Vha/FmsU3kqWDUqWooWfMmvB1F8pYYwlslCk",
-	"oKdioMgRAtW+iXHi3X60NOX37QG2UHDY/7vyzox/9/LV+z3nA6k+n3F69sl7DKD8B72lV9j72ewufrrz",
-	"jrjOTHZqN/gWoOSV8NX3ZyFdG8fT+NYVzucCFnCb8gu54KjXy6LdGLjCAyJpqMv5FhjLoWG4Ty4BA2Wl",
-	"ws7UYYoMKQvVWZ8b19+IS9yaH+J2Eg3IgIaU+yBdZCU7nMG40kCDBSv9C07gfutsXL7ai/aG4+HZsIah",
-	"ym6Bm5mjT1kgfDb4lPp2iiuIjx5aIUpniGW1egejPy56qcbUxRgkxCHzqeo4lVSwZfvcRqWwgnHPsk0f",
-	"UyONiHMxOcPw2W6m/SUef9or8IKr0+e44qpTCCT54zyqiuHvNNJuo455aHZM+YxZ3ee7dtA2Aqs0HRmb",
-	"3xRyIXFsMGK43YWTmTDtj/f2yfkMG2F0ss+1pMMh8+1BKReHL9JIiWzzzW7g2X2OdIwjgQ76Au67RAcf",
-	"lNo8A9aUHO8FDnK6lGOzaaxm2dvDAzoyfRS4tkwWvDhii6xrmeSWw2pL4436GNIpps4YU0l9DfKeBgcO",
-	"1oy6UavjBQ0urbhsfMUze+1zWSwpTezaFa1/KUK74UoHLGR4/yJffrfUM0vvrsAt5ICfQaenRtdbf7y7",
-	"VmPtv9DCxMHhO8KbW/Djmt28FgkPHolDfgZ7VI6mR34XcIE7KLtUArxwZe4vAu61tKbb6XeCZbcMZNdd",
-	"jfbHVEZqr7BwWbb/ubU7yK/TLl1C++bNIy1j+rjPd7KW0/SGuhg6uwy/XWc95yXzrFOnE8mtSfgi79KY",
-	"axAO7SE6Y7rZZyNtkb3KGHS+Qm2V8vkIt6J+oagv8F09Plut+l84pm0vU2z5YTk/rOIEHoQrtb8ts3G1",
-	"Ybr9TlSG9eIHGaVXL1kt8JqS7UWvGd0Wvkvg65ZvCTP4ICESfJUB/zIvtmEUu56/FzM+Xw+ye8PCkAwo",
-	"5yDzu0PnvnXQX4aJ9sdF+z5iyq9a2BpAT4ncVqin49uCfSHY/XwJFzBEflUVb6oux3te+JqBvAK9eeDP",
-	"DeF7EQEzd4qJstRPl9VdPl68snUAP0fc1kJ/bqRbIbBYCFSwznLOwSP5deRBllLsEQRB1vd3IwFwxjaj",
-	"gD1cK6nEcDyhmLngiSIzWd7sgc8V8b7ieteSElkX7RUP2RC3cmGJXMgZajWHSOrr1eLAlnoEWWA6/o4E",
-	"AdKZ7A6o1iHgtQ9QHbsrY+9f4fWarGRRAsRSjCQobH1+hWsKAFO2zeg349tCfyn03RIuZwu89uivDATk",
-	"xTYNfdvzdxMIKBJ6gUeXFakDZUe+1kLZjW8L5cVQzpewmiEKFw0WbvqV7hvM5LZwl2XxUb1dd6fFnvaW",
-	"hTsR6Y3ZjsswgRmvbplIVOn+eywTXkxdga2aHyIawN4ZeZaeZ8sOoQW2DFN9nnAJNMB0FkISX0iZxIuO",
-	"d77FCeP7avdhPFNxy3RzTFd9thhPcs4sdnpXID+3V2DQ9ADyDJPWucZwwfB8oJABSJdFYtcdzucwwQej",
-	"KSd4Rt9WHIAiI8H4CA/p7e3bi8jpFTpkU0OCRKechuxnkIVn7FUxP1BWEN+PQu7cx3wzhTsCfS4kKd4R",
-	"KB31L1wpADuT/P7hzPHsReeWLUtv6jz/71v0NIyeqpP5S7FikwcuNcgubr/wcOW9lv1nGgH2/J1YY4x3",
-	"8WoppNSuVsD25xrWmH1Mt6WmWLa4W2AvtMVKDLGYH+6MqbT0BuqMCZamNeA0VmOhSUinItFk10tVRZq6",
-	"ElPUHdgEN0MWuuQ27uc+9+wv9r69/W1BYaIl5Sq057o7eLdbgjqYr2+Ll7Lbgc09h0f1R3+wuFvIPqWp",
-	"JFT6Y3YL+8RLL2lb49FLEwnZ7Fz4FD6e9He36/o8YpjTwaecKIAgPZNms3HpfXLO08YxyzQNALMOuPvY",
-	"1mCl6sZmM+rYe4cqS6CLt96zfDTAR3rsnRVv4N4AxHZ4RmhnDZGQKk12lSCUT/s8T1PiC57mDbJrrogv",
-	"lLapv9xA1RMSQSTktINmANodFC8rXHAt0xReEkZJSCWSRRFlc9MMbFKDTpp5I4A+750cH5uWiJhwkJkV",
-	"9omzOwKxsLvFESLSpn7CTCB4xSG7QGU7sSnq+nyE2wbpb5j6yhHFZvyyGX4MvQOQrHQBzHFnHpY2vsS4",
-	"z7M70DMptgjTe/uLUmORLP3KqeEKm81Ile5Xp2ggNdwZ51vYue7aax144Z4qzOzY5+mtGZcxD6IB4F1Z",
-	"hTkVMIvAXpWNdoFLfY693sv3sA1sRezn8sW1uZWkLqmSBdJykwlJWkr9tlD+njvmtHU8e0mS8unS7HD7",
-	"izO6LcvndprezQoKYLE8aVnSvZi+S80ofAj6XELXZTN0t79tIvACwKy4dIi28NwruimFTF/O++jzwxMy",
-	"hjsagM8iGrq0mGdlIBUumBXvPi/GQP5Y+noWzbv8xfH72SpbBFUg6HzOzVgHQcMQ7pa6HK9NgQ07HKZP",
-	"Y45+J/6GWQObfGH5dp0pV8PduNeKbcjbSFd262wsdDYybljODMYhMbbh8oCB8e7eYalHiBmYjr8TCKN7",
-	"GDlCZ+4hfp5fsQPI3n6vt3oXhfKPtI75EL63FSVQov46i1tDWM/Tt82BovJIt0J8oRCv4p46zFOfYdrO",
-	"JlvmWM0cSzgCqFyuGkyBTesCoN/LoUxDf7JLZSRssM3lKk0w60Tp2JV7GKe8dHVwfJ8F3BSGgW4PWC7G",
-	"b8zAx4eCRnYNF7ICXq4d4J72ckMP7yq/cAU3jOpC398JuO3F90FG7iVeVnEFa4C6QMu2YrswxC3EF0K8",
-	"yCIrOAR30Jaj2xa512rhxtuVHd93As+Fz68VUhfZ94C6GG0niv1Rcs3c+0P2gdCZhTr407a2eJ/A5rsG",
-	"z241asxavutSphceeNsjdEQZrxovvtx1ZirgqxN9jnm03dN3NlEpjDCVYfb4Ej7Fgg/u4A4pt48+VB6A",
-	"S5lpTSWB1Sw73VNyXCHNr7ee30LJ4bZPMW2dPc5on3ixHLWSQyMaqyVsmeXKxXy06SNbduOaUyntu8W4",
-	"NZw+jlpoQs3ncjFoe2f63LDF8Y7G34kom39OtujyGdKXFr+GhfGOxm21LN7ReCsXFloUES7cgrW36f8X",
-	"5/iWIgI9hsRmvrWvMDE85mHfCz8lMYshZByfphhBhwwlqDG3rzjYF2rxDXj8sc+T2B4PqThHscv4ULgH",
-	"Cewzcr9cX3/M3pIIEpcUEtONikRDn2uI4pCmSbhtVfckBZXZI6fusNPlxfmrdxcLlNs7R4hq9nOb4eZP",
-	"fMIF364wn+xbhfj9zOvlc09LryTl/gZFTIlRCiOLMjIsS8YZMWU3c5fZnu/SQpuW8bbf70XO51Reeu8q",
-	"LVdH0NuirRX2dnhbgb9Y4GcLuJQl7CPA7HaFD/khL7ZhJGc9f19YJqJI8ZpLWAPXGTnbiuxsgFtsL8S2",
-	"KCziUtaIQzoF6VMZLIf3Ryz3EsttGN95198JwO2aEN8Re0lsr7B6NZCdE7Kt0M5HuMX24t2dnD3qcAc+",
-	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9e720ZuxF9loC8nASvZvVyu6eaTkxjNFU5SxElT",
-	"oBtg6V1aIrIi1SU3slEEuKe5B7snKTjD3eVq9YcKUFtX6aOt4XA4nBlS4sxvaLJHiRA493GFCFOrO9AK",
-	"goME6vKwowSKeAoTu8KEcTu5zUJKPhe8PMuUdL15dtwFiP6lR/7QDr8qwbG4Pa0bso7q2wsefrp1Y0Mi",
-	"wKpyDzYOrAp6igabo0HPckIMp1BTFRQLrpDwcaKAnfvI/N9wNofC6TxsF8Md3+rzwF3einhy9p3O3pjJ",
-	"NiupYTi3efm1o3lgB6dpjwUzn3QMQ74QWuWcmm2vguj1QFPdP3zY3VAs5Ufa1Z4ER4ikrBvV77Ox+0Ep",
-	"k3L/AEjKJOgpngcBKet6V3cazm5jOWwLOZnFDrMIMIVFye53HO1E8tAnu531WA521LBrWEu90HYAY9OI",
-	"kD54pMdH6YPXTn1M+9jrg4f/3WM7Q8Jyo9mDDc2NhKfwvDk8t/YSZB+BhnHQNnEyh+3msN0QzIzPd/z2",
-	"/oFIHjjW46zHU90x3/WmRjQBHouKO1SPReFOHrvRY43bvC2G4JKSNydGq6IAMxM6BtYgsPpAWBGkN5Uo",
-	"cidJCqp0/3nFDE9Bi6lkhQYGki8TuWAmmyEMnoSSs5wwwTyk7XQC70pYMkSqK0GYmNL7U/uvtMHlI3Su",
-	"RKpbSrGWeslLuFcVzFSBqdDpL7fjt0ry8Rs7ZUqp2HWStdAw40UOy5korJ6YQZxsbQQut2GIsN2qKnK4",
-	"4fDk/KeRQ1TET3kOP56fA9OgFWFCMUllzE6riRTaZX8juveTGhTMLaaspAZVmQl8EmamKtMXWpW0fCbB",
-	"rjiRTlZghVXfPWjDijrPnGTOFOaFG0RwnMAnt8QGjFHPKqMhV0sJLJGoBk8tzdKssI4JDJn+QtVYcbPG",
-	"ki8KkTE3QI82JJx/L5TZJybMd4YFN+UDB4b/oZ9/lOwrEwVCXKyviXIlBoh78LXR+GZQMvefM21Kzuab",
-	"Ef0gxToAhGUdE3EKQwQCL8fXXBogwOSISutuSrXUvPxBQ4r/v1ZVmfEUPV0nUpgRWTOCdWKjlUXrLeSG",
-	"N9zZbw1/jtHH2W6cyESmaZpIkcdw/vTy2ZPLF08vn/z489M/v/hLIpFn3LpfzgyL4T/JoA1YySBOBr2R",
-	"g+j3X3/75ngnMhWE8GdV62GQR5DiDKnD+IQaRtZGQTtXSsVoQmJh2t+u370FIa3PckidVV4SAyqoiDvw",
-	"gHVsc9trWQjrqeL2toEGTWRN7ToBCAPDpVVcL5CSzmhrMlVJo0dUP0JwrqR/G/X6NSoRILirc/8IKllw",
-	"rSG9YtqMcQXjX16ldmKRzbp7jbiwuaY4JwyUPFNS8szokatYEaYOXs+B9XhKNhdyirWgGGfaBU+50SvI",
-	"+D9ot4xGUq3sOVUIbM9k1dLOn8i50JojiCmyIBjXm8pSKs3toeGwxSdwYcMoVpDibg7TGEFsx6wQX3k6",
-	"QlMr7+HHp6DtBLl2GLeLUt0Jrmm/skJpLFWcYeMYKwWirH5ogzHqitmTx/oWsFvDS/jTU5gLWRleA/i6",
-	"MEynlTBeCI/bBdIPNIlc0egosk42YwsNRq1G7wmkry8vXqV1FEdRZ5zlvARWKMkniXxLeJqM6nRTqcYI",
-	"vJmOQKoSbqrbWzwvbu6B4fLvYZj+c3yRZbwYv8BPhZzGIFW69oy4xpX/o8VvXzkn+hjP6J3u4EcEYbKB",
-	"kmdcfOX585XgQ/ZoD/KeSU4G0UBYtrTkQTSwJmov0r4KB5FX/zRnd4RwPIh//inqlUN9Dius8gNqt75q",
-	"pWkDRldwjUMaxXkdGuwdL0Yj1VYxMRDStBfwEG0aQay74bEOWvUQP0DZGW34coPdpQf4fGHucbLnhAHt",
-	"O4m2d5HSWIOnG1uc0n7vLBn7QFW91gHoZylJW0O7gnq05qR1DRI7vigKtRy/K8WU6tPWnZ9u9BkNdSNx",
-	"oBv3LVple3m3UJqPX7fzBjOmofXIb9Ggg2q75mh1J0jjThOsyft3JUqeD2JTVtw3O36H4MmDeFAPWKPY",
-	"aNDzu20Tpy5cOqeVUyHvRq4lGmJpO8eiu60wdLMMl3Pd1v+B7lbrbjmYnOBdWdw5wvOQ29bmHOZLPEza",
-	"e1Bz4XHIszrCHi3auLN7eHPvoN+pn8vIQZnXEW7JdCIRR1nPXNMV1kE6jlcO0qi5fCgMJOs6y6Tk8umZ",
-	"g0/ufpYxic98rKQK+Q7Wcwc/+uz3X39LqQ1nuhBS8jxNJBa66pG7s9ARuQ443OGdo3W6+1E9SSKZBm/R",
-	"Bj/Fr6J2qF0j3Io7niNyO2kgnXJpYyrPL0zqX7j0uqPqSmjjHVTf/c3E8vn/+XayDXi815+la8hBXtM1",
-	"HuzUaDUeQNX+vrWV+KbKc2rUF0LWvmrtQb2fJMHUMi9C5EayQKZto/twylDW/Zbpe9EHT9PpwhxMuwf7",
-	"uqVrGGEoY79lZCBlIOum8VEAVSBLB2u+kyaQnQ+2HEa4gvG7/6B9JQulJ2DJnTSB7FYQ7oJpQ9nX4FoB",
-	"VD6y01ZyB7OzkyZQRg+GIYgukG2nLjyQMpB1tyg1lHQv5k1VXDBtKPu1xTT7DtlzsjpPP5w4cII2OTiE",
-	"bCUJdd8h+8kUSl2nQAVQBd5NNuRzhIwJI27egQOoAlnW0J9hZGf6i5DZrFRz9j1D9pMJR4Zpvj/iO6ba",
-	"a5Z9J1ilbvW++U3/k6N54Ed9mvZIXvXdPtD3fG2Y0RHomVrQt2LsW4SmsQUsd71v7NrW6y9CvnTUD52h",
-	"10x9LBl6X4QEtzVeht4XIbe/4m8NYRtzO1b392ATsxoJT7kem7OzWtMJt5WABN3WSB4pS7ee+ZhCQC9H",
-	"d68IEJynu7K3h+z/p1zdAPcPSNVdvUeGOP4jXexw24/pckc3uNbr6b977OdeLn+o3t5KeHL3je7uGUyY",
-	"fYRaxmFbxckidljE+q9/dgDPqlKYe9zSj5qXF1PMR/nXZ7sf9Ni8Kd9mprC6u/xKuUxCQ66yCvM+hnwy",
-	"nQAj5K22LTnyS0FJmBmziM/O8HPLJ352/ux8NBlEg6osBvHgDO3BydxLVcBXPBguCoZtgSCbsZJl1p5G",
-	"fq+CUhX06MxuRCGMoCQFl8rjHgytiXa5v6DHtqgTfaPm65flRzepyKXUR13UqqiDcxe5MrkI3Htb1O2C",
-	"EnlNSD3pWpftC/iyfkCC4Q0zpuAuNyMCXBNKSBkazVPTqH7Ht1rhSyuYN5kPoNif7lPvFwb6WaH+kcFj",
-	"VNtWn8mbHh67NwzfBfpjLh1eQIRgAdG6OnNaluAlaN5hWf++2+f616ZhpKcT+/dYyeLe7znoS4hPUH1m",
-	"f+/jFhHXBseko2ZCqFizo83DHY4WcowZu23GUy2G0Nma4e/ZEvzGBp1WCP74TveDPp8P6zOGUSZMfqjz",
-	"IJtne49381C/ZiPx2pIxwwo1JezyNheE3pBSShTuNVTGiIG7NI+gkjkvE7kjhSReaa4fYYY8aZbLTOVC",
-	"TilvjiRZUo495bsuSn4r7tpsd68QoBZpydrkfZf9eKtKezVL5DCtm+tva1I+mvR6httQva4NepTIfgcU",
-	"GKYv6YF6fKUy3M3UJdFSx32ppMhYEUG1WPByjGM+vr8aPYefzs8TWacDub7ja1uVR9iqfOjSbruijXot",
-	"zLGiodPDHGjTXe2BurWb66sbPG3X+b8aKO/HyooJ0v1lxr00XpZr0Fb7rKAZrBJKVU1nLn334/sr1+wl",
-	"kXNxZz9fKi/xxHqZ22csRsG9EF7KEKX81E6MEq4NBaso8lioQvcpVfqu4mHK9/m8/vDmChZsymn8gqtF",
-	"wZ+DVGCP5zGefSA5z3nuxxY7YPDt87f/BgAA//8=",
+	"7L37bhu5ljf6KoTPB8TaX8mWHcedttH44CROd2Zyg+1095ztPqeoqiWJ21VkbZJlWd0IsP+aBxgcYN5g",
+	"v8i8yX6SAy6yLpJKUslxyZW09gzSlsTr4vqtG8nFP3YCESeCA9dq5+SPnRHQECT+eRYEoNRLwbUU0VkU",
+	"ifEHyYaMm99CUIFkiWaC75zsvPxwcUkGQpK+FGMFktAkUaeERmM6UcT/i7+34+1I+HvKJIQ7J1qm4O2o",
+	"YAQxNY3BHY2TCHZOdv6y4+3oSWL+VFoyPtz5/NmbHsj5XSIU/FQMc34opyQCraYGQyTQkPjnV3Toe8T/",
+	"tfuKatr9GaRigptvTOvAdfct5cOUDsEnlIelr0VATQ+1Z2J68sh0Px6Z7aX0jeugkgAvaTACN/+KKadS",
+	"AtckoJpGYkikSDUoO/7924P9SAQS1L/+8U+f+Enaj1jgkZjedekQfnjvEaVpBN3xiEXQlXBLIxZSDT+8",
+	"971r/p7oERAF8hbkE0WUFhJIIqKIMK5B3lLzBxmPRGRKBYKHiuxSTSKgSpODU3JA+hMSwoCmke6cXnM9",
+	"AiZJwjiHMBvoLo7y1tJI7f8RU84GoPSb8PO+GXWnmErIBoP9PwZSxJ/3/9Dis3/N56b09ODZ0+Ner+cR",
+	"Fseppv0I/FNS7sOfaTCiGpQut8VFNzA098luQRICtyAnRLMYTgklT3tHhCkSjIAmnVNLqAQCEoogjQ2c",
+	"qsZmhrWA4Mc9f++a12Sv2YYPFjZ7UM1Rlu3OeSBC890cU/l96RMhiT/8nSU+GY+A4xT7IpzgtEWcSFAK",
+	"QrIbjIQCblbaN1BNdDdr1yd/797SKAXlGTjqiJEBk0oTwQklmkHnlNC+MtxrxAcLgWumJwZkpVnzNN45",
+	"+etOX+54O2Y4O78tmVIGrfkpXY2ARCKgEeQzeaKIhjttJsQ42VVgfzr7+IaU6nZOcXR+5Jr+gUaR72HJ",
+	"g+ckEKGZXiDimHYVJFRSDWFdOQG8++ly2RLlgqFyPg5Jny7eEjGwPEhjIP2JBnVCpoF1nfZ6T4MCXfgZ",
+	"fDIQRrZDaBZQj+Cam3GD0k8USageETrQILEtCxymFfl7aqBAFcG12zUd+3YsvoN1pz4zT42y9+z8+dPz",
+	"F8/Onx4eP/vuxff7Y6CJ+UHdMK7+T74Gf6Pdf/tYSTgjcp3EnSfaOzd98uZVRrGhoZjrv+DxwHxrJE3d",
+	"lZwdeOXYjFqYH9SlloIPicOskHZkzGgtAzLgGlmA7AINRiSwjEEsxMiIKlwSMeYd75qHINkthDh0/N7x",
+	"gsVWQCP7BbkBSAqGMeMiNJBCqYwUau+aXwKuN+nT4MYgxH8z6L4XHLrvqA5GPtGCDEFbYVh/va93eO92",
+	"+A56v//+7Jf49c+TH9NLpvnNd/J6p5JqP1M5mafamTMvZmVO3QWbqVfR82dvx8A5Bu1sjddSxOuwVs5V",
+	"AgUmlZalyO7BMRnBHQ0hYDGNSMiGTKuOGbmxr3YM7na8HU5jMx5T5f5MGNO7t8CHerRzcnxURd036mNE",
+	"J0ZPvhxRSQMNskIfmD59EjFlWI1HKCoIHRpFRyhJIjoBSQLKScKCm1PiD2ikwC+KCj0CaawDI18CIcMC",
+	"e4YVFYpYSrjg3cQNhwTZeDp75C0MNBGp9pwaxq73rvkZnxhzT2PvymhmPtEjAwyIFBjJftTrEU5j85Xp",
+	"Uo8FsTrJciwSHOVZQXFWQZIqlWSIsuPt4FyrtdJidfTWqiLHKaiGBgyiUJ0QwfPvCwVjNJBRPEgoSwOn",
+	"zajRpwFccysf8Fv2O4SlRkkfAhGjVUhE/28QaHIDk1zm592cEqcDr7n/r3/888z0Z6etOnvklTXkCCot",
+	"syQ52U9KhiKhkRKEIrpMhxO79te8tExuegrcUpBdP4RuCMYUP3v71u94BMVa5kOMqPJQ+WgJVNtfFJqT",
+	"tgFkTAjJCCSQ3Qpr3iyswkG6kiqBKGJ86Ew3++01z742jINsy8GgVwEP98hZBWvZYSmRVcgFBhmyW+DX",
+	"PDY2sx4ZwvPADK7QYSF0X50bNXx4nH83kN3XF37HEhSkFNKNnenF/JrVnmLS/yVhsHOy83/tFx7evlvL",
+	"/YwwH+RZFFlGRS/BMuU8s36Y4kiVJomQhoqOAx2L0mksLhBntk5NgYYkqiPF3oqh+JDqiPEFpp+wPxIV",
+	"CWPaBCISkuz2DfPEVN6A7HhGxZkpDoSMiZ9IFlM58Z0p2Ae1t4D8rumd6insXvxw4P34w4H34ocD7+yH",
+	"g870dA56vUXz+WhHsMD0sz/OzEdCODcdYzAYIfZEuZntXvywt+f9aP55Yf45+2Fvr+OfuLmn0gheziEy",
+	"VrEBGVNEyNAgm4flBTaOElEJDczio+yhJFNpPI37IK266xkIHZBd/8A4lX5v75nB+d7hM4PzQPBbQGbS",
+	"gjwnfWOzUGWsSB7u3pL/+W9y+OxZxyMjGt0aATamE9vq7yCFR8ZMj645F0aVxJRoSbkagKwGqxUhIyAx",
+	"KEWHQNRIjFW+5iUtY2WLoa1TT2ZYlrBlUhtZ7BbCI0MJwPEr6wvjl8hgAyGvueOSzmIYu5aW81Fv75n3",
+	"4ofeepx0mQ2ompfy8c5wk53Rl8Ijb33xxHp7dmqHZmp7x/Un9y53Z1YaZJRI0JQZfymzy6rtsDlBtsgw",
+	"K3ypBs2zj3QIda0IpiF26sL5MgkdQqVBQXZnJokaFxnVucBPVOHy+vPa3xojBlDTFpcxco96vRNjFeYQ",
+	"u+ZmCFlrD6nIrDIxhLoSX2iaa7GmYa5Fg+v+KWVhNVrNKj9R5NOnN6888rx7hP93cFgxcIPYeko5Nb3V",
+	"m8zxUzgODvvH3SP6HLrPj78Puk/Do6ALT58/ffbs8PD42fOjOhP8hTI9P8GfxJhExhvWgoxEZMW1i0hY",
+	"H4GjOVlg2GiAWc/UK+xYkYBE97ljWPJHQcJUOnfaP+4po4kOY/PvQfy0p/yOMbRnIpr+cQ8tUk1iofQ1",
+	"9w8Oe8o/JX7PAECNjWPjjPAZvYNmu5kOSG+hDqITZ8qiYM1+jli8zOQbG+otWKCemqb/08NK31aCSgRX",
+	"YKP9xp96oyE2H1yIwfxJkyRiNgS1/zdlwVV0Svnkw2Dn5K/LQYptvxDhZOezV6PkWRTZwr/hMOctUfT9",
+	"cnXkmCO3Rg2Hz21jdF34vIsbGd1iJ6NqNK72/sIdkHxTIm/Wbkt0S/sStRue3tHIwv3dUrx/WVNTewNF",
+	"2LBbDu0urT8TCS41UdY6NZrIi5ebKEUv6zSRFS+FypZVwzKlANGysljms7czvSezqlY5mIjciBz6lind",
+	"FE5M2/WxYkovxct5ES3JVB8NNLvNNeAWR1scPQKOXtDwwjJcDSDluu2PHQyJlCxF8uTurvvrr0+MduVC",
+	"F7GJU5IqyCxfKrtn5x7BaIJnLViP/Osf/zQaVFOdqp2To17vc12r8xwHUYG2q5KxwozDGBmdDiHZ5YJ8",
+	"UiC7Z1Z3pbwURMl3g4vyxrgztkNcWK6dPUP2F2kYThrS09h2LdmDJVfq6b4ptZUvW/nyGPLF8N5buIWo",
+	"SbBgB/URg8XrwYZEpuwWPFvwPCp4GrJ0pztYE0A1bd4SjLaW7xZcLQNXk7haD1LroGmLoy2O2oMjHkbQ",
+	"mHVnGq+JIlO0hlVnim2xssXKo2GlMaWTNb4GXmqrHVN4q3e2WGoNll6ChFjwpoJwWfO1sJQVXql9Aldw",
+	"i5ktZh4RMw1poHLza+GmphbK0LPVQ1tMtQdTIk5AM8OJl0CV4E0ppNl+6iFsttZqFVXUIAqrbIG1BVYb",
+	"gNWU1qrq537gqqvH5iC21Whb4LUReFcM5CXo5lWa62hd2Llqayk1zUASBduTi1t0tQNdzeu1Ukf3RNg9",
+	"NFuGs61u26KvRejDkRqubkyp5T3UxFpevoYaszkHDLS2ANoC6HEB1JjemuphXRDV1lQFlLYaaguwVgFM",
+	"0kA3qJ5M87VhZQrXUkym4BYzW8w8ImYa1EhZ82vhZg1dZIpv9dAWU+3BFOazDBo7X+Gar4cnV3i1HnIF",
+	"t5jZYuYRMdOUHio1vxZu6uohV3yrh7aYag2mXrHBYG0dtAwUpkGLhHkcnJGQDQakD3oMwDFJYTkvqdqy",
+	"+heyekuZzNBJLhPZmPB4isUGQsZU75zs9Bm3SbUqcrvMX0t3nPREEcVpokZCE6oIJaaDbimds6aSUBmM",
+	"2O1WviLTvWIqEYpVJ2H2qdY0GMXA9SkZsAg4jeGH6x0Jg9DwRXXS5T1N5d7w9+ud2slqV3Qzm2Aq72Bp",
+	"FuI6WPhC/n4dwZ0Rog0Z81nztYySrPBKY34QwR1m2dpaHlvL4xGUQsaoDVnz5ebXAk5Naz6Hz9ac34Kq",
+	"NaD6kcZwfttckru8/VqQykuvVEboBsDtNuPdFjiPDJyG1NFU++uBp6ZCKiC01UhbYLUKWO9ECOd/T1mS",
+	"0H5jyQzmO6oNs+lq9ZRVLEIgkFfaomuLrlagq0H9Nd/RPRG2jkabwdlWt23R1zr0NazR1kJZfe21Bc0W",
+	"NI8ImoYV1drqaW2ltNVEW1C1BlRAm7pxY5quBySgq+/YJAwChM4Q6PaSzRYsjwWWprSPa7o2YGpqnSnY",
+	"bDXPFkytAdMbrkFyGtnXIu71ygVzTdiXQE+JBC0nJKLuQVr3dMWzh3q6wj3gOqAsgvB07pUqMh5R7eVP",
+	"vbIAiNLm+zTBtylcNnwZNnbHtdRDLTlSKr9S/9pM4X0svJUYW4nxCBKjxK4NaeGZHtYFUU2dXIbSViVv",
+	"AdYegCGPXaZxTOX6lyVWP0RaannRSe+r6je0Fb5kbHUr+z0LoTBJ7LlNomk/gu0x8AdDxzfI2kPxJnaA",
+	"L7E0M9/tJ5ZaX3yKXAI+DY1sOxSEKvLx/Y9/bq5sKT+8o0lDRvg7mtSyG97RZKXRHdNkawpsTYHHwUdD",
+	"NrZruS5GatrUMU22pvQWP+3BD1PmQ1M6xrZeD0O27GpdY8tt8bLFy+PhpSmdU7S+Dmbq6h5beqt/tnhq",
+	"DZ7ei1LN9XdWuMj4l7DYRWImoBdvsTz98i2W90WfWtjNFtPnCeGCAxlTVQyFcS3yjRaQTxRRWkjwiJCl",
+	"rwlT11xpFkUkEtSwDWF6j1zN79uwYDQ1NbLr70ug4eR3n+hUckUOez0yHgHHJ9OxXdNF2Nm75tM4/gJU",
+	"2HXTr0XKw3sv2xhoIrgNl6UpC0nP/a9b8U/2PyOjMtrPXpY+JRFT2pA1JlST/duDfduHmnoe/uhBGECl",
+	"wcjdLbZS0svHJSQmgcCttPdCvxMhGzAI5y+d20BMIkEB10gywmmMXEP8N4Pue8Gh+47qYOQTZjjHMIjN",
+	"saJPCRekL8LJVjo3EEqcNToRqwHVNBJDIkWqQXmEKhfaNZAbGdRrsxgFb33Zjf36MtjB8cLIgfvBEbeB",
+	"+ZA8/e74rHf08uX3z77/7ui7g2O3SWxE1hM1Yy8YlpyFINlVmg6t/Oo8vNjVBGVd5Y72ZI9cFHJx70Fl",
+	"3Yf+3wDn3pCXlLdfy+bLS6/0lERWcmvbbW27R7Dtck5tyFuaan897NT0mHIEbX2mLa5ag6uP89uDGu70",
+	"/kjH0TSOZrKTcfLT1bu3z0gogjQGjvbKyv1CV4skRtvuYgMe+XT1uvu84xEJPAQJIRE8AEJ5SALDDCGJ",
+	"2A1e1pYTa6aiN2OaeKKuuRhzYkZsbIhzPoyYGp2SkGpqv93FrCPGFlYdU8SBzEKLBCOhgHskpvIGQnQg",
+	"rjnTivgR5UPfw1H4swzk2/aIHlGdgXTWJfoGYDqT1mrft9TYD0aUD0H5xE/SfsQCj3DRxaXyya4ewYQM",
+	"hBl1hZDrnBJ/PxSBmmlr/4+BFPHn/T+0+FxqN6Z3XTqEH572eh5RmkbQHY9YBF0JtzRiIdXww3Gvdsas",
+	"2eFWZsJql8C5hCCVTE+6H0XEgsn8slzi38qQZxIZV2IguFYWPYJzo3EEV0TwaEIMjYkeGf8PYwWnBE8C",
+	"KEIjJeyvI60T5UDDAsFVZzlxH8YvmeE0w6dJsQL+KRGc+Pu+R2Z/8siv3ddCjqkMIex+lEIL34xeEbfq",
+	"JBBxbIiRIRYIDh4IJYkUdxPjNQupV82zYKKZEVTy0K/dbP2uJgl0P+DMVIUQjcbG4/C5UJwNBrUZ2ZVf",
+	"0PcX64Oq08nNKgV0Hs0qU5Trns1DaP48IXS20UyGm5/VExLRiUh1flbqmltP0SOUmFkil4yNpB6bumMp",
+	"+BDhgd9pQUJBdgdCEkqeGTFDMwOMsNCpiuE1H1kPnQQ0VUBSjgeCETaME//X7oWt030T+h2rNSLGbxTp",
+	"0+DGdOKkp2dRRq+5FXyRGHr250yo7pH3RtM51fftq5UCAl2MDayBAVthqRBfKT6vCj5KsMi64u7xoI5o",
+	"jegE5Esqw4bCCUUHtXyiovjqu21YlARUhlvXZ+v6PIbrkzNrQzGF6Q7WBFDdu24FjLZxhS24WgauK6Yb",
+	"S2FV6mENaGH5uspJm8JbAG0B9LgAalQ95T2sC6L1FBRCaauhtgBrD8AkxAzkS8EHIIEHjemp2X7qAW22",
+	"1mqdZWuQIK+yBdYWWG0AVlP6q6qf+4Grri6bg9hWo22B1zbg4bXPRnWZ6WEdoJnytfWXBhrjVdItirYo",
+	"elwUNau4sh7WRdKayirH01ZXbVHWIpSJPjxYqg1sbVl6DQnYNGGK0Mhw/+4IaKRHv3eIkPYocHEBY9de",
+	"g+g87MnfS6CqscuRtvFaksQWXamOFRbbSoetdHgE6WB5tCH1WzS+Bl5qKl2Lmq2m3WKpPVi6YfzlSIqY",
+	"NqV78g7q4SkvvloH3TBOAiy7Bc8WPI8KnqaU0VQHawKorlIqYLTVTFtwtQpcmEm0QcXkMpXWhBWWrqeW",
+	"MKHpFjhb4DwmcBpUSnn764FnHZVkcwJvNdIWWK0BViLppCltZNquByZTcrUWMqW2ONni5LFw0qjplndQ",
+	"HzE1jTdTdGu9bcHTAvA0Zb5NdbAmgOoacAWMthbcFlwtA1eTuFoPUuugaYujLY5agyO8ZnxF+/e4v7UU",
+	"FUW7y85rlJ84MbgQHLZsv2X7xtn+agRxUxdBsO1aqgNLrvRktCm1VQ9bnDwWThoys/K262OlppmFiNma",
+	"WVsctQZHnzi9pSwyZs790u2W0nmRkYhCRQ4wufWYMm0sKMfOyiNMKxKxmOUJzelAgyTPiIJA8FBhIvFE",
+	"RBGmu84y846ZHmF6Jcr0hpKfk12qiJ8nc/c7LsX57ESpIjHlk2yq1zybK+ZfUloCjbEU00TTG1Bk1zdl",
+	"fY/4pSnu25J+58Tgn19zH5P/ds8MefwsJzDgGJFsQ8q4zfEUA+WYkM7SLaOV7eUhs6R7O6UxVSSBsyto",
+	"Rmi6Jn0YCAlIJsMDRUorHPupzQZn51Qkjp8maols05moi9REzxYkJXLr9qBug2tzmcvg5PmQxrlQ38ru",
+	"L5TdLZWa7oPR+g/KZRegKeMQltpffqnAFs/YTXmEw9jgbMCk0lvu+za57xd8CaIhJ9E2XsvytUVXuon2",
+	"4Yqtfbu1bx8NKw05ikXja+ClpqvonpTZ+opbLLULS5c3rFndYzpYA0+meE0dhKf+tuDZgudRwdOoMso6",
+	"WBNA6yklPDy71UxbcLUDXHkg0LJWqC411fg3DUNmhk6jj1IkIDUDtcoH/5TYeNxrBlFoxpZMVe2nUumX",
+	"IrXAHQgZU71zshOKtB+VcoHzNO6DNNUHTMIF1VC/uNIv0igCfRYEqaQ2a3iNmjLllwlA+C6NNEsiZgN1",
+	"NSr+LkS8ZqXP5eThf51toTTpymF5ZSpWT/m3vEv7bBGie5iJy4dY1rk3AKhpnuwmEZ3grn8wopIGGmTH",
+	"5vZnWhEpIvsyDO2ziJl+jWCb5pD8J/OBaYhXjg0ndobVEA1u5lRKip+pUqA/Uj2qSAFvaKn0RyG1pEyv",
+	"pIJEeZRP7YoOK3LFG8RH7HcIiaZDZd+HpIr4ZxIoeUVjOgT/lPA0igg+XGCGr/Los6ljqJJPfXrE3s5d",
+	"N8o6sJnnP3s7pjG7CWFT0c+SYGqAi8fbZ2IoaTKazD/8UN1vCLcQmdV7T2OYb/kN1yA5jUggQsA3PE4J",
+	"F+7RHdNQxQMT3k7IlOGiN8FiUTazIKUalzGNovWqVY+9oIoZd12CDNIoWpObmDrL9pBeC3kF1rxxnfWF",
+	"iIByW+4FVfCyMHtmIJg1knNSyiMR3DA+dMw2HoEEu2UgUhlgyq6QaveuysAgm+wGNNGpBJVtQvSe7vWO",
+	"MJXKAh6bGuHr0vQv2HCkX9PAKeyq4h+dsHiZAWp+Wq9ppMDihISptfPAI1zwbi5qLsUtJRICIe2TH/h8",
+	"VEClZICP4eCTnFyg+OmUVrI0lhsWRQOAcM21My2i0IqiGjYmCqoLU+Xzb3ObaZk4MBOYmp2d2JIVKER8",
+	"mrJwepOHhuHx0dFT2j066IddODo46g6OadiFZ8/Dw+PvBkfw/bMqDN4KFsBbxted3c95vfkp4i6PKdRV",
+	"EEGgCXZCIsahPofWoMOMdkWiTIN9emSzYmxWwE9LpAppM6NEZqRABXOVddIy2FRjpFJkzMoHx5teSZ+W",
+	"V3WhgZDp0WbshA8cnO7H47LUmQ3zVkBNhVX6vrbKuq92eUg1oSJRJcItZQ484v469MiPEjgNwSOfIs1i",
+	"qoEIST5Spdgt9lZAPStQ+aJOGRDY+QpAlIi0ilXOrL7dILeQ3cj5ZT/QKDohQINRYVPkzwlS7h7tJDcw",
+	"MdbNJPOmO6v4bdmg8xW/gju98xActVZv3wbrNMYz9/dEGuCqL/NlDJG+PXdmLWZf069ZD7bfku+y1sy3",
+	"TsrWSVntpKD42fopWz+lnX6K225ZaEUMDCbnzDyqaT0VbHVvdl626t3Jn66uPhJbAHWERw57vSm76rDX",
+	"y4fPuIZhRezX9eDZoS2cbpNzbdVEy1tp95vvGnZWtYHVKlpshBCtpsJFpr6acxaeOIdg91UKEVPaI284",
+	"04xqIT3iNiIjkB65BK4Zh6hTsW+x1Cz/xuMZmUJf7j3W0XBTGqyg6VLuaN6bvAeDNOFOrsNiLQ5hPB63",
+	"/DxlLj789nZM716lklbD3F3zMJiqsa0cQ8jyrKW5KG9gzHYtaoxoTG+hJneMx0zVKzuz6LjktrbrsGot",
+	"Z3VVzPjDkH1mNOV2vanFLa9PJbcx+SKVSjd+luIVU5ryoO75CDUSepjyjxBFsMY5jFnNPd+KNzOcSqJE",
+	"+tLWbJwsaxwZaZokOJQqcrxIw7CpjZYz0jetk1135sx4inEp/omZf9QKK2ZBQGxIY+gCHzIOBMuThOrR",
+	"HvmQ0L+n8LBhsYc0Upj6iYUh8DeD90J/GHMI51u2JbJjeEoLCfamHReaCFOnOjRj6Vnb6salx3xNVeIM",
+	"7zl/ckpyenwXMACJNwUpwavTZBcvQ2IVtf+HUZqf/U4Rp7ATscxgI0wclsQmiiWbj9F81/v++Ck9DrtH",
+	"z/rfdZ8PwqNucExp9/iwf3jw7Nl3B88oXbmDUKnVK1amTIXFij4n/EJ8NWgb1oNY03Zgi0C6lhHYSjQu",
+	"iAhsAfmggGwomJXjvSXRCxxPk3Nt1UStNmvuIECeq5Ba8KwbgUHxnA9ydlMjBskCohnImu5ZKyyaEQuh",
+	"hvycEZnkFQxoGmmUWsiBdTc05iXtWq58aQnmxj7n6K/h2k/L7w2y4MZjPG1j4rU0/pZb57m1SfVQtmja",
+	"pSYan3X7pryhfa2Vpmz7qLI5krSbHhtkkNbzxqbYor1U4GFzu57Ok+5jJ9/ATqapcfh4VjjcaUlf1SJL",
+	"6ZxkLJR2S6BW+//VPSdSxOJRek4VnOWciWd57hacCFxgc3k7t4bjAuTrWLyJl1zKXbZhVGOXcG59Kgi3",
+	"YEZLjlQd7lROYbX1Z+jeZFRyCtx/jl3oLxAAaw2wCum1G/gg36dW71bB9h7NbDH4pRhszA/JMN4qc6LR",
+	"2bZrqhszpksL3V47cjPmdMYFbaTDSxpFIm0s+wGaiyGRMGQ26RglMU3mLetoReqQrD833HLqENt2tdn6",
+	"2lh2a10/TBOQF0ta/EglcE0i2oeoXqMzS1Ia7nx3XkGIJYvVpI1UvV4NGEsPtuLr3RGcX9816j/8UpZT",
+	"5jSwnu+FjN0axYyzmCYkEQp78QgXMeM0iiaEcfLXnkcOfjshsc2mMjFrp0eQV2PGfniirvmYhXqEFwRH",
+	"wIYjTbQgQ9AkYXe4qf9SxEmqISRUk0jQkGgWAxlIEZfi0k8UGQsZhdc8EEKGjGOMGg8IYKc0eaKyoTCQ",
+	"yit+o3egiBrTJDF92MA2pkYOBaiTa35HfrBt703I//w3uSvSw5D/Te4uAxpReSXOwtAjk7zonSk6mSo6",
+	"KRXdu+ZnZABjIoFGJLBLp0jEgPwtVZqYTyy0gXckFNJnQKOIqMgQKZrkZSyhbQ7taUTc1TyWNbnPKay7",
+	"HVOxmhM1DIWcvGKDwZp6kIZh1XbFpZCGAT59evNKkUSCMhITU3O78wocxiDLuawXpHSp0JnBiPJhVadv",
+	"TBOmg77QIzIeCYUJwJlj/1sapUBCNsBDCYwTyjPh5BFlB9yfEGOw176U+dKOBZMWVgxVQixu70UfEYX3",
+	"o8/Motv1KUZSkK+SEcCU480dvAtcByf2oAflHCRRIzHm7obgAKjOr9FSTmiAN7MpCaJUB6O1A3LNHecv",
+	"jpocwHcHwbNnQffou2PoHh7RoNs7fv5dF46e93vfweB5+BTud9RkuauWrVZzxsDGAySPc3C+Npkb8hLL",
+	"C9kWp8ANqeEZt226G/KNZxa8lV5hiSKbIkdraVHS8uuRAc9bqIX6X4ukaw/O2Mv7Rg+pVZbLrrXvzJTj",
+	"hEow8hZLdNazo9YSmG4ildQRcQKaaXYLl0BVY54MPktB+Q2EZMx4KMZZ3ptAo7FtLAptLHcF2phRAyGD",
+	"tXfw+kJmCV1nzrJSfkPcrwSo5FbRjRlX1mbDJ3zM9GePs9pvp86z1kPFLF1fYO91Un8ERdUr4zxVH8/9",
+	"N2EGrwUp9ZRTsPIUNPDwilUmBLn8QJ4f9w7Ip6uXp9kqGQ1LgkgoexS58Feohq7xCSstrqHozvVrSbhi",
+	"FpZIZNelDu5UzkBpKvW6cxAJ8C+ew1pwK4ZZEH2KDAvWuGDglVbNLHc1aN7MCYi2yPV5hP3pCYAipin3",
+	"TxZClNAxlSGE7qk2SqxWMzLdyNR7OnprbI9G2UnROtfgYhpFa7S9cE/RTO0iX6L1YzhOPETu5OVUc7N7",
+	"gcWg15YFmzKDq3DRSgOwikBb6sxT54o9oPSYubpKg5uhFCkPX4pIVCSaet7NU/6Qix9fnJER3E2n8uu5",
+	"/1UZBkH9Rk9JKEWCtl1ElSZ6LIo8egoDWRc/vpjueuD+V3237JapyhNK5zyNs/fC89xy5yV6v3JVT07e",
+	"XHx47+8ta35FEKxu/CuicghryEIj868ko3wYwSsx5ves+ilZo+K68lqzqsxlPcIUSbm1BE9JJMYgzVf2",
+	"D/N1zasEpvkHof4MNLXNeJ83X2KlmWXP+Nubg9G0nigWd8HCVS5KDaHwNcUot5LmgSTNWvHbrVz5Irly",
+	"/z3sr0iKXEJzx1QiGobW/zBjU6eETsVFrO/9RBG/yvH2XejOxntWhp8+4ASzpZvD0XJXxyxUhcX3wXhV",
+	"ENp99oy7yC7Gc3odfOF5BESLJOewda1QNO6+NJA4O//pC9J2bvU4ockzMM0wQ1MHjr9edlqwAfJ4HNV8",
+	"BKjEve303y5Bb4wK7SXB5kMg04zxFTj6jkqbJ1F76YN5ex80CDIfQpVMT+w2jRjge4mK7F5iMmaPvIIo",
+	"vQOPfJQQszT2yPldEKWK3dqXDiTtGFVWemvxiaFIPmqjvZzycjtV611vuV2RLn5BpvjCebHzaG2WrBEb",
+	"jvA0370dw2f0+wEcVntnf0tZAC/FVPr4nBndzz/TKIXq340eXqDHsxc1tT1J2bMepRiDKu/zldqqOOR0",
+	"ePz8afjdcffoefhd9/kRfdo9gt733ePvnz/77vujQe/o6Nn9DjllbONmMDXRMlHmyL9eaoESOL+hA1MF",
+	"5B45ZdU8NJri78Xc+rUwX2Pm1RSHt08pNj/vFk56Y4bk7OK33ELajOk4xRltpYixGJo7cu06ILt9qnUE",
+	"JKFKee4hKCEJ3Jo/slIdPEqFr0DBmMqQmG9v1s4nVrxxs2p5TKfZexdtMfMGEuACp38ZjCBMozy/4fx5",
+	"ohFL3qx3s7iWWpreybedLBxYQfA6eshQvMnY2YMw3Oazhz0ey673PtWfgTcbNBQy7m+Z+G94xm2b7ssR",
+	"TXRjR0UKVlRVqQDLh3MDO5D7nM61M7H91DmUy9R5wiIxnPJv7p+YNxvAguxds28HFJ3nPXlThFq6XIVw",
+	"bGC53BqsP/WMiypMu8QGwKol5cp0wq72zx8zb3XmBrhkAWQxFVfW6i3CeP5FkEoJPJicku5BznASjNrK",
+	"OK3GHq+ECK8HX+EPsyPx8eUO3yO+PSLmGwXrnxsN65fPoacc24GwVjblrM/qA9f5E3BedrQ9V+qIqEz9",
+	"9yESfKiIFjU6nbtXXZr1zIC8gmGWrfPsKi7j74fNzzvzhIj6mMpgRJWZ/S9Mj37+WI1/a/+sL3duk4xL",
+	"a7DTXXKfY6duaFg979CrnNpSMm/OFS6p+TZ7fZtygjMboM20uMj5vwEU0rj24yU2w7sL9kFYDVZdKY5/",
+	"GVErBNN8I+WE+Od/T1mSGIxc3jCOssZI7OLrl3k2XZTkiaQT88fHiE5AvqQyNJ+umI7A/PHS6RX8O9tu",
+	"MNIexvYemCIxnRCaJEBl5Tmtesa/trI322WP3bst08SpXFA3wObeHWO8iwkfMhW7Ij6xUuE9cNThY5RK",
+	"GpXc1XWCD6WWLxkfphGt2GjKfrlnH2uftUNofpRwy2D85fcg1vAyp8gw63tOnTObG+JKf9MxT6Mv5M1x",
+	"atOBjeZ5/T5pC2e5udmTod84tzYVKyjhoS2mgRtSwzNu23Q3ZSdPL3grbcMSRTZFjrbS4hWN6RAuKB82",
+	"9UJnX4QT20tNQ3kENFyrQgTDtcpLM9tzHr6DLEBUt9KlplKvUW3W451tY24sU7P3yrQrT7NyIeuk2apw",
+	"LFzmJnskV3DI0kPhA1tc6JF922QmuGZze9VgDjOsl0Vp3GsQ8c+2j3nWf0c5G4DS5M2rLBRmk1YpFla/",
+	"oTYEDpJqCM90levkIrIhGwzImNr0FphGbvfT1cvOl2YQSOOYykkdGly6okYMiHWmb3OaLZj+DH+VSVvu",
+	"Z5pKXnn5ikksYqqG1CTya1uE4DSTroeiDxwIcC0nJAFJAqppJIaeS3jZn+AuZEL1yN1Jx7fq/FMCtyAn",
+	"xK3ExFjnLmObRyBO9MRgURHGgygNbYR1xj4fGnKuznJZSsL32dvpp2FYA7ULqu0Xuwnr1cbM9+tWc2nd",
+	"7jHc0v2J/CLCevVxZ+LedSUN1l8a58zdY7oYJl+71iCCu3XrGK8zFuH6Q8wr7kMeoFq/EVjt583WQY4t",
+	"5d9Zp25Mk/XrMGVE7tr1rDBit+tTJcGAXpDtS65fVTN9j8XAfRCQ+4HgAzCMe/8mIjEUa1e2u0T3rbZf",
+	"EhFrN5FIOlH3q3VPCWrfNl23lj2Rf99q++qG8WAkRUy/qIn7zbjcwpqVZ9R/RoXZNqsnWjn2Qm/OqUIn",
+	"JQp+rGaxCp00A798kac0wYwAc1I7F/llibxIyFZDdRZ9XmZQFOq6rMumxUyOgVm2nlGdTmRPqfKSiJyS",
+	"egvtsmyL5T75g+dPdZfy/FYcBi8y666wKdfLgFt2ANabiRaaRmeLp4O/v1w2JyxxUXtipQ5n6s50VjXP",
+	"cymFXNN8Nna+cXONv2NtYi549/DujkhQBogVN4Yg66fCnx0D12QsBR/iGcAxbp4JEgpC+yLVhOlFKdxq",
+	"uyFlB+Sod1TfAbHjrqLc6wjulmeC/LKNygdOc9VgBuQvPju4POKdEfqbS2+8oa2XzS9TQ/GHMiO0JAyR",
+	"DanhGbdtuhvamJhZ8DYG48sU2RQ52kqLH2kMeOSw+W10NKZPCUVLlIxHLLJPblg7XJNPVy/tayMRA0X6",
+	"oMcAnOTZVNHOcPlUm3lK4BTP3vTBRgZrv5JZ5NX9khj3SEj9qsFhTiXP3VQq3GnNNDfHRblylyutnGU3",
+	"cvjjIbmWfE1vMjTH1+s9+fRN8m1DtscUNNqmYZqec+smvCGLa3bRW21mbMLmmuKItlLjnQibewcdNVcs",
+	"QtgjV6VX4AYRHeIWaNqPmBpBSFIegrRvbuGJZ4/QaEwnmFhGMaWB65Nr7jP1zjbxEwtD4L5pxO6aD/Fu",
+	"BxEDUhQ6iyIxhtD3yIBFUXboYTxiwQhuQZqa19y+JEdGVFU9pkZNE+plqrSIDbUuwAhfVX2e2xZ+R3Uw",
+	"MoJYpHpRwQYegL/PI+OtiASFqaR6wfEIHYwyoyZmOruMxPRIpJpQMqIyJIF9CHTlmVUIBBfxpPoOVJ5d",
+	"CIocph6BveEe8c/PJKjzovbJyaWmPKQy9Gt1bEDwGqhOJXy4BSmZ21BddKWQCw6EJkk0mbpI2MQdRzuq",
+	"hdlfjASpvGg4exCl1E5Wq0rerLrdaCh1kUbwQoioZaSSafTldMob+RIizYq3ahEzIykXFboCGv8sWABL",
+	"G4uY0j+7Q8ZX1Ho7NYSFkP18O2dGM/RZxPSECNlXRPDstc661xlFykP1EeRPNBrUPM+ngcYXIlrITgMh",
+	"jcZFWKPGUssfQlq1Sl+UTqj8ZHsuHqclWLW2qVzSCpaZ54/Sas0S2FuoBctkXSDnFoF67mD7LIvV8WKM",
+	"7dJkFooHNV/Iw1svpGS8NOHTP77xU9tF/yANjB/hbsrWevkClVz93t2fyiqpJMHW2thaG1tro53WRoPh",
+	"w8yeaVl4qOEZt226xZ36Bnd1NMSE3lKGsM5fbVcJBGzAAisTyC6qcIqfnigSQwT2JXMn0OzZxc7amfXc",
+	"+cm6L7iUkgy4micn78xYFr3g0oKo0g2LoktchM1c3s1pOitqZgZSV9AUNG92d/FB+XDzCfdazslruRLf",
+	"FMs2rDOm4dFaBbIxKrSXBBvcfKxkjDbvu01TafMkajt9Nsw7XwHHbJJPWksLdy+wkZBvwsCmZRwClaQv",
+	"0uFI27f5gfTTCUlGVAHZpTIWsrP+4yb32dn9anZy1Ugkrxyn0Sj6MNg5+evysVxmNT7/5i2Kk+BCaMxd",
+	"QDkXmvTBrcuS+GXBLfOvkDw/POwHtH/YPerRw+7TwyPoBgdPv+tC7/uD75/R8Lvj7w/v+wrJVCxlwQH4",
+	"EqEWsfe39LjI/eL5mze/78+9qDd+W4MXH5m1mrJKHeO2SE00ONM2TXNTdlKxwG21CzZiH7nVbyUNJAs/",
+	"CsUyedtEpm0RpTGvm0ZJjO+VOUmM7UPBpqeqeb51WuxDpipDGNA0Ml0A73663KlK2+JS7Bw8JypNEiE1",
+	"hE6tKQ9zXtMo8tHmsDdT7W+EaiK4fYYXeBrjfWDZPTvHPrqvzvF72yeo7rn777tfMTd69/XFjrfDwu6b",
+	"V7jD031ztePt/I12/+3jjrdzI7r/foG3rbsf35r/6u4L81mm3YtPeEe8e/WT+a/sXpnvb1n35/c73s7v",
+	"o+5L99+rX+yWiSFTYeNkA5vTx5gh9gXeL2/u4VvTB7GX2PfIGbF3yZ8o91V27EFwwN1w/DCUQDUoTXw8",
+	"0s740OayveYRKFOe2hThf09plD0cm7dLg0CkXNuOK49xPsCtnPWSo5qRvLfMXb0FyDihUVQ6Q2IwXb0l",
+	"ucCuKGdEy3s7w4y9lAewznPkRZbg9euXl6ti77W8NKUjLNahsvxAkyRidgu0hkj5kgsUU2OdXqVFVFxG",
+	"oVWR0RLYGn1o+gHxRtaG21d1mWiLyy0uZ3HZkJMwA/6WGIilUTU/7xZOekOu0vzit9FbmKHLBonSWoqg",
+	"SnoAh6K93kJNPwGnUTeL0TxpZgmC94/xyDL7HQnHtMr257VRohVpf7jO8nPO6mmjC/DlctuAK0loIIVS",
+	"qL+xTVX9MHWUL3INQug8d+GiQdgSZBdPfic0ANWp6neGF90g8g68fL6L+dItx0awOrX+bUZrbt6tx6Rn",
+	"czYqn3b7p8zazkmGdPermZbyrLGLRrXhZ2xnF+FNxvhOl30jHWtkr8NV7RqhgKgOnxu2rPrFCpHKX1Cs",
+	"LPjl3a+Vv1jRU/WLFUaVv6B4qnykGwVW1S9WhFX9YoVa5S8o5qp+sYKv6hcrCit/QeFY9YsVl1W/WAG6",
+	"4JerX1Zbva3TAMuh5C5TrAuozB9qCllCYhdL8LP64ZIMT6svXGT4Wl0yw1udkhZ/K0vmeFxZMsfn6pIZ",
+	"XleWzPG7smSO59XPIWb4Xl0yw/vqNwYz/K8smcuD1SUz+bCyZC4vVpbM5UedklaerPfUYfvlyzuaNBb/",
+	"imlSSIqARpFItVr/ULStV2HpYWp3CUMmuHK3uAZCmm5Vfp0rq+7OyhqRhm89dOo/BmtbqHPdIxBChoxT",
+	"XWWYvmaBpXBXgdbGPB6CGEqajFhASjVr3f5qxbmS8m2NmqO45x2imCbmr8UX7PBGaEL1qPK8MDcrpNkt",
+	"vKp10Kd4XNVZiu46ZyIhNCuE3w0M1983wYNL+vuCBjdDvGbzJns3pU4EMYmoGtUON06w6/t1pWmgWUCj",
+	"enQjmAiJuJcs8uPdeJW2cA2ZBtU8hdNFD6ffvUsjzZKIVUWafxEyCsm//vO/8jvFcV76lHAhYzfTO/ID",
+	"GWPhCfmf/yalRsn/JneXAY2ovBJnYVgzSFuuMj+sD4OBAk0w27F7vyIbV0Cz42g1epk8yNwn+dzvzNwn",
+	"U3OfrD/3yQbmXifaXSklqjEwLeqX3WKrvtTmILwYngtFxPSpIicXp7l6ep1neGuG3CX9usA6aHKDrNpA",
+	"eITbKu0wMVxE+huyMtbbA/zazYl7JEX4yg2Be8x4q5i3inmrmB9GMTe0U+y0fks2E97RpLl5tmiSG9oB",
+	"Lxa3jTtHjg4bIEJrKWCf5WnO5rbtk92QsmjikTHATTTBW+Mke2joierk+8LF20Duso8ws9XgXnCZsbNN",
+	"SRT+r1wunBkD6/IDeX7cO8izYitN46TSyHqwo6Els12JGDICqPtGFuAuYfJh5jj92lw9zrWj/5DVrOMw",
+	"JFIMJSh1JV66xVvwRhEdTg9k7Xw3+IjWsgXBAg+9Iroy+VZ1poEzCcrR0GbdemVg4J/aKBRoMpRiXM87",
+	"WmzJJj9KWpnwyB3ug7sEJAMeABmakvZh0RWio9I0sgR3dYueK9fcm4XnHC87FphizFVn9hwxv6qbcXNS",
+	"6sukzz28oHkh8icSDvegVwbxBwHl1w60pszhAsntsoWanW/LJrspN2BqsVtsCG/EHSg4ocWUKMR6M4oW",
+	"T85mfRAxIDR3FjJn4JZGKUz7AarSEcjb+eTk8XxcHXV2PqdK+xi7qyGxp3vL6lWRsmkanvESCQv6odmn",
+	"vNwOpeSGuZyzhJIhuwXuknWt/3KVLCa0yOpmXGmZ4sbArO1dKKAH3mldpFSz4a5Sd/lKfUtPRJbW6uFC",
+	"5w9J6YZU7dRitkSq5mNqes6tm/CGTIzZRW+jap2iycYI0lZqFJf2msvjhF2QgMpwb+crfB+ZKZsq+c3g",
+	"vdAfxnxhsmwqh3Am9Tq3SusXxzfqq02rCxiAVEQLQsmVKUZ2/f3bg337rP3+H0Y9fPY7xQksm0PLLEh+",
+	"FeLLwl9jFtaeeR3Xu4LkZQrMbvLlpCxGUlqOVcqwdG+1wYMvZRSQb/ul6i1g/kSAaciUmgZl65Rl47Nu",
+	"35Q3ZELOLXy7raZNGJHTXNFeelxl0f4mFShG5feaSytktwXxHe1sK3HuzHqmA8gud3lKJNAI05MYva1A",
+	"3kJIqCLXO9c7nYe2M5EC2TXbhbuuxoZQIzHm7kUsmhFwwSQHQpJ+RPmNpbAiu5QMYGxn5r4a0VtAnejd",
+	"d45fkJmkmPYCdVdHaSGLbsDMs1z6VeXjuRf7rdVDWxa/UeWdc1j7RHPz827hpDdqtpQXv+V6enOGS84Z",
+	"raSIPdr7UvABSHA5vZrRDLYnEuRd7T1+ckRWPyLA1GWaVB1Wv5IpoPlAiRZJV5tJDqVIE0woYzcOuaaM",
+	"KyL0aIoC6pQglxU+trOwRMx0ts04r4JuoOKZmUvM3kJYCFyzAQOXqTwUYIw1TYIR5UPIEtMkVAcj03+q",
+	"gDCN+2VAQyIGpERmnNbfhBk65SFRWkg6rN64/ALlZqbjlqIg80qVNsu4jVo187z7ddk2Wzb/hti8KTum",
+	"ClFtVVObokFrCbApu24BU3wVtsxGbLwqjmkxdd6KoWhcT2qgMYnEUOyRN0bAx3QIRgQrElN5g7ohElKd",
+	"kH5EgxtyA5CQlFvRHXqkH6VARKojxsG75hJCkkgWUznxyFACcKIgEDykcrJHrkxftj0SiBjw0PvuxQ97",
+	"e96P5p8X5p+zH/b2Or49fWQ09TV2xgGDV3/teeTgt1OjsG5BaqIFed7tM00ufnyBCiHG97Pd0BN2B5HK",
+	"DjJpEQFmeiV9ysNrvku5Zl0aMaogJBAOQZGIAemDHpuBu0ZQzaQSL9MZ/WnH37l3wvBH3iEOBK9uL79e",
+	"bIqUlPaX7B7V2g/KRrT4gZIVGNmEOfmQMCENoIQ0AhLyhRj51nePv00wNWuwZYhtn65tft4tnPRmjdPS",
+	"4rfc8NqgQZpxRjspIvrNeXCiD5d2CG2a7mU+kDUSmf4yoppQIgEzTNhNR+WhZhybn2zmaiGBKDpRqPXy",
+	"qwUVFwChmg4x5WwASr9xabGLBm2u1OnuCRfjU0L7CrjOEwJRV2vX7qv2AVNkKCQj7gt3pui603t2/vzp",
+	"+Ytn508Pj5999+L7qlCLtV7UCxgxXnGI6dL+TBQzhkU+8CcZDcgtSLyJ0IeAxkDCFMh4xCJTlqnpSYWE",
+	"cgxanZKeDVIFqZTAy4GpIkmIqWLGuJqYs/2oe1BB0yFUTP+McBiDXNjfiCoSCYqZSgy7sCgiasyMjaYF",
+	"odpSLBhBmEbuvgSdmu8CCyGbfBWjX4CmjEP4s6X8PXK1Z2tmrybLW5BEYqOqPkv/MgKMPyI53IMzBS/g",
+	"3Whc8+qgY98YqqPpjOwSIqAKur2newe9qkUKBNfA9U8uN9EMo/501j18dkzELQ4qH8wTRRSniRoJTQYs",
+	"AnWC7+IYa57412mv9zRIqB7hX0DsF2pEsamBSxcYgf35+pr71zwBid95RNmE9/0JpnSysPSxEz+rnKHl",
+	"3dn7N6/PL6/2/qbw4XzDxIrGcM2xPF7VsRUMikZUjQhej5q4BTolIRtg7MNNwx24MHMpmPOaD+39oKKw",
+	"4GD93YLQdnon3w8Og15w3A+fBQdhD3qDQzgIng+O+t/Rp+EhHAx69Pv+8+C78BieDY7o0/4hlvt+8Jx+",
+	"1z8OnhlWodoYyzsnO/+Pa/Svve73tDv47Y/jo8//q2oRi8FOr34FSkutm2bPuq9/++PguLrZ/PmeM13J",
+	"q3yKQcdUlR78YRwfPMrO1Mgnmbjf/XT1spOdYpmXtk8U6acswheDoHyMM+U3XIxn8hRRDV3NYqh1G2oo",
+	"uvNfitiYJomeOGh/9nZuCxkwLyQx2Zgr4aErun97sO++8FF22U2B0ioY7O31envHT78/PH66Uk6VVrMY",
+	"TA7v6WWZBrCXSZYaIu4LDbqZK4IwBmVAJJUmu/0JYXEipCb4TEn91HqzUrilRuAlUNVc0hdOIGFKhEB2",
+	"MUVXlwaaJCCZCDuY+YUbM4HsSpEOR9GEKHbXHQPcEEn5DRh9yUMx7rRgixp4eMXiFVlXFgK6BoCNjKJG",
+	"IlcfFv/06c2rTGfYchlpTzF7iEBKKs9KGZETvl5GEXxvq/H5LUjS8o5OSN+dA6xz7rE6V+/987XY3CwW",
+	"CDY1y1mgfXz/c+6Xc0tVv3SbNSN0SWH0YSDcmHF8qE8GLIqsuVOI06qeGw4jzeSTKFa+4PEpTlwVX7Kj",
+	"bzBO+1Ay5Ks6KrAVNw8obtai/FZGNCgjGoo2FTKoVVZVo7Nt11Q3FGqeWuj2mtObCDAXXNBKOoxE8spN",
+	"p4En51elVecv4EpSI2fnyfBKiiTB02thal8bHAHppxOSjKiC6nBUQDUMhX33sKI7++OqyzBOxpKI9iGq",
+	"a7IGQlU0+lGyAAjjhPEuevGBhJDpui/zDiULPwrFsmzaNIo+DHZO/rp8TX4s1/r826yhdiHGGOO0j/Sb",
+	"wWWENd3N3mK1SWeMwcWFzgqbgksMiIK92BoZxDmM39yj+OF9bsXiapXYZYY5Zig/w6nZtEpDLg9npZJ1",
+	"kPt20tY8Mo7XMhu3ON3itCZObxh/OZIipo2dbMIzOsY5UXoSAbmlklGubWY1dcN4WxKg2G2OPlVAAqSI",
+	"PXaFsZ4bxt0lUdwSVIQmCfCQ0Hw6qEfdAwCUcBhHjNeO5w3SKLoAHtoz9rWesTAkh/BnFoKoW2dMdVD3",
+	"nYwv8NemzwOVppYPYXb89Zm0yRN4K/n0Gz9ktmXC+kzYlDM9xeht8Z7yQTU+6/ZNeVOhhNmFb6UbPUWV",
+	"zZGkzfR4C7fQ4GZDmgwlDYHgzbpcE3kk5ZEI7H6CHhmNkxW0Z5SCSauyyi1IrYHR5iydRmQIqch4JNR0",
+	"ThH3pHatl1hNG280xBX76FnwW2c2HhbeIz/TKAVFGA+iNATin5//PWXWlcvX1zR5cvLz6199j/gnJ2ec",
+	"xZjE3H58zThTI5D206VIeXg+GECglf3mSlKurH+V1/l3FkUvRcp1Vu1KJK8lHdoPb7hKINBnPDTl/FNj",
+	"Ttqkw4rEdILGJ5U1NzfW19FfoHaLFZhLr7W2skXSN7qVd390feOm4BZI3yKQGjTfcqy2TTU3PefWTXiD",
+	"Bmt50Vttn23KXM05opXUSMxgmgqeKNN68Yqxteb21g6xFwHxyhMPppOXrtDJyUvBjaJNaYRnHzJLsfn3",
+	"fB/iCN8gjaI1RmCKo/6zBx3WeRwYl6I+HxsaL2Tkh08gaxnnITLI1lGrpRj74kyw+dJUk336iVNH3oWI",
+	"azJiWQ26R3g4/OuA7drR0Hbjc4Hm3UL0HhBtykzMJECbbIAm59qqiTYZm/vAnePr4gamv6/yJQc1Raka",
+	"xwDWgnap9eU7NCu82Cmht8EV/cbjPF/f4jcpvFoXxMgH1fis2zflTcUxVplT7aPK5kjSbnpskEFazxub",
+	"YovWUgEV0ZX1SRabB4u+n7+tM9vBzNTwpKcxs1RCAyD/+s//IrtuZ/MGJvh52koovwZQOeymRHyJMC1Z",
+	"K/Q8G4uJoM94mqebVTFoFigiwaViJEzj5fLct/S/TrNdCwmvgepUQrjOSdUHO1NVMYJVlhyufJMBsXss",
+	"/rdu4X/NfNKQTMzZsE0Cscm5tmqiG7LbyovcRoslp8VGCNFWKkxLdEMFPnGXSqrpYePNq656lEgzXXSe",
+	"DPMS+o+5sMf8kz+/zesee29aj4CkblKEYg4eeycAM/YEgmtJA11+K2qqBiZQY/oEcyn92+WH9/a0irvZ",
+	"7s7WhHtIOhlVZADrKxGlGsini7cYx+Iug6yQ5JaFIIhLpBVDyCgZCaVP8SRMH/KNmOKy90jrRJ3s72Ph",
+	"vVsaCUm57tKE7QUi3re3cdT+8VM4Dg77x90j+hy6z4+/D7pPw6OgC0+fP3327PDw+Nnzo32nFFgg+F6C",
+	"Zk0ebkolq7OncL8MYoabXfK3coahPeJLJvTLiAHXrmV/v/Tdi5RFoU+oBGKz0ioiBtfcz+7My9mqMz+4",
+	"+gMhSYBfqDyDgSkYkLOPb/auOTK+IjQ78hiyEO82udbIrohCIiEQMszeGhPEBz5kHLK+Sd7HNccUTx0c",
+	"9uyZy6pE0vfKbIZ9vKK6wph9kWeYIuWkVSfE/4//+I//6L571331ynd5MvLkCnkyhWnuO+wdHnQPDrqH",
+	"h1e93gn+//+9cDg/L0ot9T6NQbLA5b6ykDZjoxlVpvo8qMy3N0XuSqNuOk/YTBKJ4lkKxwHIiFkVsntw",
+	"TNIkARlQBWQEdzSEgMU0IiEbMq1Wp0m8T+qxMptWTqma0ZewSleNWJIwPuwefN9dlJHL25mBWIUMM3Az",
+	"pKoa6t7yJheywaJGXYXKZm+rpvxFOcfyTGOl5GNl7p1ltYWrsGAdq0gxT/EygquUsqvZkEVaSkHWBgvE",
+	"Def8Fri+h2rxTcO+3TIqJ6zbtwrdJ2AaPpnK58fFOFNJlIdevtF+zV16S5vrTmFeRDKQIp7JV4m5Wpgm",
+	"u1mWPFNwP6IalPY7HpY2Xz1R11ylcUzl5JRApMxw2WDgG4fWN/rWr9IJpshKSsxq6+km3B7+iqjbMi55",
+	"xQYDPNdbEXzDZ6c1jcRQuUeGsuz3nMbWN9cjYNLmubTmF5LJ9+xhmZEYG/E7IWglkjEYJW9sNY9IiMWt",
+	"y4/qmj0tesPaXOQPCkkgEQw0EamujO+ZtVsokt5lCqBIbjS9xJVCya1nHfpduqKzoCiPqmjQK6/aHFJK",
+	"aY26HAMRU8gx3TWYL/PhJXEhgJHdqyTDL2jeNharcnfZ89NbRlQpj6iRSOyrufjWwU11mtt7nsc652mc",
+	"3cBRaTDCYFjpoH5xSOsnoLcTv5IDQxjQNNKXN4x/WvSWeytipDcsii5xEdYYhyrniqmV4SDPLjPvFeaX",
+	"JZyr5MQV5cbE7wPpi3Q40rWSFyAn1Hb6Le+aJary/Bc/wW+rGU6sP/9fSpWWkMB6nRFkWRxqzHrN42Kz",
+	"jDkbiZzhh+lDYuWpl7ggI/xiAdFkPHsNGdGiU59fj5RZK5S+YXGCscs2SpQFQdWtUHlYodKQ+1UIrZY4",
+	"YHZAjc62XVPd0AbI1EK3MfZfUGMzpGg3HdBWa9iOwDRGuTFhkxwpsst4CHekl72LgZd67c1YygPooJHh",
+	"rufv2hOyB/henPOHswRJaydGdwN4oIwQLl3/FQO54PYDlUxP8LJ3KRmuk++Fp/V1XB9b99bIstuJX35j",
+	"ZJ1nkb2dMY2ihCY18wzVShFcuigyywezCrvofVpXZ9y49L7ItBX0lcN18y7DvQG/QI19PZhfP/2CerC7",
+	"2Ft83w/fjdqkJU+qXUZI47Nu35Q3apEvcaHbR5XNkaTl9MijFw2kDw/VmsGRs6zGgsgIbihSFndDMeZd",
+	"xYYjja/epVylSYLPwNWKEFEmX6RS6XWHN1VtSfQmFkpngax6A4r0aybhqvJVDDv17PHJCN9F1kAGTNa7",
+	"s0wjfTkSepiuG6s6m6m4ZMZc8K6yZevNOKQxHcIF5UOobxC8KipVwcrwf3LFYnDPZda8+zewZ3jnD9VV",
+	"0NIQ/Z0IYUn+KKUpD6kMCU21iKlmQf2lMgUvKg8gXYiUh4okIN1L5zWTW+MDay/SKAJ9FgSppEFFYPsy",
+	"kUDDUxKJMUgDqFhIIBTLa6jZU0yH9HfG4ZL9DjUpLyESNFx/xWTKLxOA8F0aaZZEzFpksxZgRPEoghbW",
+	"lYjFLcTANVGmas1JOZ7+CIaAdt9+rqeDSgTUaNxYdB+Bg5ZUV+6kV284/DJd7ZW1Eu2rNe8gZGnsr37a",
+	"NOe0mYWrJG4FtKoWr5rbKok4P/kChyWUTUtGr1Ap81JtVqrPiJjfquLlCoLU+FGXAboFZgE+KZBnQ6ha",
+	"5/cC3/6FQII+cc8FG6fCJ4awoDSJU6Wzt+on1rnF40ku3x7ySD+i/Oaa+6ajLvbke6YOjaIJ8c+SxLgG",
+	"2WEisvu/P1287fh75Bcn/wW3ByApVw6rR72ePe3CzCBHQG02YHeYoeimYAmasH+Hyc5nQwLGB5j1zXgf",
+	"NMBZu5oSBqEN6qcyKh2aHTI9Svt4UNYVyf477/JfAA27gkeT0lUV3N/Dc0UaaExMryygEVEjITRI8q9/",
+	"/H/5JpBx+e2Rl2yH0Hi21xzpmQUOiriAR/ppGDJQHolp4uICAY0ikWJlfMxFecSoFtDMigcGUnnXPLFP",
+	"iePwPHu6yTaNstAMiip7cplxcvDchQqUR5IonX3Tk/LwmhcHmP71j3/6RAlirBZ3HjqgwQgUGYAORgQJ",
+	"NC4d+CF90GMAPnWyV+1d82v+l7+8FNwMznzzl7/gV+QceREHp9IgAKVIX4QTPA71x7UzBq93Towp6ZFr",
+	"NArNx3/945+f/VPHyiClkFm9a05mqto3eY1Fal/hNe1gFfxxx/4cg1J0mL3Tu/PZz1aQuF/sU9s4V20I",
+	"goQVHLszUPKIvy8S4DRhexMaR1Nf/E3Z7Ij7I6CRHv2OfxvNNfndduTvx6AlC5S/Z2li2rWXpvDIlIss",
+	"JXQI6gnZ7UMkxh3P5WbFySg8+/TT1bu3ttSeIe+Zre1ArCVlEUrkiKqRq5wXMBhlNrxEpEh1FnjIzpT7",
+	"np1rKALzgfj7ds3Vvt+xQSmDawiJ/7R3QN7hma2PIGNqLKFo4ttR+G9FYJNF2vN1ZHoAGAozo/PI31Oz",
+	"tjeQ6OmB/J88RBZC99W539kjRr651kIRpHGOgESKPqiTgvD7vhU8R3sF91VIwoBKOSmLPVIp9ZAgCwTf",
+	"aT6nRYLvL8TPpuITBREEWmFhd/Ts4DnJnYMMtPaN6IRKGoPGl4aBp7G7X2eGE4E2oijA4/G55g2hG4I7",
+	"Oh8EkOjiokPElPlk4NHx8ME6GkU+ETw7Y2daRX5Q9qk6pJkdDqFmdgGcYkbWwpWxVyTcTOeAZHpEmOJi",
+	"53UCfB6QnNkoJ97dMIVsnDQ/cumWKadIkRMJpbM9p+lZeoyZAlsTePfT5R4u10sbrOq+zUmPl4YtLWyT",
+	"GMN1Uojxk5l+zQrlnZpiptmRwDsDfGIWz6hPM4nyMHwcgm/XL2tcZ83gj/br/sR4SEaeTTR0ptnkB1ya",
+	"XbcwblU6J+U1KeLE9vbLrl/aqzghxnrP4IoiZiaM7PjOEQKXhOz6U+FQv+NlvFPcm3AP5xOmT7OVlaAM",
+	"XO3z9TGdmq//r3/888zMJXvSYdfHa0a+UVEY9D7s9fIWLBU+2UexnVzIIWDlHhtyYWTPLmauzq53KOAh",
+	"gTstaY4F5IGs4Q+o7dUPtvb/i+dvbWcvJl184tIxvoOu4WazNJTENDJmMoQEi+1yocnz7hH+38EhGcGd",
+	"uyrgIVMYOHZM1wYLR70j18oYoqhbbkcXV2Oyg6ehAPu2zojeQklq2eWlGXURVLiu0dgoqkSCAq5Pbbni",
+	"nKxFppVv+YFjQl4Z8Mw9PkldL3BnhcQQdHZMmexmLqHrAd9aRRzaUH7GBvjrE0VK5pVFHM7lyu1ocMPC",
+	"WdP2Rd98aqh4fesN+CeELmD0mMobQJFRyfJ4Kqf0SrCRFDSfjZAkosENUnD6Ihje1zGtOm/Gv9653vG9",
+	"XKq5178lmP9kbw5HUWmlciAUgqZsHdlz5Yb+gfkW5RXjxP+1axalm10pMkPYpcUdlTevOqdGU+eNIwVj",
+	"dme6GIuy7ZUN5NPFW0csd7/MTv4kx4ux8LSTJvaSmqlCFRGJjbBZbAhjqCLsEgnGIpWglAGf38eUz8Pf",
+	"WeJ33IFtoYAbyeKfoeLpnvNAhGYlyd+7Nu8zSgxwpHJ8iyaCXSNDeMGH5PyKDj3ivxl03wsO3XdUByOf",
+	"DJkRO097Rx7xfzo/e+WTsZA3yllmrlUDYhz6R8a5UU+ONpnknBKozh67PdiPRCBBoQ2MwFIi442Uh1bd",
+	"lq1ntf9HcaD5s7WdUWMaeZYt9lQF38LWK7YBjdBXmaAwM7b8YgfmOh+PGCopqvNWx4ZQKDc84r80FnrX",
+	"6DkpohMnpNF4i+ld16iRpwfPnh73jEXN4jjVBsVGM9Eh8ROkkDGqLM84yYdezzSZkJstyqlGRjFcm6vX",
+	"zMyzbzjZNO06k6eO/ySkhm9QGCoSmVU2E0G02XsXmt4AboYpAPuIUzZnzx2/FBKeKJIIvIypQd7SiOz6",
+	"3a75xvfIAVGkj/h1cqlzQnxHkpwe1gVwbRi7OAIXqzLyW5MIqNLkwLkPVhjQCLq4El0JtzRiIdVZQyhl",
+	"aOycCd8zHhS1jpNpfyAF15nCpDlpHKUpSk6MwxoYT01MuasTOHNLIHs3QvA9ciXIDUBirAgDT0NNkGjR",
+	"aUGMr2HJeguSRtk6iAGaMzkbIWdZMpvvWenCoIdtTLuLGaMORBSJsTUJLMI+XbxVmSnkF6jwEYUvP1xc",
+	"nuSId/LLYB1lhFIZ73bPTLPdD5INjRn2F+sqwV0ijHHrG3g4p2RGVloIz1l6aKb6Hz5evfnw/tI3wmsQ",
+	"seHIvlbNJ9YTMTrOtHnYOyLG/x6j0P/x/MojRr54JKuPU/nFYRFI6aIQz6Wv5Vx5C2ghjExTVl9AaBZV",
+	"FDxMJmDsRWmZi0URiQQ1ctLwHz6w3PHK4syijgOE1mew3KPIs97T7BU+6xYDv4VIJJDbZdYn8uxKZl5n",
+	"rs5UAkHOilFEMl62C2cv2SSpGp1MccL/GVOmfzjuqczLm5HSTJGR0Tsp1ywilOfuSq4DM/lFdlEMGLZn",
+	"fNjxCmk8e43LGHd27pdI+u4lXrclBK+/YLwZm0QxZPyKbIWsqa4txig+V+4uoYoB6QsjicUQ0PfePeh5",
+	"vV7PtNqfZBLEI363a0SHmTRI5XdOSWIEBEMDY4Ka0ayDJcUFaDnpnhngWmHIZLZaiB9p9LDoonhw/gHS",
+	"agppaF2ZYsgsGZV/7RrARN0X6WAAxjo5IVxYSwHXDSnVQfljmjfclEhxZ8RDQhWqFuNV4cv4xpgwP04K",
+	"EYWusFF71k1Xam5dETihxQkaIzQkmsWA+z19cQvk4LBHslhE5mKX4OKOSWNFqnALcf9g785amkdGQ6G7",
+	"ZWYb2+fQKScHx+Tf2Qu8/E2IDRsqcvT0oFSYWmdKmD6Oj7D40cFTSxbjrli9woWTlh18D0cBepu42s4A",
+	"5g5uXgYqg4UZZLno1kc6dC5yAiKJ4C9/MaCfChwgXo0o9Y3huj/ScXRKghGVCvQPqR50n/tGPe1bNrjm",
+	"GToyi9RhNDMfiARNGYew47m4DFZkpfQ6RmobW8V6dxcQiuCao4k5F5xyneSedp9xKiedUqAnC1VlcZ8/",
+	"TNnP+39o8dm/5ruVccCyKeqZMRizAanpnOUpj1N1ECEIoWueD13wABDQGUFwHW1XxiCZ+z2hCLIsSNCx",
+	"cU2EWEgidgNOlNoIm2GVk8y+7Et/31qwnjErM8TaGFtm9gsFyH62FdQbItWKheCiSSid3aOopXAaFwlY",
+	"LNM8UmU+oUz27KyLEB7Z9Q1TnZuu/U7prJjhQRvf9DAiaZ0na2D76C8ZN8kgg/GhLXLNxxjON6a0nUXE",
+	"+I0ifRrcGC2FTIe63Kw/LREXf8w4oLNnSj5RxO3pX/NAxLGpVzg3NAyNQ1AOm1jXRosTaxD8JJT2ya7d",
+	"FCdJRBnHxBfYCCpB14bn7sjiMpoSJ897z3u+YUoM6vs2EuP/2n0t5JjKEMLuRym0sFQgStgNhogFwBWU",
+	"9gjevbma2x8wgLDe4Z6Qw31XSe2bsp+9Hc10VNpewAAwOnLTOwSlq4wnOwd7vb2eqezAtnOy83Svt/fU",
+	"3rYc4cbNvvlnCLr6VMW0DHBXk5lGk79knFXKhfJCa2G9cxEoWzpfYc9F59ASmDIE9nZw4Haf6024c7Lz",
+	"I+ifRAwfbc6ozHjDaRz2eot2wfNy+1jxs7fztHe0uvB7od+JkA0Y4BmNZ3U7QMDYGk/XqlHaWNs5+etv",
+	"pau9O28pR2sssTPXdKh2Tv66gzjd+c3UzDCydDVLMsuKPntFfEpwnVTdLS9FhoyS+9d//peNeJe+q7x7",
+	"jjtGVFpoxp09jD4VeeStFrb8YqTVNQcqI1aIUoufOSawlqByfFAE4xaezCiKIMEzmxxPZmyWjY7WZqOj",
+	"Or3MMN4jsuovZT3szJbpoKJXMlOWM3NZxy9k7I9oyGFswPKuvcTvci3xMLvCn+v/XJUxSVhgxpNH00zN",
+	"a56NPld5LopZzi1Adh00DBasX4z3zzDwbg16ZfW+yxFljIv3qKUwYuwi0cUWjItV7SYsuDHOAM+33Izr",
+	"RYMRjs6K0+vMecOtSxtgwkCHKu97kilEls2l0wKHvvnaR63nG8XlrIZpGY7Bp92Uo+3ijNgnaCF3co2Q",
+	"mxulGOE1p8aEj07sgeIEpMJ5UbfRZ2ZnP+ZxZgz2Lof9C2vc3Qv9r0upDj57K4tfiTUKbyXLBiVL2cLP",
+	"mLVk6q+UMMYSWShS0FMxUOQIgWrfxDjxbj9amvJ79gBbJDjs/U35p8a/e/nqfcf5QOqazzg9e+Q9BlD+",
+	"jd7SS+z9dHYXP9t5R1znJju1G3wLUPJKBOrPZyFdGcfT+NYVzucCFnCb8gu54LDXy6PdGLjCAyJZqMv5",
+	"FhjLoVG0Ry4AA2VThZ2pwxQZUBap02tuXH8jLnFrfoDbSTQkfRpRHoB0kZX8cAbjSgMNF6z0TziB+62z",
+	"cflqL9objodnoxqGKrsFbmaOPmWJ8PngM+rbKa4gPnpopSidIZbV6h5Gf1z0Uo2oizFISCIWUOU5lVSy",
+	"Za+5jUphBeOe5Zs+pkYWEedifIrhs91c+0s8/tQp8YKrc81xxZVXCiQFoyKqiuHvLNJuo45FaHZE+YxZ",
+	"fc137aBtBFZpOjQ2vynkQuLYYMxwuwsnM2Y6GHX2yNkMG2F08pprSQcDFtiDUi4OX6aREvnmm93As/sc",
+	"2RiHAh30Bdx3gQ4+KLV5BqwpOd4LHORkKcfm01jNsrcH+3Ro+ihx7TRZ8OKILbKuZVJYDqstjTfqY0Qn",
+	"mDpjRCUNNMh7Ghw4WDPqRq2OFzS8sOKy8RXP7bXP02JJaWLXrmz9SxHZDVfaZxHD+xfF8rulnll6dwVu",
+	"IQf8CDo7Nbre+uPdtRpr/4UWJg4O3xHe3IIf1ezmtUh5+Egc8iPYo3I0O/K7gAvcQdmlEuCFK3N/EXCv",
+	"pTXdTv4kWHbLQHbd1ehgRGWsOqWFy7P9z63dfnGddukS2jdvHmkZs8d9/iRrOcluqIuBs8vw23XWc14y",
+	"zzp1OpXcmoQvii6NuQbRwB6iM6abfTbSFulUxqCLFWqrlC9GuBX1C0V9ie/q8dlq1f/CMW17mWLLD8v5",
+	"YRUn8DBaqf1tmY2rDdPtn0RlWC++n1N69ZLVAq8p2V70mtFt4bsEvm75ljBDABJiwVcZ8C+LYhtGsev5",
+	"z2LGF+tBdm9YFJE+5RxkcXfoLLAO+sso1cGobN/HTAVVC1sD6BmR2wr1bHxbsC8Ee1As4QKGKK6q4k3V",
+	"5XgvCl8xkJegNw/8uSH8WUTAzJ1ioiz1s2V1l48Xr2wdwM8Rt7XQnxvpVggsFgIVrLOcc/BIfh15kKcU",
+	"ewRBkPf9p5EAOGObUcAerpVUYjieUMxc8ESRmSxv9sDninhfeb1rSYm8i/aKh3yIW7mwRC4UDLWaQyQN",
+	"9GpxYEs9giwwHf+JBAHSmez2qdYR4LUPUJ7dlbH3r/B6TV6yLAESKYYSFLY+v8I1BYAp22b0m/Ftob8U",
+	"+m4Jl7MFXnsMVgYCimKbhr7t+U8TCCgTeoFHlxepA2VHvtZC2Y1vC+XFUC6WsJohShcNFm76Td03mMlt",
+	"4S7L4qN6u+5Oiz3tLUt3IrIbs57LMIEZr26ZSNXU/fdEprycugJbNT/ENITOKXmWnWfLD6GFtgxT1zzl",
+	"EmiI6SyEJIGQMk0WHe98ixPG99Xuw3im4pbp5piu+mwxnuScWezsrkBxbq/EoNkB5BkmrXON4Zzh+UAh",
+	"Q5Aui8SuO5zPYYwPRlNO8Iy+rdgHRYaC8SEe0uvs2YvI2RU6ZFNDglRnnIbsZ5CFZ+xVOT9QXhDfj0Lu",
+	"3MN8M6U7AtdcSFK+IzB11L90pQDsTIr7hzPHsxedW7Ysvanz/L9t0dMweqpO5i/Fik0euNQgO7/9wsOV",
+	"91r2H2kM2POfxBpjvItXSyGjdrUCtj/XsMbsY7otNcXyxd0Ce6EtNsUQi/nhzphKS2+gzphgWVoDThM1",
+	"EppEdCJSTXb9TFVkqSsxRd2+TXAzYJFLbuN+vua+/cXet7e/LShMtKRcRfZct4d3uyWo/fn6tvhUdjuw",
+	"uefwqP7wd5Z0S9mnNJWEymDEbmGP+NklbWs8+lkiIZudC5/Cx5P+7nbdNY8Z5nQIKCcKIMzOpNlsXHqP",
+	"nPGsccwyTUPArAPuPrY1WKm6sdmMPHvvUOUJdPHWe56PBvhQj/zT8g3cG4DEDs8I7bwhElGlya4ShPLJ",
+	"NS/SlASCZ3mD7JorEgilbeovN1D1hMQQCznx0AxAu4PiZYVzrmWWwkvCMI2oRLIoomxumr5NauBlmTdC",
+	"uOa946Mj0xIRYw4yt8I+cXZHIBF2tzhGRNrUT5gJBK845BeobCc2Rd01H+K2QfYbpr5yRLEZv2yGH0Pv",
+	"ECSbugDmuLMISxtfYnTN8zvQMym2CNOdvUWpsUiefuXEcIXNZqSm7ldnaCA13BnnW9i57tprHXjhnirM",
+	"7HjNs1szLmMexH3Au7IKcypgFoFOlY12jkt9hr3ey/ewDWxF7Ofpi2tzK0ldUiULpOUmE5J0KvXbQvl7",
+	"5pjT1vHtJUnKJ0uzw+0tzui2LJ/bSXY3KyyBxfKkZUn3YvouNaMIILzmEroum6G7/W0TgZcAZsWlQ7SF",
+	"Z6fsppQyfTnv45ofHJMR3NEQAhbTyKXFPJ0GUumCWfnu82IMFI+lr2fRvCteHL+frbJFUAWCzubcjHUQ",
+	"NIjgbqnL8doU2LDDYfo05uifxN8wa2CTLyzfrjPlargb91qxDXkb2cpunY2FzkbODcuZwTgkxjZcHjAw",
+	"3t07LPUIMQPT8Z8Ewugexo7QuXuIn+dXbB/yt9/rrd55qfwjrWMxhD/bihKYov46i1tDWM/Tt82BoumR",
+	"boX4QiFexT11mKc+w7SdTbbMsZo5lnAEULlcNZgCm9YFQP8shzIN/ckulbGwwTaXqzTFrBNTx67cwzjT",
+	"S1cHx/dZwE1hGOj2gOVi/CYMAnwoaGjXcCEr4OXaPu5pLzf08K7yC1dww6gu9f0nAbe9+N7Pyb3Eyyqv",
+	"YA1Ql2jZVmyXhriF+EKIl1lkBYfgDtpydNsi91ot3Hi7tOP7k8Bz4fNrpdRF9j2gLkbbiWK/T7lm7v0h",
+	"+0DozELt/2FbW7xPYPNdg///s3c1u20s2flVDrgxiWlSkm05NxS8kH2F6xtYtmHpxgHSF+hid4ksqLuq",
+	"p6talBAYmGWyzTMks5+V936AeQg/SVDnVP+QzZ+igci6I+4k8tTf+etin5+PQo0Gu5b3Xcv0FsDbANiU",
+	"Cblqv4jcdWIHIOpEKLGPtoO+o0alfIqtDGvwJYRiQcAdjJBKAn1YmQBXKdOODwkcRur0nZ7jAnl+uf/l",
+	"t9ZzuPAptq2jdEaCeCGN2qqhGcv1BrWse+ViP9oKZIsC15IVBeEWY2i4AkdtTaG7vVystZ3bNe/5xnHO",
+	"8kfiyrpwsu2ffJb1C8L3uGGcs/yh3izOWb73C2tvFBkKbo3sqf3/+h7fhcq4mfGSOt8SCpPANA/CCx9D",
+	"LnKeConQFFMewFXB9UwSigMh1CIGPH4ZyjKn9JAVeRR9Ia+UAyQgGLk3l5cfaiyJpHRNIbHdqCoND6Xh",
+	"WZ6yqgk3DXWQFKyoQU5dstPHs9Ofz8/WPNzOHSNWq58Lhts/EcIFsSvsf4RViJ8voZd3oKW3snJ0jy5m",
+	"QVFaO8tqNmxqxpkJTcHcTXfP84rovn08rftY/HzD5Y11VxWdj6Mn0gfr7Gl7e4e/3uHXAtyoEgQCLG62",
+	"/IZ835DdsyXXKz8uWwbV5rinCD3sumbnQ7XseoN7215r26olxI2qkafsjhcxK5LN5v0B6V4j3T3bd7P0",
+	"IzFwkgnEjtkb3u21pOdh2Q0jH6ppNzvc2/b66E6jHj7agcB0Xq9tmjc2USK0Hf2OZdzhOuI0iPC/+j0N",
+	"ie6SFvshHgLXflwuwlTs9tQCbyeBvHzYXgK3uHcT29yEcZLcpCEFzwQvDmIlHTbPlrsA0b9ukd+3wS/v",
+	"4LGYPZ0b4gXWNxc8/HajYH08wDJzH6wfWN7o3hus9wYdzfFRnFRNlZcveIuEP8YL2LUfmf0bzjJIHc/9",
+	"pOhv+JafD9zk7Rb3xr7V2Gs12VVLDkRmZbSpUtySP9EwYZrDh3e/QB+rmN3vhl9jLAt3BblCu0LmJxoy",
+	"nggGVE89gILHKlUFT0I5uaMyWNcg7ImGokypQJg5FDQEyMcSQJHlKacEBUNBHdwH7touwoprXoQSJ7f/",
+	"5mAU6FQZPYaCJwgKG+WFsHyLApgWnEv6UPNYyYQ+nqQl4cdGqjSpkDw6gUnK4utQCg3XPDcjOGPxDGcG",
+	"oUEhg1h6AkyCyoQxPKEvqYLbsoj2Bri1UShDaXdPR71SBSHJ5uKWpxUGdHMyCtRqUzAxnRlCRLHSK1Mj",
+	"8lTwZBDKn4YTQRWakqcaigCmAUwCYGO71tEIzmn9ObdzuNgvA6NSXjAZ2+VkApfwEo5ejGHejwfwElwB",
+	"Zwzf/ut/4DKAI/w/lAD42f/C0+Nj+Paf/22/w1SSfkz/DuAA+tWXTy8HI7hAoFk8n11aSDh6QUCLeVnw",
+	"WnJ2ZlVKgyC5iEBL37iKfAlMGjFkqWCaJ8CTKa/7mrCKxZbSiQsAq6kLJjXCx8R31fRCQl6oXBUGC7jn",
+	"H+ElzPvFIID5L/jn1P75Cv+cDE6ag7s0nzIDfhsjTuiRgwHWkIgbkVChPGZclNmJwyXUJoBry1zkSH/+",
+	"Ef5kF/oTzF8NApxXaNr0E+1kNArlU5eUYxX4CTit7n8gFFXS4gAuoNbdAN6DU9kT2pRTCIcWnM8YrsU0",
+	"oL4E9BkwuLK2J5SEv/8NXsIpHFjRDjBKmonb+kiaLypQw+a+ytmfSz4gxrZ0E6OXY4jVDS+sLmfwEq7t",
+	"wT9+/fL3v31APti/LpAZ9q/3rlECgDuDPXd9kpeWezj065fW6K9fWhN8/fLeamAGfafBdtHDwSiUz4ij",
+	"BBb6RDuNREBKpXnLfqw3R2B9tBPkEn7WZ/D1C2SDcW2jJD3ngfSM5dyVQ18ZVFCKNVuvEYCOWdrSD5Ir",
+	"zo4u4dRhmNoBH979EgD2H0igxnembO+qx4ND166gT0nXzi7ZtGpGEcoGG7ftJy/enA6fHr+ouzU4zarU",
+	"Am5YWnK92KSBaEI5L6x7k9i6yl4oTXoH/ejIvS06Gh1GA8L9JGBMVDx4dvjcdaKQqnL+Qk7XBNvbD/vs",
+	"e9CkvS8laqo+kB35kl9UtuY74D3Z4/cmxdY82N94FmvLO3ed5lKx6dZTNR/f9NvmwtHc888aWvaxIAUR",
+	"j6HPc6FVgki8CSy3Du60incftMEGfBEkfpBUOzt4hPgRumb9LoLdDUCCmPsHwI+gje5/xXrBR+hKqlsV",
+	"Z7uyPGwN2avFFrXwUIW8YHdbHu1Ect9PdrvqY3mwI4cdTD8hwG6BA6ERPui/xMcfgv7bLP2Y5NhB/8VP",
+	"dxCnj1uuOftgXXO9w717Xu+eG33x0g9PxXjQOrFXh83qsFkRzIxnWzIOLonknn09rvp4alqzbZlERONh",
+	"sci4h2qxuLm9xa61WOOEt0ERXCnW+nIwlaYY9xsDq/vOt9t/BhBNSpEmbicRqMJ98jMzPAItppKlGhhI",
+	"Pg9lzkw8w9faEgrOEuqE2sIXiUbwvoA5w/68BQgzphf2kf0oqt9vU0/SULrIGr0vhztVwkylWAAW/Xo1",
+	"fKckH57bJaPAhW2otExomPE0gflMpJyiUkKHUhuBx60nRLASVaYJTDg8O3w+qKJW9luewNPDQ2AatKJO",
+	"mEzS63zHVQwuUs0bYpo8q1qhusMUpdSgSjOCT8LMVGm6m1aFi1dIDAOE0u0VWGrZdwfasLSqrqM9xwqr",
+	"4Qz2rR7BJ3fEugW1npVGQ6LmElgokQ0tttRHs5t1k0Cf6WuqQR/XZyx4noqYVaGKwZo3/9/bwPUTE+Y7",
+	"3YJb8p4dw/+jnf8m2Q0TKTb2Wl0J7gorsdvTTc3x9a1Y3ScH2hScZev7GEOE1Y/YjH5IxBH0Ef6kGF5w",
+	"aYBgIgJqKDAp1FxjFC7Czy9UWcQ8QkvXoRRmQNqMLcoRXi5vrIXMcMKd/lagL+2sA4x8R1EUSpGM4fD4",
+	"7KdnZ6+Oz549fXH8T6/+OZQ457gxv4QZNob/CHuNwwp747DXGdkLvv3lr5/d3KGMBPU1tqxtIa8EEOEK",
+	"ketsDlXzfOsF7VoRleALieX4/3Lx/h0IaW2WQ+S08owmoDLS8UJT5Mq3OfHaKYS1VHF1VTdED2VF7fCP",
+	"hIH+3DKu40iJZyQaCpEPKFRKTeyJ/9brdStzA8CW9s78AyhlyrWG6C3TZognGP76c2QXFvFsUdbYDT/R",
+	"5OeEwRCOlDw2euDqdIWpnNcJsM6ckmVCTrEDBvqZ5sBTbvQSHtAT7Y5R77SdY4L61KwfykxozTFgiVNQ",
+	"8/pJaVyoWMgq82AEp9aNYloKSrMfjTHxY8hSccOjAapacQdPj12oXru8kLxQt4JrklecKo0NGigbxu4C",
+	"UxMuG2eMvGL2yWNtC9iV4QUcHUMmZGl4BVvg3DA9rYRpufBxc0B6QRPKJY4OAmtkM5ZrMGrZe48genN2",
+	"+nNUeXHc6oyzhBfAUiX5KJTvqIs4xa37kVRDbDceDUCqAiYlBo0xAs7w+HfQj/5teBrHPB2+wm+FnI5B",
+	"qmjlM+ICT/6vDWrN0nOim6+E1uke/IibQDpQ8JiLG56cLDkf0kf7IO+o5KgX9ISdlo7cC3pWRe1Fus3C",
+	"XtCq+s7YLeE69MYvngedIvDf/crJ2w51sap8CaoKvSs4uLSacS1cKnvHG6OSasuYMRC+RsvhIcYGQncs",
+	"usfKaVVD2g7KrmjdlxtcperwLDd3QMkomNDRNhJt7yKFsQpPN7ZxRPLeWih/Sb1MrAHQaylJoiGpIB+t",
+	"OmldtcYfnqapmg/fF2JKVfmrnp9u9AENdSNxoBv3OVie9uw2V5oP3zTrek9MQ6uRn4PeQi//FY9W9wSp",
+	"zWmEnQj+XIqCJ72xKUreVjt+i5ARvXGvGrCCsUGvY3ebFo6cu3RGK6dC3g4cECzl6ZBh0d1WGLpZ+u9z",
+	"lej/QHerVbccTMlsXVncc2QhQWHtbWt95dYZPkyae1B94XH99nWAyHTauGd3f3LnAG8IxW7gspoqDzdn",
+	"OpSIHqFnDmqOLeA7jJcepEF9+VDoSFbh6UVk8tGBA41Y/C5mEsN8rKBkqQWEiwXUjINvf/lrRODjUS6k",
+	"5EkUSmzvoQfuzkKPyFVwKQ7lBbXT3Y+qRULJNLQObfBb/Clqh9ozwhVmvhmRceJANOXS+lSenJqofeHS",
+	"qx5Vb4U2rQfVd/8ysfP84/w62QS30kGlW1RkL6tZVB7Ep7Yc96Bq3m9tJJ6USULwxD5kTVRrB+rdduJN",
+	"LZPUZ99I5jlpzAueKenBj4bSd+omC8AIer7uRO+9DPo5zyUa2h2mr4Ds/Qh9J24DZXtSek5dwz16UHlO",
+	"6cBcttJ4TteGmPAjXEI22H3Qrjvzpad22ltpPKdb6uvrTes7fdVS1IOq3c9yI7lrLriVxnOPreZTXnSe",
+	"0y50w/Gk9Jx6sRWHL+lOk9e9ALxpfadfWUK865AdF6uqE/2JPRdokoN9yJaSUHcdstuefKmrFCgPKs+7",
+	"yZp8Dp8xfsR1HNiDynPKquG5H9mBvhYynhUqY98zZLc94Ug/zndHfMdSO62y6wLL1A3f18f0Pzmaew7q",
+	"07KPJKrv5FAVDjKjA9AzldOvYixPQtXYABGw2ja2ifXiWsjXjvq+M/TqpR9Lht61kOBE08rQuxZycxR/",
+	"owtbm9uxLN8Hm5hV73Cf67E+O6tRHX9d8UjQbZTkB2XpVis/JhfQydHdyQN45+kuyfYh2/8+V9fD/D1S",
+	"dZfvkT6G/4Mudij2x3S5oxtcY/X06Q7y3MnkH6q1Nzvcm/tac28pjJ9++GrGw9aKvUZs0YjVP//sAB6X",
+	"hTB3KNLfNC9Op5iP8u+/W3lQsHldvs1MYXV3cUO5TEJDouIS8z76fDQdAaN+oxAV/Ap/juJ8ESgJM2Py",
+	"8cEBfm/nGf90+NPhYNQLemWR9sa9A9QHt+dOqgJG8aCfpwzBECGesYLFVp8GbYSmQqUUdGYTkQojKEnB",
+	"pfK4gKFV0cXZX1GwLVjwvkH988vORzepwKXUB4u9OoOF7r6BK5MLwMXbgkXst6AFvd7aXWOy3Q2+rgJI",
+	"0J8wY1LucjMCwDPhDilDow41Dao4vuUKn9uNtRZrt43uLvep84aBXitULxlaE1W61Z3kvINC0xqGcYHu",
+	"mDPXLyDAZgHBqjpzOpbgBWi+MGX1frc76y81THaLJ/b/oZLpXRtpub1DDEF1J/vQ7dZIs9bd2xbYTB0q",
+	"Vki0DtzhaCGHmLHbZDxV2xA6XjH8I5tDG85pAQCqPX4B86k7z+XqjGHcEyY/1B2YqneFrbnrQP0KQeK1",
+	"pephgykdTS4IxZAiShRezgsgj4FSygIoZcKLUG5JIRk3nWwmd5greXbJpsRZLmOVCDmlvDnayZxy7Cnf",
+	"NS/4lbhtst1bhQDVluasSd532Y9XqrBXs1D2I0w0iQPI2O2QTfnLZ0fHz14cHh4GILKsRIlEg9FCqQT2",
+	"FZN8MTUmooyWIJRd3DfoR68pQD18q2KUZuSSaDGllEklRczSAMo858UQx/z28e3gBJ4fHoaySgcSGlut",
+	"Hb2AGb9lCY9FxlJIxFRYc3t++Bz6Lu12cWsDSihq5ShjRYOdqxLgCEjorvYA238tsBta3K7yfzVQ3o/d",
+	"KyZId4857qTxskSDttxnKa1gmVCocjpz6bu/fXzrIO5CmYlb+/1ctRJPrJU5OWMxCspCtFKGKOWnMmLc",
+	"4UpXsIydg4UqdJ9SRdtUWkg63XneXJ6/hZxNOY3PucpTfgJSgX08D/HZh23yeNL2LXZA7/Pvn/8vAAD/",
+	"/w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

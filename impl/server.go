@@ -9,6 +9,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -31,11 +32,15 @@ type Server struct {
 	// StreamFor is how long a stream lasts before the server ends it (the
 	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
 	StreamFor time.Duration
+	// Media is the mirror of the catalogs' images: the recolored logos read
+	// their base image from it. nil: no mirror, and they are 404.
+	Media media.Library
 
 	push     push     // activations and held requests (push.go)
 	archives archives // the exports made last
 
 	current currentRoutes // the current catalog routes, cached as Fresh says
+	logos   logoCache     // the recolored logos last served (logo.go)
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
