@@ -243,8 +243,9 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 			t.Run(strings.TrimPrefix(path, "/"), func(t *testing.T) {
 				t.Parallel()
 				c, isCatalog := categoryOf(path)
-				pick := -1 // the last item of the catalog
-				if image, ok := strings.CutSuffix(path, "/image"); ok { // a logo's image: the sample's first logo has one
+				// The catalog's last item; for a logo's image the first logo, which has one.
+				pick := -1
+				if image, ok := strings.CutSuffix(path, "/image"); ok {
 					c, _ = categoryOf(image)
 					pick = 0
 				}

@@ -62,6 +62,13 @@ func values(m map[string][]byte) (out [][]byte) {
 	return out
 }
 
+// unreadable is a mirror that knows its files but cannot open them.
+type unreadable struct{ *fakeMedia }
+
+func (unreadable) Open(context.Context, string) (io.ReadSeekCloser, error) {
+	return nil, fmt.Errorf("disk on fire")
+}
+
 type nopCloser struct{ *bytes.Reader }
 
 func (nopCloser) Close() error { return nil }
@@ -180,6 +187,17 @@ func TestLogoImage(t *testing.T) {
 			}
 		})
 	}
+	t.Run("304 without recoloring", func(t *testing.T) {
+		t.Parallel()
+		etag := check.Do(t, h, get(path(mirrored, all))).Header.Get("ETag")
+		unreadable := newHandler(unreadable{lib})
+		if res := check.Do(t, unreadable, get(path(mirrored, all), "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match %s with a mirror that cannot open files: %d, want 304", etag, res.StatusCode)
+		}
+		if res := check.Do(t, unreadable, get(path(mirrored, all))); res.StatusCode != http.StatusInternalServerError {
+			t.Errorf("no If-None-Match, a mirror that cannot open files: %d, want 500", res.StatusCode)
+		}
+	})
 	t.Run("etag", func(t *testing.T) {
 		t.Parallel()
 		etag := func(target string) string { return check.Do(t, h, get(target)).Header.Get("ETag") }

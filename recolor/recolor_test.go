@@ -238,3 +238,17 @@ func TestPNGRefuses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPNG: one 256×256 logo recolored, from PNG bytes to PNG bytes.
+func BenchmarkPNG(b *testing.B) {
+	var in bytes.Buffer
+	if err := png.Encode(&in, logo(256)); err != nil {
+		b.Fatal(err)
+	}
+	slots := recolor.Colors{{20, 60, 200, 255}, {250, 200, 10, 255}, {255, 255, 255, 128}}
+	for b.Loop() {
+		if _, err := recolor.PNG(in.Bytes(), slots, 256*256); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
