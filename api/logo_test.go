@@ -107,8 +107,8 @@ func logoIcons(t *testing.T, ed *edition.Edition) (icon map[catalog.UUID]string,
 			icon[u] = *v.Data.DisplayIcon
 		}
 	}
-	if len(icon) < 3 || len(none) == 0 {
-		t.Fatalf("the sample has %d logos with an image and %d without; the test needs 3 and 1", len(icon), len(none))
+	if len(icon) < 3 {
+		t.Fatalf("the sample has %d logos with an image; the test needs 3", len(icon))
 	}
 	return icon, none
 }
@@ -133,6 +133,10 @@ func TestLogoImage(t *testing.T) {
 		return "/v1/premier/logos/" + u.String() + "/image" + query
 	}
 	q := func(slot, c string) string { return slot + "=" + url.QueryEscape(c) }
+	noIconTarget := "" // the full sample has one; the race detector's trimmed one none
+	if len(noIcon) > 0 {
+		noIconTarget = path(noIcon[0], "")
+	}
 	all := "?" + q("primary", "(R=0,G=0.5,B=1,A=1)") + "&" + q("secondary", "(R=1,G=1,B=0,A=1)") + "&" + q("outline", "(R=1,G=1,B=1,A=0.5)")
 	for _, tc := range []struct {
 		name   string
@@ -149,13 +153,16 @@ func TestLogoImage(t *testing.T) {
 		{"channel past 1", h, path(mirrored, "?"+q("outline", "(R=2,G=0,B=0,A=1)")), 400, [4]color.NRGBA{}, "outline"},
 		{"malformed uuid", h, "/v1/premier/logos/not-a-uuid/image", 400, [4]color.NRGBA{}, "not a UUID"},
 		{"unknown logo", h, path(catalog.UUID{}, ""), 404, [4]color.NRGBA{}, "no premier team logo"},
-		{"logo without an image", h, path(noIcon[0], ""), 404, [4]color.NRGBA{}, "not mirrored"},
+		{"logo without an image", h, noIconTarget, 404, [4]color.NRGBA{}, "not mirrored"},
 		{"image not mirrored", h, path(notMirrored, ""), 404, [4]color.NRGBA{}, "not mirrored"},
 		{"image not a PNG", h, path(notPNG, ""), 404, [4]color.NRGBA{}, "not a PNG"},
 		{"no mirror", noMirror, path(mirrored, ""), 404, [4]color.NRGBA{}, "not mirrored"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if tc.target == "" {
+				t.Skip("the sample served here has no such logo")
+			}
 			res := check.Do(t, tc.h, get(tc.target))
 			body, _ := io.ReadAll(res.Body)
 			if res.StatusCode != tc.status {
