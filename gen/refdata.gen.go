@@ -22131,6 +22131,10 @@ type ClientInterface interface {
 	// Answers are PNG, cached like the other current catalog answers; the ETag is made
 	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
 	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	// A malformed color is 400 naming the slot and the form; 404 when the logo is
+	// unknown, names no image, its image is not in this server's mirror, or it is not
+	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+	// original).
 	//
 	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 	GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -23220,6 +23224,10 @@ func (c *Client) GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremi
 // Answers are PNG, cached like the other current catalog answers; the ETag is made
 // from the base image's SHA-256 and the colors as 8-bit values, so the same colors
 // written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+// A malformed color is 400 naming the slot and the form; 404 when the logo is
+// unknown, names no image, its image is not in this server's mirror, or it is not
+// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+// original).
 //
 // Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 func (c *Client) GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28348,6 +28356,10 @@ type ClientWithResponsesInterface interface {
 	// Answers are PNG, cached like the other current catalog answers; the ETag is made
 	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
 	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	// A malformed color is 400 naming the slot and the form; 404 when the logo is
+	// unknown, names no image, its image is not in this server's mirror, or it is not
+	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+	// original).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -37104,6 +37116,10 @@ func (c *ClientWithResponses) GetPremierLogoWithResponse(ctx context.Context, uu
 // Answers are PNG, cached like the other current catalog answers; the ETag is made
 // from the base image's SHA-256 and the colors as 8-bit values, so the same colors
 // written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+// A malformed color is 400 naming the slot and the form; 404 when the logo is
+// unknown, names no image, its image is not in this server's mirror, or it is not
+// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+// original).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -55908,78 +55924,79 @@ var swaggerSpec = []string{
 	"S1cHx/dZwE1hGOj2gOVi/CYMAnwoaGjXcCEr4OXaPu5pLzf08K7yC1dww6gu9f0nAbe9+N7Pyb3Eyyqv",
 	"YA1Ql2jZVmyXhriF+EKIl1lkBYfgDtpydNsi91ot3Hi7tOP7k8Bz4fNrpdRF9j2gLkbbiWK/T7lm7v0h",
 	"+0DozELt/2FbW7xPYPNdg///s3c1u20s2flVDrgxiWlSkm05NxS8kH2F6xtYtmHpxgHSF+hid4ksqLuq",
-	"p6talBAYmGWyzTMks5+V936AeQg/SVDnVP+QzZ+igci6I+4k8tTf+etin5+PQo0Gu5b3Xcv0FsDbANiU",
-	"Cblqv4jcdWIHIOpEKLGPtoO+o0alfIqtDGvwJYRiQcAdjJBKAn1YmQBXKdOODwkcRur0nZ7jAnl+uf/l",
-	"t9ZzuPAptq2jdEaCeCGN2qqhGcv1BrWse+ViP9oKZIsC15IVBeEWY2i4AkdtTaG7vVystZ3bNe/5xnHO",
-	"8kfiyrpwsu2ffJb1C8L3uGGcs/yh3izOWb73C2tvFBkKbo3sqf3/+h7fhcq4mfGSOt8SCpPANA/CCx9D",
-	"LnKeConQFFMewFXB9UwSigMh1CIGPH4ZyjKn9JAVeRR9Ia+UAyQgGLk3l5cfaiyJpHRNIbHdqCoND6Xh",
-	"WZ6yqgk3DXWQFKyoQU5dstPHs9Ofz8/WPNzOHSNWq58Lhts/EcIFsSvsf4RViJ8voZd3oKW3snJ0jy5m",
-	"QVFaO8tqNmxqxpkJTcHcTXfP84rovn08rftY/HzD5Y11VxWdj6Mn0gfr7Gl7e4e/3uHXAtyoEgQCLG62",
-	"/IZ835DdsyXXKz8uWwbV5rinCD3sumbnQ7XseoN7215r26olxI2qkafsjhcxK5LN5v0B6V4j3T3bd7P0",
-	"IzFwkgnEjtkb3u21pOdh2Q0jH6ppNzvc2/b66E6jHj7agcB0Xq9tmjc2USK0Hf2OZdzhOuI0iPC/+j0N",
-	"ie6SFvshHgLXflwuwlTs9tQCbyeBvHzYXgK3uHcT29yEcZLcpCEFzwQvDmIlHTbPlrsA0b9ukd+3wS/v",
-	"4LGYPZ0b4gXWNxc8/HajYH08wDJzH6wfWN7o3hus9wYdzfFRnFRNlZcveIuEP8YL2LUfmf0bzjJIHc/9",
-	"pOhv+JafD9zk7Rb3xr7V2Gs12VVLDkRmZbSpUtySP9EwYZrDh3e/QB+rmN3vhl9jLAt3BblCu0LmJxoy",
-	"nggGVE89gILHKlUFT0I5uaMyWNcg7ImGokypQJg5FDQEyMcSQJHlKacEBUNBHdwH7touwoprXoQSJ7f/",
-	"5mAU6FQZPYaCJwgKG+WFsHyLApgWnEv6UPNYyYQ+nqQl4cdGqjSpkDw6gUnK4utQCg3XPDcjOGPxDGcG",
-	"oUEhg1h6AkyCyoQxPKEvqYLbsoj2Bri1UShDaXdPR71SBSHJ5uKWpxUGdHMyCtRqUzAxnRlCRLHSK1Mj",
-	"8lTwZBDKn4YTQRWakqcaigCmAUwCYGO71tEIzmn9ObdzuNgvA6NSXjAZ2+VkApfwEo5ejGHejwfwElwB",
-	"Zwzf/ut/4DKAI/w/lAD42f/C0+Nj+Paf/22/w1SSfkz/DuAA+tWXTy8HI7hAoFk8n11aSDh6QUCLeVnw",
-	"WnJ2ZlVKgyC5iEBL37iKfAlMGjFkqWCaJ8CTKa/7mrCKxZbSiQsAq6kLJjXCx8R31fRCQl6oXBUGC7jn",
-	"H+ElzPvFIID5L/jn1P75Cv+cDE6ag7s0nzIDfhsjTuiRgwHWkIgbkVChPGZclNmJwyXUJoBry1zkSH/+",
-	"Ef5kF/oTzF8NApxXaNr0E+1kNArlU5eUYxX4CTit7n8gFFXS4gAuoNbdAN6DU9kT2pRTCIcWnM8YrsU0",
-	"oL4E9BkwuLK2J5SEv/8NXsIpHFjRDjBKmonb+kiaLypQw+a+ytmfSz4gxrZ0E6OXY4jVDS+sLmfwEq7t",
-	"wT9+/fL3v31APti/LpAZ9q/3rlECgDuDPXd9kpeWezj065fW6K9fWhN8/fLeamAGfafBdtHDwSiUz4ij",
-	"BBb6RDuNREBKpXnLfqw3R2B9tBPkEn7WZ/D1C2SDcW2jJD3ngfSM5dyVQ18ZVFCKNVuvEYCOWdrSD5Ir",
-	"zo4u4dRhmNoBH979EgD2H0igxnembO+qx4ND166gT0nXzi7ZtGpGEcoGG7ftJy/enA6fHr+ouzU4zarU",
-	"Am5YWnK92KSBaEI5L6x7k9i6yl4oTXoH/ejIvS06Gh1GA8L9JGBMVDx4dvjcdaKQqnL+Qk7XBNvbD/vs",
-	"e9CkvS8laqo+kB35kl9UtuY74D3Z4/cmxdY82N94FmvLO3ed5lKx6dZTNR/f9NvmwtHc888aWvaxIAUR",
-	"j6HPc6FVgki8CSy3Du60incftMEGfBEkfpBUOzt4hPgRumb9LoLdDUCCmPsHwI+gje5/xXrBR+hKqlsV",
-	"Z7uyPGwN2avFFrXwUIW8YHdbHu1Ect9PdrvqY3mwI4cdTD8hwG6BA6ERPui/xMcfgv7bLP2Y5NhB/8VP",
-	"dxCnj1uuOftgXXO9w717Xu+eG33x0g9PxXjQOrFXh83qsFkRzIxnWzIOLonknn09rvp4alqzbZlERONh",
-	"sci4h2qxuLm9xa61WOOEt0ERXCnW+nIwlaYY9xsDq/vOt9t/BhBNSpEmbicRqMJ98jMzPAItppKlGhhI",
-	"Pg9lzkw8w9faEgrOEuqE2sIXiUbwvoA5w/68BQgzphf2kf0oqt9vU0/SULrIGr0vhztVwkylWAAW/Xo1",
-	"fKckH57bJaPAhW2otExomPE0gflMpJyiUkKHUhuBx60nRLASVaYJTDg8O3w+qKJW9luewNPDQ2AatKJO",
-	"mEzS63zHVQwuUs0bYpo8q1qhusMUpdSgSjOCT8LMVGm6m1aFi1dIDAOE0u0VWGrZdwfasLSqrqM9xwqr",
-	"4Qz2rR7BJ3fEugW1npVGQ6LmElgokQ0tttRHs5t1k0Cf6WuqQR/XZyx4noqYVaGKwZo3/9/bwPUTE+Y7",
-	"3YJb8p4dw/+jnf8m2Q0TKTb2Wl0J7gorsdvTTc3x9a1Y3ScH2hScZev7GEOE1Y/YjH5IxBH0Ef6kGF5w",
-	"aYBgIgJqKDAp1FxjFC7Czy9UWcQ8QkvXoRRmQNqMLcoRXi5vrIXMcMKd/lagL+2sA4x8R1EUSpGM4fD4",
-	"7KdnZ6+Oz549fXH8T6/+OZQ457gxv4QZNob/CHuNwwp747DXGdkLvv3lr5/d3KGMBPU1tqxtIa8EEOEK",
-	"ketsDlXzfOsF7VoRleALieX4/3Lx/h0IaW2WQ+S08owmoDLS8UJT5Mq3OfHaKYS1VHF1VTdED2VF7fCP",
-	"hIH+3DKu40iJZyQaCpEPKFRKTeyJ/9brdStzA8CW9s78AyhlyrWG6C3TZognGP76c2QXFvFsUdbYDT/R",
-	"5OeEwRCOlDw2euDqdIWpnNcJsM6ckmVCTrEDBvqZ5sBTbvQSHtAT7Y5R77SdY4L61KwfykxozTFgiVNQ",
-	"8/pJaVyoWMgq82AEp9aNYloKSrMfjTHxY8hSccOjAapacQdPj12oXru8kLxQt4JrklecKo0NGigbxu4C",
-	"UxMuG2eMvGL2yWNtC9iV4QUcHUMmZGl4BVvg3DA9rYRpufBxc0B6QRPKJY4OAmtkM5ZrMGrZe48genN2",
-	"+nNUeXHc6oyzhBfAUiX5KJTvqIs4xa37kVRDbDceDUCqAiYlBo0xAs7w+HfQj/5teBrHPB2+wm+FnI5B",
-	"qmjlM+ICT/6vDWrN0nOim6+E1uke/IibQDpQ8JiLG56cLDkf0kf7IO+o5KgX9ISdlo7cC3pWRe1Fus3C",
-	"XtCq+s7YLeE69MYvngedIvDf/crJ2w51sap8CaoKvSs4uLSacS1cKnvHG6OSasuYMRC+RsvhIcYGQncs",
-	"usfKaVVD2g7KrmjdlxtcperwLDd3QMkomNDRNhJt7yKFsQpPN7ZxRPLeWih/Sb1MrAHQaylJoiGpIB+t",
-	"OmldtcYfnqapmg/fF2JKVfmrnp9u9AENdSNxoBv3OVie9uw2V5oP3zTrek9MQ6uRn4PeQi//FY9W9wSp",
-	"zWmEnQj+XIqCJ72xKUreVjt+i5ARvXGvGrCCsUGvY3ebFo6cu3RGK6dC3g4cECzl6ZBh0d1WGLpZ+u9z",
-	"lej/QHerVbccTMlsXVncc2QhQWHtbWt95dYZPkyae1B94XH99nWAyHTauGd3f3LnAG8IxW7gspoqDzdn",
-	"OpSIHqFnDmqOLeA7jJcepEF9+VDoSFbh6UVk8tGBA41Y/C5mEsN8rKBkqQWEiwXUjINvf/lrRODjUS6k",
-	"5EkUSmzvoQfuzkKPyFVwKQ7lBbXT3Y+qRULJNLQObfBb/Clqh9ozwhVmvhmRceJANOXS+lSenJqofeHS",
-	"qx5Vb4U2rQfVd/8ysfP84/w62QS30kGlW1RkL6tZVB7Ep7Yc96Bq3m9tJJ6USULwxD5kTVRrB+rdduJN",
-	"LZPUZ99I5jlpzAueKenBj4bSd+omC8AIer7uRO+9DPo5zyUa2h2mr4Ds/Qh9J24DZXtSek5dwz16UHlO",
-	"6cBcttJ4TteGmPAjXEI22H3Qrjvzpad22ltpPKdb6uvrTes7fdVS1IOq3c9yI7lrLriVxnOPreZTXnSe",
-	"0y50w/Gk9Jx6sRWHL+lOk9e9ALxpfadfWUK865AdF6uqE/2JPRdokoN9yJaSUHcdstuefKmrFCgPKs+7",
-	"yZp8Dp8xfsR1HNiDynPKquG5H9mBvhYynhUqY98zZLc94Ug/zndHfMdSO62y6wLL1A3f18f0Pzmaew7q",
-	"07KPJKrv5FAVDjKjA9AzldOvYixPQtXYABGw2ja2ifXiWsjXjvq+M/TqpR9Lht61kOBE08rQuxZycxR/",
-	"owtbm9uxLN8Hm5hV73Cf67E+O6tRHX9d8UjQbZTkB2XpVis/JhfQydHdyQN45+kuyfYh2/8+V9fD/D1S",
-	"dZfvkT6G/4Mudij2x3S5oxtcY/X06Q7y3MnkH6q1Nzvcm/tac28pjJ9++GrGw9aKvUZs0YjVP//sAB6X",
-	"hTB3KNLfNC9Op5iP8u+/W3lQsHldvs1MYXV3cUO5TEJDouIS8z76fDQdAaN+oxAV/Ap/juJ8ESgJM2Py",
-	"8cEBfm/nGf90+NPhYNQLemWR9sa9A9QHt+dOqgJG8aCfpwzBECGesYLFVp8GbYSmQqUUdGYTkQojKEnB",
-	"pfK4gKFV0cXZX1GwLVjwvkH988vORzepwKXUB4u9OoOF7r6BK5MLwMXbgkXst6AFvd7aXWOy3Q2+rgJI",
-	"0J8wY1LucjMCwDPhDilDow41Dao4vuUKn9uNtRZrt43uLvep84aBXitULxlaE1W61Z3kvINC0xqGcYHu",
-	"mDPXLyDAZgHBqjpzOpbgBWi+MGX1frc76y81THaLJ/b/oZLpXRtpub1DDEF1J/vQ7dZIs9bd2xbYTB0q",
-	"Vki0DtzhaCGHmLHbZDxV2xA6XjH8I5tDG85pAQCqPX4B86k7z+XqjGHcEyY/1B2YqneFrbnrQP0KQeK1",
-	"pephgykdTS4IxZAiShRezgsgj4FSygIoZcKLUG5JIRk3nWwmd5greXbJpsRZLmOVCDmlvDnayZxy7Cnf",
-	"NS/4lbhtst1bhQDVluasSd532Y9XqrBXs1D2I0w0iQPI2O2QTfnLZ0fHz14cHh4GILKsRIlEg9FCqQT2",
-	"FZN8MTUmooyWIJRd3DfoR68pQD18q2KUZuSSaDGllEklRczSAMo858UQx/z28e3gBJ4fHoaySgcSGlut",
-	"Hb2AGb9lCY9FxlJIxFRYc3t++Bz6Lu12cWsDSihq5ShjRYOdqxLgCEjorvYA238tsBta3K7yfzVQ3o/d",
-	"KyZId4857qTxskSDttxnKa1gmVCocjpz6bu/fXzrIO5CmYlb+/1ctRJPrJU5OWMxCspCtFKGKOWnMmLc",
-	"4UpXsIydg4UqdJ9SRdtUWkg63XneXJ6/hZxNOY3PucpTfgJSgX08D/HZh23yeNL2LXZA7/Pvn/8vAAD/",
-	"/w==",
+	"p6talBAYmGWyzSYvkMx+Vt47+3kIP0lQ51T/kM2fooHImhE3htw89Xf+qrrPqfNRqNFg1fK+K5neAngb",
+	"AJsyIVfNF5G7TmwDRJ0IJdbRdtB3VKiUT7GUYQ2+hFAsCLiDEVJJoA8rE+AqZdpxk8BmpE7f6TkukOeX",
+	"+ze/tZ7DhU+xbB2lMxLEC2nUVg3NWK43qGVdKxfr0VYgWxS4lqwoCLcYQ8MVOGqrC92t5WKt7dyOec8n",
+	"jnOWPxJX1oWTbb/yWdYvCN/jhHHO8od6sjhn+d4vrD1RZCi4NbKn8v/ra3wXKuNmxkuqfEsoTALTPAgv",
+	"fAy5yHkqJEJTTHkAVwXXM0koDoRQixjw+GMoy5zSQ1bkUfSFvFIOkIBg5N5cXn6osSSS0hWFxHKjqjQ8",
+	"lIZnecqqItzU1EFSsKIGOXXJTh/PTn8+P1uzuZ07RqxWPxcMt38ihAtiV9j/EVYhPl9CL+9AS29l5ege",
+	"XcyCorRmltVs2FSMMxOagrmbzp7nFdF9+3ga97H4+YbLG+9dVXQ+jp5IH6yzp+ntHf56h18LcKNKEAiw",
+	"uNnyDvm+IbtnS65Hfly2DKrNcU8Reth1zc6Hatn1BPe2vda2VUuIG1UjT9kdL2JWJJvN+wPSvUa6e7bv",
+	"ZuhHYuAkE4gdszd822tJz8OyG0Y+VNNuZri37fXRnUY9fLQDgem8Pts0X2yiRGjb+h3LuMN1xG4Q4X/1",
+	"dxoS3SUN9kM8BI79uFyEqdjtqQXeTgJ5+bC9BE5x7ya2uQnjJLlJQwqeCV4cxEo6bJ4tZwGif90iv2+D",
+	"X57BYzF7WjfEC6xvDnj460bB+niAZeY+WD+wPNG9N1jvDTqa46M4qZoqL1/wFgl/jBewYz8y+zecZZA6",
+	"nvtJ0d/wLT8fuMnbKe6Nfaux12qyq5YciMzKaNNNcUv+RMOEaQ4f3v0CfbzF7N4bfo3xWri7kCu0u8j8",
+	"REPGE8GA7lMPoOCxSlXBk1BO7ugarCsQ9kRDUaZ0QZg5FDQEyMcrgCLLU04JCoaCOjgPnLUdhBXXvAgl",
+	"dm7/m4NRoFNl9BgKniAobJQXwvItCmBacC7poeaxkgk9nqQl4cdGqjSpkDw6gUnK4utQCg3XPDcjOGPx",
+	"DHsGoUEhg1h6AkyCyoQxPKEf6Qa3ZRHNDXBqo1CG0s6elnqlCkKSzcUtTysM6GZlFKjVpmBiOjOEiGKl",
+	"V6ZG5KngySCUPw0ngm5oSp5qKAKYBjAJgI3tWEcjOKfx59z24WK/DIxKecFkbIeTCVzCSzh6MYZ5Px7A",
+	"S3AXOGP49h//DZcBHOH/QwmAz/4Hnh4fw7d//0/7G6aS9GP67wAOoF/9+PRyMIILBJrF9dmhhYSjFwS0",
+	"mJcFryVne1alNAiSiwi09Iu7kS+BSSOGLBVM8wR4MuV1XRNWsdhSOnEB4G3qgkmN8DHxXdW9kJAXKleF",
+	"wQvc84/wEub9YhDA/Bf8c2r/fIV/TgYnzcJdmk+ZAb+NESf0yMEAa0jEjUjoojxmXJTZicMl1CaAa8tc",
+	"5Eh//hH+YAf6A8xfDQLsV2ia9BPtZDQK5VOXlGMV+Ak4re5/IBRV0uIALqDW3QDeg1PZE5qUUwiHFpzP",
+	"GI7FNKC+BPQMGFxZ2xNKwl//Ai/hFA6saAcYJc3Ebb0kzRcVqGFzX+XsjyUfEGNbuonRyzHE6oYXVpcz",
+	"eAnXduEfv375618+IB/sXxfIDPvXe1coAcCtwa67XslLyz1s+vVLq/XXL60Ovn55bzUwg77TYDvo4WAU",
+	"ymfEUQILfaKdRiIgpdK8ZT/WmyOwPtoJcgmf9Rl8/QLZYFzbKEnPeSA9Yzl316GvDCooxZqt1whAxyxt",
+	"6QfJFXtHl3DqMExtgw/vfgkA6w8kUOM7U7Z3VePBoWtX0Keka2eXbFoVowhlg43b9pMXb06HT49f1NUa",
+	"nGZVagE3LC25XizSQDShnBfWvUksXWUPlCa9g3505L4WHY0OowHhfhIwJioePDt87ipRSFU5fyGno1Ce",
+	"QsZSqyKYnmYFjelohyBZVqFsoiet5mppl+6J2y3J1Wu7lmouAxfjl4pWHKADJlfq7pILubw/4c6ExeRq",
+	"0OxQMtzirJsykClt4Ojw6fP//S/7L6kOYonDczh/RQWS3e64sB+62WDhCFWIqZAsHazJM2ifc7LvAdL2",
+	"Po+pqfpALsSX/KJyM74N3pMr+t584JoH+8Pe4rX6zjGvOU9tOvBVddc3vdZdOJp7fqOjYR8LSBLxGPo8",
+	"F1olnHzIctXkTpV896CNs+ALnvGDpNqZwSOEztA163cR7G7YGcTcvwHoDJro/gXeCzlDV1LdqjjbleVh",
+	"a8heLbaohYcq5AW727K1E8l97+x21MeysSOHoY/vjAR+uwUJhVr4AB8TH38I8HEz9GOSYwf4GJ/uIE4f",
+	"t1xz9sG65nqGe/e83j03+uKlH56K8aB1Yq8Om9VhsyKYGc+2JFtcEsk9+3oc9fFc5822JVERjYfFIuMe",
+	"qsXi5PYWu9ZijRPeBkVwt9DW34RTaYqflMfA6pL77cqnAUSTUqSJm0kEqnBPfmaGR6DFVLJUAwPJ56HM",
+	"mYln+EVfQsFZQkVgW9Aq0QjeFzBnWJq4AGHGFKuI7KOo/lxO5VhD6YKKFCqAO1XCTKV49y369Wr4Tkk+",
+	"PLdDRoGLWNGtOqFhxtME5jORcgrICR1KbQQut+4QcVpUmSYw4fDs8PmgCtjZX3kCTw8PgWnQioqAMkmR",
+	"DMdVjKvSdT/8Av+s+rrvFlOUUoMqzQg+CTNTpelOWhUuVCMxAhJKN1dgqWXfHWjD0upiIc05VngR0GDJ",
+	"7hF8ckusq2/rWWk0JGougYUS2dBiS700O1nXCfSZvqbr9+N6jQXPUxGzKkqz7sv/99au/cSE+U634Ia8",
+	"Z8fw/2jnv0l2w0SKNc1WX4J3d0qx0NVNzfH1VWjdkwNtCs6y9SWcIcKLn1iHf0jEEfQR+aUYXnBpgBAy",
+	"AqqlMCnUXGPcKcLnF6osYh6hpetQCjMgbcbq7IislzfWQmY44U5/K7ybdkALg/5RFIVSJGM4PD776dnZ",
+	"q+OzZ09fHP/Dq38MJfY5bswvYYaN4d/CXuOwwt447HVa9oJvf/rzZ9d3KCNBJZ0ta1ugMwFEOELkirpD",
+	"hRtgvaAdK6LqA0JiJYJ/unj/DoS0Nsshclp5Rh3QDdrxQj3oyrc58douhLVUcXVV14IPZUXtoJ+Egf7c",
+	"Mq7jSIlnJBrKDhhQlJjq9xP/rdfrXkoOAKv5O/MPoJQp1xqit0ybIa5g+OvPkR1YxLNFWSMQQKLJzwmD",
+	"IRwpeWz0wAUMhamc1wmwTp8uPsrkHUWFmwVPudFLUEhPtFtGPdN2eg3qUzN+KDOhNcVPsQuq2z8pjYuS",
+	"C1klXYzg1LpRzMhBafajMea8DFkqbng0QFUr7uDpsctS0C4lJi/UreCa5BWnSlfBXjcLzMq4bJwx8orZ",
+	"ncfaFrArwws4OoZMyNLwCrHBuWHarYRpufBxs0D6QBPKJY4OAmtkM5ZrMGrZe48genN2+nNUeXGc6oyz",
+	"hBfAUiX5KJTvqIA6hez7kVRDrLQeDUCqAiYlxssx+M9w+XfQj/5leBrHPB2+wl+FnI5BqmjlHnGBK//n",
+	"BrBnaZ/opmqhdbqNHyEjSAcKHnNxw5OTJedD+mg38o5KjnpBT9huacm9oGdV1B6k2yzsBa0L7xm7JUiL",
+	"3vjF86Bz//13v5v0bYe6eKF+CaULvSs4pLiacS1ILnvGG6OSasuYMRC0SMvhIbwIopYsusfKaVVN2g7K",
+	"jmjdl2tcZSnxLDd3QHk4mMvSNhJtzyKFsQpPJ7ZxRPLeWiPgksq4WAOgz1KSRENSQT5addK6QgUYnqap",
+	"mg/fY9bBuv3TtT6gpq4lNnTtPgfL3Z7d5krz4ZtmXO+OqWnV8nPQW4AxWLG1uh2kNqcRFmH4YykKnvTG",
+	"pih5W+34LaJl9Ma9qsEKxga9jt1tGjhy7tIZrZwKeTtwGLiUokSGRWdbYehk6T/PVaL/GzpbrTrlYDZq",
+	"68ji9pGFBIW1p631l9bOcDNpzkH1gcdBDegAQfm0cXt3f3LnsH4IwG/gEroqDzdnOpQInKFnDmWPLUBb",
+	"jJc20qA+fCh0JKugBCMy+ejA4WUs/hYziWE+VlCe2AK4xwJgyMG3P/05orSiKBdS8iQKJVY20QN3ZqEt",
+	"chVSjAO4Qe1056NqkFAyDa1FG/wVX0VtU7tGuMKkPyMyThyIplxan8qTUxO1D1x61Vb1VmjT2qi++83E",
+	"9vP383ayCWmmA8i3qMheVrOoPAjNbTnuQdV839pIPCmThJCZfciaqNYO1LvNxJtaJqnPvJHMs9OYFzxT",
+	"0oMfDaVv100WgBG0v+5E7z0M+jnPIRraHbqvMPz9CH07bmOEe1J6dl0jXXpQeXbpcGy20nh210bX8CNc",
+	"AnXYvdGuM/Olp0riW2k8u1sqaexN69t9VU3Vg6pdynMjuauruJXGc46tultedJ7dLhQC8qT07HqxCokv",
+	"6U6d12UQvGl9u195e3rXJjsOVl3M9Cf2HKBJDvYhW0pC3bXJbnPypa5SoDyoPM8ma/I5fNr4EddxYA8q",
+	"zy6rWu9+ZAf6Wsh4VqiMfU+T3eaELf04323xHUPtNMquAyxTN3xfH9P/5GjuOahPwz6SqL6TQ3Vnkhkd",
+	"gJ6pnN6K8WYWqsYGdITVtrFNrBfXQr521PedoVcP/Vgy9K6FBCeaVobetZCbo/gbXdja3I5l+T7YxKx6",
+	"hvtcj/XZWY3q+OuKR4JuoyQ/KEu3GvkxuYBOju5OHsA7T3dJtg/Z/ve5uh7m75Gqu3yO9DH8H3SwQ7E/",
+	"psMdneAaq6enO8hzJ5N/qNbezHBv7mvNvaUwfvrhqxkPWyv2GrFFI1a//tkGPC4LYe5QpL9pXpxOMR/l",
+	"X3+38qBg87p8m5nC293FDeUyCQ2JikvM++jz0XQEjEqtQlTwK3wdxf4iUBJmxuTjgwP83fYz/unwp8PB",
+	"qBf0yiLtjXsHqA9uzp1UBYziQT9PGeJAQjxjBYutPg3a4FSFSinozCYiFUZQkoJL5XEBQ6uii72/omBb",
+	"sOB9g/r1y/ZHJ6nApdQHi2VKg4XCxoG7JheAi7cFi7B3QQt1vjW7xmS7E3xdBZCgP2HGpNzlZgSAa8IZ",
+	"UoZGHWoaVHF8yxU+txNrDdaumN0d7lPnCwN9Vqg+MrQ6qnSr28l5B4Cn1QzjAt02Z65eQIDFAoJV98xp",
+	"WYIXoPlCl9X33W6vv9QI4S2e2P8PlUzv2iDT7RliCKrb2YduoUrqtS5ct8BmqlCxQqJ14A5bCznEjN0m",
+	"46mahtDxiuYf2RzaSFYL2Fft9gtwV91+LldnDOOcMPmhLj5VfSts9V0H6lcIEo8tVfkeTOlockEohhRR",
+	"ovByXgB5DJRSFkApE16EcksKybgp4jO5w1zJs0s2Jc5yGatEyCnlzdFM5pRjT/muecGvxG2T7d66CFBN",
+	"ac6a5H2X/XilCns0C2U/wkSTOICM3Q7ZlL98dnT87MXh4WEAIstKlEg0GC1clcCSapIvpsZElNEShLIL",
+	"eQf96DUFqIdvVYzSbFXdgZhJJUXM0gDKPOfFENv89vHt4ASeHx6GskoHcsWBjl7AjN+yhMciYykkYiqs",
+	"uT0/fA59l3a7OLVBU4uofaPB9lUJcAQkdHf3ACufLbAbWtyu8n81UN6PnSsmSHeXOe6k8bJEg7bcZymN",
+	"YJlQqHI6c+m7v31869D9QpmJW/v7XLUST6yVOTnjZRSUhWilDFHKT2XEOMOVrmAZNggvqtB5ShVtU2mB",
+	"CHX7eXN5/hZyNuXUPucqT/kJSAV2ex7i3ocVAnnS9i22Qe/z75//LwAA//8=",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,
