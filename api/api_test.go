@@ -168,7 +168,7 @@ func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Hand
 		metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
 	// A stream ends after its first event, so a test reads it whole.
-	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
+	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: &fakeMedia{every: markerPNG(t)}}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,8 +247,14 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 				t.Parallel()
 				c, isCatalog := categoryOf(path)
 				browse := strings.HasPrefix(path, "/browse/")
-				if browse {
+				// The catalog's last item; for a logo's image the first logo, which has one.
+				pick := -1
+				switch image, isImage := strings.CutSuffix(path, "/image"); {
+				case browse:
 					c = catalog.WeaponSkins // a catalog whose name has a '/'
+				case isImage:
+					c, _ = categoryOf(image)
+					isCatalog, pick = false, 0 // a PNG, in no language
 				}
 				byUUID := strings.Contains(path, "{uuid}")
 				pinned, src := strings.HasPrefix(path, impl.PinnedPrefix), ed
@@ -261,7 +267,7 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					if len(uuids) == 0 {
 						t.Fatalf("%s: the sample data has no %s", path, c.Noun())
 					}
-					url = strings.Replace(path, "{uuid}", uuids[len(uuids)-1].String(), 1)
+					url = strings.Replace(path, "{uuid}", uuids[(pick+len(uuids))%len(uuids)].String(), 1)
 				}
 				url = strings.Replace(url, "{catalog}", strings.TrimPrefix(impl.BrowsePath(c), "/browse/"), 1)
 				url = strings.Replace(url, "{locale}", "de-de", 1)

@@ -3985,6 +3985,15 @@ type Level = string
 // LocresLocale Example: de-DE
 type LocresLocale = string
 
+// LogoOutline Example: (R=1,G=1,B=1,A=1)
+type LogoOutline = string
+
+// LogoPrimary Example: (R=1,G=0.5,B=0,A=1)
+type LogoPrimary = string
+
+// LogoSecondary Example: (R=0.1,G=0.2,B=0.6,A=1)
+type LogoSecondary = string
+
 // ManifestId Example: 05E83EB5E32657B9
 type ManifestId = string
 
@@ -4936,6 +4945,23 @@ type GetPremierLogoParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+}
+
+// GetPremierLogoImageParams defines parameters for GetPremierLogoImage.
+type GetPremierLogoImageParams struct {
+	// Primary The primary slot's color (red marker), in the contract's form `(R=..,G=..,B=..,A=..)`: the four channels in
+	// this order and letter case, no spaces, each a decimal number from 0 to 1 (`1`,
+	// `0.5`, `.25`), converted to 8 bits as round(v × 255), halves away from zero, with
+	// no gamma transfer. Anything else is 400 and the message shows the form. Left out,
+	// the slot keeps its marker color (red for primary, green for secondary, blue for
+	// outline).
+	Primary *LogoPrimary `form:"primary,omitempty" json:"primary,omitempty"`
+
+	// Secondary The secondary slot's color (green marker), in the form `primary` describes.
+	Secondary *LogoSecondary `form:"secondary,omitempty" json:"secondary,omitempty"`
+
+	// Outline The outline slot's color (blue marker), in the form `primary` describes.
+	Outline *LogoOutline `form:"outline,omitempty" json:"outline,omitempty"`
 }
 
 // ListSeasonsParams defines parameters for ListSeasons.
@@ -22251,6 +22277,40 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 	GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetPremierLogoImage A premier team logo recolored
+	//
+	// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+	// by the contract's rule, so a client need not implement it. The base image's marker
+	// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+	// is kept. Each slot is optional; an omitted slot keeps its marker color.
+	//
+	// The rule, for each pixel of the base image with straight (not premultiplied)
+	// 8-bit channels r, g, b, a:
+	//
+	// 1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+	//    c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+	//    counts as that marker, and an anti-aliased edge between a marker and black
+	//    or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+	//    their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+	//    is black's weight.
+	// 2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+	//    as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+	//    (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+	//    each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+	// 3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+	//    image's shape and soft edges are kept, scaled by the slots' alpha.
+	//
+	// Answers are PNG, cached like the other current catalog answers; the ETag is made
+	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	// A malformed color is 400 naming the slot and the form; 404 when the logo is
+	// unknown, names no image, its image is not in this server's mirror, or it is not
+	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+	// original).
+	//
+	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+	GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListSeasons List seasons (episodes and acts)
 	//
 	// Corresponds with GET /v1/seasons (the `ListSeasons` operationId).
@@ -23368,6 +23428,50 @@ func (c *Client) ListPremierLogos(ctx context.Context, params *ListPremierLogosP
 // Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 func (c *Client) GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetPremierLogoRequest(c.Server, uuid, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetPremierLogoImage A premier team logo recolored
+//
+// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+// by the contract's rule, so a client need not implement it. The base image's marker
+// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+// is kept. Each slot is optional; an omitted slot keeps its marker color.
+//
+// The rule, for each pixel of the base image with straight (not premultiplied)
+// 8-bit channels r, g, b, a:
+//
+//  1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+//     c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+//     counts as that marker, and an anti-aliased edge between a marker and black
+//     or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+//     their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+//     is black's weight.
+//  2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+//     as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+//     (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+//     each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+//  3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+//     image's shape and soft edges are kept, scaled by the slots' alpha.
+//
+// Answers are PNG, cached like the other current catalog answers; the ETag is made
+// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+// A malformed color is 400 naming the slot and the form; 404 when the logo is
+// unknown, names no image, its image is not in this server's mirror, or it is not
+// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+// original).
+//
+// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+func (c *Client) GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetPremierLogoImageRequest(c.Server, uuid, params)
 	if err != nil {
 		return nil, err
 	}
@@ -26929,6 +27033,91 @@ func NewGetPremierLogoRequest(server string, uuid Uuid, params *GetPremierLogoPa
 	return req, nil
 }
 
+// NewGetPremierLogoImageRequest constructs an http.Request for the GetPremierLogoImage method
+func NewGetPremierLogoImageRequest(server string, uuid Uuid, params *GetPremierLogoImageParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "uuid", uuid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/premier/logos/%s/image", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Primary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "primary", *params.Primary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Secondary != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "secondary", *params.Secondary, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Outline != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "outline", *params.Outline, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListSeasonsRequest constructs an http.Request for the ListSeasons method
 func NewListSeasonsRequest(server string, params *ListSeasonsParams) (*http.Request, error) {
 	var err error
@@ -28687,6 +28876,42 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/premier/logos/{uuid} (the `GetPremierLogo` operationId).
 	GetPremierLogoWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoParams, reqEditors ...RequestEditorFn) (*GetPremierLogoResponse, error)
+
+	// GetPremierLogoImageWithResponse A premier team logo recolored
+	//
+	// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+	// by the contract's rule, so a client need not implement it. The base image's marker
+	// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+	// is kept. Each slot is optional; an omitted slot keeps its marker color.
+	//
+	// The rule, for each pixel of the base image with straight (not premultiplied)
+	// 8-bit channels r, g, b, a:
+	//
+	// 1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+	//    c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+	//    counts as that marker, and an anti-aliased edge between a marker and black
+	//    or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+	//    their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+	//    is black's weight.
+	// 2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+	//    as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+	//    (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+	//    each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+	// 3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+	//    image's shape and soft edges are kept, scaled by the slots' alpha.
+	//
+	// Answers are PNG, cached like the other current catalog answers; the ETag is made
+	// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+	// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+	// A malformed color is 400 naming the slot and the form; 404 when the logo is
+	// unknown, names no image, its image is not in this server's mirror, or it is not
+	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+	// original).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+	GetPremierLogoImageWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*GetPremierLogoImageResponse, error)
 
 	// ListSeasonsWithResponse List seasons (episodes and acts)
 	//
@@ -34759,6 +34984,100 @@ func (r GetPremierLogoResponse) ContentType() string {
 	return ""
 }
 
+// GetPremierLogoImageResponse200Headers the declared response headers of an HTTP 200 response for GetPremierLogoImage
+type GetPremierLogoImageResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetPremierLogoImageResponse304Headers the declared response headers of an HTTP 304 response for GetPremierLogoImage
+type GetPremierLogoImageResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetPremierLogoImageResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogoImage
+type GetPremierLogoImageResponse503Headers struct {
+	CacheControl string
+}
+
+type GetPremierLogoImageResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetPremierLogoImageResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetPremierLogoImageResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetPremierLogoImageResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON503() *NoVersion {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetPremierLogoImageResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetPremierLogoImageResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetPremierLogoImageResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetPremierLogoImageResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListSeasonsResponse200Headers the declared response headers of an HTTP 200 response for ListSeasons
 type ListSeasonsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -37790,6 +38109,48 @@ func (c *ClientWithResponses) GetPremierLogoWithResponse(ctx context.Context, uu
 		return nil, err
 	}
 	return ParseGetPremierLogoResponse(rsp)
+}
+
+// GetPremierLogoImageWithResponse A premier team logo recolored
+//
+// The logo's base PNG (its `displayIcon`, from this server's media mirror) recolored
+// by the contract's rule, so a client need not implement it. The base image's marker
+// colors map to slots: red → `primary`, green → `secondary`, blue → `outline`; black
+// is kept. Each slot is optional; an omitted slot keeps its marker color.
+//
+// The rule, for each pixel of the base image with straight (not premultiplied)
+// 8-bit channels r, g, b, a:
+//
+//  1. Marker weights with a tolerance band T = 16: w(c) = 0 when c ≤ T, 1 when
+//     c ≥ 255 − T, else (c − T) / (255 − 2T). So a pixel within 16 of a pure marker
+//     counts as that marker, and an anti-aliased edge between a marker and black
+//     or transparency counts in proportion. wR = w(r), wG = w(g), wB = w(b); when
+//     their sum exceeds 1 each is divided by the sum; the rest, k = 1 − (wR + wG + wB),
+//     is black's weight.
+//  2. The slots' colors (P for primary, S secondary, O outline; each channel and alpha
+//     as 8-bit, alpha a fraction α = A / 255) are mixed by these weights with black
+//     (opaque) in premultiplied form: coverage m = k + wR·αP + wG·αS + wB·αO, and
+//     each color channel = (wR·αP·P + wG·αS·S + wB·αO·O) / m (0 when m = 0).
+//  3. The answer's pixel is those channels rounded, with alpha round(a · m): the base
+//     image's shape and soft edges are kept, scaled by the slots' alpha.
+//
+// Answers are PNG, cached like the other current catalog answers; the ETag is made
+// from the base image's SHA-256 and the colors as 8-bit values, so the same colors
+// written differently (`1` and `1.0`) share one, and a 304 costs no recoloring.
+// A malformed color is 400 naming the slot and the form; 404 when the logo is
+// unknown, names no image, its image is not in this server's mirror, or it is not
+// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
+// original).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
+func (c *ClientWithResponses) GetPremierLogoImageWithResponse(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*GetPremierLogoImageResponse, error) {
+	rsp, err := c.GetPremierLogoImage(ctx, uuid, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetPremierLogoImageResponse(rsp)
 }
 
 // ListSeasonsWithResponse List seasons (episodes and acts)
@@ -49259,6 +49620,166 @@ func ParseGetPremierLogoResponse(rsp *http.Response) (*GetPremierLogoResponse, e
 	return response, nil
 }
 
+// ParseGetPremierLogoImageResponse parses an HTTP response from a GetPremierLogoImageWithResponse call
+func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetPremierLogoImageResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetPremierLogoImageResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetPremierLogoImageResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetPremierLogoImageResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListSeasonsResponse parses an HTTP response from a ListSeasonsWithResponse call
 func ParseListSeasonsResponse(rsp *http.Response) (*ListSeasonsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -53382,6 +53903,9 @@ type ServerInterface interface {
 	// GetPremierLogo Get one premier team logo
 	// (GET /v1/premier/logos/{uuid})
 	GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoParams)
+	// GetPremierLogoImage A premier team logo recolored
+	// (GET /v1/premier/logos/{uuid}/image)
+	GetPremierLogoImage(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoImageParams)
 	// ListSeasons List seasons (episodes and acts)
 	// (GET /v1/seasons)
 	ListSeasons(w http.ResponseWriter, r *http.Request, params ListSeasonsParams)
@@ -53811,6 +54335,12 @@ func (_ Unimplemented) ListPremierLogos(w http.ResponseWriter, r *http.Request, 
 // GetPremierLogo Get one premier team logo
 // (GET /v1/premier/logos/{uuid})
 func (_ Unimplemented) GetPremierLogo(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoParams) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetPremierLogoImage A premier team logo recolored
+// (GET /v1/premier/logos/{uuid}/image)
+func (_ Unimplemented) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, uuid Uuid, params GetPremierLogoImageParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -56047,6 +56577,74 @@ func (siw *ServerInterfaceWrapper) GetPremierLogo(w http.ResponseWriter, r *http
 	handler.ServeHTTP(w, r)
 }
 
+// GetPremierLogoImage operation middleware
+func (siw *ServerInterfaceWrapper) GetPremierLogoImage(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "uuid" -------------
+	var uuid Uuid
+
+	err = runtime.BindStyledParameterWithOptions("simple", "uuid", chi.URLParam(r, "uuid"), &uuid, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "uuid", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetPremierLogoImageParams
+
+	// ------------- Optional query parameter "primary" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "primary", r.URL.Query(), &params.Primary, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "primary"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "primary", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "secondary" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "secondary", r.URL.Query(), &params.Secondary, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "secondary"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "secondary", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "outline" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "outline", r.URL.Query(), &params.Outline, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "outline"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "outline", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetPremierLogoImage(w, r, uuid, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListSeasons operation middleware
 func (siw *ServerInterfaceWrapper) ListSeasons(w http.ResponseWriter, r *http.Request) {
 
@@ -57026,6 +57624,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/premier/logos/{uuid}", wrapper.GetPremierLogo)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/premier/logos/{uuid}/image", wrapper.GetPremierLogoImage)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/seasons", wrapper.ListSeasons)
 	})
 	r.Group(func(r chi.Router) {
@@ -57220,461 +57821,483 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37biM3ti+Ovwrh3wbani3Z8qWdjo1gw+12J71332C7k+wzyvkVVbUkcVxF1pAsy0rQwPx1HuDgAOcN",
-	"5kXOm8yTfMFF1k0qWSW3S67uKDNILInXxfVZN5KLf2z5IooFB67V1skfW2OgAUj888z3QalzwbUU4VkY",
-	"iskHyUaMm98CUL5ksWaCb51snX+4vCJDIclAiokCSWgcq1NCwwmdKuL9xdvd6mxJ+HvCJARbJ1om0NlS",
-	"/hgiahqDOxrFIWydbP1lq7Olp7H5U2nJ+Gjr8+dOeSAXd7FQ8FM+zPmhnJIQtCoNhkigAfEurunI6xDv",
-	"1+4rqmn3Z5CKCW6+Ma0D1923lI8SOgKPUB4UvhY+NT3UnonpqUPK/XTIbC+Fb1wHlQQ4p/4Y3PwrppxI",
-	"CVwTn2oaihGRItGg7Pj3bvf3QuFLUP/6xz894sXJIGR+h0T0rktH8MP7DlGahtCdjFkIXQm3NGQB1fDD",
-	"e6/T5++JHgNRIG9BPlNEaSGBxCIMCeMa5C01f5DJWISmlC94oMg21SQEqjTZPyX7ZDAlAQxpEuqd0z7X",
-	"Y2CSxIxzCNKBbuMoby2N1N4fEeVsCEq/CT7vmVHv5FMJ2HC498dQiujz3h9afPb6fG5Kh/vPD497vV6H",
-	"sChKNB2E4J2SYh/eTIMh1aB0sS0uur6huUe2c5IQuAU5JZpFcEooOewdEaaIPwYa75xaQsXgk0D4SWTg",
-	"VDU2M6wFBD/uebt9XpO9ZhveX9jsfjVHWba74L4IzHdzTOUNpEeEJN7odxZ7ZDIGjlMciGCK0xZRLEEp",
-	"CMi2PxYKuFlpz0A11t20XY/8vXtLwwRUx8BRh4wMmVSaCE4o0Qx2TgkdKMO9RnywALhmempAVpg1T6Kt",
-	"k79uDeRWZ8sMZ+u3e6aUQmt+StdjIKHwaQjZTJ4pouFOmwkxTrYV2J/OPr4hhbo7pzg6L3RN/0DD0Otg",
-	"yf0XxBeBmZ4vooh2FcRUUg1BXTkBvPvp6r4lygRD5Xwckj5dviViaHmQRkAGUw3qhJSB1U96vUM/Rxd+",
-	"Bo8MhZHtEJgF1GPoczNuUPqZIjHVY0KHGiS2ZYHDtCJ/TwwUqCK4dtumY8+OxXOw3qnPzKVR9p5fvDi8",
-	"ePn84vDg+Pl3L7/fmwCNzQ/qhnH1H9ka/I12//NjJeGMyHUSd55o79z0yZtXKcVGhmKu/5zHffOtkTR1",
-	"V3J24JVjM2phflBXWgo+Ig6zQtqRMaO1DMiAa2QBsg3UHxPfMgaxECNjqnBJxITvdPo8AMluIcCh4/eO",
-	"Fyy2fBraL8gNQJwzjBkXob4USqWkULt9fgW43mRA/RuDEO/NsPtecOi+o9ofe0QLMgJthWH99e5v8d7t",
-	"6B30fv/9+S/R65+nPyZXTPOb72R/q5JqP1M5nafamTMvZmVO3QWbqVfR8+fOloFzBDoziTS7rRAtnunF",
-	"IyFTZiF4iEAy+oJrRShWIlxMTgjl9lsjcdz32UJ5SlOpr1kEXp9vM+6HSQDBjiEy/gw8wB/JNty53zpm",
-	"UT5dn+8SIwwoVxPU055TCx4Bo5GpRsVLuBF12ImR7GZpxTAbUSeX8WYaJKJT4o8pH8EuOeNTY1IZMeBT",
-	"Bad9TvmUCD0GSVC8m+kcGd1m5IMS5qNnp2d4ZARYcsL0mHhUOzVnDMktlCNbnS1OI0N5W6dS+hsKVwv+",
-	"Mz2/IG/vWwmqLboYV5oa8XX5+pwcHh5+3yGwO9rtc++gd7Df3T/o9vave70T/P//8IzSt9TDunYJOkhA",
-	"HpBsTYprYeAY4xrgUJx8uU3NQUMpbA2NjcDI04z+TCHd9dhgXI+p+abPudCmw3TAxKj4rrFI3ArcQ1q9",
-	"VQ2DqrludbYievcW+EiPt06Oj6rI/hLN63NrdFagM7VHO8SMALWLYeMZlbLnOb7Y88z0va53Qjwn8o1d",
-	"7v7sovQ3JqkXS4gYyG4oRkIVecm0nM/X9V5TFpS6qTP711JEqyiZTL8INJ2odMDf3j8mY7ijAfgsoiEJ",
-	"2IhptbNbPSlT5eHqaOmk3qiPIZ0ai/l8TCX1Nci6so6OLMJIHNIpyglOYubfnBJvSEMFXl4U5YbxE4yl",
-	"4QsZ5FrYKCWFxhYlXPBu7IZjJJEdz84ueQtDTUSiO84gx653+3xWShGawgdClQLEMKNFFBA9EVZ8qcWw",
-	"YRUkWSieOls412oxtdgwfWuNUscpaJAOGYSBOiGCZ9/npqaxRY0JioSyNHB2LTWWtQ99bi0F/Jb9DkGh",
-	"UTIAX0ToHxIx+Bv4mtzANLP+sm5OibOG+9z71z/+eWb6s9NWO7vklXXpCJqvZkkysp8UXEZCQyUIRT1r",
-	"OnQ6o88Ly+Smp8AtBdn2AugGYMB/9vatt9MhaOCk0YQxVVbNaAlU21+U1W9WFRnGhICMQQLZrvDrzcLm",
-	"chYC47WFIeMj58TZb/s8/dowDrItB4NeBTwoSOYCaxW1n6mQmQ5kxG6B93lkvGc9NoTnvhlcbs0G0H11",
-	"YQzyg+Psu6Hsvr70dixBQUoh3diZXsyvae0Sk/6bhOHWydb/by+P9ey5tdxLCfNBnoWhZVS4hYowwxk3",
-	"KykSbtz7WwjJtsUohxFFtcq4hhFIN2CrAB0teEZBrNrnAyEDkMjAqNvwa1xpG7IwH20ZtfdHkrDgs2d5",
-	"Chf8X//4P85QNyX6HDUIChHDE0bwWluK8RFOxiOoNwfi1vp3bvzmT+uO2jXvEDbscyMVrJpHO8EZyFhl",
-	"Z5cc9Y7IAEIxsQ2JSUVvueTp80GiSVm2p5qanLlxxFRpB2NHlhFox6EUfWW4Z71xsapVwPPvykL/8MDY",
-	"swZ5pqH/+dde9/vf/v3fKi3utxgzsoJpnhU+lKSSSuJYSIMkJ4WcmKJlebxApdk6NZUawqSOJnuXeblL",
-	"tTMlEjRlxo1OlXS1Up6b0SItnbvYDerqj3QEdVUK0xA52eFM0JiOoFK7kO2ZSSIoh0JaEXv28Y3xL1Ip",
-	"482rAquZjCQsq19j8Rz1eifGRKAjIGosJqrPUSa41h5TqlmuMoS6Fl9op2mxopWmRYPr/ilhQXUsyKzy",
-	"M0U+fXrzqkNedI/wf/sHFQM3XmM9dBrRW3Myx4dw7B8MjrtH9AV0Xxx/73cPgyO/C4cvDp8/Pzg4fv7i",
-	"qM4Ef6GswqH7SUxIKIzhJshYhNZmdIEqazBy54+mGLZuRTlg0cmNGhGDxKjKjmHJHwUJEumiLN5xD32P",
-	"g8j8ez867Clvx1hdM4Fu77iH5okmkVC6z739g57yTonX85z6U6lFNmMxoA1npgOykxqmaNOMgUSgFAKE",
-	"Tp1dMxQyyn4OWXSf/p8Y6i1YoJ6a1wcVIQ8JyvhCYCMexrh+oyEyH1zkyfxJ4zhkNjK59zdlwZV3Svn0",
-	"w3Dr5K/3gxTbfimC6dbnTo2SZ2FoC/+Gw5xXSegIYEikwByZWjIcPre71XW7Kl3c3+rmG1xVo3G19xZu",
-	"jGV7VVmzdreqW9iuqt1weaMr3QXqFraB7muqtGWUR5O7xYj/vfVnNggKTRS1To0msuLFJgpB7TpNpMUL",
-	"EdT7qmGZQtzwvrJY5nNnq7xVt6xWMcaM3Igc+pYp3RROTNv1sWJK34uXi9x1TlWfi45l0akNjjY4WjuO",
-	"XtLg0jJcDSBluu2PLfSPC5YieXZ31/3112dGuxrnL3NSTkmiILV8qeyeXXQIuhUda8F2yL/+8U+jQTXV",
-	"ido6Oer1Pte1Oi9wEBVouy4YK0yRiIZGp0NAtrkgnxTI7pnVXQkveFPZIYG8vDHujO0Q5Zbrzq4h+8sk",
-	"CKYN6Wlsu5bswZJL9fTAlNrIl418eQr5YngPwzRNggU7qI8YLF4PNmmkbAOeDXieEDwNWbrlDlYEUE2b",
-	"twCjjeW7AVfLwNUkrlaD1Cpo2uBog6P24IgHITRm3ZnGa6LIFK1h1ZliG6xssPJkWGlM6aSNr4CX2mrH",
-	"FN7onQ2WWoOlc5AQCd5UEC5tvhaW0sJLtY/vCm4ws8HME2KmIQ1UbH4l3NTUQil6Nnpog6n2YEpEMWhm",
-	"OPEKqBK8KYU02089hM3WWq6i8hpEYZUNsDbAagOwmtJaVf08DFx19dgcxDYabQO8NgLvmoG8At28SnMd",
-	"rQo7V20lpaYZSKJgc3Jxg652oKt5vVbo6IEIe4BmS3G20W0b9LUIfThSw9WNKbWsh5pYy8rXUGM2FYWB",
-	"1gZAGwA9LYAa01ulHlYFUW1NlUNpo6E2AGsVwCT1dYPqyTRfG1amcC3FZApuMLPBzBNipkGNlDa/Em5W",
-	"0EWm+EYPbTDVHkxhmlO/sfMVrvl6eHKFl+shV3CDmQ1mnhAzTemhQvMr4aauHnLFN3pog6nWYOoVGw5X",
-	"1kH3gcI0aJEwj4MzErDhkAxATwA4ZqwrpqtVG1b/QlZvKZMZOsn7RDbmwS6x2FDIiOqtk60B4xRTwlTk",
-	"dpm/lu446ZkiitNYjYUmVBFKTAfdQpZvTSWh0h+z2418RaZ7xVQsFKvOze1Rrak/joDrUzJkIXAawQ/9",
-	"LQnDwPBFdS7uXU3l7uj3/lbtHMZLuplNMJV1cG9y6jpY+EL+fh3CnRGiDRnzafO1jJK08FJjfhjCHWbZ",
-	"2lgeG8vjCZRCyqgNWfPF5lcCTk1rPoPPxpzfgKo1oPqRRnBx21ySu6z9WpDKSi9VRugGuMz9G+BsgPN0",
-	"wGlIHZXaXw08NRVSDqGNRtoAq1XAeicCuPh7wuKYDhpLZjDfUW2YlavVU1aRCIBAVmmDrg26WoGuBvXX",
-	"fEcPRNgqGm0GZxvdtkFf69DXsEZbCWX1tdcGNBvQPCFoGlZUK6unlZXSRhNtQNUaUAFt6saNaboekIAu",
-	"v2MTM/AROiOgm0s2G7A8FVia0j6u6dqAqal1SrDZaJ4NmFoDpjdcg+Q0tK9FPOiVC+aasM9CnhIJWk5J",
-	"SN3rpO7piueP9XSFe81zSFkIwencK1VkMqa6k737yXwgSpvvkxjfpnDZ8GXQ2B3XQg+15Eih/FL9azOF",
-	"25cZNxJjIzGeQGIU2LUhLTzTw6ogKunkztNg1ar9IlpX1Pqn7iVybMLrZE/Wzr5VW3oFdwP8DfAbBD4y",
-	"5lUSRVSufolj+QOphZYXnUC/rn7kV5Hs0WXFfk9DO0wSe56UaDoIYXM8/dHQ8c2x9jsaN2QMvqNxLcXy",
-	"jsZLjb+IxhubbyP6nwYfDdl6ruW6GKkZb4lovImybPDTHvwwZT40pWNs6/UwZMsu1zW23AYvG7w8HV6a",
-	"0jl566tgpq7usaU3+meDp9bg6b0o1Fw9ws9Fyr+ERc7znoJeHOo//PJQ//u8Ty1s0N/0eUK44EAmVOVD",
-	"YVyLLOAP8pkiSgsJHYJBsmzHgKk+V5qFIQkFNWxDmN4l1/P7B8wfl6ZGtr09CTSY/u4RnUiuyEGvRyZj",
-	"4BiSw3ZNF8HObp+XcfwFqLDrpl+LhAcPXrYJ0FhwGx5JEhaQnvunW/Gv9B8jo1Laz17aPSUhU9qQNSJU",
-	"k73b/T3bhyo9U370KAygEn/s7rhaKdnJxiUkJiPALZ33Qr8TARsyCOYvP9vXzmMJCrhGkhFOI+Qa4r0Z",
-	"dt8LDt13VPtjjzDDOYZBbK4PfUq4IAMRTDfSuYHQ0azRiVj1qaahGBEpEg2qQ6hyoTwDubFBvTaLkfPW",
-	"l90cry+DHRwvjRx4GBxxO5KPyOF3x2e9o/Pz759//93Rd/vHbrPSiKxnasZeMCw5C0GyrTQdWfm18/hi",
-	"VxOUdZU7q9NdcpnLxd1HlXUfBn8DnHtDXlLWfi2bLyu91FMSacmNbbex7Z7Atss4tSFvqdT+atip6TFl",
-	"CNr4TBtctQZXHx1BCnDScKf3xjoKyziayZLFyU/X794+J4Hwkwg42itLsx+5WiQ22nYbG+iQT9evuy92",
-	"OkQCD0BCQAT3gVAeEN8wQ0BCdoOXhuXUmqnozZgmnqk+FxNOzIiNDXHBRyFT41MSUE3tt9uY/cLYwmrH",
-	"FHEgs9Ai/lgo4B0SUXkDAToQfc60Il5I+cjr4Ci8WQbybHv2aIID6axL9A3AdCa90p7XId6eP6Z8BMqz",
-	"lNkbSDFR8K9//NMjXpwMQuZ3CBddXDiPbOsxTMlQmDlUiLydU+LtBcLPWnON7/0xlCL6vPeHFp8L7Ub0",
-	"rktH8MNhr9chStMQupMxC6Er4ZaGLKAafjju1c7jNDvcyvxM7RI/V+Ankulp96MImT+dX6Qr/FsZ8kxD",
-	"41gMBdfKYklwbvSP4IoIHk6JoTHRY+MNYuTglLCIjkARGiphfx1rHSsHIeYLrnbuJ+7jeCkzfGe4Ns5X",
-	"wDslghPLjTM/dciv3ddCTqgMIOh+lEILz4xeEbfqxBdRZIiR4hcIDh4IJbEUd1PjQwupl80zZ6KZEVTy",
-	"0K/ddP2upzF0P+DMVIVIDSfG//C4UJwNh7UZ2ZVf0PcXa4eqM7PNqgh0Jc0qU5TyHZsdz/x5Quhso6lE",
-	"Nz+rZySkU5Ho7KRMn1u/sUMoMbNELpkYuT0xdSdS8BHCA7/TggSCbA+FJJQ8N2KGpuYYYYFTHKM+H1t/",
-	"nfg0UUASjsdUETaME+/X7qWt030TeDtWh4SM3ygyoP6N6cTbQ4nXsSijfW4FXyhGHftzKmV3yXuj95wi",
-	"/PaVTA6BLkYKVsCArXCvEF8qPq9zPoqxyKri7umgjmgN6RTkOZVBQ8GFvINaHlJefPmNKyxKfCqDjSO0",
-	"cYSewhHKmLWhCEO5gxUBVPcGVg6jTZRhA66Wgeua6cYSKxV6WAFaWL6uctKm8AZAGwA9LYAaVU9ZD6uC",
-	"aDUFhVDaaKgNwNoDMAkRA3ku+BAkcL8xPTXbTz2gzdZarrNsDeJnVTbA2gCrDcBqSn9V9fMwcNXVZXMQ",
-	"22i0DfDaBry3YiSa1WWmh1WAZsrX1l8aaERCMRIbFG1Q9LQoalZxpT2siqQVlVWGp42u2qCsRSgTA3i0",
-	"RAvY2n3JFSRg04QpQkPD/dtjoKEe/75DhLQHg/PrGNv2UsTO454DvgKqGrsqaRuvJUls0aXqWGGxjXTY",
-	"SIcnkA6WRxtSv3njK+ClptK1qNlo2g2W2oOlG8bPx1JEtCndk3VQD09Z8eU66IZx4mPZDXg24HlS8DSl",
-	"jEodrAigukoph9FGM23A1SpwYeLJBhWTS2xZE1ZYup5awsSUG+BsgPOUwGlQKWXtrwaeVVSSTSO70Ugb",
-	"YLUGWLGk06a0kWm7HphMyeVayJTa4GSDk6fCSaOmW9ZBfcTUNN5M0Y31tgFPC8DTlPlW6mBFANU14HIY",
-	"bSy4DbhaBq4mcbUapFZB0wZHGxy1Bkd4zfj6QQ/j34uKvN37zmsUH7gwuBAcNmy/YfvG2f56DFFTF0Gw",
-	"7VqqA0su9WS0KbVRDxucPBVOGjKzsrbrY6WmmYWI2ZhZGxy1BkefOL2lLDRmzsOS7xbSeZGxCANF9jHV",
-	"9YQybSwox86qQ5hWJGQRy9Kb06EGSZ4TBb7ggcK04rEIQ0x+nebpnTA9xvRKlOk1pUIn21QRL0vt7u24",
-	"hOezE6WKRJRP06n2eTpXzL+ktAQaYSmmiaY3oMi2Z8piVrt8inu2pLdzYvDP+9zDVMDdM0MeL80QDDhG",
-	"JNuIMm5zPEVAOSaks3RLaWV7ecyc6Z2twpgqksDZFTQjNF2TAQyFBCST4YE8pRWO/dRmg7NzytPIl4la",
-	"IFs5L3Wemuj5gqREbt0e1W1wbd7nMjh5PqJRJtQ3svsLZXdLpab7YLT+o3LZJWjKOASF9u+/VGCLp+ym",
-	"OoTDxOBsyKTSG+77NrnvF3wXoiEn0TZey/K1RZe6ifYZi419u7FvnwwrDTmKeeMr4KWmq+gemNn4ihss",
-	"tQtLVzesWd1jOlgBT6Z4TR2Ep/424NmA50nB06gySjtYEUCrKSU8PLvRTBtwtQNcWSDQslagrjTV+DcN",
-	"AmaGTsOPUsQgNQO1zAf/FNt43GsGYWDGFpeqDhKp9LlILHCHQkZUb51sBSIZhIVc4DyJBiBN9SGTcEk1",
-	"1C+u9MskDEGf+X4iqc0aXqOmTPhVDBC8S0LN4pDZQF2Nir8LEa1Y6XMxefhfZ1soTLpyWJ0iFaun/FvW",
-	"pX3ECNE9SsXlYyzr3BsA1DRPtuOQTnHX3x9TSX0Ncsfm9mdaESlC+04MHbCQmX6NYCtzSPaT+cA0REvH",
-	"hhM7w2qIBjdzKiXFz1Qp0B+pHlekgDe0VPqjkFpSppdSQaI8yqZ2TUcVueIN4kP2OwRE05Gyr0VSRbwz",
-	"CZS8ohEdgXdKeBKGBB8uMMNXWfTZ1DFUyaZeHnFn664bph3YzPOfO1umMbsJYVPRz5KgNMDF4x0wMZI0",
-	"Hk/nH36o7jeAWwjN6r2nEcy3/IZrkJyGxBcB4Bsep4QL9wSPaajigYnOVsCU4aI3/mJRNrMghRpXEQ3D",
-	"1apVjz2nihl3XYIMkzBckZuYOkv3kF4LeQ3WvHGdDYQIgXJb7iVVcJ6bPTMQTBvJOCnhofBvGB85ZpuM",
-	"QYLdMhCJ9DFlV0C1e1dlaJBNtn0a60SCSjcheoe7vSNMpbKAx0ojfF2Y/iUbjfVr6juFXVX8oxMW5ymg",
-	"5qf1moYKLE5IkFg7DzqEC97NRM2VuKVEgi+kffIDH5PyqZQM8DEcfKCTCxQ/O4WVLIzlhoXhECBYce1M",
-	"iyi0wrCGjYmC6tJU+fzb3GZaKg7MBEqzsxO7ZwVyEZ8kLChv8tAgOD46OqTdo/1B0IWj/aPu8JgGXXj+",
-	"Ijg4/m54BN8/r8LgrWA+vGV81dn9nNWbnyLu8phCXQUh+JpgJyRkHOpzaA06zGhXJEoZ7OWRzYqxWQFf",
-	"lkgV0mZGicxIgQrmKuqk+2BTjZFKkTErHxxvdgr6tLiqCw2EVI82Yyd84OB0Px6Xpc5smLcCaiqswve1",
-	"VdZDtctjqgkViioRbimz3yHur4MO+VECpwF0yKdQs4hqIEKSj1Qpdou95VBPC1S+qFMEBHa+BBAFIi1j",
-	"lTOrb9fILWQ7dH7ZDzQMTwhQf5zbFNnjgpS7JzzJDUyNdTNNvemdZfx236CzFb+GO731GBy1Um/fBus0",
-	"xjMP90Qa4Kov82UMkb49d2YlZl/Rr1kNtt+S77LSzDdOysZJWe6koPjZ+CkbP6WdforbblloRQwNJufM",
-	"PKppPRVsdW96Xrbq3cmfrq8/ElsAdUSHHPR6JbvqoNfLhs+4hlFF7Nf10LFDWzjdJufaqokWt9IeNt8V",
-	"7KxqA6tVtFgLIVpNhctUfTXnLDxzDsH2qwRCpnSHvOFMM6qF7BC3ERmC7JAr4JpxCHcq9i3uNcu/8XhG",
-	"qtDv9x7raLiSBstpei93NO9NPoBBmnAnV2GxFocwno5bfi6Zi4+/vR3Ru1eJpNUwd9c8DKZqbCtHELAs",
-	"a2kmyhsYs12LGiOa0FuoyR2TCVP1ys4sOi65re06rFrLWV0VMf44ZJ8ZTbHdTmlxi+tTyW1Mvkyk0o2f",
-	"pXjFlKbcr3s+Qo2FHiX8I4QhrHAOY1Zzz7fSmRlOJVFCfWVrNk6WFY6MNE0SHEoVOV4mQdDURssZGZjW",
-	"ybY7c2Y8xagQ/8TMP2qJFbMgIDaiEXSBjxgHguVJTPV4l3yI6d8TeNyw2GMaKUz9xIIA+Jvhe6E/TDgE",
-	"8y3bEukxPKWFBHvTjgtNhKlTHZqx9KxtdePSY76mKnGG95w/OSVZHt8lDEHiTUFK8Oo02cbLkFhF7f1h",
-	"lOZnbyePU9iJWGawESYO98Qm8iWbj9F81/v++JAeB92j54Pvui+GwVHXP6a0e3wwONh//vy7/eeULt1B",
-	"qNTqFStTpMJiRZ8RfiG+GrQN60GsaTuwRSBdyQhsJRoXRAQ2gHxUQDYUzMrw3pLoBY6nybm2aqJWmzV3",
-	"ECDLVUgteFaNwKB4zgY5u6kRgWQ+0QxkTfesFRbNmAVQQ37OiEzyCoY0CTVKLeTAuhsa85J2JVe+sARz",
-	"Y59z9Fdw7cvye40suPYYT9uYeCWNv+HWeW5tUj0ULZp2qYnGZ92+Ka9pX2upKds+qqyPJO2mxxoZpPW8",
-	"sS62aC8VeNDcrqfzpAfYyTewk2lqHDydFQ53WtJXtchSOCcZCaXdEqjl/n91z7EUkXiSnhMFZxln4lme",
-	"uwUnAhfYXJ2tW8NxPvJ1JN5E91zKvW/DqMYu4dz6VBBuwYzuOVJ1sFU5heXWn6F7k1HJErj/HLvQXyAA",
-	"VhpgFdJrN/BBvk+s3q2C7QOa2WDwSzHYmB+SYrxV5kSjs23XVNdmTBcWur125HrM6ZQL2kiHcxqGImks",
-	"+wGaiwGRMGI26RglEY3nLetwSeqQtD833GLqENt2tdn62lh2K10/TGKQl/e0+JFK4JqEdABhvUZnlqQw",
-	"3PnuOjkh7lmsJm2k6vVqwFh6tBVf7Y7g/PquUP/xl7KYMqeB9XwvZOTWKGKcRTQmsVDYS4dwETFOw3BK",
-	"GCd/7XXI/m8nJLLZVKZm7fQYsmrM2A/PVJ9PWKDHeEFwDGw01kQLMgJNYnaHm/rnIooTDQGhmoSCBkSz",
-	"CMhQiqgQl36myETIMOhzXwgZMI4xajwggJ3S+JlKh8JAqk7+G70DRdSExrHpwwa2MTVyIECd9Pkd+cG2",
-	"vTsl/+//krs8PQz5d3J35dOQymtxFgQdMs2K3pmi01LRaaHobp+fkSFMiAQaEt8unSIhA/K3RGliPrHA",
-	"Bt6RUEifIQ1DokJDpHCalbGEtjm0y4i4q3ksa/qQU1h3W6ZiNSdqGAk5fcWGwxX1IA2Cqu2KKyENA3z6",
-	"9OaVIrEEZSQmpuZ25xU4TEAWc1kvSOlSoTP9MeWjqk7fmCZMBwOhx2QyFgoTgDPH/rc0TIAEbIiHEhgn",
-	"lKfCqUOUHfBgSozBXvtS5rkdCyYtrBiqhEjcPog+IgweRp+ZRbfrk48kJ18lI4Apx5s7eOe7Dk7sQQ/K",
-	"OUiixmLC3Q3BIVCdXaOlnFAfb2ZT4oeJ9scrB+SaO86fHzXZh+/2/efP/e7Rd8fQPTiifrd3/OK7Lhy9",
-	"GPS+g+GL4BAedtTkflctXa3mjIG1B0ie5uB8bTI35CUWF7ItToEbUsMzbtt01+Qbzyx4K73CAkXWRY7W",
-	"0qKg5VcjA563UAv1vxZx1x6csZf3jR5SyyyXbWvfmSlHMZVg5C2W2FnNjlpJYLqJVFJHRDFoptktXAFV",
-	"jXky+CwF5TcQkAnjgZikeW98jca2sSi0sdwVaGNGDYX0V97BGwiZJnSdOctK+Q1xvxKgkltFN2FcWZsN",
-	"n/Ax0589zmq/LZ1nrYeKWbq+xN7rpP7w86rXxnmqPp77n8IMXgtS6CmjYOUpaODBNatMCHL1gbw47u2T",
-	"T9fnp+kqGQ1L/FAoexQ591eohq7xCSstrpHozvVrSbhkFpZIZNulDt6pnIHSVOpV5yBi4F88h5Xglg8z",
-	"J3qJDAvWOGfgpVbNLHc1aN7MCYi2yPV5hP3pCYAipin3T+ZClNAJlQEE7qk2SqxWMzLdyNQHOnorbI+G",
-	"6UnROtfgIhqGK7S9cE/RTO0yW6LVYzhOPITu5GWpudm9wHzQK8uCdZnBVbhopQFYRaANdeapc80eUXrM",
-	"XF2l/s1IioQH5yIUFYmmXnSzlD/k8seXZ2QMd+VUfj33T5Vh4Ndv9JQEUsRo24VUaaInIs+jpzCQdfnj",
-	"y3LXQ/dP9d2yW6YqTyhd8CRK3wvPcstdFOj9ylU9OXlz+eG9t3tf80uCYHXjXyGVI1hBFhqZfy0Z5aMQ",
-	"XokJf2DVT/EKFVeV15pVZS7rEaZIwq0leEpCMQFpvrJ/mK9rXiUwzT8K9WegqW3G+6z5AivNLHvK3505",
-	"GJX1RL64CxauclFqCIWvKUa5kTSPJGlWit9u5MoXyZWH72F/RVLkCpo7phLSILD+hxmbOiW0FBexvvcz",
-	"Rbwqx9tzoTsb71kafvqAE0yXbg5H97s6ZqEqLL4PxquCwO6zp9xFtjGe09vBF57HQLSIMw5b1QpF4+5L",
-	"A4mz8y9fkLZzq8cJTZ6BaYYZmjpw/PWy04INkKfjqOYjQAXubaf/dgV6bVRoLwnWHwIpM8ZX4Og7Kq2f",
-	"RO2lD+btfdQgyHwIVTI9tds0YojvJSqyfYXJmDvkFYTJHXTIRwkRS6IOubjzw0SxW/vSgaQ7RpUV3lp8",
-	"ZiiSjdpoL6e83E7Vatdbbpeki1+QKT53Xuw8Wpsla8xGYzzN92DH8Dn9fggH1d7Z3xLmw7kopY/PmNH9",
-	"/DMNE6j+3ejhBXo8fVFT25OUPetRigmo4j5foa2KQ04Hxy8Og++Ou0cvgu+6L47oYfcIet93j79/8fy7",
-	"74+GvaOj5w875JSyjZtBaaJFosyRf7XUAgVwfkMHpnLIPXHKqnloNMXfi7n1a2G+xsyrEoe3Tyk2P+8W",
-	"TnpthuTs4rfcQlqP6VjijLZSxFgMzR25dh2Q7QHVOgQSU6U67iEoIQncmj/SUjt4lApfgYIJlQEx396s",
-	"nE8sf+Nm2fKYTtP3Ltpi5g0lwCVO/8ofQ5CEWX7D+fNEYxa/We1mcS21VN7Jt50sHFhO8Dp6yFC8ydjZ",
-	"ozDc+rOHPR3LrvY+1Z+BNxs0FFLub5n4b3jGbZvu+ZjGurGjIjkrqqpUgMXDub4dyENO59qZ2H7qHMpl",
-	"6iJmoRiV/JuHJ+ZNB7Age9fs2wF551lPnRKh7l2uXDg2sFxuDVafespFFaZdbANg1ZJyaTphV/vnj6m3",
-	"OnMDXDIf0piKK2v1FmE8+8JPpATuT09Jdz9jOAlGbaWcVmOPV0KI14Ov8YfZkXj4cofXIZ49IuYZBetd",
-	"GA3rFc+hJxzbgaBWNuW0z+oD19kTcJ30aHum1BFRqfofQCj4SBEtanQ6d6+6MOuZAXVyhrlvnWdX8T7+",
-	"ftz8vDNPiKiPifTHVJnZ/8L0+OeP1fi39s/qcuc2Trm0BjvdxQ85duqGhtWzDjuVU7uXzOtzhQtqvs1e",
-	"37qc4NQGaDMtLjP+bwCFNKr9eInN8O6CfRBUg1VXiuNfxtQKwSTbSDkh3sXfExbHBiNXN4yjrDESO//6",
-	"PMumi5I8lnRq/vgY0inIcyoD8+ma6RDMH+dOr+Df6XaDkfYwsffAFInolNA4Biorz2nVM/61lb3pLnvk",
-	"3m0pE6dyQd0Am3t3jPEuJnxIVeyS+MRShffIUYePYSJpWHBXVwk+FFq+YnyUhLRioyn95YF9rHzWDqH5",
-	"UcItg8mX34NYwcsskWHW9yydM5sb4lJ/0zFPoy/kzXFq04GN5nn9IWkLZ7m52ZOh3zi3NhUrKOChLaaB",
-	"G1LDM27bdNdlJ5cXvJW2YYEi6yJHW2nxikZ0BJeUj5p6oXMggqntpaahPAYarFQhhNFK5aWZ7QUP3kEa",
-	"IKpb6UpTqVeoNuvxzrYxN5bS7DtF2hWnWbmQddJsVTgWLnOTPZIrOKTpofCBLS702L5tMhNcs7m9ajCH",
-	"GdZ5Xhr3GkT0s+1jnvXfUc6GoDR58yoNhdmkVYoF1W+ojYCDpBqCM13lOrmIbMCGQzKhNr0FppHb/nR9",
-	"vvOlGQSSKKJyWocGV66oEQNilenbnGYLpj/DX0XSFvspU6lTXL58EouYqiE1ifzaFiFYZtLVUPSBAwGu",
-	"5ZTEIIlPNQ3FqOMSXg6muAsZUz12d9LxrTrvlMAtyClxKzE11rnL2NYhEMV6arCoCON+mAQ2wjpjn48M",
-	"OZdnuSwk4fvc2RokQVADtQuq7eW7CavVxsz3q1Zzad0eMNzC/YnsIsJq9XFn4sF1JfVXXxrnzD1guhgm",
-	"X7nWMIS7VesYrzMSwepDzCruQRagWr0RWO7nzdZBji3k31mlbkTj1eswZUTuyvWsMGK3q1MlxoCen+5L",
-	"rl5VM/2AxcB9EJB7vuBDMIz78CZCMRIrV7a7RA+ttlcQESs3EUs6VQ+r9UAJat82XbWWPZH/0Gp76oZx",
-	"fyxFRL+oiYfNuNjCipVn1H9Khdk2qydaOfZcb86pQiclcn6sZrEKnTQDv2yRS5pgRoA5qZ2J/KJEXiRk",
-	"q6E6i75OalDk6rqoy8piJsPALFvPqE4nskuqvCAiS1JvoV2WbrE8JH/w/KnuQp7fisPgeWbdJTblahlw",
-	"iw7AajPRQtPwbPF08Pfz++aEJS5rT6zQ4Uzdmc6q5nkhpZArms/GzjdurvF3rE3MBe8e3N0RCcoAseLG",
-	"EKT9VPizE+CaTKTgIzwDOMHNM0ECQehAJJowvSiFW203pOiAHPWO6jsgdtxVlHsdwt39mSC/bKPykdNc",
-	"NZgB+YvPDt4f8U4J/c2lN17T1sv6l6mh+EOREVoShkiH1PCM2zbdNW1MzCx4G4PxRYqsixxtpcWPNAI8",
-	"ctj8Njoa06eEoiVKJmMW2ic3rB2uyafrc/vaSMhAkQHoCQAnWTZVtDNcPtVmnhI4xbM3A7CRwdqvZOZ5",
-	"db8kxj0WUr9qcJil5LnrSoVb1kxzc1yUK/d+pZWx7FoOfzwm15Kv6U2G5vh6tSefvkm+bcj2KEGjbRqm",
-	"6Tm3bsJrsrhmF73VZsY6bK4SR7SVGu9E0Nw76Ki5IhHALrkuvAI3DOkIt0CTQcjUGAKS8ACkfXMLTzx3",
-	"CA0ndIqJZRRTGrg+6XOPqXe2iZ9YEAD3TCN213yEdzuIGJK80FkYigkEXocMWRimhx4mY+aP4Rakqdnn",
-	"9iU5Mqaq6jE1appQ54nSIjLUugQjfFX1eW5b+B3V/tgIYpHoRQUbeAD+IY+MtyISFCSS6gXHI7Q/To2a",
-	"iOn0MhLTY5FoQsmYyoD49iHQpWdWwRdcRNPqO1BZdiHIc5h2COyOdol3cSZBXeS1T06uNOUBlYFXq2MD",
-	"gtdAdSLhwy1IydyG6qIrhVxwIDSOw2npImETdxztqBZmfzESpPKi4exBlEI7aa0qebPsdqOh1GUSwksh",
-	"wpaRSibhl9Mpa+RLiDQr3qpFzIykXFToGmj0s2A+3NtYyJT+2R0yvqbW26khLIQcZNs5M5phwEKmp0TI",
-	"gSKCp6911r3OKBIeqI8gf6LhsOZ5Pg00uhThQnYaCmk0LsIaNZa6/yGkZav0RemEik+2Z+KxLMGqtU3l",
-	"klawzDx/FFZrlsCdhVqwSNYFcm4RqOcOts+yWB0vxtguTWaheFTzhTy+9UIKxksTPv3TGz+1XfQP0sD4",
-	"Ce6mbKyXL1DJ1e/d/amskkoSbKyNjbWxsTbaaW00GD5M7ZmWhYcannHbppvfqW9wV0dDROgtZQjr7NV2",
-	"FYPPhsy3MoFsowqn+OmZIhGEYF8ydwLNnl3cWTmznjs/WfcFl0KSAVfz5OSdGcuiF1xaEFW6YWF4hYuw",
-	"nsu7GU1nRc3MQOoKmpzmze4uPiofrj/hXss5eSVX4pti2YZ1RhkerVUga6NCe0mwxs3HSsZo875bmUrr",
-	"J1Hb6bNm3vkKOGadfNJaWrh7gY2EfGMGNi3jCKgkA5GMxtq+zQ9kkExJPKYKyDaVkZA7qz9u8pCd3a9m",
-	"J1eNRfzKcRoNww/DrZO/3j+Wq7TG5986i+IkuBAacxdQzoUmA3Drck/8MueW+VdIXhwcDHw6OOge9ehB",
-	"9/DgCLr+/uF3Xeh9v//9cxp8d/z9wUNfISnFUhYcgC8QahF7f0uPizwsnr9+8/vh3It647cVePGJWasp",
-	"q9QxbovURIMzbdM012Un5QvcVrtgLfaRW/1W0kCy4KNQLJW3TWTaFmES8bpplMTkQZmTxMQ+FGx6qprn",
-	"W6fFPqSqMoAhTULTBfDup6utqrQtLsXO/guikjgWUkPg1JrqYM5rGoYe2hz2Zqr9jVBNBLfP8AJPIrwP",
-	"LLtnF9hH99UFfm/7BNW9cP999yvmRu++vtzqbLGg++YV7vB031xvdbb+Rrv/+XGrs3Ujuv91ibetux/f",
-	"mv/q7kvzWSbdy094R7x7/ZP5r+xem+9vWffn91udrd/H3XP33+tf7JaJIVNu46QDm9PHmCH2Jd4vb+7h",
-	"W9MHsZfYd8kZsXfJnyn3VXrsQXDA3XD8MJJANShNPDzSzvjI5rLt8xCUKU9tivC/JzRMH47N2qW+LxKu",
-	"bceVxzgf4VbOaslRzUjeW+au3gJknNAwLJwhMZiu3pJcYFcUM6JlvZ1hxl7KfVjlOfI8S/Dq9YvLVbH3",
-	"WlyawhEW61BZfqBxHDK7BVpDpHzJBYrSWMurtIiK91FoWWS0ALZGH5p+RLyRleH2VV0m2uByg8tZXDbk",
-	"JMyAvyUGYmFUzc+7hZNek6s0v/ht9BZm6LJGorSWIqiSHsGhaK+3UNNPwGnUzWI0T5pZguD9YzyyzH5H",
-	"wjGt0v15bZRoRdofrtP8nLN62ugCfLncNuBKEupLoRTqb2xTVT9MHWaLXIMQOstduGgQtgTZxpPfMfVB",
-	"7VT1O8OLbhBZB51svov50i3HWrBaWv82ozUz71Zj0rM5G5WX3f6SWbtzkiLd/WqmpTrW2EWj2vAztrON",
-	"8CYTfKfLvpGONdLX4ap2jVBAVIfPDVtW/WKFSOUvKFYW/PLu18pfrOip+sUKo8pfUDxVPtKNAqvqFyvC",
-	"qn6xQq3yFxRzVb9YwVf1ixWFlb+gcKz6xYrLql+sAF3wy/Uvy63e1mmA+6HkLlOsCqjUH2oKWUJiF/fg",
-	"Z/nDJSmell+4SPG1vGSKtzolLf6WlszwuLRkhs/lJVO8Li2Z4XdpyQzPy59DTPG9vGSK9+VvDKb4X1oy",
-	"kwfLS6byYWnJTF4sLZnJjzolrTxZ7anD9suXdzRuLP4V0TiXFD4NQ5FotfqhaFuvwtLD1O4SRkxw5W5x",
-	"DYU03arsOlda3Z2VNSIN33rYqf8YrG2hznUPXwgZME51lWH6mvmWwl0FWhvzeARiJGk8Zj4p1Kx1+6sV",
-	"50qKtzVqjuKBd4giGpu/Fl+wwxuhMdXjyvPC3KyQZrfwqtZBn/xxVWcpuuucsYTArBB+NzRc/9AEDy7p",
-	"70vq34zwms2b9N2UOhHEOKRqXDvcOMWuH9aVpr5mPg3r0Y1gIiTiXrLIjnfjVdrcNWQaVPMUThY9nH73",
-	"Lgk1i0NWFWn+RcgwIP/6X/87u1McZaVPCRcycjO9Iz+QCRaekv/3f0mhUfLv5O7KpyGV1+IsCGoGaYtV",
-	"5of1YThUoAlmO3bvV6Tj8ml6HK1GL9NHmfs0m/udmfu0NPfp6nOfrmHudaLdlVKiGgNlUX/fLbbqS20O",
-	"wovhuVBElE8VOblY5uryOs/w1gy5C/p1gXXQ5AZZtYHwBLdV2mFiuIj0N2RlrLYH+LWbEw9IivCVGwIP",
-	"mPFGMW8U80YxP45ibmin2Gn9lmwmvKNxc/Ns0STXtAOeL24bd44cHdZAhNZSwD7L05zNbdsn2wFl4bRD",
-	"JgA34RRvjZP0oaFnaifbF87fBnKXfYSZrQb3gsuMnW1KovB/5XLhzBhYVx/Ii+PefpYVW2kaxZVG1qMd",
-	"DS2Y7UpEkBJAPTSyAHcxk48zx/Jrc/U4147+Q1qzjsMQSzGSoNS1OHeLt+CNIjoqD2TlfDf4iNZ9C4IF",
-	"HntFdGXyrepMA2cSlKOhzbr1ysDAO7VRKNBkJMWknne02JKNf5S0MuGRO9wHdzFIBtwHMjIl7cOiS0RH",
-	"pWlkCe7q5j1XrnlnFp5zvOxYoMSYy87sOWJ+VTfj5qTUl0mfB3hB80LkTyQcHkCvFOKPAsqvHWhNmcM5",
-	"kttlCzU735ZNdl1uQGmxW2wIr8UdyDmhxZTIxXozihZPzqZ9EDEkNHMWUmfgloYJlP0AVekIZO18cvJ4",
-	"Pq6OOjubU6V9jN3VkNjl3tJ6VaRsmoZnvEDCnH5o9qlOZodScsNczllCyYjdAnfJulZ/uUrmE1pkdTOu",
-	"tExwY2DW9s4V0CPvtC5Squlwl6m7bKW+pSciC2v1eKHzx6R0Q6q2tJgtkarZmJqec+smvCYTY3bR26ha",
-	"SzRZG0HaSo380l5zeZywC+JTGexufYXvIzNlUyW/Gb4X+sOEL0yWTeUIzqRe5VZp/eL4Rn21aXUJQ5CK",
-	"aEEouTbFyLa3d7u/Z5+13/vDqIfP3k5+Asvm0DILkl2F+LLw14QFtWdex/WuIHmRArObfBkp85EUlmOZ",
-	"MizcW23w4EsRBeTbfql6A5g/EWAaMqXKoGydsmx81u2b8ppMyLmFb7fVtA4jsswV7aXHdRrtb1KBYlR+",
-	"t7m0QnZbEN/RTrcS586spzqAbHOXp0QCDTE9idHbCuQtBIQq0t/qb+08tp2JFEiv2S7cdTU2hBqLCXcv",
-	"YtGUgAsmORSSDELKbyyFFdmmZAgTOzP31ZjeAurEzkPn+AWZSfJpL1B3dZQWsugazDzLpV9VPp4Hsd9K",
-	"PbRl8RtV3hmHtU80Nz/vFk56rWZLcfFbrqfXZ7hknNFKitijveeCD0GCy+nVjGawPRE/62r36ZMjsvoR",
-	"AaaukrjqsPq1TADNB0q0iLvaTHIkRRJjQhm7ccg1ZVwRocclCqhTglyW+9jOwhIR0+k247wKuoGKZ2au",
-	"MHsLYQFwzYYMXKbyQIAx1jTxx5SPIE1ME1Ptj03/iQLCNO6XAQ2IGJICmXFafxNm6JQHRGkh6ah64/IL",
-	"lJuZjluKnMxLVdos4zZq1czz7tdl22zY/Bti86bsmCpEtVVNrYsGrSXAuuy6BUzxVdgya7HxqjimxdR5",
-	"K0aicT2pgUYkFCOxS94YAR/RERgRrEhE5Q3qhlBIdUIGIfVvyA1ATBJuRXfQIYMwASISHTIOnT6XEJBY",
-	"sojKaYeMJAAnCnzBAyqnu+Ta9GXbI76IAA+9b1/+sLvb+dH866X519kPu7s7nj19ZDR1HzvjgMGrv/Y6",
-	"ZP+3U6OwbkFqogV50R0wTS5/fIkKIcL3s93QY3YHoUoPMmkRAmZ6JQPKgz7fplyzLg0ZVRAQCEagSMiA",
-	"DEBPzMBdI6hmEomX6Yz+tOPfeXDC8CfeIfYFr24vu15sihSU9pfsHtXaD0pHtPiBkiUYWYc5+ZgwIQ2g",
-	"hDQCEvKFGPnWd4+/TTA1a7CliG2frm1+3i2c9HqN08Lit9zwWqNBmnJGOykiBs15cGIAV3YIbZruVTaQ",
-	"FRKZ/jKmmlAiATNM2E1H1UHNODE/2czVQgJRdKpQ62VXCyouAEI1HSLK2RCUfuPSYucN2lyp5e4JF5NT",
-	"QgcKuM4SAlFXa9vuqw4AU2QoJCPuC++U6LrVe37x4vDi5fOLw4Pj59+9/L4q1GKtF/USxoxXHGK6sj8T",
-	"xYxhkQ38WUoDcgsSbyIMwKcRkCABMhmz0JRlqjypgFCOQatT0rNBKj+REngxMJUnCTFVzBiXE3O2H/UA",
-	"Kmg6gorpnxEOE5AL+xtTRUJBMVOJYRcWhkRNmLHRtCBUW4r5YwiS0N2XoKX5LrAQ0slXMfolaMo4BD9b",
-	"yj8gV3u6ZvZqsrwFSSQ2quqz9C9jwPgjksM9OJPzAt6NxjWvDjoOjKE6LmdklxACVdDtHe7u96oWyRdc",
-	"A9c/udxEM4z601n34PkxEbc4qGwwzxRRnMZqLDQZshDUCb6LY6x54vWTXu/Qj6ke419A7BdqTLGpoUsX",
-	"GIL9ud/nXp/HIPG7DlE24f1giimdLCw97MRLK6doeXf2/s3ri6vr3b8pfDjfMLGiEfQ5lserOraCQdGY",
-	"qjHB61FTt0CnJGBDjH24abgDF2YuOXP2+cjeD8oLCw7W380Jbad38v3wwO/5x4Pgub8f9KA3PIB9/8Xw",
-	"aPAdPQwOYH/Yo98PXvjfBcfwfHhEDwcHWO774Qv63eDYf25YhWpjLG+dbP1P1+hfe93vaXf42x/HR5//",
-	"rWoR88GWV78CpYXWTbNn3de//bF/XN1s9nzPma7kVV5i0AlVhQd/GMcHj9IzNfJZKu63P12f76SnWOal",
-	"7TNFBgkL8cUgKB7jTPgNF5OZPEVUQ1ezCGrdhhqJ7vyXIjKmSaynDtqfO1u3uQyYF5KYbMyV6KArune7",
-	"v+e+8FB22U2BwioY7O32ervHh98fHB8ulVOF1cwHk8G7vCxlAHdSyVJDxH2hQTdzRRAmoAyIpNJkezAl",
-	"LIqF1ASfKamfWm9WCrfUCLwCqppL+sIJxEyJAMg2pujqUl+TGCQTwQ5mfuHGTCDbUiSjcTglit11JwA3",
-	"RFJ+A0Zf8kBMdlqwRQ08uGbRkqwrCwFdA8BGRlEjkasPi3/69OZVqjNsuZS0p5g9RCAlVcdKGZERvl5G",
-	"EXxvq/H5LUjS8o5OycCdA6xz7rE6V+/D87XY3CwWCDY1y5mvPXz/c+6XC0tVr3CbNSV0QWEMYCjcmHF8",
-	"qE+GLAytuZOL06qeGw4jzeSTyFc+5/ESJy6LL9nRNxinfSwZ8lUdFdiIm0cUNytRfiMjGpQRDUWbchnU",
-	"Kquq0dm2a6prCjWXFrq95vQ6Asw5F7SSDmMRv3LTaeDJ+WVp1flLuJbUyNl5MrySIo7x9FqQ2NcGx0AG",
-	"yZTEY6qgOhzlUw0jYd89rOjO/rjsMoyTsSSkAwjrmqy+UBWNfpTMB8I4YbyLXrwvIWC67su8I8mCj0Kx",
-	"NJs2DcMPw62Tv96/Jj8Wa33+bdZQuxQTjHHaR/rN4FLCmu5mb7HapDPG4OJCp4VNwXsMiJy92AoZxDlM",
-	"3jyg+MFDbsXiahXYZYY5Zig/w6nptApDLg5nqZJ1kPt20tY8MY5XMhs3ON3gtCZObxg/H0sR0cZONuEZ",
-	"HeOcKD0NgdxSySjXNrOaumG8LQlQ7DbHgCogPlLEHrvCWM8N4+6SKG4JKkLjGHhAaDYd1KPuAQBKOExC",
-	"xmvH84ZJGF4CD+wZ+1rPWBiSQ/AzC0DUrTOh2q/7TsYX+Gvl80CFqWVDmB1/fSZt8gTeUj79xg+ZbZiw",
-	"PhM25UyXGL0t3lM2qMZn3b4pryuUMLvwrXSjS1RZH0naTI+3cAsNbjYk8UjSAAjerMs0UYckPBS+3U/Q",
-	"Y6Nx0oL2jJI/bVVWuQWpNTDanKbTCA0hFZmMhSrnFHFPatd6idW08UZDVLGPnga/dWrjYeFd8jMNE1CE",
-	"cT9MAiDexcXfE2ZduWx9TZMnJz+//tXrEO/k5IyzCJOY24+vGWdqDNJ+uhIJDy6GQ/C1st9cS8qV9a+y",
-	"Ov/FwvBcJFyn1a5F/FrSkf3whqsYfH3GA1POOzXmpE06rEhEp2h8Ullzc2N1Hf0Fajdfgbn0WisrWyR9",
-	"o1t5D0fXN24KboD0LQKpQfMtw2rbVHPTc27dhNdosBYXvdX22brM1YwjWkmN2AymqeCJMq3nrxhba253",
-	"5RB7HhCvPPFgOjl3hU5OzgU3ijahIZ59SC3F5t/zfYwjfMMkDFcYgSmO+s8edFjlcWBcivp8bGi8kJEf",
-	"P4GsZZzHyCBbR60WYuyLM8FmS1NN9vITp468CxHXZMSyGnRP8HD41wHblaOh7cbnAs27gegDINqUmZhK",
-	"gDbZAE3OtVUTbTI294E7x9fFDUx/X+VLDqpEqRrHAFaCdqH1+3dolnixJaG3xhX9xuM8X9/iNym8WhfE",
-	"yAbV+KzbN+V1xTGWmVPto8r6SNJueqyRQVrPG+tii9ZSARXRtfVJFpsHi76fv60z28HM1PCkpzGzVEx9",
-	"IP/6X/+bbLudzRuY4ueylVB8DaBy2E2J+AJhWrJW6Hk2FhNBn/E0SzerItDMV0SCS8VImMbL5Zlv6X2d",
-	"ZrsWEl4D1YmEYJWTqo92pqpiBMssOVz5JgNiD1j8b93C/5r5pCGZmLFhmwRik3Nt1UTXZLcVF7mNFktG",
-	"i7UQoq1UKEt0QwU+dZdKqulh483LrnoUSFMuOk+GeQn9x1zYY/7Jn9/mdY+9N63HQBI3KUIxB4+9E4AZ",
-	"e3zBtaS+Lr4VVaqBCdSYPsFcSv959eG9Pa3ibra7szXBLpJOhhUZwAZKhIkG8unyLcaxuMsgKyS5ZQEI",
-	"4hJpRRAwSsZC6VM8CTOAbCMmv+w91jpWJ3t7WHj3loZCUq67NGa7voj27G0ctXd8CMf+weC4e0RfQPfF",
-	"8fd+9zA48rtw+OLw+fODg+PnL472nFJgvuC7MZo1WbgpkazOnsLDMogZbnbJ34oZhnaJJ5nQ5yEDrl3L",
-	"3l7hu5cJCwOPUAnEZqVVRAz73EvvzMvZqjM/uPpDIYmPX6gsg4Ep6JOzj292+xwZXxGaHnkMWIB3m1xr",
-	"ZFuEAZHgCxmkb40J4gEfMQ5p3yTro88xxdMODnv2zGVVIukHZTbDPl5RXWHMvswyTJFi0qoT4v33f//3",
-	"f3ffveu+euW5PBlZcoUsmUKZ+w56B/vd/f3uwcF1r3eC//8fC4fz86LUUu+TCCTzXe4rC2kzNppSpdTn",
-	"fmW+vRK5K426cp6wmSQS+bMUjgOQEdMqZHv/mCRxDNKnCsgY7mgAPotoSAI2YlotT5P4kNRjRTatnFI1",
-	"o9/DKl01ZnHM+Ki7/313UUauztYMxCpkmIGbIVXVUHfvb3IhGyxq1FWobPa2aspflHMsyzRWSD5W5N5Z",
-	"Vlu4CgvWsYoU8xQvIrhKKbuaDVmkhRRkbbBA3HAuboHrB6gWzzTs2S2jYsK6PavQPQKm4ZNSPj8uJqlK",
-	"ojzoZBvtfe7SW9pcdwrzIpKhFNFMvkrM1cI02U6z5JmCeyHVoLS308HS5qtnqs9VEkVUTk8JhMoMlw2H",
-	"nnFoPaNvvSqdYIospcSsti434fbwl0Td7uOSV2w4xHO9FcE3fHZa01CMlHtkKM1+z2lkfXM9BiZtnktr",
-	"fiGZvI49LDMWEyN+pwStRDIBo+SNrdYhEiJx6/KjumZP896wNhfZg0ISSAhDTUSiK+N7Zu0WiqR3qQLI",
-	"kxuVl7hSKLn1rEO/K1d0FhTFUeUNdoqrNoeUQlqjLsdARAk5prsG82U+viTOBTCye5Vk+AXN28ZiVe4u",
-	"e3Z6y4gq1SFqLGL7ai6+dXBTneb2geexLngSpTdwVOKPMRhWOKifH9L6Cejt1KvkwACGNAn11Q3jnxa9",
-	"5d6KGOkNC8MrXIQVxqGKuWJqZTjIssvMe4XZZQnnKjlxRbkx8QdABiIZjXWt5AXICbWdfsu7ZomqPP/F",
-	"T/DbaoYT68//l0Kle0hgvc4Q0iwONWa94nGxWcacjUTO8EP5kFhx6gUuSAm/WEA0Gc9eQUa06NTn1yNl",
-	"Vgqlr1mcYOyyjRJlQVB1I1QeV6g05H7lQqslDpgdUKOzbddU17QBUlroNsb+c2qshxTtpgPaag3bEZjG",
-	"KDMmbJIjRbYZD+CO9NJ3MfBSr70ZS7kPO2hkuOv52/aE7D6+F+f84TRB0sqJ0d0AHikjhEvXf81ALrj9",
-	"QCXTU7zsXUiG6+R77ml9HdfHVr01ct/txC+/MbLKs8idrQkNw5jGNfMM1UoRXLgoMssHswo7772sq1Nu",
-	"vPe+SNkK+srhun6X4cGAX6DGvh7Mr55+QT3aXewNvh+G70Zt0oIn1S4jpPFZt2/Ka7XI73Gh20eV9ZGk",
-	"5fTIohcNpA8P1IrBkbO0xoLICG4oUhZ1AzHhXcVGY42v3iVcJXGMz8DVihBRJl8mUulVh1eqdk/0JhJK",
-	"p4GsegMK9Wsm4bryVQw79fTxyRDfRdZAhkzWu7NMQ301FnqUrBqrOpupeM+MueBdZcvWm3FAIzqCS8pH",
-	"UN8geJVXqoKV4f/4mkXgnsusefdvaM/wzh+qq6ClIfo7EcA9+aOUpjygMiA00SKimvn1l8oUvKw8gHQp",
-	"Eh4oEoN0L53XTG6ND6y9TMIQ9JnvJ5L6FYHtq1gCDU5JKCYgDaAiIYFQLK+hZk8RHdHfGYcr9jvUpLyE",
-	"UNBg9RWTCb+KAYJ3SahZHDJrkc1agCHFowhaWFciErcQAddEmao1J+V4+iMYAtp9+7me9isRUKNxY9F9",
-	"BA5aUl25k1694fBLudorayXaV2veQcCSyFv+tGnGaTMLV0ncCmhVLV41t1UScX7yOQ4LKCtLxk6uUual",
-	"2qxUnxExv1XFyxX4ifGjrnx0C8wCfFIgz0ZQtc7vBb79C74EfeKeCzZOhUcMYUFpEiVKp2/VT61zi8eT",
-	"XL495JFBSPlNn3umoy725HVMHRqGU+KdxbFxDdLDRGT73z9dvt3xdskvTv4Lbg9AUq4cVo96PXvahZlB",
-	"joHabMDuMEPeTc4SNGb/BdOtz4YEjA8x65vxPqiPs3Y1JQwDG9RPZFg4NDtiepwM8KCsK5L+d97lvwQa",
-	"dAUPp4WrKri/h+eKNNCImF6ZT0OixkJokORf//g/2SaQcfntkZd0h9B4tn2O9EwDB3lcoEMGSRAwUB0S",
-	"0djFBXwahiLByviYi+oQo1pAMyseGEjV6fPYPiWOw+vY0022aZSFZlBU2ZPLjJP9Fy5UoDokDpPZNz0p",
-	"D/o8P8D0r3/80yNKEGO1uPPQPvXHoMgQtD8mSKBJ4cAPGYCeAPDSyV612+d9/pe/nAtuBme++ctf8Cty",
-	"gbyIg1OJ74NSZCCCKR6H+qPvjMH+1okxJTukj0ah+fivf/zzs3fqWBmkFDKt1+dkpqp9k9dYpPYVXtMO",
-	"VsEft+zPEShFR+k7vVufvXQFifvFPrWNc9WGIEhYwbE7A6UO8fZEDJzGbHdKo7D0xd+UzY64NwYa6vHv",
-	"+LfRXNPfbUfeXgRaMl95u5Ympl17aQqPTLnIUkxHoJ6R7QGEYrLTcblZcTIKzz79dP3urS21a8h7Zms7",
-	"EGtJWYgSOaRq7CpnBQxGmQ0vESkSnQYe0jPlXsfONRC++UC8Pbvmas/bsUEpg2sIiHfY2yfv8MzWR5AR",
-	"NZZQOPXsKLy3wrfJIu35OlIeAIbCzOg65O+JWdsbiHV5IP+RhcgC6L668HZ2iZFvrrVA+EmUISCWYgDq",
-	"JCf8nmcFz9Fuzn0VktCnUk6LYo9USj0kyALBd5rNaZHg+wvx0ql4REEIvlZY2B09239BMucgBa19Izqm",
-	"kkag8aVh4Enk7teZ4YSgjSjy8Xh8pnkD6Abgjs77PsQ6v+gQMmU+GXjsdPDBOhqGHhE8PWNnWkV+UPap",
-	"OqSZHQ6hZnY+nGJG1tyVsVck3EzngGR6RJjiYmd1fHwekJzZKCfe3TCFbJw0O3LplimjSJ4TCaWzPafZ",
-	"sfSYMAW2JvDup6tdXK5zG6zqvs1Ij5eGLS1skxjDdVKI8ZOZfs0KZZ2aYqbZscA7A3xqFs+oTzOJ4jA8",
-	"HIJn1y9tXKfN4I/268HUeEhGnk017JTZ5Adcmm23MG5Vdk6Ka5LHie3tl22vsFdxQoz1nsIVRcxMGNnx",
-	"nSMELgnZ9krhUG+nk/JOfm/CPZxPmD5NV1aCMnC1z9dHtDRf71//+OeZmUv6pMO2h9eMPKOiMOh90Otl",
-	"LVgqfLKPYju5kEHAyj024sLInm3MXJ1e71DAAwJ3WtIMC8gDacMfUNurH2zt/z+ev7WdvZx28YlLx/gO",
-	"uoabzdJQEtHQmMkQECy2zYUmL7pH+L/9AzKGO3dVoINMYeC4Y7o2WDjqHblWJhCG3WI7Or8akx48DQTY",
-	"t3XG9BYKUssuL02pi6DCdQ0nRlHFEhRwfWrL5edkLTKtfMsOHBPyyoBn7vFJ6nqBOyskRqDTY8pkO3UJ",
-	"XQ/41iri0IbyUzbAX58pUjCvLOJwLtduR4MbFk6bti/6ZlNDxetZb8A7IXQBo0dU3gCKjEqWx1M5hVeC",
-	"jaSg2WyEJCH1b5CC5YtgeF/HtOq8Ga+/1d/yOplUc69/SzD/Sd8cDsPCSmVAyAVN0Tqy58oN/X3zLcor",
-	"xon3a9csSje9UmSGsE3zOypvXu2cGk2dNY4UjNid6WIiirZXOpBPl28dsdz9Mjv5kwwvxsLTTprYS2qm",
-	"ClVExDbCZrEhjKGKsIslGItUglIGfN4AUz6Pfmext+MObAsF3EgW7wwVT/eC+yIwK0n+3rV5n1FigCOV",
-	"41s0EewaGcILPiIX13TUId6bYfe94NB9R7U/9siIGbFz2DvqEO+ni7NXHpkIeaOcZeZaNSDGoX9knBv1",
-	"5GiTSs6SQHX22O3+Xih8CQptYASWEilvJDyw6rZoPau9P/IDzZ+t7Ywa08izdLFLFTwL206+DWiEvkoF",
-	"hZmx5Rc7MNf5ZMxQSVGdtToxhEK50SHeubHQu0bPSRGeOCGNxltE77pGjRzuPz887hmLmkVRog2KjWai",
-	"I+LFSCFjVFmecZIPvZ4ymZCbLcqpRkYxXJup19TMs2842TTtOpWnjv8kJIZvUBgqEppVNhNBtNl7F5re",
-	"AG6GKQD7iFM65447fikkPFMkFngZU4O8pSHZ9rpd843XIftEkQHi18mlnRPiOZJk9LAugGvD2MUhuFiV",
-	"kd+ahECVJvvOfbDCgIbQxZXoSrilIQuoThtCKUMj50x4HeNBUes4mfaHUnCdKkyakcZRmqLkxDisgXFp",
-	"YspdncCZWwLZuxGC75JrQW4AYmNFGHgaaoJEi04LYnwNS9ZbkDRM10EM0ZzJ2Ag5y5LZfM8KFwY72EbZ",
-	"XUwZdSjCUEysSWAR9unyrUpNIS9HhYcoPP9weXWSId7JL4N1lBFKpbzbPTPNdj9INjJm2F+sqwR3sTDG",
-	"rWfg4ZySGVlpITxn6aGZ6n34eP3mw/srzwivYchGY/taNZ9aT8ToONPmQe+IGP97gkL/x4vrDjHypUPS",
-	"+jiVXxwWgRQuCvFM+lrOlbeAFsLYNGX1BQRmUUXOw2QKxl6UlrlYGJJQUCMnDf/hA8s7naI4s6jjAIH1",
-	"GSz3KPK8d5i+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C2Us2caLGJyVO+I8JZfqH455K",
-	"vbwZKc0UGRu9k3DNQkJ55q5kOjCVX2QbxYBhe8ZHO51cGs9e4zLGnZ37FZK+e4XXbQnB6y8Yb8YmUQwZ",
-	"vyJdIWuqa4sxis+Vu0uoYkgGwkhiMQL0vbf3e51er2daHUxTCdIhXrdrRIeZNEjl7ZyS2AgIhgbGFDWj",
-	"WQdLikvQcto9M8C1wpDJdLUQP9LoYdFF8eD8A6RVCWloXZliyCwplX/tGsCE3ZfJcAjGOjkhXFhLAdcN",
-	"KbWD8sc0b7gpluLOiIeYKlQtxqvCl/GNMWF+nOYiCl1ho/asm67U3LoicAKLEzRGaEA0iwD3ewbiFsj+",
-	"QY+ksYjUxS7AxR2TxopU4Rbi3v7unbU0j4yGQnfLzDayz6FTTvaPyX+xl3j5mxAbNlTk6HC/UJhaZ0qY",
-	"Po6PsPjR/qEli3FXrF7hwknLHXwPRwF6m7jazgDmDm6dFFQGCzPIctGtj3TkXOQYRBzCX/5iQF8KHCBe",
-	"jSj1jOG6N9ZReEr8MZUK9A+JHnZfeEY97Vk26PMUHalF6jCamg9EgqaMQ7DTcXEZrMgK6XWM1Da2ivXu",
-	"LiEQfp+jiTkXnHKdZJ72gHEqpzuFQE8aqkrjPn+Ysp/3/tDis9fn25VxwKIp2jFjMGYDUtM5yyWPU2F3",
-	"AykmCoxoT//e+8PZHp/TMcx+nx6MsUucXg/suBisvVWIwU20xsznZ8p5LveMBvFqAZ3RUXAfULq4afW5",
-	"7RInbsyj2QIkpgj5NGTRKZhSwo4NQ3ZZxXzhy5UGwtid2ZX5G4i1s7KN7AhIyG7A6QgbOjQYOEkN54H0",
-	"9qxp3jH2ciqKbPAw9WeEAsSVbQUVoki0YgG4MBmqHffaayFOyEUMVkjRLARnPqGy6RgC9nkemyTbnkHL",
-	"hena2ykcgjPgsoHbDoZarVdoPQcPHUHj/xnIMz6yRfp8gvsUxkewswgZv1FkQP0bo34RTWikGMamhXXC",
-	"H1PW3tk1JZ8p4g4r9LkvosjUy702GgTG0ynGg6zPpsWJtXR+Ekp7ZNvu9pM4pIxjRg9sBLW7a6PjLv/i",
-	"4poSJy96L3qeYX/crfBsiMn7tftayAmVAQTdj1JoYalAlLA7JyHzgSsobH68e3M9t/FhkG7d3l0hR3uu",
-	"ktozZT93tjTTYWHfBCPb6KGWtz4KdzRPtvZ3e7s9U9lJka2TrcPd3u6hvUY6xh2pPfOvEejq4yJl4ebu",
-	"XDONvkzB6qwUeMWF1sKGHYRv4Z6vcMeFHdHEKVk4u1s4cLuB9ybYOtn6EfRPIoKPNhlWapXiNA56vUXb",
-	"+1m5Paz4ubN12DtaXvi90O9EwIYM8PDJ87odIGBsjcOVahR2DLdO/vpb4c7y1lvK0cyM7cw1Hamtk79u",
-	"IU63fjM1naxduJgXJR/aCVGnTTLPIj0zm1taKJM77ogr4zf4RLe1iE3nlUv0Ekfy51uk65JOy22Mexcs",
-	"V45Llg41kFu3dBlTc6e0jFbKMV9wsu3shDReJp8pm8GozyOG5lGKZ2tvu7gYOMGXBuyfKeMqWi2G7GHE",
-	"jus73x3pcxdH2o6Zf2PYh2fbYTvVLJRp1d1CvDWdHBpXxgycDa4u5rlzW9WxXh59XngUKS+yV2oBk1ct",
-	"qWB6Sb1WPLu0XlY/WpnVj+r0MgOOJ4TTB54x+jOVCqKVUeVMziXgsgFXhy7kyjRFyLztmm2izEPARVJP",
-	"+py7bSjcuXFnCDD4r8Ziwk3rroSLLWaB3EIJ/E5lIIY+t9nH7oXuTqescZ0RjZv3KX5zqiL2+rwSfGQO",
-	"ey4BFdKnQn2Uynb63DqdSpDthKPV6xp9hk7jjuvRM2SdNVlxn4Uavza8F/BvNETrQTuemd9IhVZIBWRA",
-	"NFYgR28N2eDciHsN3oKHaKWBTQ9UchNPqvIKFXYFBbeprRGzhe8q8w7haSEqrfcS7VhNmL8hZCMw1qQ2",
-	"6DC+sQxZ7rguwIeNAqoHgWPDw83y8C/FGIxTIuUN5frMXIzvLGTsjxjEQ1l3kmkFlebZ5EGavimL/WTe",
-	"PpNoSRZ2Uk1NY+rZ0WdRAbeDXcwrRbYdNAwW7J4I5h7AQxfWxXDhHpcfVO3skvfoyONpgQXa9T770qpu",
-	"nJbx49OBZBqxZHSS7cURKhtUsrGOzLEtwbcYVzvNQeuZrz3s3dPCS1Va2Se+Tyumaj3ThYXN5D63OvHE",
-	"3jyLQSokAnUnwnBW+DHTxXgq4H4Z8dJGAR8kKl4XcmLV0I7XYoXCGzG0RjFUDAWnzFqICS8VR4HwFytW",
-	"DGkb3HKEQHUQ29h77uCiNOV37U2HUHDY/ZvyTgkX5PzV+x0X5FV9PhMd3yXvcaftP+ktvcLeT2ePe6ZH",
-	"NBHXWQiU2pNgC1DySvjqzxjMYAo9gIpdigUs4E5vLuSCg14vOxaBO5x4kjjdE3WxWpWa/eQScEe1VNjZ",
-	"RUyRIWWhOu1zTW8wpyOe4RziuSMakAENKfdBui247BQv40oDDRas9E84gYetsxQDqL1obzjesgprBP7Y",
-	"LXAzc4zRFwifDT6lvp3iEuJjxLuwnWuIZU2ADm4Tum1uNaZuM0pCHDKfGg9Vp+DJtlTs9iVWoFOVnw4y",
-	"NVI3mYvJKe6zbmemgsRz8jsFXnB1+hxXXHUKO47+ON9+x3MS6ZEMuz2d7+GPKZ+xwft82w7abtUrTUcY",
-	"expDenYCG4wYnovCyUyY9sc7u+Rsho1wG7vPtaTDIfPtiXp3YKNIIyWyU1r2pJc9EJOOcSRww2MB913i",
-	"hgkotX4GrCk53gsc5PRejs2msZxlb/f36Mj0UeDaMlnwhrEtsqplklsOyy2NN+pjSKeYY21MJfU1yAca",
-	"HDhYM+pGrY6XNLi04rLxFc/stc9lsaQ0sWtXdBWkCO3JPDpgIcOLuvnyu6WeWfr5+NwcMNLrRautf92A",
-	"zRdamDi4NxqiNS74Uc1uXouEB0/EIT+CvVNB07thC7jA3ai6VwK8dGUeLgIetLSm2+mfBMtuGci2y6Hj",
-	"j6mM1E5h4bJnoebWbi/Pu3LvEtrHEZ9oGdNXIP8kazlNUxmJobPL8NtV1nPZzskl6ERyaxK+zLs05hqE",
-	"Q3vbwu4T48lZLLJTvWGcrVBbpXw+wo2oXyjqC3xXj8+Wq/6XjmnbyxQbfrifH5ZxAg/Cpdrfllm72jDd",
-	"/klUhvXiBxmlly9ZLfCaku1FrxndBr73wNct3z3M4IOESPBlBvx5XmzNKHY9/1nM+Hw9yPYNC0MyoJyD",
-	"zC+Zn/nWQT8PE+2Pi/Z9xJRftbA1gJ4Sua1QT8e3AftCsPv5Ei5giDynCaY0uR/veeFrBvIK9PqBPzeE",
-	"P4sImEk+Q5SlfrqsLkvN4pWtA/g54rYW+nMj3QiBxUKggnXu5xy8u1lHHmS5Z59AEGR9/2kkAM7Ypp6y",
-	"V60klRiOJxRTXD1TZCYdsL1AsyTeV1zvWlIi66K94iEb4kYu3CMXcoZaziGS+nq5OLClnkAWmI7/RIIA",
-	"6Uy2B1TrEPB+MKiO3ZWxF/XxHnZWsigBYilGEhS2Pr/CNQWAKdtm9JvxbaB/L/TdEt7PFpgfw18aCMiL",
-	"rRv6tuc/TSCgSOgFHl1WpA6UHflaC2U3vg2UF0M5X8JqhijcSli46Ve6nDCTBM1lVcHXl7fdHWF7NFwW",
-	"LlCkqVU6LhUZpka9ZSJRpURJsUx4MccZtmp+iGgAO6fkeXqeLTuEFtgyTPV5wiXQAPOeCUl8IWUSLzre",
-	"+RYnjA/xPoTxTMUN080xXfXZYjzJObPY6cWC/NxegUHTA8gzTFrnzsMFw/OBQgYgXbqxbXc4n8MEpD0x",
-	"iGf0bcUBKDISjI/wkN7Ors1Yk6YkQDY1JEh0ymnIfgZZeMZeFRNJZgXxoVHkzl1MTFi4I9DnQpLiHYHS",
-	"Uf/ClQKwM8nzOcwcz150btmy9LrO8/+2QU/D6Kk6mX8vVmyW6XsNsovbxg9XniGwa5XUD2SjH2kEOJM/",
-	"iXXHeBdTf0C6etUK3f5cw7pD2rXVtMsWdyMoFtp2JYZYzA93xvS69/rrjEmXJpjgNFZjoUlIpyLRZNtL",
-	"VU+aMx1zI+/ZzIpDFrqsiu7nPvfsLzZLkv1tQWGiJeUqtOfEO5h7R4Lam69vi5fSKoNNeoxH/0e/s7hb",
-	"SHuqqSRU+mN2C7vES5PoWGPUSzNYujv0ePleE+YSLuXZMnzKiQII0jNuNg2s3iVnPG0cnzehgc0T5fLl",
-	"WAOYqhubRrNjLz2q7OUGzEqUJUIEPtJj77R4/fcGILbDM0oga4iEVGmyrQShfNrnedYWX/A0YaVdc0V8",
-	"obTNOesGqp6RCCIhpx00K9COoXj54YJrmeaOlTBKQiqRLIoomxRx8P+xd607buPI+lUI/4kNyO7O5HLm",
-	"ODg/OkmfkzlIJ4N0Z7PAagCxJdomIpFaUYrdOwgwTzMPNk+yYBUlUZYl0wbG7Vn7X9IuXlQ33qq+QtAp",
-	"r4R8i5gvLl8+f657InIpWFbt6j4LviIslfj6nIBFIuYoQNBBykSVkIWDIDayL+bwDFH+BpirhikINYvQ",
-	"kprfEct4I6HMaGd9za3PJgtfVAnYa9iuhOejSRcmK6lw/6ZaKxBGUzWSu0trIA7HI3NWwW8dYpoIYroo",
-	"gBT3RZmFY6CaWXLPIKNVAeYVILKMNu35rkHUZrndx9NiB2cX+30d1WdNktSgeaIh9W/BgKUNzOFO/3tl",
-	"lBPbBJh0ScVDLyzxpBtKuA9IeFrmekWWsaBOokri7pMMqZ5FyCJfZGxsYLRN6jliiVgGhu7SWDSa58g+",
-	"9lgQs+Y044unL8mCrWjEQp7Q2OCxv2oakpWwZudSd9tAKclddzQ31QT33KucLWiDBV21ji27WNAsZqve",
-	"I8z/aoID3ybrMfV29ETOG1oGiPzQ//yn6RyOG3tJ7ECnjVKy58NG52Gj0oZ+ZdAHEr037L+A0Ke7G6A6",
-	"sAmXA5+ICcPxMDGMro6H8P+2xC6gHl+qdwpu0ru26B9JjvUUTk2ihDW4v4twHZx1m7/HfFHUnOnZiXc6",
-	"8U3a46I87gpz7GpyVo7tytGjEYxm/UuDJjj0WsDoqQR5av6TIc0SiZdtBku+ABSLRhiXqcjYFJ2LHe8j",
-	"wEPZMKPngM1u+005C6FC5Rxl2KkKkKx7D2/k/Rs9yH1+bQj/zNdCTAPfTyusSR7YC/wVlAPcBqbo31eC",
-	"7Dm/2brh4C4s5h+r17CmeHYenc7DVpEtGgJvc/1+A0n2khY86d3i/E5kVe+sKGyBLGGJyzHc4xPF/9U4",
-	"9JmSmljzfk1QF79ib90vEFjphAX4iJlDvZqhqbtj1SweETqnXGyaLxSjfaUbQCE1X0AhAVPNGSFV2RxA",
-	"F6t6olBdEGpIwturwDpmG0P1SmXacfmBZqhOe3qOW+D53flM2ek5zMMsAOxh4CVWLUSN2qqhCU1Vj1pW",
-	"EMCAnFvWjcUncUEzrSbfMLG5qvdvdaHaqDPa2m70mAc+odzQ9ERcmZYouq2QxrEsmnFKmvUN4TvsMG5o",
-	"eqw7ixuanv1C544iAcF1yB4LP3VDl2cyYfmCFYjRi4VFOQSQzGSW0HxKUp6ymAsoSjZnHpllTC0E1u+C",
-	"umlQ5w1/9EWRYuDJhgiNIRczaUpRYbWbd3d3P1dVxKLCwFcCMKoscuaLnCVpTHOGaxs2NcXIaFbV7Tdh",
-	"VJ+ur97eXHcsbjeGEZvVzzyz639CVUKoWqb/h+W34e8PKRtMB+iEB981g3dk5eSALqahKNbMkooNfbCh",
-	"CVf4TNy397wpiQ7t43HcU/HzNZd7M8RKOhdHj6RH6+xxemeH3+3wKwH2qgRWR+LftpwhP9ZkB7bkauTT",
-	"smUibY47itDBrit2HqtlVxM823anbUtLiL2qkcb0gWUhzaJ+8/4Z6N4A3YHtux76RAwcZUJCw+yeuz1L",
-	"eg6WXTPyWE27nuHZtrvfjWr1cNEOKEnsdG1T39gEEVe69QeaMFMmHLq5Y6s82HxPg6K7w8EexUPA2Kfl",
-	"IvKS3Y5a4OwkgJfH7SVgimc3sc1N5EaSfRqSsYSz7CKUwlQR2rIXQPo3FvmhDX59Bqdi9vjdJGywvt7g",
-	"wa+9gnXxAOvMPVo/sD7Rszfo9gYtzXFRnFjOpZMveA+Ej+MF9NgnZv85owmJDc/dpOhu+JqfR27yeopn",
-	"Y99q7JWa9GlJCRjaZ+W3hubABo7Dngq6P/KYDFnKlYwY1qNfh/trwbuaP9gAwa6oz48k1dYMThDzWVWs",
-	"30Wwu4E+I3P/ApjPONGzP3eCfFalVPdQnIt1EOg2tEiJKG2ALXRPTxQJwiZCt9JKEuATukcoVPntBikP",
-	"ynKgPEeg4xorAnzc9R2dj6aI1VBCWT5RJCtiwFogywUPFySmUcQyQs2sICLNIzRNY45oFzUUx8QXdmp6",
-	"xjApHesrYHMAtjNVvFX91SZ5nTdS2rsKc69r8H7I2WeM9eOLkduEsa6VAlAWEPFhT6Pc7sGP222fffUW",
-	"X+2gCmlGH7bst5Hk0NttPeqp7LaBw6beNZZS3IKrjy1cymgiHx+ljGY99CnJsVVGE/66gzhd3HLF2aN1",
-	"zdUMz+652z3X+uKkH46KcdQ6cVaHfnXoV4R8wZItD2J3SHJgXw+jnk7KVbLtoRtpHCwWGHesFguTO1ts",
-	"p8XmRng9imCO7d3ZCjKOSb7gaqqPcQbA2ca980hwX/A4MjMJiMzMX97SnAVE8bmgsSKUCLb0RUrzcAGo",
-	"l4JkjEYIAWgB9QcT8jEjSwrAlBnh+RRzbgL9p6CC4UQwPl/IGeY9CLVkGXmQBVnIGPITgp9m4w9SsPGN",
-	"HjLA/Igy84ErsmBxRJYLHms+0Rxg9lXO4XOrDgH1XxZxRO4ZeXb5fGQAVOFXFpEfLi8JVURJhICjAlEL",
-	"DFd9wZVJyYA7lGflRYv5mKwQisgin5AvPF/IIm9PWmb4+VTA1Y8vzFwJjTX7HojKaVwmf+CcQwnJGjkA",
-	"tk7IF/OJFfaqWhS5IpFcCkJ9AWyw2FJ9mp6s6YQMqfqKKZLT6hszlsY8pKaBGnXc/OyLXPiF8n3Bs82Q",
-	"B3YMf6Kdfxb0G+UxINpsvoQxeT8Ac/Kt4ng3BqH5y4XKM0aTbgBPEkByDqAwj5E4IEOoI5CNb5nICeKt",
-	"e5jvep/JpWLZE0UC+PutLLKQBWDpyhc8H6E2AzYv1GlKa2tBM7xnRn/L6gngfYzuTn3hiyAIfMGjKbl8",
-	"cf3js+vXL66f/fDyxX+9/m9fQJ/T2vwimtMp+dUf1A7LH0z9QavlwPvjt9+/m759EXAE9NSstUoYeCSA",
-	"EQID6UtK1GjtBfVYAWaIcgHZov9/+/ED4ULbLCOB0cpr7ACznKYNNNDStxnx6i64tlQ+m1VIwL4oqU0h",
-	"EZ6T4VIzruVIzU0yiCaUhcjVCJO6EL0Z+a+9XjtxzCOA5WzM3yOFiJlSJHhPVT6GLxj/9DbQA/Nw0ZQ1",
-	"wEBHqrwvJhkLpRAszNXIpJHxvHRerwht9SlowsUcErTBz9QfPGe5Wius8USZz6hmqqRep2IO1d00W+rx",
-	"fZFwpRjcbkMXiNp8X2hKqZheNExpggm50m4U0rpBmsNgCpjVYxrzbywYgaplD+SHF0TpASJlIK3TTK44",
-	"UyivMJYK8ofhmhRmAaDKd7UzBl5RvfJo2yJ0lrOMPH1BEi6KnJV43cYN42rFc8uFT+sPxAsaX6xxdORp",
-	"I1vQVJFcrnvvCQneXV+9DUovDlNdMAqvB7EUbOKLDwifSzF5PhByDDi7wYgImZH7YjaD9eL+gVD4/Acy",
-	"DP4+vgpDFo9fw69czKdEyGDjGnELX/63uvzD2jrRfncB6zQLPwCGow5kLGT8G4terTkf1Ee9kLdUcjLw",
-	"Blx3i5888AZaRfVG2mbhwLOSEhO6QkDzwfTlc6+Vo/iLW7aj7VCbSY9rNV/AuxJTd6hinFXgRe/xpqCk",
-	"SjNmShBY3nJ4AC4PmPVN91g6rbKJ7aD0iNp9mcZm00NYkuYPMNgrhHy3jUTpvUiWa4XHHds0QHlvzeO8",
-	"w1R7bQB4LSVQNCgV4KNWJ6VKTOjxVRzL5fhjxueYNLpp/TStL7CpaQkNTbvv3nq316tUKjZ+V4/r3DE2",
-	"LVt+9wYNEOsNS6tZQSpzmkCi7D8LnrFoMM2zgtlqx1aAlT6YDsoGGxjrDVp21zdwYNylMVox52I1MhUV",
-	"ATrfGBbubXmOO0v3eW4S/V9ob7VplwMRQ9aWxawjLHLZbXW/Jl/DYlLvg6oNjwGaVh6UeFK5WbuH9w+m",
-	"0gOWgxqZygWlh1tS5QuATVcLU7OJNoDNp2sLqVdtPiQ4kk2FqQI0+eDCoKU3fwupgGc+miFsRQPavQEX",
-	"f/HHb78H+LgdpFwIFgW+gOxzNTJ7FlwiN9UJMOUNQDvN/qgcxBdUEeujc/gVjqK6qf5GMuMrFkGhBuRA",
-	"MGdC+1QWXeWBveFSm5aq91zl1kK198lE9/OfczrpqzPQKu/UVGQnq2kqDxR61Rx3oKrvt3qJ74sowjqf",
-	"LmT1q9YO1LvNxJlaRLHLvIHMsdOQZSyRwoEfNaVr12shL7vSOw/TKOLuTLtD92VFaDdC147tirOOlI5d",
-	"V3XTHKgcuzRVDLbSOHZnY6u7Ea5Beu/eaNeZudIjjuxWGsfu1gAtnWlduy8R7xyobLi1XnKDfbWVxnGO",
-	"FjaKE51jtw2wBkdKx66bmeKupDt1XqWqOtO6dr8xw23XJjsOVibPuBM7DlBH7LuQrUWG79pktzn1BZ06",
-	"tXccrQyhcqBy3Nt0xIO4tHEjrt6RHagcuyyRgt3ILtRXLsJFJhO6T5Pd5gQt3TjfbrHHUDuNsusA69Q1",
-	"37tjAr4YmgMHBeCwJxIVYOSA9wQqp7nyiFrIFE/VUOYMVKMHW3uzbWwT6+1XLt4Y6kNH+FVDn0qE31cu",
-	"iBGNFeH3lYv+KIBeF9YZG7Iu36MN7KpmeI4V6Y7uqlXHXVccAnxrJXmkKN9y5FNyAa0Y3508gHOc75ps",
-	"j9n+z7G+DubvEOq7vo90MfxH2tiB2E9pc4c7uNrq8a87yHMnkz9Wa69neDb3TnO3FMZNP1w147i14qwR",
-	"WzRi8/FPN2BhkfH8AUT6WbHsag7xLP/4RcsDH6u74nUWEiAbsm8YC8UViWRYQNzIkE3mE0IRTo8EGZvB",
-	"cRT6C4gUZJHn6fTiAn7X/Ux/vPzxcjQZeIMiiwfTwQXog5lzK9QBXgHJMI0pVBEj4YJmNNT6NLILkGQy",
-	"xkdres9jnnMMcjChQObBUatos/fX+FjnNbyvVx2/dH+4k/JMSL7XhKLzGuCVnkmz84h5r/OapY08q2ax",
-	"NbvaZNsTfFM+QJHhPc3zmJnYDo/AN8EMMcKjeqoalXEAmitsqSdmDWajoraH+9K6YcBrhfKSweqo1K12",
-	"JzetIgtWM3hXaLe5NiAgHiCAeJvAI/CzTHay3WV5P9zu9f+q+rIWT/T/x1LED3aJUnuG8ITV7uznNhgZ",
-	"9lqBEzXYjLAzGyRaPfxBay7GEPFbR0yV0+Aq3ND8E10Su1pJo76J3b5R0qTdz93miGOYEwRPlHGU1bO/",
-	"1Xf10L9BkLBtCWlOYznHggR1LAm+QQUYaNyqvw4eA6SUeKQQEcsMzkJ3CApGgNT4Ch5E2CNnmQhlxMUc",
-	"4+5wJkuM0cd42TRjM76qo+WtRIJySktaB/+b6MmZzPTWzBfDAAJVQo8kdDWmc/Y/z56+ePby8vLSIzxJ",
-	"CpBIMJo0Ui0IxyLzje8KMCLG80W7rBEZBm/wgXv8XoYgTQNEgSGpVEjBQxp7pEhTlo2hzedP70evyPPL",
-	"S1+U4UQG6eHpS7JgKxqxkCc0JhGfc21uzy+fk6EJ221ObVTBSjQyInRfpQAnBIVuchfkTAvXZjexuF3G",
-	"DyuCcUN6rhBg3f7MaSsMmEaKKM19GuMImgmZLOYLE/77+dN7U8HJFwlf6d+X0gpc0VZm5AzJLCALboUc",
-	"YchQacQww42uYL00BCS64H5KZrapWIUi2v28u7t5T1I6Z9g+ZTKN2SsiJNHL8xjWPiIYi1hk+xbdYPD9",
-	"l+//DgAA//8=",
+	"7P37biM3ti+Ovwrh3wHanl2y5Ws6NoIDt7s76b37BtudZJ9Rzq+oqiWJ4yqyhmRZVoIG5q/zAAcH2G8w",
+	"L7LfZJ7kCy6yLpJKVsntkqs7ygwSS+J1cX3WjeTiH1uBiBPBgWu1dfrH1ghoCBL/PA8CUOpCcC1FdB5F",
+	"YvxBsiHj5rcQVCBZopngW6dbFx8ur8hASNKXYqxAEpok6ozQaEwnivh/8Xe3vC0Jf0+ZhHDrVMsUvC0V",
+	"jCCmpjG4o3ESwdbp1l+2vC09ScyfSkvGh1ufP3vTA3l1lwgFPxXDnB/KGYlAq6nBEAk0JP6razr0PeL/",
+	"2nlJNe38DFIxwc03pnXguvOW8mFKh+ATysPS1yKgpofaMzE9eWS6H4/M9lL6xnVQSYALGozAzb9iyqmU",
+	"wDUJqKaRGBIpUg3Kjn/vdn8vEoEE9a9//NMnfpL2IxZ4JKZ3HTqEH957RGkaQWc8YhF0JNzSiIVUww/v",
+	"fa/H3xM9AqJA3oJ8pojSQgJJRBQRxjXIW2r+IOORiEypQPBQkW2qSQRUabJ/RvZJf0JCGNA00jtnPa5H",
+	"wCRJGOcQZgPdxlHeWhqpvT9iytkAlH4Tft4zo94pphKywWDvj4EU8ee9P7T47Pf43JQO948PT7rdrkdY",
+	"HKea9iPwz0i5D3+mwYhqULrcFhedwNDcJ9sFSQjcgpwQzWI4I5Qcdo8IUyQYAU12ziyhEghIKII0NnCq",
+	"GpsZ1gKCn3T93R6vyV6zDe8vbHa/mqMs273igQjNd3NM5felT4Qk/vB3lvhkPAKOU+yLcILTFnEiQSkI",
+	"yXYwEgq4WWnfQDXRnaxdn/y9c0ujFJRn4KgjRgZMKk0EJ5RoBjtnhPaV4V4jPlgIXDM9MSArzZqn8dbp",
+	"X7f6csvbMsPZ+u2eKWXQmp/S9QhIJAIaQT6TZ4pouNNmQoyTbQX2p/OPb0ip7s4Zjs6PXNM/0CjyPSy5",
+	"/5wEIjTTC0Qc046ChEqqIawrJ4B3Pl3dt0S5YKicj0PSp8u3RAwsD9IYSH+iQZ2SaWD10m73MCjQhZ/B",
+	"JwNhZDuEZgH1CHrcjBuUfqZIQvWI0IEGiW1Z4DCtyN9TAwWqCK7dtunYt2PxHax36jPz1Ci7x6+eH756",
+	"cfzq8ODk+LsX3++NgSbmB3XDuPqf+Rr8jXb+/WMl4YzIdRJ3nmjv3PTJm5cZxYaGYq7/gscD862RNHVX",
+	"cnbglWMzamF+UFdaCj4kDrNC2pExo7UMyIBrZAGyDTQYkcAyBrEQIyOqcEnEmO94PR6CZLcQ4tDxe8cL",
+	"FlsBjewX5AYgKRjGjIvQQAqlMlKo3R6/Alxv0qfBjUGI/2bQeS84dN5RHYx8ogUZgrbCsP5697Z493b4",
+	"Drq//378S/z658mP6RXT/OY72duqpNrPVE7mqXbuzItZmVN3wWbqVfT82dsycI5B5yaRZrcVosU3vfgk",
+	"YsosBI8QSEZfcK0IxUqEi/Epodx+aySO+z5fKF9pKvU1i8Hv8W3GgygNIdwxRMafgYf4I9mGO/ebZxbl",
+	"0/XFLjHCgHI1Rj3tO7XgEzAamWpUvIQbUYedGMlullYM8hF5hYw30yAxnZBgRPkQdsk5nxiTyoiBgCo4",
+	"63HKJ0ToEUiC4t1M58joNiMflDAffTs9wyNDwJJjpkfEp9qpOWNIbqEc2fK2OI0N5W2dSulvKFwt+M/1",
+	"/IK8vW8lqLboYlxpasTX5esLcnh4+L1HYHe42+P+Qfdgv7N/0OnuX3e7p/j//+UbpW+ph3XtEnhIQB6S",
+	"fE3Ka2HgmOAa4FCcfLnNzEFDKWwNjY3QyNOc/kwh3fXIYFyPqPmmx7nQpsNswMSo+I6xSNwK3ENavVUN",
+	"g6q5bnlbMb17C3yoR1unJ0dVZH+B5vWFNTor0JnZox4xI0DtYth4RqXs+Y4v9nwzfb/jnxLfiXxjl7s/",
+	"Oyj9jUnqJxJiBrITiaFQZV4yLRfzdb3XlAVT3dSZ/Wsp4lWUTK5fBJpOVDrgb++fkBHc0RACFtOIhGzI",
+	"tNrZrZ6UqfJwdbR0Um/Ux4hOjMV8MaKSBhpkXVlHhxZhJInoBOUEJwkLbs6IP6CRAr8oinLD+AnG0giE",
+	"DAstbJSSQmOLEi54J3HDMZLIjmdnl7yFgSYi1Z4zyLHr3R6flVKEZvCBSGUAMcxoEQVEj4UVX2oxbFgF",
+	"SRaKJ28L51otphYbpm+tUeo4BQ3SAYMoVKdE8Pz7wtQ0tqgxQZFQlgbOrqXGsg6gx62lgN+y3yEsNUr6",
+	"EIgY/UMi+n+DQJMbmOTWX97NGXHWcI/7//rHP89Nf3baameXvLQuHUHz1SxJTvbTkstIaKQEoahnTYdO",
+	"Z/R4aZnc9BS4pSDbfgidEAz4z9++9Xc8ggZOFk0YUWXVjJZAtf1FWf1mVZFhTAjJCCSQ7Qq/3ixsIWch",
+	"NF5bFDE+dE6c/bbHs68N4yDbcjDoVcDDkmQusVZZ+5kKuelAhuwWeI/HxnvWI0N4HpjBFdZsCJ2Xr4xB",
+	"fnCSfzeQndeX/o4lKEgppBs704v5Nas9xaT/Q8Jg63Tr/7dXxHr23FruZYT5IM+jyDIq3EJFmOGcm5UU",
+	"KTfu/S1EZNtilMOQolplXMMQpBuwVYCOFjynIFbt8b6QIUhkYNRt+DWutA1ZmI+2jNr7I01Z+Nm3PIUL",
+	"/q9//D9nqJsSPY4aBIWI4QkjeK0txfgQJ+MT1Jt9cWv9Ozd+86d1R+2ae4QNetxIBavm0U5wBjJW2dkl",
+	"R90j0odIjG1DYlzRWyF5eryfajIt2zNNTc7dOBKqtIOxI8sQtONQir4y3LPeuFjVKuD4u2mhf3hg7FmD",
+	"PNPQ//5rt/P9b//2Pyot7rcYM7KCaZ4VPkxJJZUmiZAGSU4KOTFFp+XxApVm69RUagiTOprsrRiKD6mO",
+	"GF8QCBD2R6IiYRzdQERCku2+ESAxlTcgrW2NLCJkTPxEspjKie8CA31QuwuWxDW9YFG2L3/Y9378Yd97",
+	"8cO+d/7D/s70dPa73UXz+WhHsCAQYH+cmY+EcG46xn00iuyZcjPbvvxhd9f70fzrhfnX+Q+7uzv+qZt7",
+	"KtEN4BAZo9cIWqaIZVMj7koL7BEuiEpoYBYf9Q/NWZ+ncd/g3Zg8XSNG98m2v4/2XHf32Mj63YNjI+sD",
+	"wW8BmUkL8pz0DWCoIlKkPNy+Jf/9X+Tg+HjHIyMaGWFAx3RiW/0dpPDQljRWsjEnYkq0pFwNQFYLbKtG",
+	"RkBiUIoOgaiRGKt8zUuWhtUvhrbORDHDsoQtk9qIM7cQnpFFwPErGxnFL5HBBkL2uOOSncXQdi3dz0fd",
+	"3WPvxQ/d1TjpKhtQNS/l453hJjujL4VH3vriiXV37dQOzNR2T+pP7l0e3FpqlFMiQVPGIcxt82pbfE6Q",
+	"LTLOi8hagyb6RzqEupYk0xA7k8F5ngkdQqVRSbZnJom6GBnVBUSfqSIA6s9bgNYgNYCatrqNo3PU7Z4a",
+	"zyCHWI+jKeBae0xjxioTQ6hr8YXumRYrOmdaNLjun1IWVqPVrPIzRT59evPSI887R/i//YOKgRvE1lPK",
+	"xuKqOZmTQzgJDvonnSP6HDrPT74POofhUdCBw+eHx8cHByfHz4/qTPAXyiriOD+JMYmE8dcEGYnIimsX",
+	"n7Z+IndhqAzDNpowHaf0Cl9GJCAxmLpjWPJHQcJUuuCqf9LFkMNBbP69Hx92lb9jnK2Z/S3/pIteiSax",
+	"ULrH/f2DrvLPiN/1ndWrMkdsRu+g62amA9JbqIPoxLkzKFiznyMW32f2jw31FixQV82bgRWRTgkqEVyB",
+	"DXQan/qNhth8cAFn8ydNkojZDYm9vykLrqJTyicfBlunf70fpNj2CxFOtj57NUqeR5Et/BsOc94SRf8/",
+	"V0eOOXJr1HD43KZ2x22mdnBbu1Psa1eNxtXeW7gfnm9R583aTepOaZe6dsPT+9vZ5m+ntPt7X1NTO8XF",
+	"JlKnvNF3b/2ZfcFSE2WtU6OJvHi5idJeVp0msuKljZP7qmGZ0nbBfWWxzGdva3qHflmt8tYSciNy6Fum",
+	"dFM4MW3Xx4opfS9eXhURs0z1uaB4HpTe4GiDo7Xj6AUNLy3D1QBSrtv+2MKwWMlSJM/u7jq//vrMaFcu",
+	"dBGbOCOpgszypbJz/sojGE3wrAXrkX/9459Gg2qqU7V1etTtfq5rdb7CQVSg7bpkrDDjMEZGp0NItrkg",
+	"nxTIzrnVXSkvBVHys0FFeWPcGdshLizXnV1D9hdpGE4a0tPYdi3ZgyWX6um+KbWRLxv58hTyxfAeRmeb",
+	"BAt2UB8xWLwebLIA+QY8G/A8IXgasnSnO1gRQDVt3hKMNpbvBlwtA1eTuFoNUqugaYOjDY7agyMeRtCY",
+	"dWcar4kiU7SGVWeKbbCywcqTYaUxpZM1vgJeaqsdU3ijdzZYag2WLkBCLHhTQbis+VpYygov1T6BK7jB",
+	"zAYzT4iZhjRQufmVcFNTC2Xo2eihDabagykRJ6CZ4cQroErwphTSbD/1EDZba7mKKmoQhVU2wNoAqw3A",
+	"akprVfXzMHDV1WNzENtotA3w2gi8awbyCnTzKs11tCrsXLWVlJpmIImCzcnFDbraga7m9Vqpowci7AGa",
+	"LcPZRrdt0Nci9OFIDVc3ptTyHmpiLS9fQ43ZDDQGWhsAbQD0tABqTG9N9bAqiGprqgJKGw21AVirACZp",
+	"oBtUT6b52rAyhWspJlNwg5kNZp4QMw1qpKz5lXCzgi4yxTd6aIOp9mAKsxsHjZ2vcM3Xw5MrvFwPuYIb",
+	"zGww84SYaUoPlZpfCTd19ZArvtFDG0y1BlMv2WCwsg66DxSmQYuEeRyck5ANBqQPegzAMVFlOUu12rD6",
+	"F7J6S5nM0EneJ7Ix/f0Uiw2EjKneOt3qM26TalXkdpm/lu446ZkiitNEjYQmVBFKTAedUnJ/TSWhMhix",
+	"2418RaZ7yVQiFKtOye9TrWkwioHrMzJgEXAaww+9LQmD0PBFdQr+XU3l7vD33lbt1OVLuplNMJV3cG9O",
+	"+jpY+EL+fh3BnRGiDRnzWfO1jJKs8FJjfhDBHWbZ2lgeG8vjCZRCxqgNWfPl5lcCTk1rPofPxpzfgKo1",
+	"oPqRxvDqtrkkd3n7tSCVl16qjNANcA92bICzAc7TAachdTTV/mrgqamQCghtNNIGWK0C1jsRwqu/pyxJ",
+	"aL+xZAbzHdWG2XS1esoqFiEQyCtt0LVBVyvQ1aD+mu/ogQhbRaPN4Gyj2zboax36GtZoK6GsvvbagGYD",
+	"micETcOKamX1tLJS2miiDahaAyqgTd24MU3XAxLQ5XdsEgYBQmcIdHPJZgOWpwJLU9rHNV0bMDW1zhRs",
+	"NppnA6bWgOkN1yA5jexrEQ965YK5JuxrsGdEgpYTElH3KLF7uuL4sZ6ucI/4DiiLIDybe6WKjEdUe/lz",
+	"vywAorT5Pk3wbQqXDV+Gjd1xLfVQS46Uyi/VvzZTuH2QdSMxNhLjCSRGiV0b0sIzPawKoimd7D0NVq3a",
+	"L6N1Ra1/RuyTgdiE7+UvVc8+UT31+PUG+BvgNwh8ZMyrNI6pXP0Sx/IHUkstLzqBfl39trci+Vvriv2e",
+	"hXaYJPY8KdG0H8HmePqjoeMbZO2heBM7wJdYmpnv9hJLrS8+3S4Bn6xGth0KQhX5+P7HPzdXtpQf3tGk",
+	"IefgHU1qGRrvaLLUGYhpsvEBNqbA0+CjIdvftVwXIzXjbzFNNlG3DX7agx+mzIemdIxtvR6GbNnlusaW",
+	"2+Blg5enw0tTOqdofRXM1NU9tvRG/2zw1Bo8vRelmqvv+HCR8S9hsYvETEAv3vo5/PKtn/dFn1rYTSDT",
+	"5ynhggMZU1UMhXEt8g0gkM8UUVpI8AgGTfMdJKZ6XGkWRSQS1LANYXqXXM/vJ7FgNDU1su3vSaDh5Hef",
+	"6FRyRQ66XTIeAccQLbZrugh3dnt8GsdfgAq7bvq1SHn44GUbA00Et+GyNGUh6bp/OhX/yv4xMiqj/ewl",
+	"7jMSMaUNWWNCNdm73d+zfaipZ+uPHoUBVBqM3J1nKyW9fFxCYnIK3OJ7L/Q7EbIBg3D+MrwNxCQSFHCN",
+	"JCOcxsg1xH8z6LwXHDrvqA5GPmGGcwyD2Nwv+oxwQfoinGykcwOhxFmjE7EaUE0jMSRSpBqUR6hyoV0D",
+	"uZFBvTaLUfDWl2USqC+DHRwvjRx4GBxxe5oPyeF3J+fdo4uL74+//+7ou/0Tt3ltRNYzNWMvGJachSDZ",
+	"VpoOrfzaeXyxqwnKusqd9skuuSzk4u6jyroP/b8Bzr0hLylvv5bNl5de6imJrOTGttvYdk9g2+Wc2pC3",
+	"NNX+atip6THlCNr4TBtctQZXH+e3BzXc6b2RjqNpHM1kTePkp+t3b49JKII0Bo72ytL9QleLJEbbbmMD",
+	"Hvl0/brzfMcjEngIEkIieACE8pAEhhlCErEbvEQuJ9ZMRW/GNPFM9bgYc2JGbGyIV3wYMTU6IyHV1H67",
+	"jdlQjC2sdkwRBzILLRKMhALukZjKGwjRgehxphXxI8qHvoej8GcZyLft2aMqDqSzLtE3ANOZdFt7vkf8",
+	"vWBE+RCUbymz15dirOBf//inT/wk7Ucs8AgXHVw4n2zrEUzIQJg5VIi8nTPi74UiyFtzje/9MZAi/rz3",
+	"hxafS+3G9K5Dh/DDYbfrEaVpBJ3xiEXQkXBLIxZSDT+cdGvn9ZodbmW+rnaJnysIUsn0pPNRRCyYzC/S",
+	"Ff6tDHkmkXEsBoJrZbEkODf6R3BFBI8mxNCY6JHxBjFycEbwXIAiNFLC/jrSOlEOQiwQXO3cT9zH8VJm",
+	"+M5wbVKsgH9GBCeWG2d+8sivnddCjqkMIex8lEIL34xeEbfqJBBxbIiR4RcIDh4IJYkUdxPjQwupl82z",
+	"YKKZEVTy0K+dbP2uJwl0PuDMVIVIjcbG//C5UJwNBrUZ2ZVf0PcXa4eqM9TNqgh0Jc0qU5Tyns2WaP48",
+	"JXS20Uyim5/VMxLRiUh1fnKqx63f6BFKzCyRS8ZGbo9N3bEUfIjwwO+0IKEg2wMhCSXHRszQzBwjLHSK",
+	"Y9jjI+uvk4CmCkjK8dgywoZx4v/aubR1Om9Cf8fqkIjxG0X6NLgxnfh7KPE8izLa41bwRWLo2Z8zKbtL",
+	"3hu95xTht69kCgh0MFKwAgZshXuF+FLxeV3wUYJFVhV3Twd1RGtEJyAvqAwbCi4UHdTykIriy2/gYVES",
+	"UBluHKGNI/QUjlDOrA1FGKY7WBFAdW/kFTDaRBk24GoZuK6ZbizRVqmHFaCF5esqJ20KbwC0AdDTAqhR",
+	"9ZT3sCqIVlNQCKWNhtoArD0AkxAzkBeCD0ACDxrTU7P91APabK3lOsvWIEFeZQOsDbDaAKym9FdVPw8D",
+	"V11dNgexjUbbAK9twMNLoI3qMtPDKkAz5WvrLw00xoulGxRtUPS0KGpWcWU9rIqkFZVVjqeNrtqgrEUo",
+	"E314tMQb2Np9yTYkYNOEKUIjw/3bI6CRHv2+Q4S0B4OL6xjb9lLEzuOeA74Cqhq7KmkbryVJbNGl6lhh",
+	"sY102EiHJ5AOlkcbUr9F4yvgpabStajZaNoNltqDpRvGL0ZSxLQp3ZN3UA9PefHlOuiGcRJg2Q14NuB5",
+	"UvA0pYymOlgRQHWVUgGjjWbagKtV4MJEpA0qJpfotCassHQ9tYSJSjfA2QDnKYHToFLK218NPKuoJJtW",
+	"eKORNsBqDbASSSdNaSPTdj0wmZLLtZAptcHJBidPhZNGTbe8g/qIqWm8maIb620DnhaApynzbaqDFQFU",
+	"14ArYLSx4Dbgahm4msTVapBaBU0bHG1w1Boc4TXja9p/wP2te1FRtHvfeY3ygycGF4LDhu03bN8421+P",
+	"IG7qIgi2XUt1YMmlnow2pTbqYYOTp8JJQ2ZW3nZ9rNQ0sxAxGzNrg6PW4OgTp7eURcbMeVjy3VI6LzIS",
+	"UajIPqa6HlOmjQXl2Fl5hGlFIhazPL05HWiQ5JgoCAQPFaYVT0QUYfLrLE/vmOkRpleiTK8pFTrZpor4",
+	"eWp3f8clPJ+dKFUkpnySTbXHs7li/iWlJdAYSzFNNL0BRbZ9Uxaz2hVT3LMl/Z1Tg3/e4z6mAu6cG/L4",
+	"WYZgwDEi2YaUcZvjKQbKMSGdpVtGK9vLY+ZM97ZKY6pIAmdX0IzQdE36MBASkEyGB4qUVjj2M5sNzs6p",
+	"SCM/TdQS2abzUhepiY4XJCVy6/aoboNr8z6XwcnzIY1zob6R3V8ou1sqNd0Ho/UflcsuQVPGISy1f/+l",
+	"Als8YzflEQ5jg7MBk0pvuO/b5L5f8F2IhpxE23gty9cWXeom2mcsNvbtxr59Mqw05CgWja+Al5quontg",
+	"ZuMrbrDULixd3bBmdY/pYAU8meI1dRCe+tuAZwOeJwVPo8oo62BFAK2mlPDw7EYzbcDVDnDlgUDLWqG6",
+	"0lTj3zQMmRk6jT5KkYDUDNQyH/xTYuNxrxlEoRlbMlW1n0qlL0RqgTsQMqZ663QrFGk/KuUC52ncB2mq",
+	"D5iES6qhfnGlX6RRBPo8CFJJbdbwGjVlyq8SgPBdGmmWRMwG6mpU/F2IeMVKn8vJw/8620Jp0pXD8spU",
+	"rJ7yb3mX9hEjRPcwE5ePsaxzbwBQ0zzZTiI6wV3/YEQlDTTIHZvbn2lFpIjsOzG0zyJm+jWCbZpD8p/M",
+	"B6YhXjo2nNg5VkM0uJlTKSl+pkqB/kj1qCIFvKGl0h+F1JIyvZQKEuVRPrVrOqzIFW8QH7HfISSaDpV9",
+	"LZIq4p9LoOQljekQ/DPC0ygi+HCBGb7Ko8+mjqFKPvXpEXtbd50o68Bmnv/sbZnG7CaETUU/S4KpAS4e",
+	"b5+JoaTJaDL/8EN1vyHcQmRW7z2NYb7lN1yD5DQigQgB3/A4I1y4J3hMQxUPTHhbIVOGi94Ei0XZzIKU",
+	"alzFNIpWq1Y99oIqZtx1CTJIo2hFbmLqPNtDei3kNVjzxnXWFyICym25F1TBRWH2zEAwayTnpJRHIrhh",
+	"fOiYbTwCCXbLQKQywJRdIdXuXZWBQTbZDmiiUwkq24ToHu52jzCVygIemxrh69L0L9lwpF/TwCnsquIf",
+	"nbC4yAA1P63XNFJgcULC1Np54BEueCcXNVfilhIJgZD2yQ98TCqgUjLAx3DwgU4uUPzslFayNJYbFkUD",
+	"gHDFtTMtotCKoho2JgqqS1Pl829zm2mZODATmJqdndg9K1CI+DRl4fQmDw3Dk6OjQ9o52u+HHTjaP+oM",
+	"TmjYgePn4cHJd4Mj+P64CoO3ggXwlvFVZ/dzXm9+irjLYwp1FEQQaIKdkIhxqM+hNegwo12RKNNgnx7Z",
+	"rBibFfDTEqlC2swokRkpUMFcZZ10H2yqMVIpMmblg+NNr6RPy6u60EDI9GgzdsIHDk7343FZ6syGeSug",
+	"psIqfV9bZT1UuzymmlCRqBLhljL7HnF/HXjkRwmchuCRT5FmMdVAhCQfqVLsFnsroJ4VqHxRpwwI7HwJ",
+	"IEpEWsYq51bfrpFbyHbk/LIfaBSdEqDBqLAp8scFKXdPeJIbmBjrZpJ50zvL+O2+Qecrfg13eusxOGql",
+	"3r4N1mmMZx7uiTTAVV/myxgifXvuzErMvqJfsxpsvyXfZaWZb5yUjZOy3ElB8bPxUzZ+Sjv9FLfdstCK",
+	"GBhMzpl5VNN6Ktjq3uy8bNW7kz9dX38ktgDqCI8cdLtTdtVBt5sPn3ENw4rYr+vBs0NbON0m59qqiZa3",
+	"0h423xXsrGoDq1W0WAshWk2Fy0x9NecsPHMOwfbLFCKmtEfecKYZ1UJ6xG1ERiA9cgVcMw7RTsW+xb1m",
+	"+Tcez8gU+v3eYx0NN6XBCpreyx3Ne5MPYJAm3MlVWKzFIYyn45afp8zFx9/ejundy1TSapi7ax4GUzW2",
+	"lWMIWZ61NBflDYzZrkWNEY3pLdTkjvGYqXplZxYdl9zWdh1WreWsrooZfxyyz4ym3K43tbjl9ankNiZf",
+	"pFLpxs9SvGRKUx7UPR+hRkIPU/4RoghWOIcxq7nnW/FmhlNJlEhf2ZqNk2WFIyNNkwSHUkWOF2kYNrXR",
+	"ck76pnWy7c6cGU8xLsU/MfOPWmLFLAiIDWkMHeBDxoFgeZJQPdolHxL69xQeNyz2mEYKUz+xMAT+ZvBe",
+	"6A9jDuF8y7ZEdgxPaSHB3rTjQhNh6lSHZiw9a1vduPSYr6lKnOE9509OSU6P7xIGIPGmICV4dZps42VI",
+	"rKL2/jBK87O/U8Qp7EQsM9gIE4d7YhPFks3HaL7rfn9ySE/CztFx/7vO80F41AlOKO2cHPQP9o+Pv9s/",
+	"pnTpDkKlVq9YmTIVFiv6nPAL8dWgbVgPYk3bgS0C6UpGYCvRuCAisAHkowKyoWBWjveWRC9wPE3OtVUT",
+	"tdqsuYMAea5CasGzagQGxXM+yNlNjRgkC4hmIGu6Z62waEYshBryc0ZkkpcwoGmkUWohB9bd0JiXtCu5",
+	"8qUlmBv7nKO/gms/Lb/XyIJrj/G0jYlX0vgbbp3n1ibVQ9miaZeaaHzW7Zvymva1lpqy7aPK+kjSbnqs",
+	"kUFazxvrYov2UoGHze16Ok+6j518AzuZpsbB01nhcKclfVmLLKVzkrFQ2i2BWu7/V/ecSBGLJ+k5VXCe",
+	"cyae5blbcCJwgc3lbd0ajguQr2PxJr7nUu59G0Y1dgnn1qeCcAtmdM+RqoOtyikst/4M3ZuMSk6B+8+x",
+	"C/0FAmClAVYhvXYDH+T71OrdKtg+oJkNBr8Ug435IRnGW2VONDrbdk11bcZ0aaHba0eux5zOuKCNdLig",
+	"USTSxrIfoLkYEglDZpOOURLTZN6yjpakDsn6c8Mtpw6xbVebra+NZbfS9cM0AXl5T4sfqQSuSUT7ENVr",
+	"dGZJSsOd784rCHHPYjVpI1WvVwPG0qOt+Gp3BOfXd4X6j7+U5ZQ5DazneyFjt0Yx4yymCUmEwl48wkXM",
+	"OI2iCWGc/LXrkf3fTklss6lMzNrpEeTVmLEfnqkeH7NQj/CC4AjYcKSJFmQImiTsDjf1L0ScpBpCQjWJ",
+	"BA2JZjGQgRRxKS79TJGxkFHY44EQMmQcY9R4QAA7pckzlQ2FgVRe8Ru9A0XUmCaJ6cMGtjE1cihAnfb4",
+	"HfnBtr07If/9X+SuSA9D/o3cXQU0ovJanIehRyZ50TtTdDJVdFIqutvj52QAYyKBRiSwS6dIxID8LVWa",
+	"mE8stIF3JBTSZ0CjiKjIECma5GUsoW0O7WlE3NU8ljV5yCmsuy1TsZoTNQyFnLxkg8GKepCGYdV2xZWQ",
+	"hgE+fXrzUpFEgjISE1Nzu/MKHMYgy7msF6R0qdCZwYjyYVWnb0wTpoO+0CMyHgmFCcCZY/9bGqVAQjbA",
+	"QwmME8oz4eQRZQfcnxBjsNe+lHlhx4JJCyuGKiEWtw+ij4jCh9FnZtHt+hQjKchXyQhgyvHmDt4FroNT",
+	"e9CDcg6SqJEYc3dDcABU59doKSc0wJvZlARRqoPRygG55o7zF0dN9uG7/eD4OOgcfXcCnYMjGnS6J8+/",
+	"68DR8373Oxg8Dw/hYUdN7nfVstVqzhhYe4DkaQ7O1yZzQ15ieSHb4hS4ITU847ZNd02+8cyCt9IrLFFk",
+	"XeRoLS1KWn41MuB5C7VQ/2uRdOzBGXt53+ghtcxy2bb2nZlynFAJRt5iiZ3V7KiVBKabSCV1RJyAZprd",
+	"whVQ1Zgng89SUH4DIRkzHopxlvcm0GhsG4tCG8tdgTZm1EDIYOUdvL6QWULXmbOslN8Q9ysBKrlVdGPG",
+	"lbXZ8AkfM/3Z46z226nzrPVQMUvXF9h7ndQfQVH12jhP1cdz/12YwWtBSj3lFKw8BQ08vGaVCUGuPpDn",
+	"J9198un64ixbJaNhSRAJZY8iF/4K1dAxPmGlxTUUnbl+LQmXzMISiWy71ME7lTNQmkq96hxEAvyL57AS",
+	"3IphFkSfIsOCNS4YeKlVM8tdDZo3cwKiLXJ9HmF/egKgiGnK/ZOFECV0TGUIoXuqjRKr1YxMNzL1gY7e",
+	"CtujUXZStM41uJhG0QptL9xTNFO7zJdo9RiOEw+RO3k51dzsXmAx6JVlwbrM4CpctNIArCLQhjrz1Llm",
+	"jyg9Zq6u0uBmKEXKwwsRiYpEU887ecofcvnji3MygrvpVH5d90+VYRDUb/SMhFIkaNtFVGmix6LIo6cw",
+	"kHX544vprgfun+q7ZbdMVZ5QesXTOHsvPM8t96pE75eu6unpm8sP7/3d+5pfEgSrG/+KqBzCCrLQyPxr",
+	"ySgfRvBSjPkDq35KVqi4qrzWrCpzWZcwRVJuLcEzEokxSPOV/cN8XfMqgWn+Uag/A01tM97nzZdYaWbZ",
+	"M/725mA0rSeKxV2wcJWLUkMofE0xyo2keSRJs1L8diNXvkiuPHwP+yuSIlfQ3DGViIah9T/M2NQZoVNx",
+	"Eet7P1PEr3K8fRe6s/GepeGnDzjBbOnmcHS/q2MWqsLi+2C8KgjtPnvGXWQb4zndHXzheQREiyTnsFWt",
+	"UDTuvjSQODv/6QvSdm71OKHJMzDNMENTB46/XnZasAHydBzVfASoxL3t9N+uQK+NCu0lwfpDINOM8RU4",
+	"+o5K6ydRe+mDeXsfNQgyH0KVTE/sNo0Y4HuJimxfYTJmj7yEKL0Dj3yUELM09siruyBKFbu1Lx1IumNU",
+	"WemtxWeGIvmojfZyysvtVK12veV2Sbr4BZniC+fFzqO1WbJGbDjC03wPdgyP6fcDOKj2zv6WsgAuxFT6",
+	"+JwZ3c8/0yiF6t+NHl6gx7MXNbU9Sdm1HqUYgyrv85XaqjjkdHDy/DD87qRz9Dz8rvP8iB52jqD7fefk",
+	"++fH331/NOgeHR0/7JBTxjZuBlMTLRNljvyrpRYogfMbOjBVQO6JU1bNQ6Mp/l7MrV8L8zVmXk1xePuU",
+	"YvPzbuGk12ZIzi5+yy2k9ZiOU5zRVooYi6G5I9euA7Ldp1pHQBKqlOceghKSwK35Iyu1g0ep8BUoGFMZ",
+	"EvPtzcr5xIo3bpYtj+k0e++iLWbeQAJc4vSvghGEaZTnN5w/TzRiyZvVbhbXUkvTO/m2k4UDKwheRw8Z",
+	"ijcZO3sUhlt/9rCnY9nV3qf6M/Bmg4ZCxv0tE/8Nz7ht070Y0UQ3dlSkYEVVlQqwfDg3sAN5yOlcOxPb",
+	"T51DuUy9SlgkhlP+zcMT82YDWJC9a/btgKLzvCdvilD3LlchHBtYLrcGq08946IK0y6xAbBqSbk0nbCr",
+	"/fPHzFuduQEuWQBZTMWVtXqLMJ5/EaRSAg8mZ6SznzOcBKO2Mk6rsccrIcLrwdf4w+xIfHy5w/eIb4+I",
+	"+UbB+q+MhvXL59BTju1AWCubctZn9YHr/Ak4Lzvanit1RFSm/vsQCT5URIsanc7dqy7NemZAXsEw963z",
+	"7Crex9+Pm5935gkR9TGVwYgqM/tfmB79/LEa/9b+WV3u3CYZl9Zgp7vkIcdO3dCwet6hVzm1e8m8Ple4",
+	"pObb7PWtywnObIA20+Iy5/8GUEjj2o+X2AzvLtgHYTVYdaU4/mVErRBM842UU+K/+nvKksRg5OqGcZQ1",
+	"RmIXX1/k2XRRkieSTswfHyM6AXlBZWg+XTMdgfnjwukV/DvbbjDSHsb2HpgiMZ0QmiRAZeU5rXrGv7ay",
+	"N9tlj927LdPEqVxQN8Dm3h1jvIMJHzIVuyQ+sVThPXLU4WOUShqV3NVVgg+llq8YH6YRrdhoyn55YB8r",
+	"n7VDaH6UcMtg/OX3IFbwMqfIMOt7Tp0zmxviUn/TMU+jL+TNcWrTgY3mef0haQtnubnZk6HfOLc2FSso",
+	"4aEtpoEbUsMzbtt012UnTy94K23DEkXWRY620uIljekQLikfNvVCZ1+EE9tLTUN5BDRcqUIEw5XKSzPb",
+	"Vzx8B1mAqG6lK02lXqHarMc728bcWKZm75VpV55m5ULWSbNV4Vi4zE32SK7gkKWHwge2uNAj+7bJTHDN",
+	"5vaqwRxmWBdFadxrEPHPto951n9HORuA0uTNyywUZpNWKRZWv6E2BA6SagjPdZXr5CKyIRsMyJja9BaY",
+	"Rm770/XFzpdmEEjjmMpJHRpcuaJGDIhVpm9zmi2Y/gx/lUlb7meaSl55+YpJLGKqhtQk8mtbhOA0k66G",
+	"og8cCHAtJyQBSQKqaSSGnkt42Z/gLmRC9cjdSce36vwzArcgJ8StxMRY5y5jm0cgTvTEYFERxoMoDW2E",
+	"dcY+HxpyLs9yWUrC99nb6qdhWAO1C6rtFbsJq9XGzPerVnNp3R4w3NL9ifwiwmr1cWfiwXUlDVZfGufM",
+	"PWC6GCZfudYggrtV6xivMxbh6kPMK+5BHqBavRFY7ufN1kGOLeXfWaVuTJPV6zBlRO7K9awwYrerUyXB",
+	"gF6Q7UuuXlUz/YDFwH0QkHuB4AMwjPvwJiIxFCtXtrtED622VxIRKzeRSDpRD6v1QAlq3zZdtZY9kf/Q",
+	"anvqhvFgJEVMv6iJh8243MKKlWfUf0aF2TarJ1o59kJvzqlCJyUKfqxmsQqdNAO/fJGnNMGMAHNSOxf5",
+	"ZYm8SMhWQ3UWfV5mUBTquqzLpsVMjoFZtp5RnU5kT6nykoicknoL7bJsi+Uh+YPnT3WX8vxWHAYvMusu",
+	"sSlXy4BbdgBWm4kWmkbni6eDv1/cNycscVl7YqUOZ+rOdFY1z1dSCrmi+WzsfOPmGn/H2sRc8M7B3R2R",
+	"oAwQK24MQdZPhT87Bq7JWAo+xDOAY9w8EyQUhPZFqgnTi1K41XZDyg7IUfeovgNix11FudcR3N2fCfLL",
+	"NiofOc1VgxmQv/js4P0R74zQ31x64zVtvax/mRqKP5QZoSVhiGxIDc+4bdNd08bEzIK3MRhfpsi6yNFW",
+	"WvxIY8Ajh81vo6MxfUYoWqJkPGKRfXLD2uGafLq+sK+NRAwU6YMeA3CSZ1NFO8PlU23mKYEzPHvTBxsZ",
+	"rP1KZpFX90ti3CMh9csGhzmVPHddqXCnNdPcHBflyr1faeUsu5bDH4/JteRrepOhOb5e7cmnb5JvG7I9",
+	"pqDRNg3T9JxbN+E1WVyzi95qM2MdNtcUR7SVGu9E2Nw76Ki5YhHCLrkuvQI3iOgQt0DTfsTUCEKS8hCk",
+	"fXMLTzx7hEZjOsHEMoopDVyf9rjP1DvbxE8sDIH7phG7az7Eux1EDEhR6DyKxBhC3yMDFkXZoYfxiAUj",
+	"uAVpava4fUmOjKiqekyNmibURaq0iA21LsEIX1V9ntsWfkd1MDKCWKR6UcEGHoB/yCPjrYgEhamkesHx",
+	"CB2MMqMmZjq7jMT0SKSaUDKiMiSBfQh06ZlVCAQX8aT6DlSeXQiKHKYegd3hLvFfnUtQr4rap6dXmvKQ",
+	"ytCv1bEBwWugOpXw4RakZG5DddGVQi44EJok0WTqImETdxztqBZmfzESpPKi4exBlFI7Wa0qebPsdqOh",
+	"1GUawQshopaRSqbRl9Mpb+RLiDQr3qpFzIykXFToGmj8s2AB3NtYxJT+2R0yvqbW26khLITs59s5M5qh",
+	"zyKmJ0TIviKCZ6911r3OKFIeqo8gf6LRoOZ5Pg00vhTRQnYaCGk0LsIaNZa6/yGkZav0RemEyk+25+Jx",
+	"WoJVa5vKJa1gmXn+KK3WLIG9hVqwTNYFcm4RqOcOts+yWB0vxtguTWaheFTzhTy+9UJKxksTPv3TGz+1",
+	"XfQP0sD4Ce6mbKyXL1DJ1e/d/amskkoSbKyNjbWxsTbaaW00GD7M7JmWhYcannHbplvcqW9wV0dDTOgt",
+	"ZQjr/NV2lUDABiywMoFsowqn+OmZIjFEYF8ydwLNnl3cWTmznjs/WfcFl1KSAVfz9PSdGcuiF1xaEFW6",
+	"YVF0hYuwnsu7OU1nRc3MQOoKmoLmze4uPiofrj/hXss5eSVX4pti2YZ1xjQ8WqtA1kaF9pJgjZuPlYzR",
+	"5n23aSqtn0Rtp8+aeecr4Jh18klraeHuBTYS8k0Y2LSMQ6CS9EU6HGn7Nj+QfjohyYgqINtUxkLurP64",
+	"yUN2dr+anVw1EslLx2k0ij4Mtk7/ev9YrrIan3/zFsVJcCE05i6gnAtN+uDW5Z74ZcEt86+QPD846Ae0",
+	"f9A56tKDzuHBEXSC/cPvOtD9fv/7Yxp+d/L9wUNfIZmKpSw4AF8i1CL2/pYeF3lYPH/95vfDuRf1xm8r",
+	"8OITs1ZTVqlj3BapiQZn2qZprstOKha4rXbBWuwjt/qtpIFk4UehWCZvm8i0LaI05nXTKInxgzInibF9",
+	"KNj0VDXPt06LfchUZQgDmkamC+CdT1dbVWlbXIqd/edEpUkipIbQqTXlYc5rGkU+2hz2Zqr9jVBNBLfP",
+	"8AJPY7wPLDvnr7CPzstX+L3tE1Tnlfvvu18xN3rn9eWWt8XCzpuXuMPTeXO95W39jXb+/eOWt3UjOv9x",
+	"ibetOx/fmv/qzgvzWaady094R7xz/ZP5r+xcm+9vWefn91ve1u+jzoX77/UvdsvEkKmwcbKBzeljzBD7",
+	"Au+XN/fwremD2Evsu+Sc2Lvkz5T7Kjv2IDjgbjh+GEqgGpQmPh5pZ3xoc9n2eATKlKc2RfjfUxplD8fm",
+	"7dIgECnXtuPKY5yPcCtnteSoZiTvLXNXbwEyTmgUlc6QGExXb0kusCvKGdHy3s4xYy/lAazyHHmRJXj1",
+	"+uXlqth7LS9N6QiLdagsP9AkiZjdAq0hUr7kAsXUWKdXaREV76PQsshoCWyNPjT9iHgjK8Ptq7pMtMHl",
+	"BpezuGzISZgBf0sMxNKomp93Cye9JldpfvHb6C3M0GWNRGktRVAlPYJD0V5voaafgNOom8VonjSzBMH7",
+	"x3hkmf2OhGNaZfvz2ijRirQ/XGf5OWf1tNEF+HK5bcCVJDSQQinU39imqn6YOsoXuQYhdJ67cNEgbAmy",
+	"jSe/ExqA2qnqd4YX3SDyDrx8vov50i3HWrA6tf5tRmtu3q3GpOdzNiqfdvunzNqd0wzp7lczLeVZYxeN",
+	"asPP2M42wpuM8Z0u+0Y61sheh6vaNUIBUR0+N2xZ9YsVIpW/oFhZ8Mu7Xyt/saKn6hcrjCp/QfFU+Ug3",
+	"CqyqX6wIq/rFCrXKX1DMVf1iBV/VL1YUVv6CwrHqFysuq36xAnTBL9e/LLd6W6cB7oeSu0yxKqAyf6gp",
+	"ZAmJXdyDn+UPl2R4Wn7hIsPX8pIZ3uqUtPhbWjLH49KSOT6Xl8zwurRkjt+lJXM8L38OMcP38pIZ3pe/",
+	"MZjhf2nJXB4sL5nJh6Ulc3mxtGQuP+qUtPJktacO2y9f3tGksfhXTJNCUgQ0ikSq1eqHom29CksPU7tL",
+	"GDLBlbvFNRDSdKvy61xZdXdW1og0fOthp/5jsLaFOtc9AiFkyDjVVYbpaxZYCncUaG3M4yGIoaTJiAWk",
+	"VLPW7a9WnCsp39aoOYoH3iGKaWL+WnzBDm+EJlSPKs8Lc7NCmt3Cy1oHfYrHVZ2l6K5zJhJCs0L43cBw",
+	"/UMTPLikvy9ocDPEazZvsndT6kQQk4iqUe1w4wS7flhXmgaaBTSqRzeCiZCIe8kiP96NV2kL15BpUM1T",
+	"OF30cPrduzTSLIlYVaT5FyGjkPzr//zf/E5xnJc+I1zI2M30jvxAxlh4Qv77v0ipUfJv5O4qoBGV1+I8",
+	"DGsGactV5of1YTBQoAlmO3bvV2TjCmh2HK1GL5NHmfskn/udmftkau6T1ec+WcPc60S7K6VENQamRf19",
+	"t9iqL7U5CC+G50IRMX2qyMnFaa6eXucZ3pohd0m/LrAOmtwgqzYQnuC2SjtMDBeR/oasjNX2AL92c+IB",
+	"SRG+ckPgATPeKOaNYt4o5sdRzA3tFDut35LNhHc0aW6eLZrkmnbAi8Vt486Ro8MaiNBaCthneZqzuW37",
+	"ZDukLJp4ZAxwE03w1jjJHhp6pnbyfeHibSB32UeY2WpwL7jM2NmmJAr/ly4XzoyBdfWBPD/p7udZsZWm",
+	"cVJpZD3a0dCS2a5EDBkB1EMjC3CXMPk4c5x+ba4e59rRf8hq1nEYEimGEpS6Fhdu8Ra8UUSH0wNZOd8N",
+	"PqJ134JggcdeEV2ZfKs608C5BOVoaLNuvTQw8M9sFAo0GUoxrucdLbZkkx8lrUx45A73wV0CkgEPgAxN",
+	"Sfuw6BLRUWkaWYK7ukXPlWvuzcJzjpcdC0wx5rIze46YX9XNuDkp9WXS5wFe0LwQ+RMJhwfQK4P4o4Dy",
+	"awdaU+ZwgeR22ULNzrdlk12XGzC12C02hNfiDhSc0GJKFGK9GUWLJ2ezPogYEJo7C5kzcEujFKb9AFXp",
+	"COTtfHLyeD6ujjo7n1OlfYzd1ZDY071l9apI2TQNz3mJhAX90OxTXm6HUnLDXM5ZQsmQ3QJ3ybpWf7lK",
+	"FhNaZHUzrrRMcWNg1vYuFNAj77QuUqrZcJepu3ylvqUnIktr9Xih88ekdEOqdmoxWyJV8zE1PefWTXhN",
+	"JsbsordRtU7RZG0EaSs1ikt7zeVxwi5IQGW4u/UVvo/MlE2V/GbwXugPY74wWTaVQziXepVbpfWL4xv1",
+	"1abVJQxAKqIFoeTaFCPb/t7t/p591n7vD6MePvs7xQksm0PLLEh+FeLLwl9jFtaeeR3Xu4LkZQrMbvLl",
+	"pCxGUlqOZcqwdG+1wYMvZRSQb/ul6g1g/kSAaciUmgZl65Rl47Nu35TXZELOLXy7raZ1GJHTXNFeelxn",
+	"0f4mFShG5XebSytktwXxHe1sK3HuzHqmA8g2d3lKJNAI05MYva1A3kJIqCK9rd7WzmPbmUiB7Jrtwl1X",
+	"Y0OokRhz9yIWzQi4YJIDIUk/ovzGUliRbUoGMLYzc1+N6C2gTvQeOscvyExSTHuBuqujtJBF12DmWS79",
+	"qvLxPIj9VuqhLYvfqPLOOax9orn5ebdw0ms1W8qL33I9vT7DJeeMVlLEHu29EHwAElxOr2Y0g+2JBHlX",
+	"u0+fHJHVjwgwdZUmVYfVr2UKaD5QokXS0WaSQynSBBPK2I1Drinjigg9mqKAOiPIZYWP7SwsETOdbTPO",
+	"q6AbqHhm5gqztxAWAtdswMBlKg8FGGNNk2BE+RCyxDQJ1cHI9J8qIEzjfhnQkIgBKZEZp/U3YYZOeUiU",
+	"FpIOqzcuv0C5mem4pSjIvFSlzTJuo1bNPO9+XbbNhs2/ITZvyo6pQlRb1dS6aNBaAqzLrlvAFF+FLbMW",
+	"G6+KY1pMnbdiKBrXkxpoTCIxFLvkjRHwMR2CEcGKxFTeoG6IhFSnpB/R4IbcACQk5VZ0hx7pRykQkeqI",
+	"cfB6XEJIEsliKiceGUoAThQEgodUTnbJtenLtkcCEQMeet++/GF31/vR/OuF+df5D7u7O749fWQ0dQ87",
+	"44DBq792PbL/25lRWLcgNdGCPO/0mSaXP75AhRDj+9lu6Am7g0hlB5m0iAAzvZI+5WGPb1OuWYdGjCoI",
+	"CYRDUCRiQPqgx2bgrhFUM6nEy3RGf9rx7zw4YfgT7xAHgle3l18vNkVKSvtLdo9q7QdlI1r8QMkSjKzD",
+	"nHxMmJAGUEIaAQn5Qox867vH3yaYmjXYMsS2T9c2P+8WTnq9xmlp8VtueK3RIM04o50UEf3mPDjRhys7",
+	"hDZN9yofyAqJTH8ZUU0okYAZJuymo/JQM47NTzZztZBAFJ0o1Hr51YKKC4BQTYeYcjYApd+4tNhFgzZX",
+	"6nT3hIvxGaF9BVznCYGoq7Vt91X7gCkyFJIR94V3pui61T1+9fzw1YvjV4cHJ8ffvfi+KtRirRf1AkaM",
+	"VxxiurI/E8WMYZEP/FlGA3ILEm8i9CGgMZAwBTIesciUZWp6UiGhHINWZ6Rrg1RBKiXwcmCqSBJiqpgx",
+	"LifmbD/qAVTQdAgV0z8nHMYgF/Y3oopEgmKmEsMuLIqIGjNjo2lBqLYUC0YQppG7L0Gn5rvAQsgmX8Xo",
+	"l6Ap4xD+bCn/gFzt2ZrZq8nyFiSR2Kiqz9K/jADjj0gO9+BMwQt4NxrXvDro2DeG6mg6I7uECKiCTvdw",
+	"d79btUiB4Bq4/snlJpph1J/OOwfHJ0Tc4qDywTxTRHGaqJHQZMAiUKf4Lo6x5onfS7vdwyCheoR/AbFf",
+	"qBHFpgYuXWAE9udej/s9noDE7zyibML7/gRTOllY+tiJn1XO0PLu/P2b16+urnf/pvDhfMPEisbQ41ge",
+	"r+rYCgZFI6pGBK9HTdwCnZGQDTD24abhDlyYuRTM2eNDez+oKCw4WH+3ILSd3un3g4OgG5z0w+NgP+xC",
+	"d3AA+8HzwVH/O3oYHsD+oEu/7z8PvgtP4HhwRA/7B1ju+8Fz+l3/JDg2rEK1MZa3Trf+t2v0r93O97Qz",
+	"+O2Pk6PP/6NqEYvBTq9+BUpLrZtmzzuvf/tj/6S62fz5nnNdyat8ikHHVJUe/GEcHzzKztTIZ5m43/50",
+	"fbGTnWKZl7bPFOmnLMIXg6B8jDPlN1yMZ/IUUQ0dzWKodRtqKDrzX4rYmCaJnjhof/a2bgsZMC8kMdmY",
+	"K+GhK7p3u7/nvvBRdtlNgdIqGOztdru7J4ffH5wcLpVTpdUsBpPDe3pZpgHsZZKlhoj7QoNu5oogjEEZ",
+	"EEmlyXZ/QlicCKkJPlNSP7XerBRuqRF4BVQ1l/SFE0iYEiGQbUzR1aGBJglIJsIdzPzCjZlAtqVIh6No",
+	"QhS764wBboik/AaMvuShGO+0YIsaeHjN4iVZVxYCugaAjYyiRiJXHxb/9OnNy0xn2HIZac8we4hASirP",
+	"ShmRE75eRhF8b6vx+S1I0vKOTkjfnQOsc+6xOlfvw/O12NwsFgg2Nct5oH18/3Pul1eWqn7pNmtG6JLC",
+	"6MNAuDHj+FCfDFgUWXOnEKdVPTccRprJJ1GsfMHjU5y4LL5kR99gnPaxZMhXdVRgI24eUdysRPmNjGhQ",
+	"RjQUbSpkUKusqkZn266prinUPLXQ7TWn1xFgLriglXQYieSlm04DT84vS6vOX8C1pEbOzpPhpRRJgqfX",
+	"wtS+NjgC0k8nJBlRBdXhqIBqGAr77mFFd/bHZZdhnIwlEe1DVNdkDYSqaPSjZAEQxgnjHfTiAwkh03Vf",
+	"5h1KFn4UimXZtGkUfRhsnf71/jX5sVzr82+zhtqlGGOM0z7SbwaXEdZ0N3uL1SadMQYXFzorbAreY0AU",
+	"7MVWyCDOYfzmAcUPHnIrFlerxC4zzDFD+RlOzaZVGnJ5OEuVrIPct5O25olxvJLZuMHpBqc1cXrD+MVI",
+	"ipg2drIJz+gY50TpSQTklkpGubaZ1dQN421JgGK3OfpUAQmQIvbYFcZ6bhh3l0RxS1ARmiTAQ0Lz6aAe",
+	"dQ8AUMJhHDFeO543SKPoEnhoz9jXesbCkBzCn1kIom6dMdVB3XcyvsBfmz4PVJpaPoTZ8ddn0iZP4C3l",
+	"02/8kNmGCeszYVPO9BSjt8V7ygfV+KzbN+V1hRJmF76VbvQUVdZHkjbT4y3cQoObDWkylDQEgjfrck3k",
+	"kZRHIrD7CXpkNE5W0J5RCiatyiq3ILUGRpuzdBqRIaQi45FQ0zlF3JPatV5iNW280RBX7KNnwW+d2XhY",
+	"eJf8TKMUFGE8iNIQiP/q1d9TZl25fH1Nk6enP7/+1feIf3p6zlmMScztx9eMMzUCaT9diZSHrwYDCLSy",
+	"31xLypX1r/I6/8Gi6EKkXGfVrkXyWtKh/fCGqwQCfc5DU84/M+akTTqsSEwnaHxSWXNzY3Ud/QVqt1iB",
+	"ufRaKytbJH2jW3kPR9c3bgpugPQtAqlB8y3HattUc9Nzbt2E12iwlhe91fbZuszVnCNaSY3EDKap4Iky",
+	"rRevGFtrbnflEHsREK888WA6uXCFTk8vBDeKNqURnn3ILMXm3/N9jCN8gzSKVhiBKY76zx50WOVxYFyK",
+	"+nxsaLyQkR8/gaxlnMfIIFtHrZZi7IszweZLU0326SdOHXkXIq7JiGU16J7g4fCvA7YrR0Pbjc8FmncD",
+	"0QdAtCkzMZMAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypcc1BSlahwDWAnapdbv36FZ4sVOCb01rug3Huf5",
+	"+ha/SeHVuiBGPqjGZ92+Ka8rjrHMnGofVdZHknbTY40M0nreWBdbtJYKqIiurU+y2DxY9P38bZ3ZDmam",
+	"hic9jZmlEhoA+df/+b9k2+1s3sAEP09bCeXXACqH3ZSILxGmJWuFnmdjMRH0Gc/ydLMqBs0CRSS4VIyE",
+	"abxcnvuW/tdptmsh4TVQnUoIVzmp+mhnqipGsMySw5VvMiD2gMX/1i38r5lPGpKJORu2SSA2OddWTXRN",
+	"dlt5kdtoseS0WAsh2kqFaYluqMAn7lJJNT1svHnZVY8SaaaLzpNhXkL/MRf2mH/y57d53WPvTesRkNRN",
+	"ilDMwWPvBGDGnkBwLWmgy29FTdXABGpMn2IupX+/+vDenlZxN9vd2ZpwF0kno4oMYH0lolQD+XT5FuNY",
+	"3GWQFZLcshAEcYm0YggZJSOh9BmehOlDvhFTXPYeaZ2o0709LLx7SyMhKdcdmrDdQMR79jaO2js5hJPg",
+	"oH/SOaLPofP85PugcxgeBR04fH54fHxwcHL8/GjPKQUWCL6boFmTh5tSyersKTwsg5jhZpf8rZxhaJf4",
+	"kgl9ETHg2rXs75W+e5GyKPQJlUBsVlpFxKDH/ezOvJytOvODqz8QkgT4hcozGJiCATn/+Ga3x5HxFaHZ",
+	"kceQhXi3ybVGtkUUEgmBkGH21pggPvAh45D1TfI+ehxTPO3gsGfPXFYlkn5QZjPs4yXVFcbsizzDFCkn",
+	"rTol/n/+53/+Z+fdu87Ll77Lk5EnV8iTKUxz30H3YL+zv985OLjudk/x//9r4XB+XpRa6n0ag2SBy31l",
+	"IW3GRjOqTPW5X5lvb4rclUbddJ6wmSQSxbMUjgOQEbMqZHv/hKRJAjKgCsgI7mgIAYtpREI2ZFotT5P4",
+	"kNRjZTatnFI1o9/DKh01YknC+LCz/31nUUYub2sGYhUyzMDNkKpqqLv3N7mQDRY16ipUNntbNeUvyjmW",
+	"ZxorJR8rc+8sqy1chQXrWEWKeYqXEVyllF3NhizSUgqyNlggbjivboHrB6gW3zTs2y2jcsK6PavQfQKm",
+	"4dOpfH5cjDOVRHno5RvtPe7SW9pcdwrzIpKBFPFMvkrM1cI02c6y5JmCexHVoLS/42Fp89Uz1eMqjWMq",
+	"J2cEImWGywYD3zi0vtG3fpVOMEWWUmJWW0834fbwl0Td7uOSl2wwwHO9FcE3fHZa00gMlXtkKMt+z2ls",
+	"fXM9AiZtnktrfiGZfM8elhmJsRG/E4JWIhmDUfLGVvOIhFjcuvyortmzojeszUX+oJAEEsFAE5Hqyvie",
+	"WbuFIuldpgCK5EbTS1wplNx61qHflSs6C4ryqIoGvfKqzSGllNaowzEQMYUc012D+TIfXxIXAhjZvUoy",
+	"/ILmbWOxKneXPT+9ZUSV8ogaicS+motvHdxUp7l94HmsVzyNsxs4Kg1GGAwrHdQvDmn9BPR24ldyYAgD",
+	"mkb66obxT4vecm9FjPSGRdEVLsIK41DlXDG1Mhzk2WXmvcL8soRzlZy4otyY+H0gfZEOR7pW8gLkhNpO",
+	"v+Vds0RVnv/iJ/htNcOJ9ef/S6nSPSSwXmcEWRaHGrNe8bjYLGPORiJn+GH6kFh56iUuyAi/WEA0Gc9e",
+	"QUa06NTn1yNlVgqlr1mcYOyyjRJlQVB1I1QeV6g05H4VQqslDpgdUKOzbddU17QBMrXQbYz9F9RYDyna",
+	"TQe01Rq2IzCNUW5M2CRHimwzHsId6WbvYuClXnszlvIAdtDIcNfzt+0J2X18L875w1mCpJUTo7sBPFJG",
+	"CJeu/5qBXHD7gUqmJ3jZu5QM18n3wtP6Oq6PrXpr5L7biV9+Y2SVZ5G9rTGNooQmNfMM1UoRXLooMssH",
+	"swq76H1aV2fceO99kWkr6CuH6/pdhgcDfoEa+3owv3r6BfVod7E3+H4Yvhu1SUueVLuMkMZn3b4pr9Ui",
+	"v8eFbh9V1keSltMjj140kD48VCsGR86zGgsiI7ihSFncCcWYdxQbjjS+epdylSYJPgNXK0JEmXyRSqVX",
+	"Hd5UtXuiN7FQOgtk1RtQpF8zCdeVr2LYqWePT0b4LrIGMmCy3p1lGumrkdDDdNVY1flMxXtmzAXvKFu2",
+	"3oxDGtMhXFI+hPoGwcuiUhWsDP8n1ywG91xmzbt/A3uGd/5QXQUtDdHfiRDuyR+lNOUhlSGhqRYx1Syo",
+	"v1Sm4GXlAaRLkfJQkQSke+m8ZnJrfGDtRRpFoM+DIJU0qAhsXyUSaHhGIjEGaQAVCwmEYnkNNXuK6ZD+",
+	"zjhcsd+hJuUlRIKGq6+YTPlVAhC+SyPNkohZi2zWAowoHkXQwroSsbiFGLgmylStOSnH0x/BENDu28/1",
+	"tF+JgBqNG4vuI3DQkurKnfTqDYdfpqu9tFaifbXmHYQsjf3lT5vmnDazcJXErYBW1eJVc1slEecnX+Cw",
+	"hLJpyegVKmVeqs1K9RkR81tVvFxBkBo/6ipAt8AswCcF8nwIVev8XuDbvxBI0KfuuWDjVPjEEBaUJnGq",
+	"dPZW/cQ6t3g8yeXbQx7pR5Tf9LhvOupgT75n6tAomhD/PEmMa5AdJiLb//bp8u2Ov0t+cfJfcHsAknLl",
+	"sHrU7drTLswMcgTUZgN2hxmKbgqWoAn7D5hsfTYkYHyAWd+M90EDnLWrKWEQ2qB+KqPSodkh06O0jwdl",
+	"XZHsv/Mu/yXQsCN4NCldVcH9PTxXpIHGxPTKAhoRNRJCgyT/+sf/yzeBjMtvj7xkO4TGs+1xpGcWOCji",
+	"Ah7pp2HIQHkkpomLCwQ0ikSKlfExF+URo1pAMyseGEjl9XhinxLH4Xn2dJNtGmWhGRRV9uQy42T/uQsV",
+	"KI8kUTr7piflYY8XB5j+9Y9/+kQJYqwWdx46oMEIFBmADkYECTQuHfghfdBjAD51slft9niP/+UvF4Kb",
+	"wZlv/vIX/Iq8Ql7Ewak0CEAp0hfhBI9D/dFzxmBv69SYkh7poVFoPv7rH//87J85VgYphczq9TiZqWrf",
+	"5DUWqX2F17SDVfDHLftzDErRYfZO79ZnP1tB4n6xT23jXLUhCBJWcOzOQMkj/p5IgNOE7U5oHE198Tdl",
+	"syPujYBGevQ7/m001+R325G/F4OWLFD+rqWJaddemsIjUy6ylNAhqGdkuw+RGO94LjcrTkbh2aefrt+9",
+	"taV2DXnPbW0HYi0pi1AiR1SNXOW8gMEos+ElIkWqs8BDdqbc9+xcQxGYD8Tfs2uu9vwdG5QyuIaQ+Ifd",
+	"ffIOz2x9BBlTYwlFE9+Own8rApss0p6vI9MDwFCYGZ1H/p6atb2BRE8P5H/mIbIQOi9f+Tu7xMg311oo",
+	"gjTOEZBI0Qd1WhB+z7eC52i34L4KSRhQKSdlsUcqpR4SZIHgO8vntEjw/YX42VR8oiCCQCss7I6e7T8n",
+	"uXOQgda+EZ1QSWPQ+NIw8DR29+vMcCLQRhQFeDw+17whdEJwR+eDABJdXHSImDKfDDx2PHywjkaRTwTP",
+	"ztiZVpEflH2qDmlmh0OomV0AZ5iRtXBl7BUJN9M5IJkeEaa42HmdAJ8HJOc2yol3N0whGyfNj1y6Zcop",
+	"UuREQulsz2l6lh5jpsDWBN75dLWLy3Vhg1Wdtznp8dKwpYVtEmO4TgoxfjrTr1mhvFNTzDQ7EnhngE/M",
+	"4hn1aSZRHoaPQ/Dt+mWN66wZ/NF+3Z8YD8nIs4mGnWk2+QGXZtstjFuVndPymhRxYnv7Zdsv7VWcEmO9",
+	"Z3BFETMTRnZ85wiBS0K2/alwqL/jZbxT3JtwD+cTps+ylZWgDFzt8/UxnZqv/69//PPczCV70mHbx2tG",
+	"vlFRGPQ+6HbzFiwVPtlHsZ1cyCFg5R4bcmFkzzZmrs6udyjgIYE7LWmOBeSBrOEPqO3VD7b2/x/P39rO",
+	"Xkw6+MSlY3wHXcPNZmkoiWlkzGQICRbb5kKT550j/N/+ARnBnbsq4CFTGDjumK4NFo66R66VMURRp9yO",
+	"Lq7GZAdPQwH2bZ0RvYWS1LLLSzPqIqhwXaOxUVSJBAVcn9lyxTlZi0wr3/IDx4S8NOCZe3ySul7gzgqJ",
+	"IejsmDLZzlxC1wO+tYo4tKH8jA3w12eKlMwrizicy7Xb0eCGhbOm7Yu++dRQ8frWG/BPCV3A6DGVN4Ai",
+	"o5Ll8VRO6ZVgIyloPhshSUSDG6Tg9EUwvK9jWnXejN/b6m35Xi7V3OvfEsx/sjeHo6i0UjkQCkFTto7s",
+	"uXJD/8B8i/KKceL/2jGL0smuFJkhbNPijsqblztnRlPnjSMFY3ZnuhiLsu2VDeTT5VtHLHe/zE7+NMeL",
+	"sfC0kyb2kpqpQhURiY2wWWwIY6gi7BIJxiKVoJQBn9/HlM/D31ni77gD20IBN5LFP0fF03nFAxGalSR/",
+	"79i8zygxwJHK8S2aCHaNDOEFH5JX13ToEf/NoPNecOi8ozoY+WTIjNg57B55xP/p1flLn4yFvFHOMnOt",
+	"GhDj0D8yzo16crTJJOeUQHX22O3+XiQCCQptYASWEhlvpDy06rZsPau9P4oDzZ+t7Ywa08izbLGnKvgW",
+	"tl6xDWiEvsoEhZmx5Rc7MNf5eMRQSVGdtzo2hEK54RH/wljoHaPnpIhOnZBG4y2mdx2jRg73jw9Pusai",
+	"ZnGcaoNio5nokPgJUsgYVZZnnORDr2eaTMjNFuVUI6MYrs3Va2bm2TecbJp2nclTx38SUsM3KAwVicwq",
+	"m4kg2uy9C01vADfDFIB9xCmbs+eOXwoJzxRJBF7G1CBvaUS2/U7HfON7ZJ8o0kf8Orm0c0p8R5KcHtYF",
+	"cG0YuzgCF6sy8luTCKjSZN+5D1YY0Ag6uBIdCbc0YiHVWUMoZWjsnAnfMx4UtY6TaX8gBdeZwqQ5aRyl",
+	"KUpOjMMaGE9NTLmrEzhzSyB7N0LwXXItyA1AYqwIA09DTZBo0WlBjK9hyXoLkkbZOogBmjM5GyFnWTKb",
+	"71npwqCHbUy7ixmjDkQUibE1CSzCPl2+VZkp5Beo8BGFFx8ur05zxDv5ZbCOMkKpjHc756bZzgfJhsYM",
+	"+4t1leAuEca49Q08nFMyIysthOcsPTRT/Q8fr998eH/lG+E1iNhwZF+r5hPriRgdZ9o86B4R43+PUej/",
+	"+OraI0a+eCSrj1P5xWERSOmiEM+lr+VceQtoIYxMU1ZfQGgWVRQ8TCZg7EVpmYtFEYkENXLS8B8+sLzj",
+	"lcWZRR0HCK3PYLlHkePuYfYKn3WLgd9CJBLI7TLrE3l2JTOvM1dnKoEgZ8UoIhkv24Wzl2ySVI1Opzjh",
+	"f44p0z+cdFXm5c1IaabIyOidlGsWEcpzdyXXgZn8ItsoBgzbMz7c8QppPHuNyxh3du5XSPrOFV63JQSv",
+	"v2C8GZtEMWT8imyFrKmuLcYoPlfuLqGKAekLI4nFEND33t7vet1u17Tan2QSxCN+p2NEh5k0SOXvnJHE",
+	"CAiGBsYENaNZB0uKS9By0jk3wLXCkMlstRA/0uhh0UHx4PwDpNUU0tC6MsWQWTIq/9oxgIk6L9LBAIx1",
+	"ckq4sJYCrhtSagflj2necFMixZ0RDwlVqFqMV4Uv4xtjwvw4KUQUusJG7Vk3Xam5dUXghBYnaIzQkGgW",
+	"A+739MUtkP2DLsliEZmLXYKLOyaNFanCLcS9/d07a2keGQ2F7paZbWyfQ6ec7J+Q/2Av8PI3ITZsqMjR",
+	"4X6pMLXOlDB9nBxh8aP9Q0sW465YvcKFk5Y7+B6OAvQ2cbWdAcwd3LwMVAYLM8hy0a2PdOhc5AREEsFf",
+	"/mJAPxU4QLwaUeobw3VvpOPojAQjKhXoH1I96Dz3jXras2zQ4xk6MovUYTQzH4gETRmHcMdzcRmsyErp",
+	"dYzUNraK9e4uIRRBj6OJOReccp3knnafcSonO6VATxaqyuI+f5iyn/f+0OKz3+PblXHAsinqmTEYswGp",
+	"6ZzlKY9TYXd9KcYKjGjP/t77w9ken7MxzH6fHYyxS5xdD/RcDNbeKsTgJlpj5vMz5TyXe0aDeLWAzuko",
+	"eAAoXdy0etx2iRM35tFsAZJQhHwWsvBKppSwY8OQXV6xWPjpSn1h7M78yvwNJNpZ2UZ2hCRiN+B0hA0d",
+	"GgycZoZzX/p71jT3jL2ciSIbPMz8GaEAcWVbQYUoUq1YCC5MhmrHvfZaihNykYAVUjQPwZlPqGw8Q8Ae",
+	"L2KTZNs3aHlluvZ3SofgDLhs4NbDUKv1Cq3n4KMjaPw/A3nGh7ZIj49xn8L4CHYWEeM3ivRpcGPUL6IJ",
+	"jRTD2LS0Tvhjxto7u6bkM0XcYYUeD0Qcm3qF10bD0Hg65XiQ9dm0OLWWzk9CaZ9s291+kkSUcczogY2g",
+	"dndteO7yLy6uKXH6vPu86xv2x90K34aY/F87r4UcUxlC2PkohRaWCkQJu3MSsQC4gtLmx7s313MbHwbp",
+	"1u3dFXK45yqpPVP2s7elmY5K+yYY2UYPdXrro3RH83Rrf7e72zWVnRTZOt063O3uHtprpCPckdoz/xqC",
+	"rj4uMi3c3J1rptGXKVmdlQKvvNBa2LCDCCzcixX2XNgRTZwpC2d3CwduN/DehFunWz+C/knE8NEmw8qs",
+	"UpzGQbe7aHs/L7eHFT97W4fdo+WF3wv9ToRswAAPnxzX7QABY2scrlSjtGO4dfrX30p3lrfeUo5mZmJn",
+	"rulQbZ3+dQtxuvWbqelk7cLFfDXlQzsh6rRJ7llkZ2YLSwtlsueOuDJ+g090W4vYdF65RC9wJH++Rbqe",
+	"0mmFjXHvghXKccnSoQZy65YtY2buTC2jlXIsEJxsOzshi5fJZ8pmMOrxmKF5lOHZ2tsuLgZO8GUB+2fK",
+	"uIpWiyF7GLHj+i52R3rcxZG2ExbcGPbh+XbYTjUL5Vp1txRvzSaHxpUxA2eDq4t57sJWdaxXRJ8XHkUq",
+	"iuxNtYDJq5ZUML1kXiueXVovqx+tzOpHdXqZAccTwukDzxn9mcoE0cqocibnEnDZgKtDF3JlliJk3nbN",
+	"N1HmIeAiqac9zt02FO7cuDMEGPxXIzHmpnVXwsUW80BuqQR+p3IQQ4/b7GP3QnfHm9a4zojGzfsMvwVV",
+	"EXs9Xgk+Moc9l4AK6VOhPqbKej1unU4lyHbK0ep1jT5Dp3HH9egbss6arLjPQo1fG90L+Dca4vWgHc/M",
+	"b6RCK6QCMiAaK1Cgt4ZscG7EvQZvyUO00sCmB5pyE0+r8gqVdgUFt6mtEbOl7yrzDuFpISqt9xLvWE1Y",
+	"vCFkIzDWpDboML6xjFjhuC7Ah40CqgeBY8PDzfLwL+UYjFMi0xvK9Zm5HN9ZyNgfMYiHsu401woqy7PJ",
+	"wyx9Ux77yb19JtGSLO2kmprG1LOjz6MCbge7nFeKbDtoGCzYPRHMPYCHLqyL4cI9Lj+o2tkl79GRx9MC",
+	"C7TrffalVd04LePHZwPJNeKU0Um2F0eobFDJxjpyx3YKvuW42lkBWt987WPvvhZ+ptKmfeL7tGKm1nNd",
+	"WNpM7nGrE0/tzbMEpEIiUHciDGeFH3NdjKcC7pcRL2wU8EGi4nUpJ1YN7XgtVii8EUNrFEPlUHDGrKWY",
+	"8FJxFIpgsWLFkLbBLUcIVAexjb3nDi5KU37X3nSIBIfdvyn/jHBBLl6+33FBXtXjM9HxXfIed9r+nd7S",
+	"K+z9bPa4Z3ZEE3Gdh0CpPQm2ACUvRaD+jMEMptADqNilWMAC7vTmQi446HbzYxG4w4knibM9URerVZnZ",
+	"Ty4Bd1SnCju7iCkyoCxSZz2u6Q3mdMQznAM8d0RD0qcR5QFItwWXn+JlXGmg4YKV/gkn8LB1lqIPtRft",
+	"DcdbVlGNwB+7BW5mjjH6EuHzwWfUt1NcQnyMeJe2cw2xrAng4Tah2+ZWI+o2oyQkEQuo8VB1Bp58S8Vu",
+	"X2IFOlHF6SBTI3OTuRif4T7rdm4qSDwnv1PiBVenx3HFlVfacQxGxfY7npPIjmTY7eliD39E+YwN3uPb",
+	"dtB2q15pOsTY0wiysxPYYMzwXBROZsx0MNrZJeczbITb2D2uJR0MWGBP1LsDG2UaKZGf0rInveyBmGyM",
+	"Q4EbHgu47xI3TECp9TNgTcnxXuAgJ/dybD6N5Sx7u79Hh6aPEtdOkwVvGNsiq1omheWw3NJ4oz5GdII5",
+	"1kZU0kCDfKDBgYM1o27U6nhBw0srLhtf8dxe+zwtlpQmdu3KroIUkT2ZR/ssYnhRt1h+t9QzSz8fn5sD",
+	"Rna9aLX1rxuw+UILEwf3RkO8xgU/qtnNa5Hy8Ik45EewdypodjdsARe4G1X3SoAXrszDRcCDltZ0O/mT",
+	"YNktA9l2OXSCEZWx2iktXP4s1Nza7RV5V+5dQvs44hMtY/YK5J9kLSdZKiMxcHYZfrvKei7bObkEnUpu",
+	"TcIXRZfGXINoYG9b2H1iPDmLRXaqN4zzFWqrlC9GuBH1C0V9ie/q8dly1f/CMW17mWLDD/fzwzJO4GG0",
+	"VPvbMmtXG6bbP4nKsF58P6f08iWrBV5Tsr3oNaPbwPce+Lrlu4cZApAQC77MgL8oiq0Zxa7nP4sZX6wH",
+	"2b5hUUT6lHOQxSXz88A66BdRqoNR2b6PmQqqFrYG0DMitxXq2fg2YF8I9qBYwgUMUeQ0wZQm9+O9KHzN",
+	"QF6BXj/w54bwZxEBM8lniLLUz5bVZalZvLJ1AD9H3NZCf26kGyGwWAhUsM79nIN3N+vIgzz37BMIgrzv",
+	"P40EwBnb1FP2qpWkEsPxhGKKq2eKzKQDthdolsT7yutdS0rkXbRXPORD3MiFe+RCwVDLOUTSQC8XB7bU",
+	"E8gC0/GfSBAgncl2n2odAd4PBuXZXRl7UR/vYeclyxIgkWIoQWHr8ytcUwCYsm1GvxnfBvr3Qt8t4f1s",
+	"gfkxgqWBgKLYuqFve/7TBALKhF7g0eVF6kDZka+1UHbj20B5MZSLJaxmiNKthIWbflOXE2aSoLmsKvj6",
+	"8ra7I2yPhsvSBYostYrnUpFhatRbJlI1lSgpkSkv5zjDVs0PMQ1h54wcZ+fZ8kNooS3DVI+nXAINMe+Z",
+	"kCQQUqbJouOdb3HC+BDvQxjPVNww3RzTVZ8txpOcM4udXSwozu2VGDQ7gDzDpHXuPLxieD5QyBCkSze2",
+	"7Q7n/3/sXUtv48h2/isH2rSES8l2vzKR0Qv3jDMzQbu70fZkAoQDsEyWpYLJKl5WybLvRQN3mWyzyR9I",
+	"7v6uZj/Z3x8xvySoc6r40MslA+P2RNo02mK9eF48ZJ36PsnnvKKKQazRp46XXMNECTnBIr3BiBBrPCQB",
+	"mqkVwcx4S0Pzs56FNfa6DSRZN0SiUbTOEQITts4IxFJV0D4j0Cn1bx0p4HQnDZ7DQnn2urplMunHquf/",
+	"ae89v7H3rKrM3+grhDK9MSE7vfnNiytP0LGDWpoHmtG3rOB4JzuS3Qk5ROgP7rW3+oFOlwOyO5TdU03t",
+	"auXuA8Xa3K5jEOvt4damXhuPvy6kdB5gQrJST5WBnN2pmYF+4h89HjMdsZEPCFnxSuQOVdFdjmVCVwgl",
+	"ia6taQymYlLnVCceIfZOxfXBcn9q3oFV5gR6jKX/kz+JctiCPTWsAlalU3HDR5B4EB1KRhOPYOnO0OPh",
+	"ewPCAS41aBkpk6A5z3yNG8HAmhGcSD840puwjHCiHF4OJcBMXxOMZkSHHnXN3ICoRDUQIpcTM02O28d/",
+	"rzkvaXn2IVAPBDnTBvpaAZN3sWxQW1IlPWAl6VxDqrQhzFm3UP0MCl6o6i7CtALzGIaHH06lqTx2bMUn",
+	"s5xVKBYNmkARLwl0KvKQbxmP5eHrly/tSKDmkld1VveDFLfAS0W7zwV6JGGOIgQdHpmoD2TRJISNHMsJ",
+	"bkP4a4i56oRCULMELWnlnfFKdA6UOetsPnPbd5NpLOsD2AvYriDMYLQOkxVq3L+xtQqC0dSdw93eGyDg",
+	"9ci9q9C99umYCGG6aIQUj6U/heOgmnlxyfFEq0bMK0RkGazK+U5R1e5x+5BISwPsQ+znRVSfBU0yh+ZJ",
+	"jrQ5BUORdjCH18bfE2ec1CehQ5dM3m2EJR6thxLeBCQ89me9spazkE2SSVL2CX1mV5HyLJYVHzoYbXf0",
+	"nLBEWg5G4dJ5NLnnoP3a04KYdW8zsTx6DVN+yzKeioLlDo/9uOtIrQNr7bPU633Aa3LbjOasXuADc5W9",
+	"B63woJOl15ZtPOgq57cbX2H+yTZ45K/Jdk6bju7I+4bVASE/bN7+s+0CXjcepLFHetvwmt2/bKx92ait",
+	"YbMx2BcSmxtu/gBh3+7OsNUju7CfeEdcGF8PCyfo+vUQ/17W2AHy8ZU2UwjT3mmr/RfSY7OEXdMo8I70",
+	"t1FuQLBelu9T/lDUXek+iK8N4qusJ8R4wg3mqZvJ3jjuN44NFsFZtfnRYBs89rOAs10p8rTyhz6rCkUf",
+	"2xyW/AxRLDplXI6Rsau6ED9+iAIfy4c52xdsrvffUvAUGSonpMO1poCHdS9xj3xzoodnn9+6hr/lbiEd",
+	"A3+YVbQW+chR4PdgHBg26Ij+Za3IDe9vbdsICBct4T/VqNFa4j54rA0ebRO5x0Jwb25z3KAmD9IWbumd",
+	"0/p25Km+llG4BbJEFJdD/I4PWvyp89LnKDWJ835BUQd/ptHW70AQ0wlPaBPTIF9N3/HutDiLB8AmTMhV",
+	"60Uy2mPbAYnUYolEAo7NmSBV+QRBF2s+UWQXRA5J3HuVxGO2slTPG9OWjx/sRub0wMhxjjK/2L9Tro0c",
+	"bmMWAfao8JJYC8mi7rXQgpV6g1nWEMCInOt5Y2lLXLLKmskNHWyu+f5bQ+hl1BnrbWd2zkd+Qzlj5Y6E",
+	"MqtRClspy3M169YpWdF3lB+QYZyx8qlmFmes3MeFtRlFgYpbo3sifloPXV6pgpspnxFGLxGLCiwguVJV",
+	"wcwYSlHyXEgkJZvwCK4qrqeS+LuQNw153uhiLGclFZ6sqNDoC3mlHBUVsd18d3HxsWYRy2YOvhKBUdXM",
+	"8FgaXpQ5M5yebdTVkZGxqubtd2VUn05Pvjk7XfNwO3OCWG1+bpvd/hdZCZG1zP5F9Nv4+13Je+MeBeHe",
+	"ZyvgLUU5esQQ0zGU1sqKWgybYEMLoWmbeFPueeYbPXaMp3l3Jc43Ut54Qsy3Cwn01PTJBnta3j7grw/4",
+	"tQI3mgSxI4mbe94hPzTNHtmT65l3y5dBtSUeqMIAv67F+VQ9u17g3rfX+rZqKXGjaZQ5u+NVyqpss3t/",
+	"xHZfY7tH9u9m6h1xcNIJpE7YG77ttbQX4NmNIJ+qazcr3Pv2+n2jxjxCrAMpiYM+2zRfbJJMaNv7PSu4",
+	"ownHYS74rUlWf6ch1V3QZF8kQuDcuxUijBd3oBUEBwmU5dOOErjEfZi4L0wYp8lNFlLxQvDqIFXSsQjd",
+	"kwtQ+69bzR/b4RdXsCtuT/cNaUf0TYKHVzcqNiQCLAr3ycaBxYXuo8H6aLBkOSGGk6uJCooF77Dhl4kC",
+	"du4d83/DWQG5k3mYFsMd38rzibu8XeLe2e919tpMtrWSA2Q133gG3TZ/puGSaQ4f338LfTwf7d4bvk/x",
+	"wLk76iu0OyL9TEObHH0AFU9VriqexfLyjg7YOiizZxqqWU5Hj5njawPJeYaHC0VR5pwKFAxt6uA6cNV2",
+	"ElZd8yqWOLj9swSjQOfK6DFUPEOu26SshJVbEsGk4lzSj5qnSmb082U+I1rcRM1MLiRPjuEyZ+l1LIWG",
+	"a16aEZyydIojg9CgUEAsPwYmQRXCGJ7RRTobbkVEawNc2iiWsbSrp1u9UhUR5Jbiluee2rq5M9qo1aZi",
+	"YjI1xN1itTfLjShzwbNBLL8aXgo6+yl5rqGKYBLBZQRsbOc6GsEZzT/ndgy398vAqJxXTKZ2OpnBBbyB",
+	"o9djmPfTAbwBdzQ0hV//47/hIoIj/DuWAPjb/8DzV6/g13//T3sNS0n6Kf05gAPo+4vPLwYjOEdKXLw/",
+	"O7WQcPSaKCHLWcVrzdmR1UwapPNFrly64s76S2DSiCHLBdM8A55NeI3AwryIbUunLgA8p10xqZHoJr3z",
+	"wwsJZaVKVRk8Gj7/BG9g3q8GEcy/xf9O7H/f4n8vB8fNjbsyn1kB/DZFRtMjx26sIRM3IqMj+FhxMSuO",
+	"HYOiNhFcW+GiRPrzT/AHO9EfYP52EOG4QtOin2mno1Esn7uiHGvAz8BZdf8j8b2SFUdwDrXtRvABnMke",
+	"06KcQThe43LKcC6mAe0lot+AwZX1PaEk/P1v8AZO4MCqdoC7pIW4rW9J864BNWLuq5L9ccYHJNiWbeLu",
+	"5RhSdcMra8sFvIFre+Offvn573/7iHKw/ztHYdj/fXAQDADuHux913fyxkoPu/7yc6v3Lz+3Bvjl5w/W",
+	"AgvoOwu2kx4ORrF8QRIlWtNn2lkkUmcqzVv+Y6M5zxyIAkkJf+sz+OVnKAbj2kdJey4C6SkruTtofWXQ",
+	"QGmv2UaNCHTK8pZ9kF5xdAwJJ45t1Xb4+P7bCBDZIIOaiZrqyD16hKPF9iStZGunF2ziYS5i2bD4tuPk",
+	"+Xcnw+evXtc4EM6yvFnADctnXHfhH6hNLOeVDW8SQbZsQmnyO+gnR+5r0dHoMBkQQylReKLhwYvDlw7j",
+	"Qiof/IWcjGJ5AgXLrYlgeZpVNJajHYJkhecDxUjq12rbLpxAt48khyx3LdVcRm6PXyq644iYxTGUulPq",
+	"Qi4+n/DJhLB3Nb13LBk+4myYMlAobeDo8PnL//0v+y+ZDlKkw0s4e0tQzu7p2HkeutUgJIWqxERIlg/W",
+	"1Bm085ziIZTfwfmYmqiPFEJCm5/7MBPa4QOFoofWA9cy2Cd73QP7S2lek09tSvg8Qvym17pz1+aR3+ho",
+	"2l2hcyIZQ5+XQquMUwxZxHdewvN3P7QZIUJpPr6QVpdWsIMkH7oW/TaK3Y7lg4T7OyD5oIXuX+CDOD60",
+	"1+oDDOdgkfVj+T3eU4g4JDM7kk1c0i4li7ZG4jKYCJiOZbKBlSbx/O/CUDrUgINhjLO5KWXO9h2988KP",
+	"7zTzqUinkLMss69xblV4BCECVtLrhM+dMXEbxbKdCVYuvyNCLeqOKR02sElgfdftPJDfg9W6ZMEPo0rZ",
+	"k+o8vUMRq0h1rFEgrBZBfD3QKe+P4E87bO9j9T2xOsAUyord3ZNvU5PHTrftrLuSbaOEoY8fcog7+x4i",
+	"JeoRwptOcvwivOnN1LukxyXedPx1C3WGhOVask82NNcr3Ifn9eG5sZcg+wg0jCdtE3tz2GwOmw3BTHlx",
+	"TwXUBTV55FiPs+7OGfvivspGahPgsSi4p+qxuLi9x671WOOUt8EQ3Gv7+uOpKs9xn2dsX+McY0cb6DiC",
+	"5HIm8sytJAFVuV++YYYnoMVEslwDA8nnsSyZSae4zSah4iwjzOcWM1Mygg8VzBkikVcgzJg2EBP7U1Lv",
+	"YRH6cizdTj/t38GdmsFU5XggNfn+avheST48s1MmkdtGpqOuQsOU5xnMpyLntEsudCy1EXi79YBI86Rm",
+	"eQaXHF4cvhz4XXR7lWfw/PAQmAatCPOXSdpedFLFYgc6g4vfUF74Dy3uZqqZ1KBmZgQ/CjNVM7O8aFW5",
+	"/VOJn35i6dYKLLfiuwNtWO5P+9KaU4Wncw0i9I/gR3eLNdi+ns6MhkzNJbBYohhaYqlvzS7WDQJ9pq8J",
+	"E2Nc32PFy1ykzG+drtuOeyhU9Y9MPJQtxU35yIHhN/TzHyS7YSJHCMPVH2HcQW/EtbupJb4edNr9cqBN",
+	"xVmxHrEdEjyNjbQbQ2qcQB+Jo6rhOZcGiGAnIoCTy0rNNW4GJ/j7uZpVKU/Q03UshRmQNSMZAxJzlo23",
+	"kBtecme/ni6rvcuMlThJksRSZGM4fHX61YvTt69OXzx//eof3v5jLHHMceN+GTNsDH+Oe03AinvjuLfU",
+	"sxf9+pe/fnZjxzIRhOBuRdvirIogwRkSx+EAnibERkE7V0KQIEIiPMg/n394D0Jan+WQOKs8pQHoWPu4",
+	"A//uY5tTrx1CWE8VV1c19UMsfWvHHCcM9OdWcEuB1H1JRtVQyc6ASjeIroPkb6PeMlJABEje4dw/gpnM",
+	"udaQvGPaDPEOht9/k9iJRTrt6hp5PzLtvxfjvqqUPDV64HbxhfHB6xjY0piuaIHJOyrVaG54wo1eYFJ7",
+	"pt1t1Ctt17yhPTXzx7IQWlNRAw5BNB2XM+NKV4T0lVAjOLFhFMvkUJv9ZIyFaEOWixueDNDUqjt4/sqV",
+	"DmlXp1ZW6lZwTfpKc6V9BYZbBZZKXTTBGGXF7JPH+hawK8MrOHoFhZAzwz1BiwvD9LQSphXCx80N0gea",
+	"WC5IdBBZJ5uyUoNRi9F7BMl3pyffJD6K41KnnOHuQa4kH8XyPfElUB1NP5FqiMQKyQCkquByhkUsuKvA",
+	"8PbvoJ/86/AkTXk+fItXhZyMQapk5TPiHO/8Xxq+r4XnxPK+C3qne/AjQwzZQMVTLm54drwQfMge7YN8",
+	"ySRHvagn7LB0y72oZ03UJtJtEfaiFgpFwW6JwaY3fv0yWgKl+CkM3qIdULsoFwskfxhdwRFN1oJrMfrZ",
+	"HG+MRqqtYMZATEKtgIdsQkhS1A2PPmj5Lu0AZWe04ct19qWDvCjNHVBxHBaYtZ1E21ykMtbgKWMbJ6Tv",
+	"e4E7LghbyToAfZaSpBrSCsrRmpPWngRkeJLnaj78gKVA656frvcBdXU9saPr9zlaHPb0tlSaD79r5g0e",
+	"mLr6np+jXoe1ZMWj1T1BancaITLKH2ei4llvbKoZb5sdv0VynN645zusEGzUW/K7TRMnLlw6p5UTIW8H",
+	"jkKb6gbJsSi3FYYyy/B1rlL97yi3WpXlYIl4K2Vxz5FO1dDabGv9bvIpPkyaPKhOeByziI6Q01Mb9+zu",
+	"X945ai/i/xy4Kksf4eZMxxJ5cvTUkXSyDpPNeOFBGtXJh8JAsoqJNCGXTw4cPU73WsokbvOxioo3O1w+",
+	"HX6gg1//8teENreTUkjJsySWCDekBy5noUfkKmIox2eF1unyIz9JLJmG1k0bvIqvorarvUe4wkpcIwpO",
+	"EkgmXNqYyrMTk7QTLr3qUfVOaNN6UD34zcSO8//n7WQTsdQSn2fXkIO8pms8yOxvJR7Qqvm+tbHx5SzL",
+	"iNg9pFmzq7VF6+1WEtxaZnnIurFZ4KApr3ihZIA8mpahQy+UvGzbPngajHOBUzRttxi+YqnRwQ1DB24o",
+	"7YNbBg5dE+UGtAoc0tFW3dsmcLg2mU5YwwUOl+07bbuy0PZEHHBvm8DhFhDMg9uGDu8hjgNatfF1NzZ3",
+	"YKf3tglcYwsML6hd4LAddK7AloFDd6GBQptuNXiNTRLcNnT4lZAG23bZcjJ/Wjq8ceAETcV+SLOFyvBt",
+	"u2y3pk1Fp0H9A2fzJVQBrQJzmzX1ICF9whrX+8gBrQKH9NQQYc0O9LWQ6bRSBXtIl+3WhD3DJL/c4wFT",
+	"bTXLthMstm7kvr4m4EfX5pGLAmjaHakKcHrwB6GZ0RHoqSrprRqPW6JpbCBTWe0b96n1/FrIr13rx67w",
+	"q6felQq/ayHBqaZV4Xct5OYqgI0hbG1tyKJ+n2xhV73Cfa3I+uquxnTCbSWgwLcxki9U5etn3qUQsFTj",
+	"u1UECK7zXdDtU/b/fa1vgPsHlPou5pEhjv+FEjtU+y4ld5TBNV5Pv26hz61c/ql6e7PCvbuvdfeWwYTZ",
+	"R6hlPG2r2FvEPRax+vXPduDprBLmDlX6g+bVyQTrWf7tJ6sP2qxeV68zVQjZUN1QLZTQkKl0hnUjfT6a",
+	"jIARfjIkFb/C11EcLwElYWpMOT44wOt2nPFXh18dDka9qDer8t64d4D24Na8VOqAu4DQL3OGtLGQTlnF",
+	"UmtPgzbjXKVy2rRmlyIXRlCRgysFchuO1kS7o7+lzbqoE32j+vXLjkeZVORK8qMu9nDUQSuP3DG7CNx+",
+	"XdTlsozgKue3IAwv2qtrXHZ5gV/7DSjoXzJjcu5qOyLAe8IVUoVHvVU18HUAVip8bhfWmqwNg7883Y9L",
+	"Xxjos4L/yNAayNvW8iBnS6xarW64r7Dc59SBgESIABKtAo+g23Knk9tD+u/Dy6N+6zmidUsm9u+hkvld",
+	"m5O+vULcwloe7OMy+iyNWqNRdsRMsDMrNFpv/GFvIYdY8dtUTPllCJ2u6P6JzaFNT9chtGv373DYLY9z",
+	"sbriGNeExRM1opz/Vtgau97oX6FITFs8JheWhDS1JLQHlVCh8WJdAUUM1FIRwUxmvHI4C+tLUMbQxVeI",
+	"sMKeJMtlqjIhJ1R3RyuZU40+1cuWFb8St021fOsggV/SnDXF/6568kpVNjWLZT/BQpU0goLdDtmEv3lx",
+	"9OrF68PDwwhEUcxQI8lg1DlqgTiJkndLaxKqiIliucxjCf3ka9rgHr5TKWqzBaUFKZNKipTlEczKkldD",
+	"7PPDp3eDY3h5eBhLX07kkB6OXsOU37KMp6JgOWRiIqy7vTx8CX1Xtttd2qABGGufiLBjeQWOgJTuzi4g",
+	"nGFH3NCStq8f1kB1Q3atWGC9fJvjpTJglmnQVvospxmsECo1m0xd+e8Pn945ys5YFuLWXp+rVuGK9TKn",
+	"ZzzMgroQrZIjKhnyTowrXBkKFrnA8KAL5VOqartKixlseZzvLs7eQckmnPqXXJU5PwapwD6eh/jsQ9hP",
+	"nrVji+3Q+/zT5/8LAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -26,7 +26,8 @@ type Server struct {
 	Logger *slog.Logger
 	// Pages renders /, /docs, /changes and /browse; nil answers them 500.
 	Pages Pages
-	// Media is the mirror of the data's images and videos; nil: none.
+	// Media is the mirror of the data's images and videos: the pages' icons,
+	// the recolored logos' base images. nil: none (the logos are 404).
 	Media media.Library
 	// MaxWaiters bounds the requests held at once (/v1/version?wait=,
 	// /v1/version/stream); past it they are 503. 0 means DefaultMaxWaiters.
@@ -41,6 +42,7 @@ type Server struct {
 	archives archives // the exports made last
 
 	current currentRoutes // the current catalog routes, cached as Fresh says
+	logos   logoCache     // the recolored logos last served (logo.go)
 }
 
 var _ gen.ServerInterface = (*Server)(nil)

@@ -1,0 +1,222 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
+)
+
+// fakeMedia is a mirror holding files by upstream URL; with every set it holds
+// one for any URL ending in .png (what the generic tests' server has).
+type fakeMedia struct {
+	files map[string][]byte // upstream URL → bytes
+	every []byte
+}
+
+func (m *fakeMedia) Lookup(u string) (media.File, bool) {
+	b, ok := m.files[u]
+	if !ok && m.every != nil && strings.HasSuffix(u, ".png") {
+		b, ok = m.every, true
+	}
+	if !ok {
+		return media.File{}, false
+	}
+	sum := sha256.Sum256(b)
+	return media.File{SHA256: hex.EncodeToString(sum[:]), ContentType: "image/png", Size: int64(len(b))}, true
+}
+
+func (m *fakeMedia) Open(_ context.Context, sha string) (io.ReadSeekCloser, error) {
+	for _, b := range append([][]byte{m.every}, values(m.files)...) {
+		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) == sha {
+			return nopCloser{bytes.NewReader(b)}, nil
+		}
+	}
+	return nil, fmt.Errorf("no file %s", sha)
+}
+
+func values(m map[string][]byte) (out [][]byte) {
+	for _, b := range m {
+		out = append(out, b)
+	}
+	return out
+}
+
+// unreadable is a mirror that knows its files but cannot open them.
+type unreadable struct{ *fakeMedia }
+
+func (unreadable) Open(context.Context, string) (io.ReadSeekCloser, error) {
+	return nil, fmt.Errorf("disk on fire")
+}
+
+type nopCloser struct{ *bytes.Reader }
+
+func (nopCloser) Close() error { return nil }
+
+// markerPNG is a 4×4 image: a red, a green, a blue and a black row, the last
+// half transparent.
+func markerPNG(t testing.TB) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, 4, 4))
+	for x := range 4 {
+		img.SetNRGBA(x, 0, color.NRGBA{255, 0, 0, 255})
+		img.SetNRGBA(x, 1, color.NRGBA{0, 255, 0, 255})
+		img.SetNRGBA(x, 2, color.NRGBA{0, 0, 255, 255})
+		img.SetNRGBA(x, 3, color.NRGBA{0, 0, 0, 128})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// logoIcons are the sample's premier logos by whether they name an image.
+func logoIcons(t *testing.T, ed *edition.Edition) (icon map[catalog.UUID]string, none []catalog.UUID) {
+	icon = map[catalog.UUID]string{}
+	for _, u := range ed.UUIDs(catalog.PremierLogos) {
+		b, _ := ed.ItemJSON(catalog.PremierLogos, u, catalog.DefaultLocale)
+		var v struct {
+			Data struct{ DisplayIcon *string } `json:"data"`
+		}
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Data.DisplayIcon == nil {
+			none = append(none, u)
+		} else {
+			icon[u] = *v.Data.DisplayIcon
+		}
+	}
+	if len(icon) < 3 {
+		t.Fatalf("the sample has %d logos with an image; the test needs 3", len(icon))
+	}
+	return icon, none
+}
+
+func TestLogoImage(t *testing.T) {
+	t.Parallel()
+	repo := served(t)
+	icons, noIcon := logoIcons(t, repo.Active())
+	ids := slices.Collect(maps.Keys(icons))
+	mirrored, notPNG, notMirrored := ids[0], ids[1], ids[2]
+	lib := &fakeMedia{files: map[string][]byte{icons[mirrored]: markerPNG(t), icons[notPNG]: []byte("GIF89a not a png")}}
+	newHandler := func(lib media.Library) http.Handler {
+		h, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	h, noMirror := newHandler(lib), newHandler(nil)
+	check := apitest.New(t)
+	path := func(u catalog.UUID, query string) string {
+		return "/v1/premier/logos/" + u.String() + "/image" + query
+	}
+	q := func(slot, c string) string { return slot + "=" + url.QueryEscape(c) }
+	noIconTarget := "" // the full sample has one; the race detector's trimmed one none
+	if len(noIcon) > 0 {
+		noIconTarget = path(noIcon[0], "")
+	}
+	all := "?" + q("primary", "(R=0,G=0.5,B=1,A=1)") + "&" + q("secondary", "(R=1,G=1,B=0,A=1)") + "&" + q("outline", "(R=1,G=1,B=1,A=0.5)")
+	for _, tc := range []struct {
+		name   string
+		h      http.Handler
+		target string
+		status int
+		rows   [4]color.NRGBA // the answer's rows, for a 200
+		says   string         // in the error, for a 4xx
+	}{
+		{"markers kept", h, path(mirrored, ""), 200, [4]color.NRGBA{{255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {0, 0, 0, 128}}, ""},
+		{"every slot", h, path(mirrored, all), 200, [4]color.NRGBA{{0, 128, 255, 255}, {255, 255, 0, 255}, {255, 255, 255, 128}, {0, 0, 0, 128}}, ""},
+		{"primary only", h, path(mirrored, "?"+q("primary", "(R=.2,G=.2,B=.2,A=1)")), 200, [4]color.NRGBA{{51, 51, 51, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {0, 0, 0, 128}}, ""},
+		{"malformed color", h, path(mirrored, "?"+q("secondary", "#00ff00")), 400, [4]color.NRGBA{}, "(R=..,G=..,B=..,A=..)"},
+		{"channel past 1", h, path(mirrored, "?"+q("outline", "(R=2,G=0,B=0,A=1)")), 400, [4]color.NRGBA{}, "outline"},
+		{"malformed uuid", h, "/v1/premier/logos/not-a-uuid/image", 400, [4]color.NRGBA{}, "not a UUID"},
+		{"unknown logo", h, path(catalog.UUID{}, ""), 404, [4]color.NRGBA{}, "no premier team logo"},
+		{"logo without an image", h, noIconTarget, 404, [4]color.NRGBA{}, "not mirrored"},
+		{"image not mirrored", h, path(notMirrored, ""), 404, [4]color.NRGBA{}, "not mirrored"},
+		{"image not a PNG", h, path(notPNG, ""), 404, [4]color.NRGBA{}, "not a PNG"},
+		{"no mirror", noMirror, path(mirrored, ""), 404, [4]color.NRGBA{}, "not mirrored"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			if tc.target == "" {
+				t.Skip("the sample served here has no such logo")
+			}
+			res := check.Do(t, tc.h, get(tc.target))
+			body, _ := io.ReadAll(res.Body)
+			if res.StatusCode != tc.status {
+				t.Fatalf("%d %.200s, want %d", res.StatusCode, body, tc.status)
+			}
+			if tc.status != http.StatusOK {
+				if !strings.Contains(string(body), tc.says) {
+					t.Errorf("%s does not say %q", body, tc.says)
+				}
+				return
+			}
+			img, err := png.Decode(bytes.NewReader(body))
+			if err != nil {
+				t.Fatalf("not a PNG: %v", err)
+			}
+			for y, want := range tc.rows {
+				for x := range 4 {
+					if got := color.NRGBAModel.Convert(img.At(x, y)); got != want {
+						t.Errorf("pixel (%d,%d) = %v, want %v", x, y, got, want)
+					}
+				}
+			}
+			if cc := res.Header.Get("Cache-Control"); cc != impl.CatalogCache(0) {
+				t.Errorf("Cache-Control %q, want the catalog's %q", cc, impl.CatalogCache(0))
+			}
+			etag := res.Header.Get("ETag")
+			if res := check.Do(t, tc.h, get(tc.target, "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+				t.Errorf("If-None-Match %s: %d, want 304", etag, res.StatusCode)
+			}
+		})
+	}
+	t.Run("304 without recoloring", func(t *testing.T) {
+		t.Parallel()
+		etag := check.Do(t, h, get(path(mirrored, all))).Header.Get("ETag")
+		unreadable := newHandler(unreadable{lib})
+		if res := check.Do(t, unreadable, get(path(mirrored, all), "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
+			t.Errorf("If-None-Match %s with a mirror that cannot open files: %d, want 304", etag, res.StatusCode)
+		}
+		if res := check.Do(t, unreadable, get(path(mirrored, all))); res.StatusCode != http.StatusInternalServerError {
+			t.Errorf("no If-None-Match, a mirror that cannot open files: %d, want 500", res.StatusCode)
+		}
+	})
+	t.Run("etag", func(t *testing.T) {
+		t.Parallel()
+		etag := func(target string) string { return check.Do(t, h, get(target)).Header.Get("ETag") }
+		same := etag(path(mirrored, "?"+q("primary", "(R=1,G=0.5,B=0,A=1)")))
+		if other := etag(path(mirrored, "?"+q("primary", "(R=1.0,G=0.50,B=0.000,A=1)"))); other != same {
+			t.Errorf("the same colors written differently: ETags %s and %s", same, other)
+		}
+		if other := etag(path(mirrored, "?"+q("secondary", "(R=1,G=0.5,B=0,A=1)"))); other == same {
+			t.Errorf("another slot: the same ETag %s", same)
+		}
+		if plain := etag(path(mirrored, "")); plain == same {
+			t.Errorf("no colors: the same ETag %s", same)
+		}
+	})
+}

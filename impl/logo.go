@@ -1,0 +1,190 @@
+package impl
+
+import (
+	"cmp"
+	"container/list"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"runtime"
+	"sync"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/recolor"
+	"github.com/refdata/refdata/representation"
+)
+
+// The bounds of the recolored logos: a base image of at most maxLogoBytes and
+// maxLogoPixels (4 MB decoded, as much again for the answer), at most one
+// recoloring per core at once, and at most logoCacheBytes of answers kept.
+const (
+	maxLogoBytes   = 4 << 20
+	maxLogoPixels  = 1024 * 1024
+	logoCacheBytes = 32 << 20
+)
+
+// GetPremierLogoImage serves a logo's mirrored base PNG recolored by the
+// contract's rule (package recolor) with the colors the query names. Its ETag
+// is made from the base image's hash and the colors as 8-bit values, so a 304
+// costs no recoloring, and answers are kept by it (logoCache). The edge does
+// not keep them: the mirror can change while an edition stays active, so the
+// answer is not described (describe.go).
+func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id string, params gen.GetPremierLogoImageParams) {
+	u, ok := catalog.ParseUUID(id)
+	if !ok {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a premier team logo UUID is 8-4-4-4-12 hexadecimal digits, as /v1/premier/logos lists them", id))
+		return
+	}
+	colors := recolor.Markers
+	for slot, v := range []*string{params.Primary, params.Secondary, params.Outline} {
+		if v == nil {
+			continue
+		}
+		c, err := recolor.ParseColor(*v)
+		if err != nil {
+			s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s: %s", [...]string{"primary", "secondary", "outline"}[slot], err))
+			return
+		}
+		colors[slot] = c
+	}
+	ed := s.Repo.Active()
+	item, _ := ed.ItemJSON(catalog.PremierLogos, u, catalog.DefaultLocale)
+	if item == nil {
+		w.Header()["X-Data-Version"] = ed.VersionField.Value
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID))
+		return
+	}
+	var logo struct {
+		Data struct {
+			DisplayIcon *string `json:"displayIcon"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(item, &logo); err != nil {
+		s.fail(w, r, catalog.Internal("the logo's body cannot be read", err))
+		return
+	}
+	var file media.File
+	mirrored := false
+	if s.Media != nil && logo.Data.DisplayIcon != nil {
+		file, mirrored = s.Media.Lookup(*logo.Data.DisplayIcon)
+	}
+	if !mirrored {
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
+		return
+	}
+	logos := s.logoCache()
+	res := representation.Response{Route: logos.route, Version: &ed.VersionField}
+	etag := `"logo-` + file.SHA256 + "-" + colors.Key() + `"`
+	if representation.ETagMatch(r.Header.Values("If-None-Match"), etag) {
+		res.Body = representation.Assemble(nil, etag, "", nil, "", nil, "")
+		representation.Write(w, r, &res)
+		return
+	}
+	res.Body = logos.get(etag)
+	if res.Body == nil {
+		b, err := s.recolorLogo(r, logos.sem, file, colors)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		res.Body = representation.Assemble(b, etag, "", nil, "", nil, "")
+		logos.put(etag, res.Body)
+	}
+	representation.Write(w, r, &res)
+}
+
+// recolorLogo reads a base image from the mirror and recolors it, one per core
+// at a time.
+func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File, colors recolor.Colors) ([]byte, error) {
+	if file.Size > maxLogoBytes {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is %d bytes, more than the %d this server recolors; fetch the original and recolor it yourself", file.Size, maxLogoBytes)
+	}
+	select {
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
+	case <-r.Context().Done():
+		return nil, catalog.Errorf(catalog.EUNAVAILABLE, "the request ended while waiting to recolor; retry later")
+	}
+	f, err := s.Media.Open(r.Context(), file.SHA256)
+	if err != nil {
+		return nil, catalog.Internal("the mirrored image cannot be opened", fmt.Errorf("open %s: %w", file.SHA256, err))
+	}
+	defer f.Close()
+	base, err := io.ReadAll(io.LimitReader(f, maxLogoBytes+1))
+	if err != nil {
+		return nil, catalog.Internal("the mirrored image cannot be read", fmt.Errorf("read %s: %w", file.SHA256, err))
+	}
+	b, err := recolor.PNG(base, colors, maxLogoPixels)
+	if errors.Is(err, recolor.ErrTooLarge) || len(base) > maxLogoBytes {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is larger than this server recolors (%d pixels); fetch the original and recolor it yourself", maxLogoPixels)
+	}
+	if err != nil {
+		return nil, catalog.Errorf(catalog.ENOTFOUND, "the mirrored image of this logo is not a PNG this server can recolor")
+	}
+	return b, nil
+}
+
+// logoCache keeps the recolored logos last served, by ETag, up to
+// logoCacheBytes (the least recently served leave first); sem bounds how many
+// are recolored at once; route is their answers' shared part.
+type logoCache struct {
+	once  sync.Once
+	route *representation.Route
+	sem   chan struct{}
+
+	mu    sync.Mutex
+	byTag map[string]*list.Element // of *logoEntry
+	order list.List                // most recently served first
+	bytes int
+}
+
+type logoEntry struct {
+	etag string
+	body *representation.Body
+}
+
+// logoCache is s's, made at its first use from s.Fresh.
+func (s *Server) logoCache() *logoCache {
+	s.logos.once.Do(func() {
+		s.logos.route = representation.NewRoute("/v1/premier/logos/{uuid}/image", "image/png", CatalogCache(cmp.Or(s.Fresh, DefaultFresh)), noSniff)
+		s.logos.sem = make(chan struct{}, runtime.GOMAXPROCS(0))
+	})
+	return &s.logos
+}
+
+func (c *logoCache) get(etag string) *representation.Body {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byTag[etag]
+	if !ok {
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return e.Value.(*logoEntry).body
+}
+
+func (c *logoCache) put(etag string, b *representation.Body) {
+	size := len(b.Bytes) + len(etag)
+	if size > logoCacheBytes/8 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.byTag[etag]; ok {
+		return
+	}
+	if c.byTag == nil {
+		c.byTag = map[string]*list.Element{}
+	}
+	c.byTag[etag] = c.order.PushFront(&logoEntry{etag, b})
+	c.bytes += size
+	for c.bytes > logoCacheBytes {
+		old := c.order.Remove(c.order.Back()).(*logoEntry)
+		delete(c.byTag, old.etag)
+		c.bytes -= len(old.body.Bytes) + len(old.etag)
+	}
+}
