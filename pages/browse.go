@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 
@@ -101,6 +102,9 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 		data := s.pageHead(ed, c, loc, itemPage(c, u.String(), catalog.DefaultLocale))
 		data.Item = summary(top, u.String(), body.Lang)
 		data.Item.Icon = img.src(data.Item.Icon)
+		if c == catalog.PremierLogos && strings.HasPrefix(data.Item.Icon, "/media/") {
+			data.Recolored = data.API + "/" + u.String() + "/image?" + exampleColors
+		}
 		data.CatalogURL = withLanguage(impl.BrowsePath(c), loc)
 		data.JSON = withLanguage(data.API+"/"+u.String(), loc)
 		dec := json.NewDecoder(bytes.NewReader(env.Data))
@@ -211,7 +215,17 @@ type catalogData struct {
 	Item             item
 	CatalogURL, JSON string
 	Fields           []value
+	// Recolored is a premier logo's image in example team colors, when the
+	// mirror holds its base image (GET /v1/premier/logos/{uuid}/image).
+	Recolored string
 }
+
+// exampleColors are the team colors a premier logo's page shows it in.
+var exampleColors = url.Values{
+	"primary":   {"(R=0.86,G=0.2,B=0.27,A=1)"},
+	"secondary": {"(R=0.96,G=0.8,B=0.3,A=1)"},
+	"outline":   {"(R=0.1,G=0.12,B=0.2,A=1)"},
+}.Encode()
 
 // value is one JSON value as the item page shows it: Kids of an object (each
 // with its Key) or an array (List; Folded, behind its count, when it holds

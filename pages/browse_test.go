@@ -305,3 +305,51 @@ func TestChangesUseTheMirror(t *testing.T) {
 		t.Error("the mirror holds every icon; the changelog rendered again")
 	}
 }
+
+// TestBrowseLogoRecolored: a premier logo's page shows the logo in example team
+// colors, from the recoloring route, when the mirror holds its base image, and
+// no such image when it does not (the route would be 404).
+func TestBrowseLogoRecolored(t *testing.T) {
+	t.Parallel()
+	r, err := fixtures.Small("15")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed := edition.New(r)
+	site, err := pages.New(static(t, ed), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := &fakeMedia{}
+	site.Media = lib
+	var with, without catalog.UUID
+	var zero catalog.UUID
+	for _, u := range ed.UUIDs(catalog.PremierLogos) {
+		var env struct {
+			Data struct{ DisplayIcon *string } `json:"data"`
+		}
+		if err := json.Unmarshal(ed.Item(catalog.PremierLogos, u, catalog.DefaultLocale).JSON, &env); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case env.Data.DisplayIcon != nil && with == zero:
+			with = u
+			lib.hold(*env.Data.DisplayIcon)
+		case env.Data.DisplayIcon != nil && without == zero:
+			without = u
+		}
+	}
+	if with == zero || without == zero {
+		t.Fatal("the sample needs two premier logos with an image")
+	}
+	for u, want := range map[catalog.UUID]bool{with: true, without: false} {
+		b, err := site.Item(catalog.PremierLogos, u, catalog.DefaultLocale)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := `<img src="/v1/premier/logos/` + u.String() + `/image?outline=%28R%3D`
+		if got := strings.Contains(string(b.JSON), src); got != want {
+			t.Errorf("logo %s (base image mirrored: %v): recolored image shown %v", u, want, got)
+		}
+	}
+}
