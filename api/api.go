@@ -113,12 +113,12 @@ func wellFormed(next http.Handler) http.Handler {
 
 // IsPagePath reports whether the errors of a request for path are answered as
 // HTML pages: path is origin-form (starts with '/') and is neither under /v1
-// nor one of the documents and probes machines read (/openapi.yaml,
+// or /media, nor one of the documents and probes machines read (/openapi.yaml,
 // /openapi.json, /healthz, /readyz, /metrics), whose errors, like /v1's, are
 // the JSON envelope. The path alone decides, never Accept: one URL has one
 // kind of error, as it has one kind of body.
 func IsPagePath(path string) bool {
-	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/media/") {
 		return false
 	}
 	switch path {

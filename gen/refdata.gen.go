@@ -21775,6 +21775,19 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMedia One mirrored image or video
+	//
+	// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+	// the sha256 of its bytes (identical files are stored once). With
+	// `--public-media-url` the catalog bodies point here instead of the public host for
+	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+	// hold it (or the server has no mirror).
+	//
+	// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+	GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadiness Readiness probe
 	//
 	// 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -22304,6 +22317,29 @@ func (c *Client) GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn)
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMedia One mirrored image or video
+//
+// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+// the sha256 of its bytes (identical files are stored once). With
+// `--public-media-url` the catalog bodies point here instead of the public host for
+// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+// hold it (or the server has no mirror).
+//
+// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+func (c *Client) GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMediaRequest(c.Server, sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -23674,6 +23710,40 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMediaRequest constructs an http.Request for the GetMedia method
+func NewGetMediaRequest(server string, sha256 string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sha256", sha256, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/media/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -27733,6 +27803,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
+	// GetMediaWithResponse One mirrored image or video
+	//
+	// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+	// the sha256 of its bytes (identical files are stored once). With
+	// `--public-media-url` the catalog bodies point here instead of the public host for
+	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+	// hold it (or the server has no mirror).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+	GetMediaWithResponse(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*GetMediaResponse, error)
+
 	// GetReadinessWithResponse Readiness probe
 	//
 	// 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -28757,6 +28842,99 @@ func (r GetHealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMediaResponse200Headers the declared response headers of an HTTP 200 response for GetMedia
+type GetMediaResponse200Headers struct {
+	AccessControlAllowOrigin string
+	CacheControl             string
+	ETag                     string
+}
+
+// GetMediaResponse206Headers the declared response headers of an HTTP 206 response for GetMedia
+type GetMediaResponse206Headers struct {
+	AccessControlAllowOrigin string
+	CacheControl             string
+	ETag                     string
+}
+
+// GetMediaResponse304Headers the declared response headers of an HTTP 304 response for GetMedia
+type GetMediaResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetMediaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON416 the response for an HTTP 416 `application/json` response
+	JSON416 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMediaResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetMediaResponse206Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMediaResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMediaResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMediaResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON416 returns the response for an HTTP 416 `application/json` response
+func (r GetMediaResponse) GetJSON416() *BadRequest {
+	return r.JSON416
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMediaResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMediaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMediaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMediaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMediaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -36051,6 +36229,27 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
+// GetMediaWithResponse One mirrored image or video
+//
+// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+// the sha256 of its bytes (identical files are stored once). With
+// `--public-media-url` the catalog bodies point here instead of the public host for
+// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+// hold it (or the server has no mirror).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+func (c *ClientWithResponses) GetMediaWithResponse(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*GetMediaResponse, error) {
+	rsp, err := c.GetMedia(ctx, sha256, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMediaResponse(rsp)
+}
+
 // GetReadinessWithResponse Readiness probe
 //
 // 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -38152,6 +38351,159 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			headers.CacheControl = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMediaResponse parses an HTTP response from a GetMediaWithResponse call
+func ParseGetMediaResponse(rsp *http.Response) (*GetMediaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMediaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON416 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMediaResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetMediaResponse206Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMediaResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -51171,6 +51523,9 @@ type ServerInterface interface {
 	// GetHealth Liveness probe
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
+	// GetMedia One mirrored image or video
+	// (GET /media/{sha256})
+	GetMedia(w http.ResponseWriter, r *http.Request, sha256 string)
 	// GetReadiness Readiness probe
 	// (GET /readyz)
 	GetReadiness(w http.ResponseWriter, r *http.Request)
@@ -51423,6 +51778,12 @@ func (_ Unimplemented) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 // GetHealth Liveness probe
 // (GET /healthz)
 func (_ Unimplemented) GetHealth(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMedia One mirrored image or video
+// (GET /media/{sha256})
+func (_ Unimplemented) GetMedia(w http.ResponseWriter, r *http.Request, sha256 string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -51990,6 +52351,32 @@ func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetHealth(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMedia operation middleware
+func (siw *ServerInterfaceWrapper) GetMedia(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "sha256" -------------
+	var sha256 string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sha256", chi.URLParam(r, "sha256"), &sha256, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "sha256", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMedia(w, r, sha256)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -54918,6 +55305,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/media/{sha256}", wrapper.GetMedia)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/", wrapper.GetHomePage)
 	})
 	r.Group(func(r chi.Router) {
@@ -54938,441 +55328,449 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37bhs51i/6KoTPBmLPlmzZcdxpG40NJ3G68325wXa65zujPqeoqiWJ4yqyhmRZVjcCzF/7ATYOsN9g",
-	"XmS/yTzJARdZN6kklRyXXEnUM+i2JF4X12/dSC7+ueOLKBYcuFY7p3/ujIEGIPHPc98HpV4KrqUIz8NQ",
-	"TD5INmLc/BaA8iWLNRN853Tn5YfLKzIUkgykmCiQhMaxOiM0nNCpIt5fvP2dzo6EfyRMQrBzqmUCnR3l",
-	"jyGipjG4o1Ecws7pzl92Ojt6Gps/lZaMj3Y+f+6UB3JxFwsFv+TDnB/KGQlBq9JgiAQaEO/imo68DvH+",
-	"2n1FNe3+ClIxwc03pnXguvuW8lFCR+ARyoPC18KnpofaMzE9dUi5nw6Z7aXwjeugkgAvqT8GN/+KKSdS",
-	"AtfEp5qGYkSkSDQoO/6D28ODUPgS1L//+S+PeHEyCJnfIRG969IR/PS+Q5SmIXQnYxZCV8ItDVlANfz0",
-	"3uv0+Xuix0AUyFuQTxRRWkggsQhDwrgGeUvNH2QyFqEp5QseKLJLNQmBKk0Oz8ghGUxJAEOahHrvrM/1",
-	"GJgkMeMcgnSguzjKW0sjdfBnRDkbgtJvgs8HZtR7+VQCNhwe/DmUIvp88KcWn70+n5vS08NnT096vV6H",
-	"sChKNB2E4J2RYh/eTIMh1aB0sS0uur6huUd2c5IQuAU5JZpFcEYoedo7JkwRfww03juzhIrBJ4Hwk8jA",
-	"qWpsZlgLCH7S8/b7vCZ7zTZ8uLDZw2qOsmx3wX0RmO/mmMobSI8ISbzRHyz2yGQMHKc4EMEUpy2iWIJS",
-	"EJBdfywUcLPSnoFqrLtpux75R/eWhgmojoGjDhkZMqk0EZxQohnsnRE6UIZ7jfhgAXDN9NSArDBrnkQ7",
-	"p3/bGcidzo4Zzs7vS6aUQmt+StdjIKHwaQjZTJ4oouFOmwkxTnYV2J/OP74hhbp7Zzg6L3RN/0TD0Otg",
-	"ycPnxBeBmZ4vooh2FcRUUg1BXTkBvPvpatkSZYKhcj4OSZ8u3xIxtDxIIyCDqQZ1SsrA6ie93lM/Rxd+",
-	"Bo8MhZHtEJgF1GPoczNuUPqJIjHVY0KHGiS2ZYHDtCL/SAwUqCK4drumY8+OxXOw3qvPzKVR9p5dPH96",
-	"8eLZxdOjk2c/vPjxYAI0Nj+oG8bV/8jW4O+0+x8fKwlnRK6TuPNEe+emT968Sik2MhRz/ec87ptvjaSp",
-	"u5KzA68cm1EL84O60lLwEXGYFdKOjBmtZUAGXCMLkF2g/pj4ljGIhRgZU4VLIiZ8r9PnAUh2CwEOHb93",
-	"vGCx5dPQfkFuAOKcYcy4CPWlUColhdrv8yvA9SYD6t8YhHhvht33gkP3HdX+2CNakBFoKwzrr3d/h/du",
-	"R++g98cfz36LXv86/Tm5Yprf/CD7O5VU+5XK6TzVzp15MStz6i7YTL2Knj93dgycI9DO1ngtRbQOa2Vc",
-	"JVBgUmlZiuwenpAx3NEAfBbRkARsxLTaMyM39tWOwd1OZ4fTyIzHVLk/E0b07i3wkR7vnJ4cV1H3jfoY",
-	"0qnRky/HVFJfg6zQB6ZPj4RMGVbjIYoKQkdG0RFK4pBOQRKfchIz/+aMeEMaKvDyokKPQRrrwMgXX8gg",
-	"x55hRYUilhIueDd2wyF+Op69ffIWhpqIRHecGsau9/v8nE+Nuaexd2U0M5/qsQEGhAqMZD/u9QinkfnK",
-	"dKknglidZDkWCY7yLKc4qyBJlUoyRNnp7OBcq7XSYnX01qoixymohoYMwkCdEsGz73MFYzSQUTxIKEsD",
-	"p82o0ac+9LmVD/gt+wOCQqNkAL6I0CokYvB38DW5gWkm87NuzojTgX3u/fuf/zo3/dlpq7198soacgSV",
-	"llmSjOynBUOR0FAJQhFdpsOpXfs+LyyTm54CtxRk1wugG4Axxc/fvvX2OgTFWupDjKnqoPLREqi2vyg0",
-	"J20DyJgQkDFIILsV1rxZWIWDdCVVDGHI+MiZbvbbPk+/NoyDbMvBoFcBD/bJeQVr2WEpkVbIBAYZsVvg",
-	"fR4Zm1mPDeG5bwaX67AAuq8ujBo+Osm+G8ru60tvzxIUpBTSjZ3pxfya1i4x6X+TMNw53fm/DnIP78Ct",
-	"5UFKmA/yPAwto6KXYJlynlk/lDhSJXEspKGi40DHorSMxQXizNapKdCQRHWk2LvMrlkpmSmRoCkzhlMq",
-	"oKsF8tyMFkno3KhqUE5/pCOoK06YhsjxjTNqYjqCSslCdmcmidAbCmnhdf7xzROV277evBiwUsmgoCx6",
-	"jbY77vVOjXqgIyBqLCaqz80Q0tYekqMtVxlCXYsv1NFarKmhtWhw3T8lLKi2/s0qP1Hk06c3rzrkefcY",
-	"/3d4VDFwY7zVQ2dieqs3mZOncOIfDU66x/Q5dJ+f/Oh3nwbHfheePn/67NnR0cmz58d1JvgbZXp+gr+I",
-	"CQmNWawFGYvQ2gvONbHGAke9kmN4wvR41kTt5ApNxCDRjt4zLPmzIEEinV3tnfSUUT1Hkfn3YfS0p7w9",
-	"o3FnQhveSQ9VkyaRULrPvcOjnvLOiNczAFATY+E4bTyjLVB/m+mA7KRGCeqzMZAIlEKA0KnTaUMho+zn",
-	"kEXLZP/EUG/BAvVUmf5PjyqNXAnKuFhgw37GsHqjITIfnK9h/qRxHDLrix78XVlw5Z1SPv0w3Dn923KQ",
-	"YtsvRDDd+dypUfI8DG3h33GY8yoJjcCOYe4Cc2RqyXD4XDyz6+JoXYxodvOQZtVoXO2DhaHQLDqZNWvj",
-	"k91CgLJ2w+XQZhr36xYCf8uaKgUJ8/hBtxjjWVp/JiRUaKKodWo0kRUvNlEIY9RpIi1e8JmXVcMyBU9x",
-	"WVks87mzUw7OrqpVjCogNyKHvmVKN4UT03Z9rJjSS/FykbtNqeqjvma3mQbc4miLo0fA0QsaXFqGqwGk",
-	"TLf9uYO+UcFSJE/u7rp//esTo1250LmTckYSBanlS2X3/KJD0K3oWAu2Q/79z38ZDaqpTtTO6XGv97mu",
-	"1XmBg6hA23XBWGGKRDQ0Oh0CsssF+aRAds+t7kp4wZvKtoXy8sa4M7ZDlFuue/uG7C+SIJg2pKex7Vqy",
-	"B0uu1NMDU2orX7by5THki+G9t3ALYZNgwQ7qIwaL14MNCU3ZLXi24HlU8DRk6ZY7WBNANW3eAoy2lu8W",
-	"XC0DV5O4Wg9S66Bpi6MtjtqDIx6E0Jh1ZxqviSJTtIZVZ4ptsbLFyqNhpTGlkza+Bl5qqx1TeKt3tlhq",
-	"DZZegoRI8KaCcGnztbCUFl6pfXxXcIuZLWYeETMNaaBi82vhpqYWStGz1UNbTLUHUyKKQTPDiVdAleBN",
-	"KaTZfuohbLbWahWV1yAKq2yBtQVWG4DVlNaq6ud+4Kqrx+YgttVoW+C1EXjXDOQV6OZVmutoXdi5amsp",
-	"Nc1AEgXbk4tbdLUDXc3rtUJH90TYPTRbirOtbtuir0Xow5Earm5MqWU91MRaVr6GGrOXjw20tgDaAuhx",
-	"AdSY3ir1sC6IamuqHEpbDbUFWKsAJqmvG1RPpvnasDKFaykmU3CLmS1mHhEzDWqktPm1cLOGLjLFt3po",
-	"i6n2YAoT2/mNna9wzdfDkyu8Wg+5glvMbDHziJhpSg8Vml8LN3X1kCu+1UNbTLUGU6/YcLi2DloGCtOg",
-	"RcI8Ds5JwIZDMgA9AeCYrayYoFBtWf0LWb2lTGboJJeJbMx8WmKxoZAR1TunOwPGKaaEqcjtMn8t3XHS",
-	"E0UUp7EaC02oIpSYDrqFvK6aSkKlP2a3W/mKTPeKqVgoVp2N1aNaU38cAddnZMhC4DSCn/o7EoaB4Yvq",
-	"7Kv7msr90R/9ndpZK1d0M5tgKutgaTrSOlj4Qv5+HcKdEaINGfNp87WMkrTwSmN+GMIdZtnaWh5by+MR",
-	"lELKqA1Z88Xm1wJOTWs+g8/WnN+CqjWg+plGcHHbXJK7rP1akMpKr1RG6AbA7Tbj3RY4jwychtRRqf31",
-	"wFNTIeUQ2mqkLbBaBax3IoCLfyQsjumgsWQG8x3Vhlm5Wj1lFYkACGSVtujaoqsV6GpQf813dE+EraPR",
-	"ZnC21W1b9LUOfQ1rtLVQVl97bUGzBc0jgqZhRbW2elpbKW010RZUrQEV0KZu3Jim6wEJ6Oo7NjEDH6Ez",
-	"Arq9ZLMFy2OBpSnt45quDZiaWqcEm63m2YKpNWB6wzVITkP7WsS9Xrlgrgn7JOAZkaDllITUvUzpnq54",
-	"9lBPV7iXHIeUhRCczb1SRSZjqjvZm4/MB6K0+T6J8W0Klw1fBo3dcS30UEuOFMqv1L82U/gAC28lxlZi",
-	"PILEKLBrQ1p4pod1QVRTJxehtFXJW4C1B2DIY1dJFFG5/mWJ1Q+RFlpedNL7uvoxXUXwHUvUreyPNITC",
-	"JLHnNommgxC2x8AfDB3fHGu/o3FDRtc7GtfSE+9ovNLIimi8Ff1b0f84+GjIpnIt18VITRsqovHWdNri",
-	"pz34Ycp8aErH2NbrYciWXa1rbLktXrZ4eTy8NKVz8tbXwUxd3WNLb/XPFk+twdN7Uai5fiSdi5R/CYuc",
-	"5z0FvTik/vTLQ+rv8z61sMF10+cp4YIDmVCVD4VxLbLAOsgniigtJHSIkIWvCVN9rjQLQxIKatiGML1P",
-	"rufj9Mwfl6ZGdr0DCTSY/uERnUiuyFGvRyZj4PhENrZrugj29vu8jOMvQIVdN/1aJDy497JNgMaC2/BI",
-	"krCA9Nw/3Yp/pf8YGZXSfvZy7BkJmdKGrBGhmhzcHh7YPlTpOfDjB2EAlfhjd5fUSslONi4h8dI/bp28",
-	"F/qdCNiQQTB/ydi+Kh5LUMA1koxwGiHXEO/NsPtecOi+o9ofe4QZzjEMYnNq6DPCBRmIYLqVzg2EjmaN",
-	"TsSqTzUNxYhIkWhQHUKVC+UZyI0N6rVZjJy3vuyGdn0Z7OB4aeTA/eCI2358RJ7+cHLeO3758sdnP/5w",
-	"/MPhidsUNCLriZqxFwxLzkKQ7CpNR1Z+7T282NUEZV3lDuZ0n1zmcnH/QWXdh8HfAefekJeUtV/L5stK",
-	"r/SURFpya9ttbbtHsO0yTm3IWyq1vx52anpMGYK2PtMWV63B1UdHkAKcNNzpg7GOwjKOZrJRcfLL9bu3",
-	"z0gg/CQCjvbKyixDrhaJjbbdxQY65NP16+7zvQ6RwAOQEBDBfSCUB8Q3zBCQkN3g5Vw5tWYqejOmiSeq",
-	"z8WEEzNiY0Nc8FHI1PiMBFRT++0uZpkwtrDaM0UcyCy0iD8WCniHRFTeQIAORJ8zrYgXUj7yOjgKb5aB",
-	"PNse0WOqU5DOukTfAExn0hgdeJYaB/6Y8hEoj3hxMgiZ3yFcdHGpPLKrxzAlQ2FGXSHk9s6IdxAIX820",
-	"dfDnUIro88GfWnwutBvRuy4dwU9Pe70OUZqG0J2MWQhdCbc0ZAHV8NNJr3aGpNnhVmY+apfAuQI/kUxP",
-	"ux9FyPzp/LJc4d/KkGcaGldiKLhWFj2Cc6NxBFdE8HBKDI2JHhv/D2MFZ4RFdASK0FAJ++tY61g50DBf",
-	"cLW3nLgP45fMcJrh0zhfAe+MCE68A69DZn/qkL92Xws5oTKAoPtRCi08M3pF3KoTX0SRIUaKWCA4eCCU",
-	"xFLcTY3XLKReNc+ciWZGUMlDf+2m63c9jaH7AWemKoRoODEeh8eF4mw4rM3IrvyCvr9YH1SdRm1WKaDz",
-	"aFaZolzv2Lxz5s9TQmcbTWW4+Vk9ISGdikRnZ2P63HqKHUKJmSVyycRI6ompO5GCjxAe+J0WJBBkdygk",
-	"oeSZETM0NcAIC5yqGPX52HroxKeJApJwPACKsGGceH/tXto63TeBt2e1Rsj4jSID6t+YTpz07FiU0T63",
-	"gi8Uo479ORWq++S90XRO9X37aiWHQBdjA2tgwFZYKsRXis/rnI9iLLKuuHs8qCNaQzoF+ZLKoKFwQt5B",
-	"LZ8oL776LhMWJT6Vwdb12bo+j+H6ZMzaUEyh3MGaAKp7tymH0TausAVXy8B1zXRjKYsKPawBLSxfVzlp",
-	"U3gLoC2AHhdAjaqnrId1QbSegkIobTXUFmDtAZiEiIF8KfgQJHC/MT012089oM3WWq2zbA3iZ1W2wNoC",
-	"qw3Aakp/VfVzP3DV1WVzENtqtC3w2ga8t2IkmtVlpod1gGbK19ZfGmhEQjESWxRtUfS4KGpWcaU9rIuk",
-	"NZVVhqetrtqirEUoEwN4sNQK2NqydAoSsGnCFKGh4f7dMdBQj//YI0Lao8D5BYxdew1i72FP/l4BVY1d",
-	"jrSN15IktuhKdayw2FY6bKXDI0gHy6MNqd+88TXwUlPpWtRsNe0WS+3B0g3jL8dSRLQp3ZN1UA9PWfHV",
-	"OuiGceJj2S14tuB5VPA0pYxKHawJoLpKKYfRVjNtwdUqcGHmyAYVk8tMWRNWWLqeWsIEllvgbIHzmMBp",
-	"UCll7a8HnnVUks0Bu9VIW2C1BlixpNOmtJFpux6YTMnVWsiU2uJki5PHwkmjplvWQX3E1DTeTNGt9bYF",
-	"TwvA05T5VupgTQDVNeByGG0tuC24WgauJnG1HqTWQdMWR1sctQZHeM34+l5Pzi9FRd7usvMaxSctDC4E",
-	"hy3bb9m+cba/HkPU1EUQbLuW6sCSKz0ZbUpt1cMWJ4+Fk4bMrKzt+lipaWYhYrZm1hZHrcHRJ05vKQuN",
-	"mXO/dLuFdF5kLMJAkUNMbj2hTBsLyrGz6hCmFQlZxLKE5nSoQZJnRIEveKAwkXgswhDTXaeZeSdMjzG9",
-	"EmV6Q8nPyS5VxMuSuXt7LsX57ESpIhHl03SqfZ7OFfMvKS2BRliKaaLpDSiy65myXod4hSke2JLe3qnB",
-	"P+9zD5P/ds8Nebw0JzDgGJFsI8q4zfEUAeWYkM7SLaWV7eUhs6R3dgpjqkgCZ1fQjNB0TQYwFBKQTIYH",
-	"8pRWOPYzmw3OzilPHF8maoFs5UzUeWqiZwuSErl1e1C3wbW5zGVw8nxEo0yob2X3F8rulkpN98Fo/Qfl",
-	"skvQlHEICu0vv1Rgi6fspjqEw8TgbMik0lvu+za57zd8CaIhJ9E2XsvytUVXuon24Yqtfbu1bx8NKw05",
-	"innja+ClpqvonpTZ+opbLLULS1c3rFndYzpYA0+meE0dhKf+tuDZgudRwdOoMko7WBNA6yklPDy71Uxb",
-	"cLUDXFkg0LJWoK401fg3DQJmhk7Dj1LEIDUDtcoH/xTbeNxrBmFgxhaXqg4SqfRLkVjgDoWMqN453QlE",
-	"MggLucB5Eg1AmupDJuGSaqhfXOkXSRiCPvf9RFKbNbxGTZnwqxggeJeEmsUhs4G6GhX/ECJas9LnYvLw",
-	"v822UJh05bA6RSpWT/n3rEv7bBGie5SKy4dY1rk3AKhpnuzGIZ3irr8/ppL6GuSeze3PtCJShPZlGDpg",
-	"ITP9GsFW5pDsJ/OBaYhWjg0ndo7VEA1u5lRKip+pUqA/Uj2uSAFvaKn0RyG1pEyvpIJEeZRN7ZqOKnLF",
-	"G8SH7A8IiKYjZd+HpIp45xIoeUUjOgLvjPAkDAk+XGCGr7Los6ljqJJNvTzizs5dN0w7sJnnP3d2TGN2",
-	"E8Kmop8lQWmAi8c7YGIkaTyezj/8UN1vALcQmtV7TyOYb/kN1yA5DYkvAsA3PM4IF+7RHdNQxQMTnZ2A",
-	"KcNFb/zFomxmQQo1riIahutVqx57ThUz7roEGSZhuCY3MXWe7iG9FvIarHnjOhsIEQLlttwLquBlbvbM",
-	"QDBtJOOkhIfCv2F85JhtMgYJdstAJNLHlF0B1e5dlaFBNtn1aawTCSrdhOg93e8dYyqVBTxWGuHrwvQv",
-	"2WisX1PfKeyq4h+dsHiZAmp+Wq9pqMDihASJtfOgQ7jg3UzUXIlbSiT4QtonP/D5KJ9KyQAfw8EnOblA",
-	"8bNXWMnCWG5YGA4BgjXXzrSIQisMa9iYKKguTZXPv89tpqXiwEygNDs7sSUrkIv4JGFBeZOHBsHJ8fFT",
-	"2j0+HARdOD487g5PaNCFZ8+Do5Mfhsfw47MqDN4K5sNbxted3a9Zvfkp4i6PKdRVEIKvCXZCQsahPofW",
-	"oMOMdkWilMFeHtmsGJsV8GWJVCFtZpTIjBSoYK6iTloGm2qMVIqMWfngeLNT0KfFVV1oIKR6tBk74QMH",
-	"p/vxuCx1ZsO8FVBTYRW+r62y7qtdHlJNqFBUiXBLmcMOcX8ddcjPEjgNoEM+hZpFVAMRknykSrFb7C2H",
-	"elqg8kWdIiCw8xWAKBBpFaucW327QW4hu6Hzy36iYXhKgPrj3KbInhOk3D3aSW5gaqybaepN763it2WD",
-	"zlb8Gu70zkNw1Fq9fRus0xjP3N8TaYCrvsyXMUT69tyZtZh9Tb9mPdh+S77LWjPfOilbJ2W1k4LiZ+un",
-	"bP2UdvopbrtloRUxNJicM/OopvVUsNW96XnZqncnf7m+/khsAdQRHXLU65XsqqNeLxs+4xpGFbFf10PH",
-	"Dm3hdJuca6smWtxKu99817Czqg2sVtFiI4RoNRUuU/XVnLPwxDkEu68SCJnSHfKGM82oFrJD3EZkCLJD",
-	"roBrxiHcq9i3WGqWf+PxjFShL/ce62i4kgbLabqUO5r3Ju/BIE24k+uwWItDGI/HLb+WzMWH396O6N2r",
-	"RNJqmLtrHgZTNbaVIwhYlrU0E+UNjNmuRY0RTegt1OSOyYSpemVnFh2X3NZ2HVat5ayuihh/GLLPjKbY",
-	"bqe0uMX1qeQ2Jl8kUunGz1K8YkpT7tc9H6HGQo8S/hHCENY4hzGruedb6cwMp5Ioob6yNRsnyxpHRpom",
-	"CQ6lihwvkiBoaqPlnAxM62TXnTkznmJUiH9i5h+1wopZEBAb0Qi6wEeMA8HyJKZ6vE8+xPQfCTxsWOwh",
-	"jRSmfmFBAPzN8L3QHyYcgvmWbYn0GJ7SQoK9aceFJsLUqQ7NWHrWtrpx6TFfU5U4w3vOn5ySLI/vEoYg",
-	"8aYgJXh1muziZUisog7+NErzs7eXxynsRCwz2AgThyWxiXzJ5mM0P/R+PHlKT4Lu8bPBD93nw+C4659Q",
-	"2j05GhwdPnv2w+EzSlfuIFRq9YqVKVJhsaLPCL8QXw3ahvUg1rQd2CKQrmUEthKNCyICW0A+KCAbCmZl",
-	"eG9J9ALH0+RcWzVRq82aOwiQ5SqkFjzrRmBQPGeDnN3UiEAyn2gGsqZ71gqLZswCqCE/Z0QmeQVDmoQa",
-	"pRZyYN0NjXlJu5YrX1iCubHPOfpruPZl+b1BFtx4jKdtTLyWxt9y6zy3NqkeihZNu9RE47Nu35Q3tK+1",
-	"0pRtH1U2R5J202ODDNJ63tgUW7SXCjxobtfTedID7OQb2Mk0NY4ezwqHOy3pq1pkKZyTjITSbgnUav+/",
-	"uudYikg8Ss+JgvOMM/Esz92CE4ELbK7Ozq3hOB/5OhJvoiWXcpdtGNXYJZxbnwrCLZjRkiNVRzuVU1ht",
-	"/Rm6NxmVLIH7+9iF/gIBsNYAq5Beu4EP8n1i9W4VbO/RzBaDX4rBxvyQFOOtMicanW27proxY7qw0O21",
-	"IzdjTqdc0EY6vKRhKJLGsh+guRgQCSNmk45REtF43rIOV6QOSftzwy2mDrFtV5utr41lt9b1wyQGebmk",
-	"xY9UAtckpAMI6zU6sySF4c5318kJsWSxmrSRqterAWPpwVZ8vTuC8+u7Rv2HX8piypwG1vO9kJFbo4hx",
-	"FtGYxEJhLx3CRcQ4DcMpYZz8rdchh7+fkshmU5matdNjyKoxYz88UX0+YYEe4wXBMbDRWBMtyAg0idkd",
-	"buq/FFGcaAgI1SQUNCCaRUCGUkSFuPQTRSZChkGf+0LIgHGMUeMBAeyUxk9UOhQGUnXy3+gdKKImNI5N",
-	"HzawjamRAwHqtM/vyE+27f0p+T//m9zl6WHIfyd3Vz4NqbwW50HQIdOs6J0pOi0VnRaK7vf5ORnChEig",
-	"IfHt0ikSMiB/T5Qm5hMLbOAdCYX0GdIwJCo0RAqnWRlLaJtDu4yIu5rHsqb3OYV1t2MqVnOihpGQ01ds",
-	"OFxTD9IgqNquuBLSMMCnT29eKRJLUEZiYmpud16BwwRkMZf1gpQuFTrTH1M+qur0jWnCdDAQekwmY6Ew",
-	"AThz7H9LwwRIwIZ4KIFxQnkqnDpE2QEPpsQY7LUvZb60Y8GkhRVDlRCJ23vRR4TB/egzs+h2ffKR5OSr",
-	"ZAQw5XhzB+9818GpPehBOQdJ1FhMuLshOASqs2u0lBPq481sSvww0f547YBcc8f586Mmh/DDof/smd89",
-	"/uEEukfH1O/2Tp7/0IXj54PeDzB8HjyF+x01We6qpavVnDGw8QDJ4xycr03mhrzE4kK2xSlwQ2p4xm2b",
-	"7oZ845kFb6VXWKDIpsjRWloUtPx6ZMDzFmqh/tci7tqDM/byvtFDapXlsmvtOzPlKKYSjLzFEnvr2VFr",
-	"CUw3kUrqiCgGzTS7hSugqjFPBp+loPwGAjJhPBCTNO+Nr9HYNhaFNpa7Am3MqKGQ/to7eAMh04SuM2dZ",
-	"Kb8h7lcCVHKr6CaMK2uz4RM+Zvqzx1ntt6XzrPVQMUvXF9h7ndQffl712jhP1cdz/0OYwWtBCj1lFKw8",
-	"BQ08uGaVCUGuPpDnJ71D8un65Vm6SkbDEj8Uyh5Fzv0VqqFrfMJKi2skunP9WhKumIUlEtl1qYP3Kmeg",
-	"NJV63TmIGPgXz2EtuOXDzIleIsOCNc4ZeKVVM8tdDZo3cwKiLXJ9HmHfPQFQxDTl/slciBI6oTKAwD3V",
-	"RonVakamG5l6T0dvje3RMD0pWucaXETDcI22F+4pmqldZku0fgzHiYfQnbwsNTe7F5gPem1ZsCkzuAoX",
-	"rTQAqwi0pc48da7ZA0qPmaur1L8ZSZHw4KUIRUWiqefdLOUPufz5xTkZw105lV/P/VNlGPj1Gz0jgRQx",
-	"2nYhVZroicjz6CkMZF3+/KLc9dD9U3237JapyhNKFzyJ0vfCs9xyFwV6v3JVT0/fXH547+0va35FEKxu",
-	"/CukcgRryEIj868lo3wUwisx4fes+ileo+K68lqzqsxlPcIUSbi1BM9IKCYgzVf2D/N1zasEpvkHof4M",
-	"NLXNeJ81X2ClmWVP+bszB6OynsgXd8HCVS5KDaHwNcUot5LmgSTNWvHbrVz5Irly/z3sr0iKXEFzx1RC",
-	"GgTW/zBjU2eEluIi1vd+oohX5Xh7LnRn4z0rw08fcILp0s3haLmrYxaqwuL7YLwqCOw+e8pdZBfjOb09",
-	"fOF5DESLOOOwda1QNO6+NJA4O//yBWk7t3qc0OQZmGaYoakDx18vOy3YAHk8jmo+AlTg3nb6b1egN0aF",
-	"9pJg8yGQMmN8BY6+o9LmSdRe+mDe3gcNgsyHUCXTU7tNI4b4XqIiu1eYjLlDXkGY3EGHfJQQsSTqkIs7",
-	"P0wUu7UvHUi6Z1RZ4a3FJ4Yi2aiN9nLKy+1UrXe95XZFuvgFmeJz58XOo7VZssZsNMbTfPd2DJ/RH4dw",
-	"VO2d/T1hPrwUpfTxGTO6n3+lYQLVvxs9vECPpy9qanuSsmc9SjEBVdznK7RVccjp6OT50+CHk+7x8+CH",
-	"7vNj+rR7DL0fuyc/Pn/2w4/Hw97x8bP7HXJK2cbNoDTRIlHmyL9eaoECOL+hA1M55B45ZdU8NJri78Xc",
-	"+rUwX2PmVYnD26cUm593Cye9MUNydvFbbiFtxnQscUZbKWIshuaOXLsOyO6Aah0CialSHfcQlJAEbs0f",
-	"aak9PEqFr0DBhMqAmG9v1s4nlr9xs2p5TKfpexdtMfOGEuASp3/ljyFIwiy/4fx5ojGL36x3s7iWWirv",
-	"5NtOFg4sJ3gdPWQo3mTs7EEYbvPZwx6PZdd7n+p74M0GDYWU+1sm/huecdum+3JMY93YUZGcFVVVKsDi",
-	"4VzfDuQ+p3PtTGw/dQ7lMnURs1CMSv7N/RPzpgNYkL1r9u2AvPOsp06JUEuXKxeODSyXW4P1p55yUYVp",
-	"F9sAWLWkXJlO2NX+9WPqrc7cAJfMhzSm4spavUUYz77wEymB+9Mz0j3MGE6CUVspp9XY45UQ4vXga/xh",
-	"diQevtzhdYhnj4h5RsF6F0bDesVz6AnHdiColU057bP6wHX2BFwnPdqeKXVEVKr+BxAKPlJEixqdzt2r",
-	"Lsx6ZkCdnGGWrfPsKi7j74fNzzvzhIj6mEh/TJWZ/W9Mj3/9WI1/a/+sL3du45RLa7DTXXyfY6duaFg9",
-	"67BTObWlZN6cK1xQ8232+jblBKc2QJtpcZnxfwMopFHtx0tshncX7IOgGqy6Uhz/NqZWCCbZRsop8S7+",
-	"kbA4Nhi5umEcZY2R2PnXL7NsuijJY0mn5o+PIZ2CfEllYD5dMx2C+eOl0yv4d7rdYKQ9TOw9MEUiOiU0",
-	"joHKynNa9Yx/bWVvusseuXdbysSpXFA3wObeHWO8iwkfUhW7Ij6xUuE9cNThY5hIGhbc1XWCD4WWrxgf",
-	"JSGt2GhKf7lnH2uftUNofpRwy2Dy5fcg1vAyS2SY9T1L58zmhrjS33TM0+gLeXOc2nRgo3lev0/awllu",
-	"bvZk6DfOrU3FCgp4aItp4IbU8IzbNt1N2cnlBW+lbVigyKbI0VZavKIRHcEl5aOmXugciGBqe6lpKI+B",
-	"BmtVCGG0VnlpZnvBg3eQBojqVrrSVOo1qs16vLNtzI2lNPtOkXbFaVYuZJ00WxWOhcvcZI/kCg5peih8",
-	"YIsLPbZvm8wE12xurxrMYYb1Mi+New0i+tX2Mc/67yhnQ1CavHmVhsJs0irFguo31EbAQVINwbmucp1c",
-	"RDZgwyGZUJveAtPI7X66frn3pRkEkiiiclqHBleuqBEDYp3p25xmC6Y/w19F0hb7KVOpU1y+fBKLmKoh",
-	"NYn82hYhWGbS9VD0gQMBruWUxCCJTzUNxajjEl4OprgLGVM9dnfS8a0674zALcgpcSsxNda5y9jWIRDF",
-	"emqwqAjjfpgENsI6Y5+PDDlXZ7ksJOH73NkZJEFQA7ULqh3kuwnr1cbM9+tWc2nd7jHcwv2J7CLCevVx",
-	"Z+LedSX1118a58zdY7oYJl+71jCEu3XrGK8zEsH6Q8wqHkAWoFq/EVjt583WQY4t5N9Zp25E4/XrMGVE",
-	"7tr1rDBit+tTJcaAnp/uS65fVTN9j8XAfRCQB77gQzCMe/8mQjESa1e2u0T3rXZQEBFrNxFLOlX3q3VP",
-	"CWrfNl23lj2Rf99qB+qGcX8sRUS/qIn7zbjYwpqVZ9R/SoXZNqsnWjn2XG/OqUInJXJ+rGaxCp00A79s",
-	"kUuaYEaAOamdifyiRF4kZKuhOou+TmpQ5Oq6qMvKYibDwCxbz6hOJ7JLqrwgIktSb6Fdlm6x3Cd/8Pyp",
-	"7kKe34rD4Hlm3RU25XoZcIsOwHoz0ULT8HzxdPD3l8vmhCUua0+s0OFM3ZnOquZ5IaWQa5rPxs43bq7x",
-	"d6xNzAXvHt3dEQnKALHixhCk/VT4sxPgmkyk4CM8AzjBzTNBAkHoQCSaML0ohVttN6TogBz3jus7IHbc",
-	"VZR7HcLd8kyQX7ZR+cBprhrMgPzFZweXR7xTQn9z6Y03tPWy+WVqKP5QZISWhCHSITU847ZNd0MbEzML",
-	"3sZgfJEimyJHW2nxM40Ajxw2v42OxvQZoWiJksmYhfbJDWuHa/Lp+qV9bSRkoMgA9ASAkyybKtoZLp9q",
-	"M08JnOHZmwHYyGDtVzLzvLpfEuMeC6lfNTjMUvLcTaXCLWumuTkuypW7XGllLLuRwx8PybXka3qToTm+",
-	"Xu/Jp2+SbxuyPUrQaJuGaXrOrZvwhiyu2UVvtZmxCZurxBFtpcY7ETT3DjpqrkgEsE+uC6/ADUM6wi3Q",
-	"ZBAyNYaAJDwAad/cwhPPHULDCZ1iYhnFlAauT/vcY+qdbeIXFgTAPdOI3TUf4d0OIoYkL3QehmICgdch",
-	"QxaG6aGHyZj5Y7gFaWr2uX1JjoypqnpMjZom1MtEaREZal2CEb6q+jy3LfyOan9sBLFI9KKCDTwAf59H",
-	"xlsRCQoSSfWC4xHaH6dGTcR0ehmJ6bFINKFkTGVAfPsQ6Mozq+ALLqJp9R2oLLsQ5DlMOwT2R/vEuziX",
-	"oC7y2qenV5rygMrAq9WxAcFroDqR8OEWpGRuQ3XRlUIuOBAax+G0dJGwiTuOdlQLs78YCVJ50XD2IEqh",
-	"nbRWlbxZdbvRUOoyCeGFEGHLSCWT8MvplDXyJUSaFW/VImZGUi4qdA00+lUwH5Y2FjKlf3WHjK+p9XZq",
-	"CAshB9l2zoxmGLCQ6SkRcqCI4OlrnXWvM4qEB+ojyF9oOKx5nk8DjS5FuJCdhkIajYuwRo2llj+EtGqV",
-	"viidUPHJ9kw8liVYtbapXNIKlpnnj8JqzRK4s1ALFsm6QM4tAvXcwfZZFqvjxRjbpcksFA9qvpCHt15I",
-	"wXhpwqd/fOOntov+QRoYP8LdlK318gUqufq9u+/KKqkkwdba2FobW2ujndZGg+HD1J5pWXio4Rm3bbr5",
-	"nfoGd3U0RITeUoawzl5tVzH4bMh8KxPILqpwip+eKBJBCPYlcyfQ7NnFvbUz67nzk3VfcCkkGXA1T0/f",
-	"mbEsesGlBVGlGxaGV7gIm7m8m9F0VtTMDKSuoMlp3uzu4oPy4eYT7rWck9dyJb4plm1YZ5Th0VoFsjEq",
-	"tJcEG9x8rGSMNu+7lam0eRK1nT4b5p2vgGM2ySetpYW7F9hIyDdmYNMyjoBKMhDJaKzt2/xABsmUxGOq",
-	"gOxSGQm5t/7jJvfZ2f1qdnLVWMSvHKfRMPww3Dn92/KxXKU1Pv/eWRQnwYXQmLuAci40GYBblyXxy5xb",
-	"5l8heX50NPDp4Kh73KNH3adHx9D1D5/+0IXej4c/PqPBDyc/Ht33FZJSLGXBAfgCoRax97f0uMj94vmb",
-	"N7/vz72oN35fgxcfmbWaskod47ZITTQ40zZNc1N2Ur7AbbULNmIfudVvJQ0kCz4KxVJ520SmbREmEa+b",
-	"RklM7pU5SUzsQ8Gmp6p5vnVa7EOqKgMY0iQ0XQDvfrraqUrb4lLsHD4nKoljITUETq2pDua8pmHooc1h",
-	"b6ba3wjVRHD7DC/wJML7wLJ7foF9dF9d4Pe2T1DdC/ffd3/F3Ojd15c7nR0WdN+8wh2e7pvrnc7O32n3",
-	"Pz7udHZuRPc/L/G2dffjW/Nf3X1hPsuke/kJ74h3r38x/5Xda/P9Lev++n6ns/PHuPvS/ff6N7tlYsiU",
-	"2zjpwOb0MWaIfYH3y5t7+Nb0Qewl9n1yTuxd8ifKfZUeexAccDccP4wkUA1KEw+PtDM+srls+zwEZcpT",
-	"myL8HwkN04djs3ap74uEa9tx5THOB7iVs15yVDOS95a5q7cAGSc0DAtnSAymq7ckF9gVxYxoWW/nmLGX",
-	"ch/WeY48zxK8fv3iclXsvRaXpnCExTpUlh9oHIfMboHWEClfcoGiNNbyKi2i4jIKrYqMFsDW6EPTD4g3",
-	"sjbcvqrLRFtcbnE5i8uGnIQZ8LfEQCyMqvl5t3DSG3KV5he/jd7CDF02SJTWUgRV0gM4FO31Fmr6CTiN",
-	"ulmM5kkzSxC8f4xHltkfSDimVbo/r40SrUj7w3Wan3NWTxtdgC+X2wZcSUJ9KZRC/Y1tquqHqcNskWsQ",
-	"Qme5CxcNwpYgu3jyO6Y+qL2qfmd40Q0i66CTzXcxX7rl2AhWS+vfZrRm5t16THo+Z6PysttfMmv3TlOk",
-	"u1/NtFTHGrtoVBt+xnZ2Ed5kgu902TfSsUb6OlzVrhEKiOrwuWHLql+sEKn8BcXKgl/e/bXyFyt6qn6x",
-	"wqjyFxRPlY90o8Cq+sWKsKpfrFCr/AXFXNUvVvBV/WJFYeUvKByrfrHisuoXK0AX/HL922qrt3UaYDmU",
-	"3GWKdQGV+kNNIUtI7GIJflY/XJLiafWFixRfq0umeKtT0uJvZckMjytLZvhcXTLF68qSGX5XlszwvPo5",
-	"xBTfq0umeF/9xmCK/5UlM3mwumQqH1aWzOTFypKZ/KhT0sqT9Z46bL98eUfjxuJfEY1zSeHTMBSJVusf",
-	"irb1Kiw9TO0uYcQEV+4W11BI063KrnOl1d1ZWSPS8K2HvfqPwdoW6lz38IWQAeNUVxmmr5lvKdxVoLUx",
-	"j0cgRpLGY+aTQs1at79aca6keFuj5ijueYcoorH5a/EFO7wRGlM9rjwvzM0KaXYLr2od9MkfV3WWorvO",
-	"GUsIzArhd0PD9fdN8OCS/r6g/s0Ir9m8Sd9NqRNBjEOqxrXDjVPs+n5daepr5tOwHt0IJkIi7iWL7Hg3",
-	"XqXNXUOmQTVP4WTRw+l375JQszhkVZHm34QMA/Lv//m/sjvFUVb6jHAhIzfTO/ITmWDhKfk//5sUGiX/",
-	"ndxd+TSk8lqcB0HNIG2xyvywPgyHCjTBbMfu/Yp0XD5Nj6PV6GX6IHOfZnO/M3OfluY+XX/u0w3MvU60",
-	"u1JKVGOgLOqX3WKrvtTmILwYngtFRPlUkZOLZa4ur/MMb82Qu6BfF1gHTW6QVRsIj3BbpR0mhotIf0NW",
-	"xnp7gF+7OXGPpAhfuSFwjxlvFfNWMW8V88Mo5oZ2ip3Wb8lmwjsaNzfPFk1yQzvg+eK2cefI0WEDRGgt",
-	"BeyzPM3Z3LZ9shtQFk47ZAJwE07x1jhJHxp6ovayfeH8bSB32UeY2WpwL7jM2NmmJAr/Vy4XzoyBdfWB",
-	"PD/pHWZZsZWmUVxpZD3Y0dCC2a5EBCkB1H0jC3AXM/kwcyy/NlePc+3oP6Q16zgMsRQjCUpdi5du8Ra8",
-	"UURH5YGsne8GH9FatiBY4KFXRFcm36rONHAuQTka2qxbrwwMvDMbhQJNRlJM6nlHiy3Z+GdJKxMeucN9",
-	"cBeDZMB9ICNT0j4sukJ0VJpGluCubt5z5Zp3ZuE5x8uOBUqMuerMniPmV3Uzbk5KfZn0uYcXNC9EviPh",
-	"cA96pRB/EFB+7UBryhzOkdwuW6jZ+bZssptyA0qL3WJDeCPuQM4JLaZELtabUbR4cjbtg4ghoZmzkDoD",
-	"tzRMoOwHqEpHIGvnk5PH83F11NnZnCrtY+yuhsQu95bWqyJl0zQ85wUS5vRDs091MjuUkhvmcs4SSkbs",
-	"FrhL1rX+y1Uyn9Aiq5txpWWCGwOztneugB54p3WRUk2Hu0rdZSv1LT0RWVirhwudPySlG1K1pcVsiVTN",
-	"xtT0nFs34Q2ZGLOL3kbVWqLJxgjSVmrkl/aay+OEXRCfymB/5yt8H5kpmyr5zfC90B8mfGGybCpHcC71",
-	"OrdK6xfHN+qrTatLGIJURAtCybUpRna9g9vDA/us/cGfRj189vbyE1g2h5ZZkOwqxJeFvyYsqD3zOq53",
-	"BcmLFJjd5MtImY+ksByrlGHh3mqDB1+KKCDf9kvVW8B8R4BpyJQqg7J1yrLxWbdvyhsyIecWvt1W0yaM",
-	"yDJXtJce12m0v0kFilH5/ebSCtltQXxHO91KnDuznuoAsstdnhIJNMT0JEZvK5C3EBCqSH+nv7P30HYm",
-	"UiC9Zrtw19XYEGosJty9iEVTAi6Y5FBIMggpv7EUVmSXkiFM7MzcV2N6C6gTO/ed4xdkJsmnvUDd1VFa",
-	"yKIbMPMsl35V+XjuxX5r9dCWxW9UeWcc1j7R3Py8WzjpjZotxcVvuZ7enOGScUYrKWKP9r4UfAgSXE6v",
-	"ZjSD7Yn4WVf7j58ckdWPCDB1lcRVh9WvZQJoPlCiRdzVZpIjKZIYE8rYjUOuKeOKCD0uUUCdEeSy3Md2",
-	"FpaImE63GedV0A1UPDNzhdlbCAuAazZk4DKVBwKMsaaJP6Z8BGlimphqf2z6TxQQpnG/DGhAxJAUyIzT",
-	"+rswQ6c8IEoLSUfVG5dfoNzMdNxS5GReqdJmGbdRq2aed78u22bL5t8Qmzdlx1Qhqq1qalM0aC0BNmXX",
-	"LWCKr8KW2YiNV8UxLabOWzESjetJDTQioRiJffLGCPiIjsCIYEUiKm9QN4RCqlMyCKl/Q24AYpJwK7qD",
-	"DhmECRCR6JBx6PS5hIDEkkVUTjtkJAE4UeALHlA53SfXpi/bHvFFBHjofffyp/39zs/mXy/Mv85/2t/f",
-	"8+zpI6Op+9gZBwxe/a3XIYe/nxmFdQtSEy3I8+6AaXL58wtUCBG+n+2GHrM7CFV6kEmLEDDTKxlQHvT5",
-	"LuWadWnIqIKAQDACRUIGZAB6YgbuGkE1k0i8TGf0px3/3r0Thj/yDrEveHV72fViU6SgtL9k96jWflA6",
-	"osUPlKzAyCbMyYeECWkAJaQRkJAvxMi3vnv8bYKpWYMtRWz7dG3z827hpDdrnBYWv+WG1wYN0pQz2kkR",
-	"MWjOgxMDuLJDaNN0r7KBrJHI9Lcx1YQSCZhhwm46qg5qxon5yWauFhKIolOFWi+7WlBxARCq6RBRzoag",
-	"9BuXFjtv0OZKLXdPuJicETpQwHWWEIi6Wrt2X3UAmCJDIRlxX3ivRNed3rOL508vXjy7eHp08uyHFz9W",
-	"hVqs9aJewJjxikNMV/ZnopgxLLKBP0lpQG5B4k2EAfg0AhIkQCZjFpqyTJUnFRDKMWh1Rno2SOUnUgIv",
-	"BqbyJCGmihnjamLO9qPuQQVNR1Ax/XPCYQJyYX9jqkgoKGYqMezCwpCoCTM2mhaEaksxfwxBErr7ErQ0",
-	"3wUWQjr5Kka/BE0Zh+BXS/l75GpP18xeTZa3IInERlV9lv5tDBh/RHK4B2dyXsC70bjm1UHHgTFUx+WM",
-	"7BJCoAq6vaf7h72qRfIF18D1Ly430Qyj/nLePXp2QsQtDiobzBNFFKexGgtNhiwEdYrv4hhrnnj9pNd7",
-	"6sdUj/EvIPYLNabY1NClCwzB/tzvc6/PY5D4XYcom/B+MMWUThaWHnbipZVTtLw7f//m9cXV9f7fFT6c",
-	"b5hY0Qj6HMvjVR1bwaBoTNWY4PWoqVugMxKwIcY+3DTcgQszl5w5+3xk7wflhQUH6+/mhLbTO/1xeOT3",
-	"/JNB8Mw/DHrQGx7Bof98eDz4gT4NjuBw2KM/Dp77PwQn8Gx4TJ8OjrDcj8Pn9IfBif/MsArVxljeOd35",
-	"f1yjf+t1f6Td4e9/nhx//m9Vi5gPtrz6FSgttG6aPe++/v3Pw5PqZrPne851Ja/yEoNOqCo8+MM4PniU",
-	"nqmRT1Jxv/vp+uVeeoplXto+UWSQsBBfDILiMc6E33AxmclTRDV0NYug1m2okejOfykiY5rEeuqg/bmz",
-	"c5vLgHkhicnGXIkOuqIHt4cH7gsPZZfdFCisgsHefq+3f/L0x6OTpyvlVGE188Fk8C4vSxnAnVSy1BBx",
-	"X2jQzVwRhAkoAyKpNNkdTAmLYiE1wWdK6qfWm5XCLTUCr4Cq5pK+cAIxUyIAsospurrU1yQGyUSwh5lf",
-	"uDETyK4UyWgcTolid90JwA2RlN+A0Zc8EJO9FmxRAw+uWbQi68pCQNcAsJFR1Ejk6sPinz69eZXqDFsu",
-	"Je0ZZg8RSEnVsVJGZISvl1EE39tqfH4LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1y7msP3/+c++XC",
-	"UtUr3GZNCV1QGAMYCjdmHB/qkyELQ2vu5OK0queGw0gz+STylc95vMSJq+JLdvQNxmkfSoZ8VUcFtuLm",
-	"AcXNWpTfyogGZURD0aZcBrXKqmp0tu2a6oZCzaWFbq85vYkAc84FraTDWMSv3HQaeHJ+VVp1/gKuJTVy",
-	"dp4Mr6SIYzy9FiT2tcExkEEyJfGYKqgOR/lUw0jYdw8rurM/rroM42QsCekAwromqy9URaMfJfOBME4Y",
-	"76IX70sImK77Mu9IsuCjUCzNpk3D8MNw5/Rvy9fk52Ktz7/PGmqXYoIxTvtIvxlcSljT3ewtVpt0xhhc",
-	"XOi0sCm4xIDI2YutkUGcw+TNPYof3edWLK5WgV1mmGOG8jOcmk6rMOTicFYqWQe5bydtzSPjeC2zcYvT",
-	"LU5r4vSG8ZdjKSLa2MkmPKNjnBOlpyGQWyoZ5dpmVlM3jLclAYrd5hhQBcRHithjVxjruWHcXRLFLUFF",
-	"aBwDDwjNpoN61D0AQAmHSch47XjeMAnDS+CBPWNf6xkLQ3IIfmUBiLp1JlT7dd/J+AJ/rXweqDC1bAiz",
-	"46/PpE2ewFvJp9/4IbMtE9Znwqac6RKjt8V7ygbV+KzbN+VNhRJmF76VbnSJKpsjSZvp8RZuocHNhiQe",
-	"SRoAwZt1mSbqkISHwrf7CXpsNE5a0J5R8qetyiq3ILUGRpvTdBqhIaQik7FQ5Zwi7kntWi+xmjbeaIgq",
-	"9tHT4LdObTwsvE9+pWECijDuh0kAxLu4+EfCrCuXra9p8vT019d/9TrEOz095yzCJOb242vGmRqDtJ+u",
-	"RMKDi+EQfK3sN9eScmX9q6zOf7IwfCkSrtNq1yJ+LenIfnjDVQy+PueBKeedGXPSJh1WJKJTND6prLm5",
-	"sb6O/gK1m6/AXHqttZUtkr7Rrbz7o+sbNwW3QPoWgdSg+ZZhtW2quek5t27CGzRYi4veavtsU+ZqxhGt",
-	"pEZsBtNU8ESZ1vNXjK01t792iD0PiFeeeDCdvHSFTk9fCm4UbUJDPPuQWorNv+f7EEf4hkkYrjECUxz1",
-	"nz3osM7jwLgU9fnY0HghIz98AlnLOA+RQbaOWi3E2Bdngs2Wpprs5SdOHXkXIq7JiGU16B7h4fCvA7Zr",
-	"R0Pbjc8FmncL0XtAtCkzMZUAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypccVIlSNY4BrAXtQuvLd2hWeLEl",
-	"obfBFf3G4zxf3+I3KbxaF8TIBtX4rNs35U3FMVaZU+2jyuZI0m56bJBBWs8bm2KL1lIBFdG19UkWmweL",
-	"vp+/rTPbwczU8KSnMbNUTH0g//6f/4vsup3NG5ji57KVUHwNoHLYTYn4AmFaslboeTYWE0Gf8SxLN6si",
-	"0MxXRIJLxUiYxsvlmW/pfZ1muxYSXgPViYRgnZOqD3amqmIEqyw5XPkmA2L3WPxv3cL/mvmkIZmYsWGb",
-	"BGKTc23VRDdktxUXuY0WS0aLjRCirVQoS3RDBT51l0qq6WHjzauuehRIUy46T4Z5Cf3nXNhj/smf3+d1",
-	"j703rcdAEjcpQjEHj70TgBl7fMG1pL4uvhVVqoEJ1Jg+xVxK/3H14b09reJutruzNcE+kk6GFRnABkqE",
-	"iQby6fItxrG4yyArJLllAQjiEmlFEDBKxkLpMzwJM4BsIya/7D3WOlanBwdYeP+WhkJSrrs0Zvu+iA7s",
-	"bRx1cPIUTvyjwUn3mD6H7vOTH/3u0+DY78LT50+fPTs6Onn2/PjAKQXmC74fo1mThZsSyersKdwvg5jh",
-	"Zpf8rZhhaJ94kgn9MmTAtWvZOyh89yJhYeARKoHYrLSKiGGfe+mdeTlbdeYHV38oJPHxC5VlMDAFfXL+",
-	"8c1+nyPjK0LTI48BC/Buk2uN7IowIBJ8IYP0rTFBPOAjxiHtm2R99DmmeNrDYc+euaxKJH2vzGbYxyuq",
-	"K4zZF1mGKVJMWnVKvP/6r//6r+67d91XrzyXJyNLrpAlUyhz31Hv6LB7eNg9Orru9U7x///3wuH8uii1",
-	"1PskAsl8l/vKQtqMjaZUKfV5WJlvr0TuSqOunCdsJolE/iyF4wBkxLQK2T08IUkcg/SpAjKGOxqAzyIa",
-	"koCNmFar0yTeJ/VYkU0rp1TN6EtYpavGLI4ZH3UPf+wuysjV2ZmBWIUMM3AzpKoa6v7yJheywaJGXYXK",
-	"Zm+rpvxFOceyTGOF5GNF7p1ltYWrsGAdq0gxT/EigquUsqvZkEVaSEHWBgvEDefiFri+h2rxTMOe3TIq",
-	"Jqw7sArdI2AaPi3l8+NikqokyoNOttHe5y69pc11pzAvIhlKEc3kq8RcLUyT3TRLnil4EFINSnt7HSxt",
-	"vnqi+lwlUUTl9IxAqMxw2XDoGYfWM/rWq9IJpshKSsxq63ITbg9/RdRtGZe8YsMhnuutCL7hs9OahmKk",
-	"3CNDafZ7TiPrm+sxMGnzXFrzC8nkdexhmbGYGPE7JWglkgkYJW9stQ6REIlblx/VNXuW94a1ucgeFJJA",
-	"QhhqIhJdGd8za7dQJL1LFUCe3Ki8xJVCya1nHfpduaKzoCiOKm+wU1y1OaQU0hp1OQYiSsgx3TWYL/Ph",
-	"JXEugJHdqyTDb2jeNharcnfZs9NbRlSpDlFjEdtXc/Gtg5vqNLf3PI91wZMovYGjEn+MwbDCQf38kNYv",
-	"QG+nXiUHBjCkSaivbhj/tOgt91bESG9YGF7hIqwxDlXMFVMrw0GWXWbeK8wuSzhXyYkryo2JPwAyEMlo",
-	"rGslL0BOqO30W941S1Tl+S9+gt9WM5xYf/6/FSotIYH1OkNIszjUmPWax8VmGXM2EjnDD+VDYsWpF7gg",
-	"JfxiAdFkPHsNGdGiU59fj5RZK5S+YXGCscs2SpQFQdWtUHlYodKQ+5ULrZY4YHZAjc62XVPd0AZIaaHb",
-	"GPvPqbEZUrSbDmirNWxHYBqjzJiwSY4U2WU8gDvSS9/FwEu99mYs5T7soZHhrufv2hOyh/henPOH0wRJ",
-	"aydGdwN4oIwQLl3/NQO54PYDlUxP8bJ3IRmuk++5p/V1XB9b99bIstuJX35jZJ1nkTs7ExqGMY1r5hmq",
-	"lSK4cFFklg9mFXbee1lXp9y49L5I2Qr6yuG6eZfh3oBfoMa+Hsyvn35BPdhd7C2+74fvRm3SgifVLiOk",
-	"8Vm3b8obtciXuNDto8rmSNJyemTRiwbShwdqzeDIeVpjQWQENxQpi7qBmPCuYqOxxlfvEq6SOMZn4GpF",
-	"iCiTLxKp9LrDK1VbEr2JhNJpIKvegEL9mkm4rnwVw049fXwyxHeRNZAhk/XuLNNQX42FHiXrxqrOZyou",
-	"mTEXvKts2XozDmhER3BJ+QjqGwSv8kpVsDL8H1+zCNxzmTXv/g3tGd75Q3UVtDREfycCWJI/SmnKAyoD",
-	"QhMtIqqZX3+pTMHLygNIlyLhgSIxSPfSec3k1vjA2oskDEGf+34iqV8R2L6KJdDgjIRiAtIAKhISCMXy",
-	"Gmr2FNER/YNxuGJ/QE3KSwgFDdZfMZnwqxggeJeEmsUhsxbZrAUYUjyKoIV1JSJxCxFwTZSpWnNSjqc/",
-	"giGg3bef6+mwEgE1GjcW3UfgoCXVlTvp1RsOv5WrvbJWon215h0ELIm81U+bZpw2s3CVxK2AVtXiVXNb",
-	"JRHnJ5/jsICysmTs5CplXqrNSvUZEfN7VbxcgZ8YP+rKR7fALMAnBfJ8BFXr/F7g27/gS9Cn7rlg41R4",
-	"xBAWlCZRonT6Vv3UOrd4PMnl20MeGYSU3/S5ZzrqYk9ex9ShYTgl3nkcG9cgPUxEdv/7p8u3e94++c3J",
-	"f8HtAUjKlcPqca9nT7swM8gxUJsN2B1myLvJWYLG7D9huvPZkIDxIWZ9M94H9XHWrqaEYWCD+okMC4dm",
-	"R0yPkwEelHVF0v/Ou/yXQIOu4OG0cFUF9/fwXJEGGhHTK/NpSNRYCA2S/Puf/1+2CWRcfnvkJd0hNJ5t",
-	"nyM908BBHhfokEESBAxUh0Q0dnEBn4ahSLAyPuaiOsSoFtDMigcGUnX6PLZPiePwOvZ0k20aZaEZFFX2",
-	"5DLj5PC5CxWoDonDZPZNT8qDPs8PMP37n//yiBLEWC3uPLRP/TEoMgTtjwkSaFI48EMGoCcAvHSyV+33",
-	"eZ//5S8vBTeDM9/85S/4FblAXsTBqcT3QSkyEMEUj0P92XfGYH/n1JiSHdJHo9B8/Pc///XZO3OsDFIK",
-	"mdbrczJT1b7JayxS+wqvaQer4I879ucIlKKj9J3enc9euoLE/WKf2sa5akMQJKzg2J2BUod4ByIGTmO2",
-	"P6VRWPri78pmRzwYAw31+A/822iu6R+2I+8gAi2Zr7x9SxPTrr00hUemXGQppiNQT8juAEIx2eu43Kw4",
-	"GYVnn365fvfWlto35D23tR2ItaQsRIkcUjV2lbMCBqPMhpeIFIlOAw/pmXKvY+caCN98IN6BXXN14O3Z",
-	"oJTBNQTEe9o7JO/wzNZHkBE1llA49ewovLfCt8ki7fk6Uh4AhsLM6DrkH4lZ2xuIdXkg/yMLkQXQfXXh",
-	"7e0TI99ca4HwkyhDQCzFANRpTvgDzwqe4/2c+yokoU+lnBbFHqmUekiQBYLvLJvTIsH3F+KlU/GIghB8",
-	"rbCwO3p2+JxkzkEKWvtGdEwljUDjS8PAk8jdrzPDCUEbUeTj8fhM8wbQDcAdnfd9iHV+0SFkynwy8Njr",
-	"4IN1NAw9Inh6xs60ivyg7FN1SDM7HELN7Hw4w4ysuStjr0i4mc4ByfSIMMXFzur4+DwgObdRTry7YQrZ",
-	"OGl25NItU0aRPCcSSmd7TrNj6TFhCmxN4N1PV/u4XC9tsKr7NiM9Xhq2tLBNYgzXSSHGT2f6NSuUdWqK",
-	"mWbHAu8M8KlZPKM+zSSKw/BwCJ5dv7RxnTaDP9qvB1PjIRl5NtWwV2aTn3Bpdt3CuFXZOy2uSR4ntrdf",
-	"dr3CXsUpMdZ7ClcUMTNhZMd3jhC4JGTXK4VDvb1Oyjv5vQn3cD5h+ixdWQnKwNU+Xx/R0ny9f//zX+dm",
-	"LumTDrseXjPyjIrCoPdRr5e1YKnwyT6K7eRCBgEr99iICyN7djFzdXq9QwEPCNxpSTMsIA+kDX9Aba9+",
-	"srX/Xzx/azt7Me3iE5eO8R10DTebpaEkoqExkyEgWGyXC02ed4/xf4dHZAx37qpAB5nCwHHPdG2wcNw7",
-	"dq1MIAy7xXZ0fjUmPXgaCLBv64zpLRSkll1emlIXQYXrGk6MooolKOD6zJbLz8laZFr5lh04JuSVAc/c",
-	"45PU9QJ3VkiMQKfHlMlu6hK6HvCtVcShDeWnbIC/PlGkYF5ZxOFcrt2OBjcsnDZtX/TNpoaK17PegHdK",
-	"6AJGj6i8ARQZlSyPp3IKrwQbSUGz2QhJQurfIAXLF8Hwvo5p1XkzXn+nv+N1MqnmXv+WYP6TvjkchoWV",
-	"yoCQC5qidWTPlRv6++ZblFeME++vXbMo3fRKkRnCLs3vqLx5tXdmNHXWOFIwYnemi4ko2l7pQD5dvnXE",
-	"cvfL7ORPM7wYC087aWIvqZkqVBER2wibxYYwhirCLpZgLFIJShnweQNM+Tz6g8XenjuwLRRwI1m8c1Q8",
-	"3Qvui8CsJPlH1+Z9RokBjlSOb9FEsGtkCC/4iFxc01GHeG+G3feCQ/cd1f7YIyNmxM7T3nGHeL9cnL/y",
-	"yETIG+UsM9eqATEO/SPj3KgnR5tUcpYEqrPHbg8PQuFLUGgDI7CUSHkj4YFVt0XrWR38mR9o/mxtZ9SY",
-	"Rp6li12q4FnYdvJtQCP0VSoozIwtv9iBuc4nY4ZKiuqs1YkhFMqNDvFeGgu9a/ScFOGpE9JovEX0rmvU",
-	"yNPDZ09PesaiZlGUaINio5noiHgxUsgYVZZnnORDr6dMJuRmi3KqkVEM12bqNTXz7BtONk27TuWp4z8J",
-	"ieEbFIaKhGaVzUQQbfbehaY3gJthCsA+4pTOueOOXwoJTxSJBV7G1CBvaUh2vW7XfON1yCFRZID4dXJp",
-	"75R4jiQZPawL4NowdnEILlZl5LcmIVClyaFzH6wwoCF0cSW6Em5pyAKq04ZQytDIORNex3hQ1DpOpv2h",
-	"FFynCpNmpHGUpig5MQ5rYFyamHJXJ3DmlkD2boTg++RakBuA2FgRBp6GmiDRotOCGF/DkvUWJA3TdRBD",
-	"NGcyNkLOsmQ237PChcEOtlF2F1NGHYowFBNrEliEfbp8q1JTyMtR4SEKX364vDrNEO/kl8E6ygilUt7t",
-	"nptmux8kGxkz7C/WVYK7WBjj1jPwcE7JjKy0EJ6z9NBM9T58vH7z4f2VZ4TXMGSjsX2tmk+tJ2J0nGnz",
-	"qHdMjP89QaH/88V1hxj50iFpfZzKbw6LQAoXhXgmfS3nyltAC2FsmrL6AgKzqCLnYTIFYy9Ky1wsDEko",
-	"qJGThv/wgeW9TlGcWdRxgMD6DJZ7FHnWe5q+wmfdYuC3EIoYMrvM+kQdu5Kp15mpMxWDn7FiGJKUl+3C",
-	"2Us2caLGpyVO+B8TyvRPJz2VenkzUpopMjZ6J+GahYTyzF3JdGAqv8guigHD9oyP9jq5NJ69xmWMOzv3",
-	"KyR99wqv2xKC118w3oxNohgyfkW6QtZU1xZjFJ8rd5dQxZAMhJHEYgToe+8e9jq9Xs+0OpimEqRDvG7X",
-	"iA4zaZDK2zsjsREQDA2MKWpGsw6WFJeg5bR7boBrhSGT6WohfqTRw6KL4sH5B0irEtLQujLFkFlSKv+1",
-	"awATdl8kwyEY6+SUcGEtBVw3pNQeyh/TvOGmWIo7Ix5iqlC1GK8KX8Y3xoT5cZqLKHSFjdqzbrpSc+uK",
-	"wAksTtAYoQHRLALc7xmIWyCHRz2SxiJSF7sAF3dMGitShVuIB4f7d9bSPDYaCt0tM9vIPodOOTk8If/J",
-	"XuDlb0Js2FCR46eHhcLUOlPC9HFyjMWPD59ashh3xeoVLpy03MP3cBSgt4mr7Qxg7uDWSUFlsDCDLBfd",
-	"+khHzkWOQcQh/OUvBvSlwAHi1YhSzxiuB2MdhWfEH1OpQP+U6GH3uWfU04Flgz5P0ZFapA6jqflAJGjK",
-	"OAR7HReXwYqskF7HSG1jq1jv7hIC4fc5mphzwSnXSeZpDxincrpXCPSkoao07vOnKfv54E8tPnt9vlsZ",
-	"Byyaoh0zBmM2IDWds1zyONUeIgQh1OfZ0AX3AQGdEgTX0XZlDJK532OKIEuDBHs2rokQC0jIbsCJUhth",
-	"M6xymtqXA+kdWAu2Y8zKFLE2xpaa/UIBsp9tBfWGSLRiAbhoEkpn9yhqIZzGRQwWyzSLVJlPKJM7dtZ5",
-	"CI/seoapLkzX3l7hrJjhQRvf7GBE0jpP1sD20F8ybpJBBuMjW6TPJxjON6a0nUXI+I0iA+rfGC2FTIe6",
-	"3Kw/LRAXf0w5YG/flHyiiNvT73NfRJGplzs3NAiMQ1AMm1jXRotTaxD8IpT2yK7dFCdxSBnHxBfYCCpB",
-	"10bH3ZHFZTQlTp/3nvc8w5QY1PdsJMb7a/e1kBMqAwi6H6XQwlKBKGE3GELmA1dQ2CN49+Z6bn/AAMJ6",
-	"h/tCjg5cJXVgyn7u7Gimw8L2AgaA0ZEr7xAUrjKe7hzu9/Z7prID287pztP93v5Te9tyjBs3B+ZfI9DV",
-	"pyrKMsBdTWYaTf6CcVYpF4oLrYX1zoWvbOlshTsuOoeWQMkQ2N/Bgdt9rjfBzunOz6B/ERF8tDmjUuMN",
-	"p3HU6y3aBc/KHWDFz52dp73j1YXfC/1OBGzIAM9oPKvbAQLG1ni6Vo3CxtrO6d9+L1zt3XlLOVpjsZ25",
-	"piO1c/q3HcTpzu+mZoqRpatZkFlW9Nkr4iXBdVp1t7wQGTJK7t//83/ZiHfhu8q757hjRKWFZrS3j9Gn",
-	"PI+81cKWX4y06nOgMmS5KLX4mWMCawkqxwd5MG7hyYy8CBI8tcnxZMZm2eh4bTY6rtPLDOM9Iqv+VtTD",
-	"zmwpBxU7BTNlOTMXdfxCxv6IhhzGBizv2kv8LtcSD9Ir/Jn+z1QZk4T5ZjxZNM3U7PN09JnKc1HMYm4B",
-	"suugYbBg/WK8f4aBd2vQK6v3XY4oY1y8Ry2FEWMXic63YFysajdm/o1xBni25WZcL+qPcXRWnPZT5w23",
-	"Lm2ACQMdqrjvSUqILJpLZzkOPfO1h1rPM4rLWQ1lGY7Bp92Eo+3ijNgnaCHvZRohMzcKMcI+p8aED0/t",
-	"geIYpMJ5UbfRZ2ZnP2ZxZgz2Lof9C2vc3Qv9rwupDj53Vha/FmsU3kqWDUqWooWfMmvB1F8pYYwlslCk",
-	"oKdioMgRAtW+iXHi3X60NOX37QG2UHDY/7vyzox/9/LV+z3nA6k+n3F69sl7DKD8B72lV9j72ewufrrz",
-	"jrjOTHZqN/gWoOSV8NX3ZyFdG8fT+NYVzucCFnCb8gu54KjXy6LdGLjCAyJpqMv5FhjLoWG4Ty4BA2Wl",
-	"ws7UYYoMKQvVWZ8b19+IS9yaH+J2Eg3IgIaU+yBdZCU7nMG40kCDBSv9C07gfutsXL7ai/aG4+HZsIah",
-	"ym6Bm5mjT1kgfDb4lPp2iiuIjx5aIUpniGW1egejPy56qcbUxRgkxCHzqeo4lVSwZfvcRqWwgnHPsk0f",
-	"UyONiHMxOcPw2W6m/SUef9or8IKr0+e44qpTCCT54zyqiuHvNNJuo455aHZM+YxZ3ee7dtA2Aqs0HRmb",
-	"3xRyIXFsMGK43YWTmTDtj/f2yfkMG2F0ss+1pMMh8+1BKReHL9JIiWzzzW7g2X2OdIwjgQ76Au67RAcf",
-	"lNo8A9aUHO8FDnK6lGOzaaxm2dvDAzoyfRS4tkwWvDhii6xrmeSWw2pL4436GNIpps4YU0l9DfKeBgcO",
-	"1oy6UavjBQ0urbhsfMUze+1zWSwpTezaFa1/KUK74UoHLGR4/yJffrfUM0vvrsAt5ICfQaenRtdbf7y7",
-	"VmPtv9DCxMHhO8KbW/Djmt28FgkPHolDfgZ7VI6mR34XcIE7KLtUArxwZe4vAu61tKbb6XeCZbcMZNdd",
-	"jfbHVEZqr7BwWbb/ubU7yK/TLl1C++bNIy1j+rjPd7KW0/SGuhg6uwy/XWc95yXzrFOnE8mtSfgi79KY",
-	"axAO7SE6Y7rZZyNtkb3KGHS+Qm2V8vkIt6J+oagv8F09Plut+l84pm0vU2z5YTk/rOIEHoQrtb8ts3G1",
-	"Ybr9TlSG9eIHGaVXL1kt8JqS7UWvGd0Wvkvg65ZvCTP4ICESfJUB/zIvtmEUu56/FzM+Xw+ye8PCkAwo",
-	"5yDzu0PnvnXQX4aJ9sdF+z5iyq9a2BpAT4ncVqin49uCfSHY/XwJFzBEflUVb6oux3te+JqBvAK9eeDP",
-	"DeF7EQEzd4qJstRPl9VdPl68snUAP0fc1kJ/bqRbIbBYCFSwznLOwSP5deRBllLsEQRB1vd3IwFwxjaj",
-	"gD1cK6nEcDyhmLngiSIzWd7sgc8V8b7ieteSElkX7RUP2RC3cmGJXMgZajWHSOrr1eLAlnoEWWA6/o4E",
-	"AdKZ7A6o1iHgtQ9QHbsrY+9f4fWarGRRAsRSjCQobH1+hWsKAFO2zeg349tCfyn03RIuZwu89uivDATk",
-	"xTYNfdvzdxMIKBJ6gUeXFakDZUe+1kLZjW8L5cVQzpewmiEKFw0WbvqV7hvM5LZwl2XxUb1dd6fFnvaW",
-	"hTsR6Y3ZjsswgRmvbplIVOn+eywTXkxdga2aHyIawN4ZeZaeZ8sOoQW2DFN9nnAJNMB0FkISX0iZxIuO",
-	"d77FCeP7avdhPFNxy3RzTFd9thhPcs4sdnpXID+3V2DQ9ADyDJPWucZwwfB8oJABSJdFYtcdzucwwQej",
-	"KSd4Rt9WHIAiI8H4CA/p7e3bi8jpFTpkU0OCRKechuxnkIVn7FUxP1BWEN+PQu7cx3wzhTsCfS4kKd4R",
-	"KB31L1wpADuT/P7hzPHsReeWLUtv6jz/71v0NIyeqpP5S7FikwcuNcgubr/wcOW9lv1nGgH2/J1YY4x3",
-	"8WoppNSuVsD25xrWmH1Mt6WmWLa4W2AvtMVKDLGYH+6MqbT0BuqMCZamNeA0VmOhSUinItFk10tVRZq6",
-	"ElPUHdgEN0MWuuQ27uc+9+wv9r69/W1BYaIl5Sq057o7eLdbgjqYr2+Ll7Lbgc09h0f1R3+wuFvIPqWp",
-	"JFT6Y3YL+8RLL2lb49FLEwnZ7Fz4FD6e9He36/o8YpjTwaecKIAgPZNms3HpfXLO08YxyzQNALMOuPvY",
-	"1mCl6sZmM+rYe4cqS6CLt96zfDTAR3rsnRVv4N4AxHZ4RmhnDZGQKk12lSCUT/s8T1PiC57mDbJrrogv",
-	"lLapv9xA1RMSQSTktINmANodFC8rXHAt0xReEkZJSCWSRRFlc9MMbFKDTpp5I4A+750cH5uWiJhwkJkV",
-	"9omzOwKxsLvFESLSpn7CTCB4xSG7QGU7sSnq+nyE2wbpb5j6yhHFZvyyGX4MvQOQrHQBzHFnHpY2vsS4",
-	"z7M70DMptgjTe/uLUmORLP3KqeEKm81Ile5Xp2ggNdwZ51vYue7aax144Z4qzOzY5+mtGZcxD6IB4F1Z",
-	"hTkVMIvAXpWNdoFLfY693sv3sA1sRezn8sW1uZWkLqmSBdJykwlJWkr9tlD+njvmtHU8e0mS8unS7HD7",
-	"izO6LcvndprezQoKYLE8aVnSvZi+S80ofAj6XELXZTN0t79tIvACwKy4dIi28NwruimFTF/O++jzwxMy",
-	"hjsagM8iGrq0mGdlIBUumBXvPi/GQP5Y+noWzbv8xfH72SpbBFUg6HzOzVgHQcMQ7pa6HK9NgQ07HKZP",
-	"Y45+J/6GWQObfGH5dp0pV8PduNeKbcjbSFd262wsdDYybljODMYhMbbh8oCB8e7eYalHiBmYjr8TCKN7",
-	"GDlCZ+4hfp5fsQPI3n6vt3oXhfKPtI75EL63FSVQov46i1tDWM/Tt82BovJIt0J8oRCv4p46zFOfYdrO",
-	"JlvmWM0cSzgCqFyuGkyBTesCoN/LoUxDf7JLZSRssM3lKk0w60Tp2JV7GKe8dHVwfJ8F3BSGgW4PWC7G",
-	"b8zAx4eCRnYNF7ICXq4d4J72ckMP7yq/cAU3jOpC398JuO3F90FG7iVeVnEFa4C6QMu2YrswxC3EF0K8",
-	"yCIrOAR30Jaj2xa512rhxtuVHd93As+Fz68VUhfZ94C6GG0niv1Rcs3c+0P2gdCZhTr407a2eJ/A5rsG",
-	"z241asxavutSphceeNsjdEQZrxovvtx1ZirgqxN9jnm03dN3NlEpjDCVYfb4Ej7Fgg/u4A4pt48+VB6A",
-	"S5lpTSWB1Sw73VNyXCHNr7ee30LJ4bZPMW2dPc5on3ixHLWSQyMaqyVsmeXKxXy06SNbduOaUyntu8W4",
-	"NZw+jlpoQs3ncjFoe2f63LDF8Y7G34kom39OtujyGdKXFr+GhfGOxm21LN7ReCsXFloUES7cgrW36f8X",
-	"5/iWIgI9hsRmvrWvMDE85mHfCz8lMYshZByfphhBhwwlqDG3rzjYF2rxDXj8sc+T2B4PqThHscv4ULgH",
-	"Cewzcr9cX3/M3pIIEpcUEtONikRDn2uI4pCmSbhtVfckBZXZI6fusNPlxfmrdxcLlNs7R4hq9nOb4eZP",
-	"fMIF364wn+xbhfj9zOvlc09LryTl/gZFTIlRCiOLMjIsS8YZMWU3c5fZnu/SQpuW8bbf70XO51Reeu8q",
-	"LVdH0NuirRX2dnhbgb9Y4GcLuJQl7CPA7HaFD/khL7ZhJGc9f19YJqJI8ZpLWAPXGTnbiuxsgFtsL8S2",
-	"KCziUtaIQzoF6VMZLIf3Ryz3EsttGN95198JwO2aEN8Re0lsr7B6NZCdE7Kt0M5HuMX24t2dnD3qcAc+",
-	"TFcrbJNHbLyAKVP7PY3AveuIzeAL/9VxGrt01/8/e9e720ZuxF9loC8nASvZvVyu6eaTkxjNFU5SxElT",
-	"oBtg6V1aIrIi1SU3slEEuKe5B7snKTjD3eVq9YcKUFtX6aOt4XA4nBlS4sxvaLJHiRA493GFCFOrO9AK",
-	"goME6vKwowSKeAoTu8KEcTu5zUJKPhe8PMuUdL15dtwFiP6lR/7QDr8qwbG4Pa0bso7q2wsefrp1Y0Mi",
-	"wKpyDzYOrAp6igabo0HPckIMp1BTFRQLrpDwcaKAnfvI/N9wNofC6TxsF8Md3+rzwF3einhy9p3O3pjJ",
-	"NiupYTi3efm1o3lgB6dpjwUzn3QMQ74QWuWcmm2vguj1QFPdP3zY3VAs5Ufa1Z4ER4ikrBvV77Ox+0Ep",
-	"k3L/AEjKJOgpngcBKet6V3cazm5jOWwLOZnFDrMIMIVFye53HO1E8tAnu531WA521LBrWEu90HYAY9OI",
-	"kD54pMdH6YPXTn1M+9jrg4f/3WM7Q8Jyo9mDDc2NhKfwvDk8t/YSZB+BhnHQNnEyh+3msN0QzIzPd/z2",
-	"/oFIHjjW46zHU90x3/WmRjQBHouKO1SPReFOHrvRY43bvC2G4JKSNydGq6IAMxM6BtYgsPpAWBGkN5Uo",
-	"cidJCqp0/3nFDE9Bi6lkhQYGki8TuWAmmyEMnoSSs5wwwTyk7XQC70pYMkSqK0GYmNL7U/uvtMHlI3Su",
-	"RKpbSrGWeslLuFcVzFSBqdDpL7fjt0ry8Rs7ZUqp2HWStdAw40UOy5korJ6YQZxsbQQut2GIsN2qKnK4",
-	"4fDk/KeRQ1TET3kOP56fA9OgFWFCMUllzE6riRTaZX8juveTGhTMLaaspAZVmQl8EmamKtMXWpW0fCbB",
-	"rjiRTlZghVXfPWjDijrPnGTOFOaFG0RwnMAnt8QGjFHPKqMhV0sJLJGoBk8tzdKssI4JDJn+QtVYcbPG",
-	"ki8KkTE3QI82JJx/L5TZJybMd4YFN+UDB4b/oZ9/lOwrEwVCXKyviXIlBoh78LXR+GZQMvefM21Kzuab",
-	"Ef0gxToAhGUdE3EKQwQCL8fXXBogwOSISutuSrXUvPxBQ4r/v1ZVmfEUPV0nUpgRWTOCdWKjlUXrLeSG",
-	"N9zZbw1/jtHH2W6cyESmaZpIkcdw/vTy2ZPLF08vn/z489M/v/hLIpFn3LpfzgyL4T/JoA1YySBOBr2R",
-	"g+j3X3/75ngnMhWE8GdV62GQR5DiDKnD+IQaRtZGQTtXSsVoQmJh2t+u370FIa3PckidVV4SAyqoiDvw",
-	"gHVsc9trWQjrqeL2toEGTWRN7ToBCAPDpVVcL5CSzmhrMlVJo0dUP0JwrqR/G/X6NSoRILirc/8IKllw",
-	"rSG9YtqMcQXjX16ldmKRzbp7jbiwuaY4JwyUPFNS8szokatYEaYOXs+B9XhKNhdyirWgGGfaBU+50SvI",
-	"+D9ot4xGUq3sOVUIbM9k1dLOn8i50JojiCmyIBjXm8pSKs3toeGwxSdwYcMoVpDibg7TGEFsx6wQX3k6",
-	"QlMr7+HHp6DtBLl2GLeLUt0Jrmm/skJpLFWcYeMYKwWirH5ogzHqitmTx/oWsFvDS/jTU5gLWRleA/i6",
-	"MEynlTBeCI/bBdIPNIlc0egosk42YwsNRq1G7wmkry8vXqV1FEdRZ5zlvARWKMkniXxLeJqM6nRTqcYI",
-	"vJmOQKoSbqrbWzwvbu6B4fLvYZj+c3yRZbwYv8BPhZzGIFW69oy4xpX/o8VvXzkn+hjP6J3u4EcEYbKB",
-	"kmdcfOX585XgQ/ZoD/KeSU4G0UBYtrTkQTSwJmov0r4KB5FX/zRnd4RwPIh//inqlUN9Dius8gNqt75q",
-	"pWkDRldwjUMaxXkdGuwdL0Yj1VYxMRDStBfwEG0aQay74bEOWvUQP0DZGW34coPdpQf4fGHucbLnhAHt",
-	"O4m2d5HSWIOnG1uc0n7vLBn7QFW91gHoZylJW0O7gnq05qR1DRI7vigKtRy/K8WU6tPWnZ9u9BkNdSNx",
-	"oBv3LVple3m3UJqPX7fzBjOmofXIb9Ggg2q75mh1J0jjThOsyft3JUqeD2JTVtw3O36H4MmDeFAPWKPY",
-	"aNDzu20Tpy5cOqeVUyHvRq4lGmJpO8eiu60wdLMMl3Pd1v+B7lbrbjmYnOBdWdw5wvOQ29bmHOZLPEza",
-	"e1Bz4XHIszrCHi3auLN7eHPvoN+pn8vIQZnXEW7JdCIRR1nPXNMV1kE6jlcO0qi5fCgMJOs6y6Tk8umZ",
-	"g0/ufpYxic98rKQK+Q7Wcwc/+uz3X39LqQ1nuhBS8jxNJBa66pG7s9ARuQ443OGdo3W6+1E9SSKZBm/R",
-	"Bj/Fr6J2qF0j3Io7niNyO2kgnXJpYyrPL0zqX7j0uqPqSmjjHVTf/c3E8vn/+XayDXi815+la8hBXtM1",
-	"HuzUaDUeQNX+vrWV+KbKc2rUF0LWvmrtQb2fJMHUMi9C5EayQKZto/twylDW/Zbpe9EHT9PpwhxMuwf7",
-	"uqVrGGEoY79lZCBlIOum8VEAVSBLB2u+kyaQnQ+2HEa4gvG7/6B9JQulJ2DJnTSB7FYQ7oJpQ9nX4FoB",
-	"VD6y01ZyB7OzkyZQRg+GIYgukG2nLjyQMpB1tyg1lHQv5k1VXDBtKPu1xTT7DtlzsjpPP5w4cII2OTiE",
-	"bCUJdd8h+8kUSl2nQAVQBd5NNuRzhIwJI27egQOoAlnW0J9hZGf6i5DZrFRz9j1D9pMJR4Zpvj/iO6ba",
-	"a5Z9J1ilbvW++U3/k6N54Ed9mvZIXvXdPtD3fG2Y0RHomVrQt2LsW4SmsQUsd71v7NrW6y9CvnTUD52h",
-	"10x9LBl6X4QEtzVeht4XIbe/4m8NYRtzO1b392ATsxoJT7kem7OzWtMJt5WABN3WSB4pS7ee+ZhCQC9H",
-	"d68IEJynu7K3h+z/p1zdAPcPSNVdvUeGOP4jXexw24/pckc3uNbr6b977OdeLn+o3t5KeHL3je7uGUyY",
-	"fYRaxmFbxckidljE+q9/dgDPqlKYe9zSj5qXF1PMR/nXZ7sf9Ni8Kd9mprC6u/xKuUxCQ66yCvM+hnwy",
-	"nQAj5K22LTnyS0FJmBmziM/O8HPLJ352/ux8NBlEg6osBvHgDO3BydxLVcBXPBguCoZtgSCbsZJl1p5G",
-	"fq+CUhX06MxuRCGMoCQFl8rjHgytiXa5v6DHtqgTfaPm65flRzepyKXUR13UqqiDcxe5MrkI3Htb1O2C",
-	"EnlNSD3pWpftC/iyfkCC4Q0zpuAuNyMCXBNKSBkazVPTqH7Ht1rhSyuYN5kPoNif7lPvFwb6WaH+kcFj",
-	"VNtWn8mbHh67NwzfBfpjLh1eQIRgAdG6OnNaluAlaN5hWf++2+f616ZhpKcT+/dYyeLe7znoS4hPUH1m",
-	"f+/jFhHXBseko2ZCqFizo83DHY4WcowZu23GUy2G0Nma4e/ZEvzGBp1WCP74TveDPp8P6zOGUSZMfqjz",
-	"IJtne49381C/ZiPx2pIxwwo1JezyNheE3pBSShTuNVTGiIG7NI+gkjkvE7kjhSReaa4fYYY8aZbLTOVC",
-	"TilvjiRZUo495bsuSn4r7tpsd68QoBZpydrkfZf9eKtKezVL5DCtm+tva1I+mvR6httQva4NepTIfgcU",
-	"GKYv6YF6fKUy3M3UJdFSx32ppMhYEUG1WPByjGM+vr8aPYefzs8TWacDub7ja1uVR9iqfOjSbruijXot",
-	"zLGiodPDHGjTXe2BurWb66sbPG3X+b8aKO/HyooJ0v1lxr00XpZr0Fb7rKAZrBJKVU1nLn334/sr1+wl",
-	"kXNxZz9fKi/xxHqZ22csRsG9EF7KEKX81E6MEq4NBaso8lioQvcpVfqu4mHK9/m8/vDmChZsymn8gqtF",
-	"wZ+DVGCP5zGefSA5z3nuxxY7YPDt87f/BgAA//8=",
+	"7L17biM5lje6FcL3A9LukWz5WVk2CgNnprMqZ/IF21lVc9t1b1ARRxLbEWQ0ybCsKiTQf80CBhf4dtAb",
+	"+XbSK7ngIeMlhaSQ0yFHZqln0J1W8Hl4fudF8vCPLV9EseDAtdo6/WNrBDQAif88931Q6qXgWorwPAzF",
+	"+INkQ8bNtwCUL1msmeBbp1svP1xekYGQpC/FWIEkNI7VGaHhmE4U8f7i7W51tiT8PWESgq1TLRPobCl/",
+	"BBE1jcE9jeIQtk63/rLV2dKT2PxTacn4cOvz5055IBf3sVDwUz7M2aGckRC0Kg2GSKAB8S6u6dDrEO/X",
+	"7iuqafdnkIoJbn4xrQPX3beUDxM6BI9QHhR+Fj41PdSeiempQ8r9dMh0L4VfXAeVBHhJ/RG4+VdMOZES",
+	"uCY+1TQUQyJFokHZ8e/d7e+Fwpeg/vWPf3rEi5N+yPwOieh9lw7hh/cdojQNoTsesRC6Eu5oyAKq4Yf3",
+	"XueGvyd6BESBvAP5TBGlhQQSizAkjGuQd9T8g4xHIjSlfMEDRbapJiFQpcn+Gdkn/QkJYECTUO+c3XA9",
+	"AiZJzDiHIB3oNo7yztJI7f0RUc4GoPSb4POeGfVOPpWADQZ7fwykiD7v/aHFZ++Gz0zpcP/48KTX63UI",
+	"i6JE034I3hkp9uFNNRhSDUoX2+Ki6xuae2Q7JwmBO5ATolkEZ4SSw94RYYr4I6DxzpklVAw+CYSfRAZO",
+	"VWMzw5pD8JOet3vDa7LXdMP7c5vdr+Yoy3YX3BeB+W2Gqby+9IiQxBv+zmKPjEfAcYp9EUxw2iKKJSgF",
+	"Adn2R0IBNyvtGajGupu265G/d+9omIDqGDjqkJEBk0oTwQklmsHOGaF9ZbjXiA8WANdMTwzICrPmSbR1",
+	"+tetvtzqbJnhbP22YEoptGandD0CEgqfhpDN5JkiGu61mRDjZFuB/XT+8Q0p1N05w9F5oWv6BxqGXgdL",
+	"7j8nvgjM9HwRRbSrIKaSagjqygng3U9Xi5YoEwyV83FI+nT5loiB5UEaAelPNKhTUgbWTdLrHfo5uvBv",
+	"8MhAGNkOgVlAPYIbbsYNSj9TJKZ6ROhAg8S2LHCYVuTviYECVQTXbtt07NmxeA7WO/WZuTTK3vHF88OL",
+	"F8cXhwcnx9+9+H5vDDQ2H9Qt4+rfszX4G+3+x8dKwhmR6yTuLNHeuemTN69Sig0NxVz/OY/75lcjaequ",
+	"5PTAK8dm1MLsoK60FHxIHGaFtCNjRmsZkAHXyAJkG6g/Ir5lDGIhRkZU4ZKIMd/p3PAAJLuDAIeOvzte",
+	"sNjyaWh/ILcAcc4wZlyE+lIolZJC7d7wK8D1Jn3q3xqEeG8G3feCQ/cd1f7II1qQIWgrDOuv980W790N",
+	"30Hv99+Pf4le/zz5Mblimt9+J2+2Kqn2M5WTWaqdO/NiWubUXbCpehU9f+5sGThHoJ2t8VqKaBXWyrhK",
+	"oMCk0rIU2d4/ISO4pwH4LKIhCdiQabVjRm7sqy2Du63OFqeRGY+p8nAmjOj9W+BDPdo6PTmqou4b9TGk",
+	"E6MnX46opL4GWaEPTJ8eCZkyrMZDFBWEDo2iI5TEIZ2AJD7lJGb+7RnxBjRU4OVFhR6BNNaBkS++kEGO",
+	"PcOKCkUsJVzwbuyGQ/x0PDu75C0MNBGJ7jg1jF3v3vBzPjHmnsbeldHMfKJHBhgQKjCS/ajXI5xG5ifT",
+	"pR4LYnWS5VgkOMqznOKsgiRVKskQZauzhXOt1krz1dFbq4ocp6AaGjAIA3VKBM9+zxWM0UBG8SChLA2c",
+	"NqNGn/pww618wF/Z7xAUGiV98EWEViER/b+Br8ktTDKZn3VzRpwOvOHev/7xz3PTn5222tklr6whR1Bp",
+	"mSXJyH5aMBQJDZUgFNFlOpzYtb/hhWVy01PgloJsewF0AzCm+Pnbt95Oh6BYS32IEVUdVD5aAtX2i0Jz",
+	"0jaAjAkBGYEEsl1hzZuFVThIV1LFEIaMD53pZn+94enPhnGQbTkY9CrgwS45r2AtOywl0gqZwCBDdgf8",
+	"hkfGZtYjQ3jum8HlOiyA7qsLo4YPTrLfBrL7+tLbsQQFKYV0Y2d6Pr+mtUtM+r8kDLZOt/6vvdzD23Nr",
+	"uZcS5oM8D0PLqOglWKacZdYPJY5USRwLaajoONCxKC1jcY44s3VqCjQkUR0p9i6za5ZKZkokaMqM4ZQK",
+	"6GqBPDOjeRI6N6oalNMf6RDqihOmIXJ844yamA6hUrKQ7alJIvQGQlp4nX9880zltq83KwasVDIoKIte",
+	"o+2Oer1Tox7oEIgaibG64WYIaWuPydGWqwyhrsUX6mgtVtTQWjS47p8SFlRb/2aVnyny6dObVx3yvHuE",
+	"/7d/UDFwY7zVQ2dieqs3mZNDOPEP+ifdI/ocus9Pvve7h8GR34XD54fHxwcHJ8fPj+pM8BfK9OwEfxJj",
+	"EhqzWAsyEqG1F5xrYo0Fjnolx/CY6dG0idrJFZqIQaIdvWNY8kdBgkQ6u9o76Smjeg4i89/70WFPeTtG",
+	"406FNryTHqomTSKh9A339g96yjsjXs8AQI2NheO08ZS2QP1tpgOykxolqM9GQCJQCgFCJ06nDYSMss8h",
+	"ixbJ/rGh3pwF6qky/Q8PKo1cCcq4WGDDfsaweqMhMn84X8P8k8ZxyKwvuvc3ZcGVd0r55MNg6/Svi0GK",
+	"bb8QwWTrc6dGyfMwtIV/w2HOqiQ0AjuGuQvMkaklw+Ez8cyui6N1MaLZzUOaVaNxtffmhkKz6GTWrI1P",
+	"dgsBytoNl0ObadyvWwj8LWqqFCTM4wfdYoxnYf2pkFChiaLWqdFEVrzYRCGMUaeJtHjBZ15UDcsUPMVF",
+	"ZbHM585WOTi7rFYxqoDciBz6lindFE5M2/WxYkovxMtF7jalqo/6mt1lGnCDow2OngBHL2hwaRmuBpAy",
+	"3fbHFvpGBUuRPLu/7/766zOjXbnQuZNyRhIFqeVLZff8okPQrehYC7ZD/vWPfxoNqqlO1NbpUa/3ua7V",
+	"eYGDqEDbdcFYYYpENDQ6HQKyzQX5pEB2z63uSnjBm8q2hfLyxrgztkOUW647u4bsL5IgmDSkp7HtWrIH",
+	"Sy7V031TaiNfNvLlKeSL4b23cAdhk2DBDuojBovXgw0JTdkNeDbgeVLwNGTpljtYEUA1bd4CjDaW7wZc",
+	"LQNXk7haDVKroGmDow2O2oMjHoTQmHVnGq+JIlO0hlVnim2wssHKk2GlMaWTNr4CXmqrHVN4o3c2WGoN",
+	"ll6ChEjwpoJwafO1sJQWXqp9fFdwg5kNZp4QMw1poGLzK+GmphZK0bPRQxtMtQdTIopBM8OJV0CV4E0p",
+	"pOl+6iFsutZyFZXXIAqrbIC1AVYbgNWU1qrq52HgqqvHZiC20Wgb4LUReNcM5BXo5lWa62hV2LlqKyk1",
+	"zUASBZuTixt0tQNdzeu1QkcPRNgDNFuKs41u26CvRejDkRqubkypZT3UxFpWvoYas5ePDbQ2ANoA6GkB",
+	"1JjeKvWwKohqa6ocShsNtQFYqwAmqa8bVE+m+dqwMoVrKSZTcIOZDWaeEDMNaqS0+ZVws4IuMsU3emiD",
+	"qfZgChPb+Y2dr3DN18OTK7xcD7mCG8xsMPOEmGlKDxWaXwk3dfWQK77RQxtMtQZTr9hgsLIOWgQK06BF",
+	"wiwOzknABgPSBz0G4JitrJigUG1Y/QtZvaVMZugkF4lszHxaYrGBkBHVW6dbfcYppoSpyO0yey3dcdIz",
+	"RRSnsRoJTagilJgOuoW8rppKQqU/Yncb+YpM94qpWChWnY3Vo1pTfxQB12dkwELgNIIfbrYkDALDF9XZ",
+	"V3c1lbvD32+2ametXNLNdIKprIOF6UjrYOEL+ft1CPdGiDZkzKfN1zJK0sJLjflBCPeYZWtjeWwsjydQ",
+	"CimjNmTNF5tfCTg1rfkMPhtzfgOq1oDqRxrBxV1zSe6y9mtBKiu9VBmhGwB3m4x3G+A8MXAaUkel9lcD",
+	"T02FlENoo5E2wGoVsN6JAC7+nrA4pv3GkhnMdlQbZuVq9ZRVJAIgkFXaoGuDrlagq0H9NdvRAxG2ikab",
+	"wtlGt23Q1zr0NazRVkJZfe21Ac0GNE8ImoYV1crqaWWltNFEG1C1BlRAm7pxY5quBySgy+/YxAx8hM4Q",
+	"6OaSzQYsTwWWprSPa7o2YGpqnRJsNppnA6bWgOkN1yA5De1rEQ965YK5JuyTgGdEgpYTElL3MqV7uuL4",
+	"sZ6ucC85DigLITibeaWKjEdUd7I3H5kPRGnzexLj2xQuG74MGrvjWuihlhwplF+qf22m8D4W3kiMjcR4",
+	"AolRYNeGtPBUD6uCqKZOLkJpo5I3AGsPwJDHrpIoonL1yxLLHyIttDzvpPd19WO6iuA7lqhb2e9pCIVJ",
+	"Ys9tEk37IWyOgT8aOr451n5H44aMrnc0rqUn3tF4qZEV0Xgj+jei/2nw0ZBN5Vqui5GaNlRE443ptMFP",
+	"e/ADAaNT6GERHcLeX1a9n9TZumMBiNUrVhpTAxbCM0X6Ew2KbAtpsUH5EAhVtxCQgZA7ndy8yhLwTGIg",
+	"TJMxVWQA2h9BgIXWA6Mv4vX6LIIrx5RZxqasA9t6Pelnyy63Emy5jaTbSLqnkHSW+5qyFvLWV8FMXavB",
+	"lt5YDhs8tQZP70Wh5up7IFyk/EtY5GImE9DzN0MOv3wz5H3epxZ2W8T0eUq44IAWQzYUxrXItkRAPlNE",
+	"aSGhQ5wl4vZUmLrhSrMwJKGghm0I07vkenaHhfmj0tTItrcngQaT3z2iE8kVOej1yHgEHB83x3ZNF8HO",
+	"7g0v4/gLUGHXTb8WCQ8evGxjoLHg1vJKEhaQnvtPt+K/0v8YGZXSfvpa8xkJmdKGrBGhmuzd7e/ZPlTp",
+	"IfejR2EAlfgjdwvYSslONi4hMV0Dbnq9F/qdCNiAQTB7Pdy+Bx9LUMA1koxwGiHXEO/NoPtecOi+o9of",
+	"eYQZzjEMYrOh6DPCBemLYLKRzg0E/aaNTusaUE1DMSRSJBpUh1DlgrAGciODem0WI+etL7tbX18GOzhe",
+	"GjnwMDjihi0fksPvTs57Ry9ffn/8/XdH3+2fuO1cI7KeqSl7wbDkNATJttJ0aOXXzuOLXU1Q1lXuPU92",
+	"yWUuF3cfVdZ96P8NcO4NeUlZ+7Vsvqz0Uk9JpCU3tt3GtnsC2y7j1Ia8pVL7q2GnpseUIWjjM21w1Rpc",
+	"fXQEKcBJw73eG+koLONoKo8YJz9dv3t7TALhJxFwtFeWhlFdLRIbbbuNDXTIp+vX3ec7HSKBByAhIIL7",
+	"QCgPiE8xWBqyW7xWLSfWTEVvxjTxTN1wMebEjNjYEBd8GDI1OiMB1dT+uo35QYwtrHZMEQcyCy3ij4QC",
+	"3iERlbcuKnvDmVbECykfeh0chTfNQJ5tj+gR1SlIp12ibwCmUwmo9jxLjT1/RPkQlEe8OOmHzO8QLrq4",
+	"VB7Z1iOYkIEwo64QcjtnxNsLhK+m2tr7YyBF9HnvDy0+F9qN6H2XDuGHw16vQ5SmIXTHIxZCV8IdDVlA",
+	"Nfxw0qud22p6uJU7Bu0SOFfgJ5LpSfejCJk/mV2WK/y3MuSZhMaVGAiulUWP4NxoHMEVETycEENjokfG",
+	"/8NYwRnBfRVFaKiE/TrSOlYONMwXXO0sJu7j+CVTnGb4NM5XwDsjghNvz+uQ6U8d8mv3tZBjKgMIuh+l",
+	"0MIzo1fErTrxRRQZYqSIBYKDB0JJLMX9xHjNQupl88yZaGoElTz0azddv+tJDN0PODNVIUTDsfE4PC4U",
+	"Z4NBbUZ25ef0/cX6oOoccbNKAZ1Hs8oU5XrHZgw0/zwldLrRVIabz+oZCelEJDrbdrvh1lPsEErMLJFL",
+	"xkZSj03dsRR8iPDA37QggSDbAyEJJcdGzNDUACMscKpieMNH1kMnPk0UkITj0V2EDePE+7V7aet03wTe",
+	"jtUaIeO3ivSpf2s6cdKzY1FGb7gVfKEYduznVKjukvdG0znV9+2rlRwCXYwNrIABW2GhEF8qPq9zPoqx",
+	"yKri7umgjmgN6QTkSyqDhsIJeQe1fKK8+PJbaFiU+FQGG9dn4/o8heuTMWtDMYVyBysCqO6ttBxGm7jC",
+	"BlwtA9c1040lmyr0sAK0sHxd5aRN4Q2ANgB6WgA1qp6yHlYF0WoKCqG00VAbgLUHYBIiBvKl4AOQwP3G",
+	"9NR0P/WANl1ruc6yNYifVdkAawOsNgCrKf1V1c/DwFVXl81AbKPRNsBrG/DeiqFoVpeZHlYBmilfW39p",
+	"oBEJxVBsULRB0dOiqFnFlfawKpJWVFYZnja6aoOyFqFM9OHRkmJga4sSYUjApglThIaG+7dHQEM9+n2H",
+	"CGmPAucXMLbtNYidxz35ewVUNXY50jZeS5LYokvVscJiG+mwkQ5PIB0sjzakfvPGV8BLTaVrUbPRtBss",
+	"tQdLt4y/HEkR0aZ0T9ZBPTxlxZfroFvGiY9lN+DZgOdJwdOUMip1sCKA6iqlHEYbzbQBV6vAhTk/G1RM",
+	"LqdoTVhh6XpqCVOPboCzAc5TAqdBpZS1vxp4VlFJNnvvRiNtgNUaYMWSTprSRqbtemAyJZdrIVNqg5MN",
+	"Tp4KJ42ablkH9RFT03gzRTfW2wY8LQBPU+ZbqYMVAVTXgMthtLHgNuBqGbiaxNVqkFoFTRscbXDUGhzh",
+	"NeNr2n/A/a2FqMjbXXReo/gYicGF4LBh+w3bN8721yOImroIgm3XUh1Ycqkno02pjXrY4OSpcNKQmZW1",
+	"XR8rNc0sRMzGzNrgqDU4+sTpHWWhMXMelm63kM6LjEQYKLKPya3HlGljQTl2Vh3CtCIhi1iW0JwONEhy",
+	"TBT4ggcKE4nHIgwx3XWamXfM9AjTK1Gm15T8nGxTRbwsmbu341KcT0+UKhJRPkmnesPTuWL+JaUl0AhL",
+	"MU00vQVFtj1T1usQrzDFPVvS2zk1+Oc33MPkv91zQx4vzQkMOEYk25AybnM8RUA5JqSzdEtpZXt5zCzp",
+	"na3CmCqSwNkVNCM0XZM+DIQEJJPhgTylFY79zGaDs3PKE8eXiVogWzkTdZ6a6HhOUiK3bo/qNrg2F7kM",
+	"Tp4PaZQJ9Y3s/kLZ3VKp6f4wWv9RuewSNGUcgkL7iy8V2OIpu6kO4TA2OBswqfSG+75N7vsFX4JoyEm0",
+	"jdeyfG3RpW6ifbhiY99u7Nsnw0pDjmLe+Ap4qekquidlNr7iBkvtwtLVLWtW95gOVsCTKV5TB+Gpvw14",
+	"NuB5UvA0qozSDlYE0GpKCQ/PbjTTBlztAFcWCLSsFagrTTX+mwYBM0On4UcpYpCagVrmg3+KbTzuNYMw",
+	"MGOLS1X7iVT6pUgscLOXnAOR9MNCLnCeRH2QpvqASbikGuoXV/pFEoagz30/kdRmDa9RUyb8KgYI3iWh",
+	"ZnHIbKCuRsXfhYhWrPS5mDz8r9MtFCZdOaxOkYrVU/4t69I+W4ToHqbi8jGWdeYNAGqaJ9txSCe46++P",
+	"qKS+Brljc/szrYgUoX0ZhvZZyEy/RrCVOST7hA+Ha4iWjg0ndo7VEA1u5lRKin9TpUB/pHpUkQLe0FLp",
+	"j0JqSZleSgWJ8iib2jUdVuSKN4gP2e8QEE2Hyr4PSRXxziVQ8opGdAjeGeFJGBJ8uMAMX2XRZ1PHUCWb",
+	"ennEna37bph2YDPPf+5smcbsJoRNRT9NgtIA54+3z8RQ0ng0mX34obrfAO4gNKv3nkYw2/IbrkFyGhJf",
+	"BIBveJwRLtyjO6ahigcmOlsBU4aL3vjzRdnUghRqXEU0DFerVj32nCpm3HUJMkjCcEVuYuo83UN6LeQ1",
+	"WPPGddYXIgTKbbkXVMHL3OyZgmDaSMZJCQ+Ff8v40DHbeAQS7JaBSKSPKbsCqt27KgODbLLt01gnElS6",
+	"CdE73O0dYSqVOTxWGuHrwvQv2XCkX1PfKeyq4h+dsHiZAmp2Wq9pqMDihASJtfOgQ7jg3UzUXIk7SiT4",
+	"QtonP/D5KJ9KyQAfw8EnOblA8bNTWMnCWG5ZGA4AghXXzrSIQisMa9iYKKguTZXPv81spqXiwEygNDs7",
+	"sQUrkIv4JGFBeZOHBsHJ0dEh7R7t94MuHO0fdQcnNOjC8fPg4OS7wRF8f1yFwTvBfHjL+Kqz+zmrNztF",
+	"3OUxhboKQvA1wU5IyDjU59AadJjSrkiUMtjLI5sWY9MCviyRKqTNlBKZkgIVzFXUSYtgU42RSpExLR8c",
+	"b3YK+rS4qnMNhFSPNmMnfODgdD8el6XObJi1AmoqrMLvtVXWQ7XLY6oJFYoqEW4ps98h7l8HHfKjBE4D",
+	"6JBPoWYR1UCEJB+pUuwOe8uhnhaofFGnCAjsfAkgCkRaxirnVt+ukVvIduj8sh9oGJ4SoP4otymy5wQp",
+	"d492kluYGOtmknrTO8v4bdGgsxW/hnu99RgctVJv3wbrNMYzD/dEGuCqL/NlDJG+PXdmJWZf0a9ZDbbf",
+	"ku+y0sw3TsrGSVnupKD42fgpGz+lnX6K226Za0UMDCZnzDyqaT0VbHVvel626t3Jn66vPxJbAHVEhxz0",
+	"eiW76qDXy4bPuIZhRezX9dCxQ5s73Sbn2qqJFrfSHjbfFeysagOrVbRYCyFaTYXLVH015yw8cw7B9qsE",
+	"QqZ0h7zhTDOqhewQtxEZguyQK+CacQh3KvYtFprl33g8I1Xoi73HOhqupMFymi7kjua9yQcwSBPu5Cos",
+	"1uIQxtNxy88lc/Hxt7cjev8qkbQa5u6ah8FUjW3lCAKWZS3NRHkDY7ZrUWNEY3oHNbljPGaqXtmpRccl",
+	"t7Vdh1VrOa2rIsYfh+xToym22yktbnF9KrmNyReJVLrxsxSvmNKU+3XPR6iR0MOEf4QwhBXOYUxr7tlW",
+	"OlPDqSRKqK9szcbJssKRkaZJgkOpIseLJAia2mg5J33TOtl2Z86MpxgV4p+Y+UctsWLmBMSGNIIu8CHj",
+	"QLA8iake7ZIPMf17Ao8bFntMI4Wpn1gQAH8zeC/0hzGHYLZlWyI9hqe0kGBv2nGhiTB1qkMzlp61rW5c",
+	"eszXVCXO8J7zJ6cky+O7hAFIvClICV6dJtt4GRKrqL0/jNL87O3kcQo7EcsMNsLEYUFsIl+y2RjNd73v",
+	"Tw7pSdA9Ou5/130+CI66/gml3ZOD/sH+8fF3+8eULt1BqNTqFStTpMJ8RZ8Rfi6+GrQN60GsaTuwRSBd",
+	"yQhsJRrnRAQ2gHxUQDYUzMrw3pLoBY6nybm2aqJWmzV3ECDLVUgteFaNwKB4zgY5vakRgWQ+0QxkTfes",
+	"FRbNiAVQQ35OiUzyCgY0CTVKLeTAuhsas5J2JVe+sAQzY59x9Fdw7cvye40suPYYT9uYeCWNv+HWWW5t",
+	"Uj0ULZp2qYnGZ92+Ka9pX2upKds+qqyPJO2mxxoZpPW8sS62aC8VeNDcrqfzpPvYyTewk2lqHDydFQ73",
+	"WtJXtchSOCcZCaXdEqjl/n91z7EUkXiSnhMF5xln4lme+zknAufYXJ2tO8NxPvJ1JN5ECy7lLtowqrFL",
+	"OLM+FYSbM6MFR6oOtiqnsNz6M3RvMipZAvefYxf6CwTASgOsQnrtBj7I94nVu1WwfUAzGwx+KQYb80NS",
+	"jLfKnGh0tu2a6tqM6cJCt9eOXI85nXJBG+nwkoahSBrLfoDmYkAkDJlNOkZJRONZyzpckjok7c8Nt5g6",
+	"xLZdbba+NpbdStcPkxjk5YIWP1IJXJOQ9iGs1+jUkhSGO9tdJyfEgsVq0kaqXq8GjKVHW/HV7gjOru8K",
+	"9R9/KYspcxpYz/dCRm6NIsZZRGMSC4W9dAgXEeM0DCeEcfLXXofs/3ZKIptNZWLWTo8gq8aM/fBM3fAx",
+	"C/QILwiOgA1HmmhBhqBJzO5xU/+liOJEQ0CoJqGgAdEsAjKQIirEpZ8pMhYyDG64L4QMGMcYNR4QwE5p",
+	"/EylQ2EgVSf/Ru9BETWmcWz6sIFtTI0cCFCnN/ye/GDb3p2Q//O/yX2eHob8G7m/8mlI5bU4D4IOmWRF",
+	"703RSanopFB094afkwGMiQQaEt8unSIhA/K3RGli/mKBDbwjoZA+AxqGRIWGSOEkK2MJbXNolxFxX/NY",
+	"1uQhp7Dut0zFak7UMBRy8ooNBivqQRoEVdsVV0IaBvj06c0rRWIJykhMTM3tzitwGIMs5rKek9KlQmf6",
+	"I8qHVZ2+MU2YDvpCj8h4JBQmAGeO/e9omAAJ2AAPJTBOKE+FU4coO+D+hBiDvfalzJd2LJi0sGKoEiJx",
+	"9yD6iDB4GH2mFt2uTz6SnHyVjACmHG/u4J3vOji1Bz0o5yCJGokxdzcEB0B1do2WckJ9vJlNiR8m2h+t",
+	"HJBr7jh/ftRkH77b94+P/e7RdyfQPTiifrd38vy7Lhw97/e+g8Hz4BAedtRksauWrlZzxsDaAyRPc3C+",
+	"Npkb8hKLC9kWp8ANqeEZt226a/KNpxa8lV5hgSLrIkdraVHQ8quRAc9bqLn6X4u4aw/O2Mv7Rg+pZZbL",
+	"trXvzJSjmEow8hZL7KxmR60kMN1EKqkjohg00+wOroCqxjwZfJaC8lsIyJjxQIzTvDe+RmPbWBTaWO4K",
+	"tDGjBkL6K+/g9YVME7pOnWWl/Ja4rwSo5FbRjRlX1mbDJ3zM9KePs9pfS+dZ66Fimq4vsPc6qT/8vOq1",
+	"cZ6qj+f+hzCD14IUesooWHkKGnhwzSoTglx9IM9Pevvk0/XLs3SVjIYlfiiUPYqc+ytUQ9f4hJUW11B0",
+	"Z/q1JFwyC0sksu1SB+9UzkBpKvWqcxAx8C+ew0pwy4eZE71EhjlrnDPwUqtmmrsaNG9mBERb5Poswv70",
+	"BEAR05T7J3MhSuiYygAC91QbJVarGZluZOoDHb0VtkfD9KRonWtwEQ3DFdqeu6dopnaZLdHqMRwnHkJ3",
+	"8rLU3PReYD7olWXBuszgKly00gCsItCGOrPUuWaPKD2mrq5S/3YoRcKDlyIUFYmmnnezlD/k8scX52QE",
+	"9+VUfj33nyrDwK/f6BkJpIjRtgup0kSPRZ5HT2Eg6/LHF+WuB+4/1XfL7piqPKF0wZMofS88yy13UaD3",
+	"K1f19PTN5Yf33u6i5pcEwerGv0Iqh7CCLDQy/1oyyochvBJj/sCqn+IVKq4qrzWrylzWI0yRhFtL8IyE",
+	"YgzS/GT/YX6ueZXANP8o1J+CprYZ77PmC6w0tewpf3dmYFTWE/nizlm4ykWpIRS+phjlRtI8kqRZKX67",
+	"kStfJFcevof9FUmRK2jumEpIg8D6H2Zs6ozQUlzE+t7PFPGqHG/Phe5svGdp+OkDTjBduhkcLXZ1zEJV",
+	"WHwfjFcFgd1nT7mLbGM8p7eDLzyPgGgRZxy2qhWKxt2XBhKn51++IG3nVo8TmjwD0wwzNHXg+Otlpzkb",
+	"IE/HUc1HgArc207/7Qr02qjQXhKsPwRSZoyvwNF3VFo/idpLH8zb+6hBkNkQqmR6YrdpxADfS1Rk+wqT",
+	"MXfIKwiTe+iQjxIilkQdcnHvh4lid/alA0l3jCorvLX4zFAkG7XRXk55uZ2q1a633C1JFz8nU3zuvNh5",
+	"tDZL1ogNR3ia78GO4TH9fgAH1d7Z3xLmw0tRSh+fMaP7/DMNE6j+bvTwHD2evqip7UnKnvUoxRhUcZ+v",
+	"0FbFIaeDk+eHwXcn3aPnwXfd50f0sHsEve+7J98/P/7u+6NB7+jo+GGHnFK2cTMoTbRIlBnyr5ZaoADO",
+	"b+jAVA65J05ZNQuNpvh7Prd+LczXmHlV4vD2KcXm593CSa/NkJxe/JZbSOsxHUuc0VaKGIuhuSPXrgOy",
+	"3adah0BiqlTHPQQlJIE784+01A4epcJXoGBMZUDMr7cr5xPL37hZtjym0/S9i7aYeQMJcInTv/JHECRh",
+	"lt9w9jzRiMVvVrtZXEstlXfybSdzB5YTvI4eMhRvMnb2KAy3/uxhT8eyq71P9WfgzQYNhZT7Wyb+G55x",
+	"26b7ckRj3dhRkZwVVVUqwOLhXN8O5CGnc+1MbD91DuUydRGzUAxL/s3DE/OmA5iTvWv67YC886ynTolQ",
+	"C5crF44NLJdbg9WnnnJRhWkX2wBYtaRcmk7Y1f75Y+qtTt0Al8yHNKbiylq9RRjPfvATKYH7kzPS3c8Y",
+	"ToJRWymn1djjlRDi9eBr/DA9Eg9f7vA6xLNHxDyjYL0Lo2G94jn0hGM7ENTKppz2WX3gOnsCrpMebc+U",
+	"OiIqVf99CAUfKqJFjU5n7lUXZj01oE7OMIvWeXoVF/H34+bnnXpCRH1MpD+iysz+F6ZHP3+sxr+1f1aX",
+	"O3dxyqU12Ok+fsixUzc0rJ512Kmc2kIyr88VLqj5Nnt963KCUxugzbS4zPi/ARTSqPbjJTbDuwv2QVAN",
+	"Vl0pjn8ZUSsEk2wj5ZR4F39PWBwbjFzdMo6yxkjs/OeXWTZdlOSxpBPzj48hnYB8SWVg/rpmOgTzj5dO",
+	"r+C/0+0GI+1hbO+BKRLRCaFxDFRWntOqZ/xrK3vTXfbIvdtSJk7lgroBNvfuGONdTPiQqtgl8YmlCu+R",
+	"ow4fw0TSsOCurhJ8KLR8xfgwCWnFRlP65YF9rHzWDqH5UcIdg/GX34NYwcsskWHa9yydM5sZ4lJ/0zFP",
+	"oy/kzXBq04GN5nn9IWkLp7m52ZOh3zi3NhUrKOChLaaBG1LDM27bdNdlJ5cXvJW2YYEi6yJHW2nxikZ0",
+	"CJeUD5t6obMvgontpaahPAIarFQhhOFK5aWZ7QUP3kEaIKpb6UpTqVeoNu3xTrcxM5bS7DtF2hWnWbmQ",
+	"ddJsVTgWLnOTPZIrOKTpofCBLS70yL5tMhVcs7m9ajCHGdbLvDTuNYjoZ9vHLOu/o5wNQGny5lUaCrNJ",
+	"qxQLqt9QGwIHSTUE57rKdXIR2YANBmRMbXoLTCO3/en65c6XZhBIoojKSR0aXLmiRgyIVaZvc5rNmf4U",
+	"fxVJW+ynTKVOcfnyScxjqobUJPJrW4RgmUlXQ9EHDgS4lhMSgyQ+1TQUw45LeNmf4C5kTPXI3UnHt+q8",
+	"MwJ3ICfErcTEWOcuY1uHQBTricGiIoz7YRLYCOuUfT405Fye5bKQhO9zZ6ufBEEN1M6ptpfvJqxWGzPf",
+	"r1rNpXV7wHAL9yeyiwir1cediQfXldRffWmcM/eA6WKYfOVagxDuV61jvM5IBKsPMau4B1mAavVGYLmf",
+	"N10HObaQf2eVuhGNV6/DlBG5K9ezwojdrU6VGAN6frovuXpVzfQDFgP3QUDu+YIPwDDuw5sIxVCsXNnu",
+	"Ej202l5BRKzcRCzpRD2s1gMlqH3bdNVa9kT+Q6vtqVvG/ZEUEf2iJh4242ILK1aeUv8pFabbrJ5o5dhz",
+	"vTmjCp2UyPmxmsUqdNIU/LJFLmmCKQHmpHYm8osSeZ6QrYbqNPo6qUGRq+uiLiuLmQwD02w9pTqdyC6p",
+	"8oKILEm9uXZZusXykPzBs6e6C3l+Kw6D55l1l9iUq2XALToAq81EC03D8/nTwe8vF80JS1zWnlihw6m6",
+	"U51VzfNCSiFXNJ+NnW/cXOPvWJuYC949uL8nEpQBYsWNIUj7qfBnx8A1GUvBh3gGcIybZ4IEgtC+SDRh",
+	"el4Kt9puSNEBOeod1XdA7LirKPc6hPvFmSC/bKPykdNcNZgB+YvPDi6OeKeE/ubSG69p62X9y9RQ/KHI",
+	"CC0JQ6RDanjGbZvumjYmpha8jcH4IkXWRY620uJHGgEeOWx+Gx2N6TNC0RIl4xEL7ZMb1g7X5NP1S/va",
+	"SMhAkT7oMQAnWTZVtDNcPtVmnhI4w7M3fbCRwdqvZOZ5db8kxj0SUr9qcJil5LnrSoVb1kwzc5yXK3ex",
+	"0spYdi2HPx6Ta8nX9CZDc3y92pNP3yTfNmR7lKDRNg3T9JxbN+E1WVzTi95qM2MdNleJI9pKjXciaO4d",
+	"dNRckQhgl1wXXoEbhHSIW6BJP2RqBAFJeADSvrmFJ547hIZjOsHEMoopDVyf3nCPqXe2iZ9YEAD3TCN2",
+	"13yIdzuIGJC80HkYijEEXocMWBimhx7GI+aP4A6kqXnD7UtyZERV1WNq1DShXiZKi8hQ6xKM8FXV57lt",
+	"4XdU+yMjiEWi5xVs4AH4hzwy3opIUJBIquccj9D+KDVqIqbTy0hMj0SiCSUjKgPi24dAl55ZBV9wEU2q",
+	"70Bl2YUgz2HaIbA73CXexbkEdZHXPj290pQHVAZerY4NCF4D1YmED3cgJXMbqvOuFHLBgdA4Dieli4RN",
+	"3HG0o5qb/cVIkMqLhtMHUQrtpLWq5M2y242GUpdJCC+ECFtGKpmEX06nrJEvIdK0eKsWMVOScl6ha6DR",
+	"z4L5sLCxkCn9sztkfE2tt1NDWAjZz7ZzpjRDn4VMT4iQfUUET1/rrHudUSQ8UB9B/kTDQc3zfBpodCnC",
+	"uew0ENJoXIQ1aiy1+CGkZav0RemEik+2Z+KxLMGqtU3lklawzCx/FFZrmsCduVqwSNY5cm4eqGcOtk+z",
+	"WB0vxtguTWaheFTzhTy+9UIKxksTPv3TGz+1XfQP0sD4Ce6mbKyXL1DJ1e/d/amskkoSbKyNjbWxsTba",
+	"aW00GD5M7ZmWhYcannHbppvfqW9wV0dDROgdZQjr7NV2FYPPBsy3MoFsowqn+NczRSIIwb5k7gSaPbu4",
+	"s3JmPXd+su4LLoUkA67m6ek7M5Z5L7i0IKp0y8LwChdhPZd3M5pOi5qpgdQVNDnNm91dfFQ+XH/CvZZz",
+	"8kquxDfFsg3rjDI8WqtA1kaF9pJgjZuPlYzR5n23MpXWT6K202fNvPMVcMw6+aS1tHD3AhsJ+cYMbFrG",
+	"IVBJ+iIZjrR9mx9IP5mQeEQVkG0qIyF3Vn/c5CE7u1/NTq4aifiV4zQahh8GW6d/XTyWq7TG59868+Ik",
+	"uBAacxdQzoUmfXDrsiB+mXPL7Cskzw8O+j7tH3SPevSge3hwBF1///C7LvS+3//+mAbfnXx/8NBXSEqx",
+	"lDkH4AuEmsfe39LjIg+L56/f/H4496Le+G0FXnxi1mrKKnWM2yI10eBM2zTNddlJ+QK31S5Yi33kVr+V",
+	"NJAs+CgUS+VtE5m2RZhEvG4aJTF+UOYkMbYPBZuequb51mmxD6mqDGBAk9B0Abz76WqrKm2LS7Gz/5yo",
+	"JI6F1BA4taY6mPOahqGHNoe9mWq/EaqJ4PYZXuBJhPeBZff8AvvovrrA322foLoX7n/f/Yq50buvL7c6",
+	"WyzovnmFOzzdN9dbna2/0e5/fNzqbN2K7n9e4m3r7se35n9194X5Wybdy094R7x7/ZP5X9m9Nr/fse7P",
+	"77c6W7+Pui/d/17/YrdMDJlyGycd2Iw+xgyxL/B+eXMP35o+iL3EvkvOib1L/ky5n9JjD4ID7objH0MJ",
+	"VIPSxMMj7YwPbS7bGx6CMuWpTRH+94SG6cOxWbvU90XCte248hjnI9zKWS05qhnJe8vc1VuAjBMahoUz",
+	"JAbT1VuSc+yKYka0rLdzzNhLuQ+rPEeeZwlevX5xuSr2XotLUzjCYh0qyw80jkNmt0BriJQvuUBRGmt5",
+	"leZRcRGFlkVGC2Br9KHpR8QbWRluX9Vlog0uN7icxmVDTsIU+FtiIBZG1fy8WzjpNblKs4vfRm9hii5r",
+	"JEprKYIq6REcivZ6CzX9BJxG3SxGs6SZJgjeP8Yjy+x3JBzTKt2f10aJVqT94TrNzzmtp40uwJfLbQOu",
+	"JKG+FEqh/sY2VfXD1GG2yDUIobPchfMGYUuQbTz5HVMf1E5Vv1O86AaRddDJ5jufL91yrAWrpfVvM1oz",
+	"8241Jj2fsVF52e0vmbU7pynS3VczLdWxxi4a1YafsZ1thDcZ4ztd9o10rJG+Dle1a4QCojp8btiy6osV",
+	"IpVfUKzM+fLu18ovVvRUfbHCqPILiqfKR7pRYFV9sSKs6osVapVfUMxVfbGCr+qLFYWVX1A4Vn2x4rLq",
+	"ixWgc75c/7Lc6m2dBlgMJXeZYlVApf5QU8gSErtYgJ/lD5ekeFp+4SLF1/KSKd7qlLT4W1oyw+PSkhk+",
+	"l5dM8bq0ZIbfpSUzPC9/DjHF9/KSKd6XvzGY4n9pyUweLC+ZyoelJTN5sbRkJj/qlLTyZLWnDtsvX97R",
+	"uLH4V0TjXFL4NAxFotXqh6JtvQpLD1O7SxgywZW7xTUQ0nSrsutcaXV3VtaINHzrYaf+Y7C2hTrXPXwh",
+	"ZMA41VWG6WvmWwp3FWhtzOMhiKGk8Yj5pFCz1u2vVpwrKd7WqDmKB94himhs/jX/gh3eCI2pHlWeF+Zm",
+	"hTS7g1e1Dvrkj6s6S9Fd54wlBGaF8LeB4fqHJnhwSX9fUP92iNds3qTvptSJIMYhVaPa4cYJdv2wrjT1",
+	"NfNpWI9uBBMhEfeSRXa8G6/S5q4h06Cap3Ay7+H0+3dJqFkcsqpI8y9ChgH513//T3anOMpKnxEuZORm",
+	"ek9+IGMsPCH/53+TQqPk38j9lU9DKq/FeRDUDNIWq8wO68NgoEATzHbs3q9Ix+XT9DhajV4mjzL3STb3",
+	"ezP3SWnuk9XnPlnD3OtEuyulRDUGyqJ+0S226kttDsLz4TlXRJRPFTm5WObq8jpP8dYUuQv6dY510OQG",
+	"WbWB8AS3VdphYriI9DdkZay2B/i1mxMPSIrwlRsCD5jxRjFvFPNGMT+OYm5op9hp/ZZsJryjcXPzbNEk",
+	"17QDni9uG3eOHB3WQITWUsA+y9OczW3bJ9sBZeGkQ8YAt+EEb42T9KGhZ2on2xfO3wZyl32Ema0G94LL",
+	"lJ1tSqLwf+Vy4UwZWFcfyPOT3n6WFVtpGsWVRtajHQ0tmO1KRJASQD00sgD3MZOPM8fya3P1ONeO/kNa",
+	"s47DEEsxlKDUtXjpFm/OG0V0WB7Iyvlu8BGtRQuCBR57RXRl8q3qTAPnEpSjoc269crAwDuzUSjQZCjF",
+	"uJ53NN+SjX+UtDLhkTvcB/cxSAbcBzI0Je3DoktER6VpZAnu6uY9V655ZxqeM7zsWKDEmMvO7DliflU3",
+	"42ak1JdJnwd4QbNC5E8kHB5ArxTijwLKrx1oTZnDOZLbZQs1O9+WTXZdbkBpsVtsCK/FHcg5ocWUyMV6",
+	"M4oWT86mfRAxIDRzFlJn4I6GCZT9AFXpCGTtfHLyeDaujjo7m1OlfYzd1ZDY5d7SelWkbJqG57xAwpx+",
+	"aPapTmaHUnLLXM5ZQsmQ3QF3ybpWf7lK5hOaZ3UzrrRMcGNg2vbOFdAj77TOU6rpcJepu2ylvqUnIgtr",
+	"9Xih88ekdEOqtrSYLZGq2ZiannPrJrwmE2N60duoWks0WRtB2kqN/NJec3mcsAviUxnsbn2F7yMzZVMl",
+	"vxm8F/rDmM9Nlk3lEM6lXuVWaf3i+EZ9tWl1CQOQimhBKLk2xci2t3e3v2eftd/7w6iHz95OfgLL5tAy",
+	"C5Jdhfiy8NeYBbVnXsf1riB5kQLTm3wZKfORFJZjmTIs3Ftt8OBLEQXk236pegOYPxFgGjKlyqBsnbJs",
+	"fNbtm/KaTMiZhW+31bQOI7LMFe2lx3Ua7W9SgWJUfre5tEJ2WxDf0U63EmfOrKc6gGxzl6dEAg0xPYnR",
+	"2wrkHQSEKnKzdbO189h2JlIgvWY7d9fV2BBqJMbcvYhFUwLOmeRASNIPKb+1FFZkm5IBjO3M3E8jegeo",
+	"EzsPneMXZCbJpz1H3dVRWsiiazDzLJd+Vfl4HsR+K/XQlsVvVHlnHNY+0dz8vFs46bWaLcXFb7meXp/h",
+	"knFGKylij/a+FHwAElxOr2Y0g+2J+FlXu0+fHJHVjwgwdZXEVYfVr2UCaD5QokXc1WaSQymSGBPK2I1D",
+	"rinjigg9KlFAnRHkstzHdhaWiJhOtxlnVdAtVDwzc4XZWwgLgGs2YOAylQcCjLGmiT+ifAhpYpqYan9k",
+	"+k8UEKZxvwxoQMSAFMiM0/qbMEOnPCBKC0mH1RuXX6DczHTcUuRkXqrSphm3Uatmlne/Lttmw+bfEJs3",
+	"ZcdUIaqtampdNGgtAdZl181hiq/CllmLjVfFMS2mzlsxFI3rSQ00IqEYil3yxgj4iA7BiGBFIipvUTeE",
+	"QqpT0g+pf0tuAWKScCu6gw7phwkQkeiQcejccAkBiSWLqJx0yFACcKLAFzygcrJLrk1ftj3iiwjw0Pv2",
+	"5Q+7u50fzX+9MP91/sPu7o5nTx8ZTX2DnXHA4NVfex2y/9uZUVh3IDXRgjzv9pkmlz++QIUQ4fvZbugx",
+	"u4dQpQeZtAgBM72SPuXBDd+mXLMuDRlVEBAIhqBIyID0QY/NwF0jqGYSiZfpjP604995cMLwJ94h9gWv",
+	"bi+7XmyKFJT2l+we1doPSkc0/4GSJRhZhzn5mDAhDaCENAIS8oUY+dZ3j79NMDVrsKWIbZ+ubX7eLZz0",
+	"eo3TwuK33PBao0GackY7KSL6zXlwog9Xdghtmu5VNpAVEpn+MqKaUCIBM0zYTUfVQc04Np9s5mohgSg6",
+	"Uaj1sqsFFRcAoZoOEeVsAEq/cWmx8wZtrtRy94SL8RmhfQVcZwmBqKu1bfdV+4ApMhSSEfeFd0p03eod",
+	"Xzw/vHhxfHF4cHL83Yvvq0It1npRL2DEeMUhpiv7mShmDIts4M9SGpA7kHgToQ8+jYAECZDxiIWmLFPl",
+	"SQWEcgxanZGeDVL5iZTAi4GpPEmIqWLGuJyY0/2oB1BB0yFUTP+ccBiDnNvfiCoSCoqZSgy7sDAkasyM",
+	"jaYFodpSzB9BkITuvgQtzXeOhZBOvorRL0FTxiH42VL+Abna0zWzV5PlHUgisVFVn6V/GQHGH5Ec7sGZ",
+	"nBfwbjSueXXQsW8M1VE5I7uEEKiCbu9wd79XtUi+4Bq4/snlJppi1J/OuwfHJ0Tc4aCywTxTRHEaq5HQ",
+	"ZMBCUKf4Lo6x5ol3k/R6h35M9Qj/BcT+oEYUmxq4dIEh2M83N9y74TFI/K1DlE14359gSicLSw878dLK",
+	"KVrenb9/8/ri6nr3bwofzjdMrGgENxzL41UdW8GgaETViOD1qIlboDMSsAHGPtw03IELM5ecOW/40N4P",
+	"ygsLDtbfzQltp3f6/eDA7/kn/eDY3w960BscwL7/fHDU/44eBgewP+jR7/vP/e+CEzgeHNHD/gGW+37w",
+	"nH7XP/GPDatQbYzlrdOt/8c1+tde93vaHfz2x8nR5/9VtYj5YMurX4HSQuum2fPu69/+2D+pbjZ7vudc",
+	"V/IqLzHomKrCgz+M44NH6Zka+SwV99ufrl/upKdYZqXtM0X6CQvxxSAoHuNM+C0X46k8RVRDV7MIat2G",
+	"Goru7I8iMqZJrCcO2p87W3e5DJgVkphszJXooCu6d7e/537wUHbZTYHCKhjs7fZ6uyeH3x+cHC6VU4XV",
+	"zAeTwbu8LGUAd1LJUkPEfaFBN3VFEMagDIik0mS7PyEsioXUBJ8pqZ9ab1oKt9QIvAKqmkv6wgnETIkA",
+	"yDam6OpSX5MYJBPBDmZ+4cZMINtSJMNROCGK3XfHALdEUn4LRl/yQIx3WrBFDTy4ZtGSrCtzAV0DwEZG",
+	"USORqw+Lf/r05lWqM2y5lLRnmD1EICVVx0oZkRG+XkYRfG+r8fnNSdLyjk5I350DrHPusTpX78Pztdjc",
+	"LBYINjXLua89fP9z5suFpapXuM2aErqgMPowEG7MOD7UJwMWhtbcycVpVc8Nh5Gm8knkK5/zeIkTl8WX",
+	"7OgbjNM+lgz5qo4KbMTNI4qblSi/kRENyoiGok25DGqVVdXobNs11TWFmksL3V5zeh0B5pwLWkmHkYhf",
+	"uek08OT8srTq/AVcS2rk7CwZXkkRx3h6LUjsa4MjIP1kQuIRVVAdjvKphqGw7x5WdGc/LrsM42QsCWkf",
+	"wromqy9URaMfJfOBME4Y76IX70sImK77Mu9QsuCjUCzNpk3D8MNg6/Svi9fkx2Ktz79NG2qXYowxTvtI",
+	"vxlcSljT3fQtVpt0xhhcXOi0sCm4wIDI2YutkEGcw/jNA4ofPORWLK5WgV2mmGOK8lOcmk6rMOTicJYq",
+	"WQe5bydtzRPjeCWzcYPTDU5r4vSW8ZcjKSLa2MkmPKNjnBOlJyGQOyoZ5dpmVlO3jLclAYrd5uhTBcRH",
+	"ithjVxjruWXcXRLFLUFFaBwDDwjNpoN61D0AQAmHcch47XjeIAnDS+CBPWNf6xkLQ3IIfmYBiLp1xlT7",
+	"dd/J+AJ/rXweqDC1bAjT46/PpE2ewFvKp9/4IbMNE9Znwqac6RKjt8V7ygbV+KzbN+V1hRKmF76VbnSJ",
+	"KusjSZvp8RbuoMHNhiQeShoAwZt1mSbqkISHwrf7CXpkNE5a0J5R8ietyio3J7UGRpvTdBqhIaQi45FQ",
+	"5Zwi7kntWi+xmjbeaIgq9tHT4LdObTwsvEt+pmECijDuh0kAxLu4+HvCrCuXra9p8vT059e/eh3inZ6e",
+	"cxZhEnP752vGmRqBtH9diYQHF4MB+FrZX64l5cr6V1md/2Rh+FIkXKfVrkX8WtKh/eMNVzH4+pwHppx3",
+	"ZsxJm3RYkYhO0Piksubmxuo6+gvUbr4CM+m1Vla2SPpGt/Iejq5v3BTcAOlbBFKD5luG1bap5qbn3LoJ",
+	"r9FgLS56q+2zdZmrGUe0khqxGUxTwRNlWs9fMbbW3O7KIfY8IF554sF08tIVOj19KbhRtAkN8exDaik2",
+	"/57vYxzhGyRhuMIITHHUf/agwyqPA+NS1OdjQ+O5jPz4CWQt4zxGBtk6arUQY5+fCTZbmmqyl584deSd",
+	"i7gmI5bVoHuCh8O/DtiuHA1tNz7naN4NRB8A0abMxFQCtMkGaHKurZpok7G5D9w5vi5uYPr7Kl9yUCVK",
+	"1TgGsBK0C60v3qFZ4sWWhN4aV/Qbj/N8fYvfpPBqXRAjG1Tjs27flNcVx1hmTrWPKusjSbvpsUYGaT1v",
+	"rIstWksFVETX1ieZbx7M+332ts50B1NTw5OexsxSMfWB/Ou//4dsu53NW5jg32UrofgaQOWwmxLxBcK0",
+	"ZK3Q82wsJoI+41mWblZFoJmviASXipEwjZfLM9/S+zrNdi0kvAaqEwnBKidVH+1MVcUIlllyuPJNBsQe",
+	"sPjfuoX/NfNJQzIxY8M2CcQm59qqia7JbisuchstlowWayFEW6lQluiGCnziLpVU08PGm5dd9SiQplx0",
+	"lgyzEvqPmbDH7JM/v83qHntvWo+AJG5ShGIOHnsnADP2+IJrSX1dfCuqVAMTqDF9irmU/uPqw3t7WsXd",
+	"bHdna4JdJJ0MKzKA9ZUIEw3k0+VbjGNxl0FWSHLHAhDEJdKKIGCUjITSZ3gSpg/ZRkx+2XukdaxO9/aw",
+	"8O4dDYWkXHdpzHZ9Ee3Z2zhq7+QQTvyD/kn3iD6H7vOT7/3uYXDkd+Hw+eHx8cHByfHzoz2nFJgv+G6M",
+	"Zk0Wbkokq7On8LAMYoabXfK3YoahXeJJJvTLkAHXrmVvr/Dbi4SFgUeoBGKz0ioiBjfcS+/My+mqUx9c",
+	"/YGQxMcfVJbBwBT0yfnHN7s3HBlfEZoeeQxYgHebXGtkW4QBkeALGaRvjQniAR8yDmnfJOvjhmOKpx0c",
+	"9vSZy6pE0g/KbIZ9vKK6wph9kWWYIsWkVafE+6//+q//6r571331ynN5MrLkClkyhTL3HfQO9rv7+92D",
+	"g+te7xT///+eO5yf56WWep9EIJnvcl9ZSJux0ZQqpT73K/PtlchdadSV84RNJZHIn6VwHICMmFYh2/sn",
+	"JIljkD5VQEZwTwPwWURDErAh02p5msSHpB4rsmnllKoZfQGrdNWIxTHjw+7+9915Gbk6W1MQq5BhBm6G",
+	"VFVD3V3c5Fw2mNeoq1DZ7F3VlL8o51iWaayQfKzIvdOsNncV5qxjFSlmKV5EcJVSdjUbskgLKcjaYIG4",
+	"4VzcAdcPUC2eadizW0bFhHV7VqF7BEzDp6V8flyMU5VEedDJNtpvuEtvaXPdKcyLSAZSRFP5KjFXC9Nk",
+	"O82SZwruhVSD0t5OB0ubn56pG66SKKJyckYgVGa4bDDwjEPrGX3rVekEU2QpJaa1dbkJt4e/JOq2iEte",
+	"scEAz/VWBN/w2WlNQzFU7pGhNPs9p5H1zfUImLR5Lq35hWTyOvawzEiMjfidELQSyRiMkje2WodIiMSd",
+	"y4/qmj3Le8PaXGQPCkkgIQw0EYmujO+ZtZsrkt6lCiBPblRe4kqh5NazDv2uXNFpUBRHlTfYKa7aDFIK",
+	"aY26HAMRJeSY7hrMl/n4kjgXwMjuVZLhFzRvG4tVubvs2ektI6pUh6iRiO2rufjWwW11mtsHnse64EmU",
+	"3sBRiT/CYFjhoH5+SOsnoHcTr5IDAxjQJNRXt4x/mveWeytipLcsDK9wEVYYhyrmiqmV4SDLLjPrFWaX",
+	"JZyr5MQV5cbE7wPpi2Q40rWSFyAn1Hb6Le+aJary/Oc/wW+rGU6sP/9fCpUWkMB6nSGkWRxqzHrF42LT",
+	"jDkdiZzih/IhseLUC1yQEn6+gGgynr2CjGjRqc+vR8qsFEpfszjB2GUbJcqcoOpGqDyuUGnI/cqFVksc",
+	"MDugRmfbrqmuaQOktNBtjP3n1FgPKdpNB7TVGrYjMI1RZkzYJEeKbDMewD3ppe9i4KVeezOWch920Mhw",
+	"1/O37QnZfXwvzvnDaYKklROjuwE8UkYIl67/moGcc/uBSqYneNm7kAzXyffc0/o6ro+temtk0e3EL78x",
+	"ssqzyJ2tMQ3DmMY18wzVShFcuCgyzQfTCjvvvayrU25ceF+kbAV95XBdv8vwYMDPUWNfD+ZXT7+gHu0u",
+	"9gbfD8N3ozZpwZNqlxHS+KzbN+W1WuQLXOj2UWV9JGk5PbLoRQPpwwO1YnDkPK0xJzKCG4qURd1AjHlX",
+	"seFI46t3CVdJHOMzcLUiRJTJF4lUetXhlaotiN5EQuk0kFVvQKF+zSRcV76KYaeePj4Z4rvIGsiAyXp3",
+	"lmmor0ZCD5NVY1XnUxUXzJgL3lW2bL0ZBzSiQ7ikfAj1DYJXeaUqWBn+j69ZBO65zJp3/wb2DO/soboK",
+	"WhqivxMBLMgfpTTlAZUBoYkWEdXMr79UpuBl5QGkS5HwQJEYpHvpvGZya3xg7UUShqDPfT+R1K8IbF/F",
+	"EmhwRkIxBmkAFQkJhGJ5DTV7iuiQ/s44XLHfoSblJYSCBquvmEz4VQwQvEtCzeKQWYts2gIMKR5F0MK6",
+	"EpG4gwi4JspUrTkpx9MfwRDQ7tvP9LRfiYAajRuL7iNw0JLqyp306g2HX8rVXlkr0b5a8w4ClkTe8qdN",
+	"M06bWrhK4lZAq2rxqrmtkoizk89xWEBZWTJ2cpUyK9WmpfqUiPmtKl6uwE+MH3Xlo1tgFuCTAnk+hKp1",
+	"fi/w7V/wJehT91ywcSo8YggLSpMoUTp9q35inVs8nuTy7SGP9EPKb2+4ZzrqYk9ex9ShYTgh3nkcG9cg",
+	"PUxEtv/t0+XbHW+X/OLkv+D2ACTlymH1qNezp12YGeQIqM0G7A4z5N3kLEFj9p8w2fpsSMD4ALO+Ge+D",
+	"+jhrV1PCILBB/USGhUOzQ6ZHSR8Pyroi6f/OuvyXQIOu4OGkcFUF9/fwXJEGGhHTK/NpSNRICA2S/Osf",
+	"/1+2CWRcfnvkJd0hNJ7tDUd6poGDPC7QIf0kCBioDolo7OICPg1DkWBlfMxFdYhRLaCZFQ8MpOrc8Ng+",
+	"JY7D69jTTbZplIVmUFTZk8uMk/3nLlSgOiQOk+k3PSkPbnh+gOlf//inR5Qgxmpx56F96o9AkQFof0SQ",
+	"QOPCgR/SBz0G4KWTvWr3ht/wv/zlpeBmcOaXv/wFfyIXyIs4OJX4PihF+iKY4HGoP26cMXizdWpMyQ65",
+	"QaPQ/Pmvf/zzs3fmWBmkFDKtd8PJVFX7Jq+xSO0rvKYdrIIft+znCJSiw/Sd3q3PXrqCxH2xT23jXLUh",
+	"CBJWcOzOQKlDvD0RA6cx253QKCz98DdlsyPujYCGevQ7/ttorsnvtiNvLwItma+8XUsT0669NIVHplxk",
+	"KaZDUM/Idh9CMd7puNysOBmFZ59+un731pbaNeQ9t7UdiLWkLESJHFI1cpWzAgajzIaXiBSJTgMP6Zly",
+	"r2PnGgjf/EG8Pbvmas/bsUEpg2sIiHfY2yfv8MzWR5ARNZZQOPHsKLy3wrfJIu35OlIeAIbCzOg65O+J",
+	"WdtbiHV5IP+ehcgC6L668HZ2iZFvrrVA+EmUISCWog/qNCf8nmcFz9Fuzn0VktCnUk6KYo9USj0kyBzB",
+	"d5bNaZ7g+wvx0ql4REEIvlZY2B09239OMucgBa19Izqmkkag8aVh4Enk7teZ4YSgjSjy8Xh8pnkD6Abg",
+	"js77PsQ6v+gQMmX+MvDY6eCDdTQMPSJ4esbOtIr8oOxTdUgzOxxCzex8OMOMrLkrY69IuJnOAMn0iDDF",
+	"xc7q+Pg8IDm3UU68u2EK2ThpduTSLVNGkTwnEkpne06zY+kxZgpsTeDdT1e7uFwvbbCq+zYjPV4atrSw",
+	"TWIM10khxk+n+jUrlHVqiplmRwLvDPCJWTyjPs0kisPwcAieXb+0cZ02gx/tz/2J8ZCMPJto2CmzyQ+4",
+	"NNtuYdyq7JwW1ySPE9vbL9teYa/ilBjrPYUripipMLLjO0cIXBKy7ZXCod5OJ+Wd/N6EezifMH2WrqwE",
+	"ZeBqn6+PaGm+3r/+8c9zM5f0SYdtD68ZeUZFYdD7oNfLWrBU+GQfxXZyIYOAlXtsyIWRPduYuTq93qGA",
+	"BwTutaQZFpAH0oY/oLZXP9ja/y+ev7WdvZh08YlLx/gOuoabzdJQEtHQmMkQECy2zYUmz7tH+H/7B2QE",
+	"9+6qQAeZwsBxx3RtsHDUO3KtjCEMu8V2dH41Jj14Ggiwb+uM6B0UpJZdXppSF0GF6xqOjaKKJSjg+syW",
+	"y8/JWmRa+ZYdOCbklQHPzOOT1PUC91ZIDEGnx5TJduoSuh7wrVXEoQ3lp2yAX58pUjCvLOJwLtduR4Mb",
+	"Fk6bti/6ZlNDxetZb8A7JXQOo0dU3gKKjEqWx1M5hVeCjaSg2WyEJCH1b5GC5YtgeF/HtOq8Ge9m62bL",
+	"62RSzb3+LcH8T/rmcBgWVioDQi5oitaRPVdu6O+bX1FeMU68X7tmUbrplSIzhG2a31F582rnzGjqrHGk",
+	"YMTuTRdjUbS90oF8unzriOXul9nJn2Z4MRaedtLEXlIzVagiIrYRNosNYQxVhF0swVikEpQy4PP6mPJ5",
+	"+DuLvR13YFso4EayeOeoeLoX3BeBWUny967N+4wSAxypHN+iiWDXyBBe8CG5uKbDDvHeDLrvBYfuO6r9",
+	"kUeGzIidw95Rh3g/XZy/8shYyFvlLDPXqgExDv0j49yoJ0ebVHKWBKqzx+7290LhS1BoAyOwlEh5I+GB",
+	"VbdF61nt/ZEfaP5sbWfUmEaepYtdquBZ2HbybUAj9FUqKMyMLb/YgbnOxyOGSorqrNWxIRTKjQ7xXhoL",
+	"vWv0nBThqRPSaLxF9L5r1Mjh/vHhSc9Y1CyKEm1QbDQTHRIvRgoZo8ryjJN86PWUyYTcbFFONTKK4dpM",
+	"vaZmnn3DyaZp16k8dfwnITF8g8JQkdCsspkIos3eu9D0FnAzTAHYR5zSOXfc8Ush4ZkiscDLmBrkHQ3J",
+	"ttftml+8DtknivQRv04u7ZwSz5Eko4d1AVwbxi4OwcWqjPzWJASqNNl37oMVBjSELq5EV8IdDVlAddoQ",
+	"ShkaOWfC6xgPilrHybQ/kILrVGHSjDSO0hQlJ8ZhDYxLE1Pu6gTO3BLI3o0QfJdcC3ILEBsrwsDTUBMk",
+	"WnRaEONrWLLegaRhug5igOZMxkbIWZbM5ndWuDDYwTbK7mLKqAMRhmJsTQKLsE+Xb1VqCnk5KjxE4csP",
+	"l1enGeKd/DJYRxmhVMq73XPTbPeDZENjhv3FukpwHwtj3HoGHs4pmZKVFsIzlh6aqd6Hj9dvPry/8ozw",
+	"GoRsOLKvVfOJ9USMjjNtHvSOiPG/xyj0f7y47hAjXzokrY9T+cVhEUjhohDPpK/lXHkHaCGMTFNWX0Bg",
+	"FlXkPEwmYOxFaZmLhSEJBTVy0vAfPrC80ymKM4s6DhBYn8FyjyLHvcP0FT7rFgO/g1DEkNll1ifq2JVM",
+	"vc5MnakY/IwVw5CkvGwXzl6yiRM1Oi1xwr+PKdM/nPRU6uVNSWmmyMjonYRrFhLKM3cl04Gp/CLbKAYM",
+	"2zM+3Onk0nj6Gpcx7uzcr5D03Su8bksIXn/BeDM2iWLI+BXpCllTXVuMUXyu3F1CFQPSF0YSiyGg7729",
+	"3+v0ej3Tan+SSpAO8bpdIzrMpEEqb+eMxEZAMDQwJqgZzTpYUlyClpPuuQGuFYZMpquF+JFGD4suigfn",
+	"HyCtSkhD68oUQ2ZJqfxr1wAm7L5IBgMw1skp4cJaCrhuSKkdlD+mecNNsRT3RjzEVKFqMV4VvoxvjAnz",
+	"cZKLKHSFjdqzbrpSM+uKwAksTtAYoQHRLALc7+mLOyD7Bz2SxiJSF7sAF3dMGitShVuIe/u799bSPDIa",
+	"Ct0tM9vIPodOOdk/If/JXuDlb0Js2FCRo8P9QmFqnSlh+jg5wuJH+4eWLMZdsXqFCyctd/A9HAXobeJq",
+	"OwOYO7h1UlAZLEwhy0W3PtKhc5FjEHEIf/mLAX0pcIB4NaLUM4br3khH4RnxR1Qq0D8ketB97hn1tGfZ",
+	"4Ian6EgtUofR1HwgEjRlHIKdjovLYEVWSK9jpLaxVax3dwmB8G84mpgzwSnXSeZp9xmncrJTCPSkoao0",
+	"7vOHKft57w8tPns3fLsyDlg0RTtmDMZsQGo6Z7nkcaodRAhC6IZnQxfcBwR0ShBcR9uVMUhmvscUQZYG",
+	"CXZsXBMhFpCQ3YITpTbCZljlNLUv+9LbsxZsx5iVKWJtjC01+4UCZD/bCuoNkWjFAnDRJJTO7lHUQjiN",
+	"ixgslmkWqTJ/oUzu2FnnITyy7RmmujBdezuFs2KGB218s4MRSes8WQPbQ3/JuEkGGYwPbZEbPsZwvjGl",
+	"7SxCxm8V6VP/1mgpZDrU5Wb9aYG4+DHlgJ1dU/KZIm5P/4b7IopMvdy5oUFgHIJi2MS6NlqcWoPgJ6G0",
+	"R7btpjiJQ8o4Jr7ARlAJujY67o4sLqMpcfq897znGabEoL5nIzHer93XQo6pDCDofpRCC0sFooTdYAiZ",
+	"D1xBYY/g3Zvrmf0BAwjrHe4KOdxzldSeKfu5s6WZDgvbCxgARkeuvENQuMp4urW/29vtmcoObFunW4e7",
+	"vd1De9tyhBs3e+a/hqCrT1WUZYC7msw0mvwF46xSLhQXWgvrnQtf2dLZCndcdA4tgZIhsLuFA7f7XG+C",
+	"rdOtH0H/JCL4aHNGpcYbTuOg15u3C56V28OKnztbh72j5YXfC/1OBGzAAM9oHNftAAFjaxyuVKOwsbZ1",
+	"+tffCld7t95SjtZYbGeu6VBtnf51C3G69ZupmWJk4WoWZJYVffaKeElwnVbdLS9EhoyS+9d//4+NeBd+",
+	"q7x7jjtGVFpoRju7GH3K88hbLWz5xUirGw5UhiwXpRY/M0xgLUHl+CAPxs09mZEXQYKnNjmezFgvGx2t",
+	"zEZHdXqZYrwnZNVfinrYmS3loGKnYKYsZuaijp/L2B/RkMPYgOVde4nf5VriQXqFP9P/mSpjkjDfjCeL",
+	"ppmaNzwdfabyXBSzmFuAbDtoGCxYvxjvn2Hg3Rr0yup9lyPKGBfvUUthxNhFovMtGBer2o6Zf2ucAZ5t",
+	"uRnXi/ojHJ0Vpzep84ZblzbAhIEOVdz3JCVEFs2lsxyHnvnZQ63nGcXlrIayDMfg03bC0XZxRuwztJB3",
+	"Mo2QmRuFGOENp8aED0/tgeIYpMJ5UbfRZ2Zn/8zizBjsXQz7F9a4exD6XxdSHXzuLC1+LVYovJEsa5Qs",
+	"RQs/ZdaCqb9UwhhLZK5IQU/FQJEjBKp9E+PEu/1oacrv2gNsoeCw+zflnRn/7uWr9zvOB1I3fMrp2SXv",
+	"MYDyH/SOXmHvZ9O7+OnOO+I6M9mp3eCbg5JXwld/Pgvp2jiexreucD7nsIDblJ/LBQe9XhbtxsAVHhBJ",
+	"Q13Ot8BYDg3DXXIJGCgrFXamDlNkQFmozm64cf2NuMSt+QFuJ9GA9GlIuQ/SRVaywxmMKw00mLPSP+EE",
+	"HrbOxuWrvWhvOB6eDWsYquwOuJk5+pQFwmeDT6mPOQT3/lAjenB8Ml+7n5OBWQEvdXvUhPuk28XaHomY",
+	"GRFkfiNuGOU7BSkrqDwT0A1HPGGvaYgYtz3Itj2A5tMQu7R6GgNeNgSwYw+T3XCv27UhfDuKbiJDz/o0",
+	"rl8XA48F45rgbqJbx6mMf+h0DozqBbep6njNTsvGCnddqBkPJaXnhez40+NC3oJtlyWbLiO7k5LKGXeX",
+	"ZueMeHj+z8ZOBReJhMBY770bbs0GO4LMXjg5sodg56SsOysb/m5+qdK/4WammMDK7eKWw9m2+M4cFLwz",
+	"izBrCMx6P4a8z5Rb+86yIe+mJwNje13Iee629lbxUKg9k2y3i8sZib4fPD8Jes/3nz8/8r8LTo6/pwcD",
+	"oLTnHx/ToLd/TA/7g6PBfv+g3+s/Pzjwg/3j4MTfP+73Br0e7T2vOI36ILPCkuhzZ+ugd7JC6caskBc0",
+	"uLTis7YZ8l7o1yLhto/9k1X7eGQx94FDLnvKCVULMg/FgxN3VqIv0TUYkCpsShjdYJ2YDga73WaNGlEX",
+	"UpUQh8ynquMs8ILr7gSdrUAnKt/jNjXSDUAuxme4W7CdOTsST3vuFFSfq3PDUcGpTiFu7o/yTSTc7Us3",
+	"Fu0mS74TNaJ8Kopww7ftoO2Gk9J0yPgQC7kdQGwwYri7j5MZM+2PdnbJ+ZTWxM2YG64lHQyYb8+Fum3H",
+	"Io2UyM4a2PMKdls3HeNQYDxyjpi5xHgmKLV+fVvTUHovcJCThZybTWO5hr7b36ND00eBa8tkwXtytsiq",
+	"jljuKC13rN6ojyGdYKagEZXU1yAf6F/hYM2o1yjeGl3xzD39XLbClCZ27YrBDilCe76E9lnI8LpZvvxu",
+	"qaeW3t34ncsBP4JOD8mvtv54VbfG2n+hQ42Dw2fTW6zPnoBDfgR7MpimNxzmcIG7F7BQArxwZR4uAh60",
+	"tKbbyZ8Ey24ZyLbLBOGPqIzUTmHhssdNZtZuL88esHAJ7RNfT7SM6Vtmf5K1nKQJOcTA2WX46yrrOSuZ",
+	"p2NYOpHcmoQv8i6NuQbhwJ4ZNqabfSXXFtmp3HLLV6itUj4f4UbUzxX1Bb6rx2fLVf8Lx7TtZYoNPyzm",
+	"h2WcwINwqfa3ZdauNky3fxKVYb34fkbp5UtWC7ymZHvRa0a3ge8C+LrlW8AMPkiIBF9mwL/Mi60Zxa7n",
+	"P4sZn68H2b5lYUj6lHOQ+VXJc9866C/DRPujon0fMeVXLWwNoKdEbivU0/FtwD4X7H6+hHMYIr+Zjxfz",
+	"F+M9L3zNQF6BXj/wZ4bwZxEBUykUiLLUT5fV5VqYv7J1AD9D3NZCf2akGyEwXwhUsM5izsHN3DryIMug",
+	"+ASCIOv7TyMBcMY2gYrdgpdUYjieUEzU8kyRqaSW9nz7knhfcb1rSYmsi/aKh2yIG7mwQC7kDLWcQyT1",
+	"9XJxYEs9gSwwHf+JBAHSmWz3qdYh4C03UB27K2Ovm+JtwqxkUQLEUgwlKGx9doVrCgBTts3oN+PbQH8h",
+	"9N0SLmYLvOXtLw0E5MXWDX3b858mEFAk9ByPLitSB8qOfK2FshvfBsrzoZwvYTVDFO5Vzd30K52ynErl",
+	"4w5T4hui2+4Kn73cIgtXwNIEAR2XUAcT/N0xkahSuo9YJryYqQdbNR8iGsDOGTlOz7Nlh9ACW4apG55w",
+	"CTTA7D1CEl9ImcTzTrO/xQnjc5IPYTxTccN0M0xXfZUCD65PLXZ6NSo/t1dg0PS+xRST1rm1dcHwfKCQ",
+	"AUiXNGfb3UXiMMb38SkneCXJVuyDIkPB+BAP6e3s2rwL6clvZFNDgkSnnIbsZ5CFV4pUMR1aVhCfy0Pu",
+	"xMPNxStRN1xIUrwSVbrZVDjQDHYm+XXrqdso865pWJZe1/Wl3zboaRg9VReRFmLF5kpdaJBd3H3h4coH",
+	"LfuPNALs+U9ijTHexZv0kFK7WgHbzzWsMft2eEtNsWxxN8Cea4uVGGI+P9wbU2nhhfspEyzN4sJprEZC",
+	"k5BORKLJtpeqijRTL2bk3LN3fQYsdLm83Ocb7tkvNr2I/TanMNGSchXac90dTGUhQe3N1rfFS8k8waba",
+	"xKP6w99Z3C0k29NUEir9EbuD3fxyljUevTRvmrtzQzArKmEufwm94e7+j085UQBBeibNJh/Uu+Scp41j",
+	"Un0aAN7AcuknrMFK1a1N3tax16xVli8ck3xk6beAD/XIOyteK7oFiO3wjNDOGiIhVZpsK0Eon9zwPCuT",
+	"L3iaJs2uuSK+UNpmOnQDVc9IBJGQkw6aAWh3ULyscMG1TDMWShgmIZXugpmyqbj6NodLJ000FMAN750c",
+	"HZmWiBhzkJkV9omzewKxsLvFESLSZrrDxEd4xSG7L+pusWFGzhs+xG2D9BteeXNEsQkO81tmAUhWuu/q",
+	"uDMPSxtfYnTDs5QPUxkFCdM7u/OupJEs29Sp4QqbvE2V0kmkaCA13BnnW9i5bttrHfYungJ7ty69NeOu",
+	"lkHUB0wNoPCWFiZNqbxadoFLfY69Psj3sA1sROzn8j3dmZWkLoecBdJikwlJWsp0Of/mqGNOW8ezd8Ip",
+	"nyxMhrn7sJuUp+ndrKAAFsuTliWttUi2qRmFD8ENl9B1yVtdsgv77kEBYFZcOkRbeO4U3ZRCYkPnfdzw",
+	"/ZPlty8LF8yKqR7mYyBdyVUtmnfZAB9oq2wQVIGg8xk3YxUEDUK4X+hyvDYF1uxwmD6NOfon8TfMGthc",
+	"M4u360y5Gu7Gg1ZsTd5GurIbZ2Ous5Fxw2JmMA6JsQ0XBwyMd/cOSz1BzMB0/CeBMLqHkSN05h7i37Mr",
+	"toevQMXGUqi3eheF8k+0jvkQ/mwrSqBE/VUWt4awnqVvmwNF5ZFuhPhcIV7FPXWYpz7DtJ1NNsyxnDkW",
+	"cARQuVg1mALr1gVA/yyHMg39yTaVkbDBNpeaOcGsE6VjV+4dsPLS1cHxQxZwXRgGujlgOR+/MQMf30Ub",
+	"2jWcywp4ubaPe9qLDT28q/zCFVwzqgt9/0nAbS++9zNyL/CyiitYA9QFWrYV24UhbiA+F+JFFlnCIbiD",
+	"thjdtsiDVgs33q7s+P4k8Jz72mQhdZHNf9fFaDtR7PeSa+aeW7PvIU8t1N4ftrX5+wQ2vb9NdRhRjY80",
+	"bLsXIgrvWf7/7F3tbts41r4Vwn/GBmQn73Q676z7K22D7SySdtCk2wVWA4iRaJuoTGpJKk6wKDBXMxc2",
+	"V7LgOZREWbJNF9jEs/a/xD780PkiLR4+z4jQOeWib75AVPjKNgCSnVgAbYBj+kRcZjYH5Naaaw6Yp4Bf",
+	"DE5IBXLc9BbAVc605yIBzdCdvjFz3IDOb0+//DZmDnd8CrB1WM6IjFboUTs9dEkLvcUta2hwgN+uOAXx",
+	"4FpQpZCmHY6GKy5orwvdxXKx0XZtx3ziHcc1LY4klXXZs/2ffFb1LeMH7DCuaXGoO4trWpzywsYdxRIM",
+	"t8H2yHaymdJAySUzC1Yi0DeSznEo85hJtaRmSgpesJwLYOKZs4jMFNMLgaQ1SMhdMOW+jEVZYHlITx3F",
+	"kIuZdPwryJr57vb2l5o6JysdKCTAjcrSsFgYtixyWnEOYFPHwENVzensip0+Xl68vb7ciN2Liuh3P3cY",
+	"bv8Exiqg6rH/NVi76/C4HSb9naqcPGGKaTmKN7NlrYZtYJxLrvEwd9ve87oSeuocj+MeS55vtLz13lUl",
+	"F5LoUfRgkz1O75TwNyf82oBbXQI5z/n9jt+QHxqxJ47keuTjimUifY0HmjAgrmt1Hmpk1xM8xfbG2Jae",
+	"Ebe6RpHTR6ZSqrLt4f0LyL0BuSeO72boIwlwtAlJnbK3vNvzrBcQ2Y0iDzW0mxmeYnvz6U7jHiHeATyc",
+	"Qa9tmjc2Sca1bf2eLpmjsYVubtmDSfrf06DpbnGwZ8kQMPZxpQhTqTvQC4KTBOjysLMETPGUJnalCeMs",
+	"uc1DFFtyps5SKSr+qe17AZR/44k/dcCvz+BYwh6fm6Qt1TcbPPh2q2FDMsC6cg82D6xP9JQNNmeDjueE",
+	"OE4u5zIoF1yB4PNkATv2kcW/YXRJcqfzMCuGB77V54GHvJ3iKdh3BnvtJtu8pILh3BblN07miQMchz0W",
+	"zHzUMRmygmuZASddRtZB9Dqgqe4DH3Y3FEv5mazamcERIinrWvX7GHY/KGVU7p8ASRknesrnQUDKurLq",
+	"TsfZ7SyH7SEnt9jhFgGuUCj6uGNpR5GnXtntqMeysIOGHWEtcqHtAMbGFiE8eKjHZ+HBa4Y+Jjt2ePDg",
+	"0z3MGZKWa80ebGquZ3hKz5vTc+MvQf4R6BgH7RMnd9juDtsdwSzYcse791sUeeJcD6Mez+2O5a4zNZQJ",
+	"iFhQ3KFGLEzuFLEbI9Y4421xBFeUvLkwWuY5MQuup4TWCKw+EFZEkruS55mbSUKkcp+8pYYlRPO5oLkm",
+	"lAi2ikVBTboAGDxBFKMZYoJ5SNvJhHxQZEUBqU4RbqZY3p/Yj5Ialw/RuWIhZ1hiLfSKKfIoS7KQOZRC",
+	"Jz/Pxu+lYONrO2SCpdhVkTXXZMHyjKwWPLd6ogZwsrXh8Lh1hwDbLcs8I3eMvDj/YeQQFeFblpHvz88J",
+	"1URLxISiAq8xO63GgmtX/Q3o3i8qUDD3MKoUmsjSTMhnbhayNN1JS4WPTwWxTxwLN1dCc6u+R6INzas6",
+	"c5xzKqEu3ACC44R8do9YgzHqRWk0yeRKEBoLUIOnlvrR7GRdJ2RI9Re8jTWtn1GxIucpdQ30aEPB+bdC",
+	"mX2m3HxjWnBDPnFi+C/G+SdB7ynPAeKi/06Uu2IAuAf3tcY3g5K5T860UYwuNyP6kQTuAQAs6xiFEzIE",
+	"IHA1vmHCEARMjvBq3Z2SK83Ud5ok8PmNLFXKEoh0HQtuRujNANYJRCtFEy0YhnfM+W8Ffw7Zx/nuNBax",
+	"SJIkFjybkvOXlz+9uHz98vLF9z++/P/Xf4kF9Dltwi+jhk7Jv+NBk7DiwTQedFoOoj9++/2r6zsWCUeE",
+	"P6taD4M8IgmMkDiMT1LByNosaMdK8DIaF3Ax7W83H94TLmzMMpI4r7zEDvBCxbQFD1jlNmde2wW3kcpn",
+	"sxoaNBaVtGMC4IYMV1ZxnUSKOkPTpLIURo/w/gjCuaL+bdbr3lGJCIC7uvCPSClypjVJrqg2Y3iC8c9v",
+	"EzswTxdtWwMubKYxz3FDFEulECw1euRurHBTJa9XhHb6FHTJxRzugkKeaR54zoxeQ8b/TrvHqGeqpV2n",
+	"cg70TFYtzfixWHKtGYCYQhcI43pXWkmpmV00HLb4hFzYNAo3SMGaw2QKILZjmvN7lozA1dQj+f4l0XaA",
+	"TDuM20LJB8402ivNpYarigsgjrGzAJTV2yYZg66oXXlsbBE6M0yR/3tJllyUhlUAvi4N42rFjZfCp80D",
+	"4guaWKxpdBTZIFvQQhMj17P3hCTvLi/eJlUWh6kuGM2YIjSXgk1i8R7xNCne002EHAPwZjIiQipyV85m",
+	"sF7cPRIKj/9Ihsk/xhdpyvLxa/iWi/mUCJn0rhE38OR/b/Db19aJLsYzRKdb+AFBGH1AsZTxe5a9Wks+",
+	"6I92Ie+45GQQDbjtFh95EA2si9qNtK/CQeTdf1rSB0Q4Hkx//CHqXIf6NexilZ9Q2/er1kgbILsSRxxS",
+	"K85jaLB7vCk4qbaKmRJEmvYSHqBNA4h1Oz1WSatq4icoO6JNX66x2/QQtizMIwz2CjGg/SDRdi+ijHV4",
+	"3LFNE7T3zitjt3ir1wYAvpYSaBq0CujRupPWFUjs+CLP5Wr8QfE53k/rWz9d6zNs6lpCQ9fua7Te7eVD",
+	"ITUbv2vGDe4Ym1Ytv0aDFqptz9LqVpA6nCZwJ+9fJVcsG0yNKpnvduwBwJMH00HVoEex0aATd9sGTly6",
+	"dEEr5lw8jBwlGmBpu8DCvS03uLMMn2ef6f9Ee6u+XQ4UJ3hbFreOsCxkt7W5hvkSFpNmH1RveBzyrI6A",
+	"o0Ubt3YP7x4d9DvyuYwclHmV4VZUxwJwlPXCka7QFtLxdG0hjerNh4RE0scsk2DIJ2cOPrn9XUoFHPNR",
+	"hTfkW1jPLfzosz9++z1BGs6k4EKwLIkFXHTVI7dnwSWyDzjc4Z2Dd7r9UTVILKgm3kMb+BZ+itqm9hnJ",
+	"jD+wDJDbUQPJnAmbU1l2YRJ/w6X7lqorro23UH3zLxPbz//Or5NtwOMdfpa2IwdFTdt5gKnRajxAqnm/",
+	"tVX4rswyJOoLEWtOtfaQ3m8mwdIiy0PmDWKBnTZE9+GSoV13KdP3kg8epsXCHCy7R/cVpWuYYGjHPmVk",
+	"oGRg1zXxUYBUYJcO1nynTGB3PthymOAaxu/+jfadWag8AkvulAnsbg3hLlg2tPsKXCtAykd22iruYHZ2",
+	"ygTO0YNhCJIL7LZ1LzxQMrDr9qXUUNG9Oq9vxQXLhnbfe5lm3yZ7DlbV6YcLBw7QFAeHiK0Voe7bZL85",
+	"hUpXJVABUoF7kw31HCFtwoTrc+AAqcAuK+jPMLEz/YWLdKHkkn5Lk/3mBC3DNN9t8Q1D7TXKvgOsSzd6",
+	"33ym/9nJPPGhPg57JKf6zg74O18banRE9EIW+KsYeIvANbaA5fbHxi6z3nzh4o2TfuoKvXroY6nQ+8IF",
+	"cabxKvS+cLH9FH9rCttY27Fu34MtzKpneKr12Fyd1bhOuK8EFOg2TvJMVbrVyMeUAjo1untlgOA63TXb",
+	"HnL8n2p1A8I/oFR3fR8ZEvjPtLEDsx/T5g53cE3U46d72HOvkD/UaG9meAr3jeHuOUyYf4R6xmF7xckj",
+	"dnhE/88/24ClpeLmEUz6STN1MYd6lH/+au2Bh82b6m0WEm53q3usZeKaZDItoe5jyCbzCaGIvNXQkkN/",
+	"CZGCLIwppmdn8L3tZ/rT+U/no8kgGpQqH0wHZ+APbs6dUgU4xSPDIqdAC0TSBVU0tf408rkKlMzx0Jne",
+	"8ZwbjkUKrpTHHRhaF233/hoP26JW9o3qn1+2P9xJRa6kPmqjVkUtnLvIXZOLiDtvi9osKJFHQurNrgnZ",
+	"7gTfVAdIZHhHjcmZq82ICDwTzBArNOqjplF1jm+1wlZ2Yt5gPoBid7jPnTcM+FqhesngdVT5VreT6w4e",
+	"u9cMzgW6bS4dXkAEYAFR3z1zfCzOFNGs1WX1frfb619rwkhPJ/b/sRT5o8856M8QjqC6nf3SxS3CXmsc",
+	"k5aaEaGix6L1wR205mIMFbtNxVM1Da7TnuYf6Yr4xAYtKgS/fYv9oNvPbX/FMMwJih+qOsj62N7ruz6o",
+	"7zEkbFtSamgu54hd3tSC4BlSgoXCHUJlyBhgpWVESpExFYsdJSTTNXL9CCrkUbNMpDLjYo51cziTFdbY",
+	"Y71rodiMPzTV7t5FgGpKK9oU77vqx5lUdmsWi2FSketvIykfTTqc4TZV99GgR7HoMqCQYfIGD6jHVzIF",
+	"ayauiBYZ94UUPKV5RMqiYGoMbT59vBq9Ij+cn8eiKgdyvOO9VOURUJUPXdlte2qjDoU53GhocZgTNLq7",
+	"eyBn1ri+uomn7ar+VxOs+7FzhQLp7mNOO2W8NNNEW+3THEewSlCynC9c+e6nj1eO7CUWS/5gv19Jr/DE",
+	"RpmzM1xGAVtwr2QIS36qIIYZ9qaCdRR5uKiC+ymp/FDxMOW7/by7vb4iBZ0zbF8wWeTsFRGS2OV5DGsf",
+	"EYxlLPNzi22wIaT5Enqz/n/PMyYrL4Fw1EQxl7oirCdtisyWHAkMbPSRYbOKP4qUjMdLlnGajPz0ZD8Z",
+	"fP31638CAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

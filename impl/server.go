@@ -9,6 +9,7 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -31,6 +32,8 @@ type Server struct {
 	// StreamFor is how long a stream lasts before the server ends it (the
 	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
 	StreamFor time.Duration
+	// Media is the media mirror /media/{sha256} serves (nil: none).
+	Media media.Library
 
 	push     push     // activations and held requests (push.go)
 	archives archives // the exports made last
