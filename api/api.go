@@ -221,12 +221,12 @@ func requireUserAgent(next http.Handler) http.Handler {
 
 // needsVersion answers 503 wherever a version is needed while repo has
 // none (edition.None: an empty store, or data still loading), with why from
-// its readiness. The probes and the metrics answer all the same (the spec
+// its readiness. The probes, the metrics and /media answer all the same (the spec
 // documents are outside the group).
 func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !repo.Active().IsNone() || versionless[r.URL.Path] {
+			if !repo.Active().IsNone() || versionless[r.URL.Path] || strings.HasPrefix(r.URL.Path, "/media/") {
 				next.ServeHTTP(w, r)
 				return
 			}
