@@ -97,6 +97,9 @@ type entry struct {
 	File
 }
 
+// Root is the directory the mirror is in.
+func (d *Dir) Root() string { return d.dir }
+
 // Lookup names the file mirrored from upstreamURL.
 func (d *Dir) Lookup(upstreamURL string) (File, bool) {
 	d.mu.RLock()
@@ -198,10 +201,10 @@ func writeAtomic(name string, body []byte) error {
 }
 
 // URLs lists the media URLs of a snapshot's catalog files (name → JSON): every
-// string value that is an absolute http(s) URL on another host than the API's
-// own (apiHost), once each, sorted. version.json and the string tables
+// string value that is an absolute http(s) URL but a link into the API itself
+// (starting with apiPrefix, e.g. https://valorant-api.com/v1/), once each, sorted. version.json and the string tables
 // (locres/) are not catalogs and are skipped.
-func URLs(files map[string][]byte, apiHost string) []string {
+func URLs(files map[string][]byte, apiPrefix string) []string {
 	seen := map[string]bool{}
 	var out []string
 	var walk func(v any)
@@ -216,7 +219,7 @@ func URLs(files map[string][]byte, apiHost string) []string {
 				walk(e)
 			}
 		case string:
-			if isMediaURL(x, apiHost) && !seen[x] {
+			if isMediaURL(x, apiPrefix) && !seen[x] {
 				seen[x] = true
 				out = append(out, x)
 			}
@@ -235,7 +238,7 @@ func URLs(files map[string][]byte, apiHost string) []string {
 	return out
 }
 
-func isMediaURL(s, apiHost string) bool {
+func isMediaURL(s, apiPrefix string) bool {
 	rest, ok := strings.CutPrefix(s, "https://")
 	if !ok {
 		if rest, ok = strings.CutPrefix(s, "http://"); !ok {
@@ -243,5 +246,5 @@ func isMediaURL(s, apiHost string) bool {
 		}
 	}
 	host, _, _ := strings.Cut(rest, "/")
-	return host != "" && !strings.EqualFold(host, apiHost) && !strings.ContainsAny(s, " \n\t\"")
+	return host != "" && (apiPrefix == "" || !strings.HasPrefix(s, apiPrefix)) && !strings.ContainsAny(s, " \n\t\"\\")
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -45,11 +44,7 @@ type MediaSkip struct{ URL, Reason string }
 // cannot fetch is reported in the result and skipped.
 func (f *Follower) syncMedia(ctx context.Context, files map[string][]byte) *MediaResult {
 	mo := f.opt.Media
-	host := ""
-	if u, err := url.Parse(f.opt.Client.BaseURL()); err == nil {
-		host = u.Host
-	}
-	urls := media.URLs(files, host)
+	urls := media.URLs(files, f.opt.Client.BaseURL()+"/v1/")
 	res := &MediaResult{URLs: len(urls)}
 	var todo []string
 	for _, u := range urls {
