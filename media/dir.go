@@ -32,7 +32,7 @@ type Dir struct {
 
 	mu     sync.RWMutex
 	index  map[string]File
-	read   int64 // the index bytes read so far
+	read   int64             // the index bytes read so far
 	hashes map[string]string // sha256 → content type
 }
 
