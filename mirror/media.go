@@ -35,6 +35,7 @@ type MediaResult struct {
 	Known   int // already mirrored: not fetched
 	Fetched int // fetched and stored now
 	Skipped []MediaSkip
+	Took    time.Duration
 }
 
 // MediaSkip is a URL not mirrored, and why: it is tried again at the next pass.
@@ -44,8 +45,10 @@ type MediaSkip struct{ URL, Reason string }
 // cannot fetch is reported in the result and skipped.
 func (f *Follower) syncMedia(ctx context.Context, files map[string][]byte) *MediaResult {
 	mo := f.opt.Media
+	start := time.Now()
 	urls := media.URLs(files, f.opt.Client.BaseURL()+"/v1/")
 	res := &MediaResult{URLs: len(urls)}
+	defer func() { res.Took = time.Since(start) }()
 	var todo []string
 	for _, u := range urls {
 		if _, ok := mo.Dir.Lookup(u); ok {

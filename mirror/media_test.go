@@ -17,6 +17,7 @@ import (
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/mirror"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/postgres"
 	"github.com/refdata/refdata/store/storetest"
@@ -230,4 +231,53 @@ func readMedia(t *testing.T, d media.Library, sum string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// BenchmarkSyncMedia: the media pass of a sync of the first sample version
+// (whole without -short) from a local stand-in whose every media URL is a
+// generated PNG, into an empty mirror; media_s is the pass alone.
+func BenchmarkSyncMedia(b *testing.B) {
+	v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(b, 0)), ".")
+	if err != nil {
+		b.Fatal(err)
+	}
+	up := upstreamtest.New(v)
+	up.Media = &upstreamtest.Media{}
+	hs := httptest.NewServer(up)
+	b.Cleanup(hs.Close)
+	var took time.Duration
+	files := 0
+	for b.Loop() {
+		st, err := store.Open(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		dir, err := media.OpenDir(b.TempDir())
+		if err != nil {
+			b.Fatal(err)
+		}
+		imp := importOptions()
+		imp.Effort = representation.Fast
+		f, err := mirror.New(mirror.Options{Client: newClient(b, hs.URL, 0), Store: st, Import: imp, Now: now,
+			Media: &mirror.MediaOptions{Client: newClient(b, hs.URL, 1<<20), Dir: dir, Concurrency: upstream.DefaultConcurrency}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		res, err := f.Sync(context.Background())
+		if err != nil || res.Outcome != "published" || len(res.Media.Skipped) > 0 {
+			b.Fatalf("sync: %v", err)
+		}
+		took += res.Media.Took
+		files = dir.Files()
+	}
+	b.ReportMetric(took.Seconds()/float64(b.N), "media_s/op")
+	b.ReportMetric(float64(files), "files")
+}
+
+func newClient(t testing.TB, base string, maxBody int64) *upstream.Client {
+	c, err := upstream.New(upstream.Config{BaseURL: base, UserAgent: upstream.UserAgent("bench", ""), MaxBodyBytes: maxBody})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
