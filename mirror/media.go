@@ -93,6 +93,8 @@ func (f *Follower) syncMedia(ctx context.Context, files map[string][]byte) *Medi
 	for _, s := range res.Skipped {
 		f.opt.Logger.Warn("media not mirrored", "url", s.URL, "reason", s.Reason)
 	}
+	f.opt.Logger.Info("media", "urls", res.URLs, "known", res.Known, "fetched", res.Fetched, "skipped", len(res.Skipped),
+		"duration_seconds", time.Since(start).Seconds())
 	f.opt.Metrics.mediaDone(res)
 	return res
 }
