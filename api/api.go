@@ -114,12 +114,12 @@ func wellFormed(next http.Handler) http.Handler {
 
 // IsPagePath reports whether the errors of a request for path are answered as
 // HTML pages: path is origin-form (starts with '/') and is neither under /v1
-// nor one of the documents and probes machines read (/openapi.yaml,
+// or /media, nor one of the documents and probes machines read (/openapi.yaml,
 // /openapi.json, /healthz, /readyz, /metrics), whose errors, like /v1's, are
 // the JSON envelope. The path alone decides, never Accept: one URL has one
 // kind of error, as it has one kind of body.
 func IsPagePath(path string) bool {
-	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/media/") {
 		return false
 	}
 	switch path {
@@ -222,12 +222,12 @@ func requireUserAgent(next http.Handler) http.Handler {
 
 // needsVersion answers 503 wherever a version is needed while repo has
 // none (edition.None: an empty store, or data still loading), with why from
-// its readiness. The probes and the metrics answer all the same (the spec
+// its readiness. The probes, the metrics and /media answer all the same (the spec
 // documents are outside the group).
 func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !repo.Active().IsNone() || versionless[r.URL.Path] {
+			if !repo.Active().IsNone() || versionless[r.URL.Path] || strings.HasPrefix(r.URL.Path, "/media/") {
 				next.ServeHTTP(w, r)
 				return
 			}

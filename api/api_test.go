@@ -168,7 +168,8 @@ func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Hand
 		metrics = promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	}
 	// A stream ends after its first event, so a test reads it whole.
-	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: &fakeMedia{every: markerPNG(t)}}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
+	lib := &fakeMedia{files: map[string][]byte{"https://media.example/icon.png": testMediaBytes}, every: markerPNG(t)}
+	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: lib}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,6 +272,7 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 				}
 				url = strings.Replace(url, "{catalog}", strings.TrimPrefix(impl.BrowsePath(c), "/browse/"), 1)
 				url = strings.Replace(url, "{locale}", "de-de", 1)
+				url = strings.Replace(url, "{sha256}", testMediaHash(), 1)
 				url = strings.Replace(url, "{from}", older, 1)
 				url = strings.Replace(url, "{to}", ed.ManifestID, 1)
 				url = strings.Replace(url, "{manifestId}", strings.ToLower(older), 1)
@@ -401,6 +403,27 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					}
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != wantMalformed {
 						t.Errorf("malformed version: %d, want %d", res.StatusCode, wantMalformed)
+					}
+				case "/media/{sha256}":
+					for _, tc := range []struct {
+						url, rng string
+						want     int
+					}{
+						{url, "bytes=0-3", http.StatusPartialContent},
+						{url, "bytes=100000-", http.StatusRequestedRangeNotSatisfiable},
+						{"/media/" + strings.Repeat("0", 64), "", http.StatusNotFound},
+						{"/media/" + strings.ToUpper(testMediaHash()), "", http.StatusBadRequest},
+						{"/media/..%2f..%2fetc%2fpasswd", "", http.StatusBadRequest},
+					} {
+						res := check.Do(t, h, get(tc.url, "Range", tc.rng))
+						if body, _ := io.ReadAll(res.Body); res.StatusCode != tc.want {
+							t.Errorf("GET %s Range %q: %d %s, want %d", tc.url, tc.rng, res.StatusCode, body, tc.want)
+						} else if tc.want == http.StatusPartialContent && string(body) != "\x89PNG" {
+							t.Errorf("Range %s: %q, want the file's first 4 bytes", tc.rng, body)
+						}
+					}
+					if cc, etag := res.Header.Get("Cache-Control"), res.Header.Get("ETag"); cc != impl.CacheImmutable || etag != `"`+testMediaHash()+`"` {
+						t.Errorf("media: Cache-Control %q, ETag %s; want immutable, the sha256", cc, etag)
 					}
 				case "/readyz":
 					res := check.Do(t, notReady, get(url))

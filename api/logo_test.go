@@ -11,6 +11,7 @@ import (
 	"image/color"
 	"image/png"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -52,7 +53,7 @@ func (m *fakeMedia) Open(_ context.Context, sha string) (io.ReadSeekCloser, erro
 			return nopCloser{bytes.NewReader(b)}, nil
 		}
 	}
-	return nil, fmt.Errorf("no file %s", sha)
+	return nil, fmt.Errorf("no file %s: %w", sha, fs.ErrNotExist)
 }
 
 func values(m map[string][]byte) (out [][]byte) {

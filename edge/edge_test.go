@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -34,6 +36,7 @@ import (
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -116,12 +119,22 @@ func (s *swappable) RetainedEdition(string) (*edition.Edition, error) {
 
 func router(t testing.TB, repo edition.Repository) http.Handler {
 	t.Helper()
-	h, err := api.New(&impl.Server{Repo: repo}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
+	lib, err := media.OpenDir(t.TempDir())
+	if err == nil {
+		_, err = lib.Put("https://media.example/icon.png", "image/png", []byte(mediaBytes))
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(prometheus.NewRegistry()))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
 }
+
+// mediaBytes is the one file every test router's media mirror holds.
+const mediaBytes = "\x89PNG\r\n\x1a\nnot a real image, but bytes"
 
 // harness is an edge server on a loopback port, a client for it, and the
 // checker every answer the client gets goes through.
@@ -295,6 +308,8 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 			p = strings.Replace(p, "{catalog}", "weapons-skins", 1)
 			p = strings.Replace(p, "{uuid}", ed.UUIDs(catalog.WeaponSkins)[0].String(), 1)
 		}
+		sum := sha256.Sum256([]byte(mediaBytes))
+		p = strings.Replace(p, "{sha256}", hex.EncodeToString(sum[:]), 1)
 		if strings.Contains(p, "{uuid}") {
 			name, _, _ := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(path, impl.PinnedPrefix), "/v1"), "/{uuid}")
 			name = name[1:]
@@ -304,7 +319,7 @@ func targets(t *testing.T, ed, older *edition.Edition) (out []string, memo map[s
 			}
 			p = strings.Replace(p, "{uuid}", ed.UUIDs(c)[0].String(), 1)
 		}
-		kept := !slices.Contains(op.Tags, "pages") && path != "/v1/versions" && path != "/healthz" && path != "/readyz"
+		kept := !slices.Contains(op.Tags, "pages") && !slices.Contains(op.Tags, "media") && path != "/v1/versions" && path != "/healthz" && path != "/readyz"
 		out = append(out, p)
 		memo[p] = kept
 		if op.Parameters.GetByInAndName("query", "language") != nil {

@@ -21973,6 +21973,19 @@ type ClientInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetMedia One mirrored image or video
+	//
+	// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+	// the sha256 of its bytes (identical files are stored once). With
+	// `--public-media-url` the catalog bodies point here instead of the public host for
+	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+	// hold it (or the server has no mirror).
+	//
+	// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+	GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// GetReadiness Readiness probe
 	//
 	// 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -22604,6 +22617,29 @@ func (c *Client) GetDocsPage(ctx context.Context, reqEditors ...RequestEditorFn)
 // Corresponds with GET /healthz (the `GetHealth` operationId).
 func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewGetHealthRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetMedia One mirrored image or video
+//
+// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+// the sha256 of its bytes (identical files are stored once). With
+// `--public-media-url` the catalog bodies point here instead of the public host for
+// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+// hold it (or the server has no mirror).
+//
+// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+func (c *Client) GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetMediaRequest(c.Server, sha256)
 	if err != nil {
 		return nil, err
 	}
@@ -24194,6 +24230,40 @@ func NewGetHealthRequest(server string) (*http.Request, error) {
 	}
 
 	operationPath := fmt.Sprintf("/healthz")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewGetMediaRequest constructs an http.Request for the GetMedia method
+func NewGetMediaRequest(server string, sha256 string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sha256", sha256, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/media/%s", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -28469,6 +28539,21 @@ type ClientWithResponsesInterface interface {
 	// Corresponds with GET /healthz (the `GetHealth` operationId).
 	GetHealthWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*GetHealthResponse, error)
 
+	// GetMediaWithResponse One mirrored image or video
+	//
+	// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+	// the sha256 of its bytes (identical files are stored once). With
+	// `--public-media-url` the catalog bodies point here instead of the public host for
+	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+	// hold it (or the server has no mirror).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+	GetMediaWithResponse(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*GetMediaResponse, error)
+
 	// GetReadinessWithResponse Readiness probe
 	//
 	// 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -29840,6 +29925,99 @@ func (r GetHealthResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r GetHealthResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+// GetMediaResponse200Headers the declared response headers of an HTTP 200 response for GetMedia
+type GetMediaResponse200Headers struct {
+	AccessControlAllowOrigin string
+	CacheControl             string
+	ETag                     string
+}
+
+// GetMediaResponse206Headers the declared response headers of an HTTP 206 response for GetMedia
+type GetMediaResponse206Headers struct {
+	AccessControlAllowOrigin string
+	CacheControl             string
+	ETag                     string
+}
+
+// GetMediaResponse304Headers the declared response headers of an HTTP 304 response for GetMedia
+type GetMediaResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+type GetMediaResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON416 the response for an HTTP 416 `application/json` response
+	JSON416 *BadRequest
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetMediaResponse200Headers
+	// Headers206 the parsed response headers for an HTTP 206 response
+	Headers206 *GetMediaResponse206Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetMediaResponse304Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetMediaResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetMediaResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON416 returns the response for an HTTP 416 `application/json` response
+func (r GetMediaResponse) GetJSON416() *BadRequest {
+	return r.JSON416
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetMediaResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetBody returns the raw response body bytes
+func (r GetMediaResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetMediaResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetMediaResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetMediaResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -37391,6 +37569,27 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 	return ParseGetHealthResponse(rsp)
 }
 
+// GetMediaWithResponse One mirrored image or video
+//
+// A file `refdata sync --media` mirrored from a URL a catalog references, named by
+// the sha256 of its bytes (identical files are stored once). With
+// `--public-media-url` the catalog bodies point here instead of the public host for
+// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
+// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
+// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
+// hold it (or the server has no mirror).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
+func (c *ClientWithResponses) GetMediaWithResponse(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*GetMediaResponse, error) {
+	rsp, err := c.GetMedia(ctx, sha256, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetMediaResponse(rsp)
+}
+
 // GetReadinessWithResponse Readiness probe
 //
 // 200 when a version is loaded and, on a store shared by replicas, it is the version
@@ -40364,6 +40563,159 @@ func ParseGetHealthResponse(rsp *http.Response) (*GetHealthResponse, error) {
 			headers.CacheControl = value
 		}
 		response.Headers200 = &headers
+	}
+
+	return response, nil
+}
+
+// ParseGetMediaResponse parses an HTTP response from a GetMediaWithResponse call
+func ParseGetMediaResponse(rsp *http.Response) (*GetMediaResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetMediaResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 416:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON416 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetMediaResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 206:
+		var headers GetMediaResponse206Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		response.Headers206 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetMediaResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
 	}
 
 	return response, nil
@@ -53747,6 +54099,9 @@ type ServerInterface interface {
 	// GetHealth Liveness probe
 	// (GET /healthz)
 	GetHealth(w http.ResponseWriter, r *http.Request)
+	// GetMedia One mirrored image or video
+	// (GET /media/{sha256})
+	GetMedia(w http.ResponseWriter, r *http.Request, sha256 string)
 	// GetReadiness Readiness probe
 	// (GET /readyz)
 	GetReadiness(w http.ResponseWriter, r *http.Request)
@@ -54023,6 +54378,12 @@ func (_ Unimplemented) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 // GetHealth Liveness probe
 // (GET /healthz)
 func (_ Unimplemented) GetHealth(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetMedia One mirrored image or video
+// (GET /media/{sha256})
+func (_ Unimplemented) GetMedia(w http.ResponseWriter, r *http.Request, sha256 string) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -54709,6 +55070,32 @@ func (siw *ServerInterfaceWrapper) GetHealth(w http.ResponseWriter, r *http.Requ
 
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetHealth(w, r)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
+// GetMedia operation middleware
+func (siw *ServerInterfaceWrapper) GetMedia(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "sha256" -------------
+	var sha256 string
+
+	err = runtime.BindStyledParameterWithOptions("simple", "sha256", chi.URLParam(r, "sha256"), &sha256, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "sha256", Err: err})
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetMedia(w, r, sha256)
 	}))
 
 	for _, middleware := range siw.HandlerMiddlewares {
@@ -57792,6 +58179,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/readyz", wrapper.GetReadiness)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/media/{sha256}", wrapper.GetMedia)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/", wrapper.GetHomePage)
 	})
 	r.Group(func(r chi.Router) {
@@ -57821,483 +58211,490 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37biM3ti+Ovwrh3wHanl2y5Ws6NoIDt7s76b37BtudZJ9Rzq+oqiWJ4yqyhmRZVoIG5q/zAAcH2G8w",
-	"L7LfZJ7kCy6yLpJKVsntkqs7ygwSS+J1cX3WjeTiH1uBiBPBgWu1dfrH1ghoCBL/PA8CUOpCcC1FdB5F",
-	"YvxBsiHj5rcQVCBZopngW6dbFx8ur8hASNKXYqxAEpok6ozQaEwnivh/8Xe3vC0Jf0+ZhHDrVMsUvC0V",
-	"jCCmpjG4o3ESwdbp1l+2vC09ScyfSkvGh1ufP3vTA3l1lwgFPxXDnB/KGYlAq6nBEAk0JP6razr0PeL/",
-	"2nlJNe38DFIxwc03pnXguvOW8mFKh+ATysPS1yKgpofaMzE9eWS6H4/M9lL6xnVQSYALGozAzb9iyqmU",
-	"wDUJqKaRGBIpUg3Kjn/vdn8vEoEE9a9//NMnfpL2IxZ4JKZ3HTqEH957RGkaQWc8YhF0JNzSiIVUww/v",
-	"fa/H3xM9AqJA3oJ8pojSQgJJRBQRxjXIW2r+IOORiEypQPBQkW2qSQRUabJ/RvZJf0JCGNA00jtnPa5H",
-	"wCRJGOcQZgPdxlHeWhqpvT9iytkAlH4Tft4zo94pphKywWDvj4EU8ee9P7T47Pf43JQO948PT7rdrkdY",
-	"HKea9iPwz0i5D3+mwYhqULrcFhedwNDcJ9sFSQjcgpwQzWI4I5Qcdo8IUyQYAU12ziyhEghIKII0NnCq",
-	"GpsZ1gKCn3T93R6vyV6zDe8vbHa/mqMs273igQjNd3NM5felT4Qk/vB3lvhkPAKOU+yLcILTFnEiQSkI",
-	"yXYwEgq4WWnfQDXRnaxdn/y9c0ujFJRn4KgjRgZMKk0EJ5RoBjtnhPaV4V4jPlgIXDM9MSArzZqn8dbp",
-	"X7f6csvbMsPZ+u2eKWXQmp/S9QhIJAIaQT6TZ4pouNNmQoyTbQX2p/OPb0ip7s4Zjs6PXNM/0CjyPSy5",
-	"/5wEIjTTC0Qc046ChEqqIawrJ4B3Pl3dt0S5YKicj0PSp8u3RAwsD9IYSH+iQZ2SaWD10m73MCjQhZ/B",
-	"JwNhZDuEZgH1CHrcjBuUfqZIQvWI0IEGiW1Z4DCtyN9TAwWqCK7dtunYt2PxHax36jPz1Ci7x6+eH756",
-	"cfzq8ODk+LsX3++NgSbmB3XDuPqf+Rr8jXb+/WMl4YzIdRJ3nmjv3PTJm5cZxYaGYq7/gscD862RNHVX",
-	"cnbglWMzamF+UFdaCj4kDrNC2pExo7UMyIBrZAGyDTQYkcAyBrEQIyOqcEnEmO94PR6CZLcQ4tDxe8cL",
-	"FlsBjewX5AYgKRjGjIvQQAqlMlKo3R6/Alxv0qfBjUGI/2bQeS84dN5RHYx8ogUZgrbCsP5697Z493b4",
-	"Drq//378S/z658mP6RXT/OY72duqpNrPVE7mqXbuzItZmVN3wWbqVfT82dsycI5B5yaRZrcVosU3vfgk",
-	"YsosBI8QSEZfcK0IxUqEi/Epodx+aySO+z5fKF9pKvU1i8Hv8W3GgygNIdwxRMafgYf4I9mGO/ebZxbl",
-	"0/XFLjHCgHI1Rj3tO7XgEzAamWpUvIQbUYedGMlullYM8hF5hYw30yAxnZBgRPkQdsk5nxiTyoiBgCo4",
-	"63HKJ0ToEUiC4t1M58joNiMflDAffTs9wyNDwJJjpkfEp9qpOWNIbqEc2fK2OI0N5W2dSulvKFwt+M/1",
-	"/IK8vW8lqLboYlxpasTX5esLcnh4+L1HYHe42+P+Qfdgv7N/0OnuX3e7p/j//+UbpW+ph3XtEnhIQB6S",
-	"fE3Ka2HgmOAa4FCcfLnNzEFDKWwNjY3QyNOc/kwh3fXIYFyPqPmmx7nQpsNswMSo+I6xSNwK3ENavVUN",
-	"g6q5bnlbMb17C3yoR1unJ0dVZH+B5vWFNTor0JnZox4xI0DtYth4RqXs+Y4v9nwzfb/jnxLfiXxjl7s/",
-	"Oyj9jUnqJxJiBrITiaFQZV4yLRfzdb3XlAVT3dSZ/Wsp4lWUTK5fBJpOVDrgb++fkBHc0RACFtOIhGzI",
-	"tNrZrZ6UqfJwdbR0Um/Ux4hOjMV8MaKSBhpkXVlHhxZhJInoBOUEJwkLbs6IP6CRAr8oinLD+AnG0giE",
-	"DAstbJSSQmOLEi54J3HDMZLIjmdnl7yFgSYi1Z4zyLHr3R6flVKEZvCBSGUAMcxoEQVEj4UVX2oxbFgF",
-	"SRaKJ28L51otphYbpm+tUeo4BQ3SAYMoVKdE8Pz7wtQ0tqgxQZFQlgbOrqXGsg6gx62lgN+y3yEsNUr6",
-	"EIgY/UMi+n+DQJMbmOTWX97NGXHWcI/7//rHP89Nf3baameXvLQuHUHz1SxJTvbTkstIaKQEoahnTYdO",
-	"Z/R4aZnc9BS4pSDbfgidEAz4z9++9Xc8ggZOFk0YUWXVjJZAtf1FWf1mVZFhTAjJCCSQ7Qq/3ixsIWch",
-	"NF5bFDE+dE6c/bbHs68N4yDbcjDoVcDDkmQusVZZ+5kKuelAhuwWeI/HxnvWI0N4HpjBFdZsCJ2Xr4xB",
-	"fnCSfzeQndeX/o4lKEgppBs704v5Nas9xaT/Q8Jg63Tr/7dXxHr23FruZYT5IM+jyDIq3EJFmOGcm5UU",
-	"KTfu/S1EZNtilMOQolplXMMQpBuwVYCOFjynIFbt8b6QIUhkYNRt+DWutA1ZmI+2jNr7I01Z+Nm3PIUL",
-	"/q9//D9nqJsSPY4aBIWI4QkjeK0txfgQJ+MT1Jt9cWv9Ozd+86d1R+2ae4QNetxIBavm0U5wBjJW2dkl",
-	"R90j0odIjG1DYlzRWyF5eryfajIt2zNNTc7dOBKqtIOxI8sQtONQir4y3LPeuFjVKuD4u2mhf3hg7FmD",
-	"PNPQ//5rt/P9b//2Pyot7rcYM7KCaZ4VPkxJJZUmiZAGSU4KOTFFp+XxApVm69RUagiTOprsrRiKD6mO",
-	"GF8QCBD2R6IiYRzdQERCku2+ESAxlTcgrW2NLCJkTPxEspjKie8CA31QuwuWxDW9YFG2L3/Y9378Yd97",
-	"8cO+d/7D/s70dPa73UXz+WhHsCAQYH+cmY+EcG46xn00iuyZcjPbvvxhd9f70fzrhfnX+Q+7uzv+qZt7",
-	"KtEN4BAZo9cIWqaIZVMj7koL7BEuiEpoYBYf9Q/NWZ+ncd/g3Zg8XSNG98m2v4/2XHf32Mj63YNjI+sD",
-	"wW8BmUkL8pz0DWCoIlKkPNy+Jf/9X+Tg+HjHIyMaGWFAx3RiW/0dpPDQljRWsjEnYkq0pFwNQFYLbKtG",
-	"RkBiUIoOgaiRGKt8zUuWhtUvhrbORDHDsoQtk9qIM7cQnpFFwPErGxnFL5HBBkL2uOOSncXQdi3dz0fd",
-	"3WPvxQ/d1TjpKhtQNS/l453hJjujL4VH3vriiXV37dQOzNR2T+pP7l0e3FpqlFMiQVPGIcxt82pbfE6Q",
-	"LTLOi8hagyb6RzqEupYk0xA7k8F5ngkdQqVRSbZnJom6GBnVBUSfqSIA6s9bgNYgNYCatrqNo3PU7Z4a",
-	"zyCHWI+jKeBae0xjxioTQ6hr8YXumRYrOmdaNLjun1IWVqPVrPIzRT59evPSI887R/i//YOKgRvE1lPK",
-	"xuKqOZmTQzgJDvonnSP6HDrPT74POofhUdCBw+eHx8cHByfHz4/qTPAXyiriOD+JMYmE8dcEGYnIimsX",
-	"n7Z+IndhqAzDNpowHaf0Cl9GJCAxmLpjWPJHQcJUuuCqf9LFkMNBbP69Hx92lb9jnK2Z/S3/pIteiSax",
-	"ULrH/f2DrvLPiN/1ndWrMkdsRu+g62amA9JbqIPoxLkzKFiznyMW32f2jw31FixQV82bgRWRTgkqEVyB",
-	"DXQan/qNhth8cAFn8ydNkojZDYm9vykLrqJTyicfBlunf70fpNj2CxFOtj57NUqeR5Et/BsOc94SRf8/",
-	"V0eOOXJr1HD43KZ2x22mdnBbu1Psa1eNxtXeW7gfnm9R583aTepOaZe6dsPT+9vZ5m+ntPt7X1NTO8XF",
-	"JlKnvNF3b/2ZfcFSE2WtU6OJvHi5idJeVp0msuKljZP7qmGZ0nbBfWWxzGdva3qHflmt8tYSciNy6Fum",
-	"dFM4MW3Xx4opfS9eXhURs0z1uaB4HpTe4GiDo7Xj6AUNLy3D1QBSrtv+2MKwWMlSJM/u7jq//vrMaFcu",
-	"dBGbOCOpgszypbJz/sojGE3wrAXrkX/9459Gg2qqU7V1etTtfq5rdb7CQVSg7bpkrDDjMEZGp0NItrkg",
-	"nxTIzrnVXSkvBVHys0FFeWPcGdshLizXnV1D9hdpGE4a0tPYdi3ZgyWX6um+KbWRLxv58hTyxfAeRmeb",
-	"BAt2UB8xWLwebLIA+QY8G/A8IXgasnSnO1gRQDVt3hKMNpbvBlwtA1eTuFoNUqugaYOjDY7agyMeRtCY",
-	"dWcar4kiU7SGVWeKbbCywcqTYaUxpZM1vgJeaqsdU3ijdzZYag2WLkBCLHhTQbis+VpYygov1T6BK7jB",
-	"zAYzT4iZhjRQufmVcFNTC2Xo2eihDabagykRJ6CZ4cQroErwphTSbD/1EDZba7mKKmoQhVU2wNoAqw3A",
-	"akprVfXzMHDV1WNzENtotA3w2gi8awbyCnTzKs11tCrsXLWVlJpmIImCzcnFDbraga7m9Vqpowci7AGa",
-	"LcPZRrdt0Nci9OFIDVc3ptTyHmpiLS9fQ43ZDDQGWhsAbQD0tABqTG9N9bAqiGprqgJKGw21AVirACZp",
-	"oBtUT6b52rAyhWspJlNwg5kNZp4QMw1qpKz5lXCzgi4yxTd6aIOp9mAKsxsHjZ2vcM3Xw5MrvFwPuYIb",
-	"zGww84SYaUoPlZpfCTd19ZArvtFDG0y1BlMv2WCwsg66DxSmQYuEeRyck5ANBqQPegzAMVFlOUu12rD6",
-	"F7J6S5nM0EneJ7Ix/f0Uiw2EjKneOt3qM26TalXkdpm/lu446ZkiitNEjYQmVBFKTAedUnJ/TSWhMhix",
-	"2418RaZ7yVQiFKtOye9TrWkwioHrMzJgEXAaww+9LQmD0PBFdQr+XU3l7vD33lbt1OVLuplNMJV3cG9O",
-	"+jpY+EL+fh3BnRGiDRnzWfO1jJKs8FJjfhDBHWbZ2lgeG8vjCZRCxqgNWfPl5lcCTk1rPofPxpzfgKo1",
-	"oPqRxvDqtrkkd3n7tSCVl16qjNANcA92bICzAc7TAachdTTV/mrgqamQCghtNNIGWK0C1jsRwqu/pyxJ",
-	"aL+xZAbzHdWG2XS1esoqFiEQyCtt0LVBVyvQ1aD+mu/ogQhbRaPN4Gyj2zboax36GtZoK6GsvvbagGYD",
-	"micETcOKamX1tLJS2miiDahaAyqgTd24MU3XAxLQ5XdsEgYBQmcIdHPJZgOWpwJLU9rHNV0bMDW1zhRs",
-	"NppnA6bWgOkN1yA5jexrEQ965YK5JuxrsGdEgpYTElH3KLF7uuL4sZ6ucI/4DiiLIDybe6WKjEdUe/lz",
-	"vywAorT5Pk3wbQqXDV+Gjd1xLfVQS46Uyi/VvzZTuH2QdSMxNhLjCSRGiV0b0sIzPawKoimd7D0NVq3a",
-	"L6N1Ra1/RuyTgdiE7+UvVc8+UT31+PUG+BvgNwh8ZMyrNI6pXP0Sx/IHUkstLzqBfl39trci+Vvriv2e",
-	"hXaYJPY8KdG0H8HmePqjoeMbZO2heBM7wJdYmpnv9hJLrS8+3S4Bn6xGth0KQhX5+P7HPzdXtpQf3tGk",
-	"IefgHU1qGRrvaLLUGYhpsvEBNqbA0+CjIdvftVwXIzXjbzFNNlG3DX7agx+mzIemdIxtvR6GbNnlusaW",
-	"2+Blg5enw0tTOqdofRXM1NU9tvRG/2zw1Bo8vRelmqvv+HCR8S9hsYvETEAv3vo5/PKtn/dFn1rYTSDT",
-	"5ynhggMZU1UMhXEt8g0gkM8UUVpI8AgGTfMdJKZ6XGkWRSQS1LANYXqXXM/vJ7FgNDU1su3vSaDh5Hef",
-	"6FRyRQ66XTIeAccQLbZrugh3dnt8GsdfgAq7bvq1SHn44GUbA00Et+GyNGUh6bp/OhX/yv4xMiqj/ewl",
-	"7jMSMaUNWWNCNdm73d+zfaipZ+uPHoUBVBqM3J1nKyW9fFxCYnIK3OJ7L/Q7EbIBg3D+MrwNxCQSFHCN",
-	"JCOcxsg1xH8z6LwXHDrvqA5GPmGGcwyD2Nwv+oxwQfoinGykcwOhxFmjE7EaUE0jMSRSpBqUR6hyoV0D",
-	"uZFBvTaLUfDWl2USqC+DHRwvjRx4GBxxe5oPyeF3J+fdo4uL74+//+7ou/0Tt3ltRNYzNWMvGJachSDZ",
-	"VpoOrfzaeXyxqwnKusqd9skuuSzk4u6jyroP/b8Bzr0hLylvv5bNl5de6imJrOTGttvYdk9g2+Wc2pC3",
-	"NNX+atip6THlCNr4TBtctQZXH+e3BzXc6b2RjqNpHM1kTePkp+t3b49JKII0Bo72ytL9QleLJEbbbmMD",
-	"Hvl0/brzfMcjEngIEkIieACE8pAEhhlCErEbvEQuJ9ZMRW/GNPFM9bgYc2JGbGyIV3wYMTU6IyHV1H67",
-	"jdlQjC2sdkwRBzILLRKMhALukZjKGwjRgehxphXxI8qHvoej8GcZyLft2aMqDqSzLtE3ANOZdFt7vkf8",
-	"vWBE+RCUbymz15dirOBf//inT/wk7Ucs8AgXHVw4n2zrEUzIQJg5VIi8nTPi74UiyFtzje/9MZAi/rz3",
-	"hxafS+3G9K5Dh/DDYbfrEaVpBJ3xiEXQkXBLIxZSDT+cdGvn9ZodbmW+rnaJnysIUsn0pPNRRCyYzC/S",
-	"Ff6tDHkmkXEsBoJrZbEkODf6R3BFBI8mxNCY6JHxBjFycEbwXIAiNFLC/jrSOlEOQiwQXO3cT9zH8VJm",
-	"+M5wbVKsgH9GBCeWG2d+8sivnddCjqkMIex8lEIL34xeEbfqJBBxbIiR4RcIDh4IJYkUdxPjQwupl82z",
-	"YKKZEVTy0K+dbP2uJwl0PuDMVIVIjcbG//C5UJwNBrUZ2ZVf0PcXa4eqM9TNqgh0Jc0qU5Tyns2WaP48",
-	"JXS20Uyim5/VMxLRiUh1fnKqx63f6BFKzCyRS8ZGbo9N3bEUfIjwwO+0IKEg2wMhCSXHRszQzBwjLHSK",
-	"Y9jjI+uvk4CmCkjK8dgywoZx4v/aubR1Om9Cf8fqkIjxG0X6NLgxnfh7KPE8izLa41bwRWLo2Z8zKbtL",
-	"3hu95xTht69kCgh0MFKwAgZshXuF+FLxeV3wUYJFVhV3Twd1RGtEJyAvqAwbCi4UHdTykIriy2/gYVES",
-	"UBluHKGNI/QUjlDOrA1FGKY7WBFAdW/kFTDaRBk24GoZuK6ZbizRVqmHFaCF5esqJ20KbwC0AdDTAqhR",
-	"9ZT3sCqIVlNQCKWNhtoArD0AkxAzkBeCD0ACDxrTU7P91APabK3lOsvWIEFeZQOsDbDaAKym9FdVPw8D",
-	"V11dNgexjUbbAK9twMNLoI3qMtPDKkAz5WvrLw00xoulGxRtUPS0KGpWcWU9rIqkFZVVjqeNrtqgrEUo",
-	"E314tMQb2Np9yTYkYNOEKUIjw/3bI6CRHv2+Q4S0B4OL6xjb9lLEzuOeA74Cqhq7KmkbryVJbNGl6lhh",
-	"sY102EiHJ5AOlkcbUr9F4yvgpabStajZaNoNltqDpRvGL0ZSxLQp3ZN3UA9PefHlOuiGcRJg2Q14NuB5",
-	"UvA0pYymOlgRQHWVUgGjjWbagKtV4MJEpA0qJpfotCassHQ9tYSJSjfA2QDnKYHToFLK218NPKuoJJtW",
-	"eKORNsBqDbASSSdNaSPTdj0wmZLLtZAptcHJBidPhZNGTbe8g/qIqWm8maIb620DnhaApynzbaqDFQFU",
-	"14ArYLSx4Dbgahm4msTVapBaBU0bHG1w1Boc4TXja9p/wP2te1FRtHvfeY3ygycGF4LDhu03bN8421+P",
-	"IG7qIgi2XUt1YMmlnow2pTbqYYOTp8JJQ2ZW3nZ9rNQ0sxAxGzNrg6PW4OgTp7eURcbMeVjy3VI6LzIS",
-	"UajIPqa6HlOmjQXl2Fl5hGlFIhazPL05HWiQ5JgoCAQPFaYVT0QUYfLrLE/vmOkRpleiTK8pFTrZpor4",
-	"eWp3f8clPJ+dKFUkpnySTbXHs7li/iWlJdAYSzFNNL0BRbZ9Uxaz2hVT3LMl/Z1Tg3/e4z6mAu6cG/L4",
-	"WYZgwDEi2YaUcZvjKQbKMSGdpVtGK9vLY+ZM97ZKY6pIAmdX0IzQdE36MBASkEyGB4qUVjj2M5sNzs6p",
-	"SCM/TdQS2abzUhepiY4XJCVy6/aoboNr8z6XwcnzIY1zob6R3V8ou1sqNd0Ho/UflcsuQVPGISy1f/+l",
-	"Als8YzflEQ5jg7MBk0pvuO/b5L5f8F2IhpxE23gty9cWXeom2mcsNvbtxr59Mqw05CgWja+Al5quontg",
-	"ZuMrbrDULixd3bBmdY/pYAU8meI1dRCe+tuAZwOeJwVPo8oo62BFAK2mlPDw7EYzbcDVDnDlgUDLWqG6",
-	"0lTj3zQMmRk6jT5KkYDUDNQyH/xTYuNxrxlEoRlbMlW1n0qlL0RqgTsQMqZ663QrFGk/KuUC52ncB2mq",
-	"D5iES6qhfnGlX6RRBPo8CFJJbdbwGjVlyq8SgPBdGmmWRMwG6mpU/F2IeMVKn8vJw/8620Jp0pXD8spU",
-	"rJ7yb3mX9hEjRPcwE5ePsaxzbwBQ0zzZTiI6wV3/YEQlDTTIHZvbn2lFpIjsOzG0zyJm+jWCbZpD8p/M",
-	"B6YhXjo2nNg5VkM0uJlTKSl+pkqB/kj1qCIFvKGl0h+F1JIyvZQKEuVRPrVrOqzIFW8QH7HfISSaDpV9",
-	"LZIq4p9LoOQljekQ/DPC0ygi+HCBGb7Ko8+mjqFKPvXpEXtbd50o68Bmnv/sbZnG7CaETUU/S4KpAS4e",
-	"b5+JoaTJaDL/8EN1vyHcQmRW7z2NYb7lN1yD5DQigQgB3/A4I1y4J3hMQxUPTHhbIVOGi94Ei0XZzIKU",
-	"alzFNIpWq1Y99oIqZtx1CTJIo2hFbmLqPNtDei3kNVjzxnXWFyICym25F1TBRWH2zEAwayTnpJRHIrhh",
-	"fOiYbTwCCXbLQKQywJRdIdXuXZWBQTbZDmiiUwkq24ToHu52jzCVygIemxrh69L0L9lwpF/TwCnsquIf",
-	"nbC4yAA1P63XNFJgcULC1Np54BEueCcXNVfilhIJgZD2yQ98TCqgUjLAx3DwgU4uUPzslFayNJYbFkUD",
-	"gHDFtTMtotCKoho2JgqqS1Pl829zm2mZODATmJqdndg9K1CI+DRl4fQmDw3Dk6OjQ9o52u+HHTjaP+oM",
-	"TmjYgePn4cHJd4Mj+P64CoO3ggXwlvFVZ/dzXm9+irjLYwp1FEQQaIKdkIhxqM+hNegwo12RKNNgnx7Z",
-	"rBibFfDTEqlC2swokRkpUMFcZZ10H2yqMVIpMmblg+NNr6RPy6u60EDI9GgzdsIHDk7343FZ6syGeSug",
-	"psIqfV9bZT1UuzymmlCRqBLhljL7HnF/HXjkRwmchuCRT5FmMdVAhCQfqVLsFnsroJ4VqHxRpwwI7HwJ",
-	"IEpEWsYq51bfrpFbyHbk/LIfaBSdEqDBqLAp8scFKXdPeJIbmBjrZpJ50zvL+O2+Qecrfg13eusxOGql",
-	"3r4N1mmMZx7uiTTAVV/myxgifXvuzErMvqJfsxpsvyXfZaWZb5yUjZOy3ElB8bPxUzZ+Sjv9FLfdstCK",
-	"GBhMzpl5VNN6Ktjq3uy8bNW7kz9dX38ktgDqCI8cdLtTdtVBt5sPn3ENw4rYr+vBs0NbON0m59qqiZa3",
-	"0h423xXsrGoDq1W0WAshWk2Fy0x9NecsPHMOwfbLFCKmtEfecKYZ1UJ6xG1ERiA9cgVcMw7RTsW+xb1m",
-	"+Tcez8gU+v3eYx0NN6XBCpreyx3Ne5MPYJAm3MlVWKzFIYyn45afp8zFx9/ejundy1TSapi7ax4GUzW2",
-	"lWMIWZ61NBflDYzZrkWNEY3pLdTkjvGYqXplZxYdl9zWdh1WreWsrooZfxyyz4ym3K43tbjl9ankNiZf",
-	"pFLpxs9SvGRKUx7UPR+hRkIPU/4RoghWOIcxq7nnW/FmhlNJlEhf2ZqNk2WFIyNNkwSHUkWOF2kYNrXR",
-	"ck76pnWy7c6cGU8xLsU/MfOPWmLFLAiIDWkMHeBDxoFgeZJQPdolHxL69xQeNyz2mEYKUz+xMAT+ZvBe",
-	"6A9jDuF8y7ZEdgxPaSHB3rTjQhNh6lSHZiw9a1vduPSYr6lKnOE9509OSU6P7xIGIPGmICV4dZps42VI",
-	"rKL2/jBK87O/U8Qp7EQsM9gIE4d7YhPFks3HaL7rfn9ySE/CztFx/7vO80F41AlOKO2cHPQP9o+Pv9s/",
-	"pnTpDkKlVq9YmTIVFiv6nPAL8dWgbVgPYk3bgS0C6UpGYCvRuCAisAHkowKyoWBWjveWRC9wPE3OtVUT",
-	"tdqsuYMAea5CasGzagQGxXM+yNlNjRgkC4hmIGu6Z62waEYshBryc0ZkkpcwoGmkUWohB9bd0JiXtCu5",
-	"8qUlmBv7nKO/gms/Lb/XyIJrj/G0jYlX0vgbbp3n1ibVQ9miaZeaaHzW7Zvymva1lpqy7aPK+kjSbnqs",
-	"kUFazxvrYov2UoGHze16Ok+6j518AzuZpsbB01nhcKclfVmLLKVzkrFQ2i2BWu7/V/ecSBGLJ+k5VXCe",
-	"cyae5blbcCJwgc3lbd0ajguQr2PxJr7nUu59G0Y1dgnn1qeCcAtmdM+RqoOtyikst/4M3ZuMSk6B+8+x",
-	"C/0FAmClAVYhvXYDH+T71OrdKtg+oJkNBr8Ug435IRnGW2VONDrbdk11bcZ0aaHba0eux5zOuKCNdLig",
-	"USTSxrIfoLkYEglDZpOOURLTZN6yjpakDsn6c8Mtpw6xbVebra+NZbfS9cM0AXl5T4sfqQSuSUT7ENVr",
-	"dGZJSsOd784rCHHPYjVpI1WvVwPG0qOt+Gp3BOfXd4X6j7+U5ZQ5DazneyFjt0Yx4yymCUmEwl48wkXM",
-	"OI2iCWGc/LXrkf3fTklss6lMzNrpEeTVmLEfnqkeH7NQj/CC4AjYcKSJFmQImiTsDjf1L0ScpBpCQjWJ",
-	"BA2JZjGQgRRxKS79TJGxkFHY44EQMmQcY9R4QAA7pckzlQ2FgVRe8Ru9A0XUmCaJ6cMGtjE1cihAnfb4",
-	"HfnBtr07If/9X+SuSA9D/o3cXQU0ovJanIehRyZ50TtTdDJVdFIqutvj52QAYyKBRiSwS6dIxID8LVWa",
-	"mE8stIF3JBTSZ0CjiKjIECma5GUsoW0O7WlE3NU8ljV5yCmsuy1TsZoTNQyFnLxkg8GKepCGYdV2xZWQ",
-	"hgE+fXrzUpFEgjISE1Nzu/MKHMYgy7msF6R0qdCZwYjyYVWnb0wTpoO+0CMyHgmFCcCZY/9bGqVAQjbA",
-	"QwmME8oz4eQRZQfcnxBjsNe+lHlhx4JJCyuGKiEWtw+ij4jCh9FnZtHt+hQjKchXyQhgyvHmDt4FroNT",
-	"e9CDcg6SqJEYc3dDcABU59doKSc0wJvZlARRqoPRygG55o7zF0dN9uG7/eD4OOgcfXcCnYMjGnS6J8+/",
-	"68DR8373Oxg8Dw/hYUdN7nfVstVqzhhYe4DkaQ7O1yZzQ15ieSHb4hS4ITU847ZNd02+8cyCt9IrLFFk",
-	"XeRoLS1KWn41MuB5C7VQ/2uRdOzBGXt53+ghtcxy2bb2nZlynFAJRt5iiZ3V7KiVBKabSCV1RJyAZprd",
-	"whVQ1Zgng89SUH4DIRkzHopxlvcm0GhsG4tCG8tdgTZm1EDIYOUdvL6QWULXmbOslN8Q9ysBKrlVdGPG",
-	"lbXZ8AkfM/3Z46z226nzrPVQMUvXF9h7ndQfQVH12jhP1cdz/12YwWtBSj3lFKw8BQ08vGaVCUGuPpDn",
-	"J9198un64ixbJaNhSRAJZY8iF/4K1dAxPmGlxTUUnbl+LQmXzMISiWy71ME7lTNQmkq96hxEAvyL57AS",
-	"3IphFkSfIsOCNS4YeKlVM8tdDZo3cwKiLXJ9HmF/egKgiGnK/ZOFECV0TGUIoXuqjRKr1YxMNzL1gY7e",
-	"CtujUXZStM41uJhG0QptL9xTNFO7zJdo9RiOEw+RO3k51dzsXmAx6JVlwbrM4CpctNIArCLQhjrz1Llm",
-	"jyg9Zq6u0uBmKEXKwwsRiYpEU887ecofcvnji3MygrvpVH5d90+VYRDUb/SMhFIkaNtFVGmix6LIo6cw",
-	"kHX544vprgfun+q7ZbdMVZ5QesXTOHsvPM8t96pE75eu6unpm8sP7/3d+5pfEgSrG/+KqBzCCrLQyPxr",
-	"ySgfRvBSjPkDq35KVqi4qrzWrCpzWZcwRVJuLcEzEokxSPOV/cN8XfMqgWn+Uag/A01tM97nzZdYaWbZ",
-	"M/725mA0rSeKxV2wcJWLUkMofE0xyo2keSRJs1L8diNXvkiuPHwP+yuSIlfQ3DGViIah9T/M2NQZoVNx",
-	"Eet7P1PEr3K8fRe6s/GepeGnDzjBbOnmcHS/q2MWqsLi+2C8KgjtPnvGXWQb4zndHXzheQREiyTnsFWt",
-	"UDTuvjSQODv/6QvSdm71OKHJMzDNMENTB46/XnZasAHydBzVfASoxL3t9N+uQK+NCu0lwfpDINOM8RU4",
-	"+o5K6ydRe+mDeXsfNQgyH0KVTE/sNo0Y4HuJimxfYTJmj7yEKL0Dj3yUELM09siruyBKFbu1Lx1IumNU",
-	"WemtxWeGIvmojfZyysvtVK12veV2Sbr4BZniC+fFzqO1WbJGbDjC03wPdgyP6fcDOKj2zv6WsgAuxFT6",
-	"+JwZ3c8/0yiF6t+NHl6gx7MXNbU9Sdm1HqUYgyrv85XaqjjkdHDy/DD87qRz9Dz8rvP8iB52jqD7fefk",
-	"++fH331/NOgeHR0/7JBTxjZuBlMTLRNljvyrpRYogfMbOjBVQO6JU1bNQ6Mp/l7MrV8L8zVmXk1xePuU",
-	"YvPzbuGk12ZIzi5+yy2k9ZiOU5zRVooYi6G5I9euA7Ldp1pHQBKqlOceghKSwK35Iyu1g0ep8BUoGFMZ",
-	"EvPtzcr5xIo3bpYtj+k0e++iLWbeQAJc4vSvghGEaZTnN5w/TzRiyZvVbhbXUkvTO/m2k4UDKwheRw8Z",
-	"ijcZO3sUhlt/9rCnY9nV3qf6M/Bmg4ZCxv0tE/8Nz7ht070Y0UQ3dlSkYEVVlQqwfDg3sAN5yOlcOxPb",
-	"T51DuUy9SlgkhlP+zcMT82YDWJC9a/btgKLzvCdvilD3LlchHBtYLrcGq08946IK0y6xAbBqSbk0nbCr",
-	"/fPHzFuduQEuWQBZTMWVtXqLMJ5/EaRSAg8mZ6SznzOcBKO2Mk6rsccrIcLrwdf4w+xIfHy5w/eIb4+I",
-	"+UbB+q+MhvXL59BTju1AWCubctZn9YHr/Ak4Lzvanit1RFSm/vsQCT5URIsanc7dqy7NemZAXsEw963z",
-	"7Crex9+Pm5935gkR9TGVwYgqM/tfmB79/LEa/9b+WV3u3CYZl9Zgp7vkIcdO3dCwet6hVzm1e8m8Ple4",
-	"pObb7PWtywnObIA20+Iy5/8GUEjj2o+X2AzvLtgHYTVYdaU4/mVErRBM842UU+K/+nvKksRg5OqGcZQ1",
-	"RmIXX1/k2XRRkieSTswfHyM6AXlBZWg+XTMdgfnjwukV/DvbbjDSHsb2HpgiMZ0QmiRAZeU5rXrGv7ay",
-	"N9tlj927LdPEqVxQN8Dm3h1jvIMJHzIVuyQ+sVThPXLU4WOUShqV3NVVgg+llq8YH6YRrdhoyn55YB8r",
-	"n7VDaH6UcMtg/OX3IFbwMqfIMOt7Tp0zmxviUn/TMU+jL+TNcWrTgY3mef0haQtnubnZk6HfOLc2FSso",
-	"4aEtpoEbUsMzbtt012UnTy94K23DEkXWRY620uIljekQLikfNvVCZ1+EE9tLTUN5BDRcqUIEw5XKSzPb",
-	"Vzx8B1mAqG6lK02lXqHarMc728bcWKZm75VpV55m5ULWSbNV4Vi4zE32SK7gkKWHwge2uNAj+7bJTHDN",
-	"5vaqwRxmWBdFadxrEPHPto951n9HORuA0uTNyywUZpNWKRZWv6E2BA6SagjPdZXr5CKyIRsMyJja9BaY",
-	"Rm770/XFzpdmEEjjmMpJHRpcuaJGDIhVpm9zmi2Y/gx/lUlb7meaSl55+YpJLGKqhtQk8mtbhOA0k66G",
-	"og8cCHAtJyQBSQKqaSSGnkt42Z/gLmRC9cjdSce36vwzArcgJ8StxMRY5y5jm0cgTvTEYFERxoMoDW2E",
-	"dcY+HxpyLs9yWUrC99nb6qdhWAO1C6rtFbsJq9XGzPerVnNp3R4w3NL9ifwiwmr1cWfiwXUlDVZfGufM",
-	"PWC6GCZfudYggrtV6xivMxbh6kPMK+5BHqBavRFY7ufN1kGOLeXfWaVuTJPV6zBlRO7K9awwYrerUyXB",
-	"gF6Q7UuuXlUz/YDFwH0QkHuB4AMwjPvwJiIxFCtXtrtED622VxIRKzeRSDpRD6v1QAlq3zZdtZY9kf/Q",
-	"anvqhvFgJEVMv6iJh8243MKKlWfUf0aF2TarJ1o59kJvzqlCJyUKfqxmsQqdNAO/fJGnNMGMAHNSOxf5",
-	"ZYm8SMhWQ3UWfV5mUBTquqzLpsVMjoFZtp5RnU5kT6nykoicknoL7bJsi+Uh+YPnT3WX8vxWHAYvMusu",
-	"sSlXy4BbdgBWm4kWmkbni6eDv1/cNycscVl7YqUOZ+rOdFY1z1dSCrmi+WzsfOPmGn/H2sRc8M7B3R2R",
-	"oAwQK24MQdZPhT87Bq7JWAo+xDOAY9w8EyQUhPZFqgnTi1K41XZDyg7IUfeovgNix11FudcR3N2fCfLL",
-	"NiofOc1VgxmQv/js4P0R74zQ31x64zVtvax/mRqKP5QZoSVhiGxIDc+4bdNd08bEzIK3MRhfpsi6yNFW",
-	"WvxIY8Ajh81vo6MxfUYoWqJkPGKRfXLD2uGafLq+sK+NRAwU6YMeA3CSZ1NFO8PlU23mKYEzPHvTBxsZ",
-	"rP1KZpFX90ti3CMh9csGhzmVPHddqXCnNdPcHBflyr1faeUsu5bDH4/JteRrepOhOb5e7cmnb5JvG7I9",
-	"pqDRNg3T9JxbN+E1WVyzi95qM2MdNtcUR7SVGu9E2Nw76Ki5YhHCLrkuvQI3iOgQt0DTfsTUCEKS8hCk",
-	"fXMLTzx7hEZjOsHEMoopDVyf9rjP1DvbxE8sDIH7phG7az7Eux1EDEhR6DyKxBhC3yMDFkXZoYfxiAUj",
-	"uAVpava4fUmOjKiqekyNmibURaq0iA21LsEIX1V9ntsWfkd1MDKCWKR6UcEGHoB/yCPjrYgEhamkesHx",
-	"CB2MMqMmZjq7jMT0SKSaUDKiMiSBfQh06ZlVCAQX8aT6DlSeXQiKHKYegd3hLvFfnUtQr4rap6dXmvKQ",
-	"ytCv1bEBwWugOpXw4RakZG5DddGVQi44EJok0WTqImETdxztqBZmfzESpPKi4exBlFI7Wa0qebPsdqOh",
-	"1GUawQshopaRSqbRl9Mpb+RLiDQr3qpFzIykXFToGmj8s2AB3NtYxJT+2R0yvqbW26khLITs59s5M5qh",
-	"zyKmJ0TIviKCZ6911r3OKFIeqo8gf6LRoOZ5Pg00vhTRQnYaCGk0LsIaNZa6/yGkZav0RemEyk+25+Jx",
-	"WoJVa5vKJa1gmXn+KK3WLIG9hVqwTNYFcm4RqOcOts+yWB0vxtguTWaheFTzhTy+9UJKxksTPv3TGz+1",
-	"XfQP0sD4Ce6mbKyXL1DJ1e/d/amskkoSbKyNjbWxsTbaaW00GD7M7JmWhYcannHbplvcqW9wV0dDTOgt",
-	"ZQjr/NV2lUDABiywMoFsowqn+OmZIjFEYF8ydwLNnl3cWTmznjs/WfcFl1KSAVfz9PSdGcuiF1xaEFW6",
-	"YVF0hYuwnsu7OU1nRc3MQOoKmoLmze4uPiofrj/hXss5eSVX4pti2YZ1xjQ8WqtA1kaF9pJgjZuPlYzR",
-	"5n23aSqtn0Rtp8+aeecr4Jh18klraeHuBTYS8k0Y2LSMQ6CS9EU6HGn7Nj+QfjohyYgqINtUxkLurP64",
-	"yUN2dr+anVw1EslLx2k0ij4Mtk7/ev9YrrIan3/zFsVJcCE05i6gnAtN+uDW5Z74ZcEt86+QPD846Ae0",
-	"f9A56tKDzuHBEXSC/cPvOtD9fv/7Yxp+d/L9wUNfIZmKpSw4AF8i1CL2/pYeF3lYPH/95vfDuRf1xm8r",
-	"8OITs1ZTVqlj3BapiQZn2qZprstOKha4rXbBWuwjt/qtpIFk4UehWCZvm8i0LaI05nXTKInxgzInibF9",
-	"KNj0VDXPt06LfchUZQgDmkamC+CdT1dbVWlbXIqd/edEpUkipIbQqTXlYc5rGkU+2hz2Zqr9jVBNBLfP",
-	"8AJPY7wPLDvnr7CPzstX+L3tE1Tnlfvvu18xN3rn9eWWt8XCzpuXuMPTeXO95W39jXb+/eOWt3UjOv9x",
-	"ibetOx/fmv/qzgvzWaady094R7xz/ZP5r+xcm+9vWefn91ve1u+jzoX77/UvdsvEkKmwcbKBzeljzBD7",
-	"Au+XN/fwremD2Evsu+Sc2Lvkz5T7Kjv2IDjgbjh+GEqgGpQmPh5pZ3xoc9n2eATKlKc2RfjfUxplD8fm",
-	"7dIgECnXtuPKY5yPcCtnteSoZiTvLXNXbwEyTmgUlc6QGExXb0kusCvKGdHy3s4xYy/lAazyHHmRJXj1",
-	"+uXlqth7LS9N6QiLdagsP9AkiZjdAq0hUr7kAsXUWKdXaREV76PQsshoCWyNPjT9iHgjK8Ptq7pMtMHl",
-	"BpezuGzISZgBf0sMxNKomp93Cye9JldpfvHb6C3M0GWNRGktRVAlPYJD0V5voaafgNOom8VonjSzBMH7",
-	"x3hkmf2OhGNaZfvz2ijRirQ/XGf5OWf1tNEF+HK5bcCVJDSQQinU39imqn6YOsoXuQYhdJ67cNEgbAmy",
-	"jSe/ExqA2qnqd4YX3SDyDrx8vov50i3HWrA6tf5tRmtu3q3GpOdzNiqfdvunzNqd0wzp7lczLeVZYxeN",
-	"asPP2M42wpuM8Z0u+0Y61sheh6vaNUIBUR0+N2xZ9YsVIpW/oFhZ8Mu7Xyt/saKn6hcrjCp/QfFU+Ug3",
-	"CqyqX6wIq/rFCrXKX1DMVf1iBV/VL1YUVv6CwrHqFysuq36xAnTBL9e/LLd6W6cB7oeSu0yxKqAyf6gp",
-	"ZAmJXdyDn+UPl2R4Wn7hIsPX8pIZ3uqUtPhbWjLH49KSOT6Xl8zwurRkjt+lJXM8L38OMcP38pIZ3pe/",
-	"MZjhf2nJXB4sL5nJh6Ulc3mxtGQuP+qUtPJktacO2y9f3tGksfhXTJNCUgQ0ikSq1eqHom29CksPU7tL",
-	"GDLBlbvFNRDSdKvy61xZdXdW1og0fOthp/5jsLaFOtc9AiFkyDjVVYbpaxZYCncUaG3M4yGIoaTJiAWk",
-	"VLPW7a9WnCsp39aoOYoH3iGKaWL+WnzBDm+EJlSPKs8Lc7NCmt3Cy1oHfYrHVZ2l6K5zJhJCs0L43cBw",
-	"/UMTPLikvy9ocDPEazZvsndT6kQQk4iqUe1w4wS7flhXmgaaBTSqRzeCiZCIe8kiP96NV2kL15BpUM1T",
-	"OF30cPrduzTSLIlYVaT5FyGjkPzr//zf/E5xnJc+I1zI2M30jvxAxlh4Qv77v0ipUfJv5O4qoBGV1+I8",
-	"DGsGactV5of1YTBQoAlmO3bvV2TjCmh2HK1GL5NHmfskn/udmftkau6T1ec+WcPc60S7K6VENQamRf19",
-	"t9iqL7U5CC+G50IRMX2qyMnFaa6eXucZ3pohd0m/LrAOmtwgqzYQnuC2SjtMDBeR/oasjNX2AL92c+IB",
-	"SRG+ckPgATPeKOaNYt4o5sdRzA3tFDut35LNhHc0aW6eLZrkmnbAi8Vt486Ro8MaiNBaCthneZqzuW37",
-	"ZDukLJp4ZAxwE03w1jjJHhp6pnbyfeHibSB32UeY2WpwL7jM2NmmJAr/ly4XzoyBdfWBPD/p7udZsZWm",
-	"cVJpZD3a0dCS2a5EDBkB1EMjC3CXMPk4c5x+ba4e59rRf8hq1nEYEimGEpS6Fhdu8Ra8UUSH0wNZOd8N",
-	"PqJ134JggcdeEV2ZfKs608C5BOVoaLNuvTQw8M9sFAo0GUoxrucdLbZkkx8lrUx45A73wV0CkgEPgAxN",
-	"Sfuw6BLRUWkaWYK7ukXPlWvuzcJzjpcdC0wx5rIze46YX9XNuDkp9WXS5wFe0LwQ+RMJhwfQK4P4o4Dy",
-	"awdaU+ZwgeR22ULNzrdlk12XGzC12C02hNfiDhSc0GJKFGK9GUWLJ2ezPogYEJo7C5kzcEujFKb9AFXp",
-	"COTtfHLyeD6ujjo7n1OlfYzd1ZDY071l9apI2TQNz3mJhAX90OxTXm6HUnLDXM5ZQsmQ3QJ3ybpWf7lK",
-	"FhNaZHUzrrRMcWNg1vYuFNAj77QuUqrZcJepu3ylvqUnIktr9Xih88ekdEOqdmoxWyJV8zE1PefWTXhN",
-	"JsbsordRtU7RZG0EaSs1ikt7zeVxwi5IQGW4u/UVvo/MlE2V/GbwXugPY74wWTaVQziXepVbpfWL4xv1",
-	"1abVJQxAKqIFoeTaFCPb/t7t/p591n7vD6MePvs7xQksm0PLLEh+FeLLwl9jFtaeeR3Xu4LkZQrMbvLl",
-	"pCxGUlqOZcqwdG+1wYMvZRSQb/ul6g1g/kSAaciUmgZl65Rl47Nu35TXZELOLXy7raZ1GJHTXNFeelxn",
-	"0f4mFShG5XebSytktwXxHe1sK3HuzHqmA8g2d3lKJNAI05MYva1A3kJIqCK9rd7WzmPbmUiB7Jrtwl1X",
-	"Y0OokRhz9yIWzQi4YJIDIUk/ovzGUliRbUoGMLYzc1+N6C2gTvQeOscvyExSTHuBuqujtJBF12DmWS79",
-	"qvLxPIj9VuqhLYvfqPLOOax9orn5ebdw0ms1W8qL33I9vT7DJeeMVlLEHu29EHwAElxOr2Y0g+2JBHlX",
-	"u0+fHJHVjwgwdZUmVYfVr2UKaD5QokXS0WaSQynSBBPK2I1Drinjigg9mqKAOiPIZYWP7SwsETOdbTPO",
-	"q6AbqHhm5gqztxAWAtdswMBlKg8FGGNNk2BE+RCyxDQJ1cHI9J8qIEzjfhnQkIgBKZEZp/U3YYZOeUiU",
-	"FpIOqzcuv0C5mem4pSjIvFSlzTJuo1bNPO9+XbbNhs2/ITZvyo6pQlRb1dS6aNBaAqzLrlvAFF+FLbMW",
-	"G6+KY1pMnbdiKBrXkxpoTCIxFLvkjRHwMR2CEcGKxFTeoG6IhFSnpB/R4IbcACQk5VZ0hx7pRykQkeqI",
-	"cfB6XEJIEsliKiceGUoAThQEgodUTnbJtenLtkcCEQMeet++/GF31/vR/OuF+df5D7u7O749fWQ0dQ87",
-	"44DBq792PbL/25lRWLcgNdGCPO/0mSaXP75AhRDj+9lu6Am7g0hlB5m0iAAzvZI+5WGPb1OuWYdGjCoI",
-	"CYRDUCRiQPqgx2bgrhFUM6nEy3RGf9rx7zw4YfgT7xAHgle3l18vNkVKSvtLdo9q7QdlI1r8QMkSjKzD",
-	"nHxMmJAGUEIaAQn5Qox867vH3yaYmjXYMsS2T9c2P+8WTnq9xmlp8VtueK3RIM04o50UEf3mPDjRhys7",
-	"hDZN9yofyAqJTH8ZUU0okYAZJuymo/JQM47NTzZztZBAFJ0o1Hr51YKKC4BQTYeYcjYApd+4tNhFgzZX",
-	"6nT3hIvxGaF9BVznCYGoq7Vt91X7gCkyFJIR94V3pui61T1+9fzw1YvjV4cHJ8ffvfi+KtRirRf1AkaM",
-	"VxxiurI/E8WMYZEP/FlGA3ILEm8i9CGgMZAwBTIesciUZWp6UiGhHINWZ6Rrg1RBKiXwcmCqSBJiqpgx",
-	"LifmbD/qAVTQdAgV0z8nHMYgF/Y3oopEgmKmEsMuLIqIGjNjo2lBqLYUC0YQppG7L0Gn5rvAQsgmX8Xo",
-	"l6Ap4xD+bCn/gFzt2ZrZq8nyFiSR2Kiqz9K/jADjj0gO9+BMwQt4NxrXvDro2DeG6mg6I7uECKiCTvdw",
-	"d79btUiB4Bq4/snlJpph1J/OOwfHJ0Tc4qDywTxTRHGaqJHQZMAiUKf4Lo6x5onfS7vdwyCheoR/AbFf",
-	"qBHFpgYuXWAE9udej/s9noDE7zyibML7/gRTOllY+tiJn1XO0PLu/P2b16+urnf/pvDhfMPEisbQ41ge",
-	"r+rYCgZFI6pGBK9HTdwCnZGQDTD24abhDlyYuRTM2eNDez+oKCw4WH+3ILSd3un3g4OgG5z0w+NgP+xC",
-	"d3AA+8HzwVH/O3oYHsD+oEu/7z8PvgtP4HhwRA/7B1ju+8Fz+l3/JDg2rEK1MZa3Trf+t2v0r93O97Qz",
-	"+O2Pk6PP/6NqEYvBTq9+BUpLrZtmzzuvf/tj/6S62fz5nnNdyat8ikHHVJUe/GEcHzzKztTIZ5m43/50",
-	"fbGTnWKZl7bPFOmnLMIXg6B8jDPlN1yMZ/IUUQ0dzWKodRtqKDrzX4rYmCaJnjhof/a2bgsZMC8kMdmY",
-	"K+GhK7p3u7/nvvBRdtlNgdIqGOztdru7J4ffH5wcLpVTpdUsBpPDe3pZpgHsZZKlhoj7QoNu5oogjEEZ",
-	"EEmlyXZ/QlicCKkJPlNSP7XerBRuqRF4BVQ1l/SFE0iYEiGQbUzR1aGBJglIJsIdzPzCjZlAtqVIh6No",
-	"QhS764wBboik/AaMvuShGO+0YIsaeHjN4iVZVxYCugaAjYyiRiJXHxb/9OnNy0xn2HIZac8we4hASirP",
-	"ShmRE75eRhF8b6vx+S1I0vKOTkjfnQOsc+6xOlfvw/O12NwsFgg2Nct5oH18/3Pul1eWqn7pNmtG6JLC",
-	"6MNAuDHj+FCfDFgUWXOnEKdVPTccRprJJ1GsfMHjU5y4LL5kR99gnPaxZMhXdVRgI24eUdysRPmNjGhQ",
-	"RjQUbSpkUKusqkZn266prinUPLXQ7TWn1xFgLriglXQYieSlm04DT84vS6vOX8C1pEbOzpPhpRRJgqfX",
-	"wtS+NjgC0k8nJBlRBdXhqIBqGAr77mFFd/bHZZdhnIwlEe1DVNdkDYSqaPSjZAEQxgnjHfTiAwkh03Vf",
-	"5h1KFn4UimXZtGkUfRhsnf71/jX5sVzr82+zhtqlGGOM0z7SbwaXEdZ0N3uL1SadMQYXFzorbAreY0AU",
-	"7MVWyCDOYfzmAcUPHnIrFlerxC4zzDFD+RlOzaZVGnJ5OEuVrIPct5O25olxvJLZuMHpBqc1cXrD+MVI",
-	"ipg2drIJz+gY50TpSQTklkpGubaZ1dQN421JgGK3OfpUAQmQIvbYFcZ6bhh3l0RxS1ARmiTAQ0Lz6aAe",
-	"dQ8AUMJhHDFeO543SKPoEnhoz9jXesbCkBzCn1kIom6dMdVB3XcyvsBfmz4PVJpaPoTZ8ddn0iZP4C3l",
-	"02/8kNmGCeszYVPO9BSjt8V7ygfV+KzbN+V1hRJmF76VbvQUVdZHkjbT4y3cQoObDWkylDQEgjfrck3k",
-	"kZRHIrD7CXpkNE5W0J5RCiatyiq3ILUGRpuzdBqRIaQi45FQ0zlF3JPatV5iNW280RBX7KNnwW+d2XhY",
-	"eJf8TKMUFGE8iNIQiP/q1d9TZl25fH1Nk6enP7/+1feIf3p6zlmMScztx9eMMzUCaT9diZSHrwYDCLSy",
-	"31xLypX1r/I6/8Gi6EKkXGfVrkXyWtKh/fCGqwQCfc5DU84/M+akTTqsSEwnaHxSWXNzY3Ud/QVqt1iB",
-	"ufRaKytbJH2jW3kPR9c3bgpugPQtAqlB8y3HattUc9Nzbt2E12iwlhe91fbZuszVnCNaSY3EDKap4Iky",
-	"rRevGFtrbnflEHsREK888WA6uXCFTk8vBDeKNqURnn3ILMXm3/N9jCN8gzSKVhiBKY76zx50WOVxYFyK",
-	"+nxsaLyQkR8/gaxlnMfIIFtHrZZi7IszweZLU0326SdOHXkXIq7JiGU16J7g4fCvA7YrR0Pbjc8FmncD",
-	"0QdAtCkzMZMAbbIBmpxrqybaZGzuA3eOr4sbmP6+ypcc1BSlahwDWAnapdbv36FZ4sVOCb01rug3Huf5",
-	"+ha/SeHVuiBGPqjGZ92+Ka8rjrHMnGofVdZHknbTY40M0nreWBdbtJYKqIiurU+y2DxY9P38bZ3ZDmam",
-	"hic9jZmlEhoA+df/+b9k2+1s3sAEP09bCeXXACqH3ZSILxGmJWuFnmdjMRH0Gc/ydLMqBs0CRSS4VIyE",
-	"abxcnvuW/tdptmsh4TVQnUoIVzmp+mhnqipGsMySw5VvMiD2gMX/1i38r5lPGpKJORu2SSA2OddWTXRN",
-	"dlt5kdtoseS0WAsh2kqFaYluqMAn7lJJNT1svHnZVY8SaaaLzpNhXkL/MRf2mH/y57d53WPvTesRkNRN",
-	"ilDMwWPvBGDGnkBwLWmgy29FTdXABGpMn2IupX+/+vDenlZxN9vd2ZpwF0kno4oMYH0lolQD+XT5FuNY",
-	"3GWQFZLcshAEcYm0YggZJSOh9BmehOlDvhFTXPYeaZ2o0709LLx7SyMhKdcdmrDdQMR79jaO2js5hJPg",
-	"oH/SOaLPofP85PugcxgeBR04fH54fHxwcHL8/GjPKQUWCL6boFmTh5tSyersKTwsg5jhZpf8rZxhaJf4",
-	"kgl9ETHg2rXs75W+e5GyKPQJlUBsVlpFxKDH/ezOvJytOvODqz8QkgT4hcozGJiCATn/+Ga3x5HxFaHZ",
-	"kceQhXi3ybVGtkUUEgmBkGH21pggPvAh45D1TfI+ehxTPO3gsGfPXFYlkn5QZjPs4yXVFcbsizzDFCkn",
-	"rTol/n/+53/+Z+fdu87Ll77Lk5EnV8iTKUxz30H3YL+zv985OLjudk/x//9r4XB+XpRa6n0ag2SBy31l",
-	"IW3GRjOqTPW5X5lvb4rclUbddJ6wmSQSxbMUjgOQEbMqZHv/hKRJAjKgCsgI7mgIAYtpREI2ZFotT5P4",
-	"kNRjZTatnFI1o9/DKh01YknC+LCz/31nUUYub2sGYhUyzMDNkKpqqLv3N7mQDRY16ipUNntbNeUvyjmW",
-	"ZxorJR8rc+8sqy1chQXrWEWKeYqXEVyllF3NhizSUgqyNlggbjivboHrB6gW3zTs2y2jcsK6PavQfQKm",
-	"4dOpfH5cjDOVRHno5RvtPe7SW9pcdwrzIpKBFPFMvkrM1cI02c6y5JmCexHVoLS/42Fp89Uz1eMqjWMq",
-	"J2cEImWGywYD3zi0vtG3fpVOMEWWUmJWW0834fbwl0Td7uOSl2wwwHO9FcE3fHZa00gMlXtkKMt+z2ls",
-	"fXM9AiZtnktrfiGZfM8elhmJsRG/E4JWIhmDUfLGVvOIhFjcuvyortmzojeszUX+oJAEEsFAE5Hqyvie",
-	"WbuFIuldpgCK5EbTS1wplNx61qHflSs6C4ryqIoGvfKqzSGllNaowzEQMYUc012D+TIfXxIXAhjZvUoy",
-	"/ILmbWOxKneXPT+9ZUSV8ogaicS+motvHdxUp7l94HmsVzyNsxs4Kg1GGAwrHdQvDmn9BPR24ldyYAgD",
-	"mkb66obxT4vecm9FjPSGRdEVLsIK41DlXDG1Mhzk2WXmvcL8soRzlZy4otyY+H0gfZEOR7pW8gLkhNpO",
-	"v+Vds0RVnv/iJ/htNcOJ9ef/S6nSPSSwXmcEWRaHGrNe8bjYLGPORiJn+GH6kFh56iUuyAi/WEA0Gc9e",
-	"QUa06NTn1yNlVgqlr1mcYOyyjRJlQVB1I1QeV6g05H4VQqslDpgdUKOzbddU17QBMrXQbYz9F9RYDyna",
-	"TQe01Rq2IzCNUW5M2CRHimwzHsId6WbvYuClXnszlvIAdtDIcNfzt+0J2X18L875w1mCpJUTo7sBPFJG",
-	"CJeu/5qBXHD7gUqmJ3jZu5QM18n3wtP6Oq6PrXpr5L7biV9+Y2SVZ5G9rTGNooQmNfMM1UoRXLooMssH",
-	"swq76H1aV2fceO99kWkr6CuH6/pdhgcDfoEa+3owv3r6BfVod7E3+H4Yvhu1SUueVLuMkMZn3b4pr9Ui",
-	"v8eFbh9V1keSltMjj140kD48VCsGR86zGgsiI7ihSFncCcWYdxQbjjS+epdylSYJPgNXK0JEmXyRSqVX",
-	"Hd5UtXuiN7FQOgtk1RtQpF8zCdeVr2LYqWePT0b4LrIGMmCy3p1lGumrkdDDdNVY1flMxXtmzAXvKFu2",
-	"3oxDGtMhXFI+hPoGwcuiUhWsDP8n1ywG91xmzbt/A3uGd/5QXQUtDdHfiRDuyR+lNOUhlSGhqRYx1Syo",
-	"v1Sm4GXlAaRLkfJQkQSke+m8ZnJrfGDtRRpFoM+DIJU0qAhsXyUSaHhGIjEGaQAVCwmEYnkNNXuK6ZD+",
-	"zjhcsd+hJuUlRIKGq6+YTPlVAhC+SyPNkohZi2zWAowoHkXQwroSsbiFGLgmylStOSnH0x/BENDu28/1",
-	"tF+JgBqNG4vuI3DQkurKnfTqDYdfpqu9tFaifbXmHYQsjf3lT5vmnDazcJXErYBW1eJVc1slEecnX+Cw",
-	"hLJpyegVKmVeqs1K9RkR81tVvFxBkBo/6ipAt8AswCcF8nwIVev8XuDbvxBI0KfuuWDjVPjEEBaUJnGq",
-	"dPZW/cQ6t3g8yeXbQx7pR5Tf9LhvOupgT75n6tAomhD/PEmMa5AdJiLb//bp8u2Ov0t+cfJfcHsAknLl",
-	"sHrU7drTLswMcgTUZgN2hxmKbgqWoAn7D5hsfTYkYHyAWd+M90EDnLWrKWEQ2qB+KqPSodkh06O0jwdl",
-	"XZHsv/Mu/yXQsCN4NCldVcH9PTxXpIHGxPTKAhoRNRJCgyT/+sf/yzeBjMtvj7xkO4TGs+1xpGcWOCji",
-	"Ah7pp2HIQHkkpomLCwQ0ikSKlfExF+URo1pAMyseGEjl9XhinxLH4Xn2dJNtGmWhGRRV9uQy42T/uQsV",
-	"KI8kUTr7piflYY8XB5j+9Y9/+kQJYqwWdx46oMEIFBmADkYECTQuHfghfdBjAD51slft9niP/+UvF4Kb",
-	"wZlv/vIX/Iq8Ql7Ewak0CEAp0hfhBI9D/dFzxmBv69SYkh7poVFoPv7rH//87J85VgYphczq9TiZqWrf",
-	"5DUWqX2F17SDVfDHLftzDErRYfZO79ZnP1tB4n6xT23jXLUhCBJWcOzOQMkj/p5IgNOE7U5oHE198Tdl",
-	"syPujYBGevQ7/m001+R325G/F4OWLFD+rqWJaddemsIjUy6ylNAhqGdkuw+RGO94LjcrTkbh2aefrt+9",
-	"taV2DXnPbW0HYi0pi1AiR1SNXOW8gMEos+ElIkWqs8BDdqbc9+xcQxGYD8Tfs2uu9vwdG5QyuIaQ+Ifd",
-	"ffIOz2x9BBlTYwlFE9+Own8rApss0p6vI9MDwFCYGZ1H/p6atb2BRE8P5H/mIbIQOi9f+Tu7xMg311oo",
-	"gjTOEZBI0Qd1WhB+z7eC52i34L4KSRhQKSdlsUcqpR4SZIHgO8vntEjw/YX42VR8oiCCQCss7I6e7T8n",
-	"uXOQgda+EZ1QSWPQ+NIw8DR29+vMcCLQRhQFeDw+17whdEJwR+eDABJdXHSImDKfDDx2PHywjkaRTwTP",
-	"ztiZVpEflH2qDmlmh0OomV0AZ5iRtXBl7BUJN9M5IJkeEaa42HmdAJ8HJOc2yol3N0whGyfNj1y6Zcop",
-	"UuREQulsz2l6lh5jpsDWBN75dLWLy3Vhg1Wdtznp8dKwpYVtEmO4TgoxfjrTr1mhvFNTzDQ7EnhngE/M",
-	"4hn1aSZRHoaPQ/Dt+mWN66wZ/NF+3Z8YD8nIs4mGnWk2+QGXZtstjFuVndPymhRxYnv7Zdsv7VWcEmO9",
-	"Z3BFETMTRnZ85wiBS0K2/alwqL/jZbxT3JtwD+cTps+ylZWgDFzt8/UxnZqv/69//PPczCV70mHbx2tG",
-	"vlFRGPQ+6HbzFiwVPtlHsZ1cyCFg5R4bcmFkzzZmrs6udyjgIYE7LWmOBeSBrOEPqO3VD7b2/x/P39rO",
-	"Xkw6+MSlY3wHXcPNZmkoiWlkzGQICRbb5kKT550j/N/+ARnBnbsq4CFTGDjumK4NFo66R66VMURRp9yO",
-	"Lq7GZAdPQwH2bZ0RvYWS1LLLSzPqIqhwXaOxUVSJBAVcn9lyxTlZi0wr3/IDx4S8NOCZe3ySul7gzgqJ",
-	"IejsmDLZzlxC1wO+tYo4tKH8jA3w12eKlMwrizicy7Xb0eCGhbOm7Yu++dRQ8frWG/BPCV3A6DGVN4Ai",
-	"o5Ll8VRO6ZVgIyloPhshSUSDG6Tg9EUwvK9jWnXejN/b6m35Xi7V3OvfEsx/sjeHo6i0UjkQCkFTto7s",
-	"uXJD/8B8i/KKceL/2jGL0smuFJkhbNPijsqblztnRlPnjSMFY3ZnuhiLsu2VDeTT5VtHLHe/zE7+NMeL",
-	"sfC0kyb2kpqpQhURiY2wWWwIY6gi7BIJxiKVoJQBn9/HlM/D31ni77gD20IBN5LFP0fF03nFAxGalSR/",
-	"79i8zygxwJHK8S2aCHaNDOEFH5JX13ToEf/NoPNecOi8ozoY+WTIjNg57B55xP/p1flLn4yFvFHOMnOt",
-	"GhDj0D8yzo16crTJJOeUQHX22O3+XiQCCQptYASWEhlvpDy06rZsPau9P4oDzZ+t7Ywa08izbLGnKvgW",
-	"tl6xDWiEvsoEhZmx5Rc7MNf5eMRQSVGdtzo2hEK54RH/wljoHaPnpIhOnZBG4y2mdx2jRg73jw9Pusai",
-	"ZnGcaoNio5nokPgJUsgYVZZnnORDr2eaTMjNFuVUI6MYrs3Va2bm2TecbJp2nclTx38SUsM3KAwVicwq",
-	"m4kg2uy9C01vADfDFIB9xCmbs+eOXwoJzxRJBF7G1CBvaUS2/U7HfON7ZJ8o0kf8Orm0c0p8R5KcHtYF",
-	"cG0YuzgCF6sy8luTCKjSZN+5D1YY0Ag6uBIdCbc0YiHVWUMoZWjsnAnfMx4UtY6TaX8gBdeZwqQ5aRyl",
-	"KUpOjMMaGE9NTLmrEzhzSyB7N0LwXXItyA1AYqwIA09DTZBo0WlBjK9hyXoLkkbZOogBmjM5GyFnWTKb",
-	"71npwqCHbUy7ixmjDkQUibE1CSzCPl2+VZkp5Beo8BGFFx8ur05zxDv5ZbCOMkKpjHc756bZzgfJhsYM",
-	"+4t1leAuEca49Q08nFMyIysthOcsPTRT/Q8fr998eH/lG+E1iNhwZF+r5hPriRgdZ9o86B4R43+PUej/",
-	"+OraI0a+eCSrj1P5xWERSOmiEM+lr+VceQtoIYxMU1ZfQGgWVRQ8TCZg7EVpmYtFEYkENXLS8B8+sLzj",
-	"lcWZRR0HCK3PYLlHkePuYfYKn3WLgd9CJBLI7TLrE3l2JTOvM1dnKoEgZ8UoIhkv24Wzl2ySVI1Opzjh",
-	"f44p0z+cdFXm5c1IaabIyOidlGsWEcpzdyXXgZn8ItsoBgzbMz7c8QppPHuNyxh3du5XSPrOFV63JQSv",
-	"v2C8GZtEMWT8imyFrKmuLcYoPlfuLqGKAekLI4nFEND33t7vet1u17Tan2QSxCN+p2NEh5k0SOXvnJHE",
-	"CAiGBsYENaNZB0uKS9By0jk3wLXCkMlstRA/0uhh0UHx4PwDpNUU0tC6MsWQWTIq/9oxgIk6L9LBAIx1",
-	"ckq4sJYCrhtSagflj2necFMixZ0RDwlVqFqMV4Uv4xtjwvw4KUQUusJG7Vk3Xam5dUXghBYnaIzQkGgW",
-	"A+739MUtkP2DLsliEZmLXYKLOyaNFanCLcS9/d07a2keGQ2F7paZbWyfQ6ec7J+Q/2Av8PI3ITZsqMjR",
-	"4X6pMLXOlDB9nBxh8aP9Q0sW465YvcKFk5Y7+B6OAvQ2cbWdAcwd3LwMVAYLM8hy0a2PdOhc5AREEsFf",
-	"/mJAPxU4QLwaUeobw3VvpOPojAQjKhXoH1I96Dz3jXras2zQ4xk6MovUYTQzH4gETRmHcMdzcRmsyErp",
-	"dYzUNraK9e4uIRRBj6OJOReccp3knnafcSonO6VATxaqyuI+f5iyn/f+0OKz3+PblXHAsinqmTEYswGp",
-	"6ZzlKY9TYXd9KcYKjGjP/t77w9ken7MxzH6fHYyxS5xdD/RcDNbeKsTgJlpj5vMz5TyXe0aDeLWAzuko",
-	"eAAoXdy0etx2iRM35tFsAZJQhHwWsvBKppSwY8OQXV6xWPjpSn1h7M78yvwNJNpZ2UZ2hCRiN+B0hA0d",
-	"GgycZoZzX/p71jT3jL2ciSIbPMz8GaEAcWVbQYUoUq1YCC5MhmrHvfZaihNykYAVUjQPwZlPqGw8Q8Ae",
-	"L2KTZNs3aHlluvZ3SofgDLhs4NbDUKv1Cq3n4KMjaPw/A3nGh7ZIj49xn8L4CHYWEeM3ivRpcGPUL6IJ",
-	"jRTD2LS0Tvhjxto7u6bkM0XcYYUeD0Qcm3qF10bD0Hg65XiQ9dm0OLWWzk9CaZ9s291+kkSUcczogY2g",
-	"dndteO7yLy6uKXH6vPu86xv2x90K34aY/F87r4UcUxlC2PkohRaWCkQJu3MSsQC4gtLmx7s313MbHwbp",
-	"1u3dFXK45yqpPVP2s7elmY5K+yYY2UYPdXrro3RH83Rrf7e72zWVnRTZOt063O3uHtprpCPckdoz/xqC",
-	"rj4uMi3c3J1rptGXKVmdlQKvvNBa2LCDCCzcixX2XNgRTZwpC2d3CwduN/DehFunWz+C/knE8NEmw8qs",
-	"UpzGQbe7aHs/L7eHFT97W4fdo+WF3wv9ToRswAAPnxzX7QABY2scrlSjtGO4dfrX30p3lrfeUo5mZmJn",
-	"rulQbZ3+dQtxuvWbqelk7cLFfDXlQzsh6rRJ7llkZ2YLSwtlsueOuDJ+g090W4vYdF65RC9wJH++Rbqe",
-	"0mmFjXHvghXKccnSoQZy65YtY2buTC2jlXIsEJxsOzshi5fJZ8pmMOrxmKF5lOHZ2tsuLgZO8GUB+2fK",
-	"uIpWiyF7GLHj+i52R3rcxZG2ExbcGPbh+XbYTjUL5Vp1txRvzSaHxpUxA2eDq4t57sJWdaxXRJ8XHkUq",
-	"iuxNtYDJq5ZUML1kXiueXVovqx+tzOpHdXqZAccTwukDzxn9mcoE0cqocibnEnDZgKtDF3JlliJk3nbN",
-	"N1HmIeAiqac9zt02FO7cuDMEGPxXIzHmpnVXwsUW80BuqQR+p3IQQ4/b7GP3QnfHm9a4zojGzfsMvwVV",
-	"EXs9Xgk+Moc9l4AK6VOhPqbKej1unU4lyHbK0ep1jT5Dp3HH9egbss6arLjPQo1fG90L+Dca4vWgHc/M",
-	"b6RCK6QCMiAaK1Cgt4ZscG7EvQZvyUO00sCmB5pyE0+r8gqVdgUFt6mtEbOl7yrzDuFpISqt9xLvWE1Y",
-	"vCFkIzDWpDboML6xjFjhuC7Ah40CqgeBY8PDzfLwL+UYjFMi0xvK9Zm5HN9ZyNgfMYiHsu401woqy7PJ",
-	"wyx9Ux77yb19JtGSLO2kmprG1LOjz6MCbge7nFeKbDtoGCzYPRHMPYCHLqyL4cI9Lj+o2tkl79GRx9MC",
-	"C7TrffalVd04LePHZwPJNeKU0Um2F0eobFDJxjpyx3YKvuW42lkBWt987WPvvhZ+ptKmfeL7tGKm1nNd",
-	"WNpM7nGrE0/tzbMEpEIiUHciDGeFH3NdjKcC7pcRL2wU8EGi4nUpJ1YN7XgtVii8EUNrFEPlUHDGrKWY",
-	"8FJxFIpgsWLFkLbBLUcIVAexjb3nDi5KU37X3nSIBIfdvyn/jHBBLl6+33FBXtXjM9HxXfIed9r+nd7S",
-	"K+z9bPa4Z3ZEE3Gdh0CpPQm2ACUvRaD+jMEMptADqNilWMAC7vTmQi446HbzYxG4w4knibM9URerVZnZ",
-	"Ty4Bd1SnCju7iCkyoCxSZz2u6Q3mdMQznAM8d0RD0qcR5QFItwWXn+JlXGmg4YKV/gkn8LB1lqIPtRft",
-	"DcdbVlGNwB+7BW5mjjH6EuHzwWfUt1NcQnyMeJe2cw2xrAng4Tah2+ZWI+o2oyQkEQuo8VB1Bp58S8Vu",
-	"X2IFOlHF6SBTI3OTuRif4T7rdm4qSDwnv1PiBVenx3HFlVfacQxGxfY7npPIjmTY7eliD39E+YwN3uPb",
-	"dtB2q15pOsTY0wiysxPYYMzwXBROZsx0MNrZJeczbITb2D2uJR0MWGBP1LsDG2UaKZGf0rInveyBmGyM",
-	"Q4EbHgu47xI3TECp9TNgTcnxXuAgJ/dybD6N5Sx7u79Hh6aPEtdOkwVvGNsiq1omheWw3NJ4oz5GdII5",
-	"1kZU0kCDfKDBgYM1o27U6nhBw0srLhtf8dxe+zwtlpQmdu3KroIUkT2ZR/ssYnhRt1h+t9QzSz8fn5sD",
-	"Rna9aLX1rxuw+UILEwf3RkO8xgU/qtnNa5Hy8Ik45EewdypodjdsARe4G1X3SoAXrszDRcCDltZ0O/mT",
-	"YNktA9l2OXSCEZWx2iktXP4s1Nza7RV5V+5dQvs44hMtY/YK5J9kLSdZKiMxcHYZfrvKei7bObkEnUpu",
-	"TcIXRZfGXINoYG9b2H1iPDmLRXaqN4zzFWqrlC9GuBH1C0V9ie/q8dly1f/CMW17mWLDD/fzwzJO4GG0",
-	"VPvbMmtXG6bbP4nKsF58P6f08iWrBV5Tsr3oNaPbwPce+Lrlu4cZApAQC77MgL8oiq0Zxa7nP4sZX6wH",
-	"2b5hUUT6lHOQxSXz88A66BdRqoNR2b6PmQqqFrYG0DMitxXq2fg2YF8I9qBYwgUMUeQ0wZQm9+O9KHzN",
-	"QF6BXj/w54bwZxEBM8lniLLUz5bVZalZvLJ1AD9H3NZCf26kGyGwWAhUsM79nIN3N+vIgzz37BMIgrzv",
-	"P40EwBnb1FP2qpWkEsPxhGKKq2eKzKQDthdolsT7yutdS0rkXbRXPORD3MiFe+RCwVDLOUTSQC8XB7bU",
-	"E8gC0/GfSBAgncl2n2odAd4PBuXZXRl7UR/vYeclyxIgkWIoQWHr8ytcUwCYsm1GvxnfBvr3Qt8t4f1s",
-	"gfkxgqWBgKLYuqFve/7TBALKhF7g0eVF6kDZka+1UHbj20B5MZSLJaxmiNKthIWbflOXE2aSoLmsKvj6",
-	"8ra7I2yPhsvSBYostYrnUpFhatRbJlI1lSgpkSkv5zjDVs0PMQ1h54wcZ+fZ8kNooS3DVI+nXAINMe+Z",
-	"kCQQUqbJouOdb3HC+BDvQxjPVNww3RzTVZ8txpOcM4udXSwozu2VGDQ7gDzDpHXuPLxieD5QyBCkSze2",
-	"7Q7n/3/sXUtv48h2/isH2rSES8l2vzKR0Qv3jDMzQbu70fZkAoQDsEyWpYLJKl5WybLvRQN3mWyzyR9I",
-	"7v6uZj/Z3x8xvySoc6r40MslA+P2RNo02mK9eF48ZJ36PsnnvKKKQazRp46XXMNECTnBIr3BiBBrPCQB",
-	"mqkVwcx4S0Pzs56FNfa6DSRZN0SiUbTOEQITts4IxFJV0D4j0Cn1bx0p4HQnDZ7DQnn2urplMunHquf/",
-	"ae89v7H3rKrM3+grhDK9MSE7vfnNiytP0LGDWpoHmtG3rOB4JzuS3Qk5ROgP7rW3+oFOlwOyO5TdU03t",
-	"auXuA8Xa3K5jEOvt4damXhuPvy6kdB5gQrJST5WBnN2pmYF+4h89HjMdsZEPCFnxSuQOVdFdjmVCVwgl",
-	"ia6taQymYlLnVCceIfZOxfXBcn9q3oFV5gR6jKX/kz+JctiCPTWsAlalU3HDR5B4EB1KRhOPYOnO0OPh",
-	"ewPCAS41aBkpk6A5z3yNG8HAmhGcSD840puwjHCiHF4OJcBMXxOMZkSHHnXN3ICoRDUQIpcTM02O28d/",
-	"rzkvaXn2IVAPBDnTBvpaAZN3sWxQW1IlPWAl6VxDqrQhzFm3UP0MCl6o6i7CtALzGIaHH06lqTx2bMUn",
-	"s5xVKBYNmkARLwl0KvKQbxmP5eHrly/tSKDmkld1VveDFLfAS0W7zwV6JGGOIgQdHpmoD2TRJISNHMsJ",
-	"bkP4a4i56oRCULMELWnlnfFKdA6UOetsPnPbd5NpLOsD2AvYriDMYLQOkxVq3L+xtQqC0dSdw93eGyDg",
-	"9ci9q9C99umYCGG6aIQUj6U/heOgmnlxyfFEq0bMK0RkGazK+U5R1e5x+5BISwPsQ+znRVSfBU0yh+ZJ",
-	"jrQ5BUORdjCH18bfE2ec1CehQ5dM3m2EJR6thxLeBCQ89me9spazkE2SSVL2CX1mV5HyLJYVHzoYbXf0",
-	"nLBEWg5G4dJ5NLnnoP3a04KYdW8zsTx6DVN+yzKeioLlDo/9uOtIrQNr7bPU633Aa3LbjOasXuADc5W9",
-	"B63woJOl15ZtPOgq57cbX2H+yTZ45K/Jdk6bju7I+4bVASE/bN7+s+0CXjcepLFHetvwmt2/bKx92ait",
-	"YbMx2BcSmxtu/gBh3+7OsNUju7CfeEdcGF8PCyfo+vUQ/17W2AHy8ZU2UwjT3mmr/RfSY7OEXdMo8I70",
-	"t1FuQLBelu9T/lDUXek+iK8N4qusJ8R4wg3mqZvJ3jjuN44NFsFZtfnRYBs89rOAs10p8rTyhz6rCkUf",
-	"2xyW/AxRLDplXI6Rsau6ED9+iAIfy4c52xdsrvffUvAUGSonpMO1poCHdS9xj3xzoodnn9+6hr/lbiEd",
-	"A3+YVbQW+chR4PdgHBg26Ij+Za3IDe9vbdsICBct4T/VqNFa4j54rA0ebRO5x0Jwb25z3KAmD9IWbumd",
-	"0/p25Km+llG4BbJEFJdD/I4PWvyp89LnKDWJ835BUQd/ptHW70AQ0wlPaBPTIF9N3/HutDiLB8AmTMhV",
-	"60Uy2mPbAYnUYolEAo7NmSBV+QRBF2s+UWQXRA5J3HuVxGO2slTPG9OWjx/sRub0wMhxjjK/2L9Tro0c",
-	"bmMWAfao8JJYC8mi7rXQgpV6g1nWEMCInOt5Y2lLXLLKmskNHWyu+f5bQ+hl1BnrbWd2zkd+Qzlj5Y6E",
-	"MqtRClspy3M169YpWdF3lB+QYZyx8qlmFmes3MeFtRlFgYpbo3sifloPXV6pgpspnxFGLxGLCiwguVJV",
-	"wcwYSlHyXEgkJZvwCK4qrqeS+LuQNw153uhiLGclFZ6sqNDoC3mlHBUVsd18d3HxsWYRy2YOvhKBUdXM",
-	"8FgaXpQ5M5yebdTVkZGxqubtd2VUn05Pvjk7XfNwO3OCWG1+bpvd/hdZCZG1zP5F9Nv4+13Je+MeBeHe",
-	"ZyvgLUU5esQQ0zGU1sqKWgybYEMLoWmbeFPueeYbPXaMp3l3Jc43Ut54Qsy3Cwn01PTJBnta3j7grw/4",
-	"tQI3mgSxI4mbe94hPzTNHtmT65l3y5dBtSUeqMIAv67F+VQ9u17g3rfX+rZqKXGjaZQ5u+NVyqpss3t/",
-	"xHZfY7tH9u9m6h1xcNIJpE7YG77ttbQX4NmNIJ+qazcr3Pv2+n2jxjxCrAMpiYM+2zRfbJJMaNv7PSu4",
-	"ownHYS74rUlWf6ch1V3QZF8kQuDcuxUijBd3oBUEBwmU5dOOErjEfZi4L0wYp8lNFlLxQvDqIFXSsQjd",
-	"kwtQ+69bzR/b4RdXsCtuT/cNaUf0TYKHVzcqNiQCLAr3ycaBxYXuo8H6aLBkOSGGk6uJCooF77Dhl4kC",
-	"du4d83/DWQG5k3mYFsMd38rzibu8XeLe2e919tpMtrWSA2Q133gG3TZ/puGSaQ4f338LfTwf7d4bvk/x",
-	"wLk76iu0OyL9TEObHH0AFU9VriqexfLyjg7YOiizZxqqWU5Hj5njawPJeYaHC0VR5pwKFAxt6uA6cNV2",
-	"ElZd8yqWOLj9swSjQOfK6DFUPEOu26SshJVbEsGk4lzSj5qnSmb082U+I1rcRM1MLiRPjuEyZ+l1LIWG",
-	"a16aEZyydIojg9CgUEAsPwYmQRXCGJ7RRTobbkVEawNc2iiWsbSrp1u9UhUR5Jbiluee2rq5M9qo1aZi",
-	"YjI1xN1itTfLjShzwbNBLL8aXgo6+yl5rqGKYBLBZQRsbOc6GsEZzT/ndgy398vAqJxXTKZ2OpnBBbyB",
-	"o9djmPfTAbwBdzQ0hV//47/hIoIj/DuWAPjb/8DzV6/g13//T3sNS0n6Kf05gAPo+4vPLwYjOEdKXLw/",
-	"O7WQcPSaKCHLWcVrzdmR1UwapPNFrly64s76S2DSiCHLBdM8A55NeI3AwryIbUunLgA8p10xqZHoJr3z",
-	"wwsJZaVKVRk8Gj7/BG9g3q8GEcy/xf9O7H/f4n8vB8fNjbsyn1kB/DZFRtMjx26sIRM3IqMj+FhxMSuO",
-	"HYOiNhFcW+GiRPrzT/AHO9EfYP52EOG4QtOin2mno1Esn7uiHGvAz8BZdf8j8b2SFUdwDrXtRvABnMke",
-	"06KcQThe43LKcC6mAe0lot+AwZX1PaEk/P1v8AZO4MCqdoC7pIW4rW9J864BNWLuq5L9ccYHJNiWbeLu",
-	"5RhSdcMra8sFvIFre+Offvn573/7iHKw/ztHYdj/fXAQDADuHux913fyxkoPu/7yc6v3Lz+3Bvjl5w/W",
-	"AgvoOwu2kx4ORrF8QRIlWtNn2lkkUmcqzVv+Y6M5zxyIAkkJf+sz+OVnKAbj2kdJey4C6SkruTtofWXQ",
-	"QGmv2UaNCHTK8pZ9kF5xdAwJJ45t1Xb4+P7bCBDZIIOaiZrqyD16hKPF9iStZGunF2ziYS5i2bD4tuPk",
-	"+Xcnw+evXtc4EM6yvFnADctnXHfhH6hNLOeVDW8SQbZsQmnyO+gnR+5r0dHoMBkQQylReKLhwYvDlw7j",
-	"Qiof/IWcjGJ5AgXLrYlgeZpVNJajHYJkhecDxUjq12rbLpxAt48khyx3LdVcRm6PXyq644iYxTGUulPq",
-	"Qi4+n/DJhLB3Nb13LBk+4myYMlAobeDo8PnL//0v+y+ZDlKkw0s4e0tQzu7p2HkeutUgJIWqxERIlg/W",
-	"1Bm085ziIZTfwfmYmqiPFEJCm5/7MBPa4QOFoofWA9cy2Cd73QP7S2lek09tSvg8Qvym17pz1+aR3+ho",
-	"2l2hcyIZQ5+XQquMUwxZxHdewvN3P7QZIUJpPr6QVpdWsIMkH7oW/TaK3Y7lg4T7OyD5oIXuX+CDOD60",
-	"1+oDDOdgkfVj+T3eU4g4JDM7kk1c0i4li7ZG4jKYCJiOZbKBlSbx/O/CUDrUgINhjLO5KWXO9h2988KP",
-	"7zTzqUinkLMss69xblV4BCECVtLrhM+dMXEbxbKdCVYuvyNCLeqOKR02sElgfdftPJDfg9W6ZMEPo0rZ",
-	"k+o8vUMRq0h1rFEgrBZBfD3QKe+P4E87bO9j9T2xOsAUyord3ZNvU5PHTrftrLuSbaOEoY8fcog7+x4i",
-	"JeoRwptOcvwivOnN1LukxyXedPx1C3WGhOVask82NNcr3Ifn9eG5sZcg+wg0jCdtE3tz2GwOmw3BTHlx",
-	"TwXUBTV55FiPs+7OGfvivspGahPgsSi4p+qxuLi9x671WOOUt8EQ3Gv7+uOpKs9xn2dsX+McY0cb6DiC",
-	"5HIm8sytJAFVuV++YYYnoMVEslwDA8nnsSyZSae4zSah4iwjzOcWM1Mygg8VzBkikVcgzJg2EBP7U1Lv",
-	"YRH6cizdTj/t38GdmsFU5XggNfn+avheST48s1MmkdtGpqOuQsOU5xnMpyLntEsudCy1EXi79YBI86Rm",
-	"eQaXHF4cvhz4XXR7lWfw/PAQmAatCPOXSdpedFLFYgc6g4vfUF74Dy3uZqqZ1KBmZgQ/CjNVM7O8aFW5",
-	"/VOJn35i6dYKLLfiuwNtWO5P+9KaU4Wncw0i9I/gR3eLNdi+ns6MhkzNJbBYohhaYqlvzS7WDQJ9pq8J",
-	"E2Nc32PFy1ykzG+drtuOeyhU9Y9MPJQtxU35yIHhN/TzHyS7YSJHCMPVH2HcQW/EtbupJb4edNr9cqBN",
-	"xVmxHrEdEjyNjbQbQ2qcQB+Jo6rhOZcGiGAnIoCTy0rNNW4GJ/j7uZpVKU/Q03UshRmQNSMZAxJzlo23",
-	"kBtecme/ni6rvcuMlThJksRSZGM4fHX61YvTt69OXzx//eof3v5jLHHMceN+GTNsDH+Oe03AinvjuLfU",
-	"sxf9+pe/fnZjxzIRhOBuRdvirIogwRkSx+EAnibERkE7V0KQIEIiPMg/n394D0Jan+WQOKs8pQHoWPu4",
-	"A//uY5tTrx1CWE8VV1c19UMsfWvHHCcM9OdWcEuB1H1JRtVQyc6ASjeIroPkb6PeMlJABEje4dw/gpnM",
-	"udaQvGPaDPEOht9/k9iJRTrt6hp5PzLtvxfjvqqUPDV64HbxhfHB6xjY0piuaIHJOyrVaG54wo1eYFJ7",
-	"pt1t1Ctt17yhPTXzx7IQWlNRAw5BNB2XM+NKV4T0lVAjOLFhFMvkUJv9ZIyFaEOWixueDNDUqjt4/sqV",
-	"DmlXp1ZW6lZwTfpKc6V9BYZbBZZKXTTBGGXF7JPH+hawK8MrOHoFhZAzwz1BiwvD9LQSphXCx80N0gea",
-	"WC5IdBBZJ5uyUoNRi9F7BMl3pyffJD6K41KnnOHuQa4kH8XyPfElUB1NP5FqiMQKyQCkquByhkUsuKvA",
-	"8PbvoJ/86/AkTXk+fItXhZyMQapk5TPiHO/8Xxq+r4XnxPK+C3qne/AjQwzZQMVTLm54drwQfMge7YN8",
-	"ySRHvagn7LB0y72oZ03UJtJtEfaiFgpFwW6JwaY3fv0yWgKl+CkM3qIdULsoFwskfxhdwRFN1oJrMfrZ",
-	"HG+MRqqtYMZATEKtgIdsQkhS1A2PPmj5Lu0AZWe04ct19qWDvCjNHVBxHBaYtZ1E21ykMtbgKWMbJ6Tv",
-	"e4E7LghbyToAfZaSpBrSCsrRmpPWngRkeJLnaj78gKVA656frvcBdXU9saPr9zlaHPb0tlSaD79r5g0e",
-	"mLr6np+jXoe1ZMWj1T1BancaITLKH2ei4llvbKoZb5sdv0VynN645zusEGzUW/K7TRMnLlw6p5UTIW8H",
-	"jkKb6gbJsSi3FYYyy/B1rlL97yi3WpXlYIl4K2Vxz5FO1dDabGv9bvIpPkyaPKhOeByziI6Q01Mb9+zu",
-	"X945ai/i/xy4Kksf4eZMxxJ5cvTUkXSyDpPNeOFBGtXJh8JAsoqJNCGXTw4cPU73WsokbvOxioo3O1w+",
-	"HX6gg1//8teENreTUkjJsySWCDekBy5noUfkKmIox2eF1unyIz9JLJmG1k0bvIqvorarvUe4wkpcIwpO",
-	"EkgmXNqYyrMTk7QTLr3qUfVOaNN6UD34zcSO8//n7WQTsdQSn2fXkIO8pms8yOxvJR7Qqvm+tbHx5SzL",
-	"iNg9pFmzq7VF6+1WEtxaZnnIurFZ4KApr3ihZIA8mpahQy+UvGzbPngajHOBUzRttxi+YqnRwQ1DB24o",
-	"7YNbBg5dE+UGtAoc0tFW3dsmcLg2mU5YwwUOl+07bbuy0PZEHHBvm8DhFhDMg9uGDu8hjgNatfF1NzZ3",
-	"YKf3tglcYwsML6hd4LAddK7AloFDd6GBQptuNXiNTRLcNnT4lZAG23bZcjJ/Wjq8ceAETcV+SLOFyvBt",
-	"u2y3pk1Fp0H9A2fzJVQBrQJzmzX1ICF9whrX+8gBrQKH9NQQYc0O9LWQ6bRSBXtIl+3WhD3DJL/c4wFT",
-	"bTXLthMstm7kvr4m4EfX5pGLAmjaHakKcHrwB6GZ0RHoqSrprRqPW6JpbCBTWe0b96n1/FrIr13rx67w",
-	"q6felQq/ayHBqaZV4Xct5OYqgI0hbG1tyKJ+n2xhV73Cfa3I+uquxnTCbSWgwLcxki9U5etn3qUQsFTj",
-	"u1UECK7zXdDtU/b/fa1vgPsHlPou5pEhjv+FEjtU+y4ld5TBNV5Pv26hz61c/ql6e7PCvbuvdfeWwYTZ",
-	"R6hlPG2r2FvEPRax+vXPduDprBLmDlX6g+bVyQTrWf7tJ6sP2qxeV68zVQjZUN1QLZTQkKl0hnUjfT6a",
-	"jIARfjIkFb/C11EcLwElYWpMOT44wOt2nPFXh18dDka9qDer8t64d4D24Na8VOqAu4DQL3OGtLGQTlnF",
-	"UmtPgzbjXKVy2rRmlyIXRlCRgysFchuO1kS7o7+lzbqoE32j+vXLjkeZVORK8qMu9nDUQSuP3DG7CNx+",
-	"XdTlsozgKue3IAwv2qtrXHZ5gV/7DSjoXzJjcu5qOyLAe8IVUoVHvVU18HUAVip8bhfWmqwNg7883Y9L",
-	"Xxjos4L/yNAayNvW8iBnS6xarW64r7Dc59SBgESIABKtAo+g23Knk9tD+u/Dy6N+6zmidUsm9u+hkvld",
-	"m5O+vULcwloe7OMy+iyNWqNRdsRMsDMrNFpv/GFvIYdY8dtUTPllCJ2u6P6JzaFNT9chtGv373DYLY9z",
-	"sbriGNeExRM1opz/Vtgau97oX6FITFs8JheWhDS1JLQHlVCh8WJdAUUM1FIRwUxmvHI4C+tLUMbQxVeI",
-	"sMKeJMtlqjIhJ1R3RyuZU40+1cuWFb8St021fOsggV/SnDXF/6568kpVNjWLZT/BQpU0goLdDtmEv3lx",
-	"9OrF68PDwwhEUcxQI8lg1DlqgTiJkndLaxKqiIliucxjCf3ka9rgHr5TKWqzBaUFKZNKipTlEczKkldD",
-	"7PPDp3eDY3h5eBhLX07kkB6OXsOU37KMp6JgOWRiIqy7vTx8CX1Xtttd2qABGGufiLBjeQWOgJTuzi4g",
-	"nGFH3NCStq8f1kB1Q3atWGC9fJvjpTJglmnQVvospxmsECo1m0xd+e8Pn945ys5YFuLWXp+rVuGK9TKn",
-	"ZzzMgroQrZIjKhnyTowrXBkKFrnA8KAL5VOqartKixlseZzvLs7eQckmnPqXXJU5PwapwD6eh/jsQ9hP",
-	"nrVji+3Q+/zT5/8LAAD//w==",
+	"7P37buM4ti+OvwqR3wEqmS0nzrWrEjQOUrfu2rtuSFLds8+4z0+0tGxzIpEakorjbhQwf50HODjAfoN5",
+	"kf0m8yRfcJG62XIsp6KUqsY9g+7Y5nVxfdaN5OIfW4GIE8GBa7V1+sfWBGgIEv88DwJQ6oXgWoroPIrE",
+	"9INkY8bNbyGoQLJEM8G3TrdefLi4JCMhyVCKqQJJaJKoM0KjKZ0p4v/J393ytiT8LWUSwq1TLVPwtlQw",
+	"gZiaxuCWxkkEW6dbf9rytvQsMX8qLRkfb33+7FUH8uo2EQp+Loa5OJQzEoFWlcEQCTQk/qsrOvY94v+5",
+	"95Jq2vsFpGKCm29M68B17y3l45SOwSeUh6WvRUBND41nYnrySLUfj8z3UvrGdVBLgBc0mICbf82UUymB",
+	"axJQTSMxJlKkGpQd/97N/l4kAgnqn3//h0/8JB1GLPBITG97dAw/vveI0jSC3nTCIuhJuKERC6mGH9/7",
+	"3oC/J3oCRIG8AflEEaWFBJKIKCKMa5A31PxBphMRmVKB4KEi21STCKjSZP+M7JPhjIQwommkd84GXE+A",
+	"SZIwziHMBrqNo7yxNFJ7f8SUsxEo/Sb8vGdGvVNMJWSj0d4fIyniz3t/aPHZH/CFKR3uHx+e9Pt9j7A4",
+	"TjUdRuCfkXIf/lyDEdWgdLktLnqBoblPtguSELgBOSOaxXBGKDnsHxGmSDABmuycWUIlEJBQBGls4FQ3",
+	"NjOsJQQ/6fu7A96QveYb3l/a7H49R1m2e8UDEZrvFpjKH0qfCEn88e8s8cl0AhynOBThDKct4kSCUhCS",
+	"7WAiFHCz0r6BaqJ7Wbs++VvvhkYpKM/AUUeMjJhUmghOKNEMds4IHSrDvUZ8sBC4ZnpmQFaaNU/jrdO/",
+	"bA3llrdlhrP12x1TyqC1OKWrCZBIBDSCfCZPFNFwq82EGCfbCuxP5x/fkFLdnTMcnR+5pn+kUeR7WHL/",
+	"KQlEaKYXiDimPQUJlVRD2FROAO99urxriXLBUDsfh6RPF2+JGFkepDGQ4UyDOiVVYA3Sfv8wKNCFn8En",
+	"I2FkO4RmAfUEBtyMG5R+okhC9YTQkQaJbVngMK3I31IDBaoIrt226di3Y/EdrHeaM3NllP3jV08PXz0/",
+	"fnV4cHL8w/Nne1OgiflBXTOu/me+Bn+lvX//WEs4I3KdxF0k2js3ffLmZUaxsaGY67/g8cB8ayRN05Wc",
+	"H3jt2IxaWBzUpZaCj4nDrJB2ZMxoLQMy4BpZgGwDDSYksIxBLMTIhCpcEjHlO96AhyDZDYQ4dPze8YLF",
+	"VkAj+wW5BkgKhjHjIjSQQqmMFGp3wC8B15sMaXBtEOK/GfXeCw69d1QHE59oQcagrTBsvt6DLd6/Gb+D",
+	"/u+/H/8av/5l9lN6yTS//kEOtmqp9guVs0WqnTvzYl7mNF2wuXo1PX/2tgycY9C5SaTZTY1o8U0vPomY",
+	"MgvBIwSS0RdcK0KxEuFiekoot98aieO+zxfKV5pKfcVi8Ad8m/EgSkMIdwyR8WfgIf5ItuHW/eaZRfl0",
+	"9WKXGGFAuZqinvadWvAJGI1MNSpewo2ow06MZDdLK0b5iLxCxptpkJjOSDChfAy75JzPjEllxEBAFZwN",
+	"OOUzIvQEJEHxbqZzZHSbkQ9KmI++nZ7hkTFgySnTE+JT7dScMSS3UI5seVucxobytk6t9DcUrhf853px",
+	"Qd7etRJUW3QxrjQ14uvi9QtyeHj4zCOwO94dcP+gf7Df2z/o9fev+v1T/P//8o3St9TDunYJPCQgD0m+",
+	"JuW1MHBMcA1wKE6+3GTmoKEUtobGRmjkaU5/ppDuemIwrifUfDPgXGjTYTZgYlR8z1gkbgXuIK3eqodB",
+	"3Vy3vK2Y3r4FPtaTrdOTozqyP0fz+oU1OmvQmdmjHjEjQO1i2HhOpez5ji/2fDN9v+efEt+JfGOXuz97",
+	"KP2NSeonEmIGsheJsVBlXjItF/N1vTeUBZVumsz+tRTxOkom1y8CTScqHfC390/IBG5pCAGLaURCNmZa",
+	"7ezWT8pUub86WjmpN+pjRGfGYn4xoZIGGmRTWUfHFmEkiegM5QQnCQuuz4g/opECvyiKcsP4CcbSCIQM",
+	"Cy1slJJCY4sSLngvccMxksiOZ2eXvIWRJiLVnjPIsevdAZ+XUoRm8IFIZQAxzGgRBURPhRVfajlsWA1J",
+	"loonbwvnWi+mlhumb61R6jgFDdIRgyhUp0Tw/PvC1DS2qDFBkVCWBs6upcayDmDAraWA37LfISw1SoYQ",
+	"iBj9QyKGf4VAk2uY5dZf3s0ZcdbwgPv//Ps/zk1/dtpqZ5e8tC4dQfPVLElO9tOSy0hopAShqGdNh05n",
+	"DHhpmdz0FLilINt+CL0QDPjP3771dzyCBk4WTZhQZdWMlkC1/UVZ/WZVkWFMCMkEJJDtGr/eLGwhZyE0",
+	"XlsUMT52Tpz9dsCzrw3jINtyMOhVwMOSZC6xVln7mQq56UDG7Ab4gMfGe9YTQ3gemMEV1mwIvZevjEF+",
+	"cJJ/N5K91xf+jiUoSCmkGzvTy/k1q11h0v8hYbR1uvX/2ytiPXtuLfcywnyQ51FkGRVuoCbMcM7NSoqU",
+	"G/f+BiKybTHKYUxRrTKuYQzSDdgqQEcLnlMQqw74UMgQJDIw6jb8GlfahizMR1tG7f2Rpiz87FuewgX/",
+	"59//nzPUTYkBRw2CQsTwhBG81pZifIyT8QnqzaG4sf6dG7/507qjds09wkYDbqSCVfNoJzgDGavs7JKj",
+	"/hEZQiSmtiExremtkDwDPkw1qcr2TFOTczeOhCrtYOzIMgbtOJSirwx3rDcuVr0KOP6hKvQPD4w9a5Bn",
+	"Gvrff+n3nv32b/+j1uJ+izEjK5gWWeFDRSqpNEmENEhyUsiJKVqVx0tUmq3TUKkhTJposrdiLD6kOmJ8",
+	"SSBA2B+JioRxdAMRCUm2h0aAxFReg7S2NbKIkDHxE8liKme+CwwMQe0uWRLX9JJF2b74cd/76cd97/mP",
+	"+975j/s71ens9/vL5vPRjmBJIMD+ODcfCeHCdIz7aBTZE+Vmtn3x4+6u95P513Pzr/Mfd3d3/FM391Si",
+	"G8AhMkavEbRMEcumRtyVFtgjXBCV0MAsPuofmrM+T+OhwbsxefpGjO6TbX8f7bn+7rGR9bsHx0bWB4Lf",
+	"ADKTFuQpGRrAUEWkSHm4fUP++7/IwfHxjkcmNDLCgE7pzLb6O0jhoS1prGRjTsSUaEm5GoGsF9hWjUyA",
+	"xKAUHQNREzFV+ZqXLA2rXwxtnYlihmUJWya1EWduITwji4DjVzYyil8ig42EHHDHJTvLoe1aupuP+rvH",
+	"3vMf++tx0mU2oHpeysc7x012Rl8Kj7z15RPr79qpHZip7Z40n9y7PLi10iinRIKmjEOY2+b1tviCIFtm",
+	"nBeRtRZN9I90DE0tSaYhdiaD8zwTOoZao5Jsz00SdTEyqguIPlFFANRftACtQWoAVbW6jaNz1O+fGs8g",
+	"h9iAoyngWntIY8YqE0OoK/GF7pkWazpnWrS47p9SFtaj1azyE0U+fXrz0iNPe0f4v/2DmoEbxDZTysbi",
+	"ajiZk0M4CQ6GJ70j+hR6T0+eBb3D8CjoweHTw+Pjg4OT46dHTSb4K2U1cZyfxZREwvhrgkxEZMW1i09b",
+	"P5G7MFSGYRtNqMYpvcKXEQlIDKbuGJb8SZAwlS646p/0MeRwEJt/78eHfeXvGGdrbn/LP+mjV6JJLJQe",
+	"cH//oK/8M+L3fWf1qswRm9M76LqZ6YD0luogOnPuDArW7OeIxXeZ/VNDvSUL1FeLZmBNpFOCSgRXYAOd",
+	"xqd+oyE2H1zA2fxJkyRidkNi76/KgqvolPLZh9HW6V/uBim2/VyEs63PXoOS51FkC/+Gw1y0RNH/z9WR",
+	"Y47cGjUcvrCp3XObqT3c1u4V+9p1o3G195buh+db1HmzdpO6V9qlbtxwdX872/ztlXZ/72qqslNcbCL1",
+	"yht9d9af2xcsNVHWOg2ayIuXmyjtZTVpIite2ji5qxqWKW0X3FUWy3z2tqo79KtqlbeWkBuRQ98ypdvC",
+	"iWm7OVZM6Tvx8qqImGWqzwXF86D0BkcbHD06jp7T8MIyXAMg5brtjy0Mi5UsRfLk9rb35z8/MdqVC13E",
+	"Js5IqiCzfKnsnb/yCEYTPGvBeuSff/+H0aCa6lRtnR71+5+bWp2vcBA1aLsqGSvMOIyR0ekQkm0uyCcF",
+	"sndudVfKS0GU/GxQUd4Yd8Z2iAvLdWfXkP15GoazlvQ0tt1I9mDJlXp6aEpt5MtGvnwN+WJ4D6OzbYIF",
+	"O2iOGCzeDDZZgHwDng14viJ4WrJ0qx2sCaCGNm8JRhvLdwOujoGrTVytB6l10LTB0QZH3cERDyNozboz",
+	"jTdEkSnawKozxTZY2WDlq2GlNaWTNb4GXhqrHVN4o3c2WOoMll6AhFjwtoJwWfONsJQVXql9Aldwg5kN",
+	"Zr4iZlrSQOXm18JNQy2UoWejhzaY6g6mRJyAZoYTL4EqwdtSSPP9NEPYfK3VKqqoQRRW2QBrA6wuAKst",
+	"rVXXz/3A1VSPLUBso9E2wOsi8K4YyEvQ7as019G6sHPV1lJqmoEkCjYnFzfo6ga62tdrpY7uibB7aLYM",
+	"ZxvdtkFfh9CHIzVc3ZpSy3toiLW8fAM1ZjPQGGhtALQB0NcFUGt6q9LDuiBqrKkKKG001AZgnQKYpIFu",
+	"UT2Z5hvDyhRupJhMwQ1mNpj5iphpUSNlza+FmzV0kSm+0UMbTHUHU5jdOGjtfIVrvhmeXOHVesgV3GBm",
+	"g5mviJm29FCp+bVw01QPueIbPbTBVGcw9ZKNRmvroLtAYRq0SFjEwTkJ2WhEhqCnABwTVZazVKsNq38h",
+	"q3eUyQyd5F0iG9PfV1hsJGRM9dbp1pBxm1SrJrfL4rV0x0lPFFGcJmoiNKGKUGI66JWS+2sqCZXBhN1s",
+	"5Csy3UumEqFYfUp+n2pNg0kMXJ+REYuA0xh+HGxJGIWGL+pT8O9qKnfHvw+2GqcuX9HNfIKpvIM7c9I3",
+	"wcIX8vfrCG6NEG3JmM+ab2SUZIVXGvOjCG4xy9bG8thYHl9BKWSM2pI1X25+LeA0tOZz+GzM+Q2oOgOq",
+	"n2gMr27aS3KXt98IUnnplcoI3QD3YMcGOBvgfD3gtKSOKu2vB56GCqmA0EYjbYDVKWC9EyG8+lvKkoQO",
+	"W0tmsNhRY5hVqzVTVrEIgUBeaYOuDbo6ga4W9ddiR/dE2DoabQ5nG922QV/n0NeyRlsLZc211wY0G9B8",
+	"RdC0rKjWVk9rK6WNJtqAqjOgAtrWjRvTdDMgAV19xyZhECB0xkA3l2w2YPlaYGlL+7imGwOmodapwGaj",
+	"eTZg6gyY3nANktPIvhZxr1cumGvCvgZ7RiRoOSMRdY8Su6crjh/q6Qr3iO+IsgjCs4VXqsh0QrWXP/fL",
+	"AiBKm+/TBN+mcNnwZdjaHddSD43kSKn8Sv1rM4XbB1k3EmMjMb6CxCixa0taeK6HdUFU0cne18GqVftl",
+	"tK6p9c+IfTIQm/C9/KXq+SeqK49fb4C/AX6LwEfGvEzjmMr1L3GsfiC11PKyE+hX9W97K5K/ta7Y71lo",
+	"h0liz5MSTYcRbI6nPxg6vkPWHos3sQN8iaWZ+W4vsdT64tPtEvDJamTbsSBUkY/vf/rX5sqO8sM7mrTk",
+	"HLyjSSND4x1NVjoDMU02PsDGFPg6+GjJ9nctN8VIw/hbTJNN1G2Dn+7gB0JGa22NP61raXhbNywEsX7F",
+	"WhNlxCJ4oshwpkGRbXQygUjKx0CouobQOJ47XmFu54miZgkQpsmUKjICHUwgxEKPA6NHMkFw5Zgyy9iW",
+	"dWBbbyb9bNnVVoItt5F0G0n3NSSd5b62rIWi9XUw09RqsKU3lsMGT53B03tRqrn+Xh0XGf8SFrsY2gz0",
+	"8k27wy/ftHtf9KmF3b4zfZ4SLjigxZAPhXEt8q07kE8UUVpI8IizRNzeH1MDrjSLIhIJatiGML1LrhZ3",
+	"AlkwqUyNbPt7Emg4+90nOpVckYN+n0wnwDG4ju2aLsKd3QGv4vgLUGHXTb8WKQ/vvWxToIng1vJKUxaS",
+	"vvunV/Ov7B8jozLaz1+/PyMRU9qQNSZUk72b/T3bhyoxwFH/6EEYQKXBxN1Wt1LSy8clJKYVwc3Z90K/",
+	"EyEbMQgX0xjYEFoiQQHXSDLCaYxcQ/w3o957waH3jupg4hNmOMcwiM3ao88IF2QowtlGOrcQBJ43Oq1r",
+	"QDWNxJhIkWpQHqHKBeUN5CYG9dosRsFbX5YDorkMdnC8MHLgfnDEgwV8TA5/ODnvH7148ez42Q9HP+yf",
+	"uGMHRmQ9UXP2gmHJeQiSbaXp2MqvnYcXu5qgrKs9IzHbJReFXNx9UFn3YfhXwLm35CXl7Tey+fLSKz0l",
+	"kZXc2HYb2+4r2HY5p7bkLVXaXw87DT2mHEEbn2mDq87g6uPixq6GW7030XFUxdFcvjtOfr569/aYhCJI",
+	"Y+Bor6wMo7paJDHadhsb8Minq9e9pzsekcBDkBASwQMglIckoBgsjdg1Xv+XM2umojdjmniiBlxMOTEj",
+	"NjbEKz6OmJqckZBqar/dxjw2xhZWO6aIA5mFFgkmQgH3SEzltYvKDjjTivgR5WPfw1H48wzk2/bsISMH",
+	"0nmX6DuA6VyitD3fI/5eMKF8DMq3lNkbSjFV8M+//8MnfpIOIxZ4hIseLpxPtvUEZmQkzBxqRN7OGfH3",
+	"QhHkrbnG9/4YSRF/3vtDi8+ldmN626Nj+PGw3/eI0jSC3nTCIuhJuKERC6mGH0/6jTOyzQ+3dv+gW+Ln",
+	"EoJUMj3rfRQRC2aLi3SJfytDnllkHIuR4FpZLAnOjf4RXBHBoxkxNCZ6YrxBjBycEdxlUYRGSthfJ1on",
+	"ykGIBYKrnbuJ+zBeyhzfGa5NihXwz4jgxHLj3E8e+XPvtZBTKkMIex+l0MI3o1fErToJRBwbYmT4BYKD",
+	"B0JJIsXtzPjQQupV8yyYaG4EtTz05162flezBHofcGaqRqRGU+N/+Fwozkajxozsyi/p+4u1Q93p93ZV",
+	"BLqSZpUpSnnP5rk0f54SOt9oJtHNz+oJiehMpDrfhBtw6zd6hBIzS+SSqZHbU1N3KgUfIzzwOy1IKMj2",
+	"SEhCybERMzQzxwgLneIYD/jE+uskoKkCknI8cI6wYZz4f+5d2Dq9N6G/Y3VIxPi1IkMaXJtO/D2UeJ5F",
+	"GR1wK/giMfbsz5mU3SXvjd5zivD7VzIFBHoYKVgDA7bCnUJ8pfi8KvgowSLriruvB3VEa0RnIF9QGbYU",
+	"XCg6aOQhFcVX353EoiSgMtw4QhtH6Gs4QjmzthRhqHawJoCa3qUsYLSJMmzA1TFwXTHdWoq0Ug9rQAvL",
+	"N1VO2hTeAGgDoK8LoFbVU97DuiBaT0EhlDYaagOw7gBMQsxAvhB8BBJ40Jqemu+nGdDma63WWbYGCfIq",
+	"G2BtgNUFYLWlv+r6uR+4muqyBYhtNNoGeF0DHl7fbVWXmR7WAZop31h/aaAxXgneoGiDoq+LonYVV9bD",
+	"ukhaU1nleNroqg3KOoQyMYQHS5mCrd2VJkUCNk2YIjQy3L89ARrpye87REh7MLi4jrFtL0XsPOw54Eug",
+	"qrWrkrbxRpLEFl2pjhUW20iHjXT4CtLB8mhL6rdofA28NFS6FjUbTbvBUnewdM34i4kUMW1L9+QdNMNT",
+	"Xny1DrpmnARYdgOeDXi+KnjaUkaVDtYEUFOlVMBoo5k24OoUuDCFbIuKyaWobQgrLN1MLWGK2Q1wNsD5",
+	"msBpUSnl7a8HnnVUkk0IvdFIG2B1BliJpLO2tJFpuxmYTMnVWsiU2uBkg5OvhZNWTbe8g+aIaWi8maIb",
+	"620Dng6Apy3zrdLBmgBqasAVMNpYcBtwdQxcbeJqPUitg6YNjjY46gyO8JrxFR3e4/7Wnago2r3rvEb5",
+	"qRqDC8Fhw/Ybtm+d7a8mELd1EQTbbqQ6sORKT0abUhv1sMHJ18JJS2ZW3nZzrDQ0sxAxGzNrg6PO4OgT",
+	"pzeURcbMuV/y3VI6LzIRUajIPqa6nlKmjQXl2Fl5hGlFIhazPL05HWmQ5JgoCAQPFaYVT0QUYfLrLE/v",
+	"lOkJpleiTD9SKnSyTRXx89Tu/o5LeD4/UapITPksm+qAZ3PF/EtKS6AxlmKaaHoNimz7pixmtSumuGdL",
+	"+junBv98wH1MBdw7N+TxswzBgGNEso0p4zbHUwyUY0I6S7eMVraXh8yZ7m2VxlSTBM6uoBmh6ZoMYSQk",
+	"IJkMDxQprXDsZzYbnJ1TkUa+StQS2ap5qYvURMdLkhK5dXtQt8G1eZfL4OT5mMa5UN/I7i+U3R2Vmu6D",
+	"0foPymUXoCnjEJbav/tSgS2esZvyCIepwdmISaU33Pd9ct+v+C5ES06ibbyR5WuLrnQT7TMWG/t2Y99+",
+	"Nay05CgWja+Bl4auontgZuMrbrDULSxdXrN2dY/pYA08meINdRCe+tuAZwOerwqeVpVR1sGaAFpPKeHh",
+	"2Y1m2oCrG+DKA4GWtUJ1qanGv2kYMjN0Gn2UIgGpGahVPvinxMbjXjOIQjO2pFJ1mEqlX4jUAjd/1zkU",
+	"6TAq5QLnaTwEaaqPmIQLqqF5caWfp1EE+jwIUklt1vAGNWXKLxOA8F0aaZZEzAbqGlT8XYh4zUqfy8nD",
+	"/zLfQmnStcPyylSsn/JveZf2ESNE9zgTlw+xrAtvAFDTPNlOIjrDXf9gQiUNNMgdm9ufaUWkiOw7MXTI",
+	"Imb6NYKtyiH5T/iMuIZ45dhwYudYDdHgZk6lpPiZKgX6I9WTmhTwhpZKfxRSS8r0SipIlEf51K7ouCZX",
+	"vEF8xH6HkGg6Vva1SKqIfy6Bkpc0pmPwzwhPo4jgwwVm+CqPPps6hir51Ksj9rZue1HWgc08/9nbMo3Z",
+	"TQibin6eBJUBLh/vkImxpMlktvjwQ32/IdxAZFbvPY1hseU3XIPkNCKBCAHf8DgjXLgneExDNQ9MeFsh",
+	"U4aL3gTLRdncgpRqXMY0itarVj/2gipm3E0JMkqjaE1uYuo820N6LeQVWPPGdTYUIgLKbbnnVMGLwuyZ",
+	"g2DWSM5JKY9EcM342DHbdAIS7JaBSGWAKbtCqt27KiODbLId0ESnElS2CdE/3O0fYSqVJTxWGeHr0vQv",
+	"2HiiX9PAKey64h+dsHiRAWpxWq9ppMDihISptfPAI1zwXi5qLsUNJRICIe2TH/iYVEClZICP4eADnVyg",
+	"+NkprWRpLNcsikYA4ZprZ1pEoRVFDWxMFFQXpsrn3xY20zJxYCZQmZ2d2B0rUIj4NGVhdZOHhuHJ0dEh",
+	"7R3tD8MeHO0f9UYnNOzB8dPw4OSH0RE8O67D4I1gAbxlfN3Z/ZLXW5wi7vKYQj0FEQSaYCckYhyac2gD",
+	"OsxpVyRKFezVkc2LsXkBX5VINdJmTonMSYEa5irrpLtgU4+RWpExLx8cb3olfVpe1aUGQqZH27ETPnBw",
+	"uh+Py1JnNixaAQ0VVun7xirrvtrlIdWEikSdCLeU2feI++vAIz9J4DQEj3yKNIupBiIk+UiVYjfYWwH1",
+	"rEDtizplQGDnKwBRItIqVjm3+vYRuYVsR84v+5FG0SkBGkwKmyJ/XJBy94QnuYaZsW5mmTe9s4rf7hp0",
+	"vuJXcKu3HoKj1urt+2Cd1njm/p5IC1z1Zb6MIdL3586sxexr+jXrwfZ78l3WmvnGSdk4KaudFBQ/Gz9l",
+	"46d0009x2y1LrYiRweSCmUc1baaCre7NzsvWvTv589XVR2ILoI7wyEG/X7GrDvr9fPiMaxjXxH5dD54d",
+	"2tLptjnXTk20vJV2v/muYWfVG1idosWjEKLTVLjI1Fd7zsIT5xBsv0whYkp75A1nmlEtpEfcRmQE0iOX",
+	"wDXjEO3U7FvcaZZ/5/GMTKHf7T020XAVDVbQ9E7uaN+bvAeDtOFOrsNiHQ5hfD1u+aViLj789nZMb1+m",
+	"ktbD3F3zMJhqsK0cQ8jyrKW5KG9hzHYtGoxoSm+gIXdMp0w1Kzu36LjktrbrsG4t53VVzPjDkH1uNOV2",
+	"vcriltenltuYfJ5KpVs/S/GSKU150PR8hJoIPU75R4giWOMcxrzmXmzFmxtOLVEifWlrtk6WNY6MtE0S",
+	"HEodOZ6nYdjWRss5GZrWybY7c2Y8xbgU/8TMP2qFFbMkIDamMfSAjxkHguVJQvVkl3xI6N9SeNiw2EMa",
+	"KUz9zMIQ+JvRe6E/TDmEiy3bEtkxPKWFBHvTjgtNhKlTH5qx9GxsdePSY76mOnGG95w/OSVZHd8FjEDi",
+	"TUFK8Oo02cbLkFhF7f1hlOZnf6eIU9iJWGawESYOd8QmiiVbjNH80H92ckhPwt7R8fCH3tNReNQLTijt",
+	"nRwMD/aPj3/YP6Z05Q5CrVavWZkyFZYr+pzwS/HVom3YDGJt24EdAulaRmAn0bgkIrAB5IMCsqVgVo73",
+	"jkQvcDxtzrVTE7XarL2DAHmuQmrBs24EBsVzPsj5TY0YJAuIZiAbumedsGgmLIQG8nNOZJKXMKJppFFq",
+	"IQc23dBYlLRrufKlJVgY+4Kjv4ZrX5Xfj8iCjx7j6RoTr6XxN9y6yK1tqoeyRdMtNdH6rLs35Ufa11pp",
+	"ynaPKo9Hkm7T4xEZpPO88Vhs0V0q8LC9XU/nSQ+xk+9gJ9PUOPh6VjjcaklfNiJL6ZxkLJR2S6BW+//1",
+	"PSdSxOKr9JwqOM85E8/y3C45EbjE5vK2bgzHBcjXsXgT33Ep964Nowa7hAvrU0O4JTO640jVwVbtFFZb",
+	"f4bubUYlK+D+19iF/gIBsNYA65DeuIEP8n1q9W4dbO/RzAaDX4rB1vyQDOOdMidanW23pvpoxnRpobtr",
+	"Rz6OOZ1xQRfp8IJGkUhby36A5mJIJIyZTTpGSUyTRcs6WpE6JOvPDbecOsS2XW+2vjaW3VrXD9ME5MUd",
+	"LX6kErgmER1C1KzRuSUpDXexO68gxB2L1aaNVL9eLRhLD7bi690RXFzfNeo//FKWU+a0sJ7vhYzdGsWM",
+	"s5gmJBEKe/EIFzHjNIpmhHHyl75H9n87JbHNpjIza6cnkFdjxn54ogZ8ykI9wQuCE2DjiSZakDFokrBb",
+	"3NR/IeIk1RASqkkkaEg0i4GMpIhLceknikyFjMIBD4SQIeMYo8YDAtgpTZ6obCgMpPKK3+gtKKKmNElM",
+	"HzawjamRQwHqdMBvyY+27d0Z+e//IrdFehjyb+T2MqARlVfiPAw9MsuL3pqis0rRWano7oCfkxFMiQQa",
+	"kcAunSIRA/LXVGliPrHQBt6RUEifEY0ioiJDpGiWl7GEtjm0q4i4bXgsa3afU1i3W6ZiPSdqGAs5e8lG",
+	"ozX1IA3Duu2KSyENA3z69OalIokEZSQmpuZ25xU4TEGWc1kvSelSozODCeXjuk7fmCZMB0OhJ2Q6EQoT",
+	"gDPH/jc0SoGEbISHEhgnlGfCySPKDng4I8Zgb3wp84UdCyYtrBmqhFjc3Is+IgrvR5+5RbfrU4ykIF8t",
+	"I4Apx9s7eBe4Dk7tQQ/KOUiiJmLK3Q3BEVCdX6OlnNAAb2ZTEkSpDiZrB+TaO85fHDXZhx/2g+PjoHf0",
+	"wwn0Do5o0OufPP2hB0dPh/0fYPQ0PIT7HTW521XLVqs9Y+DRAyRf5+B8YzK35CWWF7IrToEbUssz7tp0",
+	"H8k3nlvwTnqFJYo8Fjk6S4uSll+PDHjeQi3V/1okPXtwxl7eN3pIrbJctq19Z6YcJ1SCkbdYYmc9O2ot",
+	"gekmUksdESegmWY3cAlUtebJ4LMUlF9DSKaMh2Ka5b0JNBrbxqLQxnJXoI0ZNRIyWHsHbyhkltB17iwr",
+	"5dfE/UqASm4V3ZRxZW02fMLHTH/+OKv9tnKetRkq5un6HHtvkvojKKpeGeep/njuvwszeC1IqaecgrWn",
+	"oIGHV6w2IcjlB/L0pL9PPl29OMtWyWhYEkRC2aPIhb9CNfSMT1hrcY1Fb6FfS8IVs7BEItsudfBO7QyU",
+	"plKvOweRAP/iOawFt2KYBdErZFiyxgUDr7Rq5rmrRfNmQUB0Ra4vIuxfngAoYtpy/2QhRAmdUhlC6J5q",
+	"o8RqNSPTjUy9p6O3xvZolJ0UbXINLqZRtEbbS/cUzdQu8iVaP4bjxEPkTl5WmpvfCywGvbYseCwzuA4X",
+	"nTQA6wi0oc4ida7YA0qPuaurNLgeS5Hy8IWIRE2iqae9POUPufjp+TmZwG01lV/f/VNnGATNGz0joRQJ",
+	"2nYRVZroqSjy6CkMZF389Lza9cj9U3+37Iap2hNKr3gaZ++F57nlXpXo/dJVPT19c/Hhvb97V/MrgmBN",
+	"418RlWNYQxYamX8lGeXjCF6KKb9n1U/JGhXXldea1WUu6xOmSMqtJXhGIjEFab6yf5ivG14lMM0/CPXn",
+	"oKltxvu8+RIrzS17xt/eAoyqeqJY3CULV7soDYTCtxSj3EiaB5I0a8VvN3Lli+TK/fewvyEpcgntHVOJ",
+	"aBha/8OMTZ0RWomLWN/7iSJ+nePtu9CdjfesDD99wAlmS7eAo7tdHbNQNRbfB+NVQWj32TPuItsYz+nv",
+	"4AvPEyBaJDmHrWuFonH3pYHE+flXL0jbuTXjhDbPwLTDDG0dOP522WnJBsjX46j2I0Al7u2m/3YJ+tGo",
+	"0F0SPH4IpMoY34Cj76j0+CTqLn0wb++DBkEWQ6iS6ZndphEjfC9Rke1LTMbskZcQpbfgkY8SYpbGHnl1",
+	"G0SpYjf2pQNJd4wqK721+MRQJB+10V5OebmdqvWut9ysSBe/JFN84bzYeXQ2S9aEjSd4mu/ejuExfTaC",
+	"g3rv7K8pC+CFqKSPz5nR/fwLjVKo/93o4SV6PHtRU9uTlH3rUYopqPI+X6mtmkNOBydPD8MfTnpHT8Mf",
+	"ek+P6GHvCPrPeifPnh7/8Oxo1D86Or7fIaeMbdwMKhMtE2WB/OulFiiB8zs6MFVA7iunrFqERlv8vZxb",
+	"vxXma828qnB495Ri+/Pu4KQfzZCcX/yOW0iPYzpWOKOrFDEWQ3tHrl0HZHtItY6AJFQpzz0EJSSBG/NH",
+	"VmoHj1LhK1AwpTIk5tvrtfOJFW/crFoe02n23kVXzLyRBLjA6V8GEwjTKM9vuHieaMKSN+vdLG6klqo7",
+	"+baTpQMrCN5EDxmKtxk7exCGe/zsYV+PZdd7n+pfgTdbNBQy7u+Y+G95xl2b7osJTXRrR0UKVlR1qQDL",
+	"h3MDO5D7nM61M7H9NDmUy9SrhEViXPFv7p+YNxvAkuxd828HFJ3nPXkVQt25XIVwbGG53BqsP/WMi2pM",
+	"u8QGwOol5cp0wq72Lx8zb3XuBrhkAWQxFVfW6i3CeP5FkEoJPJidkd5+znASjNrKOK3BHq+ECK8HX+EP",
+	"8yPx8eUO3yO+PSLmGwXrvzIa1i+fQ085tgNho2zKWZ/1B67zJ+C87Gh7rtQRUZn6H0Ik+FgRLRp0unCv",
+	"ujTruQF5BcPctc7zq3gXfz9sft65J0TUx1QGE6rM7H9levLLx3r8W/tnfblzk2Rc2oCdbpP7HDt1Q8Pq",
+	"eYde7dTuJPPjucIlNd9lr++xnODMBugyLS5y/m8BhTRu/HiJzfDugn0Q1oNV14rjXyfUCsE030g5Jf6r",
+	"v6UsSQxGLq8ZR1ljJHbx9Ys8my5K8kTSmfnjY0RnIF9QGZpPV0xHYP544fQK/p1tNxhpD1N7D0yRmM4I",
+	"TRKgsvacVjPjX1vZm+2yx+7dlipxahfUDbC9d8cY72HCh0zFrohPrFR4Dxx1+BilkkYld3Wd4EOp5UvG",
+	"x2lEazaasl/u2cfaZ+0Qmh8l3DCYfvk9iDW8zAoZ5n3PyjmzhSGu9Dcd87T6Qt4Cp7Yd2Gif1++TtnCe",
+	"m9s9Gfqdc2tbsYISHrpiGrghtTzjrk33sezk6oJ30jYsUeSxyNFVWrykMR3DBeXjtl7oHIpwZntpaChP",
+	"gIZrVYhgvFZ5aWb7iofvIAsQNa10qanUa1Sb93jn21gYS2X2Xpl25WnWLmSTNFs1joXL3GSP5AoOWXoo",
+	"fGCLCz2xb5vMBddsbq8GzGGG9aIojXsNIv7F9rHI+u8oZyNQmrx5mYXCbNIqxcL6N9TGwEFSDeG5rnOd",
+	"XEQ2ZKMRmVKb3gLTyG1/unqx86UZBNI4pnLWhAaXrqgRA2Kd6ducZkumP8dfZdKW+6lSySsvXzGJZUzV",
+	"kppEfu2KEKwy6Xoo+sCBANdyRhKQJKCaRmLsuYSXwxnuQiZUT9yddHyrzj8jcANyRtxKzIx17jK2eQTi",
+	"RM8MFhVhPIjS0EZY5+zzsSHn6iyXpSR8n72tYRqGDVC7pNpesZuwXm3MfL9uNZfW7R7DLd2fyC8irFcf",
+	"dybuXVfSYP2lcc7cPaaLYfK1a40iuF23jvE6YxGuP8S84h7kAar1G4HVft58HeTYUv6dderGNFm/DlNG",
+	"5K5dzwojdrM+VRIM6AXZvuT6VTXT91gM3AcBuRcIPgLDuPdvIhJjsXZlu0t032p7JRGxdhOJpDN1v1r3",
+	"lKD2bdN1a9kT+fettqeuGQ8mUsT0i5q434zLLaxZeU79Z1SYb7N+orVjL/Tmgip0UqLgx3oWq9FJc/DL",
+	"F7miCeYEmJPaucgvS+RlQrYeqvPo8zKDolDXZV1WFTM5BubZek51OpFdUeUlEVmRekvtsmyL5T75gxdP",
+	"dZfy/NYcBi8y666wKdfLgFt2ANabiRaaRufLp4O/v7hrTljiovHESh3O1Z3rrG6er6QUck3z2dj5xs01",
+	"/o61ibngvYPbWyJBGSDW3BiCrJ8af3YKXJOpFHyMZwCnuHkmSCgIHYpUE6aXpXBr7IaUHZCj/lFzB8SO",
+	"u45yryO4vTsT5JdtVD5wmqsWMyB/8dnBuyPeGaG/u/TGj7T18vjL1FL8ocwIHQlDZENqecZdm+4jbUzM",
+	"LXgXg/FlijwWObpKi59oDHjksP1tdDSmzwhFS5RMJyyyT25YO1yTT1cv7GsjEQNFhqCnAJzk2VTRznD5",
+	"VNt5SuAMz94MwUYGG7+SWeTV/ZIY90RI/bLFYVaS5z5WKtyqZlqY47JcuXcrrZxlH+Xwx0NyLfmW3mRo",
+	"j6/Xe/Lpu+TblmyPCjS6pmHannPnJvxIFtf8onfazHgMm6vCEV2lxjsRtvcOOmquWISwS65Kr8CNIjrG",
+	"LdB0GDE1gZCkPARp39zCE88eodGUzjCxjGJKA9enA+4z9c428TMLQ+C+acTumo/xbgcRI1IUOo8iMYXQ",
+	"98iIRVF26GE6YcEEbkCamgNuX5IjE6rqHlOjpgn1IlVaxIZaF2CEr6o/z20Lv6M6mBhBLFK9rGALD8Df",
+	"55HxTkSCwlRSveR4hA4mmVETM51dRmJ6IlJNKJlQGZLAPgS68swqBIKLeFZ/ByrPLgRFDlOPwO54l/iv",
+	"ziWoV0Xt09NLTXlIZeg36tiA4DVQnUr4cANSMrehuuxKIRccCE2SaFa5SNjGHUc7qqXZX4wEqb1oOH8Q",
+	"pdROVqtO3qy63WgodZFG8FyIqGOkkmn05XTKG/kSIs2Lt3oRMycplxW6Ahr/IlgAdzYWMaV/cYeMr6j1",
+	"dhoICyGH+XbOnGYYsojpGRFyqIjg2WudTa8zipSH6iPIn2k0anieTwONL0S0lJ1GQhqNi7BGjaXufghp",
+	"1Sp9UTqh8pPtuXisSrB6bVO7pDUss8gfpdWaJ7C3VAuWybpEzi0D9cLB9nkWa+LFGNulzSwUD2q+kIe3",
+	"XkjJeGnDp//6xk9jF/2DNDD+CndTNtbLF6jk+vfu/qWskloSbKyNjbWxsTa6aW20GD7M7JmOhYdannHX",
+	"plvcqW9xV0dDTOgNZQjr/NV2lUDARiywMoFsowqn+OmJIjFEYF8ydwLNnl3cWTuznjs/2fQFl1KSAVfz",
+	"9PSdGcuyF1w6EFW6ZlF0iYvwOJd3c5rOi5q5gTQVNAXN291dfFA+fPyEex3n5LVcie+KZVvWGVV4dFaB",
+	"PBoVukuCR9x8rGWMLu+7Van0+CTqOn0emXe+AY55TD7pLC3cvcBWQr4JA5uWcQxUkqFIxxNt3+YHMkxn",
+	"JJlQBWSbyljInfUfN7nPzu43s5OrJiJ56TiNRtGH0dbpX+4ey2VW4/Nv3rI4CS6ExtwFlHOhyRDcutwR",
+	"vyy4ZfEVkqcHB8OADg96R3160Ds8OIJesH/4Qw/6z/afHdPwh5NnB/d9haQSS1lyAL5EqGXs/T09LnK/",
+	"eP7jm9/3517UG7+twYtfmbXaskod43ZITbQ40y5N87HspGKBu2oXPIp95Fa/kzSQLPwoFMvkbRuZtkWU",
+	"xrxpGiUxvVfmJDG1DwWbnurm+dZpsQ+ZqgxhRNPIdAG89+lyqy5ti0uxs/+UqDRJhNQQOrWmPMx5TaPI",
+	"R5vD3ky1vxGqieD2GV7gaYz3gWXv/BX20Xv5Cr+3fYLqvXL/ffdnzI3ee32x5W2xsPfmJe7w9N5cbXlb",
+	"f6W9f/+45W1di95/XOBt697Ht+a/uvfcfJZp7+IT3hHvXf1s/it7V+b7G9b75f2Wt/X7pPfC/ffqV7tl",
+	"YshU2DjZwBb0MWaIfY73y9t7+Nb0Qewl9l1yTuxd8ifKfZUdexAccDccP4wlUA1KEx+PtDM+trlsBzwC",
+	"ZcpTmyL8bymNsodj83ZpEIiUa9tx7THOB7iVs15yVDOS95a567cAGSc0ikpnSAym67ckl9gV5YxoeW/n",
+	"mLGX8gDWeY68yBK8fv3yctXsvZaXpnSExTpUlh9okkTMboE2EClfcoGiMtbqKi2j4l0UWhUZLYGt1Yem",
+	"HxBvZG24fVOXiTa43OByHpctOQlz4O+IgVgaVfvz7uCkH8lVWlz8LnoLc3R5RKJ0liKokh7Aoeiut9DQ",
+	"T8BpNM1itEiaeYLg/WM8ssx+R8IxrbL9eW2UaE3aH66z/JzzetroAny53DbgShIaSKEU6m9sU9U/TB3l",
+	"i9yAEDrPXbhsELYE2caT3wkNQO3U9TvHi24QeQdePt/lfOmW41GwWln/LqM1N+/WY9LzBRuVV93+ilm7",
+	"c5oh3f1qpqU8a+yiUW34GdvZRniTKb7TZd9IxxrZ63B1u0YoIOrD54Yt636xQqT2FxQrS3559+faX6zo",
+	"qfvFCqPaX1A81T7SjQKr7hcrwup+sUKt9hcUc3W/WMFX94sVhbW/oHCs+8WKy7pfrABd8svVr6ut3s5p",
+	"gLuh5C5TrAuozB9qC1lCYhd34Gf1wyUZnlZfuMjwtbpkhrcmJS3+VpbM8biyZI7P1SUzvK4smeN3Zckc",
+	"z6ufQ8zwvbpkhvfVbwxm+F9ZMpcHq0tm8mFlyVxerCyZy48mJa08We+pw+7Ll3c0aS3+FdOkkBQBjSKR",
+	"arX+oWhbr8bSw9TuEsZMcOVucY2ENN2q/DpXVt2dlTUiDd962Gn+GKxtocl1j0AIGTJOdZ1h+poFlsI9",
+	"BVob83gMYixpMmEBKdVsdPurE+dKyrc1Go7inneIYpqYv5ZfsMMboQnVk9rzwtyskGY38LLRQZ/icVVn",
+	"KbrrnImE0KwQfjcyXH/fBA8u6e9zGlyP8ZrNm+zdlCYRxCSiatI43DjDru/XlaaBZgGNmtGNYCIk4l6y",
+	"yI9341XawjVkGlT7FE6XPZx++y6NNEsiVhdp/lXIKCT//D//N79THOelzwgXMnYzvSU/kikWnpH//i9S",
+	"apT8G7m9DGhE5ZU4D8OGQdpylcVhfRiNFGiC2Y7d+xXZuAKaHUdr0MvsQeY+y+d+a+Y+q8x9tv7cZ48w",
+	"9ybR7lopUY+Bqqi/6xZb/aU2B+Hl8FwqIqqnipxcrHJ1dZ3neGuO3CX9usQ6aHODrN5A+Aq3VbphYriI",
+	"9HdkZay3B/itmxP3SIrwjRsC95jxRjFvFPNGMT+MYm5pp9hp/Y5sJryjSXvz7NAkH2kHvFjcLu4cOTo8",
+	"AhE6SwH7LE97Nrdtn2yHlEUzj0wBrqMZ3hon2UNDT9ROvi9cvA3kLvsIM1sN7gWXOTvblETh/9Llwpkz",
+	"sC4/kKcn/f08K7bSNE5qjawHOxpaMtuViCEjgLpvZAFuEyYfZo7V1+aaca4d/YesZhOHIZFiLEGpK/HC",
+	"Ld6SN4rouDqQtfPd4CNady0IFnjoFdG1ybfqMw2cS1COhjbr1ksDA//MRqFAk7EU02be0XJLNvlJ0tqE",
+	"R+5wH9wmIBnwAMjYlLQPi64QHbWmkSW4q1v0XLvm3jw8F3jZsUCFMVed2XPE/KZuxi1IqS+TPvfwghaF",
+	"yL+QcLgHvTKIPwgov3WgtWUOF0juli3U7nw7NtnHcgMqi91hQ/hR3IGCEzpMiUKst6No8eRs1gcRI0Jz",
+	"ZyFzBm5olELVD1C1jkDezicnjxfj6qiz8znV2sfYXQOJXe0tq1dHyrZpeM5LJCzoh2af8nI7lJJr5nLO",
+	"EkrG7Aa4S9a1/stVspjQMqubcaVlihsD87Z3oYAeeKd1mVLNhrtK3eUr9T09EVlaq4cLnT8kpVtStZXF",
+	"7IhUzcfU9pw7N+FHMjHmF72LqrVCk0cjSFepUVzaay+PE3ZBAirD3a1v8H1kpmyq5Dej90J/mPKlybKp",
+	"HMO51OvcKm1eHN+orzetLmAEUhEtCCVXphjZ9vdu9vfss/Z7fxj18NnfKU5g2RxaZkHyqxBfFv6asrDx",
+	"zJu43jUkL1NgfpMvJ2UxktJyrFKGpXurLR58KaOAfN8vVW8A8y8EmJZMqSooO6csW59196b8SCbkwsJ3",
+	"22p6DCOyyhXdpcdVFu1vU4FiVH63vbRCdlsQ39HOthIXzqxnOoBsc5enRAKNMD2J0dsK5A2EhCoy2Bps",
+	"7Ty0nYkUyK7ZLt11NTaEmogpdy9i0YyASyY5EpIMI8qvLYUV2aZkBFM7M/fVhN4A6kTvvnP8gswkxbSX",
+	"qLsmSgtZ9BHMPMul31Q+nnux31o9dGXxW1XeOYd1TzS3P+8OTvpRzZby4ndcTz+e4ZJzRicpYo/2vhB8",
+	"BBJcTq92NIPtiQR5V7tfPzkiax4RYOoyTeoOq1/JFNB8oESLpKfNJMdSpAkmlLEbh1xTxhURelKhgDoj",
+	"yGWFj+0sLBEznW0zLqqga6h5ZuYSs7cQFgLXbMTAZSoPBRhjTZNgQvkYssQ0CdXBxPSfKiBM434Z0JCI",
+	"ESmRGaf1V2GGTnlIlBaSjus3Lr9AuZnpuKUoyLxSpc0zbqtWzSLvflu2zYbNvyM2b8uOqUNUV9XUY9Gg",
+	"swR4LLtuCVN8E7bMo9h4dRzTYeq8FWPRup7UQGMSibHYJW+MgI/pGIwIViSm8hp1QySkOiXDiAbX5Bog",
+	"ISm3ojv0yDBKgYhUR4yDN+ASQpJIFlM588hYAnCiIBA8pHK2S65MX7Y9EogY8ND79sWPu7veT+Zfz82/",
+	"zn/c3d3x7ekjo6kH2BkHDF79pe+R/d/OjMK6AamJFuRpb8g0ufjpOSqEGN/PdkNP2C1EKjvIpEUEmOmV",
+	"DCkPB3ybcs16NGJUQUggHIMiEQMyBD01A3eNoJpJJV6mM/rTjn/n3gnDv/IOcSB4fXv59WJTpKS0v2T3",
+	"qNF+UDai5Q+UrMDIY5iTDwkT0gJKSCsgIV+Ike999/j7BFO7BluG2O7p2vbn3cFJP65xWlr8jhtej2iQ",
+	"ZpzRTYqIYXsenBjCpR1Cl6Z7mQ9kjUSmv06oJpRIwAwTdtNReagZp+Ynm7laSCCKzhRqvfxqQc0FQKin",
+	"Q0w5G4HSb1xa7KJBmyu12j3hYnpG6FAB13lCIOpqbdt91SFgigyFZMR94Z0KXbf6x6+eHr56fvzq8ODk",
+	"+Ifnz+pCLdZ6Uc9hwnjNIaZL+zNRzBgW+cCfZDQgNyDxJsIQAhoDCVMg0wmLTFmmqpMKCeUYtDojfRuk",
+	"ClIpgZcDU0WSEFPFjHE1Mef7UfeggqZjqJn+OeEwBbm0vwlVJBIUM5UYdmFRRNSUGRtNC0K1pVgwgTCN",
+	"3H0JWpnvEgshm3wdo1+ApoxD+Iul/D1ytWdrZq8myxuQRGKjqjlL/zoBjD8iOdyDMwUv4N1oXPP6oOPQ",
+	"GKqTakZ2CRFQBb3+4e5+v26RAsE1cP2zy000x6g/n/cOjk+IuMFB5YN5oojiNFETocmIRaBO8V0cY80T",
+	"f5D2+4dBQvUE/wJiv1ATik2NXLrACOzPgwH3BzwBid95RNmE98MZpnSysPSxEz+rnKHl3fn7N69fXV7t",
+	"/lXhw/mGiRWNYcCxPF7VsRUMiiZUTQhej5q5BTojIRth7MNNwx24MHMpmHPAx/Z+UFFYcLD+bkFoO73T",
+	"Z6ODoB+cDMPjYD/sQ390APvB09HR8Ad6GB7A/qhPnw2fBj+EJ3A8OqKHwwMs92z0lP4wPAmODatQbYzl",
+	"rdOt/+0a/Uu/94z2Rr/9cXL0+X/ULWIx2Orq16C01Lpp9rz3+rc/9k/qm82f7znXtbzKKww6par04A/j",
+	"+OBRdqZGPsnE/fanqxc72SmWRWn7RJFhyiJ8MQjKxzhTfs3FdC5PEdXQ0yyGRrehxqK3+KWIjWmS6JmD",
+	"9mdv66aQAYtCEpONuRIeuqJ7N/t77gsfZZfdFCitgsHebr+/e3L47ODkcKWcKq1mMZgc3tVlqQLYyyRL",
+	"AxH3hQbd3BVBmIIyIJJKk+3hjLA4EVITfKakeWq9eSncUSPwEqhqL+kLJ5AwJUIg25iiq0cDTRKQTIQ7",
+	"mPmFGzOBbEuRjifRjCh225sCXBNJ+TUYfclDMd3pwBY18PCKxSuyriwFdAMAGxlFjUSuPyz+6dObl5nO",
+	"sOUy0p5h9hCBlFSelTIiJ3yzjCL43lbr81uSpOUdnZGhOwfY5Nxjfa7e++drsblZLBBsapbzQPv4/ufC",
+	"L68sVf3SbdaM0CWFMYSRcGPG8aE+GbEosuZOIU7rem45jDSXT6JY+YLHK5y4Kr5kR99inPahZMg3dVRg",
+	"I24eUNysRfmNjGhRRrQUbSpkUKesqlZn262pPlKoubLQ3TWnHyPAXHBBJ+kwEclLN50WnpxflVadP4cr",
+	"SY2cXSTDSymSBE+vhal9bXACZJjOSDKhCurDUQHVMBb23cOa7uyPqy7DOBlLIjqEqKnJGghV0+hHyQIg",
+	"jBPGe+jFBxJCppu+zDuWLPwoFMuyadMo+jDaOv3L3WvyU7nW59/mDbULMcUYp32k3wwuI6zpbv4Wq006",
+	"YwwuLnRW2BS8w4Ao2IutkUGcw/TNPYof3OdWLK5WiV3mmGOO8nOcmk2rNOTycFYqWQe57ydtzVfG8Vpm",
+	"4wanG5w2xOk14y8mUsS0tZNNeEbHOCdKzyIgN1QyyrXNrKauGe9KAhS7zTGkCkiAFLHHrjDWc824uySK",
+	"W4KK0CQBHhKaTwf1qHsAgBIO04jxxvG8URpFF8BDe8a+0TMWhuQQ/sJCEE3rTKkOmr6T8QX+WvU8UGlq",
+	"+RDmx9+cSds8gbeST7/zQ2YbJmzOhG050xVG74r3lA+q9Vl3b8qPFUqYX/hOutEVqjweSbpMj7dwAy1u",
+	"NqTJWNIQCN6syzWRR1IeicDuJ+iJ0ThZQXtGKZh1KqvcktQaGG3O0mlEhpCKTCdCVXOKuCe1G73Eatp4",
+	"oyGu2UfPgt86s/Gw8C75hUYpKMJ4EKUhEP/Vq7+lzLpy+fqaJk9Pf3n9Z98j/unpOWcxJjG3H18zztQE",
+	"pP10KVIevhqNINDKfnMlKVfWv8rr/AeLohci5TqrdiWS15KO7Yc3XCUQ6HMemnL+mTEnbdJhRWI6Q+OT",
+	"yoabG+vr6C9Qu8UKLKTXWlvZIulb3cq7P7q+c1NwA6TvEUgtmm85Vrummtuec+cm/IgGa3nRO22fPZa5",
+	"mnNEJ6mRmMG0FTxRpvXiFWNrze2uHWIvAuK1Jx5MJy9codPTF4IbRZvSCM8+ZJZi++/5PsQRvlEaRWuM",
+	"wBRH/WcPOqzzODAuRXM+NjReysgPn0DWMs5DZJBtolZLMfblmWDzpakne/WJU0fepYhrM2JZD7qv8HD4",
+	"twHbtaOh3cbnEs27geg9INqWmZhJgC7ZAG3OtVMTbTM294E7x9fFDUx/3+RLDqpCqQbHANaCdqn1u3do",
+	"VnixFaH3iCv6ncd5vr3Fb1N4dS6IkQ+q9Vl3b8qPFcdYZU51jyqPR5Ju0+MRGaTzvPFYbNFZKqAiurI+",
+	"yXLzYNn3i7d15juYmxqe9DRmlkpoAOSf/+f/km23s3kNM/xctRLKrwHUDrstEV8iTEfWCj3P1mIi6DOe",
+	"5elmVQyaBYpIcKkYCdN4uTz3Lf1v02zXQsJroDqVEK5zUvXBzlTVjGCVJYcr32ZA7B6L/71b+N8yn7Qk",
+	"E3M27JJAbHOunZroI9lt5UXuosWS0+JRCNFVKlQluqECn7lLJfX0sPHmVVc9SqSpFl0kw6KE/mMh7LH4",
+	"5M9vi7rH3pvWEyCpmxShmIPH3gnAjD2B4FrSQJffiqrUwARqTJ9iLqV/v/zw3p5WcTfb3dmacBdJJ6Oa",
+	"DGBDJaJUA/l08RbjWNxlkBWS3LAQBHGJtGIIGSUTofQZnoQZQr4RU1z2nmidqNO9PSy8e0MjISnXPZqw",
+	"3UDEe/Y2jto7OYST4GB40juiT6H39ORZ0DsMj4IeHD49PD4+ODg5fnq055QCCwTfTdCsycNNqWRN9hTu",
+	"l0HMcLNL/lbOMLRLfMmEfhEx4Nq17O+Vvnuesij0CZVAbFZaRcRowP3szrycrzr3g6s/EpIE+IXKMxiY",
+	"ggE5//hmd8CR8RWh2ZHHkIV4t8m1RrZFFBIJgZBh9taYID7wMeOQ9U3yPgYcUzzt4LDnz1zWJZK+V2Yz",
+	"7OMl1TXG7PM8wxQpJ606Jf5//ud//mfv3bvey5e+y5ORJ1fIkylUue+gf7Df29/vHRxc9fun+P//tXQ4",
+	"vyxLLfU+jUGywOW+spA2Y6MZVSp97tfm26uQu9aoq+YJm0siUTxL4TgAGTGrQrb3T0iaJCADqoBM4JaG",
+	"ELCYRiRkY6bV6jSJ90k9VmbT2inVM/odrNJTE5YkjI97+896yzJyeVtzEKuRYQZuhlR1Q929u8mlbLCs",
+	"UVehttmbuil/Uc6xPNNYKflYmXvnWW3pKixZxzpSLFK8jOA6pexqtmSRllKQdcECccN5dQNc30O1+KZh",
+	"324ZlRPW7VmF7hMwDZ9W8vlxMc1UEuWhl2+0D7hLb2lz3SnMi0hGUsRz+SoxVwvTZDvLkmcK7kVUg9L+",
+	"joelzVdP1ICrNI6pnJ0RiJQZLhuNfOPQ+kbf+nU6wRRZSYl5bV1twu3hr4i63cUlL9lohOd6a4Jv+Oy0",
+	"ppEYK/fIUJb9ntPY+uZ6AkzaPJfW/EIy+Z49LDMRUyN+ZwStRDIFo+SNreYRCbG4cflRXbNnRW9Ym4v8",
+	"QSEJJIKRJiLVtfE9s3ZLRdK7TAEUyY2qS1wrlNx6NqHfpSs6D4ryqIoGvfKqLSCllNaoxzEQUUGO6a7F",
+	"fJkPL4kLAYzsXicZfkXztrVYlbvLnp/eMqJKeURNRGJfzcW3Dq7r09ze8zzWK57G2Q0clQYTDIaVDuoX",
+	"h7R+Bnoz82s5MIQRTSN9ec34p2VvuXciRnrNougSF2GNcahyrphGGQ7y7DKLXmF+WcK5Sk5cUW5M/CGQ",
+	"oUjHE90oeQFyQmOn3/KuWaI6z3/5E/y2muHE5vP/tVTpDhJYrzOCLItDg1mveVxsnjHnI5Fz/FA9JFae",
+	"eokLMsIvFxBtxrPXkBEdOvX57UiZtULpjyxOMHbZRYmyJKi6ESoPK1Racr8KodURB8wOqNXZdmuqj7QB",
+	"UlnoLsb+C2o8Dim6TQe01Vq2IzCNUW5M2CRHimwzHsIt6WfvYuClXnszlvIAdtDIcNfzt+0J2X18L875",
+	"w1mCpLUTo7sBPFBGCJeu/4qBXHL7gUqmZ3jZu5QM18n3wtP6Nq6PrXtr5K7biV9+Y2SdZ5G9rSmNooQm",
+	"DfMMNUoRXLooMs8H8wq76L2qqzNuvPO+SNUK+sbh+vguw70Bv0SNfTuYXz/9gnqwu9gbfN8P363apCVP",
+	"qltGSOuz7t6UH9Uiv8OF7h5VHo8kHadHHr1oIX14qNYMjpxnNZZERnBDkbK4F4op7yk2nmh89S7lKk0S",
+	"fAauUYSIMvk8lUqvO7xKtTuiN7FQOgtkNRtQpF8zCVe1r2LYqWePT0b4LrIGMmKy2Z1lGunLidDjdN1Y",
+	"1flcxTtmzAXvKVu22YxDGtMxXFA+huYGwcuiUh2sDP8nVywG91xmw7t/I3uGd/FQXQ0tDdHfiRDuyB+l",
+	"NOUhlSGhqRYx1SxovlSm4EXtAaQLkfJQkQSke+m8YXJrfGDteRpFoM+DIJU0qAlsXyYSaHhGIjEFaQAV",
+	"CwmEYnkNDXuK6Zj+zjhcst+hIeUlRIKG66+YTPllAhC+SyPNkohZi2zeAowoHkXQwroSsbiBGLgmylRt",
+	"OCnH0x/BENDu2y/0tF+LgAaNG4vuI3DQkuranfT6DYdfq9VeWivRvlrzDkKWxv7qp01zTptbuFri1kCr",
+	"bvHqua2WiIuTL3BYQllVMnqFSlmUavNSfU7E/FYXL1cQpMaPugzQLTAL8EmBPB9D3Tq/F/j2LwQS9Kl7",
+	"Ltg4FT4xhAWlSZwqnb1VP7POLR5Pcvn2kEeGEeXXA+6bjnrYk++ZOjSKZsQ/TxLjGmSHicj2v326eLvj",
+	"75JfnfwX3B6ApFw5rB71+/a0CzODnAC12YDdYYaim4IlaML+A2Zbnw0JGB9h1jfjfdAAZ+1qShiFNqif",
+	"yqh0aHbM9CQd4kFZVyT776LLfwE07AkezUpXVXB/D88VaaAxMb2ygEZETYTQIMk///7/8k0g4/LbIy/Z",
+	"DqHxbAcc6ZkFDoq4gEeGaRgyUB6JaeLiAgGNIpFiZXzMRXnEqBbQzIoHBlJ5A57Yp8RxeJ493WSbRllo",
+	"BkWVPbnMONl/6kIFyiNJlM6/6Ul5OODFAaZ//v0fPlGCGKvFnYcOaDABRUaggwlBAk1LB37IEPQUgFdO",
+	"9qrdAR/wP/3pheBmcOabP/0JvyKvkBdxcCoNAlCKDEU4w+NQfwycMTjYOjWmpEcGaBSaj//8+z8++2eO",
+	"lUFKIbN6A07mqto3eY1Fal/hNe1gFfxxy/4cg1J0nL3Tu/XZz1aQuF/sU9s4V20IgoQVHLszUPKIb09l",
+	"418iAU4TtjujcVT54q/K5kncmwCN9OR3/NvosNnvtkvTipYsUP6upY7pwV6fwsNTLsaU0DGoJ2R7CJGY",
+	"7nguSytOS+EpqJ+v3r21pXYNoc9tbQdnLSmLUDZHVE1c5byAQSuzgSYiRaqzEER2utz37KxDEZgPxN+z",
+	"q6/2/B0bnjIIh5D4h/198g5Pb30EGVNjE0Uz347CfysCmzbSnrQj1QFgUMyMziN/S80qX0OiqwP5n3mw",
+	"LITey1f+zi4xks61FoogjXMsJFIMQZ0WhN/zrQg62i34sEYmBlTKWVkAklr5hwRZIgLP8jktE4F/In42",
+	"FZ8oiCDQCgu7Q2j7T0nuJmTwta9FJ1TSGDS+OQw8jd1NOzOcCLQRSgEelM91cAi9ENwh+iCARBdXHiKm",
+	"zCcDlB0Pn66jUeQTwbPTdqZV5AdlH61DmtnhEGpmF8AZ5mYtnBp7WcLNdAFSpkcELC52XifAhwLJuY13",
+	"4i0OU8hGTPPDl26ZcooU2ZFQTtsTm56lx5QpsDWB9z5d7uJyvbBhq97bnPR4fdjSwjaJ0Vwnjxg/nevX",
+	"rFDeqSlmmp0IvD3AZ2bxjCI1kygPw8ch+Hb9ssZ11gz+aL8ezoyvZCTbTMNOlU1+xKXZdgvjVmXntLwm",
+	"RcTY3oPZ9ku7FqfE2PEZXFHEzAWUHd85QuCSkG2/Ehj1d7yMd4obFO4JfcL0WbayEpSBq33IPqaV+fr/",
+	"/Ps/zs1csscdtn28cOQbZYXh74N+P2/BUuGTfR7byYUcAlbusTEXRvZsYw7r7KKHAh4SuNWS5lhAHsga",
+	"/oB6X/1oa///8SSu7ez5rIePXTrGd9A13GyWhpKYRsZghpBgsW0uNHnaO8L/7R+QCdy6SwMeMoWB447p",
+	"2mDhqH/kWplCFPXK7ejikkx2BDUUYF/ZmdAbKEktu7w0oy6CCtc1mhqVlUhQwPWZLVecmLXItPItP3pM",
+	"yEsDnoVnKKnrBW6tkBiDzg4sk+3MOXQ94KuriEMb1M/YAH99okjJ0LKIw7lcub0Nblg4a9q+7ZtPDVWw",
+	"b/0C/5TQJYweU3kNKDJqWR7P55TeCzaSguazEZJENLhGClavhOHNHdOq82v8wdZgy/dyqebeAZdg/pO9",
+	"PhxFpZXKgVAImrKdZE+YG/oH5luUV4wT/889syi97HKRGcI2LW6rvHm5c2Y0dd44UjBmt6aLqShbYdlA",
+	"Pl28dcRyN83s5E9zvBhbTztpYq+rmSpUEZHYWJvFhjAmK8IukWBsUwlKGfD5Q0z+PP6dJf6OO7otFHAj",
+	"WfxzVDy9VzwQoVlJ8reezQCNEgMcqRzfoolg18gQXvAxeXVFxx7x34x67wWH3juqg4lPxsyIncP+kUf8",
+	"n1+dv/TJVMhr5Ww016oBMQ79I+PcqCdHm0xyVgSqs8du9vciEUhQaA0jsJTIeCPloVW3ZTta7f1RHG3+",
+	"bK1o1JhGnmWLXangW9h6xYagEfoqExRmxpZf7MBc59MJQyVFdd7q1BAK5YZH/BfGVu8ZPSdFdOqENBpv",
+	"Mb3tGTVyuH98eNI3tjWL41QbFBvNRMfET5BCxqiyPOMkH/o/VTIhN1uUU42MYrg2V6+ZmWdfc7IJ23Um",
+	"Tx3/SUgN36AwVCQyq2wmgmizNzA0vQbcFlMA9jmnbM6eO4gpJDxRJBF4LVODvKER2fZ7PfON75F9osgQ",
+	"8evk0s4p8R1JcnpYZ8C1YeziCFzUyshvTSKgSpN950hYYUAj6OFK9CTc0IiFVGcNoZShsXMrfM/4UtS6",
+	"UKb9kRRcZwqT5qRxlKYoOTEia2BcmZhylyhw5pZA9paE4LvkSpBrgMRYEQaehpog0aLTghhfw5L1BiSN",
+	"snUQIzRncjZCzrJkNt+z0tVBD9uoOo4Zo45EFImpNQkswj5dvFWZKeQXqPARhS8+XFye5oh38stgHWWE",
+	"Uhnv9s5Ns70Pko2NGfYn6yrBbSKMcesbeDinZE5WWggvWHpopvofPl69+fD+0jfCaxSx8cS+W81n1hMx",
+	"Os60edA/IsYTn6LQ/+nVlUeMfPFIVh+n8qvDIpDSlSGeS1/LufIG0EKYmKasvoDQLKooeJjMwNiL0jIX",
+	"iyISCWrkpOE/fGp5xyuLM4s6DhBan8FyjyLH/cPsPT7rIAO/gUgkkNtl1ify7EpmXmeuzlQCQc6KUUQy",
+	"XrYLZ6/bJKmanFY44X9OKdM/nvRV5uXNSWmmyMTonZRrFhHKc3cl14GZ/CLbKAYM2zM+3vEKaTx/ocsY",
+	"d3bul0j63iVevCUEL8Jg5BmbRDFk/Ipshaypri3GKD5c7q6jihEZCiOJxRjQ997e73v9ft+0OpxlEsQj",
+	"fq9nRIeZNEjl75yRxAgIhgbGDDWjWQdLigvQctY7N8C1wpDJbLUQP9LoYdFD8eD8A6RVBWloXZliyCwZ",
+	"lf/cM4CJes/T0QiMdXJKuLCWAq4bUmoH5Y9p3nBTIsWtEQ8JVahajFeFb+QbY8L8OCtEFLrCRu1ZN12p",
+	"hXVF4IQWJ2iM0JBoFgPu/AzFDZD9gz7JYhGZi12CizswjRWpws3Evf3dW2tpHhkNhe6WmW1sH0annOyf",
+	"kP9gz/EaOCE2gKjI0eF+qTC1zpQwfZwcYfGj/UNLFuOuWL3ChZOWO/gyjgL0NnG1nQHMHdy8DFQGC3PI",
+	"cnGuj3TsXOQERBLBn/5kQF8JHCBejSj1jeG6N9FxdEaCCZUK9I+pHvWe+kY97Vk2GPAMHZlF6jCamQ9E",
+	"gqaMQ7jjubgMVmSlRDtGahtbxXp3FxCKYMDRxFwITrlOck97yDiVs51SoCcLVWVxnz9M2c97f2jx2R/w",
+	"7dqIYNkU9cwYjNmA1HTOcsXjVNjdUIqpAiPas7/3/nC2x+dsDPPfZ0dk7BJnFwU9F4219wsxzInWmPn8",
+	"RDnP5Y7RIF4toHM6Ch4AShc3rQG3XeLEjXk0X4AkFCGfhSy8kikl7NgwZJdXLBa+WmkojN2ZX56/hkQ7",
+	"K9vIjpBE7BqcjrChQ4OBU2s4D7gxzvesbe4ZgzmTRTZ6mDk0QmH8ybaCClGkWrEQXJgsC1aGjPoDjkrI",
+	"vQJbihpykYAVWTQPyJlPqHo8Q84BLyKVZNs32HllxuHvlA7HGajZgK6HIVjrI1o/wke30HiDRgAwPrZF",
+	"BnyK+xfGY7BTihi/VmRIg2ujjBFbaLIYNqelVcMfM0bf2TUlnyjiDjEMeCDi2NQrfDgahsbvKUeHrAen",
+	"xam1e34WSvtk254CIElEGcdMH9gI6nrXhucuBeNSmxKnT/tP+74BA+5i+Dbg5P+591rIKZUhhL2PUmhh",
+	"qUCUsDsqEQuAKyhtirx7c7WwIWJwb53gXSHHe66S2jNlP3tbmumotJ+CEW/0V6tbIqW7m6db+7v93b6p",
+	"7GTK1unW4W5/99BeL53gTtWe+dcYdP0xkqqoc3exmUbPpmSD1oq/8kJrYYMQIrDgL1bYc0FINHgq9s7u",
+	"Fg7cbuy9CbdOt34C/bOI4aNNkpXZqDiNg35/2bZ/Xm4PK372tg77R6sLvxf6nQjZiAEeSjlu2gECxtY4",
+	"XKtGaSdx6/Qvv5XuMm+9pRyNzsTOXNOx2jr9yxbidOs3U9NJ3qWL+ariUTuR6nRL7mdkZ2kLuwsltOeO",
+	"vjJ+jU93W/vYdF67RM9xJP96i3RV0XCFxXHnghWqcsXSoT5y65YtY2b8VJbRSjkWCE62ndWQRc/kE2Uz",
+	"Gw14zNBYyvBsrW8XJQMn+LLw/RNlHEer05A9jNhxfRd7JQPuokrbCQuuDfvwfHNsp56Fch27W4q+ZpND",
+	"U8sYhfOh1uU898JWdaxXxKKXHlEqiuxVWsCkVisqmF4yHxbPND0uqx+tzepHTXqZA8dXhNMHnjP6E5UJ",
+	"orVR5QzQFeCy4VeHLuTKLHXIoiWbb6ksQsDFVU8HnLtNKdzHcWcLcCtATcSUm9ZdCRdpzMO6pRL4ncpB",
+	"DANus5LdCd0dr6pxnUmNm/oZfguqIvYGvBZ8ZAF7LjEV0qdGfVTKegNuXVAlyHbK0QZ2jT5BF3LH9egb",
+	"svqkarLirgs1Xm50J+DfaIgfB+14ln4jFTohFZAB0ViBAr0NZINzI+40eEv+opUGNm1QxWk8rcs3VNoj",
+	"FNymvEbMlr6rzUeEp4iotN5LvGM1YfG2kI3HWJPaoMN4yjJihRu7BB82JqjuBY4ND7fLw7+WIzJOiVS3",
+	"l5szcznas5SxP2JID2Xdaa4VVJZ/k4dZWqc8EpR7+0yiJVnaVzU1jalnR59HBdx+djnfFNl20DBYsDsk",
+	"mJMAj2BYF8MFf1zeULWzS96jI49nB5Zo17vsS6u6cVrGj88GkmvEitFJtpfHq2yIycY6cse2At9ylO2s",
+	"AK1vvvaxd18LP1NpVZ/4Lq2YqfVcF5a2lgfc6sRTeyMtAamQCNSdD8NZ4cdcF+MZgbtlxHMbE7yXqHhd",
+	"ypXVQDteiTUKb8TQI4qhcmA4Y9ZShHilOApFsFyxYoDb4JYjBOpD2sbec8cYpSm/a29ARILD7l+Vf0a4",
+	"IC9evt9xIV814HOx8l3yHvfd/p3e0Evs/Wz+8Gd2YBNxnYdAqT0XtgQlL0Wg/hWDGUyhB1CzZ7GEBdxZ",
+	"zqVccNDv54ckcL8TTxhnO6QuVqsys59cAO6vVgo7u4gpMqIsUmcDruk15nrEE50jPIVEQzKkEeUBSLch",
+	"l5/pZVxpoOGSlf4ZJ3C/dZZiCI0X7Q3H21dRg8AfuwFuZo4x+hLh88Fn1EffcO8PNaEHxyfLTYFz9BKJ",
+	"n4WR1YwHpNezOwfOtYQ8Do/njIoDJhkrqCKV5IAjnrDX7GQBnpYh2/YGQ0Aj7NIqddwntZs1O/Y2woD7",
+	"vZ49+WFH0Utl5FfCXO7oRCIY1wQPobl1nEsZjUH8kVG9mV/geM15zOgp77oTCniqPTtwbsefnTf37zit",
+	"s+KszgRcdMzKGXcZe+eM+HiBxG65Cy5SCaEx9fsDbs0GO4LcXjg5sreoluQ8Pqt6CW5+mdIfcDNTzIDq",
+	"Dv9VT0HY4jtLUPDOLMKiIbDoKhnyPlFu7b1VQ97NrpYk9r652wmxtbfKt4rspTZ7yrCa0vLZ6OlJ2H+6",
+	"//TpUfBDeHL8jB6MgNJ+cHxMw/7+MT0cjo5G+8ODYX/49OAgCPePw5Ng/3jYH/X7tP+05jrTvcwKS6LP",
+	"3tZB/2SN0q1ZIc9peGHFZ2Mz5L3Qr0XKbR/7J+v28cBiznj1ueypZuQvyTwUD07cWYm+QtfgBl/pLIvR",
+	"Ddbj8fCMhDvjoybU7cRLSCIWUOU5C7zk5ztBZyvQmSqORpoaWVSQi+kZHjLZzj0jideFdkqqz9UZcFRw",
+	"yisdtwgmxdkjPCSWnUezZ3OKA0wTyudCDgO+bQdtzykpTccYajciyR4cwwZjhodCcTJTpoPJzi45n9Oa",
+	"eIZnwLWkoxEL7MUid1qtTCMl8iOq9pirPQ2YjXEscH93iZi5wP1hUOrx9W1DQ+m9wEHO7uTcfBqrNfTN",
+	"/h4dmz5KXFslCyZasEXWdcQKR2m1Y/VGfYzoDFNNTqikgQZ5T/8KB2tG/YjirdUVz93Tz1UrTGli164c",
+	"GZEisseS6ZBFDPMVFMvvlnpu6Re3IxaAkd2yXG/9m8anv9ChxsG90RB3WZ99BQ75CeyFMppdkV3CBe5i",
+	"6Z0S4Lkrc38RcK+lNd3O/kWw7JaBbLtUYsGEyljtlBYufx1vYe32ivRTdy6hfSP2Ky1j9hjuv8hazrKM",
+	"bvkZOfx2nfVctVF8ATqV3JqEz4sujbkG0cheNbPHYvDawP/H3vX0NpJj96/y4EtL2JJs979MZPTB3ePM",
+	"bNDubrQ9mQCpAYqqoiXCVaxakrLsXTSwx+SaS75Asvc9zX1y3w8xnyTge6x/kkqiDIxbG+nSaKtYJOv9",
+	"K7L43u+HTfqr82MqDe1qlK9neAj1naG+YXd+drb51f/WGe3uGsXBHtbbwyZLkEm68e1PbZ78tWGH3ZNX",
+	"Bu3ix5WkN6vMy3lty931Xju7g/uucV+nvjXGEHPFs1xuWsC/q5s9sRe7kfdlGV/rA3q3Ik1hzKTkqkbY",
+	"OI9pg/4unZl42lzfZ0LHqxTr4eilkHfV1cv5HZy909njWoUdBlFDOyGy03p/rxtfC66uuHl6x1+awr6E",
+	"gAUMLtAk/VKtDqyrW7M+Dr8k3J11/aWZHoJAdxBYYTrrLQcPc33iQQXB/RUCQTX23kQAfGJC4KMjeMUU",
+	"fo4Hhkh/zzQsoKJTveCG731NfXtFiWqI3Q0P1RQPcWFNXKgNarOFKBabzeGAWn2FWGAH3qNAgHKG3pgZ",
+	"k3IER+A6oFMZQilBEIqqZTMCFCqfKK6x92UNewYA23aXvd/O7+D6a13fqXC9WSA4ULzxQ0Dd7Kldn0be",
+	"mw8BTUF37OiqJj6u7MS3s67s5ndw5W5XrlW42iAaRVidh36tLMsFBEiXTIkk9D0HiUCVMKpRL1biSgUO",
+	"hxERou9EPtMtlLhCzWQT4BF7tRcylvD+Gbwq89mqJLSE2ggdyplUnCUI+pgriHOlZkVXNvt7fGDkI3+M",
+	"4dkbD0a3ZHSrSykwcX1B2WUdVZ231zDQst5iwUh9SrwuBOYH5irhymEt9lwtkuRzrihjEEuS6MYx1zDJ",
+	"hZxgkl5/SHBdZeY3mqkVwcyUlobmZz0LS4p0E0W3aoh8y2idmNzcLIkKZa6gWRLVqmxqJDRzepIavmah",
+	"GqWrTINM+qnKl346eM9v7D2rCpHW+gqB7a9dkF3c/ebJlefo2F4tzSPN6DuWcXySPVndCTlApCNeam/1",
+	"C50ue6zuUHa7urSrlHsIFJ1ru5ZBdNvDvV16ra32X1jSlXg6khV6mhtI2UM+M9CLyldPSRiBwPDHVDt0",
+	"I1IHKesuhzKiKwQRR9c6GoNRTOqU8sQDhBpTXB8v30/NW5jynBDfMfV/8kdRDBqYz4YpYCqeijs+rIu9",
+	"aDEalfC9roYHsUYMCAc2V4MDxUyC5jwpc9wIA9sM4VyWnSPLE0sIJM/Bg9ECmOlbwhAOqMZbVwQ2CMJW",
+	"ocByOTHT6KxZpnTLeUHTsy+BqiNImTbQ0zkw+RDKGqQqzmWJ1ks61xDn2hDgtpuofgYZz3L1EOCyAtcx",
+	"DIsfLqRRJXC24pNZypQrWNOECDsmxL2gxLtMeChPXr98aXuCfC65qlZ1P0hxD7zI6fQ5Q48kwGXE38SS",
+	"iar+1FXFITB8KCd4DFFewxI6JxTC2a6r1hKuRKt+1lln/Znb7k2moazwJhaArUGY/rCrxA0q0NORtQrC",
+	"ENYtLIvSG8Bje+T2KvSsPSoTodo+zalWr6zCcaVqPBtzLODXWPWFAFQrS9UuUNXudfuYSEsdHELsl0UQ",
+	"swVNMgdlTI60fgmGIm0BrndXojrjpHsiqjFn8mEtJvvwcZWZo7LWK2k4C9kkmSStPqHH7CxinoRS8YHj",
+	"EHBIGwSd1HAwCpfOo8k9+81tTwNf2+1mQnn6enM1Z6NgrQkd0e0DpSa3XdFcVhN85Frl4EErPOh8aduy",
+	"jQfdpPx+7Rbmn2yDJ/6abMe0y9E92W9YHRDQzfrjP9vOY7vxKI090W6j1Oxhs9G52aisYb0x2A2JXRuu",
+	"/wBhd3eX2OqJXbgceE9cGLeHmRN0tT3Ev5c1doy0pIVdKfhp76LR/ivpsZ7CvmkUeEv62yjXI1gvy3eX",
+	"PxS1Z3oI4p1BfJX1+BiPv8HsupkcjGOzcayxCM7U+leDbfDU7wLO9iXJ08ofekxlOX1sc0QaM0SxaKVx",
+	"OTratup8/PgxCnwqH+bskLDZ7b+F4DHSo0xIh52mgMW6YzwjX7/Qw9rnt67hb3laSGXgj7OKxiSfOAr8",
+	"PRgHhg0q0R9Xilyzf2vahke4aAh/V6NGY4qH4NEZPJomssFC8GxufdygJo/SFh7pXdH89uSt3kmn3gBZ",
+	"IqS+AX7HBy3+2Nr0OT5hVMKioo7/RL11n0AQsROBMmbMIFlXz5GONQjb+8AmTMhV80Um7jN7A7JIhhJ5",
+	"UxyVPSFI8wlizFZkykitigS6ePYqicRxZapeaUxbvn7wNjKnR0aOK5T59WFP2Rk53MEsAuxR4iVRtpJF",
+	"bbTQjBV6jVlWiOcIFF6SZtORuGTKmskdFTYbFhPEaqMLvYw6Y73t0o75xDuUS1bsSSizGqWwFbM0zWft",
+	"PCUr+pbyPVYYl6zY1ZXFJSsOcaFzRZGh4jp0Tzx33UwNKs+4mfIZQZITq7LABJKbXGXMjKAQBU+FRA7G",
+	"CQ/gRnE9lURXiJyRSHJJF0M5KyjxZEWGRk/Im9wx7xG51/fX158q0sRk5uArERg1nxkeSsOzImWG07uN",
+	"bnXci0xxPKKvKS0+X5x/e3nRiTJMglhtfu6Y3f4XKVmRpNH+VaMCLwL5fgm2FeXwCUNMy1AaM8sqMayD",
+	"Dc2EpmPidWvPy7LRU8d4Gndf4nwt5bUVYmU7n0BPTXc22NP0DgG/O+BXClxrEkQGJ+427CE/1s2e2JOr",
+	"kffLlyFvStxThR5+XYlzVz27muDBtzt9O28oca1pFCl74CpmKlnv3p+w3Tts98T+XQ+9Jw5OOoHYCXvN",
+	"t72G9jw8uxbkrrp2PcODb3efG9Xm4WMdyMDu9dmm/mITJULbuz+wjDuWfuzmmt+baPV3GlLdNQ32VSIE",
+	"jr1fIcKU4va0Au8ggbLc7SiBUzyEiU1hwjhNrrMQxTPB1XGcy5Ipa/1agNq/azR/aodfnMG+uD09N8Qt",
+	"0dcLPLy6VrE+EWBRuDsbBxYneogG3dFgyXJ8DCfNJ7lXLHiPDb9OFLBj75n/G84ySJ3M/bTo7/hWnjvu",
+	"8naKB2ff6OyVmWxrJcdIZre2Bt02f6ZhzDSHTx++gx7WR7t9w+9jLDh3pb5CuxLpZxqQDK+kcgTF4zzN",
+	"FU9COX6oqCcVi80zDWqWUukxc3xtIDlPsLhQZEXKKUHB0KEOzgNnbQdh6parUGLn9s8CTA46zY0egeIJ",
+	"UntHhRJWblEAE8W5pB81j3OZ0M/jdEYs4FE+M6mQPDqDccri21AKDbe8MEO4YPEUewahIUcBsfQMmIQ8",
+	"E8bwhC5SbbgVEc0NcGrDUIbSzp4e9SZXxAdeiHueliyh9ZPRQa02ionJ1BB3i9XeLDWiSAVP+qH8ZjAW",
+	"VPspeapBBTAJYBwAG9mxTodwSePPue3Dnf0yMHnKFZOxHU4mcA1v4PT1COa9uA9vwJWGxvDrf/w3XAdw",
+	"in+HEgB/+x94/uoV/Prv/2mvYSpJL6Y/+3AMvfLi8+v+EK6QARyfzw4tJJy+JgbcYqZ4pTnbcz6TBtnL",
+	"kRqcrrhafwlMGjFgqWCaJ8CTCa8QWFgpYtvSqQsA67QVkxqJbuKHsnshoVB5kSuDpeHzz/AG5j3VD2D+",
+	"Hf53Yv/7Fv877p/VD+7SfGYZ8PsYCZxPHZm7hkTciYRK8DHjYpadOQZFbQK4tcJFifTmn+F3dqDfwfxt",
+	"P8B+haZJP9NOR8NQPndJOdaAn4Gz6t4norcmKw7gCirbDeAjOJM9o0k5g3A07sWU4VhMA9pLQL8Bgxvr",
+	"eyKX8Le/whs4h2Or2j6ekmbivnokzdsGVIu5lxfsDzPeJ8E2bBNPL0cQ53dcWVvO4A3c2gf//MvPf/vr",
+	"J5SD/d8VCsP+76ODYABwz2Cfu3qSN1Z6eOsvPzfu/uXnRge//PzRWmAGPWfBdtCT/jCUL0iixOL8TDuL",
+	"ROrMXPOG/9hozhMHokBSwt96DH75GbL+qPJR0p6LQHrKCu4KrW8MGiidNduoEYCOWdqwD9Ir9o4h4dyR",
+	"S9sbPn34LgBENkigIt6nPPISPaIkHHac1GRrF9dsUsJchLImLW/GyavvzwfPX72ucCCcZZVmAXcsnXHd",
+	"hn+gNqGcKxveJIJs2QWlSR+gF526r0Wnw5OoTwylROGJhgcvTl46jAuZl8FfyMkwlOeQsdSaCKanWUVj",
+	"OtoJSJaVfKAYScu52rYLFej2leSQ5W5lPpeBO+OXOT1xgAGYQqmrUhdy8f2EbyaEvSNaUqx/Z/iKs2HK",
+	"QJZrA6cnz1/+73/Zf8l0NM7rJVy+JShn93ZsvQ/dbBCSIldiIiRLu9iMm+ucjFjcf6P1WD7JP1EI8W1+",
+	"VYYZ3xs+Uih6bD5wJYPDYq9dsL+0zKvXU+sWfCVC/Lpt3ZVr88Q7Ohp2X+icSMbQ44XQecIphiziOy/h",
+	"+bsfmowQvjQfX0mrSzPYQ5IPXYl+G8Vux/JBwv07IPmgiR428F4cH7rU6iMM53iR9WN5H19SiDgkM9uT",
+	"XbjEbUoWbY3ErWACYDqU0RpWmqjkfxeGlkM1OBjGOLs2pZWz3aO3Nvy4p5lPRTyFlCWJ3ca5WWEJQgCs",
+	"oO1EuXbGhdswlM2VoHLrOyLUottxSYcN7CKweurmOpBvwGpdsuDHUaUcSHV2ryhiFamONQqE1SKIr0c6",
+	"5eYIvtth+xCrN8RqD1MoFHvYsN6mJk+93Laj7stqGyUMPfyQQ9zZG4iU6A4f3nSS41fhTa+H3ic9LvGm",
+	"469bqNMnLFeS3dnQXM3wEJ67w3NtL1724WkYO20TB3NYbw7rDcFMebYhA+qamjxxrMdR96fGPtuU2Uht",
+	"PDwWBberHouTO3hsp8cap7w1huC27d3lqXma4jnPyG7jHGNHE+g4gGg8E2niZhJBrtwv3zLDI9BiIlmq",
+	"gYHk81AWzMRTPGaToDhLCPO5wcwUDeGjgjlDJHIFwozoADGyP0XVGRahL4fSnfTT+R085DOY5ikWpEa/",
+	"vxl8yCUfXNoho8AdI1Opq9Aw5WkC86lIOZ2SCx1KbQQ+btUh0jzlszSBMYcXJy/75Sm6vcoTeH5yAkyD",
+	"zgnzl0k6XnRSxWQHqsHFbygvyg8t7mHUTGrIZ2YIPwozzWdmedK5cuenEj/9hNLNFVhqxfcA2rC0rPal",
+	"Occ5VucaROgfwo/uESuwfT2dGQ1JPpfAQoliaIilejQ7WdcJ9Ji+JUyMUfWMihepiFl5dNp1HPdYqOof",
+	"mXgsW4ob8okDw2/o5z9IdsdEihCGqz/CuEJvxLW7qyTeDTrtfjnWRnGWdSO2Q4TV2Ei7MaDGEfSQOEoN",
+	"rrg0QAQ7AQGcjFU+13gYHOHvV/lMxTxCT9ehFKZP1oxkDEjMWdTeQm445s5+S7qs5ikzZuJEURRKkYzg",
+	"5NXFNy8u3r66ePH89at/ePuPocQ+R7X7JcywEfwpPKoDVng0Co+W7jwKfv3zX764vkMZCUJwt6JtcFYF",
+	"EOEIkeNwgJImxEZBO1ZEkCBCIjzIP199/ABCWp/lEDmrvKAOqKx91IJ/L2ObU6/tQlhPFTc3FfVDKMvW",
+	"jjlOGOjNreCWAqn7koyqoZSdPqVuEF0Hyd9GvWWkgACQvMO5fwAzmXKtIXrPtBngEwx+/21kBxbxtK1r",
+	"5P1IdPm9GM9VpeSx0X13ii9MGbzOgC316ZIWmHygVI36gSfc6AUmtWfaPUY102bOG9pTPX4oM6E1JTVg",
+	"F0TTMZ4Zl7oiZJkJNYRzG0YxTQ612YtGmIg2YKm441EfTU09wPNXLnVIuzy1QuX3gmvSV5zmuszAcLPA",
+	"VKnrOhijrJh981jfAnZjuILTV5AJOTO8JGhxYZjeVsI0QviofkD6QBPKBYn2A+tkU1ZoMPli9B5C9P3F",
+	"+bdRGcVxqlPO8PQgzSUfhvID8SVQHk0vkvkAiRWiPshcwXiGSSx4qsDw8R+gF/3r4DyOeTp4i1eFnIxA",
+	"5tHKd8QVPvm/1HxfC++J5XMX9E734keGGLIBxWMu7nhythB8yB7ti3zJJIdHwZGw3dIjHwVH1kTtQrop",
+	"wqOggUKRsXtisDkavX4ZLIFS/OQHb9EMqG2UiwWSP4yu4IgmK8E1GP3sGm+ERqqtYEZATEKNgIdsQkhS",
+	"1A6PZdAqb2kGKDuiDV/u5jJ1kGeFeQBKjsMEs6aTaLsWUcYaPK3YRhHpeyNwxzVhK1kHoM9SklRDWkE5",
+	"WnPSuiQBGZynaT4ffMRUoK73p7v7mG51d+KN7r4vwWK3F/dFrvng+3pc747p1vLOL8FRi7VkxavVvUEq",
+	"dxoiMsofZkLx5Ghk1Iw3zY7fIznO0eiovGGFYIOjJb9bN3DkwqVzWjkR8r7vKLQpb5Aci9a2wtDK0n+e",
+	"q1T/d7S2WrXKwRTxxpLFvUdaWUOdq63u0+QLfJnU66BqweOYRXSAnJ7auHd3b/zgqL2I/7PvsizLCDdn",
+	"OpTIk6OnjqSTtZhsRgsv0qBafOQYSFYxkUbk8tGxo8dpX4uZxGM+pih5s8Xl0+IHOv71z3+J6HA7KoSU",
+	"PIlCiXBDuu/WLPSKXEUM5fis0Drd+qgcJJRMQ+OhDV7Frai91T4j3GAmrhEZJwlEEy5tTOXJuYmaCy69",
+	"6lX1XmjTeFE9emdi+/n/sztZRyy1xOfZNmQvr2kbDzL7W4l7tKq/b61tPJ4lCRG7+zSrT7W2aL3dTLxb",
+	"yyT1mTc28+w05opnufSQR93St+uFlJdt23sPg3HOc4i67RbdKxYb7d3Qt+Oa0t67pWfXFVGuRyvPLh1t",
+	"1cY2nt01yXT8Gi5wuGx/07Yz821PxAEb23h2t4Bg7t3Wt/sS4tijVRNfd21zB3a6sY3nHBtgeF7tPLtt",
+	"oXN5tvTsug0N5Nt0q84rbBLvtr7dr4Q02PaWLQcrq6X9G3sOUGfs+zRbyAzf9pbt5rQu6dTrfs/RyhQq",
+	"j1aea5uOfBCfe/waV+fIHq08uyypIfyaHetbIeOpyjP2mFu2mxPe6Sf55TseMdRWo2w7wGLrWu7dOQE/",
+	"ujZPnBRAw+5JVoDTQ1kIzYwOQE/zgnbVWG6JprGGTGW1b2xS69WtkO9c66fO8KuG3pcMv1shwammkeF3",
+	"K+T6LIC1IawzN2RRvzub2FXN8JAr0p3dVZuOv614JPjWRvKVsnzLkfcpBCzl+G4VAbzzfBd0u8v+f8j1",
+	"9XB/j1TfxXWkj+N/pYUdqn2fFne0gqu9nn7dQp9bufyuens9w4O7d7p7w2D87MPXMnbbKg4WscEiVm//",
+	"7A08nilhHlClP2iuzieYz/JvP1l90GF1V77ONEfIBnVHuVBCQ5LHM8wb6fHhZAiM8JMhUvwGt6PYXwS5",
+	"hKkxxej4GK/bfkbfnHxz0h8eBUczlR6Njo7RHtycl1Id8BQQekXKkDYW4ilTLLb21G8yzqk8pUNrNhap",
+	"MIKSHFwqkDtwtCba7v0tHdYFregbVNsv2x+tpAKXkh+0sYeDFlp54MrsAnDndUGbyzKAm5TfgzA8a86u",
+	"dtnlCb4rD6CgN2bGpNzldgSAz4QzpAyP6qiqX+YBWKnwuZ1YY7AmDP7ycD8ufWGgzwrlR4ZGR6VtLXdy",
+	"ucSq1bgNzxWW77lwICABIoAEq8Aj6LFcdXKzy/L78HKv35Uc0bohE/v3IJfpQ5OTvjlDPMJa7uzTMvos",
+	"9VqhUbbETLAzKzRaHfzh3UIOMOO3zpgqpyF0vOL2z2wOTXq6FqFd8/4Wh91yP9erM45xTpg8USHKld8K",
+	"G31XB/0rFInLlhKTC1NC6lwSOoOKKNF4Ma+AIgZqKQtgJhOuHM5CdwrKCNr4CgFm2JNkuYzzRMgJ5d3R",
+	"TOaUo0/5soXiN+K+zpZvFBKUU5qzOvnfZU/e5MouzULZizBRJQ4gY/cDNuFvXpy+evH65OQkAJFlM9RI",
+	"1B+2Si0QJ1HydmpNRBkxQSiXeSyhF72jA+7B+zxGbTagtCBmMpciZmkAs6LgaoD3/PD5ff8MXp6chLJM",
+	"J3JID6evYcrvWcJjkbEUEjER1t1enryEnkvbbU+tXwOMNSsibF+lAodASne1Cwhn2BI3NKRd5g9roLwh",
+	"O1dMsF5+zNFSGjBLNGgrfZbSCFYIKp9Npi7994fP7x1lZygzcW+vz/NG4or1MqdnLGZBXYhGyhGlDJVO",
+	"jDNcGQoWucCw0IXWU7lqukqDGWy5n++vL99DwSac7i94XqT8DGQO9vU8wHcfwn7ypBlb7A0dLo3wbmT/",
+	"dyLheWkl6I4aFHehK6B81DpJjZDfKBcVevVb/EHGMBggbmnUb4Yn+8vRl5++/F8AAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

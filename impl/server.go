@@ -26,8 +26,8 @@ type Server struct {
 	Logger *slog.Logger
 	// Pages renders /, /docs, /changes and /browse; nil answers them 500.
 	Pages Pages
-	// Media is the mirror of the data's images and videos: the pages' icons,
-	// the recolored logos' base images. nil: none (the logos are 404).
+	// Media is the mirror of the data's images and videos: /media/{sha256},
+	// the pages' icons, the recolored logos' base images. nil: none.
 	Media media.Library
 	// MaxWaiters bounds the requests held at once (/v1/version?wait=,
 	// /v1/version/stream); past it they are 503. 0 means DefaultMaxWaiters.

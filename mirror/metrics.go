@@ -18,6 +18,7 @@ type Metrics struct {
 	bytes       prometheus.Counter
 	duration    prometheus.Histogram
 	info        *prometheus.GaugeVec
+	media       *prometheus.CounterVec
 	mu          sync.Mutex
 }
 
@@ -39,8 +40,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		}),
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("sync_upstream_version_info",
 			"The upstream's version as last seen; always 1, the labels say which.")), []string{"upstream", "manifest_id"}),
+		media: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_media_total",
+			"Media URLs met by sync --media: fetched (stored or already held under the same hash), skipped (not mirrored; retried at the next whole fetch).")), []string{"outcome"}),
 	}
-	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info)
+	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info, m.media)
+	m.media.WithLabelValues("fetched")
+	m.media.WithLabelValues("skipped")
 	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
 		m.runs.WithLabelValues(o)
 	}
@@ -82,6 +87,14 @@ func (m *Metrics) synced(res *Result, err error, now time.Time) {
 			m.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
 		}
 	}
+}
+
+func (m *Metrics) mediaDone(r *MediaResult) {
+	if m == nil || r == nil {
+		return
+	}
+	m.media.WithLabelValues("fetched").Add(float64(r.Fetched))
+	m.media.WithLabelValues("skipped").Add(float64(len(r.Skipped)))
 }
 
 // opts names one of refdata's metrics.

@@ -53,6 +53,9 @@ type Options struct {
 	// Progress, when set, is told the requests answered out of the total.
 	Progress func(done, total int)
 	Now      func() time.Time
+	// Media, when set, mirrors the media a fetched snapshot references before
+	// it is imported (media.go).
+	Media *MediaOptions
 }
 
 // State is what the follower remembers between syncs (DIR/SYNC.json).
@@ -79,6 +82,7 @@ type Result struct {
 	Lacking    []string // catalogs the upstream does not serve, carried over
 	Notes      []string
 	Report     *pipeline.Report // nil when nothing was imported
+	Media      *MediaResult     // nil without Options.Media or a whole fetch
 }
 
 // Follower syncs one store from one upstream. One Sync at a time.
@@ -209,6 +213,9 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	res.ManifestID, res.Lacking, res.Notes = snap.manifestID, snap.lacking, snap.notes
 	for _, n := range snap.files {
 		res.Bytes += int64(len(n))
+	}
+	if f.opt.Media != nil {
+		res.Media = f.syncMedia(ctx, snap.files)
 	}
 	if len(snap.lacking) > 0 {
 		f.opt.Logger.Info("the upstream does not serve these catalogs; they are carried over", "catalogs", strings.Join(snap.lacking, ", "))

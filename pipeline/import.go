@@ -84,6 +84,10 @@ type Options struct {
 	// Names, when not nil, holds name files to take as translations
 	// (names.go): <catalog>/<locale>.json.
 	Names fs.FS
+	// MediaURL, when set, is where a media URL's file is served from instead
+	// (the mirror's public URL, --public-media-url): the rendered bodies' URLs
+	// it answers for are rewritten; the stored files keep the upstream's.
+	MediaURL func(upstreamURL string) (string, bool)
 }
 
 // DefaultLockTimeout is how long an import waits for another's store lock.
@@ -360,6 +364,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err != nil {
 		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
 	}
+	if n := rewriteMedia(rendered, im.opt.MediaURL); n > 0 {
+		r.note("%d media URLs point to the mirror", n)
+	}
 	rendered.ContentHash = catalog.FilesHash(files)
 	id := rendered.ManifestID
 	r.ManifestID = id
@@ -462,6 +469,7 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
+	rewriteMedia(rendered, im.opt.MediaURL)
 	rendered.ContentHash, rendered.Unknown = catalog.FilesHash(files), val.Unknown
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil

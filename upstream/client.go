@@ -156,6 +156,16 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, header 
 	return c.get(ctx, u.String(), header, check)
 }
 
+// GetURL fetches an absolute http or https URL on any host (the media a
+// catalog references), as Get fetches a path of the upstream.
+func (c *Client) GetURL(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("GET %q: want an absolute http or https URL", rawURL)
+	}
+	return c.get(ctx, u.String(), header, nil)
+}
+
 // Do makes Client an HTTP doer for the client generated in gen/
 // (gen.WithHTTPClient), so talking to another refdata gets the same
 // politeness and limits: a GET to this client's upstream, retried as Get

@@ -221,10 +221,10 @@ func Effort() representation.Effort {
 }
 
 // pagePath is the spec's rule (info.description) for the paths whose errors
-// are HTML pages: every origin-form path outside /v1 but the documents and
-// probes machines read, whose errors are the JSON envelope.
+// are HTML pages: every origin-form path outside /v1 and /media but the
+// documents and probes machines read, whose errors are the JSON envelope.
 func pagePath(path string) bool {
-	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") {
+	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/media/") {
 		return false
 	}
 	switch path {

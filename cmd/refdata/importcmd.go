@@ -28,10 +28,14 @@ func importCmd(ctx context.Context, c *cli) error {
 	maxSnap := fs.Int64("max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes read from one snapshot")
 	maxDepth := fs.Int("max-json-depth", pipeline.DefaultMaxJSONDepth, "deepest JSON nesting accepted in a snapshot file")
 	timeout := fs.Duration("timeout", 0, "give up the whole import after this long, store untouched (0: no deadline)")
+	var mf mediaFlags
+	mf.register(fs, false)
 	args, err := c.parse(1)
 	switch {
 	case err != nil:
 		return err
+	case mf.check(data()) != nil:
+		return mf.check(data())
 	case *retain < 1:
 		return usagef("--retain %d: keep at least 1 version", *retain)
 	case c.dryRun:
@@ -47,6 +51,14 @@ func importCmd(ctx context.Context, c *cli) error {
 		ctx, cancel = context.WithTimeout(ctx, *timeout)
 		defer cancel()
 	}
+	lib, err := mf.open(data())
+	if err != nil {
+		return err
+	}
+	var rewrite func(string) (string, bool)
+	if lib != nil {
+		rewrite = mf.rewrite(lib)
+	}
 	var nameFiles iofs.FS // --names, nil when not given
 	if *names != "" {
 		nameFiles = os.DirFS(*names)
@@ -54,7 +66,7 @@ func importCmd(ctx context.Context, c *cli) error {
 	rep, err := pipeline.Import(st, args[0], pipeline.Options{
 		Retain: *retain, Progress: progress(c.stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: nameFiles,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: nameFiles, MediaURL: rewrite,
 	})
 	endProgress(c.stderr)
 	out := c.stdout

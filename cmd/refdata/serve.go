@@ -63,10 +63,19 @@ func serve(ctx context.Context, c *cli) error {
 	if err == nil && opts.syncFrom != "" {
 		err = sf.check("--sync", opts.syncFrom)
 	}
+	if err == nil {
+		err = sf.media.check(opts.dir)
+	}
+	if err == nil && sf.media.fetch && opts.syncFrom == "" {
+		err = usagef("--media fetches with --sync: name the upstream")
+	}
 	if err != nil || c.dryRun {
 		return err
 	}
 	if err := opts.checkDir(); err != nil {
+		return err
+	}
+	if sf.mediaDir, err = sf.media.open(opts.dir); err != nil {
 		return err
 	}
 	ln, err := net.Listen("tcp", *addr)
@@ -87,6 +96,11 @@ func serve(ctx context.Context, c *cli) error {
 	// A replica may take a poll to see a new version: the current catalogs'
 	// max-age (impl.CatalogCache).
 	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters}
+	if sf.mediaDir != nil {
+		srv.Media = sf.mediaDir
+		// Another process's sync --media adds files before it publishes.
+		repo.OnSwap(func() { _ = sf.mediaDir.Reload() })
+	}
 	api.RegisterHeldMetric(reg, srv.Held)
 	router, err := api.New(srv, logger, httpMetrics)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/store"
@@ -24,6 +26,8 @@ type syncFlags struct {
 	contentCheck                 time.Duration
 	allowShrink                  bool
 	maxBody, maxSnapshot         int64
+	media                        mediaFlags
+	mediaDir                     *media.Dir // opened from media before follower
 }
 
 func (sf *syncFlags) register(fs *flag.FlagSet) {
@@ -37,6 +41,7 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&sf.maxBody, "max-body-bytes", upstream.DefaultMaxBodyBytes, "largest answer read from the upstream")
 	fs.Int64Var(&sf.maxSnapshot, "max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes of answers held for one snapshot")
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
+	sf.media.register(fs, true)
 }
 
 // check holds the upstream a flag names, and the sync flags, to what a sync
@@ -52,8 +57,13 @@ func (sf *syncFlags) check(flag, from string) error {
 }
 
 func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(int, int)) (*mirror.Follower, error) {
+	ua := upstream.UserAgent(readBuild().userAgentVersion, sf.contact)
+	mo, err := sf.media.options(sf.mediaDir, sf, ua)
+	if err != nil {
+		return nil, err
+	}
 	c, err := upstream.New(upstream.Config{
-		BaseURL: from, UserAgent: upstream.UserAgent(readBuild().userAgentVersion, sf.contact),
+		BaseURL: from, UserAgent: ua,
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
 		MaxBodyBytes: sf.maxBody, Observe: m.Observe,
 	})
@@ -62,8 +72,9 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	}
 	return mirror.New(mirror.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
-		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot},
+		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll, Media: mo,
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot,
+			MediaURL: sf.media.rewrite(sf.mediaDir)},
 	})
 }
 
@@ -91,7 +102,7 @@ func syncCmd(ctx context.Context, c *cli) error {
 	case *once && *every > 0:
 		return usagef("--once and --every exclude each other")
 	}
-	if err := sf.check("--from", *from); err != nil || c.dryRun {
+	if err := cmp.Or(sf.check("--from", *from), sf.media.check(data())); err != nil || c.dryRun {
 		return err
 	}
 	st, closeStore, err := openBackend(ctx, data())
@@ -99,6 +110,9 @@ func syncCmd(ctx context.Context, c *cli) error {
 		return err
 	}
 	defer closeStore()
+	if sf.mediaDir, err = sf.media.open(data()); err != nil {
+		return err
+	}
 	logger := newLogger(c.stderr, lvl)
 	f, err := sf.follower(*from, st, logger, nil, nil, syncProgress(c.stderr))
 	if err != nil {
@@ -125,6 +139,12 @@ func syncCmd(ctx context.Context, c *cli) error {
 		fmt.Fprintf(c.stdout, "; the upstream lacks (carried over): %v", res.Lacking)
 	}
 	fmt.Fprintln(c.stdout)
+	if m := res.Media; m != nil {
+		fmt.Fprintf(c.stdout, "media: %d URLs, %d already mirrored, %d fetched, %d skipped\n", m.URLs, m.Known, m.Fetched, len(m.Skipped))
+		for _, s := range m.Skipped {
+			fmt.Fprintf(c.stdout, "media skipped: %s: %s\n", s.URL, s.Reason)
+		}
+	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(c.stdout, "note:", n)
 	}

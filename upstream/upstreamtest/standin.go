@@ -45,6 +45,10 @@ type Server struct {
 	// Fault, when set, sees every request first and answers it when it returns true.
 	Fault atomic.Pointer[func(w http.ResponseWriter, r *http.Request) bool]
 
+	// Media, when set before serving, makes the stand-in serve the media its
+	// catalogs reference (media.go).
+	Media *Media
+
 	requests atomic.Int64
 }
 
@@ -117,8 +121,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			b = bodies["*"]
 		}
+		if s.Media != nil {
+			b = mediaHere(b, r)
+		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(b)
+	case s.Media != nil && strings.HasPrefix(p, "/media/"):
+		s.Media.serve(w, r)
 	default:
 		writeErr(w, http.StatusNotFound, "not found")
 	}

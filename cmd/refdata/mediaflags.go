@@ -1,0 +1,99 @@
+package main
+
+import (
+	"flag"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/mirror"
+	"github.com/refdata/refdata/upstream"
+)
+
+// DefaultMediaMaxBytes caps one mirrored file: the largest real videos are a
+// few MiB, and a sync holds at most --concurrency of them in memory at once.
+const DefaultMediaMaxBytes = 32 << 20
+
+// mediaFlags are the media mirror's flags: where it is, whether a sync
+// fetches into it, and the public URL the bodies point to it by.
+type mediaFlags struct {
+	fetch    bool
+	dir      string
+	maxBytes int64
+	public   string
+}
+
+// register adds --media-dir and --public-media-url, and with fetch (sync,
+// serve) --media and --media-max-bytes.
+func (mf *mediaFlags) register(fs *flag.FlagSet, fetch bool) {
+	if fetch {
+		fs.BoolVar(&mf.fetch, "media", false, "also mirror every image and video the catalogs reference (before importing the version)")
+		fs.Int64Var(&mf.maxBytes, "media-max-bytes", DefaultMediaMaxBytes, "largest media file mirrored; a larger one is skipped")
+	}
+	fs.StringVar(&mf.dir, "media-dir", "", "the media mirror's directory (default DATA/media for a directory store; needed with a database)")
+	fs.StringVar(&mf.public, "public-media-url", "", "the URL this mirror's /media is public at, e.g. https://refdata.example.org: bodies point there for every file it holds")
+}
+
+// path is the mirror's directory for store spec data, "" when there is none.
+func (mf *mediaFlags) path(data string) string {
+	if mf.dir != "" || data == "" || isDatabase(data) {
+		return mf.dir
+	}
+	return filepath.Join(data, "media")
+}
+
+func (mf *mediaFlags) check(data string) error {
+	if (mf.fetch || mf.public != "") && mf.path(data) == "" {
+		return usagef("--media and --public-media-url need a media directory: --media-dir DIR (a database store keeps its media beside it)")
+	}
+	if mf.public != "" {
+		u, err := url.Parse(mf.public)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			return usagef("--public-media-url %q: want an http or https URL with no query", mf.public)
+		}
+	}
+	return nil
+}
+
+// open opens the mirror: nil when none is configured, or none exists yet and
+// nothing is to be fetched or pointed to (a server then serves no /media).
+func (mf *mediaFlags) open(data string) (*media.Dir, error) {
+	p := mf.path(data)
+	if p == "" {
+		return nil, nil
+	}
+	if _, err := os.Stat(p); err != nil && !mf.fetch && mf.public == "" && mf.dir == "" {
+		return nil, nil
+	}
+	return media.OpenDir(p)
+}
+
+// rewrite is pipeline.Options.MediaURL for --public-media-url.
+func (mf *mediaFlags) rewrite(lib *media.Dir) func(string) (string, bool) {
+	if mf.public == "" || lib == nil {
+		return nil
+	}
+	base := strings.TrimRight(mf.public, "/")
+	return func(u string) (string, bool) {
+		f, ok := lib.Lookup(u)
+		return base + f.Path(), ok
+	}
+}
+
+// options are the sync's media pass, nil without --media.
+func (mf *mediaFlags) options(lib *media.Dir, sf *syncFlags, userAgent string) (*mirror.MediaOptions, error) {
+	if !mf.fetch || lib == nil {
+		return nil, nil
+	}
+	// The client's base URL only names it: media URLs are absolute.
+	c, err := upstream.New(upstream.Config{
+		BaseURL: "https://media.invalid", UserAgent: userAgent, Concurrency: sf.concurrency,
+		RequestTimeout: sf.requestTimeout, Retries: sf.retries, MaxBodyBytes: mf.maxBytes,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &mirror.MediaOptions{Client: c, Dir: lib, Concurrency: sf.concurrency}, nil
+}

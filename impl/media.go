@@ -1,0 +1,77 @@
+package impl
+
+import (
+	"errors"
+	"io/fs"
+	"net/http"
+	"time"
+
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/media"
+)
+
+// GetMedia serves a mirrored file by its sha256. The hash is checked to be 64
+// lowercase hexadecimal digits before the library sees it; it is the file's
+// name, so its strong ETag, and the answer never changes.
+func (s *Server) GetMedia(w http.ResponseWriter, r *http.Request, sum string) {
+	if !media.ValidHash(sum) {
+		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a media file's name; use the 64 lowercase hexadecimal digits of its sha256, as the catalogs' media URLs give them", sum))
+		return
+	}
+	if s.Media == nil {
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "this server keeps no media mirror; use the catalogs' upstream media URLs"))
+		return
+	}
+	f, err := s.Media.Open(r.Context(), sum)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no media file %s in this mirror; use the catalogs' upstream media URL", sum))
+		return
+	case err != nil:
+		s.fail(w, r, catalog.Internal("the media file cannot be read", err))
+		return
+	}
+	defer f.Close()
+	h := w.Header()
+	h.Set("ETag", `"`+sum+`"`)
+	h.Set("Cache-Control", CacheImmutable)
+	if ct := s.mediaType(sum); ct != "" {
+		h.Set("Content-Type", ct)
+	}
+	http.ServeContent(&rangeErrors{ResponseWriter: w}, r, "", time.Time{}, f)
+}
+
+// mediaType is the content type a file was fetched with; "" leaves it to
+// http.ServeContent's sniffing (a file the index does not list yet).
+func (s *Server) mediaType(sum string) string {
+	if t, ok := s.Media.(interface{ ContentType(string) (string, bool) }); ok {
+		ct, _ := t.ContentType(sum)
+		return ct
+	}
+	return ""
+}
+
+// rangeErrors turns http.ServeContent's plain-text 416 into the error envelope.
+type rangeErrors struct {
+	http.ResponseWriter
+	failed bool
+}
+
+func (w *rangeErrors) WriteHeader(status int) {
+	if status != http.StatusRequestedRangeNotSatisfiable {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.failed = true
+	h := w.Header()
+	h.Del("Cache-Control")
+	h.Del("X-Content-Type-Options")
+	WriteError(w.ResponseWriter, status, "the Range asked for is not within the file; ask for bytes below its Content-Length, or leave Range out")
+}
+
+func (w *rangeErrors) Write(b []byte) (int, error) {
+	if w.failed {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}

@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"bytes"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// rewriteMedia points a rendered version's media URLs at a mirror: every JSON
+// string in its bodies that is an http(s) URL for which to gives another is
+// replaced by it (Options.MediaURL). It returns the strings replaced.
+func rewriteMedia(r *catalog.Rendered, to func(string) (string, bool)) int {
+	if to == nil {
+		return 0
+	}
+	seen := map[*catalog.Doc]bool{}
+	n := 0
+	doc := func(d *catalog.Doc) {
+		if d == nil || seen[d] {
+			return
+		}
+		seen[d] = true
+		var k int
+		d.JSON, k = rewriteURLs(d.JSON, to)
+		n += k
+	}
+	for i := range r.Tables {
+		t := &r.Tables[i]
+		for _, d := range t.List {
+			doc(d)
+		}
+		for _, docs := range t.Items {
+			for _, d := range docs {
+				doc(d)
+			}
+		}
+		for _, f := range t.Filtered {
+			for _, docs := range f {
+				for _, d := range docs {
+					doc(d)
+				}
+			}
+		}
+	}
+	return n
+}
+
+// rewriteURLs replaces the JSON strings of b that begin "http(s):// and hold
+// no escape with to's answer, when it has one.
+func rewriteURLs(b []byte, to func(string) (string, bool)) ([]byte, int) {
+	var out []byte
+	n, last := 0, 0
+	for i := 0; i < len(b); {
+		j := bytes.Index(b[i:], []byte(`"http`))
+		if j < 0 {
+			break
+		}
+		start := i + j + 1
+		end := bytes.IndexByte(b[start:], '"')
+		if end < 0 {
+			break
+		}
+		end += start
+		s := string(b[start:end])
+		i = end + 1
+		if bytes.IndexByte(b[start:end], '\\') >= 0 || !(len(s) > 7 && s[:7] == "http://" || len(s) > 8 && s[:8] == "https://") {
+			continue
+		}
+		if u, ok := to(s); ok {
+			out = append(append(out, b[last:start]...), u...)
+			last, n = end, n+1
+		}
+	}
+	if n == 0 {
+		return b, 0
+	}
+	return append(out, b[last:]...), n
+}
