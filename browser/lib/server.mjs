@@ -2,6 +2,7 @@
 // chromium, for the page tests. Nothing here reaches beyond loopback: requests to
 // other hosts are answered by the test (images) or refused (anything else).
 import { spawn, execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -49,6 +50,37 @@ export async function api(base, p) {
   const res = await fetch(base + p, { headers: { 'User-Agent': UA } });
   if (!res.ok) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
   return (await res.json()).data;
+}
+
+// mirrorOf writes a media mirror in the form `refdata sync --media` leaves it
+// (docs/sync.md § Media: DIR/<sha256>, and DIR/index.jsonl naming each URL's
+// file) holding a PNG for each URL, drawn by the browser: a Premier logo's
+// marker colors (blue outline, red and green shapes on black), one of eight
+// arrangements, so several URLs share a file as real icons may.
+export async function mirrorOf(context, urls) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'refdata-media-'));
+  const page = await context.newPage();
+  const pngs = await page.evaluate((n) => Array.from({ length: n }, (_, i) => {
+    const c = document.createElement('canvas');
+    c.width = c.height = 64;
+    const g = c.getContext('2d');
+    const disc = (r, color) => { g.fillStyle = color; g.beginPath(); g.arc(32, 32, r, 0, 2 * Math.PI); g.fill(); };
+    disc(31, '#0000ff');
+    disc(27, '#000000');
+    disc(22, '#ff0000');
+    g.fillStyle = '#00ff00';
+    g.fillRect(16 + (i % 8) * 2, 26, 20, 12);
+    return c.toDataURL('image/png').split(',')[1];
+  }), urls.length);
+  await page.close();
+  const index = urls.map((url, i) => {
+    const bytes = Buffer.from(pngs[i], 'base64');
+    const sha256 = crypto.createHash('sha256').update(bytes).digest('hex');
+    fs.writeFileSync(path.join(dir, sha256), bytes);
+    return JSON.stringify({ url, sha256, contentType: 'image/png', size: bytes.length }) + '\n';
+  });
+  fs.writeFileSync(path.join(dir, 'index.jsonl'), index.join(''));
+  return dir;
 }
 
 const placeholder = '<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48"><rect width="48" height="48" fill="#c9d1d9"/><path d="M8 36l10-12 8 9 6-7 8 10z" fill="#8c959f"/></svg>';

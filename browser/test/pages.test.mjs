@@ -2,18 +2,19 @@
 // loopback, has no serious or critical axe-core violation, and fits a phone
 // (375 px); the changelog shows what the catalog diff says, by name, and its
 // locale picker switches names; the catalog pages show every item by name with
-// its icon; /docs shows every operation of the spec.
+// its icon from the media mirror, and a Premier logo recolored; /docs shows every
+// operation of the spec.
 // Expectations come from the server's own JSON routes, never from constants.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import { serve, importVersions, api, browser, open, axe, screenshot, repoRoot, UA } from '../lib/server.mjs';
+import { serve, importVersions, api, browser, mirrorOf, open, axe, screenshot, repoRoot, UA } from '../lib/server.mjs';
 
 const fixtures = path.join(repoRoot, 'fixtures', 'versions');
 const snapshots = fs.readdirSync(fixtures).sort((a, b) => parseInt(a) - parseInt(b)).map((d) => path.join(fixtures, d));
 
-let stored, embedded, b;
+let stored, embedded, mirrored, b;
 const shots = [];
 
 before(async () => {
@@ -22,12 +23,20 @@ before(async () => {
   stored = await serve(['--data', importVersions(snapshots)]);
   embedded = await serve();
   b = await browser();
+  // Mirrored: the embedded sample with a media mirror holding the weapons' icons
+  // and the Premier logos' base images.
+  const urls = [];
+  for (const route of ['/v1/weapons', '/v1/premier/logos']) {
+    for (const item of await api(embedded.base, route)) if (item.displayIcon) urls.push(item.displayIcon);
+  }
+  mirrored = await serve(['--media-dir', await mirrorOf(b.context, urls)]);
 });
 
 after(async () => {
   await b?.close();
   stored?.stop();
   embedded?.stop();
+  mirrored?.stop();
   if (shots.length) console.log('screenshots:\n  ' + shots.join('\n  '));
 });
 
@@ -184,11 +193,6 @@ test('the locale picker switches names to Japanese', async (t) => {
   await page.close();
 });
 
-// mediaArgs are the `refdata serve` flags that give it a media mirror holding
-// the sample's icons; with them, every icon must come from the mirror (/media/…),
-// without them from the data's URLs (answered here with a placeholder).
-const mediaArgs = process.env.REFDATA_MEDIA_ARGS ? process.env.REFDATA_MEDIA_ARGS.split(' ') : [];
-
 // iconsShown scrolls every icon of the list into view (they load lazily) and
 // returns each one's src, after checking it loaded with a width.
 async function iconsShown(page, list) {
@@ -203,9 +207,9 @@ async function iconsShown(page, list) {
   return srcs;
 }
 
-test('the weapons catalog in Japanese names every weapon as the API does, with its icon', async (t) => {
-  const srv = mediaArgs.length ? await serve(mediaArgs) : embedded;
-  try {
+test('the weapons catalog in Japanese names every weapon as the API does, with its icon from the mirror', async (t) => {
+  const srv = mirrored;
+  {
     const page = await check(t, srv.base, '/browse/weapons?language=ja-JP', 'browse-weapons-ja-JP');
     const weapons = await api(srv.base, '/v1/weapons?language=ja-JP');
     const english = await api(srv.base, '/v1/weapons');
@@ -220,12 +224,13 @@ test('the weapons catalog in Japanese names every weapon as the API does, with i
         assert.equal(await row.locator('.name').getAttribute('lang'), 'ja-JP');
       }
       const src = await row.locator('img').getAttribute('src');
-      if (mediaArgs.length) assert.match(src, /^\/media\/[0-9a-f]{64}$/, `${w.uuid} icon from the mirror`);
-      else assert.equal(src, w.displayIcon, `${w.uuid} icon`);
+      assert.match(src, /^\/media\/[0-9a-f]{64}$/, `${w.uuid} icon from the mirror`);
     }
     assert.ok(japanese > 0, 'the sample names some weapon in Japanese');
+    const outside = b.outside.images.length;
     const srcs = await iconsShown(page, 'ul.items');
     assert.equal(srcs.length, weapons.length, 'every weapon has its icon');
+    assert.equal(b.outside.images.length, outside, 'no icon from the public media host');
     t.diagnostic(`${weapons.length} weapons, ${japanese} named in Japanese, ${srcs.length} icons shown`);
 
     // Its item page: the name, every top-level field, the JSON route.
@@ -239,9 +244,26 @@ test('the weapons catalog in Japanese names every weapon as the API does, with i
     await iconsShown(item, '.item-head');
     await item.close();
     await page.close();
-  } finally {
-    if (srv !== embedded) srv.stop();
   }
+});
+
+test('a Premier logo\'s page shows it recolored in team colors by the server', async (t) => {
+  const logo = (await api(mirrored.base, '/v1/premier/logos')).find((l) => l.displayIcon);
+  const page = await check(t, mirrored.base, `/browse/premier-logos/${logo.uuid}`, 'browse-premier-logo');
+  const img = page.locator('figure.recolored img');
+  const [src, width] = await img.evaluate((el) => new Promise((r) => {
+    const done = () => r([el.getAttribute('src'), el.naturalWidth]);
+    if (el.complete) done(); else el.onload = el.onerror = done;
+  }));
+  assert.match(src, new RegExp(`^/v1/premier/logos/${logo.uuid}/image\\?`), 'the recoloring route');
+  assert.ok(width > 0, `the recolored logo ${src} did not load`);
+  const res = await fetch(mirrored.base + src, { headers: { 'User-Agent': UA } });
+  assert.equal(res.status, 200);
+  assert.equal(res.headers.get('content-type'), 'image/png');
+  // The base's red marker disc is the primary color now: the answer differs from the base.
+  const base = await (await fetch(mirrored.base + (await page.locator('.item-head img').getAttribute('src')))).arrayBuffer();
+  assert.notDeepEqual(Buffer.from(await res.arrayBuffer()), Buffer.from(base), 'recolored, not the base image');
+  await page.close();
 });
 
 test('the list of catalogs counts each one\'s items', async (t) => {
