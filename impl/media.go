@@ -2,6 +2,7 @@ package impl
 
 import (
 	"errors"
+	"io"
 	"io/fs"
 	"net/http"
 	"time"
@@ -38,8 +39,30 @@ func (s *Server) GetMedia(w http.ResponseWriter, r *http.Request, sum string) {
 	if ct := s.mediaType(sum); ct != "" {
 		h.Set("Content-Type", ct)
 	}
+	if size, err := f.Seek(0, io.SeekEnd); err == nil && size > streamAbove {
+		w = streaming{w}
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		s.fail(w, r, catalog.Internal("the media file cannot be read", err))
+		return
+	}
 	http.ServeContent(&rangeErrors{ResponseWriter: w}, r, "", time.Time{}, f)
 }
+
+// streamAbove: a larger file leaves as it is read, flushed from its head on,
+// where a server that buffers answers (the edge's net/http adaptor) would
+// hold all of it per request: a video asked for by many clients at once.
+const streamAbove = 1 << 20
+
+// streaming flushes the head as soon as it is written, so the body streams.
+type streaming struct{ http.ResponseWriter }
+
+func (w streaming) WriteHeader(status int) {
+	w.ResponseWriter.WriteHeader(status)
+	_ = http.NewResponseController(w.ResponseWriter).Flush()
+}
+
+func (w streaming) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // mediaType is the content type a file was fetched with; "" leaves it to
 // http.ServeContent's sniffing (a file the index does not list yet).
