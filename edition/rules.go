@@ -12,7 +12,8 @@ import (
 
 // rules are the contract's client-side rules made into look-ups, read from the
 // en-US item bodies when the edition is assembled: the level border of an
-// account level, the events active at an instant, a season's tier set.
+// account level, the events active at an instant, a season's tier set, a
+// Premier logo's base image.
 type rules struct {
 	borders []border // ascending startingLevel, source order among equals
 	// bounds are every event start and end, ascending and distinct; active[i]
@@ -21,6 +22,7 @@ type rules struct {
 	bounds []time.Time
 	active [][catalog.NumLocales + 1]*representation.Body
 	tiers  map[catalog.UUID]catalog.UUID // competitive season → tier set
+	logos  map[catalog.UUID]string       // premier logo → its displayIcon ("" for none)
 }
 
 // The envelopes of an item's and a list's body (catalog renders them so).
@@ -99,6 +101,17 @@ func (e *Edition) makeRules() {
 			r.tiers[u] = t
 		}
 	}
+	r.logos = map[catalog.UUID]string{}
+	for _, u := range e.UUIDs(catalog.PremierLogos) {
+		var v struct {
+			Data struct{ DisplayIcon *string }
+		}
+		_ = json.Unmarshal(e.Item(catalog.PremierLogos, u, catalog.DefaultLocale).JSON, &v)
+		r.logos[u] = ""
+		if v.Data.DisplayIcon != nil {
+			r.logos[u] = *v.Data.DisplayIcon
+		}
+	}
 	e.rules = r
 }
 
@@ -153,4 +166,11 @@ func (e *Edition) SeasonTiers(season catalog.UUID) (catalog.UUID, bool) {
 		return catalog.UUID{}, true
 	}
 	return t, ok
+}
+
+// LogoImage is the URL of a Premier logo's base image, the one its colors are
+// mapped on ("" when it has none), and whether the logo is in the edition.
+func (e *Edition) LogoImage(logo catalog.UUID) (string, bool) {
+	icon, ok := e.rules.logos[logo]
+	return icon, ok
 }

@@ -3,7 +3,6 @@ package impl
 import (
 	"cmp"
 	"container/list"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,25 +51,16 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 		colors[slot] = c
 	}
 	ed := s.Repo.Active()
-	item, _ := ed.ItemJSON(catalog.PremierLogos, u, catalog.DefaultLocale)
-	if item == nil {
+	icon, known := ed.LogoImage(u)
+	if !known {
 		w.Header()["X-Data-Version"] = ed.VersionField.Value
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID))
 		return
 	}
-	var logo struct {
-		Data struct {
-			DisplayIcon *string `json:"displayIcon"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(item, &logo); err != nil {
-		s.fail(w, r, catalog.Internal("the logo's body cannot be read", err))
-		return
-	}
 	var file media.File
 	mirrored := false
-	if s.Media != nil && logo.Data.DisplayIcon != nil {
-		file, mirrored = s.Media.Lookup(*logo.Data.DisplayIcon)
+	if s.Media != nil && icon != "" {
+		file, mirrored = s.Media.Lookup(icon)
 	}
 	if !mirrored {
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
