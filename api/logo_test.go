@@ -47,6 +47,8 @@ func (m *fakeMedia) Lookup(u string) (media.File, bool) {
 	return media.File{SHA256: hex.EncodeToString(sum[:]), ContentType: "image/png", Size: int64(len(b))}, true
 }
 
+func (m *fakeMedia) Len() int { return len(m.files) }
+
 func (m *fakeMedia) Open(_ context.Context, sha string) (io.ReadSeekCloser, error) {
 	for _, b := range append([][]byte{m.every}, values(m.files)...) {
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) == sha {

@@ -25,4 +25,7 @@ type Library interface {
 	Lookup(upstreamURL string) (File, bool)
 	// Open reads a mirrored file by its hash; an unknown hash is an error.
 	Open(ctx context.Context, sha256 string) (io.ReadSeekCloser, error)
+	// Len is how many URLs the mirror holds. It only grows, so what was made
+	// from the mirror needs looking at again only once it has changed.
+	Len() int
 }

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"path"
 	"strings"
+	"sync/atomic"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
@@ -39,7 +40,7 @@ type browseKey struct {
 // rendered again, so a page follows the mirror as it fills.
 type browsePage struct {
 	body    *representation.Body
-	pending []string
+	lacking *lacking
 }
 
 // Catalogs is /browse: every catalog of the active version with its number of items.
@@ -131,11 +132,11 @@ func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (
 	if p := s.keptPage(key); p != nil {
 		return p.body, nil
 	}
-	img := &images{lib: s.Media}
+	img := newImages(s.Media)
 	var p *browsePage
 	name, data, err := model(img)
 	if err == nil {
-		p = &browsePage{pending: img.pending}
+		p = &browsePage{lacking: img.lacking()}
 		// Fast, not Best: there are many such pages, each rendered on demand.
 		p.body, err = renderAt(name, data, catalog.Locales[key.loc], representation.Fast)
 	}
@@ -165,20 +166,10 @@ func (s *Site) keptPage(key browseKey) *browsePage {
 	s.mu.Lock()
 	p := s.browsed[key]
 	s.mu.Unlock()
-	if p == nil || s.mirrored(p.pending) {
+	if p == nil || p.lacking.held(s.Media) {
 		return nil
 	}
 	return p
-}
-
-// mirrored reports whether the mirror now holds any of urls.
-func (s *Site) mirrored(urls []string) bool {
-	for _, u := range urls {
-		if _, ok := s.Media.Lookup(u); ok {
-			return true
-		}
-	}
-	return false
 }
 
 // pageHead is the part of a catalog's and an item's page that names the
@@ -314,8 +305,52 @@ func (l fieldLinks) link(v *value) {
 // does not hold, once each.
 type images struct {
 	lib     media.Library // nil: no mirror
+	seen    int           // lib's Len before the first look-up
 	pending []string
 	noted   map[string]bool
+}
+
+func newImages(lib media.Library) *images {
+	i := &images{lib: lib}
+	if lib != nil {
+		i.seen = lib.Len()
+	}
+	return i
+}
+
+// lacking is what a kept page needs to tell when the mirror holds an image
+// it shows from upstream.
+func (i *images) lacking() *lacking {
+	l := &lacking{urls: i.pending}
+	l.seen.Store(int64(i.seen))
+	return l
+}
+
+// lacking is the image URLs a kept page shows from upstream, the mirror not
+// holding them when it was rendered, and the mirror's Len when last looked at.
+type lacking struct {
+	urls []string
+	seen atomic.Int64
+}
+
+// held reports whether the mirror now holds one of the URLs: it looks them up
+// only when the mirror has grown since it last did, so a kept page with icons
+// the mirror lacks costs a request nothing more.
+func (l *lacking) held(lib media.Library) bool {
+	if len(l.urls) == 0 || lib == nil {
+		return false
+	}
+	n := int64(lib.Len())
+	if l.seen.Load() == n {
+		return false
+	}
+	for _, u := range l.urls {
+		if _, ok := lib.Lookup(u); ok {
+			return true
+		}
+	}
+	l.seen.Store(n)
+	return false
 }
 
 // src is where a page loads the image at upstream from: the mirror's path when

@@ -24,8 +24,9 @@ import (
 
 // fakeMedia is a mirror holding the URLs a test gives it.
 type fakeMedia struct {
-	mu    sync.Mutex
-	files map[string]media.File
+	mu      sync.Mutex
+	files   map[string]media.File
+	lookups int
 }
 
 func (f *fakeMedia) hold(url string) media.File {
@@ -43,8 +44,15 @@ func (f *fakeMedia) hold(url string) media.File {
 func (f *fakeMedia) Lookup(url string) (media.File, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.lookups++
 	file, ok := f.files[url]
 	return file, ok
+}
+
+func (f *fakeMedia) Len() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.files)
 }
 
 func (f *fakeMedia) Open(context.Context, string) (io.ReadSeekCloser, error) {
@@ -164,9 +172,16 @@ func TestBrowseUsesTheMirror(t *testing.T) {
 	if !strings.Contains(page, `src="`+held.Path()+`"`) || strings.Contains(page, `src="`+plainIcon+`"`) || !strings.Contains(page, `src="`+evilIcon+`"`) {
 		t.Errorf("held icon not from %s, or the other not from its URL", held.Path())
 	}
+	lib.mu.Lock()
+	looked := lib.lookups
+	lib.mu.Unlock()
 	if again, _ := site.Catalog(catalog.Themes, catalog.DefaultLocale); again != first {
 		t.Error("nothing new in the mirror, the page rendered again")
 	}
+	if lib.mu.Lock(); lib.lookups != looked {
+		t.Errorf("nothing new in the mirror, yet the kept page looked up %d icons again", lib.lookups-looked)
+	}
+	lib.mu.Unlock()
 	later := lib.hold(evilIcon)
 	second, err := site.Catalog(catalog.Themes, catalog.DefaultLocale)
 	if err != nil {

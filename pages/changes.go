@@ -90,7 +90,7 @@ func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 		return nil, err
 	}
 	var out changesPages
-	img := &images{lib: s.Media}
+	img := newImages(s.Media)
 	for loc := range catalog.Locales {
 		data, err := changesModel(a, b, d, loc)
 		if err != nil {
@@ -113,7 +113,7 @@ func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 		}
 		out.bodies[loc] = body
 	}
-	out.pending = img.pending
+	out.lacking = img.lacking()
 	return &out, nil
 }
 

@@ -225,7 +225,7 @@ func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 // they show that the mirror did not hold (as browsePage's).
 type changesPages struct {
 	bodies  [catalog.NumLocales]*representation.Body
-	pending []string
+	lacking *lacking
 }
 
 // kept is the pair's changelogs unless the mirror now holds an icon they lack.
@@ -233,7 +233,7 @@ func (s *Site) kept(key pairKey) *changesPages {
 	s.mu.Lock()
 	p := s.pairs[key]
 	s.mu.Unlock()
-	if p == nil || s.mirrored(p.pending) {
+	if p == nil || p.lacking.held(s.Media) {
 		return nil
 	}
 	return p
