@@ -256,10 +256,49 @@ func (s *Store) checkedManifest(id, manifestSHA string) (string, Manifest, error
 		return "", Manifest{}, err
 	}
 	m, got, err := s.manifest(id)
-	if err == nil && manifestSHA != "" && got != manifestSHA {
-		err = fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
+	if err == nil {
+		err = CheckManifest(id, got, manifestSHA)
 	}
 	return id, m, err
+}
+
+// CheckManifest is the error for version id whose manifest checksum is got
+// when the pointer says want; nil when they agree or want is "".
+func CheckManifest(id, got, want string) error {
+	if want == "" || got == want {
+		return nil
+	}
+	return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], want[:min(12, len(want))], ErrCorrupt)
+}
+
+// CheckFiles checks a version's files against its manifest: each listed, of
+// the listed checksum, and no other.
+func CheckFiles(id string, m Manifest, files map[string][]byte) error {
+	for name, want := range m.Files {
+		b, ok := files[name]
+		if !ok {
+			return fmt.Errorf("version %s: %s is missing: %w", id, name, ErrCorrupt)
+		}
+		if got := Sum(b); got != want {
+			return fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
+		}
+	}
+	if len(files) != len(m.Files) {
+		return fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), ErrCorrupt)
+	}
+	return nil
+}
+
+// CheckEdition checks a version's edition pack (nil when none is stored)
+// against its manifest.
+func CheckEdition(id string, m Manifest, pack []byte) error {
+	if m.Edition == "" || pack == nil {
+		return fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
+	}
+	if PackSum(pack) != m.Edition {
+		return fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
+	}
+	return nil
 }
 
 // ReadVersion reads every file of a stored version and checks each against the
@@ -276,20 +315,18 @@ func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, err
 		return Manifest{}, nil, err
 	}
 	files := make(map[string][]byte, len(m.Files))
-	for name, want := range m.Files {
+	for name := range m.Files {
 		if !fs.ValidPath(name) || name == manifestFile {
 			return m, nil, fmt.Errorf("version %s: manifest lists %q: %w", id, name, ErrCorrupt)
 		}
 		rel := path.Join(versionsDir, id, name)
 		s.trace(rel)
-		b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
-		if err != nil {
+		if files[name], err = os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel))); err != nil {
 			return m, nil, fmt.Errorf("version %s: %w: %w", id, ErrCorrupt, err)
 		}
-		if got := Sum(b); got != want {
-			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
-		}
-		files[name] = b
+	}
+	if err := CheckFiles(id, m, files); err != nil {
+		return m, nil, err
 	}
 	return m, files, nil
 }
@@ -319,17 +356,16 @@ func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
 	if err != nil {
 		return m, nil, err
 	}
-	if m.Edition == "" {
-		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
+	var b []byte
+	if m.Edition != "" {
+		rel := path.Join(versionsDir, id, editionFile)
+		s.trace(rel)
+		if b, err = os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel))); err != nil {
+			return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
+		}
 	}
-	rel := path.Join(versionsDir, id, editionFile)
-	s.trace(rel)
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
-	}
-	if PackSum(b) != m.Edition {
-		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
+	if err := CheckEdition(id, m, b); err != nil {
+		return m, nil, err
 	}
 	return m, b, nil
 }

@@ -56,6 +56,23 @@ func (p Publication) Names() ([]string, error) {
 	return names, nil
 }
 
+// Manifest is p's manifest as the seq-th version published, and its JSON.
+func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
+	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
+		PublishedAt: p.Now.UTC(), Files: make(map[string]string, len(p.Files))}
+	for name, b := range p.Files {
+		m.Files[name] = Sum(b)
+	}
+	if len(p.Edition) > 0 {
+		m.Edition = PackSum(p.Edition)
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return m, nil, fmt.Errorf("publish %s: manifest: %w", p.ManifestID, err)
+	}
+	return m, mb, nil
+}
+
 // Publish persists a version and makes it active; the caller holds Lock. Order:
 // version directory (staged, fsynced, renamed), diff file, active pointer, then
 // pruning. A crash before the pointer's rename leaves the old version active and
@@ -77,9 +94,10 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if len(vs) > 0 {
 		seq = vs[len(vs)-1].Seq + 1
 	}
-	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
-		PublishedAt: p.Now.UTC(), Files: map[string]string{}}
-
+	m, mb, err := p.Manifest(seq)
+	if err != nil {
+		return nil, err
+	}
 	stage := filepath.Join(s.dir, tmpDir, p.ManifestID+"."+randomSuffix())
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
@@ -96,17 +114,11 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		if err := s.writeSynced(full, p.Files[name]); err != nil {
 			return nil, err
 		}
-		m.Files[name] = Sum(p.Files[name])
 	}
 	if len(p.Edition) > 0 {
 		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
 			return nil, err
 		}
-		m.Edition = PackSum(p.Edition)
-	}
-	mb, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
 	}
 	if err := s.writeSynced(filepath.Join(stage, manifestFile), mb); err != nil {
 		return nil, err

@@ -310,54 +310,50 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 // Verify is ReadVersion with the manifest checked against a manifest
 // checksum, when given.
 func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
+	files := map[string][]byte{}
+	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
+		var name string
+		var body []byte
+		if err == nil {
+			_, err = pgx.ForEachRow(rows, []any{&name, &body}, func() error { files[name] = body; return nil })
+		}
+		if err != nil {
+			return fmt.Errorf("read version %s: %w", id, err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = store.CheckFiles(id, m, files)
+	}
+	if err != nil {
+		return m, nil, err
+	}
+	return m, files, nil
+}
+
+// snapshot finds version id and reads its manifest, checked against
+// manifestSHA when not "", then calls read with the ID as stored in the same
+// read-only snapshot of the database.
+func (s *Store) snapshot(id, manifestSHA string, read func(ctx context.Context, tx pgx.Tx, id string) error) (string, store.Manifest, error) {
 	ctx := context.Background()
 	id, err := s.Lookup(id)
 	if err != nil {
-		return store.Manifest{}, nil, err
+		return "", store.Manifest{}, err
 	}
 	var m store.Manifest
-	var files map[string][]byte
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var got string
 		var err error
 		if m, got, err = s.manifest(ctx, tx, id); err != nil {
 			return err
 		}
-		if manifestSHA != "" && got != manifestSHA {
-			return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
+		if err := store.CheckManifest(id, got, manifestSHA); err != nil {
+			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
-		if err != nil {
-			return fmt.Errorf("read version %s: %w", id, err)
-		}
-		defer rows.Close()
-		files = make(map[string][]byte, len(m.Files))
-		for rows.Next() {
-			var name string
-			var body []byte
-			if err := rows.Scan(&name, &body); err != nil {
-				return fmt.Errorf("read version %s: %w", id, err)
-			}
-			files[name] = body
-		}
-		return rows.Err()
+		return read(ctx, tx, id)
 	})
-	if err != nil {
-		return m, nil, err
-	}
-	for name, want := range m.Files {
-		b, ok := files[name]
-		if !ok {
-			return m, nil, fmt.Errorf("version %s: %s is missing: %w", id, name, store.ErrCorrupt)
-		}
-		if got := store.Sum(b); got != want {
-			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], store.ErrCorrupt)
-		}
-	}
-	if len(files) != len(m.Files) {
-		return m, nil, fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), store.ErrCorrupt)
-	}
-	return m, files, nil
+	return id, m, err
 }
 
 // Active reads the active pointer; the revision is a counter every publish
@@ -385,34 +381,19 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 // the database, checking the manifest against manifestSHA (when not "") and
 // the pack against the manifest.
 func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
-	ctx := context.Background()
-	id, err := s.Lookup(id)
-	if err != nil {
-		return store.Manifest{}, nil, err
-	}
-	var m store.Manifest
-	var got string
 	var body []byte
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var err error
-		if m, got, err = s.manifest(ctx, tx, id); err != nil {
-			return err
+	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		err := tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no rows: body stays nil, none stored
+			return fmt.Errorf("read edition of %s: %w", id, err)
 		}
-		err = tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // body stays nil: none stored
-		}
-		return err
+		return nil
 	})
-	switch {
-	case err != nil:
-		return m, nil, fmt.Errorf("read edition of %s: %w", id, err)
-	case manifestSHA != "" && got != manifestSHA:
-		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
-	case m.Edition == "" || body == nil:
-		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, store.ErrCorrupt)
-	case store.PackSum(body) != m.Edition:
-		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, store.ErrCorrupt)
+	if err == nil {
+		err = store.CheckEdition(id, m, body)
+	}
+	if err != nil {
+		return m, nil, err
 	}
 	return m, body, nil
 }
@@ -485,20 +466,13 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) + 1 FROM refdata_versions").Scan(&seq); err != nil {
 			return err
 		}
-		m := store.Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
-			PublishedAt: p.Now.UTC(), Files: map[string]string{}}
-		rows := make([][]any, 0, len(names))
-		for _, name := range names {
-			h := store.Sum(p.Files[name])
-			m.Files[name] = h
-			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
-		}
-		if len(p.Edition) > 0 {
-			m.Edition = store.PackSum(p.Edition)
-		}
-		mb, err := json.MarshalIndent(m, "", "  ")
+		m, mb, err := p.Manifest(seq)
 		if err != nil {
 			return err
+		}
+		rows := make([][]any, 0, len(names))
+		for _, name := range names {
+			rows = append(rows, []any{p.ManifestID, name, m.Files[name], p.Files[name]})
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO refdata_versions (manifest_id, seq, version, branch, published_at, manifest, manifest_sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
