@@ -27,15 +27,12 @@ type Publication struct {
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
-	// Edition is the version's edition pack (package edition): every body
-	// rendered and compressed by the import, what servers read.
+	// Edition is the version's edition pack (package edition), what servers read.
 	Edition []byte
 	Retain  int // versions to keep, the new one included; < 1 keeps all
 	Now     time.Time
-	// Replace re-publishes a manifestId already stored (import --force): the new
-	// files take the old ones' place and the diffs naming the version are
-	// dropped. Between the two renames a crash leaves the pointer naming a missing
-	// version; start-up then serves the newest intact one (ResolveIn).
+	// Replace re-publishes a manifestId already stored (import --force): the
+	// new files take the old ones' place and the diffs naming it are dropped.
 	Replace bool
 }
 
@@ -75,9 +72,7 @@ func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
 
 // Publish persists a version and makes it active; the caller holds Lock. Order:
 // version directory (staged, fsynced, renamed), diff file, active pointer, then
-// pruning. A crash before the pointer's rename leaves the old version active and
-// at most an unreferenced new directory, which is a complete, valid version.
-// It returns the manifest IDs pruned.
+// pruning, so a crash before the pointer's rename leaves the old version active.
 func (s *Store) Publish(p Publication) ([]string, error) {
 	names, err := p.Names()
 	if err != nil {
@@ -130,7 +125,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	if id, err := s.Lookup(p.ManifestID); err == nil && p.Replace {
 		s.step("move replaced version out of versions/")
-		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())); err != nil {
+		if err := s.trash(id); err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		s.removeDiffs([]string{id})
@@ -160,10 +155,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	return s.prune(p.Retain, p.ManifestID)
 }
 
-// Activate makes a retained version the active one (an operator's roll back or
-// forward); the caller holds the lock. The pointer's previous becomes the
-// version active until now, so /v1/diff/latest compares what was served with
-// what is served; diffBody, when not nil, is that diff (stored unless it is).
+// Activate makes a retained version the active one; the caller holds the lock.
 func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -199,7 +191,6 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 	return ptr, nil
 }
 
-// syncStateFile holds what sync last fetched from its upstream.
 const syncStateFile = "SYNC.json"
 
 // SyncState reads the state sync keeps beside the versions; nil when none.
@@ -280,8 +271,8 @@ func (s *Store) syncDir(dir string) error {
 }
 
 // prune removes the oldest versions beyond retain (never the active one) and
-// every diff that names a removed version. A version leaves by one rename
-// into tmp/ first, so a crash mid-removal never leaves half a version listed.
+// the diffs naming them. A version leaves by one rename into tmp/, so a crash
+// never leaves half a version listed.
 func (s *Store) prune(retain int, active string) ([]string, error) {
 	if retain < 1 {
 		return nil, nil
@@ -296,9 +287,8 @@ func (s *Store) prune(retain int, active string) ([]string, error) {
 		if id == active {
 			continue
 		}
-		trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
 		s.step("prune " + id)
-		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+		if err := s.trash(id); err != nil {
 			return gone, fmt.Errorf("prune %s: %w", id, err)
 		}
 		gone = append(gone, id)
@@ -313,8 +303,7 @@ func (s *Store) prune(retain int, active string) ([]string, error) {
 	return gone, s.CleanTmp()
 }
 
-// Discard removes a stored version that is not active, with the diffs naming
-// it; the caller holds the lock.
+// Discard removes a stored version that is not active; the caller holds the lock.
 func (s *Store) Discard(id string) error {
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -323,8 +312,7 @@ func (s *Store) Discard(id string) error {
 	if p, _, err := s.Active(); err == nil && p.ManifestID == id {
 		return fmt.Errorf("discard %s: it is the active version", id)
 	}
-	trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
-	if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+	if err := s.trash(id); err != nil {
 		return fmt.Errorf("discard %s: %w", id, err)
 	}
 	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
@@ -332,6 +320,11 @@ func (s *Store) Discard(id string) error {
 	}
 	s.removeDiffs([]string{id})
 	return s.CleanTmp()
+}
+
+// trash moves a version out of versions/ into tmp/ in one rename.
+func (s *Store) trash(id string) error {
+	return os.Rename(filepath.Join(s.dir, versionsDir, id), filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix()))
 }
 
 func (s *Store) removeDiffs(ids []string) {

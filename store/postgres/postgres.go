@@ -45,12 +45,10 @@ type Store struct {
 	lockKey int32
 
 	// StageBound is how long a publish waits for the live replicas to stage
-	// the new version before it schedules the switch anyway (replicas that
-	// have not staged by then are not ready until they have).
+	// the new version before it schedules the switch anyway.
 	StageBound time.Duration
-	// Margin is how far ahead of now the switch is scheduled once every
-	// replica has staged, so the NOTIFY carrying the instant reaches all of
-	// them before it.
+	// Margin is how far ahead the switch is scheduled once every replica has
+	// staged, so the NOTIFY carrying the instant reaches all of them before it.
 	Margin time.Duration
 	// ReplicaTTL: a replica whose last heartbeat is older is not waited for.
 	ReplicaTTL time.Duration
@@ -63,10 +61,11 @@ const (
 	DefaultReplicaTTL = 10 * time.Second
 )
 
-var _ store.Coordinator = (*Store)(nil)
-
-var _ store.Backend = (*Store)(nil)
-var _ store.Notifier = (*Store)(nil)
+var (
+	_ store.Backend     = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
+	_ store.Coordinator = (*Store)(nil)
+)
 
 // Open connects to url (a postgres:// URL or key=value DSN; search_path picks
 // the schema), applies pending migrations and returns the store.
@@ -100,13 +99,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 
 // Close releases the connections.
 func (s *Store) Close() { s.pool.Close() }
-
-// SchemaVersion is the number of migrations applied.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM refdata_schema_migrations").Scan(&n)
-	return n, err
-}
 
 // migrate applies the embedded migrations not yet applied, each in its own
 // transaction, under a transaction-scoped advisory lock so replicas starting
@@ -301,8 +293,8 @@ func setActive(ctx context.Context, tx pgx.Tx, p store.Pointer, activateAt *time
 	return err
 }
 
-// ReadVersion reads every file of a version in one consistent snapshot of the
-// database and checks each against the manifest.
+// ReadVersion reads every file of a version in one snapshot of the database
+// and checks each against the manifest.
 func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
 	return s.Verify(id, "")
 }
@@ -453,9 +445,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if exists && !p.Replace {
 			return fmt.Errorf("version %s is already stored", p.ManifestID)
 		}
-		if exists {
-			// import --force: the new files take the old ones' place, in this
-			// same transaction, and the diffs naming the version go.
+		if exists { // import --force: the new files take the old ones' place
 			for _, q := range []string{deleteDiffs, "DELETE FROM refdata_files WHERE manifest_id = $1", "DELETE FROM refdata_extras WHERE manifest_id = $1"} {
 				if _, err := tx.Exec(ctx, q, p.ManifestID); err != nil {
 					return err
@@ -498,9 +488,8 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 				return fmt.Errorf("diff: %w", err)
 			}
 		}
-		// With live replicas, the switch is scheduled at the stage deadline
-		// and moved earlier below once they have all staged; without any it is
-		// immediate.
+		// With live replicas the switch is scheduled at the stage deadline (and
+		// moved earlier once they have all staged); without any it is immediate.
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval", s.ReplicaTTL).Scan(&replicas); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
@@ -532,12 +521,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 }
 
 // awaitSwitch locks the active pointer for tx and, when it schedules a switch
-// still ahead, waits for that instant. So a pointer is never replaced before
-// its switch: a version the pointer has moved past is one every replica serves
-// (or has been told to), and a replica that missed its instant (a lost
-// notification, a reload still running) promotes it rather than skipping it
-// while the others serve it. Publishers hold the store lock, so the wait is
-// for the previous publish's margin, not for another writer.
+// still ahead, waits for that instant: a pointer is never replaced before its
+// switch, so a version the pointer has moved past is one every replica serves
+// (or has been told to).
 func awaitSwitch(ctx context.Context, tx pgx.Tx) error {
 	var at *time.Time
 	err := tx.QueryRow(ctx, "SELECT activate_at FROM refdata_active FOR UPDATE").Scan(&at)
@@ -618,9 +604,8 @@ func prune(ctx context.Context, tx pgx.Tx, retain int, active string) ([]string,
 }
 
 // Changes fires when a publish commits, over a connection of its own that
-// LISTENs; when that connection drops it reconnects (with backoff) and fires
-// once, since a publish may have been missed meanwhile. Replicas keep polling
-// Active as well, so a lost notification only delays a swap.
+// LISTENs; when it drops it reconnects (with backoff) and fires once, since a
+// publish may have been missed meanwhile.
 func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 	out := make(chan struct{}, 1)
 	fire := func() {
@@ -655,9 +640,6 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 	}()
 	return out
 }
-
-// Schema is the schema the store's tables live in.
-func (s *Store) Schema() string { return s.schema }
 
 // Discard removes a stored version that is not active, with its files and the
 // diffs naming it.
