@@ -106,7 +106,6 @@ type pending struct {
 type seen struct {
 	ptr store.Pointer
 	err error
-	at  time.Time
 }
 
 // Open loads the version to serve: the active one when intact, else the
@@ -282,16 +281,15 @@ func (r *Repository) Store() store.Backend { return r.st }
 // Active returns the edition being served.
 func (r *Repository) Active() *edition.Edition { return r.current().ed }
 
-// Reload checks the active pointer and swaps to the version it names when that
-// changed. It reports whether it swapped. Requests in flight keep the edition
-// they loaded.
+// Reload swaps to the version the active pointer names when that changed, and
+// reports whether it did. Requests in flight keep the edition they loaded.
 func (r *Repository) Reload() (bool, error) {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	defer r.heartbeat()
 	r.current()
 	ptr, raw, err := r.st.Active()
-	r.seen.Store(&seen{ptr: ptr, err: err, at: time.Now()})
+	r.seen.Store(&seen{ptr: ptr, err: err})
 	if err == nil {
 		r.overtaken(ptr)
 	}
@@ -387,9 +385,8 @@ func (r *Repository) LatestDiff() (*representation.Body, error) {
 	return b, nil
 }
 
-// Diff serves the diff between two retained versions: the stored file when there
-// is an intact one, otherwise computed from both versions and stored. from and to
-// are only compared with the store's listing, never used as paths.
+// Diff serves the diff between two retained versions: the stored one when
+// intact, otherwise computed from both versions and stored.
 func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	f, err := r.st.Lookup(from)
 	if err != nil {
@@ -433,8 +430,8 @@ func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	return b, nil
 }
 
-// compute diffs two stored versions, stamped with the newer one's
-// publication: every replica that computes it makes the same bytes.
+// compute diffs two stored versions, stamped with the newer one's publication
+// so every replica makes the same bytes.
 func (r *Repository) compute(from, to string) (*representation.Body, error) {
 	ms, err := r.st.Versions()
 	if err != nil {
@@ -540,8 +537,7 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 }
 
 // RetainedEdition returns a retained version's edition: the active one as
-// served, any other from kept or read from the store (and kept). id is only
-// compared with the store's listing, never used as a path.
+// served, any other from kept or read from the store (and kept).
 func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	cur := r.current()
 	if strings.EqualFold(cur.ed.ManifestID, id) {

@@ -1,8 +1,7 @@
 // Package postgres is a store.Backend in one PostgreSQL database, for many
-// replicas sharing one store: a publish is one transaction (version, files, diff,
-// pointer, pruning) followed by a NOTIFY that replicas LISTEN for; every file
-// keeps its sha256 and is verified when read. The schema is migrated at Open
-// from the SQL files embedded beside this one, each applied once, in order.
+// replicas sharing one store: a publish is one transaction followed by a NOTIFY
+// that replicas LISTEN for. The schema is migrated at Open from the embedded
+// SQL files, each applied once, in order.
 package postgres
 
 import (
@@ -370,8 +369,7 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 }
 
 // ReadEdition reads a version's manifest and edition pack in one snapshot of
-// the database, checking the manifest against manifestSHA (when not "") and
-// the pack against the manifest.
+// the database.
 func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
 	var body []byte
 	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
@@ -423,9 +421,8 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 	return nil
 }
 
-// Publish stores the version, its files, the diff from the previous version,
-// moves the pointer and prunes, in one transaction; its NOTIFY is delivered to
-// the replicas when it commits, and not at all if it does not.
+// Publish stores the version and the diff, moves the pointer and prunes in one
+// transaction, whose NOTIFY reaches the replicas only if it commits.
 func (s *Store) Publish(p store.Publication) ([]string, error) {
 	names, err := p.Names()
 	if err != nil {
@@ -671,9 +668,8 @@ func (s *Store) Location() string {
 	return fmt.Sprintf("postgres://%s:%d/%s (schema %s)", s.cfg.Host, s.cfg.Port, s.cfg.Database, s.schema)
 }
 
-// Activate makes a retained version the active one, in one transaction with the
-// diff from the version active until now; replicas switch at once (an operator's
-// rollback is not staged) and are notified.
+// Activate makes a retained version the active one in one transaction;
+// replicas switch at once (an operator's rollback is not staged).
 func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Pointer, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
