@@ -90,6 +90,23 @@ type Coordinator interface {
 	Heartbeat(replica, serving, staged string) error
 }
 
+// Signals runs loop in a goroutine with fire, which signals the channel it
+// returns without blocking (at most one signal waits), and closes the channel
+// when loop returns: a Notifier's Changes.
+func Signals(loop func(fire func())) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	go func() {
+		defer close(out)
+		loop(func() {
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	return out
+}
+
 // LookupBoth is Lookup of the two versions of a diff.
 func LookupBoth(b Backend, from, to string) (string, string, error) {
 	f, err := b.Lookup(from)

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -376,11 +377,7 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 }
 
 func encodeDiffFile(body []byte) []byte {
-	out := make([]byte, 0, len(body)+72)
-	out = append(out, "sha256:"...)
-	out = append(out, Sum(body)...)
-	out = append(out, '\n')
-	return append(out, body...)
+	return slices.Concat([]byte("sha256:"+Sum(body)+"\n"), body)
 }
 
 func decodeDiffFile(b []byte) ([]byte, error) {
@@ -419,16 +416,8 @@ const WatchInterval = 50 * time.Millisecond
 // stats the file every WatchInterval (a stat loop rather than inotify works on
 // network file systems too) and compares identity, size and modification time.
 func (s *Store) Changes(ctx context.Context) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	fire := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
 	name := filepath.Join(s.dir, activeFile)
-	go func() {
-		defer close(out)
+	return Signals(func(fire func()) {
 		last, _ := os.Stat(name)
 		fire()
 		t := time.NewTicker(WatchInterval)
@@ -445,8 +434,7 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 			}
 			last = fi
 		}
-	}()
-	return out
+	})
 }
 
 // changed: a pointer file appeared, went, or was replaced or rewritten.

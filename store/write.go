@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -330,10 +331,8 @@ func (s *Store) trash(id string) error {
 func (s *Store) removeDiffs(ids []string) {
 	entries, _ := os.ReadDir(filepath.Join(s.dir, diffsDir))
 	for _, e := range entries {
-		for _, id := range ids {
-			if strings.Contains(e.Name(), id) {
-				_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
-			}
+		if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(e.Name(), id) }) {
+			_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
 		}
 	}
 }

@@ -604,15 +604,7 @@ func prune(ctx context.Context, tx pgx.Tx, retain int, active string) ([]string,
 // LISTENs; when it drops it reconnects (with backoff) and fires once, since a
 // publish may have been missed meanwhile.
 func (s *Store) Changes(ctx context.Context) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	fire := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
-	go func() {
-		defer close(out)
+	return store.Signals(func(fire func()) {
 		backoff := 100 * time.Millisecond
 		for ctx.Err() == nil {
 			conn, err := pgx.ConnectConfig(ctx, s.cfg.Copy())
@@ -634,8 +626,7 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
-	}()
-	return out
+	})
 }
 
 // Discard removes a stored version that is not active, with its files and the
