@@ -10,9 +10,8 @@ import (
 	"github.com/refdata/refdata/edition"
 )
 
-// RegisterReplicaMetrics exposes what /readyz says, for alerts: whether the
-// replica is ready, whether its store answered, and how far behind the store's
-// active version it is. Computed at scrape time from repo.Ready.
+// RegisterReplicaMetrics exposes what /readyz says, for alerts, computed at
+// scrape time from repo.Ready.
 func RegisterReplicaMetrics(reg prometheus.Registerer, repo edition.Readiness) {
 	gauge := func(name, help string, f func() float64) {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: "refdata", Name: name, Help: help}, f))
@@ -53,9 +52,8 @@ func b2f(b bool) float64 {
 	return 0
 }
 
-// Metrics are what a replica serves, for freshness alerts: the active version,
-// when it was published, the last good check of the store's active pointer, and
-// the reloads that failed. A nil *Metrics is valid and records nothing.
+// Metrics are what a replica serves, for freshness alerts. A nil *Metrics
+// records nothing.
 type Metrics struct {
 	published   prometheus.Gauge
 	lastSuccess prometheus.Gauge

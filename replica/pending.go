@@ -15,9 +15,8 @@ import (
 )
 
 // Pending is the repository of a server that listens before its data is
-// there: until Set hands it the repository to serve, it serves edition.None
-// (alive, not ready, 503 wherever a version is needed) and says why (Wait);
-// then it is that repository.
+// there: edition.None, not ready for the reason Wait gave, until Set hands it
+// the repository to serve.
 type Pending struct {
 	none  *edition.Static
 	real  atomic.Pointer[edition.Repository]
@@ -113,10 +112,9 @@ func (p *Pending) storeUp() bool {
 	return ok && r.storeUp()
 }
 
-// OpenRetrying connects to a store and opens a Repository on it (fallback as
-// Open takes it), trying again every retry until ctx ends (then it returns
-// ctx's error): a replica may start before its database. While it tries, p
-// says why it waits; the errors go to the log, never to a client.
+// OpenRetrying connects to a store and opens a Repository on it, trying again
+// every retry until ctx ends (a replica may start before its database). While
+// it tries, p says why it waits; the errors go to the log, never to a client.
 func OpenRetrying(ctx context.Context, connect func(context.Context) (store.Backend, error), logger *slog.Logger, m *Metrics, fallback *edition.Edition, retry time.Duration, p *Pending) (*Repository, error) {
 	for {
 		st, err := connect(ctx)

@@ -1,9 +1,7 @@
 // Package replica serves a version store to the API: an edition.Repository with
 // the active version's edition behind one atomic pointer, swapped when the
 // store's active pointer changes (Reload, Poll), replicas on a shared store
-// switching together; diffs come from the store or are computed and stored.
-// A version arrives rendered and compressed (its edition pack): swapping to
-// it is a read and an index, never a render.
+// switching together. Swapping to a version reads its edition pack, never renders.
 package replica
 
 import (
@@ -27,20 +25,19 @@ import (
 	"github.com/refdata/refdata/store"
 )
 
-// state is one served version. Handlers read it once per request through the
-// atomic pointer, so a request never sees two versions.
+// state is one served version, read once per request, so a request never
+// sees two versions.
 type state struct {
 	ed     *edition.Edition
 	ptr    store.Pointer
-	rawPtr []byte // the ACTIVE bytes this state came from
+	rawPtr []byte // the pointer revision this state came from
 	latest atomic.Pointer[representation.Body]
-	// versions is /v1/versions as the store stood when this state was made: the
-	// store changes its versions only when it publishes, which moves the pointer.
+	// versions is /v1/versions as the store stood when this state was made
+	// (versions change only by a publish, which moves the pointer).
 	versions *edition.VersionList
 }
 
-// movedTo is s for the same version under another pointer (a rescheduled
-// switch): one copy of every field, so a new one is not left behind.
+// movedTo is s for the same version under another pointer (a rescheduled switch).
 func (s *state) movedTo(ptr store.Pointer, raw []byte) *state {
 	m := &state{ed: s.ed, ptr: ptr, rawPtr: raw, versions: s.versions}
 	m.latest.Store(s.latest.Load())
@@ -55,50 +52,41 @@ type Repository struct {
 
 	cur       atomic.Pointer[state]
 	reload    sync.Mutex // one reload at a time
-	badPtr    []byte     // an ACTIVE content that failed to load, retried after badRetry
+	badPtr    []byte     // a pointer revision that failed to load, retried after badRetry
 	badAt     time.Time  // when badPtr failed
 	diffs     sync.Mutex // one on-demand diff computation at a time
 	diffCache sync.Map   // "FROM-TO" → *representation.Body
-	// next is a version staged (its pack read and decoded) to be served
-	// from a scheduled instant, on a store shared by replicas.
+	// next is a version staged to be served from a scheduled instant.
 	next atomic.Pointer[pending]
-	// swap orders installs: a request that promotes a due staged version and
-	// a reload that installs a newer one must not interleave, or the older one
-	// could land last and the replica step back (seen under -race).
-	swap sync.Mutex
-	// onSwap runs after each install (OnSwap); guarded by swap.
-	onSwap []func()
+	// swap orders installs, so a promoted staged version and a newer reloaded
+	// one cannot land in the wrong order and step the replica back.
+	swap   sync.Mutex
+	onSwap []func() // guarded by swap
 	// replica names this process to a Coordinator store.
 	replica string
-	// seen is what the last Reload read of the store: the pointer, or the
-	// error reading it (for Ready).
-	seen atomic.Pointer[seen]
-	// beat orders heartbeats: each reports the state as it stands when it is
-	// sent, so a keep-alive cannot overwrite a newer report with an older one.
-	beat sync.Mutex
-	// heartbeatEvery is how often keepAlive reports (defaultHeartbeat; the
-	// tests shorten it with a shorter ReplicaTTL).
+	seen    atomic.Pointer[seen]
+	// beat orders heartbeats, so an older report never overwrites a newer one.
+	beat           sync.Mutex
 	heartbeatEvery time.Duration
-	// badRetry is how long a pointer whose version failed to load waits before
-	// it is tried again (defaultBadRetry): the failure may have been passing,
-	// a database being restored under the replica.
+	// badRetry: the failure may have been passing (a database being restored).
 	badRetry time.Duration
-	// kept holds the editions of versions other than the active one that
-	// RetainedEdition read last, most recent first, at most keptEditions: the
-	// pinned routes and diffs of older versions cost a bounded number of
-	// decoded packs, each read once while kept. readMu makes those reads one
-	// at a time, so concurrent requests for a version wait for one read rather
-	// than each decoding a copy; keptMu guards kept alone, so a kept version
-	// answers while another is being read.
+	// kept holds up to keptEditions editions other than the active one that
+	// RetainedEdition read, most recent first. readMu makes those reads one at
+	// a time (concurrent requests wait for one decode); keptMu guards kept alone,
+	// so a kept version answers while another is read.
 	readMu sync.Mutex
 	keptMu sync.Mutex
 	kept   []*edition.Edition
 }
 
-// keptEditions bounds Repository.kept.
-const keptEditions = 2
-
-const defaultBadRetry = time.Minute
+const (
+	keptEditions    = 2
+	defaultBadRetry = time.Minute
+	// defaultHeartbeat is well inside postgres.DefaultReplicaTTL (10 s).
+	defaultHeartbeat = 2 * time.Second
+	// stagedPoll is how often a replica with a staged version reads the pointer.
+	stagedPoll = 50 * time.Millisecond
+)
 
 var (
 	_ edition.Repository = (*Repository)(nil)
@@ -114,11 +102,10 @@ type pending struct {
 	publishedAt time.Time
 }
 
-// seen is the store as the last Reload found it.
+// seen is what the last Reload read of the store: the pointer or the error.
 type seen struct {
 	ptr store.Pointer
 	err error
-	at  time.Time
 }
 
 // Open loads the version to serve: the active one when intact, else the
@@ -215,9 +202,8 @@ func (r *Repository) Forget() {
 }
 
 // keepAlive reports to a Coordinator store every r.heartbeatEvery until ctx
-// ends, beside Reload: a replica loading a large version for longer than the
-// store's ReplicaTTL must still count as live, or the publisher stops waiting
-// for it and schedules a switch it cannot make in time.
+// ends: a replica loading a version for longer than the store's ReplicaTTL
+// must still count as live, or the publisher stops waiting for it.
 func (r *Repository) keepAlive(ctx context.Context) {
 	t := time.NewTicker(r.heartbeatEvery)
 	defer t.Stop()
@@ -231,24 +217,17 @@ func (r *Repository) keepAlive(ctx context.Context) {
 	}
 }
 
-// defaultHeartbeat is well inside postgres.DefaultReplicaTTL (10 s).
-const defaultHeartbeat = 2 * time.Second
-
-// overtaken promotes a staged version the store's pointer has moved past.
-// Publishers replace a pointer only once its switch instant has come (a
-// Coordinator store waits for it), so the other replicas serve that version
-// already; a replica that had not learned the instant (its reload ran late, a
-// notification was lost) would otherwise drop it for the next one and step
-// back while they serve it.
+// overtaken promotes a staged version the store's pointer has moved past:
+// publishers move a pointer only once its switch instant has come, so the
+// other replicas serve it already, and skipping it would step back.
 func (r *Repository) overtaken(ptr store.Pointer) {
 	if n := r.next.Load(); n != nil && n.s.ed.ManifestID != ptr.ManifestID {
 		r.promote(n)
 	}
 }
 
-// promoteDue makes a staged version the served one once its instant has come.
-// Every reader calls it first, so no request after the instant is answered
-// from the old version, whichever replica or goroutine it reaches.
+// promoteDue makes a staged version the served one once its instant has come;
+// every reader calls it first, so no request after the instant sees the old one.
 func (r *Repository) promoteDue() {
 	if n := r.next.Load(); n != nil && !time.Now().Before(n.at) {
 		r.promote(n)
@@ -287,10 +266,9 @@ func (r *Repository) install(s *state, publishedAt time.Time) {
 	r.log.Info("serving version", "manifest_id", s.ed.ManifestID, "version", s.ed.Version.Version, "previous", s.ptr.Previous)
 }
 
-// OnSwap has f called each time another version becomes the served one, right
-// after it does: for what keeps answers of the version served until then (the
-// edge's memo) to let go of them before the swap's collection, not at its
-// next request. f runs while installs wait, so it must not call r.
+// OnSwap has f called right after each swap, so what keeps answers of the
+// version served until then (the edge's memo) lets go of them at once. f runs
+// while installs wait, so it must not call r.
 func (r *Repository) OnSwap(f func()) {
 	r.swap.Lock()
 	defer r.swap.Unlock()
@@ -303,16 +281,15 @@ func (r *Repository) Store() store.Backend { return r.st }
 // Active returns the edition being served.
 func (r *Repository) Active() *edition.Edition { return r.current().ed }
 
-// Reload checks the active pointer and swaps to the version it names when that
-// changed. It reports whether it swapped. Requests in flight keep the edition
-// they loaded.
+// Reload swaps to the version the active pointer names when that changed, and
+// reports whether it did. Requests in flight keep the edition they loaded.
 func (r *Repository) Reload() (bool, error) {
 	r.reload.Lock()
 	defer r.reload.Unlock()
 	defer r.heartbeat()
 	r.current()
 	ptr, raw, err := r.st.Active()
-	r.seen.Store(&seen{ptr: ptr, err: err, at: time.Now()})
+	r.seen.Store(&seen{ptr: ptr, err: err})
 	if err == nil {
 		r.overtaken(ptr)
 	}
@@ -333,7 +310,7 @@ func (r *Repository) Reload() (bool, error) {
 		return false, nil
 	}
 	if n := r.next.Load(); err == nil && n != nil && n.s.ed.ManifestID == ptr.ManifestID {
-		// Staged already: take the instant the store has now.
+		// Staged already: take the store's instant.
 		r.next.CompareAndSwap(n, &pending{s: n.s.movedTo(ptr, raw), at: ptr.ActivateAt, publishedAt: n.publishedAt})
 		r.metrics.checked(time.Now())
 		return false, nil
@@ -376,9 +353,7 @@ func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 	for {
 		wait := interval
 		if r.next.Load() != nil {
-			// A staged version waits for its instant: look for it often, in case
-			// the store's notification is late or lost.
-			wait = min(interval, stagedPoll)
+			wait = min(interval, stagedPoll) // in case the notification is late or lost
 		}
 		select {
 		case <-ctx.Done():
@@ -388,9 +363,6 @@ func (r *Repository) Poll(ctx context.Context, interval time.Duration) {
 		}
 	}
 }
-
-// stagedPoll is how often a replica with a staged version reads the pointer.
-const stagedPoll = 50 * time.Millisecond
 
 // LatestDiff serves the diff stored when the active version was published.
 func (r *Repository) LatestDiff() (*representation.Body, error) {
@@ -413,9 +385,8 @@ func (r *Repository) LatestDiff() (*representation.Body, error) {
 	return b, nil
 }
 
-// Diff serves the diff between two retained versions: the stored file when there
-// is an intact one, otherwise computed from both versions and stored. from and to
-// are only compared with the store's listing, never used as paths.
+// Diff serves the diff between two retained versions: the stored one when
+// intact, otherwise computed from both versions and stored.
 func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	f, err := r.st.Lookup(from)
 	if err != nil {
@@ -459,8 +430,8 @@ func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	return b, nil
 }
 
-// compute diffs two stored versions, stamped with the newer one's
-// publication: every replica that computes it makes the same bytes.
+// compute diffs two stored versions, stamped with the newer one's publication
+// so every replica makes the same bytes.
 func (r *Repository) compute(from, to string) (*representation.Body, error) {
 	ms, err := r.st.Versions()
 	if err != nil {
@@ -488,9 +459,9 @@ func notFound(id string, err error) error {
 	return err
 }
 
-// listVersions lists the store's versions newest first, from their manifests
-// (no version is loaded), marking active. A store that cannot be listed, or holds
-// no intact version (the embedded fallback is served), lists active alone.
+// listVersions lists the store's versions newest first from their manifests,
+// marking active; active alone when the store cannot be listed or active is
+// not stored (the embedded fallback).
 func (r *Repository) listVersions(active *edition.Edition) *edition.VersionList {
 	ms, err := r.st.Versions()
 	if err != nil {
@@ -566,8 +537,7 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 }
 
 // RetainedEdition returns a retained version's edition: the active one as
-// served, any other from kept or read from the store (and kept). id is only
-// compared with the store's listing, never used as a path.
+// served, any other from kept or read from the store (and kept).
 func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	cur := r.current()
 	if strings.EqualFold(cur.ed.ManifestID, id) {
@@ -622,8 +592,7 @@ func listed(l *edition.VersionList, id string) bool {
 	return l == nil || slices.ContainsFunc(l.Versions, func(v gen.RetainedVersion) bool { return v.ManifestId == id })
 }
 
-// storeUp: the last read of the store's active pointer succeeded (an empty
-// store answers too).
+// storeUp: the last read of the store's active pointer succeeded (or found none).
 func (r *Repository) storeUp() bool {
 	sn := r.seen.Load()
 	return sn == nil || sn.err == nil || errors.Is(sn.err, store.ErrNotFound)

@@ -7,79 +7,65 @@ import (
 	"time"
 )
 
-// Backend is where versions live: the seam between the pipeline and live, which
-// publish and serve versions, and a technology that keeps them. Store (a
-// directory) is one backend, the embedded default; postgres.Store (one database
-// shared by many replicas) is another. store/storetest holds every backend to the
-// same contract.
-//
-// Identifiers a client sent are only ever compared with the backend's listing
-// (Lookup), never used as a file name or in a query as text to interpret.
+// Backend is where versions live: the file store (Store) or postgres.Store,
+// both held to one contract by store/storetest. Identifiers a client sent are
+// only compared with the backend's listing (Lookup), never used as a file name
+// or as query text.
 type Backend interface {
 	// Lock takes the writer lock, waiting until it is free or ctx ends (then
-	// it returns an error wrapping ctx's cause and holds nothing). Two writers
-	// never interleave, in one process or across machines.
+	// an error wrapping ctx's cause). Writers never interleave, even across machines.
 	Lock(ctx context.Context) (unlock func(), err error)
 	// TryLock takes the writer lock if it is free.
 	TryLock() (unlock func(), ok bool)
-	// LockHolder says who holds the writer lock, for a message naming it; ""
-	// when unknown or free.
+	// LockHolder names who holds the writer lock; "" when unknown or free.
 	LockHolder() string
 
-	// Lookup finds a stored version by manifest ID in any letter case and
-	// returns the ID as stored. Returns an error wrapping ErrNotFound when the
-	// backend holds no such version.
+	// Lookup finds a version by manifest ID in any letter case and returns the
+	// ID as stored, or an error wrapping ErrNotFound.
 	Lookup(id string) (string, error)
 	// Versions lists the stored versions, oldest first (by publish sequence).
 	Versions() ([]Manifest, error)
-	// ReadVersion returns a version's manifest and files, each checked against
-	// its checksum. Returns ErrNotFound for an unknown version and an error
-	// wrapping ErrCorrupt when a file fails its checksum.
+	// ReadVersion is Verify without a manifest checksum.
 	ReadVersion(id string) (Manifest, map[string][]byte, error)
-	// Verify checks a version against a manifest checksum (when not "") and
-	// every file against the manifest, and returns what ReadVersion would, so
-	// a reader that verifies reads and hashes the files once.
+	// Verify returns a version's manifest, checked against manifestSHA when
+	// not "", and its files, each checked against the manifest: ErrNotFound
+	// for an unknown version, ErrCorrupt for a failed checksum.
 	Verify(id, manifestSHA string) (Manifest, map[string][]byte, error)
-	// Active returns the active pointer and its revision: opaque bytes that
-	// change whenever the pointer does, so a poller notices a change cheaply.
-	// Returns an error wrapping ErrNotFound when nothing was published.
+	// Active returns the active pointer and its revision, opaque bytes that
+	// change whenever the pointer does; ErrNotFound when nothing was published.
 	Active() (Pointer, []byte, error)
-	// ReadDiff returns the stored diff body between two stored versions,
-	// checksum verified: ErrNotFound when never stored, ErrCorrupt when damaged.
+	// ReadDiff returns the stored diff between two versions, checksum
+	// verified: ErrNotFound when never stored, ErrCorrupt when damaged.
 	ReadDiff(from, to string) ([]byte, error)
-	// ReadEdition returns a version's manifest, checked against manifestSHA
-	// when not "", and its edition pack (Publication.Edition), checked against
-	// the manifest: what a server reads. ErrNotFound for an unknown version;
-	// ErrCorrupt when either fails its checksum or the version has no pack.
+	// ReadEdition is Verify for the edition pack (Publication.Edition) rather
+	// than the files; ErrCorrupt too when the version has no pack.
 	ReadEdition(id, manifestSHA string) (Manifest, []byte, error)
 
-	// Publish stores a version, the diff from the previous one, moves the
-	// active pointer and prunes to p.Retain, all or nothing: a crash or an
-	// error at any point leaves the old version active and intact. The caller
-	// holds Lock. It returns the manifest IDs pruned.
+	// Publish stores a version and the diff from the previous one, moves the
+	// active pointer and prunes to p.Retain, all or nothing; the caller holds
+	// Lock. It returns the manifest IDs pruned.
 	Publish(p Publication) (pruned []string, err error)
 	// WriteDiff stores a diff computed on demand between two stored versions.
 	WriteDiff(from, to string, body []byte) error
-	// Discard removes a stored version that is not active, with the diffs
-	// naming it; the caller holds Lock. Refuses the active version.
+	// Discard removes a version that is not active, with the diffs naming it;
+	// the caller holds Lock.
 	Discard(id string) error
-	// Activate makes a retained version the active one (an operator's roll
-	// back or forward; Pointer.Activated marks it); the caller holds Lock. The
-	// pointer's previous becomes the version active until now, and diffBody,
-	// when not nil, is stored as the diff between them.
+	// Activate makes a retained version the active one (Pointer.Activated);
+	// the caller holds Lock. The version active until now becomes Previous,
+	// and diffBody, when not nil, is stored as the diff between them.
 	Activate(id string, diffBody []byte, now time.Time) (Pointer, error)
-	// SyncState returns what sync last recorded beside the versions (nil
-	// when nothing); WriteSyncState replaces it.
+	// SyncState returns what sync last recorded (nil when nothing);
+	// WriteSyncState replaces it.
 	SyncState() ([]byte, error)
 	WriteSyncState(b []byte) error
 
-	// Location names the store for logs and reports: a directory, or a
-	// database and schema (never a password).
+	// Location names the store for logs: a directory, or a database and
+	// schema (never a password).
 	Location() string
 }
 
-// Cleaner is a Backend that keeps staging leftovers a crashed writer may have
-// left (the file store's tmp/); a writer holding Lock calls CleanTmp first.
+// Cleaner is a Backend with staging leftovers a crashed writer may have left;
+// a writer holding Lock calls CleanTmp first.
 type Cleaner interface {
 	CleanTmp() error
 }
@@ -89,21 +75,36 @@ var (
 	_ Notifier = (*Store)(nil)
 )
 
-// Notifier is a Backend that can say when the active pointer may have moved
-// (PostgreSQL's LISTEN/NOTIFY; the file store's watch of its pointer file), so
-// a replica need not wait for its next poll. The first signal comes once it is
-// listening; the channel may also fire without a change (readers check
-// Active). It is closed when ctx ends.
+// Notifier is a Backend that signals when the active pointer may have moved,
+// so a replica need not wait for its next poll. The first signal comes once
+// it is listening; a signal may come without a change. The channel is closed
+// when ctx ends.
 type Notifier interface {
 	Changes(ctx context.Context) <-chan struct{}
 }
 
-// Coordinator is a Backend shared by replicas that swap together: each replica
-// reports what it serves and what it has staged (read and indexed,
-// ready to swap), and the publisher schedules the switch (Pointer.ActivateAt)
-// for when every live replica has staged the new version, or a bound passed.
+// Coordinator is a Backend shared by replicas that swap together: each reports
+// what it serves and has staged, and the publisher schedules the switch
+// (Pointer.ActivateAt) for when every live replica has staged, or a bound passed.
 type Coordinator interface {
 	Heartbeat(replica, serving, staged string) error
+}
+
+// Signals runs loop in a goroutine with fire, which signals the channel it
+// returns without blocking (at most one signal waits), and closes the channel
+// when loop returns: a Notifier's Changes.
+func Signals(loop func(fire func())) <-chan struct{} {
+	out := make(chan struct{}, 1)
+	go func() {
+		defer close(out)
+		loop(func() {
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	return out
 }
 
 // LookupBoth is Lookup of the two versions of a diff.

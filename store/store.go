@@ -1,11 +1,9 @@
 // Package store keeps game versions behind Backend: the file store (a
-// directory, layout in README.md) here, PostgreSQL in store/postgres, both
-// held to one contract by store/storetest. A version is its snapshot files,
-// a manifest of their sha256 sums and its edition pack; beside them, the
-// diffs between versions and the active pointer. Every write goes to a
-// temporary name, is fsynced and renamed, the pointer last, so a crash leaves
-// the old or the new version active. Version directories are found by
-// listing versions/, never by joining a name a client sent.
+// directory, layout in README.md) here, PostgreSQL in store/postgres. A
+// version is its snapshot files, a manifest of their sha256 sums and its
+// edition pack; beside them, the diffs between versions and the active
+// pointer. Every write goes to a temporary name, is fsynced and renamed, the
+// pointer last, so a crash leaves the old or the new version active.
 package store
 
 import (
@@ -21,6 +19,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -50,12 +49,10 @@ const (
 type Store struct {
 	dir string
 	// Trace, when set, is called with every file or directory the store opens,
-	// relative to the store directory. Tests use it to prove a request touched no file.
+	// relative to the store directory.
 	Trace func(name string)
-
 	// OnStep, when set, is called before each durable write step with what it
-	// does; crash tests count the steps with it and stop a publish at a chosen
-	// one. The store keeps no count of its own.
+	// does (crash tests stop a publish at a chosen one).
 	OnStep func(what string)
 }
 
@@ -67,14 +64,12 @@ type Manifest struct {
 	Seq         int64             `json:"seq"`
 	PublishedAt time.Time         `json:"publishedAt"`
 	Files       map[string]string `json:"files"` // snapshot path → sha256 hex
-	// Edition is the checksum of the version's edition pack (PackSum, ReadEdition);
-	// "" for a version stored without one.
+	// Edition is the edition pack's PackSum; "" for a version stored without one.
 	Edition string `json:"edition,omitempty"`
 }
 
 // Reserved reports whether name, a path inside a version, is one of the
-// store's own files rather than a snapshot file: the backends refuse it in a
-// publication's Files.
+// store's own files, which a publication's Files may not hold.
 func Reserved(name string) bool {
 	return name == manifestFile || name == editionFile
 }
@@ -84,16 +79,14 @@ type Pointer struct {
 	ManifestID string `json:"manifestId"`
 	// Previous is the version that was active before; the latest diff is Previous → ManifestID.
 	Previous string `json:"previous,omitempty"`
-	// ManifestSHA256 is the checksum of the version's MANIFEST.json, chaining the
-	// pointer to every file of the version.
+	// ManifestSHA256 is the checksum of the version's MANIFEST.json.
 	ManifestSHA256 string    `json:"manifestSha256"`
 	PublishedAt    time.Time `json:"publishedAt"`
 	// ActivateAt, on a store shared by replicas, is the instant every replica
-	// switches to ManifestID (until then they serve Previous, having staged the
-	// new one); zero means at once. The file store always leaves it zero.
+	// switches to ManifestID (until then they serve Previous); zero: at once.
 	ActivateAt time.Time `json:"activateAt,omitzero"`
 	// Activated: an operator chose this version (refdata activate), so newer
-	// stored versions are kept aside on purpose, not leftovers of a crash.
+	// stored versions are kept aside on purpose.
 	Activated bool `json:"activated,omitempty"`
 }
 
@@ -119,6 +112,12 @@ func (s *Store) trace(name string) {
 	}
 }
 
+// read reads name, a slash-separated path relative to the store directory.
+func (s *Store) read(name string) ([]byte, error) {
+	s.trace(name)
+	return os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+}
+
 // step marks one durable write step.
 func (s *Store) step(what string) {
 	if s.OnStep != nil {
@@ -126,10 +125,9 @@ func (s *Store) step(what string) {
 	}
 }
 
-// Lock takes the writer lock, waiting until it is free or ctx ends (then it
-// returns ctx's error and holds nothing). flock cannot be interrupted, so the wait
-// polls. The holder's pid and start time are written into the lock file, for
-// LockHolder; the returned func clears them and releases the lock.
+// Lock takes the writer lock (flock on LOCK, which cannot be interrupted, so
+// the wait polls) and writes the holder's pid and start time into the file
+// for LockHolder; unlock clears them.
 func (s *Store) Lock(ctx context.Context) (func(), error) {
 	for {
 		unlock, err := s.lock()
@@ -153,8 +151,7 @@ func (s *Store) TryLock() (func(), bool) {
 	return unlock, err == nil
 }
 
-// LockHolder says who holds the writer lock ("pid 123 since …"), as its holder
-// wrote it; "" when unknown.
+// LockHolder says who holds the writer lock ("pid 123 since …"); "" when unknown.
 func (s *Store) LockHolder() string {
 	b, err := os.ReadFile(filepath.Join(s.dir, lockFile))
 	if err != nil {
@@ -233,8 +230,7 @@ func (s *Store) Versions() ([]Manifest, error) {
 // manifest reads a listed version's manifest and its checksum.
 func (s *Store) manifest(id string) (Manifest, string, error) {
 	name := path.Join(versionsDir, id, manifestFile)
-	s.trace(name)
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+	b, err := s.read(name)
 	if err != nil {
 		return Manifest{}, "", fmt.Errorf("read %s: %w", name, err)
 	}
@@ -256,14 +252,52 @@ func (s *Store) checkedManifest(id, manifestSHA string) (string, Manifest, error
 		return "", Manifest{}, err
 	}
 	m, got, err := s.manifest(id)
-	if err == nil && manifestSHA != "" && got != manifestSHA {
-		err = fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], ErrCorrupt)
+	if err == nil {
+		err = CheckManifest(id, got, manifestSHA)
 	}
 	return id, m, err
 }
 
-// ReadVersion reads every file of a stored version and checks each against the
-// manifest; a mismatch is an error wrapping ErrCorrupt.
+// CheckManifest is the error for version id whose manifest checksum is got
+// when the pointer says want; nil when they agree or want is "".
+func CheckManifest(id, got, want string) error {
+	if want == "" || got == want {
+		return nil
+	}
+	return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], want[:min(12, len(want))], ErrCorrupt)
+}
+
+// CheckFiles checks a version's files against its manifest: each listed, of
+// the listed checksum, and no other.
+func CheckFiles(id string, m Manifest, files map[string][]byte) error {
+	for name, want := range m.Files {
+		b, ok := files[name]
+		if !ok {
+			return fmt.Errorf("version %s: %s is missing: %w", id, name, ErrCorrupt)
+		}
+		if got := Sum(b); got != want {
+			return fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
+		}
+	}
+	if len(files) != len(m.Files) {
+		return fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), ErrCorrupt)
+	}
+	return nil
+}
+
+// CheckEdition checks a version's edition pack (nil when none is stored)
+// against its manifest.
+func CheckEdition(id string, m Manifest, pack []byte) error {
+	if m.Edition == "" || pack == nil {
+		return fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
+	}
+	if PackSum(pack) != m.Edition {
+		return fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
+	}
+	return nil
+}
+
+// ReadVersion reads every file of a stored version, checked against the manifest.
 func (s *Store) ReadVersion(id string) (Manifest, map[string][]byte, error) {
 	return s.Verify(id, "")
 }
@@ -276,29 +310,23 @@ func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, err
 		return Manifest{}, nil, err
 	}
 	files := make(map[string][]byte, len(m.Files))
-	for name, want := range m.Files {
+	for name := range m.Files {
 		if !fs.ValidPath(name) || name == manifestFile {
 			return m, nil, fmt.Errorf("version %s: manifest lists %q: %w", id, name, ErrCorrupt)
 		}
-		rel := path.Join(versionsDir, id, name)
-		s.trace(rel)
-		b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
-		if err != nil {
+		if files[name], err = s.read(path.Join(versionsDir, id, name)); err != nil {
 			return m, nil, fmt.Errorf("version %s: %w: %w", id, ErrCorrupt, err)
 		}
-		if got := Sum(b); got != want {
-			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], ErrCorrupt)
-		}
-		files[name] = b
+	}
+	if err := CheckFiles(id, m, files); err != nil {
+		return m, nil, err
 	}
 	return m, files, nil
 }
 
-// Active reads the active pointer. The raw bytes let a poller notice a change
-// cheaply. A store without one returns an error wrapping ErrNotFound.
+// Active reads the active pointer; its revision is the file's bytes.
 func (s *Store) Active() (Pointer, []byte, error) {
-	s.trace(activeFile)
-	b, err := os.ReadFile(filepath.Join(s.dir, activeFile))
+	b, err := s.read(activeFile)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Pointer{}, nil, fmt.Errorf("active pointer: %w", ErrNotFound)
 	}
@@ -319,31 +347,26 @@ func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
 	if err != nil {
 		return m, nil, err
 	}
-	if m.Edition == "" {
-		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
+	var b []byte
+	if m.Edition != "" {
+		if b, err = s.read(path.Join(versionsDir, id, editionFile)); err != nil {
+			return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
+		}
 	}
-	rel := path.Join(versionsDir, id, editionFile)
-	s.trace(rel)
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(rel)))
-	if err != nil {
-		return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
-	}
-	if PackSum(b) != m.Edition {
-		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
+	if err := CheckEdition(id, m, b); err != nil {
+		return m, nil, err
 	}
 	return m, b, nil
 }
 
-// ReadDiff reads the stored diff between two stored versions and verifies its
-// checksum. A diff never made wraps ErrNotFound; a damaged one wraps ErrCorrupt.
+// ReadDiff reads the stored diff between two stored versions, checksum verified.
 func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 	f, t, err := LookupBoth(s, from, to)
 	if err != nil {
 		return nil, err
 	}
 	name := path.Join(diffsDir, f+"-"+t+".json")
-	s.trace(name)
-	b, err := os.ReadFile(filepath.Join(s.dir, filepath.FromSlash(name)))
+	b, err := s.read(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("diff %s → %s: %w", f, t, ErrNotFound)
 	}
@@ -354,11 +377,7 @@ func (s *Store) ReadDiff(from, to string) ([]byte, error) {
 }
 
 func encodeDiffFile(body []byte) []byte {
-	out := make([]byte, 0, len(body)+72)
-	out = append(out, "sha256:"...)
-	out = append(out, Sum(body)...)
-	out = append(out, '\n')
-	return append(out, body...)
+	return slices.Concat([]byte("sha256:"+Sum(body)+"\n"), body)
 }
 
 func decodeDiffFile(b []byte) ([]byte, error) {
@@ -375,10 +394,9 @@ func decodeDiffFile(b []byte) ([]byte, error) {
 	return body, nil
 }
 
-// PackSum is an edition pack's checksum as a manifest holds it. A pack is
-// hundreds of megabytes, read at every swap, so it is checked with CRC-64
-// (six times faster than SHA-256 here), enough to find damage; the
-// snapshot files, whose sums make the content hash, keep SHA-256.
+// PackSum is an edition pack's checksum as a manifest holds it: CRC-64, six
+// times faster than SHA-256 on packs of hundreds of megabytes read at every
+// swap, and enough to find damage.
 func PackSum(b []byte) string {
 	return fmt.Sprintf("crc64:%016x", crc64.Checksum(b, crcTable))
 }
@@ -394,23 +412,12 @@ func Sum(b []byte) string {
 // WatchInterval is how often Changes looks at the active pointer file.
 const WatchInterval = 50 * time.Millisecond
 
-// Changes fires when the active pointer file may have been replaced: it looks
-// at the file's identity, size and modification time every WatchInterval (one
-// stat, no read), so a replica swaps within about that of a publish rather
-// than at its next poll. The first signal comes once it is watching. A stat
-// loop rather than inotify: it is portable, works on network file systems
-// where inotify sees nothing, and costs 20 stat calls a second.
+// Changes fires when the active pointer file may have been replaced: it
+// stats the file every WatchInterval (a stat loop rather than inotify works on
+// network file systems too) and compares identity, size and modification time.
 func (s *Store) Changes(ctx context.Context) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	fire := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
 	name := filepath.Join(s.dir, activeFile)
-	go func() {
-		defer close(out)
+	return Signals(func(fire func()) {
 		last, _ := os.Stat(name)
 		fire()
 		t := time.NewTicker(WatchInterval)
@@ -427,8 +434,7 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 			}
 			last = fi
 		}
-	}()
-	return out
+	})
 }
 
 // changed: a pointer file appeared, went, or was replaced or rewritten.

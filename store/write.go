@@ -10,6 +10,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -27,15 +28,12 @@ type Publication struct {
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
-	// Edition is the version's edition pack (package edition): every body
-	// rendered and compressed by the import, what servers read.
+	// Edition is the version's edition pack (package edition), what servers read.
 	Edition []byte
 	Retain  int // versions to keep, the new one included; < 1 keeps all
 	Now     time.Time
-	// Replace re-publishes a manifestId already stored (import --force): the new
-	// files take the old ones' place and the diffs naming the version are
-	// dropped. Between the two renames a crash leaves the pointer naming a missing
-	// version; start-up then serves the newest intact one (ResolveIn).
+	// Replace re-publishes a manifestId already stored (import --force): the
+	// new files take the old ones' place and the diffs naming it are dropped.
 	Replace bool
 }
 
@@ -56,11 +54,26 @@ func (p Publication) Names() ([]string, error) {
 	return names, nil
 }
 
+// Manifest is p's manifest as the seq-th version published, and its JSON.
+func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
+	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
+		PublishedAt: p.Now.UTC(), Files: make(map[string]string, len(p.Files))}
+	for name, b := range p.Files {
+		m.Files[name] = Sum(b)
+	}
+	if len(p.Edition) > 0 {
+		m.Edition = PackSum(p.Edition)
+	}
+	mb, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return m, nil, fmt.Errorf("publish %s: manifest: %w", p.ManifestID, err)
+	}
+	return m, mb, nil
+}
+
 // Publish persists a version and makes it active; the caller holds Lock. Order:
 // version directory (staged, fsynced, renamed), diff file, active pointer, then
-// pruning. A crash before the pointer's rename leaves the old version active and
-// at most an unreferenced new directory, which is a complete, valid version.
-// It returns the manifest IDs pruned.
+// pruning, so a crash before the pointer's rename leaves the old version active.
 func (s *Store) Publish(p Publication) ([]string, error) {
 	names, err := p.Names()
 	if err != nil {
@@ -77,9 +90,10 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if len(vs) > 0 {
 		seq = vs[len(vs)-1].Seq + 1
 	}
-	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
-		PublishedAt: p.Now.UTC(), Files: map[string]string{}}
-
+	m, mb, err := p.Manifest(seq)
+	if err != nil {
+		return nil, err
+	}
 	stage := filepath.Join(s.dir, tmpDir, p.ManifestID+"."+randomSuffix())
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
@@ -96,17 +110,11 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		if err := s.writeSynced(full, p.Files[name]); err != nil {
 			return nil, err
 		}
-		m.Files[name] = Sum(p.Files[name])
 	}
 	if len(p.Edition) > 0 {
 		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
 			return nil, err
 		}
-		m.Edition = PackSum(p.Edition)
-	}
-	mb, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("publish: %w", err)
 	}
 	if err := s.writeSynced(filepath.Join(stage, manifestFile), mb); err != nil {
 		return nil, err
@@ -118,7 +126,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	}
 	if id, err := s.Lookup(p.ManifestID); err == nil && p.Replace {
 		s.step("move replaced version out of versions/")
-		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())); err != nil {
+		if err := s.trash(id); err != nil {
 			return nil, fmt.Errorf("publish: %w", err)
 		}
 		s.removeDiffs([]string{id})
@@ -148,10 +156,7 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	return s.prune(p.Retain, p.ManifestID)
 }
 
-// Activate makes a retained version the active one (an operator's roll back or
-// forward); the caller holds the lock. The pointer's previous becomes the
-// version active until now, so /v1/diff/latest compares what was served with
-// what is served; diffBody, when not nil, is that diff (stored unless it is).
+// Activate makes a retained version the active one; the caller holds the lock.
 func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -187,7 +192,6 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (Pointer, er
 	return ptr, nil
 }
 
-// syncStateFile holds what sync last fetched from its upstream.
 const syncStateFile = "SYNC.json"
 
 // SyncState reads the state sync keeps beside the versions; nil when none.
@@ -268,8 +272,8 @@ func (s *Store) syncDir(dir string) error {
 }
 
 // prune removes the oldest versions beyond retain (never the active one) and
-// every diff that names a removed version. A version leaves by one rename
-// into tmp/ first, so a crash mid-removal never leaves half a version listed.
+// the diffs naming them. A version leaves by one rename into tmp/, so a crash
+// never leaves half a version listed.
 func (s *Store) prune(retain int, active string) ([]string, error) {
 	if retain < 1 {
 		return nil, nil
@@ -284,9 +288,8 @@ func (s *Store) prune(retain int, active string) ([]string, error) {
 		if id == active {
 			continue
 		}
-		trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
 		s.step("prune " + id)
-		if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+		if err := s.trash(id); err != nil {
 			return gone, fmt.Errorf("prune %s: %w", id, err)
 		}
 		gone = append(gone, id)
@@ -301,8 +304,7 @@ func (s *Store) prune(retain int, active string) ([]string, error) {
 	return gone, s.CleanTmp()
 }
 
-// Discard removes a stored version that is not active, with the diffs naming
-// it; the caller holds the lock.
+// Discard removes a stored version that is not active; the caller holds the lock.
 func (s *Store) Discard(id string) error {
 	id, err := s.Lookup(id)
 	if err != nil {
@@ -311,8 +313,7 @@ func (s *Store) Discard(id string) error {
 	if p, _, err := s.Active(); err == nil && p.ManifestID == id {
 		return fmt.Errorf("discard %s: it is the active version", id)
 	}
-	trash := filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix())
-	if err := os.Rename(filepath.Join(s.dir, versionsDir, id), trash); err != nil {
+	if err := s.trash(id); err != nil {
 		return fmt.Errorf("discard %s: %w", id, err)
 	}
 	if err := s.syncDir(filepath.Join(s.dir, versionsDir)); err != nil {
@@ -322,13 +323,16 @@ func (s *Store) Discard(id string) error {
 	return s.CleanTmp()
 }
 
+// trash moves a version out of versions/ into tmp/ in one rename.
+func (s *Store) trash(id string) error {
+	return os.Rename(filepath.Join(s.dir, versionsDir, id), filepath.Join(s.dir, tmpDir, "trash."+id+"."+randomSuffix()))
+}
+
 func (s *Store) removeDiffs(ids []string) {
 	entries, _ := os.ReadDir(filepath.Join(s.dir, diffsDir))
 	for _, e := range entries {
-		for _, id := range ids {
-			if strings.Contains(e.Name(), id) {
-				_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
-			}
+		if slices.ContainsFunc(ids, func(id string) bool { return strings.Contains(e.Name(), id) }) {
+			_ = os.Remove(filepath.Join(s.dir, diffsDir, e.Name()))
 		}
 	}
 }

@@ -1,8 +1,7 @@
 // Package postgres is a store.Backend in one PostgreSQL database, for many
-// replicas sharing one store: a publish is one transaction (version, files, diff,
-// pointer, pruning) followed by a NOTIFY that replicas LISTEN for; every file
-// keeps its sha256 and is verified when read. The schema is migrated at Open
-// from the SQL files embedded beside this one, each applied once, in order.
+// replicas sharing one store: a publish is one transaction followed by a NOTIFY
+// that replicas LISTEN for. The schema is migrated at Open from the embedded
+// SQL files, each applied once, in order.
 package postgres
 
 import (
@@ -45,12 +44,10 @@ type Store struct {
 	lockKey int32
 
 	// StageBound is how long a publish waits for the live replicas to stage
-	// the new version before it schedules the switch anyway (replicas that
-	// have not staged by then are not ready until they have).
+	// the new version before it schedules the switch anyway.
 	StageBound time.Duration
-	// Margin is how far ahead of now the switch is scheduled once every
-	// replica has staged, so the NOTIFY carrying the instant reaches all of
-	// them before it.
+	// Margin is how far ahead the switch is scheduled once every replica has
+	// staged, so the NOTIFY carrying the instant reaches all of them before it.
 	Margin time.Duration
 	// ReplicaTTL: a replica whose last heartbeat is older is not waited for.
 	ReplicaTTL time.Duration
@@ -63,10 +60,11 @@ const (
 	DefaultReplicaTTL = 10 * time.Second
 )
 
-var _ store.Coordinator = (*Store)(nil)
-
-var _ store.Backend = (*Store)(nil)
-var _ store.Notifier = (*Store)(nil)
+var (
+	_ store.Backend     = (*Store)(nil)
+	_ store.Notifier    = (*Store)(nil)
+	_ store.Coordinator = (*Store)(nil)
+)
 
 // Open connects to url (a postgres:// URL or key=value DSN; search_path picks
 // the schema), applies pending migrations and returns the store.
@@ -100,13 +98,6 @@ func Open(ctx context.Context, url string) (*Store, error) {
 
 // Close releases the connections.
 func (s *Store) Close() { s.pool.Close() }
-
-// SchemaVersion is the number of migrations applied.
-func (s *Store) SchemaVersion(ctx context.Context) (int, error) {
-	var n int
-	err := s.pool.QueryRow(ctx, "SELECT coalesce(max(version), 0) FROM refdata_schema_migrations").Scan(&n)
-	return n, err
-}
 
 // migrate applies the embedded migrations not yet applied, each in its own
 // transaction, under a transaction-scoped advisory lock so replicas starting
@@ -301,8 +292,8 @@ func setActive(ctx context.Context, tx pgx.Tx, p store.Pointer, activateAt *time
 	return err
 }
 
-// ReadVersion reads every file of a version in one consistent snapshot of the
-// database and checks each against the manifest.
+// ReadVersion reads every file of a version in one snapshot of the database
+// and checks each against the manifest.
 func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error) {
 	return s.Verify(id, "")
 }
@@ -310,54 +301,50 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 // Verify is ReadVersion with the manifest checked against a manifest
 // checksum, when given.
 func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
+	files := map[string][]byte{}
+	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
+		var name string
+		var body []byte
+		if err == nil {
+			_, err = pgx.ForEachRow(rows, []any{&name, &body}, func() error { files[name] = body; return nil })
+		}
+		if err != nil {
+			return fmt.Errorf("read version %s: %w", id, err)
+		}
+		return nil
+	})
+	if err == nil {
+		err = store.CheckFiles(id, m, files)
+	}
+	if err != nil {
+		return m, nil, err
+	}
+	return m, files, nil
+}
+
+// snapshot finds version id and reads its manifest, checked against
+// manifestSHA when not "", then calls read with the ID as stored in the same
+// read-only snapshot of the database.
+func (s *Store) snapshot(id, manifestSHA string, read func(ctx context.Context, tx pgx.Tx, id string) error) (string, store.Manifest, error) {
 	ctx := context.Background()
 	id, err := s.Lookup(id)
 	if err != nil {
-		return store.Manifest{}, nil, err
+		return "", store.Manifest{}, err
 	}
 	var m store.Manifest
-	var files map[string][]byte
 	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var got string
 		var err error
 		if m, got, err = s.manifest(ctx, tx, id); err != nil {
 			return err
 		}
-		if manifestSHA != "" && got != manifestSHA {
-			return fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
+		if err := store.CheckManifest(id, got, manifestSHA); err != nil {
+			return err
 		}
-		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
-		if err != nil {
-			return fmt.Errorf("read version %s: %w", id, err)
-		}
-		defer rows.Close()
-		files = make(map[string][]byte, len(m.Files))
-		for rows.Next() {
-			var name string
-			var body []byte
-			if err := rows.Scan(&name, &body); err != nil {
-				return fmt.Errorf("read version %s: %w", id, err)
-			}
-			files[name] = body
-		}
-		return rows.Err()
+		return read(ctx, tx, id)
 	})
-	if err != nil {
-		return m, nil, err
-	}
-	for name, want := range m.Files {
-		b, ok := files[name]
-		if !ok {
-			return m, nil, fmt.Errorf("version %s: %s is missing: %w", id, name, store.ErrCorrupt)
-		}
-		if got := store.Sum(b); got != want {
-			return m, nil, fmt.Errorf("version %s: %s has sha256 %s, manifest says %s: %w", id, name, got[:12], want[:min(12, len(want))], store.ErrCorrupt)
-		}
-	}
-	if len(files) != len(m.Files) {
-		return m, nil, fmt.Errorf("version %s: %d files stored, manifest lists %d: %w", id, len(files), len(m.Files), store.ErrCorrupt)
-	}
-	return m, files, nil
+	return id, m, err
 }
 
 // Active reads the active pointer; the revision is a counter every publish
@@ -382,37 +369,21 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 }
 
 // ReadEdition reads a version's manifest and edition pack in one snapshot of
-// the database, checking the manifest against manifestSHA (when not "") and
-// the pack against the manifest.
+// the database.
 func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
-	ctx := context.Background()
-	id, err := s.Lookup(id)
-	if err != nil {
-		return store.Manifest{}, nil, err
-	}
-	var m store.Manifest
-	var got string
 	var body []byte
-	err = pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var err error
-		if m, got, err = s.manifest(ctx, tx, id); err != nil {
-			return err
+	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		err := tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no rows: body stays nil, none stored
+			return fmt.Errorf("read edition of %s: %w", id, err)
 		}
-		err = tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // body stays nil: none stored
-		}
-		return err
+		return nil
 	})
-	switch {
-	case err != nil:
-		return m, nil, fmt.Errorf("read edition of %s: %w", id, err)
-	case manifestSHA != "" && got != manifestSHA:
-		return m, nil, fmt.Errorf("version %s: manifest checksum %s, pointer says %s: %w", id, got[:12], manifestSHA[:min(12, len(manifestSHA))], store.ErrCorrupt)
-	case m.Edition == "" || body == nil:
-		return m, nil, fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, store.ErrCorrupt)
-	case store.PackSum(body) != m.Edition:
-		return m, nil, fmt.Errorf("version %s: edition fails its checksum: %w", id, store.ErrCorrupt)
+	if err == nil {
+		err = store.CheckEdition(id, m, body)
+	}
+	if err != nil {
+		return m, nil, err
 	}
 	return m, body, nil
 }
@@ -450,9 +421,8 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 	return nil
 }
 
-// Publish stores the version, its files, the diff from the previous version,
-// moves the pointer and prunes, in one transaction; its NOTIFY is delivered to
-// the replicas when it commits, and not at all if it does not.
+// Publish stores the version and the diff, moves the pointer and prunes in one
+// transaction, whose NOTIFY reaches the replicas only if it commits.
 func (s *Store) Publish(p store.Publication) ([]string, error) {
 	names, err := p.Names()
 	if err != nil {
@@ -472,9 +442,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if exists && !p.Replace {
 			return fmt.Errorf("version %s is already stored", p.ManifestID)
 		}
-		if exists {
-			// import --force: the new files take the old ones' place, in this
-			// same transaction, and the diffs naming the version go.
+		if exists { // import --force: the new files take the old ones' place
 			for _, q := range []string{deleteDiffs, "DELETE FROM refdata_files WHERE manifest_id = $1", "DELETE FROM refdata_extras WHERE manifest_id = $1"} {
 				if _, err := tx.Exec(ctx, q, p.ManifestID); err != nil {
 					return err
@@ -485,20 +453,13 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if err := tx.QueryRow(ctx, "SELECT coalesce(max(seq), 0) + 1 FROM refdata_versions").Scan(&seq); err != nil {
 			return err
 		}
-		m := store.Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
-			PublishedAt: p.Now.UTC(), Files: map[string]string{}}
-		rows := make([][]any, 0, len(names))
-		for _, name := range names {
-			h := store.Sum(p.Files[name])
-			m.Files[name] = h
-			rows = append(rows, []any{p.ManifestID, name, h, p.Files[name]})
-		}
-		if len(p.Edition) > 0 {
-			m.Edition = store.PackSum(p.Edition)
-		}
-		mb, err := json.MarshalIndent(m, "", "  ")
+		m, mb, err := p.Manifest(seq)
 		if err != nil {
 			return err
+		}
+		rows := make([][]any, 0, len(names))
+		for _, name := range names {
+			rows = append(rows, []any{p.ManifestID, name, m.Files[name], p.Files[name]})
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO refdata_versions (manifest_id, seq, version, branch, published_at, manifest, manifest_sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
@@ -524,9 +485,8 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 				return fmt.Errorf("diff: %w", err)
 			}
 		}
-		// With live replicas, the switch is scheduled at the stage deadline
-		// and moved earlier below once they have all staged; without any it is
-		// immediate.
+		// With live replicas the switch is scheduled at the stage deadline (and
+		// moved earlier once they have all staged); without any it is immediate.
 		if err := tx.QueryRow(ctx, "SELECT count(*) FROM refdata_replicas WHERE seen_at > now() - $1::interval", s.ReplicaTTL).Scan(&replicas); err != nil {
 			return fmt.Errorf("replicas: %w", err)
 		}
@@ -558,12 +518,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 }
 
 // awaitSwitch locks the active pointer for tx and, when it schedules a switch
-// still ahead, waits for that instant. So a pointer is never replaced before
-// its switch: a version the pointer has moved past is one every replica serves
-// (or has been told to), and a replica that missed its instant (a lost
-// notification, a reload still running) promotes it rather than skipping it
-// while the others serve it. Publishers hold the store lock, so the wait is
-// for the previous publish's margin, not for another writer.
+// still ahead, waits for that instant: a pointer is never replaced before its
+// switch, so a version the pointer has moved past is one every replica serves
+// (or has been told to).
 func awaitSwitch(ctx context.Context, tx pgx.Tx) error {
 	var at *time.Time
 	err := tx.QueryRow(ctx, "SELECT activate_at FROM refdata_active FOR UPDATE").Scan(&at)
@@ -644,19 +601,10 @@ func prune(ctx context.Context, tx pgx.Tx, retain int, active string) ([]string,
 }
 
 // Changes fires when a publish commits, over a connection of its own that
-// LISTENs; when that connection drops it reconnects (with backoff) and fires
-// once, since a publish may have been missed meanwhile. Replicas keep polling
-// Active as well, so a lost notification only delays a swap.
+// LISTENs; when it drops it reconnects (with backoff) and fires once, since a
+// publish may have been missed meanwhile.
 func (s *Store) Changes(ctx context.Context) <-chan struct{} {
-	out := make(chan struct{}, 1)
-	fire := func() {
-		select {
-		case out <- struct{}{}:
-		default:
-		}
-	}
-	go func() {
-		defer close(out)
+	return store.Signals(func(fire func()) {
 		backoff := 100 * time.Millisecond
 		for ctx.Err() == nil {
 			conn, err := pgx.ConnectConfig(ctx, s.cfg.Copy())
@@ -678,12 +626,8 @@ func (s *Store) Changes(ctx context.Context) <-chan struct{} {
 			}
 			backoff = min(2*backoff, 5*time.Second)
 		}
-	}()
-	return out
+	})
 }
-
-// Schema is the schema the store's tables live in.
-func (s *Store) Schema() string { return s.schema }
 
 // Discard removes a stored version that is not active, with its files and the
 // diffs naming it.
@@ -715,9 +659,8 @@ func (s *Store) Location() string {
 	return fmt.Sprintf("postgres://%s:%d/%s (schema %s)", s.cfg.Host, s.cfg.Port, s.cfg.Database, s.schema)
 }
 
-// Activate makes a retained version the active one, in one transaction with the
-// diff from the version active until now; replicas switch at once (an operator's
-// rollback is not staged) and are notified.
+// Activate makes a retained version the active one in one transaction;
+// replicas switch at once (an operator's rollback is not staged).
 func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Pointer, error) {
 	id, err := s.Lookup(id)
 	if err != nil {
