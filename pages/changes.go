@@ -12,7 +12,17 @@ import (
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
+
+// localeOptions are the locales as the picker offers them, loc selected.
+func localeOptions(loc int) []localeOption {
+	var opts []localeOption
+	for i, code := range catalog.Locales {
+		opts = append(opts, localeOption{Code: code, Name: localeNames[code], Selected: i == loc})
+	}
+	return opts
+}
 
 // localeNames are the 18 locales as the picker shows them: each in its own
 // language, so a reader finds theirs without knowing the code.
@@ -76,7 +86,7 @@ type fieldChange struct {
 }
 
 // renderChanges renders the changelog from → to in every locale.
-func (s *Site) renderChanges(from, to string) (*changesPages, error) {
+func (s *Site) renderChanges(from, to string) (*kept, error) {
 	a, err := s.repo.RetainedEdition(from)
 	if err != nil {
 		return nil, err
@@ -85,50 +95,39 @@ func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.diff(a, b)
+	raw, err := s.repo.Diff(a.ManifestID, b.ManifestID)
 	if err != nil {
 		return nil, err
 	}
-	var out changesPages
-	img := newImages(s.Media)
-	for loc := range catalog.Locales {
-		data, err := changesModel(a, b, d, loc)
-		if err != nil {
-			return nil, err
-		}
-		for i := range data.Categories {
-			cc := &data.Categories[i]
-			for _, items := range [][]item{cc.Added, cc.Removed} {
-				for j := range items {
-					items[j].Icon = img.src(items[j].Icon)
-				}
-			}
-			for j := range cc.Changed {
-				cc.Changed[j].Icon = img.src(cc.Changed[j].Icon)
-			}
-		}
-		body, err := render("changes", data, catalog.Locales[loc])
-		if err != nil {
-			return nil, err
-		}
-		out.bodies[loc] = body
+	var d gen.DiffBody
+	if err := json.Unmarshal(raw.JSON, &d); err != nil {
+		return nil, fmt.Errorf("read the diff %s → %s: %w", a.ManifestID, b.ManifestID, err)
 	}
-	out.lacking = img.lacking()
-	return &out, nil
+	k := &kept{img: newImages(s.Media)}
+	for loc, lang := range catalog.Locales {
+		data, err := changesModel(a, b, d.Data, loc, k.img)
+		if err != nil {
+			return nil, err
+		}
+		body, err := render("changes", data, lang, representation.Best)
+		if err != nil {
+			return nil, err
+		}
+		k.bodies = append(k.bodies, body)
+	}
+	return k, nil
 }
 
-// changesModel is what the changes template shows for one locale.
-func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, error) {
-	lang := catalog.Locales[loc]
+// changesModel is what the changes template shows for one locale, its icons
+// resolved by img.
+func changesModel(a, b *edition.Edition, d gen.Diff, loc int, img *images) (changesData, error) {
 	data := changesData{
 		From:    versionInfo{a.ManifestID, a.Version.Version, a.Version.BuildDate},
 		To:      versionInfo{b.ManifestID, b.Version.Version, b.Version.BuildDate},
-		Lang:    lang,
+		Lang:    catalog.Locales[loc],
+		Locales: localeOptions(loc),
 		Action:  "/changes/" + a.ManifestID + "/" + b.ManifestID,
 		Summary: d.Summary,
-	}
-	for _, code := range catalog.Locales {
-		data.Locales = append(data.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == lang})
 	}
 	had := map[[2]string]bool{}
 	for _, u := range a.Unknown {
@@ -155,25 +154,25 @@ func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, erro
 			Path:  "/v1/" + c.Name(),
 		}
 		for _, id := range cd.Added {
-			it, _, err := describe(b, c, id, loc, true)
+			it, _, err := describe(b, c, id, loc, true, img)
 			if err != nil {
 				return data, err
 			}
 			cc.Added = append(cc.Added, it)
 		}
 		for _, id := range cd.Removed {
-			it, _, err := describe(a, c, id, loc, false)
+			it, _, err := describe(a, c, id, loc, false, img)
 			if err != nil {
 				return data, err
 			}
 			cc.Removed = append(cc.Removed, it)
 		}
 		for _, ch := range cd.Changed {
-			it, after, err := describe(b, c, ch.Uuid, loc, true)
+			it, after, err := describe(b, c, ch.Uuid, loc, true, img)
 			if err != nil {
 				return data, err
 			}
-			_, before, err := describe(a, c, ch.Uuid, loc, false)
+			_, before, err := describe(a, c, ch.Uuid, loc, false, nil)
 			if err != nil {
 				return data, err
 			}
@@ -210,9 +209,10 @@ var (
 	iconFields = []string{"displayIcon", "smallIcon", "icon", "smallPlayerCardAppearance", "listViewIcon", "largeIcon", "fullRender", "swatch"}
 )
 
-// describe names one item of ed in locale loc and returns its top-level fields.
-// link adds the item's page (an item removed from the served version has none).
-func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
+// describe names one item of ed in locale loc, its icon resolved by img, and
+// returns its top-level fields. link adds the item's page (an item removed from
+// the served version has none).
+func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool, img *images) (item, map[string]json.RawMessage, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
 		return item{}, nil, fmt.Errorf("diff of %s names %q, not a uuid", c.Name(), id)
@@ -228,6 +228,7 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
 	}
 	it := summary(env.Data, u.String(), body.Lang)
+	it.Icon = img.src(it.Icon)
 	if link {
 		it.URL = itemPage(c, it.UUID, loc)
 	}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/gen"
 )
 
 // latestPair names the versions /changes compares: those of /v1/diff/latest,
@@ -54,17 +53,4 @@ func olderThan(l *edition.VersionList, id string) string {
 		}
 	}
 	return ""
-}
-
-// diff returns the repository's diff from → to.
-func (s *Site) diff(from, to *edition.Edition) (gen.Diff, error) {
-	b, err := s.repo.Diff(from.ManifestID, to.ManifestID)
-	if err != nil {
-		return gen.Diff{}, err
-	}
-	var d gen.DiffBody
-	if err := json.Unmarshal(b.JSON, &d); err != nil {
-		return gen.Diff{}, fmt.Errorf("read the diff %s → %s: %w", from.ManifestID, to.ManifestID, err)
-	}
-	return d.Data, nil
 }
