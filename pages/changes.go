@@ -45,7 +45,6 @@ type localeOption struct {
 
 type changesData struct {
 	From, To   versionInfo
-	Lang       string
 	Locales    []localeOption
 	Action     string
 	Summary    gen.DiffSummary
@@ -99,13 +98,13 @@ func (s *Site) renderChanges(from, to string) (*kept, error) {
 	if err != nil {
 		return nil, err
 	}
-	var d gen.DiffBody
+	var d diffJSON
 	if err := json.Unmarshal(raw.JSON, &d); err != nil {
 		return nil, fmt.Errorf("read the diff %s → %s: %w", a.ManifestID, b.ManifestID, err)
 	}
 	k := &kept{img: newImages(s.Media)}
 	for loc, lang := range catalog.Locales {
-		data, err := changesModel(a, b, d.Data, loc, k.img)
+		data, err := changesModel(a, b, &d, loc, k.img)
 		if err != nil {
 			return nil, err
 		}
@@ -120,14 +119,13 @@ func (s *Site) renderChanges(from, to string) (*kept, error) {
 
 // changesModel is what the changes template shows for one locale, its icons
 // resolved by img.
-func changesModel(a, b *edition.Edition, d gen.Diff, loc int, img *images) (changesData, error) {
+func changesModel(a, b *edition.Edition, d *diffJSON, loc int, img *images) (changesData, error) {
 	data := changesData{
 		From:    versionInfo{a.ManifestID, a.Version.Version, a.Version.BuildDate},
 		To:      versionInfo{b.ManifestID, b.Version.Version, b.Version.BuildDate},
-		Lang:    catalog.Locales[loc],
 		Locales: localeOptions(loc),
 		Action:  "/changes/" + a.ManifestID + "/" + b.ManifestID,
-		Summary: d.Summary,
+		Summary: d.Data.Summary,
 	}
 	had := map[[2]string]bool{}
 	for _, u := range a.Unknown {
@@ -138,12 +136,8 @@ func changesModel(a, b *edition.Edition, d gen.Diff, loc int, img *images) (chan
 			data.NewFields = append(data.NewFields, newField{Path: "/v1/" + u.Category.Name(), Field: u.Field, Items: u.Items})
 		}
 	}
-	byName, err := categoryDiffs(d.Categories)
-	if err != nil {
-		return data, err
-	}
 	for _, c := range catalog.Categories() {
-		cd := byName[c.Name()]
+		cd := d.Data.Categories[c.Name()]
 		if len(cd.Added)+len(cd.Removed)+len(cd.Changed) == 0 {
 			data.Unchanged = append(data.Unchanged, plural(c.Noun()))
 			continue
@@ -187,18 +181,15 @@ func changesModel(a, b *edition.Edition, d gen.Diff, loc int, img *images) (chan
 	return data, nil
 }
 
-// categoryDiffs indexes a diff's categories by name, through their JSON names, so
+// diffJSON is what the pages read of a diff's body: its categories by name, so
 // every category the spec has is found without naming any here.
-func categoryDiffs(dc gen.DiffCategories) (map[string]gen.CategoryDiff, error) {
-	raw, err := json.Marshal(dc)
-	if err != nil {
-		return nil, fmt.Errorf("read diff categories: %w", err)
-	}
-	var m map[string]gen.CategoryDiff
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("read diff categories: %w", err)
-	}
-	return m, nil
+type diffJSON struct {
+	Data struct {
+		FromVersion string                      `json:"fromVersion"`
+		ToVersion   string                      `json:"toVersion"`
+		Summary     gen.DiffSummary             `json:"summary"`
+		Categories  map[string]gen.CategoryDiff `json:"categories"`
+	} `json:"data"`
 }
 
 // nameFields and iconFields are tried in order for an item's name and icon; the

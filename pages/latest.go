@@ -20,12 +20,7 @@ func (s *Site) latestPair() (from, to string, err error) {
 	b, err := s.repo.LatestDiff()
 	switch {
 	case err == nil:
-		var d struct {
-			Data struct {
-				FromVersion string `json:"fromVersion"`
-				ToVersion   string `json:"toVersion"`
-			} `json:"data"`
-		}
+		var d diffJSON
 		if err := json.Unmarshal(b.JSON, &d); err != nil {
 			return "", "", fmt.Errorf("read the latest diff: %w", err)
 		}
