@@ -1,10 +1,9 @@
 // Package edge owns the listening socket: HTTP/1.1 with fasthttp (net/http
 // cost about twice nginx's CPU per answer), and a memo of the request targets
 // the router (package api) has answered from the active edition's bodies, so
-// the next request for one is answered from memory without routing or
-// handler. Everything else — errors, diffs, metrics, /v1/versions, pages,
-// preflights — takes the router, the one place the API's behaviour is
-// decided; api.EdgeMayAnswer says which requests the memo may answer.
+// the next request for one is answered without routing or handler. All else
+// takes the router, where the API's behaviour is decided; api.EdgeMayAnswer
+// says which requests the memo may answer.
 package edge
 
 import (
@@ -136,9 +135,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 // (replica.Repository.OnSwap), so it does not keep the previous one alive.
 func (s *Server) ActiveChanged() { s.memo.Store(&memo{}) }
 
-// DefaultDrainGrace is how long a keep-alive connection that looks idle at
-// shutdown still reads: a request the client has sent may be in the socket's
-// buffer, unread. It is answered (with Connection: close) rather than dropped.
+// DefaultDrainGrace: a request a client sent as shutdown began may be unread
+// in the socket's buffer; it is answered (with Connection: close), not dropped.
 const DefaultDrainGrace = time.Second
 
 // drainListener hands out connections that, while the server shuts down, turn
@@ -187,9 +185,7 @@ func (c *drainConn) Read(b []byte) (int, error) {
 }
 
 // Write: an answer's first write ends its request's unanswered spell.
-func (c *drainConn) Write(b []byte) (int, error) {
-	var n int
-	var err error
+func (c *drainConn) Write(b []byte) (n int, err error) {
 	if tc, ok := c.Conn.(*net.TCPConn); c.more && ok {
 		n, err = sendMore(tc, b)
 	} else {
@@ -234,8 +230,8 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 
 var versionPath = []byte("/v1/version")
 
-// holdForChange holds a wait for the next version (Config.Hold) when the
-// router would hold it, and answers it.
+// holdForChange holds and answers a wait for the next version (Config.Hold)
+// when the router would hold it.
 func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 	if s.cfg.Hold == nil || !ctx.IsGet() && !ctx.IsHead() || !api.UserAgentOK(str(ctx.UserAgent())) {
 		return false
@@ -273,9 +269,7 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
 		return false
 	}
-	switch {
-	case ctx.IsGet(), ctx.IsHead(), ctx.IsOptions():
-	default:
+	if !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions() {
 		ctx.Response.Header.Set("Allow", "GET, HEAD, OPTIONS")
 		s.reject(ctx, http.StatusMethodNotAllowed, api.MethodNotAllowedMessage)
 		return false
@@ -287,8 +281,8 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-// reject answers an error decided at the edge, in the form the router gives
-// the request's path (api.ErrorAnswer), logged once, as the router logs its 4xx.
+// reject answers an error decided at the edge (writeError), logged as the router
+// logs its 4xx.
 func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	writeError(ctx, status, msg, targetPath(ctx))
 	if s.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) {
@@ -298,8 +292,7 @@ func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	}
 }
 
-// memo is one edition's request targets and the Responses the router's handlers
-// described for them.
+// memo is one edition's request targets and the Responses described for them.
 type memo struct {
 	ed      *edition.Edition
 	mu      sync.RWMutex
@@ -400,19 +393,15 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
 	}
-	if d.Body == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
-		return
-	}
-	switch ctx.Response.StatusCode() {
-	case fasthttp.StatusOK, fasthttp.StatusNotModified:
+	if st := ctx.Response.StatusCode(); d.Body != nil && (st == fasthttp.StatusOK || st == fasthttp.StatusNotModified) &&
+		api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
 		s.remember(string(ctx.RequestURI()), d)
 	}
 }
 
 var vText = []byte("text/plain")
 
-// remember keeps the described Response for target, in the memo of the edition
-// it answered from.
+// remember keeps the described Response for target in its edition's memo.
 func (s *Server) remember(target string, d impl.Description) {
 	m := s.memo.Load()
 	if m.ed != d.Edition {
