@@ -100,8 +100,8 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 	})
 }
 
-// browse returns the kept page for key, rendering it (model gives its template
-// and data) when it is not kept or the mirror now holds a file it lacked.
+// browse returns the kept page for key, rendering it when needed (model gives
+// its template and data).
 func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (*representation.Body, error) {
 	k, err := s.browsed.get(key, func() (*kept, error) {
 		k := &kept{img: newImages(s.Media)}
@@ -147,13 +147,12 @@ type catalogRow struct {
 type catalogData struct {
 	Title, Noun, API, Version, Action string
 	Locales                           []localeOption
-	Items                             []item // the catalog's page
-	// The item's page:
-	Item             item
-	CatalogURL, JSON string
-	Fields           []value
+	Items                             []item // the catalog's page; the rest, the item's
+	Item                              item
+	CatalogURL, JSON                  string
+	Fields                            []value
 	// Recolored is a premier logo's image in example team colors, when the
-	// mirror holds its base image (GET /v1/premier/logos/{uuid}/image).
+	// mirror holds its base image.
 	Recolored string
 }
 
@@ -165,9 +164,8 @@ var exampleColors = url.Values{
 }.Encode()
 
 // value is one JSON value as the item page shows it: Kids of an object (each
-// with its Key) or an array (List; Folded, behind its count, when it holds
-// objects: a weapon's skins), else Text, shown as an image when Img is set,
-// linked when Href is.
+// with its Key) or an array (List; Folded when it holds objects), else Text,
+// shown as an image when Img is set, linked when Href is.
 type value struct {
 	Key, Text, Img, Href       string
 	Object, List, Folded, Null bool
@@ -221,9 +219,8 @@ func decodeValue(dec *json.Decoder, key string, link func(*value)) (value, error
 // imageExts are the endings of the data's image URLs.
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".gif": true}
 
-// fieldLinks makes an item's strings links: an image URL an image (from the
-// mirror when it holds it), another URL a link, the UUID of an item of ed a
-// link to its page.
+// fieldLinks makes an item's strings links: an image URL an image, another
+// URL a link, the UUID of an item of ed a link to its page.
 func fieldLinks(ed *edition.Edition, loc int, img *images) func(*value) {
 	return func(v *value) {
 		if strings.HasPrefix(v.Text, "https://") || strings.HasPrefix(v.Text, "http://") {

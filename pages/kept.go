@@ -8,11 +8,9 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// pageCache keeps rendered pages, at most maxN of them and maxBytes of their
-// text (0: no bound on bytes), dropping the oldest render first; the pages
-// dropped are rendered again when asked for. One render at a time: a crawler
-// asking for every page takes one core, not all, and two requests for a page
-// render it once.
+// pageCache keeps rendered pages, at most maxN and maxBytes of their text (0:
+// no bound), dropping the oldest render first. One render at a time: a crawler
+// takes one core, not all, and two requests for a page render it once.
 type pageCache[K comparable] struct {
 	maxN, maxBytes int
 	rendering      sync.Mutex
@@ -81,9 +79,8 @@ func (c *pageCache[K]) fresh(key K) *kept {
 	return k
 }
 
-// images resolves a page's image URLs through the mirror while it renders, and
-// then tells when the mirror has come to hold one the page shows from upstream:
-// the page is rendered again, so it follows the mirror as it fills.
+// images resolves a page's image URLs through the mirror as it renders, then
+// tells when the mirror holds one the page shows from upstream (to render it again).
 type images struct {
 	lib     media.Library   // nil: no mirror
 	seen    atomic.Int64    // lib's Len when last looked at
@@ -111,9 +108,8 @@ func (i *images) src(upstream string) string {
 	return upstream
 }
 
-// held reports whether the mirror now holds an image the page lacked. It looks
-// them up only when the mirror has grown since it last did, so a kept page
-// with icons the mirror lacks costs a request nothing more.
+// held reports whether the mirror now holds an image the page lacked, looking
+// only when the mirror has grown since it last did.
 func (i *images) held() bool {
 	if i == nil || len(i.lacking) == 0 {
 		return false

@@ -2,6 +2,7 @@ package pages
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"html/template"
@@ -37,9 +38,8 @@ var templates = template.Must(template.New("").Funcs(template.FuncMap{
 }).ParseFS(templateFS, "templates/*.html"))
 
 // The bounds of the kept pages: changelog pairs (18 pages each), landing pages
-// per version (one per address the server is reached by, which is a handful),
-// and catalog and item pages, in number and bytes of their text (their
-// compressed encodings add a fifth or so).
+// per version (one per address the server is reached by: a handful), and
+// catalog and item pages, in number and bytes of text (encodings add a fifth).
 const (
 	maxPairs       = 16
 	maxOrigins     = 8
@@ -78,13 +78,9 @@ type latestPair struct {
 	from, to string
 }
 
-// New renders the pages that do not depend on data (the docs page); the others
-// are rendered on their first request and kept.
+// New renders the docs page; the others are rendered on first request and kept.
 func New(repo edition.Repository, logger *slog.Logger) (*Site, error) {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
-	s := &Site{repo: repo, log: logger, changes: pageCache[[2]string]{maxN: maxPairs}, browsed: pageCache[browseKey]{maxN: maxBrowse, maxBytes: maxBrowseBytes}}
+	s := &Site{repo: repo, log: cmp.Or(logger, slog.New(slog.DiscardHandler)), changes: pageCache[[2]string]{maxN: maxPairs}, browsed: pageCache[browseKey]{maxN: maxBrowse, maxBytes: maxBrowseBytes}}
 	b, err := render("docs", docsData{Redoc: RedocPath}, "en", representation.Best)
 	if err != nil {
 		return nil, err
@@ -108,9 +104,8 @@ func (s *Site) ErrorPage(status int, message, path string) []byte {
 func (s *Site) Docs() (*representation.Body, error) { return s.docs, nil }
 
 // Home is the landing page of the active version for a request that came to
-// origin ("http://localhost:8080": scheme and host, which the caller has
-// checked), whose "Try it" command names that address. It is rendered once per
-// active version, version list and origin.
+// origin ("http://localhost:8080", checked by the caller), which its "Try it"
+// command names.
 func (s *Site) Home(origin string) (*representation.Body, error) {
 	h := s.homePage()
 	k, err := h.bodies.get(origin, func() (*kept, error) {
@@ -155,9 +150,8 @@ func (s *Site) homePage() *homePage {
 	return h
 }
 
-// Changes is the changelog from → to in locale loc; "" and "" is the latest pair.
-// All 18 locales of a pair are rendered on its first request, with the two
-// editions loaded once, and kept.
+// Changes is the changelog from → to in locale loc; "" and "" is the latest
+// pair. A pair's 18 locales are rendered at once, loading its editions once.
 func (s *Site) Changes(from, to string, loc int) (*representation.Body, error) {
 	if from == "" && to == "" {
 		var err error
