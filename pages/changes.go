@@ -62,27 +62,20 @@ type newField struct {
 }
 
 type categoryChanges struct {
-	ID, Title, Path string
-	Added, Removed  []item
-	Changed         []changedItem
+	ID, Title, Path         string
+	Added, Removed, Changed []item
 }
 
 type item struct {
 	UUID, Name, NameLang, Icon, URL string
-}
-
-type changedItem struct {
-	item
-	Fields []fieldChange
+	Fields                          []fieldChange // a changed item's
 }
 
 // fieldChange is one changed top-level field: Before and After for a scalar (text,
 // number, boolean, null), a Note otherwise.
 type fieldChange struct {
-	Name          string
-	Scalar        bool
-	Before, After string
-	Note          string
+	Name, Before, After, Note string
+	Scalar                    bool
 }
 
 // latestPair names the versions /changes compares: those of /v1/diff/latest,
@@ -212,11 +205,10 @@ func changesModel(a, b *edition.Edition, d *diffJSON, loc int, img *images) (cha
 			if err != nil {
 				return data, err
 			}
-			ci := changedItem{item: it}
 			for _, f := range ch.Fields {
-				ci.Fields = append(ci.Fields, compare(f, before[f], after[f]))
+				it.Fields = append(it.Fields, compare(f, before[f], after[f]))
 			}
-			cc.Changed = append(cc.Changed, ci)
+			cc.Changed = append(cc.Changed, it)
 		}
 		data.Categories = append(data.Categories, cc)
 	}
