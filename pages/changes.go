@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -162,12 +163,8 @@ func changesModel(a, b *edition.Edition, d *diffJSON, loc int, img *images) (cha
 		Action:  "/changes/" + a.ManifestID + "/" + b.ManifestID,
 		Summary: d.Data.Summary,
 	}
-	had := map[[2]string]bool{}
-	for _, u := range a.Unknown {
-		had[[2]string{u.Category.Name(), u.Field}] = true
-	}
 	for _, u := range b.Unknown {
-		if !had[[2]string{u.Category.Name(), u.Field}] {
+		if !slices.ContainsFunc(a.Unknown, func(o catalog.Unknown) bool { return o.Category == u.Category && o.Field == u.Field }) {
 			data.NewFields = append(data.NewFields, newField{Path: "/v1/" + u.Category.Name(), Field: u.Field, Items: u.Items})
 		}
 	}
