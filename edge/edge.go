@@ -101,7 +101,7 @@ func New(cfg Config) *Server {
 	s.http = &fasthttp.Server{
 		Handler:               s.handle,
 		ErrorHandler:          s.badRequest,
-		Logger:                logAdapter{cfg.Logger},
+		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn), // fasthttp's own, rare messages
 		ReadTimeout:           cmp.Or(cfg.ReadTimeout, DefaultReadTimeout),
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -524,8 +524,3 @@ func targetPath(ctx *fasthttp.RequestCtx) string {
 	}
 	return path
 }
-
-// logAdapter sends fasthttp's own messages (rare: accept errors and the like) to slog.
-type logAdapter struct{ l *slog.Logger }
-
-func (a logAdapter) Printf(format string, args ...any) { a.l.Warn(fmt.Sprintf(format, args...)) }
