@@ -1,10 +1,9 @@
 // Package edge owns the listening socket: HTTP/1.1 with fasthttp (net/http
 // cost about twice nginx's CPU per answer), and a memo of the request targets
 // the router (package api) has answered from the active edition's bodies, so
-// the next request for one is answered from memory without routing or
-// handler. Everything else — errors, diffs, metrics, /v1/versions, pages,
-// preflights — takes the router, the one place the API's behaviour is
-// decided; api.EdgeMayAnswer says which requests the memo may answer.
+// the next request for one is answered without routing or handler. All else
+// takes the router, where the API's behaviour is decided; api.EdgeMayAnswer
+// says which requests the memo may answer.
 package edge
 
 import (
@@ -39,87 +38,70 @@ type Config struct {
 	// Router answers every request the memo cannot: api.New's handler.
 	Router http.Handler
 	// Active returns the edition being served; the memo belongs to one edition
-	// and is dropped when another becomes active (at the next request, or at
-	// once by ActiveChanged).
+	// and is dropped when another becomes active (or at once by ActiveChanged).
 	Active func() *edition.Edition
-	// Metrics records the requests the memo answers (the router records its own);
-	// nil records nothing.
+	// Metrics records the requests the edge answers itself; nil records nothing.
 	Metrics *api.HTTPMetrics
 	Logger  *slog.Logger
 	// MemoLimit caps the memo's entries per edition; 0 means DefaultMemoLimit.
 	MemoLimit int
-	// SendfileMin is the smallest memo answer sent with sendfile from the
-	// memo's spill file (spill.go); 0 means DefaultSendfileMin.
+	// SendfileMin is the smallest memo answer sent by sendfile (spill.go); 0
+	// means DefaultSendfileMin.
 	SendfileMin int
-	// DrainGrace is how long a keep-alive connection that looks idle when
+	// DrainGrace: how long a keep-alive connection that looks idle when
 	// shutdown begins still reads; 0 means DefaultDrainGrace.
 	DrainGrace time.Duration
-	// ReadTimeout bounds the wait for a new connection's first byte, and
-	// reading any request from its first byte; 0 means DefaultReadTimeout.
-	// (Between requests a keep-alive connection may stay idle for 120 s.)
+	// ReadTimeout bounds the wait for a new connection's first byte and the
+	// reading of any request; 0 means DefaultReadTimeout.
 	ReadTimeout time.Duration
 	// Hold, when set, holds a request for /v1/version?wait= on its
-	// connection's goroutine and returns its answer (impl.Server.HoldForChange),
-	// rather than the router, whose adaptor runs every request on a goroutine
-	// of its own: one goroutine per waiting client, not two.
+	// connection's goroutine (impl.Server.HoldForChange) rather than the
+	// router, whose adaptor adds a goroutine per request.
 	Hold func(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool)
 }
 
 // DefaultReadTimeout: how long a client has to send a request's head.
 const DefaultReadTimeout = 10 * time.Second
 
-// DefaultMemoLimit holds every target of a version as large as the newest sample:
-// 2,530 lists and items, 48,070 targets with the 19 ways of naming a language (none,
-// or one of 18), at roughly 250 bytes each. Targets beyond it are still answered,
-// by the router.
+// DefaultMemoLimit holds every target of the newest sample (48,070: its lists
+// and items in the 19 ways of naming a language), at roughly 250 bytes each.
 const DefaultMemoLimit = 1 << 16
 
-// Request limits: the API takes no request bodies, and 16 KiB of headers is what
-// net/http allowed before.
+// Request limits: the API takes no request bodies. writeBuffer holds a whole
+// answer written from memory, so it leaves in one write; a connection holds it
+// only while it answers (ReduceMemoryUsage).
 const (
 	maxHeaderBytes = 16 << 10
 	maxBodyBytes   = 64 << 10
-	// writeBuffer holds a whole response written from memory, headers
-	// included, so it leaves in one write: the router's answers, and the memo's
-	// below Config.SendfileMin (bigger ones leave by sendfile, spill.go). A
-	// connection holds it only while it answers (ReduceMemoryUsage, New).
-	writeBuffer = 256 << 10
+	writeBuffer    = 256 << 10
 )
 
 // Server is the HTTP server.
 type Server struct {
-	cfg    Config
-	router fasthttp.RequestHandler
-	memo   atomic.Pointer[memo]
-	http   *fasthttp.Server
-	limit  int
-	// sendfileMin is Config.SendfileMin.
-	sendfileMin int
-	logger      *slog.Logger
-	// draining is set by Shutdown.
-	draining atomic.Bool
-	grace    time.Duration
-	conns    sync.Map // the open connections (drainListener)
+	cfg      Config // with the defaults filled in
+	router   fasthttp.RequestHandler
+	memo     atomic.Pointer[memo]
+	http     *fasthttp.Server
+	draining atomic.Bool // set by Shutdown
+	conns    sync.Map    // the open *drainConn
 }
 
 // New builds a Server; Serve starts it.
 func New(cfg Config) *Server {
-	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router)), limit: cfg.MemoLimit, logger: cfg.Logger, grace: cfg.DrainGrace}
-	if s.limit <= 0 {
-		s.limit = DefaultMemoLimit
+	if cfg.MemoLimit <= 0 {
+		cfg.MemoLimit = DefaultMemoLimit
 	}
-	s.sendfileMin = cmp.Or(cfg.SendfileMin, DefaultSendfileMin)
-	if s.grace <= 0 {
-		s.grace = DefaultDrainGrace
+	if cfg.DrainGrace <= 0 {
+		cfg.DrainGrace = DefaultDrainGrace
 	}
-	if s.logger == nil {
-		s.logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.SendfileMin = cmp.Or(cfg.SendfileMin, DefaultSendfileMin)
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router))}
 	s.memo.Store(&memo{})
 	s.http = &fasthttp.Server{
 		Handler:               s.handle,
 		ErrorHandler:          s.badRequest,
-		Logger:                logAdapter{s.logger},
+		Logger:                slog.NewLogLogger(cfg.Logger.Handler(), slog.LevelWarn), // fasthttp's own, rare messages
 		ReadTimeout:           cmp.Or(cfg.ReadTimeout, DefaultReadTimeout),
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
@@ -129,10 +111,8 @@ func New(cfg Config) *Server {
 		NoDefaultServerHeader: true,
 		NoDefaultContentType:  true,
 		CloseOnShutdown:       true,
-		// A connection between requests keeps no buffer: its read and write
-		// buffers go back to fasthttp's pools after each answer. Kept, they
-		// are some 85 KiB of heap per idle keep-alive connection (a client's
-		// pool of them, or a hostile one's thousands).
+		// A connection between requests keeps no buffer: kept, they are some
+		// 85 KiB of heap per idle keep-alive connection.
 		ReduceMemoryUsage: true,
 	}
 	return s
@@ -140,7 +120,7 @@ func New(cfg Config) *Server {
 
 // Serve answers connections from ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error {
-	return s.http.Serve(drainListener{ln, &s.draining, s.grace, &s.conns})
+	return s.http.Serve(drainListener{ln, s})
 }
 
 // Shutdown stops accepting, answers every request already received, and returns
@@ -151,26 +131,21 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return s.http.ShutdownWithContext(ctx)
 }
 
-// ActiveChanged drops the memo; a repository calls it once another edition is
-// served (replica.Repository.OnSwap), so the memo does not keep the previous
-// edition alive until the next request.
+// ActiveChanged drops the memo once another edition is served
+// (replica.Repository.OnSwap), so it does not keep the previous one alive.
 func (s *Server) ActiveChanged() { s.memo.Store(&memo{}) }
 
-// DefaultDrainGrace is how long a keep-alive connection that looks idle at
-// shutdown still reads: a request the client has sent may be in the socket's
-// buffer, unread. It is answered (with Connection: close) rather than dropped.
+// DefaultDrainGrace: a request a client sent as shutdown began may be unread
+// in the socket's buffer; it is answered (with Connection: close), not dropped.
 const DefaultDrainGrace = time.Second
 
 // drainListener hands out connections that, while the server shuts down, turn
-// fasthttp's close of an idle connection into a short read deadline. fasthttp
-// closes every connection that is between requests at once, including those
-// whose next request has arrived but not been read yet: those clients got no
-// answer at all.
+// fasthttp's close of an idle connection into a short read deadline: fasthttp
+// closes at once every connection between requests, including those whose
+// next request has arrived unread, and those clients got no answer at all.
 type drainListener struct {
 	net.Listener
-	draining *atomic.Bool
-	grace    time.Duration
-	conns    *sync.Map // *drainConn → struct{}: the open connections
+	s *Server
 }
 
 func (l drainListener) Accept() (net.Conn, error) {
@@ -178,31 +153,24 @@ func (l drainListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	dc := &drainConn{Conn: c, draining: l.draining, grace: l.grace, conns: l.conns}
-	l.conns.Store(dc, struct{}{})
+	dc := &drainConn{Conn: c, s: l.s}
+	l.s.conns.Store(dc, struct{}{})
 	return dc, nil
 }
 
 type drainConn struct {
 	net.Conn
-	draining *atomic.Bool
-	grace    time.Duration
-	conns    *sync.Map
-	reading  atomic.Int32 // Read calls in progress: the server waits for a request
-	// unanswered: a Read returned bytes and no Write has followed yet. It is set
-	// before the bytes reach fasthttp, so there is no moment between a request's
-	// arrival and fasthttp marking the connection active in which the
-	// connection looks idle to Close.
+	s       *Server
+	reading atomic.Int32 // Read calls in progress: the server waits for a request
+	// unanswered: a Read returned bytes and no Write has followed yet; set
+	// before the bytes reach fasthttp, so a request never looks idle to Close.
 	unanswered atomic.Bool
-	// spoke: a Read has returned bytes; a connection that never sent one gets
-	// no error response (badRequest). Only the connection's own goroutine reads
-	// and writes it.
-	spoke bool
-	// more: the next Write is an answer's head, its body follows by sendfile
-	// (spill.go). Only the connection's own goroutine reads and writes it.
-	more   bool
-	graced atomic.Bool
-	once   sync.Once
+	// spoke: a Read has returned bytes (badRequest); more: the next Write is
+	// an answer's head, its body follows by sendfile (spill.go). Only the
+	// connection's own goroutine uses these two.
+	spoke, more bool
+	graced      atomic.Bool
+	once        sync.Once
 }
 
 func (c *drainConn) Read(b []byte) (int, error) {
@@ -217,9 +185,7 @@ func (c *drainConn) Read(b []byte) (int, error) {
 }
 
 // Write: an answer's first write ends its request's unanswered spell.
-func (c *drainConn) Write(b []byte) (int, error) {
-	var n int
-	var err error
+func (c *drainConn) Write(b []byte) (n int, err error) {
 	if tc, ok := c.Conn.(*net.TCPConn); c.more && ok {
 		n, err = sendMore(tc, b)
 	} else {
@@ -231,16 +197,16 @@ func (c *drainConn) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Close: while draining, a close of a connection whose server goroutine is
-// blocked reading, or holds a request it has not answered yet (fasthttp
-// closing a connection it takes for idle), only bounds the read, so a request
-// already sent is read and answered, and the server's own close follows; a
-// timer makes sure the socket closes. A close with no read waiting and nothing
-// unanswered is the server's last word on the connection, and closes it at once.
+// Close: while draining, a close of a connection whose goroutine is blocked
+// reading, or holds a request not answered yet (fasthttp taking it for idle),
+// only bounds the read, so a request already sent is answered before the
+// server's own close; a timer makes sure the socket closes. Any other close is
+// the server's last word on the connection.
 func (c *drainConn) Close() error {
-	if c.draining.Load() && (c.reading.Load() > 0 || c.unanswered.Load()) && c.graced.CompareAndSwap(false, true) {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(c.grace))
-		time.AfterFunc(c.grace+5*time.Second, func() { _ = c.close() })
+	grace := c.s.cfg.DrainGrace
+	if c.s.draining.Load() && (c.reading.Load() > 0 || c.unanswered.Load()) && c.graced.CompareAndSwap(false, true) {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(grace))
+		time.AfterFunc(grace+5*time.Second, func() { _ = c.close() })
 		return nil
 	}
 	return c.close()
@@ -249,43 +215,23 @@ func (c *drainConn) Close() error {
 func (c *drainConn) close() error {
 	err := net.ErrClosed
 	c.once.Do(func() {
-		c.conns.Delete(c)
+		c.s.conns.Delete(c)
 		err = c.Conn.Close()
 	})
 	return err
 }
 
-// waitingReads counts the open connections whose server goroutine is blocked
-// reading the next request.
-func (s *Server) waitingReads() int {
-	n := 0
-	s.conns.Range(func(k, _ any) bool {
-		if k.(*drainConn).reading.Load() > 0 {
-			n++
-		}
-		return true
-	})
-	return n
-}
-
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	defer s.recover(ctx)
-	if !s.wellFormed(ctx) {
-		return
+	if s.wellFormed(ctx) && !s.fromMemo(ctx) && !s.holdForChange(ctx) {
+		s.route(ctx)
 	}
-	if s.fromMemo(ctx) {
-		return
-	}
-	if s.holdForChange(ctx) {
-		return
-	}
-	s.route(ctx)
 }
 
 var versionPath = []byte("/v1/version")
 
-// holdForChange holds a wait for the next version (Config.Hold) when the
-// router would hold it, and answers it.
+// holdForChange holds and answers a wait for the next version (Config.Hold)
+// when the router would hold it.
 func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 	if s.cfg.Hold == nil || !ctx.IsGet() && !ctx.IsHead() || !api.UserAgentOK(str(ctx.UserAgent())) {
 		return false
@@ -294,24 +240,18 @@ func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	wait := ctx.QueryArgs().PeekMulti("wait")
-	var aeBuf, inmBuf [4]string
-	ae, ok1 := values(&ctx.Request.Header, "Accept-Encoding", &aeBuf)
-	inm, ok2 := values(&ctx.Request.Header, "If-None-Match", &inmBuf)
-	if len(wait) != 1 || !ok1 || !ok2 {
+	var buf [2][4]string
+	ae, inm, ok := negotiation(&ctx.Request.Header, &buf)
+	if len(wait) != 1 || !ok {
 		return false
 	}
 	start := time.Now()
 	res, held := s.cfg.Hold(ctx, string(wait[0]), ae, inm)
-	if !held {
-		return false
+	if held {
+		e := s.entry(res)
+		s.answer(ctx, start, &e, ae, inm, nil)
 	}
-	var ok, notModified prometheus.Observer
-	if s.cfg.Metrics != nil {
-		ok = s.cfg.Metrics.Observer(res.Route.Label, http.StatusOK)
-		notModified = s.cfg.Metrics.Observer(res.Route.Label, http.StatusNotModified)
-	}
-	s.answer(ctx, start, &res, ae, inm, nil, ok, notModified)
-	return true
+	return held
 }
 
 var (
@@ -320,19 +260,16 @@ var (
 )
 
 // wellFormed answers what fasthttp reads but the router must not see: a request
-// line that is not HTTP/1.0 or 1.1 (400, the connection closed), a method the API
-// does not have (405), and a broken percent-escape, which the net/http adaptor
-// would answer with a text/plain 500 (400). The router applies the same method
-// and escape rules (api.wellFormed) for servers without the edge.
+// line that is not HTTP/1.x (400, the connection closed), a method the API does
+// not have (405), and a broken percent-escape, which the adaptor would answer
+// with a text/plain 500 (400). The router has the same method and escape rules.
 func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	if p := ctx.Request.Header.Protocol(); !bytes.Equal(p, http11) && !bytes.Equal(p, http10) {
 		ctx.SetConnectionClose()
 		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
 		return false
 	}
-	switch {
-	case ctx.IsGet(), ctx.IsHead(), ctx.IsOptions():
-	default:
+	if !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions() {
 		ctx.Response.Header.Set("Allow", "GET, HEAD, OPTIONS")
 		s.reject(ctx, http.StatusMethodNotAllowed, api.MethodNotAllowedMessage)
 		return false
@@ -344,19 +281,18 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	return true
 }
 
-// reject answers an error decided at the edge, in the form the router gives
-// the request's path (api.ErrorAnswer), logged once, as the router logs its 4xx.
+// reject answers an error decided at the edge (writeError), logged as the router
+// logs its 4xx.
 func (s *Server) reject(ctx *fasthttp.RequestCtx, status int, msg string) {
 	writeError(ctx, status, msg, targetPath(ctx))
-	if s.logger.Enabled(context.Background(), slog.LevelInfo) {
-		s.logger.LogAttrs(context.Background(), slog.LevelInfo, "request",
+	if s.cfg.Logger.Enabled(context.Background(), slog.LevelInfo) {
+		s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "request",
 			slog.String("method", string(ctx.Method())), slog.String("target", string(ctx.RequestURI())),
 			slog.String("route", "edge"), slog.Int("status", status), slog.String("user_agent", string(ctx.UserAgent())))
 	}
 }
 
-// memo is one edition's request targets and the Responses the router's handlers
-// described for them.
+// memo is one edition's request targets and the Responses described for them.
 type memo struct {
 	ed      *edition.Edition
 	mu      sync.RWMutex
@@ -364,18 +300,24 @@ type memo struct {
 	spill   spill
 }
 
-// entry is the router's answer to one request target, as its handler described
-// it, with the observers of its route.
+// entry is an answer as a handler described it, with the observers of its route.
 type entry struct {
 	res             representation.Response
 	ok, notModified prometheus.Observer
 }
 
-// fromMemo answers a request api.EdgeMayAnswer lets the edge answer, when the
+func (s *Server) entry(res representation.Response) entry {
+	e := entry{res: res}
+	if s.cfg.Metrics != nil {
+		e.ok = s.cfg.Metrics.Observer(res.Route.Label, http.StatusOK)
+		e.notModified = s.cfg.Metrics.Observer(res.Route.Label, http.StatusNotModified)
+	}
+	return e
+}
+
+// fromMemo answers a request api.EdgeMayAnswer lets the edge answer when the
 // router's handler has described the answer for its target from the active
-// edition: the Response is written as the router writes it, with the CORS fields
-// the router's middleware adds. TestMemoMatchesRouter holds the two to the same
-// bytes.
+// edition. TestMemoMatchesRouter holds the memo and the router to the same bytes.
 func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	m := s.memo.Load()
 	if m.ed == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
@@ -387,20 +329,19 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	if e == nil || m.ed != s.cfg.Active() {
 		return false // the router answers: a new target, or a new edition
 	}
-	var aeBuf, inmBuf [4]string
-	ae, ok1 := values(&ctx.Request.Header, "Accept-Encoding", &aeBuf)
-	inm, ok2 := values(&ctx.Request.Header, "If-None-Match", &inmBuf)
-	if !ok1 || !ok2 {
-		return false // more header lines than the memo reads: the router reads them all
+	var buf [2][4]string
+	ae, inm, ok := negotiation(&ctx.Request.Header, &buf)
+	if ok {
+		s.answer(ctx, time.Now(), e, ae, inm, &m.spill)
 	}
-	s.answer(ctx, time.Now(), &e.res, ae, inm, &m.spill, e.ok, e.notModified)
-	return true
+	return ok // else more header lines than the memo reads: the router reads them all
 }
 
-// answer writes res as the router writes it, with the CORS fields the router's
-// middleware adds, and records it as the router's metrics and log would, timed
-// from start.
-func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, res *representation.Response, ae, inm []string, sp *spill, ok, notModified prometheus.Observer) {
+// answer writes e's Response as the router writes it, with the CORS fields the
+// router's middleware adds, and records it as the router's metrics and log
+// would, timed from start; sp is the memo's spill file (nil: held, not memoized).
+func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae, inm []string, sp *spill) {
+	res := &e.res
 	status, enc := res.Negotiate(ae, inm)
 	h := &ctx.Response.Header
 	var buf [representation.MaxFields]*representation.Field
@@ -408,19 +349,19 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, res *represen
 		h.SetCanonical(f.NameBytes(), f.ValueBytes())
 	}
 	setFields(h, api.CORS)
-	obs := ok
+	obs := e.ok
 	if status == http.StatusNotModified {
-		obs = notModified
+		obs = e.notModified
 		ctx.SetStatusCode(status)
-	} else if sp == nil || !sp.setFileBody(ctx, enc, s.sendfileMin) {
+	} else if sp == nil || !sp.setFileBody(ctx, enc, s.cfg.SendfileMin) {
 		ctx.Response.SetBodyRaw(enc.Bytes)
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
 		obs.Observe(elapsed.Seconds())
 	}
-	if s.logger.Enabled(context.Background(), slog.LevelDebug) {
-		s.logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
+	if s.cfg.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		s.cfg.Logger.LogAttrs(context.Background(), slog.LevelDebug, "request",
 			slog.String("method", string(ctx.Method())), slog.String("path", string(ctx.Path())),
 			slog.String("route", res.Route.Label), slog.Int("status", status),
 			slog.Float64("duration_seconds", elapsed.Seconds()), slog.String("user_agent", string(ctx.UserAgent())),
@@ -435,9 +376,8 @@ func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
 }
 
 // route hands the request to the router and remembers the Response its handler
-// described, if it described one and api.EdgeMayAnswer lets the edge answer the
-// target. A described answer's body is the edition's own bytes, set here: the
-// handler writes only its status and fields (impl.Description.BodyByCaller).
+// described, if api.EdgeMayAnswer lets the edge answer the target. A described
+// answer's body is the edition's own bytes, set here (impl.Description.BodyByCaller).
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	d := impl.Description{BodyByCaller: true}
 	ctx.SetUserValue(impl.DescribeKey, &d)
@@ -448,26 +388,20 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && bytes.HasPrefix(ctx.Response.Header.ContentType(), vText) {
 		// The adaptor could not turn the request into a net/http one (it logs
-		// why, and answers a text/plain 500, where the router's errors are the
-		// envelope or a page): the request is at fault, and gets the router's
-		// kind of error.
+		// why, and answers a text/plain 500): the request is at fault.
 		ctx.Response.Reset()
 		s.reject(ctx, http.StatusBadRequest, "the request target cannot be parsed; send an origin-form path such as /v1/weapons")
 		return
 	}
-	if d.Body == nil || !api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
-		return
-	}
-	switch ctx.Response.StatusCode() {
-	case fasthttp.StatusOK, fasthttp.StatusNotModified:
+	if st := ctx.Response.StatusCode(); d.Body != nil && (st == fasthttp.StatusOK || st == fasthttp.StatusNotModified) &&
+		api.EdgeMayAnswer(str(ctx.Method()), str(ctx.RequestURI()), str(ctx.Request.Header.UserAgent())) {
 		s.remember(string(ctx.RequestURI()), d)
 	}
 }
 
 var vText = []byte("text/plain")
 
-// remember keeps the described Response for target, in the memo of the edition
-// it answered from.
+// remember keeps the described Response for target in its edition's memo.
 func (s *Server) remember(target string, d impl.Description) {
 	m := s.memo.Load()
 	if m.ed != d.Edition {
@@ -480,43 +414,39 @@ func (s *Server) remember(target string, d impl.Description) {
 		}
 		m = next
 	}
-	res := d.Response
-	e := &entry{res: res}
-	if s.cfg.Metrics != nil {
-		e.ok = s.cfg.Metrics.Observer(res.Route.Label, http.StatusOK)
-		e.notModified = s.cfg.Metrics.Observer(res.Route.Label, http.StatusNotModified)
-	}
+	e := s.entry(d.Response)
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if len(m.entries) < s.limit {
-		m.entries[target] = e
+	if len(m.entries) < s.cfg.MemoLimit {
+		m.entries[target] = &e
 	}
 }
 
-// values returns a request header's values as strings that alias the request's
-// buffer (valid until the handler returns), without allocating; false when there are
-// more lines of it than buf holds.
-func values(h *fasthttp.RequestHeader, key string, buf *[4]string) ([]string, bool) {
-	all := h.PeekAll(key)
-	if len(all) > len(buf) {
-		return nil, false
+// negotiation returns the request's Accept-Encoding and If-None-Match values as
+// strings that alias its buffer (valid until the handler returns), without
+// allocating; false when either has more lines than buf holds.
+func negotiation(h *fasthttp.RequestHeader, buf *[2][4]string) (ae, inm []string, ok bool) {
+	var got [2][]string
+	for i, key := range [2]string{"Accept-Encoding", "If-None-Match"} {
+		all := h.PeekAll(key)
+		if len(all) > len(buf[i]) {
+			return nil, nil, false
+		}
+		for j, v := range all {
+			buf[i][j] = str(v)
+		}
+		got[i] = buf[i][:len(all)]
 	}
-	for i, v := range all {
-		buf[i] = str(v)
-	}
-	return buf[:len(all)], true
+	return got[0], got[1], true
 }
 
 // str views b as a string without copying; b must not change while it is used.
 func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
-// detached hands h requests whose strings are h's own. The adaptor's request
-// (fasthttpadaptor.ConvertRequest) views fasthttp's buffers: its method, URL,
-// host and header strings are the connection's request buffer, which the
-// connection's next request overwrites, so a handler that kept one (the
-// changelog pages' cache key) kept bytes that later changed under it. Copying
-// costs a few small allocations on the router's path only; the memo's answers
-// do not come here.
+// detached hands h requests whose strings are h's own: the adaptor's request
+// (fasthttpadaptor.ConvertRequest) views the connection's buffer, which its next
+// request overwrites under any string a handler kept. The copies cost a few
+// small allocations on the router's path only.
 func detached(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := *r
@@ -524,13 +454,7 @@ func detached(h http.Handler) http.Handler {
 		c.Proto = strings.Clone(r.Proto)
 		c.Host = strings.Clone(r.Host)
 		c.RequestURI = strings.Clone(r.RequestURI)
-		if r.URL != nil {
-			u := *r.URL
-			u.Scheme, u.Opaque, u.Host = strings.Clone(u.Scheme), strings.Clone(u.Opaque), strings.Clone(u.Host)
-			u.Path, u.RawPath = strings.Clone(u.Path), strings.Clone(u.RawPath)
-			u.RawQuery, u.Fragment, u.RawFragment = strings.Clone(u.RawQuery), strings.Clone(u.Fragment), strings.Clone(u.RawFragment)
-			c.URL = &u
-		}
+		c.URL, _ = url.ParseRequestURI(c.RequestURI) // as the adaptor parsed it, from the copy
 		c.Header = make(http.Header, len(r.Header))
 		for k, vs := range r.Header {
 			own := make([]string, len(vs))
@@ -543,19 +467,16 @@ func detached(h http.Handler) http.Handler {
 	})
 }
 
-// unreadable is the answer to a request fasthttp could not parse. The parser's own
-// error stays in the log: it is the parser's wording (and quotes the buffer), not
-// the API's.
+// unreadable answers a request fasthttp could not parse; the parser's own error,
+// which quotes the buffer, stays in the log.
 const unreadable = "the request could not be read as HTTP/1.1: send an origin-form request line such as \"GET /v1/weapons HTTP/1.1\", then headers"
 
 // badRequest answers a request fasthttp could not read, in the error envelope, and
 // logs why at Info, as the router logs its 4xx.
 func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
-	// A connection that never sent a byte (a client's spare connection, at the
-	// read timeout or at shutdown) is closed without an answer, as net/http and
-	// nginx do: a 400 on it reaches the client as an unsolicited response on an
-	// idle connection. fasthttp writes whatever this handler leaves; a write
-	// deadline already past makes that write fail unsent.
+	// A connection that never sent a byte (a client's spare one) is closed
+	// without an answer, as net/http and nginx do; fasthttp writes whatever
+	// this handler leaves, so a write deadline already past keeps it unsent.
 	if dc, ok := ctx.Conn().(*drainConn); ok && !dc.spoke {
 		_ = dc.SetWriteDeadline(time.Now())
 		return
@@ -569,14 +490,14 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 		status, msg = http.StatusRequestEntityTooLarge, "this API takes no request bodies; send GET or HEAD without one"
 	}
 	writeError(ctx, status, msg, "") // no path of an unreadable request is trusted: the envelope
-	s.logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
+	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
 		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
 }
 
 func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 	if v := recover(); v != nil {
 		id := impl.NewRequestID()
-		s.logger.Error("panic serving request", "request_id", id, "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
+		s.cfg.Logger.Error("panic serving request", "request_id", id, "method", string(ctx.Method()), "path", string(ctx.Path()), "panic", v, "stack", string(debug.Stack()))
 		ctx.Response.Reset()
 		ctx.Response.Header.Set("X-Request-Id", id)
 		writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later", targetPath(ctx))
@@ -594,10 +515,8 @@ func writeError(ctx *fasthttp.RequestCtx, status int, msg, path string) {
 	ctx.SetBody(body)
 }
 
-// targetPath is the path of the request's target, percent-decoded as the
-// router's request has it (raw when it does not decode), for api.ErrorAnswer;
-// a target that is not origin-form ("*", an absolute or authority form) gives
-// a path that is not a page's. Errors only: it copies.
+// targetPath is the request target's path, percent-decoded as the router's
+// request has it (raw when it does not decode), for api.ErrorAnswer. It copies.
 func targetPath(ctx *fasthttp.RequestCtx) string {
 	path, _, _ := strings.Cut(string(ctx.RequestURI()), "?")
 	if decoded, err := url.PathUnescape(path); err == nil {
@@ -605,8 +524,3 @@ func targetPath(ctx *fasthttp.RequestCtx) string {
 	}
 	return path
 }
-
-// logAdapter sends fasthttp's own messages (rare: accept errors and the like) to slog.
-type logAdapter struct{ l *slog.Logger }
-
-func (a logAdapter) Printf(format string, args ...any) { a.l.Warn(fmt.Sprintf(format, args...)) }

@@ -227,6 +227,19 @@ func (h *harness) settle(t testing.TB) {
 	}
 }
 
+// waitingReads counts the open connections whose server goroutine is blocked
+// reading the next request.
+func (s *Server) waitingReads() int {
+	n := 0
+	s.conns.Range(func(k, _ any) bool {
+		if k.(*drainConn).reading.Load() > 0 {
+			n++
+		}
+		return true
+	})
+	return n
+}
+
 func (h *harness) memoized(target string) bool { return memoized(h.es, target) }
 
 func memoized(s *Server, target string) bool {
@@ -395,7 +408,7 @@ func TestMemoMatchesRouter(t *testing.T) {
 	spilled := len(m.spill.at)
 	m.spill.mu.Unlock()
 	if canSendfile && spilled == 0 {
-		t.Errorf("no answer of %d bytes or more was sent from the spill file", h.es.sendfileMin)
+		t.Errorf("no answer of %d bytes or more was sent from the spill file", h.es.cfg.SendfileMin)
 	}
 }
 

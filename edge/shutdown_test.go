@@ -8,8 +8,6 @@ import (
 	"net"
 	"net/http"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,9 +125,8 @@ func TestDrainConnClose(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			server, client := tcpPair(t)
-			var draining atomic.Bool
-			var conns sync.Map
-			dc := &drainConn{Conn: server, draining: &draining, grace: time.Minute, conns: &conns}
+			s := &Server{cfg: Config{DrainGrace: time.Minute}}
+			dc := &drainConn{Conn: server, s: s}
 			defer dc.close()
 			buf := make([]byte, 64)
 			read := make(chan error, 1)
@@ -152,7 +149,7 @@ func TestDrainConnClose(t *testing.T) {
 					runtime.Gosched()
 				}
 			}
-			draining.Store(tc.draining)
+			s.draining.Store(tc.draining)
 			_ = dc.Close()
 			// The socket is open if the server side can still write to it.
 			_, err := dc.Conn.Write([]byte("x"))

@@ -66,12 +66,9 @@ func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bo
 // fileBody is an answer's body in a spill file: fasthttp writes the head, then
 // WriteTo sends the bytes with sendfile(2) on the connection's socket.
 type fileBody struct {
-	dc   *drainConn
-	conn *net.TCPConn // dc's socket
-	f    *os.File
-	off  int64
-	n    int64
-	r    *io.SectionReader
+	io.SectionReader // the body's bytes in the spill file
+	dc               *drainConn
+	conn             *net.TCPConn // dc's socket
 }
 
 var fileBodies = sync.Pool{New: func() any { return new(fileBody) }}
@@ -92,18 +89,9 @@ func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encode
 		return false
 	}
 	b := fileBodies.Get().(*fileBody)
-	*b = fileBody{dc: dc, conn: tc, f: f, off: off, n: int64(len(enc.Bytes))}
+	*b = fileBody{SectionReader: *io.NewSectionReader(f, off, int64(len(enc.Bytes))), dc: dc, conn: tc}
 	ctx.Response.SetBodyStream(b, len(enc.Bytes))
 	return true
-}
-
-// Read serves a reader that is not the connection's writer (fasthttp's
-// fallbacks); the socket's answers take WriteTo.
-func (b *fileBody) Read(p []byte) (int, error) {
-	if b.r == nil {
-		b.r = io.NewSectionReader(b.f, b.off, b.n)
-	}
-	return b.r.Read(p)
 }
 
 // SupportsBodyWriteTo tells fasthttp to call WriteTo with its buffered writer.
@@ -112,7 +100,7 @@ func (b *fileBody) SupportsBodyWriteTo() bool { return true }
 func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
 	bw, ok := w.(*bufio.Writer)
 	if !ok {
-		return io.Copy(w, io.NewSectionReader(b.f, b.off, b.n))
+		return io.Copy(w, &b.SectionReader) // not the connection's writer: fasthttp's fallbacks
 	}
 	// The head leaves with MSG_MORE: the kernel holds it for the body's first
 	// segment, one packet as a single write would have sent.
@@ -122,7 +110,8 @@ func (b *fileBody) WriteTo(w io.Writer) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return sendfile(b.conn, b.f, b.off, b.n)
+	f, off, n := b.Outer()
+	return sendfile(b.conn, f.(*os.File), off, n)
 }
 
 // Close returns the body to its pool once fasthttp has sent it.

@@ -8,22 +8,11 @@ import (
 	"net/url"
 	"path"
 	"strings"
-	"sync/atomic"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
-)
-
-// maxBrowse and maxBrowseBytes (of the pages' text, which their compressed
-// encodings add a fifth or so to) bound the catalog and item pages kept, one
-// per version, catalog or item, and locale. Beyond them the least recently
-// rendered are dropped and rendered again when asked for.
-const (
-	maxBrowse      = 256
-	maxBrowseBytes = 32 << 20
 )
 
 // browseKey names one kept page: the list of catalogs (c is NumCategories), a
@@ -33,14 +22,6 @@ type browseKey struct {
 	c        catalog.Category
 	u        catalog.UUID
 	loc      int
-}
-
-// browsePage is a kept page and the upstream URLs it shows that the mirror
-// did not hold when it was rendered: once the mirror holds one, the page is
-// rendered again, so a page follows the mirror as it fills.
-type browsePage struct {
-	body    *representation.Body
-	lacking *lacking
 }
 
 // Catalogs is /browse: every catalog of the active version with its number of items.
@@ -110,7 +91,7 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 		data.JSON = withLanguage(data.API+"/"+u.String(), loc)
 		dec := json.NewDecoder(bytes.NewReader(env.Data))
 		dec.UseNumber()
-		v, err := decodeValue(dec, "", fieldLinks{ed: ed, loc: loc, img: img})
+		v, err := decodeValue(dec, "", fieldLinks(ed, loc, img))
 		if err != nil {
 			return "", nil, fmt.Errorf("read %s %s: %w", c.Noun(), u, err)
 		}
@@ -119,73 +100,38 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 	})
 }
 
-// browse returns the kept page for key, rendering it (model gives its template
-// and data) when it is not kept or the mirror now holds a file it lacked.
+// browse returns the kept page for key, rendering it when needed (model gives
+// its template and data).
 func (s *Site) browse(key browseKey, model func(*images) (string, any, error)) (*representation.Body, error) {
-	if p := s.keptPage(key); p != nil {
-		return p.body, nil
-	}
-	// One render at a time: a crawler asking for every item in every locale
-	// takes one core, not all, and two requests for a page render it once.
-	s.browsing.Lock()
-	defer s.browsing.Unlock()
-	if p := s.keptPage(key); p != nil {
-		return p.body, nil
-	}
-	img := newImages(s.Media)
-	var p *browsePage
-	name, data, err := model(img)
-	if err == nil {
-		p = &browsePage{lacking: img.lacking()}
+	k, err := s.browsed.get(key, func() (*kept, error) {
+		k := &kept{img: newImages(s.Media)}
+		name, data, err := model(k.img)
+		if err != nil {
+			return nil, err
+		}
 		// Fast, not Best: there are many such pages, each rendered on demand.
-		p.body, err = renderAt(name, data, catalog.Locales[key.loc], representation.Fast)
-	}
+		b, err := render(name, data, catalog.Locales[key.loc], representation.Fast)
+		k.bodies = []*representation.Body{b}
+		return k, err
+	})
 	if err != nil {
 		s.log.Error("render a catalog page", "version", key.manifest, "catalog", int(key.c), "uuid", key.u.String(), "locale", catalog.Locales[key.loc], "err", err)
 		return nil, err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if old := s.browsed[key]; old != nil {
-		s.browseBytes -= len(old.body.JSON)
-	} else {
-		s.browseOrder = append(s.browseOrder, key)
-	}
-	s.browsed[key] = p
-	s.browseBytes += len(p.body.JSON)
-	for len(s.browseOrder) > 1 && (len(s.browseOrder) > maxBrowse || s.browseBytes > maxBrowseBytes) {
-		s.browseBytes -= len(s.browsed[s.browseOrder[0]].body.JSON)
-		delete(s.browsed, s.browseOrder[0])
-		s.browseOrder = s.browseOrder[1:]
-	}
-	return p.body, nil
-}
-
-// keptPage is the page kept for key unless the mirror now holds a file it lacked.
-func (s *Site) keptPage(key browseKey) *browsePage {
-	s.mu.Lock()
-	p := s.browsed[key]
-	s.mu.Unlock()
-	if p == nil || p.lacking.held(s.Media) {
-		return nil
-	}
-	return p
+	return k.bodies[0], nil
 }
 
 // pageHead is the part of a catalog's and an item's page that names the
 // catalog and offers the locales; action is where the picker sends.
 func (s *Site) pageHead(ed *edition.Edition, c catalog.Category, loc int, action string) catalogData {
-	d := catalogData{
+	return catalogData{
 		Title:   capitalize(plural(c.Noun())),
 		Noun:    c.Noun(),
 		API:     "/v1/" + c.Name(),
 		Version: ed.Version.Version,
 		Action:  action,
+		Locales: localeOptions(loc),
 	}
-	for _, code := range catalog.Locales {
-		d.Locales = append(d.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == catalog.Locales[loc]})
-	}
-	return d
 }
 
 type browseData struct {
@@ -201,13 +147,12 @@ type catalogRow struct {
 type catalogData struct {
 	Title, Noun, API, Version, Action string
 	Locales                           []localeOption
-	Items                             []item // the catalog's page
-	// The item's page:
-	Item             item
-	CatalogURL, JSON string
-	Fields           []value
+	Items                             []item // the catalog's page; the rest, the item's
+	Item                              item
+	CatalogURL, JSON                  string
+	Fields                            []value
 	// Recolored is a premier logo's image in example team colors, when the
-	// mirror holds its base image (GET /v1/premier/logos/{uuid}/image).
+	// mirror holds its base image.
 	Recolored string
 }
 
@@ -219,26 +164,17 @@ var exampleColors = url.Values{
 }.Encode()
 
 // value is one JSON value as the item page shows it: Kids of an object (each
-// with its Key) or an array (List; Folded, behind its count, when it holds
-// objects: a weapon's skins), else Text, shown as an image when Img is set,
-// linked when Href is.
+// with its Key) or an array (List; Folded when it holds objects), else Text,
+// shown as an image when Img is set, linked when Href is.
 type value struct {
 	Key, Text, Img, Href       string
 	Object, List, Folded, Null bool
 	Kids                       []value
 }
 
-// fieldLinks turns an item's strings into links: an image URL into an image
-// (from the mirror when it holds it), another URL into a link, the UUID of an
-// item of the version into a link to its page.
-type fieldLinks struct {
-	ed  *edition.Edition
-	loc int
-	img *images
-}
-
-// decodeValue reads the next JSON value of dec, keeping the order of object keys.
-func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
+// decodeValue reads the next JSON value of dec, keeping the order of object
+// keys; link makes a string a link or an image.
+func decodeValue(dec *json.Decoder, key string, link func(*value)) (value, error) {
 	tok, err := dec.Token()
 	if err != nil {
 		return value{}, err
@@ -256,7 +192,7 @@ func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
 				}
 				k, _ = kt.(string)
 			}
-			kid, err := decodeValue(dec, k, l)
+			kid, err := decodeValue(dec, k, link)
 			if err != nil {
 				return v, err
 			}
@@ -267,7 +203,7 @@ func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
 		return v, err
 	case string:
 		v.Text = t
-		l.link(&v)
+		link(&v)
 	case nil:
 		v.Text, v.Null = "null", true
 	case json.Number:
@@ -283,93 +219,26 @@ func decodeValue(dec *json.Decoder, key string, l fieldLinks) (value, error) {
 // imageExts are the endings of the data's image URLs.
 var imageExts = map[string]bool{".png": true, ".jpg": true, ".jpeg": true, ".webp": true, ".gif": true}
 
-func (l fieldLinks) link(v *value) {
-	if strings.HasPrefix(v.Text, "https://") || strings.HasPrefix(v.Text, "http://") {
-		v.Href = v.Text
-		if imageExts[strings.ToLower(path.Ext(v.Text))] {
-			v.Img = l.img.src(v.Text)
+// fieldLinks makes an item's strings links: an image URL an image, another
+// URL a link, the UUID of an item of ed a link to its page.
+func fieldLinks(ed *edition.Edition, loc int, img *images) func(*value) {
+	return func(v *value) {
+		if strings.HasPrefix(v.Text, "https://") || strings.HasPrefix(v.Text, "http://") {
+			v.Href = v.Text
+			if imageExts[strings.ToLower(path.Ext(v.Text))] {
+				v.Img = img.src(v.Text)
+			}
+			return
 		}
-		return
-	}
-	if u, ok := catalog.ParseUUID(v.Text); ok {
-		for _, c := range catalog.Categories() {
-			if l.ed.Item(c, u, l.loc) != nil {
-				v.Href = itemPage(c, v.Text, l.loc)
-				return
+		if u, ok := catalog.ParseUUID(v.Text); ok {
+			for _, c := range catalog.Categories() {
+				if ed.Item(c, u, loc) != nil {
+					v.Href = itemPage(c, v.Text, loc)
+					return
+				}
 			}
 		}
 	}
-}
-
-// images resolves the data's image URLs through the mirror, noting those it
-// does not hold, once each.
-type images struct {
-	lib     media.Library // nil: no mirror
-	seen    int           // lib's Len before the first look-up
-	pending []string
-	noted   map[string]bool
-}
-
-func newImages(lib media.Library) *images {
-	i := &images{lib: lib}
-	if lib != nil {
-		i.seen = lib.Len()
-	}
-	return i
-}
-
-// lacking is what a kept page needs to tell when the mirror holds an image
-// it shows from upstream.
-func (i *images) lacking() *lacking {
-	l := &lacking{urls: i.pending}
-	l.seen.Store(int64(i.seen))
-	return l
-}
-
-// lacking is the image URLs a kept page shows from upstream, the mirror not
-// holding them when it was rendered, and the mirror's Len when last looked at.
-type lacking struct {
-	urls []string
-	seen atomic.Int64
-}
-
-// held reports whether the mirror now holds one of the URLs: it looks them up
-// only when the mirror has grown since it last did, so a kept page with icons
-// the mirror lacks costs a request nothing more.
-func (l *lacking) held(lib media.Library) bool {
-	if len(l.urls) == 0 || lib == nil {
-		return false
-	}
-	n := int64(lib.Len())
-	if l.seen.Load() == n {
-		return false
-	}
-	for _, u := range l.urls {
-		if _, ok := lib.Lookup(u); ok {
-			return true
-		}
-	}
-	l.seen.Store(n)
-	return false
-}
-
-// src is where a page loads the image at upstream from: the mirror's path when
-// it holds the file, else upstream itself.
-func (i *images) src(upstream string) string {
-	if upstream == "" || i.lib == nil {
-		return upstream
-	}
-	if f, ok := i.lib.Lookup(upstream); ok {
-		return f.Path()
-	}
-	if !i.noted[upstream] {
-		if i.noted == nil {
-			i.noted = map[string]bool{}
-		}
-		i.noted[upstream] = true
-		i.pending = append(i.pending, upstream)
-	}
-	return upstream
 }
 
 // itemPage is the page of item id of c, with names in locale loc.

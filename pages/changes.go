@@ -4,15 +4,27 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+	"weak"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
 )
+
+// localeOptions are the locales as the picker offers them, loc selected.
+func localeOptions(loc int) []localeOption {
+	var opts []localeOption
+	for i, code := range catalog.Locales {
+		opts = append(opts, localeOption{Code: code, Name: localeNames[code], Selected: i == loc})
+	}
+	return opts
+}
 
 // localeNames are the 18 locales as the picker shows them: each in its own
 // language, so a reader finds theirs without knowing the code.
@@ -35,7 +47,6 @@ type localeOption struct {
 
 type changesData struct {
 	From, To   versionInfo
-	Lang       string
 	Locales    []localeOption
 	Action     string
 	Summary    gen.DiffSummary
@@ -52,31 +63,65 @@ type newField struct {
 }
 
 type categoryChanges struct {
-	ID, Title, Path string
-	Added, Removed  []item
-	Changed         []changedItem
+	ID, Title, Path         string
+	Added, Removed, Changed []item
 }
 
 type item struct {
 	UUID, Name, NameLang, Icon, URL string
-}
-
-type changedItem struct {
-	item
-	Fields []fieldChange
+	Fields                          []fieldChange // a changed item's
 }
 
 // fieldChange is one changed top-level field: Before and After for a scalar (text,
 // number, boolean, null), a Note otherwise.
 type fieldChange struct {
-	Name          string
-	Scalar        bool
-	Before, After string
-	Note          string
+	Name, Before, After, Note string
+	Scalar                    bool
+}
+
+// latestPair names the versions /changes compares: those of /v1/diff/latest,
+// or, when the repository has no latest diff (pruned by retention), the
+// active version and the one retained before it.
+func (s *Site) latestPair() (from, to string, err error) {
+	ed := s.repo.Active()
+	if p := s.latest.Load(); p != nil && p.ed == weak.Make(ed) {
+		return p.from, p.to, nil
+	}
+	b, err := s.repo.LatestDiff()
+	switch {
+	case err == nil:
+		var d diffJSON
+		if err := json.Unmarshal(b.JSON, &d); err != nil {
+			return "", "", fmt.Errorf("read the latest diff: %w", err)
+		}
+		from, to = d.Data.FromVersion, d.Data.ToVersion
+	case catalog.ErrorCode(err) == catalog.ENOTFOUND:
+		from, to = olderThan(s.repo.Versions(), ed.ManifestID), ed.ManifestID
+		if from == "" {
+			return "", "", catalog.Errorf(catalog.ENOTFOUND, "the server retains no version before %s, so there are no changes to show; /v1/versions lists the retained versions", ed.ManifestID)
+		}
+	default:
+		return "", "", err
+	}
+	s.latest.Store(&latestPair{ed: weak.Make(ed), from: from, to: to})
+	return from, to, nil
+}
+
+// olderThan is the version retained right before id in a newest-first list.
+func olderThan(l *edition.VersionList, id string) string {
+	if l == nil {
+		return ""
+	}
+	for i, v := range l.Versions {
+		if v.ManifestId == id && i+1 < len(l.Versions) {
+			return l.Versions[i+1].ManifestId
+		}
+	}
+	return ""
 }
 
 // renderChanges renders the changelog from → to in every locale.
-func (s *Site) renderChanges(from, to string) (*changesPages, error) {
+func (s *Site) renderChanges(from, to string) (*kept, error) {
 	a, err := s.repo.RetainedEdition(from)
 	if err != nil {
 		return nil, err
@@ -85,66 +130,46 @@ func (s *Site) renderChanges(from, to string) (*changesPages, error) {
 	if err != nil {
 		return nil, err
 	}
-	d, err := s.diff(a, b)
+	raw, err := s.repo.Diff(a.ManifestID, b.ManifestID)
 	if err != nil {
 		return nil, err
 	}
-	var out changesPages
-	img := newImages(s.Media)
-	for loc := range catalog.Locales {
-		data, err := changesModel(a, b, d, loc)
-		if err != nil {
-			return nil, err
-		}
-		for i := range data.Categories {
-			cc := &data.Categories[i]
-			for _, items := range [][]item{cc.Added, cc.Removed} {
-				for j := range items {
-					items[j].Icon = img.src(items[j].Icon)
-				}
-			}
-			for j := range cc.Changed {
-				cc.Changed[j].Icon = img.src(cc.Changed[j].Icon)
-			}
-		}
-		body, err := render("changes", data, catalog.Locales[loc])
-		if err != nil {
-			return nil, err
-		}
-		out.bodies[loc] = body
+	var d diffJSON
+	if err := json.Unmarshal(raw.JSON, &d); err != nil {
+		return nil, fmt.Errorf("read the diff %s → %s: %w", a.ManifestID, b.ManifestID, err)
 	}
-	out.lacking = img.lacking()
-	return &out, nil
+	k := &kept{img: newImages(s.Media)}
+	for loc, lang := range catalog.Locales {
+		data, err := changesModel(a, b, &d, loc, k.img)
+		if err != nil {
+			return nil, err
+		}
+		body, err := render("changes", data, lang, representation.Best)
+		if err != nil {
+			return nil, err
+		}
+		k.bodies = append(k.bodies, body)
+	}
+	return k, nil
 }
 
-// changesModel is what the changes template shows for one locale.
-func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, error) {
-	lang := catalog.Locales[loc]
+// changesModel is what the changes template shows for one locale, its icons
+// resolved by img.
+func changesModel(a, b *edition.Edition, d *diffJSON, loc int, img *images) (changesData, error) {
 	data := changesData{
 		From:    versionInfo{a.ManifestID, a.Version.Version, a.Version.BuildDate},
 		To:      versionInfo{b.ManifestID, b.Version.Version, b.Version.BuildDate},
-		Lang:    lang,
+		Locales: localeOptions(loc),
 		Action:  "/changes/" + a.ManifestID + "/" + b.ManifestID,
-		Summary: d.Summary,
-	}
-	for _, code := range catalog.Locales {
-		data.Locales = append(data.Locales, localeOption{Code: code, Name: localeNames[code], Selected: code == lang})
-	}
-	had := map[[2]string]bool{}
-	for _, u := range a.Unknown {
-		had[[2]string{u.Category.Name(), u.Field}] = true
+		Summary: d.Data.Summary,
 	}
 	for _, u := range b.Unknown {
-		if !had[[2]string{u.Category.Name(), u.Field}] {
+		if !slices.ContainsFunc(a.Unknown, func(o catalog.Unknown) bool { return o.Category == u.Category && o.Field == u.Field }) {
 			data.NewFields = append(data.NewFields, newField{Path: "/v1/" + u.Category.Name(), Field: u.Field, Items: u.Items})
 		}
 	}
-	byName, err := categoryDiffs(d.Categories)
-	if err != nil {
-		return data, err
-	}
 	for _, c := range catalog.Categories() {
-		cd := byName[c.Name()]
+		cd := d.Data.Categories[c.Name()]
 		if len(cd.Added)+len(cd.Removed)+len(cd.Changed) == 0 {
 			data.Unchanged = append(data.Unchanged, plural(c.Noun()))
 			continue
@@ -155,51 +180,47 @@ func changesModel(a, b *edition.Edition, d gen.Diff, loc int) (changesData, erro
 			Path:  "/v1/" + c.Name(),
 		}
 		for _, id := range cd.Added {
-			it, _, err := describe(b, c, id, loc, true)
+			it, _, err := describe(b, c, id, loc, true, img)
 			if err != nil {
 				return data, err
 			}
 			cc.Added = append(cc.Added, it)
 		}
 		for _, id := range cd.Removed {
-			it, _, err := describe(a, c, id, loc, false)
+			it, _, err := describe(a, c, id, loc, false, img)
 			if err != nil {
 				return data, err
 			}
 			cc.Removed = append(cc.Removed, it)
 		}
 		for _, ch := range cd.Changed {
-			it, after, err := describe(b, c, ch.Uuid, loc, true)
+			it, after, err := describe(b, c, ch.Uuid, loc, true, img)
 			if err != nil {
 				return data, err
 			}
-			_, before, err := describe(a, c, ch.Uuid, loc, false)
+			_, before, err := describe(a, c, ch.Uuid, loc, false, nil)
 			if err != nil {
 				return data, err
 			}
-			ci := changedItem{item: it}
 			for _, f := range ch.Fields {
-				ci.Fields = append(ci.Fields, compare(f, before[f], after[f]))
+				it.Fields = append(it.Fields, compare(f, before[f], after[f]))
 			}
-			cc.Changed = append(cc.Changed, ci)
+			cc.Changed = append(cc.Changed, it)
 		}
 		data.Categories = append(data.Categories, cc)
 	}
 	return data, nil
 }
 
-// categoryDiffs indexes a diff's categories by name, through their JSON names, so
+// diffJSON is what the pages read of a diff's body: its categories by name, so
 // every category the spec has is found without naming any here.
-func categoryDiffs(dc gen.DiffCategories) (map[string]gen.CategoryDiff, error) {
-	raw, err := json.Marshal(dc)
-	if err != nil {
-		return nil, fmt.Errorf("read diff categories: %w", err)
-	}
-	var m map[string]gen.CategoryDiff
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("read diff categories: %w", err)
-	}
-	return m, nil
+type diffJSON struct {
+	Data struct {
+		FromVersion string                      `json:"fromVersion"`
+		ToVersion   string                      `json:"toVersion"`
+		Summary     gen.DiffSummary             `json:"summary"`
+		Categories  map[string]gen.CategoryDiff `json:"categories"`
+	} `json:"data"`
 }
 
 // nameFields and iconFields are tried in order for an item's name and icon; the
@@ -210,9 +231,10 @@ var (
 	iconFields = []string{"displayIcon", "smallIcon", "icon", "smallPlayerCardAppearance", "listViewIcon", "largeIcon", "fullRender", "swatch"}
 )
 
-// describe names one item of ed in locale loc and returns its top-level fields.
-// link adds the item's page (an item removed from the served version has none).
-func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool) (item, map[string]json.RawMessage, error) {
+// describe names one item of ed in locale loc, its icon resolved by img, and
+// returns its top-level fields. link adds the item's page (an item removed from
+// the served version has none).
+func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link bool, img *images) (item, map[string]json.RawMessage, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
 		return item{}, nil, fmt.Errorf("diff of %s names %q, not a uuid", c.Name(), id)
@@ -228,6 +250,7 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
 	}
 	it := summary(env.Data, u.String(), body.Lang)
+	it.Icon = img.src(it.Icon)
 	if link {
 		it.URL = itemPage(c, it.UUID, loc)
 	}

@@ -2,23 +2,19 @@ package pages
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"html"
 	"net/http"
 	"strings"
 )
 
-// errorData is what the error page shows.
+// errorData is what the error page shows; Changes and Browse add links to
+// the latest changelog and to the list of catalogs.
 type errorData struct {
-	Status  int
-	Title   string
-	Message string
-	// Changes: the request was for a changelog, so the page also links to the
-	// latest one.
-	Changes bool
-	// Browse: the request was for a catalog or item page, so the page also
-	// links to the list of catalogs.
-	Browse bool
+	Status          int
+	Title, Message  string
+	Changes, Browse bool
 }
 
 // errorTitles are the headings of the statuses the pages answer; any other
@@ -32,18 +28,13 @@ var errorTitles = map[int]string{
 }
 
 // ErrorPage is the HTML page that answers an error on a request for path with
-// status: the site's layout, a heading, message (what went wrong and what to
-// do, already free of internal detail) and links back to / and, from a
-// changelog, to /changes, from a catalog or item page, to /browse. Every part is escaped: path and message may carry
-// what the client sent. Errors are rare, so the page is rendered per request.
+// status: a heading, message (free of internal detail) and links back to /
+// and, from a changelog, to /changes, from a catalog or item page, to
+// /browse. Every part is escaped. Errors are rare: rendered per request.
 func ErrorPage(status int, message, path string) []byte {
-	title := errorTitles[status]
-	if title == "" {
-		title = http.StatusText(status)
-	}
 	data := errorData{
 		Status:  status,
-		Title:   title,
+		Title:   cmp.Or(errorTitles[status], http.StatusText(status)),
 		Message: sentence(message),
 		// /changes itself links to itself only when the request's query was at
 		// fault: otherwise the same request fails again.
@@ -52,8 +43,8 @@ func ErrorPage(status int, message, path string) []byte {
 	}
 	var buf bytes.Buffer
 	if err := templates.ExecuteTemplate(&buf, "error", data); err != nil {
-		// The template is fixed and its data plain strings: this does not
-		// happen, but an error answer must not fail to be written.
+		// It does not happen (a fixed template, plain strings), but an error
+		// answer must not fail to be written.
 		return fallbackErrorPage(data)
 	}
 	return buf.Bytes()

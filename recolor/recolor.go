@@ -6,6 +6,7 @@ package recolor
 
 import (
 	"bytes"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"image"
@@ -13,19 +14,13 @@ import (
 	"image/draw"
 	"image/png"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 )
 
-// The slots, in the order of Colors and of a pixel's channels: the red marker
-// is the primary color, green the secondary, blue the outline.
-const (
-	Primary = iota
-	Secondary
-	Outline
-)
-
-// Colors are the three slots' colors; Markers keeps every marker as it is.
+// Colors are the primary, secondary and outline colors, which replace the red,
+// green and blue markers; Markers keeps every marker as it is.
 type Colors [3]color.NRGBA
 
 // Markers are the marker colors themselves: what an omitted slot keeps.
@@ -34,8 +29,11 @@ var Markers = Colors{{R: 255, A: 255}, {G: 255, A: 255}, {B: 255, A: 255}}
 // Key is the colors as 24 hexadecimal digits (RGBA of each slot, in order): two
 // requests with the same Key get the same image.
 func (c Colors) Key() string {
-	return fmt.Sprintf("%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x%02x",
-		c[0].R, c[0].G, c[0].B, c[0].A, c[1].R, c[1].G, c[1].B, c[1].A, c[2].R, c[2].G, c[2].B, c[2].A)
+	var b []byte
+	for _, s := range c {
+		b = append(b, s.R, s.G, s.B, s.A)
+	}
+	return hex.EncodeToString(b)
 }
 
 // ParseColor reads the contract's form: "(R=r,G=g,B=b,A=a)", the channels in
@@ -53,7 +51,7 @@ func ParseColor(s string) (color.NRGBA, error) {
 	var ch [4]uint8
 	for i, name := range []string{"R=", "G=", "B=", "A="} {
 		num, ok := strings.CutPrefix(parts[i], name)
-		if !ok || !decimal(num) {
+		if !ok || len(num) > 20 || !decimal.MatchString(num) {
 			return color.NRGBA{}, fail
 		}
 		v, err := strconv.ParseFloat(num, 64)
@@ -67,20 +65,7 @@ func ParseColor(s string) (color.NRGBA, error) {
 
 // decimal: digits with at most one point and at least one digit, nothing else
 // (no sign, exponent, hexadecimal, Inf or NaN, which ParseFloat would take).
-func decimal(s string) bool {
-	digits, points := 0, 0
-	for _, r := range s {
-		switch {
-		case r >= '0' && r <= '9':
-			digits++
-		case r == '.':
-			points++
-		default:
-			return false
-		}
-	}
-	return digits > 0 && points <= 1 && len(s) <= 20
-}
+var decimal = regexp.MustCompile(`^(\d+\.?\d*|\.\d+)$`)
 
 // Tolerance is the band T: a channel within T of 0 counts as 0, within T of
 // 255 as 255, and one between in proportion (weight).
