@@ -76,6 +76,14 @@ func media(kind, uuid, name string) string {
 	return mediaHost + "/" + kind + "/" + uuid + "/" + name + ".png"
 }
 
+// mediaIf is media's URL when ok, else nil (a null field).
+func mediaIf(ok bool, kind, uuid, name string) any {
+	if ok {
+		return media(kind, uuid, name)
+	}
+	return nil
+}
+
 var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]+`)
 
 // pascal turns a display name into an asset-path-friendly identifier.
