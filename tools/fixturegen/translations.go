@@ -38,6 +38,17 @@ var coverageCatalogs = []string{
 // another key).
 func (o *O) set(k string, v any) { *o = append(*o, F{k, v}) }
 
+// either sets field k to the real text when there is one (and says so), else
+// to the authored one when there is one.
+func (o *O) either(k, real, authored string) bool {
+	if real != "" {
+		o.set(k, real)
+	} else if authored != "" {
+		o.set(k, authored)
+	}
+	return real != ""
+}
+
 // addTo appends the item to list when it translates anything.
 func (o O) addTo(list []O) []O {
 	if len(o) > 1 {
@@ -104,16 +115,11 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		var ws []O
 		for _, w := range r.weapons {
 			item := O{{"uuid", w.UUID}}
-			gotReal := false
-			if n := text(wnames[w.UUID].DisplayName); n != "" {
-				item.set("displayName", n)
-				gotReal = true
-			} else if n, ok := t.Weapons[w.DisplayName]; ok {
-				item.set("displayName", n)
-			}
-			if _, ok := t.Weapons[w.DisplayName]; ok {
+			a, own := t.Weapons[w.DisplayName]
+			if own {
 				usedW[w.DisplayName] = true
 			}
+			gotReal := item.either("displayName", text(wnames[w.UUID].DisplayName), a)
 			if p, ok := ptWeapons[w.UUID]; ok && pt && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
 				item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
 				gotReal = true
@@ -210,17 +216,10 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			if own {
 				usedT++
 			}
-			if n := text(rec.DisplayName); n != "" {
+			if item.either("displayName", text(rec.DisplayName), a[0]) {
 				realText("playertitles")
-				item.set("displayName", n)
-			} else if own {
-				item.set("displayName", a[0])
 			}
-			if n := text(rec.TitleText); n != "" {
-				item.set("titleText", n)
-			} else if own {
-				item.set("titleText", a[1])
-			}
+			item.either("titleText", text(rec.TitleText), a[1])
 			ts = item.addTo(ts)
 		}
 		must(usedT == len(t.Titles), "%s: an authored title names no title", loc)
@@ -251,15 +250,14 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		var cs []O
 		for _, c := range currencyDefs(ver) {
 			item := O{{"uuid", c.UUID}}
-			if n := text(src.names["currencies"][loc][c.UUID].DisplayName); n != "" {
+			var a [2]string
+			if c.Key == "radianite" {
+				a = t.Radianite
+			}
+			if item.either("displayName", text(src.names["currencies"][loc][c.UUID].DisplayName), a[0]) {
 				realText("currencies")
-				item.set("displayName", n)
-			} else if c.Key == "radianite" && t.Radianite[0] != "" {
-				item.set("displayName", t.Radianite[0])
 			}
-			if c.Key == "radianite" && t.Radianite[1] != "" {
-				item.set("displayNameSingular", t.Radianite[1])
-			}
+			item.either("displayNameSingular", "", a[1])
 			cs = item.addTo(cs)
 		}
 		out("currencies.json", cs)
@@ -304,19 +302,11 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			for _, tr := range set.Tiers {
 				item := O{{"tier", tr.Tier}}
 				p, ok := ptSets[set.UUID][tr.Tier]
-				ok = ok && pt && p.Division == tr.Division
-				if ok && p.TierName != "" {
-					item.set("tierName", p.TierName)
-					gotReal = true
-				} else if n, ok := t.Tiers[tr.TierName]; ok {
-					item.set("tierName", n)
+				if !ok || !pt || p.Division != tr.Division {
+					p = tier{}
 				}
-				if ok && p.DivisionName != "" {
-					item.set("divisionName", p.DivisionName)
-					gotReal = true
-				} else if n, ok := t.Tiers[tr.DivisionName]; ok {
-					item.set("divisionName", n)
-				}
+				gotReal = item.either("tierName", p.TierName, t.Tiers[tr.TierName]) || gotReal
+				gotReal = item.either("divisionName", p.DivisionName, t.Tiers[tr.DivisionName]) || gotReal
 				tiers = item.addTo(tiers)
 			}
 			if gotReal {
