@@ -100,9 +100,6 @@ func pascal(s string) string {
 
 // commonWordPrefix is the longest common prefix, in whole words, of names.
 func commonWordPrefix(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
 	prefix := strings.Fields(names[0])
 	for _, n := range names[1:] {
 		w := strings.Fields(n)
@@ -146,10 +143,8 @@ func readData(path string, v any) {
 	var env struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		if err := json.Unmarshal(b, &env); err == nil && env.Data != nil {
-			b = env.Data
-		}
+	if json.Unmarshal(b, &env) == nil && env.Data != nil { // an array does not unmarshal into env
+		b = env.Data
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		log.Fatalf("%s: %v", path, err)
