@@ -136,7 +136,6 @@ func text(s *string) string {
 	return *s
 }
 
-// ---------------------------------------------------------------------------
 // pt-BR answers of 2023, reduced to their text and what matches it to the
 // 2021 items (role uuid, ability slot, callout location, tier division,
 // weapon shop category).

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// sources are the real texts, loaded once.
+// sources are the real texts.
 type sources struct {
 	skins map[string]map[string]string // locale -> uuid -> name
 	names names
@@ -34,8 +34,7 @@ var coverageCatalogs = []string{
 	"currencies", "contracts", "agents", "maps", "competitivetiers",
 }
 
-// set adds a field to a partial item, whose first field is its uuid (or
-// another key).
+// set adds a field to a partial item.
 func (o *O) set(k string, v any) { *o = append(*o, F{k, v}) }
 
 // either sets field k to the real text when there is one (and says so), else
@@ -206,7 +205,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			out(c.cat+".json", items)
 		}
 
-		// player titles: displayName and titleText, real else authored.
 		usedT := 0
 		var ts []O
 		for _, p := range r.titles {
@@ -246,7 +244,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		}
 		out("bundles.json", us)
 
-		// currencies: real displayName; the authored singular of Radianite.
 		var cs []O
 		for _, c := range currencyDefs(ver) {
 			item := O{{"uuid", c.UUID}}
@@ -262,7 +259,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		}
 		out("currencies.json", cs)
 
-		// agents (pt-BR only).
 		if pt {
 			out("agents.json", ptAgents(r, src.ptBR, func() { realText("agents") }))
 		}
@@ -318,7 +314,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		}
 		out("competitivetiers.json", sets)
 
-		// game modes: authored only.
 		var gs []O
 		for _, g := range authored.GameModes {
 			n, ok := t.Modes[g.Name]
