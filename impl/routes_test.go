@@ -41,7 +41,7 @@ type sample struct {
 }
 
 // samples renders the two sample versions, trimmed (fixtures.Small), oldest
-// first; each exports the files fixtures.WriteSmall writes.
+// first; each exports the files fixtures.Write writes trimmed.
 func samples(t *testing.T) [2]sample {
 	t.Helper()
 	var out [2]sample

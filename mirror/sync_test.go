@@ -534,7 +534,7 @@ func firstDifference(x, y *representation.Body) string {
 func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != "" }
 
 // sampleDir writes embedded sample version i (0 the older) to a temporary
-// directory: trimmed under -short (fixtures.WriteSmall: every file, catalog,
+// directory: trimmed under -short (fixtures.Write: every file, catalog,
 // locale and kind of change, a few items each), whole otherwise (make stress).
 func sampleDir(t testing.TB, i int) string {
 	t.Helper()

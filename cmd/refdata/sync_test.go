@@ -156,7 +156,7 @@ func TestExportImport(t *testing.T) {
 }
 
 // sampleDir writes embedded sample version i (0 the older) to a temporary
-// directory: trimmed under -short (fixtures.WriteSmall: every file, catalog,
+// directory: trimmed under -short (fixtures.Write: every file, catalog,
 // locale and kind of change, a few items each), whole otherwise (make stress).
 func sampleDir(t *testing.T, i int) string {
 	t.Helper()

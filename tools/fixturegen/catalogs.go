@@ -118,7 +118,6 @@ func themes(r realData) []O {
 	var out []O
 	for id := range ids {
 		var name string
-		fromSkins := len(skinNames[id])+len(otherNames[id]) > 0
 		switch {
 		case len(skinNames[id]) > 0:
 			// "Glitchpop Odin","Glitchpop Vandal" -> "Glitchpop"; a single
@@ -137,20 +136,12 @@ func themes(r realData) []O {
 			name = cmp.Or(commonWordPrefix(buddyNames[id]), slices.Min(buddyNames[id]))
 		}
 		name = cmp.Or(name, "Standard")
-		var featured any
-		if fromSkins && len(skinNames[id])+len(otherNames[id]) >= 4 {
-			featured = media("themes", id, "storefeaturedimage")
-		}
-		var icon any = media("themes", id, "displayicon")
-		if name == "Standard" {
-			icon = nil
-		}
 		p := pascal(name)
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", name},
-			{"displayIcon", icon},
-			{"storeFeaturedImage", featured},
+			{"displayIcon", mediaIf(name != "Standard", "themes", id, "displayicon")},
+			{"storeFeaturedImage", mediaIf(len(skinNames[id])+len(otherNames[id]) >= 4, "themes", id, "storefeaturedimage")},
 			{"assetPath", "ShooterGame/Content/Themes/" + p + "/Theme_" + p + "_DataAsset"},
 		})
 	}
@@ -175,13 +166,7 @@ func currencies(ver int) []O {
 	var out []O
 	for _, c := range currencyDefs(ver) {
 		id := c.UUID
-		var large, preview, asset any
-		if c.Large {
-			large = media("currencies", id, "largeicon")
-		}
-		if c.Preview {
-			preview = media("currencies", id, "rewardpreviewicon")
-		}
+		var asset any
 		if c.Asset != "" {
 			asset = c.Asset
 		}
@@ -190,8 +175,8 @@ func currencies(ver int) []O {
 			{"displayName", c.Name},
 			{"displayNameSingular", c.Singular},
 			{"displayIcon", media("currencies", id, "displayicon")},
-			{"largeIcon", large},
-			{"rewardPreviewIcon", preview},
+			{"largeIcon", mediaIf(c.Large, "currencies", id, "largeicon")},
+			{"rewardPreviewIcon", mediaIf(c.Preview, "currencies", id, "rewardpreviewicon")},
 			{"assetPath", asset},
 		})
 	}
@@ -220,14 +205,10 @@ func flex() []O {
 	var out []O
 	for _, it := range authored.Flex {
 		id := uuidFor("flex", it.Name)
-		var icon any
-		if it.Icon {
-			icon = media("flex", id, "displayicon")
-		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", it.Name},
-			{"displayIcon", icon},
+			{"displayIcon", mediaIf(it.Icon, "flex", id, "displayicon")},
 			{"assetPath", "ShooterGame/Content/Personalization/Flex/" + pascal(it.Name) + "_PrimaryAsset"},
 		})
 	}
@@ -264,13 +245,6 @@ func gameModes() []O {
 	var out []O
 	for _, g := range authored.GameModes {
 		id := uuidFor("gamemode", g.Name)
-		var icon, tall any
-		if g.Icon {
-			icon = media("gamemodes", id, "displayicon")
-		}
-		if g.Tall {
-			tall = media("gamemodes", id, "listviewicontall")
-		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", g.Name},
@@ -286,8 +260,8 @@ func gameModes() []O {
 			{"teamRoles", g.TeamRoles},
 			{"gameFeatureOverrides", g.Features},
 			{"gameRuleBoolOverrides", g.Rules},
-			{"displayIcon", icon},
-			{"listViewIconTall", tall},
+			{"displayIcon", mediaIf(g.Icon, "gamemodes", id, "displayicon")},
+			{"listViewIconTall", mediaIf(g.Tall, "gamemodes", id, "listviewicontall")},
 			{"assetPath", g.Asset},
 		})
 	}
@@ -349,16 +323,12 @@ func competitiveSeasons(r realData) []O {
 			for i, wins := range []int{9, 25, 50, 75, 100} {
 				lvl := i + 1
 				bid := uuidFor("competitiveseasonborder", fmt.Sprintf("%s/%d", s.UUID, lvl))
-				var small any = media("competitiveseasonborders", bid, "smallicon")
-				if lvl == 1 {
-					small = nil
-				}
 				bs = append(bs, O{
 					{"uuid", bid},
 					{"level", lvl},
 					{"winsRequired", wins},
 					{"displayIcon", media("competitiveseasonborders", bid, "displayicon")},
-					{"smallIcon", small},
+					{"smallIcon", mediaIf(lvl > 1, "competitiveseasonborders", bid, "smallicon")},
 					{"assetPath", fmt.Sprintf("ShooterGame/Content/Seasons/%s/SeasonBorder_%s_Lv%d_PrimaryAsset", key, key, lvl)},
 				})
 			}
@@ -381,15 +351,11 @@ func premierConferences() []O {
 	var out []O
 	for _, it := range authored.PremierConferences {
 		id := uuidFor("premierconference", it.Key)
-		var icon any = media("premierconferences", id, "icon")
-		if it.Super {
-			icon = nil
-		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", it.Name},
 			{"key", it.Key},
-			{"icon", icon},
+			{"icon", mediaIf(!it.Super, "premierconferences", id, "icon")},
 			{"isSuper", it.Super},
 			{"assetPath", "ShooterGame/Content/Premier/Conferences/" + pascal(strings.ToLower(it.Key)) + "_DataAsset"},
 		})
@@ -401,15 +367,15 @@ func premierLogos() []O {
 	var out []O
 	for _, n := range authored.PremierLogos {
 		id := uuidFor("premierlogo", n)
-		var iconName, icon any = "Icon_" + pascal(n), media("premierlogos", id, "displayicon")
+		var iconName any = "Icon_" + pascal(n)
 		if n == "Blank" {
-			iconName, icon = nil, nil
+			iconName = nil
 		}
 		out = append(out, O{
 			{"uuid", id},
 			{"displayName", n},
 			{"iconName", iconName},
-			{"displayIcon", icon},
+			{"displayIcon", mediaIf(n != "Blank", "premierlogos", id, "displayicon")},
 			{"assetPath", "ShooterGame/Content/Premier/Logos/" + pascal(n) + "_PrimaryAsset"},
 		})
 	}

@@ -38,33 +38,27 @@ type O []F
 
 // MarshalJSON writes the fields in order, without HTML escaping.
 func (o O) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	b := []byte{'{'}
 	for i, f := range o {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
 		k, _ := marshal(f.K) // a string always marshals
-		b.Write(k)
-		b.WriteByte(':')
 		v, err := marshal(f.V)
 		if err != nil {
 			return nil, err
 		}
-		b.Write(v)
+		b = append(append(append(b, k...), ':'), v...)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
 }
 
 func marshal(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimRight(b.Bytes(), "\n"), nil
+	err := enc.Encode(v)
+	return bytes.TrimRight(b.Bytes(), "\n"), err
 }
 
 // uuidFor derives a stable lowercase 8-4-4-4-12 UUID (version 5 layout) from
@@ -80,6 +74,14 @@ const mediaHost = "https://media.valorant-api.com"
 
 func media(kind, uuid, name string) string {
 	return mediaHost + "/" + kind + "/" + uuid + "/" + name + ".png"
+}
+
+// mediaIf is media's URL when ok, else nil (a null field).
+func mediaIf(ok bool, kind, uuid, name string) any {
+	if ok {
+		return media(kind, uuid, name)
+	}
+	return nil
 }
 
 var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]+`)
@@ -98,9 +100,6 @@ func pascal(s string) string {
 
 // commonWordPrefix is the longest common prefix, in whole words, of names.
 func commonWordPrefix(names []string) string {
-	if len(names) == 0 {
-		return ""
-	}
 	prefix := strings.Fields(names[0])
 	for _, n := range names[1:] {
 		w := strings.Fields(n)
@@ -121,10 +120,14 @@ func writeJSON(path string, v any) {
 	if err := enc.Encode(v); err != nil {
 		log.Fatalf("%s: %v", path, err)
 	}
+	writeFile(path, out.Bytes())
+}
+
+func writeFile(path string, b []byte) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		log.Fatal(err)
 	}
-	if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(path, b, 0o644); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -140,10 +143,8 @@ func readData(path string, v any) {
 	var env struct {
 		Data json.RawMessage `json:"data"`
 	}
-	if bytes.HasPrefix(bytes.TrimSpace(b), []byte("{")) {
-		if err := json.Unmarshal(b, &env); err == nil && env.Data != nil {
-			b = env.Data
-		}
+	if json.Unmarshal(b, &env) == nil && env.Data != nil { // an array does not unmarshal into env
+		b = env.Data
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		log.Fatalf("%s: %v", path, err)
@@ -247,12 +248,7 @@ func copyReal(captures, dir string) {
 		if err != nil {
 			log.Fatal(err)
 		}
-		if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(to, b, 0o644); err != nil {
-			log.Fatal(err)
-		}
+		writeFile(to, b)
 	}
 	cp(filepath.Join(src, "version.json"), filepath.Join(dir, "version.json"))
 	for f := range (&realData{}).files() {
@@ -260,20 +256,10 @@ func copyReal(captures, dir string) {
 	}
 }
 
-// copyL10n copies the names of the skins, chromas and levels of the snapshots
-// from src/<locale>.json (uuid -> name) into dst, leaving out the other uuids.
+// copyL10n copies the names of src/<locale>.json (uuid -> name) that the
+// snapshots have into dst.
 func copyL10n(src, dst string, dirs []string) {
-	keep := map[string]bool{}
-	for _, d := range dirs {
-		for _, w := range loadReal(d).weapons {
-			for _, s := range w.Skins {
-				keep[s.UUID] = true
-				for _, e := range slices.Concat(s.Chromas, s.Levels) {
-					keep[e.UUID] = true
-				}
-			}
-		}
-	}
+	keep := snapshotKeys(dirs)
 	for loc, names := range loadL10n(src) {
 		maps.DeleteFunc(names, func(id, _ string) bool { return !keep[id] })
 		writeJSON(filepath.Join(dst, loc+".json"), names)
@@ -374,7 +360,11 @@ func main() {
 		writeJSON(filepath.Join(en, "ceremonies.json"), envelope(ceremonies()))
 		writeJSON(filepath.Join(en, "objectives.json"), envelope(objectives()))
 		writeJSON(filepath.Join(en, "missions.json"), envelope(missions(ver)))
-		removeTranslations(dir)
+		for _, loc := range otherLocales { // a file no source fills any more must not linger
+			if err := os.RemoveAll(filepath.Join(dir, loc)); err != nil {
+				log.Fatal(err)
+			}
+		}
 		cov := writeTranslations(dir, ver, r, src)
 		writeLocres(dir, ver)
 		fmt.Printf("fixturegen: wrote authored data for %s\n", name)
@@ -387,16 +377,5 @@ func main() {
 	}
 	if *table {
 		fmt.Print(newest.markdown())
-	}
-}
-
-// removeTranslations deletes the <locale>/ directories of a snapshot but
-// en-US/ before they are written again, so that a file no source fills any
-// more does not linger.
-func removeTranslations(dir string) {
-	for _, loc := range otherLocales {
-		if err := os.RemoveAll(filepath.Join(dir, loc)); err != nil {
-			log.Fatal(err)
-		}
 	}
 }

@@ -9,6 +9,7 @@ package main
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -55,17 +56,43 @@ func nameKeys(r realData) map[string][][2]string {
 	return keys
 }
 
-// copyNames copies src/<catalog>/<locale>.json into dst, keeping only the
-// items the snapshots have, each item's text as it is there.
-func copyNames(src, dst string, dirs []string) {
-	keep := map[[2]string]bool{} // {catalog, key}
+// snapshotKeys is every key the real texts have an item of the snapshots by:
+// the uuids of their skins, chromas, levels, agents, maps and tier sets, and
+// the keys of nameKeys.
+func snapshotKeys(dirs []string) map[string]bool {
+	keep := map[string]bool{}
 	for _, d := range dirs {
-		for c, ks := range nameKeys(loadReal(d)) {
+		r := loadReal(d)
+		for _, w := range r.weapons {
+			for _, s := range w.Skins {
+				keep[s.UUID] = true
+				for _, e := range slices.Concat(s.Chromas, s.Levels) {
+					keep[e.UUID] = true
+				}
+			}
+		}
+		for _, a := range r.agents {
+			keep[a.UUID] = true
+		}
+		for _, m := range r.maps {
+			keep[m.UUID] = true
+		}
+		for _, t := range r.tierSets {
+			keep[t.UUID] = true
+		}
+		for _, ks := range nameKeys(r) {
 			for _, k := range ks {
-				keep[[2]string{c, k[1]}] = true
+				keep[k[1]] = true
 			}
 		}
 	}
+	return keep
+}
+
+// copyNames copies src/<catalog>/<locale>.json into dst, keeping only the
+// items the snapshots have, each item's text as it is there.
+func copyNames(src, dst string, dirs []string) {
+	keep := snapshotKeys(dirs)
 	for _, c := range nameCatalogs {
 		for _, loc := range locales {
 			file := filepath.Join(src, c, loc+".json")
@@ -75,7 +102,7 @@ func copyNames(src, dst string, dirs []string) {
 			readData(file, &recs)
 			var kept []json.RawMessage
 			for i, raw := range items {
-				if keep[[2]string{c, recs[i].UUID}] {
+				if keep[recs[i].UUID] {
 					kept = append(kept, raw)
 				}
 			}
@@ -109,7 +136,6 @@ func text(s *string) string {
 	return *s
 }
 
-// ---------------------------------------------------------------------------
 // pt-BR answers of 2023, reduced to their text and what matches it to the
 // 2021 items (role uuid, ability slot, callout location, tier division,
 // weapon shop category).
@@ -163,22 +189,7 @@ type ptBR struct {
 // copyPtBR copies the four answers of src the generator reads into dst,
 // reduced to the items of the snapshots and to the fields above.
 func copyPtBR(src, dst string, dirs []string) {
-	keep := map[string]bool{}
-	for _, d := range dirs {
-		r := loadReal(d)
-		for _, a := range r.agents {
-			keep[a.UUID] = true
-		}
-		for _, m := range r.maps {
-			keep[m.UUID] = true
-		}
-		for _, t := range r.tierSets {
-			keep[t.UUID] = true
-		}
-		for _, w := range r.weapons {
-			keep[w.UUID] = true
-		}
-	}
+	keep := snapshotKeys(dirs)
 	p := loadPtBR(src)
 	keepOnly(dst, "agents.json", p.agents, keep, func(a agent) string { return a.UUID })
 	keepOnly(dst, "maps.json", p.maps, keep, func(m gameMap) string { return m.UUID })

@@ -13,7 +13,7 @@ import (
 	"strings"
 )
 
-// sources are the real texts, loaded once.
+// sources are the real texts.
 type sources struct {
 	skins map[string]map[string]string // locale -> uuid -> name
 	names names
@@ -34,9 +34,19 @@ var coverageCatalogs = []string{
 	"currencies", "contracts", "agents", "maps", "competitivetiers",
 }
 
-// set adds a field to a partial item, whose first field is its uuid (or
-// another key).
+// set adds a field to a partial item.
 func (o *O) set(k string, v any) { *o = append(*o, F{k, v}) }
+
+// either sets field k to the real text when there is one (and says so), else
+// to the authored one when there is one.
+func (o *O) either(k, real, authored string) bool {
+	if real != "" {
+		o.set(k, real)
+	} else if authored != "" {
+		o.set(k, authored)
+	}
+	return real != ""
+}
 
 // addTo appends the item to list when it translates anything.
 func (o O) addTo(list []O) []O {
@@ -104,16 +114,11 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		var ws []O
 		for _, w := range r.weapons {
 			item := O{{"uuid", w.UUID}}
-			gotReal := false
-			if n := text(wnames[w.UUID].DisplayName); n != "" {
-				item.set("displayName", n)
-				gotReal = true
-			} else if n, ok := t.Weapons[w.DisplayName]; ok {
-				item.set("displayName", n)
-			}
-			if _, ok := t.Weapons[w.DisplayName]; ok {
+			a, own := t.Weapons[w.DisplayName]
+			if own {
 				usedW[w.DisplayName] = true
 			}
+			gotReal := item.either("displayName", text(wnames[w.UUID].DisplayName), a)
 			if p, ok := ptWeapons[w.UUID]; ok && pt && w.ShopData != nil && p.ShopData != nil && p.ShopData.Category == w.ShopData.Category && p.ShopData.CategoryText != "" {
 				item.set("shopData", O{{"categoryText", p.ShopData.CategoryText}})
 				gotReal = true
@@ -200,7 +205,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			out(c.cat+".json", items)
 		}
 
-		// player titles: displayName and titleText, real else authored.
 		usedT := 0
 		var ts []O
 		for _, p := range r.titles {
@@ -210,17 +214,10 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			if own {
 				usedT++
 			}
-			if n := text(rec.DisplayName); n != "" {
+			if item.either("displayName", text(rec.DisplayName), a[0]) {
 				realText("playertitles")
-				item.set("displayName", n)
-			} else if own {
-				item.set("displayName", a[0])
 			}
-			if n := text(rec.TitleText); n != "" {
-				item.set("titleText", n)
-			} else if own {
-				item.set("titleText", a[1])
-			}
+			item.either("titleText", text(rec.TitleText), a[1])
 			ts = item.addTo(ts)
 		}
 		must(usedT == len(t.Titles), "%s: an authored title names no title", loc)
@@ -247,24 +244,21 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		}
 		out("bundles.json", us)
 
-		// currencies: real displayName; the authored singular of Radianite.
 		var cs []O
 		for _, c := range currencyDefs(ver) {
 			item := O{{"uuid", c.UUID}}
-			if n := text(src.names["currencies"][loc][c.UUID].DisplayName); n != "" {
+			var a [2]string
+			if c.Key == "radianite" {
+				a = t.Radianite
+			}
+			if item.either("displayName", text(src.names["currencies"][loc][c.UUID].DisplayName), a[0]) {
 				realText("currencies")
-				item.set("displayName", n)
-			} else if c.Key == "radianite" && t.Radianite[0] != "" {
-				item.set("displayName", t.Radianite[0])
 			}
-			if c.Key == "radianite" && t.Radianite[1] != "" {
-				item.set("displayNameSingular", t.Radianite[1])
-			}
+			item.either("displayNameSingular", "", a[1])
 			cs = item.addTo(cs)
 		}
 		out("currencies.json", cs)
 
-		// agents (pt-BR only).
 		if pt {
 			out("agents.json", ptAgents(r, src.ptBR, func() { realText("agents") }))
 		}
@@ -304,19 +298,11 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 			for _, tr := range set.Tiers {
 				item := O{{"tier", tr.Tier}}
 				p, ok := ptSets[set.UUID][tr.Tier]
-				ok = ok && pt && p.Division == tr.Division
-				if ok && p.TierName != "" {
-					item.set("tierName", p.TierName)
-					gotReal = true
-				} else if n, ok := t.Tiers[tr.TierName]; ok {
-					item.set("tierName", n)
+				if !ok || !pt || p.Division != tr.Division {
+					p = tier{}
 				}
-				if ok && p.DivisionName != "" {
-					item.set("divisionName", p.DivisionName)
-					gotReal = true
-				} else if n, ok := t.Tiers[tr.DivisionName]; ok {
-					item.set("divisionName", n)
-				}
+				gotReal = item.either("tierName", p.TierName, t.Tiers[tr.TierName]) || gotReal
+				gotReal = item.either("divisionName", p.DivisionName, t.Tiers[tr.DivisionName]) || gotReal
 				tiers = item.addTo(tiers)
 			}
 			if gotReal {
@@ -328,7 +314,6 @@ func writeTranslations(dir string, ver int, r realData, src sources) *coverage {
 		}
 		out("competitivetiers.json", sets)
 
-		// game modes: authored only.
 		var gs []O
 		for _, g := range authored.GameModes {
 			n, ok := t.Modes[g.Name]

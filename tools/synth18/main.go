@@ -40,27 +40,20 @@ func main() {
 }
 
 func run(from, out string) error {
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
-	}
-	// Copy the en-US snapshot as it is.
+	// Copy the en-US snapshot as it is; the original's partial translations are replaced.
 	if err := filepath.WalkDir(from, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
 		rel, _ := filepath.Rel(from, path)
 		if len(rel) > 5 && rel[:5] != "en-US" && rel != "version.json" && rel[:6] != "locres" {
-			return nil // the original's partial translations are replaced
+			return nil
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(out, rel)
-		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-			return err
-		}
-		return os.WriteFile(dst, b, 0o644)
+		return write(filepath.Join(out, rel), b)
 	}); err != nil {
 		return fmt.Errorf("copy %s: %w", from, err)
 	}
@@ -85,16 +78,19 @@ func run(from, out string) error {
 			if err != nil {
 				return err
 			}
-			dir := filepath.Join(out, loc)
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return err
-			}
-			if err := os.WriteFile(filepath.Join(dir, c.File()), b, 0o644); err != nil {
+			if err := write(filepath.Join(out, loc, c.File()), b); err != nil {
 				return err
 			}
 		}
 	}
-	return os.WriteFile(filepath.Join(out, "SYNTHETIC.md"), []byte("Synthetic 18-locale variant made by tools/synth18 for measurements. Not real data; not sample data.\n"), 0o644)
+	return write(filepath.Join(out, "SYNTHETIC.md"), []byte("Synthetic 18-locale variant made by tools/synth18 for measurements. Not real data; not sample data.\n"))
+}
+
+func write(path string, b []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 // translate copies an item, marking every text field with the locale.
