@@ -343,7 +343,7 @@ func (r *Rendered) renderFilters(c Category, en []node) {
 						bodies = append(bodies, t.Items[t.Order[i]][loc].JSON)
 					}
 				}
-				return listEnvelope(bodies)
+				return ListEnvelope(bodies)
 			}
 			def := newDoc(list(DefaultLocale), DefaultLocale, nil)
 			for loc := range NumLocales + 1 {
@@ -389,7 +389,7 @@ func (r *Rendered) setDefault(c Category, ns []node, bodies [][]byte) error {
 		t.Items[u] = &docs
 		t.Order = append(t.Order, u)
 	}
-	t.List[DefaultLocale] = newDoc(listEnvelope(bodies), DefaultLocale, nil)
+	t.List[DefaultLocale] = newDoc(ListEnvelope(bodies), DefaultLocale, nil)
 	return nil
 }
 
@@ -412,7 +412,7 @@ func (r *Rendered) setLocale(c Category, loc int, ns []node, bodies [][]byte) {
 		d := t.Items[u]
 		d[loc] = newDoc(bodies[i], loc, d[DefaultLocale])
 	}
-	t.List[loc] = newDoc(listEnvelope(bodies), loc, t.List[DefaultLocale])
+	t.List[loc] = newDoc(ListEnvelope(bodies), loc, t.List[DefaultLocale])
 }
 
 // renderAll renders a category's language=all bodies (x-localized fields
@@ -451,7 +451,7 @@ func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node,
 		u, _ := ParseUUID(n.uuid)
 		t.Items[u][AllLocales] = newDoc(bodies[i], AllLocales, nil)
 	}
-	t.List[AllLocales] = newDoc(listEnvelope(bodies), AllLocales, nil)
+	t.List[AllLocales] = newDoc(ListEnvelope(bodies), AllLocales, nil)
 	return data, nil
 }
 
@@ -511,7 +511,8 @@ func itemData(body []byte) []byte {
 	return body[len(itemPrefix) : len(body)-1]
 }
 
-func listEnvelope(bodies [][]byte) []byte {
+// ListEnvelope is the body of the list of items whose bodies are bodies.
+func ListEnvelope(bodies [][]byte) []byte {
 	n := 24
 	for _, b := range bodies {
 		n += len(b) - len(itemPrefix)
