@@ -188,7 +188,10 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 		return
 	}
 	for _, se := range flattenSchemaErrors(err) {
-		p := ptr + pointer(se.JSONPointer())
+		p := ptr
+		for _, t := range se.JSONPointer() {
+			p += "/" + escapePointer(t)
+		}
 		v.reject(file, id, p, cmp.Or(se.Reason, se.Error()))
 	}
 }
@@ -210,12 +213,10 @@ func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 			out = append(out, &openapi3.SchemaError{Reason: err.Error()})
 			return
 		}
-		if se.Origin != nil {
-			for o := se.Origin; o != nil; o = errors.Unwrap(o) {
-				if m, ok := o.(openapi3.MultiError); ok {
-					walk(m)
-					return
-				}
+		for o := se.Origin; o != nil; o = errors.Unwrap(o) {
+			if m, ok := o.(openapi3.MultiError); ok {
+				walk(m)
+				return
 			}
 		}
 		out = append(out, se)
@@ -329,15 +330,6 @@ func ItemsByUUID(items []any) map[string]map[string]any {
 func arrayField(m map[string]any, k string) []any {
 	a, _ := m[k].([]any)
 	return a
-}
-
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
-	}
-	return b.String()
 }
 
 // escapePointer escapes a key for a JSON pointer (RFC 6901).

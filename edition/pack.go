@@ -285,7 +285,7 @@ func Decode(b []byte) (*Edition, error) {
 	type head struct {
 		lang  byte
 		n     [3]uint32 // lengths of identity, gzip and brotli
-		etags [3][]byte
+		etags [3]string // "" and enc nil for an encoding not present
 		enc   [3][]byte
 	}
 	heads := make([]head, d.count(1+12+representation.ETagSize))
@@ -297,7 +297,7 @@ func Decode(b []byte) (*Edition, error) {
 		}
 		for j, n := range h.n {
 			if n > 0 || j == 0 {
-				h.etags[j] = d.next(representation.ETagSize)
+				h.etags[j] = representation.FormatETag(d.next(representation.ETagSize))
 			}
 		}
 		if h.lang > allLang && h.lang != noLang {
@@ -393,7 +393,10 @@ func Decode(b []byte) (*Edition, error) {
 			break
 		}
 		for j, n := range h.n {
-			h.enc[j], blob = blob[:n:n], blob[n:]
+			if n > 0 || j == 0 {
+				h.enc[j] = blob[:n:n]
+			}
+			blob = blob[n:]
 		}
 	}
 	if d.err == nil && len(blob) != 0 {
@@ -405,16 +408,8 @@ func Decode(b []byte) (*Edition, error) {
 
 	bodies := make([]*representation.Body, len(heads))
 	ptrs := make([]*catalog.Doc, len(heads))
-	for i := range heads {
-		h := &heads[i]
-		var etags [3]string
-		var enc [3][]byte
-		for j, e := range h.enc {
-			if j == 0 || h.n[j] > 0 {
-				etags[j], enc[j] = representation.FormatETag(h.etags[j]), e
-			}
-		}
-		bodies[i] = representation.Assemble(enc[0], etags[0], langOf(h.lang), enc[1], etags[1], enc[2], etags[2])
+	for i, h := range heads {
+		bodies[i] = representation.Assemble(h.enc[0], h.etags[0], langOf(h.lang), h.enc[1], h.etags[1], h.enc[2], h.etags[2])
 		ptrs[i] = &docs[i]
 	}
 	return assemble(r, m.Effort, ptrs, bodies), nil
