@@ -97,10 +97,7 @@ func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte,
 func New(r *catalog.Rendered) *Edition {
 	docs := r.Docs()
 	bodies := make([]*representation.Body, len(docs))
-	parallel(len(docs), func(i int) {
-		s := sum(docs[i].JSON)
-		bodies[i] = representation.Assemble(docs[i].JSON, representation.FormatETag(s[:]), docs[i].Lang, nil, "", nil, "")
-	})
+	parallel(len(docs), func(i int) { bodies[i] = representation.NewBody(docs[i].JSON, docs[i].Lang) })
 	return assemble(r, representation.Effort{}, docs, bodies)
 }
 
