@@ -112,12 +112,7 @@ func Encode(r *catalog.Rendered, opt Options) ([]byte, error) {
 			e.gz, e.br = z.Compress(e.doc.JSON)
 			compressors.Put(z)
 		}
-		if e.gz != nil {
-			e.gzS = sum(e.gz)
-		}
-		if e.br != nil {
-			e.brS = sum(e.br)
-		}
+		e.gzS, e.brS = sum(e.gz), sum(e.br) // written only for an encoding present
 	})
 	return write(r, opt.Effort, enc)
 }
@@ -183,16 +178,23 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 		blob += len(enc[i].doc.JSON) + len(enc[i].gz) + len(enc[i].br)
 	}
 	b := make([]byte, 0, len(packMagic)+len(m)+len(bodies)*70+blob+1<<16)
+	u32 := func(n int) { b = binary.LittleEndian.AppendUint32(b, uint32(n)) }
+	name := func(s string) { b = append(binary.LittleEndian.AppendUint16(b, uint16(len(s))), s...) }
+	refs := func(ds ...*catalog.Doc) {
+		for _, d := range ds {
+			u32(int(index[d]))
+		}
+	}
 	b = append(b, packMagic...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
+	u32(len(m))
 	b = append(b, m...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(bodies)))
+	u32(len(bodies))
 	for _, i := range bodies {
 		e := &enc[i]
 		lang, _ := langByte(e.doc.Lang)
 		b = append(b, lang)
 		for _, n := range []int{len(e.doc.JSON), len(e.gz), len(e.br)} {
-			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+			u32(n)
 		}
 		b = append(b, e.sum[:]...)
 		if e.gz != nil {
@@ -202,37 +204,23 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 			b = append(b, e.brS[:]...)
 		}
 	}
-	ref := func(d *catalog.Doc) { b = binary.LittleEndian.AppendUint32(b, index[d]) }
-	ref(r.VersionBody)
-	ref(r.LocresList)
-	for _, d := range r.Locres {
-		ref(d)
-	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(catalog.NumCategories))
+	refs(r.VersionBody, r.LocresList)
+	refs(r.Locres[:]...)
+	u32(int(catalog.NumCategories))
 	for _, c := range catalog.Categories() {
 		t := &r.Tables[c]
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(c.Name())))
-		b = append(b, c.Name()...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Order)))
-		for _, d := range t.List {
-			ref(d)
-		}
+		name(c.Name())
+		u32(len(t.Order))
+		refs(t.List[:]...)
 		for _, u := range t.Order {
 			b = append(b, u[:]...)
-			for _, d := range t.Items[u] {
-				ref(d)
-			}
+			refs(t.Items[u][:]...)
 		}
 		fields := slices.Sorted(maps.Keys(t.Filtered))
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(fields)))
 		for _, f := range fields {
-			b = binary.LittleEndian.AppendUint16(b, uint16(len(f)))
-			b = append(b, f...)
-			for _, vals := range t.Filtered[f] {
-				for _, d := range vals {
-					ref(d)
-				}
-			}
+			name(f)
+			refs(slices.Concat(t.Filtered[f][0][:], t.Filtered[f][1][:])...)
 		}
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(blob))
