@@ -311,11 +311,11 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		return err
 	}
 	for _, c := range renderOrder(src) {
-		if err := r.setDefault(c, trees[DefaultLocale][c], docs[DefaultLocale][c]); err != nil {
-			return err
-		}
-		for loc := range Locales {
-			r.setLocale(c, loc, trees[loc][c], docs[loc][c])
+		for i := range NumLocales {
+			loc := (DefaultLocale + i) % NumLocales // en-US first
+			if err := r.setBodies(c, loc, trees[loc][c], docs[loc][c]); err != nil {
+				return err
+			}
 		}
 	}
 	all := map[Category][][]byte{}
@@ -372,47 +372,39 @@ func newDoc(b []byte, loc int, en *Doc) *Doc {
 	return &Doc{JSON: b, Lang: Locales[loc]}
 }
 
-func (r *Rendered) setDefault(c Category, ns []node, bodies [][]byte) error {
+// setBodies keeps one locale's bodies of a category: en-US's make the table
+// (their uuids checked); another's are kept only where they differ from
+// en-US's, and without an overlay (ns is nil) all are en-US's.
+func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) error {
 	t := &r.Tables[c]
-	t.Items = make(map[UUID]*[NumLocales + 1]*Doc, len(ns))
-	t.Order = make([]UUID, 0, len(ns))
-	for i, n := range ns {
-		u, ok := ParseUUID(n.uuid)
-		if !ok {
-			return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), n.uuid)
-		}
-		if t.Items[u] != nil {
-			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), n.uuid)
-		}
-		var docs [NumLocales + 1]*Doc
-		docs[DefaultLocale] = newDoc(bodies[i], DefaultLocale, nil)
-		t.Items[u] = &docs
-		t.Order = append(t.Order, u)
-	}
-	t.List[DefaultLocale] = newDoc(ListEnvelope(bodies), DefaultLocale, nil)
-	return nil
-}
-
-// setLocale keeps a translated body only where it differs from en-US; without
-// an overlay (ns is nil) every body is en-US's.
-func (r *Rendered) setLocale(c Category, loc int, ns []node, bodies [][]byte) {
-	if loc == DefaultLocale {
-		return
-	}
-	t := &r.Tables[c]
-	if ns == nil {
+	switch {
+	case loc == DefaultLocale:
+		t.Items = make(map[UUID]*[NumLocales + 1]*Doc, len(ns))
+		t.Order = make([]UUID, 0, len(ns))
+	case ns == nil:
 		t.List[loc] = t.List[DefaultLocale]
 		for _, d := range t.Items {
 			d[loc] = d[DefaultLocale]
 		}
-		return
+		return nil
 	}
 	for i, n := range ns {
-		u, _ := ParseUUID(n.uuid)
+		u, ok := ParseUUID(n.uuid)
+		if loc == DefaultLocale {
+			if !ok {
+				return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), n.uuid)
+			}
+			if t.Items[u] != nil {
+				return fmt.Errorf("%s: duplicate uuid %s", c.Name(), n.uuid)
+			}
+			t.Items[u] = new([NumLocales + 1]*Doc)
+			t.Order = append(t.Order, u)
+		}
 		d := t.Items[u]
 		d[loc] = newDoc(bodies[i], loc, d[DefaultLocale])
 	}
 	t.List[loc] = newDoc(ListEnvelope(bodies), loc, t.List[DefaultLocale])
+	return nil
 }
 
 // renderAll renders a category's language=all bodies (x-localized fields
