@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -139,11 +140,5 @@ func CategoryNamed(name string) (Category, bool) {
 
 // SourceCategories lists the categories that have a file in a snapshot.
 func SourceCategories() []Category {
-	var cs []Category
-	for _, c := range Categories() {
-		if c.IsSource() {
-			cs = append(cs, c)
-		}
-	}
-	return cs
+	return slices.DeleteFunc(Categories(), func(c Category) bool { return !c.IsSource() })
 }

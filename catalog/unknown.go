@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -48,10 +49,7 @@ func SinceFirstSeen(now, before []Unknown, id string) []Unknown {
 	}
 	out := make([]Unknown, len(now))
 	for i, u := range now {
-		u.FirstSeen = id
-		if first, ok := seen[key{u.Category, u.Field}]; ok && first != "" {
-			u.FirstSeen = first
-		}
+		u.FirstSeen = cmp.Or(seen[key{u.Category, u.Field}], id)
 		out[i] = u
 	}
 	return out

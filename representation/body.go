@@ -32,9 +32,7 @@ type Body struct {
 
 // NewBody wraps bytes with no compressed encodings; lang is the
 // Content-Language ("" for none).
-func NewBody(b []byte, lang string) *Body {
-	return &Body{Encoded: newEncoded(b, "", ETag(b)), JSON: b, Lang: lang, Language: languageField(lang)}
-}
+func NewBody(b []byte, lang string) *Body { return Assemble(b, ETag(b), lang, nil, "", nil, "") }
 
 // Encode makes a body in every encoding at effort e: for the few bodies a
 // server renders itself (diffs, pages).
@@ -46,16 +44,15 @@ func Encode(b []byte, lang string, e Effort) *Body {
 // Assemble makes a body from its encodings and their ETags; gz and br are nil
 // where there is none.
 func Assemble(identity []byte, etag, lang string, gz []byte, gzETag string, br []byte, brETag string) *Body {
-	body := &Body{Encoded: newEncoded(identity, "", etag), JSON: identity, Lang: lang, Language: languageField(lang)}
-	if gz != nil {
-		e := newEncoded(gz, "gzip", gzETag)
-		body.gzip = &e
+	compressed := func(b []byte, coding, etag string) *Encoded {
+		if b == nil {
+			return nil
+		}
+		e := newEncoded(b, coding, etag)
+		return &e
 	}
-	if br != nil {
-		e := newEncoded(br, "br", brETag)
-		body.br = &e
-	}
-	return body
+	return &Body{Encoded: newEncoded(identity, "", etag), JSON: identity, Lang: lang, Language: languageField(lang),
+		gzip: compressed(gz, "gzip", gzETag), br: compressed(br, "br", brETag)}
 }
 
 // Gzip and Brotli are the body's compressed encodings; nil where there is none.
