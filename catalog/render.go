@@ -64,32 +64,26 @@ func (c Category) Filters() []string { return filters[c] }
 func (r *Rendered) Docs() []*Doc {
 	seen := map[*Doc]bool{}
 	var out []*Doc
-	add := func(d *Doc) {
-		if d != nil && !seen[d] {
-			seen[d] = true
-			out = append(out, d)
+	add := func(ds ...*Doc) {
+		for _, d := range ds {
+			if d != nil && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
 		}
 	}
-	add(r.VersionBody)
-	add(r.LocresList)
-	for _, d := range r.Locres {
-		add(d)
-	}
+	add(r.VersionBody, r.LocresList)
+	add(r.Locres[:]...)
 	for c := range r.Tables {
 		t := &r.Tables[c]
-		for _, d := range t.List {
-			add(d)
-		}
+		add(t.List[:]...)
 		for _, u := range t.Order {
-			for _, d := range t.Items[u] {
-				add(d)
-			}
+			add(t.Items[u][:]...)
 		}
 		for _, f := range filters[Category(c)] {
 			if lists := t.Filtered[f]; lists != nil {
-				for _, d := range slices.Concat(lists[0][:], lists[1][:]) {
-					add(d)
-				}
+				add(lists[0][:]...)
+				add(lists[1][:]...)
 			}
 		}
 	}

@@ -305,10 +305,13 @@ func Decode(b []byte) (*Edition, error) {
 		}
 		return &docs[i]
 	}
-	r.VersionBody, r.LocresList = body(), body()
-	for i := range r.Locres {
-		r.Locres[i] = body()
+	readBodies := func(ds []*catalog.Doc) {
+		for i := range ds {
+			ds[i] = body()
+		}
 	}
+	r.VersionBody, r.LocresList = body(), body()
+	readBodies(r.Locres[:])
 	if n := d.uint(4); d.err == nil && n != uint64(catalog.NumCategories) {
 		d.fail(fmt.Errorf("%d categories, this program serves %d", n, catalog.NumCategories))
 	}
@@ -323,9 +326,7 @@ func Decode(b []byte) (*Edition, error) {
 		}
 		t := &r.Tables[c]
 		n := d.count(16 + 4*(catalog.NumLocales+1))
-		for loc := range t.List {
-			t.List[loc] = body()
-		}
+		readBodies(t.List[:])
 		t.Items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*catalog.Doc, n)
 		t.Order = make([]catalog.UUID, 0, n)
 		for range n {
@@ -335,9 +336,7 @@ func Decode(b []byte) (*Edition, error) {
 			}
 			u := catalog.UUID(raw)
 			var ds [catalog.NumLocales + 1]*catalog.Doc
-			for loc := range ds {
-				ds[loc] = body()
-			}
+			readBodies(ds[:])
 			if d.err == nil && t.Items[u] != nil {
 				d.fail(fmt.Errorf("%s: uuid %s twice", name, u))
 			}
@@ -353,11 +352,8 @@ func Decode(b []byte) (*Edition, error) {
 				break
 			}
 			ds := new([2][catalog.NumLocales + 1]*catalog.Doc)
-			for val := range ds {
-				for loc := range ds[val] {
-					ds[val][loc] = body()
-				}
-			}
+			readBodies(ds[0][:])
+			readBodies(ds[1][:])
 			if t.Filtered == nil {
 				t.Filtered = map[string]*[2][catalog.NumLocales + 1]*catalog.Doc{}
 			}
