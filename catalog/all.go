@@ -8,8 +8,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// AllLocales is the locale index of language=all: every localized text field is
-// an object keyed by the 18 locale codes, as the public API serves it.
+// AllLocales is the locale index of language=all: localized text is an
+// object keyed by the 18 locale codes.
 const AllLocales = NumLocales
 
 // AllLanguages is the Content-Language of a language=all body: the 18 codes.
@@ -17,11 +17,9 @@ var AllLanguages = strings.Join(Locales[:], ", ")
 
 // appendAll appends the language=all JSON of one value in the 18 locales
 // (vals[i] is locale i's), guided by the schema: localized text becomes an
-// object keyed by locale code; objects and arrays are merged field by field and
-// element by element; everything else is the en-US value. The bytes are those
-// of encoding/json (sorted object keys, no HTML escaping), written as the
-// merge goes instead of building the merged tree and encoding it: that was
-// two thirds of rendering language=all (BenchmarkLoadEdition's profile).
+// object keyed by locale code, objects and arrays merge field by field and
+// element by element, the rest is en-US's. It writes as it merges: building
+// the merged tree to encode it was two thirds of the cost.
 func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 	base := vals[DefaultLocale]
 	if r, ok := base.(rawJSON); ok {
@@ -52,10 +50,7 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 				}
 				sub[i] = sv
 			}
-			ps := sc.Properties[k]
-			if ps == nil || ps.Value == nil {
-				// A field the contract does not name: text that differs
-				// between locales is localized like the known fields.
+			if ps := sc.Properties[k]; ps == nil || ps.Value == nil {
 				b, err = appendUnnamed(b, sub)
 			} else {
 				b, err = appendAll(b, ps.Value, sub)
@@ -76,11 +71,9 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 				b = append(b, ',')
 			}
 			for i := range vals {
-				a, _ := vals[i].([]any)
-				if j < len(a) {
+				sub[i] = v
+				if a, _ := vals[i].([]any); j < len(a) {
 					sub[i] = a[j]
-				} else {
-					sub[i] = v
 				}
 			}
 			if b, err = appendAll(b, sc.Items.Value, sub); err != nil {
@@ -93,8 +86,7 @@ func appendAll(b []byte, sc *openapi3.Schema, vals []any) ([]byte, error) {
 }
 
 // appendUnnamed appends the language=all JSON of a field openapi.yaml does
-// not describe: an object keyed by locale code when it is text in every
-// locale and not the same text in all, else the en-US value.
+// not describe: localized when it is text in every locale, not all the same.
 func appendUnnamed(b []byte, vals []any) ([]byte, error) {
 	base := vals[DefaultLocale]
 	differs := false
@@ -127,8 +119,7 @@ func appendLocalized(b []byte, vals []any) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// localesByCode is the locale indexes in the order encoding/json sorts their
-// codes as object keys; localeKeys[i] is `"code":`.
+// localesByCode is the locale indexes in sorted code order; localeKeys[i] is `"code":`.
 var localesByCode, localeKeys = func() ([]int, [NumLocales][]byte) {
 	idx := make([]int, NumLocales)
 	var keys [NumLocales][]byte
@@ -154,11 +145,10 @@ func isLocalized(sc *openapi3.Schema) bool {
 	return loc && sc.Type.Is("string")
 }
 
-// TextOnly reduces full items of a source category — a localized capture's
-// payload, as the public API serves it in one locale — to a translation overlay:
-// each item's uuid and its localized text (x-localized), with the uuid or tier
-// of nested elements so the merge finds them (fixtures/README.md, translation
-// merge rule). Items without text are left out.
+// TextOnly reduces full items of a source category in one locale to a
+// translation overlay: each item's uuid and localized text, with the uuid or
+// tier of nested elements so the merge finds them. Items without text are
+// left out.
 func TextOnly(c Category, items []any) ([]any, error) {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
@@ -187,9 +177,7 @@ func textOnly(sc *openapi3.Schema, v any) (any, bool) {
 		for k, pv := range x {
 			ps := sc.Properties[k]
 			if ps == nil || ps.Value == nil {
-				// A field the contract does not name: text may be
-				// localized, so it is kept.
-				if s, ok := pv.(string); ok {
+				if s, ok := pv.(string); ok { // unnamed text may be localized
 					out[k] = s
 				}
 				continue
@@ -236,10 +224,9 @@ func keys(from, to map[string]any) {
 	}
 }
 
-// SplitAll recognizes items captured with language=all (localized text as an
-// object keyed by locale code) and splits them into the en-US items and one
-// translation overlay per other locale; ok is false when no text is such an
-// object (the items are then returned unchanged).
+// SplitAll splits items captured with language=all into the en-US items and
+// one translation overlay per other locale; ok is false (items unchanged)
+// when no text is an object keyed by locale code.
 func SplitAll(c Category, items []any) (en []any, overlays map[string][]any, ok bool, err error) {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
@@ -269,8 +256,7 @@ func SplitAll(c Category, items []any) (en []any, overlays map[string][]any, ok 
 	return en, overlays, true, nil
 }
 
-// pickLocale copies v with every localized object replaced by its text in locale
-// loc (en-US when the object lacks that locale).
+// pickLocale copies v with every localized object replaced by its text in loc.
 func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 	if sc == nil {
 		return v
@@ -291,8 +277,7 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 			switch ps := sc.Properties[k]; {
 			case ps != nil && ps.Value != nil:
 				out[k] = pickLocale(ps.Value, pv, loc, found)
-			case isLocaleObject(pv):
-				// A field the contract does not name, localized.
+			case isLocaleObject(pv): // unnamed, localized
 				*found = true
 				out[k] = textIn(pv.(map[string]any), loc)
 			default:
@@ -301,12 +286,10 @@ func pickLocale(sc *openapi3.Schema, v any, loc int, found *bool) any {
 		}
 		return out
 	case []any:
-		out := make([]any, len(x))
+		out := slices.Clone(x)
 		for i, e := range x {
 			if sc.Items != nil {
 				out[i] = pickLocale(sc.Items.Value, e, loc, found)
-			} else {
-				out[i] = e
 			}
 		}
 		return out
@@ -322,9 +305,8 @@ func textIn(m map[string]any, loc int) any {
 	return m[Locales[DefaultLocale]]
 }
 
-// isLocaleObject reports whether v is text keyed by locale code, as
-// language=all writes a localized field: an object with an en-US key whose
-// keys are all locale codes and whose values are all text or null.
+// isLocaleObject reports whether v is an object with an en-US key, only
+// locale codes as keys and only text or null as values.
 func isLocaleObject(v any) bool {
 	m, ok := v.(map[string]any)
 	if !ok {

@@ -10,19 +10,16 @@ import (
 	"time"
 )
 
-// WriteArchive writes a snapshot's files (snapshot layout, slash paths) as a
-// gzip-compressed tar archive, the format of /v1/export: regular files sorted
-// by path, mode 0644, no owner, modification time the Unix epoch, so the same
-// files always give the same bytes (and an ETag derived from the content hash
-// is sound). It streams: each file is written as it comes.
+// WriteArchive writes a snapshot's files as /v1/export's gzip-compressed tar:
+// regular files sorted by path, mode 0644, no owner, time the Unix epoch, so
+// the same files always give the same bytes.
 func WriteArchive(w io.Writer, files map[string][]byte) error {
-	names := slices.Sorted(maps.Keys(files))
 	zw, err := gzip.NewWriterLevel(w, gzip.DefaultCompression)
 	if err != nil {
 		return err
 	}
 	tw := tar.NewWriter(zw)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
 		b := files[n]
 		h := &tar.Header{Name: n, Mode: 0o644, Size: int64(len(b)), ModTime: time.Unix(0, 0), Typeflag: tar.TypeReg, Format: tar.FormatPAX}
 		if err := tw.WriteHeader(h); err != nil {

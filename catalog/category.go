@@ -2,11 +2,11 @@ package catalog
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
-// Category is one catalog of the API, named by its path after /v1/ (the diff uses
-// the same names).
+// Category is one catalog of the API, named by its path after /v1/.
 type Category int
 
 // The categories, in the order diffs list them.
@@ -45,17 +45,12 @@ const (
 	NumCategories
 )
 
-type categoryInfo struct {
-	name   string // path after /v1/
-	schema string // component schema of one item in openapi.yaml
-	noun   string // for messages
-	source Category
-}
-
-// categories: a derived category (skins, chromas, levels, buddy and spray levels) has the
-// catalog it is flattened from as its source; the others are their own source and
-// have a file in a snapshot.
-var categories = [NumCategories]categoryInfo{
+// categories: name, component schema of one item, noun for messages, and the
+// category it is flattened from (itself for one with a file in a snapshot).
+var categories = [NumCategories]struct {
+	name, schema, noun string
+	source             Category
+}{
 	Weapons:             {"weapons", "Weapon", "weapon", Weapons},
 	WeaponSkins:         {"weapons/skins", "WeaponSkin", "weapon skin", Weapons},
 	WeaponSkinChromas:   {"weapons/skinchromas", "SkinChroma", "skin chroma", Weapons},
@@ -98,8 +93,7 @@ func (c Category) Noun() string { return categories[c].noun }
 // Schema is the component schema of one item in openapi.yaml.
 func (c Category) Schema() string { return categories[c].schema }
 
-// IsSource reports whether the category has its own file in a snapshot; the others
-// are flattened from their parent's nested arrays.
+// IsSource reports whether the category has its own file in a snapshot.
 func (c Category) IsSource() bool { return categories[c].source == c }
 
 // File is the snapshot file name of a source category: the name with "/" as "-".
@@ -107,7 +101,7 @@ func (c Category) File() string {
 	return strings.ReplaceAll(c.Name(), "/", "-") + ".json"
 }
 
-// MarshalText writes the category as its name, as diffs and reports name it.
+// MarshalText writes the category's name.
 func (c Category) MarshalText() ([]byte, error) {
 	if c < 0 || c >= NumCategories {
 		return nil, fmt.Errorf("category %d", int(c))
@@ -134,8 +128,7 @@ func Categories() []Category {
 	return cs
 }
 
-// CategoryNamed returns the category whose name (its path after /v1/, e.g.
-// "weapons/skins") is name.
+// CategoryNamed returns the category with this name.
 func CategoryNamed(name string) (Category, bool) {
 	for _, c := range Categories() {
 		if c.Name() == name {
@@ -147,11 +140,5 @@ func CategoryNamed(name string) (Category, bool) {
 
 // SourceCategories lists the categories that have a file in a snapshot.
 func SourceCategories() []Category {
-	var cs []Category
-	for _, c := range Categories() {
-		if c.IsSource() {
-			cs = append(cs, c)
-		}
-	}
-	return cs
+	return slices.DeleteFunc(Categories(), func(c Category) bool { return !c.IsSource() })
 }

@@ -7,29 +7,26 @@ import (
 	"maps"
 	"reflect"
 	"slices"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/refdata/refdata/gen"
 )
 
-// Items is a rendered version as a diff reads it: a Rendered, or an edition
-// read back from its store.
+// Items is a rendered version as a diff reads it: a Rendered or an edition.
 type Items interface {
 	// ID is the version's manifest ID.
 	ID() string
 	// UUIDs lists a category's items in source order.
 	UUIDs(c Category) []UUID
-	// ItemJSON returns an item's body in locale loc (nil when there is no such
-	// item), and whether it is the en-US body, shared by a locale without text
-	// of its own.
+	// ItemJSON returns an item's body in locale loc (nil: no such item), and
+	// whether it is en-US's, shared by a locale without text of its own.
 	ItemJSON(c Category, u UUID, loc int) (body []byte, english bool)
 }
 
-// Diff compares two editions item by item (contract 2.24). An item has changed
-// when the rendered JSON of one of its top-level fields differs in any locale;
-// the bodies are rendered through gen's types, so numbers are already in one
-// spelling and compare by value. Every category is present, empty ones included.
+// Diff compares two editions item by item (contract 2.24): an item has changed
+// when the rendered JSON of a top-level field differs in any locale. Every
+// category is present, empty ones included.
 func Diff(from, to Items, generatedAt time.Time) (gen.Diff, error) {
 	d := gen.Diff{
 		FromVersion: from.ID(),
@@ -59,8 +56,8 @@ func DiffBody(d gen.Diff) ([]byte, error) {
 	return b, nil
 }
 
-// categoryFields maps each category to its field of gen.DiffCategories, by the
-// JSON name, so a category added to the spec and the enum cannot be missed.
+// categoryFields maps each category to its field of gen.DiffCategories by
+// JSON name, so a category missing from either cannot go unnoticed.
 func categoryFields(dc *gen.DiffCategories) [NumCategories]*gen.CategoryDiff {
 	var out [NumCategories]*gen.CategoryDiff
 	rv := reflect.ValueOf(dc).Elem()
@@ -102,15 +99,14 @@ func diffCategory(from, to Items, c Category) (gen.CategoryDiff, error) {
 	for u := range old {
 		cd.Removed = append(cd.Removed, u.String())
 	}
-	sort.Strings(cd.Added)
-	sort.Strings(cd.Removed)
-	sort.Slice(cd.Changed, func(i, j int) bool { return cd.Changed[i].Uuid < cd.Changed[j].Uuid })
+	slices.Sort(cd.Added)
+	slices.Sort(cd.Removed)
+	slices.SortFunc(cd.Changed, func(a, b gen.ChangedItem) int { return strings.Compare(a.Uuid, b.Uuid) })
 	return cd, nil
 }
 
 // changedFields returns the sorted top-level fields of one item whose rendered
-// JSON differs in any locale. A locale whose body is the en-US one on both sides
-// adds nothing beyond en-US, so it is skipped.
+// JSON differs in any locale (one that is en-US's on both sides is skipped).
 func changedFields(from, to Items, c Category, u UUID) ([]string, error) {
 	set := map[string]bool{}
 	for loc := range Locales {
@@ -127,22 +123,19 @@ func changedFields(from, to Items, c Category, u UUID) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		for k, va := range fa {
-			if vb, ok := fb[k]; !ok || !bytes.Equal(va, vb) {
-				set[k] = true
-			}
-		}
-		for k := range fb {
-			if _, ok := fa[k]; !ok {
-				set[k] = true
+		for _, f := range []map[string]json.RawMessage{fa, fb} {
+			for k := range f {
+				if !bytes.Equal(fa[k], fb[k]) { // a present field is never empty
+					set[k] = true
+				}
 			}
 		}
 	}
 	return slices.Sorted(maps.Keys(set)), nil
 }
 
-// itemFields splits an item body {"status":200,"data":{…}} into its top-level
-// fields' raw JSON. Bodies are our own rendering, so the bytes are canonical.
+// itemFields splits an item body into its top-level fields' raw JSON
+// (canonical: the bodies are our own rendering).
 func itemFields(body []byte) (map[string]json.RawMessage, error) {
 	var env struct {
 		Data map[string]json.RawMessage `json:"data"`

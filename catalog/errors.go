@@ -5,9 +5,8 @@ import (
 	"fmt"
 )
 
-// The error codes every layer speaks; the HTTP handlers map them to statuses
-// in one table (package impl). An error without one is internal: its text is
-// for the log, never for a client.
+// The error codes every layer speaks (package impl maps them to statuses). An
+// error without one is internal: its text is for the log, never a client.
 const (
 	EINVALID     = "invalid"     // the request or input is malformed
 	ENOTFOUND    = "not_found"   // no such item, version or diff
@@ -16,7 +15,7 @@ const (
 )
 
 // Error is an error meant for whoever asked: a code and a message that says
-// what to do. Err, for an internal error, is the cause, for the log only.
+// what to do; Err is an internal error's cause, for the log only.
 type Error struct {
 	Code    string
 	Message string
@@ -45,12 +44,11 @@ func Errorf(code, format string, args ...any) *Error {
 // ErrorCode is the code of the first *Error in err's chain, EINTERNAL when
 // there is none, "" for nil.
 func ErrorCode(err error) string {
-	var e *Error
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &e):
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Code
+	}
+	if err == nil {
+		return ""
 	}
 	return EINTERNAL
 }
@@ -58,8 +56,7 @@ func ErrorCode(err error) string {
 // ErrorMessage is the message of the first *Error in err's chain, or a
 // generic one: an internal error's text is not for clients.
 func ErrorMessage(err error) string {
-	var e *Error
-	if errors.As(err, &e) {
+	if e, ok := errors.AsType[*Error](err); ok {
 		return e.Message
 	}
 	return "internal error"

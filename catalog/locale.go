@@ -2,7 +2,7 @@ package catalog
 
 import "strings"
 
-// Locales are the 18 supported locale codes, in the order /v1/locres lists them.
+// Locales are the 18 supported locale codes, in /v1/locres's order.
 var Locales = [NumLocales]string{
 	"ar-AE", "de-DE", "en-US", "es-ES", "es-MX", "fr-FR", "id-ID", "it-IT", "ja-JP",
 	"ko-KR", "pl-PL", "pt-BR", "ru-RU", "th-TH", "tr-TR", "vi-VN", "zh-CN", "zh-TW",

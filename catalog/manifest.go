@@ -1,21 +1,15 @@
 package catalog
 
-import "github.com/refdata/refdata/envelope"
+import (
+	"strings"
 
-// IsManifestID reports whether id is a manifest ID in its canonical form, as the
-// version record's schema has it (^[0-9A-F]{16}$) and the store names versions.
-// Having one shape, a manifest ID can never form a path.
+	"github.com/refdata/refdata/envelope"
+)
+
+// IsManifestID reports whether id is a manifest ID in canonical form
+// (^[0-9A-F]{16}$), which can never form a path.
 func IsManifestID(id string) bool {
-	if len(id) != 16 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('0' <= c && c <= '9' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
+	return len(id) == 16 && strings.Trim(id, "0123456789ABCDEF") == ""
 }
 
 // ManifestIDOf reads data.manifestId of a version record ("" when it has none).

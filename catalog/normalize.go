@@ -13,15 +13,14 @@ import (
 )
 
 // Fill records one default filled in where a source record lacked a field the
-// contract requires: a field that appeared in a later patch, typically.
+// contract requires.
 type Fill struct {
 	Schema string // component schema, e.g. "Map"
 	Field  string
 	Value  any
 }
 
-// spec parses openapi.yaml itself, not gen's embedded copy: oapi-codegen rewrites
-// operationIds in that one, and clients must see the document as written.
+// spec parses openapi.yaml itself: gen's embedded copy has operationIds rewritten.
 var spec = sync.OnceValues(func() (*openapi3.T, error) {
 	doc, err := openapi3.NewLoader().LoadFromData(refdata.OpenAPIYAML)
 	if err != nil {
@@ -48,10 +47,9 @@ func componentSchema(name string) (*openapi3.Schema, error) {
 	return ref.Value, nil
 }
 
-// fillDefaults gives every required property a record lacks a value, driven by the
-// schema: null where nullable, "" for strings, false for booleans, [] for arrays.
-// Identity fields (uuid, manifestId), numbers and objects are never invented: their
-// absence stays and validation rejects the record.
+// fillDefaults gives every required property a record lacks a value: null
+// where nullable, "" for strings, false for booleans, [] for arrays. Identity
+// fields, numbers and objects are never invented: validation rejects them.
 func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 	if sc == nil {
 		return
@@ -89,7 +87,6 @@ func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 		for k, pv := range x {
 			ps := sc.Properties[k]
 			if pv == nil && isText(ps) {
-				// Text is never null where the contract says string.
 				x[k] = ""
 				fills[Fill{Schema: name, Field: k, Value: `"" (null in the source)`}]++
 				continue
@@ -107,8 +104,7 @@ func fillDefaults(sc *openapi3.Schema, name string, v any, fills map[Fill]int) {
 	}
 }
 
-// isText reports whether a property is localized text that must be a string:
-// marked x-localized in openapi.yaml and not nullable.
+// isText reports whether a property is localized text that is not nullable.
 func isText(ps *openapi3.SchemaRef) bool {
 	return ps != nil && ps.Value != nil && !ps.Value.Nullable && isLocalized(ps.Value)
 }
@@ -120,8 +116,8 @@ func refName(r *openapi3.SchemaRef, fallback string) string {
 	return fallback
 }
 
-// normalizeVersion maps the old version record (riotClientVersion, no engineVersion)
-// onto the contract's fields and serves the public API's names as aliases.
+// normalizeVersion maps the old version record's fields onto the contract's,
+// keeping the public API's names as aliases.
 func normalizeVersion(v map[string]any, fills map[Fill]int) error {
 	alias := func(contract, old string) {
 		if _, ok := v[contract]; !ok {
@@ -143,9 +139,10 @@ func normalizeVersion(v map[string]any, fills map[Fill]int) error {
 	return nil
 }
 
-// normalizeItems brings the en-US items of a source category to the contract's
-// shape, in place.
-func normalizeItems(c Category, items []any, fills map[Fill]int) error {
+// normalizeItems brings items to the contract's shape, in place. Items merged
+// from a translation (translated) share en-US's converted values, so only
+// their defaults are filled.
+func normalizeItems(c Category, items []any, fills map[Fill]int, translated bool) error {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
 		return err
@@ -155,10 +152,11 @@ func normalizeItems(c Category, items []any, fills map[Fill]int) error {
 		if !ok {
 			continue // validation reports it
 		}
-		switch c {
-		case Maps:
+		switch {
+		case translated:
+		case c == Maps:
 			normalizeCallouts(m)
-		case GameModes:
+		case c == GameModes:
 			normalizeMinimap(m)
 		}
 		fillDefaults(sc, c.Schema(), m, fills)
@@ -167,9 +165,8 @@ func normalizeItems(c Category, items []any, fills map[Fill]int) error {
 }
 
 // normalizeCallouts converts callout locations from world coordinates to the
-// normalized minimap position the contract promises. The axes are swapped, as the
-// game does it: x from world y, y from world x. Checked against the captures: 1481
-// of 1490 callouts land in [0, 1] this way, 485 taken literally.
+// minimap position, axes swapped as the game does (1481 of 1490 captured
+// callouts land in [0, 1] so, 485 taken literally).
 func normalizeCallouts(m map[string]any) {
 	xm, ok1 := m["xMultiplier"].(float64)
 	ym, ok2 := m["yMultiplier"].(float64)
@@ -205,10 +202,8 @@ func normalizeMinimap(m map[string]any) {
 }
 
 // Translate lays a translation's partial items over the en-US items by the
-// translation merge rule (fixtures/README.md): objects merge key by key, arrays
-// of objects element by element, matched by "uuid", else by "tier", else by
-// position. Items the overlay does not name stay as they are. base is not
-// modified: what the overlay touches is copied, the rest shared.
+// translation merge rule (fixtures/README.md). base is not modified: what the
+// overlay touches is copied, the rest shared.
 func Translate(base, overlay []any) []any {
 	return mergeValue(base, overlay).([]any)
 }
@@ -222,11 +217,7 @@ func mergeValue(base, over any) any {
 		}
 		m := maps.Clone(b)
 		for k, ov := range o {
-			if bv, ok := m[k]; ok {
-				m[k] = mergeValue(bv, ov)
-			} else {
-				m[k] = ov
-			}
+			m[k] = mergeValue(m[k], ov)
 		}
 		return m
 	case []any:
@@ -248,27 +239,8 @@ func mergeValue(base, over any) any {
 	}
 }
 
-// normalizeTranslated fills the defaults of items merged from a translation
-// (text that is null there becomes ""), as normalizeItems did for en-US. The
-// conversions of normalizeItems are not repeated: the merge shares en-US's
-// converted values.
-func normalizeTranslated(c Category, items []any) error {
-	sc, err := componentSchema(c.Schema())
-	if err != nil {
-		return err
-	}
-	discard := map[Fill]int{}
-	for _, it := range items {
-		if m, ok := it.(map[string]any); ok {
-			fillDefaults(sc, c.Schema(), m, discard)
-		}
-	}
-	return nil
-}
-
-// MatchElement is the translation merge rule's element match (fixtures/README.md):
-// the index in base of the element over stands for — the one with over's uuid,
-// else its tier, else the one at pos — or -1 when there is none.
+// MatchElement is the translation merge rule's element match: the index in
+// base of the element with over's uuid, else its tier, else at pos; or -1.
 func MatchElement(base []any, over any, pos int) int {
 	om, ok := over.(map[string]any)
 	if ok {

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
@@ -19,24 +18,19 @@ import (
 )
 
 // Rendered is one game version as JSON: the body of every route in every
-// locale, made once where the version enters (an import, or the embedded
-// sample at start-up). It holds bytes only; package edition adds their
-// compressed forms and header fields.
+// locale (bytes only; package edition adds compressed forms and headers).
 type Rendered struct {
-	ManifestID string
-	Version    gen.Version
-	// VersionBody is the body of /v1/version.
-	VersionBody *Doc
+	ManifestID  string
+	Version     gen.Version
+	VersionBody *Doc // /v1/version
 	Tables      [NumCategories]Table
 	LocresList  *Doc
 	Locres      [NumLocales]*Doc
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
-	// ContentHash is the version's ContentHash, set by the loader that knows
-	// its files; "" when unknown.
+	// ContentHash is set by the loader that knows the files; "" when unknown.
 	ContentHash string
-	// Unknown lists the fields openapi.yaml does not describe (Validate
-	// finds them), which the bodies carry as sent.
+	// Unknown lists the fields openapi.yaml does not describe.
 	Unknown []Unknown
 }
 
@@ -54,14 +48,12 @@ type Table struct {
 	Order []UUID // as the source lists them
 	List  [NumLocales + 1]*Doc
 	Items map[UUID]*[NumLocales + 1]*Doc
-	// Filtered holds, for each boolean field the list can be filtered by
-	// (Filters), the list of the items whose field is false ([0]) and true
-	// ([1]), per locale.
+	// Filtered holds, per field of Filters, the lists of the items whose
+	// field is false ([0]) and true ([1]), per locale.
 	Filtered map[string]*[2][NumLocales + 1]*Doc
 }
 
-// filters names the boolean fields a category's list can be filtered by, as
-// the public API filters /v1/agents?isPlayableCharacter=.
+// filters names the boolean fields a category's list can be filtered by.
 var filters = map[Category][]string{Agents: {"isPlayableCharacter"}}
 
 // Filters lists the boolean fields category c's list can be filtered by.
@@ -72,34 +64,26 @@ func (c Category) Filters() []string { return filters[c] }
 func (r *Rendered) Docs() []*Doc {
 	seen := map[*Doc]bool{}
 	var out []*Doc
-	add := func(d *Doc) {
-		if d != nil && !seen[d] {
-			seen[d] = true
-			out = append(out, d)
+	add := func(ds ...*Doc) {
+		for _, d := range ds {
+			if d != nil && !seen[d] {
+				seen[d] = true
+				out = append(out, d)
+			}
 		}
 	}
-	add(r.VersionBody)
-	add(r.LocresList)
-	for _, d := range r.Locres {
-		add(d)
-	}
+	add(r.VersionBody, r.LocresList)
+	add(r.Locres[:]...)
 	for c := range r.Tables {
 		t := &r.Tables[c]
-		for _, d := range t.List {
-			add(d)
-		}
+		add(t.List[:]...)
 		for _, u := range t.Order {
-			for _, d := range t.Items[u] {
-				add(d)
-			}
+			add(t.Items[u][:]...)
 		}
 		for _, f := range filters[Category(c)] {
 			if lists := t.Filtered[f]; lists != nil {
-				for _, vals := range lists {
-					for _, d := range vals {
-						add(d)
-					}
-				}
+				add(lists[0][:]...)
+				add(lists[1][:]...)
 			}
 		}
 	}
@@ -146,7 +130,7 @@ func Render(s *Snapshot) (*Rendered, error) {
 		if items == nil {
 			items = []any{}
 		}
-		if err := normalizeItems(src, items, r.Fills); err != nil {
+		if err := normalizeItems(src, items, r.Fills, false); err != nil {
 			return nil, err
 		}
 		if err := r.renderSource(src, items, s.Overlays); err != nil {
@@ -159,9 +143,8 @@ func Render(s *Snapshot) (*Rendered, error) {
 	return r, nil
 }
 
-// RenderFiles renders a snapshot held in memory (slash paths of the snapshot
-// layout, as a store keeps it), with the repairs an import applies and its
-// content hash.
+// RenderFiles renders snapshot files held in memory, repaired as an import
+// repairs them, with their content hash.
 func RenderFiles(files map[string][]byte) (*Rendered, error) {
 	s, err := LoadFiles(files)
 	if err != nil {
@@ -176,24 +159,22 @@ func RenderFiles(files map[string][]byte) (*Rendered, error) {
 	return r, nil
 }
 
-// node is one item of a category: its uuid, its value in one locale, and the
-// fields that hold items of another category (a skin's chromas).
+// node is one item of a category in one locale, with the items of other
+// categories it holds (a skin's chromas).
 type node struct {
 	uuid string
 	v    map[string]any
 	kids []kids
 }
 
-// kids are the items of category c a node holds in field, at [from, to) of
-// that category's flattened nodes.
+// kids are the items of category c a node holds in field: [from, to) of c's nodes.
 type kids struct {
 	field    string
 	c        Category
 	from, to int
 }
 
-// nested names the fields whose elements are items served on their own,
-// by the category holding them.
+// nested names the fields whose elements are items served on their own.
 var nested = map[Category][]struct {
 	field string
 	c     Category
@@ -205,8 +186,7 @@ var nested = map[Category][]struct {
 }
 
 // renderOrder lists a source category and those flattened from it, each
-// after the categories nested in its items: a node's nested items are
-// rendered before it, and spliced into it.
+// after the categories nested in its items (rendered first, spliced in).
 func renderOrder(src Category) []Category {
 	var out []Category
 	var visit func(c Category)
@@ -221,8 +201,7 @@ func renderOrder(src Category) []Category {
 }
 
 // flatten lists the items of a source category and of the categories
-// flattened from it (a weapon's skins, their chromas and levels; a buddy's
-// and a spray's levels), each in source order.
+// flattened from it, each in source order.
 func flatten(src Category, items []any) map[Category][]node {
 	out := map[Category][]node{}
 	var add func(c Category, items []any)
@@ -255,8 +234,7 @@ func flatten(src Category, items []any) map[Category][]node {
 // rawJSON is rendered JSON placed in a value to be rendered: written as it is.
 type rawJSON []byte
 
-// spliced is n's value with each field of nested items replaced by their
-// JSON as already rendered (data[i] is item i's), so it is not rendered again.
+// spliced is n's value with its nested items replaced by their rendered JSON.
 func (n *node) spliced(data map[Category][][]byte) map[string]any {
 	if len(n.kids) == 0 {
 		return n.v
@@ -272,8 +250,7 @@ func (n *node) spliced(data map[Category][][]byte) map[string]any {
 	return m
 }
 
-// renderTree renders the items of every category of one locale's tree, as
-// item envelopes: nested items first, spliced into the items holding them.
+// renderTree renders the item envelopes of every category of one locale's tree.
 func renderTree(src Category, tree map[Category][]node) (map[Category][][]byte, error) {
 	bodies := map[Category][][]byte{}
 	data := map[Category][][]byte{}
@@ -295,16 +272,15 @@ func renderTree(src Category, tree map[Category][]node) (map[Category][][]byte, 
 	return bodies, nil
 }
 
-// renderSource renders a source category and the categories flattened from
-// it in every locale. Translations merge over the en-US items and render in
-// parallel; a locale's body that equals en-US's is en-US's.
+// renderSource renders a source category and those flattened from it in
+// every locale, in parallel; a body equal to en-US's is en-US's.
 func (r *Rendered) renderSource(src Category, items []any, overlays map[string]map[Category][]any) error {
 	var trees [NumLocales]map[Category][]node
 	trees[DefaultLocale] = flatten(src, items)
 	for loc, lang := range Locales {
 		if over := overlays[lang][src]; loc != DefaultLocale && over != nil {
 			merged := Translate(items, over)
-			if err := normalizeTranslated(src, merged); err != nil {
+			if err := normalizeItems(src, merged, map[Fill]int{}, true); err != nil {
 				return err
 			}
 			trees[loc] = flatten(src, merged)
@@ -329,11 +305,11 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 		return err
 	}
 	for _, c := range renderOrder(src) {
-		if err := r.setDefault(c, trees[DefaultLocale][c], docs[DefaultLocale][c]); err != nil {
-			return err
-		}
-		for loc := range Locales {
-			r.setLocale(c, loc, trees[loc][c], docs[loc][c])
+		for i := range NumLocales {
+			loc := (DefaultLocale + i) % NumLocales // en-US first
+			if err := r.setBodies(c, loc, trees[loc][c], docs[loc][c]); err != nil {
+				return err
+			}
 		}
 	}
 	all := map[Category][][]byte{}
@@ -347,41 +323,27 @@ func (r *Rendered) renderSource(src Category, items []any, overlays map[string]m
 	return nil
 }
 
-// enFirst lists the locale indexes, language=all's included, en-US first:
-// the other locales share its bodies where theirs are the same.
-var enFirst = func() []int {
-	out := []int{DefaultLocale}
-	for loc := range NumLocales + 1 {
-		if loc != DefaultLocale {
-			out = append(out, loc)
-		}
-	}
-	return out
-}()
-
-// renderFilters renders the filtered lists of a category (Filters), from
-// its items' bodies: an item is in the list of its en-US value of the field
-// (a missing or non-boolean value counts as false).
+// renderFilters renders a category's filtered lists (Filters) from its items'
+// bodies, by their en-US value of the field (not a boolean: false).
 func (r *Rendered) renderFilters(c Category, en []node) {
 	t := &r.Tables[c]
 	for _, field := range filters[c] {
 		lists := new([2][NumLocales + 1]*Doc)
 		for val := range 2 {
-			for _, loc := range enFirst {
+			list := func(loc int) []byte {
 				var bodies [][]byte
 				for i, n := range en {
 					if v, _ := n.v[field].(bool); v == (val == 1) {
 						bodies = append(bodies, t.Items[t.Order[i]][loc].JSON)
 					}
 				}
-				list := listEnvelope(bodies)
-				switch {
-				case loc == AllLocales:
-					lists[val][loc] = &Doc{JSON: list, Lang: AllLanguages}
-				case loc != DefaultLocale && bytes.Equal(list, lists[val][DefaultLocale].JSON):
-					lists[val][loc] = lists[val][DefaultLocale]
-				default:
-					lists[val][loc] = &Doc{JSON: list, Lang: Locales[loc]}
+				return ListEnvelope(bodies)
+			}
+			def := newDoc(list(DefaultLocale), DefaultLocale, nil)
+			for loc := range NumLocales + 1 {
+				lists[val][loc] = def
+				if loc != DefaultLocale {
+					lists[val][loc] = newDoc(list(loc), loc, def)
 				}
 			}
 		}
@@ -392,64 +354,56 @@ func (r *Rendered) renderFilters(c Category, en []node) {
 	}
 }
 
-func (r *Rendered) setDefault(c Category, ns []node, bodies [][]byte) error {
-	t := &r.Tables[c]
-	t.Items = make(map[UUID]*[NumLocales + 1]*Doc, len(ns))
-	t.Order = make([]UUID, 0, len(ns))
-	en := Locales[DefaultLocale]
-	for i, n := range ns {
-		u, ok := ParseUUID(n.uuid)
-		if !ok {
-			return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), n.uuid)
-		}
-		if t.Items[u] != nil {
-			return fmt.Errorf("%s: duplicate uuid %s", c.Name(), n.uuid)
-		}
-		var docs [NumLocales + 1]*Doc
-		docs[DefaultLocale] = &Doc{JSON: bodies[i], Lang: en}
-		t.Items[u] = &docs
-		t.Order = append(t.Order, u)
+// newDoc is body b in locale loc (AllLocales: language=all), or en, en-US's,
+// when it has the same bytes.
+func newDoc(b []byte, loc int, en *Doc) *Doc {
+	switch {
+	case loc == AllLocales:
+		return &Doc{JSON: b, Lang: AllLanguages}
+	case en != nil && bytes.Equal(b, en.JSON):
+		return en
 	}
-	t.List[DefaultLocale] = &Doc{JSON: listEnvelope(bodies), Lang: en}
-	return nil
+	return &Doc{JSON: b, Lang: Locales[loc]}
 }
 
-// setLocale keeps a translated body only where it differs from en-US; an
-// untranslated one (no overlay: ns is nil) is en-US's, Content-Language
-// included.
-func (r *Rendered) setLocale(c Category, loc int, ns []node, bodies [][]byte) {
-	if loc == DefaultLocale {
-		return
-	}
+// setBodies keeps one locale's bodies of a category: en-US's make the table
+// (their uuids checked); another's are kept only where they differ from
+// en-US's, and without an overlay (ns is nil) all are en-US's.
+func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) error {
 	t := &r.Tables[c]
-	if ns == nil {
+	switch {
+	case loc == DefaultLocale:
+		t.Items = make(map[UUID]*[NumLocales + 1]*Doc, len(ns))
+		t.Order = make([]UUID, 0, len(ns))
+	case ns == nil:
 		t.List[loc] = t.List[DefaultLocale]
 		for _, d := range t.Items {
 			d[loc] = d[DefaultLocale]
 		}
-		return
+		return nil
 	}
-	lang := Locales[loc]
 	for i, n := range ns {
-		u, _ := ParseUUID(n.uuid)
-		d := t.Items[u]
-		if bytes.Equal(bodies[i], d[DefaultLocale].JSON) {
-			d[loc] = d[DefaultLocale]
-		} else {
-			d[loc] = &Doc{JSON: bodies[i], Lang: lang}
+		u, ok := ParseUUID(n.uuid)
+		if loc == DefaultLocale {
+			if !ok {
+				return fmt.Errorf("%s: uuid %q is not a UUID", c.Name(), n.uuid)
+			}
+			if t.Items[u] != nil {
+				return fmt.Errorf("%s: duplicate uuid %s", c.Name(), n.uuid)
+			}
+			t.Items[u] = new([NumLocales + 1]*Doc)
+			t.Order = append(t.Order, u)
 		}
+		d := t.Items[u]
+		d[loc] = newDoc(bodies[i], loc, d[DefaultLocale])
 	}
-	if list := listEnvelope(bodies); bytes.Equal(list, t.List[DefaultLocale].JSON) {
-		t.List[loc] = t.List[DefaultLocale]
-	} else {
-		t.List[loc] = &Doc{JSON: list, Lang: lang}
-	}
+	t.List[loc] = newDoc(ListEnvelope(bodies), loc, t.List[DefaultLocale])
+	return nil
 }
 
-// renderAll renders a category's language=all bodies from its items in the
-// 18 locales: each field openapi.yaml marks x-localized becomes
-// {locale: text}. Nested items' language=all JSON (all, by category) is
-// spliced in. It returns the items' JSON, without envelopes.
+// renderAll renders a category's language=all bodies (x-localized fields
+// become {locale: text}), splicing in nested items' (all, by category), and
+// returns the items' JSON without envelopes.
 func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node, all map[Category][][]byte) ([][]byte, error) {
 	sc, err := componentSchema(c.Schema())
 	if err != nil {
@@ -470,8 +424,6 @@ func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node,
 			}
 		}
 		if len(n.kids) > 0 {
-			// Every locale holds the same nested items: splice their
-			// language=all JSON into each.
 			for loc := range vals {
 				k := node{v: vals[loc].(map[string]any), kids: n.kids}
 				vals[loc] = k.spliced(all)
@@ -483,9 +435,9 @@ func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node,
 		bodies[i] = bytes.Clone(append(buf, '}'))
 		data[i] = itemData(bodies[i])
 		u, _ := ParseUUID(n.uuid)
-		t.Items[u][AllLocales] = &Doc{JSON: bodies[i], Lang: AllLanguages}
+		t.Items[u][AllLocales] = newDoc(bodies[i], AllLocales, nil)
 	}
-	t.List[AllLocales] = &Doc{JSON: listEnvelope(bodies), Lang: AllLanguages}
+	t.List[AllLocales] = newDoc(ListEnvelope(bodies), AllLocales, nil)
 	return data, nil
 }
 
@@ -505,7 +457,7 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 		if err != nil {
 			return fmt.Errorf("render locres %s: %w", loc, err)
 		}
-		r.Locres[i] = &Doc{JSON: itemEnvelope(b), Lang: loc}
+		r.Locres[i] = newDoc(itemEnvelope(b), i, nil)
 	}
 	b, err := Encode(summary)
 	if err != nil {
@@ -519,28 +471,16 @@ func (r *Rendered) renderLocres(tables map[string]map[string]map[string]string) 
 // such as "R&D" keeps its bytes, and without a trailing newline.
 func Encode(v any) ([]byte, error) { return appendEncoded(nil, v) }
 
-// appendEncoded appends v, as encode renders it, to b.
+// appendEncoded appends v, as Encode renders it, to b.
 func appendEncoded(b []byte, v any) ([]byte, error) {
-	e := encoders.Get().(*encoder)
-	defer encoders.Put(e)
-	e.buf.Reset()
-	if err := e.enc.Encode(v); err != nil {
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return append(b, bytes.TrimSuffix(e.buf.Bytes(), []byte("\n"))...), nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
-
-type encoder struct {
-	buf bytes.Buffer
-	enc *json.Encoder
-}
-
-var encoders = sync.Pool{New: func() any {
-	e := &encoder{}
-	e.enc = json.NewEncoder(&e.buf)
-	e.enc.SetEscapeHTML(false)
-	return e
-}}
 
 // itemPrefix opens an item's envelope; a '}' closes it.
 const itemPrefix = `{"status":200,"data":`
@@ -557,7 +497,8 @@ func itemData(body []byte) []byte {
 	return body[len(itemPrefix) : len(body)-1]
 }
 
-func listEnvelope(bodies [][]byte) []byte {
+// ListEnvelope is the body of the list of items whose bodies are bodies.
+func ListEnvelope(bodies [][]byte) []byte {
 	n := 24
 	for _, b := range bodies {
 		n += len(b) - len(itemPrefix)
@@ -573,11 +514,9 @@ func listEnvelope(bodies [][]byte) []byte {
 	return append(b, "]}"...)
 }
 
-// appendJSON appends v, a value as encoding/json decodes into any, as encode
-// writes it (object keys sorted, no HTML escaping). Strings that need no
-// escaping and numbers in the range encoding/json writes in plain decimal are
-// written here with the calls it makes; anything else goes through encode, so
-// the bytes are its bytes.
+// appendJSON appends v, a value as encoding/json decodes into any, as Encode
+// writes it. Plain strings and numbers encoding/json writes in plain decimal
+// are written here with the calls it makes; the rest goes through Encode.
 func appendJSON(b []byte, v any) ([]byte, error) {
 	switch x := v.(type) {
 	case rawJSON:
@@ -630,8 +569,7 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 	return appendEncoded(b, v)
 }
 
-// appendKey appends the n-th key of an object (n from 0) and its colon, with
-// the comma before it after the first.
+// appendKey appends an object's n-th key (from 0), its colon and a comma before.
 func appendKey(b []byte, n int, k string) ([]byte, error) {
 	if n > 0 {
 		b = append(b, ',')
@@ -644,8 +582,7 @@ func appendKey(b []byte, n int, k string) ([]byte, error) {
 }
 
 // plainString reports whether encoding/json (without HTML escaping) writes s
-// between quotes as it is: no quote, backslash or control byte, valid UTF-8,
-// and neither U+2028 nor U+2029 (which it escapes).
+// between quotes as it is (it escapes U+2028 and U+2029).
 func plainString(s string) bool {
 	ascii := true
 	for i := 0; i < len(s); i++ {

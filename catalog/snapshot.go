@@ -13,17 +13,13 @@ import (
 	"github.com/refdata/refdata/envelope"
 )
 
-// Snapshot is one game version as read from disk, before normalization: decoded
-// JSON values (maps, slices, float64s) exactly as the files hold them.
+// Snapshot is one game version as read, before normalization: decoded JSON
+// values exactly as the files hold them.
 type Snapshot struct {
-	// Version is the version record.
-	Version map[string]any
-	// Sources holds the en-US items of each source category whose file exists.
-	Sources map[Category][]any
-	// Overlays holds translations: locale → source category → partial items.
-	Overlays map[string]map[Category][]any
-	// Locres holds the raw string tables: locale → namespace → key → text.
-	Locres map[string]map[string]map[string]string
+	Version  map[string]any                          // the version record
+	Sources  map[Category][]any                      // en-US items of each file present
+	Overlays map[string]map[Category][]any           // locale → category → partial items
+	Locres   map[string]map[string]map[string]string // locale → namespace → key → text
 }
 
 // FileError names the snapshot file a problem was found in.
@@ -35,9 +31,9 @@ type FileError struct {
 func (e *FileError) Error() string { return e.File + ": " + e.Err.Error() }
 func (e *FileError) Unwrap() error { return e.Err }
 
-// LoadSnapshot reads a snapshot in the layout of fixtures/README.md from dir in fsys.
-// A missing catalog file leaves its category out of Sources; a file that is not
-// JSON, is truncated, or has the wrong envelope is an error naming the file.
+// LoadSnapshot reads a snapshot in the layout of fixtures/README.md from dir
+// in fsys. A missing catalog file leaves its category out of Sources; a broken
+// file is an error naming it.
 func LoadSnapshot(fsys fs.FS, dir string) (*Snapshot, error) {
 	return loadSnapshot(dir, func(name string) ([]byte, error) { return fs.ReadFile(fsys, name) })
 }
@@ -53,8 +49,15 @@ func LoadFiles(files map[string][]byte) (*Snapshot, error) {
 	})
 }
 
-// loadSnapshot reads the snapshot under dir with read, which reads a whole file.
-func loadSnapshot(dir string, read func(name string) ([]byte, error)) (*Snapshot, error) {
+// loadSnapshot reads the snapshot under dir with readFS, which reads a whole file.
+func loadSnapshot(dir string, readFS func(name string) ([]byte, error)) (*Snapshot, error) {
+	read := func(name string) ([]byte, error) {
+		b, err := readFS(name)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			err = &FileError{name, err}
+		}
+		return b, err
+	}
 	s := &Snapshot{
 		Sources:  map[Category][]any{},
 		Overlays: map[string]map[Category][]any{},
@@ -69,8 +72,7 @@ func loadSnapshot(dir string, read func(name string) ([]byte, error)) (*Snapshot
 		return nil, &FileError{path.Join(dir, "version.json"), errors.New("data is not an object")}
 	}
 	s.Version = vm
-	// The files decode in parallel; the first error in file order is the one
-	// reported, as a sequential read would.
+	// The files decode in parallel; the first error in file order is reported.
 	type file struct {
 		loc   string
 		c     Category
@@ -100,13 +102,8 @@ func loadSnapshot(dir string, read func(name string) ([]byte, error)) (*Snapshot
 				return nil
 			}
 			name := path.Join(dir, "locres", f.loc+".json")
-			b, err := read(name)
-			switch {
-			case errors.Is(err, fs.ErrNotExist):
-				f.err = err
-			case err != nil:
-				f.err = &FileError{name, err}
-			default:
+			var b []byte
+			if b, f.err = read(name); f.err == nil {
 				if err := json.Unmarshal(b, &f.table); err != nil {
 					f.err = &FileError{name, fmt.Errorf("not a string table: %w", err)}
 				}
@@ -146,15 +143,11 @@ func readItems(read func(string) ([]byte, error), name string) ([]any, error) {
 	return items, nil
 }
 
-// readEnveloped decodes a file holding either the API's {"status":200,"data":…}
-// body or the bare data (envelope's rules).
+// readEnveloped decodes a file holding an API body or the bare data.
 func readEnveloped(read func(string) ([]byte, error), name string, into *any) error {
 	b, err := read(name)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
-		return &FileError{name, err}
+		return err
 	}
 	v, err := envelope.Decode(b)
 	if err != nil {

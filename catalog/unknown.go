@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -8,31 +9,22 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// An upstream adds fields to its items every few patches. Those openapi.yaml
-// does not describe are served as the upstream sent them (the item schemas
-// admit additional properties), diffed like the rest, and reported once per
-// catalog and field. Bounds keep one broken or hostile upstream from filling
-// the server: past them the version is refused.
+// Fields openapi.yaml does not describe are served as sent, within bounds
+// past which the version is refused.
 const (
-	// MaxUnknownDepth is the deepest nesting inside one unknown field.
-	MaxUnknownDepth = 8
-	// MaxUnknownPerItem is the most bytes of unknown fields one item carries.
-	MaxUnknownPerItem = 64 << 10
-	// MaxUnknownPerVersion is the most bytes of unknown fields in a version.
-	MaxUnknownPerVersion = 16 << 20
+	MaxUnknownDepth      = 8        // deepest nesting inside one unknown field
+	MaxUnknownPerItem    = 64 << 10 // bytes of unknown fields in one item
+	MaxUnknownPerVersion = 16 << 20 // bytes of unknown fields in a version
 )
 
 // Unknown is one field openapi.yaml does not describe, in one catalog.
 type Unknown struct {
 	Category Category `json:"category"`
-	// Field is where it is in an item: "background", or "skins[].levels[].foo"
-	// for one nested in an item's arrays and objects.
-	Field string `json:"field"`
+	Field    string   `json:"field"` // e.g. "background", "skins[].levels[].foo"
 	// Items counts the items that carry it; Example is one of their uuids.
 	Items   int    `json:"items"`
 	Example string `json:"example"`
-	// FirstSeen is the manifest ID of the first version that had it, as far
-	// as the store remembers ("" when not known).
+	// FirstSeen is the first version known to have had it ("" when unknown).
 	FirstSeen string `json:"firstSeen,omitempty"`
 }
 
@@ -57,18 +49,14 @@ func SinceFirstSeen(now, before []Unknown, id string) []Unknown {
 	}
 	out := make([]Unknown, len(now))
 	for i, u := range now {
-		u.FirstSeen = id
-		if first, ok := seen[key{u.Category, u.Field}]; ok && first != "" {
-			u.FirstSeen = first
-		}
+		u.FirstSeen = cmp.Or(seen[key{u.Category, u.Field}], id)
 		out[i] = u
 	}
 	return out
 }
 
-// unknownFields finds the unknown fields of one item of category c and
-// checks them against the bounds: it returns the fields and how many bytes
-// they hold, or a rejection.
+// unknownFields returns an item's unknown fields and their bytes, or a
+// rejection when they pass the bounds.
 func unknownFields(sc *openapi3.Schema, item map[string]any) (fields []string, size int, reject string) {
 	seen := map[string]bool{}
 	var walk func(sc *openapi3.Schema, v any, path string)
@@ -119,8 +107,7 @@ func join(path, k string) string {
 	return path + "." + k
 }
 
-// measure returns roughly how many bytes of JSON v is, and how deeply it
-// nests (a scalar is 0).
+// measure returns about how many bytes of JSON v is, and how deep it nests.
 func measure(v any) (size, depth int) {
 	switch x := v.(type) {
 	case map[string]any:

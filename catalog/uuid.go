@@ -23,15 +23,6 @@ func ParseUUID(s string) (UUID, bool) {
 
 // String formats the UUID in lowercase 8-4-4-4-12 form.
 func (u UUID) String() string {
-	var b [36]byte
-	hex.Encode(b[:], u[:4])
-	b[8] = '-'
-	hex.Encode(b[9:], u[4:6])
-	b[13] = '-'
-	hex.Encode(b[14:], u[6:8])
-	b[18] = '-'
-	hex.Encode(b[19:], u[8:10])
-	b[23] = '-'
-	hex.Encode(b[24:], u[10:])
-	return string(b[:])
+	h := hex.EncodeToString(u[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }

@@ -13,9 +13,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 )
 
-// Problem is one finding about a snapshot, located well enough to fix the source:
-// the file, the item's uuid (when it has one), a JSON pointer into the file's data
-// (the envelope's "data", or the bare value) and the reason.
+// Problem is one finding about a snapshot: the file, the item's uuid (when it
+// has one), a JSON pointer into the file's data and the reason.
 type Problem struct {
 	File    string `json:"file"`
 	UUID    string `json:"uuid,omitempty"`
@@ -31,22 +30,18 @@ func (p Problem) String() string {
 	return p.File + id + " at " + cmp.Or(p.Pointer, "/") + ": " + p.Reason
 }
 
-// Validation is what Validate found. Rejections make a version unfit to publish;
-// unknown fields are not: games add fields every patch, and they are served.
+// Validation is what Validate found. Rejections make a version unfit to
+// publish; unknown fields do not (they are served).
 type Validation struct {
 	Rejections []Problem
-	// Unknown lists the fields openapi.yaml does not describe, once per
-	// catalog and field, in catalog and field order.
-	Unknown []Unknown
+	Unknown    []Unknown // once per catalog and field, in that order
 	// Fills counts the defaults the normalizer filled in, as Build will.
 	Fills map[Fill]int
 }
 
-// Repair removes null elements from the nested arrays of objects of the en-US
-// items (a skin's levels and chromas, a buddy's levels, …) and returns one Problem
-// per removal. Real captures have such nulls (versions 01–05 of 2021); the public
-// API's flattened endpoints leave them out, so dropping them is what upstream does.
-// Call it before Validate and Build; it is idempotent.
+// Repair removes null elements from the en-US items' nested arrays of objects,
+// as the public API's flattened endpoints leave them out, and returns one
+// Problem per removal. Call it before Validate and Render; it is idempotent.
 func Repair(s *Snapshot) []Problem {
 	var notes []Problem
 	for _, c := range SourceCategories() {
@@ -68,7 +63,7 @@ func Repair(s *Snapshot) []Problem {
 func repairNulls(v any, ptr string, note func(string)) {
 	switch x := v.(type) {
 	case map[string]any:
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			p := ptr + "/" + escapePointer(k)
 			arr, ok := x[k].([]any)
 			if !ok {
@@ -107,11 +102,10 @@ func repairNulls(v any, ptr string, note func(string)) {
 	}
 }
 
-// Validate checks every item of a snapshot against its component schema in
-// openapi.yaml after the same normalization Build applies (on copies: s is not
-// modified), and checks identities: every item and nested element that the API
-// serves on its own has a unique, well-formed uuid; translations name existing
-// items. It returns an error only when the schemas themselves cannot be loaded.
+// Validate checks copies of a snapshot's items, normalized as Render does,
+// against openapi.yaml, and their identities: every item served on its own
+// has a unique, well-formed uuid; translations name existing items. It fails
+// only when the schemas cannot be loaded.
 func Validate(s *Snapshot) (*Validation, error) {
 	v := &Validation{Fills: map[Fill]int{}}
 
@@ -133,7 +127,7 @@ func Validate(s *Snapshot) (*Validation, error) {
 		}
 		file := "en-US/" + c.File()
 		items := deepCopy(raw).([]any)
-		if err := normalizeItems(c, items, v.Fills); err != nil {
+		if err := normalizeItems(c, items, v.Fills, false); err != nil {
 			return nil, err
 		}
 		sc, err := componentSchema(c.Schema())
@@ -194,14 +188,16 @@ func (v *Validation) check(sc *openapi3.Schema, val any, file, id, ptr string) {
 		return
 	}
 	for _, se := range flattenSchemaErrors(err) {
-		p := ptr + pointer(se.JSONPointer())
+		p := ptr
+		for _, t := range se.JSONPointer() {
+			p += "/" + escapePointer(t)
+		}
 		v.reject(file, id, p, cmp.Or(se.Reason, se.Error()))
 	}
 }
 
-// flattenSchemaErrors reaches the leaf errors of kin-openapi's MultiError and of
-// allOf wrappers (nullable references are allOf), so each problem is reported
-// where it is and unknown fields inside a nested object are recognized as such.
+// flattenSchemaErrors reaches the leaf errors of kin-openapi's MultiError and
+// of allOf wrappers (nullable references), so each is reported where it is.
 func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 	var out []*openapi3.SchemaError
 	var walk func(error)
@@ -217,12 +213,10 @@ func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 			out = append(out, &openapi3.SchemaError{Reason: err.Error()})
 			return
 		}
-		if se.Origin != nil {
-			for o := se.Origin; o != nil; o = errors.Unwrap(o) {
-				if m, ok := o.(openapi3.MultiError); ok {
-					walk(m)
-					return
-				}
+		for o := se.Origin; o != nil; o = errors.Unwrap(o) {
+			if m, ok := o.(openapi3.MultiError); ok {
+				walk(m)
+				return
 			}
 		}
 		out = append(out, se)
@@ -232,8 +226,7 @@ func flattenSchemaErrors(err error) []*openapi3.SchemaError {
 }
 
 // checkIdentities rejects missing, malformed and duplicate uuids in a source
-// category and in the categories flattened from it (skins, chromas, skin levels,
-// buddy and spray levels), since each is served by uuid.
+// category and the categories flattened from it.
 func (v *Validation) checkIdentities(c Category, file string, items []any) {
 	seen := map[Category]map[UUID]string{}
 	add := func(cat Category, it any, ptr string) {
@@ -266,7 +259,6 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 		}
 		seen[cat][u] = ptr
 	}
-	// visit adds an item and, recursively, the nested items it holds.
 	var visit func(cat Category, it any, ptr string)
 	visit = func(cat Category, it any, ptr string) {
 		add(cat, it, ptr)
@@ -282,10 +274,9 @@ func (v *Validation) checkIdentities(c Category, file string, items []any) {
 	}
 }
 
-// checkOverlay checks a translation file: partial items with a uuid of an en-US
-// item, and the merged items still valid against the schema. The unknown
-// fields a partial item carries are served in its locale: they are bounded as
-// en-US's are, and it returns how many bytes they hold.
+// checkOverlay checks a translation file: partial items with a uuid of an
+// en-US item, valid once merged, and it returns the bytes of their unknown
+// fields (bounded as en-US's are).
 func (v *Validation) checkOverlay(c Category, file string, base, over []any) (unknownBytes int) {
 	byID := ItemsByUUID(base)
 	sc, err := componentSchema(c.Schema())
@@ -311,11 +302,10 @@ func (v *Validation) checkOverlay(c Category, file string, base, over []any) (un
 			v.reject(file, id, ptr+"/uuid", "translation names no en-US item of this version")
 			continue
 		}
-		// Translate shares what the overlay leaves alone, and
-		// normalizeItems converts in place (the callouts): copy, so the
-		// snapshot stays as it was.
+		// Copies: Translate shares what the overlay leaves alone, and
+		// normalizeItems converts in place.
 		merged := Translate([]any{deepCopy(b)}, []any{deepCopy(m)})
-		if err := normalizeItems(c, merged, map[Fill]int{}); err != nil {
+		if err := normalizeItems(c, merged, map[Fill]int{}, false); err != nil {
 			v.reject(file, id, ptr, err.Error())
 			continue
 		}
@@ -342,26 +332,8 @@ func arrayField(m map[string]any, k string) []any {
 	return a
 }
 
-func pointer(tokens []string) string {
-	var b strings.Builder
-	for _, t := range tokens {
-		b.WriteByte('/')
-		b.WriteString(escapePointer(t))
-	}
-	return b.String()
-}
-
-// escapePointer escapes a key for a JSON pointer (RFC 6901). Repair calls it for
-// every key of every item, so the common case returns at once and the replacer
-// is built once (building one per call was a fifth of an import's time).
-func escapePointer(s string) string {
-	if !strings.ContainsAny(s, "~/") {
-		return s
-	}
-	return pointerEscaper.Replace(s)
-}
-
-var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
+// escapePointer escapes a key for a JSON pointer (RFC 6901).
+var escapePointer = strings.NewReplacer("~", "~0", "/", "~1").Replace
 
 func jsonKind(v any) string {
 	switch v.(type) {
@@ -380,5 +352,3 @@ func jsonKind(v any) string {
 	}
 	return fmt.Sprintf("%T", v)
 }
-
-func sortedKeys(m map[string]any) []string { return slices.Sorted(maps.Keys(m)) }

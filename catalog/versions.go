@@ -11,10 +11,9 @@ import (
 	"strings"
 )
 
-// ContentHash is a version's content hash as /v1/versions gives it: SHA-256 over
-// one line "<path> <sha256 hex of the file>\n" per snapshot file, sorted by path.
-// files is what a store's MANIFEST.json lists, so a stored version's hash needs no
-// file read, and the same files give the same hash on any server.
+// ContentHash is a version's content hash as /v1/versions gives it: SHA-256
+// over one line "<path> <sha256 hex>\n" per file (a store's MANIFEST.json
+// lists them), sorted by path.
 func ContentHash(files map[string]string) string {
 	names := slices.Sorted(maps.Keys(files))
 	h := sha256.New()
@@ -24,8 +23,7 @@ func ContentHash(files map[string]string) string {
 	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
-// FilesHash is ContentHash of snapshot files held in memory (slash paths of
-// the snapshot layout): what a version read, synced or trimmed hashes to.
+// FilesHash is ContentHash of snapshot files held in memory.
 func FilesHash(files map[string][]byte) string {
 	sums := make(map[string]string, len(files))
 	for n, b := range files {
@@ -35,9 +33,8 @@ func FilesHash(files map[string][]byte) string {
 	return ContentHash(sums)
 }
 
-// FileHashes returns the SHA-256 (hex) of every file under dir in fsys, keyed by
-// its slash-separated path relative to dir: the input of ContentHash for a
-// snapshot that is not in a store (the embedded sample data).
+// FileHashes returns the SHA-256 (hex) of every file under dir in fsys by its
+// path relative to dir: ContentHash's input for a snapshot not in a store.
 func FileHashes(fsys fs.FS, dir string) (map[string]string, error) {
 	out := map[string]string{}
 	err := fs.WalkDir(fsys, dir, func(p string, d fs.DirEntry, err error) error {

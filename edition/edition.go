@@ -9,19 +9,13 @@ import (
 // Edition is one game version as served. It is immutable; a server swaps
 // whole editions, so a response never mixes two versions.
 type Edition struct {
-	ManifestID string
-	Version    gen.Version
-	// VersionField is ManifestID as the X-Data-Version header field, made once
-	// for every answer from this edition.
-	VersionField representation.Field
-	// ContentHash is the version's catalog.ContentHash; "" when unknown.
-	ContentHash string
-	// Effort is what its bodies were compressed at (the zero Effort: they
-	// were not).
-	Effort representation.Effort
-	// Unknown lists the fields openapi.yaml does not describe that its
-	// bodies carry, once per catalog and field.
-	Unknown []catalog.Unknown
+	ManifestID   string
+	Version      gen.Version
+	VersionField representation.Field // X-Data-Version
+	ContentHash  string               // "" when unknown
+	// Effort is what its bodies were compressed at (zero: not compressed).
+	Effort  representation.Effort
+	Unknown []catalog.Unknown // the fields openapi.yaml does not describe
 
 	version    *representation.Body
 	locresList *representation.Body
@@ -31,8 +25,7 @@ type Edition struct {
 	rules      rules                  // rules.go
 }
 
-// table holds a category's bodies per locale; index catalog.AllLocales is
-// language=all.
+// table holds a category's bodies as catalog.Table holds its docs.
 type table struct {
 	order    []catalog.UUID
 	list     [catalog.NumLocales + 1]*representation.Body
@@ -40,8 +33,7 @@ type table struct {
 	filtered map[string]*[2][catalog.NumLocales + 1]*representation.Body
 }
 
-// List is the body of /v1/<category> in locale loc (catalog.AllLocales:
-// language=all).
+// List is the body of /v1/<category> in locale loc (or catalog.AllLocales).
 func (e *Edition) List(c catalog.Category, loc int) *representation.Body {
 	return e.tables[c].list[loc]
 }
@@ -82,9 +74,8 @@ func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
 // Bodies lists every distinct body once; callers must not change it.
 func (e *Edition) Bodies() []*representation.Body { return e.bodies }
 
-// None is the edition of a repository with no version yet (a store nothing
-// was imported into, or data still loading): no bodies and no manifest ID.
-// While it is active the router answers 503 wherever a version is needed.
+// None is the edition of a repository with no version yet: no bodies and no
+// manifest ID (the router answers 503 wherever a version is needed).
 func None() *Edition { return &Edition{} }
 
 // IsNone reports whether e is a None: no version at all.
@@ -93,8 +84,7 @@ func (e *Edition) IsNone() bool { return e.ManifestID == "" }
 // ID is the manifest ID (catalog.Items).
 func (e *Edition) ID() string { return e.ManifestID }
 
-// ItemJSON is an item's identity bytes in locale loc, and whether they are
-// en-US's (catalog.Items).
+// ItemJSON implements catalog.Items.
 func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte, bool) {
 	b := e.tables[c].items[u]
 	if b == nil {
@@ -103,15 +93,11 @@ func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte,
 	return b[loc].JSON, loc != catalog.DefaultLocale && b[loc] == b[catalog.DefaultLocale]
 }
 
-// New makes an edition of r's bodies without compressed encodings: what the
-// embedded sample serves while Encode compresses it (package main).
+// New makes an edition of r's bodies without compressed encodings.
 func New(r *catalog.Rendered) *Edition {
 	docs := r.Docs()
 	bodies := make([]*representation.Body, len(docs))
-	parallel(len(docs), func(i int) {
-		s := sum(docs[i].JSON)
-		bodies[i] = representation.Assemble(docs[i].JSON, representation.FormatETag(s[:]), docs[i].Lang, nil, "", nil, "")
-	})
+	parallel(len(docs), func(i int) { bodies[i] = representation.NewBody(docs[i].JSON, docs[i].Lang) })
 	return assemble(r, representation.Effort{}, docs, bodies)
 }
 

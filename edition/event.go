@@ -8,9 +8,8 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// Event renders the Server-Sent Event of ed's activation (/v1/version/stream):
-// id the manifest ID, event "version", data a gen.VersionEvent with the counts
-// of latest, the body of /v1/diff/latest, when it leads to ed (nil: none).
+// Event renders the Server-Sent Event of ed's activation (/v1/version/stream),
+// with the counts of latest, /v1/diff/latest's body, when it leads to ed.
 func Event(ed *Edition, latest *representation.Body) []byte {
 	v := gen.VersionEvent{ManifestId: ed.ManifestID, Version: ed.Version.Version}
 	var d struct {

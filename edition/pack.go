@@ -32,14 +32,12 @@ import (
 //	    u16 filters, each: u16 length and field name, 2 × 19 list bodies
 //	u64 length, then every body's encodings, in body order
 //
-// Written by hand because no library fits: the reader must slice the bodies
-// out of one buffer without copying and refuse a broken pack before it
-// allocates for it (encoding/gob allocates what a header announces). The
-// store checks a pack's checksum before Decode sees it.
+// By hand: the reader slices the bodies out of one buffer without copying and
+// refuses a broken pack before it allocates for it (encoding/gob allocates
+// what a header announces). The store checks a pack's checksum.
 const packMagic = "refdata-edition/1\n"
 
-// noLang and allLang are the language bytes of a body without text and of a
-// language=all body.
+// The language bytes of a language=all body and of a body without text.
 const (
 	allLang = catalog.NumLocales
 	noLang  = 255
@@ -56,13 +54,10 @@ type meta struct {
 
 // Options tune Encode.
 type Options struct {
-	// Effort is what bodies are compressed at; the zero Effort compresses
-	// nothing (Edition.Effort).
-	Effort representation.Effort
-	// Previous, when not nil, lends the compressed encodings of each of its
-	// bodies that r has byte for byte, when it was compressed at Effort:
-	// consecutive versions share most bodies, and compressing is most of an
-	// encoding's cost.
+	Effort representation.Effort // zero: compress nothing
+	// Previous, when not nil and compressed at Effort, lends the encodings
+	// of its bodies that r has byte for byte: consecutive versions share most
+	// bodies, and compressing is most of the cost.
 	Previous *Edition
 }
 
@@ -117,17 +112,12 @@ func Encode(r *catalog.Rendered, opt Options) ([]byte, error) {
 			e.gz, e.br = z.Compress(e.doc.JSON)
 			compressors.Put(z)
 		}
-		if e.gz != nil {
-			e.gzS = sum(e.gz)
-		}
-		if e.br != nil {
-			e.brS = sum(e.br)
-		}
+		e.gzS, e.brS = sum(e.gz), sum(e.br) // written only for an encoding present
 	})
 	return write(r, opt.Effort, enc)
 }
 
-// lender indexes the bodies Options.Previous can lend, by their ETag hash.
+// lender indexes the bodies Options.Previous can lend by ETag hash.
 func lender(opt Options) map[[representation.ETagSize]byte]*representation.Body {
 	p := opt.Previous
 	if p == nil || p.Effort != opt.Effort {
@@ -188,16 +178,23 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 		blob += len(enc[i].doc.JSON) + len(enc[i].gz) + len(enc[i].br)
 	}
 	b := make([]byte, 0, len(packMagic)+len(m)+len(bodies)*70+blob+1<<16)
+	u32 := func(n int) { b = binary.LittleEndian.AppendUint32(b, uint32(n)) }
+	name := func(s string) { b = append(binary.LittleEndian.AppendUint16(b, uint16(len(s))), s...) }
+	refs := func(ds ...*catalog.Doc) {
+		for _, d := range ds {
+			u32(int(index[d]))
+		}
+	}
 	b = append(b, packMagic...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(m)))
+	u32(len(m))
 	b = append(b, m...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(bodies)))
+	u32(len(bodies))
 	for _, i := range bodies {
 		e := &enc[i]
 		lang, _ := langByte(e.doc.Lang)
 		b = append(b, lang)
 		for _, n := range []int{len(e.doc.JSON), len(e.gz), len(e.br)} {
-			b = binary.LittleEndian.AppendUint32(b, uint32(n))
+			u32(n)
 		}
 		b = append(b, e.sum[:]...)
 		if e.gz != nil {
@@ -207,37 +204,23 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 			b = append(b, e.brS[:]...)
 		}
 	}
-	ref := func(d *catalog.Doc) { b = binary.LittleEndian.AppendUint32(b, index[d]) }
-	ref(r.VersionBody)
-	ref(r.LocresList)
-	for _, d := range r.Locres {
-		ref(d)
-	}
-	b = binary.LittleEndian.AppendUint32(b, uint32(catalog.NumCategories))
+	refs(r.VersionBody, r.LocresList)
+	refs(r.Locres[:]...)
+	u32(int(catalog.NumCategories))
 	for _, c := range catalog.Categories() {
 		t := &r.Tables[c]
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(c.Name())))
-		b = append(b, c.Name()...)
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(t.Order)))
-		for _, d := range t.List {
-			ref(d)
-		}
+		name(c.Name())
+		u32(len(t.Order))
+		refs(t.List[:]...)
 		for _, u := range t.Order {
 			b = append(b, u[:]...)
-			for _, d := range t.Items[u] {
-				ref(d)
-			}
+			refs(t.Items[u][:]...)
 		}
 		fields := slices.Sorted(maps.Keys(t.Filtered))
 		b = binary.LittleEndian.AppendUint16(b, uint16(len(fields)))
 		for _, f := range fields {
-			b = binary.LittleEndian.AppendUint16(b, uint16(len(f)))
-			b = append(b, f...)
-			for _, vals := range t.Filtered[f] {
-				for _, d := range vals {
-					ref(d)
-				}
-			}
+			name(f)
+			refs(slices.Concat(t.Filtered[f][0][:], t.Filtered[f][1][:])...)
 		}
 	}
 	b = binary.LittleEndian.AppendUint64(b, uint64(blob))
@@ -249,8 +232,7 @@ func write(r *catalog.Rendered, eff representation.Effort, enc []encoded) ([]byt
 	return b, nil
 }
 
-// langByte is a body's language byte; false for a language langOf would
-// not give back.
+// langByte is a body's language byte; false for one langOf would not give back.
 func langByte(lang string) (byte, bool) {
 	switch lang {
 	case "":
@@ -262,8 +244,7 @@ func langByte(lang string) (byte, bool) {
 	return byte(loc), ok && catalog.Locales[loc] == lang
 }
 
-// Build encodes r and reads the pack back: the edition a server would read
-// from the pack an import stored.
+// Build encodes r and reads the pack back, as a server reads an import's.
 func Build(r *catalog.Rendered, opt Options) (*Edition, error) {
 	b, err := Encode(r, opt)
 	if err != nil {
@@ -275,36 +256,36 @@ func Build(r *catalog.Rendered, opt Options) (*Edition, error) {
 // ErrBadPack is wrapped by Decode's errors.
 var ErrBadPack = errors.New("not a pack this program reads")
 
-// Decode reads a pack Encode wrote. The edition's bodies are slices of b,
-// which must not change. A broken pack is an error wrapping ErrBadPack,
-// never a panic or an allocation past what b can hold.
+// Decode reads a pack Encode wrote; the bodies are slices of b, which must not
+// change. A broken pack is an error wrapping ErrBadPack, never a panic or an
+// allocation past what b can hold.
 func Decode(b []byte) (*Edition, error) {
 	d := &reader{b: b}
 	if string(d.next(len(packMagic))) != packMagic {
 		return nil, fmt.Errorf("%w: no pack header", ErrBadPack)
 	}
 	var m meta
-	if raw := d.next(int(d.u32())); d.err == nil {
+	if raw := d.next(int(d.uint(4))); d.err == nil {
 		if err := json.Unmarshal(raw, &m); err != nil {
 			d.fail(fmt.Errorf("meta record: %v", err))
 		}
 	}
 	type head struct {
 		lang  byte
-		n     [3]uint32 // the lengths of identity, gzip and brotli
-		etags [3][]byte
+		n     [3]uint32 // lengths of identity, gzip and brotli
+		etags [3]string // "" and enc nil for an encoding not present
 		enc   [3][]byte
 	}
 	heads := make([]head, d.count(1+12+representation.ETagSize))
 	for i := range heads {
 		h := &heads[i]
-		h.lang = d.byte()
+		h.lang = byte(d.uint(1))
 		for j := range h.n {
-			h.n[j] = d.u32()
+			h.n[j] = uint32(d.uint(4))
 		}
 		for j, n := range h.n {
 			if n > 0 || j == 0 {
-				h.etags[j] = d.next(representation.ETagSize)
+				h.etags[j] = representation.FormatETag(d.next(representation.ETagSize))
 			}
 		}
 		if h.lang > allLang && h.lang != noLang {
@@ -315,8 +296,8 @@ func Decode(b []byte) (*Edition, error) {
 	docs := make([]catalog.Doc, len(heads))
 	r := &catalog.Rendered{ManifestID: m.ManifestID, Version: m.Version, ContentHash: m.ContentHash, Unknown: m.Unknown}
 	body := func() *catalog.Doc {
-		i := d.u32()
-		if d.err == nil && int(i) >= len(heads) {
+		i := d.uint(4)
+		if d.err == nil && i >= uint64(len(heads)) {
 			d.fail(fmt.Errorf("body %d of %d", i, len(heads)))
 		}
 		if d.err != nil {
@@ -324,15 +305,18 @@ func Decode(b []byte) (*Edition, error) {
 		}
 		return &docs[i]
 	}
-	r.VersionBody, r.LocresList = body(), body()
-	for i := range r.Locres {
-		r.Locres[i] = body()
+	readBodies := func(ds []*catalog.Doc) {
+		for i := range ds {
+			ds[i] = body()
+		}
 	}
-	if n := d.u32(); d.err == nil && n != uint32(catalog.NumCategories) {
+	r.VersionBody, r.LocresList = body(), body()
+	readBodies(r.Locres[:])
+	if n := d.uint(4); d.err == nil && n != uint64(catalog.NumCategories) {
 		d.fail(fmt.Errorf("%d categories, this program serves %d", n, catalog.NumCategories))
 	}
 	for range catalog.NumCategories {
-		name := string(d.next(int(d.u16())))
+		name := string(d.next(int(d.uint(2))))
 		c, ok := catalog.CategoryNamed(name)
 		if d.err == nil && (!ok || r.Tables[c].Items != nil) {
 			d.fail(fmt.Errorf("category %.40q unknown or repeated", name))
@@ -342,9 +326,7 @@ func Decode(b []byte) (*Edition, error) {
 		}
 		t := &r.Tables[c]
 		n := d.count(16 + 4*(catalog.NumLocales+1))
-		for loc := range t.List {
-			t.List[loc] = body()
-		}
+		readBodies(t.List[:])
 		t.Items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*catalog.Doc, n)
 		t.Order = make([]catalog.UUID, 0, n)
 		for range n {
@@ -354,17 +336,15 @@ func Decode(b []byte) (*Edition, error) {
 			}
 			u := catalog.UUID(raw)
 			var ds [catalog.NumLocales + 1]*catalog.Doc
-			for loc := range ds {
-				ds[loc] = body()
-			}
+			readBodies(ds[:])
 			if d.err == nil && t.Items[u] != nil {
 				d.fail(fmt.Errorf("%s: uuid %s twice", name, u))
 			}
 			t.Items[u] = &ds
 			t.Order = append(t.Order, u)
 		}
-		for range d.u16() {
-			field := string(d.next(int(d.u16())))
+		for range d.uint(2) {
+			field := string(d.next(int(d.uint(2))))
 			if d.err == nil && !slices.Contains(c.Filters(), field) {
 				d.fail(fmt.Errorf("%s: no filter %q", name, field))
 			}
@@ -372,11 +352,8 @@ func Decode(b []byte) (*Edition, error) {
 				break
 			}
 			ds := new([2][catalog.NumLocales + 1]*catalog.Doc)
-			for val := range ds {
-				for loc := range ds[val] {
-					ds[val][loc] = body()
-				}
-			}
+			readBodies(ds[0][:])
+			readBodies(ds[1][:])
 			if t.Filtered == nil {
 				t.Filtered = map[string]*[2][catalog.NumLocales + 1]*catalog.Doc{}
 			}
@@ -388,7 +365,7 @@ func Decode(b []byte) (*Edition, error) {
 			}
 		}
 	}
-	blob := d.next(int(d.u64()))
+	blob := d.next(int(min(d.uint(8), uint64(len(b)+1))))
 	if d.err == nil && d.off != len(b) {
 		d.fail(fmt.Errorf("%d bytes after the bodies", len(b)-d.off))
 	}
@@ -400,7 +377,10 @@ func Decode(b []byte) (*Edition, error) {
 			break
 		}
 		for j, n := range h.n {
-			h.enc[j], blob = blob[:n:n], blob[n:]
+			if n > 0 || j == 0 {
+				h.enc[j] = blob[:n:n]
+			}
+			blob = blob[n:]
 		}
 	}
 	if d.err == nil && len(blob) != 0 {
@@ -412,16 +392,8 @@ func Decode(b []byte) (*Edition, error) {
 
 	bodies := make([]*representation.Body, len(heads))
 	ptrs := make([]*catalog.Doc, len(heads))
-	for i := range heads {
-		h := &heads[i]
-		var etags [3]string
-		var enc [3][]byte
-		for j, e := range h.enc {
-			if j == 0 || h.n[j] > 0 {
-				etags[j], enc[j] = representation.FormatETag(h.etags[j]), e
-			}
-		}
-		bodies[i] = representation.Assemble(enc[0], etags[0], langOf(h.lang), enc[1], etags[1], enc[2], etags[2])
+	for i, h := range heads {
+		bodies[i] = representation.Assemble(h.enc[0], h.etags[0], langOf(h.lang), h.enc[1], h.etags[1], h.enc[2], h.etags[2])
 		ptrs[i] = &docs[i]
 	}
 	return assemble(r, m.Effort, ptrs, bodies), nil
@@ -437,8 +409,7 @@ func langOf(b byte) string {
 	return catalog.Locales[b]
 }
 
-// reader reads a pack's fields from b; the first error sticks and later
-// reads return zero values.
+// reader reads a pack's fields; the first error sticks, later reads give zero.
 type reader struct {
 	b   []byte
 	off int
@@ -464,43 +435,19 @@ func (d *reader) next(n int) []byte {
 	return out
 }
 
-func (d *reader) byte() byte {
-	if b := d.next(1); b != nil {
-		return b[0]
+// uint reads an n-byte little-endian number.
+func (d *reader) uint(n int) uint64 {
+	var v uint64
+	for i, c := range d.next(n) {
+		v |= uint64(c) << (8 * i)
 	}
-	return 0
+	return v
 }
 
-func (d *reader) u16() uint16 {
-	if b := d.next(2); b != nil {
-		return binary.LittleEndian.Uint16(b)
-	}
-	return 0
-}
-
-func (d *reader) u32() uint32 {
-	if b := d.next(4); b != nil {
-		return binary.LittleEndian.Uint32(b)
-	}
-	return 0
-}
-
-func (d *reader) u64() uint64 {
-	if b := d.next(8); b != nil {
-		v := binary.LittleEndian.Uint64(b)
-		if v > uint64(len(d.b)) {
-			d.fail(fmt.Errorf("a field of %d bytes", v))
-			return 0
-		}
-		return v
-	}
-	return 0
-}
-
-// count reads a count of things at least min bytes each, no more than what
-// is left could hold: allocating for it stays within b.
+// count reads a count of things of at least min bytes each that what is left
+// can hold, so allocating for it stays within b.
 func (d *reader) count(min int) int {
-	n := int(d.u32())
+	n := int(d.uint(4))
 	if d.err == nil && n > (len(d.b)-d.off)/min {
 		d.fail(fmt.Errorf("%d entries do not fit in the %d bytes left", n, len(d.b)-d.off))
 	}

@@ -9,11 +9,10 @@ import (
 )
 
 // Repository is the data the handlers serve. Its errors carry catalog's
-// codes: ENOTFOUND for a version or diff it does not have; any other error
-// is internal.
+// codes: ENOTFOUND for a version or diff it does not have; others are internal.
 type Repository interface {
 	// Active returns the edition being served; never nil. Handlers call it
-	// once per request, so a request never mixes two versions.
+	// once per request.
 	Active() *Edition
 	// LatestDiff returns the diff between the previous version and the
 	// active one: ENOTFOUND when there is none.
@@ -21,18 +20,16 @@ type Repository interface {
 	// Diff returns the diff between two retained versions, by manifest ID in
 	// any letter case: ENOTFOUND when either is not retained.
 	Diff(from, to string) (*representation.Body, error)
-	// Versions lists the retained versions, newest first, with the body of
-	// /v1/versions.
+	// Versions lists the retained versions, newest first.
 	Versions() *VersionList
 	// RetainedEdition returns a retained version's edition by manifest ID
-	// (any letter case): ENOTFOUND when it is not retained. One that is not
-	// active may be read for the call: callers keep what they make of it.
+	// (any letter case): ENOTFOUND when it is not retained. One not active
+	// may be read for the call: callers keep what they make of it.
 	RetainedEdition(id string) (*Edition, error)
 }
 
-// Readiness is a Repository that can be not ready: one backed by a store,
-// which may be unreachable or shared by replicas that switch together. A
-// Repository without it is ready whenever it answers.
+// Readiness is a Repository that can be not ready (one backed by a store); one
+// without it is ready whenever it answers.
 type Readiness interface {
 	// Ready says whether this replica should get traffic, and what it
 	// serves; when not, why says so for the operator.
@@ -40,8 +37,7 @@ type Readiness interface {
 }
 
 // Swapping is a Repository whose active edition changes while it serves:
-// OnSwap has f called after each change, for what keeps answers of the
-// edition served until then (the edge's memo) to let go of them.
+// OnSwap has f called after each change (the edge's memo lets go of answers).
 type Swapping interface {
 	OnSwap(f func())
 }
@@ -53,16 +49,14 @@ type Exporter interface {
 	Snapshot(id string) (*Snapshot, error)
 }
 
-// Snapshot is a retained version's files in the snapshot layout, for
-// /v1/export.
+// Snapshot is a retained version's files, for /v1/export.
 type Snapshot struct {
 	ManifestID  string
 	ContentHash string // catalog.ContentHash of Files
 	Files       map[string][]byte
 }
 
-// VersionList is /v1/versions: the retained versions, newest first, and its
-// body.
+// VersionList is /v1/versions: the retained versions, newest first, and its body.
 type VersionList struct {
 	Versions []gen.RetainedVersion
 	Body     *representation.Body
@@ -80,8 +74,8 @@ func NewVersionList(vs []gen.RetainedVersion) (*VersionList, error) {
 	return &VersionList{Versions: vs, Body: representation.Encode(b, "", representation.Best)}, nil
 }
 
-// RetainedVersion describes one retained version from its edition;
-// publishedAt is nil for a version never published into a store.
+// RetainedVersion describes one retained version; publishedAt is nil for one
+// never published into a store.
 func RetainedVersion(ed *Edition, publishedAt *time.Time, active bool) gen.RetainedVersion {
 	v := gen.RetainedVersion{
 		ManifestId:  ed.ManifestID,
@@ -97,8 +91,7 @@ func RetainedVersion(ed *Edition, publishedAt *time.Time, active bool) gen.Retai
 	return v
 }
 
-// DiffBody diffs two editions and renders the body of /v1/diff/…, stamped
-// with generatedAt.
+// DiffBody diffs two editions and renders the body of /v1/diff/….
 func DiffBody(from, to catalog.Items, generatedAt time.Time) (*representation.Body, error) {
 	d, err := catalog.Diff(from, to, generatedAt)
 	if err != nil {

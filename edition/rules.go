@@ -1,6 +1,7 @@
 package edition
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"sort"
@@ -11,25 +12,17 @@ import (
 )
 
 // rules are the contract's client-side rules made into look-ups, read from the
-// en-US item bodies when the edition is assembled: the level border of an
-// account level, the events active at an instant, a season's tier set, a
-// Premier logo's base image.
+// en-US item bodies when the edition is assembled.
 type rules struct {
 	borders []border // ascending startingLevel, source order among equals
 	// bounds are every event start and end, ascending and distinct; active[i]
-	// is the list of the events active from bounds[i-1] (or the beginning of
-	// time) until bounds[i] (or forever), per locale.
+	// lists the events active from bounds[i-1] (or ever) until bounds[i] (or
+	// forever), per locale.
 	bounds []time.Time
 	active [][catalog.NumLocales + 1]*representation.Body
 	tiers  map[catalog.UUID]catalog.UUID // competitive season → tier set
 	logos  map[catalog.UUID]string       // premier logo → its displayIcon ("" for none)
 }
-
-// The envelopes of an item's and a list's body (catalog renders them so).
-const (
-	itemPrefix = `{"status":200,"data":`
-	listPrefix = itemPrefix + "["
-)
 
 type border struct {
 	start float64
@@ -41,49 +34,45 @@ type span struct {
 	start, end time.Time
 }
 
+// eachItem calls f with the data of each en-US item of c decoded into a T.
+func eachItem[T any](e *Edition, c catalog.Category, f func(catalog.UUID, T)) {
+	for _, u := range e.UUIDs(c) {
+		var v struct{ Data T }
+		_ = json.Unmarshal(e.Item(c, u, catalog.DefaultLocale).JSON, &v)
+		f(u, v.Data)
+	}
+}
+
 func (e *Edition) makeRules() {
 	var r rules
-	for _, u := range e.UUIDs(catalog.LevelBorders) {
-		var v struct {
-			Data struct{ StartingLevel *float64 }
+	eachItem(e, catalog.LevelBorders, func(u catalog.UUID, v struct{ StartingLevel *float64 }) {
+		if v.StartingLevel != nil {
+			r.borders = append(r.borders, border{*v.StartingLevel, u})
 		}
-		if json.Unmarshal(e.Item(catalog.LevelBorders, u, catalog.DefaultLocale).JSON, &v) == nil && v.Data.StartingLevel != nil {
-			r.borders = append(r.borders, border{*v.Data.StartingLevel, u})
-		}
-	}
-	slices.SortStableFunc(r.borders, func(a, b border) int {
-		return cmpFloat(a.start, b.start)
 	})
+	slices.SortStableFunc(r.borders, func(a, b border) int { return cmp.Compare(a.start, b.start) })
 	var spans []span
-	for _, u := range e.UUIDs(catalog.Events) {
-		var v struct {
-			Data struct{ StartTime, EndTime string }
-		}
-		_ = json.Unmarshal(e.Item(catalog.Events, u, catalog.DefaultLocale).JSON, &v)
-		start, err1 := time.Parse(time.RFC3339, v.Data.StartTime)
-		end, err2 := time.Parse(time.RFC3339, v.Data.EndTime)
+	eachItem(e, catalog.Events, func(u catalog.UUID, v struct{ StartTime, EndTime string }) {
+		start, err1 := time.Parse(time.RFC3339, v.StartTime)
+		end, err2 := time.Parse(time.RFC3339, v.EndTime)
 		if err1 == nil && err2 == nil && start.Before(end) { // else never active
 			spans = append(spans, span{u, start, end})
 			r.bounds = append(r.bounds, start, end)
 		}
-	}
+	})
 	slices.SortFunc(r.bounds, time.Time.Compare)
 	r.bounds = slices.CompactFunc(r.bounds, time.Time.Equal)
 	r.active = make([][catalog.NumLocales + 1]*representation.Body, len(r.bounds)+1)
 	made := map[string]*representation.Body{} // intervals with the same events share bodies
 	for i := range r.active {
 		for loc := range catalog.NumLocales + 1 {
-			b := []byte(listPrefix)
+			var items [][]byte
 			for _, s := range spans {
 				if i > 0 && !s.start.After(r.bounds[i-1]) && s.end.After(r.bounds[i-1]) {
-					if len(b) > len(listPrefix) {
-						b = append(b, ',')
-					}
-					item := e.Item(catalog.Events, s.uuid, loc).JSON // {"status":200,"data":{…}}
-					b = append(b, item[len(itemPrefix):len(item)-1]...)
+					items = append(items, e.Item(catalog.Events, s.uuid, loc).JSON)
 				}
 			}
-			b = append(b, "]}"...)
+			b := catalog.ListEnvelope(items)
 			lang := e.List(catalog.Events, loc).Lang
 			if made[lang+string(b)] == nil {
 				made[lang+string(b)] = representation.Assemble(b, representation.ETag(b), lang, nil, "", nil, "")
@@ -92,37 +81,19 @@ func (e *Edition) makeRules() {
 		}
 	}
 	r.tiers = map[catalog.UUID]catalog.UUID{}
-	for _, u := range e.UUIDs(catalog.CompetitiveSeasons) {
-		var v struct {
-			Data struct{ CompetitiveTiersUuid string }
-		}
-		_ = json.Unmarshal(e.Item(catalog.CompetitiveSeasons, u, catalog.DefaultLocale).JSON, &v)
-		if t, ok := catalog.ParseUUID(v.Data.CompetitiveTiersUuid); ok {
+	eachItem(e, catalog.CompetitiveSeasons, func(u catalog.UUID, v struct{ CompetitiveTiersUuid string }) {
+		if t, ok := catalog.ParseUUID(v.CompetitiveTiersUuid); ok {
 			r.tiers[u] = t
 		}
-	}
+	})
 	r.logos = map[catalog.UUID]string{}
-	for _, u := range e.UUIDs(catalog.PremierLogos) {
-		var v struct {
-			Data struct{ DisplayIcon *string }
-		}
-		_ = json.Unmarshal(e.Item(catalog.PremierLogos, u, catalog.DefaultLocale).JSON, &v)
+	eachItem(e, catalog.PremierLogos, func(u catalog.UUID, v struct{ DisplayIcon *string }) {
 		r.logos[u] = ""
-		if v.Data.DisplayIcon != nil {
-			r.logos[u] = *v.Data.DisplayIcon
+		if v.DisplayIcon != nil {
+			r.logos[u] = *v.DisplayIcon
 		}
-	}
+	})
 	e.rules = r
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // LevelBorder is the body of the level border for an account level in locale

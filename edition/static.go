@@ -12,10 +12,9 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// Static is a Repository of versions that never change: the embedded sample
-// data, a test's. It serves the newest and retains the others, with the diff
-// between every two of them in both orders. Set replaces the versions at once
-// (the embedded sample swaps its compressed editions in once they are made).
+// Static is a Repository of versions that never change: the embedded sample,
+// a test's. It serves the newest and retains the others, with the diffs
+// between every two in both orders. Set replaces the versions at once.
 type Static struct {
 	state atomic.Pointer[staticState]
 }
@@ -23,11 +22,9 @@ type Static struct {
 // StaticVersion is one version of a Static.
 type StaticVersion struct {
 	Edition *Edition
-	// Published is when the version was published, the generatedAt of
-	// diffs to it; zero when unknown (then /v1/versions says null).
+	// Published is the generatedAt of diffs to it; zero when unknown.
 	Published time.Time
-	// Files returns the version's snapshot files for /v1/export; nil when
-	// there are none.
+	// Files returns the snapshot files for /v1/export; nil when none.
 	Files func() (map[string][]byte, error)
 }
 
@@ -59,9 +56,8 @@ func Serve(ed *Edition) *Static {
 	return s
 }
 
-// Set replaces the versions (newest first; at least one), computing the
-// diffs between them. complete says whether they are all the versions
-// there will be: until then the repository is not ready.
+// Set replaces the versions (newest first; at least one) and their diffs.
+// Until complete (all the versions there will be) it is not ready.
 func (s *Static) Set(complete bool, vs ...StaticVersion) error {
 	if len(vs) == 0 {
 		return errors.New("edition: a Static serves at least one version")
@@ -75,8 +71,7 @@ func (s *Static) Set(complete bool, vs ...StaticVersion) error {
 		}
 		list = append(list, RetainedVersion(v.Edition, at, i == 0))
 		for j, w := range vs[:i] {
-			// w is newer than v: diffs in either direction are stamped
-			// with w's publication, so they are the same bytes every time.
+			// Diffs either way are stamped with the newer one's publication.
 			for _, pair := range [][2]*Edition{{v.Edition, w.Edition}, {w.Edition, v.Edition}} {
 				b, err := DiffBody(pair[0], pair[1], vs[j].Published)
 				if err != nil {

@@ -16,15 +16,14 @@ import (
 )
 
 // Body is one response body in every encoding worth sending, with the header
-// values that belong to each, so serving it only picks one and writes it. It
-// is immutable: whoever makes it makes all its encodings first.
+// values of each, so serving it only picks one. It is immutable.
 type Body struct {
 	// Encoded is the identity encoding; JSON is its bytes.
 	Encoded
 	JSON []byte
 	Lang string // Content-Language; "" for bodies without localized text
 
-	// Language is Lang as a header field, shared by every body of the locale;
+	// Language is Lang as a header field, shared by the locale's bodies;
 	// never nil, its Name is "" when Lang is.
 	Language *Field
 
@@ -33,31 +32,27 @@ type Body struct {
 
 // NewBody wraps bytes with no compressed encodings; lang is the
 // Content-Language ("" for none).
-func NewBody(b []byte, lang string) *Body {
-	return &Body{Encoded: newEncoded(b, "", ETag(b)), JSON: b, Lang: lang, Language: languageField(lang)}
-}
+func NewBody(b []byte, lang string) *Body { return Assemble(b, ETag(b), lang, nil, "", nil, "") }
 
-// Encode makes a body in every encoding at effort e: what a server makes of
-// the few bodies it renders itself (diffs, pages). A version's bodies come
-// encoded from its import (package edition).
+// Encode makes a body in every encoding at effort e: for the few bodies a
+// server renders itself (diffs, pages).
 func Encode(b []byte, lang string, e Effort) *Body {
 	gz, br := Compress(b, e)
 	return Assemble(b, ETag(b), lang, gz, ETag(gz), br, ETag(br))
 }
 
-// Assemble makes a body from its encodings and their ETags, as an import
-// made them (ETag); gz and br are nil where there is none.
+// Assemble makes a body from its encodings and their ETags; gz and br are nil
+// where there is none.
 func Assemble(identity []byte, etag, lang string, gz []byte, gzETag string, br []byte, brETag string) *Body {
-	body := &Body{Encoded: newEncoded(identity, "", etag), JSON: identity, Lang: lang, Language: languageField(lang)}
-	if gz != nil {
-		e := newEncoded(gz, "gzip", gzETag)
-		body.gzip = &e
+	compressed := func(b []byte, coding, etag string) *Encoded {
+		if b == nil {
+			return nil
+		}
+		e := newEncoded(b, coding, etag)
+		return &e
 	}
-	if br != nil {
-		e := newEncoded(br, "br", brETag)
-		body.br = &e
-	}
-	return body
+	return &Body{Encoded: newEncoded(identity, "", etag), JSON: identity, Lang: lang, Language: languageField(lang),
+		gzip: compressed(gz, "gzip", gzETag), br: compressed(br, "br", brETag)}
 }
 
 // Gzip and Brotli are the body's compressed encodings; nil where there is none.
@@ -67,8 +62,7 @@ func (b *Body) Brotli() *Encoded { return b.br }
 // noField stands for a header a body does not have.
 var noField Field
 
-// languages holds one Content-Language field per language: every body of a
-// locale shares it (a version has tens of thousands of bodies and 18 locales).
+// languages holds one Content-Language field per language, shared by its bodies.
 var languages sync.Map // string → *Field
 
 func languageField(lang string) *Field {
@@ -95,8 +89,8 @@ type Encoded struct {
 	Bytes []byte
 	// ETagField is the strong, quoted ETag of these bytes (ETag).
 	ETagField Field
-	// Encoding is the Content-Encoding field, shared by every representation in
-	// the coding; never nil, its Name is "" for identity.
+	// Encoding is the Content-Encoding field, shared by the coding's
+	// representations; never nil, its Name is "" for identity.
 	Encoding *Field
 	// LengthHeader is Content-Length, for net/http (fasthttp counts the bytes).
 	LengthHeader []string
@@ -118,10 +112,8 @@ func newEncoded(b []byte, encoding, etag string) Encoded {
 const ETagSize = 8
 
 // ETag is the strong ETag of b, quoted: the CRC-64 (ECMA) of its bytes in
-// unpadded base64url, "" for nil (no such encoding). An ETag only has to
-// change when the bytes at one URL do, which 64 bits do with certainty short
-// of a crafted collision, and CRC-64 hashes a version's bodies six times
-// faster than SHA-256 (1.3 against 0.2 GB/s on one core here).
+// unpadded base64url, "" for nil. It only has to change when the bytes at one
+// URL do, and CRC-64 is six times faster than SHA-256 here.
 func ETag(b []byte) string {
 	if b == nil {
 		return ""
@@ -163,12 +155,10 @@ type Effort struct {
 }
 
 var (
-	// Best is what the service serves: gzip 9 and brotli 9. Brotli's 11 was
-	// some 13 % smaller but many times slower, too slow to run over every
-	// body of a version.
+	// Best is what the service serves (brotli 11 was 13 % smaller but far
+	// too slow to run over every body of a version).
 	Best = Effort{Gzip: gzip.BestCompression, Brotli: 9}
-	// Fast is for tests, where the bytes only have to decode: gzip's Huffman
-	// coding alone and brotli 0, half the cost of gzip 1 and brotli 1.
+	// Fast is for tests, where the bytes only have to decode.
 	Fast = Effort{Gzip: gzip.HuffmanOnly, Brotli: 0}
 )
 
@@ -177,9 +167,8 @@ var (
 func Compress(b []byte, e Effort) (gz, br []byte) { return NewCompressor(e).Compress(b) }
 
 // A Compressor compresses bodies one at a time at one Effort, reusing its
-// writers: a brotli writer's tables are hundreds of kilobytes, and making
-// them anew for each of thousands of small bodies cost more than compressing.
-// A reset writer writes what a new one would (TestCompressorMatchesNew).
+// writers (a brotli writer's tables are hundreds of kilobytes); a reset
+// writer writes what a new one would (TestCompressorMatchesNew).
 type Compressor struct {
 	effort Effort
 	buf    bytes.Buffer
@@ -187,8 +176,7 @@ type Compressor struct {
 	br     [maxWindow - minWindow + 1]*brotli.Writer // by window size
 }
 
-// Brotli's window is sized to the body, from 2^minWindow to 2^maxWindow
-// bytes, so small bodies do not pay for a 4 MiB window.
+// Brotli's window is sized to the body, from 2^minWindow to 2^maxWindow bytes.
 const (
 	minWindow = 16
 	maxWindow = 22
@@ -203,51 +191,34 @@ func (z *Compressor) Compress(b []byte) (gz, br []byte) {
 	if len(b) < minCompress {
 		return nil, nil
 	}
-	return smaller(z.gzip(b), b), smaller(z.brotli(b), b)
-}
-
-func smaller(c, b []byte) []byte {
-	if c == nil || len(c) >= len(b) {
-		return nil
-	}
-	return c
-}
-
-func (z *Compressor) gzip(b []byte) []byte {
-	z.buf.Reset()
+	var err error
 	if z.gz == nil {
-		w, err := gzip.NewWriterLevel(&z.buf, z.effort.Gzip)
-		if err != nil {
-			return nil
-		}
-		z.gz = w
-	} else {
-		z.gz.Reset(&z.buf)
+		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
 	}
-	if _, err := z.gz.Write(b); err != nil || z.gz.Close() != nil {
-		return nil
-	}
-	return bytes.Clone(z.buf.Bytes())
-}
-
-func (z *Compressor) brotli(b []byte) []byte {
+	gz = z.encode(z.gz, err, b)
 	lgwin := minWindow
 	for lgwin < maxWindow && 1<<lgwin < len(b) {
 		lgwin++
 	}
-	z.buf.Reset()
-	w := z.br[lgwin-minWindow]
-	if w == nil {
-		var err error
-		if w, err = brotli.NewWriterOptions(&z.buf, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin}); err != nil {
-			return nil
-		}
-		z.br[lgwin-minWindow] = w
-	} else {
-		w.Reset(&z.buf)
+	w := &z.br[lgwin-minWindow]
+	if *w == nil {
+		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
 	}
+	return gz, z.encode(*w, err, b)
+}
+
+// encode compresses b with w (made with error err), if that is smaller.
+func (z *Compressor) encode(w interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}, err error, b []byte) []byte {
+	if err != nil {
+		return nil
+	}
+	z.buf.Reset()
+	w.Reset(&z.buf)
 	// In one write: brotli's output depends on how its input is split.
-	if _, err := w.Write(b); err != nil || w.Close() != nil {
+	if _, err := w.Write(b); err != nil || w.Close() != nil || z.buf.Len() >= len(b) {
 		return nil
 	}
 	return bytes.Clone(z.buf.Bytes())
@@ -272,9 +243,9 @@ func Decode(e *Encoded) ([]byte, error) {
 	return io.ReadAll(r)
 }
 
-// Pick chooses the representation for an Accept-Encoding request header: the
-// acceptable coding with the highest q-value (brotli before gzip on a tie), else
-// identity. It allocates nothing.
+// Pick chooses the representation for Accept-Encoding: the acceptable coding
+// with the highest q-value (brotli first on a tie), else identity. It
+// allocates nothing.
 func (b *Body) Pick(acceptEncoding []string) *Encoded {
 	if b.gzip == nil && b.br == nil || len(acceptEncoding) == 0 {
 		return &b.Encoded
@@ -302,8 +273,7 @@ func (b *Body) Representations() []*Encoded {
 	return reps
 }
 
-// Sizes sums the bytes of every representation of bodies: identity, gzip and
-// brotli.
+// Sizes sums the bytes of every representation of bodies.
 func Sizes(bodies []*Body) (identity, gz, br int) {
 	for _, b := range bodies {
 		identity += len(b.JSON)
@@ -317,8 +287,8 @@ func Sizes(bodies []*Body) (identity, gz, br int) {
 	return identity, gz, br
 }
 
-// acceptQ returns the q-values (in thousandths) Accept-Encoding gives gzip and br;
-// "*" stands for any coding not named.
+// acceptQ returns the q-values (in thousandths) Accept-Encoding gives gzip
+// and br; "*" stands for any coding not named.
 func acceptQ(values []string) (gz, br int) {
 	gz, br, star := -1, -1, -1
 	for _, v := range values {
@@ -345,8 +315,8 @@ func acceptQ(values []string) (gz, br int) {
 	return gz, br
 }
 
-// parseCoding splits "gzip;q=0.8" into the name and q in thousandths (1000 when
-// absent; 0 when malformed, which refuses the coding).
+// parseCoding splits "gzip;q=0.8" into the name and q in thousandths (1000
+// when absent; 0 when malformed).
 func parseCoding(item string) (string, int) {
 	name, params, _ := strings.Cut(item, ";")
 	name, params = trim(name), trim(params)

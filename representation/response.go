@@ -7,9 +7,7 @@ import (
 )
 
 // Field is one response header with its value made once in the form net/http
-// takes ([]string); fasthttp's []byte views the same strings. The zero Field is
-// no header. A version has several Fields per body (its ETags, lengths and
-// encodings), so a Field holds no copies: 40 bytes and one small allocation.
+// takes; fasthttp's []byte views the same strings. The zero Field is no header.
 type Field struct {
 	Name  string   // canonical (textproto) form
 	Value []string // one value
@@ -20,8 +18,8 @@ func NewField(name, value string) Field {
 	return Field{Name: http.CanonicalHeaderKey(name), Value: []string{value}}
 }
 
-// NameBytes and ValueBytes are the field for writers that take bytes: views of
-// the field's strings, so nothing may write to them (fasthttp copies them).
+// NameBytes and ValueBytes view the field's strings as bytes, which nothing may
+// write to (fasthttp copies them).
 func (f *Field) NameBytes() []byte { return view(f.Name) }
 func (f *Field) ValueBytes() []byte {
 	if len(f.Value) == 0 {
@@ -34,17 +32,15 @@ func (f *Field) ValueBytes() []byte {
 func view(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // Route is what every answer of one route shares, made once: its label (the
-// route template, as metrics and logs name it), its cache policy and the header
-// fields that follow from them (Content-Type, Cache-Control, Vary, and any the
-// route adds, such as a page's Content-Security-Policy).
+// route template), its Cache-Control and its header fields.
 type Route struct {
 	Label  string
 	Cache  string // Cache-Control
 	Header []Field
 }
 
-// NewRoute describes a route whose answers are bodies of contentType, cached as
-// cache says; extra fields are added to every answer.
+// NewRoute describes a route of contentType bodies cached as cache says, with
+// extra fields on every answer.
 func NewRoute(label, contentType, cache string, extra ...Field) *Route {
 	h := []Field{NewField("Content-Type", contentType), NewField("Cache-Control", cache), vary}
 	return &Route{Label: label, Cache: cache, Header: append(h, extra...)}
@@ -53,23 +49,19 @@ func NewRoute(label, contentType, cache string, extra ...Field) *Route {
 // vary: every answer depends on Accept-Encoding, identity included.
 var vary = NewField("Vary", "Accept-Encoding")
 
-// Response describes one successful answer: the route's fields, the version's
-// (X-Data-Version), and the body with its encodings and theirs. Every part is made
-// when a version (or a page) is rendered; a Response only points at them, so
-// making one allocates nothing. The router's handlers write it (Write); the edge
-// keeps it and writes it again for the same request target.
+// Response describes one successful answer: the route's fields, the
+// version's, and the body. It only points at parts made when a version (or a
+// page) is rendered, so making one allocates nothing.
 type Response struct {
 	Route   *Route
 	Version *Field // X-Data-Version; nil for a body of no version
-	// Location is Content-Location, the URL of the same bytes that never
-	// changes (impl's pinned URLs); nil for none. Made per request target.
+	// Location is Content-Location, the pinned URL of the same bytes; nil for none.
 	Location *Field
 	Body     *Body
 }
 
-// Negotiate decides the answer to a request's Accept-Encoding and If-None-Match
-// values: the encoding to send, and 304 when If-None-Match names its ETag, else
-// 200. It allocates nothing.
+// Negotiate picks the encoding to send, with 304 when If-None-Match names its
+// ETag, else 200. It allocates nothing.
 func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, enc *Encoded) {
 	enc = r.Body.Pick(acceptEncoding)
 	if len(ifNoneMatch) > 0 && ETagMatch(ifNoneMatch, enc.ETag()) {
@@ -78,10 +70,9 @@ func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, 
 	return http.StatusOK, enc
 }
 
-// Fields appends to buf every header field of the answer in status and enc, in
-// one order for every writer: the route's, the version's, Content-Location,
-// Content-Language, ETag, and Content-Encoding unless the answer is a 304. A
-// buf of MaxFields on the caller's stack keeps it from allocating.
+// Fields appends to buf every header field of the answer in status and enc,
+// in one order for every writer (Content-Encoding not on a 304). A buf of
+// MaxFields on the caller's stack keeps it from allocating.
 func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 	for i := range r.Route.Header {
 		buf = append(buf, &r.Route.Header[i])
@@ -102,23 +93,19 @@ func (r *Response) Fields(status int, enc *Encoded, buf []*Field) []*Field {
 	return buf
 }
 
-// MaxFields is room for the fields of any Response: a route's (a page's five)
-// and five more.
+// MaxFields is room for the fields of any Response.
 const MaxFields = 12
 
-// Write answers req with r through net/http: headers made at load time, 304 when
-// If-None-Match names the chosen encoding's ETag, no body for HEAD. It allocates
-// nothing.
+// Write answers req with r through net/http (no body for HEAD or a 304). It
+// allocates nothing.
 func Write(w http.ResponseWriter, req *http.Request, r *Response) {
 	if enc := WriteHeader(w, req, r); enc != nil {
 		_, _ = w.Write(enc.Bytes)
 	}
 }
 
-// WriteHeader is Write without the body: it writes the status and the header
-// fields and returns the representation the body is to be (nil when none is
-// sent: HEAD, 304), for a caller that sends those bytes itself rather than
-// through w (package edge, which would otherwise copy them twice).
+// WriteHeader is Write without the body: it returns the representation to
+// send (nil for HEAD or a 304), for a caller that sends the bytes itself.
 func WriteHeader(w http.ResponseWriter, req *http.Request, r *Response) *Encoded {
 	status, enc := r.Negotiate(req.Header["Accept-Encoding"], req.Header["If-None-Match"])
 	h := w.Header()
@@ -126,13 +113,11 @@ func WriteHeader(w http.ResponseWriter, req *http.Request, r *Response) *Encoded
 	for _, f := range r.Fields(status, enc, buf[:0]) {
 		h[f.Name] = f.Value
 	}
-	if status == http.StatusNotModified {
-		w.WriteHeader(status)
-		return nil
+	if status != http.StatusNotModified {
+		h["Content-Length"] = enc.LengthHeader
 	}
-	h["Content-Length"] = enc.LengthHeader
 	w.WriteHeader(status)
-	if req.Method == http.MethodHead {
+	if status == http.StatusNotModified || req.Method == http.MethodHead {
 		return nil
 	}
 	return enc
@@ -145,12 +130,10 @@ func SetFields(h http.Header, fields []Field) {
 	}
 }
 
-// ErrorHeader is what every error answer carries: the envelope is JSON, and is
-// never cached.
+// ErrorHeader is what every error answer carries.
 var ErrorHeader = []Field{NewField("Content-Type", "application/json"), NewField("Cache-Control", "no-store")}
 
-// ETagMatch applies RFC 9110's weak comparison for If-None-Match: "*" or any listed
-// tag whose opaque part equals etag.
+// ETagMatch applies RFC 9110's weak comparison for If-None-Match.
 func ETagMatch(values []string, etag string) bool {
 	for _, v := range values {
 		for v != "" {
