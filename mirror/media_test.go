@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/representation"
@@ -56,13 +55,9 @@ func TestSyncMedia(t *testing.T) {
 }
 
 func syncMedia(t *testing.T, st store.Backend) {
-	var vs []upstreamtest.Version
-	for i := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
+	vs, err := sampleVersions()
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The first version's media paths, and the faults among them.
 	var paths []string
