@@ -76,7 +76,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 		kinds[p] = k
 	}
 	up := upstreamtest.New(vs...)
-	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: 5 * time.Second, OversizeBytes: 64 << 10}
+	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: time.Minute, OversizeBytes: 64 << 10}
 	hs := httptest.NewServer(up)
 	t.Cleanup(hs.Close)
 
@@ -84,10 +84,12 @@ func syncMedia(t *testing.T, st store.Backend) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Long enough that a machine busy with parallel tests times out no normal
+	// file (a retry would count twice); the slow one waits out any timeout.
 	polite := func(base string, maxBody int64) *upstream.Client {
 		c, err := upstream.New(upstream.Config{
 			BaseURL: base, UserAgent: upstream.UserAgent("test", "https://example.org/ops"),
-			RequestTimeout: 500 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+			RequestTimeout: 2 * time.Second, Retries: 1, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 			MaxBodyBytes: maxBody,
 		})
 		if err != nil {
