@@ -2,7 +2,6 @@ package media
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,15 +49,8 @@ func OpenDir(dir string) (*Dir, error) {
 // ValidHash says whether s is 64 lowercase hexadecimal digits: checked before
 // a hash names a file.
 func ValidHash(s string) bool {
-	if len(s) != sha256.Size*2 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
 }
 
 // Reload reads the index lines added since the last read (by another process).
@@ -183,7 +175,7 @@ func writeAtomic(name string, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("media file: %w", err)
 	}
-	_, err = io.Copy(tmp, bytes.NewReader(body))
+	_, err = tmp.Write(body)
 	if err == nil {
 		err = tmp.Sync()
 	}
