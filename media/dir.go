@@ -89,9 +89,6 @@ type entry struct {
 	File
 }
 
-// Root is the directory the mirror is in.
-func (d *Dir) Root() string { return d.dir }
-
 // Lookup names the file mirrored from upstreamURL.
 func (d *Dir) Lookup(upstreamURL string) (File, bool) {
 	d.mu.RLock()
@@ -192,10 +189,10 @@ func writeAtomic(name string, body []byte) error {
 	return nil
 }
 
-// URLs lists the media URLs of a snapshot's catalog files (name → JSON): every
-// string value that is an absolute http(s) URL but a link into the API itself
-// (starting with apiPrefix, e.g. https://valorant-api.com/v1/), once each, sorted. version.json and the string tables
-// (locres/) are not catalogs and are skipped.
+// URLs lists, once each and sorted, the media URLs of a snapshot's catalog
+// files (name → JSON; version.json and locres/ are skipped): every absolute
+// http(s) URL in a string value but links into the API itself (starting with
+// apiPrefix, e.g. https://valorant-api.com/v1/).
 func URLs(files map[string][]byte, apiPrefix string) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -35,13 +35,11 @@ const skinsPath = "weapons/skins"
 // refdata serves.
 const locresPath = "locres"
 
-// fetchSnapshot fetches the version record and every catalog this service
-// serves, in every locale (v, when it has a body, is the version record just
-// read): with ?language=all when all is set, otherwise one
-// request per locale. progress is told each answer.
-//
-// The answers are held until the snapshot is built, so together they may not
-// exceed budget (the import's --max-snapshot-bytes; 0: its default).
+// fetchSnapshot fetches the version record (unless v, just read, has its body)
+// and every catalog in every locale: with ?language=all when all is set, else
+// one request per locale; progress is told each answer. The answers are held
+// until the snapshot is built, so together they may not exceed budget (the
+// import's --max-snapshot-bytes; 0: its default).
 func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(done, total int)) (*fetched, error) {
 	orDefault(&budget, pipeline.DefaultMaxSnapshotBytes)
 	if v == nil || v.Body == nil {

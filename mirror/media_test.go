@@ -80,7 +80,8 @@ func syncMedia(t *testing.T, st store.Backend) {
 	hs := httptest.NewServer(up)
 	t.Cleanup(hs.Close)
 
-	dir, err := media.OpenDir(t.TempDir())
+	mediaRoot := t.TempDir()
+	dir, err := media.OpenDir(mediaRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +195,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 		}
 	}
 	// A reader in another process sees the second sync's files.
-	other, err := media.OpenDir(dir.Root())
+	other, err := media.OpenDir(mediaRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
