@@ -2,7 +2,6 @@ package media
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -50,15 +49,8 @@ func OpenDir(dir string) (*Dir, error) {
 // ValidHash says whether s is 64 lowercase hexadecimal digits: checked before
 // a hash names a file.
 func ValidHash(s string) bool {
-	if len(s) != sha256.Size*2 {
-		return false
-	}
-	for _, c := range []byte(s) {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
 }
 
 // Reload reads the index lines added since the last read (by another process).
@@ -96,9 +88,6 @@ type entry struct {
 	URL string `json:"url"`
 	File
 }
-
-// Root is the directory the mirror is in.
-func (d *Dir) Root() string { return d.dir }
 
 // Lookup names the file mirrored from upstreamURL.
 func (d *Dir) Lookup(upstreamURL string) (File, bool) {
@@ -183,7 +172,7 @@ func writeAtomic(name string, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("media file: %w", err)
 	}
-	_, err = io.Copy(tmp, bytes.NewReader(body))
+	_, err = tmp.Write(body)
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -200,10 +189,10 @@ func writeAtomic(name string, body []byte) error {
 	return nil
 }
 
-// URLs lists the media URLs of a snapshot's catalog files (name → JSON): every
-// string value that is an absolute http(s) URL but a link into the API itself
-// (starting with apiPrefix, e.g. https://valorant-api.com/v1/), once each, sorted. version.json and the string tables
-// (locres/) are not catalogs and are skipped.
+// URLs lists, once each and sorted, the media URLs of a snapshot's catalog
+// files (name → JSON; version.json and locres/ are skipped): every absolute
+// http(s) URL in a string value but links into the API itself (starting with
+// apiPrefix, e.g. https://valorant-api.com/v1/).
 func URLs(files map[string][]byte, apiPrefix string) []string {
 	seen := map[string]bool{}
 	var out []string

@@ -35,13 +35,11 @@ const skinsPath = "weapons/skins"
 // refdata serves.
 const locresPath = "locres"
 
-// fetchSnapshot fetches the version record and every catalog this service
-// serves, in every locale (v, when it has a body, is the version record just
-// read): with ?language=all when all is set, otherwise one
-// request per locale. progress is told each answer.
-//
-// The answers are held until the snapshot is built, so together they may not
-// exceed budget (the import's --max-snapshot-bytes; 0: its default).
+// fetchSnapshot fetches the version record (unless v, just read, has its body)
+// and every catalog in every locale: with ?language=all when all is set, else
+// one request per locale; progress is told each answer. The answers are held
+// until the snapshot is built, so together they may not exceed budget (the
+// import's --max-snapshot-bytes; 0: its default).
 func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(done, total int)) (*fetched, error) {
 	orDefault(&budget, pipeline.DefaultMaxSnapshotBytes)
 	if v == nil || v.Body == nil {
@@ -52,9 +50,9 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 	}
 	f := &fetched{files: map[string][]byte{"version.json": v.Body}, manifestID: v.ManifestID, etag: v.ETag}
 	cats := catalog.SourceCategories()
-	langs := []string{"all"}
-	if !all {
-		langs = catalog.Locales[:]
+	lead, langs := "en-US", catalog.Locales[:]
+	if all {
+		lead, langs = "all", []string{"all"}
 	}
 	total := (len(cats)+1)*len(langs) + 1 // an estimate until the first round is in
 	var done atomic.Int64
@@ -69,11 +67,6 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 	type key struct{ name, lang string }
 	var mu sync.Mutex
 	bodies := map[key][]byte{}
-	names := make([]string, 0, len(cats)+1)
-	for _, cat := range cats {
-		names = append(names, cat.Name())
-	}
-	names = append(names, skinsPath)
 	fetchAll := func(reqs []key) error {
 		g, gctx := errgroup.WithContext(ctx)
 		for _, k := range reqs {
@@ -104,33 +97,26 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 		return g.Wait()
 	}
 	// First en-US (or all) of every catalog; then, per locale, only the catalogs
-	// the upstream has: a catalog it lacks costs one request, not 18.
-	var first []key
-	for _, name := range names {
-		first = append(first, key{name, langs[min(catalog.DefaultLocale, len(langs)-1)]})
+	// the upstream has: a catalog it lacks costs one request, not 18. Only
+	// en-US skins are authoritative; language=all has no locres/all.
+	first := []key{{skinsPath, lead}, {locresPath, "en-US"}}
+	for _, cat := range cats {
+		first = append(first, key{cat.Name(), lead})
 	}
-	first = append(first, key{locresPath, "en-US"}) // language=all has no locres/all
 	if err := fetchAll(first); err != nil {
 		return nil, err
 	}
 	var rest []key
-	if _, ok := bodies[key{locresPath, "en-US"}]; ok {
-		for _, lang := range catalog.Locales {
-			if lang != "en-US" {
-				rest = append(rest, key{locresPath, lang})
-			}
+	for _, k := range first[1:] {
+		others := langs
+		if k.name == locresPath {
+			others = catalog.Locales[:]
 		}
-	}
-	for _, name := range names {
-		if name == skinsPath {
-			continue // only en-US skins are authoritative
-		}
-		if _, ok := bodies[key{name, first[0].lang}]; !ok {
-			continue
-		}
-		for _, lang := range langs {
-			if lang != first[0].lang {
-				rest = append(rest, key{name, lang})
+		if _, ok := bodies[k]; ok {
+			for _, lang := range others {
+				if lang != k.lang {
+					rest = append(rest, key{k.name, lang})
+				}
 			}
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/upstream"
 )
@@ -22,11 +24,8 @@ type MediaOptions struct {
 	// is skipped), and its timeouts, retries and User-Agent apply.
 	Client *upstream.Client
 	Dir    *media.Dir
-	// Concurrency bounds the files fetched at once (0: upstream.DefaultConcurrency).
+	// Concurrency bounds the files fetched at once.
 	Concurrency int
-	// Timeout bounds one pass; the files left are fetched by the next
-	// (0: half the sync's Timeout, so the import keeps the rest).
-	Timeout time.Duration
 }
 
 // MediaResult is what one media pass did.
@@ -60,36 +59,28 @@ func (f *Follower) syncMedia(ctx context.Context, files map[string][]byte) *Medi
 	if len(todo) == 0 {
 		return res
 	}
-	timeout := mo.Timeout
-	if timeout <= 0 {
-		timeout = f.opt.Timeout / 2
-	}
+	// Half the sync's deadline, so the import keeps the rest; the files left
+	// are fetched by the next pass.
+	timeout := f.opt.Timeout / 2
 	ctx, cancel := context.WithTimeoutCause(ctx, timeout, fmt.Errorf("the media pass's deadline of %s passed; the rest is fetched next time", timeout))
 	defer cancel()
-	work := make(chan string)
 	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range max(mo.Concurrency, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for u := range work {
-				err := fetchMedia(ctx, mo, u)
-				mu.Lock()
-				if err != nil {
-					res.Skipped = append(res.Skipped, MediaSkip{URL: u, Reason: err.Error()})
-				} else {
-					res.Fetched++
-				}
-				mu.Unlock()
-			}
-		}()
-	}
+	var g errgroup.Group
+	g.SetLimit(max(mo.Concurrency, 1))
 	for _, u := range todo {
-		work <- u
+		g.Go(func() error {
+			err := fetchMedia(ctx, mo, u)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				res.Skipped = append(res.Skipped, MediaSkip{URL: u, Reason: err.Error()})
+			} else {
+				res.Fetched++
+			}
+			return nil
+		})
 	}
-	close(work)
-	wg.Wait()
+	_ = g.Wait()
 	for _, s := range res.Skipped {
 		f.opt.Logger.Warn("media not mirrored", "url", s.URL, "reason", s.Reason)
 	}

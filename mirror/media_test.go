@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/representation"
@@ -56,13 +55,9 @@ func TestSyncMedia(t *testing.T) {
 }
 
 func syncMedia(t *testing.T, st store.Backend) {
-	var vs []upstreamtest.Version
-	for i := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
+	vs, err := sampleVersions()
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The first version's media paths, and the faults among them.
 	var paths []string
@@ -81,18 +76,21 @@ func syncMedia(t *testing.T, st store.Backend) {
 		kinds[p] = k
 	}
 	up := upstreamtest.New(vs...)
-	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: 5 * time.Second, OversizeBytes: 64 << 10}
+	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: time.Minute, OversizeBytes: 64 << 10}
 	hs := httptest.NewServer(up)
 	t.Cleanup(hs.Close)
 
-	dir, err := media.OpenDir(t.TempDir())
+	mediaRoot := t.TempDir()
+	dir, err := media.OpenDir(mediaRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Long enough that a machine busy with parallel tests times out no normal
+	// file (a retry would count twice); the slow one waits out any timeout.
 	polite := func(base string, maxBody int64) *upstream.Client {
 		c, err := upstream.New(upstream.Config{
 			BaseURL: base, UserAgent: upstream.UserAgent("test", "https://example.org/ops"),
-			RequestTimeout: 500 * time.Millisecond, Retries: 1, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
+			RequestTimeout: 2 * time.Second, Retries: 1, Backoff: time.Millisecond, MaxBackoff: 5 * time.Millisecond,
 			MaxBodyBytes: maxBody,
 		})
 		if err != nil {
@@ -197,7 +195,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 		}
 	}
 	// A reader in another process sees the second sync's files.
-	other, err := media.OpenDir(dir.Root())
+	other, err := media.OpenDir(mediaRoot)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package mirror
 
 import (
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +18,6 @@ type Metrics struct {
 	duration    prometheus.Histogram
 	info        *prometheus.GaugeVec
 	media       *prometheus.CounterVec
-	mu          sync.Mutex
 }
 
 // NewMetrics registers sync's metrics with reg.
@@ -65,9 +63,7 @@ func (m *Metrics) upstream(url, id string) {
 	if m == nil || id == "" {
 		return
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.info.Reset()
+	m.info.Reset() // one Sync at a time: no other call between these two
 	m.info.WithLabelValues(url, id).Set(1)
 }
 

@@ -1,9 +1,8 @@
 // Package mirror keeps a version store current from an upstream in the public
-// API's shape: it watches the upstream's /v1/version, fetches a consistent
-// snapshot of every catalog in every locale when it changed, and runs it through
-// the import pipeline (validate, guard, diff, render, publish). Nothing is
-// published unless the whole snapshot was fetched and passed validation and the
-// shrink guard.
+// API's shape: when its /v1/version changed, it fetches a consistent snapshot
+// of every catalog in every locale and imports it through the pipeline.
+// Nothing is published unless the whole snapshot was fetched and passed
+// validation and the shrink guard.
 package mirror
 
 import (
@@ -14,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"time"
 
@@ -25,9 +25,12 @@ import (
 // Defaults for Options' zero fields.
 const (
 	DefaultContentCheck = time.Hour
-	DefaultMaxRestarts  = 3
 	DefaultTimeout      = 15 * time.Minute
 )
+
+// maxRestarts bounds the fetches started over because the upstream's version
+// moved while fetching.
+const maxRestarts = 3
 
 // Options configure a Follower.
 type Options struct {
@@ -37,12 +40,8 @@ type Options struct {
 	// its Context and Force are set per sync.
 	Import pipeline.Options
 	// ContentCheck is how often the whole snapshot is fetched and hashed even
-	// when /v1/version says nothing changed: the public API's version record has
-	// lagged its data before (0: DefaultContentCheck).
+	// when /v1/version is unchanged: its record has lagged the data (0: DefaultContentCheck).
 	ContentCheck time.Duration
-	// MaxRestarts bounds the fetches started over because the upstream's
-	// version moved while fetching (0: DefaultMaxRestarts).
-	MaxRestarts int
 	// Timeout is the total deadline of one sync (0: DefaultTimeout).
 	Timeout time.Duration
 	// LanguageAll: "auto" asks ?language=all only when the upstream's
@@ -50,11 +49,9 @@ type Options struct {
 	LanguageAll string
 	Logger      *slog.Logger
 	Metrics     *Metrics
-	// Progress, when set, is told the requests answered out of the total.
-	Progress func(done, total int)
-	Now      func() time.Time
-	// Media, when set, mirrors the media a fetched snapshot references before
-	// it is imported (media.go).
+	Progress    func(done, total int) // told the requests answered out of the total
+	Now         func() time.Time
+	// Media, when set, mirrors the media a snapshot references before its import.
 	Media *MediaOptions
 }
 
@@ -97,15 +94,12 @@ func New(opt Options) (*Follower, error) {
 		return nil, errors.New("follow: a client and a store are needed")
 	}
 	orDefault(&opt.ContentCheck, DefaultContentCheck)
-	orDefault(&opt.MaxRestarts, DefaultMaxRestarts)
 	orDefault(&opt.Timeout, DefaultTimeout)
 	opt.Logger = cmp.Or(opt.Logger, slog.New(slog.DiscardHandler))
 	if opt.Now == nil {
 		opt.Now = time.Now
 	}
-	switch opt.LanguageAll {
-	case "", "auto", "always", "never":
-	default:
+	if !slices.Contains([]string{"", "auto", "always", "never"}, opt.LanguageAll) {
 		return nil, fmt.Errorf("follow: language-all %q: want auto, always or never", opt.LanguageAll)
 	}
 	return &Follower{opt: opt}, nil
@@ -205,7 +199,7 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 		res.Restarts++
 		v = after
 		f.opt.Logger.Warn("the upstream published while we fetched; starting over", "was", snap.manifestID, "now", after.ManifestID, "restart", res.Restarts)
-		if res.Restarts > f.opt.MaxRestarts {
+		if res.Restarts > maxRestarts {
 			return res, fmt.Errorf("the upstream's version moved during %d fetches in a row (last %s → %s); nothing published", res.Restarts, snap.manifestID, after.ManifestID)
 		}
 	}

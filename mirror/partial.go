@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/envelope"
@@ -109,13 +110,10 @@ func partial(base, loc any) (any, bool) {
 		if !ok {
 			return loc, true
 		}
-		keyed := len(l) > 0
-		for _, e := range l {
-			if m, ok := e.(map[string]any); !ok || (m["uuid"] == nil && m["tier"] == nil) {
-				keyed = false
-				break
-			}
-		}
+		keyed := len(l) > 0 && !slices.ContainsFunc(l, func(e any) bool {
+			m, ok := e.(map[string]any)
+			return !ok || m["uuid"] == nil && m["tier"] == nil
+		})
 		var out []any
 		last := -1
 		for i, e := range l {

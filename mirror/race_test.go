@@ -2,7 +2,6 @@
 
 package mirror_test
 
-// raceOn: under the race detector (make test-race) the syncs of real captures
-// take two versions, not three (make test three, make stress all 15), and the
-// mirror follows the trimmed sample versions.
+// raceOn: under the race detector (make test-race) the mirror follows the
+// trimmed sample versions only, not real captures.
 const raceOn = true

@@ -13,14 +13,11 @@ import (
 )
 
 // syncRefdata follows another refdata through the client generated from
-// openapi.yaml. What changed comes from its /v1/diff/{ours}/{theirs} when it
-// retains our active version (one request, and the import's own diff must
-// agree with it); the data comes from its /v1/export/{theirs}: the stored
-// snapshot, source data. Its catalog and item routes are not used for data:
-// they serve rendered bodies (map callouts converted to minimap positions,
-// defaults filled in), and rendering is not idempotent, so importing them as
-// source would convert twice — the export is the one faithful copy, and one
-// request.
+// openapi.yaml: what changed from its /v1/diff/{ours}/{theirs} when it retains
+// our active version (the import's own diff must agree), the data from its
+// /v1/export/{theirs}, the stored source snapshot. Its catalog routes serve
+// rendered bodies, and rendering is not idempotent: importing them as source
+// would convert twice.
 func (f *Follower) syncRefdata(ctx context.Context, st State, theirs string, etag string, res *Result) error {
 	c, err := gen.NewClientWithResponses(f.opt.Client.BaseURL(), gen.WithHTTPClient(f.opt.Client))
 	if err != nil {

@@ -4,12 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,17 +34,61 @@ var fixed = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 
 func now() time.Time { return fixed }
 
+// sampleRoot holds the sample versions written once for every test here
+// (sampleDirs); TestMain removes it.
+var sampleRoot string
+
+func TestMain(m *testing.M) {
+	var err error
+	if sampleRoot, err = os.MkdirTemp("", "mirror-samples-"); err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(sampleRoot)
+	os.Exit(code)
+}
+
+// sampleDirs writes the embedded sample versions (0 the older) once: trimmed
+// under -short (fixtures.Write: every file, catalog, locale and kind of
+// change, a few items each), whole otherwise (make stress). They are read
+// only.
+var sampleDirs = sync.OnceValues(func() ([]string, error) {
+	var dirs []string
+	for _, v := range fixtures.Versions() {
+		nn, _, _ := strings.Cut(path.Base(v), "_")
+		dir := filepath.Join(sampleRoot, "v"+nn)
+		if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+})
+
+// sampleVersions are the sample versions as a stand-in serves them, read once.
+var sampleVersions = sync.OnceValues(func() ([]upstreamtest.Version, error) {
+	dirs, err := sampleDirs()
+	if err != nil {
+		return nil, err
+	}
+	var vs []upstreamtest.Version
+	for _, dir := range dirs {
+		v, err := upstreamtest.FromSnapshot(os.DirFS(dir), ".")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
+})
+
 // fixtureStandIn serves the embedded sample versions (14, then 15 after
 // Publish(1)) in all 18 locales, with their translations.
 func fixtureStandIn(t testing.TB) (*upstreamtest.Server, string) {
 	t.Helper()
-	var vs []upstreamtest.Version
-	for i := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		vs = append(vs, v)
+	vs, err := sampleVersions()
+	if err != nil {
+		t.Fatal(err)
 	}
 	up := upstreamtest.New(vs...)
 	hs := httptest.NewServer(up)
@@ -224,10 +270,12 @@ func importFixtures(t testing.TB, upto int) *store.Store {
 // them in 18 locales gives the bodies importing them gives — per locale and with
 // language=all — and a second check is one conditional request.
 func TestSyncFixtures(t *testing.T) {
+	t.Parallel()
 	imported14, imported15 := importFixtures(t, 0), importFixtures(t, 1)
 	for _, all := range []bool{false, true} {
 		name := map[bool]string{false: "per-locale", true: "language=all"}[all]
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			up, url := fixtureStandIn(t)
 			up.AdvertiseAll.Store(all)
 			st := openStore(t)
@@ -262,19 +310,18 @@ func TestSyncFixtures(t *testing.T) {
 
 // TestSyncCaptures: syncing real captures in order from a stand-in reproduces
 // byte for byte what importing the same captures serves, stored files included.
-// -short takes 08–10 (09 has skins that disagree with their weapons); the
-// full tier (make stress), or REFDATA_SYNC_FULL=1, all 15.
+// -short takes 08 and 09 (09 has skins that disagree with their weapons, and
+// is an incremental sync); the full tier (make stress), or REFDATA_SYNC_FULL=1,
+// all 15.
 func TestSyncCaptures(t *testing.T) {
+	t.Parallel()
 	root := fixtures.SharedData(t, "upstream-en-US")
 	vs, err := upstreamtest.FromCaptures(root)
 	if err != nil || len(vs) == 0 {
 		t.Fatalf("no captures in %s: %v", root, err)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
-	first, last := 7, 9
-	if raceOn {
-		last = 8 // 08 and 09 (the one whose nested skins disagree)
-	}
+	first, last := 7, 8
 	if full() {
 		first, last = 0, len(vs)-1
 	}
@@ -312,6 +359,7 @@ var treeHash = storetest.TreeHash
 // TestSyncFaults: every fault leaves the store as it was (the active version
 // untouched), and the next sync, fault gone, publishes.
 func TestSyncFaults(t *testing.T) {
+	t.Parallel()
 	onCatalog := func(p string, f func(w http.ResponseWriter, r *http.Request)) func(w http.ResponseWriter, r *http.Request) bool {
 		return func(w http.ResponseWriter, r *http.Request) bool {
 			if r.URL.Path != "/v1/"+p {
@@ -431,6 +479,7 @@ func TestSyncFaults(t *testing.T) {
 // TestSyncRestartsOnceWhenPublishedMidFetch: a version published while a
 // fetch runs is noticed on the re-check; the sync starts over and publishes it.
 func TestSyncRestartsOnceWhenPublishedMidFetch(t *testing.T) {
+	t.Parallel()
 	up, url := fixtureStandIn(t)
 	st := openStore(t)
 	f := newFollower(t, url, st, tuning{})
@@ -452,6 +501,7 @@ func TestSyncRestartsOnceWhenPublishedMidFetch(t *testing.T) {
 // re-published while that version is active, and held once an operator has
 // rolled back to another one.
 func TestSyncContentChangeAndRollback(t *testing.T) {
+	t.Parallel()
 	up, url := fixtureStandIn(t)
 	st := openStore(t)
 	c, _ := upstream.New(upstream.Config{BaseURL: url, Backoff: time.Millisecond})
@@ -533,15 +583,12 @@ func firstDifference(x, y *representation.Body) string {
 // with -short).
 func full() bool { return !testing.Short() || os.Getenv("REFDATA_SYNC_FULL") != "" }
 
-// sampleDir writes embedded sample version i (0 the older) to a temporary
-// directory: trimmed under -short (fixtures.Write: every file, catalog,
-// locale and kind of change, a few items each), whole otherwise (make stress).
+// sampleDir is the directory of sample version i (sampleDirs).
 func sampleDir(t testing.TB, i int) string {
 	t.Helper()
-	nn, _, _ := strings.Cut(path.Base(fixtures.Versions()[i]), "_")
-	dir := filepath.Join(t.TempDir(), "v"+nn)
-	if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
+	dirs, err := sampleDirs()
+	if err != nil {
 		t.Fatal(err)
 	}
-	return dir
+	return dirs[i]
 }

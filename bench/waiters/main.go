@@ -38,6 +38,8 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
 	etag, from := res.Header.Get("ETag"), res.Header.Get("X-Data-Version")
 	fmt.Printf("serving %s; RSS %s\n", from, rss(*pid))
 	fmt.Printf("load on %s at rest: %s\n", *load, measure(*addr, *load, 5*time.Second))
@@ -121,19 +123,12 @@ func main() {
 func get(addr, path string) (*http.Response, error) {
 	req, _ := http.NewRequest("GET", "http://"+addr+path, nil)
 	req.Header.Set("User-Agent", ua)
-	res, err := http.DefaultClient.Do(req)
-	if err == nil {
-		_, _ = io.Copy(io.Discard, res.Body)
-		res.Body.Close()
-	}
-	return res, err
+	return http.DefaultClient.Do(req)
 }
 
 // held reads refdata_held_requests.
 func held(addr string) int {
-	req, _ := http.NewRequest("GET", "http://"+addr+"/v1/metrics", nil)
-	req.Header.Set("User-Agent", ua)
-	res, err := http.DefaultClient.Do(req)
+	res, err := get(addr, "/v1/metrics")
 	if err != nil {
 		return 0
 	}

@@ -97,12 +97,14 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 		return st, err
 	}
 	var fallback *edition.Edition // served while the store has no version
-	var err error
 	if o.sample {
-		if fallback, err = embeddedEdition(); err != nil {
+		r, err := fixtures.Newest()
+		if err != nil {
 			return err
 		}
+		fallback = edition.New(r)
 	}
+	var err error
 	var r *replica.Repository
 	if isDatabase(o.dir) {
 		r, err = replica.OpenRetrying(ctx, open, logger, served, fallback, 2*time.Second, repo)
@@ -167,16 +169,6 @@ func embeddedRepository(logger *slog.Logger, effort representation.Effort) (*edi
 		"version", ed.Version.Version, "manifestId", ed.ManifestID,
 		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
 	return s, nil
-}
-
-// embeddedEdition is the newest embedded sample version, uncompressed: what
-// --sample-until-imported serves until a version is imported.
-func embeddedEdition() (*edition.Edition, error) {
-	r, err := fixtures.Newest()
-	if err != nil {
-		return nil, err
-	}
-	return edition.New(r), nil
 }
 
 func isDatabase(spec string) bool {

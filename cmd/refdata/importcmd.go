@@ -55,10 +55,6 @@ func importCmd(ctx context.Context, c *cli) error {
 	if err != nil {
 		return err
 	}
-	var rewrite func(string) (string, bool)
-	if lib != nil {
-		rewrite = mf.rewrite(lib)
-	}
 	var nameFiles iofs.FS // --names, nil when not given
 	if *names != "" {
 		nameFiles = os.DirFS(*names)
@@ -66,7 +62,7 @@ func importCmd(ctx context.Context, c *cli) error {
 	rep, err := pipeline.Import(st, args[0], pipeline.Options{
 		Retain: *retain, Progress: progress(c.stderr), Context: ctx,
 		LockTimeout: *lockTimeout, MaxFileBytes: *maxFile, MaxSnapshotBytes: *maxSnap, MaxJSONDepth: *maxDepth,
-		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: nameFiles, MediaURL: rewrite,
+		AllowShrink: *allowShrink, ShrinkLimit: *shrinkLimit, Force: *force, Names: nameFiles, MediaURL: mf.rewrite(lib),
 	})
 	endProgress(c.stderr)
 	out := c.stdout

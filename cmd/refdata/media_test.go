@@ -27,7 +27,8 @@ import (
 // served bodies point to the public URL for the files mirrored, and a server
 // over the store answers /media/{sha256} with them.
 func TestSyncMediaCommand(t *testing.T) {
-	vs := sampleVersions(t)
+	t.Parallel()
+	vs := standInVersions(t)
 	up := upstreamtest.New(vs...)
 	var first string
 	for _, u := range media.URLs(map[string][]byte{"en-US/agents.json": vs[0].Catalogs["agents"]["en-US"]}, "") {

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/media"
-	"github.com/refdata/refdata/mirror"
-	"github.com/refdata/refdata/upstream"
 )
 
 // DefaultMediaMaxBytes caps one mirrored file: the largest real videos are a
@@ -80,20 +78,4 @@ func (mf *mediaFlags) rewrite(lib *media.Dir) func(string) (string, bool) {
 		f, ok := lib.Lookup(u)
 		return base + f.Path(), ok
 	}
-}
-
-// options are the sync's media pass, nil without --media.
-func (mf *mediaFlags) options(lib *media.Dir, sf *syncFlags, userAgent string) (*mirror.MediaOptions, error) {
-	if !mf.fetch || lib == nil {
-		return nil, nil
-	}
-	// The client's base URL only names it: media URLs are absolute.
-	c, err := upstream.New(upstream.Config{
-		BaseURL: "https://media.invalid", UserAgent: userAgent, Concurrency: sf.concurrency,
-		RequestTimeout: sf.requestTimeout, Retries: sf.retries, MaxBodyBytes: mf.maxBytes,
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &mirror.MediaOptions{Client: c, Dir: lib, Concurrency: sf.concurrency}, nil
 }

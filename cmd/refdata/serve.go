@@ -51,9 +51,7 @@ func serve(ctx context.Context, c *cli) error {
 	}
 	opts.dir, opts.sync = data(), &sf
 	lvl, err := level()
-	if err == nil {
-		err = cmp.Or(checkAddr("addr", *addr), opts.check())
-	}
+	err = cmp.Or(err, checkAddr("addr", *addr), opts.check())
 	if err == nil && *maxWaiters < 1 {
 		err = usagef("--max-waiters %d: give at least 1", *maxWaiters)
 	}
@@ -141,19 +139,16 @@ func listenAndServe(ctx context.Context, ln net.Listener, es *edge.Server, logge
 	errc := make(chan error, 1)
 	go func() { errc <- es.Serve(ln) }()
 	var failed error
-wait:
-	for {
+	for failed == nil && ctx.Err() == nil {
 		select {
 		case err := <-errc:
 			return err
 		case err := <-loaded:
 			loaded = nil // loading is over: never selected again
-			if err != nil && ctx.Err() == nil {
+			if ctx.Err() == nil {
 				failed = err
-				break wait
 			}
 		case <-ctx.Done():
-			break wait
 		}
 	}
 	logger.Info("shutting down")
@@ -181,9 +176,7 @@ func readBuild() build {
 	if !ok {
 		bi = &debug.BuildInfo{GoVersion: runtime.Version()}
 	}
-	if version != "" {
-		bi.Main.Version = version
-	}
+	bi.Main.Version = cmp.Or(version, bi.Main.Version)
 	return buildOf(bi)
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,7 +33,8 @@ import (
 // 14), a sync that finds 15 unchanged leaves the rollback alone, and
 // import --force of the stored 15 re-publishes it.
 func TestSyncActivateForce(t *testing.T) {
-	vs := sampleVersions(t)
+	t.Parallel()
+	vs := standInVersions(t)
 	up := upstreamtest.New(vs...)
 	hs := httptest.NewServer(up)
 	defer hs.Close()
@@ -93,6 +96,7 @@ func TestSyncActivateForce(t *testing.T) {
 // what `refdata import` takes: the new store holds the same files (same
 // content hash), and the export's ETag gives a 304.
 func TestExportImport(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	for i := range fixtures.Versions() {
 		dir := sampleDir(t, i)
@@ -155,29 +159,69 @@ func TestExportImport(t *testing.T) {
 	}
 }
 
-// sampleDir writes embedded sample version i (0 the older) to a temporary
-// directory: trimmed under -short (fixtures.Write: every file, catalog,
-// locale and kind of change, a few items each), whole otherwise (make stress).
-func sampleDir(t *testing.T, i int) string {
-	t.Helper()
-	nn, _, _ := strings.Cut(filepath.Base(fixtures.Versions()[i]), "_")
-	dir := filepath.Join(t.TempDir(), "v"+nn)
-	if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
-		t.Fatal(err)
+// sampleRoot holds the sample versions written once for every test here
+// (sampleDirs); TestMain removes it.
+var sampleRoot string
+
+func TestMain(m *testing.M) {
+	var err error
+	if sampleRoot, err = os.MkdirTemp("", "refdata-samples-"); err != nil {
+		panic(err)
 	}
-	return dir
+	code := m.Run()
+	_ = os.RemoveAll(sampleRoot)
+	os.Exit(code)
 }
 
-// sampleVersions are the sample versions as a stand-in upstream serves them.
-func sampleVersions(t *testing.T) []upstreamtest.Version {
+// sampleDirs writes the embedded sample versions once (trimmed with -short);
+// they are read only.
+var sampleDirs = sync.OnceValues(func() ([]string, error) {
+	var dirs []string
+	for _, v := range fixtures.Versions() {
+		nn, _, _ := strings.Cut(filepath.Base(v), "_")
+		dir := filepath.Join(sampleRoot, "v"+nn)
+		if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
+			return nil, err
+		}
+		dirs = append(dirs, dir)
+	}
+	return dirs, nil
+})
+
+// sampleDir is the directory of sample version i (0 the older).
+func sampleDir(t *testing.T, i int) string {
 	t.Helper()
+	dirs, err := sampleDirs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dirs[i]
+}
+
+// sampleVersions are the sample versions as a stand-in upstream serves them,
+// read once.
+var sampleVersions = sync.OnceValues(func() ([]upstreamtest.Version, error) {
+	dirs, err := sampleDirs()
+	if err != nil {
+		return nil, err
+	}
 	var vs []upstreamtest.Version
-	for i := range fixtures.Versions() {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(sampleDir(t, i)), ".")
+	for _, dir := range dirs {
+		v, err := upstreamtest.FromSnapshot(os.DirFS(dir), ".")
 		if err != nil {
-			t.Fatal(err)
+			return nil, fmt.Errorf("%s: %w", dir, err)
 		}
 		vs = append(vs, v)
+	}
+	return vs, nil
+})
+
+// standInVersions is sampleVersions, or the test fails.
+func standInVersions(t *testing.T) []upstreamtest.Version {
+	t.Helper()
+	vs, err := sampleVersions()
+	if err != nil {
+		t.Fatal(err)
 	}
 	return vs
 }
@@ -186,7 +230,8 @@ func sampleVersions(t *testing.T) []upstreamtest.Version {
 // process: the upstream's version is served once synced, and the scrape has
 // the sync series, clean under promlint.
 func TestServeSync(t *testing.T) {
-	vs := sampleVersions(t)
+	t.Parallel()
+	vs := standInVersions(t)
 	up := upstreamtest.New(vs[1])
 	hs := httptest.NewServer(up)
 	defer hs.Close()

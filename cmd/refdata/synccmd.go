@@ -57,18 +57,24 @@ func (sf *syncFlags) check(flag, from string) error {
 }
 
 func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(int, int)) (*mirror.Follower, error) {
-	ua := upstream.UserAgent(readBuild().userAgentVersion, sf.contact)
-	mo, err := sf.media.options(sf.mediaDir, sf, ua)
+	cfg := upstream.Config{
+		BaseURL: from, UserAgent: upstream.UserAgent(readBuild().userAgentVersion, sf.contact),
+		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
+		MaxBodyBytes: sf.maxBody, Observe: m.Observe,
+	}
+	c, err := upstream.New(cfg)
 	if err != nil {
 		return nil, err
 	}
-	c, err := upstream.New(upstream.Config{
-		BaseURL: from, UserAgent: ua,
-		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
-		MaxBodyBytes: sf.maxBody, Observe: m.Observe,
-	})
-	if err != nil {
-		return nil, err
+	var mo *mirror.MediaOptions // the media pass, with --media
+	if sf.media.fetch && sf.mediaDir != nil {
+		// The client's base URL only names it: media URLs are absolute.
+		cfg.BaseURL, cfg.MaxBodyBytes, cfg.Observe = "https://media.invalid", sf.media.maxBytes, nil
+		mc, err := upstream.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		mo = &mirror.MediaOptions{Client: mc, Dir: sf.mediaDir, Concurrency: sf.concurrency}
 	}
 	return mirror.New(mirror.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
