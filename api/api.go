@@ -75,13 +75,12 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
 		r.Use(needsVersion(srv.Repo))
-		gen.HandlerWithOptions(srv, gen.ChiServerOptions{
-			BaseRouter:       r,
-			ErrorHandlerFunc: paramError,
-		})
+		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.Catalogs}}
+		gen.HandlerWithOptions(srv, opts)
 		// The pinned routes: every catalog route again under a version,
 		// answered by the same handlers (impl.Server.Pinned).
-		catalogs := gen.HandlerWithOptions(srv, gen.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: paramError})
+		opts.BaseRouter = chi.NewRouter()
+		catalogs := gen.HandlerWithOptions(srv, opts)
 		pinned := srv.Pinned(catalogs)
 		for _, rt := range catalogs.(chi.Routes).Routes() {
 			if p, ok := impl.PinnedPattern(rt.Pattern); ok {

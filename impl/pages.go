@@ -50,7 +50,7 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 
 // GetChangesPage serves the changelog of the latest version pair.
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
-	loc, err := parseLanguage((*string)(p.Language), false)
+	loc, err := parseLanguage(deref(p.Language), false)
 	if err != nil {
 		s.failPage(w, r, err)
 		return
@@ -69,7 +69,7 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 			return
 		}
 	}
-	loc, err := parseLanguage((*string)(p.Language), false)
+	loc, err := parseLanguage(deref(p.Language), false)
 	if err != nil {
 		s.failPage(w, r, err)
 		return
@@ -122,7 +122,7 @@ func browseTarget(name string, lang *string) (catalog.Category, int, error) {
 	if !ok || strings.Contains(name, "/") {
 		return 0, 0, catalog.Errorf(catalog.ENOTFOUND, "there is no catalog %q; /browse lists them", name)
 	}
-	loc, err := parseLanguage(lang, false)
+	loc, err := parseLanguage(deref(lang), false)
 	return c, loc, err
 }
 

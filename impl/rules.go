@@ -41,7 +41,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	} else {
 		t = time.Now()
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(deref(lang), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -75,7 +75,7 @@ func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level strin
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "level %q is not an account level; use a non-negative integer in decimal digits, e.g. level=57", level))
 		return
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(deref(lang), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -101,7 +101,7 @@ func (s *Server) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Reques
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a competitive season UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", uuid))
 		return
 	}
-	loc, err := parseLanguage((*string)(p.Language), true)
+	loc, err := parseLanguage(deref(p.Language), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return

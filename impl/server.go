@@ -15,6 +15,10 @@ import (
 
 // Server answers the API's routes from a Repository.
 type Server struct {
+	// Unimplemented stands in for the catalog routes' methods: Catalogs
+	// answers those routes.
+	gen.Unimplemented
+
 	Repo edition.Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
@@ -49,21 +53,29 @@ var _ gen.ServerInterface = (*Server)(nil)
 
 // parseLanguage resolves a language parameter to a locale index, or to
 // catalog.AllLocales for "all" (any letter case) when all is allowed.
-func parseLanguage(lang *string, all bool) (int, error) {
-	if lang == nil || *lang == "" {
+func parseLanguage(lang string, all bool) (int, error) {
+	if lang == "" {
 		return catalog.DefaultLocale, nil
 	}
-	if loc, ok := catalog.ParseLocale(*lang); ok {
+	if loc, ok := catalog.ParseLocale(lang); ok {
 		return loc, nil
 	}
-	if all && strings.EqualFold(*lang, "all") {
+	if all && strings.EqualFold(lang, "all") {
 		return catalog.AllLocales, nil
 	}
 	also := ", or all for every locale at once"
 	if !all {
 		also = "; a page shows one language, so all is not accepted here"
 	}
-	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", *lang, catalog.SupportedLocales, also)
+	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", lang, catalog.SupportedLocales, also)
+}
+
+// deref is *p, or "" for nil: what an optional parameter left out means.
+func deref[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
 }
 
 // parseManifestID checks a manifest ID from a path: it is only ever compared
@@ -75,8 +87,8 @@ func parseManifestID(id, listed string) error {
 	return nil
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *gen.Language) {
-	loc, err := parseLanguage((*string)(lang), true)
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang string) {
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -87,7 +99,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 
 // filtered serves a list filtered by a boolean field: value is "true" or
 // "false" in any letter case.
-func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value string, lang *gen.Language) {
+func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value, lang string) {
 	var want bool
 	switch {
 	case strings.EqualFold(value, "true"):
@@ -97,7 +109,7 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s %q is not supported; use true or false (any letter case), or leave it out for every %s", field, value, c.Noun()))
 		return
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -106,13 +118,13 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 	serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
-func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
+func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang string) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
 		return
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
