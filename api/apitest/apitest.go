@@ -34,7 +34,6 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -115,10 +114,10 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 		case http.StatusMovedPermanently:
 			c.checkRedirect(t, req, res, body)
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
-			c.checkError(t, req, res, body)
+			c.CheckError(t, req, res, body)
 		default:
 			t.Errorf("%s %s: outside the spec (%v) but answered %d", method, req.URL, err, res.StatusCode)
-			c.checkError(t, req, res, body)
+			c.CheckError(t, req, res, body)
 		}
 		return res
 	}
@@ -183,7 +182,7 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 		validated.Store(rawKey, true)
 	}
 	if res.StatusCode >= 400 {
-		c.checkError(t, req, res, body)
+		c.CheckError(t, req, res, body)
 	}
 	if res.StatusCode == http.StatusNotModified && len(body) != 0 {
 		t.Errorf("%s %s: 304 with a body", method, req.URL)
@@ -248,9 +247,10 @@ func requestPath(req *http.Request) string {
 	return p
 }
 
-// checkError validates an error answer as the spec has it for the request's
-// path: an error page (checkErrorPage) or the JSON envelope (checkEnvelope).
-func (c *Checker) checkError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+// CheckError validates an error answer as the spec has it for the request's
+// path: an error page (CheckErrorPage) or the JSON envelope; tests call it for
+// a request refused before routing.
+func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	if pagePath(requestPath(req)) {
 		c.CheckErrorPage(t, req, res, body)
@@ -547,63 +547,6 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 			t.Errorf("%s %s: body: %v", req.Method, out.URL, err)
 		}
 	})
-}
-
-// CheckError validates an error answer that no route of the spec describes (a
-// request refused before routing): on a page path an error page
-// (CheckErrorPage), elsewhere JSON in the Error schema, with the status.
-func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
-	t.Helper()
-	c.checkError(t, req, res, body)
-}
-
-// CheckEdition validates every body an edition serves on catalog routes — each
-// list and each item, in every locale — against the operation's body schema in
-// openapi.yaml (`<Schema>ListBody`, `<Schema>Body`). Bodies shared between locales
-// are checked once.
-func CheckEdition(t testing.TB, ed *edition.Edition) {
-	t.Helper()
-	doc, err := catalog.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := map[*representation.Body]bool{}
-	check := func(schema string, b *representation.Body, what string) {
-		if b == nil || checked[b] {
-			return
-		}
-		checked[b] = true
-		// The same bytes under the same schema were valid in an earlier edition
-		// (consecutive versions share most bodies): not walked again.
-		key := validatedKey("schema "+schema, 0, "", b.JSON)
-		if _, ok := validated.Load(key); ok {
-			return
-		}
-		defer func() {
-			if !t.Failed() {
-				validated.Store(key, true)
-			}
-		}()
-		ref := doc.Components.Schemas[schema]
-		if ref == nil || ref.Value == nil {
-			t.Fatalf("openapi.yaml has no schema %s", schema)
-		}
-		var v any
-		if err := json.Unmarshal(b.JSON, &v); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if err := ref.Value.VisitJSON(v); err != nil {
-			t.Errorf("%s does not match %s: %v", what, schema, err)
-		}
-	}
-	for _, c := range catalog.Categories() {
-		for loc, lang := range catalog.Locales {
-			check(c.Schema()+"ListBody", ed.List(c, loc), fmt.Sprintf("/v1/%s?language=%s", c.Name(), lang))
-			for _, u := range ed.UUIDs(c) {
-				check(c.Schema()+"Body", ed.Item(c, u, loc), fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang))
-			}
-		}
-	}
 }
 
 // canonicalEnums rewrites query values that match one of their parameter's enum
