@@ -3,6 +3,7 @@ package impl
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +77,11 @@ type catalogRoutes struct {
 	// maxAge is the longest max-age an answer that changes with the clock
 	// (/v1/events?active=true) may have at these routes.
 	maxAge time.Duration
+}
+
+// listURL is where c's items of ed are listed.
+func (rs *catalogRoutes) listURL(c catalog.Category, ed *edition.Edition) string {
+	return strings.Replace(rs.list[c].Label, "{manifestId}", ed.ManifestID, 1)
 }
 
 func newCatalogRoutes(prefix, cache string, maxAge time.Duration) *catalogRoutes {
