@@ -66,7 +66,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
 	r.Get(pages.RedocPath, func(w http.ResponseWriter, r *http.Request) {
-		impl.WriteAsset(w, r, redocRoute, pages.Redoc())
+		representation.Write(w, r, &representation.Response{Route: redocRoute, Body: pages.Redoc()})
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)

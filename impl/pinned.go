@@ -80,11 +80,11 @@ func (s *Server) read(r *http.Request) (*edition.Edition, *catalogRoutes) {
 	if ed, ok := r.Context().Value(pinnedKey{}).(*edition.Edition); ok {
 		return ed, pinnedRoutes
 	}
-	s.current.once.Do(func() {
+	s.currentOnce.Do(func() {
 		fresh := cmp.Or(s.Fresh, DefaultFresh)
-		s.current.routes = newCatalogRoutes("/v1", CatalogCache(fresh), time.Duration(cacheSeconds(fresh))*time.Second)
+		s.current = newCatalogRoutes("/v1", CatalogCache(fresh), time.Duration(cacheSeconds(fresh))*time.Second)
 	})
-	return s.Repo.Active(), s.current.routes
+	return s.Repo.Active(), s.current
 }
 
 // pinnedURL is the pinned URL of r's answer from ed, r's query as sent.

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -38,10 +39,11 @@ type Server struct {
 	// Now is the clock of /v1/events?active=true; nil means time.Now.
 	Now func() time.Time
 
-	push     push
-	archives archives
-	current  currentRoutes
-	logos    logoCache
+	push        push
+	archives    archives
+	logos       logoCache
+	currentOnce sync.Once
+	current     *catalogRoutes // made at first use, from Fresh
 }
 
 var _ gen.ServerInterface = (*Server)(nil)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -99,12 +98,6 @@ func newCatalogRoutes(prefix, cache string, maxAge time.Duration) *catalogRoutes
 	return rs
 }
 
-// currentRoutes are a Server's current catalog routes, made at first use.
-type currentRoutes struct {
-	once   sync.Once
-	routes *catalogRoutes
-}
-
 // pinnedRoutes are every server's: a pinned answer never changes.
 var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Hour)
 
@@ -112,11 +105,6 @@ var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Ho
 // page's script) as contentType: cached as the catalog is, never sniffed.
 func AssetRoute(label, contentType string) *representation.Route {
 	return representation.NewRoute(label, contentType, CacheDocument, noSniff)
-}
-
-// WriteAsset writes a body that belongs to no version as handlers write theirs.
-func WriteAsset(w http.ResponseWriter, r *http.Request, route *representation.Route, b *representation.Body) {
-	representation.Write(w, r, &representation.Response{Route: route, Body: b})
 }
 
 // writeBody writes a pre-rendered body of ed at route; it allocates nothing.
