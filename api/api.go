@@ -20,11 +20,10 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// New builds the service's handler. Every error it writes is the spec's JSON
-// envelope, or on a page path an error page (IsPagePath), including the ones
-// the generated parameter binding and the router produce. A path with a
-// trailing slash is redirected to the route without it. A server without
-// Pages gets package pages' over its repository and mirror.
+// New builds the service's handler. Every error it writes, the router's and
+// the parameter binding's included, is the JSON envelope or, on a page path,
+// an error page. A server without Pages gets package pages' over its
+// repository and mirror.
 func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, error) {
 	specJSON, err := specAsJSON()
 	if err != nil {
@@ -42,10 +41,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 		srv.Pages = site
 	}
 	r := chi.NewRouter()
-	// Answers the edge gives from its memo pass none of this middleware:
-	// EdgeMayAnswer says what stands in for each. Middleware added here does not
-	// run for them until that rule and the edge say how
-	// (TestEdgeMayAnswerListsEveryMiddleware fails meanwhile).
+	// The edge's memo answers pass none of this middleware: see EdgeMayAnswer.
 	r.Use(cors)
 	r.Use(wellFormed)
 	r.Use(recoverer(logger))
@@ -70,18 +66,16 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Get("/openapi.yaml", document("application/yaml", refdata.OpenAPIYAML))
 	r.Get("/openapi.json", document("application/json", specJSON))
 	r.Get(pages.RedocPath, func(w http.ResponseWriter, r *http.Request) {
-		impl.WriteAsset(w, r, redocRoute, pages.Redoc())
+		representation.Write(w, r, &representation.Response{Route: redocRoute, Body: pages.Redoc()})
 	})
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
 		r.Use(needsVersion(srv.Repo))
-		gen.HandlerWithOptions(srv, gen.ChiServerOptions{
-			BaseRouter:       r,
-			ErrorHandlerFunc: paramError,
-		})
-		// The pinned routes: every catalog route again under a version,
-		// answered by the same handlers (impl.Server.Pinned).
-		catalogs := gen.HandlerWithOptions(srv, gen.ChiServerOptions{BaseRouter: chi.NewRouter(), ErrorHandlerFunc: paramError})
+		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.Catalogs}}
+		gen.HandlerWithOptions(srv, opts)
+		// The pinned routes: the catalog routes again under a version.
+		opts.BaseRouter = chi.NewRouter()
+		catalogs := gen.HandlerWithOptions(srv, opts)
 		pinned := srv.Pinned(catalogs)
 		for _, rt := range catalogs.(chi.Routes).Routes() {
 			if p, ok := impl.PinnedPattern(rt.Pattern); ok {
@@ -92,9 +86,8 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	return r, nil
 }
 
-// wellFormed answers 405 to methods the API does not have, on any path, and 400
-// to a target whose percent-escapes are broken: net/http and the generated
-// binding would otherwise drop a bad query pair (?language=%zz answering en-US).
+// wellFormed answers 405 to methods the API does not have and 400 to broken
+// percent-escapes, which net/http would drop (?language=%zz answering en-US).
 func wellFormed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.Method {
@@ -112,12 +105,9 @@ func wellFormed(next http.Handler) http.Handler {
 	})
 }
 
-// IsPagePath reports whether the errors of a request for path are answered as
-// HTML pages: path is origin-form (starts with '/') and is neither under /v1
-// or /media, nor one of the documents and probes machines read (/openapi.yaml,
-// /openapi.json, /healthz, /readyz, /metrics), whose errors, like /v1's, are
-// the JSON envelope. The path alone decides, never Accept: one URL has one
-// kind of error, as it has one kind of body.
+// IsPagePath reports whether the errors of a request for path are HTML pages:
+// an origin-form path outside /v1 and /media that is not a document or probe.
+// The path alone decides, never Accept.
 func IsPagePath(path string) bool {
 	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/media/") {
 		return false
@@ -130,8 +120,7 @@ func IsPagePath(path string) bool {
 }
 
 // ErrorAnswer is the error answer to a request for path, as header fields and
-// body: an HTML page in the pages' layout for a page path (IsPagePath), the
-// JSON envelope otherwise. For writers that are not net/http's (the edge).
+// body, for writers that are not net/http's (the edge).
 func ErrorAnswer(path string, status int, msg string) ([]representation.Field, []byte) {
 	if IsPagePath(path) {
 		return impl.PageErrorHeader, pages.ErrorPage(status, msg, path)
@@ -139,8 +128,7 @@ func ErrorAnswer(path string, status int, msg string) ([]representation.Field, [
 	return representation.ErrorHeader, impl.ErrorJSON(status, msg)
 }
 
-// writeError answers an error the router or its middleware decides, in the
-// form ErrorAnswer gives for the request's path.
+// writeError answers an error the router or its middleware decides.
 func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	if IsPagePath(r.URL.Path) {
 		impl.WritePageError(w, r, status, func() []byte { return pages.ErrorPage(status, msg, r.URL.Path) })
@@ -149,12 +137,9 @@ func writeError(w http.ResponseWriter, r *http.Request, status int, msg string) 
 	impl.WriteError(w, status, msg)
 }
 
-// withoutTrailingSlash is where a request whose path ends in '/' is sent when
-// the path without its trailing slashes is a route of the router (a page or a
-// /v1 route, not a probe or a document): that path, escaped as the request
-// had it, with the query kept. /docs/ and /v1/weapons/ are the same
-// resources as /docs and /v1/weapons, which clients and people type either
-// way; a redirect keeps one URL per resource for caches, ETags and metrics.
+// withoutTrailingSlash is where a request whose path ends in '/' is
+// redirected when the path without the slashes is a page or /v1 route: that
+// path, escaped as sent, query kept, so each resource has one URL.
 func withoutTrailingSlash(router *chi.Mux, r *http.Request) (string, bool) {
 	if len(r.URL.Path) < 2 || !strings.HasSuffix(r.URL.Path, "/") {
 		return "", false
@@ -184,8 +169,7 @@ const (
 	BadEscapeMessage        = "the request target has a malformed percent-escape; encode '%' as %25 and use two hexadecimal digits after each '%'"
 )
 
-// EscapesOK reports whether every '%' in s starts a %XX escape; it does not
-// allocate.
+// EscapesOK reports whether every '%' in s starts a %XX escape.
 func EscapesOK(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' {
@@ -203,8 +187,7 @@ func isHex(c byte) bool {
 }
 
 // requireUserAgent enforces the contract's one credential on /v1 routes: a
-// non-blank User-Agent. The pages (/, /docs, /changes) are for people in browsers
-// and have no such rule (the spec gives them `security: []`).
+// non-blank User-Agent. The pages have none (`security: []`).
 func requireUserAgent(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/v1/") {
@@ -220,10 +203,8 @@ func requireUserAgent(next http.Handler) http.Handler {
 	})
 }
 
-// needsVersion answers 503 wherever a version is needed while repo has
-// none (edition.None: an empty store, or data still loading), with why from
-// its readiness. The probes, the metrics and /media answer all the same (the spec
-// documents are outside the group).
+// needsVersion answers 503, with why, wherever a version is needed while repo
+// has none; the probes, the metrics and /media answer all the same.
 func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -257,8 +238,7 @@ var (
 // redocRoute serves the docs page's script.
 var redocRoute = impl.AssetRoute(pages.RedocPath, "text/javascript; charset=utf-8")
 
-// cors lets browser apps read every response (errors included) and answers
-// preflights on any path: the API is public, read-only and uses no cookies.
+// cors lets browser apps read every response and answers preflights on any path.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
@@ -275,11 +255,9 @@ func cors(next http.Handler) http.Handler {
 	})
 }
 
-// paramError answers a parameter the generated router could not bind with
-// our own message, naming the parameter: oapi-codegen's text (text/plain by
-// default) quotes its binder's internals, which no client should depend on.
-// The parameters it binds are strings checked later by impl, so what fails
-// here is their form: given twice, missing, or not decodable.
+// paramError answers a parameter the generated binding rejected with our own
+// message naming it, not the binder's text: given twice, missing, or not
+// decodable (impl checks the values).
 func paramError(w http.ResponseWriter, r *http.Request, err error) {
 	var (
 		required *gen.RequiredParamError

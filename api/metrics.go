@@ -1,8 +1,6 @@
 package api
 
 import (
-	"time"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/edition"
@@ -29,12 +27,7 @@ func NewHTTPMetrics(reg prometheus.Registerer) *HTTPMetrics {
 	return m
 }
 
-func (m *HTTPMetrics) observe(route string, status int, d time.Duration) {
-	m.Observer(route, status).Observe(d.Seconds())
-}
-
-// Observer is the duration series of one route and status, for a server in front of
-// the router that answers some requests itself and looks the series up once.
+// Observer is the duration series of one route and status.
 func (m *HTTPMetrics) Observer(route string, status int) prometheus.Observer {
 	return m.duration.WithLabelValues(route, statusLabel(status))
 }
@@ -50,8 +43,7 @@ func RegisterHeldMetric(reg prometheus.Registerer, held func() int) {
 }
 
 // RegisterEditionMetrics exposes the size of the active edition's bodies by
-// encoding, so operators can relate memory to data, and the fields its
-// upstream added that the contract does not describe yet.
+// encoding and the fields the contract does not describe yet.
 func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Edition) {
 	reg.MustRegister(unknownFields{active})
 	for i, enc := range []string{"identity", "gzip", "br"} {
@@ -69,8 +61,7 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Ed
 }
 
 // unknownFields reports the active edition's fields openapi.yaml does not
-// describe: one series per catalog and field, its value the items carrying
-// it. Read at each scrape, so it follows swaps.
+// describe, read at each scrape.
 type unknownFields struct{ active func() *edition.Edition }
 
 var unknownDesc = prometheus.NewDesc("refdata_unknown_fields",

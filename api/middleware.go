@@ -19,8 +19,7 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// recoverer turns a panic into a 500 (JSON, or a page on a page path); the
-// server lives on.
+// recoverer turns a panic into a 500; the server lives on.
 func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +37,7 @@ func recoverer(logger *slog.Logger) func(http.Handler) http.Handler {
 	}
 }
 
-// statusWriter remembers the status; pooled so the hot path does not allocate it.
+// statusWriter remembers the status; pooled.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
@@ -69,10 +68,9 @@ func (s *statusWriter) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 var writers = sync.Pool{New: func() any { return new(statusWriter) }}
 
-// observe records each request's duration by route template and status, and logs
-// it: 5xx at Error, 4xx and 503 (not ready: loading, or no version yet, which
-// every probe would otherwise log as an error) at Info, the rest at Debug, so
-// a busy server with the default level logs only what needs a look.
+// observe records each request's duration by route template and status, and
+// logs it: 5xx but 503 (not ready) at Error, 4xx and 503 at Info, the rest at
+// Debug.
 func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handler {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -93,7 +91,7 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 			route = cmp.Or(route, "unmatched")
 			elapsed := time.Since(start)
 			if m != nil {
-				m.observe(route, status, elapsed)
+				m.Observer(route, status).Observe(elapsed.Seconds())
 			}
 			level := slog.LevelDebug
 			switch {
@@ -112,13 +110,12 @@ func observe(logger *slog.Logger, m *HTTPMetrics) func(http.Handler) http.Handle
 	}
 }
 
-var statusText [600]string
-
-func init() {
-	for i := range statusText {
-		statusText[i] = strconv.Itoa(i)
+var statusText = func() (t [600]string) {
+	for i := range t {
+		t[i] = strconv.Itoa(i)
 	}
-}
+	return t
+}()
 
 func statusLabel(code int) string {
 	if code >= 0 && code < len(statusText) {

@@ -1,12 +1,10 @@
-// Package envelope is the API's body format, {"status":200,"data":…}: the one
-// place its rules live for everything that reads or writes it — snapshot files
-// (import, stored versions), an upstream's answers (sync), the files sync
-// writes, and the tests. It imports nothing of ours.
+// Package envelope is the API's body format, {"status":200,"data":…}, for
+// everything that reads or writes it: snapshot files, an upstream's answers,
+// the files sync writes, the tests. It imports nothing of ours.
 //
-// The rules: a body is one JSON value with nothing after it. An object with a
-// "status" key is an envelope, whose status must be 200 and whose "data" must
-// be present; any other value is bare data (snapshot files may hold either). An
-// upstream's answer must be an envelope.
+// A body is one JSON value. An object with a "status" key is an envelope,
+// whose status must be 200 and whose "data" must be present; any other value
+// is bare data. An upstream's answer must be an envelope.
 package envelope
 
 import (
@@ -20,7 +18,7 @@ import (
 )
 
 // Error says why a body is not what the rules allow, with a JSON pointer into
-// it ("" for the whole body), so an import report can say where.
+// it ("" for the whole body).
 type Error struct {
 	Pointer string
 	Reason  string
@@ -28,11 +26,8 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Reason }
 
-// Decode reads one JSON value from b and returns its data: the "data" of an
-// envelope, or the value itself when it is bare.
-//
-// It decodes with json.Unmarshal, not a Decoder: a Decoder copies b into a
-// buffer it grows as it reads, a second copy of every file.
+// Decode reads one JSON value from b and returns its data. json.Unmarshal,
+// unlike a Decoder, makes no second copy of b.
 func Decode(b []byte) (any, error) {
 	var v any
 	if err := json.Unmarshal(b, &v); err != nil {
@@ -136,7 +131,7 @@ func Marshal(data any) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// badStatus says what the status was, as JSON (so "200", a string, reads as one).
+// badStatus says what the status was, as JSON.
 func badStatus(st any) *Error {
 	b, _ := json.Marshal(st)
 	return &Error{Pointer: "/status", Reason: fmt.Sprintf("wrong envelope: status is %s, want 200", b)}
@@ -147,7 +142,6 @@ func syntaxError(err error) *Error { return &Error{Reason: JSONReason(err)} }
 // JSONReason words a JSON decoding error for a report: "truncated file: JSON
 // ends early" when the text stops short, else "malformed JSON: …".
 func JSONReason(err error) string {
-	// A Decoder says io.ErrUnexpectedEOF; Unmarshal a SyntaxError in words.
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || strings.HasSuffix(err.Error(), "unexpected end of JSON input") {
 		return "truncated file: JSON ends early"
 	}

@@ -8,12 +8,8 @@ import (
 )
 
 // The handlers tell a server in front of the router (package edge) how they
-// answered, so it can answer the same request target again without routing,
-// middleware, parameter binding or handler: a caller puts a
-// *Description under DescribeKey, and a handler that answered from a body its
-// edition owns (the catalogs, /v1/version, /v1/locres, pinned or not) fills it. Nothing else is described: a diff's retention, the version
-// list and the pages can change while an edition stays active. Which requests
-// the edge may then answer itself is api.EdgeMayAnswer.
+// answered from a body their edition owns (catalogs, /v1/version, /v1/locres),
+// so it can answer the same target again itself (api.EdgeMayAnswer).
 
 type describeKey struct{}
 
@@ -26,12 +22,8 @@ var DescribeKey any = describeKey{}
 type Description struct {
 	Edition *edition.Edition
 	representation.Response
-	// BodyByCaller, set by the caller: it sends a described answer's body
-	// itself, from the edition's bytes, so the handler writes the status and
-	// header fields only and names the bytes in Sent (nil: no body, as for
-	// HEAD or 304). The edge asks so: through the net/http adaptor each body
-	// was copied twice, and the first request for every target left that much
-	// garbage.
+	// BodyByCaller, set by the caller: it sends the body itself, so the
+	// handler writes the head only and names the bytes in Sent (nil: none).
 	BodyByCaller bool
 	Sent         *representation.Encoded
 }
@@ -43,8 +35,7 @@ func serve(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *repre
 }
 
 // serveCatalog is serve for the catalog routes and string tables, whose answers
-// name their pinned URL (Content-Location): the two allocations of their
-// answers, the URL and the field (a memo keeps them with the answer).
+// name their pinned URL (Content-Location): their two allocations.
 func serveCatalog(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
 	loc := &location{}
 	loc.value[0] = pinnedURL(ed, r)

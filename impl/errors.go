@@ -23,17 +23,9 @@ var statuses = map[string]int{
 	catalog.EINTERNAL:    http.StatusInternalServerError,
 }
 
-// Fail answers err in the error envelope with its code's status (ClientError).
-func Fail(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) {
-	status, msg := ClientError(w, r, logger, err)
-	WriteError(w, status, msg)
-}
-
-// ClientError is what a client is told of err, in whichever form it is
-// answered: its code's status and message. An internal error's text can name
-// files: the client gets a request id (in the message and X-Request-Id), the
-// log gets the error under it. A code the table lacks (or a nil err) is a
-// handler's mistake, answered as internal.
+// ClientError is what a client is told of err: its code's status and
+// message. An internal error (or an unknown code, or nil) is logged under a
+// request id, and the client gets only the id (message and X-Request-Id).
 func ClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, err error) (status int, message string) {
 	code := catalog.ErrorCode(err)
 	status, ok := statuses[code]
@@ -51,11 +43,13 @@ func ClientError(w http.ResponseWriter, r *http.Request, logger *slog.Logger, er
 	return status, fmt.Sprintf("%s (request id %s); it has been logged, retry later", catalog.ErrorMessage(err), id)
 }
 
-// fail is Fail with the server's logger.
-func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) { Fail(w, r, s.Logger, err) }
+// fail answers err in the error envelope with its code's status (ClientError).
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, msg := ClientError(w, r, s.Logger, err)
+	WriteError(w, status, msg)
+}
 
-// failPage answers err on a page route as an HTML page (Pages.ErrorPage) with
-// the status and message Fail would give: people reach the pages in browsers.
+// failPage answers err as fail would, as an HTML page (Pages.ErrorPage).
 func (s *Server) failPage(w http.ResponseWriter, r *http.Request, err error) {
 	if s.Pages == nil {
 		s.fail(w, r, err)
@@ -65,8 +59,7 @@ func (s *Server) failPage(w http.ResponseWriter, r *http.Request, err error) {
 	WritePageError(w, r, status, func() []byte { return s.Pages.ErrorPage(status, msg, r.URL.Path) })
 }
 
-// WriteError writes the error envelope. Errors are rare, so the body is
-// marshaled per request.
+// WriteError writes the error envelope.
 func WriteError(w http.ResponseWriter, status int, msg string) {
 	h := w.Header()
 	h.Del("Content-Length")
@@ -76,8 +69,7 @@ func WriteError(w http.ResponseWriter, status int, msg string) {
 	_, _ = w.Write(ErrorJSON(status, msg))
 }
 
-// PageErrorHeader is what an error answered as an HTML page carries: never
-// cached, and the pages' own Content-Security-Policy and nosniff.
+// PageErrorHeader is what an error answered as an HTML page carries.
 var PageErrorHeader = []representation.Field{
 	representation.NewField("Content-Type", contentHTML),
 	representation.NewField("Cache-Control", "no-store"),
@@ -85,8 +77,7 @@ var PageErrorHeader = []representation.Field{
 	noSniff,
 }
 
-// WritePageError writes an error page, the HTML document page renders; a HEAD
-// gets the header alone, and nothing is rendered for it.
+// WritePageError writes the error page page renders; nothing for a HEAD.
 func WritePageError(w http.ResponseWriter, r *http.Request, status int, page func() []byte) {
 	h := w.Header()
 	h.Del("Content-Length")
@@ -105,14 +96,13 @@ func ErrorJSON(status int, msg string) []byte {
 }
 
 // requestIDs numbers the requests that get an id, after a random prefix per
-// process, so ids from two runs or two replicas do not collide.
+// process, so ids of two replicas do not collide.
 var (
 	idPrefix   = fmt.Sprintf("%08x", rand.Uint32())
 	requestIDs atomic.Uint64
 )
 
-// NewRequestID names a request in the log and to its client. Only errors get
-// one, so the hot path does not pay for it.
+// NewRequestID names a request in the log and to its client (errors only).
 func NewRequestID() string {
 	return idPrefix + "-" + strconv.FormatUint(requestIDs.Add(1), 10)
 }

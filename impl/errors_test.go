@@ -49,7 +49,7 @@ func TestFail(t *testing.T) {
 			// What a handler may have set before it met the error.
 			rec.Header().Set("ETag", `"stale"`)
 			rec.Header().Set("Content-Length", "12345")
-			Fail(rec, req, slog.New(slog.NewJSONHandler(&logs, nil)), tc.err)
+			(&Server{Logger: slog.New(slog.NewJSONHandler(&logs, nil))}).fail(rec, req, tc.err)
 			res := rec.Result()
 			body := rec.Body.Bytes()
 			if res.StatusCode != tc.status {
@@ -133,7 +133,7 @@ func TestRequestIDsDiffer(t *testing.T) {
 	ids := map[string]bool{}
 	for range 3 {
 		rec := httptest.NewRecorder()
-		Fail(rec, httptest.NewRequest(http.MethodGet, "/v1/version", nil), nil, errors.New("boom"))
+		(&Server{}).fail(rec, httptest.NewRequest(http.MethodGet, "/v1/version", nil), errors.New("boom"))
 		ids[rec.Header().Get("X-Request-Id")] = true
 	}
 	if len(ids) != 3 || ids[""] {
@@ -147,7 +147,7 @@ func TestFailWithoutError(t *testing.T) {
 	t.Parallel()
 	req := httptest.NewRequest(http.MethodGet, "/v1/version", nil)
 	rec := httptest.NewRecorder()
-	Fail(rec, req, nil, nil)
+	(&Server{}).fail(rec, req, nil)
 	res := rec.Result()
 	apitest.New(t).CheckError(t, req, res, rec.Body.Bytes())
 	if res.StatusCode != http.StatusInternalServerError || res.Header.Get("X-Request-Id") == "" {

@@ -70,20 +70,16 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request, id string, cache
 	}
 }
 
-// archives keeps the export archives made last. An archive is the same bytes
-// every time it is asked for (its ETag is the version's content hash), and making
-// one reads every file of the version and gzips them: for the 18-locale synthetic
-// version 34 MB read and most of a second of CPU. So each is made once, one at a
-// time, and at most keepArchives are kept: any number of concurrent exports cost
-// those archives and one version's files, not that memory each.
+// archives keeps the export archives made last: making one reads and gzips
+// every file of a version, so each is made once, one at a time, and
+// keepArchives are kept, whatever the number of concurrent exports.
 type archives struct {
 	making sync.Mutex // held while an archive is made
 	mu     sync.Mutex
 	recent []*archive // the last made or asked for first
 }
 
-// keepArchives: the active version's, and one other (a mirror seeding itself
-// from the previous version, or a client fetching an older one).
+// keepArchives: the active version's, and one other.
 const keepArchives = 2
 
 // archive is one version's export: the gzip-compressed tar of its files.
@@ -106,8 +102,8 @@ func (a *archives) get(id string) *archive {
 	return nil
 }
 
-// make reads the version id ("" for the active one, whose manifest ID was key)
-// from ex and archives it, unless another request made it meanwhile.
+// make archives the version id ("" for the active one, key) from ex, unless
+// another request made it meanwhile.
 func (a *archives) make(ex edition.Exporter, id, key string) (*archive, error) {
 	a.making.Lock()
 	defer a.making.Unlock()

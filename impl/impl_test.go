@@ -1,6 +1,7 @@
 package impl_test
 
 import (
+	"context"
 	"go/parser"
 	"go/token"
 	"net/http"
@@ -11,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
@@ -104,7 +107,6 @@ func (d *discard) WriteHeader(status int)      { d.status = status }
 func TestHandlersDoNotAllocate(t *testing.T) {
 	s, ed := server(t)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
-	ja, all := gen.Language("ja-JP"), gen.Language("all")
 	ptBR, playable := gen.Language("pt-BR"), gen.ListAgentsParamsIsPlayableCharacter("TRUE")
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
 	cs, ced := compressed(t)
@@ -121,30 +123,16 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 		req  *http.Request
 		call func(w http.ResponseWriter, r *http.Request)
 	}{
-		{"list", httptest.NewRequest("GET", "/v1/weapons", nil), func(w http.ResponseWriter, r *http.Request) {
-			s.ListWeapons(w, r, gen.ListWeaponsParams{})
-		}},
-		{"list ja-JP", httptest.NewRequest("GET", "/v1/weapons/skins?language=ja-JP", nil), func(w http.ResponseWriter, r *http.Request) {
-			s.ListWeaponSkins(w, r, gen.ListWeaponSkinsParams{Language: &ja})
-		}},
-		{"list all", httptest.NewRequest("GET", "/v1/weapons?language=all", nil), func(w http.ResponseWriter, r *http.Request) {
-			s.ListWeapons(w, r, gen.ListWeaponsParams{Language: &all})
-		}},
+		{"list", routed("/v1/weapons", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
+		{"list ja-JP", routed("/v1/weapons/skins?language=ja-JP", "/v1/weapons/skins", ""), s.Catalogs(nil).ServeHTTP},
+		{"list all", routed("/v1/weapons?language=all", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
 		{"list filtered", httptest.NewRequest("GET", "/v1/agents?isPlayableCharacter=TRUE&language=pt-BR", nil), func(w http.ResponseWriter, r *http.Request) {
 			s.ListAgents(w, r, gen.ListAgentsParams{IsPlayableCharacter: &playable, Language: &ptBR})
 		}},
-		{"by uuid", httptest.NewRequest("GET", "/v1/weapons/skins/"+skin, nil), func(w http.ResponseWriter, r *http.Request) {
-			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})
-		}},
-		{"304", withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "If-None-Match", etag), func(w http.ResponseWriter, r *http.Request) {
-			s.ListWeapons(w, r, gen.ListWeaponsParams{})
-		}},
-		{"list br", withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "Accept-Encoding", "gzip, br"), func(w http.ResponseWriter, r *http.Request) {
-			cs.ListWeapons(w, r, gen.ListWeaponsParams{})
-		}},
-		{"304 br", withHeader(withHeader(httptest.NewRequest("GET", "/v1/weapons", nil), "Accept-Encoding", "br"), "If-None-Match", br.ETag()), func(w http.ResponseWriter, r *http.Request) {
-			cs.ListWeapons(w, r, gen.ListWeaponsParams{})
-		}},
+		{"by uuid", routed("/v1/weapons/skins/"+skin, "/v1/weapons/skins/{uuid}", skin), s.Catalogs(nil).ServeHTTP},
+		{"304", withHeader(routed("/v1/weapons", "/v1/weapons", ""), "If-None-Match", etag), s.Catalogs(nil).ServeHTTP},
+		{"list br", withHeader(routed("/v1/weapons", "/v1/weapons", ""), "Accept-Encoding", "gzip, br"), cs.Catalogs(nil).ServeHTTP},
+		{"304 br", withHeader(withHeader(routed("/v1/weapons", "/v1/weapons", ""), "Accept-Encoding", "br"), "If-None-Match", br.ETag()), cs.Catalogs(nil).ServeHTTP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &discard{h: http.Header{}}
@@ -169,6 +157,18 @@ func TestHandlersDoNotAllocate(t *testing.T) {
 	}
 }
 
+// routed is a request for target as the generated router hands it to
+// Server.Catalogs: routed at template, with uuid as its path parameter.
+func routed(target, template, uuid string) *http.Request {
+	rctx := chi.NewRouteContext()
+	rctx.RoutePatterns = []string{template}
+	if uuid != "" {
+		rctx.URLParams.Add("uuid", uuid)
+	}
+	r := httptest.NewRequest("GET", target, nil)
+	return r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, rctx))
+}
+
 // contentLocationAllocs: a catalog answer's pinned URL and its field.
 const contentLocationAllocs = 2
 
@@ -176,18 +176,16 @@ func BenchmarkHandlers(b *testing.B) {
 	s, ed := server(b)
 	skin := ed.UUIDs(catalog.WeaponSkins)[0].String()
 	etag := ed.List(catalog.Weapons, catalog.DefaultLocale).ETag()
-	notModified := httptest.NewRequest("GET", "/v1/weapons", nil)
+	notModified := routed("/v1/weapons", "/v1/weapons", "")
 	notModified.Header.Set("If-None-Match", etag)
 	for _, bc := range []struct {
 		name string
 		req  *http.Request
 		call func(w http.ResponseWriter, r *http.Request)
 	}{
-		{"list", httptest.NewRequest("GET", "/v1/weapons", nil), func(w http.ResponseWriter, r *http.Request) { s.ListWeapons(w, r, gen.ListWeaponsParams{}) }},
-		{"uuid", httptest.NewRequest("GET", "/v1/weapons/skins/"+skin, nil), func(w http.ResponseWriter, r *http.Request) {
-			s.GetWeaponSkin(w, r, skin, gen.GetWeaponSkinParams{})
-		}},
-		{"304", notModified, func(w http.ResponseWriter, r *http.Request) { s.ListWeapons(w, r, gen.ListWeaponsParams{}) }},
+		{"list", routed("/v1/weapons", "/v1/weapons", ""), s.Catalogs(nil).ServeHTTP},
+		{"uuid", routed("/v1/weapons/skins/"+skin, "/v1/weapons/skins/{uuid}", skin), s.Catalogs(nil).ServeHTTP},
+		{"304", notModified, s.Catalogs(nil).ServeHTTP},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			w := &discard{h: http.Header{}}

@@ -17,21 +17,18 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// The bounds of the recolored logos: a base image of at most maxLogoBytes and
-// maxLogoPixels (4 MB decoded, as much again for the answer), at most one
-// recoloring per core at once, and at most logoCacheBytes of answers kept.
+// The bounds of the recolored logos: the base image's size and pixels (4 MB
+// decoded), and the answers kept; at most one recoloring per core at once.
 const (
 	maxLogoBytes   = 4 << 20
 	maxLogoPixels  = 1024 * 1024
 	logoCacheBytes = 32 << 20
 )
 
-// GetPremierLogoImage serves a logo's mirrored base PNG recolored by the
-// contract's rule (package recolor) with the colors the query names. Its ETag
-// is made from the base image's hash and the colors as 8-bit values, so a 304
-// costs no recoloring, and answers are kept by it (logoCache). The edge does
-// not keep them: the mirror can change while an edition stays active, so the
-// answer is not described (describe.go).
+// GetPremierLogoImage serves a logo's mirrored base PNG recolored (package
+// recolor) with the colors the query names. Its ETag is the base image's hash
+// and the colors, so a 304 costs no recoloring; answers are kept by it. Not
+// described for the edge: the mirror can change under an edition.
 func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id string, params gen.GetPremierLogoImageParams) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
@@ -53,8 +50,7 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	ed := s.Repo.Active()
 	icon, known := ed.LogoImage(u)
 	if !known {
-		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID))
+		s.notFound(w, r, ed, "no premier team logo with uuid %s in version %s; list them at /v1/premier/logos", u, ed.ManifestID)
 		return
 	}
 	var file media.File
@@ -119,8 +115,7 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 }
 
 // logoCache keeps the recolored logos last served, by ETag, up to
-// logoCacheBytes (the least recently served leave first); sem bounds how many
-// are recolored at once; route is their answers' shared part.
+// logoCacheBytes (least recently served leave first); sem bounds recolorings.
 type logoCache struct {
 	once  sync.Once
 	route *representation.Route

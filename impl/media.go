@@ -11,9 +11,8 @@ import (
 	"github.com/refdata/refdata/media"
 )
 
-// GetMedia serves a mirrored file by its sha256. The hash is checked to be 64
-// lowercase hexadecimal digits before the library sees it; it is the file's
-// name, so its strong ETag, and the answer never changes.
+// GetMedia serves a mirrored file by its sha256, checked before the library
+// sees it: the file's name and strong ETag; the answer never changes.
 func (s *Server) GetMedia(w http.ResponseWriter, r *http.Request, sum string) {
 	if !media.ValidHash(sum) {
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a media file's name; use the 64 lowercase hexadecimal digits of its sha256, as the catalogs' media URLs give them", sum))
@@ -49,9 +48,8 @@ func (s *Server) GetMedia(w http.ResponseWriter, r *http.Request, sum string) {
 	http.ServeContent(&rangeErrors{ResponseWriter: w}, r, "", time.Time{}, f)
 }
 
-// streamAbove: a larger file leaves as it is read, flushed from its head on,
-// where a server that buffers answers (the edge's net/http adaptor) would
-// hold all of it per request: a video asked for by many clients at once.
+// streamAbove: a larger file is flushed from its head on, so a server that
+// buffers answers (the edge's adaptor) does not hold all of it per request.
 const streamAbove = 1 << 20
 
 // streaming flushes the head as soon as it is written, so the body streams.
@@ -65,7 +63,7 @@ func (w streaming) WriteHeader(status int) {
 func (w streaming) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // mediaType is the content type a file was fetched with; "" leaves it to
-// http.ServeContent's sniffing (a file the index does not list yet).
+// http.ServeContent's sniffing.
 func (s *Server) mediaType(sum string) string {
 	if t, ok := s.Media.(interface{ ContentType(string) (string, bool) }); ok {
 		ct, _ := t.ContentType(sum)

@@ -9,33 +9,21 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// Pages renders the HTML pages for people (package pages implements it). Each
-// page is rendered once — per active version, or per version pair and locale —
-// and kept; the methods return the kept body.
+// Pages renders the HTML pages for people (package pages implements it) and
+// keeps them. An ENOTFOUND error says what is missing, for the client; any
+// other is internal. The pages are not described for the edge's memo.
 type Pages interface {
-	// Home is the landing page for a request that came to origin (scheme and
-	// host, as requestOrigin gives them: its "Try it" command names them).
+	// Home is the landing page for a request that came to origin (scheme and host).
 	Home(origin string) (*representation.Body, error)
 	Docs() (*representation.Body, error)
-	// Changes is the changelog from → to with names in locale loc; from and to
-	// both "" mean the latest pair. An ENOTFOUND error says what is missing,
-	// for the client; any other is internal.
+	// Changes is the changelog from → to in locale loc; both "" mean the latest pair.
 	Changes(from, to string, loc int) (*representation.Body, error)
-	// Catalogs lists the catalogs (/browse); Catalog is one catalog's items
-	// and Item one item's fields, with names in locale loc. An ENOTFOUND
-	// error says what is missing, for the client; any other is internal.
 	Catalogs() (*representation.Body, error)
 	Catalog(c catalog.Category, loc int) (*representation.Body, error)
 	Item(c catalog.Category, u catalog.UUID, loc int) (*representation.Body, error)
-	// ErrorPage is the HTML page answering an error with status and message
-	// (free of internal detail) on a request for path: people reach the pages
-	// in browsers, so their errors are pages too, with links back.
+	// ErrorPage is the HTML page answering an error on a request for path.
 	ErrorPage(status int, message, path string) []byte
 }
-
-// The pages are not described for the edge's memo (they take the router every
-// time): they are for people, not a hot path, and /changes depends on more than
-// the active edition.
 
 // GetHomePage serves the landing page.
 func (s *Server) GetHomePage(w http.ResponseWriter, r *http.Request) {
@@ -50,7 +38,7 @@ func (s *Server) GetDocsPage(w http.ResponseWriter, r *http.Request) {
 
 // GetChangesPage serves the changelog of the latest version pair.
 func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.GetChangesPageParams) {
-	loc, err := parseLanguage((*string)(p.Language), false)
+	loc, err := parseLanguage(deref(p.Language), false)
 	if err != nil {
 		s.failPage(w, r, err)
 		return
@@ -58,10 +46,8 @@ func (s *Server) GetChangesPage(w http.ResponseWriter, r *http.Request, p gen.Ge
 	s.page(w, r, changesRoute, func(p Pages) (*representation.Body, error) { return p.Changes("", "", loc) })
 }
 
-// GetChangesBetweenPage serves the changelog between two retained versions.
-// Unlike /v1/diff/{from}/{to}, a segment that is not a manifest ID is 404, not
-// 400: to a person it is a page that does not exist, like any other version
-// the server does not retain.
+// GetChangesBetweenPage serves the changelog between two retained versions;
+// a segment that is not a manifest ID is a page that does not exist (404).
 func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, from gen.FromVersion, to gen.ToVersion, p gen.GetChangesBetweenPageParams) {
 	for _, v := range []string{from, to} {
 		if !catalog.IsManifestID(strings.ToUpper(v)) {
@@ -69,7 +55,7 @@ func (s *Server) GetChangesBetweenPage(w http.ResponseWriter, r *http.Request, f
 			return
 		}
 	}
-	loc, err := parseLanguage((*string)(p.Language), false)
+	loc, err := parseLanguage(deref(p.Language), false)
 	if err != nil {
 		s.failPage(w, r, err)
 		return
@@ -122,7 +108,7 @@ func browseTarget(name string, lang *string) (catalog.Category, int, error) {
 	if !ok || strings.Contains(name, "/") {
 		return 0, 0, catalog.Errorf(catalog.ENOTFOUND, "there is no catalog %q; /browse lists them", name)
 	}
-	loc, err := parseLanguage(lang, false)
+	loc, err := parseLanguage(deref(lang), false)
 	return c, loc, err
 }
 
@@ -143,8 +129,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representat
 	}
 }
 
-// ListVersions serves the retained versions. Not described for the edge's memo:
-// the list belongs to the store, not to one edition.
+// ListVersions serves the retained versions.
 func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 	ed := s.Repo.Active()
 	l := s.Repo.Versions()
@@ -155,16 +140,12 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 	writeBody(w, r, ed, l.Body, versionsRoute)
 }
 
-// defaultOrigin is the address the landing page names when the request's Host
-// is not a plain host name or address: the one `refdata serve` listens on by
-// default.
+// defaultOrigin is the landing page's address when the Host is not plain.
 const defaultOrigin = "localhost:8080"
 
 // requestOrigin is the address a request came to, for the landing page's
-// example command: "https://" when X-Forwarded-Proto (a proxy that ends TLS)
-// says https, "http://" otherwise, and the Host when it is a host name or IP
-// address with an optional port (defaultOrigin otherwise). Nothing else a
-// client sends reaches the page, and the page escapes what does.
+// example command: https when TLS or X-Forwarded-Proto say so, and the Host
+// when it is plain (defaultOrigin otherwise).
 func requestOrigin(r *http.Request) string {
 	scheme := "http://"
 	if r.TLS != nil {
@@ -182,9 +163,8 @@ func requestOrigin(r *http.Request) string {
 	return scheme + host
 }
 
-// plainHost reports whether h is a host name or IPv4 address (letters,
-// digits, '.', '-', '_') or a bracketed IPv6 address, with an optional port:
-// nothing that could end a quoted string in a shell or in HTML.
+// plainHost reports whether h is a host name, IPv4 or bracketed IPv6 address
+// with an optional port: nothing that could end a quoted string.
 func plainHost(h string) bool {
 	name, chars := h, hostChars
 	if rest, ok := strings.CutPrefix(h, "["); ok {

@@ -44,12 +44,9 @@ var pinnable = func() map[string]bool {
 
 type pinnedKey struct{}
 
-// Pinned answers the pinned routes (the caller routes PinnedPattern's routes
-// here): manifestId, in any letter case, names a retained version, and
-// catalogs, the generated router over s, answers the rest of the path as the
-// current route from that version's edition (read), at the pinned routes'
-// labels and cache policy. 400 for a manifestId that is not one, 404 naming
-// /v1/versions for a version not retained.
+// Pinned answers the pinned routes (PinnedPattern's): catalogs, the generated
+// router over s, answers the rest of the path from the retained version
+// manifestId names (any letter case), at the pinned routes' labels and cache.
 func (s *Server) Pinned(catalogs http.Handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "manifestId")
@@ -77,21 +74,20 @@ func (s *Server) Pinned(catalogs http.Handler) http.HandlerFunc {
 	}
 }
 
-// read is the edition a catalog handler answers from, and its routes: a
-// pinned request's version (Pinned), else the active one.
+// read is the edition a catalog handler answers from, pinned or active, and
+// its routes.
 func (s *Server) read(r *http.Request) (*edition.Edition, *catalogRoutes) {
 	if ed, ok := r.Context().Value(pinnedKey{}).(*edition.Edition); ok {
 		return ed, pinnedRoutes
 	}
-	s.current.once.Do(func() {
+	s.currentOnce.Do(func() {
 		fresh := cmp.Or(s.Fresh, DefaultFresh)
-		s.current.routes = newCatalogRoutes("/v1", CatalogCache(fresh), time.Duration(cacheSeconds(fresh))*time.Second)
+		s.current = newCatalogRoutes("/v1", CatalogCache(fresh), time.Duration(cacheSeconds(fresh))*time.Second)
 	})
-	return s.Repo.Active(), s.current.routes
+	return s.Repo.Active(), s.current
 }
 
-// pinnedURL is the pinned URL of r's answer from ed: r's path after /v1 under
-// ed's canonical manifest ID, and r's query as sent.
+// pinnedURL is the pinned URL of r's answer from ed, r's query as sent.
 func pinnedURL(ed *edition.Edition, r *http.Request) string {
 	q := ""
 	if r.URL.RawQuery != "" {

@@ -24,8 +24,7 @@ func (s *Server) GetReadiness(w http.ResponseWriter, r *http.Request) {
 	s.probe(w, r, true)
 }
 
-// probe is rendered per request: probes are few, and their answer is the live
-// state of the replica, which no pre-rendered body could hold.
+// probe is rendered per request: the live state of the replica.
 func (s *Server) probe(w http.ResponseWriter, r *http.Request, readiness bool) {
 	status := gen.ProbeStatus{Serving: s.Repo.Active().ManifestID}
 	ready, why := true, ""

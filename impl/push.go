@@ -22,10 +22,8 @@ import (
 )
 
 // Change push: /v1/version?wait= holds a request while its answer would be
-// 304, and /v1/version/stream sends an event per activation. A held request
-// costs its goroutines and a timer: it points at the edition's shared body
-// and event, never copies them. Activations arrive by the repository's OnSwap
-// (edition.Swapping); a repository that never swaps holds waits to their end.
+// 304, and /v1/version/stream sends an event per activation (by the
+// repository's OnSwap). A held request shares the edition's body and event.
 
 const (
 	// MaxWait is the longest wait a request may ask for.
@@ -47,8 +45,7 @@ const (
 type push struct {
 	once sync.Once
 	mu   sync.Mutex
-	// next is closed at the next activation, made on demand: one for streams,
-	// woken first (the scheduler runs them before the waits), one for waits.
+	// next is closed at the next activation, made on demand, per kind.
 	next  [2]chan struct{}
 	held  atomic.Int64
 	event atomic.Pointer[versionEvent]
@@ -73,9 +70,8 @@ func (p *push) changed() {
 	p.mu.Unlock()
 }
 
-// wake returns a channel closed at the next activation for a request of the
-// kind; take it before reading the active edition, so an activation in
-// between is not missed.
+// wake returns a channel closed at the next activation; take it before
+// reading the active edition, so an activation in between is not missed.
 func (p *push) wake(kind int) <-chan struct{} {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -115,9 +111,8 @@ func (s *Server) tryHold() bool {
 	return true
 }
 
-// swapped renders the new edition's event before it wakes the held requests,
-// so a stream that wakes among thousands of waits has one write left to do;
-// on a goroutine of its own, as OnSwap's functions must not call the repository.
+// swapped renders the new edition's event, then wakes the held requests; on
+// a goroutine, as OnSwap's functions must not call the repository.
 func (s *Server) swapped() {
 	go func() {
 		s.versionEvent()
@@ -128,8 +123,7 @@ func (s *Server) swapped() {
 func (s *Server) release() { s.push.held.Add(-1) }
 
 // Relabeler is a ResponseWriter that records each answer under its route
-// (api's metrics and log): a request held for a change is recorded under a
-// label of its own, so the route's figures stay those of its quick answers.
+// (api's metrics and log): a held request is recorded under a label of its own.
 type Relabeler interface{ Relabel(route string) }
 
 // GetVersion serves the active version record; with wait and an If-None-Match
@@ -155,12 +149,10 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 	serve(w, r, ed, ed.VersionBody(), versionRoute)
 }
 
-// HoldForChange is GetVersion's wait for a caller that holds the request on
-// a goroutine of its own and writes the answer itself (the edge: its router
-// would run a second goroutine per request). It returns false, having held
-// nothing, when GetVersion would not hold the request or MaxWaiters are held
-// (the router then answers it); else, once the answer is due, the version
-// record to answer with, under the route label of held requests.
+// HoldForChange is GetVersion's wait for a caller that writes the answer
+// itself (the edge). It returns false, having held nothing, when GetVersion
+// would not hold the request or MaxWaiters are held; else, once due, the
+// version record to answer with.
 func (s *Server) HoldForChange(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool) {
 	d, err := parseWait(&wait)
 	if err != nil || d == 0 || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || !s.tryHold() {
@@ -182,8 +174,7 @@ func unchanged(ed *edition.Edition, acceptEncoding, ifNoneMatch []string) bool {
 }
 
 // waitForChange returns the active edition once its version record is no
-// longer the one the request names, or at the end of wait, or when done is
-// closed (the request's context: the edge's ends at shutdown).
+// longer the one the request names, at the end of wait, or when done is closed.
 func (s *Server) waitForChange(done <-chan struct{}, wait time.Duration, acceptEncoding, ifNoneMatch []string) *edition.Edition {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
@@ -242,8 +233,7 @@ var keepAlive = []byte(": keep-alive\n\n")
 
 // StreamVersions sends an event for the active version (unless Last-Event-ID
 // names it) and one per activation after, a comment every heartbeat, until
-// StreamFor has passed, the client leaves or the request's context ends (the
-// edge's at shutdown).
+// StreamFor has passed, the client leaves or the request's context ends.
 func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
 	s.versionEvent() // rendered before anything is written: a failure is still an answer
 	if r.Method != http.MethodHead && !s.hold(w, r) {
@@ -260,10 +250,7 @@ func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params g
 		return
 	}
 	defer out.close()
-	last := ""
-	if params.LastEventID != nil {
-		last = *params.LastEventID
-	}
+	last := deref(params.LastEventID)
 	done := r.Context().Done()
 	end := time.NewTimer(cmp.Or(s.StreamFor, DefaultStreamFor))
 	defer end.Stop()
@@ -293,8 +280,7 @@ func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params g
 	}
 }
 
-// versionEvent is one edition's event, rendered once and shared by every
-// stream.
+// versionEvent is one edition's event, shared by every stream.
 type versionEvent struct {
 	ed    *edition.Edition
 	id    string
@@ -316,17 +302,14 @@ func (s *Server) versionEvent() *versionEvent {
 	if err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND && s.Logger != nil {
 		s.Logger.Warn("the latest diff cannot be read; the version event goes without it", "manifest_id", ed.ManifestID, "err", err)
 	}
-	// A diff of another edition (a swap in between) is left out by Event; the
-	// next event is the newer edition's.
 	e := &versionEvent{ed: ed, id: ed.ManifestID, bytes: edition.Event(ed, latest)}
 	s.push.event.Store(e)
 	return e
 }
 
 // stream is where a stream's events go: the connection itself when the
-// server hands it over (the edge, net/http's HTTP/1), so a stream holds no
-// response buffer and sets its own write deadlines; else the ResponseWriter,
-// flushed after each event.
+// server hands it over, so a stream holds no response buffer and sets its own
+// write deadlines; else the ResponseWriter, flushed after each event.
 type stream struct {
 	w     io.Writer
 	flush func() error

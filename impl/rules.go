@@ -14,8 +14,8 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// The contract's client-side rules as queries: each answers bodies the edition
-// made when it was assembled (edition's rules), so a request is a look-up.
+// The contract's client-side rules as queries, answered from bodies the
+// edition made at assembly.
 
 // events serves /v1/events?active=true (the events active now, cached until
 // the list next changes) and ?at= (active at that instant, cached as the list).
@@ -41,7 +41,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	} else {
 		t = time.Now()
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(deref(lang), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -53,8 +53,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 		serveCatalog(w, r, ed, b, route)
 		return
 	}
-	// Active now: cached until the next start or end at most, never as
-	// immutable; the pinned URL of the same bytes names the instant.
+	// Active now: cached until the next start or end at most; the pinned URL
+	// names the instant.
 	age := rs.maxAge
 	if !next.IsZero() {
 		age = min(age, next.Sub(t))
@@ -75,7 +75,7 @@ func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level strin
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "level %q is not an account level; use a non-negative integer in decimal digits, e.g. level=57", level))
 		return
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(deref(lang), true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -83,12 +83,11 @@ func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level strin
 	ed, rs := s.read(r)
 	b, lowest, has := ed.LevelBorder(float64(n), loc) // a level past uint64 is past every border
 	if b == nil {
-		w.Header()["X-Data-Version"] = ed.VersionField.Value
 		why := fmt.Sprintf("the lowest starts at level %v", lowest)
 		if !has {
 			why = "the version has none"
 		}
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no level border for account level %d in version %s: %s", n, ed.ManifestID, why))
+		s.notFound(w, r, ed, "no level border for account level %d in version %s: %s", n, ed.ManifestID, why)
 		return
 	}
 	serveCatalog(w, r, ed, b, rs.list[catalog.LevelBorders])
@@ -96,12 +95,7 @@ func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level strin
 
 // GetCompetitiveSeasonTiers serves the tier set a competitive season names.
 func (s *Server) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Request, uuid gen.Uuid, p gen.GetCompetitiveSeasonTiersParams) {
-	u, ok := catalog.ParseUUID(uuid)
-	if !ok {
-		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a competitive season UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", uuid))
-		return
-	}
-	loc, err := parseLanguage((*string)(p.Language), true)
+	u, loc, err := parseItem(catalog.CompetitiveSeasons, uuid, deref(p.Language))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -109,14 +103,12 @@ func (s *Server) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Reques
 	ed, rs := s.read(r)
 	tiers, season := ed.SeasonTiers(u)
 	b := ed.Item(catalog.CompetitiveTiers, tiers, loc)
-	if b == nil {
-		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		msg := fmt.Sprintf("no competitive season with uuid %s in version %s; list them at %s", u, ed.ManifestID, strings.Replace(rs.list[catalog.CompetitiveSeasons].Label, "{manifestId}", ed.ManifestID, 1))
-		if season {
-			msg = fmt.Sprintf("competitive season %s names no tier set of version %s; list them at %s", u, ed.ManifestID, strings.Replace(rs.list[catalog.CompetitiveTiers].Label, "{manifestId}", ed.ManifestID, 1))
-		}
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "%s", msg))
-		return
+	switch {
+	case b == nil && season:
+		s.notFound(w, r, ed, "competitive season %s names no tier set of version %s; list them at %s", u, ed.ManifestID, rs.listURL(catalog.CompetitiveTiers, ed))
+	case b == nil:
+		s.notFound(w, r, ed, "no competitive season with uuid %s in version %s; list them at %s", u, ed.ManifestID, rs.listURL(catalog.CompetitiveSeasons, ed))
+	default:
+		serveCatalog(w, r, ed, b, rs.seasonTiers)
 	}
-	serveCatalog(w, r, ed, b, rs.seasonTiers)
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -15,55 +16,63 @@ import (
 
 // Server answers the API's routes from a Repository.
 type Server struct {
+	// Unimplemented stands in for the catalog routes' methods (Catalogs).
+	gen.Unimplemented
+
 	Repo edition.Repository
 	// Metrics serves /v1/metrics.
 	Metrics http.Handler
-	// Fresh is how long a replica may take to see a new version (its store's
-	// poll interval): the current catalog routes' Cache-Control follows from it
-	// (CatalogCache). 0 means DefaultFresh.
+	// Fresh is how long a replica may take to see a new version: the catalog
+	// routes' Cache-Control follows (CatalogCache). 0 means DefaultFresh.
 	Fresh time.Duration
 	// Logger records the errors behind 5xx answers; api.New sets it when nil.
 	Logger *slog.Logger
 	// Pages renders /, /docs, /changes and /browse; nil answers them 500.
 	Pages Pages
-	// Media is the mirror of the data's images and videos: /media/{sha256},
-	// the pages' icons, the recolored logos' base images. nil: none.
+	// Media is the mirror of the data's images and videos; nil: none.
 	Media media.Library
-	// MaxWaiters bounds the requests held at once (/v1/version?wait=,
-	// /v1/version/stream); past it they are 503. 0 means DefaultMaxWaiters.
+	// MaxWaiters bounds the requests held at once (waits and streams); past
+	// it they are 503. 0 means DefaultMaxWaiters.
 	MaxWaiters int
-	// StreamFor is how long a stream lasts before the server ends it (the
-	// client reconnects, perhaps to another replica); 0 means DefaultStreamFor.
+	// StreamFor is how long a stream lasts; 0 means DefaultStreamFor.
 	StreamFor time.Duration
 	// Now is the clock of /v1/events?active=true; nil means time.Now.
 	Now func() time.Time
 
-	push     push     // activations and held requests (push.go)
-	archives archives // the exports made last
-
-	current currentRoutes // the current catalog routes, cached as Fresh says
-	logos   logoCache     // the recolored logos last served (logo.go)
+	push        push
+	archives    archives
+	logos       logoCache
+	currentOnce sync.Once
+	current     *catalogRoutes // made at first use, from Fresh
 }
 
 var _ gen.ServerInterface = (*Server)(nil)
 
 // parseLanguage resolves a language parameter to a locale index, or to
 // catalog.AllLocales for "all" (any letter case) when all is allowed.
-func parseLanguage(lang *string, all bool) (int, error) {
-	if lang == nil || *lang == "" {
+func parseLanguage(lang string, all bool) (int, error) {
+	if lang == "" {
 		return catalog.DefaultLocale, nil
 	}
-	if loc, ok := catalog.ParseLocale(*lang); ok {
+	if loc, ok := catalog.ParseLocale(lang); ok {
 		return loc, nil
 	}
-	if all && strings.EqualFold(*lang, "all") {
+	if all && strings.EqualFold(lang, "all") {
 		return catalog.AllLocales, nil
 	}
 	also := ", or all for every locale at once"
 	if !all {
 		also = "; a page shows one language, so all is not accepted here"
 	}
-	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", *lang, catalog.SupportedLocales, also)
+	return 0, catalog.Errorf(catalog.EINVALID, "language %q is not supported; use one of %s (any letter case)%s, or leave it out for en-US", lang, catalog.SupportedLocales, also)
+}
+
+// deref is *p, or "" for nil: what an optional parameter left out means.
+func deref[T ~string](p *T) string {
+	if p == nil {
+		return ""
+	}
+	return string(*p)
 }
 
 // parseManifestID checks a manifest ID from a path: it is only ever compared
@@ -75,8 +84,8 @@ func parseManifestID(id, listed string) error {
 	return nil
 }
 
-func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang *gen.Language) {
-	loc, err := parseLanguage((*string)(lang), true)
+func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category, lang string) {
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -87,7 +96,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 
 // filtered serves a list filtered by a boolean field: value is "true" or
 // "false" in any letter case.
-func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value string, lang *gen.Language) {
+func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Category, field, value, lang string) {
 	var want bool
 	switch {
 	case strings.EqualFold(value, "true"):
@@ -97,7 +106,7 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%s %q is not supported; use true or false (any letter case), or leave it out for every %s", field, value, c.Noun()))
 		return
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(lang, true)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -106,13 +115,18 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 	serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
-func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id string, lang *gen.Language) {
+// parseItem reads an item route's uuid, of an item of c, and language.
+func parseItem(c catalog.Category, id, lang string) (catalog.UUID, int, error) {
 	u, ok := catalog.ParseUUID(id)
 	if !ok {
-		s.fail(w, r, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun()))
-		return
+		return u, 0, catalog.Errorf(catalog.EINVALID, "%q is not a UUID; a %s UUID is 8-4-4-4-12 hexadecimal digits, e.g. 63e6c2b6-4a8e-869c-3d4c-e38355226584", id, c.Noun())
 	}
-	loc, err := parseLanguage((*string)(lang), true)
+	loc, err := parseLanguage(lang, true)
+	return u, loc, err
+}
+
+func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category, id, lang string) {
+	u, loc, err := parseItem(c, id, lang)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -120,12 +134,16 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 	ed, rs := s.read(r)
 	b := ed.Item(c, u, loc)
 	if b == nil {
-		w.Header()["X-Data-Version"] = ed.VersionField.Value
-		list := strings.Replace(rs.list[c].Label, "{manifestId}", ed.ManifestID, 1)
-		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, list))
+		s.notFound(w, r, ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
 		return
 	}
 	serveCatalog(w, r, ed, b, rs.item[c])
+}
+
+// notFound answers 404 for something ed lacks, naming ed's version.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request, ed *edition.Edition, format string, args ...any) {
+	w.Header()["X-Data-Version"] = ed.VersionField.Value
+	s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, format, args...))
 }
 
 // ListLocres serves the locale summary.

@@ -3,7 +3,7 @@ package impl
 import (
 	"fmt"
 	"net/http"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -11,12 +11,9 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// Cache policies, justified in docs/decisions.md: the current catalog routes
-// follow how soon a replica sees a new version (Server.Fresh, CatalogCache); the
-// change signals (/v1/version, /v1/diff/latest) are revalidated on every use; a
-// pinned route and a diff between two named versions never change; the bodies
-// of the binary (the spec, /docs and its script) and a changelog between two
-// versions may be reused for five minutes.
+// Cache policies (docs/decisions.md): the change signals are revalidated on
+// every use, what never changes is immutable, the binary's documents may be
+// reused for five minutes.
 const (
 	CacheDocument  = "public, max-age=300, stale-while-revalidate=60"
 	CacheSignal    = "public, no-cache"
@@ -27,11 +24,8 @@ const (
 const DefaultFresh = time.Second
 
 // CatalogCache is the Cache-Control of the current catalog routes on a server
-// whose store is read every fresh: max-age that many seconds (rounded up, at
-// least 1), since a replica may take that long to see a new version, and
-// stale-while-revalidate as long again. A cache in front thus serves a body at
-// most two intervals after its replica moved on; the pinned URL
-// (Content-Location) of the same bytes may be kept forever.
+// whose store is read every fresh: max-age and stale-while-revalidate that
+// many seconds (rounded up, at least 1).
 func CatalogCache(fresh time.Duration) string {
 	s := cacheSeconds(fresh)
 	return fmt.Sprintf("public, max-age=%d, stale-while-revalidate=%d", s, s)
@@ -42,10 +36,8 @@ func cacheSeconds(fresh time.Duration) int64 {
 	return max(1, int64((fresh+time.Second-1)/time.Second))
 }
 
-// PageCSP is the Content-Security-Policy of the HTML pages: everything from this
-// server; images also over https (item icons are the data's URLs); inline styles
-// and blob: workers because Redoc (the /docs renderer) injects its styles and
-// runs its search index in a worker.
+// PageCSP is the Content-Security-Policy of the HTML pages: images also over
+// https (the data's icons); inline styles and blob: workers for Redoc.
 const PageCSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' https: data:; font-src 'self' data:; connect-src 'self'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 const (
@@ -53,8 +45,7 @@ const (
 	contentHTML = "text/html; charset=utf-8"
 )
 
-// The routes' shared parts of every answer, made once: label (the route
-// template, as chi names it), cache policy, header fields.
+// The routes' shared parts of every answer: label, cache policy, header fields.
 var (
 	versionRoute    = representation.NewRoute("/v1/version", contentJSON, CacheSignal)
 	waitRoute       = representation.NewRoute(waitLabel, contentJSON, CacheSignal) // the version record, held
@@ -64,9 +55,8 @@ var (
 
 	noSniff = representation.NewField("X-Content-Type-Options", "nosniff")
 	pageCSP = representation.NewField("Content-Security-Policy", PageCSP)
-	// The landing page's example command names the request's scheme, which a
-	// proxy tells in X-Forwarded-Proto (requestOrigin); this Vary replaces
-	// the route's own (fields are set in order, the last one wins).
+	// The landing page names the scheme X-Forwarded-Proto tells; this Vary
+	// replaces the route's own (the last field set wins).
 	homeRoute        = representation.NewRoute("/", contentHTML, CacheSignal, pageCSP, noSniff, representation.NewField("Vary", "Accept-Encoding, X-Forwarded-Proto"))
 	docsRoute        = representation.NewRoute("/docs", contentHTML, CacheDocument, pageCSP, noSniff)
 	changesRoute     = representation.NewRoute("/changes", contentHTML, CacheSignal, pageCSP, noSniff)
@@ -78,8 +68,7 @@ var (
 )
 
 // catalogRoutes are the routes that serve an edition's catalogs and string
-// tables: the current ones (under /v1) or the pinned ones (under
-// PinnedPrefix), as each Server caches them.
+// tables: the current ones (under /v1) or the pinned ones (PinnedPrefix).
 type catalogRoutes struct {
 	list, item         [catalog.NumCategories]*representation.Route
 	locresList, locres *representation.Route
@@ -87,6 +76,11 @@ type catalogRoutes struct {
 	// maxAge is the longest max-age an answer that changes with the clock
 	// (/v1/events?active=true) may have at these routes.
 	maxAge time.Duration
+}
+
+// listURL is where c's items of ed are listed.
+func (rs *catalogRoutes) listURL(c catalog.Category, ed *edition.Edition) string {
+	return strings.Replace(rs.list[c].Label, "{manifestId}", ed.ManifestID, 1)
 }
 
 func newCatalogRoutes(prefix, cache string, maxAge time.Duration) *catalogRoutes {
@@ -104,13 +98,6 @@ func newCatalogRoutes(prefix, cache string, maxAge time.Duration) *catalogRoutes
 	return rs
 }
 
-// currentRoutes are a Server's current catalog routes, made at its first
-// request from its Fresh.
-type currentRoutes struct {
-	once   sync.Once
-	routes *catalogRoutes
-}
-
 // pinnedRoutes are every server's: a pinned answer never changes.
 var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Hour)
 
@@ -118,12 +105,6 @@ var pinnedRoutes = newCatalogRoutes(PinnedPrefix, CacheImmutable, 365*24*time.Ho
 // page's script) as contentType: cached as the catalog is, never sniffed.
 func AssetRoute(label, contentType string) *representation.Route {
 	return representation.NewRoute(label, contentType, CacheDocument, noSniff)
-}
-
-// WriteAsset writes a body that belongs to no version as the handlers write
-// theirs: ETag, 304, the encoding Accept-Encoding asks for.
-func WriteAsset(w http.ResponseWriter, r *http.Request, route *representation.Route, b *representation.Body) {
-	representation.Write(w, r, &representation.Response{Route: route, Body: b})
 }
 
 // writeBody writes a pre-rendered body of ed at route; it allocates nothing.

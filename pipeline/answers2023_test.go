@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -180,7 +179,7 @@ func TestImport2023Answers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apitest.CheckEdition(t, ed)
+	checkEdition(t, ed)
 	if !slices.Equal(ed.UUIDs(catalog.Buddies), before.UUIDs(catalog.Buddies)) || len(ed.UUIDs(catalog.Buddies)) == 0 {
 		t.Errorf("carried-over buddies: %d items, the 2021 version has %d", len(ed.UUIDs(catalog.Buddies)), len(before.UUIDs(catalog.Buddies)))
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -228,7 +227,7 @@ func TestImportAllCaptures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		apitest.CheckEdition(t, ed)
+		checkEdition(t, ed)
 		if strings.HasPrefix(filepath.Base(d), "09_") && !slices.ContainsFunc(rep.Notes, func(n string) bool {
 			return strings.Contains(n, "disagree on 43 skins")
 		}) {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 )
 
@@ -86,7 +85,7 @@ func TestLocalizedCaptures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	apitest.CheckEdition(t, ed)
+	checkEdition(t, ed)
 	name := func(c catalog.Category, uuid any, lang string) string {
 		loc, _ := catalog.ParseLocale(lang)
 		u, _ := catalog.ParseUUID(uuid.(string))

@@ -1,8 +1,6 @@
-// Package apitest is the one place tests check HTTP traffic against openapi.yaml:
-// every request a test makes goes through Checker.Do, which validates the request
-// and the response with kin-openapi's openapi3filter and records which operation
-// answered with which status, so a test can fail when part of the spec was never
-// exercised.
+// Package apitest is the one place tests check HTTP traffic against
+// openapi.yaml: Checker.Do validates each request and response with
+// kin-openapi and records which operation answered with which status.
 package apitest
 
 import (
@@ -20,7 +18,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -34,7 +32,6 @@ import (
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -44,11 +41,10 @@ type Checker struct {
 	router routers.Router
 
 	mu   sync.Mutex
-	seen map[string]map[int]bool // operationId → statuses answered
+	seen map[string]bool // "operationId status" answered
 }
 
-// New loads the embedded spec. Servers are cleared so the router matches the
-// test requests' host.
+// New loads the embedded spec.
 func New(t testing.TB) *Checker {
 	t.Helper()
 	registerHTML.Do(func() {
@@ -59,14 +55,14 @@ func New(t testing.TB) *Checker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The router must not see servers, and the spec is shared: copy the top level.
+	// The router must match any host, and the spec is shared: a copy without servers.
 	cp := *doc
 	cp.Servers = nil
 	r, err := gorillamux.NewRouter(&cp)
 	if err != nil {
 		t.Fatalf("router from openapi.yaml: %v", err)
 	}
-	return &Checker{doc: &cp, router: r, seen: map[string]map[int]bool{}}
+	return &Checker{doc: &cp, router: r, seen: map[string]bool{}}
 }
 
 // userAgentRule is the spec's one security scheme: a non-blank User-Agent.
@@ -79,10 +75,9 @@ func userAgentRule(_ context.Context, in *openapi3filter.AuthenticationInput) er
 }
 
 // Do serves req with h and validates both sides. A request the spec rejects
-// (no User-Agent, say) must get a 4xx; every response must match the operation's
-// listed statuses, headers and schemas exactly. Requests to paths outside the spec
-// must answer 404 or 405 — with the Error schema, or on a page path (pagePath) an
-// error page — or 301 from a trailing slash to the route without it.
+// must get a 4xx; a response must match the operation's statuses, headers and
+// schemas. Paths outside the spec answer 404 or 405 (an error), or 301 from a
+// trailing slash to the route without it.
 func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Response {
 	t.Helper()
 	rec := httptest.NewRecorder()
@@ -91,12 +86,11 @@ func (c *Checker) Do(t testing.TB, h http.Handler, req *http.Request) *http.Resp
 	return c.Check(t, req, res, rec.Body.Bytes())
 }
 
-// Check validates an answer req got elsewhere, as Do does: a stream read in
-// part (body: the events read, ending at an event's end), say. res.Body is
-// replaced by body.
+// Check validates an answer req got elsewhere, as Do does (a stream read in
+// part, say); res.Body is replaced by body.
 func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, body []byte) *http.Response {
 	t.Helper()
-	res.Body = readCloser{bytes.NewReader(body)}
+	res.Body = io.NopCloser(bytes.NewReader(body))
 	method := req.Method
 	if method == http.MethodOptions {
 		c.checkPreflight(t, req, res, body)
@@ -115,10 +109,10 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 		case http.StatusMovedPermanently:
 			c.checkRedirect(t, req, res, body)
 		case http.StatusNotFound, http.StatusMethodNotAllowed:
-			c.checkError(t, req, res, body)
+			c.CheckError(t, req, res, body)
 		default:
 			t.Errorf("%s %s: outside the spec (%v) but answered %d", method, req.URL, err, res.StatusCode)
-			c.checkError(t, req, res, body)
+			c.CheckError(t, req, res, body)
 		}
 		return res
 	}
@@ -137,10 +131,8 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 			t.Errorf("%s %s: the spec rejects this request (%v) but it answered %d", method, req.URL, err, res.StatusCode)
 		}
 	}
-	// A body already validated for this operation and status is not decoded or
-	// walked again (tests ask for the same large lists many times, through the
-	// router and the edge); headers always are. Bodies are known by the SHA-256
-	// of the bytes as sent, with their coding, and of the decoded bytes.
+	// A body already validated for this operation and status (by its SHA-256
+	// as sent and decoded) is not walked again; headers always are.
 	enc := res.Header.Get("Content-Encoding")
 	ct := res.Header.Get("Content-Type")
 	rawKey := validatedKey(route.Operation.OperationID, res.StatusCode, ct+"\x00"+enc, body)
@@ -163,7 +155,7 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 		RequestValidationInput: in,
 		Status:                 res.StatusCode,
 		Header:                 res.Header,
-		Body:                   readCloser{bytes.NewReader(decoded)},
+		Body:                   io.NopCloser(bytes.NewReader(decoded)),
 		Options: &openapi3filter.Options{
 			IncludeResponseStatus: true,
 			MultiError:            true,
@@ -172,8 +164,7 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 	}
 	err = openapi3filter.ValidateResponse(context.Background(), out)
 	if err == nil && !out.Options.ExcludeResponseBody && ct == "application/gzip" {
-		// kin-openapi reads a binary schema's body as bytes without asking the
-		// registered decoders, so the archive is checked here.
+		// kin-openapi asks no decoder for a binary body.
 		err = checkArchive(bytes.NewReader(decoded))
 	}
 	if err != nil {
@@ -183,23 +174,18 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 		validated.Store(rawKey, true)
 	}
 	if res.StatusCode >= 400 {
-		c.checkError(t, req, res, body)
+		c.CheckError(t, req, res, body)
 	}
 	if res.StatusCode == http.StatusNotModified && len(body) != 0 {
 		t.Errorf("%s %s: 304 with a body", method, req.URL)
 	}
 	c.mu.Lock()
-	id := route.Operation.OperationID
-	if c.seen[id] == nil {
-		c.seen[id] = map[int]bool{}
-	}
-	c.seen[id][res.StatusCode] = true
+	c.seen[fmt.Sprintf("%s %d", route.Operation.OperationID, res.StatusCode)] = true
 	c.mu.Unlock()
 	return res
 }
 
-// validated holds the keys of bodies that passed validation, for every Checker of
-// the test binary (they all load the same spec).
+// validated holds the keys of bodies that passed validation, for every Checker.
 var validated sync.Map
 
 func validatedKey(operation string, status int, contentType string, body []byte) [sha256.Size]byte {
@@ -209,10 +195,8 @@ func validatedKey(operation string, status int, contentType string, body []byte)
 	return [sha256.Size]byte(h.Sum(nil))
 }
 
-// Effort is what tests compress bodies at: with -short (make test, make
-// test-race) representation.Fast, since those tests check the protocol, not
-// the ratio; the full run (make stress) representation.Best, what the service
-// uses.
+// Effort is what tests compress bodies at: representation.Fast with -short
+// (the protocol, not the ratio, is tested), else Best, what the service uses.
 func Effort() representation.Effort {
 	if testing.Short() {
 		return representation.Fast
@@ -221,8 +205,7 @@ func Effort() representation.Effort {
 }
 
 // pagePath is the spec's rule (info.description) for the paths whose errors
-// are HTML pages: every origin-form path outside /v1 and /media but the
-// documents and probes machines read, whose errors are the JSON envelope.
+// are HTML pages.
 func pagePath(path string) bool {
 	if !strings.HasPrefix(path, "/") || path == "/v1" || strings.HasPrefix(path, "/v1/") || strings.HasPrefix(path, "/media/") {
 		return false
@@ -234,9 +217,7 @@ func pagePath(path string) bool {
 	return true
 }
 
-// requestPath is the path req asks for: of its raw target when the test
-// wrote one (URL.Opaque), decoded when it decodes; "" when the target is not
-// origin-form.
+// requestPath is the path req asks for, of its raw target (URL.Opaque) if any.
 func requestPath(req *http.Request) string {
 	if req.URL.Opaque == "" {
 		return req.URL.Path
@@ -248,9 +229,10 @@ func requestPath(req *http.Request) string {
 	return p
 }
 
-// checkError validates an error answer as the spec has it for the request's
-// path: an error page (checkErrorPage) or the JSON envelope (checkEnvelope).
-func (c *Checker) checkError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
+// CheckError validates an error answer as the spec has it for the request's
+// path: an error page (CheckErrorPage) or the JSON envelope; tests call it for
+// a request refused before routing.
+func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	if pagePath(requestPath(req)) {
 		c.CheckErrorPage(t, req, res, body)
@@ -262,10 +244,8 @@ func (c *Checker) checkError(t testing.TB, req *http.Request, res *http.Response
 	c.checkEnvelope(t, req, res.StatusCode, body)
 }
 
-// CheckErrorPage holds an error answered as a page to what the spec's
-// PageError says: an HTML5 document (as every page), never cached, that
-// shows the status under a heading and links back to / (and, from a
-// changelog, to /changes).
+// CheckErrorPage holds an error page to the spec's PageError: never cached,
+// the status under a heading, a link back to / (and from a changelog to /changes).
 func (c *Checker) CheckErrorPage(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	for name, want := range map[string]string{
@@ -297,8 +277,7 @@ func (c *Checker) CheckErrorPage(t testing.TB, req *http.Request, res *http.Resp
 	}
 }
 
-// checkRedirect holds a 301 to what the spec says of a trailing slash: the
-// same path without it, query kept, a route of the spec, with no body.
+// checkRedirect holds a 301 to the spec's trailing-slash rule.
 func (c *Checker) checkRedirect(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	path := strings.TrimRight(req.URL.Path, "/")
@@ -360,23 +339,19 @@ func (c *Checker) Unexercised() []string {
 	for path, item := range c.doc.Paths.Map() {
 		for method, op := range item.Operations() {
 			for code := range op.Responses.Map() {
-				var status int
-				if _, err := fmt.Sscanf(code, "%d", &status); err != nil {
+				if _, err := strconv.Atoi(code); err != nil {
 					missing = append(missing, fmt.Sprintf("%s %s: status %q is not a number", method, path, code))
-					continue
-				}
-				if !c.seen[op.OperationID][status] {
-					missing = append(missing, fmt.Sprintf("%s %d", op.OperationID, status))
+				} else if key := op.OperationID + " " + code; !c.seen[key] {
+					missing = append(missing, key)
 				}
 			}
 		}
 	}
-	sort.Strings(missing)
+	slices.Sort(missing)
 	return missing
 }
 
-// checkPreflight holds a CORS preflight to the policy openapi.yaml's description
-// states: 204, no body, any origin, GET/HEAD/OPTIONS.
+// checkPreflight holds a CORS preflight to openapi.yaml's policy.
 func (c *Checker) checkPreflight(t testing.TB, req *http.Request, res *http.Response, body []byte) {
 	t.Helper()
 	if res.StatusCode != http.StatusNoContent || len(body) != 0 {
@@ -436,10 +411,9 @@ func acceptable(values []string, enc string) bool {
 
 var registerHTML sync.Once
 
-// decodeHTML lets the validator read the pages' text/html bodies (kin-openapi
-// knows no HTML) and holds each to what every page must be: a UTF-8 HTML5
-// document with a language, a title and a viewport for phones. How it renders is
-// the browser tests' part (make test-browser).
+// decodeHTML lets the validator read text/html bodies and holds each to what
+// every page must be: a UTF-8 HTML5 document with a language, a title and a
+// viewport for phones.
 func decodeHTML(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
@@ -466,10 +440,9 @@ func decodeHTML(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3
 	return doc, nil
 }
 
-// decodeEvents lets the validator read /v1/version/stream's text/event-stream
-// bodies, and holds each event to the operation's description: id, event:
-// version and one data line of a VersionEvent naming the id; comment lines
-// between. The body ends at an event's end.
+// decodeEvents lets the validator read text/event-stream bodies and holds
+// each event to the operation's description: id, event: version and one data
+// line of a VersionEvent naming the id; comments between.
 func decodeEvents(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
 	b, err := io.ReadAll(body)
 	if err != nil {
@@ -511,16 +484,9 @@ func decodeEvents(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openap
 	return string(b), nil
 }
 
-type readCloser struct{ *bytes.Reader }
-
-func (readCloser) Close() error { return nil }
-
-// Forward returns a handler that sends each request to the server at base (say
-// "http://127.0.0.1:8080") over a real connection and copies its answer back, so Do
-// can check a running server. The client must not decompress (set
-// DisableCompression) nor follow redirects (CheckRedirect returning
-// http.ErrUseLastResponse): the test's Accept-Encoding, or none, goes as written,
-// and so do a missing User-Agent and the Host (the landing page names it).
+// Forward returns a handler that sends each request to the server at base
+// and copies its answer back, so Do can check a running server. The client
+// must neither decompress nor follow redirects: headers go as written.
 func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)
@@ -549,67 +515,8 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	})
 }
 
-// CheckError validates an error answer that no route of the spec describes (a
-// request refused before routing): on a page path an error page
-// (CheckErrorPage), elsewhere JSON in the Error schema, with the status.
-func (c *Checker) CheckError(t testing.TB, req *http.Request, res *http.Response, body []byte) {
-	t.Helper()
-	c.checkError(t, req, res, body)
-}
-
-// CheckEdition validates every body an edition serves on catalog routes — each
-// list and each item, in every locale — against the operation's body schema in
-// openapi.yaml (`<Schema>ListBody`, `<Schema>Body`). Bodies shared between locales
-// are checked once.
-func CheckEdition(t testing.TB, ed *edition.Edition) {
-	t.Helper()
-	doc, err := catalog.Spec()
-	if err != nil {
-		t.Fatal(err)
-	}
-	checked := map[*representation.Body]bool{}
-	check := func(schema string, b *representation.Body, what string) {
-		if b == nil || checked[b] {
-			return
-		}
-		checked[b] = true
-		// The same bytes under the same schema were valid in an earlier edition
-		// (consecutive versions share most bodies): not walked again.
-		key := validatedKey("schema "+schema, 0, "", b.JSON)
-		if _, ok := validated.Load(key); ok {
-			return
-		}
-		defer func() {
-			if !t.Failed() {
-				validated.Store(key, true)
-			}
-		}()
-		ref := doc.Components.Schemas[schema]
-		if ref == nil || ref.Value == nil {
-			t.Fatalf("openapi.yaml has no schema %s", schema)
-		}
-		var v any
-		if err := json.Unmarshal(b.JSON, &v); err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-		if err := ref.Value.VisitJSON(v); err != nil {
-			t.Errorf("%s does not match %s: %v", what, schema, err)
-		}
-	}
-	for _, c := range catalog.Categories() {
-		for loc, lang := range catalog.Locales {
-			check(c.Schema()+"ListBody", ed.List(c, loc), fmt.Sprintf("/v1/%s?language=%s", c.Name(), lang))
-			for _, u := range ed.UUIDs(c) {
-				check(c.Schema()+"Body", ed.Item(c, u, loc), fmt.Sprintf("/v1/%s/%s?language=%s", c.Name(), u, lang))
-			}
-		}
-	}
-}
-
-// canonicalEnums rewrites query values that match one of their parameter's enum
-// values in another letter case to the listed spelling, before validation:
-// openapi.yaml lists the canonical codes of `language` and documents that the
-// server accepts any letter case of them (`de-de`), which an enum cannot say.
+// canonicalEnums rewrites query values to their enum's spelling when they
+// differ in letter case only, which the server accepts and an enum cannot say.
 func canonicalEnums(op *openapi3.Operation, req *http.Request) {
 	q := req.URL.Query()
 	changed := false
@@ -633,9 +540,8 @@ func canonicalEnums(op *openapi3.Operation, req *http.Request) {
 	}
 }
 
-// checkArchive holds /v1/export's application/gzip bodies to what an export
-// must be: a complete gzip'd tar of JSON files with clean relative paths,
-// version.json among them.
+// checkArchive holds an export to a complete gzip'd tar of JSON files with
+// clean relative paths, version.json among them.
 func checkArchive(body io.Reader) error {
 	zr, err := gzip.NewReader(body)
 	if err != nil {

@@ -18,10 +18,16 @@ func SameEdition(t testing.TB, want, got *edition.Edition) {
 	if want.ManifestID != got.ManifestID || !reflect.DeepEqual(want.Version, got.Version) {
 		t.Fatalf("version record: %+v, want %+v", got.Version, want.Version)
 	}
+	for _, c := range catalog.Categories() {
+		if !reflect.DeepEqual(want.UUIDs(c), got.UUIDs(c)) {
+			t.Fatalf("%s: items differ", c.Name())
+		}
+	}
 	n := 0
-	same := func(where string, w, g *representation.Body) {
+	eachRoute(want, func(where string, body func(*edition.Edition) *representation.Body) {
 		t.Helper()
 		n++
+		w, g := body(want), body(got)
 		if w == nil || g == nil {
 			if w != g {
 				t.Fatalf("%s: body %v, want %v", where, g, w)
@@ -37,23 +43,7 @@ func SameEdition(t testing.TB, want, got *edition.Edition) {
 				t.Fatalf("%s: encoding %d differs (%d/%d bytes)", where, i, len(gr[i].Bytes), len(wr[i].Bytes))
 			}
 		}
-	}
-	same("version", want.VersionBody(), got.VersionBody())
-	same("locres", want.LocresList(), got.LocresList())
-	for loc := range catalog.NumLocales {
-		same("locres "+catalog.Locales[loc], want.Locres(loc), got.Locres(loc))
-	}
-	for _, c := range catalog.Categories() {
-		if !reflect.DeepEqual(want.UUIDs(c), got.UUIDs(c)) {
-			t.Fatalf("%s: items differ", c.Name())
-		}
-		for loc := range catalog.NumLocales + 1 {
-			same(c.Name(), want.List(c, loc), got.List(c, loc))
-			for _, u := range want.UUIDs(c) {
-				same(c.Name()+"/"+u.String(), want.Item(c, u, loc), got.Item(c, u, loc))
-			}
-		}
-	}
+	})
 	if n < 1000 {
 		t.Errorf("only %d bodies compared", n)
 	}
@@ -62,23 +52,27 @@ func SameEdition(t testing.TB, want, got *edition.Edition) {
 // Complete fails t unless every route of ed has its body.
 func Complete(t testing.TB, ed *edition.Edition) {
 	t.Helper()
-	if ed.VersionBody() == nil || ed.LocresList() == nil {
-		t.Fatal("version or locres body missing")
-	}
-	for loc := range catalog.NumLocales {
-		if ed.Locres(loc) == nil {
-			t.Fatal("locres body missing")
+	eachRoute(ed, func(where string, body func(*edition.Edition) *representation.Body) {
+		t.Helper()
+		if body(ed) == nil {
+			t.Fatalf("%s: body missing", where)
 		}
+	})
+}
+
+// eachRoute calls f for every route of ed's version, locale and item: body
+// gives that route's body in an edition.
+func eachRoute(ed *edition.Edition, f func(where string, body func(*edition.Edition) *representation.Body)) {
+	f("version", (*edition.Edition).VersionBody)
+	f("locres", (*edition.Edition).LocresList)
+	for loc := range catalog.NumLocales {
+		f("locres "+catalog.Locales[loc], func(e *edition.Edition) *representation.Body { return e.Locres(loc) })
 	}
 	for _, c := range catalog.Categories() {
 		for loc := range catalog.NumLocales + 1 {
-			if ed.List(c, loc) == nil {
-				t.Fatalf("%s list missing", c.Name())
-			}
+			f(c.Name(), func(e *edition.Edition) *representation.Body { return e.List(c, loc) })
 			for _, u := range ed.UUIDs(c) {
-				if ed.Item(c, u, loc) == nil {
-					t.Fatalf("%s/%s missing", c.Name(), u)
-				}
+				f(c.Name()+"/"+u.String(), func(e *edition.Edition) *representation.Body { return e.Item(c, u, loc) })
 			}
 		}
 	}
