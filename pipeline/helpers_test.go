@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
@@ -19,17 +20,60 @@ import (
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "v"+nn)
-	// Trimmed under -short: the protocol at a fraction of the size.
-	if err := fixtures.Write(dst, nn, testing.Short()); err != nil {
+	if err := writeFixture(dst, nn); err != nil {
 		t.Fatal(err)
 	}
-	if !testing.Short() {
-		// Storage and swapping, not translations: skip most skin names.
-		if err := fixtures.Lighten(dst); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return dst
+}
+
+func writeFixture(dst, nn string) error {
+	// Trimmed under -short: the protocol at a fraction of the size.
+	if err := fixtures.Write(dst, nn, testing.Short()); err != nil || testing.Short() {
+		return err
+	}
+	// Storage and swapping, not translations: skip most skin names.
+	return fixtures.Lighten(dst)
+}
+
+// sharedDir holds what the tests share; TestMain makes and removes it.
+var sharedDir string
+
+// store14 is a store in which sample version 14 is active, imported once for
+// every test that starts from it (an import renders and compresses a whole
+// version). Tests copy it (copyDir) and never write to it.
+var store14 = sync.OnceValues(func() (string, error) {
+	dir, snap := filepath.Join(sharedDir, "store14"), filepath.Join(sharedDir, "v14")
+	if err := writeFixture(snap, "14"); err != nil {
+		return "", err
+	}
+	st, err := store.Open(dir)
+	if err == nil {
+		_, err = pipeline.Import(st, snap, options())
+	}
+	return dir, err
+})
+
+// baseStore is store14, read-only, and the manifestId of its active version.
+func baseStore(t testing.TB) (dir, active string) {
+	t.Helper()
+	dir, err := store14()
+	if err != nil {
+		t.Fatalf("import sample version 14: %v", err)
+	}
+	p, _, err := openStore(t, dir).Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, p.ManifestID
+}
+
+// storeFrom14 is a writable copy of store14.
+func storeFrom14(t testing.TB) string {
+	t.Helper()
+	base, _ := baseStore(t)
+	dir := filepath.Join(t.TempDir(), "store")
+	copyDir(t, base, dir)
+	return dir
 }
 
 // copyDir copies a directory tree (writable copies).
