@@ -58,9 +58,6 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// MaxBodyBytes bounds every body read (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	// HTTP is the transport's client (nil: a client with no overall timeout,
-	// since RequestTimeout bounds each attempt).
-	HTTP *http.Client
 	// Observe, when set, is told the outcome of every attempt: the status ("0"
 	// for a transport error) and the body bytes read.
 	Observe func(status string, bytes int64)
@@ -106,7 +103,6 @@ func New(cfg Config) (*Client, error) {
 	orDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
 	orDefault(&cfg.MaxRetryAfter, DefaultMaxRetryAfter)
 	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	cfg.HTTP = cmp.Or(cfg.HTTP, &http.Client{})
 	return &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency)}, nil
 }
 
@@ -264,7 +260,8 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	res, err := c.cfg.HTTP.Do(req)
+	// No overall client timeout: RequestTimeout bounds each attempt.
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.observe("0", 0)
 		var ue *url.Error
@@ -286,8 +283,7 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, 0, &fatalError{fmt.Errorf("GET %s: body is over the limit of %d bytes", target, c.cfg.MaxBodyBytes)}
 	}
-	switch s := res.StatusCode; {
-	case s == http.StatusTooManyRequests || s >= 500:
+	if s := res.StatusCode; s == http.StatusTooManyRequests || s >= 500 {
 		if s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
 			wait = retryAfter(res.Header.Get("Retry-After"), time.Now())
 			if wait > c.cfg.MaxRetryAfter {

@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
@@ -219,11 +218,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 		if err != nil {
 			continue // the upstream lacks it
 		}
-		data, err := envelope.Decode(en)
-		items, ok := data.([]any)
-		if err == nil && !ok {
-			err = errors.New("data is not an array")
-		}
+		items, err := envelope.DecodeArray(en)
 		if err != nil {
 			return v, fmt.Errorf("%s: %w", c.File(), err)
 		}
@@ -276,38 +271,43 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 // combine merges the 18 locales' values: strings that differ become an object
 // keyed by locale.
 func combine(trees []any) any {
+	// at is every locale's value at one key or index of the en-US value.
+	at := func(get func(t any) any) any {
+		sub := make([]any, len(trees))
+		for i, t := range trees {
+			sub[i] = get(t)
+		}
+		return combine(sub)
+	}
 	switch x := trees[catalog.DefaultLocale].(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k := range x {
-			sub := make([]any, len(trees))
-			for i, t := range trees {
-				if m, ok := t.(map[string]any); ok {
-					sub[i] = m[k]
-				}
-			}
-			out[k] = combine(sub)
+			out[k] = at(func(t any) any {
+				m, _ := t.(map[string]any)
+				return m[k]
+			})
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for j := range x {
-			sub := make([]any, len(trees))
-			for i, t := range trees {
+			out[j] = at(func(t any) any {
 				if a, ok := t.([]any); ok && j < len(a) {
-					sub[i] = a[j]
+					return a[j]
 				}
-			}
-			out[j] = combine(sub)
+				return nil
+			})
 		}
 		return out
 	case nil:
 		// en-US has no text here (null) but a locale may: the public API then
 		// sends the object of the 18, null where a locale has none.
-		for _, t := range trees {
-			if _, ok := t.(string); ok {
-				return byLocale(trees)
-			}
+		if slices.ContainsFunc(trees, func(t any) bool {
+			_, ok := t.(string)
+			return ok
+		}) {
+			return byLocale(trees)
 		}
 		return nil
 	case string:
