@@ -76,7 +76,7 @@ func rejectedImport(t *testing.T, base, snap string, opt pipeline.Options) strin
 // the shrink guard (emptied, or losing more than 20 % of their items).
 func TestNewCatalogs(t *testing.T) {
 	t.Parallel()
-	base, prev := baseStore(t)
+	base, prev := baseStore(t, "14")
 	v14, good := fixtureDir(t, "14"), fixtureDir(t, "15")
 	old, cur := map[catalog.Category][]rawItem{}, map[catalog.Category][]rawItem{}
 	for _, c := range newCatalogs {
@@ -270,7 +270,7 @@ func TestNewCatalogs(t *testing.T) {
 // every byte.
 func TestUnknownBoundsRefused(t *testing.T) {
 	t.Parallel()
-	base, _ := baseStore(t)
+	base, _ := baseStore(t, "14")
 	good := fixtureDir(t, "15")
 	nest := func(depth int) any {
 		var v any = "leaf"

@@ -69,7 +69,7 @@ func TestMain(m *testing.M) {
 // always among them.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	base, _ := baseStore(t)
+	base, _ := baseStore(t, "14")
 	snap := fixtureDir(t, "15")
 
 	// Name the write steps of an uninterrupted import, and keep its result.

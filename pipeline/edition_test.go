@@ -165,7 +165,7 @@ func checkEncodings(t *testing.T, ed *edition.Edition) {
 // labelled with the import's.
 func TestImportLendsUnchangedBodies(t *testing.T) {
 	t.Parallel()
-	base, prevID := baseStore(t)
+	base, prevID := baseStore(t, "14")
 	src := openStore(t, base)
 	m, files, err := src.ReadVersion(prevID)
 	if err != nil {
@@ -316,8 +316,8 @@ func TestImportAfterVersionWithoutEdition(t *testing.T) {
 	}
 
 	// With the pack.
-	ref := openStore(t, storeFrom14(t))
-	_, prevID := baseStore(t)
+	ref := openStore(t, storeFrom(t, "14"))
+	_, prevID := baseStore(t, "14")
 	want := importWith(ref, v15)
 	wantDiff, err := ref.ReadDiff(prevID, want.ManifestID)
 	if err != nil {

@@ -38,27 +38,32 @@ func writeFixture(dst, nn string) error {
 // sharedDir holds what the tests share; TestMain makes and removes it.
 var sharedDir string
 
-// store14 is a store in which sample version 14 is active, imported once for
-// every test that starts from it (an import renders and compresses a whole
-// version). Tests copy it (copyDir) and never write to it.
-var store14 = sync.OnceValues(func() (string, error) {
-	dir, snap := filepath.Join(sharedDir, "store14"), filepath.Join(sharedDir, "v14")
-	if err := writeFixture(snap, "14"); err != nil {
-		return "", err
-	}
-	st, err := store.Open(dir)
-	if err == nil {
-		_, err = pipeline.Import(st, snap, options())
-	}
-	return dir, err
-})
+// sampleStores holds, per sample version, a store in which it alone is
+// active, imported once for every test that starts from it (an import renders
+// and compresses a whole version). Tests copy it and never write to it.
+var sampleStores = map[string]func() (string, error){"14": sampleStore("14"), "15": sampleStore("15")}
 
-// baseStore is store14, read-only, and the manifestId of its active version.
-func baseStore(t testing.TB) (dir, active string) {
+func sampleStore(nn string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		dir, snap := filepath.Join(sharedDir, "store"+nn), filepath.Join(sharedDir, "v"+nn)
+		if err := writeFixture(snap, nn); err != nil {
+			return "", err
+		}
+		st, err := store.Open(dir)
+		if err == nil {
+			_, err = pipeline.Import(st, snap, options())
+		}
+		return dir, err
+	})
+}
+
+// baseStore is the sample store of version nn, read-only, and the manifestId
+// of its active version.
+func baseStore(t testing.TB, nn string) (dir, active string) {
 	t.Helper()
-	dir, err := store14()
+	dir, err := sampleStores[nn]()
 	if err != nil {
-		t.Fatalf("import sample version 14: %v", err)
+		t.Fatalf("import sample version %s: %v", nn, err)
 	}
 	p, _, err := openStore(t, dir).Active()
 	if err != nil {
@@ -67,10 +72,10 @@ func baseStore(t testing.TB) (dir, active string) {
 	return dir, p.ManifestID
 }
 
-// storeFrom14 is a writable copy of store14.
-func storeFrom14(t testing.TB) string {
+// storeFrom is a writable copy of the sample store of version nn.
+func storeFrom(t testing.TB, nn string) string {
 	t.Helper()
-	base, _ := baseStore(t)
+	base, _ := baseStore(t, nn)
 	dir := filepath.Join(t.TempDir(), "store")
 	copyDir(t, base, dir)
 	return dir

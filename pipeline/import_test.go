@@ -266,8 +266,8 @@ func TestImportAllCaptures(t *testing.T) {
 func TestUnknownFieldsAreDiffed(t *testing.T) {
 	t.Parallel()
 	v15 := fixtureDir(t, "15")
-	_, from := baseStore(t)
-	plain := openStore(t, storeFrom14(t))
+	_, from := baseStore(t, "14")
+	plain := openStore(t, storeFrom(t, "14"))
 	to := mustImport(t, plain, v15).ManifestID
 	body, err := plain.ReadDiff(from, to)
 	if err != nil {
@@ -285,7 +285,7 @@ func TestUnknownFieldsAreDiffed(t *testing.T) {
 		first, second = item(v, 0)["uuid"].(string), item(v, 1)["uuid"].(string)
 		return v
 	})
-	st := openStore(t, storeFrom14(t))
+	st := openStore(t, storeFrom(t, "14"))
 	rep := mustImport(t, st, v15)
 	if rep.ManifestID != to || len(rep.Unknown) != 2 {
 		t.Fatalf("imported %s with unknown fields %v", rep.ManifestID, rep.Unknown)

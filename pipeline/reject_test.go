@@ -52,7 +52,7 @@ func write(t *testing.T, dir, file, content string) {
 // problem, and the store — active pointer and every byte — is unchanged.
 func TestRejections(t *testing.T) {
 	t.Parallel()
-	base, _ := baseStore(t)
+	base, _ := baseStore(t, "14")
 	good := fixtureDir(t, "15")
 
 	cases := []struct {
