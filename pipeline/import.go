@@ -107,7 +107,7 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 		opt.ShrinkLimit = DefaultShrinkLimit
 	}
 	r := &Report{Source: source}
-	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
+	im := &importer{st: st, opt: opt, r: r}
 	err := im.locked(source, run)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
@@ -123,28 +123,11 @@ type importer struct {
 	opt   Options
 	r     *Report
 	stage Stage
-	ctx   context.Context
-}
-
-// lock takes the store's writer lock, saying whose it is while it waits, for at
-// most LockTimeout.
-func (im *importer) lock() (func(), error) {
-	if unlock, ok := im.st.TryLock(); ok {
-		return unlock, nil
-	}
-	holder := cmp.Or(im.st.LockHolder(), "another process")
-	if im.opt.Progress != nil {
-		im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
-	}
-	ctx, cancel := context.WithTimeoutCause(im.ctx, im.opt.LockTimeout,
-		fmt.Errorf("gave up after --lock-timeout %s waiting for the store lock held by %s", im.opt.LockTimeout, holder))
-	defer cancel()
-	return im.st.Lock(ctx)
 }
 
 // checkpoint ends the import when its context has: SIGINT, SIGTERM or deadline.
 func (im *importer) checkpoint() error {
-	if err := context.Cause(im.ctx); err != nil {
+	if err := context.Cause(im.opt.Context); err != nil {
 		return fmt.Errorf("%s: import stopped, store untouched: %w", im.stage, err)
 	}
 	return nil
@@ -162,8 +145,6 @@ func (im *importer) next(s Stage, format string, args ...any) error {
 func (im *importer) enter(s Stage, format string, args ...any) {
 	im.stage = s
 	im.opt.Metrics.setStage(s)
-	start := time.Now()
-	im.r.Timings = append(im.r.Timings, StageTiming{Stage: s, Start: start})
 	if im.opt.Progress != nil {
 		im.opt.Progress(s, fmt.Sprintf(format, args...))
 	}
@@ -179,12 +160,23 @@ func (im *importer) reject(ps []catalog.Problem, format string, args ...any) err
 }
 
 // locked runs an import's stages holding the store's writer lock, after
-// removing what a crashed writer left behind.
+// removing what a crashed writer left behind. It says whose the lock is while
+// it waits for it, for at most LockTimeout.
 func (im *importer) locked(source string, run func(*importer) error) error {
 	im.enter(Load, "reading %s", source)
-	unlock, err := im.lock()
-	if err != nil {
-		return err
+	unlock, ok := im.st.TryLock()
+	if !ok {
+		holder := cmp.Or(im.st.LockHolder(), "another process")
+		if im.opt.Progress != nil {
+			im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
+		}
+		ctx, cancel := context.WithTimeoutCause(im.opt.Context, im.opt.LockTimeout,
+			fmt.Errorf("gave up after --lock-timeout %s waiting for the store lock held by %s", im.opt.LockTimeout, holder))
+		defer cancel()
+		var err error
+		if unlock, err = im.st.Lock(ctx); err != nil {
+			return err
+		}
 	}
 	defer unlock()
 	if c, ok := im.st.(store.Cleaner); ok {

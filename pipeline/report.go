@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
@@ -43,13 +42,6 @@ type Report struct {
 	// every body in every encoding.
 	EditionBytes int
 	Pruned       []string
-	Timings      []StageTiming
-}
-
-// StageTiming is when a stage started.
-type StageTiming struct {
-	Stage Stage
-	Start time.Time
 }
 
 func (r *Report) note(format string, args ...any) {
