@@ -266,9 +266,9 @@ func TestSyncFixtures(t *testing.T) {
 // full tier (make stress), or REFDATA_SYNC_FULL=1, all 15.
 func TestSyncCaptures(t *testing.T) {
 	root := fixtures.SharedData(t, "upstream-en-US")
-	vs, err := upstreamtest.FromCaptures(root)
-	if err != nil || len(vs) == 0 {
-		t.Fatalf("no captures in %s: %v", root, err)
+	vs := fromCaptures(t, root)
+	if len(vs) == 0 {
+		t.Fatalf("no captures in %s", root)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
 	first, last := 7, 9

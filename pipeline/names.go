@@ -12,13 +12,9 @@ import (
 	"github.com/refdata/refdata/catalog"
 )
 
-// applyNames lays the name files of names (Options.Names, `refdata import
-// --names DIR`: <catalog>/<locale>.json, each a JSON array of {uuid,
-// displayName, …} in one locale) over files' translations and reports what it
-// took; a name file that cannot be read is a problem. They fill only the text
-// the snapshot's own translations lack (those win); an entry whose uuid is an
-// item's first level names that item; entries for items the version lacks are
-// counted and left out.
+// applyNames lays the name files of names (--names, docs/pipeline.md §
+// Translations) under files' translations and reports what it took; a name
+// file that cannot be read is a problem.
 func applyNames(names fs.FS, maxFile int64, files map[string][]byte, r *Report) []catalog.Problem {
 	var ps []catalog.Problem
 	taken := map[string][]string{} // catalog → locales

@@ -1,8 +1,7 @@
 // Package upstreamtest is a stand-in upstream in the public API's shape, for
-// tests (the public API cannot be reached from CI): it serves versions built
-// from captures (../shared/data/upstream-en-US/NN_*) or from editions (the
-// embedded sample data), switches between them on Publish, and lets a test
-// inject faults.
+// tests (the public API cannot be reached from CI): it serves versions (of
+// snapshots, such as the embedded sample data, or as a test builds them),
+// switches between them on Publish, and lets a test inject faults.
 package upstreamtest
 
 import (
@@ -13,9 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -136,68 +133,6 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	fmt.Fprintf(w, `{"status":%d,"error":%q}`, code, msg)
-}
-
-// FromCapture makes a version of a capture directory: each file is served
-// as it is, in every locale (the captures are en-US only), at the path its
-// name gives (skins.json at /v1/weapons/skins, agents.json at /v1/agents).
-func FromCapture(dir string) (Version, error) {
-	v := Version{Name: filepath.Base(dir), Catalogs: map[string]map[string][]byte{}}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return v, fmt.Errorf("read capture %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return v, err
-		}
-		if name == "version.json" {
-			v.Record = b
-			continue
-		}
-		v.Catalogs[capturePath(name)] = map[string][]byte{"*": b}
-	}
-	if v.Record == nil {
-		return v, fmt.Errorf("capture %s has no version.json", dir)
-	}
-	v.Name = catalog.ManifestIDOf(v.Record)
-	return v, nil
-}
-
-func capturePath(file string) string {
-	base := strings.TrimSuffix(file, ".json")
-	switch base {
-	case "skins", "skinchromas", "skinlevels":
-		return "weapons/" + base
-	}
-	for _, c := range catalog.Categories() {
-		if c.IsSource() && c.File() == file {
-			return c.Name()
-		}
-	}
-	return strings.ReplaceAll(base, "-", "/")
-}
-
-// FromCaptures makes one version per NN_* directory under root, in order.
-func FromCaptures(root string) ([]Version, error) {
-	dirs, err := fs.Glob(os.DirFS(root), "[0-9][0-9]_*")
-	if err != nil {
-		return nil, err
-	}
-	var vs []Version
-	for _, d := range dirs {
-		v, err := FromCapture(filepath.Join(root, d))
-		if err != nil {
-			return nil, err
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
 }
 
 // FromSnapshot makes a version of a snapshot-layout directory (the embedded
