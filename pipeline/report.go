@@ -57,10 +57,8 @@ func count(n int, noun string) string {
 }
 
 func capProblems(ps []catalog.Problem) []catalog.Problem {
-	if len(ps) > MaxListed {
-		return ps[:MaxListed:MaxListed]
-	}
-	return ps
+	n := min(len(ps), MaxListed)
+	return ps[:n:n]
 }
 
 // Write prints the report for people: outcome first, then every list with its
