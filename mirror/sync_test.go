@@ -316,9 +316,9 @@ func TestSyncFixtures(t *testing.T) {
 func TestSyncCaptures(t *testing.T) {
 	t.Parallel()
 	root := fixtures.SharedData(t, "upstream-en-US")
-	vs, err := upstreamtest.FromCaptures(root)
-	if err != nil || len(vs) == 0 {
-		t.Fatalf("no captures in %s: %v", root, err)
+	vs := fromCaptures(t, root)
+	if len(vs) == 0 {
+		t.Fatalf("no captures in %s", root)
 	}
 	dirs, _ := filepath.Glob(filepath.Join(root, "[0-9][0-9]_*"))
 	first, last := 7, 8

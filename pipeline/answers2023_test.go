@@ -122,9 +122,8 @@ func TestImport2023Answers(t *testing.T) {
 		answers = append(answers, "weapons.json", "playercards.json")
 	}
 
-	st := openStore(t, t.TempDir())
-	v15 := fixtureDir(t, "15")
-	prev := mustImport(t, st, v15)
+	st := openStore(t, storeFrom(t, "15"))
+	_, prevID := baseStore(t, "15")
 
 	dir := filepath.Join(t.TempDir(), "answers-2023")
 	if err := os.MkdirAll(filepath.Join(dir, "pt-BR"), 0o755); err != nil {
@@ -150,9 +149,9 @@ func TestImport2023Answers(t *testing.T) {
 		t.Fatalf("import of the 2023 answers: %v\n%s", err, out.String())
 	}
 	id := rep.ManifestID
-	if id != "2023012306010000" || rep.Layout != pipeline.CaptureLayout || rep.Previous != prev.ManifestID || rep.NumRejections != 0 {
+	if id != "2023012306010000" || rep.Layout != pipeline.CaptureLayout || rep.Previous != prevID || rep.NumRejections != 0 {
 		t.Fatalf("published %s (%s layout) diffed against %q, %d rejections; want 2023012306010000 (capture) against %s",
-			id, rep.Layout, rep.Previous, rep.NumRejections, prev.ManifestID)
+			id, rep.Layout, rep.Previous, rep.NumRejections, prevID)
 	}
 
 	// The answers' files became en-US and pt-BR; the rest was carried over.
@@ -171,7 +170,7 @@ func TestImport2023Answers(t *testing.T) {
 		t.Errorf("the report does not say %q: %q", want, rep.Notes)
 	}
 
-	before, _, err := loadEdition(st, prev.ManifestID)
+	before, _, err := loadEdition(st, prevID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,7 +284,7 @@ func TestImport2023Answers(t *testing.T) {
 
 	// The diff names the new fields of every agent both versions have, and
 	// adds and removes what the answers add and drop.
-	body, err := st.ReadDiff(prev.ManifestID, id)
+	body, err := st.ReadDiff(prevID, id)
 	if err != nil {
 		t.Fatal(err)
 	}

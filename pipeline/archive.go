@@ -21,11 +21,7 @@ const ArchiveLayout Layout = "archive"
 // at most one file per catalog and locale, and the string tables.
 const maxArchiveEntries = 4096
 
-// runArchive imports a .tar.gz file (a /v1/export answer, as it is). It reads
-// only regular files whose names are clean relative paths (no "..", no leading
-// "/", no symlinks, links or devices), within the same per-file and
-// per-snapshot byte limits as a directory (counted decompressed, so a gzip bomb
-// stops at the limit).
+// runArchive imports a .tar.gz file (a /v1/export answer, as it is).
 func (im *importer) runArchive(name string) error {
 	im.r.Layout = ArchiveLayout
 	f, err := os.Open(name)
@@ -44,8 +40,10 @@ func (im *importer) runArchive(name string) error {
 	return im.process(kept, lps)
 }
 
-// ReadArchive reads a snapshot from a .tar.gz stream. Entries it refuses are
-// problems; err is for a stream that is not a gzip'd tar or breaks off.
+// ReadArchive reads a snapshot from a .tar.gz stream: regular files with clean
+// relative names only, within the byte limits counted decompressed (a gzip
+// bomb stops there). Entries it refuses are problems; err is for a stream that
+// is not a gzip'd tar or breaks off.
 func ReadArchive(r io.Reader, maxFile, maxTotal int64) (map[string][]byte, []catalog.Problem, error) {
 	maxFile, maxTotal = limits(maxFile, maxTotal)
 	zr, err := gzip.NewReader(r)

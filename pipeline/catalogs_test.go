@@ -76,10 +76,8 @@ func rejectedImport(t *testing.T, base, snap string, opt pipeline.Options) strin
 // the shrink guard (emptied, or losing more than 20 % of their items).
 func TestNewCatalogs(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	v14 := fixtureDir(t, "14")
-	prev := mustImport(t, openStore(t, base), v14).ManifestID
-	good := fixtureDir(t, "15")
+	base, prev := baseStore(t, "14")
+	v14, good := fixtureDir(t, "14"), fixtureDir(t, "15")
 	old, cur := map[catalog.Category][]rawItem{}, map[catalog.Category][]rawItem{}
 	for _, c := range newCatalogs {
 		old[c] = readItems(t, v14, "en-US/"+c.File())
@@ -272,8 +270,7 @@ func TestNewCatalogs(t *testing.T) {
 // every byte.
 func TestUnknownBoundsRefused(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
+	base, _ := baseStore(t, "14")
 	good := fixtureDir(t, "15")
 	nest := func(depth int) any {
 		var v any = "leaf"

@@ -50,7 +50,14 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(0)
 	}
-	os.Exit(m.Run())
+	var err error
+	if sharedDir, err = os.MkdirTemp("", "pipeline-test-"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(sharedDir)
+	os.Exit(code)
 }
 
 // TestCrashSafety kills an import with SIGKILL at many points — paused before a
@@ -62,8 +69,7 @@ func TestMain(m *testing.M) {
 // always among them.
 func TestCrashSafety(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
+	base, _ := baseStore(t, "14")
 	snap := fixtureDir(t, "15")
 
 	// Name the write steps of an uninterrupted import, and keep its result.

@@ -165,8 +165,8 @@ func checkEncodings(t *testing.T, ed *edition.Edition) {
 // labelled with the import's.
 func TestImportLendsUnchangedBodies(t *testing.T) {
 	t.Parallel()
-	src := openStore(t, t.TempDir())
-	prevID := mustImport(t, src, fixtureDir(t, "14")).ManifestID
+	base, prevID := baseStore(t, "14")
+	src := openStore(t, base)
 	m, files, err := src.ReadVersion(prevID)
 	if err != nil {
 		t.Fatal(err)
@@ -302,7 +302,7 @@ func publish(t *testing.T, st *store.Store, p store.Publication) {
 // import after the same version with its pack makes.
 func TestImportAfterVersionWithoutEdition(t *testing.T) {
 	t.Parallel()
-	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
+	v15 := fixtureDir(t, "15")
 	now := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	opt := options()
 	opt.Now = func() time.Time { return now }
@@ -316,8 +316,8 @@ func TestImportAfterVersionWithoutEdition(t *testing.T) {
 	}
 
 	// With the pack.
-	ref := openStore(t, t.TempDir())
-	prevID := importWith(ref, v14).ManifestID
+	ref := openStore(t, storeFrom(t, "14"))
+	_, prevID := baseStore(t, "14")
 	want := importWith(ref, v15)
 	wantDiff, err := ref.ReadDiff(prevID, want.ManifestID)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
@@ -19,17 +20,65 @@ import (
 func fixtureDir(t testing.TB, nn string) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "v"+nn)
-	// Trimmed under -short: the protocol at a fraction of the size.
-	if err := fixtures.Write(dst, nn, testing.Short()); err != nil {
+	if err := writeFixture(dst, nn); err != nil {
 		t.Fatal(err)
 	}
-	if !testing.Short() {
-		// Storage and swapping, not translations: skip most skin names.
-		if err := fixtures.Lighten(dst); err != nil {
-			t.Fatal(err)
-		}
-	}
 	return dst
+}
+
+func writeFixture(dst, nn string) error {
+	// Trimmed under -short: the protocol at a fraction of the size.
+	if err := fixtures.Write(dst, nn, testing.Short()); err != nil || testing.Short() {
+		return err
+	}
+	// Storage and swapping, not translations: skip most skin names.
+	return fixtures.Lighten(dst)
+}
+
+// sharedDir holds what the tests share; TestMain makes and removes it.
+var sharedDir string
+
+// sampleStores holds, per sample version, a store in which it alone is
+// active, imported once for every test that starts from it (an import renders
+// and compresses a whole version). Tests copy it and never write to it.
+var sampleStores = map[string]func() (string, error){"14": sampleStore("14"), "15": sampleStore("15")}
+
+func sampleStore(nn string) func() (string, error) {
+	return sync.OnceValues(func() (string, error) {
+		dir, snap := filepath.Join(sharedDir, "store"+nn), filepath.Join(sharedDir, "v"+nn)
+		if err := writeFixture(snap, nn); err != nil {
+			return "", err
+		}
+		st, err := store.Open(dir)
+		if err == nil {
+			_, err = pipeline.Import(st, snap, options())
+		}
+		return dir, err
+	})
+}
+
+// baseStore is the sample store of version nn, read-only, and the manifestId
+// of its active version.
+func baseStore(t testing.TB, nn string) (dir, active string) {
+	t.Helper()
+	dir, err := sampleStores[nn]()
+	if err != nil {
+		t.Fatalf("import sample version %s: %v", nn, err)
+	}
+	p, _, err := openStore(t, dir).Active()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir, p.ManifestID
+}
+
+// storeFrom is a writable copy of the sample store of version nn.
+func storeFrom(t testing.TB, nn string) string {
+	t.Helper()
+	base, _ := baseStore(t, nn)
+	dir := filepath.Join(t.TempDir(), "store")
+	copyDir(t, base, dir)
+	return dir
 }
 
 // copyDir copies a directory tree (writable copies).

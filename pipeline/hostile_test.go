@@ -21,8 +21,7 @@ import (
 // store — every byte, the active pointer included — is unchanged.
 func TestHostileSnapshots(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
+	base, _ := baseStore(t, "14")
 	good := fixtureDir(t, "15")
 	outside := filepath.Join(t.TempDir(), "maps.json")
 	b, _ := os.ReadFile(filepath.Join(good, "en-US/maps.json"))
@@ -102,8 +101,7 @@ func TestHostileSnapshots(t *testing.T) {
 // TestShrinkAllowed: --allow-shrink publishes what the guard refused, and says so.
 func TestShrinkAllowed(t *testing.T) {
 	t.Parallel()
-	st := openStore(t, t.TempDir())
-	mustImport(t, st, fixtureDir(t, "14"))
+	st := openStore(t, storeFrom(t, "14"))
 	snap := fixtureDir(t, "15")
 	edit(t, snap, "en-US/maps.json", func(v any) any { a := v.([]any); return a[:len(a)/2] })
 	dropTranslations(t, snap, "maps.json")
@@ -122,8 +120,7 @@ func TestShrinkAllowed(t *testing.T) {
 // at its timeout, and leaves the store as it was.
 func TestLockHeld(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	mustImport(t, openStore(t, dir), fixtureDir(t, "14"))
+	dir := storeFrom(t, "14")
 	before := treeHash(t, dir)
 	other := openStore(t, dir)
 	unlock, err := other.Lock(context.Background())
@@ -152,8 +149,7 @@ func TestLockHeld(t *testing.T) {
 // stops and leaves the store as it was.
 func TestCancelled(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	mustImport(t, openStore(t, dir), fixtureDir(t, "14"))
+	dir := storeFrom(t, "14")
 	before := treeHash(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()

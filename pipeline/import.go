@@ -47,55 +47,44 @@ var Stages = []Stage{Idle, Load, Validate, Render, Diff, Compress, Publish}
 // the Report says why.
 var ErrRejected = errors.New("snapshot rejected")
 
-// DefaultRetain is how many versions a store keeps unless told otherwise.
-const DefaultRetain = 10
-
-// Options tune an import. The zero value works: retain DefaultRetain, no progress,
-// no metrics.
+// Options tune an import. The zero value works: each 0 means its default.
 type Options struct {
 	Retain int
 	// Progress, when set, is told each stage as it starts, with counts.
 	Progress func(s Stage, detail string)
 	Metrics  *Metrics
 	Now      func() time.Time
-
-	// Context cancels the import (SIGINT, SIGTERM, a deadline): every stage checks
-	// it, and the store is left untouched. nil means context.Background.
-	Context context.Context
-	// LockTimeout bounds the wait for another import's store lock;
-	// 0 means DefaultLockTimeout.
+	// Context cancels the import (SIGINT, SIGTERM, a deadline), leaving the
+	// store untouched.
+	Context     context.Context
 	LockTimeout time.Duration
-	// MaxFileBytes and MaxSnapshotBytes bound what is read (0: the defaults);
-	// MaxJSONDepth bounds nesting in any file (0: DefaultMaxJSONDepth).
+	// MaxFileBytes, MaxSnapshotBytes and MaxJSONDepth bound what is read.
 	MaxFileBytes, MaxSnapshotBytes int64
 	MaxJSONDepth                   int
-	// AllowShrink publishes a version that empties a catalog or removes more
-	// than ShrinkLimit of its items (0: DefaultShrinkLimit); without it such a
-	// version is rejected, since that is what an upstream outage looks like.
+	// AllowShrink publishes a version the shrink guard (ShrinkLimit) refuses.
 	AllowShrink bool
 	ShrinkLimit float64
-	// Force re-validates and re-publishes a manifestId the store already holds
-	// (replacing the stored files), where an import would be a no-op; the
-	// version becomes the active one.
+	// Force re-validates and re-publishes, as the active version, a manifestId
+	// the store already holds.
 	Force bool
-	// Effort is what the version's bodies are compressed at; the zero value
-	// means representation.Best, what the service serves (tests pass Fast).
+	// Effort is what the bodies are compressed at (0: representation.Best).
 	Effort representation.Effort
-	// Names, when not nil, holds name files to take as translations
-	// (names.go): <catalog>/<locale>.json.
+	// Names, when not nil, holds name files to take as translations (names.go).
 	Names fs.FS
 	// MediaURL, when set, is where a media URL's file is served from instead
-	// (the mirror's public URL, --public-media-url): the rendered bodies' URLs
-	// it answers for are rewritten; the stored files keep the upstream's.
+	// (--public-media-url): the rendered bodies are rewritten, not the files.
 	MediaURL func(upstreamURL string) (string, bool)
 }
 
-// DefaultLockTimeout is how long an import waits for another's store lock.
-const DefaultLockTimeout = time.Minute
-
-// DefaultShrinkLimit is the share of a catalog's items a version may remove
-// before the shrink guard refuses it.
-const DefaultShrinkLimit = 0.20
+const (
+	// DefaultRetain is how many versions a store keeps unless told otherwise.
+	DefaultRetain = 10
+	// DefaultLockTimeout is how long an import waits for another's store lock.
+	DefaultLockTimeout = time.Minute
+	// DefaultShrinkLimit is the share of a catalog's items a version may remove
+	// before the shrink guard refuses it.
+	DefaultShrinkLimit = 0.20
+)
 
 // Import reads the snapshot in dir and, when it is valid and new, publishes it as
 // the active version of st. It returns a report in every case; the error wraps
@@ -118,7 +107,7 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 		opt.ShrinkLimit = DefaultShrinkLimit
 	}
 	r := &Report{Source: source}
-	im := &importer{st: st, opt: opt, r: r, ctx: opt.Context}
+	im := &importer{st: st, opt: opt, r: r}
 	err := im.locked(source, run)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
@@ -134,28 +123,11 @@ type importer struct {
 	opt   Options
 	r     *Report
 	stage Stage
-	ctx   context.Context
-}
-
-// lock takes the store's writer lock, saying whose it is while it waits, for at
-// most LockTimeout.
-func (im *importer) lock() (func(), error) {
-	if unlock, ok := im.st.TryLock(); ok {
-		return unlock, nil
-	}
-	holder := cmp.Or(im.st.LockHolder(), "another process")
-	if im.opt.Progress != nil {
-		im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
-	}
-	ctx, cancel := context.WithTimeoutCause(im.ctx, im.opt.LockTimeout,
-		fmt.Errorf("gave up after --lock-timeout %s waiting for the store lock held by %s", im.opt.LockTimeout, holder))
-	defer cancel()
-	return im.st.Lock(ctx)
 }
 
 // checkpoint ends the import when its context has: SIGINT, SIGTERM or deadline.
 func (im *importer) checkpoint() error {
-	if err := context.Cause(im.ctx); err != nil {
+	if err := context.Cause(im.opt.Context); err != nil {
 		return fmt.Errorf("%s: import stopped, store untouched: %w", im.stage, err)
 	}
 	return nil
@@ -163,18 +135,16 @@ func (im *importer) checkpoint() error {
 
 // next starts stage s unless the import's context has ended.
 func (im *importer) next(s Stage, format string, args ...any) error {
-	if err := im.checkpoint(); err != nil {
-		return err
+	err := im.checkpoint()
+	if err == nil {
+		im.enter(s, format, args...)
 	}
-	im.enter(s, format, args...)
-	return nil
+	return err
 }
 
 func (im *importer) enter(s Stage, format string, args ...any) {
 	im.stage = s
 	im.opt.Metrics.setStage(s)
-	start := time.Now()
-	im.r.Timings = append(im.r.Timings, StageTiming{Stage: s, Start: start})
 	if im.opt.Progress != nil {
 		im.opt.Progress(s, fmt.Sprintf(format, args...))
 	}
@@ -190,12 +160,23 @@ func (im *importer) reject(ps []catalog.Problem, format string, args ...any) err
 }
 
 // locked runs an import's stages holding the store's writer lock, after
-// removing what a crashed writer left behind.
+// removing what a crashed writer left behind. It says whose the lock is while
+// it waits for it, for at most LockTimeout.
 func (im *importer) locked(source string, run func(*importer) error) error {
 	im.enter(Load, "reading %s", source)
-	unlock, err := im.lock()
-	if err != nil {
-		return err
+	unlock, ok := im.st.TryLock()
+	if !ok {
+		holder := cmp.Or(im.st.LockHolder(), "another process")
+		if im.opt.Progress != nil {
+			im.opt.Progress(Load, fmt.Sprintf("waiting for the store lock held by %s (at most %s)", holder, im.opt.LockTimeout))
+		}
+		ctx, cancel := context.WithTimeoutCause(im.opt.Context, im.opt.LockTimeout,
+			fmt.Errorf("gave up after --lock-timeout %s waiting for the store lock held by %s", im.opt.LockTimeout, holder))
+		defer cancel()
+		var err error
+		if unlock, err = im.st.Lock(ctx); err != nil {
+			return err
+		}
 	}
 	defer unlock()
 	if c, ok := im.st.(store.Cleaner); ok {
@@ -387,7 +368,9 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	// computes it again makes the same bytes.
 	now := im.opt.Now()
 	var diffBody []byte
+	var before []catalog.Unknown
 	if old != nil {
+		before = old.Unknown
 		if err := im.next(Diff, "%s → %s", old.ManifestID, id); err != nil {
 			return err
 		}
@@ -412,10 +395,6 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 		if diffBody, err = catalog.DiffBody(d); err != nil {
 			return err
 		}
-	}
-	var before []catalog.Unknown
-	if old != nil {
-		before = old.Unknown
 	}
 	rendered.Unknown = catalog.SinceFirstSeen(val.Unknown, before, id)
 	r.Unknown = rendered.Unknown

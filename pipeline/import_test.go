@@ -264,9 +264,9 @@ func TestImportAllCaptures(t *testing.T) {
 // and its diff names only that field.
 func TestUnknownFieldsAreDiffed(t *testing.T) {
 	t.Parallel()
-	v14, v15 := fixtureDir(t, "14"), fixtureDir(t, "15")
-	plain := openStore(t, t.TempDir())
-	from := mustImport(t, plain, v14).ManifestID
+	v15 := fixtureDir(t, "15")
+	_, from := baseStore(t, "14")
+	plain := openStore(t, storeFrom(t, "14"))
 	to := mustImport(t, plain, v15).ManifestID
 	body, err := plain.ReadDiff(from, to)
 	if err != nil {
@@ -284,8 +284,7 @@ func TestUnknownFieldsAreDiffed(t *testing.T) {
 		first, second = item(v, 0)["uuid"].(string), item(v, 1)["uuid"].(string)
 		return v
 	})
-	st := openStore(t, t.TempDir())
-	mustImport(t, st, v14)
+	st := openStore(t, storeFrom(t, "14"))
 	rep := mustImport(t, st, v15)
 	if rep.ManifestID != to || len(rep.Unknown) != 2 {
 		t.Fatalf("imported %s with unknown fields %v", rep.ManifestID, rep.Unknown)

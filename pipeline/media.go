@@ -7,39 +7,23 @@ import (
 )
 
 // rewriteMedia points a rendered version's media URLs at a mirror: every JSON
-// string in its bodies that is an http(s) URL for which to gives another is
-// replaced by it (Options.MediaURL). It returns the strings replaced.
+// string in its catalog bodies (not the version record nor the string tables)
+// that is an http(s) URL for which to gives another is replaced by it
+// (Options.MediaURL). It returns the strings replaced.
 func rewriteMedia(r *catalog.Rendered, to func(string) (string, bool)) int {
 	if to == nil {
 		return 0
 	}
-	seen := map[*catalog.Doc]bool{}
-	n := 0
-	doc := func(d *catalog.Doc) {
-		if d == nil || seen[d] {
-			return
-		}
-		seen[d] = true
-		var k int
-		d.JSON, k = rewriteURLs(d.JSON, to)
-		n += k
+	skip := map[*catalog.Doc]bool{r.VersionBody: true, r.LocresList: true}
+	for _, d := range r.Locres {
+		skip[d] = true
 	}
-	for i := range r.Tables {
-		t := &r.Tables[i]
-		for _, d := range t.List {
-			doc(d)
-		}
-		for _, docs := range t.Items {
-			for _, d := range docs {
-				doc(d)
-			}
-		}
-		for _, f := range t.Filtered {
-			for _, docs := range f {
-				for _, d := range docs {
-					doc(d)
-				}
-			}
+	n := 0
+	for _, d := range r.Docs() {
+		if !skip[d] {
+			var k int
+			d.JSON, k = rewriteURLs(d.JSON, to)
+			n += k
 		}
 	}
 	return n

@@ -12,19 +12,9 @@ import (
 	"github.com/refdata/refdata/catalog"
 )
 
-// Name files are translations an operator adds to an import (Options.Names,
-// `refdata import --names DIR`): the layout of ../shared/data/l10n-names,
-// <catalog>/<locale>.json, each a JSON array of {uuid, displayName, …} in one
-// locale. They fill the localized text a snapshot's own translations lack;
-// where both name a field, the snapshot's wins (it is the upstream's). Only
-// text is taken (openapi.yaml's x-localized fields, and text in a field it
-// does not name that the en-US item has too), never data nor null; an entry
-// whose uuid is the first level of an item (some caches key buddies so)
-// names that item; entries for items the version lacks are counted and
-// left out. The result is stored as the version's own translation files.
-
-// applyNames lays the name files of names over files' translations and
-// reports what it took; a name file that cannot be read is a problem.
+// applyNames lays the name files of names (--names, docs/pipeline.md §
+// Translations) under files' translations and reports what it took; a name
+// file that cannot be read is a problem.
 func applyNames(names fs.FS, maxFile int64, files map[string][]byte, r *Report) []catalog.Problem {
 	var ps []catalog.Problem
 	taken := map[string][]string{} // catalog → locales

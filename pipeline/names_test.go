@@ -267,8 +267,7 @@ func TestImportNames(t *testing.T) {
 // and every byte — stays as it was.
 func TestImportNamesRefused(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	active := mustImport(t, openStore(t, base), fixtureDir(t, "14")).ManifestID
+	base, active := baseStore(t, "14")
 	snap := fixtureDir(t, "15")
 	agent := readItems(t, snap, "en-US/agents.json")[0]["uuid"].(string)
 

@@ -52,8 +52,7 @@ func write(t *testing.T, dir, file, content string) {
 // problem, and the store — active pointer and every byte — is unchanged.
 func TestRejections(t *testing.T) {
 	t.Parallel()
-	base := t.TempDir()
-	mustImport(t, openStore(t, base), fixtureDir(t, "14"))
+	base, _ := baseStore(t, "14")
 	good := fixtureDir(t, "15")
 
 	cases := []struct {

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
@@ -43,13 +42,6 @@ type Report struct {
 	// every body in every encoding.
 	EditionBytes int
 	Pruned       []string
-	Timings      []StageTiming
-}
-
-// StageTiming is when a stage started.
-type StageTiming struct {
-	Stage Stage
-	Start time.Time
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -65,10 +57,8 @@ func count(n int, noun string) string {
 }
 
 func capProblems(ps []catalog.Problem) []catalog.Problem {
-	if len(ps) > MaxListed {
-		return ps[:MaxListed:MaxListed]
-	}
-	return ps
+	n := min(len(ps), MaxListed)
+	return ps[:n:n]
 }
 
 // Write prints the report for people: outcome first, then every list with its

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -117,15 +118,11 @@ func unwrapPath(err error) error {
 // own bound is 10,000).
 func checkJSONText(b []byte, maxDepth int) string {
 	if !utf8.Valid(b) {
-		off := 0
-		for off < len(b) {
-			r, size := utf8.DecodeRune(b[off:])
-			if r == utf8.RuneError && size <= 1 {
-				break
+		for i, r := range string(b) {
+			if r == utf8.RuneError && !bytes.HasPrefix(b[i:], []byte("\uFFFD")) {
+				return fmt.Sprintf("invalid UTF-8 at byte %d", i)
 			}
-			off += size
 		}
-		return fmt.Sprintf("invalid UTF-8 at byte %d", off)
 	}
 	depth, inString, escaped := 0, false, false
 	for i, c := range b {

@@ -26,8 +26,8 @@ const (
 	CaptureLayout Layout = "capture"
 )
 
-// detectLayout: an en-US/ directory means a snapshot; a top-level weapons.json
-// (or any catalog file) a capture.
+// detectLayout: an en-US/ directory means a snapshot; a top-level catalog file
+// a capture.
 func detectLayout(fsys fs.FS) (Layout, error) {
 	if st, err := fs.Stat(fsys, "en-US"); err == nil && st.IsDir() {
 		// A capture with per-locale folders has the dedicated skins endpoint; a
@@ -91,16 +91,11 @@ func readSnapshotFiles(sf *snapshotFiles) (files map[string][]byte, ignored []st
 	return files, ignored, err
 }
 
-// captureFiles maps a capture directory onto the snapshot layout. Catalog files
-// named like a snapshot's become en-US/<file>; skins.json, skinchromas.json and
-// skinlevels.json are the dedicated endpoints of the skins nested in weapons.json.
-//
-// Rule when they disagree: the standalone skins.json is authoritative for skins
-// (with their chromas and levels) — it is the dedicated endpoint, and in the one
-// disagreement seen (09_: 43 skins) it is the more complete side (it has the
-// streamedVideo URLs the nested copies lack). Each skin nested in a weapon is
-// replaced by the skins.json entry with its uuid; the disagreement is reported
-// (count and uuids). skinchromas.json and skinlevels.json are only compared.
+// captureFiles maps a capture directory onto the snapshot layout
+// (docs/pipeline.md § Layouts): catalog files become en-US/<file>; skins.json,
+// the dedicated endpoint, is authoritative over the skins nested in
+// weapons.json (the more complete side where they were seen to differ), and
+// skinchromas.json and skinlevels.json are only compared.
 func captureFiles(sf *snapshotFiles, r *Report) (map[string][]byte, []catalog.Problem, error) {
 	files := map[string][]byte{}
 	entries, err := fs.ReadDir(sf.FS(), ".")
@@ -203,12 +198,9 @@ func readCatalogDir(sf *snapshotFiles, dir string, r *Report, want func(file str
 	return got, nil
 }
 
-// localizedCapture imports <loc>/<catalog>.json — the public API's full payload
-// in one locale — as that locale's translation: the skins rule applies as for
-// en-US (<loc>/skins.json authoritative), then each file is reduced to its
-// localized text (catalog.TextOnly) and stored as <loc>/<file>.json, a partial
-// overlay of the snapshot layout. Anything else in the folder is named as
-// ignored.
+// localizedCapture imports <loc>/<catalog>.json, the public API's full payload
+// in one locale, as that locale's translation: the skins rule applies as for
+// en-US, then each file is reduced to its localized text (catalog.TextOnly).
 func localizedCapture(sf *snapshotFiles, loc string, files map[string][]byte, r *Report) ([]catalog.Problem, error) {
 	got, err := readCatalogDir(sf, loc, r, func(string) bool { return true })
 	if err != nil {
@@ -292,9 +284,8 @@ func splitAllCaptures(files map[string][]byte, r *Report) ([]catalog.Problem, er
 	return ps, nil
 }
 
-// mergeCaptureSkins applies the skins rule (captureFiles) to the weapons file
-// files[key], with the skins.json, skinchromas.json and skinlevels.json of dir
-// ("" for the top level).
+// mergeCaptureSkins applies the skins rule (captureFiles) to files[key], with
+// the skins endpoints' files in dir ("" for the top level).
 func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, key string, r *Report) ([]catalog.Problem, error) {
 	var rejections []catalog.Problem
 	where := ""
@@ -370,9 +361,9 @@ func mergeCaptureSkins(sf *snapshotFiles, dir string, files map[string][]byte, k
 	return rejections, nil
 }
 
-// replaceNestedSkins applies the rule above: each skin nested in a weapon is
-// replaced by the standalone entry with its uuid. It returns the standalone
-// skins by uuid, the uuids whose copies differed and those no weapon lists.
+// replaceNestedSkins replaces each skin nested in a weapon by the standalone
+// entry with its uuid. It returns the standalone skins by uuid, the uuids whose
+// copies differed and those no weapon lists.
 func replaceNestedSkins(weapons, skins []any) (standalone map[string]map[string]any, differ, orphans []string) {
 	standalone = catalog.ItemsByUUID(skins)
 	attached := map[string]bool{}

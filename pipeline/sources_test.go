@@ -77,8 +77,8 @@ func TestImportFiles(t *testing.T) {
 	dir := fixtureDir(t, "15")
 	files := readTree(t, dir)
 
-	want := openStore(t, t.TempDir())
-	mustImport(t, want, dir)
+	base, _ := baseStore(t, "15")
+	want := openStore(t, base)
 	_, wantManifest, err := loadEdition(want, "05E83EB5E32657B9")
 	if err != nil {
 		t.Fatal(err)

@@ -77,43 +77,37 @@ func (c *Client) Catalog(ctx context.Context, name, language string) ([]byte, er
 	if language != "" {
 		q.Set("language", language)
 	}
-	res, err := c.Get(ctx, "/v1/"+name, q, nil, func(b []byte) error {
-		_, err := envelope.Raw(b, envelope.Array)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	switch res.Status {
-	case http.StatusOK:
-		return res.Body, nil
-	case http.StatusNotFound:
-		return nil, fmt.Errorf("/v1/%s?language=%s: %w", name, language, ErrNoCatalog)
-	default:
-		return nil, &StatusError{URL: c.base.String() + "/v1/" + name, Status: res.Status}
-	}
+	body, _, err := c.getData(ctx, "/v1/"+name, q, envelope.Array, fmt.Sprintf("/v1/%s?language=%s", name, language))
+	return body, err
 }
 
 // Table fetches /v1/locres/<locale> (a refdata upstream's string tables) and
 // returns data, the table itself; ErrNoCatalog when the upstream has none.
 func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
-	var data []byte
-	res, err := c.Get(ctx, "/v1/locres/"+url.PathEscape(locale), nil, nil, func(b []byte) error {
-		d, err := envelope.Raw(b, envelope.Object)
-		data = d
-		return err
-	})
+	_, data, err := c.getData(ctx, "/v1/locres/"+url.PathEscape(locale), nil, envelope.Object, "/v1/locres/"+locale)
 	if err != nil {
 		return nil, err
 	}
-	switch res.Status {
-	case http.StatusOK:
-		return append(bytes.TrimRight(data, " \t\r\n"), '\n'), nil
-	case http.StatusNotFound:
-		return nil, fmt.Errorf("/v1/locres/%s: %w", locale, ErrNoCatalog)
-	default:
-		return nil, &StatusError{URL: c.base.String() + "/v1/locres/" + locale, Status: res.Status}
+	return append(bytes.TrimRight(data, " \t\r\n"), '\n'), nil
+}
+
+// getData fetches path, once a 200 body is an envelope whose data is of kind k,
+// and returns the body and its data; a 404 is ErrNoCatalog (for what), any
+// other answer a StatusError.
+func (c *Client) getData(ctx context.Context, path string, q url.Values, k envelope.Kind, what string) (body, data []byte, err error) {
+	res, err := c.Get(ctx, path, q, nil, func(b []byte) (err error) {
+		data, err = envelope.Raw(b, k)
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case res.Status == http.StatusOK:
+		return res.Body, data, nil
+	case res.Status == http.StatusNotFound:
+		return nil, nil, fmt.Errorf("%s: %w", what, ErrNoCatalog)
 	}
+	return nil, nil, &StatusError{URL: c.base.String() + path, Status: res.Status}
 }
 
 // AdvertisesAllLanguages reports whether the upstream's /openapi.json lists

@@ -38,8 +38,7 @@ const (
 
 // Config describes an upstream and how politely to fetch from it.
 type Config struct {
-	// BaseURL is the upstream's root, e.g. https://valorant-api.com; paths such as
-	// /v1/weapons are appended to it.
+	// BaseURL is the upstream's root, e.g. https://valorant-api.com.
 	BaseURL string
 	// UserAgent names the client; UserAgent(version, contact) makes one.
 	UserAgent string
@@ -58,9 +57,6 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// MaxBodyBytes bounds every body read (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
-	// HTTP is the transport's client (nil: a client with no overall timeout,
-	// since RequestTimeout bounds each attempt).
-	HTTP *http.Client
 	// Observe, when set, is told the outcome of every attempt: the status ("0"
 	// for a transport error) and the body bytes read.
 	Observe func(status string, bytes int64)
@@ -69,11 +65,8 @@ type Config struct {
 // UserAgent is the header refdata sends: its name and version, and the
 // operator's contact URL, so an upstream's operator knows whom to ask.
 func UserAgent(version, contact string) string {
-	version = cmp.Or(version, "dev")
-	if contact == "" {
-		return "refdata/" + version + " (+https://github.com/refdata/refdata)"
-	}
-	return "refdata/" + version + " (+" + contact + ")"
+	contact = cmp.Or(contact, "https://github.com/refdata/refdata")
+	return "refdata/" + cmp.Or(version, "dev") + " (+" + contact + ")"
 }
 
 // Client fetches from one upstream. Safe for concurrent use.
@@ -106,7 +99,6 @@ func New(cfg Config) (*Client, error) {
 	orDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
 	orDefault(&cfg.MaxRetryAfter, DefaultMaxRetryAfter)
 	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	cfg.HTTP = cmp.Or(cfg.HTTP, &http.Client{})
 	return &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency)}, nil
 }
 
@@ -142,10 +134,9 @@ func (e *StatusError) Error() string {
 }
 
 // Get fetches path (e.g. "/v1/weapons") with query and extra headers. It
-// retries transport errors, truncated bodies, 5xx and 429 — waiting as
-// Retry-After asks on 429 and 503 — and returns the first other answer: 2xx,
-// 304 and 4xx are final. check, when set, inspects a 200 body; its error is
-// retried too (an invalid body is what a broken proxy or a half-written upstream
+// retries transport errors, truncated bodies, 5xx and 429 (waiting as
+// Retry-After asks on 429 and 503) and returns the first other answer. check,
+// when set, inspects a 200 body; its error is retried too (what a broken proxy
 // answers). ctx bounds everything, the waits included.
 func (c *Client) Get(ctx context.Context, path string, query url.Values, header http.Header, check func([]byte) error) (*Response, error) {
 	u := *c.base
@@ -166,11 +157,9 @@ func (c *Client) GetURL(ctx context.Context, rawURL string, header http.Header) 
 	return c.get(ctx, u.String(), header, nil)
 }
 
-// Do makes Client an HTTP doer for the client generated in gen/
-// (gen.WithHTTPClient), so talking to another refdata gets the same
-// politeness and limits: a GET to this client's upstream, retried as Get
-// retries, answered with the body read (within the limit). Any other method or
-// host is refused.
+// Do makes Client the HTTP doer of the client generated in gen/
+// (gen.WithHTTPClient): a GET to this client's upstream, as Get makes it. Any
+// other method or host is refused.
 func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
 		return nil, fmt.Errorf("upstream client: refusing %s %s (only GET to %s)", req.Method, req.URL.Redacted(), c.base.Host)
@@ -264,7 +253,8 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", "application/json")
 	}
-	res, err := c.cfg.HTTP.Do(req)
+	// No overall client timeout: RequestTimeout bounds each attempt.
+	res, err := http.DefaultClient.Do(req)
 	if err != nil {
 		c.observe("0", 0)
 		var ue *url.Error
@@ -286,8 +276,7 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
 		return nil, 0, &fatalError{fmt.Errorf("GET %s: body is over the limit of %d bytes", target, c.cfg.MaxBodyBytes)}
 	}
-	switch s := res.StatusCode; {
-	case s == http.StatusTooManyRequests || s >= 500:
+	if s := res.StatusCode; s == http.StatusTooManyRequests || s >= 500 {
 		if s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {
 			wait = retryAfter(res.Header.Get("Retry-After"), time.Now())
 			if wait > c.cfg.MaxRetryAfter {

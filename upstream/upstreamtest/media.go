@@ -6,6 +6,7 @@ import (
 	"image"
 	"image/color"
 	"image/png"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -44,11 +45,7 @@ type Media struct {
 func (m *Media) Hits() map[string]int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	out := make(map[string]int, len(m.hits))
-	for k, v := range m.hits {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(m.hits)
 }
 
 // PNG is the image the stand-in serves for a path: 8×8, its colors the

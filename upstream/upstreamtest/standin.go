@@ -1,8 +1,7 @@
 // Package upstreamtest is a stand-in upstream in the public API's shape, for
-// tests (the public API cannot be reached from CI): it serves versions built
-// from captures (../shared/data/upstream-en-US/NN_*) or from editions (the
-// embedded sample data), switches between them on Publish, and lets a test
-// inject faults.
+// tests (the public API cannot be reached from CI): it serves versions (of
+// snapshots, such as the embedded sample data, or as a test builds them),
+// switches between them on Publish, and lets a test inject faults.
 package upstreamtest
 
 import (
@@ -10,13 +9,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net/http"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -139,68 +135,6 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 	fmt.Fprintf(w, `{"status":%d,"error":%q}`, code, msg)
 }
 
-// FromCapture makes a version of a capture directory: each file is served
-// as it is, in every locale (the captures are en-US only), at the path its
-// name gives (skins.json at /v1/weapons/skins, agents.json at /v1/agents).
-func FromCapture(dir string) (Version, error) {
-	v := Version{Name: filepath.Base(dir), Catalogs: map[string]map[string][]byte{}}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return v, fmt.Errorf("read capture %s: %w", dir, err)
-	}
-	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || !strings.HasSuffix(name, ".json") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			return v, err
-		}
-		if name == "version.json" {
-			v.Record = b
-			continue
-		}
-		v.Catalogs[capturePath(name)] = map[string][]byte{"*": b}
-	}
-	if v.Record == nil {
-		return v, fmt.Errorf("capture %s has no version.json", dir)
-	}
-	v.Name = catalog.ManifestIDOf(v.Record)
-	return v, nil
-}
-
-func capturePath(file string) string {
-	base := strings.TrimSuffix(file, ".json")
-	switch base {
-	case "skins", "skinchromas", "skinlevels":
-		return "weapons/" + base
-	}
-	for _, c := range catalog.Categories() {
-		if c.IsSource() && c.File() == file {
-			return c.Name()
-		}
-	}
-	return strings.ReplaceAll(base, "-", "/")
-}
-
-// FromCaptures makes one version per NN_* directory under root, in order.
-func FromCaptures(root string) ([]Version, error) {
-	dirs, err := fs.Glob(os.DirFS(root), "[0-9][0-9]_*")
-	if err != nil {
-		return nil, err
-	}
-	var vs []Version
-	for _, d := range dirs {
-		v, err := FromCapture(filepath.Join(root, d))
-		if err != nil {
-			return nil, err
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
-}
-
 // FromSnapshot makes a version of a snapshot-layout directory (the embedded
 // sample data): each catalog's en-US file as it is, each locale's the en-US
 // items with that locale's translation laid over them (what the public API
@@ -219,11 +153,7 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 		if err != nil {
 			continue // the upstream lacks it
 		}
-		data, err := envelope.Decode(en)
-		items, ok := data.([]any)
-		if err == nil && !ok {
-			err = errors.New("data is not an array")
-		}
+		items, err := envelope.DecodeArray(en)
 		if err != nil {
 			return v, fmt.Errorf("%s: %w", c.File(), err)
 		}
@@ -276,38 +206,43 @@ func FromSnapshot(fsys fs.FS, dir string) (Version, error) {
 // combine merges the 18 locales' values: strings that differ become an object
 // keyed by locale.
 func combine(trees []any) any {
+	// at is every locale's value at one key or index of the en-US value.
+	at := func(get func(t any) any) any {
+		sub := make([]any, len(trees))
+		for i, t := range trees {
+			sub[i] = get(t)
+		}
+		return combine(sub)
+	}
 	switch x := trees[catalog.DefaultLocale].(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k := range x {
-			sub := make([]any, len(trees))
-			for i, t := range trees {
-				if m, ok := t.(map[string]any); ok {
-					sub[i] = m[k]
-				}
-			}
-			out[k] = combine(sub)
+			out[k] = at(func(t any) any {
+				m, _ := t.(map[string]any)
+				return m[k]
+			})
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for j := range x {
-			sub := make([]any, len(trees))
-			for i, t := range trees {
+			out[j] = at(func(t any) any {
 				if a, ok := t.([]any); ok && j < len(a) {
-					sub[i] = a[j]
+					return a[j]
 				}
-			}
-			out[j] = combine(sub)
+				return nil
+			})
 		}
 		return out
 	case nil:
 		// en-US has no text here (null) but a locale may: the public API then
 		// sends the object of the 18, null where a locale has none.
-		for _, t := range trees {
-			if _, ok := t.(string); ok {
-				return byLocale(trees)
-			}
+		if slices.ContainsFunc(trees, func(t any) bool {
+			_, ok := t.(string)
+			return ok
+		}) {
+			return byLocale(trees)
 		}
 		return nil
 	case string:
