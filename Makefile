@@ -13,6 +13,11 @@ BUILDENV   := CGO_ENABLED=0
 # The packages whose tests run longest (they wait on the database and on scheduled
 # switches) go first, so their waits overlap the compiling of the rest.
 SLOWFIRST  := ./replica ./pipeline ./mirror
+# Tests write their stores under a tmpfs when the machine has one with 2 GiB free:
+# every import fsyncs, and on disk that was a third of the pipeline tests' time
+# (make test 165 s on disk, 140 s on /dev/shm; the tests' peak there is 0.7 GB).
+TESTTMP    := $(shell d=/dev/shm; [ -d $$d ] && [ -w $$d ] && [ "$$(df -Pk $$d | awk 'NR==2{print $$4}')" -ge 2097152 ] && echo $$d)
+TESTENV    := $(if $(TESTTMP),TMPDIR=$(TESTTMP))
 OAPI       := $(BUILDENV) $(GO) run $(BUILDFLAGS) github.com/oapi-codegen/oapi-codegen/v2/cmd/oapi-codegen
 
 .PHONY: all help generate check-generate build run test test-short test-race stress test-proxy vet lint bench fuzz clean pg-start pg-stop image deploy-check
@@ -90,11 +95,11 @@ test: vet
 # -p 4: four packages at once on two cores, since the slow ones spend much of their
 # time waiting on timers, the database and the disk.
 test-short:
-	$(BUILDENV) $(GO) test $(BUILDFLAGS) -vet=off -short -count=1 -p 4 -timeout 10m $(SLOWFIRST) ./...
+	$(BUILDENV) $(TESTENV) $(GO) test $(BUILDFLAGS) -vet=off -short -count=1 -p 4 -timeout 10m $(SLOWFIRST) ./...
 
 ## test-race: every test in its short form under the race detector (vet is make test's part)
 test-race:
-	$(GO) test $(BUILDFLAGS) -vet=off -race -short -count=1 -timeout 20m $(SLOWFIRST) ./...
+	$(TESTENV) $(GO) test $(BUILDFLAGS) -vet=off -race -short -count=1 -timeout 20m $(SLOWFIRST) ./...
 
 ## stress: every test full-size (all crash points, more hot-swap readers, gzip/brotli at the served levels)
 stress:
