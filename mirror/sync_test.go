@@ -4,11 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -53,16 +51,7 @@ func TestMain(m *testing.M) {
 // change, a few items each), whole otherwise (make stress). They are read
 // only.
 var sampleDirs = sync.OnceValues(func() ([]string, error) {
-	var dirs []string
-	for _, v := range fixtures.Versions() {
-		nn, _, _ := strings.Cut(path.Base(v), "_")
-		dir := filepath.Join(sampleRoot, "v"+nn)
-		if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
-			return nil, err
-		}
-		dirs = append(dirs, dir)
-	}
-	return dirs, nil
+	return fixtures.WriteAll(sampleRoot, testing.Short())
 })
 
 // sampleVersions are the sample versions as a stand-in serves them, read once.
@@ -71,15 +60,7 @@ var sampleVersions = sync.OnceValues(func() ([]upstreamtest.Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	var vs []upstreamtest.Version
-	for _, dir := range dirs {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(dir), ".")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
+	return upstreamtest.FromSnapshotDirs(dirs)
 })
 
 // fixtureStandIn serves the embedded sample versions (14, then 15 after

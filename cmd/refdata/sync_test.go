@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -176,16 +175,7 @@ func TestMain(m *testing.M) {
 // sampleDirs writes the embedded sample versions once (trimmed with -short);
 // they are read only.
 var sampleDirs = sync.OnceValues(func() ([]string, error) {
-	var dirs []string
-	for _, v := range fixtures.Versions() {
-		nn, _, _ := strings.Cut(filepath.Base(v), "_")
-		dir := filepath.Join(sampleRoot, "v"+nn)
-		if err := fixtures.Write(dir, nn, testing.Short()); err != nil {
-			return nil, err
-		}
-		dirs = append(dirs, dir)
-	}
-	return dirs, nil
+	return fixtures.WriteAll(sampleRoot, testing.Short())
 })
 
 // sampleDir is the directory of sample version i (0 the older).
@@ -205,15 +195,7 @@ var sampleVersions = sync.OnceValues(func() ([]upstreamtest.Version, error) {
 	if err != nil {
 		return nil, err
 	}
-	var vs []upstreamtest.Version
-	for _, dir := range dirs {
-		v, err := upstreamtest.FromSnapshot(os.DirFS(dir), ".")
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dir, err)
-		}
-		vs = append(vs, v)
-	}
-	return vs, nil
+	return upstreamtest.FromSnapshotDirs(dirs)
 })
 
 // standInVersions is sampleVersions, or the test fails.

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -133,6 +134,19 @@ func writeErr(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(code)
 	fmt.Fprintf(w, `{"status":%d,"error":%q}`, code, msg)
+}
+
+// FromSnapshotDirs reads each snapshot directory as FromSnapshot does.
+func FromSnapshotDirs(dirs []string) ([]Version, error) {
+	var vs []Version
+	for _, dir := range dirs {
+		v, err := FromSnapshot(os.DirFS(dir), ".")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+		vs = append(vs, v)
+	}
+	return vs, nil
 }
 
 // FromSnapshot makes a version of a snapshot-layout directory (the embedded
