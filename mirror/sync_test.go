@@ -334,7 +334,7 @@ func contains(xs []string, x string) bool {
 	return false
 }
 
-// treeHash is storetest.TreeHash: every file of a store and its SHA-256.
+// treeHash is storetest.TreeHash: every file of a store and a hash of it.
 var treeHash = storetest.TreeHash
 
 // TestSyncFaults: every fault leaves the store as it was (the active version

@@ -89,7 +89,7 @@ func copyDir(t testing.TB, src, dst string) {
 	}
 }
 
-// treeHash is storetest.TreeHash: every file of a store and its SHA-256.
+// treeHash is storetest.TreeHash: every file of a store and a hash of it.
 var treeHash = storetest.TreeHash
 
 func openStore(t testing.TB, dir string) *store.Store {
