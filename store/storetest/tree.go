@@ -9,12 +9,14 @@ import (
 	"testing"
 )
 
-// treeSeeds: SHA-256 of every file was a tenth of the pipeline tests' CPU.
+// treeSeeds make TreeHash's hashes 128 bits of maphash: they only compare
+// within one process, and SHA-256 of every file cost a tenth of the pipeline
+// tests' CPU.
 var treeSeeds = [2]maphash.Seed{maphash.MakeSeed(), maphash.MakeSeed()}
 
-// TreeHash maps every file under a file store's directory to a 128-bit maphash
-// of its bytes (the writer's LOCK file aside), so a test can prove a refused
-// import or sync changed nothing. The hashes compare within one process.
+// TreeHash maps every file under a file store's directory to a hash of its
+// bytes (the writer's LOCK file aside), so a test can prove a refused import
+// or sync changed nothing.
 func TreeHash(t testing.TB, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
