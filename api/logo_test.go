@@ -97,7 +97,7 @@ func markerPNG(t testing.TB) []byte {
 func logoIcons(t *testing.T, ed *edition.Edition) (icon map[catalog.UUID]string, none []catalog.UUID) {
 	icon = map[catalog.UUID]string{}
 	for _, u := range ed.UUIDs(catalog.PremierLogos) {
-		b, _ := ed.ItemJSON(catalog.PremierLogos, u, catalog.DefaultLocale)
+		b, _, _ := ed.ItemJSON(catalog.PremierLogos, u, catalog.DefaultLocale)
 		var v struct {
 			Data struct{ DisplayIcon *string } `json:"data"`
 		}

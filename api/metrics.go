@@ -4,7 +4,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/representation"
 )
 
 // HTTPMetrics are the request metrics, labelled by route template (never the raw
@@ -54,7 +53,7 @@ func RegisterEditionMetrics(reg prometheus.Registerer, active func() *edition.Ed
 			ConstLabels: prometheus.Labels{"encoding": enc},
 		}, func() float64 {
 			sizes := [3]int{}
-			sizes[0], sizes[1], sizes[2] = representation.Sizes(active().Bodies())
+			sizes[0], sizes[1], sizes[2] = active().Sizes()
 			return float64(sizes[i])
 		}))
 	}

@@ -462,17 +462,17 @@ func TestRenderFiles(t *testing.T) {
 
 	ar, _ := catalog.ParseLocale("ar-AE")
 	u := a.UUIDs(catalog.Maps)[0]
-	if body, english := a.ItemJSON(catalog.Maps, u, ar); !english || !bytes.Equal(body, item(a, catalog.Maps, u, catalog.DefaultLocale).JSON) {
+	if body, english, _ := a.ItemJSON(catalog.Maps, u, ar); !english || !bytes.Equal(body, item(a, catalog.Maps, u, catalog.DefaultLocale).JSON) {
 		t.Errorf("ar-AE map: english %v", english)
 	}
-	if _, english := a.ItemJSON(catalog.Maps, u, catalog.DefaultLocale); english {
+	if _, english, _ := a.ItemJSON(catalog.Maps, u, catalog.DefaultLocale); english {
 		t.Error("the en-US body is marked as another locale's")
 	}
 	ja, _ := catalog.ParseLocale("ja-JP")
-	if body, english := a.ItemJSON(catalog.Maps, u, ja); english || !bytes.Equal(body, item(a, catalog.Maps, u, ja).JSON) {
+	if body, english, _ := a.ItemJSON(catalog.Maps, u, ja); english || !bytes.Equal(body, item(a, catalog.Maps, u, ja).JSON) {
 		t.Errorf("ja-JP map: english %v", english)
 	}
-	if body, english := a.ItemJSON(catalog.Maps, catalog.UUID{}, catalog.DefaultLocale); body != nil || english {
+	if body, english, _ := a.ItemJSON(catalog.Maps, catalog.UUID{}, catalog.DefaultLocale); body != nil || english {
 		t.Error("a missing item has a body")
 	}
 }

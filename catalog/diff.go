@@ -20,8 +20,12 @@ type Items interface {
 	// UUIDs lists a category's items in source order.
 	UUIDs(c Category) []UUID
 	// ItemJSON returns an item's body in locale loc (nil: no such item), and
-	// whether it is en-US's, shared by a locale without text of its own.
-	ItemJSON(c Category, u UUID, loc int) (body []byte, english bool)
+	// whether it is en-US's, shared by a locale without text of its own; an
+	// error when its stored bytes cannot be read.
+	ItemJSON(c Category, u UUID, loc int) (body []byte, english bool, err error)
+	// ItemSum is ItemJSON's sha256 where known without reading it (zero
+	// where not), so items with equal sums need not be read.
+	ItemSum(c Category, u UUID, loc int) (sum Sum, english bool)
 }
 
 // Diff compares two editions item by item (contract 2.24): an item has changed
@@ -109,10 +113,22 @@ func diffCategory(from, to Items, c Category) (gen.CategoryDiff, error) {
 // JSON differs in any locale (one that is en-US's on both sides is skipped).
 func changedFields(from, to Items, c Category, u UUID) ([]string, error) {
 	set := map[string]bool{}
+	var zero Sum
 	for loc := range Locales {
-		a, aEnglish := from.ItemJSON(c, u, loc)
-		b, bEnglish := to.ItemJSON(c, u, loc)
-		if aEnglish && bEnglish || bytes.Equal(a, b) {
+		sa, aEnglish := from.ItemSum(c, u, loc)
+		sb, bEnglish := to.ItemSum(c, u, loc)
+		if aEnglish && bEnglish || sa != zero && sa == sb {
+			continue
+		}
+		a, _, err := from.ItemJSON(c, u, loc)
+		if err != nil {
+			return nil, err
+		}
+		b, _, err := to.ItemJSON(c, u, loc)
+		if err != nil {
+			return nil, err
+		}
+		if bytes.Equal(a, b) {
 			continue
 		}
 		fa, err := itemFields(a)

@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/sync/errgroup"
@@ -32,6 +34,8 @@ type Rendered struct {
 	ContentHash string
 	// Unknown lists the fields openapi.yaml does not describe.
 	Unknown []Unknown
+
+	hashOnce sync.Once
 }
 
 // Doc is one rendered body and the locale whose text it holds (Lang, the
@@ -40,6 +44,37 @@ type Rendered struct {
 type Doc struct {
 	JSON []byte
 	Lang string
+	// Sum is JSON's Sum once Rendered.Hash has run: the body's address, by
+	// which versions share it.
+	Sum Sum
+}
+
+// Sum is a body's address: the first 128 bits of the sha256 of its bytes,
+// which no one can make two bodies share.
+type Sum [16]byte
+
+// SumOf is b's Sum.
+func SumOf(b []byte) Sum {
+	h := sha256.Sum256(b)
+	return Sum(h[:16])
+}
+
+// Hash sets every Doc's Sum, on every core; later calls cost nothing.
+func (r *Rendered) Hash() {
+	r.hashOnce.Do(func() {
+		docs := r.Docs()
+		var g errgroup.Group
+		g.SetLimit(runtime.GOMAXPROCS(0))
+		for lo := 0; lo < len(docs); lo += 256 {
+			g.Go(func() error {
+				for _, d := range docs[lo:min(lo+256, len(docs))] {
+					d.Sum = SumOf(d.JSON)
+				}
+				return nil
+			})
+		}
+		_ = g.Wait()
+	})
 }
 
 // Table is one category's bodies: the list and each item's, per locale;
@@ -94,12 +129,22 @@ func (r *Rendered) Docs() []*Doc {
 func (r *Rendered) UUIDs(c Category) []UUID { return r.Tables[c].Order }
 
 // ItemJSON is the body of one item in locale loc, and whether it is en-US's.
-func (r *Rendered) ItemJSON(c Category, u UUID, loc int) ([]byte, bool) {
+func (r *Rendered) ItemJSON(c Category, u UUID, loc int) ([]byte, bool, error) {
 	d := r.Tables[c].Items[u]
 	if d == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	return d[loc].JSON, loc != DefaultLocale && d[loc] == d[DefaultLocale]
+	return d[loc].JSON, loc != DefaultLocale && d[loc] == d[DefaultLocale], nil
+}
+
+// ItemSum is the Sum of one item's body in locale loc (zero before Hash),
+// and whether it is en-US's.
+func (r *Rendered) ItemSum(c Category, u UUID, loc int) (Sum, bool) {
+	d := r.Tables[c].Items[u]
+	if d == nil {
+		return Sum{}, false
+	}
+	return d[loc].Sum, loc != DefaultLocale && d[loc] == d[DefaultLocale]
 }
 
 // ID is the manifest ID.

@@ -353,8 +353,9 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae,
 	if status == http.StatusNotModified {
 		obs = e.notModified
 		ctx.SetStatusCode(status)
-	} else if sp == nil || !sp.setFileBody(ctx, enc, s.cfg.SendfileMin) {
-		ctx.Response.SetBodyRaw(enc.Bytes)
+	} else if err := s.setBody(ctx, enc, sp); err != nil {
+		s.failBody(ctx, err)
+		return
 	}
 	elapsed := time.Since(start)
 	if obs != nil {
@@ -384,7 +385,10 @@ func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
 	if d.Sent != nil {
-		ctx.Response.SetBodyRaw(d.Sent.Bytes)
+		if err := s.setBody(ctx, d.Sent, nil); err != nil {
+			s.failBody(ctx, err)
+			return
+		}
 	}
 	if ctx.Response.StatusCode() == fasthttp.StatusInternalServerError && bytes.HasPrefix(ctx.Response.Header.ContentType(), vText) {
 		// The adaptor could not turn the request into a net/http one (it logs
@@ -492,6 +496,32 @@ func (s *Server) badRequest(ctx *fasthttp.RequestCtx, err error) {
 	writeError(ctx, status, msg, "") // no path of an unreadable request is trusted: the envelope
 	s.cfg.Logger.LogAttrs(context.Background(), slog.LevelInfo, "unreadable request",
 		slog.String("route", "edge"), slog.Int("status", status), slog.String("err", err.Error()))
+}
+
+// setBody makes enc's bytes the body of ctx's answer: by sendfile from the
+// segment that stores them, or from the memo's spill file (sp; nil: none),
+// when they are big enough; else from memory. An error means the stored
+// bytes failed their check; nothing of the body is set.
+func (s *Server) setBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, sp *spill) error {
+	if enc.Len() >= s.cfg.SendfileMin && setFileBody(ctx, enc, sp) {
+		return nil
+	}
+	b, err := enc.Read()
+	if err != nil {
+		return err
+	}
+	ctx.Response.SetBodyRaw(b)
+	return nil
+}
+
+// failBody answers 500 for a body whose stored bytes failed their check, as
+// the router does, with the cause logged under a request id.
+func (s *Server) failBody(ctx *fasthttp.RequestCtx, err error) {
+	id := impl.NewRequestID()
+	s.cfg.Logger.Error("a stored body failed its check", "request_id", id, "path", string(ctx.Path()), "err", err)
+	ctx.Response.Reset()
+	ctx.Response.Header.Set("X-Request-Id", id)
+	writeError(ctx, http.StatusInternalServerError, "internal error (request id "+id+"); it has been logged, retry later", targetPath(ctx))
 }
 
 func (s *Server) recover(ctx *fasthttp.RequestCtx) {

@@ -12,14 +12,16 @@ import (
 	"github.com/refdata/refdata/representation"
 )
 
-// DefaultSendfileMin is the smallest answer sent from the spill file.
+// DefaultSendfileMin is the smallest answer sent by sendfile.
 const DefaultSendfileMin = 16 << 10
 
-// spill is a memo's copy of its big bodies in an unlinked temporary file, so
-// an answer leaves by sendfile(2) from the page cache instead of a copy from
-// the heap: it pays on the gzipped big lists under the fair protocol
-// (BENCHMARKS.md). Without a writable temporary directory, or off Linux,
-// bodies are written as the small ones are.
+// spill is a memo's copy of its big bodies that no segment file holds (an
+// identity decompressed from its gzip, an edition built in memory) in an
+// unlinked temporary file, so an answer leaves by sendfile(2) from the page
+// cache, as one a segment stores does, instead of a copy from the heap: it
+// pays on the big lists under the fair protocol (BENCHMARKS.md). Without a
+// writable temporary directory, or off Linux, bodies are written as the small
+// ones are.
 type spill struct {
 	mu     sync.Mutex
 	f      *os.File
@@ -30,8 +32,8 @@ type spill struct {
 
 // place returns the file holding enc's bytes and their offset, copying them
 // there on first use.
-func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bool) {
-	if !canSendfile || len(enc.Bytes) < min {
+func (s *spill) place(enc *representation.Encoded) (*os.File, int64, bool) {
+	if !canSendfile {
 		return nil, 0, false
 	}
 	s.mu.Lock()
@@ -41,6 +43,10 @@ func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bo
 	}
 	if s.failed {
 		return nil, 0, false
+	}
+	b, err := enc.Read()
+	if err != nil {
+		return nil, 0, false // the caller reads it again and answers the error
 	}
 	if s.f == nil {
 		f, err := os.CreateTemp("", "refdata-bodies-")
@@ -53,13 +59,13 @@ func (s *spill) place(enc *representation.Encoded, min int) (*os.File, int64, bo
 		}
 		s.f, s.at = f, map[*representation.Encoded]int64{}
 	}
-	if _, err := s.f.WriteAt(enc.Bytes, s.end); err != nil {
+	if _, err := s.f.WriteAt(b, s.end); err != nil {
 		s.failed = true
 		return nil, 0, false
 	}
 	off := s.end
 	s.at[enc] = off
-	s.end += int64(len(enc.Bytes))
+	s.end += int64(len(b))
 	return s.f, off, true
 }
 
@@ -73,9 +79,14 @@ type fileBody struct {
 
 var fileBodies = sync.Pool{New: func() any { return new(fileBody) }}
 
-// setFileBody makes enc's bytes the body of ctx's answer from the spill file
-// when the connection is a TCP socket; false leaves the body to the caller.
-func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, min int) bool {
+// setFileBody makes enc's bytes the body of ctx's answer, sent by sendfile
+// when the connection is a TCP socket: from the segment file that stores
+// them (once they passed their check), or else from the spill file sp (nil:
+// none); false leaves the body to the caller.
+func setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encoded, sp *spill) bool {
+	if !canSendfile {
+		return false
+	}
 	dc, ok := ctx.Conn().(*drainConn)
 	if !ok {
 		return false
@@ -84,13 +95,23 @@ func (s *spill) setFileBody(ctx *fasthttp.RequestCtx, enc *representation.Encode
 	if !ok {
 		return false
 	}
-	f, off, ok := s.place(enc, min)
-	if !ok {
+	f, off, n, ok := enc.Blob()
+	switch {
+	case ok:
+		if enc.Check() != nil {
+			return false // the caller reads it, and answers the error
+		}
+	case sp != nil:
+		if f, off, ok = sp.place(enc); !ok {
+			return false
+		}
+		n = enc.Len()
+	default:
 		return false
 	}
 	b := fileBodies.Get().(*fileBody)
-	*b = fileBody{SectionReader: *io.NewSectionReader(f, off, int64(len(enc.Bytes))), dc: dc, conn: tc}
-	ctx.Response.SetBodyStream(b, len(enc.Bytes))
+	*b = fileBody{SectionReader: *io.NewSectionReader(f, off, int64(n)), dc: dc, conn: tc}
+	ctx.Response.SetBodyStream(b, n)
 	return true
 }
 

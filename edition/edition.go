@@ -17,31 +17,37 @@ type Edition struct {
 	Effort  representation.Effort
 	Unknown []catalog.Unknown // the fields openapi.yaml does not describe
 
-	version    *representation.Body
-	locresList *representation.Body
-	locres     [catalog.NumLocales]*representation.Body
+	version    ref
+	locresList ref
+	locres     [catalog.NumLocales]ref
 	tables     [catalog.NumCategories]table
-	bodies     []*representation.Body // every distinct body once
-	rules      rules                  // rules.go
+	bodies     bodySet
+	rules      rules // rules.go
 }
+
+// ref is a body's place in its edition's bodySet.
+type ref = uint32
 
 // table holds a category's bodies as catalog.Table holds its docs.
 type table struct {
 	order    []catalog.UUID
-	list     [catalog.NumLocales + 1]*representation.Body
-	items    map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body
-	filtered map[string]*[2][catalog.NumLocales + 1]*representation.Body
+	list     [catalog.NumLocales + 1]ref
+	items    map[catalog.UUID]*[catalog.NumLocales + 1]ref
+	filtered map[string]*[2][catalog.NumLocales + 1]ref
 }
 
 // List is the body of /v1/<category> in locale loc (or catalog.AllLocales).
 func (e *Edition) List(c catalog.Category, loc int) *representation.Body {
-	return e.tables[c].list[loc]
+	if e.tables[c].items == nil {
+		return nil // None, or a category a broken index lacks
+	}
+	return e.bodies.get(e.tables[c].list[loc])
 }
 
 // Item is the body of /v1/<category>/<uuid> in locale loc, or nil.
 func (e *Edition) Item(c catalog.Category, u catalog.UUID, loc int) *representation.Body {
 	if b := e.tables[c].items[u]; b != nil {
-		return b[loc]
+		return e.bodies.get(b[loc])
 	}
 	return nil
 }
@@ -54,25 +60,25 @@ func (e *Edition) Filtered(c catalog.Category, field string, value bool, loc int
 		return nil
 	}
 	if value {
-		return lists[1][loc]
+		return e.bodies.get(lists[1][loc])
 	}
-	return lists[0][loc]
+	return e.bodies.get(lists[0][loc])
 }
 
 // UUIDs lists the items of a category in source order.
 func (e *Edition) UUIDs(c catalog.Category) []catalog.UUID { return e.tables[c].order }
 
 // VersionBody is the body of /v1/version.
-func (e *Edition) VersionBody() *representation.Body { return e.version }
+func (e *Edition) VersionBody() *representation.Body { return e.bodies.get(e.version) }
 
 // LocresList is the body of /v1/locres.
-func (e *Edition) LocresList() *representation.Body { return e.locresList }
+func (e *Edition) LocresList() *representation.Body { return e.bodies.get(e.locresList) }
 
 // Locres is the body of /v1/locres/{locale}.
-func (e *Edition) Locres(loc int) *representation.Body { return e.locres[loc] }
+func (e *Edition) Locres(loc int) *representation.Body { return e.bodies.get(e.locres[loc]) }
 
-// Bodies lists every distinct body once; callers must not change it.
-func (e *Edition) Bodies() []*representation.Body { return e.bodies }
+// Sizes sums the bytes of the edition's bodies in each encoding.
+func (e *Edition) Sizes() (identity, gz, br int) { return e.bodies.sizes() }
 
 // None is the edition of a repository with no version yet: no bodies and no
 // manifest ID (the router answers 503 wherever a version is needed).
@@ -85,57 +91,77 @@ func (e *Edition) IsNone() bool { return e.ManifestID == "" }
 func (e *Edition) ID() string { return e.ManifestID }
 
 // ItemJSON implements catalog.Items.
-func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte, bool) {
+func (e *Edition) ItemJSON(c catalog.Category, u catalog.UUID, loc int) ([]byte, bool, error) {
 	b := e.tables[c].items[u]
 	if b == nil {
-		return nil, false
+		return nil, false, nil
 	}
-	return b[loc].JSON, loc != catalog.DefaultLocale && b[loc] == b[catalog.DefaultLocale]
+	data, err := e.bodies.get(b[loc]).JSON()
+	return data, loc != catalog.DefaultLocale && b[loc] == b[catalog.DefaultLocale], err
 }
 
-// New makes an edition of r's bodies without compressed encodings.
+// ItemSum implements catalog.Items.
+func (e *Edition) ItemSum(c catalog.Category, u catalog.UUID, loc int) (catalog.Sum, bool) {
+	b := e.tables[c].items[u]
+	if b == nil {
+		return catalog.Sum{}, false
+	}
+	return e.bodies.id(b[loc]), loc != catalog.DefaultLocale && b[loc] == b[catalog.DefaultLocale]
+}
+
+// New makes an edition of r's bodies in memory, without compressed encodings.
 func New(r *catalog.Rendered) *Edition {
+	r.Hash()
 	docs := r.Docs()
 	bodies := make([]*representation.Body, len(docs))
-	parallel(len(docs), func(i int) { bodies[i] = representation.NewBody(docs[i].JSON, docs[i].Lang) })
-	return assemble(r, representation.Effort{}, docs, bodies)
+	refs := make(map[*catalog.Doc]ref, len(docs))
+	for i, d := range docs {
+		refs[d] = ref(i)
+	}
+	parallel(len(docs), func(i int) {
+		bodies[i] = representation.NewBody(docs[i].JSON, docs[i].Lang)
+		bodies[i].ID = docs[i].Sum
+	})
+	e := &Edition{Effort: representation.Effort{}, bodies: bodySet{made: bodies}}
+	e.setMeta(r.ManifestID, r.Version, r.ContentHash, r.Unknown)
+	e.setRoutes(r, refs)
+	if err := e.makeRules(); err != nil {
+		panic(err) // bodies in memory cannot fail to be read
+	}
+	return e
 }
 
-// assemble indexes bodies, made of docs in the same order, by the routes of r.
-func assemble(r *catalog.Rendered, eff representation.Effort, docs []*catalog.Doc, bodies []*representation.Body) *Edition {
-	idx := make(map[*catalog.Doc]*representation.Body, len(docs))
-	for i, d := range docs {
-		idx[d] = bodies[i]
-	}
-	e := &Edition{ManifestID: r.ManifestID, Version: r.Version, ContentHash: r.ContentHash, Effort: eff, Unknown: r.Unknown, bodies: bodies}
-	e.VersionField = representation.NewField("X-Data-Version", r.ManifestID)
-	e.version = idx[r.VersionBody]
-	e.locresList = idx[r.LocresList]
-	for loc, d := range r.Locres {
-		e.locres[loc] = idx[d]
-	}
-	bodiesOf := func(ds *[catalog.NumLocales + 1]*catalog.Doc) *[catalog.NumLocales + 1]*representation.Body {
-		var bs [catalog.NumLocales + 1]*representation.Body
+func (e *Edition) setMeta(id string, v gen.Version, contentHash string, unknown []catalog.Unknown) {
+	e.ManifestID, e.Version, e.ContentHash, e.Unknown = id, v, contentHash, unknown
+	e.VersionField = representation.NewField("X-Data-Version", id)
+}
+
+// setRoutes indexes r's routes by the refs of their docs' bodies.
+func (e *Edition) setRoutes(r *catalog.Rendered, refs map[*catalog.Doc]ref) {
+	refsOf := func(ds *[catalog.NumLocales + 1]*catalog.Doc) *[catalog.NumLocales + 1]ref {
+		var bs [catalog.NumLocales + 1]ref
 		for loc, d := range ds {
-			bs[loc] = idx[d]
+			bs[loc] = refs[d]
 		}
 		return &bs
+	}
+	e.version, e.locresList = refs[r.VersionBody], refs[r.LocresList]
+	for loc, d := range r.Locres {
+		e.locres[loc] = refs[d]
 	}
 	for c := range catalog.Category(catalog.NumCategories) {
 		rt, t := &r.Tables[c], &e.tables[c]
 		t.order = rt.Order
-		t.list = *bodiesOf(&rt.List)
-		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]*representation.Body, len(rt.Items))
+		t.list = *refsOf(&rt.List)
+		t.items = make(map[catalog.UUID]*[catalog.NumLocales + 1]ref, len(rt.Items))
 		for u, ds := range rt.Items {
-			t.items[u] = bodiesOf(ds)
+			t.items[u] = refsOf(ds)
 		}
 		for field, lists := range rt.Filtered {
 			if t.filtered == nil {
-				t.filtered = map[string]*[2][catalog.NumLocales + 1]*representation.Body{}
+				t.filtered = map[string]*[2][catalog.NumLocales + 1]ref{}
 			}
-			t.filtered[field] = &[2][catalog.NumLocales + 1]*representation.Body{*bodiesOf(&lists[0]), *bodiesOf(&lists[1])}
+			t.filtered[field] = &[2][catalog.NumLocales + 1]ref{*refsOf(&lists[0]), *refsOf(&lists[1])}
 		}
 	}
-	e.makeRules()
-	return e
 }

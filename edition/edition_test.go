@@ -337,8 +337,8 @@ func TestItems(t *testing.T) {
 				}
 				for _, u := range r.UUIDs(c) {
 					for loc := range catalog.NumLocales + 1 {
-						b, en := items.ItemJSON(c, u, loc)
-						wb, wen := r.ItemJSON(c, u, loc)
+						b, en, _ := items.ItemJSON(c, u, loc)
+						wb, wen, _ := r.ItemJSON(c, u, loc)
 						shares := loc != catalog.DefaultLocale && ed.Item(c, u, loc) == ed.Item(c, u, catalog.DefaultLocale)
 						if !bytes.Equal(b, wb) || !bytes.Equal(b, ed.Item(c, u, loc).JSON) || en != wen || en != shares {
 							t.Fatalf("%s/%s locale %d: %d bytes english %v (shares en-US's body: %v), want %d bytes english %v", c.Name(), u, loc, len(b), en, shares, len(wb), wen)
@@ -354,7 +354,7 @@ func TestItems(t *testing.T) {
 						}
 					}
 				}
-				if b, en := items.ItemJSON(c, catalog.UUID{0xff}, catalog.DefaultLocale); b != nil || en {
+				if b, en, _ := items.ItemJSON(c, catalog.UUID{0xff}, catalog.DefaultLocale); b != nil || en {
 					t.Errorf("%s: an item that is not there: %d bytes, english %v", c.Name(), len(b), en)
 				}
 			}

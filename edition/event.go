@@ -19,7 +19,11 @@ func Event(ed *Edition, latest *representation.Body) []byte {
 			Categories             map[string]struct{ Added, Removed, Changed []json.RawMessage }
 		}
 	}
-	if latest != nil && json.Unmarshal(latest.JSON, &d) == nil && d.Data.ToVersion == ed.ManifestID {
+	var b []byte
+	if latest != nil {
+		b, _ = latest.JSON() // a diff a server made, in memory
+	}
+	if b != nil && json.Unmarshal(b, &d) == nil && d.Data.ToVersion == ed.ManifestID {
 		v.Diff = &gen.VersionEventDiff{FromVersion: d.Data.FromVersion, Summary: d.Data.Summary, Categories: map[string]gen.DiffCount{}}
 		for name, c := range d.Data.Categories {
 			if n := (gen.DiffCount{Added: len(c.Added), Removed: len(c.Removed), Changed: len(c.Changed)}); n != (gen.DiffCount{}) {

@@ -3,6 +3,7 @@ package edition
 import (
 	"cmp"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sort"
 	"time"
@@ -34,25 +35,34 @@ type span struct {
 	start, end time.Time
 }
 
-// eachItem calls f with the data of each en-US item of c decoded into a T.
-func eachItem[T any](e *Edition, c catalog.Category, f func(catalog.UUID, T)) {
+// eachItem calls f with the data of each en-US item of c decoded into a T;
+// an error when a body cannot be read.
+func eachItem[T any](e *Edition, c catalog.Category, f func(catalog.UUID, T)) error {
 	for _, u := range e.UUIDs(c) {
+		b, err := e.Item(c, u, catalog.DefaultLocale).JSON()
+		if err != nil {
+			return fmt.Errorf("%s %s: %w", c.Name(), u, err)
+		}
 		var v struct{ Data T }
-		_ = json.Unmarshal(e.Item(c, u, catalog.DefaultLocale).JSON, &v)
+		_ = json.Unmarshal(b, &v)
 		f(u, v.Data)
 	}
+	return nil
 }
 
-func (e *Edition) makeRules() {
+func (e *Edition) makeRules() error {
 	var r rules
-	eachItem(e, catalog.LevelBorders, func(u catalog.UUID, v struct{ StartingLevel *float64 }) {
+	err := eachItem(e, catalog.LevelBorders, func(u catalog.UUID, v struct{ StartingLevel *float64 }) {
 		if v.StartingLevel != nil {
 			r.borders = append(r.borders, border{*v.StartingLevel, u})
 		}
 	})
+	if err != nil {
+		return err
+	}
 	slices.SortStableFunc(r.borders, func(a, b border) int { return cmp.Compare(a.start, b.start) })
 	var spans []span
-	eachItem(e, catalog.Events, func(u catalog.UUID, v struct{ StartTime, EndTime string }) {
+	err = eachItem(e, catalog.Events, func(u catalog.UUID, v struct{ StartTime, EndTime string }) {
 		start, err1 := time.Parse(time.RFC3339, v.StartTime)
 		end, err2 := time.Parse(time.RFC3339, v.EndTime)
 		if err1 == nil && err2 == nil && start.Before(end) { // else never active
@@ -60,6 +70,9 @@ func (e *Edition) makeRules() {
 			r.bounds = append(r.bounds, start, end)
 		}
 	})
+	if err != nil {
+		return err
+	}
 	slices.SortFunc(r.bounds, time.Time.Compare)
 	r.bounds = slices.CompactFunc(r.bounds, time.Time.Equal)
 	r.active = make([][catalog.NumLocales + 1]*representation.Body, len(r.bounds)+1)
@@ -69,7 +82,11 @@ func (e *Edition) makeRules() {
 			var items [][]byte
 			for _, s := range spans {
 				if i > 0 && !s.start.After(r.bounds[i-1]) && s.end.After(r.bounds[i-1]) {
-					items = append(items, e.Item(catalog.Events, s.uuid, loc).JSON)
+					b, err := e.Item(catalog.Events, s.uuid, loc).JSON()
+					if err != nil {
+						return fmt.Errorf("events %s: %w", s.uuid, err)
+					}
+					items = append(items, b)
 				}
 			}
 			b := catalog.ListEnvelope(items)
@@ -81,19 +98,23 @@ func (e *Edition) makeRules() {
 		}
 	}
 	r.tiers = map[catalog.UUID]catalog.UUID{}
-	eachItem(e, catalog.CompetitiveSeasons, func(u catalog.UUID, v struct{ CompetitiveTiersUuid string }) {
+	err = eachItem(e, catalog.CompetitiveSeasons, func(u catalog.UUID, v struct{ CompetitiveTiersUuid string }) {
 		if t, ok := catalog.ParseUUID(v.CompetitiveTiersUuid); ok {
 			r.tiers[u] = t
 		}
 	})
+	if err != nil {
+		return err
+	}
 	r.logos = map[catalog.UUID]string{}
-	eachItem(e, catalog.PremierLogos, func(u catalog.UUID, v struct{ DisplayIcon *string }) {
+	err = eachItem(e, catalog.PremierLogos, func(u catalog.UUID, v struct{ DisplayIcon *string }) {
 		r.logos[u] = ""
 		if v.DisplayIcon != nil {
 			r.logos[u] = *v.DisplayIcon
 		}
 	})
 	e.rules = r
+	return err
 }
 
 // LevelBorder is the body of the level border for an account level in locale

@@ -3,6 +3,7 @@ package impl
 import (
 	"net/http"
 
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
 )
@@ -30,17 +31,17 @@ type Description struct {
 
 // serve writes an edition's own body at route and describes the answer to the
 // request's caller, if it asked.
-func serve(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
-	respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Body: b})
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
+	s.respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Body: b})
 }
 
 // serveCatalog is serve for the catalog routes and string tables, whose answers
 // name their pinned URL (Content-Location): their two allocations.
-func serveCatalog(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
+func (s *Server) serveCatalog(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
 	loc := &location{}
 	loc.value[0] = pinnedURL(ed, r)
 	loc.f = representation.Field{Name: "Content-Location", Value: loc.value[:]}
-	respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Location: &loc.f, Body: b})
+	s.respond(w, r, ed, representation.Response{Route: route, Version: &ed.VersionField, Location: &loc.f, Body: b})
 }
 
 // location is a Content-Location field with its value's slice, allocated once.
@@ -49,7 +50,7 @@ type location struct {
 	value [1]string
 }
 
-func respond(w http.ResponseWriter, r *http.Request, ed *edition.Edition, res representation.Response) {
+func (s *Server) respond(w http.ResponseWriter, r *http.Request, ed *edition.Edition, res representation.Response) {
 	if d, _ := r.Context().Value(DescribeKey).(*Description); d != nil {
 		d.Edition, d.Response = ed, res
 		if d.BodyByCaller {
@@ -57,5 +58,13 @@ func respond(w http.ResponseWriter, r *http.Request, ed *edition.Edition, res re
 			return
 		}
 	}
-	representation.Write(w, r, &res)
+	s.write(w, r, &res)
+}
+
+// write writes res; stored bytes that fail their check are a 500, with
+// nothing of the body written.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, res *representation.Response) {
+	if err := representation.Write(w, r, res); err != nil {
+		s.fail(w, r, catalog.Internal("a stored body failed its check; the store needs a look", err))
+	}
 }

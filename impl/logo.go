@@ -153,7 +153,7 @@ func (c *logoCache) get(etag string) *representation.Body {
 }
 
 func (c *logoCache) put(etag string, b *representation.Body) {
-	size := len(b.Bytes) + len(etag)
+	size := b.Len() + len(etag)
 	if size > logoCacheBytes/8 {
 		return
 	}
@@ -170,6 +170,6 @@ func (c *logoCache) put(etag string, b *representation.Body) {
 	for c.bytes > logoCacheBytes {
 		old := c.order.Remove(c.order.Back()).(*logoEntry)
 		delete(c.byTag, old.etag)
-		c.bytes -= len(old.body.Bytes) + len(old.etag)
+		c.bytes -= old.body.Len() + len(old.etag)
 	}
 }

@@ -121,7 +121,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request, route *representat
 	b, err := get(s.Pages)
 	switch catalog.ErrorCode(err) {
 	case "":
-		writeBody(w, r, s.Repo.Active(), b, route)
+		s.writeBody(w, r, s.Repo.Active(), b, route)
 	case catalog.EINTERNAL:
 		s.failPage(w, r, catalog.Internal("the page could not be rendered", err))
 	default:
@@ -137,7 +137,7 @@ func (s *Server) ListVersions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, catalog.Internal("the version list is not available on this server", nil))
 		return
 	}
-	writeBody(w, r, ed, l.Body, versionsRoute)
+	s.writeBody(w, r, ed, l.Body, versionsRoute)
 }
 
 // defaultOrigin is the landing page's address when the Host is not plain.

@@ -146,7 +146,7 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 		}
 		ed = s.waitForChange(r.Context().Done(), wait, r.Header["Accept-Encoding"], r.Header["If-None-Match"])
 	}
-	serve(w, r, ed, ed.VersionBody(), versionRoute)
+	s.serve(w, r, ed, ed.VersionBody(), versionRoute)
 }
 
 // HoldForChange is GetVersion's wait for a caller that writes the answer

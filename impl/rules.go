@@ -50,7 +50,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	b, next := ed.ActiveEvents(t, loc)
 	route := rs.list[catalog.Events]
 	if active == nil {
-		serveCatalog(w, r, ed, b, route)
+		s.serveCatalog(w, r, ed, b, route)
 		return
 	}
 	// Active now: cached until the next start or end at most; the pinned URL
@@ -65,7 +65,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	q.Set("at", t.UTC().Format(time.RFC3339Nano))
 	in := r.WithContext(r.Context())
 	in.URL = &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
-	serveCatalog(w, in, ed, b, route)
+	s.serveCatalog(w, in, ed, b, route)
 }
 
 // levelBorder serves /v1/levelborders?level=N: the border for account level N.
@@ -90,7 +90,7 @@ func (s *Server) levelBorder(w http.ResponseWriter, r *http.Request, level strin
 		s.notFound(w, r, ed, "no level border for account level %d in version %s: %s", n, ed.ManifestID, why)
 		return
 	}
-	serveCatalog(w, r, ed, b, rs.list[catalog.LevelBorders])
+	s.serveCatalog(w, r, ed, b, rs.list[catalog.LevelBorders])
 }
 
 // GetCompetitiveSeasonTiers serves the tier set a competitive season names.
@@ -109,6 +109,6 @@ func (s *Server) GetCompetitiveSeasonTiers(w http.ResponseWriter, r *http.Reques
 	case b == nil:
 		s.notFound(w, r, ed, "no competitive season with uuid %s in version %s; list them at %s", u, ed.ManifestID, rs.listURL(catalog.CompetitiveSeasons, ed))
 	default:
-		serveCatalog(w, r, ed, b, rs.seasonTiers)
+		s.serveCatalog(w, r, ed, b, rs.seasonTiers)
 	}
 }

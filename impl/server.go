@@ -91,7 +91,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request, c catalog.Category
 		return
 	}
 	ed, rs := s.read(r)
-	serveCatalog(w, r, ed, ed.List(c, loc), rs.list[c])
+	s.serveCatalog(w, r, ed, ed.List(c, loc), rs.list[c])
 }
 
 // filtered serves a list filtered by a boolean field: value is "true" or
@@ -112,7 +112,7 @@ func (s *Server) filtered(w http.ResponseWriter, r *http.Request, c catalog.Cate
 		return
 	}
 	ed, rs := s.read(r)
-	serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
+	s.serveCatalog(w, r, ed, ed.Filtered(c, field, want, loc), rs.list[c])
 }
 
 // parseItem reads an item route's uuid, of an item of c, and language.
@@ -137,7 +137,7 @@ func (s *Server) item(w http.ResponseWriter, r *http.Request, c catalog.Category
 		s.notFound(w, r, ed, "no %s with uuid %s in version %s; list them at %s", c.Noun(), u, ed.ManifestID, rs.listURL(c, ed))
 		return
 	}
-	serveCatalog(w, r, ed, b, rs.item[c])
+	s.serveCatalog(w, r, ed, b, rs.item[c])
 }
 
 // notFound answers 404 for something ed lacks, naming ed's version.
@@ -149,7 +149,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request, ed *edition.Ed
 // ListLocres serves the locale summary.
 func (s *Server) ListLocres(w http.ResponseWriter, r *http.Request) {
 	ed, rs := s.read(r)
-	serveCatalog(w, r, ed, ed.LocresList(), rs.locresList)
+	s.serveCatalog(w, r, ed, ed.LocresList(), rs.locresList)
 }
 
 // GetLocres serves one string table. The segment is only compared with the
@@ -161,7 +161,7 @@ func (s *Server) GetLocres(w http.ResponseWriter, r *http.Request, locale string
 		return
 	}
 	ed, rs := s.read(r)
-	serveCatalog(w, r, ed, ed.Locres(loc), rs.locres)
+	s.serveCatalog(w, r, ed, ed.Locres(loc), rs.locres)
 }
 
 // GetLatestDiff serves the diff that came with the active version.
@@ -187,7 +187,7 @@ func (s *Server) GetDiff(w http.ResponseWriter, r *http.Request, from gen.FromVe
 func (s *Server) writeDiff(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, err error, route *representation.Route) {
 	switch catalog.ErrorCode(err) {
 	case "":
-		writeBody(w, r, ed, b, route)
+		s.writeBody(w, r, ed, b, route)
 	case catalog.ENOTFOUND:
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "no diff: %s", catalog.ErrorMessage(err)))
 	case catalog.EINTERNAL:

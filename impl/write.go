@@ -108,10 +108,10 @@ func AssetRoute(label, contentType string) *representation.Route {
 }
 
 // writeBody writes a pre-rendered body of ed at route; it allocates nothing.
-func writeBody(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
+func (s *Server) writeBody(w http.ResponseWriter, r *http.Request, ed *edition.Edition, b *representation.Body, route *representation.Route) {
 	res := representation.Response{Route: route, Body: b}
 	if ed != nil {
 		res.Version = &ed.VersionField
 	}
-	representation.Write(w, r, &res)
+	s.write(w, r, &res)
 }

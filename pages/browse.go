@@ -47,7 +47,7 @@ func (s *Site) Catalog(c catalog.Category, loc int) (*representation.Body, error
 		var env struct {
 			Data []map[string]json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(body.JSON, &env); err != nil {
+		if err := unmarshalBody(body, &env); err != nil {
 			return "", nil, fmt.Errorf("read the list of %s: %w", c.Name(), err)
 		}
 		data := s.pageHead(ed, c, loc, impl.BrowsePath(c))
@@ -74,7 +74,7 @@ func (s *Site) Item(c catalog.Category, u catalog.UUID, loc int) (*representatio
 		var env struct {
 			Data json.RawMessage `json:"data"`
 		}
-		if err := json.Unmarshal(body.JSON, &env); err != nil {
+		if err := unmarshalBody(body, &env); err != nil {
 			return "", nil, fmt.Errorf("read %s %s: %w", c.Noun(), u, err)
 		}
 		var top map[string]json.RawMessage

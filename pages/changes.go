@@ -91,7 +91,7 @@ func (s *Site) latestPair() (from, to string, err error) {
 	switch {
 	case err == nil:
 		var d diffJSON
-		if err := json.Unmarshal(b.JSON, &d); err != nil {
+		if err := unmarshalBody(b, &d); err != nil {
 			return "", "", fmt.Errorf("read the latest diff: %w", err)
 		}
 		from, to = d.Data.FromVersion, d.Data.ToVersion
@@ -135,7 +135,7 @@ func (s *Site) renderChanges(from, to string) (*kept, error) {
 		return nil, err
 	}
 	var d diffJSON
-	if err := json.Unmarshal(raw.JSON, &d); err != nil {
+	if err := unmarshalBody(raw, &d); err != nil {
 		return nil, fmt.Errorf("read the diff %s → %s: %w", a.ManifestID, b.ManifestID, err)
 	}
 	k := &kept{img: newImages(s.Media)}
@@ -246,7 +246,7 @@ func describe(ed *edition.Edition, c catalog.Category, id string, loc int, link 
 	var env struct {
 		Data map[string]json.RawMessage `json:"data"`
 	}
-	if err := json.Unmarshal(body.JSON, &env); err != nil {
+	if err := unmarshalBody(body, &env); err != nil {
 		return item{}, nil, fmt.Errorf("read %s %s: %w", c.Noun(), id, err)
 	}
 	it := summary(env.Data, u.String(), body.Lang)

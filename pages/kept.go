@@ -1,6 +1,7 @@
 package pages
 
 import (
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 
@@ -28,7 +29,7 @@ type kept struct {
 
 func (k *kept) size() (n int) {
 	for _, b := range k.bodies {
-		n += len(b.JSON)
+		n += b.Len()
 	}
 	return n
 }
@@ -125,4 +126,14 @@ func (i *images) held() bool {
 	}
 	i.seen.Store(n)
 	return false
+}
+
+// unmarshalBody decodes a body's JSON into v; an error too when its stored
+// bytes cannot be read.
+func unmarshalBody(b *representation.Body, v any) error {
+	data, err := b.JSON()
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(data, v)
 }

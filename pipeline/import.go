@@ -19,6 +19,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/envelope"
@@ -77,6 +78,8 @@ type Options struct {
 }
 
 const (
+	// importCacheBytes bounds what an import keeps of the bodies it reads back.
+	importCacheBytes = 16 << 20
 	// DefaultRetain is how many versions a store keeps unless told otherwise.
 	DefaultRetain = 10
 	// DefaultLockTimeout is how long an import waits for another's store lock.
@@ -107,7 +110,7 @@ func importWith(st store.Backend, source string, opt Options, run func(*importer
 		opt.ShrinkLimit = DefaultShrinkLimit
 	}
 	r := &Report{Source: source}
-	im := &importer{st: st, opt: opt, r: r}
+	im := &importer{st: st, opt: opt, r: r, cache: blob.NewCache(importCacheBytes)}
 	err := im.locked(source, run)
 	opt.Metrics.setStage(Idle)
 	if err != nil {
@@ -123,6 +126,8 @@ type importer struct {
 	opt   Options
 	r     *Report
 	stage Stage
+	// cache: the base version's bodies read for the diff and for copying.
+	cache *blob.Cache
 }
 
 // checkpoint ends the import when its context has: SIGINT, SIGTERM or deadline.
@@ -401,18 +406,20 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if err := im.next(Compress, "every body in gzip and brotli"); err != nil {
 		return err
 	}
-	pack, err := edition.Encode(rendered, edition.Options{Effort: im.opt.Effort, Previous: old})
+	enc, err := edition.Encode(rendered, edition.Options{Effort: im.opt.Effort, Base: old, Dir: im.st.Staging()})
 	if err != nil {
 		return err
 	}
-	r.EditionBytes = len(pack)
+	defer enc.Discard()
+	r.IndexBytes, r.StoredBytes, r.CopiedBytes = int64(len(enc.Index)), enc.Stored, enc.Copied
 
 	if err := im.next(Publish, "%s into %s", id, im.st.Location()); err != nil {
 		return err
 	}
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: id, Version: r.Version, Branch: rendered.Version.Branch,
-		Files: files, Previous: r.Previous, DiffBody: diffBody, Edition: pack,
+		Files: files, Previous: r.Previous, DiffBody: diffBody,
+		Index: enc.Index, Segments: enc.Segments, Segment: enc.Segment,
 		Retain: im.opt.Retain, Now: now, Replace: replace,
 	})
 	if err != nil {
@@ -426,9 +433,11 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 // or, for a version stored without one (by an older refdata), its files
 // rendered again.
 func (im *importer) baseEdition(id string) (*edition.Edition, error) {
-	_, pack, err := im.st.ReadEdition(id, "")
+	_, index, err := im.st.ReadIndex(id, "")
 	if err == nil {
-		return edition.Decode(pack)
+		return edition.Decode(index, func(sum string, size int64) (*blob.Segment, error) {
+			return im.st.Segment(sum, size, im.cache)
+		})
 	}
 	_, files, ferr := im.st.ReadVersion(id)
 	if ferr != nil {

@@ -468,7 +468,7 @@ func unknownOnly(t *testing.T, c catalog.Category, uuid, f string, from, to *edi
 		t.Fatalf("%s: %q is not a uuid", c.Name(), uuid)
 	}
 	field := func(ed *edition.Edition, loc int) any {
-		b, _ := ed.ItemJSON(c, u, loc)
+		b, _, _ := ed.ItemJSON(c, u, loc)
 		var body struct{ Data map[string]any }
 		if err := json.Unmarshal(b, &body); err != nil {
 			t.Fatalf("%s/%s in %s: %v", c.Name(), uuid, ed.ManifestID, err)

@@ -38,10 +38,11 @@ type Report struct {
 
 	Previous string // the version diffed against
 	Summary  *gen.DiffSummary
-	// EditionBytes is the size of the edition pack stored with the version:
-	// every body in every encoding.
-	EditionBytes int
-	Pruned       []string
+	// IndexBytes is the size of the edition index stored with the version;
+	// StoredBytes, of the bodies it stored that no segment had (CopiedBytes
+	// of them copied from segments the version mostly no longer needs).
+	IndexBytes, StoredBytes, CopiedBytes int64
+	Pruned                               []string
 }
 
 func (r *Report) note(format string, args ...any) {
@@ -120,8 +121,8 @@ func (r *Report) Write(w io.Writer) {
 		fmt.Fprintf(w, "  diff %s → %s: %d added, %d removed, %d changed\n", r.Previous, r.ManifestID,
 			r.Summary.TotalAdded, r.Summary.TotalRemoved, r.Summary.TotalChanged)
 	}
-	if r.EditionBytes > 0 {
-		fmt.Fprintf(w, "  edition stored with the version (every body, rendered and compressed): %d bytes\n", r.EditionBytes)
+	if r.IndexBytes > 0 {
+		fmt.Fprintf(w, "  stored: an index of %d bytes, %d bytes of bodies no version had (%d of them moved from old segments)\n", r.IndexBytes, r.StoredBytes, r.CopiedBytes)
 	}
 	if len(r.Pruned) > 0 {
 		fmt.Fprintf(w, "  pruned by retention: %s\n", strings.Join(r.Pruned, ", "))

@@ -1,7 +1,9 @@
 // Package replica serves a version store to the API: an edition.Repository with
 // the active version's edition behind one atomic pointer, swapped when the
 // store's active pointer changes (Reload, Poll), replicas on a shared store
-// switching together. Swapping to a version reads its edition pack, never renders.
+// switching together. Swapping to a version reads its edition index, never
+// renders: the bodies stay in the store's segments, read through one bounded
+// cache, and segments versions share are opened once.
 package replica
 
 import (
@@ -17,7 +19,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"weak"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/gen"
@@ -77,7 +81,18 @@ type Repository struct {
 	readMu sync.Mutex
 	keptMu sync.Mutex
 	kept   []*edition.Edition
+	// cache keeps the bodies read last; segs, the segments open, by sha256,
+	// while an edition names them.
+	cache *blob.Cache
+	segMu sync.Mutex
+	segs  map[string]weak.Pointer[blob.Segment]
 }
+
+// Option tunes Open.
+type Option func(*Repository)
+
+// WithCache reads bodies through c (by default one of blob.DefaultCacheBytes).
+func WithCache(c *blob.Cache) Option { return func(r *Repository) { r.cache = c } }
 
 const (
 	keptEditions    = 2
@@ -112,8 +127,15 @@ type seen struct {
 // newest intact one (logging why). A store with no intact version serves
 // fallback until a version is published; a nil fallback is edition.None, not
 // ready (NoVersion), answering 503.
-func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition) (*Repository, error) {
-	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat, badRetry: defaultBadRetry, badAt: time.Now()}
+func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.Edition, opts ...Option) (*Repository, error) {
+	r := &Repository{st: st, log: logger, metrics: m, replica: replicaName(), heartbeatEvery: defaultHeartbeat, badRetry: defaultBadRetry, badAt: time.Now(),
+		segs: map[string]weak.Pointer[blob.Segment]{}}
+	for _, o := range opts {
+		o(r)
+	}
+	if r.cache == nil {
+		r.cache = blob.NewCache(blob.DefaultCacheBytes)
+	}
 	if fallback == nil {
 		fallback = edition.None()
 	}
@@ -158,16 +180,40 @@ func Open(st store.Backend, logger *slog.Logger, m *Metrics, fallback *edition.E
 // read reads a version's edition from the store, its manifest checked against
 // manifestSHA when not "".
 func (r *Repository) read(id, manifestSHA string) (store.Manifest, *edition.Edition, error) {
-	m, pack, err := r.st.ReadEdition(id, manifestSHA)
+	m, index, err := r.st.ReadIndex(id, manifestSHA)
 	if err != nil {
 		return m, nil, err
 	}
-	ed, err := edition.Decode(pack)
+	ed, err := edition.Decode(index, r.segment)
 	if err != nil {
 		return m, nil, fmt.Errorf("version %s: %w", id, err)
 	}
 	return m, ed, nil
 }
+
+// segment opens a segment an index names, or returns it already open: the
+// versions that share it share its cached bodies.
+func (r *Repository) segment(sum string, size int64) (*blob.Segment, error) {
+	r.segMu.Lock()
+	defer r.segMu.Unlock()
+	if s := r.segs[sum].Value(); s != nil {
+		return s, nil
+	}
+	s, err := r.st.Segment(sum, size, r.cache)
+	if err != nil {
+		return nil, err
+	}
+	for k, wp := range r.segs {
+		if wp.Value() == nil {
+			delete(r.segs, k) // closed once no edition named it
+		}
+	}
+	r.segs[sum] = weak.Make(s)
+	return s, nil
+}
+
+// Cache is the cache the bodies are read through.
+func (r *Repository) Cache() *blob.Cache { return r.cache }
 
 // replicaName names this process to the other replicas: host, pid and a random
 // part, so a restarted process is a new replica.
@@ -422,7 +468,8 @@ func (r *Repository) Diff(from, to string) (*representation.Body, error) {
 	}
 	r.diffCache.Store(key, b)
 	if unlock, ok := r.st.TryLock(); ok {
-		if err := r.st.WriteDiff(f, t, b.JSON); err != nil {
+		body, _ := b.JSON() // made here, in memory
+		if err := r.st.WriteDiff(f, t, body); err != nil {
 			r.log.Warn("could not store a computed diff", "from", f, "to", t, "err", err)
 		}
 		unlock()

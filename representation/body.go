@@ -6,22 +6,29 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
-	"hash/crc64"
+	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	brotli "github.com/molecule-man/go-brrr"
+
+	"github.com/refdata/refdata/blob"
 )
 
 // Body is one response body in every encoding worth sending, with the header
 // values of each, so serving it only picks one. It is immutable.
 type Body struct {
-	// Encoded is the identity encoding; JSON is its bytes.
+	// Encoded is the identity encoding.
 	Encoded
-	JSON []byte
 	Lang string // Content-Language; "" for bodies without localized text
+	// ID is the first 128 bits of the sha256 of the identity bytes: the
+	// body's address in a store, by which versions share it. Zero when not
+	// known.
+	ID [16]byte
 
 	// Language is Lang as a header field, shared by the locale's bodies;
 	// never nil, its Name is "" when Lang is.
@@ -41,23 +48,57 @@ func Encode(b []byte, lang string, e Effort) *Body {
 	return Assemble(b, ETag(b), lang, gz, ETag(gz), br, ETag(br))
 }
 
-// Assemble makes a body from its encodings and their ETags; gz and br are nil
-// where there is none.
+// Assemble makes a body from its encodings in memory and their ETags; gz and
+// br are nil where there is none.
 func Assemble(identity []byte, etag, lang string, gz []byte, gzETag string, br []byte, brETag string) *Body {
-	compressed := func(b []byte, coding, etag string) *Encoded {
+	mem := func(b []byte, etag string) Source {
 		if b == nil {
+			return Source{}
+		}
+		sum, _ := ParseETag(etag)
+		return Source{Mem: b, Len: len(b), Sum: sum}
+	}
+	return Stored(lang, mem(identity, etag), mem(gz, gzETag), mem(br, brETag))
+}
+
+// Source says where an encoding's bytes are: in memory, in a segment, or,
+// for an identity not stored, nowhere but in the gzip it decompresses from.
+// The zero Source is an encoding the body does not have.
+type Source struct {
+	Mem []byte
+	Seg *blob.Segment
+	Off int64
+	Len int
+	Sum uint64 // the bytes' blob.Checksum, which the ETag quotes
+}
+
+func (s Source) present() bool { return s.Mem != nil || s.Seg != nil || s.Len > 0 }
+
+// Stored makes a body of its encodings' sources. An identity with neither
+// Mem nor Seg is read by decompressing gz, which must then be present.
+func Stored(lang string, identity, gz, br Source) *Body {
+	enc := func(src Source, coding string) *Encoded {
+		if !src.present() {
 			return nil
 		}
-		e := newEncoded(b, coding, etag)
+		e := newEncoded(src, coding)
 		return &e
 	}
-	return &Body{Encoded: newEncoded(identity, "", etag), JSON: identity, Lang: lang, Language: languageField(lang),
-		gzip: compressed(gz, "gzip", gzETag), br: compressed(br, "br", brETag)}
+	b := &Body{Encoded: newEncoded(identity, ""), Lang: lang, Language: languageField(lang),
+		gzip: enc(gz, "gzip"), br: enc(br, "br")}
+	if identity.Mem == nil && identity.Seg == nil {
+		b.from = b.gzip
+	}
+	return b
 }
 
 // Gzip and Brotli are the body's compressed encodings; nil where there is none.
 func (b *Body) Gzip() *Encoded   { return b.gzip }
 func (b *Body) Brotli() *Encoded { return b.br }
+
+// JSON is the body's identity bytes: what a page or a diff decodes. An error
+// means its stored bytes failed their check.
+func (b *Body) JSON() ([]byte, error) { return b.Encoded.Read() }
 
 // noField stands for a header a body does not have.
 var noField Field
@@ -86,7 +127,11 @@ var encodingFields = map[string]*Field{
 
 // Encoded is one encoding of a body, with its header values made once.
 type Encoded struct {
-	Bytes []byte
+	src Source
+	// from: an identity not stored, decompressed from this gzip when read.
+	from *Encoded
+	// checked: a stored blob's bytes passed their check (Check).
+	checked atomic.Bool
 	// ETagField is the strong, quoted ETag of these bytes (ETag).
 	ETagField Field
 	// Encoding is the Content-Encoding field, shared by the coding's
@@ -99,50 +144,123 @@ type Encoded struct {
 // ETag is the representation's strong, quoted entity tag.
 func (e *Encoded) ETag() string { return e.ETagField.Value[0] }
 
-func newEncoded(b []byte, encoding, etag string) Encoded {
+// Len is the number of bytes.
+func (e *Encoded) Len() int { return e.src.Len }
+
+// Read returns the bytes: from memory, or read from their segment (through
+// its cache, checked), or decompressed from the gzip they are kept as. An
+// error means the stored bytes failed their check; they are never returned.
+func (e *Encoded) Read() ([]byte, error) {
+	switch {
+	case e.src.Mem != nil:
+		return e.src.Mem, nil
+	case e.src.Seg != nil:
+		return e.src.Seg.Read(e.src.Off, e.src.Len, e.src.Sum)
+	case e.from != nil:
+		return e.inflate()
+	}
+	return []byte{}, nil
+}
+
+// inflate decompresses an identity from its gzip, keeping the result in the
+// gzip's segment's cache.
+func (e *Encoded) inflate() ([]byte, error) {
+	gz := e.from
+	var key blob.Key
+	cache := (*blob.Cache)(nil)
+	if gz.src.Seg != nil {
+		key, cache = gz.src.Seg.CacheKey(gz.src.Off), gz.src.Seg.Cache()
+		if b, ok := cache.Get(key); ok {
+			return b, nil
+		}
+	}
+	zb, err := gz.Read()
+	if err != nil {
+		return nil, err
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(zb))
+	if err == nil {
+		b := make([]byte, 0, e.src.Len)
+		buf := bytes.NewBuffer(b)
+		_, err = io.Copy(buf, io.LimitReader(zr, int64(e.src.Len)+1))
+		b = buf.Bytes()
+		if err == nil && (len(b) != e.src.Len || blob.Checksum(b) != e.src.Sum) {
+			err = blob.ErrCorrupt
+		}
+		if err == nil {
+			cache.Add(key, b)
+			return b, nil
+		}
+	}
+	return nil, fmt.Errorf("identity from gzip: %w", err)
+}
+
+// Blob is where a stored representation's bytes are in a segment's file, for
+// a writer that sends them from the file (sendfile); false for bytes in
+// memory or decompressed. Check must have passed first.
+func (e *Encoded) Blob() (f *os.File, off int64, n int, ok bool) {
+	if e.src.Seg == nil || e.src.Seg.File() == nil {
+		return nil, 0, 0, false
+	}
+	return e.src.Seg.File(), e.src.Off, e.src.Len, true
+}
+
+// Check reads a stored blob's bytes once and checks them, so what is sent
+// from the file (Blob) is known good; later calls cost nothing.
+func (e *Encoded) Check() error {
+	if e.checked.Load() || e.src.Seg == nil {
+		return nil
+	}
+	if err := e.src.Seg.Check(e.src.Off, e.src.Len, e.src.Sum); err != nil {
+		return err
+	}
+	e.checked.Store(true)
+	return nil
+}
+
+// Source is where the bytes are.
+func (e *Encoded) Source() Source { return e.src }
+
+func newEncoded(src Source, encoding string) Encoded {
 	return Encoded{
-		Bytes:        b,
-		ETagField:    Field{Name: "Etag", Value: []string{etag}},
+		src:          src,
+		ETagField:    Field{Name: "Etag", Value: []string{FormatETag(src.Sum)}},
 		Encoding:     encodingFields[encoding],
-		LengthHeader: []string{strconv.Itoa(len(b))},
+		LengthHeader: []string{strconv.Itoa(src.Len)},
 	}
 }
 
 // ETagSize is how many bytes an ETag's hash has (ETag).
 const ETagSize = 8
 
-// ETag is the strong ETag of b, quoted: the CRC-64 (ECMA) of its bytes in
-// unpadded base64url, "" for nil. It only has to change when the bytes at one
-// URL do, and CRC-64 is six times faster than SHA-256 here.
+// ETag is the strong ETag of b, quoted: the CRC-64 (ECMA) of its bytes
+// (blob.Checksum) in unpadded base64url, "" for nil. It only has to change
+// when the bytes at one URL do, and CRC-64 is six times faster than SHA-256
+// here.
 func ETag(b []byte) string {
 	if b == nil {
 		return ""
 	}
-	return FormatETag(Sum(b))
+	return FormatETag(blob.Checksum(b))
 }
 
-// Sum is the ETagSize bytes of hash an ETag quotes.
-func Sum(b []byte) []byte {
-	return binary.BigEndian.AppendUint64(make([]byte, 0, ETagSize), crc64.Checksum(b, crcTable))
+// FormatETag quotes a checksum as an ETag.
+func FormatETag(sum uint64) string {
+	var b [ETagSize]byte
+	binary.BigEndian.PutUint64(b[:], sum)
+	return `"` + base64.RawURLEncoding.EncodeToString(b[:]) + `"`
 }
 
-var crcTable = crc64.MakeTable(crc64.ECMA)
-
-// FormatETag quotes an ETag's ETagSize bytes of hash.
-func FormatETag(sum []byte) string {
-	return `"` + base64.RawURLEncoding.EncodeToString(sum) + `"`
-}
-
-// ParseETag returns the hash bytes of an ETag FormatETag made.
-func ParseETag(etag string) ([]byte, error) {
+// ParseETag returns the checksum an ETag FormatETag made quotes.
+func ParseETag(etag string) (uint64, error) {
 	if len(etag) < 2 || etag[0] != '"' || etag[len(etag)-1] != '"' {
-		return nil, errors.New("not a quoted ETag")
+		return 0, errors.New("not a quoted ETag")
 	}
 	sum, err := base64.RawURLEncoding.DecodeString(etag[1 : len(etag)-1])
 	if err != nil || len(sum) != ETagSize {
-		return nil, errors.New("not an ETag this program makes")
+		return 0, errors.New("not an ETag this program makes")
 	}
-	return sum, nil
+	return binary.BigEndian.Uint64(sum), nil
 }
 
 // minCompress: below this, compression saves less than its headers cost.
@@ -226,10 +344,11 @@ func (z *Compressor) encode(w interface {
 
 // Decode returns what an encoding of a body decodes to, for checks.
 func Decode(e *Encoded) ([]byte, error) {
-	if e.Encoding.Name == "" {
-		return e.Bytes, nil
+	b, err := e.Read()
+	if err != nil || e.Encoding.Name == "" {
+		return b, err
 	}
-	var r io.Reader = bytes.NewReader(e.Bytes)
+	var r io.Reader = bytes.NewReader(b)
 	switch e.Encoding.Value[0] {
 	case "gzip":
 		zr, err := gzip.NewReader(r)
@@ -276,12 +395,12 @@ func (b *Body) Representations() []*Encoded {
 // Sizes sums the bytes of every representation of bodies.
 func Sizes(bodies []*Body) (identity, gz, br int) {
 	for _, b := range bodies {
-		identity += len(b.JSON)
+		identity += b.Len()
 		if b.gzip != nil {
-			gz += len(b.gzip.Bytes)
+			gz += b.gzip.Len()
 		}
 		if b.br != nil {
-			br += len(b.br.Bytes)
+			br += b.br.Len()
 		}
 	}
 	return identity, gz, br

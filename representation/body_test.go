@@ -2,12 +2,14 @@ package representation_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -195,7 +197,7 @@ func TestETag(t *testing.T) {
 		t.Error("ETag is not a function of the bytes")
 	}
 	sum, err := representation.ParseETag(etag)
-	if err != nil || len(sum) != representation.ETagSize || representation.FormatETag(sum) != etag {
+	if err != nil || representation.FormatETag(sum) != etag {
 		t.Fatalf("ParseETag(%s) = %x, %v", etag, sum, err)
 	}
 	for _, tc := range []struct{ name, etag string }{
@@ -238,7 +240,7 @@ func TestEncode(t *testing.T) {
 		} {
 			name := fmt.Sprintf("%s at %v", tc.name, e)
 			b := representation.Encode(tc.json, "ja-JP", e)
-			if !bytes.Equal(b.JSON, tc.json) || !bytes.Equal(b.Bytes, tc.json) || b.Lang != "ja-JP" || b.Language.Value[0] != "ja-JP" {
+			if !bytes.Equal(read(t, &b.Encoded), tc.json) || b.Lang != "ja-JP" || b.Language.Value[0] != "ja-JP" {
 				t.Errorf("%s: identity or language not kept", name)
 			}
 			reps := b.Representations()
@@ -254,10 +256,10 @@ func TestEncode(t *testing.T) {
 				if err != nil || !bytes.Equal(got, tc.json) {
 					t.Errorf("%s: %q decodes to %d bytes (%v), want the %d identity bytes", name, want, len(got), err, len(tc.json))
 				}
-				if i > 0 && len(rep.Bytes) >= len(tc.json) {
-					t.Errorf("%s: %q is %d bytes, not smaller than %d", name, want, len(rep.Bytes), len(tc.json))
+				if i > 0 && rep.Len() >= len(tc.json) {
+					t.Errorf("%s: %q is %d bytes, not smaller than %d", name, want, rep.Len(), len(tc.json))
 				}
-				if rep.ETag() != representation.ETag(rep.Bytes) || rep.LengthHeader[0] != fmt.Sprint(len(rep.Bytes)) {
+				if rb := read(t, rep); rep.ETag() != representation.ETag(rb) || rep.LengthHeader[0] != fmt.Sprint(len(rb)) || rep.Len() != len(rb) {
 					t.Errorf("%s: %q has ETag %s, Content-Length %s", name, want, rep.ETag(), rep.LengthHeader[0])
 				}
 			}
@@ -268,24 +270,48 @@ func TestEncode(t *testing.T) {
 	}
 }
 
-// TestAssemble: a body made of an import's encodings keeps the ETags it is
-// given (Decode of a pack does not hash its bodies again) and says it has no
-// encoding it was not given.
-func TestAssemble(t *testing.T) {
+// TestStored: a body made of a store's sources keeps the checksums it is
+// given (an index is not hashed again: they are its ETags), says it has no
+// encoding it was not given, reads a stored encoding from its segment, and
+// reads an identity that is not stored by decompressing its gzip.
+func TestStored(t *testing.T) {
 	t.Parallel()
 	json := compressible(2 << 10)
 	gz, br := representation.Compress(json, representation.Fast)
-	const etag, gzETag, brETag = `"identity-as-stored"`, `"gzip-as-stored"`, `"br-as-stored"`
-	b := representation.Assemble(json, etag, "pt-BR", gz, gzETag, br, brETag)
-	if b.ETag() != etag || b.Gzip().ETag() != gzETag || b.Brotli().ETag() != brETag {
-		t.Errorf("ETags %s %s %s, want %s %s %s", b.ETag(), b.Gzip().ETag(), b.Brotli().ETag(), etag, gzETag, brETag)
+	w, err := blob.NewWriter("")
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !bytes.Equal(b.Gzip().Bytes, gz) || !bytes.Equal(b.Brotli().Bytes, br) || b.Lang != "pt-BR" || b.Language.Value[0] != "pt-BR" {
+	gzOff, _ := w.Append(gz)
+	brOff, _ := w.Append(br)
+	fin, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seg := blob.Memory(fin.Sum, fin.Mem)
+	idSum, gzSum, brSum := blob.Checksum(json), blob.Checksum(gz), blob.Checksum(br)
+	b := representation.Stored("pt-BR",
+		representation.Source{Len: len(json), Sum: idSum},
+		representation.Source{Seg: seg, Off: gzOff, Len: len(gz), Sum: gzSum},
+		representation.Source{Seg: seg, Off: brOff, Len: len(br), Sum: brSum})
+	if b.ETag() != representation.FormatETag(idSum) || b.Gzip().ETag() != representation.FormatETag(gzSum) || b.Brotli().ETag() != representation.FormatETag(brSum) {
+		t.Errorf("ETags %s %s %s, not the checksums given", b.ETag(), b.Gzip().ETag(), b.Brotli().ETag())
+	}
+	if !bytes.Equal(read(t, b.Gzip()), gz) || !bytes.Equal(read(t, b.Brotli()), br) || b.Lang != "pt-BR" || b.Language.Value[0] != "pt-BR" {
 		t.Error("encodings or language not kept")
+	}
+	if !bytes.Equal(read(t, &b.Encoded), json) || b.Len() != len(json) {
+		t.Error("the identity is not its gzip decompressed")
 	}
 	if b.Pick([]string{"gzip"}) != b.Gzip() || b.Pick([]string{"br"}) != b.Brotli() || b.Pick(nil) != &b.Encoded {
 		t.Error("Pick does not answer with the given encodings")
 	}
+	wrong := representation.Stored("", representation.Source{Len: len(json), Sum: idSum + 1},
+		representation.Source{Seg: seg, Off: gzOff, Len: len(gz), Sum: gzSum}, representation.Source{})
+	if _, err := wrong.JSON(); !errors.Is(err, blob.ErrCorrupt) {
+		t.Errorf("an identity whose gzip decompresses to other bytes: %v, want ErrCorrupt", err)
+	}
+	etag := representation.ETag(json)
 	none := representation.Assemble(json, etag, "", nil, "", nil, "")
 	if none.Gzip() != nil || none.Brotli() != nil || len(none.Representations()) != 1 || none.ETag() != etag {
 		t.Error("a body assembled without compressed encodings has some")
@@ -293,6 +319,16 @@ func TestAssemble(t *testing.T) {
 	if other := representation.Assemble(json, etag, "pt-BR", nil, "", nil, ""); other.Language != b.Language {
 		t.Error("bodies of one language do not share its Content-Language field")
 	}
+}
+
+// read is an encoding's bytes.
+func read(t *testing.T, e *representation.Encoded) []byte {
+	t.Helper()
+	b, err := e.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // TestCompressorMatchesNew: a Compressor reused over bodies of different
@@ -353,7 +389,7 @@ func TestSizes(t *testing.T) {
 	if want := 4<<10 + 100 + 2<<10; id != want {
 		t.Errorf("identity %d, want %d", id, want)
 	}
-	if gz != len(bodies[0].Gzip().Bytes) || br != len(bodies[0].Brotli().Bytes) {
-		t.Errorf("gzip %d, brotli %d; want %d, %d", gz, br, len(bodies[0].Gzip().Bytes), len(bodies[0].Brotli().Bytes))
+	if gz != bodies[0].Gzip().Len() || br != bodies[0].Brotli().Len() {
+		t.Errorf("gzip %d, brotli %d; want %d, %d", gz, br, bodies[0].Gzip().Len(), bodies[0].Brotli().Len())
 	}
 }

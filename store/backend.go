@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/refdata/refdata/blob"
 )
 
 // Backend is where versions live: the file store (Store) or postgres.Store,
@@ -37,9 +39,17 @@ type Backend interface {
 	// ReadDiff returns the stored diff between two versions, checksum
 	// verified: ErrNotFound when never stored, ErrCorrupt when damaged.
 	ReadDiff(from, to string) ([]byte, error)
-	// ReadEdition is Verify for the edition pack (Publication.Edition) rather
-	// than the files; ErrCorrupt too when the version has no pack.
-	ReadEdition(id, manifestSHA string) (Manifest, []byte, error)
+	// ReadIndex is Verify for the edition index (Publication.Index) rather
+	// than the files; ErrCorrupt too when the version has none. For a version
+	// stored before bodies were stored by content (Manifest.Index ""), it is
+	// the version's edition pack.
+	ReadIndex(id, manifestSHA string) (Manifest, []byte, error)
+	// Segment opens a segment an index names, by its sha256 and size, read
+	// through c: a damaged or missing one is an error wrapping ErrCorrupt.
+	Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, error)
+	// Staging is the directory an import writes its new segment in
+	// (Publication.Segment); "" for memory.
+	Staging() string
 
 	// Publish stores a version and the diff from the previous one, moves the
 	// active pointer and prunes to p.Retain, all or nothing; the caller holds

@@ -1,13 +1,16 @@
 // Package store keeps game versions behind Backend: the file store (a
-// directory, layout in README.md) here, PostgreSQL in store/postgres. A
-// version is its snapshot files, a manifest of their sha256 sums and its
-// edition pack; beside them, the diffs between versions and the active
-// pointer. Every write goes to a temporary name, is fsynced and renamed, the
-// pointer last, so a crash leaves the old or the new version active.
+// directory, layout in docs/pipeline.md) here, PostgreSQL in store/postgres.
+// A version is a manifest of its snapshot files' sha256 sums and its edition
+// index; the files and the bodies' segments are stored once by content and
+// shared by every version that names them. Beside them, the diffs between
+// versions and the active pointer. Every write goes to a temporary name, is
+// fsynced and renamed, the pointer last, so a crash leaves the old or the
+// new version active; what a crash leaves unnamed the next sweep removes.
 package store
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -25,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 )
 
@@ -38,8 +42,11 @@ const (
 	activeFile   = "ACTIVE"
 	lockFile     = "LOCK"
 	manifestFile = "MANIFEST.json"
-	editionFile  = "EDITION.pack"
+	indexFile    = "INDEX.gz" // the edition index, gzipped: a quarter smaller
+	packFile     = "EDITION.pack" // an edition as stores kept it before its index and segments
 	versionsDir  = "versions"
+	filesDir     = "files"    // snapshot files, gzipped, by the sha256 of their bytes
+	segmentsDir  = "segments" // the bodies' segments, by the sha256 of theirs
 	diffsDir     = "diffs"
 	tmpDir       = "tmp"
 )
@@ -64,14 +71,22 @@ type Manifest struct {
 	Seq         int64             `json:"seq"`
 	PublishedAt time.Time         `json:"publishedAt"`
 	Files       map[string]string `json:"files"` // snapshot path → sha256 hex
-	// Edition is the edition pack's PackSum; "" for a version stored without one.
-	Edition string `json:"edition,omitempty"`
+	// Index is the edition index's PackSum, and Segments the sha256 of every
+	// segment it names; "" for a version stored before bodies were stored by
+	// content, which has an edition pack (Edition, its PackSum) instead.
+	Index    string   `json:"index,omitempty"`
+	Segments []string `json:"segments,omitempty"`
+	Edition  string   `json:"edition,omitempty"`
+	// Contents: the files are stored once by content (every version this
+	// program publishes); false for a version stored before, whose files are
+	// its own.
+	Contents bool `json:"contents,omitempty"`
 }
 
 // Reserved reports whether name, a path inside a version, is one of the
 // store's own files, which a publication's Files may not hold.
 func Reserved(name string) bool {
-	return name == manifestFile || name == editionFile
+	return name == manifestFile || name == indexFile || name == packFile
 }
 
 // Pointer is the content of ACTIVE.
@@ -92,7 +107,7 @@ type Pointer struct {
 
 // Open opens (creating when needed) a store directory.
 func Open(dir string) (*Store, error) {
-	for _, d := range []string{dir, filepath.Join(dir, versionsDir), filepath.Join(dir, diffsDir), filepath.Join(dir, tmpDir)} {
+	for _, d := range []string{dir, filepath.Join(dir, versionsDir), filepath.Join(dir, filesDir), filepath.Join(dir, segmentsDir), filepath.Join(dir, diffsDir), filepath.Join(dir, tmpDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("open store: %w", err)
 		}
@@ -285,13 +300,14 @@ func CheckFiles(id string, m Manifest, files map[string][]byte) error {
 	return nil
 }
 
-// CheckEdition checks a version's edition pack (nil when none is stored)
-// against its manifest.
-func CheckEdition(id string, m Manifest, pack []byte) error {
-	if m.Edition == "" || pack == nil {
+// CheckIndex checks a version's edition index (or, for a version stored
+// before, its pack; nil when none is stored) against its manifest.
+func CheckIndex(id string, m Manifest, b []byte) error {
+	want := cmp.Or(m.Index, m.Edition)
+	if want == "" || b == nil {
 		return fmt.Errorf("version %s was stored without its edition (by an older refdata); import it again with --force: %w", id, ErrCorrupt)
 	}
-	if PackSum(pack) != m.Edition {
+	if PackSum(b) != want {
 		return fmt.Errorf("version %s: edition fails its checksum: %w", id, ErrCorrupt)
 	}
 	return nil
@@ -310,12 +326,12 @@ func (s *Store) Verify(id, manifestSHA string) (Manifest, map[string][]byte, err
 		return Manifest{}, nil, err
 	}
 	files := make(map[string][]byte, len(m.Files))
-	for name := range m.Files {
-		if !fs.ValidPath(name) || name == manifestFile {
+	for name, sum := range m.Files {
+		if !fs.ValidPath(name) || Reserved(name) {
 			return m, nil, fmt.Errorf("version %s: manifest lists %q: %w", id, name, ErrCorrupt)
 		}
-		if files[name], err = s.read(path.Join(versionsDir, id, name)); err != nil {
-			return m, nil, fmt.Errorf("version %s: %w: %w", id, ErrCorrupt, err)
+		if files[name], err = s.readFile(id, name, sum, !m.Contents); err != nil {
+			return m, nil, fmt.Errorf("version %s: %s: %w: %w", id, name, ErrCorrupt, err)
 		}
 	}
 	if err := CheckFiles(id, m, files); err != nil {
@@ -340,24 +356,67 @@ func (s *Store) Active() (Pointer, []byte, error) {
 	return p, b, nil
 }
 
-// ReadEdition reads a version's manifest, checked against manifestSHA when
-// not "", and its edition pack, checked against the manifest.
-func (s *Store) ReadEdition(id, manifestSHA string) (Manifest, []byte, error) {
+// readFile reads one snapshot file of version id: stored once by content,
+// or, for a version stored before, in the version's directory.
+func (s *Store) readFile(id, name, sum string, legacy bool) ([]byte, error) {
+	if legacy {
+		return s.read(path.Join(versionsDir, id, name))
+	}
+	if !blob.ValidSum(sum) {
+		return nil, fmt.Errorf("manifest names %q", sum)
+	}
+	z, err := s.read(path.Join(filesDir, sum+".gz"))
+	if err != nil {
+		return nil, err
+	}
+	return DecompressFile(z)
+}
+
+// ReadIndex reads a version's manifest, checked against manifestSHA when
+// not "", and its edition index, checked against the manifest. For a
+// version stored before bodies were stored by content (Manifest.Index is
+// ""), it is the edition pack (package edition reads both).
+func (s *Store) ReadIndex(id, manifestSHA string) (Manifest, []byte, error) {
 	id, m, err := s.checkedManifest(id, manifestSHA)
 	if err != nil {
 		return m, nil, err
 	}
 	var b []byte
-	if m.Edition != "" {
-		if b, err = s.read(path.Join(versionsDir, id, editionFile)); err != nil {
+	name := indexFile
+	if m.Index == "" {
+		name = packFile
+	}
+	if m.Index != "" || m.Edition != "" {
+		if b, err = s.read(path.Join(versionsDir, id, name)); err == nil && m.Index != "" {
+			b, err = DecompressFile(b)
+		}
+		if err != nil {
 			return m, nil, fmt.Errorf("version %s: edition: %w: %w", id, ErrCorrupt, err)
 		}
 	}
-	if err := CheckEdition(id, m, b); err != nil {
+	if err := CheckIndex(id, m, b); err != nil {
 		return m, nil, err
 	}
 	return m, b, nil
 }
+
+// Segment opens a segment of bodies, read through c.
+func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, error) {
+	if !blob.ValidSum(sum) {
+		return nil, fmt.Errorf("segment %q: %w", sum, ErrCorrupt)
+	}
+	name := path.Join(segmentsDir, sum+".seg")
+	s.trace(name)
+	seg, err := blob.Open(filepath.Join(s.dir, filepath.FromSlash(name)), sum, size, c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	return seg, nil
+}
+
+// Staging is where an import writes its new segment: beside the segments,
+// so publishing it is a rename.
+func (s *Store) Staging() string { return filepath.Join(s.dir, tmpDir) }
 
 // ReadDiff reads the stored diff between two stored versions, checksum verified.
 func (s *Store) ReadDiff(from, to string) ([]byte, error) {

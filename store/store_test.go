@@ -25,10 +25,17 @@ func TestCompliance(t *testing.T) {
 			return s
 		},
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
-			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, filepath.FromSlash(file)))
+			m, _, err := b.ReadIndex(id, "")
+			if m.Files[file] == "" {
+				t.Fatalf("no file %s in %s: %v", file, id, err)
+			}
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "files", m.Files[file]+".gz"))
 		},
-		DamageEdition: func(t *testing.T, b store.Backend, id string) {
-			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, "EDITION.pack"))
+		DamageIndex: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "versions", id, "INDEX.gz"))
+		},
+		DamageSegment: func(t *testing.T, b store.Backend, sum string) {
+			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "segments", sum+".seg"))
 		},
 	})
 }

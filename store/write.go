@@ -1,11 +1,14 @@
 package store
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path"
@@ -15,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 )
 
@@ -28,20 +32,32 @@ type Publication struct {
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
-	// Edition is the version's edition pack (package edition), what servers read.
-	Edition []byte
-	Retain  int // versions to keep, the new one included; < 1 keeps all
+	// Index is the version's edition index (package edition), what servers
+	// read; Segments, the sha256 of every segment it names; Segment, when
+	// not nil, the one its import wrote, which the store takes over.
+	Index    []byte
+	Segments []string
+	Segment  *blob.Finished
+	Retain   int // versions to keep, the new one included; < 1 keeps all
 	Now     time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the
 	// new files take the old ones' place and the diffs naming it are dropped.
 	Replace bool
 }
 
-// Names checks p's manifest ID and snapshot paths, which every backend
-// refuses a publication for, and returns the paths in order.
+// Names checks p's manifest ID, snapshot paths and segments, which every
+// backend refuses a publication for, and returns the paths in order.
 func (p Publication) Names() ([]string, error) {
 	if !catalog.IsManifestID(p.ManifestID) {
 		return nil, fmt.Errorf("publish: %q is not a manifest ID", p.ManifestID)
+	}
+	for _, sum := range p.Segments {
+		if !blob.ValidSum(sum) {
+			return nil, fmt.Errorf("publish: segment %q is not named by a sha256", sum)
+		}
+	}
+	if p.Segment != nil && !slices.Contains(p.Segments, p.Segment.Sum) {
+		return nil, fmt.Errorf("publish: the new segment %s is not among the index's", p.Segment.Sum)
 	}
 	names := make([]string, 0, len(p.Files))
 	for name := range p.Files {
@@ -57,12 +73,12 @@ func (p Publication) Names() ([]string, error) {
 // Manifest is p's manifest as the seq-th version published, and its JSON.
 func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
 	m := Manifest{ManifestID: p.ManifestID, Version: p.Version, Branch: p.Branch, Seq: seq,
-		PublishedAt: p.Now.UTC(), Files: make(map[string]string, len(p.Files))}
+		PublishedAt: p.Now.UTC(), Files: make(map[string]string, len(p.Files)), Contents: true}
 	for name, b := range p.Files {
 		m.Files[name] = Sum(b)
 	}
-	if len(p.Edition) > 0 {
-		m.Edition = PackSum(p.Edition)
+	if len(p.Index) > 0 {
+		m.Index, m.Segments = PackSum(p.Index), p.Segments
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -94,35 +110,26 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.putFiles(names, p.Files); err != nil {
+		return nil, err
+	}
+	if err := s.putSegment(p.Segment); err != nil {
+		return nil, err
+	}
 	stage := filepath.Join(s.dir, tmpDir, p.ManifestID+"."+randomSuffix())
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
 	}
-	dirs := map[string]bool{stage: true}
-	for _, name := range names {
-		full := filepath.Join(stage, filepath.FromSlash(name))
-		if d := filepath.Dir(full); !dirs[d] {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				return nil, fmt.Errorf("publish: %w", err)
-			}
-			dirs[d] = true
-		}
-		if err := s.writeSynced(full, p.Files[name]); err != nil {
-			return nil, err
-		}
-	}
-	if len(p.Edition) > 0 {
-		if err := s.writeSynced(filepath.Join(stage, editionFile), p.Edition); err != nil {
+	if len(p.Index) > 0 {
+		if err := s.writeSynced(filepath.Join(stage, indexFile), CompressFile(p.Index)); err != nil {
 			return nil, err
 		}
 	}
 	if err := s.writeSynced(filepath.Join(stage, manifestFile), mb); err != nil {
 		return nil, err
 	}
-	for d := range dirs {
-		if err := s.syncDir(d); err != nil {
-			return nil, err
-		}
+	if err := s.syncDir(stage); err != nil {
+		return nil, err
 	}
 	if id, err := s.Lookup(p.ManifestID); err == nil && p.Replace {
 		s.step("move replaced version out of versions/")
@@ -153,7 +160,127 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err := s.replace(activeFile, pb); err != nil {
 		return nil, fmt.Errorf("publish active pointer: %w", err)
 	}
-	return s.prune(p.Retain, p.ManifestID)
+	gone, err := s.prune(p.Retain, p.ManifestID)
+	if err != nil {
+		return gone, err
+	}
+	return gone, s.Sweep()
+}
+
+// putFiles stores the snapshot files the store lacks, gzipped, under the
+// sha256 of their bytes.
+func (s *Store) putFiles(names []string, files map[string][]byte) error {
+	dir := filepath.Join(s.dir, filesDir)
+	wrote := false
+	for _, name := range names {
+		b := files[name]
+		full := filepath.Join(dir, Sum(b)+".gz")
+		if _, err := os.Stat(full); err == nil {
+			continue
+		}
+		tmp := filepath.Join(s.dir, tmpDir, "file."+randomSuffix())
+		if err := s.writeSynced(tmp, CompressFile(b)); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, full); err != nil {
+			return fmt.Errorf("publish %s: %w", name, err)
+		}
+		wrote = true
+	}
+	if wrote {
+		return s.syncDir(dir)
+	}
+	return nil
+}
+
+// putSegment moves a new segment (fsynced by its writer) into segments/.
+func (s *Store) putSegment(seg *blob.Finished) error {
+	if seg == nil {
+		return nil
+	}
+	full := blob.Path(filepath.Join(s.dir, segmentsDir), seg.Sum)
+	if _, err := os.Stat(full); err == nil {
+		return nil // the same bytes are there
+	}
+	s.step("rename segment into segments/")
+	if seg.Path == "" {
+		tmp := filepath.Join(s.dir, tmpDir, "segment."+randomSuffix())
+		if err := s.writeSynced(tmp, seg.Mem); err != nil {
+			return err
+		}
+		seg = &blob.Finished{Sum: seg.Sum, Path: tmp}
+	}
+	if err := os.Rename(seg.Path, full); err != nil {
+		return fmt.Errorf("publish segment: %w", err)
+	}
+	return s.syncDir(filepath.Dir(full))
+}
+
+// Sweep deletes the segments and snapshot files no stored version names: a
+// pruned version's, or those of an import a crash stopped before it
+// published. The caller holds the lock, so no import is between storing them
+// and naming them. A crash in a sweep leaves some for the next one.
+func (s *Store) Sweep() error {
+	names, err := s.versionNames()
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, n := range names {
+		m, _, err := s.manifest(n)
+		if err != nil {
+			// A version whose manifest cannot be read keeps nothing safe to
+			// delete: sweep nothing rather than what it may name.
+			return fmt.Errorf("sweep: %w", err)
+		}
+		for _, sum := range m.Segments {
+			keep[sum+".seg"] = true
+		}
+		if m.Contents {
+			for _, sum := range m.Files {
+				keep[sum+".gz"] = true
+			}
+		}
+	}
+	var errs []error
+	for _, dir := range []string{segmentsDir, filesDir} {
+		entries, err := os.ReadDir(filepath.Join(s.dir, dir))
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err)
+		}
+		for _, e := range entries {
+			if !keep[e.Name()] {
+				s.step("sweep " + e.Name())
+				errs = append(errs, os.Remove(filepath.Join(s.dir, dir, e.Name())))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// CompressFile is a snapshot file compressed for keeping: snapshot files compress about six to one.
+func CompressFile(b []byte) []byte {
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.DefaultCompression)
+	_, _ = zw.Write(b)
+	_ = zw.Close()
+	return buf.Bytes()
+}
+
+// maxFileBytes bounds a stored snapshot file when it is read back.
+const maxFileBytes = 1 << 30
+
+// DecompressFile reads back what CompressFile made, bounded.
+func DecompressFile(z []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(z))
+	if err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(zr, maxFileBytes))
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }
 
 // Activate makes a retained version the active one; the caller holds the lock.
@@ -320,7 +447,10 @@ func (s *Store) Discard(id string) error {
 		return err
 	}
 	s.removeDiffs([]string{id})
-	return s.CleanTmp()
+	if err := s.CleanTmp(); err != nil {
+		return err
+	}
+	return s.Sweep()
 }
 
 // trash moves a version out of versions/ into tmp/ in one rename.

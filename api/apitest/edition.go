@@ -39,8 +39,10 @@ func SameEdition(t testing.TB, want, got *edition.Edition) {
 			t.Fatalf("%s: body differs (lang %q/%q, %d/%d encodings)", where, g.Lang, w.Lang, len(gr), len(wr))
 		}
 		for i := range wr {
-			if !bytes.Equal(wr[i].Bytes, gr[i].Bytes) || wr[i].ETag() != gr[i].ETag() || wr[i].Encoding != gr[i].Encoding {
-				t.Fatalf("%s: encoding %d differs (%d/%d bytes)", where, i, len(gr[i].Bytes), len(wr[i].Bytes))
+			wb, werr := wr[i].Read()
+			gb, gerr := gr[i].Read()
+			if werr != nil || gerr != nil || !bytes.Equal(wb, gb) || wr[i].ETag() != gr[i].ETag() || wr[i].Encoding != gr[i].Encoding {
+				t.Fatalf("%s: encoding %d differs (%d/%d bytes; %v, %v)", where, i, len(gb), len(wb), gerr, werr)
 			}
 		}
 	})
@@ -76,4 +78,14 @@ func eachRoute(ed *edition.Edition, f func(where string, body func(*edition.Edit
 			}
 		}
 	}
+}
+
+// JSON is a body's identity bytes; t fails when they cannot be read.
+func JSON(t testing.TB, b *representation.Body) []byte {
+	t.Helper()
+	data, err := b.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
 }

@@ -24,12 +24,12 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// bigVersion is a version large enough that its transaction is long: 400 files
-// of 64 KiB.
+// bigVersion is a version large enough that its transaction is long: 400
+// distinct files of 64 KiB.
 func bigVersion(id string) store.Publication {
 	files := map[string][]byte{"version.json": []byte(`{"status":200,"data":{"manifestId":"` + id + `"}}`)}
 	for i := range 400 {
-		files[fmt.Sprintf("en-US/f%03d.json", i)] = bytes.Repeat([]byte{'a' + byte(i%26)}, 64<<10)
+		files[fmt.Sprintf("en-US/f%03d.json", i)] = fmt.Appendf(bytes.Repeat([]byte{'a' + byte(i%26)}, 64<<10), "%d", i)
 	}
 	return store.Publication{ManifestID: id, Version: "big", Branch: "b", Files: files, Previous: "00000000000000A1",
 		DiffBody: []byte(`{}`), Retain: 1, Now: time.Now()}
@@ -89,7 +89,7 @@ func TestImporterKilledMidTransaction(t *testing.T) {
 		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && !inTx; {
 			var n int
 			_ = admin.QueryRow(context.Background(), `SELECT count(*) FROM pg_stat_activity
-				WHERE application_name = $1 AND xact_start IS NOT NULL AND query ILIKE '%refdata_files%'`,
+				WHERE application_name = $1 AND xact_start IS NOT NULL AND query ILIKE '%refdata_contents%'`,
 				fmt.Sprintf("refdata pid %d on %s", cmd.Process.Pid, hostname())).Scan(&n)
 			inTx = n > 0
 		}

@@ -5,17 +5,20 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"embed"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"io/fs"
 	"os"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -51,6 +54,12 @@ type Store struct {
 	Margin time.Duration
 	// ReplicaTTL: a replica whose last heartbeat is older is not waited for.
 	ReplicaTTL time.Duration
+	// CacheDir is where a replica keeps the segments it serves from (Segment);
+	// "" is a directory per schema in the system's temporary directory.
+	CacheDir string
+
+	fetching sync.Map // segment sum → *sync.Mutex: one fetch at a time
+	checked  sync.Map // segment sum → true: the cached copy passed its check
 }
 
 // Defaults for Store's coordination settings.
@@ -255,9 +264,9 @@ func (s *Store) manifest(ctx context.Context, q querier, id string) (store.Manif
 		}
 		return store.Manifest{}, "", fmt.Errorf("read manifest of %s: %w", id, err)
 	}
-	var m store.Manifest
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return m, "", fmt.Errorf("manifest of %s: %w: %w", id, store.ErrCorrupt, err)
+	m, err := parseManifest(raw)
+	if err != nil {
+		return m, "", fmt.Errorf("manifest of %s: %w", id, err)
 	}
 	if m.ManifestID != id {
 		return m, "", fmt.Errorf("manifest of %s names version %q: %w", id, m.ManifestID, store.ErrCorrupt)
@@ -303,6 +312,12 @@ func (s *Store) ReadVersion(id string) (store.Manifest, map[string][]byte, error
 func (s *Store) Verify(id, manifestSHA string) (store.Manifest, map[string][]byte, error) {
 	files := map[string][]byte{}
 	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		if m, _, err := s.manifest(ctx, tx, id); err == nil && m.Contents {
+			if err := readContents(ctx, tx, m, files); err != nil {
+				return fmt.Errorf("read version %s: %w", id, err)
+			}
+			return nil
+		}
 		rows, err := tx.Query(ctx, "SELECT name, body FROM refdata_files WHERE manifest_id = $1", id)
 		var name string
 		var body []byte
@@ -368,11 +383,18 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	return p, []byte(strconv.FormatInt(rev, 10) + " " + p.ManifestID), nil
 }
 
-// ReadEdition reads a version's manifest and edition pack in one snapshot of
-// the database.
-func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
+// ReadIndex reads a version's manifest and edition index (for a version
+// stored before, its pack) in one snapshot of the database.
+func (s *Store) ReadIndex(id, manifestSHA string) (store.Manifest, []byte, error) {
 	var body []byte
 	id, m, err := s.snapshot(id, manifestSHA, func(ctx context.Context, tx pgx.Tx, id string) error {
+		if m, _, err := s.manifest(ctx, tx, id); err == nil && m.Index != "" {
+			var err error
+			if body, err = readIndex(ctx, tx, id); err != nil {
+				return fmt.Errorf("read index of %s: %w", id, err)
+			}
+			return nil
+		}
 		err := tx.QueryRow(ctx, "SELECT body FROM refdata_extras WHERE manifest_id = $1 AND kind = 'edition'", id).Scan(&body)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no rows: body stays nil, none stored
 			return fmt.Errorf("read edition of %s: %w", id, err)
@@ -380,7 +402,7 @@ func (s *Store) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, err
 		return nil
 	})
 	if err == nil {
-		err = store.CheckEdition(id, m, body)
+		err = store.CheckIndex(id, m, body)
 	}
 	if err != nil {
 		return m, nil, err
@@ -424,14 +446,13 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 // Publish stores the version and the diff, moves the pointer and prunes in one
 // transaction, whose NOTIFY reaches the replicas only if it commits.
 func (s *Store) Publish(p store.Publication) ([]string, error) {
-	names, err := p.Names()
-	if err != nil {
+	if _, err := p.Names(); err != nil {
 		return nil, err
 	}
 	ctx := context.Background()
 	var pruned []string
 	var replicas int
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := awaitSwitch(ctx, tx); err != nil {
 			return err
 		}
@@ -443,7 +464,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			return fmt.Errorf("version %s is already stored", p.ManifestID)
 		}
 		if exists { // import --force: the new files take the old ones' place
-			for _, q := range []string{deleteDiffs, "DELETE FROM refdata_files WHERE manifest_id = $1", "DELETE FROM refdata_extras WHERE manifest_id = $1"} {
+			for _, q := range []string{deleteDiffs, "DELETE FROM refdata_files WHERE manifest_id = $1", "DELETE FROM refdata_extras WHERE manifest_id = $1", "DELETE FROM refdata_index_parts WHERE manifest_id = $1"} {
 				if _, err := tx.Exec(ctx, q, p.ManifestID); err != nil {
 					return err
 				}
@@ -457,10 +478,6 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		if err != nil {
 			return err
 		}
-		rows := make([][]any, 0, len(names))
-		for _, name := range names {
-			rows = append(rows, []any{p.ManifestID, name, m.Files[name], p.Files[name]})
-		}
 		if _, err := tx.Exec(ctx, `INSERT INTO refdata_versions (manifest_id, seq, version, branch, published_at, manifest, manifest_sha256)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)
 			ON CONFLICT (manifest_id) DO UPDATE SET seq = excluded.seq, version = excluded.version, branch = excluded.branch,
@@ -468,14 +485,14 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, store.Sum(mb)); err != nil {
 			return err
 		}
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"refdata_files"}, []string{"manifest_id", "name", "sha256", "body"}, pgx.CopyFromRows(rows)); err != nil {
+		if err := putContents(ctx, tx, m, p.Files); err != nil {
 			return fmt.Errorf("files: %w", err)
 		}
-		if len(p.Edition) > 0 {
-			if _, err := tx.Exec(ctx, "INSERT INTO refdata_extras (manifest_id, kind, sha256, body) VALUES ($1, 'edition', $2, $3)",
-				p.ManifestID, m.Edition, p.Edition); err != nil {
-				return fmt.Errorf("edition: %w", err)
-			}
+		if err := putSegment(ctx, tx, p.Segment); err != nil {
+			return err
+		}
+		if err := putIndex(ctx, tx, p.ManifestID, p.Index); err != nil {
+			return err
 		}
 		if p.Previous != "" && p.DiffBody != nil {
 			if !catalog.IsManifestID(p.Previous) {
@@ -501,6 +518,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		}
 		if pruned, err = prune(ctx, tx, p.Retain, p.ManifestID); err != nil {
 			return fmt.Errorf("prune: %w", err)
+		}
+		if err := sweep(ctx, tx); err != nil {
+			return fmt.Errorf("sweep: %w", err)
 		}
 		_, err = tx.Exec(ctx, "SELECT pg_notify($1, $2)", Channel, p.ManifestID)
 		return err
@@ -650,7 +670,7 @@ func (s *Store) Discard(id string) error {
 				return fmt.Errorf("discard %s: %w", id, err)
 			}
 		}
-		return nil
+		return sweep(ctx, tx)
 	})
 }
 
@@ -731,3 +751,14 @@ func (s *Store) WriteSyncState(b []byte) error {
 	}
 	return nil
 }
+
+// parseManifest reads a stored manifest's JSON.
+func parseManifest(raw []byte) (store.Manifest, error) {
+	var m store.Manifest
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return m, fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+	}
+	return m, nil
+}
+
+func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }

@@ -43,13 +43,22 @@ func TestCompliance(t *testing.T) {
 			if urls[key] == "" {
 				urls[key] = freshSchema(t, name)
 			}
-			return open(t, urls[key])
+			s := open(t, urls[key])
+			s.CacheDir = t.TempDir() // each handle a replica of its own
+			return s
 		},
 		Damage: func(t *testing.T, b store.Backend, id, file string) {
-			appendSpace(t, b, "refdata_files", "manifest_id = $1 AND name = $2", id, file)
+			m, _, err := b.ReadIndex(id, "")
+			if m.Files[file] == "" {
+				t.Fatalf("no file %s in %s: %v", file, id, err)
+			}
+			appendSpace(t, b, "refdata_contents", "sha256 = $1", m.Files[file])
 		},
-		DamageEdition: func(t *testing.T, b store.Backend, id string) {
-			appendSpace(t, b, "refdata_extras", "manifest_id = $1 AND kind = 'edition'", id)
+		DamageIndex: func(t *testing.T, b store.Backend, id string) {
+			appendSpace(t, b, "refdata_index_parts", "manifest_id = $1 AND part = 0", id)
+		},
+		DamageSegment: func(t *testing.T, b store.Backend, sum string) {
+			appendSpace(t, b, "refdata_segments", "sha256 = $1 AND chunk = 0", sum)
 		},
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/store"
 )
 
@@ -26,9 +27,11 @@ type Harness struct {
 	// Damage changes the stored bytes of one file of a version without its
 	// checksum, as a disk or a careless operator would.
 	Damage func(t *testing.T, b store.Backend, id, file string)
-	// DamageEdition changes the stored bytes of a version's edition pack
-	// (Publication.Edition) without its checksum.
-	DamageEdition func(t *testing.T, b store.Backend, id string)
+	// DamageIndex changes the stored bytes of a version's edition index
+	// (Publication.Index) without its checksum.
+	DamageIndex func(t *testing.T, b store.Backend, id string)
+	// DamageSegment changes the stored bytes of a segment.
+	DamageSegment func(t *testing.T, b store.Backend, sum string)
 }
 
 // IDs used by the suite: valid manifest IDs.
@@ -328,7 +331,7 @@ func Run(t *testing.T, h Harness) {
 		}
 	})
 
-	t.Run("Edition", func(t *testing.T) { editionPack(t, h) })
+	t.Run("Edition", func(t *testing.T) { editionIndex(t, h) })
 
 	t.Run("SyncState", func(t *testing.T) {
 		b := h.Open(t, "syncstate")
@@ -401,48 +404,106 @@ func Run(t *testing.T, h Harness) {
 	})
 }
 
-// editionPack is the suite's test of what an import keeps with a version for
-// the servers: its edition pack, read back with the manifest, checked against
-// both checksums, and gone with its version.
-func editionPack(t *testing.T, h Harness) {
+// segment is a segment of blobs, in memory.
+func segment(t *testing.T, blobs ...string) *blob.Finished {
+	t.Helper()
+	w, err := blob.NewWriter("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range blobs {
+		if _, err := w.Append([]byte(b)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f, err := w.Finish()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &f
+}
+
+// readBlob reads the first blob of a segment the store keeps.
+func readBlob(b store.Backend, seg *blob.Finished, n int) ([]byte, error) {
+	s, err := b.Segment(seg.Sum, seg.Size, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.Read(int64(len(blob.Magic)), n, blob.Checksum(seg.Mem[len(blob.Magic):len(blob.Magic)+n]))
+}
+
+// editionIndex is the suite's test of what an import keeps with a version for
+// the servers: its edition index, read back with the manifest and checked
+// against both checksums, and its segments, stored once however many
+// versions name them and swept once none does.
+func editionIndex(t *testing.T, h Harness) {
 	b := h.Open(t, "edition")
 	publish(t, b, publication(id1, "", 0))
-	if _, got, err := b.ReadEdition(id1, ""); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("ReadEdition of a version published without one: %q, %v; want ErrCorrupt", got, err)
+	if _, got, err := b.ReadIndex(id1, ""); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("ReadIndex of a version published without one: %q, %v; want ErrCorrupt", got, err)
 	}
-	p := publication(id2, id1, 2)
-	want := []byte("refdata-edition\n\x00pack of " + id2)
-	p.Edition = want
+	segA, segB := segment(t, "body of "+id2), segment(t, "body of "+id3)
+	p := publication(id2, id1, 3)
+	want := []byte("refdata-index\n\x00index of " + id2)
+	p.Index, p.Segments, p.Segment = want, []string{segA.Sum}, segA
 	publish(t, b, p)
 	ptr, _, err := b.Active()
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, sha := range []string{"", ptr.ManifestSHA256} {
-		m, got, err := b.ReadEdition(strings.ToLower(id2), sha)
-		if err != nil || !bytes.Equal(got, want) || m.ManifestID != id2 {
-			t.Errorf("ReadEdition(%q) = %s, %q, %v; want what was published", sha, m.ManifestID, got, err)
+		m, got, err := b.ReadIndex(strings.ToLower(id2), sha)
+		if err != nil || !bytes.Equal(got, want) || m.ManifestID != id2 || !slices.Equal(m.Segments, p.Segments) {
+			t.Errorf("ReadIndex(%q) = %s %v, %q, %v; want what was published", sha, m.ManifestID, m.Segments, got, err)
 		}
 	}
-	if _, _, err := b.ReadEdition(id2, strings.Repeat("0", 64)); !errors.Is(err, store.ErrCorrupt) {
-		t.Errorf("ReadEdition with another manifest checksum: %v, want ErrCorrupt", err)
+	if _, _, err := b.ReadIndex(id2, strings.Repeat("0", 64)); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("ReadIndex with another manifest checksum: %v, want ErrCorrupt", err)
 	}
 	if _, files, err := b.ReadVersion(id2); err != nil || !maps.EqualFunc(files, Files(id2), bytes.Equal) {
-		t.Errorf("with an edition stored, ReadVersion gave %v, %v; want the snapshot's files alone", slices.Sorted(maps.Keys(files)), err)
+		t.Errorf("with an index stored, ReadVersion gave %v, %v; want the snapshot's files alone", slices.Sorted(maps.Keys(files)), err)
 	}
-	if _, _, err := b.ReadEdition(id3, ""); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("ReadEdition of an unknown version: %v, want ErrNotFound", err)
+	if got, err := readBlob(b, segA, len("body of "+id2)); err != nil || string(got) != "body of "+id2 {
+		t.Errorf("a blob of the published segment: %q, %v", got, err)
 	}
-	if h.DamageEdition != nil {
-		h.DamageEdition(t, b, id2)
-		if _, _, err := b.ReadEdition(id2, ""); !errors.Is(err, store.ErrCorrupt) {
-			t.Errorf("ReadEdition of a damaged pack: %v, want ErrCorrupt", err)
+	if _, err := b.Segment(segB.Sum, segB.Size, nil); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("Segment of one never stored: %v, want ErrCorrupt", err)
+	}
+	if _, _, err := b.ReadIndex(id3, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReadIndex of an unknown version: %v, want ErrNotFound", err)
+	}
+	// id3 names segA, stored already, and its own segB; id1 is pruned.
+	q := publication(id3, id2, 2)
+	q.Index, q.Segments, q.Segment = []byte("index of "+id3), []string{segA.Sum, segB.Sum}, segB
+	publish(t, b, q)
+	if got, err := readBlob(b, segB, len("body of "+id3)); err != nil || string(got) != "body of "+id3 {
+		t.Errorf("a blob of the second segment: %q, %v", got, err)
+	}
+	// Once no version names segA, it is swept.
+	r := publication(id1, id3, 1)
+	r.Index, r.Segments = []byte("index of "+id1), []string{segB.Sum}
+	publish(t, b, r)
+	if _, _, err := b.ReadIndex(id2, ""); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ReadIndex of a pruned version: %v, want ErrNotFound", err)
+	}
+	// Another handle (a replica started now; PostgreSQL's fetch from the
+	// database into its own cache) finds it gone.
+	if _, err := readBlob(h.Open(t, "edition"), segA, 1); !errors.Is(err, store.ErrCorrupt) {
+		t.Errorf("a segment no retained version names: %v, want it swept (ErrCorrupt)", err)
+	}
+	if _, err := readBlob(b, segB, 1); err != nil {
+		t.Errorf("a segment the active version names: %v", err)
+	}
+	if h.DamageIndex != nil {
+		h.DamageIndex(t, b, id1)
+		if _, _, err := b.ReadIndex(id1, ""); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("ReadIndex of a damaged index: %v, want ErrCorrupt", err)
 		}
 	}
-	q := publication(id3, id2, 1)
-	q.Edition = []byte("pack of " + id3)
-	publish(t, b, q)
-	if _, _, err := b.ReadEdition(id2, ""); !errors.Is(err, store.ErrNotFound) {
-		t.Errorf("ReadEdition of a pruned version: %v, want ErrNotFound", err)
+	if h.DamageSegment != nil {
+		h.DamageSegment(t, b, segB.Sum)
+		if got, err := readBlob(h.Open(t, "edition"), segB, len("body of "+id3)); !errors.Is(err, store.ErrCorrupt) {
+			t.Errorf("a damaged segment, read by another handle: %q, %v; want ErrCorrupt", got, err)
+		}
 	}
 }

@@ -1,0 +1,550 @@
+package edition
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"weak"
+
+	"github.com/refdata/refdata/blob"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/gen"
+	"github.com/refdata/refdata/representation"
+)
+
+// An index is an edition as a store keeps it: what an import writes once and
+// every server reads, its bodies' bytes kept apart in segments (package blob),
+// each stored once however many versions name it. Its layout is this
+// package's own, little-endian:
+//
+//	"refdata-index/1\n"
+//	u32 length, then the meta record as JSON (manifestId, contentHash,
+//	    version, effort, the fields openapi.yaml does not describe)
+//	u32 segments; per segment: its sha256 and u64 size
+//	u32 bodies; per body: u8 language (a locale's index, 18 for
+//	    language=all, 255 for none), its address (catalog.Sum of its
+//	    identity bytes, 16 bytes), then identity, gzip and brotli, each: u32
+//	    length (0 for gzip or brotli: no such encoding), u64 checksum
+//	    (blob.Checksum, the ETag's hash), u16 segment (noSegment: not
+//	    stored) and, when stored, u32 offset. An identity is stored only
+//	    where no gzip is: elsewhere it is the gzip decompressed.
+//	the routes, as body indexes: the version record, the locale list, the 18
+//	    string tables; then u32 categories, each: u16 length and name, u32
+//	    items, 19 list bodies, per item its 16-byte uuid and 19 bodies, and
+//	    u16 filters, each: u16 length and field name, 2 × 19 list bodies
+//
+// By hand: the reader refuses a broken index before it allocates for it
+// (encoding/gob allocates what a header announces), and the layout is a flat
+// table a replica reads in one pass. The store checks an index's checksum.
+const indexMagic = "refdata-index/1\n"
+
+// The language bytes of a language=all body and of a body without text.
+const (
+	allLang = catalog.NumLocales
+	noLang  = 255
+)
+
+var jsonUnmarshal = json.Unmarshal
+
+// noSegment marks an encoding that is not stored (an identity kept as gzip);
+// an index names fewer segments, and a segment is under maxSegment bytes, so
+// offsets fit in 32 bits.
+const (
+	noSegment  = ^uint16(0)
+	maxSegment = 1<<32 - 1
+)
+
+// meta is the index's JSON record.
+type meta struct {
+	ManifestID  string                `json:"manifestId"`
+	ContentHash string                `json:"contentHash"`
+	Version     gen.Version           `json:"version"`
+	Effort      representation.Effort `json:"effort"`
+	Unknown     []catalog.Unknown     `json:"unknown,omitempty"`
+}
+
+// Options tune Encode.
+type Options struct {
+	Effort representation.Effort // zero: compress nothing
+	// Base, when not nil, is the edition this one follows (the active
+	// version): a body it has byte for byte, compressed at Effort, is not
+	// compressed or stored again but named where Base keeps it. Consecutive
+	// versions share most bodies, and compressing is most of an import.
+	Base *Edition
+	// Dir is where the new segment is written (a store's staging
+	// directory); "" keeps it in memory.
+	Dir string
+}
+
+// Encoded is what Encode made: the index, and the segment of the blobs no
+// segment the index names had before (nil when there were none).
+type Encoded struct {
+	Index   []byte
+	Segment *blob.Finished
+	// Segments are the sha256 of every segment the index names, the new one
+	// included: the store keeps them while it keeps the version.
+	Segments []string
+	// Stored is the bytes the new segment holds; Copied, of those, the bytes
+	// copied from segments the version mostly no longer needs (reuse).
+	Stored, Copied int64
+}
+
+// Discard removes the new segment's temporary file, if the store has not
+// taken it over (Publish moves it); for an import that stopped before that.
+func (e *Encoded) Discard() {
+	if e.Segment != nil && e.Segment.Path != "" {
+		_ = os.Remove(e.Segment.Path)
+	}
+}
+
+// body is one distinct body of an index: its address, language and encodings.
+type body struct {
+	id   catalog.Sum
+	lang byte
+	enc  [3]slot // identity, gzip, brotli
+}
+
+// slot is one encoding of a body. n == 0 for a gzip or brotli: none.
+type slot struct {
+	n   uint32
+	sum uint64
+	at  *blob.Segment // where it is stored; nil: not stored, pending: the new segment
+	off int64
+	// data: bytes still to write; copy: the blob at at/off is to be copied
+	// into the new segment.
+	data []byte
+	copy bool
+}
+
+// pending stands for the segment being written until it has its name.
+var pending = new(blob.Segment)
+
+// Encode compresses every body of r at opt.Effort that opt.Base does not
+// have, on every core, writes the new blobs to a new segment and returns the
+// index. A body in a language the index cannot name is an error.
+func Encode(r *catalog.Rendered, opt Options) (*Encoded, error) {
+	docs := r.Docs()
+	for _, d := range docs {
+		if _, ok := langByte(d.Lang); !ok {
+			return nil, fmt.Errorf("encode %s: a body in language %.40q", r.ManifestID, d.Lang)
+		}
+	}
+	r.Hash()
+	// Docs with the same bytes and language are one body.
+	index := make(map[*catalog.Doc]uint32, len(docs))
+	first := map[bodyKey]uint32{}
+	var bodies []body
+	var distinct []*catalog.Doc
+	for _, d := range docs {
+		lang, _ := langByte(d.Lang)
+		k := bodyKey{d.Sum, lang}
+		if j, ok := first[k]; ok {
+			index[d] = j
+			continue
+		}
+		j := uint32(len(bodies))
+		first[k], index[d] = j, j
+		bodies = append(bodies, body{id: d.Sum, lang: lang})
+		distinct = append(distinct, d)
+	}
+	w, err := newWriter(opt)
+	if err != nil {
+		return nil, err
+	}
+	compressors := sync.Pool{New: func() any { return representation.NewCompressor(opt.Effort) }}
+	err = w.store(bodies, func(i int) {
+		b, doc := &bodies[i], distinct[i].JSON
+		b.enc[0] = slot{n: uint32(len(doc)), sum: blob.Checksum(doc), data: doc}
+		if opt.Effort == (representation.Effort{}) {
+			return
+		}
+		z := compressors.Get().(*representation.Compressor)
+		gz, br := z.Compress(doc)
+		compressors.Put(z)
+		for j, e := range [][]byte{gz, br} {
+			if e != nil {
+				b.enc[j+1] = slot{n: uint32(len(e)), sum: blob.Checksum(e), data: e}
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	m := meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: opt.Effort, Unknown: r.Unknown}
+	return w.finish(m, bodies, func(b []byte) []byte { return appendRoutes(b, r, index) })
+}
+
+type bodyKey struct {
+	id   catalog.Sum
+	lang byte
+}
+
+// writer writes one index's new segment and its segment table.
+type writer struct {
+	seg *blob.Writer
+	// base: where the Base keeps its bodies, by address.
+	base           map[bodyKey][3]representation.Source
+	stored, copied int64
+}
+
+func newWriter(opt Options) (*writer, error) {
+	seg, err := blob.NewWriter(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &writer{seg: seg}
+	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
+		w.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
+		b.bodies.each(func(id catalog.Sum, lang string, src [3]representation.Source) {
+			l, _ := langByte(lang)
+			w.base[bodyKey{id, l}] = src
+		})
+	}
+	return w, nil
+}
+
+// reuse fills, for each body Base has, its encodings where Base keeps them,
+// and returns the indexes of the bodies that are new. A segment of which the
+// version would name less than half is copied from instead (compaction): the
+// blobs it still needs go into the new segment, so once the versions that
+// name the old segment are gone, the sweep deletes it.
+func (w *writer) reuse(bodies []body) (fresh []bool) {
+	fresh = make([]bool, len(bodies))
+	live := map[*blob.Segment]int64{}
+	for i := range bodies {
+		b := &bodies[i]
+		old, ok := w.base[bodyKey{b.id, b.lang}]
+		if !ok {
+			fresh[i] = true
+			continue
+		}
+		for j, src := range old {
+			if j > 0 && src.Len == 0 && src.Mem == nil {
+				continue // no such encoding
+			}
+			b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: src.Off, data: src.Mem}
+			if src.Seg != nil {
+				live[src.Seg] += int64(src.Len)
+			}
+		}
+	}
+	for i := range bodies {
+		for j := range bodies[i].enc {
+			if s := &bodies[i].enc[j]; s.at != nil && !s.at.InMemory() && live[s.at]*2 < s.at.Size {
+				s.copy = true
+			}
+		}
+	}
+	return fresh
+}
+
+// batch bounds the bodies compressed before they are written: what the
+// encoder holds at once.
+const batch = 4096
+
+// store fills the new bodies' encodings (fill, on every core) and writes
+// every blob not in a kept segment into the new one, in body order, so the
+// same version makes the same segment.
+func (w *writer) store(bodies []body, fill func(i int)) error {
+	fresh := w.reuse(bodies)
+	for lo := 0; lo < len(bodies); lo += batch {
+		hi := min(lo+batch, len(bodies))
+		var todo []int
+		for i := lo; i < hi; i++ {
+			if fresh[i] {
+				todo = append(todo, i)
+			}
+		}
+		parallel(len(todo), func(k int) { fill(todo[k]) })
+		for i := lo; i < hi; i++ {
+			if err := w.write(&bodies[i]); err != nil {
+				w.seg.Abort()
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// write puts a body's blobs that no kept segment has into the new one. An
+// identity with a gzip beside it is not stored: it is the gzip decompressed.
+func (w *writer) write(b *body) error {
+	for j := range b.enc {
+		s := &b.enc[j]
+		switch {
+		case s.n == 0 && j > 0:
+			continue
+		case j == 0 && b.enc[1].n > 0:
+			s.at, s.data, s.copy = nil, nil, false
+			continue
+		case s.copy:
+			data, err := s.at.Read(s.off, int(s.n), s.sum)
+			if err != nil {
+				return fmt.Errorf("compact: %w", err)
+			}
+			s.data = data
+			w.copied += int64(s.n)
+		case s.data == nil:
+			continue // in a kept segment
+		case s.at != nil && s.at.InMemory():
+			continue // the Base's, in memory: named as it is
+		}
+		if w.seg.Len()+int64(len(s.data)) > maxSegment {
+			return fmt.Errorf("the bodies a version adds are over %d bytes, more than one segment holds", int64(maxSegment))
+		}
+		off, err := w.seg.Append(s.data)
+		if err != nil {
+			return err
+		}
+		w.stored += int64(s.n)
+		s.at, s.off, s.data, s.copy = pending, off, nil, false
+	}
+	return nil
+}
+
+// finish closes the new segment and writes the index.
+func (w *writer) finish(m meta, bodies []body, routes func([]byte) []byte) (*Encoded, error) {
+	out := &Encoded{Stored: w.stored, Copied: w.copied}
+	var table []*blob.Segment
+	at := map[*blob.Segment]uint32{}
+	for i := range bodies {
+		for _, s := range bodies[i].enc {
+			if _, ok := at[s.at]; s.at != nil && !ok {
+				at[s.at] = uint32(len(table))
+				table = append(table, s.at)
+			}
+		}
+	}
+	if w.seg.Blobs() {
+		f, err := w.seg.Finish()
+		if err != nil {
+			return nil, err
+		}
+		out.Segment = &f
+		if i, ok := at[pending]; ok {
+			table[i] = blob.Memory(f.Sum, nil) // named; its size is f.Size
+			table[i].Size = f.Size
+		}
+	} else {
+		w.seg.Abort()
+	}
+	mj, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", m.ManifestID, err)
+	}
+	if len(table) >= int(noSegment) {
+		return nil, fmt.Errorf("encode %s: %d segments, more than an index names", m.ManifestID, len(table))
+	}
+	b := make([]byte, 0, len(indexMagic)+len(mj)+len(table)*40+len(bodies)*70+1<<16)
+	u32 := func(n uint32) { b = binary.LittleEndian.AppendUint32(b, n) }
+	u16 := func(n uint16) { b = binary.LittleEndian.AppendUint16(b, n) }
+	b = append(b, indexMagic...)
+	u32(uint32(len(mj)))
+	b = append(b, mj...)
+	u32(uint32(len(table)))
+	for _, s := range table {
+		sum, _ := hex.DecodeString(s.Sum)
+		b = append(b, sum...)
+		b = binary.LittleEndian.AppendUint64(b, uint64(s.Size))
+		out.Segments = append(out.Segments, s.Sum)
+	}
+	u32(uint32(len(bodies)))
+	for i := range bodies {
+		bd := &bodies[i]
+		b = append(b, bd.lang)
+		b = append(b, bd.id[:]...)
+		for _, s := range bd.enc {
+			u32(s.n)
+			b = binary.LittleEndian.AppendUint64(b, s.sum)
+			if s.at == nil {
+				u16(noSegment)
+				continue
+			}
+			u16(uint16(at[s.at]))
+			u32(uint32(s.off))
+		}
+	}
+	out.Index = routes(b)
+	return out, nil
+}
+
+// appendRoutes writes r's routes as indexes of their docs' bodies.
+func appendRoutes(b []byte, r *catalog.Rendered, index map[*catalog.Doc]uint32) []byte {
+	u32 := func(n int) { b = binary.LittleEndian.AppendUint32(b, uint32(n)) }
+	name := func(s string) { b = append(binary.LittleEndian.AppendUint16(b, uint16(len(s))), s...) }
+	refs := func(ds ...*catalog.Doc) {
+		for _, d := range ds {
+			u32(int(index[d]))
+		}
+	}
+	refs(r.VersionBody, r.LocresList)
+	refs(r.Locres[:]...)
+	u32(int(catalog.NumCategories))
+	for _, c := range catalog.Categories() {
+		t := &r.Tables[c]
+		name(c.Name())
+		u32(len(t.Order))
+		refs(t.List[:]...)
+		for _, u := range t.Order {
+			b = append(b, u[:]...)
+			refs(t.Items[u][:]...)
+		}
+		fields := slices.Sorted(maps.Keys(t.Filtered))
+		b = binary.LittleEndian.AppendUint16(b, uint16(len(fields)))
+		for _, f := range fields {
+			name(f)
+			refs(slices.Concat(t.Filtered[f][0][:], t.Filtered[f][1][:])...)
+		}
+	}
+	return b
+}
+
+// langByte is a body's language byte; false for one langOf would not give back.
+func langByte(lang string) (byte, bool) {
+	switch lang {
+	case "":
+		return noLang, true
+	case catalog.AllLanguages:
+		return allLang, true
+	}
+	loc, ok := catalog.ParseLocale(lang)
+	return byte(loc), ok && catalog.Locales[loc] == lang
+}
+
+// parallel calls f(0) … f(n-1) from one goroutine per core.
+func parallel(n int, f func(int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// Opener opens a segment an index names, by its sha256 and size.
+type Opener func(sum string, size int64) (*blob.Segment, error)
+
+// Segments lists the sha256 of the segments an index names, reading only its
+// head: what a store keeps while it keeps the version.
+func Segments(index []byte) ([]string, error) {
+	d := &reader{b: index}
+	if string(d.next(len(indexMagic))) != indexMagic {
+		return nil, fmt.Errorf("%w: no index header", ErrBadPack)
+	}
+	d.next(int(d.uint(4)))
+	var out []string
+	for range d.count(sha256.Size + 8) {
+		out = append(out, hex.EncodeToString(d.next(sha256.Size)))
+		d.uint(8)
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPack, d.err)
+	}
+	return out, nil
+}
+
+// Decode reads an index Encode wrote (or a pack, DecodePack), opening the
+// segments it names with open. A broken index is an error wrapping
+// ErrBadPack, never a panic or an allocation past what index can hold; a
+// segment that cannot be opened is open's error.
+func Decode(index []byte, open Opener) (*Edition, error) {
+	if bytes.HasPrefix(index, []byte(packMagic)) {
+		return DecodePack(index) // a version stored before its bodies were stored by content
+	}
+	d := &reader{b: index}
+	if string(d.next(len(indexMagic))) != indexMagic {
+		return nil, fmt.Errorf("%w: no index header", ErrBadPack)
+	}
+	m := d.meta()
+	type segRef struct {
+		sum  string
+		size int64
+	}
+	refs := make([]segRef, d.count(sha256.Size+8))
+	for i := range refs {
+		refs[i] = segRef{hex.EncodeToString(d.next(sha256.Size)), int64(d.uint(8))}
+	}
+	entries := make([]entry, d.count(1+len(catalog.Sum{})+3*14))
+	for i := range entries {
+		e := &entries[i]
+		e.lang = byte(d.uint(1))
+		copy(e.id[:], d.next(len(catalog.Sum{})))
+		for j := range e.enc {
+			x := &e.enc[j]
+			x.n, x.sum, x.seg = uint32(d.uint(4)), d.uint(8), uint16(d.uint(2))
+			if x.seg != noSegment {
+				x.off = uint32(d.uint(4))
+				if d.err == nil && (int(x.seg) >= len(refs) || int64(x.off)+int64(x.n) > refs[x.seg].size) {
+					d.fail(fmt.Errorf("body %d: a blob outside its segment", i))
+				}
+			}
+		}
+		if d.err == nil && (e.lang > allLang && e.lang != noLang || e.enc[0].seg == noSegment && e.enc[1].n == 0) {
+			d.fail(fmt.Errorf("body %d: language %d, or an identity neither stored nor compressed", i, e.lang))
+		}
+		if d.err != nil {
+			break
+		}
+	}
+	ed := &Edition{Effort: m.Effort}
+	ed.setMeta(m.ManifestID, m.Version, m.ContentHash, m.Unknown)
+	readRoutes(d, ed, len(entries))
+	if d.err == nil && d.off != len(index) {
+		d.fail(fmt.Errorf("%d bytes after the routes", len(index)-d.off))
+	}
+	if d.err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBadPack, d.err)
+	}
+	segs := make([]*blob.Segment, len(refs))
+	for i, s := range refs {
+		if !blob.ValidSum(s.sum) {
+			return nil, fmt.Errorf("%w: segment %d is not named by a sha256", ErrBadPack, i)
+		}
+		seg, err := open(s.sum, s.size)
+		if err != nil {
+			return nil, err
+		}
+		segs[i] = seg
+	}
+	ed.bodies = bodySet{entries: entries, segs: segs, live: make([]weak.Pointer[representation.Body], len(entries))}
+	if err := ed.makeRules(); err != nil {
+		return nil, fmt.Errorf("edition %s: %w", ed.ManifestID, err)
+	}
+	return ed, nil
+}
+
+// Build encodes r in memory and reads the index back, as a server reads an
+// import's: an edition for tests and the embedded sample.
+func Build(r *catalog.Rendered, opt Options) (*Edition, error) {
+	opt.Dir = ""
+	enc, err := Encode(r, opt)
+	if err != nil {
+		return nil, err
+	}
+	return Decode(enc.Index, func(sum string, size int64) (*blob.Segment, error) {
+		if s := enc.Segment; s != nil && s.Sum == sum {
+			return blob.Memory(sum, s.Mem), nil
+		}
+		if opt.Base != nil {
+			for _, s := range opt.Base.bodies.segs {
+				if s.Sum == sum {
+					return s, nil
+				}
+			}
+		}
+		return nil, fmt.Errorf("segment %s: not in memory", sum)
+	})
+}

@@ -1,0 +1,295 @@
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/refdata/refdata/blob"
+	"github.com/refdata/refdata/store"
+)
+
+// chunkBytes bounds every value the store writes for bodies: a segment's
+// chunks and an index's parts.
+const chunkBytes = 16 << 20
+
+// putContents stores the snapshot files the database lacks, gzipped, once
+// each by the sha256 of their bytes.
+func putContents(ctx context.Context, tx pgx.Tx, m store.Manifest, files map[string][]byte) error {
+	sums := make([]string, 0, len(m.Files))
+	bySum := map[string][]byte{}
+	for name, sum := range m.Files {
+		if _, ok := bySum[sum]; !ok {
+			sums = append(sums, sum)
+		}
+		bySum[sum] = files[name]
+	}
+	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", sums)
+	if err != nil {
+		return err
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	for _, h := range have {
+		delete(bySum, h)
+	}
+	for sum, b := range bySum {
+		if _, err := tx.Exec(ctx, "INSERT INTO refdata_contents (sha256, body) VALUES ($1, $2)", sum, store.CompressFile(b)); err != nil {
+			return fmt.Errorf("file %s: %w", sum[:12], err)
+		}
+	}
+	return nil
+}
+
+// putSegment stores a new segment as chunks, unless it is stored already.
+func putSegment(ctx context.Context, tx pgx.Tx, seg *blob.Finished) error {
+	if seg == nil {
+		return nil
+	}
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT exists(SELECT 1 FROM refdata_segments WHERE sha256 = $1)", seg.Sum).Scan(&exists); err != nil || exists {
+		return err
+	}
+	var r io.Reader
+	if seg.Path != "" {
+		f, err := os.Open(seg.Path)
+		if err != nil {
+			return fmt.Errorf("segment: %w", err)
+		}
+		defer f.Close()
+		r = f
+	} else {
+		r = bytesReader(seg.Mem)
+	}
+	buf := make([]byte, chunkBytes)
+	for i := 0; ; i++ {
+		n, err := io.ReadFull(r, buf)
+		if n > 0 {
+			if _, err := tx.Exec(ctx, "INSERT INTO refdata_segments (sha256, chunk, body) VALUES ($1, $2, $3)", seg.Sum, i, buf[:n]); err != nil {
+				return fmt.Errorf("segment %s chunk %d: %w", seg.Sum[:12], i, err)
+			}
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("segment: %w", err)
+		}
+	}
+}
+
+// putIndex stores an index, gzipped, in parts.
+func putIndex(ctx context.Context, tx pgx.Tx, id string, index []byte) error {
+	if len(index) > 0 {
+		index = store.CompressFile(index)
+	}
+	for i := 0; len(index) > 0; i++ {
+		n := min(len(index), chunkBytes)
+		if _, err := tx.Exec(ctx, "INSERT INTO refdata_index_parts (manifest_id, part, body) VALUES ($1, $2, $3)", id, i, index[:n]); err != nil {
+			return fmt.Errorf("index part %d: %w", i, err)
+		}
+		index = index[n:]
+	}
+	return nil
+}
+
+// sweep deletes the segments and files no stored version names.
+func sweep(ctx context.Context, tx pgx.Tx) error {
+	rows, err := tx.Query(ctx, "SELECT manifest FROM refdata_versions")
+	if err != nil {
+		return err
+	}
+	raws, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
+		return err
+	}
+	segs, files := []string{}, []string{}
+	for _, raw := range raws {
+		m, err := parseManifest(raw)
+		if err != nil {
+			return fmt.Errorf("sweep: %w", err) // keep what a broken manifest may name
+		}
+		segs = append(segs, m.Segments...)
+		if m.Contents {
+			for _, sum := range m.Files {
+				files = append(files, sum)
+			}
+		}
+	}
+	if _, err := tx.Exec(ctx, "DELETE FROM refdata_segments WHERE sha256 <> ALL($1)", segs); err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, "DELETE FROM refdata_contents WHERE sha256 <> ALL($1)", files)
+	return err
+}
+
+// readContents reads a version's files stored by content.
+func readContents(ctx context.Context, tx pgx.Tx, m store.Manifest, files map[string][]byte) error {
+	sums := make([]string, 0, len(m.Files))
+	for _, sum := range m.Files {
+		sums = append(sums, sum)
+	}
+	rows, err := tx.Query(ctx, "SELECT sha256, body FROM refdata_contents WHERE sha256 = ANY($1)", sums)
+	if err != nil {
+		return err
+	}
+	bySum := map[string][]byte{}
+	var sum string
+	var z []byte
+	if _, err := pgx.ForEachRow(rows, []any{&sum, &z}, func() error {
+		b, err := store.DecompressFile(z)
+		if err != nil {
+			return fmt.Errorf("file %s: %w: %w", sum[:min(12, len(sum))], store.ErrCorrupt, err)
+		}
+		bySum[sum] = b
+		return nil
+	}); err != nil {
+		return err
+	}
+	for name, sum := range m.Files {
+		if b, ok := bySum[sum]; ok {
+			files[name] = b
+		}
+	}
+	return nil
+}
+
+// readIndex reads a version's index parts.
+func readIndex(ctx context.Context, tx pgx.Tx, id string) ([]byte, error) {
+	rows, err := tx.Query(ctx, "SELECT body FROM refdata_index_parts WHERE manifest_id = $1 ORDER BY part", id)
+	if err != nil {
+		return nil, err
+	}
+	var out []byte
+	var part []byte
+	if _, err = pgx.ForEachRow(rows, []any{&part}, func() error { out = append(out, part...); return nil }); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, nil
+	}
+	out, err = store.DecompressFile(out)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+	}
+	return out, nil
+}
+
+// Segment opens a segment from the local cache directory, fetching it from
+// the database first when the cache lacks it; a fetched segment is checked
+// against its sha256 before it is kept, and one already kept is checked the
+// first time this process opens it, so a damaged copy is fetched again.
+func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, error) {
+	if !blob.ValidSum(sum) {
+		return nil, fmt.Errorf("segment %q: %w", sum, store.ErrCorrupt)
+	}
+	dir, err := s.cacheDir()
+	if err != nil {
+		return nil, err
+	}
+	mu := s.segmentLock(sum)
+	mu.Lock()
+	defer mu.Unlock()
+	path := blob.Path(dir, sum)
+	if _, checked := s.checked.Load(sum); !checked {
+		if err := checkFile(path, sum, size); err != nil {
+			_ = os.Remove(path)
+			if err := s.fetchSegment(context.Background(), dir, sum, size); err != nil {
+				return nil, err
+			}
+		}
+		s.checked.Store(sum, true)
+	}
+	seg, err := blob.Open(path, sum, size, c)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", store.ErrCorrupt, err)
+	}
+	return seg, nil
+}
+
+func (s *Store) segmentLock(sum string) *sync.Mutex {
+	mu, _ := s.fetching.LoadOrStore(sum, new(sync.Mutex))
+	return mu.(*sync.Mutex)
+}
+
+// cacheDir is CacheDir, made when missing; by default a directory per schema
+// in the system's temporary directory.
+func (s *Store) cacheDir() (string, error) {
+	dir := s.CacheDir
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "refdata-segments-"+s.schema)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", fmt.Errorf("segment cache: %w", err)
+	}
+	return dir, nil
+}
+
+// checkFile checks a cached segment's size and sha256.
+func checkFile(path, sum string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return err
+	}
+	if n != size || hex.EncodeToString(h.Sum(nil)) != sum {
+		return fmt.Errorf("segment %s: %w", sum[:12], store.ErrCorrupt)
+	}
+	return nil
+}
+
+// fetchSegment copies a segment's chunks into the cache, checked.
+func (s *Store) fetchSegment(ctx context.Context, dir, sum string, size int64) error {
+	tmp, err := os.CreateTemp(dir, "fetch-*.tmp")
+	if err != nil {
+		return fmt.Errorf("segment cache: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	h := sha256.New()
+	w := io.MultiWriter(tmp, h)
+	var n int64
+	for i := 0; n < size; i++ {
+		var chunk []byte
+		err := s.pool.QueryRow(ctx, "SELECT body FROM refdata_segments WHERE sha256 = $1 AND chunk = $2", sum, i).Scan(&chunk)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("segment %s: chunk %d missing: %w", sum[:12], i, store.ErrCorrupt)
+		}
+		if err != nil {
+			return fmt.Errorf("segment %s: %w", sum[:12], err)
+		}
+		if _, err := w.Write(chunk); err != nil {
+			return fmt.Errorf("segment cache: %w", err)
+		}
+		n += int64(len(chunk))
+	}
+	if n != size || hex.EncodeToString(h.Sum(nil)) != sum {
+		return fmt.Errorf("segment %s: its chunks fail its checksum: %w", sum[:12], store.ErrCorrupt)
+	}
+	if err := tmp.Sync(); err != nil {
+		return fmt.Errorf("segment cache: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("segment cache: %w", err)
+	}
+	return os.Rename(tmp.Name(), blob.Path(dir, sum))
+}
+
+// Staging is the system's temporary directory: an import writes its new
+// segment there, and Publish copies it into the database.
+func (s *Store) Staging() string { return os.TempDir() }
