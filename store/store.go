@@ -42,7 +42,7 @@ const (
 	activeFile   = "ACTIVE"
 	lockFile     = "LOCK"
 	manifestFile = "MANIFEST.json"
-	indexFile    = "INDEX.gz" // the edition index, gzipped: a quarter smaller
+	indexFile    = "INDEX.gz"     // the edition index, gzipped: a quarter smaller
 	packFile     = "EDITION.pack" // an edition as stores kept it before its index and segments
 	versionsDir  = "versions"
 	filesDir     = "files"    // snapshot files, gzipped, by the sha256 of their bytes

@@ -39,7 +39,7 @@ type Publication struct {
 	Segments []string
 	Segment  *blob.Finished
 	Retain   int // versions to keep, the new one included; < 1 keeps all
-	Now     time.Time
+	Now      time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the
 	// new files take the old ones' place and the diffs naming it are dropped.
 	Replace bool
