@@ -66,7 +66,7 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	res := representation.Response{Route: logos.route, Version: &ed.VersionField}
 	etag := `"logo-` + file.SHA256 + "-" + colors.Key() + `"`
 	if representation.ETagMatch(r.Header.Values("If-None-Match"), etag) {
-		res.Body = representation.Assemble(nil, etag, "", nil, "", nil, "")
+		res.Body = logoBody(nil, etag)
 		representation.Write(w, r, &res)
 		return
 	}
@@ -77,10 +77,20 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 			s.fail(w, r, err)
 			return
 		}
-		res.Body = representation.Assemble(b, etag, "", nil, "", nil, "")
+		res.Body = logoBody(b, etag)
 		logos.put(etag, res.Body)
 	}
 	representation.Write(w, r, &res)
+}
+
+// logoBody is a recolored logo (nil for a 304) under its own ETag, which
+// names the base image and the colors rather than hashing the bytes, so a
+// 304 needs no recoloring. (Assemble would quote the hash of an ETag of its
+// own making, and these are not.)
+func logoBody(b []byte, etag string) *representation.Body {
+	body := representation.NewBody(b, "")
+	body.ETagField = representation.NewField("ETag", etag)
+	return body
 }
 
 // recolorLogo reads a base image from the mirror and recolors it, one per core
