@@ -132,6 +132,9 @@ type Encoded struct {
 	from *Encoded
 	// checked: a stored blob's bytes passed their check (Check).
 	checked atomic.Bool
+	// inflated: the identity decompressed from a gzip in memory, which has
+	// no cache to keep it in; kept while the body is.
+	inflated atomic.Pointer[[]byte]
 	// ETagField is the strong, quoted ETag of these bytes (ETag).
 	ETagField Field
 	// Encoding is the Content-Encoding field, shared by the coding's
@@ -157,6 +160,9 @@ func (e *Encoded) Read() ([]byte, error) {
 	case e.src.Seg != nil:
 		return e.src.Seg.Read(e.src.Off, e.src.Len, e.src.Sum)
 	case e.from != nil:
+		if b := e.inflated.Load(); b != nil {
+			return *b, nil
+		}
 		return e.inflate()
 	}
 	return []byte{}, nil
@@ -188,7 +194,13 @@ func (e *Encoded) inflate() ([]byte, error) {
 			err = blob.ErrCorrupt
 		}
 		if err == nil {
-			cache.Add(key, b)
+			if gz.src.Seg == nil || gz.src.Seg.InMemory() {
+				// The edition is in memory: its identities may be too,
+				// rather than decompressed on every request.
+				e.inflated.Store(&b)
+			} else {
+				cache.Add(key, b)
+			}
 			return b, nil
 		}
 	}
