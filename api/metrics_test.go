@@ -21,7 +21,6 @@ import (
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
-	"github.com/refdata/refdata/representation"
 )
 
 // TestMetrics: /v1/metrics is clean under promlint; request durations are
@@ -104,7 +103,7 @@ func TestMetrics(t *testing.T) {
 			t.Errorf("no request series %q; have %v", want, series)
 		}
 	}
-	identity, gz, br := representation.Sizes(ed.Bodies())
+	identity, gz, br := ed.Sizes()
 	for enc, want := range map[string]int{"identity": identity, "gzip": gz, "br": br} {
 		if want == 0 || rendered[enc] != float64(want) {
 			t.Errorf("refdata_rendered_bytes{encoding=%q} = %v, want %d", enc, rendered[enc], want)

@@ -468,8 +468,9 @@ func TestMemoFollowsActiveEdition(t *testing.T) {
 			t.Errorf("status %d, X-Data-Version %q", res.status, res.header.Get("X-Data-Version"))
 			return ""
 		}
-		if !bytes.Equal(res.body, ed.List(catalog.Currencies, de).JSON) {
-			t.Errorf("the body is not %s's", ed.ManifestID)
+		want, err := ed.List(catalog.Currencies, de).JSON()
+		if err != nil || !bytes.Equal(res.body, want) {
+			t.Errorf("the body is not %s's (%v)", ed.ManifestID, err)
 			return ""
 		}
 		return ed.ManifestID
@@ -539,7 +540,7 @@ func TestActiveChangedLetsThePreviousEditionGo(t *testing.T) {
 				t.Fatal("the memo holds no answer of the old edition: the test proves nothing")
 			}
 			gone := weak.Make(old)
-			sent := weak.Make(&h.es.memo.Load().entries["/v1/version"].res.Body.Bytes[0])
+			sent := weak.Make(&apitest.JSON(t, h.es.memo.Load().entries["/v1/version"].res.Body)[0])
 			h.settle(t) // the client has the answer; the server may still be returning from its write
 			old = nil
 			repo.ed.Store(newest(t))

@@ -88,7 +88,7 @@ func TestShutdownAnswersKeepAlive(t *testing.T) {
 		if res.StatusCode != http.StatusOK || !res.Close {
 			t.Errorf("connection %d: status %d, Connection %q; want 200 and close", i, res.StatusCode, res.Header.Get("Connection"))
 		}
-		if !bytes.Equal(body, repo.Active().VersionBody().JSON) {
+		if !bytes.Equal(body, apitest.JSON(t, repo.Active().VersionBody())) {
 			t.Errorf("connection %d: the answer is not /v1/version's body: %.200s", i, body)
 		}
 		check(t, c, sent, response{res.StatusCode, res.Header, body})

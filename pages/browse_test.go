@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -112,14 +113,14 @@ func TestBrowsePages(t *testing.T) {
 		name, page string
 		says       []string
 	}{
-		{"catalog", string(list.JSON), []string{
+		{"catalog", string(apitest.JSON(t, list)), []string{
 			`<option value="ja-JP" lang="ja-JP" selected>`,
 			`<form class="picker" method="get" action="/browse/themes">`,
 			`<a href="/browse/themes/` + evilID + `?language=ja-JP"><span class="name" lang="en-US" dir="auto">&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</span></a>`,
 			`<img src="https://example.com/` + plainID + `.png"`,
 			`<strong>2</strong> in version`,
 		}},
-		{"item", string(item.JSON), []string{
+		{"item", string(apitest.JSON(t, item)), []string{
 			`<title>&lt;script&gt;alert(&#34;x&#34;)`,
 			`<a href="/browse/themes?language=ja-JP">Themes</a>`,
 			`<a href="/v1/themes/` + evilID + `?language=ja-JP">`,
@@ -131,7 +132,7 @@ func TestBrowsePages(t *testing.T) {
 			`<dt>levels</dt><dd><details><summary>1 entry</summary><ol class="values"><li><dl class="fields"><dt>name</dt><dd><span dir="auto">a</span></dd></dl></li></ol></details></dd>`,
 			`<dt>&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;</dt>`,
 		}},
-		{"index", string(index.JSON), []string{
+		{"index", string(apitest.JSON(t, index)), []string{
 			`<td data-label="Catalog"><a href="/browse/themes">Themes</a></td><td data-label="Items">2</td>`,
 			`<td data-label="Catalog"><a href="/browse/weapons-skins">Weapon skins</a></td><td data-label="Items">0</td>`,
 		}},
@@ -168,7 +169,7 @@ func TestBrowseUsesTheMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(first.JSON)
+	page := string(apitest.JSON(t, first))
 	if !strings.Contains(page, `src="`+held.Path()+`"`) || strings.Contains(page, `src="`+plainIcon+`"`) || !strings.Contains(page, `src="`+evilIcon+`"`) {
 		t.Errorf("held icon not from %s, or the other not from its URL", held.Path())
 	}
@@ -187,14 +188,14 @@ func TestBrowseUsesTheMirror(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if second == first || !strings.Contains(string(second.JSON), `src="`+later.Path()+`"`) {
+	if second == first || !strings.Contains(string(apitest.JSON(t, second)), `src="`+later.Path()+`"`) {
 		t.Error("the mirror holds the other icon now; the page still loads it from its URL")
 	}
 	if again, _ := site.Catalog(catalog.Themes, catalog.DefaultLocale); again != second {
 		t.Error("the mirror holds every icon; the page rendered again")
 	}
 	item, err := site.Item(catalog.Themes, mustUUID(t, evilID), catalog.DefaultLocale)
-	if err != nil || !strings.Contains(string(item.JSON), `<img src="`+later.Path()+`" alt="" width="128" height="128">`) {
+	if err != nil || !strings.Contains(string(apitest.JSON(t, item)), `<img src="`+later.Path()+`" alt="" width="128" height="128">`) {
 		t.Errorf("the item's icon is not the mirror's (%v)", err)
 	}
 }
@@ -217,7 +218,7 @@ func TestBrowseSampleInJapanese(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(b.JSON)
+	page := string(apitest.JSON(t, b))
 	ids := ed.UUIDs(catalog.Weapons)
 	if len(ids) == 0 {
 		t.Fatal("the sample has no weapons")
@@ -249,7 +250,7 @@ func itemName(t *testing.T, ed *edition.Edition, c catalog.Category, u catalog.U
 			DisplayName string `json:"displayName"`
 		} `json:"data"`
 	}
-	if err := json.Unmarshal(ed.Item(c, u, loc).JSON, &env); err != nil || env.Data.DisplayName == "" {
+	if err := json.Unmarshal(apitest.JSON(t, ed.Item(c, u, loc)), &env); err != nil || env.Data.DisplayName == "" {
 		t.Fatalf("%s %s has no displayName (%v)", c.Noun(), u, err)
 	}
 	return html.EscapeString(env.Data.DisplayName)
@@ -282,7 +283,7 @@ func TestBrowseKeptBounded(t *testing.T) {
 		page(i)
 	}
 	last := page(299)
-	if again := page(0); again == first || !bytes.Equal(again.JSON, first.JSON) {
+	if again := page(0); again == first || !bytes.Equal(apitest.JSON(t, again), apitest.JSON(t, first)) {
 		t.Error("the oldest page is kept past the bound, or renders differently")
 	}
 	if page(299) != last {
@@ -305,7 +306,7 @@ func TestChangesUseTheMirror(t *testing.T) {
 	site.Media = lib
 	icon := "https://example.com/" + evilID + ".png"
 	first, err := site.Changes("", "", catalog.DefaultLocale)
-	if err != nil || !strings.Contains(string(first.JSON), `src="`+icon+`"`) {
+	if err != nil || !strings.Contains(string(apitest.JSON(t, first)), `src="`+icon+`"`) {
 		t.Fatalf("the added theme's icon is not from its URL (%v)", err)
 	}
 	if again, _ := site.Changes("", "", catalog.DefaultLocale); again != first {
@@ -313,7 +314,7 @@ func TestChangesUseTheMirror(t *testing.T) {
 	}
 	held := lib.hold(icon)
 	second, err := site.Changes("", "", catalog.DefaultLocale)
-	if err != nil || !strings.Contains(string(second.JSON), `src="`+held.Path()+`"`) || strings.Contains(string(second.JSON), `src="`+icon+`"`) {
+	if err != nil || !strings.Contains(string(apitest.JSON(t, second)), `src="`+held.Path()+`"`) || strings.Contains(string(apitest.JSON(t, second)), `src="`+icon+`"`) {
 		t.Errorf("the mirror holds the icon; the changelog does not load it from %s (%v)", held.Path(), err)
 	}
 	if again, _ := site.Changes("", "", catalog.DefaultLocale); again != second {
@@ -343,7 +344,7 @@ func TestBrowseLogoRecolored(t *testing.T) {
 		var env struct {
 			Data struct{ DisplayIcon *string } `json:"data"`
 		}
-		if err := json.Unmarshal(ed.Item(catalog.PremierLogos, u, catalog.DefaultLocale).JSON, &env); err != nil {
+		if err := json.Unmarshal(apitest.JSON(t, ed.Item(catalog.PremierLogos, u, catalog.DefaultLocale)), &env); err != nil {
 			t.Fatal(err)
 		}
 		switch {
@@ -363,7 +364,7 @@ func TestBrowseLogoRecolored(t *testing.T) {
 			t.Fatal(err)
 		}
 		src := `<img src="/v1/premier/logos/` + u.String() + `/image?outline=%28R%3D`
-		if got := strings.Contains(string(b.JSON), src); got != want {
+		if got := strings.Contains(string(apitest.JSON(t, b)), src); got != want {
 			t.Errorf("logo %s (base image mirrored: %v): recolored image shown %v", u, want, got)
 		}
 	}

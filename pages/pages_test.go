@@ -107,7 +107,7 @@ func TestChangesEscapeNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(b.JSON)
+	page := string(apitest.JSON(t, b))
 	for _, bad := range []string{"<script>alert", "<img src=x"} {
 		if strings.Contains(page, bad) {
 			t.Errorf("the page carries %q unescaped", bad)
@@ -172,10 +172,10 @@ func TestChangesKeptPerPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if back == named || !bytes.Contains(back.JSON, []byte("/v1/diff/"+eds[0].ManifestID+"/"+eds[1].ManifestID)) {
+	if back == named || !bytes.Contains(apitest.JSON(t, back), []byte("/v1/diff/"+eds[0].ManifestID+"/"+eds[1].ManifestID)) {
 		t.Error("the changelog back to the previous version is not its own page")
 	}
-	if latest.Lang != "ja-JP" || !bytes.Contains(latest.JSON, []byte(`<option value="ja-JP" lang="ja-JP" selected>`)) {
+	if latest.Lang != "ja-JP" || !bytes.Contains(apitest.JSON(t, latest), []byte(`<option value="ja-JP" lang="ja-JP" selected>`)) {
 		t.Errorf("the ja-JP page is not marked ja-JP (Content-Language %q)", latest.Lang)
 	}
 	if _, err := site.Changes("0000000000000000", eds[0].ManifestID, ja); catalog.ErrorCode(err) != catalog.ENOTFOUND {
@@ -231,7 +231,7 @@ func TestPagesLetSwappedEditionGo(t *testing.T) {
 		t.Error("the pages keep the edition served before the swap")
 	}
 	home, err := site.Home("http://example.test")
-	if err != nil || !bytes.Contains(home.JSON, []byte("3333333333333333")) {
+	if err != nil || !bytes.Contains(apitest.JSON(t, home), []byte("3333333333333333")) {
 		t.Errorf("the landing page after the swap does not name the new version (%v)", err)
 	}
 }
@@ -244,12 +244,12 @@ func TestRedocBundleMatchesChecksum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := sha256.Sum256(pages.Redoc().JSON)
+	sum := sha256.Sum256(apitest.JSON(t, pages.Redoc()))
 	want := hex.EncodeToString(sum[:]) + "  redoc.standalone.js"
 	if !strings.Contains(string(sums), want) {
 		t.Errorf("vendor/redoc/redoc.standalone.js does not match SHA256SUMS; run pages/vendor/redoc/refresh.sh")
 	}
-	if bytes.Contains(pages.Redoc().JSON, []byte("cdn.redoc.ly/redoc/logo")) {
+	if bytes.Contains(apitest.JSON(t, pages.Redoc()), []byte("cdn.redoc.ly/redoc/logo")) {
 		t.Error("the bundle still loads its logo from a CDN")
 	}
 }
@@ -315,7 +315,7 @@ func TestChangesComeFromTheRepository(t *testing.T) {
 					}
 					continue
 				}
-				if page := string(b.JSON); !strings.Contains(page, tc.says) || strings.Contains(page, tc.not) {
+				if page := string(apitest.JSON(t, b)); !strings.Contains(page, tc.says) || strings.Contains(page, tc.not) {
 					t.Errorf("%v: the page does not say %q, or says %q", pair, tc.says, tc.not)
 				}
 			}
@@ -461,7 +461,7 @@ func TestHomeEscapesItsOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	page := string(b.JSON)
+	page := string(apitest.JSON(t, b))
 	if strings.Contains(page, "<script>alert") || !strings.Contains(page, `'http://x&#39;&#34;&gt;&lt;script&gt;alert(1)&lt;/script&gt;/v1/weapons?language=ja-JP'`) {
 		t.Errorf("the origin is not escaped: %s", page[strings.Index(page, "<pre>"):])
 	}
@@ -480,7 +480,7 @@ func TestHomeKeptPerOrigin(t *testing.T) {
 	if again, _ := site.Home("http://a.example"); again != first {
 		t.Error("one address, two renders")
 	}
-	if other, _ := site.Home("https://a.example"); other == first || !bytes.Contains(other.JSON, []byte("https://a.example/v1/weapons")) {
+	if other, _ := site.Home("https://a.example"); other == first || !bytes.Contains(apitest.JSON(t, other), []byte("https://a.example/v1/weapons")) {
 		t.Error("another scheme, the same page")
 	}
 	for i := range 20 {
@@ -488,7 +488,7 @@ func TestHomeKeptPerOrigin(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if again, _ := site.Home("http://a.example"); again == first || !bytes.Equal(again.JSON, first.JSON) {
+	if again, _ := site.Home("http://a.example"); again == first || !bytes.Equal(apitest.JSON(t, again), apitest.JSON(t, first)) {
 		t.Error("the oldest page is kept past the bound, or renders differently")
 	}
 }

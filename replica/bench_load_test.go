@@ -5,14 +5,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/store"
 )
 
 // BenchmarkReadEdition: what a replica spends before a swap, reading a
-// version's pack from the store (checksums checked) and decoding it into the
-// edition it serves: the whole embedded version 15, every locale.
+// version's index from the store (checksums checked), opening the segments
+// it names and decoding it into the edition it serves: the whole embedded
+// version 15, every locale. Its bytes are the index's.
 func BenchmarkReadEdition(b *testing.B) {
 	dir := filepath.Join(b.TempDir(), "v15")
 	if err := fixtures.Write(dir, "15", false); err != nil {
@@ -26,14 +28,17 @@ func BenchmarkReadEdition(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.SetBytes(int64(rep.EditionBytes))
+	b.SetBytes(rep.IndexBytes)
 	b.ReportAllocs()
+	cache := blob.NewCache(blob.DefaultCacheBytes)
 	for b.Loop() {
-		_, pack, err := st.ReadEdition(rep.ManifestID, "")
+		_, index, err := st.ReadIndex(rep.ManifestID, "")
 		if err != nil {
 			b.Fatal(err)
 		}
-		ed, err := edition.Decode(pack)
+		ed, err := edition.Decode(index, func(sum string, size int64) (*blob.Segment, error) {
+			return st.Segment(sum, size, cache)
+		})
 		if err != nil {
 			b.Fatal(err)
 		}

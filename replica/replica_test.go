@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -238,6 +240,57 @@ func (e *env) importDir(t *testing.T, dir string) *pipeline.Report {
 		t.Fatal(err)
 	}
 	return rep
+}
+
+// transfer is the publication of version id of from's store into to's, as
+// its import made it: its index, and the one segment it names that to's
+// store lacks (each import writes at most one), read from from's directory.
+// The caller sets the rest.
+func transfer(t *testing.T, from, to *env, id string) store.Publication {
+	t.Helper()
+	m, index, err := from.st.ReadIndex(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := store.Publication{ManifestID: id, Index: index, Segments: m.Segments}
+	for _, sum := range m.Segments {
+		b, err := os.ReadFile(blob.Path(filepath.Join(from.dir, "segments"), sum))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := to.st.Segment(sum, int64(len(b)), nil); err == nil {
+			continue
+		}
+		if p.Segment != nil {
+			t.Fatalf("version %s names two segments %s lacks", id, to.dir)
+		}
+		p.Segment = &blob.Finished{Sum: sum, Size: int64(len(b)), Mem: b}
+	}
+	return p
+}
+
+// ownSegment is the segment version id names and version base does not: the
+// one id's import wrote.
+func ownSegment(t *testing.T, e *env, base, id string) string {
+	t.Helper()
+	mb, _, err := e.st.ReadIndex(base, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _, err := e.st.ReadIndex(id, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var own []string
+	for _, sum := range m.Segments {
+		if !slices.Contains(mb.Segments, sum) {
+			own = append(own, sum)
+		}
+	}
+	if len(own) != 1 {
+		t.Fatalf("%s names %d segments %s does not: %v", id, len(own), base, own)
+	}
+	return own[0]
 }
 
 // get serves one request through the spec-validating checker; header holds
@@ -540,28 +593,51 @@ func TestTraversal(t *testing.T) {
 	}
 }
 
-// TestFallbackOnDamagedActive: an active version whose edition pack or
-// manifest fails its checksum at start-up is not served; the newest intact
-// one is, and the log says why.
+// TestFallbackOnDamagedActive: an active version whose edition index or
+// manifest fails its checksum, or a segment of whose bodies is missing or cut
+// short, at start-up is not served; the newest intact one is, and the log
+// says why.
 func TestFallbackOnDamagedActive(t *testing.T) {
 	t.Parallel()
+	const index = "INDEX.gz"
 	for _, tc := range []struct {
 		name   string
-		damage func(t *testing.T, version string)
-		why    string // in the log
+		damage func(t *testing.T, v, seg string) // the version's directory; the segment only it names
+		why    string                            // in the log; "segment" for the segment's name
 	}{
-		{"edition pack flipped", func(t *testing.T, v string) { flipByte(t, filepath.Join(v, "EDITION.pack"), 100) }, "edition fails its checksum"},
-		{"edition pack truncated", func(t *testing.T, v string) {
-			if err := os.Truncate(filepath.Join(v, "EDITION.pack"), 1000); err != nil {
+		{"index changed", func(t *testing.T, v, _ string) {
+			// A well-formed gzip of other bytes: the index's own checksum.
+			p := filepath.Join(v, index)
+			z, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, err := store.DecompressFile(z)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b[100] ^= 1
+			if err := os.WriteFile(p, store.CompressFile(b), 0o644); err != nil {
 				t.Fatal(err)
 			}
 		}, "edition fails its checksum"},
-		{"edition pack missing", func(t *testing.T, v string) {
-			if err := os.Remove(filepath.Join(v, "EDITION.pack")); err != nil {
+		{"index file flipped", func(t *testing.T, v, _ string) { flipByte(t, filepath.Join(v, index), 100) }, "edition: corrupt"},
+		{"index truncated", func(t *testing.T, v, _ string) {
+			p := filepath.Join(v, index)
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(p, st.Size()/2); err != nil {
 				t.Fatal(err)
 			}
 		}, "edition: corrupt"},
-		{"manifest changed", func(t *testing.T, v string) {
+		{"index missing", func(t *testing.T, v, _ string) {
+			if err := os.Remove(filepath.Join(v, index)); err != nil {
+				t.Fatal(err)
+			}
+		}, "edition: corrupt"},
+		{"manifest changed", func(t *testing.T, v, _ string) {
 			p := filepath.Join(v, "MANIFEST.json")
 			b, err := os.ReadFile(p)
 			if err != nil {
@@ -571,21 +647,40 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, "manifest checksum"},
+		{"segment missing", func(t *testing.T, _, seg string) {
+			if err := os.Remove(seg); err != nil {
+				t.Fatal(err)
+			}
+		}, "segment"},
+		{"segment cut short", func(t *testing.T, _, seg string) {
+			st, err := os.Stat(seg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(seg, st.Size()-1); err != nil {
+				t.Fatal(err)
+			}
+		}, "segment"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			e := &env{logs: new(syncBuffer)}
 			e.dir, e.st = copyStore(t, 2)
 			v15 := filepath.Join(e.dir, "versions", id15)
+			sum := ownSegment(t, e, id14, id15)
+			seg := blob.Path(filepath.Join(e.dir, "segments"), sum)
 			intact := map[string][]byte{}
-			for _, name := range []string{"EDITION.pack", "MANIFEST.json"} {
-				b, err := os.ReadFile(filepath.Join(v15, name))
+			for _, p := range []string{filepath.Join(v15, index), filepath.Join(v15, "MANIFEST.json"), seg} {
+				b, err := os.ReadFile(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				intact[name] = b
+				intact[p] = b
 			}
-			tc.damage(t, v15)
+			if tc.why == "segment" {
+				tc.why = "segment " + sum[:12]
+			}
+			tc.damage(t, v15, seg)
 			e.open(t, nil)
 			if got := e.repo.Active().ManifestID; got != id14 {
 				t.Fatalf("serving %s, want the intact %s", got, id14)
@@ -606,8 +701,8 @@ func TestFallbackOnDamagedActive(t *testing.T) {
 			}
 			// Repaired in place (a backup restored under the replica), it is
 			// tried again once the retry interval has passed, and served.
-			for name, b := range intact {
-				if err := os.WriteFile(filepath.Join(v15, name), b, 0o644); err != nil {
+			for p, b := range intact {
+				if err := os.WriteFile(p, b, 0o644); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -789,7 +884,7 @@ func TestPending(t *testing.T) {
 	}
 }
 
-// TestReloadFailureCounted: a published version whose pack fails its checks
+// TestReloadFailureCounted: a published version whose index fails its checks
 // when a replica loads it is counted, the replica keeps serving what it had,
 // says it is not ready (it is not serving the store's active version), and
 // does not try the same pointer again.
@@ -797,7 +892,7 @@ func TestReloadFailureCounted(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
 	e.importDir(t, fixtureDir(t, "15"))
-	flipByte(t, filepath.Join(e.dir, "versions", id15, "EDITION.pack"), 100)
+	flipByte(t, filepath.Join(e.dir, "versions", id15, "INDEX.gz"), 100)
 	if swapped, err := e.repo.Reload(); swapped || err == nil {
 		t.Fatalf("reload of a damaged version: swapped %v, err %v", swapped, err)
 	}
@@ -851,11 +946,13 @@ func TestHotSwap(t *testing.T) {
 	}
 	want := map[string]map[string]answer{} // manifest ID → target and encoding → answer
 	for _, v := range versions {
-		_, pack, err := staging.st.ReadEdition(v.ManifestID, "")
+		_, index, err := staging.st.ReadIndex(v.ManifestID, "")
 		if err != nil {
 			t.Fatal(err)
 		}
-		ed, err := edition.Decode(pack)
+		ed, err := edition.Decode(index, func(sum string, size int64) (*blob.Segment, error) {
+			return staging.st.Segment(sum, size, nil)
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -916,10 +1013,7 @@ func TestHotSwap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, pack, err := staging.st.ReadEdition(v.ManifestID, "")
-		if err != nil {
-			t.Fatal(err)
-		}
+		p := transfer(t, staging, e, v.ManifestID)
 		prev := versions[i].ManifestID
 		diff, err := staging.st.ReadDiff(prev, v.ManifestID)
 		if err != nil {
@@ -929,8 +1023,8 @@ func TestHotSwap(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = e.st.Publish(store.Publication{ManifestID: v.ManifestID, Version: v.Version, Branch: v.Branch,
-			Files: files, Previous: prev, DiffBody: diff, Edition: pack, Retain: 10, Now: v.PublishedAt})
+		p.Version, p.Branch, p.Files, p.Previous, p.DiffBody, p.Retain, p.Now = v.Version, v.Branch, files, prev, diff, 10, v.PublishedAt
+		_, err = e.st.Publish(p)
 		unlock()
 		if err != nil {
 			t.Fatal(err)
@@ -942,9 +1036,9 @@ func TestHotSwap(t *testing.T) {
 			t.Errorf("after swap %d, OnSwap's function ran %d times", i+1, n)
 		}
 		// A swapped-in version is served compressed from its first request.
-		for _, b := range e.repo.Active().Bodies() {
-			if len(b.JSON) >= 4096 && (b.Gzip() == nil || b.Brotli() == nil) {
-				t.Fatalf("after the swap to %s, a %d-byte body lacks gzip or brotli", v.ManifestID, len(b.JSON))
+		for _, b := range apitest.Bodies(e.repo.Active()) {
+			if b.Len() >= 4096 && (b.Gzip() == nil || b.Brotli() == nil) {
+				t.Fatalf("after the swap to %s, a %d-byte body lacks gzip or brotli", v.ManifestID, b.Len())
 			}
 		}
 	}

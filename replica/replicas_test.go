@@ -534,9 +534,9 @@ type slowStore struct {
 	delay *atomic.Int64
 }
 
-func (s slowStore) ReadEdition(id, manifestSHA string) (store.Manifest, []byte, error) {
+func (s slowStore) ReadIndex(id, manifestSHA string) (store.Manifest, []byte, error) {
 	time.Sleep(time.Duration(s.delay.Load()))
-	return s.Store.ReadEdition(id, manifestSHA)
+	return s.Store.ReadIndex(id, manifestSHA)
 }
 
 // waitPointer waits until the store's pointer names id, woken by the store's
@@ -624,13 +624,13 @@ func TestStagedVersionServedCompressed(t *testing.T) {
 		t.Errorf("at %s's instant: Ready = %+v, %v (%s)", v2, st, ok, why)
 	}
 	n := 0
-	for _, b := range r.repo.Active().Bodies() {
-		if len(b.JSON) < 4096 {
+	for _, b := range apitest.Bodies(r.repo.Active()) {
+		if b.Len() < 4096 {
 			continue
 		}
 		n++
 		if b.Gzip() == nil || b.Brotli() == nil {
-			t.Fatalf("a %d-byte body of %s lacks gzip or brotli once it is served", len(b.JSON), v2)
+			t.Fatalf("a %d-byte body of %s lacks gzip or brotli once it is served", b.Len(), v2)
 		}
 	}
 	if n == 0 {

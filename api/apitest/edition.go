@@ -62,6 +62,30 @@ func Complete(t testing.TB, ed *edition.Edition) {
 	})
 }
 
+// Bodies lists the bodies of every route of ed, each once: every locale's
+// lists, filtered lists and items, the string tables and the version record.
+// Holding them, a caller makes every body of a lazily read edition.
+func Bodies(ed *edition.Edition) []*representation.Body {
+	seen := map[*representation.Body]bool{}
+	var out []*representation.Body
+	add := func(b *representation.Body) {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	eachRoute(ed, func(_ string, body func(*edition.Edition) *representation.Body) { add(body(ed)) })
+	for _, c := range catalog.Categories() {
+		for _, f := range c.Filters() {
+			for loc := range catalog.NumLocales + 1 {
+				add(ed.Filtered(c, f, false, loc))
+				add(ed.Filtered(c, f, true, loc))
+			}
+		}
+	}
+	return out
+}
+
 // eachRoute calls f for every route of ed's version, locale and item: body
 // gives that route's body in an edition.
 func eachRoute(ed *edition.Edition, f func(where string, body func(*edition.Edition) *representation.Body)) {

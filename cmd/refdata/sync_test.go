@@ -81,11 +81,25 @@ func TestSyncActivateForce(t *testing.T) {
 	cmd(1, "activate", "--data", data, "0123456789ABCDEF")
 	cmd(2, "activate", "--data", data, "../etc")
 
-	// import --force of the stored 15 (an export-like copy of its directory).
-	if out := cmd(0, "import", "--data", data, st.Dir()+"/versions/"+id15); !strings.Contains(out, "already stored") {
+	// import --force of the stored 15 (its files, as an export holds them).
+	_, files, err := st.ReadVersion(id15)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy15 := filepath.Join(t.TempDir(), id15)
+	for name, b := range files {
+		p := filepath.Join(copy15, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := cmd(0, "import", "--data", data, copy15); !strings.Contains(out, "already stored") {
 		t.Fatalf("import of a stored version: %s", out)
 	}
-	cmd(0, "import", "--force", "--data", data, st.Dir()+"/versions/"+id15)
+	cmd(0, "import", "--force", "--data", data, copy15)
 	if p := active(); p.ManifestID != id15 {
 		t.Fatalf("import --force did not re-publish 15: %+v", p)
 	}
