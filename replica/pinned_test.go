@@ -20,7 +20,7 @@ import (
 // replica; its current routes are read (through the router and the edge, in
 // every encoding). Then 15 is imported and activated, and 14's pinned URLs
 // (each answer's Content-Location) answer the same bytes and ETags, immutable,
-// 304 on the ETag; a replica reads 14's pack once for concurrent requests (kept).
+// 304 on the ETag; a replica reads 14's index once for concurrent requests (kept).
 func TestPinnedReads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
@@ -86,7 +86,7 @@ func TestPinnedReads(t *testing.T) {
 			t.Errorf("%s: a version never stored: %d %s, want 404 naming /v1/versions", via, res.StatusCode, b)
 		}
 	}
-	// A replica started now reads 14's pack once for concurrent requests, and
+	// A replica started now reads 14's index once for concurrent requests, and
 	// keeps it.
 	e.open(t, nil)
 	eds := make([]*edition.Edition, 8)

@@ -117,7 +117,7 @@ func syntheticVersion(t testing.TB, id string) string {
 // compared with the one its import stored.
 func published(n int) time.Time { return time.Date(2024, time.January, n, 12, 0, 0, 0, time.UTC) }
 
-// importAt imports dir into st (its pack compressed at the tests' effort) as
+// importAt imports dir into st (its bodies compressed at the tests' effort) as
 // published at at: the stored diff is generated then too.
 func importAt(st store.Backend, dir string, at time.Time) (*pipeline.Report, error) {
 	return pipeline.Import(st, dir, pipeline.Options{Effort: apitest.Effort(), Now: func() time.Time { return at }})
@@ -391,7 +391,7 @@ func TestLatestDiff(t *testing.T) {
 
 // TestSwapServesCompressedAtOnce: a swapped-in version's bodies, changed ones
 // and unchanged ones, are served in gzip and brotli from its first answer:
-// they come compressed in its pack, nothing is compressed after the swap.
+// they come compressed in its segments, nothing is compressed after the swap.
 func TestSwapServesCompressedAtOnce(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, 1)
@@ -922,7 +922,7 @@ func TestReloadFailureCounted(t *testing.T) {
 // four versions are published after the first; every response is 200 and its
 // bytes are exactly those of the version its X-Data-Version header names. The
 // versions are imported into a staging store first and published from there
-// (files, diff and pack), so the readers race the publish and the swap rather
+// (files, diff, index and its new segment), so the readers race the publish and the swap rather
 // than the import.
 func TestHotSwap(t *testing.T) {
 	t.Parallel()

@@ -596,7 +596,7 @@ func stage(t *testing.T, pub *postgres.Store, r *node, id string) store.Pointer 
 
 // TestStagedVersionServedCompressed: a version staged before its switch
 // instant is reported staged, not served, and from the instant it is served
-// in gzip and brotli from its first answer (its pack has them: nothing is
+// in gzip and brotli from its first answer (its segments have them: nothing is
 // compressed at the switch), also when the replica learned the instant after
 // staging (a state of its own).
 func TestStagedVersionServedCompressed(t *testing.T) {

@@ -20,7 +20,7 @@ import (
 // TestSwapKeepsUnchangedBodies: after a swap, every catalog the stored diff
 // reports unchanged (no item added, removed or changed in any locale) is
 // served with the bytes and ETags it had before the swap, in every encoding
-// (the import lends the compressed ones from the previous pack), so a
+// (the import names the compressed ones where the previous version stored them), so a
 // client's cached copy stays valid: If-None-Match with the ETag it got before
 // the swap answers 304. A changed catalog gets a new ETag. Versions in
 // sequence: the sample's two, then the real en-US captures (the four newest
