@@ -1,0 +1,237 @@
+package edge
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/blob"
+	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/fixtures"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/representation"
+	"github.com/refdata/refdata/store"
+)
+
+// storeBacked serves the sample version 15 (trimmed under -short) as a
+// replica of a file store does: its bodies read from the store's segment
+// files. It returns the repository, the store's directory and the router
+// over it, which logs to logs.
+func storeBacked(t *testing.T, logs *lockedBuffer) (*replica.Repository, string, http.Handler) {
+	t.Helper()
+	src, dir := filepath.Join(t.TempDir(), "v15"), filepath.Join(t.TempDir(), "store")
+	if err := fixtures.Write(src, "15", testing.Short()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pipeline.Import(st, src, pipeline.Options{Effort: apitest.Effort()}); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewJSONHandler(logs, nil))
+	repo, err := replica.Open(st, logger, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := api.New(&impl.Server{Repo: repo, Logger: logger}, logger, api.NewHTTPMetrics(prometheus.NewRegistry()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return repo, dir, r
+}
+
+// stored is where a representation's bytes are in its store: the segment
+// file, offset and length; the test fails when they are not in one.
+func stored(t *testing.T, dir string, enc *representation.Encoded) (path string, off int64, n int) {
+	t.Helper()
+	src := enc.Source()
+	if src.Seg == nil || src.Seg.InMemory() {
+		t.Fatalf("a %d-byte representation not stored in a segment file", enc.Len())
+	}
+	return blob.Path(filepath.Join(dir, "segments"), src.Seg.Sum), src.Off, src.Len
+}
+
+// readAt is n bytes of the file at path from off.
+func readAt(t *testing.T, path string, off int64, n int) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// damage inverts 64 bytes in the middle of the blob at off in the segment
+// file at path, in place: what a failing disk or a stray write does under a
+// running replica, which has the file open.
+func damage(t *testing.T, path string, off int64, n int) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	at, k := off+int64(n/2), min(64, n/2)
+	b := make([]byte, k)
+	if _, err := f.ReadAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+	for i := range b {
+		b[i] = ^b[i]
+	}
+	if _, err := f.WriteAt(b, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSendfileFromSegment: a big stored body leaves by sendfile straight
+// from the segment file that stores it, byte for byte what the import
+// stored, from the router and from the memo alike: it is checked once and
+// never read into memory (the replica's cache does not grow, the memo's
+// spill file holds nothing).
+func TestSendfileFromSegment(t *testing.T) {
+	t.Parallel()
+	repo, dir, r := storeBacked(t, new(lockedBuffer))
+	h := start(t, Config{Router: r, Active: repo.Active})
+	const target = "/v1/weapons?language=all"
+	gz := repo.Active().List(catalog.Weapons, catalog.AllLocales).Gzip()
+	if gz == nil || gz.Len() < DefaultSendfileMin {
+		t.Fatalf("the weapons in every language have no gzip of %d bytes or more: nothing to send by sendfile", DefaultSendfileMin)
+	}
+	path, off, n := stored(t, dir, gz)
+	want := readAt(t, path, off, n)
+	cached := repo.Cache().Bytes()
+	for _, via := range []string{"router", "memo"} {
+		res := h.do(t, request("GET", target, "Accept-Encoding", "gzip"))
+		if res.status != http.StatusOK || res.header.Get("Content-Encoding") != "gzip" || res.header.Get("ETag") != gz.ETag() || !bytes.Equal(res.body, want) {
+			t.Fatalf("%s: %d, %q, ETag %s, %d bytes; want 200, the stored gzip of %d bytes, ETag %s", via, res.status, res.header.Get("Content-Encoding"), res.header.Get("ETag"), len(res.body), len(want), gz.ETag())
+		}
+		if via == "router" && !h.memoized(target) {
+			t.Fatal("not memoized: the second answer would not come from the memo")
+		}
+	}
+	if !canSendfile {
+		return // written from memory off Linux: the bytes were the point
+	}
+	if got := repo.Cache().Bytes(); got != cached {
+		t.Errorf("the cache went from %d to %d bytes: the body was read into memory, not sent from its file", cached, got)
+	}
+	m := h.es.memo.Load()
+	m.spill.mu.Lock()
+	spilled := len(m.spill.at)
+	m.spill.mu.Unlock()
+	if spilled != 0 {
+		t.Errorf("%d bodies copied to the spill file; a stored body is sent from its segment", spilled)
+	}
+}
+
+// TestDamagedSegment: a stored blob damaged on disk after the replica
+// opened its segment (and before any request read it) is answered 500 with
+// a request id, in the error envelope, naming nothing internal, and the
+// cause is logged under that id — never the damaged bytes; by sendfile from
+// the edge, from the edge's memo, and from the plain net/http router; and so
+// is the identity decompressed from the damaged gzip. The brotli beside it,
+// undamaged, is still served.
+func TestDamagedSegment(t *testing.T) {
+	t.Parallel()
+	logs := new(lockedBuffer)
+	repo, dir, r := storeBacked(t, logs)
+	h := start(t, Config{Router: r, Active: repo.Active, Logger: slog.New(slog.NewJSONHandler(logs, nil))})
+	const target = "/v1/maps?language=all"
+	body := repo.Active().List(catalog.Maps, catalog.AllLocales)
+	if body.Gzip() == nil || body.Gzip().Len() < DefaultSendfileMin || body.Len() < DefaultSendfileMin || body.Brotli() == nil {
+		t.Fatalf("the maps in every language: %d bytes; want a gzip and a brotli, the gzip and the body of %d bytes or more", body.Len(), DefaultSendfileMin)
+	}
+	path, off, n := stored(t, dir, body.Gzip())
+	damage(t, path, off, n)
+	sum := body.Gzip().Source().Seg.Sum
+	c := apitest.New(t)
+	viaRouter := func(t *testing.T, req *http.Request) response {
+		res := c.Do(t, r, req)
+		var b bytes.Buffer
+		if _, err := b.ReadFrom(res.Body); err != nil {
+			t.Fatal(err)
+		}
+		return response{res.StatusCode, res.Header, b.Bytes()}
+	}
+	viaEdge := func(t *testing.T, req *http.Request) response { return h.do(t, req) }
+	for _, tc := range []struct {
+		name     string
+		encoding string
+		status   int
+	}{
+		{"gzip damaged", "gzip", http.StatusInternalServerError},
+		{"identity decompressed from the damaged gzip", "", http.StatusInternalServerError},
+		{"brotli intact", "br", http.StatusOK},
+	} {
+		for _, via := range []struct {
+			name string
+			do   func(*testing.T, *http.Request) response
+		}{{"edge", viaEdge}, {"edge again (memo)", viaEdge}, {"router", viaRouter}} {
+			what := tc.name + " via " + via.name
+			res := via.do(t, request("GET", target, "Accept-Encoding", tc.encoding))
+			if res.status != tc.status {
+				t.Errorf("%s: %d, want %d", what, res.status, tc.status)
+				continue
+			}
+			if tc.status == http.StatusOK {
+				if res.header.Get("Content-Encoding") != tc.encoding || res.header.Get("ETag") != body.Brotli().ETag() {
+					t.Errorf("%s: Content-Encoding %q, ETag %s; want the stored brotli's %s", what, res.header.Get("Content-Encoding"), res.header.Get("ETag"), body.Brotli().ETag())
+				}
+				continue
+			}
+			internalError(t, what, res, logs, sum, dir)
+		}
+	}
+}
+
+// internalError fails t unless res is a 500 in the error envelope that
+// names its request id (also in X-Request-Id), no encoding and nothing of
+// the store, and the log has the cause under that id.
+func internalError(t *testing.T, what string, res response, logs *lockedBuffer, sum, dir string) {
+	t.Helper()
+	id := res.header.Get("X-Request-Id")
+	var env struct {
+		Status int    `json:"status"`
+		Error  string `json:"error"`
+	}
+	if err := json.Unmarshal(res.body, &env); err != nil || env.Status != http.StatusInternalServerError || id == "" || !strings.Contains(env.Error, id) {
+		t.Errorf("%s: X-Request-Id %q, body %.300s (%v); want the envelope naming the request id", what, id, res.body, err)
+	}
+	if ce := res.header.Get("Content-Encoding"); ce != "" {
+		t.Errorf("%s: Content-Encoding %q on the error", what, ce)
+	}
+	for _, internal := range []string{"segment", "checksum", "corrupt", sum[:12], dir} {
+		if strings.Contains(strings.ToLower(string(res.body)), internal) {
+			t.Errorf("%s: the answer names %q: %s", what, internal, res.body)
+		}
+	}
+	logged := false
+	for _, rec := range logs.records(t) {
+		if rec["request_id"] == id && strings.Contains(fmt.Sprint(rec["err"]), "checksum") {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Errorf("%s: no log record of request %s with its cause", what, id)
+	}
+}
