@@ -21,18 +21,36 @@ import (
 // chunks and an index's parts.
 const chunkBytes = 16 << 20
 
-// putContents stores the snapshot files the database lacks, gzipped, once
-// each by the sha256 of their bytes.
-func putContents(ctx context.Context, tx pgx.Tx, m store.Manifest, files map[string][]byte) error {
-	sums := make([]string, 0, len(m.Files))
-	bySum := map[string][]byte{}
-	for name, sum := range m.Files {
-		if _, ok := bySum[sum]; !ok {
-			sums = append(sums, sum)
-		}
-		bySum[sum] = files[name]
+// PutFiles stores snapshot files by content ahead of a publish, in a
+// transaction of their own; the caller holds the lock. What no version names
+// when the next publish sweeps is removed.
+func (s *Store) PutFiles(files map[string][]byte) (map[string]string, error) {
+	sums := make(map[string]string, len(files))
+	for name, b := range files {
+		sums[name] = store.Sum(b)
 	}
-	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", sums)
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return putContents(ctx, tx, sums, files)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put files: %w", err)
+	}
+	return sums, nil
+}
+
+// putContents stores the snapshot files the database lacks, gzipped, once
+// each by the sha256 of their bytes (sums: path → sha256).
+func putContents(ctx context.Context, tx pgx.Tx, sums map[string]string, files map[string][]byte) error {
+	bySum := map[string][]byte{}
+	list := make([]string, 0, len(files))
+	for name, b := range files {
+		if _, ok := bySum[sums[name]]; !ok {
+			list = append(list, sums[name])
+		}
+		bySum[sums[name]] = b
+	}
+	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", list)
 	if err != nil {
 		return err
 	}
