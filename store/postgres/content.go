@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -225,6 +226,7 @@ func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, e
 			if err := s.fetchSegment(context.Background(), dir, sum, size); err != nil {
 				return nil, err
 			}
+			s.pruneCache(dir)
 		}
 		s.checked.Store(sum, true)
 	}
@@ -238,6 +240,29 @@ func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, e
 func (s *Store) segmentLock(sum string) *sync.Mutex {
 	mu, _ := s.fetching.LoadOrStore(sum, new(sync.Mutex))
 	return mu.(*sync.Mutex)
+}
+
+// pruneCache removes from the cache the segments no stored version names, so
+// it holds no more than the store does: a replica still serving from one has
+// it open, and its file lives on until closed.
+func (s *Store) pruneCache(dir string) {
+	vs, err := s.Versions()
+	if err != nil {
+		return // keep everything rather than guess
+	}
+	keep := map[string]bool{}
+	for _, v := range vs {
+		for _, sum := range v.Segments {
+			keep[filepath.Base(blob.Path(dir, sum))] = true
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if name := e.Name(); filepath.Ext(name) == ".seg" && !keep[name] {
+			_ = os.Remove(filepath.Join(dir, name))
+			s.checked.Delete(strings.TrimSuffix(name, ".seg"))
+		}
+	}
 }
 
 // cacheDir is CacheDir, made when missing; by default a directory per schema
