@@ -218,10 +218,15 @@ func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
 					why = reason
 				}
 			}
-			writeError(w, r, http.StatusServiceUnavailable, why+"; retry later")
+			w.Header().Set("Retry-After", notReadyRetry)
+			writeError(w, r, http.StatusServiceUnavailable, why+"; retry in "+notReadyRetry+" seconds")
 		})
 	}
 }
+
+// notReadyRetry is the Retry-After, in seconds, of a route that needs a
+// version while none is loaded: loading one takes a second or a few.
+const notReadyRetry = "2"
 
 var versionless = map[string]bool{"/healthz": true, "/readyz": true, "/v1/metrics": true}
 

@@ -2,9 +2,11 @@ package catalog
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"math"
 	"runtime"
@@ -42,8 +44,13 @@ type Rendered struct {
 // Content-Language; "" for a body without text). A locale whose body would
 // equal en-US's shares en-US's Doc, so it says en-US.
 type Doc struct {
+	// JSON is the body; nil for a list, whose body is made from its items'
+	// when needed (Bytes): a version's lists are as big as its items, and
+	// are not kept twice.
 	JSON []byte
-	Lang string
+	// Items are a list's items, in order (empty, not nil, for an empty list).
+	Items []*Doc
+	Lang  string
 	// Sum is JSON's Sum once Rendered.Hash has run: the body's address, by
 	// which versions share it.
 	Sum Sum
@@ -68,13 +75,84 @@ func (r *Rendered) Hash() {
 		for lo := 0; lo < len(docs); lo += 256 {
 			g.Go(func() error {
 				for _, d := range docs[lo:min(lo+256, len(docs))] {
-					d.Sum = SumOf(d.JSON)
+					h := sha256.New()
+					_, _ = d.WriteTo(h)
+					d.Sum = Sum(h.Sum(nil)[:len(Sum{})])
 				}
 				return nil
 			})
 		}
 		_ = g.Wait()
 	})
+}
+
+// IsList says whether d is a list, its body made of its items'.
+func (d *Doc) IsList() bool { return d.Items != nil }
+
+// Len is the length of d's body.
+func (d *Doc) Len() int {
+	if d.Items == nil {
+		return len(d.JSON)
+	}
+	n := len(listPrefix) + len(listSuffix) + max(len(d.Items)-1, 0)
+	for _, it := range d.Items {
+		n += len(it.JSON) - len(itemPrefix) - 1
+	}
+	return n
+}
+
+// Bytes is d's body: JSON, or for a list, made now from its items'.
+func (d *Doc) Bytes() []byte {
+	if d.Items == nil {
+		return d.JSON
+	}
+	var b bytes.Buffer
+	b.Grow(d.Len())
+	_, _ = d.WriteTo(&b)
+	return b.Bytes()
+}
+
+// WriteTo writes d's body to w, a list's item by item.
+func (d *Doc) WriteTo(w io.Writer) (int64, error) {
+	if d.Items == nil {
+		n, err := w.Write(d.JSON)
+		return int64(n), err
+	}
+	var total int64
+	write := func(b []byte) error {
+		n, err := w.Write(b)
+		total += int64(n)
+		return err
+	}
+	if err := write([]byte(listPrefix)); err != nil {
+		return total, err
+	}
+	for i, it := range d.Items {
+		if i > 0 {
+			if err := write([]byte{','}); err != nil {
+				return total, err
+			}
+		}
+		if err := write(itemData(it.JSON)); err != nil {
+			return total, err
+		}
+	}
+	return total, write([]byte(listSuffix))
+}
+
+// newList is the list of items in locale loc, or en, en-US's list, when it
+// has the same bytes: when every item is en-US's.
+func newList(items []*Doc, loc int, en *Doc) *Doc {
+	if items == nil {
+		items = []*Doc{}
+	}
+	if loc == AllLocales {
+		return &Doc{Items: items, Lang: AllLanguages}
+	}
+	if en != nil && slices.Equal(items, en.Items) {
+		return en
+	}
+	return &Doc{Items: items, Lang: Locales[loc]}
 }
 
 // Table is one category's bodies: the list and each item's, per locale;
@@ -97,6 +175,18 @@ func (c Category) Filters() []string { return filters[c] }
 // Docs lists every Doc of r once, in one order for the same version: the
 // version record, the string tables, then each category's lists and items.
 func (r *Rendered) Docs() []*Doc {
+	out := []*Doc{r.VersionBody, r.LocresList}
+	for _, d := range r.Locres {
+		if d != nil && d != r.LocresList && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return append(out, r.docsOf(Categories()...)...)
+}
+
+// docsOf lists the docs of categories cs once each: each one's lists, its
+// items', its filtered lists.
+func (r *Rendered) docsOf(cs ...Category) []*Doc {
 	seen := map[*Doc]bool{}
 	var out []*Doc
 	add := func(ds ...*Doc) {
@@ -107,15 +197,13 @@ func (r *Rendered) Docs() []*Doc {
 			}
 		}
 	}
-	add(r.VersionBody, r.LocresList)
-	add(r.Locres[:]...)
-	for c := range r.Tables {
+	for _, c := range cs {
 		t := &r.Tables[c]
 		add(t.List[:]...)
 		for _, u := range t.Order {
 			add(t.Items[u][:]...)
 		}
-		for _, f := range filters[Category(c)] {
+		for _, f := range filters[c] {
 			if lists := t.Filtered[f]; lists != nil {
 				add(lists[0][:]...)
 				add(lists[1][:]...)
@@ -152,7 +240,18 @@ func (r *Rendered) ID() string { return r.ManifestID }
 
 // Render normalizes a snapshot and renders every body of it. Categories whose
 // file the snapshot lacks are empty. The snapshot is normalized in place.
-func Render(s *Snapshot) (*Rendered, error) {
+func Render(s *Snapshot) (*Rendered, error) { return RenderEach(s, nil) }
+
+// RenderEach is Render calling emit, when not nil, with the docs of each part
+// as soon as it is rendered: the version record, each source category with
+// the categories flattened from it (catalog true), then the string tables. The snapshot's
+// items of a part are let go once it is rendered, and emit may let go of the
+// docs' bytes (an import that has stored them), so a version need not be in
+// memory whole. emit's error stops the rendering.
+func RenderEach(s *Snapshot, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
+	if emit == nil {
+		emit = func([]*Doc, bool) error { return nil }
+	}
 	r := &Rendered{Fills: map[Fill]int{}}
 	if err := normalizeVersion(s.Version, r.Fills); err != nil {
 		return nil, err
@@ -170,7 +269,17 @@ func Render(s *Snapshot) (*Rendered, error) {
 		return nil, err
 	}
 	r.VersionBody = &Doc{JSON: itemEnvelope(vb)}
-	for _, src := range SourceCategories() {
+	if err := emit([]*Doc{r.VersionBody}, false); err != nil {
+		return nil, err
+	}
+	// The biggest source last: by then the rest of the snapshot is let go.
+	srcs := SourceCategories()
+	weight := map[Category]int{}
+	for _, src := range srcs {
+		weight[src] = nodes(s.Sources[src])
+	}
+	slices.SortStableFunc(srcs, func(a, b Category) int { return cmp.Compare(weight[a], weight[b]) })
+	for _, src := range srcs {
 		items := s.Sources[src]
 		if items == nil {
 			items = []any{}
@@ -181,11 +290,39 @@ func Render(s *Snapshot) (*Rendered, error) {
 		if err := r.renderSource(src, items, s.Overlays); err != nil {
 			return nil, fmt.Errorf("render %s: %w", src.Name(), err)
 		}
+		delete(s.Sources, src)
+		for _, over := range s.Overlays {
+			delete(over, src)
+		}
+		if err := emit(r.docsOf(renderOrder(src)...), true); err != nil {
+			return nil, err
+		}
 	}
 	if err := r.renderLocres(s.Locres); err != nil {
 		return nil, err
 	}
+	if err := emit(append([]*Doc{r.LocresList}, r.Locres[:]...), false); err != nil {
+		return nil, err
+	}
 	return r, nil
+}
+
+// nodes counts the objects and arrays in v: a measure of its size in memory.
+func nodes(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case map[string]any:
+		n++
+		for _, e := range x {
+			n += nodes(e)
+		}
+	case []any:
+		n++
+		for _, e := range x {
+			n += nodes(e)
+		}
+	}
+	return n
 }
 
 // RenderFiles renders snapshot files held in memory, repaired as an import
@@ -375,20 +512,20 @@ func (r *Rendered) renderFilters(c Category, en []node) {
 	for _, field := range filters[c] {
 		lists := new([2][NumLocales + 1]*Doc)
 		for val := range 2 {
-			list := func(loc int) []byte {
-				var bodies [][]byte
+			list := func(loc int) []*Doc {
+				var items []*Doc
 				for i, n := range en {
 					if v, _ := n.v[field].(bool); v == (val == 1) {
-						bodies = append(bodies, t.Items[t.Order[i]][loc].JSON)
+						items = append(items, t.Items[t.Order[i]][loc])
 					}
 				}
-				return ListEnvelope(bodies)
+				return items
 			}
-			def := newDoc(list(DefaultLocale), DefaultLocale, nil)
+			def := newList(list(DefaultLocale), DefaultLocale, nil)
 			for loc := range NumLocales + 1 {
 				lists[val][loc] = def
 				if loc != DefaultLocale {
-					lists[val][loc] = newDoc(list(loc), loc, def)
+					lists[val][loc] = newList(list(loc), loc, def)
 				}
 			}
 		}
@@ -427,6 +564,7 @@ func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) er
 		}
 		return nil
 	}
+	items := make([]*Doc, 0, len(ns))
 	for i, n := range ns {
 		u, ok := ParseUUID(n.uuid)
 		if loc == DefaultLocale {
@@ -441,8 +579,9 @@ func (r *Rendered) setBodies(c Category, loc int, ns []node, bodies [][]byte) er
 		}
 		d := t.Items[u]
 		d[loc] = newDoc(bodies[i], loc, d[DefaultLocale])
+		items = append(items, d[loc])
 	}
-	t.List[loc] = newDoc(ListEnvelope(bodies), loc, t.List[DefaultLocale])
+	t.List[loc] = newList(items, loc, t.List[DefaultLocale])
 	return nil
 }
 
@@ -456,7 +595,7 @@ func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node,
 	}
 	t := &r.Tables[c]
 	en := trees[DefaultLocale][c]
-	bodies := make([][]byte, len(en))
+	items := make([]*Doc, len(en))
 	data := make([][]byte, len(en))
 	vals := make([]any, NumLocales)
 	var buf []byte
@@ -477,12 +616,12 @@ func (r *Rendered) renderAll(c Category, trees *[NumLocales]map[Category][]node,
 		if buf, err = appendAll(append(buf[:0], itemPrefix...), sc, vals); err != nil {
 			return nil, err
 		}
-		bodies[i] = bytes.Clone(append(buf, '}'))
-		data[i] = itemData(bodies[i])
+		items[i] = newDoc(bytes.Clone(append(buf, '}')), AllLocales, nil)
+		data[i] = itemData(items[i].JSON)
 		u, _ := ParseUUID(n.uuid)
-		t.Items[u][AllLocales] = newDoc(bodies[i], AllLocales, nil)
+		t.Items[u][AllLocales] = items[i]
 	}
-	t.List[AllLocales] = newDoc(ListEnvelope(bodies), AllLocales, nil)
+	t.List[AllLocales] = newList(items, AllLocales, nil)
 	return data, nil
 }
 
@@ -542,21 +681,27 @@ func itemData(body []byte) []byte {
 	return body[len(itemPrefix) : len(body)-1]
 }
 
+// The envelope of a list body.
+const (
+	listPrefix = `{"status":200,"data":[`
+	listSuffix = "]}"
+)
+
 // ListEnvelope is the body of the list of items whose bodies are bodies.
 func ListEnvelope(bodies [][]byte) []byte {
-	n := 24
+	n := len(listPrefix) + len(listSuffix)
 	for _, b := range bodies {
 		n += len(b) - len(itemPrefix)
 	}
 	b := make([]byte, 0, n)
-	b = append(b, `{"status":200,"data":[`...)
+	b = append(b, listPrefix...)
 	for i, body := range bodies {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = append(b, itemData(body)...)
 	}
-	return append(b, "]}"...)
+	return append(b, listSuffix...)
 }
 
 // appendJSON appends v, a value as encoding/json decodes into any, as Encode

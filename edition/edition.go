@@ -119,7 +119,7 @@ func New(r *catalog.Rendered) *Edition {
 		refs[d] = ref(i)
 	}
 	parallel(len(docs), func(i int) {
-		bodies[i] = representation.NewBody(docs[i].JSON, docs[i].Lang)
+		bodies[i] = representation.NewBody(docs[i].Bytes(), docs[i].Lang)
 		bodies[i].ID = docs[i].Sum
 	})
 	e := &Edition{Effort: representation.Effort{}, bodies: bodySet{made: bodies}}

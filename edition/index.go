@@ -113,15 +113,13 @@ type body struct {
 	enc  [3]slot // identity, gzip, brotli
 }
 
-// slot is one encoding of a body. n == 0 for a gzip or brotli: none.
+// slot is where one encoding of a body is. n == 0 for a gzip or brotli: none.
 type slot struct {
 	n   uint32
 	sum uint64
-	at  *blob.Segment // where it is stored; nil: not stored, pending: the new segment
+	at  *blob.Segment // nil: not stored (an identity kept as gzip); pending: the new segment
 	off int64
-	// data: bytes still to write; copy: the blob at at/off is to be copied
-	// into the new segment.
-	data []byte
+	// copy: the blob at at/off moves into the new segment (Finish).
 	copy bool
 }
 
@@ -132,55 +130,29 @@ var pending = new(blob.Segment)
 // have, on every core, writes the new blobs to a new segment and returns the
 // index. A body in a language the index cannot name is an error.
 func Encode(r *catalog.Rendered, opt Options) (*Encoded, error) {
-	docs := r.Docs()
-	for _, d := range docs {
-		if _, ok := langByte(d.Lang); !ok {
-			return nil, fmt.Errorf("encode %s: a body in language %.40q", r.ManifestID, d.Lang)
-		}
-	}
-	r.Hash()
-	// Docs with the same bytes and language are one body.
-	index := make(map[*catalog.Doc]uint32, len(docs))
-	first := map[bodyKey]uint32{}
-	var bodies []body
-	var distinct []*catalog.Doc
-	for _, d := range docs {
-		lang, _ := langByte(d.Lang)
-		k := bodyKey{d.Sum, lang}
-		if j, ok := first[k]; ok {
-			index[d] = j
-			continue
-		}
-		j := uint32(len(bodies))
-		first[k], index[d] = j, j
-		bodies = append(bodies, body{id: d.Sum, lang: lang})
-		distinct = append(distinct, d)
-	}
-	w, err := newWriter(opt)
+	e, err := NewEncoder(opt)
 	if err != nil {
 		return nil, err
 	}
-	compressors := sync.Pool{New: func() any { return representation.NewCompressor(opt.Effort) }}
-	err = w.store(bodies, func(i int) {
-		b, doc := &bodies[i], distinct[i].JSON
-		b.enc[0] = slot{n: uint32(len(doc)), sum: blob.Checksum(doc), data: doc}
-		if opt.Effort == (representation.Effort{}) {
-			return
-		}
-		z := compressors.Get().(*representation.Compressor)
-		gz, br := z.Compress(doc)
-		compressors.Put(z)
-		for j, e := range [][]byte{gz, br} {
-			if e != nil {
-				b.enc[j+1] = slot{n: uint32(len(e)), sum: blob.Checksum(e), data: e}
-			}
-		}
-	})
-	if err != nil {
+	if err := e.Add(r.Docs()); err != nil {
 		return nil, err
 	}
-	m := meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: opt.Effort, Unknown: r.Unknown}
-	return w.finish(m, bodies, func(b []byte) []byte { return appendRoutes(b, r, index) })
+	return e.Finish(r)
+}
+
+// Encoder writes an index and its new segment as a rendered version's bodies
+// arrive, a group at a time (Add), so an import need never hold a version's
+// bodies whole: once added, a doc's bytes are not needed again.
+type Encoder struct {
+	opt    Options
+	seg    *blob.Writer
+	base   map[bodyKey][3]representation.Source // where the Base keeps its bodies
+	index  map[*catalog.Doc]uint32
+	first  map[bodyKey]uint32
+	bodies []body
+	pool   sync.Pool // *representation.Compressor
+
+	stored, copied int64
 }
 
 type bodyKey struct {
@@ -188,86 +160,79 @@ type bodyKey struct {
 	lang byte
 }
 
-// writer writes one index's new segment and its segment table.
-type writer struct {
-	seg *blob.Writer
-	// base: where the Base keeps its bodies, by address.
-	base           map[bodyKey][3]representation.Source
-	stored, copied int64
-}
-
-func newWriter(opt Options) (*writer, error) {
+// NewEncoder starts an index, its new segment in opt.Dir.
+func NewEncoder(opt Options) (*Encoder, error) {
 	seg, err := blob.NewWriter(opt.Dir)
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{seg: seg}
+	e := &Encoder{opt: opt, seg: seg, index: map[*catalog.Doc]uint32{}, first: map[bodyKey]uint32{}}
+	e.pool.New = func() any { return representation.NewCompressor(opt.Effort) }
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
-		w.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
+		e.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
 		b.bodies.each(func(id catalog.Sum, lang string, src [3]representation.Source) {
 			l, _ := langByte(lang)
-			w.base[bodyKey{id, l}] = src
+			e.base[bodyKey{id, l}] = src
 		})
 	}
-	return w, nil
+	return e, nil
 }
 
-// reuse fills, for each body Base has, its encodings where Base keeps them,
-// and returns the indexes of the bodies that are new. A segment of which the
-// version would name less than half is copied from instead (compaction): the
-// blobs it still needs go into the new segment, so once the versions that
-// name the old segment are gone, the sweep deletes it.
-func (w *writer) reuse(bodies []body) (fresh []bool) {
-	fresh = make([]bool, len(bodies))
-	live := map[*blob.Segment]int64{}
-	for i := range bodies {
-		b := &bodies[i]
-		old, ok := w.base[bodyKey{b.id, b.lang}]
-		if !ok {
-			fresh[i] = true
+// Abort drops the new segment: an import that stopped.
+func (e *Encoder) Abort() { e.seg.Abort() }
+
+// batch and batchBytes bound the bodies compressed before they are written:
+// what the encoder holds at once beyond the docs it is given.
+const (
+	batch      = 1024
+	batchBytes = 16 << 20
+)
+
+// Add encodes docs: each body the version has not had yet is hashed (its
+// Sum), and, unless the Base has it, compressed on every core and written
+// to the new segment, in order, so the same version makes the same segment.
+// A doc in a language the index cannot name is an error.
+func (e *Encoder) Add(docs []*catalog.Doc) error {
+	for _, d := range docs {
+		if _, ok := langByte(d.Lang); !ok {
+			return fmt.Errorf("encode: a body in language %.40q", d.Lang)
+		}
+	}
+	parallel(len(docs), func(i int) {
+		h := sha256.New()
+		_, _ = docs[i].WriteTo(h)
+		docs[i].Sum = catalog.Sum(h.Sum(nil))
+	})
+	var fresh []*catalog.Doc
+	var at []uint32
+	for _, d := range docs {
+		lang, _ := langByte(d.Lang)
+		k := bodyKey{d.Sum, lang}
+		if j, ok := e.first[k]; ok {
+			e.index[d] = j // the same bytes in the same language: one body
 			continue
 		}
-		for j, src := range old {
-			if j > 0 && src.Len == 0 && src.Mem == nil {
-				continue // no such encoding
-			}
-			b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: src.Off, data: src.Mem}
-			if src.Seg != nil {
-				live[src.Seg] += int64(src.Len)
-			}
+		j := uint32(len(e.bodies))
+		e.first[k], e.index[d] = j, j
+		b := body{id: d.Sum, lang: lang}
+		if old, ok := e.base[k]; ok {
+			e.reuse(&b, old)
+		} else {
+			fresh = append(fresh, d)
+			at = append(at, j)
 		}
+		e.bodies = append(e.bodies, b)
 	}
-	for i := range bodies {
-		for j := range bodies[i].enc {
-			if s := &bodies[i].enc[j]; s.at != nil && !s.at.InMemory() && live[s.at]*2 < s.at.Size {
-				s.copy = true
-			}
+	for lo, hi := 0, 0; lo < len(fresh); lo = hi {
+		size := 0
+		for hi = lo; hi < len(fresh) && hi-lo < batch && (hi == lo || size+fresh[hi].Len() <= batchBytes); hi++ {
+			size += fresh[hi].Len()
 		}
-	}
-	return fresh
-}
-
-// batch bounds the bodies compressed before they are written: what the
-// encoder holds at once.
-const batch = 4096
-
-// store fills the new bodies' encodings (fill, on every core) and writes
-// every blob not in a kept segment into the new one, in body order, so the
-// same version makes the same segment.
-func (w *writer) store(bodies []body, fill func(i int)) error {
-	fresh := w.reuse(bodies)
-	for lo := 0; lo < len(bodies); lo += batch {
-		hi := min(lo+batch, len(bodies))
-		var todo []int
-		for i := lo; i < hi; i++ {
-			if fresh[i] {
-				todo = append(todo, i)
-			}
-		}
-		parallel(len(todo), func(k int) { fill(todo[k]) })
-		for i := lo; i < hi; i++ {
-			if err := w.write(&bodies[i]); err != nil {
-				w.seg.Abort()
+		data := make([][3][]byte, hi-lo)
+		parallel(hi-lo, func(k int) { data[k] = e.compress(fresh[lo+k]) })
+		for k := range data {
+			if err := e.write(&e.bodies[at[lo+k]], data[k]); err != nil {
+				e.Abort()
 				return err
 			}
 		}
@@ -275,44 +240,119 @@ func (w *writer) store(bodies []body, fill func(i int)) error {
 	return nil
 }
 
-// write puts a body's blobs that no kept segment has into the new one. An
-// identity with a gzip beside it is not stored: it is the gzip decompressed.
-func (w *writer) write(b *body) error {
-	for j := range b.enc {
-		s := &b.enc[j]
-		switch {
-		case s.n == 0 && j > 0:
-			continue
-		case j == 0 && b.enc[1].n > 0:
-			s.at, s.data, s.copy = nil, nil, false
-			continue
-		case s.copy:
-			data, err := s.at.Read(s.off, int(s.n), s.sum)
-			if err != nil {
-				return fmt.Errorf("compact: %w", err)
+// compress is a doc's identity, gzip and brotli (nil where none).
+func (e *Encoder) compress(d *catalog.Doc) [3][]byte {
+	doc := d.Bytes()
+	if e.opt.Effort == (representation.Effort{}) {
+		return [3][]byte{doc}
+	}
+	z := e.pool.Get().(*representation.Compressor)
+	gz, br := z.Compress(doc)
+	e.pool.Put(z)
+	return [3][]byte{doc, gz, br}
+}
+
+// reuse names, for a body the Base has, its encodings where the Base keeps
+// them (in memory: they are written anew).
+func (e *Encoder) reuse(b *body, old [3]representation.Source) {
+	for j, src := range old {
+		if j > 0 && src.Len == 0 && src.Mem == nil {
+			continue // no such encoding
+		}
+		b.enc[j] = slot{n: uint32(src.Len), sum: src.Sum, at: src.Seg, off: src.Off}
+		if src.Mem != nil {
+			b.enc[j].at = nil
+			if j == 0 && old[1].Len == 0 || j > 0 {
+				if err := e.append(&b.enc[j], src.Mem); err != nil {
+					e.seg.Abort() // reported by Finish: the segment is gone
+				}
 			}
-			s.data = data
-			w.copied += int64(s.n)
-		case s.data == nil:
-			continue // in a kept segment
-		case s.at != nil && s.at.InMemory():
-			continue // the Base's, in memory: named as it is
 		}
-		if w.seg.Len()+int64(len(s.data)) > maxSegment {
-			return fmt.Errorf("the bodies a version adds are over %d bytes, more than one segment holds", int64(maxSegment))
+	}
+}
+
+// write puts a new body's encodings into the new segment, all but an
+// identity with a gzip beside it: that is the gzip decompressed.
+func (e *Encoder) write(b *body, data [3][]byte) error {
+	for j, x := range data {
+		if x == nil {
+			continue
 		}
-		off, err := w.seg.Append(s.data)
-		if err != nil {
+		b.enc[j] = slot{n: uint32(len(x)), sum: blob.Checksum(x)}
+		if j == 0 && data[1] != nil {
+			continue
+		}
+		if err := e.append(&b.enc[j], x); err != nil {
 			return err
 		}
-		w.stored += int64(s.n)
-		s.at, s.off, s.data, s.copy = pending, off, nil, false
 	}
 	return nil
 }
 
+func (e *Encoder) append(s *slot, x []byte) error {
+	if e.seg.Len()+int64(len(x)) > maxSegment {
+		return fmt.Errorf("the bodies a version adds are over %d bytes, more than one segment holds", int64(maxSegment))
+	}
+	off, err := e.seg.Append(x)
+	if err != nil {
+		return err
+	}
+	e.stored += int64(len(x))
+	s.at, s.off = pending, off
+	return nil
+}
+
+// compact copies into the new segment the blobs the version keeps of each
+// old segment it would name less than half of: once the versions that name
+// the old one are gone, the sweep deletes it, so a store holds no more than
+// about twice what its versions name.
+func (e *Encoder) compact() error {
+	live := map[*blob.Segment]int64{}
+	for i := range e.bodies {
+		for _, s := range e.bodies[i].enc {
+			if s.at != nil && s.at != pending {
+				live[s.at] += int64(s.n)
+			}
+		}
+	}
+	for i := range e.bodies {
+		for j := range e.bodies[i].enc {
+			s := &e.bodies[i].enc[j]
+			if s.at == nil || s.at == pending || s.at.InMemory() || live[s.at]*2 >= s.at.Size {
+				continue
+			}
+			x, err := s.at.Read(s.off, int(s.n), s.sum)
+			if err != nil {
+				return fmt.Errorf("compact: %w", err)
+			}
+			if err := e.append(s, x); err != nil {
+				return err
+			}
+			e.copied += int64(s.n)
+		}
+	}
+	return nil
+}
+
+// Finish writes what is left and the index of r's routes: every doc of r
+// must have been added.
+func (e *Encoder) Finish(r *catalog.Rendered) (*Encoded, error) {
+	if err := e.compact(); err != nil {
+		e.Abort()
+		return nil, err
+	}
+	for _, d := range r.Docs() {
+		if _, ok := e.index[d]; !ok {
+			e.Abort()
+			return nil, fmt.Errorf("encode %s: a body of its routes was not added", r.ManifestID)
+		}
+	}
+	m := meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: e.opt.Effort, Unknown: r.Unknown}
+	return e.finish(m, e.bodies, func(b []byte) []byte { return appendRoutes(b, r, e.index) })
+}
+
 // finish closes the new segment and writes the index.
-func (w *writer) finish(m meta, bodies []body, routes func([]byte) []byte) (*Encoded, error) {
+func (w *Encoder) finish(m meta, bodies []body, routes func([]byte) []byte) (*Encoded, error) {
 	out := &Encoded{Stored: w.stored, Copied: w.copied}
 	var table []*blob.Segment
 	at := map[*blob.Segment]uint32{}
@@ -524,6 +564,16 @@ func Decode(index []byte, open Opener) (*Edition, error) {
 		return nil, fmt.Errorf("edition %s: %w", ed.ManifestID, err)
 	}
 	return ed, nil
+}
+
+// Segment is the open segment named sum that e's bodies are in; nil if none.
+func (e *Edition) Segment(sum string) *blob.Segment {
+	for _, s := range e.bodies.segs {
+		if s.Sum == sum {
+			return s
+		}
+	}
+	return nil
 }
 
 // Build encodes r in memory and reads the index back, as a server reads an

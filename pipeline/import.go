@@ -133,10 +133,16 @@ type importer struct {
 // checkpoint ends the import when its context has: SIGINT, SIGTERM or deadline.
 func (im *importer) checkpoint() error {
 	if err := context.Cause(im.opt.Context); err != nil {
-		return fmt.Errorf("%s: import stopped, store untouched: %w", im.stage, err)
+		return &checkpointError{fmt.Errorf("%s: import stopped, store untouched: %w", im.stage, err)}
 	}
 	return nil
 }
+
+// checkpointError is an import stopped by its context, not by its snapshot.
+type checkpointError struct{ err error }
+
+func (e *checkpointError) Error() string { return e.err.Error() }
+func (e *checkpointError) Unwrap() error { return e.err }
 
 // next starts stage s unless the import's context has ended.
 func (im *importer) next(s Stage, format string, args ...any) error {
@@ -343,49 +349,49 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	if len(val.Rejections) > 0 {
 		return im.reject(val.Rejections, "%s", count(len(val.Rejections), "problem"))
 	}
-	if err := im.next(Render, "%d items in %d catalogs, every locale", items, len(snap.Sources)); err != nil {
-		return err
-	}
-	rendered, err := catalog.Render(snap)
-	if err != nil {
-		return im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
-	}
-	if n := rewriteMedia(rendered, im.opt.MediaURL); n > 0 {
-		r.note("%d media URLs point to the mirror", n)
-	}
-	rendered.ContentHash = catalog.FilesHash(files)
-	id := rendered.ManifestID
-	r.ManifestID = id
-	r.Version = rendered.Version.Version
-
-	if replace && id == base.ManifestID {
+	contentHash := catalog.FilesHash(files)
+	if replace && catalog.ManifestIDOf(files["version.json"]) == base.ManifestID {
 		// Re-publishing the active version: the latest diff stays previous → it.
 		base.ManifestID = base.Previous
 	}
+	// The files are stored now, by content, so the import need not hold them
+	// while it renders.
+	stored, err := im.st.PutFiles(files)
+	if err != nil {
+		return err
+	}
+	files = nil
 	var old *edition.Edition
 	if base.ManifestID != "" {
 		if old, err = im.baseEdition(base.ManifestID); err != nil {
-			r.note("the version before %s cannot be read (%v); no diff is made", id, err)
+			r.note("the version before %s cannot be read (%v); no diff is made", r.ManifestID, err)
 			old = nil
 		}
 	}
+	ed, enc, err := im.render(snap, contentHash, val, old, items)
+	if err != nil {
+		return err
+	}
+	defer enc.Discard()
+	id := ed.ManifestID
+	r.ManifestID, r.Version = id, ed.Version.Version
+	r.IndexBytes, r.StoredBytes, r.CopiedBytes = int64(len(enc.Index)), enc.Stored, enc.Copied
+
 	// The diff is stamped with the version's publication, so a replica that
 	// computes it again makes the same bytes.
 	now := im.opt.Now()
 	var diffBody []byte
-	var before []catalog.Unknown
 	if old != nil {
-		before = old.Unknown
 		if err := im.next(Diff, "%s → %s", old.ManifestID, id); err != nil {
 			return err
 		}
-		d, err := catalog.Diff(old, rendered, now)
+		d, err := catalog.Diff(old, ed, now)
 		if err != nil {
 			return err
 		}
 		r.Previous = old.ManifestID
 		r.Summary = &d.Summary
-		if ps := shrinkage(old, rendered, im.opt.ShrinkLimit); len(ps) > 0 {
+		if ps := shrinkage(old, ed, im.opt.ShrinkLimit); len(ps) > 0 {
 			if !im.opt.AllowShrink {
 				lose := "lose"
 				if len(ps) == 1 {
@@ -401,24 +407,12 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 			return err
 		}
 	}
-	rendered.Unknown = catalog.SinceFirstSeen(val.Unknown, before, id)
-	r.Unknown = rendered.Unknown
-	if err := im.next(Compress, "every body in gzip and brotli"); err != nil {
-		return err
-	}
-	enc, err := edition.Encode(rendered, edition.Options{Effort: im.opt.Effort, Base: old, Dir: im.st.Staging()})
-	if err != nil {
-		return err
-	}
-	defer enc.Discard()
-	r.IndexBytes, r.StoredBytes, r.CopiedBytes = int64(len(enc.Index)), enc.Stored, enc.Copied
-
 	if err := im.next(Publish, "%s into %s", id, im.st.Location()); err != nil {
 		return err
 	}
 	r.Pruned, err = im.st.Publish(store.Publication{
-		ManifestID: id, Version: r.Version, Branch: rendered.Version.Branch,
-		Files: files, Previous: r.Previous, DiffBody: diffBody,
+		ManifestID: id, Version: r.Version, Branch: ed.Version.Branch,
+		Stored: stored, Previous: r.Previous, DiffBody: diffBody,
 		Index: enc.Index, Segments: enc.Segments, Segment: enc.Segment,
 		Retain: im.opt.Retain, Now: now, Replace: replace,
 	})
@@ -427,6 +421,79 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	}
 	r.Outcome = "published"
 	return nil
+}
+
+// render renders the snapshot a source category at a time, compressing and
+// storing each part's new bodies into a new segment as soon as it is made and
+// letting go of them, so an import holds one part's bodies at most. It
+// returns the new version's edition as a server would read it, over the new
+// segment and old's.
+func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *catalog.Validation, old *edition.Edition, items int) (*edition.Edition, *edition.Encoded, error) {
+	r := im.r
+	if err := im.next(Render, "%d items in %d catalogs, every locale, compressed in gzip and brotli", items, len(snap.Sources)); err != nil {
+		return nil, nil, err
+	}
+	enc, err := edition.NewEncoder(edition.Options{Effort: im.opt.Effort, Base: old, Dir: im.st.Staging()})
+	if err != nil {
+		return nil, nil, err
+	}
+	media := 0
+	rendered, err := catalog.RenderEach(snap, func(docs []*catalog.Doc, catalogs bool) error {
+		if err := im.checkpoint(); err != nil {
+			return err
+		}
+		if catalogs {
+			media += rewriteMedia(docs, im.opt.MediaURL)
+		}
+		if err := enc.Add(docs); err != nil {
+			return err
+		}
+		for _, d := range docs {
+			d.JSON = nil // stored: the edition reads it back from the segment
+		}
+		return nil
+	})
+	if err != nil {
+		enc.Abort()
+		var ce *checkpointError
+		if errors.As(err, &ce) {
+			return nil, nil, err
+		}
+		return nil, nil, im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
+	}
+	if media > 0 {
+		r.note("%d media URLs point to the mirror", media)
+	}
+	rendered.ContentHash = contentHash
+	var before []catalog.Unknown
+	if old != nil {
+		before = old.Unknown
+	}
+	rendered.Unknown = catalog.SinceFirstSeen(val.Unknown, before, rendered.ManifestID)
+	r.Unknown = rendered.Unknown
+	out, err := enc.Finish(rendered)
+	if err != nil {
+		return nil, nil, err
+	}
+	ed, err := edition.Decode(out.Index, func(sum string, size int64) (*blob.Segment, error) {
+		if s := out.Segment; s != nil && s.Sum == sum {
+			if s.Path == "" {
+				return blob.Memory(sum, s.Mem), nil
+			}
+			return blob.Open(s.Path, sum, size, im.cache)
+		}
+		if old != nil {
+			if s := old.Segment(sum); s != nil {
+				return s, nil
+			}
+		}
+		return im.st.Segment(sum, size, im.cache)
+	})
+	if err != nil {
+		out.Discard()
+		return nil, nil, fmt.Errorf("read back the new edition: %w", err)
+	}
+	return ed, out, nil
 }
 
 // baseEdition reads the version an import diffs against: its stored edition,
@@ -453,11 +520,15 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	rendered, rerr := catalog.Render(snap)
+	rendered, rerr := catalog.RenderEach(snap, func(docs []*catalog.Doc, catalogs bool) error {
+		if catalogs {
+			rewriteMedia(docs, im.opt.MediaURL)
+		}
+		return nil
+	})
 	if rerr != nil {
 		return nil, rerr
 	}
-	rewriteMedia(rendered, im.opt.MediaURL)
 	rendered.ContentHash, rendered.Unknown = catalog.FilesHash(files), val.Unknown
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil

@@ -6,21 +6,16 @@ import (
 	"github.com/refdata/refdata/catalog"
 )
 
-// rewriteMedia points a rendered version's media URLs at a mirror: every JSON
-// string in its catalog bodies (not the version record nor the string tables)
-// that is an http(s) URL for which to gives another is replaced by it
-// (Options.MediaURL). It returns the strings replaced.
-func rewriteMedia(r *catalog.Rendered, to func(string) (string, bool)) int {
+// rewriteMedia points catalog bodies' media URLs at a mirror: every JSON
+// string in docs that is an http(s) URL for which to gives another is
+// replaced by it (Options.MediaURL). It returns the strings replaced.
+func rewriteMedia(docs []*catalog.Doc, to func(string) (string, bool)) int {
 	if to == nil {
 		return 0
 	}
-	skip := map[*catalog.Doc]bool{r.VersionBody: true, r.LocresList: true}
-	for _, d := range r.Locres {
-		skip[d] = true
-	}
 	n := 0
-	for _, d := range r.Docs() {
-		if !skip[d] {
+	for _, d := range docs {
+		if !d.IsList() { // a list is made of its items, rewritten here
 			var k int
 			d.JSON, k = rewriteURLs(d.JSON, to)
 			n += k

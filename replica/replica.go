@@ -580,6 +580,10 @@ func (r *Repository) Ready() (gen.ProbeStatus, bool, string) {
 	}
 	zero := float32(0)
 	st.SecondsBehind = &zero
+	// Every route answers, the latest diff too: it is read (and kept) now.
+	if _, err := r.LatestDiff(); err != nil && catalog.ErrorCode(err) != catalog.ENOTFOUND {
+		return st, false, "the latest diff of " + cur.ed.ManifestID + " cannot be read from the store"
+	}
 	return st, true, ""
 }
 

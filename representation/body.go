@@ -297,19 +297,21 @@ var (
 func Compress(b []byte, e Effort) (gz, br []byte) { return NewCompressor(e).Compress(b) }
 
 // A Compressor compresses bodies one at a time at one Effort, reusing its
-// writers (a brotli writer's tables are hundreds of kilobytes); a reset
-// writer writes what a new one would (TestCompressorMatchesNew).
+// writers; a reset writer writes what a new one would
+// (TestCompressorMatchesNew).
 type Compressor struct {
 	effort Effort
 	buf    bytes.Buffer
 	gz     *gzip.Writer
-	br     [maxWindow - minWindow + 1]*brotli.Writer // by window size
+	br     [2]*brotli.Writer // the small window's and the large one's
 }
 
-// Brotli's window is sized to the body, from 2^minWindow to 2^maxWindow bytes.
+// Brotli's window: 2^smallWindow bytes for a body that fits (most items),
+// else 2^largeWindow. Only two sizes, because a writer's tables are 2.4 MB
+// at the small window and some 40 MB at any window over 2^17.
 const (
-	minWindow = 16
-	maxWindow = 22
+	smallWindow = 16
+	largeWindow = 22
 )
 
 // NewCompressor returns a Compressor at effort e.
@@ -326,11 +328,10 @@ func (z *Compressor) Compress(b []byte) (gz, br []byte) {
 		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
 	}
 	gz = z.encode(z.gz, err, b)
-	lgwin := minWindow
-	for lgwin < maxWindow && 1<<lgwin < len(b) {
-		lgwin++
+	lgwin, w := smallWindow, &z.br[0]
+	if len(b) > 1<<smallWindow {
+		lgwin, w = largeWindow, &z.br[1]
 	}
-	w := &z.br[lgwin-minWindow]
 	if *w == nil {
 		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
 	}

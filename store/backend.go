@@ -55,6 +55,11 @@ type Backend interface {
 	// active pointer and prunes to p.Retain, all or nothing; the caller holds
 	// Lock. It returns the manifest IDs pruned.
 	Publish(p Publication) (pruned []string, err error)
+	// PutFiles stores snapshot files by content ahead of a publish (the
+	// caller holds Lock), so an import need not hold them; it returns their
+	// sha256 by path, for Publication.Stored. What no version names by the
+	// next publish's sweep is removed.
+	PutFiles(files map[string][]byte) (map[string]string, error)
 	// WriteDiff stores a diff computed on demand between two stored versions.
 	WriteDiff(from, to string, body []byte) error
 	// Discard removes a version that is not active, with the diffs naming it;

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -29,6 +30,9 @@ type Publication struct {
 	Version    string
 	Branch     string
 	Files      map[string][]byte // snapshot path ("en-US/weapons.json") → bytes
+	// Stored names snapshot files stored already (Backend.PutFiles): path →
+	// sha256.
+	Stored map[string]string
 	// Previous and DiffBody: the diff Previous → ManifestID as served by /v1/diff.
 	Previous string
 	DiffBody []byte
@@ -66,6 +70,11 @@ func (p Publication) Names() ([]string, error) {
 		}
 		names = append(names, name)
 	}
+	for name, sum := range p.Stored {
+		if _, dup := p.Files[name]; !fs.ValidPath(name) || Reserved(name) || strings.HasPrefix(name, ".") || dup || !blob.ValidSum(sum) {
+			return nil, fmt.Errorf("publish: bad stored snapshot path %q (%q)", name, sum)
+		}
+	}
 	sort.Strings(names)
 	return names, nil
 }
@@ -77,6 +86,7 @@ func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
 	for name, b := range p.Files {
 		m.Files[name] = Sum(b)
 	}
+	maps.Copy(m.Files, p.Stored)
 	if len(p.Index) > 0 {
 		m.Index, m.Segments = PackSum(p.Index), p.Segments
 	}
@@ -165,6 +175,22 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 		return gone, err
 	}
 	return gone, s.Sweep()
+}
+
+// PutFiles stores snapshot files by content ahead of a publish, so an import
+// need not hold them while it renders; the caller holds the lock. It returns
+// their sha256 by path (Publication.Stored). What no version names when the
+// next publish sweeps is removed.
+func (s *Store) PutFiles(files map[string][]byte) (map[string]string, error) {
+	names := slices.Sorted(maps.Keys(files))
+	sums := make(map[string]string, len(files))
+	for _, name := range names {
+		if !fs.ValidPath(name) || Reserved(name) || strings.HasPrefix(name, ".") {
+			return nil, fmt.Errorf("put files: bad snapshot path %q", name)
+		}
+		sums[name] = Sum(files[name])
+	}
+	return sums, s.putFiles(names, files)
 }
 
 // putFiles stores the snapshot files the store lacks, gzipped, under the

@@ -13,7 +13,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/edition"
-	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
 	"github.com/refdata/refdata/replica"
@@ -81,10 +80,9 @@ func storeFlags(c *cli, def, none string) func() string {
 // for it. Goroutines end with ctx.
 func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometheus.Registerer, served *replica.Metrics, imports *pipeline.Metrics, logger *slog.Logger) error {
 	if o.dir == "" {
-		s, err := embeddedRepository(logger, o.effort)
+		r, err := sampleRepository(ctx, o.effort, repo, served, logger)
 		if err == nil {
-			repo.Set(s)
-			served.Active(s.Active(), time.Time{})
+			repo.Set(r)
 		}
 		return err
 	}
@@ -98,11 +96,11 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 	}
 	var fallback *edition.Edition // served while the store has no version
 	if o.sample {
-		r, err := fixtures.Newest()
+		r, err := sampleRepository(ctx, o.effort, repo, nil, logger)
 		if err != nil {
 			return err
 		}
-		fallback = edition.New(r)
+		fallback = r.Active()
 	}
 	var err error
 	var r *replica.Repository
@@ -153,22 +151,28 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, r
 	return nil
 }
 
-// embeddedRepository serves the embedded sample data, compressed at effort,
-// and says so in the log.
-func embeddedRepository(logger *slog.Logger, effort representation.Effort) (*edition.Static, error) {
-	s, err := fixtures.Sample(effort, func(err error) {
-		if err != nil {
-			logger.Error("the embedded sample data stays uncompressed", "err", err)
-		}
-	})
+// sampleRepository serves the embedded sample data from its store
+// (sampleStore), saying so in the log; until the store is made, repo says
+// why it waits.
+func sampleRepository(ctx context.Context, effort representation.Effort, repo *replica.Pending, served *replica.Metrics, logger *slog.Logger) (*replica.Repository, error) {
+	repo.Wait("making the embedded sample data's store, once for this binary")
+	dir, err := sampleStore(ctx, effort, logger)
 	if err != nil {
 		return nil, err
 	}
-	ed := s.Active()
+	st, err := store.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	r, err := replica.Open(st, logger, served, nil)
+	if err != nil {
+		return nil, err
+	}
+	ed := r.Active()
 	logger.Info("serving the embedded sample data (real captures of 2021 plus authored sample catalogs; see fixtures/README.md)",
-		"version", ed.Version.Version, "manifestId", ed.ManifestID,
+		"version", ed.Version.Version, "manifestId", ed.ManifestID, "store", dir,
 		"realData", "import snapshots with 'refdata import --data DIR SNAPSHOT_DIR', then 'refdata serve --data DIR'")
-	return s, nil
+	return r, nil
 }
 
 func isDatabase(spec string) bool {

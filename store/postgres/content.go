@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
@@ -21,18 +22,36 @@ import (
 // chunks and an index's parts.
 const chunkBytes = 16 << 20
 
-// putContents stores the snapshot files the database lacks, gzipped, once
-// each by the sha256 of their bytes.
-func putContents(ctx context.Context, tx pgx.Tx, m store.Manifest, files map[string][]byte) error {
-	sums := make([]string, 0, len(m.Files))
-	bySum := map[string][]byte{}
-	for name, sum := range m.Files {
-		if _, ok := bySum[sum]; !ok {
-			sums = append(sums, sum)
-		}
-		bySum[sum] = files[name]
+// PutFiles stores snapshot files by content ahead of a publish, in a
+// transaction of their own; the caller holds the lock. What no version names
+// when the next publish sweeps is removed.
+func (s *Store) PutFiles(files map[string][]byte) (map[string]string, error) {
+	sums := make(map[string]string, len(files))
+	for name, b := range files {
+		sums[name] = store.Sum(b)
 	}
-	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", sums)
+	ctx := context.Background()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return putContents(ctx, tx, sums, files)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("put files: %w", err)
+	}
+	return sums, nil
+}
+
+// putContents stores the snapshot files the database lacks, gzipped, once
+// each by the sha256 of their bytes (sums: path → sha256).
+func putContents(ctx context.Context, tx pgx.Tx, sums map[string]string, files map[string][]byte) error {
+	bySum := map[string][]byte{}
+	list := make([]string, 0, len(files))
+	for name, b := range files {
+		if _, ok := bySum[sums[name]]; !ok {
+			list = append(list, sums[name])
+		}
+		bySum[sums[name]] = b
+	}
+	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", list)
 	if err != nil {
 		return err
 	}
@@ -207,6 +226,7 @@ func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, e
 			if err := s.fetchSegment(context.Background(), dir, sum, size); err != nil {
 				return nil, err
 			}
+			s.pruneCache(dir)
 		}
 		s.checked.Store(sum, true)
 	}
@@ -220,6 +240,29 @@ func (s *Store) Segment(sum string, size int64, c *blob.Cache) (*blob.Segment, e
 func (s *Store) segmentLock(sum string) *sync.Mutex {
 	mu, _ := s.fetching.LoadOrStore(sum, new(sync.Mutex))
 	return mu.(*sync.Mutex)
+}
+
+// pruneCache removes from the cache the segments no stored version names, so
+// it holds no more than the store does: a replica still serving from one has
+// it open, and its file lives on until closed.
+func (s *Store) pruneCache(dir string) {
+	vs, err := s.Versions()
+	if err != nil {
+		return // keep everything rather than guess
+	}
+	keep := map[string]bool{}
+	for _, v := range vs {
+		for _, sum := range v.Segments {
+			keep[filepath.Base(blob.Path(dir, sum))] = true
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if name := e.Name(); filepath.Ext(name) == ".seg" && !keep[name] {
+			_ = os.Remove(filepath.Join(dir, name))
+			s.checked.Delete(strings.TrimSuffix(name, ".seg"))
+		}
+	}
 }
 
 // cacheDir is CacheDir, made when missing; by default a directory per schema

@@ -485,7 +485,7 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 			p.ManifestID, seq, p.Version, p.Branch, m.PublishedAt, mb, store.Sum(mb)); err != nil {
 			return err
 		}
-		if err := putContents(ctx, tx, m, p.Files); err != nil {
+		if err := putContents(ctx, tx, m.Files, p.Files); err != nil {
 			return fmt.Errorf("files: %w", err)
 		}
 		if err := putSegment(ctx, tx, p.Segment); err != nil {
