@@ -39,11 +39,13 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		info: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("sync_upstream_version_info",
 			"The upstream's version as last seen; always 1, the labels say which.")), []string{"upstream", "manifest_id"}),
 		media: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_media_total",
-			"Media URLs met by sync --media: fetched (stored or already held under the same hash), skipped (not mirrored; retried at the next whole fetch).")), []string{"outcome"}),
+			"Media URLs met by sync --media: fetched (stored, or already held under the same hash); not mirrored, by why (retried at the next whole fetch): "+
+				"refused (host policy), type, status, unreachable, too big, deadline, store; dropped: removed from the mirror as no longer served.")), []string{"outcome"}),
 	}
 	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info, m.media)
-	m.media.WithLabelValues("fetched")
-	m.media.WithLabelValues("skipped")
+	for _, o := range append([]string{"fetched", "dropped"}, MediaClasses...) {
+		m.media.WithLabelValues(o)
+	}
 	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
 		m.runs.WithLabelValues(o)
 	}
@@ -90,7 +92,10 @@ func (m *Metrics) mediaDone(r *MediaResult) {
 		return
 	}
 	m.media.WithLabelValues("fetched").Add(float64(r.Fetched))
-	m.media.WithLabelValues("skipped").Add(float64(len(r.Skipped)))
+	m.media.WithLabelValues("dropped").Add(float64(len(r.Dropped)))
+	for _, s := range r.Skipped {
+		m.media.WithLabelValues(s.Class).Inc()
+	}
 }
 
 // opts names one of refdata's metrics.
