@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -100,6 +101,9 @@ func TestDryRun(t *testing.T) {
 		{[]string{"version"}, nil, 0, ""},
 		{[]string{"help", "serve"}, nil, 0, ""},
 		{[]string{"serve"}, map[string]string{"REFDATA_ADDR": ":8080", "REFDATA_DATA": missing, "REFDATA_INIT": "true"}, 0, ""},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media", "--media-host", "cdn.example", "--media-host", "[2001:db8::1]:8443,cdn2.example"}, nil, 0, ""},
+		{[]string{"serve", "--data", dir, "--sync", "https://valorant-api.com", "--media", "--media-host", "cdn.example"}, nil, 0, ""},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media"}, map[string]string{"REFDATA_MEDIA_HOST": "a.example, b.example:8443"}, 0, ""},
 
 		{[]string{"serve", "--addr", "nonsense"}, nil, 2, `--addr "nonsense"`},
 		{[]string{"serve", "--pprof", "6060"}, nil, 2, `--pprof "6060"`},
@@ -120,6 +124,10 @@ func TestDryRun(t *testing.T) {
 		{[]string{"sync", "--from", "ftp://example.org", "--data", missing}, nil, 2, `--from: upstream "ftp://example.org"`},
 		{[]string{"sync", "--from", "http://127.0.0.1:1", "--once", "--every", "5m"}, nil, 2, "--once and --every exclude each other"},
 		{[]string{"activate", "--data", missing, "../etc"}, nil, 2, "not a manifest ID"},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media-host", "cdn.example"}, nil, 2, "--media-host names hosts --media fetches from: add --media"},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media", "--media-host", "https://cdn.example"}, nil, 2, `--media-host: media host "https://cdn.example": want a host name`},
+		{[]string{"serve", "--data", dir, "--sync", "https://valorant-api.com", "--media", "--media-host", "user@cdn.example"}, nil, 2, `media host "user@cdn.example"`},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media"}, map[string]string{"REFDATA_MEDIA_HOST": "cdn.example/x"}, 2, `media host "cdn.example/x"`},
 		{[]string{"version", "extra"}, nil, 2, "takes no arguments"},
 	} {
 		var out, errOut syncBuffer
@@ -136,5 +144,29 @@ func TestDryRun(t *testing.T) {
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("a dry run created %s", missing)
+	}
+}
+
+// TestListFlag: a repeatable flag takes each use and comma-separated values;
+// its variable is a comma-separated list the command line replaces.
+func TestListFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  string
+		argv []string
+		want string
+	}{
+		{"", []string{"--media-host", "a.example", "--media-host", "b.example:8443,c.example"}, "a.example,b.example:8443,c.example"},
+		{"a.example, b.example", nil, "a.example,b.example"},
+		{"a.example,b.example", []string{"--media-host", "c.example", "--media-host", "d.example"}, "c.example,d.example"},
+		{"", []string{"--media-host", " , "}, ""},
+	} {
+		var l listFlag
+		c := &cli{process: process{env: func(k string) (string, bool) { return tc.env, k == "REFDATA_MEDIA_HOST" }},
+			fs: flag.NewFlagSet("test", flag.ContinueOnError), argv: tc.argv, heading: map[string]string{}}
+		c.fs.Var(&l, "media-host", "")
+		if _, err := c.parse(0); err != nil || l.String() != tc.want {
+			t.Errorf("env %q, argv %q: %q (%v), want %q", tc.env, tc.argv, l.String(), err, tc.want)
+		}
 	}
 }

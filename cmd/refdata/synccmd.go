@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/refdata/refdata/catalog"
@@ -68,8 +69,8 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	}
 	var mo *mirror.MediaOptions // the media pass, with --media
 	if sf.media.fetch && sf.mediaDir != nil {
-		// The client's base URL only names it: media URLs are absolute.
-		cfg.BaseURL, cfg.MaxBodyBytes, cfg.Observe = "https://media.invalid", sf.media.maxBytes, nil
+		// Its base URL is the upstream's: the media host policy starts there.
+		cfg.MaxBodyBytes, cfg.Observe, cfg.MediaHosts = sf.media.maxBytes, nil, sf.media.hosts.values
 		mc, err := upstream.New(cfg)
 		if err != nil {
 			return nil, err
@@ -146,15 +147,37 @@ func syncCmd(ctx context.Context, c *cli) error {
 	}
 	fmt.Fprintln(c.stdout)
 	if m := res.Media; m != nil {
-		fmt.Fprintf(c.stdout, "media: %d URLs, %d already mirrored, %d fetched, %d skipped\n", m.URLs, m.Known, m.Fetched, len(m.Skipped))
-		for _, s := range m.Skipped {
-			fmt.Fprintf(c.stdout, "media skipped: %s: %s\n", s.URL, s.Reason)
-		}
+		writeMedia(c.stdout, m)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(c.stdout, "note:", n)
 	}
 	return nil
+}
+
+// writeMedia reports a media pass: the counts, skips by class, then each URL
+// skipped or dropped from the mirror with its reason.
+func writeMedia(w io.Writer, m *mirror.MediaResult) {
+	fmt.Fprintf(w, "media: %d URLs, %d already mirrored, %d fetched, %d skipped", m.URLs, m.Known, m.Fetched, len(m.Skipped))
+	var classes []string
+	for _, class := range mirror.MediaClasses {
+		if n := len(slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return s.Class != class })); n > 0 {
+			classes = append(classes, fmt.Sprintf("%s %d", class, n))
+		}
+	}
+	if len(classes) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(classes, ", "))
+	}
+	if len(m.Dropped) > 0 {
+		fmt.Fprintf(w, ", %d dropped from the mirror", len(m.Dropped))
+	}
+	fmt.Fprintln(w)
+	for _, s := range m.Skipped {
+		fmt.Fprintf(w, "media skipped: %s\n", s)
+	}
+	for _, s := range m.Dropped {
+		fmt.Fprintf(w, "media dropped: %s\n", s)
+	}
 }
 
 // syncProgress rewrites one line on a terminal; elsewhere it says nothing
