@@ -308,3 +308,25 @@ func TestURLs(t *testing.T) {
 		t.Errorf("URLs = %v, want %v", got, want)
 	}
 }
+
+// BenchmarkOpenDir: a server opening a mirror of 6000 PNGs (about the
+// sample versions' media), every file's size and first bytes checked.
+func BenchmarkOpenDir(b *testing.B) {
+	root := b.TempDir()
+	d, err := media.OpenDir(root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range 6000 {
+		body := fmt.Appendf([]byte("\x89PNG\r\n\x1a\n"), "file %d", i)
+		if _, err := d.Put(fmt.Sprintf("https://m.example/%d.png", i), "image/png", body); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for b.Loop() {
+		r, err := media.OpenDir(root)
+		if err != nil || r.Files() != 6000 {
+			b.Fatalf("%v, %d files", err, r.Files())
+		}
+	}
+}
