@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -612,4 +614,42 @@ func sampleDir(t testing.TB, i int) string {
 		t.Fatal(err)
 	}
 	return dirs[i]
+}
+
+// TestSyncLackingCatalogs: the catalogs an upstream does not serve are said to
+// be empty on the first sync (no version to carry them over from), and
+// carried over from the active version afterwards; never both.
+func TestSyncLackingCatalogs(t *testing.T) {
+	t.Parallel()
+	up, url := fixtureStandIn(t)
+	up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/v1/themes" {
+			return false
+		}
+		http.NotFound(w, r)
+		return true
+	})
+	st := openStore(t)
+	c, err := upstream.New(upstream.Config{BaseURL: url, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: "never",
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	says := []string{"no version was active to carry them over from: they are empty", "they are carried over"}
+	for i, want := range says {
+		up.Publish(i)
+		log.Reset()
+		res := mustSync(t, f, "published")
+		if !slices.Contains(res.Lacking, "themes") {
+			t.Fatalf("lacking %v, want themes", res.Lacking)
+		}
+		if !strings.Contains(log.String(), want) || strings.Contains(log.String(), says[1-i]) {
+			t.Errorf("sync %d logs:\n%s\nwant it to say %q and not %q", i, log.String(), want, says[1-i])
+		}
+	}
 }
