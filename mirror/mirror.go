@@ -60,7 +60,9 @@ type Result struct {
 	// Outcome: "unchanged", "published", "already stored" (a version the store
 	// holds, left as it is: a rollback is not undone) or "held" (content changed
 	// under a manifestId that is not active: the operator rolled back).
-	Outcome    string
+	Outcome string
+	// Reason is a failed sync's reason class (ReasonStatus, …); "" otherwise.
+	Reason     string
 	ManifestID string
 	Requests   int64
 	Bytes      int64
@@ -153,11 +155,10 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	st := f.state()
 	now := f.opt.Now()
 	err = f.sync(ctx, &st, res, now)
-	reason := ""
 	if err != nil {
-		reason = reasonOf(ctx, err)
+		res.Reason = reasonOf(ctx, err)
 	}
-	record(&st, res, err, reason, now)
+	record(&st, res, err, res.Reason, now)
 	if serr := f.saveState(st, err != nil); serr != nil {
 		serr = fmt.Errorf("record the sync state in %s: %w", f.opt.Store.Location(), serr)
 		if err == nil {
@@ -310,7 +311,7 @@ func (f *Follower) Run(ctx context.Context, every time.Duration, published func(
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			f.opt.Logger.Error("sync failed; the active version is unchanged", "upstream", f.opt.Client.BaseURL(), "err", err)
+			f.opt.Logger.Error("sync failed; the active version is unchanged", "upstream", f.opt.Client.BaseURL(), "reason", res.Reason, "err", err)
 		default:
 			f.opt.Logger.Info("sync", "upstream", f.opt.Client.BaseURL(), "outcome", res.Outcome, "manifest_id", res.ManifestID,
 				"requests", res.Requests, "duration_seconds", res.Duration.Seconds())

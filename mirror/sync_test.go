@@ -461,6 +461,9 @@ func TestSyncFaults(t *testing.T) {
 				t.Fatalf("the store changed under a failed sync: %v", err)
 			}
 			t.Logf("failed as it should: %v", err)
+			if res.Reason != tc.reason {
+				t.Errorf("the result's reason %q, want %q", res.Reason, tc.reason)
+			}
 			s := readState(t, st)
 			if s.Outcome != "failed" || s.Failures != 1 || s.LastFailure == nil || s.LastFailure.Reason != tc.reason ||
 				s.LastFailure.Error != err.Error() || !s.FailedAt[tc.reason].Equal(fixed) || !s.AttemptedAt.Equal(fixed) {

@@ -277,15 +277,15 @@ func TestSyncFailureMetrics(t *testing.T) {
 			up := upstreamtest.New(vs...)
 			hs := httptest.NewServer(up)
 			defer hs.Close()
-			sync := func(want int) {
+			sync := func(want int, reason string) {
 				t.Helper()
 				var out, errOut strings.Builder
 				args := []string{"sync", "--once", "--from", hs.URL, "--data", data, "--retries=-1", "--contact", "https://example.org/ops"}
-				if got := run(context.Background(), args, &out, &errOut); got != want {
-					t.Fatalf("refdata %v: exit %d, want %d\n%s%s", args, got, want, out.String(), errOut.String())
+				if got := run(context.Background(), args, &out, &errOut); got != want || !strings.Contains(errOut.String(), reason) {
+					t.Fatalf("refdata %v: exit %d, want %d saying %q\n%s%s", args, got, want, reason, out.String(), errOut.String())
 				}
 			}
-			sync(0) // 14 published
+			sync(0, "") // 14 published
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--log-level", "error", "--data", data, "--poll", "20ms")
@@ -321,8 +321,8 @@ func TestSyncFailureMetrics(t *testing.T) {
 				w.WriteHeader(http.StatusServiceUnavailable)
 				return true
 			})
-			sync(1)
-			sync(1)
+			sync(1, "(reason: status)")
+			sync(1, "(reason: status)")
 			body := expect("two failures of reason status", map[string]float64{
 				"refdata_sync_consecutive_failures": 2, "refdata_sync_behind": 0,
 			})
@@ -344,7 +344,7 @@ func TestSyncFailureMetrics(t *testing.T) {
 				_, _ = w.Write([]byte("<html><body>Down for maintenance</body></html>"))
 				return true
 			})
-			sync(1)
+			sync(1, "answered text/html, not JSON (<html><body>Down for maintenance</body></html>) (reason: invalid)")
 			body = expect("a third failure, of reason invalid, behind the upstream", map[string]float64{
 				"refdata_sync_consecutive_failures": 3, "refdata_sync_behind": 1,
 				`refdata_sync_upstream_version_info{manifest_id="` + vs[1].Name + `",upstream="` + hs.URL + `"}`: 1,
@@ -354,7 +354,7 @@ func TestSyncFailureMetrics(t *testing.T) {
 			}
 
 			up.SetFault(nil)
-			sync(0)
+			sync(0, "")
 			body = expect("the count cleared and 15 served", map[string]float64{
 				"refdata_sync_consecutive_failures": 0, "refdata_sync_behind": 0,
 			})

@@ -179,7 +179,7 @@ func syncCmd(ctx context.Context, c *cli) error {
 		res.Report.Write(out)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (reason: %s)", err, res.Reason)
 	}
 	fmt.Fprintf(c.stdout, "sync: %s %s from %s in %s, %s", res.Outcome, res.ManifestID, *from, plural(int(res.Requests), "request"), res.Duration.Round(time.Millisecond))
 	switch {
