@@ -94,6 +94,11 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range []string{versionsDir, diffsDir, tmpDir} {
+		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+	}
 	stage := filepath.Join(s.dir, tmpDir, p.ManifestID+"."+randomSuffix())
 	if err := os.Mkdir(stage, 0o755); err != nil {
 		return nil, fmt.Errorf("publish: %w", err)
@@ -225,6 +230,9 @@ func (s *Store) writeDiff(from, to string, body []byte) error {
 // replace writes name (relative to the store) atomically: temp file in tmp/,
 // fsync, rename, fsync of the target directory.
 func (s *Store) replace(name string, b []byte) error {
+	if err := os.MkdirAll(filepath.Join(s.dir, tmpDir), 0o755); err != nil {
+		return fmt.Errorf("replace %s: %w", name, err)
+	}
 	tmp := filepath.Join(s.dir, tmpDir, path.Base(name)+"."+randomSuffix())
 	if err := s.writeSynced(tmp, b); err != nil {
 		return err
@@ -341,6 +349,9 @@ func (s *Store) removeDiffs(ids []string) {
 // holds the lock.
 func (s *Store) CleanTmp() error {
 	entries, err := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("clean tmp: %w", err)
 	}

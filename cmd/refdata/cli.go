@@ -166,6 +166,11 @@ func (l *listFlag) Set(s string) error {
 	return nil
 }
 
+// would says what a dry run would have done, on stdout.
+func (c *cli) would(format string, a ...any) {
+	fmt.Fprintf(c.stdout, "dry run: refdata %s would "+format+"\n", append([]any{c.name}, a...)...)
+}
+
 // checkAddr holds an address flag to host:port with a numeric port.
 func checkAddr(flagName, addr string) error {
 	_, port, err := net.SplitHostPort(addr)

@@ -67,8 +67,12 @@ func serve(ctx context.Context, c *cli) error {
 	if err == nil && sf.media.fetch && opts.syncFrom == "" {
 		err = usagef("--media fetches with --sync: name the upstream")
 	}
-	if err != nil || c.dryRun {
+	if err != nil {
 		return err
+	}
+	if c.dryRun {
+		c.would("%s", opts.describe(*addr))
+		return nil
 	}
 	if err := opts.checkDir(); err != nil {
 		return err

@@ -15,6 +15,8 @@ import (
 
 // The server and the fresh schemas come from storetest, which live's replica
 // tests use too.
+var _ store.Lazy = (*postgres.Store)(nil)
+
 var (
 	serverURL   = storetest.PostgresURL
 	freshSchema = storetest.PostgresSchema
@@ -50,6 +52,14 @@ func TestCompliance(t *testing.T) {
 		},
 		DamageEdition: func(t *testing.T, b store.Backend, id string) {
 			appendSpace(t, b, "refdata_extras", "manifest_id = $1 AND kind = 'edition'", id)
+		},
+		OpenAbsent: func(t *testing.T) store.Backend {
+			s, err := postgres.OpenLazy(context.Background(), freshSchema(t, "absent"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			return s
 		},
 	})
 }
