@@ -238,11 +238,11 @@ var (
 // redocRoute serves the docs page's script.
 var redocRoute = impl.AssetRoute(pages.RedocPath, "text/javascript; charset=utf-8")
 
-// cors lets browser apps read every response and answers preflights on any path.
+// cors puts EveryAnswer on every answer and answers preflights on any path.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		representation.SetFields(h, CORS)
+		representation.SetFields(h, EveryAnswer)
 		if r.Method == http.MethodOptions {
 			h["Access-Control-Allow-Methods"] = hAllowMethods
 			h["Access-Control-Allow-Headers"] = hAllowHeaders

@@ -49,6 +49,9 @@ func (m *fakeMedia) Lookup(u string) (media.File, bool) {
 
 func (m *fakeMedia) Len() int { return len(m.files) }
 
+// ContentType: every file of the fake is a PNG.
+func (m *fakeMedia) ContentType(string) (string, bool) { return "image/png", true }
+
 func (m *fakeMedia) Open(_ context.Context, sha string) (io.ReadSeekCloser, error) {
 	for _, b := range append([][]byte{m.every}, values(m.files)...) {
 		if sum := sha256.Sum256(b); hex.EncodeToString(sum[:]) == sha {

@@ -124,11 +124,15 @@ func statusLabel(code int) string {
 	return strconv.Itoa(code)
 }
 
-// CORS is what the cors middleware adds to every answer, and the edge to the
-// answers it gives itself.
-var CORS = []representation.Field{
+// EveryAnswer is what every answer carries, whoever writes it: the cors
+// middleware adds it first thing, the edge to the answers it gives itself. CORS
+// lets browser apps read the API; nosniff keeps a browser from reading a body
+// as another type than its Content-Type says (a JSON error echoing a query as
+// HTML, a media file as script).
+var EveryAnswer = []representation.Field{
 	representation.NewField("Access-Control-Allow-Origin", "*"),
 	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language, Content-Location"),
+	representation.NewField("X-Content-Type-Options", "nosniff"),
 }
 
 // EdgeMayAnswer is the one rule for the requests a server in front of the router
@@ -136,7 +140,7 @@ var CORS = []representation.Field{
 // described for the same request target (impl.DescribeKey) while the edition it
 // came from is still active. Such an answer passes none of New's middleware,
 // so the edge stands in for each:
-//   - cors: the edge adds CORS; a preflight is an OPTIONS, never answered here.
+//   - cors: the edge adds EveryAnswer; a preflight is an OPTIONS, never answered here.
 //   - wellFormed: the edge applies the same method and escape rules first.
 //   - recoverer: the edge recovers from its own panics, in the same envelope.
 //   - observe: the edge records the answer's duration under the Response's

@@ -337,8 +337,8 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	return ok // else more header lines than the memo reads: the router reads them all
 }
 
-// answer writes e's Response as the router writes it, with the CORS fields the
-// router's middleware adds, and records it as the router's metrics and log
+// answer writes e's Response as the router writes it, with the fields the
+// router's middleware adds (api.EveryAnswer), and records it as the router's metrics and log
 // would, timed from start; sp is the memo's spill file (nil: held, not memoized).
 func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae, inm []string, sp *spill) {
 	res := &e.res
@@ -348,7 +348,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae,
 	for _, f := range res.Fields(status, enc, buf[:0]) {
 		h.SetCanonical(f.NameBytes(), f.ValueBytes())
 	}
-	setFields(h, api.CORS)
+	setFields(h, api.EveryAnswer)
 	obs := e.ok
 	if status == http.StatusNotModified {
 		obs = e.notModified
@@ -506,12 +506,12 @@ func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 
 // writeError answers an error decided at the edge as the router answers one for
 // path (api.ErrorAnswer: a page for a page path, else the envelope), with the
-// CORS fields the router's middleware adds.
+// fields the router's middleware adds (api.EveryAnswer).
 func writeError(ctx *fasthttp.RequestCtx, status int, msg, path string) {
 	header, body := api.ErrorAnswer(path, status, msg)
 	ctx.SetStatusCode(status)
 	setFields(&ctx.Response.Header, header)
-	setFields(&ctx.Response.Header, api.CORS)
+	setFields(&ctx.Response.Header, api.EveryAnswer)
 	ctx.SetBody(body)
 }
 

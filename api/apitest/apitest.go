@@ -92,6 +92,9 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 	t.Helper()
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	method := req.Method
+	if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("%s %s: %d with X-Content-Type-Options %q; every answer has nosniff", method, req.URL, res.StatusCode, got)
+	}
 	if method == http.MethodOptions {
 		c.checkPreflight(t, req, res, body)
 		return res
