@@ -155,7 +155,7 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 // version record to answer with.
 func (s *Server) HoldForChange(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool) {
 	d, err := parseWait(&wait)
-	if err != nil || d == 0 || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || !s.tryHold() {
+	if err != nil || d == 0 || withinLimits(versionRoute.Label, "query", "wait", wait) != nil || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || !s.tryHold() {
 		return representation.Response{}, false
 	}
 	defer s.release()
@@ -251,6 +251,9 @@ func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params g
 	}
 	defer out.close()
 	last := deref(params.LastEventID)
+	if withinLimits("/v1/version/stream", "header", "Last-Event-ID", last) != nil {
+		last = "" // no manifest ID: what a client that sends none gets
+	}
 	done := r.Context().Done()
 	end := time.NewTimer(cmp.Or(s.StreamFor, DefaultStreamFor))
 	defer end.Stop()
