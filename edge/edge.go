@@ -260,13 +260,21 @@ var (
 )
 
 // wellFormed answers what fasthttp reads but the router must not see: a request
-// line that is not HTTP/1.x (400, the connection closed), a method the API does
-// not have (405), and a broken percent-escape, which the adaptor would answer
-// with a text/plain 500 (400). The router has the same method and escape rules.
+// line that is not HTTP/1.x (400, the connection closed), a body framed by
+// Transfer-Encoding, which fasthttp reads as chunked even beside a
+// Content-Length (400, the connection closed: api.BodyFramingMessage), a method
+// the API does not have (405), and a broken percent-escape, which the adaptor
+// would answer with a text/plain 500 (400). The router has the same framing,
+// method and escape rules.
 func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	if p := ctx.Request.Header.Protocol(); !bytes.Equal(p, http11) && !bytes.Equal(p, http10) {
 		ctx.SetConnectionClose()
 		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
+		return false
+	}
+	if framedByTE(ctx.Request.Header.RawHeaders()) {
+		ctx.SetConnectionClose()
+		s.reject(ctx, http.StatusBadRequest, api.BodyFramingMessage)
 		return false
 	}
 	if !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions() {
@@ -279,6 +287,27 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	return true
+}
+
+var transferEncoding = []byte("Transfer-Encoding")
+
+// framedByTE reports whether a request's header has a Transfer-Encoding field.
+// The raw header is where it shows: fasthttp reads a chunked body before the
+// handler and then drops the field (an empty body even gets Content-Length: 0).
+// A scan of a few lines, without allocating.
+func framedByTE(raw []byte) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if n := len(transferEncoding); len(line) > n && line[n] == ':' && bytes.EqualFold(line[:n], transferEncoding) {
+			return true
+		}
+	}
+	return false
 }
 
 // reject answers an error decided at the edge (writeError), logged as the router
