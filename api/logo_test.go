@@ -24,6 +24,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/media"
 )
@@ -225,4 +226,58 @@ func TestLogoImage(t *testing.T) {
 			t.Errorf("no colors: the same ETag %s", same)
 		}
 	})
+}
+
+// TestLogoImageRewritten: with --public-media-url an import points a logo's
+// displayIcon at <public URL>/media/<sha256>, a URL the mirror's index of
+// upstream URLs does not hold; the image is found by its content all the same,
+// and a URL of that form naming a file the mirror lacks is still "not mirrored".
+func TestLogoImageRewritten(t *testing.T) {
+	t.Parallel()
+	r, err := fixtures.Newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := markerPNG(t)
+	sum := sha256.Sum256(base)
+	logos := r.Tables[catalog.PremierLogos]
+	var ids []catalog.UUID
+	for _, u := range logos.Order {
+		d := logos.Items[u][catalog.DefaultLocale]
+		var v struct {
+			Data struct{ DisplayIcon *string }
+		}
+		if err := json.Unmarshal(d.JSON, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Data.DisplayIcon == nil {
+			continue
+		}
+		name := hex.EncodeToString(sum[:])
+		if len(ids) == 1 {
+			name = strings.Repeat("0", 64) // a file no mirror holds
+		}
+		d.JSON = bytes.Replace(d.JSON, []byte(*v.Data.DisplayIcon), []byte("https://cdn.example/refdata/media/"+name), 1)
+		if ids = append(ids, u); len(ids) == 2 {
+			break
+		}
+	}
+	if len(ids) < 2 {
+		t.Fatal("the sample has fewer than 2 logos with an image")
+	}
+	// The mirror knows the file under its upstream URL alone.
+	lib := &fakeMedia{files: map[string][]byte{"https://media.example/logo.png": base}}
+	h, err := api.New(&impl.Server{Repo: edition.Serve(edition.New(r)), Media: lib}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	res := check.Do(t, h, get("/v1/premier/logos/"+ids[0].String()+"/image?primary="+url.QueryEscape("(R=0,G=0,B=0,A=1)")))
+	if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("a logo at its rewritten URL: %d %.200s, want the recolored image", res.StatusCode, body)
+	}
+	res = check.Do(t, h, get("/v1/premier/logos/"+ids[1].String()+"/image"))
+	if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("not mirrored")) {
+		t.Errorf("a rewritten URL naming no file of the mirror: %d %.200s, want 404 not mirrored", res.StatusCode, body)
+	}
 }

@@ -3,11 +3,15 @@ package impl
 import (
 	"cmp"
 	"container/list"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/refdata/refdata/catalog"
@@ -57,6 +61,9 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	mirrored := false
 	if s.Media != nil && icon != "" {
 		file, mirrored = s.Media.Lookup(icon)
+		if !mirrored {
+			file, mirrored = s.mirroredAt(r.Context(), icon)
+		}
 	}
 	if !mirrored {
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
@@ -81,6 +88,32 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 		logos.put(etag, res.Body)
 	}
 	representation.Write(w, r, &res)
+}
+
+// mirroredAt finds the file a media URL of this server's form names by its
+// content: an import with --public-media-url points the bodies at
+// <public URL>/media/<sha256>, which the mirror's index of upstream URLs does
+// not hold. The host is not this server's to check, nor does it matter: the
+// name is the content, and only a file this mirror holds is used.
+func (s *Server) mirroredAt(ctx context.Context, u string) (media.File, bool) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return media.File{}, false
+	}
+	dir, sum := path.Split(p.Path)
+	if !strings.HasSuffix(dir, "/media/") || !media.ValidHash(sum) {
+		return media.File{}, false
+	}
+	f, err := s.Media.Open(ctx, sum)
+	if err != nil {
+		return media.File{}, false
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return media.File{}, false
+	}
+	return media.File{SHA256: sum, ContentType: s.mediaType(sum), Size: size}, true
 }
 
 // recolorLogo reads a base image from the mirror and recolors it, one per core
