@@ -10,6 +10,7 @@ import (
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pages"
 )
 
@@ -21,7 +22,7 @@ func TestConditionalRequests(t *testing.T) {
 	viaBoth(t, conditionalRequests)
 }
 
-func conditionalRequests(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func conditionalRequests(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	const path = "/v1/weapons"
@@ -96,7 +97,7 @@ func TestNoSniff(t *testing.T) {
 	viaBoth(t, noSniff)
 }
 
-func noSniff(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func noSniff(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	head, options := get("/v1/weapons"), get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
@@ -149,7 +150,7 @@ func noSniff(t *testing.T, handler func(edition.Repository, http.Handler) http.H
 	}
 }
 
-func cors(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func cors(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	pre := get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")

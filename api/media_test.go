@@ -14,6 +14,7 @@ import (
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
 )
 
 // testMediaBytes is the file the generic test handler's mirror holds at
@@ -35,7 +36,7 @@ func TestMediaRange(t *testing.T) {
 	viaBoth(t, mediaRange)
 }
 
-func mediaRange(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func mediaRange(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	url, n := "/media/"+testMediaHash(), len(testMediaBytes)

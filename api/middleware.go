@@ -162,3 +162,15 @@ func EdgeMayAnswer(method, target, userAgent string) bool {
 	_, query, ok := strings.Cut(target, "?")
 	return !ok || strings.HasPrefix(query, "language=") && !strings.Contains(query, "&")
 }
+
+// MayTakeLong is the rule for the requests whose answer may be long in coming:
+// a wait for the next version (/v1/version with a query) and a recolored logo
+// image. net/http ends a request's context when its client leaves; a server in
+// front of the router that does not (package edge) must for these, so their
+// work stops and their slots free. Their answers are written whole, never
+// streamed. It allocates nothing.
+func MayTakeLong(target string) bool {
+	path, query, _ := strings.Cut(target, "?")
+	return path == "/v1/version" && query != "" ||
+		strings.HasPrefix(path, "/v1/premier/logos/") && strings.HasSuffix(path, "/image")
+}

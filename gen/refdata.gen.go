@@ -4328,6 +4328,9 @@ type ThemeList struct {
 	union json.RawMessage
 }
 
+// TooManyRequests The body of every non-2xx response.
+type TooManyRequests = Error
+
 // Unavailable The body of every non-2xx response.
 type Unavailable = Error
 
@@ -22330,7 +22333,10 @@ type ClientInterface interface {
 	// A malformed color is 400 naming the slot and the form; 404 when the logo is
 	// unknown, names no image, its image is not in this server's mirror, or it is not
 	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-	// original).
+	// original). A logo is found by its content when its `displayIcon` is this server's
+	// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+	// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+	// recoloring stops when its client leaves.
 	//
 	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 	GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22404,6 +22410,7 @@ type ClientInterface interface {
 	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 	// that is already stale, the answer comes at once. While the server shuts down a
 	// held request is answered 304 at once (ask again: another replica answers).
+	// A request whose client has left is no longer held.
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
 	GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -23522,7 +23529,10 @@ func (c *Client) GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremi
 // A malformed color is 400 naming the slot and the form; 404 when the logo is
 // unknown, names no image, its image is not in this server's mirror, or it is not
 // a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-// original).
+// original). A logo is found by its content when its `displayIcon` is this server's
+// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+// recoloring stops when its client leaves.
 //
 // Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 func (c *Client) GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -23716,6 +23726,7 @@ func (c *Client) GetTheme(ctx context.Context, uuid Uuid, params *GetThemeParams
 // is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 // that is already stale, the answer comes at once. While the server shuts down a
 // held request is answered 304 at once (ask again: another replica answers).
+// A request whose client has left is no longer held.
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
 func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -29018,7 +29029,10 @@ type ClientWithResponsesInterface interface {
 	// A malformed color is 400 naming the slot and the form; 404 when the logo is
 	// unknown, names no image, its image is not in this server's mirror, or it is not
 	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-	// original).
+	// original). A logo is found by its content when its `displayIcon` is this server's
+	// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+	// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+	// recoloring stops when its client leaves.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29116,6 +29130,7 @@ type ClientWithResponsesInterface interface {
 	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 	// that is already stale, the answer comes at once. While the server shuts down a
 	// held request is answered 304 at once (ask again: another replica answers).
+	// A request whose client has left is no longer held.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -35210,6 +35225,12 @@ type GetPremierLogoImageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierLogoImageResponse429Headers the declared response headers of an HTTP 429 response for GetPremierLogoImage
+type GetPremierLogoImageResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // GetPremierLogoImageResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogoImage
 type GetPremierLogoImageResponse503Headers struct {
 	CacheControl string
@@ -35222,6 +35243,8 @@ type GetPremierLogoImageResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -35230,6 +35253,8 @@ type GetPremierLogoImageResponse struct {
 	Headers200 *GetPremierLogoImageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierLogoImageResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPremierLogoImageResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetPremierLogoImageResponse503Headers
 }
@@ -35242,6 +35267,11 @@ func (r GetPremierLogoImageResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPremierLogoImageResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -36414,6 +36444,12 @@ type GetVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetVersionResponse429Headers the declared response headers of an HTTP 429 response for GetVersion
+type GetVersionResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
 type GetVersionResponse503Headers struct {
 	CacheControl string
@@ -36427,6 +36463,8 @@ type GetVersionResponse struct {
 	JSON200 *VersionItem
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -36435,6 +36473,8 @@ type GetVersionResponse struct {
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetVersionResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetVersionResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetVersionResponse503Headers
 }
@@ -36447,6 +36487,11 @@ func (r GetVersionResponse) GetJSON200() *VersionItem {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetVersionResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetVersionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -36496,6 +36541,12 @@ type StreamVersionsResponse200Headers struct {
 	XAccelBuffering            string
 }
 
+// StreamVersionsResponse429Headers the declared response headers of an HTTP 429 response for StreamVersions
+type StreamVersionsResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // StreamVersionsResponse503Headers the declared response headers of an HTTP 503 response for StreamVersions
 type StreamVersionsResponse503Headers struct {
 	CacheControl string
@@ -36507,12 +36558,16 @@ type StreamVersionsResponse struct {
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StreamVersionsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamVersionsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *StreamVersionsResponse503Headers
 }
@@ -36520,6 +36575,11 @@ type StreamVersionsResponse struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r StreamVersionsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamVersionsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -38374,7 +38434,10 @@ func (c *ClientWithResponses) GetPremierLogoWithResponse(ctx context.Context, uu
 // A malformed color is 400 naming the slot and the form; 404 when the logo is
 // unknown, names no image, its image is not in this server's mirror, or it is not
 // a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-// original).
+// original). A logo is found by its content when its `displayIcon` is this server's
+// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+// recoloring stops when its client leaves.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -38544,6 +38607,7 @@ func (c *ClientWithResponses) GetThemeWithResponse(ctx context.Context, uuid Uui
 // is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 // that is already stale, the answer comes at once. While the server shuts down a
 // held request is answered 304 at once (ask again: another replica answers).
+// A request whose client has left is no longer held.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -50038,6 +50102,13 @@ func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50152,6 +50223,23 @@ func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageR
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPremierLogoImageResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPremierLogoImageResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -52231,6 +52319,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52352,6 +52447,23 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetVersionResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetVersionResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -52394,6 +52506,13 @@ func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, e
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -52443,6 +52562,23 @@ func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, e
 			headers.XAccelBuffering = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamVersionsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamVersionsResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -58246,499 +58382,506 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L37ciM3lif8Kgh9G1FkT1KiLiVXSeGYUN3smqlbSCrbs03vl2DmIQkrE8gGkKJoR0X0X/sA+23EvEHv",
-	"e+y8iZ/kCxwgLySTYlKlVGVV091hiySuB+d3bgAO/tgJRJwIDlyrnZM/diZAQ5D451kQgFLPBddSRGdR",
-	"JKbvJRszbn4LQQWSJZoJvnOy8/z9+QUZCUmGUkwVSEKTRJ0SGk3pTBH/L/7ujrcj4W8pkxDunGiZgrej",
-	"ggnE1DQGNzROItg52fnLjrejZ4n5U2nJ+Hjn0ydvfiAvbxKh4MdimMtDOSURaDU3GCKBhsR/eUnHvkf8",
-	"X3ovqKa9n0AqJrj5xrQOXPfeUD5O6Rh8QnlY+loE1PRQeyamJ4/M9+ORxV5K37gOKgnwnAYTcPOvmHIq",
-	"JXBNAqppJMZEilSDsuPfu97fi0QgQf3593/4xE/SYcQCj8T0pkfH8P07jyhNI+hNJyyCnoRrGrGQavj+",
-	"ne8N+DuiJ0AUyGuQjxRRWkggiYgiwrgGeU3NH2Q6EZEpFQgeKtKhmkRAlSb7p2SfDGckhBFNI909HXA9",
-	"ASZJwjiHMBtoB0d5bWmk9v6IKWcjUPp1+GnPjLpbTCVko9HeHyMp4k97f2jxyR/wpSkd7j8+PO73+x5h",
-	"cZxqOozAPyXlPvyFBiOqQelyW1z0AkNzn3QKkhC4BjkjmsVwSig57B8RpkgwAZp0Ty2hEghIKII0NnCq",
-	"GpsZ1gqCH/f93QGvyV6LDe+vbHa/mqMs273kgQjNd0tM5Q+lT4Qk/vh3lvhkOgGOUxyKcIbTFnEiQSkI",
-	"SSeYCAXcrLRvoJroXtauT/7Wu6ZRCsozcNQRIyMmlSaCE0o0g+4poUNluNeIDxYC10zPDMhKs+ZpvHPy",
-	"152h3PF2zHB2fr1lShm0lqd0OQESiYBGkM/kkSIabrSZEOOko8D+dPbhNSnV7Z7i6PzINf09jSLfw5L7",
-	"T0ggQjO9QMQx7SlIqKQawrpyAnjv48VtS5QLhsr5OCR9PH9DxMjyII2BDGca1AmZB9Yg7fcPgwJd+Bl8",
-	"MhJGtkNoFlBPYMDNuEHpR4okVE8IHWmQ2JYFDtOK/C01UKCK4Np1TMe+HYvvYN2tz8xzo+w/fvnk8OWz",
-	"xy8PD44ff/fs6d4UaGJ+UFeMq3/N1+A32vu3D5WEMyLXSdxlor110yevX2QUGxuKuf4LHg/Mt0bS1F3J",
-	"xYFXjs2oheVBXWgp+Jg4zAppR8aM1jIgA66RBUgHaDAhgWUMYiFGJlThkogp73oDHoJk1xDi0PF7xwsW",
-	"WwGN7BfkCiApGMaMi9BACqUyUqjdAb8AXG8ypMGVQYj/etR7Jzj03lIdTHyiBRmDtsKw/noPdnj/evwW",
-	"+r///vjn+NVPsx/SC6b51XdysFNJtZ+onC1T7cyZF4syp+6CLdSr6PmTt2PgHIPOTSLNritEi2968UnE",
-	"lFkIHiGQjL7gWhGKlQgX0xNCuf3WSBz3fb5QvtJU6ksWgz/gHcaDKA0h7Boi48/AQ/yRdODG/eaZRfl4",
-	"+XyXGGFAuZqinvadWvAJGI1MNSpewo2ow06MZDdLK0b5iLxCxptpkJjOSDChfAy75IzPjEllxEBAFZwO",
-	"OOUzIvQEJEHxbqZzZHSbkQ9KmI++nZ7hkTFgySnTE+JT7dScMSR3UI7seDucxobytk6l9DcUrhb8Z3p5",
-	"Qd7cthJUW3QxrjQ14uv81XNyeHj41COwO94dcP+gf7Df2z/o9fcv+/0T/P9/943St9TDunYJPCQgD0m+",
-	"JuW1MHBMcA1wKE6+XGfmoKEUtobGRmjkaU5/ppDuemIwrifUfDPgXGjTYTZgYlR8z1gkpDMRqVSk3//z",
-	"7//fwaFHxGikjBWM7OX3Dg5PHj9FwPr/Yv/uekTIAWeKRIKPQZpOODk+MqsuaWBY3nPresuC6Z1qcFVR",
-	"cMfbienNG+BjPdk5OT6qWsxnaLQ/t6ZsBeYzK9cjZgSosww4FhTVnu+4bc83RPV7/gnxnSIx1r77s4c6",
-	"xRi6fiIhZiB7kRgLVeZQ03IxX9d7TQkz102d2b+SIt5EdeVaS6BBRqUTJ539YzKBGxpCwGIakZCNmVbd",
-	"3epJmSp3V3JrJ/VafYjozNjhzzPOqitB6djiliQRnaH04SRhwdUp8Uc0UuAXRVEaGe/D2C+BkGGh242q",
-	"U2jCUcIF7yVuOAWnd3fJGxhpIlLtOTMfu94d8EXZR2gGSohUJvgMM1qcAtFTYYWiWg0bVkGSlULP28G5",
-	"Vgu/1ebuG2vqOk5BM3fEIArVCRE8/74wYI2FawxbJJSlgbOWqbHXAxhwa3/gt+x3CEuNkiEEIkavk4jh",
-	"bxBocgWz3KbMuzklzsYecP/Pv//jzPRnp626u+SFdRQJGsVmSXKyn5QcUUIjJQhF7W06dJpowEvL5Kan",
-	"wC0F6fgh9EIw4D9788YIPzSbshjFhCqrvLQEqu0vympNq+AMY0JIJiCBdCqiBWZhC+kNofEFo4jxsXMN",
-	"7bcDnn1tGAfZloNBrwIeluR9ibXKOtVUyA0SMmbXwAc8Nj45ym6zSKTjFzZyCL0XL42Zf3CcfzeSvVfn",
-	"ftcSFKQU0o2d6dX8mtWeY9L/JmG0c7Lz/+wVEaQ9t5Z7GWHey7MosowK11ARvDjjZiVFyjWJTAnSsRjl",
-	"MKaorBnXMAbpBmzVqqMFzymIVQd8KGQIEhkYNSZ+jSttAyHmoy2j9v5IUxZ+8i1P4YL/+ff/7cx/U2LA",
-	"UYOgEDE8YQSvtdAYH+NkfILaeCiurdfoxm/+tE6uXXOPsNGAG6lgjQe0PpzZjVW6u+Sof0SGEImpbUhM",
-	"K3orJM+AD1NN5mU74rdghcMDh4A41+HkzI0woUo7gGdTHRtLAbum6JzDLayA61itHR5/N68PDg+MAW1A",
-	"aRr6H3/t957++i//rdLEf4NBKiuzlrnk/ZzAUmmSCGlA5gSUk2B0XlSv0Ha2Tk19hwiqo+TeiLF4n+qI",
-	"8RWRB2F/JCoSxrMORCQk6QyNbImpvAJpjXnkHiFj4ieSxVTOfBeJGILaXbEkrukVi9I5/37f++H7fe/Z",
-	"9/ve2ff73fnp7Pf7q+bzwY5gReTB/rgwHwnh0nSMv2p03CPlZtY5/3531/vB/OuZ+dfZ97u7Xf/EzT2V",
-	"6HdwiIyVbWQwU8QC20jC0gJ7hAuiEhqYxUfVRHNU8DQeGlFgrKG+kbD7pOPvo6nX331s1MDuwWOjBgLB",
-	"rwGZSQvyhAyNNUkVkSLlYeea/Nd/koPHj7semdDIyAk6pTPb6u8ghYdmpjHLjaURU6Il5WoEslqWWw0z",
-	"ARKDUnQMRE3EVOVrXjJCrOoxtHXWixmWJWyZ1EbSuYXwjJgCjl/ZUCx+iQw2Moa+45Luami7lm7no/7u",
-	"Y+/Z9/3NOOkiG1A1L+XjXeAmO6PPhUfe+uqJ9Xft1A7M1HaP60/ubR5NW2uvUyJBU8YhzM32ajN9SZCt",
-	"stuLUF6D1vsHOoa6RibTEDtrwrm6CR1Dpb1JOguTRDWNjOoisI9UEXH1l41Da6saQM0b5MYHOur3T4zT",
-	"kENswNFKcK3dp51jlYkh1KX4TM9Niw39Ni0aXPePKQur0WpW+ZEiHz++fuGRJ70j/N/+QcXADWLrKWVj",
-	"jNWczPEhHAcHw+PeEX0CvSfHT4PeYXgU9ODwyeHjxwcHx4+fHNWZ4M+UVQSOfhRTjIeY1ZiIyIprFxC3",
-	"LiR3ca8MwzbQMB8Y9Qo3RyQgMXrbNSz5gyBhKl001z/uYzTiIDb/3o8P+8rvGjtuYUPNP+6jw6JJLJQe",
-	"cH//oK/8U+L3fWcQq8xHQyHpChojsIjlLGgktBdt4MfDIFClejKuUS5ys18jFt/mK0wNXVcsXV8tG4gV",
-	"QVcJKhFcgY25Gkf8tYbYfHCxb/MnTZKI2b2Rvd+UhV3RKeWz96Odk7/eDl9s+5kIZzufvBolz6LIFv4V",
-	"h7lso2LQIFdUjm1yO9Xw/tL+es/t6/Zwh71XbLFXjcbV3lu5NZ/vlufN2v3yXmnDvHbD81vt2T50r7QR",
-	"fVtTc5vWxX5Wr7zneGv9hS3KUhNlfVSjibx4uYnStlqdJrLipT2c26phmdLOxW1lscwnb2f+sMC6WuVd",
-	"LuRG5NA3TOmmcGLaro8VU/pWvLwswmyZUnTx+Tw+vsXRFkcPjqNnNDy3DFcDSLlu+2MHY2klG5I8urnp",
-	"/fLLI+P7caGLqMUpSRVkNjGVvbOXHsE4g2dtW4/8+fd/GA2qqU7VzslRv/+prj36EgdRgbbLkhnDjCsZ",
-	"GZ0OIelwQT4qkL0zq7tSXgqv5MeUivLG7MNYU2HTdncN2Z+lYThrSE9j27VkD5Zcq6eHptRWvmzly5eQ",
-	"L4b3MKTbJFiwg/qIweL1YJNF1bfg2YLnC4KnIUt3voMNAVTT5i3BaGv5bsHVMnA1iavNILUJmrY42uKo",
-	"PTjiYQSNWXem8ZooMkVrWHWm2BYrW6x8Maw0pnSyxjfAS221Ywpv9c4WS63B0nOQEAveVBAua74WlrLC",
-	"a7VP4ApuMbPFzBfETEMaqNz8RripqYUy9Gz10BZT7cGUiBPQzHDiBVAleFMKabGfeghbrLVeRRU1iMIq",
-	"W2BtgdUGYDWltar6uRu46uqxJYhtNdoWeG0E3iUDeQG6eZXmOtoUdq7aRkpNM5BEwfbk4hZd7UBX83qt",
-	"1NEdEXYHzZbhbKvbtuhrEfpwpIarG1NqeQ81sZaXr6HGbDIcA60tgLYA+rIAakxvzfWwKYhqa6oCSlsN",
-	"tQVYqwAmaaAbVE+m+dqwMoVrKSZTcIuZLWa+IGYa1EhZ8xvhZgNdZIpv9dAWU+3BFCZaDho7X+Gar4cn",
-	"V3i9HnIFt5jZYuYLYqYpPVRqfiPc1NVDrvhWD20x1RpMvWCj0cY66DZQmAYtEpZxcEZCNhqRIegpAMfs",
-	"luWE2WrL6p/J6i1lMkMneZvIxkz8cyw2EjKmeudkZ8i4TbdVkdtl+Vq646RHiihOEzURmlBFKDEd9Erv",
-	"DGgqCZXBhF1v5Ssy3QumEqFY9esAPtWaBpMYuD4lIxYBpzF8P9iRMAoNX1S/BrCrqdwd/z7YqZ1FfU03",
-	"i6mn8g5uTY9fBwufyd+vIrgxQrQhYz5rvpZRkhVea8yPIrjB/Ftby2NreXwBpZAxakPWfLn5jYBT05rP",
-	"4bM157egag2ofqAxvLxuLsld3n4tSOWl1yojdAPc2yFb4GyB8+WA05A6mmt/M/DUVEgFhLYaaQusVgHr",
-	"rQjh5d9SliR02Fgyg+WOasNsvlo9ZRWLEAjklbbo2qKrFehqUH8td3RHhG2i0RZwttVtW/S1Dn0Na7SN",
-	"UFZfe21BswXNFwRNw4pqY/W0sVLaaqItqFoDKqBN3bgxTdcDEtD1d2wSBgFCZwx0e8lmC5YvBZamtI9r",
-	"ujZgamqdOdhsNc8WTK0B02uuQXIa2dci7vTKBXNN2CdkT4kELWckou4lY/d0xeP7errCvfw7oiyC8HT5",
-	"karphGovfyOYBUCUNt+nCb5N4bLhy7CxO66lHmrJkVL5tfrXZgq3b7VuJcZWYnwBiVFi14a08EIPm4Jo",
-	"Tid7XwarVu2X0bqh1j8l9jFBbML38uetF9+1nnsxewv8LfAbBD4y5kUax1Rufolj/dOppZZXnUC/rH71",
-	"W5H8gXbFfs9CO0wSe56UaDqMYHs8/d7Q8Q2y9li8jh3gSyzNzHd7iaXWZ59ul4CPWSPbjgWhinx498M/",
-	"N1e2lB/e0qQh5+AtTWoZGm9pstYZiGmy9QG2psCXwUdDtr9ruS5GasbfYppso25b/LQHPxAyegt6RKBB",
-	"95SWQONNTQ/PWS1/2bxinEaaJVTqveFMg6R8bN9d36yVaxaC2Lz7SpNpxCJ4pIgZjiIddHqB2IERqq4g",
-	"NJ5w1yvs/zxz1SwBwjSZUkVGoIMJhFjoYXD9QDYRshJThq+aMlds6/XEsS273myx5baidyt6v4TotdzX",
-	"lPlStL4JZuqaMbb01pTZ4qk1eHonSjU33zzkIuNfwmIX1JuBXr2LePj5u4jvij61sPuJps8TwgUHtBjy",
-	"oTCuRb6XCPKRIkoLCR5xpojbjGRqwJVmUUQiQQ3bEKZ3yeXy1iQLJnNTIx1/TwINZ7/7RKeSK3LQ75Pp",
-	"BDhG+7Fd00XY3R3weRx/BirsuulXIuXhnZdtCjQR3FpeacpC0nf/9Cr+lf1jZFRG+8V8AKckYkobssaE",
-	"arJ3vb9n+1AlBjjqH90LA6g0mLjr81ZKevm4hMQ8J7hb/E7otyJkIwbhcl4FG9NLJCjgGklGOI2Ra4j/",
-	"etR7Jzj03lIdTHzCDOcYBrFphPQp4YIMRTjbSucGotKLRqd1DaimkRgTKVINyiNUuV0CA7mJQb02i1Hw",
-	"1uclpagvgx0cz40cuBsc8aQDH5PD747P+kfPnz99/PS7o+/2j905CCOyHqkFe8Gw5CIESUdpOrbyq3v/",
-	"YlcTlHWVhzZmu+S8kIu79yrr3g9/A5x7Q15S3n4tmy8vvdZTElnJrW23te2+gG2Xc2pD3tJc+5thp6bH",
-	"lCNo6zNtcdUaXH1Y3mnWcKP3JjqO5nG0kICPkx8v3755TEIRpDFwtFfWxlFdLZIYbdvBBjzy8fJV70nX",
-	"IxJ4CBJCIngAhPKQBBSDpRG7wnwEcmbNVPRmTBOP1ICLKSdmxMaGeMnHEVOTUxJSTe23HUysY2xh1TVF",
-	"HMgstEgwEQq4R2Iqr1xUdsCZVsSPKB/7Ho7CX2Qg37ZnTz05kC66RN8ATBcyt+35HvH3gglGvH1Lmb2h",
-	"FFMFf/79Hz7xk3QYscAjXPRw4XzS0ROYkZEwc6gQed1T4u+FIshbc43v/TGSIv6094cWn0rtxvSmR8fw",
-	"/WG/7xGlaQS96YRF0JNwTSMWUg3fH/drp4hbHG7lBkK7xM8FBKlketb7ICIWzJYX6QL/VoY8s8g4FiPB",
-	"tbJYEpwb/SO4IoJHM2JoTPTEeIMYOTgluFmjCI2UsL9OtE6UgxALBFfd24l7P17KAt8Zrk2KFfBPieDE",
-	"cuPCTx75pfdKyCmVIYS9D1Jo4ZvRK+JWnQQijg0xMvwCwcEDoSSR4mZmfGgh9bp5Fky0MIJKHvqll63f",
-	"5SyB3nucmaoQqdHU+B8+F4qz0ag2I7vyK/r+bO1QdRy/WRWBrqRZZYpS3rOJN82fJ4QuNppJdPOzekQi",
-	"OhOpzjfhBtz6jR6hxMwSuWRq5PbU1J1KwccID/xOCxIK0hkJSSh5bMQMzcwxwkKnOMYDPrH+OgloqoCk",
-	"HE/AI2wYJ/4vvXNbp/c69LtWh0SMXykypMGV6cTfQ4nnWZTRAbeCLxJjz/6cSdld8s7oPacIv30lU0Cg",
-	"h5GCDTBgK9wqxNeKz8uCjxIssqm4+3JQR7RGdAbyOZVhQ8GFooNaHlJRfP1lTixKAirDrSO0dYS+hCOU",
-	"M2tDEYb5DjYEUN3LnQWMtlGGLbhaBq5LphvL2VbqYQNoYfm6ykmbwlsAbQH0ZQHUqHrKe9gURJspKITS",
-	"VkNtAdYegEmIGcjngo9AAg8a01OL/dQD2mKt9TrL1iBBXmULrC2w2gCspvRXVT93A1ddXbYEsa1G2wKv",
-	"bcDD+8SN6jLTwyZAM+Vr6y8NNMY7ylsUbVH0ZVHUrOLKetgUSRsqqxxPW121RVmLUCaGcG85XLC12/K2",
-	"SMCmCVOERob7OxOgkZ783iVC2oPBxXWMjr0U0b3fc8AXQFVjVyVt47UkiS26Vh0rLLaVDlvp8AWkg+XR",
-	"htRv0fgGeKmpdC1qtpp2i6X2YOmK8ecTKWLalO7JO6iHp7z4eh10xTgJsOwWPFvwfFHwNKWM5jrYEEB1",
-	"lVIBo61m2oKrVeDCnLYNKiaXM7cmrLB0PbWEOW+3wNkC50sCp0GllLe/GXg2UUk2Q/VWI22B1RpgJZLO",
-	"mtJGpu16YDIl12shU2qLky1OvhROGjXd8g7qI6am8WaKbq23LXhaAJ6mzLe5DjYEUF0DroDR1oLbgqtl",
-	"4GoSV5tBahM0bXG0xVFrcITXjC/p8A73t25FRdHubec1ym/nGFwIDlu237J942x/OYG4qYsg2HYt1YEl",
-	"13oy2pTaqoctTr4UThoys/K262OlppmFiNmaWVsctQZHHzm9piwyZs7dku+W0nmRiYhCRfYx1fWUMm0s",
-	"KMfOyiNMKxKxmOXpzelIgySPiYJA8FBhWvFERBEmv87y9E6ZnmB6Jcr0A6VCJx2qiJ+ndve7LuH54kSp",
-	"IjHls2yqA57NFfMv2fdrsBTTRNMrUKTjm7KY1a6Y4p4t6XdPDP75gPuYCrh3ZsjjZxmCAceIZBtTxm2O",
-	"pxgox4R0lm4ZrWwv95kz3dspjakiCZxdQTNC0zUZwkhIQDIZHihSWuHYT202ODunIo38PFFLZJvPS12k",
-	"Jnq8IimRW7d7dRtcm7e5DE6ej2mcC/Wt7P5M2d1Sqek+GK1/r1x2DpoyDmGp/dsvFdjiGbspj3CYGpyN",
-	"mFR6y33fJvf9jO9CNOQk2sZrWb626Fo30T5jsbVvt/btF8NKQ45i0fgGeKnpKroHZra+4hZL7cLSxRVr",
-	"VveYDjbAkyleUwfhqb8teLbg+aLgaVQZZR1sCKDNlBIent1qpi242gGuPBBoWStUF5pq/JuGITNDp9EH",
-	"KRKQmoFa54N/TGw87hWDKDRjS+aqDlOp9HORWuDmDzuHIh1GpVzgPI2HIE31EZNwTjXUL670szSKQJ8F",
-	"QSqpzRpeo6ZM+UUCEL7Fd6wjZgN1NSr+LkS8YaVP5eThf11soTTpymF5ZSpWT/nXvEv7iBGie5yJy/tY",
-	"1qU3AKhpnnSSiM5w1z+YUEkDDbJrc/szrYgUkX0nhg5ZxEy/RrDNc0j+k/nANMRrx4YTO8NqiAY3cyol",
-	"xc9UKdAfqJ5UpIA3tFT6g5BaUqbXUkGiPMqndknHFbniDeIj9juERNOxsq9FUkX8MwmUvKAxHYN/Snga",
-	"RQQfLjDDV3n02dQxVMmnPj9ib+emF2Ud2Mzzn7wd05jdhLCp6BdJMDfA1eMdMjGWNJnMlh9+qO43hGuI",
-	"zOq9ozEst/yaa5CcRiQQIeAbHqeEC/cEj2mo4oEJbydkynDR62C1KFtYkFKNi5hG0WbVqsdeUMWMuy5B",
-	"RmkUbchNTJ1le0ivhLwEa964zoZCREC5LfeMKnhemD0LEMwayTkp5ZEIrhgfO2abTkCC3TIQqQwwZVdI",
-	"tXtXZWSQTToBTXQqQWWbEP3D3f4RplJZwWNzI3xVmv45G0/0Kxo4hV1V/IMTFs8zQC1P6xWNFFickDC1",
-	"dh54hAvey0XNhbimREIgpH3yAx+TCqiUDPAxHHygkwsUP93SSpbGcsWiaAQQbrh2pkUUWlFUw8ZEQXVu",
-	"qnz6dWkzLRMHZgJzs7MTu2UFChGfpiyc3+ShYXh8dHRIe0f7w7AHR/tHvdExDXvw+El4cPzd6AiePq7C",
-	"4LVgAbxhfNPZ/ZTXW54i7vKYQj0FEQSaYCckYhzqc2gNOixoVyTKPNjnR7YoxhYF/LxEqpA2C0pkQQpU",
-	"MFdZJ90Gm2qMVIqMRfngeNMr6dPyqq40EDI92oyd8J6D0/14XJY6s2HZCqipsErf11ZZd9Uu96kmVCSq",
-	"RLilzL5H3F8HHvlBAqcheORjpFlMNRAhyQeqFLvG3gqoZwUqX9QpAwI7XwOIEpHWscqZ1bcPyC2kEzm/",
-	"7HsaRScEaDApbIr8cUHK3ROe5ApmxrqZZd50dx2/3TbofMUv4Ubv3AdHbdTbt8E6jfHM3T2RBrjq83wZ",
-	"Q6Rvz53ZiNk39Gs2g+235LtsNPOtk7J1UtY7KSh+tn7K1k9pp5/itltWWhEjg8klM49qWk8FW92bnZet",
-	"enfyx8vLD8QWQB3hkYN+f86uOuj38+EzrmFcEft1PXh2aCun2+RcWzXR8lba3ea7gZ1VbWC1ihYPQohW",
-	"U+E8U1/NOQuPnEPQeZFCxJT2yGvONKNaSI+4jcgIpEcugGvGIepW7FvcapZ/4/GMTKHf7j3W0XBzGqyg",
-	"6a3c0bw3eQcGacKd3ITFWhzC+HLc8tOcuXj/29sxvXmRSloNc3fNw2CqxrZyDCHLs5bmoryBMdu1qDGi",
-	"Kb2GmtwxnTJVr+zCouOS29quw6q1XNRVMeP3Q/aF0ZTb9eYWt7w+ldzG5LNUKt34WYoXTGnKg7rnI9RE",
-	"6HHKP0AUwQbnMBY193Ir3sJwKokS6Qtbs3GybHBkpGmS4FCqyPEsDcOmNlrOyNC0TjruzJnxFONS/BMz",
-	"/6g1VsyKgNiYxtADPmYcCJYnCdWTXfI+oX9L4X7DYvdppDD1IwtD4K9H74R+P+UQLrdsS2TH8JQWEuxN",
-	"Oy40EaZOdWjG0rO21Y1Lj/maqsQZ3nP+6JTk/PjOYQQSbwpSglenSQcvQ2IVtfeHUZqf/G4Rp7ATscxg",
-	"I0wcbolNFEu2HKP5rv/0+JAeh72jx8Pvek9G4VEvOKa0d3wwPNh//Pi7/ceUrt1BqNTqFStTpsJqRZ8T",
-	"fiW+GrQN60GsaTuwRSDdyAhsJRpXRAS2gLxXQDYUzMrx3pLoBY6nybm2aqJWmzV3ECDPVUgteDaNwKB4",
-	"zge5uKkRg2QB0QxkTfesFRbNhIVQQ34uiEzyAkY0jTRKLeTAuhsay5J2I1e+tARLY19y9Ddw7efl9wOy",
-	"4IPHeNrGxBtp/C23LnNrk+qhbNG0S000Puv2TfmB9rXWmrLto8rDkaTd9HhABmk9bzwUW7SXCjxsbtfT",
-	"edJD7OQb2Mk0NQ6+nBUON1rSF7XIUjonGQul3RKo9f5/dc+JFLH4Ij2nCs5yzsSzPDcrTgSusLm8nWvD",
-	"cQHydSxex7dcyr1tw6jGLuHS+lQQbsWMbjlSdbBTOYX11p+he5NRyTlw/3PsQn+GANhogFVIr93Ae/ku",
-	"tXq3CrZ3aGaLwc/FYGN+SIbxVpkTjc62XVN9MGO6tNDttSMfxpzOuKCNdHhOo0ikjWU/QHMxJBLGzCYd",
-	"oySmybJlHa1JHZL154ZbTh1i2642W18Zy26j64dpAvL8lhY/UAlck4gOIarX6MKSlIa73J1XEOKWxWrS",
-	"RqperwaMpXtb8c3uCC6v7wb1738pyylzGljPd0LGbo1ixllME5IIhb14hIuYcRpFM8I4+WvfI/u/npDY",
-	"ZlOZmbXTE8irMWM/PFIDPmWhnuAFwQmw8UQTLcgYNEnYDW7qPxdxkmoICdUkEjQkmsVARlLEpbj0I0Wm",
-	"QkbhgAdCyJBxjFHjAQHslCaPVDYUBlJ5xW/0BhRRU5okpg8b2MbUyKEAdTLgN+R72/bujPzXf5KbIj0M",
-	"+RdycxHQiMpLcRaGHpnlRW9M0dlc0Vmp6O6An5ERTIkEGpHALp0iEQPyW6o0MZ9YaAPvSCikz4hGEVGR",
-	"IVI0y8tYQtsc2vOIuKl5LGt2l1NYNzumYjUnahgLOXvBRqMN9SANw6rtigshDQN8/Pj6hSKJBGUkJqbm",
-	"ducVOExBlnNZr0jpUqEzgwnl46pOX5smTAdDoSdkOhEKE4Azx/7XNEqBhGyEhxIYJ5Rnwskjyg54OCPG",
-	"YK99KfO5HQsmLawYqoRYXN+JPiIK70afhUW361OMpCBfJSOAKcebO3gXuA5O7EEPyjlIoiZiyt0NwRFQ",
-	"nV+jpZzQAG9mUxJEqQ4mGwfkmjvOXxw12Yfv9oPHj4Pe0XfH0Ds4okGvf/zkux4cPRn2v4PRk/AQ7nbU",
-	"5HZXLVut5oyBBw+QfJmD87XJ3JCXWF7ItjgFbkgNz7ht030g33hhwVvpFZYo8lDkaC0tSlp+MzLgeQu1",
-	"Uv9rkfTswRl7ed/oIbXOculY+85MOU6oBCNvsUR3MztqI4HpJlJJHREnoJlm13ABVDXmyeCzFJRfQUim",
-	"jIdimuW9CTQa28ai0MZyV6CNGTUSMth4B28oZJbQdeEsK+VXxP1KgEpuFd2UcWVtNnzCx0x/8Tir/Xbu",
-	"PGs9VCzS9Rn2Xif1R1BUvTTOU/Xx3H8TZvBakFJPOQUrT0EDDy9ZZUKQi/fkyXF/n3y8fH6arZLRsCSI",
-	"hLJHkQt/hWroGZ+w0uIai95Sv5aEa2ZhiUQ6LnVwt3IGSlOpN52DSIB/9hw2glsxzILoc2RYscYFA6+1",
-	"aha5q0HzZklAtEWuLyPsn54AKGKacv9kIUQJnVIZQuieaqPEajUj041MvaOjt8H2aJSdFK1zDS6mUbRB",
-	"2yv3FM3UzvMl2jyG48RD5E5ezjW3uBdYDHpjWfBQZnAVLlppAFYRaEudZepcsnuUHgtXV2lwNZYi5eFz",
-	"EYmKRFNPennKH3L+w7MzMoGb+VR+ffdPlWEQ1G/0lIRSJGjbRVRpoqeiyKOnMJB1/sOz+a5H7p/qu2XX",
-	"TFWeUHrJ0zh7LzzPLfeyRO8XrurJyevz9+/83duaXxMEqxv/iqgcwway0Mj8S8koH0fwQkz5Hat+TDao",
-	"uKm81qwqc1mfMEVSbi3BUxKJKUjzlf3DfF3zKoFp/l6ovwBNbTPe582XWGlh2TP+9pZgNK8nisVdsXCV",
-	"i1JDKHxNMcqtpLknSbNR/HYrVz5Lrtx9D/srkiIX0NwxlYiGofU/zNjUKaFzcRHrez9SxK9yvH0XurPx",
-	"nrXhp/c4wWzplnB0u6tjFqrC4ntvvCoI7T57xl2kg/GcfhdfeJ4A0SLJOWxTKxSNu88NJC7Of/6CtJ1b",
-	"PU5o8gxMM8zQ1IHjr5edVmyAfDmOaj4CVOLedvpvF6AfjArtJcHDh0DmGeMrcPQdlR6eRO2lD+btvdcg",
-	"yHIIVTI9s9s0YoTvJSrSucBkzB55AVF6Ax75ICFmaeyRlzdBlCp2bV86kLRrVFnprcVHhiL5qI32csrL",
-	"7VRtdr3lek26+BWZ4gvnxc6jtVmyJmw8wdN8d3YMH9OnIzio9s5+S1kAz8Vc+vicGd3PP9EoherfjR5e",
-	"ocezFzW1PUnZtx6lmIIq7/OV2qo45HRw/OQw/O64d/Qk/K735Ige9o6g/7R3/PTJ4++eHo36R0eP73bI",
-	"KWMbN4O5iZaJskT+zVILlMD5DR2YKiD3hVNWLUOjKf5eza1fC/M1Zl7NcXj7lGLz827hpB/MkFxc/JZb",
-	"SA9jOs5xRlspYiyG5o5cuw5IZ0i1joAkVCnPPQQlJIFr80dWqotHqfAVKJhSGRLz7dXG+cSKN27WLY/p",
-	"NHvvoi1m3kgCnOP0L4IJhGmU5zdcPk80YcnrzW4W11JL8zv5tpOVAysIXkcPGYo3GTu7F4Z7+OxhX45l",
-	"N3uf6p+BNxs0FDLub5n4b3jGbZvu8wlNdGNHRQpWVFWpAMuHcwM7kLuczrUzsf3UOZTL1MuERWI859/c",
-	"PTFvNoAV2bsW3w4oOs978uYIdetyFcKxgeVya7D51DMuqjDtEhsAq5aUa9MJu9o/fci81YUb4JIFkMVU",
-	"XFmrtwjj+RdBKiXwYHZKevs5w0kwaivjtBp7vBIivB58iT8sjsTHlzt8j/j2iJhvFKz/0mhYv3wOPeXY",
-	"DoS1silnfVYfuM6fgPOyo+25UkdEZep/CJHgY0W0qNHp0r3q0qwXBuQVDHPbOi+u4m38fb/5eReeEFEf",
-	"UhlMqDKz/5npyU8fqvFv7Z/N5c51knFpDXa6Se5y7NQNDavnHXqVU7uVzA/nCpfUfJu9vodygjMboM20",
-	"OM/5vwEU0rj24yU2w7sL9kFYDVZdKY5/nlArBNN8I+WE+C//lrIkMRi5uGIcZY2R2MXXz/NsuijJE0ln",
-	"5o8PEZ2BfE5laD5dMh2B+eO50yv4d7bdYKQ9TO09MEViOiM0SYDKynNa9Yx/bWVvtsseu3db5olTuaBu",
-	"gM29O8Z4DxM+ZCp2TXxircK756jDhyiVNCq5q5sEH0otXzA+TiNasdGU/XLHPjY+a4fQ/CDhmsH08+9B",
-	"bOBlzpFh0fecO2e2NMS1/qZjnkZfyFvi1KYDG83z+l3SFi5yc7MnQ79xbm0qVlDCQ1tMAzekhmfctuk+",
-	"lJ08v+CttA1LFHkocrSVFi9oTMdwTvm4qRc6hyKc2V5qGsoToOFGFSIYb1Remtm+5OFbyAJEdStdaCr1",
-	"BtUWPd7FNpbGMjd7r0y78jQrF7JOmq0Kx8JlbrJHcgWHLD0UPrDFhZ7Yt00Wgms2t1cN5jDDel6Uxr0G",
-	"Ef9k+1hm/beUsxEoTV6/yEJhNmmVYmH1G2pj4CCphvBMV7lOLiIbstGITKlNb4Fp5DofL593PzeDQBrH",
-	"VM7q0ODCFTViQGwyfZvTbMX0F/irTNpyP/NU8srLV0xiFVM1pCaRX9siBOeZdDMUvedAgGs5IwlIElBN",
-	"IzH2XMLL4Qx3IROqJ+5OOr5V558SuAY5I24lZsY6dxnbPAJxomcGi4owHkRpaCOsC/b52JBzfZbLUhK+",
-	"T97OMA3DGqhdUW2v2E3YrDZmvt+0mkvrdofhlu5P5BcRNquPOxN3ritpsPnSOGfuDtPFMPnGtUYR3Gxa",
-	"x3idsQg3H2JecQ/yANXmjcB6P2+xDnJsKf/OJnVjmmxehykjcjeuZ4URu96cKgkG9IJsX3LzqprpOywG",
-	"7oOA3AsEH4Fh3Ls3EYmx2Liy3SW6a7W9kojYuIlE0pm6W607SlD7tummteyJ/LtW21NXjAcTKWL6WU3c",
-	"bcblFjasvKD+Myostlk90cqxF3pzSRU6KVHwYzWLVeikBfjlizynCRYEmJPaucgvS+RVQrYaqovo8zKD",
-	"olDXZV02L2ZyDCyy9YLqdCJ7TpWXROSc1Ftpl2VbLHfJH7x8qruU57fiMHiRWXeNTblZBtyyA7DZTLTQ",
-	"NDpbPR38/fltc8IS57UnVupwoe5CZ1XzfCmlkBuaz8bON26u8XesTcwF7x3c3BAJygCx4sYQZP1U+LNT",
-	"4JpMpeBjPAM4xc0zQUJB6FCkmjC9KoVbbTek7IAc9Y/qOyB23FWUexXBze2ZID9vo/Ke01w1mAH5s88O",
-	"3h7xzgj9zaU3fqCtl4dfpobiD2VGaEkYIhtSwzNu23QfaGNiYcHbGIwvU+ShyNFWWvxAY8Ajh81vo6Mx",
-	"fUooWqJkOmGRfXLD2uGafLx8bl8biRgoMgQ9BeAkz6aKdobLp9rMUwKnePZmCDYyWPuVzCKv7ufEuCdC",
-	"6hcNDnMuee5DpcKd10xLc1yVK/d2pZWz7IMc/rhPriVf05sMzfH1Zk8+fZN825DtMQeNtmmYpufcugk/",
-	"kMW1uOitNjMewuaa44i2UuOtCJt7Bx01VyxC2CWXpVfgRhEd4xZoOoyYmkBIUh6CtG9u4Ylnj9BoSmeY",
-	"WEYxpYHrkwH3mXprm/iRhSFw3zRid83HeLeDiBEpCp1FkZhC6HtkxKIoO/QwnbBgAtcgTc0Bty/JkQlV",
-	"VY+pUdOEep4qLWJDrXMwwldVn+e2hd9SHUyMIBapXlWwgQfg7/LIeCsiQWEqqV5xPEIHk8yoiZnOLiMx",
-	"PRGpJpRMqAxJYB8CXXtmFQLBRTyrvgOVZxeCIoepR2B3vEv8l2cS1Mui9snJhaY8pDL0a3VsQPAKqE4l",
-	"vL8GKZnbUF11pZALDoQmSTSbu0jYxB1HO6qV2V+MBKm8aLh4EKXUTlarSt6su91oKHWeRvBMiKhlpJJp",
-	"9Pl0yhv5HCItirdqEbMgKVcVugQa/yRYALc2FjGlf3KHjC+p9XZqCAshh/l2zoJmGLKI6RkRcqiI4Nlr",
-	"nXWvM4qUh+oDyB9pNKp5nk8Djc9FtJKdRkIajYuwRo2lbn8Iad0qfVY6ofKT7bl4nJdg1dqmckkrWGaZ",
-	"P0qrtUhgb6UWLJN1hZxbBeqlg+2LLFbHizG2S5NZKO7VfCH3b72QkvHShE//5Y2f2i76e2lg/AXupmyt",
-	"l89QydXv3f1TWSWVJNhaG1trY2tttNPaaDB8mNkzLQsPNTzjtk23uFPf4K6OhpjQa8oQ1vmr7SqBgI1Y",
-	"YGUC6aAKp/jpkSIxRGBfMncCzZ5d7G6cWc+dn6z7gkspyYCreXLy1oxl1QsuLYgqXbEousBFeJjLuzlN",
-	"F0XNwkDqCpqC5s3uLt4rHz58wr2Wc/JGrsQ3xbIN64x5eLRWgTwYFdpLggfcfKxkjDbvu81T6eFJ1Hb6",
-	"PDDvfAUc85B80lpauHuBjYR8EwY2LeMYqCRDkY4n2r7ND2SYzkgyoQpIh8pYyO7mj5vcZWf3q9nJVROR",
-	"vHCcRqPo/Wjn5K+3j+Uiq/HpV29VnAQXQmPuAsq50GQIbl1uiV8W3LL8CsmTg4NhQIcHvaM+PegdHhxB",
-	"L9g//K4H/af7Tx/T8Lvjpwd3fYVkLpay4gB8iVCr2PtbelzkbvH8hze/7869qDd+3YAXvzBrNWWVOsZt",
-	"kZpocKZtmuZD2UnFArfVLngQ+8itfitpIFn4QSiWydsmMm2LKI153TRKYnqnzEliah8KNj1VzfON02Lv",
-	"M1UZwoimkekCeO/jxU5V2haXYmf/CVFpkgipIXRqTXmY85pGkY82h72Zan8jVBPB7TO8wNMY7wPL3tlL",
-	"7KP34iV+b/sE1Xvp/vv2F8yN3nt1vuPtsLD3+gXu8PReX+54O7/R3r992PF2rkTv38/xtnXvwxvzX917",
-	"Zj7LtHf+Ee+I9y5/NP+VvUvz/TXr/fRux9v5fdJ77v57+bPdMjFkKmycbGBL+hgzxD7D++XNPXxr+iD2",
-	"EvsuOSP2Lvkj5b7Kjj0IDrgbjh/GEqgGpYmPR9oZH9tctgMegTLlqU0R/reURtnDsXm7NAhEyrXtuPIY",
-	"5z3cytksOaoZyTvL3NVbgIwTGkWlMyQG09VbkivsinJGtLy3M8zYS3kAmzxHXmQJ3rx+ebkq9l7LS1M6",
-	"wmIdKssPNEkiZrdAa4iUz7lAMTfW+VVaRcXbKLQuMloCW6MPTd8j3sjGcPuqLhNtcbnF5SIuG3ISFsDf",
-	"EgOxNKrm593CST+Qq7S8+G30Fhbo8oBEaS1FUCXdg0PRXm+hpp+A06ibxWiZNIsEwfvHeGSZ/Y6EY1pl",
-	"+/PaKNGKtD9cZ/k5F/W00QX4crltwJUkNJBCKdTf2Kaqfpg6yhe5BiF0nrtw1SBsCdLBk98JDUB1q/pd",
-	"4EU3iLwDL5/var50y/EgWJ1b/zajNTfvNmPSsyUblc+7/XNmbfckQ7r71UxLedbYRaPa8DO200F4kym+",
-	"02XfSMca2etwVbtGKCCqw+eGLat+sUKk8hcUKyt+eftL5S9W9FT9YoVR5S8oniof6UaBVfWLFWFVv1ih",
-	"VvkLirmqX6zgq/rFisLKX1A4Vv1ixWXVL1aArvjl8uf1Vm/rNMDtUHKXKTYFVOYPNYUsIbGLW/Cz/uGS",
-	"DE/rL1xk+FpfMsNbnZIWf2tL5nhcWzLH5/qSGV7Xlszxu7Zkjuf1zyFm+F5fMsP7+jcGM/yvLZnLg/Ul",
-	"M/mwtmQuL9aWzOVHnZJWnmz21GH75ctbmjQW/4ppUkiKgEaRSLXa/FC0rVdh6WFqdwljJrhyt7hGQppu",
-	"VX6dK6vuzsoakYZvPXTrPwZrW6hz3SMQQoaMU11lmL5igaVwT4HWxjwegxhLmkxYQEo1a93+asW5kvJt",
-	"jZqjuOMdopgm5q/VF+zwRmhC9aTyvDA3K6TZNbyoddCneFzVWYruOmciITQrhN+NDNffNcGDS/r7jAZX",
-	"Y7xm8zp7N6VOBDGJqJrUDjfOsOu7daVpoFlAo3p0I5gIibiXLPLj3XiVtnANmQbVPIXTVQ+n37xNI82S",
-	"iFVFmn8WMgrJn//zf+V3iuO89CnhQsZupjfkezLFwjPyX/9JSo2SfyE3FwGNqLwUZ2FYM0hbrrI8rPej",
-	"kQJNMNuxe78iG1dAs+NoNXqZ3cvcZ/ncb8zcZ3Nzn20+99kDzL1OtLtSSlRjYF7U33aLrfpSm4Pwaniu",
-	"FBHzp4qcXJzn6vl1XuCtBXKX9OsK66DJDbJqA+EL3FZph4nhItLfkJWx2R7g125O3CEpwlduCNxhxlvF",
-	"vFXMW8V8P4q5oZ1ip/VbspnwlibNzbNFk3ygHfBicdu4c+To8ABEaC0F7LM8zdnctn3SCSmLZh6ZAlxF",
-	"M7w1TrKHhh6pbr4vXLwN5C77CDNbDe4FlwU725RE4f/C5cJZMLAu3pMnx/39PCu20jROKo2sezsaWjLb",
-	"lYghI4C6a2QBbhIm72eO86/N1eNcO/r3Wc06DkMixViCUpfiuVu8FW8U0fH8QDbOd4OPaN22IFjgvldE",
-	"Vybfqs40cCZBORrarFsvDAz8UxuFAk3GUkzreUerLdnkB0krEx65w31wk4BkwAMgY1PSPiy6RnRUmkaW",
-	"4K5u0XPlmnuL8FziZccCc4y57syeI+ZXdTNuSUp9nvS5gxe0LET+iYTDHeiVQfxeQPm1A60pc7hAcrts",
-	"oWbn27LJPpQbMLfYLTaEH8QdKDihxZQoxHozihZPzmZ9EDEiNHcWMmfgmkYpzPsBqtIRyNv56OTxclwd",
-	"dXY+p0r7GLurIbHne8vqVZGyaRqe8RIJC/qh2ae83A6l5Iq5nLOEkjG7Bu6SdW3+cpUsJrTK6mZcaZni",
-	"xsCi7V0ooHveaV2lVLPhrlN3+Up9S09Eltbq/kLn90nphlTt3GK2RKrmY2p6zq2b8AOZGIuL3kbVOkeT",
-	"ByNIW6lRXNprLo8TdkECKsPdna/wfWSmbKrk16N3Qr+f8pXJsqkcw5nUm9wqrV8c36ivNq3OYQRSES0I",
-	"JZemGOn4e9f7e/ZZ+70/jHr45HeLE1g2h5ZZkPwqxOeFv6YsrD3zOq53BcnLFFjc5MtJWYyktBzrlGHp",
-	"3mqDB1/KKCDf9kvVW8D8EwGmIVNqHpStU5aNz7p9U34gE3Jp4dttNT2EETnPFe2lx2UW7W9SgWJUfre5",
-	"tEJ2WxDf0c62EpfOrGc6gHS4y1MigUaYnsTobQXyGkJCFRnsDHa6921nIgWya7Yrd12NDaEmYsrdi1g0",
-	"I+CKSY6EJMOI8itLYUU6lIxgamfmvprQa0Cd6N11jp+RmaSY9gp1V0dpIYs+gJlnufSrysdzJ/bbqIe2",
-	"LH6jyjvnsPaJ5ubn3cJJP6jZUl78luvphzNccs5oJUXs0d7ngo9Agsvp1YxmsD2RIO9q98snR2T1IwJM",
-	"XaRJ1WH1S5kCmg+UaJH0tJnkWIo0wYQyduOQa8q4IkJP5iigTglyWeFjOwtLxExn24zLKugKKp6ZucDs",
-	"LYSFwDUbMXCZykMBxljTJJhQPoYsMU1CdTAx/acKCNO4XwY0JGJESmTGaf0mzNApD4nSQtJx9cblZyg3",
-	"Mx23FAWZ16q0RcZt1KpZ5t2vy7bZsvk3xOZN2TFViGqrmnooGrSWAA9l161giq/ClnkQG6+KY1pMnTdi",
-	"LBrXkxpoTCIxFrvktRHwMR2DEcGKxFReoW6IhFQnZBjR4IpcASQk5VZ0hx4ZRikQkeqIcfAGXEJIEsli",
-	"KmceGUsAThQEgodUznbJpenLtkcCEQMeeu+cf7+76/1g/vXM/Ovs+93drm9PHxlNPcDOOGDw6q99j+z/",
-	"emoU1jVITbQgT3pDpsn5D89QIcT4frYbesJuIFLZQSYtIsBMr2RIeTjgHco169GIUQUhgXAMikQMyBD0",
-	"1AzcNYJqJpV4mc7oTzv+7p0Thn/hHeJA8Or28uvFpkhJaX/O7lGt/aBsRKsfKFmDkYcwJ+8TJqQBlJBG",
-	"QEI+EyPf+u7xtwmmZg22DLHt07XNz7uFk35Y47S0+C03vB7QIM04o50UEcPmPDgxhAs7hDZN9yIfyAaJ",
-	"TH+eUE0okYAZJuymo/JQM07NTzZztZBAFJ0p1Hr51YKKC4BQTYeYcjYCpV+7tNhFgzZX6nz3hIvpKaFD",
-	"BVznCYGoq9Wx+6pDwBQZCsmI+8LdObru9B+/fHL48tnjl4cHx4+/e/a0KtRirRf1DCaMVxxiurA/E8WM",
-	"YZEP/FFGA3INEm8iDCGgMZAwBTKdsMiUZWp+UiGhHINWp6Rvg1RBKiXwcmCqSBJiqpgxrifmYj/qDlTQ",
-	"dAwV0z8jHKYgV/Y3oYpEgmKmEsMuLIqImjJjo2lBqLYUCyYQppG7L0Hn5rvCQsgmX8Xo56Ap4xD+ZCl/",
-	"h1zt2ZrZq8nyGiSR2Kiqz9I/TwDjj0gO9+BMwQt4NxrXvDroODSG6mQ+I7uECKiCXv9wd79ftUiB4Bq4",
-	"/tHlJlpg1B/PegePj4m4xkHlg3mkiOI0UROhyYhFoE7wXRxjzRN/kPb7h0FC9QT/AmK/UBOKTY1cusAI",
-	"7M+DAfcHPAGJ33lE2YT3wxmmdLKw9LETP6ucoeXt2bvXr15eXO7+pvDhfMPEisYw4Fger+rYCgZFE6om",
-	"BK9HzdwCnZKQjTD24abhDlyYuRTMOeBjez+oKCw4WH+3ILSd3snT0UHQD46H4eNgP+xDf3QA+8GT0dHw",
-	"O3oYHsD+qE+fDp8E34XH8Hh0RA+HB1ju6egJ/W54HDw2rEK1MZZ3Tnb+h2v0r/3eU9ob/frH8dGn/1a1",
-	"iMVg51e/AqWl1k2zZ71Xv/6xf1zdbP58z5mu5FU+x6BTqkoP/jCODx5lZ2rko0zcdz5ePu9mp1iWpe0j",
-	"RYYpi/DFICgf40z5FRfThTxFVENPsxhq3YYai97ylyI2pkmiZw7an7yd60IGLAtJTDbmSnjoiu5d7++5",
-	"L3yUXXZToLQKBnu7/f7u8eHTg+PDtXKqtJrFYHJ4zy/LPIC9TLLUEHGfadAtXBGEKSgDIqk06QxnhMWJ",
-	"kJrgMyX1U+stSuGWGoEXQFVzSV84gYQpEQLpYIquHg00SUAyEXYx8ws3ZgLpSJGOJ9GMKHbTmwJcEUn5",
-	"FRh9yUMx7bZgixp4eMniNVlXVgK6BoCNjKJGIlcfFv/48fWLTGfYchlpTzF7iEBKKs9KGZETvl5GEXxv",
-	"q/H5rUjS8pbOyNCdA6xz7rE6V+/d87XY3CwWCDY1y1mgfXz/c+mXl5aqfuk2a0boksIYwki4MeP4UJ+M",
-	"WBRZc6cQp1U9NxxGWsgnUax8weNznLguvmRH32Cc9r5kyFd1VGArbu5R3GxE+a2MaFBGNBRtKmRQq6yq",
-	"Rmfbrqk+UKh5bqHba04/RIC54IJW0mEikhduOg08Ob8urTp/BpeSGjm7TIYXUiQJnl4LU/va4ATIMJ2R",
-	"ZEIVVIejAqphLOy7hxXd2R/XXYZxMpZEdAhRXZM1EKqi0Q+SBUAYJ4z30IsPJIRM132ZdyxZ+EEolmXT",
-	"plH0frRz8tfb1+SHcq1Pvy4aaudiijFO+0i/GVxGWNPd4i1Wm3TGGFxc6KywKXiLAVGwF9sggziH6es7",
-	"FD+4y61YXK0SuywwxwLlFzg1m1ZpyOXhrFWyDnLfTtqaL4zjjczGLU63OK2J0yvGn0+kiGljJ5vwjI5x",
-	"TpSeRUCuqWSUa5tZTV0x3pYEKHabY0gVkAApYo9dYazninF3SRS3BBWhSQI8JDSfDupR9wAAJRymEeO1",
-	"43mjNIrOgYf2jH2tZywMySH8iYUg6taZUh3UfSfjM/y1+fNApanlQ1gcf30mbfIE3lo+/cYPmW2ZsD4T",
-	"NuVMzzF6W7ynfFCNz7p9U36oUMLiwrfSjZ6jysORpM30eAPX0OBmQ5qMJQ2B4M26XBN5JOWRCOx+gp4Y",
-	"jZMVtGeUglmrssqtSK2B0eYsnUZkCKnIdCLUfE4R96R2rZdYTRuvNcQV++hZ8FtnNh4W3iU/0SgFRRgP",
-	"ojQE4r98+beUWVcuX1/T5MnJT69+8T3in5yccRZjEnP78RXjTE1A2k8XIuXhy9EIAq3sN5eScmX9q7zO",
-	"v7Moei5SrrNqlyJ5JenYfnjNVQKBPuOhKeefGnPSJh1WJKYzND6prLm5sbmO/gy1W6zAUnqtjZUtkr7R",
-	"rby7o+sbNwW3QPoWgdSg+ZZjtW2quek5t27CD2iwlhe91fbZQ5mrOUe0khqJGUxTwRNlWi9eMbbW3O7G",
-	"IfYiIF554sF08twVOjl5LrhRtCmN8OxDZik2/57vfRzhG6VRtMEITHHUf/agwyaPA+NS1OdjQ+OVjHz/",
-	"CWQt49xHBtk6arUUY1+dCTZfmmqyzz9x6si7EnFNRiyrQfcFHg7/OmC7cTS03fhcoXm3EL0DRJsyEzMJ",
-	"0CYboMm5tmqiTcbm3nPn+Lq4genvq3zJQc1RqsYxgI2gXWr99h2aNV7snNB7wBX9xuM8X9/iNym8WhfE",
-	"yAfV+KzbN+WHimOsM6faR5WHI0m76fGADNJ63ngotmgtFVARXVqfZLV5sOr75ds6ix0sTA1PehozSyU0",
-	"APLn//xfpON2Nq9ghp/nrYTyawCVw25KxJcI05K1Qs+zsZgI+oynebpZFYNmgSISXCpGwjReLs99S//r",
-	"NNu1kPAKqE4lhJucVL23M1UVI1hnyeHKNxkQu8Pif+sW/tfMJw3JxJwN2yQQm5xrqyb6QHZbeZHbaLHk",
-	"tHgQQrSVCvMS3VCBz9ylkmp62HjzuqseJdLMF10mw7KE/mMp7LH85M+vy7rH3pvWEyCpmxShmIPH3gnA",
-	"jD2B4FrSQJffipqrgQnUmD7BXEr/dvH+nT2t4m62u7M14S6STkYVGcCGSkSpBvLx/A3GsbjLICskuWYh",
-	"COISacUQMkomQulTPAkzhHwjprjsPdE6USd7e1h495pGQlKuezRhu4GI9+xtHLV3fAjHwcHwuHdEn0Dv",
-	"yfHToHcYHgU9OHxy+PjxwcHx4ydHe04psEDw3QTNmjzclEpWZ0/hbhnEDDe75G/lDEO7xJdM6OcRA65d",
-	"y/5e6btnKYtCn1AJxGalVUSMBtzP7szLxaoLP7j6IyFJgF+oPIOBKRiQsw+vdwccGV8Rmh15DFmId5tc",
-	"a6QjopBICIQMs7fGBPGBjxmHrG+S9zHgmOKpi8NePHNZlUj6TpnNsI8XVFcYs8/yDFOknLTqhPj/8R//",
-	"8R+9t297L174Lk9GnlwhT6Ywz30H/YP93v5+7+Dgst8/wf//95XD+WlVaql3aQySBS73lYW0GRvNqDLX",
-	"535lvr05clcadfN5whaSSBTPUjgOQEbMqpDO/jFJkwRkQBWQCdzQEAIW04iEbMy0Wp8m8S6px8psWjml",
-	"aka/hVV6asKShPFxb/9pb1VGLm9nAWIVMszAzZCqaqi7tze5kg1WNeoqVDZ7XTXlz8o5lmcaKyUfK3Pv",
-	"IqutXIUV61hFimWKlxFcpZRdzYYs0lIKsjZYIG44L6+B6zuoFt807Nsto3LCuj2r0H0CpuGTuXx+XEwz",
-	"lUR56OUb7QPu0lvaXHcK8yKSkRTxQr5KzNXCNOlkWfJMwb2IalDa73pY2nz1SA24SuOYytkpgUiZ4bLR",
-	"yDcOrW/0rV+lE0yRtZRY1NbzTbg9/DVRt9u45AUbjfBcb0XwDZ+d1jQSY+UeGcqy33MaW99cT4BJm+fS",
-	"ml9IJt+zh2UmYmrE74yglUimYJS8sdU8IiEW1y4/qmv2tOgNa3ORPygkgUQw0kSkujK+Z9ZupUh6mymA",
-	"IrnR/BJXCiW3nnXod+GKLoKiPKqiQa+8aktIKaU16nEMRMwhx3TXYL7M+5fEhQBGdq+SDD+jedtYrMrd",
-	"Zc9PbxlRpTyiJiKxr+biWwdX1Wlu73ge6yVP4+wGjkqDCQbDSgf1i0NaPwK9nvmVHBjCiKaRvrhi/OOq",
-	"t9xbESO9YlF0gYuwwThUOVdMrQwHeXaZZa8wvyzhXCUnrig3Jv4QyFCk44mulbwAOaG202951yxRlee/",
-	"+gl+W81wYv35/1yqdAsJrNcZQZbFocasNzwutsiYi5HIBX6YPyRWnnqJCzLCrxYQTcazN5ARLTr1+fVI",
-	"mY1C6Q8sTjB22UaJsiKouhUq9ytUGnK/CqHVEgfMDqjR2bZrqg+0ATK30G2M/RfUeBhStJsOaKs1bEdg",
-	"GqPcmLBJjhTpMB7CDeln72LgpV57M5byALpoZLjr+R17QnYf34tz/nCWIGnjxOhuAPeUEcKl679kIFfc",
-	"fqCS6Rle9i4lw3XyvfC0vo7rY5veGrntduLn3xjZ5Flkb2dKoyihSc08Q7VSBJcuiizywaLCLnqf19UZ",
-	"N956X2TeCvrK4frwLsOdAb9CjX09mN88/YK6t7vYW3zfDd+N2qQlT6pdRkjjs27flB/UIr/FhW4fVR6O",
-	"JC2nRx69aCB9eKg2DI6cZTVWREZwQ5GyuBeKKe8pNp5ofPUu5SpNEnwGrlaEiDL5LJVKbzq8uWq3RG9i",
-	"oXQWyKo3oEi/YhIuK1/FsFPPHp+M8F1kDWTEZL07yzTSFxOhx+mmsaqzhYq3zJgL3lO2bL0ZhzSmYzin",
-	"fAz1DYIXRaUqWBn+Ty5ZDO65zJp3/0b2DO/yoboKWhqivxUh3JI/SmnKQypDQlMtYqpZUH+pTMHzygNI",
-	"5yLloSIJSPfSec3k1vjA2rM0ikCfBUEqaVAR2L5IJNDwlERiCtIAKhYSCMXyGmr2FNMx/Z1xuGC/Q03K",
-	"S4gEDTdfMZnyiwQgfJtGmiURsxbZogUYUTyKoIV1JWJxDTFwTZSpWnNSjqc/gCGg3bdf6mm/EgE1GjcW",
-	"3QfgoCXVlTvp1RsOP89Xe2GtRPtqzVsIWRr76582zTltYeEqiVsBrarFq+a2SiIuT77AYQll85LRK1TK",
-	"slRblOoLIubXqni5giA1ftRFgG6BWYCPCuTZGKrW+Z3At38hkKBP3HPBxqnwiSEsKE3iVOnsrfqZdW7x",
-	"eJLLt4c8Mowovxpw33TUw558z9ShUTQj/lmSGNcgO0xEOv/y8fxN198lPzv5L7g9AEm5clg96vftaRdm",
-	"BjkBarMBu8MMRTcFS9CE/TvMdj4ZEjA+wqxvxvugAc7a1ZQwCm1QP5VR6dDsmOlJOsSDsq5I9t9ll/8c",
-	"aNgTPJqVrqrg/h6eK9JAY2J6ZQGNiJoIoUGSP//+v/NNIOPy2yMv2Q6h8WwHHOmZBQ6KuIBHhmkYMlAe",
-	"iWni4gIBjSKRYmV8zEV5xKgW0MyKBwZSeQOe2KfEcXiePd1km0ZZaAZFlT25zDjZf+JCBcojSZQuvulJ",
-	"eTjgxQGmP//+D58oQYzV4s5DBzSYgCIj0MGEIIGmpQM/ZAh6CsDnTvaq3QEf8L/85bngZnDmm7/8Bb8i",
-	"L5EXcXAqDQJQigxFOMPjUH8MnDE42DkxpqRHBmgUmo9//v0fn/xTx8ogpZBZvQEnC1Xtm7zGIrWv8Jp2",
-	"sAr+uGN/jkEpOs7e6d355GcrSNwv9qltnKs2BEHCCo7dGSh5xLensvEvkQCnCdud0Tia++I3ZfMk7k2A",
-	"RnryO/5tdNjsd9ulaUVLFih/11LH9GCvT+HhKRdjSugY1CPSGUIkpl3PZWnFaSk8BfXj5ds3ttSuIfSZ",
-	"re3grCVlEcrmiKqJq5wXMGhlNtBEpEh1FoLITpf7np11KALzgfh7dvXVnt+14SmDcAiJf9jfJ2/x9NYH",
-	"kDE1NlE08+0o/DcisGkj7Uk7Mj8ADIqZ0Xnkb6lZ5StI9PxA/jUPloXQe/HS7+4SI+lca6EI0jjHQiLF",
-	"ENRJQfg934qgo92CDytkYkClnJUFIKmUf0iQFSLwNJ/TKhH4F+JnU/GJgggCrbCwO4S2/4TkbkIGX/ta",
-	"dEIljUHjm8PA09jdtDPDiUAboRTgQflcB4fQC8Edog8CSHRx5SFiynwyQOl6+HQdjSKfCJ6dtjOtIj8o",
-	"+2gd0swOh1AzuwBOMTdr4dTYyxJupkuQMj0iYHGx8zoBPhRIzmy8E29xmEI2YpofvnTLlFOkyI6Ectqe",
-	"2PQsPaZMga0JvPfxYheX67kNW/Xe5KTH68OWFrZJjOY6ecT4yUK/ZoXyTk0x0+xE4O0BPjOLZxSpmUR5",
-	"GD4OwbfrlzWus2bwR/v1cGZ8JSPZZhq682zyPS5Nxy2MW5XuSXlNioixvQfT8Uu7FifE2PEZXFHELASU",
-	"Hd85QuCSkI4/Fxj1u17GO8UNCveEPmH6NFtZCcrA1T5kH9O5+fp//v0fZ2Yu2eMOHR8vHPlGWWH4+6Df",
-	"z1uwVPhon8d2ciGHgJV7bMyFkT0dzGGdXfRQwEMCN1rSHAvIA1nD71Hvq+9t7f8XT+Lazp7NevjYpWN8",
-	"B13DzWZpKIlpZAxmCAkW63ChyZPeEf5v/4BM4MZdGvCQKQwcu6Zrg4Wj/pFrZQpR1Cu3o4tLMtkR1FCA",
-	"fWVnQq+hJLXs8tKMuggqXNdoalRWIkEB16e2XHFi1iLTyrf86DEhLwx4lp6hpK4XuLFCYgw6O7BMOplz",
-	"6HrAV1cRhzaon7EB/vpIkZKhZRGHc7l0exvcsHDWtH3bN58aqmDf+gX+CaErGD2m8gpQZFSyPJ7PKb0X",
-	"bCQFzWcjJIlocIUUnL8Shjd3TKvOr/EHO4Md38ulmnsHXIL5T/b6cBSVVioHQiFoynaSPWFu6B+Yb1Fe",
-	"MU78X3pmUXrZ5SIzhA4tbqu8ftE9NZo6bxwpGLMb08VUlK2wbCAfz984YrmbZnbyJzlejK2nnTSx19VM",
-	"FaqISGyszWJDGJMVYZdIMLapBKUM+PwhJn8e/84Sv+uObgsF3EgW/wwVT+8lD0RoVpL8rWczQKPEAEcq",
-	"x7doItg1MoQXfExeXtKxR/zXo947waH3lupg4pMxM2LnsH/kEf/Hl2cvfDIV8ko5G821akCMQ//AODfq",
-	"ydEmk5xzAtXZY9f7e5EIJCi0hhFYSmS8kfLQqtuyHa32/iiONn+yVjRqTCPPssWeq+Bb2HrFhqAR+ioT",
-	"FGbGll/swFzn0wlDJUV13urUEArlhkf858ZW7xk9J0V04oQ0Gm8xvekZNXK4//jwuG9saxbHqTYoNpqJ",
-	"jomfIIWMUWV5xkk+9H/myYTcbFFONTKK4dpcvWZmnn3NySZs15k8dfwnITV8g8JQkcisspkIos3ewND0",
-	"CnBbTAHY55yyOXvuIKaQ8EiRROC1TA3ymkak4/d65hvfI/tEkSHi18ml7gnxHUlyelhnwLVh7OIIXNTK",
-	"yG9NIqBKk33nSFhhQCPo4Ur0JFzTiIVUZw2hlKGxcyt8z/hS1LpQpv2RFFxnCpPmpHGUpig5MSJrYDw3",
-	"MeUuUeDMLYHsLQnBd8mlIFcAibEiDDwNNUGiRacFMb6GJes1SBpl6yBGaM7kbIScZclsvmelq4MetjHv",
-	"OGaMOhJRJKbWJLAI+3j+RmWmkF+gwkcUPn9/fnGSI97JL4N1lBFKZbzbOzPN9t5LNjZm2F+sqwQ3iTDG",
-	"rW/g4ZySBVlpIbxk6aGZ6r//cPn6/bsL3wivUcTGE/tuNZ9ZT8ToONPmQf+IGE98ikL/h5eXHjHyxSNZ",
-	"/d0F8e45jxRja9qz8mLiLI5fetloLmcJ9JzhcUK4UJyNRpYuPztgAyndP+K5KLcwkNeA5sbEjMsqHwgN",
-	"h4gCEGQGxviUllNZFJFIUCN0DTPju81drywbLYQ5QGgdEMuKijzuH2aP+9m5Ab+GSCSQG3nWwfIsW2Qu",
-	"bK4bVQJBztdRRDJgWC6wd3eSVE1O5tjqX6eU6e+P+ypzGRdEPlNkYpRYyjWLCOW575Mr1EwYkg7KFIMh",
-	"xsddrxDti7fDjKVo536BpO9d4C1eQvBWDYaxsUmUacZJyVbI2v3aApbiK+jubqsYkaEwYl2MAR35zn7f",
-	"6/f7ptXhLBNHHvF7PSOHzKRBKr97ShIjbRhaKzNUs2YdLCnOQctZ78xIAStZmcxWC8EojVIXPZQ1ztlA",
-	"Ws3BFk01UwyZJaPyLz2Dvqj3LB2NwJg6hjut2YHrhpTqojAzzRtuSqS4MbImoQr1lHHR8MF9Y5mYH2eF",
-	"vEO/2mDC+vxKLa0rojC0oEPLhoZEsxhwG2koroHsH/RJFtjI/PUSXNzpa6xIFe5M7u3v3liz9cioO/Td",
-	"zGxj+8o65WT/mPw7e4Z3ygmx0UhFjg73S4Wp9cyE6eP4CIsf7R9ashjfxyopLpzo7bqqxvTBxXbe3khm",
-	"t+J8+4IGyJI11MGuhMzDBoX8Aj7WE98j56+ek6f7+wem0f/7f8jx7n43d7AxeCs4hwAtpyASCkJ870cB",
-	"+tC5Tc8d6L0M2qiqjLE0B3EXvftAx87xT0AkEfzlL0b6zIVDUHAYBeEbc3xvouPolAQTKhXo71M96j3x",
-	"jdLds/w44BlMMzvbCYvMKCISNGUcwq7nok1YkZXSBxldZCwwS81zCEUw4Gg4L4XcXCd5/GDIOJWzbil8",
-	"lQXgsmjWH6bsp70/tPjkD3inMs5ZNrA9MwZjDCFBXQhgzo9W2N1QiqkCo7Cyv/f+cBbVp2wMi99nB38s",
-	"r2XXHz0XY7a3JjF4izam+fxIOX/sltGg4LCSJaej4AGgmHPTGnDbJU7cGH2LBUhCUfZkgRivZCAKOzYM",
-	"ROYVi4WfrzQUxprOUwJcQaKd72CEWEgidgVOWdmAqMHTiXUHBty4HHvW4/CMG5AJRRsTzdw0oTCqZltB",
-	"NS9SrVgILviXhWBDRv0BR23o3rYtxUK5SMDKTpqHGc0n1IGeIeeAF/FX0vENdl6acfjd0pE/4+TZMLWH",
-	"gWXr+VrvyEdn1/i4RhIxPrZFBnyKuzLGD7JTihi/UmRIgytjFSC20BAzbE5Lq4Y/Zoze3TUlHynijmYM",
-	"eCDi2NQrPFMahsabK8e8rF+qxYm15n4UShtxhWcbSBJRxjF/CTaCRodrw3NXnXGpTYmTJ/0nfd+AAfdm",
-	"fBtG83/pvRJySmUIYe+DFFpYKhAl7D5RxALgCkpbPW9fXy5t8xjcW9d+V8jxnquk9kzZT96OZjoq7RJh",
-	"HB+98PmNntKN1JOd/d3+bt9UdjJl52TncLe/e2gvzU5w/23P/GsMuvpwzLyoczfMmUZ/rWRZV4q/8kJr",
-	"YUMrIrDgL1bYc6FVtLzmDK/dHRy43a58He6c7PwA+kcRwweb+iuzW3EaB/3+qsMMebk9rPjJ2znsH60v",
-	"/E7otyJkIwZ41OZx3Q4QMLbG4UY1SvujOyd//bV0Q3vnDeVo/SZ25pqO1c7JX3cQpzu/mppO8q5czJdz",
-	"cQInUp1uyb2n7IRwYQCihPbcgV7Gr/BBcmuom84rl+gZjuSfb5Eu5zRcYXHcumCFqlyzdKiP3Lply5jZ",
-	"P3PLaKUcCwQnHWc1ZDFB+UjZfE0DHjM0ljI8WzfAxf7ACb5sU+KRMu5wNzfTUE66vosdoAF3sbJOwoIr",
-	"wz483/LrVrNQrmN3SzHlbHJoahnrdDGAvJrnntuqjvWKCPvKg1dFkb25FjBV15oKppfMM8eTWg/L6kcb",
-	"s/pRnV4WwPEF4fSe54z+SGWCaGNUOQN0DbhsUNmhC7kyS4iybMnmG0XLEHDR4pMB526rDXen3IkJ3OBQ",
-	"EzHlpnVXwsVP82B1qQR+p3IQw4DbXGu3QrfrzWtcZ1LjUYXczcqpitgb8ErwkSXsuXRbSJ8K9TFX1htw",
-	"6wsrQTopRxvYNfoIfdmu69E3ZPXJvMmKe0nUuNvRrYB/rSF+GLTjDYGtVGiFVEAGRGMFCvTWkA3OjbjV",
-	"4C35i1Ya2GRIc07jSVUWpdLOp+A2kTditvRdZZYlPBtFpfVe4q7VhMWLSTYwZE1qgw7jKcuIFW7sCnzY",
-	"4KS6Ezi2PNwsD/9cjsg4JTK/aV6fmcvRnpWM/QFjiyjrTnKtoLKsojzMklXlkaDc22cSLcnSbrGpaUw9",
-	"O/o8KuB26ctZtEjHQcNgwe77YKYFPFhiXQwX/HHZUFV3l7xDRx5PRKzQrrfZl1Z147SMH58NJNeIc0Yn",
-	"6ayOV9kQk4115I7tHHzLUbbTArS++drH3n0t/EylzfvEt2nFTK3nurC0YT7gViee2Ht2CUiFRKDu1BvO",
-	"Cj/muhhPPtwuI57ZmOCdRMWrUgawGtrxUmxQeCuGHlAMlQPDGbOWIsRrxVEogtWKFQPcBrccIVAd0jb2",
-	"njucKU35XXuvIxIcdn9T/inhgjx/8a7rQr5qwBdi5bvkHW4A/hu9phfY++nikdbsGCriOg+BUnvabQVK",
-	"XohA/TMGM5hCD6Biz2IFC7gTqiu54KDfz49+4MYrnpvOtmpdrFZlZj85B9zonSvs7CKmyIiySJ0OuKZX",
-	"mMESz6mO8GwVDcmQRpQHIN3OYH5SmXGlgYYrVvpHnMDd1lmKIdRetNcc75RFNQJ/7Bq4mTnG6EuEzwef",
-	"UR99w70/1IQePD5ebQqcoZdI/CyMrGY8IL2e3TlwriXkcXg8PVUcm8lYQRUJMgcc8YS9Zucl8AwQ6dh7",
-	"GQGNsEur1HHD1m7WdO0diwH3ez17nsWOopfKyJ8Lc7kDIYlgXBM8WufWcSERNgbxR0b1Zn6B4zXnMaOn",
-	"vOvOXeBZ/ewYvR1/dorev+UM0poTSBNw0TErZ9wV8+5psRl6OUsgl0N6loClII51St0NBWdZecSnSRIx",
-	"exJpTwQadC/b8c99BDe7XOVfcTEdcGaMLNyaGaf2dFshb836lIZ04Ziv90FELJidZFv7PSUD8ogLDo9O",
-	"B1xRHg7FjU861I5WpuiR2IMcOBojayHsutMrUijlzr70zsFubWRdDHiAPwv82ScduzOmWHa4CuKhMY51",
-	"d5f4eKPIJx23fdwn//f/kP2jLh7Xwrn4JwMurkFGFNNGWxsr/I0GeGILjRzkvhgkZndlnFAVgI2pCxmC",
-	"JJ3sYFEEI30y4H6Mt7Go1HumC+k2oPDEoj32Qd3ePfDQLGcoRZJkBt7R/rGlCLenkAbcZne1B0ztJj1e",
-	"+8tP4XbsTL7v9f08O7/pzR4OISmuJ+V45sDSY+B+wkMApll7vhBvw5bOBrjpj8GO1p4Nw/XrHPT76G/2",
-	"cawD/v+z9z3LjeNI3q+S4UtJMZQsu2xPjRx1cFV7uvuLclVF2f31Rqw6ghAJSwhToAagLHsmKmKOu9e9",
-	"7Avszn1Ofe+9z0P0k2wgEyBBSaQo75ZLvdKlo9oCARD5Bwki8/cLyQzyoPXshAoUK+DEz8tH1UU1NNZm",
-	"1BBa9rXLOUHUvF3hiq+MJ1iORpfP6+ZNXmjrgIJ1U+66qq0pQTnY6zh6+sAv2KN6UUrgLaPF/uH21Vnc",
-	"e3X06tVJ9Pv47PQP7PiWM9aLTk9Z3Ds6ZS+Htye3R8PjYW/46vg4io9O47Po6HTYu+31WO/VikrBJ8W2",
-	"tESfg4Pj3tkGrb9YKPyGxZ9oD28cC79Psz+mM0ljHJ1tOsb/8l77QfJiAyyTXXgbL+5Rds+lsGJNwIO3",
-	"zF5mlwlQ6NgdYMaQzXjTY2bTQRRHl68Dewz0PjbZ3ZYeYI+6yDo2T7hP0zKdn2PKVSs/niusxGt78Zd9",
-	"ZiAxytKBl3wUjYtMPHQoLtXTepw8nc95nuIb10C2aNKUtaczNsL7HrMvUk4meSiBOxK+zFxk0bjdhYuF",
-	"0A0z2gYyU+z2VkRUs2cTQf010mme/U3bHSXaujmOUkwyqHAznzBJgWv9/EFfw2j9fYqTfKzV3Pw11oeJ",
-	"90eHbGTG8LS2vCyIYUJNNv0aUJzW15/uv9cfE/aIKK5jpliUcfXEQz5O1sz6Gd3bF5V4/o3kc/kooDMg",
-	"2fmf55TZzzHgGYpEIBRIIX4r6gXRL9+JLRmGK2DeTP5NL0n+h191cHLfZ3yyzfvZV9CQbznVajJXfV6h",
-	"BbZmu9YDvLFtnu4CniRaM+zjjtiyFQO0LEpfNGZqotue4HLiySXZHRbIbrUiJPrlryRGxzO9I7J8dGCJ",
-	"eaIm/nUTea7LVvjEs5mSFBK+KYY04RpPbqmKk3KzsCIHm7RXJ2nlEtpWL1/McO/qK129p3fN9Gz91v/G",
-	"Ku32KsVeH+r1YZ0myDhZu/tTm2ffNsywO7Jl0Cl+mK/0epE1Ml7Tcnut18xub7415mvFV6MMEVd8ksp1",
-	"AfzbotkzW7EdeVfC+EIe0LoTSQJDJiVXBXjNRUQH9LfJLIvGfnw/ETpaJdgGhu4WeVtN3c1vb+yVxh4V",
-	"IqxQiAI1DUHT6u29aHwjuLrm2fMb/tIUdsUFLMDbgabVd2K1OHjVkm1i8EuLu7WmvzTTvROodgIrVKde",
-	"c/DOvok/yNHtv4IjyMfeGQ+Ab0zglpQHopjCz/HAEETzhYYFwgEqWl3zvc+XdyMvkQ+xve4hn+LeL9T4",
-	"hUKh1muIYlG23h1Qq6/gC8zAO+QIcJ2hNWRZlmCikOY6oFsZAgBCSJa8pe8BpiodKa6x92UJN3QApu02",
-	"W7+Z3970a03firBeLRB3K1r7IaBo9tymTyPvzIcAf6ErTnR5kyambJdva03Zzm9vytWmXIhwtUJ4lYCV",
-	"l36lLMsFcFWbTGm6gZbF5aB0YuUVLTqUtcBmoCL4+r1IZ7oEwDhVM+ljp2Kv5ocJi3n7HE5dPluehBZT",
-	"G6EHciYVZzHiqaYKolSp2bSqpOIdvjBS/T9F8cyDe6VbUrrV9TxYPbEgbFfMV+TteQrqin4WlLRJneGl",
-	"wPxAyqgmGNOWLYiTfO5ylbEujh4ccg2jVMgRJum1uwRe58oPUE3NEswyp2mUZi451bVpH6A6b4hU5qid",
-	"RXKzrcsbyFSBX5dXKq/zEpo5vUmBobRQElVVK0Qq/Vw1dD/trecLW8+qarhaWyEei9qA7PL+iydXXqBh",
-	"N2qZPVGNvmUTjm+yI9GdkB2E2+JOeqs3dPq5QXSHa7etoV0u3L2jqIztSgpRrQ8PJvSqhZxYCOkcqJNk",
-	"Uz1OM0jYYzrLoBW6rcdxsSDnwiEVsN2KxKI1258HMqRfCKeQfqtoDJliUieUJx4g3p3i+nD5eWpeomvg",
-	"RKaAqf+jP4tpx4NTz5gCpqKxuOfdouKQgtHQIWO72jdGkDoW8bBAqIqYBM2xFgxz3AhePuvChXSdUyVV",
-	"TEiNFqOOAmCm7wieOyCgAZ1zQyES4AJA6blfpnTH+dQW6c3ToiNImM6gpVNg8nEgC6S0KJUOCJtkriFK",
-	"dUZY9nai+gVM+CRVjwGGFRjHMCx+uJSZcpj0io9mCVO2alITPvKQYB8Dh/4a84HsnZ2cmJ4gnUuu8qju",
-	"BykegE9Tun2eoEVSBSGi0WLJRF4EbUszkXNhIEd4DeF+s3WCFjw3lSOvdDLmSpSKuK12Fp+5zdlkPJA5",
-	"6MkCZryt7VtdZwk5BHDfaAXBc+sSoIqzBmhwPLJnFXrXFpWJUIGp5lQw6qpwbKkaVh/GPDbrME0IBW1l",
-	"qdolitput0/xtNTB3sV+XkTSW5Aks8DeZEj1IRguaYnLoLoc2ionPRMS0AGTj7V0B92nlQf3Xa1X7BkL",
-	"6SSpJEWfWF+bqojHA6l4x9JzWLgXB5OcGxi5S2vRZJ5t/9jjQdfb08xAHp2tr+b0CtZ8/JJqG3CS3DSi",
-	"ucon+MRYZW9BKyzoYunYsokF3Sb8ofYI80fT4Jm/JpsxTTi6I+cNIwNCW6q//jPtGhw3niSxZzptOMnu",
-	"DxuVh41cG+qVwRxITGxY/wHCnO6usNUzm7AbeEdMGI+HE7vQ+fEQ/39ZYofI+Ds1kUIz6V167b+SHIsp",
-	"7JpEgZdWfxPhNnDWy+u7zR+KyjPdO/FKJ75Ke5ooT3OF2XY12SvHeuWo0QjOVP3WYBo8917A2a4keZr1",
-	"hxZTk5Q+tlk2lxmiWJTSuCzTc1l0Tez4KQJ8LhvmbJ+wWW2/U8Ej5OgZkQwrVQGLdYd4R14f6GHt8xvb",
-	"8EveFlIZ+NO0wpvkM3uB34JyoNugEv1hLsia85uvGw3chbf42+o1vCnunUel8/BVZI2G4N1cvd+gJk+S",
-	"Fl7pXdP8dmRXt9xyBY+/ZZnzQZYIqa+D3/FBiz+XDn2WqhuFsCiow79Qb9U3EMQuRpCgE0bYny3LfJfw",
-	"LEPods3bwEZMyFXzRZL7c/MAQnEOJJL3CA0nlk0ONB8h0HHOU46sxchNjXevkihNV6bqOWXacPvBx0id",
-	"nug5rnHNb/ZnykrPYS9mEWCPEi+JDZk0aq2GTthU16hlDruPaPWOj56uxCVTRk3uqbA5YxHh/Hpd6GXU",
-	"GWNtV2bMZz6hXLHpjrgyI1FyWxFLknRWzlMyS18SfoMI44pNtzWyuGLTvV+ojCgmKLgK2RPZYjVdiEon",
-	"PBvzGeHiE2G5wASS21RNWNaHqZjyREgkAh3xAG4V12NJnJlIXIpMq/TjQM6mlHiyIkOjJeRtaukfCTj6",
-	"u5ubjzlzZzyz8JUIjJrOMj6QGZ9ME5Zx2tvoUUsAyhTHK/qCV+XT5cU3V5eVKMO0EKvVz16zm38iLzAy",
-	"hZr/K1CBF4F8PwebLmX3GV1MSVG8mU3yZaiDDZ0ITdfEdbHnlWv03D6ext0VP1+scm2FmGvXxNFT0611",
-	"9jS9vcOvdvi5AGtVghgJxf2aM+SHotkzW3I+8m7ZMqT+ijcUYQO7zpdzWy07n+DetittO/WEWKsa04Q9",
-	"chUxFdeb90ds9xbbPbN9F0PviIGTTCCyi13zbc+TXgPLLhZyW027mOHetqvvjQr1aKIdmcgS3uizTfHF",
-	"JoyFNk+/ZxMeEjkPdnPDH7Jw9XcaEt0NDfZVPASOvVsuInPL3VALGjsJXMvt9hI4xb2bWOcmMivJOg1R",
-	"fCK4OoxS6eja6mMBav/Wa/7cBr84g10xe3pviEpLXwR4+GutYJt4gMXF3Vo/sDjRvTeo9gZLmtNEcZJ0",
-	"lDbyBe+w4dfxAmbsHbP/jLMJJHbNm0mxueGb9dxykzdT3Bv7WmPP1WRTLTlEMrvaGnTT/IWGIdMcPr7/",
-	"FlpYH23PDd9HWHBuS32FtiXSLzQgGZ6jcgTFozRJFY8HcviY858qFmUvNKhZQqXHzPK1geQ8xuJCMZkm",
-	"nBIUMrrUwXngrM0gTN1xNZDYufnfKWQp6CTNdB8Uj5FfPpwqYdYtDGCkOJf0R82jVMb052EyIyr6MJ1l",
-	"iZA8PIdhwqK7gRQa7vg068Ili8bYMwgNKS4QS86BSUgnIst4TD9SbbhZIpob4NS6AzmQZvb0qrepIlL6",
-	"qXjgiaOqLd6MLmp1ppgYjTPibjHSQ97RRPC4PZCvOkNBtZ+SJxpUAKMAhgGwvhnrqAtXNP6cmz7s3S+D",
-	"LE24YjIyw8kYbuA1HJ31Yd6K2vAabGloBL/+63/ATQBHlv4TAP/2n3B8egq//su/md8wlaQV0f+24RBa",
-	"7sfjm3YXrpGGHt/PDC2QcRRpmKczxXPJmZ7TmcyQQh/56ekXW+svgclMdFgimOYx8HjEcwQW5pbYtLTi",
-	"AsA6bcWkRqKb6NF1LyRMVTpNVYal4fNP8BrmLdUOYP4t/nNk/vkG/zlsnxcvbtN8ZhPgDxGyiB+R8ISG",
-	"WNyLmErwMeNiNjm3DIo6C+DOLC6uSGv+CX5nBvodzN+0A+xXaJr0C21l1B3IY5uUYxT4BVitbn0kjnXS",
-	"4gCuIdfdAD6AVdlzmpRVCFq9ZDpmOBbTgPoS0N+Awa2xPZFK+Mff4TVcwKERbZuocMVD/kqalxWoWOZW",
-	"OmV/mvE2Laynm3h72YcovefK6PIEXsOdefFPv/z8j79/xHUw/7rGxTD/+mAhGADsO5j3zt/ktVk9fPSX",
-	"n72nf/nZ6+CXnz8YDZxAy2qwGbTX7g7kS1pRohJ/oa1GInVmqrlnP8ab89iCKNAq4d9aDH75GSbtfm6j",
-	"JD3rgfSYTbkttL7NUEHprtl4jQB0xBJPP0iu2Du6hAvLcG4e+Pj+2wAQ2SCGRNwR2ALlkTv0CMd6bYnR",
-	"z3NuXwdzMZAFk7PvJ6+/u+gcn57lOBBWs5xawD1LZlyX4R+ozUDOlXFvEkG2TECZJY/QCo/s16Kjbi9s",
-	"E0MpUXii4sHL3onFuJCpc/5CjroDeeExG5OgMR2tB5JNHB8oelI3V9N2oQLdbEkWWe5OpnMZ2Dt+mdIb",
-	"B+iAyZXaKnUhF/cn3JkQ9o5oSbH+neEWZ9xUBpNUZ3DUOz75r383/yXV0UTiDFdvCMrZ7o6l/dDOBiEp",
-	"iMWaJVVsxn6cg1vxF4vH0lH6kVxI0+bXzs00feADuaKn5gPna7AP9soF+0thXhFP1QV8DiG+7lh3bds8",
-	"84mOht0VOidaY2jxqdBpzMmHLOI7L+H52z/4jBBNaT6+klSXZrCDJB86X/pNBLsZywct7m+A5IMmuj/A",
-	"N+L40E6qT1Ccw0XWj+VzvKMQsUhmpicTuERlShZtlMRGMAEwPZBhDStN6PjfRUbhUAEOhj7OxKYUOZsz",
-	"eunAj2ea+VhEY0hYHJtjnJ0VliAEwKZ0nHCxMwZu3YH0I0Fl4zsi1KLHMaTDBiYIzN/ajwP5GqzWJQ1+",
-	"GlXKnlRn+4oiVpHqGKVAWC2C+HqiUa734Nvttve+eo2vbqAKU8Ue18Tb1OS5w20z6q5E27jC0MIPOcSd",
-	"vYZIiZ5owptO6/hVeNOLoXdJjku86fjXDcTZxC3nK7u1rjmf4d49V7vnQl8a6UdDxdhqndirQ7061CtC",
-	"NuaTNRlQN9TkmX09jro7NfaTdZmN1KaBxeLCbavF4uT2FltpsZkVXo0i2GN7dXlqmiR4z9M3xzjL2OED",
-	"HQcQDmciie1MQkiV/cs3LOMhaDGSLNHAQPL5QE5ZFo3xmk2C4iwmzGePmSnswgcFc4ZI5ApE1qcLxND8",
-	"KczvsAh9eSDtTT/d38FjOoNxmmBBavj9bed9KnnnygwZBvYamUpdhYYxT2KYj0XC6ZZc6IHUmcDXzTtE",
-	"mqd0lsQw5PCyd9J2t+jmVx7Dca8HTINOCfOXSbpetKuKyQ5Ug4vfUF66Dy32ZdRMakhnWRd+FNk4nWXL",
-	"k06VvT+V+OlnIO1cgSVm+R5BZyxx1b405yjF6twMEfq78KN9xRxsX49nmYY4nUtgA4nL4C1L/mpmsrYT",
-	"aDF9R5gY/fwdFZ8mImLu6rTqOu6pUNU/MvFUthQ75DM7hi9o5z9Ids9EghCGqz/C2EJvxLW7z1e8GnTa",
-	"/uVQZ4qzSTViO4RYjY20Gx1qHEILiaNU55rLDIhgJyCAk6FK5xovg0P8+3U6UxEP0dL1QIqsTdqMZAxI",
-	"zDktrIXMcMit/jq6LP+WGTNxwjAcSBH3oXd6+erl5ZvTy5fHZ6e/f/OHgcQ++4X5xSxjffjL4KBwWIOD",
-	"/uBg6cmD4Ne//u2z7XsgQ0EI7mZpPc6qAEIcIbQcDuBoQowXNGOFBAkiJMKD/L/rD+9BSGOzHEKrlZfU",
-	"AZW190vw7863WfGaLoSxVHF7m1M/DKRrbZnjRAatuVm4JUdqvySjaChlp02pG0TXQetvvN4yUkAASN5h",
-	"zT+AmUy41hC+Yzrr4Bt0vv8mNAOLaFyWNfJ+xNp9L8Z7VSl5lOm2vcUXmXNe58CW+rRJC0w+UqpG8cIj",
-	"nukFJrUX2r5GPlM/5w31qRh/ICdCa0pqwC6IpmM4y2zqipAuE6oLF8aNYpocSrMV9jERrcMScc/DNqqa",
-	"eoTjU5s6pG2e2lSlD4JrkleUpNplYNhZYKrUTeGMca2Y2XmMbQG7zbiCo1OYCDnLuCNosW6YdiuReS68",
-	"X7wgfaAZyIUVbQfGyMZsqiFLF713F8LvLi++CZ0Xx6mOOcPbgySVvDuQ74kvgfJoWqFMO0isELZBpgqG",
-	"M0xiwVsFhq//CK3wnzoXUcSTzhv8VchRH2QartwjrvHN/3/B97WwTyzfu6B12o0fGWJIBxSPuLjn8fmC",
-	"8yF9NBv5kkpi9gym6kCSypEjzTs7MaGOYpGZRJEJ49up0CBGEnnv8J2EmRwt3EFwYB4x4bgviIPAw7KY",
-	"sAfiwTnon50ES9AWPzUDyfDdchkrY4EqEH00WLrKfPk9XkATKfZR1bVZ3j4QH5HnNpGTCKmOyk7WuT73",
-	"iO/mzIjGCdqHXQIin0yzR6AUO0xT801Nm4hGZcZsKO7rh7TCa+E/bgihyZgRfdySGQIjkVRwHY1Sau2o",
-	"RDoXSZLOOx8woahqF7ZPH9Kj9kl80D73OVjs9vJhmmre+a4Yt3HH9Kh78nNwUOI+WbFB230oN8ou4qv8",
-	"aSYUjw/6mZpxX+34A1LsHPQP3AMrFjY4WLLeuoFD63St6cuRkA9tS8RN2YdknhQhi4zi0+bzXCX631CE",
-	"tipWwkRzL/Cxu1Ep96gyZqu+k77ELamIpvKwyfKT6ACZQXVmI4DW8NEShBGLaNvmajo/OWd6IJFtR48t",
-	"1Scr8eH0F7bjIA9hUnQkq/hMQzL58NCS7JR/i5jEy0KmKAW0xAhUYhk6/PWvfwvpijycCil5HA4kghbp",
-	"to18aKNdRS9lWbFQO22U5QYZSKbBe+kMf8UDrXnUvCPcYj5vJiacViAccWl8Ko8vstAP2/SqDe+d0Jm3",
-	"3T35fGP6+b9zxqmjp1piBS0rciOrKSsPG1nm0Aatiq9ktY2HszgmevgmzYq7sQ1abzaTxq1lnDSZNzZr",
-	"2GnEFZ+kssF6FC2bdr2QOLNp+8bDoJ9rOETRdoPuTYCpGzds2nFBjN+4ZcOuc7rdBq0admnJr9a2adid",
-	"T8nTrOECE8zmD206s6btiX5gbZuG3S3goDdu27R7B5TcoJWP0lvb3EKmrm3TcI4epF6jdg27LWF8NWzZ",
-	"sOsywFDTpht1niOcNG7btPuVwAibPrLhYK7munnjhgMUef9Nmi3kl2/6yGZzqktdbfR8w9FcIlaDVg1j",
-	"m4qskibPNGuc30Y3aNWwS0cw0azZob4TMhqrdMKe8shmc8Inm6388hNPGGqjUTYdYLF1se7VmQU/2jbP",
-	"nFpAw+5IboGVgyunZpkOQI/TKZ2qsWgTVaOGkmW1bawT6/WdkG9t6+fOE8yH3pU8wTshwYrGyxO8E7I+",
-	"l6DWhVVmmCzKd2vTw/IZ7jNOqnPECtVprisN0oQLJflKucJu5F1yAUuZwht5gMbZwguy3Wb732cMNzD/",
-	"BgnDi3FkE8P/SoEdin2XgjuK4Aqrp79uIM+NTH5brb2Y4d7cK83dU5hm+tFUM7ZbK/YasUYjVh//zAM8",
-	"mimRPaJIf9BcXYwwn+WffzLyoMvqqqyfcYrAD+qeMqqEhjiNZpg30uLdURcYoTBDqPgtHkexvxBSCeMs",
-	"m/YPD/F300//Ve9Vr909CA5mKjnoHxyiPtg5L6U64C0gtKYJQ/JZLzeo7fPWqTShS2s2FInIBCU52FQg",
-	"e+FoVLTc+xu6rAtK3jfIj1+mP4qkApvYH5QRjIMS5nlgi/UCsPd1QZkRM4DbhD+AyPjEn11hsssTfOsu",
-	"oKA1ZFmWcJvbEQC+E86QMjzyq6q2ywMwq8LnZmLeYD6Y/vJwPy59YaDPCu4jg9eR063lTq6WuLm8x/Be",
-	"YfmZSwslEiCOSLAKgoJey9Y4+12678PLvX7rmKa1tybm/zupTB59Znt/hniFtdzZx2UMW+o1x7QsLTOB",
-	"16yQaH7xR6lssoN5w0XGlJuG0NGKxz+xOfgkdyVaPP/5EhPecj83q/OWcU6YPJHj0rlvhV7f+UX/CkFi",
-	"2OKQvTAlpMgloTuokNKVF/MKyGOglCYBzGTMlUVrqE5B6UMZpSHAPH1aWS6jNBZyRHl3NJM5ZfpT1u1U",
-	"8VvxUOTce+UIbkpzVpQQ2BzM21SZ0GwgWyEmqkQBTNhDh43465dHpy/Per1eAGIymaFEwna3VLCBaIuS",
-	"l1NrQsqICQZymQ0TWuFbuuDuvEsjlKYHyAURk6kUEUsCmE2nXHXwmR8+vWufw0mvN5AuncjiRRydwZg/",
-	"sJhHYsISiMVIGHM76Z1Ayyb/lqfWLmDK/LoK05cTYBdI6LYCAkERS8sN3mq7LGQNlDdk5opp2suv2V9K",
-	"JmaxBm1WnyU0glkElc5GY5tE/MOnd5b4cyAn4sH8Pk+9xBVjZVbOWBKDshBeyhGlDDkjxhmudAWLjGJY",
-	"LkPxVKp8U/H4xZb7+e7m6h1M2YjT81OeThN+DjIFsz13cO9D8FAe+77FPFBh0ggSR/p/L2KeOi1Bc9Sg",
-	"uHVdAeWjFklqhB9HuajQKnbxRxlBp4Pop2Hbd0/mLweff/r83wEAAP//",
+	"7L17chs51ie6FYTuRFjsLylRT9tSVEzIsl3l7/MrJLmqvmnW3AQzD0m0MoFsACmKVeGI/msWMHciZgd9",
+	"93FnJ7WSGzhAPkgmxaSslNNuVndUiSSeB+d3XgAO/tgKRJwIDlyrrZM/tsZAQ5D451kQgFLngmsporMo",
+	"EpMPko0YN7+FoALJEs0E3zrZOv9wcUmGQpKBFBMFktAkUaeERhM6VcT/i7+z5W1J+HvKJIRbJ1qm4G2p",
+	"YAwxNY3BLY2TCLZOtv6y5W3paWL+VFoyPtr6/NmbHcir20Qo+KkY5uJQTkkEWs0MhkigIfFfXdGR7xH/",
+	"1+5Lqmn3Z5CKCW6+Ma0D1923lI9SOgKfUB6WvhYBNT3UnonpySOz/XhkvpfSN66DSgKc02AMbv4VU06l",
+	"BK5JQDWNxIhIkWpQdvy7N3u7kQgkqD//8U+f+Ek6iFjgkZjedukIfnjvEaVpBN3JmEXQlXBDIxZSDT+8",
+	"970+f0/0GIgCeQPyiSJKCwkkEVFEGNcgb6j5g0zGIjKlAsFDRbapJhFQpcneKdkjgykJYUjTSHdO+1yP",
+	"gUmSMM4hzAa6jaO8sTRSu3/ElLMhKP0m/LxrRt0pphKy4XD3j6EU8efdP7T47Pf5wpQO9o4Ojnu9nkdY",
+	"HKeaDiLwT0m5D3+uwYhqULrcFhfdwNDcJ9sFSQjcgJwSzWI4JZQc9A4JUyQYA006p5ZQCQQkFEEaGzhV",
+	"jc0MawnBj3v+Tp/XZK/5hveWNrtXzVGW7V7xQITmuwWm8gfSJ0ISf/Q7S3wyGQPHKQ5EOMVpiziRoBSE",
+	"ZDsYCwXcrLRvoJrobtauT/7evaFRCsozcNQRI0MmlSaCE0o0g84poQNluNeIDxYC10xPDchKs+ZpvHXy",
+	"162B3PK2zHC2frtjShm0Fqd0NQYSiYBGkM/kiSIabrWZEONkW4H96ezjG1Kq2znF0fmRa/oHGkW+hyX3",
+	"npFAhGZ6gYhj2lWQUEk1hHXlBPDup8u7ligXDJXzcUj6dPGWiKHlQRoDGUw1qBMyC6x+2usdBAW68DP4",
+	"ZCiMbIfQLKAeQ5+bcYPSTxRJqB4TOtQgsS0LHKYV+XtqoEAVwbXbNh37diy+g3WnPjPPjLJ39OrZwasX",
+	"R68O9o+Pnr54vjsBmpgf1DXj6r/ma/A32v33j5WEMyLXSdxFor1z0ydvXmYUGxmKuf4LHg/Mt0bS1F3J",
+	"+YFXjs2ohcVBXWop+Ig4zAppR8aM1jIgA66RBcg20GBMAssYxEKMjKnCJRET3vH6PATJbiDEoeP3jhcs",
+	"tgIa2S/INUBSMIwZF6GBFEplpFA7fX4JuN5kQINrgxD/zbD7XnDovqM6GPtECzICbYVh/fXub/Hezegd",
+	"9H7//eiX+PXP0x/TS6b59VPZ36qk2s9UThepdubMi3mZU3fB5upV9PzZ2zJwjkHnJpFmNxWixTe9+CRi",
+	"yiwEjxBIRl9wrQjFSoSLyQmh3H5rJI77Pl8oX2kq9RWLwe/zbcaDKA0h7Bgi48/AQ/yRbMOt+80zi/Lp",
+	"6nyHGGFAuZqgnvadWvAJGI1MNSpewo2ow06MZDdLK4b5iLxCxptpkJhOSTCmfAQ75IxPjUllxEBAFZz2",
+	"OeVTIvQYJEHxbqZzaHSbkQ9KmI++nZ7hkRFgyQnTY+JT7dScMSS3UI5seVucxobytk6l9DcUrhb8Z3px",
+	"Qd7etRJUW3QxrjQ14uvi9Tk5ODh47hHYGe30ub/f29/r7u13e3tXvd4J/v+/+UbpW+phXbsEHhKQhyRf",
+	"k/JaGDgmuAY4FCdfbjJz0FAKW0NjIzTyNKc/U0h3PTYY12NqvulzLrTpMBswMSq+aywSsj0WqVSk1/vz",
+	"H//P/oFHxHCojBWM7OV39w9Ojp4jYP1/s393PCJknzNFIsFHIE0nnBwfmlWXNDAs77l1vWPB9FY1uKoo",
+	"uOVtxfT2LfCRHm+dHB9WLeYLNNrPrSlbgfnMyvWIGQHqLAOOOUW16ztu2/UNUf2uf0J8p0iMte/+7KJO",
+	"MYaun0iIGchuJEZClTnUtFzM1/VeU8LMdFNn9q+liNdRXbnWEmiQUenEyfbeMRnDLQ0hYDGNSMhGTKvO",
+	"TvWkTJX7K7mVk3qjPkZ0auzw84yz6kpQOrK4JUlEpyh9OElYcH1K/CGNFPhFUZRGxvsw9ksgZFjodqPq",
+	"FJpwlHDBu4kbTsHpnR3yFoaaiFR7zszHrnf6fF72EZqBEiKVCT7DjBanQPREWKGolsOGVZBkqdDztnCu",
+	"1cJvubn71pq6jlPQzB0yiEJ1QgTPvy8MWGPhGsMWCWVp4Kxlauz1APrc2h/4LfsdwlKjZACBiNHrJGLw",
+	"Nwg0uYZpblPm3ZwSZ2P3uf/nP/55Zvqz01adHfLSOooEjWKzJDnZT0qOKKGREoSi9jYdOk3U56VlctNT",
+	"4JaCbPshdEMw4D97+9YIPzSbshjFmCqrvLQEqu0vympNq+AMY0JIxiCBbFdEC8zCFtIbQuMLRhHjI+ca",
+	"2m/7PPvaMA6yLQeDXgU8LMn7EmuVdaqpkBskZMRugPd5bHxylN1mkci2X9jIIXRfvjJm/v5x/t1Qdl9f",
+	"+B1LUJBSSDd2ppfza1Z7hkn/i4Th1snW/7VbRJB23VruZoT5IM+iyDIq3EBF8OKMm5UUKdckMiXItsUo",
+	"hxFFZc24hhFIN2CrVh0teE5BrNrnAyFDkMjAqDHxa1xpGwgxH20ZtftHmrLws295Chf8z3/8L2f+mxJ9",
+	"jhoEhYjhCSN4rYXG+Agn4xPUxgNxY71GN37zp3Vy7Zp7hA373EgFazyg9eHMbqzS2SGHvUMygEhMbENi",
+	"UtFbIXn6fJBqMivbEb8FKxzsOwTEuQ4nZ26ECVXaATyb6shYCtg1Recc7mAFXMdq7XD0dFYfHOwbA9qA",
+	"0jT03//a6z7/7d/+S6WJ/xaDVFZmLXLJhxmBpdIkEdKAzAkoJ8HorKheou1snZr6DhFUR8m9FSPxIdUR",
+	"40siD8L+SFQkjGcdiEhIsj0wsiWm8hqkNeaRe4SMiZ9IFlM59V0kYgBqZ8mSuKaXLMr2xQ973o8/7Hkv",
+	"ftjzzn7Y68xOZ6/XWzafj3YESyIP9se5+UgIF6Zj/FWj454oN7Ptix92drwfzb9emH+d/bCz0/FP3NxT",
+	"iX4Hh8hY2UYGM0UssI0kLC2wR7ggKqGBWXxUTTRHBU/jgREFxhrqGQm7R7b9PTT1ejtHRg3s7B8ZNRAI",
+	"fgPITFqQZ2RgrEmqiBQpD7dvyP/532T/6KjjkTGNjJygEzq1rf4OUnhoZhqz3FgaMSVaUq6GIKtludUw",
+	"YyAxKEVHQNRYTFS+5iUjxKoeQ1tnvZhhWcKWSW0knVsIz4gp4PiVDcXil8hgQ2PoOy7pLIe2a+luPurt",
+	"HHkvfuitx0mX2YCqeSkf7xw32Rl9KTzy1pdPrLdjp7ZvprZzXH9y7/Jo2kp7nRIJmjIOYW62V5vpC4Js",
+	"md1ehPIatN4/0hHUNTKZhthZE87VTegIKu1Nsj03SVTTyKguAvtEFRFXf9E4tLaqAdSsQW58oMNe78Q4",
+	"DTnE+hytBNfaQ9o5VpkYQl2JL/TctFjTb9OiwXX/lLKwGq1mlZ8o8unTm5ceedY9xP/t7VcM3CC2nlI2",
+	"xljNyRwfwHGwPzjuHtJn0H12/DzoHoSHQRcOnh0cHe3vHx89O6wzwV8oqwgc/SQmGA8xqzEWkRXXLiBu",
+	"XUju4l4Zhm2gYTYw6hVujkhAYvS2Y1jyR0HCVLporn/cw2jEfmz+vRcf9JTfMXbc3Iaaf9xDh0WTWCjd",
+	"5/7efk/5p8Tv+c4gVpmPhkLSFTRGYBHLmdNIaC/awI+HQaBK9WRco1zkZr9GLL7LV5gYui5Zup5aNBAr",
+	"gq4SVCK4AhtzNY74Gw2x+eBi3+ZPmiQRs3sju39TFnZFp5RPPwy3Tv56N3yx7RcinG599mqUPIsiW/g3",
+	"HOaijYpBg1xRObbJ7VTD+wv76123r9vFHfZuscVeNRpXe3fp1ny+W543a/fLu6UN89oNz261Z/vQ3dJG",
+	"9F1NzWxaF/tZ3fKe453157YoS02U9VGNJvLi5SZK22p1msiKl/Zw7qqGZUo7F3eVxTKfva3ZwwKrapV3",
+	"uZAbkUPfMqWbwolpuz5WTOk78fKqCLNlStHF5/P4+AZHGxw9Oo5e0PDCMlwNIOW67Y8tjKWVbEjy5Pa2",
+	"++uvT4zvx4UuohanJFWQ2cRUds9eeQTjDJ61bT3y5z/+aTSopjpVWyeHvd7nuvboKxxEBdquSmYMM65k",
+	"ZHQ6hGSbC/JJgeyeWd2V8lJ4JT+mVJQ3Zh/GmgqbtrNjyP4iDcNpQ3oa264le7DkSj09MKU28mUjX76G",
+	"fDG8hyHdJsGCHdRHDBavB5ssqr4BzwY8XxE8DVm6sx2sCaCaNm8JRhvLdwOuloGrSVytB6l10LTB0QZH",
+	"7cERDyNozLozjddEkSlaw6ozxTZY2WDlq2GlMaWTNb4GXmqrHVN4o3c2WGoNls5BQix4U0G4rPlaWMoK",
+	"r9Q+gSu4wcwGM18RMw1poHLza+GmphbK0LPRQxtMtQdTIk5AM8OJl0CV4E0ppPl+6iFsvtZqFVXUIAqr",
+	"bIC1AVYbgNWU1qrq537gqqvHFiC20Wgb4LUReFcM5CXo5lWa62hd2Llqayk1zUASBZuTixt0tQNdzeu1",
+	"Ukf3RNg9NFuGs41u26CvRejDkRqubkyp5T3UxFpevoYas8lwDLQ2ANoA6OsCqDG9NdPDuiCqrakKKG00",
+	"1AZgrQKYpIFuUD2Z5mvDyhSupZhMwQ1mNpj5iphpUCNlza+FmzV0kSm+0UMbTLUHU5hoOWjsfIVrvh6e",
+	"XOHVesgV3GBmg5mviJmm9FCp+bVwU1cPueIbPbTBVGsw9ZINh2vroLtAYRq0SFjEwRkJ2XBIBqAnAByz",
+	"W5YTZqsNq38hq7eUyQyd5F0iGzPxz7DYUMiY6q2TrQHjNt1WRW6XxWvpjpOeKKI4TdRYaEIVocR00C29",
+	"M6CpJFQGY3azka/IdC+ZSoRi1a8D+FRrGoxj4PqUDFkEnMbwQ39LwjA0fFH9GsCOpnJn9Ht/q3YW9RXd",
+	"zKeeyju4Mz1+HSx8IX+/juDWCNGGjPms+VpGSVZ4pTE/jOAW829tLI+N5fEVlELGqA1Z8+Xm1wJOTWs+",
+	"h8/GnN+AqjWg+pHG8OqmuSR3efu1IJWXXqmM0A1wb4dsgLMBztcDTkPqaKb99cBTUyEVENpopA2wWgWs",
+	"dyKEV39PWZLQQWPJDBY7qg2z2Wr1lFUsQiCQV9qga4OuVqCrQf212NE9EbaORpvD2Ua3bdDXOvQ1rNHW",
+	"Qll97bUBzQY0XxE0DSuqtdXT2kppo4k2oGoNqIA2dePGNF0PSEBX37FJGAQInRHQzSWbDVi+Flia0j6u",
+	"6dqAqal1ZmCz0TwbMLUGTG+4BslpZF+LuNcrF8w1YZ+QPSUStJySiLqXjN3TFUcP9XSFe/l3SFkE4eni",
+	"I1WTMdVe/kYwC4Aobb5PE3ybwmXDl2Fjd1xLPdSSI6XyK/WvzRRu32rdSIyNxPgKEqPErg1p4bke1gXR",
+	"jE72vg5Wrdovo3VNrX9K7GOC2ITv5c9bz79rPfNi9gb4G+A3CHxkzMs0jqlc/xLH6qdTSy0vO4F+Vf3q",
+	"tyL5A+2K/Z6Fdpgk9jwp0XQQweZ4+oOh4ztk7ZF4EzvAl1iame92E0utLz7dLgEfs0a2HQlCFfn4/sd/",
+	"ba5sKT+8o0lDzsE7mtQyNN7RZKUzENNk4wNsTIGvg4+GbH/Xcl2M1Iy/xTTZRN02+GkPfiBk9A70iECD",
+	"7iotgcbrmh6es1r+sn7FOI00S6jUu4OpBkn5yL67vl4rNywEsX73lSbTkEXwRBEzHEW20ekFYgdGqLqG",
+	"0HjCHa+w//PMVdMECNNkQhUZgg7GEGKhx8H1I9lEyEpMGb5qylyxrdcTx7bsarPFltuI3o3o/Rqi13Jf",
+	"U+ZL0fo6mKlrxtjSG1Nmg6fW4Om9KNVcf/OQi4x/CYtdUG8Kevku4sGX7yK+L/rUwu4nmj5PCBcc0GLI",
+	"h8K4FvleIsgniigtJHjEmSJuM5KpPleaRRGJBDVsQ5jeIVeLW5MsGM9MjWz7uxJoOP3dJzqVXJH9Xo9M",
+	"xsAx2o/tmi7Czk6fz+L4C1Bh102/FikP771sE6CJ4NbySlMWkp77p1vxr+wfI6My2s/nAzglEVPakDUm",
+	"VJPdm71d24cqMcBh7/BBGEClwdhdn7dS0svHJSTmOcHd4vdCvxMhGzIIF/Mq2JheIkEB10gywmmMXEP8",
+	"N8Pue8Gh+47qYOwTZjjHMIhNI6RPCRdkIMLpRjo3EJWeNzqta0A1jcSISJFqUB6hyu0SGMiNDeq1WYyC",
+	"t74sKUV9GezgeGHkwP3giCcd+IgcPD0+6x2enz8/ev708OnesTsHYUTWEzVnLxiWnIcg2Vaajqz86jy8",
+	"2NUEZV3loY3pDrko5OLOg8q6D4O/Ac69IS8pb7+WzZeXXukpiazkxrbb2HZfwbbLObUhb2mm/fWwU9Nj",
+	"yhG08Zk2uGoNrj4u7jRruNW7Yx1HsziaS8DHyU9X794ekVAEaQwc7ZWVcVRXiyRG225jAx75dPW6+6zj",
+	"EQk8BAkhETwAQnlIAorB0ohdYz4CObVmKnozpoknqs/FhBMzYmNDvOKjiKnxKQmppvbbbUysY2xh1TFF",
+	"HMgstEgwFgq4R2Iqr11Uts+ZVsSPKB/5Ho7Cn2cg37ZnTz05kM67RN8BTOcyt+36HvF3gzFGvH1Lmd2B",
+	"FBMFf/7jnz7xk3QQscAjXHRx4XyyrccwJUNh5lAh8jqnxN8NRZC35hrf/WMoRfx59w8tPpfajeltl47g",
+	"h4NezyNK0wi6kzGLoCvhhkYspBp+OO7VThE3P9zKDYR2iZ9LCFLJ9LT7UUQsmC4u0iX+rQx5ppFxLIaC",
+	"a2WxJDg3+kdwRQSPpsTQmOix8QYxcnBKcLNGERopYX8da50oByEWCK46dxP3YbyUOb4zXJsUK+CfEsGJ",
+	"5ca5nzzya/e1kBMqQwi7H6XQwjejV8StOglEHBtiZPgFgoMHQkkixe3U+NBC6lXzLJhobgSVPPRrN1u/",
+	"q2kC3Q84M1UhUqOJ8T98LhRnw2FtRnbll/T9xdqh6jh+syoCXUmzyhSlvGcTb5o/TwidbzST6OZn9YRE",
+	"dCpSnW/C9bn1Gz1CiZklcsnEyO2JqTuRgo8QHvidFiQUZHsoJKHkyIgZmpljhIVOcYz6fGz9dRLQVAFJ",
+	"OZ6AR9gwTvxfuxe2TvdN6HesDokYv1ZkQINr04m/ixLPsyijfW4FXyRGnv05k7I75L3Re04Rfv9KpoBA",
+	"FyMFa2DAVrhTiK8Un1cFHyVYZF1x9/WgjmiN6BTkOZVhQ8GFooNaHlJRfPVlTixKAirDjSO0cYS+hiOU",
+	"M2tDEYbZDtYEUN3LnQWMNlGGDbhaBq4rphvL2VbqYQ1oYfm6ykmbwhsAbQD0dQHUqHrKe1gXROspKITS",
+	"RkNtANYegEmIGchzwYcggQeN6an5fuoBbb7Wap1la5Agr7IB1gZYbQBWU/qrqp/7gauuLluA2EajbYDX",
+	"NuDhfeJGdZnpYR2gmfK19ZcGGuMd5Q2KNij6uihqVnFlPayLpDWVVY6nja7aoKxFKBMDeLAcLtjaXXlb",
+	"JGDThClCI8P922OgkR7/3iFC2oPBxXWMbXspovOw54AvgarGrkraxmtJElt0pTpWWGwjHTbS4StIB8uj",
+	"DanfovE18FJT6VrUbDTtBkvtwdI14+djKWLalO7JO6iHp7z4ah10zTgJsOwGPBvwfFXwNKWMZjpYE0B1",
+	"lVIBo41m2oCrVeDCnLYNKiaXM7cmrLB0PbWEOW83wNkA52sCp0GllLe/HnjWUUk2Q/VGI22A1RpgJZJO",
+	"m9JGpu16YDIlV2shU2qDkw1OvhZOGjXd8g7qI6am8WaKbqy3DXhaAJ6mzLeZDtYEUF0DroDRxoLbgKtl",
+	"4GoSV+tBah00bXC0wVFrcITXjK/o4B73t+5ERdHuXec1ym/nGFwIDhu237B942x/NYa4qYsg2HYt1YEl",
+	"V3oy2pTaqIcNTr4WThoys/K262OlppmFiNmYWRsctQdHQryjfOrSB6n7JeDFlF5BxIBrMhZRqMher0cm",
+	"lGljQzmGtjnB7KsuyqbmjYXSaFm5ujGdZvnB6VCDJEdEQSB4qDyboc+UHVNFgIcQYhryREQRJsvO8vpO",
+	"mB5jOibKdDlz9v7zh3iAuZgnDUMJSpFtysmbjzfH+ReDKWFakd3jww6hkT3Za8ZMFYkpz5wsBX2eE2YM",
+	"UYjHgFPODcVcrieXXn3EbkCVybTtd7sxve2aKYJU3QRk1/7ke31uSD+YkhCGNI20h4+lmpIz9CdajECP",
+	"QZ6Sw+xlPsZHqnNCfExE3D0zC+D3uUtQDJgtHldmRBl/yHzs3lapx4oEc5YDTPdmGmQAQyGBUHWNpMLR",
+	"1MxldLQki9EnTm8oi4yt/wUAcMuVA6ACAh6yRsRippczen2mbvI9ALJNFfHz9w38jsv6Pz/RjK3dVEtc",
+	"XWY3zC9ONL0GRbZ9UxZTOxZT3LUl/c6JYX3e5zNsSKq50CY6i4FyzMpo6ZbRyvby9RnVkAk5Nc/rhmM/",
+	"tSkR7ZwKsM8StUS22eTsq3narduD+s6uzbv8ZmfUjGicWzYbA+YLDZiWmg7ugzF9H5TLLkBTxiEstX/3",
+	"zRpbPGM35REOE4OzIZNKb7jv++S+X/BxlIYiJbbxWu6fLboyVmLfctk4eRsn76thpaFoSdH4GnipGS9x",
+	"ryxtAiYbLLULS5fXrFndYzpYA0+meE0dhEdfN+DZgOergqdRZZR1sCaA1lNKeIJ8o5k24GoHuPJAoGWt",
+	"UF1qauP5NAyZGTqNPkqRgNQM1Cof/FNi43GvGUShGVsyU3WQSqXPRWqBm79uHop0EJUS4vM0HoA01YdM",
+	"wgXVUL+40i/SKAJ9FgSppDZ1fo2aMuWXCUD4Dh9zj5gN1NWo+LsQ8ZqVPpejzn+db6E06cpheWUqVk/5",
+	"t7xL+5IXonuUicuHWNaFhzDoCHcYkohO8ehLMKaSBhpkxz5wwbQiUkT2sSQ6YBEz/RrBNssh+U/mA9MQ",
+	"rxwbTuwMqyEa3MyplBQ/U6VAf6R6XPEOgqGl0h+F1JIyvZIKEuVRPrUrOqp4MMEgPmK/Q0g0HSn7ZCpV",
+	"xD+TQMlLGtMR+KeEp1GEWyxIOJVHn00dQ5V86rMj9rZuu1HWgd2y+OxtmcbsJoTdw5gnwcwAl493wMRI",
+	"0mQ8XXz9pLrfEG4gMqv3nsaw2PIbrkFyGpFAhIAP2ZwSLtw7VKahildWvK2QKcNFb4LlomxuQUo1LmMa",
+	"RetVqx57QRUz7roEGaZRtCY3MXWW7SG9FvIKrHnjOhsIEQHlttwLquC8MHvmIJg1knNSyiMRXDM+csw2",
+	"GYMEu2UgUhlg3rqQave40NAgm2wHNNGpBJVtQvQOdnqHmE9oCY/NjPB1afoXbDTWr2ngFHZV8Y9OWJxn",
+	"gFqc1msaKbA4IWFq7TzwCBe8m4uaS3FDcS9S2ndv8EW1gErJAF+Ewl1ULlD8dEorWRrLNYuiIUC45tqZ",
+	"FlFoRVENGxMF1YWp8vm3hc20TByYCczMzk7sjhUoRHyasnB2k4eG4fHh4QHtHu4Nwi4c7h12h8c07MLR",
+	"s3D/+OnwEJ4fVWHwRrAA3jK+7ux+zustThF3eUyhroIIAk2wExIxDvU5tAYd5rQrEmUW7LMjmxdj8wJ+",
+	"ViJVSJs5JTInBSqYq6yT7oJNNUYqRca8fHC86ZX0aXlVlxoImR5txk74wMHpfjzOQJ3ZsGgF1FRYpe9r",
+	"q6z7apeHVBMqElUi3FJmzyPur32P/CiB0xA88inSLKYaiJDkI1WK3WBvBdSzApXPSpUBgZ2vAESJSKtY",
+	"5czq20fkFrIdOb/sBxpFJwRoMC5sivyFTcrdO7bkGqbGuplm3nRnFb/dNeh8xa/gVm89BEet1dv3wTqN",
+	"8cz9PZEGuOrLfBlDpO/PnVmL2df0a9aD7ffku6w1842TsnFSVjspKH42fsrGT2mnn+K2W5ZaEUODyQUz",
+	"j2paTwVb3Zudl616fPWnq6uPxBZAHeGR/V5vxq7a7/Xy4TOuYVQR+3U9eHZoS6fb5FxbNdHyVtr95ruG",
+	"nVVtYLWKFo9CiFZT4SJTX805C0+cQ7D9MoWIKe2RN5xpRrWQHnEbkRFIj1wC14xD1KnYt7jTLP/O4xmZ",
+	"Qr/be6yj4WY0WEHTO7mjeW/yHgzShDu5Dou1OITx9bjl5xlz8eG3t2N6+zKVtBrm7pqHwVSNbeUYQpan",
+	"7s1FeQNjtmtRY0QTegM1uWMyYape2blFxyW3tV2HVWs5r6tixh+G7HOjKbfrzSxueX0quY3JF6lUuvGz",
+	"FC+Z0pQHdc9HqLHQo5R/hCiCNc5hzGvuxVa8ueFUEiXSl7Zm42RZ48hI0yTBoVSR40Uahk1ttJyRgWmd",
+	"bLszZ8ZTjEvxT0x/pVZYMUsCYiMaQxf4iHEgWJ4kVI93yIeE/j2Fhw2LPaSRwtRPLAyBvxm+F/rDhEO4",
+	"2LItkR3DU1pIsDftuNBEmDrVoRlLz9pWNy49Ji2rEmd42f+TU5Kz47uAIUi8KUgJ5g8g23gZEquo3T+M",
+	"0vzsd4o4hZ2IZQYbYeJwR2yiWLLFGM3T3vPjA3ocdg+PBk+7z4bhYTc4prR7vD/Y3zs6erp3ROnKHYRK",
+	"rV6xMmUqLFf0OeGX4qtB27AexJq2A1sE0rWMwFaicUlEYAPIBwVkQ8GsHO8tiV7geJqca6smarVZcwcB",
+	"8oSd1IJn3QgMiud8kPObGjFIFhDNQNZ0z1ph0YxZCDXk55zIJC9thg+UWsiBdTc0FiXtWq58aQkWxr7g",
+	"6K/h2s/K70dkwUeP8bSNidfS+BtuXeTWJtVD2aJpl5pofNbtm/Ij7WutNGXbR5XHI0m76fGIDNJ63ngs",
+	"tmgvFXjY3K6n86QH2Ml3sJNpaux/PSscbrWkL2uRpXROElMY2iVQq/3/6p4TKWLxVXpOFZzlnIlneW6X",
+	"nAhcYnN5WzeG4wLk61i8ie+4lHvXhlGNXcKF9akg3JIZ3XGkan+rcgqrrT9D9yajkjPg/tfYhf4CAbDW",
+	"AKuQXruBD/J9avVuFWzv0cwGg1+Kwcb8kAzjrTInGp1tu6b6aMZ0aaHba0c+jjmdcUEb6XBOo0ikjWU/",
+	"QHMxJBJGzCYdoySmyaJlHa1IHZL154ZbTh1i2642W18by26t64dpAvLijhY/Uglck4gOIKrX6NySlIa7",
+	"2J1XEOKOxWrSRqperwaMpQdb8fXuCC6u7xr1H34pyylzGljP90LGbo1ixllME5IIhb14hIuYcRpFU8I4",
+	"+WvPI3u/nZDYZlOZmrXDfPKuGjP2wxPV5xMW6jFeEBwDG4010YKMQJOE3eKm/rmIk1RDSKgmkaAh0SwG",
+	"MpQiLsWlnygyETIK+zwQQoaMY4waDwhgpzR5orKhMJDKK36jt6CImtAkMX3YwDamRg4FqJM+vyU/2LZ3",
+	"puT//G9yW6SHIf9Gbi8DGlF5Jc7C0CPTvOitKTqdKTotFd3p8zMyhAmRQCMS2KVTJGJA/pYqTcwnFtrA",
+	"OxIK6TOkUURUZIgUTfMyltA2h/YsIm5rHsua3ucU1u2WqVjNiRpGQk5fsuFwTT1Iw7Bqu+JSSMMAnz69",
+	"ealIIkEZiYmpud15BQ4TkOVc1ktSulTozGBM+aiq0zemCdPBQOgxmYyFwgTgzLH/DY1SICEb4qEExgnl",
+	"mXDyiLIDHkyJMdhrX8o8t2PBpIUVQ5UQi5t70UdE4f3oM7fodn2KkRTkq2QEMOV4cwfvAtfBiT3oQTkH",
+	"SdRYTLi7ITgEqvNrtJQTGuDNbEqCKNXBeO2AXHPH+YujJnvwdC84Ogq6h0+Pobt/SINu7/jZ0y4cPhv0",
+	"nsLwWXgA9ztqcrerlq1Wc8bAowdIvs7B+dpkbshLLC9kW5wCN6SGZ9y26T6Sbzy34K30CksUeSxytJYW",
+	"JS2/HhnwvIVaqv+1SLr24Iy9vG/0kFpluWxb+85MOU6oBCNvsURnPTtqLYHpJlJJHREnoJlmN3AJVDXm",
+	"yeCzFJRfQ0gmjIdikuW9CTQa28ai0MZyV6CNGTUUMlh7B28gZJbQde4sK+XXxP1KgEpuFd2EcWVtNnzC",
+	"x0x//jir/XbmPGs9VMzT9QX2Xif1R1BUvTLOU/Xx3H8XZvBakFJPOQUrT0EDD69YZUKQyw/k2XFvj3y6",
+	"Oj/NVsloWBJEQtmjyIW/QjV0jU9YaXGNRHehX0vCFbOwRCLbLnVwp3IGSlOp152DSIB/8RzWglsxzILo",
+	"M2RYssYFA6+0aua5q0HzZkFAtEWuLyLsX54AKGKacv9kIUQJnVAZQuieaqPEajUj041Mvaejt8b2aJSd",
+	"FK1zDS6mUbRG20v3FM3ULvIlWj+G48RD5E5ezjQ3vxdYDHptWfBYZnAVLlppAFYRaEOdRepcsQeUHnNX",
+	"V2lwPZIi5eG5iERFoqln3TzlD7n48cUZGcPtbCq/nvunyjAI6jd6SkIpErTtIqo00RNR5NFTGMi6+PHF",
+	"bNdD90/13bIbpipPKL3iaZw9mp/nlntVovdLV/Xk5M3Fh/f+zl3NrwiC1Y1/RVSOYA1ZaGT+lWSUjyJ4",
+	"KSb8nlU/JWtUXFdea1aVuaxHmCIpt5bgKYnEBKT5yv5hvq55lcA0/yDUn4Omthnv8+ZLrDS37Bl/ewsw",
+	"mtUTxeIuWbjKRakhFL6lGOVG0jyQpFkrfruRK18kV+6/h/0NSZFLaO6YSkTD0PofZmzqlNCZuIj1vZ8o",
+	"4lc53r4L3dl4z8rw0wecYLZ0Czi629UxC1Vh8X0wXhWEdp894y6yjfGcXgdfeB4D0SLJOWxdKxSNuy8N",
+	"JM7Pf/aCtJ1bPU5o8gxMM8zQ1IHjb5edlmyAfD2Oaj4CVOLedvpvl6AfjQrtJcHjh0BmGeMbcPQdlR6f",
+	"RO2lD+btfdAgyGIIVTI9tds0YojvJSqyfYnJmD3yEqL0FjzyUULM0tgjr26DKFXsxr50IGnHqLLSW4tP",
+	"DEXyURvt5ZSX26la73rLzYp08UsyxRfOi51Ha7NkjdlojKf57u0YHtHnQ9iv9s7+lrIAzsVM+vicGd3P",
+	"P9MoherfjR5eosezFzW1PUnZsx6lmIAq7/OV2qo45LR//OwgfHrcPXwWPu0+O6QH3UPoPe8eP3929PT5",
+	"4bB3eHh0v0NOGdu4GcxMtEyUBfKvl1qgBM7v6MBUAbmvnLJqERpN8fdybv1WmK8x82qGw9unFJufdwsn",
+	"/WiG5Pzit9xCehzTcYYz2koRYzE0d+TadUC2B1TrCEhClfLcQ1BCErgxf2SlOniUCl+BggmVITHfXq+d",
+	"T6x442bV8phOs/cu2mLmDSXABU7/MhhDmEZ5fsPF80RjlrxZ72ZxLbU0u5NvO1k6sILgdfSQoXiTsbMH",
+	"YbjHzx729Vh2vfep/hV4s0FDIeP+lon/hmfctumej2miGzsqUrCiqkoFWD6cG9iB3Od0rp2J7afOoVym",
+	"XiUsEqMZ/+b+iXmzASzJ3jX/dkDRed6TN0OoO5erEI4NLJdbg/WnnnFRhWmX2ABYtaRcmU7Y1f75Y+at",
+	"zt0AlyyALKbiylq9RRjPvwhSKYEH01PS3csZToJRWxmn1djjlRDh9eAr/GF+JD6+3OF7xLdHxHyjYP1X",
+	"RsP65XPoKcd2IKyVTTnrs/rAdf4EnJcdbc+VOiIqU/8DiAQfKaJFjU4X7lWXZj03IK9gmLvWeX4V7+Lv",
+	"h83PO/eEiPqYymBMlZn9L0yPf/5YjX9r/6wvd26SjEtrsNNtcp9jp25oWD3v0Kuc2p1kfjxXuKTm2+z1",
+	"PZYTnNkAbabFRc7/DaCQxrUfL7EZ3l2wD8JqsOpKcfzLmFohmOYbKSfEf/X3lCWJwcjlNeMoa4zELr4+",
+	"z7PpoiRPJJ2aPz5GdArynMrQfLpiOgLzx7nTK/h3tt1gpD1M7D0wRWI6JTRJgMrKc1r1jH9tZW+2yx67",
+	"d1tmiVO5oG6Azb07xngXEz5kKnZFfGKlwnvgqMPHKJU0Krmr6wQfSi1fMj5KI1qx0ZT9cs8+1j5rh9D8",
+	"KOGGweTL70Gs4WXOkGHe95w5Z7YwxJX+pmOeRl/IW+DUpgMbzfP6fdIWznNzsydDv3NubSpWUMJDW0wD",
+	"N6SGZ9y26T6WnTy74K20DUsUeSxytJUWL2lMR3BB+aipFzoHIpzaXmoaymOg4VoVIhitVV6a2b7i4TvI",
+	"AkR1K11qKvUa1eY93vk2FsYyM3uvTLvyNCsXsk6arQrHwmVuskdyBYcsPRQ+sMWFHtu3TeaCaza3Vw3m",
+	"MMM6L0rjXoOIf7Z9LLL+O8rZEJQmb15moTCbtEqxsPoNtRFwkFRDeKarXCcXkQ3ZcEgm1Ka3wDRy25+u",
+	"zjtfmkEgjWMqp3VocOmKGjEg1pm+zWm2ZPpz/FUmbbmfWSp55eUrJrGMqRpSk8ivbRGCs0y6Hoo+cCDA",
+	"tZySBCQJqKaRGHku4eVgiruQCdVjdycd36rzTwncgJwStxJTY527jG0egTjRU4NFRRgPojS0EdY5+3xk",
+	"yLk6y2UpCd9nb2uQhmEN1C6ptlvsJqxXGzPfr1vNpXW7x3BL9yfyiwjr1cediXvXlTRYf2mcM3eP6WKY",
+	"fO1awwhu161jvM5YhOsPMa+4C3mAav1GYLWfN18HObaUf2edujFN1q/DlBG5a9ezwojdrE+VBAN6QbYv",
+	"uX5VzfQ9FgP3QUDuBoIPwTDu/ZuIxEisXdnuEt232m5JRKzdRCLpVN2v1j0lqH3bdN1a9kT+favtqmvG",
+	"g7EUMf2iJu4343ILa1aeU/8ZFebbrJ5o5dgLvbmgCp2UKPixmsUqdNIc/PJFntEEcwLMSe1c5Jcl8jIh",
+	"Ww3VefR5mUFRqOuyLpsVMzkG5tl6TnU6kT2jyksickbqLbXLsi2W++QPXjzVXcrzW3EYvMisu8KmXC8D",
+	"btkBWG8mWmganS2fDv5+ftecsMRF7YmVOpyrO9dZ1TxfSSnkmuazsfONm2v8HWsTc8G7+7e3RIIyQKy4",
+	"MQRZPxX+7AS4JhMp+AjPAE5w80yQUBA6EKkmTC9L4VbbDSk7IIe9w/oOiB13FeVeR3B7dybIL9uofOA0",
+	"Vw1mQP7is4N3R7wzQn936Y0faevl8ZepofhDmRFaEobIhtTwjNs23UfamJhb8DYG48sUeSxytJUWP9IY",
+	"8Mhh89voaEyfEoqWKJmMWWSf3LB2uCafrs7tayMRA0UGoCcAnOTZVNHOcPlUm3lK4BTP3gzARgZrv5JZ",
+	"5NX9khj3WEj9ssFhziTPfaxUuLOaaWGOy3Ll3q20cpZ9lMMfD8m15Ft6k6E5vl7vyafvkm8bsj1moNE2",
+	"DdP0nFs34UeyuOYXvdVmxmPYXDMc0VZqvBNhc++go+aKRQg75Kr0CtwwoiPcAk0HEVNjCEnKQ5D2zS08",
+	"8ewRGk3oFBPLKKY0cH3S5z5T72wTP7EwBO6bRuyu+QjvdhAxJEWhsygSEwh9jwxZFGWHHiZjFozhBqSp",
+	"2ef2JTkypqrqMTVqmlDnqdIiNtS6ACN8VfV5blv4HdXB2AhikeplBRt4AP4+j4y3IhIUppLqJccjdDDO",
+	"jJqY6ewyEtNjkWpCyZjKkAT2IdCVZ1YhEFzE0+o7UHl2IShymHoEdkY7xH91JkG9KmqfnFxqykMqQ79W",
+	"xwYEr4HqVMKHG5CSuQ3VZVcKueBAaJJE05mLhE3ccbSjWpr9xUiQyouG8wdRSu1ktarkzarbjYZSF2kE",
+	"L4SIWkYqmUZfTqe8kS8h0rx4qxYxc5JyWaEroPHPggVwZ2MRU/pnd8j4ilpvp4awEHKQb+fMaYYBi5ie",
+	"EiEHigievdZZ9zqjSHmoPoL8iUbDmuf5NND4QkRL2WkopNG4CGvUWOruh5BWrdIXpRMqP9mei8dZCVat",
+	"bSqXtIJlFvmjtFrzBPaWasEyWZfIuWWgXjjYPs9idbwYY7s0mYXiQc0X8vDWCykZL0349F/f+Knton+Q",
+	"BsZf4W7Kxnr5ApVc/d7dv5RVUkmCjbWxsTY21kY7rY0Gw4eZPdOy8FDDM27bdIs79Q3u6miICb2hDGGd",
+	"v9quEgjYkAVWJpBtVOEUPz1RJIYI7EvmTqDZs4udtTPrufOTdV9wKSUZcDVPTt6ZsSx7waUFUaVrFkWX",
+	"uAiPc3k3p+m8qJkbSF1BU9C82d3FB+XDx0+413JOXsuV+K5YtmGdMQuP1iqQR6NCe0nwiJuPlYzR5n23",
+	"WSo9PonaTp9H5p1vgGMek09aSwt3L7CRkG/CwKZlHAGVZCDS0Vjbt/mBDNIpScZUAdmmMhays/7jJvfZ",
+	"2f1mdnLVWCQvHafRKPow3Dr5691jucxqfP7NWxYnwYXQmLuAci40GYBblzvilwW3LL5C8mx/fxDQwX73",
+	"sEf3uwf7h9AN9g6edqH3fO/5EQ2fHj/fv+8rJDOxlCUH4EuEWsbe39PjIveL5z+++X1/7kW98dsavPiV",
+	"Waspq9QxbovURIMzbdM0H8tOKha4rXbBo9hHbvVbSQPJwo9CsUzeNpFpW0RpzOumURKTe2VOEhP7ULDp",
+	"qWqeb50W+5CpyhCGNI1MF8C7ny63qtK2uBQ7e8+ISpNESA2hU2vKw5zXNIp8tDnszVT7G6GaCG6f4QWe",
+	"xngfWHbPXmEf3Zev8HvbJ6juK/ffd79ibvTu64stb4uF3TcvcYen++Zqy9v6G+3++8ctb+tadP/jAm9b",
+	"dz++Nf/V3Rfms0y7F5/wjnj36ifzX9m9Mt/fsO7P77e8rd/H3XP336tf7JaJIVNh42QDW9DHmCH2Bd4v",
+	"b+7hW9MHsZfYd8gZsXfJnyj3VXbsQXDA3XD8MJJANShNfDzSzvjI5rLt8wiUKU9tivC/pzTKHo7N26VB",
+	"IFKubceVxzgf4FbOeslRzUjeW+au3gJknNAoKp0hMZiu3pJcYleUM6LlvZ1hxl7KA1jnOfIiS/D69cvL",
+	"VbH3Wl6a0hEW61BZfqBJEjG7BVpDpHzJBYqZsc6u0jIq3kWhVZHREtgafWj6AfFG1obbN3WZaIPLDS7n",
+	"cdmQkzAH/pYYiKVRNT/vFk76kVylxcVvo7cwR5dHJEprKYIq6QEcivZ6CzX9BJxG3SxGi6SZJwjeP8Yj",
+	"y+x3JBzTKtuf10aJVqT94TrLzzmvp40uwJfLbQOuJKGBFEqh/sY2VfXD1FG+yDUIofPchcsGYUuQbTz5",
+	"ndAAVKeq3zledIPIO/Dy+S7nS7ccj4LVmfVvM1pz8249Jj1bsFH5rNs/Y9Z2TjKku1/NtJRnjV00qg0/",
+	"YzvbCG8ywXe67BvpWCN7Ha5q1wgFRHX43LBl1S9WiFT+gmJlyS/vfq38xYqeql+sMKr8BcVT5SPdKLCq",
+	"frEirOoXK9Qqf0ExV/WLFXxVv1hRWPkLCseqX6y4rPrFCtAlv1z9strqbZ0GuBtK7jLFuoDK/KGmkCUk",
+	"dnEHflY/XJLhafWFiwxfq0tmeKtT0uJvZckcjytL5vhcXTLD68qSOX5XlszxvPo5xAzfq0tmeF/9xmCG",
+	"/5Ulc3mwumQmH1aWzOXFypK5/KhT0sqT9Z46bL98eUeTxuJfMU0KSRHQKBKpVusfirb1Kiw9TO0uYcQE",
+	"V+4W11BI063Kr3Nl1d1ZWSPS8K2HTv3HYG0Lda57BELIkHGqqwzT1yywFO4q0NqYxyMQI0mTMQtIqWat",
+	"21+tOFdSvq1RcxT3vEMU08T8tfyCHd4ITageV54X5maFNLuBl7UO+hSPqzpL0V3nTCSEZoXwu6Hh+vsm",
+	"eHBJf1/Q4HqE12zeZO+m1IkgJhFV49rhxil2fb+uNA00C2hUj24EEyER95JFfrwbr9IWriHToJqncLrs",
+	"4fTbd2mkWRKxqkjzL0JGIfnzf/zP/E5xnJc+JVzI2M30lvxAJlh4Sv7P/yalRsm/kdvLgEZUXomzMKwZ",
+	"pC1XWRzWh+FQgSaY7di9X5GNK6DZcbQavUwfZO7TfO63Zu7TmblP15/79BHmXifaXSklqjEwK+rvusVW",
+	"fanNQXg5PJeKiNlTRU4uznL17DrP8dYcuUv6dYl10OQGWbWB8BVuq7TDxHAR6e/IylhvD/BbNyfukRTh",
+	"GzcE7jHjjWLeKOaNYn4YxdzQTrHT+i3ZTHhHk+bm2aJJPtIOeLG4bdw5cnR4BCK0lgL2WZ7mbG7bPtkO",
+	"KYumHpkAXEdTvDVOsoeGnqhOvi9cvA3kLvsIM1sN7gWXOTvblETh/9LlwpkzsC4/kGfHvb08K7bSNE4q",
+	"jawHOxpaMtuViCEjgLpvZAFuEyYfZo6zr83V41w7+g9ZzToOQyLFSIJSV+LcLd6SN4roaHYga+e7wUe0",
+	"7loQLPDQK6Irk29VZxo4k6AcDW3WrZcGBv6pjUKBJiMpJvW8o+WWbPKjpJUJj9zhPrhNQDLgAZCRKWkf",
+	"Fl0hOipNI0twV7fouXLNvXl4LvCyY4EZxlx1Zs8R85u6Gbcgpb5M+tzDC1oUIv9CwuEe9Mog/iCg/NaB",
+	"1pQ5XCC5XbZQs/Nt2WQfyw2YWewWG8KP4g4UnNBiShRivRlFiydnsz6IGBKaOwuZM3BDoxRm/QBV6Qjk",
+	"7Xxy8ngxro46O59TpX2M3dWQ2LO9ZfWqSNk0Dc94iYQF/dDsU15uh1JyzVzOWULJiN0Ad8m61n+5ShYT",
+	"WmZ1M660THFjYN72LhTQA++0LlOq2XBXqbt8pb6nJyJLa/VwofOHpHRDqnZmMVsiVfMxNT3n1k34kUyM",
+	"+UVvo2qdocmjEaSt1Cgu7TWXxwm7IAGV4c7WN/g+MlM2VfKb4XuhP0z40mTZVI7gTOp1bpXWL45v1Feb",
+	"VhcwBKmIFoSSK1OMbPu7N3u79ln73T+Mevjsd4oTWDaHllmQ/CrEl4W/JiysPfM6rncFycsUmN/ky0lZ",
+	"jKS0HKuUYeneaoMHX8ooIN/3S9UbwPwLAaYhU2oWlK1Tlo3Pun1TfiQTcmHh2201PYYROcsV7aXHVRbt",
+	"b1KBYlR+p7m0QnZbEN/RzrYSF86sZzqAbHOXp0QCjTA9idHbCuQNhIQq0t/qb3Ue2s5ECmTXbJfuuhob",
+	"Qo3FhLsXsWhGwCWTHApJBhHl15bCimxTMoSJnZn7akxvAHWid985fkFmkmLaS9RdHaWFLPoIZp7l0m8q",
+	"H8+92G+tHtqy+I0q75zD2ieam593Cyf9qGZLefFbrqcfz3DJOaOVFLFHe88FH4IEl9OrGc1geyJB3tXO",
+	"10+OyOpHBJi6TJOqw+pXMgU0HyjRIulqM8mRFGmCCWXsxiHXlHFFhB7PUECdEuSywsd2FpaImc62GRdV",
+	"0DVUPDNzidlbCAuBazZk4DKVhwKMsaZJMKZ8BFlimoTqYGz6TxUQpnG/DGhIxJCUyIzT+pswQ6c8JEoL",
+	"SUfVG5dfoNzMdNxSFGReqdLmGbdRq2aRd78t22bD5t8Rmzdlx1Qhqq1q6rFo0FoCPJZdt4Qpvglb5lFs",
+	"vCqOaTF13oqRaFxPaqAxicRI7JA3RsDHdARGBCsSU3mNuiESUp2QQUSDa3INkJCUW9EdemQQpUBEqiPG",
+	"wetzCSFJJIupnHpkJAE4URAIHlI53SFXpi/bHglEDHjoffvih50d70fzrxfmX2c/7Ox0fHv6yGjqPnbG",
+	"AYNXf+15ZO+3U6OwbkBqogV51h0wTS5+fIEKIcb3s93QE3YLkcoOMmkRAWZ6JQPKwz7fplyzLo0YVRAS",
+	"CEegSMSADEBPzMBdI6hmUomX6Yz+tOPv3Dth+FfeIQ4Er24vv15sipSU9pfsHtXaD8pGtPyBkhUYeQxz",
+	"8iFhQhpACWkEJOQLMfK97x5/n2Bq1mDLENs+Xdv8vFs46cc1TkuL33LD6xEN0owz2kkRMWjOgxMDuLRD",
+	"aNN0L/OBrJHI9Jcx1YQSCZhhwm46Kg8148T8ZDNXCwlE0alCrZdfLai4AAjVdIgpZ0NQ+o1Li100aHOl",
+	"znZPuJicEjpQwHWeEIi6Wtt2X3UAmCJDIRlxX7gzQ9et3tGrZwevXhy9Otg/Pnr64nlVqMVaL+oFjBmv",
+	"OMR0aX8mihnDIh/4k4wG5AYk3kQYQEBjIGEKZDJmkSnL1OykQkI5Bq1OSc8GqYJUSuDlwFSRJMRUMWNc",
+	"Tcz5ftQ9qKDpCCqmf0Y4TEAu7W9MFYkExUwlhl1YFBE1YcZG04JQbSkWjCFMI3dfgs7Md4mFkE2+itEv",
+	"QFPGIfzZUv4eudqzNbNXk+UNSCKxUVWfpX8ZA8YfkRzuwZmCF/BuNK55ddBxYAzV8WxGdgkRUAXd3sHO",
+	"Xq9qkQLBNXD9k8tNNMeoP51194+OibjBQeWDeaKI4jRRY6HJkEWgTvBdHGPNE7+f9noHQUL1GP8CYr9Q",
+	"Y4pNDV26wAjsz/0+9/s8AYnfeUTZhPeDKaZ0srD0sRM/q5yh5d3Z+zevX11e7fxN4cP5hokVjaHPsTxe",
+	"1bEVDIrGVI0JXo+augU6JSEbYuzDTcMduDBzKZizz0f2flBRWHCw/m5BaDu9k+fD/aAXHA/Co2Av7EFv",
+	"uA97wbPh4eApPQj3YW/Yo88Hz4Kn4TEcDQ/pwWAfyz0fPqNPB8fBkWEVqo2xvHWy9d9do3/tdZ/T7vC3",
+	"P44PP/+XqkUsBju7+hUoLbVumj3rvv7tj73j6mbz53vOdCWv8hkGnVBVevCHcXzwKDtTI59k4n7709V5",
+	"JzvFsihtnygySFmELwZB+Rhnyq+5mMzlKaIauprFUOs21Eh0F78UsTFNEj110P7sbd0UMmBRSGKyMVfC",
+	"Q1d092Zv133ho+yymwKlVTDY2+n1do4Pnu8fH6yUU6XVLAaTw3t2WWYB7GWSpYaI+0KDbu6KIExAGRBJ",
+	"pcn2YEpYnAipCT5TUj+13rwUbqkReAlUNZf0hRNImBIhkG1M0dWlgSYJSCbCDmZ+4cZMINtSpKNxNCWK",
+	"3XYnANdEUn4NRl/yUEw6LdiiBh5esXhF1pWlgK4BYCOjqJHI1YfFP3168zLTGbZcRtpTzB4ikJLKs1JG",
+	"5ISvl1EE39tqfH5LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1yFmgf3/9c+OWVpapfus2aEbqkMAYw",
+	"FG7MOD7UJ0MWRdbcKcRpVc8Nh5Hm8kkUK1/w+Awnroov2dE3GKd9KBnyTR0V2IibBxQ3a1F+IyMalBEN",
+	"RZsKGdQqq6rR2bZrqo8Uap5Z6Paa048RYC64oJV0GIvkpZtOA0/Or0qrzl/AlaRGzi6S4aUUSYKn18LU",
+	"vjY4BjJIpyQZUwXV4aiAahgJ++5hRXf2x1WXYZyMJREdQFTXZA2Eqmj0o2QBEMYJ41304gMJIdN1X+Yd",
+	"SRZ+FIpl2bRpFH0Ybp389e41+bFc6/Nv84bahZhgjNM+0m8GlxHWdDd/i9UmnTEGFxc6K2wK3mFAFOzF",
+	"1sggzmHy5h7F9+9zKxZXq8Quc8wxR/k5Ts2mVRpyeTgrlayD3PeTtuYr43gts3GD0w1Oa+L0mvHzsRQx",
+	"bexkE57RMc6J0tMIyA2VjHJtM6upa8bbkgDFbnMMqAISIEXssSuM9Vwz7i6J4pagIjRJgIeE5tNBPeoe",
+	"AKCEwyRivHY8b5hG0QXw0J6xr/WMhSE5hD+zEETdOhOqg7rvZHyBvzZ7Hqg0tXwI8+Ovz6RNnsBbyaff",
+	"+SGzDRPWZ8KmnOkZRm+L95QPqvFZt2/KjxVKmF/4VrrRM1R5PJK0mR5v4QYa3GxIk5GkIRC8WZdrIo+k",
+	"PBKB3U/QY6NxsoL2jFIwbVVWuSWpNTDanKXTiAwhFZmMhZrNKeKe1K71Eqtp442GuGIfPQt+68zGw8I7",
+	"5GcapaAI40GUhkD8V6/+njLryuXra5o8Ofn59a++R/yTkzPOYkxibj++ZpypMUj76VKkPHw1HEKglf3m",
+	"SlKurH+V1/kPFkXnIuU6q3YlkteSjuyHN1wlEOgzHppy/qkxJ23SYUViOkXjk8qamxvr6+gvULvFCiyk",
+	"11pb2SLpG93Kuz+6vnNTcAOk7xFIDZpvOVbbppqbnnPrJvyIBmt50Vttnz2WuZpzRCupkZjBNBU8Uab1",
+	"4hVja83trB1iLwLilSceTCfnrtDJybngRtGmNMKzD5ml2Px7vg9xhG+YRtEaIzDFUf/Zgw7rPA6MS1Gf",
+	"jw2NlzLywyeQtYzzEBlk66jVUox9eSbYfGmqyT77xKkj71LENRmxrAbdV3g4/NuA7drR0Hbjc4nm3UD0",
+	"HhBtykzMJECbbIAm59qqiTYZm/vAnePr4gamv2/yJQc1Q6kaxwDWgnap9bt3aFZ4sTNC7xFX9DuP83x7",
+	"i9+k8GpdECMfVOOzbt+UHyuOscqcah9VHo8k7abHIzJI63njsdiitVRARXRlfZLl5sGy7xdv68x3MDc1",
+	"POlpzCyV0ADIn//jf5Jtt7N5DVP8PGsllF8DqBx2UyK+RJiWrBV6no3FRNBnPM3TzaoYNAsUkeBSMRKm",
+	"8XJ57lv636bZroWE10B1KiFc56Tqg52pqhjBKksOV77JgNg9Fv97t/C/ZT5pSCbmbNgmgdjkXFs10Uey",
+	"28qL3EaLJafFoxCirVSYleiGCnzqLpVU08PGm1dd9SiRZrboIhkWJfQfC2GPxSd/flvUPfbetB4DSd2k",
+	"CMUcPPZOAGbsCQTXkga6/FbUTA1MoMb0CeZS+vfLD+/taRV3s92drQl3kHQyqsgANlAiSjWQTxdvMY7F",
+	"XQZZIckNC0EQl0grhpBRMhZKn+JJmAHkGzHFZe+x1ok62d3Fwjs3NBKSct2lCdsJRLxrb+Oo3eMDOA72",
+	"B8fdQ/oMus+Onwfdg/Aw6MLBs4Ojo/3946Nnh7tOKbBA8J0EzZo83JRKVmdP4X4ZxAw3u+Rv5QxDO8SX",
+	"TOjziAHXrmV/t/Tdi5RFoU+oBGKz0ioihn3uZ3fm5XzVuR9c/aGQJMAvVJ7BwBQMyNnHNzt9joyvCM2O",
+	"PIYsxLtNrjWyLaKQSAiEDLO3xgTxgY8Yh6xvkvfR55jiqYPDnj9zWZVI+l6ZzbCPl1RXGLMv8gxTpJy0",
+	"6oT4//mf//mf3Xfvui9f+i5PRp5cIU+mMMt9+739ve7eXnd//6rXO8H//7elw/l5WWqp92kMkgUu95WF",
+	"tBkbzagy0+deZb69GXJXGnWzecLmkkgUz1I4DkBGzKqQ7b1jkiYJyIAqIGO4pSEELKYRCdmIabU6TeJ9",
+	"Uo+V2bRyStWMfgerdNWYJQnjo+7e8+6yjFze1hzEKmSYgZshVdVQd+5ucikbLGvUVahs9qZqyl+UcyzP",
+	"NFZKPlbm3nlWW7oKS9axihSLFC8juEopu5oNWaSlFGRtsEDccF7dANf3UC2+adi3W0blhHW7VqH7BEzD",
+	"JzP5/LiYZCqJ8tDLN9r73KW3tLnuFOZFJEMp4rl8lZirhWmynWXJMwV3I6pBab/jYWnz1RPV5yqNYyqn",
+	"pwQiZYbLhkPfOLS+0bd+lU4wRVZSYl5bzzbh9vBXRN3u4pKXbDjEc70VwTd8dlrTSIyUe2Qoy37PaWx9",
+	"cz0GJm2eS2t+IZl8zx6WGYuJEb9TglYimYBR8sZW84iEWNy4/Kiu2dOiN6zNRf6gkAQSwVATkerK+J5Z",
+	"u6Ui6V2mAIrkRrNLXCmU3HrWod+lKzoPivKoiga98qotIKWU1qjLMRAxgxzTXYP5Mh9eEhcCGNm9SjL8",
+	"guZtY7Eqd5c9P71lRJXyiBqLxL6ai28dXFenub3neaxXPI2zGzgqDcYYDCsd1C8Oaf0E9GbqV3JgCEOa",
+	"RvrymvFPy95yb0WM9JpF0SUuwhrjUOVcMbUyHOTZZRa9wvyyhHOVnLii3Jj4AyADkY7GulbyAuSE2k6/",
+	"5V2zRFWe//In+G01w4n15/9LqdIdJLBeZwRZFocas17zuNg8Y85HIuf4YfaQWHnqJS7ICL9cQDQZz15D",
+	"RrTo1Oe3I2XWCqU/sjjB2GUbJcqSoOpGqDysUGnI/SqEVkscMDugRmfbrqk+0gbIzEK3MfZfUONxSNFu",
+	"OqCt1rAdgWmMcmPCJjlSZJvxEG5JL3sXAy/12puxlAfQQSPDXc/ftidk9/C9OOcPZwmS1k6M7gbwQBkh",
+	"XLr+KwZyye0HKpme4mXvUjJcJ98LT+vbuD627q2Ru24nfvmNkXWeRfa2JjSKEprUzDNUK0Vw6aLIPB/M",
+	"K+yi91ldnXHjnfdFZq2gbxyuj+8y3BvwS9TYt4P59dMvqAe7i73B9/3w3ahNWvKk2mWEND7r9k35US3y",
+	"O1zo9lHl8UjScnrk0YsG0oeHas3gyFlWY0lkBDcUKYu7oZjwrmKjscZX71Ku0iTBZ+BqRYgoky9SqfS6",
+	"w5updkf0JhZKZ4GsegOK9Gsm4aryVQw79ezxyQjfRdZAhkzWu7NMI305FnqUrhurOpureMeMueBdZcvW",
+	"m3FIYzqCC8pHUN8geFlUqoKV4f/kisXgnsusefdvaM/wLh6qq6ClIfo7EcId+aOUpjykMiQ01SKmmgX1",
+	"l8oUvKg8gHQhUh4qkoB0L53XTG6ND6y9SKMI9FkQpJIGFYHty0QCDU9JJCYgDaBiIYFQLK+hZk8xHdHf",
+	"GYdL9jvUpLyESNBw/RWTKb9MAMJ3aaRZEjFrkc1bgBHFowhaWFciFjcQA9dEmao1J+V4+iMYAtp9+4We",
+	"9ioRUKNxY9F9BA5aUl25k1694fDLbLWX1kq0r9a8g5Clsb/6adOc0+YWrpK4FdCqWrxqbqsk4uLkCxyW",
+	"UDYrGb1CpSxKtXmpPidifquKlysIUuNHXQboFpgF+KRAno2gap3fC3z7FwIJ+sQ9F2ycCp8YwoLSJE6V",
+	"zt6qn1rnFo8nuXx7yCODiPLrPvdNR13syfdMHRpFU+KfJYlxDbLDRGT73z5dvO34O+QXJ/8FtwcgKVcO",
+	"q4e9nj3twswgx0BtNmB3mKHopmAJmrD/gOnWZ0MCxoeY9c14HzTAWbuaEoahDeqnMiodmh0xPU4HeFDW",
+	"Fcn+u+jyXwANu4JH09JVFdzfw3NFGmhMTK8soBFRYyE0SPLnP/5XvglkXH575CXbITSebZ8jPbPAQREX",
+	"8MggDUMGyiMxTVxcIKBRJFKsjI+5KI8Y1QKaWfHAQCqvzxP7lDgOz7Onm2zTKAvNoKiyJ5cZJ3vPXKhA",
+	"eSSJ0vk3PSkP+7w4wPTnP/7pEyWIsVrceeiABmNQZAg6GBMk0KR04IcMQE8A+MzJXrXT533+l7+cC24G",
+	"Z775y1/wK/IKeREHp9IgAKXIQIRTPA71R98Zg/2tE2NKeqSPRqH5+Oc//vnZP3WsDFIKmdXrczJX1b7J",
+	"ayxS+wqvaQer4I9b9ucYlKKj7J3erc9+toLE/WKf2sa5akMQJKzg2J2Bkkd8eyob/xIJcJqwnSmNo5kv",
+	"/qZsnsTdMdBIj3/Hv40Om/5uuzStaMkC5e9Y6pge7PUpPDzlYkwJHYF6QrYHEIlJx3NZWnFaCk9B/XT1",
+	"7q0ttWMIfWZrOzhrSVmEsjmiauwq5wUMWpkNNBEpUp2FILLT5b5nZx2KwHwg/q5dfbXrd2x4yiAcQuIf",
+	"9PbIOzy99RFkTI1NFE19Owr/rQhs2kh70o7MDgCDYmZ0Hvl7alb5GhI9O5D/mgfLQui+fOV3doiRdK61",
+	"UARpnGMhkWIA6qQg/K5vRdDhTsGHFTIxoFJOywKQVMo/JMgSEXiaz2mZCPwL8bOp+ERBBIFWWNgdQtt7",
+	"RnI3IYOvfS06oZLGoPHNYeBp7G7ameFEoI1QCvCgfK6DQ+iG4A7RBwEkurjyEDFlPhmgdDx8uo5GkU8E",
+	"z07bmVaRH5R9tA5pZodDqJldAKeYm7VwauxlCTfTBUiZHhGwuNh5nQAfCiRnNt6JtzhMIRsxzQ9fumXK",
+	"KVJkR0I5bU9sepYeE6bA1gTe/XS5g8t1bsNW3bc56fH6sKWFbRKjuU4eMX4y169ZobxTU8w0OxZ4e4BP",
+	"zeIZRWomUR6Gj0Pw7fpljeusGfzRfj2YGl/JSLaphs4sm/yAS7PtFsatSuekvCZFxNjeg9n2S7sWJ8TY",
+	"8RlcUcTMBZQd3zlC4JKQbX8mMOp3vIx3ihsU7gl9wvRptrISlIGrfcg+pjPz9f/8xz/PzFyyxx22fbxw",
+	"5BtlheHv/V4vb8FS4ZN9HtvJhRwCVu6xERdG9mxjDuvsoocCHhK41ZLmWEAeyBr+gHpf/WBr/994Etd2",
+	"9mLaxccuHeM76BpuNktDSUwjYzBDSLDYNheaPOse4v/29skYbt2lAQ+ZwsCxY7o2WDjsHbpWJhBF3XI7",
+	"urgkkx1BDQXYV3bG9AZKUssuL82oi6DCdY0mRmUlEhRwfWrLFSdmLTKtfMuPHhPy0oBn4RlK6nqBWysk",
+	"RqCzA8tkO3MOXQ/46iri0Ab1MzbAX58oUjK0LOJwLldub4MbFs6atm/75lNDFexbv8A/IXQJo8dUXgOK",
+	"jEqWx/M5pfeCjaSg+WyEJBENrpGCs1fC8OaOadX5NX5/q7/le7lUc++ASzD/yV4fjqLSSuVAKARN2U6y",
+	"J8wN/QPzLcorxon/a9csSje7XGSGsE2L2ypvXnZOjabOG0cKxuzWdDERZSssG8ini7eOWO6mmZ38SY4X",
+	"Y+tpJ03sdTVThSoiEhtrs9gQxmRF2CUSjG0qQSkDPn+AyZ9Hv7PE77ij20IBN5LFP0PF033FAxGalSR/",
+	"79oM0CgxwJHK8S2aCHaNDOEFH5FXV3TkEf/NsPtecOi+ozoY+2TEjNg56B16xP/p1dlLn0yEvFbORnOt",
+	"GhDj0D8yzo16crTJJOeMQHX22M3ebiQCCQqtYQSWEhlvpDy06rZsR6vdP4qjzZ+tFY0a08izbLFnKvgW",
+	"tl6xIWiEvsoEhZmx5Rc7MNf5ZMxQSVGdtzoxhEK54RH/3NjqXaPnpIhOnJBG4y2mt12jRg72jg6Oe8a2",
+	"ZnGcaoNio5noiPgJUsgYVZZnnORD/2eWTMjNFuVUI6MYrs3Va2bm2decbMJ2nclTx38SUsM3KAwVicwq",
+	"m4kg2uwNDE2vAbfFFIB9zimbs+cOYgoJTxRJBF7L1CBvaES2/W7XfON7ZI8oMkD8OrnUOSG+I0lOD+sM",
+	"uDaMXRyBi1oZ+a1JBFRpsuccCSsMaARdXImuhBsasZDqrCGUMjR2boXvGV+KWhfKtD+UgutMYdKcNI7S",
+	"FCUnRmQNjGcmptwlCpy5JZC9JSH4DrkS5BogMVaEgaehJki06LQgxtewZL0BSaNsHcQQzZmcjZCzLJnN",
+	"96x0ddDDNmYdx4xRhyKKxMSaBBZhny7eqswU8gtU+IjC8w8Xlyc54p38MlhHGaFUxrvdM9Ns94NkI2OG",
+	"/cW6SnCbCGPc+gYezimZk5UWwguWHpqp/oePV28+vL/0jfAaRmw0tu9W86n1RIyOM23u9w6J8cQnKPR/",
+	"fHXlESNfPJLV35kT757zSDG2pj0rL8bO4vi1m43mappA1xkeJ4QLxdlwaOnyiwM2kNL9I56LcgsDeQNo",
+	"bozNuKzygdBwiCgAQaZgjE9pOZVFEYkENULXMDO+29zxyrLRQpgDhNYBsayoyFHvIHvcz84N+A1EIoHc",
+	"yLMOlmfZInNhc92oEghyvo4ikgHDcoG9u5Okanwyw1b/dUKZ/uG4pzKXcU7kM0XGRomlXLOIUJ77PrlC",
+	"zYQh2UaZYjDE+KjjFaJ9/naYsRTt3C+R9N1LvMVLCN6qwTA2NokyzTgp2QpZu19bwFJ8Bd3dbRVDMhBG",
+	"rIsRoCO/vdfzer2eaXUwzcSRR/xu18ghM2mQyu+cksRIG4bWyhTVrFkHS4oL0HLaPRvaZxbMdMyYs0vH",
+	"hNAwNMo4H9Fer+fcyRilYqmnbgKya2uWOz3cf459IduWuzOzRrpnnjLuHWB0yEYSXOzQMC1exhpKAHt/",
+	"LologN65aZhxG5UU3L70x2TOb2auPhddFJXOV8IuZ6ROx3G2KYnsnvHJr10jP6Lui3Q4BGOsGXy5ZuxI",
+	"OyiLTfMGDIkUt0ZUJlShmo0tV0uRjsbGtjK/TwuJjZEBRDVWmGdLFCKhlRlomFmJq1kMuBE2EDdA9vZ7",
+	"JAvNZHQsAd6dH0dJSxXure7u7dxaw/vQKGz0Ps1sY/tOPOVk75j8B3uBt+IJsfFURQ4P9kqFqfUthenj",
+	"+BCLH+4dWMoY782qWS6c8ui4qmZZkV2dvzqU2b0+374BArJkz21jV0LmgY9CAgMf6bHvkYvX5+T53t6+",
+	"afT/+3/J8c5eJw8RYPhZcA4B2n5BJBSE+GKR4S0RQ+6VcCe2vEw4obI15t6MkHLxx4905EIXCYgkgr/8",
+	"xcjPmYAOij6j4nzjUOyOdRydkmBMpQL9Q6qH3We+MRt2LS/1eSZoMk/BibvMrCMSNGUcwo7n4mVYkZUS",
+	"IBltamxIS80LCEXQ52j6LwQNXSd5BGTAOJXTTikAl4UQs3jcH6bs590/tPjs9/l2ZaS27CJ4ZgzGnEOC",
+	"uiDGTCRAYXcDKSYKjMrN/t79w9mEn7MxzH+fHV2yvJZd4PRclNze+8TwM1rJ5vMT5TzKO0aDgsPKxpyO",
+	"ggeAgtpNq89tlzhxY7bOFyAJRdmThZK8kokr7NgwlJpXLBZ+ttJAGH8gT2pwDYl23o+RYyGJ2DU4dWtD",
+	"ugZPJ9ah6XPjNO1an8kzjkwmFG1UN3M0jYAVQ9cKGioi1YqF4MKXWRA5ZNTvc9Tn7nXeUjSXiwRQfBKa",
+	"B0rNJ9TiniFnnxcRZLLtG+y8MuPwO6VDi8ZNtYF2D0Pj1ne3/p2P7rrx0o0kYnxki/T5BPeVjCdnpxQx",
+	"fq3IgAbXxq5BbKEpadicllYNf8wYvbNjSj5RxB0u6fNAxLGpV/jWmQosRe2sZ63FibVHfxJKG3GFpzOM",
+	"cmIcM7BgI6hcXBueu6yNS21KnDzrPev5Bgy4u+TbQKD/a/e1kBMqQwi7H6XQwlKBKGF3uiIWAFdQ2qx6",
+	"9+ZqYaPK4N4GJ3aEHO26SmrXlP3sbWmmo9I+F+5EYBxhdquqdKf2ZGtvp7fTM5WdTNk62TrY6e0c2Gu/",
+	"Y9xB3DX/GoGuPt4zK+rcHXmm0eMs+QaV4q+80FrY4JAILPiLFfZccBhtxxnTcWcLB243XN+EWydbP4L+",
+	"ScTw0SYvyyxvnMZ+r7fsOEZebhcrfva2DnqHqwu/F/qdCNmQAR4WOqrbAQLG1jhYq0Zph3fr5K+/le6Y",
+	"b72lHO33xM5c05HaOvnrFuJ06zdT00nepYv5aibS4USq0y25/5edcS5MWJTQnjuSzPg1PqluXQ3TeeUS",
+	"vcCR/Ost0tWMhissjjsXrFCVK5YO9ZFbt2wZM/tnZhmtlGOB4GTbWQ1ZVFM+UTbjVJ/HDI2lDM/WkXHR",
+	"S3CCL9tWeaKMQ9/JzTSUk67vYg+rz120bzthwbVhH55vWnaqWSjXsTulqHg2OTS1jHU6HwJfznPntqpj",
+	"vWKPYOnRsaLI7kwLmGxsRQXTSxZbwLNmj8vqh2uz+mGdXubA8RXh9IHnjP5EZYJobVQ5A3QFuGxY3KEL",
+	"uTJL6bJoyeZbXYsQcPHukz7nbrMQ99fcmQ/colFjMeGmdVfCRYDzcHupBH6nchBDn9tscXdCt+PNalxn",
+	"UuNhi9zNyqmK2OvzSvCRBey5hGFInwr1MVPW63PrDitBtlOONrBr9An6sh3Xo2/I6pNZkxV3w6hxt6M7",
+	"Af9GQ/w4aMc7Dhup0AqpgAyIxgoU6K0hG5wbcafBW/IXrTSw6ZxmnMaTqjxQpb1bwW0qcsRs6bvKPFF4",
+	"uotK673EHasJizefbGDImtQGHcZTlhEr3Ngl+LDhVXUvcGx4uFke/qUckXFKZHbbvz4zl6M9Sxn7I8YW",
+	"Udad5FpBZXlReZil28ojQbm3zyRakqX9blPTmHp29HlUwJ0zKOcBI9sOGgYLducKc0Xg0RjrYrjgj8vn",
+	"qjo75D068nimY4l2vcu+tKobp2X8+GwguUacMTrJ9vJ4lQ0x2VhH7tjOwLccZTstQOubr33s3dfCz1Ta",
+	"rE98l1bM1HquC0tb/n1udeKJvSmYgFRIBOrO7eGs8GOui/Hsxt0y4oWNCd5LVLwu5TCroR2vxBqFN2Lo",
+	"EcVQOTCcMWspQrxSHIUiWK5YMcBtcMsRAtUhbWPvueOl0pTfsTdTIsFh52/KPyVckPOX7zsu5Kv6fC5W",
+	"vkPe4xbmv9Mbeom9n84fys0O0iKu8xAotef1lqDkpQjUv2Iwgyn0ACr2LJawgDtju5QL9nu9/PAKbh3j",
+	"ye9s88/FalVm9pMLwK3qmcLOLmKKDCmL1Gmfa3qNOTjxpO0QT4fRkAxoRHkA0u0M5metGVcaaLhkpX/C",
+	"CdxvnaUYQO1Fe8PxVlxUI/DHboCbmWOMvkT4fPAZ9dE33P1Djen+0fFyU+AMvUTiZ2FkNeUB6XbtzoFz",
+	"LSGPw+P5r+LgT8YKqkjx2eeIJ+w1O/GBp5jItr1ZEtAIu7RKHTds7WZNx94S6XO/27UncuwouqmM/Jkw",
+	"lzvSkgjGNcHDgW4d51J5YxB/aFRv5hc4XnMeM3rKO+7kCN42yC4C2PFn9wD8O05RrThDNQYXHbNyxl2S",
+	"75wWm6FX0wRyOaSnCVgK4lgn1N2xcJaVR3yaJBGzZ6l2RaBBd7MzC7mP4GaXq/xrLiZ9zoyRhVszo9Se",
+	"zyvkrVmf0pAuHfN1P4qIBdOT/5+9r1lu5MbSfZUT2hQZnaQolaQuU1ELla22faNUVVElX9+Im45IMBMk",
+	"MUoC2UBSlLqjIno5s53NvMBMz7pX3nv2/RB+kgmcA+QPf5OasYod5MZRFpEAEucHB4lzvs8nJ3SMjuGF",
+	"VJK/uAylYTIZqIcIWoxmq6d4IqFUFJyN9bU8abv8G62Mcdk7nY+crjb8EKGM8WeFP0fQopsxI3x6GJ8M",
+	"bHCct7sQYU1UBC13fdyDX/4TTs7amHCG7xL1Q6nuuU4ZAl9TjJX8E4sx5wyDHNS+CdeITyskMBNz+qau",
+	"dMI1tHxqVMqHeT+U0QTryZjOj+0Q2l1AYc4lJa4wd3fPZWLFmWiVZT7AOzu5oBWRlEcVSsKnpRRZuqTH",
+	"wsUij7hFb/K604sKfgE7GqW3wBTlySSmHdB6hO4nTAKw3VKGJNbzVnID3OuPOM2WsttQfq3TXg/Pmz2c",
+	"aygjMoMiaL04oxLLFYDol/Wj6rwaWmuzaggt99r1rCZq3l7him+sJ1iMRhfP6/ZNXhjngIJNU+76urOM",
+	"wCjcdRw9fVQtOaSKV0pBruPdfjV8dZH0Xp28enUW/z65OP+KnQ45Y734/JwlvZNz9nIwPBueDE4HvcGr",
+	"09M4OTlPLuKT80Fv2Oux3qsltY5Pim1piT4HR6e9iy1a/2ah8BuWfKQ9vHEs/E7lf1BTSWOcXGw7xv/y",
+	"Xvte8nIDrNN1VDZe3KPcnkthxYaAB2+ZK7lpNkChY3eASUMuZ8+MmUsH0RxdvgncMbDyscnttvQAezRl",
+	"3rR9wn+almp2iUljreJ4rrGWsF2Jv9wzocQoywSV5KN4XOYSokPxyarO4xQJid7zlN+4QtmiSVPeocnZ",
+	"CO977L5IWaXkoQTuSPgyM5HH43YXruZCN8zJC2Wu2XAoYqo6dKms1TUyqshfp+2OUoX9HEcKkwxWuJmP",
+	"mKTAjXn+oK9htP5O4SQf12pu8Rqbw8T7k2M2smNUtLa+LIjCQk22/RpQntY3n+6/Nx9S9og4tGOmWZxz",
+	"/cRDPk7WzvoZ3dtvKvHiG8nn+lHA5ECyq36e03Y/x4BnIFKBYCal+J2o50S/eCe2YBi+BHs7+Te9JPkf",
+	"ftXByX2f88ku72dfQEO+5VRtynz9/AotcFXnaz3AG9fm6S7gSaK1wz7uiS07MUDL4QzGY6Ynpl0RXEGd",
+	"uSC74xKbbq0IiUD6C4nRM2XviSwfPdxjkaiJf91GnpuyFT7yfKolhYRvyiFtuMbTIdWhUm4W1hRhk/by",
+	"JK1CQrvq5csZHlz9Sldf0btmerZ563/jlHZ3leKgD+v1YZMmyCTduPtTm2ffNuywe7Jl0Cl+UKz0ZpE1",
+	"Ml7bcnet187uYL5rzNeJb40yxFzziZKbAvivy2bPbMVu5H0J40t5QOtOpCkMmJRcl/A7VzEd0L9Op3k8",
+	"rsb3E2HiZYJtYOh+kXfV1P38Dsa+0tjjUoQrFKLEfUPYt/X2Xja+FVx/4vnzG/7CFPbFBcwB9IGh1fdi",
+	"dUh+qyXbxOAXFndnTX9hpgcnsNoJLFGd9ZqDd/ZN/EGBz/8FHEEx9t54AHxjguekPBDNNH6OB4YwoC8M",
+	"zFEmUNHqhu99VXk38hLFELvrHoopHvzCGr9QKtRmDdEszje7A2r1BXyBHXiPHAGuM7QGLM9TTBQy3AR0",
+	"K0MQRggqU7SseoBMq5HmBntflHBDB2Db7rL12/kdTH+t6TsRrlcLRA6LN34IKJs9t+nTyHvzIaC60CtO",
+	"dEWTJqbslm9nTdnN72DKq025FOFyhahUAq689KtlWc7Bw7pkStsNtBwuB6UT60rRoseJC1wGKsLH3ws1",
+	"NTUIyUxPZRX9FXu1P0xYwtuXcO7z2YoktITaCBPKqdScJYgIqzTESutptqqk4i2+8DdiOHxS3pV98KB0",
+	"C0q3vJ4HqyfmhO2L+cq8vYqC+qKfOSVtUmd4LTA/kDKqCYi15QriJJ/5XGWsi6MHB9zASAk5wiS9dpfg",
+	"93z5AaqpXYJp7jWN0swlp7o2U4XYLhoiGTtqZ5nc7OryQqk0VOvyauV1lYRmTm9SYijNlUStqhUilX6u",
+	"GrqfDtbzG1vPsmq4tbZCTBxrA7Lr+988ufIKDbtRy/yJavQtm3B8kz2J7oTsINwW99JbvqHTzw2iO1y7",
+	"XQ3tCuEeHMXK2K6mEKv14cGGXmshJ+ZCOg/qJFlmxiqHlD2qaQ6tyG89nk0GWSOOqYBtKFKHN+1+DmVE",
+	"vxBOIf22ojHkmkmTUp54gHh3mpvjxeepeY1wghMdBKb+j/4ksk4FED5nGpiOx+Ked8uKQwpGI4/t7Wvf",
+	"GEHqOMTDEqEqZhIMx1owzHEjgPy8C1fSd06VVAkhNTqMOgqAmbkjgPGAgAZMwW6FSIBzAKWX1TKlO84z",
+	"V6Q3U2VHkDKTQ8soYPIxlCVSWqykh/ImmRuIlckJjd9N1LyACZ8o/RhgWIFxDMPih2uZa4+qr/lomjLt",
+	"qiYNITwPCPYx8OivCQ9l7+LszPYEaia5LqK6H6R4AJ4pun2eoEVSBSGi0WLJRFEE7UozkTUilCO8hvC/",
+	"uTpBh5+r5KhSOplwLWpF3E47y8/c9mwyDmUBejKHeu9q+5bXWUKBAty3WkEA46YGqOKtARocj9xZhd61",
+	"RWUiVGBqOBWM+iocV6qG1YcJT+w6ZCmhoC0tVbtGUbvt9imeljo4uNjP80h6c5JkDpqcDGl9CIZLWmNj",
+	"WF0O7ZSTnokI6IDJx7WEDd2nlQf3fa1XUjEW0klSSYo+sb5W6ZgnodS84whGHNyLh0kuDIzcpbNoMs92",
+	"9dhTAd93p5lQnlxsruasFKxV8UtW24CX5LYRzU0xwSfGKgcLWmJBVwvHlm0saJjyh7VHmD/YBs/8NdmO",
+	"acPRPTlvWBkQ2tL66z/brsFx40kSe6bThpfs4bCx8rBRaMN6ZbAHEhsbrv8AYU93N9jqmU3YD7wnJozH",
+	"w4lb6OJ4iP+/KLFj5CzObKTQTHrXlfZfSI7lFPZNosBrq7+NcBs468X13eUPRfWZHpz4Sie+THuaKE9z",
+	"hdl1NTkox2blWKMRnOn1W4Nt8Nx7AWf7kuRp1x9aTE8UfWxzbC5TRLGopXE5ruq66JrY8VME+Fw2zNkh",
+	"YXO1/WaCx8jRMyIZrlQFLNYd4B35+kAPa5/fuIa/5W0hlYE/TSsqk3xmL/CPoBzoNqhEf1AIcs35raob",
+	"DdxFZfF31WtUpnhwHiudR1VFNmgI3s2t9xvU5EnSwiu9TzS/PdnVHbecmWaOTNWxzFVBlgipr4Pf8cGI",
+	"P9UOfY5sHIUwL6jjP1Nvq28giF2MIEEnjLA/W475LuV5jtDthreBjZiQy+aLNP2X9gGE4gwlkvcIA2eO",
+	"TQ4MHyHQccG0jrzLyK6Nd6+SSFmXpup5Zdpy+8HHSJ2e6Dk+4ZrfHs6UKz2Hu5hFgD1KvCQ+Z9KojRo6",
+	"YZlZo5YF7D6i1XtGfboSl0xbNbmnwuacxYTzW+nCLKLOWGu7sWM+8wnlhmV74sqsRMltxSxN1bSep2SX",
+	"vib8BhHGDct2NbK4YdnBL6yMKCYouBWyJ7LF1XQhWk14PuZTwsUnynWBCSRDpScs70MmMp4KiUSgIx7A",
+	"UHMzlsSZicSlyLRKP4ZymlHiyZIMjZaQQ+XoHwk4+rvb2w8Fc2cydfCVCIyqpjkPZc4nWcpyTnsbPeoI",
+	"QJnmeEVf8qp8vL765uZ6JcowLcRy9XPX7PafyAuMTKH2/0pU4Hkg38/BtkvZfUYXU1OUyswmxTKsgw2d",
+	"CEPXxOtizxvf6Ll9PI27L36+XOW1FWK+XRNHT0131tnT9A4Of7XDLwS4ViWIkVDcbzhDvi+bPbMlFyPv",
+	"ly2Dqq54QxE2sOtiOXfVsosJHmx7pW2rihDXqkaWskeuY6aT9eb9Adt9je2e2b7LoffEwEkmELvFXvNt",
+	"ryK9BpZdLuSumnY5w4Ntr743KtWjiXbkIk95o8825RebKBHGPv2OTXhE5DzYzS1/yKPl32lIdLc02Bfx",
+	"EDj2frmI3C93Qy1o7CRwLXfbS+AUD25ik5vInSTXaYjmE8H1caykp2tbHwtQ+68rzZ/b4OdnsC9mT+8N",
+	"cW3pywAPf10r2CYeYH5xd9YPzE/04A1We4MFzWmiOKkaqUa+4C02/DJewI69Z/afczaB1K15Myk2N3y7",
+	"njtu8naKB2PfaOyFmmyrJcdIZre2Bt02f2FgwAyHD+++hRbWR7tzw/cxFpy7Ul9hXIn0CwNIhuepHEHz",
+	"WKVK8ySUg8eC/1SzOH9hQE9TKj1mjq8NJOcJFheKSZZySlDI6VIH54GztoMwfcd1KLFz+78Z5ApMqnLT",
+	"B80T5JePMi3sukUBjDTnkv5oeKxkQn8epFOioo/UNE+F5NElDFIW34VSGLjjWd6FaxaPsWcQBhQuEEsv",
+	"gUlQE5HnPKEfqTbcLhHNDXBq3VCG0s6eXnWoNJHSZ+KBp56qtnwzuqg1uWZiNM6Ju8VKD3lHU8GTdihf",
+	"dQaCaj8lTw3oAEYBDAJgfTvWSRduaPwZt324u18GuUq5ZjK2w8kEbuE1nFz0YdaK2/AaXGloDL/+y7/D",
+	"bQAnjv4TAP/2H3B6fg6//vO/2t8wlaQV0/+24Rha/sfT23YXPiENPb6fHVog4yjSMGdTzQvJ2Z7VVOZI",
+	"oY/89PSLq/WXwGQuOiwVzPAEeDLiBQIL80tsWzpxAWCdtmbSINFN/Oi7FxIyrTKlcywNn32E1zBr6XYA",
+	"s2/xnyP7zzf4z0H7snxxl+YznQB/iJFF/ISEJwwk4l4kVIKPGRfTyaVjUDR5AHd2cXFFWrOP8Ds70O9g",
+	"9qYdYL/C0KRfGCejbihPXVKOVeAX4LS69YE41kmLA/gEhe4G8B6cyl7SpJxC0Oql2ZjhWMwA6ktAfwMG",
+	"Q2t7Qkn4+9/gNVzBsRVtm6hwxUPxSobXFahc5pbK2B+nvE0LW9FNvL3sQ6zuuba6PIHXcGdf/OMvP//9",
+	"bx9wHey/PuFi2H+9dxAMAO4d7HsXb/Larh4++svPlad/+bnSwS8/v7caOIGW02A7aK/dDeVLWlGiEn9h",
+	"nEYidaYyvGI/1pvzxIEo0Crh31oMfvkZJu1+YaMkPeeBzJhl3BVaD3NUULprtl4jABOztKIfJFfsHV3C",
+	"lWM4tw98ePdtAIhskEAq7ghsgfLIPXqEZ712xOiXBbevh7kIZcnkXPWTn7676pyeXxQ4EE6zvFrAPUun",
+	"3NThH6hNKGfaujeJIFs2oMzTR2hFJ+5r0Um3F7WJoZQoPFHx4GXvzGFcSOWdv5CjbiivKszGJGhMR+uB",
+	"ZBPPB4qe1M/Vtp2rQLdbkkOWu5NqJgN3xy8VvXGADphcqatSF3J+f8KdCWHviJYU698ZbnHWTeUwUSaH",
+	"k97p2X/9m/0vqY4hEme4eUNQzm53rO2HbjYISUEs1ix1LKY4bxhaxbJKUS3Zx7db2FtJVSsTD2U0R+ge",
+	"IRc7EbouI0zHod3GypJEc2MQ/cK/4lkoSwnZ3VhKIr+GGRM5kmbniJ/S98zWLIez068cg/5HnuvHztUw",
+	"5zq6BFbtDEyuMlO+mZtEytk9NysSL6qBH8Ymv1mAqkbqA/nUps0/eb/b9IH35JufmiBdrMEukzOffrX5",
+	"gVulbph8dOOYL4Z8sBAvl4HpusjZQ+2vOx9/cm2e+WhMw+4LLxatMbR4JoxKODnjeaDsBWIE94cqtUZT",
+	"vpQvJNWFGewhW4opln4bwW5Hl0KL+w/AlkITPXwJaUSWYrxUn6A4x/P0KYsfRDwXi4OEsz3ZCDCuc9sY",
+	"qyQuFAyAYdy2mt4n8kT6Iqe4skRZQx9ng3w6goRy7ssJHg5nYxGPIWVJYs/DblZYyxEAy+hc5g8hGEh2",
+	"Q1kNqbULlImZjB7H2LiI3Yq3rgbUfAPo7YIGP41z5sBOtHvVJcvYiaxSID4ZYaU90Sg3e/DddtsHX73B",
+	"VzdQhUyzxw3xNjV57nDbjrov0TausPuwQCTkGxip6IkmBPS0jl+EgL4cep/kuEBAj3/dQpxN3HKxsjvr",
+	"mosZHtzzavdc6ksj/WioGDutEwd1WK8O6xUhH/PJhlSyW2ryzL4eR90fsILJphRRatPAYnHhdtVicXIH",
+	"i11psbkT3hpFcMf21XW+Kk3x3qlvj3GO+qSKGB1ANJiKNHEziUBp95dvWM4jMGIkWWqAgeSzUGYsj8d4",
+	"XylBc5YQeHaF4irqwnu6cMKzo8j77nrJ/ikqLgMJxjqULmWCLkLhUU1hrFKs7I2+H3beKck7N3bIKHD3",
+	"8VQzLAyMeZrAbCxSThdZwoTS5AJft+gQ+bLUNE1gwOFl76zt0xHsrzyB014PmAGjCDyZSbqndauKWSNU",
+	"zIzfUF76Dy3uZfRUGlDTvAs/inyspvnipJV2F9ESP/2E0s0VWGqX7xFMzlJfNk1zjhWWOdNVXRd+dK9Y",
+	"sBaY8TQ3kKiZBBZKXIbKshSvZifrOoEWM3cELtIv3lHzLBUx83fQbbzS9R3N6FKdrvnGzEDKh+6LEaRK",
+	"jrjG9V/xteipOOE/MvFUqho35HM7k927M/tBsnsmUsSdXP7Bx1XnIxjhfSGp1Ujh7i/HJtecTVbD7EOE",
+	"JfTIldKhxhG0kO1Ldz5ZRSJWpIBQaQZazQze4Ef4909qqmMeoVcxoRR5mywHGTSQTTUrLZNMfsCdrXiO",
+	"s+oNO6ZPRVEUSpH0oXd+/erl9Zvz65enF+e/f/NVKLHPfmnqCctZH/4cHpXOMTzqh0cLTx4Fv/7lr59d",
+	"36GMROIu93mVaCyACEeIHPEGeG4X63HtWBHhuAiJmC7/59P7dyCk9Q8cIqfN19QBYRH0a5j93o868dou",
+	"hPUKYjgs+DpC6Vs7uj+RQ2tmF27Babuv1igayrNqU74NcazQ+lsPuwjvEAAyrjhXE8BUptwYiN4yk3fw",
+	"DTrffxPZgUU8rssayVqSIq8A73Cl5HFu2i71QuTeUV4CW+jTZZow+Uj5NeULj3hu5ujvXhj3GsVMq4mK",
+	"qE/l+KGcCGMoEwW7IG6VwTR3+UZC+vQ1TMpQE8xtRGm2oj5mD3ZYKu551EZV049weu7yvYxLLsy0ehDc",
+	"kLziVBmfNuNmgfltt6Xjx7VidpeztgVsmHMNJ+cwEXKac8+q41w+7Ywir2wX/fIF6WNQKOdWtB1YIxuz",
+	"zECu5neKLkTfXV99E/kdA6c65gxvKlIleTeU74jkgpKfWpFUHWTDiNoglYbBFDOP8AaD4es/Qiv6f52r",
+	"OOZp5w3+KuSoD1JFS6lYPuGb/9+SpG1uf1m840HrdEEG0vqQDmgec3HPk8s550P6KPIlKon7I+ZX+R0Q",
+	"mQ4vzmxYpVlsJ1GmL1XtVBgQI4lkhfhOwk6OFu4oOLKP2NC/KoijoAJAMmEPRF501L84CxbwSH5qhmxS",
+	"dct1gJM5fkf00eA4Rovlr5A52qi0j6pu7PL2gUikKm4TiaSQn6ruZL3r849U3Zwd0TpB97DPGuWTLH8E",
+	"yovE3MKqqRkbPWnMbKIYsx/RCm/EbLklWC1rRvQhTeaIZkVSwXW0SmmM53/pXKWpmnXeYxbYql3YPX1M",
+	"j7on8UH33Odgvtvrh0wZ3vmuHLdxx/Sof/JzcFQjrFmyQbt9qDDKLoLi/HEqNE+O+rme8qra8QfkRTrq",
+	"H/kHlixscLRgvesGjpzTdaYvR0I+tB17OqWMknlSNC5yioWbz3OZ6PcgslsWY2FVQSVgcrtYLT9qZay3",
+	"+t78GreyMgorwi1HRmMCpIE1uYscWoNHxwZHlLFtl5jr/euMmVBipqMZO15XViM/6s9t40ER+ih0QMvI",
+	"ayNyFdGxY1Sq/xYziReaTFO+b43+qUYpdfzrX/4a0TV+lAkpeRKFEhGqTNtFTLRBL+MScxRoqNUuOvOD",
+	"hJIZqLx0jr/iods+at8Rhpi8nYsJpxWIRlxaX8yTqzyqhntL8y/fCpNXtsknn6dsP898pvpCXGQLFLB1",
+	"RW5kNXXlYSNHE9ugVfklb23jwTRJBDcNm5X3d1u03m4mjVvLJG0yb2zWsNOYaz5RssF6lC2bdj2X3LNt",
+	"+8bDoJ9rOETZdovubWBqGjds2jFR3jdZ+aJlw64LbuUGrRp26ZjONrZp2F2Vf6lZwznan+0f2nZmTdsT",
+	"18TGNg27mwO9b9y2afceFbtBqyok89rmDh93Y5uGc6zgJzZq17DbGqBbw5YNu66jSTVtulXnBZxN47ZN",
+	"u1+KgrHtI1sO5gvsmzduOEBZm9Ck2VwO/LaPbDendem1jZ5vOJpPFmvQqmFssyLzpckzzRoXN+YNWjXs",
+	"0rOJNGt2bO6EjMdaTdhTHtluTvhks5VffOIJQ201yrYDzLcu13119sOPrs0zpz/QsHuS/+Dk4GvnWW4C",
+	"MGOV0akaK3RRNdbw7yy3jU1i/XQn5Neu9XPnMhZD70su452Q4ERTyWW8E3J9vsNaF7YyC2ZevjubwlbM",
+	"8JAVszqPrVSd5rrSIJW5VJIvlM/sR94nF7CQzbyVB2ic0Twn2122/0NWcwPzb5DUPB9HNjH8LxTYodj3",
+	"KbijCK60evrrFvLcyuR31drLGR7MfaW5VxSmmX401Yzd1oqDRmzQiOXHP/sAj6da5I8o0h8M11cjzIP5",
+	"/z9ZedBl9apsobFCcAp9T5lYwkCi4inmm7R4d9QFRpDbEGk+xOMo9heBkjDO86x/fIy/2376r3qveu3u",
+	"UXA01elR/+gY9cHNeSFFAm8BoZWlDJmGKzlF7SpJoVYpXVqzgUhFLig5wqUQuQtHq6L13t/QZV1Q875B",
+	"cfyy/VEkFbjig6AOVx3UAO4DV1AYgLuvC+r0pwEMU/4AIueT6uxKk12c4Nf+AgpaA5bnKXc5IQHgO+EM",
+	"KTOkuKpq+zwAuyp8ZidWGazKnLA43I8LXxjos4L/yFDpyOvWYic3C0RslcfwXmHxmWsHdxIg1kmwDCaD",
+	"XsvVYVe79N+HF3v91tOKm8qa2P/vKJk+VojoazPEK6zFzj4sAhZTrwWAaW2ZCWBniUSLiz9KgZMdzDcu",
+	"M638NISJlzz+kc2gymhY40CsPl+jPVzs53Z5vjPOCZMnChBC/62w0ndx0b9EkBi2eBg3TAkpc0noDiqi",
+	"NOf5vALyGCilSQBTmXDtECVWp6D0oY4kEWAtAa0sl7FKEO8L6yNwJjOqRqBs3UzzoXgo6wIqJRN+SjNW",
+	"ljm43M2h0jY0C2UrIhyyACbsocNG/PXLk/OXF71eLwAxmUxRIlG7WysqQWhNyeupNRFlxAShXKQ+hVb0",
+	"NV1wd96qGKVZQV+DmEklRczSAKZZxnUHn/nh49v2JZz1eqH06UQO0+LkAsb8gSU8FhOWQiJGwprbWe8M",
+	"Wi5puD61dolJV639sH15AXaBhO6qNBABs7bcUFltn71sgPKGENlNyFAuvmZ/IQmZJQaMXX2W0gh2EbSa",
+	"jsYu+fiHj28dy2soJ+LB/j5TlcQVa2VOzli2g7IQlZQjShnyRowzXOoK5unjsKSH4imlq6ZSIZNb7Oe7",
+	"25u3kLERp+czrrKUX4JUYLfnDu59iBTLk6pvsQ+sMGlEBCT9vxcJV15L0BwNaO5cV0B5rGWSGoEFUg4r",
+	"tMpd/FHG0CGovahddU/2L0eff/r83wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -29,6 +29,10 @@ const (
 	logoCacheBytes = 32 << 20
 )
 
+// DefaultMaxRecolorsPerClient is Server.MaxRecolorsPerClient when unset: twice
+// the cores of a small server, so one client cannot queue work for all.
+const DefaultMaxRecolorsPerClient = 4
+
 // GetPremierLogoImage serves a logo's mirrored base PNG recolored (package
 // recolor) with the colors the query names. Its ETag is the base image's hash
 // and the colors, so a 304 costs no recoloring; answers are kept by it. Not
@@ -79,7 +83,14 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	}
 	res.Body = logos.get(etag)
 	if res.Body == nil {
+		client, limit := clientKey(r.RemoteAddr), cmp.Or(s.MaxRecolorsPerClient, DefaultMaxRecolorsPerClient)
+		if !logos.clients.acquire(client, limit) {
+			w.Header().Set("Retry-After", retryAfter)
+			s.fail(w, r, catalog.Errorf(catalog.ELIMIT, "this client has %d logos being recolored, the most one client may at once; retry after %s seconds, or once one has been answered", limit, retryAfter))
+			return
+		}
 		b, err := s.recolorLogo(r, logos.sem, file, colors)
+		logos.clients.release(client)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -117,7 +128,7 @@ func (s *Server) mirroredAt(ctx context.Context, u string) (media.File, bool) {
 }
 
 // recolorLogo reads a base image from the mirror and recolors it, one per core
-// at a time.
+// at a time; it stops when the request's context ends (its client left).
 func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File, colors recolor.Colors) ([]byte, error) {
 	if file.Size > maxLogoBytes {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is %d bytes, more than the %d this server recolors; fetch the original and recolor it yourself", file.Size, maxLogoBytes)
@@ -137,7 +148,10 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 	if err != nil {
 		return nil, catalog.Internal("the mirrored image cannot be read", fmt.Errorf("read %s: %w", file.SHA256, err))
 	}
-	b, err := recolor.PNG(base, colors, maxLogoPixels)
+	b, err := recolor.PNG(r.Context(), base, colors, maxLogoPixels)
+	if r.Context().Err() != nil {
+		return nil, catalog.Errorf(catalog.EUNAVAILABLE, "the request ended while recoloring; retry later")
+	}
 	if errors.Is(err, recolor.ErrTooLarge) || len(base) > maxLogoBytes {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is larger than this server recolors (%d pixels); fetch the original and recolor it yourself", maxLogoPixels)
 	}
@@ -148,11 +162,13 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 }
 
 // logoCache keeps the recolored logos last served, by ETag, up to
-// logoCacheBytes (least recently served leave first); sem bounds recolorings.
+// logoCacheBytes (least recently served leave first); sem bounds recolorings,
+// clients those of one client.
 type logoCache struct {
-	once  sync.Once
-	route *representation.Route
-	sem   chan struct{}
+	once    sync.Once
+	route   *representation.Route
+	sem     chan struct{}
+	clients perClient
 
 	mu    sync.Mutex
 	byTag map[string]*list.Element // of *logoEntry
