@@ -71,9 +71,7 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	r.Group(func(r chi.Router) {
 		r.Use(requireUserAgent)
 		r.Use(needsVersion(srv.Repo))
-		// After the generated binding, the last listed first: the spec's limits
-		// on the parameters, then the catalog routes.
-		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.Catalogs, srv.Limits}}
+		opts := gen.ChiServerOptions{BaseRouter: r, ErrorHandlerFunc: paramError, Middlewares: []gen.MiddlewareFunc{srv.Catalogs}}
 		gen.HandlerWithOptions(srv, opts)
 		// The pinned routes: the catalog routes again under a version.
 		opts.BaseRouter = chi.NewRouter()

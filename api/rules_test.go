@@ -121,7 +121,7 @@ func TestLevelBorderQuery(t *testing.T) {
 		t.Fatalf("%d levels with a border, %d below the lowest: the levels miss a case", found, below)
 	}
 	// Not digits, or more than the 32 openapi.yaml allows: the limits are the
-	// spec's (impl.Server.Limits), checked before the handler's own reading.
+	// spec's (impl/limits.go), checked before the handler's own reading.
 	for _, bad := range []string{"-1", "abc", "1.5", "", "1e3", "%2B1", strings.Repeat("1", 33), strings.Repeat("9", 40)} {
 		for _, prefix := range []string{"/v1", pinned} {
 			_, b := fetchStatus(t, check, h, prefix+"/levelborders?level="+bad, http.StatusBadRequest)

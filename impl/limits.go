@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/go-chi/chi/v5"
 
 	"github.com/refdata/refdata/catalog"
 )
@@ -94,24 +93,25 @@ func (p paramLimit) check(v string) error {
 	return catalog.Errorf(catalog.EINVALID, "parameter %q is not in the form /openapi.yaml gives it%s", p.name, eg)
 }
 
-// Limits is the generated router's middleware that answers 400 to a query
-// parameter outside its limits in the spec, after the generated binding has
-// read it (once, or it answered already).
-func (s *Server) Limits(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.RawQuery != "" {
-			if limits := limitsOf(chi.RouteContext(r.Context()).RoutePattern(), "query"); len(limits) > 0 {
-				q, _ := url.ParseQuery(r.URL.RawQuery) // as the binding read it
-				for _, p := range limits {
-					for _, v := range q[p.name] {
-						if err := p.check(v); err != nil {
-							s.fail(w, r, err)
-							return
-						}
-					}
-				}
+// withinQueryLimits answers 400, and says false, when a query parameter of
+// the route with template route is outside its limits in the spec (the
+// generated binding has read it once, or it answered already).
+func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
+	if r.URL.RawQuery == "" {
+		return true
+	}
+	limits := limitsOf(route, "query")
+	if len(limits) == 0 {
+		return true
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // as the binding read it
+	for _, p := range limits {
+		for _, v := range q[p.name] {
+			if err := p.check(v); err != nil {
+				s.fail(w, r, err)
+				return false
 			}
 		}
-		next.ServeHTTP(w, r)
-	})
+	}
+	return true
 }
