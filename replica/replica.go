@@ -86,7 +86,7 @@ type Repository struct {
 
 const (
 	// keptEditions: one sample version of 18 locales decoded is 225 MB of RSS
-	// (a 197 MB pack; an en-US capture's 32 MB pack, about 37 MB), so three
+	// (its pack is 197 MB; a pack of the en-US captures is 32 MB), so three
 	// kept cost at most 675 MB beside the active one. Three is a cycle of pinned
 	// reads over three old versions without a read per request.
 	keptEditions    = 3
