@@ -281,3 +281,30 @@ func TestLogoImageRewritten(t *testing.T) {
 		t.Errorf("a rewritten URL naming no file of the mirror: %d %.200s, want 404 not mirrored", res.StatusCode, body)
 	}
 }
+
+// TestLogoImageTooLarge: a base image past 4 MB, or past 1024×1024 pixels
+// (read from its header, before any pixel is decoded), is refused with a 404
+// that says so and names the original.
+func TestLogoImageTooLarge(t *testing.T) {
+	t.Parallel()
+	repo := served(t)
+	icons, _ := logoIcons(t, repo.Active())
+	ids := slices.Collect(maps.Keys(icons))
+	var wide bytes.Buffer
+	if err := png.Encode(&wide, image.NewNRGBA(image.Rect(0, 0, 1025, 1024))); err != nil {
+		t.Fatal(err)
+	}
+	heavy := append(markerPNG(t), make([]byte, 4<<20)...) // a PNG with 4 MB after its end
+	lib := &fakeMedia{files: map[string][]byte{icons[ids[0]]: wide.Bytes(), icons[ids[1]]: heavy}}
+	h, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	for _, u := range ids[:2] {
+		res := check.Do(t, h, get("/v1/premier/logos/"+u.String()+"/image"))
+		if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("than")) || !bytes.Contains(body, []byte("this server recolors")) || !bytes.Contains(body, []byte("original")) {
+			t.Errorf("logo %s (%d bytes): %d %.200s, want 404 saying it is too large", u, len(lib.files[icons[u]]), res.StatusCode, body)
+		}
+	}
+}
