@@ -41,8 +41,14 @@ func (g *clientGone) wait() {
 	var evs [128]syscall.EpollEvent
 	for {
 		n, err := syscall.EpollWait(g.epfd, evs[:], -1)
-		if err != nil {
-			continue // EINTR; the set lives as long as the process
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil { // not expected of a set that is never closed: holds last their wait
+			g.mu.Lock()
+			g.err = err
+			g.mu.Unlock()
+			return
 		}
 		for _, ev := range evs[:n] {
 			id := uint64(uint32(ev.Fd)) | uint64(uint32(ev.Pad))<<32
@@ -71,10 +77,11 @@ func watchClient(c net.Conn, left func()) (stop func()) {
 	}
 	rc, err := sc.SyscallConn()
 	gone.once.Do(gone.start)
+	gone.mu.Lock()
 	if err != nil || gone.err != nil {
+		gone.mu.Unlock()
 		return func() {}
 	}
-	gone.mu.Lock()
 	id := gone.next
 	gone.next++
 	gone.calls[id] = left
