@@ -56,9 +56,11 @@ image:
 deploy-check:
 	deploy/check.sh
 
-## run: serve the embedded sample data on $(ADDR)
-run:
-	$(BUILDENV) $(GO) run $(BUILDFLAGS) ./cmd/refdata serve --addr $(ADDR)
+## run: build bin/refdata, then serve the embedded sample data on $(ADDR)
+# The recipe execs the binary, so the server is make's own child: a SIGTERM to
+# make reaches it (go run's child outlived a killed make).
+run: build
+	exec bin/refdata serve --addr $(ADDR)
 
 ## vet: go vet and gofmt
 vet:

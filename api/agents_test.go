@@ -12,6 +12,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
 )
 
 // nonPlayableSova is the one agent record of the sample the game keeps for a
@@ -62,7 +63,7 @@ func TestAgentsFilter(t *testing.T) {
 	t.Parallel()
 	ed := sample(t)
 	ptBR, _ := catalog.ParseLocale("pt-BR")
-	viaBoth(t, func(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+	viaBoth(t, func(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 		check := apitest.New(t)
 		h := handler(edition.Serve(ed), nil)
 		fetch := func(t *testing.T, target string, header ...string) (*http.Response, []byte) {

@@ -86,10 +86,17 @@ func New(srv *impl.Server, logger *slog.Logger, m *HTTPMetrics) (http.Handler, e
 	return r, nil
 }
 
-// wellFormed answers 405 to methods the API does not have and 400 to broken
-// percent-escapes, which net/http would drop (?language=%zz answering en-US).
+// wellFormed answers 405 to methods the API does not have, 400 to broken
+// percent-escapes, which net/http would drop (?language=%zz answering en-US),
+// and 400, closing the connection, to a request framed by Transfer-Encoding
+// (BodyFramingMessage).
 func wellFormed(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
+			writeError(w, r, http.StatusBadRequest, BodyFramingMessage)
+			return
+		}
 		switch r.Method {
 		case http.MethodGet, http.MethodHead, http.MethodOptions:
 		default:
@@ -167,6 +174,12 @@ func withoutTrailingSlash(router *chi.Mux, r *http.Request) (string, bool) {
 const (
 	MethodNotAllowedMessage = "this API is read-only: use GET or HEAD (OPTIONS for CORS preflights)"
 	BadEscapeMessage        = "the request target has a malformed percent-escape; encode '%' as %25 and use two hexadecimal digits after each '%'"
+	// BodyFramingMessage refuses a request whose body is framed by
+	// Transfer-Encoding. The API takes no bodies, and with Content-Length as well
+	// such a request is how one request is smuggled inside another (RFC 9112
+	// § 6.1: answer, then close the connection). net/http drops the
+	// Content-Length before a handler sees it, so any Transfer-Encoding is refused.
+	BodyFramingMessage = "this API takes no request bodies: a request with Transfer-Encoding is refused and the connection closed; send GET or HEAD without a body"
 )
 
 // EscapesOK reports whether every '%' in s starts a %XX escape.
@@ -243,12 +256,12 @@ var (
 // redocRoute serves the docs page's script.
 var redocRoute = impl.AssetRoute(pages.RedocPath, "text/javascript; charset=utf-8")
 
-// cors lets browser apps read every response and answers preflights on any path.
+// cors puts EveryAnswer on every answer and answers preflights on any path.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
-		representation.SetFields(h, CORS)
-		if r.Method == http.MethodOptions {
+		representation.SetFields(h, EveryAnswer)
+		if r.Method == http.MethodOptions && len(r.TransferEncoding) == 0 { // else wellFormed refuses it
 			h["Access-Control-Allow-Methods"] = hAllowMethods
 			h["Access-Control-Allow-Headers"] = hAllowHeaders
 			h["Access-Control-Max-Age"] = hMaxAge

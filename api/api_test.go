@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -24,6 +25,7 @@ import (
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/representation"
 )
 
@@ -161,7 +163,9 @@ func (r faulty) Diff(from, to string) (*representation.Body, error) {
 	return b, err
 }
 
-func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Handler {
+// handler is the router over r, its metrics served by metrics (nil: its own);
+// opts change the server before it is built.
+func handler(t testing.TB, r edition.Repository, metrics http.Handler, opts ...func(*impl.Server)) http.Handler {
 	t.Helper()
 	reg := prometheus.NewRegistry()
 	if metrics == nil {
@@ -169,11 +173,73 @@ func handler(t testing.TB, r edition.Repository, metrics http.Handler) http.Hand
 	}
 	// A stream ends after its first event, so a test reads it whole.
 	lib := &fakeMedia{files: map[string][]byte{"https://media.example/icon.png": testMediaBytes}, every: markerPNG(t)}
-	h, err := api.New(&impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: lib}, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
+	srv := &impl.Server{Repo: r, Metrics: metrics, StreamFor: time.Nanosecond, Media: lib}
+	for _, o := range opts {
+		o(srv)
+	}
+	h, err := api.New(srv, slog.New(slog.NewTextHandler(io.Discard, nil)), api.NewHTTPMetrics(reg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return h
+}
+
+// tooMany has one client hold what it may of target's kind (a wait, or a
+// recoloring that waits for its base image), then asks for one more: 429 with
+// Retry-After; for a wait, a stream too.
+func tooMany(t *testing.T, check *apitest.Checker, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler, r edition.Repository, target string) {
+	t.Helper()
+	var srv *impl.Server
+	opened, release := make(chan struct{}, 1), make(chan struct{})
+	h := handler(r, nil, func(s *impl.Server) {
+		srv = s
+		s.MaxHeldPerClient, s.MaxRecolorsPerClient = 1, 1
+		s.Media = &slowMedia{Library: s.Media, opened: opened, release: release}
+	})
+	first, more := get(target), []string{target}
+	isWait := target == "/v1/version"
+	if isWait {
+		etag := check.Do(t, h, get(target)).Header.Get("ETag")
+		first, more = get(target+"?wait=120s", "If-None-Match", etag), []string{target + "?wait=120s", "/v1/version/stream"}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.ServeHTTP(httptest.NewRecorder(), first.WithContext(ctx)) // ends when canceled, unchecked
+	}()
+	deadline := time.Now().Add(time.Minute)
+	for isWait && srv.Held() != 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !isWait {
+		<-opened // the first recoloring has its place
+	}
+	for _, target := range more {
+		res := check.Do(t, h, get(target, "If-None-Match", first.Header.Get("If-None-Match")))
+		if res.StatusCode != http.StatusTooManyRequests || res.Header.Get("Retry-After") == "" {
+			t.Errorf("%s past the client's limit: %d, Retry-After %q; want 429 with Retry-After", target, res.StatusCode, res.Header.Get("Retry-After"))
+		}
+	}
+	close(release)
+	cancel()
+	<-done
+}
+
+// slowMedia is a mirror whose files open once release is closed, telling
+// opened of each opening that waits.
+type slowMedia struct {
+	media.Library
+	opened, release chan struct{}
+}
+
+func (m *slowMedia) Open(ctx context.Context, sum string) (io.ReadSeekCloser, error) {
+	select {
+	case m.opened <- struct{}{}:
+	default:
+	}
+	<-m.release
+	return m.Library.Open(ctx, sum)
 }
 
 func get(path string, header ...string) *http.Request {
@@ -208,7 +274,7 @@ func TestEveryOperation(t *testing.T) {
 	viaBoth(t, everyOperation)
 }
 
-func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	full := served(t)
 	ed, older := full.Active(), previous(t, full)
 	olderEd, err := full.RetainedEdition(older)
@@ -404,6 +470,8 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler)
 					if res := check.Do(t, h, get(prefix+ed.ManifestID+"/latest")); res.StatusCode != wantMalformed {
 						t.Errorf("malformed version: %d, want %d", res.StatusCode, wantMalformed)
 					}
+				case "/v1/version", "/v1/premier/logos/{uuid}/image":
+					tooMany(t, check, handler, full, url)
 				case "/media/{sha256}":
 					for _, tc := range []struct {
 						url, rng string

@@ -1,10 +1,29 @@
 package api_test
 
 import (
+	"bytes"
+	"context"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"log/slog"
+	"math"
+	"net"
 	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/refdata/refdata/api"
 	"github.com/refdata/refdata/catalog"
+	"github.com/refdata/refdata/edge"
+	"github.com/refdata/refdata/impl"
 )
 
 // sink is a ResponseWriter that allocates nothing, so the figures are the
@@ -45,4 +64,132 @@ func BenchmarkRouter(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkAbortedRecolors: 150 clients each ask for a 1024×1024 logo
+// recolored in colors of its own and close their connection at once, on the
+// edge as served; cpu-s is the server's CPU from the closes until every one of
+// the 150 requests has ended (the process's rusage; the clients only close).
+// "one client": all from one address (MaxRecolorsPerClient); "150 clients":
+// as if from 150 addresses, so only the recolorings' own stop bounds it.
+// recolor-s is one recoloring that runs to its end.
+func BenchmarkAbortedRecolors(b *testing.B) {
+	base := rings(1024)
+	repo := served(b)
+	logo, ok := catalog.UUID{}, false
+	for _, u := range repo.Active().UUIDs(catalog.PremierLogos) {
+		if icon, _ := repo.Active().LogoImage(u); strings.HasSuffix(icon, ".png") {
+			logo, ok = u, true
+			break
+		}
+	}
+	if !ok {
+		b.Fatal("no premier logo with an image in the sample")
+	}
+	target := "/v1/premier/logos/" + logo.String() + "/image?primary="
+	for _, bc := range []struct {
+		name      string
+		perClient int
+	}{{"one client", 0}, {"150 clients", 150}} {
+		b.Run(bc.name, func(b *testing.B) {
+			reg := prometheus.NewRegistry()
+			srv := &impl.Server{Repo: repo, Media: &fakeMedia{every: base}, MaxRecolorsPerClient: bc.perClient}
+			router, err := api.New(srv, slog.New(slog.DiscardHandler), api.NewHTTPMetrics(reg))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				b.Fatal(err)
+			}
+			es := edge.New(edge.Config{Router: router, Active: repo.Active})
+			go func() { _ = es.Serve(ln) }()
+			b.Cleanup(func() { _ = es.Shutdown(context.Background()) })
+			request := func(k int) string {
+				color := fmt.Sprintf("(R=%.6f,G=%.6f,B=0,A=1)", float64(k%256)/255, float64(k/256%256)/255)
+				return "GET " + target + url.QueryEscape(color) + " HTTP/1.1\r\nHost: x\r\nUser-Agent: " + ua + "\r\n\r\n"
+			}
+			// One recoloring to its end: what each of the 150 would cost.
+			start := time.Now()
+			req, _ := http.NewRequest(http.MethodGet, "http://"+ln.Addr().String()+strings.Fields(request(1<<16 - 1))[1], nil)
+			req.Header.Set("User-Agent", ua)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil || res.StatusCode != http.StatusOK {
+				b.Fatalf("a recoloring: %v %v", res, err)
+			}
+			res.Body.Close()
+			one := time.Since(start)
+			ended := observed(b, reg)
+			var cpu time.Duration
+			for i := 0; b.Loop(); i++ {
+				conns := make([]net.Conn, 150)
+				for j := range conns {
+					if conns[j], err = net.Dial("tcp", ln.Addr().String()); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := io.WriteString(conns[j], request(i*150+j)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				for _, c := range conns {
+					c.Close()
+				}
+				before := cpuTime()
+				for ended += 150; observed(b, reg) < ended; {
+					time.Sleep(time.Millisecond)
+				}
+				cpu += cpuTime() - before
+			}
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s")
+			b.ReportMetric(one.Seconds(), "recolor-s")
+		})
+	}
+}
+
+// observed is how many logo image requests the router has ended.
+func observed(b *testing.B, reg *prometheus.Registry) int {
+	mfs, err := reg.Gather()
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for _, mf := range mfs {
+		if mf.GetName() != "refdata_http_request_duration_seconds" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "route" && l.GetValue() == "/v1/premier/logos/{uuid}/image" {
+					n += int(m.GetHistogram().GetSampleCount())
+				}
+			}
+		}
+	}
+	return n
+}
+
+// cpuTime is the process's CPU time, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rings is a size×size logo of soft-edged red, green, blue and black rings.
+func rings(size int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, size, size))
+	markers := [4]color.NRGBA{{255, 0, 0, 255}, {0, 255, 0, 255}, {0, 0, 255, 255}, {0, 0, 0, 255}}
+	c := float64(size) / 2
+	for y := range size {
+		for x := range size {
+			d := math.Hypot(float64(x)+0.5-c, float64(y)+0.5-c) / 24
+			ring, frac := int(d)%4, d-math.Floor(d)
+			px := markers[ring]
+			px.A = uint8(255 * min(1, 4*min(frac, 1-frac)+0.25))
+			img.SetNRGBA(x, y, px)
+		}
+	}
+	var buf bytes.Buffer
+	_ = png.Encode(&buf, img)
+	return buf.Bytes()
 }

@@ -5,10 +5,13 @@ import (
 	"compress/gzip"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/pages"
 )
 
 // TestConditionalRequests follows RFC 9110 §13.1.2 (If-None-Match, weak
@@ -19,7 +22,7 @@ func TestConditionalRequests(t *testing.T) {
 	viaBoth(t, conditionalRequests)
 }
 
-func conditionalRequests(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func conditionalRequests(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	const path = "/v1/weapons"
@@ -85,7 +88,69 @@ func TestCORS(t *testing.T) {
 	viaBoth(t, cors)
 }
 
-func cors(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+// TestNoSniff: every kind of answer carries X-Content-Type-Options: nosniff on
+// both stacks (the edge's memo answers and its own errors too), and /media its
+// sandbox and cross-origin policy. (apitest's Checker asks it of every answer
+// in every test; this walks each kind on purpose.)
+func TestNoSniff(t *testing.T) {
+	t.Parallel()
+	viaBoth(t, noSniff)
+}
+
+func noSniff(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
+	check := apitest.New(t)
+	h := handler(edition.Serve(active(t)), nil)
+	head, options := get("/v1/weapons"), get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")
+	head.Method, options.Method = http.MethodHead, http.MethodOptions
+	post := get("/v1/weapons")
+	post.Method = http.MethodPost
+	media := "/media/" + testMediaHash()
+	for _, tc := range []struct {
+		name string
+		req  *http.Request
+		want int
+	}{
+		{"catalog", get("/v1/weapons"), http.StatusOK},
+		{"catalog again (the edge's memo)", get("/v1/weapons"), http.StatusOK},
+		{"catalog HEAD", head, http.StatusOK},
+		{"not modified", get("/v1/version", "If-None-Match", "*"), http.StatusNotModified},
+		{"a rule's answer", get("/v1/levelborders?level=20"), http.StatusOK},
+		{"API error", get("/v1/weapons/nope"), http.StatusBadRequest},
+		{"no route", get("/v1/nope"), http.StatusNotFound},
+		{"bad escape (the edge's own)", get("/v1/weapons?language=%zz"), http.StatusBadRequest},
+		{"method", post, http.StatusMethodNotAllowed},
+		{"preflight", options, http.StatusNoContent},
+		{"redirect", get("/v1/weapons/"), http.StatusMovedPermanently},
+		{"page", get("/"), http.StatusOK},
+		{"page error", get("/nope"), http.StatusNotFound},
+		{"spec YAML (outside the spec)", get("/openapi.yaml"), http.StatusOK},
+		{"spec JSON (outside the spec)", get("/openapi.json"), http.StatusOK},
+		{"docs script (outside the spec)", get(pages.RedocPath), http.StatusOK},
+		{"media", get(media), http.StatusOK},
+		{"media range", get(media, "Range", "bytes=0-3"), http.StatusPartialContent},
+		{"media range refused", get(media, "Range", "bytes=-0"), http.StatusRequestedRangeNotSatisfiable},
+		{"stream", get("/v1/version/stream"), http.StatusOK},
+		{"metrics", get("/v1/metrics"), http.StatusOK},
+		{"probe", get("/healthz"), http.StatusOK},
+	} {
+		var res *http.Response
+		if strings.HasSuffix(tc.name, "(outside the spec)") {
+			res = newRecorder(h, tc.req).Result()
+		} else {
+			res = check.Do(t, h, tc.req)
+		}
+		if res.StatusCode != tc.want || res.Header.Get("X-Content-Type-Options") != "nosniff" {
+			t.Errorf("%s: %d with X-Content-Type-Options %q, want %d with nosniff", tc.name, res.StatusCode, res.Header.Get("X-Content-Type-Options"), tc.want)
+		}
+		if strings.HasPrefix(tc.name, "media") && tc.want != http.StatusRequestedRangeNotSatisfiable &&
+			(res.Header.Get("Content-Security-Policy") != "default-src 'none'; sandbox" || res.Header.Get("Cross-Origin-Resource-Policy") != "cross-origin" || res.Header.Get("Content-Type") != "image/png" && tc.want == http.StatusOK) {
+			t.Errorf("%s: Content-Type %q, Content-Security-Policy %q, Cross-Origin-Resource-Policy %q; want the stored type, a sandbox, cross-origin",
+				tc.name, res.Header.Get("Content-Type"), res.Header.Get("Content-Security-Policy"), res.Header.Get("Cross-Origin-Resource-Policy"))
+		}
+	}
+}
+
+func cors(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	check := apitest.New(t)
 	h := handler(edition.Serve(active(t)), nil)
 	pre := get("/v1/weapons", "Origin", "https://app.example", "Access-Control-Request-Method", "GET")

@@ -12,6 +12,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/impl"
 )
 
 func newRecorder(h http.Handler, req *http.Request) *httptest.ResponseRecorder {
@@ -43,7 +44,7 @@ func throughEdge(t testing.TB, router http.Handler, r edition.Repository) http.H
 // connection, where the first request for a target is routed and the rest are
 // answered from the edge's memo): both must behave the same and satisfy the spec.
 // The test builds its handlers with the function it is given.
-func viaBoth(t *testing.T, test func(*testing.T, func(edition.Repository, http.Handler) http.Handler)) {
+func viaBoth(t *testing.T, test func(*testing.T, func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler)) {
 	for _, via := range []struct {
 		name string
 		wrap func(testing.TB, http.Handler, edition.Repository) http.Handler
@@ -53,8 +54,8 @@ func viaBoth(t *testing.T, test func(*testing.T, func(edition.Repository, http.H
 	} {
 		t.Run(via.name, func(t *testing.T) {
 			t.Parallel()
-			test(t, func(r edition.Repository, metrics http.Handler) http.Handler {
-				return via.wrap(t, handler(t, r, metrics), r)
+			test(t, func(r edition.Repository, metrics http.Handler, opts ...func(*impl.Server)) http.Handler {
+				return via.wrap(t, handler(t, r, metrics, opts...), r)
 			})
 		})
 	}

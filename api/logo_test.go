@@ -24,6 +24,7 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
+	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/media"
 )
@@ -48,6 +49,9 @@ func (m *fakeMedia) Lookup(u string) (media.File, bool) {
 }
 
 func (m *fakeMedia) Len() int { return len(m.files) }
+
+// ContentType: every file of the fake is a PNG.
+func (m *fakeMedia) ContentType(string) (string, bool) { return "image/png", true }
 
 func (m *fakeMedia) Open(_ context.Context, sha string) (io.ReadSeekCloser, error) {
 	for _, b := range append([][]byte{m.every}, values(m.files)...) {
@@ -222,4 +226,85 @@ func TestLogoImage(t *testing.T) {
 			t.Errorf("no colors: the same ETag %s", same)
 		}
 	})
+}
+
+// TestLogoImageRewritten: with --public-media-url an import points a logo's
+// displayIcon at <public URL>/media/<sha256>, a URL the mirror's index of
+// upstream URLs does not hold; the image is found by its content all the same,
+// and a URL of that form naming a file the mirror lacks is still "not mirrored".
+func TestLogoImageRewritten(t *testing.T) {
+	t.Parallel()
+	r, err := fixtures.Newest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := markerPNG(t)
+	sum := sha256.Sum256(base)
+	logos := r.Tables[catalog.PremierLogos]
+	var ids []catalog.UUID
+	for _, u := range logos.Order {
+		d := logos.Items[u][catalog.DefaultLocale]
+		var v struct {
+			Data struct{ DisplayIcon *string }
+		}
+		if err := json.Unmarshal(d.JSON, &v); err != nil {
+			t.Fatal(err)
+		}
+		if v.Data.DisplayIcon == nil {
+			continue
+		}
+		name := hex.EncodeToString(sum[:])
+		if len(ids) == 1 {
+			name = strings.Repeat("0", 64) // a file no mirror holds
+		}
+		d.JSON = bytes.Replace(d.JSON, []byte(*v.Data.DisplayIcon), []byte("https://cdn.example/refdata/media/"+name), 1)
+		if ids = append(ids, u); len(ids) == 2 {
+			break
+		}
+	}
+	if len(ids) < 2 {
+		t.Fatal("the sample has fewer than 2 logos with an image")
+	}
+	// The mirror knows the file under its upstream URL alone.
+	lib := &fakeMedia{files: map[string][]byte{"https://media.example/logo.png": base}}
+	h, err := api.New(&impl.Server{Repo: edition.Serve(edition.New(r)), Media: lib}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	res := check.Do(t, h, get("/v1/premier/logos/"+ids[0].String()+"/image?primary="+url.QueryEscape("(R=0,G=0,B=0,A=1)")))
+	if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "image/png" {
+		t.Errorf("a logo at its rewritten URL: %d %.200s, want the recolored image", res.StatusCode, body)
+	}
+	res = check.Do(t, h, get("/v1/premier/logos/"+ids[1].String()+"/image"))
+	if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("not mirrored")) {
+		t.Errorf("a rewritten URL naming no file of the mirror: %d %.200s, want 404 not mirrored", res.StatusCode, body)
+	}
+}
+
+// TestLogoImageTooLarge: a base image past 4 MB, or past 1024×1024 pixels
+// (read from its header, before any pixel is decoded), is refused with a 404
+// that says so and names the original.
+func TestLogoImageTooLarge(t *testing.T) {
+	t.Parallel()
+	repo := served(t)
+	icons, _ := logoIcons(t, repo.Active())
+	ids := slices.Collect(maps.Keys(icons))
+	var wide bytes.Buffer
+	if err := png.Encode(&wide, image.NewNRGBA(image.Rect(0, 0, 1025, 1024))); err != nil {
+		t.Fatal(err)
+	}
+	heavy := append(markerPNG(t), make([]byte, 4<<20)...) // a PNG with 4 MB after its end
+	lib := &fakeMedia{files: map[string][]byte{icons[ids[0]]: wide.Bytes(), icons[ids[1]]: heavy}}
+	h, err := api.New(&impl.Server{Repo: repo, Media: lib}, slog.New(slog.DiscardHandler), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := apitest.New(t)
+	for _, u := range ids[:2] {
+		res := check.Do(t, h, get("/v1/premier/logos/"+u.String()+"/image"))
+		if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusNotFound || !bytes.Contains(body, []byte("than")) || !bytes.Contains(body, []byte("this server recolors")) || !bytes.Contains(body, []byte("original")) {
+			t.Errorf("logo %s (%d bytes): %d %.200s, want 404 saying it is too large", u, len(lib.files[icons[u]]), res.StatusCode, body)
+		}
+	}
 }

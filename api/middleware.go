@@ -124,11 +124,15 @@ func statusLabel(code int) string {
 	return strconv.Itoa(code)
 }
 
-// CORS is what the cors middleware adds to every answer, and the edge to the
-// answers it gives itself.
-var CORS = []representation.Field{
+// EveryAnswer is what every answer carries, whoever writes it: the cors
+// middleware adds it first thing, the edge to the answers it gives itself. CORS
+// lets browser apps read the API; nosniff keeps a browser from reading a body
+// as another type than its Content-Type says (a JSON error echoing a query as
+// HTML, a media file as script).
+var EveryAnswer = []representation.Field{
 	representation.NewField("Access-Control-Allow-Origin", "*"),
 	representation.NewField("Access-Control-Expose-Headers", "ETag, X-Data-Version, Content-Language, Content-Location"),
+	representation.NewField("X-Content-Type-Options", "nosniff"),
 }
 
 // EdgeMayAnswer is the one rule for the requests a server in front of the router
@@ -136,7 +140,7 @@ var CORS = []representation.Field{
 // described for the same request target (impl.DescribeKey) while the edition it
 // came from is still active. Such an answer passes none of New's middleware,
 // so the edge stands in for each:
-//   - cors: the edge adds CORS; a preflight is an OPTIONS, never answered here.
+//   - cors: the edge adds EveryAnswer; a preflight is an OPTIONS, never answered here.
 //   - wellFormed: the edge applies the same method and escape rules first.
 //   - recoverer: the edge recovers from its own panics, in the same envelope.
 //   - observe: the edge records the answer's duration under the Response's
@@ -157,4 +161,16 @@ func EdgeMayAnswer(method, target, userAgent string) bool {
 	}
 	_, query, ok := strings.Cut(target, "?")
 	return !ok || strings.HasPrefix(query, "language=") && !strings.Contains(query, "&")
+}
+
+// MayTakeLong is the rule for the requests whose answer may be long in coming:
+// a wait for the next version (/v1/version with a query) and a recolored logo
+// image. net/http ends a request's context when its client leaves; a server in
+// front of the router that does not (package edge) must for these, so their
+// work stops and their slots free. Their answers are written whole, never
+// streamed. It allocates nothing.
+func MayTakeLong(target string) bool {
+	path, query, _ := strings.Cut(target, "?")
+	return path == "/v1/version" && query != "" ||
+		strings.HasPrefix(path, "/v1/premier/logos/") && strings.HasSuffix(path, "/image")
 }

@@ -25,7 +25,7 @@ func TestPageErrorsArePages(t *testing.T) {
 	viaBoth(t, pageErrors)
 }
 
-func pageErrors(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func pageErrors(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	full := served(t)
 	check := apitest.New(t)
 	h := handler(full, nil)
@@ -151,7 +151,7 @@ func TestTrailingSlashRedirects(t *testing.T) {
 	viaBoth(t, trailingSlashes)
 }
 
-func trailingSlashes(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func trailingSlashes(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	full := served(t)
 	check := apitest.New(t)
 	h := handler(full, nil)

@@ -59,7 +59,7 @@ func TestPinnedReads(t *testing.T) {
 	viaBoth(t, pinnedReads)
 }
 
-func pinnedReads(t *testing.T, handler func(edition.Repository, http.Handler) http.Handler) {
+func pinnedReads(t *testing.T, handler func(edition.Repository, http.Handler, ...func(*impl.Server)) http.Handler) {
 	full := served(t)
 	older, err := full.RetainedEdition(previous(t, full))
 	if err != nil {

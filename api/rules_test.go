@@ -62,7 +62,7 @@ func TestLevelBorderQuery(t *testing.T) {
 		StartingLevel float64 `json:"startingLevel"`
 	}
 	var borders []border
-	levels := []string{"0", "1099511627776", "99999999999999999999999999"}
+	levels := []string{"0", "1099511627776", "99999999999999999999999999", strings.Repeat("9", 32)}
 	for _, raw := range listData(t, body) {
 		var b border
 		if err := json.Unmarshal(raw, &b); err != nil {
@@ -120,10 +120,14 @@ func TestLevelBorderQuery(t *testing.T) {
 	if found == 0 || below == 0 {
 		t.Fatalf("%d levels with a border, %d below the lowest: the levels miss a case", found, below)
 	}
-	for _, bad := range []string{"-1", "abc", "1.5", "", "1e3", "%2B1"} {
-		_, b := fetchStatus(t, check, h, "/v1/levelborders?level="+bad, http.StatusBadRequest)
-		if !bytes.Contains(b, []byte("non-negative integer")) {
-			t.Errorf("level=%s: %s, want the accepted form named", bad, b)
+	// Not digits, or more than the 32 openapi.yaml allows: the limits are the
+	// spec's (impl/limits.go), checked before the handler's own reading.
+	for _, bad := range []string{"-1", "abc", "1.5", "", "1e3", "%2B1", strings.Repeat("1", 33), strings.Repeat("9", 40)} {
+		for _, prefix := range []string{"/v1", pinned} {
+			_, b := fetchStatus(t, check, h, prefix+"/levelborders?level="+bad, http.StatusBadRequest)
+			if !bytes.Contains(b, []byte("e.g. level=57")) || len(bad) > 32 && !bytes.Contains(b, []byte("at most 32")) {
+				t.Errorf("level=%s: %s, want the accepted form named", bad, b)
+			}
 		}
 	}
 }
@@ -219,9 +223,19 @@ func TestEventsAt(t *testing.T) {
 			t.Fatal("no instant with an active event: the instants miss the case")
 		}
 	}
-	for _, bad := range []string{"at=2021-12-01", "at=yesterday", "at=", "active=false", "active=yes", "active=true&at=2021-12-01T00:00:00Z"} {
+	// RFC 3339's offsets are ±00:00 to ±23:59 (time.Parse takes up to ±24:60);
+	// 65 characters are past the spec's 64.
+	long := "2021-12-01T00:00:00." + strings.Repeat("0", 44) + "Z"
+	if _, err := time.Parse(time.RFC3339, long); err != nil || len(long) != 65 {
+		t.Fatalf("%q: %v, %d characters; want a date-time of 65", long, err, len(long))
+	}
+	for _, good := range []string{"2021-12-01T00:00:00%2B23:59", "2021-12-01T00:00:00-23:59", "2021-12-01T00:00:00.5Z"} {
+		fetchStatus(t, check, h, "/v1/events?at="+good, http.StatusOK)
+	}
+	for _, bad := range []string{"at=2021-12-01", "at=yesterday", "at=", "active=false", "active=yes", "active=true&at=2021-12-01T00:00:00Z",
+		"at=2021-12-01T00:00:00%2B24:00", "at=2021-12-01T00:00:00-24:00", "at=2021-12-01T00:00:00%2B23:60", "at=" + long} {
 		_, b := fetchStatus(t, check, h, "/v1/events?"+bad, http.StatusBadRequest)
-		if !bytes.Contains(b, []byte("active=true")) || !bytes.Contains(b, []byte("RFC 3339")) {
+		if (!bytes.Contains(b, []byte("active=true")) || !bytes.Contains(b, []byte("RFC 3339"))) && !bytes.Contains(b, []byte("at most 64")) {
 			t.Errorf("%s: %s, want the accepted forms named", bad, b)
 		}
 	}

@@ -11,6 +11,7 @@ const (
 	EINVALID     = "invalid"     // the request or input is malformed
 	ENOTFOUND    = "not_found"   // no such item, version or diff
 	EUNAVAILABLE = "unavailable" // nothing to serve yet, or not ready
+	ELIMIT       = "limit"       // one client asks for more at once than a server gives one
 	EINTERNAL    = "internal"    // anything else
 )
 

@@ -9,6 +9,7 @@ package deploy_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,7 +72,7 @@ func TestCompose(t *testing.T) {
 			t.Errorf("%s: want depends_on postgres service_healthy", name)
 		}
 		if s.Image != "refdata:latest" {
-			t.Errorf("%s: image %q", name, s.Image)
+			t.Errorf("%s: image %q (make image loads refdata:latest)", name, s.Image)
 		}
 	}
 	if p.Services["postgres"].HealthCheck == nil {
@@ -125,10 +126,15 @@ func TestKubernetes(t *testing.T) {
 		Kind       string   `json:"kind"`
 		Resources  []string `json:"resources"`
 		Images     []struct {
-			Name, NewName, NewTag string
+			Name, NewName, NewTag, Digest string
 		} `json:"images"`
 	}
 	decode(t, "kustomization.yaml", &kust)
+	// The pods pull only an image they lack: a moving tag would leave each
+	// node on whichever image it pulled first.
+	if len(kust.Images) != 1 || kust.Images[0].Name != "refdata" || kust.Images[0].Digest == "" && (kust.Images[0].NewTag == "" || kust.Images[0].NewTag == "latest") {
+		t.Errorf("kustomization images %+v: want refdata by a version tag or a digest, never latest", kust.Images)
+	}
 	files, _ := filepath.Glob("kubernetes/*.yaml")
 	var listed []string
 	for _, f := range files {
@@ -166,6 +172,7 @@ func TestKubernetes(t *testing.T) {
 	if c.Resources.Requests.Cpu().IsZero() || c.Resources.Requests.Memory().IsZero() || c.Resources.Limits.Memory().IsZero() {
 		t.Errorf("deployment: want cpu and memory requests and a memory limit")
 	}
+	checkMemLimit(t, "deployment", c)
 	if len(c.Ports) != 1 || c.Ports[0].Name != "http" || c.Ports[0].ContainerPort != 8080 {
 		t.Errorf("deployment: want port http 8080")
 	}
@@ -190,6 +197,7 @@ func TestKubernetes(t *testing.T) {
 	jp := cj.Spec.JobTemplate.Spec.Template.Spec
 	checkPod(t, "cronjob", jp)
 	jc := jp.Containers[0]
+	checkMemLimit(t, "cronjob", jc)
 	if got := append(slices.Clone(jc.Command), jc.Args...); len(got) < 3 || !slices.Equal(got[:3], []string{"/refdata", "sync", "--once"}) || !slices.Contains(got, "--from") {
 		t.Errorf("cronjob: runs %q", got)
 	}
@@ -219,8 +227,8 @@ func checkPod(t *testing.T, what string, pod corev1.PodSpec) {
 		sc.Capabilities == nil || !slices.Equal(sc.Capabilities.Drop, []corev1.Capability{"ALL"}) {
 		t.Errorf("%s: want readOnlyRootFilesystem, no privilege escalation, every capability dropped", what)
 	}
-	if c.Image != "refdata:latest" {
-		t.Errorf("%s: image %q, which kustomization.yaml renames", what, c.Image)
+	if c.Image != "refdata" || c.ImagePullPolicy != corev1.PullIfNotPresent {
+		t.Errorf("%s: image %q pulled %s; want refdata, which kustomization.yaml names by version, pulled IfNotPresent", what, c.Image, c.ImagePullPolicy)
 	}
 	for _, e := range c.Env {
 		if e.Name == "REFDATA_STORE" {
@@ -231,6 +239,66 @@ func checkPod(t *testing.T, what string, pod corev1.PodSpec) {
 		}
 	}
 	t.Errorf("%s: no REFDATA_STORE", what)
+}
+
+// checkMemLimit holds a container's GOMEMLIMIT to about 90 % of its memory
+// limit: at the limit itself the kernel kills before the collector has
+// tried harder, and the process has memory outside the Go heap.
+func checkMemLimit(t *testing.T, what string, c corev1.Container) {
+	t.Helper()
+	for _, e := range c.Env {
+		if e.Name != "GOMEMLIMIT" {
+			continue
+		}
+		limit := c.Resources.Limits.Memory().Value()
+		n, unit := int64(0), ""
+		if _, err := fmt.Sscanf(e.Value, "%d%s", &n, &unit); err != nil || unit != "MiB" {
+			t.Errorf("%s: GOMEMLIMIT %q: want a number of MiB", what, e.Value)
+			return
+		}
+		if share := float64(n<<20) / float64(limit); share < 0.85 || share > 0.95 {
+			t.Errorf("%s: GOMEMLIMIT %s is %.0f %% of the memory limit %d, want about 90 %%", what, e.Value, 100*share, limit)
+		}
+		return
+	}
+	t.Errorf("%s: no GOMEMLIMIT", what)
+}
+
+// TestSystemd: the units promise what docs/operations.md says: the server
+// answers with the sample data until the first sync publishes (so the
+// quick start's curl of /readyz succeeds), every unit that runs refdata has
+// a memory bound with GOMEMLIMIT about 90 % of it and reports its failure
+// through refdata-failure@. systemd-analyze verifies them (check.sh).
+func TestSystemd(t *testing.T) {
+	units := map[string]string{}
+	for _, name := range []string{"refdata.service", "refdata-sync.service", "refdata-failure@.service"} {
+		b, err := os.ReadFile(filepath.Join("systemd", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		units[name] = string(b)
+	}
+	if !strings.Contains(units["refdata.service"], "\nExecStart=/usr/local/bin/refdata serve ") || !strings.Contains(units["refdata.service"], " --sample-until-imported") {
+		t.Errorf("refdata.service does not serve the sample data until the first import")
+	}
+	ops, err := os.ReadFile("../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(ops), "Until the first sync publishes, the server answers with the embedded sample data") {
+		t.Errorf("docs/operations.md no longer says what refdata.service does until the first sync")
+	}
+	for _, name := range []string{"refdata.service", "refdata-sync.service"} {
+		u := units[name]
+		for _, line := range []string{"MemoryMax=2G", "Environment=GOMEMLIMIT=1843MiB", "OnFailure=refdata-failure@%n.service"} {
+			if !strings.Contains(u, "\n"+line+"\n") {
+				t.Errorf("%s lacks %s", name, line)
+			}
+		}
+	}
+	if !strings.Contains(units["refdata-failure@.service"], "--unit=%i") {
+		t.Errorf("refdata-failure@.service does not name the failed unit")
+	}
 }
 
 func matches(selector, labels map[string]string) bool {

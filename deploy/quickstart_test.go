@@ -95,3 +95,45 @@ func freePort(t *testing.T) string {
 	defer ln.Close()
 	return fmt.Sprint(ln.Addr().(*net.TCPAddr).Port)
 }
+
+// TestMakeRun: `make run` serves, and a SIGTERM to make stops the server: the
+// recipe execs the binary it built, so the server is make's own child, which
+// make passes the signal to (go run's child outlived a killed make).
+func TestMakeRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds refdata and serves the embedded sample data")
+	}
+	addr := "127.0.0.1:" + freePort(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "make", "--no-print-directory", "run", "ADDR="+addr)
+	cmd.Dir = ".."
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	// A server that outlives make holds the output pipe open: Wait returns
+	// anyway, and the check below names it.
+	cmd.WaitDelay = 20 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	up := func() bool {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err == nil
+	}
+	for !up() {
+		if ctx.Err() != nil {
+			t.Fatalf("make run never listened on %s:\n%s", addr, out.String())
+		}
+		time.Sleep(100 * time.Millisecond) // polling a port another process opens
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if up() {
+		t.Fatalf("the server still listens on %s after make got SIGTERM:\n%s", addr, out.String())
+	}
+}

@@ -56,8 +56,9 @@ type Config struct {
 	ReadTimeout time.Duration
 	// Hold, when set, holds a request for /v1/version?wait= on its
 	// connection's goroutine (impl.Server.HoldForChange) rather than the
-	// router, whose adaptor adds a goroutine per request.
-	Hold func(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool)
+	// router, whose adaptor adds a goroutine per request. Its ctx ends when
+	// the client leaves or the server shuts down.
+	Hold func(ctx context.Context, remoteAddr, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool)
 }
 
 // DefaultReadTimeout: how long a client has to send a request's head.
@@ -84,6 +85,10 @@ type Server struct {
 	http     *fasthttp.Server
 	draining atomic.Bool // set by Shutdown
 	conns    sync.Map    // the open *drainConn
+	// base is the parent of the contexts of the requests whose client the
+	// edge watches (clientContext); Shutdown ends it.
+	base     context.Context
+	shutdown context.CancelFunc
 }
 
 // New builds a Server; Serve starts it.
@@ -97,6 +102,7 @@ func New(cfg Config) *Server {
 	cfg.SendfileMin = cmp.Or(cfg.SendfileMin, DefaultSendfileMin)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	s := &Server{cfg: cfg, router: fasthttpadaptor.NewFastHTTPHandler(detached(cfg.Router))}
+	s.base, s.shutdown = context.WithCancel(context.Background())
 	s.memo.Store(&memo{})
 	s.http = &fasthttp.Server{
 		Handler:               s.handle,
@@ -128,6 +134,7 @@ func (s *Server) Serve(ln net.Listener) error {
 // Connection: close (fasthttp's CloseOnShutdown).
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
+	s.shutdown()
 	return s.http.ShutdownWithContext(ctx)
 }
 
@@ -246,7 +253,9 @@ func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	start := time.Now()
-	res, held := s.cfg.Hold(ctx, string(wait[0]), ae, inm)
+	cc, done := s.clientContext(ctx)
+	res, held := s.cfg.Hold(cc, ctx.RemoteAddr().String(), string(wait[0]), ae, inm)
+	done()
 	if held {
 		e := s.entry(res)
 		s.answer(ctx, start, &e, ae, inm, nil)
@@ -254,19 +263,59 @@ func (s *Server) holdForChange(ctx *fasthttp.RequestCtx) bool {
 	return held
 }
 
+// clientContext is a context for ctx's request that ends when its client
+// leaves (watchClient) or the server shuts down, as net/http's request
+// context does; its values are the request's user values. done must be called
+// when the request no longer waits; after the client left, it marks the
+// connection to close after the answer, which nobody reads.
+func (s *Server) clientContext(ctx *fasthttp.RequestCtx) (cc context.Context, done func()) {
+	c, cancel := context.WithCancel(s.base)
+	var left atomic.Bool
+	stop := watchClient(ctx.Conn(), func() {
+		left.Store(true)
+		cancel()
+	})
+	return &clientContext{c, ctx}, func() {
+		stop()
+		cancel()
+		if left.Load() {
+			ctx.SetConnectionClose()
+		}
+	}
+}
+
+type clientContext struct {
+	context.Context
+	req *fasthttp.RequestCtx
+}
+
+func (c *clientContext) Value(key any) any { return c.req.UserValue(key) }
+
+// clientContextKey: under it route puts a clientContext for detached to hand
+// the router.
+type clientContextKey struct{}
+
 var (
 	http10 = []byte("HTTP/1.0")
 	http11 = []byte("HTTP/1.1")
 )
 
 // wellFormed answers what fasthttp reads but the router must not see: a request
-// line that is not HTTP/1.x (400, the connection closed), a method the API does
-// not have (405), and a broken percent-escape, which the adaptor would answer
-// with a text/plain 500 (400). The router has the same method and escape rules.
+// line that is not HTTP/1.x (400, the connection closed), a body framed by
+// Transfer-Encoding, which fasthttp reads as chunked even beside a
+// Content-Length (400, the connection closed: api.BodyFramingMessage), a method
+// the API does not have (405), and a broken percent-escape, which the adaptor
+// would answer with a text/plain 500 (400). The router has the same framing,
+// method and escape rules.
 func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 	if p := ctx.Request.Header.Protocol(); !bytes.Equal(p, http11) && !bytes.Equal(p, http10) {
 		ctx.SetConnectionClose()
 		s.reject(ctx, http.StatusBadRequest, fmt.Sprintf("%.16q is not HTTP/1.0 or HTTP/1.1; this server speaks HTTP/1.x", p))
+		return false
+	}
+	if framedByTE(ctx.Request.Header.RawHeaders()) {
+		ctx.SetConnectionClose()
+		s.reject(ctx, http.StatusBadRequest, api.BodyFramingMessage)
 		return false
 	}
 	if !ctx.IsGet() && !ctx.IsHead() && !ctx.IsOptions() {
@@ -279,6 +328,27 @@ func (s *Server) wellFormed(ctx *fasthttp.RequestCtx) bool {
 		return false
 	}
 	return true
+}
+
+var transferEncoding = []byte("Transfer-Encoding")
+
+// framedByTE reports whether a request's header has a Transfer-Encoding field.
+// The raw header is where it shows: fasthttp reads a chunked body before the
+// handler and then drops the field (an empty body even gets Content-Length: 0).
+// A scan of a few lines, without allocating.
+func framedByTE(raw []byte) bool {
+	for len(raw) > 0 {
+		line := raw
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			line, raw = raw[:i], raw[i+1:]
+		} else {
+			raw = nil
+		}
+		if n := len(transferEncoding); len(line) > n && line[n] == ':' && bytes.EqualFold(line[:n], transferEncoding) {
+			return true
+		}
+	}
+	return false
 }
 
 // reject answers an error decided at the edge (writeError), logged as the router
@@ -337,8 +407,8 @@ func (s *Server) fromMemo(ctx *fasthttp.RequestCtx) bool {
 	return ok // else more header lines than the memo reads: the router reads them all
 }
 
-// answer writes e's Response as the router writes it, with the CORS fields the
-// router's middleware adds, and records it as the router's metrics and log
+// answer writes e's Response as the router writes it, with the fields the
+// router's middleware adds (api.EveryAnswer), and records it as the router's metrics and log
 // would, timed from start; sp is the memo's spill file (nil: held, not memoized).
 func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae, inm []string, sp *spill) {
 	res := &e.res
@@ -348,7 +418,7 @@ func (s *Server) answer(ctx *fasthttp.RequestCtx, start time.Time, e *entry, ae,
 	for _, f := range res.Fields(status, enc, buf[:0]) {
 		h.SetCanonical(f.NameBytes(), f.ValueBytes())
 	}
-	setFields(h, api.CORS)
+	setFields(h, api.EveryAnswer)
 	obs := e.ok
 	if status == http.StatusNotModified {
 		obs = e.notModified
@@ -382,6 +452,12 @@ func setFields(h *fasthttp.ResponseHeader, fields []representation.Field) {
 func (s *Server) route(ctx *fasthttp.RequestCtx) {
 	d := impl.Description{BodyByCaller: true}
 	ctx.SetUserValue(impl.DescribeKey, &d)
+	if api.MayTakeLong(str(ctx.RequestURI())) {
+		cc, done := s.clientContext(ctx)
+		ctx.SetUserValue(clientContextKey{}, cc)
+		defer ctx.RemoveUserValue(clientContextKey{})
+		defer done()
+	}
 	s.router(ctx)
 	ctx.RemoveUserValue(impl.DescribeKey)
 	if d.Sent != nil {
@@ -450,9 +526,13 @@ func str(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 // detached hands h requests whose strings are h's own: the adaptor's request
 // (fasthttpadaptor.ConvertRequest) views the connection's buffer, which its next
 // request overwrites under any string a handler kept. The copies cost a few
-// small allocations on the router's path only.
+// small allocations on the router's path only. A request route watches the
+// client of gets its clientContext (the adaptor's ends at shutdown alone).
 func detached(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if cc, ok := r.Context().Value(clientContextKey{}).(*clientContext); ok {
+			r = r.WithContext(cc)
+		}
 		c := *r
 		c.Method = strings.Clone(r.Method)
 		c.Proto = strings.Clone(r.Proto)
@@ -536,12 +616,12 @@ func (s *Server) recover(ctx *fasthttp.RequestCtx) {
 
 // writeError answers an error decided at the edge as the router answers one for
 // path (api.ErrorAnswer: a page for a page path, else the envelope), with the
-// CORS fields the router's middleware adds.
+// fields the router's middleware adds (api.EveryAnswer).
 func writeError(ctx *fasthttp.RequestCtx, status int, msg, path string) {
 	header, body := api.ErrorAnswer(path, status, msg)
 	ctx.SetStatusCode(status)
 	setFields(&ctx.Response.Header, header)
-	setFields(&ctx.Response.Header, api.CORS)
+	setFields(&ctx.Response.Header, api.EveryAnswer)
 	ctx.SetBody(body)
 }
 

@@ -27,6 +27,7 @@ func TestMediaStreams(t *testing.T) {
 	for i := range video {
 		video[i] = byte(rand.IntN(256))
 	}
+	copy(video, "\x00\x00\x00\x18ftypisom\x00\x00\x02\x00isomiso2") // an MP4's first box: the mirror stores only what sniffs as its type
 	lib, err := media.OpenDir(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -4328,6 +4328,9 @@ type ThemeList struct {
 	union json.RawMessage
 }
 
+// TooManyRequests The body of every non-2xx response.
+type TooManyRequests = Error
+
 // Unavailable The body of every non-2xx response.
 type Unavailable = Error
 
@@ -4633,7 +4636,8 @@ type ListEventsParams struct {
 	// At Lists only the events active at this instant (RFC 3339, e.g.
 	// `2021-12-01T00:00:00Z`; a start is included, an end excluded). The answer
 	// depends only on the version, so it is cached as the list is. Anything that is
-	// not an RFC 3339 date-time is 400.
+	// not an RFC 3339 date-time (hours 00–23, offsets from `-23:59` to `+23:59`), or
+	// is longer than 64 characters, is 400.
 	At *At `form:"at,omitempty" json:"at,omitempty"`
 }
 
@@ -4763,7 +4767,8 @@ type ListLevelBordersParams struct {
 	// border for that level, as `/v1/levelborders/{uuid}` serves it — the border
 	// with the greatest `startingLevel` not above the level (the first listed, if
 	// two start at the same level). 404 below the lowest `startingLevel`; anything
-	// but decimal digits is 400. A level past every border gets the last one.
+	// but decimal digits, or more than 32 of them, is 400. A level past every border
+	// gets the last one.
 	Level *Level `form:"level,omitempty" json:"level,omitempty"`
 }
 
@@ -5100,14 +5105,15 @@ type GetThemeParams struct {
 type GetVersionParams struct {
 	// Wait How long to hold the request for another version (with `If-None-Match`, see the
 	// operation): a Go duration (`60s`, `2m`, `1m30s`) or whole seconds (`60`), at most
-	// `120s`; `0` answers at once. Anything else, or longer, is 400 and the message says
-	// the form and the limit.
+	// `120s`; `0` answers at once, in at most 32 characters. Anything else, or longer,
+	// is 400 and the message says the form and the limit.
 	Wait *Wait `form:"wait,omitempty" json:"wait,omitempty"`
 }
 
 // StreamVersionsParams defines parameters for StreamVersions.
 type StreamVersionsParams struct {
 	// LastEventID The `id` of the last event received; `EventSource` sends it when it reconnects.
+	// A value longer than 64 characters names no version and is ignored.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
 }
 
@@ -21979,9 +21985,17 @@ type ClientInterface interface {
 	// the sha256 of its bytes (identical files are stored once). With
 	// `--public-media-url` the catalog bodies point here instead of the public host for
 	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
-	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
-	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
-	// hold it (or the server has no mirror).
+	// max-age=31536000, immutable` (the name is the content); `Content-Type` is the type
+	// the file was fetched with, `application/octet-stream` when the mirror does not know
+	// it, never guessed from the bytes; `Content-Security-Policy: default-src 'none';
+	// sandbox` (a file runs nothing when opened) and `Cross-Origin-Resource-Policy:
+	// cross-origin` (other sites may embed it). `Range` (RFC 9110 § 14) in `bytes`:
+	// overlapping and adjacent ranges are merged, in ascending order (several left:
+	// `multipart/byteranges`); a range past the end is dropped, and 416 when none is
+	// left or the header is malformed (`bytes=-0` included); another unit, an `If-Range`
+	// other than the ETag, or more than 16 ranges get the whole file (200). 400 when
+	// `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not hold
+	// it (or the server has no mirror).
 	//
 	// Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
 	GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22319,7 +22333,10 @@ type ClientInterface interface {
 	// A malformed color is 400 naming the slot and the form; 404 when the logo is
 	// unknown, names no image, its image is not in this server's mirror, or it is not
 	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-	// original).
+	// original). A logo is found by its content when its `displayIcon` is this server's
+	// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+	// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+	// recoloring stops when its client leaves.
 	//
 	// Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 	GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22393,6 +22410,7 @@ type ClientInterface interface {
 	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 	// that is already stale, the answer comes at once. While the server shuts down a
 	// held request is answered 304 at once (ask again: another replica answers).
+	// A request whose client has left is no longer held.
 	//
 	// Corresponds with GET /v1/version (the `GetVersion` operationId).
 	GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -22633,9 +22651,17 @@ func (c *Client) GetHealth(ctx context.Context, reqEditors ...RequestEditorFn) (
 // the sha256 of its bytes (identical files are stored once). With
 // `--public-media-url` the catalog bodies point here instead of the public host for
 // every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
-// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
-// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
-// hold it (or the server has no mirror).
+// max-age=31536000, immutable` (the name is the content); `Content-Type` is the type
+// the file was fetched with, `application/octet-stream` when the mirror does not know
+// it, never guessed from the bytes; `Content-Security-Policy: default-src 'none';
+// sandbox` (a file runs nothing when opened) and `Cross-Origin-Resource-Policy:
+// cross-origin` (other sites may embed it). `Range` (RFC 9110 § 14) in `bytes`:
+// overlapping and adjacent ranges are merged, in ascending order (several left:
+// `multipart/byteranges`); a range past the end is dropped, and 416 when none is
+// left or the header is malformed (`bytes=-0` included); another unit, an `If-Range`
+// other than the ETag, or more than 16 ranges get the whole file (200). 400 when
+// `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not hold
+// it (or the server has no mirror).
 //
 // Corresponds with GET /media/{sha256} (the `GetMedia` operationId).
 func (c *Client) GetMedia(ctx context.Context, sha256 string, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -23503,7 +23529,10 @@ func (c *Client) GetPremierLogo(ctx context.Context, uuid Uuid, params *GetPremi
 // A malformed color is 400 naming the slot and the form; 404 when the logo is
 // unknown, names no image, its image is not in this server's mirror, or it is not
 // a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-// original).
+// original). A logo is found by its content when its `displayIcon` is this server's
+// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+// recoloring stops when its client leaves.
 //
 // Corresponds with GET /v1/premier/logos/{uuid}/image (the `GetPremierLogoImage` operationId).
 func (c *Client) GetPremierLogoImage(ctx context.Context, uuid Uuid, params *GetPremierLogoImageParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -23697,6 +23726,7 @@ func (c *Client) GetTheme(ctx context.Context, uuid Uuid, params *GetThemeParams
 // is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 // that is already stale, the answer comes at once. While the server shuts down a
 // held request is answered 304 at once (ask again: another replica answers).
+// A request whose client has left is no longer held.
 //
 // Corresponds with GET /v1/version (the `GetVersion` operationId).
 func (c *Client) GetVersion(ctx context.Context, params *GetVersionParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -28545,9 +28575,17 @@ type ClientWithResponsesInterface interface {
 	// the sha256 of its bytes (identical files are stored once). With
 	// `--public-media-url` the catalog bodies point here instead of the public host for
 	// every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
-	// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
-	// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
-	// hold it (or the server has no mirror).
+	// max-age=31536000, immutable` (the name is the content); `Content-Type` is the type
+	// the file was fetched with, `application/octet-stream` when the mirror does not know
+	// it, never guessed from the bytes; `Content-Security-Policy: default-src 'none';
+	// sandbox` (a file runs nothing when opened) and `Cross-Origin-Resource-Policy:
+	// cross-origin` (other sites may embed it). `Range` (RFC 9110 § 14) in `bytes`:
+	// overlapping and adjacent ranges are merged, in ascending order (several left:
+	// `multipart/byteranges`); a range past the end is dropped, and 416 when none is
+	// left or the header is malformed (`bytes=-0` included); another unit, an `If-Range`
+	// other than the ETag, or more than 16 ranges get the whole file (200). 400 when
+	// `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not hold
+	// it (or the server has no mirror).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -28991,7 +29029,10 @@ type ClientWithResponsesInterface interface {
 	// A malformed color is 400 naming the slot and the form; 404 when the logo is
 	// unknown, names no image, its image is not in this server's mirror, or it is not
 	// a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-	// original).
+	// original). A logo is found by its content when its `displayIcon` is this server's
+	// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+	// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+	// recoloring stops when its client leaves.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -29089,6 +29130,7 @@ type ClientWithResponsesInterface interface {
 	// is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 	// that is already stale, the answer comes at once. While the server shuts down a
 	// held request is answered 304 at once (ask again: another replica answers).
+	// A request whose client has left is no longer held.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -35183,6 +35225,12 @@ type GetPremierLogoImageResponse304Headers struct {
 	Vary                       string
 }
 
+// GetPremierLogoImageResponse429Headers the declared response headers of an HTTP 429 response for GetPremierLogoImage
+type GetPremierLogoImageResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // GetPremierLogoImageResponse503Headers the declared response headers of an HTTP 503 response for GetPremierLogoImage
 type GetPremierLogoImageResponse503Headers struct {
 	CacheControl string
@@ -35195,6 +35243,8 @@ type GetPremierLogoImageResponse struct {
 	JSON400 *BadRequest
 	// JSON404 the response for an HTTP 404 `application/json` response
 	JSON404 *NotFound
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -35203,6 +35253,8 @@ type GetPremierLogoImageResponse struct {
 	Headers200 *GetPremierLogoImageResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetPremierLogoImageResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetPremierLogoImageResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetPremierLogoImageResponse503Headers
 }
@@ -35215,6 +35267,11 @@ func (r GetPremierLogoImageResponse) GetJSON400() *BadRequest {
 // GetJSON404 returns the response for an HTTP 404 `application/json` response
 func (r GetPremierLogoImageResponse) GetJSON404() *NotFound {
 	return r.JSON404
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetPremierLogoImageResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -36387,6 +36444,12 @@ type GetVersionResponse304Headers struct {
 	Vary                       string
 }
 
+// GetVersionResponse429Headers the declared response headers of an HTTP 429 response for GetVersion
+type GetVersionResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // GetVersionResponse503Headers the declared response headers of an HTTP 503 response for GetVersion
 type GetVersionResponse503Headers struct {
 	CacheControl string
@@ -36400,6 +36463,8 @@ type GetVersionResponse struct {
 	JSON200 *VersionItem
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
@@ -36408,6 +36473,8 @@ type GetVersionResponse struct {
 	Headers200 *GetVersionResponse200Headers
 	// Headers304 the parsed response headers for an HTTP 304 response
 	Headers304 *GetVersionResponse304Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *GetVersionResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *GetVersionResponse503Headers
 }
@@ -36420,6 +36487,11 @@ func (r GetVersionResponse) GetJSON200() *VersionItem {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r GetVersionResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r GetVersionResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -36469,6 +36541,12 @@ type StreamVersionsResponse200Headers struct {
 	XAccelBuffering            string
 }
 
+// StreamVersionsResponse429Headers the declared response headers of an HTTP 429 response for StreamVersions
+type StreamVersionsResponse429Headers struct {
+	CacheControl string
+	RetryAfter   string
+}
+
 // StreamVersionsResponse503Headers the declared response headers of an HTTP 503 response for StreamVersions
 type StreamVersionsResponse503Headers struct {
 	CacheControl string
@@ -36480,12 +36558,16 @@ type StreamVersionsResponse struct {
 	HTTPResponse *http.Response
 	// JSON400 the response for an HTTP 400 `application/json` response
 	JSON400 *BadRequest
+	// JSON429 the response for an HTTP 429 `application/json` response
+	JSON429 *TooManyRequests
 	// JSON500 the response for an HTTP 500 `application/json` response
 	JSON500 *InternalError
 	// JSON503 the response for an HTTP 503 `application/json` response
 	JSON503 *Unavailable
 	// Headers200 the parsed response headers for an HTTP 200 response
 	Headers200 *StreamVersionsResponse200Headers
+	// Headers429 the parsed response headers for an HTTP 429 response
+	Headers429 *StreamVersionsResponse429Headers
 	// Headers503 the parsed response headers for an HTTP 503 response
 	Headers503 *StreamVersionsResponse503Headers
 }
@@ -36493,6 +36575,11 @@ type StreamVersionsResponse struct {
 // GetJSON400 returns the response for an HTTP 400 `application/json` response
 func (r StreamVersionsResponse) GetJSON400() *BadRequest {
 	return r.JSON400
+}
+
+// GetJSON429 returns the response for an HTTP 429 `application/json` response
+func (r StreamVersionsResponse) GetJSON429() *TooManyRequests {
+	return r.JSON429
 }
 
 // GetJSON500 returns the response for an HTTP 500 `application/json` response
@@ -37575,9 +37662,17 @@ func (c *ClientWithResponses) GetHealthWithResponse(ctx context.Context, reqEdit
 // the sha256 of its bytes (identical files are stored once). With
 // `--public-media-url` the catalog bodies point here instead of the public host for
 // every file the mirror holds. `ETag` is `"<sha256>"`, `Cache-Control: public,
-// max-age=31536000, immutable` (the name is the content); `Range` is honoured. 400
-// when `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not
-// hold it (or the server has no mirror).
+// max-age=31536000, immutable` (the name is the content); `Content-Type` is the type
+// the file was fetched with, `application/octet-stream` when the mirror does not know
+// it, never guessed from the bytes; `Content-Security-Policy: default-src 'none';
+// sandbox` (a file runs nothing when opened) and `Cross-Origin-Resource-Policy:
+// cross-origin` (other sites may embed it). `Range` (RFC 9110 § 14) in `bytes`:
+// overlapping and adjacent ranges are merged, in ascending order (several left:
+// `multipart/byteranges`); a range past the end is dropped, and 416 when none is
+// left or the header is malformed (`bytes=-0` included); another unit, an `If-Range`
+// other than the ETag, or more than 16 ranges get the whole file (200). 400 when
+// `sha256` is not 64 lowercase hexadecimal digits; 404 when the mirror does not hold
+// it (or the server has no mirror).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -38339,7 +38434,10 @@ func (c *ClientWithResponses) GetPremierLogoWithResponse(ctx context.Context, uu
 // A malformed color is 400 naming the slot and the form; 404 when the logo is
 // unknown, names no image, its image is not in this server's mirror, or it is not
 // a PNG of at most 1024×1024 pixels and 4 MB (the logo's `displayIcon` names the
-// original).
+// original). A logo is found by its content when its `displayIcon` is this server's
+// `/media/{sha256}` URL (with `--public-media-url`). A client address has at most 4
+// recolorings running or waiting at once: past that 429 with `Retry-After`; a
+// recoloring stops when its client leaves.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -38509,6 +38607,7 @@ func (c *ClientWithResponses) GetThemeWithResponse(ctx context.Context, uuid Uui
 // is active, or 304 when `wait` runs out. Without `If-None-Match`, or with an ETag
 // that is already stale, the answer comes at once. While the server shuts down a
 // held request is answered 304 at once (ask again: another replica answers).
+// A request whose client has left is no longer held.
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -50003,6 +50102,13 @@ func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageR
 		}
 		response.JSON404 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -50117,6 +50223,23 @@ func ParseGetPremierLogoImageResponse(rsp *http.Response) (*GetPremierLogoImageR
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetPremierLogoImageResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetPremierLogoImageResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -52196,6 +52319,13 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 		}
 		response.JSON400 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -52317,6 +52447,23 @@ func ParseGetVersionResponse(rsp *http.Response) (*GetVersionResponse, error) {
 			headers.Vary = value
 		}
 		response.Headers304 = &headers
+	case rsp.StatusCode == 429:
+		var headers GetVersionResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers GetVersionResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -52359,6 +52506,13 @@ func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, e
 			return nil, err
 		}
 		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 429:
+		var dest TooManyRequests
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON429 = &dest
 
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
 		var dest InternalError
@@ -52408,6 +52562,23 @@ func ParseStreamVersionsResponse(rsp *http.Response) (*StreamVersionsResponse, e
 			headers.XAccelBuffering = value
 		}
 		response.Headers200 = &headers
+	case rsp.StatusCode == 429:
+		var headers StreamVersionsResponse429Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Retry-After"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Retry-After", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.RetryAfter = value
+		}
+		response.Headers429 = &headers
 	case rsp.StatusCode == 503:
 		var headers StreamVersionsResponse503Headers
 		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
@@ -58211,490 +58382,506 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7P37buM4ti+OvwqR3wEqmS0nzrWrEjQOUrfu2rtuSFLds8+4z0+0tGxzIpEakorjbhQwf50HODjAfoN5",
-	"kf0m8yRfcJG62XIsp6KUqsY9g+7Y5nVxfdaN5OIfW4GIE8GBa7V1+sfWBGgIEv88DwJQ6oXgWoroPIrE",
-	"9INkY8bNbyGoQLJEM8G3TrdefLi4JCMhyVCKqQJJaJKoM0KjKZ0p4v/J393ytiT8LWUSwq1TLVPwtlQw",
-	"gZiaxuCWxkkEW6dbf9rytvQsMX8qLRkfb33+7FUH8uo2EQp+Loa5OJQzEoFWlcEQCTQk/qsrOvY94v+5",
-	"95Jq2vsFpGKCm29M68B17y3l45SOwSeUh6WvRUBND41nYnrySLUfj8z3UvrGdVBLgBc0mICbf82UUymB",
-	"axJQTSMxJlKkGpQd/97N/l4kAgnqn3//h0/8JB1GLPBITG97dAw/vveI0jSC3nTCIuhJuKERC6mGH9/7",
-	"3oC/J3oCRIG8AflEEaWFBJKIKCKMa5A31PxBphMRmVKB4KEi21STCKjSZP+M7JPhjIQwommkd84GXE+A",
-	"SZIwziHMBrqNo7yxNFJ7f8SUsxEo/Sb8vGdGvVNMJWSj0d4fIyniz3t/aPHZH/CFKR3uHx+e9Pt9j7A4",
-	"TjUdRuCfkXIf/lyDEdWgdLktLnqBoblPtguSELgBOSOaxXBGKDnsHxGmSDABmuycWUIlEJBQBGls4FQ3",
-	"NjOsJQQ/6fu7A96QveYb3l/a7H49R1m2e8UDEZrvFpjKH0qfCEn88e8s8cl0AhynOBThDKct4kSCUhCS",
-	"7WAiFHCz0r6BaqJ7Wbs++VvvhkYpKM/AUUeMjJhUmghOKNEMds4IHSrDvUZ8sBC4ZnpmQFaaNU/jrdO/",
-	"bA3llrdlhrP12x1TyqC1OKWrCZBIBDSCfCZPFNFwq82EGCfbCuxP5x/fkFLdnTMcnR+5pn+kUeR7WHL/",
-	"KQlEaKYXiDimPQUJlVRD2FROAO99urxriXLBUDsfh6RPF2+JGFkepDGQ4UyDOiVVYA3Sfv8wKNCFn8En",
-	"I2FkO4RmAfUEBtyMG5R+okhC9YTQkQaJbVngMK3I31IDBaoIrt226di3Y/EdrHeaM3NllP3jV08PXz0/",
-	"fnV4cHL8w/Nne1OgiflBXTOu/me+Bn+lvX//WEs4I3KdxF0k2js3ffLmZUaxsaGY67/g8cB8ayRN05Wc",
-	"H3jt2IxaWBzUpZaCj4nDrJB2ZMxoLQMy4BpZgGwDDSYksIxBLMTIhCpcEjHlO96AhyDZDYQ4dPze8YLF",
-	"VkAj+wW5BkgKhjHjIjSQQqmMFGp3wC8B15sMaXBtEOK/GfXeCw69d1QHE59oQcagrTBsvt6DLd6/Gb+D",
-	"/u+/H/8av/5l9lN6yTS//kEOtmqp9guVs0WqnTvzYl7mNF2wuXo1PX/2tgycY9C5SaTZTY1o8U0vPomY",
-	"MgvBIwSS0RdcK0KxEuFiekoot98aieO+zxfKV5pKfcVi8Ad8m/EgSkMIdwyR8WfgIf5ItuHW/eaZRfl0",
-	"9WKXGGFAuZqinvadWvAJGI1MNSpewo2ow06MZDdLK0b5iLxCxptpkJjOSDChfAy75JzPjEllxEBAFZwN",
-	"OOUzIvQEJEHxbqZzZHSbkQ9KmI++nZ7hkTFgySnTE+JT7dScMSS3UI5seVucxobytk6t9DcUrhf853px",
-	"Qd7etRJUW3QxrjQ14uvi9QtyeHj4zCOwO94dcP+gf7Df2z/o9fev+v1T/P//8o3St9TDunYJPCQgD0m+",
-	"JuW1MHBMcA1wKE6+3GTmoKEUtobGRmjkaU5/ppDuemIwrifUfDPgXGjTYTZgYlR8z1gkbgXuIK3eqodB",
-	"3Vy3vK2Y3r4FPtaTrdOTozqyP0fz+oU1OmvQmdmjHjEjQO1i2HhOpez5ji/2fDN9v+efEt+JfGOXuz97",
-	"KP2NSeonEmIGsheJsVBlXjItF/N1vTeUBZVumsz+tRTxOkom1y8CTScqHfC390/IBG5pCAGLaURCNmZa",
-	"7ezWT8pUub86WjmpN+pjRGfGYn4xoZIGGmRTWUfHFmEkiegM5QQnCQuuz4g/opECvyiKcsP4CcbSCIQM",
-	"Cy1slJJCY4sSLngvccMxksiOZ2eXvIWRJiLVnjPIsevdAZ+XUoRm8IFIZQAxzGgRBURPhRVfajlsWA1J",
-	"loonbwvnWi+mlhumb61R6jgFDdIRgyhUp0Tw/PvC1DS2qDFBkVCWBs6upcayDmDAraWA37LfISw1SoYQ",
-	"iBj9QyKGf4VAk2uY5dZf3s0ZcdbwgPv//Ps/zk1/dtpqZ5e8tC4dQfPVLElO9tOSy0hopAShqGdNh05n",
-	"DHhpmdz0FLilINt+CL0QDPjP3771dzyCBk4WTZhQZdWMlkC1/UVZ/WZVkWFMCMkEJJDtGr/eLGwhZyE0",
-	"XlsUMT52Tpz9dsCzrw3jINtyMOhVwMOSZC6xVln7mQq56UDG7Ab4gMfGe9YTQ3gemMEV1mwIvZevjEF+",
-	"cJJ/N5K91xf+jiUoSCmkGzvTy/k1q11h0v8hYbR1uvX/2ytiPXtuLfcywnyQ51FkGRVuoCbMcM7NSoqU",
-	"G/f+BiKybTHKYUxRrTKuYQzSDdgqQEcLnlMQqw74UMgQJDIw6jb8GlfahizMR1tG7f2Rpiz87FuewgX/",
-	"59//nzPUTYkBRw2CQsTwhBG81pZifIyT8QnqzaG4sf6dG7/507qjds09wkYDbqSCVfNoJzgDGavs7JKj",
-	"/hEZQiSmtiExremtkDwDPkw1qcr2TFOTczeOhCrtYOzIMgbtOJSirwx3rDcuVr0KOP6hKvQPD4w9a5Bn",
-	"Gvrff+n3nv32b/+j1uJ+izEjK5gWWeFDRSqpNEmENEhyUsiJKVqVx0tUmq3TUKkhTJposrdiLD6kOmJ8",
-	"SSBA2B+JioRxdAMRCUm2h0aAxFReg7S2NbKIkDHxE8liKme+CwwMQe0uWRLX9JJF2b74cd/76cd97/mP",
-	"+975j/s71ens9/vL5vPRjmBJIMD+ODcfCeHCdIz7aBTZE+Vmtn3x4+6u95P513Pzr/Mfd3d3/FM391Si",
-	"G8AhMkavEbRMEcumRtyVFtgjXBCV0MAsPuofmrM+T+OhwbsxefpGjO6TbX8f7bn+7rGR9bsHx0bWB4Lf",
-	"ADKTFuQpGRrAUEWkSHm4fUP++7/IwfHxjkcmNDLCgE7pzLb6O0jhoS1prGRjTsSUaEm5GoGsF9hWjUyA",
-	"xKAUHQNREzFV+ZqXLA2rXwxtnYlihmUJWya1EWduITwji4DjVzYyil8ig42EHHDHJTvLoe1aupuP+rvH",
-	"3vMf++tx0mU2oHpeysc7x012Rl8Kj7z15RPr79qpHZip7Z40n9y7PLi10iinRIKmjEOY2+b1tviCIFtm",
-	"nBeRtRZN9I90DE0tSaYhdiaD8zwTOoZao5Jsz00SdTEyqguIPlFFANRftACtQWoAVbW6jaNz1O+fGs8g",
-	"h9iAoyngWntIY8YqE0OoK/GF7pkWazpnWrS47p9SFtaj1azyE0U+fXrz0iNPe0f4v/2DmoEbxDZTysbi",
-	"ajiZk0M4CQ6GJ70j+hR6T0+eBb3D8CjoweHTw+Pjg4OT46dHTSb4K2U1cZyfxZREwvhrgkxEZMW1i09b",
-	"P5G7MFSGYRtNqMYpvcKXEQlIDKbuGJb8SZAwlS646p/0MeRwEJt/78eHfeXvGGdrbn/LP+mjV6JJLJQe",
-	"cH//oK/8M+L3fWf1qswRm9M76LqZ6YD0luogOnPuDArW7OeIxXeZ/VNDvSUL1FeLZmBNpFOCSgRXYAOd",
-	"xqd+oyE2H1zA2fxJkyRidkNi76/KgqvolPLZh9HW6V/uBim2/VyEs63PXoOS51FkC/+Gw1y0RNH/z9WR",
-	"Y47cGjUcvrCp3XObqT3c1u4V+9p1o3G195buh+db1HmzdpO6V9qlbtxwdX872/ztlXZ/72qqslNcbCL1",
-	"yht9d9af2xcsNVHWOg2ayIuXmyjtZTVpIite2ji5qxqWKW0X3FUWy3z2tqo79KtqlbeWkBuRQ98ypdvC",
-	"iWm7OVZM6Tvx8qqImGWqzwXF86D0BkcbHD06jp7T8MIyXAMg5brtjy0Mi5UsRfLk9rb35z8/MdqVC13E",
-	"Js5IqiCzfKnsnb/yCEYTPGvBeuSff/+H0aCa6lRtnR71+5+bWp2vcBA1aLsqGSvMOIyR0ekQkm0uyCcF",
-	"sndudVfKS0GU/GxQUd4Yd8Z2iAvLdWfXkP15GoazlvQ0tt1I9mDJlXp6aEpt5MtGvnwN+WJ4D6OzbYIF",
-	"O2iOGCzeDDZZgHwDng14viJ4WrJ0qx2sCaCGNm8JRhvLdwOujoGrTVytB6l10LTB0QZH3cERDyNozboz",
-	"jTdEkSnawKozxTZY2WDlq2GlNaWTNb4GXhqrHVN4o3c2WOoMll6AhFjwtoJwWfONsJQVXql9Aldwg5kN",
-	"Zr4iZlrSQOXm18JNQy2UoWejhzaY6g6mRJyAZoYTL4EqwdtSSPP9NEPYfK3VKqqoQRRW2QBrA6wuAKst",
-	"rVXXz/3A1VSPLUBso9E2wOsi8K4YyEvQ7as019G6sHPV1lJqmoEkCjYnFzfo6ga62tdrpY7uibB7aLYM",
-	"ZxvdtkFfh9CHIzVc3ZpSy3toiLW8fAM1ZjPQGGhtALQB0NcFUGt6q9LDuiBqrKkKKG001AZgnQKYpIFu",
-	"UT2Z5hvDyhRupJhMwQ1mNpj5iphpUSNlza+FmzV0kSm+0UMbTHUHU5jdOGjtfIVrvhmeXOHVesgV3GBm",
-	"g5mviJm29FCp+bVw01QPueIbPbTBVGcw9ZKNRmvroLtAYRq0SFjEwTkJ2WhEhqCnABwTVZazVKsNq38h",
-	"q3eUyQyd5F0iG9PfV1hsJGRM9dbp1pBxm1SrJrfL4rV0x0lPFFGcJmoiNKGKUGI66JWS+2sqCZXBhN1s",
-	"5Csy3UumEqFYfUp+n2pNg0kMXJ+REYuA0xh+HGxJGIWGL+pT8O9qKnfHvw+2GqcuX9HNfIKpvIM7c9I3",
-	"wcIX8vfrCG6NEG3JmM+ab2SUZIVXGvOjCG4xy9bG8thYHl9BKWSM2pI1X25+LeA0tOZz+GzM+Q2oOgOq",
-	"n2gMr27aS3KXt98IUnnplcoI3QD3YMcGOBvgfD3gtKSOKu2vB56GCqmA0EYjbYDVKWC9EyG8+lvKkoQO",
-	"W0tmsNhRY5hVqzVTVrEIgUBeaYOuDbo6ga4W9ddiR/dE2DoabQ5nG922QV/n0NeyRlsLZc211wY0G9B8",
-	"RdC0rKjWVk9rK6WNJtqAqjOgAtrWjRvTdDMgAV19xyZhECB0xkA3l2w2YPlaYGlL+7imGwOmodapwGaj",
-	"eTZg6gyY3nANktPIvhZxr1cumGvCvgZ7RiRoOSMRdY8Su6crjh/q6Qr3iO+IsgjCs4VXqsh0QrWXP/fL",
-	"AiBKm+/TBN+mcNnwZdjaHddSD43kSKn8Sv1rM4XbB1k3EmMjMb6CxCixa0taeK6HdUFU0cne18GqVftl",
-	"tK6p9c+IfTIQm/C9/KXq+SeqK49fb4C/AX6LwEfGvEzjmMr1L3GsfiC11PKyE+hX9W97K5K/ta7Y71lo",
-	"h0liz5MSTYcRbI6nPxg6vkPWHos3sQN8iaWZ+W4vsdT64tPtEvDJamTbsSBUkY/vf/rX5sqO8sM7mrTk",
-	"HLyjSSND4x1NVjoDMU02PsDGFPg6+GjJ9nctN8VIw/hbTJNN1G2Dn+7gB0JGa22NP61raXhbNywEsX7F",
-	"WhNlxCJ4oshwpkGRbXQygUjKx0CouobQOJ47XmFu54miZgkQpsmUKjICHUwgxEKPA6NHMkFw5Zgyy9iW",
-	"dWBbbyb9bNnVVoItt5F0G0n3NSSd5b62rIWi9XUw09RqsKU3lsMGT53B03tRqrn+Xh0XGf8SFrsY2gz0",
-	"8k27wy/ftHtf9KmF3b4zfZ4SLjigxZAPhXEt8q07kE8UUVpI8IizRNzeH1MDrjSLIhIJatiGML1LrhZ3",
-	"AlkwqUyNbPt7Emg4+90nOpVckYN+n0wnwDG4ju2aLsKd3QGv4vgLUGHXTb8WKQ/vvWxToIng1vJKUxaS",
-	"vvunV/Ov7B8jozLaz1+/PyMRU9qQNSZUk72b/T3bhyoxwFH/6EEYQKXBxN1Wt1LSy8clJKYVwc3Z90K/",
-	"EyEbMQgX0xjYEFoiQQHXSDLCaYxcQ/w3o957waH3jupg4hNmOMcwiM3ao88IF2QowtlGOrcQBJ43Oq1r",
-	"QDWNxJhIkWpQHqHKBeUN5CYG9dosRsFbX5YDorkMdnC8MHLgfnDEgwV8TA5/ODnvH7148ez42Q9HP+yf",
-	"uGMHRmQ9UXP2gmHJeQiSbaXp2MqvnYcXu5qgrKs9IzHbJReFXNx9UFn3YfhXwLm35CXl7Tey+fLSKz0l",
-	"kZXc2HYb2+4r2HY5p7bkLVXaXw87DT2mHEEbn2mDq87g6uPixq6GW7030XFUxdFcvjtOfr569/aYhCJI",
-	"Y+Bor6wMo7paJDHadhsb8Minq9e9pzsekcBDkBASwQMglIckoBgsjdg1Xv+XM2umojdjmniiBlxMOTEj",
-	"NjbEKz6OmJqckZBqar/dxjw2xhZWO6aIA5mFFgkmQgH3SEzltYvKDjjTivgR5WPfw1H48wzk2/bsISMH",
-	"0nmX6DuA6VyitD3fI/5eMKF8DMq3lNkbSjFV8M+//8MnfpIOIxZ4hIseLpxPtvUEZmQkzBxqRN7OGfH3",
-	"QhHkrbnG9/4YSRF/3vtDi8+ldmN626Nj+PGw3/eI0jSC3nTCIuhJuKERC6mGH0/6jTOyzQ+3dv+gW+Ln",
-	"EoJUMj3rfRQRC2aLi3SJfytDnllkHIuR4FpZLAnOjf4RXBHBoxkxNCZ6YrxBjBycEdxlUYRGSthfJ1on",
-	"ykGIBYKrnbuJ+zBeyhzfGa5NihXwz4jgxHLj3E8e+XPvtZBTKkMIex+l0MI3o1fErToJRBwbYmT4BYKD",
-	"B0JJIsXtzPjQQupV8yyYaG4EtTz05162flezBHofcGaqRqRGU+N/+Fwozkajxozsyi/p+4u1Q93p93ZV",
-	"BLqSZpUpSnnP5rk0f54SOt9oJtHNz+oJiehMpDrfhBtw6zd6hBIzS+SSqZHbU1N3KgUfIzzwOy1IKMj2",
-	"SEhCybERMzQzxwgLneIYD/jE+uskoKkCknI8cI6wYZz4f+5d2Dq9N6G/Y3VIxPi1IkMaXJtO/D2UeJ5F",
-	"GR1wK/giMfbsz5mU3SXvjd5zivD7VzIFBHoYKVgDA7bCnUJ8pfi8KvgowSLriruvB3VEa0RnIF9QGbYU",
-	"XCg6aOQhFcVX353EoiSgMtw4QhtH6Gs4QjmzthRhqHawJoCa3qUsYLSJMmzA1TFwXTHdWoq0Ug9rQAvL",
-	"N1VO2hTeAGgDoK8LoFbVU97DuiBaT0EhlDYaagOw7gBMQsxAvhB8BBJ40Jqemu+nGdDma63WWbYGCfIq",
-	"G2BtgNUFYLWlv+r6uR+4muqyBYhtNNoGeF0DHl7fbVWXmR7WAZop31h/aaAxXgneoGiDoq+LonYVV9bD",
-	"ukhaU1nleNroqg3KOoQyMYQHS5mCrd2VJkUCNk2YIjQy3L89ARrpye87REh7MLi4jrFtL0XsPOw54Eug",
-	"qrWrkrbxRpLEFl2pjhUW20iHjXT4CtLB8mhL6rdofA28NFS6FjUbTbvBUnewdM34i4kUMW1L9+QdNMNT",
-	"Xny1DrpmnARYdgOeDXi+KnjaUkaVDtYEUFOlVMBoo5k24OoUuDCFbIuKyaWobQgrLN1MLWGK2Q1wNsD5",
-	"msBpUSnl7a8HnnVUkk0IvdFIG2B1BliJpLO2tJFpuxmYTMnVWsiU2uBkg5OvhZNWTbe8g+aIaWi8maIb",
-	"620Dng6Apy3zrdLBmgBqasAVMNpYcBtwdQxcbeJqPUitg6YNjjY46gyO8JrxFR3e4/7Wnago2r3rvEb5",
-	"qRqDC8Fhw/Ybtm+d7a8mELd1EQTbbqQ6sORKT0abUhv1sMHJ18JJS2ZW3nZzrDQ0sxAxGzNrg6PO4OgT",
-	"pzeURcbMuV/y3VI6LzIRUajIPqa6nlKmjQXl2Fl5hGlFIhazPL05HWmQ5JgoCAQPFaYVT0QUYfLrLE/v",
-	"lOkJpleiTD9SKnSyTRXx89Tu/o5LeD4/UapITPksm+qAZ3PF/EtKS6AxlmKaaHoNimz7pixmtSumuGdL",
-	"+junBv98wH1MBdw7N+TxswzBgGNEso0p4zbHUwyUY0I6S7eMVraXh8yZ7m2VxlSTBM6uoBmh6ZoMYSQk",
-	"IJkMDxQprXDsZzYbnJ1TkUa+StQS2ap5qYvURMdLkhK5dXtQt8G1eZfL4OT5mMa5UN/I7i+U3R2Vmu6D",
-	"0foPymUXoCnjEJbav/tSgS2esZvyCIepwdmISaU33Pd9ct+v+C5ES06ibbyR5WuLrnQT7TMWG/t2Y99+",
-	"Nay05CgWja+Bl4auontgZuMrbrDULSxdXrN2dY/pYA08meINdRCe+tuAZwOerwqeVpVR1sGaAFpPKeHh",
-	"2Y1m2oCrG+DKA4GWtUJ1qanGv2kYMjN0Gn2UIgGpGahVPvinxMbjXjOIQjO2pFJ1mEqlX4jUAjd/1zkU",
-	"6TAq5QLnaTwEaaqPmIQLqqF5caWfp1EE+jwIUklt1vAGNWXKLxOA8F0aaZZEzAbqGlT8XYh4zUqfy8nD",
-	"/zLfQmnStcPyylSsn/JveZf2ESNE9zgTlw+xrAtvAFDTPNlOIjrDXf9gQiUNNMgdm9ufaUWkiOw7MXTI",
-	"Imb6NYKtyiH5T/iMuIZ45dhwYudYDdHgZk6lpPiZKgX6I9WTmhTwhpZKfxRSS8r0SipIlEf51K7ouCZX",
-	"vEF8xH6HkGg6Vva1SKqIfy6Bkpc0pmPwzwhPo4jgwwVm+CqPPps6hir51Ksj9rZue1HWgc08/9nbMo3Z",
-	"TQibin6eBJUBLh/vkImxpMlktvjwQ32/IdxAZFbvPY1hseU3XIPkNCKBCAHf8DgjXLgneExDNQ9MeFsh",
-	"U4aL3gTLRdncgpRqXMY0itarVj/2gipm3E0JMkqjaE1uYuo820N6LeQVWPPGdTYUIgLKbbnnVMGLwuyZ",
-	"g2DWSM5JKY9EcM342DHbdAIS7JaBSGWAKbtCqt27KiODbLId0ESnElS2CdE/3O0fYSqVJTxWGeHr0vQv",
-	"2HiiX9PAKey64h+dsHiRAWpxWq9ppMDihISptfPAI1zwXi5qLsUNJRICIe2TH/iYVEClZICP4eADnVyg",
-	"+NkprWRpLNcsikYA4ZprZ1pEoRVFDWxMFFQXpsrn3xY20zJxYCZQmZ2d2B0rUIj4NGVhdZOHhuHJ0dEh",
-	"7R3tD8MeHO0f9UYnNOzB8dPw4OSH0RE8O67D4I1gAbxlfN3Z/ZLXW5wi7vKYQj0FEQSaYCckYhyac2gD",
-	"OsxpVyRKFezVkc2LsXkBX5VINdJmTonMSYEa5irrpLtgU4+RWpExLx8cb3olfVpe1aUGQqZH27ETPnBw",
-	"uh+Py1JnNixaAQ0VVun7xirrvtrlIdWEikSdCLeU2feI++vAIz9J4DQEj3yKNIupBiIk+UiVYjfYWwH1",
-	"rEDtizplQGDnKwBRItIqVjm3+vYRuYVsR84v+5FG0SkBGkwKmyJ/XJBy94QnuYaZsW5mmTe9s4rf7hp0",
-	"vuJXcKu3HoKj1urt+2Cd1njm/p5IC1z1Zb6MIdL3586sxexr+jXrwfZ78l3WmvnGSdk4KaudFBQ/Gz9l",
-	"46d0009x2y1LrYiRweSCmUc1baaCre7NzsvWvTv589XVR2ILoI7wyEG/X7GrDvr9fPiMaxjXxH5dD54d",
-	"2tLptjnXTk20vJV2v/muYWfVG1idosWjEKLTVLjI1Fd7zsIT5xBsv0whYkp75A1nmlEtpEfcRmQE0iOX",
-	"wDXjEO3U7FvcaZZ/5/GMTKHf7T020XAVDVbQ9E7uaN+bvAeDtOFOrsNiHQ5hfD1u+aViLj789nZMb1+m",
-	"ktbD3F3zMJhqsK0cQ8jyrKW5KG9hzHYtGoxoSm+gIXdMp0w1Kzu36LjktrbrsG4t53VVzPjDkH1uNOV2",
-	"vcriltenltuYfJ5KpVs/S/GSKU150PR8hJoIPU75R4giWOMcxrzmXmzFmxtOLVEifWlrtk6WNY6MtE0S",
-	"HEodOZ6nYdjWRss5GZrWybY7c2Y8xbgU/8TMP2qFFbMkIDamMfSAjxkHguVJQvVkl3xI6N9SeNiw2EMa",
-	"KUz9zMIQ+JvRe6E/TDmEiy3bEtkxPKWFBHvTjgtNhKlTH5qx9GxsdePSY76mOnGG95w/OSVZHd8FjEDi",
-	"TUFK8Oo02cbLkFhF7f1hlOZnf6eIU9iJWGawESYOd8QmiiVbjNH80H92ckhPwt7R8fCH3tNReNQLTijt",
-	"nRwMD/aPj3/YP6Z05Q5CrVavWZkyFZYr+pzwS/HVom3YDGJt24EdAulaRmAn0bgkIrAB5IMCsqVgVo73",
-	"jkQvcDxtzrVTE7XarL2DAHmuQmrBs24EBsVzPsj5TY0YJAuIZiAbumedsGgmLIQG8nNOZJKXMKJppFFq",
-	"IQc23dBYlLRrufKlJVgY+4Kjv4ZrX5Xfj8iCjx7j6RoTr6XxN9y6yK1tqoeyRdMtNdH6rLs35Ufa11pp",
-	"ynaPKo9Hkm7T4xEZpPO88Vhs0V0q8LC9XU/nSQ+xk+9gJ9PUOPh6VjjcaklfNiJL6ZxkLJR2S6BW+//1",
-	"PSdSxOKr9JwqOM85E8/y3C45EbjE5vK2bgzHBcjXsXgT33Ep964Nowa7hAvrU0O4JTO640jVwVbtFFZb",
-	"f4bubUYlK+D+19iF/gIBsNYA65DeuIEP8n1q9W4dbO/RzAaDX4rB1vyQDOOdMidanW23pvpoxnRpobtr",
-	"Rz6OOZ1xQRfp8IJGkUhby36A5mJIJIyZTTpGSUyTRcs6WpE6JOvPDbecOsS2XW+2vjaW3VrXD9ME5MUd",
-	"LX6kErgmER1C1KzRuSUpDXexO68gxB2L1aaNVL9eLRhLD7bi690RXFzfNeo//FKWU+a0sJ7vhYzdGsWM",
-	"s5gmJBEKe/EIFzHjNIpmhHHyl75H9n87JbHNpjIza6cnkFdjxn54ogZ8ykI9wQuCE2DjiSZakDFokrBb",
-	"3NR/IeIk1RASqkkkaEg0i4GMpIhLceknikyFjMIBD4SQIeMYo8YDAtgpTZ6obCgMpPKK3+gtKKKmNElM",
-	"HzawjamRQwHqdMBvyY+27d0Z+e//IrdFehjyb+T2MqARlVfiPAw9MsuL3pqis0rRWano7oCfkxFMiQQa",
-	"kcAunSIRA/LXVGliPrHQBt6RUEifEY0ioiJDpGiWl7GEtjm0q4i4bXgsa3afU1i3W6ZiPSdqGAs5e8lG",
-	"ozX1IA3Duu2KSyENA3z69OalIokEZSQmpuZ25xU4TEGWc1kvSelSozODCeXjuk7fmCZMB0OhJ2Q6EQoT",
-	"gDPH/jc0SoGEbISHEhgnlGfCySPKDng4I8Zgb3wp84UdCyYtrBmqhFjc3Is+IgrvR5+5RbfrU4ykIF8t",
-	"I4Apx9s7eBe4Dk7tQQ/KOUiiJmLK3Q3BEVCdX6OlnNAAb2ZTEkSpDiZrB+TaO85fHDXZhx/2g+PjoHf0",
-	"wwn0Do5o0OufPP2hB0dPh/0fYPQ0PIT7HTW521XLVqs9Y+DRAyRf5+B8YzK35CWWF7IrToEbUssz7tp0",
-	"H8k3nlvwTnqFJYo8Fjk6S4uSll+PDHjeQi3V/1okPXtwxl7eN3pIrbJctq19Z6YcJ1SCkbdYYmc9O2ot",
-	"gekmUksdESegmWY3cAlUtebJ4LMUlF9DSKaMh2Ka5b0JNBrbxqLQxnJXoI0ZNRIyWHsHbyhkltB17iwr",
-	"5dfE/UqASm4V3ZRxZW02fMLHTH/+OKv9tnKetRkq5un6HHtvkvojKKpeGeep/njuvwszeC1IqaecgrWn",
-	"oIGHV6w2IcjlB/L0pL9PPl29OMtWyWhYEkRC2aPIhb9CNfSMT1hrcY1Fb6FfS8IVs7BEItsudfBO7QyU",
-	"plKvOweRAP/iOawFt2KYBdErZFiyxgUDr7Rq5rmrRfNmQUB0Ra4vIuxfngAoYtpy/2QhRAmdUhlC6J5q",
-	"o8RqNSPTjUy9p6O3xvZolJ0UbXINLqZRtEbbS/cUzdQu8iVaP4bjxEPkTl5WmpvfCywGvbYseCwzuA4X",
-	"nTQA6wi0oc4ida7YA0qPuaurNLgeS5Hy8IWIRE2iqae9POUPufjp+TmZwG01lV/f/VNnGATNGz0joRQJ",
-	"2nYRVZroqSjy6CkMZF389Lza9cj9U3+37Iap2hNKr3gaZ++F57nlXpXo/dJVPT19c/Hhvb97V/MrgmBN",
-	"418RlWNYQxYamX8lGeXjCF6KKb9n1U/JGhXXldea1WUu6xOmSMqtJXhGIjEFab6yf5ivG14lMM0/CPXn",
-	"oKltxvu8+RIrzS17xt/eAoyqeqJY3CULV7soDYTCtxSj3EiaB5I0a8VvN3Lli+TK/fewvyEpcgntHVOJ",
-	"aBha/8OMTZ0RWomLWN/7iSJ+nePtu9CdjfesDD99wAlmS7eAo7tdHbNQNRbfB+NVQWj32TPuItsYz+nv",
-	"4AvPEyBaJDmHrWuFonH3pYHE+flXL0jbuTXjhDbPwLTDDG0dOP522WnJBsjX46j2I0Al7u2m/3YJ+tGo",
-	"0F0SPH4IpMoY34Cj76j0+CTqLn0wb++DBkEWQ6iS6ZndphEjfC9Rke1LTMbskZcQpbfgkY8SYpbGHnl1",
-	"G0SpYjf2pQNJd4wqK721+MRQJB+10V5OebmdqvWut9ysSBe/JFN84bzYeXQ2S9aEjSd4mu/ejuExfTaC",
-	"g3rv7K8pC+CFqKSPz5nR/fwLjVKo/93o4SV6PHtRU9uTlH3rUYopqPI+X6mtmkNOBydPD8MfTnpHT8Mf",
-	"ek+P6GHvCPrPeifPnh7/8Oxo1D86Or7fIaeMbdwMKhMtE2WB/OulFiiB8zs6MFVA7iunrFqERlv8vZxb",
-	"vxXma828qnB495Ri+/Pu4KQfzZCcX/yOW0iPYzpWOKOrFDEWQ3tHrl0HZHtItY6AJFQpzz0EJSSBG/NH",
-	"VmoHj1LhK1AwpTIk5tvrtfOJFW/crFoe02n23kVXzLyRBLjA6V8GEwjTKM9vuHieaMKSN+vdLG6klqo7",
-	"+baTpQMrCN5EDxmKtxk7exCGe/zsYV+PZdd7n+pfgTdbNBQy7u+Y+G95xl2b7osJTXRrR0UKVlR1qQDL",
-	"h3MDO5D7nM61M7H9NDmUy9SrhEViXPFv7p+YNxvAkuxd828HFJ3nPXkVQt25XIVwbGG53BqsP/WMi2pM",
-	"u8QGwOol5cp0wq72Lx8zb3XuBrhkAWQxFVfW6i3CeP5FkEoJPJidkd5+znASjNrKOK3BHq+ECK8HX+EP",
-	"8yPx8eUO3yO+PSLmGwXrvzIa1i+fQ085tgNho2zKWZ/1B67zJ+C87Gh7rtQRUZn6H0Ik+FgRLRp0unCv",
-	"ujTruQF5BcPctc7zq3gXfz9sft65J0TUx1QGE6rM7H9levLLx3r8W/tnfblzk2Rc2oCdbpP7HDt1Q8Pq",
-	"eYde7dTuJPPjucIlNd9lr++xnODMBugyLS5y/m8BhTRu/HiJzfDugn0Q1oNV14rjXyfUCsE030g5Jf6r",
-	"v6UsSQxGLq8ZR1ljJHbx9Ys8my5K8kTSmfnjY0RnIF9QGZpPV0xHYP544fQK/p1tNxhpD1N7D0yRmM4I",
-	"TRKgsvacVjPjX1vZm+2yx+7dlipxahfUDbC9d8cY72HCh0zFrohPrFR4Dxx1+BilkkYld3Wd4EOp5UvG",
-	"x2lEazaasl/u2cfaZ+0Qmh8l3DCYfvk9iDW8zAoZ5n3PyjmzhSGu9Dcd87T6Qt4Cp7Yd2Gif1++TtnCe",
-	"m9s9Gfqdc2tbsYISHrpiGrghtTzjrk33sezk6oJ30jYsUeSxyNFVWrykMR3DBeXjtl7oHIpwZntpaChP",
-	"gIZrVYhgvFZ5aWb7iofvIAsQNa10qanUa1Sb93jn21gYS2X2Xpl25WnWLmSTNFs1joXL3GSP5AoOWXoo",
-	"fGCLCz2xb5vMBddsbq8GzGGG9aIojXsNIv7F9rHI+u8oZyNQmrx5mYXCbNIqxcL6N9TGwEFSDeG5rnOd",
-	"XEQ2ZKMRmVKb3gLTyG1/unqx86UZBNI4pnLWhAaXrqgRA2Kd6ducZkumP8dfZdKW+6lSySsvXzGJZUzV",
-	"kppEfu2KEKwy6Xoo+sCBANdyRhKQJKCaRmLsuYSXwxnuQiZUT9yddHyrzj8jcANyRtxKzIx17jK2eQTi",
-	"RM8MFhVhPIjS0EZY5+zzsSHn6iyXpSR8n72tYRqGDVC7pNpesZuwXm3MfL9uNZfW7R7DLd2fyC8irFcf",
-	"dybuXVfSYP2lcc7cPaaLYfK1a40iuF23jvE6YxGuP8S84h7kAar1G4HVft58HeTYUv6dderGNFm/DlNG",
-	"5K5dzwojdrM+VRIM6AXZvuT6VTXT91gM3AcBuRcIPgLDuPdvIhJjsXZlu0t032p7JRGxdhOJpDN1v1r3",
-	"lKD2bdN1a9kT+fettqeuGQ8mUsT0i5q434zLLaxZeU79Z1SYb7N+orVjL/Tmgip0UqLgx3oWq9FJc/DL",
-	"F7miCeYEmJPaucgvS+RlQrYeqvPo8zKDolDXZV1WFTM5BubZek51OpFdUeUlEVmRekvtsmyL5T75gxdP",
-	"dZfy/NYcBi8y666wKdfLgFt2ANabiRaaRufLp4O/v7hrTljiovHESh3O1Z3rrG6er6QUck3z2dj5xs01",
-	"/o61ibngvYPbWyJBGSDW3BiCrJ8af3YKXJOpFHyMZwCnuHkmSCgIHYpUE6aXpXBr7IaUHZCj/lFzB8SO",
-	"u45yryO4vTsT5JdtVD5wmqsWMyB/8dnBuyPeGaG/u/TGj7T18vjL1FL8ocwIHQlDZENqecZdm+4jbUzM",
-	"LXgXg/FlijwWObpKi59oDHjksP1tdDSmzwhFS5RMJyyyT25YO1yTT1cv7GsjEQNFhqCnAJzk2VTRznD5",
-	"VNt5SuAMz94MwUYGG7+SWeTV/ZIY90RI/bLFYVaS5z5WKtyqZlqY47JcuXcrrZxlH+Xwx0NyLfmW3mRo",
-	"j6/Xe/Lpu+TblmyPCjS6pmHannPnJvxIFtf8onfazHgMm6vCEV2lxjsRtvcOOmquWISwS65Kr8CNIjrG",
-	"LdB0GDE1gZCkPARp39zCE88eodGUzjCxjGJKA9enA+4z9c428TMLQ+C+acTumo/xbgcRI1IUOo8iMYXQ",
-	"98iIRVF26GE6YcEEbkCamgNuX5IjE6rqHlOjpgn1IlVaxIZaF2CEr6o/z20Lv6M6mBhBLFK9rGALD8Df",
-	"55HxTkSCwlRSveR4hA4mmVETM51dRmJ6IlJNKJlQGZLAPgS68swqBIKLeFZ/ByrPLgRFDlOPwO54l/iv",
-	"ziWoV0Xt09NLTXlIZeg36tiA4DVQnUr4cANSMrehuuxKIRccCE2SaFa5SNjGHUc7qqXZX4wEqb1oOH8Q",
-	"pdROVqtO3qy63WgodZFG8FyIqGOkkmn05XTKG/kSIs2Lt3oRMycplxW6Ahr/IlgAdzYWMaV/cYeMr6j1",
-	"dhoICyGH+XbOnGYYsojpGRFyqIjg2WudTa8zipSH6iPIn2k0anieTwONL0S0lJ1GQhqNi7BGjaXufghp",
-	"1Sp9UTqh8pPtuXisSrB6bVO7pDUss8gfpdWaJ7C3VAuWybpEzi0D9cLB9nkWa+LFGNulzSwUD2q+kIe3",
-	"XkjJeGnDp//6xk9jF/2DNDD+CndTNtbLF6jk+vfu/qWskloSbKyNjbWxsTa6aW20GD7M7JmOhYdannHX",
-	"plvcqW9xV0dDTOgNZQjr/NV2lUDARiywMoFsowqn+OmJIjFEYF8ydwLNnl3cWTuznjs/2fQFl1KSAVfz",
-	"9PSdGcuyF1w6EFW6ZlF0iYvwOJd3c5rOi5q5gTQVNAXN291dfFA+fPyEex3n5LVcie+KZVvWGVV4dFaB",
-	"PBoVukuCR9x8rGWMLu+7Van0+CTqOn0emXe+AY55TD7pLC3cvcBWQr4JA5uWcQxUkqFIxxNt3+YHMkxn",
-	"JJlQBWSbyljInfUfN7nPzu43s5OrJiJ56TiNRtGH0dbpX+4ey2VW4/Nv3rI4CS6ExtwFlHOhyRDcutwR",
-	"vyy4ZfEVkqcHB8OADg96R3160Ds8OIJesH/4Qw/6z/afHdPwh5NnB/d9haQSS1lyAL5EqGXs/T09LnK/",
-	"eP7jm9/3517UG7+twYtfmbXaskod43ZITbQ40y5N87HspGKBu2oXPIp95Fa/kzSQLPwoFMvkbRuZtkWU",
-	"xrxpGiUxvVfmJDG1DwWbnurm+dZpsQ+ZqgxhRNPIdAG89+lyqy5ti0uxs/+UqDRJhNQQOrWmPMx5TaPI",
-	"R5vD3ky1vxGqieD2GV7gaYz3gWXv/BX20Xv5Cr+3fYLqvXL/ffdnzI3ee32x5W2xsPfmJe7w9N5cbXlb",
-	"f6W9f/+45W1di95/XOBt697Ht+a/uvfcfJZp7+IT3hHvXf1s/it7V+b7G9b75f2Wt/X7pPfC/ffqV7tl",
-	"YshU2DjZwBb0MWaIfY73y9t7+Nb0Qewl9l1yTuxd8ifKfZUdexAccDccP4wlUA1KEx+PtDM+trlsBzwC",
-	"ZcpTmyL8bymNsodj83ZpEIiUa9tx7THOB7iVs15yVDOS95a567cAGSc0ikpnSAym67ckl9gV5YxoeW/n",
-	"mLGX8gDWeY68yBK8fv3yctXsvZaXpnSExTpUlh9okkTMboE2EClfcoGiMtbqKi2j4l0UWhUZLYGt1Yem",
-	"HxBvZG24fVOXiTa43OByHpctOQlz4O+IgVgaVfvz7uCkH8lVWlz8LnoLc3R5RKJ0liKokh7Aoeiut9DQ",
-	"T8BpNM1itEiaeYLg/WM8ssx+R8IxrbL9eW2UaE3aH66z/JzzetroAny53DbgShIaSKEU6m9sU9U/TB3l",
-	"i9yAEDrPXbhsELYE2caT3wkNQO3U9TvHi24QeQdePt/lfOmW41GwWln/LqM1N+/WY9LzBRuVV93+ilm7",
-	"c5oh3f1qpqU8a+yiUW34GdvZRniTKb7TZd9IxxrZ63B1u0YoIOrD54Yt636xQqT2FxQrS3559+faX6zo",
-	"qfvFCqPaX1A81T7SjQKr7hcrwup+sUKt9hcUc3W/WMFX94sVhbW/oHCs+8WKy7pfrABd8svVr6ut3s5p",
-	"gLuh5C5TrAuozB9qC1lCYhd34Gf1wyUZnlZfuMjwtbpkhrcmJS3+VpbM8biyZI7P1SUzvK4smeN3Zckc",
-	"z6ufQ8zwvbpkhvfVbwxm+F9ZMpcHq0tm8mFlyVxerCyZy48mJa08We+pw+7Ll3c0aS3+FdOkkBQBjSKR",
-	"arX+oWhbr8bSw9TuEsZMcOVucY2ENN2q/DpXVt2dlTUiDd962Gn+GKxtocl1j0AIGTJOdZ1h+poFlsI9",
-	"BVob83gMYixpMmEBKdVsdPurE+dKyrc1Go7inneIYpqYv5ZfsMMboQnVk9rzwtyskGY38LLRQZ/icVVn",
-	"KbrrnImE0KwQfjcyXH/fBA8u6e9zGlyP8ZrNm+zdlCYRxCSiatI43DjDru/XlaaBZgGNmtGNYCIk4l6y",
-	"yI9341XawjVkGlT7FE6XPZx++y6NNEsiVhdp/lXIKCT//D//N79THOelzwgXMnYzvSU/kikWnpH//i9S",
-	"apT8G7m9DGhE5ZU4D8OGQdpylcVhfRiNFGiC2Y7d+xXZuAKaHUdr0MvsQeY+y+d+a+Y+q8x9tv7cZ48w",
-	"9ybR7lopUY+Bqqi/6xZb/aU2B+Hl8FwqIqqnipxcrHJ1dZ3neGuO3CX9usQ6aHODrN5A+Aq3VbphYriI",
-	"9HdkZay3B/itmxP3SIrwjRsC95jxRjFvFPNGMT+MYm5pp9hp/Y5sJryjSXvz7NAkH2kHvFjcLu4cOTo8",
-	"AhE6SwH7LE97Nrdtn2yHlEUzj0wBrqMZ3hon2UNDT9ROvi9cvA3kLvsIM1sN7gWXOTvblETh/9Llwpkz",
-	"sC4/kKcn/f08K7bSNE5qjawHOxpaMtuViCEjgLpvZAFuEyYfZo7V1+aaca4d/YesZhOHIZFiLEGpK/HC",
-	"Ld6SN4rouDqQtfPd4CNady0IFnjoFdG1ybfqMw2cS1COhjbr1ksDA//MRqFAk7EU02be0XJLNvlJ0tqE",
-	"R+5wH9wmIBnwAMjYlLQPi64QHbWmkSW4q1v0XLvm3jw8F3jZsUCFMVed2XPE/KZuxi1IqS+TPvfwghaF",
-	"yL+QcLgHvTKIPwgov3WgtWUOF0juli3U7nw7NtnHcgMqi91hQ/hR3IGCEzpMiUKst6No8eRs1gcRI0Jz",
-	"ZyFzBm5olELVD1C1jkDezicnjxfj6qiz8znV2sfYXQOJXe0tq1dHyrZpeM5LJCzoh2af8nI7lJJr5nLO",
-	"EkrG7Aa4S9a1/stVspjQMqubcaVlihsD87Z3oYAeeKd1mVLNhrtK3eUr9T09EVlaq4cLnT8kpVtStZXF",
-	"7IhUzcfU9pw7N+FHMjHmF72LqrVCk0cjSFepUVzaay+PE3ZBAirD3a1v8H1kpmyq5Dej90J/mPKlybKp",
-	"HMO51OvcKm1eHN+orzetLmAEUhEtCCVXphjZ9vdu9vfss/Z7fxj18NnfKU5g2RxaZkHyqxBfFv6asrDx",
-	"zJu43jUkL1NgfpMvJ2UxktJyrFKGpXurLR58KaOAfN8vVW8A8y8EmJZMqSooO6csW59196b8SCbkwsJ3",
-	"22p6DCOyyhXdpcdVFu1vU4FiVH63vbRCdlsQ39HOthIXzqxnOoBsc5enRAKNMD2J0dsK5A2EhCoy2Bps",
-	"7Ty0nYkUyK7ZLt11NTaEmogpdy9i0YyASyY5EpIMI8qvLYUV2aZkBFM7M/fVhN4A6kTvvnP8gswkxbSX",
-	"qLsmSgtZ9BHMPMul31Q+nnux31o9dGXxW1XeOYd1TzS3P+8OTvpRzZby4ndcTz+e4ZJzRicpYo/2vhB8",
-	"BBJcTq92NIPtiQR5V7tfPzkiax4RYOoyTeoOq1/JFNB8oESLpKfNJMdSpAkmlLEbh1xTxhURelKhgDoj",
-	"yGWFj+0sLBEznW0zLqqga6h5ZuYSs7cQFgLXbMTAZSoPBRhjTZNgQvkYssQ0CdXBxPSfKiBM434Z0JCI",
-	"ESmRGaf1V2GGTnlIlBaSjus3Lr9AuZnpuKUoyLxSpc0zbqtWzSLvflu2zYbNvyM2b8uOqUNUV9XUY9Gg",
-	"swR4LLtuCVN8E7bMo9h4dRzTYeq8FWPRup7UQGMSibHYJW+MgI/pGIwIViSm8hp1QySkOiXDiAbX5Bog",
-	"ISm3ojv0yDBKgYhUR4yDN+ASQpJIFlM588hYAnCiIBA8pHK2S65MX7Y9EogY8ND79sWPu7veT+Zfz82/",
-	"zn/c3d3x7ekjo6kH2BkHDF79pe+R/d/OjMK6AamJFuRpb8g0ufjpOSqEGN/PdkNP2C1EKjvIpEUEmOmV",
-	"DCkPB3ybcs16NGJUQUggHIMiEQMyBD01A3eNoJpJJV6mM/rTjn/n3gnDv/IOcSB4fXv59WJTpKS0v2T3",
-	"qNF+UDai5Q+UrMDIY5iTDwkT0gJKSCsgIV+Ike999/j7BFO7BluG2O7p2vbn3cFJP65xWlr8jhtej2iQ",
-	"ZpzRTYqIYXsenBjCpR1Cl6Z7mQ9kjUSmv06oJpRIwAwTdtNReagZp+Ynm7laSCCKzhRqvfxqQc0FQKin",
-	"Q0w5G4HSb1xa7KJBmyu12j3hYnpG6FAB13lCIOpqbdt91SFgigyFZMR94Z0KXbf6x6+eHr56fvzq8ODk",
-	"+Ifnz+pCLdZ6Uc9hwnjNIaZL+zNRzBgW+cCfZDQgNyDxJsIQAhoDCVMg0wmLTFmmqpMKCeUYtDojfRuk",
-	"ClIpgZcDU0WSEFPFjHE1Mef7UfeggqZjqJn+OeEwBbm0vwlVJBIUM5UYdmFRRNSUGRtNC0K1pVgwgTCN",
-	"3H0JWpnvEgshm3wdo1+ApoxD+Iul/D1ytWdrZq8myxuQRGKjqjlL/zoBjD8iOdyDMwUv4N1oXPP6oOPQ",
-	"GKqTakZ2CRFQBb3+4e5+v26RAsE1cP2zy000x6g/n/cOjk+IuMFB5YN5oojiNFETocmIRaBO8V0cY80T",
-	"f5D2+4dBQvUE/wJiv1ATik2NXLrACOzPgwH3BzwBid95RNmE98MZpnSysPSxEz+rnKHl3fn7N69fXV7t",
-	"/lXhw/mGiRWNYcCxPF7VsRUMiiZUTQhej5q5BTojIRth7MNNwx24MHMpmHPAx/Z+UFFYcLD+bkFoO73T",
-	"Z6ODoB+cDMPjYD/sQ390APvB09HR8Ad6GB7A/qhPnw2fBj+EJ3A8OqKHwwMs92z0lP4wPAmODatQbYzl",
-	"rdOt/+0a/Uu/94z2Rr/9cXL0+X/ULWIx2Orq16C01Lpp9rz3+rc/9k/qm82f7znXtbzKKww6par04A/j",
-	"+OBRdqZGPsnE/fanqxc72SmWRWn7RJFhyiJ8MQjKxzhTfs3FdC5PEdXQ0yyGRrehxqK3+KWIjWmS6JmD",
-	"9mdv66aQAYtCEpONuRIeuqJ7N/t77gsfZZfdFCitgsHebr+/e3L47ODkcKWcKq1mMZgc3tVlqQLYyyRL",
-	"AxH3hQbd3BVBmIIyIJJKk+3hjLA4EVITfKakeWq9eSncUSPwEqhqL+kLJ5AwJUIg25iiq0cDTRKQTIQ7",
-	"mPmFGzOBbEuRjifRjCh225sCXBNJ+TUYfclDMd3pwBY18PCKxSuyriwFdAMAGxlFjUSuPyz+6dObl5nO",
-	"sOUy0p5h9hCBlFSelTIiJ3yzjCL43lbr81uSpOUdnZGhOwfY5Nxjfa7e++drsblZLBBsapbzQPv4/ufC",
-	"L68sVf3SbdaM0CWFMYSRcGPG8aE+GbEosuZOIU7rem45jDSXT6JY+YLHK5y4Kr5kR99inPahZMg3dVRg",
-	"I24eUNysRfmNjGhRRrQUbSpkUKesqlZn262pPlKoubLQ3TWnHyPAXHBBJ+kwEclLN50WnpxflVadP4cr",
-	"SY2cXSTDSymSBE+vhal9bXACZJjOSDKhCurDUQHVMBb23cOa7uyPqy7DOBlLIjqEqKnJGghV0+hHyQIg",
-	"jBPGe+jFBxJCppu+zDuWLPwoFMuyadMo+jDaOv3L3WvyU7nW59/mDbULMcUYp32k3wwuI6zpbv4Wq006",
-	"YwwuLnRW2BS8w4Ao2IutkUGcw/TNPYof3OdWLK5WiV3mmGOO8nOcmk2rNOTycFYqWQe57ydtzVfG8Vpm",
-	"4wanG5w2xOk14y8mUsS0tZNNeEbHOCdKzyIgN1QyyrXNrKauGe9KAhS7zTGkCkiAFLHHrjDWc824uySK",
-	"W4KK0CQBHhKaTwf1qHsAgBIO04jxxvG8URpFF8BDe8a+0TMWhuQQ/sJCEE3rTKkOmr6T8QX+WvU8UGlq",
-	"+RDmx9+cSds8gbeST7/zQ2YbJmzOhG050xVG74r3lA+q9Vl3b8qPFUqYX/hOutEVqjweSbpMj7dwAy1u",
-	"NqTJWNIQCN6syzWRR1IeicDuJ+iJ0ThZQXtGKZh1KqvcktQaGG3O0mlEhpCKTCdCVXOKuCe1G73Eatp4",
-	"oyGu2UfPgt86s/Gw8C75hUYpKMJ4EKUhEP/Vq7+lzLpy+fqaJk9Pf3n9Z98j/unpOWcxJjG3H18zztQE",
-	"pP10KVIevhqNINDKfnMlKVfWv8rr/AeLohci5TqrdiWS15KO7Yc3XCUQ6HMemnL+mTEnbdJhRWI6Q+OT",
-	"yoabG+vr6C9Qu8UKLKTXWlvZIulb3cq7P7q+c1NwA6TvEUgtmm85Vrummtuec+cm/IgGa3nRO22fPZa5",
-	"mnNEJ6mRmMG0FTxRpvXiFWNrze2uHWIvAuK1Jx5MJy9codPTF4IbRZvSCM8+ZJZi++/5PsQRvlEaRWuM",
-	"wBRH/WcPOqzzODAuRXM+NjReysgPn0DWMs5DZJBtolZLMfblmWDzpakne/WJU0fepYhrM2JZD7qv8HD4",
-	"twHbtaOh3cbnEs27geg9INqWmZhJgC7ZAG3OtVMTbTM294E7x9fFDUx/3+RLDqpCqQbHANaCdqn1u3do",
-	"VnixFaH3iCv6ncd5vr3Fb1N4dS6IkQ+q9Vl3b8qPFcdYZU51jyqPR5Ju0+MRGaTzvPFYbNFZKqAiurI+",
-	"yXLzYNn3i7d15juYmxqe9DRmlkpoAOSf/+f/km23s3kNM/xctRLKrwHUDrstEV8iTEfWCj3P1mIi6DOe",
-	"5elmVQyaBYpIcKkYCdN4uTz3Lf1v02zXQsJroDqVEK5zUvXBzlTVjGCVJYcr32ZA7B6L/71b+N8yn7Qk",
-	"E3M27JJAbHOunZroI9lt5UXuosWS0+JRCNFVKlQluqECn7lLJfX0sPHmVVc9SqSpFl0kw6KE/mMh7LH4",
-	"5M9vi7rH3pvWEyCpmxShmIPH3gnAjD2B4FrSQJffiqrUwARqTJ9iLqV/v/zw3p5WcTfb3dmacBdJJ6Oa",
-	"DGBDJaJUA/l08RbjWNxlkBWS3LAQBHGJtGIIGSUTofQZnoQZQr4RU1z2nmidqNO9PSy8e0MjISnXPZqw",
-	"3UDEe/Y2jto7OYST4GB40juiT6H39ORZ0DsMj4IeHD49PD4+ODg5fnq055QCCwTfTdCsycNNqWRN9hTu",
-	"l0HMcLNL/lbOMLRLfMmEfhEx4Nq17O+Vvnuesij0CZVAbFZaRcRowP3szrycrzr3g6s/EpIE+IXKMxiY",
-	"ggE5//hmd8CR8RWh2ZHHkIV4t8m1RrZFFBIJgZBh9taYID7wMeOQ9U3yPgYcUzzt4LDnz1zWJZK+V2Yz",
-	"7OMl1TXG7PM8wxQpJ606Jf5//ud//mfv3bvey5e+y5ORJ1fIkylUue+gf7Df29/vHRxc9fun+P//tXQ4",
-	"vyxLLfU+jUGywOW+spA2Y6MZVSp97tfm26uQu9aoq+YJm0siUTxL4TgAGTGrQrb3T0iaJCADqoBM4JaG",
-	"ELCYRiRkY6bV6jSJ90k9VmbT2inVM/odrNJTE5YkjI97+896yzJyeVtzEKuRYQZuhlR1Q929u8mlbLCs",
-	"UVehttmbuil/Uc6xPNNYKflYmXvnWW3pKixZxzpSLFK8jOA6pexqtmSRllKQdcECccN5dQNc30O1+KZh",
-	"324ZlRPW7VmF7hMwDZ9W8vlxMc1UEuWhl2+0D7hLb2lz3SnMi0hGUsRz+SoxVwvTZDvLkmcK7kVUg9L+",
-	"joelzVdP1ICrNI6pnJ0RiJQZLhuNfOPQ+kbf+nU6wRRZSYl5bV1twu3hr4i63cUlL9lohOd6a4Jv+Oy0",
-	"ppEYK/fIUJb9ntPY+uZ6AkzaPJfW/EIy+Z49LDMRUyN+ZwStRDIFo+SNreYRCbG4cflRXbNnRW9Ym4v8",
-	"QSEJJIKRJiLVtfE9s3ZLRdK7TAEUyY2qS1wrlNx6NqHfpSs6D4ryqIoGvfKqLSCllNaoxzEQUUGO6a7F",
-	"fJkPL4kLAYzsXicZfkXztrVYlbvLnp/eMqJKeURNRGJfzcW3Dq7r09ze8zzWK57G2Q0clQYTDIaVDuoX",
-	"h7R+Bnoz82s5MIQRTSN9ec34p2VvuXciRnrNougSF2GNcahyrphGGQ7y7DKLXmF+WcK5Sk5cUW5M/CGQ",
-	"oUjHE90oeQFyQmOn3/KuWaI6z3/5E/y2muHE5vP/tVTpDhJYrzOCLItDg1mveVxsnjHnI5Fz/FA9JFae",
-	"eokLMsIvFxBtxrPXkBEdOvX57UiZtULpjyxOMHbZRYmyJKi6ESoPK1Racr8KodURB8wOqNXZdmuqj7QB",
-	"UlnoLsb+C2o8Dim6TQe01Vq2IzCNUW5M2CRHimwzHsIt6WfvYuClXnszlvIAdtDIcNfzt+0J2X18L875",
-	"w1mCpLUTo7sBPFBGCJeu/4qBXHL7gUqmZ3jZu5QM18n3wtP6Nq6PrXtr5K7biV9+Y2SdZ5G9rSmNooQm",
-	"DfMMNUoRXLooMs8H8wq76L2qqzNuvPO+SNUK+sbh+vguw70Bv0SNfTuYXz/9gnqwu9gbfN8P363apCVP",
-	"qltGSOuz7t6UH9Uiv8OF7h5VHo8kHadHHr1oIX14qNYMjpxnNZZERnBDkbK4F4op7yk2nmh89S7lKk0S",
-	"fAauUYSIMvk8lUqvO7xKtTuiN7FQOgtkNRtQpF8zCVe1r2LYqWePT0b4LrIGMmKy2Z1lGunLidDjdN1Y",
-	"1flcxTtmzAXvKVu22YxDGtMxXFA+huYGwcuiUh2sDP8nVywG91xmw7t/I3uGd/FQXQ0tDdHfiRDuyB+l",
-	"NOUhlSGhqRYx1SxovlSm4EXtAaQLkfJQkQSke+m8YXJrfGDteRpFoM+DIJU0qAlsXyYSaHhGIjEFaQAV",
-	"CwmEYnkNDXuK6Zj+zjhcst+hIeUlRIKG66+YTPllAhC+SyPNkohZi2zeAowoHkXQwroSsbiBGLgmylRt",
-	"OCnH0x/BENDu2y/0tF+LgAaNG4vuI3DQkuranfT6DYdfq9VeWivRvlrzDkKWxv7qp01zTptbuFri1kCr",
-	"bvHqua2WiIuTL3BYQllVMnqFSlmUavNSfU7E/FYXL1cQpMaPugzQLTAL8EmBPB9D3Tq/F/j2LwQS9Kl7",
-	"Ltg4FT4xhAWlSZwqnb1VP7POLR5Pcvn2kEeGEeXXA+6bjnrYk++ZOjSKZsQ/TxLjGmSHicj2v326eLvj",
-	"75JfnfwX3B6ApFw5rB71+/a0CzODnAC12YDdYYaim4IlaML+A2Zbnw0JGB9h1jfjfdAAZ+1qShiFNqif",
-	"yqh0aHbM9CQd4kFZVyT776LLfwE07AkezUpXVXB/D88VaaAxMb2ygEZETYTQIMk///7/8k0g4/LbIy/Z",
-	"DqHxbAcc6ZkFDoq4gEeGaRgyUB6JaeLiAgGNIpFiZXzMRXnEqBbQzIoHBlJ5A57Yp8RxeJ493WSbRllo",
-	"BkWVPbnMONl/6kIFyiNJlM6/6Ul5OODFAaZ//v0fPlGCGKvFnYcOaDABRUaggwlBAk1LB37IEPQUgFdO",
-	"9qrdAR/wP/3pheBmcOabP/0JvyKvkBdxcCoNAlCKDEU4w+NQfwycMTjYOjWmpEcGaBSaj//8+z8++2eO",
-	"lUFKIbN6A07mqto3eY1Fal/hNe1gFfxxy/4cg1J0nL3Tu/XZz1aQuF/sU9s4V20IgoQVHLszUPKIb09l",
-	"418iAU4TtjujcVT54q/K5kncmwCN9OR3/NvosNnvtkvTipYsUP6upY7pwV6fwsNTLsaU0DGoJ2R7CJGY",
-	"7nguSytOS+EpqJ+v3r21pXYNoc9tbQdnLSmLUDZHVE1c5byAQSuzgSYiRaqzEER2utz37KxDEZgPxN+z",
-	"q6/2/B0bnjIIh5D4h/198g5Pb30EGVNjE0Uz347CfysCmzbSnrQj1QFgUMyMziN/S80qX0OiqwP5n3mw",
-	"LITey1f+zi4xks61FoogjXMsJFIMQZ0WhN/zrQg62i34sEYmBlTKWVkAklr5hwRZIgLP8jktE4F/In42",
-	"FZ8oiCDQCgu7Q2j7T0nuJmTwta9FJ1TSGDS+OQw8jd1NOzOcCLQRSgEelM91cAi9ENwh+iCARBdXHiKm",
-	"zCcDlB0Pn66jUeQTwbPTdqZV5AdlH61DmtnhEGpmF8AZ5mYtnBp7WcLNdAFSpkcELC52XifAhwLJuY13",
-	"4i0OU8hGTPPDl26ZcooU2ZFQTtsTm56lx5QpsDWB9z5d7uJyvbBhq97bnPR4fdjSwjaJ0Vwnjxg/nevX",
-	"rFDeqSlmmp0IvD3AZ2bxjCI1kygPw8ch+Hb9ssZ11gz+aL8ezoyvZCTbTMNOlU1+xKXZdgvjVmXntLwm",
-	"RcTY3oPZ9ku7FqfE2PEZXFHEzAWUHd85QuCSkG2/Ehj1d7yMd4obFO4JfcL0WbayEpSBq33IPqaV+fr/",
-	"/Ps/zs1csscdtn28cOQbZYXh74N+P2/BUuGTfR7byYUcAlbusTEXRvZsYw7r7KKHAh4SuNWS5lhAHsga",
-	"/oB6X/1oa///8SSu7ez5rIePXTrGd9A13GyWhpKYRsZghpBgsW0uNHnaO8L/7R+QCdy6SwMeMoWB447p",
-	"2mDhqH/kWplCFPXK7ejikkx2BDUUYF/ZmdAbKEktu7w0oy6CCtc1mhqVlUhQwPWZLVecmLXItPItP3pM",
-	"yEsDnoVnKKnrBW6tkBiDzg4sk+3MOXQ94KuriEMb1M/YAH99okjJ0LKIw7lcub0Nblg4a9q+7ZtPDVWw",
-	"b/0C/5TQJYweU3kNKDJqWR7P55TeCzaSguazEZJENLhGClavhOHNHdOq82v8wdZgy/dyqebeAZdg/pO9",
-	"PhxFpZXKgVAImrKdZE+YG/oH5luUV4wT/889syi97HKRGcI2LW6rvHm5c2Y0dd44UjBmt6aLqShbYdlA",
-	"Pl28dcRyN83s5E9zvBhbTztpYq+rmSpUEZHYWJvFhjAmK8IukWBsUwlKGfD5Q0z+PP6dJf6OO7otFHAj",
-	"WfxzVDy9VzwQoVlJ8reezQCNEgMcqRzfoolg18gQXvAxeXVFxx7x34x67wWH3juqg4lPxsyIncP+kUf8",
-	"n1+dv/TJVMhr5Ww016oBMQ79I+PcqCdHm0xyVgSqs8du9vciEUhQaA0jsJTIeCPloVW3ZTta7f1RHG3+",
-	"bK1o1JhGnmWLXangW9h6xYagEfoqExRmxpZf7MBc59MJQyVFdd7q1BAK5YZH/BfGVu8ZPSdFdOqENBpv",
-	"Mb3tGTVyuH98eNI3tjWL41QbFBvNRMfET5BCxqiyPOMkH/o/VTIhN1uUU42MYrg2V6+ZmWdfc7IJ23Um",
-	"Tx3/SUgN36AwVCQyq2wmgmizNzA0vQbcFlMA9jmnbM6eO4gpJDxRJBF4LVODvKER2fZ7PfON75F9osgQ",
-	"8evk0s4p8R1JcnpYZ8C1YeziCFzUyshvTSKgSpN950hYYUAj6OFK9CTc0IiFVGcNoZShsXMrfM/4UtS6",
-	"UKb9kRRcZwqT5qRxlKYoOTEia2BcmZhylyhw5pZA9paE4LvkSpBrgMRYEQaehpog0aLTghhfw5L1BiSN",
-	"snUQIzRncjZCzrJkNt+z0tVBD9uoOo4Zo45EFImpNQkswj5dvFWZKeQXqPARhS8+XFye5oh38stgHWWE",
-	"Uhnv9s5Ns70Pko2NGfYn6yrBbSKMcesbeDinZE5WWggvWHpopvofPl69+fD+0jfCaxSx8cS+W81n1hMx",
-	"Os60edA/IsYTn6LQ/+nVlUeMfPFIVh+n8qvDIpDSlSGeS1/LufIG0EKYmKasvoDQLKooeJjMwNiL0jIX",
-	"iyISCWrkpOE/fGp5xyuLM4s6DhBan8FyjyLH/cPsPT7rIAO/gUgkkNtl1ify7EpmXmeuzlQCQc6KUUQy",
-	"XrYLZ6/bJKmanFY44X9OKdM/nvRV5uXNSWmmyMTonZRrFhHKc3cl14GZ/CLbKAYM2zM+3vEKaTx/ocsY",
-	"d3bul0j63iVevCUEL8Jg5BmbRDFk/Ipshaypri3GKD5c7q6jihEZCiOJxRjQ997e73v9ft+0OpxlEsQj",
-	"fq9nRIeZNEjl75yRxAgIhgbGDDWjWQdLigvQctY7N8C1wpDJbLUQP9LoYdFD8eD8A6RVBWloXZliyCwZ",
-	"lf/cM4CJes/T0QiMdXJKuLCWAq4bUmoH5Y9p3nBTIsWtEQ8JVahajFeFb+QbY8L8OCtEFLrCRu1ZN12p",
-	"hXVF4IQWJ2iM0JBoFgPu/AzFDZD9gz7JYhGZi12CizswjRWpws3Evf3dW2tpHhkNhe6WmW1sH0annOyf",
-	"kP9gz/EaOCE2gKjI0eF+qTC1zpQwfZwcYfGj/UNLFuOuWL3ChZOWO/gyjgL0NnG1nQHMHdy8DFQGC3PI",
-	"cnGuj3TsXOQERBLBn/5kQF8JHCBejSj1jeG6N9FxdEaCCZUK9I+pHvWe+kY97Vk2GPAMHZlF6jCamQ9E",
-	"gqaMQ7jjubgMVmSlRDtGahtbxXp3FxCKYMDRxFwITrlOck97yDiVs51SoCcLVWVxnz9M2c97f2jx2R/w",
-	"7dqIYNkU9cwYjNmA1HTOcsXjVNjdUIqpAiPas7/3/nC2x+dsDPPfZ0dk7BJnFwU9F4219wsxzInWmPn8",
-	"RDnP5Y7RIF4toHM6Ch4AShc3rQG3XeLEjXk0X4AkFCGfhSy8kikl7NgwZJdXLBa+WmkojN2ZX56/hkQ7",
-	"K9vIjpBE7BqcjrChQ4OBU2s4D7gxzvesbe4ZgzmTRTZ6mDk0QmH8ybaCClGkWrEQXJgsC1aGjPoDjkrI",
-	"vQJbihpykYAVWTQPyJlPqHo8Q84BLyKVZNs32HllxuHvlA7HGajZgK6HIVjrI1o/wke30HiDRgAwPrZF",
-	"BnyK+xfGY7BTihi/VmRIg2ujjBFbaLIYNqelVcMfM0bf2TUlnyjiDjEMeCDi2NQrfDgahsbvKUeHrAen",
-	"xam1e34WSvtk254CIElEGcdMH9gI6nrXhucuBeNSmxKnT/tP+74BA+5i+Dbg5P+591rIKZUhhL2PUmhh",
-	"qUCUsDsqEQuAKyhtirx7c7WwIWJwb53gXSHHe66S2jNlP3tbmumotJ+CEW/0V6tbIqW7m6db+7v93b6p",
-	"7GTK1unW4W5/99BeL53gTtWe+dcYdP0xkqqoc3exmUbPpmSD1oq/8kJrYYMQIrDgL1bYc0FINHgq9s7u",
-	"Fg7cbuy9CbdOt34C/bOI4aNNkpXZqDiNg35/2bZ/Xm4PK372tg77R6sLvxf6nQjZiAEeSjlu2gECxtY4",
-	"XKtGaSdx6/Qvv5XuMm+9pRyNzsTOXNOx2jr9yxbidOs3U9NJ3qWL+ariUTuR6nRL7mdkZ2kLuwsltOeO",
-	"vjJ+jU93W/vYdF67RM9xJP96i3RV0XCFxXHnghWqcsXSoT5y65YtY2b8VJbRSjkWCE62ndWQRc/kE2Uz",
-	"Gw14zNBYyvBsrW8XJQMn+LLw/RNlHEer05A9jNhxfRd7JQPuokrbCQuuDfvwfHNsp56Fch27W4q+ZpND",
-	"U8sYhfOh1uU898JWdaxXxKKXHlEqiuxVWsCkVisqmF4yHxbPND0uqx+tzepHTXqZA8dXhNMHnjP6E5UJ",
-	"orVR5QzQFeCy4VeHLuTKLHXIoiWbb6ksQsDFVU8HnLtNKdzHcWcLcCtATcSUm9ZdCRdpzMO6pRL4ncpB",
-	"DANus5LdCd0dr6pxnUmNm/oZfguqIvYGvBZ8ZAF7LjEV0qdGfVTKegNuXVAlyHbK0QZ2jT5BF3LH9egb",
-	"svqkarLirgs1Xm50J+DfaIgfB+14ln4jFTohFZAB0ViBAr0NZINzI+40eEv+opUGNm1QxWk8rcs3VNoj",
-	"FNymvEbMlr6rzUeEp4iotN5LvGM1YfG2kI3HWJPaoMN4yjJihRu7BB82JqjuBY4ND7fLw7+WIzJOiVS3",
-	"l5szcznas5SxP2JID2Xdaa4VVJZ/k4dZWqc8EpR7+0yiJVnaVzU1jalnR59HBdx+djnfFNl20DBYsDsk",
-	"mJMAj2BYF8MFf1zeULWzS96jI49nB5Zo17vsS6u6cVrGj88GkmvEitFJtpfHq2yIycY6cse2At9ylO2s",
-	"AK1vvvaxd18LP1NpVZ/4Lq2YqfVcF5a2lgfc6sRTeyMtAamQCNSdD8NZ4cdcF+MZgbtlxHMbE7yXqHhd",
-	"ypXVQDteiTUKb8TQI4qhcmA4Y9ZShHilOApFsFyxYoDb4JYjBOpD2sbec8cYpSm/a29ARILD7l+Vf0a4",
-	"IC9evt9xIV814HOx8l3yHvfd/p3e0Evs/Wz+8Gd2YBNxnYdAqT0XtgQlL0Wg/hWDGUyhB1CzZ7GEBdxZ",
-	"zqVccNDv54ckcL8TTxhnO6QuVqsys59cAO6vVgo7u4gpMqIsUmcDruk15nrEE50jPIVEQzKkEeUBSLch",
-	"l5/pZVxpoOGSlf4ZJ3C/dZZiCI0X7Q3H21dRg8AfuwFuZo4x+hLh88Fn1EffcO8PNaEHxyfLTYFz9BKJ",
-	"n4WR1YwHpNezOwfOtYQ8Do/njIoDJhkrqCKV5IAjnrDX7GQBnpYh2/YGQ0Aj7NIqddwntZs1O/Y2woD7",
-	"vZ49+WFH0Utl5FfCXO7oRCIY1wQPobl1nEsZjUH8kVG9mV/geM15zOgp77oTCniqPTtwbsefnTf37zit",
-	"s+KszgRcdMzKGXcZe+eM+HiBxG65Cy5SCaEx9fsDbs0GO4LcXjg5sreoluQ8Pqt6CW5+mdIfcDNTzIDq",
-	"Dv9VT0HY4jtLUPDOLMKiIbDoKhnyPlFu7b1VQ97NrpYk9r652wmxtbfKt4rspTZ7yrCa0vLZ6OlJ2H+6",
-	"//TpUfBDeHL8jB6MgNJ+cHxMw/7+MT0cjo5G+8ODYX/49OAgCPePw5Ng/3jYH/X7tP+05jrTvcwKS6LP",
-	"3tZB/2SN0q1ZIc9peGHFZ2Mz5L3Qr0XKbR/7J+v28cBiznj1ueypZuQvyTwUD07cWYm+QtfgBl/pLIvR",
-	"Ddbj8fCMhDvjoybU7cRLSCIWUOU5C7zk5ztBZyvQmSqORpoaWVSQi+kZHjLZzj0jideFdkqqz9UZcFRw",
-	"yisdtwgmxdkjPCSWnUezZ3OKA0wTyudCDgO+bQdtzykpTccYajciyR4cwwZjhodCcTJTpoPJzi45n9Oa",
-	"eIZnwLWkoxEL7MUid1qtTCMl8iOq9pirPQ2YjXEscH93iZi5wP1hUOrx9W1DQ+m9wEHO7uTcfBqrNfTN",
-	"/h4dmz5KXFslCyZasEXWdcQKR2m1Y/VGfYzoDFNNTqikgQZ5T/8KB2tG/YjirdUVz93Tz1UrTGli164c",
-	"GZEisseS6ZBFDPMVFMvvlnpu6Re3IxaAkd2yXG/9m8anv9ChxsG90RB3WZ99BQ75CeyFMppdkV3CBe5i",
-	"6Z0S4Lkrc38RcK+lNd3O/kWw7JaBbLtUYsGEyljtlBYufx1vYe32ivRTdy6hfSP2Ky1j9hjuv8hazrKM",
-	"bvkZOfx2nfVctVF8ATqV3JqEz4sujbkG0cheNbPHYvDawP/H3vX0NpJj96/y4EtL2JJs979MZPTB3ePM",
-	"bNDubrQ9mQCpAYqqoiXCVaxakrLsXTSwx+SaS75Asvc9zX1y3w8xnyTge6x/kkqiDIxbG+nSaKtYJOv9",
-	"K7L43u+HTfqr82MqDe1qlK9neAj1naG+YXd+drb51f/WGe3uGsXBHtbbwyZLkEm68e1PbZ78tWGH3ZNX",
-	"Bu3ix5WkN6vMy3lty931Xju7g/uucV+nvjXGEHPFs1xuWsC/q5s9sRe7kfdlGV/rA3q3Ik1hzKTkqkbY",
-	"OI9pg/4unZl42lzfZ0LHqxTr4eilkHfV1cv5HZy909njWoUdBlFDOyGy03p/rxtfC66uuHl6x1+awr6E",
-	"gAUMLtAk/VKtDqyrW7M+Dr8k3J11/aWZHoJAdxBYYTrrLQcPc33iQQXB/RUCQTX23kQAfGJC4KMjeMUU",
-	"fo4Hhkh/zzQsoKJTveCG731NfXtFiWqI3Q0P1RQPcWFNXKgNarOFKBabzeGAWn2FWGAH3qNAgHKG3pgZ",
-	"k3IER+A6oFMZQilBEIqqZTMCFCqfKK6x92UNewYA23aXvd/O7+D6a13fqXC9WSA4ULzxQ0Dd7Kldn0be",
-	"mw8BTUF37OiqJj6u7MS3s67s5ndw5W5XrlW42iAaRVidh36tLMsFBEiXTIkk9D0HiUCVMKpRL1biSgUO",
-	"hxERou9EPtMtlLhCzWQT4BF7tRcylvD+Gbwq89mqJLSE2ggdyplUnCUI+pgriHOlZkVXNvt7fGDkI3+M",
-	"4dkbD0a3ZHSrSykwcX1B2WUdVZ231zDQst5iwUh9SrwuBOYH5irhymEt9lwtkuRzrihjEEuS6MYx1zDJ",
-	"hZxgkl5/SHBdZeY3mqkVwcyUlobmZz0LS4p0E0W3aoh8y2idmNzcLIkKZa6gWRLVqmxqJDRzepIavmah",
-	"GqWrTINM+qnKl346eM9v7D2rCpHW+gqB7a9dkF3c/ebJlefo2F4tzSPN6DuWcXySPVndCTlApCNeam/1",
-	"C50ue6zuUHa7urSrlHsIFJ1ru5ZBdNvDvV16ra32X1jSlXg6khV6mhtI2UM+M9CLyldPSRiBwPDHVDt0",
-	"I1IHKesuhzKiKwQRR9c6GoNRTOqU8sQDhBpTXB8v30/NW5jynBDfMfV/8kdRDBqYz4YpYCqeijs+rIu9",
-	"aDEalfC9roYHsUYMCAc2V4MDxUyC5jwpc9wIA9sM4VyWnSPLE0sIJM/Bg9ECmOlbwhAOqMZbVwQ2CMJW",
-	"ocByOTHT6KxZpnTLeUHTsy+BqiNImTbQ0zkw+RDKGqQqzmWJ1ks61xDn2hDgtpuofgYZz3L1EOCyAtcx",
-	"DIsfLqRRJXC24pNZypQrWNOECDsmxL2gxLtMeChPXr98aXuCfC65qlZ1P0hxD7zI6fQ5Q48kwGXE38SS",
-	"iar+1FXFITB8KCd4DFFewxI6JxTC2a6r1hKuRKt+1lln/Znb7k2moazwJhaArUGY/rCrxA0q0NORtQrC",
-	"ENYtLIvSG8Bje+T2KvSsPSoTodo+zalWr6zCcaVqPBtzLODXWPWFAFQrS9UuUNXudfuYSEsdHELsl0UQ",
-	"swVNMgdlTI60fgmGIm0BrndXojrjpHsiqjFn8mEtJvvwcZWZo7LWK2k4C9kkmSStPqHH7CxinoRS8YHj",
-	"EHBIGwSd1HAwCpfOo8k9+81tTwNf2+1mQnn6enM1Z6NgrQkd0e0DpSa3XdFcVhN85Frl4EErPOh8aduy",
-	"jQfdpPx+7Rbmn2yDJ/6abMe0y9E92W9YHRDQzfrjP9vOY7vxKI090W6j1Oxhs9G52aisYb0x2A2JXRuu",
-	"/wBhd3eX2OqJXbgceE9cGLeHmRN0tT3Ev5c1doy0pIVdKfhp76LR/ivpsZ7CvmkUeEv62yjXI1gvy3eX",
-	"PxS1Z3oI4p1BfJX1+BiPv8HsupkcjGOzcayxCM7U+leDbfDU7wLO9iXJ08ofekxlOX1sc0QaM0SxaKVx",
-	"OTratup8/PgxCnwqH+bskLDZ7b+F4DHSo0xIh52mgMW6YzwjX7/Qw9rnt67hb3laSGXgj7OKxiSfOAr8",
-	"PRgHhg0q0R9Xilyzf2vahke4aAh/V6NGY4qH4NEZPJomssFC8GxufdygJo/SFh7pXdH89uSt3kmn3gBZ",
-	"IqS+AX7HBy3+2Nr0OT5hVMKioo7/RL11n0AQsROBMmbMIFlXz5GONQjb+8AmTMhV80Um7jN7A7JIhhJ5",
-	"UxyVPSFI8wlizFZkykitigS6ePYqicRxZapeaUxbvn7wNjKnR0aOK5T59WFP2Rk53MEsAuxR4iVRtpJF",
-	"bbTQjBV6jVlWiOcIFF6SZtORuGTKmskdFTYbFhPEaqMLvYw6Y73t0o75xDuUS1bsSSizGqWwFbM0zWft",
-	"PCUr+pbyPVYYl6zY1ZXFJSsOcaFzRZGh4jp0Tzx33UwNKs+4mfIZQZITq7LABJKbXGXMjKAQBU+FRA7G",
-	"CQ/gRnE9lURXiJyRSHJJF0M5KyjxZEWGRk/Im9wx7xG51/fX158q0sRk5uArERg1nxkeSsOzImWG07uN",
-	"bnXci0xxPKKvKS0+X5x/e3nRiTJMglhtfu6Y3f4XKVmRpNH+VaMCLwL5fgm2FeXwCUNMy1AaM8sqMayD",
-	"Dc2EpmPidWvPy7LRU8d4Gndf4nwt5bUVYmU7n0BPTXc22NP0DgG/O+BXClxrEkQGJ+427CE/1s2e2JOr",
-	"kffLlyFvStxThR5+XYlzVz27muDBtzt9O28oca1pFCl74CpmKlnv3p+w3Tts98T+XQ+9Jw5OOoHYCXvN",
-	"t72G9jw8uxbkrrp2PcODb3efG9Xm4WMdyMDu9dmm/mITJULbuz+wjDuWfuzmmt+baPV3GlLdNQ32VSIE",
-	"jr1fIcKU4va0Au8ggbLc7SiBUzyEiU1hwjhNrrMQxTPB1XGcy5Ipa/1agNq/azR/aodfnMG+uD09N8Qt",
-	"0dcLPLy6VrE+EWBRuDsbBxYneogG3dFgyXJ8DCfNJ7lXLHiPDb9OFLBj75n/G84ySJ3M/bTo7/hWnjvu",
-	"8naKB2ff6OyVmWxrJcdIZre2Bt02f6ZhzDSHTx++gx7WR7t9w+9jLDh3pb5CuxLpZxqQDK+kcgTF4zzN",
-	"FU9COX6oqCcVi80zDWqWUukxc3xtIDlPsLhQZEXKKUHB0KEOzgNnbQdh6parUGLn9s8CTA46zY0egeIJ",
-	"UntHhRJWblEAE8W5pB81j3OZ0M/jdEYs4FE+M6mQPDqDccri21AKDbe8MEO4YPEUewahIUcBsfQMmIQ8",
-	"E8bwhC5SbbgVEc0NcGrDUIbSzp4e9SZXxAdeiHueliyh9ZPRQa02ionJ1BB3i9XeLDWiSAVP+qH8ZjAW",
-	"VPspeapBBTAJYBwAG9mxTodwSePPue3Dnf0yMHnKFZOxHU4mcA1v4PT1COa9uA9vwJWGxvDrf/w3XAdw",
-	"in+HEgB/+x94/uoV/Prv/2mvYSpJL6Y/+3AMvfLi8+v+EK6QARyfzw4tJJy+JgbcYqZ4pTnbcz6TBtnL",
-	"kRqcrrhafwlMGjFgqWCaJ8CTCa8QWFgpYtvSqQsA67QVkxqJbuKHsnshoVB5kSuDpeHzz/AG5j3VD2D+",
-	"Hf53Yv/7Fv877p/VD+7SfGYZ8PsYCZxPHZm7hkTciYRK8DHjYpadOQZFbQK4tcJFifTmn+F3dqDfwfxt",
-	"P8B+haZJP9NOR8NQPndJOdaAn4Gz6t4norcmKw7gCirbDeAjOJM9o0k5g3A07sWU4VhMA9pLQL8Bgxvr",
-	"eyKX8Le/whs4h2Or2j6ekmbivnokzdsGVIu5lxfsDzPeJ8E2bBNPL0cQ53dcWVvO4A3c2gf//MvPf/vr",
-	"J5SD/d8VCsP+76ODYABwz2Cfu3qSN1Z6eOsvPzfu/uXnRge//PzRWmAGPWfBdtCT/jCUL0iixOL8TDuL",
-	"ROrMXPOG/9hozhMHokBSwt96DH75GbL+qPJR0p6LQHrKCu4KrW8MGiidNduoEYCOWdqwD9Ir9o4h4dyR",
-	"S9sbPn34LgBENkigIt6nPPISPaIkHHac1GRrF9dsUsJchLImLW/GyavvzwfPX72ucCCcZZVmAXcsnXHd",
-	"hn+gNqGcKxveJIJs2QWlSR+gF526r0Wnw5OoTwylROGJhgcvTl46jAuZl8FfyMkwlOeQsdSaCKanWUVj",
-	"OtoJSJaVfKAYScu52rYLFej2leSQ5W5lPpeBO+OXOT1xgAGYQqmrUhdy8f2EbyaEvSNaUqx/Z/iKs2HK",
-	"QJZrA6cnz1/+73/Zf8l0NM7rJVy+JShn93ZsvQ/dbBCSIldiIiRLu9iMm+ucjFjcf6P1WD7JP1EI8W1+",
-	"VYYZ3xs+Uih6bD5wJYPDYq9dsL+0zKvXU+sWfCVC/Lpt3ZVr88Q7Ohp2X+icSMbQ44XQecIphiziOy/h",
-	"+bsfmowQvjQfX0mrSzPYQ5IPXYl+G8Vux/JBwv07IPmgiR428F4cH7rU6iMM53iR9WN5H19SiDgkM9uT",
-	"XbjEbUoWbY3ErWACYDqU0RpWmqjkfxeGlkM1OBjGOLs2pZWz3aO3Nvy4p5lPRTyFlCWJ3ca5WWEJQgCs",
-	"oO1EuXbGhdswlM2VoHLrOyLUottxSYcN7CKweurmOpBvwGpdsuDHUaUcSHV2ryhiFamONQqE1SKIr0c6",
-	"5eYIvtth+xCrN8RqD1MoFHvYsN6mJk+93Laj7stqGyUMPfyQQ9zZG4iU6A4f3nSS41fhTa+H3ic9LvGm",
-	"469bqNMnLFeS3dnQXM3wEJ67w3NtL1724WkYO20TB3NYbw7rDcFMebYhA+qamjxxrMdR96fGPtuU2Uht",
-	"PDwWBberHouTO3hsp8cap7w1huC27d3lqXma4jnPyG7jHGNHE+g4gGg8E2niZhJBrtwv3zLDI9BiIlmq",
-	"gYHk81AWzMRTPGaToDhLCPO5wcwUDeGjgjlDJHIFwozoADGyP0XVGRahL4fSnfTT+R085DOY5ikWpEa/",
-	"vxl8yCUfXNoho8AdI1Opq9Aw5WkC86lIOZ2SCx1KbQQ+btUh0jzlszSBMYcXJy/75Sm6vcoTeH5yAkyD",
-	"zgnzl0k6XnRSxWQHqsHFbygvyg8t7mHUTGrIZ2YIPwozzWdmedK5cuenEj/9hNLNFVhqxfcA2rC0rPal",
-	"Occ5VucaROgfwo/uESuwfT2dGQ1JPpfAQoliaIilejQ7WdcJ9Ji+JUyMUfWMihepiFl5dNp1HPdYqOof",
-	"mXgsW4ob8okDw2/o5z9IdsdEihCGqz/CuEJvxLW7qyTeDTrtfjnWRnGWdSO2Q4TV2Ei7MaDGEfSQOEoN",
-	"rrg0QAQ7AQGcjFU+13gYHOHvV/lMxTxCT9ehFKZP1oxkDEjMWdTeQm445s5+S7qs5ikzZuJEURRKkYzg",
-	"5NXFNy8u3r66ePH89at/ePuPocQ+R7X7JcywEfwpPKoDVng0Co+W7jwKfv3zX764vkMZCUJwt6JtcFYF",
-	"EOEIkeNwgJImxEZBO1ZEkCBCIjzIP199/ABCWp/lEDmrvKAOqKx91IJ/L2ObU6/tQlhPFTc3FfVDKMvW",
-	"jjlOGOjNreCWAqn7koyqoZSdPqVuEF0Hyd9GvWWkgACQvMO5fwAzmXKtIXrPtBngEwx+/21kBxbxtK1r",
-	"5P1IdPm9GM9VpeSx0X13ii9MGbzOgC316ZIWmHygVI36gSfc6AUmtWfaPUY102bOG9pTPX4oM6E1JTVg",
-	"F0TTMZ4Zl7oiZJkJNYRzG0YxTQ612YtGmIg2YKm441EfTU09wPNXLnVIuzy1QuX3gmvSV5zmuszAcLPA",
-	"VKnrOhijrJh981jfAnZjuILTV5AJOTO8JGhxYZjeVsI0QviofkD6QBPKBYn2A+tkU1ZoMPli9B5C9P3F",
-	"+bdRGcVxqlPO8PQgzSUfhvID8SVQHk0vkvkAiRWiPshcwXiGSSx4qsDw8R+gF/3r4DyOeTp4i1eFnIxA",
-	"5tHKd8QVPvm/1HxfC++J5XMX9E734keGGLIBxWMu7nhythB8yB7ti3zJJIdHwZGw3dIjHwVH1kTtQrop",
-	"wqOggUKRsXtisDkavX4ZLIFS/OQHb9EMqG2UiwWSP4yu4IgmK8E1GP3sGm+ERqqtYEZATEKNgIdsQkhS",
-	"1A6PZdAqb2kGKDuiDV/u5jJ1kGeFeQBKjsMEs6aTaLsWUcYaPK3YRhHpeyNwxzVhK1kHoM9SklRDWkE5",
-	"WnPSuiQBGZynaT4ffMRUoK73p7v7mG51d+KN7r4vwWK3F/dFrvng+3pc747p1vLOL8FRi7VkxavVvUEq",
-	"dxoiMsofZkLx5Ghk1Iw3zY7fIznO0eiovGGFYIOjJb9bN3DkwqVzWjkR8r7vKLQpb5Aci9a2wtDK0n+e",
-	"q1T/d7S2WrXKwRTxxpLFvUdaWUOdq63u0+QLfJnU66BqweOYRXSAnJ7auHd3b/zgqL2I/7PvsizLCDdn",
-	"OpTIk6OnjqSTtZhsRgsv0qBafOQYSFYxkUbk8tGxo8dpX4uZxGM+pih5s8Xl0+IHOv71z3+J6HA7KoSU",
-	"PIlCiXBDuu/WLPSKXEUM5fis0Drd+qgcJJRMQ+OhDV7Frai91T4j3GAmrhEZJwlEEy5tTOXJuYmaCy69",
-	"6lX1XmjTeFE9emdi+/n/sztZRyy1xOfZNmQvr2kbDzL7W4l7tKq/b61tPJ4lCRG7+zSrT7W2aL3dTLxb",
-	"yyT1mTc28+w05opnufSQR93St+uFlJdt23sPg3HOc4i67RbdKxYb7d3Qt+Oa0t67pWfXFVGuRyvPLh1t",
-	"1cY2nt01yXT8Gi5wuGx/07Yz821PxAEb23h2t4Bg7t3Wt/sS4tijVRNfd21zB3a6sY3nHBtgeF7tPLtt",
-	"oXN5tvTsug0N5Nt0q84rbBLvtr7dr4Q02PaWLQcrq6X9G3sOUGfs+zRbyAzf9pbt5rQu6dTrfs/RyhQq",
-	"j1aea5uOfBCfe/waV+fIHq08uyypIfyaHetbIeOpyjP2mFu2mxPe6Sf55TseMdRWo2w7wGLrWu7dOQE/",
-	"ujZPnBRAw+5JVoDTQ1kIzYwOQE/zgnbVWG6JprGGTGW1b2xS69WtkO9c66fO8KuG3pcMv1shwammkeF3",
-	"K+T6LIC1IawzN2RRvzub2FXN8JAr0p3dVZuOv614JPjWRvKVsnzLkfcpBCzl+G4VAbzzfBd0u8v+f8j1",
-	"9XB/j1TfxXWkj+N/pYUdqn2fFne0gqu9nn7dQp9bufyuens9w4O7d7p7w2D87MPXMnbbKg4WscEiVm//",
-	"7A08nilhHlClP2iuzieYz/JvP1l90GF1V77ONEfIBnVHuVBCQ5LHM8wb6fHhZAiM8JMhUvwGt6PYXwS5",
-	"hKkxxej4GK/bfkbfnHxz0h8eBUczlR6Njo7RHtycl1Id8BQQekXKkDYW4ilTLLb21G8yzqk8pUNrNhap",
-	"MIKSHFwqkDtwtCba7v0tHdYFregbVNsv2x+tpAKXkh+0sYeDFlp54MrsAnDndUGbyzKAm5TfgzA8a86u",
-	"dtnlCb4rD6CgN2bGpNzldgSAz4QzpAyP6qiqX+YBWKnwuZ1YY7AmDP7ycD8ufWGgzwrlR4ZGR6VtLXdy",
-	"ucSq1bgNzxWW77lwICABIoAEq8Aj6LFcdXKzy/L78HKv35Uc0bohE/v3IJfpQ5OTvjlDPMJa7uzTMvos",
-	"9VqhUbbETLAzKzRaHfzh3UIOMOO3zpgqpyF0vOL2z2wOTXq6FqFd8/4Wh91yP9erM45xTpg8USHKld8K",
-	"G31XB/0rFInLlhKTC1NC6lwSOoOKKNF4Ma+AIgZqKQtgJhOuHM5CdwrKCNr4CgFm2JNkuYzzRMgJ5d3R",
-	"TOaUo0/5soXiN+K+zpZvFBKUU5qzOvnfZU/e5MouzULZizBRJQ4gY/cDNuFvXpy+evH65OQkAJFlM9RI",
-	"1B+2Si0QJ1HydmpNRBkxQSiXeSyhF72jA+7B+zxGbTagtCBmMpciZmkAs6LgaoD3/PD5ff8MXp6chLJM",
-	"J3JID6evYcrvWcJjkbEUEjER1t1enryEnkvbbU+tXwOMNSsibF+lAodASne1Cwhn2BI3NKRd5g9roLwh",
-	"O1dMsF5+zNFSGjBLNGgrfZbSCFYIKp9Npi7994fP7x1lZygzcW+vz/NG4or1MqdnLGZBXYhGyhGlDJVO",
-	"jDNcGQoWucCw0IXWU7lqukqDGWy5n++vL99DwSac7i94XqT8DGQO9vU8wHcfwn7ypBlb7A0dLo3wbmT/",
-	"dyLheWkl6I4aFHehK6B81DpJjZDfKBcVevVb/EHGMBggbmnUb4Yn+8vRl5++/F8AAAD//w==",
+	"7L17chs51ie6FYTuRFjsLylRT9tSVEzIsl3l7/MrJLmqvmnW3AQzD0m0MoFsACmKVeGI/msWMHciZgd9",
+	"93FnJ7WSGzhAPkgmxaSslNNuVndUiSSeB+d3XgAO/tgKRJwIDlyrrZM/tsZAQ5D451kQgFLngmsporMo",
+	"EpMPko0YN7+FoALJEs0E3zrZOv9wcUmGQpKBFBMFktAkUaeERhM6VcT/i7+z5W1J+HvKJIRbJ1qm4G2p",
+	"YAwxNY3BLY2TCLZOtv6y5W3paWL+VFoyPtr6/NmbHcir20Qo+KkY5uJQTkkEWs0MhkigIfFfXdGR7xH/",
+	"1+5Lqmn3Z5CKCW6+Ma0D1923lI9SOgKfUB6WvhYBNT3UnonpySOz/XhkvpfSN66DSgKc02AMbv4VU06l",
+	"BK5JQDWNxIhIkWpQdvy7N3u7kQgkqD//8U+f+Ek6iFjgkZjedukIfnjvEaVpBN3JmEXQlXBDIxZSDT+8",
+	"970+f0/0GIgCeQPyiSJKCwkkEVFEGNcgb6j5g0zGIjKlAsFDRbapJhFQpcneKdkjgykJYUjTSHdO+1yP",
+	"gUmSMM4hzAa6jaO8sTRSu3/ElLMhKP0m/LxrRt0pphKy4XD3j6EU8efdP7T47Pf5wpQO9o4Ojnu9nkdY",
+	"HKeaDiLwT0m5D3+uwYhqULrcFhfdwNDcJ9sFSQjcgJwSzWI4JZQc9A4JUyQYA006p5ZQCQQkFEEaGzhV",
+	"jc0MawnBj3v+Tp/XZK/5hveWNrtXzVGW7V7xQITmuwWm8gfSJ0ISf/Q7S3wyGQPHKQ5EOMVpiziRoBSE",
+	"ZDsYCwXcrLRvoJrobtauT/7evaFRCsozcNQRI0MmlSaCE0o0g84poQNluNeIDxYC10xPDchKs+ZpvHXy",
+	"162B3PK2zHC2frtjShm0Fqd0NQYSiYBGkM/kiSIabrWZEONkW4H96ezjG1Kq2znF0fmRa/oHGkW+hyX3",
+	"npFAhGZ6gYhj2lWQUEk1hHXlBPDup8u7ligXDJXzcUj6dPGWiKHlQRoDGUw1qBMyC6x+2usdBAW68DP4",
+	"ZCiMbIfQLKAeQ5+bcYPSTxRJqB4TOtQgsS0LHKYV+XtqoEAVwbXbNh37diy+g3WnPjPPjLJ39OrZwasX",
+	"R68O9o+Pnr54vjsBmpgf1DXj6r/ma/A32v33j5WEMyLXSdxFor1z0ydvXmYUGxmKuf4LHg/Mt0bS1F3J",
+	"+YFXjs2ohcVBXWop+Ig4zAppR8aM1jIgA66RBcg20GBMAssYxEKMjKnCJRET3vH6PATJbiDEoeP3jhcs",
+	"tgIa2S/INUBSMIwZF6GBFEplpFA7fX4JuN5kQINrgxD/zbD7XnDovqM6GPtECzICbYVh/fXub/Hezegd",
+	"9H7//eiX+PXP0x/TS6b59VPZ36qk2s9UThepdubMi3mZU3fB5upV9PzZ2zJwjkHnJpFmNxWixTe9+CRi",
+	"yiwEjxBIRl9wrQjFSoSLyQmh3H5rJI77Pl8oX2kq9RWLwe/zbcaDKA0h7Bgi48/AQ/yRbMOt+80zi/Lp",
+	"6nyHGGFAuZqgnvadWvAJGI1MNSpewo2ow06MZDdLK4b5iLxCxptpkJhOSTCmfAQ75IxPjUllxEBAFZz2",
+	"OeVTIvQYJEHxbqZzaHSbkQ9KmI++nZ7hkRFgyQnTY+JT7dScMSS3UI5seVucxobytk6l9DcUrhb8Z3px",
+	"Qd7etRJUW3QxrjQ14uvi9Tk5ODh47hHYGe30ub/f29/r7u13e3tXvd4J/v+/+UbpW+phXbsEHhKQhyRf",
+	"k/JaGDgmuAY4FCdfbjJz0FAKW0NjIzTyNKc/U0h3PTYY12NqvulzLrTpMBswMSq+aywSsj0WqVSk1/vz",
+	"H//P/oFHxHCojBWM7OV39w9Ojp4jYP1/s393PCJknzNFIsFHIE0nnBwfmlWXNDAs77l1vWPB9FY1uKoo",
+	"uOVtxfT2LfCRHm+dHB9WLeYLNNrPrSlbgfnMyvWIGQHqLAOOOUW16ztu2/UNUf2uf0J8p0iMte/+7KJO",
+	"MYaun0iIGchuJEZClTnUtFzM1/VeU8LMdFNn9q+liNdRXbnWEmiQUenEyfbeMRnDLQ0hYDGNSMhGTKvO",
+	"TvWkTJX7K7mVk3qjPkZ0auzw84yz6kpQOrK4JUlEpyh9OElYcH1K/CGNFPhFUZRGxvsw9ksgZFjodqPq",
+	"FJpwlHDBu4kbTsHpnR3yFoaaiFR7zszHrnf6fF72EZqBEiKVCT7DjBanQPREWKGolsOGVZBkqdDztnCu",
+	"1cJvubn71pq6jlPQzB0yiEJ1QgTPvy8MWGPhGsMWCWVp4Kxlauz1APrc2h/4LfsdwlKjZACBiNHrJGLw",
+	"Nwg0uYZpblPm3ZwSZ2P3uf/nP/55Zvqz01adHfLSOooEjWKzJDnZT0qOKKGREoSi9jYdOk3U56VlctNT",
+	"4JaCbPshdEMw4D97+9YIPzSbshjFmCqrvLQEqu0vympNq+AMY0JIxiCBbFdEC8zCFtIbQuMLRhHjI+ca",
+	"2m/7PPvaMA6yLQeDXgU8LMn7EmuVdaqpkBskZMRugPd5bHxylN1mkci2X9jIIXRfvjJm/v5x/t1Qdl9f",
+	"+B1LUJBSSDd2ppfza1Z7hkn/i4Th1snW/7VbRJB23VruZoT5IM+iyDIq3EBF8OKMm5UUKdckMiXItsUo",
+	"hxFFZc24hhFIN2CrVh0teE5BrNrnAyFDkMjAqDHxa1xpGwgxH20ZtftHmrLws295Chf8z3/8L2f+mxJ9",
+	"jhoEhYjhCSN4rYXG+Agn4xPUxgNxY71GN37zp3Vy7Zp7hA373EgFazyg9eHMbqzS2SGHvUMygEhMbENi",
+	"UtFbIXn6fJBqMivbEb8FKxzsOwTEuQ4nZ26ECVXaATyb6shYCtg1Recc7mAFXMdq7XD0dFYfHOwbA9qA",
+	"0jT03//a6z7/7d/+S6WJ/xaDVFZmLXLJhxmBpdIkEdKAzAkoJ8HorKheou1snZr6DhFUR8m9FSPxIdUR",
+	"40siD8L+SFQkjGcdiEhIsj0wsiWm8hqkNeaRe4SMiZ9IFlM59V0kYgBqZ8mSuKaXLMr2xQ973o8/7Hkv",
+	"ftjzzn7Y68xOZ6/XWzafj3YESyIP9se5+UgIF6Zj/FWj454oN7Ptix92drwfzb9emH+d/bCz0/FP3NxT",
+	"iX4Hh8hY2UYGM0UssI0kLC2wR7ggKqGBWXxUTTRHBU/jgREFxhrqGQm7R7b9PTT1ejtHRg3s7B8ZNRAI",
+	"fgPITFqQZ2RgrEmqiBQpD7dvyP/532T/6KjjkTGNjJygEzq1rf4OUnhoZhqz3FgaMSVaUq6GIKtludUw",
+	"YyAxKEVHQNRYTFS+5iUjxKoeQ1tnvZhhWcKWSW0knVsIz4gp4PiVDcXil8hgQ2PoOy7pLIe2a+luPurt",
+	"HHkvfuitx0mX2YCqeSkf7xw32Rl9KTzy1pdPrLdjp7ZvprZzXH9y7/Jo2kp7nRIJmjIOYW62V5vpC4Js",
+	"md1ehPIatN4/0hHUNTKZhthZE87VTegIKu1Nsj03SVTTyKguAvtEFRFXf9E4tLaqAdSsQW58oMNe78Q4",
+	"DTnE+hytBNfaQ9o5VpkYQl2JL/TctFjTb9OiwXX/lLKwGq1mlZ8o8unTm5ceedY9xP/t7VcM3CC2nlI2",
+	"xljNyRwfwHGwPzjuHtJn0H12/DzoHoSHQRcOnh0cHe3vHx89O6wzwV8oqwgc/SQmGA8xqzEWkRXXLiBu",
+	"XUju4l4Zhm2gYTYw6hVujkhAYvS2Y1jyR0HCVLporn/cw2jEfmz+vRcf9JTfMXbc3Iaaf9xDh0WTWCjd",
+	"5/7efk/5p8Tv+c4gVpmPhkLSFTRGYBHLmdNIaC/awI+HQaBK9WRco1zkZr9GLL7LV5gYui5Zup5aNBAr",
+	"gq4SVCK4AhtzNY74Gw2x+eBi3+ZPmiQRs3sju39TFnZFp5RPPwy3Tv56N3yx7RcinG599mqUPIsiW/g3",
+	"HOaijYpBg1xRObbJ7VTD+wv76123r9vFHfZuscVeNRpXe3fp1ny+W543a/fLu6UN89oNz261Z/vQ3dJG",
+	"9F1NzWxaF/tZ3fKe453157YoS02U9VGNJvLi5SZK22p1msiKl/Zw7qqGZUo7F3eVxTKfva3ZwwKrapV3",
+	"uZAbkUPfMqWbwolpuz5WTOk78fKqCLNlStHF5/P4+AZHGxw9Oo5e0PDCMlwNIOW67Y8tjKWVbEjy5Pa2",
+	"++uvT4zvx4UuohanJFWQ2cRUds9eeQTjDJ61bT3y5z/+aTSopjpVWyeHvd7nuvboKxxEBdquSmYMM65k",
+	"ZHQ6hGSbC/JJgeyeWd2V8lJ4JT+mVJQ3Zh/GmgqbtrNjyP4iDcNpQ3oa264le7DkSj09MKU28mUjX76G",
+	"fDG8hyHdJsGCHdRHDBavB5ssqr4BzwY8XxE8DVm6sx2sCaCaNm8JRhvLdwOuloGrSVytB6l10LTB0QZH",
+	"7cERDyNozLozjddEkSlaw6ozxTZY2WDlq2GlMaWTNb4GXmqrHVN4o3c2WGoNls5BQix4U0G4rPlaWMoK",
+	"r9Q+gSu4wcwGM18RMw1poHLza+GmphbK0LPRQxtMtQdTIk5AM8OJl0CV4E0ppPl+6iFsvtZqFVXUIAqr",
+	"bIC1AVYbgNWU1qrq537gqqvHFiC20Wgb4LUReFcM5CXo5lWa62hd2Llqayk1zUASBZuTixt0tQNdzeu1",
+	"Ukf3RNg9NFuGs41u26CvRejDkRqubkyp5T3UxFpevoYas8lwDLQ2ANoA6OsCqDG9NdPDuiCqrakKKG00",
+	"1AZgrQKYpIFuUD2Z5mvDyhSupZhMwQ1mNpj5iphpUCNlza+FmzV0kSm+0UMbTLUHU5hoOWjsfIVrvh6e",
+	"XOHVesgV3GBmg5mviJmm9FCp+bVwU1cPueIbPbTBVGsw9ZINh2vroLtAYRq0SFjEwRkJ2XBIBqAnAByz",
+	"W5YTZqsNq38hq7eUyQyd5F0iGzPxz7DYUMiY6q2TrQHjNt1WRW6XxWvpjpOeKKI4TdRYaEIVocR00C29",
+	"M6CpJFQGY3azka/IdC+ZSoRi1a8D+FRrGoxj4PqUDFkEnMbwQ39LwjA0fFH9GsCOpnJn9Ht/q3YW9RXd",
+	"zKeeyju4Mz1+HSx8IX+/juDWCNGGjPms+VpGSVZ4pTE/jOAW829tLI+N5fEVlELGqA1Z8+Xm1wJOTWs+",
+	"h8/GnN+AqjWg+pHG8OqmuSR3efu1IJWXXqmM0A1wb4dsgLMBztcDTkPqaKb99cBTUyEVENpopA2wWgWs",
+	"dyKEV39PWZLQQWPJDBY7qg2z2Wr1lFUsQiCQV9qga4OuVqCrQf212NE9EbaORpvD2Ua3bdDXOvQ1rNHW",
+	"Qll97bUBzQY0XxE0DSuqtdXT2kppo4k2oGoNqIA2dePGNF0PSEBX37FJGAQInRHQzSWbDVi+Flia0j6u",
+	"6dqAqal1ZmCz0TwbMLUGTG+4BslpZF+LuNcrF8w1YZ+QPSUStJySiLqXjN3TFUcP9XSFe/l3SFkE4eni",
+	"I1WTMdVe/kYwC4Aobb5PE3ybwmXDl2Fjd1xLPdSSI6XyK/WvzRRu32rdSIyNxPgKEqPErg1p4bke1gXR",
+	"jE72vg5Wrdovo3VNrX9K7GOC2ITv5c9bz79rPfNi9gb4G+A3CHxkzMs0jqlc/xLH6qdTSy0vO4F+Vf3q",
+	"tyL5A+2K/Z6Fdpgk9jwp0XQQweZ4+oOh4ztk7ZF4EzvAl1iame92E0utLz7dLgEfs0a2HQlCFfn4/sd/",
+	"ba5sKT+8o0lDzsE7mtQyNN7RZKUzENNk4wNsTIGvg4+GbH/Xcl2M1Iy/xTTZRN02+GkPfiBk9A70iECD",
+	"7iotgcbrmh6es1r+sn7FOI00S6jUu4OpBkn5yL67vl4rNywEsX73lSbTkEXwRBEzHEW20ekFYgdGqLqG",
+	"0HjCHa+w//PMVdMECNNkQhUZgg7GEGKhx8H1I9lEyEpMGb5qylyxrdcTx7bsarPFltuI3o3o/Rqi13Jf",
+	"U+ZL0fo6mKlrxtjSG1Nmg6fW4Om9KNVcf/OQi4x/CYtdUG8Kevku4sGX7yK+L/rUwu4nmj5PCBcc0GLI",
+	"h8K4FvleIsgniigtJHjEmSJuM5KpPleaRRGJBDVsQ5jeIVeLW5MsGM9MjWz7uxJoOP3dJzqVXJH9Xo9M",
+	"xsAx2o/tmi7Czk6fz+L4C1Bh102/FikP771sE6CJ4NbySlMWkp77p1vxr+wfI6My2s/nAzglEVPakDUm",
+	"VJPdm71d24cqMcBh7/BBGEClwdhdn7dS0svHJSTmOcHd4vdCvxMhGzIIF/Mq2JheIkEB10gywmmMXEP8",
+	"N8Pue8Gh+47qYOwTZjjHMIhNI6RPCRdkIMLpRjo3EJWeNzqta0A1jcSISJFqUB6hyu0SGMiNDeq1WYyC",
+	"t74sKUV9GezgeGHkwP3giCcd+IgcPD0+6x2enz8/ev708OnesTsHYUTWEzVnLxiWnIcg2Vaajqz86jy8",
+	"2NUEZV3loY3pDrko5OLOg8q6D4O/Ac69IS8pb7+WzZeXXukpiazkxrbb2HZfwbbLObUhb2mm/fWwU9Nj",
+	"yhG08Zk2uGoNrj4u7jRruNW7Yx1HsziaS8DHyU9X794ekVAEaQwc7ZWVcVRXiyRG225jAx75dPW6+6zj",
+	"EQk8BAkhETwAQnlIAorB0ohdYz4CObVmKnozpoknqs/FhBMzYmNDvOKjiKnxKQmppvbbbUysY2xh1TFF",
+	"HMgstEgwFgq4R2Iqr11Uts+ZVsSPKB/5Ho7Cn2cg37ZnTz05kM67RN8BTOcyt+36HvF3gzFGvH1Lmd2B",
+	"FBMFf/7jnz7xk3QQscAjXHRx4XyyrccwJUNh5lAh8jqnxN8NRZC35hrf/WMoRfx59w8tPpfajeltl47g",
+	"h4NezyNK0wi6kzGLoCvhhkYspBp+OO7VThE3P9zKDYR2iZ9LCFLJ9LT7UUQsmC4u0iX+rQx5ppFxLIaC",
+	"a2WxJDg3+kdwRQSPpsTQmOix8QYxcnBKcLNGERopYX8da50oByEWCK46dxP3YbyUOb4zXJsUK+CfEsGJ",
+	"5ca5nzzya/e1kBMqQwi7H6XQwjejV8StOglEHBtiZPgFgoMHQkkixe3U+NBC6lXzLJhobgSVPPRrN1u/",
+	"q2kC3Q84M1UhUqOJ8T98LhRnw2FtRnbll/T9xdqh6jh+syoCXUmzyhSlvGcTb5o/TwidbzST6OZn9YRE",
+	"dCpSnW/C9bn1Gz1CiZklcsnEyO2JqTuRgo8QHvidFiQUZHsoJKHkyIgZmpljhIVOcYz6fGz9dRLQVAFJ",
+	"OZ6AR9gwTvxfuxe2TvdN6HesDokYv1ZkQINr04m/ixLPsyijfW4FXyRGnv05k7I75L3Re04Rfv9KpoBA",
+	"FyMFa2DAVrhTiK8Un1cFHyVYZF1x9/WgjmiN6BTkOZVhQ8GFooNaHlJRfPVlTixKAirDjSO0cYS+hiOU",
+	"M2tDEYbZDtYEUN3LnQWMNlGGDbhaBq4rphvL2VbqYQ1oYfm6ykmbwhsAbQD0dQHUqHrKe1gXROspKITS",
+	"RkNtANYegEmIGchzwYcggQeN6an5fuoBbb7Wap1la5Agr7IB1gZYbQBWU/qrqp/7gauuLluA2EajbYDX",
+	"NuDhfeJGdZnpYR2gmfK19ZcGGuMd5Q2KNij6uihqVnFlPayLpDWVVY6nja7aoKxFKBMDeLAcLtjaXXlb",
+	"JGDThClCI8P922OgkR7/3iFC2oPBxXWMbXspovOw54AvgarGrkraxmtJElt0pTpWWGwjHTbS4StIB8uj",
+	"DanfovE18FJT6VrUbDTtBkvtwdI14+djKWLalO7JO6iHp7z4ah10zTgJsOwGPBvwfFXwNKWMZjpYE0B1",
+	"lVIBo41m2oCrVeDCnLYNKiaXM7cmrLB0PbWEOW83wNkA52sCp0GllLe/HnjWUUk2Q/VGI22A1RpgJZJO",
+	"m9JGpu16YDIlV2shU2qDkw1OvhZOGjXd8g7qI6am8WaKbqy3DXhaAJ6mzLeZDtYEUF0DroDRxoLbgKtl",
+	"4GoSV+tBah00bXC0wVFrcITXjK/o4B73t+5ERdHuXec1ym/nGFwIDhu237B942x/NYa4qYsg2HYt1YEl",
+	"V3oy2pTaqIcNTr4WThoys/K262OlppmFiNmYWRsctQdHQryjfOrSB6n7JeDFlF5BxIBrMhZRqMher0cm",
+	"lGljQzmGtjnB7KsuyqbmjYXSaFm5ujGdZvnB6VCDJEdEQSB4qDyboc+UHVNFgIcQYhryREQRJsvO8vpO",
+	"mB5jOibKdDlz9v7zh3iAuZgnDUMJSpFtysmbjzfH+ReDKWFakd3jww6hkT3Za8ZMFYkpz5wsBX2eE2YM",
+	"UYjHgFPODcVcrieXXn3EbkCVybTtd7sxve2aKYJU3QRk1/7ke31uSD+YkhCGNI20h4+lmpIz9CdajECP",
+	"QZ6Sw+xlPsZHqnNCfExE3D0zC+D3uUtQDJgtHldmRBl/yHzs3lapx4oEc5YDTPdmGmQAQyGBUHWNpMLR",
+	"1MxldLQki9EnTm8oi4yt/wUAcMuVA6ACAh6yRsRippczen2mbvI9ALJNFfHz9w38jsv6Pz/RjK3dVEtc",
+	"XWY3zC9ONL0GRbZ9UxZTOxZT3LUl/c6JYX3e5zNsSKq50CY6i4FyzMpo6ZbRyvby9RnVkAk5Nc/rhmM/",
+	"tSkR7ZwKsM8StUS22eTsq3narduD+s6uzbv8ZmfUjGicWzYbA+YLDZiWmg7ugzF9H5TLLkBTxiEstX/3",
+	"zRpbPGM35REOE4OzIZNKb7jv++S+X/BxlIYiJbbxWu6fLboyVmLfctk4eRsn76thpaFoSdH4GnipGS9x",
+	"ryxtAiYbLLULS5fXrFndYzpYA0+meE0dhEdfN+DZgOergqdRZZR1sCaA1lNKeIJ8o5k24GoHuPJAoGWt",
+	"UF1qauP5NAyZGTqNPkqRgNQM1Cof/FNi43GvGUShGVsyU3WQSqXPRWqBm79uHop0EJUS4vM0HoA01YdM",
+	"wgXVUL+40i/SKAJ9FgSppDZ1fo2aMuWXCUD4Dh9zj5gN1NWo+LsQ8ZqVPpejzn+db6E06cpheWUqVk/5",
+	"t7xL+5IXonuUicuHWNaFhzDoCHcYkohO8ehLMKaSBhpkxz5wwbQiUkT2sSQ6YBEz/RrBNssh+U/mA9MQ",
+	"rxwbTuwMqyEa3MyplBQ/U6VAf6R6XPEOgqGl0h+F1JIyvZIKEuVRPrUrOqp4MMEgPmK/Q0g0HSn7ZCpV",
+	"xD+TQMlLGtMR+KeEp1GEWyxIOJVHn00dQ5V86rMj9rZuu1HWgd2y+OxtmcbsJoTdw5gnwcwAl493wMRI",
+	"0mQ8XXz9pLrfEG4gMqv3nsaw2PIbrkFyGpFAhIAP2ZwSLtw7VKahildWvK2QKcNFb4LlomxuQUo1LmMa",
+	"RetVqx57QRUz7roEGaZRtCY3MXWW7SG9FvIKrHnjOhsIEQHlttwLquC8MHvmIJg1knNSyiMRXDM+csw2",
+	"GYMEu2UgUhlg3rqQave40NAgm2wHNNGpBJVtQvQOdnqHmE9oCY/NjPB1afoXbDTWr2ngFHZV8Y9OWJxn",
+	"gFqc1msaKbA4IWFq7TzwCBe8m4uaS3FDcS9S2ndv8EW1gErJAF+Ewl1ULlD8dEorWRrLNYuiIUC45tqZ",
+	"FlFoRVENGxMF1YWp8vm3hc20TByYCczMzk7sjhUoRHyasnB2k4eG4fHh4QHtHu4Nwi4c7h12h8c07MLR",
+	"s3D/+OnwEJ4fVWHwRrAA3jK+7ux+zustThF3eUyhroIIAk2wExIxDvU5tAYd5rQrEmUW7LMjmxdj8wJ+",
+	"ViJVSJs5JTInBSqYq6yT7oJNNUYqRca8fHC86ZX0aXlVlxoImR5txk74wMHpfjzOQJ3ZsGgF1FRYpe9r",
+	"q6z7apeHVBMqElUi3FJmzyPur32P/CiB0xA88inSLKYaiJDkI1WK3WBvBdSzApXPSpUBgZ2vAESJSKtY",
+	"5czq20fkFrIdOb/sBxpFJwRoMC5sivyFTcrdO7bkGqbGuplm3nRnFb/dNeh8xa/gVm89BEet1dv3wTqN",
+	"8cz9PZEGuOrLfBlDpO/PnVmL2df0a9aD7ffku6w1842TsnFSVjspKH42fsrGT2mnn+K2W5ZaEUODyQUz",
+	"j2paTwVb3Zudl616fPWnq6uPxBZAHeGR/V5vxq7a7/Xy4TOuYVQR+3U9eHZoS6fb5FxbNdHyVtr95ruG",
+	"nVVtYLWKFo9CiFZT4SJTX805C0+cQ7D9MoWIKe2RN5xpRrWQHnEbkRFIj1wC14xD1KnYt7jTLP/O4xmZ",
+	"Qr/be6yj4WY0WEHTO7mjeW/yHgzShDu5Dou1OITx9bjl5xlz8eG3t2N6+zKVtBrm7pqHwVSNbeUYQpan",
+	"7s1FeQNjtmtRY0QTegM1uWMyYape2blFxyW3tV2HVWs5r6tixh+G7HOjKbfrzSxueX0quY3JF6lUuvGz",
+	"FC+Z0pQHdc9HqLHQo5R/hCiCNc5hzGvuxVa8ueFUEiXSl7Zm42RZ48hI0yTBoVSR40Uahk1ttJyRgWmd",
+	"bLszZ8ZTjEvxT0x/pVZYMUsCYiMaQxf4iHEgWJ4kVI93yIeE/j2Fhw2LPaSRwtRPLAyBvxm+F/rDhEO4",
+	"2LItkR3DU1pIsDftuNBEmDrVoRlLz9pWNy49Ji2rEmd42f+TU5Kz47uAIUi8KUgJ5g8g23gZEquo3T+M",
+	"0vzsd4o4hZ2IZQYbYeJwR2yiWLLFGM3T3vPjA3ocdg+PBk+7z4bhYTc4prR7vD/Y3zs6erp3ROnKHYRK",
+	"rV6xMmUqLFf0OeGX4qtB27AexJq2A1sE0rWMwFaicUlEYAPIBwVkQ8GsHO8tiV7geJqca6smarVZcwcB",
+	"8oSd1IJn3QgMiud8kPObGjFIFhDNQNZ0z1ph0YxZCDXk55zIJC9thg+UWsiBdTc0FiXtWq58aQkWxr7g",
+	"6K/h2s/K70dkwUeP8bSNidfS+BtuXeTWJtVD2aJpl5pofNbtm/Ij7WutNGXbR5XHI0m76fGIDNJ63ngs",
+	"tmgvFXjY3K6n86QH2Ml3sJNpaux/PSscbrWkL2uRpXROElMY2iVQq/3/6p4TKWLxVXpOFZzlnIlneW6X",
+	"nAhcYnN5WzeG4wLk61i8ie+4lHvXhlGNXcKF9akg3JIZ3XGkan+rcgqrrT9D9yajkjPg/tfYhf4CAbDW",
+	"AKuQXruBD/J9avVuFWzv0cwGg1+Kwcb8kAzjrTInGp1tu6b6aMZ0aaHba0c+jjmdcUEb6XBOo0ikjWU/",
+	"QHMxJBJGzCYdoySmyaJlHa1IHZL154ZbTh1i2642W18by26t64dpAvLijhY/Uglck4gOIKrX6NySlIa7",
+	"2J1XEOKOxWrSRqperwaMpQdb8fXuCC6u7xr1H34pyylzGljP90LGbo1ixllME5IIhb14hIuYcRpFU8I4",
+	"+WvPI3u/nZDYZlOZmrXDfPKuGjP2wxPV5xMW6jFeEBwDG4010YKMQJOE3eKm/rmIk1RDSKgmkaAh0SwG",
+	"MpQiLsWlnygyETIK+zwQQoaMY4waDwhgpzR5orKhMJDKK36jt6CImtAkMX3YwDamRg4FqJM+vyU/2LZ3",
+	"puT//G9yW6SHIf9Gbi8DGlF5Jc7C0CPTvOitKTqdKTotFd3p8zMyhAmRQCMS2KVTJGJA/pYqTcwnFtrA",
+	"OxIK6TOkUURUZIgUTfMyltA2h/YsIm5rHsua3ucU1u2WqVjNiRpGQk5fsuFwTT1Iw7Bqu+JSSMMAnz69",
+	"ealIIkEZiYmpud15BQ4TkOVc1ktSulTozGBM+aiq0zemCdPBQOgxmYyFwgTgzLH/DY1SICEb4qEExgnl",
+	"mXDyiLIDHkyJMdhrX8o8t2PBpIUVQ5UQi5t70UdE4f3oM7fodn2KkRTkq2QEMOV4cwfvAtfBiT3oQTkH",
+	"SdRYTLi7ITgEqvNrtJQTGuDNbEqCKNXBeO2AXHPH+YujJnvwdC84Ogq6h0+Pobt/SINu7/jZ0y4cPhv0",
+	"nsLwWXgA9ztqcrerlq1Wc8bAowdIvs7B+dpkbshLLC9kW5wCN6SGZ9y26T6Sbzy34K30CksUeSxytJYW",
+	"JS2/HhnwvIVaqv+1SLr24Iy9vG/0kFpluWxb+85MOU6oBCNvsURnPTtqLYHpJlJJHREnoJlmN3AJVDXm",
+	"yeCzFJRfQ0gmjIdikuW9CTQa28ai0MZyV6CNGTUUMlh7B28gZJbQde4sK+XXxP1KgEpuFd2EcWVtNnzC",
+	"x0x//jir/XbmPGs9VMzT9QX2Xif1R1BUvTLOU/Xx3H8XZvBakFJPOQUrT0EDD69YZUKQyw/k2XFvj3y6",
+	"Oj/NVsloWBJEQtmjyIW/QjV0jU9YaXGNRHehX0vCFbOwRCLbLnVwp3IGSlOp152DSIB/8RzWglsxzILo",
+	"M2RYssYFA6+0aua5q0HzZkFAtEWuLyLsX54AKGKacv9kIUQJnVAZQuieaqPEajUj041Mvaejt8b2aJSd",
+	"FK1zDS6mUbRG20v3FM3ULvIlWj+G48RD5E5ezjQ3vxdYDHptWfBYZnAVLlppAFYRaEOdRepcsQeUHnNX",
+	"V2lwPZIi5eG5iERFoqln3TzlD7n48cUZGcPtbCq/nvunyjAI6jd6SkIpErTtIqo00RNR5NFTGMi6+PHF",
+	"bNdD90/13bIbpipPKL3iaZw9mp/nlntVovdLV/Xk5M3Fh/f+zl3NrwiC1Y1/RVSOYA1ZaGT+lWSUjyJ4",
+	"KSb8nlU/JWtUXFdea1aVuaxHmCIpt5bgKYnEBKT5yv5hvq55lcA0/yDUn4Omthnv8+ZLrDS37Bl/ewsw",
+	"mtUTxeIuWbjKRakhFL6lGOVG0jyQpFkrfruRK18kV+6/h/0NSZFLaO6YSkTD0PofZmzqlNCZuIj1vZ8o",
+	"4lc53r4L3dl4z8rw0wecYLZ0Czi629UxC1Vh8X0wXhWEdp894y6yjfGcXgdfeB4D0SLJOWxdKxSNuy8N",
+	"JM7Pf/aCtJ1bPU5o8gxMM8zQ1IHjb5edlmyAfD2Oaj4CVOLedvpvl6AfjQrtJcHjh0BmGeMbcPQdlR6f",
+	"RO2lD+btfdAgyGIIVTI9tds0YojvJSqyfYnJmD3yEqL0FjzyUULM0tgjr26DKFXsxr50IGnHqLLSW4tP",
+	"DEXyURvt5ZSX26la73rLzYp08UsyxRfOi51Ha7NkjdlojKf57u0YHtHnQ9iv9s7+lrIAzsVM+vicGd3P",
+	"P9MoherfjR5eosezFzW1PUnZsx6lmIAq7/OV2qo45LR//OwgfHrcPXwWPu0+O6QH3UPoPe8eP3929PT5",
+	"4bB3eHh0v0NOGdu4GcxMtEyUBfKvl1qgBM7v6MBUAbmvnLJqERpN8fdybv1WmK8x82qGw9unFJufdwsn",
+	"/WiG5Pzit9xCehzTcYYz2koRYzE0d+TadUC2B1TrCEhClfLcQ1BCErgxf2SlOniUCl+BggmVITHfXq+d",
+	"T6x442bV8phOs/cu2mLmDSXABU7/MhhDmEZ5fsPF80RjlrxZ72ZxLbU0u5NvO1k6sILgdfSQoXiTsbMH",
+	"YbjHzx729Vh2vfep/hV4s0FDIeP+lon/hmfctumej2miGzsqUrCiqkoFWD6cG9iB3Od0rp2J7afOoVym",
+	"XiUsEqMZ/+b+iXmzASzJ3jX/dkDRed6TN0OoO5erEI4NLJdbg/WnnnFRhWmX2ABYtaRcmU7Y1f75Y+at",
+	"zt0AlyyALKbiylq9RRjPvwhSKYEH01PS3csZToJRWxmn1djjlRDh9eAr/GF+JD6+3OF7xLdHxHyjYP1X",
+	"RsP65XPoKcd2IKyVTTnrs/rAdf4EnJcdbc+VOiIqU/8DiAQfKaJFjU4X7lWXZj03IK9gmLvWeX4V7+Lv",
+	"h83PO/eEiPqYymBMlZn9L0yPf/5YjX9r/6wvd26SjEtrsNNtcp9jp25oWD3v0Kuc2p1kfjxXuKTm2+z1",
+	"PZYTnNkAbabFRc7/DaCQxrUfL7EZ3l2wD8JqsOpKcfzLmFohmOYbKSfEf/X3lCWJwcjlNeMoa4zELr4+",
+	"z7PpoiRPJJ2aPz5GdArynMrQfLpiOgLzx7nTK/h3tt1gpD1M7D0wRWI6JTRJgMrKc1r1jH9tZW+2yx67",
+	"d1tmiVO5oG6Azb07xngXEz5kKnZFfGKlwnvgqMPHKJU0Krmr6wQfSi1fMj5KI1qx0ZT9cs8+1j5rh9D8",
+	"KOGGweTL70Gs4WXOkGHe95w5Z7YwxJX+pmOeRl/IW+DUpgMbzfP6fdIWznNzsydDv3NubSpWUMJDW0wD",
+	"N6SGZ9y26T6WnTy74K20DUsUeSxytJUWL2lMR3BB+aipFzoHIpzaXmoaymOg4VoVIhitVV6a2b7i4TvI",
+	"AkR1K11qKvUa1eY93vk2FsYyM3uvTLvyNCsXsk6arQrHwmVuskdyBYcsPRQ+sMWFHtu3TeaCaza3Vw3m",
+	"MMM6L0rjXoOIf7Z9LLL+O8rZEJQmb15moTCbtEqxsPoNtRFwkFRDeKarXCcXkQ3ZcEgm1Ka3wDRy25+u",
+	"zjtfmkEgjWMqp3VocOmKGjEg1pm+zWm2ZPpz/FUmbbmfWSp55eUrJrGMqRpSk8ivbRGCs0y6Hoo+cCDA",
+	"tZySBCQJqKaRGHku4eVgiruQCdVjdycd36rzTwncgJwStxJTY527jG0egTjRU4NFRRgPojS0EdY5+3xk",
+	"yLk6y2UpCd9nb2uQhmEN1C6ptlvsJqxXGzPfr1vNpXW7x3BL9yfyiwjr1cediXvXlTRYf2mcM3eP6WKY",
+	"fO1awwhu161jvM5YhOsPMa+4C3mAav1GYLWfN18HObaUf2edujFN1q/DlBG5a9ezwojdrE+VBAN6QbYv",
+	"uX5VzfQ9FgP3QUDuBoIPwTDu/ZuIxEisXdnuEt232m5JRKzdRCLpVN2v1j0lqH3bdN1a9kT+favtqmvG",
+	"g7EUMf2iJu4343ILa1aeU/8ZFebbrJ5o5dgLvbmgCp2UKPixmsUqdNIc/PJFntEEcwLMSe1c5Jcl8jIh",
+	"Ww3VefR5mUFRqOuyLpsVMzkG5tl6TnU6kT2jyksickbqLbXLsi2W++QPXjzVXcrzW3EYvMisu8KmXC8D",
+	"btkBWG8mWmganS2fDv5+ftecsMRF7YmVOpyrO9dZ1TxfSSnkmuazsfONm2v8HWsTc8G7+7e3RIIyQKy4",
+	"MQRZPxX+7AS4JhMp+AjPAE5w80yQUBA6EKkmTC9L4VbbDSk7IIe9w/oOiB13FeVeR3B7dybIL9uofOA0",
+	"Vw1mQP7is4N3R7wzQn936Y0faevl8ZepofhDmRFaEobIhtTwjNs23UfamJhb8DYG48sUeSxytJUWP9IY",
+	"8Mhh89voaEyfEoqWKJmMWWSf3LB2uCafrs7tayMRA0UGoCcAnOTZVNHOcPlUm3lK4BTP3gzARgZrv5JZ",
+	"5NX9khj3WEj9ssFhziTPfaxUuLOaaWGOy3Ll3q20cpZ9lMMfD8m15Ft6k6E5vl7vyafvkm8bsj1moNE2",
+	"DdP0nFs34UeyuOYXvdVmxmPYXDMc0VZqvBNhc++go+aKRQg75Kr0CtwwoiPcAk0HEVNjCEnKQ5D2zS08",
+	"8ewRGk3oFBPLKKY0cH3S5z5T72wTP7EwBO6bRuyu+QjvdhAxJEWhsygSEwh9jwxZFGWHHiZjFozhBqSp",
+	"2ef2JTkypqrqMTVqmlDnqdIiNtS6ACN8VfV5blv4HdXB2AhikeplBRt4AP4+j4y3IhIUppLqJccjdDDO",
+	"jJqY6ewyEtNjkWpCyZjKkAT2IdCVZ1YhEFzE0+o7UHl2IShymHoEdkY7xH91JkG9KmqfnFxqykMqQ79W",
+	"xwYEr4HqVMKHG5CSuQ3VZVcKueBAaJJE05mLhE3ccbSjWpr9xUiQyouG8wdRSu1ktarkzarbjYZSF2kE",
+	"L4SIWkYqmUZfTqe8kS8h0rx4qxYxc5JyWaEroPHPggVwZ2MRU/pnd8j4ilpvp4awEHKQb+fMaYYBi5ie",
+	"EiEHigievdZZ9zqjSHmoPoL8iUbDmuf5NND4QkRL2WkopNG4CGvUWOruh5BWrdIXpRMqP9mei8dZCVat",
+	"bSqXtIJlFvmjtFrzBPaWasEyWZfIuWWgXjjYPs9idbwYY7s0mYXiQc0X8vDWCykZL0349F/f+Knton+Q",
+	"BsZf4W7Kxnr5ApVc/d7dv5RVUkmCjbWxsTY21kY7rY0Gw4eZPdOy8FDDM27bdIs79Q3u6miICb2hDGGd",
+	"v9quEgjYkAVWJpBtVOEUPz1RJIYI7EvmTqDZs4udtTPrufOTdV9wKSUZcDVPTt6ZsSx7waUFUaVrFkWX",
+	"uAiPc3k3p+m8qJkbSF1BU9C82d3FB+XDx0+413JOXsuV+K5YtmGdMQuP1iqQR6NCe0nwiJuPlYzR5n23",
+	"WSo9PonaTp9H5p1vgGMek09aSwt3L7CRkG/CwKZlHAGVZCDS0Vjbt/mBDNIpScZUAdmmMhays/7jJvfZ",
+	"2f1mdnLVWCQvHafRKPow3Dr5691jucxqfP7NWxYnwYXQmLuAci40GYBblzvilwW3LL5C8mx/fxDQwX73",
+	"sEf3uwf7h9AN9g6edqH3fO/5EQ2fHj/fv+8rJDOxlCUH4EuEWsbe39PjIveL5z+++X1/7kW98dsavPiV",
+	"Waspq9QxbovURIMzbdM0H8tOKha4rXbBo9hHbvVbSQPJwo9CsUzeNpFpW0RpzOumURKTe2VOEhP7ULDp",
+	"qWqeb50W+5CpyhCGNI1MF8C7ny63qtK2uBQ7e8+ISpNESA2hU2vKw5zXNIp8tDnszVT7G6GaCG6f4QWe",
+	"xngfWHbPXmEf3Zev8HvbJ6juK/ffd79ibvTu64stb4uF3TcvcYen++Zqy9v6G+3++8ctb+tadP/jAm9b",
+	"dz++Nf/V3Rfms0y7F5/wjnj36ifzX9m9Mt/fsO7P77e8rd/H3XP336tf7JaJIVNh42QDW9DHmCH2Bd4v",
+	"b+7hW9MHsZfYd8gZsXfJnyj3VXbsQXDA3XD8MJJANShNfDzSzvjI5rLt8wiUKU9tivC/pzTKHo7N26VB",
+	"IFKubceVxzgf4FbOeslRzUjeW+au3gJknNAoKp0hMZiu3pJcYleUM6LlvZ1hxl7KA1jnOfIiS/D69cvL",
+	"VbH3Wl6a0hEW61BZfqBJEjG7BVpDpHzJBYqZsc6u0jIq3kWhVZHREtgafWj6AfFG1obbN3WZaIPLDS7n",
+	"cdmQkzAH/pYYiKVRNT/vFk76kVylxcVvo7cwR5dHJEprKYIq6QEcivZ6CzX9BJxG3SxGi6SZJwjeP8Yj",
+	"y+x3JBzTKtuf10aJVqT94TrLzzmvp40uwJfLbQOuJKGBFEqh/sY2VfXD1FG+yDUIofPchcsGYUuQbTz5",
+	"ndAAVKeq3zledIPIO/Dy+S7nS7ccj4LVmfVvM1pz8249Jj1bsFH5rNs/Y9Z2TjKku1/NtJRnjV00qg0/",
+	"YzvbCG8ywXe67BvpWCN7Ha5q1wgFRHX43LBl1S9WiFT+gmJlyS/vfq38xYqeql+sMKr8BcVT5SPdKLCq",
+	"frEirOoXK9Qqf0ExV/WLFXxVv1hRWPkLCseqX6y4rPrFCtAlv1z9strqbZ0GuBtK7jLFuoDK/KGmkCUk",
+	"dnEHflY/XJLhafWFiwxfq0tmeKtT0uJvZckcjytL5vhcXTLD68qSOX5XlszxvPo5xAzfq0tmeF/9xmCG",
+	"/5Ulc3mwumQmH1aWzOXFypK5/KhT0sqT9Z46bL98eUeTxuJfMU0KSRHQKBKpVusfirb1Kiw9TO0uYcQE",
+	"V+4W11BI063Kr3Nl1d1ZWSPS8K2HTv3HYG0Lda57BELIkHGqqwzT1yywFO4q0NqYxyMQI0mTMQtIqWat",
+	"21+tOFdSvq1RcxT3vEMU08T8tfyCHd4ITageV54X5maFNLuBl7UO+hSPqzpL0V3nTCSEZoXwu6Hh+vsm",
+	"eHBJf1/Q4HqE12zeZO+m1IkgJhFV49rhxil2fb+uNA00C2hUj24EEyER95JFfrwbr9IWriHToJqncLrs",
+	"4fTbd2mkWRKxqkjzL0JGIfnzf/zP/E5xnJc+JVzI2M30lvxAJlh4Sv7P/yalRsm/kdvLgEZUXomzMKwZ",
+	"pC1XWRzWh+FQgSaY7di9X5GNK6DZcbQavUwfZO7TfO63Zu7TmblP15/79BHmXifaXSklqjEwK+rvusVW",
+	"fanNQXg5PJeKiNlTRU4uznL17DrP8dYcuUv6dYl10OQGWbWB8BVuq7TDxHAR6e/IylhvD/BbNyfukRTh",
+	"GzcE7jHjjWLeKOaNYn4YxdzQTrHT+i3ZTHhHk+bm2aJJPtIOeLG4bdw5cnR4BCK0lgL2WZ7mbG7bPtkO",
+	"KYumHpkAXEdTvDVOsoeGnqhOvi9cvA3kLvsIM1sN7gWXOTvblETh/9LlwpkzsC4/kGfHvb08K7bSNE4q",
+	"jawHOxpaMtuViCEjgLpvZAFuEyYfZo6zr83V41w7+g9ZzToOQyLFSIJSV+LcLd6SN4roaHYga+e7wUe0",
+	"7loQLPDQK6Irk29VZxo4k6AcDW3WrZcGBv6pjUKBJiMpJvW8o+WWbPKjpJUJj9zhPrhNQDLgAZCRKWkf",
+	"Fl0hOipNI0twV7fouXLNvXl4LvCyY4EZxlx1Zs8R85u6Gbcgpb5M+tzDC1oUIv9CwuEe9Mog/iCg/NaB",
+	"1pQ5XCC5XbZQs/Nt2WQfyw2YWewWG8KP4g4UnNBiShRivRlFiydnsz6IGBKaOwuZM3BDoxRm/QBV6Qjk",
+	"7Xxy8ngxro46O59TpX2M3dWQ2LO9ZfWqSNk0Dc94iYQF/dDsU15uh1JyzVzOWULJiN0Ad8m61n+5ShYT",
+	"WmZ1M660THFjYN72LhTQA++0LlOq2XBXqbt8pb6nJyJLa/VwofOHpHRDqnZmMVsiVfMxNT3n1k34kUyM",
+	"+UVvo2qdocmjEaSt1Cgu7TWXxwm7IAGV4c7WN/g+MlM2VfKb4XuhP0z40mTZVI7gTOp1bpXWL45v1Feb",
+	"VhcwBKmIFoSSK1OMbPu7N3u79ln73T+Mevjsd4oTWDaHllmQ/CrEl4W/JiysPfM6rncFycsUmN/ky0lZ",
+	"jKS0HKuUYeneaoMHX8ooIN/3S9UbwPwLAaYhU2oWlK1Tlo3Pun1TfiQTcmHh2201PYYROcsV7aXHVRbt",
+	"b1KBYlR+p7m0QnZbEN/RzrYSF86sZzqAbHOXp0QCjTA9idHbCuQNhIQq0t/qb3Ue2s5ECmTXbJfuuhob",
+	"Qo3FhLsXsWhGwCWTHApJBhHl15bCimxTMoSJnZn7akxvAHWid985fkFmkmLaS9RdHaWFLPoIZp7l0m8q",
+	"H8+92G+tHtqy+I0q75zD2ieam593Cyf9qGZLefFbrqcfz3DJOaOVFLFHe88FH4IEl9OrGc1geyJB3tXO",
+	"10+OyOpHBJi6TJOqw+pXMgU0HyjRIulqM8mRFGmCCWXsxiHXlHFFhB7PUECdEuSywsd2FpaImc62GRdV",
+	"0DVUPDNzidlbCAuBazZk4DKVhwKMsaZJMKZ8BFlimoTqYGz6TxUQpnG/DGhIxJCUyIzT+pswQ6c8JEoL",
+	"SUfVG5dfoNzMdNxSFGReqdLmGbdRq2aRd78t22bD5t8Rmzdlx1Qhqq1q6rFo0FoCPJZdt4Qpvglb5lFs",
+	"vCqOaTF13oqRaFxPaqAxicRI7JA3RsDHdARGBCsSU3mNuiESUp2QQUSDa3INkJCUW9EdemQQpUBEqiPG",
+	"wetzCSFJJIupnHpkJAE4URAIHlI53SFXpi/bHglEDHjoffvih50d70fzrxfmX2c/7Ox0fHv6yGjqPnbG",
+	"AYNXf+15ZO+3U6OwbkBqogV51h0wTS5+fIEKIcb3s93QE3YLkcoOMmkRAWZ6JQPKwz7fplyzLo0YVRAS",
+	"CEegSMSADEBPzMBdI6hmUomX6Yz+tOPv3Dth+FfeIQ4Er24vv15sipSU9pfsHtXaD8pGtPyBkhUYeQxz",
+	"8iFhQhpACWkEJOQLMfK97x5/n2Bq1mDLENs+Xdv8vFs46cc1TkuL33LD6xEN0owz2kkRMWjOgxMDuLRD",
+	"aNN0L/OBrJHI9Jcx1YQSCZhhwm46Kg8148T8ZDNXCwlE0alCrZdfLai4AAjVdIgpZ0NQ+o1Li100aHOl",
+	"znZPuJicEjpQwHWeEIi6Wtt2X3UAmCJDIRlxX7gzQ9et3tGrZwevXhy9Otg/Pnr64nlVqMVaL+oFjBmv",
+	"OMR0aX8mihnDIh/4k4wG5AYk3kQYQEBjIGEKZDJmkSnL1OykQkI5Bq1OSc8GqYJUSuDlwFSRJMRUMWNc",
+	"Tcz5ftQ9qKDpCCqmf0Y4TEAu7W9MFYkExUwlhl1YFBE1YcZG04JQbSkWjCFMI3dfgs7Md4mFkE2+itEv",
+	"QFPGIfzZUv4eudqzNbNXk+UNSCKxUVWfpX8ZA8YfkRzuwZmCF/BuNK55ddBxYAzV8WxGdgkRUAXd3sHO",
+	"Xq9qkQLBNXD9k8tNNMeoP51194+OibjBQeWDeaKI4jRRY6HJkEWgTvBdHGPNE7+f9noHQUL1GP8CYr9Q",
+	"Y4pNDV26wAjsz/0+9/s8AYnfeUTZhPeDKaZ0srD0sRM/q5yh5d3Z+zevX11e7fxN4cP5hokVjaHPsTxe",
+	"1bEVDIrGVI0JXo+augU6JSEbYuzDTcMduDBzKZizz0f2flBRWHCw/m5BaDu9k+fD/aAXHA/Co2Av7EFv",
+	"uA97wbPh4eApPQj3YW/Yo88Hz4Kn4TEcDQ/pwWAfyz0fPqNPB8fBkWEVqo2xvHWy9d9do3/tdZ/T7vC3",
+	"P44PP/+XqkUsBju7+hUoLbVumj3rvv7tj73j6mbz53vOdCWv8hkGnVBVevCHcXzwKDtTI59k4n7709V5",
+	"JzvFsihtnygySFmELwZB+Rhnyq+5mMzlKaIauprFUOs21Eh0F78UsTFNEj110P7sbd0UMmBRSGKyMVfC",
+	"Q1d092Zv133ho+yymwKlVTDY2+n1do4Pnu8fH6yUU6XVLAaTw3t2WWYB7GWSpYaI+0KDbu6KIExAGRBJ",
+	"pcn2YEpYnAipCT5TUj+13rwUbqkReAlUNZf0hRNImBIhkG1M0dWlgSYJSCbCDmZ+4cZMINtSpKNxNCWK",
+	"3XYnANdEUn4NRl/yUEw6LdiiBh5esXhF1pWlgK4BYCOjqJHI1YfFP3168zLTGbZcRtpTzB4ikJLKs1JG",
+	"5ISvl1EE39tqfH5LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1yFmgf3/9c+OWVpapfus2aEbqkMAYw",
+	"FG7MOD7UJ0MWRdbcKcRpVc8Nh5Hm8kkUK1/w+Awnroov2dE3GKd9KBnyTR0V2IibBxQ3a1F+IyMalBEN",
+	"RZsKGdQqq6rR2bZrqo8Uap5Z6Paa048RYC64oJV0GIvkpZtOA0/Or0qrzl/AlaRGzi6S4aUUSYKn18LU",
+	"vjY4BjJIpyQZUwXV4aiAahgJ++5hRXf2x1WXYZyMJREdQFTXZA2Eqmj0o2QBEMYJ41304gMJIdN1X+Yd",
+	"SRZ+FIpl2bRpFH0Ybp389e41+bFc6/Nv84bahZhgjNM+0m8GlxHWdDd/i9UmnTEGFxc6K2wK3mFAFOzF",
+	"1sggzmHy5h7F9+9zKxZXq8Quc8wxR/k5Ts2mVRpyeTgrlayD3PeTtuYr43gts3GD0w1Oa+L0mvHzsRQx",
+	"bexkE57RMc6J0tMIyA2VjHJtM6upa8bbkgDFbnMMqAISIEXssSuM9Vwz7i6J4pagIjRJgIeE5tNBPeoe",
+	"AKCEwyRivHY8b5hG0QXw0J6xr/WMhSE5hD+zEETdOhOqg7rvZHyBvzZ7Hqg0tXwI8+Ovz6RNnsBbyaff",
+	"+SGzDRPWZ8KmnOkZRm+L95QPqvFZt2/KjxVKmF/4VrrRM1R5PJK0mR5v4QYa3GxIk5GkIRC8WZdrIo+k",
+	"PBKB3U/QY6NxsoL2jFIwbVVWuSWpNTDanKXTiAwhFZmMhZrNKeKe1K71Eqtp442GuGIfPQt+68zGw8I7",
+	"5GcapaAI40GUhkD8V6/+njLryuXra5o8Ofn59a++R/yTkzPOYkxibj++ZpypMUj76VKkPHw1HEKglf3m",
+	"SlKurH+V1/kPFkXnIuU6q3YlkteSjuyHN1wlEOgzHppy/qkxJ23SYUViOkXjk8qamxvr6+gvULvFCiyk",
+	"11pb2SLpG93Kuz+6vnNTcAOk7xFIDZpvOVbbppqbnnPrJvyIBmt50Vttnz2WuZpzRCupkZjBNBU8Uab1",
+	"4hVja83trB1iLwLilSceTCfnrtDJybngRtGmNMKzD5ml2Px7vg9xhG+YRtEaIzDFUf/Zgw7rPA6MS1Gf",
+	"jw2NlzLywyeQtYzzEBlk66jVUox9eSbYfGmqyT77xKkj71LENRmxrAbdV3g4/NuA7drR0Hbjc4nm3UD0",
+	"HhBtykzMJECbbIAm59qqiTYZm/vAnePr4gamv2/yJQc1Q6kaxwDWgnap9bt3aFZ4sTNC7xFX9DuP83x7",
+	"i9+k8GpdECMfVOOzbt+UHyuOscqcah9VHo8k7abHIzJI63njsdiitVRARXRlfZLl5sGy7xdv68x3MDc1",
+	"POlpzCyV0ADIn//jf5Jtt7N5DVP8PGsllF8DqBx2UyK+RJiWrBV6no3FRNBnPM3TzaoYNAsUkeBSMRKm",
+	"8XJ57lv636bZroWE10B1KiFc56Tqg52pqhjBKksOV77JgNg9Fv97t/C/ZT5pSCbmbNgmgdjkXFs10Uey",
+	"28qL3EaLJafFoxCirVSYleiGCnzqLpVU08PGm1dd9SiRZrboIhkWJfQfC2GPxSd/flvUPfbetB4DSd2k",
+	"CMUcPPZOAGbsCQTXkga6/FbUTA1MoMb0CeZS+vfLD+/taRV3s92drQl3kHQyqsgANlAiSjWQTxdvMY7F",
+	"XQZZIckNC0EQl0grhpBRMhZKn+JJmAHkGzHFZe+x1ok62d3Fwjs3NBKSct2lCdsJRLxrb+Oo3eMDOA72",
+	"B8fdQ/oMus+Onwfdg/Aw6MLBs4Ojo/3946Nnh7tOKbBA8J0EzZo83JRKVmdP4X4ZxAw3u+Rv5QxDO8SX",
+	"TOjziAHXrmV/t/Tdi5RFoU+oBGKz0ioihn3uZ3fm5XzVuR9c/aGQJMAvVJ7BwBQMyNnHNzt9joyvCM2O",
+	"PIYsxLtNrjWyLaKQSAiEDLO3xgTxgY8Yh6xvkvfR55jiqYPDnj9zWZVI+l6ZzbCPl1RXGLMv8gxTpJy0",
+	"6oT4//mf//mf3Xfvui9f+i5PRp5cIU+mMMt9+739ve7eXnd//6rXO8H//7elw/l5WWqp92kMkgUu95WF",
+	"tBkbzagy0+deZb69GXJXGnWzecLmkkgUz1I4DkBGzKqQ7b1jkiYJyIAqIGO4pSEELKYRCdmIabU6TeJ9",
+	"Uo+V2bRyStWMfgerdNWYJQnjo+7e8+6yjFze1hzEKmSYgZshVdVQd+5ucikbLGvUVahs9qZqyl+UcyzP",
+	"NFZKPlbm3nlWW7oKS9axihSLFC8juEopu5oNWaSlFGRtsEDccF7dANf3UC2+adi3W0blhHW7VqH7BEzD",
+	"JzP5/LiYZCqJ8tDLN9r73KW3tLnuFOZFJEMp4rl8lZirhWmynWXJMwV3I6pBab/jYWnz1RPV5yqNYyqn",
+	"pwQiZYbLhkPfOLS+0bd+lU4wRVZSYl5bzzbh9vBXRN3u4pKXbDjEc70VwTd8dlrTSIyUe2Qoy37PaWx9",
+	"cz0GJm2eS2t+IZl8zx6WGYuJEb9TglYimYBR8sZW84iEWNy4/Kiu2dOiN6zNRf6gkAQSwVATkerK+J5Z",
+	"u6Ui6V2mAIrkRrNLXCmU3HrWod+lKzoPivKoiga98qotIKWU1qjLMRAxgxzTXYP5Mh9eEhcCGNm9SjL8",
+	"guZtY7Eqd5c9P71lRJXyiBqLxL6ai28dXFenub3neaxXPI2zGzgqDcYYDCsd1C8Oaf0E9GbqV3JgCEOa",
+	"RvrymvFPy95yb0WM9JpF0SUuwhrjUOVcMbUyHOTZZRa9wvyyhHOVnLii3Jj4AyADkY7GulbyAuSE2k6/",
+	"5V2zRFWe//In+G01w4n15/9LqdIdJLBeZwRZFocas17zuNg8Y85HIuf4YfaQWHnqJS7ICL9cQDQZz15D",
+	"RrTo1Oe3I2XWCqU/sjjB2GUbJcqSoOpGqDysUGnI/SqEVkscMDugRmfbrqk+0gbIzEK3MfZfUONxSNFu",
+	"OqCt1rAdgWmMcmPCJjlSZJvxEG5JL3sXAy/12puxlAfQQSPDXc/ftidk9/C9OOcPZwmS1k6M7gbwQBkh",
+	"XLr+KwZyye0HKpme4mXvUjJcJ98LT+vbuD627q2Ru24nfvmNkXWeRfa2JjSKEprUzDNUK0Vw6aLIPB/M",
+	"K+yi91ldnXHjnfdFZq2gbxyuj+8y3BvwS9TYt4P59dMvqAe7i73B9/3w3ahNWvKk2mWEND7r9k35US3y",
+	"O1zo9lHl8UjScnrk0YsG0oeHas3gyFlWY0lkBDcUKYu7oZjwrmKjscZX71Ku0iTBZ+BqRYgoky9SqfS6",
+	"w5updkf0JhZKZ4GsegOK9Gsm4aryVQw79ezxyQjfRdZAhkzWu7NMI305FnqUrhurOpureMeMueBdZcvW",
+	"m3FIYzqCC8pHUN8geFlUqoKV4f/kisXgnsusefdvaM/wLh6qq6ClIfo7EcId+aOUpjykMiQ01SKmmgX1",
+	"l8oUvKg8gHQhUh4qkoB0L53XTG6ND6y9SKMI9FkQpJIGFYHty0QCDU9JJCYgDaBiIYFQLK+hZk8xHdHf",
+	"GYdL9jvUpLyESNBw/RWTKb9MAMJ3aaRZEjFrkc1bgBHFowhaWFciFjcQA9dEmao1J+V4+iMYAtp9+4We",
+	"9ioRUKNxY9F9BA5aUl25k1694fDLbLWX1kq0r9a8g5Clsb/6adOc0+YWrpK4FdCqWrxqbqsk4uLkCxyW",
+	"UDYrGb1CpSxKtXmpPidifquKlysIUuNHXQboFpgF+KRAno2gap3fC3z7FwIJ+sQ9F2ycCp8YwoLSJE6V",
+	"zt6qn1rnFo8nuXx7yCODiPLrPvdNR13syfdMHRpFU+KfJYlxDbLDRGT73z5dvO34O+QXJ/8FtwcgKVcO",
+	"q4e9nj3twswgx0BtNmB3mKHopmAJmrD/gOnWZ0MCxoeY9c14HzTAWbuaEoahDeqnMiodmh0xPU4HeFDW",
+	"Fcn+u+jyXwANu4JH09JVFdzfw3NFGmhMTK8soBFRYyE0SPLnP/5XvglkXH575CXbITSebZ8jPbPAQREX",
+	"8MggDUMGyiMxTVxcIKBRJFKsjI+5KI8Y1QKaWfHAQCqvzxP7lDgOz7Onm2zTKAvNoKiyJ5cZJ3vPXKhA",
+	"eSSJ0vk3PSkP+7w4wPTnP/7pEyWIsVrceeiABmNQZAg6GBMk0KR04IcMQE8A+MzJXrXT533+l7+cC24G",
+	"Z775y1/wK/IKeREHp9IgAKXIQIRTPA71R98Zg/2tE2NKeqSPRqH5+Oc//vnZP3WsDFIKmdXrczJX1b7J",
+	"ayxS+wqvaQer4I9b9ucYlKKj7J3erc9+toLE/WKf2sa5akMQJKzg2J2Bkkd8eyob/xIJcJqwnSmNo5kv",
+	"/qZsnsTdMdBIj3/Hv40Om/5uuzStaMkC5e9Y6pge7PUpPDzlYkwJHYF6QrYHEIlJx3NZWnFaCk9B/XT1",
+	"7q0ttWMIfWZrOzhrSVmEsjmiauwq5wUMWpkNNBEpUp2FILLT5b5nZx2KwHwg/q5dfbXrd2x4yiAcQuIf",
+	"9PbIOzy99RFkTI1NFE19Owr/rQhs2kh70o7MDgCDYmZ0Hvl7alb5GhI9O5D/mgfLQui+fOV3doiRdK61",
+	"UARpnGMhkWIA6qQg/K5vRdDhTsGHFTIxoFJOywKQVMo/JMgSEXiaz2mZCPwL8bOp+ERBBIFWWNgdQtt7",
+	"RnI3IYOvfS06oZLGoPHNYeBp7G7ameFEoI1QCvCgfK6DQ+iG4A7RBwEkurjyEDFlPhmgdDx8uo5GkU8E",
+	"z07bmVaRH5R9tA5pZodDqJldAKeYm7VwauxlCTfTBUiZHhGwuNh5nQAfCiRnNt6JtzhMIRsxzQ9fumXK",
+	"KVJkR0I5bU9sepYeE6bA1gTe/XS5g8t1bsNW3bc56fH6sKWFbRKjuU4eMX4y169ZobxTU8w0OxZ4e4BP",
+	"zeIZRWomUR6Gj0Pw7fpljeusGfzRfj2YGl/JSLaphs4sm/yAS7PtFsatSuekvCZFxNjeg9n2S7sWJ8TY",
+	"8RlcUcTMBZQd3zlC4JKQbX8mMOp3vIx3ihsU7gl9wvRptrISlIGrfcg+pjPz9f/8xz/PzFyyxx22fbxw",
+	"5BtlheHv/V4vb8FS4ZN9HtvJhRwCVu6xERdG9mxjDuvsoocCHhK41ZLmWEAeyBr+gHpf/WBr/994Etd2",
+	"9mLaxccuHeM76BpuNktDSUwjYzBDSLDYNheaPOse4v/29skYbt2lAQ+ZwsCxY7o2WDjsHbpWJhBF3XI7",
+	"urgkkx1BDQXYV3bG9AZKUssuL82oi6DCdY0mRmUlEhRwfWrLFSdmLTKtfMuPHhPy0oBn4RlK6nqBWysk",
+	"RqCzA8tkO3MOXQ/46iri0Ab1MzbAX58oUjK0LOJwLldub4MbFs6atm/75lNDFexbv8A/IXQJo8dUXgOK",
+	"jEqWx/M5pfeCjaSg+WyEJBENrpGCs1fC8OaOadX5NX5/q7/le7lUc++ASzD/yV4fjqLSSuVAKARN2U6y",
+	"J8wN/QPzLcorxon/a9csSje7XGSGsE2L2ypvXnZOjabOG0cKxuzWdDERZSssG8ini7eOWO6mmZ38SY4X",
+	"Y+tpJ03sdTVThSoiEhtrs9gQxmRF2CUSjG0qQSkDPn+AyZ9Hv7PE77ij20IBN5LFP0PF033FAxGalSR/",
+	"79oM0CgxwJHK8S2aCHaNDOEFH5FXV3TkEf/NsPtecOi+ozoY+2TEjNg56B16xP/p1dlLn0yEvFbORnOt",
+	"GhDj0D8yzo16crTJJOeMQHX22M3ebiQCCQqtYQSWEhlvpDy06rZsR6vdP4qjzZ+tFY0a08izbLFnKvgW",
+	"tl6xIWiEvsoEhZmx5Rc7MNf5ZMxQSVGdtzoxhEK54RH/3NjqXaPnpIhOnJBG4y2mt12jRg72jg6Oe8a2",
+	"ZnGcaoNio5noiPgJUsgYVZZnnORD/2eWTMjNFuVUI6MYrs3Va2bm2decbMJ2nclTx38SUsM3KAwVicwq",
+	"m4kg2uwNDE2vAbfFFIB9zimbs+cOYgoJTxRJBF7L1CBvaES2/W7XfON7ZI8oMkD8OrnUOSG+I0lOD+sM",
+	"uDaMXRyBi1oZ+a1JBFRpsuccCSsMaARdXImuhBsasZDqrCGUMjR2boXvGV+KWhfKtD+UgutMYdKcNI7S",
+	"FCUnRmQNjGcmptwlCpy5JZC9JSH4DrkS5BogMVaEgaehJki06LQgxtewZL0BSaNsHcQQzZmcjZCzLJnN",
+	"96x0ddDDNmYdx4xRhyKKxMSaBBZhny7eqswU8gtU+IjC8w8Xlyc54p38MlhHGaFUxrvdM9Ns94NkI2OG",
+	"/cW6SnCbCGPc+gYezimZk5UWwguWHpqp/oePV28+vL/0jfAaRmw0tu9W86n1RIyOM23u9w6J8cQnKPR/",
+	"fHXlESNfPJLV35kT757zSDG2pj0rL8bO4vi1m43mappA1xkeJ4QLxdlwaOnyiwM2kNL9I56LcgsDeQNo",
+	"bozNuKzygdBwiCgAQaZgjE9pOZVFEYkENULXMDO+29zxyrLRQpgDhNYBsayoyFHvIHvcz84N+A1EIoHc",
+	"yLMOlmfZInNhc92oEghyvo4ikgHDcoG9u5Okanwyw1b/dUKZ/uG4pzKXcU7kM0XGRomlXLOIUJ77PrlC",
+	"zYQh2UaZYjDE+KjjFaJ9/naYsRTt3C+R9N1LvMVLCN6qwTA2NokyzTgp2QpZu19bwFJ8Bd3dbRVDMhBG",
+	"rIsRoCO/vdfzer2eaXUwzcSRR/xu18ghM2mQyu+cksRIG4bWyhTVrFkHS4oL0HLaPRvaZxbMdMyYs0vH",
+	"hNAwNMo4H9Fer+fcyRilYqmnbgKya2uWOz3cf459IduWuzOzRrpnnjLuHWB0yEYSXOzQMC1exhpKAHt/",
+	"LologN65aZhxG5UU3L70x2TOb2auPhddFJXOV8IuZ6ROx3G2KYnsnvHJr10jP6Lui3Q4BGOsGXy5ZuxI",
+	"OyiLTfMGDIkUt0ZUJlShmo0tV0uRjsbGtjK/TwuJjZEBRDVWmGdLFCKhlRlomFmJq1kMuBE2EDdA9vZ7",
+	"JAvNZHQsAd6dH0dJSxXure7u7dxaw/vQKGz0Ps1sY/tOPOVk75j8B3uBt+IJsfFURQ4P9kqFqfUthenj",
+	"+BCLH+4dWMoY782qWS6c8ui4qmZZkV2dvzqU2b0+374BArJkz21jV0LmgY9CAgMf6bHvkYvX5+T53t6+",
+	"afT/+3/J8c5eJw8RYPhZcA4B2n5BJBSE+GKR4S0RQ+6VcCe2vEw4obI15t6MkHLxx4905EIXCYgkgr/8",
+	"xcjPmYAOij6j4nzjUOyOdRydkmBMpQL9Q6qH3We+MRt2LS/1eSZoMk/BibvMrCMSNGUcwo7n4mVYkZUS",
+	"IBltamxIS80LCEXQ52j6LwQNXSd5BGTAOJXTTikAl4UQs3jcH6bs590/tPjs9/l2ZaS27CJ4ZgzGnEOC",
+	"uiDGTCRAYXcDKSYKjMrN/t79w9mEn7MxzH+fHV2yvJZd4PRclNze+8TwM1rJ5vMT5TzKO0aDgsPKxpyO",
+	"ggeAgtpNq89tlzhxY7bOFyAJRdmThZK8kokr7NgwlJpXLBZ+ttJAGH8gT2pwDYl23o+RYyGJ2DU4dWtD",
+	"ugZPJ9ah6XPjNO1an8kzjkwmFG1UN3M0jYAVQ9cKGioi1YqF4MKXWRA5ZNTvc9Tn7nXeUjSXiwRQfBKa",
+	"B0rNJ9TiniFnnxcRZLLtG+y8MuPwO6VDi8ZNtYF2D0Pj1ne3/p2P7rrx0o0kYnxki/T5BPeVjCdnpxQx",
+	"fq3IgAbXxq5BbKEpadicllYNf8wYvbNjSj5RxB0u6fNAxLGpV/jWmQosRe2sZ63FibVHfxJKG3GFpzOM",
+	"cmIcM7BgI6hcXBueu6yNS21KnDzrPev5Bgy4u+TbQKD/a/e1kBMqQwi7H6XQwlKBKGF3uiIWAFdQ2qx6",
+	"9+ZqYaPK4N4GJ3aEHO26SmrXlP3sbWmmo9I+F+5EYBxhdquqdKf2ZGtvp7fTM5WdTNk62TrY6e0c2Gu/",
+	"Y9xB3DX/GoGuPt4zK+rcHXmm0eMs+QaV4q+80FrY4JAILPiLFfZccBhtxxnTcWcLB243XN+EWydbP4L+",
+	"ScTw0SYvyyxvnMZ+r7fsOEZebhcrfva2DnqHqwu/F/qdCNmQAR4WOqrbAQLG1jhYq0Zph3fr5K+/le6Y",
+	"b72lHO33xM5c05HaOvnrFuJ06zdT00nepYv5aibS4USq0y25/5edcS5MWJTQnjuSzPg1PqluXQ3TeeUS",
+	"vcCR/Ost0tWMhissjjsXrFCVK5YO9ZFbt2wZM/tnZhmtlGOB4GTbWQ1ZVFM+UTbjVJ/HDI2lDM/WkXHR",
+	"S3CCL9tWeaKMQ9/JzTSUk67vYg+rz120bzthwbVhH55vWnaqWSjXsTulqHg2OTS1jHU6HwJfznPntqpj",
+	"vWKPYOnRsaLI7kwLmGxsRQXTSxZbwLNmj8vqh2uz+mGdXubA8RXh9IHnjP5EZYJobVQ5A3QFuGxY3KEL",
+	"uTJL6bJoyeZbXYsQcPHukz7nbrMQ99fcmQ/colFjMeGmdVfCRYDzcHupBH6nchBDn9tscXdCt+PNalxn",
+	"UuNhi9zNyqmK2OvzSvCRBey5hGFInwr1MVPW63PrDitBtlOONrBr9An6sh3Xo2/I6pNZkxV3w6hxt6M7",
+	"Af9GQ/w4aMc7Dhup0AqpgAyIxgoU6K0hG5wbcafBW/IXrTSw6ZxmnMaTqjxQpb1bwW0qcsRs6bvKPFF4",
+	"uotK673EHasJizefbGDImtQGHcZTlhEr3Ngl+LDhVXUvcGx4uFke/qUckXFKZHbbvz4zl6M9Sxn7I8YW",
+	"Udad5FpBZXlReZil28ojQbm3zyRakqX9blPTmHp29HlUwJ0zKOcBI9sOGgYLducKc0Xg0RjrYrjgj8vn",
+	"qjo75D068nimY4l2vcu+tKobp2X8+GwguUacMTrJ9vJ4lQ0x2VhH7tjOwLccZTstQOubr33s3dfCz1Ta",
+	"rE98l1bM1HquC0tb/n1udeKJvSmYgFRIBOrO7eGs8GOui/Hsxt0y4oWNCd5LVLwu5TCroR2vxBqFN2Lo",
+	"EcVQOTCcMWspQrxSHIUiWK5YMcBtcMsRAtUhbWPvueOl0pTfsTdTIsFh52/KPyVckPOX7zsu5Kv6fC5W",
+	"vkPe4xbmv9Mbeom9n84fys0O0iKu8xAotef1lqDkpQjUv2Iwgyn0ACr2LJawgDtju5QL9nu9/PAKbh3j",
+	"ye9s88/FalVm9pMLwK3qmcLOLmKKDCmL1Gmfa3qNOTjxpO0QT4fRkAxoRHkA0u0M5metGVcaaLhkpX/C",
+	"CdxvnaUYQO1Fe8PxVlxUI/DHboCbmWOMvkT4fPAZ9dE33P1Djen+0fFyU+AMvUTiZ2FkNeUB6XbtzoFz",
+	"LSGPw+P5r+LgT8YKqkjx2eeIJ+w1O/GBp5jItr1ZEtAIu7RKHTds7WZNx94S6XO/27UncuwouqmM/Jkw",
+	"lzvSkgjGNcHDgW4d51J5YxB/aFRv5hc4XnMeM3rKO+7kCN42yC4C2PFn9wD8O05RrThDNQYXHbNyxl2S",
+	"75wWm6FX0wRyOaSnCVgK4lgn1N2xcJaVR3yaJBGzZ6l2RaBBd7MzC7mP4GaXq/xrLiZ9zoyRhVszo9Se",
+	"zyvkrVmf0pAuHfN1P4qIBdOT/5+9r1lu5MbSfZUT2hQZnaQolaQuU1ELla22faNUVVElX9+Im45IMBMk",
+	"MUoC2UBSlLqjIno5s53NvMBMz7pX3nv2/RB+kgmcA+QPf5OasYod5MZRFpEAEucHB4lzvs8nJ3SMjuGF",
+	"VJK/uAylYTIZqIcIWoxmq6d4IqFUFJyN9bU8abv8G62Mcdk7nY+crjb8EKGM8WeFP0fQopsxI3x6GJ8M",
+	"bHCct7sQYU1UBC13fdyDX/4TTs7amHCG7xL1Q6nuuU4ZAl9TjJX8E4sx5wyDHNS+CdeITyskMBNz+qau",
+	"dMI1tHxqVMqHeT+U0QTryZjOj+0Q2l1AYc4lJa4wd3fPZWLFmWiVZT7AOzu5oBWRlEcVSsKnpRRZuqTH",
+	"wsUij7hFb/K604sKfgE7GqW3wBTlySSmHdB6hO4nTAKw3VKGJNbzVnID3OuPOM2WsttQfq3TXg/Pmz2c",
+	"aygjMoMiaL04oxLLFYDol/Wj6rwaWmuzaggt99r1rCZq3l7him+sJ1iMRhfP6/ZNXhjngIJNU+76urOM",
+	"wCjcdRw9fVQtOaSKV0pBruPdfjV8dZH0Xp28enUW/z65OP+KnQ45Y734/JwlvZNz9nIwPBueDE4HvcGr",
+	"09M4OTlPLuKT80Fv2Oux3qsltY5Pim1piT4HR6e9iy1a/2ah8BuWfKQ9vHEs/E7lf1BTSWOcXGw7xv/y",
+	"Xvte8nIDrNN1VDZe3KPcnkthxYaAB2+ZK7lpNkChY3eASUMuZ8+MmUsH0RxdvgncMbDyscnttvQAezRl",
+	"3rR9wn+almp2iUljreJ4rrGWsF2Jv9wzocQoywSV5KN4XOYSokPxyarO4xQJid7zlN+4QtmiSVPeocnZ",
+	"CO977L5IWaXkoQTuSPgyM5HH43YXruZCN8zJC2Wu2XAoYqo6dKms1TUyqshfp+2OUoX9HEcKkwxWuJmP",
+	"mKTAjXn+oK9htP5O4SQf12pu8Rqbw8T7k2M2smNUtLa+LIjCQk22/RpQntY3n+6/Nx9S9og4tGOmWZxz",
+	"/cRDPk7WzvoZ3dtvKvHiG8nn+lHA5ECyq36e03Y/x4BnIFKBYCal+J2o50S/eCe2YBi+BHs7+Te9JPkf",
+	"ftXByX2f88ku72dfQEO+5VRtynz9/AotcFXnaz3AG9fm6S7gSaK1wz7uiS07MUDL4QzGY6Ynpl0RXEGd",
+	"uSC74xKbbq0IiUD6C4nRM2XviSwfPdxjkaiJf91GnpuyFT7yfKolhYRvyiFtuMbTIdWhUm4W1hRhk/by",
+	"JK1CQrvq5csZHlz9Sldf0btmerZ563/jlHZ3leKgD+v1YZMmyCTduPtTm2ffNuywe7Jl0Cl+UKz0ZpE1",
+	"Ml7bcnet187uYL5rzNeJb40yxFzziZKbAvivy2bPbMVu5H0J40t5QOtOpCkMmJRcl/A7VzEd0L9Op3k8",
+	"rsb3E2HiZYJtYOh+kXfV1P38Dsa+0tjjUoQrFKLEfUPYt/X2Xja+FVx/4vnzG/7CFPbFBcwB9IGh1fdi",
+	"dUh+qyXbxOAXFndnTX9hpgcnsNoJLFGd9ZqDd/ZN/EGBz/8FHEEx9t54AHxjguekPBDNNH6OB4YwoC8M",
+	"zFEmUNHqhu99VXk38hLFELvrHoopHvzCGr9QKtRmDdEszje7A2r1BXyBHXiPHAGuM7QGLM9TTBQy3AR0",
+	"K0MQRggqU7SseoBMq5HmBntflHBDB2Db7rL12/kdTH+t6TsRrlcLRA6LN34IKJs9t+nTyHvzIaC60CtO",
+	"dEWTJqbslm9nTdnN72DKq025FOFyhahUAq689KtlWc7Bw7pkStsNtBwuB6UT60rRoseJC1wGKsLH3ws1",
+	"NTUIyUxPZRX9FXu1P0xYwtuXcO7z2YoktITaCBPKqdScJYgIqzTESutptqqk4i2+8DdiOHxS3pV98KB0",
+	"C0q3vJ4HqyfmhO2L+cq8vYqC+qKfOSVtUmd4LTA/kDKqCYi15QriJJ/5XGWsi6MHB9zASAk5wiS9dpfg",
+	"93z5AaqpXYJp7jWN0swlp7o2U4XYLhoiGTtqZ5nc7OryQqk0VOvyauV1lYRmTm9SYijNlUStqhUilX6u",
+	"GrqfDtbzG1vPsmq4tbZCTBxrA7Lr+988ufIKDbtRy/yJavQtm3B8kz2J7oTsINwW99JbvqHTzw2iO1y7",
+	"XQ3tCuEeHMXK2K6mEKv14cGGXmshJ+ZCOg/qJFlmxiqHlD2qaQ6tyG89nk0GWSOOqYBtKFKHN+1+DmVE",
+	"vxBOIf22ojHkmkmTUp54gHh3mpvjxeepeY1wghMdBKb+j/4ksk4FED5nGpiOx+Ked8uKQwpGI4/t7Wvf",
+	"GEHqOMTDEqEqZhIMx1owzHEjgPy8C1fSd06VVAkhNTqMOgqAmbkjgPGAgAZMwW6FSIBzAKWX1TKlO84z",
+	"V6Q3U2VHkDKTQ8soYPIxlCVSWqykh/ImmRuIlckJjd9N1LyACZ8o/RhgWIFxDMPih2uZa4+qr/lomjLt",
+	"qiYNITwPCPYx8OivCQ9l7+LszPYEaia5LqK6H6R4AJ4pun2eoEVSBSGi0WLJRFEE7UozkTUilCO8hvC/",
+	"uTpBh5+r5KhSOplwLWpF3E47y8/c9mwyDmUBejKHeu9q+5bXWUKBAty3WkEA46YGqOKtARocj9xZhd61",
+	"RWUiVGBqOBWM+iocV6qG1YcJT+w6ZCmhoC0tVbtGUbvt9imeljo4uNjP80h6c5JkDpqcDGl9CIZLWmNj",
+	"WF0O7ZSTnokI6IDJx7WEDd2nlQf3fa1XUjEW0klSSYo+sb5W6ZgnodS84whGHNyLh0kuDIzcpbNoMs92",
+	"9dhTAd93p5lQnlxsruasFKxV8UtW24CX5LYRzU0xwSfGKgcLWmJBVwvHlm0saJjyh7VHmD/YBs/8NdmO",
+	"acPRPTlvWBkQ2tL66z/brsFx40kSe6bThpfs4bCx8rBRaMN6ZbAHEhsbrv8AYU93N9jqmU3YD7wnJozH",
+	"w4lb6OJ4iP+/KLFj5CzObKTQTHrXlfZfSI7lFPZNosBrq7+NcBs468X13eUPRfWZHpz4Sie+THuaKE9z",
+	"hdl1NTkox2blWKMRnOn1W4Nt8Nx7AWf7kuRp1x9aTE8UfWxzbC5TRLGopXE5ruq66JrY8VME+Fw2zNkh",
+	"YXO1/WaCx8jRMyIZrlQFLNYd4B35+kAPa5/fuIa/5W0hlYE/TSsqk3xmL/CPoBzoNqhEf1AIcs35raob",
+	"DdxFZfF31WtUpnhwHiudR1VFNmgI3s2t9xvU5EnSwiu9TzS/PdnVHbecmWaOTNWxzFVBlgipr4Pf8cGI",
+	"P9UOfY5sHIUwL6jjP1Nvq28giF2MIEEnjLA/W475LuV5jtDthreBjZiQy+aLNP2X9gGE4gwlkvcIA2eO",
+	"TQ4MHyHQccG0jrzLyK6Nd6+SSFmXpup5Zdpy+8HHSJ2e6Dk+4ZrfHs6UKz2Hu5hFgD1KvCQ+Z9KojRo6",
+	"YZlZo5YF7D6i1XtGfboSl0xbNbmnwuacxYTzW+nCLKLOWGu7sWM+8wnlhmV74sqsRMltxSxN1bSep2SX",
+	"vib8BhHGDct2NbK4YdnBL6yMKCYouBWyJ7LF1XQhWk14PuZTwsUnynWBCSRDpScs70MmMp4KiUSgIx7A",
+	"UHMzlsSZicSlyLRKP4ZymlHiyZIMjZaQQ+XoHwk4+rvb2w8Fc2cydfCVCIyqpjkPZc4nWcpyTnsbPeoI",
+	"QJnmeEVf8qp8vL765uZ6JcowLcRy9XPX7PafyAuMTKH2/0pU4Hkg38/BtkvZfUYXU1OUyswmxTKsgw2d",
+	"CEPXxOtizxvf6Ll9PI27L36+XOW1FWK+XRNHT0131tnT9A4Of7XDLwS4ViWIkVDcbzhDvi+bPbMlFyPv",
+	"ly2Dqq54QxE2sOtiOXfVsosJHmx7pW2rihDXqkaWskeuY6aT9eb9Adt9je2e2b7LoffEwEkmELvFXvNt",
+	"ryK9BpZdLuSumnY5w4Ntr743KtWjiXbkIk95o8825RebKBHGPv2OTXhE5DzYzS1/yKPl32lIdLc02Bfx",
+	"EDj2frmI3C93Qy1o7CRwLXfbS+AUD25ik5vInSTXaYjmE8H1caykp2tbHwtQ+68rzZ/b4OdnsC9mT+8N",
+	"cW3pywAPf10r2CYeYH5xd9YPzE/04A1We4MFzWmiOKkaqUa+4C02/DJewI69Z/afczaB1K15Myk2N3y7",
+	"njtu8naKB2PfaOyFmmyrJcdIZre2Bt02f2FgwAyHD+++hRbWR7tzw/cxFpy7Ul9hXIn0CwNIhuepHEHz",
+	"WKVK8ySUg8eC/1SzOH9hQE9TKj1mjq8NJOcJFheKSZZySlDI6VIH54GztoMwfcd1KLFz+78Z5ApMqnLT",
+	"B80T5JePMi3sukUBjDTnkv5oeKxkQn8epFOioo/UNE+F5NElDFIW34VSGLjjWd6FaxaPsWcQBhQuEEsv",
+	"gUlQE5HnPKEfqTbcLhHNDXBq3VCG0s6eXnWoNJHSZ+KBp56qtnwzuqg1uWZiNM6Ju8VKD3lHU8GTdihf",
+	"dQaCaj8lTw3oAEYBDAJgfTvWSRduaPwZt324u18GuUq5ZjK2w8kEbuE1nFz0YdaK2/AaXGloDL/+y7/D",
+	"bQAnjv4TAP/2H3B6fg6//vO/2t8wlaQV0/+24Rha/sfT23YXPiENPb6fHVog4yjSMGdTzQvJ2Z7VVOZI",
+	"oY/89PSLq/WXwGQuOiwVzPAEeDLiBQIL80tsWzpxAWCdtmbSINFN/Oi7FxIyrTKlcywNn32E1zBr6XYA",
+	"s2/xnyP7zzf4z0H7snxxl+YznQB/iJFF/ISEJwwk4l4kVIKPGRfTyaVjUDR5AHd2cXFFWrOP8Ds70O9g",
+	"9qYdYL/C0KRfGCejbihPXVKOVeAX4LS69YE41kmLA/gEhe4G8B6cyl7SpJxC0Oql2ZjhWMwA6ktAfwMG",
+	"Q2t7Qkn4+9/gNVzBsRVtm6hwxUPxSobXFahc5pbK2B+nvE0LW9FNvL3sQ6zuuba6PIHXcGdf/OMvP//9",
+	"bx9wHey/PuFi2H+9dxAMAO4d7HsXb/Larh4++svPlad/+bnSwS8/v7caOIGW02A7aK/dDeVLWlGiEn9h",
+	"nEYidaYyvGI/1pvzxIEo0Crh31oMfvkZJu1+YaMkPeeBzJhl3BVaD3NUULprtl4jABOztKIfJFfsHV3C",
+	"lWM4tw98ePdtAIhskEAq7ghsgfLIPXqEZ712xOiXBbevh7kIZcnkXPWTn7676pyeXxQ4EE6zvFrAPUun",
+	"3NThH6hNKGfaujeJIFs2oMzTR2hFJ+5r0Um3F7WJoZQoPFHx4GXvzGFcSOWdv5CjbiivKszGJGhMR+uB",
+	"ZBPPB4qe1M/Vtp2rQLdbkkOWu5NqJgN3xy8VvXGADphcqatSF3J+f8KdCWHviJYU698ZbnHWTeUwUSaH",
+	"k97p2X/9m/0vqY4hEme4eUNQzm53rO2HbjYISUEs1ix1LKY4bxhaxbJKUS3Zx7db2FtJVSsTD2U0R+ge",
+	"IRc7EbouI0zHod3GypJEc2MQ/cK/4lkoSwnZ3VhKIr+GGRM5kmbniJ/S98zWLIez068cg/5HnuvHztUw",
+	"5zq6BFbtDEyuMlO+mZtEytk9NysSL6qBH8Ymv1mAqkbqA/nUps0/eb/b9IH35JufmiBdrMEukzOffrX5",
+	"gVulbph8dOOYL4Z8sBAvl4HpusjZQ+2vOx9/cm2e+WhMw+4LLxatMbR4JoxKODnjeaDsBWIE94cqtUZT",
+	"vpQvJNWFGewhW4opln4bwW5Hl0KL+w/AlkITPXwJaUSWYrxUn6A4x/P0KYsfRDwXi4OEsz3ZCDCuc9sY",
+	"qyQuFAyAYdy2mt4n8kT6Iqe4skRZQx9ng3w6goRy7ssJHg5nYxGPIWVJYs/DblZYyxEAy+hc5g8hGEh2",
+	"Q1kNqbULlImZjB7H2LiI3Yq3rgbUfAPo7YIGP41z5sBOtHvVJcvYiaxSID4ZYaU90Sg3e/DddtsHX73B",
+	"VzdQhUyzxw3xNjV57nDbjrov0TausPuwQCTkGxip6IkmBPS0jl+EgL4cep/kuEBAj3/dQpxN3HKxsjvr",
+	"mosZHtzzavdc6ksj/WioGDutEwd1WK8O6xUhH/PJhlSyW2ryzL4eR90fsILJphRRatPAYnHhdtVicXIH",
+	"i11psbkT3hpFcMf21XW+Kk3x3qlvj3GO+qSKGB1ANJiKNHEziUBp95dvWM4jMGIkWWqAgeSzUGYsj8d4",
+	"XylBc5YQeHaF4irqwnu6cMKzo8j77nrJ/ikqLgMJxjqULmWCLkLhUU1hrFKs7I2+H3beKck7N3bIKHD3",
+	"8VQzLAyMeZrAbCxSThdZwoTS5AJft+gQ+bLUNE1gwOFl76zt0xHsrzyB014PmAGjCDyZSbqndauKWSNU",
+	"zIzfUF76Dy3uZfRUGlDTvAs/inyspvnipJV2F9ESP/2E0s0VWGqX7xFMzlJfNk1zjhWWOdNVXRd+dK9Y",
+	"sBaY8TQ3kKiZBBZKXIbKshSvZifrOoEWM3cELtIv3lHzLBUx83fQbbzS9R3N6FKdrvnGzEDKh+6LEaRK",
+	"jrjG9V/xteipOOE/MvFUqho35HM7k927M/tBsnsmUsSdXP7Bx1XnIxjhfSGp1Ujh7i/HJtecTVbD7EOE",
+	"JfTIldKhxhG0kO1Ldz5ZRSJWpIBQaQZazQze4Ef4909qqmMeoVcxoRR5mywHGTSQTTUrLZNMfsCdrXiO",
+	"s+oNO6ZPRVEUSpH0oXd+/erl9Zvz65enF+e/f/NVKLHPfmnqCctZH/4cHpXOMTzqh0cLTx4Fv/7lr59d",
+	"36GMROIu93mVaCyACEeIHPEGeG4X63HtWBHhuAiJmC7/59P7dyCk9Q8cIqfN19QBYRH0a5j93o868dou",
+	"hPUKYjgs+DpC6Vs7uj+RQ2tmF27Babuv1igayrNqU74NcazQ+lsPuwjvEAAyrjhXE8BUptwYiN4yk3fw",
+	"DTrffxPZgUU8rssayVqSIq8A73Cl5HFu2i71QuTeUV4CW+jTZZow+Uj5NeULj3hu5ujvXhj3GsVMq4mK",
+	"qE/l+KGcCGMoEwW7IG6VwTR3+UZC+vQ1TMpQE8xtRGm2oj5mD3ZYKu551EZV049weu7yvYxLLsy0ehDc",
+	"kLziVBmfNuNmgfltt6Xjx7VidpeztgVsmHMNJ+cwEXKac8+q41w+7Ywir2wX/fIF6WNQKOdWtB1YIxuz",
+	"zECu5neKLkTfXV99E/kdA6c65gxvKlIleTeU74jkgpKfWpFUHWTDiNoglYbBFDOP8AaD4es/Qiv6f52r",
+	"OOZp5w3+KuSoD1JFS6lYPuGb/9+SpG1uf1m840HrdEEG0vqQDmgec3HPk8s550P6KPIlKon7I+ZX+R0Q",
+	"mQ4vzmxYpVlsJ1GmL1XtVBgQI4lkhfhOwk6OFu4oOLKP2NC/KoijoAJAMmEPRF501L84CxbwSH5qhmxS",
+	"dct1gJM5fkf00eA4Rovlr5A52qi0j6pu7PL2gUikKm4TiaSQn6ruZL3r849U3Zwd0TpB97DPGuWTLH8E",
+	"yovE3MKqqRkbPWnMbKIYsx/RCm/EbLklWC1rRvQhTeaIZkVSwXW0SmmM53/pXKWpmnXeYxbYql3YPX1M",
+	"j7on8UH33Odgvtvrh0wZ3vmuHLdxx/Sof/JzcFQjrFmyQbt9qDDKLoLi/HEqNE+O+rme8qra8QfkRTrq",
+	"H/kHlixscLRgvesGjpzTdaYvR0I+tB17OqWMknlSNC5yioWbz3OZ6PcgslsWY2FVQSVgcrtYLT9qZay3",
+	"+t78GreyMgorwi1HRmMCpIE1uYscWoNHxwZHlLFtl5jr/euMmVBipqMZO15XViM/6s9t40ER+ih0QMvI",
+	"ayNyFdGxY1Sq/xYziReaTFO+b43+qUYpdfzrX/4a0TV+lAkpeRKFEhGqTNtFTLRBL+MScxRoqNUuOvOD",
+	"hJIZqLx0jr/iods+at8Rhpi8nYsJpxWIRlxaX8yTqzyqhntL8y/fCpNXtsknn6dsP898pvpCXGQLFLB1",
+	"RW5kNXXlYSNHE9ugVfklb23jwTRJBDcNm5X3d1u03m4mjVvLJG0yb2zWsNOYaz5RssF6lC2bdj2X3LNt",
+	"+8bDoJ9rOETZdovubWBqGjds2jFR3jdZ+aJlw64LbuUGrRp26ZjONrZp2F2Vf6lZwznan+0f2nZmTdsT",
+	"18TGNg27mwO9b9y2afceFbtBqyok89rmDh93Y5uGc6zgJzZq17DbGqBbw5YNu66jSTVtulXnBZxN47ZN",
+	"u1+KgrHtI1sO5gvsmzduOEBZm9Ck2VwO/LaPbDendem1jZ5vOJpPFmvQqmFssyLzpckzzRoXN+YNWjXs",
+	"0rOJNGt2bO6EjMdaTdhTHtluTvhks5VffOIJQ201yrYDzLcu13119sOPrs0zpz/QsHuS/+Dk4GvnWW4C",
+	"MGOV0akaK3RRNdbw7yy3jU1i/XQn5Neu9XPnMhZD70su452Q4ERTyWW8E3J9vsNaF7YyC2ZevjubwlbM",
+	"8JAVszqPrVSd5rrSIJW5VJIvlM/sR94nF7CQzbyVB2ic0Twn2122/0NWcwPzb5DUPB9HNjH8LxTYodj3",
+	"KbijCK60evrrFvLcyuR31drLGR7MfaW5VxSmmX401Yzd1oqDRmzQiOXHP/sAj6da5I8o0h8M11cjzIP5",
+	"/z9ZedBl9apsobFCcAp9T5lYwkCi4inmm7R4d9QFRpDbEGk+xOMo9heBkjDO86x/fIy/2376r3qveu3u",
+	"UXA01elR/+gY9cHNeSFFAm8BoZWlDJmGKzlF7SpJoVYpXVqzgUhFLig5wqUQuQtHq6L13t/QZV1Q875B",
+	"cfyy/VEkFbjig6AOVx3UAO4DV1AYgLuvC+r0pwEMU/4AIueT6uxKk12c4Nf+AgpaA5bnKXc5IQHgO+EM",
+	"KTOkuKpq+zwAuyp8ZidWGazKnLA43I8LXxjos4L/yFDpyOvWYic3C0RslcfwXmHxmWsHdxIg1kmwDCaD",
+	"XsvVYVe79N+HF3v91tOKm8qa2P/vKJk+VojoazPEK6zFzj4sAhZTrwWAaW2ZCWBniUSLiz9KgZMdzDcu",
+	"M638NISJlzz+kc2gymhY40CsPl+jPVzs53Z5vjPOCZMnChBC/62w0ndx0b9EkBi2eBg3TAkpc0noDiqi",
+	"NOf5vALyGCilSQBTmXDtECVWp6D0oY4kEWAtAa0sl7FKEO8L6yNwJjOqRqBs3UzzoXgo6wIqJRN+SjNW",
+	"ljm43M2h0jY0C2UrIhyyACbsocNG/PXLk/OXF71eLwAxmUxRIlG7WysqQWhNyeupNRFlxAShXKQ+hVb0",
+	"NV1wd96qGKVZQV+DmEklRczSAKZZxnUHn/nh49v2JZz1eqH06UQO0+LkAsb8gSU8FhOWQiJGwprbWe8M",
+	"Wi5puD61dolJV639sH15AXaBhO6qNBABs7bcUFltn71sgPKGENlNyFAuvmZ/IQmZJQaMXX2W0gh2EbSa",
+	"jsYu+fiHj28dy2soJ+LB/j5TlcQVa2VOzli2g7IQlZQjShnyRowzXOoK5unjsKSH4imlq6ZSIZNb7Oe7",
+	"25u3kLERp+czrrKUX4JUYLfnDu59iBTLk6pvsQ+sMGlEBCT9vxcJV15L0BwNaO5cV0B5rGWSGoEFUg4r",
+	"tMpd/FHG0CGovahddU/2L0eff/r83wEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -32,13 +32,18 @@ var catalogTemplates = func() map[string]catalogRoute {
 	return m
 }()
 
-// Catalogs is the generated router's middleware that answers the catalog
-// routes of catalogTemplates, after the generated binding has checked their
-// parameters' form; the embedded gen.Unimplemented only stands in for their
+// Catalogs is the generated router's middleware, after the generated binding
+// has checked the parameters' form: it answers 400 to a query parameter outside
+// the limits openapi.yaml sets (limits.go), then answers the catalog routes of
+// catalogTemplates; the embedded gen.Unimplemented only stands in for their
 // methods. Other routes pass to next.
 func (s *Server) Catalogs(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		rt, ok := catalogTemplates[chi.RouteContext(r.Context()).RoutePattern()]
+		route := chi.RouteContext(r.Context()).RoutePattern()
+		if !s.withinQueryLimits(w, r, route) {
+			return
+		}
+		rt, ok := catalogTemplates[route]
 		if !ok {
 			next.ServeHTTP(w, r)
 			return

@@ -20,6 +20,7 @@ var statuses = map[string]int{
 	catalog.EINVALID:     http.StatusBadRequest,
 	catalog.ENOTFOUND:    http.StatusNotFound,
 	catalog.EUNAVAILABLE: http.StatusServiceUnavailable,
+	catalog.ELIMIT:       http.StatusTooManyRequests,
 	catalog.EINTERNAL:    http.StatusInternalServerError,
 }
 

@@ -3,11 +3,15 @@ package impl
 import (
 	"cmp"
 	"container/list"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"path"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/refdata/refdata/catalog"
@@ -24,6 +28,10 @@ const (
 	maxLogoPixels  = 1024 * 1024
 	logoCacheBytes = 32 << 20
 )
+
+// DefaultMaxRecolorsPerClient is Server.MaxRecolorsPerClient when unset: twice
+// the cores of a small server, so one client cannot queue work for all.
+const DefaultMaxRecolorsPerClient = 4
 
 // GetPremierLogoImage serves a logo's mirrored base PNG recolored (package
 // recolor) with the colors the query names. Its ETag is the base image's hash
@@ -57,6 +65,9 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	mirrored := false
 	if s.Media != nil && icon != "" {
 		file, mirrored = s.Media.Lookup(icon)
+		if !mirrored {
+			file, mirrored = s.mirroredAt(r.Context(), icon)
+		}
 	}
 	if !mirrored {
 		s.fail(w, r, catalog.Errorf(catalog.ENOTFOUND, "the image of premier team logo %s is not mirrored by this server; its displayIcon at /v1/premier/logos/%s names the original", u, u))
@@ -67,12 +78,19 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 	etag := `"logo-` + file.SHA256 + "-" + colors.Key() + `"`
 	if representation.ETagMatch(r.Header.Values("If-None-Match"), etag) {
 		res.Body = logoBody(nil, etag)
-		representation.Write(w, r, &res)
+		s.write(w, r, &res)
 		return
 	}
 	res.Body = logos.get(etag)
 	if res.Body == nil {
+		client, limit := clientKey(r.RemoteAddr), cmp.Or(s.MaxRecolorsPerClient, DefaultMaxRecolorsPerClient)
+		if !logos.clients.acquire(client, limit) {
+			w.Header().Set("Retry-After", retryAfter)
+			s.fail(w, r, catalog.Errorf(catalog.ELIMIT, "this client has %d logos being recolored, the most one client may at once; retry after %s seconds, or once one has been answered", limit, retryAfter))
+			return
+		}
 		b, err := s.recolorLogo(r, logos.sem, file, colors)
+		logos.clients.release(client)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -80,7 +98,7 @@ func (s *Server) GetPremierLogoImage(w http.ResponseWriter, r *http.Request, id 
 		res.Body = logoBody(b, etag)
 		logos.put(etag, res.Body)
 	}
-	representation.Write(w, r, &res)
+	s.write(w, r, &res)
 }
 
 // logoBody is a recolored logo (nil for a 304) under its own ETag, which
@@ -93,8 +111,34 @@ func logoBody(b []byte, etag string) *representation.Body {
 	return body
 }
 
+// mirroredAt finds the file a media URL of this server's form names by its
+// content: an import with --public-media-url points the bodies at
+// <public URL>/media/<sha256>, which the mirror's index of upstream URLs does
+// not hold. The host is not this server's to check, nor does it matter: the
+// name is the content, and only a file this mirror holds is used.
+func (s *Server) mirroredAt(ctx context.Context, u string) (media.File, bool) {
+	p, err := url.Parse(u)
+	if err != nil {
+		return media.File{}, false
+	}
+	dir, sum := path.Split(p.Path)
+	if !strings.HasSuffix(dir, "/media/") || !media.ValidHash(sum) {
+		return media.File{}, false
+	}
+	f, err := s.Media.Open(ctx, sum)
+	if err != nil {
+		return media.File{}, false
+	}
+	defer f.Close()
+	size, err := f.Seek(0, io.SeekEnd)
+	if err != nil {
+		return media.File{}, false
+	}
+	return media.File{SHA256: sum, ContentType: s.mediaType(sum), Size: size}, true
+}
+
 // recolorLogo reads a base image from the mirror and recolors it, one per core
-// at a time.
+// at a time; it stops when the request's context ends (its client left).
 func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File, colors recolor.Colors) ([]byte, error) {
 	if file.Size > maxLogoBytes {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is %d bytes, more than the %d this server recolors; fetch the original and recolor it yourself", file.Size, maxLogoBytes)
@@ -114,7 +158,10 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 	if err != nil {
 		return nil, catalog.Internal("the mirrored image cannot be read", fmt.Errorf("read %s: %w", file.SHA256, err))
 	}
-	b, err := recolor.PNG(base, colors, maxLogoPixels)
+	b, err := recolor.PNG(r.Context(), base, colors, maxLogoPixels)
+	if r.Context().Err() != nil {
+		return nil, catalog.Errorf(catalog.EUNAVAILABLE, "the request ended while recoloring; retry later")
+	}
 	if errors.Is(err, recolor.ErrTooLarge) || len(base) > maxLogoBytes {
 		return nil, catalog.Errorf(catalog.ENOTFOUND, "the image of this logo is larger than this server recolors (%d pixels); fetch the original and recolor it yourself", maxLogoPixels)
 	}
@@ -125,11 +172,13 @@ func (s *Server) recolorLogo(r *http.Request, sem chan struct{}, file media.File
 }
 
 // logoCache keeps the recolored logos last served, by ETag, up to
-// logoCacheBytes (least recently served leave first); sem bounds recolorings.
+// logoCacheBytes (least recently served leave first); sem bounds recolorings,
+// clients those of one client.
 type logoCache struct {
-	once  sync.Once
-	route *representation.Route
-	sem   chan struct{}
+	once    sync.Once
+	route   *representation.Route
+	sem     chan struct{}
+	clients perClient
 
 	mu    sync.Mutex
 	byTag map[string]*list.Element // of *logoEntry

@@ -30,13 +30,17 @@ const (
 	MaxWait = 120 * time.Second
 	// DefaultMaxWaiters is Server.MaxWaiters when unset.
 	DefaultMaxWaiters = 10000
+	// DefaultMaxHeldPerClient is Server.MaxHeldPerClient when unset: a client
+	// needs one stream, or a wait per replica it follows; a hundred leaves room
+	// for clients behind one NAT address.
+	DefaultMaxHeldPerClient = 100
 	// DefaultStreamFor is Server.StreamFor when unset.
 	DefaultStreamFor = 15 * time.Minute
 	// heartbeat is how often a stream sends a comment, so proxies keep it open.
 	heartbeat = 25 * time.Second
 	// streamWriteTimeout drops a stream whose client reads nothing.
 	streamWriteTimeout = 30 * time.Second
-	// retryAfter is Retry-After past MaxWaiters, in seconds.
+	// retryAfter is Retry-After past MaxWaiters or MaxHeldPerClient, in seconds.
 	retryAfter = "5"
 	waitLabel  = "/v1/version?wait"
 )
@@ -46,10 +50,12 @@ type push struct {
 	once sync.Once
 	mu   sync.Mutex
 	// next is closed at the next activation, made on demand, per kind.
-	next  [2]chan struct{}
-	held  atomic.Int64
-	event atomic.Pointer[versionEvent]
-	build sync.Mutex // one event rendered at a time
+	next [2]chan struct{}
+	held atomic.Int64
+	// clients counts the held requests by client (MaxHeldPerClient).
+	clients perClient
+	event   atomic.Pointer[versionEvent]
+	build   sync.Mutex // one event rendered at a time
 }
 
 // Kinds of held request, in the order an activation wakes them.
@@ -84,31 +90,38 @@ func (p *push) wake(kind int) <-chan struct{} {
 // Held is the number of requests held now (waits and streams).
 func (s *Server) Held() int { return int(s.push.held.Load()) }
 
-// hold counts a request about to be held, or answers 503 past MaxWaiters.
-// A true return must be paired with release.
-func (s *Server) hold(w http.ResponseWriter, r *http.Request) bool {
-	if s.tryHold() {
-		return true
+// hold counts a request about to be held, or answers 503 past MaxWaiters, 429
+// past MaxHeldPerClient. A true return must be paired with release(client).
+func (s *Server) hold(w http.ResponseWriter, r *http.Request) (client string, ok bool) {
+	client = clientKey(r.RemoteAddr)
+	why := s.tryHold(client)
+	if why == nil {
+		return client, true
 	}
 	w.Header().Set("Retry-After", retryAfter)
-	s.fail(w, r, catalog.Errorf(catalog.EUNAVAILABLE, "this server holds %d waiting requests and streams, its limit; retry after %s seconds, or poll /v1/version without wait", s.maxWaiters(), retryAfter))
-	return false
+	s.fail(w, r, why)
+	return "", false
 }
 
 func (s *Server) maxWaiters() int64 { return int64(cmp.Or(s.MaxWaiters, DefaultMaxWaiters)) }
 
-// tryHold counts a request about to be held; false past MaxWaiters.
-func (s *Server) tryHold() bool {
+// tryHold counts a request of client about to be held; past MaxWaiters or
+// MaxHeldPerClient, the error to answer with.
+func (s *Server) tryHold(client string) error {
 	if s.push.held.Add(1) > s.maxWaiters() {
 		s.push.held.Add(-1)
-		return false
+		return catalog.Errorf(catalog.EUNAVAILABLE, "this server holds %d waiting requests and streams, its limit; retry after %s seconds, or poll /v1/version without wait", s.maxWaiters(), retryAfter)
+	}
+	if perClient := cmp.Or(s.MaxHeldPerClient, DefaultMaxHeldPerClient); !s.push.clients.acquire(client, perClient) {
+		s.push.held.Add(-1)
+		return catalog.Errorf(catalog.ELIMIT, "this client holds %d waiting requests and streams, the most one client may; retry after %s seconds, once one has ended, or poll /v1/version without wait", perClient, retryAfter)
 	}
 	s.push.once.Do(func() {
 		if sw, ok := s.Repo.(edition.Swapping); ok {
 			sw.OnSwap(s.swapped)
 		}
 	})
-	return true
+	return nil
 }
 
 // swapped renders the new edition's event, then wakes the held requests; on
@@ -120,7 +133,10 @@ func (s *Server) swapped() {
 	}()
 }
 
-func (s *Server) release() { s.push.held.Add(-1) }
+func (s *Server) release(client string) {
+	s.push.clients.release(client)
+	s.push.held.Add(-1)
+}
 
 // Relabeler is a ResponseWriter that records each answer under its route
 // (api's metrics and log): a held request is recorded under a label of its own.
@@ -137,10 +153,11 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 	}
 	ed := s.Repo.Active()
 	if wait > 0 && unchanged(ed, r.Header["Accept-Encoding"], r.Header["If-None-Match"]) {
-		if !s.hold(w, r) {
+		client, ok := s.hold(w, r)
+		if !ok {
 			return
 		}
-		defer s.release()
+		defer s.release(client)
 		if rl, ok := w.(Relabeler); ok {
 			rl.Relabel(waitLabel)
 		}
@@ -150,15 +167,18 @@ func (s *Server) GetVersion(w http.ResponseWriter, r *http.Request, params gen.G
 }
 
 // HoldForChange is GetVersion's wait for a caller that writes the answer
-// itself (the edge). It returns false, having held nothing, when GetVersion
-// would not hold the request or MaxWaiters are held; else, once due, the
+// itself (the edge), for a client at remoteAddr ("host:port"); ctx should end
+// when the client leaves. It returns false, having held nothing, when
+// GetVersion would not hold the request or would refuse it (MaxWaiters,
+// MaxHeldPerClient): GetVersion answers those. Else, once due, it returns the
 // version record to answer with.
-func (s *Server) HoldForChange(ctx context.Context, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool) {
+func (s *Server) HoldForChange(ctx context.Context, remoteAddr, wait string, acceptEncoding, ifNoneMatch []string) (representation.Response, bool) {
 	d, err := parseWait(&wait)
-	if err != nil || d == 0 || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || !s.tryHold() {
+	client := clientKey(remoteAddr)
+	if err != nil || d == 0 || withinLimits(versionRoute.Label, "query", "wait", wait) != nil || !unchanged(s.Repo.Active(), acceptEncoding, ifNoneMatch) || s.tryHold(client) != nil {
 		return representation.Response{}, false
 	}
-	defer s.release()
+	defer s.release(client)
 	ed := s.waitForChange(ctx.Done(), d, acceptEncoding, ifNoneMatch)
 	return representation.Response{Route: waitRoute, Version: &ed.VersionField, Body: ed.VersionBody()}, true
 }
@@ -236,21 +256,26 @@ var keepAlive = []byte(": keep-alive\n\n")
 // StreamFor has passed, the client leaves or the request's context ends.
 func (s *Server) StreamVersions(w http.ResponseWriter, r *http.Request, params gen.StreamVersionsParams) {
 	s.versionEvent() // rendered before anything is written: a failure is still an answer
-	if r.Method != http.MethodHead && !s.hold(w, r) {
-		return
-	}
-	representation.SetFields(w.Header(), streamHeader)
 	if r.Method == http.MethodHead {
+		representation.SetFields(w.Header(), streamHeader)
 		w.WriteHeader(http.StatusOK)
 		return
 	}
-	defer s.release()
+	client, ok := s.hold(w, r)
+	if !ok {
+		return
+	}
+	defer s.release(client)
+	representation.SetFields(w.Header(), streamHeader)
 	out, err := openStream(w, r)
 	if err != nil {
 		return
 	}
 	defer out.close()
 	last := deref(params.LastEventID)
+	if withinLimits("/v1/version/stream", "header", "Last-Event-ID", last) != nil {
+		last = "" // no manifest ID: what a client that sends none gets
+	}
 	done := r.Context().Done()
 	end := time.NewTimer(cmp.Or(s.StreamFor, DefaultStreamFor))
 	defer end.Stop()

@@ -32,7 +32,7 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	var t time.Time
 	if at != nil {
 		var err error
-		if t, err = time.Parse(time.RFC3339, *at); err != nil {
+		if t, err = time.Parse(time.RFC3339, *at); err != nil || !offsetOK(*at) {
 			s.fail(w, r, catalog.Errorf(catalog.EINVALID, "at %q is not an RFC 3339 date-time; %s", *at, accepted))
 			return
 		}
@@ -66,6 +66,16 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request, active, at *stri
 	in := r.WithContext(r.Context())
 	in.URL = &url.URL{Path: r.URL.Path, RawPath: r.URL.RawPath, RawQuery: q.Encode()}
 	s.serveCatalog(w, in, ed, b, route)
+}
+
+// offsetOK reports whether an RFC 3339 date-time's offset, which time.Parse
+// takes up to ±24:60, is within RFC 3339's ±23:59.
+func offsetOK(s string) bool {
+	if strings.HasSuffix(s, "Z") || len(s) < 6 {
+		return true
+	}
+	off := s[len(s)-6:]
+	return (off[0] == '+' || off[0] == '-') && off[1:3] <= "23" && off[4:6] <= "59"
 }
 
 // levelBorder serves /v1/levelborders?level=N: the border for account level N.

@@ -34,6 +34,13 @@ type Server struct {
 	// MaxWaiters bounds the requests held at once (waits and streams); past
 	// it they are 503. 0 means DefaultMaxWaiters.
 	MaxWaiters int
+	// MaxHeldPerClient bounds the requests one client address holds at once
+	// (waits and streams); past it they are 429. 0 means DefaultMaxHeldPerClient.
+	MaxHeldPerClient int
+	// MaxRecolorsPerClient bounds the logo recolorings one client address
+	// has running or waiting at once; past it they are 429. 0 means
+	// DefaultMaxRecolorsPerClient.
+	MaxRecolorsPerClient int
 	// StreamFor is how long a stream lasts; 0 means DefaultStreamFor.
 	StreamFor time.Duration
 	// Now is the clock of /v1/events?active=true; nil means time.Now.

@@ -10,9 +10,9 @@ import (
 
 // File is one mirrored image or video.
 type File struct {
-	SHA256      string // lowercase hex of the bytes: the file's name and its strong ETag
-	ContentType string // image/… or video/…
-	Size        int64
+	SHA256      string `json:"sha256"`      // lowercase hex of the bytes: the file's name and its strong ETag
+	ContentType string `json:"contentType"` // one of Types
+	Size        int64  `json:"size"`
 }
 
 // Path is the URL path a server answers the file at.

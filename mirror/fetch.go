@@ -45,7 +45,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 	if v == nil || v.Body == nil {
 		var err error
 		if v, err = c.Version(ctx, ""); err != nil {
-			return nil, fmt.Errorf("version: %w", err)
+			return nil, fetchFailed(fmt.Errorf("version: %w", err))
 		}
 	}
 	f := &fetched{files: map[string][]byte{"version.json": v.Body}, manifestID: v.ManifestID, etag: v.ETag}
@@ -83,7 +83,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 					return nil
 				}
 				if err != nil {
-					return err
+					return fetchFailed(err)
 				}
 				mu.Lock()
 				defer mu.Unlock()

@@ -5,13 +5,18 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
+	"io/fs"
 	"net/http/httptest"
 	"os"
-	"slices"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/media"
@@ -26,11 +31,16 @@ import (
 
 // TestSyncMedia: sync --media against a stand-in that serves generated PNGs,
 // among them a 404, a slow answer, an HTML page, an oversize file and two URLs
-// with the same bytes. Every valid file is fetched once and stored once per
-// hash, the bad ones are skipped with a reason and never fail the version, a
-// later sync fetches only what is new, and with a public media URL the
-// rendered bodies point to the mirror for the files it holds. On the file
-// store and on PostgreSQL (the media directory beside it).
+// with the same bytes, and the hostile URLs of issue 60 (another port of
+// 127.0.0.1, [::1], user:pw@, 169.254.169.254, redirects to those two, an SVG
+// with a script, HTML labelled PNG), over a mirror already holding what its
+// checks now refuse. Every valid file is fetched once and stored once per
+// hash; the bad and hostile ones are skipped with their class and reason,
+// the internal server is never reached, and the version is published all the
+// same; what the mirror held wrongly leaves its index and directory. A later
+// sync fetches only what is new, and with a public media URL the rendered
+// bodies point to the mirror for the files it holds. On the file store and on
+// PostgreSQL (the media directory beside it).
 func TestSyncMedia(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
@@ -64,23 +74,56 @@ func syncMedia(t *testing.T, st store.Backend) {
 	for _, u := range media.URLs(enUS(vs[0]), "") {
 		paths = append(paths, upstreamtest.MediaPath(u))
 	}
-	if len(paths) < 10 {
+	const nBad, nTwins, nSeeded = 4, 2, 2
+	nHostile := len(upstreamtest.HostileKinds)
+	if len(paths) < nBad+nTwins+nHostile+nSeeded+4 {
 		t.Fatalf("only %d media URLs in the sample", len(paths))
 	}
 	bad := map[string]upstreamtest.MediaKind{
 		paths[0]: upstreamtest.MediaMissing, paths[1]: upstreamtest.MediaSlow,
 		paths[2]: upstreamtest.MediaHTML, paths[3]: upstreamtest.MediaOversize,
 	}
+	wantClass := map[string]string{paths[0]: mirror.MediaStatus, paths[1]: mirror.MediaUnreachable, paths[2]: mirror.MediaType, paths[3]: mirror.MediaTooBig}
+	wantSays := map[string]string{paths[0]: "status 404", paths[1]: "request timeout", paths[2]: "content type text/html is not served", paths[3]: "larger than the limit"}
+	for i, h := range upstreamtest.HostileKinds {
+		p := paths[nBad+nTwins+i]
+		bad[p], wantClass[p], wantSays[p] = h.Kind, h.Class, h.Says
+	}
 	kinds := map[string]upstreamtest.MediaKind{paths[4]: upstreamtest.MediaTwin, paths[5]: upstreamtest.MediaTwin}
 	for p, k := range bad {
 		kinds[p] = k
 	}
+	internal := upstreamtest.NewInternal()
+	t.Cleanup(internal.Close)
 	up := upstreamtest.New(vs...)
-	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: time.Minute, OversizeBytes: 64 << 10}
+	up.Media = &upstreamtest.Media{Kinds: kinds, Slow: time.Minute, OversizeBytes: 64 << 10, Internal: internal.Addr}
 	hs := httptest.NewServer(up)
 	t.Cleanup(hs.Close)
+	host := hs.Listener.Addr().String()
+	urlOf := func(p string) string { return up.Media.URL(host, p) }
 
+	// The mirror as an older refdata left it: an SVG and HTML labelled PNG
+	// stored for two of the catalogs' URLs, and a PNG fetched from the
+	// internal server.
 	mediaRoot := t.TempDir()
+	seeded := paths[nBad+nTwins+nHostile : nBad+nTwins+nHostile+nSeeded]
+	var index strings.Builder
+	var seededFiles []string
+	seed := func(u, ct string, body []byte) {
+		sum := sha256.Sum256(body)
+		name := hex.EncodeToString(sum[:])
+		seededFiles = append(seededFiles, name)
+		if err := os.WriteFile(filepath.Join(mediaRoot, name), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&index, `{"url":%q,"sha256":%q,"contentType":%q,"size":%d}`+"\n", u, name, ct, len(body))
+	}
+	seed(urlOf(seeded[0]), "image/svg+xml", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`))
+	seed(urlOf(seeded[1]), "image/png", []byte("<!DOCTYPE html><html><body>TOP-SECRET</body></html>"))
+	seed("http://"+internal.Addr+"/secret.png", "image/png", upstreamtest.PNG("secret"))
+	if err := os.WriteFile(filepath.Join(mediaRoot, media.IndexFile), []byte(index.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	dir, err := media.OpenDir(mediaRoot)
 	if err != nil {
 		t.Fatal(err)
@@ -104,8 +147,11 @@ func syncMedia(t *testing.T, st store.Backend) {
 		f, ok := dir.Lookup(u)
 		return public + f.Path(), ok
 	}
+	reg := prometheus.NewRegistry()
+	// The stand-in is on 127.0.0.1: --from naming it by address allows its
+	// loopback address (upstream.HostPolicy), and nothing else on loopback.
 	f, err := mirror.New(mirror.Options{
-		Client: polite(hs.URL, 0), Store: st, Import: imp, Now: now,
+		Client: polite(hs.URL, 0), Store: st, Import: imp, Now: now, Metrics: mirror.NewMetrics(reg),
 		Media: &mirror.MediaOptions{Client: polite(hs.URL, 16<<10), Dir: dir, Concurrency: 4},
 	})
 	if err != nil {
@@ -116,30 +162,62 @@ func syncMedia(t *testing.T, st store.Backend) {
 		t.Fatalf("sync: %v, outcome %q", err, res.Outcome)
 	}
 	m := res.Media
-	var skipped []string
+	skipped := map[string]mirror.MediaSkip{}
 	for _, s := range m.Skipped {
-		skipped = append(skipped, strings.TrimPrefix(s.URL, hs.URL))
-		if s.Reason == "" {
-			t.Errorf("%s skipped with no reason", s.URL)
+		skipped[s.URL] = s
+	}
+	for p := range bad {
+		s, ok := skipped[urlOf(p)]
+		switch {
+		case !ok:
+			t.Errorf("%s (%v, named %s) is not reported skipped", p, bad[p], urlOf(p))
+		case s.Class != wantClass[p] || !strings.Contains(s.Reason, wantSays[p]):
+			t.Errorf("%s skipped as %s: %q; want %s saying %q", urlOf(p), s.Class, s.Reason, wantClass[p], wantSays[p])
 		}
 	}
-	slices.Sort(skipped)
-	wantSkipped := []string{paths[0], paths[1], paths[2], paths[3]}
-	slices.Sort(wantSkipped)
-	if !slices.Equal(skipped, wantSkipped) {
-		t.Errorf("skipped %v, want the four bad ones %v", skipped, wantSkipped)
+	if len(m.Skipped) != len(bad) {
+		t.Errorf("%d skipped, want the %d bad ones: %v", len(m.Skipped), len(bad), m.Skipped)
 	}
-	if m.URLs != len(paths) || m.Known != 0 || m.Fetched != len(paths)-4 {
-		t.Errorf("media pass: %d URLs, %d known, %d fetched; want %d, 0, %d", m.URLs, m.Known, m.Fetched, len(paths), len(paths)-4)
+	if m.URLs != len(paths) || m.Known != 0 || m.Fetched != len(paths)-len(bad) {
+		t.Errorf("media pass: %d URLs, %d known, %d fetched; want %d, 0, %d", m.URLs, m.Known, m.Fetched, len(paths), len(paths)-len(bad))
 	}
-	// Every valid file fetched once, stored under its hash, the twins once.
+	dropped := map[string]string{}
+	for _, d := range m.Dropped {
+		dropped[d.URL] = d.Class + ": " + d.Reason
+	}
+	for u, want := range map[string]string{
+		urlOf(seeded[0]): "type: content type image/svg+xml is not served",
+		urlOf(seeded[1]): "type: declared image/png but the bytes are HTML",
+		"http://" + internal.Addr + "/secret.png": "refused: refused: port",
+	} {
+		if !strings.HasPrefix(dropped[u], want) {
+			t.Errorf("the mirror's old %s: dropped as %q, want %q", u, dropped[u], want)
+		}
+	}
+	if len(m.Dropped) != 3 {
+		t.Errorf("dropped %v, want the three seeded", m.Dropped)
+	}
+	if n := internal.Hits(); n != 0 {
+		t.Errorf("the internal server was reached %d times", n)
+	}
+	// Every valid file fetched once, stored under its hash, the twins once;
+	// the hostile ones reached no further than the stand-in's own answer.
 	hits := up.Media.Hits()
 	for _, p := range paths {
-		u := hs.URL + p
-		file, ok := dir.Lookup(u)
+		file, ok := dir.Lookup(urlOf(p))
 		if _, isBad := bad[p]; isBad {
 			if ok {
 				t.Errorf("%s (%v) is in the mirror", p, bad[p])
+			}
+			switch bad[p] {
+			case upstreamtest.MediaOtherPort, upstreamtest.MediaIPv6Loopback, upstreamtest.MediaUserinfo, upstreamtest.MediaMetadata:
+				if hits[p] != 0 {
+					t.Errorf("%s (%v) reached the stand-in %d times; it is refused before any request", p, bad[p], hits[p])
+				}
+			case upstreamtest.MediaRedirectOut, upstreamtest.MediaRedirectMetadata, upstreamtest.MediaSVG, upstreamtest.MediaHTMLAsPNG:
+				if hits[p] != 1 {
+					t.Errorf("%s (%v) fetched %d times, want once: a refusal is not retried", p, bad[p], hits[p])
+				}
 			}
 			continue
 		}
@@ -158,8 +236,27 @@ func syncMedia(t *testing.T, st store.Backend) {
 			t.Errorf("%s: the stored bytes are not the origin's, or not named by their sha256", p)
 		}
 	}
-	if dir.Files() != len(paths)-4-1 {
-		t.Errorf("%d files stored for %d valid URLs, two of them twins; want %d", dir.Files(), len(paths)-4, len(paths)-5)
+	if dir.Files() != len(paths)-len(bad)-1 {
+		t.Errorf("%d files stored for %d valid URLs, two of them twins; want %d", dir.Files(), len(paths)-len(bad), len(paths)-len(bad)-1)
+	}
+	for _, name := range seededFiles {
+		if _, err := os.Stat(filepath.Join(mediaRoot, name)); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the dropped file %s is still in the directory (%v)", name, err)
+		}
+	}
+	idx, _ := os.ReadFile(filepath.Join(mediaRoot, media.IndexFile))
+	for _, u := range []string{urlOf(seeded[0]) + `","sha256":"` + seededFiles[0], urlOf(seeded[1]) + `","sha256":"` + seededFiles[1], internal.Addr} {
+		if bytes.Contains(idx, []byte(u)) {
+			t.Errorf("the index still names %s", u)
+		}
+	}
+	for outcome, want := range map[string]int{
+		"fetched": len(paths) - len(bad), "dropped": 3, mirror.MediaRefused: 6, mirror.MediaType: 3,
+		mirror.MediaStatus: 1, mirror.MediaUnreachable: 1, mirror.MediaTooBig: 1, mirror.MediaDeadline: 0,
+	} {
+		if got := counter(t, reg, "refdata_sync_media_total", "outcome", outcome); got != float64(want) {
+			t.Errorf("refdata_sync_media_total{outcome=%q} = %v, want %d", outcome, got, want)
+		}
 	}
 	// The active version is the synced one, its bodies pointing to the mirror
 	// where it holds the file, to the origin where it does not.
@@ -174,7 +271,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 			all = append(all, b.JSON...)
 		}
 	}
-	twin, _ := dir.Lookup(hs.URL + paths[4])
+	twin, _ := dir.Lookup(urlOf(paths[4]))
 	if !bytes.Contains(all, []byte(`"`+public+twin.Path()+`"`)) || !bytes.Contains(all, []byte(`"`+hs.URL+paths[0]+`"`)) {
 		t.Errorf("rendered bodies: want the mirror's URL for %s and the origin's for the missing %s", paths[4], paths[0])
 	}
@@ -186,13 +283,16 @@ func syncMedia(t *testing.T, st store.Backend) {
 	if err != nil || res.Outcome != "published" {
 		t.Fatalf("second sync: %v, outcome %q", err, res.Outcome)
 	}
-	if res.Media.Known != before {
-		t.Errorf("second sync: %d URLs already mirrored, want all %d the first stored", res.Media.Known, before)
+	if res.Media.Known != before || len(res.Media.Dropped) != 0 {
+		t.Errorf("second sync: %d URLs already mirrored, %d dropped; want all %d the first stored, none dropped", res.Media.Known, len(res.Media.Dropped), before)
 	}
 	for p, n := range up.Media.Hits() {
 		if _, isBad := bad[p]; !isBad && n != 1 {
 			t.Errorf("after the second sync %s was fetched %d times, want once", p, n)
 		}
+	}
+	if n := internal.Hits(); n != 0 {
+		t.Errorf("the internal server was reached %d times", n)
 	}
 	// A reader in another process sees the second sync's files.
 	other, err := media.OpenDir(mediaRoot)
@@ -202,6 +302,29 @@ func syncMedia(t *testing.T, st store.Backend) {
 	if other.Len() != dir.Len() || other.Files() != dir.Files() {
 		t.Errorf("a second reader sees %d URLs, %d files; the writer %d, %d", other.Len(), other.Files(), dir.Len(), dir.Files())
 	}
+}
+
+// counter is the value of a counter with the label name=value in reg.
+func counter(t *testing.T, reg *prometheus.Registry, metric, name, value string) float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != metric {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == name && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no %s{%s=%q}", metric, name, value)
+	return 0
 }
 
 // enUS is a stand-in version's en-US catalog bodies, named as a snapshot's.

@@ -2,29 +2,26 @@ package mirror
 
 import (
 	"errors"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/refdata/refdata/pipeline"
 )
 
-// Metrics are sync's series. A nil *Metrics records nothing.
+// Metrics are the series of the syncs this process runs (serve --sync, sync
+// --metrics-addr); the store's sync state, whoever ran the sync, is
+// StateMetrics'. A nil *Metrics records nothing.
 type Metrics struct {
-	lastSuccess prometheus.Gauge
-	runs        *prometheus.CounterVec
-	requests    *prometheus.CounterVec
-	bytes       prometheus.Counter
-	duration    prometheus.Histogram
-	info        *prometheus.GaugeVec
-	media       *prometheus.CounterVec
+	runs     *prometheus.CounterVec
+	requests *prometheus.CounterVec
+	bytes    prometheus.Counter
+	duration prometheus.Histogram
+	media    *prometheus.CounterVec
 }
 
 // NewMetrics registers sync's metrics with reg.
 func NewMetrics(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
-		lastSuccess: prometheus.NewGauge(prometheus.GaugeOpts(opts("sync_last_success_timestamp_seconds",
-			"When the last sync from the upstream ended well (published, unchanged or already stored), Unix time."))),
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_runs_total",
 			"Syncs by outcome: unchanged, published, already stored, held, rejected, failed.")), []string{"outcome"}),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_upstream_requests_total",
@@ -36,14 +33,14 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help:    "How long one sync took, checks that found nothing new included.",
 			Buckets: []float64{0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900},
 		}),
-		info: prometheus.NewGaugeVec(prometheus.GaugeOpts(opts("sync_upstream_version_info",
-			"The upstream's version as last seen; always 1, the labels say which.")), []string{"upstream", "manifest_id"}),
 		media: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_media_total",
-			"Media URLs met by sync --media: fetched (stored or already held under the same hash), skipped (not mirrored; retried at the next whole fetch).")), []string{"outcome"}),
+			"Media URLs met by sync --media: fetched (stored, or already held under the same hash); not mirrored, by why (retried at the next whole fetch): "+
+				"refused (host policy), type, status, unreachable, too big, deadline, store; dropped: removed from the mirror as no longer served.")), []string{"outcome"}),
 	}
-	reg.MustRegister(m.lastSuccess, m.runs, m.requests, m.bytes, m.duration, m.info, m.media)
-	m.media.WithLabelValues("fetched")
-	m.media.WithLabelValues("skipped")
+	reg.MustRegister(m.runs, m.requests, m.bytes, m.duration, m.media)
+	for _, o := range append([]string{"fetched", "dropped"}, MediaClasses...) {
+		m.media.WithLabelValues(o)
+	}
 	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
 		m.runs.WithLabelValues(o)
 	}
@@ -59,15 +56,7 @@ func (m *Metrics) Observe(status string, n int64) {
 	m.bytes.Add(float64(n))
 }
 
-func (m *Metrics) upstream(url, id string) {
-	if m == nil || id == "" {
-		return
-	}
-	m.info.Reset() // one Sync at a time: no other call between these two
-	m.info.WithLabelValues(url, id).Set(1)
-}
-
-func (m *Metrics) synced(res *Result, err error, now time.Time) {
+func (m *Metrics) synced(res *Result, err error) {
 	if m == nil {
 		return
 	}
@@ -79,9 +68,6 @@ func (m *Metrics) synced(res *Result, err error, now time.Time) {
 		m.runs.WithLabelValues("failed").Inc()
 	default:
 		m.runs.WithLabelValues(res.Outcome).Inc()
-		if res.Outcome != "held" {
-			m.lastSuccess.Set(float64(now.UnixNano()) / 1e9)
-		}
 	}
 }
 
@@ -90,7 +76,10 @@ func (m *Metrics) mediaDone(r *MediaResult) {
 		return
 	}
 	m.media.WithLabelValues("fetched").Add(float64(r.Fetched))
-	m.media.WithLabelValues("skipped").Add(float64(len(r.Skipped)))
+	m.media.WithLabelValues("dropped").Add(float64(len(r.Dropped)))
+	for _, s := range r.Skipped {
+		m.media.WithLabelValues(s.Class).Inc()
+	}
 }
 
 // opts names one of refdata's metrics.

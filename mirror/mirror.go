@@ -55,28 +55,20 @@ type Options struct {
 	Media *MediaOptions
 }
 
-// State is what the follower remembers between syncs (DIR/SYNC.json).
-type State struct {
-	Upstream    string    `json:"upstream"`
-	ManifestID  string    `json:"manifestId"`
-	ETag        string    `json:"etag,omitempty"`
-	ContentHash string    `json:"contentHash"`
-	CheckedAt   time.Time `json:"checkedAt"` // the last whole fetch
-	SyncedAt    time.Time `json:"syncedAt"`  // the last sync that ended well
-}
-
 // Result is what one sync did.
 type Result struct {
 	// Outcome: "unchanged", "published", "already stored" (a version the store
 	// holds, left as it is: a rollback is not undone) or "held" (content changed
 	// under a manifestId that is not active: the operator rolled back).
-	Outcome    string
+	Outcome string
+	// Reason is a failed sync's reason class (ReasonStatus, …); "" otherwise.
+	Reason     string
 	ManifestID string
 	Requests   int64
 	Bytes      int64
 	Duration   time.Duration
 	Restarts   int
-	Lacking    []string // catalogs the upstream does not serve, carried over
+	Lacking    []string // catalogs the upstream does not serve (Report.CarriedFrom says whence they came)
 	Notes      []string
 	Report     *pipeline.Report // nil when nothing was imported
 	Media      *MediaResult     // nil without Options.Media or a whole fetch
@@ -124,7 +116,16 @@ func (f *Follower) state() State {
 	return s
 }
 
-func (f *Follower) saveState(s State) error {
+// saveState writes s into the store, unless the sync failed and the store
+// does not exist yet: a failed first sync creates no store (the log and the
+// exit status say it failed).
+func (f *Follower) saveState(s State, failed bool) error {
+	if l, ok := f.opt.Store.(store.Lazy); ok && failed {
+		if exists, err := l.Exists(); err != nil || !exists {
+			f.opt.Logger.Warn("the failure is not recorded in the store: it does not exist yet (its first publish creates it)", "store", f.opt.Store.Location())
+			return err
+		}
+	}
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return err
@@ -143,56 +144,80 @@ func (f *Follower) saveState(s State) error {
 
 // Sync checks the upstream once and, when it changed, fetches and imports it.
 // The error wraps pipeline.ErrRejected when the snapshot was refused; the
-// active version is untouched on every error.
+// active version is untouched on every error. How it ended is written into
+// the store's sync state (State), failures included.
 func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	start := time.Now()
 	startReq := f.opt.Client.Requests()
 	res = &Result{}
-	ctx, cancel := context.WithTimeoutCause(ctx, f.opt.Timeout,
-		fmt.Errorf("sync gave up after its deadline of %s", f.opt.Timeout))
+	ctx, cancel := context.WithTimeoutCause(ctx, f.opt.Timeout, fmt.Errorf("%w of %s", errDeadline, f.opt.Timeout))
 	defer cancel()
-	defer func() {
-		res.Duration = time.Since(start)
-		res.Requests = f.opt.Client.Requests() - startReq
-		f.opt.Metrics.synced(res, err, f.opt.Now())
-	}()
-
 	st := f.state()
 	now := f.opt.Now()
+	err = f.sync(ctx, &st, res, now)
+	if err != nil {
+		res.Reason = reasonOf(ctx, err)
+	}
+	record(&st, res, err, res.Reason, now)
+	if serr := f.saveState(st, err != nil); serr != nil {
+		serr = fmt.Errorf("record the sync state in %s: %w", f.opt.Store.Location(), serr)
+		if err == nil {
+			err = failed(ReasonStore, serr)
+		} else {
+			f.opt.Logger.Error("the sync state is not recorded", "err", serr)
+		}
+	}
+	res.Duration = time.Since(start)
+	res.Requests = f.opt.Client.Requests() - startReq
+	f.opt.Metrics.synced(res, err)
+	return res, err
+}
+
+// classed is err with the reason class def, unless it has one.
+func classed(err error, def string) error {
+	if _, ok := errors.AsType[*failure](err); ok || err == nil {
+		return err
+	}
+	return failed(def, err)
+}
+
+// sync is one sync, recording in st where it leaves off.
+func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Time) error {
 	etag := st.ETag
 	if st.ManifestID == "" {
 		etag = ""
 	}
 	v, err := f.opt.Client.Version(ctx, etag)
 	if err != nil {
-		return res, fmt.Errorf("check the upstream's version: %w", err)
+		return fetchFailed(fmt.Errorf("check the upstream's version: %w", err))
+	}
+	if !v.NotModified {
+		st.UpstreamManifestID = v.ManifestID
 	}
 	due := now.Sub(st.CheckedAt) >= f.opt.ContentCheck
-	if !v.NotModified {
-		f.opt.Metrics.upstream(f.opt.Client.BaseURL(), v.ManifestID)
-	}
 	if (v.NotModified || v.ManifestID == st.ManifestID) && !due {
 		res.Outcome, res.ManifestID = "unchanged", st.ManifestID
-		st.ETag, st.SyncedAt = v.ETag, now
-		return res, f.saveState(st)
+		st.ETag = v.ETag
+		return nil
 	}
 
 	if v.Refdata {
 		// Another refdata (it sends X-Data-Version): its export, not its
 		// rendered catalog routes (refdata.go says why).
-		return res, f.syncRefdata(ctx, st, v.ManifestID, v.ETag, res)
+		return f.syncRefdata(ctx, st, v.ManifestID, v.ETag, res, now)
 	}
 	all := f.languageAll(ctx)
 	var snap *fetched
 	for attempt := 0; ; attempt++ {
 		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Import.MaxSnapshotBytes, f.opt.Progress)
 		if err != nil {
-			return res, fmt.Errorf("fetch the upstream's catalogs: %w", err)
+			return classed(fmt.Errorf("fetch the upstream's catalogs: %w", err), ReasonInvalid)
 		}
 		after, err := f.opt.Client.Version(ctx, "")
 		if err != nil {
-			return res, fmt.Errorf("re-check the upstream's version: %w", err)
+			return fetchFailed(fmt.Errorf("re-check the upstream's version: %w", err))
 		}
+		st.UpstreamManifestID = after.ManifestID
 		if after.ManifestID == snap.manifestID && bytes.Equal(after.Body, snap.files["version.json"]) {
 			break
 		}
@@ -200,24 +225,23 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 		v = after
 		f.opt.Logger.Warn("the upstream published while we fetched; starting over", "was", snap.manifestID, "now", after.ManifestID, "restart", res.Restarts)
 		if res.Restarts > maxRestarts {
-			return res, fmt.Errorf("the upstream's version moved during %d fetches in a row (last %s → %s); nothing published", res.Restarts, snap.manifestID, after.ManifestID)
+			return failed(ReasonMoving, fmt.Errorf("the upstream's version moved during %d fetches in a row (last %s → %s); nothing published", res.Restarts, snap.manifestID, after.ManifestID))
 		}
 	}
-	f.opt.Metrics.upstream(f.opt.Client.BaseURL(), snap.manifestID)
 	res.ManifestID, res.Lacking, res.Notes = snap.manifestID, snap.lacking, snap.notes
 	for _, n := range snap.files {
 		res.Bytes += int64(len(n))
 	}
 	if f.opt.Media != nil {
 		res.Media = f.syncMedia(ctx, snap.files)
-	}
-	if len(snap.lacking) > 0 {
-		f.opt.Logger.Info("the upstream does not serve these catalogs; they are carried over", "catalogs", strings.Join(snap.lacking, ", "))
+		if res.Media != nil {
+			st.Media = mediaState(res.Media, now)
+		}
 	}
 	if snap.manifestID == st.ManifestID && snap.contentHash == st.ContentHash {
 		res.Outcome = "unchanged"
-		st.ETag, st.CheckedAt, st.SyncedAt = snap.etag, now, now
-		return res, f.saveState(st)
+		st.ETag, st.CheckedAt = snap.etag, now
+		return nil
 	}
 
 	// Same manifestId, new content: re-publish it (--force), but only while it
@@ -230,7 +254,7 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 				res.Outcome = "held"
 				f.opt.Logger.Warn("the upstream's content changed under a version that is not active (rolled back?); not re-publishing it",
 					"manifest_id", snap.manifestID, "active", active.ManifestID)
-				return res, nil
+				return nil
 			}
 			force = true
 			f.opt.Logger.Info("the upstream's content changed under an unchanged manifestId; re-publishing it", "manifest_id", snap.manifestID)
@@ -241,12 +265,25 @@ func (f *Follower) Sync(ctx context.Context) (res *Result, err error) {
 	rep, err := pipeline.ImportFiles(f.opt.Store, f.opt.Client.BaseURL(), snap.files, opt)
 	res.Report = rep
 	if err != nil {
-		return res, err
+		return importFailed(err)
 	}
+	f.logLacking(res)
 	res.Outcome = rep.Outcome
 	st.ManifestID, st.ETag, st.ContentHash = snap.manifestID, snap.etag, snap.contentHash
-	st.CheckedAt, st.SyncedAt = now, now
-	return res, f.saveState(st)
+	st.CheckedAt = now
+	return nil
+}
+
+// logLacking says what became of the catalogs the upstream does not serve:
+// carried over from the version active before, or empty when there was none.
+func (f *Follower) logLacking(res *Result) {
+	switch {
+	case len(res.Lacking) == 0 || res.Report == nil:
+	case res.Report.CarriedFrom != "":
+		f.opt.Logger.Info("the upstream does not serve these catalogs; they are carried over", "from", res.Report.CarriedFrom, "catalogs", strings.Join(res.Lacking, ", "))
+	default:
+		f.opt.Logger.Info("the upstream does not serve these catalogs, and no version was active to carry them over from: they are empty", "catalogs", strings.Join(res.Lacking, ", "))
+	}
 }
 
 func (f *Follower) languageAll(ctx context.Context) bool {
@@ -274,7 +311,7 @@ func (f *Follower) Run(ctx context.Context, every time.Duration, published func(
 		case ctx.Err() != nil:
 			return
 		case err != nil:
-			f.opt.Logger.Error("sync failed; the active version is unchanged", "upstream", f.opt.Client.BaseURL(), "err", err)
+			f.opt.Logger.Error("sync failed; the active version is unchanged", "upstream", f.opt.Client.BaseURL(), "reason", res.Reason, "err", err)
 		default:
 			f.opt.Logger.Info("sync", "upstream", f.opt.Client.BaseURL(), "outcome", res.Outcome, "manifest_id", res.ManifestID,
 				"requests", res.Requests, "duration_seconds", res.Duration.Seconds())

@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -82,9 +84,10 @@ type tuning struct {
 	retries    int
 	maxRetryAt time.Duration
 	all        string
+	syncTime   time.Duration // the whole sync's deadline (0: mirror's default)
 }
 
-func newFollower(t testing.TB, url string, st *store.Store, tu tuning) *mirror.Follower {
+func newFollower(t testing.TB, url string, st store.Backend, tu tuning) *mirror.Follower {
 	t.Helper()
 	if tu.timeout == 0 {
 		tu.timeout = 10 * time.Second
@@ -103,7 +106,7 @@ func newFollower(t testing.TB, url string, st *store.Store, tu tuning) *mirror.F
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: tu.all})
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: tu.all, Timeout: tu.syncTime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,8 +340,9 @@ func contains(xs []string, x string) bool {
 // treeHash is storetest.TreeHash: every file of a store and a hash of it.
 var treeHash = storetest.TreeHash
 
-// TestSyncFaults: every fault leaves the store as it was (the active version
-// untouched), and the next sync, fault gone, publishes.
+// TestSyncFaults: every fault leaves the store's versions as they were (the
+// active version untouched) and is recorded in its sync state with its reason
+// class; the next sync, fault gone, publishes and clears the count.
 func TestSyncFaults(t *testing.T) {
 	t.Parallel()
 	onCatalog := func(p string, f func(w http.ResponseWriter, r *http.Request)) func(w http.ResponseWriter, r *http.Request) bool {
@@ -358,18 +362,19 @@ func TestSyncFaults(t *testing.T) {
 		tune   tuning
 		fault  func(up *upstreamtest.Server) func(w http.ResponseWriter, r *http.Request) bool
 		reject bool
+		reason string
 	}{
-		{name: "500s", fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "500s", reason: mirror.ReasonStatus, fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) { http.Error(w, "boom", 500) })
 		}},
-		{name: "429 with a Retry-After past the longest wait", tune: tuning{maxRetryAt: 500 * time.Millisecond},
+		{name: "429 with a Retry-After past the longest wait", tune: tuning{maxRetryAt: 500 * time.Millisecond}, reason: mirror.ReasonStatus,
 			fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 				return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
 					w.Header().Set("Retry-After", "3600")
 					w.WriteHeader(http.StatusTooManyRequests)
 				})
 			}},
-		{name: "slow answer past the request timeout", tune: tuning{timeout: 100 * time.Millisecond},
+		{name: "slow answer past the request timeout", tune: tuning{timeout: 100 * time.Millisecond}, reason: mirror.ReasonUnreachable,
 			fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 				return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
 					select {
@@ -378,19 +383,29 @@ func TestSyncFaults(t *testing.T) {
 					}
 				})
 			}},
-		{name: "truncated body", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "sync past its deadline", tune: tuning{syncTime: 300 * time.Millisecond}, reason: mirror.ReasonTimeout,
+			fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+				return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+			}},
+		{name: "truncated body", reason: mirror.ReasonUnreachable, fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			return onCatalog("weapons", func(w http.ResponseWriter, r *http.Request) {
 				b := body15(up, "weapons")
 				w.Header().Set("Content-Length", "999999")
 				_, _ = w.Write(b[:len(b)/2])
 			})
 		}},
-		{name: "invalid JSON", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "an HTML page", reason: mirror.ReasonInvalid, fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+			return onCatalog("buddies", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/html")
+				_, _ = w.Write([]byte("<!DOCTYPE html><html><title>Maintenance</title></html>"))
+			})
+		}},
+		{name: "invalid JSON", reason: mirror.ReasonInvalid, fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			return onCatalog("buddies", func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(`{"status":200,"data":[{"uuid":`))
 			})
 		}},
-		{name: "dropped connection", fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "dropped connection", reason: mirror.ReasonUnreachable, fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			return onCatalog("seasons", func(w http.ResponseWriter, r *http.Request) {
 				conn, _, err := http.NewResponseController(w).Hijack()
 				if err == nil {
@@ -398,7 +413,7 @@ func TestSyncFaults(t *testing.T) {
 				}
 			})
 		}},
-		{name: "upstream publishing during every fetch", fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "upstream publishing during every fetch", reason: mirror.ReasonMoving, fault: func(up *upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			n := 0
 			return func(w http.ResponseWriter, r *http.Request) bool {
 				if r.URL.Path == "/v1/version" && r.Header.Get("If-None-Match") == "" {
@@ -408,7 +423,7 @@ func TestSyncFaults(t *testing.T) {
 				return false
 			}
 		}},
-		{name: "emptied catalog (shrink guard)", reject: true, fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
+		{name: "emptied catalog (shrink guard)", reject: true, reason: mirror.ReasonShrink, fault: func(*upstreamtest.Server) func(http.ResponseWriter, *http.Request) bool {
 			return onCatalog("maps", func(w http.ResponseWriter, r *http.Request) {
 				_, _ = w.Write([]byte(`{"status":200,"data":[]}`))
 			})
@@ -441,10 +456,22 @@ func TestSyncFaults(t *testing.T) {
 			if errors.Is(err, pipeline.ErrRejected) != tc.reject {
 				t.Fatalf("rejected: %v, want %v: %v", errors.Is(err, pipeline.ErrRejected), tc.reject, err)
 			}
-			if after := treeHash(t, st.Dir()); !equalMaps(before, after) {
+			after := treeHash(t, st.Dir())
+			if delete(before, "SYNC.json"); !equalMaps(before, withoutKey(after, "SYNC.json")) {
 				t.Fatalf("the store changed under a failed sync: %v", err)
 			}
 			t.Logf("failed as it should: %v", err)
+			if res.Reason != tc.reason {
+				t.Errorf("the result's reason %q, want %q", res.Reason, tc.reason)
+			}
+			s := readState(t, st)
+			if s.Outcome != "failed" || s.Failures != 1 || s.LastFailure == nil || s.LastFailure.Reason != tc.reason ||
+				s.LastFailure.Error != err.Error() || !s.FailedAt[tc.reason].Equal(fixed) || !s.AttemptedAt.Equal(fixed) {
+				t.Fatalf("the sync state records %+v (last failure %+v), want a failure of reason %s", s, s.LastFailure, tc.reason)
+			}
+			if tc.name == "an HTML page" && !strings.Contains(err.Error(), "answered text/html, not JSON") {
+				t.Errorf("an HTML answer is not named as one: %v", err)
+			}
 			up.SetFault(nil)
 			up.Publish(1)
 			// The next sync, with the default tuning (a slow machine or -race may
@@ -452,6 +479,9 @@ func TestSyncFaults(t *testing.T) {
 			res = mustSync(t, newFollower(t, url, st, tuning{}), "published")
 			if res.ManifestID != up.Current().Name {
 				t.Fatalf("published %s, want %s", res.ManifestID, up.Current().Name)
+			}
+			if s := readState(t, st); s.Failures != 0 || s.Outcome != "published" || s.LastFailure.Reason != tc.reason || s.UpstreamManifestID != res.ManifestID {
+				t.Fatalf("after a sync that published, the state is %+v", s)
 			}
 		})
 	}
@@ -535,6 +565,21 @@ func TestSyncContentChangeAndRollback(t *testing.T) {
 	}
 }
 
+// readState is the sync state st holds.
+func readState(t testing.TB, st store.Backend) *mirror.State {
+	t.Helper()
+	s, err := mirror.ReadState(st)
+	if err != nil || s == nil {
+		t.Fatalf("sync state %+v, %v", s, err)
+	}
+	return s
+}
+
+func withoutKey(m map[string]string, k string) map[string]string {
+	delete(m, k)
+	return m
+}
+
 func equalMaps(a, b map[string]string) bool {
 	if len(a) != len(b) {
 		return false
@@ -572,4 +617,42 @@ func sampleDir(t testing.TB, i int) string {
 		t.Fatal(err)
 	}
 	return dirs[i]
+}
+
+// TestSyncLackingCatalogs: the catalogs an upstream does not serve are said to
+// be empty on the first sync (no version to carry them over from), and
+// carried over from the active version afterwards; never both.
+func TestSyncLackingCatalogs(t *testing.T) {
+	t.Parallel()
+	up, url := fixtureStandIn(t)
+	up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/v1/themes" {
+			return false
+		}
+		http.NotFound(w, r)
+		return true
+	})
+	st := openStore(t)
+	c, err := upstream.New(upstream.Config{BaseURL: url, Backoff: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: "never",
+		Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	says := []string{"no version was active to carry them over from: they are empty", "they are carried over"}
+	for i, want := range says {
+		up.Publish(i)
+		log.Reset()
+		res := mustSync(t, f, "published")
+		if !slices.Contains(res.Lacking, "themes") {
+			t.Fatalf("lacking %v, want themes", res.Lacking)
+		}
+		if !strings.Contains(log.String(), want) || strings.Contains(log.String(), says[1-i]) {
+			t.Errorf("sync %d logs:\n%s\nwant it to say %q and not %q", i, log.String(), want, says[1-i])
+		}
+	}
 }

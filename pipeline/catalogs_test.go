@@ -43,7 +43,7 @@ func strs(us []catalog.UUID) []string {
 // rejectedImport imports snap into a copy of the store in base, wants a
 // rejection, and checks that the store — every byte, the active version —
 // is as it was; it returns the error's message and the written report.
-func rejectedImport(t *testing.T, base, snap string, opt pipeline.Options) string {
+func rejectedImport(t *testing.T, base, snap string, opt pipeline.Options) (string, error) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "store")
 	copyDir(t, base, dir)
@@ -65,7 +65,7 @@ func rejectedImport(t *testing.T, base, snap string, opt pipeline.Options) strin
 	if after := treeHash(t, dir); !maps.Equal(before, after) {
 		t.Errorf("the store changed:\nbefore %v\nafter  %v", before, after)
 	}
-	return err.Error() + "\n" + out.String()
+	return err.Error() + "\n" + out.String(), err
 }
 
 // TestNewCatalogs: the five catalogs added after the first contract go
@@ -160,7 +160,7 @@ func TestNewCatalogs(t *testing.T) {
 				return append(a, a[0])
 			})
 		})
-		report := rejectedImport(t, base, snap, options())
+		report, _ := rejectedImport(t, base, snap, options())
 		for _, c := range newCatalogs {
 			file := "en-US/" + c.File()
 			for _, want := range []string{
@@ -214,7 +214,7 @@ func TestNewCatalogs(t *testing.T) {
 		cats := categoriesOf(t, d.Data.Categories)
 		note := slices.IndexFunc(rep.Notes, func(n string) bool { return strings.HasPrefix(n, "carried over from the active version "+prev) })
 		for _, c := range newCatalogs {
-			if !slices.Contains(rep.CarriedOver, c.Name()) || note < 0 || !strings.Contains(rep.Notes[note], c.Name()) {
+			if !slices.Contains(rep.CarriedOver, c.Name()) || rep.CarriedFrom != prev || note < 0 || !strings.Contains(rep.Notes[note], c.Name()) {
 				t.Errorf("%s is not reported carried over: %q, notes %q", c.Name(), rep.CarriedOver, rep.Notes)
 			}
 			if got, want := strs(ed.UUIDs(c)), uuidsOf(old[c]); !slices.Equal(got, want) {
@@ -249,7 +249,10 @@ func TestNewCatalogs(t *testing.T) {
 		t.Run("shrink guard: "+tc.name, func(t *testing.T) {
 			t.Parallel()
 			snap := snapshot(t, func(dir string, c catalog.Category) { edit(t, dir, "en-US/"+c.File(), tc.change) })
-			report := rejectedImport(t, base, snap, options())
+			report, err := rejectedImport(t, base, snap, options())
+			if !errors.Is(err, pipeline.ErrShrinkGuard) {
+				t.Errorf("the rejection does not wrap ErrShrinkGuard: %v", err)
+			}
 			if !strings.Contains(report, "shrink guard: 5 catalogs lose too many items (publish anyway with --allow-shrink)") {
 				t.Errorf("the rejection does not name the shrink guard:\n%s", report)
 			}
@@ -318,7 +321,10 @@ func TestUnknownBoundsRefused(t *testing.T) {
 			snap := filepath.Join(t.TempDir(), "snap")
 			copyDir(t, good, snap)
 			tc.break_(t, snap)
-			report := rejectedImport(t, base, snap, options())
+			report, err := rejectedImport(t, base, snap, options())
+			if errors.Is(err, pipeline.ErrShrinkGuard) {
+				t.Errorf("a rejection by validation wraps ErrShrinkGuard: %v", err)
+			}
 			for _, w := range tc.want {
 				if !strings.Contains(report, w) {
 					t.Errorf("the report does not say %q:\n%s", w, report)

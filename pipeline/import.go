@@ -48,6 +48,10 @@ var Stages = []Stage{Idle, Load, Validate, Render, Diff, Compress, Publish}
 // the Report says why.
 var ErrRejected = errors.New("snapshot rejected")
 
+// ErrShrinkGuard is wrapped, with ErrRejected, by the error of an import the
+// shrink guard refused.
+var ErrShrinkGuard = errors.New("shrink guard")
+
 // Options tune an import. The zero value works: each 0 means its default.
 type Options struct {
 	Retain int
@@ -397,7 +401,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 				if len(ps) == 1 {
 					lose = "loses"
 				}
-				return im.reject(ps, "shrink guard: %s %s too many items (publish anyway with --allow-shrink)", count(len(ps), "catalog"), lose)
+				return im.reject(ps, "%w: %s %s too many items (publish anyway with --allow-shrink)", ErrShrinkGuard, count(len(ps), "catalog"), lose)
 			}
 			for _, p := range ps {
 				r.note("allowed by --allow-shrink: %s %s", p.File, p.Reason)
@@ -586,6 +590,9 @@ func (im *importer) carryOver(files, base map[string][]byte, baseID string) {
 		return
 	}
 	im.r.CarriedOver = missing
+	if base != nil {
+		im.r.CarriedFrom = baseID
+	}
 	if base == nil {
 		im.r.note("not in the snapshot and no active version to carry over from, so empty: %s", strings.Join(missing, ", "))
 		return

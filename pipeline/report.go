@@ -34,7 +34,8 @@ type Report struct {
 	Fills       map[catalog.Fill]int
 	Notes       []string // carry-over, capture disagreements, fallbacks
 	Ignored     []string // files the layout does not name
-	CarriedOver []string // categories taken from the active version
+	CarriedOver []string // categories not in the snapshot: taken from CarriedFrom, else empty
+	CarriedFrom string   // the version they were taken from; "" when there was none
 
 	Previous string // the version diffed against
 	Summary  *gen.DiffSummary

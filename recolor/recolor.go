@@ -6,6 +6,7 @@ package recolor
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"image/color"
 	"image/draw"
 	"image/png"
+	"io"
 	"math"
 	"regexp"
 	"strconv"
@@ -82,6 +84,16 @@ func weight(c uint8) float64 {
 // when they sum past 1, the rest black's; the slots' colors mixed by them with
 // opaque black in premultiplied form; the base alpha scaled by the mix's.
 func Apply(img image.Image, c Colors) *image.NRGBA {
+	out, _ := apply(context.Background(), img, c)
+	return out
+}
+
+// band is how many pixels apply recolors between two looks at its context:
+// a few milliseconds' work.
+const band = 64 << 10
+
+// apply is Apply until ctx ends (then ctx's error).
+func apply(ctx context.Context, img image.Image, c Colors) (*image.NRGBA, error) {
 	src := nrgba(img)
 	var table [256]float64
 	for i := range table {
@@ -89,6 +101,9 @@ func Apply(img image.Image, c Colors) *image.NRGBA {
 	}
 	out := image.NewNRGBA(src.Rect)
 	for i := 0; i+3 < len(src.Pix); i += 4 {
+		if i%(4*band) == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		w := [3]float64{table[src.Pix[i]], table[src.Pix[i+1]], table[src.Pix[i+2]]}
 		if sum := w[0] + w[1] + w[2]; sum > 1 {
 			w[0], w[1], w[2] = w[0]/sum, w[1]/sum, w[2]/sum
@@ -109,7 +124,7 @@ func Apply(img image.Image, c Colors) *image.NRGBA {
 		}
 		out.Pix[i+3] = uint8(math.Round(float64(src.Pix[i+3]) * min(1, m)))
 	}
-	return out
+	return out, nil
 }
 
 // nrgba is img with straight alpha: itself when it is one (the PNG decoder's
@@ -127,8 +142,10 @@ func nrgba(img image.Image) *image.NRGBA {
 var ErrTooLarge = errors.New("image too large")
 
 // PNG recolors a PNG image of at most maxPixels pixels (its header is read
-// before any pixel is decoded) and encodes the answer as PNG.
-func PNG(base []byte, c Colors, maxPixels int) ([]byte, error) {
+// before any pixel is decoded) and encodes the answer as PNG. Once ctx ends
+// it stops, with an error wrapping ctx's: decoding and encoding at their next
+// read or write, recoloring at its next band of pixels.
+func PNG(ctx context.Context, base []byte, c Colors, maxPixels int) ([]byte, error) {
 	cfg, err := png.DecodeConfig(bytes.NewReader(base))
 	if err != nil {
 		return nil, fmt.Errorf("read png header: %w", err)
@@ -136,13 +153,43 @@ func PNG(base []byte, c Colors, maxPixels int) ([]byte, error) {
 	if cfg.Width*cfg.Height > maxPixels || cfg.Width > maxPixels || cfg.Height > maxPixels {
 		return nil, fmt.Errorf("%d×%d pixels, more than %d: %w", cfg.Width, cfg.Height, maxPixels, ErrTooLarge)
 	}
-	img, err := png.Decode(bytes.NewReader(base))
+	img, err := png.Decode(ctxReader{ctx, bytes.NewReader(base)})
 	if err != nil {
 		return nil, fmt.Errorf("decode png: %w", err)
 	}
+	out, err := apply(ctx, img, c)
+	if err != nil {
+		return nil, fmt.Errorf("recolor: %w", err)
+	}
 	var buf bytes.Buffer
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, Apply(img, c)); err != nil {
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(ctxWriter{ctx, &buf}, out); err != nil {
 		return nil, fmt.Errorf("encode png: %w", err)
 	}
 	return buf.Bytes(), nil
+}
+
+// ctxReader and ctxWriter fail once ctx ends, so png's decoder and encoder,
+// which take no context, stop at their next read or write.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (r ctxReader) Read(b []byte) (int, error) {
+	if err := r.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return r.r.Read(b)
+}
+
+type ctxWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (w ctxWriter) Write(b []byte) (int, error) {
+	if err := w.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return w.w.Write(b)
 }

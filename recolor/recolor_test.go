@@ -2,6 +2,7 @@ package recolor_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"image"
 	"image/color"
@@ -171,7 +172,7 @@ func TestPNGFollowsTheRule(t *testing.T) {
 		{"translucent slots", base, in.Bytes(), recolor.Colors{{20, 60, 200, 128}, {250, 200, 10, 0}, {40, 40, 40, 255}}},
 		{"opaque base", opaque, inOpaque.Bytes(), recolor.Colors{{0, 128, 255, 255}, {255, 0, 255, 64}, {9, 9, 9, 255}}},
 	} {
-		out, err := recolor.PNG(tc.png, tc.slots, 64*64)
+		out, err := recolor.PNG(context.Background(), tc.png, tc.slots, 64*64)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
@@ -229,13 +230,64 @@ func TestPNGRefuses(t *testing.T) {
 	if err := png.Encode(&big, image.NewNRGBA(image.Rect(0, 0, 65, 64))); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recolor.PNG(big.Bytes(), recolor.Markers, 64*64); !errors.Is(err, recolor.ErrTooLarge) {
+	if _, err := recolor.PNG(context.Background(), big.Bytes(), recolor.Markers, 64*64); !errors.Is(err, recolor.ErrTooLarge) {
 		t.Errorf("65×64 pixels with a bound of 64×64: %v, want ErrTooLarge", err)
 	}
 	for _, b := range [][]byte{nil, []byte("GIF89a"), big.Bytes()[:40]} {
-		if _, err := recolor.PNG(b, recolor.Markers, 64*64); err == nil {
+		if _, err := recolor.PNG(context.Background(), b, recolor.Markers, 64*64); err == nil {
 			t.Errorf("%q: no error", b)
 		}
+	}
+}
+
+// countdown is a context that ends at its n+1-th look: it stands for a client
+// that leaves at any point of the work, without a clock.
+type countdown struct {
+	context.Context
+	n int
+}
+
+func (c *countdown) Err() error {
+	if c.n--; c.n < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestPNGStops: a recoloring whose context ends stops with the context's
+// error wherever it is: reading the base, recoloring or writing the answer;
+// with a context that ends late enough it completes.
+func TestPNGStops(t *testing.T) {
+	t.Parallel()
+	var in bytes.Buffer
+	if err := png.Encode(&in, logo(512)); err != nil {
+		t.Fatal(err)
+	}
+	stopped := map[string]int{} // by the phase the error names
+	for n := 0; ; n++ {
+		out, err := recolor.PNG(&countdown{context.Background(), n}, in.Bytes(), recolor.Markers, 512*512)
+		if err == nil {
+			if _, err := png.Decode(bytes.NewReader(out)); err != nil {
+				t.Fatalf("completed after %d looks: %v", n, err)
+			}
+			break
+		}
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("ended at look %d: %v, want context.Canceled", n, err)
+		}
+		phase, _, _ := strings.Cut(err.Error(), ":")
+		stopped[phase]++
+		if n > 10000 {
+			t.Fatal("never completes")
+		}
+	}
+	for _, phase := range []string{"decode png", "recolor", "encode png"} {
+		if stopped[phase] == 0 {
+			t.Errorf("never stopped while %s (stopped: %v)", phase, stopped)
+		}
+	}
+	if stopped["recolor"] < 4 {
+		t.Errorf("recoloring 512×512 pixels looked at its context %d times, want one per band", stopped["recolor"])
 	}
 }
 
@@ -247,7 +299,7 @@ func BenchmarkPNG(b *testing.B) {
 	}
 	slots := recolor.Colors{{20, 60, 200, 255}, {250, 200, 10, 255}, {255, 255, 255, 128}}
 	for b.Loop() {
-		if _, err := recolor.PNG(in.Bytes(), slots, 256*256); err != nil {
+		if _, err := recolor.PNG(context.Background(), in.Bytes(), slots, 256*256); err != nil {
 			b.Fatal(err)
 		}
 	}

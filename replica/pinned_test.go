@@ -3,6 +3,7 @@ package replica_test
 import (
 	"bytes"
 	"context"
+	"log/slog"
 	"net"
 	"net/http"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/impl"
+	"github.com/refdata/refdata/replica"
+	"github.com/refdata/refdata/store"
 )
 
 // TestPinnedReads: version 14 is imported into a file store and served by a
@@ -103,5 +106,69 @@ func TestPinnedReads(t *testing.T) {
 	wg.Wait()
 	if again, _ := e.repo.RetainedEdition(id14); again == nil || again.ManifestID != id14 || slices.ContainsFunc(eds, func(ed *edition.Edition) bool { return ed != again }) {
 		t.Error("14's edition was read more than once: not kept")
+	}
+}
+
+// countingStore counts the edition indexes read from the store it wraps.
+type countingStore struct {
+	store.Backend
+	mu    sync.Mutex
+	reads map[string]int
+}
+
+func (c *countingStore) ReadIndex(id, manifestSHA string) (store.Manifest, []byte, error) {
+	c.mu.Lock()
+	c.reads[id]++
+	c.mu.Unlock()
+	return c.Backend.ReadIndex(id, manifestSHA)
+}
+
+// TestPinnedLoadsOnce: concurrent reads of a version that is not active read
+// its index once between them, and reads going round the versions that are not
+// active read each once (kept), however often they go round.
+func TestPinnedLoadsOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, 3)
+	cs := &countingStore{Backend: e.st, reads: map[string]int{}}
+	repo, err := replica.Open(cs, slog.New(slog.DiscardHandler), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	active := repo.Active().ManifestID
+	others := []string{id14, id15}
+	if active != id3 {
+		t.Fatalf("serving %s, want %s with %v retained", active, id3, others)
+	}
+	clear(cs.reads) // what Open read
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			id := others[0]
+			if i%2 == 1 {
+				id = strings.ToLower(id)
+			}
+			if ed, err := repo.RetainedEdition(id); err != nil || ed.ManifestID != others[0] {
+				t.Errorf("RetainedEdition(%s) = %v, %v", id, ed, err)
+			}
+		})
+	}
+	wg.Wait()
+	if n := cs.reads[others[0]]; n != 1 {
+		t.Errorf("16 concurrent reads of %s read its pack %d times, want once", others[0], n)
+	}
+	for range 10 {
+		for _, id := range append(others, active) {
+			if ed, err := repo.RetainedEdition(id); err != nil || ed.ManifestID != id {
+				t.Fatalf("RetainedEdition(%s) = %v, %v", id, ed, err)
+			}
+		}
+	}
+	for _, id := range others {
+		if cs.reads[id] != 1 {
+			t.Errorf("going round %v ten times read %s's pack %d times, want once", others, id, cs.reads[id])
+		}
+	}
+	if cs.reads[active] != 0 {
+		t.Errorf("the active version's pack was read %d times for pinned reads, want none", cs.reads[active])
 	}
 }

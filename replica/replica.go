@@ -21,6 +21,8 @@ import (
 	"time"
 	"weak"
 
+	"golang.org/x/sync/singleflight"
+
 	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
@@ -75,9 +77,12 @@ type Repository struct {
 	// badRetry: the failure may have been passing (a database being restored).
 	badRetry time.Duration
 	// kept holds up to keptEditions editions other than the active one that
-	// RetainedEdition read, most recent first. readMu makes those reads one at
-	// a time (concurrent requests wait for one decode); keptMu guards kept alone,
-	// so a kept version answers while another is read.
+	// RetainedEdition read, most recent first. loads shares one read of a
+	// version among the requests that ask for it meanwhile; readMu makes reads
+	// of different versions one at a time, so at most one pack is decoded at
+	// once; keptMu guards kept alone, so a kept version answers while another
+	// is read.
+	loads  singleflight.Group
 	readMu sync.Mutex
 	keptMu sync.Mutex
 	kept   []*edition.Edition
@@ -95,7 +100,10 @@ type Option func(*Repository)
 func WithCache(c *blob.Cache) Option { return func(r *Repository) { r.cache = c } }
 
 const (
-	keptEditions    = 2
+	// keptEditions: an edition is its index (a few MB at the public API's
+	// size; its bodies stay in the segments), and three is a cycle of pinned
+	// reads over three old versions without a read per request.
+	keptEditions    = 3
 	defaultBadRetry = time.Minute
 	// defaultHeartbeat is well inside postgres.DefaultReplicaTTL (10 s).
 	defaultHeartbeat = 2 * time.Second
@@ -597,11 +605,22 @@ func (r *Repository) RetainedEdition(id string) (*edition.Edition, error) {
 	if ed := r.keptEdition(cur.versions, id); ed != nil {
 		return ed, nil
 	}
-	r.readMu.Lock()
-	defer r.readMu.Unlock()
-	if ed := r.keptEdition(cur.versions, id); ed != nil {
-		return ed, nil // read by the request this one waited for
+	v, err, _ := r.loads.Do(strings.ToUpper(id), func() (any, error) {
+		r.readMu.Lock()
+		defer r.readMu.Unlock()
+		if ed := r.keptEdition(cur.versions, id); ed != nil {
+			return ed, nil // read by a load that ended as this one began
+		}
+		return r.load(id)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return v.(*edition.Edition), nil
+}
+
+// load reads a retained version's edition from the store and keeps it.
+func (r *Repository) load(id string) (*edition.Edition, error) {
 	found, err := r.st.Lookup(id)
 	if err != nil {
 		return nil, notFound(id, err)

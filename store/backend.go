@@ -88,7 +88,16 @@ type Cleaner interface {
 var (
 	_ Backend  = (*Store)(nil)
 	_ Notifier = (*Store)(nil)
+	_ Lazy     = (*Store)(nil)
 )
+
+// Lazy is a Backend whose store need not exist yet (a directory, or a schema
+// without refdata's tables): it reads as an empty store, its first write
+// creates it, and a writer that stores nothing leaves nothing behind.
+// Exists reports whether it exists now.
+type Lazy interface {
+	Exists() (bool, error)
+}
 
 // Notifier is a Backend that signals when the active pointer may have moved,
 // so a replica need not wait for its next poll. The first signal comes once

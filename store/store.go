@@ -105,14 +105,36 @@ type Pointer struct {
 	Activated bool `json:"activated,omitempty"`
 }
 
-// Open opens (creating when needed) a store directory.
+// Open opens the store in dir. A directory that does not exist is an empty
+// store: it is created by the first writer that takes the lock (Lock), and
+// removed again when that writer stored nothing (a rejected import, a sync
+// that failed), so a mistyped path or a failed first run leaves nothing behind.
 func Open(dir string) (*Store, error) {
+	if st, err := os.Stat(dir); err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("open store: %s is not a directory", dir)
+	}
+	return &Store{dir: dir}, nil
+}
+
+// Create opens the store in dir, creating the directory and its layout now
+// (serve --init: an empty store that waits for its first import).
+func Create(dir string) (*Store, error) {
 	for _, d := range []string{dir, filepath.Join(dir, versionsDir), filepath.Join(dir, filesDir), filepath.Join(dir, segmentsDir), filepath.Join(dir, diffsDir), filepath.Join(dir, tmpDir)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("open store: %w", err)
+			return nil, fmt.Errorf("create store: %w", err)
 		}
 	}
 	return &Store{dir: dir}, nil
+}
+
+// Exists reports whether the store's directory exists: a sync records its
+// failures only in a store that does (a failed first sync creates nothing).
+func (s *Store) Exists() (bool, error) {
+	_, err := os.Stat(s.dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // Dir is the store directory.
@@ -176,7 +198,16 @@ func (s *Store) LockHolder() string {
 }
 
 func (s *Store) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(s.dir, lockFile), os.O_CREATE|os.O_RDWR, 0o644)
+	made, err := s.makeLayout()
+	if err != nil {
+		return nil, fmt.Errorf("lock store: %w", err)
+	}
+	name := filepath.Join(s.dir, lockFile)
+	f, err := os.OpenFile(name, os.O_CREATE|os.O_RDWR, 0o644)
+	if errors.Is(err, fs.ErrNotExist) {
+		// A writer that had created the store removed it (unlock below): retry.
+		return nil, fmt.Errorf("lock store: %w", syscall.EWOULDBLOCK)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lock store: %w", err)
 	}
@@ -184,13 +215,81 @@ func (s *Store) lock() (func(), error) {
 		f.Close()
 		return nil, fmt.Errorf("lock store: %w", err)
 	}
+	// The lock file may have been removed while we waited for it, by a writer
+	// removing the store it created: a lock on it locks nothing, so retry.
+	if fi, err := f.Stat(); err != nil || !sameFile(fi, name) {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		f.Close()
+		return nil, fmt.Errorf("lock store: %w", syscall.EWOULDBLOCK)
+	}
 	_ = f.Truncate(0)
 	_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d since %s\n", os.Getpid(), time.Now().UTC().Format(time.RFC3339))), 0)
 	return func() {
+		if len(made) > 0 && !s.holdsAnything() {
+			// Removed while still locked, the lock file first, so a writer
+			// waiting on it retries (above) rather than locking a removed file.
+			_ = os.Remove(name)
+			for _, d := range []string{versionsDir, diffsDir} {
+				_ = os.Remove(filepath.Join(s.dir, d))
+			}
+			for _, d := range []string{filesDir, segmentsDir} {
+				_ = os.RemoveAll(filepath.Join(s.dir, d)) // no version names them
+			}
+			for i := len(made) - 1; i >= 0; i-- {
+				_ = os.Remove(made[i]) // only empty directories go
+			}
+		}
 		_ = f.Truncate(0)
 		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 		f.Close()
 	}, nil
+}
+
+// makeLayout creates the store's directory (and its missing parents) and
+// tmp/ when they do not exist, and returns what it created, outermost first.
+func (s *Store) makeLayout() ([]string, error) {
+	var made []string
+	for d := filepath.Clean(s.dir); ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		made = append([]string{d}, made...)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	tmp := filepath.Join(s.dir, tmpDir)
+	if _, err := os.Stat(tmp); errors.Is(err, fs.ErrNotExist) {
+		made = append(made, tmp)
+	}
+	if len(made) == 0 {
+		return nil, nil
+	}
+	return made, os.MkdirAll(tmp, 0o755)
+}
+
+// holdsAnything reports whether a writer stored something: a version, a
+// diff, the active pointer or sync state.
+func (s *Store) holdsAnything() bool {
+	for _, f := range []string{activeFile, syncStateFile} {
+		if _, err := os.Lstat(filepath.Join(s.dir, f)); !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	for _, d := range []string{versionsDir, diffsDir, tmpDir} {
+		entries, err := os.ReadDir(filepath.Join(s.dir, d))
+		if len(entries) > 0 || err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameFile(fi fs.FileInfo, name string) bool {
+	cur, err := os.Stat(name)
+	return err == nil && os.SameFile(fi, cur)
 }
 
 // Lookup finds a stored version by manifest ID in any letter case, by listing
@@ -211,6 +310,9 @@ func (s *Store) Lookup(id string) (string, error) {
 func (s *Store) versionNames() ([]string, error) {
 	s.trace(versionsDir)
 	entries, err := os.ReadDir(filepath.Join(s.dir, versionsDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil // nothing published yet
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -37,6 +38,13 @@ func TestCompliance(t *testing.T) {
 		DamageSegment: func(t *testing.T, b store.Backend, sum string) {
 			appendSpace(t, filepath.Join(b.(*store.Store).Dir(), "segments", sum+".seg"))
 		},
+		OpenAbsent: func(t *testing.T) store.Backend {
+			s, err := store.Open(filepath.Join(t.TempDir(), "not", "yet"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
 	})
 }
 
@@ -50,5 +58,46 @@ func appendSpace(t *testing.T, p string) {
 	}
 	if err := os.WriteFile(p, append(raw, ' '), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestLockAfterRemoval: a writer waiting for the lock of a store whose creator
+// stored nothing (and so removed it) gets a lock on the store it then creates,
+// one a third writer cannot take.
+func TestLockAfterRemoval(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	a, _ := store.Open(dir)
+	b, _ := store.Open(dir)
+	c, _ := store.Open(dir)
+	unlockA, err := a.Lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan func())
+	go func() {
+		unlock, err := b.Lock(context.Background())
+		if err != nil {
+			t.Error(err)
+		}
+		got <- unlock
+	}()
+	if _, ok := c.TryLock(); ok {
+		t.Fatal("a second writer took the lock a first holds")
+	}
+	unlockA() // stored nothing: the directory goes
+	unlockB := <-got
+	if _, err := os.Stat(filepath.Join(dir, "LOCK")); err != nil {
+		t.Fatalf("the waiting writer holds no lock file: %v", err)
+	}
+	if u, ok := c.TryLock(); ok {
+		u()
+		t.Fatal("a third writer took the lock the waiting one got")
+	}
+	if err := b.WriteSyncState([]byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	unlockB()
+	if ok, _ := b.Exists(); !ok {
+		t.Fatal("the store with sync state in it was removed")
 	}
 }

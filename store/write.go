@@ -120,6 +120,11 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, d := range []string{versionsDir, diffsDir, tmpDir, filesDir, segmentsDir} {
+		if err := os.MkdirAll(filepath.Join(s.dir, d), 0o755); err != nil {
+			return nil, fmt.Errorf("publish: %w", err)
+		}
+	}
 	if err := s.putFiles(names, p.Files); err != nil {
 		return nil, err
 	}
@@ -182,6 +187,9 @@ func (s *Store) Publish(p Publication) ([]string, error) {
 // their sha256 by path (Publication.Stored). What no version names when the
 // next publish sweeps is removed.
 func (s *Store) PutFiles(files map[string][]byte) (map[string]string, error) {
+	if err := os.MkdirAll(filepath.Join(s.dir, filesDir), 0o755); err != nil {
+		return nil, fmt.Errorf("put files: %w", err)
+	}
 	names := slices.Sorted(maps.Keys(files))
 	sums := make(map[string]string, len(files))
 	for _, name := range names {
@@ -378,6 +386,9 @@ func (s *Store) writeDiff(from, to string, body []byte) error {
 // replace writes name (relative to the store) atomically: temp file in tmp/,
 // fsync, rename, fsync of the target directory.
 func (s *Store) replace(name string, b []byte) error {
+	if err := os.MkdirAll(filepath.Join(s.dir, tmpDir), 0o755); err != nil {
+		return fmt.Errorf("replace %s: %w", name, err)
+	}
 	tmp := filepath.Join(s.dir, tmpDir, path.Base(name)+"."+randomSuffix())
 	if err := s.writeSynced(tmp, b); err != nil {
 		return err
@@ -497,6 +508,9 @@ func (s *Store) removeDiffs(ids []string) {
 // holds the lock.
 func (s *Store) CleanTmp() error {
 	entries, err := os.ReadDir(filepath.Join(s.dir, tmpDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("clean tmp: %w", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/refdata/refdata/envelope"
 )
@@ -38,7 +39,7 @@ func (c *Client) Version(ctx context.Context, etag string) (*Version, error) {
 	res, err := c.Get(ctx, "/v1/version", nil, h, func(b []byte) error {
 		data, err := envelope.Raw(b, envelope.Object)
 		if err != nil {
-			return err
+			return notJSON(b, err)
 		}
 		var v struct {
 			ManifestID string `json:"manifestId"`
@@ -63,6 +64,21 @@ func (c *Client) Version(ctx context.Context, etag string) (*Version, error) {
 		return nil, &StatusError{URL: c.base.String() + "/v1/version", Status: res.Status}
 	}
 	return v, nil
+}
+
+// ErrHTML is wrapped by the error of an answer that is an HTML page where
+// JSON was asked for: a proxy's or CDN's error page, a login portal, a
+// website at the upstream's address.
+var ErrHTML = errors.New("answered text/html, not JSON")
+
+// notJSON names an HTML page as one, rather than by the first JSON syntax
+// error in it. The body is sniffed (http.DetectContentType): the check of an
+// answer sees its body only.
+func notJSON(body []byte, err error) error {
+	if err != nil && strings.HasPrefix(http.DetectContentType(body), "text/html") {
+		return fmt.Errorf("%w (%s)", ErrHTML, bytes.TrimSpace(body[:min(len(body), 60)]))
+	}
+	return err
 }
 
 // ErrNoCatalog is returned by Catalog when the upstream answers 404: it does not
@@ -97,7 +113,7 @@ func (c *Client) Table(ctx context.Context, locale string) ([]byte, error) {
 func (c *Client) getData(ctx context.Context, path string, q url.Values, k envelope.Kind, what string) (body, data []byte, err error) {
 	res, err := c.Get(ctx, path, q, nil, func(b []byte) (err error) {
 		data, err = envelope.Raw(b, k)
-		return err
+		return notJSON(b, err)
 	})
 	switch {
 	case err != nil:

@@ -57,6 +57,9 @@ type Config struct {
 	MaxRetryAfter time.Duration
 	// MaxBodyBytes bounds every body read (0: DefaultMaxBodyBytes).
 	MaxBodyBytes int64
+	// MediaHosts are the hosts GetURL may fetch from besides the upstream's
+	// own and its media host ("host" or "host:port"; HostPolicy).
+	MediaHosts []string
 	// Observe, when set, is told the outcome of every attempt: the status ("0"
 	// for a transport error) and the body bytes read.
 	Observe func(status string, bytes int64)
@@ -71,9 +74,14 @@ func UserAgent(version, contact string) string {
 
 // Client fetches from one upstream. Safe for concurrent use.
 type Client struct {
-	cfg  Config
-	base *url.URL
-	sem  chan struct{}
+	cfg    Config
+	base   *url.URL
+	sem    chan struct{}
+	policy *HostPolicy
+	// catalogs fetches the upstream's own paths: the default transport (a
+	// proxy from the environment applies), redirects on its host only.
+	// media fetches GetURL's, as policy allows.
+	catalogs, media *http.Client
 
 	requests atomic.Int64
 }
@@ -99,7 +107,32 @@ func New(cfg Config) (*Client, error) {
 	orDefault(&cfg.MaxBackoff, DefaultMaxBackoff)
 	orDefault(&cfg.MaxRetryAfter, DefaultMaxRetryAfter)
 	orDefault(&cfg.MaxBodyBytes, DefaultMaxBodyBytes)
-	return &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency)}, nil
+	policy, err := NewHostPolicy(u.String(), cfg.MediaHosts)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{cfg: cfg, base: u, sem: make(chan struct{}, cfg.Concurrency), policy: policy, media: policy.client()}
+	c.catalogs = &http.Client{CheckRedirect: c.sameHost}
+	return c, nil
+}
+
+// maxCatalogRedirects is net/http's own limit, kept for the upstream's paths.
+const maxCatalogRedirects = 10
+
+// sameHost follows a redirect of the upstream's own paths only to its host
+// and port, or to https on its host's default port (an upgrade).
+func (c *Client) sameHost(req *http.Request, via []*http.Request) error {
+	to := req.URL
+	port := cmp.Or(to.Port(), defaultPort(to.Scheme))
+	sameHost := strings.EqualFold(to.Hostname(), c.base.Hostname()) && to.User == nil
+	samePort := port == cmp.Or(c.base.Port(), defaultPort(c.base.Scheme)) || to.Scheme == "https" && port == "443"
+	switch {
+	case len(via) >= maxCatalogRedirects:
+		return refusef("more than %d redirects", maxCatalogRedirects-1)
+	case !sameHost || !samePort:
+		return refusef("redirect to %s, off the upstream's host %s", to.Redacted(), c.base.Host)
+	}
+	return nil
 }
 
 // orDefault sets *v to def when it is not positive.
@@ -144,18 +177,31 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, header 
 	if len(query) > 0 {
 		u.RawQuery = query.Encode()
 	}
-	return c.get(ctx, u.String(), header, check)
+	return c.get(ctx, c.catalogs, u.String(), header, check)
 }
 
-// GetURL fetches an absolute http or https URL on any host (the media a
-// catalog references), as Get fetches a path of the upstream.
+// GetURL fetches an absolute URL on a host the client's HostPolicy allows
+// (the media a catalog references), as Get fetches a path of the upstream.
+// A URL, redirect or address the policy refuses is a *RefusedError, and
+// nothing is sent to it.
 func (c *Client) GetURL(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("GET %q: want an absolute http or https URL", rawURL)
+	if err := c.CheckURL(rawURL); err != nil {
+		return nil, err
 	}
-	return c.get(ctx, u.String(), header, nil)
+	return c.get(ctx, c.media, rawURL, header, nil)
 }
+
+// CheckURL is the refusal GetURL would give rawURL before connecting, or nil.
+func (c *Client) CheckURL(rawURL string) error {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return refusef("not a URL")
+	}
+	return c.policy.Check(u)
+}
+
+// MediaHosts lists the hosts GetURL fetches from.
+func (c *Client) MediaHosts() string { return c.policy.String() }
 
 // Do makes Client the HTTP doer of the client generated in gen/
 // (gen.WithHTTPClient): a GET to this client's upstream, as Get makes it. Any
@@ -164,7 +210,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
 		return nil, fmt.Errorf("upstream client: refusing %s %s (only GET to %s)", req.Method, req.URL.Redacted(), c.base.Host)
 	}
-	res, err := c.get(req.Context(), req.URL.String(), req.Header, nil)
+	res, err := c.get(req.Context(), c.catalogs, req.URL.String(), req.Header, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -174,10 +220,10 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func (c *Client) get(ctx context.Context, target string, header http.Header, check func([]byte) error) (*Response, error) {
+func (c *Client) get(ctx context.Context, hc *http.Client, target string, header http.Header, check func([]byte) error) (*Response, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
-		resp, wait, err := c.attempt(ctx, target, header)
+		resp, wait, err := c.attempt(ctx, hc, target, header)
 		if err == nil && resp.Status == http.StatusOK && check != nil {
 			if cerr := check(resp.Body); cerr != nil {
 				err = fmt.Errorf("GET %s: %w", target, cerr)
@@ -211,7 +257,22 @@ func (c *Client) get(ctx context.Context, target string, header http.Header, che
 	}
 }
 
-// fatalError is an answer retrying cannot fix (a body over the limit).
+// SizeError is a body over Config.MaxBodyBytes; never retried.
+type SizeError struct {
+	URL   string
+	Size  int64 // as the answer declared it; -1 when it did not
+	Limit int64
+}
+
+func (e *SizeError) Error() string {
+	if e.Size < 0 {
+		return fmt.Sprintf("GET %s: body is over the limit of %d bytes", e.URL, e.Limit)
+	}
+	return fmt.Sprintf("GET %s: body of %d bytes is over the limit of %d", e.URL, e.Size, e.Limit)
+}
+
+// fatalError is an answer retrying cannot fix (a body over the limit, a
+// refusal).
 type fatalError struct{ err error }
 
 func (e *fatalError) Error() string { return e.err.Error() }
@@ -229,7 +290,7 @@ func (c *Client) backoff(attempt int) time.Duration {
 
 // attempt makes one request. wait > 0 is the delay Retry-After asked for, < 0
 // one longer than MaxRetryAfter.
-func (c *Client) attempt(ctx context.Context, target string, header http.Header) (_ *Response, wait time.Duration, _ error) {
+func (c *Client) attempt(ctx context.Context, hc *http.Client, target string, header http.Header) (_ *Response, wait time.Duration, _ error) {
 	select {
 	case c.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -254,19 +315,23 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 		req.Header.Set("Accept", "application/json")
 	}
 	// No overall client timeout: RequestTimeout bounds each attempt.
-	res, err := http.DefaultClient.Do(req)
+	res, err := hc.Do(req)
 	if err != nil {
 		c.observe("0", 0)
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its text repeats the method and URL ours names
 		}
+		var refused *RefusedError
+		if errors.As(err, &refused) {
+			return nil, 0, &fatalError{fmt.Errorf("GET %s: %w", target, refused)}
+		}
 		return nil, 0, fmt.Errorf("GET %s: %w", target, causeOf(actx, err))
 	}
 	defer res.Body.Close()
 	if res.ContentLength > c.cfg.MaxBodyBytes {
 		c.observe(strconv.Itoa(res.StatusCode), 0)
-		return nil, 0, &fatalError{fmt.Errorf("GET %s: body of %d bytes is over the limit of %d", target, res.ContentLength, c.cfg.MaxBodyBytes)}
+		return nil, 0, &fatalError{&SizeError{URL: target, Size: res.ContentLength, Limit: c.cfg.MaxBodyBytes}}
 	}
 	body, err := io.ReadAll(io.LimitReader(res.Body, c.cfg.MaxBodyBytes+1))
 	c.observe(strconv.Itoa(res.StatusCode), int64(len(body)))
@@ -274,7 +339,7 @@ func (c *Client) attempt(ctx context.Context, target string, header http.Header)
 		return nil, 0, fmt.Errorf("GET %s: status %d, body cut off after %d bytes: %w", target, res.StatusCode, len(body), causeOf(actx, err))
 	}
 	if int64(len(body)) > c.cfg.MaxBodyBytes {
-		return nil, 0, &fatalError{fmt.Errorf("GET %s: body is over the limit of %d bytes", target, c.cfg.MaxBodyBytes)}
+		return nil, 0, &fatalError{&SizeError{URL: target, Size: -1, Limit: c.cfg.MaxBodyBytes}}
 	}
 	if s := res.StatusCode; s == http.StatusTooManyRequests || s >= 500 {
 		if s == http.StatusTooManyRequests || s == http.StatusServiceUnavailable {

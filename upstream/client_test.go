@@ -123,3 +123,79 @@ func TestTransportErrorSaysEachThingOnce(t *testing.T) {
 		t.Fatalf("error %v, want one naming %s once and saying why", err, url)
 	}
 }
+
+// TestGetURLPolicy: what a catalog may make GetURL fetch. The allowed host's
+// files and redirects within it are fetched; another port on the same
+// address, a user:password@, redirects off the host (to that port, to the
+// cloud metadata address), and a sixth redirect are refused — never retried,
+// nothing reaching the internal server, no Authorization sent. The catalog
+// client follows no redirect off its host either.
+func TestGetURLPolicy(t *testing.T) {
+	t.Parallel()
+	var internalHits atomic.Int64
+	internal := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		internalHits.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("TOP-SECRET"))
+	}))
+	defer internal.Close()
+	var authorized atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ok.png", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("\x89PNG\r\n\x1a\n"))
+	})
+	redirect := func(to func(r *http.Request) string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, to(r), http.StatusFound) }
+	}
+	mux.Handle("/to-ok", redirect(func(*http.Request) string { return "/ok.png" }))
+	mux.Handle("/to-internal", redirect(func(*http.Request) string { return internal.URL + "/secret" }))
+	mux.Handle("/to-metadata", redirect(func(*http.Request) string { return "http://169.254.169.254/latest/meta-data/" }))
+	mux.Handle("/to-userinfo", redirect(func(r *http.Request) string { return "http://user:pw@" + r.Host + "/ok.png" }))
+	mux.Handle("/v1/maps", redirect(func(*http.Request) string { return internal.URL + "/v1/maps" }))
+	var loops atomic.Int64
+	mux.Handle("/loop/", redirect(func(r *http.Request) string { loops.Add(1); return r.URL.Path + "x" }))
+	allowed := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "" {
+			authorized.Add(1)
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	defer allowed.Close()
+	host := strings.TrimPrefix(allowed.URL, "http://")
+
+	for _, tc := range []struct{ url, want string }{
+		{allowed.URL + "/ok.png", ""},
+		{allowed.URL + "/to-ok", ""},
+		{internal.URL + "/secret", "port " + internal.URL[strings.LastIndex(internal.URL, ":")+1:] + " of 127.0.0.1 is not an allowed one"},
+		{"http://user:pw@" + host + "/ok.png", "the URL carries a user name or password"},
+		{"http://169.254.169.254/latest/meta-data/", "host 169.254.169.254 is not a media host"},
+		{allowed.URL + "/to-internal", "redirect to " + internal.URL + "/secret: port"},
+		{allowed.URL + "/to-metadata", "redirect to http://169.254.169.254/latest/meta-data/: host 169.254.169.254 is not a media host"},
+		{allowed.URL + "/to-userinfo", "redirect to http://user:xxxxx@" + host + "/ok.png: the URL carries"},
+		{allowed.URL + "/loop/", "more than 5 redirects"},
+	} {
+		c := client(t, allowed.URL, upstream.Config{Retries: 3})
+		res, err := c.GetURL(context.Background(), tc.url, nil)
+		var re *upstream.RefusedError
+		switch {
+		case tc.want == "" && (err != nil || res.Status != http.StatusOK):
+			t.Errorf("GET %s: %v, want it fetched", tc.url, err)
+		case tc.want != "" && (!errors.As(err, &re) || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("GET %s: %v, want a refusal saying %q", tc.url, err, tc.want)
+		case tc.want != "" && c.Requests() > 1:
+			t.Errorf("GET %s: %d attempts; a refusal is not retried", tc.url, c.Requests())
+		}
+	}
+	if n := loops.Load(); n != upstream.MaxRedirects+1 {
+		t.Errorf("the redirect loop was followed %d times, want the %d allowed and one refused", n, upstream.MaxRedirects)
+	}
+
+	c := client(t, allowed.URL, upstream.Config{Retries: 3})
+	if _, err := c.Catalog(context.Background(), "maps", "de-DE"); err == nil || !strings.Contains(err.Error(), "off the upstream's host") || c.Requests() != 1 {
+		t.Errorf("a catalog redirected to another port: %v after %d attempts, want one refused attempt", err, c.Requests())
+	}
+	if internalHits.Load() != 0 || authorized.Load() != 0 {
+		t.Errorf("the internal server had %d requests, the allowed one %d with Authorization; want none", internalHits.Load(), authorized.Load())
+	}
+}

@@ -92,6 +92,9 @@ func (c *Checker) Check(t testing.TB, req *http.Request, res *http.Response, bod
 	t.Helper()
 	res.Body = io.NopCloser(bytes.NewReader(body))
 	method := req.Method
+	if got := res.Header.Get("X-Content-Type-Options"); got != "nosniff" {
+		t.Errorf("%s %s: %d with X-Content-Type-Options %q; every answer has nosniff", method, req.URL, res.StatusCode, got)
+	}
 	if method == http.MethodOptions {
 		c.checkPreflight(t, req, res, body)
 		return res
@@ -495,10 +498,11 @@ func decodeEvents(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openap
 
 // Forward returns a handler that sends each request to the server at base
 // and copies its answer back, so Do can check a running server. The client
-// must neither decompress nor follow redirects: headers go as written.
+// must neither decompress nor follow redirects: headers go as written. A
+// request whose context ends is abandoned (its client leaves), not an error.
 func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		out, err := http.NewRequest(req.Method, base+req.URL.RequestURI(), nil)
+		out, err := http.NewRequestWithContext(req.Context(), req.Method, base+req.URL.RequestURI(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -509,7 +513,9 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 		}
 		res, err := client.Do(out)
 		if err != nil {
-			t.Errorf("%s %s: %v", req.Method, out.URL, err)
+			if req.Context().Err() == nil {
+				t.Errorf("%s %s: %v", req.Method, out.URL, err)
+			}
 			w.WriteHeader(http.StatusBadGateway)
 			return
 		}
@@ -518,7 +524,7 @@ func Forward(t testing.TB, client *http.Client, base string) http.Handler {
 			w.Header()[k] = v
 		}
 		w.WriteHeader(res.StatusCode)
-		if _, err := io.Copy(w, res.Body); err != nil {
+		if _, err := io.Copy(w, res.Body); err != nil && req.Context().Err() == nil {
 			t.Errorf("%s %s: body: %v", req.Method, out.URL, err)
 		}
 	})

@@ -32,6 +32,7 @@ func (r *recorder) Error(args ...any) { r.Errorf("%s", fmt.Sprint(args...)) }
 // answer is a handler that writes a fixed response.
 func answer(status int, header map[string]string, body []byte) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Content-Type-Options", "nosniff") // every answer's; a header below may blank it
 		for k, v := range header {
 			w.Header().Set(k, v)
 		}
@@ -155,6 +156,10 @@ func TestCheckerCatches(t *testing.T) {
 			answer(200, map[string]string{"Content-Type": "application/gzip", "Cache-Control": "public, no-cache", "ETag": `"x"`, "X-Data-Version": "05E83EB5E32657B9", "Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, X-Data-Version, Content-Language, Content-Location", "Content-Disposition": `attachment; filename="refdata-05E83EB5E32657B9.tar.gz"`}, []byte("{}")), "not gzip"},
 		{"preflight without CORS", "OPTIONS", "/v1/version", map[string]string{"Origin": "https://a.example", "Access-Control-Request-Method": "GET"},
 			answer(200, nil, nil), "want 204"},
+		{"an answer the browser may sniff", "GET", "/v1/version", nil,
+			answer(200, with("X-Content-Type-Options", ""), []byte(version)), "every answer has nosniff"},
+		{"an error the browser may sniff", "GET", "/v1/nothing", nil,
+			answer(404, map[string]string{"Content-Type": "application/json", "X-Content-Type-Options": ""}, []byte(`{"status":404,"error":"no route"}`)), "every answer has nosniff"},
 		{"a good answer", "GET", "/v1/version", nil,
 			answer(200, okHeaders, []byte(version)), ""},
 		{"a good gzip answer", "GET", "/v1/version", map[string]string{"Accept-Encoding": "br;q=0.5, gzip"},

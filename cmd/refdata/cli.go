@@ -69,6 +69,9 @@ func (c *cli) parse(want int) ([]string, error) {
 			if serr := f.Value.Set(v); serr != nil {
 				err = usagef("%s=%q: %v", envName(f.Name), v, serr)
 			}
+			if l, ok := f.Value.(*listFlag); ok {
+				l.fromEnv = true
+			}
 		}
 	})
 	if err != nil {
@@ -138,6 +141,34 @@ func (c *cli) printUsage(w io.Writer) {
 		})
 	}
 	fmt.Fprintf(w, "  -h, --help\n        print this help\n\nExample:\n  %s\n", c.usage)
+}
+
+// listFlag is a repeatable flag: each use adds its value, or its
+// comma-separated values. Its environment variable is a comma-separated list,
+// which the flag's uses on the command line replace rather than extend (a flag
+// on the command line wins).
+type listFlag struct {
+	values  []string
+	fromEnv bool // values are the variable's: the first use replaces them
+}
+
+func (l *listFlag) String() string { return strings.Join(l.values, ",") }
+
+func (l *listFlag) Set(s string) error {
+	if l.fromEnv {
+		l.values, l.fromEnv = nil, false
+	}
+	for v := range strings.SplitSeq(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			l.values = append(l.values, v)
+		}
+	}
+	return nil
+}
+
+// would says what a dry run would have done, on stdout.
+func (c *cli) would(format string, a ...any) {
+	fmt.Fprintf(c.stdout, "dry run: refdata %s would "+format+"\n", append([]any{c.name}, a...)...)
 }
 
 // checkAddr holds an address flag to host:port with a numeric port.

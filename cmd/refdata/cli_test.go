@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -79,8 +80,9 @@ func TestVersion(t *testing.T) {
 }
 
 // TestDryRun: --dry-run checks the flags, the environment and the arguments
-// as a real run would, and then does nothing: no store created, nothing
-// listened on or fetched, nothing printed. A usage error is exit 2 all the same.
+// as a real run would, and then says what it would do and does nothing: no
+// store created, nothing listened on or fetched. A usage error is exit 2 all
+// the same, and prints nothing on stdout.
 func TestDryRun(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -91,15 +93,22 @@ func TestDryRun(t *testing.T) {
 		want int
 		says string
 	}{
-		{[]string{"serve"}, nil, 0, ""},
-		{[]string{"serve", "--data", missing, "--addr", ":1", "--watch", missing, "--sync", "http://127.0.0.1:1"}, nil, 0, ""},
-		{[]string{"serve", "--store", "postgres://refdata@127.0.0.1:1/none", "--sample-until-imported"}, nil, 0, ""},
-		{[]string{"import", "--data", missing, missing}, nil, 0, ""},
-		{[]string{"sync", "--from", "http://127.0.0.1:1", "--data", missing, "--every", "5m"}, nil, 0, ""},
-		{[]string{"activate", "--data", missing, "0123456789ABCDEF"}, nil, 0, ""},
-		{[]string{"version"}, nil, 0, ""},
-		{[]string{"help", "serve"}, nil, 0, ""},
-		{[]string{"serve"}, map[string]string{"REFDATA_ADDR": ":8080", "REFDATA_DATA": missing, "REFDATA_INIT": "true"}, 0, ""},
+		{[]string{"serve"}, nil, 0, "dry run: refdata serve would serve the embedded sample data on 127.0.0.1:8080\n"},
+		{[]string{"serve", "--data", missing, "--addr", ":1", "--watch", missing, "--sync", "http://127.0.0.1:1"}, nil, 0,
+			"would serve the store directory " + missing + " (not there yet) on :1, syncing from http://127.0.0.1:1 every 5m0s, importing the snapshots dropped into " + missing},
+		{[]string{"serve", "--store", "postgres://refdata@127.0.0.1:1/none", "--sample-until-imported"}, nil, 0,
+			"would serve the PostgreSQL store postgres://refdata@127.0.0.1:1/none on 127.0.0.1:8080, with the embedded sample data until its first version"},
+		{[]string{"import", "--data", missing, missing}, nil, 0, "would import " + missing + " into the store directory " + missing + " (not there yet), keeping 10 versions"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--data", missing, "--every", "5m", "--metrics-addr", ":9100"}, nil, 0,
+			"would sync http://127.0.0.1:1 into the store directory " + missing + " (not there yet), every 5m0s, with its metrics on :9100"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--data", dir}, nil, 0, "would sync http://127.0.0.1:1 into the store directory " + dir + ", once"},
+		{[]string{"activate", "--data", missing, "0123456789ABCDEF"}, nil, 0, "would make 0123456789ABCDEF the active version of"},
+		{[]string{"version"}, nil, 0, "would print this build's version"},
+		{[]string{"help", "serve"}, nil, 0, "would print its usage"},
+		{[]string{"serve"}, map[string]string{"REFDATA_ADDR": ":8080", "REFDATA_DATA": missing, "REFDATA_INIT": "true"}, 0, "on :8080, creating it when missing (--init)"},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media", "--media-host", "cdn.example", "--media-host", "[2001:db8::1]:8443,cdn2.example"}, nil, 0, ""},
+		{[]string{"serve", "--data", dir, "--sync", "https://valorant-api.com", "--media", "--media-host", "cdn.example"}, nil, 0, ""},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media"}, map[string]string{"REFDATA_MEDIA_HOST": "a.example, b.example:8443"}, 0, ""},
 
 		{[]string{"serve", "--addr", "nonsense"}, nil, 2, `--addr "nonsense"`},
 		{[]string{"serve", "--pprof", "6060"}, nil, 2, `--pprof "6060"`},
@@ -120,7 +129,18 @@ func TestDryRun(t *testing.T) {
 		{[]string{"sync", "--from", "ftp://example.org", "--data", missing}, nil, 2, `--from: upstream "ftp://example.org"`},
 		{[]string{"sync", "--from", "http://127.0.0.1:1", "--once", "--every", "5m"}, nil, 2, "--once and --every exclude each other"},
 		{[]string{"activate", "--data", missing, "../etc"}, nil, 2, "not a manifest ID"},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media-host", "cdn.example"}, nil, 2, "--media-host names hosts --media fetches from: add --media"},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media", "--media-host", "https://cdn.example"}, nil, 2, `--media-host: media host "https://cdn.example": want a host name`},
+		{[]string{"serve", "--data", dir, "--sync", "https://valorant-api.com", "--media", "--media-host", "user@cdn.example"}, nil, 2, `media host "user@cdn.example"`},
+		{[]string{"sync", "--from", "https://valorant-api.com", "--data", missing, "--media"}, map[string]string{"REFDATA_MEDIA_HOST": "cdn.example/x"}, 2, `media host "cdn.example/x"`},
 		{[]string{"version", "extra"}, nil, 2, "takes no arguments"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--metrics-addr", ":9100"}, nil, 2, "--metrics-addr serves while sync --every runs"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--every", "5m", "--metrics-addr", "9100"}, nil, 2, `--metrics-addr "9100"`},
+		// Another scheme is a mistake, never a directory of that name.
+		{[]string{"import", "--store", "mysql://x@y/z", missing}, nil, 2, `store "mysql://x@y/z": mysql:// is not a store refdata knows`},
+		{[]string{"serve", "--data", "mysql://x@y/z"}, nil, 2, "mysql:// is not a store refdata knows"},
+		{[]string{"sync", "--from", "http://127.0.0.1:1", "--store", "redis://cache"}, nil, 2, "redis:// is not a store refdata knows"},
+		{[]string{"activate", "--store", "file:///var/lib/refdata", "0123456789ABCDEF"}, nil, 2, "file:// is not a store refdata knows"},
 	} {
 		var out, errOut syncBuffer
 		env := func(k string) (string, bool) { v, ok := tc.env[k]; return v, ok }
@@ -129,12 +149,40 @@ func TestDryRun(t *testing.T) {
 		if tc.want == 0 { // and anywhere among the arguments
 			code = max(code, p.run(context.Background(), append([]string{tc.args[0], "--dry-run"}, tc.args[1:]...)))
 		}
-		if code != tc.want || out.String() != "" || !strings.Contains(errOut.String(), tc.says) {
+		said := &errOut
+		if tc.want == 0 {
+			said = &out
+		}
+		if code != tc.want || tc.want != 0 && out.String() != "" || !strings.Contains(said.String(), tc.says) {
 			t.Errorf("refdata %q --dry-run (env %v): exit %d, want %d saying %q; stdout %q, stderr:\n%s",
 				tc.args, tc.env, code, tc.want, tc.says, out.String(), errOut.String())
 		}
 	}
 	if _, err := os.Stat(missing); err == nil {
 		t.Errorf("a dry run created %s", missing)
+	}
+}
+
+// TestListFlag: a repeatable flag takes each use and comma-separated values;
+// its variable is a comma-separated list the command line replaces.
+func TestListFlag(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		env  string
+		argv []string
+		want string
+	}{
+		{"", []string{"--media-host", "a.example", "--media-host", "b.example:8443,c.example"}, "a.example,b.example:8443,c.example"},
+		{"a.example, b.example", nil, "a.example,b.example"},
+		{"a.example,b.example", []string{"--media-host", "c.example", "--media-host", "d.example"}, "c.example,d.example"},
+		{"", []string{"--media-host", " , "}, ""},
+	} {
+		var l listFlag
+		c := &cli{process: process{env: func(k string) (string, bool) { return tc.env, k == "REFDATA_MEDIA_HOST" }},
+			fs: flag.NewFlagSet("test", flag.ContinueOnError), argv: tc.argv, heading: map[string]string{}}
+		c.fs.Var(&l, "media-host", "")
+		if _, err := c.parse(0); err != nil || l.String() != tc.want {
+			t.Errorf("env %q, argv %q: %q (%v), want %q", tc.env, tc.argv, l.String(), err, tc.want)
+		}
 	}
 }

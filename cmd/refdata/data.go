@@ -38,6 +38,9 @@ type dataOptions struct {
 
 // check holds the flags to each other, as a dry run does.
 func (o dataOptions) check() error {
+	if err := checkStore(o.dir); err != nil {
+		return err
+	}
 	switch {
 	case o.dir != "":
 	case o.inbox != "", o.syncFrom != "", o.init, o.sample:
@@ -47,6 +50,27 @@ func (o dataOptions) check() error {
 		return usagef("--poll and --sync-every must be positive")
 	}
 	return nil
+}
+
+// describe says what serve on addr would do, for a dry run.
+func (o dataOptions) describe(addr string) string {
+	if o.dir == "" {
+		return "serve the embedded sample data on " + addr
+	}
+	d := "serve " + describeStore(o.dir) + " on " + addr
+	if o.init && !isDatabase(o.dir) {
+		d += ", creating it when missing (--init)"
+	}
+	if o.sample {
+		d += ", with the embedded sample data until its first version"
+	}
+	if o.syncFrom != "" {
+		d += ", syncing from " + o.syncFrom + " every " + o.syncEvery.String()
+	}
+	if o.inbox != "" {
+		d += ", importing the snapshots dropped into " + o.inbox
+	}
+	return d
 }
 
 // checkDir holds --data to a directory that exists, unless --init asks for
@@ -87,8 +111,10 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 		return err
 	}
 	// open opens the store, closed when ctx ends.
+	// Replicas create refdata's tables in the database they are given; a
+	// directory only with --init (else checkDir held it to one that exists).
 	open := func(ctx context.Context) (store.Backend, error) {
-		st, closeStore, err := openBackend(ctx, o.dir)
+		st, closeStore, err := openBackend(ctx, o.dir, o.init || isDatabase(o.dir))
 		if err == nil {
 			context.AfterFunc(ctx, closeStore)
 		}
@@ -122,6 +148,13 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 // store's notifications when it has them, the inbox when one is watched, and the
 // upstream with --sync.
 func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, reg prometheus.Registerer, logger *slog.Logger, metrics *pipeline.Metrics) error {
+	// The store's sync state, whichever process syncs it.
+	mirror.RegisterStateMetrics(reg, repo.Store(), func() string {
+		if ed := repo.Active(); ed != nil && !ed.IsNone() {
+			return ed.ManifestID
+		}
+		return ""
+	})
 	go repo.Poll(ctx, o.poll)
 	if n, ok := repo.Store().(store.Notifier); ok {
 		// A shared store says when a publish commits: swap then, not at the next poll.
@@ -179,18 +212,55 @@ func isDatabase(spec string) bool {
 	return strings.HasPrefix(spec, "postgres://") || strings.HasPrefix(spec, "postgresql://")
 }
 
+// checkStore holds a --data or --store value to a directory or a postgres://
+// URL: another scheme (mysql://…) is a mistake, never a directory of that name.
+func checkStore(spec string) error {
+	if scheme, _, ok := strings.Cut(spec, "://"); ok && !isDatabase(spec) && !strings.ContainsRune(scheme, '/') {
+		return usagef("store %q: %s:// is not a store refdata knows; want a directory or a postgres:// URL", spec, scheme)
+	}
+	return nil
+}
+
+// describeStore names a store for a dry run: what it is and whether it
+// exists, without connecting to a database.
+func describeStore(spec string) string {
+	if isDatabase(spec) {
+		return "the PostgreSQL store " + spec
+	}
+	switch st, err := os.Stat(spec); {
+	case err == nil && st.IsDir():
+		return "the store directory " + spec
+	case err == nil:
+		return spec + " (not a directory)"
+	}
+	return "the store directory " + spec + " (not there yet)"
+}
+
 // openBackend opens the store an operator named: a PostgreSQL URL
 // (postgres:// or postgresql://, shared by replicas) or a directory (the file
-// store). close releases it.
-func openBackend(ctx context.Context, spec string) (store.Backend, func(), error) {
+// store). With create the store is made now (serve --init, replicas' tables);
+// without, a store that does not exist is made by its first write, so a
+// rejected import or a failed sync leaves nothing behind. close releases it.
+func openBackend(ctx context.Context, spec string, create bool) (store.Backend, func(), error) {
+	if err := checkStore(spec); err != nil {
+		return nil, nil, err
+	}
 	if isDatabase(spec) {
-		st, err := postgres.Open(ctx, spec)
+		open := postgres.OpenLazy
+		if create {
+			open = postgres.Open
+		}
+		st, err := open(ctx, spec)
 		if err != nil {
 			return nil, nil, err
 		}
 		return st, st.Close, nil
 	}
-	st, err := store.Open(spec)
+	open := store.Open
+	if create {
+		open = store.Create
+	}
+	st, err := open(spec)
 	if err != nil {
 		return nil, nil, err
 	}

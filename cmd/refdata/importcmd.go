@@ -34,14 +34,17 @@ func importCmd(ctx context.Context, c *cli) error {
 	switch {
 	case err != nil:
 		return err
+	case checkStore(data()) != nil:
+		return checkStore(data())
 	case mf.check(data()) != nil:
 		return mf.check(data())
 	case *retain < 1:
 		return usagef("--retain %d: keep at least 1 version", *retain)
 	case c.dryRun:
+		c.would("import %s into %s, keeping %d versions", args[0], describeStore(data()), *retain)
 		return nil
 	}
-	st, closeStore, err := openBackend(ctx, data())
+	st, closeStore, err := openBackend(ctx, data(), false)
 	if err != nil {
 		return err
 	}

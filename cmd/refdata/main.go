@@ -122,8 +122,12 @@ func (p process) list(w io.Writer) {
 
 func helpCmd(ctx context.Context, c *cli) error {
 	args, err := c.parse(-1)
-	if err != nil || c.dryRun {
+	if err != nil {
 		return err
+	}
+	if c.dryRun {
+		c.would("print its usage")
+		return nil
 	}
 	switch len(args) {
 	case 0:
@@ -142,8 +146,12 @@ func helpCmd(ctx context.Context, c *cli) error {
 }
 
 func versionCmd(_ context.Context, c *cli) error {
-	if _, err := c.parse(0); err != nil || c.dryRun {
+	if _, err := c.parse(0); err != nil {
 		return err
+	}
+	if c.dryRun {
+		c.would("print this build's version")
+		return nil
 	}
 	fmt.Fprint(c.stdout, readBuild())
 	return nil

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,20 +23,32 @@ import (
 	"github.com/refdata/refdata/upstream/upstreamtest"
 )
 
-// TestSyncMediaCommand: sync --media --public-media-url as main wires it. The
-// mirror lands in DATA/media, a missing file is reported and skipped, the
-// served bodies point to the public URL for the files mirrored, and a server
-// over the store answers /media/{sha256} with them.
+// TestSyncMediaCommand: sync --media --public-media-url as main wires it,
+// against a stand-in whose catalogs also name issue 60's hostile URLs. The
+// mirror lands in DATA/media; a missing file and every hostile URL are
+// reported with their reasons and skipped, the internal server is never
+// reached; the served bodies point to the public URL for the files mirrored,
+// and a server over the store answers /media/{sha256} with them.
 func TestSyncMediaCommand(t *testing.T) {
 	t.Parallel()
 	vs := standInVersions(t)
 	up := upstreamtest.New(vs...)
-	var first string
+	var agents []string
 	for _, u := range media.URLs(map[string][]byte{"en-US/agents.json": vs[0].Catalogs["agents"]["en-US"]}, "") {
-		first = upstreamtest.MediaPath(u)
-		break
+		agents = append(agents, upstreamtest.MediaPath(u))
 	}
-	up.Media = &upstreamtest.Media{Kinds: map[string]upstreamtest.MediaKind{first: upstreamtest.MediaMissing}}
+	nHostile := len(upstreamtest.HostileKinds)
+	if len(agents) < nHostile+2 {
+		t.Fatalf("only %d agent media URLs", len(agents))
+	}
+	first, hostile, second := agents[0], agents[1:1+nHostile], agents[1+nHostile]
+	internal := upstreamtest.NewInternal()
+	defer internal.Close()
+	kinds := map[string]upstreamtest.MediaKind{first: upstreamtest.MediaMissing}
+	for i, h := range upstreamtest.HostileKinds {
+		kinds[hostile[i]] = h.Kind
+	}
+	up.Media = &upstreamtest.Media{Kinds: kinds, Internal: internal.Addr}
 	hs := httptest.NewServer(up)
 	defer hs.Close()
 	data := t.TempDir()
@@ -44,8 +57,22 @@ func TestSyncMediaCommand(t *testing.T) {
 	if code := run(context.Background(), args, &out, &errOut); code != 0 {
 		t.Fatalf("refdata %v: exit %d\n%s%s", args, code, out.String(), errOut.String())
 	}
-	if !strings.Contains(out.String(), "1 skipped") || !strings.Contains(out.String(), "media skipped: "+hs.URL+first+": status 404") {
-		t.Fatalf("sync --media did not report the missing file:\n%s", out.String())
+	report := out.String()
+	if !strings.Contains(report, "9 skipped (refused 6, type 2, status 1)") || !strings.Contains(report, "media skipped: "+hs.URL+first+": status 404\n") {
+		t.Fatalf("sync --media did not report the missing file and the hostile ones by class:\n%s", report)
+	}
+	host := hs.Listener.Addr().String()
+	for i, h := range upstreamtest.HostileKinds {
+		u, _ := url.Parse(up.Media.URL(host, hostile[i]))
+		if line := "media skipped: " + u.Redacted() + ": "; !strings.Contains(report, line) || !strings.Contains(report[strings.Index(report, line):], h.Says) {
+			t.Errorf("the report lacks %q with its reason %q", line, h.Says)
+		}
+	}
+	if strings.Contains(report, "user:pw@") {
+		t.Errorf("the report shows a URL's password:\n%s", report)
+	}
+	if n := internal.Hits(); n != 0 {
+		t.Errorf("the internal server was reached %d times", n)
 	}
 	lib, err := media.OpenDir(filepath.Join(data, "media"))
 	if err != nil || lib.Len() == 0 {
@@ -70,16 +97,14 @@ func TestSyncMediaCommand(t *testing.T) {
 		}
 		return check.Do(t, router, req)
 	}
-	agents, _ := io.ReadAll(get("/v1/agents").Body)
-	second := ""
-	for _, u := range media.URLs(map[string][]byte{"en-US/agents.json": vs[0].Catalogs["agents"]["en-US"]}, "") {
-		if p := upstreamtest.MediaPath(u); p != first {
-			second = p
-			break
+	for i := range hostile {
+		if f, ok := lib.Lookup(up.Media.URL(host, hostile[i])); ok {
+			t.Errorf("%v's URL is in the mirror: %+v", upstreamtest.HostileKinds[i].Kind, f)
 		}
 	}
+	agentsJSON, _ := io.ReadAll(get("/v1/agents").Body)
 	f, ok := lib.Lookup(hs.URL + second)
-	if !ok || !bytes.Contains(agents, []byte(`"https://mirror.example`+f.Path()+`"`)) || !bytes.Contains(agents, []byte(`"`+hs.URL+first+`"`)) {
+	if !ok || !bytes.Contains(agentsJSON, []byte(`"https://mirror.example`+f.Path()+`"`)) || !bytes.Contains(agentsJSON, []byte(`"`+hs.URL+first+`"`)) {
 		t.Fatalf("/v1/agents: want %s at the public media URL and the missing %s at the origin", second, first)
 	}
 	res := get(f.Path())

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/upstream"
 )
 
 // DefaultMediaMaxBytes caps one mirrored file: the largest real videos are a
@@ -21,14 +22,17 @@ type mediaFlags struct {
 	dir      string
 	maxBytes int64
 	public   string
+	hosts    listFlag
 }
 
 // register adds --media-dir and --public-media-url, and with fetch (sync,
-// serve) --media and --media-max-bytes.
+// serve) --media, --media-max-bytes and --media-host.
 func (mf *mediaFlags) register(fs *flag.FlagSet, fetch bool) {
 	if fetch {
 		fs.BoolVar(&mf.fetch, "media", false, "also mirror every image and video the catalogs reference (before importing the version)")
 		fs.Int64Var(&mf.maxBytes, "media-max-bytes", DefaultMediaMaxBytes, "largest media file mirrored; a larger one is skipped")
+		fs.Var(&mf.hosts, "media-host", "also fetch media from this `host` or host:port, whatever its address (repeatable, or comma-separated); "+
+			"by default only from the upstream's host and media.<its host> (docs/operations.md, Security)")
 	}
 	fs.StringVar(&mf.dir, "media-dir", "", "the media mirror's directory (default DATA/media for a directory store; needed with a database)")
 	fs.StringVar(&mf.public, "public-media-url", "", "the URL this mirror's /media is public at, e.g. https://refdata.example.org: bodies point there for every file it holds")
@@ -45,6 +49,12 @@ func (mf *mediaFlags) path(data string) string {
 func (mf *mediaFlags) check(data string) error {
 	if (mf.fetch || mf.public != "") && mf.path(data) == "" {
 		return usagef("--media and --public-media-url need a media directory: --media-dir DIR (a database store keeps its media beside it)")
+	}
+	if len(mf.hosts.values) > 0 && !mf.fetch {
+		return usagef("--media-host names hosts --media fetches from: add --media")
+	}
+	if _, err := upstream.NewHostPolicy("https://upstream.invalid", mf.hosts.values); err != nil {
+		return usagef("--media-host: %v", err)
 	}
 	if mf.public != "" {
 		u, err := url.Parse(mf.public)

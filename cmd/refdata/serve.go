@@ -31,6 +31,7 @@ func serve(ctx context.Context, c *cli) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "listen address, host:port")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this separate address, e.g. 127.0.0.1:6060")
 	maxWaiters := fs.Int("max-waiters", impl.DefaultMaxWaiters, "requests held for a change at once (/v1/version?wait=, /v1/version/stream); past it 503")
+	perClient := fs.Int("max-waiters-per-client", impl.DefaultMaxHeldPerClient, "of those, held for one client address (an IPv6 /64) at once; past it 429. Behind a proxy all clients share its address: raise it to --max-waiters")
 	c.section("Store")
 	data := storeFlags(c, "", "; none: the embedded sample data")
 	opts := dataOptions{effort: c.sampleEffort}
@@ -55,6 +56,9 @@ func serve(ctx context.Context, c *cli) error {
 	if err == nil && *maxWaiters < 1 {
 		err = usagef("--max-waiters %d: give at least 1", *maxWaiters)
 	}
+	if err == nil && *perClient < 1 {
+		err = usagef("--max-waiters-per-client %d: give at least 1", *perClient)
+	}
 	if err == nil && *pprofAddr != "" {
 		err = checkAddr("pprof", *pprofAddr)
 	}
@@ -67,8 +71,12 @@ func serve(ctx context.Context, c *cli) error {
 	if err == nil && sf.media.fetch && opts.syncFrom == "" {
 		err = usagef("--media fetches with --sync: name the upstream")
 	}
-	if err != nil || c.dryRun {
+	if err != nil {
 		return err
+	}
+	if c.dryRun {
+		c.would("%s", opts.describe(*addr))
+		return nil
 	}
 	if err := opts.checkDir(); err != nil {
 		return err
@@ -93,7 +101,7 @@ func serve(ctx context.Context, c *cli) error {
 	httpMetrics := api.NewHTTPMetrics(reg)
 	// A replica may take a poll to see a new version: the current catalogs'
 	// max-age (impl.CatalogCache).
-	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters}
+	srv := &impl.Server{Repo: repo, Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), Fresh: opts.poll, MaxWaiters: *maxWaiters, MaxHeldPerClient: *perClient}
 	if sf.mediaDir != nil {
 		srv.Media = sf.mediaDir
 		// Another process's sync --media adds files before it publishes.

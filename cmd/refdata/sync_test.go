@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -24,6 +25,8 @@ import (
 
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/store/postgres"
+	"github.com/refdata/refdata/store/storetest"
 	"github.com/refdata/refdata/upstream/upstreamtest"
 )
 
@@ -268,4 +271,197 @@ func TestServeSync(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// TestSyncFailureMetrics: a sync that fails, run by its own process as the
+// systemd timer, the CronJob and compose run it, shows on a replica of the
+// store — file or PostgreSQL — with its reason class and the count of
+// failures in a row, and whether the version served is behind the upstream's;
+// a sync that ends well clears the count.
+func TestSyncFailureMetrics(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{"file", "postgres"} {
+		t.Run(kind, func(t *testing.T) {
+			t.Parallel()
+			data := t.TempDir()
+			if kind == "postgres" {
+				data = storetest.PostgresSchema(t, "syncfail")
+			}
+			vs := standInVersions(t)
+			up := upstreamtest.New(vs...)
+			hs := httptest.NewServer(up)
+			defer hs.Close()
+			sync := func(want int, reason string) {
+				t.Helper()
+				var out, errOut strings.Builder
+				args := []string{"sync", "--once", "--from", hs.URL, "--data", data, "--retries=-1", "--contact", "https://example.org/ops"}
+				if got := run(context.Background(), args, &out, &errOut); got != want || !strings.Contains(errOut.String(), reason) {
+					t.Fatalf("refdata %v: exit %d, want %d saying %q\n%s%s", args, got, want, reason, out.String(), errOut.String())
+				}
+			}
+			sync(0, "") // 14 published
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			addr, done := start(t, ctx, "--addr", "127.0.0.1:0", "--log-level", "error", "--data", data, "--poll", "20ms")
+			check := apitest.New(t)
+			h := apitest.Forward(t, &http.Client{}, "http://"+addr)
+			scrape := func() string {
+				req := httptest.NewRequest("GET", "/v1/metrics", nil)
+				req.Header.Set("User-Agent", "refdata-test/1.0 (+http://localhost)")
+				b, _ := io.ReadAll(check.Do(t, h, req).Body)
+				return string(b)
+			}
+			expect := func(what string, want map[string]float64) string {
+				t.Helper()
+				var body string
+				eventually(t, what, func() bool {
+					body = scrape()
+					for series, v := range want {
+						if got, ok := sample(body, series); !ok || got != v {
+							return false
+						}
+					}
+					return true
+				})
+				return body
+			}
+			expect("the replica serves 14 and its sync state", map[string]float64{
+				"refdata_sync_consecutive_failures": 0, "refdata_sync_behind": 0, "refdata_replica_ready": 1,
+				`refdata_sync_upstream_version_info{manifest_id="` + vs[0].Name + `",upstream="` + hs.URL + `"}`: 1,
+			})
+
+			// The upstream answers 503 to everything: twice.
+			up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+				w.WriteHeader(http.StatusServiceUnavailable)
+				return true
+			})
+			sync(1, "(reason: status)")
+			sync(1, "(reason: status)")
+			body := expect("two failures of reason status", map[string]float64{
+				"refdata_sync_consecutive_failures": 2, "refdata_sync_behind": 0,
+			})
+			attempt, _ := sample(body, "refdata_sync_last_attempt_timestamp_seconds")
+			success, _ := sample(body, "refdata_sync_last_success_timestamp_seconds")
+			failure, ok := sample(body, `refdata_sync_last_failure_timestamp_seconds{reason="status"}`)
+			if !ok || failure != attempt || success >= attempt {
+				t.Errorf("last attempt %v, success %v, failure of reason status %v (%v): want the failure the last attempt, after the success", attempt, success, failure, ok)
+			}
+
+			// The upstream publishes 15 and answers one catalog with an HTML
+			// page: a third failure, of reason invalid, and 15 not served.
+			up.Publish(1)
+			up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path != "/v1/maps" {
+					return false
+				}
+				w.Header().Set("Content-Type", "text/html")
+				_, _ = w.Write([]byte("<html><body>Down for maintenance</body></html>"))
+				return true
+			})
+			sync(1, "answered text/html, not JSON (<html><body>Down for maintenance</body></html>) (reason: invalid)")
+			body = expect("a third failure, of reason invalid, behind the upstream", map[string]float64{
+				"refdata_sync_consecutive_failures": 3, "refdata_sync_behind": 1,
+				`refdata_sync_upstream_version_info{manifest_id="` + vs[1].Name + `",upstream="` + hs.URL + `"}`: 1,
+			})
+			if _, ok := sample(body, `refdata_sync_last_failure_timestamp_seconds{reason="invalid"}`); !ok {
+				t.Errorf("no failure of reason invalid:\n%s", grepLines(body, "refdata_sync_"))
+			}
+
+			up.SetFault(nil)
+			sync(0, "")
+			body = expect("the count cleared and 15 served", map[string]float64{
+				"refdata_sync_consecutive_failures": 0, "refdata_sync_behind": 0,
+			})
+			problems, err := promlint.New(strings.NewReader(body)).Lint()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range problems {
+				t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+			}
+			cancel()
+			<-done
+		})
+	}
+}
+
+// sample is the value of one series (its name and labels as the text format
+// writes them) in a scrape.
+func sample(body, series string) (float64, bool) {
+	for _, l := range strings.Split(body, "\n") {
+		if rest, ok := strings.CutPrefix(l, series+" "); ok {
+			v, err := strconv.ParseFloat(strings.Fields(rest)[0], 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// grepLines is the lines of s that hold sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestNothingCreated: a rejected import or a failed sync into a store that
+// does not exist yet — a directory, or a database schema without refdata's
+// tables — leaves none behind; a store URL of another scheme is a usage error
+// that creates nothing either.
+func TestNothingCreated(t *testing.T) {
+	t.Parallel()
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusBadGateway) }))
+	defer down.Close()
+	emptySnapshot := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "store", "here")
+	stores := map[string]func() (string, func() bool){
+		"file": func() (string, func() bool) {
+			return missing, func() bool { _, err := os.Stat(filepath.Dir(missing)); return err == nil }
+		},
+		"postgres": func() (string, func() bool) {
+			u := storetest.PostgresSchema(t, "nothing")
+			return u, func() bool {
+				st, err := postgres.OpenLazy(context.Background(), u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer st.Close()
+				ok, err := st.Exists()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return ok
+			}
+		},
+	}
+	for _, kind := range []string{"file", "postgres"} {
+		data, exists := stores[kind]()
+		for _, tc := range []struct {
+			name string
+			args []string
+			want int
+		}{
+			{"rejected import", []string{"import", "--data", data, emptySnapshot}, 1},
+			{"failed sync", []string{"sync", "--once", "--retries=-1", "--from", down.URL, "--data", data}, 1},
+		} {
+			var out, errOut strings.Builder
+			if got := run(context.Background(), tc.args, &out, &errOut); got != tc.want {
+				t.Errorf("%s, %s: exit %d, want %d\n%s%s", kind, tc.name, got, tc.want, out.String(), errOut.String())
+			}
+			if exists() {
+				t.Errorf("%s, %s: left a store behind\n%s", kind, tc.name, errOut.String())
+			}
+		}
+	}
+	var out, errOut strings.Builder
+	if got := run(context.Background(), []string{"import", "--store", "mysql://x@y/z", emptySnapshot}, &out, &errOut); got != 2 {
+		t.Errorf("import --store mysql://…: exit %d, want 2\n%s", got, errOut.String())
+	}
+	if _, err := os.Stat("mysql:"); err == nil {
+		t.Error("import --store mysql://… created a directory mysql:")
+	}
 }

@@ -3,12 +3,20 @@ package main
 import (
 	"cmp"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/media"
@@ -68,8 +76,8 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	}
 	var mo *mirror.MediaOptions // the media pass, with --media
 	if sf.media.fetch && sf.mediaDir != nil {
-		// The client's base URL only names it: media URLs are absolute.
-		cfg.BaseURL, cfg.MaxBodyBytes, cfg.Observe = "https://media.invalid", sf.media.maxBytes, nil
+		// Its base URL is the upstream's: the media host policy starts there.
+		cfg.MaxBodyBytes, cfg.Observe, cfg.MediaHosts = sf.media.maxBytes, nil, sf.media.hosts.values
 		mc, err := upstream.New(cfg)
 		if err != nil {
 			return nil, err
@@ -91,6 +99,7 @@ func syncCmd(ctx context.Context, c *cli) error {
 	from := fs.String("from", "", "the upstream's root URL, e.g. https://valorant-api.com (required)")
 	once := fs.Bool("once", false, "sync once and exit (the default without --every)")
 	every := fs.Duration("every", 0, "sync now and then at this interval until interrupted, e.g. 5m")
+	metricsAddr := fs.String("metrics-addr", "", "with --every: serve this process's sync metrics and the store's sync state at /metrics on this address, e.g. :9100")
 	var sf syncFlags
 	sf.register(fs)
 	c.section("Store")
@@ -107,11 +116,35 @@ func syncCmd(ctx context.Context, c *cli) error {
 		return err
 	case *once && *every > 0:
 		return usagef("--once and --every exclude each other")
+	case *metricsAddr != "" && *every <= 0:
+		return usagef("--metrics-addr serves while sync --every runs: give --every")
+	case *metricsAddr != "":
+		if err := checkAddr("metrics-addr", *metricsAddr); err != nil {
+			return err
+		}
 	}
-	if err := cmp.Or(sf.check("--from", *from), sf.media.check(data())); err != nil || c.dryRun {
+	if err := cmp.Or(sf.check("--from", *from), checkStore(data()), sf.media.check(data())); err != nil {
 		return err
 	}
-	st, closeStore, err := openBackend(ctx, data())
+	if c.dryRun {
+		how := "once"
+		if *every > 0 {
+			how = "every " + every.String()
+		}
+		if *metricsAddr != "" {
+			how += ", with its metrics on " + *metricsAddr
+		}
+		c.would("sync %s into %s, %s", *from, describeStore(data()), how)
+		return nil
+	}
+	var ln net.Listener
+	if *metricsAddr != "" {
+		if ln, err = net.Listen("tcp", *metricsAddr); err != nil {
+			return fmt.Errorf("--metrics-addr: %w", err)
+		}
+		defer ln.Close()
+	}
+	st, closeStore, err := openBackend(ctx, data(), false)
 	if err != nil {
 		return err
 	}
@@ -120,7 +153,16 @@ func syncCmd(ctx context.Context, c *cli) error {
 		return err
 	}
 	logger := newLogger(c.stderr, lvl)
-	f, err := sf.follower(*from, st, logger, nil, nil, syncProgress(c.stderr))
+	var metrics *mirror.Metrics
+	var imports *pipeline.Metrics
+	if ln != nil {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), readBuild().collector())
+		metrics, imports = mirror.NewMetrics(reg), pipeline.NewMetrics(reg)
+		mirror.RegisterStateMetrics(reg, st, nil)
+		go serveMetrics(ctx, ln, reg, logger)
+	}
+	f, err := sf.follower(*from, st, logger, metrics, imports, syncProgress(c.stderr))
 	if err != nil {
 		return err
 	}
@@ -138,23 +180,66 @@ func syncCmd(ctx context.Context, c *cli) error {
 		res.Report.Write(out)
 	}
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (reason: %s)", err, res.Reason)
 	}
 	fmt.Fprintf(c.stdout, "sync: %s %s from %s in %s, %s", res.Outcome, res.ManifestID, *from, plural(int(res.Requests), "request"), res.Duration.Round(time.Millisecond))
-	if len(res.Lacking) > 0 {
-		fmt.Fprintf(c.stdout, "; the upstream lacks (carried over): %v", res.Lacking)
+	switch {
+	case len(res.Lacking) == 0:
+	case res.Report == nil:
+		fmt.Fprintf(c.stdout, "; the upstream lacks %v", res.Lacking)
+	case res.Report.CarriedFrom != "":
+		fmt.Fprintf(c.stdout, "; the upstream lacks (carried over from %s): %v", res.Report.CarriedFrom, res.Lacking)
+	default:
+		fmt.Fprintf(c.stdout, "; the upstream lacks (empty: no version to carry them over from): %v", res.Lacking)
 	}
 	fmt.Fprintln(c.stdout)
 	if m := res.Media; m != nil {
-		fmt.Fprintf(c.stdout, "media: %d URLs, %d already mirrored, %d fetched, %d skipped\n", m.URLs, m.Known, m.Fetched, len(m.Skipped))
-		for _, s := range m.Skipped {
-			fmt.Fprintf(c.stdout, "media skipped: %s: %s\n", s.URL, s.Reason)
-		}
+		writeMedia(c.stdout, m)
 	}
 	for _, n := range res.Notes {
 		fmt.Fprintln(c.stdout, "note:", n)
 	}
 	return nil
+}
+
+// writeMedia reports a media pass: the counts, skips by class, then each URL
+// skipped or dropped from the mirror with its reason.
+func writeMedia(w io.Writer, m *mirror.MediaResult) {
+	fmt.Fprintf(w, "media: %d URLs, %d already mirrored, %d fetched, %d skipped", m.URLs, m.Known, m.Fetched, len(m.Skipped))
+	var classes []string
+	for _, class := range mirror.MediaClasses {
+		if n := len(slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return s.Class != class })); n > 0 {
+			classes = append(classes, fmt.Sprintf("%s %d", class, n))
+		}
+	}
+	if len(classes) > 0 {
+		fmt.Fprintf(w, " (%s)", strings.Join(classes, ", "))
+	}
+	if len(m.Dropped) > 0 {
+		fmt.Fprintf(w, ", %d dropped from the mirror", len(m.Dropped))
+	}
+	fmt.Fprintln(w)
+	for _, s := range m.Skipped {
+		fmt.Fprintf(w, "media skipped: %s\n", s)
+	}
+	for _, s := range m.Dropped {
+		fmt.Fprintf(w, "media dropped: %s\n", s)
+	}
+}
+
+// serveMetrics serves reg at /metrics (and /v1/metrics, as serve does) on ln
+// until ctx ends.
+func serveMetrics(ctx context.Context, ln net.Listener, reg *prometheus.Registry, logger *slog.Logger) {
+	mux := http.NewServeMux()
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
+	mux.Handle("GET /metrics", h)
+	mux.Handle("GET /v1/metrics", h)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { <-ctx.Done(); _ = hs.Close() }()
+	logger.Info("metrics", "addr", ln.Addr().String())
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		logger.Error("the metrics listener stopped", "err", err)
+	}
 }
 
 // syncProgress rewrites one line on a terminal; elsewhere it says nothing
@@ -179,7 +264,10 @@ func activateCmd(ctx context.Context, c *cli) error {
 		return err
 	case !catalog.IsManifestID(args[0]):
 		return usagef("%q is not a manifest ID: want 16 hexadecimal digits, as /v1/versions lists them", args[0])
+	case checkStore(data()) != nil:
+		return checkStore(data())
 	case c.dryRun:
+		c.would("make %s the active version of %s", args[0], describeStore(data()))
 		return nil
 	}
 	if err := (dataOptions{dir: data()}).checkDir(); err != nil {
@@ -187,7 +275,7 @@ func activateCmd(ctx context.Context, c *cli) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, pipeline.DefaultLockTimeout)
 	defer cancel()
-	st, closeStore, err := openBackend(ctx, data())
+	st, closeStore, err := openBackend(ctx, data(), false)
 	if err != nil {
 		return err
 	}

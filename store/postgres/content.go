@@ -31,6 +31,9 @@ func (s *Store) PutFiles(files map[string][]byte) (map[string]string, error) {
 		sums[name] = store.Sum(b)
 	}
 	ctx := context.Background()
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		return putContents(ctx, tx, sums, files)
 	})

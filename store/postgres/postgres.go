@@ -46,6 +46,11 @@ type Store struct {
 	schema  string
 	lockKey int32
 
+	// migrated: refdata's tables exist and are current. OpenLazy leaves a
+	// schema without them as it is until the first write (ensure).
+	mu       sync.Mutex
+	migrated bool
+
 	// StageBound is how long a publish waits for the live replicas to stage
 	// the new version before it schedules the switch anyway.
 	StageBound time.Duration
@@ -78,6 +83,19 @@ var (
 // Open connects to url (a postgres:// URL or key=value DSN; search_path picks
 // the schema), applies pending migrations and returns the store.
 func Open(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, true)
+}
+
+// OpenLazy is Open for a writer that may store nothing (an import, a sync): a
+// schema without refdata's tables is left as it is, read as an empty store,
+// until the first write creates them, so a rejected import or a failed first
+// sync leaves the database as it found it. A schema that has them is migrated
+// at once, as Open does.
+func OpenLazy(ctx context.Context, url string) (*Store, error) {
+	return open(ctx, url, false)
+}
+
+func open(ctx context.Context, url string, create bool) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres store: parse URL: %w", err)
@@ -98,11 +116,50 @@ func Open(ctx context.Context, url string) (*Store, error) {
 	h := fnv.New32a()
 	h.Write([]byte(s.schema))
 	s.lockKey = int32(h.Sum32())
-	if err := s.migrate(ctx); err != nil {
-		pool.Close()
-		return nil, err
+	exists := create
+	if !exists {
+		if exists, err = s.Exists(); err != nil {
+			pool.Close()
+			return nil, err
+		}
+	}
+	if exists {
+		if err := s.ensure(ctx); err != nil {
+			pool.Close()
+			return nil, err
+		}
 	}
 	return s, nil
+}
+
+// Exists reports whether refdata's tables exist in the schema.
+func (s *Store) Exists() (bool, error) {
+	var ok bool
+	if err := s.pool.QueryRow(context.Background(), "SELECT to_regclass('refdata_schema_migrations') IS NOT NULL").Scan(&ok); err != nil {
+		return false, fmt.Errorf("postgres store: %w", err)
+	}
+	return ok, nil
+}
+
+// ensure applies the migrations once per Store, before its first write.
+func (s *Store) ensure(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.migrated {
+		return nil
+	}
+	if err := s.migrate(ctx); err != nil {
+		return err
+	}
+	s.migrated = true
+	return nil
+}
+
+// absent: a read met a schema without refdata's tables (OpenLazy), which
+// reads as an empty store.
+func absent(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "42P01" // undefined_table
 }
 
 // Close releases the connections.
@@ -223,7 +280,7 @@ func (s *Store) LockHolder() string {
 func (s *Store) Lookup(id string) (string, error) {
 	var got string
 	err := s.pool.QueryRow(context.Background(), "SELECT manifest_id FROM refdata_versions WHERE upper(manifest_id) = upper($1)", id).Scan(&got)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || absent(err) {
 		return "", fmt.Errorf("version %s: %w", id, store.ErrNotFound)
 	}
 	if err != nil {
@@ -235,6 +292,9 @@ func (s *Store) Lookup(id string) (string, error) {
 // Versions lists the stored versions, oldest first.
 func (s *Store) Versions() ([]store.Manifest, error) {
 	rows, err := s.pool.Query(context.Background(), "SELECT manifest_id, manifest FROM refdata_versions ORDER BY seq")
+	if absent(err) {
+		return nil, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("list versions: %w", err)
 	}
@@ -252,7 +312,12 @@ func (s *Store) Versions() ([]store.Manifest, error) {
 		}
 		out = append(out, m)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); absent(err) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("list versions: %w", err)
+	}
+	return out, nil
 }
 
 // manifest reads a stored version's manifest and its checksum.
@@ -373,7 +438,7 @@ func (s *Store) Active() (store.Pointer, []byte, error) {
 	if at != nil {
 		p.ActivateAt = at.UTC()
 	}
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || absent(err) {
 		return store.Pointer{}, nil, fmt.Errorf("active pointer: %w", store.ErrNotFound)
 	}
 	if err != nil {
@@ -437,6 +502,9 @@ func (s *Store) WriteDiff(from, to string, body []byte) error {
 	if err != nil {
 		return err
 	}
+	if err := s.ensure(context.Background()); err != nil {
+		return err
+	}
 	if err := writeDiff(context.Background(), s.pool, f, t, body); err != nil {
 		return fmt.Errorf("write diff %s → %s: %w", f, t, err)
 	}
@@ -450,6 +518,9 @@ func (s *Store) Publish(p store.Publication) ([]string, error) {
 		return nil, err
 	}
 	ctx := context.Background()
+	if err := s.ensure(ctx); err != nil {
+		return nil, err
+	}
 	var pruned []string
 	var replicas int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -585,6 +656,9 @@ func (s *Store) schedule(ctx context.Context, id string) error {
 // Heartbeat records that a replica is alive, what it serves and what it has
 // staged.
 func (s *Store) Heartbeat(replica, serving, staged string) error {
+	if err := s.ensure(context.Background()); err != nil {
+		return err
+	}
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO refdata_replicas (id, serving, staged, seen_at) VALUES ($1, $2, $3, now())
 		ON CONFLICT (id) DO UPDATE SET serving = excluded.serving, staged = excluded.staged, seen_at = now()`, replica, serving, staged)
 	if err != nil {
@@ -596,6 +670,9 @@ func (s *Store) Heartbeat(replica, serving, staged string) error {
 // Forget removes a replica's record (it shuts down), so publishes stop
 // waiting for it.
 func (s *Store) Forget(replica string) error {
+	if err := s.ensure(context.Background()); err != nil {
+		return err
+	}
 	_, err := s.pool.Exec(context.Background(), "DELETE FROM refdata_replicas WHERE id = $1", replica)
 	return err
 }
@@ -733,7 +810,7 @@ func (s *Store) Activate(id string, diffBody []byte, now time.Time) (store.Point
 func (s *Store) SyncState() ([]byte, error) {
 	var b []byte
 	err := s.pool.QueryRow(context.Background(), "SELECT state FROM refdata_sync_state").Scan(&b)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || absent(err) {
 		return nil, nil
 	}
 	if err != nil {
@@ -744,6 +821,9 @@ func (s *Store) SyncState() ([]byte, error) {
 
 // WriteSyncState replaces the sync state.
 func (s *Store) WriteSyncState(b []byte) error {
+	if err := s.ensure(context.Background()); err != nil {
+		return err
+	}
 	_, err := s.pool.Exec(context.Background(), `INSERT INTO refdata_sync_state (one, state) VALUES (true, $1)
 		ON CONFLICT (one) DO UPDATE SET state = excluded.state`, b)
 	if err != nil {

@@ -15,6 +15,8 @@ import (
 
 // The server and the fresh schemas come from storetest, which live's replica
 // tests use too.
+var _ store.Lazy = (*postgres.Store)(nil)
+
 var (
 	serverURL   = storetest.PostgresURL
 	freshSchema = storetest.PostgresSchema
@@ -59,6 +61,14 @@ func TestCompliance(t *testing.T) {
 		},
 		DamageSegment: func(t *testing.T, b store.Backend, sum string) {
 			appendSpace(t, b, "refdata_segments", "sha256 = $1 AND chunk = 0", sum)
+		},
+		OpenAbsent: func(t *testing.T) store.Backend {
+			s, err := postgres.OpenLazy(context.Background(), freshSchema(t, "absent"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(s.Close)
+			return s
 		},
 	})
 }

@@ -32,6 +32,10 @@ type Harness struct {
 	DamageIndex func(t *testing.T, b store.Backend, id string)
 	// DamageSegment changes the stored bytes of a segment.
 	DamageSegment func(t *testing.T, b store.Backend, sum string)
+	// OpenAbsent returns a backend, a store.Lazy, on a store that does not
+	// exist yet (a directory not created, a schema without refdata's tables),
+	// as an import or a sync opens it; nil skips the subtest.
+	OpenAbsent func(t *testing.T) store.Backend
 }
 
 // IDs used by the suite: valid manifest IDs.
@@ -99,6 +103,61 @@ func Run(t *testing.T, h Harness) {
 		}
 		if _, _, err := store.ResolveIn(b); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("ResolveIn: %v, want ErrNotFound", err)
+		}
+	})
+
+	t.Run("Absent", func(t *testing.T) {
+		if h.OpenAbsent == nil {
+			t.Skip("the harness opens every store created")
+		}
+		exists := func(b store.Backend) bool {
+			t.Helper()
+			ok, err := b.(store.Lazy).Exists()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		b := h.OpenAbsent(t)
+		if exists(b) {
+			t.Fatal("a store not created yet exists")
+		}
+		if _, _, err := b.Active(); !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("Active: %v, want ErrNotFound", err)
+		}
+		if vs, err := b.Versions(); err != nil || len(vs) != 0 {
+			t.Errorf("Versions = %v, %v; want none", vs, err)
+		}
+		if st, err := b.SyncState(); err != nil || st != nil {
+			t.Errorf("SyncState = %q, %v; want nil", st, err)
+		}
+		// A writer that stores nothing (a rejected import) leaves nothing behind.
+		for range 2 {
+			unlock, err := b.Lock(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			unlock()
+			if exists(b) {
+				t.Fatal("a writer that stored nothing left a store behind")
+			}
+		}
+		// A publish creates it, readable through another handle.
+		publish(t, b, publication(id1, "", 0))
+		if !exists(b) {
+			t.Fatal("a publish did not create the store")
+		}
+		if p, _, err := b.Active(); err != nil || p.ManifestID != id1 {
+			t.Errorf("after the first publish Active = %+v, %v", p, err)
+		}
+		// A sync's state creates it too (sync records its failures in a store
+		// that exists).
+		c := h.OpenAbsent(t)
+		if err := c.WriteSyncState([]byte(`{"etag":"a"}`)); err != nil {
+			t.Fatal(err)
+		}
+		if st, err := c.SyncState(); err != nil || string(st) != `{"etag":"a"}` || !exists(c) {
+			t.Errorf("after WriteSyncState: %q, %v, exists %v", st, err, exists(c))
 		}
 	})
 

@@ -7,9 +7,12 @@ import (
 	"image/color"
 	"image/png"
 	"maps"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -27,7 +30,34 @@ const (
 	MediaHTML                      // an HTML page (a wrong content type)
 	MediaOversize                  // a PNG of Media.OversizeBytes
 	MediaTwin                      // the same PNG for every path of this kind
+
+	// The hostile kinds: what a security audit found a mirror fetched,
+	// stored and served. The first four rename the path's URL in the catalogs.
+	MediaOtherPort        // named at Media.Internal: another port of 127.0.0.1
+	MediaIPv6Loopback     // named at http://[::1]:<Media.Internal's port>
+	MediaUserinfo         // named with user:pw@ on the stand-in's own host
+	MediaMetadata         // named at http://169.254.169.254 (a cloud's metadata address)
+	MediaRedirectOut      // a 302 to the path at Media.Internal
+	MediaRedirectMetadata // a 302 to http://169.254.169.254/latest/meta-data/
+	MediaSVG              // image/svg+xml with a <script>
+	MediaHTMLAsPNG        // an HTML page labelled image/png
 )
+
+// HostileKinds are the hostile kinds, each with the class of reason a mirror
+// refuses it with (mirror.MediaError's) and a part of the reason.
+var HostileKinds = []struct {
+	Kind        MediaKind
+	Class, Says string
+}{
+	{MediaOtherPort, "refused", "port"},
+	{MediaIPv6Loopback, "refused", "host [::1] is not a media host"},
+	{MediaUserinfo, "refused", "the URL carries a user name or password"},
+	{MediaMetadata, "refused", "host 169.254.169.254 is not a media host"},
+	{MediaRedirectOut, "refused", "redirect to http://127.0.0.1:"},
+	{MediaRedirectMetadata, "refused", "redirect to http://169.254.169.254/latest/meta-data/: host 169.254.169.254 is not a media host"},
+	{MediaSVG, "type", "content type image/svg+xml is not served (raster images and video only)"},
+	{MediaHTMLAsPNG, "type", "declared image/png but the bytes are HTML"},
+}
 
 // Media makes the stand-in an image host too: its catalogs' media URLs
 // (PublicMediaHost) point to its own /media/, where each path is answered as
@@ -36,6 +66,9 @@ type Media struct {
 	Kinds         map[string]MediaKind // by URL path, e.g. /media/agents/…/displayicon.png
 	Slow          time.Duration
 	OversizeBytes int
+	// Internal is the host:port of a server a mirror must never reach
+	// (Internal.Addr), for the hostile kinds.
+	Internal string
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -93,14 +126,93 @@ func (m *Media) serve(w http.ResponseWriter, r *http.Request) {
 		body = append(body, make([]byte, m.OversizeBytes)...)
 	case MediaTwin:
 		body = PNG("twin")
+	case MediaRedirectOut:
+		http.Redirect(w, r, "http://"+m.Internal+p, http.StatusFound)
+		return
+	case MediaRedirectMetadata:
+		http.Redirect(w, r, "http://169.254.169.254/latest/meta-data/", http.StatusFound)
+		return
+	case MediaSVG:
+		w.Header().Set("Content-Type", "image/svg+xml")
+		_, _ = w.Write([]byte(`<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><script>alert(document.domain)</script></svg>`))
+		return
+	case MediaHTMLAsPNG:
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("<!DOCTYPE html><html><body>TOP-SECRET</body></html>"))
+		return
 	}
 	w.Header().Set("Content-Type", "image/png")
 	_, _ = w.Write(body)
 }
 
-// mediaHere points a catalog body's public media URLs to the stand-in's host.
-func mediaHere(b []byte, r *http.Request) []byte {
+// here points a catalog body's public media URLs to the stand-in's host, and
+// the hostile kinds' elsewhere.
+func (m *Media) here(b []byte, r *http.Request) []byte {
+	for p, k := range m.Kinds {
+		if u := m.URL(r.Host, p); k >= MediaOtherPort && u != "http://"+r.Host+p {
+			public := PublicMediaHost + strings.TrimPrefix(p, "/media/")
+			b = bytes.ReplaceAll(b, []byte(`"`+public+`"`), []byte(`"`+u+`"`))
+		}
+	}
 	return bytes.ReplaceAll(b, []byte(PublicMediaHost), []byte("http://"+r.Host+"/media/"))
+}
+
+// URL is the URL the stand-in's catalogs name a media path by when it is
+// reached at host.
+func (m *Media) URL(host, path string) string {
+	switch m.Kinds[path] {
+	case MediaOtherPort:
+		return "http://" + m.Internal + path
+	case MediaIPv6Loopback:
+		_, port, _ := net.SplitHostPort(m.Internal)
+		return "http://[::1]:" + port + path
+	case MediaUserinfo:
+		return "http://user:pw@" + host + path
+	case MediaMetadata:
+		return "http://169.254.169.254" + path
+	}
+	return "http://" + host + path
+}
+
+// Internal stands for a service a mirror must never reach (an admin page, a
+// metadata endpoint): it answers anything with "TOP-SECRET" labelled
+// image/png, and counts the requests. It listens on 127.0.0.1 and, where the
+// machine has IPv6 loopback, on [::1] at the same port.
+type Internal struct {
+	Addr    string // 127.0.0.1:port
+	hits    atomic.Int64
+	servers []*httptest.Server
+}
+
+// NewInternal starts an Internal server; Close stops it.
+func NewInternal() *Internal {
+	in := &Internal{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		in.hits.Add(1)
+		w.Header().Set("Content-Type", "image/png")
+		_, _ = w.Write([]byte("TOP-SECRET"))
+	})
+	v4 := httptest.NewServer(h)
+	in.Addr, in.servers = v4.Listener.Addr().String(), []*httptest.Server{v4}
+	_, port, _ := net.SplitHostPort(in.Addr)
+	if ln, err := net.Listen("tcp6", "[::1]:"+port); err == nil {
+		v6 := httptest.NewUnstartedServer(h)
+		_ = v6.Listener.Close()
+		v6.Listener = ln
+		v6.Start()
+		in.servers = append(in.servers, v6)
+	}
+	return in
+}
+
+// Hits is how many requests reached the server.
+func (in *Internal) Hits() int64 { return in.hits.Load() }
+
+// Close stops the server.
+func (in *Internal) Close() {
+	for _, s := range in.servers {
+		s.Close()
+	}
 }
 
 // MediaPath is the stand-in's path for a public media URL.

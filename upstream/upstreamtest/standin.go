@@ -119,7 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			b = bodies["*"]
 		}
 		if s.Media != nil {
-			b = mediaHere(b, r)
+			b = s.Media.here(b, r)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
 		_, _ = w.Write(b)

@@ -1,0 +1,117 @@
+package impl
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sync"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/refdata/refdata/catalog"
+)
+
+// The limits openapi.yaml sets on the parameters the generated binding reads
+// as plain strings (maxLength, pattern, format), checked by kin-openapi's own
+// string validation so the spec is their one statement. Enums are not checked
+// here: the handlers take them in any letter case, as the spec says.
+
+// paramLimit is one bounded parameter.
+type paramLimit struct {
+	name   string
+	schema *openapi3.Schema
+}
+
+// specLimits are the bounded parameters by route template, then "query" or
+// "header".
+var specLimits = sync.OnceValues(func() (map[string]map[string][]paramLimit, error) {
+	doc, err := catalog.Spec()
+	if err != nil {
+		return nil, fmt.Errorf("read the parameters' limits: %w", err)
+	}
+	m := map[string]map[string][]paramLimit{}
+	for path, item := range doc.Paths.Map() {
+		if item.Get == nil {
+			continue
+		}
+		for _, ref := range append(item.Parameters, item.Get.Parameters...) {
+			p := ref.Value
+			if p == nil || p.Schema == nil || p.Schema.Value == nil {
+				continue
+			}
+			s := p.Schema.Value
+			if s.MaxLength == nil && s.Pattern == "" && s.Format == "" || !s.Type.Is(openapi3.TypeString) {
+				continue
+			}
+			if m[path] == nil {
+				m[path] = map[string][]paramLimit{}
+			}
+			m[path][p.In] = append(m[path][p.In], paramLimit{p.Name, s})
+		}
+	}
+	return m, nil
+})
+
+// limitsOf are route's bounded parameters in (query, header).
+func limitsOf(route, in string) []paramLimit {
+	m, err := specLimits()
+	if err != nil {
+		panic(err) // the embedded spec is read at every start; its tests parse it
+	}
+	return m[route][in]
+}
+
+// withinLimits reports whether value is within the limits the spec sets on
+// route's parameter name in in; a parameter it does not bound is.
+func withinLimits(route, in, name, value string) error {
+	for _, p := range limitsOf(route, in) {
+		if p.name == name {
+			return p.check(value)
+		}
+	}
+	return nil
+}
+
+// check is nil for a value within p's limits, else the EINVALID error naming them.
+func (p paramLimit) check(v string) error {
+	err := p.schema.VisitJSONString(v)
+	if err == nil {
+		return nil
+	}
+	eg := ""
+	if p.schema.Example != nil {
+		eg = fmt.Sprintf(", e.g. %s=%v", p.name, p.schema.Example)
+	}
+	var se *openapi3.SchemaError
+	switch {
+	case errors.As(err, &se) && se.SchemaField == "maxLength":
+		return catalog.Errorf(catalog.EINVALID, "parameter %q is %d characters long; /openapi.yaml allows at most %d%s", p.name, len([]rune(v)), *p.schema.MaxLength, eg)
+	case errors.As(err, &se) && se.SchemaField == "pattern":
+		return catalog.Errorf(catalog.EINVALID, "parameter %q is not of the form %s that /openapi.yaml gives it%s", p.name, p.schema.Pattern, eg)
+	}
+	return catalog.Errorf(catalog.EINVALID, "parameter %q is not in the form /openapi.yaml gives it%s", p.name, eg)
+}
+
+// withinQueryLimits answers 400, and says false, when a query parameter of
+// the route with template route is outside its limits in the spec (the
+// generated binding has read it once, or it answered already).
+func (s *Server) withinQueryLimits(w http.ResponseWriter, r *http.Request, route string) bool {
+	if r.URL.RawQuery == "" {
+		return true
+	}
+	limits := limitsOf(route, "query")
+	if len(limits) == 0 {
+		return true
+	}
+	q, _ := url.ParseQuery(r.URL.RawQuery) // as the binding read it
+	for _, p := range limits {
+		for _, v := range q[p.name] {
+			if err := p.check(v); err != nil {
+				s.fail(w, r, err)
+				return false
+			}
+		}
+	}
+	return true
+}
