@@ -55,7 +55,9 @@ func TestBaseLends(t *testing.T) {
 	if added == 0 || based.Stored != lacks || based.Copied != 0 {
 		t.Errorf("after 14, 15 stored %d bytes (%d copied); want the %d bytes of the %d bodies 14 lacks", based.Stored, based.Copied, lacks, added)
 	}
-	if based.Stored*2 > fresh.Stored {
+	// Measured: 46 % (48 % at Best) of what 15 stores alone; the trimmed
+	// versions' lists, most of their bytes, change with any item.
+	if based.Stored*3 > fresh.Stored*2 {
 		t.Errorf("after 14, 15 stored %d bytes, alone %d: the versions share too little to test reuse", based.Stored, fresh.Stored)
 	}
 	t.Logf("15 alone stores %d bytes; after 14, %d (%d bodies of %d)", fresh.Stored, based.Stored, added, len(distinct(routes(basedEd))))
@@ -504,7 +506,7 @@ func TestDecodeSegments(t *testing.T) {
 	if ed, err := edition.Decode(enc.Index, func(string, int64) (*blob.Segment, error) { return nil, errOpen }); !errors.Is(err, errOpen) || ed != nil {
 		t.Errorf("an opener's error: edition %v, %v", ed != nil, err)
 	}
-	// Damage the last identity stored: the body of an item in a locale.
+	// Damage the last body whose identity is stored (one without gzip).
 	l := layoutOf(t, enc.Index)
 	var damaged head
 	for _, h := range l.heads {
