@@ -122,7 +122,7 @@ func TestCrashSafety(t *testing.T) {
 	// before an fsync: for a process killed (not a machine stopped), the
 	// store before an fsync is the store before the step after it.
 	short := raceOn || testing.Short()
-	spread, randoms, minRuns := 14, 6, 30
+	spread, randoms, minRuns := 14, 6, 20
 	if short {
 		spread, randoms, minRuns = 0, 2, 15
 	}
