@@ -195,7 +195,7 @@ func (s *Segment) Read(off int64, n int, want uint64) ([]byte, error) {
 	if s.f == nil {
 		return s.mem[off : off+int64(n) : off+int64(n)], nil
 	}
-	k := Key{segment: s.id, off: off}
+	k := Key{segment: s.id, off: off, sum: want}
 	if b, ok := s.cache.Get(k); ok {
 		return b, nil
 	}

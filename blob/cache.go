@@ -6,11 +6,14 @@ import (
 	"github.com/hashicorp/golang-lru/v2/simplelru"
 )
 
-// Key names a cached blob: a segment (as opened) and an offset in it; derived
-// is a value made from the blob (its identity, decompressed).
+// Key names a cached blob: a segment (as opened), an offset in it and the
+// blob's checksum (blobs at one offset, an empty one and the next, or those a
+// damaged index names, are not one another); derived is a value made from
+// the blob (its identity, decompressed).
 type Key struct {
 	segment uint64
 	off     int64
+	sum     uint64
 	derived bool
 }
 

@@ -2,12 +2,16 @@ package edition_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -34,18 +38,59 @@ func newest(t testing.TB) *catalog.Rendered {
 	return r
 }
 
-func encode(t testing.TB, r *catalog.Rendered, opt edition.Options) []byte {
+// memSegments holds every segment the tests' encodes wrote in memory, by
+// name: a segment is named by the sha256 of its bytes, so one registry
+// serves every test.
+var memSegments sync.Map // sum → []byte
+
+// errNoSegment is wrapped by the errors of the tests' openers for a segment
+// they do not have.
+var errNoSegment = errors.New("no such segment")
+
+// encode encodes r, keeping the new segment where the tests' openers find it.
+func encode(t testing.TB, r *catalog.Rendered, opt edition.Options) *edition.Encoded {
 	t.Helper()
-	b, err := edition.Encode(r, opt)
+	enc, err := edition.Encode(r, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return b
+	if s := enc.Segment; s != nil && s.Path == "" {
+		memSegments.Store(s.Sum, s.Mem)
+	}
+	return enc
 }
 
-func decode(t testing.TB, b []byte) *edition.Edition {
+// openMem opens a segment an encode wrote in memory.
+func openMem(sum string, size int64) (*blob.Segment, error) {
+	b, ok := memSegments.Load(sum)
+	if !ok || int64(len(b.([]byte))) != size {
+		return nil, fmt.Errorf("segment %.12s of %d bytes: %w", sum, size, errNoSegment)
+	}
+	return blob.Memory(sum, b.([]byte)), nil
+}
+
+// openFiles opens the segments encs wrote to files (Options.Dir), as a
+// store opens its segments, then those written in memory.
+func openFiles(encs ...*edition.Encoded) edition.Opener {
+	return func(sum string, size int64) (*blob.Segment, error) {
+		for _, e := range encs {
+			if s := e.Segment; s != nil && s.Sum == sum && s.Path != "" {
+				return blob.Open(s.Path, sum, size, nil)
+			}
+		}
+		return openMem(sum, size)
+	}
+}
+
+// decode reads an index whose segments were written in memory.
+func decode(t testing.TB, index []byte) *edition.Edition {
 	t.Helper()
-	ed, err := edition.Decode(b)
+	return decodeWith(t, index, openMem)
+}
+
+func decodeWith(t testing.TB, index []byte, open edition.Opener) *edition.Edition {
+	t.Helper()
+	ed, err := edition.Decode(index, open)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,11 +100,12 @@ func decode(t testing.TB, b []byte) *edition.Edition {
 // route is one route of an edition in one locale (catalog.AllLocales:
 // language=all) and its body.
 type route struct {
-	path string // "/v1/version", "/v1/locres", or the category's name
-	c    catalog.Category
-	u    *catalog.UUID // nil for a list
-	loc  int           // -1 where there is no locale
-	body *representation.Body
+	path   string // "/v1/version", "/v1/locres", or the category's name
+	c      catalog.Category
+	u      *catalog.UUID // nil for a list
+	filter string        // "field=value" for a filtered list
+	loc    int           // -1 where there is no locale
+	body   *representation.Body
 }
 
 func (r route) String() string {
@@ -73,14 +119,18 @@ func (r route) String() string {
 	if r.u != nil {
 		s += "/" + r.u.String()
 	}
-	if r.loc == catalog.AllLocales {
-		return s + "?language=all"
+	s += "?"
+	if r.filter != "" {
+		s += r.filter + "&"
 	}
-	return s + "?language=" + catalog.Locales[r.loc]
+	if r.loc == catalog.AllLocales {
+		return s + "language=all"
+	}
+	return s + "language=" + catalog.Locales[r.loc]
 }
 
 // routes lists every route of ed in every locale, language=all included,
-// in one order for editions of the same version.
+// the filtered lists too, in one order for editions of the same version.
 func routes(ed *edition.Edition) []route {
 	out := []route{{path: "/v1/version", loc: -1, body: ed.VersionBody()}, {path: "/v1/locres", loc: -1, body: ed.LocresList()}}
 	for loc := range catalog.NumLocales {
@@ -90,12 +140,40 @@ func routes(ed *edition.Edition) []route {
 		uuids := ed.UUIDs(c)
 		for loc := range catalog.NumLocales + 1 {
 			out = append(out, route{c: c, loc: loc, body: ed.List(c, loc)})
+			for _, f := range c.Filters() {
+				for _, v := range []bool{false, true} {
+					out = append(out, route{c: c, filter: fmt.Sprintf("%s=%v", f, v), loc: loc, body: ed.Filtered(c, f, v, loc)})
+				}
+			}
 			for i := range uuids {
 				out = append(out, route{c: c, u: &uuids[i], loc: loc, body: ed.Item(c, uuids[i], loc)})
 			}
 		}
 	}
 	return out
+}
+
+// distinct lists the bodies of rs once each.
+func distinct(rs []route) []*representation.Body {
+	seen := map[*representation.Body]bool{}
+	var out []*representation.Body
+	for _, r := range rs {
+		if !seen[r.body] {
+			seen[r.body] = true
+			out = append(out, r.body)
+		}
+	}
+	return out
+}
+
+// encBytes reads an encoding's bytes; t fails when they cannot be read.
+func encBytes(t testing.TB, e *representation.Encoded) []byte {
+	t.Helper()
+	b, err := e.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 // efforts is the effort tests compress at and the other one.
@@ -107,11 +185,13 @@ func efforts() (this, other representation.Effort) {
 	return this, other
 }
 
-// TestDecodeServesWhatNewServes: the edition read back from a pack serves
-// on every route, in every locale, what the edition made straight from the
-// rendered version serves — the same identity bytes, Content-Language and
-// ETag — and each of its gzip and brotli encodings decodes to those bytes
-// and has the ETag of its own. The full newest version too, without -short.
+// TestDecodeServesWhatNewServes: the edition read back from its index and
+// segments serves on every route, in every locale, what the edition made
+// straight from the rendered version serves — the same identity bytes,
+// Content-Language and ETag — and each of its gzip and brotli encodings
+// decodes to those bytes and has the ETag of its own. An identity is stored
+// only where there is no gzip (elsewhere it is the gzip decompressed), and
+// encoding is deterministic. The full newest version too, without -short.
 func TestDecodeServesWhatNewServes(t *testing.T) {
 	t.Parallel()
 	type version struct {
@@ -131,8 +211,8 @@ func TestDecodeServesWhatNewServes(t *testing.T) {
 			t.Parallel()
 			r := v.load(t)
 			opt := edition.Options{Effort: apitest.Effort()}
-			pack := encode(t, r, opt)
-			want, got := edition.New(r), decode(t, pack)
+			enc := encode(t, r, opt)
+			want, got := edition.New(r), decode(t, enc.Index)
 			apitest.Complete(t, want)
 			apitest.Complete(t, got)
 			if got.ManifestID != r.ManifestID || got.ID() != r.ManifestID || !reflect.DeepEqual(got.Version, r.Version) ||
@@ -145,49 +225,17 @@ func TestDecodeServesWhatNewServes(t *testing.T) {
 			if want.Effort != (representation.Effort{}) {
 				t.Errorf("New's effort %v, want none", want.Effort)
 			}
-			wr, gr := routes(want), routes(got)
-			if len(wr) != len(gr) {
-				t.Fatalf("%d routes, want %d", len(gr), len(wr))
+			if segs, err := edition.Segments(enc.Index); err != nil || len(segs) != 1 || segs[0] != enc.Segment.Sum || !slices.Equal(segs, enc.Segments) {
+				t.Errorf("the index names segments %v (%v); Encode says %v, its segment %s", segs, err, enc.Segments, enc.Segment.Sum)
 			}
-			wantBodies, gotBodies := set(want.Bodies()), set(got.Bodies())
-			compressed := 0
-			for i, w := range wr {
-				g := gr[i].body
-				if g == nil || w.body == nil || gr[i].String() != w.String() {
-					t.Fatalf("%s: body %v, want %v", gr[i], g, w.body)
-				}
-				if !bytes.Equal(g.JSON, w.body.JSON) || !bytes.Equal(g.Bytes, w.body.JSON) || g.Lang != w.body.Lang ||
-					g.Language.Name != w.body.Language.Name || !reflect.DeepEqual(g.Language.Value, w.body.Language.Value) ||
-					g.ETag() != w.body.ETag() || g.ETag() != representation.ETag(w.body.JSON) {
-					t.Fatalf("%s: %d bytes in %q, ETag %s; want %d in %q, ETag %s", w, len(g.JSON), g.Lang, g.ETag(), len(w.body.JSON), w.body.Lang, w.body.ETag())
-				}
-				if len(w.body.Representations()) != 1 {
-					t.Fatalf("%s: New made %d encodings", w, len(w.body.Representations()))
-				}
-				if !wantBodies[w.body] || !gotBodies[g] {
-					t.Fatalf("%s: body not among Bodies()", w)
-				}
-				for _, rep := range g.Representations() {
-					b, err := representation.Decode(rep)
-					if err != nil || !bytes.Equal(b, w.body.JSON) {
-						t.Fatalf("%s: %s decodes to %d bytes (%v), want %d", w, rep.Encoding.Value, len(b), err, len(w.body.JSON))
-					}
-					if rep.ETag() != representation.ETag(rep.Bytes) || rep.LengthHeader[0] != fmt.Sprint(len(rep.Bytes)) {
-						t.Fatalf("%s: %s has ETag %s and Content-Length %s for %d bytes", w, rep.Encoding.Value, rep.ETag(), rep.LengthHeader[0], len(rep.Bytes))
-					}
-				}
-				if g.Gzip() != nil && g.Brotli() != nil {
-					compressed++
-				}
-				if (g.Gzip() == nil || g.Brotli() == nil) && len(g.JSON) > 4<<10 {
-					t.Errorf("%s: %d bytes without gzip (%v) or brotli (%v)", w, len(g.JSON), g.Gzip() != nil, g.Brotli() != nil)
-				}
+			servesAsNew(t, want, got)
+			if wb := distinct(routes(want)); len(wb) != len(r.Docs()) {
+				t.Errorf("New made %d bodies of %d docs", len(wb), len(r.Docs()))
 			}
-			if compressed < len(gr)/2 {
-				t.Errorf("only %d of %d routes have gzip and brotli", compressed, len(gr))
-			}
-			if len(wantBodies) != len(r.Docs()) {
-				t.Errorf("New made %d bodies of %d docs", len(wantBodies), len(r.Docs()))
+			for _, b := range distinct(routes(got)) {
+				if src := b.Source(); (src.Seg == nil) != (b.Gzip() != nil) || src.Mem != nil {
+					t.Fatalf("a body of %d bytes with gzip %v: identity stored in a segment %v, in memory %v", b.Len(), b.Gzip() != nil, src.Seg != nil, src.Mem != nil)
+				}
 			}
 			for _, u := range []catalog.UUID{{}, {1, 2, 3}} {
 				if got.Item(catalog.Category(0), u, catalog.DefaultLocale) != nil || want.Item(catalog.Category(0), u, catalog.DefaultLocale) != nil {
@@ -196,9 +244,66 @@ func TestDecodeServesWhatNewServes(t *testing.T) {
 			}
 			// Encoding is deterministic, whatever the cores made first.
 			if v.again {
-				apitest.SameEdition(t, got, decode(t, encode(t, r, opt)))
+				again := encode(t, r, opt)
+				if !bytes.Equal(again.Index, enc.Index) || again.Segment.Sum != enc.Segment.Sum {
+					t.Error("encoding the same version again made another index or segment")
+				}
+				apitest.SameEdition(t, got, decode(t, again.Index))
 			}
 		})
+	}
+}
+
+// servesAsNew fails t unless got serves on every route what want, an
+// edition New made, serves: the same identity bytes, language and ETag, each
+// compressed encoding decoding to them with an ETag and Content-Length of its
+// own bytes; most routes compressed, none of more than 4 KiB left plain; and
+// got's Sizes are the sums of the bodies its routes serve.
+func servesAsNew(t testing.TB, want, got *edition.Edition) {
+	t.Helper()
+	wr, gr := routes(want), routes(got)
+	if len(wr) != len(gr) {
+		t.Fatalf("%d routes, want %d", len(gr), len(wr))
+	}
+	compressed := 0
+	for i, w := range wr {
+		g := gr[i].body
+		if g == nil || w.body == nil || gr[i].String() != w.String() {
+			t.Fatalf("%s: body %v, want %v", gr[i], g, w.body)
+		}
+		wj, gj := apitest.JSON(t, w.body), apitest.JSON(t, g)
+		if !bytes.Equal(gj, wj) || g.Len() != len(wj) || g.Lang != w.body.Lang ||
+			g.Language.Name != w.body.Language.Name || !reflect.DeepEqual(g.Language.Value, w.body.Language.Value) ||
+			g.ETag() != w.body.ETag() || g.ETag() != representation.ETag(wj) {
+			t.Fatalf("%s: %d bytes in %q, ETag %s; want %d in %q, ETag %s", w, len(gj), g.Lang, g.ETag(), len(wj), w.body.Lang, w.body.ETag())
+		}
+		if len(w.body.Representations()) != 1 {
+			t.Fatalf("%s: New made %d encodings", w, len(w.body.Representations()))
+		}
+		for _, rep := range g.Representations() {
+			b, err := representation.Decode(rep)
+			if err != nil || !bytes.Equal(b, wj) {
+				t.Fatalf("%s: %s decodes to %d bytes (%v), want %d", w, rep.Encoding.Value, len(b), err, len(wj))
+			}
+			raw := encBytes(t, rep)
+			if rep.ETag() != representation.ETag(raw) || rep.LengthHeader[0] != fmt.Sprint(len(raw)) || rep.Len() != len(raw) {
+				t.Fatalf("%s: %s has ETag %s and Content-Length %s for %d bytes", w, rep.Encoding.Value, rep.ETag(), rep.LengthHeader[0], len(raw))
+			}
+		}
+		if g.Gzip() != nil && g.Brotli() != nil {
+			compressed++
+		}
+		if (g.Gzip() == nil || g.Brotli() == nil) && len(gj) > 4<<10 {
+			t.Errorf("%s: %d bytes without gzip (%v) or brotli (%v)", w, len(gj), g.Gzip() != nil, g.Brotli() != nil)
+		}
+	}
+	if compressed < len(gr)/2 {
+		t.Errorf("only %d of %d routes have gzip and brotli", compressed, len(gr))
+	}
+	id, gz, br := got.Sizes()
+	wid, wgz, wbr := representation.Sizes(distinct(gr))
+	if id != wid || gz != wgz || br != wbr {
+		t.Errorf("Sizes %d, %d, %d; the bodies its routes serve have %d, %d, %d", id, gz, br, wid, wgz, wbr)
 	}
 }
 
@@ -208,75 +313,78 @@ func TestDecodeServesWhatNewServes(t *testing.T) {
 func TestEncodeAtNoEffort(t *testing.T) {
 	t.Parallel()
 	r := small(t, "15")
-	ed := decode(t, encode(t, r, edition.Options{}))
+	ed := decode(t, encode(t, r, edition.Options{}).Index)
 	apitest.SameEdition(t, edition.New(r), ed)
 	if ed.Effort != (representation.Effort{}) {
 		t.Errorf("effort %v", ed.Effort)
 	}
 }
 
-// TestEncodeRefusesALanguage: a body whose Content-Language the pack cannot
-// store is refused, not stored as another language.
+// TestEncodeRefusesALanguage: a body whose Content-Language the index cannot
+// name is refused, not stored as another language.
 func TestEncodeRefusesALanguage(t *testing.T) {
 	t.Parallel()
 	for _, lang := range []string{"xx-XX", "de-de", "en-US, de-DE"} {
 		r := small(t, "15")
 		r.Locres[1] = &catalog.Doc{JSON: r.Locres[1].JSON, Lang: lang}
-		if b, err := edition.Encode(r, edition.Options{}); err == nil {
-			t.Errorf("a body in %q: encoded (%d bytes)", lang, len(b))
+		if enc, err := edition.Encode(r, edition.Options{}); err == nil {
+			t.Errorf("a body in %q: encoded (%d bytes)", lang, len(enc.Index))
 		}
 	}
 }
 
-func set(bodies []*representation.Body) map[*representation.Body]bool {
-	out := make(map[*representation.Body]bool, len(bodies))
-	for _, b := range bodies {
-		out[b] = true
-	}
-	return out
-}
-
-// TestPackStoresEqualBodiesOnce: bodies with the same bytes and language are
-// one body of the pack, stored once, whichever routes name them; the same
-// bytes in another language are another body.
-func TestPackStoresEqualBodiesOnce(t *testing.T) {
+// TestIndexStoresEqualBodiesOnce: bodies with the same bytes and language
+// are one body of the index, stored once, whichever routes name them; the
+// same bytes in another language are another body. The segment holds each
+// body's gzip and brotli, and its identity only where it has no gzip.
+func TestIndexStoresEqualBodiesOnce(t *testing.T) {
 	t.Parallel()
 	e := apitest.Effort()
 	r := small(t, "15")
 	type key struct{ lang, json string }
-	distinct := map[key]bool{}
+	docs := map[key]bool{}
 	identity := 0
 	for _, d := range r.Docs() {
-		if k := (key{d.Lang, string(d.JSON)}); !distinct[k] {
-			distinct[k] = true
+		if k := (key{d.Lang, string(d.JSON)}); !docs[k] {
+			docs[k] = true
 			identity += len(d.JSON)
 		}
 	}
-	pack := encode(t, r, edition.Options{Effort: e})
-	ed := decode(t, pack)
-	if len(ed.Bodies()) != len(distinct) || len(set(ed.Bodies())) != len(distinct) {
-		t.Errorf("%d bodies (%d distinct), want %d", len(ed.Bodies()), len(set(ed.Bodies())), len(distinct))
+	enc := encode(t, r, edition.Options{Effort: e})
+	ed := decode(t, enc.Index)
+	rs := routes(ed)
+	bodies := distinct(rs)
+	if len(bodies) != len(docs) {
+		t.Errorf("%d bodies, want %d", len(bodies), len(docs))
 	}
 	seen := map[key]*representation.Body{}
-	for _, rt := range routes(ed) {
-		k := key{rt.body.Lang, string(rt.body.JSON)}
+	for _, rt := range rs {
+		k := key{rt.body.Lang, string(apitest.JSON(t, rt.body))}
 		if b := seen[k]; b != nil && b != rt.body {
 			t.Fatalf("%s: a second body of the same bytes and language", rt)
 		}
 		seen[k] = rt.body
 	}
-	// The pack holds each body's encodings once: its bodies are as long as
-	// the bodies of the edition.
-	id, gz, br := representation.Sizes(ed.Bodies())
+	id, gz, br := ed.Sizes()
 	if id != identity {
 		t.Errorf("%d identity bytes, want %d", id, identity)
 	}
-	if l := layoutOf(t, pack); l.blobLen != id+gz+br {
-		t.Errorf("%d bytes of bodies in the pack, want %d", l.blobLen, id+gz+br)
+	plain := 0 // identities stored: of the bodies without gzip
+	for _, b := range bodies {
+		if b.Gzip() == nil {
+			plain += b.Len()
+		}
+	}
+	if enc.Stored != int64(gz+br+plain) || enc.Copied != 0 || enc.Segment.Size != int64(len(blob.Magic))+enc.Stored {
+		t.Errorf("stored %d bytes (%d copied) in a segment of %d; want %d of gzip, brotli and identities without gzip, after the header",
+			enc.Stored, enc.Copied, enc.Segment.Size, gz+br+plain)
+	}
+	if plain == 0 || plain >= id {
+		t.Errorf("%d of %d identity bytes stored: the fixture does not test both", plain, id)
 	}
 
 	// A locale sharing en-US's body is the body's second route; a Doc of
-	// its own with the same bytes and language changes nothing in the pack.
+	// its own with the same bytes and language changes nothing stored.
 	c, u, loc := sharedItem(t, r)
 	shared := r.Tables[c].Items[u][loc]
 	dup := small(t, "15")
@@ -284,17 +392,17 @@ func TestPackStoresEqualBodiesOnce(t *testing.T) {
 	if len(dup.Docs()) != len(r.Docs())+1 {
 		t.Fatalf("the copy is not a Doc of its own")
 	}
-	if !bytes.Equal(encode(t, dup, edition.Options{Effort: e}), pack) {
-		t.Error("a second Doc of the same bytes and language changed the pack")
+	if d := encode(t, dup, edition.Options{Effort: e}); !bytes.Equal(d.Index, enc.Index) || d.Segment.Sum != enc.Segment.Sum {
+		t.Error("a second Doc of the same bytes and language changed the index or the segment")
 	}
 	// The same bytes in another language are a body of their own.
 	other := small(t, "15")
 	other.Tables[c].Items[u][loc] = &catalog.Doc{JSON: bytes.Clone(shared.JSON), Lang: catalog.Locales[loc]}
-	oed := decode(t, encode(t, other, edition.Options{Effort: e}))
-	if len(oed.Bodies()) != len(ed.Bodies())+1 {
-		t.Errorf("%d bodies, want %d", len(oed.Bodies()), len(ed.Bodies())+1)
+	oed := decode(t, encode(t, other, edition.Options{Effort: e}).Index)
+	if n := len(distinct(routes(oed))); n != len(bodies)+1 {
+		t.Errorf("%d bodies, want %d", n, len(bodies)+1)
 	}
-	if b := oed.Item(c, u, loc); b.Lang != catalog.Locales[loc] || b == oed.Item(c, u, catalog.DefaultLocale) || !bytes.Equal(b.JSON, shared.JSON) {
+	if b := oed.Item(c, u, loc); b.Lang != catalog.Locales[loc] || b == oed.Item(c, u, catalog.DefaultLocale) || !bytes.Equal(apitest.JSON(t, b), shared.JSON) {
 		t.Errorf("%s/%s in %s: %q, shared with en-US: %v", c.Name(), u, catalog.Locales[loc], b.Lang, b == oed.Item(c, u, catalog.DefaultLocale))
 	}
 }
@@ -327,7 +435,7 @@ func TestItems(t *testing.T) {
 	r14, r15 := small(t, "14"), small(t, "15")
 	eds := map[string][2]*edition.Edition{}
 	for nn, r := range map[string]*catalog.Rendered{"14": r14, "15": r15} {
-		eds[nn] = [2]*edition.Edition{edition.New(r), decode(t, encode(t, r, edition.Options{Effort: e}))}
+		eds[nn] = [2]*edition.Edition{edition.New(r), decode(t, encode(t, r, edition.Options{Effort: e}).Index)}
 		for _, ed := range eds[nn] {
 			var items catalog.Items = ed
 			english, own := 0, 0
@@ -337,10 +445,13 @@ func TestItems(t *testing.T) {
 				}
 				for _, u := range r.UUIDs(c) {
 					for loc := range catalog.NumLocales + 1 {
-						b, en, _ := items.ItemJSON(c, u, loc)
-						wb, wen, _ := r.ItemJSON(c, u, loc)
+						b, en, err := items.ItemJSON(c, u, loc)
+						wb, wen, werr := r.ItemJSON(c, u, loc)
+						if err != nil || werr != nil {
+							t.Fatalf("%s/%s locale %d: %v, %v", c.Name(), u, loc, err, werr)
+						}
 						shares := loc != catalog.DefaultLocale && ed.Item(c, u, loc) == ed.Item(c, u, catalog.DefaultLocale)
-						if !bytes.Equal(b, wb) || !bytes.Equal(b, ed.Item(c, u, loc).JSON) || en != wen || en != shares {
+						if !bytes.Equal(b, wb) || !bytes.Equal(b, apitest.JSON(t, ed.Item(c, u, loc))) || en != wen || en != shares {
 							t.Fatalf("%s/%s locale %d: %d bytes english %v (shares en-US's body: %v), want %d bytes english %v", c.Name(), u, loc, len(b), en, shares, len(wb), wen)
 						}
 						if en && ed.Item(c, u, loc).Lang != "en-US" {
@@ -354,8 +465,8 @@ func TestItems(t *testing.T) {
 						}
 					}
 				}
-				if b, en, _ := items.ItemJSON(c, catalog.UUID{0xff}, catalog.DefaultLocale); b != nil || en {
-					t.Errorf("%s: an item that is not there: %d bytes, english %v", c.Name(), len(b), en)
+				if b, en, err := items.ItemJSON(c, catalog.UUID{0xff}, catalog.DefaultLocale); b != nil || en || err != nil {
+					t.Errorf("%s: an item that is not there: %d bytes, english %v, %v", c.Name(), len(b), en, err)
 				}
 			}
 			if english == 0 || own == 0 {
@@ -381,14 +492,14 @@ func TestItems(t *testing.T) {
 	}
 }
 
-// BenchmarkDecode reads the pack of the newest embedded version, as a server
+// BenchmarkDecode reads the index of the newest embedded version, as a server
 // does when it swaps one in.
 func BenchmarkDecode(b *testing.B) {
-	pack := encode(b, newest(b), edition.Options{Effort: apitest.Effort()})
-	b.SetBytes(int64(len(pack)))
+	enc := encode(b, newest(b), edition.Options{Effort: apitest.Effort()})
+	b.SetBytes(int64(len(enc.Index)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := edition.Decode(pack); err != nil {
+		if _, err := edition.Decode(enc.Index, openMem); err != nil {
 			b.Fatal(err)
 		}
 	}

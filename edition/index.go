@@ -530,6 +530,8 @@ func Decode(index []byte, open Opener) (*Edition, error) {
 				if d.err == nil && (int(x.seg) >= len(refs) || int64(x.off)+int64(x.n) > refs[x.seg].size) {
 					d.fail(fmt.Errorf("body %d: a blob outside its segment", i))
 				}
+			} else if j > 0 && x.n > 0 && d.err == nil {
+				d.fail(fmt.Errorf("body %d: a compressed encoding that is not stored", i))
 			}
 		}
 		if d.err == nil && (e.lang > allLang && e.lang != noLang || e.enc[0].seg == noSegment && e.enc[1].n == 0) {

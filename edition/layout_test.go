@@ -6,29 +6,48 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/catalog"
-	"github.com/refdata/refdata/representation"
 )
 
-// packMagic is the first line of every pack (pack.go).
-const packMagic = "refdata-edition/1\n"
+// The first line of every index (index.go) and of every pack (pack.go).
+const (
+	indexMagic = "refdata-index/1\n"
+	packMagic  = "refdata-edition/1\n"
+)
 
-// layout is where the fields of a pack are, found by walking it as pack.go
-// documents it: for tests that break one field at a time.
+// notStored is an encoding's segment number when it is not stored.
+const notStored = 0xffff
+
+// layout is where the fields of an index are, found by walking it as
+// index.go documents it: for tests that break one field at a time.
 type layout struct {
 	metaLen, meta       int // offsets of the meta record's length and of its JSON
+	segments            int // offset of the segment count
+	segs                []segField
 	bodies              int // offset of the body count
 	heads               []head
 	version, locresList int   // offsets of body indexes
 	locres              []int // offsets of body indexes
 	categories          int   // offset of the category count
 	cats                []category
-	blobLenAt, blob     int // offsets of the length of the bodies and of the bodies
-	blobLen             int
+}
+
+type segField struct {
+	sum, size int // offsets
+	sizeOf    uint64
 }
 
 type head struct {
-	at   int       // offset of the language byte
-	lens [3]uint32 // identity, gzip, brotli
+	at  int // offset of the language byte
+	enc [3]encField
+}
+
+// encField is one encoding of a body: the offsets of its fields (off is -1
+// when it is not stored) and their values.
+type encField struct {
+	n, sum, seg, off int
+	nOf              uint32
+	segOf            uint16
+	offOf            uint32
 }
 
 type category struct {
@@ -46,32 +65,45 @@ func layoutOf(t testing.TB, b []byte) layout {
 	take := func(n int) int {
 		t.Helper()
 		if n < 0 || off+n > len(b) {
-			t.Fatalf("pack layout: %d bytes at %d of %d", n, off, len(b))
+			t.Fatalf("index layout: %d bytes at %d of %d", n, off, len(b))
 		}
 		at := off
 		off += n
 		return at
 	}
+	u16 := func() (int, uint16) { at := take(2); return at, binary.LittleEndian.Uint16(b[at:]) }
 	u32 := func() (int, uint32) { at := take(4); return at, binary.LittleEndian.Uint32(b[at:]) }
-	if string(b[take(len(packMagic)):off]) != packMagic {
-		t.Fatal("pack layout: no magic")
+	if string(b[take(len(indexMagic)):off]) != indexMagic {
+		t.Fatal("index layout: no magic")
 	}
 	var l layout
 	var n uint32
 	l.metaLen, n = u32()
 	l.meta = take(int(n))
 	if !json.Valid(b[l.meta:off]) {
-		t.Fatal("pack layout: the meta record is not JSON")
+		t.Fatal("index layout: the meta record is not JSON")
+	}
+	l.segments, n = u32()
+	for range n {
+		s := segField{sum: take(32), size: take(8)}
+		s.sizeOf = binary.LittleEndian.Uint64(b[s.size:])
+		l.segs = append(l.segs, s)
 	}
 	l.bodies, n = u32()
 	for range n {
 		h := head{at: take(1)}
-		for j := range h.lens {
-			_, h.lens[j] = u32()
-		}
-		for j, n := range h.lens {
-			if n > 0 || j == 0 {
-				take(representation.ETagSize)
+		take(len(catalog.Sum{}))
+		for j := range h.enc {
+			e := &h.enc[j]
+			e.n, e.nOf = u32()
+			e.sum = take(8)
+			e.seg, e.segOf = u16()
+			e.off = -1
+			if e.segOf != notStored {
+				e.off, e.offOf = u32()
+				if int(e.segOf) >= len(l.segs) || uint64(e.offOf)+uint64(e.nOf) > l.segs[e.segOf].sizeOf {
+					t.Fatalf("index layout: body %d, encoding %d outside its segment", len(l.heads), j)
+				}
 			}
 		}
 		l.heads = append(l.heads, h)
@@ -103,9 +135,10 @@ func layoutOf(t testing.TB, b []byte) layout {
 			}
 			c.refs = append(c.refs, refs)
 		}
-		nf := binary.LittleEndian.Uint16(b[take(2):])
+		_, nf := u16()
 		for range nf {
-			take(int(binary.LittleEndian.Uint16(b[take(2):])))
+			_, nameLen := u16()
+			take(int(nameLen))
 			for range 2 * (catalog.NumLocales + 1) {
 				at, _ := u32()
 				c.filters = append(c.filters, at)
@@ -113,18 +146,23 @@ func layoutOf(t testing.TB, b []byte) layout {
 		}
 		l.cats = append(l.cats, c)
 	}
-	l.blobLenAt = take(8)
-	l.blobLen = int(binary.LittleEndian.Uint64(b[l.blobLenAt:]))
-	l.blob = take(l.blobLen)
 	if off != len(b) {
-		t.Fatalf("pack layout: %d bytes after the bodies", len(b)-off)
+		t.Fatalf("index layout: %d bytes after the routes", len(b)-off)
 	}
-	sum := 0
-	for _, h := range l.heads {
-		sum += int(h.lens[0] + h.lens[1] + h.lens[2])
-	}
-	if sum != l.blobLen || len(l.cats) != int(catalog.NumCategories) {
-		t.Fatalf("pack layout: bodies of %d bytes in %d, %d categories", sum, l.blobLen, len(l.cats))
+	if len(l.cats) != int(catalog.NumCategories) || len(l.segs) == 0 {
+		t.Fatalf("index layout: %d categories, %d segments", len(l.cats), len(l.segs))
 	}
 	return l
+}
+
+// stored finds the first body whose encoding j is stored and satisfies ok.
+func (l layout) stored(t testing.TB, j int, ok func(h head) bool) head {
+	t.Helper()
+	for _, h := range l.heads {
+		if h.enc[j].off >= 0 && ok(h) {
+			return h
+		}
+	}
+	t.Fatalf("no body has encoding %d stored", j)
+	return head{}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/media"
 	"github.com/refdata/refdata/mirror"
@@ -268,7 +269,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 	var all []byte
 	for _, c := range catalog.Categories() {
 		if b := ed.List(c, catalog.DefaultLocale); b != nil {
-			all = append(all, b.JSON...)
+			all = append(all, apitest.JSON(t, b)...)
 		}
 	}
 	twin, _ := dir.Lookup(urlOf(paths[4]))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -144,20 +145,20 @@ func mustSync(t testing.TB, f *mirror.Follower, want string) *mirror.Result {
 	return res
 }
 
-// loadEdition reads a stored version's edition from its pack, as a server
-// does.
+// loadEdition reads a stored version's edition from its index and segments,
+// as a server does.
 func loadEdition(t testing.TB, st store.Backend, id string) (*edition.Edition, store.Manifest) {
 	t.Helper()
-	m, pack, err := st.ReadEdition(id, "")
+	m, index, err := st.ReadIndex(id, "")
 	if err != nil {
 		t.Fatalf("read the edition of %s: %v", id, err)
 	}
-	ed, err := edition.Decode(pack)
+	ed, err := edition.Decode(index, func(sum string, size int64) (*blob.Segment, error) { return st.Segment(sum, size, nil) })
 	if err != nil {
 		t.Fatalf("decode the edition of %s: %v", id, err)
 	}
 	if ed.ManifestID != id {
-		t.Fatalf("the pack of %s holds %s", id, ed.ManifestID)
+		t.Fatalf("the index of %s holds %s", id, ed.ManifestID)
 	}
 	return ed, m
 }
@@ -185,8 +186,8 @@ func sameServed(t testing.TB, a, b *store.Store, compareFiles bool) {
 	eq := func(what string, x, y *representation.Body) {
 		t.Helper()
 		n++
-		if (x == nil) != (y == nil) || x != nil && !bytes.Equal(x.JSON, y.JSON) {
-			t.Fatalf("%s differs:\n%s", what, firstDifference(x, y))
+		if (x == nil) != (y == nil) || x != nil && !bytes.Equal(apitest.JSON(t, x), apitest.JSON(t, y)) {
+			t.Fatalf("%s differs:\n%s", what, firstDifference(t, x, y))
 		}
 	}
 	eq("/v1/version", ea.VersionBody(), eb.VersionBody())
@@ -546,7 +547,7 @@ func TestSyncContentChangeAndRollback(t *testing.T) {
 	}
 	ed, _ := loadEdition(t, st, v.Name)
 	loc, _ := catalog.ParseLocale("de-DE")
-	if !bytes.Contains(ed.List(catalog.Maps, loc).JSON, []byte(`"Neu `)) {
+	if !bytes.Contains(apitest.JSON(t, ed.List(catalog.Maps, loc)), []byte(`"Neu `)) {
 		t.Fatal("the re-published version lacks the new de-DE name")
 	}
 
@@ -592,11 +593,12 @@ func equalMaps(a, b map[string]string) bool {
 	return true
 }
 
-func firstDifference(x, y *representation.Body) string {
+func firstDifference(t testing.TB, x, y *representation.Body) string {
+	t.Helper()
 	if x == nil || y == nil {
 		return "one is missing"
 	}
-	a, b := x.JSON, y.JSON
+	a, b := apitest.JSON(t, x), apitest.JSON(t, y)
 	for i := range a {
 		if i >= len(b) || a[i] != b[i] {
 			return "synced:   …" + string(a[max(0, i-80):min(len(a), i+80)]) + "\nimported: …" + string(b[max(0, i-80):min(len(b), i+80)])

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -53,7 +54,7 @@ func bodyItem(t *testing.T, ed *edition.Edition, c catalog.Category, uuid string
 	if b == nil {
 		t.Fatalf("%s has no %s/%s in locale %d", ed.ManifestID, c.Name(), uuid, loc)
 	}
-	m, ok := envelopeData(t, c.Name()+"/"+uuid, b.JSON).(map[string]any)
+	m, ok := envelopeData(t, c.Name()+"/"+uuid, apitest.JSON(t, b)).(map[string]any)
 	if !ok {
 		t.Fatalf("%s/%s: the data is not an object", c.Name(), uuid)
 	}
@@ -248,12 +249,12 @@ func TestImport2023Answers(t *testing.T) {
 	lists := map[int]map[string]map[string]any{}
 	for loc := range catalog.NumLocales + 1 {
 		byID := map[string]map[string]any{}
-		for _, it := range envelopeData(t, "agents list", ed.List(catalog.Agents, loc).JSON).([]any) {
+		for _, it := range envelopeData(t, "agents list", apitest.JSON(t, ed.List(catalog.Agents, loc))).([]any) {
 			m := it.(map[string]any)
 			byID[m["uuid"].(string)] = m
 		}
 		for _, playable := range []bool{false, true} {
-			for _, it := range envelopeData(t, "agents filtered", ed.Filtered(catalog.Agents, "isPlayableCharacter", playable, loc).JSON).([]any) {
+			for _, it := range envelopeData(t, "agents filtered", apitest.JSON(t, ed.Filtered(catalog.Agents, "isPlayableCharacter", playable, loc))).([]any) {
 				m := it.(map[string]any)
 				if id := m["uuid"].(string); !reflect.DeepEqual(m, byID[id]) {
 					t.Errorf("agents?isPlayableCharacter=%v&language=%s: %s differs from the list's", playable, langName(loc), id)

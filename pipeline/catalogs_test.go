@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/pipeline"
@@ -224,7 +225,7 @@ func TestNewCatalogs(t *testing.T) {
 				t.Errorf("the stored %s is not the active version's", f)
 			}
 			for loc := range catalog.NumLocales + 1 {
-				if !bytes.Equal(ed.List(c, loc).JSON, before.List(c, loc).JSON) {
+				if !bytes.Equal(apitest.JSON(t, ed.List(c, loc)), apitest.JSON(t, before.List(c, loc))) {
 					t.Errorf("%s?language=%s differs from the active version's", c.Name(), langName(loc))
 				}
 			}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/representation"
@@ -36,7 +37,7 @@ func checkEdition(t testing.TB, ed *edition.Edition) {
 		// (consecutive versions share most bodies): not walked again.
 		h := sha256.New()
 		h.Write([]byte(schema + "\x00"))
-		h.Write(b.JSON)
+		h.Write(apitest.JSON(t, b))
 		key := [sha256.Size]byte(h.Sum(nil))
 		if _, ok := validSchemaBodies.Load(key); ok {
 			return
@@ -51,7 +52,7 @@ func checkEdition(t testing.TB, ed *edition.Edition) {
 			t.Fatalf("openapi.yaml has no schema %s", schema)
 		}
 		var v any
-		if err := json.Unmarshal(b.JSON, &v); err != nil {
+		if err := json.Unmarshal(apitest.JSON(t, b), &v); err != nil {
 			t.Fatalf("%s: %v", what, err)
 		}
 		if err := ref.Value.VisitJSON(v); err != nil {

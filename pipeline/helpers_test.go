@@ -8,9 +8,12 @@ import (
 	"testing"
 
 	"github.com/refdata/refdata/api/apitest"
+	"github.com/refdata/refdata/blob"
+	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
 	"github.com/refdata/refdata/pipeline"
+	"github.com/refdata/refdata/representation"
 	"github.com/refdata/refdata/store"
 	"github.com/refdata/refdata/store/storetest"
 )
@@ -107,15 +110,51 @@ func options() pipeline.Options {
 	return pipeline.Options{Effort: apitest.Effort()}
 }
 
-// loadEdition reads a stored version's edition pack and decodes it, as a
-// server loads it.
+// loadEdition reads a stored version's edition index and decodes it,
+// opening its segments from the store, as a server loads it.
 func loadEdition(st store.Backend, id string) (*edition.Edition, store.Manifest, error) {
-	m, pack, err := st.ReadEdition(id, "")
+	m, index, err := st.ReadIndex(id, "")
 	if err != nil {
 		return nil, m, err
 	}
-	ed, err := edition.Decode(pack)
+	ed, err := decodeFrom(st, index)
 	return ed, m, err
+}
+
+// decodeFrom decodes an index stored in st, its segments opened from st.
+func decodeFrom(st store.Backend, index []byte) (*edition.Edition, error) {
+	return edition.Decode(index, func(sum string, size int64) (*blob.Segment, error) { return st.Segment(sum, size, nil) })
+}
+
+// bodiesOf lists the distinct bodies ed serves on any route: an edition read
+// from an index makes a body when a route first needs it.
+func bodiesOf(ed *edition.Edition) []*representation.Body {
+	seen := map[*representation.Body]bool{}
+	var out []*representation.Body
+	add := func(b *representation.Body) {
+		if b != nil && !seen[b] {
+			seen[b] = true
+			out = append(out, b)
+		}
+	}
+	add(ed.VersionBody())
+	add(ed.LocresList())
+	for loc := range catalog.NumLocales {
+		add(ed.Locres(loc))
+	}
+	for _, c := range catalog.Categories() {
+		for loc := range catalog.NumLocales + 1 {
+			add(ed.List(c, loc))
+			for _, f := range c.Filters() {
+				add(ed.Filtered(c, f, false, loc))
+				add(ed.Filtered(c, f, true, loc))
+			}
+			for _, u := range ed.UUIDs(c) {
+				add(ed.Item(c, u, loc))
+			}
+		}
+	}
+	return out
 }
 
 func mustImport(t testing.TB, st *store.Store, dir string) *pipeline.Report {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 )
 
@@ -90,7 +91,7 @@ func TestLocalizedCaptures(t *testing.T) {
 		loc, _ := catalog.ParseLocale(lang)
 		u, _ := catalog.ParseUUID(uuid.(string))
 		var body struct{ Data struct{ DisplayName string } }
-		if err := json.Unmarshal(ed.Item(c, u, loc).JSON, &body); err != nil {
+		if err := json.Unmarshal(apitest.JSON(t, ed.Item(c, u, loc)), &body); err != nil {
 			t.Fatal(err)
 		}
 		return body.Data.DisplayName

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/fixtures"
@@ -224,7 +225,7 @@ func TestImportNames(t *testing.T) {
 		if !tc.own {
 			continue
 		}
-		if list := ed.List(tc.c, loc(tc.lang)); !strings.Contains(string(list.JSON), tc.text) {
+		if list := ed.List(tc.c, loc(tc.lang)); !strings.Contains(string(apitest.JSON(t, list)), tc.text) {
 			t.Errorf("%s?language=%s does not hold %q", tc.c.Name(), tc.lang, tc.text)
 		}
 		all := field(tc.c, tc.uuid, catalog.AllLocales, "displayName")

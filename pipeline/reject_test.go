@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/pipeline"
 )
@@ -180,14 +181,14 @@ func TestUnknownFieldsAreReported(t *testing.T) {
 				t.Fatalf("%q is not a uuid", tc.uuid)
 			}
 			body := ed.Item(catalog.Maps, u, loc)
-			if body == nil || !bytes.Contains(body.JSON, []byte(tc.want)) {
+			if body == nil || !bytes.Contains(apitest.JSON(t, body), []byte(tc.want)) {
 				t.Errorf("maps/%s?language=%s does not serve %s", tc.uuid, langName(loc), tc.want)
 			}
 			if loc != catalog.DefaultLocale && loc != catalog.AllLocales && body != ed.Item(catalog.Maps, u, catalog.DefaultLocale) {
 				translated++
 			}
 		}
-		list := ed.List(catalog.Maps, loc).JSON
+		list := apitest.JSON(t, ed.List(catalog.Maps, loc))
 		if n := bytes.Count(list, []byte(`"newPatchField":`)); n != 1 {
 			t.Errorf("maps?language=%s holds newPatchField %d times, want once", langName(loc), n)
 		}

@@ -186,7 +186,9 @@ func (e *Encoded) inflate() ([]byte, error) {
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(zb))
 	if err == nil {
-		b := make([]byte, 0, e.src.Len)
+		// Deflate expands at most 1032 to 1: a length no gzip of these bytes
+		// reaches (a damaged index) allocates no more than the gzip could.
+		b := make([]byte, 0, min(e.src.Len, 1032*len(zb)))
 		buf := bytes.NewBuffer(b)
 		_, err = io.Copy(buf, io.LimitReader(zr, int64(e.src.Len)+1))
 		b = buf.Bytes()

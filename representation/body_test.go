@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net/http"
+	"runtime/metrics"
 	"strings"
 	"testing"
 
@@ -392,4 +394,38 @@ func TestSizes(t *testing.T) {
 	if gz != bodies[0].Gzip().Len() || br != bodies[0].Brotli().Len() {
 		t.Errorf("gzip %d, brotli %d; want %d, %d", gz, br, bodies[0].Gzip().Len(), bodies[0].Brotli().Len())
 	}
+}
+
+// TestStoredIdentityLength: an identity kept as its gzip whose recorded
+// length is not what the gzip decompresses to (a damaged index) is refused
+// (blob.ErrCorrupt), and reading it allocates no more than the gzip could
+// decompress to, whatever the length says. Not parallel: it measures
+// allocations.
+func TestStoredIdentityLength(t *testing.T) {
+	json := compressible(2 << 10)
+	gz, _ := representation.Compress(json, representation.Fast)
+	seg := blob.Memory("", append([]byte(blob.Magic), gz...))
+	gzSrc := representation.Source{Seg: seg, Off: int64(len(blob.Magic)), Len: len(gz), Sum: blob.Checksum(gz)}
+	for _, n := range []int{len(json) - 1, len(json) + 1, 1 << 26, math.MaxUint32, math.MaxInt} {
+		b := representation.Stored("", representation.Source{Len: n, Sum: blob.Checksum(json)}, gzSrc, representation.Source{})
+		var err error
+		// Deflate expands at most 1032 to 1; the reader's own state is some
+		// tens of kilobytes.
+		if a := allocated(func() { _, err = b.JSON() }); a > uint64(1032*len(gz)+256<<10) {
+			t.Errorf("an identity said to be %d bytes, its gzip %d: reading it allocated %d bytes", n, len(gz), a)
+		}
+		if !errors.Is(err, blob.ErrCorrupt) {
+			t.Errorf("an identity said to be %d bytes, its gzip %d: %v, want ErrCorrupt", n, len(json), err)
+		}
+	}
+}
+
+// allocated is how many bytes of heap f allocates.
+func allocated(f func()) uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:bytes"}}
+	metrics.Read(s)
+	before := s[0].Value.Uint64()
+	f()
+	metrics.Read(s)
+	return s[0].Value.Uint64() - before
 }
