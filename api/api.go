@@ -232,7 +232,7 @@ func needsVersion(repo edition.Repository) func(http.Handler) http.Handler {
 				}
 			}
 			w.Header().Set("Retry-After", notReadyRetry)
-			writeError(w, r, http.StatusServiceUnavailable, why+"; retry in "+notReadyRetry+" seconds")
+			writeError(w, r, http.StatusServiceUnavailable, why+"; retry later")
 		})
 	}
 }

@@ -35,9 +35,9 @@ func TestAppendAllMatchesTree(t *testing.T) {
 				distinct := map[string]bool{}
 				for loc := range catalog.Locales {
 					b := item(r, c, u, loc)
-					distinct[string(b.JSON)] = true
+					distinct[string(b.Bytes())] = true
 					var env struct{ Data any }
-					if err := json.Unmarshal(b.JSON, &env); err != nil {
+					if err := json.Unmarshal(b.Bytes(), &env); err != nil {
 						t.Fatal(err)
 					}
 					vals[loc] = env.Data

@@ -118,7 +118,7 @@ func TestFixturesMatchSchemas(t *testing.T) {
 				}
 				checked[b] = true
 				var body any
-				if err := json.Unmarshal(b.JSON, &body); err != nil {
+				if err := json.Unmarshal(b.Bytes(), &body); err != nil {
 					t.Fatalf("%s: %v", what, err)
 				}
 				if err := sc.VisitJSON(body); err != nil {
@@ -150,7 +150,7 @@ func TestFixturesMatchSchemas(t *testing.T) {
 				b    *catalog.Doc
 			}{{"VersionBody", r.VersionBody}, {"LocaleSummaryListBody", r.LocresList}} {
 				var body any
-				if err := json.Unmarshal(tc.b.JSON, &body); err != nil {
+				if err := json.Unmarshal(tc.b.Bytes(), &body); err != nil {
 					t.Fatal(err)
 				}
 				if err := schema(tc.name).VisitJSON(body); err != nil || tc.b.Lang != "" {
@@ -349,8 +349,8 @@ func TestTranslationsShareUntranslatedBodies(t *testing.T) {
 		for _, u := range r.UUIDs(c) {
 			for loc := range catalog.Locales {
 				b, e := item(r, c, u, loc), item(r, c, u, en)
-				if (b == e) != bytes.Equal(b.JSON, e.JSON) {
-					t.Fatalf("%s %s %s: shared %v, equal bytes %v", c.Name(), u, catalog.Locales[loc], b == e, bytes.Equal(b.JSON, e.JSON))
+				if (b == e) != bytes.Equal(b.Bytes(), e.Bytes()) {
+					t.Fatalf("%s %s %s: shared %v, equal bytes %v", c.Name(), u, catalog.Locales[loc], b == e, bytes.Equal(b.Bytes(), e.Bytes()))
 				}
 			}
 		}
@@ -381,7 +381,7 @@ func TestLanguageAll(t *testing.T) {
 	}
 	decode := func(b *catalog.Doc) []it {
 		var env struct{ Data []it }
-		if err := json.Unmarshal(b.JSON, &env); err != nil {
+		if err := json.Unmarshal(b.Bytes(), &env); err != nil {
 			t.Fatal(err)
 		}
 		return env.Data
@@ -440,7 +440,7 @@ func TestRenderFiles(t *testing.T) {
 	index := map[*catalog.Doc]int{}
 	for i, d := range da {
 		index[d] = i
-		if !bytes.Equal(d.JSON, db[i].JSON) || d.Lang != db[i].Lang {
+		if !bytes.Equal(d.Bytes(), db[i].Bytes()) || d.Lang != db[i].Lang {
 			t.Fatalf("body %d differs between two renders", i)
 		}
 	}

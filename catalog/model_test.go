@@ -156,7 +156,7 @@ func TestSplitAll(t *testing.T) {
 	r := rendered(t, fixtures.Versions()[1])
 	data := func(b *catalog.Doc) []any {
 		var env struct{ Data []any }
-		if err := json.Unmarshal(b.JSON, &env); err != nil {
+		if err := json.Unmarshal(b.Bytes(), &env); err != nil {
 			t.Fatal(err)
 		}
 		return env.Data

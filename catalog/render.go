@@ -240,15 +240,19 @@ func (r *Rendered) ID() string { return r.ManifestID }
 
 // Render normalizes a snapshot and renders every body of it. Categories whose
 // file the snapshot lacks are empty. The snapshot is normalized in place.
-func Render(s *Snapshot) (*Rendered, error) { return RenderEach(s, nil) }
+func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false) }
 
-// RenderEach is Render calling emit, when not nil, with the docs of each part
-// as soon as it is rendered: the version record, each source category with
-// the categories flattened from it (catalog true), then the string tables. The snapshot's
-// items of a part are let go once it is rendered, and emit may let go of the
-// docs' bytes (an import that has stored them), so a version need not be in
-// memory whole. emit's error stops the rendering.
+// RenderEach is Render calling emit with the docs of each part as soon as it
+// is rendered: the version record, each source category with the categories
+// flattened from it (catalog true), then the string tables. It consumes the
+// snapshot: a part's items are let go once it is rendered, and emit may let
+// go of the docs' bytes (an import that has stored them), so a version need
+// not be in memory whole. emit's error stops the rendering.
 func RenderEach(s *Snapshot, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
+	return render(s, emit, true)
+}
+
+func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume bool) (*Rendered, error) {
 	if emit == nil {
 		emit = func([]*Doc, bool) error { return nil }
 	}
@@ -290,9 +294,11 @@ func RenderEach(s *Snapshot, emit func(docs []*Doc, catalog bool) error) (*Rende
 		if err := r.renderSource(src, items, s.Overlays); err != nil {
 			return nil, fmt.Errorf("render %s: %w", src.Name(), err)
 		}
-		delete(s.Sources, src)
-		for _, over := range s.Overlays {
-			delete(over, src)
+		if consume {
+			delete(s.Sources, src)
+			for _, over := range s.Overlays {
+				delete(over, src)
+			}
 		}
 		if err := emit(r.docsOf(renderOrder(src)...), true); err != nil {
 			return nil, err

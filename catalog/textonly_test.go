@@ -228,7 +228,7 @@ func TestUnknownFieldsRoundTrip(t *testing.T) {
 			data := func(d *catalog.Doc) any {
 				t.Helper()
 				var env struct{ Data any }
-				if err := json.Unmarshal(d.JSON, &env); err != nil {
+				if err := json.Unmarshal(d.Bytes(), &env); err != nil {
 					t.Fatal(err)
 				}
 				return env.Data
@@ -299,7 +299,7 @@ func TestUnknownFieldsRoundTrip(t *testing.T) {
 					}
 				}
 			}
-			if !strings.Contains(string(r.Tables[c].List[catalog.AllLocales].JSON), `"subtitle":{"ar-AE":"Subtitle"`) {
+			if !strings.Contains(string(r.Tables[c].List[catalog.AllLocales].Bytes()), `"subtitle":{"ar-AE":"Subtitle"`) {
 				t.Errorf("the language=all list does not localize the subtitle")
 			}
 		})

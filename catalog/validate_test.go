@@ -279,8 +279,8 @@ func TestValidateLeavesSnapshot(t *testing.T) {
 		t.Fatalf("%d bodies after Validate, %d without", len(a), len(b))
 	}
 	for i := range a {
-		if !bytes.Equal(a[i].JSON, b[i].JSON) || a[i].Lang != b[i].Lang {
-			t.Fatalf("body %d differs after Validate:\n%.300s\n%.300s", i, a[i].JSON, b[i].JSON)
+		if !bytes.Equal(a[i].Bytes(), b[i].Bytes()) || a[i].Lang != b[i].Lang {
+			t.Fatalf("body %d differs after Validate:\n%.300s\n%.300s", i, a[i].Bytes(), b[i].Bytes())
 		}
 	}
 }

@@ -345,9 +345,9 @@ func TestIndexStoresEqualBodiesOnce(t *testing.T) {
 	docs := map[key]bool{}
 	identity := 0
 	for _, d := range r.Docs() {
-		if k := (key{d.Lang, string(d.JSON)}); !docs[k] {
+		if k := (key{d.Lang, string(d.Bytes())}); !docs[k] {
 			docs[k] = true
-			identity += len(d.JSON)
+			identity += d.Len()
 		}
 	}
 	enc := encode(t, r, edition.Options{Effort: e})

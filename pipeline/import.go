@@ -361,6 +361,13 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	// The files are stored now, by content, so the import need not hold them
 	// while it renders.
 	stored, err := im.st.PutFiles(files)
+	defer func() {
+		if r.Outcome != "published" {
+			// What this import stored no version names: the store is left as
+			// it was found.
+			_ = im.st.Sweep()
+		}
+	}()
 	if err != nil {
 		return err
 	}

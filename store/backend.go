@@ -60,6 +60,10 @@ type Backend interface {
 	// sha256 by path, for Publication.Stored. What no version names by the
 	// next publish's sweep is removed.
 	PutFiles(files map[string][]byte) (map[string]string, error)
+	// Sweep deletes what no stored version names (PutFiles' files of an
+	// import that did not publish); the caller holds Lock. A manifest that
+	// cannot be read makes it delete nothing.
+	Sweep() error
 	// WriteDiff stores a diff computed on demand between two stored versions.
 	WriteDiff(from, to string, body []byte) error
 	// Discard removes a version that is not active, with the diffs naming it;

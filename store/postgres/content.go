@@ -54,7 +54,7 @@ func putContents(ctx context.Context, tx pgx.Tx, sums map[string]string, files m
 		}
 		bySum[sums[name]] = b
 	}
-	rows, err := tx.Query(ctx, "SELECT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", list)
+	rows, err := tx.Query(ctx, "SELECT DISTINCT sha256 FROM refdata_contents WHERE sha256 = ANY($1)", list)
 	if err != nil {
 		return err
 	}
@@ -66,8 +66,13 @@ func putContents(ctx context.Context, tx pgx.Tx, sums map[string]string, files m
 		delete(bySum, h)
 	}
 	for sum, b := range bySum {
-		if _, err := tx.Exec(ctx, "INSERT INTO refdata_contents (sha256, body) VALUES ($1, $2)", sum, store.CompressFile(b)); err != nil {
-			return fmt.Errorf("file %s: %w", sum[:12], err)
+		z := store.CompressFile(b)
+		for i := 0; i == 0 || len(z) > 0; i++ {
+			n := min(len(z), chunkBytes)
+			if _, err := tx.Exec(ctx, "INSERT INTO refdata_contents (sha256, chunk, body) VALUES ($1, $2, $3)", sum, i, z[:n]); err != nil {
+				return fmt.Errorf("file %s: %w", sum[:12], err)
+			}
+			z = z[n:]
 		}
 	}
 	return nil
@@ -125,6 +130,16 @@ func putIndex(ctx context.Context, tx pgx.Tx, id string, index []byte) error {
 	return nil
 }
 
+// Sweep deletes the segments and files no stored version names, in a
+// transaction of its own; the caller holds the lock.
+func (s *Store) Sweep() error {
+	if ok, err := s.Exists(); err != nil || !ok {
+		return err
+	}
+	ctx := context.Background()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error { return sweep(ctx, tx) })
+}
+
 // sweep deletes the segments and files no stored version names.
 func sweep(ctx context.Context, tx pgx.Tx) error {
 	rows, err := tx.Query(ctx, "SELECT manifest FROM refdata_versions")
@@ -139,7 +154,7 @@ func sweep(ctx context.Context, tx pgx.Tx) error {
 	for _, raw := range raws {
 		m, err := parseManifest(raw)
 		if err != nil {
-			return fmt.Errorf("sweep: %w", err) // keep what a broken manifest may name
+			return nil // keep everything: a manifest that cannot be read may name it
 		}
 		segs = append(segs, m.Segments...)
 		if m.Contents {
@@ -161,22 +176,26 @@ func readContents(ctx context.Context, tx pgx.Tx, m store.Manifest, files map[st
 	for _, sum := range m.Files {
 		sums = append(sums, sum)
 	}
-	rows, err := tx.Query(ctx, "SELECT sha256, body FROM refdata_contents WHERE sha256 = ANY($1)", sums)
+	rows, err := tx.Query(ctx, "SELECT sha256, body FROM refdata_contents WHERE sha256 = ANY($1) ORDER BY sha256, chunk", sums)
 	if err != nil {
 		return err
 	}
-	bySum := map[string][]byte{}
+	zipped := map[string][]byte{}
 	var sum string
 	var z []byte
 	if _, err := pgx.ForEachRow(rows, []any{&sum, &z}, func() error {
+		zipped[sum] = append(zipped[sum], z...)
+		return nil
+	}); err != nil {
+		return err
+	}
+	bySum := make(map[string][]byte, len(zipped))
+	for sum, z := range zipped {
 		b, err := store.DecompressFile(z)
 		if err != nil {
 			return fmt.Errorf("file %s: %w: %w", sum[:min(12, len(sum))], store.ErrCorrupt, err)
 		}
 		bySum[sum] = b
-		return nil
-	}); err != nil {
-		return err
 	}
 	for name, sum := range m.Files {
 		if b, ok := bySum[sum]; ok {

@@ -92,7 +92,7 @@ func TestNoValueOver64MiB(t *testing.T) {
 	}{
 		{"refdata_segments", 16 << 20, 2},
 		{"refdata_index_parts", 16 << 20, 2},
-		{"refdata_contents", 64 << 20, len(files)},
+		{"refdata_contents", 16 << 20, len(files)},
 	} {
 		var biggest int64
 		var rows int

@@ -54,7 +54,7 @@ func TestCompliance(t *testing.T) {
 			if m.Files[file] == "" {
 				t.Fatalf("no file %s in %s: %v", file, id, err)
 			}
-			appendSpace(t, b, "refdata_contents", "sha256 = $1", m.Files[file])
+			appendSpace(t, b, "refdata_contents", "sha256 = $1 AND chunk = 0", m.Files[file])
 		},
 		DamageIndex: func(t *testing.T, b store.Backend, id string) {
 			appendSpace(t, b, "refdata_index_parts", "manifest_id = $1 AND part = 0", id)

@@ -21,7 +21,9 @@ CREATE TABLE refdata_index_parts (
 ALTER TABLE refdata_index_parts ALTER COLUMN body SET STORAGE EXTERNAL;
 
 CREATE TABLE refdata_contents (
-    sha256 text PRIMARY KEY,
-    body   bytea NOT NULL
+    sha256 text NOT NULL,
+    chunk  int NOT NULL,
+    body   bytea NOT NULL,
+    PRIMARY KEY (sha256, chunk)
 );
 ALTER TABLE refdata_contents ALTER COLUMN body SET STORAGE EXTERNAL;
