@@ -115,12 +115,12 @@ func (p *Pending) storeUp() bool {
 // OpenRetrying connects to a store and opens a Repository on it, trying again
 // every retry until ctx ends (a replica may start before its database). While
 // it tries, p says why it waits; the errors go to the log, never to a client.
-func OpenRetrying(ctx context.Context, connect func(context.Context) (store.Backend, error), logger *slog.Logger, m *Metrics, fallback *edition.Edition, retry time.Duration, p *Pending) (*Repository, error) {
+func OpenRetrying(ctx context.Context, connect func(context.Context) (store.Backend, error), logger *slog.Logger, m *Metrics, fallback *edition.Edition, retry time.Duration, p *Pending, opts ...Option) (*Repository, error) {
 	for {
 		st, err := connect(ctx)
 		if err == nil {
 			var r *Repository
-			if r, err = Open(st, logger, m, fallback); err == nil {
+			if r, err = Open(st, logger, m, fallback, opts...); err == nil {
 				return r, nil
 			}
 		}

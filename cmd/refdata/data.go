@@ -12,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edition"
 	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/pipeline"
@@ -34,6 +35,10 @@ type dataOptions struct {
 	syncEvery time.Duration
 	sync      *syncFlags
 	effort    representation.Effort // the embedded sample's compression
+	// --cache-bytes, --cache-dir: the bodies kept in memory; where a
+	// PostgreSQL replica keeps its segments.
+	cacheBytes int64
+	cacheDir   string
 }
 
 // check holds the flags to each other, as a dry run does.
@@ -48,6 +53,9 @@ func (o dataOptions) check() error {
 	}
 	if o.poll <= 0 || o.syncEvery <= 0 {
 		return usagef("--poll and --sync-every must be positive")
+	}
+	if o.cacheBytes < 0 {
+		return usagef("--cache-bytes %d: give 0 (keep no body in memory) or more", o.cacheBytes)
 	}
 	return nil
 }
@@ -117,9 +125,13 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 		st, closeStore, err := openBackend(ctx, o.dir, o.init || isDatabase(o.dir))
 		if err == nil {
 			context.AfterFunc(ctx, closeStore)
+			if pg, ok := st.(*postgres.Store); ok {
+				pg.CacheDir = o.cacheDir
+			}
 		}
 		return st, err
 	}
+	cache := replica.WithCache(blob.NewCache(o.cacheBytes))
 	var fallback *edition.Edition // served while the store has no version
 	if o.sample {
 		r, err := sampleRepository(ctx, o.effort, repo, nil, logger)
@@ -131,11 +143,11 @@ func load(ctx context.Context, o dataOptions, repo *replica.Pending, reg prometh
 	var err error
 	var r *replica.Repository
 	if isDatabase(o.dir) {
-		r, err = replica.OpenRetrying(ctx, open, logger, served, fallback, 2*time.Second, repo)
+		r, err = replica.OpenRetrying(ctx, open, logger, served, fallback, 2*time.Second, repo, cache)
 	} else if st, oerr := open(ctx); oerr != nil {
 		err = oerr
 	} else {
-		r, err = replica.Open(st, logger, served, fallback)
+		r, err = replica.Open(st, logger, served, fallback, cache)
 	}
 	if err != nil {
 		return err

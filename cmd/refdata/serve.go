@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/refdata/refdata/api"
+	"github.com/refdata/refdata/blob"
 	"github.com/refdata/refdata/edge"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/pipeline"
@@ -37,6 +38,8 @@ func serve(ctx context.Context, c *cli) error {
 	opts := dataOptions{effort: c.sampleEffort}
 	fs.BoolVar(&opts.init, "init", false, "create the --data directory when it does not exist")
 	fs.BoolVar(&opts.sample, "sample-until-imported", false, "serve the embedded sample data, ready, while the store has no version")
+	fs.Int64Var(&opts.cacheBytes, "cache-bytes", blob.DefaultCacheBytes, "bodies kept in memory, the most used (the rest are read from the store's segments as requests need them)")
+	fs.StringVar(&opts.cacheDir, "cache-dir", "", "with a PostgreSQL store: where to keep the segments this replica serves from (default: a directory per schema in the temporary directory)")
 	fs.DurationVar(&opts.poll, "poll", time.Second, "how often to read the store's active pointer and the inbox; also the current catalog routes' max-age, rounded up to whole seconds")
 	fs.StringVar(&opts.inbox, "watch", "", "import snapshot folders dropped into this directory once they hold a READY file")
 	var sf syncFlags
