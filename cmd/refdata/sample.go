@@ -80,11 +80,16 @@ func sampleStore(ctx context.Context, effort representation.Effort, logger *slog
 
 // sampleKey is where sample stores are kept and this binary's: the sha256 of
 // the executable and the compression, so a rebuilt binary (its rendering may
-// have changed) makes its own.
+// have changed) makes its own. The place is systemd's CacheDirectory= when
+// the unit has one, else the user's cache directory, else the temporary one.
 func sampleKey(effort representation.Effort) (base, key string, err error) {
-	base, err = os.UserCacheDir()
+	base, err = os.Getenv("CACHE_DIRECTORY"), nil
+	if base == "" {
+		if base, err = os.UserCacheDir(); err == nil {
+			base = filepath.Join(base, "refdata")
+		}
+	}
 	if err == nil {
-		base = filepath.Join(base, "refdata")
 		err = os.MkdirAll(base, 0o755)
 	}
 	if err != nil {
