@@ -153,7 +153,7 @@ func fetchMedia(ctx context.Context, mo *MediaOptions, u string) *MediaError {
 	if ctx.Err() != nil {
 		return &MediaError{MediaDeadline, context.Cause(ctx)}
 	}
-	resp, err := mo.Client.GetURL(ctx, u, mediaAccept)
+	resp, err := mo.Client.GetURL(ctx, u, mediaAccept, nil)
 	var (
 		refused *upstream.RefusedError
 		status  *upstream.StatusError
