@@ -11,9 +11,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/refdata/refdata/media"
 )
@@ -306,6 +308,49 @@ func TestURLs(t *testing.T) {
 	want := []string{"http://m.example/b.png", "https://m.example/a.png", "https://v.example/c.mp4"}
 	if !slices.Equal(got, want) {
 		t.Errorf("URLs = %v, want %v", got, want)
+	}
+}
+
+// TestFailures: the record of failures read back as written, a line that is
+// not one left out, and no file once nothing is recorded.
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	d, err := media.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Failures(); err != nil || len(got) != 0 {
+		t.Fatalf("a new mirror's failures: %v, %v; want none", got, err)
+	}
+	at := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	want := []media.Failure{
+		{URL: "https://m.example/b.png", Class: "status", Reason: "status 404", Since: at, At: at, Tries: 1, Next: at.Add(time.Hour)},
+		{URL: "https://m.example/a.svg", Class: "type", Reason: "content type image/svg+xml is not served", Since: at, At: at.Add(time.Hour), Tries: 2, Next: at.Add(3 * time.Hour)},
+	}
+	if err := d.WriteFailures(want); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(root, media.FailedFile)
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("{\"url\":\n")
+	_ = f.Close()
+	got, err := d.Failures()
+	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[want[0].URL], want[0]) || !reflect.DeepEqual(got[want[1].URL], want[1]) {
+		t.Fatalf("read back %v (%v), want %v", got, err, want)
+	}
+	b, _ := os.ReadFile(name)
+	if !bytes.HasPrefix(b, []byte(`{"url":"https://m.example/a.svg"`)) {
+		t.Errorf("the record is not sorted by URL:\n%s", b)
+	}
+	if err := d.WriteFailures(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an empty record leaves its file (%v)", err)
 	}
 }
 
