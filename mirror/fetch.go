@@ -40,7 +40,7 @@ const locresPath = "locres"
 // one request per locale; progress is told each answer. The answers are held
 // until the snapshot is built, so together they may not exceed budget (the
 // import's --max-snapshot-bytes; 0: its default).
-func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(done, total int)) (*fetched, error) {
+func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version, all bool, budget int64, progress func(step string, done, total int)) (*fetched, error) {
 	orDefault(&budget, pipeline.DefaultMaxSnapshotBytes)
 	if v == nil || v.Body == nil {
 		var err error
@@ -58,7 +58,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 	var done atomic.Int64
 	tick := func() {
 		if progress != nil {
-			progress(int(done.Add(1)), total)
+			progress("fetch", int(done.Add(1)), total)
 		}
 	}
 	tick()
@@ -125,7 +125,7 @@ func fetchSnapshot(ctx context.Context, c *upstream.Client, v *upstream.Version,
 		return nil, err
 	}
 	if progress != nil {
-		progress(total, total)
+		progress("fetch", total, total)
 	}
 
 	// Per-locale answers for one catalog; from language=all, one per locale picked.

@@ -49,8 +49,10 @@ type Options struct {
 	LanguageAll string
 	Logger      *slog.Logger
 	Metrics     *Metrics
-	Progress    func(done, total int) // told the requests answered out of the total
-	Now         func() time.Time
+	// Progress is told each step's progress: "fetch", the requests answered
+	// out of the total; "media", the media URLs done out of those to fetch.
+	Progress func(step string, done, total int)
+	Now      func() time.Time
 	// Media, when set, mirrors the media a snapshot references before its import.
 	Media *MediaOptions
 }
@@ -233,7 +235,7 @@ func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Ti
 		res.Bytes += int64(len(n))
 	}
 	if f.opt.Media != nil {
-		res.Media = f.syncMedia(ctx, snap.files)
+		res.Media = f.syncMedia(ctx, snap.files, now)
 		if res.Media != nil {
 			st.Media = mediaState(res.Media, now)
 		}
