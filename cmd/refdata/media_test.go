@@ -124,8 +124,8 @@ func TestSyncMediaCommand(t *testing.T) {
 
 // TestWriteMedia: sync's report of a media pass counts the URLs not mirrored
 // by class, then by host (saying why a host was not tried), and lists the
-// first 20 URLs one by one with how many more: a host that does not resolve
-// is a few lines however many URLs it has.
+// first 20 URLs one by one with how many more, but those of a host that was
+// down: a host that does not resolve is one line however many URLs it has.
 func TestWriteMedia(t *testing.T) {
 	t.Parallel()
 	down := &upstream.HostDownError{Host: "cdn.example.invalid", Failures: 3, Last: errors.New("lookup cdn.example.invalid: no such host")}
@@ -142,17 +142,17 @@ func TestWriteMedia(t *testing.T) {
 		want, lack []string
 	}{
 		{name: "a host down", res: mirror.MediaResult{URLs: 6300, Known: 20, Fetched: 4,
-			Skipped:  append(many(6271, "cdn.example.invalid", mirror.MediaUnreachable, down.Error()), many(2, "user:pw@media.example", mirror.MediaStatus, "status 404")...),
+			Skipped:  append(many(6271, "cdn.example.invalid", mirror.MediaUnreachable, down.Error()), many(25, "user:pw@media.example", mirror.MediaStatus, "status 404")...),
 			Deferred: many(3, "media.example", mirror.MediaStatus, "status 404"),
 			Down:     []*upstream.HostDownError{down}},
 			want: []string{
-				"media: 6300 URLs, 20 already mirrored, 4 fetched, 6273 skipped (status 2, unreachable 6271), 3 deferred (failed for good before: tried again after a backoff)\n",
+				"media: 6300 URLs, 20 already mirrored, 4 fetched, 6296 skipped (status 25, unreachable 6271), 3 deferred (failed for good before: tried again after a backoff)\n",
 				"media host cdn.example.invalid: unreachable 6271; not tried after 3 failed connections: lookup cdn.example.invalid: no such host\n",
-				"media host media.example: status 2, deferred 3\n",
-				"media skipped: https://cdn.example.invalid/0019.png: host cdn.example.invalid is not tried again",
-				"media skipped: … and 6253 more\n",
+				"media host media.example: status 25, deferred 3\n",
+				"media skipped: https://user:xxxxx@media.example/0019.png: status 404\n",
+				"media skipped: … and 5 more\n",
 			},
-			lack: []string{"0020.png", "user:pw@", "media dropped"}},
+			lack: []string{"0020.png", "user:pw@", "media dropped", "media skipped: https://cdn.example.invalid"}},
 		{name: "a few", res: mirror.MediaResult{URLs: 10, Fetched: 8, Skipped: many(2, "media.example", mirror.MediaType, "declared image/png but the bytes are HTML")},
 			want: []string{"media: 10 URLs, 0 already mirrored, 8 fetched, 2 skipped (type 2)\n", "media host media.example: type 2\n",
 				"media skipped: https://media.example/0001.png: declared image/png but the bytes are HTML\n"},

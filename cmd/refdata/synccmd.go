@@ -210,7 +210,8 @@ const maxMediaListed = 20
 // writeMedia reports a media pass: the counts, skips by class; then per host
 // its URLs not mirrored by class (and why a host was not tried); then the
 // first maxMediaListed URLs skipped and dropped from the mirror, each with its
-// reason, and how many more.
+// reason, and how many more. The URLs of a host that was down are only
+// counted: its line says why, for all of them.
 func writeMedia(w io.Writer, m *mirror.MediaResult) {
 	fmt.Fprintf(w, "media: %d URLs, %d already mirrored, %d fetched, %d skipped", m.URLs, m.Known, m.Fetched, len(m.Skipped))
 	counts := m.Counts()
@@ -258,7 +259,7 @@ func writeMedia(w io.Writer, m *mirror.MediaResult) {
 			fmt.Fprintf(w, "media %s: … and %d more\n", what, n)
 		}
 	}
-	list("skipped", m.Skipped)
+	list("skipped", slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return down[s.Host()] != "" }))
 	list("dropped", m.Dropped)
 }
 
