@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/refdata/refdata/media"
@@ -294,20 +295,22 @@ func TestCheck(t *testing.T) {
 }
 
 // TestURLs: every absolute http(s) string of the catalog files, once, but
-// links into the API and the files that are not catalogs.
+// links into the API and the files that are not catalogs (version.json,
+// locres/, not .json).
 func TestURLs(t *testing.T) {
 	t.Parallel()
-	files := map[string][]byte{
-		"version.json":       []byte(`{"data":{"icon":"https://m.example/version.png"}}`),
-		"locres/en-US.json":  []byte(`{"x":"https://m.example/locres.png"}`),
-		"en-US/agents.json":  []byte(`{"status":200,"data":[{"displayIcon":"https://m.example/a.png","portrait":null,"x":["http://m.example/b.png","https://api.example/v1/agents"],"n":"not a url"}]}`),
-		"de-DE/agents.json":  []byte(`[{"displayIcon":"https://m.example/a.png","video":"https://v.example/c.mp4"}]`),
-		"en-US/weapons.json": []byte(`not json`),
+	files := fstest.MapFS{
+		"version.json":       {Data: []byte(`{"data":{"icon":"https://m.example/version.png"}}`)},
+		"locres/en-US.json":  {Data: []byte(`{"x":"https://m.example/locres.png"}`)},
+		"en-US/agents.json":  {Data: []byte(`{"status":200,"data":[{"displayIcon":"https://m.example/a.png","portrait":null,"x":["http://m.example/b.png","https://api.example/v1/agents"],"n":"not a url"}]}`)},
+		"de-DE/agents.json":  {Data: []byte(`[{"displayIcon":"https://m.example/a.png","video":"https://v.example/c.mp4"}]`)},
+		"en-US/weapons.json": {Data: []byte(`not json`)},
+		"en-US/notes.txt":    {Data: []byte(`"https://m.example/notes.png"`)},
 	}
-	got := media.URLs(files, "https://api.example/v1/")
+	got, err := media.URLs(files, "https://api.example/v1/")
 	want := []string{"http://m.example/b.png", "https://m.example/a.png", "https://v.example/c.mp4"}
-	if !slices.Equal(got, want) {
-		t.Errorf("URLs = %v, want %v", got, want)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("URLs = %v (%v), want %v", got, err, want)
 	}
 }
 

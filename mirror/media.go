@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"maps"
 	"net/http"
 	"net/url"
@@ -133,12 +134,17 @@ type MediaError struct {
 func (e *MediaError) Error() string { return e.Err.Error() }
 func (e *MediaError) Unwrap() error { return e.Err }
 
-// syncMedia mirrors the media files references. It never fails: what it
-// cannot fetch is reported in the result and skipped.
-func (f *Follower) syncMedia(ctx context.Context, files map[string][]byte, now time.Time) *MediaResult {
+// syncMedia mirrors the media a snapshot's files reference. It never fails:
+// what it cannot fetch is reported in the result and skipped (nil when the
+// snapshot cannot be read).
+func (f *Follower) syncMedia(ctx context.Context, snapshot fs.FS, now time.Time) *MediaResult {
 	mo := f.opt.Media
 	start := time.Now()
-	urls := media.URLs(files, f.opt.Client.BaseURL()+"/v1/")
+	urls, err := media.URLs(snapshot, f.opt.Client.BaseURL()+"/v1/")
+	if err != nil {
+		f.opt.Logger.Error("media: the snapshot's URLs cannot be read; no media pass", "err", err)
+		return nil
+	}
 	res := &MediaResult{URLs: len(urls)}
 	defer func() { res.Took = time.Since(start) }()
 	f.pruneMedia(res)

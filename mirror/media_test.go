@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -76,7 +77,7 @@ func syncMedia(t *testing.T, st store.Backend) {
 	}
 	// The first version's media paths, and the faults among them.
 	var paths []string
-	for _, u := range media.URLs(enUS(vs[0]), "") {
+	for _, u := range mediaURLs(t, vs[0]) {
 		paths = append(paths, upstreamtest.MediaPath(u))
 	}
 	const nBad, nTwins, nSeeded = 4, 2, 2
@@ -333,16 +334,26 @@ func counter(t *testing.T, reg *prometheus.Registry, metric, name, value string)
 }
 
 // enUS is a stand-in version's en-US catalog bodies, named as a snapshot's.
-func enUS(v upstreamtest.Version) map[string][]byte {
-	files := map[string][]byte{}
+func enUS(v upstreamtest.Version) fstest.MapFS {
+	files := fstest.MapFS{}
 	for name, bodies := range v.Catalogs {
 		if b, ok := bodies["en-US"]; ok {
-			files["en-US/"+name+".json"] = b
+			files["en-US/"+strings.ReplaceAll(name, "/", "-")+".json"] = &fstest.MapFile{Data: b}
 		} else if b, ok := bodies["*"]; ok && !strings.HasPrefix(name, "locres/") {
-			files["en-US/"+name+".json"] = b
+			files["en-US/"+strings.ReplaceAll(name, "/", "-")+".json"] = &fstest.MapFile{Data: b}
 		}
 	}
 	return files
+}
+
+// mediaURLs is media.URLs of a stand-in version's en-US bodies.
+func mediaURLs(t *testing.T, v upstreamtest.Version) []string {
+	t.Helper()
+	urls, err := media.URLs(enUS(v), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return urls
 }
 
 func readMedia(t *testing.T, d media.Library, sum string) []byte {
@@ -450,7 +461,7 @@ func mediaStandIn(t *testing.T, m *upstreamtest.Media, kinds func(paths []string
 		t.Fatal(err)
 	}
 	var paths []string
-	for _, u := range media.URLs(enUS(vs[0]), "") {
+	for _, u := range mediaURLs(t, vs[0]) {
 		paths = append(paths, upstreamtest.MediaPath(u))
 	}
 	m.Kinds = kinds(paths)

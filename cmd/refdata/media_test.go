@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -38,7 +39,11 @@ func TestSyncMediaCommand(t *testing.T) {
 	vs := standInVersions(t)
 	up := upstreamtest.New(vs...)
 	var agents []string
-	for _, u := range media.URLs(map[string][]byte{"en-US/agents.json": vs[0].Catalogs["agents"]["en-US"]}, "") {
+	urls, err := media.URLs(fstest.MapFS{"en-US/agents.json": {Data: vs[0].Catalogs["agents"]["en-US"]}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range urls {
 		agents = append(agents, upstreamtest.MediaPath(u))
 	}
 	nHostile := len(upstreamtest.HostileKinds)
