@@ -169,15 +169,22 @@ func (m *Media) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // here points a catalog body's public media URLs to the stand-in's host, and
-// the hostile kinds' elsewhere.
+// the renamed kinds' elsewhere (URL): one pass over the body, however many
+// paths have a kind.
 func (m *Media) here(b []byte, r *http.Request) []byte {
-	for p, k := range m.Kinds {
-		if u := m.URL(r.Host, p); k >= MediaOtherPort && u != "http://"+r.Host+p {
-			public := PublicMediaHost + strings.TrimPrefix(p, "/media/")
-			b = bytes.ReplaceAll(b, []byte(`"`+public+`"`), []byte(`"`+u+`"`))
+	public := []byte(PublicMediaHost)
+	var out bytes.Buffer
+	for {
+		i := bytes.Index(b, public)
+		n := bytes.IndexByte(b[max(i, 0):], '"')
+		if i < 0 || n < 0 {
+			out.Write(b)
+			return out.Bytes()
 		}
+		out.Write(b[:i])
+		out.WriteString(m.URL(r.Host, MediaPath(string(b[i:i+n]))))
+		b = b[i+n:]
 	}
-	return bytes.ReplaceAll(b, []byte(PublicMediaHost), []byte("http://"+r.Host+"/media/"))
 }
 
 // URL is the URL the stand-in's catalogs name a media path by when it is
