@@ -59,6 +59,9 @@ func TestCompose(t *testing.T) {
 	if !slices.Equal(sync.Command, []string{"sync", "--every", "5m", "--from", "https://valorant-api.com", "--data", store}) {
 		t.Errorf("sync command %q (REFDATA_UPSTREAM unset: the public API)", sync.Command)
 	}
+	if !slices.ContainsFunc(sync.Tmpfs, func(m string) bool { return strings.HasPrefix(m, "/tmp") }) {
+		t.Errorf("sync: a read-only root and no writable /tmp (tmpfs %q): the fetch is spooled to $TMPDIR", sync.Tmpfs)
+	}
 	for _, name := range []string{"refdata", "sync"} {
 		s := p.Services[name]
 		if !s.ReadOnly || !slices.Equal(s.CapDrop, []string{"ALL"}) || !slices.Contains(s.SecurityOpt, "no-new-privileges:true") {
@@ -200,6 +203,10 @@ func TestKubernetes(t *testing.T) {
 	checkMemLimit(t, "cronjob", jc)
 	if got := append(slices.Clone(jc.Command), jc.Args...); len(got) < 3 || !slices.Equal(got[:3], []string{"/refdata", "sync", "--once"}) || !slices.Contains(got, "--from") {
 		t.Errorf("cronjob: runs %q", got)
+	}
+	if !slices.ContainsFunc(jc.VolumeMounts, func(m corev1.VolumeMount) bool { return m.MountPath == "/tmp" && !m.ReadOnly }) ||
+		!slices.ContainsFunc(jp.Volumes, func(v corev1.Volume) bool { return v.EmptyDir != nil }) {
+		t.Errorf("cronjob: a read-only root and no writable /tmp: the fetch is spooled to $TMPDIR")
 	}
 
 	var secret corev1.Secret

@@ -311,10 +311,11 @@ func writeAtomic(name string, body []byte) error {
 }
 
 // URLs lists, once each and sorted, the media URLs of a snapshot's catalog
-// files (name → JSON; version.json and locres/ are skipped): every absolute
-// http(s) URL in a string value but links into the API itself (starting with
-// apiPrefix, e.g. https://valorant-api.com/v1/).
-func URLs(files map[string][]byte, apiPrefix string) []string {
+// files (every .json file of fsys but version.json and locres/, read one at a
+// time): every absolute http(s) URL in a string value but links into the API
+// itself (starting with apiPrefix, e.g. https://valorant-api.com/v1/). A file
+// that is not JSON has none; one that cannot be read is an error.
+func URLs(fsys fs.FS, apiPrefix string) ([]string, error) {
 	seen := map[string]bool{}
 	var out []string
 	var walk func(v any)
@@ -335,17 +336,22 @@ func URLs(files map[string][]byte, apiPrefix string) []string {
 			}
 		}
 	}
-	for name, b := range files {
-		if name == "version.json" || strings.HasPrefix(name, "locres/") || !strings.HasSuffix(name, ".json") {
-			continue
+	err := fs.WalkDir(fsys, ".", func(name string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || name == "version.json" || strings.HasPrefix(name, "locres/") || !strings.HasSuffix(name, ".json") {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, name)
+		if err != nil {
+			return fmt.Errorf("media URLs: %w", err)
 		}
 		var v any
 		if json.Unmarshal(b, &v) == nil {
 			walk(v)
 		}
-	}
+		return nil
+	})
 	slices.Sort(out)
-	return out
+	return out, err
 }
 
 func isMediaURL(s, apiPrefix string) bool {

@@ -11,9 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"testing/fstest"
+	"time"
 
 	"github.com/refdata/refdata/media"
 )
@@ -292,20 +295,65 @@ func TestCheck(t *testing.T) {
 }
 
 // TestURLs: every absolute http(s) string of the catalog files, once, but
-// links into the API and the files that are not catalogs.
+// links into the API and the files that are not catalogs (version.json,
+// locres/, not .json).
 func TestURLs(t *testing.T) {
 	t.Parallel()
-	files := map[string][]byte{
-		"version.json":       []byte(`{"data":{"icon":"https://m.example/version.png"}}`),
-		"locres/en-US.json":  []byte(`{"x":"https://m.example/locres.png"}`),
-		"en-US/agents.json":  []byte(`{"status":200,"data":[{"displayIcon":"https://m.example/a.png","portrait":null,"x":["http://m.example/b.png","https://api.example/v1/agents"],"n":"not a url"}]}`),
-		"de-DE/agents.json":  []byte(`[{"displayIcon":"https://m.example/a.png","video":"https://v.example/c.mp4"}]`),
-		"en-US/weapons.json": []byte(`not json`),
+	files := fstest.MapFS{
+		"version.json":       {Data: []byte(`{"data":{"icon":"https://m.example/version.png"}}`)},
+		"locres/en-US.json":  {Data: []byte(`{"x":"https://m.example/locres.png"}`)},
+		"en-US/agents.json":  {Data: []byte(`{"status":200,"data":[{"displayIcon":"https://m.example/a.png","portrait":null,"x":["http://m.example/b.png","https://api.example/v1/agents"],"n":"not a url"}]}`)},
+		"de-DE/agents.json":  {Data: []byte(`[{"displayIcon":"https://m.example/a.png","video":"https://v.example/c.mp4"}]`)},
+		"en-US/weapons.json": {Data: []byte(`not json`)},
+		"en-US/notes.txt":    {Data: []byte(`"https://m.example/notes.png"`)},
 	}
-	got := media.URLs(files, "https://api.example/v1/")
+	got, err := media.URLs(files, "https://api.example/v1/")
 	want := []string{"http://m.example/b.png", "https://m.example/a.png", "https://v.example/c.mp4"}
-	if !slices.Equal(got, want) {
-		t.Errorf("URLs = %v, want %v", got, want)
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("URLs = %v (%v), want %v", got, err, want)
+	}
+}
+
+// TestFailures: the record of failures read back as written, a line that is
+// not one left out, and no file once nothing is recorded.
+func TestFailures(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	d, err := media.OpenDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := d.Failures(); err != nil || len(got) != 0 {
+		t.Fatalf("a new mirror's failures: %v, %v; want none", got, err)
+	}
+	at := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	want := []media.Failure{
+		{URL: "https://m.example/b.png", Class: "status", Reason: "status 404", Since: at, At: at, Tries: 1, Next: at.Add(time.Hour)},
+		{URL: "https://m.example/a.svg", Class: "type", Reason: "content type image/svg+xml is not served", Since: at, At: at.Add(time.Hour), Tries: 2, Next: at.Add(3 * time.Hour)},
+	}
+	if err := d.WriteFailures(want); err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(root, media.FailedFile)
+	f, err := os.OpenFile(name, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString("{\"url\":\n")
+	_ = f.Close()
+	got, err := d.Failures()
+	if err != nil || len(got) != 2 || !reflect.DeepEqual(got[want[0].URL], want[0]) || !reflect.DeepEqual(got[want[1].URL], want[1]) {
+		t.Fatalf("read back %v (%v), want %v", got, err, want)
+	}
+	b, _ := os.ReadFile(name)
+	if !bytes.HasPrefix(b, []byte(`{"url":"https://m.example/a.svg"`)) {
+		t.Errorf("the record is not sorted by URL:\n%s", b)
+	}
+	if err := d.WriteFailures(nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(name); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("an empty record leaves its file (%v)", err)
 	}
 }
 

@@ -34,11 +34,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{0.1, 0.5, 1, 5, 15, 30, 60, 120, 300, 900},
 		}),
 		media: prometheus.NewCounterVec(prometheus.CounterOpts(opts("sync_media_total",
-			"Media URLs met by sync --media: fetched (stored, or already held under the same hash); not mirrored, by why (retried at the next whole fetch): "+
-				"refused (host policy), type, status, unreachable, too big, deadline, store; dropped: removed from the mirror as no longer served.")), []string{"outcome"}),
+			"Media URLs met by sync --media: fetched (stored, or already held under the same hash); not mirrored, by why: "+
+				"refused (host policy), type, status, unreachable, too big, deadline, store; deferred: not tried, having failed for good before (a backoff); "+
+				"dropped: removed from the mirror as no longer served.")), []string{"outcome"}),
 	}
 	reg.MustRegister(m.runs, m.requests, m.bytes, m.duration, m.media)
-	for _, o := range append([]string{"fetched", "dropped"}, MediaClasses...) {
+	for _, o := range append([]string{"fetched", MediaDeferred, "dropped"}, MediaClasses...) {
 		m.media.WithLabelValues(o)
 	}
 	for _, o := range []string{"unchanged", "published", "already stored", "held", "rejected", "failed"} {
@@ -77,6 +78,7 @@ func (m *Metrics) mediaDone(r *MediaResult) {
 	}
 	m.media.WithLabelValues("fetched").Add(float64(r.Fetched))
 	m.media.WithLabelValues("dropped").Add(float64(len(r.Dropped)))
+	m.media.WithLabelValues(MediaDeferred).Add(float64(len(r.Deferred)))
 	for _, s := range r.Skipped {
 		m.media.WithLabelValues(s.Class).Inc()
 	}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -49,10 +50,16 @@ type Options struct {
 	LanguageAll string
 	Logger      *slog.Logger
 	Metrics     *Metrics
-	Progress    func(done, total int) // told the requests answered out of the total
-	Now         func() time.Time
+	// Progress is told each step's progress: "fetch", the requests answered
+	// out of the total; "media", the media URLs done out of those to fetch.
+	Progress func(step string, done, total int)
+	Now      func() time.Time
 	// Media, when set, mirrors the media a snapshot references before its import.
 	Media *MediaOptions
+	// SpoolDir is where a fetch writes the upstream's answers and the
+	// snapshot made of them, in a directory of its own removed after the
+	// import ("": the system's temporary directory, $TMPDIR).
+	SpoolDir string
 }
 
 // Result is what one sync did.
@@ -208,8 +215,10 @@ func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Ti
 	}
 	all := f.languageAll(ctx)
 	var snap *fetched
+	defer func() { snap.close() }()
 	for attempt := 0; ; attempt++ {
-		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Import.MaxSnapshotBytes, f.opt.Progress)
+		snap.close()
+		snap, err = fetchSnapshot(ctx, f.opt.Client, v, all, f.opt.Import.MaxSnapshotBytes, f.opt.Progress, f.opt.SpoolDir)
 		if err != nil {
 			return classed(fmt.Errorf("fetch the upstream's catalogs: %w", err), ReasonInvalid)
 		}
@@ -218,7 +227,7 @@ func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Ti
 			return fetchFailed(fmt.Errorf("re-check the upstream's version: %w", err))
 		}
 		st.UpstreamManifestID = after.ManifestID
-		if after.ManifestID == snap.manifestID && bytes.Equal(after.Body, snap.files["version.json"]) {
+		if after.ManifestID == snap.manifestID && bytes.Equal(after.Body, snap.version) {
 			break
 		}
 		res.Restarts++
@@ -228,12 +237,9 @@ func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Ti
 			return failed(ReasonMoving, fmt.Errorf("the upstream's version moved during %d fetches in a row (last %s → %s); nothing published", res.Restarts, snap.manifestID, after.ManifestID))
 		}
 	}
-	res.ManifestID, res.Lacking, res.Notes = snap.manifestID, snap.lacking, snap.notes
-	for _, n := range snap.files {
-		res.Bytes += int64(len(n))
-	}
+	res.ManifestID, res.Lacking, res.Notes, res.Bytes = snap.manifestID, snap.lacking, snap.notes, snap.bytes
 	if f.opt.Media != nil {
-		res.Media = f.syncMedia(ctx, snap.files)
+		res.Media = f.syncMedia(ctx, os.DirFS(snap.dir), now)
 		if res.Media != nil {
 			st.Media = mediaState(res.Media, now)
 		}
@@ -262,7 +268,8 @@ func (f *Follower) sync(ctx context.Context, st *State, res *Result, now time.Ti
 	}
 	opt := f.opt.Import
 	opt.Context, opt.Force = ctx, force
-	rep, err := pipeline.ImportFiles(f.opt.Store, f.opt.Client.BaseURL(), snap.files, opt)
+	rep, err := pipeline.Import(f.opt.Store, snap.dir, opt)
+	rep.Source = f.opt.Client.BaseURL() // the report names the upstream, not the spool
 	res.Report = rep
 	if err != nil {
 		return importFailed(err)

@@ -76,9 +76,10 @@ const (
 var Reasons = []string{ReasonUnreachable, ReasonStatus, ReasonInvalid, ReasonShrink, ReasonMoving, ReasonTimeout, ReasonStore}
 
 // MediaState is the last media pass as the state records it: the media URLs
-// of the snapshot by outcome. "known" (mirrored before) and "fetched" are
-// mirrored; every other outcome is a URL not mirrored, tried again at the next
-// pass.
+// of the snapshot by outcome (MediaResult.Counts). "known" (mirrored before)
+// and "fetched" are mirrored; "deferred" were not tried (they failed for good
+// before and wait out a backoff); each of MediaClasses counts the URLs the
+// pass did not mirror for that class of reason.
 type MediaState struct {
 	At    time.Time      `json:"at"`
 	Files map[string]int `json:"files"`
@@ -86,7 +87,7 @@ type MediaState struct {
 
 // mediaState is what a media pass's result records.
 func mediaState(r *MediaResult, at time.Time) *MediaState {
-	return &MediaState{At: at, Files: map[string]int{"known": r.Known, "fetched": r.Fetched, "skipped": len(r.Skipped)}}
+	return &MediaState{At: at, Files: r.Counts()}
 }
 
 // failure is a sync's error with its reason class.

@@ -31,7 +31,7 @@ func RegisterStateMetrics(reg prometheus.Registerer, st store.Backend, served fu
 		failing: desc("sync_consecutive_failures", "Syncs of the store that failed since the last one that ended well."),
 		info:    desc("sync_upstream_version_info", "The upstream's version as the last sync saw it; always 1, the labels say which.", "upstream", "manifest_id"),
 		behind:  desc("sync_behind", "1 when the upstream's version as last seen is not the version this replica serves."),
-		media:   desc("sync_media_files", "The media URLs of the last media pass by outcome: known (mirrored before), fetched, and those not mirrored (skipped, …).", "outcome"),
+		media:   desc("sync_media_files", "The media URLs of the last media pass by outcome: known (mirrored before), fetched; not mirrored: deferred (failed for good before, waiting out a backoff), and by why: refused, type, status, unreachable, too big, deadline, store.", "outcome"),
 		mediaAt: desc("sync_media_last_pass_timestamp_seconds", "When the last media pass ran (Unix time)."),
 	}
 	reg.MustRegister(c)

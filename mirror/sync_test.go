@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -107,11 +109,22 @@ func newFollower(t testing.TB, url string, st store.Backend, tu tuning) *mirror.
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: tu.all, Timeout: tu.syncTime})
+	spool := t.TempDir()
+	t.Cleanup(func() { emptySpool(t, spool) })
+	f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, LanguageAll: tu.all, Timeout: tu.syncTime, SpoolDir: spool})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// emptySpool fails unless the syncs left nothing in their spool directory,
+// however they ended.
+func emptySpool(t testing.TB, dir string) {
+	t.Helper()
+	if left, err := os.ReadDir(dir); err != nil || len(left) > 0 {
+		t.Errorf("the syncs left %v in their spool %s (%v)", left, dir, err)
+	}
 }
 
 // importOptions are the options of every import here, synced or not: the
@@ -656,5 +669,64 @@ func TestSyncLackingCatalogs(t *testing.T) {
 		if !strings.Contains(log.String(), want) || strings.Contains(log.String(), says[1-i]) {
 			t.Errorf("sync %d logs:\n%s\nwant it to say %q and not %q", i, log.String(), want, says[1-i])
 		}
+	}
+}
+
+// TestSyncSpools (issue 61): a fetch writes the upstream's answers to a
+// directory of its own under Options.SpoolDir and turns them into a snapshot
+// there, in the snapshot layout, whose content hash is the one the state
+// records; the directory is gone once the sync is done.
+func TestSyncSpools(t *testing.T) {
+	t.Parallel()
+	for _, all := range []bool{false, true} {
+		t.Run(fmt.Sprintf("language=all %v", all), func(t *testing.T) {
+			t.Parallel()
+			up, url := fixtureStandIn(t)
+			up.AdvertiseAll.Store(all)
+			spool := t.TempDir()
+			var seen []string
+			var hashes map[string]string
+			checks := 0
+			up.SetFault(func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path != "/v1/version" {
+					return false
+				}
+				if checks++; checks == 2 { // the re-check, after the fetch
+					dirs, _ := filepath.Glob(filepath.Join(spool, "refdata-sync-*"))
+					for _, d := range dirs {
+						_ = filepath.WalkDir(d, func(p string, e fs.DirEntry, err error) error {
+							if err == nil && !e.IsDir() {
+								rel, _ := filepath.Rel(d, p)
+								seen = append(seen, filepath.ToSlash(rel))
+							}
+							return err
+						})
+						hashes, _ = catalog.FileHashes(os.DirFS(filepath.Join(d, "snapshot")), ".")
+					}
+				}
+				return false
+			})
+			st := openStore(t)
+			c := newClient(t, url, 0)
+			f, err := mirror.New(mirror.Options{Client: c, Store: st, Import: importOptions(), Now: now, SpoolDir: spool})
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustSync(t, f, "published")
+			for _, want := range []string{"snapshot/version.json", "snapshot/en-US/weapons.json", "snapshot/de-DE/weapons.json", "snapshot/locres/ja-JP.json"} {
+				if !slices.Contains(seen, want) {
+					t.Errorf("the spool held %v after the fetch, without %s", seen, want)
+				}
+			}
+			for _, p := range seen {
+				if !strings.HasPrefix(p, "snapshot/") {
+					t.Errorf("after the fetch the spool still holds the answer %s: each is removed once its snapshot file is written", p)
+				}
+			}
+			if s := readState(t, st); s.ContentHash != catalog.ContentHash(hashes) {
+				t.Errorf("the state's content hash %s is not the spooled snapshot's %s", s.ContentHash, catalog.ContentHash(hashes))
+			}
+			emptySpool(t, spool)
+		})
 	}
 }

@@ -177,18 +177,29 @@ func (c *Client) Get(ctx context.Context, path string, query url.Values, header 
 	if len(query) > 0 {
 		u.RawQuery = query.Encode()
 	}
-	return c.get(ctx, c.catalogs, u.String(), header, check)
+	return c.get(ctx, c.catalogs, u.String(), header, check, nil)
 }
 
 // GetURL fetches an absolute URL on a host the client's HostPolicy allows
 // (the media a catalog references), as Get fetches a path of the upstream.
 // A URL, redirect or address the policy refuses is a *RefusedError, and
-// nothing is sent to it.
-func (c *Client) GetURL(ctx context.Context, rawURL string, header http.Header) (*Response, error) {
+// nothing is sent to it. With hosts (nil: none), a host that is down is a
+// *HostDownError with no request, and one that goes down is retried no more.
+func (c *Client) GetURL(ctx context.Context, rawURL string, header http.Header, hosts *HostBreaker) (*Response, error) {
 	if err := c.CheckURL(rawURL); err != nil {
 		return nil, err
 	}
-	return c.get(ctx, c.media, rawURL, header, nil)
+	var b *breaking
+	if hosts != nil {
+		b = &breaking{hosts, HostOf(rawURL)}
+	}
+	return c.get(ctx, c.media, rawURL, header, nil, b)
+}
+
+// breaking is a request's host as its HostBreaker counts it.
+type breaking struct {
+	hosts *HostBreaker
+	host  string
 }
 
 // CheckURL is the refusal GetURL would give rawURL before connecting, or nil.
@@ -203,6 +214,9 @@ func (c *Client) CheckURL(rawURL string) error {
 // MediaHosts lists the hosts GetURL fetches from.
 func (c *Client) MediaHosts() string { return c.policy.String() }
 
+// MaxBodyBytes is the limit of every body read.
+func (c *Client) MaxBodyBytes() int64 { return c.cfg.MaxBodyBytes }
+
 // Do makes Client the HTTP doer of the client generated in gen/
 // (gen.WithHTTPClient): a GET to this client's upstream, as Get makes it. Any
 // other method or host is refused.
@@ -210,7 +224,7 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	if req.Method != http.MethodGet || req.URL.Scheme != c.base.Scheme || req.URL.Host != c.base.Host {
 		return nil, fmt.Errorf("upstream client: refusing %s %s (only GET to %s)", req.Method, req.URL.Redacted(), c.base.Host)
 	}
-	res, err := c.get(req.Context(), c.catalogs, req.URL.String(), req.Header, nil)
+	res, err := c.get(req.Context(), c.catalogs, req.URL.String(), req.Header, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -220,10 +234,18 @@ func (c *Client) Do(req *http.Request) (*http.Response, error) {
 	}, nil
 }
 
-func (c *Client) get(ctx context.Context, hc *http.Client, target string, header http.Header, check func([]byte) error) (*Response, error) {
+func (c *Client) get(ctx context.Context, hc *http.Client, target string, header http.Header, check func([]byte) error, b *breaking) (*Response, error) {
 	var last error
 	for attempt := 0; ; attempt++ {
+		if b != nil {
+			if err := b.hosts.check(b.host); err != nil {
+				return nil, fmt.Errorf("GET %s: %w", target, err)
+			}
+		}
 		resp, wait, err := c.attempt(ctx, hc, target, header)
+		if b != nil {
+			b.hosts.record(b.host, err)
+		}
 		if err == nil && resp.Status == http.StatusOK && check != nil {
 			if cerr := check(resp.Body); cerr != nil {
 				err = fmt.Errorf("GET %s: %w", target, cerr)

@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -176,7 +177,7 @@ func TestGetURLPolicy(t *testing.T) {
 		{allowed.URL + "/loop/", "more than 5 redirects"},
 	} {
 		c := client(t, allowed.URL, upstream.Config{Retries: 3})
-		res, err := c.GetURL(context.Background(), tc.url, nil)
+		res, err := c.GetURL(context.Background(), tc.url, nil, nil)
 		var re *upstream.RefusedError
 		switch {
 		case tc.want == "" && (err != nil || res.Status != http.StatusOK):
@@ -197,5 +198,55 @@ func TestGetURLPolicy(t *testing.T) {
 	}
 	if internalHits.Load() != 0 || authorized.Load() != 0 {
 		t.Errorf("the internal server had %d requests, the allowed one %d with Authorization; want none", internalHits.Load(), authorized.Load())
+	}
+}
+
+// TestHostBreaker: a host that does not resolve, and one where nothing
+// listens, are down after three failed connections: the URLs fetched after
+// that make no request, and the retries of the one in progress stop. A host
+// that answers, even with 500s, is never down.
+func TestHostBreaker(t *testing.T) {
+	t.Parallel()
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(500) }))
+	t.Cleanup(failing.Close)
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedAddr := closed.Listener.Addr().String()
+	closed.Close()
+	for _, tc := range []struct {
+		name, host string
+		wantReqs   int64 // of 5 URLs, each with 4 retries
+		wantDown   string
+	}{
+		{"no such name", "media.refdata-test.invalid", 3, "no such host"},
+		{"connection refused", closedAddr, 3, "connection refused"},
+		{"500s", failing.Listener.Addr().String(), 5 * 5, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := client(t, "https://upstream.example", upstream.Config{Retries: 4, MediaHosts: []string{tc.host}})
+			var told []*upstream.HostDownError
+			b := upstream.NewHostBreaker(3, func(e *upstream.HostDownError) { told = append(told, e) })
+			for i := range 5 {
+				_, err := c.GetURL(context.Background(), fmt.Sprintf("http://%s/%d.png", tc.host, i), nil, b)
+				var down *upstream.HostDownError
+				switch {
+				case err == nil:
+					t.Fatalf("URL %d: no error", i)
+				case tc.wantDown == "" && errors.As(err, &down):
+					t.Fatalf("URL %d: %v; a host that answers is not down", i, err)
+				case tc.wantDown != "" && (!errors.As(err, &down) || !strings.Contains(err.Error(), tc.wantDown) || !strings.Contains(err.Error(), "after 3 failed connections")):
+					t.Fatalf("URL %d: %v, want the host down saying %q", i, err, tc.wantDown)
+				}
+			}
+			if c.Requests() != tc.wantReqs {
+				t.Errorf("%d attempts, want %d", c.Requests(), tc.wantReqs)
+			}
+			if tc.wantDown != "" && (len(told) != 1 || len(b.Down()) != 1 || told[0].Failures != 3) {
+				t.Errorf("told %v, down %v; want the host once, after 3 failures", told, b.Down())
+			}
+			if tc.wantDown == "" && (len(told) != 0 || len(b.Down()) != 0) {
+				t.Errorf("told %v, down %v; want none", told, b.Down())
+			}
+		})
 	}
 }

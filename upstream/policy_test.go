@@ -123,7 +123,7 @@ func TestDialChecksAddresses(t *testing.T) {
 		}
 		c.policy = &HostPolicy{hosts: []allowedHost{{name: "localhost", port: port, anyAddress: anyAddress}}}
 		c.media = c.policy.client()
-		_, err = c.GetURL(context.Background(), target, nil)
+		_, err = c.GetURL(context.Background(), target, nil, nil)
 		var re *RefusedError
 		switch {
 		case !anyAddress && (!errors.As(err, &re) || !strings.Contains(err.Error(), "localhost resolves to") || !strings.Contains(err.Error(), "a loopback address")):

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -11,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/fstest"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -18,8 +21,10 @@ import (
 	"github.com/refdata/refdata/api/apitest"
 	"github.com/refdata/refdata/impl"
 	"github.com/refdata/refdata/media"
+	"github.com/refdata/refdata/mirror"
 	"github.com/refdata/refdata/replica"
 	"github.com/refdata/refdata/store"
+	"github.com/refdata/refdata/upstream"
 	"github.com/refdata/refdata/upstream/upstreamtest"
 )
 
@@ -34,7 +39,11 @@ func TestSyncMediaCommand(t *testing.T) {
 	vs := standInVersions(t)
 	up := upstreamtest.New(vs...)
 	var agents []string
-	for _, u := range media.URLs(map[string][]byte{"en-US/agents.json": vs[0].Catalogs["agents"]["en-US"]}, "") {
+	urls, err := media.URLs(fstest.MapFS{"en-US/agents.json": {Data: vs[0].Catalogs["agents"]["en-US"]}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range urls {
 		agents = append(agents, upstreamtest.MediaPath(u))
 	}
 	nHostile := len(upstreamtest.HostileKinds)
@@ -58,10 +67,11 @@ func TestSyncMediaCommand(t *testing.T) {
 		t.Fatalf("refdata %v: exit %d\n%s%s", args, code, out.String(), errOut.String())
 	}
 	report := out.String()
-	if !strings.Contains(report, "9 skipped (refused 6, type 2, status 1)") || !strings.Contains(report, "media skipped: "+hs.URL+first+": status 404\n") {
+	host := hs.Listener.Addr().String()
+	if !strings.Contains(report, "9 skipped (refused 6, type 2, status 1)") || !strings.Contains(report, "media skipped: "+hs.URL+first+": status 404\n") ||
+		!strings.Contains(report, "media host "+host+": refused 3, type 2, status 1\n") {
 		t.Fatalf("sync --media did not report the missing file and the hostile ones by class:\n%s", report)
 	}
-	host := hs.Listener.Addr().String()
 	for i, h := range upstreamtest.HostileKinds {
 		u, _ := url.Parse(up.Media.URL(host, hostile[i]))
 		if line := "media skipped: " + u.Redacted() + ": "; !strings.Contains(report, line) || !strings.Contains(report[strings.Index(report, line):], h.Says) {
@@ -114,5 +124,62 @@ func TestSyncMediaCommand(t *testing.T) {
 	}
 	if res := get(f.Path(), "If-None-Match", res.Header.Get("ETag")); res.StatusCode != http.StatusNotModified {
 		t.Fatalf("GET %s with its ETag: %d, want 304", f.Path(), res.StatusCode)
+	}
+}
+
+// TestWriteMedia: sync's report of a media pass counts the URLs not mirrored
+// by class, then by host (saying why a host was not tried), and lists the
+// first 20 URLs one by one with how many more, but those of a host that was
+// down: a host that does not resolve is one line however many URLs it has.
+func TestWriteMedia(t *testing.T) {
+	t.Parallel()
+	down := &upstream.HostDownError{Host: "cdn.example.invalid", Failures: 3, Last: errors.New("lookup cdn.example.invalid: no such host")}
+	many := func(n int, host, class, reason string) []mirror.MediaSkip {
+		var out []mirror.MediaSkip
+		for i := range n {
+			out = append(out, mirror.MediaSkip{URL: fmt.Sprintf("https://%s/%04d.png", host, i), Class: class, Reason: reason})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name       string
+		res        mirror.MediaResult
+		want, lack []string
+	}{
+		{name: "a host down", res: mirror.MediaResult{URLs: 6300, Known: 20, Fetched: 4,
+			Skipped:  append(many(6271, "cdn.example.invalid", mirror.MediaUnreachable, down.Error()), many(25, "user:pw@media.example", mirror.MediaStatus, "status 404")...),
+			Deferred: many(3, "media.example", mirror.MediaStatus, "status 404"),
+			Down:     []*upstream.HostDownError{down}},
+			want: []string{
+				"media: 6300 URLs, 20 already mirrored, 4 fetched, 6296 skipped (status 25, unreachable 6271), 3 deferred (failed for good before: tried again after a backoff)\n",
+				"media host cdn.example.invalid: unreachable 6271; not tried after 3 failed connections: lookup cdn.example.invalid: no such host\n",
+				"media host media.example: status 25, deferred 3\n",
+				"media skipped: https://user:xxxxx@media.example/0019.png: status 404\n",
+				"media skipped: … and 5 more\n",
+			},
+			lack: []string{"0020.png", "user:pw@", "media dropped", "media skipped: https://cdn.example.invalid"}},
+		{name: "a few", res: mirror.MediaResult{URLs: 10, Fetched: 8, Skipped: many(2, "media.example", mirror.MediaType, "declared image/png but the bytes are HTML")},
+			want: []string{"media: 10 URLs, 0 already mirrored, 8 fetched, 2 skipped (type 2)\n", "media host media.example: type 2\n",
+				"media skipped: https://media.example/0001.png: declared image/png but the bytes are HTML\n"},
+			lack: []string{"more", "deferred"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b strings.Builder
+			writeMedia(&b, &tc.res)
+			out := b.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the report lacks %q:\n%s", w, out)
+				}
+			}
+			for _, l := range tc.lack {
+				if strings.Contains(out, l) {
+					t.Errorf("the report says %q:\n%s", l, out)
+				}
+			}
+			if n := strings.Count(out, "\n"); n > 25 {
+				t.Errorf("%d lines", n)
+			}
+		})
 	}
 }

@@ -204,7 +204,7 @@ func scrapeNames(t *testing.T) map[string]string {
 	}
 	at := time.Now().Add(-time.Hour)
 	state, _ := json.Marshal(mirror.State{Upstream: hs.URL, FailedAt: map[string]time.Time{mirror.ReasonStatus: at},
-		Media: &mirror.MediaState{At: at, Files: map[string]int{"known": 3, "fetched": 1, "skipped": 1}}})
+		Media: &mirror.MediaState{At: at, Files: map[string]int{"known": 3, "fetched": 1, mirror.MediaStatus: 1, mirror.MediaDeferred: 2}}})
 	if err := st.WriteSyncState(state); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -64,7 +65,7 @@ func (sf *syncFlags) check(flag, from string) error {
 	return nil
 }
 
-func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(int, int)) (*mirror.Follower, error) {
+func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger, m *mirror.Metrics, im *pipeline.Metrics, progress func(string, int, int)) (*mirror.Follower, error) {
 	cfg := upstream.Config{
 		BaseURL: from, UserAgent: upstream.UserAgent(readBuild().userAgentVersion, sf.contact),
 		Concurrency: sf.concurrency, RequestTimeout: sf.requestTimeout, Retries: sf.retries,
@@ -202,29 +203,71 @@ func syncCmd(ctx context.Context, c *cli) error {
 	return nil
 }
 
-// writeMedia reports a media pass: the counts, skips by class, then each URL
-// skipped or dropped from the mirror with its reason.
+// maxMediaListed caps the URLs a media report lists one by one: an
+// unreachable host has thousands, which its host line counts.
+const maxMediaListed = 20
+
+// writeMedia reports a media pass: the counts, skips by class; then per host
+// its URLs not mirrored by class (and why a host was not tried); then the
+// first maxMediaListed URLs skipped and dropped from the mirror, each with its
+// reason, and how many more. The URLs of a host that was down are only
+// counted: its line says why, for all of them.
 func writeMedia(w io.Writer, m *mirror.MediaResult) {
 	fmt.Fprintf(w, "media: %d URLs, %d already mirrored, %d fetched, %d skipped", m.URLs, m.Known, m.Fetched, len(m.Skipped))
+	counts := m.Counts()
 	var classes []string
 	for _, class := range mirror.MediaClasses {
-		if n := len(slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return s.Class != class })); n > 0 {
+		if n := counts[class]; n > 0 {
 			classes = append(classes, fmt.Sprintf("%s %d", class, n))
 		}
 	}
 	if len(classes) > 0 {
 		fmt.Fprintf(w, " (%s)", strings.Join(classes, ", "))
 	}
+	if len(m.Deferred) > 0 {
+		fmt.Fprintf(w, ", %d deferred (failed for good before: tried again after a backoff)", len(m.Deferred))
+	}
 	if len(m.Dropped) > 0 {
 		fmt.Fprintf(w, ", %d dropped from the mirror", len(m.Dropped))
 	}
 	fmt.Fprintln(w)
+	byHost := map[string]map[string]int{}
 	for _, s := range m.Skipped {
-		fmt.Fprintf(w, "media skipped: %s\n", s)
+		countClass(byHost, s.Host(), s.Class)
 	}
-	for _, s := range m.Dropped {
-		fmt.Fprintf(w, "media dropped: %s\n", s)
+	for _, s := range m.Deferred {
+		countClass(byHost, s.Host(), mirror.MediaDeferred)
 	}
+	down := map[string]string{}
+	for _, d := range m.Down {
+		down[d.Host] = fmt.Sprintf("; not tried after %d failed connections: %v", d.Failures, d.Last)
+	}
+	for _, host := range slices.Sorted(maps.Keys(byHost)) {
+		var parts []string
+		for _, class := range append(slices.Clone(mirror.MediaClasses), mirror.MediaDeferred) {
+			if n := byHost[host][class]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%s %d", class, n))
+			}
+		}
+		fmt.Fprintf(w, "media host %s: %s%s\n", host, strings.Join(parts, ", "), down[host])
+	}
+	list := func(what string, skips []mirror.MediaSkip) {
+		for _, s := range skips[:min(len(skips), maxMediaListed)] {
+			fmt.Fprintf(w, "media %s: %s\n", what, s)
+		}
+		if n := len(skips) - maxMediaListed; n > 0 {
+			fmt.Fprintf(w, "media %s: … and %d more\n", what, n)
+		}
+	}
+	list("skipped", slices.DeleteFunc(slices.Clone(m.Skipped), func(s mirror.MediaSkip) bool { return down[s.Host()] != "" }))
+	list("dropped", m.Dropped)
+}
+
+func countClass(m map[string]map[string]int, key, class string) {
+	if m[key] == nil {
+		m[key] = map[string]int{}
+	}
+	m[key][class]++
 }
 
 // serveMetrics serves reg at /metrics (and /v1/metrics, as serve does) on ln
@@ -243,14 +286,18 @@ func serveMetrics(ctx context.Context, ln net.Listener, reg *prometheus.Registry
 }
 
 // syncProgress rewrites one line on a terminal; elsewhere it says nothing
-// (the log has each sync's outcome).
-func syncProgress(w io.Writer) func(done, total int) {
+// (the log has each sync's outcome, and a media pass's counts every 30 s).
+func syncProgress(w io.Writer) func(step string, done, total int) {
 	if !isTerminal(w) {
 		return nil
 	}
 	start := time.Now()
-	return func(done, total int) {
-		fmt.Fprintf(w, "\r\033[K[%6.2fs] fetch %d/%d requests", time.Since(start).Seconds(), done, total)
+	return func(step string, done, total int) {
+		unit := "requests"
+		if step == "media" {
+			unit = "files"
+		}
+		fmt.Fprintf(w, "\r\033[K[%6.2fs] %s %d/%d %s", time.Since(start).Seconds(), step, done, total, unit)
 	}
 }
 

@@ -32,7 +32,8 @@ const (
 	MediaTwin                      // the same PNG for every path of this kind
 
 	// The hostile kinds: what a security audit found a mirror fetched,
-	// stored and served. The first four rename the path's URL in the catalogs.
+	// stored and served. The first four rename the path's URL in the catalogs,
+	// as the unreachable kinds below do.
 	MediaOtherPort        // named at Media.Internal: another port of 127.0.0.1
 	MediaIPv6Loopback     // named at http://[::1]:<Media.Internal's port>
 	MediaUserinfo         // named with user:pw@ on the stand-in's own host
@@ -41,7 +42,16 @@ const (
 	MediaRedirectMetadata // a 302 to http://169.254.169.254/latest/meta-data/
 	MediaSVG              // image/svg+xml with a <script>
 	MediaHTMLAsPNG        // an HTML page labelled image/png
+
+	// Hosts that cannot be reached, each allowed by a mirror's --media-host so
+	// its policy lets the request through to the network.
+	MediaNoSuchHost // named at Media.NoSuchHost, a name that does not resolve
+	MediaClosedPort // named at Media.Closed, an address where nothing listens
 )
+
+// DefaultNoSuchHost is Media.NoSuchHost's default: .invalid never resolves
+// (RFC 2606).
+const DefaultNoSuchHost = "media.refdata-test.invalid"
 
 // HostileKinds are the hostile kinds, each with the class of reason a mirror
 // refuses it with (mirror.MediaError's) and a part of the reason.
@@ -69,6 +79,12 @@ type Media struct {
 	// Internal is the host:port of a server a mirror must never reach
 	// (Internal.Addr), for the hostile kinds.
 	Internal string
+	// NoSuchHost is MediaNoSuchHost's host ("": DefaultNoSuchHost); Closed
+	// is MediaClosedPort's host:port.
+	NoSuchHost, Closed string
+	// Release, when set, holds each MediaSlow answer until it is closed (or
+	// the request ends) rather than for Slow.
+	Release <-chan struct{}
 
 	mu   sync.Mutex
 	hits map[string]int
@@ -113,8 +129,15 @@ func (m *Media) serve(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusNotFound, "not found")
 		return
 	case MediaSlow:
+		var slow <-chan time.Time // nil, so never, when Release holds it
+		if m.Release == nil {
+			t := time.NewTimer(m.Slow)
+			defer t.Stop()
+			slow = t.C
+		}
 		select {
-		case <-time.After(m.Slow):
+		case <-slow:
+		case <-m.Release:
 		case <-r.Context().Done():
 			return
 		}
@@ -146,15 +169,22 @@ func (m *Media) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 // here points a catalog body's public media URLs to the stand-in's host, and
-// the hostile kinds' elsewhere.
+// the renamed kinds' elsewhere (URL): one pass over the body, however many
+// paths have a kind.
 func (m *Media) here(b []byte, r *http.Request) []byte {
-	for p, k := range m.Kinds {
-		if u := m.URL(r.Host, p); k >= MediaOtherPort && u != "http://"+r.Host+p {
-			public := PublicMediaHost + strings.TrimPrefix(p, "/media/")
-			b = bytes.ReplaceAll(b, []byte(`"`+public+`"`), []byte(`"`+u+`"`))
+	public := []byte(PublicMediaHost)
+	var out bytes.Buffer
+	for {
+		i := bytes.Index(b, public)
+		n := bytes.IndexByte(b[max(i, 0):], '"')
+		if i < 0 || n < 0 {
+			out.Write(b)
+			return out.Bytes()
 		}
+		out.Write(b[:i])
+		out.WriteString(m.URL(r.Host, MediaPath(string(b[i:i+n]))))
+		b = b[i+n:]
 	}
-	return bytes.ReplaceAll(b, []byte(PublicMediaHost), []byte("http://"+r.Host+"/media/"))
 }
 
 // URL is the URL the stand-in's catalogs name a media path by when it is
@@ -170,6 +200,13 @@ func (m *Media) URL(host, path string) string {
 		return "http://user:pw@" + host + path
 	case MediaMetadata:
 		return "http://169.254.169.254" + path
+	case MediaNoSuchHost:
+		if m.NoSuchHost == "" {
+			return "http://" + DefaultNoSuchHost + path
+		}
+		return "http://" + m.NoSuchHost + path
+	case MediaClosedPort:
+		return "http://" + m.Closed + path
 	}
 	return "http://" + host + path
 }
