@@ -115,3 +115,24 @@ func TestBulkShared(t *testing.T) {
 		t.Error("Docs does not end with the three distinct bulk files")
 	}
 }
+
+// TestBulkOrderDocumented: openapi.yaml lists a bulk line's catalogs in the
+// order bulk files have them.
+func TestBulkOrderDocumented(t *testing.T) {
+	t.Parallel()
+	doc, err := catalog.Spec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, v := range doc.Components.Schemas["BulkLine"].Value.Properties["catalog"].Value.Enum {
+		documented = append(documented, v.(string))
+	}
+	var names []string
+	for _, c := range catalog.Categories() {
+		names = append(names, c.Name())
+	}
+	if !slices.Equal(documented, names) {
+		t.Errorf("openapi.yaml lists %v, bulk files have %v", documented, names)
+	}
+}
