@@ -385,16 +385,18 @@ func everyOperation(t *testing.T, handler func(edition.Repository, http.Handler,
 					}
 					// language=all: every localized text keyed by the 18 codes, on catalog
 					// routes; a page shows one language and refuses it.
+					// The bulk files too.
+					all := isCatalog || path == impl.PinnedPrefix+"/bulk"
 					res := check.Do(t, h, get(url+"?language=ALL", "Accept-Encoding", "br"))
 					switch {
-					case isCatalog && res.StatusCode != http.StatusOK:
+					case all && res.StatusCode != http.StatusOK:
 						t.Errorf("language=all: %d, want 200", res.StatusCode)
-					case isCatalog && res.Header.Get("Content-Language") != catalog.AllLanguages:
+					case all && res.Header.Get("Content-Language") != catalog.AllLanguages:
 						t.Errorf("language=all: Content-Language %q", res.Header.Get("Content-Language"))
-					case !isCatalog && res.StatusCode != http.StatusBadRequest:
+					case !all && res.StatusCode != http.StatusBadRequest:
 						t.Errorf("language=all on a page: %d, want 400", res.StatusCode)
 					}
-					if isCatalog {
+					if all {
 						etag := res.Header.Get("ETag")
 						if res := check.Do(t, h, get(url+"?language=all", "Accept-Encoding", "br", "If-None-Match", etag)); res.StatusCode != http.StatusNotModified {
 							t.Errorf("language=all If-None-Match: %d, want 304", res.StatusCode)

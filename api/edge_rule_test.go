@@ -14,7 +14,7 @@ import (
 
 // TestEdgeMayAnswer: the edge answers from its memo only GETs and HEADs with a
 // User-Agent the router takes, for targets whose query is empty or the language
-// alone. Not parallel: AllocsPerRun counts the whole process's allocations.
+// alone, but a bulk file. Not parallel: AllocsPerRun counts the whole process's allocations.
 func TestEdgeMayAnswer(t *testing.T) {
 	for _, tc := range []struct {
 		method, target, ua string
@@ -31,6 +31,9 @@ func TestEdgeMayAnswer(t *testing.T) {
 		{"GET", "/v1/weapons?x=1", "bot/1", false},
 		{"GET", "/v1/weapons?language=de-DE&x=1", "bot/1", false},
 		{"GET", "/v1/weapons?", "bot/1", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/bulk", "bot/1", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/bulk?language=de-DE", "bot/1", false},
+		{"GET", "/v1/versions/05E83EB5E32657B9/weapons?language=de-DE", "bot/1", true},
 	} {
 		if got := api.EdgeMayAnswer(tc.method, tc.target, tc.ua); got != tc.want {
 			t.Errorf("%s %s (User-Agent %q): %v, want %v", tc.method, tc.target, tc.ua, got, tc.want)

@@ -152,14 +152,19 @@ var EveryAnswer = []representation.Field{
 //
 // The rule: GET or HEAD, a User-Agent the router would take, and a target whose
 // query is empty or the language alone (other queries are answered, by the
-// router, but their variety is endless: unknown parameters are ignored). It
+// router, but their variety is endless: unknown parameters are ignored), not
+// a bulk file (its handler answers 406 to some Accept-Encoding values, which
+// the memo does not; a download of megabytes gains nothing from it). It
 // allocates nothing. Middleware added to New must be added to the list above,
 // with what stands in for it, or make this rule refuse what it must see.
 func EdgeMayAnswer(method, target, userAgent string) bool {
 	if method != http.MethodGet && method != http.MethodHead || !UserAgentOK(userAgent) {
 		return false
 	}
-	_, query, ok := strings.Cut(target, "?")
+	path, query, ok := strings.Cut(target, "?")
+	if strings.HasPrefix(path, "/v1/versions/") && strings.HasSuffix(path, "/bulk") {
+		return false
+	}
 	return !ok || strings.HasPrefix(query, "language=") && !strings.Contains(query, "&")
 }
 

@@ -90,6 +90,28 @@ func (w *Writer) Append(b []byte) (int64, error) { return w.write(b) }
 // Len is the segment's size so far.
 func (w *Writer) Len() int64 { return w.n }
 
+// ReadAt reads back the n bytes written at off, checked against want (their
+// Checksum): an import makes its bulk files of the items it has written. It
+// may run on several goroutines, but not beside Append.
+func (w *Writer) ReadAt(off int64, n int, want uint64) ([]byte, error) {
+	if off < int64(len(Magic)) || n < 0 || off+int64(n) > w.n {
+		return nil, fmt.Errorf("new segment: a blob at %d of %d bytes is outside its %d bytes", off, n, w.n)
+	}
+	var b []byte
+	if w.f == nil {
+		b = w.mem[off : off+int64(n) : off+int64(n)]
+	} else {
+		b = make([]byte, n)
+		if _, err := w.f.ReadAt(b, off); err != nil {
+			return nil, fmt.Errorf("new segment at %d: %w", off, err)
+		}
+	}
+	if Checksum(b) != want {
+		return nil, fmt.Errorf("new segment at %d: %w: the blob's checksum differs from the one written", off, ErrCorrupt)
+	}
+	return b, nil
+}
+
 // Blobs says whether anything but the header was written.
 func (w *Writer) Blobs() bool { return w.n > int64(len(Magic)) }
 

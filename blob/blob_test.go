@@ -115,6 +115,48 @@ func TestWriter(t *testing.T) {
 	}
 }
 
+// TestWriterReadAt: a segment being written gives back each blob written,
+// checked: not one outside what was written, nor one whose checksum is not
+// the one asked for.
+func TestWriterReadAt(t *testing.T) {
+	t.Parallel()
+	for _, dir := range []string{t.TempDir(), ""} {
+		w, err := blob.NewWriter(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offs []int64
+		for _, b := range blobs {
+			off, err := w.Append(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			offs = append(offs, off)
+		}
+		for i, b := range blobs {
+			got, err := w.ReadAt(offs[i], len(b), blob.Checksum(b))
+			if err != nil || !bytes.Equal(got, b) {
+				t.Errorf("dir %q, blob %d: %q, %v", dir, i, got, err)
+			}
+		}
+		for _, bad := range []struct {
+			off int64
+			n   int
+			sum uint64
+		}{
+			{offs[0], len(blobs[0]), blob.Checksum(blobs[2])}, // another checksum
+			{offs[3], len(blobs[3]) + 1, 0},                   // past the end
+			{0, 4, blob.Checksum([]byte(blob.Magic[:4]))},     // the header
+			{offs[0], -1, 0},
+		} {
+			if got, err := w.ReadAt(bad.off, bad.n, bad.sum); err == nil {
+				t.Errorf("dir %q: %d bytes at %d read back as %q", dir, bad.n, bad.off, got)
+			}
+		}
+		w.Abort()
+	}
+}
+
 // TestValidSum: a segment is named by 64 lowercase hexadecimal digits, no
 // other name (a path, capitals, another length) passes.
 func TestValidSum(t *testing.T) {

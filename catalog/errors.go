@@ -12,6 +12,7 @@ const (
 	ENOTFOUND    = "not_found"   // no such item, version or diff
 	EUNAVAILABLE = "unavailable" // nothing to serve yet, or not ready
 	ELIMIT       = "limit"       // one client asks for more at once than a server gives one
+	EENCODING    = "encoding"    // the request takes none of the encodings a body is sent in
 	EINTERNAL    = "internal"    // anything else
 )
 

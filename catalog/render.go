@@ -30,6 +30,9 @@ type Rendered struct {
 	Tables      [NumCategories]Table
 	LocresList  *Doc
 	Locres      [NumLocales]*Doc
+	// Bulk is each locale's bulk file (bulk.go), and language=all's at
+	// AllLocales.
+	Bulk [NumLocales + 1]*Doc
 	// Fills counts the defaults filled in where the source lacked a field.
 	Fills map[Fill]int
 	// ContentHash is set by the loader that knows the files; "" when unknown.
@@ -48,8 +51,12 @@ type Doc struct {
 	// when needed (Bytes): a version's lists are as big as its items, and
 	// are not kept twice.
 	JSON []byte
-	// Items are a list's items, in order (empty, not nil, for an empty list).
+	// Items are a list's items, in order (empty, not nil, for an empty list),
+	// or a bulk file's.
 	Items []*Doc
+	// Lines, for a bulk file, names the catalog of each run of Items: the
+	// body is then a line per item (bulk.go), not a list. Nil for a list.
+	Lines []Run
 	Lang  string
 	// Sum is JSON's Sum once Rendered.Hash has run: the body's address, by
 	// which versions share it.
@@ -86,13 +93,16 @@ func (r *Rendered) Hash() {
 	})
 }
 
-// IsList says whether d is a list, its body made of its items'.
+// IsList says whether d's body is made of its items': a list or a bulk file.
 func (d *Doc) IsList() bool { return d.Items != nil }
 
 // Len is the length of d's body.
 func (d *Doc) Len() int {
 	if d.Items == nil {
 		return len(d.JSON)
+	}
+	if d.IsBulk() {
+		return d.bulkLen()
 	}
 	n := len(listPrefix) + len(listSuffix) + max(len(d.Items)-1, 0)
 	for _, it := range d.Items {
@@ -114,9 +124,19 @@ func (d *Doc) Bytes() []byte {
 
 // WriteTo writes d's body to w, a list's item by item.
 func (d *Doc) WriteTo(w io.Writer) (int64, error) {
+	return d.WriteWith(w, func(it *Doc) ([]byte, error) { return it.JSON, nil })
+}
+
+// WriteWith is WriteTo with each item's body (its JSON) given by body: for
+// a list or bulk file whose items' bytes are kept elsewhere, as an import
+// that stored them keeps them.
+func (d *Doc) WriteWith(w io.Writer, body func(*Doc) ([]byte, error)) (int64, error) {
 	if d.Items == nil {
 		n, err := w.Write(d.JSON)
 		return int64(n), err
+	}
+	if d.IsBulk() {
+		return d.writeBulk(w, body)
 	}
 	var total int64
 	write := func(b []byte) error {
@@ -133,7 +153,11 @@ func (d *Doc) WriteTo(w io.Writer) (int64, error) {
 				return total, err
 			}
 		}
-		if err := write(itemData(it.JSON)); err != nil {
+		b, err := body(it)
+		if err != nil {
+			return total, err
+		}
+		if err := write(itemData(b)); err != nil {
 			return total, err
 		}
 	}
@@ -173,7 +197,8 @@ var filters = map[Category][]string{Agents: {"isPlayableCharacter"}}
 func (c Category) Filters() []string { return filters[c] }
 
 // Docs lists every Doc of r once, in one order for the same version: the
-// version record, the string tables, then each category's lists and items.
+// version record, the string tables, each category's lists and items, then
+// the bulk files.
 func (r *Rendered) Docs() []*Doc {
 	out := []*Doc{r.VersionBody, r.LocresList}
 	for _, d := range r.Locres {
@@ -181,7 +206,18 @@ func (r *Rendered) Docs() []*Doc {
 			out = append(out, d)
 		}
 	}
-	return append(out, r.docsOf(Categories()...)...)
+	return append(append(out, r.docsOf(Categories()...)...), r.bulkDocs()...)
+}
+
+// bulkDocs lists the bulk files once each.
+func (r *Rendered) bulkDocs() []*Doc {
+	var out []*Doc
+	for _, d := range r.Bulk {
+		if d != nil && !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // docsOf lists the docs of categories cs once each: each one's lists, its
@@ -244,7 +280,8 @@ func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false) }
 
 // RenderEach is Render calling emit with the docs of each part as soon as it
 // is rendered: the version record, each source category with the categories
-// flattened from it (catalog true), then the string tables. It consumes the
+// flattened from it (catalog true), the string tables, then the bulk files,
+// whose items were emitted before (their bytes may be gone). It consumes the
 // snapshot: a part's items are let go once it is rendered, and emit may let
 // go of the docs' bytes (an import that has stored them), so a version need
 // not be in memory whole. emit's error stops the rendering.
@@ -308,6 +345,10 @@ func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume boo
 		return nil, err
 	}
 	if err := emit(append([]*Doc{r.LocresList}, r.Locres[:]...), false); err != nil {
+		return nil, err
+	}
+	r.MakeBulk()
+	if err := emit(r.bulkDocs(), false); err != nil {
 		return nil, err
 	}
 	return r, nil

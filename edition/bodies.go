@@ -105,6 +105,14 @@ func (s *bodySet) id(r ref) catalog.Sum {
 	return s.entries[r].id
 }
 
+// len is the identity length of the body at r.
+func (s *bodySet) len(r ref) int {
+	if s.made != nil {
+		return s.made[r].Len()
+	}
+	return int(s.entries[r].enc[0].n)
+}
+
 func (s *bodySet) sizes() (identity, gz, br int) {
 	if s.made != nil {
 		return representation.Sizes(s.made)

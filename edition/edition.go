@@ -1,6 +1,9 @@
 package edition
 
 import (
+	"crypto/sha256"
+	"slices"
+
 	"github.com/refdata/refdata/catalog"
 	"github.com/refdata/refdata/gen"
 	"github.com/refdata/refdata/representation"
@@ -21,6 +24,7 @@ type Edition struct {
 	locresList ref
 	locres     [catalog.NumLocales]ref
 	tables     [catalog.NumCategories]table
+	bulk       *bulkFiles // nil: none (bulk.go)
 	bodies     bodySet
 	rules      rules // rules.go
 }
@@ -118,13 +122,24 @@ func New(r *catalog.Rendered) *Edition {
 	for i, d := range docs {
 		refs[d] = ref(i)
 	}
+	sums := make([][sha256.Size]byte, len(docs))
 	parallel(len(docs), func(i int) {
-		bodies[i] = representation.NewBody(docs[i].Bytes(), docs[i].Lang)
+		b := docs[i].Bytes()
+		bodies[i] = representation.NewBody(b, docs[i].Lang)
 		bodies[i].ID = docs[i].Sum
+		if docs[i].IsBulk() {
+			sums[i] = sha256.Sum256(b)
+		}
 	})
 	e := &Edition{Effort: representation.Effort{}, bodies: bodySet{made: bodies}}
 	e.setMeta(r.ManifestID, r.Version, r.ContentHash, r.Unknown)
 	e.setRoutes(r, refs)
+	if !slices.Contains(r.Bulk[:], nil) {
+		e.bulk = new(bulkFiles)
+		for loc, d := range r.Bulk {
+			e.bulk.refs[loc], e.bulk.sums[loc] = refs[d], sums[refs[d]]
+		}
+	}
 	if err := e.makeRules(); err != nil {
 		panic(err) // bodies in memory cannot fail to be read
 	}

@@ -100,7 +100,7 @@ func decodeWith(t testing.TB, index []byte, open edition.Opener) *edition.Editio
 // route is one route of an edition in one locale (catalog.AllLocales:
 // language=all) and its body.
 type route struct {
-	path   string // "/v1/version", "/v1/locres", or the category's name
+	path   string // "/v1/version", "/v1/locres", "bulk", or "" for a category's
 	c      catalog.Category
 	u      *catalog.UUID // nil for a list
 	filter string        // "field=value" for a filtered list
@@ -112,6 +112,8 @@ func (r route) String() string {
 	switch {
 	case r.loc < 0:
 		return r.path
+	case r.path != "" && r.loc == catalog.AllLocales:
+		return r.path + "/all"
 	case r.path != "":
 		return r.path + "/" + catalog.Locales[r.loc]
 	}
@@ -130,11 +132,17 @@ func (r route) String() string {
 }
 
 // routes lists every route of ed in every locale, language=all included,
-// the filtered lists too, in one order for editions of the same version.
+// the filtered lists and bulk files (if it has them) too, in one order for
+// editions of the same version.
 func routes(ed *edition.Edition) []route {
 	out := []route{{path: "/v1/version", loc: -1, body: ed.VersionBody()}, {path: "/v1/locres", loc: -1, body: ed.LocresList()}}
 	for loc := range catalog.NumLocales {
 		out = append(out, route{path: "/v1/locres", loc: loc, body: ed.Locres(loc)})
+	}
+	for loc := range catalog.NumLocales + 1 {
+		if ed.BulkFiles() != nil { // none in an edition stored before there were any
+			out = append(out, route{path: "bulk", loc: loc, body: ed.Bulk(loc)})
+		}
 	}
 	for _, c := range catalog.Categories() {
 		uuids := ed.UUIDs(c)

@@ -41,11 +41,19 @@ import (
 //	    string tables; then u32 categories, each: u16 length and name, u32
 //	    items, 19 list bodies, per item its 16-byte uuid and 19 bodies, and
 //	    u16 filters, each: u16 length and field name, 2 × 19 list bodies
+//	u32 bulk files, 0 or 19 (the 18 locales, then language=all), each: its
+//	    body and the sha256 of its identity bytes
+//
+// An index "refdata-index/1\n" (written before there were bulk files) is
+// the same without them.
 //
 // By hand: the reader refuses a broken index before it allocates for it
 // (encoding/gob allocates what a header announces), and the layout is a flat
 // table a replica reads in one pass. The store checks an index's checksum.
-const indexMagic = "refdata-index/1\n"
+const (
+	indexMagic   = "refdata-index/2\n"
+	indexMagicV1 = "refdata-index/1\n"
+)
 
 // The language bytes of a language=all body and of a body without text.
 const (
@@ -151,6 +159,8 @@ type Encoder struct {
 	first  map[bodyKey]uint32
 	bodies []body
 	pool   sync.Pool // *representation.Compressor
+	// bulkSums: the sha256 of each bulk file's identity (bulk.go).
+	bulkSums map[*catalog.Doc][sha256.Size]byte
 
 	stored, copied int64
 }
@@ -166,7 +176,7 @@ func NewEncoder(opt Options) (*Encoder, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Encoder{opt: opt, seg: seg, index: map[*catalog.Doc]uint32{}, first: map[bodyKey]uint32{}}
+	e := &Encoder{opt: opt, seg: seg, index: map[*catalog.Doc]uint32{}, first: map[bodyKey]uint32{}, bulkSums: map[*catalog.Doc][sha256.Size]byte{}}
 	e.pool.New = func() any { return representation.NewCompressor(opt.Effort) }
 	if b := opt.Base; b != nil && b.Effort == opt.Effort && opt.Effort != (representation.Effort{}) {
 		e.base = make(map[bodyKey][3]representation.Source, b.bodies.count())
@@ -191,13 +201,32 @@ const (
 // Add encodes docs: each body the version has not had yet is hashed (its
 // Sum), and, unless the Base has it, compressed on every core and written
 // to the new segment, in order, so the same version makes the same segment.
+// A bulk file is made last (addBulk), of items added before it or with it.
 // A doc in a language the index cannot name is an error.
 func (e *Encoder) Add(docs []*catalog.Doc) error {
+	var bulk []*catalog.Doc
 	for _, d := range docs {
 		if _, ok := langByte(d.Lang); !ok {
 			return fmt.Errorf("encode: a body in language %.40q", d.Lang)
 		}
+		if d.IsBulk() {
+			bulk = append(bulk, d)
+		}
 	}
+	if bulk != nil {
+		docs = slices.DeleteFunc(slices.Clone(docs), (*catalog.Doc).IsBulk)
+	}
+	if err := e.add(docs); err != nil {
+		return err
+	}
+	if bulk != nil {
+		return e.addBulk(bulk)
+	}
+	return nil
+}
+
+// add is Add for docs that are not bulk files.
+func (e *Encoder) add(docs []*catalog.Doc) error {
 	parallel(len(docs), func(i int) {
 		h := sha256.New()
 		_, _ = docs[i].WriteTo(h)
@@ -348,7 +377,7 @@ func (e *Encoder) Finish(r *catalog.Rendered) (*Encoded, error) {
 		}
 	}
 	m := meta{ManifestID: r.ManifestID, ContentHash: r.ContentHash, Version: r.Version, Effort: e.opt.Effort, Unknown: r.Unknown}
-	return e.finish(m, e.bodies, func(b []byte) []byte { return appendRoutes(b, r, e.index) })
+	return e.finish(m, e.bodies, func(b []byte) []byte { return appendRoutes(b, r, e.index, e.bulkSums) })
 }
 
 // finish closes the new segment and writes the index.
@@ -418,7 +447,7 @@ func (w *Encoder) finish(m meta, bodies []body, routes func([]byte) []byte) (*En
 }
 
 // appendRoutes writes r's routes as indexes of their docs' bodies.
-func appendRoutes(b []byte, r *catalog.Rendered, index map[*catalog.Doc]uint32) []byte {
+func appendRoutes(b []byte, r *catalog.Rendered, index map[*catalog.Doc]uint32, sums map[*catalog.Doc][sha256.Size]byte) []byte {
 	u32 := func(n int) { b = binary.LittleEndian.AppendUint32(b, uint32(n)) }
 	name := func(s string) { b = append(binary.LittleEndian.AppendUint16(b, uint16(len(s))), s...) }
 	refs := func(ds ...*catalog.Doc) {
@@ -445,6 +474,16 @@ func appendRoutes(b []byte, r *catalog.Rendered, index map[*catalog.Doc]uint32) 
 			refs(slices.Concat(t.Filtered[f][0][:], t.Filtered[f][1][:])...)
 		}
 	}
+	if slices.Contains(r.Bulk[:], nil) {
+		u32(0) // a version rendered without bulk files
+		return b
+	}
+	u32(len(r.Bulk))
+	for _, d := range r.Bulk {
+		refs(d)
+		sum := sums[d]
+		b = append(b, sum[:]...)
+	}
 	return b
 }
 
@@ -461,10 +500,13 @@ func langByte(lang string) (byte, bool) {
 }
 
 // parallel calls f(0) … f(n-1) from one goroutine per core.
-func parallel(n int, f func(int)) {
+func parallel(n int, f func(int)) { parallelN(n, runtime.GOMAXPROCS(0), f) }
+
+// parallelN calls f(0) … f(n-1) from workers goroutines.
+func parallelN(n, workers int, f func(int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range runtime.GOMAXPROCS(0) {
+	for range workers {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
 				f(i)
@@ -481,7 +523,7 @@ type Opener func(sum string, size int64) (*blob.Segment, error)
 // head: what a store keeps while it keeps the version.
 func Segments(index []byte) ([]string, error) {
 	d := &reader{b: index}
-	if string(d.next(len(indexMagic))) != indexMagic {
+	if magic := string(d.next(len(indexMagic))); magic != indexMagic && magic != indexMagicV1 {
 		return nil, fmt.Errorf("%w: no index header", ErrBadPack)
 	}
 	d.next(int(d.uint(4)))
@@ -505,7 +547,8 @@ func Decode(index []byte, open Opener) (*Edition, error) {
 		return DecodePack(index) // a version stored before its bodies were stored by content
 	}
 	d := &reader{b: index}
-	if string(d.next(len(indexMagic))) != indexMagic {
+	magic := string(d.next(len(indexMagic)))
+	if magic != indexMagic && magic != indexMagicV1 {
 		return nil, fmt.Errorf("%w: no index header", ErrBadPack)
 	}
 	m := d.meta()
@@ -544,6 +587,9 @@ func Decode(index []byte, open Opener) (*Edition, error) {
 	ed := &Edition{Effort: m.Effort}
 	ed.setMeta(m.ManifestID, m.Version, m.ContentHash, m.Unknown)
 	readRoutes(d, ed, len(entries))
+	if magic == indexMagic {
+		readBulk(d, ed, len(entries))
+	}
 	if d.err == nil && d.off != len(index) {
 		d.fail(fmt.Errorf("%d bytes after the routes", len(index)-d.off))
 	}

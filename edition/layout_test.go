@@ -8,10 +8,12 @@ import (
 	"github.com/refdata/refdata/catalog"
 )
 
-// The first line of every index (index.go) and of every pack (pack.go).
+// The first line of every index (index.go), of an index written before
+// there were bulk files, and of every pack (pack.go).
 const (
-	indexMagic = "refdata-index/1\n"
-	packMagic  = "refdata-edition/1\n"
+	indexMagic   = "refdata-index/2\n"
+	indexMagicV1 = "refdata-index/1\n"
+	packMagic    = "refdata-edition/1\n"
 )
 
 // notStored is an encoding's segment number when it is not stored.
@@ -29,6 +31,8 @@ type layout struct {
 	locres              []int // offsets of body indexes
 	categories          int   // offset of the category count
 	cats                []category
+	bulkCount           int   // offset of the bulk file count
+	bulk                []int // offsets of each bulk file's body index (its sha256 follows)
 }
 
 type segField struct {
@@ -146,8 +150,14 @@ func layoutOf(t testing.TB, b []byte) layout {
 		}
 		l.cats = append(l.cats, c)
 	}
+	l.bulkCount, n = u32()
+	for range n {
+		at, _ := u32()
+		take(32)
+		l.bulk = append(l.bulk, at)
+	}
 	if off != len(b) {
-		t.Fatalf("index layout: %d bytes after the routes", len(b)-off)
+		t.Fatalf("index layout: %d bytes after the bulk files", len(b)-off)
 	}
 	if len(l.cats) != int(catalog.NumCategories) || len(l.segs) == 0 {
 		t.Fatalf("index layout: %d categories, %d segments", len(l.cats), len(l.segs))

@@ -88,6 +88,13 @@ func RetainedVersion(ed *Edition, publishedAt *time.Time, active bool) gen.Retai
 		s := publishedAt.UTC().Format(time.RFC3339)
 		v.PublishedAt = &s
 	}
+	if fs := ed.BulkFiles(); fs != nil {
+		bulk := make(map[string]gen.BulkFile, len(fs))
+		for _, f := range fs {
+			bulk[f.Language] = gen.BulkFile{Sha256: f.SHA256, Size: f.Size}
+		}
+		v.Bulk = &bulk
+	}
 	return v
 }
 

@@ -2,6 +2,8 @@ package edition_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"maps"
@@ -92,6 +94,21 @@ func validBody(t testing.TB, schema string, b *representation.Body) {
 // TestStatic: a Static serves the newest version, lists both newest first,
 // and holds the diff between them in either order, stamped with the newer
 // one's publication, the same bytes from any two Statics of the versions.
+// bulkOf is what /v1/versions lists of r's bulk files: the sha256 and length
+// of each one's bytes, by language.
+func bulkOf(r *catalog.Rendered) *map[string]gen.BulkFile {
+	m := map[string]gen.BulkFile{}
+	for loc, d := range r.Bulk {
+		lang := "all"
+		if loc < catalog.NumLocales {
+			lang = catalog.Locales[loc]
+		}
+		sum := sha256.Sum256(d.Bytes())
+		m[lang] = gen.BulkFile{Sha256: hex.EncodeToString(sum[:]), Size: int64(d.Len())}
+	}
+	return &m
+}
+
 func TestStatic(t *testing.T) {
 	t.Parallel()
 	f := staticVersions(t, edition.New)
@@ -104,8 +121,8 @@ func TestStatic(t *testing.T) {
 	list := s.Versions()
 	at15, at14 := published15.UTC().Format(time.RFC3339), published14.UTC().Format(time.RFC3339)
 	want := []gen.RetainedVersion{
-		{ManifestId: ed15.ManifestID, Version: f.r15.Version.Version, Branch: f.r15.Version.Branch, ContentHash: f.r15.ContentHash, PublishedAt: &at15, Active: true},
-		{ManifestId: ed14.ManifestID, Version: f.r14.Version.Version, Branch: f.r14.Version.Branch, ContentHash: f.r14.ContentHash, PublishedAt: &at14},
+		{ManifestId: ed15.ManifestID, Version: f.r15.Version.Version, Branch: f.r15.Version.Branch, ContentHash: f.r15.ContentHash, PublishedAt: &at15, Active: true, Bulk: bulkOf(f.r15)},
+		{ManifestId: ed14.ManifestID, Version: f.r14.Version.Version, Branch: f.r14.Version.Branch, ContentHash: f.r14.ContentHash, PublishedAt: &at14, Bulk: bulkOf(f.r14)},
 	}
 	if !reflect.DeepEqual(list.Versions, want) {
 		t.Errorf("versions %+v, want %+v", list.Versions, want)
@@ -305,7 +322,8 @@ func TestStaticReady(t *testing.T) {
 // version list of one, never published.
 func TestServe(t *testing.T) {
 	t.Parallel()
-	ed := edition.New(small(t, "15"))
+	r := small(t, "15")
+	ed := edition.New(r)
 	s := edition.Serve(ed)
 	if s.Active() != ed {
 		t.Error("not serving the edition")
@@ -318,7 +336,7 @@ func TestServe(t *testing.T) {
 	if b != nil {
 		t.Error("a diff of one version")
 	}
-	want := []gen.RetainedVersion{{ManifestId: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch, ContentHash: ed.ContentHash, Active: true}}
+	want := []gen.RetainedVersion{{ManifestId: ed.ManifestID, Version: ed.Version.Version, Branch: ed.Version.Branch, ContentHash: ed.ContentHash, Active: true, Bulk: bulkOf(r)}}
 	if got := s.Versions().Versions; !reflect.DeepEqual(got, want) {
 		t.Errorf("versions %+v, want %+v", got, want)
 	}

@@ -22,6 +22,111 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for BulkLineCatalog.
+const (
+	BulkLineCatalogAgents               BulkLineCatalog = "agents"
+	BulkLineCatalogBuddies              BulkLineCatalog = "buddies"
+	BulkLineCatalogBuddieslevels        BulkLineCatalog = "buddies/levels"
+	BulkLineCatalogBundles              BulkLineCatalog = "bundles"
+	BulkLineCatalogCeremonies           BulkLineCatalog = "ceremonies"
+	BulkLineCatalogCompetitivetiers     BulkLineCatalog = "competitivetiers"
+	BulkLineCatalogContenttiers         BulkLineCatalog = "contenttiers"
+	BulkLineCatalogContracts            BulkLineCatalog = "contracts"
+	BulkLineCatalogCurrencies           BulkLineCatalog = "currencies"
+	BulkLineCatalogEvents               BulkLineCatalog = "events"
+	BulkLineCatalogFlex                 BulkLineCatalog = "flex"
+	BulkLineCatalogGamemodes            BulkLineCatalog = "gamemodes"
+	BulkLineCatalogGamemodesequippables BulkLineCatalog = "gamemodes/equippables"
+	BulkLineCatalogGear                 BulkLineCatalog = "gear"
+	BulkLineCatalogLevelborders         BulkLineCatalog = "levelborders"
+	BulkLineCatalogMaps                 BulkLineCatalog = "maps"
+	BulkLineCatalogMissions             BulkLineCatalog = "missions"
+	BulkLineCatalogObjectives           BulkLineCatalog = "objectives"
+	BulkLineCatalogPlayercards          BulkLineCatalog = "playercards"
+	BulkLineCatalogPlayertitles         BulkLineCatalog = "playertitles"
+	BulkLineCatalogPremierconferences   BulkLineCatalog = "premier/conferences"
+	BulkLineCatalogPremierlogos         BulkLineCatalog = "premier/logos"
+	BulkLineCatalogSeasons              BulkLineCatalog = "seasons"
+	BulkLineCatalogSeasonscompetitive   BulkLineCatalog = "seasons/competitive"
+	BulkLineCatalogSprays               BulkLineCatalog = "sprays"
+	BulkLineCatalogSprayslevels         BulkLineCatalog = "sprays/levels"
+	BulkLineCatalogThemes               BulkLineCatalog = "themes"
+	BulkLineCatalogWeapons              BulkLineCatalog = "weapons"
+	BulkLineCatalogWeaponsskinchromas   BulkLineCatalog = "weapons/skinchromas"
+	BulkLineCatalogWeaponsskinlevels    BulkLineCatalog = "weapons/skinlevels"
+	BulkLineCatalogWeaponsskins         BulkLineCatalog = "weapons/skins"
+)
+
+// Valid indicates whether the value is a known member of the BulkLineCatalog enum.
+func (e BulkLineCatalog) Valid() bool {
+	switch e {
+	case BulkLineCatalogAgents:
+		return true
+	case BulkLineCatalogBuddies:
+		return true
+	case BulkLineCatalogBuddieslevels:
+		return true
+	case BulkLineCatalogBundles:
+		return true
+	case BulkLineCatalogCeremonies:
+		return true
+	case BulkLineCatalogCompetitivetiers:
+		return true
+	case BulkLineCatalogContenttiers:
+		return true
+	case BulkLineCatalogContracts:
+		return true
+	case BulkLineCatalogCurrencies:
+		return true
+	case BulkLineCatalogEvents:
+		return true
+	case BulkLineCatalogFlex:
+		return true
+	case BulkLineCatalogGamemodes:
+		return true
+	case BulkLineCatalogGamemodesequippables:
+		return true
+	case BulkLineCatalogGear:
+		return true
+	case BulkLineCatalogLevelborders:
+		return true
+	case BulkLineCatalogMaps:
+		return true
+	case BulkLineCatalogMissions:
+		return true
+	case BulkLineCatalogObjectives:
+		return true
+	case BulkLineCatalogPlayercards:
+		return true
+	case BulkLineCatalogPlayertitles:
+		return true
+	case BulkLineCatalogPremierconferences:
+		return true
+	case BulkLineCatalogPremierlogos:
+		return true
+	case BulkLineCatalogSeasons:
+		return true
+	case BulkLineCatalogSeasonscompetitive:
+		return true
+	case BulkLineCatalogSprays:
+		return true
+	case BulkLineCatalogSprayslevels:
+		return true
+	case BulkLineCatalogThemes:
+		return true
+	case BulkLineCatalogWeapons:
+		return true
+	case BulkLineCatalogWeaponsskinchromas:
+		return true
+	case BulkLineCatalogWeaponsskinlevels:
+		return true
+	case BulkLineCatalogWeaponsskins:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for LanguageOrAll.
 const (
 	LanguageOrAllAll  LanguageOrAll = "all"
@@ -689,6 +794,27 @@ type BuddyListBody struct {
 	// Example: 200
 	Status int `json:"status"`
 }
+
+// BulkFile One language's bulk file.
+type BulkFile struct {
+	// Sha256 SHA-256 of the file's bytes as NDJSON (decoded, whichever encoding carried them).
+	Sha256 string `json:"sha256"`
+
+	// Size Length of those bytes.
+	Size int64 `json:"size"`
+}
+
+// BulkLine One line of a bulk file, for one item.
+type BulkLine struct {
+	// Catalog The catalog the item is listed in, its route after `/v1/`; the file's catalogs come in this order.
+	Catalog BulkLineCatalog `json:"catalog"`
+
+	// Data The item as the catalog's list has it in the file's language, byte for byte (its item schema; the `…All` variant for `all`).
+	Data map[string]interface{} `json:"data"`
+}
+
+// BulkLineCatalog The catalog the item is listed in, its route after `/v1/`; the file's catalogs come in this order.
+type BulkLineCatalog string
 
 // Bundle A store bundle.
 type Bundle struct {
@@ -2956,6 +3082,10 @@ type RetainedVersion struct {
 	// Branch Example: release-03.10
 	Branch string `json:"branch"`
 
+	// Bulk The version's bulk files (`/v1/versions/{manifestId}/bulk`) by language: each of
+	// the 18 locales and `all`. Absent for a version stored by a refdata that made none.
+	Bulk *map[string]BulkFile `json:"bulk,omitempty"`
+
 	// ContentHash SHA-256 over the version's snapshot files: one line `<path> <sha256 of the file>\n`
 	// per file, sorted by path (the `files` of the store's MANIFEST.json). The same
 	// files give the same hash on any server; different files under one manifestId
@@ -4206,6 +4336,9 @@ type MissionList struct {
 // NoVersion The body of every non-2xx response.
 type NoVersion = Error
 
+// NotAcceptable The body of every non-2xx response.
+type NotAcceptable = Error
+
 // NotFound The body of every non-2xx response.
 type NotFound = Error
 
@@ -5115,6 +5248,18 @@ type StreamVersionsParams struct {
 	// LastEventID The `id` of the last event received; `EventSource` sends it when it reconnects.
 	// A value longer than 64 characters names no version and is ignored.
 	LastEventID *string `json:"Last-Event-ID,omitempty"`
+}
+
+// GetBulkParams defines parameters for GetBulk.
+type GetBulkParams struct {
+	// Language Locale of the text fields: one of the 18 codes, or `all` for every locale at once
+	// (each localized text field becomes an object keyed by the 18 codes; see the
+	// `…All` schemas). Default en-US. Letter case: the server also accepts any other
+	// letter case of these values (`de-de`, `ALL`), as it always has, and treats it as
+	// the value listed here (`Content-Language` names the listed spelling); the listed
+	// spelling is the one to send. Anything else is 400, and so is the parameter given
+	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
+	Language *Language `form:"language,omitempty" json:"language,omitempty"`
 }
 
 // ListWeaponsParams defines parameters for ListWeapons.
@@ -22452,6 +22597,36 @@ type ClientInterface interface {
 	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
 	ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// GetBulk Every catalog item of a retained version in one NDJSON file
+	//
+	// One line per item of every catalog list of the version in `language` (one of the 18
+	// locales, or `all`): `{"catalog":"<catalog>","data":<item>}` and `\n`, after the last
+	// line too. `data` is the item byte for byte as `/v1/versions/{manifestId}/<catalog>`
+	// lists it in that language, so the lines of a catalog are its list. The catalogs come
+	// in this order, each one's items in its list's order, a catalog without items without
+	// lines: `weapons`, `weapons/skins`, `weapons/skinchromas`, `weapons/skinlevels`, `buddies`, `buddies/levels`, `maps`, `seasons`, `seasons/competitive`, `competitivetiers`, `playertitles`, `themes`, `currencies`, `levelborders`, `flex`, `events`, `gamemodes`, `gamemodes/equippables`, `premier/conferences`, `premier/logos`, `agents`, `bundles`, `contracts`, `playercards`, `sprays`, `sprays/levels`, `contenttiers`, `gear`, `ceremonies`, `missions`, `objectives`. An item nested in another (a skin in its weapon's `skins`) is also on a
+	// line of its own catalog, as the lists have it.
+	//
+	// The file is made once, when the version is imported, and stored by content: every
+	// server of a store sends the same bytes, whose sha256 and length `/v1/versions` lists
+	// per language (`bulk`). It is sent compressed only, never decompressed for a client
+	// (tens of MB at the public API's size): `br` or `gzip` by `Accept-Encoding` q-values,
+	// brotli first on a tie; `gzip` to a request without `Accept-Encoding` (RFC 9110
+	// § 12.5.3: any coding is then acceptable; `curl --compressed` decodes it); 406 to one
+	// whose `Accept-Encoding` takes neither (an empty one takes none). A file too short to
+	// compress (under 256 bytes: a version without items) is sent as it is.
+	//
+	// Answered like a pinned route: a strong ETag per encoding, 304 for `If-None-Match`,
+	// `Cache-Control: public, max-age=31536000, immutable`, `Content-Location` its
+	// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
+	// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
+	// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
+	// retained, or one stored by a refdata that made no bulk files (import its snapshot,
+	// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+	//
+	// Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
+	GetBulk(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// ListWeapons List weapons with stats, shop data and skins
 	//
 	// Corresponds with GET /v1/weapons (the `ListWeapons` operationId).
@@ -23788,6 +23963,46 @@ func (c *Client) StreamVersions(ctx context.Context, params *StreamVersionsParam
 // Corresponds with GET /v1/versions (the `ListVersions` operationId).
 func (c *Client) ListVersions(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewListVersionsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// GetBulk Every catalog item of a retained version in one NDJSON file
+//
+// One line per item of every catalog list of the version in `language` (one of the 18
+// locales, or `all`): `{"catalog":"<catalog>","data":<item>}` and `\n`, after the last
+// line too. `data` is the item byte for byte as `/v1/versions/{manifestId}/<catalog>`
+// lists it in that language, so the lines of a catalog are its list. The catalogs come
+// in this order, each one's items in its list's order, a catalog without items without
+// lines: `weapons`, `weapons/skins`, `weapons/skinchromas`, `weapons/skinlevels`, `buddies`, `buddies/levels`, `maps`, `seasons`, `seasons/competitive`, `competitivetiers`, `playertitles`, `themes`, `currencies`, `levelborders`, `flex`, `events`, `gamemodes`, `gamemodes/equippables`, `premier/conferences`, `premier/logos`, `agents`, `bundles`, `contracts`, `playercards`, `sprays`, `sprays/levels`, `contenttiers`, `gear`, `ceremonies`, `missions`, `objectives`. An item nested in another (a skin in its weapon's `skins`) is also on a
+// line of its own catalog, as the lists have it.
+//
+// The file is made once, when the version is imported, and stored by content: every
+// server of a store sends the same bytes, whose sha256 and length `/v1/versions` lists
+// per language (`bulk`). It is sent compressed only, never decompressed for a client
+// (tens of MB at the public API's size): `br` or `gzip` by `Accept-Encoding` q-values,
+// brotli first on a tie; `gzip` to a request without `Accept-Encoding` (RFC 9110
+// § 12.5.3: any coding is then acceptable; `curl --compressed` decodes it); 406 to one
+// whose `Accept-Encoding` takes neither (an empty one takes none). A file too short to
+// compress (under 256 bytes: a version without items) is sent as it is.
+//
+// Answered like a pinned route: a strong ETag per encoding, 304 for `If-None-Match`,
+// `Cache-Control: public, max-age=31536000, immutable`, `Content-Location` its
+// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
+// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
+// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
+// retained, or one stored by a refdata that made no bulk files (import its snapshot,
+// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+//
+// Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
+func (c *Client) GetBulk(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewGetBulkRequest(c.Server, manifestId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -27977,6 +28192,67 @@ func NewListVersionsRequest(server string) (*http.Request, error) {
 	return req, nil
 }
 
+// NewGetBulkRequest constructs an http.Request for the GetBulk method
+func NewGetBulkRequest(server string, manifestId ManifestId, params *GetBulkParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "manifestId", manifestId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/versions/%s/bulk", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.Language != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewListWeaponsRequest constructs an http.Request for the ListWeapons method
 func NewListWeaponsRequest(server string, params *ListWeaponsParams) (*http.Request, error) {
 	var err error
@@ -29177,6 +29453,38 @@ type ClientWithResponsesInterface interface {
 	//
 	// Corresponds with GET /v1/versions (the `ListVersions` operationId).
 	ListVersionsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*ListVersionsResponse, error)
+
+	// GetBulkWithResponse Every catalog item of a retained version in one NDJSON file
+	//
+	// One line per item of every catalog list of the version in `language` (one of the 18
+	// locales, or `all`): `{"catalog":"<catalog>","data":<item>}` and `\n`, after the last
+	// line too. `data` is the item byte for byte as `/v1/versions/{manifestId}/<catalog>`
+	// lists it in that language, so the lines of a catalog are its list. The catalogs come
+	// in this order, each one's items in its list's order, a catalog without items without
+	// lines: `weapons`, `weapons/skins`, `weapons/skinchromas`, `weapons/skinlevels`, `buddies`, `buddies/levels`, `maps`, `seasons`, `seasons/competitive`, `competitivetiers`, `playertitles`, `themes`, `currencies`, `levelborders`, `flex`, `events`, `gamemodes`, `gamemodes/equippables`, `premier/conferences`, `premier/logos`, `agents`, `bundles`, `contracts`, `playercards`, `sprays`, `sprays/levels`, `contenttiers`, `gear`, `ceremonies`, `missions`, `objectives`. An item nested in another (a skin in its weapon's `skins`) is also on a
+	// line of its own catalog, as the lists have it.
+	//
+	// The file is made once, when the version is imported, and stored by content: every
+	// server of a store sends the same bytes, whose sha256 and length `/v1/versions` lists
+	// per language (`bulk`). It is sent compressed only, never decompressed for a client
+	// (tens of MB at the public API's size): `br` or `gzip` by `Accept-Encoding` q-values,
+	// brotli first on a tie; `gzip` to a request without `Accept-Encoding` (RFC 9110
+	// § 12.5.3: any coding is then acceptable; `curl --compressed` decodes it); 406 to one
+	// whose `Accept-Encoding` takes neither (an empty one takes none). A file too short to
+	// compress (under 256 bytes: a version without items) is sent as it is.
+	//
+	// Answered like a pinned route: a strong ETag per encoding, 304 for `If-None-Match`,
+	// `Cache-Control: public, max-age=31536000, immutable`, `Content-Location` its
+	// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
+	// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
+	// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
+	// retained, or one stored by a refdata that made no bulk files (import its snapshot,
+	// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	//
+	// Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
+	GetBulkWithResponse(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*GetBulkResponse, error)
 
 	// ListWeaponsWithResponse List weapons with stats, shop data and skins
 	//
@@ -36716,6 +37024,110 @@ func (r ListVersionsResponse) ContentType() string {
 	return ""
 }
 
+// GetBulkResponse200Headers the declared response headers of an HTTP 200 response for GetBulk
+type GetBulkResponse200Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLanguage            string
+	ContentLocation            string
+	ETag                       string
+	Vary                       string
+	XDataVersion               string
+}
+
+// GetBulkResponse304Headers the declared response headers of an HTTP 304 response for GetBulk
+type GetBulkResponse304Headers struct {
+	AccessControlAllowOrigin   string
+	AccessControlExposeHeaders string
+	CacheControl               string
+	ContentEncoding            *string
+	ContentLocation            *string
+	ETag                       string
+	Vary                       string
+}
+
+// GetBulkResponse503Headers the declared response headers of an HTTP 503 response for GetBulk
+type GetBulkResponse503Headers struct {
+	CacheControl string
+}
+
+type GetBulkResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON400 the response for an HTTP 400 `application/json` response
+	JSON400 *BadRequest
+	// JSON404 the response for an HTTP 404 `application/json` response
+	JSON404 *NotFound
+	// JSON406 the response for an HTTP 406 `application/json` response
+	JSON406 *NotAcceptable
+	// JSON500 the response for an HTTP 500 `application/json` response
+	JSON500 *InternalError
+	// JSON503 the response for an HTTP 503 `application/json` response
+	JSON503 *NoVersion
+	// Headers200 the parsed response headers for an HTTP 200 response
+	Headers200 *GetBulkResponse200Headers
+	// Headers304 the parsed response headers for an HTTP 304 response
+	Headers304 *GetBulkResponse304Headers
+	// Headers503 the parsed response headers for an HTTP 503 response
+	Headers503 *GetBulkResponse503Headers
+}
+
+// GetJSON400 returns the response for an HTTP 400 `application/json` response
+func (r GetBulkResponse) GetJSON400() *BadRequest {
+	return r.JSON400
+}
+
+// GetJSON404 returns the response for an HTTP 404 `application/json` response
+func (r GetBulkResponse) GetJSON404() *NotFound {
+	return r.JSON404
+}
+
+// GetJSON406 returns the response for an HTTP 406 `application/json` response
+func (r GetBulkResponse) GetJSON406() *NotAcceptable {
+	return r.JSON406
+}
+
+// GetJSON500 returns the response for an HTTP 500 `application/json` response
+func (r GetBulkResponse) GetJSON500() *InternalError {
+	return r.JSON500
+}
+
+// GetJSON503 returns the response for an HTTP 503 `application/json` response
+func (r GetBulkResponse) GetJSON503() *NoVersion {
+	return r.JSON503
+}
+
+// GetBody returns the raw response body bytes
+func (r GetBulkResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r GetBulkResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r GetBulkResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r GetBulkResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // ListWeaponsResponse200Headers the declared response headers of an HTTP 200 response for ListWeapons
 type ListWeaponsResponse200Headers struct {
 	AccessControlAllowOrigin   string
@@ -38671,6 +39083,44 @@ func (c *ClientWithResponses) ListVersionsWithResponse(ctx context.Context, reqE
 		return nil, err
 	}
 	return ParseListVersionsResponse(rsp)
+}
+
+// GetBulkWithResponse Every catalog item of a retained version in one NDJSON file
+//
+// One line per item of every catalog list of the version in `language` (one of the 18
+// locales, or `all`): `{"catalog":"<catalog>","data":<item>}` and `\n`, after the last
+// line too. `data` is the item byte for byte as `/v1/versions/{manifestId}/<catalog>`
+// lists it in that language, so the lines of a catalog are its list. The catalogs come
+// in this order, each one's items in its list's order, a catalog without items without
+// lines: `weapons`, `weapons/skins`, `weapons/skinchromas`, `weapons/skinlevels`, `buddies`, `buddies/levels`, `maps`, `seasons`, `seasons/competitive`, `competitivetiers`, `playertitles`, `themes`, `currencies`, `levelborders`, `flex`, `events`, `gamemodes`, `gamemodes/equippables`, `premier/conferences`, `premier/logos`, `agents`, `bundles`, `contracts`, `playercards`, `sprays`, `sprays/levels`, `contenttiers`, `gear`, `ceremonies`, `missions`, `objectives`. An item nested in another (a skin in its weapon's `skins`) is also on a
+// line of its own catalog, as the lists have it.
+//
+// The file is made once, when the version is imported, and stored by content: every
+// server of a store sends the same bytes, whose sha256 and length `/v1/versions` lists
+// per language (`bulk`). It is sent compressed only, never decompressed for a client
+// (tens of MB at the public API's size): `br` or `gzip` by `Accept-Encoding` q-values,
+// brotli first on a tie; `gzip` to a request without `Accept-Encoding` (RFC 9110
+// § 12.5.3: any coding is then acceptable; `curl --compressed` decodes it); 406 to one
+// whose `Accept-Encoding` takes neither (an empty one takes none). A file too short to
+// compress (under 256 bytes: a version without items) is sent as it is.
+//
+// Answered like a pinned route: a strong ETag per encoding, 304 for `If-None-Match`,
+// `Cache-Control: public, max-age=31536000, immutable`, `Content-Location` its
+// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
+// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
+// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
+// retained, or one stored by a refdata that made no bulk files (import its snapshot,
+// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+//
+// Returns a wrapper object for the known response body format(s).
+//
+// Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
+func (c *ClientWithResponses) GetBulkWithResponse(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*GetBulkResponse, error) {
+	rsp, err := c.GetBulk(ctx, manifestId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseGetBulkResponse(rsp)
 }
 
 // ListWeaponsWithResponse List weapons with stats, shop data and skins
@@ -52768,6 +53218,194 @@ func ParseListVersionsResponse(rsp *http.Response) (*ListVersionsResponse, error
 	return response, nil
 }
 
+// ParseGetBulkResponse parses an HTTP response from a GetBulkWithResponse call
+func ParseGetBulkResponse(rsp *http.Response) (*GetBulkResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &GetBulkResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case rsp.StatusCode == 304:
+		break // No content-type
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 400:
+		var dest BadRequest
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON400 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 404:
+		var dest NotFound
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON404 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 406:
+		var dest NotAcceptable
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON406 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 500:
+		var dest InternalError
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON500 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 503:
+		var dest NoVersion
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON503 = &dest
+
+	}
+
+	switch {
+	case rsp.StatusCode == 200:
+		var headers GetBulkResponse200Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Language"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Language", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLanguage = value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		if values := rsp.Header.Values("X-Data-Version"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "X-Data-Version", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.XDataVersion = value
+		}
+		response.Headers200 = &headers
+	case rsp.StatusCode == 304:
+		var headers GetBulkResponse304Headers
+		if values := rsp.Header.Values("Access-Control-Allow-Origin"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Allow-Origin", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlAllowOrigin = value
+		}
+		if values := rsp.Header.Values("Access-Control-Expose-Headers"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Access-Control-Expose-Headers", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.AccessControlExposeHeaders = value
+		}
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		if values := rsp.Header.Values("Content-Encoding"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Encoding", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentEncoding = &value
+		}
+		if values := rsp.Header.Values("Content-Location"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Content-Location", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: false, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ContentLocation = &value
+		}
+		if values := rsp.Header.Values("ETag"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "ETag", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.ETag = value
+		}
+		if values := rsp.Header.Values("Vary"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Vary", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.Vary = value
+		}
+		response.Headers304 = &headers
+	case rsp.StatusCode == 503:
+		var headers GetBulkResponse503Headers
+		if values := rsp.Header.Values("Cache-Control"); len(values) > 0 {
+			var value string
+			if err := runtime.BindStyledParameterWithOptions("simple", "Cache-Control", values[0], &value, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationHeader, Explode: false, Required: true, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			}
+			headers.CacheControl = value
+		}
+		response.Headers503 = &headers
+	}
+
+	return response, nil
+}
+
 // ParseListWeaponsResponse parses an HTTP response from a ListWeaponsWithResponse call
 func ParseListWeaponsResponse(rsp *http.Response) (*ListWeaponsResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -54474,6 +55112,9 @@ type ServerInterface interface {
 	// ListVersions The retained versions, newest first
 	// (GET /v1/versions)
 	ListVersions(w http.ResponseWriter, r *http.Request)
+	// GetBulk Every catalog item of a retained version in one NDJSON file
+	// (GET /v1/versions/{manifestId}/bulk)
+	GetBulk(w http.ResponseWriter, r *http.Request, manifestId ManifestId, params GetBulkParams)
 	// ListWeapons List weapons with stats, shop data and skins
 	// (GET /v1/weapons)
 	ListWeapons(w http.ResponseWriter, r *http.Request, params ListWeaponsParams)
@@ -54957,6 +55598,12 @@ func (_ Unimplemented) StreamVersions(w http.ResponseWriter, r *http.Request, pa
 // ListVersions The retained versions, newest first
 // (GET /v1/versions)
 func (_ Unimplemented) ListVersions(w http.ResponseWriter, r *http.Request) {
+	w.WriteHeader(http.StatusNotImplemented)
+}
+
+// GetBulk Every catalog item of a retained version in one NDJSON file
+// (GET /v1/versions/{manifestId}/bulk)
+func (_ Unimplemented) GetBulk(w http.ResponseWriter, r *http.Request, manifestId ManifestId, params GetBulkParams) {
 	w.WriteHeader(http.StatusNotImplemented)
 }
 
@@ -57708,6 +58355,48 @@ func (siw *ServerInterfaceWrapper) ListVersions(w http.ResponseWriter, r *http.R
 	handler.ServeHTTP(w, r)
 }
 
+// GetBulk operation middleware
+func (siw *ServerInterfaceWrapper) GetBulk(w http.ResponseWriter, r *http.Request) {
+
+	var err error
+	_ = err
+
+	// ------------- Path parameter "manifestId" -------------
+	var manifestId ManifestId
+
+	err = runtime.BindStyledParameterWithOptions("simple", "manifestId", chi.URLParam(r, "manifestId"), &manifestId, runtime.BindStyledParameterOptions{ParamLocation: runtime.ParamLocationPath, Explode: false, Required: true, Type: "string", Format: "", ValueIsUnescaped: r.URL.RawPath == ""})
+	if err != nil {
+		siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "manifestId", Err: err})
+		return
+	}
+
+	// Parameter object where we will unmarshal all parameters from the context
+	var params GetBulkParams
+
+	// ------------- Optional query parameter "language" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "language", r.URL.Query(), &params.Language, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		siw.Handler.GetBulk(w, r, manifestId, params)
+	}))
+
+	for _, middleware := range siw.HandlerMiddlewares {
+		handler = middleware(handler)
+	}
+
+	handler.ServeHTTP(w, r)
+}
+
 // ListWeapons operation middleware
 func (siw *ServerInterfaceWrapper) ListWeapons(w http.ResponseWriter, r *http.Request) {
 
@@ -58335,6 +59024,9 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 		r.Get(options.BaseURL+"/v1/versions", wrapper.ListVersions)
 	})
 	r.Group(func(r chi.Router) {
+		r.Get(options.BaseURL+"/v1/versions/{manifestId}/bulk", wrapper.GetBulk)
+	})
+	r.Group(func(r chi.Router) {
 		r.Get(options.BaseURL+"/v1/export", wrapper.ExportActive)
 	})
 	r.Group(func(r chi.Router) {
@@ -58382,506 +59074,533 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17chs51ie6FYTuRFjsLylRT9tSVEzIsl3l7/MrJLmqvmnW3AQzD0m0MoFsACmKVeGI/msWMHciZgd9",
-	"93FnJ7WSGzhAPkgmxaSslNNuVndUiSSeB+d3XgAO/tgKRJwIDlyrrZM/tsZAQ5D451kQgFLngmsporMo",
-	"EpMPko0YN7+FoALJEs0E3zrZOv9wcUmGQpKBFBMFktAkUaeERhM6VcT/i7+z5W1J+HvKJIRbJ1qm4G2p",
-	"YAwxNY3BLY2TCLZOtv6y5W3paWL+VFoyPtr6/NmbHcir20Qo+KkY5uJQTkkEWs0MhkigIfFfXdGR7xH/",
-	"1+5Lqmn3Z5CKCW6+Ma0D1923lI9SOgKfUB6WvhYBNT3UnonpySOz/XhkvpfSN66DSgKc02AMbv4VU06l",
-	"BK5JQDWNxIhIkWpQdvy7N3u7kQgkqD//8U+f+Ek6iFjgkZjedukIfnjvEaVpBN3JmEXQlXBDIxZSDT+8",
-	"970+f0/0GIgCeQPyiSJKCwkkEVFEGNcgb6j5g0zGIjKlAsFDRbapJhFQpcneKdkjgykJYUjTSHdO+1yP",
-	"gUmSMM4hzAa6jaO8sTRSu3/ElLMhKP0m/LxrRt0pphKy4XD3j6EU8efdP7T47Pf5wpQO9o4Ojnu9nkdY",
-	"HKeaDiLwT0m5D3+uwYhqULrcFhfdwNDcJ9sFSQjcgJwSzWI4JZQc9A4JUyQYA006p5ZQCQQkFEEaGzhV",
-	"jc0MawnBj3v+Tp/XZK/5hveWNrtXzVGW7V7xQITmuwWm8gfSJ0ISf/Q7S3wyGQPHKQ5EOMVpiziRoBSE",
-	"ZDsYCwXcrLRvoJrobtauT/7evaFRCsozcNQRI0MmlSaCE0o0g84poQNluNeIDxYC10xPDchKs+ZpvHXy",
-	"162B3PK2zHC2frtjShm0Fqd0NQYSiYBGkM/kiSIabrWZEONkW4H96ezjG1Kq2znF0fmRa/oHGkW+hyX3",
-	"npFAhGZ6gYhj2lWQUEk1hHXlBPDup8u7ligXDJXzcUj6dPGWiKHlQRoDGUw1qBMyC6x+2usdBAW68DP4",
-	"ZCiMbIfQLKAeQ5+bcYPSTxRJqB4TOtQgsS0LHKYV+XtqoEAVwbXbNh37diy+g3WnPjPPjLJ39OrZwasX",
-	"R68O9o+Pnr54vjsBmpgf1DXj6r/ma/A32v33j5WEMyLXSdxFor1z0ydvXmYUGxmKuf4LHg/Mt0bS1F3J",
-	"+YFXjs2ohcVBXWop+Ig4zAppR8aM1jIgA66RBcg20GBMAssYxEKMjKnCJRET3vH6PATJbiDEoeP3jhcs",
-	"tgIa2S/INUBSMIwZF6GBFEplpFA7fX4JuN5kQINrgxD/zbD7XnDovqM6GPtECzICbYVh/fXub/Hezegd",
-	"9H7//eiX+PXP0x/TS6b59VPZ36qk2s9UThepdubMi3mZU3fB5upV9PzZ2zJwjkHnJpFmNxWixTe9+CRi",
-	"yiwEjxBIRl9wrQjFSoSLyQmh3H5rJI77Pl8oX2kq9RWLwe/zbcaDKA0h7Bgi48/AQ/yRbMOt+80zi/Lp",
-	"6nyHGGFAuZqgnvadWvAJGI1MNSpewo2ow06MZDdLK4b5iLxCxptpkJhOSTCmfAQ75IxPjUllxEBAFZz2",
-	"OeVTIvQYJEHxbqZzaHSbkQ9KmI++nZ7hkRFgyQnTY+JT7dScMSS3UI5seVucxobytk6l9DcUrhb8Z3px",
-	"Qd7etRJUW3QxrjQ14uvi9Tk5ODh47hHYGe30ub/f29/r7u13e3tXvd4J/v+/+UbpW+phXbsEHhKQhyRf",
-	"k/JaGDgmuAY4FCdfbjJz0FAKW0NjIzTyNKc/U0h3PTYY12NqvulzLrTpMBswMSq+aywSsj0WqVSk1/vz",
-	"H//P/oFHxHCojBWM7OV39w9Ojp4jYP1/s393PCJknzNFIsFHIE0nnBwfmlWXNDAs77l1vWPB9FY1uKoo",
-	"uOVtxfT2LfCRHm+dHB9WLeYLNNrPrSlbgfnMyvWIGQHqLAOOOUW16ztu2/UNUf2uf0J8p0iMte/+7KJO",
-	"MYaun0iIGchuJEZClTnUtFzM1/VeU8LMdFNn9q+liNdRXbnWEmiQUenEyfbeMRnDLQ0hYDGNSMhGTKvO",
-	"TvWkTJX7K7mVk3qjPkZ0auzw84yz6kpQOrK4JUlEpyh9OElYcH1K/CGNFPhFUZRGxvsw9ksgZFjodqPq",
-	"FJpwlHDBu4kbTsHpnR3yFoaaiFR7zszHrnf6fF72EZqBEiKVCT7DjBanQPREWKGolsOGVZBkqdDztnCu",
-	"1cJvubn71pq6jlPQzB0yiEJ1QgTPvy8MWGPhGsMWCWVp4Kxlauz1APrc2h/4LfsdwlKjZACBiNHrJGLw",
-	"Nwg0uYZpblPm3ZwSZ2P3uf/nP/55Zvqz01adHfLSOooEjWKzJDnZT0qOKKGREoSi9jYdOk3U56VlctNT",
-	"4JaCbPshdEMw4D97+9YIPzSbshjFmCqrvLQEqu0vympNq+AMY0JIxiCBbFdEC8zCFtIbQuMLRhHjI+ca",
-	"2m/7PPvaMA6yLQeDXgU8LMn7EmuVdaqpkBskZMRugPd5bHxylN1mkci2X9jIIXRfvjJm/v5x/t1Qdl9f",
-	"+B1LUJBSSDd2ppfza1Z7hkn/i4Th1snW/7VbRJB23VruZoT5IM+iyDIq3EBF8OKMm5UUKdckMiXItsUo",
-	"hxFFZc24hhFIN2CrVh0teE5BrNrnAyFDkMjAqDHxa1xpGwgxH20ZtftHmrLws295Chf8z3/8L2f+mxJ9",
-	"jhoEhYjhCSN4rYXG+Agn4xPUxgNxY71GN37zp3Vy7Zp7hA373EgFazyg9eHMbqzS2SGHvUMygEhMbENi",
-	"UtFbIXn6fJBqMivbEb8FKxzsOwTEuQ4nZ26ECVXaATyb6shYCtg1Recc7mAFXMdq7XD0dFYfHOwbA9qA",
-	"0jT03//a6z7/7d/+S6WJ/xaDVFZmLXLJhxmBpdIkEdKAzAkoJ8HorKheou1snZr6DhFUR8m9FSPxIdUR",
-	"40siD8L+SFQkjGcdiEhIsj0wsiWm8hqkNeaRe4SMiZ9IFlM59V0kYgBqZ8mSuKaXLMr2xQ973o8/7Hkv",
-	"ftjzzn7Y68xOZ6/XWzafj3YESyIP9se5+UgIF6Zj/FWj454oN7Ptix92drwfzb9emH+d/bCz0/FP3NxT",
-	"iX4Hh8hY2UYGM0UssI0kLC2wR7ggKqGBWXxUTTRHBU/jgREFxhrqGQm7R7b9PTT1ejtHRg3s7B8ZNRAI",
-	"fgPITFqQZ2RgrEmqiBQpD7dvyP/532T/6KjjkTGNjJygEzq1rf4OUnhoZhqz3FgaMSVaUq6GIKtludUw",
-	"YyAxKEVHQNRYTFS+5iUjxKoeQ1tnvZhhWcKWSW0knVsIz4gp4PiVDcXil8hgQ2PoOy7pLIe2a+luPurt",
-	"HHkvfuitx0mX2YCqeSkf7xw32Rl9KTzy1pdPrLdjp7ZvprZzXH9y7/Jo2kp7nRIJmjIOYW62V5vpC4Js",
-	"md1ehPIatN4/0hHUNTKZhthZE87VTegIKu1Nsj03SVTTyKguAvtEFRFXf9E4tLaqAdSsQW58oMNe78Q4",
-	"DTnE+hytBNfaQ9o5VpkYQl2JL/TctFjTb9OiwXX/lLKwGq1mlZ8o8unTm5ceedY9xP/t7VcM3CC2nlI2",
-	"xljNyRwfwHGwPzjuHtJn0H12/DzoHoSHQRcOnh0cHe3vHx89O6wzwV8oqwgc/SQmGA8xqzEWkRXXLiBu",
-	"XUju4l4Zhm2gYTYw6hVujkhAYvS2Y1jyR0HCVLporn/cw2jEfmz+vRcf9JTfMXbc3Iaaf9xDh0WTWCjd",
-	"5/7efk/5p8Tv+c4gVpmPhkLSFTRGYBHLmdNIaC/awI+HQaBK9WRco1zkZr9GLL7LV5gYui5Zup5aNBAr",
-	"gq4SVCK4AhtzNY74Gw2x+eBi3+ZPmiQRs3sju39TFnZFp5RPPwy3Tv56N3yx7RcinG599mqUPIsiW/g3",
-	"HOaijYpBg1xRObbJ7VTD+wv76123r9vFHfZuscVeNRpXe3fp1ny+W543a/fLu6UN89oNz261Z/vQ3dJG",
-	"9F1NzWxaF/tZ3fKe453157YoS02U9VGNJvLi5SZK22p1msiKl/Zw7qqGZUo7F3eVxTKfva3ZwwKrapV3",
-	"uZAbkUPfMqWbwolpuz5WTOk78fKqCLNlStHF5/P4+AZHGxw9Oo5e0PDCMlwNIOW67Y8tjKWVbEjy5Pa2",
-	"++uvT4zvx4UuohanJFWQ2cRUds9eeQTjDJ61bT3y5z/+aTSopjpVWyeHvd7nuvboKxxEBdquSmYMM65k",
-	"ZHQ6hGSbC/JJgeyeWd2V8lJ4JT+mVJQ3Zh/GmgqbtrNjyP4iDcNpQ3oa264le7DkSj09MKU28mUjX76G",
-	"fDG8hyHdJsGCHdRHDBavB5ssqr4BzwY8XxE8DVm6sx2sCaCaNm8JRhvLdwOuloGrSVytB6l10LTB0QZH",
-	"7cERDyNozLozjddEkSlaw6ozxTZY2WDlq2GlMaWTNb4GXmqrHVN4o3c2WGoNls5BQix4U0G4rPlaWMoK",
-	"r9Q+gSu4wcwGM18RMw1poHLza+GmphbK0LPRQxtMtQdTIk5AM8OJl0CV4E0ppPl+6iFsvtZqFVXUIAqr",
-	"bIC1AVYbgNWU1qrq537gqqvHFiC20Wgb4LUReFcM5CXo5lWa62hd2Llqayk1zUASBZuTixt0tQNdzeu1",
-	"Ukf3RNg9NFuGs41u26CvRejDkRqubkyp5T3UxFpevoYas8lwDLQ2ANoA6OsCqDG9NdPDuiCqrakKKG00",
-	"1AZgrQKYpIFuUD2Z5mvDyhSupZhMwQ1mNpj5iphpUCNlza+FmzV0kSm+0UMbTLUHU5hoOWjsfIVrvh6e",
-	"XOHVesgV3GBmg5mviJmm9FCp+bVwU1cPueIbPbTBVGsw9ZINh2vroLtAYRq0SFjEwRkJ2XBIBqAnAByz",
-	"W5YTZqsNq38hq7eUyQyd5F0iGzPxz7DYUMiY6q2TrQHjNt1WRW6XxWvpjpOeKKI4TdRYaEIVocR00C29",
-	"M6CpJFQGY3azka/IdC+ZSoRi1a8D+FRrGoxj4PqUDFkEnMbwQ39LwjA0fFH9GsCOpnJn9Ht/q3YW9RXd",
-	"zKeeyju4Mz1+HSx8IX+/juDWCNGGjPms+VpGSVZ4pTE/jOAW829tLI+N5fEVlELGqA1Z8+Xm1wJOTWs+",
-	"h8/GnN+AqjWg+pHG8OqmuSR3efu1IJWXXqmM0A1wb4dsgLMBztcDTkPqaKb99cBTUyEVENpopA2wWgWs",
-	"dyKEV39PWZLQQWPJDBY7qg2z2Wr1lFUsQiCQV9qga4OuVqCrQf212NE9EbaORpvD2Ua3bdDXOvQ1rNHW",
-	"Qll97bUBzQY0XxE0DSuqtdXT2kppo4k2oGoNqIA2dePGNF0PSEBX37FJGAQInRHQzSWbDVi+Flia0j6u",
-	"6dqAqal1ZmCz0TwbMLUGTG+4BslpZF+LuNcrF8w1YZ+QPSUStJySiLqXjN3TFUcP9XSFe/l3SFkE4eni",
-	"I1WTMdVe/kYwC4Aobb5PE3ybwmXDl2Fjd1xLPdSSI6XyK/WvzRRu32rdSIyNxPgKEqPErg1p4bke1gXR",
-	"jE72vg5Wrdovo3VNrX9K7GOC2ITv5c9bz79rPfNi9gb4G+A3CHxkzMs0jqlc/xLH6qdTSy0vO4F+Vf3q",
-	"tyL5A+2K/Z6Fdpgk9jwp0XQQweZ4+oOh4ztk7ZF4EzvAl1iame92E0utLz7dLgEfs0a2HQlCFfn4/sd/",
-	"ba5sKT+8o0lDzsE7mtQyNN7RZKUzENNk4wNsTIGvg4+GbH/Xcl2M1Iy/xTTZRN02+GkPfiBk9A70iECD",
-	"7iotgcbrmh6es1r+sn7FOI00S6jUu4OpBkn5yL67vl4rNywEsX73lSbTkEXwRBEzHEW20ekFYgdGqLqG",
-	"0HjCHa+w//PMVdMECNNkQhUZgg7GEGKhx8H1I9lEyEpMGb5qylyxrdcTx7bsarPFltuI3o3o/Rqi13Jf",
-	"U+ZL0fo6mKlrxtjSG1Nmg6fW4Om9KNVcf/OQi4x/CYtdUG8Kevku4sGX7yK+L/rUwu4nmj5PCBcc0GLI",
-	"h8K4FvleIsgniigtJHjEmSJuM5KpPleaRRGJBDVsQ5jeIVeLW5MsGM9MjWz7uxJoOP3dJzqVXJH9Xo9M",
-	"xsAx2o/tmi7Czk6fz+L4C1Bh102/FikP771sE6CJ4NbySlMWkp77p1vxr+wfI6My2s/nAzglEVPakDUm",
-	"VJPdm71d24cqMcBh7/BBGEClwdhdn7dS0svHJSTmOcHd4vdCvxMhGzIIF/Mq2JheIkEB10gywmmMXEP8",
-	"N8Pue8Gh+47qYOwTZjjHMIhNI6RPCRdkIMLpRjo3EJWeNzqta0A1jcSISJFqUB6hyu0SGMiNDeq1WYyC",
-	"t74sKUV9GezgeGHkwP3giCcd+IgcPD0+6x2enz8/ev708OnesTsHYUTWEzVnLxiWnIcg2Vaajqz86jy8",
-	"2NUEZV3loY3pDrko5OLOg8q6D4O/Ac69IS8pb7+WzZeXXukpiazkxrbb2HZfwbbLObUhb2mm/fWwU9Nj",
-	"yhG08Zk2uGoNrj4u7jRruNW7Yx1HsziaS8DHyU9X794ekVAEaQwc7ZWVcVRXiyRG225jAx75dPW6+6zj",
-	"EQk8BAkhETwAQnlIAorB0ohdYz4CObVmKnozpoknqs/FhBMzYmNDvOKjiKnxKQmppvbbbUysY2xh1TFF",
-	"HMgstEgwFgq4R2Iqr11Uts+ZVsSPKB/5Ho7Cn2cg37ZnTz05kM67RN8BTOcyt+36HvF3gzFGvH1Lmd2B",
-	"FBMFf/7jnz7xk3QQscAjXHRx4XyyrccwJUNh5lAh8jqnxN8NRZC35hrf/WMoRfx59w8tPpfajeltl47g",
-	"h4NezyNK0wi6kzGLoCvhhkYspBp+OO7VThE3P9zKDYR2iZ9LCFLJ9LT7UUQsmC4u0iX+rQx5ppFxLIaC",
-	"a2WxJDg3+kdwRQSPpsTQmOix8QYxcnBKcLNGERopYX8da50oByEWCK46dxP3YbyUOb4zXJsUK+CfEsGJ",
-	"5ca5nzzya/e1kBMqQwi7H6XQwjejV8StOglEHBtiZPgFgoMHQkkixe3U+NBC6lXzLJhobgSVPPRrN1u/",
-	"q2kC3Q84M1UhUqOJ8T98LhRnw2FtRnbll/T9xdqh6jh+syoCXUmzyhSlvGcTb5o/TwidbzST6OZn9YRE",
-	"dCpSnW/C9bn1Gz1CiZklcsnEyO2JqTuRgo8QHvidFiQUZHsoJKHkyIgZmpljhIVOcYz6fGz9dRLQVAFJ",
-	"OZ6AR9gwTvxfuxe2TvdN6HesDokYv1ZkQINr04m/ixLPsyijfW4FXyRGnv05k7I75L3Re04Rfv9KpoBA",
-	"FyMFa2DAVrhTiK8Un1cFHyVYZF1x9/WgjmiN6BTkOZVhQ8GFooNaHlJRfPVlTixKAirDjSO0cYS+hiOU",
-	"M2tDEYbZDtYEUN3LnQWMNlGGDbhaBq4rphvL2VbqYQ1oYfm6ykmbwhsAbQD0dQHUqHrKe1gXROspKITS",
-	"RkNtANYegEmIGchzwYcggQeN6an5fuoBbb7Wap1la5Agr7IB1gZYbQBWU/qrqp/7gauuLluA2EajbYDX",
-	"NuDhfeJGdZnpYR2gmfK19ZcGGuMd5Q2KNij6uihqVnFlPayLpDWVVY6nja7aoKxFKBMDeLAcLtjaXXlb",
-	"JGDThClCI8P922OgkR7/3iFC2oPBxXWMbXspovOw54AvgarGrkraxmtJElt0pTpWWGwjHTbS4StIB8uj",
-	"DanfovE18FJT6VrUbDTtBkvtwdI14+djKWLalO7JO6iHp7z4ah10zTgJsOwGPBvwfFXwNKWMZjpYE0B1",
-	"lVIBo41m2oCrVeDCnLYNKiaXM7cmrLB0PbWEOW83wNkA52sCp0GllLe/HnjWUUk2Q/VGI22A1RpgJZJO",
-	"m9JGpu16YDIlV2shU2qDkw1OvhZOGjXd8g7qI6am8WaKbqy3DXhaAJ6mzLeZDtYEUF0DroDRxoLbgKtl",
-	"4GoSV+tBah00bXC0wVFrcITXjK/o4B73t+5ERdHuXec1ym/nGFwIDhu237B942x/NYa4qYsg2HYt1YEl",
-	"V3oy2pTaqIcNTr4WThoys/K262OlppmFiNmYWRsctQdHQryjfOrSB6n7JeDFlF5BxIBrMhZRqMher0cm",
-	"lGljQzmGtjnB7KsuyqbmjYXSaFm5ujGdZvnB6VCDJEdEQSB4qDyboc+UHVNFgIcQYhryREQRJsvO8vpO",
-	"mB5jOibKdDlz9v7zh3iAuZgnDUMJSpFtysmbjzfH+ReDKWFakd3jww6hkT3Za8ZMFYkpz5wsBX2eE2YM",
-	"UYjHgFPODcVcrieXXn3EbkCVybTtd7sxve2aKYJU3QRk1/7ke31uSD+YkhCGNI20h4+lmpIz9CdajECP",
-	"QZ6Sw+xlPsZHqnNCfExE3D0zC+D3uUtQDJgtHldmRBl/yHzs3lapx4oEc5YDTPdmGmQAQyGBUHWNpMLR",
-	"1MxldLQki9EnTm8oi4yt/wUAcMuVA6ACAh6yRsRippczen2mbvI9ALJNFfHz9w38jsv6Pz/RjK3dVEtc",
-	"XWY3zC9ONL0GRbZ9UxZTOxZT3LUl/c6JYX3e5zNsSKq50CY6i4FyzMpo6ZbRyvby9RnVkAk5Nc/rhmM/",
-	"tSkR7ZwKsM8StUS22eTsq3narduD+s6uzbv8ZmfUjGicWzYbA+YLDZiWmg7ugzF9H5TLLkBTxiEstX/3",
-	"zRpbPGM35REOE4OzIZNKb7jv++S+X/BxlIYiJbbxWu6fLboyVmLfctk4eRsn76thpaFoSdH4GnipGS9x",
-	"ryxtAiYbLLULS5fXrFndYzpYA0+meE0dhEdfN+DZgOergqdRZZR1sCaA1lNKeIJ8o5k24GoHuPJAoGWt",
-	"UF1qauP5NAyZGTqNPkqRgNQM1Cof/FNi43GvGUShGVsyU3WQSqXPRWqBm79uHop0EJUS4vM0HoA01YdM",
-	"wgXVUL+40i/SKAJ9FgSppDZ1fo2aMuWXCUD4Dh9zj5gN1NWo+LsQ8ZqVPpejzn+db6E06cpheWUqVk/5",
-	"t7xL+5IXonuUicuHWNaFhzDoCHcYkohO8ehLMKaSBhpkxz5wwbQiUkT2sSQ6YBEz/RrBNssh+U/mA9MQ",
-	"rxwbTuwMqyEa3MyplBQ/U6VAf6R6XPEOgqGl0h+F1JIyvZIKEuVRPrUrOqp4MMEgPmK/Q0g0HSn7ZCpV",
-	"xD+TQMlLGtMR+KeEp1GEWyxIOJVHn00dQ5V86rMj9rZuu1HWgd2y+OxtmcbsJoTdw5gnwcwAl493wMRI",
-	"0mQ8XXz9pLrfEG4gMqv3nsaw2PIbrkFyGpFAhIAP2ZwSLtw7VKahildWvK2QKcNFb4LlomxuQUo1LmMa",
-	"RetVqx57QRUz7roEGaZRtCY3MXWW7SG9FvIKrHnjOhsIEQHlttwLquC8MHvmIJg1knNSyiMRXDM+csw2",
-	"GYMEu2UgUhlg3rqQave40NAgm2wHNNGpBJVtQvQOdnqHmE9oCY/NjPB1afoXbDTWr2ngFHZV8Y9OWJxn",
-	"gFqc1msaKbA4IWFq7TzwCBe8m4uaS3FDcS9S2ndv8EW1gErJAF+Ewl1ULlD8dEorWRrLNYuiIUC45tqZ",
-	"FlFoRVENGxMF1YWp8vm3hc20TByYCczMzk7sjhUoRHyasnB2k4eG4fHh4QHtHu4Nwi4c7h12h8c07MLR",
-	"s3D/+OnwEJ4fVWHwRrAA3jK+7ux+zustThF3eUyhroIIAk2wExIxDvU5tAYd5rQrEmUW7LMjmxdj8wJ+",
-	"ViJVSJs5JTInBSqYq6yT7oJNNUYqRca8fHC86ZX0aXlVlxoImR5txk74wMHpfjzOQJ3ZsGgF1FRYpe9r",
-	"q6z7apeHVBMqElUi3FJmzyPur32P/CiB0xA88inSLKYaiJDkI1WK3WBvBdSzApXPSpUBgZ2vAESJSKtY",
-	"5czq20fkFrIdOb/sBxpFJwRoMC5sivyFTcrdO7bkGqbGuplm3nRnFb/dNeh8xa/gVm89BEet1dv3wTqN",
-	"8cz9PZEGuOrLfBlDpO/PnVmL2df0a9aD7ffku6w1842TsnFSVjspKH42fsrGT2mnn+K2W5ZaEUODyQUz",
-	"j2paTwVb3Zudl616fPWnq6uPxBZAHeGR/V5vxq7a7/Xy4TOuYVQR+3U9eHZoS6fb5FxbNdHyVtr95ruG",
-	"nVVtYLWKFo9CiFZT4SJTX805C0+cQ7D9MoWIKe2RN5xpRrWQHnEbkRFIj1wC14xD1KnYt7jTLP/O4xmZ",
-	"Qr/be6yj4WY0WEHTO7mjeW/yHgzShDu5Dou1OITx9bjl5xlz8eG3t2N6+zKVtBrm7pqHwVSNbeUYQpan",
-	"7s1FeQNjtmtRY0QTegM1uWMyYape2blFxyW3tV2HVWs5r6tixh+G7HOjKbfrzSxueX0quY3JF6lUuvGz",
-	"FC+Z0pQHdc9HqLHQo5R/hCiCNc5hzGvuxVa8ueFUEiXSl7Zm42RZ48hI0yTBoVSR40Uahk1ttJyRgWmd",
-	"bLszZ8ZTjEvxT0x/pVZYMUsCYiMaQxf4iHEgWJ4kVI93yIeE/j2Fhw2LPaSRwtRPLAyBvxm+F/rDhEO4",
-	"2LItkR3DU1pIsDftuNBEmDrVoRlLz9pWNy49Ji2rEmd42f+TU5Kz47uAIUi8KUgJ5g8g23gZEquo3T+M",
-	"0vzsd4o4hZ2IZQYbYeJwR2yiWLLFGM3T3vPjA3ocdg+PBk+7z4bhYTc4prR7vD/Y3zs6erp3ROnKHYRK",
-	"rV6xMmUqLFf0OeGX4qtB27AexJq2A1sE0rWMwFaicUlEYAPIBwVkQ8GsHO8tiV7geJqca6smarVZcwcB",
-	"8oSd1IJn3QgMiud8kPObGjFIFhDNQNZ0z1ph0YxZCDXk55zIJC9thg+UWsiBdTc0FiXtWq58aQkWxr7g",
-	"6K/h2s/K70dkwUeP8bSNidfS+BtuXeTWJtVD2aJpl5pofNbtm/Ij7WutNGXbR5XHI0m76fGIDNJ63ngs",
-	"tmgvFXjY3K6n86QH2Ml3sJNpaux/PSscbrWkL2uRpXROElMY2iVQq/3/6p4TKWLxVXpOFZzlnIlneW6X",
-	"nAhcYnN5WzeG4wLk61i8ie+4lHvXhlGNXcKF9akg3JIZ3XGkan+rcgqrrT9D9yajkjPg/tfYhf4CAbDW",
-	"AKuQXruBD/J9avVuFWzv0cwGg1+Kwcb8kAzjrTInGp1tu6b6aMZ0aaHba0c+jjmdcUEb6XBOo0ikjWU/",
-	"QHMxJBJGzCYdoySmyaJlHa1IHZL154ZbTh1i2642W18by26t64dpAvLijhY/Uglck4gOIKrX6NySlIa7",
-	"2J1XEOKOxWrSRqperwaMpQdb8fXuCC6u7xr1H34pyylzGljP90LGbo1ixllME5IIhb14hIuYcRpFU8I4",
-	"+WvPI3u/nZDYZlOZmrXDfPKuGjP2wxPV5xMW6jFeEBwDG4010YKMQJOE3eKm/rmIk1RDSKgmkaAh0SwG",
-	"MpQiLsWlnygyETIK+zwQQoaMY4waDwhgpzR5orKhMJDKK36jt6CImtAkMX3YwDamRg4FqJM+vyU/2LZ3",
-	"puT//G9yW6SHIf9Gbi8DGlF5Jc7C0CPTvOitKTqdKTotFd3p8zMyhAmRQCMS2KVTJGJA/pYqTcwnFtrA",
-	"OxIK6TOkUURUZIgUTfMyltA2h/YsIm5rHsua3ucU1u2WqVjNiRpGQk5fsuFwTT1Iw7Bqu+JSSMMAnz69",
-	"ealIIkEZiYmpud15BQ4TkOVc1ktSulTozGBM+aiq0zemCdPBQOgxmYyFwgTgzLH/DY1SICEb4qEExgnl",
-	"mXDyiLIDHkyJMdhrX8o8t2PBpIUVQ5UQi5t70UdE4f3oM7fodn2KkRTkq2QEMOV4cwfvAtfBiT3oQTkH",
-	"SdRYTLi7ITgEqvNrtJQTGuDNbEqCKNXBeO2AXHPH+YujJnvwdC84Ogq6h0+Pobt/SINu7/jZ0y4cPhv0",
-	"nsLwWXgA9ztqcrerlq1Wc8bAowdIvs7B+dpkbshLLC9kW5wCN6SGZ9y26T6Sbzy34K30CksUeSxytJYW",
-	"JS2/HhnwvIVaqv+1SLr24Iy9vG/0kFpluWxb+85MOU6oBCNvsURnPTtqLYHpJlJJHREnoJlmN3AJVDXm",
-	"yeCzFJRfQ0gmjIdikuW9CTQa28ai0MZyV6CNGTUUMlh7B28gZJbQde4sK+XXxP1KgEpuFd2EcWVtNnzC",
-	"x0x//jir/XbmPGs9VMzT9QX2Xif1R1BUvTLOU/Xx3H8XZvBakFJPOQUrT0EDD69YZUKQyw/k2XFvj3y6",
-	"Oj/NVsloWBJEQtmjyIW/QjV0jU9YaXGNRHehX0vCFbOwRCLbLnVwp3IGSlOp152DSIB/8RzWglsxzILo",
-	"M2RYssYFA6+0aua5q0HzZkFAtEWuLyLsX54AKGKacv9kIUQJnVAZQuieaqPEajUj041Mvaejt8b2aJSd",
-	"FK1zDS6mUbRG20v3FM3ULvIlWj+G48RD5E5ezjQ3vxdYDHptWfBYZnAVLlppAFYRaEOdRepcsQeUHnNX",
-	"V2lwPZIi5eG5iERFoqln3TzlD7n48cUZGcPtbCq/nvunyjAI6jd6SkIpErTtIqo00RNR5NFTGMi6+PHF",
-	"bNdD90/13bIbpipPKL3iaZw9mp/nlntVovdLV/Xk5M3Fh/f+zl3NrwiC1Y1/RVSOYA1ZaGT+lWSUjyJ4",
-	"KSb8nlU/JWtUXFdea1aVuaxHmCIpt5bgKYnEBKT5yv5hvq55lcA0/yDUn4Omthnv8+ZLrDS37Bl/ewsw",
-	"mtUTxeIuWbjKRakhFL6lGOVG0jyQpFkrfruRK18kV+6/h/0NSZFLaO6YSkTD0PofZmzqlNCZuIj1vZ8o",
-	"4lc53r4L3dl4z8rw0wecYLZ0Czi629UxC1Vh8X0wXhWEdp894y6yjfGcXgdfeB4D0SLJOWxdKxSNuy8N",
-	"JM7Pf/aCtJ1bPU5o8gxMM8zQ1IHjb5edlmyAfD2Oaj4CVOLedvpvl6AfjQrtJcHjh0BmGeMbcPQdlR6f",
-	"RO2lD+btfdAgyGIIVTI9tds0YojvJSqyfYnJmD3yEqL0FjzyUULM0tgjr26DKFXsxr50IGnHqLLSW4tP",
-	"DEXyURvt5ZSX26la73rLzYp08UsyxRfOi51Ha7NkjdlojKf57u0YHtHnQ9iv9s7+lrIAzsVM+vicGd3P",
-	"P9MoherfjR5eosezFzW1PUnZsx6lmIAq7/OV2qo45LR//OwgfHrcPXwWPu0+O6QH3UPoPe8eP3929PT5",
-	"4bB3eHh0v0NOGdu4GcxMtEyUBfKvl1qgBM7v6MBUAbmvnLJqERpN8fdybv1WmK8x82qGw9unFJufdwsn",
-	"/WiG5Pzit9xCehzTcYYz2koRYzE0d+TadUC2B1TrCEhClfLcQ1BCErgxf2SlOniUCl+BggmVITHfXq+d",
-	"T6x442bV8phOs/cu2mLmDSXABU7/MhhDmEZ5fsPF80RjlrxZ72ZxLbU0u5NvO1k6sILgdfSQoXiTsbMH",
-	"YbjHzx729Vh2vfep/hV4s0FDIeP+lon/hmfctumej2miGzsqUrCiqkoFWD6cG9iB3Od0rp2J7afOoVym",
-	"XiUsEqMZ/+b+iXmzASzJ3jX/dkDRed6TN0OoO5erEI4NLJdbg/WnnnFRhWmX2ABYtaRcmU7Y1f75Y+at",
-	"zt0AlyyALKbiylq9RRjPvwhSKYEH01PS3csZToJRWxmn1djjlRDh9eAr/GF+JD6+3OF7xLdHxHyjYP1X",
-	"RsP65XPoKcd2IKyVTTnrs/rAdf4EnJcdbc+VOiIqU/8DiAQfKaJFjU4X7lWXZj03IK9gmLvWeX4V7+Lv",
-	"h83PO/eEiPqYymBMlZn9L0yPf/5YjX9r/6wvd26SjEtrsNNtcp9jp25oWD3v0Kuc2p1kfjxXuKTm2+z1",
-	"PZYTnNkAbabFRc7/DaCQxrUfL7EZ3l2wD8JqsOpKcfzLmFohmOYbKSfEf/X3lCWJwcjlNeMoa4zELr4+",
-	"z7PpoiRPJJ2aPz5GdArynMrQfLpiOgLzx7nTK/h3tt1gpD1M7D0wRWI6JTRJgMrKc1r1jH9tZW+2yx67",
-	"d1tmiVO5oG6Azb07xngXEz5kKnZFfGKlwnvgqMPHKJU0Krmr6wQfSi1fMj5KI1qx0ZT9cs8+1j5rh9D8",
-	"KOGGweTL70Gs4WXOkGHe95w5Z7YwxJX+pmOeRl/IW+DUpgMbzfP6fdIWznNzsydDv3NubSpWUMJDW0wD",
-	"N6SGZ9y26T6WnTy74K20DUsUeSxytJUWL2lMR3BB+aipFzoHIpzaXmoaymOg4VoVIhitVV6a2b7i4TvI",
-	"AkR1K11qKvUa1eY93vk2FsYyM3uvTLvyNCsXsk6arQrHwmVuskdyBYcsPRQ+sMWFHtu3TeaCaza3Vw3m",
-	"MMM6L0rjXoOIf7Z9LLL+O8rZEJQmb15moTCbtEqxsPoNtRFwkFRDeKarXCcXkQ3ZcEgm1Ka3wDRy25+u",
-	"zjtfmkEgjWMqp3VocOmKGjEg1pm+zWm2ZPpz/FUmbbmfWSp55eUrJrGMqRpSk8ivbRGCs0y6Hoo+cCDA",
-	"tZySBCQJqKaRGHku4eVgiruQCdVjdycd36rzTwncgJwStxJTY527jG0egTjRU4NFRRgPojS0EdY5+3xk",
-	"yLk6y2UpCd9nb2uQhmEN1C6ptlvsJqxXGzPfr1vNpXW7x3BL9yfyiwjr1cediXvXlTRYf2mcM3eP6WKY",
-	"fO1awwhu161jvM5YhOsPMa+4C3mAav1GYLWfN18HObaUf2edujFN1q/DlBG5a9ezwojdrE+VBAN6QbYv",
-	"uX5VzfQ9FgP3QUDuBoIPwTDu/ZuIxEisXdnuEt232m5JRKzdRCLpVN2v1j0lqH3bdN1a9kT+favtqmvG",
-	"g7EUMf2iJu4343ILa1aeU/8ZFebbrJ5o5dgLvbmgCp2UKPixmsUqdNIc/PJFntEEcwLMSe1c5Jcl8jIh",
-	"Ww3VefR5mUFRqOuyLpsVMzkG5tl6TnU6kT2jyksickbqLbXLsi2W++QPXjzVXcrzW3EYvMisu8KmXC8D",
-	"btkBWG8mWmganS2fDv5+ftecsMRF7YmVOpyrO9dZ1TxfSSnkmuazsfONm2v8HWsTc8G7+7e3RIIyQKy4",
-	"MQRZPxX+7AS4JhMp+AjPAE5w80yQUBA6EKkmTC9L4VbbDSk7IIe9w/oOiB13FeVeR3B7dybIL9uofOA0",
-	"Vw1mQP7is4N3R7wzQn936Y0faevl8ZepofhDmRFaEobIhtTwjNs23UfamJhb8DYG48sUeSxytJUWP9IY",
-	"8Mhh89voaEyfEoqWKJmMWWSf3LB2uCafrs7tayMRA0UGoCcAnOTZVNHOcPlUm3lK4BTP3gzARgZrv5JZ",
-	"5NX9khj3WEj9ssFhziTPfaxUuLOaaWGOy3Ll3q20cpZ9lMMfD8m15Ft6k6E5vl7vyafvkm8bsj1moNE2",
-	"DdP0nFs34UeyuOYXvdVmxmPYXDMc0VZqvBNhc++go+aKRQg75Kr0CtwwoiPcAk0HEVNjCEnKQ5D2zS08",
-	"8ewRGk3oFBPLKKY0cH3S5z5T72wTP7EwBO6bRuyu+QjvdhAxJEWhsygSEwh9jwxZFGWHHiZjFozhBqSp",
-	"2ef2JTkypqrqMTVqmlDnqdIiNtS6ACN8VfV5blv4HdXB2AhikeplBRt4AP4+j4y3IhIUppLqJccjdDDO",
-	"jJqY6ewyEtNjkWpCyZjKkAT2IdCVZ1YhEFzE0+o7UHl2IShymHoEdkY7xH91JkG9KmqfnFxqykMqQ79W",
-	"xwYEr4HqVMKHG5CSuQ3VZVcKueBAaJJE05mLhE3ccbSjWpr9xUiQyouG8wdRSu1ktarkzarbjYZSF2kE",
-	"L4SIWkYqmUZfTqe8kS8h0rx4qxYxc5JyWaEroPHPggVwZ2MRU/pnd8j4ilpvp4awEHKQb+fMaYYBi5ie",
-	"EiEHigievdZZ9zqjSHmoPoL8iUbDmuf5NND4QkRL2WkopNG4CGvUWOruh5BWrdIXpRMqP9mei8dZCVat",
-	"bSqXtIJlFvmjtFrzBPaWasEyWZfIuWWgXjjYPs9idbwYY7s0mYXiQc0X8vDWCykZL0349F/f+Knton+Q",
-	"BsZf4W7Kxnr5ApVc/d7dv5RVUkmCjbWxsTY21kY7rY0Gw4eZPdOy8FDDM27bdIs79Q3u6miICb2hDGGd",
-	"v9quEgjYkAVWJpBtVOEUPz1RJIYI7EvmTqDZs4udtTPrufOTdV9wKSUZcDVPTt6ZsSx7waUFUaVrFkWX",
-	"uAiPc3k3p+m8qJkbSF1BU9C82d3FB+XDx0+413JOXsuV+K5YtmGdMQuP1iqQR6NCe0nwiJuPlYzR5n23",
-	"WSo9PonaTp9H5p1vgGMek09aSwt3L7CRkG/CwKZlHAGVZCDS0Vjbt/mBDNIpScZUAdmmMhays/7jJvfZ",
-	"2f1mdnLVWCQvHafRKPow3Dr5691jucxqfP7NWxYnwYXQmLuAci40GYBblzvilwW3LL5C8mx/fxDQwX73",
-	"sEf3uwf7h9AN9g6edqH3fO/5EQ2fHj/fv+8rJDOxlCUH4EuEWsbe39PjIveL5z+++X1/7kW98dsavPiV",
-	"Waspq9QxbovURIMzbdM0H8tOKha4rXbBo9hHbvVbSQPJwo9CsUzeNpFpW0RpzOumURKTe2VOEhP7ULDp",
-	"qWqeb50W+5CpyhCGNI1MF8C7ny63qtK2uBQ7e8+ISpNESA2hU2vKw5zXNIp8tDnszVT7G6GaCG6f4QWe",
-	"xngfWHbPXmEf3Zev8HvbJ6juK/ffd79ibvTu64stb4uF3TcvcYen++Zqy9v6G+3++8ctb+tadP/jAm9b",
-	"dz++Nf/V3Rfms0y7F5/wjnj36ifzX9m9Mt/fsO7P77e8rd/H3XP336tf7JaJIVNh42QDW9DHmCH2Bd4v",
-	"b+7hW9MHsZfYd8gZsXfJnyj3VXbsQXDA3XD8MJJANShNfDzSzvjI5rLt8wiUKU9tivC/pzTKHo7N26VB",
-	"IFKubceVxzgf4FbOeslRzUjeW+au3gJknNAoKp0hMZiu3pJcYleUM6LlvZ1hxl7KA1jnOfIiS/D69cvL",
-	"VbH3Wl6a0hEW61BZfqBJEjG7BVpDpHzJBYqZsc6u0jIq3kWhVZHREtgafWj6AfFG1obbN3WZaIPLDS7n",
-	"cdmQkzAH/pYYiKVRNT/vFk76kVylxcVvo7cwR5dHJEprKYIq6QEcivZ6CzX9BJxG3SxGi6SZJwjeP8Yj",
-	"y+x3JBzTKtuf10aJVqT94TrLzzmvp40uwJfLbQOuJKGBFEqh/sY2VfXD1FG+yDUIofPchcsGYUuQbTz5",
-	"ndAAVKeq3zledIPIO/Dy+S7nS7ccj4LVmfVvM1pz8249Jj1bsFH5rNs/Y9Z2TjKku1/NtJRnjV00qg0/",
-	"YzvbCG8ywXe67BvpWCN7Ha5q1wgFRHX43LBl1S9WiFT+gmJlyS/vfq38xYqeql+sMKr8BcVT5SPdKLCq",
-	"frEirOoXK9Qqf0ExV/WLFXxVv1hRWPkLCseqX6y4rPrFCtAlv1z9strqbZ0GuBtK7jLFuoDK/KGmkCUk",
-	"dnEHflY/XJLhafWFiwxfq0tmeKtT0uJvZckcjytL5vhcXTLD68qSOX5XlszxvPo5xAzfq0tmeF/9xmCG",
-	"/5Ulc3mwumQmH1aWzOXFypK5/KhT0sqT9Z46bL98eUeTxuJfMU0KSRHQKBKpVusfirb1Kiw9TO0uYcQE",
-	"V+4W11BI063Kr3Nl1d1ZWSPS8K2HTv3HYG0Lda57BELIkHGqqwzT1yywFO4q0NqYxyMQI0mTMQtIqWat",
-	"21+tOFdSvq1RcxT3vEMU08T8tfyCHd4ITageV54X5maFNLuBl7UO+hSPqzpL0V3nTCSEZoXwu6Hh+vsm",
-	"eHBJf1/Q4HqE12zeZO+m1IkgJhFV49rhxil2fb+uNA00C2hUj24EEyER95JFfrwbr9IWriHToJqncLrs",
-	"4fTbd2mkWRKxqkjzL0JGIfnzf/zP/E5xnJc+JVzI2M30lvxAJlh4Sv7P/yalRsm/kdvLgEZUXomzMKwZ",
-	"pC1XWRzWh+FQgSaY7di9X5GNK6DZcbQavUwfZO7TfO63Zu7TmblP15/79BHmXifaXSklqjEwK+rvusVW",
-	"fanNQXg5PJeKiNlTRU4uznL17DrP8dYcuUv6dYl10OQGWbWB8BVuq7TDxHAR6e/IylhvD/BbNyfukRTh",
-	"GzcE7jHjjWLeKOaNYn4YxdzQTrHT+i3ZTHhHk+bm2aJJPtIOeLG4bdw5cnR4BCK0lgL2WZ7mbG7bPtkO",
-	"KYumHpkAXEdTvDVOsoeGnqhOvi9cvA3kLvsIM1sN7gWXOTvblETh/9LlwpkzsC4/kGfHvb08K7bSNE4q",
-	"jawHOxpaMtuViCEjgLpvZAFuEyYfZo6zr83V41w7+g9ZzToOQyLFSIJSV+LcLd6SN4roaHYga+e7wUe0",
-	"7loQLPDQK6Irk29VZxo4k6AcDW3WrZcGBv6pjUKBJiMpJvW8o+WWbPKjpJUJj9zhPrhNQDLgAZCRKWkf",
-	"Fl0hOipNI0twV7fouXLNvXl4LvCyY4EZxlx1Zs8R85u6Gbcgpb5M+tzDC1oUIv9CwuEe9Mog/iCg/NaB",
-	"1pQ5XCC5XbZQs/Nt2WQfyw2YWewWG8KP4g4UnNBiShRivRlFiydnsz6IGBKaOwuZM3BDoxRm/QBV6Qjk",
-	"7Xxy8ngxro46O59TpX2M3dWQ2LO9ZfWqSNk0Dc94iYQF/dDsU15uh1JyzVzOWULJiN0Ad8m61n+5ShYT",
-	"WmZ1M660THFjYN72LhTQA++0LlOq2XBXqbt8pb6nJyJLa/VwofOHpHRDqnZmMVsiVfMxNT3n1k34kUyM",
-	"+UVvo2qdocmjEaSt1Cgu7TWXxwm7IAGV4c7WN/g+MlM2VfKb4XuhP0z40mTZVI7gTOp1bpXWL45v1Feb",
-	"VhcwBKmIFoSSK1OMbPu7N3u79ln73T+Mevjsd4oTWDaHllmQ/CrEl4W/JiysPfM6rncFycsUmN/ky0lZ",
-	"jKS0HKuUYeneaoMHX8ooIN/3S9UbwPwLAaYhU2oWlK1Tlo3Pun1TfiQTcmHh2201PYYROcsV7aXHVRbt",
-	"b1KBYlR+p7m0QnZbEN/RzrYSF86sZzqAbHOXp0QCjTA9idHbCuQNhIQq0t/qb3Ue2s5ECmTXbJfuuhob",
-	"Qo3FhLsXsWhGwCWTHApJBhHl15bCimxTMoSJnZn7akxvAHWid985fkFmkmLaS9RdHaWFLPoIZp7l0m8q",
-	"H8+92G+tHtqy+I0q75zD2ieam593Cyf9qGZLefFbrqcfz3DJOaOVFLFHe88FH4IEl9OrGc1geyJB3tXO",
-	"10+OyOpHBJi6TJOqw+pXMgU0HyjRIulqM8mRFGmCCWXsxiHXlHFFhB7PUECdEuSywsd2FpaImc62GRdV",
-	"0DVUPDNzidlbCAuBazZk4DKVhwKMsaZJMKZ8BFlimoTqYGz6TxUQpnG/DGhIxJCUyIzT+pswQ6c8JEoL",
-	"SUfVG5dfoNzMdNxSFGReqdLmGbdRq2aRd78t22bD5t8Rmzdlx1Qhqq1q6rFo0FoCPJZdt4Qpvglb5lFs",
-	"vCqOaTF13oqRaFxPaqAxicRI7JA3RsDHdARGBCsSU3mNuiESUp2QQUSDa3INkJCUW9EdemQQpUBEqiPG",
-	"wetzCSFJJIupnHpkJAE4URAIHlI53SFXpi/bHglEDHjoffvih50d70fzrxfmX2c/7Ox0fHv6yGjqPnbG",
-	"AYNXf+15ZO+3U6OwbkBqogV51h0wTS5+fIEKIcb3s93QE3YLkcoOMmkRAWZ6JQPKwz7fplyzLo0YVRAS",
-	"CEegSMSADEBPzMBdI6hmUomX6Yz+tOPv3Dth+FfeIQ4Er24vv15sipSU9pfsHtXaD8pGtPyBkhUYeQxz",
-	"8iFhQhpACWkEJOQLMfK97x5/n2Bq1mDLENs+Xdv8vFs46cc1TkuL33LD6xEN0owz2kkRMWjOgxMDuLRD",
-	"aNN0L/OBrJHI9Jcx1YQSCZhhwm46Kg8148T8ZDNXCwlE0alCrZdfLai4AAjVdIgpZ0NQ+o1Li100aHOl",
-	"znZPuJicEjpQwHWeEIi6Wtt2X3UAmCJDIRlxX7gzQ9et3tGrZwevXhy9Otg/Pnr64nlVqMVaL+oFjBmv",
-	"OMR0aX8mihnDIh/4k4wG5AYk3kQYQEBjIGEKZDJmkSnL1OykQkI5Bq1OSc8GqYJUSuDlwFSRJMRUMWNc",
-	"Tcz5ftQ9qKDpCCqmf0Y4TEAu7W9MFYkExUwlhl1YFBE1YcZG04JQbSkWjCFMI3dfgs7Md4mFkE2+itEv",
-	"QFPGIfzZUv4eudqzNbNXk+UNSCKxUVWfpX8ZA8YfkRzuwZmCF/BuNK55ddBxYAzV8WxGdgkRUAXd3sHO",
-	"Xq9qkQLBNXD9k8tNNMeoP51194+OibjBQeWDeaKI4jRRY6HJkEWgTvBdHGPNE7+f9noHQUL1GP8CYr9Q",
-	"Y4pNDV26wAjsz/0+9/s8AYnfeUTZhPeDKaZ0srD0sRM/q5yh5d3Z+zevX11e7fxN4cP5hokVjaHPsTxe",
-	"1bEVDIrGVI0JXo+augU6JSEbYuzDTcMduDBzKZizz0f2flBRWHCw/m5BaDu9k+fD/aAXHA/Co2Av7EFv",
-	"uA97wbPh4eApPQj3YW/Yo88Hz4Kn4TEcDQ/pwWAfyz0fPqNPB8fBkWEVqo2xvHWy9d9do3/tdZ/T7vC3",
-	"P44PP/+XqkUsBju7+hUoLbVumj3rvv7tj73j6mbz53vOdCWv8hkGnVBVevCHcXzwKDtTI59k4n7709V5",
-	"JzvFsihtnygySFmELwZB+Rhnyq+5mMzlKaIauprFUOs21Eh0F78UsTFNEj110P7sbd0UMmBRSGKyMVfC",
-	"Q1d092Zv133ho+yymwKlVTDY2+n1do4Pnu8fH6yUU6XVLAaTw3t2WWYB7GWSpYaI+0KDbu6KIExAGRBJ",
-	"pcn2YEpYnAipCT5TUj+13rwUbqkReAlUNZf0hRNImBIhkG1M0dWlgSYJSCbCDmZ+4cZMINtSpKNxNCWK",
-	"3XYnANdEUn4NRl/yUEw6LdiiBh5esXhF1pWlgK4BYCOjqJHI1YfFP3168zLTGbZcRtpTzB4ikJLKs1JG",
-	"5ISvl1EE39tqfH5LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1yFmgf3/9c+OWVpapfus2aEbqkMAYw",
-	"FG7MOD7UJ0MWRdbcKcRpVc8Nh5Hm8kkUK1/w+Awnroov2dE3GKd9KBnyTR0V2IibBxQ3a1F+IyMalBEN",
-	"RZsKGdQqq6rR2bZrqo8Uap5Z6Paa048RYC64oJV0GIvkpZtOA0/Or0qrzl/AlaRGzi6S4aUUSYKn18LU",
-	"vjY4BjJIpyQZUwXV4aiAahgJ++5hRXf2x1WXYZyMJREdQFTXZA2Eqmj0o2QBEMYJ41304gMJIdN1X+Yd",
-	"SRZ+FIpl2bRpFH0Ybp389e41+bFc6/Nv84bahZhgjNM+0m8GlxHWdDd/i9UmnTEGFxc6K2wK3mFAFOzF",
-	"1sggzmHy5h7F9+9zKxZXq8Quc8wxR/k5Ts2mVRpyeTgrlayD3PeTtuYr43gts3GD0w1Oa+L0mvHzsRQx",
-	"bexkE57RMc6J0tMIyA2VjHJtM6upa8bbkgDFbnMMqAISIEXssSuM9Vwz7i6J4pagIjRJgIeE5tNBPeoe",
-	"AKCEwyRivHY8b5hG0QXw0J6xr/WMhSE5hD+zEETdOhOqg7rvZHyBvzZ7Hqg0tXwI8+Ovz6RNnsBbyaff",
-	"+SGzDRPWZ8KmnOkZRm+L95QPqvFZt2/KjxVKmF/4VrrRM1R5PJK0mR5v4QYa3GxIk5GkIRC8WZdrIo+k",
-	"PBKB3U/QY6NxsoL2jFIwbVVWuSWpNTDanKXTiAwhFZmMhZrNKeKe1K71Eqtp442GuGIfPQt+68zGw8I7",
-	"5GcapaAI40GUhkD8V6/+njLryuXra5o8Ofn59a++R/yTkzPOYkxibj++ZpypMUj76VKkPHw1HEKglf3m",
-	"SlKurH+V1/kPFkXnIuU6q3YlkteSjuyHN1wlEOgzHppy/qkxJ23SYUViOkXjk8qamxvr6+gvULvFCiyk",
-	"11pb2SLpG93Kuz+6vnNTcAOk7xFIDZpvOVbbppqbnnPrJvyIBmt50Vttnz2WuZpzRCupkZjBNBU8Uab1",
-	"4hVja83trB1iLwLilSceTCfnrtDJybngRtGmNMKzD5ml2Px7vg9xhG+YRtEaIzDFUf/Zgw7rPA6MS1Gf",
-	"jw2NlzLywyeQtYzzEBlk66jVUox9eSbYfGmqyT77xKkj71LENRmxrAbdV3g4/NuA7drR0Hbjc4nm3UD0",
-	"HhBtykzMJECbbIAm59qqiTYZm/vAnePr4gamv2/yJQc1Q6kaxwDWgnap9bt3aFZ4sTNC7xFX9DuP83x7",
-	"i9+k8GpdECMfVOOzbt+UHyuOscqcah9VHo8k7abHIzJI63njsdiitVRARXRlfZLl5sGy7xdv68x3MDc1",
-	"POlpzCyV0ADIn//jf5Jtt7N5DVP8PGsllF8DqBx2UyK+RJiWrBV6no3FRNBnPM3TzaoYNAsUkeBSMRKm",
-	"8XJ57lv636bZroWE10B1KiFc56Tqg52pqhjBKksOV77JgNg9Fv97t/C/ZT5pSCbmbNgmgdjkXFs10Uey",
-	"28qL3EaLJafFoxCirVSYleiGCnzqLpVU08PGm1dd9SiRZrboIhkWJfQfC2GPxSd/flvUPfbetB4DSd2k",
-	"CMUcPPZOAGbsCQTXkga6/FbUTA1MoMb0CeZS+vfLD+/taRV3s92drQl3kHQyqsgANlAiSjWQTxdvMY7F",
-	"XQZZIckNC0EQl0grhpBRMhZKn+JJmAHkGzHFZe+x1ok62d3Fwjs3NBKSct2lCdsJRLxrb+Oo3eMDOA72",
-	"B8fdQ/oMus+Onwfdg/Aw6MLBs4Ojo/3946Nnh7tOKbBA8J0EzZo83JRKVmdP4X4ZxAw3u+Rv5QxDO8SX",
-	"TOjziAHXrmV/t/Tdi5RFoU+oBGKz0ioihn3uZ3fm5XzVuR9c/aGQJMAvVJ7BwBQMyNnHNzt9joyvCM2O",
-	"PIYsxLtNrjWyLaKQSAiEDLO3xgTxgY8Yh6xvkvfR55jiqYPDnj9zWZVI+l6ZzbCPl1RXGLMv8gxTpJy0",
-	"6oT4//mf//mf3Xfvui9f+i5PRp5cIU+mMMt9+739ve7eXnd//6rXO8H//7elw/l5WWqp92kMkgUu95WF",
-	"tBkbzagy0+deZb69GXJXGnWzecLmkkgUz1I4DkBGzKqQ7b1jkiYJyIAqIGO4pSEELKYRCdmIabU6TeJ9",
-	"Uo+V2bRyStWMfgerdNWYJQnjo+7e8+6yjFze1hzEKmSYgZshVdVQd+5ucikbLGvUVahs9qZqyl+UcyzP",
-	"NFZKPlbm3nlWW7oKS9axihSLFC8juEopu5oNWaSlFGRtsEDccF7dANf3UC2+adi3W0blhHW7VqH7BEzD",
-	"JzP5/LiYZCqJ8tDLN9r73KW3tLnuFOZFJEMp4rl8lZirhWmynWXJMwV3I6pBab/jYWnz1RPV5yqNYyqn",
-	"pwQiZYbLhkPfOLS+0bd+lU4wRVZSYl5bzzbh9vBXRN3u4pKXbDjEc70VwTd8dlrTSIyUe2Qoy37PaWx9",
-	"cz0GJm2eS2t+IZl8zx6WGYuJEb9TglYimYBR8sZW84iEWNy4/Kiu2dOiN6zNRf6gkAQSwVATkerK+J5Z",
-	"u6Ui6V2mAIrkRrNLXCmU3HrWod+lKzoPivKoiga98qotIKWU1qjLMRAxgxzTXYP5Mh9eEhcCGNm9SjL8",
-	"guZtY7Eqd5c9P71lRJXyiBqLxL6ai28dXFenub3neaxXPI2zGzgqDcYYDCsd1C8Oaf0E9GbqV3JgCEOa",
-	"RvrymvFPy95yb0WM9JpF0SUuwhrjUOVcMbUyHOTZZRa9wvyyhHOVnLii3Jj4AyADkY7GulbyAuSE2k6/",
-	"5V2zRFWe//In+G01w4n15/9LqdIdJLBeZwRZFocas17zuNg8Y85HIuf4YfaQWHnqJS7ICL9cQDQZz15D",
-	"RrTo1Oe3I2XWCqU/sjjB2GUbJcqSoOpGqDysUGnI/SqEVkscMDugRmfbrqk+0gbIzEK3MfZfUONxSNFu",
-	"OqCt1rAdgWmMcmPCJjlSZJvxEG5JL3sXAy/12puxlAfQQSPDXc/ftidk9/C9OOcPZwmS1k6M7gbwQBkh",
-	"XLr+KwZyye0HKpme4mXvUjJcJ98LT+vbuD627q2Ru24nfvmNkXWeRfa2JjSKEprUzDNUK0Vw6aLIPB/M",
-	"K+yi91ldnXHjnfdFZq2gbxyuj+8y3BvwS9TYt4P59dMvqAe7i73B9/3w3ahNWvKk2mWEND7r9k35US3y",
-	"O1zo9lHl8UjScnrk0YsG0oeHas3gyFlWY0lkBDcUKYu7oZjwrmKjscZX71Ku0iTBZ+BqRYgoky9SqfS6",
-	"w5updkf0JhZKZ4GsegOK9Gsm4aryVQw79ezxyQjfRdZAhkzWu7NMI305FnqUrhurOpureMeMueBdZcvW",
-	"m3FIYzqCC8pHUN8geFlUqoKV4f/kisXgnsusefdvaM/wLh6qq6ClIfo7EcId+aOUpjykMiQ01SKmmgX1",
-	"l8oUvKg8gHQhUh4qkoB0L53XTG6ND6y9SKMI9FkQpJIGFYHty0QCDU9JJCYgDaBiIYFQLK+hZk8xHdHf",
-	"GYdL9jvUpLyESNBw/RWTKb9MAMJ3aaRZEjFrkc1bgBHFowhaWFciFjcQA9dEmao1J+V4+iMYAtp9+4We",
-	"9ioRUKNxY9F9BA5aUl25k1694fDLbLWX1kq0r9a8g5Clsb/6adOc0+YWrpK4FdCqWrxqbqsk4uLkCxyW",
-	"UDYrGb1CpSxKtXmpPidifquKlysIUuNHXQboFpgF+KRAno2gap3fC3z7FwIJ+sQ9F2ycCp8YwoLSJE6V",
-	"zt6qn1rnFo8nuXx7yCODiPLrPvdNR13syfdMHRpFU+KfJYlxDbLDRGT73z5dvO34O+QXJ/8FtwcgKVcO",
-	"q4e9nj3twswgx0BtNmB3mKHopmAJmrD/gOnWZ0MCxoeY9c14HzTAWbuaEoahDeqnMiodmh0xPU4HeFDW",
-	"Fcn+u+jyXwANu4JH09JVFdzfw3NFGmhMTK8soBFRYyE0SPLnP/5XvglkXH575CXbITSebZ8jPbPAQREX",
-	"8MggDUMGyiMxTVxcIKBRJFKsjI+5KI8Y1QKaWfHAQCqvzxP7lDgOz7Onm2zTKAvNoKiyJ5cZJ3vPXKhA",
-	"eSSJ0vk3PSkP+7w4wPTnP/7pEyWIsVrceeiABmNQZAg6GBMk0KR04IcMQE8A+MzJXrXT533+l7+cC24G",
-	"Z775y1/wK/IKeREHp9IgAKXIQIRTPA71R98Zg/2tE2NKeqSPRqH5+Oc//vnZP3WsDFIKmdXrczJX1b7J",
-	"ayxS+wqvaQer4I9b9ucYlKKj7J3erc9+toLE/WKf2sa5akMQJKzg2J2Bkkd8eyob/xIJcJqwnSmNo5kv",
-	"/qZsnsTdMdBIj3/Hv40Om/5uuzStaMkC5e9Y6pge7PUpPDzlYkwJHYF6QrYHEIlJx3NZWnFaCk9B/XT1",
-	"7q0ttWMIfWZrOzhrSVmEsjmiauwq5wUMWpkNNBEpUp2FILLT5b5nZx2KwHwg/q5dfbXrd2x4yiAcQuIf",
-	"9PbIOzy99RFkTI1NFE19Owr/rQhs2kh70o7MDgCDYmZ0Hvl7alb5GhI9O5D/mgfLQui+fOV3doiRdK61",
-	"UARpnGMhkWIA6qQg/K5vRdDhTsGHFTIxoFJOywKQVMo/JMgSEXiaz2mZCPwL8bOp+ERBBIFWWNgdQtt7",
-	"RnI3IYOvfS06oZLGoPHNYeBp7G7ameFEoI1QCvCgfK6DQ+iG4A7RBwEkurjyEDFlPhmgdDx8uo5GkU8E",
-	"z07bmVaRH5R9tA5pZodDqJldAKeYm7VwauxlCTfTBUiZHhGwuNh5nQAfCiRnNt6JtzhMIRsxzQ9fumXK",
-	"KVJkR0I5bU9sepYeE6bA1gTe/XS5g8t1bsNW3bc56fH6sKWFbRKjuU4eMX4y169ZobxTU8w0OxZ4e4BP",
-	"zeIZRWomUR6Gj0Pw7fpljeusGfzRfj2YGl/JSLaphs4sm/yAS7PtFsatSuekvCZFxNjeg9n2S7sWJ8TY",
-	"8RlcUcTMBZQd3zlC4JKQbX8mMOp3vIx3ihsU7gl9wvRptrISlIGrfcg+pjPz9f/8xz/PzFyyxx22fbxw",
-	"5BtlheHv/V4vb8FS4ZN9HtvJhRwCVu6xERdG9mxjDuvsoocCHhK41ZLmWEAeyBr+gHpf/WBr/994Etd2",
-	"9mLaxccuHeM76BpuNktDSUwjYzBDSLDYNheaPOse4v/29skYbt2lAQ+ZwsCxY7o2WDjsHbpWJhBF3XI7",
-	"urgkkx1BDQXYV3bG9AZKUssuL82oi6DCdY0mRmUlEhRwfWrLFSdmLTKtfMuPHhPy0oBn4RlK6nqBWysk",
-	"RqCzA8tkO3MOXQ/46iri0Ab1MzbAX58oUjK0LOJwLldub4MbFs6atm/75lNDFexbv8A/IXQJo8dUXgOK",
-	"jEqWx/M5pfeCjaSg+WyEJBENrpGCs1fC8OaOadX5NX5/q7/le7lUc++ASzD/yV4fjqLSSuVAKARN2U6y",
-	"J8wN/QPzLcorxon/a9csSje7XGSGsE2L2ypvXnZOjabOG0cKxuzWdDERZSssG8ini7eOWO6mmZ38SY4X",
-	"Y+tpJ03sdTVThSoiEhtrs9gQxmRF2CUSjG0qQSkDPn+AyZ9Hv7PE77ij20IBN5LFP0PF033FAxGalSR/",
-	"79oM0CgxwJHK8S2aCHaNDOEFH5FXV3TkEf/NsPtecOi+ozoY+2TEjNg56B16xP/p1dlLn0yEvFbORnOt",
-	"GhDj0D8yzo16crTJJOeMQHX22M3ebiQCCQqtYQSWEhlvpDy06rZsR6vdP4qjzZ+tFY0a08izbLFnKvgW",
-	"tl6xIWiEvsoEhZmx5Rc7MNf5ZMxQSVGdtzoxhEK54RH/3NjqXaPnpIhOnJBG4y2mt12jRg72jg6Oe8a2",
-	"ZnGcaoNio5noiPgJUsgYVZZnnORD/2eWTMjNFuVUI6MYrs3Va2bm2decbMJ2nclTx38SUsM3KAwVicwq",
-	"m4kg2uwNDE2vAbfFFIB9zimbs+cOYgoJTxRJBF7L1CBvaES2/W7XfON7ZI8oMkD8OrnUOSG+I0lOD+sM",
-	"uDaMXRyBi1oZ+a1JBFRpsuccCSsMaARdXImuhBsasZDqrCGUMjR2boXvGV+KWhfKtD+UgutMYdKcNI7S",
-	"FCUnRmQNjGcmptwlCpy5JZC9JSH4DrkS5BogMVaEgaehJki06LQgxtewZL0BSaNsHcQQzZmcjZCzLJnN",
-	"96x0ddDDNmYdx4xRhyKKxMSaBBZhny7eqswU8gtU+IjC8w8Xlyc54p38MlhHGaFUxrvdM9Ns94NkI2OG",
-	"/cW6SnCbCGPc+gYezimZk5UWwguWHpqp/oePV28+vL/0jfAaRmw0tu9W86n1RIyOM23u9w6J8cQnKPR/",
-	"fHXlESNfPJLV35kT757zSDG2pj0rL8bO4vi1m43mappA1xkeJ4QLxdlwaOnyiwM2kNL9I56LcgsDeQNo",
-	"bozNuKzygdBwiCgAQaZgjE9pOZVFEYkENULXMDO+29zxyrLRQpgDhNYBsayoyFHvIHvcz84N+A1EIoHc",
-	"yLMOlmfZInNhc92oEghyvo4ikgHDcoG9u5Okanwyw1b/dUKZ/uG4pzKXcU7kM0XGRomlXLOIUJ77PrlC",
-	"zYQh2UaZYjDE+KjjFaJ9/naYsRTt3C+R9N1LvMVLCN6qwTA2NokyzTgp2QpZu19bwFJ8Bd3dbRVDMhBG",
-	"rIsRoCO/vdfzer2eaXUwzcSRR/xu18ghM2mQyu+cksRIG4bWyhTVrFkHS4oL0HLaPRvaZxbMdMyYs0vH",
-	"hNAwNMo4H9Fer+fcyRilYqmnbgKya2uWOz3cf459IduWuzOzRrpnnjLuHWB0yEYSXOzQMC1exhpKAHt/",
-	"LologN65aZhxG5UU3L70x2TOb2auPhddFJXOV8IuZ6ROx3G2KYnsnvHJr10jP6Lui3Q4BGOsGXy5ZuxI",
-	"OyiLTfMGDIkUt0ZUJlShmo0tV0uRjsbGtjK/TwuJjZEBRDVWmGdLFCKhlRlomFmJq1kMuBE2EDdA9vZ7",
-	"JAvNZHQsAd6dH0dJSxXure7u7dxaw/vQKGz0Ps1sY/tOPOVk75j8B3uBt+IJsfFURQ4P9kqFqfUthenj",
-	"+BCLH+4dWMoY782qWS6c8ui4qmZZkV2dvzqU2b0+374BArJkz21jV0LmgY9CAgMf6bHvkYvX5+T53t6+",
-	"afT/+3/J8c5eJw8RYPhZcA4B2n5BJBSE+GKR4S0RQ+6VcCe2vEw4obI15t6MkHLxx4905EIXCYgkgr/8",
-	"xcjPmYAOij6j4nzjUOyOdRydkmBMpQL9Q6qH3We+MRt2LS/1eSZoMk/BibvMrCMSNGUcwo7n4mVYkZUS",
-	"IBltamxIS80LCEXQ52j6LwQNXSd5BGTAOJXTTikAl4UQs3jcH6bs590/tPjs9/l2ZaS27CJ4ZgzGnEOC",
-	"uiDGTCRAYXcDKSYKjMrN/t79w9mEn7MxzH+fHV2yvJZd4PRclNze+8TwM1rJ5vMT5TzKO0aDgsPKxpyO",
-	"ggeAgtpNq89tlzhxY7bOFyAJRdmThZK8kokr7NgwlJpXLBZ+ttJAGH8gT2pwDYl23o+RYyGJ2DU4dWtD",
-	"ugZPJ9ah6XPjNO1an8kzjkwmFG1UN3M0jYAVQ9cKGioi1YqF4MKXWRA5ZNTvc9Tn7nXeUjSXiwRQfBKa",
-	"B0rNJ9TiniFnnxcRZLLtG+y8MuPwO6VDi8ZNtYF2D0Pj1ne3/p2P7rrx0o0kYnxki/T5BPeVjCdnpxQx",
-	"fq3IgAbXxq5BbKEpadicllYNf8wYvbNjSj5RxB0u6fNAxLGpV/jWmQosRe2sZ63FibVHfxJKG3GFpzOM",
-	"cmIcM7BgI6hcXBueu6yNS21KnDzrPev5Bgy4u+TbQKD/a/e1kBMqQwi7H6XQwlKBKGF3uiIWAFdQ2qx6",
-	"9+ZqYaPK4N4GJ3aEHO26SmrXlP3sbWmmo9I+F+5EYBxhdquqdKf2ZGtvp7fTM5WdTNk62TrY6e0c2Gu/",
-	"Y9xB3DX/GoGuPt4zK+rcHXmm0eMs+QaV4q+80FrY4JAILPiLFfZccBhtxxnTcWcLB243XN+EWydbP4L+",
-	"ScTw0SYvyyxvnMZ+r7fsOEZebhcrfva2DnqHqwu/F/qdCNmQAR4WOqrbAQLG1jhYq0Zph3fr5K+/le6Y",
-	"b72lHO33xM5c05HaOvnrFuJ06zdT00nepYv5aibS4USq0y25/5edcS5MWJTQnjuSzPg1PqluXQ3TeeUS",
-	"vcCR/Ost0tWMhissjjsXrFCVK5YO9ZFbt2wZM/tnZhmtlGOB4GTbWQ1ZVFM+UTbjVJ/HDI2lDM/WkXHR",
-	"S3CCL9tWeaKMQ9/JzTSUk67vYg+rz120bzthwbVhH55vWnaqWSjXsTulqHg2OTS1jHU6HwJfznPntqpj",
-	"vWKPYOnRsaLI7kwLmGxsRQXTSxZbwLNmj8vqh2uz+mGdXubA8RXh9IHnjP5EZYJobVQ5A3QFuGxY3KEL",
-	"uTJL6bJoyeZbXYsQcPHukz7nbrMQ99fcmQ/colFjMeGmdVfCRYDzcHupBH6nchBDn9tscXdCt+PNalxn",
-	"UuNhi9zNyqmK2OvzSvCRBey5hGFInwr1MVPW63PrDitBtlOONrBr9An6sh3Xo2/I6pNZkxV3w6hxt6M7",
-	"Af9GQ/w4aMc7Dhup0AqpgAyIxgoU6K0hG5wbcafBW/IXrTSw6ZxmnMaTqjxQpb1bwW0qcsRs6bvKPFF4",
-	"uotK673EHasJizefbGDImtQGHcZTlhEr3Ngl+LDhVXUvcGx4uFke/qUckXFKZHbbvz4zl6M9Sxn7I8YW",
-	"Udad5FpBZXlReZil28ojQbm3zyRakqX9blPTmHp29HlUwJ0zKOcBI9sOGgYLducKc0Xg0RjrYrjgj8vn",
-	"qjo75D068nimY4l2vcu+tKobp2X8+GwguUacMTrJ9vJ4lQ0x2VhH7tjOwLccZTstQOubr33s3dfCz1Ta",
-	"rE98l1bM1HquC0tb/n1udeKJvSmYgFRIBOrO7eGs8GOui/Hsxt0y4oWNCd5LVLwu5TCroR2vxBqFN2Lo",
-	"EcVQOTCcMWspQrxSHIUiWK5YMcBtcMsRAtUhbWPvueOl0pTfsTdTIsFh52/KPyVckPOX7zsu5Kv6fC5W",
-	"vkPe4xbmv9Mbeom9n84fys0O0iKu8xAotef1lqDkpQjUv2Iwgyn0ACr2LJawgDtju5QL9nu9/PAKbh3j",
-	"ye9s88/FalVm9pMLwK3qmcLOLmKKDCmL1Gmfa3qNOTjxpO0QT4fRkAxoRHkA0u0M5metGVcaaLhkpX/C",
-	"CdxvnaUYQO1Fe8PxVlxUI/DHboCbmWOMvkT4fPAZ9dE33P1Djen+0fFyU+AMvUTiZ2FkNeUB6XbtzoFz",
-	"LSGPw+P5r+LgT8YKqkjx2eeIJ+w1O/GBp5jItr1ZEtAIu7RKHTds7WZNx94S6XO/27UncuwouqmM/Jkw",
-	"lzvSkgjGNcHDgW4d51J5YxB/aFRv5hc4XnMeM3rKO+7kCN42yC4C2PFn9wD8O05RrThDNQYXHbNyxl2S",
-	"75wWm6FX0wRyOaSnCVgK4lgn1N2xcJaVR3yaJBGzZ6l2RaBBd7MzC7mP4GaXq/xrLiZ9zoyRhVszo9Se",
-	"zyvkrVmf0pAuHfN1P4qIBdOT/5+9r1lu5MbSfZUT2hQZnaQolaQuU1ELla22faNUVVElX9+Im45IMBMk",
-	"MUoC2UBSlLqjIno5s53NvMBMz7pX3nv2/RB+kgmcA+QPf5OasYod5MZRFpEAEucHB4lzvs8nJ3SMjuGF",
-	"VJK/uAylYTIZqIcIWoxmq6d4IqFUFJyN9bU8abv8G62Mcdk7nY+crjb8EKGM8WeFP0fQopsxI3x6GJ8M",
-	"bHCct7sQYU1UBC13fdyDX/4TTs7amHCG7xL1Q6nuuU4ZAl9TjJX8E4sx5wyDHNS+CdeITyskMBNz+qau",
-	"dMI1tHxqVMqHeT+U0QTryZjOj+0Q2l1AYc4lJa4wd3fPZWLFmWiVZT7AOzu5oBWRlEcVSsKnpRRZuqTH",
-	"wsUij7hFb/K604sKfgE7GqW3wBTlySSmHdB6hO4nTAKw3VKGJNbzVnID3OuPOM2WsttQfq3TXg/Pmz2c",
-	"aygjMoMiaL04oxLLFYDol/Wj6rwaWmuzaggt99r1rCZq3l7him+sJ1iMRhfP6/ZNXhjngIJNU+76urOM",
-	"wCjcdRw9fVQtOaSKV0pBruPdfjV8dZH0Xp28enUW/z65OP+KnQ45Y734/JwlvZNz9nIwPBueDE4HvcGr",
-	"09M4OTlPLuKT80Fv2Oux3qsltY5Pim1piT4HR6e9iy1a/2ah8BuWfKQ9vHEs/E7lf1BTSWOcXGw7xv/y",
-	"Xvte8nIDrNN1VDZe3KPcnkthxYaAB2+ZK7lpNkChY3eASUMuZ8+MmUsH0RxdvgncMbDyscnttvQAezRl",
-	"3rR9wn+almp2iUljreJ4rrGWsF2Jv9wzocQoywSV5KN4XOYSokPxyarO4xQJid7zlN+4QtmiSVPeocnZ",
-	"CO977L5IWaXkoQTuSPgyM5HH43YXruZCN8zJC2Wu2XAoYqo6dKms1TUyqshfp+2OUoX9HEcKkwxWuJmP",
-	"mKTAjXn+oK9htP5O4SQf12pu8Rqbw8T7k2M2smNUtLa+LIjCQk22/RpQntY3n+6/Nx9S9og4tGOmWZxz",
-	"/cRDPk7WzvoZ3dtvKvHiG8nn+lHA5ECyq36e03Y/x4BnIFKBYCal+J2o50S/eCe2YBi+BHs7+Te9JPkf",
-	"ftXByX2f88ku72dfQEO+5VRtynz9/AotcFXnaz3AG9fm6S7gSaK1wz7uiS07MUDL4QzGY6Ynpl0RXEGd",
-	"uSC74xKbbq0IiUD6C4nRM2XviSwfPdxjkaiJf91GnpuyFT7yfKolhYRvyiFtuMbTIdWhUm4W1hRhk/by",
-	"JK1CQrvq5csZHlz9Sldf0btmerZ563/jlHZ3leKgD+v1YZMmyCTduPtTm2ffNuywe7Jl0Cl+UKz0ZpE1",
-	"Ml7bcnet187uYL5rzNeJb40yxFzziZKbAvivy2bPbMVu5H0J40t5QOtOpCkMmJRcl/A7VzEd0L9Op3k8",
-	"rsb3E2HiZYJtYOh+kXfV1P38Dsa+0tjjUoQrFKLEfUPYt/X2Xja+FVx/4vnzG/7CFPbFBcwB9IGh1fdi",
-	"dUh+qyXbxOAXFndnTX9hpgcnsNoJLFGd9ZqDd/ZN/EGBz/8FHEEx9t54AHxjguekPBDNNH6OB4YwoC8M",
-	"zFEmUNHqhu99VXk38hLFELvrHoopHvzCGr9QKtRmDdEszje7A2r1BXyBHXiPHAGuM7QGLM9TTBQy3AR0",
-	"K0MQRggqU7SseoBMq5HmBntflHBDB2Db7rL12/kdTH+t6TsRrlcLRA6LN34IKJs9t+nTyHvzIaC60CtO",
-	"dEWTJqbslm9nTdnN72DKq025FOFyhahUAq689KtlWc7Bw7pkStsNtBwuB6UT60rRoseJC1wGKsLH3ws1",
-	"NTUIyUxPZRX9FXu1P0xYwtuXcO7z2YoktITaCBPKqdScJYgIqzTESutptqqk4i2+8DdiOHxS3pV98KB0",
-	"C0q3vJ4HqyfmhO2L+cq8vYqC+qKfOSVtUmd4LTA/kDKqCYi15QriJJ/5XGWsi6MHB9zASAk5wiS9dpfg",
-	"93z5AaqpXYJp7jWN0swlp7o2U4XYLhoiGTtqZ5nc7OryQqk0VOvyauV1lYRmTm9SYijNlUStqhUilX6u",
-	"GrqfDtbzG1vPsmq4tbZCTBxrA7Lr+988ufIKDbtRy/yJavQtm3B8kz2J7oTsINwW99JbvqHTzw2iO1y7",
-	"XQ3tCuEeHMXK2K6mEKv14cGGXmshJ+ZCOg/qJFlmxiqHlD2qaQ6tyG89nk0GWSOOqYBtKFKHN+1+DmVE",
-	"vxBOIf22ojHkmkmTUp54gHh3mpvjxeepeY1wghMdBKb+j/4ksk4FED5nGpiOx+Ked8uKQwpGI4/t7Wvf",
-	"GEHqOMTDEqEqZhIMx1owzHEjgPy8C1fSd06VVAkhNTqMOgqAmbkjgPGAgAZMwW6FSIBzAKWX1TKlO84z",
-	"V6Q3U2VHkDKTQ8soYPIxlCVSWqykh/ImmRuIlckJjd9N1LyACZ8o/RhgWIFxDMPih2uZa4+qr/lomjLt",
-	"qiYNITwPCPYx8OivCQ9l7+LszPYEaia5LqK6H6R4AJ4pun2eoEVSBSGi0WLJRFEE7UozkTUilCO8hvC/",
-	"uTpBh5+r5KhSOplwLWpF3E47y8/c9mwyDmUBejKHeu9q+5bXWUKBAty3WkEA46YGqOKtARocj9xZhd61",
-	"RWUiVGBqOBWM+iocV6qG1YcJT+w6ZCmhoC0tVbtGUbvt9imeljo4uNjP80h6c5JkDpqcDGl9CIZLWmNj",
-	"WF0O7ZSTnokI6IDJx7WEDd2nlQf3fa1XUjEW0klSSYo+sb5W6ZgnodS84whGHNyLh0kuDIzcpbNoMs92",
-	"9dhTAd93p5lQnlxsruasFKxV8UtW24CX5LYRzU0xwSfGKgcLWmJBVwvHlm0saJjyh7VHmD/YBs/8NdmO",
-	"acPRPTlvWBkQ2tL66z/brsFx40kSe6bThpfs4bCx8rBRaMN6ZbAHEhsbrv8AYU93N9jqmU3YD7wnJozH",
-	"w4lb6OJ4iP+/KLFj5CzObKTQTHrXlfZfSI7lFPZNosBrq7+NcBs468X13eUPRfWZHpz4Sie+THuaKE9z",
-	"hdl1NTkox2blWKMRnOn1W4Nt8Nx7AWf7kuRp1x9aTE8UfWxzbC5TRLGopXE5ruq66JrY8VME+Fw2zNkh",
-	"YXO1/WaCx8jRMyIZrlQFLNYd4B35+kAPa5/fuIa/5W0hlYE/TSsqk3xmL/CPoBzoNqhEf1AIcs35raob",
-	"DdxFZfF31WtUpnhwHiudR1VFNmgI3s2t9xvU5EnSwiu9TzS/PdnVHbecmWaOTNWxzFVBlgipr4Pf8cGI",
-	"P9UOfY5sHIUwL6jjP1Nvq28giF2MIEEnjLA/W475LuV5jtDthreBjZiQy+aLNP2X9gGE4gwlkvcIA2eO",
-	"TQ4MHyHQccG0jrzLyK6Nd6+SSFmXpup5Zdpy+8HHSJ2e6Dk+4ZrfHs6UKz2Hu5hFgD1KvCQ+Z9KojRo6",
-	"YZlZo5YF7D6i1XtGfboSl0xbNbmnwuacxYTzW+nCLKLOWGu7sWM+8wnlhmV74sqsRMltxSxN1bSep2SX",
-	"vib8BhHGDct2NbK4YdnBL6yMKCYouBWyJ7LF1XQhWk14PuZTwsUnynWBCSRDpScs70MmMp4KiUSgIx7A",
-	"UHMzlsSZicSlyLRKP4ZymlHiyZIMjZaQQ+XoHwk4+rvb2w8Fc2cydfCVCIyqpjkPZc4nWcpyTnsbPeoI",
-	"QJnmeEVf8qp8vL765uZ6JcowLcRy9XPX7PafyAuMTKH2/0pU4Hkg38/BtkvZfUYXU1OUyswmxTKsgw2d",
-	"CEPXxOtizxvf6Ll9PI27L36+XOW1FWK+XRNHT0131tnT9A4Of7XDLwS4ViWIkVDcbzhDvi+bPbMlFyPv",
-	"ly2Dqq54QxE2sOtiOXfVsosJHmx7pW2rihDXqkaWskeuY6aT9eb9Adt9je2e2b7LoffEwEkmELvFXvNt",
-	"ryK9BpZdLuSumnY5w4Ntr743KtWjiXbkIk95o8825RebKBHGPv2OTXhE5DzYzS1/yKPl32lIdLc02Bfx",
-	"EDj2frmI3C93Qy1o7CRwLXfbS+AUD25ik5vInSTXaYjmE8H1caykp2tbHwtQ+68rzZ/b4OdnsC9mT+8N",
-	"cW3pywAPf10r2CYeYH5xd9YPzE/04A1We4MFzWmiOKkaqUa+4C02/DJewI69Z/afczaB1K15Myk2N3y7",
-	"njtu8naKB2PfaOyFmmyrJcdIZre2Bt02f2FgwAyHD+++hRbWR7tzw/cxFpy7Ul9hXIn0CwNIhuepHEHz",
-	"WKVK8ySUg8eC/1SzOH9hQE9TKj1mjq8NJOcJFheKSZZySlDI6VIH54GztoMwfcd1KLFz+78Z5ApMqnLT",
-	"B80T5JePMi3sukUBjDTnkv5oeKxkQn8epFOioo/UNE+F5NElDFIW34VSGLjjWd6FaxaPsWcQBhQuEEsv",
-	"gUlQE5HnPKEfqTbcLhHNDXBq3VCG0s6eXnWoNJHSZ+KBp56qtnwzuqg1uWZiNM6Ju8VKD3lHU8GTdihf",
-	"dQaCaj8lTw3oAEYBDAJgfTvWSRduaPwZt324u18GuUq5ZjK2w8kEbuE1nFz0YdaK2/AaXGloDL/+y7/D",
-	"bQAnjv4TAP/2H3B6fg6//vO/2t8wlaQV0/+24Rha/sfT23YXPiENPb6fHVog4yjSMGdTzQvJ2Z7VVOZI",
-	"oY/89PSLq/WXwGQuOiwVzPAEeDLiBQIL80tsWzpxAWCdtmbSINFN/Oi7FxIyrTKlcywNn32E1zBr6XYA",
-	"s2/xnyP7zzf4z0H7snxxl+YznQB/iJFF/ISEJwwk4l4kVIKPGRfTyaVjUDR5AHd2cXFFWrOP8Ds70O9g",
-	"9qYdYL/C0KRfGCejbihPXVKOVeAX4LS69YE41kmLA/gEhe4G8B6cyl7SpJxC0Oql2ZjhWMwA6ktAfwMG",
-	"Q2t7Qkn4+9/gNVzBsRVtm6hwxUPxSobXFahc5pbK2B+nvE0LW9FNvL3sQ6zuuba6PIHXcGdf/OMvP//9",
-	"bx9wHey/PuFi2H+9dxAMAO4d7HsXb/Larh4++svPlad/+bnSwS8/v7caOIGW02A7aK/dDeVLWlGiEn9h",
-	"nEYidaYyvGI/1pvzxIEo0Crh31oMfvkZJu1+YaMkPeeBzJhl3BVaD3NUULprtl4jABOztKIfJFfsHV3C",
-	"lWM4tw98ePdtAIhskEAq7ghsgfLIPXqEZ712xOiXBbevh7kIZcnkXPWTn7676pyeXxQ4EE6zvFrAPUun",
-	"3NThH6hNKGfaujeJIFs2oMzTR2hFJ+5r0Um3F7WJoZQoPFHx4GXvzGFcSOWdv5CjbiivKszGJGhMR+uB",
-	"ZBPPB4qe1M/Vtp2rQLdbkkOWu5NqJgN3xy8VvXGADphcqatSF3J+f8KdCWHviJYU698ZbnHWTeUwUSaH",
-	"k97p2X/9m/0vqY4hEme4eUNQzm53rO2HbjYISUEs1ix1LKY4bxhaxbJKUS3Zx7db2FtJVSsTD2U0R+ge",
-	"IRc7EbouI0zHod3GypJEc2MQ/cK/4lkoSwnZ3VhKIr+GGRM5kmbniJ/S98zWLIez068cg/5HnuvHztUw",
-	"5zq6BFbtDEyuMlO+mZtEytk9NysSL6qBH8Ymv1mAqkbqA/nUps0/eb/b9IH35JufmiBdrMEukzOffrX5",
-	"gVulbph8dOOYL4Z8sBAvl4HpusjZQ+2vOx9/cm2e+WhMw+4LLxatMbR4JoxKODnjeaDsBWIE94cqtUZT",
-	"vpQvJNWFGewhW4opln4bwW5Hl0KL+w/AlkITPXwJaUSWYrxUn6A4x/P0KYsfRDwXi4OEsz3ZCDCuc9sY",
-	"qyQuFAyAYdy2mt4n8kT6Iqe4skRZQx9ng3w6goRy7ssJHg5nYxGPIWVJYs/DblZYyxEAy+hc5g8hGEh2",
-	"Q1kNqbULlImZjB7H2LiI3Yq3rgbUfAPo7YIGP41z5sBOtHvVJcvYiaxSID4ZYaU90Sg3e/DddtsHX73B",
-	"VzdQhUyzxw3xNjV57nDbjrov0TausPuwQCTkGxip6IkmBPS0jl+EgL4cep/kuEBAj3/dQpxN3HKxsjvr",
-	"mosZHtzzavdc6ksj/WioGDutEwd1WK8O6xUhH/PJhlSyW2ryzL4eR90fsILJphRRatPAYnHhdtVicXIH",
-	"i11psbkT3hpFcMf21XW+Kk3x3qlvj3GO+qSKGB1ANJiKNHEziUBp95dvWM4jMGIkWWqAgeSzUGYsj8d4",
-	"XylBc5YQeHaF4irqwnu6cMKzo8j77nrJ/ikqLgMJxjqULmWCLkLhUU1hrFKs7I2+H3beKck7N3bIKHD3",
-	"8VQzLAyMeZrAbCxSThdZwoTS5AJft+gQ+bLUNE1gwOFl76zt0xHsrzyB014PmAGjCDyZSbqndauKWSNU",
-	"zIzfUF76Dy3uZfRUGlDTvAs/inyspvnipJV2F9ESP/2E0s0VWGqX7xFMzlJfNk1zjhWWOdNVXRd+dK9Y",
-	"sBaY8TQ3kKiZBBZKXIbKshSvZifrOoEWM3cELtIv3lHzLBUx83fQbbzS9R3N6FKdrvnGzEDKh+6LEaRK",
-	"jrjG9V/xteipOOE/MvFUqho35HM7k927M/tBsnsmUsSdXP7Bx1XnIxjhfSGp1Ujh7i/HJtecTVbD7EOE",
-	"JfTIldKhxhG0kO1Ldz5ZRSJWpIBQaQZazQze4Ef4909qqmMeoVcxoRR5mywHGTSQTTUrLZNMfsCdrXiO",
-	"s+oNO6ZPRVEUSpH0oXd+/erl9Zvz65enF+e/f/NVKLHPfmnqCctZH/4cHpXOMTzqh0cLTx4Fv/7lr59d",
-	"36GMROIu93mVaCyACEeIHPEGeG4X63HtWBHhuAiJmC7/59P7dyCk9Q8cIqfN19QBYRH0a5j93o868dou",
-	"hPUKYjgs+DpC6Vs7uj+RQ2tmF27Babuv1igayrNqU74NcazQ+lsPuwjvEAAyrjhXE8BUptwYiN4yk3fw",
-	"DTrffxPZgUU8rssayVqSIq8A73Cl5HFu2i71QuTeUV4CW+jTZZow+Uj5NeULj3hu5ujvXhj3GsVMq4mK",
-	"qE/l+KGcCGMoEwW7IG6VwTR3+UZC+vQ1TMpQE8xtRGm2oj5mD3ZYKu551EZV049weu7yvYxLLsy0ehDc",
-	"kLziVBmfNuNmgfltt6Xjx7VidpeztgVsmHMNJ+cwEXKac8+q41w+7Ywir2wX/fIF6WNQKOdWtB1YIxuz",
-	"zECu5neKLkTfXV99E/kdA6c65gxvKlIleTeU74jkgpKfWpFUHWTDiNoglYbBFDOP8AaD4es/Qiv6f52r",
-	"OOZp5w3+KuSoD1JFS6lYPuGb/9+SpG1uf1m840HrdEEG0vqQDmgec3HPk8s550P6KPIlKon7I+ZX+R0Q",
-	"mQ4vzmxYpVlsJ1GmL1XtVBgQI4lkhfhOwk6OFu4oOLKP2NC/KoijoAJAMmEPRF501L84CxbwSH5qhmxS",
-	"dct1gJM5fkf00eA4Rovlr5A52qi0j6pu7PL2gUikKm4TiaSQn6ruZL3r849U3Zwd0TpB97DPGuWTLH8E",
-	"yovE3MKqqRkbPWnMbKIYsx/RCm/EbLklWC1rRvQhTeaIZkVSwXW0SmmM53/pXKWpmnXeYxbYql3YPX1M",
-	"j7on8UH33Odgvtvrh0wZ3vmuHLdxx/Sof/JzcFQjrFmyQbt9qDDKLoLi/HEqNE+O+rme8qra8QfkRTrq",
-	"H/kHlixscLRgvesGjpzTdaYvR0I+tB17OqWMknlSNC5yioWbz3OZ6PcgslsWY2FVQSVgcrtYLT9qZay3",
-	"+t78GreyMgorwi1HRmMCpIE1uYscWoNHxwZHlLFtl5jr/euMmVBipqMZO15XViM/6s9t40ER+ih0QMvI",
-	"ayNyFdGxY1Sq/xYziReaTFO+b43+qUYpdfzrX/4a0TV+lAkpeRKFEhGqTNtFTLRBL+MScxRoqNUuOvOD",
-	"hJIZqLx0jr/iods+at8Rhpi8nYsJpxWIRlxaX8yTqzyqhntL8y/fCpNXtsknn6dsP898pvpCXGQLFLB1",
-	"RW5kNXXlYSNHE9ugVfklb23jwTRJBDcNm5X3d1u03m4mjVvLJG0yb2zWsNOYaz5RssF6lC2bdj2X3LNt",
-	"+8bDoJ9rOETZdovubWBqGjds2jFR3jdZ+aJlw64LbuUGrRp26ZjONrZp2F2Vf6lZwznan+0f2nZmTdsT",
-	"18TGNg27mwO9b9y2afceFbtBqyok89rmDh93Y5uGc6zgJzZq17DbGqBbw5YNu66jSTVtulXnBZxN47ZN",
-	"u1+KgrHtI1sO5gvsmzduOEBZm9Ck2VwO/LaPbDendem1jZ5vOJpPFmvQqmFssyLzpckzzRoXN+YNWjXs",
-	"0rOJNGt2bO6EjMdaTdhTHtluTvhks5VffOIJQ201yrYDzLcu13119sOPrs0zpz/QsHuS/+Dk4GvnWW4C",
-	"MGOV0akaK3RRNdbw7yy3jU1i/XQn5Neu9XPnMhZD70su452Q4ERTyWW8E3J9vsNaF7YyC2ZevjubwlbM",
-	"8JAVszqPrVSd5rrSIJW5VJIvlM/sR94nF7CQzbyVB2ic0Twn2122/0NWcwPzb5DUPB9HNjH8LxTYodj3",
-	"KbijCK60evrrFvLcyuR31drLGR7MfaW5VxSmmX401Yzd1oqDRmzQiOXHP/sAj6da5I8o0h8M11cjzIP5",
-	"/z9ZedBl9apsobFCcAp9T5lYwkCi4inmm7R4d9QFRpDbEGk+xOMo9heBkjDO86x/fIy/2376r3qveu3u",
-	"UXA01elR/+gY9cHNeSFFAm8BoZWlDJmGKzlF7SpJoVYpXVqzgUhFLig5wqUQuQtHq6L13t/QZV1Q875B",
-	"cfyy/VEkFbjig6AOVx3UAO4DV1AYgLuvC+r0pwEMU/4AIueT6uxKk12c4Nf+AgpaA5bnKXc5IQHgO+EM",
-	"KTOkuKpq+zwAuyp8ZidWGazKnLA43I8LXxjos4L/yFDpyOvWYic3C0RslcfwXmHxmWsHdxIg1kmwDCaD",
-	"XsvVYVe79N+HF3v91tOKm8qa2P/vKJk+VojoazPEK6zFzj4sAhZTrwWAaW2ZCWBniUSLiz9KgZMdzDcu",
-	"M638NISJlzz+kc2gymhY40CsPl+jPVzs53Z5vjPOCZMnChBC/62w0ndx0b9EkBi2eBg3TAkpc0noDiqi",
-	"NOf5vALyGCilSQBTmXDtECVWp6D0oY4kEWAtAa0sl7FKEO8L6yNwJjOqRqBs3UzzoXgo6wIqJRN+SjNW",
-	"ljm43M2h0jY0C2UrIhyyACbsocNG/PXLk/OXF71eLwAxmUxRIlG7WysqQWhNyeupNRFlxAShXKQ+hVb0",
-	"NV1wd96qGKVZQV+DmEklRczSAKZZxnUHn/nh49v2JZz1eqH06UQO0+LkAsb8gSU8FhOWQiJGwprbWe8M",
-	"Wi5puD61dolJV639sH15AXaBhO6qNBABs7bcUFltn71sgPKGENlNyFAuvmZ/IQmZJQaMXX2W0gh2EbSa",
-	"jsYu+fiHj28dy2soJ+LB/j5TlcQVa2VOzli2g7IQlZQjShnyRowzXOoK5unjsKSH4imlq6ZSIZNb7Oe7",
-	"25u3kLERp+czrrKUX4JUYLfnDu59iBTLk6pvsQ+sMGlEBCT9vxcJV15L0BwNaO5cV0B5rGWSGoEFUg4r",
-	"tMpd/FHG0CGovahddU/2L0eff/r83wEAAP//",
+	"7L37ciM30if6KgieL6Kl+YoSdWm5WwrHhvpm93x9C0lt+1vLewqsSpIYVQE1AEoU7eiI+WsfYM9G7BvM",
+	"eY/zvYmf5AQSqBtZFItqlbq6h54JmyJxTeQvM5EAMv/oBSJOBAeuVe/4j94EaAgSP54GASj1XHAtRXQa",
+	"RWL6XrIx4+a3EFQgWaKZ4L3j3vP3Z+dkJCQZSjFVIAlNEnVCaDSlM0X8v/g7Pa8n4e8pkxD2jrVMweup",
+	"YAIxNY3BDY2TCHrHvb/0vJ6eJeaj0pLxce/TJ686kJc3iVDwYzHMxaGckAi0qgyGSKAh8V9e0LHvEf+X",
+	"/guqaf8nkIoJbr4xrQPX/TeUj1M6Bp9QHpa+FgE1PTSeienJI9V+PDLfS+kb10EtAZ7TYAJu/jVTTqUE",
+	"rklANY3EmEiRalB2/LvXe7uRCCSoP//xT5/4STqMWOCRmN706Ri+f+cRpWkE/emERdCXcE0jFlIN37/z",
+	"vUv+jugJEAXyGuQjRZQWEkgioogwrkFeU/OBTCciMqUCwUNFtqgmEVClyd4J2SPDGQlhRNNIb59ccj0B",
+	"JknCOIcwG+gWjvLa0kjt/hFTzkag9Ovw064Z9baHoxim0RUZschO7ZJjrZCNRrt/jKSIP+3+ocWnmike",
+	"7D0+OBoMBh5hcZxqOozAPyHlPv2CVtheRDUo7V/yvC0u+oFZA59sFSQicA1yRjSL4YRQcjA4JEyRYAI0",
+	"2T6xhEsgIKEI0tjAq9RePjYzrCULcDTwdy55Q3abb3hvabN79Rxm2fAlD0RovltgMn8ofSIk8ce/s8Qn",
+	"0wlwuyoinOG0RZxIUApCshVMhAJuVt430E10P2vXJ3/vX9MoBeUZeOqIkRGTShPBCSWawfYJoUNluNmI",
+	"ExYC10zPDOhKs+Zp3Dv+tTeUPa9nhtP77ZYpZVBbnNLFBEgkAhpBPpNHimi40WZCjJMtBfan0w+vSanu",
+	"9gmOzo9c09/TKPItk+49IYEIzfQCEce0ryChkmoIm8oN4P2P57ctUS4oaufjkPXx7A0RI8uDNAYynGlQ",
+	"x6QKtMt0MDgICrTh3+CTkTCyHkKzgHoCl9yMG5R+pEhC9YTQkQaJbVngMK3I31MDBaoIrt2W6di3Y/Ed",
+	"zLebM3NllIPHL58cvHz2+OXB/tHj75493Z0CTcwP6opx9d/yNfgb7f/1Qy3hjAh2EniRaG/d9MnrFxnF",
+	"xoZirv+CxwPzrRE0TVdyfuC1YzNqYnFQ51oKPiYOs0LakTGjxQzIgGtkAbIFNJiQwDIGsRAjE6pwScSU",
+	"b3uXPATJriHEoeP3jhcstgIa2S/IFUBSMIwZF6GBFEplpFA7l/wccL3JkAZXBiH+61H/neDQf0t1MPGJ",
+	"FmQM2grD5ut92eOD6/FbGPz+++Of41c/zX5Iz5nmV9/Jy14t1X6icrZItVNnbszLnKYLNlevpudPXs/A",
+	"OQadm0iaXdeIFt/04pOIKbMQPEIgGX3BtSIUKxEupseEcvutkTju+3yhfKWp1BcsBv+SbzEeRGkI4bYh",
+	"Mv4MPMQfyRbcuN88sygfL57vECMMKFdT1Nu+Uws+AaOhqUZFTLgRddiJkexmacUoH5FXyHgzDRLTGQkm",
+	"lI9hh5zymTGxjBgIqIKTS075jAg9AUlQvJvpHBrdZuSDEuZP307P8MgYsOSU6QnxqXZqzhiWPZQjPa/H",
+	"aWwob+vUSn9D4XrBf6oXF+TNbStBtUUX40pTI77OXj0nBwcHTz0CO+OdS+7vD/b3+nv7/cHexWBwjP//",
+	"775R+pZ6WNcugYcE5CHJ16S8FgaOCa4BDsXJl+vMPDSUwtbQ2AiNPM3pzxTSXU8MxvWEmm8uORfadJgN",
+	"mBgV3zcWCdmaiFQqMhj8+Y//Z//AI2I0UsYqRvby+/sHx4+fImD9f7eftz0i5CVnikSCj0GaTjg5OjSr",
+	"LmlgWN5z63rLgulePbjqKNjzejG9eQN8rCe946PDusV8hkb8c2va1mA+s3o9YkaAOsuAY05R7fqO23Z9",
+	"Q1S/7x8T3ykSY/27j33UKcbw9RMJMQPZj8RYqDKHmpaL+breG0qYSjdNZv9Kingd1ZVrLYEGGZVOnGzt",
+	"HZEJ3NAQAhbTiIRszLTa3qmflKlydyW3clKv1YeIzowd/jzjrKYSlI4tbkkS0RlKH04SFlydEH9EIwV+",
+	"URSlkdmNGPslEDIsdLtRdQpNOEq44P3EDafg9O0d8gZGmohUe87Mx653Lvm87CM0AyVEKhN8hhktToHo",
+	"qbBCUS2HDashyVKh5/VwrvXCb7m5+8aauo5T0MwdMYhCdUwEz78vDFhj4RrDFgllaeCsZWrs9QAuubU/",
+	"8Fv2O4SlRskQAhHjVo2I4d8g0OQKZrlNmXdzQpyNfcn9P//xz1PTn5222t4hL+zGkaBRbJYkJ/txaWNK",
+	"aKQEoai9TYdOE13y0jK56SlwS0G2/BD6IRjwn755Y4Qfmk2Zz2JClVVeWgLV9hdltaZVcIYxISQTkEC2",
+	"arwHZmEL6Q2h2QtGEeNjtzW0317y7GvDOMi2HAx6FfCwJO9LrFXWqaZCbpCQMbsGfsljs0dH2W0WiWz5",
+	"hY0cQv/FS2Pm7x/l341k/9WZv20JClIK6cbO9HJ+zWpXmPTfJIx6x73/a7fwKO26tdzNCPNenkaRZVS4",
+	"hhpnxik3KylSrklkSpAti1EOY4rKmnENY5BuwFatOlrwnIJY9ZIPhQxBIgOjxsSvcaWtY8T8acuo3T/S",
+	"lIWffMtTuOB//uN/O/PflLjkqEFQiBieMILXWmiMj3EyPkFtPBTXdtfoxm8+2k2uXXOPsNElN1LBGg9o",
+	"fTizG6ts75DDwSEZQiSmtiExremtkDyXfJhqUpXtiN+CFQ72HQLiXIeTUzfChCrtAJ5NdWwsBeya4uYc",
+	"bmEFXMd67fD4u6o+ONg3BrQBpWnof/w66D/97d//rdbEf4NOKyuzFrnkfUVgqTRJhDQgcwLKSTBaFdVL",
+	"tJ2t01DfIYKaKLk3YizepzpifInnQdgfiYqE2VkHIhKSbA2NbImpvAJpjXnkHiFj4ieSxVTOfOeJGILa",
+	"WbIkrukli7J19v2e98P3e96z7/e80+/3tqvT2RsMls3ngx3BEs+D/XFuPhLChemY/arRcY+Um9nW2fc7",
+	"O94P5l/PzL9Ov9/Z2faP3dxTifsODpGxso0MZopYYBtJWFpgj3BBVEIDs/iommiOCp7GQyMKjDU0MBJ2",
+	"j2z5e2jqDXYeGzWws//YqIFA8GtAZtKCPCFDY01SRaRIebh1Tf7r/5D9x4+3PTKhkZETdEpnttXfQQoP",
+	"zUxjlhtLI6ZES8rVCGS9LLcaZgIkBqXoGIiaiKnK17xkhFjVY2jrrBczLEvYMqmNpHML4RkxBRy/sq5Z",
+	"/BIZbGQMfccl28uh7Vq6nY8GO4+9Z98P1uOk82xA9byUj3eOm+yMPhceeevLJzbYsVPbN1PbOWo+ube5",
+	"N22lvU6JBE0ZhzA32+vN9AVBtsxuL1x5LVrvH+gYmhqZTEPsrAm31U3oGGrtTbI1N0lU08iozgP7SBUe",
+	"V3/ROLS2qgFU1SA3e6DDweDYbBpyiF1ytBJca/dp51hlYgh1IT5z56bFmvs2LVpc948pC+vRalb5kSIf",
+	"P75+4ZEn/UP8395+zcANYpspZWOMNZzM0QEcBfvDo/4hfQL9J0dPg/5BeBj04eDJwePH+/tHj58cNpng",
+	"z5TVOI5+FFP0h5jVmIjIimvnELdbSO78XhmGraOh6hj1im2OSECi93bbsOQPgoSpdN5c/2iA3oj92Px7",
+	"Lz4YKH/b2HFzB2z+0QA3LJrEQulL7u/tD5R/QvyB7wxile3RUEi6gsYILHw5cxoJ7UXr+PHQCVSrnszW",
+	"KBe52a8Ri2/bK0wNXZcs3UAtGog1TlcJKhFcgfW5mo34aw2x+cP5vs1HmiQRs2cju39TFnZFp5TP3o96",
+	"x7/eDl9s+5kIZ71PXoOSp1FkC/+Gw1y0UdFpkCsqxza5nWp4f+G8ve/Oeft44t4vjtzrRuNq7y49qs9P",
+	"z/Nm7fl5v3SA3rjh6tF7di7dLx1M39ZU5RC7OM/ql88cb60/d0RZaqKsjxo0kRcvN1E6VmvSRFa8dIZz",
+	"WzUsUzq5uK0slvnk9aqXB1bVKp9yITcih75hSreFE9N2c6yY0rfi5WXhZsuUovPP5/7xDY42OHpwHD2j",
+	"4ZlluAZAynXbHz30pZVsSPLo5qb/yy+PzN6PC114LU5IqiCziansn770CPoZPGvbeuTPf/zTaFBNdap6",
+	"x4eDwaem9uhLHEQN2i5KZgwzW8nI6HQIyRYX5KMC2T+1uivlJfdKfm2pKG/MPvQ1FTbt9o4h+7M0DGct",
+	"6Wlsu5HswZIr9fTQlNrIl418+RLyxfAeunTbBAt20BwxWLwZbDKv+gY8G/B8QfC0ZOlWO1gTQA1t3hKM",
+	"NpbvBlwdA1ebuFoPUuugaYOjDY66g6Po6hYI3fR5uAij2+EQXb1hHJZt7By7P1LuWD97GYLnMYsQyHd1",
+	"VJF3L/56/v7dMYkYB+VQdMltx/ZKgjtaLd8S9y8vubsjt0FR91C0yCAB5YLj5e/alwL2LUNpR2+YJqAJ",
+	"0zRSud+/cud/517u9g/T6KrJlf7OAp2HEbS2jTONN1SXpmiD7ZsptlGKG6X4xbDSmnWZNb4GXhrbl6bw",
+	"xsDcYKkzWHoOEmLB2/K2Z803wlJWeKX2CVzBDWY2mPmCmGlJA5WbXws3DbVQhp6NHtpgqjuYEnECmhlO",
+	"PAeqBG9LIc330wxh87VWq6iiBlFYZQOsDbC6AKy2tFZdP3cDV1M9tgCxjUbbAK+LwLtgIM9Bt6/SXEfr",
+	"ws5VW0upaQaSKNhcUd6gqxvoal+vlTq6I8LuoNkynG102wZ9HUIfjtRwdWtKLe+hIdby8g3UmI16ZaC1",
+	"AdAGQF8WQK3prUoP64KosaYqoLTRUBuAdQpgkga6RfVkmm8MK1O4kWIyBTeY2WDmC2KmRY2UNb8WbtbQ",
+	"Rab4Rg9tMNUdTGGE9aC1+xWu+WZ4coVX6yFXcIOZDWa+IGba0kOl5tfCTVM95Ipv9NAGU53B1As2Gq2t",
+	"g24DhWnQImERB6ckZKMRGYKeAnAMY1uOjK82rP6ZrN5RJjN0kreJbEy5UWGxkZAx1b3j3pBxG1evJojT",
+	"bc+UFKeJmghNqCKUmA76pYQimkpCZTBh1xv5ikz3gqlEKFb/vsenWtNgEgPXJ5gvh9MYvr/sSRiFhi/q",
+	"037saCp3xr9f9hqnS1jRzfzbnryDz37Q85n8/SqCGyNEWzLms+YbGSVZ4ZXG/CiCG3y+t7E8NpbHF1AK",
+	"GaO2ZM2Xm18LOA2t+Rw+G3N+A6rOgOoHGsPL6/aiWebtN4JUXnqlMsJtgEsStAHOBjhfDjgtqaNK++uB",
+	"p6FCKiC00UgbYHUKWG9FCC//nrIkocPWghksdtQYZtVqzZRVLEIgkFfaoGuDrk6gq0X9tdjRHRG2jkab",
+	"w9lGt23Q1zn0tazR1kJZc+21Ac0GNF8QNC0rqrXV09pKaaOJNqDqDKiAtvXixjTdDEhAV7+xSRgECJ0x",
+	"0M0jmw1YvhRY2tI+runGgGmodSqw2WieDZg6A6bXXIPkNLJpYe6Uzoa5Jmyu6BMiQcsZiahLWe5y1Dy+",
+	"rxw1LsX3iLIIwpPFbHTTCdVengycBUCUNt+nCSahcWkvZNjaG9dSD43kSKn8Sv1rUwLYpMwbibGRGF9A",
+	"YpTYtSUtPNfDuiCq6GTvy2DVqv0yWtfU+ifEZg3FJnwvz2M/n8C+khp/A/wN8FsEPjLmeRrHVK7/iGN1",
+	"juRSy8tuoF/Up/dXFiyo89nvmWuHSWLvkxJNhxFsrqffGzq+QdYei9exA3yJpZn5bjex1Prs2+0SMGs9",
+	"su1YEKrIh3c//GtzZUf54S1NWtocvKVJI0PjLU1WbgZimmz2ABtT4MvgoyXb37XcFCMN/W8xTTZetw1+",
+	"uoMfCBm9BT0i0KD7Skug8bqmh+eslr+sXzFOI80SKvXucKZBUj4GtX4r1ywEsX73tSbTiEXwSNkcVGQL",
+	"N71A7MAIVVcQmp3wtlfY/3nkqlkChGkypYqMQAcTCLHQw+D6gWwiZCWmDF+1Za7Y1puJY1t2tdliy21E",
+	"70b0fgnRa7mvLfOlaH0dzDQ1Y2zpjSmzwVNn8PROlGquf3jIRca/hMXOqTcDvfwU8eDzTxHfFX1qYc8T",
+	"TZ/HhAsOaDHkQ2Fci/wsEeQjRZQWEjziTBF3GMnUJVeaRRGJBDVsQ5jeIReLR5MsmFSmRrb8XQk0nP3u",
+	"E51Krsj+YECmE+Do7cd2TRfh9kIy1c9AhV03bVCXoG/0bmtHyTCNrtBGI8wm/SSlIA2CR7Nj821IbE85",
+	"Bo8xoIOh4VAiKZHwW0EqI9IvxXnYLq384eDofs6PnXh8pIg/NyyfaHoFinBgegKS+EPpEy4k8c1w80OY",
+	"aEbA1VBET5giQxHOcgowjufM74R+JVIe3hkWU6CJ4NayTVMWkoH7p1/zr+wfowMy3p6Pt3BCIqa0mURM",
+	"qCa713u7tg9VIfPhvQBMpcHEhSewWsjLxyUkxpHJqPRWhGzEIKzPSyvB8AJwjSQjnMaISuK/HvXfCQ79",
+	"t1QHEx+pjwC0YZr0CeEC12Wj/Vrw+s8b9Xbr5XJKS5FixmCq3CmMEWkTI1UxJ3DBWw+VxdeJuzMjZ+8G",
+	"R7xJwsfk4Luj08Hh8+dPHz/97vC7vSN3z8SohEdqzh4zLDkPQbKlNB1b/bB9/2pNE9QltZdiZjvkrNA7",
+	"O/eqS94P/wY495Z2oXn7jWzqvPTKnajISm5s543t/AVs55xTW9qNVtpfDzsNd6Q5gjZ70g2uOoOrD4sn",
+	"+Rpu9O5Ex1EVR3MBDjn58eLtm8ckFEEaA0d7ZaWf2tUiidG2W9iARz5evOo/2faIBB6CxN1QAITykAQU",
+	"ndERu8J4D3JmzVTcLZomHqlLLqacmBEbG+IlH0dMTU5ISDW1325h4CJjC6ttU8SBzEKLBBOhgHskpvLK",
+	"eb0vOdOK+BHlY9/DUfjzDOTb9uytMgfS+S3nNwDTuch4u75H/N1ggicKvqXM7lCKqYI///FPn/hJOoxY",
+	"4BEu+rhwPtnSE5iRkTBzqBF52yfE3w1FkLfmGt/9YyRF/Gn3Dy0+ldqN6U2fjuH7g8HAI0rTCPrTCYug",
+	"L+GaRiykGr4/GjQOwTc/3NoDmm6Jn3MIUsn0rP9BRCyYLS7SOX5WhjyzyGwsRoJrZbEkODf6R3BlN+aG",
+	"xnZPbj0zJwQPwxShkRL214nWiXIQYoHgavt24t7PLmWO7+Y9DydEcGK5ce4nj/zSfyXklMoQwv4HKbTw",
+	"zegVcatOAhHHhhgZfoHg4IFQkkhxMzN7aCH1qnkWTDQ3gloe+qWfrd/FLIH+e5yZqhGp0dTsP3wuFGej",
+	"UWNGduWX9P3Z2qHuuUO7KgK3kmaVKUp5zwY2NR+PCZ1vNJPo5mf1iER0JlKdH3Jecrtv9AglZpbIJVMj",
+	"t6em7lQKPkZ44HdakFCQrZGQhJLHRszQzBwjLHSKY3zJJ3a/TgKaKiApxxcGCBvGif9L/8zW6b8O/W2r",
+	"QyLGrxQZ0uDKdOLvosTzLMroJbeCLxJjz/6cSdkd8s7oPacIv30lU0Cgj56CNTBgK9wqxFeKz4uCjxIs",
+	"sq64+3JQR7RGdAbyOZVhS86FooNGO6Si+OrHsliUBFSGm43QZiP0JTZCObO25GGodrAmgJo+ni1gtPEy",
+	"bMDVMXBdMN1aTLxSD2tAC8s3VU7aFN4AaAOgLwugVtVT3sO6IFpPQSGUNhpqA7DuAExCzEA+F3wEEnjQ",
+	"mp6a76cZ0OZrrdZZtgYJ8iobYG2A1QVgtaW/6vq5G7ia6rIFiG002gZ4XQMevtduVZeZHtYBminfWH9p",
+	"oDG+Ad+gaIOiL4uidhVX1sO6SFpTWeV42uiqDco6hDIxhHuLkYOt3RYXRwI2TZgiNDLcvzUBGunJ79tE",
+	"SHsxuHjusmUfnWzf7z3gc6CqtaeotvFGksQWXamOFRbbSIeNdPgC0sHyaEvqt2h8Dbw0VLoWNRtNu8FS",
+	"d7B0xfjziRQxbUv35B00w1NefLUOumKcBFh2A54NeL4oeNpSRpUO1gRQU6VUwGijmTbg6hS4MGZwi4rJ",
+	"xSRuCCss3UwtYUzhDXA2wPmSwGlRKeXtrweedVSSjQC+0UgbYHUGWImks7a0kWm7GZhMydVayJTa4GSD",
+	"ky+Fk1ZNt7yD5ohpaLyZohvrbQOeDoCnLfOt0sGaAGpqwBUw2lhwG3B1DFxt4mo9SK2Dpg2ONjjqDI7w",
+	"mfEFHd7h/datqCjave2+Rjk3kcGF4LBh+w3bt872FxOI23oIgm03Uh1YcuVORptSG/WwwcmXwklLZlbe",
+	"dnOsNDSzEDEbM2uDo+7gSIi3lM9c+CB1twC8GNIriBhwTSYiChXZGwzIlDJtbCjH0DYmmM2ao2xo3lgo",
+	"jZaVqxvTWRZ/nY40SPKYKAgED5VnI/SZshOqCPAQQoxNnogowmDZWVzfKdMTDMdEmS5Hzt5/eh8Byot5",
+	"0jCUoBTZopy8/nB9lH8xnBGmFdk9OtwmNLI3e82YqSIx5dkmS8ElzwkzgSjEa8Ap54ZiLtaTC18/Zteg",
+	"ymTa8vv9mN70zRRBqn4Csm9/8r1Lbkg/nJEQRjSNtIfJaE3JCv2JFmPQE5An5DDLfMj4WG0fEx8DEfdP",
+	"zQL4l9wFKAaMxo8rM6aM32e8e69X6rEmwJzlANO9mQYZwkhIIFRdIalwNA1jGT1eEsXoI6fXlEV3j7Vf",
+	"imlXAKAGAh6yRsRippczenOmbjPfAtmiivh5/gh/22VVmJ9oxtZuqiWuLrMbxhd3Afy3fFMWQzsWU9y1",
+	"Jf3tY8P6/JJX2JDUc6ENdBYD5RiV0dIto5Xt5cszqiETcmoe1w3HfmJDIto5FWCvErVEtmpw9tU87dbt",
+	"XvfOrs3b9s3OqBnTOLdsNgbMZxowHTUd3B/G9L1XLjsDTRmHsNT+7S9rbPGM3ZRHOEwNzkZMKr3hvm+T",
+	"+37G5CgteUps4422f7boSl+JzeWy2eRtNnlfDCsteUuKxtfAS0N/icuytHGYbLDULSydX7F2dY/pYA08",
+	"meINdRBefd2AZwOeLwqeVpVR1sGaAFpPKeEN8o1m2oCrG+DKHYGWtUJ1rqn159MwZGboNPogRQJSM1Cr",
+	"9uAfE+uPe8UgCs3YkkrVYSqVfi5SC9w8e3wo0mFUCojP03gI0lQfMQlnVEPz4ko/S6MI9GkQpJLa0PkN",
+	"asqUnycA4VtMlh8x66hrUPF3IeI1K30qe51/nW+hNOnaYXllKtZP+be8S5vJC9E9zsTlfSzrQiIMOsYT",
+	"hiSiM7z6EkyopIEGuW0TXDCtiBSRTZZEhyxipl8j2Kockv9k/mAa4pVjw4mdYjVEg5s5lZLi31Qp0B+o",
+	"ntTkQTC0VPqDkFpSpldSQaI8yqd2Qcc1CRMM4iP2O4RE07GyKVOpIv6pBEpe0JiOwT8hPI0iPGJBwqnc",
+	"+2zqGKrkU6+O2Ovd9KOsA3tk8cnrmcbsIYQ9w5gnQWWAy8c7ZGIsaTKZLWY/qe83hGuIzOq9ozEstvya",
+	"a5CcRiQQIWAimxPChctDZRqqybLi9UKmDBe9DpaLsrkFKdU4j2kUrVetfuwFVcy4mxJklEbRmtzE1Gl2",
+	"hvRKyAuw5o3rbChEBJTbcs+ogueF2TMHwayRnJNSHongivGxY7bpBCTYIwORygDj1oVUu+RCI4NsshXQ",
+	"RKcSVHYIMTjYGRxiPKElPFYZ4avS9M/YeKJf0cAp7LriH5yweJ4BanFar2ikwOKEhKm188AjXPB+LmrO",
+	"xTXFs0hp895gRrWASskAM0LhKSoXKH62SytZGssVi6IRQLjm2pkWUWhFUQMbEwXVmany6beFw7RMHJgJ",
+	"VGZnJ3bLChQiPk1ZWD3koWF4dHh4QPuHe8OwD4d7h/3REQ378PhJuH/03egQnj6uw+C1YAG8YXzd2f2U",
+	"11ucIp7ymEJ9BREEmmAnJGIcmnNoAzrMaVckShXs1ZHNi7F5AV+VSDXSZk6JzEmBGuYq66TbYFOPkVqR",
+	"MS8fHG96JX1aXtWlBkKmR9uxE95zcLofrzNQZzYsWgENFVbp+8Yq667a5T7VhIpEnQi3lNnziPu075Ef",
+	"JHAagkc+RprFVAMRknygSrFr7K2AelagNq1UGRDY+QpAlIi0ilVOrb59QG4hW5Hbl31Po+iYAA0mhU2R",
+	"Z9ik3OWxJVcwM9bNLNtNb6/it9sGna/4Bdzo3n1w1Fq9fRus0xrP3H0n0gJXfd5exhDp29vOrMXsa+5r",
+	"1oPtt7R3WWvmm03KZpOyepOC4mezT9nsU7q5T3HHLUutiJHB5IKZRzVtpoKt7s3uy9YlX/3x4uIDsQVQ",
+	"R3hkfzCo2FX7g0E+fMY1jGt8v64Hzw5t6XTbnGunJlo+SrvbfNews+oNrE7R4kEI0WkqnGXqq73NwiO3",
+	"Idh6kULElPbIa840o1pIj7iDyAikR86Ba8Yh2q45t7jVLP/G/RmZQr9999hEw1U0WEHTW7mj/d3kHRik",
+	"je3kOizWYRfGl+OWnyrm4v0fb8f05kUqaT3M3TMPg6kGx8oxhCwP3ZuL8hbGbNeiwYim9Boacsd0ylSz",
+	"snOLjktua7sO69ZyXlfFjN8P2edGU27XqyxueX1quY3JZ6lUuvW7FC+Y0pQHTe9HqInQ45R/gCiCNe5h",
+	"zGvuxVa8ueHUEiXS57Zm62RZ48pI2yTBodSR41kahm0dtJySoWmdbLk7Z2anGJf8nxj+Sq2wYpY4xMY0",
+	"hj7wMeNAsDxJqJ7skPcJ/XsK9+sWu08jhakfWRgCfz16J/T7KYdwsWVbIruGp7SQYF/acaGJMHXqXTOW",
+	"no2tblx6DFpWJ87wsf9HpySr4zuDEUh8KUgJxg8gW/gYEquo3T+M0vzkbxd+CjsRywzWw8ThFt9EsWSL",
+	"PprvBk+PDuhR2D98PPyu/2QUHvaDI0r7R/vD/b3Hj7/be0zpyhOEWq1eszJlKixX9Dnhl+KrRduwGcTa",
+	"tgM7BNK1jMBOonGJR2ADyHsFZEvOrBzvHfFe4HjanGunJmq1WXsXAfKAndSCZ10PDIrnfJDzhxoxSBYQ",
+	"zUA23J51wqKZsBAayM85kUle2AgfKLWQA5seaCxK2rW28qUlWBj7wkZ/ja19VX4/IAs+uI+na0y8lsbf",
+	"cOsit7apHsoWTbfUROuz7t6UH+hca6Up2z2qPBxJuk2PB2SQzvPGQ7FFd6kQXb1it517OgLUGCnOInmk",
+	"yDCNrsiI2eejVVKpCd1/fFTjLP/xtL//+Ch7nmoqm4ZmRrlSRd69+Ov5+3dkKwQz+9Aj0wkLJnANkoB7",
+	"benuNOElp9iek1KtQZrW/8evg/5T2h/99sfR4ad/q/NBKPZ7nXUMfKwndlBCgR1PxcZhXB8d9lZT3k7b",
+	"9bOM8rcfEC2nPOOQWYeO8DaInuBADE8uLkNANY3EuJ7Z3I+4EKa6MSUjhq+C8R0+XmNNNbhIcOh28E/K",
+	"6+ZaMLwag3WjMEWEDK2FCDyNDVWsA8swpPu0q67Ywt82DeP8t2677/WMRWxv77hPu/lPMU3Mf2yG4dIn",
+	"hCVoptk13mYq/jI2rClojCpDLR1hy9apYoqmUgIPbH/YzxBnZf4cRXBjJndt4N7zemMaQyxCqHzeNUyR",
+	"JHRoG04kxAzkbiD4CEzLlW8jMRbmb3u1FWfIQ1sxEFxLGuhisAGVIc4xkXRWfCio4R6uZ1McA5XmW5AQ",
+	"C25nFDOFAal6nuNMdg1ll0rJZ+dE3iL3IMe4eJCODx5Z/kG3E9OZW83xSiY3PEQX8i1+2DJ8ho1ZyWkZ",
+	"zP/zH/88jSKfXFPJKNdY3qdR5JfvLi656ZZx/a0C0FC4Nc+tdSXaZfwGrnKYGvtfzg0BN1rSF43IUroo",
+	"jjFcHZJWO0Dre06kiMUX6TlVcJpzJl5mvFlyJXrJptPrXRuOC5CvY/E6viUqwW0n5g2uSSysTw3hlszo",
+	"ljul+73aKaze/hq6t3ksUwH3v8Y1nM8QAGsNsA7pjRt4L9+lduNRB9s7NLPB4OdisDVHTIbxzuynzIBa",
+	"nW23pvpg3oTSQndzI51R42FI0VU6PKdRJNLWwr+guRgSCWNmoy5SEtNk0bKOVsROyvpzwy3HTrJt15ut",
+	"r4xlt9b76zQBeXZLix+oBK5JRIcQNWt0bklKw13szisIcctitWkj1a9XC8bSva34eo+kF9d3jfr3v5Tl",
+	"mGEtrOc7IWO3RjHjLKYJSYTCXjzCRcw4jaKZ2fD/OvDI3m/HJLbhpGZm7TChhqvGYnQdXvIpC/UEX0hP",
+	"gI0nmmhBxqBJwm7wVtNzESephpBQTSJBQ6JZDGQkRVw6mHukyFTIKLzkgRAyZBwP6fCGFHZKk0cqGwoD",
+	"qbziN3oDiqgpTRLTh3VjYGz4UIA6vuQ35Hvb9s6M/Nf/ITdFfCzy7+TmPKARlRfiNAw9MsuL3piis0rR",
+	"WanoziU/JSOYEgk0IoFdOkUiBuRvqdLE/MVCe/KIhEL6jGgUERUZIkWzvIwltE0iUEXETcN7qbO7XEO9",
+	"6ZmK9ZyoYSzk7AUbjdbUgzQM685rz4U0DPDx4+sXiiQSlJGYmJvAeZY4TEGWg/kviWlVozODCeXjuk5f",
+	"myZMB0OhJ2SK7mAFkjn2v6ZRCiRkI7yVxTihPBNOHlF2wMMZMQZ741fpz+1YMGprzVAlxOL6TvQRUXg3",
+	"+swtul2fYiQF+WoZwXoa27t57FyZs2N7041yDpKoiZhy90R6BFTncQQoJzTA0BSUBFGqg8naDrn23jMV",
+	"d+324Lu94PHjoH/43RH09w9p0B8cPfmuD4dPhoPvYPQkPIC73bW7fauWrVZ7xsCDO0i+zMuhxmRuaZdY",
+	"XsiubArckFqecdem+0B747kF7+SusESRhyJHZ2lR0vLrkQEvnKml+l+LpG9vDtroJUYPqVWWy5a17/Dk",
+	"NqESjLzFEtvr2VFrCUw3kVrqFGez53h425Iywrw8lF9BSKaMh2KaBf4KNBrbxqLQxnJXgAeYIyGDtU/w",
+	"srPixcv8lF8R9ysBKrlVdFPGVX56bs+u5+/z228rF/qboWKers+w9yaxj0rH5Rdm81T/PuGvwgxeC1Lq",
+	"Kadg7TMQ4OEFq42IdP6ePDka7JGPF89PslUyGpYEkVD2LUaxX6Ea+mZPWGtxjUV/8eoHzn/FLCyRyJaL",
+	"nb5dOwOlqdTrzkEkwD97DmvBrRhmQfQKGZasccHAK62aee5q0bxZEBBdkeuLCPuXJwCKmLa2f7IQooRO",
+	"qQwhdDeUKLFazch0I1PvuNFb43g0yq7KN3kHHNMoWqPtpWeKZmpn+RKt78Nx4iFyV88rzc2fBRaDXlsW",
+	"PJQZXIeLThqAdQTaUGeROhfsHqXH3Nt9GlyNpUh5+FxEoibS3pN+HvOMnP3w7JRM4KYay3Tg/qkzDILm",
+	"jZ6QUIoEbbuIKk30VBSBRBU6ss5+eFbteuT+qX9ce81U7Q2llzyNiS1YBNd8WaL3C1f1+Pj12ft3/s5t",
+	"za9wgjX1f0VUjmENWWhk/oVklI8jeCGm/I5VPyZrVFxXXmtWF7pxQJgiKbeW4AmJxBQkXrTFD+brhm+p",
+	"TPP3Qv05aGqb8iNvvsRKc8ue8be3AKOqnigWd8nC1S5KA6HwNfkoN5LmniTNWv7bjVz5LLly9zPsr0iK",
+	"nEN711QiGoZ2/2HGpk4IrfhF7N77kSJ+3cbbd6476+9Z6X56jxPMlm4BR7dvdezrgAWuem92VRDac/aM",
+	"u8gW+nMG25jifgJEiyTnsHWtUDTuPteROD//aoQIO7dmnNDmHZh2mKGtC8dfLzstOQD5chzVvgeoxL3d",
+	"3L+dg34wKnSXBA/vAqkyxlew0XdUengSdZc++HzvXp0giy5UyfTMHtOIESaMVWTrHKPRe+QFROkNeOSD",
+	"hJilsUde3gRRqti1TfUi6bZRZaVks48MRfJRG+3llJc7qVrvecv1inwZS1JlFJsXO4/OhgmcsPEEb/Pd",
+	"eWP4mD4dwX797uxvKQvguajkz8iZ0f38E41SqP/d6OElejx7s63tTcqB3VGKKajyOV+prZpLTvtHTw7C",
+	"7476h0/C7/pPDulB/xAGT/tHT588/u7p4WhwePj4bpecMrZxM6hMtEyUBfKvF1ulBM5v6MJUAbkvHLNv",
+	"ERpt8fdybv1amK8186rC4d1Tiu3Pu4OTfjBDcn7xO24hPYzpWOGMrlLEWAztXbl2HZCtIdU6ApJQpTyX",
+	"CU9IgsEw8lLbeJUK44fAlMqQmG+v1g6oWCT5WrU8ptMs4U9XzLyRBDjD6Z8HEwjTKA/wunifaMKS1+u9",
+	"LG6klqon+baTpQMrCN5EDxmKt+k7uxeGe/jwiV+OZddL0PevwJstGgoZ93dM/Lc8465N9/mEJrq1qyIF",
+	"K6q6WKjly7mBHchdbufamdh+mlzKZeplwiIxruxv7h6ZPBvAkvCF88lTis7znrwKoW5drkI4trBcbg3W",
+	"n3rGRTWmXWIdYPWScmU8dVf7pw/ZbnXuBbhkAWQ+FVfW6i3CeP6FC0Q2OyH9vZzhJBi1lXFagzNeCRE+",
+	"D77AH+ZH4mPqIt8jvr0i5hsF6780GtYv30NPObYDYaNw8lmf9Reu8xyYXna1PVfqiKhM/Q8hEnysiBYN",
+	"Ol14V12a9dyAvIJhblvn+VW8jb/vN0D5XA4l9SGVwYQqM/ufmZ789KEe/9b+WV/uXCcZlzZgp5vkLtdO",
+	"3dCwet6hVzu1W8n8cFvhkprv8q7voTbBmQ3QZVqc5fzfAgpp3Dh7k01x4Zx9ENaDVdeK458n1ArBND9I",
+	"OSb+yzye5PkV4yhrjMQuvn6ehxNHSZ5IOjMfPmDQyOdUhuavC6YjMB+eO72Cn7PjBiPtYWrfgSkS0xmh",
+	"SQJU1t7Tamb8ayt7s1P22CWuqhKndkHdANtLvMh4HwM+ZCp2hX9ipcK7Z6/DhyiVNCptV9dxPpRaPmd8",
+	"nEa05qAp++WOfax91w6h+UHCNYPp57+DWGOXWSHD/N6zcs9sYYgr95uOeVpNEbrAqW07Ntrn9buELZzn",
+	"5nZvhn7j3NqWr6CEh66YBm5ILc+4a9N9KDu5uuCdtA1LFHkocnSVFi9oTMdwRvm4rRTFQxHObC8NDeUJ",
+	"0HCtChGM1yovzWxf8vAtZA6ippXONZV6jWrzO975NhbGUpm9V6ZdeZq1C9kkzFbNxsJFbrJXcgWHLDwU",
+	"ZhjkQk9s6P6FNAIwFrIBc5hhPS9K41mDiH+yfSyy/lvK2QiUJq9fZK4wG7RKsbA+ieQYOEiqITzVdVsn",
+	"55EN2WhEptSGt8AwclsfL55vf24EgTSOqZw1ocG5K2rEgFhn+jam2ZLpz/FXmbTlfqpU8srLV0xiGVO1",
+	"pCaRX7siBKtMun4mDuBazkgCMst84LmAl8MZnkImVE/msmbANcgZcSsxM9a5i9jmEYgTPTNYVITxIEpD",
+	"62Gds89tboiVUS5LQfg+FUkz7lZttzhNWK+2zV6xZrVShop1a84n9li7filjxh3q2gQd61YsUoysWdNl",
+	"HlmzFqYtWbNOkdrkrhUreVDWbQRW7/Pm61RytaxZF9PIrFsny6SyZr1S2pU1a5azwNypqst2s27dmgw2",
+	"d2zCprtZs3KW3Odu1SqZgNZtwibauVOtO0pQl4dozVpZmqW7VavkYPqMJu4242piqLUqz6n/TbKpryzZ",
+	"1Jxdlh2x3CV+8OKt7lKc35rL4EVk3RU25XoRcMsbgPVmooWm0eny6eDvz2+bE5Y4azyxUodzdec6q5vn",
+	"SymFXNN8Nna+2eaa/Y61ibng/f2bGyJBGSDWvBiCrJ+a/ewUuCZTKfgY7wBO8fBMkFAQOhSpJkwvC+HW",
+	"eBtS3oAcDg6bb0DsuOso9yqCm9sjQX7eQeU9h7lqMQLyZ98dvN3jnRH6mwtv/EBHLw+/TC35H8qM0BE3",
+	"RDaklmfctek+0MHE3IJ30RlfpshDkaOrtPiBxoBXDts/Rkdj+oRQtETJdMIim3LD2uGafLx4brONRAwU",
+	"GYKeAnCSR1NFO8PFU20nlcAJ3r0ZgvUMNs6SWcTV/Rwf90RI/aLFYVaC5z5UKNyqZlqY47JYubcrrZxl",
+	"H+Tyx31yLfmacjK0x9frpXz6Jvm2JdujAo2uaZi259y5CT+QxTW/6J02Mx7C5qpwRFep8VaE7eVBR80V",
+	"ixB2yEUpC9woomM8Ak2HEVMTCEnKQ5A25xbeePYIjaZ0hoFlFFMauD6+5D5Tb20TP7IwBO6bRuyp+Rjf",
+	"dhAxIkWh0ygSUwh9j4xYFGWXHqYTFkzgGqSpecltJjkyoaoumRo1TajnqdIiNtQ6AyN8Vf19blv4LdXB",
+	"xAhikeplBVtIAH+XJOOd8ASFqaR6yfUIHUwyoyZmOnuMxPREpJpQMqEyJIFNBLryzioEgot4Vv8GKo8u",
+	"BEUMU4/AzniH+C9PJaiXRe3j43NNeUhl6Dfq2IDgFVCdSnh/DVIyd6C67EkhFxwITZJoVnlI2MYbRzuq",
+	"pdFfjASpfWg4fxGl1E5Wq07erHrdaCh1lkbwTIioY6SSafT5dMob+RwizYu3ehEzJymXFboAGv8kWAC3",
+	"NhYxpX9yl4wvqN3tNBAWQg7z45w5zTBkEdMzIuRQEcGzbJ1NnzOKlIfqA8gfaTRqeJ9PA43PRLSUnUZC",
+	"Go2LsEaNpW5PhLRqlT4rnFA5ZXsuHqsSrF7b1C5pDcss8kdpteYJ7C3VgmWyLpFzy0C9cLF9nsWa7GKM",
+	"7dJmFIp7NV/I/VsvpGS8tLGn//LGT+Mt+ntpYPwF3qZsrJfPUMn1+e7+paySWhJsrI2NtbGxNrppbbTo",
+	"PszsmY65h1qecdemW7ypb/FUR0NM6DVlCOs8a7tKIGAjFliZQLZQhVP865EiMURgM5k7gWbvLm6vHVnP",
+	"3Z9smsGlFGTA1Tw+fmvGsiyDSwe8Slcsis5xER7m8W5O03lRMzeQpoKmoHm7p4v3yocPH3Cv45y81lbi",
+	"m2LZlnVGFR6dVSAPRoXukuABDx9rGaPL525VKj08ibpOnwfmna+AYx6STzpLC/cusBWXb8LAhmUcA5Vk",
+	"KNLxRNvc/ECG6YwkE6qAbFEZC7m9fnKTu5zsfjUnuWoikheO02gUvR/1jn+9fSznWY1Pv3nL/CS4EBpj",
+	"F1DOhSZDcOtyi/+y4JbFLCRP9veHAR3u9w8HdL9/sH8I/WDv4Ls+DJ7uPX1Mw++Onu7fNQtJxZey5AJ8",
+	"iVDL2PtbSi5yN3/+w5vfd+de1Bu/rcGLX5i12rJKHeN2SE20ONMuTfOh7KRigbtqFzyIfeRWv5M0kCz8",
+	"IBTL5G0bkbZFlMa8aRglMb1T5CQxtYmCTU9183zjtNj7TFWGMKJpZLoA3v943qsL2+JC7Ow9ISpNEiE1",
+	"hE6tKQ9jXtMo8tHmsC9T7W+EaiK4TcMLPI3xPbDsn77EPvovXuL3tk9Q/Zfuv29/wdjo/VdnPa/Hwv7r",
+	"F3jC03990fN6f6P9v37oeb0r0f+PM3xt3f/wxvxX95+Zv2XaP/uIb8T7Fz+a/8r+hfn+mvV/etfzer9P",
+	"+s/dfy9+tkcmhkyFjZMNbEEfY4TYZ/i+vL3Et6YPYh+x75BTYt+SP1Luq+zag+CAp+H4x1gC1aA08fFK",
+	"O+NjG8v2kkegTHlqQ4T/PaVRljg2b5cGgUi5th3XXuO8h1c56wVHNSN5Z5m7/giQcUKjqHSHxGC6/khy",
+	"iV1RjoiW93aKEXspD2CddORFlOD165eXq+bstbw0pSssdkNl+YEmScTsEWgDkfI5DygqY62u0jIq3kah",
+	"VZ7REthaTTR9j3gja8Ptq3pMtMHlBpfzuGxpkzAH/o4YiKVRtT/vDk76gbZKi4vfxd3CHF0ekCidpQiq",
+	"pHvYUHR3t9Bwn4DTaBrFaJE08wTB98d4ZZn9joRjWmXn89oo0ZqwP1xn8Tnn9bTRBZi53DbgShIaSKEU",
+	"6m9sU9Unpo7yRW5ACJ3HLlw2CFuCbOHN74QGoLbr+p3jRTeIvAMvn+9yvnTL8SBYrax/l9Gam3frMenp",
+	"go3Kq9v+ilm7fZwh3f1qpqU8a+yiUW34GdvZQniTKebpsjnSsUaWHa7u1AgFRL373LBl3S9WiNT+gmJl",
+	"yS9vf6n9xYqeul+sMKr9BcVTbZJuFFh1v1gRVveLFWq1v6CYq/vFCr66X6worP0FhWPdL1Zc1v1iBeiS",
+	"Xy5+Xm31dk4D3A4l95hiXUBl+6G2kCUkdnELflYnLsnwtPrBRYav1SUzvDUpafG3smSOx5Ulc3yuLpnh",
+	"dWXJHL8rS+Z4Xp0OMcP36pIZ3lfnGMzwv7JkLg9Wl8zkw8qSubxYWTKXH01KWnmyXqrD7suXtzRpzf8V",
+	"06SQFAGNIpFqtf6laFuvxtLD0O4Sxkxw5V5xjYQ03ar8OVdW3d2VNSINcz1sN08Ga1to8twjEEKGjFNd",
+	"Z5i+YoGlcF+B1sY8HoMYS5pMWEBKNRu9/urEvZLya42Go7jjG6KYJubT8gd2+CI0oXpSe1+YmxXS7Bpe",
+	"NLroUyRXdZaie86ZSAjNCuF3I8P1dw3w4IL+PqPB1Rif2bzO8qY08SAmEVWTxu7GGXZ9t640DTQLaNSM",
+	"bgQDIRGXySK/3o1PaYutIdOg2qdwuixx+s3bNNIsiVidp/lnIaOQ/Pk//1f+pjjOS58QLmTsZnpDvidT",
+	"LDwj//V/SKlR8u/k5jygEZUX4jQMGzppy1UWh/V+NFKgCUY7dvkrsnEFNLuO1qCX2b3MfZbP/cbMfVaZ",
+	"+2z9uc8eYO5NvN21UqIeA1VRf9srtvpHbQ7Cy+G5VERUbxU5uVjl6uo6z/HWHLlL+nWJddDmAVm9gfAF",
+	"Xqt0w8RwHulvyMpY7wzwazcn7hAU4Ss3BO4w441i3ijmjWK+H8Xc0kmx0/odOUx4S5P25tmhST7QCXix",
+	"uF08OXJ0eAAidJYCNi1Peza3bZ9shZRFM49MAa6iGb4aJ1mioUdqOz8XLnIDucc+wsxWg8vgMmdnm5Io",
+	"/F+4WDhzBtb5e/LkaLCXR8VWmsZJrZF1b1dDS2a7EjFkBFB39SzATcLk/cyxmm2uGefa0b/PajbZMCRS",
+	"jCUodSGeu8VbkqOIjqsDWTveDSbRum1BsMB9r4iuDb5VH2ngVIJyNLRRt14YGPgn1gsFmoylmDbbHS23",
+	"ZJMfJK0NeOQu98FNApIBD4CMTUmbWHSF6Kg1jSzBXd2i59o19+bhucDLjgUqjLnqzp4j5lf1Mm5BSn2e",
+	"9LnDLmhRiPwLCYc70CuD+L2A8msHWlvmcIHkbtlC7c63Y5N9qG1AZbE7bAg/yHag4IQOU6IQ6+0oWrw5",
+	"m/VBxIjQfLOQbQauaZRCdR+gajcCeTsfnTxe9Kujzs7nVGsfY3cNJHa1t6xeHSnbpuEpL5GwoB+afcrL",
+	"7VBKrpiLOUsoGbNr4C5Y1/qZq2QxoWVWN+NKyxQPBuZt70IB3fNJ6zKlmg13lbrLV+pbShFZWqv7c53f",
+	"J6VbUrWVxeyIVM3H1PacOzfhBzIx5he9i6q1QpMHI0hXqVE82msvjhN2QQIqw53eV5gfmSkbKvn16J3Q",
+	"76d8abBsKsdwKvU6r0qbF8cc9fWm1RmMQCqiBaHkwhQjW/7u9d6uTWu/+4dRD5/87eIGlo2hZRYkfwrx",
+	"ee6vKQsbz7zJ1ruG5GUKzB/y5aQsRlJajlXKsPRutcWLL2UUkG87U/UGMP9CgGnJlKqCsnPKsvVZd2/K",
+	"D2RCLix8t62mhzAiq1zRXXpcZN7+NhUoeuV32gsrZI8FMY92dpS4cGc90wFki7s4JRJohOFJjN5WIK8h",
+	"JFSRy95lb/u+7UykQPbMdumpq7Eh1ERMucuIRTMCLpnkSEgyjCi/shRWZIuSEUztzNxXE3oNqBO9u87x",
+	"MyKTFNNeou6aKC1k0Qcw8yyXflXxeO7Efmv10JXFb1V55xzWPdHc/rw7OOkHNVvKi99xPf1whkvOGZ2k",
+	"iL3a+1zwEUhwMb3a0Qy2JxLkXe18+eCIrLlHgKnzNKm7rH4hU0DzgRItkr42kxxLkSYYUMYeHHJNGVdE",
+	"6EmFAuqEIJcVe2xnYYmY6eyYcVEFXUFNmplzjN5CWAhcsxEDF6k8FGCMNU2CCeVjyALTJFQHE9N/qoAw",
+	"jedlQEMiRqREZpzW34QZOuUhUVpIOq4/uPwM5Wam45aiIPNKlTbPuK1aNYu8+3XZNhs2/4bYvC07pg5R",
+	"XVVTD0WDzhLgoey6JUzxVdgyD2Lj1XFMh6nzRoxF63pSA41JJMZih7w2Aj6mYzAiWJGYyivUDZGQ6pgM",
+	"IxpckSuAhKTciu7QI8MoBSJSHTEO3iWXEJJEspjKmUfGEoATBYHgIZWzHXJh+rLtkUDEgJfet86+39nx",
+	"fjD/emb+dfr9zs62b28fGU19iZ1xQOfVrwOP7P12YhTWNUhNtCBP+kOmydkPz1AhxJg/2w09YTcQqewi",
+	"kxYRYKRXMqQ8vORblGvWpxGjCkIC4RgUiRiQIeipGbhrBNVMKvExndGfdvzbdw4Y/oVPiAPB69vLnxeb",
+	"IiWl/TmnR43Og7IRLU9QsgIjD2FO3idMSAsoIa2AhHwmRr710+NvE0ztGmwZYruna9ufdwcn/bDGaWnx",
+	"O254PaBBmnFGNykihu3t4MQQzu0QujTd83wgawQy/XlCNaFEAkaYsIeOykPNODU/2cjVQgJRdKZQ6+VP",
+	"C2oeAEI9HWLK2QiUfu3CYhcN2lip1e4JF9MTQocKuM4DAlFXa8ueqw4BQ2QoJCOeC29X6NobPH755ODl",
+	"s8cvD/aPHn/37Gmdq8VaL+oZTBivucR0bn8mihnDIh/4o4wG5BokvkQYQkBjIGEKZDphkSnLVHVSIaEc",
+	"nVYnZGCdVEEqJfCyY6oIEmKqmDGuJuZ8P+oOVNB0DDXTPyUcpiCX9jehikSCYqQSwy4sioiaMmOjaUGo",
+	"thQLJhCmkXsvQSvzXWIhZJOvY/Qz0JRxCH+ylL9DrPZszezTZHkNkkhsVDVn6Z8ngP5HJIdLOFPwAr6N",
+	"xjWvdzoOjaE6qUZklxABVdAfHOzsDeoWaZhGV3fdLTxLo6tXzJ4QLbKTG/gjRUwfZMTwagLe1nM/qd0/",
+	"Ch74tGuK+dto7Tor2VnIYnTJK+GNrbMTM43tkFOLZ+vfzaiFgELL2cigEd7vQG9rTEOwtwBxw7rACIHg",
+	"Grj+0cVqmgPuj6f9/cdHRFzjIpXnqDhN1ERoO89jzBNkdjfEv0wHg4MgoXqCn4DYL9SEYlMjFz4xAvvz",
+	"5SX3L3kCEr/ziLIJAIYzDHFlxZSPnfhZ5Ux6vD199/rVy/OLnb8pwbd3iFkFRWO45Jb4YyNbtPvSwGxC",
+	"8LnYzDHsCQnZCH1BbhruAoqZS7FQl3xs30sVhXNyFoxnp3f8dLQfDIKjYfg42AsHMBjtw17wZHQ4/I4e",
+	"hPuwNxrQp8MnwXfhETweHdKD4T6Wezp6Qr8bHgWPDXSoNpuH3nHvf7hGfx30n9L+6Lc/jg4//VsdUxeD",
+	"raKhRmqVWjfNnvZf/fbH3lF9s3k6o1Ndi11eAeyUqlICJMYxAVR2x0g+ytTf1seL59vZrZ5F7YPwYRFm",
+	"UILytdaUX3ExnYvbRDX0NYuh0euwsegvfiliY6oleuZE3Sevd13IxEWUY/A1V8LDrXkJ4D7KcntIUloF",
+	"I4t2BoOdo4On+0cHK+V2aTWLweTirrosVQB7maRtIPI/08CdezIJU1AGRFJpsjWcERYnQmqCaVuahxqc",
+	"10odNYrPgar2guBwAglTIgSyhSHL+jTQJAHJRLiNkXC4MZvIlhTpeBLNiGI3/SnAFZGUX4GxH3goptsd",
+	"OLIHHl6weEUUmqWAbgBgI6Ookcj1l+c/fnz9ItMZtlxG2hOMpiKQksqzUkbkhG8WYQXzj7U+vyVBa97S",
+	"GRm6e5FN7oHWxy6+e/waG6vGAsGGqjkNtI/5UBd+eWmp6pde92aELimMIYyEGzOOD/XJiEWRNf8KcVrX",
+	"c8tutbn4GsXKFzxe4cRV/jY7+hb91vclQ76qqxMbcXOP4mYtym9kRIsyoiXvWyGDOmVVtTrbbk31gVzv",
+	"lYXurjn9EA73ggs6SYeJSF646dyLUbBemHn+DC4kNXJ2kQwvpEgSvM0Xpjb74gTIMJ2RZEIV1LvnAqph",
+	"LGweyJru7I+rHgc5GUsiOoSoqckaCFXT6AfJAiCME8b7uIsPJIRMN81UPJYs/CAUy6KL0yh6P+od/3r7",
+	"mvxQrvXpt3lD7UxM0bUXiCiNzchywpru5l/12iA8xuDiQmeFTcFbDIiCvdgaEdU5TF/fofj+XV4J42qV",
+	"2GWOOeYoP8ep2bRKQy4PZ6WSdZD7dsL4fGEcr2U2bnC6wWlDnF4x/nwiRUxbu+mFd5bM5kTpWQTkmkpG",
+	"ubaR5tQV410JCGOPOYZUAQmQIvYaGvp6rhh3j2bxiFQRmiTAQ0Lz6aAedQkRKOEwjRhv7M8bpVF0Bjy0",
+	"bw4apfUwJIfwJxaCaFpnSnXQNG/IZ+zXqvejSlPLhzA//uZM2uaNxJV8+o1futswYXMmbGszXWH0ruye",
+	"8kG1PuvuTfmhXAnzC9/JbXSFKg9Hki7T4w1cQ4uHDWkyljQEgi8Nc03kkZRHIrDnCXpiNE5W0N7ZCmad",
+	"irK3JNQIepuz8CKRIaQi04lQ1RgrLsV4o8y0po3XGuKac/TM+a0zGw8L75CfaJSCIowHURoC8V++/HvK",
+	"7FYuX1/T5PHxT69+8T3iHx+fchZjUHf75yvGmZqAtH+di5SHL0cjCLSy31xIypXdX+V1/oNF0XORcp1V",
+	"uxDJK0nH9o/XXCUQ6FMemnL+iTEnbRBmRWI6Q+OTyoaHG+vr6M9Qu8UKLIQbW1vZIulbPcq7O7q+cVNw",
+	"A6RvEUgtmm85Vrummtuec+cm/IAGa3nRO22fPZS5mnNEJ6mRmMG05TxRpvUiq7O15nbWdrEXDvHaGw+m",
+	"k+eu0PHxc8GNok1phHcfMkux/fzG93GFb5RG0RojMMVR/9mLDuskS8alaM7HhsZLGfn+A+paxrmPiLpN",
+	"1GrJx748Mm6+NPVkr6Z8deRdirg2PZb1oPsCidS/Dtiu7Q3tNj6XaN4NRO8A0bbMxEwCdMkGaHOunZpo",
+	"m76599xtfJ3fwPT3VWa2UBVKNbgGsBa0S63ffkKzYhdbEXoPuKLfuJ/n61v8NoVX55wY+aBan3X3pvxQ",
+	"foxV5lT3qPJwJOk2PR6QQTrPGw/FFp2lAiqiC7snWW4eLPt+8bXOfAdzU8ObnsbMUgkNgPz5P/8X2XIn",
+	"m1cww7+rVkI5O0LtsNsS8SXCdGStcOfZmk8E94wnefhdFYNmgSISXGhKwjQ+Ls/3lv7XabZrIeEVUJ1K",
+	"CNe5qXpvd6pqRrDKksOVb9MhdofF/9Yt/K+ZT1qSiTkbdkkgtjnXTk30gey28iJ30WLJafEghOgqFaoS",
+	"3VCBz9yjknp6WH/zqqceJdJUiy6SYVFC/7Hg9lhMgfTbou6x76b1BEjqJkUoxuCxbwIwYk8guJY00OXc",
+	"WZUaGICK6WOMpfTX8/fv7G0V97Ld3a0Jd5B0MqqJiDZUIko1kI9nb9CPxV1EXSHJNQtBEBdYLIaQUTIR",
+	"Sp/gTZgh5AcxxWPvidaJOt7dxcI71zQSknLdpwnbCUS8a1/jqN2jAzgK9odH/UP6BPpPjp4G/YPwMOjD",
+	"wZODx4/3948ePzncdUqBBYLvJGjW5O6mVLImZwp3i6hmuNkFwytHGNohvmRCP48YcO1a9ndL3z1LWRT6",
+	"hEogNkqvwuhhfvZmXs5XnfvB1R8JSQL8QuURDEzBgJx+eL1zyZHxFaHZlceQhfi2ybVGtkQUEgmBkGGW",
+	"e00QH/iYccj6JnkflxxDPG3jsOfvXNYF1r5jpDcWhS+orjFmn+URpkg5aNUx8f/zP//zP/tv3/ZfvPBd",
+	"nIw8uEIeTKHKffuD/b3+3l5/f/9iMDjG///3pcP5aVloqXdpDJIFLvaVhbQZG82oUulzrzb+YIXctUZd",
+	"NU7YXBCJIk2H4wBkxKwK2do7ImmSgAyoAjKBGxpCwGIakZCNmVarw0beJfRYmU1rp1TP6LewSl9NWJIw",
+	"Pu7vPe0vi8jl9eYgViPDDNwMqeqGunN7k0vZYFmjrkJts9d1U/6smGN5pLFS8LEy986z2tJVWLKOdaRY",
+	"pHgZwXVK2dVsySIthSDrggXihvPyGri+g2rxTcO+PTIqB6zbtQrdJ2AaPq7E8+NimqkkykMvP2i/5C7c",
+	"p411pzAuIhlJEc/F78RYLUyTrSxKnim4G1ENSvvbHpY2Xz1Sl1ylcUzl7IRApMxw2Wjkmw2tb/StX6cT",
+	"TJGVlJjX1tUm3Bn+Cq/bbVzygo1GeK+3PiRoQDWNxFi5pEtZNgBOY7s31xNg0sa5tOYXksn37GWZiZga",
+	"8TsjaCWSKRglb2w1j0iIxbWLF+uaPSl6w9pc5AmWJJAIRpqIVNf698zaLRVJbzMFUAQ3qi5xrVBy69mE",
+	"fueu6DwoyqMqGvTKq7aAlFJYoz5HR0QFOaa7FuNl3r8kLgQwsnudZPgZzdvWfFXuLXt+e8uIKuURNRGJ",
+	"zSKMuR+u6sP+3vE+1kuextkLHJUGE3SGlS7qF5e0fgR6PfNrOTCEEU0jfX7F+Mdlue074SO9YlF0jouw",
+	"xjhUOVZMowgHeXSZxV1h/ljCbZWcuKLcmPhDIEORjie6UfAC5ITGm37Lu2aJ6nb+6bJls8M8N5zYfP4/",
+	"lyrdQgK764wgi+LQYNZrXhebZ8x5T+QcP1QviZWnXuKCjPDLBUSb/uw1ZESHbn1+PVJmLVf6A4sT9F12",
+	"UaIscapuhMr9CpWWtl+F0OrIBswOqNXZdmuqD3QAUlnoLvr+C2o8DCm6TQe01Vq2IzCMUW5M2CBHimwx",
+	"HsINGWR5QvBRr30ZS3kA22hkuOf5W/aG7B7mz3P74SxA0tqB0d0A7ikihAvXf8FALnn9QCXTM3zsXQqG",
+	"6+R7sdP6Op6Prftq5LbXiZ//YmSdNNFeb0qjKKFJwzhDjUIElx6KzPPBvMIueq/q6owbb30vUrWCvnK4",
+	"PvyW4c6AX6LGvh7Mrx9+Qd3bW+wNvu+G71Zt0tJOqltGSOuz7t6UH9Qiv2UL3T2qPBxJOk6P3HvRQvjw",
+	"UK3pHDnNaizxjOCBImVxPxRT3ldsPNGYBTDlKk0STAPXyENEmXyWSqXXHV6l2i3em1gonTmymg0o0q+Y",
+	"hIvarBh26lkyzgjzRGsgIyabvVmmkT6fCD1O1/VVnc5VvGXGXPC+smWbzTikMR3DGeVjaG4QvCgq1cHK",
+	"8H9ywWJw6UMbvv0b2Tu8i5fqamhpiP5WhHBL/CilKQ+pDAlNtYipZkHzpTIFz2ovIJ2JlIeKJCBd5veG",
+	"wa0xwdqzNIpAnwZBKmlQ49g+TyTQ8IREYgrSACoWEgjF8hoa9hTTMf2dcThnv0NDykuIBA3XXzGZ8vME",
+	"IHybRpolEbMW2bwFGFG8iqCF3UrE4hpi4JooU7XhpBxPfwBDQHtuv9DTXi0CGjRuLLoPwEFLqmtP0usP",
+	"HH6uVnthrUSbteYthCyN/dWpXnNOm1u4WuLWQKtu8eq5rZaIi5MvcFhCWVUyeoVKWZRq81J9TsT8Vucv",
+	"VxCkZh91HuC2wCzARwXydAx16/xOYC5kCCToY5c+2WwqfGIIC0qTOFU6y90/s5tbvJ7k4u0hjwwjyq8u",
+	"uW866mNPvmfq0CiaEf80SczWILtMRLb+/ePZm21/h/zs5L/g9gIk5cph9XAwsLddmBnkBKiNBuwuMxTd",
+	"FCxBE/YfMOt9MiRgfIRR38zugwY4a1fTJYXteb1URqVLs2OmJ+kQL8q6Itl/F7f8Z0DDvuDRrPRUBc/3",
+	"8F6RBhoT0ysLaETURAgNkvz5j/+dHwKZLb+98pKdEJqd7SVHemaOg8Iv4JFhGoYMlEdimji/QECjSKRY",
+	"GZO5KI8Y1QKaWfHAQCrvkic2tToOz7O3m2zTKAvNoKiyN5cZL+XZ9UgSpfM5PSkPL3lxgenPf/zTJ0oQ",
+	"Y7W4+9ABDSagyAh0MCFIoGnpwg8Zgp4C8MrNXrVzyS/5X/7yXHAzOPPNX/6CX5GXyIs4OJUGAShFhiKc",
+	"4XWoPy6dMXjZOzampEcu0Sg0f/75j39+8k8cK4OUQmb1LjmZq2pz8hqL1GbhNe1gFfyxZ3+OQSk6zvL0",
+	"9j752QoS94tNPY5z1YYgSFjBsTsDJY/49lY2fhIJcJqwnRmNo8oXf1M2TuLuBGikJ7/jZ6PDZr/bLk0r",
+	"WrJA+TuWOqYH+3wKL085H1NCx6Aeka0hRGK67bkorTgthbegfrx4+8aW2jGEPrW1HZy1pCxC2RxRNXGV",
+	"8wIGrcw6mogUqc5cENntct+zsw5FYP4g/q5dfbXrb1v3lEE4hMQ/GOyRt3h76wPImBqbKJr5dhT+GxHY",
+	"sJH2ph2pDgCdYmZ0Hvl7alb5ChJdHch/y51lIfRfvPS3d4iRdK61UARpnGMhkWII6rgg/K5vRdDhTsGH",
+	"NTIxoFLOygKQ1Mo/JMgSEXiSz2mZCPwL8bOp+ERBBIFWWNhdQtt7QvJtQp4me8vl3qMxaMw5DDyN3Us7",
+	"M5wItBFKAV6Uz3VwCP0Q3CX6IIBEF08eIqbMXwYo2x6mrqNR5BPBs9t2plXkB2WT1iHN7HAINbML4ARj",
+	"sxabGvtYws10AVKmRwQsLnZeJ8BEgeTU+jvxFYcpZD2m+eVLt0w5RYroSCin7Y1Nz9JjyhTYmsD7H893",
+	"cLmeW7dV/01Oenw+bGlhm0RvrpNHjB/P9WtWKO/UFDPNTgS+HuAzs3hGkZpJlIfh4xB8u35Z4zprBn+0",
+	"Xw9nZq9kJNtMw3aVTb7HpdlyC+NWZfu4vCaFx9i+g9nyS6cWx8TY8RlcUcTMOZQrSdntkpAtv+IY9be9",
+	"jHeKFxT2HY2h/Um2shKUgatN7B/Tynz9P//xz1Mzlyy5w5aPD458o6zQ/b0/GOQtWCp8tOmxnVzIIWDl",
+	"HhtzTA+/hTGss4ceCnhI4EZLmmMBeSBr+D3qffW9rf1/401c29mzWR+TXTrGd9A13Gyz0sc0MgYzhASL",
+	"bXGhyZP+If5vb59M4MY9GvCQKQwct03XBguHg0PXyhSiqF9uRxePZLIrqKEAm2VnQq+hJLXs8tKMuggq",
+	"XNdoalRWIkEB1ye2XHFj1iLTyrf86jEhLwx4FtJQUtcL3FghMQadXVgmW9nm0PWAWVcRh9apn7EB/vpI",
+	"kZKhZRGHc7lwZxvcsHDWtM3tm08NVbBv9wX+MaFLGD2m8gpQZNSyPN7PKeULNpKC5rMRkkQ0uEIKVp+E",
+	"4csd06rb1/iXvcue7+VSzeUBl2D+k2UfjqLSSuVAKARN2U6yN8wN/QPzLcorxon/S98sSj97XGSGsEWL",
+	"1yqvX2yfGE2dN44UjNmN6WIqylZYNpCPZ28csdxLMzv54xwvxtbTTprY52qmClVEJNbXZrEhjMmKsEsk",
+	"GNtUglIGfP4Qgz+Pf2eJv+2ubgsF3EgW/xQVT/8lD0RoVpL8vW8jQKPEAEcqx7doItg1MoQXfExeXtCx",
+	"R/zXo/47waH/lupg4pMxM2LnYHDoEf/Hl6cvfDIV8ko5G821akDssgql0ZVZHxRrJRtY7f5RXEv+tGuK",
+	"+R7RdEx8/Gxfcil82oU6KZuzsYWRKh8Y50bzufYyoVyR1c7Uu97bjUQgQaGhjZhVImO7lIdWk98yPKyH",
+	"ytiIyoyPKhV8KxG84qzR6BOVySBDTMuKdmCu8+mEof6jOm91atYARZJH/OdmG9A3KlSK6NjJf7QLY3rT",
+	"NxrqYO/xwdHAmO0sjlNtBIRReoaQCVLI2GuWHZ1Qxa1VlUwIFCtAqEYeNIDINXdmQdoltbHgdSaqHWtL",
+	"SM3yoJxVJDIMZCaCQLaPOzS9AjxxUwA2U1Q2Z8/d8RQSHimSCHzxqUFe04hs+f2++cb3yB5RZIiiwYm8",
+	"7WPiO5Lk9LD7DNeGMbkjcA4xoxo0iYAqTfbcHsXKGRpBH1eiL+GaRiykOmsIBRiN3Y7F98w2jdrdmWl/",
+	"JAXXmS6mOWkcpSkyLzp7jYSoTEy59xk4c0sg+wBD8B1yIcgVQGIMFIN8Q02QaCxqQcw2xpL1GiSNsnUQ",
+	"I7SUcjZCzrJkNt+z0qtED9uo7kkzRh2JKBJTa21YhH08e6MyK8svUOEjCp+/Pzs/zoWJE41GjKD4USrj",
+	"3f6pabb/XrKxsfD+YndhcJMIYzf7Bh5uvzMnhi2EF4xItID99x8uXr9/d+4buTiK2HhiU2Lzmd3kGPVp",
+	"2twfHBKzyZ+iPvnh5YVHjOjySFZ/Z05zeG6zi2477Vl5MXHGzC/9bDQXswT6zqY5JlwozkYjS5efHbCB",
+	"lJ428VxLWBjIa0BLZmLGZfUahIZDRAEIMgNj10rLqSyKSCSokeeGmTEl9LZXFrsWwhwgtHsby4qKPB4c",
+	"ZHkD7dyAX0MkEsjtR7t38yxbZLvjXO2qBIKcr6OIZMCwXGCfBSWpmhxX2Oq/TSnT3x8NVLYbndMmTJGJ",
+	"0Y8p1ywilOfbqlxXZ8KQbKFMMRhifLztFaJ9/uGZMULt3M+R9P1zp0XwwQ56yLFJlGlm/5OtkN1SaAtY",
+	"ignW3bNZMSJDYcS6GAP6CLb2Bt5gMDCtDmeZOPKI3+8bOWQmDVL52yckMdKGoSE0Q5Vm1sGS4gy0nPVP",
+	"RzaDg5mOGXP2npkQGoZG5+Uj2hsM3E41RqlY6qmfgOzbmuVOD/efYl/ItuXuzKyR7tkmHI8l0PFknRTO",
+	"LWmYFt95jSSAfZqXRDTAjb9pmHHr8BTcJhFkMuc3M1efiz6KSrcNwy4rUmfbcbYpieye8ckvfSM/ov6z",
+	"dDQCYwcafLlm7Ei3URab5g0YEilujKhMqEI1G1uuliIdT4zZZn6fFRIbnQ6Iaqwwz5YoREIrM9DmsxJX",
+	"sxjwjG0oroHs7Q9I5vXJ6FgCvLuajpKWKjy23d3bubE2/aFR2LixNbONbQp6ysneEfkP9gwf3BNiXbWK",
+	"HB7slQpTu20Vpo+jQyx+uHdgKWM2hlbNcuGUx7arapYV2dVthUcyezLo2/QiIEum4hZ2JWTuUykkMPCx",
+	"nvgeOXv1nDzd29s3jf5//y852tnbzr0P6NkWnEOAZmUQCQUhJkMyvCViyDc83IktLxNOqGyNJVkRUs61",
+	"+YGOnVckAZFE8Je/GPlZ8RWh6DMqzjd7ld2JjqMTEkyoVKC/T/Wo/8Q3ZsOu5aVLngmabBPixF1m1hEJ",
+	"mjIO4bbnXHFYkZViKxltamxIS80zCEVwyXFXseCPdJ3kzpUh41TOtku+vcw7mbn6/jBlP+3+ocUn/5Jv",
+	"1TqBy7sPz4zBmHNIUOcfqTgZFHY3lGKqwKjc7PPuH84m/JSNYf777FaU5bXsbajnHPD2SSl6ttFKNn8/",
+	"Um6zestoUHBY2ZjTUfAAUFC7aV1y2yVO3Jit8wVIQlH2ZF4qr2TiCjs29NLmFYuFr1YaCrMfyOMlXEGi",
+	"3cbKyLGQROwKnLq13mKDp2O7V7rkZj+2a7djntkjZULROoyzPawRsGLkWkFDRaRasRCcZzTzT4eM+pcc",
+	"9blL/FtyFHORAIpPQnMfrPkLtbhnyHnJC+c02fINdl6acfjbpfuQZgdsffgeet2tW8BuHX30BBwTipKI",
+	"8bEtcsmneGRlNol2ShHjV4oMaXBl7BrEFpqShs1padXwx4zRt3dMyUeKuHsrlzwQcWzqFdv2TAWWHIJ2",
+	"067FsbVHfxRKG3GFFz+McmIcg7tgI6hcXBueeweOS21KHD8ZPBn4Bgx4cOVbH6P/S/+VkFMqQwj7H6TQ",
+	"wlKBKGEP0SIWAFdQOgd7+/pi4QzM4N76PXaEHO+6SmrXlP3k9TTTUekIDQ850EVRPQUrPdc97u3tDHYG",
+	"prKTKb3j3sHOYOfAviie4OHkrvnXGHT9zaGqqHPP75nGHWdpb1Ar/soLrYX1O4nAgr9YYc/5ndF2rJiO",
+	"Oz0cuD3LfR32jns/gP5RxPDBxkXLLG+cxv5gsOymR15uFyt+8noHg8PVhd8J/VaEbMQA7yE9btoBAsbW",
+	"OFirRunwuHf862+l5+u9N5Sj/Z7YmWs6Vr3jX3uI095vpqaTvEsX82XF0+FEqtMt+f4vuz5dmLAooT13",
+	"25nxK8zWbrcapvPaJXqGI/nXW6SLioYrLI5bF6xQlSuWDvWRW7dsGTP7p7KMVsqxQHCy5ayGzGEqHykb",
+	"zOqSxwyNpQzPdiPjHKPgBF92YvNImQ39dm6moZx0fRfHY5fcORK3EhZcGfbh+Xnodj0L5Tp2p+RwzyaH",
+	"ppaxTue968t57rmt6livOH5YeiutKLJbaQHjmK2oYHrJfAt4je1hWf1wbVY/bNLLHDi+IJze85zRH6lM",
+	"EK2NKmeArgCX9bg7dCFXZtFiFi3Z/BRtEQLOlX58ybk7h8SjO3edBE9/1ERMuWndlXAe4NyTXyqB36kc",
+	"xHDJbSC6W6G77VU1rjOp8R5Hvs3KqYrYu+S14CML2HOxyJA+NeqjUta75HY7rATZSjnawK7RR7iX3XY9",
+	"+oasPqmarHjQRs12O7oV8K81xA+Ddnw+sZEKnZAKyIBorECB3gaywW0jbjV4S/tFKw1spKjKpvG4LsRU",
+	"6VhYcBvlHDFb+q42BBUeVFFpdy/x/8/e9zQ3cit5fpUMXZqMKVKULGnaVPigtvVsT/S/6JbXG7H1Igqs",
+	"AkmMigCnUJTE96Ij5rh73ct+gd2Z85x8997nQ7xPsoHMRBX4v6hZqzUhXmw1C//zDxJAZv7atBPWcFJ0",
+	"MUQmtZMOd1IuclUfYzfIB12v2kcJx4GH/1ge/jW8keFNZNGjoDkzh7c9Gxn7I94toq7rV7uC9SlXdeYz",
+	"eVU3QdVpXxVoSQZP6a6mM/Vo9NWtALswhCnGoMWi4WSBXq4wDQV63dARgy9/OFWsbXfhPR7k0V1kw+66",
+	"zb6krRun5c7xfiDVjrhgdEJr830VXTHRXUd1sF0Q3/CW7bIW2sT9nGDvSWkSv6Utnom37Yp+W6/2wsCb",
+	"INa0J/YpCHEqC4uLINglEGeF/6z2YnQL2a4j3tCd4KNUxZ+C9GgNdscbs0fhgxp6QjUUXgx7Zg1uiHeq",
+	"o8ykmzdWvOB2cqtRBNZfaTt7jz1XC1e+S0EvudGy+482uQRt4Psf3rf5ytfGeumuvAvv8QnzH8Sd+Iy9",
+	"Xy77+3ofXZTr6gpUkCvgBin5waT2JV5mKIsngDVvFhtYgN13N3LBaa9XOa/g0zE6lfvHP76rtd7sh08S",
+	"n6oXCrNdpCwMhcrtZaxLcYvpPdGJd4iOZyKDgciFTmXBL4OVG7fStpQi20Dpn3ACj6NzYQayMdF+1hhw",
+	"lze4+FN3UruZ4x19sPDV4P3q49nw+K92LE7PLzabAld4SoTEXyPbuU6h06GXAz5ayuoeHl3Lascfzwq2",
+	"zh4aa5Qn7NV7fKAXE7QoaCUVOTtzoXdWafxjTZsCUGKddDrkkUOj6MyKPFm45mKXlqlRugT0O2Q6LmUJ",
+	"x0v8odt6/bmAeY1PzHhS7rLnCAYy+BgDGr8PMUi2eFHt8KEaS74dIz3D8ffty/ox9GY+lZUeKudTSSuI",
+	"Y70XHL7BllUEiZhOc0W+VMcmLWXZ8T4L1RmBZ1dt+bfa3MdaOSMLn2ZGM3KDq/Wto08wpM/MfJ2PJlfp",
+	"vO+dEzq2SOGVNlq+uoy1FTobmIcEWoJGW8zwREKuKDgap2tl1mb/m8JYy947nU+SnjZ8F7FO8bPBzwm0",
+	"6GXMKu8eJicDZxyX7S4kGG6VQIufj3vw+7/CyVkbHc5wLkk/1uZOFrnAnNpkY2X/KFL0OUMjB7lvIgtM",
+	"fas0CJtKulM3RSYLaHnXqFwOy36skwmGqomiPHZdFPwAhe6c5Lgi+O1e6syRMyvMdOoNvLOTC1oRTX5U",
+	"sabUt+R9S4/0GBNZuSi3aCbfdXpJBV3geiP3FpghPYVGtwNaj5g/oROAa5acLzFUOPAN4OmPJI2WvNuQ",
+	"fq3TXg/Pmz0ca6wTEoPKaL04o+jNDbnWLxePqsts6KTNsSG0eNqLXk1UvL1BFb9zmmDVGl09r7uZvLKs",
+	"gKJdQ+76kLYp5bng5ziqfRRGM1IwLXk3L6bS/Xb4+iLrvT55/fos/fvs4vxbcTqUQvTS83OR9U7OxTeD",
+	"4dnwZHA66A1en56m2cl5dpGenA96w15P9F6vCaN8lG1LS/QlOjrtXexR+g8zhd+I7BPt4Y1t4fem/JOZ",
+	"aerj5GLfPv4/77UftKw3wEUkkGDjxT2K91wyK3YYPPjKHPimOQOFjt0ROg2xz54dC3YHKSSqfBvxMTC4",
+	"bOLdliqIua1dsl0NfzWtzf0lOo21quN5gWGK7cD+4jqxRivLRoHzUTqufQlRoXhnVdY4lUOi1zz1HVes",
+	"WzRo8ju0pRjhe4/bF8mrlDSUwh0JJ3OvynTc7sLVkumGPnmxLgsxHKqUAhrZlTVcI2sq13ja7shV2I9x",
+	"ZNDJYIOa+YROCtLapzf6Glrr7w0Ocr6Vc6tp7DYT706Oxcj1EXDt4rJgghcqsu9tQH1a3326/9l+zMUc",
+	"U9yORSHSUhaPPOTjYN2on1C9/aEUr+5IviweBWwJRLvweq5w+zkaPAOVK8yTUpOfSb1E+tU3sRXB8NHd",
+	"+9G/6SPJf/BWBwf3cyknz3k/+woc8qOkQFbhQ/M3cAEHtG/VAG+4zONVwKNI67qdvxBZZjJAi1MYpmNR",
+	"TGw7IFyFyrlCu+M67d1WEhI29VciowfhfiG0nPtMkpWjJv66Dz13eSt8kuWs0GQSvqm7dOaazIcU4kq+",
+	"WRhThEXa6520Kgo9Vy1fj/Cg6jeq+oDvmvHZ7q3/DTPt82WKAz9s54ddnKCzfOfuT2WefNtw3b6QLYNO",
+	"8YNqpXeTrJHwupLPV3rd6A7iu0V8mXxbmCGVhZwYvcuA/74u9sRSzD2/FDO+pge0blWew0BoLYs6s89V",
+	"Sgf07/NZmY5D+36ibLqOsA0E3S/ycxV1P76DsG8U9rQm4QaGqFPKYUa57fJeF75Rsvgsy6cX/JUhvBQV",
+	"sJT7DyytvicrJwncTNkmAr+yuM9W9FdGelACm5XAGtbZzjn4Zt9EH1Sp/7+CIqj6fjEaAGdMmT/JD6QQ",
+	"BV7Hg8AMo68sLKExUNDqjvu+kN6NtETVxfNVD9UQD3phi16oGWo3hxQiLXerAyr1FXSB6/gFKQJcZ2gN",
+	"RFnm6ChkpY3oVYZSGGFSmapkqAGmhRkV0mLrqxRuqABc2ecs/W58B9HfKvpMwu1sgZnD0p0XAXWxpxZ9",
+	"6vnFXASEC73hRFcVaSLKvHzPVpR5fAdR3izKNQnXM0QQCbjx0W/By3Ip8yw7U7pmoMV5OciduAiCFn2e",
+	"uIg9UDEz/Z0yM7uQQnJazHSYWBZbdR8mIpPtSzj3/myVE1pGZZSN9UwXUmSYbNYUkJqimE03hVS8xQn/",
+	"oIbDR/lduYoHplthuvXxPBg9sURsH8xX++0FDOqDfpaYtEmc4bVC/0DyqKYcry0OiNPy3vsqY1wcVRxI",
+	"CyOj9Aid9NpdSr/nww+QTd0SzErPaeRmriXFtdkwe3dVEHHekTtr52aOy4u1KSCMy1sIrwscmiXNpM6h",
+	"tBQStSlWiFj6qWLo/nyQnj9YetZFw22VFQL52GqQXd/94c6VVyjYjUqWj2SjH8VE4kxeiHWndAfTbUlP",
+	"vfUbOn1uYN3h2j1X064i7kFRbLTtFhhiMz88ONNra8qJJZPOJ3XSYmrHpoRczM2shFbitx4PVIOAFMcU",
+	"wDZUOeeb5s+xTugL5SmkbxsKQ1kIbXPyE48w310h7fFqfSq+gGUhCWkCXf9Hf1HTTpB3vRQFiCIdqzvZ",
+	"rSMOyRhNfG5vH/smKKUOZzysM1SlQoOVGAuGPm6Ue7/swpX2jVMkVUaZGjlHHRnAwt5SgvGIEg3YCjgL",
+	"MwEuJSi9DMOUbqWccpDevakbglzYElrWgNDzWNeZ0lKjfSpvormF1NiSEv3zQO0rmMiJKeYRmhVoxwgM",
+	"frjWZeET9hdyNMtFwVGTljI8DyjtY+Szv2Yy1r2LszPXEph7LYvKqvtFqweQU0OvzxOUSIogxGy0GDJR",
+	"BUFzaCYCUsR6hM8Q/hvHCXL+XKNHQehkJgu1EMTN3Flfc7uzyTjWVdKTpaz3HNu3Ps4SqizAfccVlGDc",
+	"LiRU8dIADY5HfFZhTAEKE6EAUyspYNRH4XCoGkYfZjJz6zDNKQva2lC1ayQ1b7eP0bTUwEHFflnOpLdE",
+	"ScGpyUmQtptguKQLaAybw6GZOalOQokOhJ5vBWzoPi48uO9jvbJAWIgniSXJ+sT4WlOkMot1ITuMXcLp",
+	"Xnya5ErASF2yRJN4tsNjT5B8n08zsT652B3NGQSshflLNsuAp+S+Fs27aoCPtFUOErRGgq5Wji37SNAw",
+	"lw9bjzB/cgWe+DbZ9enM0Rdy3nA0oGxL25//XLkGx41HUeyJThuesofDxsbDRsUN25nBHUicbbj9AsKd",
+	"7t5hqScWYd/xCxFhPB5OeKGr4yH+e5VixwiHPHWWQjPqXQflvxId6yG8NIqCXFj9fYjbQFmvru9zviha",
+	"HOlBiW9U4uu4pwnzNGeY584mB+bYzRxbOEKKYvvW4Ao89V4gxUtx8nTrDy1RTAxdtjGaywyzWCy4cTEM",
+	"9iLpmsjxYwj4VDIsxcFhc7P8TpVMEaNnRDTcyAoYrDvAN/Lthh7GPr/hgn/kayGFgT+OK4JBPrEW+M/A",
+	"HKg2KER/UBFyy/kt5I0G6iJY/OeqNYIhHpTHRuURssgODsG3ue16g4o8ilr4pPeZxvdCdnXGlrOzKYOp",
+	"MspcmGSJMvV18B4frPrLwqGPccyRCMuEOv4rtbb5BYLQxSgl6ERQ7s8WI9/lsiwxdbuVbRAjofS68abO",
+	"Srx0FTAVZ6wRvEdZOGM0ObByhImOKxB3xF1G4G58e9UEyrrWVc8z057bD1Yjdnqk5viMa35zOFNu1Bz8",
+	"MIsJ9sjxkvCciaN2cuhETO0WtqzS7mO2eg/WT0/iWhSOTe4osLkUKeX5DZqwq1lnnLS9c30+8QnlnZi+",
+	"EFXmKEpqKxV5bmaLfkpu6ReI38DCeCemz9WyeCemB72w0aKYIOE20J7AFjfDhRRmIsuxnFFefIJcV+hA",
+	"MjTFRJR9mKqpzJVGINCRjGBYSDvWhJmJwKWItEofYz2bkuPJGg+NltJDw/CPlDj6p5ubjxVyZzbj9JWY",
+	"GNXMShnrUk6muSgl7W1UlQFARSHxib7GVfl0ffXDu+uNWYZpIdazHz+zuz8RFxiRQt2/6qzAy4l8v0T7",
+	"LmX3CVXMAqMEI5tUy7AtbehEWXom3mZ7vvOFnlrHU78vRc/Xq7w1QsyXa6LoqeizVfY0vIPC36zwKwJu",
+	"ZQlCJFR3O86QH+piTyzJVc8vS5bBhCvekIQN5Lpazucq2dUAD7K9UbZNQMStrDHNxVwWqSiy7eL9Ect9",
+	"j+WeWL7rrl+IgBNNIOXF3nK3F1CvgWTXC/lcRbse4UG2N78b1ezRhDtKVeay0bVNfWOTZMq62u/FRCYE",
+	"zoPN3MiHMll/T0Oku6HOvoqGwL5flooo/XI35ILGSgLX8nlrCRziQU3sUhMlU3IbhxRyomRxnBrt4dq2",
+	"2wJU/vug+FML/PIIXorY07whXVj62sDDr1sJ20QDLC/us9UDywM9aIPN2mCFc5owTm5GppEueIsFv44W",
+	"cH2/MPkvpZhAzmvejIrNBd+t5zMXeTfEg7DvFPaKTfblkmMEs9sag+6Kv7IwEFbCx/c/Qgvjo/nc8HOK",
+	"Aecc6qssh0i/soBgeB7KEQqZmtwUMov1YF7hnxYiLV9ZKGY5hR4LxmsDLWWGwYVqMs0lOSiU9KiD48BR",
+	"u05EcSuLWGPj7p9TKA3Y3JS2D4XMEF8+mRbKrVsSwaiQUtOPVqZGZ/TzIJ8RFH1iZmWutEwuYZCL9DbW",
+	"ysKtnJZduBbpGFsGZcHgAon8EoQGM1FlKTP6SLHhbolobIBD68Y61m70NNWhKQiUfqoeZO6hauuZ0UOt",
+	"LQuhRuOSsFsc9RB3NFcya8f6dWegKPZTy9xCEcEogkEEou/6OunCO+r/Xro2+O1XQGlyWQiduu50Bjfw",
+	"HZxc9OG+lbbhO+DQ0BT+9j/+N9xEcMLwnwD42/+B0/Nz+Nt//5/uG7qStFL6ZxuOoeU/nt60u/AZYehx",
+	"fq5rhYijCMM8nRWyopxr2cx0iRD6iE9PXzjWX4PQpeqIXAkrM5DZSFYZWIRfYleSyQWAcdqF0BaBbtK5",
+	"b15pmBZmaooSQ8PvP8F3cN8q2hHc/4h/jtyfb/DPQfuynji7+cwmIB9SRBE/IeIpC5m6UxmF4KPHxWxy",
+	"yQiKtozg1i0urkjr/hP8nevo7+D+TTvCdpWlQb+yTKNurE/ZKccx8Ctgrm59JIx14uIIPkPFuxF8AGbZ",
+	"SxoUMwStXj4dC+xLWEB+ieg3EDB0sqeMhn//N/gOruDYkbZNULjqoZqSlYsMVC9zy0zFP81kmxY24E18",
+	"vexDau5k4Xh5At/BrZv4p99/+/d/+4jr4P76jIvh/vrAKRgAeA5u3tVMvnOrh1V//y2o/ftvQQO///bB",
+	"ceAEWszBrtNeuxvrb2hFCUr8lWWOROhMY2UgP06by4yTKNAq4W8tAb//BpN2v5JRoh5rIDsWU8mB1sMS",
+	"GZTemp3WiMCmIg/4g+iKraNKuGKEc1fh4/sfI8DMBhnk6paSLZAfuc8e4VGvGRj9ssL29WkuYl0jOYd6",
+	"8vNPV53T84sqDwRzlmcLuBP5TNrF9A9UJtb3hVNvGpNsOYOyzOfQSk74tuik20vahFBKEJ7IePBN74xz",
+	"XGjjlb/So26srwJkYyI0uqP1QIuJxwNFTerH6souRaC7LYkzy91qc68jfuPXhmYcoQImVcpR6kov70+4",
+	"M2HaO4Ilxfh3gVucU1MlTIwt4aR3evZ//5f7L7GOJRBnePeGUjnz7riwH/JoMCUFoViLnFFMcdwwdIzl",
+	"mCIM2cfZreytxKrBwGOdLAG6J4jFToCu6wDTsWveWEWWFdJazH7hp3gW65pCbjfWmsCv4V6oEkGzS8yf",
+	"0vfI1qKEs9NvGUH/kyyLeedqWMoiuQQRNga2NFNbz4wHkUtxJ+0Gx4vQ8EPb5A8zUM3IfCSd2rT4Z693",
+	"m1b4QLr5sQ7S1Ro8Z3Dm0293V7gx5p3Qc+7HfrXMByv2cm2YbrOcfar9befjz1zmiY/G1O1LwcWiNYaW",
+	"nCprMknKeDlR9gowAv8QQms0xUv5SlRdGcELREux1dLvQ9j94FJocf8ToKXQQA83IY3AUqyn6iMY53gZ",
+	"PmX1QsRjsXBKONeSswDTRWwb65iETcEIBNptm+F9Eg+kr0qyK+ssa6jjnJFPR5BYL92c4OHwfqzSMeQi",
+	"y9x5mEeFsRwRiCmdy/whBA3JbqxDk7pgQ5mQyag62saV7VbNOjSo5Y6ktysc/DjMmQM60fOLLlmHTuSY",
+	"AvOTUa60Rwrlbg3+vNX2QVfv0NUNWGFaiPkOe5uKPLW57Xp9KdY2rjBfLBAI+Q5EKqrRBICe1vGrANDX",
+	"Xb8kOq4A0OOve5CziVquVvbZquZqhAf1vFk91/zSiD8aMsaz5okDO2xnh+2MUI7lZIcr2Q0VeWJdj72+",
+	"nGQFk10uolSmgcTiwj1XicXBHSR2o8SWTLwtjMDH9s1xvibP8d2p745xDH0SZoyOIBnMVJ7xSBIwBf/y",
+	"gyhlAlaNtMgtCNDyPtZTUaZjfK/UUEiRUfLsAOIq6cIHenDCs6Mq+/y85H5KqsdASmMda3aZoIdQmJsZ",
+	"jE2Okb3Jz8POe6Nl553rMon4PZ5ihpWFscwzuB+rXNJDlrKxtqXC6VYNIl6WmeUZDCR80ztre3cE91Vm",
+	"cNrrgbBgDSVPFpreaXlV0WuEgpnxDuUbf9HCkylm2oKZlV34VZVjMytXB20KfojWePUTax4riNwt3xxs",
+	"KXIfNk1jTg2GOdNTXRd+5SlWqAV2PCstZOZeg4g1LkOwLNXU3GC5EWgJe0vJRfrVHAs5zVUq/Bt0G590",
+	"fUP39KhOz3xjYSGXQ74xgtzokSxw/TfcFj02T/ivQj0Wqoa7fGpl8vzezH7R4k6oHPNOrr/w4eh8TEZ4",
+	"V1Fqc6Zw/uXYloUUk81p9iHBEHrESulQ4QRaiPZVdD47RiJUpIiy0gwKc2/xBT/B3z+bWZHKBLWKjbUq",
+	"2yQ5iKCBaKrTWjJJ5AeSZcVjnIUv7Og+lSRJrFXWh9759etvrt+cX39zenH+92++jTW22a9FPROl6MNf",
+	"46NaOcZH/fhopeZR9Ld//pcv3HasE5Xx474MgcYiSLCHhIE3wGO7OI3r+kooj4vSmNPlHz5/eA9KO/0g",
+	"IWFuvqYGKBdBfyFnv9ejTF7XhHJaQQ2HFV5HrH1phvtTJbTu3cKtKG2+tUbSkJ9Vm/xtCGOF1t9p2NX0",
+	"DhEg4gqrmghmOpfWQvJW2LKDM+j8/EPiOlbpeJHWCNaSVX4F+IartUxL22bXC1V6RXkJYqVN9jQRek7+",
+	"NfWER7K0S/B3ryxPoxpp6KiI/FT3H+uJspY8UbAJwlYZzEr2N1Lau6+hU4aZoG8jUrOV9NF7sCNydSeT",
+	"NrJaMYfTc/b3suxcOC3Mg5KW6JXmxnq3GR4F+rfd1Iof10q4Xc7JFohhKQs4OYeJ0rNSelQdVvm0M6oy",
+	"2C769QTpMijWSyvajpyQjcXUQmmWd4ouJD9dX/2Q+B0DhzqWAl8qcqNlN9bvCeSCnJ9aiTYdRMNI2qBN",
+	"AYMZeh7hC4bA6c+hlfzXzlWayrzzBr8qPeqDNslaKJbPOPP/UoO0Le0vq288KJ1sZCCsD/FAIVOp7mR2",
+	"uaR8iB9VuYYlcX9E/yq/AyLS4cWZM6sKkbpB1O5LoZwqC2qkEawQ56Tc4GjhjqIjV8WZ/iEhjqIgAclE",
+	"PBB40VH/4ixayUfy52aZTUK1vJjgZAnfEXU0MMZotfwBmKOzSvvI6tYtbx8IRCpQmwgkhfhUi0rWqz5f",
+	"JVRzrkenBLmy9xqVk2k5B/KLRN/CUNSss54K9GwiG7Of0ArvzNlyQ2m1nBjRRZouMZsVUQXX0TGltR7/",
+	"pXOV5+a+8wG9wDbtwlz7mKpyTazI9b5Ey81eP0yNlZ2f6n4bN0xVfc0v0dECYM2aDZr3oUoou5gU559m",
+	"qpDZUb8sZjJkO/mAuEhH/SNfYc3CRkcr0rut44SVLou+Hin90Gb0dHIZJfEka1yVZAs3H+c60r8Ay26d",
+	"jYVRBYHBxLvYgn/URltv87v5NW5ltRVWmVsMRmMjhIG1JVsOrcGc0eAIMrbNjrlev94LG2v0dLRjxnUV",
+	"C+BH/aVtPKpMH4MKaB14bUKqIjlmRKXFb6nQ+KApCvL3XYB/WoCUOv7bP/9LQs/4yVRpLbMk1pihyrbZ",
+	"YqINeh2WGEOgIVezdeY7ibWwEEy6xK946HZV3RxhiM7bpZpIWoFkJLXTxTK7KpPQ3Fvrf/lW2TLYJh99",
+	"nnLtPPGZ6ithka1AwC4yciOpWWQeMWKY2Aal6pu8rYUHsyxT0jYsVr/f7VF6v5E0Lp3fblQpH/wxyKkr",
+	"VcpJ/bbl/eSdKHkrLsDQDDIhtAydoyhzaqw5wStewCQiz5N2H5K/xkfcIp7syAjxv6DdER9F8ZGTXlcA",
+	"P7sB0bcv7Ckfx86QIevbm5WxxhmUxnT96Y6PhDihwbwkVwr8YxktcXGt1owqcc0TniK564gS/NQrX38y",
+	"iDAwpwovwDOfxeUjRcVfLG6ssfbO9KiaI9ZVeFRCVCrXma//qipVt3/Pt15UmP9FS2H7kHBadGf18Z/H",
+	"9lat/pCOCzMRKz8TP9IFJTJb8Odx/XEipvh/9j0I/gx9tNzPyy5b7rcw14L7N12sY2nC9ed+w6zd7t/D",
+	"XD4k/oyPv1RYHgv/CFFhsL/VAO/wZwzpcz+QWqAZ64wre4exYOSYSQbnjG949V/BCvF2Ws15JEWBv8tC",
+	"TozmGfpEcu7vOv1UgiCsyMRa+qSL/mDYEuAI5dmEiPfKQkJkbtM9pzVoz7GI8M5l7rVno8gfNojHx+LO",
+	"cW0VaYfZi9egvy4hGJKRgW5yFTa8O2fy5BnQNtZsraCcEB4onfkWffUivgGlyAxsMscz2FqwyFg71eUl",
+	"ElqJ03dJuws/450p3o8EmLlG5/OIszRnMvjAzlZ4IxHrVik1CvS7N85EQJR/DAmBq48/v7KYo9pptUFB",
+	"l/ajv6hp4qacOIt8WnaudWoypUcJ/FOHA4NiPShMmSu2zhxdoFTy0td2p/76Ethfaq+01/r0p+/h25OT",
+	"Xqx//1c4Oe2ed7/p4z0MlWDl56xOV9Nx/yVKVA6dAD04welneM/TvoSz3oUbAOIM0/Kv9kyIwpqx+1vV",
+	"CRGfS+ib0RIjZZBxSmPAjp35WRo8PGLX0JrpTBbgaIv07oOomGlBq7UrAnrw4iDeywd4CSDrkLKXEgYo",
+	"YuliSNcUr25oAhFeyzs6L78UxHoTTu42vNEoADg2BACcOPmKdSq00Zix+ZdPb7tBsTrns6UbUxa8Pkdk",
+	"pfge4UaI4NOJk7ZCevFBTaAs4LdXloxjL6JIcv9lYc9rRz6nOdF76LdldF/tMefXAWXBRSogEgvMdJC9",
+	"nedA0WRU11MPo7+8MYfzwLfvSh849iaQag5SzSRoA05iPXgwn1ecmvII3RF7/a7BnXW2wEgozVcQixDY",
+	"0OmgHyVK1kRQMOCkveHd5I0zk/4j4Kp/+IstjvA5BzH1LhpVuKr00lc6clwv2Lfe6hWrkK5KIwO//wFf",
+	"CByHBkcRtKt3HEPYfthtomOxhgZ9bTo0L9m06SUrbd/yjbupjaJ9yu7RPJpqjQs2bbgyS5uXbNg02bLN",
+	"SjVsklGGd5Zp2FyIfdqs4BLk5v6V9h1Z0/KE87azTMPmlgCnGpdt2rxHpGlQKoRD2VqcsSl2lmk4xiB3",
+	"eaNyDZtdSKbcsGTDphczuTYtulfjVSrJxmWbNr82A92+VfbszCe3al64YQd1XHCTYkvxp/tW2W9M20Lb",
+	"GtVv2JsP1GhQquG94gav8yZ1mhWuvFUblGrYpEfya1YsvL16RJX9xhTcie1f4xFd7dXLvh0sl67XfbPn",
+	"8a9c5oldj6nbF+J7zHTweatEaSOwYzOlFy28WUPW2IJ9uV42dpH1863S33Ppp44jqrp+KXFEt0oDkyaI",
+	"I7pVeruv8VYVttEDfZm+zzZ8pBrhwSN9cwxJzTrNeaVBGGHNJF8pltD3/JJUwEok4V4aoHE04RJtn7P8",
+	"HyIKG4h/g4DCZTuyieB/JcMOyf6SjDuy4Gqpp1/3oOdeIv9cpb0e4UHcN4p7wDDN+KMpZzxvrjhwxA6O",
+	"WH/8cxVkOitUOUeS/mJlcTVCH/T/9mdHD3K92OSpPzaYGK64oygIZSEz6Qx9vVuyO+qCoMfp+okV20vA",
+	"aBiX5bR/fIzfXTv9173XvXb3KDqaFflR/+gY+YHHvOKejK420JrmYo4Qy7U/fzsECC9MTg6jYqByVSpy",
+	"TGb3fXb2cyy62PobcliKFrRvVB2/yLPEWVIRB/5Gi1Ax0QK4VMTJPCLg97poAVfeRjDM5QO5LgSjq0V2",
+	"dYDf+wcoaA1EWeaS/bEjwDnhCMkru3qqansfXLcq8t4NLOgsRC1b7e7XlRsGulbwlwxBQ563Vht5twKC",
+	"HFTDd4XVOtecajDCPIPRuhR1NC3OgRQ26e+HV1v9UUwkTKoUhrQm7t8do/M5BA9J4QjxCWu1sY+rYCHU",
+	"agUesLDMlNxyDUWrhz8KP9EdjPWroxz8MJRN11T/JO4hRBNfwB8P6y9Ajq+2c7M+1hDHhI7LVQJwf1cY",
+	"tF052a4h5MLTObrc1H7c9AaVUIjhymM6agyk0iQCdAFiv47N7t/9Fc+w6xsxopX1Xj3kPUYjqbwg0V+r",
+	"kEP1UMfkBuHKlbeRqEOMOW5qaApnmsW6lTTxAWp3FwK6Ma29lmsd1SJ0+RR6DrksS1QqVkJrjQ9RlfkY",
+	"KkeiCGbTqSw6WOeXT2/RY6sXa+/Kz/nkTi5gLB9EJlM1ETlkaqScuJ31zqDFAXuLQ2uv+PNh3LVryxOw",
+	"C0R0jpAmT4lwuSFYbR85aL1X1i+f3mJo5eo0+ysBgCKzYN3qi5x6cItQmNlozIF/v3x6a8l3L9YT9eC+",
+	"35vAadxJGdMZQ+aRFipw9yffHy/EOMI1TH61wrwUv7jsNMLuIeiBFToholMlOY30OaM4hwVuc51cSlho",
+	"tL8ZwJ2bHYRdX69srNk3krG4B/Mlsi7Mc0B+Q1tQyBmgGr25yGo0RagQArjq1XZ+unn3FqZixJ5lU2mm",
+	"ubwEbcAZIR3c4RGLQmahBnUVNiguzDlOUn6nMmm8LLD7dCFZQbPzah0GQ+nIKUoOWrWtMtcpdCiZd9IO",
+	"lbD75ejLn7/8vwAAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -21,6 +21,7 @@ var statuses = map[string]int{
 	catalog.ENOTFOUND:    http.StatusNotFound,
 	catalog.EUNAVAILABLE: http.StatusServiceUnavailable,
 	catalog.ELIMIT:       http.StatusTooManyRequests,
+	catalog.EENCODING:    http.StatusNotAcceptable,
 	catalog.EINTERNAL:    http.StatusInternalServerError,
 }
 

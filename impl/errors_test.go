@@ -37,6 +37,7 @@ func TestFail(t *testing.T) {
 		{"not found, wrapped", fmt.Errorf("repository: %w", catalog.Errorf(catalog.ENOTFOUND, "version 0000000000000000 is not retained")), http.StatusNotFound, "version 0000000000000000 is not retained", false},
 		{"unavailable", catalog.Errorf(catalog.EUNAVAILABLE, "staged version not yet switched"), http.StatusServiceUnavailable, "staged version not yet switched", false},
 		{"limit", catalog.Errorf(catalog.ELIMIT, "this client holds 100 waiting requests"), http.StatusTooManyRequests, "this client holds 100 waiting requests", false},
+		{"encoding", catalog.Errorf(catalog.EENCODING, "send Accept-Encoding: gzip or br"), http.StatusNotAcceptable, "send Accept-Encoding: gzip or br", false},
 		{"internal", catalog.Internal("the stored diff cannot be read", errors.New(secret)), http.StatusInternalServerError, "the stored diff cannot be read (request id ", true},
 		{"internal, wrapped", fmt.Errorf("serve: %w", catalog.Internal("the page could not be rendered", errors.New(secret))), http.StatusInternalServerError, "the page could not be rendered (request id ", true},
 		{"no code", errors.New(secret), http.StatusInternalServerError, "internal error (request id ", true},
@@ -122,6 +123,7 @@ func TestFailCoversTheTable(t *testing.T) {
 		catalog.ENOTFOUND:    http.StatusNotFound,
 		catalog.EUNAVAILABLE: http.StatusServiceUnavailable,
 		catalog.ELIMIT:       http.StatusTooManyRequests,
+		catalog.EENCODING:    http.StatusNotAcceptable,
 		catalog.EINTERNAL:    http.StatusInternalServerError,
 	}
 	if fmt.Sprint(statuses) != fmt.Sprint(want) {

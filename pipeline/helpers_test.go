@@ -154,6 +154,9 @@ func bodiesOf(ed *edition.Edition) []*representation.Body {
 			}
 		}
 	}
+	for loc := range catalog.NumLocales + 1 {
+		add(ed.Bulk(loc))
+	}
 	return out
 }
 

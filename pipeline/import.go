@@ -148,6 +148,12 @@ type checkpointError struct{ err error }
 func (e *checkpointError) Error() string { return e.err.Error() }
 func (e *checkpointError) Unwrap() error { return e.err }
 
+// storeError is an import stopped by its store, not by its snapshot.
+type storeError struct{ err error }
+
+func (e *storeError) Error() string { return e.err.Error() }
+func (e *storeError) Unwrap() error { return e.err }
+
 // next starts stage s unless the import's context has ended.
 func (im *importer) next(s Stage, format string, args ...any) error {
 	err := im.checkpoint()
@@ -424,7 +430,7 @@ func (im *importer) process(files map[string][]byte, problems []catalog.Problem)
 	r.Pruned, err = im.st.Publish(store.Publication{
 		ManifestID: id, Version: r.Version, Branch: ed.Version.Branch,
 		Stored: stored, Previous: r.Previous, DiffBody: diffBody,
-		Index: enc.Index, Segments: enc.Segments, Segment: enc.Segment,
+		Index: enc.Index, Segments: enc.Segments, Segment: enc.Segment, Bulk: bulkFiles(ed),
 		Retain: im.opt.Retain, Now: now, Replace: replace,
 	})
 	if err != nil {
@@ -457,7 +463,9 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 			media += rewriteMedia(docs, im.opt.MediaURL)
 		}
 		if err := enc.Add(docs); err != nil {
-			return err
+			// Storing failed (a write, or a stored body read back for the
+			// bulk files): the store's fault, not the snapshot's.
+			return &storeError{fmt.Errorf("store the bodies: %w", err)}
 		}
 		for _, d := range docs {
 			d.JSON = nil // stored: the edition reads it back from the segment
@@ -467,7 +475,8 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 	if err != nil {
 		enc.Abort()
 		var ce *checkpointError
-		if errors.As(err, &ce) {
+		var se *storeError
+		if errors.As(err, &ce) || errors.As(err, &se) {
 			return nil, nil, err
 		}
 		return nil, nil, im.reject([]catalog.Problem{problemOf(err)}, "%w", err)
@@ -507,6 +516,19 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 	return ed, out, nil
 }
 
+// bulkFiles describes ed's bulk files for its manifest.
+func bulkFiles(ed *edition.Edition) map[string]store.BulkFile {
+	fs := ed.BulkFiles()
+	if fs == nil {
+		return nil
+	}
+	out := make(map[string]store.BulkFile, len(fs))
+	for _, f := range fs {
+		out[f.Language] = store.BulkFile{SHA256: f.SHA256, Size: f.Size}
+	}
+	return out
+}
+
 // baseEdition reads the version an import diffs against: its stored edition,
 // or, for a version stored without one (by an older refdata), its files
 // rendered again.
@@ -541,6 +563,9 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 		return nil, rerr
 	}
 	rendered.ContentHash, rendered.Unknown = catalog.FilesHash(files), val.Unknown
+	// A diff reads no bulk file, and an edition in memory lends the import
+	// nothing (it has no compressed encodings): they would only take memory.
+	rendered.Bulk = [catalog.NumLocales + 1]*catalog.Doc{}
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil
 }

@@ -529,10 +529,18 @@ func (r *Repository) listVersions(active *edition.Edition) *edition.VersionList 
 		at := m.PublishedAt.UTC().Format(time.RFC3339)
 		isActive := m.ManifestID == active.ManifestID
 		found = found || isActive
-		vs = append(vs, gen.RetainedVersion{
+		v := gen.RetainedVersion{
 			ManifestId: m.ManifestID, Version: m.Version, Branch: m.Branch,
 			PublishedAt: &at, ContentHash: catalog.ContentHash(m.Files), Active: isActive,
-		})
+		}
+		if m.Bulk != nil {
+			bulk := make(map[string]gen.BulkFile, len(m.Bulk))
+			for lang, f := range m.Bulk {
+				bulk[lang] = gen.BulkFile{Sha256: f.SHA256, Size: f.Size}
+			}
+			v.Bulk = &bulk
+		}
+		vs = append(vs, v)
 	}
 	if !found && !active.IsNone() {
 		vs = append([]gen.RetainedVersion{edition.RetainedVersion(active, nil, true)}, vs...)

@@ -1104,7 +1104,8 @@ func TestMetrics(t *testing.T) {
 }
 
 // TestVersionsAndChanges: /v1/versions lists the store's versions newest first with
-// the content hash of each manifest's files and the active one marked; after a
+// the content hash of each manifest's files, its bulk files' sums as its index
+// has them, and the active one marked; after a
 // swap it follows the store. The changelog pages read the stored diff and load the
 // older edition from the store.
 func TestVersionsAndChanges(t *testing.T) {
@@ -1133,6 +1134,20 @@ func TestVersionsAndChanges(t *testing.T) {
 		m := ms[len(ms)-1-i]
 		if v.ContentHash != catalog.ContentHash(m.Files) || v.PublishedAt == nil || *v.PublishedAt != m.PublishedAt.UTC().Format(time.RFC3339) {
 			t.Errorf("%s: hash %s, published %v; manifest %s, %s", v.ManifestId, v.ContentHash, v.PublishedAt, catalog.ContentHash(m.Files), m.PublishedAt)
+		}
+		// The bulk files, as the manifest and the version's index have them.
+		ed, err := e.repo.RetainedEdition(v.ManifestId)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files := ed.BulkFiles()
+		if v.Bulk == nil || len(*v.Bulk) != len(files) || len(files) != catalog.NumLocales+1 {
+			t.Fatalf("%s: bulk files %v, the index has %d", v.ManifestId, v.Bulk, len(files))
+		}
+		for _, f := range files {
+			if got := (*v.Bulk)[f.Language]; got.Sha256 != f.SHA256 || got.Size != f.Size || m.Bulk[f.Language].SHA256 != f.SHA256 {
+				t.Errorf("%s: bulk file %s listed as %+v; the index has %+v", v.ManifestId, f.Language, got, f)
+			}
 		}
 	}
 	if ed, err := e.repo.RetainedEdition(strings.ToLower(id14)); err != nil || ed.ManifestID != id14 || ed.ContentHash != vs[1].ContentHash {

@@ -7,6 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/crc64"
 	"io"
 	"os"
 	"strconv"
@@ -357,6 +359,109 @@ func (z *Compressor) encode(w interface {
 	return bytes.Clone(z.buf.Bytes())
 }
 
+// Streamed is a body compressed as it was written (CompressStream): the
+// identity's length and checksum, and its gzip and brotli; Identity holds
+// the bytes only where there are no compressed encodings (a body too short
+// to compress).
+type Streamed struct {
+	Len                    int64
+	Sum                    uint64 // blob.Checksum of the identity
+	Identity, Gzip, Brotli []byte
+}
+
+// streamChunk is how many bytes at a time a streamed body reaches the
+// compressors: always the same cuts for the same bytes, so the same output
+// whatever the writes were (brotli's depends on how its input is split).
+const streamChunk = 1 << 16
+
+// CompressStream compresses the bytes write writes, without holding them
+// (a body of tens of MB, a bulk file): gzip, and brotli at the large window.
+// Below the length Compress leaves uncompressed, the identity is kept
+// instead. The same bytes and effort always give the same output.
+func (z *Compressor) CompressStream(write func(io.Writer) error) (Streamed, error) {
+	var gz, br bytes.Buffer
+	var err error
+	if z.gz == nil {
+		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
+	}
+	if err == nil && z.br[1] == nil {
+		z.br[1], err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: largeWindow})
+	}
+	if err != nil {
+		return Streamed{}, err
+	}
+	z.gz.Reset(&gz)
+	z.br[1].Reset(&br)
+	s := &streamer{crc: crc64.New(crcTable), out: [2]io.WriteCloser{z.gz, z.br[1]}}
+	s.chunk = make([]byte, 0, streamChunk)
+	if err := write(s); err != nil {
+		return Streamed{}, err
+	}
+	if err := s.close(); err != nil {
+		return Streamed{}, err
+	}
+	out := Streamed{Len: s.n, Sum: s.crc.Sum64()}
+	if s.n < minCompress {
+		out.Identity = s.head
+		return out, nil
+	}
+	out.Gzip, out.Brotli = gz.Bytes(), br.Bytes()
+	return out, nil
+}
+
+var crcTable = crc64.MakeTable(crc64.ECMA)
+
+// streamer counts and checksums what it is written, keeps the first
+// minCompress bytes, and passes it to the compressors in streamChunk cuts.
+type streamer struct {
+	n     int64
+	crc   hash.Hash64
+	head  []byte
+	chunk []byte
+	out   [2]io.WriteCloser
+	err   error
+}
+
+func (s *streamer) Write(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	s.n += int64(len(p))
+	s.crc.Write(p)
+	if len(s.head) < minCompress {
+		s.head = append(s.head, p[:min(len(p), minCompress-len(s.head))]...)
+	}
+	for rest := p; len(rest) > 0; {
+		k := min(len(rest), streamChunk-len(s.chunk))
+		s.chunk, rest = append(s.chunk, rest[:k]...), rest[k:]
+		if len(s.chunk) == streamChunk {
+			s.flush()
+		}
+	}
+	return len(p), s.err
+}
+
+func (s *streamer) flush() {
+	for _, w := range s.out {
+		if _, err := w.Write(s.chunk); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
+	s.chunk = s.chunk[:0]
+}
+
+func (s *streamer) close() error {
+	if len(s.chunk) > 0 {
+		s.flush()
+	}
+	for _, w := range s.out {
+		if err := w.Close(); err != nil && s.err == nil {
+			s.err = err
+		}
+	}
+	return s.err
+}
+
 // Decode returns what an encoding of a body decodes to, for checks.
 func Decode(e *Encoded) ([]byte, error) {
 	b, err := e.Read()
@@ -394,6 +499,34 @@ func (b *Body) Pick(acceptEncoding []string) *Encoded {
 		return b.br
 	}
 	return &b.Encoded
+}
+
+// pickCompressed is Pick for a body sent compressed only (Route.Compressed):
+// the acceptable coding with the highest q-value (brotli first on a tie),
+// gzip without Accept-Encoding (RFC 9110 § 12.5.3: any coding is then
+// acceptable), and false when Accept-Encoding takes neither. A body with no
+// compressed encoding (too short to compress) is its identity.
+func (b *Body) pickCompressed(acceptEncoding []string) (*Encoded, bool) {
+	switch {
+	case b.gzip == nil && b.br == nil:
+		return &b.Encoded, true
+	case len(acceptEncoding) == 0 && b.gzip != nil:
+		return b.gzip, true
+	case len(acceptEncoding) == 0:
+		return b.br, true
+	}
+	qgz, qbr := acceptQ(acceptEncoding)
+	switch {
+	case b.br != nil && qbr > 0 && qbr >= qgz:
+		return b.br, true
+	case b.gzip != nil && qgz > 0:
+		return b.gzip, true
+	case b.br != nil && qbr > 0:
+		return b.br, true
+	case b.gzip != nil:
+		return b.gzip, false
+	}
+	return b.br, false
 }
 
 // Representations lists the identity and compressed representations.

@@ -37,6 +37,11 @@ type Route struct {
 	Label  string
 	Cache  string // Cache-Control
 	Header []Field
+	// Compressed: the route's bodies are sent gzip or br only, never
+	// decompressed for a client (a bulk file is tens of MB, stored
+	// compressed): a request whose Accept-Encoding takes neither is not
+	// Acceptable (406), one without the header gets gzip.
+	Compressed bool
 }
 
 // NewRoute describes a route of contentType bodies cached as cache says, with
@@ -60,10 +65,27 @@ type Response struct {
 	Body     *Body
 }
 
+// Acceptable says whether a request with this Accept-Encoding can be sent
+// the body: always, but on a Compressed route only if it takes gzip or br
+// (or says nothing). A caller answers 406 to one that cannot, before
+// Negotiate.
+func (r *Response) Acceptable(acceptEncoding []string) bool {
+	if !r.Route.Compressed {
+		return true
+	}
+	_, ok := r.Body.pickCompressed(acceptEncoding)
+	return ok
+}
+
 // Negotiate picks the encoding to send, with 304 when If-None-Match names its
-// ETag, else 200. It allocates nothing.
+// ETag, else 200. It allocates nothing. On a Compressed route a request that
+// is not Acceptable gets gzip: its caller answers 406 first.
 func (r *Response) Negotiate(acceptEncoding, ifNoneMatch []string) (status int, enc *Encoded) {
-	enc = r.Body.Pick(acceptEncoding)
+	if r.Route.Compressed {
+		enc, _ = r.Body.pickCompressed(acceptEncoding)
+	} else {
+		enc = r.Body.Pick(acceptEncoding)
+	}
 	if len(ifNoneMatch) > 0 && ETagMatch(ifNoneMatch, enc.ETag()) {
 		return http.StatusNotModified, enc
 	}

@@ -81,6 +81,17 @@ type Manifest struct {
 	// program publishes); false for a version stored before, whose files are
 	// its own.
 	Contents bool `json:"contents,omitempty"`
+	// Bulk describes the version's bulk files (in its index) by language, a
+	// locale or "all", for /v1/versions; nil for a version stored before
+	// there were any.
+	Bulk map[string]BulkFile `json:"bulk,omitempty"`
+}
+
+// BulkFile is one language's bulk file: the sha256 and length of its
+// identity bytes.
+type BulkFile struct {
+	SHA256 string `json:"sha256"`
+	Size   int64  `json:"size"`
 }
 
 // Reserved reports whether name, a path inside a version, is one of the

@@ -42,8 +42,10 @@ type Publication struct {
 	Index    []byte
 	Segments []string
 	Segment  *blob.Finished
-	Retain   int // versions to keep, the new one included; < 1 keeps all
-	Now      time.Time
+	// Bulk describes the index's bulk files (Manifest.Bulk).
+	Bulk   map[string]BulkFile
+	Retain int // versions to keep, the new one included; < 1 keeps all
+	Now    time.Time
 	// Replace re-publishes a manifestId already stored (import --force): the
 	// new files take the old ones' place and the diffs naming it are dropped.
 	Replace bool
@@ -88,7 +90,7 @@ func (p Publication) Manifest(seq int64) (Manifest, []byte, error) {
 	}
 	maps.Copy(m.Files, p.Stored)
 	if len(p.Index) > 0 {
-		m.Index, m.Segments = PackSum(p.Index), p.Segments
+		m.Index, m.Segments, m.Bulk = PackSum(p.Index), p.Segments, p.Bulk
 	}
 	mb, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

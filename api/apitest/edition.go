@@ -2,6 +2,7 @@ package apitest
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -86,7 +87,8 @@ func Bodies(ed *edition.Edition) []*representation.Body {
 	return out
 }
 
-// eachRoute calls f for every route of ed's version, locale and item: body
+// eachRoute calls f for every route of ed's version, locale and item, and
+// each bulk file: body
 // gives that route's body in an edition.
 func eachRoute(ed *edition.Edition, f func(where string, body func(*edition.Edition) *representation.Body)) {
 	f("version", (*edition.Edition).VersionBody)
@@ -101,6 +103,9 @@ func eachRoute(ed *edition.Edition, f func(where string, body func(*edition.Edit
 				f(c.Name()+"/"+u.String(), func(e *edition.Edition) *representation.Body { return e.Item(c, u, loc) })
 			}
 		}
+	}
+	for loc := range catalog.NumLocales + 1 {
+		f(fmt.Sprintf("bulk %d", loc), func(e *edition.Edition) *representation.Body { return e.Bulk(loc) })
 	}
 }
 
