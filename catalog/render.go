@@ -276,7 +276,7 @@ func (r *Rendered) ID() string { return r.ManifestID }
 
 // Render normalizes a snapshot and renders every body of it. Categories whose
 // file the snapshot lacks are empty. The snapshot is normalized in place.
-func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false) }
+func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false, true) }
 
 // RenderEach is Render calling emit with the docs of each part as soon as it
 // is rendered: the version record, each source category with the categories
@@ -284,12 +284,13 @@ func Render(s *Snapshot) (*Rendered, error) { return render(s, nil, false) }
 // whose items were emitted before (their bytes may be gone). It consumes the
 // snapshot: a part's items are let go once it is rendered, and emit may let
 // go of the docs' bytes (an import that has stored them), so a version need
-// not be in memory whole. emit's error stops the rendering.
-func RenderEach(s *Snapshot, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
-	return render(s, emit, true)
+// not be in memory whole. emit's error stops the rendering. Without bulk, the
+// bulk files are not made.
+func RenderEach(s *Snapshot, bulk bool, emit func(docs []*Doc, catalog bool) error) (*Rendered, error) {
+	return render(s, emit, true, bulk)
 }
 
-func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume bool) (*Rendered, error) {
+func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume, bulk bool) (*Rendered, error) {
 	if emit == nil {
 		emit = func([]*Doc, bool) error { return nil }
 	}
@@ -346,6 +347,9 @@ func render(s *Snapshot, emit func(docs []*Doc, catalog bool) error, consume boo
 	}
 	if err := emit(append([]*Doc{r.LocresList}, r.Locres[:]...), false); err != nil {
 		return nil, err
+	}
+	if !bulk {
+		return r, nil
 	}
 	r.MakeBulk()
 	if err := emit(r.bulkDocs(), false); err != nil {

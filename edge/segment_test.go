@@ -39,7 +39,7 @@ func storeBacked(t *testing.T, logs *lockedBuffer) (*replica.Repository, string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pipeline.Import(st, src, pipeline.Options{Effort: apitest.Effort()}); err != nil {
+	if _, err := pipeline.Import(st, src, pipeline.Options{Effort: apitest.Effort(), Bulk: true}); err != nil {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewJSONHandler(logs, nil))

@@ -22621,8 +22621,9 @@ type ClientInterface interface {
 	// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
 	// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
 	// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
-	// retained, or one stored by a refdata that made no bulk files (import its snapshot,
-	// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+	// retained, or one imported without bulk files (they are made when the import asks
+	// for them, `--bulk-files`: import its snapshot, `/v1/export/{manifestId}`, again with
+	// `refdata import --force --bulk-files`).
 	//
 	// Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
 	GetBulk(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*http.Response, error)
@@ -23997,8 +23998,9 @@ func (c *Client) ListVersions(ctx context.Context, reqEditors ...RequestEditorFn
 // canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
 // item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
 // 400 for a malformed manifest ID or an unsupported language; 404 for a version not
-// retained, or one stored by a refdata that made no bulk files (import its snapshot,
-// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+// retained, or one imported without bulk files (they are made when the import asks
+// for them, `--bulk-files`: import its snapshot, `/v1/export/{manifestId}`, again with
+// `refdata import --force --bulk-files`).
 //
 // Corresponds with GET /v1/versions/{manifestId}/bulk (the `GetBulk` operationId).
 func (c *Client) GetBulk(ctx context.Context, manifestId ManifestId, params *GetBulkParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -29478,8 +29480,9 @@ type ClientWithResponsesInterface interface {
 	// canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
 	// item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
 	// 400 for a malformed manifest ID or an unsupported language; 404 for a version not
-	// retained, or one stored by a refdata that made no bulk files (import its snapshot,
-	// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+	// retained, or one imported without bulk files (they are made when the import asks
+	// for them, `--bulk-files`: import its snapshot, `/v1/export/{manifestId}`, again with
+	// `refdata import --force --bulk-files`).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	//
@@ -39109,8 +39112,9 @@ func (c *ClientWithResponses) ListVersionsWithResponse(ctx context.Context, reqE
 // canonical URL. `Content-Language` as on the lists: the locale, or `en-US` where every
 // item is en-US's (the file is then en-US's byte for byte), the 18 codes for `all`.
 // 400 for a malformed manifest ID or an unsupported language; 404 for a version not
-// retained, or one stored by a refdata that made no bulk files (import its snapshot,
-// `/v1/export/{manifestId}`, again with `refdata import --force` to make them).
+// retained, or one imported without bulk files (they are made when the import asks
+// for them, `--bulk-files`: import its snapshot, `/v1/export/{manifestId}`, again with
+// `refdata import --force --bulk-files`).
 //
 // Returns a wrapper object for the known response body format(s).
 //
@@ -59578,29 +59582,29 @@ var swaggerSpec = []string{
 	"CRGfS+ib0RIjZZBxSmPAjp35WRo8PGLX0JrpTBbgaIv07oOomGlBq7UrAnrw4iDeywd4CSDrkLKXEgYo",
 	"YuliSNcUr25oAhFeyzs6L78UxHoTTu42vNEoADg2BACcOPmKdSq00Zix+ZdPb7tBsTrns6UbUxa8Pkdk",
 	"pfge4UaI4NOJk7ZCevFBTaAs4LdXloxjL6JIcv9lYc9rRz6nOdF76LdldF/tMefXAWXBRSogEgvMdJC9",
-	"nedA0WRU11MPo7+8MYfzwLfvSh849iaQag5SzSRoA05iPXgwn1ecmvII3RF7/a7BnXW2wEgozVcQixDY",
-	"0OmgHyVK1kRQMOCkveHd5I0zk/4j4Kp/+IstjvA5BzH1LhpVuKr00lc6clwv2Lfe6hWrkK5KIwO//wFf",
-	"CByHBkcRtKt3HEPYfthtomOxhgZ9bTo0L9m06SUrbd/yjbupjaJ9yu7RPJpqjQs2bbgyS5uXbNg02bLN",
-	"SjVsklGGd5Zp2FyIfdqs4BLk5v6V9h1Z0/KE87azTMPmlgCnGpdt2rxHpGlQKoRD2VqcsSl2lmk4xiB3",
-	"eaNyDZtdSKbcsGTDphczuTYtulfjVSrJxmWbNr82A92+VfbszCe3al64YQd1XHCTYkvxp/tW2W9M20Lb",
-	"GtVv2JsP1GhQquG94gav8yZ1mhWuvFUblGrYpEfya1YsvL16RJX9xhTcie1f4xFd7dXLvh0sl67XfbPn",
-	"8a9c5oldj6nbF+J7zHTweatEaSOwYzOlFy28WUPW2IJ9uV42dpH1863S33Ppp44jqrp+KXFEt0oDkyaI",
-	"I7pVeruv8VYVttEDfZm+zzZ8pBrhwSN9cwxJzTrNeaVBGGHNJF8pltD3/JJUwEok4V4aoHE04RJtn7P8",
-	"HyIKG4h/g4DCZTuyieB/JcMOyf6SjDuy4Gqpp1/3oOdeIv9cpb0e4UHcN4p7wDDN+KMpZzxvrjhwxA6O",
-	"WH/8cxVkOitUOUeS/mJlcTVCH/T/9mdHD3K92OSpPzaYGK64oygIZSEz6Qx9vVuyO+qCoMfp+okV20vA",
-	"aBiX5bR/fIzfXTv9173XvXb3KDqaFflR/+gY+YHHvOKejK420JrmYo4Qy7U/fzsECC9MTg6jYqByVSpy",
-	"TGb3fXb2cyy62PobcliKFrRvVB2/yLPEWVIRB/5Gi1Ax0QK4VMTJPCLg97poAVfeRjDM5QO5LgSjq0V2",
-	"dYDf+wcoaA1EWeaS/bEjwDnhCMkru3qqansfXLcq8t4NLOgsRC1b7e7XlRsGulbwlwxBQ563Vht5twKC",
-	"HFTDd4XVOtecajDCPIPRuhR1NC3OgRQ26e+HV1v9UUwkTKoUhrQm7t8do/M5BA9J4QjxCWu1sY+rYCHU",
-	"agUesLDMlNxyDUWrhz8KP9EdjPWroxz8MJRN11T/JO4hRBNfwB8P6y9Ajq+2c7M+1hDHhI7LVQJwf1cY",
-	"tF052a4h5MLTObrc1H7c9AaVUIjhymM6agyk0iQCdAFiv47N7t/9Fc+w6xsxopX1Xj3kPUYjqbwg0V+r",
-	"kEP1UMfkBuHKlbeRqEOMOW5qaApnmsW6lTTxAWp3FwK6Ma29lmsd1SJ0+RR6DrksS1QqVkJrjQ9RlfkY",
-	"KkeiCGbTqSw6WOeXT2/RY6sXa+/Kz/nkTi5gLB9EJlM1ETlkaqScuJ31zqDFAXuLQ2uv+PNh3LVryxOw",
-	"C0R0jpAmT4lwuSFYbR85aL1X1i+f3mJo5eo0+ysBgCKzYN3qi5x6cItQmNlozIF/v3x6a8l3L9YT9eC+",
-	"35vAadxJGdMZQ+aRFipw9yffHy/EOMI1TH61wrwUv7jsNMLuIeiBFToholMlOY30OaM4hwVuc51cSlho",
-	"tL8ZwJ2bHYRdX69srNk3krG4B/Mlsi7Mc0B+Q1tQyBmgGr25yGo0RagQArjq1XZ+unn3FqZixJ5lU2mm",
-	"ubwEbcAZIR3c4RGLQmahBnUVNiguzDlOUn6nMmm8LLD7dCFZQbPzah0GQ+nIKUoOWrWtMtcpdCiZd9IO",
-	"lbD75ejLn7/8vwAAAP//",
+	"nedA0WRU11MPo7+8MYfzQCBv1g4VcZ2EerDgciznFDDpVEylXPjYIuytjfWQUIMnESSdjqvcwcpJ3xdz",
+	"Ss3jeUch4OzC7u4Mh5FQxGSxXgLMhk6HvC4XumhveGV544yq/wgU6x/+vosjfM4hT72LRhWuKi32lQ4o",
+	"1wvWsLeRxSoArNLI7u9/wPcExz/BwQWt8B2HFrY2dhv0WKyh+V8bGs1LNm16yabbt3zjbmoTap+yezSP",
+	"hl3jgk0brozY5iUbNk2Wb7NSDZtkTOKdZRo2FyKlNiu4BNC5f6V9R9a0PKHC7SzTsLkleKrGZZs27/Fr",
+	"GpQKwVO2Fmcki51lGo4xyHTeqFzDZhdSLzcs2bDpxbyvTYvu1XiVeLJx2abNr81Xt2+VPTvzqbCaF27Y",
+	"QR1F3KTYUrTqvlX2G9O2QLhG9Rv25sM6GpRqeAu5wUe9SZ1mhSvf1galGjbpcf+aFQvvuh5RZb8xBTdo",
+	"+9d4RFd79bJvB8ul63Xf7Kf8K5d5Ykdl6vaFeCozHXyWK1HaCOzYTOn9C+/hkDW2IGWul41dZP18q/T3",
+	"XPqpo46qrl9K1NGt0sCkCaKObpXe7pm8VYVt9Fdfpu+zDTapRnjwX98ccVKzTnNeaRB0WDPJV4o89D2/",
+	"JBWwEne4lwZoHHu4RNvnLP+H+MMG4t8g/HDZjmwi+F/JsEOyvyTjjiy4Wurp1z3ouZfIP1dpr0d4EPeN",
+	"4h4wTDP+aMoZz5srDhyxgyPWH/9cBZnOClXOkaS/WFlcjdBj/b/92dGDHDU2+fWPDaaRK+4oZkJZyEw6",
+	"Q8/wluyOuiDoKRuqJ1ZsLwGjYVyW0/7xMX537fRf91732t2j6GhW5Ef9o2PkBx7zijMzOuZAa5qLOQIy",
+	"197/7RBOvDA5uZeKgcpVqciNmZ392TXQsehi62/IvSla0L5RdfwiPxRnSUUcJhwtAstEC1BUEaf+iIDf",
+	"66IFFHobwTCXD+ToEIyuFtnVAX7vH6CgNRBlmUv23o4A54QjJB/u6qmq7T123arIezewoLMQ42y1u19X",
+	"bhjoWsFfMgQNed5abeTdCmRyUA3fFVbrXHNiwgizEkbrEtrRtDhjUtikvx9ebfVHMZEwqRIe0pq4f3eM",
+	"zucQPCSFI8QnrNXGPq5Ci1CrFdTAwjJTKsw1FK0e/ihYRXcwMrCOifDDUDZdU/2TuIcQe3wBrTysvwBQ",
+	"vtrOzfrIRBwTujlX6cL9XWHQduWSu4aQC0/n6KBTe33TG1RCAYkrj+moMTJ2+0CHIc79ttlZvL/iR3Z9",
+	"I0a0st4HiHzNaCSVzyR6dxVyqB7qCN4guLnyTRJ1QDJHWQ1N4UyzWLeSJh5D7e5C+DcmwddyrVtbhA6i",
+	"Qs8hl2WJSsVKaK3xOKryJEPldhTBbDqVRQfr/PLpLfp39WLtHf85+9zJBYzlg8hkqiYih0yNlBO3s94Z",
+	"tDi8b3Fo7RXvP4zSdm15AnaBiM7x1OQpES43BKvt4wyt9+H65dNbDMRcnWZ/JVxQZBasW32RUw9uEQoz",
+	"G405TPCXT28tefrFeqIe3Pd7E7iYOyljOmOAPTkrBcEB5PvjhRhHuIbJr1aYl6Idl51G2D0E/bVCl0V0",
+	"wSSnkT7nH+cgwm2OlkvpDY32NwO4c7M7sevrlY01e1IycvdgvkTWhXkOyG9oC2Y5w1mj7xdZjaYIFUIA",
+	"br3azk83797CVIzYD20qzTSXl6ANOCOkgzs8IlfILNSgrsIGxYUZyknK71QmjZcFdrYuJCtodnWtg2Yo",
+	"eTnF1EGrtlXmOoUOpf5O2qESdr8cffnzl/8XAAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

@@ -35,7 +35,7 @@ func (s *Server) GetBulk(w http.ResponseWriter, r *http.Request, manifestId gen.
 	}
 	b := ed.Bulk(loc)
 	if b == nil {
-		s.notFound(w, r, ed, "version %s was stored by a refdata that made no bulk files; import its snapshot (/v1/export/%s) again with refdata import --force to make them", ed.ManifestID, ed.ManifestID)
+		s.notFound(w, r, ed, "version %s was stored without bulk files (its import did not ask for them, or was made by an older refdata); import its snapshot (/v1/export/%s) again with refdata import --force --bulk-files to make them", ed.ManifestID, ed.ManifestID)
 		return
 	}
 	where := &location{}

@@ -47,7 +47,7 @@ func TestMain(m *testing.M) {
 			err = json.Unmarshal([]byte(os.Getenv("REFDATA_CRASH_EFFORT")), &effort)
 		}
 		if err == nil {
-			_, err = pipeline.Import(st, os.Getenv("REFDATA_CRASH_SNAP"), pipeline.Options{Retain: 1, Effort: effort})
+			_, err = pipeline.Import(st, os.Getenv("REFDATA_CRASH_SNAP"), pipeline.Options{Retain: 1, Effort: effort, Bulk: true})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
@@ -97,7 +97,7 @@ func TestCrashSafety(t *testing.T) {
 	refStore := openStore(t, ref)
 	var names []string
 	refStore.OnStep = func(what string) { names = append(names, what) }
-	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort()}); err != nil {
+	if _, err := pipeline.Import(refStore, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true}); err != nil {
 		t.Fatal(err)
 	}
 	steps := len(names)
@@ -177,14 +177,14 @@ func TestCrashSafety(t *testing.T) {
 		apitest.SameEdition(t, wantEd[p.ManifestID], ed)
 
 		// Leftovers of the crash must not block the next import.
-		rep, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort()})
+		rep, err := pipeline.Import(st, snap, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true})
 		if err != nil {
 			t.Fatalf("import after the crash: %v", err)
 		}
 		if p, _, index, _, err := store.ResolveWith(st, st.ReadIndex); err != nil || p.ManifestID != newID || !bytes.Equal(index, want[newID]) {
 			t.Fatalf("after re-import (%s) the active version is %s (%v), its index the uninterrupted import's: %v", rep.Outcome, p.ManifestID, err, bytes.Equal(index, want[newID]))
 		}
-		rep, err = pipeline.Import(st, next, pipeline.Options{Retain: 1, Effort: apitest.Effort()})
+		rep, err = pipeline.Import(st, next, pipeline.Options{Retain: 1, Effort: apitest.Effort(), Bulk: true})
 		if err != nil || rep.Outcome != "published" || rep.ManifestID != nextID {
 			t.Fatalf("the next import: %s %q, %v", rep.ManifestID, rep.Outcome, err)
 		}

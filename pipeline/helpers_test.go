@@ -105,9 +105,10 @@ func openStore(t testing.TB, dir string) *store.Store {
 }
 
 // options is the Options tests import with: bodies compressed at
-// apitest.Effort (Fast with -short).
+// apitest.Effort (Fast with -short), bulk files made, so every route of an
+// edition is there to compare.
 func options() pipeline.Options {
-	return pipeline.Options{Effort: apitest.Effort()}
+	return pipeline.Options{Effort: apitest.Effort(), Bulk: true}
 }
 
 // loadEdition reads a stored version's edition index and decodes it,

@@ -76,6 +76,11 @@ type Options struct {
 	Effort representation.Effort
 	// Names, when not nil, holds name files to take as translations (names.go).
 	Names fs.FS
+	// Bulk makes the version's bulk files (GET /v1/versions/{id}/bulk): every
+	// item of every catalog per language, as NDJSON. Each changes whole when
+	// any item does, so a version stores about a third more with them than
+	// it changes otherwise (docs/decisions.md).
+	Bulk bool
 	// MediaURL, when set, is where a media URL's file is served from instead
 	// (--public-media-url): the rendered bodies are rewritten, not the files.
 	MediaURL func(upstreamURL string) (string, bool)
@@ -455,7 +460,7 @@ func (im *importer) render(snap *catalog.Snapshot, contentHash string, val *cata
 		return nil, nil, err
 	}
 	media := 0
-	rendered, err := catalog.RenderEach(snap, func(docs []*catalog.Doc, catalogs bool) error {
+	rendered, err := catalog.RenderEach(snap, im.opt.Bulk, func(docs []*catalog.Doc, catalogs bool) error {
 		if err := im.checkpoint(); err != nil {
 			return err
 		}
@@ -553,7 +558,7 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 	if rerr != nil {
 		return nil, rerr
 	}
-	rendered, rerr := catalog.RenderEach(snap, func(docs []*catalog.Doc, catalogs bool) error {
+	rendered, rerr := catalog.RenderEach(snap, false, func(docs []*catalog.Doc, catalogs bool) error {
 		if catalogs {
 			rewriteMedia(docs, im.opt.MediaURL)
 		}
@@ -563,9 +568,6 @@ func (im *importer) baseEdition(id string) (*edition.Edition, error) {
 		return nil, rerr
 	}
 	rendered.ContentHash, rendered.Unknown = catalog.FilesHash(files), val.Unknown
-	// A diff reads no bulk file, and an edition in memory lends the import
-	// nothing (it has no compressed encodings): they would only take memory.
-	rendered.Bulk = [catalog.NumLocales + 1]*catalog.Doc{}
 	im.r.note("version %s has no usable stored edition (%v); rendered it again from its files", id, err)
 	return edition.New(rendered), nil
 }

@@ -120,7 +120,7 @@ func published(n int) time.Time { return time.Date(2024, time.January, n, 12, 0,
 // importAt imports dir into st (its bodies compressed at the tests' effort) as
 // published at at: the stored diff is generated then too.
 func importAt(st store.Backend, dir string, at time.Time) (*pipeline.Report, error) {
-	return pipeline.Import(st, dir, pipeline.Options{Effort: apitest.Effort(), Now: func() time.Time { return at }})
+	return pipeline.Import(st, dir, pipeline.Options{Effort: apitest.Effort(), Now: func() time.Time { return at }, Bulk: true})
 }
 
 // Imports are the slow part of these tests (more so under -race), so each

@@ -179,7 +179,7 @@ func keepCurrent(ctx context.Context, repo *replica.Repository, o dataOptions, r
 	go func() { <-ctx.Done(); repo.Forget() }()
 	if o.inbox != "" {
 		go func() {
-			opt := pipeline.Options{Retain: o.sync.retain, Metrics: metrics, MediaURL: o.sync.media.rewrite(o.sync.mediaDir)}
+			opt := pipeline.Options{Retain: o.sync.retain, Bulk: o.sync.bulk, Metrics: metrics, MediaURL: o.sync.media.rewrite(o.sync.mediaDir)}
 			reload := func() { _, _ = repo.Reload() }
 			if err := pipeline.Watch(ctx, o.inbox, repo.Store(), opt, o.poll, logger, reload); err != nil {
 				logger.Error("inbox watcher stopped", "inbox", o.inbox, "err", err)

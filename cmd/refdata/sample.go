@@ -58,7 +58,7 @@ func sampleStore(ctx context.Context, effort representation.Effort, logger *slog
 		// this binary makes the same diffs.
 		at, _ := time.Parse(time.RFC3339, buildDate(files))
 		rep, err := pipeline.ImportFiles(st, "embedded "+filepath.Base(v), files, pipeline.Options{
-			Context: ctx, Effort: effort, Now: func() time.Time { return at },
+			Context: ctx, Effort: effort, Now: func() time.Time { return at }, Bulk: true,
 		})
 		if err != nil {
 			return "", fmt.Errorf("sample store: %w (%s)", err, rep.Outcome)

@@ -34,6 +34,7 @@ type syncFlags struct {
 	requestTimeout, timeout      time.Duration
 	contentCheck                 time.Duration
 	allowShrink                  bool
+	bulk                         bool // --bulk-files
 	maxBody, maxSnapshot         int64
 	media                        mediaFlags
 	mediaDir                     *media.Dir // opened from media before follower
@@ -50,6 +51,7 @@ func (sf *syncFlags) register(fs *flag.FlagSet) {
 	fs.Int64Var(&sf.maxBody, "max-body-bytes", upstream.DefaultMaxBodyBytes, "largest answer read from the upstream")
 	fs.Int64Var(&sf.maxSnapshot, "max-snapshot-bytes", pipeline.DefaultMaxSnapshotBytes, "most bytes of answers held for one snapshot")
 	fs.BoolVar(&sf.allowShrink, "allow-shrink", false, "publish even when the shrink guard refuses (an emptied or halved catalog)")
+	fs.BoolVar(&sf.bulk, "bulk-files", false, "also make the version's bulk files (GET /v1/versions/{id}/bulk, NDJSON per language); each changes whole with any item, so a version stores about a third more")
 	sf.media.register(fs, true)
 }
 
@@ -88,7 +90,7 @@ func (sf *syncFlags) follower(from string, st store.Backend, logger *slog.Logger
 	return mirror.New(mirror.Options{
 		Client: c, Store: st, Logger: logger, Metrics: m, Progress: progress,
 		ContentCheck: sf.contentCheck, Timeout: sf.timeout, LanguageAll: sf.languageAll, Media: mo,
-		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot,
+		Import: pipeline.Options{Retain: sf.retain, AllowShrink: sf.allowShrink, Bulk: sf.bulk, Metrics: im, MaxSnapshotBytes: sf.maxSnapshot,
 			MediaURL: sf.media.rewrite(sf.mediaDir)},
 	})
 }
