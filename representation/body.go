@@ -321,15 +321,27 @@ func NewCompressor(e Effort) *Compressor { return &Compressor{effort: e} }
 
 // Compress returns b's gzip and brotli, each nil where it would not be
 // smaller than b. The same bytes and effort always give the same output.
-func (z *Compressor) Compress(b []byte) (gz, br []byte) {
+func (z *Compressor) Compress(b []byte) (gz, br []byte) { return z.Gzip(b), z.Brotli(b) }
+
+// Gzip is Compress's gzip alone: two compressors make a body's two encodings
+// on two cores at once.
+func (z *Compressor) Gzip(b []byte) []byte {
 	if len(b) < minCompress {
-		return nil, nil
+		return nil
 	}
 	var err error
 	if z.gz == nil {
 		z.gz, err = gzip.NewWriterLevel(io.Discard, z.effort.Gzip)
 	}
-	gz = z.encode(z.gz, err, b)
+	return z.encode(z.gz, err, b)
+}
+
+// Brotli is Compress's brotli alone.
+func (z *Compressor) Brotli(b []byte) []byte {
+	if len(b) < minCompress {
+		return nil
+	}
+	var err error
 	lgwin, w := smallWindow, &z.br[0]
 	if len(b) > 1<<smallWindow {
 		lgwin, w = largeWindow, &z.br[1]
@@ -337,7 +349,7 @@ func (z *Compressor) Compress(b []byte) (gz, br []byte) {
 	if *w == nil {
 		*w, err = brotli.NewWriterOptions(io.Discard, z.effort.Brotli, brotli.WriterOptions{LGWin: lgwin})
 	}
-	return gz, z.encode(*w, err, b)
+	return z.encode(*w, err, b)
 }
 
 // encode compresses b with w (made with error err), if that is smaller.
