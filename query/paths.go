@@ -102,7 +102,7 @@ func (p *Paths) check(path []string, leaf bool) string {
 		return fmt.Sprintf("no field %q in %s; its fields are %s", name, where, p.fieldsOf(sc, path[:i]))
 	}
 	if sc = element(sc); leaf && !freeForm(sc) && sc.Type.Is(openapi3.TypeObject) {
-		return fmt.Sprintf("%s is an object; name one of its fields: %s", strings.Join(path, "."), p.fieldsOf(sc, path))
+		return fmt.Sprintf("%s is an object: name one of its fields (%s), or test it with =null", strings.Join(path, "."), p.fieldsOf(sc, path))
 	}
 	return ""
 }
@@ -146,7 +146,8 @@ func (q *Query) Check(p *Paths) error {
 					return &Error{Param: "q", Term: t.N, Pos: t.Pos, Text: t.Text, Reason: fmt.Sprintf("%s matches displayName, which a %s does not have; name a path (path:value)", what, p.noun)}
 				}
 			default:
-				if why := p.check(t.Path, true); why != "" {
+				// An object may only be null-tested: shopData=null.
+				if why := p.check(t.Path, !t.isNull); why != "" {
 					return &Error{Param: "q", Term: t.N, Pos: t.Pos + boolInt(t.Not), Text: t.Text, Reason: "unknown path: " + why}
 				}
 			}
