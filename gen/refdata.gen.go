@@ -1581,6 +1581,37 @@ type Error struct {
 	Status int `json:"status"`
 }
 
+// FieldsItemBody An item answered with `fields`: only the paths `fields` names; `fields` lists them, in their canonical form.
+type FieldsItemBody struct {
+	// Data The item with only the paths `fields` names, as the item has them.
+	Data map[string]interface{} `json:"data"`
+
+	// Fields The paths kept: sorted, each once, none below another.
+	//
+	// Example: ["displayName","uuid"]
+	Fields []string `json:"fields"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
+// FieldsListBody A list answered with `fields` (and `q`): each item with only the paths `fields` names, in the list's order; `fields` lists the paths kept, in their canonical form.
+type FieldsListBody struct {
+	Data []map[string]interface{} `json:"data"`
+
+	// Fields The paths kept: sorted, each once, none below another.
+	//
+	// Example: ["chromas.uuid","displayName","uuid"]
+	Fields []string `json:"fields"`
+
+	// Status The HTTP status code, 200.
+	//
+	// Example: 200
+	Status int `json:"status"`
+}
+
 // FlexItem defines model for FlexItem.
 type FlexItem struct {
 	AssetPath string `json:"assetPath"`
@@ -3968,6 +3999,9 @@ type At = string
 // BrowseCatalog Example: weapons-skins
 type BrowseCatalog = string
 
+// Fields Example: uuid,displayName,chromas.uuid
+type Fields = string
+
 // FromVersion Example: 05E83EB5E32657B9
 type FromVersion = string
 
@@ -4001,6 +4035,9 @@ type ManifestId = string
 //
 // Example: de-DE
 type PageLanguage = Locale
+
+// Q Example: chromas.displayName:red -contentTierUuid=null
+type Q = string
 
 // ToVersion Example: 05E83EB5E32657B9
 type ToVersion = string
@@ -4407,6 +4444,65 @@ type ListAgentsParams struct {
 	// record the game keeps for a non-playable character). Left out, every agent.
 	// Any letter case; anything else is 400 naming the two values.
 	IsPlayableCharacter *ListAgentsParamsIsPlayableCharacter `form:"isPlayableCharacter,omitempty" json:"isPlayableCharacter,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListAgentsParamsIsPlayableCharacter defines parameters for ListAgents.
@@ -4422,6 +4518,18 @@ type GetAgentParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBuddiesParams defines parameters for ListBuddies.
@@ -4434,6 +4542,65 @@ type ListBuddiesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBuddyLevelsParams defines parameters for ListBuddyLevels.
@@ -4446,6 +4613,65 @@ type ListBuddyLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBuddyLevelParams defines parameters for GetBuddyLevel.
@@ -4458,6 +4684,18 @@ type GetBuddyLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBuddyParams defines parameters for GetBuddy.
@@ -4470,6 +4708,18 @@ type GetBuddyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListBundlesParams defines parameters for ListBundles.
@@ -4482,6 +4732,65 @@ type ListBundlesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetBundleParams defines parameters for GetBundle.
@@ -4494,6 +4803,18 @@ type GetBundleParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCeremoniesParams defines parameters for ListCeremonies.
@@ -4506,6 +4827,65 @@ type ListCeremoniesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCeremonyParams defines parameters for GetCeremony.
@@ -4518,6 +4898,18 @@ type GetCeremonyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCompetitiveTierSetsParams defines parameters for ListCompetitiveTierSets.
@@ -4530,6 +4922,65 @@ type ListCompetitiveTierSetsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveTierSetParams defines parameters for GetCompetitiveTierSet.
@@ -4542,6 +4993,18 @@ type GetCompetitiveTierSetParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListContentTiersParams defines parameters for ListContentTiers.
@@ -4554,6 +5017,65 @@ type ListContentTiersParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetContentTierParams defines parameters for GetContentTier.
@@ -4566,6 +5088,18 @@ type GetContentTierParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListContractsParams defines parameters for ListContracts.
@@ -4578,6 +5112,65 @@ type ListContractsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetContractParams defines parameters for GetContract.
@@ -4590,6 +5183,18 @@ type GetContractParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCurrenciesParams defines parameters for ListCurrencies.
@@ -4602,6 +5207,65 @@ type ListCurrenciesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCurrencyParams defines parameters for GetCurrency.
@@ -4614,6 +5278,18 @@ type GetCurrencyParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListEventsParams defines parameters for ListEvents.
@@ -4639,6 +5315,65 @@ type ListEventsParams struct {
 	// not an RFC 3339 date-time (hours 00–23, offsets from `-23:59` to `+23:59`), or
 	// is longer than 64 characters, is 400.
 	At *At `form:"at,omitempty" json:"at,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListEventsParamsActive defines parameters for ListEvents.
@@ -4654,6 +5389,18 @@ type GetEventParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListFlexParams defines parameters for ListFlex.
@@ -4666,6 +5413,65 @@ type ListFlexParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetFlexParams defines parameters for GetFlex.
@@ -4678,6 +5484,18 @@ type GetFlexParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGameModesParams defines parameters for ListGameModes.
@@ -4690,6 +5508,65 @@ type ListGameModesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGameModeEquippablesParams defines parameters for ListGameModeEquippables.
@@ -4702,6 +5579,65 @@ type ListGameModeEquippablesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGameModeEquippableParams defines parameters for GetGameModeEquippable.
@@ -4714,6 +5650,18 @@ type GetGameModeEquippableParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGameModeParams defines parameters for GetGameMode.
@@ -4726,6 +5674,18 @@ type GetGameModeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListGearParams defines parameters for ListGear.
@@ -4738,6 +5698,65 @@ type ListGearParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetGearParams defines parameters for GetGear.
@@ -4750,6 +5769,18 @@ type GetGearParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListLevelBordersParams defines parameters for ListLevelBorders.
@@ -4770,6 +5801,65 @@ type ListLevelBordersParams struct {
 	// but decimal digits, or more than 32 of them, is 400. A level past every border
 	// gets the last one.
 	Level *Level `form:"level,omitempty" json:"level,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetLevelBorderParams defines parameters for GetLevelBorder.
@@ -4782,6 +5872,18 @@ type GetLevelBorderParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListMapsParams defines parameters for ListMaps.
@@ -4794,6 +5896,65 @@ type ListMapsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetMapParams defines parameters for GetMap.
@@ -4806,6 +5967,18 @@ type GetMapParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListMissionsParams defines parameters for ListMissions.
@@ -4818,6 +5991,65 @@ type ListMissionsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetMissionParams defines parameters for GetMission.
@@ -4830,6 +6062,18 @@ type GetMissionParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListObjectivesParams defines parameters for ListObjectives.
@@ -4842,6 +6086,65 @@ type ListObjectivesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetObjectiveParams defines parameters for GetObjective.
@@ -4854,6 +6157,18 @@ type GetObjectiveParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPlayerCardsParams defines parameters for ListPlayerCards.
@@ -4866,6 +6181,65 @@ type ListPlayerCardsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPlayerCardParams defines parameters for GetPlayerCard.
@@ -4878,6 +6252,18 @@ type GetPlayerCardParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPlayerTitlesParams defines parameters for ListPlayerTitles.
@@ -4890,6 +6276,65 @@ type ListPlayerTitlesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPlayerTitleParams defines parameters for GetPlayerTitle.
@@ -4902,6 +6347,18 @@ type GetPlayerTitleParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPremierConferencesParams defines parameters for ListPremierConferences.
@@ -4914,6 +6371,65 @@ type ListPremierConferencesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierConferenceParams defines parameters for GetPremierConference.
@@ -4926,6 +6442,18 @@ type GetPremierConferenceParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListPremierLogosParams defines parameters for ListPremierLogos.
@@ -4938,6 +6466,65 @@ type ListPremierLogosParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierLogoParams defines parameters for GetPremierLogo.
@@ -4950,6 +6537,18 @@ type GetPremierLogoParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetPremierLogoImageParams defines parameters for GetPremierLogoImage.
@@ -4979,6 +6578,65 @@ type ListSeasonsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListCompetitiveSeasonsParams defines parameters for ListCompetitiveSeasons.
@@ -4991,6 +6649,65 @@ type ListCompetitiveSeasonsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveSeasonParams defines parameters for GetCompetitiveSeason.
@@ -5003,6 +6720,18 @@ type GetCompetitiveSeasonParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetCompetitiveSeasonTiersParams defines parameters for GetCompetitiveSeasonTiers.
@@ -5027,6 +6756,18 @@ type GetSeasonParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListSpraysParams defines parameters for ListSprays.
@@ -5039,6 +6780,65 @@ type ListSpraysParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListSprayLevelsParams defines parameters for ListSprayLevels.
@@ -5051,6 +6851,65 @@ type ListSprayLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetSprayLevelParams defines parameters for GetSprayLevel.
@@ -5063,6 +6922,18 @@ type GetSprayLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetSprayParams defines parameters for GetSpray.
@@ -5075,6 +6946,18 @@ type GetSprayParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListThemesParams defines parameters for ListThemes.
@@ -5087,6 +6970,65 @@ type ListThemesParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetThemeParams defines parameters for GetTheme.
@@ -5099,6 +7041,18 @@ type GetThemeParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetVersionParams defines parameters for GetVersion.
@@ -5127,6 +7081,65 @@ type ListWeaponsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinChromasParams defines parameters for ListWeaponSkinChromas.
@@ -5139,6 +7152,65 @@ type ListWeaponSkinChromasParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinChromaParams defines parameters for GetWeaponSkinChroma.
@@ -5151,6 +7223,18 @@ type GetWeaponSkinChromaParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinLevelsParams defines parameters for ListWeaponSkinLevels.
@@ -5163,6 +7247,65 @@ type ListWeaponSkinLevelsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinLevelParams defines parameters for GetWeaponSkinLevel.
@@ -5175,6 +7318,18 @@ type GetWeaponSkinLevelParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // ListWeaponSkinsParams defines parameters for ListWeaponSkins.
@@ -5187,6 +7342,65 @@ type ListWeaponSkinsParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Q Keeps the items a query matches, in the list's order, each byte for byte as the list
+	// has it (a blank `q` is the whole list). Terms are separated by spaces and must all hold;
+	// `OR` between two terms means either, and binds tighter than the space (`a b OR c` is
+	// a and (b or c)); `-` right before a term negates it. Values with spaces, quotes or
+	// parentheses are written in double quotes, `\"` and `\\` inside.
+	//
+	// * `word`, `"two words"`: the item's `displayName` in the request's language contains it,
+	//   in any letter case (with `language=all`, in any locale).
+	// * `name:word`: `displayName` in any of the 18 locales contains it; `name=text` equals it.
+	// * `path:value`: a text contains the value in any letter case (Unicode simple case
+	//   folding, as Go's `strings.EqualFold`: `Σ`, `σ` and `ς` are one, `ß` and `ss` are not);
+	//   a number or a boolean equals it.
+	// * `path=value`: equals it exactly: a text byte for byte, except a UUID, which matches in
+	//   any letter case; a number or a boolean.
+	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
+	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
+	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
+	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
+	//   A path that reaches no value in an item (a null object on the way, an empty array) does
+	//   not match, and negated it does. With `language=all`, a localized text matches when
+	//   its text in any locale does.
+	//
+	// ```
+	// query = term { space [ "OR" space ] term }
+	// term  = [ "-" ] ( path op value | value )
+	// path  = name { "." name }                ; name: ASCII letters, digits, '_'
+	// op    = ":" | "=" | ">" | ">=" | "<" | "<="
+	// value = word | '"' { char | '\"' | '\\' } '"'   ; word: no space, quote or parenthesis
+	// ```
+	//
+	// Paths are the item schema's fields and the fields the upstream added to this version's
+	// items (`refdata_unknown_fields`); `name` is `displayName` in every locale. A term
+	// naming any other path, with a bad operator (`==`, `=>`, `!=`), comparing with `<` or
+	// `>` what is neither a number nor a date-time, or leaving a quote open, is 400, and
+	// the message names the term and where it is: `q: term 2 ("cost=>5", at character 10):
+	// bad operator "=>"; use one of : = > >= < <=`. At most 512 characters and 16 terms.
+	// The answer is the list's: the envelope, a strong ETag per encoding, 304, the route's
+	// Cache-Control (pinned: `immutable`), and `Content-Location` naming the pinned URL
+	// with the query in canonical form (`language` left out for en-US, `q` with single
+	// spaces and values quoted only where they must be, `fields` sorted). Answers are
+	// kept by that form, so a repeated query costs a look-up. Examples: `vandal`,
+	// `chromas.displayName:red`, `levels.uuid=2a6a4c9b-4a3b-98bd-9a0a-6bb4d25dbee6`,
+	// `shopData.cost>=2000`, `name:Phantom -contentTierUuid=null`,
+	// `startTime>=2021-01-12T00:00:00Z endTime<2022-01-01T00:00:00Z`, `"Prime 2.0" OR Reaver`.
+	Q *Q `form:"q,omitempty" json:"q,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponSkinParams defines parameters for GetWeaponSkin.
@@ -5199,6 +7413,18 @@ type GetWeaponSkinParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // GetWeaponParams defines parameters for GetWeapon.
@@ -5211,6 +7437,18 @@ type GetWeaponParams struct {
 	// spelling is the one to send. Anything else is 400, and so is the parameter given
 	// more than once (`?language=de-DE&language=fr-FR`): the error names it.
 	Language *Language `form:"language,omitempty" json:"language,omitempty"`
+
+	// Fields Keeps only these paths of each item (of the list `q` selects, or of the one item):
+	// paths joined by commas (`uuid,displayName,chromas.uuid`), each field names joined by
+	// dots as in `q`. A path keeps a field whole (an object, an array, a localized text with
+	// `language=all`), or fields inside an object, and inside each object of an array
+	// (`chromas.uuid` keeps each chroma's uuid); a value without fields on the way (a null)
+	// is kept whole. Kept members keep their order and bytes. An unknown path is 400 naming
+	// it; at most 32 paths and 512 characters. The answer's envelope lists the paths kept
+	// in canonical form (sorted, each once, none below another):
+	// `{"status":200,"fields":["displayName","uuid"],"data":…}` (`FieldsListBody`,
+	// `FieldsItemBody`).
+	Fields *Fields `form:"fields,omitempty" json:"fields,omitempty"`
 }
 
 // Getter for additional properties for AdsStats. Returns the specified
@@ -17989,6 +20227,32 @@ func (t *AgentItem) MergeAgentAllBody(v AgentAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the AgentItem as a FieldsItemBody
+func (t AgentItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the AgentItem as the provided FieldsItemBody
+func (t *AgentItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the AgentItem, using the provided FieldsItemBody
+func (t *AgentItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t AgentItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18041,6 +20305,32 @@ func (t *AgentList) FromAgentListAllBody(v AgentListAllBody) error {
 
 // MergeAgentListAllBody performs a merge with any union data inside the AgentList, using the provided AgentListAllBody
 func (t *AgentList) MergeAgentListAllBody(v AgentListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the AgentList as a FieldsListBody
+func (t AgentList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the AgentList as the provided FieldsListBody
+func (t *AgentList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the AgentList, using the provided FieldsListBody
+func (t *AgentList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18113,6 +20403,32 @@ func (t *BuddyItem) MergeBuddyAllBody(v BuddyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the BuddyItem as a FieldsItemBody
+func (t BuddyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BuddyItem as the provided FieldsItemBody
+func (t *BuddyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BuddyItem, using the provided FieldsItemBody
+func (t *BuddyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BuddyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18165,6 +20481,32 @@ func (t *BuddyLevelItem) FromBuddyLevelAllBody(v BuddyLevelAllBody) error {
 
 // MergeBuddyLevelAllBody performs a merge with any union data inside the BuddyLevelItem, using the provided BuddyLevelAllBody
 func (t *BuddyLevelItem) MergeBuddyLevelAllBody(v BuddyLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the BuddyLevelItem as a FieldsItemBody
+func (t BuddyLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BuddyLevelItem as the provided FieldsItemBody
+func (t *BuddyLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BuddyLevelItem, using the provided FieldsItemBody
+func (t *BuddyLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18237,6 +20579,32 @@ func (t *BuddyLevelList) MergeBuddyLevelListAllBody(v BuddyLevelListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the BuddyLevelList as a FieldsListBody
+func (t BuddyLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BuddyLevelList as the provided FieldsListBody
+func (t *BuddyLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BuddyLevelList, using the provided FieldsListBody
+func (t *BuddyLevelList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BuddyLevelList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18289,6 +20657,32 @@ func (t *BuddyList) FromBuddyListAllBody(v BuddyListAllBody) error {
 
 // MergeBuddyListAllBody performs a merge with any union data inside the BuddyList, using the provided BuddyListAllBody
 func (t *BuddyList) MergeBuddyListAllBody(v BuddyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the BuddyList as a FieldsListBody
+func (t BuddyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BuddyList as the provided FieldsListBody
+func (t *BuddyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BuddyList, using the provided FieldsListBody
+func (t *BuddyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18361,6 +20755,32 @@ func (t *BundleItem) MergeBundleAllBody(v BundleAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the BundleItem as a FieldsItemBody
+func (t BundleItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the BundleItem as the provided FieldsItemBody
+func (t *BundleItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the BundleItem, using the provided FieldsItemBody
+func (t *BundleItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t BundleItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18413,6 +20833,32 @@ func (t *BundleList) FromBundleListAllBody(v BundleListAllBody) error {
 
 // MergeBundleListAllBody performs a merge with any union data inside the BundleList, using the provided BundleListAllBody
 func (t *BundleList) MergeBundleListAllBody(v BundleListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the BundleList as a FieldsListBody
+func (t BundleList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the BundleList as the provided FieldsListBody
+func (t *BundleList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the BundleList, using the provided FieldsListBody
+func (t *BundleList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18485,6 +20931,32 @@ func (t *CeremonyItem) MergeCeremonyAllBody(v CeremonyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CeremonyItem as a FieldsItemBody
+func (t CeremonyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CeremonyItem as the provided FieldsItemBody
+func (t *CeremonyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CeremonyItem, using the provided FieldsItemBody
+func (t *CeremonyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CeremonyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18537,6 +21009,32 @@ func (t *CeremonyList) FromCeremonyListAllBody(v CeremonyListAllBody) error {
 
 // MergeCeremonyListAllBody performs a merge with any union data inside the CeremonyList, using the provided CeremonyListAllBody
 func (t *CeremonyList) MergeCeremonyListAllBody(v CeremonyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CeremonyList as a FieldsListBody
+func (t CeremonyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CeremonyList as the provided FieldsListBody
+func (t *CeremonyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CeremonyList, using the provided FieldsListBody
+func (t *CeremonyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18609,6 +21107,32 @@ func (t *CompetitiveSeasonItem) MergeCompetitiveSeasonAllBody(v CompetitiveSeaso
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CompetitiveSeasonItem as a FieldsItemBody
+func (t CompetitiveSeasonItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CompetitiveSeasonItem as the provided FieldsItemBody
+func (t *CompetitiveSeasonItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CompetitiveSeasonItem, using the provided FieldsItemBody
+func (t *CompetitiveSeasonItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CompetitiveSeasonItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18661,6 +21185,32 @@ func (t *CompetitiveSeasonList) FromCompetitiveSeasonListAllBody(v CompetitiveSe
 
 // MergeCompetitiveSeasonListAllBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided CompetitiveSeasonListAllBody
 func (t *CompetitiveSeasonList) MergeCompetitiveSeasonListAllBody(v CompetitiveSeasonListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CompetitiveSeasonList as a FieldsListBody
+func (t CompetitiveSeasonList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CompetitiveSeasonList as the provided FieldsListBody
+func (t *CompetitiveSeasonList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CompetitiveSeasonList, using the provided FieldsListBody
+func (t *CompetitiveSeasonList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18733,6 +21283,32 @@ func (t *CompetitiveTierSetItem) MergeCompetitiveTierSetAllBody(v CompetitiveTie
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CompetitiveTierSetItem as a FieldsItemBody
+func (t CompetitiveTierSetItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CompetitiveTierSetItem as the provided FieldsItemBody
+func (t *CompetitiveTierSetItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CompetitiveTierSetItem, using the provided FieldsItemBody
+func (t *CompetitiveTierSetItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CompetitiveTierSetItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18785,6 +21361,32 @@ func (t *CompetitiveTierSetList) FromCompetitiveTierSetListAllBody(v Competitive
 
 // MergeCompetitiveTierSetListAllBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided CompetitiveTierSetListAllBody
 func (t *CompetitiveTierSetList) MergeCompetitiveTierSetListAllBody(v CompetitiveTierSetListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CompetitiveTierSetList as a FieldsListBody
+func (t CompetitiveTierSetList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CompetitiveTierSetList as the provided FieldsListBody
+func (t *CompetitiveTierSetList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CompetitiveTierSetList, using the provided FieldsListBody
+func (t *CompetitiveTierSetList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18857,6 +21459,32 @@ func (t *ContentTierItem) MergeContentTierAllBody(v ContentTierAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the ContentTierItem as a FieldsItemBody
+func (t ContentTierItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ContentTierItem as the provided FieldsItemBody
+func (t *ContentTierItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ContentTierItem, using the provided FieldsItemBody
+func (t *ContentTierItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ContentTierItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -18909,6 +21537,32 @@ func (t *ContentTierList) FromContentTierListAllBody(v ContentTierListAllBody) e
 
 // MergeContentTierListAllBody performs a merge with any union data inside the ContentTierList, using the provided ContentTierListAllBody
 func (t *ContentTierList) MergeContentTierListAllBody(v ContentTierListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the ContentTierList as a FieldsListBody
+func (t ContentTierList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ContentTierList as the provided FieldsListBody
+func (t *ContentTierList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ContentTierList, using the provided FieldsListBody
+func (t *ContentTierList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -18981,6 +21635,32 @@ func (t *ContractItem) MergeContractAllBody(v ContractAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the ContractItem as a FieldsItemBody
+func (t ContractItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ContractItem as the provided FieldsItemBody
+func (t *ContractItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ContractItem, using the provided FieldsItemBody
+func (t *ContractItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ContractItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19033,6 +21713,32 @@ func (t *ContractList) FromContractListAllBody(v ContractListAllBody) error {
 
 // MergeContractListAllBody performs a merge with any union data inside the ContractList, using the provided ContractListAllBody
 func (t *ContractList) MergeContractListAllBody(v ContractListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the ContractList as a FieldsListBody
+func (t ContractList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ContractList as the provided FieldsListBody
+func (t *ContractList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ContractList, using the provided FieldsListBody
+func (t *ContractList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19105,6 +21811,32 @@ func (t *CurrencyItem) MergeCurrencyAllBody(v CurrencyAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the CurrencyItem as a FieldsItemBody
+func (t CurrencyItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the CurrencyItem as the provided FieldsItemBody
+func (t *CurrencyItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the CurrencyItem, using the provided FieldsItemBody
+func (t *CurrencyItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t CurrencyItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19157,6 +21889,32 @@ func (t *CurrencyList) FromCurrencyListAllBody(v CurrencyListAllBody) error {
 
 // MergeCurrencyListAllBody performs a merge with any union data inside the CurrencyList, using the provided CurrencyListAllBody
 func (t *CurrencyList) MergeCurrencyListAllBody(v CurrencyListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the CurrencyList as a FieldsListBody
+func (t CurrencyList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the CurrencyList as the provided FieldsListBody
+func (t *CurrencyList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the CurrencyList, using the provided FieldsListBody
+func (t *CurrencyList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19229,6 +21987,32 @@ func (t *FlexItemItem) MergeFlexItemAllBody(v FlexItemAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the FlexItemItem as a FieldsItemBody
+func (t FlexItemItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the FlexItemItem as the provided FieldsItemBody
+func (t *FlexItemItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the FlexItemItem, using the provided FieldsItemBody
+func (t *FlexItemItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t FlexItemItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19281,6 +22065,32 @@ func (t *FlexItemList) FromFlexItemListAllBody(v FlexItemListAllBody) error {
 
 // MergeFlexItemListAllBody performs a merge with any union data inside the FlexItemList, using the provided FlexItemListAllBody
 func (t *FlexItemList) MergeFlexItemListAllBody(v FlexItemListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the FlexItemList as a FieldsListBody
+func (t FlexItemList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the FlexItemList as the provided FieldsListBody
+func (t *FlexItemList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the FlexItemList, using the provided FieldsListBody
+func (t *FlexItemList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19353,6 +22163,32 @@ func (t *GameEventItem) MergeGameEventAllBody(v GameEventAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameEventItem as a FieldsItemBody
+func (t GameEventItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameEventItem as the provided FieldsItemBody
+func (t *GameEventItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameEventItem, using the provided FieldsItemBody
+func (t *GameEventItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameEventItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19405,6 +22241,32 @@ func (t *GameEventList) FromGameEventListAllBody(v GameEventListAllBody) error {
 
 // MergeGameEventListAllBody performs a merge with any union data inside the GameEventList, using the provided GameEventListAllBody
 func (t *GameEventList) MergeGameEventListAllBody(v GameEventListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameEventList as a FieldsListBody
+func (t GameEventList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameEventList as the provided FieldsListBody
+func (t *GameEventList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameEventList, using the provided FieldsListBody
+func (t *GameEventList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19477,6 +22339,32 @@ func (t *GameModeEquippableItem) MergeGameModeEquippableAllBody(v GameModeEquipp
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameModeEquippableItem as a FieldsItemBody
+func (t GameModeEquippableItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameModeEquippableItem as the provided FieldsItemBody
+func (t *GameModeEquippableItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameModeEquippableItem, using the provided FieldsItemBody
+func (t *GameModeEquippableItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameModeEquippableItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19529,6 +22417,32 @@ func (t *GameModeEquippableList) FromGameModeEquippableListAllBody(v GameModeEqu
 
 // MergeGameModeEquippableListAllBody performs a merge with any union data inside the GameModeEquippableList, using the provided GameModeEquippableListAllBody
 func (t *GameModeEquippableList) MergeGameModeEquippableListAllBody(v GameModeEquippableListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameModeEquippableList as a FieldsListBody
+func (t GameModeEquippableList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameModeEquippableList as the provided FieldsListBody
+func (t *GameModeEquippableList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameModeEquippableList, using the provided FieldsListBody
+func (t *GameModeEquippableList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19601,6 +22515,32 @@ func (t *GameModeItem) MergeGameModeAllBody(v GameModeAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GameModeItem as a FieldsItemBody
+func (t GameModeItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GameModeItem as the provided FieldsItemBody
+func (t *GameModeItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GameModeItem, using the provided FieldsItemBody
+func (t *GameModeItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GameModeItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19653,6 +22593,32 @@ func (t *GameModeList) FromGameModeListAllBody(v GameModeListAllBody) error {
 
 // MergeGameModeListAllBody performs a merge with any union data inside the GameModeList, using the provided GameModeListAllBody
 func (t *GameModeList) MergeGameModeListAllBody(v GameModeListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the GameModeList as a FieldsListBody
+func (t GameModeList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GameModeList as the provided FieldsListBody
+func (t *GameModeList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GameModeList, using the provided FieldsListBody
+func (t *GameModeList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19725,6 +22691,32 @@ func (t *GearItem) MergeGearAllBody(v GearAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the GearItem as a FieldsItemBody
+func (t GearItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the GearItem as the provided FieldsItemBody
+func (t *GearItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the GearItem, using the provided FieldsItemBody
+func (t *GearItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GearItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19787,6 +22779,32 @@ func (t *GearList) MergeGearListAllBody(v GearListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the GearList as a FieldsListBody
+func (t GearList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the GearList as the provided FieldsListBody
+func (t *GearList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the GearList, using the provided FieldsListBody
+func (t *GearList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t GearList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -19839,6 +22857,32 @@ func (t *LevelBorderItem) FromLevelBorderAllBody(v LevelBorderAllBody) error {
 
 // MergeLevelBorderAllBody performs a merge with any union data inside the LevelBorderItem, using the provided LevelBorderAllBody
 func (t *LevelBorderItem) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the LevelBorderItem as a FieldsItemBody
+func (t LevelBorderItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the LevelBorderItem as the provided FieldsItemBody
+func (t *LevelBorderItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the LevelBorderItem, using the provided FieldsItemBody
+func (t *LevelBorderItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -19963,6 +23007,32 @@ func (t *LevelBorderList) MergeLevelBorderAllBody(v LevelBorderAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the LevelBorderList as a FieldsListBody
+func (t LevelBorderList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the LevelBorderList as the provided FieldsListBody
+func (t *LevelBorderList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the LevelBorderList, using the provided FieldsListBody
+func (t *LevelBorderList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t LevelBorderList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20015,6 +23085,32 @@ func (t *MapItem) FromMapAllBody(v MapAllBody) error {
 
 // MergeMapAllBody performs a merge with any union data inside the MapItem, using the provided MapAllBody
 func (t *MapItem) MergeMapAllBody(v MapAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the MapItem as a FieldsItemBody
+func (t MapItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the MapItem as the provided FieldsItemBody
+func (t *MapItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the MapItem, using the provided FieldsItemBody
+func (t *MapItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20087,6 +23183,32 @@ func (t *MapList) MergeMapListAllBody(v MapListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the MapList as a FieldsListBody
+func (t MapList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the MapList as the provided FieldsListBody
+func (t *MapList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the MapList, using the provided FieldsListBody
+func (t *MapList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t MapList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20139,6 +23261,32 @@ func (t *MissionItem) FromMissionAllBody(v MissionAllBody) error {
 
 // MergeMissionAllBody performs a merge with any union data inside the MissionItem, using the provided MissionAllBody
 func (t *MissionItem) MergeMissionAllBody(v MissionAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the MissionItem as a FieldsItemBody
+func (t MissionItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the MissionItem as the provided FieldsItemBody
+func (t *MissionItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the MissionItem, using the provided FieldsItemBody
+func (t *MissionItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20211,6 +23359,32 @@ func (t *MissionList) MergeMissionListAllBody(v MissionListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the MissionList as a FieldsListBody
+func (t MissionList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the MissionList as the provided FieldsListBody
+func (t *MissionList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the MissionList, using the provided FieldsListBody
+func (t *MissionList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t MissionList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20263,6 +23437,32 @@ func (t *ObjectiveItem) FromObjectiveAllBody(v ObjectiveAllBody) error {
 
 // MergeObjectiveAllBody performs a merge with any union data inside the ObjectiveItem, using the provided ObjectiveAllBody
 func (t *ObjectiveItem) MergeObjectiveAllBody(v ObjectiveAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the ObjectiveItem as a FieldsItemBody
+func (t ObjectiveItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ObjectiveItem as the provided FieldsItemBody
+func (t *ObjectiveItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ObjectiveItem, using the provided FieldsItemBody
+func (t *ObjectiveItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20335,6 +23535,32 @@ func (t *ObjectiveList) MergeObjectiveListAllBody(v ObjectiveListAllBody) error 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the ObjectiveList as a FieldsListBody
+func (t ObjectiveList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ObjectiveList as the provided FieldsListBody
+func (t *ObjectiveList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ObjectiveList, using the provided FieldsListBody
+func (t *ObjectiveList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ObjectiveList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20387,6 +23613,32 @@ func (t *PlayerCardItem) FromPlayerCardAllBody(v PlayerCardAllBody) error {
 
 // MergePlayerCardAllBody performs a merge with any union data inside the PlayerCardItem, using the provided PlayerCardAllBody
 func (t *PlayerCardItem) MergePlayerCardAllBody(v PlayerCardAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PlayerCardItem as a FieldsItemBody
+func (t PlayerCardItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PlayerCardItem as the provided FieldsItemBody
+func (t *PlayerCardItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PlayerCardItem, using the provided FieldsItemBody
+func (t *PlayerCardItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20459,6 +23711,32 @@ func (t *PlayerCardList) MergePlayerCardListAllBody(v PlayerCardListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PlayerCardList as a FieldsListBody
+func (t PlayerCardList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PlayerCardList as the provided FieldsListBody
+func (t *PlayerCardList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PlayerCardList, using the provided FieldsListBody
+func (t *PlayerCardList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PlayerCardList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20511,6 +23789,32 @@ func (t *PlayerTitleItem) FromPlayerTitleAllBody(v PlayerTitleAllBody) error {
 
 // MergePlayerTitleAllBody performs a merge with any union data inside the PlayerTitleItem, using the provided PlayerTitleAllBody
 func (t *PlayerTitleItem) MergePlayerTitleAllBody(v PlayerTitleAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PlayerTitleItem as a FieldsItemBody
+func (t PlayerTitleItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PlayerTitleItem as the provided FieldsItemBody
+func (t *PlayerTitleItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PlayerTitleItem, using the provided FieldsItemBody
+func (t *PlayerTitleItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20583,6 +23887,32 @@ func (t *PlayerTitleList) MergePlayerTitleListAllBody(v PlayerTitleListAllBody) 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PlayerTitleList as a FieldsListBody
+func (t PlayerTitleList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PlayerTitleList as the provided FieldsListBody
+func (t *PlayerTitleList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PlayerTitleList, using the provided FieldsListBody
+func (t *PlayerTitleList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PlayerTitleList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20635,6 +23965,32 @@ func (t *PremierConferenceItem) FromPremierConferenceAllBody(v PremierConference
 
 // MergePremierConferenceAllBody performs a merge with any union data inside the PremierConferenceItem, using the provided PremierConferenceAllBody
 func (t *PremierConferenceItem) MergePremierConferenceAllBody(v PremierConferenceAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PremierConferenceItem as a FieldsItemBody
+func (t PremierConferenceItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PremierConferenceItem as the provided FieldsItemBody
+func (t *PremierConferenceItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PremierConferenceItem, using the provided FieldsItemBody
+func (t *PremierConferenceItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20707,6 +24063,32 @@ func (t *PremierConferenceList) MergePremierConferenceListAllBody(v PremierConfe
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PremierConferenceList as a FieldsListBody
+func (t PremierConferenceList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PremierConferenceList as the provided FieldsListBody
+func (t *PremierConferenceList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PremierConferenceList, using the provided FieldsListBody
+func (t *PremierConferenceList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PremierConferenceList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20759,6 +24141,32 @@ func (t *PremierLogoItem) FromPremierLogoAllBody(v PremierLogoAllBody) error {
 
 // MergePremierLogoAllBody performs a merge with any union data inside the PremierLogoItem, using the provided PremierLogoAllBody
 func (t *PremierLogoItem) MergePremierLogoAllBody(v PremierLogoAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the PremierLogoItem as a FieldsItemBody
+func (t PremierLogoItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the PremierLogoItem as the provided FieldsItemBody
+func (t *PremierLogoItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the PremierLogoItem, using the provided FieldsItemBody
+func (t *PremierLogoItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20831,6 +24239,32 @@ func (t *PremierLogoList) MergePremierLogoListAllBody(v PremierLogoListAllBody) 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the PremierLogoList as a FieldsListBody
+func (t PremierLogoList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the PremierLogoList as the provided FieldsListBody
+func (t *PremierLogoList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the PremierLogoList, using the provided FieldsListBody
+func (t *PremierLogoList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t PremierLogoList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -20883,6 +24317,32 @@ func (t *SeasonItem) FromSeasonAllBody(v SeasonAllBody) error {
 
 // MergeSeasonAllBody performs a merge with any union data inside the SeasonItem, using the provided SeasonAllBody
 func (t *SeasonItem) MergeSeasonAllBody(v SeasonAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SeasonItem as a FieldsItemBody
+func (t SeasonItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SeasonItem as the provided FieldsItemBody
+func (t *SeasonItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SeasonItem, using the provided FieldsItemBody
+func (t *SeasonItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -20955,6 +24415,32 @@ func (t *SeasonList) MergeSeasonListAllBody(v SeasonListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SeasonList as a FieldsListBody
+func (t SeasonList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SeasonList as the provided FieldsListBody
+func (t *SeasonList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SeasonList, using the provided FieldsListBody
+func (t *SeasonList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SeasonList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21007,6 +24493,32 @@ func (t *SkinChromaItem) FromSkinChromaAllBody(v SkinChromaAllBody) error {
 
 // MergeSkinChromaAllBody performs a merge with any union data inside the SkinChromaItem, using the provided SkinChromaAllBody
 func (t *SkinChromaItem) MergeSkinChromaAllBody(v SkinChromaAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SkinChromaItem as a FieldsItemBody
+func (t SkinChromaItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SkinChromaItem as the provided FieldsItemBody
+func (t *SkinChromaItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SkinChromaItem, using the provided FieldsItemBody
+func (t *SkinChromaItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21079,6 +24591,32 @@ func (t *SkinChromaList) MergeSkinChromaListAllBody(v SkinChromaListAllBody) err
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SkinChromaList as a FieldsListBody
+func (t SkinChromaList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SkinChromaList as the provided FieldsListBody
+func (t *SkinChromaList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SkinChromaList, using the provided FieldsListBody
+func (t *SkinChromaList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SkinChromaList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21131,6 +24669,32 @@ func (t *SkinLevelItem) FromSkinLevelAllBody(v SkinLevelAllBody) error {
 
 // MergeSkinLevelAllBody performs a merge with any union data inside the SkinLevelItem, using the provided SkinLevelAllBody
 func (t *SkinLevelItem) MergeSkinLevelAllBody(v SkinLevelAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SkinLevelItem as a FieldsItemBody
+func (t SkinLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SkinLevelItem as the provided FieldsItemBody
+func (t *SkinLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SkinLevelItem, using the provided FieldsItemBody
+func (t *SkinLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21203,6 +24767,32 @@ func (t *SkinLevelList) MergeSkinLevelListAllBody(v SkinLevelListAllBody) error 
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SkinLevelList as a FieldsListBody
+func (t SkinLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SkinLevelList as the provided FieldsListBody
+func (t *SkinLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SkinLevelList, using the provided FieldsListBody
+func (t *SkinLevelList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SkinLevelList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21255,6 +24845,32 @@ func (t *SprayItem) FromSprayAllBody(v SprayAllBody) error {
 
 // MergeSprayAllBody performs a merge with any union data inside the SprayItem, using the provided SprayAllBody
 func (t *SprayItem) MergeSprayAllBody(v SprayAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the SprayItem as a FieldsItemBody
+func (t SprayItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SprayItem as the provided FieldsItemBody
+func (t *SprayItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SprayItem, using the provided FieldsItemBody
+func (t *SprayItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21327,6 +24943,32 @@ func (t *SprayLevelItem) MergeSprayLevelAllBody(v SprayLevelAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the SprayLevelItem as a FieldsItemBody
+func (t SprayLevelItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the SprayLevelItem as the provided FieldsItemBody
+func (t *SprayLevelItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the SprayLevelItem, using the provided FieldsItemBody
+func (t *SprayLevelItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SprayLevelItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21379,6 +25021,32 @@ func (t *SprayLevelList) FromSprayLevelListAllBody(v SprayLevelListAllBody) erro
 
 // MergeSprayLevelListAllBody performs a merge with any union data inside the SprayLevelList, using the provided SprayLevelListAllBody
 func (t *SprayLevelList) MergeSprayLevelListAllBody(v SprayLevelListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the SprayLevelList as a FieldsListBody
+func (t SprayLevelList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SprayLevelList as the provided FieldsListBody
+func (t *SprayLevelList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SprayLevelList, using the provided FieldsListBody
+func (t *SprayLevelList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21451,6 +25119,32 @@ func (t *SprayList) MergeSprayListAllBody(v SprayListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the SprayList as a FieldsListBody
+func (t SprayList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the SprayList as the provided FieldsListBody
+func (t *SprayList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the SprayList, using the provided FieldsListBody
+func (t *SprayList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t SprayList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21503,6 +25197,32 @@ func (t *ThemeItem) FromThemeAllBody(v ThemeAllBody) error {
 
 // MergeThemeAllBody performs a merge with any union data inside the ThemeItem, using the provided ThemeAllBody
 func (t *ThemeItem) MergeThemeAllBody(v ThemeAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the ThemeItem as a FieldsItemBody
+func (t ThemeItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the ThemeItem as the provided FieldsItemBody
+func (t *ThemeItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the ThemeItem, using the provided FieldsItemBody
+func (t *ThemeItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21575,6 +25295,32 @@ func (t *ThemeList) MergeThemeListAllBody(v ThemeListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the ThemeList as a FieldsListBody
+func (t ThemeList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the ThemeList as the provided FieldsListBody
+func (t *ThemeList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the ThemeList, using the provided FieldsListBody
+func (t *ThemeList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t ThemeList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21627,6 +25373,32 @@ func (t *WeaponItem) FromWeaponAllBody(v WeaponAllBody) error {
 
 // MergeWeaponAllBody performs a merge with any union data inside the WeaponItem, using the provided WeaponAllBody
 func (t *WeaponItem) MergeWeaponAllBody(v WeaponAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsItemBody returns the union data inside the WeaponItem as a FieldsItemBody
+func (t WeaponItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the WeaponItem as the provided FieldsItemBody
+func (t *WeaponItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the WeaponItem, using the provided FieldsItemBody
+func (t *WeaponItem) MergeFieldsItemBody(v FieldsItemBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -21699,6 +25471,32 @@ func (t *WeaponList) MergeWeaponListAllBody(v WeaponListAllBody) error {
 	return err
 }
 
+// AsFieldsListBody returns the union data inside the WeaponList as a FieldsListBody
+func (t WeaponList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the WeaponList as the provided FieldsListBody
+func (t *WeaponList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the WeaponList, using the provided FieldsListBody
+func (t *WeaponList) MergeFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WeaponList) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21761,6 +25559,32 @@ func (t *WeaponSkinItem) MergeWeaponSkinAllBody(v WeaponSkinAllBody) error {
 	return err
 }
 
+// AsFieldsItemBody returns the union data inside the WeaponSkinItem as a FieldsItemBody
+func (t WeaponSkinItem) AsFieldsItemBody() (FieldsItemBody, error) {
+	var body FieldsItemBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsItemBody overwrites any union data inside the WeaponSkinItem as the provided FieldsItemBody
+func (t *WeaponSkinItem) FromFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsItemBody performs a merge with any union data inside the WeaponSkinItem, using the provided FieldsItemBody
+func (t *WeaponSkinItem) MergeFieldsItemBody(v FieldsItemBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
 func (t WeaponSkinItem) MarshalJSON() ([]byte, error) {
 	b, err := t.union.MarshalJSON()
 	return b, err
@@ -21813,6 +25637,32 @@ func (t *WeaponSkinList) FromWeaponSkinListAllBody(v WeaponSkinListAllBody) erro
 
 // MergeWeaponSkinListAllBody performs a merge with any union data inside the WeaponSkinList, using the provided WeaponSkinListAllBody
 func (t *WeaponSkinList) MergeWeaponSkinListAllBody(v WeaponSkinListAllBody) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFieldsListBody returns the union data inside the WeaponSkinList as a FieldsListBody
+func (t WeaponSkinList) AsFieldsListBody() (FieldsListBody, error) {
+	var body FieldsListBody
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFieldsListBody overwrites any union data inside the WeaponSkinList as the provided FieldsListBody
+func (t *WeaponSkinList) FromFieldsListBody(v FieldsListBody) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFieldsListBody performs a merge with any union data inside the WeaponSkinList, using the provided FieldsListBody
+func (t *WeaponSkinList) MergeFieldsListBody(v FieldsListBody) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -24390,6 +28240,30 @@ func NewListAgentsRequest(server string, params *ListAgentsParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24442,6 +28316,18 @@ func NewGetAgentRequest(server string, uuid Uuid, params *GetAgentParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24505,6 +28391,30 @@ func NewListBuddiesRequest(server string, params *ListBuddiesParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24550,6 +28460,30 @@ func NewListBuddyLevelsRequest(server string, params *ListBuddyLevelsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24620,6 +28554,18 @@ func NewGetBuddyLevelRequest(server string, uuid Uuid, params *GetBuddyLevelPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24681,6 +28627,18 @@ func NewGetBuddyRequest(server string, uuid Uuid, params *GetBuddyParams) (*http
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24726,6 +28684,30 @@ func NewListBundlesRequest(server string, params *ListBundlesParams) (*http.Requ
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24796,6 +28778,18 @@ func NewGetBundleRequest(server string, uuid Uuid, params *GetBundleParams) (*ht
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24841,6 +28835,30 @@ func NewListCeremoniesRequest(server string, params *ListCeremoniesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -24911,6 +28929,18 @@ func NewGetCeremonyRequest(server string, uuid Uuid, params *GetCeremonyParams) 
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -24956,6 +28986,30 @@ func NewListCompetitiveTierSetsRequest(server string, params *ListCompetitiveTie
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25026,6 +29080,18 @@ func NewGetCompetitiveTierSetRequest(server string, uuid Uuid, params *GetCompet
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25071,6 +29137,30 @@ func NewListContentTiersRequest(server string, params *ListContentTiersParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25141,6 +29231,18 @@ func NewGetContentTierRequest(server string, uuid Uuid, params *GetContentTierPa
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25186,6 +29288,30 @@ func NewListContractsRequest(server string, params *ListContractsParams) (*http.
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25256,6 +29382,18 @@ func NewGetContractRequest(server string, uuid Uuid, params *GetContractParams) 
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25301,6 +29439,30 @@ func NewListCurrenciesRequest(server string, params *ListCurrenciesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25362,6 +29524,18 @@ func NewGetCurrencyRequest(server string, uuid Uuid, params *GetCurrencyParams) 
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25517,6 +29691,30 @@ func NewListEventsRequest(server string, params *ListEventsParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25569,6 +29767,18 @@ func NewGetEventRequest(server string, uuid Uuid, params *GetEventParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25693,6 +29903,30 @@ func NewListFlexRequest(server string, params *ListFlexParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25745,6 +29979,18 @@ func NewGetFlexRequest(server string, uuid Uuid, params *GetFlexParams) (*http.R
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25808,6 +30054,30 @@ func NewListGameModesRequest(server string, params *ListGameModesParams) (*http.
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25853,6 +30123,30 @@ func NewListGameModeEquippablesRequest(server string, params *ListGameModeEquipp
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -25923,6 +30217,18 @@ func NewGetGameModeEquippableRequest(server string, uuid Uuid, params *GetGameMo
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -25975,6 +30281,18 @@ func NewGetGameModeRequest(server string, uuid Uuid, params *GetGameModeParams) 
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26038,6 +30356,30 @@ func NewListGearRequest(server string, params *ListGearParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26090,6 +30432,18 @@ func NewGetGearRequest(server string, uuid Uuid, params *GetGearParams) (*http.R
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26165,6 +30519,30 @@ func NewListLevelBordersRequest(server string, params *ListLevelBordersParams) (
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26217,6 +30595,18 @@ func NewGetLevelBorderRequest(server string, uuid Uuid, params *GetLevelBorderPa
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26341,6 +30731,30 @@ func NewListMapsRequest(server string, params *ListMapsParams) (*http.Request, e
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26393,6 +30807,18 @@ func NewGetMapRequest(server string, uuid Uuid, params *GetMapParams) (*http.Req
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26483,6 +30909,30 @@ func NewListMissionsRequest(server string, params *ListMissionsParams) (*http.Re
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26544,6 +30994,18 @@ func NewGetMissionRequest(server string, uuid Uuid, params *GetMissionParams) (*
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26589,6 +31051,30 @@ func NewListObjectivesRequest(server string, params *ListObjectivesParams) (*htt
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26659,6 +31145,18 @@ func NewGetObjectiveRequest(server string, uuid Uuid, params *GetObjectiveParams
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26704,6 +31202,30 @@ func NewListPlayerCardsRequest(server string, params *ListPlayerCardsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26774,6 +31296,18 @@ func NewGetPlayerCardRequest(server string, uuid Uuid, params *GetPlayerCardPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26819,6 +31353,30 @@ func NewListPlayerTitlesRequest(server string, params *ListPlayerTitlesParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -26889,6 +31447,18 @@ func NewGetPlayerTitleRequest(server string, uuid Uuid, params *GetPlayerTitlePa
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -26934,6 +31504,30 @@ func NewListPremierConferencesRequest(server string, params *ListPremierConferen
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27004,6 +31598,18 @@ func NewGetPremierConferenceRequest(server string, uuid Uuid, params *GetPremier
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27049,6 +31655,30 @@ func NewListPremierLogosRequest(server string, params *ListPremierLogosParams) (
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27110,6 +31740,18 @@ func NewGetPremierLogoRequest(server string, uuid Uuid, params *GetPremierLogoPa
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27258,6 +31900,30 @@ func NewListSeasonsRequest(server string, params *ListSeasonsParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27303,6 +31969,30 @@ func NewListCompetitiveSeasonsRequest(server string, params *ListCompetitiveSeas
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27364,6 +32054,18 @@ func NewGetCompetitiveSeasonRequest(server string, uuid Uuid, params *GetCompeti
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27495,6 +32197,18 @@ func NewGetSeasonRequest(server string, uuid Uuid, params *GetSeasonParams) (*ht
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27549,6 +32263,30 @@ func NewListSpraysRequest(server string, params *ListSpraysParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27594,6 +32332,30 @@ func NewListSprayLevelsRequest(server string, params *ListSprayLevelsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27664,6 +32426,18 @@ func NewGetSprayLevelRequest(server string, uuid Uuid, params *GetSprayLevelPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27716,6 +32490,18 @@ func NewGetSprayRequest(server string, uuid Uuid, params *GetSprayParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -27779,6 +32565,30 @@ func NewListThemesRequest(server string, params *ListThemesParams) (*http.Reques
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -27831,6 +32641,18 @@ func NewGetThemeRequest(server string, uuid Uuid, params *GetThemeParams) (*http
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28017,6 +32839,30 @@ func NewListWeaponsRequest(server string, params *ListWeaponsParams) (*http.Requ
 
 		}
 
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28062,6 +32908,30 @@ func NewListWeaponSkinChromasRequest(server string, params *ListWeaponSkinChroma
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28132,6 +33002,18 @@ func NewGetWeaponSkinChromaRequest(server string, uuid Uuid, params *GetWeaponSk
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28177,6 +33059,30 @@ func NewListWeaponSkinLevelsRequest(server string, params *ListWeaponSkinLevelsP
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28247,6 +33153,18 @@ func NewGetWeaponSkinLevelRequest(server string, uuid Uuid, params *GetWeaponSki
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28292,6 +33210,30 @@ func NewListWeaponSkinsRequest(server string, params *ListWeaponSkinsParams) (*h
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Q != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "q", *params.Q, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -28362,6 +33304,18 @@ func NewGetWeaponSkinRequest(server string, uuid Uuid, params *GetWeaponSkinPara
 
 		}
 
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -28414,6 +33368,18 @@ func NewGetWeaponRequest(server string, uuid Uuid, params *GetWeaponParams) (*ht
 		if params.Language != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "language", *params.Language, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.Fields != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fields", *params.Fields, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -55325,6 +60291,32 @@ func (siw *ServerInterfaceWrapper) ListAgents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListAgents(w, r, params)
 	}))
@@ -55367,6 +60359,19 @@ func (siw *ServerInterfaceWrapper) GetAgent(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetAgent(w, r, uuid, params)
 	}))
@@ -55400,6 +60405,32 @@ func (siw *ServerInterfaceWrapper) ListBuddies(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListBuddies(w, r, params)
 	}))
@@ -55429,6 +60460,32 @@ func (siw *ServerInterfaceWrapper) ListBuddyLevels(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55475,6 +60532,19 @@ func (siw *ServerInterfaceWrapper) GetBuddyLevel(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBuddyLevel(w, r, uuid, params)
 	}))
@@ -55517,6 +60587,19 @@ func (siw *ServerInterfaceWrapper) GetBuddy(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBuddy(w, r, uuid, params)
 	}))
@@ -55546,6 +60629,32 @@ func (siw *ServerInterfaceWrapper) ListBundles(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55592,6 +60701,19 @@ func (siw *ServerInterfaceWrapper) GetBundle(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetBundle(w, r, uuid, params)
 	}))
@@ -55621,6 +60743,32 @@ func (siw *ServerInterfaceWrapper) ListCeremonies(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55667,6 +60815,19 @@ func (siw *ServerInterfaceWrapper) GetCeremony(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCeremony(w, r, uuid, params)
 	}))
@@ -55696,6 +60857,32 @@ func (siw *ServerInterfaceWrapper) ListCompetitiveTierSets(w http.ResponseWriter
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55742,6 +60929,19 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveTierSet(w http.ResponseWriter, 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetCompetitiveTierSet(w, r, uuid, params)
 	}))
@@ -55771,6 +60971,32 @@ func (siw *ServerInterfaceWrapper) ListContentTiers(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55817,6 +61043,19 @@ func (siw *ServerInterfaceWrapper) GetContentTier(w http.ResponseWriter, r *http
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContentTier(w, r, uuid, params)
 	}))
@@ -55846,6 +61085,32 @@ func (siw *ServerInterfaceWrapper) ListContracts(w http.ResponseWriter, r *http.
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55892,6 +61157,19 @@ func (siw *ServerInterfaceWrapper) GetContract(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetContract(w, r, uuid, params)
 	}))
@@ -55921,6 +61199,32 @@ func (siw *ServerInterfaceWrapper) ListCurrencies(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -55963,6 +61267,19 @@ func (siw *ServerInterfaceWrapper) GetCurrency(w http.ResponseWriter, r *http.Re
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56075,6 +61392,32 @@ func (siw *ServerInterfaceWrapper) ListEvents(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListEvents(w, r, params)
 	}))
@@ -56113,6 +61456,19 @@ func (siw *ServerInterfaceWrapper) GetEvent(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56190,6 +61546,32 @@ func (siw *ServerInterfaceWrapper) ListFlex(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListFlex(w, r, params)
 	}))
@@ -56232,6 +61614,19 @@ func (siw *ServerInterfaceWrapper) GetFlex(w http.ResponseWriter, r *http.Reques
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetFlex(w, r, uuid, params)
 	}))
@@ -56265,6 +61660,32 @@ func (siw *ServerInterfaceWrapper) ListGameModes(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListGameModes(w, r, params)
 	}))
@@ -56294,6 +61715,32 @@ func (siw *ServerInterfaceWrapper) ListGameModeEquippables(w http.ResponseWriter
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56340,6 +61787,19 @@ func (siw *ServerInterfaceWrapper) GetGameModeEquippable(w http.ResponseWriter, 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetGameModeEquippable(w, r, uuid, params)
 	}))
@@ -56382,6 +61842,19 @@ func (siw *ServerInterfaceWrapper) GetGameMode(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetGameMode(w, r, uuid, params)
 	}))
@@ -56411,6 +61884,32 @@ func (siw *ServerInterfaceWrapper) ListGear(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56453,6 +61952,19 @@ func (siw *ServerInterfaceWrapper) GetGear(w http.ResponseWriter, r *http.Reques
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56503,6 +62015,32 @@ func (siw *ServerInterfaceWrapper) ListLevelBorders(w http.ResponseWriter, r *ht
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListLevelBorders(w, r, params)
 	}))
@@ -56541,6 +62079,19 @@ func (siw *ServerInterfaceWrapper) GetLevelBorder(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56618,6 +62169,32 @@ func (siw *ServerInterfaceWrapper) ListMaps(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMaps(w, r, params)
 	}))
@@ -56656,6 +62233,19 @@ func (siw *ServerInterfaceWrapper) GetMap(w http.ResponseWriter, r *http.Request
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56707,6 +62297,32 @@ func (siw *ServerInterfaceWrapper) ListMissions(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListMissions(w, r, params)
 	}))
@@ -56749,6 +62365,19 @@ func (siw *ServerInterfaceWrapper) GetMission(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetMission(w, r, uuid, params)
 	}))
@@ -56778,6 +62407,32 @@ func (siw *ServerInterfaceWrapper) ListObjectives(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56824,6 +62479,19 @@ func (siw *ServerInterfaceWrapper) GetObjective(w http.ResponseWriter, r *http.R
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetObjective(w, r, uuid, params)
 	}))
@@ -56853,6 +62521,32 @@ func (siw *ServerInterfaceWrapper) ListPlayerCards(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56899,6 +62593,19 @@ func (siw *ServerInterfaceWrapper) GetPlayerCard(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPlayerCard(w, r, uuid, params)
 	}))
@@ -56928,6 +62635,32 @@ func (siw *ServerInterfaceWrapper) ListPlayerTitles(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -56974,6 +62707,19 @@ func (siw *ServerInterfaceWrapper) GetPlayerTitle(w http.ResponseWriter, r *http
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPlayerTitle(w, r, uuid, params)
 	}))
@@ -57003,6 +62749,32 @@ func (siw *ServerInterfaceWrapper) ListPremierConferences(w http.ResponseWriter,
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57049,6 +62821,19 @@ func (siw *ServerInterfaceWrapper) GetPremierConference(w http.ResponseWriter, r
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetPremierConference(w, r, uuid, params)
 	}))
@@ -57078,6 +62863,32 @@ func (siw *ServerInterfaceWrapper) ListPremierLogos(w http.ResponseWriter, r *ht
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57120,6 +62931,19 @@ func (siw *ServerInterfaceWrapper) GetPremierLogo(w http.ResponseWriter, r *http
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57225,6 +63049,32 @@ func (siw *ServerInterfaceWrapper) ListSeasons(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListSeasons(w, r, params)
 	}))
@@ -57254,6 +63104,32 @@ func (siw *ServerInterfaceWrapper) ListCompetitiveSeasons(w http.ResponseWriter,
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57296,6 +63172,19 @@ func (siw *ServerInterfaceWrapper) GetCompetitiveSeason(w http.ResponseWriter, r
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57384,6 +63273,19 @@ func (siw *ServerInterfaceWrapper) GetSeason(w http.ResponseWriter, r *http.Requ
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSeason(w, r, uuid, params)
 	}))
@@ -57417,6 +63319,32 @@ func (siw *ServerInterfaceWrapper) ListSprays(w http.ResponseWriter, r *http.Req
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListSprays(w, r, params)
 	}))
@@ -57446,6 +63374,32 @@ func (siw *ServerInterfaceWrapper) ListSprayLevels(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57492,6 +63446,19 @@ func (siw *ServerInterfaceWrapper) GetSprayLevel(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSprayLevel(w, r, uuid, params)
 	}))
@@ -57534,6 +63501,19 @@ func (siw *ServerInterfaceWrapper) GetSpray(w http.ResponseWriter, r *http.Reque
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetSpray(w, r, uuid, params)
 	}))
@@ -57563,6 +63543,32 @@ func (siw *ServerInterfaceWrapper) ListThemes(w http.ResponseWriter, r *http.Req
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57605,6 +63611,19 @@ func (siw *ServerInterfaceWrapper) GetTheme(w http.ResponseWriter, r *http.Reque
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57730,6 +63749,32 @@ func (siw *ServerInterfaceWrapper) ListWeapons(w http.ResponseWriter, r *http.Re
 		return
 	}
 
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.ListWeapons(w, r, params)
 	}))
@@ -57759,6 +63804,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkinChromas(w http.ResponseWriter, 
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57805,6 +63876,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkinChroma(w http.ResponseWriter, r 
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkinChroma(w, r, uuid, params)
 	}))
@@ -57834,6 +63918,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkinLevels(w http.ResponseWriter, r
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57880,6 +63990,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkinLevel(w http.ResponseWriter, r *
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkinLevel(w, r, uuid, params)
 	}))
@@ -57909,6 +64032,32 @@ func (siw *ServerInterfaceWrapper) ListWeaponSkins(w http.ResponseWriter, r *htt
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "q" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "q", r.URL.Query(), &params.Q, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "q"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "q", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -57955,6 +64104,19 @@ func (siw *ServerInterfaceWrapper) GetWeaponSkin(w http.ResponseWriter, r *http.
 		return
 	}
 
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
+		}
+		return
+	}
+
 	handler := http.Handler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		siw.Handler.GetWeaponSkin(w, r, uuid, params)
 	}))
@@ -57993,6 +64155,19 @@ func (siw *ServerInterfaceWrapper) GetWeapon(w http.ResponseWriter, r *http.Requ
 			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "language"})
 		} else {
 			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "language", Err: err})
+		}
+		return
+	}
+
+	// ------------- Optional query parameter "fields" -------------
+
+	err = runtime.BindQueryParameterWithOptions("form", true, false, "fields", r.URL.Query(), &params.Fields, runtime.BindQueryParameterOptions{Type: "string", Format: ""})
+	if err != nil {
+		var requiredError *runtime.RequiredParameterError
+		if errors.As(err, &requiredError) {
+			siw.ErrorHandlerFunc(w, r, &RequiredParamError{ParamName: "fields"})
+		} else {
+			siw.ErrorHandlerFunc(w, r, &InvalidParamFormatError{ParamName: "fields", Err: err})
 		}
 		return
 	}
@@ -58382,506 +64557,543 @@ func HandlerWithOptions(si ServerInterface, options ChiServerOptions) http.Handl
 // const string: with thousands of chunks the chained `+` fold is several
 // times slower for the Go compiler than parsing a slice literal.
 var swaggerSpec = []string{
-	"7L17chs51ie6FYTuRFjsLylRT9tSVEzIsl3l7/MrJLmqvmnW3AQzD0m0MoFsACmKVeGI/msWMHciZgd9",
-	"93FnJ7WSGzhAPkgmxaSslNNuVndUiSSeB+d3XgAO/tgKRJwIDlyrrZM/tsZAQ5D451kQgFLngmsporMo",
-	"EpMPko0YN7+FoALJEs0E3zrZOv9wcUmGQpKBFBMFktAkUaeERhM6VcT/i7+z5W1J+HvKJIRbJ1qm4G2p",
-	"YAwxNY3BLY2TCLZOtv6y5W3paWL+VFoyPtr6/NmbHcir20Qo+KkY5uJQTkkEWs0MhkigIfFfXdGR7xH/",
-	"1+5Lqmn3Z5CKCW6+Ma0D1923lI9SOgKfUB6WvhYBNT3UnonpySOz/XhkvpfSN66DSgKc02AMbv4VU06l",
-	"BK5JQDWNxIhIkWpQdvy7N3u7kQgkqD//8U+f+Ek6iFjgkZjedukIfnjvEaVpBN3JmEXQlXBDIxZSDT+8",
-	"970+f0/0GIgCeQPyiSJKCwkkEVFEGNcgb6j5g0zGIjKlAsFDRbapJhFQpcneKdkjgykJYUjTSHdO+1yP",
-	"gUmSMM4hzAa6jaO8sTRSu3/ElLMhKP0m/LxrRt0pphKy4XD3j6EU8efdP7T47Pf5wpQO9o4Ojnu9nkdY",
-	"HKeaDiLwT0m5D3+uwYhqULrcFhfdwNDcJ9sFSQjcgJwSzWI4JZQc9A4JUyQYA006p5ZQCQQkFEEaGzhV",
-	"jc0MawnBj3v+Tp/XZK/5hveWNrtXzVGW7V7xQITmuwWm8gfSJ0ISf/Q7S3wyGQPHKQ5EOMVpiziRoBSE",
-	"ZDsYCwXcrLRvoJrobtauT/7evaFRCsozcNQRI0MmlSaCE0o0g84poQNluNeIDxYC10xPDchKs+ZpvHXy",
-	"162B3PK2zHC2frtjShm0Fqd0NQYSiYBGkM/kiSIabrWZEONkW4H96ezjG1Kq2znF0fmRa/oHGkW+hyX3",
-	"npFAhGZ6gYhj2lWQUEk1hHXlBPDup8u7ligXDJXzcUj6dPGWiKHlQRoDGUw1qBMyC6x+2usdBAW68DP4",
-	"ZCiMbIfQLKAeQ5+bcYPSTxRJqB4TOtQgsS0LHKYV+XtqoEAVwbXbNh37diy+g3WnPjPPjLJ39OrZwasX",
-	"R68O9o+Pnr54vjsBmpgf1DXj6r/ma/A32v33j5WEMyLXSdxFor1z0ydvXmYUGxmKuf4LHg/Mt0bS1F3J",
-	"+YFXjs2ohcVBXWop+Ig4zAppR8aM1jIgA66RBcg20GBMAssYxEKMjKnCJRET3vH6PATJbiDEoeP3jhcs",
-	"tgIa2S/INUBSMIwZF6GBFEplpFA7fX4JuN5kQINrgxD/zbD7XnDovqM6GPtECzICbYVh/fXub/Hezegd",
-	"9H7//eiX+PXP0x/TS6b59VPZ36qk2s9UThepdubMi3mZU3fB5upV9PzZ2zJwjkHnJpFmNxWixTe9+CRi",
-	"yiwEjxBIRl9wrQjFSoSLyQmh3H5rJI77Pl8oX2kq9RWLwe/zbcaDKA0h7Bgi48/AQ/yRbMOt+80zi/Lp",
-	"6nyHGGFAuZqgnvadWvAJGI1MNSpewo2ow06MZDdLK4b5iLxCxptpkJhOSTCmfAQ75IxPjUllxEBAFZz2",
-	"OeVTIvQYJEHxbqZzaHSbkQ9KmI++nZ7hkRFgyQnTY+JT7dScMSS3UI5seVucxobytk6l9DcUrhb8Z3px",
-	"Qd7etRJUW3QxrjQ14uvi9Tk5ODh47hHYGe30ub/f29/r7u13e3tXvd4J/v+/+UbpW+phXbsEHhKQhyRf",
-	"k/JaGDgmuAY4FCdfbjJz0FAKW0NjIzTyNKc/U0h3PTYY12NqvulzLrTpMBswMSq+aywSsj0WqVSk1/vz",
-	"H//P/oFHxHCojBWM7OV39w9Ojp4jYP1/s393PCJknzNFIsFHIE0nnBwfmlWXNDAs77l1vWPB9FY1uKoo",
-	"uOVtxfT2LfCRHm+dHB9WLeYLNNrPrSlbgfnMyvWIGQHqLAOOOUW16ztu2/UNUf2uf0J8p0iMte/+7KJO",
-	"MYaun0iIGchuJEZClTnUtFzM1/VeU8LMdFNn9q+liNdRXbnWEmiQUenEyfbeMRnDLQ0hYDGNSMhGTKvO",
-	"TvWkTJX7K7mVk3qjPkZ0auzw84yz6kpQOrK4JUlEpyh9OElYcH1K/CGNFPhFUZRGxvsw9ksgZFjodqPq",
-	"FJpwlHDBu4kbTsHpnR3yFoaaiFR7zszHrnf6fF72EZqBEiKVCT7DjBanQPREWKGolsOGVZBkqdDztnCu",
-	"1cJvubn71pq6jlPQzB0yiEJ1QgTPvy8MWGPhGsMWCWVp4Kxlauz1APrc2h/4LfsdwlKjZACBiNHrJGLw",
-	"Nwg0uYZpblPm3ZwSZ2P3uf/nP/55Zvqz01adHfLSOooEjWKzJDnZT0qOKKGREoSi9jYdOk3U56VlctNT",
-	"4JaCbPshdEMw4D97+9YIPzSbshjFmCqrvLQEqu0vympNq+AMY0JIxiCBbFdEC8zCFtIbQuMLRhHjI+ca",
-	"2m/7PPvaMA6yLQeDXgU8LMn7EmuVdaqpkBskZMRugPd5bHxylN1mkci2X9jIIXRfvjJm/v5x/t1Qdl9f",
-	"+B1LUJBSSDd2ppfza1Z7hkn/i4Th1snW/7VbRJB23VruZoT5IM+iyDIq3EBF8OKMm5UUKdckMiXItsUo",
-	"hxFFZc24hhFIN2CrVh0teE5BrNrnAyFDkMjAqDHxa1xpGwgxH20ZtftHmrLws295Chf8z3/8L2f+mxJ9",
-	"jhoEhYjhCSN4rYXG+Agn4xPUxgNxY71GN37zp3Vy7Zp7hA373EgFazyg9eHMbqzS2SGHvUMygEhMbENi",
-	"UtFbIXn6fJBqMivbEb8FKxzsOwTEuQ4nZ26ECVXaATyb6shYCtg1Recc7mAFXMdq7XD0dFYfHOwbA9qA",
-	"0jT03//a6z7/7d/+S6WJ/xaDVFZmLXLJhxmBpdIkEdKAzAkoJ8HorKheou1snZr6DhFUR8m9FSPxIdUR",
-	"40siD8L+SFQkjGcdiEhIsj0wsiWm8hqkNeaRe4SMiZ9IFlM59V0kYgBqZ8mSuKaXLMr2xQ973o8/7Hkv",
-	"ftjzzn7Y68xOZ6/XWzafj3YESyIP9se5+UgIF6Zj/FWj454oN7Ptix92drwfzb9emH+d/bCz0/FP3NxT",
-	"iX4Hh8hY2UYGM0UssI0kLC2wR7ggKqGBWXxUTTRHBU/jgREFxhrqGQm7R7b9PTT1ejtHRg3s7B8ZNRAI",
-	"fgPITFqQZ2RgrEmqiBQpD7dvyP/532T/6KjjkTGNjJygEzq1rf4OUnhoZhqz3FgaMSVaUq6GIKtludUw",
-	"YyAxKEVHQNRYTFS+5iUjxKoeQ1tnvZhhWcKWSW0knVsIz4gp4PiVDcXil8hgQ2PoOy7pLIe2a+luPurt",
-	"HHkvfuitx0mX2YCqeSkf7xw32Rl9KTzy1pdPrLdjp7ZvprZzXH9y7/Jo2kp7nRIJmjIOYW62V5vpC4Js",
-	"md1ehPIatN4/0hHUNTKZhthZE87VTegIKu1Nsj03SVTTyKguAvtEFRFXf9E4tLaqAdSsQW58oMNe78Q4",
-	"DTnE+hytBNfaQ9o5VpkYQl2JL/TctFjTb9OiwXX/lLKwGq1mlZ8o8unTm5ceedY9xP/t7VcM3CC2nlI2",
-	"xljNyRwfwHGwPzjuHtJn0H12/DzoHoSHQRcOnh0cHe3vHx89O6wzwV8oqwgc/SQmGA8xqzEWkRXXLiBu",
-	"XUju4l4Zhm2gYTYw6hVujkhAYvS2Y1jyR0HCVLporn/cw2jEfmz+vRcf9JTfMXbc3Iaaf9xDh0WTWCjd",
-	"5/7efk/5p8Tv+c4gVpmPhkLSFTRGYBHLmdNIaC/awI+HQaBK9WRco1zkZr9GLL7LV5gYui5Zup5aNBAr",
-	"gq4SVCK4AhtzNY74Gw2x+eBi3+ZPmiQRs3sju39TFnZFp5RPPwy3Tv56N3yx7RcinG599mqUPIsiW/g3",
-	"HOaijYpBg1xRObbJ7VTD+wv76123r9vFHfZuscVeNRpXe3fp1ny+W543a/fLu6UN89oNz261Z/vQ3dJG",
-	"9F1NzWxaF/tZ3fKe453157YoS02U9VGNJvLi5SZK22p1msiKl/Zw7qqGZUo7F3eVxTKfva3ZwwKrapV3",
-	"uZAbkUPfMqWbwolpuz5WTOk78fKqCLNlStHF5/P4+AZHGxw9Oo5e0PDCMlwNIOW67Y8tjKWVbEjy5Pa2",
-	"++uvT4zvx4UuohanJFWQ2cRUds9eeQTjDJ61bT3y5z/+aTSopjpVWyeHvd7nuvboKxxEBdquSmYMM65k",
-	"ZHQ6hGSbC/JJgeyeWd2V8lJ4JT+mVJQ3Zh/GmgqbtrNjyP4iDcNpQ3oa264le7DkSj09MKU28mUjX76G",
-	"fDG8hyHdJsGCHdRHDBavB5ssqr4BzwY8XxE8DVm6sx2sCaCaNm8JRhvLdwOuloGrSVytB6l10LTB0QZH",
-	"7cERDyNozLozjddEkSlaw6ozxTZY2WDlq2GlMaWTNb4GXmqrHVN4o3c2WGoNls5BQix4U0G4rPlaWMoK",
-	"r9Q+gSu4wcwGM18RMw1poHLza+GmphbK0LPRQxtMtQdTIk5AM8OJl0CV4E0ppPl+6iFsvtZqFVXUIAqr",
-	"bIC1AVYbgNWU1qrq537gqqvHFiC20Wgb4LUReFcM5CXo5lWa62hd2Llqayk1zUASBZuTixt0tQNdzeu1",
-	"Ukf3RNg9NFuGs41u26CvRejDkRqubkyp5T3UxFpevoYas8lwDLQ2ANoA6OsCqDG9NdPDuiCqrakKKG00",
-	"1AZgrQKYpIFuUD2Z5mvDyhSupZhMwQ1mNpj5iphpUCNlza+FmzV0kSm+0UMbTLUHU5hoOWjsfIVrvh6e",
-	"XOHVesgV3GBmg5mviJmm9FCp+bVwU1cPueIbPbTBVGsw9ZINh2vroLtAYRq0SFjEwRkJ2XBIBqAnAByz",
-	"W5YTZqsNq38hq7eUyQyd5F0iGzPxz7DYUMiY6q2TrQHjNt1WRW6XxWvpjpOeKKI4TdRYaEIVocR00C29",
-	"M6CpJFQGY3azka/IdC+ZSoRi1a8D+FRrGoxj4PqUDFkEnMbwQ39LwjA0fFH9GsCOpnJn9Ht/q3YW9RXd",
-	"zKeeyju4Mz1+HSx8IX+/juDWCNGGjPms+VpGSVZ4pTE/jOAW829tLI+N5fEVlELGqA1Z8+Xm1wJOTWs+",
-	"h8/GnN+AqjWg+pHG8OqmuSR3efu1IJWXXqmM0A1wb4dsgLMBztcDTkPqaKb99cBTUyEVENpopA2wWgWs",
-	"dyKEV39PWZLQQWPJDBY7qg2z2Wr1lFUsQiCQV9qga4OuVqCrQf212NE9EbaORpvD2Ua3bdDXOvQ1rNHW",
-	"Qll97bUBzQY0XxE0DSuqtdXT2kppo4k2oGoNqIA2dePGNF0PSEBX37FJGAQInRHQzSWbDVi+Flia0j6u",
-	"6dqAqal1ZmCz0TwbMLUGTG+4BslpZF+LuNcrF8w1YZ+QPSUStJySiLqXjN3TFUcP9XSFe/l3SFkE4eni",
-	"I1WTMdVe/kYwC4Aobb5PE3ybwmXDl2Fjd1xLPdSSI6XyK/WvzRRu32rdSIyNxPgKEqPErg1p4bke1gXR",
-	"jE72vg5Wrdovo3VNrX9K7GOC2ITv5c9bz79rPfNi9gb4G+A3CHxkzMs0jqlc/xLH6qdTSy0vO4F+Vf3q",
-	"tyL5A+2K/Z6Fdpgk9jwp0XQQweZ4+oOh4ztk7ZF4EzvAl1iame92E0utLz7dLgEfs0a2HQlCFfn4/sd/",
-	"ba5sKT+8o0lDzsE7mtQyNN7RZKUzENNk4wNsTIGvg4+GbH/Xcl2M1Iy/xTTZRN02+GkPfiBk9A70iECD",
-	"7iotgcbrmh6es1r+sn7FOI00S6jUu4OpBkn5yL67vl4rNywEsX73lSbTkEXwRBEzHEW20ekFYgdGqLqG",
-	"0HjCHa+w//PMVdMECNNkQhUZgg7GEGKhx8H1I9lEyEpMGb5qylyxrdcTx7bsarPFltuI3o3o/Rqi13Jf",
-	"U+ZL0fo6mKlrxtjSG1Nmg6fW4Om9KNVcf/OQi4x/CYtdUG8Kevku4sGX7yK+L/rUwu4nmj5PCBcc0GLI",
-	"h8K4FvleIsgniigtJHjEmSJuM5KpPleaRRGJBDVsQ5jeIVeLW5MsGM9MjWz7uxJoOP3dJzqVXJH9Xo9M",
-	"xsAx2o/tmi7Czk6fz+L4C1Bh102/FikP771sE6CJ4NbySlMWkp77p1vxr+wfI6My2s/nAzglEVPakDUm",
-	"VJPdm71d24cqMcBh7/BBGEClwdhdn7dS0svHJSTmOcHd4vdCvxMhGzIIF/Mq2JheIkEB10gywmmMXEP8",
-	"N8Pue8Gh+47qYOwTZjjHMIhNI6RPCRdkIMLpRjo3EJWeNzqta0A1jcSISJFqUB6hyu0SGMiNDeq1WYyC",
-	"t74sKUV9GezgeGHkwP3giCcd+IgcPD0+6x2enz8/ev708OnesTsHYUTWEzVnLxiWnIcg2Vaajqz86jy8",
-	"2NUEZV3loY3pDrko5OLOg8q6D4O/Ac69IS8pb7+WzZeXXukpiazkxrbb2HZfwbbLObUhb2mm/fWwU9Nj",
-	"yhG08Zk2uGoNrj4u7jRruNW7Yx1HsziaS8DHyU9X794ekVAEaQwc7ZWVcVRXiyRG225jAx75dPW6+6zj",
-	"EQk8BAkhETwAQnlIAorB0ohdYz4CObVmKnozpoknqs/FhBMzYmNDvOKjiKnxKQmppvbbbUysY2xh1TFF",
-	"HMgstEgwFgq4R2Iqr11Uts+ZVsSPKB/5Ho7Cn2cg37ZnTz05kM67RN8BTOcyt+36HvF3gzFGvH1Lmd2B",
-	"FBMFf/7jnz7xk3QQscAjXHRx4XyyrccwJUNh5lAh8jqnxN8NRZC35hrf/WMoRfx59w8tPpfajeltl47g",
-	"h4NezyNK0wi6kzGLoCvhhkYspBp+OO7VThE3P9zKDYR2iZ9LCFLJ9LT7UUQsmC4u0iX+rQx5ppFxLIaC",
-	"a2WxJDg3+kdwRQSPpsTQmOix8QYxcnBKcLNGERopYX8da50oByEWCK46dxP3YbyUOb4zXJsUK+CfEsGJ",
-	"5ca5nzzya/e1kBMqQwi7H6XQwjejV8StOglEHBtiZPgFgoMHQkkixe3U+NBC6lXzLJhobgSVPPRrN1u/",
-	"q2kC3Q84M1UhUqOJ8T98LhRnw2FtRnbll/T9xdqh6jh+syoCXUmzyhSlvGcTb5o/TwidbzST6OZn9YRE",
-	"dCpSnW/C9bn1Gz1CiZklcsnEyO2JqTuRgo8QHvidFiQUZHsoJKHkyIgZmpljhIVOcYz6fGz9dRLQVAFJ",
-	"OZ6AR9gwTvxfuxe2TvdN6HesDokYv1ZkQINr04m/ixLPsyijfW4FXyRGnv05k7I75L3Re04Rfv9KpoBA",
-	"FyMFa2DAVrhTiK8Un1cFHyVYZF1x9/WgjmiN6BTkOZVhQ8GFooNaHlJRfPVlTixKAirDjSO0cYS+hiOU",
-	"M2tDEYbZDtYEUN3LnQWMNlGGDbhaBq4rphvL2VbqYQ1oYfm6ykmbwhsAbQD0dQHUqHrKe1gXROspKITS",
-	"RkNtANYegEmIGchzwYcggQeN6an5fuoBbb7Wap1la5Agr7IB1gZYbQBWU/qrqp/7gauuLluA2EajbYDX",
-	"NuDhfeJGdZnpYR2gmfK19ZcGGuMd5Q2KNij6uihqVnFlPayLpDWVVY6nja7aoKxFKBMDeLAcLtjaXXlb",
-	"JGDThClCI8P922OgkR7/3iFC2oPBxXWMbXspovOw54AvgarGrkraxmtJElt0pTpWWGwjHTbS4StIB8uj",
-	"DanfovE18FJT6VrUbDTtBkvtwdI14+djKWLalO7JO6iHp7z4ah10zTgJsOwGPBvwfFXwNKWMZjpYE0B1",
-	"lVIBo41m2oCrVeDCnLYNKiaXM7cmrLB0PbWEOW83wNkA52sCp0GllLe/HnjWUUk2Q/VGI22A1RpgJZJO",
-	"m9JGpu16YDIlV2shU2qDkw1OvhZOGjXd8g7qI6am8WaKbqy3DXhaAJ6mzLeZDtYEUF0DroDRxoLbgKtl",
-	"4GoSV+tBah00bXC0wVFrcITXjK/o4B73t+5ERdHuXec1ym/nGFwIDhu237B942x/NYa4qYsg2HYt1YEl",
-	"V3oy2pTaqIcNTr4WThoys/K262OlppmFiNmYWRsctQdHQryjfOrSB6n7JeDFlF5BxIBrMhZRqMher0cm",
-	"lGljQzmGtjnB7KsuyqbmjYXSaFm5ujGdZvnB6VCDJEdEQSB4qDyboc+UHVNFgIcQYhryREQRJsvO8vpO",
-	"mB5jOibKdDlz9v7zh3iAuZgnDUMJSpFtysmbjzfH+ReDKWFakd3jww6hkT3Za8ZMFYkpz5wsBX2eE2YM",
-	"UYjHgFPODcVcrieXXn3EbkCVybTtd7sxve2aKYJU3QRk1/7ke31uSD+YkhCGNI20h4+lmpIz9CdajECP",
-	"QZ6Sw+xlPsZHqnNCfExE3D0zC+D3uUtQDJgtHldmRBl/yHzs3lapx4oEc5YDTPdmGmQAQyGBUHWNpMLR",
-	"1MxldLQki9EnTm8oi4yt/wUAcMuVA6ACAh6yRsRippczen2mbvI9ALJNFfHz9w38jsv6Pz/RjK3dVEtc",
-	"XWY3zC9ONL0GRbZ9UxZTOxZT3LUl/c6JYX3e5zNsSKq50CY6i4FyzMpo6ZbRyvby9RnVkAk5Nc/rhmM/",
-	"tSkR7ZwKsM8StUS22eTsq3narduD+s6uzbv8ZmfUjGicWzYbA+YLDZiWmg7ugzF9H5TLLkBTxiEstX/3",
-	"zRpbPGM35REOE4OzIZNKb7jv++S+X/BxlIYiJbbxWu6fLboyVmLfctk4eRsn76thpaFoSdH4GnipGS9x",
-	"ryxtAiYbLLULS5fXrFndYzpYA0+meE0dhEdfN+DZgOergqdRZZR1sCaA1lNKeIJ8o5k24GoHuPJAoGWt",
-	"UF1qauP5NAyZGTqNPkqRgNQM1Cof/FNi43GvGUShGVsyU3WQSqXPRWqBm79uHop0EJUS4vM0HoA01YdM",
-	"wgXVUL+40i/SKAJ9FgSppDZ1fo2aMuWXCUD4Dh9zj5gN1NWo+LsQ8ZqVPpejzn+db6E06cpheWUqVk/5",
-	"t7xL+5IXonuUicuHWNaFhzDoCHcYkohO8ehLMKaSBhpkxz5wwbQiUkT2sSQ6YBEz/RrBNssh+U/mA9MQ",
-	"rxwbTuwMqyEa3MyplBQ/U6VAf6R6XPEOgqGl0h+F1JIyvZIKEuVRPrUrOqp4MMEgPmK/Q0g0HSn7ZCpV",
-	"xD+TQMlLGtMR+KeEp1GEWyxIOJVHn00dQ5V86rMj9rZuu1HWgd2y+OxtmcbsJoTdw5gnwcwAl493wMRI",
-	"0mQ8XXz9pLrfEG4gMqv3nsaw2PIbrkFyGpFAhIAP2ZwSLtw7VKahildWvK2QKcNFb4LlomxuQUo1LmMa",
-	"RetVqx57QRUz7roEGaZRtCY3MXWW7SG9FvIKrHnjOhsIEQHlttwLquC8MHvmIJg1knNSyiMRXDM+csw2",
-	"GYMEu2UgUhlg3rqQave40NAgm2wHNNGpBJVtQvQOdnqHmE9oCY/NjPB1afoXbDTWr2ngFHZV8Y9OWJxn",
-	"gFqc1msaKbA4IWFq7TzwCBe8m4uaS3FDcS9S2ndv8EW1gErJAF+Ewl1ULlD8dEorWRrLNYuiIUC45tqZ",
-	"FlFoRVENGxMF1YWp8vm3hc20TByYCczMzk7sjhUoRHyasnB2k4eG4fHh4QHtHu4Nwi4c7h12h8c07MLR",
-	"s3D/+OnwEJ4fVWHwRrAA3jK+7ux+zustThF3eUyhroIIAk2wExIxDvU5tAYd5rQrEmUW7LMjmxdj8wJ+",
-	"ViJVSJs5JTInBSqYq6yT7oJNNUYqRca8fHC86ZX0aXlVlxoImR5txk74wMHpfjzOQJ3ZsGgF1FRYpe9r",
-	"q6z7apeHVBMqElUi3FJmzyPur32P/CiB0xA88inSLKYaiJDkI1WK3WBvBdSzApXPSpUBgZ2vAESJSKtY",
-	"5czq20fkFrIdOb/sBxpFJwRoMC5sivyFTcrdO7bkGqbGuplm3nRnFb/dNeh8xa/gVm89BEet1dv3wTqN",
-	"8cz9PZEGuOrLfBlDpO/PnVmL2df0a9aD7ffku6w1842TsnFSVjspKH42fsrGT2mnn+K2W5ZaEUODyQUz",
-	"j2paTwVb3Zudl616fPWnq6uPxBZAHeGR/V5vxq7a7/Xy4TOuYVQR+3U9eHZoS6fb5FxbNdHyVtr95ruG",
-	"nVVtYLWKFo9CiFZT4SJTX805C0+cQ7D9MoWIKe2RN5xpRrWQHnEbkRFIj1wC14xD1KnYt7jTLP/O4xmZ",
-	"Qr/be6yj4WY0WEHTO7mjeW/yHgzShDu5Dou1OITx9bjl5xlz8eG3t2N6+zKVtBrm7pqHwVSNbeUYQpan",
-	"7s1FeQNjtmtRY0QTegM1uWMyYape2blFxyW3tV2HVWs5r6tixh+G7HOjKbfrzSxueX0quY3JF6lUuvGz",
-	"FC+Z0pQHdc9HqLHQo5R/hCiCNc5hzGvuxVa8ueFUEiXSl7Zm42RZ48hI0yTBoVSR40Uahk1ttJyRgWmd",
-	"bLszZ8ZTjEvxT0x/pVZYMUsCYiMaQxf4iHEgWJ4kVI93yIeE/j2Fhw2LPaSRwtRPLAyBvxm+F/rDhEO4",
-	"2LItkR3DU1pIsDftuNBEmDrVoRlLz9pWNy49Ji2rEmd42f+TU5Kz47uAIUi8KUgJ5g8g23gZEquo3T+M",
-	"0vzsd4o4hZ2IZQYbYeJwR2yiWLLFGM3T3vPjA3ocdg+PBk+7z4bhYTc4prR7vD/Y3zs6erp3ROnKHYRK",
-	"rV6xMmUqLFf0OeGX4qtB27AexJq2A1sE0rWMwFaicUlEYAPIBwVkQ8GsHO8tiV7geJqca6smarVZcwcB",
-	"8oSd1IJn3QgMiud8kPObGjFIFhDNQNZ0z1ph0YxZCDXk55zIJC9thg+UWsiBdTc0FiXtWq58aQkWxr7g",
-	"6K/h2s/K70dkwUeP8bSNidfS+BtuXeTWJtVD2aJpl5pofNbtm/Ij7WutNGXbR5XHI0m76fGIDNJ63ngs",
-	"tmgvFXjY3K6n86QH2Ml3sJNpaux/PSscbrWkL2uRpXROElMY2iVQq/3/6p4TKWLxVXpOFZzlnIlneW6X",
-	"nAhcYnN5WzeG4wLk61i8ie+4lHvXhlGNXcKF9akg3JIZ3XGkan+rcgqrrT9D9yajkjPg/tfYhf4CAbDW",
-	"AKuQXruBD/J9avVuFWzv0cwGg1+Kwcb8kAzjrTInGp1tu6b6aMZ0aaHba0c+jjmdcUEb6XBOo0ikjWU/",
-	"QHMxJBJGzCYdoySmyaJlHa1IHZL154ZbTh1i2642W18by26t64dpAvLijhY/Uglck4gOIKrX6NySlIa7",
-	"2J1XEOKOxWrSRqperwaMpQdb8fXuCC6u7xr1H34pyylzGljP90LGbo1ixllME5IIhb14hIuYcRpFU8I4",
-	"+WvPI3u/nZDYZlOZmrXDfPKuGjP2wxPV5xMW6jFeEBwDG4010YKMQJOE3eKm/rmIk1RDSKgmkaAh0SwG",
-	"MpQiLsWlnygyETIK+zwQQoaMY4waDwhgpzR5orKhMJDKK36jt6CImtAkMX3YwDamRg4FqJM+vyU/2LZ3",
-	"puT//G9yW6SHIf9Gbi8DGlF5Jc7C0CPTvOitKTqdKTotFd3p8zMyhAmRQCMS2KVTJGJA/pYqTcwnFtrA",
-	"OxIK6TOkUURUZIgUTfMyltA2h/YsIm5rHsua3ucU1u2WqVjNiRpGQk5fsuFwTT1Iw7Bqu+JSSMMAnz69",
-	"ealIIkEZiYmpud15BQ4TkOVc1ktSulTozGBM+aiq0zemCdPBQOgxmYyFwgTgzLH/DY1SICEb4qEExgnl",
-	"mXDyiLIDHkyJMdhrX8o8t2PBpIUVQ5UQi5t70UdE4f3oM7fodn2KkRTkq2QEMOV4cwfvAtfBiT3oQTkH",
-	"SdRYTLi7ITgEqvNrtJQTGuDNbEqCKNXBeO2AXHPH+YujJnvwdC84Ogq6h0+Pobt/SINu7/jZ0y4cPhv0",
-	"nsLwWXgA9ztqcrerlq1Wc8bAowdIvs7B+dpkbshLLC9kW5wCN6SGZ9y26T6Sbzy34K30CksUeSxytJYW",
-	"JS2/HhnwvIVaqv+1SLr24Iy9vG/0kFpluWxb+85MOU6oBCNvsURnPTtqLYHpJlJJHREnoJlmN3AJVDXm",
-	"yeCzFJRfQ0gmjIdikuW9CTQa28ai0MZyV6CNGTUUMlh7B28gZJbQde4sK+XXxP1KgEpuFd2EcWVtNnzC",
-	"x0x//jir/XbmPGs9VMzT9QX2Xif1R1BUvTLOU/Xx3H8XZvBakFJPOQUrT0EDD69YZUKQyw/k2XFvj3y6",
-	"Oj/NVsloWBJEQtmjyIW/QjV0jU9YaXGNRHehX0vCFbOwRCLbLnVwp3IGSlOp152DSIB/8RzWglsxzILo",
-	"M2RYssYFA6+0aua5q0HzZkFAtEWuLyLsX54AKGKacv9kIUQJnVAZQuieaqPEajUj041Mvaejt8b2aJSd",
-	"FK1zDS6mUbRG20v3FM3ULvIlWj+G48RD5E5ezjQ3vxdYDHptWfBYZnAVLlppAFYRaEOdRepcsQeUHnNX",
-	"V2lwPZIi5eG5iERFoqln3TzlD7n48cUZGcPtbCq/nvunyjAI6jd6SkIpErTtIqo00RNR5NFTGMi6+PHF",
-	"bNdD90/13bIbpipPKL3iaZw9mp/nlntVovdLV/Xk5M3Fh/f+zl3NrwiC1Y1/RVSOYA1ZaGT+lWSUjyJ4",
-	"KSb8nlU/JWtUXFdea1aVuaxHmCIpt5bgKYnEBKT5yv5hvq55lcA0/yDUn4Omthnv8+ZLrDS37Bl/ewsw",
-	"mtUTxeIuWbjKRakhFL6lGOVG0jyQpFkrfruRK18kV+6/h/0NSZFLaO6YSkTD0PofZmzqlNCZuIj1vZ8o",
-	"4lc53r4L3dl4z8rw0wecYLZ0Czi629UxC1Vh8X0wXhWEdp894y6yjfGcXgdfeB4D0SLJOWxdKxSNuy8N",
-	"JM7Pf/aCtJ1bPU5o8gxMM8zQ1IHjb5edlmyAfD2Oaj4CVOLedvpvl6AfjQrtJcHjh0BmGeMbcPQdlR6f",
-	"RO2lD+btfdAgyGIIVTI9tds0YojvJSqyfYnJmD3yEqL0FjzyUULM0tgjr26DKFXsxr50IGnHqLLSW4tP",
-	"DEXyURvt5ZSX26la73rLzYp08UsyxRfOi51Ha7NkjdlojKf57u0YHtHnQ9iv9s7+lrIAzsVM+vicGd3P",
-	"P9MoherfjR5eosezFzW1PUnZsx6lmIAq7/OV2qo45LR//OwgfHrcPXwWPu0+O6QH3UPoPe8eP3929PT5",
-	"4bB3eHh0v0NOGdu4GcxMtEyUBfKvl1qgBM7v6MBUAbmvnLJqERpN8fdybv1WmK8x82qGw9unFJufdwsn",
-	"/WiG5Pzit9xCehzTcYYz2koRYzE0d+TadUC2B1TrCEhClfLcQ1BCErgxf2SlOniUCl+BggmVITHfXq+d",
-	"T6x442bV8phOs/cu2mLmDSXABU7/MhhDmEZ5fsPF80RjlrxZ72ZxLbU0u5NvO1k6sILgdfSQoXiTsbMH",
-	"YbjHzx729Vh2vfep/hV4s0FDIeP+lon/hmfctumej2miGzsqUrCiqkoFWD6cG9iB3Od0rp2J7afOoVym",
-	"XiUsEqMZ/+b+iXmzASzJ3jX/dkDRed6TN0OoO5erEI4NLJdbg/WnnnFRhWmX2ABYtaRcmU7Y1f75Y+at",
-	"zt0AlyyALKbiylq9RRjPvwhSKYEH01PS3csZToJRWxmn1djjlRDh9eAr/GF+JD6+3OF7xLdHxHyjYP1X",
-	"RsP65XPoKcd2IKyVTTnrs/rAdf4EnJcdbc+VOiIqU/8DiAQfKaJFjU4X7lWXZj03IK9gmLvWeX4V7+Lv",
-	"h83PO/eEiPqYymBMlZn9L0yPf/5YjX9r/6wvd26SjEtrsNNtcp9jp25oWD3v0Kuc2p1kfjxXuKTm2+z1",
-	"PZYTnNkAbabFRc7/DaCQxrUfL7EZ3l2wD8JqsOpKcfzLmFohmOYbKSfEf/X3lCWJwcjlNeMoa4zELr4+",
-	"z7PpoiRPJJ2aPz5GdArynMrQfLpiOgLzx7nTK/h3tt1gpD1M7D0wRWI6JTRJgMrKc1r1jH9tZW+2yx67",
-	"d1tmiVO5oG6Azb07xngXEz5kKnZFfGKlwnvgqMPHKJU0Krmr6wQfSi1fMj5KI1qx0ZT9cs8+1j5rh9D8",
-	"KOGGweTL70Gs4WXOkGHe95w5Z7YwxJX+pmOeRl/IW+DUpgMbzfP6fdIWznNzsydDv3NubSpWUMJDW0wD",
-	"N6SGZ9y26T6WnTy74K20DUsUeSxytJUWL2lMR3BB+aipFzoHIpzaXmoaymOg4VoVIhitVV6a2b7i4TvI",
-	"AkR1K11qKvUa1eY93vk2FsYyM3uvTLvyNCsXsk6arQrHwmVuskdyBYcsPRQ+sMWFHtu3TeaCaza3Vw3m",
-	"MMM6L0rjXoOIf7Z9LLL+O8rZEJQmb15moTCbtEqxsPoNtRFwkFRDeKarXCcXkQ3ZcEgm1Ka3wDRy25+u",
-	"zjtfmkEgjWMqp3VocOmKGjEg1pm+zWm2ZPpz/FUmbbmfWSp55eUrJrGMqRpSk8ivbRGCs0y6Hoo+cCDA",
-	"tZySBCQJqKaRGHku4eVgiruQCdVjdycd36rzTwncgJwStxJTY527jG0egTjRU4NFRRgPojS0EdY5+3xk",
-	"yLk6y2UpCd9nb2uQhmEN1C6ptlvsJqxXGzPfr1vNpXW7x3BL9yfyiwjr1cediXvXlTRYf2mcM3eP6WKY",
-	"fO1awwhu161jvM5YhOsPMa+4C3mAav1GYLWfN18HObaUf2edujFN1q/DlBG5a9ezwojdrE+VBAN6QbYv",
-	"uX5VzfQ9FgP3QUDuBoIPwTDu/ZuIxEisXdnuEt232m5JRKzdRCLpVN2v1j0lqH3bdN1a9kT+favtqmvG",
-	"g7EUMf2iJu4343ILa1aeU/8ZFebbrJ5o5dgLvbmgCp2UKPixmsUqdNIc/PJFntEEcwLMSe1c5Jcl8jIh",
-	"Ww3VefR5mUFRqOuyLpsVMzkG5tl6TnU6kT2jyksickbqLbXLsi2W++QPXjzVXcrzW3EYvMisu8KmXC8D",
-	"btkBWG8mWmganS2fDv5+ftecsMRF7YmVOpyrO9dZ1TxfSSnkmuazsfONm2v8HWsTc8G7+7e3RIIyQKy4",
-	"MQRZPxX+7AS4JhMp+AjPAE5w80yQUBA6EKkmTC9L4VbbDSk7IIe9w/oOiB13FeVeR3B7dybIL9uofOA0",
-	"Vw1mQP7is4N3R7wzQn936Y0faevl8ZepofhDmRFaEobIhtTwjNs23UfamJhb8DYG48sUeSxytJUWP9IY",
-	"8Mhh89voaEyfEoqWKJmMWWSf3LB2uCafrs7tayMRA0UGoCcAnOTZVNHOcPlUm3lK4BTP3gzARgZrv5JZ",
-	"5NX9khj3WEj9ssFhziTPfaxUuLOaaWGOy3Ll3q20cpZ9lMMfD8m15Ft6k6E5vl7vyafvkm8bsj1moNE2",
-	"DdP0nFs34UeyuOYXvdVmxmPYXDMc0VZqvBNhc++go+aKRQg75Kr0CtwwoiPcAk0HEVNjCEnKQ5D2zS08",
-	"8ewRGk3oFBPLKKY0cH3S5z5T72wTP7EwBO6bRuyu+QjvdhAxJEWhsygSEwh9jwxZFGWHHiZjFozhBqSp",
-	"2ef2JTkypqrqMTVqmlDnqdIiNtS6ACN8VfV5blv4HdXB2AhikeplBRt4AP4+j4y3IhIUppLqJccjdDDO",
-	"jJqY6ewyEtNjkWpCyZjKkAT2IdCVZ1YhEFzE0+o7UHl2IShymHoEdkY7xH91JkG9KmqfnFxqykMqQ79W",
-	"xwYEr4HqVMKHG5CSuQ3VZVcKueBAaJJE05mLhE3ccbSjWpr9xUiQyouG8wdRSu1ktarkzarbjYZSF2kE",
-	"L4SIWkYqmUZfTqe8kS8h0rx4qxYxc5JyWaEroPHPggVwZ2MRU/pnd8j4ilpvp4awEHKQb+fMaYYBi5ie",
-	"EiEHigievdZZ9zqjSHmoPoL8iUbDmuf5NND4QkRL2WkopNG4CGvUWOruh5BWrdIXpRMqP9mei8dZCVat",
-	"bSqXtIJlFvmjtFrzBPaWasEyWZfIuWWgXjjYPs9idbwYY7s0mYXiQc0X8vDWCykZL0349F/f+Knton+Q",
-	"BsZf4W7Kxnr5ApVc/d7dv5RVUkmCjbWxsTY21kY7rY0Gw4eZPdOy8FDDM27bdIs79Q3u6miICb2hDGGd",
-	"v9quEgjYkAVWJpBtVOEUPz1RJIYI7EvmTqDZs4udtTPrufOTdV9wKSUZcDVPTt6ZsSx7waUFUaVrFkWX",
-	"uAiPc3k3p+m8qJkbSF1BU9C82d3FB+XDx0+413JOXsuV+K5YtmGdMQuP1iqQR6NCe0nwiJuPlYzR5n23",
-	"WSo9PonaTp9H5p1vgGMek09aSwt3L7CRkG/CwKZlHAGVZCDS0Vjbt/mBDNIpScZUAdmmMhays/7jJvfZ",
-	"2f1mdnLVWCQvHafRKPow3Dr5691jucxqfP7NWxYnwYXQmLuAci40GYBblzvilwW3LL5C8mx/fxDQwX73",
-	"sEf3uwf7h9AN9g6edqH3fO/5EQ2fHj/fv+8rJDOxlCUH4EuEWsbe39PjIveL5z+++X1/7kW98dsavPiV",
-	"Waspq9QxbovURIMzbdM0H8tOKha4rXbBo9hHbvVbSQPJwo9CsUzeNpFpW0RpzOumURKTe2VOEhP7ULDp",
-	"qWqeb50W+5CpyhCGNI1MF8C7ny63qtK2uBQ7e8+ISpNESA2hU2vKw5zXNIp8tDnszVT7G6GaCG6f4QWe",
-	"xngfWHbPXmEf3Zev8HvbJ6juK/ffd79ibvTu64stb4uF3TcvcYen++Zqy9v6G+3++8ctb+tadP/jAm9b",
-	"dz++Nf/V3Rfms0y7F5/wjnj36ifzX9m9Mt/fsO7P77e8rd/H3XP336tf7JaJIVNh42QDW9DHmCH2Bd4v",
-	"b+7hW9MHsZfYd8gZsXfJnyj3VXbsQXDA3XD8MJJANShNfDzSzvjI5rLt8wiUKU9tivC/pzTKHo7N26VB",
-	"IFKubceVxzgf4FbOeslRzUjeW+au3gJknNAoKp0hMZiu3pJcYleUM6LlvZ1hxl7KA1jnOfIiS/D69cvL",
-	"VbH3Wl6a0hEW61BZfqBJEjG7BVpDpHzJBYqZsc6u0jIq3kWhVZHREtgafWj6AfFG1obbN3WZaIPLDS7n",
-	"cdmQkzAH/pYYiKVRNT/vFk76kVylxcVvo7cwR5dHJEprKYIq6QEcivZ6CzX9BJxG3SxGi6SZJwjeP8Yj",
-	"y+x3JBzTKtuf10aJVqT94TrLzzmvp40uwJfLbQOuJKGBFEqh/sY2VfXD1FG+yDUIofPchcsGYUuQbTz5",
-	"ndAAVKeq3zledIPIO/Dy+S7nS7ccj4LVmfVvM1pz8249Jj1bsFH5rNs/Y9Z2TjKku1/NtJRnjV00qg0/",
-	"YzvbCG8ywXe67BvpWCN7Ha5q1wgFRHX43LBl1S9WiFT+gmJlyS/vfq38xYqeql+sMKr8BcVT5SPdKLCq",
-	"frEirOoXK9Qqf0ExV/WLFXxVv1hRWPkLCseqX6y4rPrFCtAlv1z9strqbZ0GuBtK7jLFuoDK/KGmkCUk",
-	"dnEHflY/XJLhafWFiwxfq0tmeKtT0uJvZckcjytL5vhcXTLD68qSOX5XlszxvPo5xAzfq0tmeF/9xmCG",
-	"/5Ulc3mwumQmH1aWzOXFypK5/KhT0sqT9Z46bL98eUeTxuJfMU0KSRHQKBKpVusfirb1Kiw9TO0uYcQE",
-	"V+4W11BI063Kr3Nl1d1ZWSPS8K2HTv3HYG0Lda57BELIkHGqqwzT1yywFO4q0NqYxyMQI0mTMQtIqWat",
-	"21+tOFdSvq1RcxT3vEMU08T8tfyCHd4ITageV54X5maFNLuBl7UO+hSPqzpL0V3nTCSEZoXwu6Hh+vsm",
-	"eHBJf1/Q4HqE12zeZO+m1IkgJhFV49rhxil2fb+uNA00C2hUj24EEyER95JFfrwbr9IWriHToJqncLrs",
-	"4fTbd2mkWRKxqkjzL0JGIfnzf/zP/E5xnJc+JVzI2M30lvxAJlh4Sv7P/yalRsm/kdvLgEZUXomzMKwZ",
-	"pC1XWRzWh+FQgSaY7di9X5GNK6DZcbQavUwfZO7TfO63Zu7TmblP15/79BHmXifaXSklqjEwK+rvusVW",
-	"fanNQXg5PJeKiNlTRU4uznL17DrP8dYcuUv6dYl10OQGWbWB8BVuq7TDxHAR6e/IylhvD/BbNyfukRTh",
-	"GzcE7jHjjWLeKOaNYn4YxdzQTrHT+i3ZTHhHk+bm2aJJPtIOeLG4bdw5cnR4BCK0lgL2WZ7mbG7bPtkO",
-	"KYumHpkAXEdTvDVOsoeGnqhOvi9cvA3kLvsIM1sN7gWXOTvblETh/9LlwpkzsC4/kGfHvb08K7bSNE4q",
-	"jawHOxpaMtuViCEjgLpvZAFuEyYfZo6zr83V41w7+g9ZzToOQyLFSIJSV+LcLd6SN4roaHYga+e7wUe0",
-	"7loQLPDQK6Irk29VZxo4k6AcDW3WrZcGBv6pjUKBJiMpJvW8o+WWbPKjpJUJj9zhPrhNQDLgAZCRKWkf",
-	"Fl0hOipNI0twV7fouXLNvXl4LvCyY4EZxlx1Zs8R85u6Gbcgpb5M+tzDC1oUIv9CwuEe9Mog/iCg/NaB",
-	"1pQ5XCC5XbZQs/Nt2WQfyw2YWewWG8KP4g4UnNBiShRivRlFiydnsz6IGBKaOwuZM3BDoxRm/QBV6Qjk",
-	"7Xxy8ngxro46O59TpX2M3dWQ2LO9ZfWqSNk0Dc94iYQF/dDsU15uh1JyzVzOWULJiN0Ad8m61n+5ShYT",
-	"WmZ1M660THFjYN72LhTQA++0LlOq2XBXqbt8pb6nJyJLa/VwofOHpHRDqnZmMVsiVfMxNT3n1k34kUyM",
-	"+UVvo2qdocmjEaSt1Cgu7TWXxwm7IAGV4c7WN/g+MlM2VfKb4XuhP0z40mTZVI7gTOp1bpXWL45v1Feb",
-	"VhcwBKmIFoSSK1OMbPu7N3u79ln73T+Mevjsd4oTWDaHllmQ/CrEl4W/JiysPfM6rncFycsUmN/ky0lZ",
-	"jKS0HKuUYeneaoMHX8ooIN/3S9UbwPwLAaYhU2oWlK1Tlo3Pun1TfiQTcmHh2201PYYROcsV7aXHVRbt",
-	"b1KBYlR+p7m0QnZbEN/RzrYSF86sZzqAbHOXp0QCjTA9idHbCuQNhIQq0t/qb3Ue2s5ECmTXbJfuuhob",
-	"Qo3FhLsXsWhGwCWTHApJBhHl15bCimxTMoSJnZn7akxvAHWid985fkFmkmLaS9RdHaWFLPoIZp7l0m8q",
-	"H8+92G+tHtqy+I0q75zD2ieam593Cyf9qGZLefFbrqcfz3DJOaOVFLFHe88FH4IEl9OrGc1geyJB3tXO",
-	"10+OyOpHBJi6TJOqw+pXMgU0HyjRIulqM8mRFGmCCWXsxiHXlHFFhB7PUECdEuSywsd2FpaImc62GRdV",
-	"0DVUPDNzidlbCAuBazZk4DKVhwKMsaZJMKZ8BFlimoTqYGz6TxUQpnG/DGhIxJCUyIzT+pswQ6c8JEoL",
-	"SUfVG5dfoNzMdNxSFGReqdLmGbdRq2aRd78t22bD5t8Rmzdlx1Qhqq1q6rFo0FoCPJZdt4Qpvglb5lFs",
-	"vCqOaTF13oqRaFxPaqAxicRI7JA3RsDHdARGBCsSU3mNuiESUp2QQUSDa3INkJCUW9EdemQQpUBEqiPG",
-	"wetzCSFJJIupnHpkJAE4URAIHlI53SFXpi/bHglEDHjoffvih50d70fzrxfmX2c/7Ox0fHv6yGjqPnbG",
-	"AYNXf+15ZO+3U6OwbkBqogV51h0wTS5+fIEKIcb3s93QE3YLkcoOMmkRAWZ6JQPKwz7fplyzLo0YVRAS",
-	"CEegSMSADEBPzMBdI6hmUomX6Yz+tOPv3Dth+FfeIQ4Er24vv15sipSU9pfsHtXaD8pGtPyBkhUYeQxz",
-	"8iFhQhpACWkEJOQLMfK97x5/n2Bq1mDLENs+Xdv8vFs46cc1TkuL33LD6xEN0owz2kkRMWjOgxMDuLRD",
-	"aNN0L/OBrJHI9Jcx1YQSCZhhwm46Kg8148T8ZDNXCwlE0alCrZdfLai4AAjVdIgpZ0NQ+o1Li100aHOl",
-	"znZPuJicEjpQwHWeEIi6Wtt2X3UAmCJDIRlxX7gzQ9et3tGrZwevXhy9Otg/Pnr64nlVqMVaL+oFjBmv",
-	"OMR0aX8mihnDIh/4k4wG5AYk3kQYQEBjIGEKZDJmkSnL1OykQkI5Bq1OSc8GqYJUSuDlwFSRJMRUMWNc",
-	"Tcz5ftQ9qKDpCCqmf0Y4TEAu7W9MFYkExUwlhl1YFBE1YcZG04JQbSkWjCFMI3dfgs7Md4mFkE2+itEv",
-	"QFPGIfzZUv4eudqzNbNXk+UNSCKxUVWfpX8ZA8YfkRzuwZmCF/BuNK55ddBxYAzV8WxGdgkRUAXd3sHO",
-	"Xq9qkQLBNXD9k8tNNMeoP51194+OibjBQeWDeaKI4jRRY6HJkEWgTvBdHGPNE7+f9noHQUL1GP8CYr9Q",
-	"Y4pNDV26wAjsz/0+9/s8AYnfeUTZhPeDKaZ0srD0sRM/q5yh5d3Z+zevX11e7fxN4cP5hokVjaHPsTxe",
-	"1bEVDIrGVI0JXo+augU6JSEbYuzDTcMduDBzKZizz0f2flBRWHCw/m5BaDu9k+fD/aAXHA/Co2Av7EFv",
-	"uA97wbPh4eApPQj3YW/Yo88Hz4Kn4TEcDQ/pwWAfyz0fPqNPB8fBkWEVqo2xvHWy9d9do3/tdZ/T7vC3",
-	"P44PP/+XqkUsBju7+hUoLbVumj3rvv7tj73j6mbz53vOdCWv8hkGnVBVevCHcXzwKDtTI59k4n7709V5",
-	"JzvFsihtnygySFmELwZB+Rhnyq+5mMzlKaIauprFUOs21Eh0F78UsTFNEj110P7sbd0UMmBRSGKyMVfC",
-	"Q1d092Zv133ho+yymwKlVTDY2+n1do4Pnu8fH6yUU6XVLAaTw3t2WWYB7GWSpYaI+0KDbu6KIExAGRBJ",
-	"pcn2YEpYnAipCT5TUj+13rwUbqkReAlUNZf0hRNImBIhkG1M0dWlgSYJSCbCDmZ+4cZMINtSpKNxNCWK",
-	"3XYnANdEUn4NRl/yUEw6LdiiBh5esXhF1pWlgK4BYCOjqJHI1YfFP3168zLTGbZcRtpTzB4ikJLKs1JG",
-	"5ISvl1EE39tqfH5LkrS8o1MycOcA65x7rM7Ve/98LTY3iwWCTc1yFmgf3/9c+OWVpapfus2aEbqkMAYw",
-	"FG7MOD7UJ0MWRdbcKcRpVc8Nh5Hm8kkUK1/w+Awnroov2dE3GKd9KBnyTR0V2IibBxQ3a1F+IyMalBEN",
-	"RZsKGdQqq6rR2bZrqo8Uap5Z6Paa048RYC64oJV0GIvkpZtOA0/Or0qrzl/AlaRGzi6S4aUUSYKn18LU",
-	"vjY4BjJIpyQZUwXV4aiAahgJ++5hRXf2x1WXYZyMJREdQFTXZA2Eqmj0o2QBEMYJ41304gMJIdN1X+Yd",
-	"SRZ+FIpl2bRpFH0Ybp389e41+bFc6/Nv84bahZhgjNM+0m8GlxHWdDd/i9UmnTEGFxc6K2wK3mFAFOzF",
-	"1sggzmHy5h7F9+9zKxZXq8Quc8wxR/k5Ts2mVRpyeTgrlayD3PeTtuYr43gts3GD0w1Oa+L0mvHzsRQx",
-	"bexkE57RMc6J0tMIyA2VjHJtM6upa8bbkgDFbnMMqAISIEXssSuM9Vwz7i6J4pagIjRJgIeE5tNBPeoe",
-	"AKCEwyRivHY8b5hG0QXw0J6xr/WMhSE5hD+zEETdOhOqg7rvZHyBvzZ7Hqg0tXwI8+Ovz6RNnsBbyaff",
-	"+SGzDRPWZ8KmnOkZRm+L95QPqvFZt2/KjxVKmF/4VrrRM1R5PJK0mR5v4QYa3GxIk5GkIRC8WZdrIo+k",
-	"PBKB3U/QY6NxsoL2jFIwbVVWuSWpNTDanKXTiAwhFZmMhZrNKeKe1K71Eqtp442GuGIfPQt+68zGw8I7",
-	"5GcapaAI40GUhkD8V6/+njLryuXra5o8Ofn59a++R/yTkzPOYkxibj++ZpypMUj76VKkPHw1HEKglf3m",
-	"SlKurH+V1/kPFkXnIuU6q3YlkteSjuyHN1wlEOgzHppy/qkxJ23SYUViOkXjk8qamxvr6+gvULvFCiyk",
-	"11pb2SLpG93Kuz+6vnNTcAOk7xFIDZpvOVbbppqbnnPrJvyIBmt50Vttnz2WuZpzRCupkZjBNBU8Uab1",
-	"4hVja83trB1iLwLilSceTCfnrtDJybngRtGmNMKzD5ml2Px7vg9xhG+YRtEaIzDFUf/Zgw7rPA6MS1Gf",
-	"jw2NlzLywyeQtYzzEBlk66jVUox9eSbYfGmqyT77xKkj71LENRmxrAbdV3g4/NuA7drR0Hbjc4nm3UD0",
-	"HhBtykzMJECbbIAm59qqiTYZm/vAnePr4gamv2/yJQc1Q6kaxwDWgnap9bt3aFZ4sTNC7xFX9DuP83x7",
-	"i9+k8GpdECMfVOOzbt+UHyuOscqcah9VHo8k7abHIzJI63njsdiitVRARXRlfZLl5sGy7xdv68x3MDc1",
-	"POlpzCyV0ADIn//jf5Jtt7N5DVP8PGsllF8DqBx2UyK+RJiWrBV6no3FRNBnPM3TzaoYNAsUkeBSMRKm",
-	"8XJ57lv636bZroWE10B1KiFc56Tqg52pqhjBKksOV77JgNg9Fv97t/C/ZT5pSCbmbNgmgdjkXFs10Uey",
-	"28qL3EaLJafFoxCirVSYleiGCnzqLpVU08PGm1dd9SiRZrboIhkWJfQfC2GPxSd/flvUPfbetB4DSd2k",
-	"CMUcPPZOAGbsCQTXkga6/FbUTA1MoMb0CeZS+vfLD+/taRV3s92drQl3kHQyqsgANlAiSjWQTxdvMY7F",
-	"XQZZIckNC0EQl0grhpBRMhZKn+JJmAHkGzHFZe+x1ok62d3Fwjs3NBKSct2lCdsJRLxrb+Oo3eMDOA72",
-	"B8fdQ/oMus+Onwfdg/Aw6MLBs4Ojo/3946Nnh7tOKbBA8J0EzZo83JRKVmdP4X4ZxAw3u+Rv5QxDO8SX",
-	"TOjziAHXrmV/t/Tdi5RFoU+oBGKz0ioihn3uZ3fm5XzVuR9c/aGQJMAvVJ7BwBQMyNnHNzt9joyvCM2O",
-	"PIYsxLtNrjWyLaKQSAiEDLO3xgTxgY8Yh6xvkvfR55jiqYPDnj9zWZVI+l6ZzbCPl1RXGLMv8gxTpJy0",
-	"6oT4//mf//mf3Xfvui9f+i5PRp5cIU+mMMt9+739ve7eXnd//6rXO8H//7elw/l5WWqp92kMkgUu95WF",
-	"tBkbzagy0+deZb69GXJXGnWzecLmkkgUz1I4DkBGzKqQ7b1jkiYJyIAqIGO4pSEELKYRCdmIabU6TeJ9",
-	"Uo+V2bRyStWMfgerdNWYJQnjo+7e8+6yjFze1hzEKmSYgZshVdVQd+5ucikbLGvUVahs9qZqyl+UcyzP",
-	"NFZKPlbm3nlWW7oKS9axihSLFC8juEopu5oNWaSlFGRtsEDccF7dANf3UC2+adi3W0blhHW7VqH7BEzD",
-	"JzP5/LiYZCqJ8tDLN9r73KW3tLnuFOZFJEMp4rl8lZirhWmynWXJMwV3I6pBab/jYWnz1RPV5yqNYyqn",
-	"pwQiZYbLhkPfOLS+0bd+lU4wRVZSYl5bzzbh9vBXRN3u4pKXbDjEc70VwTd8dlrTSIyUe2Qoy37PaWx9",
-	"cz0GJm2eS2t+IZl8zx6WGYuJEb9TglYimYBR8sZW84iEWNy4/Kiu2dOiN6zNRf6gkAQSwVATkerK+J5Z",
-	"u6Ui6V2mAIrkRrNLXCmU3HrWod+lKzoPivKoiga98qotIKWU1qjLMRAxgxzTXYP5Mh9eEhcCGNm9SjL8",
-	"guZtY7Eqd5c9P71lRJXyiBqLxL6ai28dXFenub3neaxXPI2zGzgqDcYYDCsd1C8Oaf0E9GbqV3JgCEOa",
-	"RvrymvFPy95yb0WM9JpF0SUuwhrjUOVcMbUyHOTZZRa9wvyyhHOVnLii3Jj4AyADkY7GulbyAuSE2k6/",
-	"5V2zRFWe//In+G01w4n15/9LqdIdJLBeZwRZFocas17zuNg8Y85HIuf4YfaQWHnqJS7ICL9cQDQZz15D",
-	"RrTo1Oe3I2XWCqU/sjjB2GUbJcqSoOpGqDysUGnI/SqEVkscMDugRmfbrqk+0gbIzEK3MfZfUONxSNFu",
-	"OqCt1rAdgWmMcmPCJjlSZJvxEG5JL3sXAy/12puxlAfQQSPDXc/ftidk9/C9OOcPZwmS1k6M7gbwQBkh",
-	"XLr+KwZyye0HKpme4mXvUjJcJ98LT+vbuD627q2Ru24nfvmNkXWeRfa2JjSKEprUzDNUK0Vw6aLIPB/M",
-	"K+yi91ldnXHjnfdFZq2gbxyuj+8y3BvwS9TYt4P59dMvqAe7i73B9/3w3ahNWvKk2mWEND7r9k35US3y",
-	"O1zo9lHl8UjScnrk0YsG0oeHas3gyFlWY0lkBDcUKYu7oZjwrmKjscZX71Ku0iTBZ+BqRYgoky9SqfS6",
-	"w5updkf0JhZKZ4GsegOK9Gsm4aryVQw79ezxyQjfRdZAhkzWu7NMI305FnqUrhurOpureMeMueBdZcvW",
-	"m3FIYzqCC8pHUN8geFlUqoKV4f/kisXgnsusefdvaM/wLh6qq6ClIfo7EcId+aOUpjykMiQ01SKmmgX1",
-	"l8oUvKg8gHQhUh4qkoB0L53XTG6ND6y9SKMI9FkQpJIGFYHty0QCDU9JJCYgDaBiIYFQLK+hZk8xHdHf",
-	"GYdL9jvUpLyESNBw/RWTKb9MAMJ3aaRZEjFrkc1bgBHFowhaWFciFjcQA9dEmao1J+V4+iMYAtp9+4We",
-	"9ioRUKNxY9F9BA5aUl25k1694fDLbLWX1kq0r9a8g5Clsb/6adOc0+YWrpK4FdCqWrxqbqsk4uLkCxyW",
-	"UDYrGb1CpSxKtXmpPidifquKlysIUuNHXQboFpgF+KRAno2gap3fC3z7FwIJ+sQ9F2ycCp8YwoLSJE6V",
-	"zt6qn1rnFo8nuXx7yCODiPLrPvdNR13syfdMHRpFU+KfJYlxDbLDRGT73z5dvO34O+QXJ/8FtwcgKVcO",
-	"q4e9nj3twswgx0BtNmB3mKHopmAJmrD/gOnWZ0MCxoeY9c14HzTAWbuaEoahDeqnMiodmh0xPU4HeFDW",
-	"Fcn+u+jyXwANu4JH09JVFdzfw3NFGmhMTK8soBFRYyE0SPLnP/5XvglkXH575CXbITSebZ8jPbPAQREX",
-	"8MggDUMGyiMxTVxcIKBRJFKsjI+5KI8Y1QKaWfHAQCqvzxP7lDgOz7Onm2zTKAvNoKiyJ5cZJ3vPXKhA",
-	"eSSJ0vk3PSkP+7w4wPTnP/7pEyWIsVrceeiABmNQZAg6GBMk0KR04IcMQE8A+MzJXrXT533+l7+cC24G",
-	"Z775y1/wK/IKeREHp9IgAKXIQIRTPA71R98Zg/2tE2NKeqSPRqH5+Oc//vnZP3WsDFIKmdXrczJX1b7J",
-	"ayxS+wqvaQer4I9b9ucYlKKj7J3erc9+toLE/WKf2sa5akMQJKzg2J2Bkkd8eyob/xIJcJqwnSmNo5kv",
-	"/qZsnsTdMdBIj3/Hv40Om/5uuzStaMkC5e9Y6pge7PUpPDzlYkwJHYF6QrYHEIlJx3NZWnFaCk9B/XT1",
-	"7q0ttWMIfWZrOzhrSVmEsjmiauwq5wUMWpkNNBEpUp2FILLT5b5nZx2KwHwg/q5dfbXrd2x4yiAcQuIf",
-	"9PbIOzy99RFkTI1NFE19Owr/rQhs2kh70o7MDgCDYmZ0Hvl7alb5GhI9O5D/mgfLQui+fOV3doiRdK61",
-	"UARpnGMhkWIA6qQg/K5vRdDhTsGHFTIxoFJOywKQVMo/JMgSEXiaz2mZCPwL8bOp+ERBBIFWWNgdQtt7",
-	"RnI3IYOvfS06oZLGoPHNYeBp7G7ameFEoI1QCvCgfK6DQ+iG4A7RBwEkurjyEDFlPhmgdDx8uo5GkU8E",
-	"z07bmVaRH5R9tA5pZodDqJldAKeYm7VwauxlCTfTBUiZHhGwuNh5nQAfCiRnNt6JtzhMIRsxzQ9fumXK",
-	"KVJkR0I5bU9sepYeE6bA1gTe/XS5g8t1bsNW3bc56fH6sKWFbRKjuU4eMX4y169ZobxTU8w0OxZ4e4BP",
-	"zeIZRWomUR6Gj0Pw7fpljeusGfzRfj2YGl/JSLaphs4sm/yAS7PtFsatSuekvCZFxNjeg9n2S7sWJ8TY",
-	"8RlcUcTMBZQd3zlC4JKQbX8mMOp3vIx3ihsU7gl9wvRptrISlIGrfcg+pjPz9f/8xz/PzFyyxx22fbxw",
-	"5BtlheHv/V4vb8FS4ZN9HtvJhRwCVu6xERdG9mxjDuvsoocCHhK41ZLmWEAeyBr+gHpf/WBr/994Etd2",
-	"9mLaxccuHeM76BpuNktDSUwjYzBDSLDYNheaPOse4v/29skYbt2lAQ+ZwsCxY7o2WDjsHbpWJhBF3XI7",
-	"urgkkx1BDQXYV3bG9AZKUssuL82oi6DCdY0mRmUlEhRwfWrLFSdmLTKtfMuPHhPy0oBn4RlK6nqBWysk",
-	"RqCzA8tkO3MOXQ/46iri0Ab1MzbAX58oUjK0LOJwLldub4MbFs6atm/75lNDFexbv8A/IXQJo8dUXgOK",
-	"jEqWx/M5pfeCjaSg+WyEJBENrpGCs1fC8OaOadX5NX5/q7/le7lUc++ASzD/yV4fjqLSSuVAKARN2U6y",
-	"J8wN/QPzLcorxon/a9csSje7XGSGsE2L2ypvXnZOjabOG0cKxuzWdDERZSssG8ini7eOWO6mmZ38SY4X",
-	"Y+tpJ03sdTVThSoiEhtrs9gQxmRF2CUSjG0qQSkDPn+AyZ9Hv7PE77ij20IBN5LFP0PF033FAxGalSR/",
-	"79oM0CgxwJHK8S2aCHaNDOEFH5FXV3TkEf/NsPtecOi+ozoY+2TEjNg56B16xP/p1dlLn0yEvFbORnOt",
-	"GhDj0D8yzo16crTJJOeMQHX22M3ebiQCCQqtYQSWEhlvpDy06rZsR6vdP4qjzZ+tFY0a08izbLFnKvgW",
-	"tl6xIWiEvsoEhZmx5Rc7MNf5ZMxQSVGdtzoxhEK54RH/3NjqXaPnpIhOnJBG4y2mt12jRg72jg6Oe8a2",
-	"ZnGcaoNio5noiPgJUsgYVZZnnORD/2eWTMjNFuVUI6MYrs3Va2bm2decbMJ2nclTx38SUsM3KAwVicwq",
-	"m4kg2uwNDE2vAbfFFIB9zimbs+cOYgoJTxRJBF7L1CBvaES2/W7XfON7ZI8oMkD8OrnUOSG+I0lOD+sM",
-	"uDaMXRyBi1oZ+a1JBFRpsuccCSsMaARdXImuhBsasZDqrCGUMjR2boXvGV+KWhfKtD+UgutMYdKcNI7S",
-	"FCUnRmQNjGcmptwlCpy5JZC9JSH4DrkS5BogMVaEgaehJki06LQgxtewZL0BSaNsHcQQzZmcjZCzLJnN",
-	"96x0ddDDNmYdx4xRhyKKxMSaBBZhny7eqswU8gtU+IjC8w8Xlyc54p38MlhHGaFUxrvdM9Ns94NkI2OG",
-	"/cW6SnCbCGPc+gYezimZk5UWwguWHpqp/oePV28+vL/0jfAaRmw0tu9W86n1RIyOM23u9w6J8cQnKPR/",
-	"fHXlESNfPJLV35kT757zSDG2pj0rL8bO4vi1m43mappA1xkeJ4QLxdlwaOnyiwM2kNL9I56LcgsDeQNo",
-	"bozNuKzygdBwiCgAQaZgjE9pOZVFEYkENULXMDO+29zxyrLRQpgDhNYBsayoyFHvIHvcz84N+A1EIoHc",
-	"yLMOlmfZInNhc92oEghyvo4ikgHDcoG9u5Okanwyw1b/dUKZ/uG4pzKXcU7kM0XGRomlXLOIUJ77PrlC",
-	"zYQh2UaZYjDE+KjjFaJ9/naYsRTt3C+R9N1LvMVLCN6qwTA2NokyzTgp2QpZu19bwFJ8Bd3dbRVDMhBG",
-	"rIsRoCO/vdfzer2eaXUwzcSRR/xu18ghM2mQyu+cksRIG4bWyhTVrFkHS4oL0HLaPRvaZxbMdMyYs0vH",
-	"hNAwNMo4H9Fer+fcyRilYqmnbgKya2uWOz3cf459IduWuzOzRrpnnjLuHWB0yEYSXOzQMC1exhpKAHt/",
-	"LologN65aZhxG5UU3L70x2TOb2auPhddFJXOV8IuZ6ROx3G2KYnsnvHJr10jP6Lui3Q4BGOsGXy5ZuxI",
-	"OyiLTfMGDIkUt0ZUJlShmo0tV0uRjsbGtjK/TwuJjZEBRDVWmGdLFCKhlRlomFmJq1kMuBE2EDdA9vZ7",
-	"JAvNZHQsAd6dH0dJSxXure7u7dxaw/vQKGz0Ps1sY/tOPOVk75j8B3uBt+IJsfFURQ4P9kqFqfUthenj",
-	"+BCLH+4dWMoY782qWS6c8ui4qmZZkV2dvzqU2b0+374BArJkz21jV0LmgY9CAgMf6bHvkYvX5+T53t6+",
-	"afT/+3/J8c5eJw8RYPhZcA4B2n5BJBSE+GKR4S0RQ+6VcCe2vEw4obI15t6MkHLxx4905EIXCYgkgr/8",
-	"xcjPmYAOij6j4nzjUOyOdRydkmBMpQL9Q6qH3We+MRt2LS/1eSZoMk/BibvMrCMSNGUcwo7n4mVYkZUS",
-	"IBltamxIS80LCEXQ52j6LwQNXSd5BGTAOJXTTikAl4UQs3jcH6bs590/tPjs9/l2ZaS27CJ4ZgzGnEOC",
-	"uiDGTCRAYXcDKSYKjMrN/t79w9mEn7MxzH+fHV2yvJZd4PRclNze+8TwM1rJ5vMT5TzKO0aDgsPKxpyO",
-	"ggeAgtpNq89tlzhxY7bOFyAJRdmThZK8kokr7NgwlJpXLBZ+ttJAGH8gT2pwDYl23o+RYyGJ2DU4dWtD",
-	"ugZPJ9ah6XPjNO1an8kzjkwmFG1UN3M0jYAVQ9cKGioi1YqF4MKXWRA5ZNTvc9Tn7nXeUjSXiwRQfBKa",
-	"B0rNJ9TiniFnnxcRZLLtG+y8MuPwO6VDi8ZNtYF2D0Pj1ne3/p2P7rrx0o0kYnxki/T5BPeVjCdnpxQx",
-	"fq3IgAbXxq5BbKEpadicllYNf8wYvbNjSj5RxB0u6fNAxLGpV/jWmQosRe2sZ63FibVHfxJKG3GFpzOM",
-	"cmIcM7BgI6hcXBueu6yNS21KnDzrPev5Bgy4u+TbQKD/a/e1kBMqQwi7H6XQwlKBKGF3uiIWAFdQ2qx6",
-	"9+ZqYaPK4N4GJ3aEHO26SmrXlP3sbWmmo9I+F+5EYBxhdquqdKf2ZGtvp7fTM5WdTNk62TrY6e0c2Gu/",
-	"Y9xB3DX/GoGuPt4zK+rcHXmm0eMs+QaV4q+80FrY4JAILPiLFfZccBhtxxnTcWcLB243XN+EWydbP4L+",
-	"ScTw0SYvyyxvnMZ+r7fsOEZebhcrfva2DnqHqwu/F/qdCNmQAR4WOqrbAQLG1jhYq0Zph3fr5K+/le6Y",
-	"b72lHO33xM5c05HaOvnrFuJ06zdT00nepYv5aibS4USq0y25/5edcS5MWJTQnjuSzPg1PqluXQ3TeeUS",
-	"vcCR/Ost0tWMhissjjsXrFCVK5YO9ZFbt2wZM/tnZhmtlGOB4GTbWQ1ZVFM+UTbjVJ/HDI2lDM/WkXHR",
-	"S3CCL9tWeaKMQ9/JzTSUk67vYg+rz120bzthwbVhH55vWnaqWSjXsTulqHg2OTS1jHU6HwJfznPntqpj",
-	"vWKPYOnRsaLI7kwLmGxsRQXTSxZbwLNmj8vqh2uz+mGdXubA8RXh9IHnjP5EZYJobVQ5A3QFuGxY3KEL",
-	"uTJL6bJoyeZbXYsQcPHukz7nbrMQ99fcmQ/colFjMeGmdVfCRYDzcHupBH6nchBDn9tscXdCt+PNalxn",
-	"UuNhi9zNyqmK2OvzSvCRBey5hGFInwr1MVPW63PrDitBtlOONrBr9An6sh3Xo2/I6pNZkxV3w6hxt6M7",
-	"Af9GQ/w4aMc7Dhup0AqpgAyIxgoU6K0hG5wbcafBW/IXrTSw6ZxmnMaTqjxQpb1bwW0qcsRs6bvKPFF4",
-	"uotK673EHasJizefbGDImtQGHcZTlhEr3Ngl+LDhVXUvcGx4uFke/qUckXFKZHbbvz4zl6M9Sxn7I8YW",
-	"Udad5FpBZXlReZil28ojQbm3zyRakqX9blPTmHp29HlUwJ0zKOcBI9sOGgYLducKc0Xg0RjrYrjgj8vn",
-	"qjo75D068nimY4l2vcu+tKobp2X8+GwguUacMTrJ9vJ4lQ0x2VhH7tjOwLccZTstQOubr33s3dfCz1Ta",
-	"rE98l1bM1HquC0tb/n1udeKJvSmYgFRIBOrO7eGs8GOui/Hsxt0y4oWNCd5LVLwu5TCroR2vxBqFN2Lo",
-	"EcVQOTCcMWspQrxSHIUiWK5YMcBtcMsRAtUhbWPvueOl0pTfsTdTIsFh52/KPyVckPOX7zsu5Kv6fC5W",
-	"vkPe4xbmv9Mbeom9n84fys0O0iKu8xAotef1lqDkpQjUv2Iwgyn0ACr2LJawgDtju5QL9nu9/PAKbh3j",
-	"ye9s88/FalVm9pMLwK3qmcLOLmKKDCmL1Gmfa3qNOTjxpO0QT4fRkAxoRHkA0u0M5metGVcaaLhkpX/C",
-	"CdxvnaUYQO1Fe8PxVlxUI/DHboCbmWOMvkT4fPAZ9dE33P1Djen+0fFyU+AMvUTiZ2FkNeUB6XbtzoFz",
-	"LSGPw+P5r+LgT8YKqkjx2eeIJ+w1O/GBp5jItr1ZEtAIu7RKHTds7WZNx94S6XO/27UncuwouqmM/Jkw",
-	"lzvSkgjGNcHDgW4d51J5YxB/aFRv5hc4XnMeM3rKO+7kCN42yC4C2PFn9wD8O05RrThDNQYXHbNyxl2S",
-	"75wWm6FX0wRyOaSnCVgK4lgn1N2xcJaVR3yaJBGzZ6l2RaBBd7MzC7mP4GaXq/xrLiZ9zoyRhVszo9Se",
-	"zyvkrVmf0pAuHfN1P4qIBdOT/5+9r1lu5MbSfZUT2hQZnaQolaQuU1ELla22faNUVVElX9+Im45IMBMk",
-	"MUoC2UBSlLqjIno5s53NvMBMz7pX3nv2/RB+kgmcA+QPf5OasYod5MZRFpEAEucHB4lzvs8nJ3SMjuGF",
-	"VJK/uAylYTIZqIcIWoxmq6d4IqFUFJyN9bU8abv8G62Mcdk7nY+crjb8EKGM8WeFP0fQopsxI3x6GJ8M",
-	"bHCct7sQYU1UBC13fdyDX/4TTs7amHCG7xL1Q6nuuU4ZAl9TjJX8E4sx5wyDHNS+CdeITyskMBNz+qau",
-	"dMI1tHxqVMqHeT+U0QTryZjOj+0Q2l1AYc4lJa4wd3fPZWLFmWiVZT7AOzu5oBWRlEcVSsKnpRRZuqTH",
-	"wsUij7hFb/K604sKfgE7GqW3wBTlySSmHdB6hO4nTAKw3VKGJNbzVnID3OuPOM2WsttQfq3TXg/Pmz2c",
-	"aygjMoMiaL04oxLLFYDol/Wj6rwaWmuzaggt99r1rCZq3l7him+sJ1iMRhfP6/ZNXhjngIJNU+76urOM",
-	"wCjcdRw9fVQtOaSKV0pBruPdfjV8dZH0Xp28enUW/z65OP+KnQ45Y734/JwlvZNz9nIwPBueDE4HvcGr",
-	"09M4OTlPLuKT80Fv2Oux3qsltY5Pim1piT4HR6e9iy1a/2ah8BuWfKQ9vHEs/E7lf1BTSWOcXGw7xv/y",
-	"Xvte8nIDrNN1VDZe3KPcnkthxYaAB2+ZK7lpNkChY3eASUMuZ8+MmUsH0RxdvgncMbDyscnttvQAezRl",
-	"3rR9wn+almp2iUljreJ4rrGWsF2Jv9wzocQoywSV5KN4XOYSokPxyarO4xQJid7zlN+4QtmiSVPeocnZ",
-	"CO977L5IWaXkoQTuSPgyM5HH43YXruZCN8zJC2Wu2XAoYqo6dKms1TUyqshfp+2OUoX9HEcKkwxWuJmP",
-	"mKTAjXn+oK9htP5O4SQf12pu8Rqbw8T7k2M2smNUtLa+LIjCQk22/RpQntY3n+6/Nx9S9og4tGOmWZxz",
-	"/cRDPk7WzvoZ3dtvKvHiG8nn+lHA5ECyq36e03Y/x4BnIFKBYCal+J2o50S/eCe2YBi+BHs7+Te9JPkf",
-	"ftXByX2f88ku72dfQEO+5VRtynz9/AotcFXnaz3AG9fm6S7gSaK1wz7uiS07MUDL4QzGY6Ynpl0RXEGd",
-	"uSC74xKbbq0IiUD6C4nRM2XviSwfPdxjkaiJf91GnpuyFT7yfKolhYRvyiFtuMbTIdWhUm4W1hRhk/by",
-	"JK1CQrvq5csZHlz9Sldf0btmerZ563/jlHZ3leKgD+v1YZMmyCTduPtTm2ffNuywe7Jl0Cl+UKz0ZpE1",
-	"Ml7bcnet187uYL5rzNeJb40yxFzziZKbAvivy2bPbMVu5H0J40t5QOtOpCkMmJRcl/A7VzEd0L9Op3k8",
-	"rsb3E2HiZYJtYOh+kXfV1P38Dsa+0tjjUoQrFKLEfUPYt/X2Xja+FVx/4vnzG/7CFPbFBcwB9IGh1fdi",
-	"dUh+qyXbxOAXFndnTX9hpgcnsNoJLFGd9ZqDd/ZN/EGBz/8FHEEx9t54AHxjguekPBDNNH6OB4YwoC8M",
-	"zFEmUNHqhu99VXk38hLFELvrHoopHvzCGr9QKtRmDdEszje7A2r1BXyBHXiPHAGuM7QGLM9TTBQy3AR0",
-	"K0MQRggqU7SseoBMq5HmBntflHBDB2Db7rL12/kdTH+t6TsRrlcLRA6LN34IKJs9t+nTyHvzIaC60CtO",
-	"dEWTJqbslm9nTdnN72DKq025FOFyhahUAq689KtlWc7Bw7pkStsNtBwuB6UT60rRoseJC1wGKsLH3ws1",
-	"NTUIyUxPZRX9FXu1P0xYwtuXcO7z2YoktITaCBPKqdScJYgIqzTESutptqqk4i2+8DdiOHxS3pV98KB0",
-	"C0q3vJ4HqyfmhO2L+cq8vYqC+qKfOSVtUmd4LTA/kDKqCYi15QriJJ/5XGWsi6MHB9zASAk5wiS9dpfg",
-	"93z5AaqpXYJp7jWN0swlp7o2U4XYLhoiGTtqZ5nc7OryQqk0VOvyauV1lYRmTm9SYijNlUStqhUilX6u",
-	"GrqfDtbzG1vPsmq4tbZCTBxrA7Lr+988ufIKDbtRy/yJavQtm3B8kz2J7oTsINwW99JbvqHTzw2iO1y7",
-	"XQ3tCuEeHMXK2K6mEKv14cGGXmshJ+ZCOg/qJFlmxiqHlD2qaQ6tyG89nk0GWSOOqYBtKFKHN+1+DmVE",
-	"vxBOIf22ojHkmkmTUp54gHh3mpvjxeepeY1wghMdBKb+j/4ksk4FED5nGpiOx+Ked8uKQwpGI4/t7Wvf",
-	"GEHqOMTDEqEqZhIMx1owzHEjgPy8C1fSd06VVAkhNTqMOgqAmbkjgPGAgAZMwW6FSIBzAKWX1TKlO84z",
-	"V6Q3U2VHkDKTQ8soYPIxlCVSWqykh/ImmRuIlckJjd9N1LyACZ8o/RhgWIFxDMPih2uZa4+qr/lomjLt",
-	"qiYNITwPCPYx8OivCQ9l7+LszPYEaia5LqK6H6R4AJ4pun2eoEVSBSGi0WLJRFEE7UozkTUilCO8hvC/",
-	"uTpBh5+r5KhSOplwLWpF3E47y8/c9mwyDmUBejKHeu9q+5bXWUKBAty3WkEA46YGqOKtARocj9xZhd61",
-	"RWUiVGBqOBWM+iocV6qG1YcJT+w6ZCmhoC0tVbtGUbvt9imeljo4uNjP80h6c5JkDpqcDGl9CIZLWmNj",
-	"WF0O7ZSTnokI6IDJx7WEDd2nlQf3fa1XUjEW0klSSYo+sb5W6ZgnodS84whGHNyLh0kuDIzcpbNoMs92",
-	"9dhTAd93p5lQnlxsruasFKxV8UtW24CX5LYRzU0xwSfGKgcLWmJBVwvHlm0saJjyh7VHmD/YBs/8NdmO",
-	"acPRPTlvWBkQ2tL66z/brsFx40kSe6bThpfs4bCx8rBRaMN6ZbAHEhsbrv8AYU93N9jqmU3YD7wnJozH",
-	"w4lb6OJ4iP+/KLFj5CzObKTQTHrXlfZfSI7lFPZNosBrq7+NcBs468X13eUPRfWZHpz4Sie+THuaKE9z",
-	"hdl1NTkox2blWKMRnOn1W4Nt8Nx7AWf7kuRp1x9aTE8UfWxzbC5TRLGopXE5ruq66JrY8VME+Fw2zNkh",
-	"YXO1/WaCx8jRMyIZrlQFLNYd4B35+kAPa5/fuIa/5W0hlYE/TSsqk3xmL/CPoBzoNqhEf1AIcs35raob",
-	"DdxFZfF31WtUpnhwHiudR1VFNmgI3s2t9xvU5EnSwiu9TzS/PdnVHbecmWaOTNWxzFVBlgipr4Pf8cGI",
-	"P9UOfY5sHIUwL6jjP1Nvq28giF2MIEEnjLA/W475LuV5jtDthreBjZiQy+aLNP2X9gGE4gwlkvcIA2eO",
-	"TQ4MHyHQccG0jrzLyK6Nd6+SSFmXpup5Zdpy+8HHSJ2e6Dk+4ZrfHs6UKz2Hu5hFgD1KvCQ+Z9KojRo6",
-	"YZlZo5YF7D6i1XtGfboSl0xbNbmnwuacxYTzW+nCLKLOWGu7sWM+8wnlhmV74sqsRMltxSxN1bSep2SX",
-	"vib8BhHGDct2NbK4YdnBL6yMKCYouBWyJ7LF1XQhWk14PuZTwsUnynWBCSRDpScs70MmMp4KiUSgIx7A",
-	"UHMzlsSZicSlyLRKP4ZymlHiyZIMjZaQQ+XoHwk4+rvb2w8Fc2cydfCVCIyqpjkPZc4nWcpyTnsbPeoI",
-	"QJnmeEVf8qp8vL765uZ6JcowLcRy9XPX7PafyAuMTKH2/0pU4Hkg38/BtkvZfUYXU1OUyswmxTKsgw2d",
-	"CEPXxOtizxvf6Ll9PI27L36+XOW1FWK+XRNHT0131tnT9A4Of7XDLwS4ViWIkVDcbzhDvi+bPbMlFyPv",
-	"ly2Dqq54QxE2sOtiOXfVsosJHmx7pW2rihDXqkaWskeuY6aT9eb9Adt9je2e2b7LoffEwEkmELvFXvNt",
-	"ryK9BpZdLuSumnY5w4Ntr743KtWjiXbkIk95o8825RebKBHGPv2OTXhE5DzYzS1/yKPl32lIdLc02Bfx",
-	"EDj2frmI3C93Qy1o7CRwLXfbS+AUD25ik5vInSTXaYjmE8H1caykp2tbHwtQ+68rzZ/b4OdnsC9mT+8N",
-	"cW3pywAPf10r2CYeYH5xd9YPzE/04A1We4MFzWmiOKkaqUa+4C02/DJewI69Z/afczaB1K15Myk2N3y7",
-	"njtu8naKB2PfaOyFmmyrJcdIZre2Bt02f2FgwAyHD+++hRbWR7tzw/cxFpy7Ul9hXIn0CwNIhuepHEHz",
-	"WKVK8ySUg8eC/1SzOH9hQE9TKj1mjq8NJOcJFheKSZZySlDI6VIH54GztoMwfcd1KLFz+78Z5ApMqnLT",
-	"B80T5JePMi3sukUBjDTnkv5oeKxkQn8epFOioo/UNE+F5NElDFIW34VSGLjjWd6FaxaPsWcQBhQuEEsv",
-	"gUlQE5HnPKEfqTbcLhHNDXBq3VCG0s6eXnWoNJHSZ+KBp56qtnwzuqg1uWZiNM6Ju8VKD3lHU8GTdihf",
-	"dQaCaj8lTw3oAEYBDAJgfTvWSRduaPwZt324u18GuUq5ZjK2w8kEbuE1nFz0YdaK2/AaXGloDL/+y7/D",
-	"bQAnjv4TAP/2H3B6fg6//vO/2t8wlaQV0/+24Rha/sfT23YXPiENPb6fHVog4yjSMGdTzQvJ2Z7VVOZI",
-	"oY/89PSLq/WXwGQuOiwVzPAEeDLiBQIL80tsWzpxAWCdtmbSINFN/Oi7FxIyrTKlcywNn32E1zBr6XYA",
-	"s2/xnyP7zzf4z0H7snxxl+YznQB/iJFF/ISEJwwk4l4kVIKPGRfTyaVjUDR5AHd2cXFFWrOP8Ds70O9g",
-	"9qYdYL/C0KRfGCejbihPXVKOVeAX4LS69YE41kmLA/gEhe4G8B6cyl7SpJxC0Oql2ZjhWMwA6ktAfwMG",
-	"Q2t7Qkn4+9/gNVzBsRVtm6hwxUPxSobXFahc5pbK2B+nvE0LW9FNvL3sQ6zuuba6PIHXcGdf/OMvP//9",
-	"bx9wHey/PuFi2H+9dxAMAO4d7HsXb/Larh4++svPlad/+bnSwS8/v7caOIGW02A7aK/dDeVLWlGiEn9h",
-	"nEYidaYyvGI/1pvzxIEo0Crh31oMfvkZJu1+YaMkPeeBzJhl3BVaD3NUULprtl4jABOztKIfJFfsHV3C",
-	"lWM4tw98ePdtAIhskEAq7ghsgfLIPXqEZ712xOiXBbevh7kIZcnkXPWTn7676pyeXxQ4EE6zvFrAPUun",
-	"3NThH6hNKGfaujeJIFs2oMzTR2hFJ+5r0Um3F7WJoZQoPFHx4GXvzGFcSOWdv5CjbiivKszGJGhMR+uB",
-	"ZBPPB4qe1M/Vtp2rQLdbkkOWu5NqJgN3xy8VvXGADphcqatSF3J+f8KdCWHviJYU698ZbnHWTeUwUSaH",
-	"k97p2X/9m/0vqY4hEme4eUNQzm53rO2HbjYISUEs1ix1LKY4bxhaxbJKUS3Zx7db2FtJVSsTD2U0R+ge",
-	"IRc7EbouI0zHod3GypJEc2MQ/cK/4lkoSwnZ3VhKIr+GGRM5kmbniJ/S98zWLIez068cg/5HnuvHztUw",
-	"5zq6BFbtDEyuMlO+mZtEytk9NysSL6qBH8Ymv1mAqkbqA/nUps0/eb/b9IH35JufmiBdrMEukzOffrX5",
-	"gVulbph8dOOYL4Z8sBAvl4HpusjZQ+2vOx9/cm2e+WhMw+4LLxatMbR4JoxKODnjeaDsBWIE94cqtUZT",
-	"vpQvJNWFGewhW4opln4bwW5Hl0KL+w/AlkITPXwJaUSWYrxUn6A4x/P0KYsfRDwXi4OEsz3ZCDCuc9sY",
-	"qyQuFAyAYdy2mt4n8kT6Iqe4skRZQx9ng3w6goRy7ssJHg5nYxGPIWVJYs/DblZYyxEAy+hc5g8hGEh2",
-	"Q1kNqbULlImZjB7H2LiI3Yq3rgbUfAPo7YIGP41z5sBOtHvVJcvYiaxSID4ZYaU90Sg3e/DddtsHX73B",
-	"VzdQhUyzxw3xNjV57nDbjrov0TausPuwQCTkGxip6IkmBPS0jl+EgL4cep/kuEBAj3/dQpxN3HKxsjvr",
-	"mosZHtzzavdc6ksj/WioGDutEwd1WK8O6xUhH/PJhlSyW2ryzL4eR90fsILJphRRatPAYnHhdtVicXIH",
-	"i11psbkT3hpFcMf21XW+Kk3x3qlvj3GO+qSKGB1ANJiKNHEziUBp95dvWM4jMGIkWWqAgeSzUGYsj8d4",
-	"XylBc5YQeHaF4irqwnu6cMKzo8j77nrJ/ikqLgMJxjqULmWCLkLhUU1hrFKs7I2+H3beKck7N3bIKHD3",
-	"8VQzLAyMeZrAbCxSThdZwoTS5AJft+gQ+bLUNE1gwOFl76zt0xHsrzyB014PmAGjCDyZSbqndauKWSNU",
-	"zIzfUF76Dy3uZfRUGlDTvAs/inyspvnipJV2F9ESP/2E0s0VWGqX7xFMzlJfNk1zjhWWOdNVXRd+dK9Y",
-	"sBaY8TQ3kKiZBBZKXIbKshSvZifrOoEWM3cELtIv3lHzLBUx83fQbbzS9R3N6FKdrvnGzEDKh+6LEaRK",
-	"jrjG9V/xteipOOE/MvFUqho35HM7k927M/tBsnsmUsSdXP7Bx1XnIxjhfSGp1Ujh7i/HJtecTVbD7EOE",
-	"JfTIldKhxhG0kO1Ldz5ZRSJWpIBQaQZazQze4Ef4909qqmMeoVcxoRR5mywHGTSQTTUrLZNMfsCdrXiO",
-	"s+oNO6ZPRVEUSpH0oXd+/erl9Zvz65enF+e/f/NVKLHPfmnqCctZH/4cHpXOMTzqh0cLTx4Fv/7lr59d",
-	"36GMROIu93mVaCyACEeIHPEGeG4X63HtWBHhuAiJmC7/59P7dyCk9Q8cIqfN19QBYRH0a5j93o868dou",
-	"hPUKYjgs+DpC6Vs7uj+RQ2tmF27Babuv1igayrNqU74NcazQ+lsPuwjvEAAyrjhXE8BUptwYiN4yk3fw",
-	"DTrffxPZgUU8rssayVqSIq8A73Cl5HFu2i71QuTeUV4CW+jTZZow+Uj5NeULj3hu5ujvXhj3GsVMq4mK",
-	"qE/l+KGcCGMoEwW7IG6VwTR3+UZC+vQ1TMpQE8xtRGm2oj5mD3ZYKu551EZV049weu7yvYxLLsy0ehDc",
-	"kLziVBmfNuNmgfltt6Xjx7VidpeztgVsmHMNJ+cwEXKac8+q41w+7Ywir2wX/fIF6WNQKOdWtB1YIxuz",
-	"zECu5neKLkTfXV99E/kdA6c65gxvKlIleTeU74jkgpKfWpFUHWTDiNoglYbBFDOP8AaD4es/Qiv6f52r",
-	"OOZp5w3+KuSoD1JFS6lYPuGb/9+SpG1uf1m840HrdEEG0vqQDmgec3HPk8s550P6KPIlKon7I+ZX+R0Q",
-	"mQ4vzmxYpVlsJ1GmL1XtVBgQI4lkhfhOwk6OFu4oOLKP2NC/KoijoAJAMmEPRF501L84CxbwSH5qhmxS",
-	"dct1gJM5fkf00eA4Rovlr5A52qi0j6pu7PL2gUikKm4TiaSQn6ruZL3r849U3Zwd0TpB97DPGuWTLH8E",
-	"yovE3MKqqRkbPWnMbKIYsx/RCm/EbLklWC1rRvQhTeaIZkVSwXW0SmmM53/pXKWpmnXeYxbYql3YPX1M",
-	"j7on8UH33Odgvtvrh0wZ3vmuHLdxx/Sof/JzcFQjrFmyQbt9qDDKLoLi/HEqNE+O+rme8qra8QfkRTrq",
-	"H/kHlixscLRgvesGjpzTdaYvR0I+tB17OqWMknlSNC5yioWbz3OZ6PcgslsWY2FVQSVgcrtYLT9qZay3",
-	"+t78GreyMgorwi1HRmMCpIE1uYscWoNHxwZHlLFtl5jr/euMmVBipqMZO15XViM/6s9t40ER+ih0QMvI",
-	"ayNyFdGxY1Sq/xYziReaTFO+b43+qUYpdfzrX/4a0TV+lAkpeRKFEhGqTNtFTLRBL+MScxRoqNUuOvOD",
-	"hJIZqLx0jr/iods+at8Rhpi8nYsJpxWIRlxaX8yTqzyqhntL8y/fCpNXtsknn6dsP898pvpCXGQLFLB1",
-	"RW5kNXXlYSNHE9ugVfklb23jwTRJBDcNm5X3d1u03m4mjVvLJG0yb2zWsNOYaz5RssF6lC2bdj2X3LNt",
-	"+8bDoJ9rOETZdovubWBqGjds2jFR3jdZ+aJlw64LbuUGrRp26ZjONrZp2F2Vf6lZwznan+0f2nZmTdsT",
-	"18TGNg27mwO9b9y2afceFbtBqyok89rmDh93Y5uGc6zgJzZq17DbGqBbw5YNu66jSTVtulXnBZxN47ZN",
-	"u1+KgrHtI1sO5gvsmzduOEBZm9Ck2VwO/LaPbDendem1jZ5vOJpPFmvQqmFssyLzpckzzRoXN+YNWjXs",
-	"0rOJNGt2bO6EjMdaTdhTHtluTvhks5VffOIJQ201yrYDzLcu13119sOPrs0zpz/QsHuS/+Dk4GvnWW4C",
-	"MGOV0akaK3RRNdbw7yy3jU1i/XQn5Neu9XPnMhZD70su452Q4ERTyWW8E3J9vsNaF7YyC2ZevjubwlbM",
-	"8JAVszqPrVSd5rrSIJW5VJIvlM/sR94nF7CQzbyVB2ic0Twn2122/0NWcwPzb5DUPB9HNjH8LxTYodj3",
-	"KbijCK60evrrFvLcyuR31drLGR7MfaW5VxSmmX401Yzd1oqDRmzQiOXHP/sAj6da5I8o0h8M11cjzIP5",
-	"/z9ZedBl9apsobFCcAp9T5lYwkCi4inmm7R4d9QFRpDbEGk+xOMo9heBkjDO86x/fIy/2376r3qveu3u",
-	"UXA01elR/+gY9cHNeSFFAm8BoZWlDJmGKzlF7SpJoVYpXVqzgUhFLig5wqUQuQtHq6L13t/QZV1Q875B",
-	"cfyy/VEkFbjig6AOVx3UAO4DV1AYgLuvC+r0pwEMU/4AIueT6uxKk12c4Nf+AgpaA5bnKXc5IQHgO+EM",
-	"KTOkuKpq+zwAuyp8ZidWGazKnLA43I8LXxjos4L/yFDpyOvWYic3C0RslcfwXmHxmWsHdxIg1kmwDCaD",
-	"XsvVYVe79N+HF3v91tOKm8qa2P/vKJk+VojoazPEK6zFzj4sAhZTrwWAaW2ZCWBniUSLiz9KgZMdzDcu",
-	"M638NISJlzz+kc2gymhY40CsPl+jPVzs53Z5vjPOCZMnChBC/62w0ndx0b9EkBi2eBg3TAkpc0noDiqi",
-	"NOf5vALyGCilSQBTmXDtECVWp6D0oY4kEWAtAa0sl7FKEO8L6yNwJjOqRqBs3UzzoXgo6wIqJRN+SjNW",
-	"ljm43M2h0jY0C2UrIhyyACbsocNG/PXLk/OXF71eLwAxmUxRIlG7WysqQWhNyeupNRFlxAShXKQ+hVb0",
-	"NV1wd96qGKVZQV+DmEklRczSAKZZxnUHn/nh49v2JZz1eqH06UQO0+LkAsb8gSU8FhOWQiJGwprbWe8M",
-	"Wi5puD61dolJV639sH15AXaBhO6qNBABs7bcUFltn71sgPKGENlNyFAuvmZ/IQmZJQaMXX2W0gh2EbSa",
-	"jsYu+fiHj28dy2soJ+LB/j5TlcQVa2VOzli2g7IQlZQjShnyRowzXOoK5unjsKSH4imlq6ZSIZNb7Oe7",
-	"25u3kLERp+czrrKUX4JUYLfnDu59iBTLk6pvsQ+sMGlEBCT9vxcJV15L0BwNaO5cV0B5rGWSGoEFUg4r",
-	"tMpd/FHG0CGovahddU/2L0eff/r83wEAAP//",
+	"7P3rbhvJlieKv8r68z+Aqd1JibqWLcEYyLcqd/s2kly1e4o1ncHMRTK2MiOyIiJFsWoMFM4B5gHmDNAf",
+	"z4cD7Bfp72feoZ7kIC55IZmUkrJSTntzd6MsknFdsX7rFhErfu8EPE44Q6Zk5/j3zgRJiML8eRoEKOVz",
+	"zpTg0WkU8el7QceU6d9ClIGgiaKcdY47z9+fncOICxgKPpUogCSJPAESTclMgv8Xf7vjdQT+mlKBYedY",
+	"iRS9jgwmGBPdGF6TOImwc9z5S8frqFmi/5RKUDbufPrkzQ/k5XXCJf5QDHN5KCcQoZJzgwGBJAT/5QUZ",
+	"+x74f+29IIr0fkQhKWf6G906MtV7Q9g4JWP0gbCw9DUPiO6h9kx0Tx7M9+PBYi+lb1wHlQR4ToIJuvlX",
+	"TDkVApmCgCgS8TEIniqUdvw7V7s7EQ8Eyj//+LsPfpIOIxp4EJPrHhnj03ceSEUi7E0nNMKewCsS0ZAo",
+	"fPrO9wbsHagJgkRxheKRBKm4QEh4FAFlCsUV0X/AdMIjXSrgLJTQJQoiJFLB7gnswnAGIY5IGqmtkwFT",
+	"E6QCEsoYhtlAu2aUV5ZGcuf3mDA6Qqleh5929Ki3iqmEdDTa+X0kePxp53fFP/kDtjSl/d3D/aN+v+8B",
+	"jeNUkWGE/gmU+/AXGoyIQqnKbTHeCzTNfegWJAG8QjEDRWM8AQL7/QOgEoIJkmTrxBIqwQBCHqSxhlPV",
+	"2PSwVhD8qO9vD1hN9lpseHdls7vVHGXZ7iULeKi/W2Iqfyh84AL88W808WE6QWamOOThzEybx4lAKTGE",
+	"bjDhEpleaV9DNVG9rF0ffu1dkShF6Wk4qojCiAqpgDMgoChunQAZSs29WnzQEJmiaqZBVpo1S+PO8c+d",
+	"oeh4HT2czi83TCmD1vKULiYIEQ9IhPlMHklQeK30hCiDrkT70+mH11Cqu3ViRudHrumnJIp8z5TcfQwB",
+	"D/X0Ah7HpCcxIYIoDOvKCWS9j+c3LVEuGCrn45D08ewN8JHlQRIjDGcK5THMA2uQ9vv7QYEu8xl9GHEt",
+	"2zHUC6gmOGB63CjVIwkJURMgI4XCtGWBQ5WEX1MNBSLBrF1Xd+zbsfgO1lv1mXlulP3Dl4/3Xz47fLm/",
+	"d3T43bMnO1Mkif5BXlIm/3O+Bn8jvX/+UEk4LXKdxF0m2ls3fXj9IqPYWFPM9V/weKC/1ZKm7kouDrxy",
+	"bFotLA/qXAnOxuAwy4UdGdVaS4MMmTIsAF0kwQQCyxhgIQYTIs2S8Cnb8gYsREGvMDRDN987XrDYCkhk",
+	"v4BLxKRgGD0uIIHgUmakkNsDdo5mvWFIgkuNEP/1qPeOM+y9JSqY+KA4jFFZYVh/vQcd1r8av8X+b78d",
+	"/hS/+nH2fXpOFbv8Tgw6lVT7kYjZMtVOnXmxKHPqLthCvYqeP3kdDecYVW4SKXpVIVp83YsPEZV6IVhk",
+	"gKT1BVMSiKkEjE+PgTD7rZY47vt8oXypiFAXNEZ/wLqUBVEaYriliWx+RhaaH6GL1+43Ty/Kx4vn26CF",
+	"AWFyavS079SCD6g1MlFG8QLTos50oiW7Xlo+ykfkFTJeTwNiMoNgQtgYt+GUzbRJpcVAQCSeDBhhM+Bq",
+	"ggKMeNfTOdC6TcsHyfVH305P88gYTckpVRPwiXJqThuSHSNHOl6HkVhT3taplP6awtWC/1QtL8ibm1aC",
+	"KIsuyqQiWnydvXoO+/v7TzzA7fH2gPl7/b3d3u5er7970e8fm///r75W+pZ6pq5dAs8QkIWQr0l5LTQc",
+	"E7MGZihOvlxl5qCmlGnNGBuhlqc5/ak0dFcTjXE1IfqbAWNc6Q6zAYNW8T1tkUB3wlMhod//84//a2/f",
+	"Az4aSW0FG/bye3v7x4dPDGD9f7J/b3nAxYBRCRFnYxS6EwZHB3rVBQk0y3tuXW9YMNWpBlcVBTteJybX",
+	"b5CN1aRzfHRQtZjPjNH+3JqyFZjPrFwP9AiMztLgWFBUO77jth1fE9Xv+cfgO0WirX33Z8/oFG3o+onA",
+	"mKLoRXzMZZlDdcvFfF3vNSXMXDd1Zv+KYhRWeDX/gpgU7CzRzFdq+BqNQBXG0HXqzHCP/6sPEiMMlNTL",
+	"nKk6ztAU3joeMNvE3zhllozGgNHWeJrS0AupTCIye0di9IKJ4DGR2/oHzTamz5EeqlmEUiMDFnKNM2NO",
+	"+b/623Bql+bSTIC4WtZh6BIGfPg3DJQBERGCzDwg1kajv2FobTO9kAM2b3wZ3rWNGRjTUCOu1FqYfWvG",
+	"ar930s70M2Bdf25aboRWwZofHknQv2gL1Qk5PRKeqqxfh+YpmUGXAEujaMvA6RITZae4Df+i/44xHqIo",
+	"VC4VwEWoPVMWWm2soQ4pu2R8yizBLPA0fSkbDxhVJ1psxVwq2N9zy6+rH+7ulQC7oAeQXWHEE3SKSY/W",
+	"1tRDHDDKICCMM2MVjLiIoSu5UFqoWbKxALUvxBCGGPEpEGZkvuYe//dBRyqiUjnoHO/1+96gY8ky6Bz/",
+	"POiU2GfQ8QYdTclB5xdv0AmJIoPO8Z9//P2TD13fcrwW1894ODNQtF+9Vhibr7ZWSx/b4woJdCMbz4Px",
+	"cHevEo2Cx+sYkrkNyY17RIRT7t3dI5jgNQkxoDGJIKRjquTWdrWI0VXubnLeKmJeyw8RmWmv+HnGNnXt",
+	"GTK2WhQ0SY0twCChweUJ+CMSSfSLooZPJHSJ9iYCLsLC0rZA0w4V0bzVS9xwCjbe2oY3OFLAU+U5p9t0",
+	"vT1gi5YIkExFYiRxHjWmSzXlFr1yNRvRCpKsNEG8jplrtSmy2vl8Yx1PxylGsFnuPTZC2X1fuJPa39SS",
+	"zhDK0sD5rkQZYA6Y9QYWpKUVsEMMeGxiQJnsu8RZ7uHl3ZyA83gHzP/zj7+f6v7stOXWNrywYRswLqpe",
+	"kpzsx6WwEJBIciDGltYdOrtwwErL5KYn0S0FdP0QeyFqVXz65o0W58aJySKGEyKtEFcCibK/SGvDWkms",
+	"GRNDmKBA6FbE7qxayrQhhiATjCLKxi5QY78dsOxrzTiZflRcO7VhyfoqsVbZwrXi1LkHMKZXyAYs5gKt",
+	"JaUXCbp+4bGG2HvxUjvde0f5dyPRe3Xmb1mCohBcuLFTtZpfs9pzTPqfBI46x53//04Rz91xa7mTEea9",
+	"OI0iy6h4hRWhxFOmV5KnTEGkSxjFxlmP4ZgY05kyhWOtAaxAMIrG0YLlFDRVB2xolZxmYGO/mq/NStuw",
+	"pP5oy8id37VQ/uRbnjIL/ucf/8s547rEgBl7zggRzRNa8Fp/ibKxmYwPxjYe8isbw3Hj13/akJNdcw/o",
+	"aMC0VLCmvPEFnBNsqmxtw0H/wCk80xCfVvRWSJ4BG6YK5mW7wW/BCvt7DgFxblHDqRthQqRyAM+mOkan",
+	"rCNiQmV4AyuYdazWDoffzeuD/T3tzmpQ6ob+28/93pNf/uk/VTrcb0zI2MqsZS55PyewZJokxmrIBJST",
+	"YGReVK/QdrZOTX1nEFRHyb3hY/4+VRFlK+KA3P4IMuLqkYSAR1xAd6hlS0zEJQrrWhvu0YaRnwgaEzHz",
+	"XVxwiHJ7xZK4plcsSvfs6a73/dNd79nTXe/06e7W/HR2+/1V8/lgR7AiDmh/XJiPwHBpOgFnSuu4R9LN",
+	"rHv2dHvb+17/55n+z+nT7e0t/9jNPRUmCsAw0oa2lsFUlqzX0gJrSxFkQgK9+EY1kRwVLNUWsLWG+lrC",
+	"7kLX3zXWXn/7UKuB7b1DrQYCzq7QMJPi8BiG1HoTgqcs7F7Bf/w77B0ebnkwIZGWE0Qb36bV31Bwz/kK",
+	"jGtLIyagBGFyhKJallsNM0GIUUoyRpATPpX5mpeMEKt6NG2d9aKHZQlbJrWWdG4hPC2mkJmv7MaI+dIw",
+	"2Ei73Y5LbjBuXUs381F/+9B79rS/HiedZwOq5qV8vAvcZGf0ufDIW189sf62ndqentr2Uf3Jvc1j27fa",
+	"6wQEKmLc1sxsrzbTlwTZKru9CKw3aL1/IGOsa2SaqIC1JpyrmpAxVtqb2hefzYOZSMuobj/kkSz2P/xl",
+	"49DaqhpQ8wa59oEO+v1j7TTkEBsYlzJr7T7tHKtMNKH+y6ogSkYZ7cfYXYyYqGCihRYtwp+PnJBzkkw7",
+	"6XaDW/9RCtMNmA2/a0NpGBF2aSIvzji0YQ5dbGsbLlDoPoXGl9sj0ua4FZiGcnEqtQUcwYRH4cmA+e/P",
+	"fBiimmrYaYtFmSZiJEwCUm1lW3N0SFkoQdHxRGVhPLsbSYwFSmAI788g8E0EkZgq3aG2UIKtrRPwez4I",
+	"XReGONImCzEdgbH5rCUKP1qz3dhgmYj/NeX6Z80j2tVlxsC3M5wKqhQyTdCQp9q3s4U98AeDQcftvw4G",
+	"g4Hv4jTbAzZgfwF/ykWo1cGgoyesP8lBxykjvWqaDUs+vZ+tWbFllTGNUXSEMj0Bb8BAl1xgcujaIOHC",
+	"vl5W0DCTFtB/AV9z5LEZ3PHyAIzTkwPK1pPl/k9sA0+1h+YD/pqSyFn4fwFfS5Fj49b4x4b216qoW7g8",
+	"VcP/yKiGL0iqRYr5Us90xKOQsrHB8Pf8kdlZ0BJEbr/UXb/ikZnG//v/aEr/7//TLcf//j98s3icoQf+",
+	"f/zf7msp7deMmw180F671ebGgx9yHiFhVZN6mk0q/w3wmgQqmuXznMOVB3itvUgg8PHj6xceTCc0mGTw",
+	"NNYHLNLgpHo4xSDsJqcdiVf+6unyd0HFV/kkbC/OL83i73pEeQheu7X5Fo7rxITB+7u93b3SRkIWHcp3",
+	"IGTGZalhQO3IGMCEXj57G2B0vND13R7gBUXxMaXhU1NTg3nQ0X9qjFG7t21aPs2DipVhWwi5VnRqIng6",
+	"zsKlZjoTnrwgimwHXCp3EMPET6WB1NQ44FQZiSXtBpJeIIwwRqbywXd946fY0NvTP//4u6ZxFo4roelY",
+	"YGjifZCN2DiOQstglNq+LGHBRb0dYbIQbx6TtRszcaJmdsRbEHKUumlNXjMyu5ZWzpltTl1iG36qEgpL",
+	"YelsbnrSRryo7CxBWXzYJrVw831/wKzCeWoF7O9OQv8Mg877s0HHffzF/vppwMy/8NQU6A068At0LVV4",
+	"4gjx392/WzacrwvrpYXfYdDZHnTsh0+w8L8T8/0xnJ4/f/3aoUl6ub3z6N8eDRhPdMmnMOgcDzrw32HQ",
+	"eer+tZw992Hup2Duw9NBZ8DsIJ8aeQ7/HR4NOo/gdxPvM58G+rP9Y/AIPtnf9TB1+ePcrXAqRwM9Vzha",
+	"oxnKDtgHGxMXWBg/1i54JLOIfWbwu4/6zzSRSiCJgYSh9TqMh+NswkdywKyx0PUFjkKiyL+5MP2/2UYM",
+	"6JjVBBW6qRy50z6/XtIBc/HJYhNVL571XrQMIyHwBIU5CdD1nz7VaHnqTmt44P//nlpPScsQ3YxVYpbc",
+	"vtHHfna0Y2r3DYFZc6EQlsxIy1x0mXhFhOTKDCujc4LMK8e9rDGYeUtFjM3wqaZtLg+oPAb/12P7yx50",
+	"Bx0tQNwcDgcdD4gq4r2w2986HrC5eWt+c4x2AqnEzGo91jxpfnD/uI+B++epvw2nbqNkfm/EjHD3yFpR",
+	"2wN2sRjAcoafi8W5rRPPbPqa4xnmjESCAtCdGPBgv39gzwGZMy+aW8xRvZ47qwddeybmGPziLNqWt+Jo",
+	"YTlsXZzrKUW+rPSo2LUpLHOInM9q48baOPeMSWpNN8rGEQ5Yyeh0AVmrbmz83q6imuDMmqRDbQ84bge7",
+	"QbSlPWpNOgO4ATNbXia4TEzPsdnb1j5Wgka42qFrJpBGlPLLXppsw0vrDGluuSIsJJEJCazSDB7M6ZE9",
+	"ckQOgifD3gHZH/aePB6GvSekT3pHw+FBuHcYDhGPTHtzWixXzP2+btBIwg8TwhSPoVepVk0TNfQ6uAMa",
+	"lhH3+nt7usTcEQJj2X4QNEbY2+4POtouP0NyheKGQxG/rvCUV5Cpeha1Nrwu+Gdudym+5maX4g06y3ry",
+	"1SEO50pYM/Nx78D83+5excAr7O4VU3HbinUmc7SPR8He8Kh3QB5j7/HRk6C3Hx4EPdx/vH94uLd3dPj4",
+	"oM4EfyK04uzLD3xqjnTo1dCGWdlBsvtuzB3dyQIfVoPMn+3yir0hK5QpZ1vacP+eQ5gKdyDNP+qbAxV7",
+	"sf7vbrzfl/6WViYLZ4L9o74RfFYyD5i/u9eX/gn4fd8JYZltbFkHrNjrLu9uz4XxrNIyZ1c8s/FeGdMj",
+	"syKkl/8a0fimDZappuuKpevL5ah6xbkxgTLhTKI9NjZGpl4rjPUHh079J0mSiFrpv/M3aWFXdErY7P2o",
+	"c/zzzTEP0/YzHs46n7waJU+jqFbh+U34zqdfzKyW9wHMxqy34IbnewEaKks3CjLt2DN3CnrFpYKq8bja",
+	"OysvI+T3A/Jm7Q2BXumKQO2G5y8XZCfve6Wj9zc1NXdMvzjB2yufsr6x/sKh7FIT5ZhfjSby4uUmSgeJ",
+	"6zSRFS+dWr2pmilTOqt5U1lT5pPXmb8ecVut8rlew42God9QqZqCVXYspR60dOn14FW0XwWvl8XJh0zl",
+	"ugOM+QHCDew2sHtw2D0j4ZlluBq4yzXn7x1zvKEU1odH19e9v/71kXFQuSo2kuccPiJ6py89MFu/XubR",
+	"/PnH37V+NufPOscH/f6nulsEL80gKtB2UTKSqISYRNpiwBC6jMNHiaJ3alVdyko73vk9rqK8NirN9n9h",
+	"MW9ta7I/S8Nw1pAVYNquJXlMyfu2Aoa60Y042oijLyGONO+ZQzlNYst0UB9gpngjKMuOUW2wtsHaF8Ra",
+	"Q2b3fAdr4q0ZA7yEuo0ZvsFiy7DYJAzXQ2CD4NvAbgO79sCOhRE2ZmrqxmuCThe9fxNTt7qB1gZaXwxa",
+	"jam0rPE14NWUUtNtb7TaBnqtgd5zFBhz1lR4Mmu+FpCywvet2wLX7gZiG4h9QYg1pN/Kza8Fs2Z0XAa2",
+	"jZbbQLA9EORxgopqTjxHIjlrSt0t9lMPkIu17l0BFh2AND1scLjBYRtw2JROrOrnblhsSEsuIXKjLzc4",
+	"bSNOLyiKc1TNK0zX0booddWaVJmKogCJm9OuGzC2A4zNa81SR3cEZPN6M4PlRnNuwNoisOZXsBpTmXkP",
+	"NaGZl79/JWkTUmskbvC2wduXxVtjWnGuh3Ux15QeLJC30X8bPLYKj4IEqkHlp5uvjUJduAm1p9vdQGwD",
+	"sS8IsQb1Xdb8WjBrTtPp1jdabgPB9kDQvLwWNHZqxjVfD36u8L1rOdfuBmIbiH1BiDWl5UrNrwWzhrSc",
+	"a32j5TYQbA0EX9DRaG0NdxMedIMWCcs4OIWQjkZzaW/L7/PJDat/Jqu3lMk0ncRNEt48/DnHYiMuYqI6",
+	"x50hZTafeEUepuUkD3lqR5CMJHLCFRAJBHQHvdKzpooIICKY0KuNfDVM94LKhEta/RipT5QiwSRGpk5g",
+	"RCM0CY8HHZc1s1f9+Oi2ImJ7/NugU/vRxlu6WUwTl3dw42ucdbDwmfz9KsJrLUQbchWy5uvZI67wfbsK",
+	"owivTWq9jaGyMVS+gA7J+LohX6Hc/Fo4a8ZXyNG2cRY2GGwNBr8nMb68ai7dZd5+LTTlpe9b1RmfxL2b",
+	"vMHZBmdfDmcNKbu59tfDWjPqrkDcRt9tcNgqHL7lIb78NaVJQoaNpQZZ7qg2KuerNaIKYx4iYN7HBowb",
+	"MLYCjA1qx+WO7gjIBvXlAiw3mnMD1taBtWF9uRYoG9ONG4xtMPYFMdawGlxb+TWt8jZ6boPB1mAQSVN3",
+	"wHTT9XCH5N5vfSUUA4O0MZLNta8Ntr4UtprSba7p2vhqRqfNoWyj1zbYaw32XjOFgpHIvqhzp5eAqGsC",
+	"zBcnIFCJGUREoSg973N4X8/7SBRXKGBEaIThyfIzgdMJUfY5V12SBghS6e/TxLzf454AEWFjd7pLPdQS",
+	"I6Xy963d7XsHQ9P2RsBsBMwXEDAl7m5Ixy/0sC7m1tH4DwbtOkZFGdxr2hQn7rlx04RvpSVnmDU24sI+",
+	"Ak2CgKdM2a42cmIjJxqUE4Yxz9M4JmL9e0I3gnCx5VW3FrR1sfsYSg8DmpoS8rfbJf0tC0tRAfYMMpgH",
+	"4TdXGu4NHd8ga4/569gBvsTSVH+3k1hqffaNCIEBj7gwbDvmQCR8ePf9PzZXtpQf3pKkIdfjLUlqGRlv",
+	"SXLfrkZMko2HsbEcvgycGvIsXMt1IdVM7DAmySZiuIFbe+CGISU3gI0HClVPKoEkXtew8ZxN9Jf1K8Zp",
+	"pGhChNoZzhQKwsYo12/liobI1+++0iAb0QgfSdDDkdA1LjWCHRgQeYmh9rO3vMK7yPPAzRIEqmBKJIxQ",
+	"BRMMTaGHwfUDWVyGlajUfNWUMWRbrye9bdl7N4pssxtJvZHUX0JSW+5ryjgqWl8HYg0ZSbbxjaG0gV9r",
+	"4PeOl2quv63KeMa/QGMXkJyhWr2/uv/5+6vvij4Vtzutus9jYJyhsUfyoVCmeL7LiuKRBKm4QA+coeO2",
+	"aakcMKloFEHEiWYboGobLpY3bWkwmZsadP0dgSSc/eaDSgWTsNfvw3SCzOxUmHZ1F+HW9oDN4/gzUGHX",
+	"Tb3iKQvvvGxTJAln1q5LUxpC3/2vV/Gf7H9aRmW0X8x/cQIRlUqTNQaiYOdqd8f2IUsMcNA/uBcGkGkw",
+	"cfkfrJT08nFxYfL6mH30d1y95SEdUQyX84jYeGQiUCJThmTASGy4BvzXo947zrD3lqhg4gPVnKMZxKbN",
+	"UifAOAx5ONtI5wYi6os2qnU8iCIRH4PgqULpAZFuh0NDbqJRr/RiFLz1eUlY6stgB8czLQfuBkdzBoSN",
+	"Yf+7o9P+wfPnTw6ffHfw3e6ROyGiRdYjuWAvaJZchCB0pSJjK7+27l/sKjCyrvI4y2wbzgq5uH2vsu79",
+	"8G9o5t6QD5a3X8vey0vftx/Gs4Y3puDGFPwCpmDO2A35YnPtrwe1ZvyxHHAbj2wDw9bA8MPyHrzCa7Uz",
+	"UXE0D7uFdJYMfrh4++YQQh6kMTJjDd0aA3a1ING6vGsa8ODjxave4y0PBLIQBYbAWYBAWAgBMYHeiF6a",
+	"DBliZo1g4yvpJh7JAeNTBnrE2kJ5ycYRlZMTCIki9tuuSSSlLW25pYs4kFloQTDhEpkHMRGXLqI8YFRJ",
+	"8CPCxr5nRuEvMpBv27PnwRxIFx2ubwCmC3kQd3wP/J1gYqL1vqXMzlDwqcQ///i7D36SDiMaeMB4zyyc",
+	"D101wRmMuJ5DhcjbOgF/J+RB3pprfOf3keDxp53fFf9Uajcm1z0yxqf7/b4HUpEIe9MJjbAn8IpENCQK",
+	"nx71aydcXBxu5eZHu8TPOQapoGrW+8AjGsyWF+nc/C01eWaRdltGnClpscQZ0/qHMwmcRTPQNAY10b6m",
+	"iUucgNlokkAiye2vE6US6SBEA87k1s3EvR8faIHvNNcmxQr4J8AZWG5c+MmDv/ZecTElIsSw90FwxX09",
+	"eglu1SHgcayJkeEXwQwegUAi+PVMe+hcqNvmWTDRwggqeeivvWz9LmYJ9t6bmckKkRpNtXfjMy4ZHY1q",
+	"M7Irv6Lvz9YOVdcgmlURxlHVq0yMlPdsGlv95zGQxUYzia5/lo8gIjOeqnwDccCsV+oBAT1LwyVTLben",
+	"uu5UcDY28DDfKQ4hh+6ICyBwqMUMycwxoKFTHOMBm9hoAAQklQgpM1cJDGwoA/+vvTNbp/c69LesDoko",
+	"u5QwJMGl7sTfMRLPsygjA2YFX8THnv05k7Lb8E7rPacIv30lU0CgZ+IQa2DAVrhRiN8qPi8KPkpMkXXF",
+	"3ZeDukFrRGYonhMRNhS6KDqo5RsVxe/9iq5pGQIiwo3ftPGbvoTflPN2Q/GL+Q7WxFtDV3YL1G1iGBss",
+	"tgyLF1Q1lqOw1MMaSDTlG1J9Sre9wdsGb18Wb40qv7yHdTHXqPozyNvovw0e24NHgTFF8ZyzEQpkQWNa",
+	"cLGferhcrHXvGtF2AEHewwaHGxy2AYdNaceqfu6GxYY05RIiN/pyg9O24dTcQW9UU+oe1sGlLt+UdlRI",
+	"YnMNfgO6Dei+LOiaVYtZD+sCr1lVmMNvowk3oGwRKPkQ7y2rkGntpkxCAk3TQCWQSHN/d4IkUpPftoAL",
+	"e9y7uGTTtVddtu73dPc5EtnY9VrbeC0JYovet7KXptWNMNkIky8gTCxLN6Tci8bXgFczKt2CbKPHN9Br",
+	"D/QuKXs+ETwmTWm2vIN68MuL37uGu6QMAtP0BmsbrH1RrDWl6uY6WBNvDam8AnUbvbfBYquwaBJKN6j2",
+	"XMLqmig0pRtReibh9AZnG5x9SZw1qPLy9tfDWoMKz2aT3+i7DQ5bg8NEkFlTuk63XQ97uuS96zjd6AZW",
+	"G1h9KVg1akfmHdQHWDOWpG55Y0pusNYCrDVlS851sCbeGrImC9RtzMkNFluGxSZhuB4CGwTfBnYb2LUG",
+	"dubS/gUZ3uG+4o0gKtq96RRO+Y0ujQvOcMP2G7ZvnO0vJhg3dTXJtF1LcZiS9+1WKd3oRptsYPWlYNWQ",
+	"EZe3XR9azRhxBmAbI24Du/bAjvO3hM1cqi95t1TcJv1eEFFkCiY8CiXs9vswJVRpC80xtM3fZ1+PkjZJ",
+	"d8ylMnabqxuTWfZSABkpFHAIEgPOQunZbJq67IRIQBZiaB4kSHgUmbT5WYbvKVUTkzqNUFXOob/35D4e",
+	"qS/mScJQoJTQJQxef7g6yr8YzoAqCTtHB1tAInsaXI+ZSIgJy1w4iQOWE2aCUWiOjqeMaYq5vGzuoYUx",
+	"vUJZJlPX7/Vict3TU0QhewmKnv3J9wZMk344gxBHJI2UZ5581iXn6A+Kj1FNUJzAQfa+KGVjuXUMvklJ",
+	"3jvVC+APmEtVjubdCLMyY0LZfb7M4HVKPVYkg7QcoLvX04AhjrhAIPLSkMqMpmbescMVGcc+MnJFaKQ9",
+	"ic8AgFuuHAAVEPAMa0Q0pmo1o9dn6iZfBoEukeDnL534W+79j8WJZmztplri6jK7mZcGQJFLlND1dVmT",
+	"hrWY4o4t6W8da9ZnAzbHhlDNhTYpYYyEmQyqlm4ZrWwvX55RNZkMp+Y5GM3YT2z6UjunAuzzRC2Rbf6Z",
+	"htt52q3bvXrmrs2bvHJn1IxJnFs2GwPmMw2YlpoO7oO2e++Vy85QEcowLLV/820sWzxjN+kBw6nG2YgK",
+	"qTbc921y30/mmaSG4jC28VrOny1635EY+wjUxifc+IRfDFoNxWKKxteAVzPRGPea2yYcs4Feu6B3fkmb",
+	"1Wy6gzXgp4s3o+HMCeUN1jZY+6JYa1TVZR2sibdGVZ65F7DRexsstgOLeRDTslYozxWxexEkDKkeOok+",
+	"CJ6gUBTlbfGDj4mNJRpU6LElc1WHqZDqOU8tzkdcxER1jjshT4dR6eENlsZDFLr6iAo8IwrrF5fqWRpF",
+	"qE6DIBXEPtFRo6ZI2XmCGL5NI0WTiNogY42Kv3Eer1npUzli/vNiC6VJVw7LK1Oxesq/5F3aFwMNuseZ",
+	"dL2PZV16cIeMze5IEpGZORQUTIgggUKxZR/SoUqC4JF9lI0MaUR1v1qwzXNI/pP+QBXGt47NTOzUVDNo",
+	"cDMnQhDzmUiJ6gNRk4r3VjQtpfrAhRKEqlupIIw8yqd2QcYVD7NoxEf0NwxBkbG0Dz8TCf6pQAIvSEzG",
+	"6J8AS6PIbA8Zwsk8cq7raKrkU58fsde57kVZB3a75ZPX0Y3ZDRS7/7JIgrkBrh7vkPKxIMlktvzKUnW/",
+	"IV5hpFfvHYlxueXXTKFgJIKAh2gezDoBxt17d7qhitecvE5Ipeai18FqUbawIKUa5zGJovWqVY+9oIoe",
+	"d12CjNIoWpObqDzN9r9ecXGB1hpynQ05j5AwW+4Zkfi8sJIWIJg1knNSyiIeXFI2dsw2naBAu93BUxGY",
+	"tI4hUe4Rs5FGNnQDkqhUoMw2UPr72/0Dkz9rBY/NjfBVafpndDxRr0jgFHZV8Q9OWDzPALU8rVckkmhx",
+	"AmFqzUL0gHHWy0XNOb8iZh9V2Pe1zMuNARGConl5zuwAM27Ez1ZpJUtjuaRRNEIM11w73aIRWlFUwyQ1",
+	"gupMV/n0y9JGYCYO9ATmZmcndsMKFCI+TWk4v0FFwvDo4GCf9A52h2EPD3YPeqMjEvbw8HG4d/Td6ACf",
+	"HFZh8IrTAN9Qtu7sfszrLU/R7FDpQj2JEQYKTCcQUYb1ObQGHRa0qyHKPNjnR7YoxhYF/LxEqpA2C0pk",
+	"QQpUMFdZJ90Em2qMVIqMRfngeNMr6dPyqq40EDI92oyd8J6h0/3mKAZxZsOyFVBTYZW+r62y7qpd7lNN",
+	"yIhXiXBLmV0P3F97HnwvkJEQPfgYKRoThcAFfCBS0ivTWwH1rEDl83VlQJjObwFEiUi3scqp1bcPyC3Q",
+	"jZxf9pRE0TEgCSaFTZG/5EuYey8bLnGmrZtZ5k1v3cZvNw06X/ELvFad++CotXr7NlinMZ65uyfSAFd9",
+	"ni+jifTtuTNrMfuafs16sP2WfJe1Zr5xUjZOyu1OihE/Gz9l46e0009xuzMrrYiRxuSSmUcUqaeCre7N",
+	"zvpWPfL8w8XFB7AFjI7wYK/fn7Or9vr9fPiUKRxXxH5dD54d2srpNjnXVk20vPN2t/muYWdVG1itosWD",
+	"EKLVVDjL1FdzzsIj5xB0X6QYUak8eM2ookRx4YHbiIxQeHCOTFGG0VbFvsWNZvk3Hs/IFPrN3mMdDTen",
+	"wQqa3sgdzXuTd2CQJtzJdVisxSGML8ctP86Zi/e/vR2T6xepINUwd1dUNKZqbCvHGNI8O3QuyhsYs12L",
+	"GiOakiusyR3TKZX1yi4sullyW9t1WLWWi7oqpux+yL4wmnK73tziltenktuoeJYKqRo/S/GCSkVYUPd8",
+	"hJxwNU7ZB4wiXOMcxqLmXm7FWxhOJVEidW5rNk6WNY6MNE0SM5QqcjxLw7CpjZZTGOrWoevOnGlPMS7F",
+	"P00eMXmLFbMiIDYmMfaQjSlDMOUhIWqyDe8T8muK9xsWu08jhcofaBgiez16x9X7KcNwuWVbIjuGJxUX",
+	"aG8JMq6A6zrVoRlLz9pWt1l6kyyuSpyZRAUfnZKcH98ZjlCYW44ETKoE6JqLnKaK3PldK81P/lYRp7AT",
+	"scxgI0wMb4hNFEu2HKP5rv/kaJ8chb2Dw+F3vcej8KAXHBHSO9ob7u0eHn63e0jIrTsIlVq9YmXKVFit",
+	"6HPCr8RXg7ZhPYg1bQe2CKRrGYGtROOKiMAGkPcKyIaCWTneWxK9MONpcq6tmqjVZs0dBMgznxILnnUj",
+	"MEY854Nc3NSIUdAAFEVR0z1rhUUzoSHWkJ8LIhNe2OwkRmoZDqy7obEsaddy5UtLsDT2JUd/Ddd+Xn4/",
+	"IAs+eIynbUy8lsbfcOsytzapHsoWTbvUROOzbt+UH2hf61ZTtn1UeTiStJseD8ggreeNh2KL9lKBhc3t",
+	"ejpPemg6+QZ2MnWNvS9nheO1EuRFLbKUzkma9It2CeTt/n91z4ngMf8iPacST3PONGd5rlecCFxhc3md",
+	"K81xgeHrmL+Ob7iUe9OGUY1dwqX1qSDcihndcKRqr1M5hdutP033JqOSc+D+x9iF/gwBsNYAq5Beu4H3",
+	"4l1q9W4VbO/QzAaDn4vBxvyQDOOtMicanW27pvpgxnRpodtrRz6MOZ1xQRvp8JxEEU8by35gzMUQBI6p",
+	"TWlGICbJsmUd3ZI6JOvPDbecOsS2XW22vtKW3VrXD9MExdkNLX4gApmCiAwxqtfowpKUhrvcnVcQ4obF",
+	"atJGql6vBoyle1vx9e4ILq/vGvXvfynLKXMaWM93XMRujWLKaEwSSLg0vXjAeEwZiaIZUAY/9z3Y/eUY",
+	"YptNZabXzuTCd9Woth8eyQGb0lBNzAXBCdLxRIHiMEYFCb02m/rPeZykCkMgCiJOQlA0RhgJHpfi0o8k",
+	"TLmIwgELOBchZSZGbQ4ImE5J8khmQ6EopFf8Rq5RgpySJNF92MC2SesccpTHA3YNT23b2zP4j3+H6yI9",
+	"DPwTXJ8HJCLigp+GoQezvOi1LjqbKzorFd0esFMY4RQEkggCu3QSIorwt1Qq0J9oaAPvhlCGPiMSRSAj",
+	"TaRolpexhLb5v+cRcV3zWNbsLqewrju6YjUnKhxzMXtBR6M19SAJw6rtinMuNAN8/Pj6hYREoNQS06QV",
+	"d+cVGE5RlPNwr0jpUqEzgwlh46pOX+smdAdDriYwnXBpkpdTx/5XJEoRQjoyhxIoA8Iy4eSBtAMezkAb",
+	"7LUvZT63YzEpESuGKjDmV3eiD4/Cu9FnYdHt+hQjKchXyQioy7HmDt4FroNje9CDMIYC5IRPmbshOEKi",
+	"8mu0hAEJzM1sAkGUqmCydkCuueP8xVGTXfxuNzg8DHoH3x1hb++ABL3+0ePvenjweNj/DkePw32821GT",
+	"m121bLWaMwYePEDyZQ7O1yZzQ15ieSHb4hS4ITU847ZN94F844UFb6VXWKLIQ5GjtbQoafn1yGDOW8iV",
+	"+l/xpGcPztjL+1oPydssl6617/SU44QI1PLWlNhaz45aS2C6iVRSh8cJKqroFZ4jkY15MuZJDcIuMYQp",
+	"ZSGfZnlvAmWMbW1RKG25S1TajBpxEay9gzfkIkvounCWlbBLcL8CEsGsoptSJq3NZp4f0tNfPM5qv507",
+	"z1oPFYt0fWZ6r5P6IyiqXmjnqfp47j9zPXjFodRTTsHKU9DIwgtamRDk/D08PurvwseL5yfZKmkNC0HE",
+	"pT2KXPgrRGFP+4SVFteY95b6tSS8ZRaWSNB1qYO3KmcgFRFq3TnwBNlnz2EtuBXDLIg+R4YVa1ww8K1W",
+	"zSJ3NWjeLAmItsj1ZYT9wxPAiJim3D9RCFEgUyJCDN0zcwSsVtMyXcvUOzp6a2yPRtlJ0TrX4GISRWu0",
+	"vXJPUU/tLF+i9WM4TjxE7uTlXHOLe4HFoNeWBQ9lBlfhopUGYBWBNtRZps4FvUfpsXB1lQSXY8FTFj7n",
+	"Ea9INPW4l6f8gbPvn53CBK/nU/n13f+qDIOgfqMnEAqeGNsuIlKBmvIij540gayz75/Ndz1y/6u+W3ZF",
+	"ZeUJpZcsjcEWLHLLvSzR+4Wrenz8+uz9O3/7puZvCYLVjX9FRIxxDVmoZf6FoISNI3zBp+yOVT8ma1Rc",
+	"V14rWpW5rA9UQsqsJXgCEZ+i0F/ZP/TXNa8S6ObvhfoL0FQ2433efImVFpY9429vCUbzeqJY3BULV7ko",
+	"NYTC1xSj3Eiae5I0a8VvN3Lls+TK3fewvyIpco7NHVOJSBha/0OPTZ4AmYuLWN/7kQS/yvH2XejOxntu",
+	"DT+9NxPMlm4JRze7OnqhKiy+99qrwtDus2fcBV0Tz+lvmdepJwiKJzmHrWuFGuPucwOJi/OfvyBt51aP",
+	"E5o8A9MMMzR14PjrZacVGyBfjqOajwCVuLed/ts5qgejQntJ8PAhkHnG+AocfUelhydRe+lj8vbeaxBk",
+	"OYQqqJrZbRo+Mu8lSuiem2TMHrzAKL1GDz4IjGkae/DyOohSSa/sSweCbGlVVnpr8ZGmSD5qrb2c8nI7",
+	"Vetdb7m6JV38ikzxhfNi59HaLFkTOp6Y03x3dgwPyZMR7lV7Z39LaYDP+Vz6+JwZ3c8/kijF6t+1Hl6h",
+	"x7MXNZU9Sdm3HiWfoizv85XaqjjktHf0eD/87qh38Dj8rvf4gOz3DrD/pHf05PHhd08ORv2Dg8O7HXLK",
+	"2MbNYG6iZaIskX+91AIlcH5DB6YKyH3hlFXL0GiKv1dz69fCfI2ZV3Mc3j6l2Py8WzjpBzMkFxe/5RbS",
+	"w5iOc5zRVopoi6G5I9euA+gOiVIRQkKk9NxDUFwAXuk/slJb5iiVeQUKp0SEoL+9XDufWPHGzW3LozvN",
+	"3rtoi5k3EohnZvrnwQTDNMrzGy6fJ5rQ5PV6N4trqaX5nXzbycqBFQSvo4c0xZuMnd0Lwz189rAvx7Lr",
+	"vU/1j8CbDRoKGfe3TPw3POO2Tff5hCSqsaMiBSvKqlSA5cO5gR3IXU7n2pnYfuocyqXyZUIjPp7zb+6e",
+	"mDcbwIrsXYtvBxSd5z15c4S6cbkK4djAcrk1WH/qGRdVmHaJDYBVS8pb0wm72j9+yLzVhRvgggaYxVRc",
+	"Wau3gLL8iyAVAlkwO4Hebs5wArXayjitxh6vwMhcD74wPyyOxDcvd/ge+PaImK8VrP9Sa1i/fA49ZaYd",
+	"DGtlU876rD5wnT8B52VH23OlbhCVqf8hRpyNJSheo9Ole9WlWS8MyCsY5qZ1XlzFm/j7fvPzLjwhIj+k",
+	"IpgQqWf/E1WTHz9U49/aP+vLnask49Ia7HSd3OXYqRuaqZ536FVO7UYyP5wrXFLzbfb6HsoJzmyANtPi",
+	"LOf/BlBI4tqPl9gM7y7Yh2E1WFWlOP5pQqwQTPONlGPwX/6a0iTRGDm/pMzIGi2xi6+f59l0jSRPBJnp",
+	"Pz5EZIbiORGh/nRBVYT6j+dOr5i/s+0GLe1xau+BSYjJDEiSIBGV57TqGf/Kyt5slz1277bME6dyQd0A",
+	"m3t3jLKeSfiQqdhb4hO3Krx7jjp8iFJBopK7uk7wodTyOWXjNCIVG03ZL3fsY+2zdgaaHwReUZx+/j2I",
+	"NbzMOTIs+p5z58yWhnirv+mYp9EX8pY4tenARvO8fpe0hYvc3OzJ0G+cW5uKFZTw0BbTwA2p4Rm3bboP",
+	"ZSfPL3grbcMSRR6KHG2lxQsSkzGeETZu6oXOIQ9ntpeahvIESbhWhQjHa5UXerYvWfgWswBR3Urnigi1",
+	"RrVFj3exjaWxzM3eK9OuPM3KhayTZqvCsXCZm+yRXM4wSw9lHthiXE3s2yYLwTWb26sGc+hhPS9Km70G",
+	"Hv9o+1hm/beE0RFKBa9fZKEwm7RK0rD6DbUxMhREYXiqqlwnF5EN6WgEU2LTW5g0ct2PF8+3PjeDQBrH",
+	"RMzq0ODcFdVigK8zfZvTbMX0F/irTNpyP/NU8srLV0xiFVM1pCYNv7ZFCM4z6Xooes8QkCkxgwQFBESR",
+	"iI89l/ByODO7kAlRE3cn3bxV558AXqGYgVuJmbbOXcY2DzBO1ExjUQJlQZSGNsK6YJ+PNTlvz3JZSsL3",
+	"yesM0zCsgdoV1XaK3YT1apvM9+tWc2nd7jDc0v2J/CLCevXNzsSd6woSrL80zpm7w3RNmHztWqMIr9et",
+	"o73OmIfrDzGvuIN5gGr9RvB2P2+xjuHYUv6dderGJFm/DpVa5K5dzwojerU+VRIT0Auyfcn1qyqq7rAY",
+	"Zh8ExU7A2Qg14969iYiP+dqV7S7RXavtlETE2k0kgszk3WrdUYLat03XrWVP5N+12o68pCyYCB6Tz2ri",
+	"bjMut7Bm5QX1n1Fhsc3qiVaOvdCbS6rQSYmCH6tZrEInLcAvX+Q5TbAgwJzUzkV+WSKvErLVUF1En5cZ",
+	"FIW6LuuyeTGTY2CRrRdUpxPZc6q8JCLnpN5KuyzbYrlL/uDlU92lPL8Vh8GLzLq32JTrZcAtOwDrzURx",
+	"RaLT1dMxvz+/aU6mxFntiZU6XKi70FnVPF8KwcWa5rO287Wbq/0daxMzznp719cgUGogVtwYwqyfCn92",
+	"ikzBVHA2NmcAp2bzjEPIgQx5qoCqVSncarshZQfkoH9Q3wGx466inImdyNcK41ru1vKOgMIYCJNTc73W",
+	"JDX3bXZF/9imgDanSoiayPwHu5V4UnyOqFTmgnHsuYzRVDs0jDMaEPOSVby8FpmvVz1eu12wTFIzXjPM",
+	"GwfnZZnYTfmJ/RCXFrCg4KqkmBd505eYqGOXk9uzWyScBeiZgzPmYMm0HPHIl/jnhbC8idX/sk5SzAf0",
+	"cR0ZbnB2LavVjn0uXWKnUq3gNOhqxPm/+ltuB6r2Krv85LrtRxKMsqviy9JC3oFD8/Wqz6oZsu6VUxe5",
+	"o0nOdWbNduX+0tfOyBFe35w99/MOd9xzasAGs8Z/9nnrm3cJM0J/cynhH2i7+uGXqaGYbZkRWhK6zYbU",
+	"8IzbNt0H2sxdWPA2bmCWKfJQ5GgrLb4nMZpj2s0fPTIBiBMgxnuH6YRG9pkiG7tQ8PHiuX2hKaIoYYhq",
+	"isggz0BtfDOXg7qZ51dOzHnFIdrdlNovCxe5yD9nX3DChXrR4DDnEo4/VPrwec20NMdV+cVvVlo5yz7I",
+	"gbn75Fr4mt6xaY6v13sm75vk24ZsjzlotE3DND3n1k34gSyuxUVvtZnxEDbXHEe0lRpveYiNXX03mivm",
+	"IW7DRenlzFFExubYSDqMqJxgCCkLUdh3CrOYVDQlM5OMS1KpkKnjAfOpfGub+IGGITJfN2JPGo3NfTjg",
+	"IygKnUYRn2LoezCiUZQdFJtOaDDBKxS65oDZ1zdhQmTVA5RENyGfp1LxWFPrDLXwldV3YGzht0QFEy2I",
+	"eapWFVznVfxV0ZbS97ffJ7zxasWXjQSFqSBqxZEyFUwyoyamKrvASdWEpwoITIgIIbCPJ996zh8Dzng8",
+	"q743mmdkwyLvswe4Pd4G/+WpQPmyqH18fK4IC4kI/VodaxC8QqJSge+vUAjqDqGsuoZtIqMkSaLZ3OXr",
+	"Ju6F21GtzJilJUjl5ezFw3uldrJaVfLmthvhmlJnaYTPOI9aRiqRRp9Pp7yRzyHSonirFjELknJVoQsk",
+	"8Y+cBnhjYxGV6kd3MeOCWG+nhrDgYphvgS9ohiGNqJoBF0MJnGUvHNe9As5TFsoPKH4g0ajmGWiFJD7j",
+	"0Up2GnGhNa6BtdFY8ubH425bpc9KwVaMriQe5yVYtbapXNIKllnmj9JqLRLYW6kFy2RdIedWgXrpMtAi",
+	"i9XxYrTt0mTmnns1X+D+rRcoGS9N+PRf3vip7aK/FxrGX+A+38Z6+QyVXP1G6D+UVVJJgo21sbE2NtZG",
+	"O62NBsOHmT3TsvBQwzNu23SLPCQN7uqYQ49XhBpY2/NZlIFMMKAjGliZAF2jwon59EhCjBEicAHECTR7",
+	"3ntr7Wyk7sx53VevSolZXM3j47d6LKtevWpBVOmSRtG5WYSHSXiQ03RR1CwMpK6gKWje7O7ivfLhwycp",
+	"bTknr+VKfFMs27DOmIdHaxXIg1GhvSR4wM3HSsZo877bPJUenkRtp88D885XwDEPySetpYW7S91IyDeh",
+	"aFPZjpEIGPJ0PFHZHY9hOoNkQiRCl4iYi631H4S6y87uV7OTKyc8eZHdqYqi96PO8c83j+U8q/HpF29V",
+	"nMQshDL5XghjXMEQ3brcEL8suGX55abHe3vDgAz3egd9stfb3zvAXrC7/10P+092nxyS8LujJ3t3fblp",
+	"Lpay4gB8iVCr2PtbepDpbvH8hze/7869Rm/8sgYvfmHWasoqdYzbIjXR4EzbNM2HspOKBW6rXfAg9pFb",
+	"/VbSQNDwA5c0k7dNvE7AozRmdVPP8emdss3xqX1cXfdUNc83Tou9z1RliCOSRroLZL2P552qVFcuLdnu",
+	"Y5BpkpgrqU6tSc+8E0CiyDc2h73Nb38DosyVVbNaLI1NDgXRO31p+ui9eGm+t32i7L10/779q3lPovfq",
+	"rON1aNh7/cLs8PReX3S8zt9I758/dLzOJe/9y5nJUNH78Eb/q3rP9GeR9s4+mrwavYsf9L+id6G/v6K9",
+	"H991vM5vk95z9+/FT3bLRJOpsHGygS3pY5NV+5m5ptzcY+G6D7CJP7bhFGz+jUfSfZUde+AM7e1k/WEs",
+	"kCiUCnxzpJ2ysc3/PWARSl2e2GcVfk1JlD22nbdLgoCnTNmOK49x3sOtnPUSSuuRvLPMXb0FSBmQKCqd",
+	"IdGYrt6SXGFXlLNI5r2dmiznhAVY02SSMYmiIrP6+vXLy1Wx91pemtIRFutQWX4gSRJRuwVaQ6R8zgWK",
+	"ubHOr9IqKt5EodsioyWwNfo4/z3iDdaG21d1mWiDyw0uF3HZkJOwAP6WGIilUTU/7xZO+oFcpeXFb6O3",
+	"sECXByRKayliVNI9OBTt9RZq+glmGnUzvy2TZpEg5v6xObJMfzOEo0pm+/NKK9GKVGlMZTmNF/W01gW6",
+	"EdeAKwkkEFxKo79Nm7L6Mf8oX+QahFB5vtdVg7AloGtOfickQLlV1e8CL7pB5B14+XxX86VbjgfB6tz6",
+	"txmtuXm3djqwBRuVzbv9c2bt1nGGdPernpZ0Ca2MUa352bTTNfCGqXnb0KQGszWyFzWrdo2MgKgOn2u2",
+	"rPrFCpHKX4xYWfHL279W/mJFT9UvVhhV/mLEU9UvVmBV/WJFWNUvVqhV/mLEXNUvVvBVZv8yorDyFyMc",
+	"q36x4rLqFytAV/xy8dPtVm/rNMDNUHKXKdYFVOYPNYUsLkwXN+Dn9seeMjzdfuEiw9ftJTO81Slp8Xdr",
+	"yRyPt5bM8Xl7yQyvt5bM8XtryRzPtz8hm+H79pIZ3m9/lzXD/60lc3lwe8lMPtxaMpcXt5bM5Uedklae",
+	"rPc8bPvly1uSNBb/iklSSIqARBFPlVz/ULStV2HpmecwBI4pZ9Ld4hpxobuV+XWurLo7K6tFmnkfZ6v+",
+	"A9q2hTrXPQLORUgZUVWG6SsaWAr3JCqlzeMx8rEgyYQGUKpZ6/ZXK86VlG9r1BzFHe8QxSTRf62+YGdu",
+	"hCZETSrPCzO9Qope4YtaB32KB6mdpeiucyYCQ71C5juTTPSuCR5covRnJLgcm2s2r7O3pupEEJOIyEnt",
+	"cOPMdH23rhQJFA1IVI9uYBIhgXv9Jz/eba7SFq4hVSibp/CKqKfXuX6bRoomEa2KNP/ERRTCn//jf+Z3",
+	"iuO89AkwLmI302t4ClNTeAb/8e9QahT+Ca7PAxIRccFPw7BmkLZcZXlY70cjiQpMhnj35k82roBkx9Fq",
+	"9DK7l7nP8rlf67nP5uY+W3/usweYe51od6WUqMbAvKi/6RZb9aU2B+HV8FwpIuZPFTm5OM/V8+u8wFsL",
+	"5C7p1xXWQZMbZNUGwhe4rdIOE8NFpL8hK2O9PcCv3Zy4Q1KEr9wQuMOMN4p5o5g3ivl+FHNDO8VO67dk",
+	"M+EtSZqbZ4sm+UA74MXitnHnyNHhAYjQWgrYp8yas7lt+9ANCY1mHkwRL6OZuTUO2eNsj+RWvi9cvKfm",
+	"LvtwPVuF7tWrBTtblzTC/4XLhbNgYJ2/h8dH/d08K7ZUJE4qjax7OxpaMtsljzEjgLxrZAGvEyruZ47z",
+	"L3TW41w7+vdZzToOQyL4WKCUF/y5W7wV77qR8fxA1s53Yx4evGlBTIH7XhFVmXyrOtPAqUDpaGizbr3Q",
+	"MPBPbBQKFYwFn9bzjlZbssn3glQmPHKH+/A6QUGRBQhjXdI+xnyL6Kg0jSzBXd2i58o19xbhucTLjgXm",
+	"GPO2M3uOmF/VzbglKfV50ucOXtCyEPkHEg53oFcG8XsB5dcOtKbM4QLJ7bKFmp1vyyb7UG7A3GK32BB+",
+	"EHeg4IQWU6IQ680oWnNyNusD+AhI7ixkzsAViVKc9wNkpSOQt/PRyePluLrR2fmcKu1j010NiT3fW1av",
+	"ipRN0/CUlUhY0M+YfdLL7VACl9TlnAUCY3qFzCXrWv/lKlFMaJXVTZlUIjUbA4u2d6GA7nmndZVSzYZ7",
+	"m7rLV+pbeiKytFb3Fzq/T0o3pGrnFrMlUjUfU9Nzbt2EH8jEWFz0NqrWOZo8GEHaSo3i0l5zeZxMFxAQ",
+	"EW53vsL3kam0qZJfj95x9X7KVibLJmKMp0Ktc6u0fnE1wXiFaXWGIxQSFAcCF7oYdP2dq90dU0Xu/K7V",
+	"wyd/qziBZXNo6QXJr0J8XvhrSsPaM6/jeleQvEyBxU2+nJTFSErLcZsyLN1bbfDgSxkF8G2/VL0BzD8Q",
+	"YBoypeZB2Tpl2fis2zflBzIhlxa+3VbTQxiR81zRXnpcZNH+JhWoicpvN5dWyG4Lmne0s63EpTPrmQ6A",
+	"LnN5SgSSyKQn0XpborjCEIiEQWfQ2bpvO9NQILtmu3LXVdsQcsKnzL2IRTICrpjkiAsYRoRdWgpL6BIY",
+	"4dTOzH01IVdodKJ31zl+RmaSYtor1F0dpWVY9AHMPMulX1U+njux31o9tGXxG1XeOYe1TzQ3P+8WTvpB",
+	"zZby4rdcTz+c4ZJzRispYo/2PudshAJdTq9mNIPtCYK8q+0vnxyR1o8IUHmeJlWH1S9EisZ8IKB40lN6",
+	"kmPB08QklLEbh0wRyiRwNZmjgDwBw2WFj+0sLB5TlW0zLqugS6x4ZubcZG8BGiJTdETRZSoPOWpjTUEw",
+	"IWyMWWKahKhgovtPJQJVZr8MSQh8BCUym2n9jeuhExaCVFyQcfXG5WcoNz0dtxQFmW9VaYuM26hVs8y7",
+	"X5dts2Hzb4jNm7JjqhDVVjX1UDRoLQEeyq5bwRRfhS3zIDZeFce0mDpv+Jg3ricVkhgiPubb8FoL+JiM",
+	"UYtgCTERl0Y3RFzIYxhGJLiES8QEUmZFd+jBMEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwofuy",
+	"7UHAYzSH3rtnT7e3ve/1f57p/5w+3d7e8u3pI62pB6YzhiZ49XPfg91fTrTCukKhQHF43BtSBWffPzMK",
+	"ITbvZ7uhJ/QaI5kdZFI8QpPpFYaEhQPWJUzRHokokRgChmOUEFGEIaqpHrhrxKiZVJjLdFp/2vFv3Tlh",
+	"+BfeIQ44q24vv16si5SU9ufsHtXaD8pGtPqBklsw8hDm5H3CBBpACTQCEvhMjHzru8ffJpiaNdgyxLZP",
+	"1zY/7xZO+mGN09Lit9zwekCDNOOMdlKED5vz4PgQz+0Q2jTd83wgayQy/WlCFBAQaDJM2E1H6RnNONU/",
+	"2czVXCBIMpNG6+VXCyouAGI1HWLC6Aileu3SYhcN2lyp890D49MTIEOJTOUJgYir1bX7qkM0KTKkIaPZ",
+	"F96ao2unf/jy8f7LZ4cv9/eODr979qQq1GKtF/kMJ5RVHGI6tz+DpNqwyAf+KKMBXKEwNxGGGJAYIUwR",
+	"phMa6bJUzk8qBMJM0OoE+jZIFaRCICsHpookIbqKHuPtxFzsR96BCoqMsWL6p8BwimJlfxMiIeLEZCrR",
+	"7EKjCOSUahtNcSDKUiyYYJhG7r4EmZvvCgshm3wVo5+hIpRh+KOl/B1ytWdrZq8miysUIEyjsj5L/zRB",
+	"E3805HAPzhS8YO5GmzWvDjoOtaE6mc/ILjBCIrHX39/e7VctUsCZQqZ+cLmJFhj1h9Pe3uER8CszqHww",
+	"jyRIRhI54QpGNEJ5bN7F0dY8+IO0398PEqIm5i8E+4WcENPUyKULjND+PBgwf8ASFOY7D6RNeD+cmZRO",
+	"Fpa+6cTPKmdoeXv67vWrl+cX23+T5uF8zcSSxDhgpry5qmMraBRNiJyAuR41cwt0AiEdmdiHm4Y7cKHn",
+	"UjDngI3t/aCiMGdo/d2C0HZ6x09Ge0E/OBqGh8Fu2Mf+aA93g8ejg+F3ZD/cw91RnzwZPg6+C4/wcHRA",
+	"9od7ptyT0WPy3fAoONSsQpQ2ljvHnf/mGv2533tCeqNffj86+PSfqhaxGOz86legtNS6bva09+qX33eP",
+	"qpvNn+85VZW8yuYYdEpk6cEfysyDR9mZGvEoE/fdjxfPt7JTLMvS9pGEYUoj82IQlo9xpuyS8elCniKi",
+	"sKdojLVuQ415b/lLHmvTJFEzB+1PXueqkAHLQtIkG3MlPOOK7lzt7rgvfCO77KZAaRU09rb7/e2j/Sd7",
+	"R/u3yqnSahaDyeE9vyzzAPYyyVJDxH2mQbdwRRCnKDWIhFTQHc6AxgkXCswzJfVT6y1K4ZYagedIZHNJ",
+	"XxhgQiUPEbomRVePBAoSFJSHWybzC9NmAnQFT8eTaAaSXvemiJcgCLtErS9ZyKdbLdiiRhZe0PiWrCsr",
+	"AV0DwFpGES2Rqw+Lf/z4+kWmM2y5jLQnJnsIN5SUnpUyPCd8vYwi5r2txue3IknLWzKDoTsHWOfcY3Wu",
+	"3rvna7G5WSwQbGqW00D55v3PpV9eWqr6pdusGaFLCmOII+7GbMZn9MmIRpE1dwpxWtVzw2GkhXwSxcoX",
+	"PD7HibfFl+zoG4zT3pcM+aqOCmzEzT2Km7Uov5ERDcqIhqJNhQxqlVXV6GzbNdUHCjXPLXR7zemHCDAX",
+	"XNBKOkx48sJNp4En529Lq86e4YUgWs4uk+GF4EliTq+FqX1tcIIwTGeQTIjE6nBUQBSOuX33sKI7++Nt",
+	"l2GcjIWIDDGqa7IGXFY0+kHQAIEyoKxnvPhAYEhV3Zd5x4KGH7ikWTZtEkXvR53jn29ek+/LtT79smio",
+	"nfGpiXHaR/r14DLC6u4Wb7HapDPa4GJcZYV1wRsMiIK96BoZxBlOX9+h+N5dbsWa1SqxywJzLFB+gVOz",
+	"aZWGXB7OrUrWQe7bSVvzhXG8ltm4wekGpzVxeknZ84ngMWnsZJM5o6OdE6lmEcIVEZQwZTOryUvK2pIA",
+	"xW5zDIlECAxF7LErE+u5pMxdEjVbghJIkiALgeTTMXrUPQBAgOE0oqx2PG+URtEZstCesa/1jIUmOYY/",
+	"0hB53TpTooK672R8hr82fx6oNLV8CIvjr8+kTZ7Au5VPv/FDZhsmrM+ETTnTc4zeFu8pH1Tjs27flB8q",
+	"lLC48K10o+eo8nAkaTM93uAVNrjZkCZjQUIEc7Mu10QepCzigd1PUBOtcbKC9oxSMGtVVrkVqTVMtDlL",
+	"pxFpQkqYTriczynintSu9RKrbuO1wrhiHz0LfqvMxjOFt+FHEqUogbIgSkME/+XLX1NqXbl8fXWTx8c/",
+	"vvqr74F/fHzKaGySmNuPryijcoLCfjrnKQtfjkYYKGm/uRCESetf5XX+hUbRc54ylVW74MkrQcb2w2sm",
+	"EwzUKQt1Of9Em5M26bCEmMyM8UlEzc2N9XX0Z6jdYgWW0mutrWwN6Rvdyrs7ur5xU3ADpG8RSA2abzlW",
+	"26aam55z6yb8gAZredFbbZ89lLmac0QrqZHowTQVPJG69eIVY2vNba8dYi8C4pUnHnQnz12h4+PnnGlF",
+	"m5LInH3ILMXm3/O9jyN8ozSK1hiBLm70nz3osM7jwGYp6vOxpvFKRr7/BLKWce4jg2wdtVqKsa/OBJsv",
+	"TTXZ5584deRdibgmI5bVoPsCD4d/HbBdOxrabnyu0LwbiN4Bok2ZiZkEaJMN0ORcWzXRJmNz75lzfF3c",
+	"QPf3Vb7kIOcoVeMYwFrQLrV+8w7NLV7snNB7wBX9xuM8X9/iNym8WhfEyAfV+KzbN+WHimPcZk61jyoP",
+	"R5J20+MBGaT1vPFQbNFaKhhFdGF9ktXmwarvl2/rLHawMDVz0lObWTIhAcKf/+N/QtftbF7izHyetxLK",
+	"rwFUDrspEV8iTEvWyniejcVEjM94kqeblTEqGkgQ6FIxAlXmcnnuW/pfp9muuMBXSFQqMFznpOq9namq",
+	"GMFtlpxZ+SYDYndY/G/dwv+a+aQhmZizYZsEYpNzbdVEH8huKy9yGy2WnBYPQoi2UmFeomsqsJm7VFJN",
+	"Dxtvvu2qR4k080WXybAsoX9fCnssP/nzy7Lusfem1QQhdZMCYnLw2DsBJmNPwJkSJFDlt6LmapgEalQd",
+	"m1xK/3z+/p09reJutruzNeG2IZ2IKjKADSWPUoXw8eyNiWMxl0GWC7iiIXJwibRiDCmBCZfqxJyEGWK+",
+	"EVNc9p4olcjjnR1TePuKRFwQpnokodsBj3fsbRy5c7SPR8He8Kh3QB5j7/HRk6C3Hx4EPdx/vH94uLd3",
+	"dPj4YMcpBRpwtp0YsyYPN6WC1tlTuFsGMc3NLvlbOcPQNviCcvU8osiUa9nfKX33LKVR6AMRCDYrrQQ+",
+	"GjA/uzMvFqsu/ODqj7iAwHwh8wwGumAApx9ebw+YYXwJJDvyGNLQ3G1yrUGXRyEIDLgIs7fGOPjIxpRh",
+	"1jfkfQyYSfG0ZYa9eOayKpH0nTKbmT5eEFVhzD7LM0xBOWnVMfj/+q//+q+9t297L174Lk9GnlwhT6Yw",
+	"z317/b3d3u5ub2/vot8/Nv//X1cO58dVqaXepTEKGrjcVxbSemwko8pcn7uV+fbmyF1p1M3nCVtIIlE8",
+	"S+E4wDBiVgW6u0eQJgmKgEiECV6TEAMakwhCOqZK3p4m8S6px8psWjmlaka/gVV6ckKThLJxb/dJb1VG",
+	"Lq+zALEKGabhpklVNdTtm5tcyQarGnUVKpu9qpryZ+UcyzONlZKPlbl3kdVWrsKKdawixTLFywiuUsqu",
+	"ZkMWaSkFWRssEDecl1fI1B1Ui68b9u2WUTlh3Y5V6D6gbvh4Lp8f49NMJREWevlG+4C59JY21500eRFh",
+	"JHi8kK/S5GqhCrpZljxdcCciCqXytzxTWn/1SA6YTOOYiNkJYCT1cOlo5GuH1tf61q/SCbrIrZRY1Nbz",
+	"Tbg9/FuibjdxyQs6GplzvRXBN/PstCIRH0v3yFCW/Z6R2PrmaoJU2DyX1vwyZPI9e1hmwqda/M7AWIkw",
+	"Ra3kta3mgcCYX7n8qK7Zk6I3U5vx/EEhgRDhSAFPVWV8T6/dSpH0NlMARXKj+SWuFEpuPevQ79wVXQRF",
+	"eVRFg1551ZaQUkpr1GMmEDGHHN1dg/ky718SFwLYsHuVZPjJmLeNxarcXfb89JYWVdIDOeGJfTXXvHVw",
+	"WZ3m9o7nsV6yNM5u4Mg0mJhgWOmgfnFI6wckVzO/kgNDHJE0UueXlH1c9ZZ7K2KklzSKzs0irDEOWc4V",
+	"UyvDQZ5dZtkrzC9LOFfJiSvCtIk/RBjydDxRtZIXGE6o7fRb3tVLVOX5r36C31bTnFh//j+VKt1AAut1",
+	"Rphlcagx6zWPiy0y5mIkcoEf5g+Jlade4oKM8KsFRJPx7DVkRItOfX49UmatUPoDixMTu2yjRFkRVN0I",
+	"lfsVKg25X4XQaokDZgfU6GzbNdUH2gCZW+g2xv4LajwMKdpNB2OrNWxHmDRGuTFhkxxJ6FIW4jX0s3cx",
+	"zKVeezOWsAC3jJHhrud37QnZXfNenPOHswRJaydGdwO4p4wQLl3/BUWx4vYDEVTNzGXvUjJcJ98LT+vr",
+	"uD627q2Rm24nfv6NkXWeRfY6UxJFCUlq5hmqlSK4dFFkkQ8WFXbR+7yuzrjxxvsi81bQVw7Xh3cZ7gz4",
+	"FWrs68H8+ukX5L3dxd7g+274btQmLXlS7TJCGp91+6b8oBb5DS50+6jycCRpOT3y6EUD6cNDuWZw5DSr",
+	"sSIyYjYUCY17IZ+ynqTjiTKv3qVMpklinoGrFSEiVDxLhVTrDm+u2g3Rm5hLlQWy6g0oUq+owIvKVzHs",
+	"1LPHJyPzLrJCGFFR784yidT5hKtxum6s6nSh4g0zZpz1pC1bb8YhickYzwgbY32D4EVRqQpWmv+TCxqj",
+	"ey6z5t2/kT3Du3yoroKWmuhveYg35I+SirCQiBBIqnhMFA3qL5UueFZ5AOmMpyyUkKBwL53XTG5tHlh7",
+	"lkYRqtMgSAUJKgLb54lAEp5AxKcoNKBiLhCIKa+wZk8xGZPfKMNz+hvWpLzAiJNw/RUTKTtPEMO3aaRo",
+	"ElFrkS1agBExRxEUt65EzK8wRqZA6qo1J+V4+gNqAtp9+6WedisRUKNxbdF9QIZKEFW5k1694fDTfLUX",
+	"1kq0r9a8xZCmsX/706Y5py0sXCVxK6BVtXjV3FZJxOXJFzgsoWxeMnqFSlmWaotSfUHE/FIVL5cYpNqP",
+	"Og+MW6AX4KNEcTrGqnV+x83bvxgIVMfuuWDtVPigCYtSQZxKlb1VP7POrTme5PLtGR4ZRoRdDpivO+qZ",
+	"nnxP1yFRNAP/NEm0a5AdJoLuP308e7Plb8NPTv5zZg9AEiYdVg/6fXvahepBTpDYbMDuMEPRTcESJKH/",
+	"grPOJ00CykYm65v2PkhgZu1qChyFNqifiqh0aHZM1SQdmoOyrkj277LLf4Yk7HEWzUpXVcz+njlXpJDE",
+	"oHulAYlATjhXKODPP/5XvgmkXX575CXbIdSe7YAZemaBgyIu4MEwDUOK0oOYJC4uEJAo4qmpbB5zkR5o",
+	"1YKKWvFAUUhvwBL7lLgZnmdPN9mmjSzUgyLSnlymDHYfu1CB9CCJ0sU3PQkLB6w4wPTnH3/3QXLQVos7",
+	"Dx2QYIISRqiCCRgCTUsHfmCIaorI5k72yu0BG7C//OU5Z3pw+pu//MV8BS8NL5rByTQIUEoY8nBmjkP9",
+	"PnDG4KBzrE1JDwbGKNQf//zj75/8E8fKKAQXWb0Bg4Wq9k1ebZHaV3h1O6aK+bFjf45RSjLO3untfPKz",
+	"FQT3i31q28xVaYIYwnJmutNQ8sC3p7LNXzxBRhK6PSNxNPfF36TNk7gzQRKpyW/mb63DZr/ZLnUrStBA",
+	"+tuWOroHe33KHJ5yMaaEjFE+gu4QIz7d8lyWVjMtaU5B/XDx9o0tta0JfWprOzgrQWhkZHNE5MRVzgto",
+	"tFIbaALBU5WFILLT5b5nZx3yQH8Af8euvtzxt2x4SiMcQ/D3+7vw1pze+oAiJtomima+HYX/hgc2baQ9",
+	"aQfzAzBBMT06D35N9SpfYqLmB/Kf82BZiL0XL/2tbdCSzrUW8iCNcywkgg9RHheE3/GtCDrYLviwQiYG",
+	"RIhZWQBCpfwzBFkhAk/yOa0SgX8BP5uKDxIjDJQ0hd0htN3HkLsJGXzta9EJESRGZd4cRpbG7qadHk6E",
+	"SgulwByUz3VwiL0Q3SH6IMBEFVceIir1Jw2ULc88XUeiyAfOstN2ulXDD9I+WmdoZocDRM8uwBOTm7Vw",
+	"auxlCTfTJUjpHg1gzWLndQLzUCCc2ninucWhC9mIaX740i1TTpEiO5KR0/bEpmfpMaUSbU1kvY/n22a5",
+	"ntuwVe9NTnpzfdjSwjZporlOHlF2vNCvXqG8U11MNzvh5vYAm+nF04pUT6I8DN8MwbfrlzWusmbMj/br",
+	"4Uz7SlqyzRRuzbPJU7M0XbcwblW2jstrUkSM7T2Yrl/atTgGbcdncDUiZiGg7PjOEcIsCXT9ucCov+Vl",
+	"vFPcoHBP6ANVJ9nKCpQarvYh+5jMzdf/84+/n+q5ZI87dH1z4cjXysqEv/f6/bwFS4X/kqKgGsx2thkR",
+	"NDeBIpcowf/V1yKRBhO4REzsGO3RUuLESUyUVmR6jPPSzSjq//zrU6ekt0txz2OBoZm0ltOGqnKhH6MQ",
+	"JY9zeWZOuJt56O6h66o9TVMaeqWmffdO+HDWM29rOpzp6eRdneSCkjKGYVZmyNXEvpSSSwMJ1poZonuP",
+	"h8QxEScl4WOVxJBrmwMiemnaNVxrVE335QUZSw/2+wdeCSm5xM73LSwxqZYRjDNjDmn/wS7UR/uOuStU",
+	"Gp3um44Z10qia5KNZzdyJLIQ8FoJkgstA9aMA94bA00+tbX/zRyZtp09m6eck7Fa7GgMEYhJpEeGIZhi",
+	"XcYVPO4dmP/b3YMJXrvbHZ6hg5abW5YooVYTrpUpRlGv3I4qbjNlZ4VDjvY5pAm5wpJ6sTgkGQyM9DMA",
+	"jKbatkgESmTqxJYrjjZbEWoVUX5GHOCFlnJL74US1wteW2k+RpWdLIdu5sW7HszzuEZg2t2XDK/m10cZ",
+	"DxmCW9Fo5nLhNqGYRl/WtH2EOZ+asZV868D5x0BWSKSYiEs0sr1SNpmDVKWHnbVIJ/lsuICIBJeGgvN3",
+	"98wVK92qc0D9QWfQ8b1c/bgH2wXqf7JnoqOotFK5xCo0QtmgtVcBNP0D/a1RLJSB/9eeXpRedgvMyBZS",
+	"XCt6/WLrRJtUeeOGgjG91l1Medlczgby8eyNI5a7Emgnf5zjRRvlyglCe69QVyESeGKDohYbFucadolA",
+	"7UQIlFKDzx+aLN3j32jib7kz9lwi0yrAPzUWQu8lC3ioVxJ+7dlU3Ua0oyOV41sjGewaacJzNgYtRDzw",
+	"X4967zjD3lstcn0YU60frGT54eXpCx+mXFxKZ0y7VjWIzdA/WFmX0WZR6Fv71BrOV7s7EQ8ESuO2GGBJ",
+	"nvFGykJrF5UdHrnze3EG/ZN1d4xpowV2tthzFXwLW6+QgFo7y0xQGLFplZ4ZmOt8OqHGmiAqb3WqCWXk",
+	"hhaw2qnqaTEreHTstKmxsmNy3dP6fn/3cP+or50gGsep0ijWJgQZg2+1gbZ+Lc84yWcc1XkyGW62KCfK",
+	"MIrm2iXpbpWJzayvMnnq+E9gqvnGCEMJkV5lPRGDNntVxmpgpQmP9t2tbM6eOzHLBT6SkHBzf1ahuCIR",
+	"dP1eT3/je7ALEoYGv04ubR2D70iS08N6ba4N7cBE6MKLWn4riJBIBbvO47PCgETYMyvRE3hFIhoSlTVk",
+	"pAyJnf/ne9rpJdbX1e2PBGcqs2xIThpHaWIkpwmdaxjPTUy62y5m5pZA9joLZ9twwY3ZkKthzsYojOmt",
+	"OGin0JL1CgWJsnXgI2N35mxkOMuSWX9PS3c8PdPGvIefMeqIRxGfWtvNIuzj2RuZ2ax+gQrfoPD5+7Pz",
+	"4xzxTn5prBsZIWXGu71T3WzvvaBjbS//xfq0eJ1w7YX4Gh7Oe1yQlRbCSya58Sf89x8uXr9/d+5r4TWK",
+	"6HhiHxhnM+syah2n29zrHwDR/Ruh//3LCw+0fPEgq7+9IN49FzowQVDlWXkxcRbHX3vZaC5mCfac4XEM",
+	"jEtGRyNLl58csBFKF8VYLsotDMQVGnNjosdllQ+GmkN4AQiY/X/sfU1zIzeT5l/J0KXJmSJFqSVNm4qO",
+	"DXVbtnu2v7Ylr9+ItxxRYBVIYlQEaoCiKL6OjpjTxu51LvsHdmfOc/Lde39/hH/JBjKB+uBnUbvdryXx",
+	"4miLAAofiQeZiQeZ3FoJmiRVpCmkilnQtcKMCbbbQRUbaQtLzhOyFL1Wd9p77rMw0ti4vOWpynihjZMl",
+	"HJBYeF9DcTaajMeFXKcp+I1BUkCPrLKpGfdrYvWfZkzkL896xtv2C5AvDIztITaVuUiBycJILQ5UD4bQ",
+	"Qkyxe0jIkde1Vz3js5oijf0Kp75zhc+tAfD5E943YJOIadaa9CtEBlpOG5Zhunr3CFkNUZmGXI04qcFH",
+	"vaDX69lWB3MPRwFEnY7FITtoro1V3TOLNgK1lTkes3YdaCo+8VzPOxdDyodhh2P77F+HA7AksYdx0aOj",
+	"Xs/Z/RNExcqXOhnXHapZ/ejJ8Tf4LRTb6ufsqHHevUsDL3nQjUcuH+fktUKLr+aGmnN66JilLEabwDYs",
+	"JLmPlaSUjELXrIhIqg5CpTNq8ZM11Gk7ybYlUdy9nPypY/Ej7byaDofcKmt2f7lmqKdtxGLbvN0MmVZ3",
+	"FiozZvCYnZBUazUdja1uZX+fl4iNLhzc1VhhUSwRRBLCDFTMCHFzMeF4YzlQtxyOjnvgfWh+Hisb3hH9",
+	"EWmZwUvww6PuHSneJ/bARjeBHe2EEvozCUdn8J/FKwxfAECObwMnz48qhRk5AZT9xtkJFj85ek4zY81s",
+	"OmalcodH21W1y4ri6hwLQ+0fYEaUrIXrij7Xwk8pXXioSgTmcpSPowA+ffcavjk6OraN/vbvcNY9ahe+",
+	"HLwnUFLyGHW/OFWGJ2hlWtlSE15YJdLBVuDBCQ9bq+7VQMo5ij+ykfMxZVxlKf+7v7P4WfO8IfTZIy6y",
+	"BsXhOJ+k5xCPmTY8fznNh50XkVUbDkmWQumBxlsKDu68Wgea50xInrQD59jEiqISqcqeplaHpNn8xBMV",
+	"hxJV/yXvrvtI4aoaCMn0vF3xlHpfr3ec/mLLfj78JVefo1C2VrrUqyZCYPtg1TmcUOdtqrlsDH5uoNXM",
+	"cHvk+n8f/uJ0ws++D4t/9xwzkjX/0jZw1xnOiyKTUBZujWfGWZQbeoPAQdhYzKOSMUegdsMKJX0SB27V",
+	"1sUCkDHEHu/zCyoqrqK+oc+7qFgufL3SQFl7oIg+ccOz3Fk/FscS9Ii445YcInY/9cmgCaU1mg7JZkIX",
+	"iQdFcr97Q9MCrBq6VlBRUdPciIQ7P7P39ieCRaHE89ylUa643aXKOMInsMKjbf8PT/HATmcoS1c/tCK7",
+	"dy5tP6J2hV1qzVS6EQnwDoNsd7LvIjTXrZVukUjIERUJ5QwvAK0lR0NKhbwxMGDxjdVrcG+hKmnFnFVW",
+	"DX/0gt7u2pLPDDgWUChjNZnYeqVt7Y/AinuVLOtc9Ukf/UGZ3MIV0mjs4SQkhsrBRvBwcW0E7lU9LrUt",
+	"0X/Re9GL7GbAa8CIPLbRnzrfKT1jOuFJ56NWuaJZAKPoSjIVMZeGV24V3725XrpRtPuenBNdpUeHrpI5",
+	"tGU/Bwe5yNPKhSReGaEfoX6nWHn83D846va6PVvZYcpB/+B5t9d9Tu+zx3jVe2j/M+L5ah5WHepcMAOR",
+	"o8VZsQ1Wwl91oXNFziEV0+YvVzhwXnzUHWuqY/cAO04342+Sg/7B9zz/QU34R4oy5zVvHMZxr7eON1OU",
+	"O8SKn4OD572T7YXfq/ydSsRQcGR1nTb9AG4YqvF8pxqVq/iD/p9/rgQDOHjLJOrvGY08ZyNz0P/zAe7T",
+	"g59tTYe8axfzsubpcJDqzpbC/vNk9FKFRYQOHHdcyBvMfU+mhv34yiV6hT15eot0XTvhSo1j44KVR+WW",
+	"pcPzyK2bX0av/9SWkVBOxEpCy2kN3qupnxkKDRbKiUBlye9nMmSc95I74PP3X8+MNejbhZqGOOm+XV42",
+	"htJ5+1qZiG+s+Mjidrm9WoSKM7Zb8Yr7waGqZbXTRRf4epl7TVWd6JV3BGs5fmWRw1oLGBVuSwX7Fe9b",
+	"QFLg1xX1k51F/aTJVxY2x99wO32QhaA/Mx6Idt5VTgHdsrnILe52F0qlj72zrMkWd5LLW8D5u/uhlO5W",
+	"Fy9CHTkHr2jMWM2kbd2VcB7gwt1eKYF/M8Um5qGksH4bt247qJ+4TqVGVkxhZhWzinsvlCs3HyztPRfZ",
+	"DednxfFRKxuEksxho6A1lagDu0afoS3bdl+M7LRGUFdZ8TaMWXM73bjh3+R88nV2Oz5G2aPCHwIVUABR",
+	"WeHl7m2ADc6M2KjwVuxFQgOKu1UzGvurAnZV7m6VpJjxuGcrf1sZ0AtpeEyT9TJp00lYJucixxCp1HZ3",
+	"WEtZp6I0Y9fsD3Kvmnttjr0Mf1kZ/qnqkXGHSP3av7kwV709awX7I/oWEev6VfoKBbCViY+LVniCCmtf",
+	"aNQkK/fdtqZV9aj3hVfA8QyqAdug5baG3Qt0c4VBPZDDRCaGc/64wLum3YX3aMgjp2PN6bpJv6SjG4dl",
+	"7XjfkeJErCmd0FrvryIXE/k6CsO2tn2rXrbzctNG9s8Rfj3KVeSPtLpNvOlU9Md6cRZWrvxDSWdin550",
+	"ZlwbnATmCJY4Kvzf4ixG7sZmjHhFPsF7QcV3lWBzDU7Ha7VD4T0MfUUYqjqGvbBWPMRb4ShR8fqDFR3c",
+	"dt9K3AKrXdpW33M8YG3Ld+kJUaok7/6Tic5BKnj97fu2c/maUC74yrvwHq8w/5Hdsiv8+vkie9oznnFf",
+	"Fy5QRsTKNbvkWxWbp+jMEAYtgBV3FmtEwJGh10rBca9XkFfw6hgp+v7yz/lqjVf74RPHq+paYacXCQND",
+	"JlJzHkokNQqM0UkslVSxBAYsZTLm2t0MFqR4IU3OWbJmpX/AAdxvnbUa8MaL9kbi88W0geNP3HJpR44+",
+	"+srEF533s4+24eEvZsyOT8/WqwIXaCVC5N3IZi5j6HTo5sCZlrzwwyP/qyT+eFEwZSzWUOJ+wq96xgey",
+	"mKBFT4CQxSlSd6jjhS1d1rTpOU8oo06HGDnUi85Up1HNzeUoLZkSMgckB7p1XIi5jk78oT16vV3gZM1Z",
+	"zGgpdx1zBJ+F+Bcb1H//YCPawKLawqEac+cdI5xx0Qza5+Vl6PU84wUO5fOM0wxiX2fMPYZxmlUAEcuy",
+	"VBCX6lDFOc87nrNQ2AhudMWRfyPVLJTCKll4NTOaEj+vxFu7PpUuXTnh63xUqYjnfU9O6BgdwzOpJH92",
+	"HkrDZDJQdxG0GPVWT9EiISoK9sZiLU/ajn+jlTGOvdP5xOlqw38ilDH+rPDnCFp0M2aEp4fxycAqx3m7",
+	"CxE+Xoug5a6Pe/Dbv8PRSRsJZziWqB9Kdct1yjBCOelYyT+xGDlnqOSg9E24xkDCQgIzMSefutIJ19Dy",
+	"1KiUD/N+KKMJPvxjOj+0n9DuAgo5l0RcYe7unsvELmeiVZZ5Be/k6IxmRBKPKpQUSJgosnRJjy9MCx5x",
+	"i0bystOLikQQ9mtEb4EprieTSDug+QjdT0gCsM0SQxIfXle4AW74I069JXYbrl/ruNdDe7OHfQ1lRNug",
+	"UFrPTugt7JrI9ed1U3VRDO1us2IILTfsOquJirfXQPE7iwTL2uiyvW5H8sw4AAq2dbnrHwhmFDXEXcdR",
+	"7YPq21B6mkwU5Hpg4m+GL86S3oujFy9O4n9Izk6/YcdDzlgvPj1lSe/olD0fDE+GR4PjQW/w4vg4To5O",
+	"k7P46HTQG/Z6rPdixaPUe+m2NEWfg4Pj3tkOpb+YKvyKJZ/oDG+sC79X+XdqKukbR2e7fuP/81n7QfLy",
+	"AKznVakcvHhGuTOX1IotCg/eMle4aVZBIbM7QNKQ4+yZMXN0EM0R8k3gzMCKs8mdtlSBzU3Jm7Y1vGta",
+	"qtk5ksZahXmu8dFnu6J/uTqhRC3LBBXyUTwuuYQIKJ6s6hCnICR65Cl9XKFsUaeJd2hyNsL7HnsuEquU",
+	"EErgiYSDmYk8Hre7cLGguiEnL5S5ZsOhiOk1jKOyVufIqIK/TscdUYV9H0cKSQZrYOYTkhS4MV9f6Wuo",
+	"rb9X2Mn5RskthrFdTbw9OmQj+42K1NanBcPlUJFdvQGltb7dun9jPqZsjgGDx0yzOHe5mLZU+y9NClHa",
+	"nXv6DHDsdhK+Ilp+UQEqXC6f65aFyYFEoert01Y9QP1pIFKBQWxKaXKSsyBJy1dsS/vMP73fTZya3rns",
+	"Inb/76LxJueTP/JB+jeQpe85vUdmPsLCGnlxcQk2Qs8rV+ZLYs+XBxE7ivkTARG3qtBygS3jMdMT067I",
+	"QZGrdUkUDstgiBslgjKWPw6p8Jnen4hozH240oK/in/dRTy2kTg+8XyqJWnKr8pPWi2Wp0N6nkuUNXxq",
+	"hUXaq7lrxQo9/NOqHMv+yFp7ZFUktJlEbld2Xjnxfgzis5eczZKzTWZkkm7Vd6jMQz/Z7CieyKlG/pdB",
+	"sXDbJaARatiSjwE27Dj2uLEBN9xCbxCbmGs+UXKbrfS6LPaw4cMN5KlYTOXyQutGpCkMmJRcl6G1LmJy",
+	"wrxOp3k8rppSE2HiVXLSAGH8JD98jPEj2aPMWpSJy8VeIzpl9EcM/rgZaMrC14LrK54/eMRZGtFTwZ6F",
+	"qJ9gaDG9lLjwoOsFpQnSLE3uI8CcpTHt0Wc9+qwQss0yhkyUJkBUpAd5+AhUDOXJQA+OmIINE1lKM42X",
+	"TMAwqPEzAwsJYOhl9xZnclV8GsFT8YnHgEvFYPaAtAGQStHbLkuaxfl2HKJSDx+E7DieEALhskFrwPI8",
+	"RRqf4Sagq0sKMIYhn4qSVejJtBppbrD1ZYFpiDy27OOAHTuSPeZsxBy32JsFCCMAxludPWWxB445NJAn",
+	"4+yprtsaW7wo0gRD3PQ9AgxxI9ljyHoMKRd7tehUnhKvvR6v0bQX4ks7NrZtBlousA+9R9CVV88+0GTg",
+	"KOyYKORWqKmpxaDN9FRWw0djq/aHCUt4+xxOPSG2YLEmVEaYUE6l5izBkNJKQ6y0nmbr3mS9xQF/K4bD",
+	"exE3bcW90C0J3eoHgfj8amGx/WvgkvhbEVD/anBBSJs8VL4USDCmJxkUybnlXtRKPvOPHfBhrQ9Kb2Ck",
+	"hBwhy7fdpfid/v0SiqmdgmnuJY3eqUhOD2NNNZlCUdCOjqSzfB3hHvaGUmmoPuytvc+tvIjgNJIyCNvC",
+	"m8p1jw1JpL/WI9yf97vnC++eVc9pN+4Vyrm0URO8vP3i7OwL3NiNSuZ/DK3yezbhODFPRK0UsoPh/7gX",
+	"htX6Af3cQK3EuXv4OmUhBnuEWqtU1kRnveTcWZ1vY7CcBV3Sh6OTLDNjlUPK5mqaQyvyZ55PWIaJiQ7p",
+	"6e1QpC5Svvs5lBH9QhFW6bc1hSHXTJqUXrgEGKlTc3O4XJ+K13Iacco4hI+WRn8RWaeSyiJnGpiOx+KW",
+	"d8u30qQFRz4rgX+1yygYmIvVWsbWi5kEw/EVK9JQKbVH3oUL6RunN6AJxZh10TVJ82bmhlIjBBQixRQJ",
+	"FDGG6UJo5fPqA8syS5E9fYqGIGUmh5ZRwOQ8lGWMx1hJn4SA1txArExOeURcR80zmPCJ0vMA9RlUoBg+",
+	"27qUufb5QDQfTVOm3XtvQ7HpBxSwNvBxqxMeyt7ZyYltCdRMcl2okz9KcQc8U0SCmOCOpLfPGEcbH3sV",
+	"4Rvco3LMdxPKEV41+d/cC2cX+VvJUeXRd8K1qIWfcNJZ3j1Yo2gcyiJc00K+DvcqefULcSjil/etVFBq",
+	"BFMLBeV3AzSwy5yRRGNt0QM3ehpvOD119+8H3SNbfDed8MTOQ5ZS/MaVj2wvcandOX8fpKUG9hD7eTEG",
+	"6MJKMpdUgTbSZt0Pp7SWR2Z9IAcnnFQnohAtTM43pprp3i+wQd+/Uk0qm4VkkkSS1F6MDKB0zJNQat5x",
+	"qZFcoCof4L3YYASXbkfT9mxX7a1K2hBnRoXy6Gz7O/TKU9tq5KX1e8Cv5K66z7uig/fUVfY7aMUOuliy",
+	"l3bZQcOU3220nb6zBR62/9wOwWq3T8TQsUtKYec2X9zacg3snHsJwB/OzPEysLdy1lo5hdxsFhtrCVml",
+	"dLPLxZqV77DUw8YOP44ngh1o5k7cuhVmLv7/sgAcYnr/zGo8zYThslL+cYhFOaKnJiDAa4u5i6w0OHSW",
+	"5/dxeNrqY9ofRmsPo1Vy1kTMmovW4xGovRhtF6MNssOZ3nx62QIP/Lji7Klwpu1yQovpiSI3qcsgNsXI",
+	"STVyoss5X5eEJgByH3n444EHZ3v+83rgyASPMYPciFZ7rdBgJIQBEjA2K8EYWOKVK/gl4YSicfwhcKcy",
+	"5q8MPw9B1hCvKPDKoJCLDZZ3VdQa4FRl8h8+XFUGs0ettahVFaYtsoQXv5sBi4rca7XwvviK+vdEFA+X",
+	"ctVMM5dj3CVfrQYLpAC2HbwkAiP+UjOdsbz4Cy7C4kId/kKtrb/eoqSbFCl7wigkdsslhE15nmNGE8Pb",
+	"wEZMyFX9ja1efG4rYITqUGJOO2HgxCVZBcNHGP9f+GusqeGYeNkFuJaUq3wlAdUL047nHlYjcbonclzh",
+	"nF/v7e21yOFu/THuLNGJh4QmNO3bJHTCMrNBLItsNJjExTXh6CCSaSsmtxS8IWcxhb+vNGGWo47Z3fbO",
+	"fvNh22TvWPZEkNEKCKFgzNJUTevsO7uSNVlqoNq8Y9nDV2nesWwPSGtVmQku8RopoeTH69N3aTXh+ZhP",
+	"KU8NsrSMQFrUUOkJy/uQiYynQmJi7hEPYKi5GUvKYY2JxDHzOf0YymlGdKoVvKOWkEPl0jFTIocfrq8/",
+	"Fpm0k6kLJ42BytU056HM+SRLWc7pUKWqLiE30xyJJ2Wes0+XF9++u1wb9Z8mYrX4OfKI/Sfm6cfM3fb/",
+	"yij9i4H1Pwe7TmX3K4JRTVAqPZsU07ApjPdEGCI/bFJ63/lCD/xwoWE8lQOmXLSND0d9uSYnDBV9BKcM",
+	"DWR/0qw/aYql3ig8lJpY3G6xmj+UxR42hBQDeVogAqq6gA0logGgFNP58CGlGMoeVNaCiqos90YhylI2",
+	"5zpmOtmMKx+x3Gss97CBpRzJE0EWWmKI3dpt8MpWhKEBpJQT+fAxpRzLHlTWX0qWgtREjnKRp7yRa670",
+	"ykWJMLb2ezbhEeUlxGau+V0erfbF0dJd08ceAzThUJ4WNuV+9RoKVWN0wrl8LPCEg9nj0zZ8yt2ab5Il",
+	"zSeC68NYSZ8id7P2Q+VfV4o/cKRZHNBTwRsaN8S1lSw1ZPx1o5w0gZ7FyX0EALQ4pD0MrYehJRlrImKp",
+	"GqlGIPQWCz4K+LFDeWLAk3M2gdQtYTOhaI44dj4fDdbYwexRZivKFAK1qzwdYsrkjfFCbPFnBgbMcPj4",
+	"/ntoYSwLZ6K9iTE4iAvLIIwLZ/HMAKZc9gnDQfNYpUrzJJSDeZFlX7M4f2ZAT1MKE8FcVmCQnCf4EFxM",
+	"spQT3yenq0rsB/bafoTpG65DiY3b/80gV2BSlZs+aJ7A7//tXyHKtLDzFgUw0pxL+qPhsZIJ/XmQTjn9",
+	"VU3zVEgencMgZfFNKIWBG57lXbhk8RhbBmFA4QSx9ByYBDURec4T+pHieNgpor4Bdq0bylDa3tNQh0pj",
+	"JA7IxB1PQQ0pw38xMiIqmFwzMRrnlArPrh5mt08FT9qhfNEZCHqnL3lqQAcwCmAQAOvbbx114R19f8Zt",
+	"G477wCBXKddMxvZzMoFreAlHZ32YteI2vAT3jD+G3//H/4LrAI5cknkA/Nv/huPTU/j9v/+r/Q2ZWa2Y",
+	"/rcNh9DyPx5ft7twZZeTxmc/LTCvvRraP041L1bOtqymMjeAMQxZ7n5xcVkkMJmLDksFMzwBnox4EaaL",
+	"+Sm2Jd1yAWBMDc2kwbyB8dw3LyRkWmVK5xjGY/YJXsKspdsBzL7Hf47sP1/hPwft83LgjjU3nQC/izlP",
+	"DBzR4gkDibgVCYVLQQLTdHLu8nSbPIAbO7k4I63ZJ/h7+6G/h9mrdoDtCkOdfmbcGnVDeew4blaAn4GT",
+	"6tZHFBgnxQFcQSG7AXwAJ7Ln1CknEDR7aTZm+C1mAOUloL8Bg6Hde0JJ+Ot/wEu4gEO7tG28+5+Iu2JI",
+	"htcFqJzmlsrYP095mya2Ipt4J9+HWN1ybWV5Ai/hxg7802+//vU/PuI82H9d4WTYf31w4XIA3BjsuIuR",
+	"vLSzh1V/+7VS+7dfKw389usHK4ETaDkJth/ttbuhfE4zyqSZISyRRGKCdmV4Zf9YNOeJC3hDs4R/azH4",
+	"7VeYtPvFHqXVcwhkxizjLijGMEcBJQaFRY0ATMzSinzQumLrCAkX2C2q8PH99wFgFJoEUnFDgXHo5YiP",
+	"9BOznKVq5EbjYuVcXrORD0kUyiJATg0nr3646ByfnhUxe5xkebGAW5ZOuamH6qEyoZxpC28SIzFaTTZP",
+	"59CKjpxj7qjbi9qUB58SxaPgwfPeiYtHJJUHfyFH3VBewISlVkSQ7WkXGtmdPZBs4rPOI5L6vtqyC9FC",
+	"7JHkwo/eSDWTgWOuSEUjDhCACUpdRBFkstTOJzyZMDYqJb/HWCUMjzgLUzlMlMnhqHd88n/+p/0viY7B",
+	"fp3Au1eUC8GdjrXz0PUGwwcpLUZCstTlysd+w9AKlhWKangVHN3S2UqiWul4KKNDPFsPfzFjdnx69jmC",
+	"Hz+9hRYKbtTpUHCYDpbpTHUa4afdwcqSRHNjMFKRH+JJKMsVsqexlHYhlIYZE7n9J8sx1lUfMoakXZbD",
+	"yfE3tFWiTzzX887FMOc6OgdWbQxMrjJTjsx1IuXslps1dKKq4oe6yRdTZdVIfSRMbVr8yuNu0wofCJvv",
+	"+96gmIM/sPZ7cvzN9grXSr1jcu6+Y/5mUWqW9OVSMd2kOfvUN5sM8ytX5mHb5DSKp5ISlJYMWjwTRiWc",
+	"sH0xf8RS3iP3h2qOraZ52B6HkCwN6AlmYTPFSu4iJ7ulYaPJfVRZ2GhIe49OoyRsxq//PUTscDEt27Jj",
+	"x+d4c2FIbUtWk43rOfOMFSen0gbAUP9cn2AwIj0Vg6u26pE9EVytsUKmVCgXPEBo5M7GIh5DypLE2vWu",
+	"V/jEKwCWkX3pjSlUiLuhrJoG2in8lJSVqqOOX+igxairhgHfEuF9SYLvl8tu9525z3r4pR+drcp6aIUC",
+	"Y2JSfM57bsrtWP9YAH6P6ltQvYHQZJrNt1gYVOSBGxh2EE/FvsAFc54ZfBa/LScm1aAgCw2E4S2VewwS",
+	"YUfylMTCyQOooQtvj3/dQTqaHC/FzD6CI6YYy/6YWX/MlJLVSJIaitAjkZ694GwWnM0ik4/5ZAtB8pqK",
+	"POzjCAfxdMLFTLYxrqlMA6jAiXv4UIHD2EPFWqjI3TJvEBnnS1kfGkGlKV5q9q1t7ZKvVVNHBBANpiJN",
+	"XE8iUNr95VuW8wiMGEmWGmAg+SyUGcvjMV6GS9CcJZRFo5JkM+rCB7rNRINe5H13d2n/FBU3zZTPIpSO",
+	"j0O37DBXUxirFIMhRG+GnfdK8s47+8kocGQPCrMgDIx5msBsLFJOt6TChNLkAodbNIgZO9U0TWDA4Xnv",
+	"pO25LvZXnsBxrwfMgFGURYFJIgG4WUVKEsV/QMfWc+/9coPRU2lATfMu/CTysZrmy51W2rEcJPrjQun6",
+	"Ciy10zcHk7PUR5qgPscKI0PQPXAXfnJDLNIXmfE0N5ComQQWSpyGyrQUQ7OddY1Ai5kbCgTVL8aoeZaK",
+	"mHmCQxv5Ar6hGTE26A55zAykfOjceJAqOeIa53+NC+++CUN+YiK/J5S4T35tMPnjXcj+KNktEynGT17t",
+	"hXMBTTBU7m2xUutThri/HJpcczZZn28HIow6gknTOlQ4ghbmG9WdKytIlJcxoAhiA61mBukhEf79Sk11",
+	"zCNEFRNKkbdp52AqLUw5n5U7k7b8gLu94rOsVukbyM2LoiiUIulD7/TyxfPLV6eXz4/PTv/h1TehxDb7",
+	"5VZPWM768Et4UIJjeNAPD5ZqHgS//8u/fXZthzISiWOO8Gqq0wAi/ELkMnCBT/JmEdd+K6KYW0Ji/K1/",
+	"vPrwHoS0+MAhctJ8SQ1Q+JZ+LXmPx1G3vLYJYVFBDIdF4q5Q+tIu4bDIoTWzE7cE2u4qAZeGSHxtInNR",
+	"sjWaf4uwyxFxAsDUaw5qApjKlBsD0Vtm8g6OoPPm28h+WMTj+lpj1rakIK0gQUBKHuem7Xg9IvdAeQ5s",
+	"qU1HY2JyTuStcsAjnpuFBLzPjBtG0dMqCxblqfx+KCfCGKI5YROUZG0wzR2ZTUjPjUTGj5ogcRZXsxX1",
+	"kZraYam45VEbRU3P4fjUkQmNY65mWt0Jbmi94lQZz8lyvUDy5HUJ/DhXzJ5ydm8BG+Zcw9EpTISc5tyn",
+	"13OQTyejyCvHRb8cIDnKQrkwo+3AbrIxywzkavGk6EL0w+XFt5E/MbCrY87w+ihVkndD+Z6yXRGzrhVJ",
+	"1cG0WFEbpNIwmCKtDa+VGA5/Dq3oT52LOOZp5xX+KuSoD1JFK3OyXeHI/2uZJnbhfFm+eMPd6ZQMzO9H",
+	"MqB5zMUtT84XwIfkUeQrRBLPRyTv+RMQcy2fnVi1SrPYdqLkxlX3qTAgRhLTJeOYhO0cTdxBcGCrWCOh",
+	"uhAHQSVm04TdURbDg/7ZSbAUwunnZsGgqrBcjwm1kGEaMRpclvNi+ivppK1W2kdRN3Z6+0DZJCuwiRkl",
+	"MVFlHWQ99PkqVZizX7Qg6Cp7SjKfZPkciHSLxNXqVjNWe9JImyMdsx/RDG8Nc3VNIRDtNiKvoMwx8iCt",
+	"Cs6jFUpjfCK4zkWaqlnnA1IM153CrvYhVXU1saKr9zlYbPbyLlOGd34ov9u4Yarqa34ODmqZ61Yc0O4c",
+	"KjZlF+OI/fNUaJ4c9HM95VWx43eYIPGgf+ArrJjY4GBp9276cORA1219ORLyrg0ZQ6hFPjJtT9LGRU66",
+	"cPN+rlr6J6DZrdKx8MlKRWFyp1iNfLdW11tPZrjEo6zUwgp1y2WlMwEmoje50xxag7lLC0tJ69uO9e3x",
+	"dcZMKJFGa8YuszyrZUHsLxzjQaH6KASgVenzI4KK6NClVqz/FjOJt8xME5m8lgeyllvy8Pd/+beIuBVR",
+	"JqTkSRRKDOpn2k5jogN6VVJRlwsVpdppZ/4joWQGKoPO8Vc0um1VO0YY4suAXEw4zUA04tJiMU8u8qiq",
+	"7q0k974VJq8ck/e2p2w7X9mm+hslJV1KQl8X5Ea7pi48bOQS1TcoVfr8NhYeTJNEcNOwWHm3uUPp3XrS",
+	"uLRM0ib9xmING4255hMlG8xHWbJp0wuMq13LN/4M4lzDT5Rld2jeKqamccGmDeMbmbjJzBclGzbtsvU3",
+	"KtWwSZfydGuZhs1V8yE2K7iQN2/3Srv2rGl5yoS0tUzD5hYyozQu27R5n8GgQalq+PyNxV0s861lGvax",
+	"EnK2UbmGzdZCUTYs2bDpeji6pkV3arwIS9W4bNPmVwaV2bXKjh/zYSOaF274gfLhS5NiCy8idq2yW582",
+	"cZ4b1W/4Nc/La1CqoW6zhsbTpE6zwsVVfYNSDZv0KaeaFTs0N0LGY60m7D5VdusT1mw288s17vGpnb6y",
+	"6wcWS5fzvp528ZMr87B5FzSKJ0K8cMvq4zyw3ARgxiojIx1fk6Okbcj5tnqrbZOSqxshX7vSD5w2Wozk",
+	"qdBGb4QEt9IV2uiNkJvZGBsBdi2bZ1FcHgEHsBjLnt2znghYCllzqWpAVy/F6XFw1v1AnhL2LDHWd4Ke",
+	"xqz1BVF5HMCzZ643wJ0GxPVFRbwJ4jwOzRil6Clpx6QCl3BDf91BPHbCmocPM+VY9jizFmcqotVMkprK",
+	"0GORn73sbJGd1Ta5rcDjqRb5HBf/R8P1xQi5Tn/+2a4HERLWMcLGCsPR6Fti2wkDiYqnyClq8e6oC4zS",
+	"I0Ck+RB9BNheBErCOM+z/uEh/m7b6b/ovei1uwfBwVSnB/2DQ5QH1+clGgze9EIrS9kc066WvLF2NWmw",
+	"VikRE9hApCIXRIBxNDF3qWwFtN76K7qQDWqIHhRGrG2P1MLAPUUJ6rkAglraksA9qA3A3ckG9cTlAQxT",
+	"fgci55Nq78rNvdzB1/6SEVoDlucpd7yfAHBM2ENi/xTXkW3P9bCzwme2Y5WPVdPrLH/upyW3D/l6vOen",
+	"0pCXreVG3i1lMq1Uw7uj5TqXLsBRgNGNglWRbGhYLgBCtUl/B7Dc6vdswmFSBE6iObH/31EynUPlsrDa",
+	"Q7ymXG7s43JQdmq1iJVcm2aK0LViRYvLXaI5yg5yyks2ne+GMPGK6p/YDKoZhms5iav1a2mIl9u5Xs1p",
+	"xz4hQaaIYur9wZW2CzLHioVEVcjHgUTaT8kXonvGiKjsi9wRQgxcpUkAU5lw7UK5rKcZ9aEewiXA9yI0",
+	"s1zGKsGAgfgGBnsyoxcnxMjONB+Ku/LtR+VZjO/SjJVPWRw/d6i0VfdC2YookGEAE3bXYSP+8vnR6fOz",
+	"Xq8XgJhMprgiUbtbeziEsXklr9OnImI9BaFcTkUOreg1kRg6b1WMq1kJ3wgxk0qKmKUBTLOM6w7W+fHT",
+	"2/Y5nPR6ofSUMRdM5ugMxvyOJTwWE5ZCIkbCbreT3gm0HDG83rV2GdSy+r7HtuUXsAu06O4lDobQrU03",
+	"VGbbM9QNEDcMQ0MKGcrlYfaXiOYsMWDs7LOUvmAnQavpaOwI5j9+euuyrodyIu7s7zNVISfZXebWGZ9m",
+	"4VqICq2MaGF+E2MPV0LBYlZVfLZFmpfS1a1SybG63M4P1+/eQsZGnOpnXGUpPwepwB7PHTz7MNQ0T6rY",
+	"Yius2dIYUpTk/1YkXHkpwe1oQHMHXQFxlUsiIkUbJZ4ytMpTfC5j6FCszqhdhSf7l4PPP3/+vwEAAP//",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

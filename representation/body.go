@@ -277,8 +277,8 @@ func ParseETag(etag string) (uint64, error) {
 	return binary.BigEndian.Uint64(sum), nil
 }
 
-// minCompress: below this, compression saves less than its headers cost.
-const minCompress = 256
+// MinCompress: below this, compression saves less than its headers cost.
+const MinCompress = 256
 
 // Effort is how hard Compress works: a gzip level and a brotli quality.
 type Effort struct {
@@ -326,7 +326,7 @@ func (z *Compressor) Compress(b []byte) (gz, br []byte) { return z.Gzip(b), z.Br
 // Gzip is Compress's gzip alone: two compressors make a body's two encodings
 // on two cores at once.
 func (z *Compressor) Gzip(b []byte) []byte {
-	if len(b) < minCompress {
+	if len(b) < MinCompress {
 		return nil
 	}
 	var err error
@@ -338,7 +338,7 @@ func (z *Compressor) Gzip(b []byte) []byte {
 
 // Brotli is Compress's brotli alone.
 func (z *Compressor) Brotli(b []byte) []byte {
-	if len(b) < minCompress {
+	if len(b) < MinCompress {
 		return nil
 	}
 	var err error
