@@ -23,8 +23,8 @@ func (q *Query) Select(t *Table, loc int) []int {
 		}
 		return out
 	}
-	groups := make([][]bound, len(q.Groups))
-	for i, g := range q.Groups {
+	groups := make([][]bound, len(q.groups))
+	for i, g := range q.groups {
 		for _, term := range g {
 			groups[i] = append(groups[i], t.bind(term))
 		}

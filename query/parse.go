@@ -41,8 +41,9 @@ var ops = map[string]Op{":": Contains, "=": Equals, ">": Greater, ">=": AtLeast,
 // Query is a parsed q: every group must hold, and a group holds when any of
 // its terms does (OR binds tighter than the space between terms).
 type Query struct {
-	Groups [][]*Term
-	terms  int
+	groups    [][]*Term
+	terms     int
+	canonical string // String, once made
 }
 
 // Term is one condition.
@@ -120,7 +121,7 @@ func Parse(q string) (*Query, error) {
 			break
 		}
 		if l.isOR() {
-			if len(out.Groups) == 0 || orAt != 0 {
+			if len(out.groups) == 0 || orAt != 0 {
 				return nil, &Error{Param: "q", Term: out.terms + 1, Pos: l.i + 1, Text: "OR", Reason: "OR stands between two terms (a OR b); quote it to look for the word: \"OR\""}
 			}
 			orAt = l.i + 1
@@ -136,11 +137,11 @@ func Parse(q string) (*Query, error) {
 		}
 		out.terms++
 		if orAt != 0 {
-			g := &out.Groups[len(out.Groups)-1]
+			g := &out.groups[len(out.groups)-1]
 			*g = append(*g, t)
 			orAt = 0
 		} else {
-			out.Groups = append(out.Groups, []*Term{t})
+			out.groups = append(out.groups, []*Term{t})
 		}
 	}
 	if orAt != 0 {
@@ -332,8 +333,11 @@ func (q *Query) String() string {
 	if q == nil {
 		return ""
 	}
+	if q.canonical != "" {
+		return q.canonical
+	}
 	var b strings.Builder
-	for i, g := range q.Groups {
+	for i, g := range q.groups {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
@@ -344,7 +348,8 @@ func (q *Query) String() string {
 			b.WriteString(t.String())
 		}
 	}
-	return b.String()
+	q.canonical = b.String()
+	return q.canonical
 }
 
 // String is the term's canonical form (Query.String).
@@ -397,9 +402,9 @@ func quote(s string) string {
 func Require(q *Query, path string, value string) *Query {
 	t := &Term{Path: strings.Split(path, "."), Op: Equals, Value: value, N: 0, Text: path + "=" + value}
 	_ = t.compile(func(int, string, ...any) error { return nil }, 0)
-	out := &Query{Groups: [][]*Term{{t}}, terms: 1}
+	out := &Query{groups: [][]*Term{{t}}, terms: 1}
 	if q != nil {
-		out.Groups = append(out.Groups, q.Groups...)
+		out.groups = append(out.groups, q.groups...)
 		out.terms += q.terms
 	}
 	return out

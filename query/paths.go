@@ -134,7 +134,7 @@ func (q *Query) Check(p *Paths) error {
 	if q == nil {
 		return nil
 	}
-	for _, g := range q.Groups {
+	for _, g := range q.groups {
 		for _, t := range g {
 			switch {
 			case t.Path == nil || t.AnyLocale:
