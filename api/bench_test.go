@@ -212,7 +212,7 @@ func rings(size int) []byte {
 //     locale's list; the replica's body cache keeps the list bodies it may
 //     (under an eighth of it: the locale's, not language=all's).
 //
-// answer-B is the answer's identity bytes.
+// answer-B, gzip-B and br-B are the answer's bytes in each encoding.
 func BenchmarkQuery(b *testing.B) {
 	dir := os.Getenv("REFDATA_BENCH_STORE")
 	if dir == "" {
@@ -255,6 +255,11 @@ func BenchmarkQuery(b *testing.B) {
 					h.ServeHTTP(w, req)
 				}
 				b.ReportMetric(float64(rec.Body.Len()), "answer-B")
+				for _, enc := range []string{"gzip", "br"} {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, get(tc.target, "Accept-Encoding", enc))
+					b.ReportMetric(float64(rec.Body.Len()), enc+"-B")
+				}
 			})
 		}
 	}
