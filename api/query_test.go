@@ -457,3 +457,49 @@ func TestFields(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryUpstreamFields: the fields an upstream added to a version, and
+// anything below them, are paths q and fields take on the catalog that has
+// them, named among the fields when a path is not one; not on another.
+func TestQueryUpstreamFields(t *testing.T) {
+	t.Parallel()
+	ed, _ := withUnknownFields(t)
+	check := apitest.New(t)
+	h := handler(t, edition.Serve(ed), nil)
+	count := func(target string) int {
+		t.Helper()
+		res := check.Do(t, h, get(target))
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", target, res.StatusCode, body)
+		}
+		var env struct{ Data []map[string]any }
+		if err := json.Unmarshal(body, &env); err != nil {
+			t.Fatal(err)
+		}
+		return len(env.Data)
+	}
+	for target, want := range map[string]int{
+		"/v1/maps?q=background:DUSK":                                       2,
+		"/v1/maps?q=-background=dusk":                                      len(ed.UUIDs(catalog.Maps)) - 2,
+		"/v1/maps?q=callouts.elevation%3E2":                                1,
+		"/v1/themes?q=rarity.tier=rare":                                    len(ed.UUIDs(catalog.Themes)),
+		"/v1/themes?q=rarity.tier.deeper:x":                                0,
+		"/v1/maps?q=background:dusk&language=ko-KR&fields=background,uuid": 2,
+	} {
+		if got := count(target); got != want {
+			t.Errorf("GET %s: %d items, want %d", target, got, want)
+		}
+	}
+	for target, says := range map[string]string{
+		"/v1/maps?q=backgrund:dusk":         `its fields are assetPath, background, callouts`,
+		"/v1/buddies?q=background:x":        `no field \"background\" in a buddy`,
+		"/v1/maps?fields=callouts.elevaton": `no field \"elevaton\" in callouts; its fields are elevation, location`,
+	} {
+		res := check.Do(t, h, get(target))
+		body, _ := io.ReadAll(res.Body)
+		if res.StatusCode != http.StatusBadRequest || !bytes.Contains(body, []byte(says)) {
+			t.Errorf("GET %s: %d %s; want 400 saying %s", target, res.StatusCode, body, says)
+		}
+	}
+}
