@@ -256,14 +256,19 @@ var (
 // encodeAnswer makes a body of an answer's bytes in every encoding, gzip and
 // brotli on two cores at once.
 func encodeAnswer(b []byte, lang string) *representation.Body {
-	var gz, br []byte
+	var gz []byte
+	var gzTag string
 	var wg sync.WaitGroup
-	wg.Go(func() { gz = gzipAnswer(b) })
+	wg.Go(func() {
+		gz = gzipAnswer(b)
+		gzTag = representation.ETag(gz)
+	})
 	z := brotlis.Get().(*representation.Compressor)
-	br = z.Brotli(b)
+	br := z.Brotli(b)
 	brotlis.Put(z)
+	tag, brTag := representation.ETag(b), representation.ETag(br)
 	wg.Wait()
-	return representation.Assemble(b, representation.ETag(b), lang, gz, representation.ETag(gz), br, representation.ETag(br))
+	return representation.Assemble(b, tag, lang, gz, gzTag, br, brTag)
 }
 
 // gzipAnswer is b's gzip, or nil where it would not be smaller.
