@@ -4461,7 +4461,8 @@ type ListAgentsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -4559,7 +4560,8 @@ type ListBuddiesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -4630,7 +4632,8 @@ type ListBuddyLevelsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -4749,7 +4752,8 @@ type ListBundlesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -4844,7 +4848,8 @@ type ListCeremoniesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -4939,7 +4944,8 @@ type ListCompetitiveTierSetsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5034,7 +5040,8 @@ type ListContentTiersParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5129,7 +5136,8 @@ type ListContractsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5224,7 +5232,8 @@ type ListCurrenciesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5332,7 +5341,8 @@ type ListEventsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5430,7 +5440,8 @@ type ListFlexParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5525,7 +5536,8 @@ type ListGameModesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5596,7 +5608,8 @@ type ListGameModeEquippablesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5715,7 +5728,8 @@ type ListGearParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5818,7 +5832,8 @@ type ListLevelBordersParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -5913,7 +5928,8 @@ type ListMapsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6008,7 +6024,8 @@ type ListMissionsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6103,7 +6120,8 @@ type ListObjectivesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6198,7 +6216,8 @@ type ListPlayerCardsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6293,7 +6312,8 @@ type ListPlayerTitlesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6388,7 +6408,8 @@ type ListPremierConferencesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6483,7 +6504,8 @@ type ListPremierLogosParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6595,7 +6617,8 @@ type ListSeasonsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6666,7 +6689,8 @@ type ListCompetitiveSeasonsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6797,7 +6821,8 @@ type ListSpraysParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6868,7 +6893,8 @@ type ListSprayLevelsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -6987,7 +7013,8 @@ type ListThemesParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -7098,7 +7125,8 @@ type ListWeaponsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -7169,7 +7197,8 @@ type ListWeaponSkinChromasParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -7264,7 +7293,8 @@ type ListWeaponSkinLevelsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -7359,7 +7389,8 @@ type ListWeaponSkinsParams struct {
 	//   any letter case; a number or a boolean.
 	// * `path>value`, `path>=value`, `path<value`, `path<=value`: numbers, and RFC 3339
 	//   date-times (`startTime>=2021-01-12T00:00:00Z` compares instants).
-	// * `null`, not quoted, matches a null value (`contentTierUuid=null`); `"null"` is text.
+	// * `path=null` (or `:`), `null` not quoted, matches a null value (`contentTierUuid=null`);
+	//   `"null"` is text, and so is a bare word `null`.
 	// * A path is field names joined by dots, through objects (`shopData.cost`) and arrays,
 	//   where it holds when any element matches (`levels.uuid=…`, `chromas.displayName:red`).
 	//   A path that reaches no value in an item (a null object on the way, an empty array) does
@@ -64616,484 +64647,485 @@ var swaggerSpec = []string{
 	"VcP/yKiGL0iqRYr5Us90xKOQsrHB8Pf8kdlZ0BJEbr/UXb/ikZnG//v/aEr/7//TLcf//j98s3icoQf+",
 	"f/zf7msp7deMmw180F671ebGgx9yHiFhVZN6mk0q/w3wmgQqmuXznMOVB3itvUgg8PHj6xceTCc0mGTw",
 	"NNYHLNLgpHo4xSDsJqcdiVf+6unyd0HFV/kkbC/OL83i73pEeQheu7X5Fo7rxITB+7u93b3SRkIWHcp3",
-	"IGTGZalhQO3IGMCEXj57G2B0vND13R7gBUXxMaXhU1NTg3nQ0X9qjFG7t21aPs2DipVhWwi5VnRqIng6",
-	"zsKlZjoTnrwgimwHXCp3EMPET6WB1NQ44FQZiSXtBpJeIIwwRqbywXd946fY0NvTP//4u6ZxFo4roelY",
-	"YGjifZCN2DiOQstglNq+LGHBRb0dYbIQbx6TtRszcaJmdsRbEHKUumlNXjMyu5ZWzpltTl1iG36qEgpL",
-	"YelsbnrSRryo7CxBWXzYJrVw831/wKzCeWoF7O9OQv8Mg877s0HHffzF/vppwMy/8NQU6A068At0LVV4",
-	"4gjx392/WzacrwvrpYXfYdDZHnTsh0+w8L8T8/0xnJ4/f/3aoUl6ub3z6N8eDRhPdMmnMOgcDzrw32HQ",
-	"eer+tZw992Hup2Duw9NBZ8DsIJ8aeQ7/HR4NOo/gdxPvM58G+rP9Y/AIPtnf9TB1+ePcrXAqRwM9Vzha",
-	"oxnKDtgHGxMXWBg/1i54JLOIfWbwu4/6zzSRSiCJgYSh9TqMh+NswkdywKyx0PUFjkKiyL+5MP2/2UYM",
-	"6JjVBBW6qRy50z6/XtIBc/HJYhNVL571XrQMIyHwBIU5CdD1nz7VaHnqTmt44P//nlpPScsQ3YxVYpbc",
-	"vtHHfna0Y2r3DYFZc6EQlsxIy1x0mXhFhOTKDCujc4LMK8e9rDGYeUtFjM3wqaZtLg+oPAb/12P7yx50",
-	"Bx0tQNwcDgcdD4gq4r2w2986HrC5eWt+c4x2AqnEzGo91jxpfnD/uI+B++epvw2nbqNkfm/EjHD3yFpR",
-	"2wN2sRjAcoafi8W5rRPPbPqa4xnmjESCAtCdGPBgv39gzwGZMy+aW8xRvZ47qwddeybmGPziLNqWt+Jo",
-	"YTlsXZzrKUW+rPSo2LUpLHOInM9q48baOPeMSWpNN8rGEQ5Yyeh0AVmrbmz83q6imuDMmqRDbQ84bge7",
-	"QbSlPWpNOgO4ATNbXia4TEzPsdnb1j5Wgka42qFrJpBGlPLLXppsw0vrDGluuSIsJJEJCazSDB7M6ZE9",
-	"ckQOgifD3gHZH/aePB6GvSekT3pHw+FBuHcYDhGPTHtzWixXzP2+btBIwg8TwhSPoVepVk0TNfQ6uAMa",
-	"lhH3+nt7usTcEQJj2X4QNEbY2+4POtouP0NyheKGQxG/rvCUV5Cpeha1Nrwu+Gdudym+5maX4g06y3ry",
-	"1SEO50pYM/Nx78D83+5excAr7O4VU3HbinUmc7SPR8He8Kh3QB5j7/HRk6C3Hx4EPdx/vH94uLd3dPj4",
-	"oM4EfyK04uzLD3xqjnTo1dCGWdlBsvtuzB3dyQIfVoPMn+3yir0hK5QpZ1vacP+eQ5gKdyDNP+qbAxV7",
-	"sf7vbrzfl/6WViYLZ4L9o74RfFYyD5i/u9eX/gn4fd8JYZltbFkHrNjrLu9uz4XxrNIyZ1c8s/FeGdMj",
-	"syKkl/8a0fimDZappuuKpevL5ah6xbkxgTLhTKI9NjZGpl4rjPUHh079J0mSiFrpv/M3aWFXdErY7P2o",
-	"c/zzzTEP0/YzHs46n7waJU+jqFbh+U34zqdfzKyW9wHMxqy34IbnewEaKks3CjLt2DN3CnrFpYKq8bja",
-	"OysvI+T3A/Jm7Q2BXumKQO2G5y8XZCfve6Wj9zc1NXdMvzjB2yufsr6x/sKh7FIT5ZhfjSby4uUmSgeJ",
-	"6zSRFS+dWr2pmilTOqt5U1lT5pPXmb8ecVut8rlew42God9QqZqCVXYspR60dOn14FW0XwWvl8XJh0zl",
-	"ugOM+QHCDew2sHtw2D0j4ZlluBq4yzXn7x1zvKEU1odH19e9v/71kXFQuSo2kuccPiJ6py89MFu/XubR",
-	"/PnH37V+NufPOscH/f6nulsEL80gKtB2UTKSqISYRNpiwBC6jMNHiaJ3alVdyko73vk9rqK8NirN9n9h",
-	"MW9ta7I/S8Nw1pAVYNquJXlMyfu2Aoa60Y042oijLyGONO+ZQzlNYst0UB9gpngjKMuOUW2wtsHaF8Ra",
-	"Q2b3fAdr4q0ZA7yEuo0ZvsFiy7DYJAzXQ2CD4NvAbgO79sCOhRE2ZmrqxmuCThe9fxNTt7qB1gZaXwxa",
-	"jam0rPE14NWUUtNtb7TaBnqtgd5zFBhz1lR4Mmu+FpCywvet2wLX7gZiG4h9QYg1pN/Kza8Fs2Z0XAa2",
-	"jZbbQLA9EORxgopqTjxHIjlrSt0t9lMPkIu17l0BFh2AND1scLjBYRtw2JROrOrnblhsSEsuIXKjLzc4",
-	"bSNOLyiKc1TNK0zX0booddWaVJmKogCJm9OuGzC2A4zNa81SR3cEZPN6M4PlRnNuwNoisOZXsBpTmXkP",
-	"NaGZl79/JWkTUmskbvC2wduXxVtjWnGuh3Ux15QeLJC30X8bPLYKj4IEqkHlp5uvjUJduAm1p9vdQGwD",
-	"sS8IsQb1Xdb8WjBrTtPp1jdabgPB9kDQvLwWNHZqxjVfD36u8L1rOdfuBmIbiH1BiDWl5UrNrwWzhrSc",
-	"a32j5TYQbA0EX9DRaG0NdxMedIMWCcs4OIWQjkZzaW/L7/PJDat/Jqu3lMk0ncRNEt48/DnHYiMuYqI6",
-	"x50hZTafeEUepuUkD3lqR5CMJHLCFRAJBHQHvdKzpooIICKY0KuNfDVM94LKhEta/RipT5QiwSRGpk5g",
-	"RCM0CY8HHZc1s1f9+Oi2ImJ7/NugU/vRxlu6WUwTl3dw42ucdbDwmfz9KsJrLUQbchWy5uvZI67wfbsK",
-	"owivTWq9jaGyMVS+gA7J+LohX6Hc/Fo4a8ZXyNG2cRY2GGwNBr8nMb68ai7dZd5+LTTlpe9b1RmfxL2b",
-	"vMHZBmdfDmcNKbu59tfDWjPqrkDcRt9tcNgqHL7lIb78NaVJQoaNpQZZ7qg2KuerNaIKYx4iYN7HBowb",
-	"MLYCjA1qx+WO7gjIBvXlAiw3mnMD1taBtWF9uRYoG9ONG4xtMPYFMdawGlxb+TWt8jZ6boPB1mAQSVN3",
-	"wHTT9XCH5N5vfSUUA4O0MZLNta8Ntr4UtprSba7p2vhqRqfNoWyj1zbYaw32XjOFgpHIvqhzp5eAqGsC",
-	"zBcnIFCJGUREoSg973N4X8/7SBRXKGBEaIThyfIzgdMJUfY5V12SBghS6e/TxLzf454AEWFjd7pLPdQS",
-	"I6Xy963d7XsHQ9P2RsBsBMwXEDAl7m5Ixy/0sC7m1tH4DwbtOkZFGdxr2hQn7rlx04RvpSVnmDU24sI+",
-	"Ak2CgKdM2a42cmIjJxqUE4Yxz9M4JmL9e0I3gnCx5VW3FrR1sfsYSg8DmpoS8rfbJf0tC0tRAfYMMpgH",
-	"4TdXGu4NHd8ga4/569gBvsTSVH+3k1hqffaNCIEBj7gwbDvmQCR8ePf9PzZXtpQf3pKkIdfjLUlqGRlv",
-	"SXLfrkZMko2HsbEcvgycGvIsXMt1IdVM7DAmySZiuIFbe+CGISU3gI0HClVPKoEkXtew8ZxN9Jf1K8Zp",
-	"pGhChNoZzhQKwsYo12/liobI1+++0iAb0QgfSdDDkdA1LjWCHRgQeYmh9rO3vMK7yPPAzRIEqmBKJIxQ",
-	"BRMMTaGHwfUDWVyGlajUfNWUMWRbrye9bdl7N4pssxtJvZHUX0JSW+5ryjgqWl8HYg0ZSbbxjaG0gV9r",
-	"4PeOl2quv63KeMa/QGMXkJyhWr2/uv/5+6vvij4Vtzutus9jYJyhsUfyoVCmeL7LiuKRBKm4QA+coeO2",
-	"aakcMKloFEHEiWYboGobLpY3bWkwmZsadP0dgSSc/eaDSgWTsNfvw3SCzOxUmHZ1F+HW9oDN4/gzUGHX",
-	"Tb3iKQvvvGxTJAln1q5LUxpC3/2vV/Gf7H9aRmW0X8x/cQIRlUqTNQaiYOdqd8f2IUsMcNA/uBcGkGkw",
-	"cfkfrJT08nFxYfL6mH30d1y95SEdUQyX84jYeGQiUCJThmTASGy4BvzXo947zrD3lqhg4gPVnKMZxKbN",
-	"UifAOAx5ONtI5wYi6os2qnU8iCIRH4PgqULpAZFuh0NDbqJRr/RiFLz1eUlY6stgB8czLQfuBkdzBoSN",
-	"Yf+7o9P+wfPnTw6ffHfw3e6ROyGiRdYjuWAvaJZchCB0pSJjK7+27l/sKjCyrvI4y2wbzgq5uH2vsu79",
-	"8G9o5t6QD5a3X8vey0vftx/Gs4Y3puDGFPwCpmDO2A35YnPtrwe1ZvyxHHAbj2wDw9bA8MPyHrzCa7Uz",
-	"UXE0D7uFdJYMfrh4++YQQh6kMTJjDd0aA3a1ING6vGsa8ODjxave4y0PBLIQBYbAWYBAWAgBMYHeiF6a",
-	"DBliZo1g4yvpJh7JAeNTBnrE2kJ5ycYRlZMTCIki9tuuSSSlLW25pYs4kFloQTDhEpkHMRGXLqI8YFRJ",
-	"8CPCxr5nRuEvMpBv27PnwRxIFx2ubwCmC3kQd3wP/J1gYqL1vqXMzlDwqcQ///i7D36SDiMaeMB4zyyc",
-	"D101wRmMuJ5DhcjbOgF/J+RB3pprfOf3keDxp53fFf9Uajcm1z0yxqf7/b4HUpEIe9MJjbAn8IpENCQK",
-	"nx71aydcXBxu5eZHu8TPOQapoGrW+8AjGsyWF+nc/C01eWaRdltGnClpscQZ0/qHMwmcRTPQNAY10b6m",
-	"iUucgNlokkAiye2vE6US6SBEA87k1s3EvR8faIHvNNcmxQr4J8AZWG5c+MmDv/ZecTElIsSw90FwxX09",
-	"eglu1SHgcayJkeEXwQwegUAi+PVMe+hcqNvmWTDRwggqeeivvWz9LmYJ9t6bmckKkRpNtXfjMy4ZHY1q",
-	"M7Irv6Lvz9YOVdcgmlURxlHVq0yMlPdsGlv95zGQxUYzia5/lo8gIjOeqnwDccCsV+oBAT1LwyVTLben",
-	"uu5UcDY28DDfKQ4hh+6ICyBwqMUMycwxoKFTHOMBm9hoAAQklQgpM1cJDGwoA/+vvTNbp/c69LesDoko",
-	"u5QwJMGl7sTfMRLPsygjA2YFX8THnv05k7Lb8E7rPacIv30lU0CgZ+IQa2DAVrhRiN8qPi8KPkpMkXXF",
-	"3ZeDukFrRGYonhMRNhS6KDqo5RsVxe/9iq5pGQIiwo3ftPGbvoTflPN2Q/GL+Q7WxFtDV3YL1G1iGBss",
-	"tgyLF1Q1lqOw1MMaSDTlG1J9Sre9wdsGb18Wb40qv7yHdTHXqPozyNvovw0e24NHgTFF8ZyzEQpkQWNa",
-	"cLGferhcrHXvGtF2AEHewwaHGxy2AYdNaceqfu6GxYY05RIiN/pyg9O24dTcQW9UU+oe1sGlLt+UdlRI",
-	"YnMNfgO6Dei+LOiaVYtZD+sCr1lVmMNvowk3oGwRKPkQ7y2rkGntpkxCAk3TQCWQSHN/d4IkUpPftoAL",
-	"e9y7uGTTtVddtu73dPc5EtnY9VrbeC0JYovet7KXptWNMNkIky8gTCxLN6Tci8bXgFczKt2CbKPHN9Br",
-	"D/QuKXs+ETwmTWm2vIN68MuL37uGu6QMAtP0BmsbrH1RrDWl6uY6WBNvDam8AnUbvbfBYquwaBJKN6j2",
-	"XMLqmig0pRtReibh9AZnG5x9SZw1qPLy9tfDWoMKz2aT3+i7DQ5bg8NEkFlTuk63XQ97uuS96zjd6AZW",
-	"G1h9KVg1akfmHdQHWDOWpG55Y0pusNYCrDVlS851sCbeGrImC9RtzMkNFluGxSZhuB4CGwTfBnYb2LUG",
-	"dubS/gUZ3uG+4o0gKtq96RRO+Y0ujQvOcMP2G7ZvnO0vJhg3dTXJtF1LcZiS9+1WKd3oRptsYPWlYNWQ",
-	"EZe3XR9azRhxBmAbI24Du/bAjvO3hM1cqi95t1TcJv1eEFFkCiY8CiXs9vswJVRpC80xtM3fZ1+PkjZJ",
-	"d8ylMnabqxuTWfZSABkpFHAIEgPOQunZbJq67IRIQBZiaB4kSHgUmbT5WYbvKVUTkzqNUFXOob/35D4e",
-	"qS/mScJQoJTQJQxef7g6yr8YzoAqCTtHB1tAInsaXI+ZSIgJy1w4iQOWE2aCUWiOjqeMaYq5vGzuoYUx",
-	"vUJZJlPX7/Vict3TU0QhewmKnv3J9wZMk344gxBHJI2UZ5581iXn6A+Kj1FNUJzAQfa+KGVjuXUMvklJ",
-	"3jvVC+APmEtVjubdCLMyY0LZfb7M4HVKPVYkg7QcoLvX04AhjrhAIPLSkMqMpmbescMVGcc+MnJFaKQ9",
-	"ic8AgFuuHAAVEPAMa0Q0pmo1o9dn6iZfBoEukeDnL534W+79j8WJZmztplri6jK7mZcGQJFLlND1dVmT",
-	"hrWY4o4t6W8da9ZnAzbHhlDNhTYpYYyEmQyqlm4ZrWwvX55RNZkMp+Y5GM3YT2z6UjunAuzzRC2Rbf6Z",
-	"htt52q3bvXrmrs2bvHJn1IxJnFs2GwPmMw2YlpoO7oO2e++Vy85QEcowLLV/820sWzxjN+kBw6nG2YgK",
-	"qTbc921y30/mmaSG4jC28VrOny1635EY+wjUxifc+IRfDFoNxWKKxteAVzPRGPea2yYcs4Feu6B3fkmb",
-	"1Wy6gzXgp4s3o+HMCeUN1jZY+6JYa1TVZR2sibdGVZ65F7DRexsstgOLeRDTslYozxWxexEkDKkeOok+",
-	"CJ6gUBTlbfGDj4mNJRpU6LElc1WHqZDqOU8tzkdcxER1jjshT4dR6eENlsZDFLr6iAo8IwrrF5fqWRpF",
-	"qE6DIBXEPtFRo6ZI2XmCGL5NI0WTiNogY42Kv3Eer1npUzli/vNiC6VJVw7LK1Oxesq/5F3aFwMNuseZ",
-	"dL2PZV16cIeMze5IEpGZORQUTIgggUKxZR/SoUqC4JF9lI0MaUR1v1qwzXNI/pP+QBXGt47NTOzUVDNo",
-	"cDMnQhDzmUiJ6gNRk4r3VjQtpfrAhRKEqlupIIw8yqd2QcYVD7NoxEf0NwxBkbG0Dz8TCf6pQAIvSEzG",
-	"6J8AS6PIbA8Zwsk8cq7raKrkU58fsde57kVZB3a75ZPX0Y3ZDRS7/7JIgrkBrh7vkPKxIMlktvzKUnW/",
-	"IV5hpFfvHYlxueXXTKFgJIKAh2gezDoBxt17d7qhitecvE5Ipeai18FqUbawIKUa5zGJovWqVY+9oIoe",
-	"d12CjNIoWpObqDzN9r9ecXGB1hpynQ05j5AwW+4Zkfi8sJIWIJg1knNSyiIeXFI2dsw2naBAu93BUxGY",
-	"tI4hUe4Rs5FGNnQDkqhUoMw2UPr72/0Dkz9rBY/NjfBVafpndDxRr0jgFHZV8Q9OWDzPALU8rVckkmhx",
-	"AmFqzUL0gHHWy0XNOb8iZh9V2Pe1zMuNARGConl5zuwAM27Ez1ZpJUtjuaRRNEIM11w73aIRWlFUwyQ1",
-	"gupMV/n0y9JGYCYO9ATmZmcndsMKFCI+TWk4v0FFwvDo4GCf9A52h2EPD3YPeqMjEvbw8HG4d/Td6ACf",
-	"HFZh8IrTAN9Qtu7sfszrLU/R7FDpQj2JEQYKTCcQUYb1ObQGHRa0qyHKPNjnR7YoxhYF/LxEqpA2C0pk",
-	"QQpUMFdZJ90Em2qMVIqMRfngeNMr6dPyqq40EDI92oyd8J6h0/3mKAZxZsOyFVBTYZW+r62y7qpd7lNN",
-	"yIhXiXBLmV0P3F97HnwvkJEQPfgYKRoThcAFfCBS0ivTWwH1rEDl83VlQJjObwFEiUi3scqp1bcPyC3Q",
-	"jZxf9pRE0TEgCSaFTZG/5EuYey8bLnGmrZtZ5k1v3cZvNw06X/ELvFad++CotXr7NlinMZ65uyfSAFd9",
-	"ni+jifTtuTNrMfuafs16sP2WfJe1Zr5xUjZOyu1OihE/Gz9l46e0009xuzMrrYiRxuSSmUcUqaeCre7N",
-	"zvpWPfL8w8XFB7AFjI7wYK/fn7Or9vr9fPiUKRxXxH5dD54d2srpNjnXVk20vPN2t/muYWdVG1itosWD",
-	"EKLVVDjL1FdzzsIj5xB0X6QYUak8eM2ookRx4YHbiIxQeHCOTFGG0VbFvsWNZvk3Hs/IFPrN3mMdDTen",
-	"wQqa3sgdzXuTd2CQJtzJdVisxSGML8ctP86Zi/e/vR2T6xepINUwd1dUNKZqbCvHGNI8O3QuyhsYs12L",
-	"GiOakiusyR3TKZX1yi4sullyW9t1WLWWi7oqpux+yL4wmnK73tziltenktuoeJYKqRo/S/GCSkVYUPd8",
-	"hJxwNU7ZB4wiXOMcxqLmXm7FWxhOJVEidW5rNk6WNY6MNE0SM5QqcjxLw7CpjZZTGOrWoevOnGlPMS7F",
-	"P00eMXmLFbMiIDYmMfaQjSlDMOUhIWqyDe8T8muK9xsWu08jhcofaBgiez16x9X7KcNwuWVbIjuGJxUX",
-	"aG8JMq6A6zrVoRlLz9pWt1l6kyyuSpyZRAUfnZKcH98ZjlCYW44ETKoE6JqLnKaK3PldK81P/lYRp7AT",
-	"scxgI0wMb4hNFEu2HKP5rv/kaJ8chb2Dw+F3vcej8KAXHBHSO9ob7u0eHn63e0jIrTsIlVq9YmXKVFit",
-	"6HPCr8RXg7ZhPYg1bQe2CKRrGYGtROOKiMAGkPcKyIaCWTneWxK9MONpcq6tmqjVZs0dBMgznxILnnUj",
-	"MEY854Nc3NSIUdAAFEVR0z1rhUUzoSHWkJ8LIhNe2OwkRmoZDqy7obEsaddy5UtLsDT2JUd/Ddd+Xn4/",
-	"IAs+eIynbUy8lsbfcOsytzapHsoWTbvUROOzbt+UH2hf61ZTtn1UeTiStJseD8ggreeNh2KL9lKBhc3t",
-	"ejpPemg6+QZ2MnWNvS9nheO1EuRFLbKUzkma9It2CeTt/n91z4ngMf8iPacST3PONGd5rlecCFxhc3md",
-	"K81xgeHrmL+Ob7iUe9OGUY1dwqX1qSDcihndcKRqr1M5hdutP033JqOSc+D+x9iF/gwBsNYAq5Beu4H3",
-	"4l1q9W4VbO/QzAaDn4vBxvyQDOOtMicanW27pvpgxnRpodtrRz6MOZ1xQRvp8JxEEU8by35gzMUQBI6p",
-	"TWlGICbJsmUd3ZI6JOvPDbecOsS2XW22vtKW3VrXD9MExdkNLX4gApmCiAwxqtfowpKUhrvcnVcQ4obF",
-	"atJGql6vBoyle1vx9e4ILq/vGvXvfynLKXMaWM93XMRujWLKaEwSSLg0vXjAeEwZiaIZUAY/9z3Y/eUY",
-	"YptNZabXzuTCd9Woth8eyQGb0lBNzAXBCdLxRIHiMEYFCb02m/rPeZykCkMgCiJOQlA0RhgJHpfi0o8k",
-	"TLmIwgELOBchZSZGbQ4ImE5J8khmQ6EopFf8Rq5RgpySJNF92MC2SesccpTHA3YNT23b2zP4j3+H6yI9",
-	"DPwTXJ8HJCLigp+GoQezvOi1LjqbKzorFd0esFMY4RQEkggCu3QSIorwt1Qq0J9oaAPvhlCGPiMSRSAj",
-	"TaRolpexhLb5v+cRcV3zWNbsLqewrju6YjUnKhxzMXtBR6M19SAJw6rtinMuNAN8/Pj6hYREoNQS06QV",
-	"d+cVGE5RlPNwr0jpUqEzgwlh46pOX+smdAdDriYwnXBpkpdTx/5XJEoRQjoyhxIoA8Iy4eSBtAMezkAb",
-	"7LUvZT63YzEpESuGKjDmV3eiD4/Cu9FnYdHt+hQjKchXyQioy7HmDt4FroNje9CDMIYC5IRPmbshOEKi",
-	"8mu0hAEJzM1sAkGUqmCydkCuueP8xVGTXfxuNzg8DHoH3x1hb++ABL3+0ePvenjweNj/DkePw32821GT",
-	"m121bLWaMwYePEDyZQ7O1yZzQ15ieSHb4hS4ITU847ZN94F844UFb6VXWKLIQ5GjtbQoafn1yGDOW8iV",
-	"+l/xpGcPztjL+1oPydssl6617/SU44QI1PLWlNhaz45aS2C6iVRSh8cJKqroFZ4jkY15MuZJDcIuMYQp",
-	"ZSGfZnlvAmWMbW1RKG25S1TajBpxEay9gzfkIkvounCWlbBLcL8CEsGsoptSJq3NZp4f0tNfPM5qv507",
-	"z1oPFYt0fWZ6r5P6IyiqXmjnqfp47j9zPXjFodRTTsHKU9DIwgtamRDk/D08PurvwseL5yfZKmkNC0HE",
-	"pT2KXPgrRGFP+4SVFteY95b6tSS8ZRaWSNB1qYO3KmcgFRFq3TnwBNlnz2EtuBXDLIg+R4YVa1ww8K1W",
-	"zSJ3NWjeLAmItsj1ZYT9wxPAiJim3D9RCFEgUyJCDN0zcwSsVtMyXcvUOzp6a2yPRtlJ0TrX4GISRWu0",
-	"vXJPUU/tLF+i9WM4TjxE7uTlXHOLe4HFoNeWBQ9lBlfhopUGYBWBNtRZps4FvUfpsXB1lQSXY8FTFj7n",
-	"Ea9INPW4l6f8gbPvn53CBK/nU/n13f+qDIOgfqMnEAqeGNsuIlKBmvIij540gayz75/Ndz1y/6u+W3ZF",
-	"ZeUJpZcsjcEWLHLLvSzR+4Wrenz8+uz9O3/7puZvCYLVjX9FRIxxDVmoZf6FoISNI3zBp+yOVT8ma1Rc",
-	"V14rWpW5rA9UQsqsJXgCEZ+i0F/ZP/TXNa8S6ObvhfoL0FQ2433efImVFpY9429vCUbzeqJY3BULV7ko",
-	"NYTC1xSj3Eiae5I0a8VvN3Lls+TK3fewvyIpco7NHVOJSBha/0OPTZ4AmYuLWN/7kQS/yvH2XejOxntu",
-	"DT+9NxPMlm4JRze7OnqhKiy+99qrwtDus2fcBV0Tz+lvmdepJwiKJzmHrWuFGuPucwOJi/OfvyBt51aP",
-	"E5o8A9MMMzR14PjrZacVGyBfjqOajwCVuLed/ts5qgejQntJ8PAhkHnG+AocfUelhydRe+lj8vbeaxBk",
-	"OYQqqJrZbRo+Mu8lSuiem2TMHrzAKL1GDz4IjGkae/DyOohSSa/sSweCbGlVVnpr8ZGmSD5qrb2c8nI7",
-	"Vetdb7m6JV38ikzxhfNi59HaLFkTOp6Y03x3dgwPyZMR7lV7Z39LaYDP+Vz6+JwZ3c8/kijF6t+1Hl6h",
-	"x7MXNZU9Sdm3HiWfoizv85XaqjjktHf0eD/87qh38Dj8rvf4gOz3DrD/pHf05PHhd08ORv2Dg8O7HXLK",
-	"2MbNYG6iZaIskX+91AIlcH5DB6YKyH3hlFXL0GiKv1dz69fCfI2ZV3Mc3j6l2Py8WzjpBzMkFxe/5RbS",
-	"w5iOc5zRVopoi6G5I9euA+gOiVIRQkKk9NxDUFwAXuk/slJb5iiVeQUKp0SEoL+9XDufWPHGzW3LozvN",
-	"3rtoi5k3EohnZvrnwQTDNMrzGy6fJ5rQ5PV6N4trqaX5nXzbycqBFQSvo4c0xZuMnd0Lwz189rAvx7Lr",
-	"vU/1j8CbDRoKGfe3TPw3POO2Tff5hCSqsaMiBSvKqlSA5cO5gR3IXU7n2pnYfuocyqXyZUIjPp7zb+6e",
-	"mDcbwIrsXYtvBxSd5z15c4S6cbkK4djAcrk1WH/qGRdVmHaJDYBVS8pb0wm72j9+yLzVhRvgggaYxVRc",
-	"Wau3gLL8iyAVAlkwO4Hebs5wArXayjitxh6vwMhcD74wPyyOxDcvd/ge+PaImK8VrP9Sa1i/fA49ZaYd",
-	"DGtlU876rD5wnT8B52VH23OlbhCVqf8hRpyNJSheo9Ole9WlWS8MyCsY5qZ1XlzFm/j7fvPzLjwhIj+k",
-	"IpgQqWf/E1WTHz9U49/aP+vLnask49Ia7HSd3OXYqRuaqZ536FVO7UYyP5wrXFLzbfb6HsoJzmyANtPi",
-	"LOf/BlBI4tqPl9gM7y7Yh2E1WFWlOP5pQqwQTPONlGPwX/6a0iTRGDm/pMzIGi2xi6+f59l0jSRPBJnp",
-	"Pz5EZIbiORGh/nRBVYT6j+dOr5i/s+0GLe1xau+BSYjJDEiSIBGV57TqGf/Kyt5slz1277bME6dyQd0A",
-	"m3t3jLKeSfiQqdhb4hO3Krx7jjp8iFJBopK7uk7wodTyOWXjNCIVG03ZL3fsY+2zdgaaHwReUZx+/j2I",
-	"NbzMOTIs+p5z58yWhnirv+mYp9EX8pY4tenARvO8fpe0hYvc3OzJ0G+cW5uKFZTw0BbTwA2p4Rm3bboP",
-	"ZSfPL3grbcMSRR6KHG2lxQsSkzGeETZu6oXOIQ9ntpeahvIESbhWhQjHa5UXerYvWfgWswBR3Urnigi1",
-	"RrVFj3exjaWxzM3eK9OuPM3KhayTZqvCsXCZm+yRXM4wSw9lHthiXE3s2yYLwTWb26sGc+hhPS9Km70G",
-	"Hv9o+1hm/beE0RFKBa9fZKEwm7RK0rD6DbUxMhREYXiqqlwnF5EN6WgEU2LTW5g0ct2PF8+3PjeDQBrH",
-	"RMzq0ODcFdVigK8zfZvTbMX0F/irTNpyP/NU8srLV0xiFVM1pCYNv7ZFCM4z6Xooes8QkCkxgwQFBESR",
-	"iI89l/ByODO7kAlRE3cn3bxV558AXqGYgVuJmbbOXcY2DzBO1ExjUQJlQZSGNsK6YJ+PNTlvz3JZSsL3",
-	"yesM0zCsgdoV1XaK3YT1apvM9+tWc2nd7jDc0v2J/CLCevXNzsSd6woSrL80zpm7w3RNmHztWqMIr9et",
-	"o73OmIfrDzGvuIN5gGr9RvB2P2+xjuHYUv6dderGJFm/DpVa5K5dzwojerU+VRIT0Auyfcn1qyqq7rAY",
-	"Zh8ExU7A2Qg14969iYiP+dqV7S7RXavtlETE2k0kgszk3WrdUYLat03XrWVP5N+12o68pCyYCB6Tz2ri",
-	"bjMut7Bm5QX1n1Fhsc3qiVaOvdCbS6rQSYmCH6tZrEInLcAvX+Q5TbAgwJzUzkV+WSKvErLVUF1En5cZ",
-	"FIW6LuuyeTGTY2CRrRdUpxPZc6q8JCLnpN5KuyzbYrlL/uDlU92lPL8Vh8GLzLq32JTrZcAtOwDrzURx",
-	"RaLT1dMxvz+/aU6mxFntiZU6XKi70FnVPF8KwcWa5rO287Wbq/0daxMzznp719cgUGogVtwYwqyfCn92",
-	"ikzBVHA2NmcAp2bzjEPIgQx5qoCqVSncarshZQfkoH9Q3wGx466inImdyNcK41ru1vKOgMIYCJNTc73W",
-	"JDX3bXZF/9imgDanSoiayPwHu5V4UnyOqFTmgnHsuYzRVDs0jDMaEPOSVby8FpmvVz1eu12wTFIzXjPM",
-	"GwfnZZnYTfmJ/RCXFrCg4KqkmBd505eYqGOXk9uzWyScBeiZgzPmYMm0HPHIl/jnhbC8idX/sk5SzAf0",
-	"cR0ZbnB2LavVjn0uXWKnUq3gNOhqxPm/+ltuB6r2Krv85LrtRxKMsqviy9JC3oFD8/Wqz6oZsu6VUxe5",
-	"o0nOdWbNduX+0tfOyBFe35w99/MOd9xzasAGs8Z/9nnrm3cJM0J/cynhH2i7+uGXqaGYbZkRWhK6zYbU",
-	"8IzbNt0H2sxdWPA2bmCWKfJQ5GgrLb4nMZpj2s0fPTIBiBMgxnuH6YRG9pkiG7tQ8PHiuX2hKaIoYYhq",
-	"isggz0BtfDOXg7qZ51dOzHnFIdrdlNovCxe5yD9nX3DChXrR4DDnEo4/VPrwec20NMdV+cVvVlo5yz7I",
-	"gbn75Fr4mt6xaY6v13sm75vk24ZsjzlotE3DND3n1k34gSyuxUVvtZnxEDbXHEe0lRpveYiNXX03mivm",
-	"IW7DRenlzFFExubYSDqMqJxgCCkLUdh3CrOYVDQlM5OMS1KpkKnjAfOpfGub+IGGITJfN2JPGo3NfTjg",
-	"IygKnUYRn2LoezCiUZQdFJtOaDDBKxS65oDZ1zdhQmTVA5RENyGfp1LxWFPrDLXwldV3YGzht0QFEy2I",
-	"eapWFVznVfxV0ZbS97ffJ7zxasWXjQSFqSBqxZEyFUwyoyamKrvASdWEpwoITIgIIbCPJ996zh8Dzng8",
-	"q743mmdkwyLvswe4Pd4G/+WpQPmyqH18fK4IC4kI/VodaxC8QqJSge+vUAjqDqGsuoZtIqMkSaLZ3OXr",
-	"Ju6F21GtzJilJUjl5ezFw3uldrJaVfLmthvhmlJnaYTPOI9aRiqRRp9Pp7yRzyHSonirFjELknJVoQsk",
-	"8Y+cBnhjYxGV6kd3MeOCWG+nhrDgYphvgS9ohiGNqJoBF0MJnGUvHNe9As5TFsoPKH4g0ajmGWiFJD7j",
-	"0Up2GnGhNa6BtdFY8ubH425bpc9KwVaMriQe5yVYtbapXNIKllnmj9JqLRLYW6kFy2RdIedWgXrpMtAi",
-	"i9XxYrTt0mTmnns1X+D+rRcoGS9N+PRf3vip7aK/FxrGX+A+38Z6+QyVXP1G6D+UVVJJgo21sbE2NtZG",
-	"O62NBsOHmT3TsvBQwzNu23SLPCQN7uqYQ49XhBpY2/NZlIFMMKAjGliZAF2jwon59EhCjBEicAHECTR7",
-	"3ntr7Wyk7sx53VevSolZXM3j47d6LKtevWpBVOmSRtG5WYSHSXiQ03RR1CwMpK6gKWje7O7ivfLhwycp",
-	"bTknr+VKfFMs27DOmIdHaxXIg1GhvSR4wM3HSsZo877bPJUenkRtp88D885XwDEPySetpYW7S91IyDeh",
-	"aFPZjpEIGPJ0PFHZHY9hOoNkQiRCl4iYi631H4S6y87uV7OTKyc8eZHdqYqi96PO8c83j+U8q/HpF29V",
-	"nMQshDL5XghjXMEQ3brcEL8suGX55abHe3vDgAz3egd9stfb3zvAXrC7/10P+092nxyS8LujJ3t3fblp",
-	"Lpay4gB8iVCr2PtbepDpbvH8hze/7869Rm/8sgYvfmHWasoqdYzbIjXR4EzbNM2HspOKBW6rXfAg9pFb",
-	"/VbSQNDwA5c0k7dNvE7AozRmdVPP8emdss3xqX1cXfdUNc83Tou9z1RliCOSRroLZL2P552qVFcuLdnu",
-	"Y5BpkpgrqU6tSc+8E0CiyDc2h73Nb38DosyVVbNaLI1NDgXRO31p+ui9eGm+t32i7L10/779q3lPovfq",
-	"rON1aNh7/cLs8PReX3S8zt9I758/dLzOJe/9y5nJUNH78Eb/q3rP9GeR9s4+mrwavYsf9L+id6G/v6K9",
-	"H991vM5vk95z9+/FT3bLRJOpsHGygS3pY5NV+5m5ptzcY+G6D7CJP7bhFGz+jUfSfZUde+AM7e1k/WEs",
-	"kCiUCnxzpJ2ysc3/PWARSl2e2GcVfk1JlD22nbdLgoCnTNmOK49x3sOtnPUSSuuRvLPMXb0FSBmQKCqd",
-	"IdGYrt6SXGFXlLNI5r2dmiznhAVY02SSMYmiIrP6+vXLy1Wx91pemtIRFutQWX4gSRJRuwVaQ6R8zgWK",
-	"ubHOr9IqKt5EodsioyWwNfo4/z3iDdaG21d1mWiDyw0uF3HZkJOwAP6WGIilUTU/7xZO+oFcpeXFb6O3",
-	"sECXByRKayliVNI9OBTt9RZq+glmGnUzvy2TZpEg5v6xObJMfzOEo0pm+/NKK9GKVGlMZTmNF/W01gW6",
-	"EdeAKwkkEFxKo79Nm7L6Mf8oX+QahFB5vtdVg7AloGtOfickQLlV1e8CL7pB5B14+XxX86VbjgfB6tz6",
-	"txmtuXm3djqwBRuVzbv9c2bt1nGGdPernpZ0Ca2MUa352bTTNfCGqXnb0KQGszWyFzWrdo2MgKgOn2u2",
-	"rPrFCpHKX4xYWfHL279W/mJFT9UvVhhV/mLEU9UvVmBV/WJFWNUvVqhV/mLEXNUvVvBVZv8yorDyFyMc",
-	"q36x4rLqFytAV/xy8dPtVm/rNMDNUHKXKdYFVOYPNYUsLkwXN+Dn9seeMjzdfuEiw9ftJTO81Slp8Xdr",
-	"yRyPt5bM8Xl7yQyvt5bM8XtryRzPtz8hm+H79pIZ3m9/lzXD/60lc3lwe8lMPtxaMpcXt5bM5Uedklae",
-	"rPc8bPvly1uSNBb/iklSSIqARBFPlVz/ULStV2HpmecwBI4pZ9Ld4hpxobuV+XWurLo7K6tFmnkfZ6v+",
-	"A9q2hTrXPQLORUgZUVWG6SsaWAr3JCqlzeMx8rEgyYQGUKpZ6/ZXK86VlG9r1BzFHe8QxSTRf62+YGdu",
-	"hCZETSrPCzO9Qope4YtaB32KB6mdpeiucyYCQ71C5juTTPSuCR5covRnJLgcm2s2r7O3pupEEJOIyEnt",
-	"cOPMdH23rhQJFA1IVI9uYBIhgXv9Jz/eba7SFq4hVSibp/CKqKfXuX6bRoomEa2KNP/ERRTCn//jf+Z3",
-	"iuO89AkwLmI302t4ClNTeAb/8e9QahT+Ca7PAxIRccFPw7BmkLZcZXlY70cjiQpMhnj35k82roBkx9Fq",
-	"9DK7l7nP8rlf67nP5uY+W3/usweYe51od6WUqMbAvKi/6RZb9aU2B+HV8FwpIuZPFTm5OM/V8+u8wFsL",
-	"5C7p1xXWQZMbZNUGwhe4rdIOE8NFpL8hK2O9PcCv3Zy4Q1KEr9wQuMOMN4p5o5g3ivl+FHNDO8VO67dk",
-	"M+EtSZqbZ4sm+UA74MXitnHnyNHhAYjQWgrYp8yas7lt+9ANCY1mHkwRL6OZuTUO2eNsj+RWvi9cvKfm",
-	"LvtwPVuF7tWrBTtblzTC/4XLhbNgYJ2/h8dH/d08K7ZUJE4qjax7OxpaMtsljzEjgLxrZAGvEyruZ47z",
-	"L3TW41w7+vdZzToOQyL4WKCUF/y5W7wV77qR8fxA1s53Yx4evGlBTIH7XhFVmXyrOtPAqUDpaGizbr3Q",
-	"MPBPbBQKFYwFn9bzjlZbssn3glQmPHKH+/A6QUGRBQhjXdI+xnyL6Kg0jSzBXd2i58o19xbhucTLjgXm",
-	"GPO2M3uOmF/VzbglKfV50ucOXtCyEPkHEg53oFcG8XsB5dcOtKbM4QLJ7bKFmp1vyyb7UG7A3GK32BB+",
-	"EHeg4IQWU6IQ680oWnNyNusD+AhI7ixkzsAViVKc9wNkpSOQt/PRyePluLrR2fmcKu1j010NiT3fW1av",
-	"ipRN0/CUlUhY0M+YfdLL7VACl9TlnAUCY3qFzCXrWv/lKlFMaJXVTZlUIjUbA4u2d6GA7nmndZVSzYZ7",
-	"m7rLV+pbeiKytFb3Fzq/T0o3pGrnFrMlUjUfU9Nzbt2EH8jEWFz0NqrWOZo8GEHaSo3i0l5zeZxMFxAQ",
-	"EW53vsL3kam0qZJfj95x9X7KVibLJmKMp0Ktc6u0fnE1wXiFaXWGIxQSFAcCF7oYdP2dq90dU0Xu/K7V",
-	"wyd/qziBZXNo6QXJr0J8XvhrSsPaM6/jeleQvEyBxU2+nJTFSErLcZsyLN1bbfDgSxkF8G2/VL0BzD8Q",
-	"YBoypeZB2Tpl2fis2zflBzIhlxa+3VbTQxiR81zRXnpcZNH+JhWoicpvN5dWyG4Lmne0s63EpTPrmQ6A",
-	"LnN5SgSSyKQn0XpborjCEIiEQWfQ2bpvO9NQILtmu3LXVdsQcsKnzL2IRTICrpjkiAsYRoRdWgpL6BIY",
-	"4dTOzH01IVdodKJ31zl+RmaSYtor1F0dpWVY9AHMPMulX1U+njux31o9tGXxG1XeOYe1TzQ3P+8WTvpB",
-	"zZby4rdcTz+c4ZJzRispYo/2PudshAJdTq9mNIPtCYK8q+0vnxyR1o8IUHmeJlWH1S9EisZ8IKB40lN6",
-	"kmPB08QklLEbh0wRyiRwNZmjgDwBw2WFj+0sLB5TlW0zLqugS6x4ZubcZG8BGiJTdETRZSoPOWpjTUEw",
-	"IWyMWWKahKhgovtPJQJVZr8MSQh8BCUym2n9jeuhExaCVFyQcfXG5WcoNz0dtxQFmW9VaYuM26hVs8y7",
-	"X5dts2Hzb4jNm7JjqhDVVjX1UDRoLQEeyq5bwRRfhS3zIDZeFce0mDpv+Jg3ricVkhgiPubb8FoL+JiM",
-	"UYtgCTERl0Y3RFzIYxhGJLiES8QEUmZFd+jBMEoReKoiytAbMIEhJILGRMw8GAtEBhIDzkIiZttwofuy",
-	"7UHAYzSH3rtnT7e3ve/1f57p/5w+3d7e8u3pI62pB6YzhiZ49XPfg91fTrTCukKhQHF43BtSBWffPzMK",
-	"ITbvZ7uhJ/QaI5kdZFI8QpPpFYaEhQPWJUzRHokokRgChmOUEFGEIaqpHrhrxKiZVJjLdFp/2vFv3Tlh",
-	"+BfeIQ44q24vv16si5SU9ufsHtXaD8pGtPqBklsw8hDm5H3CBBpACTQCEvhMjHzru8ffJpiaNdgyxLZP",
-	"1zY/7xZO+mGN09Lit9zwekCDNOOMdlKED5vz4PgQz+0Q2jTd83wgayQy/WlCFBAQaDJM2E1H6RnNONU/",
-	"2czVXCBIMpNG6+VXCyouAGI1HWLC6Aileu3SYhcN2lyp890D49MTIEOJTOUJgYir1bX7qkM0KTKkIaPZ",
-	"F96ao2unf/jy8f7LZ4cv9/eODr979qQq1GKtF/kMJ5RVHGI6tz+DpNqwyAf+KKMBXKEwNxGGGJAYIUwR",
-	"phMa6bJUzk8qBMJM0OoE+jZIFaRCICsHpookIbqKHuPtxFzsR96BCoqMsWL6p8BwimJlfxMiIeLEZCrR",
-	"7EKjCOSUahtNcSDKUiyYYJhG7r4EmZvvCgshm3wVo5+hIpRh+KOl/B1ytWdrZq8miysUIEyjsj5L/zRB",
-	"E3805HAPzhS8YO5GmzWvDjoOtaE6mc/ILjBCIrHX39/e7VctUsCZQqZ+cLmJFhj1h9Pe3uER8CszqHww",
-	"jyRIRhI54QpGNEJ5bN7F0dY8+IO0398PEqIm5i8E+4WcENPUyKULjND+PBgwf8ASFOY7D6RNeD+cmZRO",
-	"Fpa+6cTPKmdoeXv67vWrl+cX23+T5uF8zcSSxDhgpry5qmMraBRNiJyAuR41cwt0AiEdmdiHm4Y7cKHn",
-	"UjDngI3t/aCiMGdo/d2C0HZ6x09Ge0E/OBqGh8Fu2Mf+aA93g8ejg+F3ZD/cw91RnzwZPg6+C4/wcHRA",
-	"9od7ptyT0WPy3fAoONSsQpQ2ljvHnf/mGv2533tCeqNffj86+PSfqhaxGOz86legtNS6bva09+qX33eP",
-	"qpvNn+85VZW8yuYYdEpk6cEfysyDR9mZGvEoE/fdjxfPt7JTLMvS9pGEYUoj82IQlo9xpuyS8elCniKi",
-	"sKdojLVuQ415b/lLHmvTJFEzB+1PXueqkAHLQtIkG3MlPOOK7lzt7rgvfCO77KZAaRU09rb7/e2j/Sd7",
-	"R/u3yqnSahaDyeE9vyzzAPYyyVJDxH2mQbdwRRCnKDWIhFTQHc6AxgkXCswzJfVT6y1K4ZYagedIZHNJ",
-	"XxhgQiUPEbomRVePBAoSFJSHWybzC9NmAnQFT8eTaAaSXvemiJcgCLtErS9ZyKdbLdiiRhZe0PiWrCsr",
-	"AV0DwFpGES2Rqw+Lf/z4+kWmM2y5jLQnJnsIN5SUnpUyPCd8vYwi5r2txue3IknLWzKDoTsHWOfcY3Wu",
-	"3rvna7G5WSwQbGqW00D55v3PpV9eWqr6pdusGaFLCmOII+7GbMZn9MmIRpE1dwpxWtVzw2GkhXwSxcoX",
-	"PD7HibfFl+zoG4zT3pcM+aqOCmzEzT2Km7Uov5ERDcqIhqJNhQxqlVXV6GzbNdUHCjXPLXR7zemHCDAX",
-	"XNBKOkx48sJNp4En529Lq86e4YUgWs4uk+GF4EliTq+FqX1tcIIwTGeQTIjE6nBUQBSOuX33sKI7++Nt",
-	"l2GcjIWIDDGqa7IGXFY0+kHQAIEyoKxnvPhAYEhV3Zd5x4KGH7ikWTZtEkXvR53jn29ek+/LtT79smio",
-	"nfGpiXHaR/r14DLC6u4Wb7HapDPa4GJcZYV1wRsMiIK96BoZxBlOX9+h+N5dbsWa1SqxywJzLFB+gVOz",
-	"aZWGXB7OrUrWQe7bSVvzhXG8ltm4wekGpzVxeknZ84ngMWnsZJM5o6OdE6lmEcIVEZQwZTOryUvK2pIA",
-	"xW5zDIlECAxF7LErE+u5pMxdEjVbghJIkiALgeTTMXrUPQBAgOE0oqx2PG+URtEZstCesa/1jIUmOYY/",
-	"0hB53TpTooK672R8hr82fx6oNLV8CIvjr8+kTZ7Au5VPv/FDZhsmrM+ETTnTc4zeFu8pH1Tjs27flB8q",
-	"lLC48K10o+eo8nAkaTM93uAVNrjZkCZjQUIEc7Mu10QepCzigd1PUBOtcbKC9oxSMGtVVrkVqTVMtDlL",
-	"pxFpQkqYTriczynintSu9RKrbuO1wrhiHz0LfqvMxjOFt+FHEqUogbIgSkME/+XLX1NqXbl8fXWTx8c/",
-	"vvqr74F/fHzKaGySmNuPryijcoLCfjrnKQtfjkYYKGm/uRCESetf5XX+hUbRc54ylVW74MkrQcb2w2sm",
-	"EwzUKQt1Of9Em5M26bCEmMyM8UlEzc2N9XX0Z6jdYgWW0mutrWwN6Rvdyrs7ur5xU3ADpG8RSA2abzlW",
-	"26aam55z6yb8gAZredFbbZ89lLmac0QrqZHowTQVPJG69eIVY2vNba8dYi8C4pUnHnQnz12h4+PnnGlF",
-	"m5LInH3ILMXm3/O9jyN8ozSK1hiBLm70nz3osM7jwGYp6vOxpvFKRr7/BLKWce4jg2wdtVqKsa/OBJsv",
-	"TTXZ5584deRdibgmI5bVoPsCD4d/HbBdOxrabnyu0LwbiN4Bok2ZiZkEaJMN0ORcWzXRJmNz75lzfF3c",
-	"QPf3Vb7kIOcoVeMYwFrQLrV+8w7NLV7snNB7wBX9xuM8X9/iNym8WhfEyAfV+KzbN+WHimPcZk61jyoP",
-	"R5J20+MBGaT1vPFQbNFaKhhFdGF9ktXmwarvl2/rLHawMDVz0lObWTIhAcKf/+N/QtftbF7izHyetxLK",
-	"rwFUDrspEV8iTEvWyniejcVEjM94kqeblTEqGkgQ6FIxAlXmcnnuW/pfp9muuMBXSFQqMFznpOq9namq",
-	"GMFtlpxZ+SYDYndY/G/dwv+a+aQhmZizYZsEYpNzbdVEH8huKy9yGy2WnBYPQoi2UmFeomsqsJm7VFJN",
-	"Dxtvvu2qR4k080WXybAsoX9fCnssP/nzy7Lusfem1QQhdZMCYnLw2DsBJmNPwJkSJFDlt6LmapgEalQd",
-	"m1xK/3z+/p09reJutruzNeG2IZ2IKjKADSWPUoXw8eyNiWMxl0GWC7iiIXJwibRiDCmBCZfqxJyEGWK+",
-	"EVNc9p4olcjjnR1TePuKRFwQpnokodsBj3fsbRy5c7SPR8He8Kh3QB5j7/HRk6C3Hx4EPdx/vH94uLd3",
-	"dPj4YMcpBRpwtp0YsyYPN6WC1tlTuFsGMc3NLvlbOcPQNviCcvU8osiUa9nfKX33LKVR6AMRCDYrrQQ+",
-	"GjA/uzMvFqsu/ODqj7iAwHwh8wwGumAApx9ebw+YYXwJJDvyGNLQ3G1yrUGXRyEIDLgIs7fGOPjIxpRh",
-	"1jfkfQyYSfG0ZYa9eOayKpH0nTKbmT5eEFVhzD7LM0xBOWnVMfj/+q//+q+9t297L174Lk9GnlwhT6Yw",
-	"z317/b3d3u5ub2/vot8/Nv//X1cO58dVqaXepTEKGrjcVxbSemwko8pcn7uV+fbmyF1p1M3nCVtIIlE8",
-	"S+E4wDBiVgW6u0eQJgmKgEiECV6TEAMakwhCOqZK3p4m8S6px8psWjmlaka/gVV6ckKThLJxb/dJb1VG",
-	"Lq+zALEKGabhpklVNdTtm5tcyQarGnUVKpu9qpryZ+UcyzONlZKPlbl3kdVWrsKKdawixTLFywiuUsqu",
-	"ZkMWaSkFWRssEDecl1fI1B1Ui68b9u2WUTlh3Y5V6D6gbvh4Lp8f49NMJREWevlG+4C59JY21500eRFh",
-	"JHi8kK/S5GqhCrpZljxdcCciCqXytzxTWn/1SA6YTOOYiNkJYCT1cOlo5GuH1tf61q/SCbrIrZRY1Nbz",
-	"Tbg9/FuibjdxyQs6GplzvRXBN/PstCIRH0v3yFCW/Z6R2PrmaoJU2DyX1vwyZPI9e1hmwqda/M7AWIkw",
-	"Ra3kta3mgcCYX7n8qK7Zk6I3U5vx/EEhgRDhSAFPVWV8T6/dSpH0NlMARXKj+SWuFEpuPevQ79wVXQRF",
-	"eVRFg1551ZaQUkpr1GMmEDGHHN1dg/ky718SFwLYsHuVZPjJmLeNxarcXfb89JYWVdIDOeGJfTXXvHVw",
-	"WZ3m9o7nsV6yNM5u4Mg0mJhgWOmgfnFI6wckVzO/kgNDHJE0UueXlH1c9ZZ7K2KklzSKzs0irDEOWc4V",
-	"UyvDQZ5dZtkrzC9LOFfJiSvCtIk/RBjydDxRtZIXGE6o7fRb3tVLVOX5r36C31bTnFh//j+VKt1AAut1",
-	"Rphlcagx6zWPiy0y5mIkcoEf5g+Jlade4oKM8KsFRJPx7DVkRItOfX49UmatUPoDixMTu2yjRFkRVN0I",
-	"lfsVKg25X4XQaokDZgfU6GzbNdUH2gCZW+g2xv4LajwMKdpNB2OrNWxHmDRGuTFhkxxJ6FIW4jX0s3cx",
-	"zKVeezOWsAC3jJHhrud37QnZXfNenPOHswRJaydGdwO4p4wQLl3/BUWx4vYDEVTNzGXvUjJcJ98LT+vr",
-	"uD627q2Rm24nfv6NkXWeRfY6UxJFCUlq5hmqlSK4dFFkkQ8WFXbR+7yuzrjxxvsi81bQVw7Xh3cZ7gz4",
-	"FWrs68H8+ukX5L3dxd7g+274btQmLXlS7TJCGp91+6b8oBb5DS50+6jycCRpOT3y6EUD6cNDuWZw5DSr",
-	"sSIyYjYUCY17IZ+ynqTjiTKv3qVMpklinoGrFSEiVDxLhVTrDm+u2g3Rm5hLlQWy6g0oUq+owIvKVzHs",
-	"1LPHJyPzLrJCGFFR784yidT5hKtxum6s6nSh4g0zZpz1pC1bb8YhickYzwgbY32D4EVRqQpWmv+TCxqj",
-	"ey6z5t2/kT3Du3yoroKWmuhveYg35I+SirCQiBBIqnhMFA3qL5UueFZ5AOmMpyyUkKBwL53XTG5tHlh7",
-	"lkYRqtMgSAUJKgLb54lAEp5AxKcoNKBiLhCIKa+wZk8xGZPfKMNz+hvWpLzAiJNw/RUTKTtPEMO3aaRo",
-	"ElFrkS1agBExRxEUt65EzK8wRqZA6qo1J+V4+gNqAtp9+6WedisRUKNxbdF9QIZKEFW5k1694fDTfLUX",
-	"1kq0r9a8xZCmsX/706Y5py0sXCVxK6BVtXjV3FZJxOXJFzgsoWxeMnqFSlmWaotSfUHE/FIVL5cYpNqP",
-	"Og+MW6AX4KNEcTrGqnV+x83bvxgIVMfuuWDtVPigCYtSQZxKlb1VP7POrTme5PLtGR4ZRoRdDpivO+qZ",
-	"nnxP1yFRNAP/NEm0a5AdJoLuP308e7Plb8NPTv5zZg9AEiYdVg/6fXvahepBTpDYbMDuMEPRTcESJKH/",
-	"grPOJ00CykYm65v2PkhgZu1qChyFNqifiqh0aHZM1SQdmoOyrkj277LLf4Yk7HEWzUpXVcz+njlXpJDE",
-	"oHulAYlATjhXKODPP/5XvgmkXX575CXbIdSe7YAZemaBgyIu4MEwDUOK0oOYJC4uEJAo4qmpbB5zkR5o",
-	"1YKKWvFAUUhvwBL7lLgZnmdPN9mmjSzUgyLSnlymDHYfu1CB9CCJ0sU3PQkLB6w4wPTnH3/3QXLQVos7",
-	"Dx2QYIISRqiCCRgCTUsHfmCIaorI5k72yu0BG7C//OU5Z3pw+pu//MV8BS8NL5rByTQIUEoY8nBmjkP9",
-	"PnDG4KBzrE1JDwbGKNQf//zj75/8E8fKKAQXWb0Bg4Wq9k1ebZHaV3h1O6aK+bFjf45RSjLO3untfPKz",
-	"FQT3i31q28xVaYIYwnJmutNQ8sC3p7LNXzxBRhK6PSNxNPfF36TNk7gzQRKpyW/mb63DZr/ZLnUrStBA",
-	"+tuWOroHe33KHJ5yMaaEjFE+gu4QIz7d8lyWVjMtaU5B/XDx9o0tta0JfWprOzgrQWhkZHNE5MRVzgto",
-	"tFIbaALBU5WFILLT5b5nZx3yQH8Af8euvtzxt2x4SiMcQ/D3+7vw1pze+oAiJtomima+HYX/hgc2baQ9",
-	"aQfzAzBBMT06D35N9SpfYqLmB/Kf82BZiL0XL/2tbdCSzrUW8iCNcywkgg9RHheE3/GtCDrYLviwQiYG",
-	"RIhZWQBCpfwzBFkhAk/yOa0SgX8BP5uKDxIjDJQ0hd0htN3HkLsJGXzta9EJESRGZd4cRpbG7qadHk6E",
-	"SgulwByUz3VwiL0Q3SH6IMBEFVceIir1Jw2ULc88XUeiyAfOstN2ulXDD9I+WmdoZocDRM8uwBOTm7Vw",
-	"auxlCTfTJUjpHg1gzWLndQLzUCCc2ninucWhC9mIaX740i1TTpEiO5KR0/bEpmfpMaUSbU1kvY/n22a5",
-	"ntuwVe9NTnpzfdjSwjZporlOHlF2vNCvXqG8U11MNzvh5vYAm+nF04pUT6I8DN8MwbfrlzWusmbMj/br",
-	"4Uz7SlqyzRRuzbPJU7M0XbcwblW2jstrUkSM7T2Yrl/atTgGbcdncDUiZiGg7PjOEcIsCXT9ucCov+Vl",
-	"vFPcoHBP6ANVJ9nKCpQarvYh+5jMzdf/84+/n+q5ZI87dH1z4cjXysqEv/f6/bwFS4X/kqKgGsx2thkR",
-	"NDeBIpcowf/V1yKRBhO4REzsGO3RUuLESUyUVmR6jPPSzSjq//zrU6ekt0txz2OBoZm0ltOGqnKhH6MQ",
-	"JY9zeWZOuJt56O6h66o9TVMaeqWmffdO+HDWM29rOpzp6eRdneSCkjKGYVZmyNXEvpSSSwMJ1poZonuP",
-	"h8QxEScl4WOVxJBrmwMiemnaNVxrVE335QUZSw/2+wdeCSm5xM73LSwxqZYRjDNjDmn/wS7UR/uOuStU",
-	"Gp3um44Z10qia5KNZzdyJLIQ8FoJkgstA9aMA94bA00+tbX/zRyZtp09m6eck7Fa7GgMEYhJpEeGIZhi",
-	"XcYVPO4dmP/b3YMJXrvbHZ6hg5abW5YooVYTrpUpRlGv3I4qbjNlZ4VDjvY5pAm5wpJ6sTgkGQyM9DMA",
-	"jKbatkgESmTqxJYrjjZbEWoVUX5GHOCFlnJL74US1wteW2k+RpWdLIdu5sW7HszzuEZg2t2XDK/m10cZ",
-	"DxmCW9Fo5nLhNqGYRl/WtH2EOZ+asZV868D5x0BWSKSYiEs0sr1SNpmDVKWHnbVIJ/lsuICIBJeGgvN3",
-	"98wVK92qc0D9QWfQ8b1c/bgH2wXqf7JnoqOotFK5xCo0QtmgtVcBNP0D/a1RLJSB/9eeXpRedgvMyBZS",
-	"XCt6/WLrRJtUeeOGgjG91l1Medlczgby8eyNI5a7Emgnf5zjRRvlyglCe69QVyESeGKDohYbFucadolA",
-	"7UQIlFKDzx+aLN3j32jib7kz9lwi0yrAPzUWQu8lC3ioVxJ+7dlU3Ua0oyOV41sjGewaacJzNgYtRDzw",
-	"X4967zjD3lstcn0YU60frGT54eXpCx+mXFxKZ0y7VjWIzdA/WFmX0WZR6Fv71BrOV7s7EQ8ESuO2GGBJ",
-	"nvFGykJrF5UdHrnze3EG/ZN1d4xpowV2tthzFXwLW6+QgFo7y0xQGLFplZ4ZmOt8OqHGmiAqb3WqCWXk",
-	"hhaw2qnqaTEreHTstKmxsmNy3dP6fn/3cP+or50gGsep0ijWJgQZg2+1gbZ+Lc84yWcc1XkyGW62KCfK",
-	"MIrm2iXpbpWJzayvMnnq+E9gqvnGCEMJkV5lPRGDNntVxmpgpQmP9t2tbM6eOzHLBT6SkHBzf1ahuCIR",
-	"dP1eT3/je7ALEoYGv04ubR2D70iS08N6ba4N7cBE6MKLWn4riJBIBbvO47PCgETYMyvRE3hFIhoSlTVk",
-	"pAyJnf/ne9rpJdbX1e2PBGcqs2xIThpHaWIkpwmdaxjPTUy62y5m5pZA9joLZ9twwY3ZkKthzsYojOmt",
-	"OGin0JL1CgWJsnXgI2N35mxkOMuSWX9PS3c8PdPGvIefMeqIRxGfWtvNIuzj2RuZ2ax+gQrfoPD5+7Pz",
-	"4xzxTn5prBsZIWXGu71T3WzvvaBjbS//xfq0eJ1w7YX4Gh7Oe1yQlRbCSya58Sf89x8uXr9/d+5r4TWK",
-	"6HhiHxhnM+syah2n29zrHwDR/Ruh//3LCw+0fPEgq7+9IN49FzowQVDlWXkxcRbHX3vZaC5mCfac4XEM",
-	"jEtGRyNLl58csBFKF8VYLsotDMQVGnNjosdllQ+GmkN4AQiY/X/sfU1zIzeT5l/J0KXJmSJFqSVNm4qO",
-	"DXVbtnu2v7Ylr9+ItxxRYBVIYlQEaoCiKL6OjpjTxu51LvsHdmfOc/Lde39/hH/JBjKB+uBnUbvdryXx",
-	"4miLAAofiQeZiQeZ3FoJmiRVpCmkilnQtcKMCbbbQRUbaQtLzhOyFL1Wd9p77rMw0ti4vOWpynihjZMl",
-	"HJBYeF9DcTaajMeFXKcp+I1BUkCPrLKpGfdrYvWfZkzkL896xtv2C5AvDIztITaVuUiBycJILQ5UD4bQ",
-	"Qkyxe0jIkde1Vz3js5oijf0Kp75zhc+tAfD5E943YJOIadaa9CtEBlpOG5Zhunr3CFkNUZmGXI04qcFH",
-	"vaDX69lWB3MPRwFEnY7FITtoro1V3TOLNgK1lTkes3YdaCo+8VzPOxdDyodhh2P77F+HA7AksYdx0aOj",
-	"Xs/Z/RNExcqXOhnXHapZ/ejJ8Tf4LRTb6ufsqHHevUsDL3nQjUcuH+fktUKLr+aGmnN66JilLEabwDYs",
-	"JLmPlaSUjELXrIhIqg5CpTNq8ZM11Gk7ybYlUdy9nPypY/Ej7byaDofcKmt2f7lmqKdtxGLbvN0MmVZ3",
-	"FiozZvCYnZBUazUdja1uZX+fl4iNLhzc1VhhUSwRRBLCDFTMCHFzMeF4YzlQtxyOjnvgfWh+Hisb3hH9",
-	"EWmZwUvww6PuHSneJ/bARjeBHe2EEvozCUdn8J/FKwxfAECObwMnz48qhRk5AZT9xtkJFj85ek4zY81s",
-	"OmalcodH21W1y4ri6hwLQ+0fYEaUrIXrij7Xwk8pXXioSgTmcpSPowA+ffcavjk6OraN/vbvcNY9ahe+",
-	"HLwnUFLyGHW/OFWGJ2hlWtlSE15YJdLBVuDBCQ9bq+7VQMo5ij+ykfMxZVxlKf+7v7P4WfO8IfTZIy6y",
-	"BsXhOJ+k5xCPmTY8fznNh50XkVUbDkmWQumBxlsKDu68Wgea50xInrQD59jEiqISqcqeplaHpNn8xBMV",
-	"hxJV/yXvrvtI4aoaCMn0vF3xlHpfr3ec/mLLfj78JVefo1C2VrrUqyZCYPtg1TmcUOdtqrlsDH5uoNXM",
-	"cHvk+n8f/uJ0ws++D4t/9xwzkjX/0jZw1xnOiyKTUBZujWfGWZQbeoPAQdhYzKOSMUegdsMKJX0SB27V",
-	"1sUCkDHEHu/zCyoqrqK+oc+7qFgufL3SQFl7oIg+ccOz3Fk/FscS9Ii445YcInY/9cmgCaU1mg7JZkIX",
-	"iQdFcr97Q9MCrBq6VlBRUdPciIQ7P7P39ieCRaHE89ylUa643aXKOMInsMKjbf8PT/HATmcoS1c/tCK7",
-	"dy5tP6J2hV1qzVS6EQnwDoNsd7LvIjTXrZVukUjIERUJ5QwvAK0lR0NKhbwxMGDxjdVrcG+hKmnFnFVW",
-	"DX/0gt7u2pLPDDgWUChjNZnYeqVt7Y/AinuVLOtc9Ukf/UGZ3MIV0mjs4SQkhsrBRvBwcW0E7lU9LrUt",
-	"0X/Re9GL7GbAa8CIPLbRnzrfKT1jOuFJ56NWuaJZAKPoSjIVMZeGV24V3725XrpRtPuenBNdpUeHrpI5",
-	"tGU/Bwe5yNPKhSReGaEfoX6nWHn83D846va6PVvZYcpB/+B5t9d9Tu+zx3jVe2j/M+L5ah5WHepcMAOR",
-	"o8VZsQ1Wwl91oXNFziEV0+YvVzhwXnzUHWuqY/cAO04342+Sg/7B9zz/QU34R4oy5zVvHMZxr7eON1OU",
-	"O8SKn4OD572T7YXfq/ydSsRQcGR1nTb9AG4YqvF8pxqVq/iD/p9/rgQDOHjLJOrvGY08ZyNz0P/zAe7T",
-	"g59tTYe8axfzsubpcJDqzpbC/vNk9FKFRYQOHHdcyBvMfU+mhv34yiV6hT15eot0XTvhSo1j44KVR+WW",
-	"pcPzyK2bX0av/9SWkVBOxEpCy2kN3qupnxkKDRbKiUBlye9nMmSc95I74PP3X8+MNejbhZqGOOm+XV42",
-	"htJ5+1qZiG+s+Mjidrm9WoSKM7Zb8Yr7waGqZbXTRRf4epl7TVWd6JV3BGs5fmWRw1oLGBVuSwX7Fe9b",
-	"QFLg1xX1k51F/aTJVxY2x99wO32QhaA/Mx6Idt5VTgHdsrnILe52F0qlj72zrMkWd5LLW8D5u/uhlO5W",
-	"Fy9CHTkHr2jMWM2kbd2VcB7gwt1eKYF/M8Um5qGksH4bt247qJ+4TqVGVkxhZhWzinsvlCs3HyztPRfZ",
-	"DednxfFRKxuEksxho6A1lagDu0afoS3bdl+M7LRGUFdZ8TaMWXM73bjh3+R88nV2Oz5G2aPCHwIVUABR",
-	"WeHl7m2ADc6M2KjwVuxFQgOKu1UzGvurAnZV7m6VpJjxuGcrf1sZ0AtpeEyT9TJp00lYJucixxCp1HZ3",
-	"WEtZp6I0Y9fsD3Kvmnttjr0Mf1kZ/qnqkXGHSP3av7kwV709awX7I/oWEev6VfoKBbCViY+LVniCCmtf",
-	"aNQkK/fdtqZV9aj3hVfA8QyqAdug5baG3Qt0c4VBPZDDRCaGc/64wLum3YX3aMgjp2PN6bpJv6SjG4dl",
-	"7XjfkeJErCmd0FrvryIXE/k6CsO2tn2rXrbzctNG9s8Rfj3KVeSPtLpNvOlU9Md6cRZWrvxDSWdin550",
-	"ZlwbnATmCJY4Kvzf4ixG7sZmjHhFPsF7QcV3lWBzDU7Ha7VD4T0MfUUYqjqGvbBWPMRb4ShR8fqDFR3c",
-	"dt9K3AKrXdpW33M8YG3Ld+kJUaok7/6Tic5BKnj97fu2c/maUC74yrvwHq8w/5Hdsiv8+vkie9oznnFf",
-	"Fy5QRsTKNbvkWxWbp+jMEAYtgBV3FmtEwJGh10rBca9XkFfw6hgp+v7yz/lqjVf74RPHq+paYacXCQND",
-	"JlJzHkokNQqM0UkslVSxBAYsZTLm2t0MFqR4IU3OWbJmpX/AAdxvnbUa8MaL9kbi88W0geNP3HJpR44+",
-	"+srEF533s4+24eEvZsyOT8/WqwIXaCVC5N3IZi5j6HTo5sCZlrzwwyP/qyT+eFEwZSzWUOJ+wq96xgey",
-	"mKBFT4CQxSlSd6jjhS1d1rTpOU8oo06HGDnUi85Up1HNzeUoLZkSMgckB7p1XIi5jk78oT16vV3gZM1Z",
-	"zGgpdx1zBJ+F+Bcb1H//YCPawKLawqEac+cdI5xx0Qza5+Vl6PU84wUO5fOM0wxiX2fMPYZxmlUAEcuy",
-	"VBCX6lDFOc87nrNQ2AhudMWRfyPVLJTCKll4NTOaEj+vxFu7PpUuXTnh63xUqYjnfU9O6BgdwzOpJH92",
-	"HkrDZDJQdxG0GPVWT9EiISoK9sZiLU/ajn+jlTGOvdP5xOlqw38ilDH+rPDnCFp0M2aEp4fxycAqx3m7",
-	"CxE+Xoug5a6Pe/Dbv8PRSRsJZziWqB9Kdct1yjBCOelYyT+xGDlnqOSg9E24xkDCQgIzMSefutIJ19Dy",
-	"1KiUD/N+KKMJPvxjOj+0n9DuAgo5l0RcYe7unsvELmeiVZZ5Be/k6IxmRBKPKpQUSJgosnRJjy9MCx5x",
-	"i0bystOLikQQ9mtEb4EprieTSDug+QjdT0gCsM0SQxIfXle4AW74I069JXYbrl/ruNdDe7OHfQ1lRNug",
-	"UFrPTugt7JrI9ed1U3VRDO1us2IILTfsOquJirfXQPE7iwTL2uiyvW5H8sw4AAq2dbnrHwhmFDXEXcdR",
-	"7YPq21B6mkwU5Hpg4m+GL86S3oujFy9O4n9Izk6/YcdDzlgvPj1lSe/olD0fDE+GR4PjQW/w4vg4To5O",
-	"k7P46HTQG/Z6rPdixaPUe+m2NEWfg4Pj3tkOpb+YKvyKJZ/oDG+sC79X+XdqKukbR2e7fuP/81n7QfLy",
-	"AKznVakcvHhGuTOX1IotCg/eMle4aVZBIbM7QNKQ4+yZMXN0EM0R8k3gzMCKs8mdtlSBzU3Jm7Y1vGta",
-	"qtk5ksZahXmu8dFnu6J/uTqhRC3LBBXyUTwuuYQIKJ6s6hCnICR65Cl9XKFsUaeJd2hyNsL7HnsuEquU",
-	"EErgiYSDmYk8Hre7cLGguiEnL5S5ZsOhiOk1jKOyVufIqIK/TscdUYV9H0cKSQZrYOYTkhS4MV9f6Wuo",
-	"rb9X2Mn5RskthrFdTbw9OmQj+42K1NanBcPlUJFdvQGltb7dun9jPqZsjgGDx0yzOHe5mLZU+y9NClHa",
-	"nXv6DHDsdhK+Ilp+UQEqXC6f65aFyYFEoert01Y9QP1pIFKBQWxKaXKSsyBJy1dsS/vMP73fTZya3rns",
-	"Inb/76LxJueTP/JB+jeQpe85vUdmPsLCGnlxcQk2Qs8rV+ZLYs+XBxE7ivkTARG3qtBygS3jMdMT067I",
-	"QZGrdUkUDstgiBslgjKWPw6p8Jnen4hozH240oK/in/dRTy2kTg+8XyqJWnKr8pPWi2Wp0N6nkuUNXxq",
-	"hUXaq7lrxQo9/NOqHMv+yFp7ZFUktJlEbld2Xjnxfgzis5eczZKzTWZkkm7Vd6jMQz/Z7CieyKlG/pdB",
-	"sXDbJaARatiSjwE27Dj2uLEBN9xCbxCbmGs+UXKbrfS6LPaw4cMN5KlYTOXyQutGpCkMmJRcl6G1LmJy",
-	"wrxOp3k8rppSE2HiVXLSAGH8JD98jPEj2aPMWpSJy8VeIzpl9EcM/rgZaMrC14LrK54/eMRZGtFTwZ6F",
-	"qJ9gaDG9lLjwoOsFpQnSLE3uI8CcpTHt0Wc9+qwQss0yhkyUJkBUpAd5+AhUDOXJQA+OmIINE1lKM42X",
-	"TMAwqPEzAwsJYOhl9xZnclV8GsFT8YnHgEvFYPaAtAGQStHbLkuaxfl2HKJSDx+E7DieEALhskFrwPI8",
-	"RRqf4Sagq0sKMIYhn4qSVejJtBppbrD1ZYFpiDy27OOAHTuSPeZsxBy32JsFCCMAxludPWWxB445NJAn",
-	"4+yprtsaW7wo0gRD3PQ9AgxxI9ljyHoMKRd7tehUnhKvvR6v0bQX4ks7NrZtBlousA+9R9CVV88+0GTg",
-	"KOyYKORWqKmpxaDN9FRWw0djq/aHCUt4+xxOPSG2YLEmVEaYUE6l5izBkNJKQ6y0nmbr3mS9xQF/K4bD",
-	"exE3bcW90C0J3eoHgfj8amGx/WvgkvhbEVD/anBBSJs8VL4USDCmJxkUybnlXtRKPvOPHfBhrQ9Kb2Ck",
-	"hBwhy7fdpfid/v0SiqmdgmnuJY3eqUhOD2NNNZlCUdCOjqSzfB3hHvaGUmmoPuytvc+tvIjgNJIyCNvC",
-	"m8p1jw1JpL/WI9yf97vnC++eVc9pN+4Vyrm0URO8vP3i7OwL3NiNSuZ/DK3yezbhODFPRK0UsoPh/7gX",
-	"htX6Af3cQK3EuXv4OmUhBnuEWqtU1kRnveTcWZ1vY7CcBV3Sh6OTLDNjlUPK5mqaQyvyZ55PWIaJiQ7p",
-	"6e1QpC5Svvs5lBH9QhFW6bc1hSHXTJqUXrgEGKlTc3O4XJ+K13Iacco4hI+WRn8RWaeSyiJnGpiOx+KW",
-	"d8u30qQFRz4rgX+1yygYmIvVWsbWi5kEw/EVK9JQKbVH3oUL6RunN6AJxZh10TVJ82bmhlIjBBQixRQJ",
-	"FDGG6UJo5fPqA8syS5E9fYqGIGUmh5ZRwOQ8lGWMx1hJn4SA1txArExOeURcR80zmPCJ0vMA9RlUoBg+",
-	"27qUufb5QDQfTVOm3XtvQ7HpBxSwNvBxqxMeyt7ZyYltCdRMcl2okz9KcQc8U0SCmOCOpLfPGEcbH3sV",
-	"4Rvco3LMdxPKEV41+d/cC2cX+VvJUeXRd8K1qIWfcNJZ3j1Yo2gcyiJc00K+DvcqefULcSjil/etVFBq",
-	"BFMLBeV3AzSwy5yRRGNt0QM3ehpvOD119+8H3SNbfDed8MTOQ5ZS/MaVj2wvcandOX8fpKUG9hD7eTEG",
-	"6MJKMpdUgTbSZt0Pp7SWR2Z9IAcnnFQnohAtTM43pprp3i+wQd+/Uk0qm4VkkkSS1F6MDKB0zJNQat5x",
-	"qZFcoCof4L3YYASXbkfT9mxX7a1K2hBnRoXy6Gz7O/TKU9tq5KX1e8Cv5K66z7uig/fUVfY7aMUOuliy",
-	"l3bZQcOU3220nb6zBR62/9wOwWq3T8TQsUtKYec2X9zacg3snHsJwB/OzPEysLdy1lo5hdxsFhtrCVml",
-	"dLPLxZqV77DUw8YOP44ngh1o5k7cuhVmLv7/sgAcYnr/zGo8zYThslL+cYhFOaKnJiDAa4u5i6w0OHSW",
-	"5/dxeNrqY9ofRmsPo1Vy1kTMmovW4xGovRhtF6MNssOZ3nx62QIP/Lji7Klwpu1yQovpiSI3qcsgNsXI",
-	"STVyoss5X5eEJgByH3n444EHZ3v+83rgyASPMYPciFZ7rdBgJIQBEjA2K8EYWOKVK/gl4YSicfwhcKcy",
-	"5q8MPw9B1hCvKPDKoJCLDZZ3VdQa4FRl8h8+XFUGs0ettahVFaYtsoQXv5sBi4rca7XwvviK+vdEFA+X",
-	"ctVMM5dj3CVfrQYLpAC2HbwkAiP+UjOdsbz4Cy7C4kId/kKtrb/eoqSbFCl7wigkdsslhE15nmNGE8Pb",
-	"wEZMyFX9ja1efG4rYITqUGJOO2HgxCVZBcNHGP9f+GusqeGYeNkFuJaUq3wlAdUL047nHlYjcbonclzh",
-	"nF/v7e21yOFu/THuLNGJh4QmNO3bJHTCMrNBLItsNJjExTXh6CCSaSsmtxS8IWcxhb+vNGGWo47Z3fbO",
-	"fvNh22TvWPZEkNEKCKFgzNJUTevsO7uSNVlqoNq8Y9nDV2nesWwPSGtVmQku8RopoeTH69N3aTXh+ZhP",
-	"KU8NsrSMQFrUUOkJy/uQiYynQmJi7hEPYKi5GUvKYY2JxDHzOf0YymlGdKoVvKOWkEPl0jFTIocfrq8/",
-	"Fpm0k6kLJ42BytU056HM+SRLWc7pUKWqLiE30xyJJ2Wes0+XF9++u1wb9Z8mYrX4OfKI/Sfm6cfM3fb/",
-	"yij9i4H1Pwe7TmX3K4JRTVAqPZsU07ApjPdEGCI/bFJ63/lCD/xwoWE8lQOmXLSND0d9uSYnDBV9BKcM",
-	"DWR/0qw/aYql3ig8lJpY3G6xmj+UxR42hBQDeVogAqq6gA0logGgFNP58CGlGMoeVNaCiqos90YhylI2",
-	"5zpmOtmMKx+x3Gss97CBpRzJE0EWWmKI3dpt8MpWhKEBpJQT+fAxpRzLHlTWX0qWgtREjnKRp7yRa670",
-	"ykWJMLb2ezbhEeUlxGau+V0erfbF0dJd08ceAzThUJ4WNuV+9RoKVWN0wrl8LPCEg9nj0zZ8yt2ab5Il",
-	"zSeC68NYSZ8id7P2Q+VfV4o/cKRZHNBTwRsaN8S1lSw1ZPx1o5w0gZ7FyX0EALQ4pD0MrYehJRlrImKp",
-	"GqlGIPQWCz4K+LFDeWLAk3M2gdQtYTOhaI44dj4fDdbYwexRZivKFAK1qzwdYsrkjfFCbPFnBgbMcPj4",
-	"/ntoYSwLZ6K9iTE4iAvLIIwLZ/HMAKZc9gnDQfNYpUrzJJSDeZFlX7M4f2ZAT1MKE8FcVmCQnCf4EFxM",
-	"spQT3yenq0rsB/bafoTpG65DiY3b/80gV2BSlZs+aJ7A7//tXyHKtLDzFgUw0pxL+qPhsZIJ/XmQTjn9",
-	"VU3zVEgencMgZfFNKIWBG57lXbhk8RhbBmFA4QSx9ByYBDURec4T+pHieNgpor4Bdq0bylDa3tNQh0pj",
-	"JA7IxB1PQQ0pw38xMiIqmFwzMRrnlArPrh5mt08FT9qhfNEZCHqnL3lqQAcwCmAQAOvbbx114R19f8Zt",
-	"G477wCBXKddMxvZzMoFreAlHZ32YteI2vAT3jD+G3//H/4LrAI5cknkA/Nv/huPTU/j9v/+r/Q2ZWa2Y",
-	"/rcNh9DyPx5ft7twZZeTxmc/LTCvvRraP041L1bOtqymMjeAMQxZ7n5xcVkkMJmLDksFMzwBnox4EaaL",
-	"+Sm2Jd1yAWBMDc2kwbyB8dw3LyRkWmVK5xjGY/YJXsKspdsBzL7Hf47sP1/hPwft83LgjjU3nQC/izlP",
-	"DBzR4gkDibgVCYVLQQLTdHLu8nSbPIAbO7k4I63ZJ/h7+6G/h9mrdoDtCkOdfmbcGnVDeew4blaAn4GT",
-	"6tZHFBgnxQFcQSG7AXwAJ7Ln1CknEDR7aTZm+C1mAOUloL8Bg6Hde0JJ+Ot/wEu4gEO7tG28+5+Iu2JI",
-	"htcFqJzmlsrYP095mya2Ipt4J9+HWN1ybWV5Ai/hxg7802+//vU/PuI82H9d4WTYf31w4XIA3BjsuIuR",
-	"vLSzh1V/+7VS+7dfKw389usHK4ETaDkJth/ttbuhfE4zyqSZISyRRGKCdmV4Zf9YNOeJC3hDs4R/azH4",
-	"7VeYtPvFHqXVcwhkxizjLijGMEcBJQaFRY0ATMzSinzQumLrCAkX2C2q8PH99wFgFJoEUnFDgXHo5YiP",
-	"9BOznKVq5EbjYuVcXrORD0kUyiJATg0nr3646ByfnhUxe5xkebGAW5ZOuamH6qEyoZxpC28SIzFaTTZP",
-	"59CKjpxj7qjbi9qUB58SxaPgwfPeiYtHJJUHfyFH3VBewISlVkSQ7WkXGtmdPZBs4rPOI5L6vtqyC9FC",
-	"7JHkwo/eSDWTgWOuSEUjDhCACUpdRBFkstTOJzyZMDYqJb/HWCUMjzgLUzlMlMnhqHd88n/+p/0viY7B",
-	"fp3Au1eUC8GdjrXz0PUGwwcpLUZCstTlysd+w9AKlhWKangVHN3S2UqiWul4KKNDPFsPfzFjdnx69jmC",
-	"Hz+9hRYKbtTpUHCYDpbpTHUa4afdwcqSRHNjMFKRH+JJKMsVsqexlHYhlIYZE7n9J8sx1lUfMoakXZbD",
-	"yfE3tFWiTzzX887FMOc6OgdWbQxMrjJTjsx1IuXslps1dKKq4oe6yRdTZdVIfSRMbVr8yuNu0wofCJvv",
-	"+96gmIM/sPZ7cvzN9grXSr1jcu6+Y/5mUWqW9OVSMd2kOfvUN5sM8ytX5mHb5DSKp5ISlJYMWjwTRiWc",
-	"sH0xf8RS3iP3h2qOraZ52B6HkCwN6AlmYTPFSu4iJ7ulYaPJfVRZ2GhIe49OoyRsxq//PUTscDEt27Jj",
-	"x+d4c2FIbUtWk43rOfOMFSen0gbAUP9cn2AwIj0Vg6u26pE9EVytsUKmVCgXPEBo5M7GIh5DypLE2vWu",
-	"V/jEKwCWkX3pjSlUiLuhrJoG2in8lJSVqqOOX+igxairhgHfEuF9SYLvl8tu9525z3r4pR+drcp6aIUC",
-	"Y2JSfM57bsrtWP9YAH6P6ltQvYHQZJrNt1gYVOSBGxh2EE/FvsAFc54ZfBa/LScm1aAgCw2E4S2VewwS",
-	"YUfylMTCyQOooQtvj3/dQTqaHC/FzD6CI6YYy/6YWX/MlJLVSJIaitAjkZ694GwWnM0ik4/5ZAtB8pqK",
-	"POzjCAfxdMLFTLYxrqlMA6jAiXv4UIHD2EPFWqjI3TJvEBnnS1kfGkGlKV5q9q1t7ZKvVVNHBBANpiJN",
-	"XE8iUNr95VuW8wiMGEmWGmAg+SyUGcvjMV6GS9CcJZRFo5JkM+rCB7rNRINe5H13d2n/FBU3zZTPIpSO",
-	"j0O37DBXUxirFIMhRG+GnfdK8s47+8kocGQPCrMgDIx5msBsLFJOt6TChNLkAodbNIgZO9U0TWDA4Xnv",
-	"pO25LvZXnsBxrwfMgFGURYFJIgG4WUVKEsV/QMfWc+/9coPRU2lATfMu/CTysZrmy51W2rEcJPrjQun6",
-	"Ciy10zcHk7PUR5qgPscKI0PQPXAXfnJDLNIXmfE0N5ComQQWSpyGyrQUQ7OddY1Ai5kbCgTVL8aoeZaK",
-	"mHmCQxv5Ar6hGTE26A55zAykfOjceJAqOeIa53+NC+++CUN+YiK/J5S4T35tMPnjXcj+KNktEynGT17t",
-	"hXMBTTBU7m2xUutThri/HJpcczZZn28HIow6gknTOlQ4ghbmG9WdKytIlJcxoAhiA61mBukhEf79Sk11",
-	"zCNEFRNKkbdp52AqLUw5n5U7k7b8gLu94rOsVukbyM2LoiiUIulD7/TyxfPLV6eXz4/PTv/h1TehxDb7",
-	"5VZPWM768Et4UIJjeNAPD5ZqHgS//8u/fXZthzISiWOO8Gqq0wAi/ELkMnCBT/JmEdd+K6KYW0Ji/K1/",
-	"vPrwHoS0+MAhctJ8SQ1Q+JZ+LXmPx1G3vLYJYVFBDIdF4q5Q+tIu4bDIoTWzE7cE2u4qAZeGSHxtInNR",
-	"sjWaf4uwyxFxAsDUaw5qApjKlBsD0Vtm8g6OoPPm28h+WMTj+lpj1rakIK0gQUBKHuem7Xg9IvdAeQ5s",
-	"qU1HY2JyTuStcsAjnpuFBLzPjBtG0dMqCxblqfx+KCfCGKI5YROUZG0wzR2ZTUjPjUTGj5ogcRZXsxX1",
-	"kZraYam45VEbRU3P4fjUkQmNY65mWt0Jbmi94lQZz8lyvUDy5HUJ/DhXzJ5ydm8BG+Zcw9EpTISc5tyn",
-	"13OQTyejyCvHRb8cIDnKQrkwo+3AbrIxywzkavGk6EL0w+XFt5E/MbCrY87w+ihVkndD+Z6yXRGzrhVJ",
-	"1cG0WFEbpNIwmCKtDa+VGA5/Dq3oT52LOOZp5xX+KuSoD1JFK3OyXeHI/2uZJnbhfFm+eMPd6ZQMzO9H",
-	"MqB5zMUtT84XwIfkUeQrRBLPRyTv+RMQcy2fnVi1SrPYdqLkxlX3qTAgRhLTJeOYhO0cTdxBcGCrWCOh",
-	"uhAHQSVm04TdURbDg/7ZSbAUwunnZsGgqrBcjwm1kGEaMRpclvNi+ivppK1W2kdRN3Z6+0DZJCuwiRkl",
-	"MVFlHWQ99PkqVZizX7Qg6Cp7SjKfZPkciHSLxNXqVjNWe9JImyMdsx/RDG8Nc3VNIRDtNiKvoMwx8iCt",
-	"Cs6jFUpjfCK4zkWaqlnnA1IM153CrvYhVXU1saKr9zlYbPbyLlOGd34ov9u4Yarqa34ODmqZ61Yc0O4c",
-	"KjZlF+OI/fNUaJ4c9HM95VWx43eYIPGgf+ArrJjY4GBp9276cORA1219ORLyrg0ZQ6hFPjJtT9LGRU66",
-	"cPN+rlr6J6DZrdKx8MlKRWFyp1iNfLdW11tPZrjEo6zUwgp1y2WlMwEmoje50xxag7lLC0tJ69uO9e3x",
-	"dcZMKJFGa8YuszyrZUHsLxzjQaH6KASgVenzI4KK6NClVqz/FjOJt8xME5m8lgeyllvy8Pd/+beIuBVR",
-	"JqTkSRRKDOpn2k5jogN6VVJRlwsVpdppZ/4joWQGKoPO8Vc0um1VO0YY4suAXEw4zUA04tJiMU8u8qiq",
-	"7q0k974VJq8ck/e2p2w7X9mm+hslJV1KQl8X5Ea7pi48bOQS1TcoVfr8NhYeTJNEcNOwWHm3uUPp3XrS",
-	"uLRM0ib9xmING4255hMlG8xHWbJp0wuMq13LN/4M4lzDT5Rld2jeKqamccGmDeMbmbjJzBclGzbtsvU3",
-	"KtWwSZfydGuZhs1V8yE2K7iQN2/3Srv2rGl5yoS0tUzD5hYyozQu27R5n8GgQalq+PyNxV0s861lGvax",
-	"EnK2UbmGzdZCUTYs2bDpeji6pkV3arwIS9W4bNPmVwaV2bXKjh/zYSOaF274gfLhS5NiCy8idq2yW582",
-	"cZ4b1W/4Nc/La1CqoW6zhsbTpE6zwsVVfYNSDZv0KaeaFTs0N0LGY60m7D5VdusT1mw288s17vGpnb6y",
-	"6wcWS5fzvp528ZMr87B5FzSKJ0K8cMvq4zyw3ARgxiojIx1fk6Okbcj5tnqrbZOSqxshX7vSD5w2Wozk",
-	"qdBGb4QEt9IV2uiNkJvZGBsBdi2bZ1FcHgEHsBjLnt2znghYCllzqWpAVy/F6XFw1v1AnhL2LDHWd4Ke",
-	"xqz1BVF5HMCzZ643wJ0GxPVFRbwJ4jwOzRil6Clpx6QCl3BDf91BPHbCmocPM+VY9jizFmcqotVMkprK",
-	"0GORn73sbJGd1Ta5rcDjqRb5HBf/R8P1xQi5Tn/+2a4HERLWMcLGCsPR6Fti2wkDiYqnyClq8e6oC4zS",
-	"I0Ck+RB9BNheBErCOM+z/uEh/m7b6b/ovei1uwfBwVSnB/2DQ5QH1+clGgze9EIrS9kc066WvLF2NWmw",
-	"VikRE9hApCIXRIBxNDF3qWwFtN76K7qQDWqIHhRGrG2P1MLAPUUJ6rkAglraksA9qA3A3ckG9cTlAQxT",
-	"fgci55Nq78rNvdzB1/6SEVoDlucpd7yfAHBM2ENi/xTXkW3P9bCzwme2Y5WPVdPrLH/upyW3D/l6vOen",
-	"0pCXreVG3i1lMq1Uw7uj5TqXLsBRgNGNglWRbGhYLgBCtUl/B7Dc6vdswmFSBE6iObH/31EynUPlsrDa",
-	"Q7ymXG7s43JQdmq1iJVcm2aK0LViRYvLXaI5yg5yyks2ne+GMPGK6p/YDKoZhms5iav1a2mIl9u5Xs1p",
-	"xz4hQaaIYur9wZW2CzLHioVEVcjHgUTaT8kXonvGiKjsi9wRQgxcpUkAU5lw7UK5rKcZ9aEewiXA9yI0",
-	"s1zGKsGAgfgGBnsyoxcnxMjONB+Ku/LtR+VZjO/SjJVPWRw/d6i0VfdC2YookGEAE3bXYSP+8vnR6fOz",
-	"Xq8XgJhMprgiUbtbeziEsXklr9OnImI9BaFcTkUOreg1kRg6b1WMq1kJ3wgxk0qKmKUBTLOM6w7W+fHT",
-	"2/Y5nPR6ofSUMRdM5ugMxvyOJTwWE5ZCIkbCbreT3gm0HDG83rV2GdSy+r7HtuUXsAu06O4lDobQrU03",
-	"VGbbM9QNEDcMQ0MKGcrlYfaXiOYsMWDs7LOUvmAnQavpaOwI5j9+euuyrodyIu7s7zNVISfZXebWGZ9m",
-	"4VqICq2MaGF+E2MPV0LBYlZVfLZFmpfS1a1SybG63M4P1+/eQsZGnOpnXGUpPwepwB7PHTz7MNQ0T6rY",
-	"Yius2dIYUpTk/1YkXHkpwe1oQHMHXQFxlUsiIkUbJZ4ytMpTfC5j6FCszqhdhSf7l4PPP3/+vwEAAP//",
+	"IORWiWos1aK0ywX4x9ok8u0X2rsxKAq9nCQ26ugYpOu7jcELiuJjSkPbkl00f9DRnzT2qN3zLnuyBIYG",
+	"tlyErjszntM8FFkZ7IWQa/WoJoKn4yzIaogw4ckLosh2wKVyxzdM1FUaIE6N206VkXPSbjvpZcUIY2Qq",
+	"n13XN96NDdg9/fOPv+uVyYJ4JQweCwxNlBCyERt3U2jJjVJbpSUEuVi5o1wWGM4juXY7J07UzI54C0KO",
+	"Ujet6W9GZglnpaPZHNUltuGnKlGyFMzO5qYnbYSSyk4glIWObVKLRN/3B8yqqadWLP/u5PrPMOi8Pxt0",
+	"3Mdf7K+fBsz8C09Ngd6gA79A11KFJ44Q/939u2U3AXRhvbTwOww624OO/fAJFv53Yr4/htPz569fOwxK",
+	"L7eSHv3bowHjiS75FAad40EH/jsMOk/dvxYPcx/mfgrmPjwddAbMDvKpZcv/Do8GnUfwu4kSmk8D/dn+",
+	"MXgEn+zvepi6/HHujDhFpcVDrqa0HjSUHbAPNpIusDCZrDXxSGZx/sxNcB/1n2kilUASAwlD66sYv8hZ",
+	"ko/kgFkTo+sLHIVEkX9zwf1/s434W04lGDguKZRyvG8bTs3SDpiLahZbr3rxrM9jEBwCT1CY8wNd/+lT",
+	"jZan7oyHB/7/76n1r7Tk0c1Y1WfJ7Rst7mcHQqZ2txGYNTIKEcuMjM0FnolyREiuzLAyOifIvHK0zJqQ",
+	"mY9VROYMn2ra5vKAymPwfz22v+xBd9DRAsTN4XDQ8YCoIkoMu/2t4wGbm7fmN8doJ5BKzGzdY82T5gf3",
+	"j/sYuH+e+ttw6rZX5ndUzAh3j6zttT1gF4thL2cuugie23DxzFaxOdRhTlYkKADdOQMP9vsH9vSQOSmj",
+	"ucUc8Ou5E37QtSdpjsEvTrBteSsOJJaD3cVpoFK8zEqPir2ewp6HyHm6NtqsTXrPGLLW4KNsHOGAlUxV",
+	"F8a1+shG/e0qqgnOrCE71FaE43aw20pb2g/XpDOAGzCzUWZC0sT0HJsdce2ZJWiEqx26ZgJpRCm/7KXJ",
+	"Nry0LpTmlivCQhKZQMIqzeDBnB7ZI0fkIHgy7B2Q/WHvyeNh2HtC+qR3NBwehHuH4RDxyLQ3p8Vydd7v",
+	"6waNJPwwIUzxGHqVetc0UcMaAHeswzLiXn9vT5eYO3hg7OEPgsYIe9v9QUdb82dIrlDccJTi1xX+9Qoy",
+	"Vc+i1jbZBf/MTTLF19wiU7xBF1tPvjow4hwQa5w+7h2Y/9vdqxh4hbW+YipuM7LOZI728SjYGx71Dshj",
+	"7D0+ehL09sODoIf7j/cPD/f2jg4fH9SZ4E+EVpyY+YFPzUEQvRraMCu7VXa3jrkDP1m4xGqQ+RNhXrGj",
+	"ZIUy5WxLm/vfcwhT4Y6x+Ud9cwxjL9b/3Y33+9Lf0spk4SSxf9Q3gs9K5gHzd/f60j8Bv+87ISyz7TDr",
+	"thU75OU98bngn1Va5sSLZ7brKyOBZFYEAvNfIxrftC0z1XRdsXR9uRyLrzhtJlAmnEm0h83GyNRrhbH+",
+	"4NCp/yRJElEr/Xf+Ji3sik4Jm70fdY5/vjlSYtp+xsNZ55NXo+RpFNUqPL913/n0i5nV8u6B2c71Fpz3",
+	"fAdBQ2XpHkKmHXvmJkKvuIpQNR5Xe2flFYb8VkHerL1X0CtdLKjd8PyVhOy8fq90YP+mpuYO9xfnfnvl",
+	"s9k31l84yl1qohwprNFEXrzcROn4cZ0msuKls643VTNlSic8byprynzyOvOXKm6rVT4NbLjRMPQbKlVT",
+	"sMoOs9SDli69HryK9qvg9bI4L5GpXHfsMT92uIHdBnYPDrtnJDyzDFcDd7nm/L1jDkWUNgPg0fV1769/",
+	"fWQcVK6K7ec5h4+I3ulLD8yGsZd5NH/+8Xetn82ptc7xQb//qe7GwksziAq0XZSMJCohJpG2GDCELuPw",
+	"UaLonVpVl7LSPnl++6sor41Kc2igsJi3tjXZn6VhOGvICjBt15I8puR9WwFD3ehGHG3E0ZcQR5r3zFGe",
+	"JrFlOqgPMFO8EZRlh682WNtg7QtirSGze76DNfHWjAFeQt3GDN9gsWVYbBKG6yGwQfBtYLeBXXtgx8II",
+	"GzM1deM1QaeL3r+JqVvdQGsDrS8GrcZUWtb4GvBqSqnptjdabQO91kDvOQqMOWsqPJk1XwtIWeH71m2B",
+	"a3cDsQ3EviDEGtJv5ebXglkzOi4D20bLbSDYHgjyOEFFNSeeI5GcNaXuFvupB8jFWveuAIsOQJoeNjjc",
+	"4LANOGxKJ1b1czcsNqQllxC50ZcbnLYRpxcUxTmq5hWm62hdlLpqTapMRVGAxM1p1w0Y2wHG5rVmqaM7",
+	"ArJ5vZnBcqM5N2BtEVjzK1iNqcy8h5rQzMvfv5K0aaw1Ejd42+Dty+KtMa0418O6mGtKDxbI2+i/DR5b",
+	"hUdBAtWg8tPN10ahLtyE2tPtbiC2gdgXhFiD+i5rfi2YNafpdOsbLbeBYHsgaN5rCxo7NeOarwc/V/je",
+	"tZxrdwOxDcS+IMSa0nKl5teCWUNazrW+0XIbCLYGgi/oaLS2hrsJD7pBi4RlHJxCSEejuWS55Vf95IbV",
+	"P5PVW8pkmk7iJglvngudY7ERFzFRnePOkDKbhbwiD9Nykoc8tSNIRhI54QqIBAK6g17pMVRFBBARTOjV",
+	"Rr4apntBZcIlrX7C1CdKkWASI1MnMKIRmjTJg47LmtmrfrJ0WxGxPf5t0Kn91OMt3Symics7uPENzzpY",
+	"+Ez+fhXhtRaiDbkKWfP17BFX+L5dhVGE1ya13sZQ2RgqX0CHZHzdkK9Qbn4tnDXjK+Ro2zgLGwy2BoPf",
+	"kxhfXjWX7jJvvxaa8tL3reqMT+JeW97gbIOzL4ezhpTdXPvrYa0ZdVcgbqPvNjhsFQ7f8hBf/prSJCHD",
+	"xlKDLHdUG5Xz1RpRhTEPETDvYwPGDRhbAcYGteNyR3cEZIP6cgGWG825AWvrwNqwvlwLlI3pxg3GNhj7",
+	"ghhrWA2urfyaVnkbPbfBYGswiKSpO2C66Xq4Q3Lvt74SioFB2hjJ5trXBltfCltN6TbXdG18NaPT5lC2",
+	"0Wsb7LUGe6+ZQsFIZF/UudNLQNQ1AeaLExCoxAwiolCUnvc5vK/nfSSKKxQwIjTC8GT5mcDphCj7nKsu",
+	"SQMEqfT3aWLe73FPgIiwsTvdpR5qiZFS+fvW7va9g6FpeyNgNgLmCwiYEnc3pOMXelgXc+to/AeDdh2j",
+	"ogzuNW2KE/fcuGnCt9KSM8waG3FhH4EmQcBTpmxXGzmxkRMNygnDmOdpHBOx/j2hG0G42PKqWwvauth9",
+	"DKWHAU1NCfnb7ZL+loWlqAB7BhnMg/CbKw33ho5vkLXH/HXsAF9iaaq/20kstT77RoTAgEdcGLYdcyAS",
+	"Prz7/h+bK1vKD29J0pDr8ZYktYyMtyS5b1cjJsnGw9hYDl8GTg15Fq7lupBqJnYYk2QTMdzArT1ww5CS",
+	"G8DGA4WqJ5VAEq9r2HjOJvrL+hXjNFI0IULtDGcKBWFjlOu3ckVD5Ot3X2mQjWiEjyTo4UjoGpcawQ4M",
+	"iLzEUPvZW17hXeR54GYJAlUwJRJGqIIJhqbQw+D6gSwuw0pUar5qyhiyrdeT3rbsvRtFttmNpN5I6i8h",
+	"qS33NWUcFa2vA7GGjCTb+MZQ2sCvNfB7x0s1199WZTzjX6CxC0jOUK3eX93//P3Vd0WfitudVt3nMTDO",
+	"0Ngj+VAoUzzfZUXxSIJUXKAHztBx27RUDphUNIog4kSzDVC1DRfLm7Y0mMxNDbr+jkASzn7zQaWCSdjr",
+	"92E6QWZ2Kky7uotwa3vA5nH8Gaiw66Ze8ZSFd162KZKEM2vXpSkNoe/+16v4T/Y/LaMy2i/mvziBiEql",
+	"yRoDUbBztbtj+5AlBjjoH9wLA8g0mLj8D1ZKevm4uDB5fcw++juu3vKQjiiGy3lEbDwyESiRKUMyYCQ2",
+	"XAP+61HvHWfYe0tUMPGBas7RDGLTZqkTYByGPJxtpHMDEfVFG9U6HkSRiI9B8FSh9IBIt8OhITfRqFd6",
+	"MQre+rwkLPVlsIPjmZYDd4OjOQPCxrD/3dFp/+D58yeHT747+G73yJ0Q0SLrkVywFzRLLkIQulKRsZVf",
+	"W/cvdhUYWVd5nGW2DWeFXNy+V1n3fvg3NHNvyAfL269l7+Wl79sP41nDG1NwYwp+AVMwZ+yGfLG59teD",
+	"WjP+WA64jUe2gWFrYPhheQ9e4bXamag4mofdQjpLBj9cvH1zCCEP0hiZsYZujQG7WpBoXd41DXjw8eJV",
+	"7/GWBwJZiAJD4CxAICyEgJhAb0QvTYYMMbNGsPGVdBOP5IDxKQM9Ym2hvGTjiMrJCYREEftt1ySS0pa2",
+	"3NJFHMgstCCYcInMg5iISxdRHjCqJPgRYWPfM6PwFxnIt+3Z82AOpIsO1zcA04U8iDu+B/5OMDHRet9S",
+	"Zmco+FTin3/83Qc/SYcRDTxgvGcWzoeumuAMRlzPoULkbZ2AvxPyIG/NNb7z+0jw+NPO74p/KrUbk+se",
+	"GePT/X7fA6lIhL3phEbYE3hFIhoShU+P+rUTLi4Ot3Lzo13i5xyDVFA1633gEQ1my4t0bv6WmjyzSLst",
+	"I86UtFjijGn9w5kEzqIZaBqDmmhf08QlTsBsNEkgkeT214lSiXQQogFncutm4t6PD7TAd5prk2IF/BPg",
+	"DCw3LvzkwV97r7iYEhFi2PsguOK+Hr0Et+oQ8DjWxMjwi2AGj0AgEfx6pj10LtRt8yyYaGEElTz01162",
+	"fhezBHvvzcxkhUiNptq78RmXjI5GtRnZlV/R92drh6prEM2qCOOo6lUmRsp7No2t/vMYyGKjmUTXP8tH",
+	"EJEZT1W+gThg1iv1gICepeGSqZbbU113KjgbG3iY7xSHkEN3xAUQONRihmTmGNDQKY7xgE1sNAACkkqE",
+	"lJmrBAY2lIH/196ZrdN7HfpbVodElF1KGJLgUnfi7xiJ51mUkQGzgi/iY8/+nEnZbXin9Z5ThN++kikg",
+	"0DNxiDUwYCvcKMRvFZ8XBR8lpsi64u7LQd2gNSIzFM+JCBsKXRQd1PKNiuL3fkXXtAwBEeHGb9r4TV/C",
+	"b8p5u6H4xXwHa+KtoSu7Beo2MYwNFluGxQuqGstRWOphDSSa8g2pPqXb3uBtg7cvi7dGlV/ew7qYa1T9",
+	"GeRt9N8Gj+3Bo8CYonjO2QgFsqAxLbjYTz1cLta6d41oO4Ag72GDww0O24DDprRjVT93w2JDmnIJkRt9",
+	"ucFp23Bq7qA3qil1D+vgUpdvSjsqJLG5Br8B3QZ0XxZ0zarFrId1gdesKszht9GEG1C2CJR8iPeWVci0",
+	"dlMmIYGmaaASSKS5vztBEqnJb1vAhT3uXVyy6dqrLlv3e7r7HIls7HqtbbyWBLFF71vZS9PqRphshMkX",
+	"ECaWpRtS7kXja8CrGZVuQbbR4xvotQd6l5Q9nwgek6Y0W95BPfjlxe9dw11SBoFpeoO1Dda+KNaaUnVz",
+	"HayJt4ZUXoG6jd7bYLFVWDQJpRtUey5hdU0UmtKNKD2TcHqDsw3OviTOGlR5efvrYa1BhWezyW/03QaH",
+	"rcFhIsisKV2n266HPV3y3nWcbnQDqw2svhSsGrUj8w7qA6wZS1K3vDElN1hrAdaasiXnOlgTbw1ZkwXq",
+	"NubkBostw2KTMFwPgQ2CbwO7DexaAztzaf+CDO9wX/FGEBXt3nQKp/xGl8YFZ7hh+w3bN872FxOMm7qa",
+	"ZNqupThMyft2q5RudKNNNrD6UrBqyIjL264PrWaMOAOwjRG3gV17YMf5W8JmLtWXvFsqbpN+L4goMgUT",
+	"HoUSdvt9mBKqtIXmGNrm77OvR0mbpDvmUhm7zdWNySx7KYCMFAo4BIkBZ6H0bDZNXXZCJCALMTQPEiQ8",
+	"ikza/CzD95SqiUmdRqgq59Dfe3Ifj9QX8yRhKFBK6BIGrz9cHeVfDGdAlYSdo4MtIJE9Da7HTCTEhGUu",
+	"nMQBywkzwSg0R8dTxjTFXF4299DCmF6hLJOp6/d6Mbnu6SmikL0ERc/+5HsDpkk/nEGII5JGyjNPPuuS",
+	"c/QHxceoJihO4CB7X5Sysdw6Bt+kJO+d6gXwB8ylKkfzboRZmTGh7D5fZvA6pR4rkkFaDtDd62nAEEdc",
+	"IBB5aUhlRlMz79jhioxjHxm5IjTSnsRnAMAtVw6ACgh4hjUiGlO1mtHrM3WTL4NAl0jw85dO/C33/sfi",
+	"RDO2dlMtcXWZ3cxLA6DIJUro+rqsScNaTHHHlvS3jjXrswGbY0Oo5kKblDBGwkwGVUu3jFa2ly/PqJpM",
+	"hlPzHIxm7Cc2famdUwH2eaKWyDb/TMPtPO3W7V49c9fmTV65M2rGJM4tm40B85kGTEtNB/dB2733ymVn",
+	"qAhlGJbav/k2li2esZv0gOFU42xEhVQb7vs2ue8n80xSQ3EY23gt588Wve9IjH0EauMTbnzCLwathmIx",
+	"ReNrwKuZaIx7zW0TjtlAr13QO7+kzWo23cEa8NPFm9Fw5oTyBmsbrH1RrDWq6rIO1sRboyrP3AvY6L0N",
+	"FtuBxTyIaVkrlOeK2L0IEoZUD51EHwRPUCiK8rb4wcfExhINKvTYkrmqw1RI9ZynFucjLmKiOsedkKfD",
+	"qPTwBkvjIQpdfUQFnhGF9YtL9SyNIlSnQZAKYp/oqFFTpOw8QQzfppGiSURtkLFGxd84j9es9KkcMf95",
+	"sYXSpCuH5ZWpWD3lX/Iu7YuBBt3jTLrex7IuPbhDxmZ3JInIzBwKCiZEkECh2LIP6VAlQfDIPspGhjSi",
+	"ul8t2OY5JP9Jf6AK41vHZiZ2aqoZNLiZEyGI+UykRPWBqEnFeyuallJ94EIJQtWtVBBGHuVTuyDjiodZ",
+	"NOIj+huGoMhY2oefiQT/VCCBFyQmY/RPgKVRZLaHDOFkHjnXdTRV8qnPj9jrXPeirAO73fLJ6+jG7AaK",
+	"3X9ZJMHcAFePd0j5WJBkMlt+Zam63xCvMNKr947EuNzya6ZQMBJBwEM0D2adAOPuvTvdUMVrTl4npFJz",
+	"0etgtShbWJBSjfOYRNF61arHXlBFj7suQUZpFK3JTVSeZvtfr7i4QGsNuc6GnEdImC33jEh8XlhJCxDM",
+	"Gsk5KWURDy4pGztmm05QoN3u4KkITFrHkCj3iNlIIxu6AUlUKlBmGyj9/e3+gcmftYLH5kb4qjT9Mzqe",
+	"qFckcAq7qvgHJyyeZ4BantYrEkm0OIEwtWYhesA46+Wi5pxfEbOPKuz7WublxoAIQdG8PGd2gBk34mer",
+	"tJKlsVzSKBohhmuunW7RCK0oqmGSGkF1pqt8+mVpIzATB3oCc7OzE7thBQoRn6Y0nN+gImF4dHCwT3oH",
+	"u8Owhwe7B73REQl7ePg43Dv6bnSATw6rMHjFaYBvKFt3dj/m9ZanaHaodKGexAgDBaYTiCjD+hxagw4L",
+	"2tUQZR7s8yNbFGOLAn5eIlVImwUlsiAFKpirrJNugk01RipFxqJ8cLzplfRpeVVXGgiZHm3GTnjP0Ol+",
+	"cxSDOLNh2QqoqbBK39dWWXfVLvepJmTEq0S4pcyuB+6vPQ++F8hIiB58jBSNiULgAj4QKemV6a2Aelag",
+	"8vm6MiBM57cAokSk21jl1OrbB+QW6EbOL3tKougYkASTwqbIX/IlzL2XDZc409bNLPOmt27jt5sGna/4",
+	"BV6rzn1w1Fq9fRus0xjP3N0TaYCrPs+X0UT69tyZtZh9Tb9mPdh+S77LWjPfOCkbJ+V2J8WIn42fsvFT",
+	"2umnuN2ZlVbESGNyycwjitRTwVb3Zmd9qx55/uHi4gPYAkZHeLDX78/ZVXv9fj58yhSOK2K/rgfPDm3l",
+	"dJuca6smWt55u9t817Czqg2sVtHiQQjRaiqcZeqrOWfhkXMIui9SjKhUHrxmVFGiuPDAbURGKDw4R6Yo",
+	"w2irYt/iRrP8G49nZAr9Zu+xjoab02AFTW/kjua9yTswSBPu5Dos1uIQxpfjlh/nzMX7396OyfWLVJBq",
+	"mLsrKhpTNbaVYwxpnh06F+UNjNmuRY0RTckV1uSO6ZTKemUXFt0sua3tOqxay0VdFVN2P2RfGE25XW9u",
+	"ccvrU8ltVDxLhVSNn6V4QaUiLKh7PkJOuBqn7ANGEa5xDmNRcy+34i0Mp5IokTq3NRsnyxpHRpomiRlK",
+	"FTmepWHY1EbLKQx169B1Z860pxiX4p8mj5i8xYpZERAbkxh7yMaUIZjykBA12Yb3Cfk1xfsNi92nkULl",
+	"DzQMkb0evePq/ZRhuNyyLZEdw5OKC7S3BBlXwHWd6tCMpWdtq9ssvUkWVyXOTKKCj05Jzo/vDEcozC1H",
+	"AiZVAnTNRU5TRe78rpXmJ3+riFPYiVhmsBEmhjfEJoolW47RfNd/crRPjsLeweHwu97jUXjQC44I6R3t",
+	"Dfd2Dw+/2z0k5NYdhEqtXrEyZSqsVvQ54Vfiq0HbsB7EmrYDWwTStYzAVqJxRURgA8h7BWRDwawc7y2J",
+	"XpjxNDnXVk3UarPmDgLkmU+JBc+6ERgjnvNBLm5qxChoAIqiqOmetcKimdAQa8jPBZEJL2x2EiO1DAfW",
+	"3dBYlrRrufKlJVga+5Kjv4ZrPy+/H5AFHzzG0zYmXkvjb7h1mVubVA9li6ZdaqLxWbdvyg+0r3WrKds+",
+	"qjwcSdpNjwdkkNbzxkOxRXupwMLmdj2dJz00nXwDO5m6xt6Xs8LxWgnyohZZSuckTfpFuwTydv+/uudE",
+	"8Jh/kZ5Tiac5Z5qzPNcrTgSusLm8zpXmuMDwdcxfxzdcyr1pw6jGLuHS+lQQbsWMbjhStdepnMLt1p+m",
+	"e5NRyTlw/2PsQn+GAFhrgFVIr93Ae/EutXq3CrZ3aGaDwc/FYGN+SIbxVpkTjc62XVN9MGO6tNDttSMf",
+	"xpzOuKCNdHhOooinjWU/MOZiCALH1KY0IxCTZNmyjm5JHZL154ZbTh1i2642W19py26t64dpguLshhY/",
+	"EIFMQUSGGNVrdGFJSsNd7s4rCHHDYjVpI1WvVwPG0r2t+Hp3BJfXd43697+U5ZQ5DaznOy5it0YxZTQm",
+	"CSRcml48YDymjETRDCiDn/se7P5yDLHNpjLTa2dy4btqVNsPj+SATWmoJuaC4ATpeKJAcRijgoRem039",
+	"5zxOUoUhEAURJyEoGiOMBI9LcelHEqZcROGABZyLkDITozYHBEynJHkks6FQFNIrfiPXKEFOSZLoPmxg",
+	"26R1DjnK4wG7hqe27e0Z/Me/w3WRHgb+Ca7PAxIRccFPw9CDWV70WhedzRWdlYpuD9gpjHAKAkkEgV06",
+	"CRFF+FsqFehPNLSBd0MoQ58RiSKQkSZSNMvLWELb/N/ziLiueSxrdpdTWNcdXbGaExWOuZi9oKPRmnqQ",
+	"hGHVdsU5F5oBPn58/UJCIlBqiWnSirvzCgynKMp5uFekdKnQmcGEsHFVp691E7qDIVcTmE64NMnLqWP/",
+	"KxKlCCEdmUMJlAFhmXDyQNoBD2egDfbalzKf27GYlIgVQxUY86s70YdH4d3os7Dodn2KkRTkq2QE1OVY",
+	"cwfvAtfBsT3oQRhDAXLCp8zdEBwhUfk1WsKABOZmNoEgSlUwWTsg19xx/uKoyS5+txscHga9g++OsLd3",
+	"QIJe/+jxdz08eDzsf4ejx+E+3u2oyc2uWrZazRkDDx4g+TIH52uTuSEvsbyQbXEK3JAannHbpvtAvvHC",
+	"grfSKyxR5KHI0VpalLT8emQw5y3kSv2veNKzB2fs5X2th+RtlkvX2nd6ynFCBGp5a0psrWdHrSUw3UQq",
+	"qcPjBBVV9ArPkcjGPBnzpAZhlxjClLKQT7O8N4Eyxra2KJS23CUqbUaNuAjW3sEbcpEldF04y0rYJbhf",
+	"AYlgVtFNKZPWZjPPD+npLx5ntd/OnWeth4pFuj4zvddJ/REUVS+081R9PPefuR684lDqKadg5SloZOEF",
+	"rUwIcv4eHh/1d+HjxfOTbJW0hoUg4tIeRS78FaKwp33CSotrzHtL/VoS3jILSyToutTBW5UzkIoIte4c",
+	"eILss+ewFtyKYRZEnyPDijUuGPhWq2aRuxo0b5YERFvk+jLC/uEJYERMU+6fKIQokCkRIYbumTkCVqtp",
+	"ma5l6h0dvTW2R6PspGida3AxiaI12l65p6indpYv0foxHCceInfycq65xb3AYtBry4KHMoOrcNFKA7CK",
+	"QBvqLFPngt6j9Fi4ukqCy7HgKQuf84hXJJp63MtT/sDZ989OYYLX86n8+u5/VYZBUL/REwgFT4xtFxGp",
+	"QE15kUdPmkDW2ffP5rseuf9V3y27orLyhNJLlsZgCxa55V6W6P3CVT0+fn32/p2/fVPztwTB6sa/IiLG",
+	"uIYs1DL/QlDCxhG+4FN2x6ofkzUqriuvFa3KXNYHKiFl1hI8gYhPUeiv7B/665pXCXTz90L9BWgqm/E+",
+	"b77ESgvLnvG3twSjeT1RLO6KhatclBpC4WuKUW4kzT1JmrXitxu58lly5e572F+RFDnH5o6pRCQMrf+h",
+	"xyZPgMzFRazv/UiCX+V4+y50Z+M9t4af3psJZku3hKObXR29UBUW33vtVWFo99kz7oKuief0t8zr1BME",
+	"xZOcw9a1Qo1x97mBxMX5z1+QtnOrxwlNnoFphhmaOnD89bLTig2QL8dRzUeAStzbTv/tHNWDUaG9JHj4",
+	"EMg8Y3wFjr6j0sOTqL30MXl77zUIshxCFVTN7DYNH5n3EiV0z00yZg9eYJReowcfBMY0jT14eR1EqaRX",
+	"9qUDQba0Kiu9tfhIUyQftdZeTnm5nar1rrdc3ZIufkWm+MJ5sfNobZasCR1PzGm+OzuGh+TJCPeqvbO/",
+	"pTTA53wufXzOjO7nH0mUYvXvWg+v0OPZi5rKnqTsW4+ST1GW9/lKbVUccto7erwffnfUO3gcftd7fED2",
+	"ewfYf9I7evL48LsnB6P+wcHh3Q45ZWzjZjA30TJRlsi/XmqBEji/oQNTBeS+cMqqZWg0xd+rufVrYb7G",
+	"zKs5Dm+fUmx+3i2c9IMZkouL33IL6WFMxznOaCtFtMXQ3JFr1wF0h0SpCCEhUnruISguAK/0H1mpLXOU",
+	"yrwChVMiQtDfXq6dT6x44+a25dGdZu9dtMXMGwnEMzP982CCYRrl+Q2XzxNNaPJ6vZvFtdTS/E6+7WTl",
+	"wAqC19FDmuJNxs7uheEePnvYl2PZ9d6n+kfgzQYNhYz7Wyb+G55x26b7fEIS1dhRkYIVZVUqwPLh3MAO",
+	"5C6nc+1MbD91DuVS+TKhER/P+Td3T8ybDWBF9q7FtwOKzvOevDlC3bhchXBsYLncGqw/9YyLKky7xAbA",
+	"qiXlremEXe0fP2Te6sINcEEDzGIqrqzVW0BZ/kWQCoEsmJ1AbzdnOIFabWWcVmOPV2BkrgdfmB8WR+Kb",
+	"lzt8D3x7RMzXCtZ/qTWsXz6HnjLTDoa1silnfVYfuM6fgPOyo+25UjeIytT/ECPOxhIUr9Hp0r3q0qwX",
+	"BuQVDHPTOi+u4k38fb/5eReeEJEfUhFMiNSz/4mqyY8fqvFv7Z/15c5VknFpDXa6Tu5y7NQNzVTPO/Qq",
+	"p3YjmR/OFS6p+TZ7fQ/lBGc2QJtpcZbzfwMoJHHtx0tshncX7MOwGqyqUhz/NCFWCKb5Rsox+C9/TWmS",
+	"aIycX1JmZI2W2MXXz/NsukaSJ4LM9B8fIjJD8ZyIUH+6oCpC/cdzp1fM39l2g5b2OLX3wCTEZAYkSZCI",
+	"ynNa9Yx/ZWVvtsseu3db5olTuaBugM29O0ZZzyR8yFTsLfGJWxXePUcdPkSpIFHJXV0n+FBq+ZyycRqR",
+	"io2m7Jc79rH2WTsDzQ8CryhOP/8exBpe5hwZFn3PuXNmS0O81d90zNPoC3lLnNp0YKN5Xr9L2sJFbm72",
+	"ZOg3zq1NxQpKeGiLaeCG1PCM2zbdh7KT5xe8lbZhiSIPRY620uIFickYzwgbN/VC55CHM9tLTUN5giRc",
+	"q0KE47XKCz3blyx8i1mAqG6lc0WEWqPaose72MbSWOZm75VpV55m5ULWSbNV4Vi4zE32SC5nmKWHMg9s",
+	"Ma4m9m2TheCaze1Vgzn0sJ4Xpc1eA49/tH0ss/5bwugIpYLXL7JQmE1aJWlY/YbaGBkKojA8VVWuk4vI",
+	"hnQ0gimx6S1MGrnux4vnW5+bQSCNYyJmdWhw7opqMcDXmb7NabZi+gv8VSZtuZ95Knnl5SsmsYqpGlKT",
+	"hl/bIgTnmXQ9FL1nCMiUmEGCAgKiSMTHnkt4OZyZXciEqIm7k27eqvNPAK9QzMCtxExb5y5jmwcYJ2qm",
+	"sSiBsiBKQxthXbDPx5qct2e5LCXh++R1hmkY1kDtimo7xW7CerVN5vt1q7m0bncYbun+RH4RYb36Zmfi",
+	"znUFCdZfGufM3WG6Jky+dq1RhNfr1tFeZ8zD9YeYV9zBPEC1fiN4u5+3WMdwbCn/zjp1Y5KsX4dKLXLX",
+	"rmeFEb1anyqJCegF2b7k+lUVVXdYDLMPgmIn4GyEmnHv3kTEx3ztynaX6K7VdkoiYu0mEkFm8m617ihB",
+	"7dum69ayJ/LvWm1HXlIWTASPyWc1cbcZl1tYs/KC+s+osNhm9UQrx17ozSVV6KREwY/VLFahkxbgly/y",
+	"nCZYEGBOaucivyyRVwnZaqguos/LDIpCXZd12byYyTGwyNYLqtOJ7DlVXhKRc1JvpV2WbbHcJX/w8qnu",
+	"Up7fisPgRWbdW2zK9TLglh2A9WaiuCLR6erpmN+f3zQnU+Ks9sRKHS7UXeisap4vheBiTfNZ2/nazdX+",
+	"jrWJGWe9vetrECg1ECtuDGHWT4U/O0WmYCo4G5szgFOzecYh5ECGPFVA1aoUbrXdkLIDctA/qO+A2HFX",
+	"Uc7ETuRrhXEtd2t5R0BhDITJqblea5Ka+za7on9sU0CbUyVETWT+g91KPCk+R1Qqc8E49lzGaKodGsYZ",
+	"DYh5ySpeXovM16ser90uWCapGa8Z5o2D87JM7Kb8xH6ISwtYUHBVUsyLvOlLTNSxy8nt2S0SzgL0zMEZ",
+	"c7BkWo545Ev880JY3sTqf1knKeYD+riODDc4u5bVasc+ly6xU6lWcBp0NeL8X/0ttwNVe5VdfnLd9iMJ",
+	"RtlV8WVpIe/Aofl61WfVDFn3yqmL3NEk5zqzZrtyf+lrZ+QIr2/Onvt5hzvuOTVgg1njP/u89c27hBmh",
+	"v7mU8A+0Xf3wy9RQzLbMCC0J3WZDanjGbZvuA23mLix4GzcwyxR5KHK0lRbfkxjNMe3mjx6ZAMQJEOO9",
+	"w3RCI/tMkY1dKPh48dy+0BRRlDBENUVkkGegNr6Zy0HdzPMrJ+a84hDtbkrtl4WLXOSfsy844UK9aHCY",
+	"cwnHHyp9+LxmWprjqvziNyutnGUf5MDcfXItfE3v2DTH1+s9k/dN8m1DtsccNNqmYZqec+sm/EAW1+Ki",
+	"t9rMeAiba44j2kqNtzzExq6+G80V8xC34aL0cuYoImNzbCQdRlROMISUhSjsO4VZTCqakplJxiWpVMjU",
+	"8YD5VL61TfxAwxCZrxuxJ43G5j4c8BEUhU6jiE8x9D0Y0SjKDopNJzSY4BUKXXPA7OubMCGy6gFKopuQ",
+	"z1OpeKypdYZa+MrqOzC28FuigokWxDxVqwqu8yr+qmhL6fvb7xPeeLXiy0aCwlQQteJImQommVETU5Vd",
+	"4KRqwlMFBCZEhBDYx5NvPeePAWc8nlXfG80zsmGR99kD3B5vg//yVKB8WdQ+Pj5XhIVEhH6tjjUIXiFR",
+	"qcD3VygEdYdQVl3DNpFRkiTRbO7ydRP3wu2oVmbM0hKk8nL24uG9UjtZrSp5c9uNcE2pszTCZ5xHLSOV",
+	"SKPPp1PeyOcQaVG8VYuYBUm5qtAFkvhHTgO8sbGISvWju5hxQay3U0NYcDHMt8AXNMOQRlTNgIuhBM6y",
+	"F47rXgHnKQvlBxQ/kGhU8wy0QhKf8WglO4240BrXwNpoLHnz43G3rdJnpWArRlcSj/MSrFrbVC5pBcss",
+	"80dptRYJ7K3UgmWyrpBzq0C9dBlokcXqeDHadmkyc8+9mi9w/9YLlIyXJnz6L2/81HbR3wsN4y9wn29j",
+	"vXyGSq5+I/QfyiqpJMHG2thYGxtro53WRoPhw8yeaVl4qOEZt226RR6SBnd1zKHHK0INrO35LMpAJhjQ",
+	"EQ2sTICuUeHEfHokIcYIEbgA4gSaPe+9tXY2UnfmvO6rV6XELK7m8fFbPZZVr161IKp0SaPo3CzCwyQ8",
+	"yGm6KGoWBlJX0BQ0b3Z38V758OGTlLack9dyJb4plm1YZ8zDo7UK5MGo0F4SPODmYyVjtHnfbZ5KD0+i",
+	"ttPngXnnK+CYh+ST1tLC3aVuJOSbULSpbMdIBAx5Op6o7I7HMJ1BMiESoUtEzMXW+g9C3WVn96vZyZUT",
+	"nrzI7lRF0ftR5/jnm8dyntX49Iu3Kk5iFkKZfC+EMa5giG5dbohfFtyy/HLT4729YUCGe72DPtnr7e8d",
+	"YC/Y3f+uh/0nu08OSfjd0ZO9u77cNBdLWXEAvkSoVez9LT3IdLd4/sOb33fnXqM3flmDF78wazVllTrG",
+	"bZGaaHCmbZrmQ9lJxQK31S54EPvIrX4raSBo+IFLmsnbJl4n4FEas7qp5/j0Ttnm+NQ+rq57qprnG6fF",
+	"3meqMsQRSSPdBbLex/NOVaorl5Zs9zHINEnMlVSn1qRn3gkgUeQbm8Pe5re/AVHmyqpZLZbGJoeC6J2+",
+	"NH30Xrw039s+UfZeun/f/tW8J9F7ddbxOjTsvX5hdnh6ry86XudvpPfPHzpe55L3/uXMZKjofXij/1W9",
+	"Z/qzSHtnH01ejd7FD/pf0bvQ31/R3o/vOl7nt0nvufv34ie7ZaLJVNg42cCW9LHJqv3MXFNu7rFw3QfY",
+	"xB/bcAo2/8Yj6b7Kjj1whvZ2sv4wFkgUSgW+OdJO2djm/x6wCKUuT+yzCr+mJMoe287bJUHAU6Zsx5XH",
+	"OO/hVs56CaX1SN5Z5q7eAqQMSBSVzpBoTFdvSa6wK8pZJPPeTk2Wc8ICrGkyyZhEUZFZff365eWq2Hst",
+	"L03pCIt1qCw/kCSJqN0CrSFSPucCxdxY51dpFRVvotBtkdES2Bp9nP8e8QZrw+2ruky0weUGl4u4bMhJ",
+	"WAB/SwzE0qian3cLJ/1ArtLy4rfRW1igywMSpbUUMSrpHhyK9noLNf0EM426md+WSbNIEHP/2BxZpr8Z",
+	"wlEls/15pZVoRao0prKcxot6WusC3YhrwJUEEggupdHfpk1Z/Zh/lC9yDUKoPN/rqkHYEtA1J78TEqDc",
+	"qup3gRfdIPIOvHy+q/nSLceDYHVu/duM1ty8Wzsd2IKNyubd/jmzdus4Q7r7VU9LuoRWxqjW/Gza6Rp4",
+	"w9S8bWhSg9ka2YuaVbtGRkBUh881W1b9YoVI5S9GrKz45e1fK3+xoqfqFyuMKn8x4qnqFyuwqn6xIqzq",
+	"FyvUKn8xYq7qFyv4KrN/GVFY+YsRjlW/WHFZ9YsVoCt+ufjpdqu3dRrgZii5yxTrAirzh5pCFhemixvw",
+	"c/tjTxmebr9wkeHr9pIZ3uqUtPi7tWSOx1tL5vi8vWSG11tL5vi9tWSO59ufkM3wfXvJDO+3v8ua4f/W",
+	"krk8uL1kJh9uLZnLi1tL5vKjTkkrT9Z7Hrb98uUtSRqLf8UkKSRFQKKIp0qufyja1quw9MxzGALHlDPp",
+	"bnGNuNDdyvw6V1bdnZXVIs28j7NV/wFt20Kd6x4B5yKkjKgqw/QVDSyFexKV0ubxGPlYkGRCAyjVrHX7",
+	"qxXnSsq3NWqO4o53iGKS6L9WX7AzN0IToiaV54WZXiFFr/BFrYM+xYPUzlJ01zkTgaFeIfOdSSZ61wQP",
+	"LlH6MxJcjs01m9fZW1N1IohJROSkdrhxZrq+W1eKBIoGJKpHNzCJkMC9/pMf7zZXaQvXkCqUzVN4RdTT",
+	"61y/TSNFk4hWRZp/4iIK4c//8T/zO8VxXvoEGBexm+k1PIWpKTyD//h3KDUK/wTX5wGJiLjgp2FYM0hb",
+	"rrI8rPejkUQFJkO8e/MnG1dAsuNoNXqZ3cvcZ/ncr/XcZ3Nzn60/99kDzL1OtLtSSlRjYF7U33SLrfpS",
+	"m4PwaniuFBHzp4qcXJzn6vl1XuCtBXKX9OsK66DJDbJqA+EL3FZph4nhItLfkJWx3h7g125O3CEpwldu",
+	"CNxhxhvFvFHMG8V8P4q5oZ1ip/VbspnwliTNzbNFk3ygHfBicdu4c+To8ABEaC0F7FNmzdnctn3ohoRG",
+	"Mw+miJfRzNwah+xxtkdyK98XLt5Tc5d9uJ6tQvfq1YKdrUsa4f/C5cJZMLDO38Pjo/5unhVbKhInlUbW",
+	"vR0NLZntkseYEUDeNbKA1wkV9zPH+Rc663GuHf37rGYdhyERfCxQygv+3C3einfdyHh+IGvnuzEPD960",
+	"IKbAfa+Iqky+VZ1p4FSgdDS0WbdeaBj4JzYKhQrGgk/reUerLdnke0EqEx65w314naCgyAKEsS5pH2O+",
+	"RXRUmkaW4K5u0XPlmnuL8FziZccCc4x525k9R8yv6mbckpT6POlzBy9oWYj8AwmHO9Arg/i9gPJrB1pT",
+	"5nCB5HbZQs3Ot2WTfSg3YG6xW2wIP4g7UHBCiylRiPVmFK05OZv1AXwEJHcWMmfgikQpzvsBstIRyNv5",
+	"6OTxclzd6Ox8TpX2semuhsSe7y2rV0XKpml4ykokLOhnzD7p5XYogUvqcs4CgTG9QuaSda3/cpUoJrTK",
+	"6qZMKpGajYFF27tQQPe807pKqWbDvU3d5Sv1LT0RWVqr+wud3yelG1K1c4vZEqmaj6npObduwg9kYiwu",
+	"ehtV6xxNHowgbaVGcWmvuTxOpgsIiAi3O1/h+8hU2lTJr0fvuHo/ZSuTZRMxxlOh1rlVWr+4mmC8wrQ6",
+	"wxEKCYoDgQtdDLr+ztXujqkid37X6uGTv1WcwLI5tPSC5FchPi/8NaVh7ZnXcb0rSF6mwOImX07KYiSl",
+	"5bhNGZburTZ48KWMAvi2X6reAOYfCDANmVLzoGydsmx81u2b8gOZkEsL326r6SGMyHmuaC89LrJof5MK",
+	"1ETlt5tLK2S3Bc072tlW4tKZ9UwHQJe5PCUCSWTSk2i9LVFcYQhEwqAz6Gzdt51pKJBds12566ptCDnh",
+	"U+ZexCIZAVdMcsQFDCPCLi2FJXQJjHBqZ+a+mpArNDrRu+scPyMzSTHtFequjtIyLPoAZp7l0q8qH8+d",
+	"2G+tHtqy+I0q75zD2ieam593Cyf9oGZLefFbrqcfznDJOaOVFLFHe59zNkKBLqdXM5rB9gRB3tX2l0+O",
+	"SOtHBKg8T5Oqw+oXIkVjPhBQPOkpPcmx4GliEsrYjUOmCGUSuJrMUUCegOGywsd2FhaPqcq2GZdV0CVW",
+	"PDNzbrK3AA2RKTqi6DKVhxy1saYgmBA2xiwxTUJUMNH9pxKBKrNfhiQEPoISmc20/sb10AkLQSouyLh6",
+	"4/IzlJuejluKgsy3qrRFxm3Uqlnm3a/Lttmw+TfE5k3ZMVWIaquaeigatJYAD2XXrWCKr8KWeRAbr4pj",
+	"WkydN3zMG9eTCkkMER/zbXitBXxMxqhFsISYiEujGyIu5DEMIxJcwiViAimzojv0YBilCDxVEWXoDZjA",
+	"EBJBYyJmHowFIgOJAWchEbNtuNB92fYg4DGaQ+/ds6fb2973+j/P9H9On25vb/n29JHW1APTGUMTvPq5",
+	"78HuLydaYV2hUKA4PO4NqYKz758ZhRCb97Pd0BN6jZHMDjIpHqHJ9ApDwsIB6xKmaI9ElEgMAcMxSogo",
+	"whDVVA/cNWLUTCrMZTqtP+34t+6cMPwL7xAHnFW3l18v1kVKSvtzdo9q7QdlI1r9QMktGHkIc/I+YQIN",
+	"oAQaAQl8Jka+9d3jbxNMzRpsGWLbp2ubn3cLJ/2wxmlp8VtueD2gQZpxRjspwofNeXB8iOd2CG2a7nk+",
+	"kDUSmf40IQoICDQZJuymo/SMZpzqn2zmai4QJJlJo/XyqwUVFwCxmg4xYXSEUr12abGLBm2u1PnugfHp",
+	"CZChRKbyhEDE1erafdUhmhQZ0pDR7AtvzdG10z98+Xj/5bPDl/t7R4ffPXtSFWqx1ot8hhPKKg4xnduf",
+	"QVJtWOQDf5TRAK5QmJsIQwxIjBCmCNMJjXRZKucnFQJhJmh1An0bpApSIZCVA1NFkhBdRY/xdmIu9iPv",
+	"QAVFxlgx/VNgOEWxsr8JkRBxYjKVaHahUQRySrWNpjgQZSkWTDBMI3dfgszNd4WFkE2+itHPUBHKMPzR",
+	"Uv4OudqzNbNXk8UVChCmUVmfpX+aoIk/GnK4B2cKXjB3o82aVwcdh9pQncxnZBcYIZHY6+9v7/arFing",
+	"TCFTP7jcRAuM+sNpb+/wCPiVGVQ+mEcSJCOJnHAFIxqhPDbv4mhrHvxB2u/vBwlRE/MXgv1CTohpauTS",
+	"BUZofx4MmD9gCQrznQfSJrwfzkxKJwtL33TiZ5UztLw9fff61cvzi+2/SfNwvmZiSWIcMFPeXNWxFTSK",
+	"JkROwFyPmrkFOoGQjkzsw03DHbjQcymYc8DG9n5QUZgztP5uQWg7veMno72gHxwNw8NgN+xjf7SHu8Hj",
+	"0cHwO7If7uHuqE+eDB8H34VHeDg6IPvDPVPuyegx+W54FBxqViFKG8ud485/c43+3O89Ib3RL78fHXz6",
+	"T1WLWAx2fvUrUFpqXTd72nv1y++7R9XN5s/3nKpKXmVzDDolsvTgD2XmwaPsTI14lIn77seL51vZKZZl",
+	"aftIwjClkXkxCMvHOFN2yfh0IU8RUdhTNMZat6HGvLf8JY+1aZKomYP2J69zVciAZSFpko25Ep5xRXeu",
+	"dnfcF76RXXZToLQKGnvb/f720f6TvaP9W+VUaTWLweTwnl+WeQB7mWSpIeI+06BbuCKIU5QaREIq6A5n",
+	"QOOECwXmmZL6qfUWpXBLjcBzJLK5pC8MMKGShwhdk6KrRwIFCQrKwy2T+YVpMwG6gqfjSTQDSa97U8RL",
+	"EIRdotaXLOTTrRZsUSMLL2h8S9aVlYCuAWAto4iWyNWHxT9+fP0i0xm2XEbaE5M9hBtKSs9KGZ4Tvl5G",
+	"EfPeVuPzW5Gk5S2ZwdCdA6xz7rE6V+/d87XY3CwWCDY1y2mgfPP+59IvLy1V/dJt1ozQJYUxxBF3Yzbj",
+	"M/pkRKPImjuFOK3queEw0kI+iWLlCx6f48Tb4kt29A3Gae9LhnxVRwU24uYexc1alN/IiAZlREPRpkIG",
+	"tcqqanS27ZrqA4Wa5xa6veb0QwSYCy5oJR0mPHnhptPAk/O3pVVnz/BCEC1nl8nwQvAkMafXwtS+NjhB",
+	"GKYzSCZEYnU4KiAKx9y+e1jRnf3xtsswTsZCRIYY1TVZAy4rGv0gaIBAGVDWM158IDCkqu7LvGNBww9c",
+	"0iybNomi96PO8c83r8n35Vqfflk01M741MQ47SP9enAZYXV3i7dYbdIZbXAxrrLCuuANBkTBXnSNDOIM",
+	"p6/vUHzvLrdizWqV2GWBORYov8Cp2bRKQy4P51Yl6yD37aSt+cI4Xsts3OB0g9OaOL2k7PlE8Jg0drLJ",
+	"nNHRzolUswjhighKmLKZ1eQlZW1JgGK3OYZEIgSGIvbYlYn1XFLmLomaLUEJJEmQhUDy6Rg96h4AIMBw",
+	"GlFWO543SqPoDFloz9jXesZCkxzDH2mIvG6dKVFB3XcyPsNfmz8PVJpaPoTF8ddn0iZP4N3Kp9/4IbMN",
+	"E9Znwqac6TlGb4v3lA+q8Vm3b8oPFUpYXPhWutFzVHk4krSZHm/wChvcbEiTsSAhgrlZl2siD1IW8cDu",
+	"J6iJ1jhZQXtGKZi1KqvcitQaJtqcpdOINCElTCdczucUcU9q13qJVbfxWmFcsY+eBb9VZuOZwtvwI4lS",
+	"lEBZEKUhgv/y5a8pta5cvr66yePjH1/91ffAPz4+ZTQ2Scztx1eUUTlBYT+d85SFL0cjDJS031wIwqT1",
+	"r/I6/0Kj6DlPmcqqXfDklSBj++E1kwkG6pSFupx/os1Jm3RYQkxmxvgkoubmxvo6+jPUbrECS+m11la2",
+	"hvSNbuXdHV3fuCm4AdK3CKQGzbccq21TzU3PuXUTfkCDtbzorbbPHspczTmildRI9GCaCp5I3XrxirG1",
+	"5rbXDrEXAfHKEw+6k+eu0PHxc860ok1JZM4+ZJZi8+/53scRvlEaRWuMQBc3+s8edFjncWCzFPX5WNN4",
+	"JSPffwJZyzj3kUG2jlotxdhXZ4LNl6aa7PNPnDryrkRckxHLatB9gYfDvw7Yrh0NbTc+V2jeDUTvANGm",
+	"zMRMArTJBmhyrq2aaJOxuffMOb4ubqD7+ypfcpBzlKpxDGAtaJdav3mH5hYvdk7oPeCKfuNxnq9v8ZsU",
+	"Xq0LYuSDanzW7ZvyQ8UxbjOn2keVhyNJu+nxgAzSet54KLZoLRWMIrqwPslq82DV98u3dRY7WJiaOemp",
+	"zSyZkADhz//xP6HrdjYvcWY+z1sJ5dcAKofdlIgvEaYla2U8z8ZiIsZnPMnTzcoYFQ0kCHSpGIEqc7k8",
+	"9y39r9NsV1zgKyQqFRiuc1L13s5UVYzgNkvOrHyTAbE7LP63buF/zXzSkEzM2bBNArHJubZqog9kt5UX",
+	"uY0WS06LByFEW6kwL9E1FdjMXSqppoeNN9921aNEmvmiy2RYltC/L4U9lp/8+WVZ99h702qCkLpJATE5",
+	"eOydAJOxJ+BMCRKo8ltRczVMAjWqjk0upX8+f//OnlZxN9vd2Zpw25BORBUZwIaSR6lC+Hj2xsSxmMsg",
+	"ywVc0RA5uERaMYaUwIRLdWJOwgwx34gpLntPlErk8c6OKbx9RSIuCFM9ktDtgMc79jaO3Dnax6Ngb3jU",
+	"OyCPsff46EnQ2w8Pgh7uP94/PNzbOzp8fLDjlAINONtOjFmTh5tSQevsKdwtg5jmZpf8rZxhaBt8Qbl6",
+	"HlFkyrXs75S+e5bSKPSBCASblVYCHw2Yn92ZF4tVF35w9UdcQGC+kHkGA10wgNMPr7cHzDC+BJIdeQxp",
+	"aO42udagy6MQBAZchNlbYxx8ZGPKMOsb8j4GzKR42jLDXjxzWZVI+k6ZzUwfL4iqMGaf5RmmoJy06hj8",
+	"f/3Xf/3X3tu3vRcvfJcnI0+ukCdTmOe+vf7ebm93t7e3d9HvH5v//68rh/PjqtRS79IYBQ1c7isLaT02",
+	"klFlrs/dynx7c+SuNOrm84QtJJEonqVwHGAYMasC3d0jSJMERUAkwgSvSYgBjUkEIR1TJW9Pk3iX1GNl",
+	"Nq2cUjWj38AqPTmhSULZuLf7pLcqI5fXWYBYhQzTcNOkqhrq9s1NrmSDVY26CpXNXlVN+bNyjuWZxkrJ",
+	"x8rcu8hqK1dhxTpWkWKZ4mUEVyllV7Mhi7SUgqwNFogbzssrZOoOqsXXDft2y6icsG7HKnQfUDd8PJfP",
+	"j/FpppIIC718o33AXHpLm+tOmryIMBI8XshXaXK1UAXdLEueLrgTEYVS+VueKa2/eiQHTKZxTMTsBDCS",
+	"erh0NPK1Q+trfetX6QRd5FZKLGrr+SbcHv4tUbebuOQFHY3Mud6K4Jt5dlqRiI+le2Qoy37PSGx9czVB",
+	"KmyeS2t+GTL5nj0sM+FTLX5nYKxEmKJW8tpW80BgzK9cflTX7EnRm6nNeP6gkECIcKSAp6oyvqfXbqVI",
+	"epspgCK50fwSVwolt5516Hfuii6CojyqokGvvGpLSCmlNeoxE4iYQ47ursF8mfcviQsBbNi9SjL8ZMzb",
+	"xmJV7i57fnpLiyrpgZzwxL6aa946uKxOc3vH81gvWRpnN3BkGkxMMKx0UL84pPUDkquZX8mBIY5IGqnz",
+	"S8o+rnrLvRUx0ksaRedmEdYYhyzniqmV4SDPLrPsFeaXJZyr5MQVYdrEHyIMeTqeqFrJCwwn1Hb6Le/q",
+	"Jary/Fc/wW+raU6sP/+fSpVuIIH1OiPMsjjUmPWax8UWGXMxErnAD/OHxMpTL3FBRvjVAqLJePYaMqJF",
+	"pz6/HimzVij9gcWJiV22UaKsCKpuhMr9CpWG3K9CaLXEAbMDanS27ZrqA22AzC10G2P/BTUehhTtpoOx",
+	"1Rq2I0wao9yYsEmOJHQpC/Ea+tm7GOZSr70ZS1iAW8bIcNfzu/aE7K55L875w1mCpLUTo7sB3FNGCJeu",
+	"/4KiWHH7gQiqZuaydykZrpPvhaf1dVwfW/fWyE23Ez//xsg6zyJ7nSmJooQkNfMM1UoRXLoossgHiwq7",
+	"6H1eV2fceON9kXkr6CuH68O7DHcG/Ao19vVgfv30C/Le7mJv8H03fDdqk5Y8qXYZIY3Pun1TflCL/AYX",
+	"un1UeTiStJweefSigfThoVwzOHKa1VgRGTEbioTGvZBPWU/S8USZV+9SJtMkMc/A1YoQESqepUKqdYc3",
+	"V+2G6E3MpcoCWfUGFKlXVOBF5asYdurZ45OReRdZIYyoqHdnmUTqfMLVOF03VnW6UPGGGTPOetKWrTfj",
+	"kMRkjGeEjbG+QfCiqFQFK83/yQWN0T2XWfPu38ie4V0+VFdBS030tzzEG/JHSUVYSEQIJFU8JooG9ZdK",
+	"FzyrPIB0xlMWSkhQuJfOaya3Ng+sPUujCNVpEKSCBBWB7fNEIAlPIOJTFBpQMRcIxJRXWLOnmIzJb5Th",
+	"Of0Na1JeYMRJuP6KiZSdJ4jh2zRSNImotcgWLcCImKMIiltXIuZXGCNTIHXVmpNyPP0BNQHtvv1ST7uV",
+	"CKjRuLboPiBDJYiq3Emv3nD4ab7aC2sl2ldr3mJI09i//WnTnNMWFq6SuBXQqlq8am6rJOLy5AscllA2",
+	"Lxm9QqUsS7VFqb4gYn6pipdLDFLtR50Hxi3QC/BRojgdY9U6v+Pm7V8MBKpj91ywdip80IRFqSBOpcre",
+	"qp9Z59YcT3L59gyPDCPCLgfM1x31TE++p+uQKJqBf5ok2jXIDhNB958+nr3Z8rfhJyf/ObMHIAmTDqsH",
+	"/b497UL1ICdIbDZgd5ih6KZgCZLQf8FZ55MmAWUjk/VNex8kMLN2NQWOQhvUT0VUOjQ7pmqSDs1BWVck",
+	"+3fZ5T9DEvY4i2alqypmf8+cK1JIYtC90oBEICecKxTw5x//K98E0i6/PfKS7RBqz3bADD2zwEERF/Bg",
+	"mIYhRelBTBIXFwhIFPHUVDaPuUgPtGpBRa14oCikN2CJfUrcDM+zp5ts00YW6kERaU8uUwa7j12oQHqQ",
+	"ROnim56EhQNWHGD684+/+yA5aKvFnYcOSDBBCSNUwQQMgaalAz8wRDVFZHMne+X2gA3YX/7ynDM9OP3N",
+	"X/5ivoKXhhfN4GQaBCglDHk4M8ehfh84Y3DQOdampAcDYxTqj3/+8fdP/oljZRSCi6zegMFCVfsmr7ZI",
+	"7Su8uh1TxfzYsT/HKCUZZ+/0dj752QqC+8U+tW3mqjRBDGE5M91pKHng21PZ5i+eICMJ3Z6ROJr74m/S",
+	"5kncmSCJ1OQ387fWYbPfbJe6FSVoIP1tSx3dg70+ZQ5PuRhTQsYoH0F3iBGfbnkuS6uZljSnoH64ePvG",
+	"ltrWhD61tR2clSA0MrI5InLiKucFNFqpDTSB4KnKQhDZ6XLfs7MOeaA/gL9jV1/u+Fs2PKURjiH4+/1d",
+	"eGtOb31AERNtE0Uz347Cf8MDmzbSnrSD+QGYoJgenQe/pnqVLzFR8wP5z3mwLMTei5f+1jZoSedaC3mQ",
+	"xjkWEsGHKI8Lwu/4VgQdbBd8WCETAyLErCwAoVL+GYKsEIEn+ZxWicC/gJ9NxQeJEQZKmsLuENruY8jd",
+	"hAy+9rXohAgSozJvDiNLY3fTTg8nQqWFUmAOyuc6OMReiO4QfRBgooorDxGV+pMGypZnnq4jUeQDZ9lp",
+	"O92q4QdpH60zNLPDAaJnF+CJyc1aODX2soSb6RKkdI8GsGax8zqBeSgQTm2809zi0IVsxDQ/fOmWKadI",
+	"kR3JyGl7YtOz9JhSibYmst7H822zXM9t2Kr3Jie9uT5saWGbNNFcJ48oO17oV69Q3qkuppudcHN7gM30",
+	"4mlFqidRHoZvhuDb9csaV1kz5kf79XCmfSUt2WYKt+bZ5KlZmq5bGLcqW8flNSkixvYeTNcv7Vocg7bj",
+	"M7gaEbMQUHZ85whhlgS6/lxg1N/yMt4pblC4J/SBqpNsZQVKDVf7kH1M5ubr//nH30/1XLLHHbq+uXDk",
+	"a2Vlwt97/X7egqXCf0lRUA1mO9uMCJqbQJFLlOD/6muRSIMJXCImdoz2aClx4iQmSisyPcZ56WYU9X/+",
+	"9alT0tuluOexwNBMWstpQ1W50I9RiJLHuTwzJ9zNPHT30HXVnqYpDb1S0757J3w465m3NR3O9HTyrk5y",
+	"QUkZwzArM+RqYl9KyaWBBGvNDNG9x0PimIiTkvCxSmLItc0BEb007RquNaqm+/KCjKUH+/0Dr4SUXGLn",
+	"+xaWmFTLCMaZMYe0/2AX6qN9x9wVKo1O903HjGsl0TXJxrMbORJZCHitBMmFlgFrxgHvjYEmn9ra/2aO",
+	"TNvOns1TzslYLXY0hgjEJNIjwxBMsS7jCh73Dsz/7e7BBK/d7Q7P0EHLzS1LlFCrCdfKFKOoV25HFbeZ",
+	"srPCIUf7HNKEXGFJvVgckgwGRvoZAEZTbVskAiUydWLLFUebrQi1iig/Iw7wQku5pfdCiesFr600H6PK",
+	"TpZDN/PiXQ/meVwjMO3uS4ZX8+ujjIcMwa1oNHO5cJtQTKMva9o+wpxPzdhKvnXg/GMgKyRSTMQlGtle",
+	"KZvMQarSw85apJN8NlxARIJLQ8H5u3vmipVu1Tmg/qAz6Phern7cg+0C9T/ZM9FRVFqpXGIVGqFs0Nqr",
+	"AJr+gf7WKBbKwP9rTy9KL7sFZmQLKa4VvX6xdaJNqrxxQ8GYXusuprxsLmcD+Xj2xhHLXQm0kz/O8aKN",
+	"cuUEob1XqKsQCTyxQVGLDYtzDbtEoHYiBEqpwecPTZbu8W808bfcGXsukWkV4J8aC6H3kgU81CsJv/Zs",
+	"qm4j2tGRyvGtkQx2jTThORuDFiIe+K9HvXecYe+tFrk+jKnWD1ay/PDy9IUPUy4upTOmXasaxGboH6ys",
+	"y2izKPStfWoN56vdnYgHAqVxWwywJM94I2WhtYvKDo/c+b04g/7JujvGtNECO1vsuQq+ha1XSECtnWUm",
+	"KIzYtErPDMx1Pp1QY00Qlbc61YQyckMLWO1U9bSYFTw6dtrUWNkxue5pfb+/e7h/1NdOEI3jVGkUaxOC",
+	"jMG32kBbv5ZnnOQzjuo8mQw3W5QTZRhFc+2SdLfKxGbWV5k8dfwnMNV8Y4ShhEivsp6IQZu9KmM1sNKE",
+	"R/vuVjZnz52Y5QIfSUi4uT+rUFyRCLp+r6e/8T3YBQlDg18nl7aOwXckyelhvTbXhnZgInThRS2/FURI",
+	"pIJd5/FZYUAi7JmV6Am8IhENicoaMlKGxM7/8z3t9BLr6+r2R4IzlVk2JCeNozQxktOEzjWM5yYm3W0X",
+	"M3NLIHudhbNtuODGbMjVMGdjFMb0Vhy0U2jJeoWCRNk68JGxO3M2Mpxlyay/p6U7np5pY97Dzxh1xKOI",
+	"T63tZhH28eyNzGxWv0CFb1D4/P3Z+XGOeCe/NNaNjJAy493eqW62917QsbaX/2J9WrxOuPZCfA0P5z0u",
+	"yEoL4SWT3PgT/vsPF6/fvzv3tfAaRXQ8sQ+Ms5l1GbWO023u9Q+A6P6N0P/+5YUHWr54kNXfXhDvngsd",
+	"mCCo8qy8mDiL46+9bDQXswR7zvA4BsYlo6ORpctP/x97X9PcyM2k+VcydGlypkhRaknTpqJjQ92W7Z7t",
+	"r23J6zfiLUcUWAWSGBWBGqAoiq+jI+a0sXudy/6B3ZnznHz33t8f4V+ygUygPvhZ1G73a0m8ONoigMJH",
+	"4kEi8WSm29gcKo5isoBy2gb6lqO6Mbb9osOHJ1ZCVLkhYM7tLUGTpIo0hVQxC7pWmDHBdjuoYiNtYcl5",
+	"QjdFr9Wd9p77LIw0Ni5veaoyXmjjdBMOSCy8raE4G03G40Ku0xT8xiApICerbGrG/ZpY/acZE/nLs57x",
+	"d/sFyBcGxvYQm8pcpMBkcUktDlQPhtBCTLF7SMiR17VXufFZTZHGfoVT37lCd2sAdH/C9wZsEjHN3ib9",
+	"CtEFLacNyzBdvXNCVkNUpiFXI05q8FEv6PV6ttXB3MNRAFGnY3HIDpprY1X3zKKNQG1ljsesXQeaik88",
+	"1/POxZDyYdjh2D5773AAliT2MC56dNTruXv/BFGx8qVOxnWHalY/enL8DX4Lxbb6OTtqnHdv0sBHHjTj",
+	"kcnHGXmt0KLX3FBzTo6OWcpivBPYhoUk87GSlJJR6NotIpKqg1DpLrX4yRrqtJ1k25Io7l5O/tSx+JF2",
+	"Xk2HQ26VNbu/XDPU0zZisW3eboZMqzsLlRkzeMxOSKq1mo7GVreyv89LxEYTDu5qrLAolggiCWEGKmaE",
+	"uLmYcHyxHKhbDkfHPfA2ND+PlQ3viP6ItMzgI/jhUfeOFO8Te2CjmcCOdkIJ/ZmEozP4z+IVhi8AIMO3",
+	"gZPnR5XCjIwAyn7j7ASLnxw9p5mx12w6ZqVyh0fbVbXLiuLqDAtD7R0wI0rWwnVFn2vhp5QuLFQlAnM5",
+	"ysdRAJ++ew3fHB0d20Z/+3c46x61C1sOvhMoKXmMul+cKsMTvGVa2VITXtxKpIOtwIMTHrZW3auBlDMU",
+	"f2QjZ2PKuMpS/nd/Z/GzZnlD6LNHXGQvFIfjfJKeQzxm2vD85TQfdl5EVm04JFkKpQcaf1NwcOfVOtA8",
+	"Z0LypB04wyZWFJVIVfY0tTokzeYnnqg4lKj6L1l33UcKU9VASKbn7Yql1Nt6veH0F1v28+EvufochbK1",
+	"0qRevSIEtg9WncMJddammsnG4OcGWs0Mt0eu//fhL04n/Oz7sPh3zzEjWfOetoF7znBWFJmEsjBrPDPu",
+	"RrmhNwgchI3FPCoZcwRqN6xQ0idx4FZtXSwAGUPs8Ta/oKLiKuob2ryLiuXC1ysNlL0PFNEnbniWu9uP",
+	"xbEELSLuuCWDiN1PfbrQhNJemg7pzoQmEg+KZH73F00LsGroWkFFRU1zIxLu7Mze2p8IFoUSz3OXRrli",
+	"dpcq4wifwAqLtv0/PMUDO52hLE390Irs3rm0/YjaFXapvabSi0iAbxh0d6f7XYTXdXtLt0gk5IiKhHKG",
+	"D4D2JkdDSoW8MTBg8Y3Va3BvoSppxZxVVg1/9ILe7tqSzww4FlAoYzWZ2Hrl3dofgRXzKt2sc9UnffQH",
+	"ZXILV0ijsYeTkBgqBxvBw8W1ETivelxqW6L/oveiF9nNgM+AEVlsoz91vlN6xnTCk85HrXJFswBG0ZNk",
+	"KmIuDa+8Kr57c730omj3PRknukqPDl0lc2jLfg4OcpGnlQdJfDJCO0L9TbHi/Nw/OOr2uj1b2WHKQf/g",
+	"ebfXfU7+2WN86j20/xnxfDUPqw51LpiByPHGWbkbrIS/6kLnioxDKqbNX65w4Kz4qDvWVMfuAXacXsbf",
+	"JAf9g+95/oOa8I8UZc5r3jiM415vHW+mKHeIFT8HB897J9sLv1f5O5WIoeDI6jpt+gHcMFTj+U41Kk/x",
+	"B/0//1wJBnDwlknU3zMaec5G5qD/5wPcpwc/25oOedcu5mXN0uEg1Z0txf3Pk9FLFRYROnDccSFvMPc9",
+	"XTXsx1cu0SvsydNbpOvaCVdqHBsXrDwqtywdnkdu3fwyev2ntoyEciJWElpOa/BWTf3MUGiwUE4EKkt+",
+	"P9NFxlkvuQM+//71zNgLfbtQ0xAn3bfLx8ZQOmtfKxPxjRUfWbwut1eLUHHGditWcT84VLWsdrpoAl8v",
+	"c6+pqhO98o1gLcevLHJYawGjwm2pYL/ibQtICvy6on6ys6ifNPnKwub4G26nD7IQ9GfGA9HOu8opoFs2",
+	"F5nF3e5CqfSxd5Y12eJNcnkLOHt3P5TSveriQ6gj5+ATjRmrmbStuxLOAlyY2ysl8G+m2MQ8lBTWb+PW",
+	"bQf1E9ep1MiKKa5Zxazi3gvlys0HS3vPRXbD+VlxfNTKBqGk67BR0JpK1IFdo8/wLtt2X4zstEZQV1nx",
+	"NYzZ63a6ccO/yfnk6+x2dEbZo8IfAhVQAFFZ4eXubYAN7hqxUeGt3BcJDSjuVu3S2F8VsKvydqskxYzH",
+	"PVv528qAXkjDY5puL5M2nYRlci4yDJFKbXeHvSnrVJTX2DX7g8yr5l6bYy/DX1aGf6paZNwhUn/2by7M",
+	"VWvPWsH+iLZFxLp+lb5CAWxl4uOiFZag4rYvNGqSlfduW9OqetT7wirgeAbVgG3QclvD7gV6ucKgHshh",
+	"oiuGM/64wLum3YX3eJFHTsea03WTfklHNw7L3uN9R4oTsaZ0Qmu9vYpMTGTrKC62te1btbKdl5s2sn+O",
+	"8OtRriJ/pNXvxJtORX+sF2dh5ck/lHQm9smlM+Pa4CQwR7DEUeH/Fmcxcjc2Y8QrsgneCyq+qwSba3A6",
+	"XqsdCu9h6CvCUNUw7IW1YiHeCkeJitcfrGjgtvtW4hZYbdK2+p7jAWtbvksuRKmSvPtPJjoHqeD1t+/b",
+	"zuRrQrlgK+/Ce3zC/Ed2y67w6+eL7GnPeMZ9XZhAGREr1+ySb1VsnqIxQxi8Aax4s1gjAo4MvVYKjnu9",
+	"gryCT8dI0fePf85Wa7zaD584PlXXCju9SBgYMpGa81AiqVFgjE5iqaSKJTBgKZMx1+5lsCDFC2lyzpI1",
+	"K/0DDuB+66zVgDdetDcS3RfTBoY/cculHTna6CsTX3Tezz7eDQ9/MWN2fHq2XhW4wFsiRN6MbOYyhk6H",
+	"Xg7c1ZIXdnjkf5XEHy8KpozFGkrcT/hVz/hAFhO0yAUIWZwidYc6PtjSY02b3HlCGXU6xMihXnSmOo1q",
+	"Zi5HacmUkDkgOdCt40LMdTTiD+3R6+8FTtbcjRlvyl3HHEG3EO+xQf33DhvRBhbVFg7VmDvrGOGMi2bQ",
+	"Pi8fQ6/nGS9wKJ9nnGYQ+zpjzhnGaVYBRCzLUkFcqkMV5zzveM5CcUdwoyuO/BupZqEUVsnCp5nRlPh5",
+	"Jd7a9al06coJX+ejSkU873tyQsfoGJ5JJfmz81AaJpOBuougxai3eoo3EqKiYG8s1vKk7fg3Whnj2Dud",
+	"T5yeNvwnQhnjzwp/jqBFL2NGeHoYnwyscpy3uxCh81oELfd83IPf/h2OTtpIOMOxRP1QqluuU4YRyknH",
+	"Sv6Jxcg5QyUHpW/CNQYSFhKYiTnZ1JVOuIaWp0alfJj3QxlN0PGP6fzQfkK7ByjkXBJxhbm3ey4Tu5yJ",
+	"VlnmFbyTozOaEUk8qlBSIGGiyNIjPXqYFjziFo3kZacXFYkg7NeI3gJTXE8mkXZA8xG6n5AEYJslhiQ6",
+	"Xle4AW74I069JXYbrl/ruNfD+2YP+xrKiLZBobSenZAv7JrI9ef1q+qiGNrdZsUQWm7YdVYTFW+vgeJ3",
+	"FgmWtdHl+7odyTPjACjY1uWudxDMKGqIe46j2gdV31ByTSYKcj0w8TfDF2dJ78XRixcn8T8kZ6ffsOMh",
+	"Z6wXn56ypHd0yp4PhifDo8HxoDd4cXwcJ0enyVl8dDroDXs91nuxwin1XrotTdHn4OC4d7ZD6S+mCr9i",
+	"ySc6wxvrwu9V/p2aSvrG0dmu3/j/fNZ+kLw8AOt5VSoHL55R7swltWKLwoOvzBVumlVQ6NodIGnIcfbM",
+	"mDk6iOYI+SZw18CKscmdtlSBzU3Jm7Y1vGlaqtk5ksZaxfVco9Nnu6J/uTqhRC3LBBXyUTwuuYQIKJ6s",
+	"6hCnICR65CltXKFsUaeJd2hyNsL3HnsuEquUEErgiYSDmYk8Hre7cLGguiEnL5S5ZsOhiMkbxlFZq3Nk",
+	"VMFfp+OOqMK+jyOFJIM1MPMJSQrcmK+v9DXU1t8r7OR8o+QWw9iuJt4eHbKR/UZFauvTguFyqMiu1oDy",
+	"tr79dv/GfEzZHAMGj5lmce5yMW2p9l+aFKK0O/e0GeDY7SR8RbT8ogJUmFw+128WJgcShaq1T1v1APWn",
+	"gUgFBrEppclJzoIkLT+xLe0z73q/mzg1fXPZRez+30XjTc4nf+SD9G8gS99z8kdmPsLCGnlxcQk2Qs8r",
+	"V+ZLYs+XBxE7ivkTARG3qtBygS3jMdMT067IQZGrdUkUDstgiBslgjKWPw6p8Jnen4hozH240oK/in/d",
+	"RTy2kTg+8XyqJWnKr8pPWi2Wp0NyzyXKGrpaYZH2au5asUIP/7Qqx7I/stYeWRUJbSaR25WdV068H4P4",
+	"7CVns+RskxmZpFv1HSrz0E82O4oncqqR/WVQLNx2CWiEGrbkY4ANO449bmzADbfQG8Qm5ppPlNx2V3pd",
+	"FnvY8OEG8lRuTOXyQutGpCkMmJRcl6G1LmIywrxOp3k8rl6lJsLEq+SkAcL4SX74GONHskeZtSgTl4u9",
+	"RnTK6I8Y/HEz0JSFrwXXVzx/8IizNKKngj0LUT/B0GJ6KXHhQdcLShOkWZrcR4A5S2Pao8969FkhZJtl",
+	"DJkoTYCoSA/y8BGoGMqTgR4cMQUbJrKUZhofmYBhUONnBhYSwJBn9xZjclV8GsFT8YnHgEvFYPaAtAGQ",
+	"StHbLkuaxfl2HKJSDx+E7DieEALhskFrwPI8RRqf4Sagp0sKMIYhn4qSVejJtBppbrD1ZYFpiDy27OOA",
+	"HTuSPeZsxBy32JsFCCMAxluNPWWxB445NJAnY+yprtuau3hRpAmGuOl7BBjiRrLHkPUYUi72atGpuBKv",
+	"fR6v0bQX4ks7NrZtBlousA/5I+iK17MPNBk4CjsmCrkVampqMWgzPZXV8NHYqv1hwhLePodTT4gtWKwJ",
+	"lREmlFOpOUswpLTSECutp9k6n6y3OOBvxXB4L+KmrbgXuiWhW+0QiO5XC4vtvYFL4m9FQL3X4IKQNnFU",
+	"vhRIMCaXDIrk3HIetZLPvLMDOtb6oPQGRkrIEbJ8212K3+n9l1BM7RRMcy9p5KciOTnGmmoyhaKgHR1J",
+	"Z+kd4Rx7Q6k0VB17a/65FY8ITiMpg7At+FSuczYkkf5aTrg/73fPF949q9xpN+4Vyrm0URO8vP3i7OwL",
+	"3NiNSuZ/DK3yezbhODFPRK0UsoPh/7gXhtX6Af3cQK3EuXv4OmUhBnuEWqtU1kRnveTcWZ1vY7CcBV3S",
+	"h6OTLDNjlUPK5mqaQyvyZ55PWIaJiQ7J9XYoUhcp3/0cyoh+oQir9NuawpBrJk1KHi4BRurU3Bwu16fi",
+	"tZxGnDIOodPS6C8i61RSWeRMA9PxWNzybukrTVpw5LMSeK9dRsHAXKzWMrZezCQYjl6sSEOl1B55Fy6k",
+	"b5x8QBOKMeuia5LmzcwNpUYIKESKKRIoYgzThdDK51UHyzJLkT19ioYgZSaHllHA5DyUZYzHWEmfhIDW",
+	"3ECsTE55RFxHzTOY8InS8wD1GVSgGLptXcpc+3wgmo+mKdPO39tQbPoBBawNfNzqhIeyd3ZyYlsCNZNc",
+	"F+rkj1LcAc8UkSAmuCPJ9xnjaKOzVxG+wTmVY76bUI7wqcn/5jycXeRvJUcVp++Ea1ELP+Gks3x7sJei",
+	"cSiLcE0L+TqcV/JqD3Eo4pf3rVRQagRTCwXldwM0uJe5SxKNtUUObuQabzi5unv/Qedki37TCU/sPGQp",
+	"xW9c6WR7iUvtzvn7IC01sIfYz4sxQBdWkrmkCrSRNut+OKW1PDLrAzk44aQ6EYVoYXK+MdVM936BDfre",
+	"SzWpbBaSSRJJUnsxMoDSMU9CqXnHpUZygap8gPdigxFcuh1N27NdvW9V0oa4a1Qoj862+6FXXG2rkZfW",
+	"7wG/krvqPu+KDt5TV9nvoBU76GLpvrTLDhqm/G7j3ek7W+Bh28/tEKx2+0QuOnZJKezc5odbW67BPede",
+	"AvCHu+Z4Gdjfctbecgq52Sw29iZkldLNJhd7rXyHpR42dvhxPBHswGvuxK1bcc3F/18WgENM759ZjaeZ",
+	"MFxWyj8OsShH9NQEBHhtMXeRlQaHzvL8Pg5LW31M+8No7WG0Ss6aiFlz0Xo8ArUXo+1itEF2ONObTy9b",
+	"4IEfV5w9Fc60XU5oMT1RZCZ1GcSmGDmpRk50OefrktAEQO4jD3888OBsz39eDxyZ4DFmkBvRaq8VGoyE",
+	"MEACxmYlGANLvHIFvyScUDSOPwTuVMb8leHnIcga4hUFXhkUcrHh5l0VtQY4VZn8hw9XlcHsUWstalWF",
+	"aYss4cPvZsCiIvdaLXwvvqL+PRHFw6VcNdPM5Rh3yVerwQIpgG0HH4nAiL/Urs5YXvwFF2FxoQ5/odbW",
+	"P29R0k2KlD1hFBK75RLCpjzPMaOJ4W1gIybkqv7GVi8+txUwQnUoMaedMHDikqyC4SOM/y/8M9bUcEy8",
+	"7AJcS8pVvpKA6oVpx3MPq5E43RM5rnDOr/f37bXI4V79Me4s0YmHhCY07dskdMIys0Esi2w0mMTFNeHo",
+	"IJJpKya3FLwhZzGFv680YZajjtnd9s5+82Hfyd6x7IkgoxUQQsGYpama1tl3diVrstRAtXnHsoev0rxj",
+	"2R6Q1qoyE1ziNVJCyY/Xp+/SasLzMZ9SnhpkaRmBtKih0hOW9yETGU+FxMTcIx7AUHMzlpTDGhOJY+Zz",
+	"+jGU04zoVCt4Ry0hh8qlY6ZEDj9cX38sMmknUxdOGgOVq2nOQ5nzSZaynNOhSlVdQm6mORJPyjxnny4v",
+	"vn13uTbqP03EavFz5BH7T8zTj5m77f+VUfoXA+t/Dnadyu5XBKOaoFR6NimmYVMY74kwRH7YpPS+84Ue",
+	"+OFCw3gqB0y5aBsdR325JicMFX0EpwwNZH/SrD9piqXeKDyUmljcbrk1fyiLPWwIKQbytEAEVHUBG0pE",
+	"A0AppvPhQ0oxlD2orAUVVVnujUKUpWzOdcx0shlXPmK511juYQNLOZIngiy0xBC7tdtgla0IQwNIKSfy",
+	"4WNKOZY9qKx/lCwFqYkc5SJPeSPTXGmVixJhbO33bMIjykuIzVzzuzxabYujpbumjz0GaMKhPC1syv3q",
+	"NRSqxuiEc/lY4AkHs8enbfiUuzXfJEuaTwTXh7GSPkXuZu2Hyr+uFH/gSLM4oKeCNzRuiGsrWWrI+OtG",
+	"OWkCPYuT+wgAaHFIexhaD0NLMtZExFI1Uo1A6C0WfBTwY4fyxIAn52wCqVvCZkLRHHHsfD4arLGD2aPM",
+	"VpQpBGpXeTrElMkb44XY4s8MDJjh8PH999DCWBbuivYmxuAgLiyDMC6cxTMDmHLZJwwHzWOVKs2TUA7m",
+	"RZZ9zeL8mQE9TSlMBHNZgUFynqAjuJhkKSe+T05PldgP7LX9CNM3XIcSG7f/m0GuwKQqN33QPIHf/9u/",
+	"QpRpYectCmCkOZf0R8NjJRP68yCdcvqrmuapkDw6h0HK4ptQCgM3PMu7cMniMbYMwoDCCWLpOTAJaiLy",
+	"nCf0I8XxsFNEfQPsWjeUobS9p6EOlcZIHJCJO56CGlKG/2JkRFQwuWZiNM4pFZ5dPcxunwqetEP5ojMQ",
+	"5KcveWpABzAKYBAA69tvHXXhHX1/xm0bjvvAIFcp10zG9nMygWt4CUdnfZi14ja8BOfGH8Pv/+N/wXUA",
+	"Ry7JPAD+7X/D8ekp/P7f/9X+hsysVkz/24ZDaPkfj6/bXbiyy0njs58WmNdeDe0fp5oXK2dbVlOZG8AY",
+	"hix3v7i4LBKYzEWHpYIZngBPRrwI08X8FNuSbrkAMKaGZtJg3sB47psXEjKtMqVzDOMx+wQvYdbS7QBm",
+	"3+M/R/afr/Cfg/Z5OXDHmptOgN/FnCcGjmjxhIFE3IqEwqUggWk6OXd5uk0ewI2dXJyR1uwT/L390N/D",
+	"7FU7wHaFoU4/M26NuqE8dhw3K8DPwEl16yMKjJPiAK6gkN0APoAT2XPqlBMImr00GzP8FjOA8hLQ34DB",
+	"0O49oST89T/gJVzAoV3aNr79T8RdMSTD6wJUTnNLZeyfp7xNE1uRTXyT70Osbrm2sjyBl3BjB/7pt1//",
+	"+h8fcR7sv65wMuy/PrhwOQBuDHbcxUhe2tnDqr/9Wqn926+VBn779YOVwAm0nATbj/ba3VA+pxll0swQ",
+	"lkgiMUG7Mryyfyya88QFvKFZwr+1GPz2K0za/WKP0uo5BDJjlnEXFGOYo4ASg8KiRgAmZmlFPmhdsXWE",
+	"hAvsFlX4+P77ADAKTQKpuKHAOOQ54iP9xCxnqRq50bhYOZfXbORDEoWyCJBTw8mrHy46x6dnRcweJ1le",
+	"LOCWpVNu6qF6qEwoZ9rCm8RIjFaTzdM5tKIjZ5g76vaiNuXBp0TxKHjwvHfi4hFJ5cFfyFE3lBcwYakV",
+	"EWR72oVGdmcPJJv4rPOIpL6vtuxCtBB7JLnwozdSzWTgmCtS0YgDBGCCUhdRBJkstfMJTyaMjUrJ7zFW",
+	"CcMjzsJUDhNlcjjqHZ/8n/9p/0uiY7BfJ/DuFeVCcKdj7Tx0vcHwQUqLkZAsdbnysd8wtIJlhaIaXgVH",
+	"t3S2kqhWOh7K6BDP1sNfzJgdn559juDHT2+hhYIbdToUHKaDZTpTnUb4aXewsiTR3BiMVOSHeBLKcoXs",
+	"aSylXQilYcZEbv/Jcox11YeMIWmX5XBy/A1tlegTz/W8czHMuY7OgVUbA5OrzJQjc51IObvlZg2dqKr4",
+	"oW7yxVRZNVIfCVObFr/yuNu0wgfC5vv6GxRz8AfWfk+Ov9le4Vqpd0zO3XfM3yxKzZK+XCqmmzRnn/pm",
+	"08X8ypV52HdyGsVTSQlKSwYtngmjEk7Yvpg/YinvkftDNcdW0zxsj0NIlgb0BLOwmWIld5GT3dKw0eQ+",
+	"qixsNKS9RadREjbj1/8eIna4mJZt2bDjc7y5MKS2JavJxvWcecaKk1NpA2Cof65PMBiRnorBVVv1yJ4I",
+	"rvayQlepUC5YgPCSOxuLeAwpSxJ7r3e9QhevAFhG90t/mUKFuBvK6tVAO4WfkrJSddTxCx20GHX1YsC3",
+	"RHhfkuD75bLbfWfusx5+aaezVVkPrVBgTEyKz3nPTbkd6x8LwO9RfQuqNxCaTLP5lhsGFXngFww7iKdy",
+	"v8AFc5YZdIvflhOTalCQhQbC8JbKPQaJsCN5SmLh5AHU0IW3x7/uIB1NjpdiZh/BEVOMZX/MrD9mSslq",
+	"JEkNReiRSM9ecDYLzmaRycd8soUgeU1FHvZxhIN4OuFiJtsY11SmAVTgxD18qMBh7KFiLVTkbpk3iIyz",
+	"pawPjaDSFB81+/Zu7ZKvVVNHBBANpiJNXE8iUNr95VuW8wiMGEmWGmAg+SyUGcvjMT6GS9CcJZRFo5Jk",
+	"M+rCB3rNxAu9yPvu7dL+KSpemimfRSgdH4de2WGupjBWKQZDiN4MO++V5J139pNR4MgeFGZBGBjzNIHZ",
+	"WKScXkmFCaXJBQ63aBAzdqppmsCAw/PeSdtzXeyvPIHjXg+YAaMoiwKTRAJws4qUJIr/gIat59765Qaj",
+	"p9KAmuZd+EnkYzXNlzuttGM5SLTHhdL1FVhqp28OJmepjzRBfY4VRoagd+Au/OSGWKQvMuNpbiBRMwks",
+	"lDgNlWkphmY76xqBFjM3FAiqX4xR8ywVMfMEhzbyBXxDM2Js0BvymBlI+dCZ8SBVcsQ1zv8aE959E4b8",
+	"xER+Tyhxn/zaYPLHe5D9UbJbJlKMn7zaCucCmmCo3NtipdanDHF/OTS55myyPt8ORBh1BJOmdahwBC3M",
+	"N6o7V1aQKC9jQBHEBlrNDNJDIvz7lZrqmEeIKiaUIm/TzsFUWphyPit3Jm35AXd7xWdZrdI3kJsXRVEo",
+	"RdKH3unli+eXr04vnx+fnf7Dq29CiW32y62esJz14ZfwoATH8KAfHizVPAh+/5d/++zaDmUkEscc4dVU",
+	"pwFE+IXIZeACn+TNIq79VkQxt4TE+Fv/ePXhPQhp8YFD5KT5khqg8C39WvIej6NueW0TwqKCGA6LxF2h",
+	"9KVdwmGRQ2tmJ24JtN1TAi4NkfjaROaiZGs0/xZhlyPiBICp1xzUBDCVKTcGorfM5B0cQefNt5H9sIjH",
+	"9bXGrG1JQVpBgoCUPM5N2/F6RO6B8hzYUpuOxsTknMhb5YBHPDcLCXifGTeMoqdVFizKU/n9UE6EMURz",
+	"wiYoydpgmjsym5CeG4mMHzVB4iyuZivqIzW1w1Jxy6M2ipqew/GpIxMax1zNtLoT3NB6xakynpPleoHk",
+	"yesS+HGumD3l7N4CNsy5hqNTmAg5zblPr+cgn05GkVeOi345QDKUhXJhRtuB3WRjlhnI1eJJ0YXoh8uL",
+	"byN/YmBXx5zh81GqJO+G8j1luyJmXSuSqoNpsaI2SKVhMEVaGz4rMRz+HFrRnzoXcczTziv8VchRH6SK",
+	"VuZku8KR/9cyTezC+bL88Ia70ykZmN+PZEDzmItbnpwvgA/Jo8hXiCSej0je8ycg5lo+O7FqlWax7UTJ",
+	"javuU2FAjCSmS8YxCds5mriD4MBWsZeE6kIcBJWYTRN2R1kMD/pnJ8FSCKefmwWDqsJyPSbUQoZpxGhw",
+	"Wc6L6a+kk7ZaaR9F3djp7QNlk6zAJmaUxESVdZD10OerVGHOftGCoKvsKcl8kuVzINItElerW81Y7Ukj",
+	"bY50zH5EM7w1zNU1hUC024isgjLHyIO0KjiPViiN8YngOhdpqmadD0gxXHcKu9qHVNXVxIqu3udgsdnL",
+	"u0wZ3vmh/G7jhqmqr/k5OKhlrltxQLtzqNiUXYwj9s9ToXly0M/1lFfFjt9hgsSD/oGvsGJig4Ol3bvp",
+	"w5EDXbf15UjIuzZkDKEW+ci0PUkbFznpws37uWrpn4Bmt0rHQpeVisLkTrEa+W6trreezHCJR1mphRXq",
+	"lstKZwJMRG9ypzm0BnOXFpaS1rcd69vj64yZUCKN1oxdZnlWy4LYXzjGg0L1UQhAq9LnRwQV0aFLrVj/",
+	"LWYSX5mZJjJ5LQ9kLbfk4e//8m8RcSuiTEjJkyiUGNTPtJ3GRAf0qqSiLhcqSrXTzvxHQskMVAad4694",
+	"6bZV7RhhiJ4BuZhwmoFoxKXFYp5c5FFV3VtJ7n0rTF45Ju99n7LtfOU71d8oKelSEvq6IDfaNXXhYSOX",
+	"qL5BqdLmt7HwYJokgpuGxcq3zR1K79aTxqVlkjbpNxZr2GjMNZ8o2WA+ypJNm15gXO1avvFnEOcafqIs",
+	"u0PzVjE1jQs2bRh9ZOImM1+UbNi0y9bfqFTDJl3K061lGjZXzYfYrOBC3rzdK+3as6blKRPS1jINm1vI",
+	"jNK4bNPmfQaDBqWq4fM3FnexzLeWadjHSsjZRuUaNlsLRdmwZMOm6+HomhbdqfEiLFXjsk2bXxlUZtcq",
+	"O37Mh41oXrjhB0rHlybFFjwidq2yW582cZ4b1W/4Nc/La1CqoW6zhsbTpE6zwsVTfYNSDZv0KaeaFTs0",
+	"N0LGY60m7D5VdusT1mw288s17vGpnb6y6wcWS5fzvp528ZMr87B5FzSKJ0K8cMvq4zyw3ARgxiqjSzp6",
+	"k6Okbcj5tnqrbZOSqxshX7vSD5w2WozkqdBGb4QEt9IV2uiNkJvZGBsBdi2bZ1FcHgEHsBjLnt2znghY",
+	"CllzqWpAVy/F6XFw1v1AnhL2LDHWd4Kexqz1BVF5HMCzZ643wJ0GxPVFRbwJ4jwOzRil6Clpx6QCl3BD",
+	"f91BPHbCmocPM+VY9jizFmcqotVMkprK0GORn73sbJGd1XdyW4HHUy3yOS7+j4brixFynf78s10PIiSs",
+	"Y4SNFYaj0bfEthMGEhVPkVPU4t1RFxilR4BI8yHaCLC9CJSEcZ5n/cND/N2203/Re9Frdw+Cg6lOD/oH",
+	"hygPrs9LNBh86YVWlrI5pl0teWPtatJgrVIiJrCBSEUuiADjaGLuUdkKaL31V/QgG9QQPSgusbY9UgsD",
+	"54oS1HMBBLW0JYFzqA3AvckG9cTlAQxTfgci55Nq78rNvdzB1/6REVoDlucpd7yfAHBM2ENi/xTPkW3P",
+	"9bCzwme2Y5WPVdPrLH/upyWzD9l6vOWn0pCXreVG3i1lMq1Uw7ej5TqXLsBRgNGNglWRbGhYLgBCtUn/",
+	"BrDc6vdswmFSBE6iObH/31EynUPlsbDaQ3ymXG7s43JQdmq1iJVcm2aK0LViRYvHXaI5yg5yyks2ne+G",
+	"MPGK6p/YDKoZhms5iav1a2mIl9u5Xs1pxz4hQaaIYurtwZW2CzLHioVEVcjHgUTaT8kXonfGiKjsi9wR",
+	"QgxcpUkAU5lw7UK5rKcZ9aEewiVAfxGaWS5jlWDAQPSBwZ7MyOOEGNmZ5kNxV/p+VNxifJdmrHRlcfzc",
+	"odJW3QtlK6JAhgFM2F2HjfjL50enz896vV4AYjKZ4opE7W7NcQhj80pep09FxHoKQrmcihxa0WsiMXTe",
+	"qhhXsxK+EWImlRQxSwOYZhnXHazz46e37XM46fVC6SljLpjM0RmM+R1LeCwmLIVEjITdbie9E2g5Yni9",
+	"a+0yqGXVv8e25RewC7TozhMHQ+jWphsqs+0Z6gaIG4ahIYUM5fIw+0tEc5YYMHb2WUpfsJOg1XQ0dgTz",
+	"Hz+9dVnXQzkRd/b3maqQk+wuc+uMrlm4FqJCKyNamN/E2MOVULCYVRXdtkjzUrq6VSo5Vpfb+eH63VvI",
+	"2IhT/YyrLOXnIBXY47mDZx+GmuZJFVtshTVbGkOKkvzfioQrLyW4HQ1o7qArIK5ySUSkaKPEU4ZWeYrP",
+	"ZQwditUZtavwZP9y8Pnnz/83AAD//w==",
 }
 
 // decodeSpec returns the embedded OpenAPI spec as raw JSON bytes,

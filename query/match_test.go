@@ -46,7 +46,7 @@ func sampleTable(t testing.TB) *query.Table {
 			"shop":    map[string]any{"cost": 2900, "grid": map[string]any{"row": 1}},
 		},
 		map[string]any{
-			"uuid": "aaaaaaaa-0000-0000-0000-000000000002", "displayName": text("ΣΊΣΥΦΟΣ Phantom", nil),
+			"uuid": "aaaaaaaa-0000-0000-0000-000000000002", "displayName": text("ΣΊΣΥΦΟΣ Phantom Nullifier", nil),
 			"cost": 2000.5, "hidden": true, "tier": "t1", "start": "2022-06-01T10:00:00+02:00",
 			"chromas": []any{}, "tags": []any{"Rifle"}, "shop": nil,
 		},
@@ -131,6 +131,9 @@ func TestSelect(t *testing.T) {
 		{"tier=null", en, []int{1}},
 		{`tier="null"`, en, []int{3}},
 		{"tier:NULL", en, []int{1}},
+		{"null", en, []int{2}},      // a word: text, not a test for null
+		{"name:null", en, []int{2}}, // so is name's value
+		{"Kelvin OR null", en, []int{2, 3}},
 		{"-tier=null", en, []int{2, 3, 4}},
 		{"tier:t", en, []int{2, 4}},
 		{"tags=rifle", en, []int{1}},

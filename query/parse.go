@@ -291,6 +291,12 @@ func (l *lexer) value(t *Term, fail func(int, string, ...any) error) error {
 	return nil
 }
 
+// nullTest says whether the term tests for a null value: null, not quoted,
+// after a path other than name.
+func (t *Term) nullTest() bool {
+	return !t.Quoted && t.Path != nil && !t.AnyLocale && strings.EqualFold(t.Value, "null")
+}
+
 // compile reads the value once for the comparisons the term makes.
 func (t *Term) compile(fail func(int, string, ...any) error, start int) error {
 	if len(t.Path) == 1 && t.Path[0] == "name" {
@@ -304,9 +310,8 @@ func (t *Term) compile(fail func(int, string, ...any) error, start int) error {
 	}
 	switch t.Op {
 	case Contains, Equals:
-		if !t.Quoted && strings.EqualFold(t.Value, "null") {
-			t.isNull = true
-		}
+		// Unquoted, null tests for null; a word (displayName) is text.
+		t.isNull = t.nullTest()
 		if strings.EqualFold(t.Value, "true") || strings.EqualFold(t.Value, "false") {
 			t.isBool, t.boolVal = true, strings.EqualFold(t.Value, "true")
 		}
@@ -371,8 +376,8 @@ func (t *Term) String() string {
 
 // bareReadsBack: the term written with its value bare parses to the same term.
 func (t *Term) bareReadsBack(s string) bool {
-	if t.Value == "" || t.Quoted && strings.EqualFold(t.Value, "null") {
-		return false
+	if t.Value == "" || t.Quoted && (t.Op == Contains || t.Op == Equals) && t.Path != nil && !t.AnyLocale && strings.EqualFold(t.Value, "null") {
+		return false // "null", quoted, is text; bare, a test for null
 	}
 	l := lexer{r: []rune(s)}
 	if l.isOR() {

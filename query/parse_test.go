@@ -30,6 +30,8 @@ func TestParseCanonical(t *testing.T) {
 		{`x:"say \"hi\""`, `x:"say \"hi\""`},
 		{`x:"back\\slash"`, `x:back\slash`},
 		{`"OR"`, `"OR"`},
+		{`"null"`, "null"},
+		{`name:"null"`, "name:null"},
 		{"or", "or"},
 		{`"-word"`, `"-word"`},
 		{`"a:b"`, `"a:b"`},
